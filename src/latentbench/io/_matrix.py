@@ -1,0 +1,554 @@
+"""The response matrix: models x items, scores in [0, 1], NaN for missing cells."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from latentbench.exceptions import DataWarning, InputError
+
+__all__ = ["MatrixSummary", "ResponseMatrix"]
+
+_LONG_COLUMNS = ("model", "item", "score")
+
+
+def _where(source: str | None) -> str:
+    return f"in {source}: " if source else ""
+
+
+def _check_ids(ids: Sequence[Any], kind: str, source: str | None, column: str) -> list[str]:
+    """Validate model or item ids (strings or integers) and return them as strings."""
+    out: list[str] = []
+    for position, value in enumerate(ids):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, (str, int, np.integer)
+        ):
+            raise InputError(
+                f"{_where(source)}column {column!r}, row {position}: {kind} id {value!r} "
+                f"has type {type(value).__name__}; expected a string or an integer"
+            )
+        text = str(value)
+        if text.strip() == "":
+            raise InputError(
+                f"{_where(source)}column {column!r}, row {position}: {kind} id is empty; "
+                "expected a non-empty string or an integer"
+            )
+        out.append(text)
+    return out
+
+
+def _coerce_scores(values: pd.Series, source: str | None, column: str) -> np.ndarray:
+    """Convert a column to float, naming the first non-numeric value if there is one."""
+    numeric = pd.to_numeric(values, errors="coerce")
+    bad = numeric.isna() & values.notna()
+    if bool(bad.any()):
+        position = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError(
+            f"{_where(source)}column {column!r}, row {position}: value "
+            f"{values.iloc[position]!r} is not numeric; expected a score in [0, 1]"
+        )
+    if numeric.dtype == bool:
+        numeric = numeric.astype(float)
+    return numeric.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+@dataclass(frozen=True)
+class MatrixSummary:
+    """Descriptive summary of a :class:`ResponseMatrix`.
+
+    Attributes
+    ----------
+    n_models, n_items : int
+        Matrix shape.
+    n_observed : int
+        Number of observed (non-NaN) cells.
+    observed_fraction : float
+        ``n_observed / (n_models * n_items)``.
+    is_binary : bool
+        True when every observed score is 0 or 1.
+    mean_score : float
+        Mean over observed cells.
+    constant_models, constant_items : list of str
+        Ids of rows / columns whose observed scores are all equal (including all-correct and
+        all-wrong); their IRT parameters are not identified without regularisation.
+    empty_models, empty_items : list of str
+        Ids of rows / columns with no observed cell.
+    """
+
+    n_models: int
+    n_items: int
+    n_observed: int
+    observed_fraction: float
+    is_binary: bool
+    mean_score: float
+    constant_models: list[str]
+    constant_items: list[str]
+    empty_models: list[str]
+    empty_items: list[str]
+
+    def __str__(self) -> str:
+        kind = "binary" if self.is_binary else "fractional"
+        lines = [
+            f"ResponseMatrix: {self.n_models} models x {self.n_items} items, "
+            f"{self.observed_fraction:.1%} observed ({self.n_observed} cells), {kind} scores, "
+            f"mean {self.mean_score:.4f}",
+            f"  constant models: {len(self.constant_models)}, constant items: "
+            f"{len(self.constant_items)}, empty models: {len(self.empty_models)}, "
+            f"empty items: {len(self.empty_items)}",
+        ]
+        return "\n".join(lines)
+
+
+class ResponseMatrix:
+    """A partly observed matrix of scores: rows are models, columns are items.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_models, n_items)
+        Scores in [0, 1]; NaN marks a missing cell (never zero). Stored as float32: scores in
+        [0, 1] need no more precision, and it halves memory at leaderboard scale.
+    model_ids : sequence of str or int, length n_models
+        Unique model identifiers (stored as strings).
+    item_ids : sequence of str or int, length n_items
+        Unique item identifiers (stored as strings).
+    source : str, optional
+        Where the data came from (a file name); used in error messages.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = ResponseMatrix(np.array([[1, 0, np.nan], [1, 1, 0]]), ["m1", "m2"], ["q1", "q2", "q3"])
+    >>> m.shape
+    (2, 3)
+    >>> round(m.observed_fraction, 3)
+    0.833
+    """
+
+    def __init__(
+        self,
+        scores: Any,
+        model_ids: Sequence[Any],
+        item_ids: Sequence[Any],
+        *,
+        source: str | None = None,
+    ) -> None:
+        array = np.asarray(scores)
+        if array.dtype == object or not (
+            np.issubdtype(array.dtype, np.number) or array.dtype == bool
+        ):
+            try:
+                array = array.astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                raise InputError(
+                    f"{_where(source)}scores are not numeric ({exc}); expected scores in [0, 1]"
+                ) from None
+        if array.ndim != 2:
+            raise InputError(
+                f"{_where(source)}scores have {array.ndim} dimensions; expected a 2-D "
+                "(n_models, n_items) array"
+            )
+        n_models, n_items = array.shape
+        if n_models == 0 or n_items == 0:
+            raise InputError(f"{_where(source)}the response matrix is empty; expected data")
+        models = _check_ids(list(model_ids), "model", source, "model")
+        items = _check_ids(list(item_ids), "item", source, "item")
+        if len(models) != n_models or len(items) != n_items:
+            raise InputError(
+                f"{_where(source)}got {len(models)} model ids and {len(items)} item ids for a "
+                f"{n_models} x {n_items} score array; expected one id per row and per column"
+            )
+        for kind, ids in (("model", models), ("item", items)):
+            index = pd.Index(ids)
+            if index.has_duplicates:
+                dup = index[index.duplicated()][0]
+                raise InputError(f"{_where(source)}{kind} id {dup!r} appears twice; ids must be unique")
+        values = array.astype(np.float32, copy=True)
+        finite = np.isfinite(values)
+        if np.isinf(values).any():
+            row, col = np.argwhere(np.isinf(values))[0]
+            raise InputError(
+                f"{_where(source)}model {models[row]!r}, item {items[col]!r}: value "
+                f"{array[row, col]!r} is infinite; expected a score in [0, 1] or NaN for missing"
+            )
+        outside = finite & ((values < 0) | (values > 1))
+        if outside.any():
+            row, col = np.argwhere(outside)[0]
+            raise InputError(
+                f"{_where(source)}model {models[row]!r}, item {items[col]!r}: score "
+                f"{array[row, col]!r} is outside [0, 1]; expected a score in [0, 1]"
+            )
+        if n_models < 2:
+            raise InputError(
+                f"{_where(source)}only one model ({models[0]!r}); expected at least 2 models"
+            )
+        if n_items < 2:
+            raise InputError(f"{_where(source)}only one item ({items[0]!r}); expected at least 2 items")
+        if not finite.any():
+            raise InputError(f"{_where(source)}every cell is missing; expected observed scores")
+        values.setflags(write=False)
+        self._scores = values
+        self._model_ids = models
+        self._item_ids = items
+        self.source = source
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def from_long(
+        cls,
+        frame: pd.DataFrame,
+        *,
+        model: str = "model",
+        item: str = "item",
+        score: str = "score",
+        source: str | None = None,
+    ) -> ResponseMatrix:
+        """Build a matrix from a long table with one row per observed cell.
+
+        Parameters
+        ----------
+        frame : DataFrame
+            Columns ``model``, ``item``, ``score`` (names configurable). Extra columns are
+            ignored. A (model, item) pair that is absent is missing, never zero. Repeated pairs
+            with the same score are collapsed (with a :class:`DataWarning`); repeated pairs with
+            different scores are an error.
+        model, item, score : str
+            Column names.
+        source : str, optional
+            File name for error messages.
+
+        Returns
+        -------
+        ResponseMatrix
+        """
+        if not isinstance(frame, pd.DataFrame):
+            raise InputError(f"{_where(source)}expected a pandas DataFrame, got {type(frame).__name__}")
+        for column in (model, item, score):
+            if column not in frame.columns:
+                raise InputError(
+                    f"{_where(source)}column {column!r} is missing; found columns "
+                    f"{list(map(str, frame.columns))}, expected {model!r}, {item!r}, {score!r}"
+                )
+        if len(frame) == 0:
+            raise InputError(f"{_where(source)}the table has no rows; expected observed scores")
+        frame = frame.reset_index(drop=True)
+        for column, kind in ((model, "model"), (item, "item")):
+            ids = frame[column]
+            if ids.isna().any():
+                position = int(np.flatnonzero(ids.isna().to_numpy())[0])
+                raise InputError(
+                    f"{_where(source)}column {column!r}, row {position}: {kind} id is missing; "
+                    "expected a string or an integer"
+                )
+            kinds = ids.map(type).unique()
+            for value_type in kinds:
+                if not issubclass(value_type, (str, int, np.integer)) or issubclass(
+                    value_type, (bool, np.bool_)
+                ):
+                    position = int(np.flatnonzero((ids.map(type) == value_type).to_numpy())[0])
+                    raise InputError(
+                        f"{_where(source)}column {column!r}, row {position}: {kind} id "
+                        f"{ids.iloc[position]!r} has type {value_type.__name__}; expected a "
+                        "string or an integer"
+                    )
+        values = _coerce_scores(frame[score], source, score)
+        missing = np.isnan(values)
+        if missing.any():
+            position = int(np.flatnonzero(missing)[0])
+            raise InputError(
+                f"{_where(source)}column {score!r}, row {position}: score is missing (NaN); a long "
+                "table has one row per observed cell, so drop unobserved rows instead"
+            )
+        bad = (values < 0) | (values > 1) | ~np.isfinite(values)
+        if bad.any():
+            position = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                f"{_where(source)}column {score!r}, row {position} (model="
+                f"{frame[model].iloc[position]!r}, item={frame[item].iloc[position]!r}): score "
+                f"{values[position]!r} is outside [0, 1]; expected a score in [0, 1]"
+            )
+        model_text = frame[model].astype(str).to_numpy()
+        item_text = frame[item].astype(str).to_numpy()
+        model_codes, model_ids = pd.factorize(model_text, sort=True)
+        item_codes, item_ids = pd.factorize(item_text, sort=True)
+        n_items = len(item_ids)
+        flat = model_codes.astype(np.int64) * n_items + item_codes
+        order = np.argsort(flat, kind="stable")
+        sorted_flat = flat[order]
+        repeated = np.flatnonzero(sorted_flat[1:] == sorted_flat[:-1])
+        if repeated.size:
+            first, second = order[repeated], order[repeated + 1]
+            differ = values[first] != values[second]
+            if differ.any():
+                k = int(np.flatnonzero(differ)[0])
+                a, b = int(first[k]), int(second[k])
+                raise InputError(
+                    f"{_where(source)}rows {min(a, b)} and {max(a, b)} both give model "
+                    f"{model_text[a]!r}, item {item_text[a]!r}, with different scores "
+                    f"{values[a]!r} and {values[b]!r}; expected one score per (model, item)"
+                )
+            warnings.warn(
+                f"{_where(source)}{repeated.size} repeated (model, item) rows with identical "
+                "scores were collapsed",
+                DataWarning,
+                stacklevel=2,
+            )
+        dense = np.full((len(model_ids), n_items), np.nan, dtype=np.float32)
+        dense.reshape(-1)[flat] = values
+        return cls(dense, list(model_ids), list(item_ids), source=source)
+
+    @classmethod
+    def from_wide(
+        cls, frame: pd.DataFrame, *, model: str | None = None, source: str | None = None
+    ) -> ResponseMatrix:
+        """Build a matrix from a wide table: one row per model, one column per item.
+
+        Parameters
+        ----------
+        frame : DataFrame
+            Scores with items as columns. Model ids are taken from the column ``model`` when
+            given (or when a column named ``model`` exists), else from the index. Empty cells
+            are missing.
+        model : str, optional
+            Name of the column holding model ids.
+        source : str, optional
+            File name for error messages.
+        """
+        if not isinstance(frame, pd.DataFrame):
+            raise InputError(f"{_where(source)}expected a pandas DataFrame, got {type(frame).__name__}")
+        if model is None and "model" in frame.columns:
+            model = "model"
+        if model is not None:
+            if model not in frame.columns:
+                raise InputError(f"{_where(source)}column {model!r} is missing; expected model ids")
+            frame = frame.set_index(model)
+        if frame.shape[0] == 0 or frame.shape[1] == 0:
+            raise InputError(f"{_where(source)}the table is empty; expected models x items")
+        columns = {}
+        for name in frame.columns:
+            columns[name] = _coerce_scores(frame[name], source, str(name))
+        scores = np.column_stack([columns[name] for name in frame.columns])
+        return cls(scores, list(frame.index), list(frame.columns), source=source)
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str], *, layout: str = "auto") -> ResponseMatrix:
+        """Read a Parquet or CSV file in long or wide layout.
+
+        Parameters
+        ----------
+        path : path-like
+            ``.parquet`` / ``.pq`` or ``.csv`` / ``.tsv`` file.
+        layout : {"auto", "long", "wide"}
+            ``auto`` picks ``long`` when the columns ``model``, ``item`` and ``score`` exist and
+            ``wide`` otherwise (first column or a ``model`` column holds model ids).
+        """
+        file = Path(path)
+        source = str(file)
+        if not file.exists():
+            raise InputError(f"{source}: file not found")
+        suffix = file.suffix.lower()
+        try:
+            if suffix in (".parquet", ".pq"):
+                frame = pd.read_parquet(file)
+            elif suffix in (".csv", ".tsv", ".txt"):
+                frame = pd.read_csv(file, sep="\t" if suffix == ".tsv" else ",")
+            else:
+                raise InputError(
+                    f"{source}: unknown file type {suffix!r}; expected .parquet, .csv or .tsv"
+                )
+        except InputError:
+            raise
+        except Exception as exc:
+            raise InputError(f"{source}: could not be read as {suffix[1:]} ({exc})") from None
+        if layout not in ("auto", "long", "wide"):
+            raise InputError(f"layout={layout!r}; expected 'auto', 'long' or 'wide'")
+        if layout == "auto":
+            layout = "long" if set(_LONG_COLUMNS) <= set(map(str, frame.columns)) else "wide"
+        if layout == "long":
+            return cls.from_long(frame, source=source)
+        if "model" not in frame.columns:
+            frame = frame.set_index(frame.columns[0])
+        return cls.from_wide(frame, source=source)
+
+    # ------------------------------------------------------------------ accessors
+    @property
+    def scores(self) -> np.ndarray:
+        """Read-only float32 array of shape (n_models, n_items); NaN = missing."""
+        return self._scores
+
+    @property
+    def model_ids(self) -> list[str]:
+        """Model ids, length n_models."""
+        return list(self._model_ids)
+
+    @property
+    def item_ids(self) -> list[str]:
+        """Item ids, length n_items."""
+        return list(self._item_ids)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(n_models, n_items)."""
+        return self._scores.shape  # type: ignore[return-value]
+
+    @property
+    def n_models(self) -> int:
+        return self._scores.shape[0]
+
+    @property
+    def n_items(self) -> int:
+        return self._scores.shape[1]
+
+    @property
+    def observed(self) -> np.ndarray:
+        """Boolean mask of shape (n_models, n_items), True where a score is observed."""
+        return ~np.isnan(self._scores)
+
+    @property
+    def observed_fraction(self) -> float:
+        return float(self.observed.mean())
+
+    @property
+    def is_binary(self) -> bool:
+        """True when every observed score is exactly 0 or 1."""
+        values = self._scores[~np.isnan(self._scores)]
+        return bool(np.all((values == 0) | (values == 1)))
+
+    def model_accuracy(self) -> np.ndarray:
+        """Mean observed score per model, shape (n_models,); NaN for a row with no data."""
+        return _nanmean(self._scores, axis=1)
+
+    def item_accuracy(self) -> np.ndarray:
+        """Mean observed score per item (the classical p-value), shape (n_items,)."""
+        return _nanmean(self._scores, axis=0)
+
+    def n_observed_per_model(self) -> np.ndarray:
+        return self.observed.sum(axis=1)
+
+    def n_observed_per_item(self) -> np.ndarray:
+        return self.observed.sum(axis=0)
+
+    def constant_models(self) -> np.ndarray:
+        """Indices of rows whose observed scores are all equal (at least one observed)."""
+        return np.flatnonzero(_constant(self._scores, axis=1))
+
+    def constant_items(self) -> np.ndarray:
+        """Indices of columns whose observed scores are all equal (at least one observed)."""
+        return np.flatnonzero(_constant(self._scores, axis=0))
+
+    def summary(self) -> MatrixSummary:
+        """Shape, observed fraction, binary or fractional, constant and empty rows/columns."""
+        obs = self.observed
+        n_obs = int(obs.sum())
+        models, items = np.array(self._model_ids), np.array(self._item_ids)
+        return MatrixSummary(
+            n_models=self.n_models,
+            n_items=self.n_items,
+            n_observed=n_obs,
+            observed_fraction=n_obs / obs.size,
+            is_binary=self.is_binary,
+            mean_score=float(np.nanmean(self._scores, dtype=np.float64)),
+            constant_models=models[self.constant_models()].tolist(),
+            constant_items=items[self.constant_items()].tolist(),
+            empty_models=models[~obs.any(axis=1)].tolist(),
+            empty_items=items[~obs.any(axis=0)].tolist(),
+        )
+
+    # ------------------------------------------------------------------ conversion
+    def to_long(self) -> pd.DataFrame:
+        """Long table with columns ``model``, ``item``, ``score``: one row per observed cell."""
+        rows, cols = np.nonzero(self.observed)
+        return pd.DataFrame(
+            {
+                "model": np.array(self._model_ids, dtype=object)[rows],
+                "item": np.array(self._item_ids, dtype=object)[cols],
+                "score": self._scores[rows, cols].astype(np.float64),
+            }
+        )
+
+    def to_wide(self) -> pd.DataFrame:
+        """Wide DataFrame: index = model ids, columns = item ids, NaN = missing."""
+        frame = pd.DataFrame(self._scores, index=self._model_ids, columns=self._item_ids)
+        frame.index.name = "model"
+        return frame
+
+    def subset(
+        self,
+        models: Sequence[Any] | np.ndarray | None = None,
+        items: Sequence[Any] | np.ndarray | None = None,
+    ) -> ResponseMatrix:
+        """A new matrix with the chosen rows and columns.
+
+        Parameters
+        ----------
+        models, items : sequence of ids, integer positions or a boolean mask, optional
+            ``None`` keeps all.
+        """
+        rows = self._resolve(models, self._model_ids, "model")
+        cols = self._resolve(items, self._item_ids, "item")
+        return ResponseMatrix(
+            self._scores[np.ix_(rows, cols)],
+            [self._model_ids[i] for i in rows],
+            [self._item_ids[j] for j in cols],
+            source=self.source,
+        )
+
+    def __getitem__(self, key: tuple[Any, Any]) -> ResponseMatrix:
+        if not isinstance(key, tuple) or len(key) != 2:
+            raise TypeError("index a ResponseMatrix with [models, items]")
+        models, items = key
+        return self.subset(
+            None if isinstance(models, slice) and models == slice(None) else models,
+            None if isinstance(items, slice) and items == slice(None) else items,
+        )
+
+    @staticmethod
+    def _resolve(selection: Any, ids: list[str], kind: str) -> np.ndarray:
+        n = len(ids)
+        if selection is None:
+            return np.arange(n)
+        if isinstance(selection, slice):
+            return np.arange(n)[selection]
+        array = np.asarray(selection)
+        if array.dtype == bool:
+            if array.shape != (n,):
+                raise InputError(f"boolean {kind} mask has shape {array.shape}; expected ({n},)")
+            return np.flatnonzero(array)
+        if np.issubdtype(array.dtype, np.integer):
+            if array.size and (array.min() < -n or array.max() >= n):
+                raise InputError(f"{kind} position out of range 0..{n - 1}")
+            return array.astype(np.int64) % n if array.size else array.astype(np.int64)
+        lookup = {name: i for i, name in enumerate(ids)}
+        positions = []
+        for name in array.astype(str):
+            if name not in lookup:
+                raise InputError(f"unknown {kind} id {name!r}")
+            positions.append(lookup[name])
+        return np.array(positions, dtype=np.int64)
+
+    def __repr__(self) -> str:
+        return (
+            f"ResponseMatrix({self.n_models} models x {self.n_items} items, "
+            f"{self.observed_fraction:.1%} observed)"
+        )
+
+
+def _nanmean(values: np.ndarray, axis: int) -> np.ndarray:
+    obs = ~np.isnan(values)
+    count = obs.sum(axis=axis)
+    total = np.where(obs, values, 0).sum(axis=axis, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def _constant(values: np.ndarray, axis: int) -> np.ndarray:
+    obs = ~np.isnan(values)
+    high = np.where(obs, values, -np.inf).max(axis=axis)
+    low = np.where(obs, values, np.inf).min(axis=axis)
+    return obs.any(axis=axis) & (high == low)

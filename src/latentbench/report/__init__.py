@@ -1,0 +1,3 @@
+"""Figures and HTML reports."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Best-model identification: PULSE and baselines."""
+
+__all__: list[str] = []
