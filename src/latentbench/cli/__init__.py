@@ -13,8 +13,13 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    # Each command group lives in its own private module and registers itself on ``app``.
-    from latentbench.cli import _fit  # noqa: F401
+    """Import every private module of this package; each registers its commands on ``app``."""
+    import importlib
+    import pkgutil
+
+    for module in pkgutil.iter_modules(__path__):
+        if module.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{module.name}")
 
 
 def main() -> None:
