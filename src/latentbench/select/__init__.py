@@ -1,3 +1,47 @@
-"""Best-model identification: PULSE and baselines."""
+"""Best-model identification: PULSE and baselines.
 
-__all__: list[str] = []
+PULSE (Prediction-powered Unbiased Low-rank Sequential Evaluation) picks which (model, item)
+cells to evaluate with a UCB-E rule, and estimates every model's mean with a doubly robust
+estimate whose proxy is a low-rank logistic model learned from historical models. Estimates
+are unbiased whatever the proxy, and the intervals are anytime-valid confidence sequences.
+"""
+
+from latentbench.select._bounds import EBConfSeq, FreedmanConfSeq, eb_confseq
+from latentbench.select._estimators import dr_round_estimate, dr_round_variance, plugin_lambda
+from latentbench.select._oracles import MatrixOracle, Oracle
+from latentbench.select._policies import (
+    UCBE,
+    UCBELRF,
+    FullEvaluation,
+    NaivePooling,
+    Observation,
+    Policy,
+    Pulse,
+    SelectionState,
+    Uniform,
+)
+from latentbench.select._proxy import LowRankProxy
+from latentbench.select._run import SelectionResult, run_selection
+
+__all__ = [
+    "UCBE",
+    "UCBELRF",
+    "EBConfSeq",
+    "FreedmanConfSeq",
+    "FullEvaluation",
+    "LowRankProxy",
+    "MatrixOracle",
+    "NaivePooling",
+    "Observation",
+    "Oracle",
+    "Policy",
+    "Pulse",
+    "SelectionResult",
+    "SelectionState",
+    "Uniform",
+    "dr_round_estimate",
+    "dr_round_variance",
+    "eb_confseq",
+    "plugin_lambda",
+    "run_selection",
+]

@@ -1,0 +1,87 @@
+"""Oracles: where the scores of (model, item) cells come from.
+
+The selection loop only ever asks an oracle for the scores of one model on a batch of items.
+:class:`MatrixOracle` replays a fully (or partly) known response matrix; live endpoints can
+implement the same one-method protocol.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from latentbench.exceptions import InputError
+
+__all__ = ["MatrixOracle", "Oracle"]
+
+
+@runtime_checkable
+class Oracle(Protocol):
+    """Anything that scores a model on a batch of items.
+
+    ``n_models`` and ``n_items`` give the size of the candidate pool and of the benchmark.
+    """
+
+    n_models: int
+    n_items: int
+
+    def evaluate(self, model_index: int, item_indices: np.ndarray) -> np.ndarray:
+        """Score model ``model_index`` on ``item_indices``.
+
+        Parameters
+        ----------
+        model_index : int
+            Row of the candidate pool, in ``0..n_models-1``.
+        item_indices : ndarray of int, shape (b,)
+            Columns of the benchmark, distinct.
+
+        Returns
+        -------
+        ndarray of float, shape (b,)
+            Scores in [0, 1]; NaN marks a failed evaluation (the loop scores it 0).
+        """
+        ...
+
+
+class MatrixOracle:
+    """Replay oracle over a known score matrix (one cell = one "LLM call").
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_models, n_items)
+        Scores in [0, 1]; NaN = missing, returned as NaN (the loop counts it as 0).
+
+    Attributes
+    ----------
+    n_calls : int
+        Number of cells revealed so far.
+    """
+
+    def __init__(self, scores: np.ndarray) -> None:
+        values = np.asarray(scores, dtype=np.float32)
+        if values.ndim != 2 or values.shape[0] < 1 or values.shape[1] < 1:
+            raise InputError(f"scores has shape {values.shape}; expected (n_models, n_items)")
+        finite = values[~np.isnan(values)]
+        if finite.size and (finite.min() < 0 or finite.max() > 1):
+            raise InputError(
+                f"scores range [{finite.min():g}, {finite.max():g}]; expected values in [0, 1]"
+            )
+        self._scores = values
+        self.n_models, self.n_items = values.shape
+        self.n_calls = 0
+
+    @property
+    def scores(self) -> np.ndarray:
+        """The replayed matrix, shape (n_models, n_items)."""
+        return self._scores
+
+    def true_means(self) -> np.ndarray:
+        """Finite-population means per model (NaN counted as 0), shape (n_models,)."""
+        return np.nan_to_num(self._scores, nan=0.0).mean(axis=1, dtype=np.float64)
+
+    def evaluate(self, model_index: int, item_indices: np.ndarray) -> np.ndarray:
+        """Return ``scores[model_index, item_indices]`` (see :class:`Oracle`)."""
+        items = np.asarray(item_indices)
+        self.n_calls += int(items.size)
+        return self._scores[model_index, items]

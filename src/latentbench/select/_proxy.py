@@ -1,0 +1,279 @@
+"""Low-rank logistic proxy for PULSE (``pulse.md`` §2).
+
+Item factors ``V`` and intercepts ``b`` are learned once from historical models with the same
+cBMM engine as the IRT fit (:func:`latentbench.irt._cbmm.fit_cbmm`) and frozen. Each candidate's
+factor ``u`` is then a small regularised logistic regression given ``(V, b)``, solved exactly by
+the engine's batched Newton solver (:func:`latentbench.irt._cbmm.fit_model_factors`) for all
+candidates at once.
+
+Two priors on ``u`` are offered:
+
+* ``prior="population"`` (default): ``u ~ N(mean, cov)`` of the historical models' factors. It
+  is solved with the same engine by whitening, ``u = mean + L z`` with ``L L^T = cov``, so that
+  ``logits = z (V L)^T + (b + V mean)`` and a unit ridge on ``z`` is exactly the Gaussian prior.
+  With a handful of observed cells a candidate then starts from "a typical historical model"
+  instead of from ``u = 0``.
+* ``prior="ridge"``: a plain ridge ``l2_model / 2 |u|^2`` (the reference's weight decay).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+
+from latentbench.exceptions import InputError
+
+__all__ = ["LowRankProxy"]
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+class LowRankProxy:
+    """Frozen item factors from history plus per-candidate logistic regressions.
+
+    Parameters
+    ----------
+    rank : int, default 16
+        Number of latent factors r.
+    sigma : float, default 1.0
+        Link temperature, ``f = sigmoid((U V^T + b) / sigma)``.
+    l2 : float, default 1e-2
+        Ridge of the item-factor fit on the history (engine parameter).
+    prior : {"population", "ridge"}, default "population"
+        Prior on candidate factors (see module docstring).
+    l2_model : float, default 1.0
+        Prior precision scale: the ridge on whitened factors (``population``) or on ``u``
+        (``ridge``).
+    nonneg : bool, default True
+        Constrain ``V >= 0`` in the history fit.
+    max_iter : int, default 200
+        Cap on cBMM sweeps of the history fit.
+    newton_iter : int, default 25
+        Cap on Newton steps per candidate refit.
+    random_state : int or None
+        Passed to the engine.
+
+    Attributes
+    ----------
+    V_ : ndarray of shape (n_items, r)
+    b_ : ndarray of shape (n_items,)
+    U_history_ : ndarray of shape (n_history, r)
+    prior_mean_ : ndarray of shape (r,)
+    prior_chol_ : ndarray of shape (r, r)
+    fit_seconds_ : float
+    """
+
+    def __init__(
+        self,
+        rank: int = 16,
+        *,
+        sigma: float = 1.0,
+        l2: float = 1e-2,
+        prior: Literal["population", "ridge"] = "population",
+        l2_model: float = 1.0,
+        nonneg: bool = True,
+        max_iter: int = 200,
+        newton_iter: int = 25,
+        random_state: int | None = None,
+    ) -> None:
+        self.rank = rank
+        self.sigma = sigma
+        self.l2 = l2
+        self.prior = prior
+        self.l2_model = l2_model
+        self.nonneg = nonneg
+        self.max_iter = max_iter
+        self.newton_iter = newton_iter
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, history: np.ndarray) -> LowRankProxy:
+        """Learn ``V``, ``b`` (and the population prior) from historical models.
+
+        Parameters
+        ----------
+        history : ndarray of shape (n_history, n_items)
+            Scores in [0, 1], NaN = missing; the same items as the candidates.
+
+        Returns
+        -------
+        self
+        """
+        import time
+        import warnings
+
+        from latentbench.exceptions import ConvergenceWarning
+        from latentbench.irt._cbmm import fit_cbmm
+
+        if self.prior not in ("population", "ridge"):
+            raise InputError(f"prior={self.prior!r}; expected 'population' or 'ridge'")
+        if not isinstance(self.rank, int | np.integer) or self.rank < 1:
+            raise InputError(f"rank={self.rank!r}; expected an integer >= 1")
+        if self.l2_model <= 0:
+            raise InputError(f"l2_model={self.l2_model!r}; expected a positive number")
+        H = np.asarray(history, dtype=np.float32)
+        if H.ndim != 2 or H.shape[0] < 2:
+            raise InputError(f"history has shape {H.shape}; expected (n_history >= 2, n_items)")
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fit = fit_cbmm(
+                H,
+                rank=int(self.rank),
+                sigma=self.sigma,
+                l2=self.l2,
+                nonneg=self.nonneg,
+                max_iter=self.max_iter,
+                tol=1e-5,
+                random_state=self.random_state,
+            )
+        self.V_ = np.asarray(fit.V, dtype=np.float64)
+        self.b_ = np.asarray(fit.b, dtype=np.float64)
+        self.U_history_ = np.asarray(fit.U, dtype=np.float64)
+        self._set_prior()
+        self.fit_seconds_ = time.perf_counter() - start
+        return self
+
+    @classmethod
+    def from_factors(
+        cls, V: np.ndarray, b: np.ndarray, U_history: np.ndarray | None = None, **params
+    ) -> LowRankProxy:
+        """Build a fitted proxy from known item factors (e.g. a saved fit or a simulator).
+
+        Parameters
+        ----------
+        V : ndarray of shape (n_items, r)
+        b : ndarray of shape (n_items,)
+        U_history : ndarray of shape (n_history, r), optional
+            Factors of reference models for the population prior; without it the prior is
+            ``N(0, I)``.
+        **params
+            Constructor parameters.
+        """
+        V = np.atleast_2d(np.asarray(V, dtype=np.float64).T).T
+        self = cls(rank=V.shape[1], **params)
+        self.V_ = V
+        self.b_ = np.asarray(b, dtype=np.float64)
+        if self.b_.shape != (V.shape[0],):
+            raise InputError(f"b has shape {self.b_.shape}; expected ({V.shape[0]},)")
+        self.U_history_ = (
+            np.zeros((0, V.shape[1])) if U_history is None else np.asarray(U_history, float)
+        )
+        self._set_prior()
+        self.fit_seconds_ = 0.0
+        return self
+
+    def _set_prior(self) -> None:
+        r = self.V_.shape[1]
+        U = self.U_history_
+        if self.prior == "population" and U.shape[0] >= 2:
+            mean = U.mean(axis=0)
+            cov = np.atleast_2d(np.cov(U, rowvar=False))
+            cov = cov + (1e-3 * max(np.trace(cov) / r, 1e-6)) * np.eye(r)
+            self.prior_mean_ = mean
+            self.prior_chol_ = np.linalg.cholesky(cov)
+        else:
+            self.prior_mean_ = np.zeros(r)
+            self.prior_chol_ = np.eye(r)
+        # whitened item parameters used by the candidate fits
+        if self.prior == "population":
+            self._Vw = self.V_ @ self.prior_chol_
+            self._bw = self.b_ + self.V_ @ self.prior_mean_
+        else:
+            self._Vw, self._bw = self.V_, self.b_
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "V_"):
+            from latentbench.exceptions import NotFittedError
+
+            raise NotFittedError("LowRankProxy is not fitted; call fit(history) first")
+
+    @property
+    def n_items(self) -> int:
+        self._check_fitted()
+        return self.V_.shape[0]
+
+    def fit_models(
+        self, scores: np.ndarray, U0: np.ndarray | None = None, rows: np.ndarray | None = None
+    ) -> np.ndarray:
+        """MAP factors of candidate models given the frozen item factors.
+
+        Parameters
+        ----------
+        scores : ndarray of shape (M, n_items)
+            Observed scores, NaN = unobserved.
+        U0 : ndarray of shape (M, r), optional
+            Warm start (in the original, unwhitened parametrisation).
+        rows : ndarray of int, optional
+            Refit only these rows (the others keep ``U0``); rows are independent problems, so
+            this is exact when the other rows' cells have not changed.
+
+        Returns
+        -------
+        U : ndarray of shape (M, r)
+        """
+        from latentbench.irt._cbmm import fit_model_factors
+
+        self._check_fitted()
+        Y = np.asarray(scores)
+        if Y.ndim != 2 or Y.shape[1] != self.V_.shape[0]:
+            raise InputError(
+                f"scores have shape {Y.shape}; expected (n_models, {self.V_.shape[0]})"
+            )
+        M = Y.shape[0]
+        U = np.tile(self.prior_mean_, (M, 1)) if U0 is None else np.array(U0, dtype=np.float64)
+        idx = np.arange(M) if rows is None else np.asarray(rows, dtype=np.int64)
+        if idx.size == 0:
+            return U
+        Z0 = self._whiten(U[idx])
+        Z = fit_model_factors(
+            Y[idx],
+            self._Vw,
+            self._bw,
+            sigma=self.sigma,
+            l2=self.l2_model,
+            U0=Z0,
+            max_iter=self.newton_iter,
+            tol=1e-6,
+        )
+        U[idx] = self._unwhiten(np.asarray(Z))
+        return U
+
+    def _whiten(self, U: np.ndarray) -> np.ndarray:
+        if self.prior != "population":
+            return U
+        return np.linalg.solve(self.prior_chol_, (U - self.prior_mean_).T).T
+
+    def _unwhiten(self, Z: np.ndarray) -> np.ndarray:
+        if self.prior != "population":
+            return Z
+        return self.prior_mean_ + Z @ self.prior_chol_.T
+
+    def prior_prediction(self) -> np.ndarray:
+        """Prediction for a model with the prior-mean factors, shape (n_items,)."""
+        self._check_fitted()
+        return _sigmoid((self.V_ @ self.prior_mean_ + self.b_) / self.sigma)
+
+    def predict(self, U: np.ndarray, dtype: type = np.float32) -> np.ndarray:
+        """Predicted probabilities ``sigmoid((U V^T + b) / sigma)``.
+
+        Parameters
+        ----------
+        U : ndarray of shape (M, r)
+
+        Returns
+        -------
+        ndarray of shape (M, n_items)
+        """
+        self._check_fitted()
+        logits = np.asarray(U, dtype=np.float32) @ self.V_.T.astype(np.float32)
+        logits += self.b_.astype(np.float32)
+        if self.sigma != 1.0:
+            logits /= np.float32(self.sigma)
+        out = np.tanh(np.float32(0.5) * logits, out=logits)
+        out *= np.float32(0.5)
+        out += np.float32(0.5)
+        return out.astype(dtype, copy=False)

@@ -1,0 +1,298 @@
+"""The selection loop (``pulse.md`` §6) and its result object."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from latentbench.exceptions import InputError
+from latentbench.select._oracles import Oracle
+from latentbench.select._policies import Observation, Policy, ProxyState, SelectionState
+
+__all__ = ["SelectionResult", "run_selection"]
+
+
+@dataclass
+class SelectionResult:
+    """Outcome of one selection run.
+
+    Attributes
+    ----------
+    policy : str
+        Policy name.
+    best : int
+        Recommended arm (argmax of the final estimates).
+    estimates : ndarray of shape (n_arms,)
+        Final point estimates (for PULSE: the average of per-round DR estimates).
+    lower, upper : ndarray of shape (n_arms,) or None
+        Simultaneous anytime-valid bounds (None for policies without intervals).
+    n_observed : ndarray of shape (n_arms,)
+        Revealed cells per arm (``T_i``).
+    evaluations_init : int
+        Cells revealed by the shared initial batch (``n_arms * init_batch``).
+    evaluations_post_init : int
+        Cells revealed after it (the paper's budget convention).
+    rounds : int
+        Post-initialisation rounds.
+    trace_evaluations : ndarray of shape (rounds + 1,)
+        Post-init cells spent after each round (0 = after the initial batch).
+    trace_best : ndarray of shape (rounds + 1,)
+        Recommended arm after each round.
+    stopped : str
+        ``"budget"``, ``"confidence"`` (fixed-confidence stop) or ``"exhausted"`` (every row
+        fully revealed).
+    model_ids : list of str or None
+    seconds : float
+        Wall-clock time of the run (initial batch, prewarm, loop).
+    proxy_seconds : float
+        Time spent in proxy fits (prewarm and refits).
+    n_refits : int
+    covered : bool or None
+        With known true means: whether every arm's interval covered its mean after every
+        round (simultaneous anytime coverage).
+    params : dict
+    """
+
+    policy: str
+    best: int
+    estimates: np.ndarray
+    lower: np.ndarray | None
+    upper: np.ndarray | None
+    n_observed: np.ndarray
+    evaluations_init: int
+    evaluations_post_init: int
+    rounds: int
+    trace_evaluations: np.ndarray
+    trace_best: np.ndarray
+    stopped: str
+    model_ids: list[str] | None = None
+    seconds: float = 0.0
+    proxy_seconds: float = 0.0
+    n_refits: int = 0
+    covered: bool | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def evaluations_total(self) -> int:
+        """All revealed cells, initial batch included (what a user pays)."""
+        return self.evaluations_init + self.evaluations_post_init
+
+    @property
+    def best_id(self) -> str | int:
+        return self.model_ids[self.best] if self.model_ids else self.best
+
+    def best_at(self, evaluations: np.ndarray) -> np.ndarray:
+        """Recommended arm once ``evaluations`` post-init cells were spent.
+
+        Parameters
+        ----------
+        evaluations : array-like of int, shape (G,)
+
+        Returns
+        -------
+        ndarray of int, shape (G,)
+            The recommendation of the last round whose spend is ``<= evaluations`` (after the
+            end of the run: the final recommendation).
+        """
+        pos = np.searchsorted(self.trace_evaluations, np.asarray(evaluations), side="right") - 1
+        return self.trace_best[np.clip(pos, 0, None)]
+
+    def to_dict(self, *, trace: bool = True) -> dict[str, Any]:
+        """JSON-ready dictionary."""
+        ids = self.model_ids or [str(i) for i in range(len(self.estimates))]
+        arms = []
+        for i, name in enumerate(ids):
+            row = {
+                "model": name,
+                "estimate": float(self.estimates[i]),
+                "n_observed": int(self.n_observed[i]),
+            }
+            if self.lower is not None and self.upper is not None:
+                row["lower"], row["upper"] = float(self.lower[i]), float(self.upper[i])
+            arms.append(row)
+        out: dict[str, Any] = {
+            "policy": self.policy,
+            "best_model": str(self.best_id),
+            "best_index": int(self.best),
+            "evaluations_post_init": int(self.evaluations_post_init),
+            "evaluations_init": int(self.evaluations_init),
+            "evaluations_total": int(self.evaluations_total),
+            "rounds": int(self.rounds),
+            "stopped": self.stopped,
+            "seconds": self.seconds,
+            "proxy_seconds": self.proxy_seconds,
+            "n_refits": self.n_refits,
+            "params": self.params,
+            "arms": arms,
+        }
+        if trace:
+            out["trace"] = {
+                "evaluations_post_init": self.trace_evaluations.tolist(),
+                "best_index": self.trace_best.tolist(),
+            }
+        return out
+
+    def to_json(self, path: str | Path | None = None, *, trace: bool = True) -> str:
+        """Serialise to JSON; also write it to ``path`` when given."""
+        text = json.dumps(self.to_dict(trace=trace), indent=1)
+        if path is not None:
+            Path(path).write_text(text)
+        return text
+
+    def to_frame(self):
+        """Per-arm table (pandas DataFrame): model, estimate, lower, upper, n_observed."""
+        import pandas as pd
+
+        return pd.DataFrame(self.to_dict(trace=False)["arms"])
+
+
+def run_selection(
+    oracle: Oracle,
+    policy: Policy,
+    *,
+    budget: int,
+    batch_size: int = 64,
+    init_batch: int = 64,
+    proxy=None,
+    random_state: int | np.random.Generator | None = None,
+    stop: str = "budget",
+    true_means: np.ndarray | None = None,
+    model_ids: list[str] | None = None,
+) -> SelectionResult:
+    """Run one best-model identification (``pulse.md`` §6).
+
+    Every arm first gets ``init_batch`` uniform cells (not charged to ``budget``); the proxy
+    (when the policy uses one) is prewarmed on those cells; then each round the policy picks
+    an arm and ``min(batch_size, remaining, budget - spent)`` of its unrevealed cells are
+    revealed.
+
+    Parameters
+    ----------
+    oracle : Oracle
+        Source of scores (``n_models`` arms, ``n_items`` items).
+    policy : Policy
+        A fresh policy object (it keeps per-run state).
+    budget : int
+        Post-initialisation cells.
+    batch_size : int, default 64
+        ``B``, cells per round.
+    init_batch : int, default 64
+        Cells per arm in the initial batch (>= 1).
+    proxy : LowRankProxy, optional
+        Fitted proxy, required by PULSE and Naive-Pooling.
+    random_state : int or Generator, optional
+        Seeds the initial batch and every uniform draw (the same seed gives the same initial
+        cells for every policy).
+    stop : {"budget", "confidence"}
+        ``confidence`` also stops once the leader's lower bound exceeds every other arm's
+        upper bound (needs a policy with intervals).
+    true_means : ndarray of shape (n_arms,), optional
+        Known means (replay): records whether the intervals always covered them.
+    model_ids : list of str, optional
+
+    Returns
+    -------
+    SelectionResult
+    """
+    start = time.perf_counter()
+    m, n = int(oracle.n_models), int(oracle.n_items)
+    if budget < 0:
+        raise InputError(f"budget={budget!r}; expected a nonnegative integer")
+    if batch_size < 1:
+        raise InputError(f"batch_size={batch_size!r}; expected a positive integer")
+    if not 1 <= init_batch <= n:
+        raise InputError(f"init_batch={init_batch!r}; expected an integer in 1..{n}")
+    if stop not in ("budget", "confidence"):
+        raise InputError(f"stop={stop!r}; expected 'budget' or 'confidence'")
+    if model_ids is not None and len(model_ids) != m:
+        raise InputError(f"model_ids has {len(model_ids)} entries; expected {m}")
+    rng = np.random.default_rng(random_state)
+    state = SelectionState(m, n, rng)
+    for arm in range(m):
+        items = state.uniform_items(arm, init_batch)
+        state.record(Observation(arm, items, oracle.evaluate(arm, items)), initial=True)
+    px = None
+    needs_proxy = policy.uses_proxy or getattr(policy, "init_estimate", "mean") == "prior"
+    if needs_proxy:
+        if proxy is None:
+            raise InputError(f"policy {policy.name!r} needs a fitted proxy (history)")
+        if proxy.n_items != n:
+            raise InputError(f"proxy has {proxy.n_items} items; the oracle has {n}")
+        px = ProxyState(proxy, m)
+        px.refit(state.values)  # prewarm on the initial cells
+    policy.initialize(state, px)
+    if stop == "confidence" and policy.interval() is None:
+        raise InputError(
+            f"stop='confidence' needs a policy with intervals; {policy.name!r} has none"
+        )
+    mu = None if true_means is None else np.asarray(true_means, dtype=np.float64)
+    covered: bool | None = None
+    if mu is not None and policy.interval() is not None:
+        lo, hi = policy.interval()
+        covered = bool(np.all((lo <= mu + 1e-12) & (mu <= hi + 1e-12)))
+    trace_spent = [0]
+    trace_best = [int(np.argmax(policy.est))]
+    stopped = "budget"
+    cs = getattr(policy, "_cs", None)
+    while state.spent < budget:
+        arm = policy.choose(state)
+        if arm is None:
+            stopped = "exhausted"
+            break
+        size = int(min(batch_size, state.remaining()[arm], budget - state.spent))
+        items = policy.select_items(state, arm, size)
+        obs = Observation(arm, items, oracle.evaluate(arm, items))
+        policy.update(state, obs)
+        state.record(obs)
+        state.rounds += 1
+        policy.end_round(state, arm)
+        est = policy.est
+        leader = int(np.argmax(est))
+        trace_spent.append(state.spent)
+        trace_best.append(leader)
+        if covered and cs is not None:
+            lo_a, hi_a = cs._lower[arm], cs._upper[arm]
+            covered = bool(lo_a <= mu[arm] + 1e-12 and mu[arm] <= hi_a + 1e-12)
+        if stop == "confidence":
+            lo, hi = cs._lower, cs._upper
+            other = np.delete(hi, leader)
+            if other.size == 0 or lo[leader] > other.max():
+                stopped = "confidence"
+                break
+    else:
+        if np.all(state.remaining() == 0):
+            stopped = "exhausted"
+    bounds = policy.interval()
+    est = policy.estimate()
+    return SelectionResult(
+        policy=policy.name,
+        best=int(np.argmax(est)),
+        estimates=est,
+        lower=None if bounds is None else bounds[0],
+        upper=None if bounds is None else bounds[1],
+        n_observed=state.n_obs.copy(),
+        evaluations_init=int(state.spent_init),
+        evaluations_post_init=int(state.spent),
+        rounds=int(state.rounds),
+        trace_evaluations=np.asarray(trace_spent, dtype=np.int64),
+        trace_best=np.asarray(trace_best, dtype=np.int64),
+        stopped=stopped,
+        model_ids=model_ids,
+        seconds=time.perf_counter() - start,
+        proxy_seconds=0.0 if px is None else px.refit_seconds,
+        n_refits=0 if px is None else max(px.n_refits - 1, 0),
+        covered=covered,
+        params={
+            "budget": int(budget),
+            "batch_size": int(batch_size),
+            "init_batch": int(init_batch),
+            "stop": stop,
+            "alpha": getattr(policy, "alpha", None),
+            "a": getattr(policy, "a", None),
+        },
+    )
