@@ -1,0 +1,183 @@
+"""Readers for the per-item result files users already have.
+
+Every reader yields the canonical long table (``formats.md`` §6, :class:`CanonicalRow`) and a
+:class:`LoadReport`. Nothing is written anywhere: pass the frame to
+:meth:`latentbench.io.Store.ingest` to keep it.
+
+Sources and their documented defaults
+-------------------------------------
+============  ==========================================  =========================================
+source        metric (``metric=``)                        filter (``filter=``)
+============  ==========================================  =========================================
+lm-eval       Open LLM Leaderboard v2 table (BBH, GPQA,   the only filter present; several
+              MuSR: ``acc_norm``; MATH-hard:              (gsm8k ``strict-match`` /
+              ``exact_match``; MMLU-Pro: ``acc``; IFEval:  ``flexible-extract``) must be chosen
+              ``prompt_level_strict_acc``), else the only
+              scalar metric present
+lighteval     the only metric present                     ``none``
+helm          the only stat present (usually several:     ``none`` (perturbed instances excluded;
+              choose ``exact_match`` etc.)                ``include_perturbed=True`` keeps them)
+inspect       ``value`` (or the one key of a dict value)  the scorer; the only one present
+opencompass   ``correct``, else the only correctness      ``none``
+              field present
+table         ``metric`` column, else ``score``           ``filter`` column, else ``none``
+============  ==========================================  =========================================
+
+When several choices exist and no default applies, the reader refuses to guess: the
+:class:`~latentbench.exceptions.InputError` lists the choices. ``metric`` and ``filter`` take one
+name for every benchmark or a mapping ``{benchmark: name}`` (key ``"*"`` for the rest).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from latentbench.exceptions import InputError
+from latentbench.io.formats import (
+    _helm,
+    _inspect,
+    _lighteval,
+    _lm_eval,
+    _opencompass,
+    _table,
+)
+from latentbench.io.formats._common import (
+    CANONICAL_COLUMNS,
+    CANONICAL_SCHEMA,
+    KEY_COLUMNS,
+    CanonicalRow,
+    LoadReport,
+    expand,
+    finish,
+)
+
+__all__ = [
+    "CANONICAL_COLUMNS",
+    "CANONICAL_SCHEMA",
+    "KEY_COLUMNS",
+    "SOURCES",
+    "CanonicalRow",
+    "LoadReport",
+    "read_results",
+]
+
+_READERS: dict[str, Any] = {
+    "lm-eval": _lm_eval,
+    "lighteval": _lighteval,
+    "helm": _helm,
+    "inspect": _inspect,
+    "opencompass": _opencompass,
+    "table": _table,
+}
+
+SOURCES: tuple[str, ...] = tuple(_READERS)
+"""Names accepted by :func:`read_results` and ``latentbench ingest``."""
+
+
+def read_results(
+    source: str,
+    paths: str | Path | Iterable[str | Path],
+    *,
+    benchmark: str | None = None,
+    metric: str | Mapping[str, str] | None = None,
+    filter: str | Mapping[str, str] | None = None,  # noqa: A002 - the documented CLI name
+    model: str | None = None,
+    include_perturbed: bool = False,
+    errored: str = "missing",
+    duplicates: str = "error",
+    layout: str = "auto",
+) -> tuple[pd.DataFrame, LoadReport]:
+    """Read result files of one tool into the canonical long table.
+
+    Parameters
+    ----------
+    source : {"lm-eval", "lighteval", "helm", "inspect", "opencompass", "table"}
+        The tool that wrote the files.
+    paths : path-like or iterable of path-like
+        Files, or directories searched recursively for the tool's result files.
+    benchmark : str, optional
+        Benchmark name for every row, overriding the task name the files give.
+    metric : str or mapping of str to str, optional
+        Metric per benchmark (Inspect: the key of a dict-valued score). ``None`` uses the
+        documented default or the only one present, and otherwise raises an error listing the
+        choices.
+    filter : str or mapping of str to str, optional
+        lm-eval filter or Inspect scorer, chosen like ``metric``.
+    model : str, optional
+        Canonical model id for every row, overriding the one the files give (the tool's own
+        name is kept in ``source_model``).
+    include_perturbed : bool
+        HELM: keep perturbed instances (their ``filter`` is the perturbation name).
+    errored : {"missing", "zero"}
+        Inspect: a sample with an error is missing (default) or scored 0.
+    duplicates : {"error", "latest"}
+        The same key twice is an error naming both files, or the latest run wins.
+    layout : {"auto", "long", "wide"}
+        ``table`` only.
+
+    Returns
+    -------
+    frame : DataFrame of shape (n_rows, 12)
+        The canonical long table, columns :data:`CANONICAL_COLUMNS`; one row per observation,
+        no NaN scores.
+    report : LoadReport
+        Files, record counts, drops with reasons, the metric and filter chosen per benchmark,
+        non-binary benchmarks and coverage.
+
+    Raises
+    ------
+    InputError
+        Unknown source, missing files, malformed records (naming the file, line or record, the
+        field, the value and what was expected), an unknown or ambiguous metric/filter, or a
+        duplicate key.
+
+    Examples
+    --------
+    >>> frame, report = read_results("lm-eval", "out/", filter="strict-match")  # doctest: +SKIP
+    """
+    if source not in _READERS:
+        raise InputError(f"source={source!r}; expected one of {', '.join(SOURCES)}")
+    if errored not in ("missing", "zero"):
+        raise InputError(f"errored={errored!r}; expected 'missing' or 'zero'")
+    if duplicates not in ("error", "latest"):
+        raise InputError(f"duplicates={duplicates!r}; expected 'error' or 'latest'")
+    for name, choice in (("metric", metric), ("filter", filter)):
+        if choice is not None and not isinstance(choice, (str, Mapping)):
+            raise InputError(f"{name}={choice!r}; expected a name or a mapping benchmark -> name")
+    reader = _READERS[source]
+    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    files = expand(paths, reader.PATTERNS)
+    explicit = {Path(p).resolve() for p in paths if Path(p).is_file()}
+    if source == "inspect":
+        files = [f for f in files if f in explicit or _inspect.looks_like_log(f)]
+    if source == "opencompass":
+        # results/<model_abbr>/<dataset_abbr>.json only; predictions/ hold no correctness
+        files = [f for f in files if f in explicit or f.parent.parent.name == "results"]
+        if not files:
+            raise InputError(
+                f"{', '.join(map(str, paths))}: no OpenCompass results/<model>/<dataset>.json found"
+            )
+    if source == "lm-eval":
+        files = [f for f in files if not f.name.startswith("results")]
+    report = LoadReport(source=source, files=[str(f) for f in files])
+    frames = [
+        reader.read(
+            file,
+            report,
+            benchmark=benchmark,
+            metric=metric,
+            filter=filter,
+            model=model,
+            include_perturbed=include_perturbed,
+            errored=errored,
+            layout=layout,
+        )
+        for file in files
+    ]
+    frame = finish(frames, duplicates)
+    report.summarise(frame)
+    return frame, report

@@ -1,0 +1,530 @@
+"""The canonical long table, score coercion and the load report shared by every reader.
+
+The canonical long table (``formats.md`` §6) has one row per observation. Its unique key is
+(``model``, ``benchmark``, ``item``, ``metric``, ``filter``, ``trial``); the store adds
+``source`` to that key, so two tools may disagree about the same cell without a conflict.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TypedDict
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from latentbench.exceptions import InputError
+
+__all__ = [
+    "CANONICAL_COLUMNS",
+    "CANONICAL_SCHEMA",
+    "KEY_COLUMNS",
+    "CanonicalRow",
+    "LoadReport",
+]
+
+
+class CanonicalRow(TypedDict):
+    """One row of the canonical long table (``formats.md`` §6).
+
+    A (model, item) pair that was not observed has no row: missing is never 0.
+    """
+
+    model: str
+    """Canonical model id (Hugging Face repo id where there is one), from the tool's metadata
+    before file or directory names."""
+    benchmark: str
+    """Suite/task as named by the source, e.g. ``leaderboard_bbh_navigate`` or
+    ``mmlu:subject=anatomy,method=multiple_choice_joint``."""
+    item: str
+    """Item id within the benchmark, as given by the source and stringified (``doc_id``,
+    ``doc.id``, HELM ``instance_id``, Inspect ``sample.id``, OpenCompass position)."""
+    score: float
+    """The chosen metric after coercion, in [0, 1]; non-binary values are kept, not rounded."""
+    metric: str
+    """The metric the score comes from: ``acc``, ``acc_norm``, ``exact_match``,
+    ``extractive_match``, ``correct``; for Inspect the key of the score value (``value`` for a
+    scalar)."""
+    filter: str
+    """lm-eval filter, Inspect scorer name or HELM perturbation; ``"none"`` if none."""
+    trial: int
+    """Epoch / ``train_trial_index`` / replica index; 0 when single."""
+    source: str
+    """Tool and version when the files state it, e.g. ``lm-eval 0.4.9``; else the tool name."""
+    source_file: str
+    """File the row came from (absolute path)."""
+    run_timestamp: datetime | None
+    """When the run was made (UTC, naive), from the file name or header; None when unknown."""
+    item_hash: str | None
+    """Content hash of the item when the source gives one (lm-eval ``doc_hash``)."""
+    source_model: str
+    """The model name exactly as the tool wrote it (directory name, run-name argument, ...)."""
+
+
+CANONICAL_COLUMNS: tuple[str, ...] = tuple(CanonicalRow.__annotations__)
+"""Column order of the canonical long table."""
+
+KEY_COLUMNS: tuple[str, ...] = ("model", "benchmark", "item", "metric", "filter", "trial")
+"""The unique key of one observation within one source."""
+
+CANONICAL_SCHEMA = pa.schema(
+    [
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("benchmark", pa.string(), nullable=False),
+        pa.field("item", pa.string(), nullable=False),
+        pa.field("score", pa.float64(), nullable=False),
+        pa.field("metric", pa.string(), nullable=False),
+        pa.field("filter", pa.string(), nullable=False),
+        pa.field("trial", pa.int64(), nullable=False),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("source_file", pa.string(), nullable=False),
+        pa.field("run_timestamp", pa.timestamp("us")),
+        pa.field("item_hash", pa.string()),
+        pa.field("source_model", pa.string(), nullable=False),
+    ]
+)
+"""Arrow schema of the canonical long table (used for the bulk insert into the store)."""
+
+# ---------------------------------------------------------------------------------- locations
+
+
+def where(file: str | Path, line: int | None = None, record: int | str | None = None) -> str:
+    """``file:line`` or ``file, record N`` for error messages."""
+    if line is not None:
+        return f"{file}:{line}"
+    if record is not None:
+        return f"{file}, record {record}"
+    return str(file)
+
+
+# ---------------------------------------------------------------------------------- coercion
+
+_INSPECT_STRINGS = {"c": 1.0, "i": 0.0, "p": 0.5, "n": 0.0, "yes": 1.0, "no": 0.0}
+_BOOL_STRINGS = {"true": 1.0, "false": 0.0}
+
+PERPLEXITY_METRICS = frozenset(
+    {"perplexity", "word_perplexity", "byte_perplexity", "bits_per_byte", "ppl", "likelihood"}
+)
+"""Metric names whose values are not item scores (rejected when chosen)."""
+
+
+def coerce_score(value: Any, loc: str, field_name: str, *, inspect: bool = False) -> float | None:
+    """Convert one raw metric value to a score in [0, 1], or None when it is missing.
+
+    Accepted: bools (0/1), finite numbers in [0, 1], numeric strings and ``"True"``/``"False"``
+    (lm-eval stringifies), and with ``inspect=True`` the Inspect conventions ``C``/``I``/``P``/
+    ``N`` (1, 0, 0.5, 0) and ``yes``/``no``. ``None`` and NaN are missing. Anything else raises
+    :class:`InputError` naming ``loc``, the field, the value and what was expected.
+    """
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return float(value)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        number = float(value)
+    elif isinstance(value, str):
+        text = value.strip().lower()
+        if inspect and text in _INSPECT_STRINGS:
+            return _INSPECT_STRINGS[text]
+        if text in _BOOL_STRINGS:
+            return _BOOL_STRINGS[text]
+        try:
+            number = float(text)
+        except ValueError:
+            expected = (
+                "a number, a bool or one of C, I, P, N, yes, no"
+                if inspect
+                else "a number in [0, 1], a bool or a numeric string"
+            )
+            raise InputError(
+                f"{loc}: field {field_name!r}: value {value!r} is a string that is not a "
+                f"score; expected {expected}"
+            ) from None
+    elif isinstance(value, (list, tuple, np.ndarray)):
+        raise InputError(
+            f"{loc}: field {field_name!r}: value {_short(value)} is a list; expected a single "
+            "score (lists come from dataset-level metrics such as f1, mcc, brier_score or "
+            "per-instruction metrics such as IFEval inst_level_*; choose another metric)"
+        )
+    elif isinstance(value, dict):
+        raise InputError(
+            f"{loc}: field {field_name!r}: value {_short(value)} is a mapping; expected a "
+            f"single score (choose one of its keys: {sorted(map(str, value))})"
+        )
+    else:
+        raise InputError(
+            f"{loc}: field {field_name!r}: value {_short(value)} has type "
+            f"{type(value).__name__}; expected a number in [0, 1]"
+        )
+    if math.isnan(number):
+        return None
+    if not math.isfinite(number) or number < 0 or number > 1:
+        raise InputError(
+            f"{loc}: field {field_name!r}: value {value!r} is outside [0, 1]; expected a score "
+            "in [0, 1] (rescale percentages or perplexities before ingesting)"
+        )
+    return number
+
+
+def is_scalar_score(value: Any) -> bool:
+    """True when ``value`` looks like an item score (bool, number or numeric string)."""
+    if isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
+        return True
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in _BOOL_STRINGS:
+            return True
+        try:
+            float(text)
+        except ValueError:
+            return False
+        return True
+    return False
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# ---------------------------------------------------------------------------------- choices
+
+Choice = str | Mapping[str, str] | None
+"""A metric or filter choice: one name for every benchmark, or a mapping benchmark -> name."""
+
+
+def requested(choice: Choice, benchmark: str) -> str | None:
+    """The name asked for ``benchmark`` (a mapping may also hold the key ``"*"``)."""
+    if choice is None or isinstance(choice, str):
+        return choice
+    if benchmark in choice:
+        return choice[benchmark]
+    return choice.get("*")
+
+
+def resolve(
+    kind: str,
+    choice: Choice,
+    benchmark: str,
+    available: Sequence[str],
+    loc: str,
+    *,
+    default: str | None = None,
+    flag: str | None = None,
+) -> tuple[str, str]:
+    """Pick a metric/filter/scorer for one benchmark, refusing to guess.
+
+    Returns ``(name, how)`` where ``how`` is ``"given"``, ``"default"`` or ``"only"``.
+
+    Raises
+    ------
+    InputError
+        When the requested name is not available, or nothing was requested, no documented
+        default applies and several names are available; the message lists the choices.
+    """
+    flag = flag or f"--{kind}"
+    names = sorted(dict.fromkeys(available))
+    wanted = requested(choice, benchmark)
+    if wanted is not None:
+        if wanted not in names:
+            raise InputError(
+                f"{loc}: unknown {kind} {wanted!r} for {benchmark!r}; available: "
+                f"{', '.join(names) if names else '(none)'}"
+            )
+        return wanted, "given"
+    if default is not None and default in names:
+        return default, "default"
+    if len(names) == 1:
+        return names[0], "only"
+    if not names:
+        raise InputError(f"{loc}: no usable {kind} found for {benchmark!r}")
+    raise InputError(
+        f"{loc}: {benchmark!r} has several {kind}s ({', '.join(names)}); choose one with "
+        f"{flag} NAME or {flag} '{benchmark}=NAME'"
+    )
+
+
+# ---------------------------------------------------------------------------------- frames
+
+
+class Columns:
+    """Column-wise accumulator for the rows of one file (no per-row dicts).
+
+    The per-file constants (``source``, ``source_file``, ``run_timestamp``) are broadcast when
+    :meth:`frame` is called. ``record`` keeps the line or record number for error messages.
+    """
+
+    def __init__(self) -> None:
+        self.model: list[str] = []
+        self.benchmark: list[str] = []
+        self.item: list[str] = []
+        self.score: list[float] = []
+        self.metric: list[str] = []
+        self.filter: list[str] = []
+        self.trial: list[int] = []
+        self.item_hash: list[str | None] = []
+        self.source_model: list[str] = []
+        self.record: list[int] = []
+
+    def add(
+        self,
+        model: str,
+        benchmark: str,
+        item: str,
+        score: float,
+        metric: str,
+        filter_: str,
+        trial: int,
+        source_model: str,
+        record: int,
+        item_hash: str | None = None,
+    ) -> None:
+        self.model.append(model)
+        self.benchmark.append(benchmark)
+        self.item.append(item)
+        self.score.append(score)
+        self.metric.append(metric)
+        self.filter.append(filter_)
+        self.trial.append(trial)
+        self.item_hash.append(item_hash)
+        self.source_model.append(source_model)
+        self.record.append(record)
+
+    def __len__(self) -> int:
+        return len(self.score)
+
+    def frame(self, source: str, source_file: str, run_timestamp: Any) -> pd.DataFrame:
+        n = len(self.score)
+        return pd.DataFrame(
+            {
+                "model": pd.array(self.model, dtype="str"),
+                "benchmark": pd.array(self.benchmark, dtype="str"),
+                "item": pd.array(self.item, dtype="str"),
+                "score": np.asarray(self.score, dtype=np.float64),
+                "metric": pd.array(self.metric, dtype="str"),
+                "filter": pd.array(self.filter, dtype="str"),
+                "trial": np.asarray(self.trial, dtype=np.int64),
+                "source": pd.array([source] * n, dtype="str"),
+                "source_file": pd.array([source_file] * n, dtype="str"),
+                "run_timestamp": pd.Series([to_timestamp(run_timestamp)] * n, dtype="datetime64[us]"),
+                "item_hash": pd.array(self.item_hash, dtype="str"),
+                "source_model": pd.array(self.source_model, dtype="str"),
+                "_record": np.asarray(self.record, dtype=np.int64),
+            }
+        )
+
+
+def empty_frame() -> pd.DataFrame:
+    """A canonical frame with no rows."""
+    return Columns().frame("", "", None).drop(columns="_record")
+
+
+def to_timestamp(value: Any) -> pd.Timestamp | None:
+    """A naive UTC timestamp from a datetime, an ISO string or None."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    try:
+        stamp = pd.Timestamp(value)
+    except (ValueError, TypeError):
+        return None
+    if stamp is pd.NaT:
+        return None
+    if stamp.tzinfo is not None:
+        stamp = stamp.tz_convert(timezone.utc).tz_localize(None)
+    return stamp
+
+
+_DASHED_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})(\.\d+)?$")
+
+
+def parse_dashed_iso(text: str) -> pd.Timestamp | None:
+    """Parse ``2024-05-01T12-30-45.123456`` (ISO with ``:`` replaced by ``-``)."""
+    match = _DASHED_TIME.match(text)
+    if not match:
+        return to_timestamp(text)
+    day, hh, mm, ss, frac = match.groups()
+    return to_timestamp(f"{day}T{hh}:{mm}:{ss}{frac or ''}")
+
+
+def finish(frames: list[pd.DataFrame], duplicates: str) -> pd.DataFrame:
+    """Concatenate per-file frames and check the unique key.
+
+    Parameters
+    ----------
+    frames : list of DataFrame
+        Per-file frames with the canonical columns plus ``_record``.
+    duplicates : {"error", "latest"}
+        ``error``: the same key twice is an :class:`InputError` naming both files and records.
+        ``latest``: the row with the latest ``run_timestamp`` wins (ties: the later file).
+    """
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return empty_frame()
+    frame = pd.concat(frames, ignore_index=True)
+    keys = list(KEY_COLUMNS)
+    dup = frame.duplicated(keys, keep=False)
+    if bool(dup.any()):
+        if duplicates == "latest":
+            frame = frame.sort_values(
+                ["run_timestamp", "source_file"], kind="stable", na_position="first"
+            )
+            frame = frame.drop_duplicates(keys, keep="last").sort_index()
+        else:
+            pair = frame[dup].sort_values(keys, kind="stable").head(2)
+            a, b = pair.iloc[0], pair.iloc[1]
+            raise InputError(
+                f"{where(a['source_file'], record=int(a['_record']))} and "
+                f"{where(b['source_file'], record=int(b['_record']))} both give model "
+                f"{a['model']!r}, benchmark {a['benchmark']!r}, item {a['item']!r}, metric "
+                f"{a['metric']!r}, filter {a['filter']!r}, trial {int(a['trial'])} (scores "
+                f"{a['score']!r} and {b['score']!r}); expected one row per key (pass "
+                "duplicates='latest' to keep the latest run)"
+            )
+    return frame.drop(columns="_record").reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------------- report
+
+
+@dataclass
+class LoadReport:
+    """What a reader did: files, rows, drops with reasons, choices made and coverage.
+
+    Attributes
+    ----------
+    source : str
+        Reader name (``lm-eval``, ``lighteval``, ``helm``, ``inspect``, ``opencompass``,
+        ``table``).
+    files : list of str
+        Files read, in order.
+    records_read : int
+        Records (lines, rows, instances, samples, entries) read from the files.
+    rows : int
+        Canonical rows produced.
+    dropped : dict of str to int
+        Records that produced no row, by reason (e.g. ``"perturbed instance"``,
+        ``"errored sample (missing)"``, ``"metric absent"``).
+    choices : dict of str to dict
+        Per benchmark: ``metric``, ``filter`` and how each was chosen (``given``, ``default``,
+        ``only``).
+    non_binary : list of str
+        Benchmarks with scores other than 0 and 1 (kept, not rounded; a 2PL fit needs an
+        explicit threshold or binomial counts).
+    coverage : list of dict
+        Per benchmark and model: ``n_items`` observed, ``fraction`` of the benchmark's items.
+    notes : list of str
+        Warnings worth reading (e.g. models disagree on a benchmark's item count).
+    """
+
+    source: str
+    files: list[str] = field(default_factory=list)
+    records_read: int = 0
+    rows: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
+    choices: dict[str, dict[str, str]] = field(default_factory=dict)
+    non_binary: list[str] = field(default_factory=list)
+    coverage: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def drop(self, reason: str, count: int = 1) -> None:
+        """Count ``count`` records dropped for ``reason``."""
+        if count:
+            self.dropped[reason] = self.dropped.get(reason, 0) + count
+
+    def choose(self, benchmark: str, kind: str, name: str, how: str) -> None:
+        """Record the metric/filter chosen for a benchmark."""
+        entry = self.choices.setdefault(benchmark, {})
+        entry[kind] = name
+        entry[f"{kind}_chosen"] = how
+
+    def summarise(self, frame: pd.DataFrame) -> None:
+        """Fill ``rows``, ``non_binary``, ``coverage`` and ``notes`` from the final frame."""
+        self.rows = len(frame)
+        if not len(frame):
+            return
+        fractional = (frame["score"] != 0) & (frame["score"] != 1)
+        self.non_binary = sorted(frame.loc[fractional, "benchmark"].unique().tolist())
+        per = frame.groupby(["benchmark", "model"], sort=True)["item"].nunique()
+        totals = frame.groupby("benchmark")["item"].nunique()
+        self.coverage = [
+            {
+                "benchmark": bench,
+                "model": model,
+                "n_items": int(n),
+                "fraction": float(n / totals[bench]),
+            }
+            for (bench, model), n in per.items()
+        ]
+        for bench, counts in per.groupby(level=0):
+            if counts.nunique() > 1:
+                self.notes.append(
+                    f"models disagree on the item count of {bench!r}: "
+                    f"{int(counts.min())} to {int(counts.max())} items"
+                )
+        for bench in self.non_binary:
+            self.notes.append(f"{bench!r} has non-binary scores (kept as fractions)")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable copy."""
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    def __str__(self) -> str:
+        lines = [
+            f"{self.source}: {len(self.files)} files, {self.records_read} records, "
+            f"{self.rows} rows"
+        ]
+        for reason, count in sorted(self.dropped.items()):
+            lines.append(f"  dropped {count}: {reason}")
+        for bench, choice in sorted(self.choices.items()):
+            lines.append(
+                f"  {bench}: metric={choice.get('metric')!r} ({choice.get('metric_chosen')}), "
+                f"filter={choice.get('filter')!r} ({choice.get('filter_chosen')})"
+            )
+        lines.extend(f"  note: {note}" for note in self.notes)
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------- files
+
+
+def expand(paths: Iterable[str | Path], patterns: Sequence[str]) -> list[Path]:
+    """Files named directly plus files under directories matching any glob in ``patterns``.
+
+    Raises :class:`InputError` for a path that does not exist or a directory with no match.
+    """
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted({p for pattern in patterns for p in path.glob(pattern) if p.is_file()})
+            if not found:
+                raise InputError(
+                    f"{path}: no result files found (looked for {', '.join(patterns)})"
+                )
+            out.extend(found)
+        elif path.is_file():
+            out.append(path)
+        else:
+            raise InputError(f"{path}: no such file or directory")
+    return list(dict.fromkeys(p.resolve() for p in out))
+
+
+def load_json(path: Path) -> Any:
+    """Parse a JSON file; a syntax error names the file, line and column."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg}, column {exc.colno})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason}); expected a JSON file") from None

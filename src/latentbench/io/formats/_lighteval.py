@@ -1,0 +1,133 @@
+"""lighteval ``--save-details`` parquet files (``formats.md`` §2).
+
+``{out}/details/{model_name}/{timestamp}/details_{task}_{timestamp}.parquet``. Two row layouts,
+detected from the columns:
+
+- struct (≥ 0.11): columns ``doc``, ``model_response``, ``metric`` (also accepted as
+  ``__doc__``, ``__model_response__``, ``__metric__``); the item is ``doc.id`` (the row index
+  in the evaluated split, as a string), else the row position;
+- flat (≤ 0.10): a dict column ``metrics``; the item is the row position.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow.parquet as pq
+
+from latentbench.exceptions import InputError
+from latentbench.io.formats._common import (
+    PERPLEXITY_METRICS,
+    Choice,
+    Columns,
+    LoadReport,
+    coerce_score,
+    parse_dashed_iso,
+    requested,
+    resolve,
+    where,
+)
+
+PATTERNS = ("**/details_*.parquet",)
+
+_DETAILS = re.compile(r"^details_(?P<task>.+)_(?P<ts>\d{4}-\d{2}-\d{2}T[\d\-:.]+)\.parquet$")
+
+
+def _column(table_columns: list[str], *names: str) -> str | None:
+    for name in names:
+        if name in table_columns:
+            return name
+    return None
+
+
+def _model_from_path(path: Path, timestamp_dir: bool) -> str:
+    parts = path.parent.parts
+    if timestamp_dir:
+        parts = parts[:-1]
+    if "details" in parts:
+        index = len(parts) - 1 - parts[::-1].index("details")
+        below = parts[index + 1 :]
+        if below:
+            return "/".join(below)
+    return parts[-1] if parts else path.stem
+
+
+def read(
+    path: Path,
+    report: LoadReport,
+    *,
+    benchmark: str | None,
+    metric: Choice,
+    model: str | None,
+    **_: Any,
+) -> pd.DataFrame:
+    """Read one details parquet file into canonical rows."""
+    match = _DETAILS.match(path.name)
+    task = match.group("task") if match else path.stem.removeprefix("details_")
+    stamp = match.group("ts") if match else None
+    timestamp = parse_dashed_iso(stamp) if stamp else None
+    in_ts_dir = bool(stamp) and path.parent.name == stamp
+    source_model = _model_from_path(path, in_ts_dir)
+    canonical = model or source_model
+    name = benchmark or task
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:
+        raise InputError(f"{path}: not a readable parquet file ({exc}); expected lighteval details") from None
+    columns = table.column_names
+    metric_col = _column(columns, "metric", "__metric__")
+    doc_col = _column(columns, "doc", "__doc__")
+    layout = "struct"
+    if metric_col is None:
+        metric_col = _column(columns, "metrics")
+        layout = "flat"
+    if metric_col is None:
+        raise InputError(
+            f"{path}: no 'metric' (lighteval >= 0.11) or 'metrics' (<= 0.10) column; found "
+            f"{columns}; expected a lighteval details file"
+        )
+    metric_values: list[Any] = table.column(metric_col).to_pylist()
+    ids: list[Any] | None = None
+    if layout == "struct" and doc_col is not None:
+        doc_type = table.schema.field(doc_col).type
+        if hasattr(doc_type, "names") and "id" in doc_type.names:
+            ids = table.column(doc_col).combine_chunks().field("id").to_pylist()
+    report.records_read += len(metric_values)
+    source = "lighteval"
+
+    available: dict[str, int] = {}
+    for row, values in enumerate(metric_values):
+        if values is None:
+            continue
+        if not isinstance(values, dict):
+            raise InputError(
+                f"{where(path, record=row)}: field {metric_col!r}: value {values!r} has type "
+                f"{type(values).__name__}; expected a mapping of metric name to value"
+            )
+        for key, value in values.items():
+            if value is not None and key not in PERPLEXITY_METRICS:
+                available.setdefault(key, row)
+    wanted = requested(metric, name)
+    if wanted in PERPLEXITY_METRICS:
+        raise InputError(
+            f"{path}: metric {wanted!r} is a perplexity-type value, not an item score; choose "
+            f"one of {', '.join(sorted(available)) or '(none)'}"
+        )
+    chosen, how = resolve("metric", metric, name, list(available), str(path))
+    report.choose(name, "metric", chosen, how)
+    report.choose(name, "filter", "none", "only")
+
+    out = Columns()
+    for row, values in enumerate(metric_values):
+        value = None if values is None else values.get(chosen)
+        loc = where(path, record=row)
+        score = coerce_score(value, loc, f"{metric_col}.{chosen}")
+        if score is None:
+            report.drop("metric value missing (null/NaN)")
+            continue
+        item = ids[row] if ids is not None and ids[row] is not None else row
+        out.add(canonical, name, str(item), score, chosen, "none", 0, source_model, row)
+    return out.frame(source, str(path), timestamp)

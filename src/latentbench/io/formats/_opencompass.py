@@ -1,0 +1,115 @@
+"""OpenCompass per-dataset results with ``--dump-eval-details`` (``formats.md`` §5).
+
+``outputs/default/<YYYYMMDD_HHMMSS>/results/<model_abbr>/<dataset_abbr>.json`` holds the
+aggregate scores (in percent) and ``details``: a list (or a dict keyed ``"0"``, ``"1"``, ...)
+of per-example entries. The correctness field is a **list over replicas** (``[true]`` for one
+replica; one row per replica, ``trial`` = position) or a bool.
+
+The item is the entry's ``example_abbr`` when present, else its position (or dict key). The
+metric is ``correct`` by default; ``is_correct`` and ``cascade_correct`` are used when they are
+the only correctness field, and must be named when several are present. The model is the
+``<model_abbr>`` directory, the benchmark the ``<dataset_abbr>`` file stem, the run timestamp the
+``YYYYMMDD_HHMMSS`` directory above ``results``. ``predictions/`` files hold no correctness and
+are refused.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from latentbench.exceptions import InputError
+from latentbench.io.formats._common import (
+    Choice,
+    Columns,
+    LoadReport,
+    coerce_score,
+    load_json,
+    resolve,
+)
+
+PATTERNS = ("**/*.json",)
+
+CORRECTNESS_FIELDS = ("correct", "is_correct", "cascade_correct")
+"""Per-entry correctness fields, in default order (``correct`` is the default)."""
+
+_RUN_DIR = re.compile(r"^\d{8}_\d{6}$")
+
+
+def _timestamp(path: Path) -> datetime | None:
+    for part in reversed(path.parts):
+        if _RUN_DIR.match(part):
+            return datetime.strptime(part, "%Y%m%d_%H%M%S")
+    return None
+
+
+def read(
+    path: Path,
+    report: LoadReport,
+    *,
+    benchmark: str | None,
+    metric: Choice,
+    model: str | None,
+    **_: Any,
+) -> pd.DataFrame:
+    """Read one OpenCompass results file into canonical rows."""
+    if "predictions" in path.parts[-3:-1]:
+        raise InputError(
+            f"{path}: an OpenCompass predictions file holds no correctness; ingest "
+            "results/<model>/<dataset>.json instead"
+        )
+    data = load_json(path)
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: top level is {type(data).__name__}; expected an object")
+    if "details" not in data:
+        raise InputError(
+            f"{path}: field 'details' is missing; expected per-example details (run OpenCompass "
+            "with --dump-eval-details)"
+        )
+    details = data["details"]
+    if isinstance(details, dict):
+        entries = list(details.items())
+    elif isinstance(details, list):
+        entries = [(str(i), e) for i, e in enumerate(details)]
+    else:
+        raise InputError(
+            f"{path}: field 'details' has type {type(details).__name__}; expected a list or a "
+            "dict of per-example entries"
+        )
+    source_model = path.parent.name
+    canonical = model or source_model
+    name = benchmark or path.stem
+    report.records_read += len(entries)
+    present: dict[str, None] = {}
+    for key, entry in entries:
+        if not isinstance(entry, dict):
+            raise InputError(
+                f"{path}: details[{key}]: value {entry!r}; expected an object with 'correct'"
+            )
+        for field_name in CORRECTNESS_FIELDS:
+            if field_name in entry:
+                present.setdefault(field_name, None)
+    chosen, how = resolve("metric", metric, name, list(present), str(path), default="correct")
+    report.choose(name, "metric", chosen, how)
+    report.choose(name, "filter", "none", "only")
+
+    out = Columns()
+    for position, (key, entry) in enumerate(entries):
+        loc = f"{path}: details[{key}]"
+        if chosen not in entry:
+            report.drop("correctness field absent")
+            continue
+        item = str(entry.get("example_abbr", key))
+        value = entry[chosen]
+        replicas = value if isinstance(value, list) else [value]
+        for trial, replica in enumerate(replicas):
+            score = coerce_score(replica, loc, f"{chosen}[{trial}]" if isinstance(value, list) else chosen)
+            if score is None:
+                report.drop("replica value missing (null)")
+                continue
+            out.add(canonical, name, item, score, chosen, "none", trial, source_model, position)
+    return out.frame("opencompass", str(path), _timestamp(path))

@@ -1,0 +1,197 @@
+"""CSV and Parquet tables, long or wide.
+
+Long: one row per observation with columns ``model``, ``item``, ``score`` and optionally any
+other canonical column (``benchmark``, ``metric``, ``filter``, ``trial``, ``item_hash``,
+``run_timestamp``, ``source``, ``source_file``, ``source_model``), so a store export reads back
+with its provenance. Wide: one row per model (column ``model``, else the first column), one
+column per item, empty cells missing. The layout is ``long`` when ``model``, ``item`` and
+``score`` columns exist, else ``wide``.
+
+``benchmark`` is, in order: the argument, a ``benchmark`` column, the file stem. ``metric``: the
+argument, a ``metric`` column, ``"score"``. ``filter``: the argument, a ``filter`` column,
+``"none"``. Rows with an empty score are missing (counted in the report, never 0).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from latentbench.exceptions import InputError
+from latentbench.io.formats._common import CANONICAL_COLUMNS, Choice, LoadReport, requested
+
+PATTERNS = ("*.csv", "*.tsv", "*.parquet", "*.pq")
+
+_LONG = ("model", "item", "score")
+
+
+def _read(path: Path) -> tuple[pd.DataFrame, int]:
+    """The table and the offset from row position to file line (CSV header = line 1)."""
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".parquet", ".pq"):
+            return pd.read_parquet(path), 0
+        if suffix in (".csv", ".tsv", ".txt"):
+            return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str), 2
+    except Exception as exc:
+        raise InputError(f"{path}: could not be read as {suffix[1:]} ({exc})") from None
+    raise InputError(f"{path}: unknown file type {suffix!r}; expected .csv, .tsv or .parquet")
+
+
+def _place(path: Path, row: int, offset: int) -> str:
+    return f"{path}:{row + offset}" if offset else f"{path}, row {row}"
+
+
+def _scores(values: pd.Series, path: Path, offset: int, column: str, rows: np.ndarray) -> np.ndarray:
+    if values.dtype == bool:
+        return values.to_numpy(dtype=np.float64)
+    if pd.api.types.is_numeric_dtype(values.dtype):
+        numeric = pd.to_numeric(values, errors="coerce")
+        bad = np.zeros(len(values), dtype=bool)
+    else:
+        text = values.astype("str").str.strip().str.lower()
+        text = text.replace({"true": "1", "false": "0"})
+        numeric = pd.to_numeric(text, errors="coerce")
+        bad = (numeric.isna() & values.notna()).to_numpy()
+    array = numeric.to_numpy(dtype=np.float64, na_value=np.nan)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"{_place(path, int(rows[k]), offset)}: field {column!r}: value "
+            f"{values.iloc[k]!r} is a string that is not a score; expected a number in [0, 1]"
+        )
+    outside = ~np.isnan(array) & ((array < 0) | (array > 1) | ~np.isfinite(array))
+    if outside.any():
+        k = int(np.flatnonzero(outside)[0])
+        raise InputError(
+            f"{_place(path, int(rows[k]), offset)}: field {column!r}: value {values.iloc[k]!r} "
+            "is outside [0, 1]; expected a score in [0, 1]"
+        )
+    return array
+
+
+def _ids(values: pd.Series, path: Path, offset: int, column: str, rows: np.ndarray) -> pd.Series:
+    missing = values.isna().to_numpy()
+    if missing.any():
+        k = int(np.flatnonzero(missing)[0])
+        raise InputError(
+            f"{_place(path, int(rows[k]), offset)}: field {column!r} is empty; expected an id"
+        )
+    return values.astype("str")
+
+
+def read(
+    path: Path,
+    report: LoadReport,
+    *,
+    benchmark: str | None,
+    metric: Choice,
+    filter: Choice,
+    model: str | None,
+    layout: str = "auto",
+    **_: Any,
+) -> pd.DataFrame:
+    """Read one table into canonical rows."""
+    frame, offset = _read(path)
+    frame.columns = [str(c) for c in frame.columns]
+    if layout not in ("auto", "long", "wide"):
+        raise InputError(f"layout={layout!r}; expected 'auto', 'long' or 'wide'")
+    if layout == "auto":
+        layout = "long" if set(_LONG) <= set(frame.columns) else "wide"
+    report.records_read += len(frame)
+    rows = np.arange(len(frame))
+    if layout == "wide":
+        id_col = "model" if "model" in frame.columns else frame.columns[0]
+        if frame.shape[1] < 2:
+            raise InputError(f"{path}: a wide table needs a model column and item columns")
+        ids = _ids(frame[id_col], path, offset, id_col, rows)
+        items = [c for c in frame.columns if c != id_col]
+        parts = []
+        for column in items:
+            scores = _scores(frame[column], path, offset, column, rows)
+            keep = ~np.isnan(scores)
+            parts.append(
+                pd.DataFrame(
+                    {"model": ids[keep].to_numpy(), "item": column, "score": scores[keep],
+                     "_record": rows[keep] + offset}
+                )
+            )
+        long = pd.concat(parts, ignore_index=True)
+        report.drop("empty cell (missing)", int(frame[items].isna().to_numpy().sum()))
+        bench_default = path.stem
+        data = long
+        extra: dict[str, Any] = {}
+    else:
+        scores = _scores(frame["score"], path, offset, "score", rows)
+        keep = ~np.isnan(scores)
+        report.drop("empty score (missing)", int((~keep).sum()))
+        kept = frame.loc[keep].reset_index(drop=True)
+        kept_rows = rows[keep]
+        data = pd.DataFrame(
+            {
+                "model": _ids(kept["model"], path, offset, "model", kept_rows).to_numpy(),
+                "item": _ids(kept["item"], path, offset, "item", kept_rows).to_numpy(),
+                "score": scores[keep],
+                "_record": kept_rows + offset,
+            }
+        )
+        extra = {c: kept[c] for c in CANONICAL_COLUMNS if c in kept.columns and c not in _LONG}
+        bench_default = path.stem
+    n = len(data)
+    out = pd.DataFrame(index=pd.RangeIndex(n))
+    out["model"] = pd.array(data["model"].astype("str"), dtype="str") if model is None else model
+    if benchmark is not None:
+        out["benchmark"] = benchmark
+    elif "benchmark" in extra:
+        out["benchmark"] = _ids(extra["benchmark"], path, offset, "benchmark", data["_record"].to_numpy() - offset).to_numpy()
+    else:
+        out["benchmark"] = bench_default
+    out["item"] = data["item"].astype("str").to_numpy()
+    out["score"] = data["score"].to_numpy(dtype=np.float64)
+    for name, column, fallback in (("metric", metric, "score"), ("filter", filter, "none")):
+        if isinstance(column, str):
+            out[name] = column
+        elif name in extra:
+            out[name] = extra[name].fillna(fallback).astype("str").to_numpy()
+        else:
+            out[name] = fallback
+    if "trial" in extra:
+        trial = pd.to_numeric(extra["trial"], errors="coerce")
+        if trial.isna().any():
+            k = int(np.flatnonzero(trial.isna().to_numpy())[0])
+            raise InputError(
+                f"{_place(path, int(data['_record'].iloc[k]) - offset, offset)}: field 'trial': "
+                f"value {extra['trial'].iloc[k]!r}; expected an integer"
+            )
+        out["trial"] = trial.to_numpy(dtype=np.int64)
+    else:
+        out["trial"] = 0
+    out["source"] = extra["source"].fillna("table").to_numpy() if "source" in extra else "table"
+    out["source_file"] = (
+        extra["source_file"].fillna(str(path)).to_numpy() if "source_file" in extra else str(path)
+    )
+    stamps = pd.to_datetime(extra["run_timestamp"], errors="coerce", utc=True) if "run_timestamp" in extra else None
+    out["run_timestamp"] = (
+        stamps.dt.tz_localize(None).astype("datetime64[us]").to_numpy()
+        if stamps is not None
+        else pd.Series([None] * n, dtype="datetime64[us]")
+    )
+    out["item_hash"] = extra["item_hash"].to_numpy() if "item_hash" in extra else None
+    out["source_model"] = (
+        extra["source_model"].fillna("").astype("str").to_numpy()
+        if "source_model" in extra
+        else out["model"]
+    )
+    for column in ("model", "benchmark", "item", "metric", "filter", "source", "source_file",
+                   "item_hash", "source_model"):
+        out[column] = out[column].astype("str")
+    out["_record"] = data["_record"].to_numpy()
+    for bench, group in out.groupby("benchmark", sort=True):
+        for kind, choice in (("metric", metric), ("filter", filter)):
+            names = sorted(group[kind].unique().tolist())
+            how = "given" if isinstance(choice, str) else ("column" if kind in extra else "default")
+            report.choose(str(bench), kind, ", ".join(names), how)
+    return out

@@ -1,0 +1,556 @@
+"""The embedded store: one DuckDB file holding the canonical long table and run records.
+
+Tables
+------
+``meta`` (key, value)
+    ``schema_version`` and the ``package_version`` that created the file.
+``responses``
+    The canonical long table (``formats.md`` §6, :data:`~latentbench.io.formats.CANONICAL_COLUMNS`)
+    plus ``run_id`` (the ingest that added the row) and ``ingested_at``. A row is unique on
+    (``model``, ``benchmark``, ``item``, ``metric``, ``filter``, ``trial``, ``source``).
+``ingests`` (run_id, created_at, source, n_rows, n_new, report JSON, package_version)
+    One row per :meth:`Store.ingest` call that added rows; ``report`` is the
+    :class:`~latentbench.io.formats.LoadReport` (choices of metric and filter included).
+``fits`` (id, created_at, benchmark, options JSON, summary JSON, package_version)
+    One row per recorded IRT fit (:meth:`Store.record_fit`).
+``selection_runs`` (run_id, created_at, config JSON, package_version, status)
+    One row per live selection run.
+``selection_observations`` (run_id, seq, round, model, item, score, error, requested_at, observed_at)
+    Every observation of a selection run, in order (``seq``), written before it is used.
+    ``score`` is NULL when the request failed; ``error`` then holds the reason.
+``selection_decisions`` (run_id, round, payload JSON)
+    What the policy decided at each round.
+
+JSON columns are stored as text (``VARCHAR``), so no DuckDB extension is needed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from latentbench._version import __version__
+from latentbench.exceptions import InputError
+from latentbench.io._matrix import ResponseMatrix
+from latentbench.io.formats._common import CANONICAL_COLUMNS, CANONICAL_SCHEMA, LoadReport
+
+__all__ = ["SCHEMA_VERSION", "IngestResult", "Store"]
+
+SCHEMA_VERSION = 1
+"""Version of the table layout below; a file with a newer version is refused."""
+
+STORE_KEY: tuple[str, ...] = ("model", "benchmark", "item", "metric", "filter", "trial", "source")
+"""Unique key of a row in ``responses``."""
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+CREATE TABLE IF NOT EXISTS responses (
+    model VARCHAR NOT NULL,
+    benchmark VARCHAR NOT NULL,
+    item VARCHAR NOT NULL,
+    score DOUBLE NOT NULL,
+    metric VARCHAR NOT NULL,
+    filter VARCHAR NOT NULL,
+    trial BIGINT NOT NULL,
+    source VARCHAR NOT NULL,
+    source_file VARCHAR NOT NULL,
+    run_timestamp TIMESTAMP,
+    item_hash VARCHAR,
+    source_model VARCHAR NOT NULL,
+    run_id VARCHAR NOT NULL,
+    ingested_at TIMESTAMP NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ingests (
+    run_id VARCHAR PRIMARY KEY,
+    created_at TIMESTAMP NOT NULL,
+    source VARCHAR,
+    n_rows BIGINT,
+    n_new BIGINT,
+    report VARCHAR,
+    package_version VARCHAR
+);
+CREATE TABLE IF NOT EXISTS fits (
+    id VARCHAR PRIMARY KEY,
+    created_at TIMESTAMP NOT NULL,
+    benchmark VARCHAR,
+    options VARCHAR,
+    summary VARCHAR,
+    package_version VARCHAR
+);
+CREATE TABLE IF NOT EXISTS selection_runs (
+    run_id VARCHAR PRIMARY KEY,
+    created_at TIMESTAMP NOT NULL,
+    config VARCHAR,
+    package_version VARCHAR,
+    status VARCHAR
+);
+CREATE TABLE IF NOT EXISTS selection_observations (
+    run_id VARCHAR NOT NULL,
+    seq BIGINT NOT NULL,
+    round BIGINT,
+    model VARCHAR NOT NULL,
+    item VARCHAR NOT NULL,
+    score DOUBLE,
+    error VARCHAR,
+    requested_at TIMESTAMP,
+    observed_at TIMESTAMP,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS selection_decisions (
+    run_id VARCHAR NOT NULL,
+    round BIGINT NOT NULL,
+    payload VARCHAR,
+    PRIMARY KEY (run_id, round)
+);
+"""
+
+_JOIN = " AND ".join(f"i.{c} = r.{c}" for c in STORE_KEY)
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+class IngestResult(dict):
+    """What :meth:`Store.ingest` did: ``run_id``, ``n_rows`` offered, ``n_new`` inserted and
+    ``n_present`` already in the store with the same score (a dict, JSON-ready)."""
+
+
+class Store:
+    """An embedded DuckDB store of responses, fits and selection runs (one file).
+
+    Parameters
+    ----------
+    path : path-like
+        The ``.duckdb`` file; created with the schema when absent. ``":memory:"`` works too.
+    read_only : bool
+        Open without write access (several readers may share a file).
+
+    Examples
+    --------
+    >>> with Store(":memory:") as store:  # doctest: +SKIP
+    ...     store.ingest(frame, report)
+    ...     matrix = store.matrix("arc_easy", metric="acc")
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
+        self.path = str(path)
+        if read_only and self.path != ":memory:" and not Path(self.path).exists():
+            raise InputError(f"{self.path}: store not found")
+        try:
+            self.connection = duckdb.connect(self.path, read_only=read_only)
+        except duckdb.Error as exc:
+            raise InputError(f"{self.path}: cannot open as a DuckDB store ({exc})") from None
+        if not read_only:
+            self.connection.execute(_DDL)
+            self.connection.execute(
+                "INSERT INTO meta VALUES ('schema_version', ?), ('package_version', ?) "
+                "ON CONFLICT DO NOTHING",
+                [str(SCHEMA_VERSION), __version__],
+            )
+        row = self.connection.execute(
+            "SELECT value FROM meta WHERE key = 'schema_version'"
+        ).fetchall()
+        version = int(row[0][0]) if row else 0
+        if version > SCHEMA_VERSION:
+            self.close()
+            raise InputError(
+                f"{self.path}: store schema version {version} is newer than this latentbench "
+                f"({__version__}, schema {SCHEMA_VERSION}); upgrade latentbench"
+            )
+
+    # ------------------------------------------------------------------ lifecycle
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        if getattr(self, "connection", None) is not None:
+            self.connection.close()
+            self.connection = None  # type: ignore[assignment]
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Store({self.path!r})"
+
+    @property
+    def meta(self) -> dict[str, str]:
+        """The ``meta`` table as a dict (``schema_version``, ``package_version``)."""
+        return dict(self.connection.execute("SELECT key, value FROM meta").fetchall())
+
+    # ------------------------------------------------------------------ ingest
+    def ingest(
+        self, frame: pd.DataFrame | pa.Table, report: LoadReport | None = None
+    ) -> IngestResult:
+        """Add canonical rows, all or none, in one transaction.
+
+        Parameters
+        ----------
+        frame : DataFrame or pyarrow.Table of shape (n_rows, 12)
+            The canonical long table (:func:`latentbench.io.formats.read_results` output).
+        report : LoadReport, optional
+            Stored with the ingest record.
+
+        Returns
+        -------
+        IngestResult
+            ``run_id``, ``n_rows``, ``n_new`` (inserted) and ``n_present`` (already stored
+            with the same score: re-ingesting the same files adds nothing).
+
+        Raises
+        ------
+        InputError
+            Missing columns, a score outside [0, 1], the same key twice in ``frame``, or a
+            score that conflicts with a stored row for the same key (naming both files). The
+            store is left unchanged.
+        """
+        table = _to_arrow(frame)
+        n_rows = table.num_rows
+        run_id = uuid.uuid4().hex
+        now = _now()
+        con = self.connection
+        con.register("_incoming", table)
+        try:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                keys = ", ".join(STORE_KEY)
+                dup = con.execute(
+                    f"SELECT {keys}, count(*), min(source_file), max(source_file) "
+                    f"FROM _incoming GROUP BY {keys} HAVING count(*) > 1 LIMIT 1"
+                ).fetchall()
+                if dup:
+                    dup = dup[0]
+                    raise InputError(
+                        f"{dup[8]} and {dup[9]}: the key model={dup[0]!r}, benchmark={dup[1]!r}, "
+                        f"item={dup[2]!r}, metric={dup[3]!r}, filter={dup[4]!r}, trial={dup[5]}, "
+                        f"source={dup[6]!r} appears {dup[7]} times; expected once"
+                    )
+                conflict = con.execute(
+                    "SELECT i.model, i.benchmark, i.item, i.metric, i.filter, i.trial, i.source, "
+                    "i.score, r.score, i.source_file, r.source_file FROM _incoming i "
+                    f"JOIN responses r ON {_JOIN} WHERE abs(i.score - r.score) > 1e-9 LIMIT 1"
+                ).fetchall()
+                if conflict:
+                    conflict = conflict[0]
+                    raise InputError(
+                        f"conflicting score for model={conflict[0]!r}, benchmark={conflict[1]!r}, "
+                        f"item={conflict[2]!r}, metric={conflict[3]!r}, filter={conflict[4]!r}, "
+                        f"trial={conflict[5]}, source={conflict[6]!r}: {conflict[7]!r} in "
+                        f"{conflict[9]} but {conflict[8]!r} already stored from {conflict[10]}; "
+                        "nothing was ingested"
+                    )
+                inserted = con.execute(
+                    f"INSERT INTO responses SELECT {', '.join('i.' + c for c in CANONICAL_COLUMNS)}, "
+                    f"?, ? FROM _incoming i ANTI JOIN responses r ON {_JOIN}",
+                    [run_id, now],
+                ).fetchall()
+                n_new = int(inserted[0][0]) if inserted else 0
+                if n_new:
+                    con.execute(
+                        "INSERT INTO ingests VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        [
+                            run_id,
+                            now,
+                            report.source if report else None,
+                            n_rows,
+                            n_new,
+                            report.to_json() if report else None,
+                            __version__,
+                        ],
+                    )
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+        finally:
+            con.unregister("_incoming")
+        return IngestResult(run_id=run_id, n_rows=n_rows, n_new=n_new, n_present=n_rows - n_new)
+
+    # ------------------------------------------------------------------ queries
+    def benchmarks(self) -> list[str]:
+        """Benchmark names in the store, sorted."""
+        rows = self.connection.execute(
+            "SELECT DISTINCT benchmark FROM responses ORDER BY benchmark"
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def models(self, benchmark: str | None = None) -> list[str]:
+        """Model ids in the store (or with rows for ``benchmark``), sorted."""
+        if benchmark is None:
+            rows = self.connection.execute(
+                "SELECT DISTINCT model FROM responses ORDER BY model"
+            ).fetchall()
+        else:
+            rows = self.connection.execute(
+                "SELECT DISTINCT model FROM responses WHERE benchmark = ? ORDER BY model",
+                [benchmark],
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def choices(self, benchmark: str) -> pd.DataFrame:
+        """The (metric, filter) pairs stored for ``benchmark``, with row counts and sources."""
+        return self.connection.execute(
+            "SELECT metric, filter, count(*) AS n_rows, string_agg(DISTINCT source, ', ') AS "
+            "sources FROM responses WHERE benchmark = ? GROUP BY metric, filter "
+            "ORDER BY metric, filter",
+            [benchmark],
+        ).df()
+
+    def summary(self) -> pd.DataFrame:
+        """One row per benchmark: models, items, rows, (metric, filter) choices, observed
+        fraction of the model x item grid and whether every score is 0 or 1."""
+        return self.connection.execute(
+            """
+            WITH cells AS (
+                SELECT benchmark, model, item, bool_and(score = 0 OR score = 1) AS is_binary
+                FROM responses GROUP BY benchmark, model, item
+            ),
+            per AS (
+                SELECT benchmark, count(DISTINCT model) AS n_models,
+                       count(DISTINCT item) AS n_items, count(*) AS n_cells,
+                       bool_and(is_binary) AS is_binary
+                FROM cells GROUP BY benchmark
+            ),
+            rows AS (
+                SELECT benchmark, count(*) AS n_rows,
+                       string_agg(DISTINCT metric || '/' || filter, ', ' ORDER BY metric || '/' || filter) AS choices,
+                       string_agg(DISTINCT source, ', ' ORDER BY source) AS sources
+                FROM responses GROUP BY benchmark
+            )
+            SELECT per.benchmark, n_models, n_items, n_rows,
+                   n_cells / (n_models * n_items) AS observed_fraction, is_binary, choices, sources
+            FROM per JOIN rows USING (benchmark) ORDER BY per.benchmark
+            """
+        ).df()
+
+    def coverage(self, benchmark: str | None = None) -> pd.DataFrame:
+        """Per benchmark and model: items observed and the fraction of the benchmark's items.
+
+        Returns
+        -------
+        DataFrame of shape (n_pairs, 5)
+            Columns ``benchmark``, ``model``, ``n_items`` (observed for the model, any metric),
+            ``fraction`` (of the distinct items anyone has for the benchmark), ``is_binary``.
+        """
+        where = "WHERE benchmark = ?" if benchmark is not None else ""
+        params = [benchmark] if benchmark is not None else []
+        return self.connection.execute(
+            f"""
+            WITH base AS (SELECT * FROM responses {where}),
+            totals AS (SELECT benchmark, count(DISTINCT item) AS total FROM base GROUP BY benchmark)
+            SELECT b.benchmark, b.model, count(DISTINCT b.item) AS n_items,
+                   count(DISTINCT b.item) / any_value(t.total) AS fraction,
+                   bool_and(b.score = 0 OR b.score = 1) AS is_binary
+            FROM base b JOIN totals t USING (benchmark)
+            GROUP BY b.benchmark, b.model ORDER BY b.benchmark, b.model
+            """,
+            params,
+        ).df()
+
+    def long(
+        self,
+        benchmark: str | None = None,
+        *,
+        metric: str | None = None,
+        filter: str | None = None,  # noqa: A002
+    ) -> pd.DataFrame:
+        """The canonical long table (optionally one benchmark / metric / filter)."""
+        clauses, params = [], []
+        for column, value in (("benchmark", benchmark), ("metric", metric), ("filter", filter)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        return self.connection.execute(
+            f"SELECT {', '.join(CANONICAL_COLUMNS)} FROM responses {where} "
+            "ORDER BY benchmark, model, item, metric, filter, trial, source",
+            params,
+        ).df()
+
+    def matrix(
+        self,
+        benchmark: str,
+        metric: str | None = None,
+        filter: str | None = None,  # noqa: A002
+    ) -> ResponseMatrix:
+        """The (model x item) matrix of one benchmark for one (metric, filter).
+
+        Trials (epochs, replicas, HELM train trials) and sources are reduced by their mean, so
+        a fractional cell can come from binary trials. Absent (model, item) pairs are NaN.
+
+        Parameters
+        ----------
+        benchmark : str
+        metric, filter : str, optional
+            Needed when the benchmark holds several; the error lists the choices.
+
+        Returns
+        -------
+        ResponseMatrix of shape (n_models, n_items)
+            Models sorted by name; items in numeric order when every id is an integer, else
+            sorted as strings. ``source`` is ``"<store path>:<benchmark>"``.
+        """
+        if benchmark not in set(self.benchmarks()):
+            raise InputError(
+                f"{self.path}: unknown benchmark {benchmark!r}; stored: "
+                f"{', '.join(self.benchmarks()) or '(none)'}"
+            )
+        pairs = self.connection.execute(
+            "SELECT DISTINCT metric, filter FROM responses WHERE benchmark = ? "
+            "ORDER BY metric, filter",
+            [benchmark],
+        ).fetchall()
+        chosen = [
+            (m, f)
+            for m, f in pairs
+            if (metric is None or m == metric) and (filter is None or f == filter)
+        ]
+        listing = ", ".join(f"metric={m!r} filter={f!r}" for m, f in pairs)
+        if not chosen:
+            raise InputError(
+                f"{self.path}: benchmark {benchmark!r} has no rows with metric={metric!r}, "
+                f"filter={filter!r}; available: {listing}"
+            )
+        if len(chosen) > 1:
+            raise InputError(
+                f"{self.path}: benchmark {benchmark!r} holds several (metric, filter) choices "
+                f"({listing}); pass metric= and filter="
+            )
+        m, f = chosen[0]
+        table = self.connection.execute(
+            "SELECT model, item, avg(score) AS score FROM responses "
+            "WHERE benchmark = ? AND metric = ? AND filter = ? GROUP BY model, item",
+            [benchmark, m, f],
+        ).fetchnumpy()
+        models, items, scores = table["model"], table["item"], table["score"]
+        model_codes, model_ids = pd.factorize(models, sort=True)
+        item_ids = pd.unique(items)
+        item_ids = np.asarray(_item_order(item_ids), dtype=object)
+        item_codes = pd.Index(item_ids).get_indexer(items)
+        dense = np.full((len(model_ids), len(item_ids)), np.nan, dtype=np.float32)
+        dense[model_codes, item_codes] = scores
+        return ResponseMatrix(
+            dense, list(model_ids), list(item_ids), source=f"{self.path}:{benchmark}"
+        )
+
+    # ------------------------------------------------------------------ export
+    def export(self, path: str | os.PathLike[str], benchmark: str | None = None) -> int:
+        """Write the canonical long table (optionally one benchmark) to ``.parquet`` or ``.csv``.
+
+        The file reads back with ``read_results("table", path)``, provenance included.
+
+        Returns
+        -------
+        int
+            Rows written.
+        """
+        out = Path(path)
+        suffix = out.suffix.lower()
+        if suffix in (".parquet", ".pq"):
+            options = "FORMAT parquet, COMPRESSION zstd"
+        elif suffix == ".csv":
+            options = "FORMAT csv, HEADER true"
+        else:
+            raise InputError(f"{out}: unknown export type {suffix!r}; expected .parquet or .csv")
+        where = "WHERE benchmark = $benchmark" if benchmark is not None else ""
+        query = (
+            f"SELECT {', '.join(CANONICAL_COLUMNS)} FROM responses {where} "
+            "ORDER BY benchmark, model, item, metric, filter, trial, source"
+        )
+        if benchmark is not None and benchmark not in set(self.benchmarks()):
+            raise InputError(f"{self.path}: unknown benchmark {benchmark!r}")
+        target = str(out).replace("'", "''")
+        params = {"benchmark": benchmark} if benchmark is not None else None
+        self.connection.execute(f"COPY ({query}) TO '{target}' ({options})", params)
+        count_query = f"SELECT count(*) FROM responses {where}"
+        return int(self.connection.execute(count_query, params).fetchall()[0][0])
+
+    # ------------------------------------------------------------------ fits
+    def record_fit(
+        self,
+        benchmark: str,
+        options: dict[str, Any] | None = None,
+        summary: dict[str, Any] | None = None,
+    ) -> str:
+        """Record an IRT fit and return its id.
+
+        Parameters
+        ----------
+        benchmark : str
+        options : dict, optional
+            Estimator parameters (JSON-serialisable; other values are stored with ``str``).
+        summary : dict, optional
+            Fit summary (log-likelihood, convergence, shapes, ...).
+        """
+        fit_id = uuid.uuid4().hex
+        self.connection.execute(
+            "INSERT INTO fits VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                fit_id,
+                _now(),
+                benchmark,
+                json.dumps(options or {}, default=str, sort_keys=True),
+                json.dumps(summary or {}, default=str, sort_keys=True),
+                __version__,
+            ],
+        )
+        return fit_id
+
+    def fits(self, benchmark: str | None = None) -> pd.DataFrame:
+        """Recorded fits, newest last (``options`` and ``summary`` as JSON text)."""
+        if benchmark is None:
+            return self.connection.execute("SELECT * FROM fits ORDER BY created_at").df()
+        return self.connection.execute(
+            "SELECT * FROM fits WHERE benchmark = ? ORDER BY created_at", [benchmark]
+        ).df()
+
+
+def _item_order(items: np.ndarray) -> list[str]:
+    """Integer-like ids in numeric order, otherwise string order."""
+    values = [str(v) for v in items]
+    if values and all(v.lstrip("-").isdigit() for v in values):
+        return sorted(values, key=int)
+    return sorted(values)
+
+
+def _to_arrow(frame: pd.DataFrame | pa.Table) -> pa.Table:
+    """Validate and convert a canonical frame to an Arrow table with the canonical schema."""
+    names = list(frame.column_names) if isinstance(frame, pa.Table) else list(map(str, frame.columns))
+    missing = [c for c in CANONICAL_COLUMNS if c not in names]
+    if missing:
+        raise InputError(
+            f"the frame lacks the canonical columns {missing}; expected {list(CANONICAL_COLUMNS)}"
+        )
+    try:
+        if isinstance(frame, pa.Table):
+            table = frame.select(list(CANONICAL_COLUMNS)).cast(CANONICAL_SCHEMA)
+        else:
+            table = pa.Table.from_pandas(
+                frame[list(CANONICAL_COLUMNS)], schema=CANONICAL_SCHEMA, preserve_index=False
+            )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError, TypeError) as exc:
+        raise InputError(f"the frame does not fit the canonical schema ({exc})") from None
+    for column in ("model", "benchmark", "item", "metric", "filter", "source", "source_file",
+                   "source_model"):
+        if table.column(column).null_count:
+            raise InputError(f"column {column!r} has empty values; expected a string in every row")
+    score = table.column("score").to_numpy()
+    bad = ~((score >= 0) & (score <= 1))
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"{table.column('source_file')[k].as_py()}: row {k}: score {score[k]!r} is outside "
+            "[0, 1] or missing; expected a score in [0, 1] (missing cells have no row)"
+        )
+    return table
