@@ -480,6 +480,8 @@ class Store:
     def record_fit(
         self,
         benchmark: str,
+        result: Any = None,
+        *,
         options: dict[str, Any] | None = None,
         summary: dict[str, Any] | None = None,
     ) -> str:
@@ -488,11 +490,23 @@ class Store:
         Parameters
         ----------
         benchmark : str
+        result : object, optional
+            A fit result; when it has ``fit_info()`` its dict is the summary, and a dict
+            attribute ``options`` or ``params`` gives the options.
         options : dict, optional
             Estimator parameters (JSON-serialisable; other values are stored with ``str``).
         summary : dict, optional
             Fit summary (log-likelihood, convergence, shapes, ...).
         """
+        if result is not None:
+            if summary is None and callable(getattr(result, "fit_info", None)):
+                summary = result.fit_info()
+            if options is None:
+                for name in ("options", "params"):
+                    value = getattr(result, name, None)
+                    if isinstance(value, dict):
+                        options = value
+                        break
         fit_id = uuid.uuid4().hex
         self.connection.execute(
             "INSERT INTO fits VALUES (?, ?, ?, ?, ?, ?)",

@@ -178,6 +178,15 @@ def read_results(
         )
         for file in files
     ]
+    for kind, choice in (("metric", metric), ("filter", filter)):
+        if isinstance(choice, str) and source != "table":
+            used = [c for c in report.choices.values() if c.get(kind) == choice]
+            if not used:
+                offered = sorted({c[kind] for c in report.choices.values() if kind in c})
+                raise InputError(
+                    f"{', '.join(report.files)}: unknown {kind} {choice!r}; no benchmark offers "
+                    f"it (chosen instead: {', '.join(offered) or '(none)'})"
+                )
     frame = finish(frames, duplicates)
     report.summarise(frame)
     return frame, report

@@ -233,6 +233,10 @@ def resolve(
     names = sorted(dict.fromkeys(available))
     wanted = requested(choice, benchmark)
     if wanted is not None:
+        if wanted not in names and isinstance(choice, str) and len(names) == 1:
+            # a name given for every benchmark, not offered by this one: its only choice is
+            # taken; read_results raises if no benchmark at all offers the name (a typo)
+            return names[0], "only"
         if wanted not in names:
             raise InputError(
                 f"{loc}: unknown {kind} {wanted!r} for {benchmark!r}; available: "

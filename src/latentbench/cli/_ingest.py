@@ -1,0 +1,155 @@
+"""``latentbench ingest``, ``ls`` and ``export``: result files in and out of the store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from latentbench.cli import app
+from latentbench.exceptions import InputError
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def parse_choice(values: list[str] | None, flag: str) -> str | dict[str, str] | None:
+    """``--metric acc`` -> ``"acc"``; ``--metric arc_easy=acc --metric gsm8k=exact_match`` ->
+    a mapping. The last ``=`` splits, so HELM names such as ``mmlu:subject=anatomy=exact_match``
+    work. A plain name next to ``TASK=NAME`` entries is the default for other tasks (``"*"``)."""
+    if not values:
+        return None
+    mapping: dict[str, str] = {}
+    plain: list[str] = []
+    for value in values:
+        if "=" in value:
+            task, _, name = value.rpartition("=")
+            if not task or not name:
+                raise InputError(f"{flag} {value!r}; expected NAME or TASK=NAME")
+            mapping[task] = name
+        else:
+            plain.append(value)
+    if len(plain) > 1:
+        raise InputError(f"{flag} given {len(plain)} plain names {plain}; give one, or TASK=NAME")
+    if not mapping:
+        return plain[0]
+    if plain:
+        mapping["*"] = plain[0]
+    return mapping
+
+
+def _fail(exc: Exception) -> None:
+    err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+    raise typer.Exit(2) from None
+
+
+@app.command()
+def ingest(
+    source: str = typer.Argument(
+        ..., help="lm-eval, lighteval, helm, inspect, opencompass or table."
+    ),
+    paths: list[Path] = typer.Argument(..., help="Result files or folders (searched recursively)."),
+    store: Path = typer.Option(..., "--store", help="DuckDB store file (created if absent)."),
+    benchmark: str | None = typer.Option(None, help="Benchmark name for every row."),
+    metric: list[str] | None = typer.Option(
+        None, help="Metric: NAME, or TASK=NAME (repeatable). Required when a task has several."
+    ),
+    filter: list[str] | None = typer.Option(  # noqa: A002
+        None,
+        "--filter",
+        help="lm-eval filter / Inspect scorer: NAME or TASK=NAME (repeatable).",
+    ),
+    model: str | None = typer.Option(None, help="Canonical model id for every row."),
+    include_perturbed: bool = typer.Option(False, help="HELM: keep perturbed instances."),
+    errored: str = typer.Option("missing", help="Inspect errored samples: missing or zero."),
+    duplicates: str = typer.Option("error", help="Same key twice: error or latest."),
+    as_json: bool = typer.Option(False, "--json", help="Print the load report as JSON."),
+) -> None:
+    """Read result files into the store (all rows or none; re-ingesting is a no-op)."""
+    from latentbench.io.formats import read_results
+    from latentbench.io.store import Store
+
+    try:
+        frame, report = read_results(
+            source,
+            paths,
+            benchmark=benchmark,
+            metric=parse_choice(metric, "--metric"),
+            filter=parse_choice(filter, "--filter"),
+            model=model,
+            include_perturbed=include_perturbed,
+            errored=errored,
+            duplicates=duplicates,
+        )
+        with Store(store) as db:
+            result = db.ingest(frame, report)
+    except InputError as exc:
+        _fail(exc)
+    if as_json:
+        console.print_json(json.dumps({"ingest": dict(result), "report": report.to_dict()}))
+        return
+    console.print(str(report), highlight=False, soft_wrap=True)
+    console.print(
+        f"[bold]{result['n_new']}[/bold] new rows in {store} "
+        f"({result['n_present']} already present)",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+@app.command("ls")
+def ls(
+    store: Path = typer.Option(..., "--store", help="DuckDB store file."),
+    benchmark: str | None = typer.Option(None, help="Show per-model coverage of one benchmark."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """List benchmarks, models and coverage in the store."""
+    from latentbench.io.store import Store
+
+    try:
+        if not store.exists():
+            raise InputError(f"{store}: store not found")
+        with Store(store, read_only=True) as db:
+            frame = db.summary() if benchmark is None else db.coverage(benchmark)
+            if benchmark is not None and frame.empty:
+                raise InputError(
+                    f"{store}: unknown benchmark {benchmark!r}; stored: "
+                    f"{', '.join(db.benchmarks()) or '(none)'}"
+                )
+    except InputError as exc:
+        _fail(exc)
+    if as_json:
+        console.print_json(frame.to_json(orient="records"))
+        return
+    title = f"{store}" if benchmark is None else f"{benchmark} in {store}"
+    table = Table(title=title)
+    for column in frame.columns:
+        numeric = frame[column].dtype.kind in "iuf"
+        table.add_column(str(column), justify="right" if numeric else "left", overflow="fold")
+    for row in frame.itertuples(index=False):
+        table.add_row(
+            *(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row)
+        )
+    console.print(table)
+
+
+@app.command()
+def export(
+    out: Path = typer.Argument(..., help="Output file: .parquet or .csv."),
+    store: Path = typer.Option(..., "--store", help="DuckDB store file."),
+    benchmark: str | None = typer.Option(None, help="Only this benchmark."),
+) -> None:
+    """Write the canonical long table to Parquet or CSV (reads back with `ingest table`)."""
+    from latentbench.io.store import Store
+
+    try:
+        if not store.exists():
+            raise InputError(f"{store}: store not found")
+        with Store(store, read_only=True) as db:
+            n = db.export(out, benchmark=benchmark)
+    except InputError as exc:
+        _fail(exc)
+    console.print(f"wrote {n} rows to {out}", highlight=False)

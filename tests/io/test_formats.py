@@ -1,0 +1,336 @@
+"""Round trips fixture files -> read_results -> Store -> ResponseMatrix, for every source."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import FORMATS, cells, expand
+
+from latentbench.exceptions import InputError
+from latentbench.io.formats import (
+    CANONICAL_COLUMNS,
+    CANONICAL_SCHEMA,
+    CanonicalRow,
+    read_results,
+)
+from latentbench.io.formats._common import coerce_score
+from latentbench.io.store import Store
+
+
+def roundtrip(tmp_path: Path, source: str, paths, **options) -> Store:
+    frame, report = read_results(source, paths, **options)
+    assert list(frame.columns) == list(CANONICAL_COLUMNS)
+    assert not frame["score"].isna().any()
+    store = Store(tmp_path / "store.duckdb")
+    result = store.ingest(frame, report)
+    assert result["n_new"] == len(frame) == report.rows
+    return store
+
+
+def test_schema_docs_and_arrow_schema_agree():
+    assert tuple(CanonicalRow.__annotations__) == CANONICAL_COLUMNS
+    assert tuple(CANONICAL_SCHEMA.names) == CANONICAL_COLUMNS
+
+
+# ------------------------------------------------------------------ lm-eval
+def test_lm_eval_jsonl_roundtrip(tmp_path):
+    store = roundtrip(
+        tmp_path,
+        "lm-eval",
+        FORMATS / "lm-eval" / "v0.4.9",
+        metric={"arc_easy": "acc"},
+        filter={"gsm8k": "strict-match"},
+    )
+    with store:
+        assert cells(store.matrix("arc_easy")) == expand(
+            {
+                "EleutherAI/pythia-160m": {"0": 1, "1": 0, "2": 0, "3": 1},
+                "EleutherAI/pythia-410m": {"0": 1, "1": 1, "3": 0},
+                "meta-llama/Llama-3.2-1B": {"0": 1, "1": 1, "2": 1, "3": 1},
+            }
+        )
+        assert cells(store.matrix("gsm8k")) == expand(
+            {
+                "EleutherAI/pythia-160m": {"0": 1, "1": 0, "2": 0},
+                "EleutherAI/pythia-410m": {"0": 0, "1": 1, "2": 0},
+            }
+        )
+        long = store.long("gsm8k")
+    assert set(long["filter"]) == {"strict-match"}
+    assert set(long["source"]) == {"lm-eval 0.4.9"}
+    assert long["item_hash"].str.len().eq(64).all()
+    assert str(long["run_timestamp"].iloc[0]) == "2024-05-01 12:30:45.123456"
+
+
+def test_lm_eval_multi_filter_needs_a_choice_and_keeps_both(tmp_path):
+    with pytest.raises(InputError, match=r"several filters \(flexible-extract, strict-match\)"):
+        read_results("lm-eval", FORMATS / "lm-eval" / "v0.4.9", metric="acc")
+    frame, report = read_results(
+        "lm-eval", FORMATS / "lm-eval" / "v0.4.9" / "EleutherAI__pythia-160m",
+        filter="flexible-extract", metric={"arc_easy": "acc"},
+    )
+    # arc_easy offers only the filter 'none': a filter given for every task falls back to it
+    assert report.choices["gsm8k"]["filter"] == "flexible-extract"
+    assert report.choices["arc_easy"]["filter"] == "none"
+    assert report.dropped["other filter"] == 3
+    gsm = frame[frame["benchmark"] == "gsm8k"].sort_values("item")
+    assert gsm["score"].tolist() == [1.0, 1.0, 0.0]
+
+
+def test_lm_eval_old_json_array_layout(tmp_path):
+    store = roundtrip(tmp_path, "lm-eval", FORMATS / "lm-eval" / "v0.4.1", metric="acc_norm")
+    with store:
+        assert store.benchmarks() == ["arc_easy", "hellaswag"]
+        assert cells(store.matrix("hellaswag")) == expand(
+            {
+                "EleutherAI/pythia-160m": {"0": 0, "1": 0, "2": 1},
+                "EleutherAI/pythia-410m": {"0": 1, "2": 1},
+            }
+        )
+        assert store.long("hellaswag")["source_model"].iloc[0] == "EleutherAI/pythia-160m"
+
+
+def test_lm_eval_leaderboard_default_metric(tmp_path):
+    run = tmp_path / "out" / "org__model"
+    run.mkdir(parents=True)
+    line = '{"doc_id": %d, "filter": "none", "metrics": ["acc", "acc_norm"], "acc": 0, "acc_norm": %d}\n'
+    (run / "samples_leaderboard_bbh_navigate_2024-07-01T00-00-00.000001.jsonl").write_text(
+        line % (0, 1) + line % (1, 0)
+    )
+    frame, report = read_results("lm-eval", tmp_path / "out")
+    assert report.choices["leaderboard_bbh_navigate"]["metric"] == "acc_norm"
+    assert report.choices["leaderboard_bbh_navigate"]["metric_chosen"] == "default"
+    assert frame["score"].tolist() == [1.0, 0.0]
+    assert frame["model"].iloc[0] == "org/model"  # sanitize_model_name undone
+    assert frame["source_model"].iloc[0] == "org__model"
+
+
+# ------------------------------------------------------------------ lighteval
+def test_lighteval_struct_and_flat_layouts(tmp_path):
+    store = roundtrip(
+        tmp_path,
+        "lighteval",
+        FORMATS / "lighteval" / "details",
+        metric={"leaderboard|arc:challenge|25": "acc_norm"},
+    )
+    with store:
+        assert cells(store.matrix("lighteval|gsm8k|0")) == expand(
+            {
+                "openai/gpt-4o-mini": {"0": 1, "1": 0, "2": 1, "3": 1},
+                "meta-llama/Llama-3.1-8B-Instruct": {"0": 0, "1": 1, "3": 0},
+                "HuggingFaceTB/SmolLM-135M": {"0": 0, "1": 0, "2": 1},
+            }
+        )
+        # a null metric value is missing, not 0
+        assert cells(store.matrix("leaderboard|arc:challenge|25")) == expand(
+            {
+                "openai/gpt-4o-mini": {"0": 1, "1": 1, "2": 0},
+                "meta-llama/Llama-3.1-8B-Instruct": {"0": 0, "1": 1},
+            }
+        )
+
+
+def test_lighteval_refuses_to_guess_between_metrics():
+    with pytest.raises(InputError, match=r"several metrics \(acc, acc_norm\)"):
+        read_results("lighteval", FORMATS / "lighteval" / "details")
+
+
+# ------------------------------------------------------------------ HELM
+HELM_MMLU = "mmlu:subject=anatomy,method=multiple_choice_joint"
+
+
+def test_helm_roundtrip_excludes_perturbed_and_averages_trials(tmp_path):
+    store = roundtrip(
+        tmp_path, "helm", FORMATS / "helm" / "benchmark_output", metric="exact_match"
+    )
+    with store:
+        assert store.benchmarks() == ["boolq", HELM_MMLU]
+        assert cells(store.matrix(HELM_MMLU)) == expand(
+            {
+                "openai/gpt2": {"id0": 1, "id1": 0, "id2": 0, "id3": 1},
+                "meta/llama-7b": {"id0": 1, "id1": 1, "id2": 0},
+                "eleutherai/pythia-6.9b": {"id0": 0, "id1": 0, "id3": 1},
+            }
+        )
+        # two train trials reduced by their mean; id13 has no exact_match stat -> absent
+        assert cells(store.matrix("boolq")) == expand(
+            {
+                "openai/gpt2": {"id10": 0.5, "id11": 1, "id12": 0},
+                "meta_llama-7b": {"id10": 1, "id11": 0, "id12": 1},
+            }
+        )
+        assert set(store.long("boolq")["trial"]) == {0, 1}
+
+
+def test_helm_perturbed_instances_on_request(tmp_path):
+    frame, report = read_results(
+        "helm", FORMATS / "helm" / "benchmark_output", metric="exact_match",
+        include_perturbed=True,
+    )
+    assert set(frame["filter"]) == {"none", "typo"}
+    assert "perturbed instance (include_perturbed=False)" not in report.dropped
+    with Store(tmp_path / "s.duckdb") as store:
+        store.ingest(frame, report)
+        with pytest.raises(InputError, match="several \\(metric, filter\\) choices"):
+            store.matrix(HELM_MMLU)
+        typo = store.matrix(HELM_MMLU, filter="typo")
+        assert typo.shape == (3, 4) and set(cells(typo).values()) == {0.0}
+
+
+def test_helm_requires_a_stat_choice():
+    with pytest.raises(InputError, match="several metrics .*exact_match.*quasi_exact_match"):
+        read_results("helm", FORMATS / "helm" / "benchmark_output")
+
+
+# ------------------------------------------------------------------ Inspect
+def test_inspect_eval_zip_and_json_logs(tmp_path):
+    store = roundtrip(
+        tmp_path,
+        "inspect",
+        FORMATS / "inspect" / "logs",
+        filter={"theory_of_mind": "model_graded_fact"},
+    )
+    with store:
+        # epochs are trials (mean); the errored epoch of sample 4 is missing, not 0
+        assert cells(store.matrix("arc_challenge")) == expand(
+            {
+                "openai/gpt-4o": {"1": 0.5, "2": 1, "3": 0, "4": 1},
+                "anthropic/claude-3-5-sonnet-latest": {"1": 1, "2": 0, "4": 1},
+            }
+        )
+        # P = 0.5 is kept, not rounded
+        assert cells(store.matrix("theory_of_mind")) == expand(
+            {
+                "openai/gpt-4o": {"tom_1": 1, "tom_2": 0.5, "tom_3": 0},
+                "mistral/mistral-large-latest": {"tom_1": 0.5, "tom_3": 1},
+            }
+        )
+        long = store.long("arc_challenge")
+    assert set(long["filter"]) == {"choice"} and set(long["source"]) == {"inspect_ai 0.3.63"}
+    assert long["run_timestamp"].min().isoformat() == "2025-02-01T10:00:00"
+
+
+def test_inspect_errored_as_zero_and_renamed_eval(tmp_path):
+    renamed = tmp_path / "log.bin"
+    shutil.copy(
+        FORMATS / "inspect" / "logs" / "2025-02-01T10-00-00+00-00_arc-challenge_abc123.eval",
+        renamed,
+    )
+    frame, report = read_results("inspect", renamed, errored="zero")
+    sample4 = frame[frame["item"] == "4"].sort_values("trial")["score"].tolist()
+    assert sample4 == [0.0, 1.0]
+    frame, report = read_results("inspect", renamed)
+    assert report.dropped == {"errored sample (missing; errored='missing')": 1}
+    assert frame[frame["item"] == "4"]["score"].tolist() == [1.0]
+
+
+def test_inspect_needs_a_scorer_choice():
+    with pytest.raises(InputError, match=r"several scorers \(match, model_graded_fact\)"):
+        read_results("inspect", FORMATS / "inspect" / "logs")
+
+
+# ------------------------------------------------------------------ OpenCompass
+def test_opencompass_replicas_are_trials(tmp_path):
+    store = roundtrip(tmp_path, "opencompass", FORMATS / "opencompass" / "outputs")
+    with store:
+        assert store.benchmarks() == ["ceval-computer_network", "gsm8k"]
+        assert cells(store.matrix("gsm8k")) == expand(
+            {
+                "qwen2-7b-hf": {"gsm8k_0": 0.5, "gsm8k_1": 1, "gsm8k_2": 0},
+                "internlm2-7b-hf": {"gsm8k_0": 1, "gsm8k_2": 0.5},
+            }
+        )
+        assert cells(store.matrix("ceval-computer_network")) == expand(
+            {
+                "qwen2-7b-hf": {"0": 1, "1": 0, "2": 1},
+                "internlm2-7b-hf": {"0": 1, "1": 1, "2": 0},
+            }
+        )
+        long = store.long("gsm8k")
+    assert sorted(long["trial"].unique().tolist()) == [0, 1]
+    assert len(long) == 10  # 3 x 2 + 2 x 2 replicas; predictions/ files ignored
+    assert str(long["run_timestamp"].iloc[0]) == "2024-06-01 10:10:10"
+
+
+# ------------------------------------------------------------------ tables
+def test_tables_long_wide_csv_and_parquet(tmp_path):
+    table = FORMATS / "table"
+    store = roundtrip(
+        tmp_path, "table", [table / "long.csv", table / "wide.csv", table / "long.parquet"]
+    )
+    with store:
+        assert cells(store.matrix("quiz")) == expand(
+            {"m1": {"q1": 1, "q2": 0, "q3": 0.5}, "m2": {"q1": 0, "q3": 1}, "m3": {"q2": 1}}
+        )
+        assert cells(store.matrix("wide")) == expand(
+            {"m1": {"q1": 1, "q2": 0}, "m2": {"q2": 1, "q3": 1}, "m3": {"q1": 0, "q2": 0, "q3": 1}}
+        )
+        numbers = store.matrix("numbers")
+        assert numbers.item_ids == ["1", "2", "10"]  # numeric ids in numeric order
+
+
+# ------------------------------------------------------------------ malformed input
+@pytest.mark.parametrize(
+    ("source", "path", "options", "pattern"),
+    [
+        ("lm-eval", "lm-eval/bad/truncated", {}, r"samples_arc_easy_.*\.jsonl:3: invalid JSON line"),
+        ("lm-eval", "lm-eval/bad/string_score", {},
+         r"\.jsonl:2: field 'acc': value 'correct' is a string"),
+        ("lm-eval", "lm-eval/bad/tuple_metric", {"metric": "f1"}, r"\.jsonl:1: field 'f1'.* is a list"),
+        ("lm-eval", "lm-eval/v0.4.9", {"metric": "accuracy"},
+         r"\.jsonl:1: unknown metric 'accuracy' for 'arc_easy'; available: acc, acc_norm"),
+        ("lm-eval", "lm-eval/v0.4.9", {"metric": "perplexity", "filter": "none"}, r"perplexity"),
+        ("inspect", "inspect/bad/not_a_log.eval", {}, r"not_a_log\.eval: is a zip archive but not"),
+        ("helm", "helm/bad", {"metric": "exact_match"},
+         r"per_instance_stats\.json, record 1: field 'exact_match\.mean': value 'wrong'"),
+        ("opencompass", "opencompass/bad/results/m/ds.json", {},
+         r"ds\.json: details\[1\]: field 'correct\[0\]': value 'maybe'"),
+        ("opencompass", "opencompass/bad/nodetails", {}, r"field 'details' is missing"),
+        ("lighteval", "lighteval/bad", {}, r"record 1: field 'metric\.em': value 3\.5 is outside"),
+        ("table", "table/bad_string.csv", {}, r"bad_string\.csv:3: field 'score': value 'oops'"),
+    ],
+)
+def test_malformed_input_names_file_and_place(source, path, options, pattern):
+    with pytest.raises(InputError, match=pattern):
+        read_results(source, FORMATS / path, **options)
+
+
+def test_unknown_source_and_missing_path(tmp_path):
+    with pytest.raises(InputError, match="expected one of lm-eval, lighteval"):
+        read_results("mlflow", tmp_path)
+    with pytest.raises(InputError, match="no such file or directory"):
+        read_results("helm", tmp_path / "nope")
+
+
+def test_duplicate_key_across_files_names_both(tmp_path):
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.csv").write_text("model,item,score,benchmark\nm1,q1,1,quiz\n")
+    with pytest.raises(InputError, match=r"a\.csv, record 2 and .*b\.csv, record 2 both give"):
+        read_results("table", [tmp_path / "a.csv", tmp_path / "b.csv"])
+    frame, _ = read_results("table", [tmp_path / "a.csv", tmp_path / "b.csv"], duplicates="latest")
+    assert len(frame) == 1
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(True, 1.0), (False, 0.0), ("False", 0.0), ("0.25", 0.25), (1, 1.0), (None, None),
+     (float("nan"), None)],
+)
+def test_coerce_score_accepts(value, expected):
+    assert coerce_score(value, "f:1", "acc") == expected
+
+
+@pytest.mark.parametrize("value", ["C", "P", "N", "I", "yes"])
+def test_coerce_score_inspect_letters(value):
+    assert coerce_score(value, "f:1", "s", inspect=True) == {"C": 1, "P": 0.5, "N": 0, "I": 0,
+                                                             "yes": 1}[value]
+    with pytest.raises(InputError):
+        coerce_score(value, "f:1", "s")
+
+
+@pytest.mark.parametrize("value", [[1, 0], (0, 1), {"a": 1}, 1.5, -0.1, float("inf"), "abc"])
+def test_coerce_score_rejects(value):
+    with pytest.raises(InputError, match="f:7: field 'acc'"):
+        coerce_score(value, "f:7", "acc")
