@@ -538,6 +538,9 @@ def _item_order(items: np.ndarray) -> list[str]:
     return sorted(values)
 
 
+_NULLABLE = ("run_timestamp", "item_hash")
+
+
 def _to_arrow(frame: pd.DataFrame | pa.Table) -> pa.Table:
     """Validate and convert a canonical frame to an Arrow table with the canonical schema."""
     names = list(frame.column_names) if isinstance(frame, pa.Table) else list(map(str, frame.columns))
@@ -546,6 +549,15 @@ def _to_arrow(frame: pd.DataFrame | pa.Table) -> pa.Table:
         raise InputError(
             f"the frame lacks the canonical columns {missing}; expected {list(CANONICAL_COLUMNS)}"
         )
+    if isinstance(frame, pd.DataFrame):
+        for column in ("score", *(c for c in CANONICAL_COLUMNS if c not in _NULLABLE)):
+            empty = frame[column].isna().to_numpy()
+            if empty.any():
+                k = int(np.flatnonzero(empty)[0])
+                raise InputError(
+                    f"{frame['source_file'].iloc[k]}: row {k}: column {column!r} is empty; "
+                    "expected a value (missing cells have no row)"
+                )
     try:
         if isinstance(frame, pa.Table):
             table = frame.select(list(CANONICAL_COLUMNS)).cast(CANONICAL_SCHEMA)
@@ -564,7 +576,7 @@ def _to_arrow(frame: pd.DataFrame | pa.Table) -> pa.Table:
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         raise InputError(
-            f"{table.column('source_file')[k].as_py()}: row {k}: score {score[k]!r} is outside "
+            f"{table.column('source_file')[k].as_py()}: row {k}: score {float(score[k])!r} is outside "
             "[0, 1] or missing; expected a score in [0, 1] (missing cells have no row)"
         )
     return table
