@@ -1,5 +1,25 @@
 """Data in and out: the response matrix, synthetic generators, ingest and the embedded store."""
 
-from latentbench.io._matrix import MatrixSummary, ResponseMatrix
+from typing import Any
 
-__all__ = ["MatrixSummary", "ResponseMatrix"]
+from latentbench.io._matrix import MatrixSummary, ResponseMatrix
+from latentbench.io.formats import SOURCES, CanonicalRow, LoadReport, read_results
+
+__all__ = [
+    "SOURCES",
+    "CanonicalRow",
+    "LoadReport",
+    "MatrixSummary",
+    "ResponseMatrix",
+    "Store",
+    "read_results",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # The store imports duckdb (~0.15 s); load it on first use only.
+    if name == "Store":
+        from latentbench.io.store import Store
+
+        return Store
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pyarrow.parquet as pq
 
 from latentbench.exceptions import InputError
 from latentbench.io.formats._common import (
@@ -73,6 +72,8 @@ def read(
     source_model = _model_from_path(path, in_ts_dir)
     canonical = model or source_model
     name = benchmark or task
+    import pyarrow.parquet as pq  # deferred: ~0.25 s to import
+
     try:
         table = pq.read_table(path)
     except Exception as exc:
