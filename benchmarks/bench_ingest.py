@@ -24,7 +24,9 @@ from latentbench.io.formats import CANONICAL_COLUMNS
 from latentbench.io.store import Store
 
 
-def synthetic(n_rows: int, n_benchmarks: int = 4, n_models: int = 250, seed: int = 0) -> pd.DataFrame:
+def synthetic(
+    n_rows: int, n_benchmarks: int = 4, n_models: int = 250, seed: int = 0
+) -> pd.DataFrame:
     """A canonical long table: n_benchmarks x n_models x (n_rows / ...) items, ~10% missing."""
     rng = np.random.default_rng(seed)
     per_bench = n_rows // n_benchmarks
@@ -58,8 +60,17 @@ def synthetic(n_rows: int, n_benchmarks: int = 4, n_models: int = 250, seed: int
             )
         )
     frame = pd.concat(frames, ignore_index=True)[list(CANONICAL_COLUMNS)]
-    for column in ("model", "benchmark", "item", "metric", "filter", "source", "source_file",
-                   "item_hash", "source_model"):
+    for column in (
+        "model",
+        "benchmark",
+        "item",
+        "metric",
+        "filter",
+        "source",
+        "source_file",
+        "item_hash",
+        "source_model",
+    ):
         frame[column] = frame[column].astype("str")
     frame["run_timestamp"] = frame["run_timestamp"].astype("datetime64[us]")
     return frame

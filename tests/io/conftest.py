@@ -23,7 +23,7 @@ def cells(matrix: ResponseMatrix) -> dict[tuple[str, str], float]:
     rows, cols = np.nonzero(~np.isnan(scores))
     return {
         (matrix.model_ids[r], matrix.item_ids[c]): round(float(scores[r, c]), 6)
-        for r, c in zip(rows, cols)
+        for r, c in zip(rows, cols, strict=True)
     }
 
 

@@ -21,24 +21,55 @@ def run(*args: str):
 
 def test_ingest_ls_export(tmp_path):
     store = tmp_path / "s.duckdb"
-    result = run("ingest", "lm-eval", FORMATS / "lm-eval" / "v0.4.9", "--store", store,
-                 "--metric", "arc_easy=acc", "--filter", "gsm8k=strict-match")
+    result = run(
+        "ingest",
+        "lm-eval",
+        FORMATS / "lm-eval" / "v0.4.9",
+        "--store",
+        store,
+        "--metric",
+        "arc_easy=acc",
+        "--filter",
+        "gsm8k=strict-match",
+    )
     assert result.exit_code == 0, result.output
     assert "17 new rows" in result.output
-    again = run("ingest", "lm-eval", FORMATS / "lm-eval" / "v0.4.9", "--store", store,
-                "--metric", "arc_easy=acc", "--filter", "gsm8k=strict-match", "--json")
+    again = run(
+        "ingest",
+        "lm-eval",
+        FORMATS / "lm-eval" / "v0.4.9",
+        "--store",
+        store,
+        "--metric",
+        "arc_easy=acc",
+        "--filter",
+        "gsm8k=strict-match",
+        "--json",
+    )
     assert again.exit_code == 0, again.output
     assert json.loads(again.output)["ingest"]["n_new"] == 0
-    helm = run("ingest", "helm", FORMATS / "helm" / "benchmark_output", "--store", store,
-               "--metric", "mmlu:subject=anatomy,method=multiple_choice_joint=exact_match",
-               "--metric", "exact_match")
+    helm = run(
+        "ingest",
+        "helm",
+        FORMATS / "helm" / "benchmark_output",
+        "--store",
+        store,
+        "--metric",
+        "mmlu:subject=anatomy,method=multiple_choice_joint=exact_match",
+        "--metric",
+        "exact_match",
+    )
     assert helm.exit_code == 0, helm.output
 
     listing = run("ls", "--store", store, "--json")
     assert listing.exit_code == 0, listing.output
     rows = {r["benchmark"]: r for r in json.loads(listing.output)}
-    assert set(rows) == {"arc_easy", "gsm8k", "boolq",
-                         "mmlu:subject=anatomy,method=multiple_choice_joint"}
+    assert set(rows) == {
+        "arc_easy",
+        "gsm8k",
+        "boolq",
+        "mmlu:subject=anatomy,method=multiple_choice_joint",
+    }
     assert rows["arc_easy"]["n_models"] == 3 and rows["arc_easy"]["n_items"] == 4
     table = run("ls", "--store", store, "--benchmark", "arc_easy")
     assert table.exit_code == 0 and "pythia-410m" in table.output
@@ -54,8 +85,18 @@ def test_failed_ingest_writes_nothing(tmp_path):
     store = tmp_path / "s.duckdb"
     good = FORMATS / "lm-eval" / "v0.4.9" / "EleutherAI__pythia-160m"
     bad = FORMATS / "lm-eval" / "bad" / "truncated"
-    result = run("ingest", "lm-eval", good, bad, "--store", store, "--metric", "acc",
-                 "--filter", "strict-match")
+    result = run(
+        "ingest",
+        "lm-eval",
+        good,
+        bad,
+        "--store",
+        store,
+        "--metric",
+        "acc",
+        "--filter",
+        "strict-match",
+    )
     assert result.exit_code == 2
     assert "samples_arc_easy_" in result.output and ".jsonl:3: invalid JSON line" in result.output
     with Store(store) as db:
@@ -63,8 +104,9 @@ def test_failed_ingest_writes_nothing(tmp_path):
 
 
 def test_ambiguous_metric_lists_choices(tmp_path):
-    result = run("ingest", "helm", FORMATS / "helm" / "benchmark_output",
-                 "--store", tmp_path / "s.duckdb")
+    result = run(
+        "ingest", "helm", FORMATS / "helm" / "benchmark_output", "--store", tmp_path / "s.duckdb"
+    )
     assert result.exit_code == 2
     assert "several metrics (exact_match, num_output_tokens, quasi_exact_match)" in result.output
 

@@ -68,8 +68,10 @@ def test_lm_eval_multi_filter_needs_a_choice_and_keeps_both(tmp_path):
     with pytest.raises(InputError, match=r"several filters \(flexible-extract, strict-match\)"):
         read_results("lm-eval", FORMATS / "lm-eval" / "v0.4.9", metric="acc")
     frame, report = read_results(
-        "lm-eval", FORMATS / "lm-eval" / "v0.4.9" / "EleutherAI__pythia-160m",
-        filter="flexible-extract", metric={"arc_easy": "acc"},
+        "lm-eval",
+        FORMATS / "lm-eval" / "v0.4.9" / "EleutherAI__pythia-160m",
+        filter="flexible-extract",
+        metric={"arc_easy": "acc"},
     )
     # arc_easy offers only the filter 'none': a filter given for every task falls back to it
     assert report.choices["gsm8k"]["filter"] == "flexible-extract"
@@ -95,7 +97,10 @@ def test_lm_eval_old_json_array_layout(tmp_path):
 def test_lm_eval_leaderboard_default_metric(tmp_path):
     run = tmp_path / "out" / "org__model"
     run.mkdir(parents=True)
-    line = '{"doc_id": %d, "filter": "none", "metrics": ["acc", "acc_norm"], "acc": 0, "acc_norm": %d}\n'
+    line = (
+        '{"doc_id": %d, "filter": "none", "metrics": ["acc", "acc_norm"], "acc": 0, '
+        '"acc_norm": %d}\n'
+    )
     (run / "samples_leaderboard_bbh_navigate_2024-07-01T00-00-00.000001.jsonl").write_text(
         line % (0, 1) + line % (1, 0)
     )
@@ -142,9 +147,7 @@ HELM_MMLU = "mmlu:subject=anatomy,method=multiple_choice_joint"
 
 
 def test_helm_roundtrip_excludes_perturbed_and_averages_trials(tmp_path):
-    store = roundtrip(
-        tmp_path, "helm", FORMATS / "helm" / "benchmark_output", metric="exact_match"
-    )
+    store = roundtrip(tmp_path, "helm", FORMATS / "helm" / "benchmark_output", metric="exact_match")
     with store:
         assert store.benchmarks() == ["boolq", HELM_MMLU]
         assert cells(store.matrix(HELM_MMLU)) == expand(
@@ -166,21 +169,23 @@ def test_helm_roundtrip_excludes_perturbed_and_averages_trials(tmp_path):
 
 def test_helm_perturbed_instances_on_request(tmp_path):
     frame, report = read_results(
-        "helm", FORMATS / "helm" / "benchmark_output", metric="exact_match",
+        "helm",
+        FORMATS / "helm" / "benchmark_output",
+        metric="exact_match",
         include_perturbed=True,
     )
     assert set(frame["filter"]) == {"none", "typo"}
     assert "perturbed instance (include_perturbed=False)" not in report.dropped
     with Store(tmp_path / "s.duckdb") as store:
         store.ingest(frame, report)
-        with pytest.raises(InputError, match="several \\(metric, filter\\) choices"):
+        with pytest.raises(InputError, match=r"several \(metric, filter\) choices"):
             store.matrix(HELM_MMLU)
         typo = store.matrix(HELM_MMLU, filter="typo")
         assert typo.shape == (3, 4) and set(cells(typo).values()) == {0.0}
 
 
 def test_helm_requires_a_stat_choice():
-    with pytest.raises(InputError, match="several metrics .*exact_match.*quasi_exact_match"):
+    with pytest.raises(InputError, match=r"several metrics .*exact_match.*quasi_exact_match"):
         read_results("helm", FORMATS / "helm" / "benchmark_output")
 
 
@@ -275,18 +280,44 @@ def test_tables_long_wide_csv_and_parquet(tmp_path):
 @pytest.mark.parametrize(
     ("source", "path", "options", "pattern"),
     [
-        ("lm-eval", "lm-eval/bad/truncated", {}, r"samples_arc_easy_.*\.jsonl:3: invalid JSON line"),
-        ("lm-eval", "lm-eval/bad/string_score", {},
-         r"\.jsonl:2: field 'acc': value 'correct' is a string"),
-        ("lm-eval", "lm-eval/bad/tuple_metric", {"metric": "f1"}, r"\.jsonl:1: field 'f1'.* is a list"),
-        ("lm-eval", "lm-eval/v0.4.9", {"metric": "accuracy"},
-         r"\.jsonl:1: unknown metric 'accuracy' for 'arc_easy'; available: acc, acc_norm"),
+        (
+            "lm-eval",
+            "lm-eval/bad/truncated",
+            {},
+            r"samples_arc_easy_.*\.jsonl:3: invalid JSON line",
+        ),
+        (
+            "lm-eval",
+            "lm-eval/bad/string_score",
+            {},
+            r"\.jsonl:2: field 'acc': value 'correct' is a string",
+        ),
+        (
+            "lm-eval",
+            "lm-eval/bad/tuple_metric",
+            {"metric": "f1"},
+            r"\.jsonl:1: field 'f1'.* is a list",
+        ),
+        (
+            "lm-eval",
+            "lm-eval/v0.4.9",
+            {"metric": "accuracy"},
+            r"\.jsonl:1: unknown metric 'accuracy' for 'arc_easy'; available: acc, acc_norm",
+        ),
         ("lm-eval", "lm-eval/v0.4.9", {"metric": "perplexity", "filter": "none"}, r"perplexity"),
         ("inspect", "inspect/bad/not_a_log.eval", {}, r"not_a_log\.eval: is a zip archive but not"),
-        ("helm", "helm/bad", {"metric": "exact_match"},
-         r"per_instance_stats\.json, record 1: field 'exact_match\.mean': value 'wrong'"),
-        ("opencompass", "opencompass/bad/results/m/ds.json", {},
-         r"ds\.json: details\[1\]: field 'correct\[0\]': value 'maybe'"),
+        (
+            "helm",
+            "helm/bad",
+            {"metric": "exact_match"},
+            r"per_instance_stats\.json, record 1: field 'exact_match\.mean': value 'wrong'",
+        ),
+        (
+            "opencompass",
+            "opencompass/bad/results/m/ds.json",
+            {},
+            r"ds\.json: details\[1\]: field 'correct\[0\]': value 'maybe'",
+        ),
         ("opencompass", "opencompass/bad/nodetails", {}, r"field 'details' is missing"),
         ("lighteval", "lighteval/bad", {}, r"record 1: field 'metric\.em': value 3\.5 is outside"),
         ("table", "table/bad_string.csv", {}, r"bad_string\.csv:3: field 'score': value 'oops'"),
@@ -298,9 +329,9 @@ def test_malformed_input_names_file_and_place(source, path, options, pattern):
 
 
 def test_unknown_source_and_missing_path(tmp_path):
-    with pytest.raises(InputError, match="expected one of lm-eval, lighteval"):
+    with pytest.raises(InputError, match=r"expected one of lm-eval, lighteval"):
         read_results("mlflow", tmp_path)
-    with pytest.raises(InputError, match="no such file or directory"):
+    with pytest.raises(InputError, match=r"no such file or directory"):
         read_results("helm", tmp_path / "nope")
 
 
@@ -315,8 +346,15 @@ def test_duplicate_key_across_files_names_both(tmp_path):
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [(True, 1.0), (False, 0.0), ("False", 0.0), ("0.25", 0.25), (1, 1.0), (None, None),
-     (float("nan"), None)],
+    [
+        (True, 1.0),
+        (False, 0.0),
+        ("False", 0.0),
+        ("0.25", 0.25),
+        (1, 1.0),
+        (None, None),
+        (float("nan"), None),
+    ],
 )
 def test_coerce_score_accepts(value, expected):
     assert coerce_score(value, "f:1", "acc") == expected
@@ -324,13 +362,15 @@ def test_coerce_score_accepts(value, expected):
 
 @pytest.mark.parametrize("value", ["C", "P", "N", "I", "yes"])
 def test_coerce_score_inspect_letters(value):
-    assert coerce_score(value, "f:1", "s", inspect=True) == {"C": 1, "P": 0.5, "N": 0, "I": 0,
-                                                             "yes": 1}[value]
+    assert (
+        coerce_score(value, "f:1", "s", inspect=True)
+        == {"C": 1, "P": 0.5, "N": 0, "I": 0, "yes": 1}[value]
+    )
     with pytest.raises(InputError):
         coerce_score(value, "f:1", "s")
 
 
 @pytest.mark.parametrize("value", [[1, 0], (0, 1), {"a": 1}, 1.5, -0.1, float("inf"), "abc"])
 def test_coerce_score_rejects(value):
-    with pytest.raises(InputError, match="f:7: field 'acc'"):
+    with pytest.raises(InputError, match=r"f:7: field 'acc'"):
         coerce_score(value, "f:7", "acc")

@@ -13,14 +13,15 @@ from conftest import FORMATS, cells
 from latentbench._version import __version__
 from latentbench.exceptions import InputError
 from latentbench.io.formats import read_results
-from latentbench.io.store import Store
-from latentbench.io.store import SCHEMA_VERSION
+from latentbench.io.store import SCHEMA_VERSION, Store
 
 
 def lm_eval(filter_: str = "strict-match"):
     return read_results(
-        "lm-eval", FORMATS / "lm-eval" / "v0.4.9", metric={"arc_easy": "acc"}, filter=filter_
-        if filter_ != "none" else None,
+        "lm-eval",
+        FORMATS / "lm-eval" / "v0.4.9",
+        metric={"arc_easy": "acc"},
+        filter=filter_ if filter_ != "none" else None,
     )
 
 
@@ -37,8 +38,15 @@ def n_rows(store: Store) -> int:
 def test_new_store_has_schema_and_versions(store):
     assert store.meta == {"schema_version": str(SCHEMA_VERSION), "package_version": __version__}
     tables = {r[0] for r in store.connection.execute("SHOW TABLES").fetchall()}
-    assert {"meta", "responses", "ingests", "fits", "selection_runs",
-            "selection_observations", "selection_decisions"} <= tables
+    assert {
+        "meta",
+        "responses",
+        "ingests",
+        "fits",
+        "selection_runs",
+        "selection_observations",
+        "selection_decisions",
+    } <= tables
     assert store.benchmarks() == [] and store.models() == []
 
 
@@ -59,8 +67,10 @@ def test_second_filter_is_added_not_conflicting(store):
     assert result["n_new"] == 6  # only the gsm8k rows of the other filter are new
     choices = store.choices("gsm8k")
     assert choices[["metric", "filter"]].values.tolist() == [
-        ["exact_match", "flexible-extract"], ["exact_match", "strict-match"]]
-    with pytest.raises(InputError, match="several \\(metric, filter\\) choices .*flexible-extract"):
+        ["exact_match", "flexible-extract"],
+        ["exact_match", "strict-match"],
+    ]
+    with pytest.raises(InputError, match=r"several \(metric, filter\) choices .*flexible-extract"):
         store.matrix("gsm8k")
     flexible = store.matrix("gsm8k", metric="exact_match", filter="flexible-extract")
     assert cells(flexible)[("EleutherAI/pythia-160m", "1")] == 1.0
@@ -74,8 +84,11 @@ def test_conflicting_score_names_both_files_and_writes_nothing(store, tmp_path):
     changed.loc[row, "score"] = 1.0 - changed.loc[row, "score"]
     changed["source_file"] = str(tmp_path / "rerun.jsonl")
     extra = changed.iloc[[0]].assign(item="999", score=1.0)  # a new row in the same batch
-    with pytest.raises(InputError, match=r"conflicting score .*rerun\.jsonl but .* already stored "
-                                         r"from .*samples_gsm8k_.*\.jsonl"):
+    with pytest.raises(
+        InputError,
+        match=r"conflicting score .*rerun\.jsonl but .* already stored "
+        r"from .*samples_gsm8k_.*\.jsonl",
+    ):
         store.ingest(pd.concat([extra, changed]), report)
     assert n_rows(store) == 17  # the new row of the failed batch was not written
     assert store.long().equals(store.long())  # store still readable
@@ -84,7 +97,7 @@ def test_conflicting_score_names_both_files_and_writes_nothing(store, tmp_path):
 
 def test_duplicate_key_within_a_batch_is_refused(store):
     frame, report = lm_eval()
-    with pytest.raises(InputError, match="appears 2 times"):
+    with pytest.raises(InputError, match=r"appears 2 times"):
         store.ingest(pd.concat([frame, frame.iloc[[3]]]), report)
     assert n_rows(store) == 0
 
@@ -95,16 +108,19 @@ def test_same_key_from_another_source_is_kept(store):
     other = frame[frame["benchmark"] == "arc_easy"].assign(source="table", score=0.5)
     assert store.ingest(other)["n_new"] == len(other)
     assert set(store.summary().set_index("benchmark").loc["arc_easy", "sources"].split(", ")) == {
-        "lm-eval", "lm-eval 0.4.9", "table"}
+        "lm-eval",
+        "lm-eval 0.4.9",
+        "table",
+    }
 
 
 def test_ingest_validates_the_frame(store):
     frame, _ = lm_eval()
-    with pytest.raises(InputError, match="lacks the canonical columns \\['score'\\]"):
+    with pytest.raises(InputError, match=r"lacks the canonical columns \['score'\]"):
         store.ingest(frame.drop(columns="score"))
-    with pytest.raises(InputError, match="score 1.5 is outside"):
+    with pytest.raises(InputError, match=r"score 1.5 is outside"):
         store.ingest(frame.assign(score=1.5))
-    with pytest.raises(InputError, match="row 0: column .score. is empty"):
+    with pytest.raises(InputError, match=r"row 0: column .score. is empty"):
         store.ingest(frame.assign(score=np.nan))
     assert n_rows(store) == 0
 
@@ -113,7 +129,10 @@ def test_coverage_summary_and_models(store):
     store.ingest(*lm_eval())
     coverage = store.coverage("arc_easy").set_index("model")
     assert coverage["n_items"].to_dict() == {
-        "EleutherAI/pythia-160m": 4, "EleutherAI/pythia-410m": 3, "meta-llama/Llama-3.2-1B": 4}
+        "EleutherAI/pythia-160m": 4,
+        "EleutherAI/pythia-410m": 3,
+        "meta-llama/Llama-3.2-1B": 4,
+    }
     assert coverage.loc["EleutherAI/pythia-410m", "fraction"] == pytest.approx(0.75)
     summary = store.summary().set_index("benchmark")
     assert summary.loc["arc_easy", "observed_fraction"] == pytest.approx(11 / 12)
@@ -124,9 +143,9 @@ def test_coverage_summary_and_models(store):
 
 def test_matrix_errors_list_the_choices(store):
     store.ingest(*lm_eval())
-    with pytest.raises(InputError, match="unknown benchmark 'mmlu'; stored: arc_easy, gsm8k"):
+    with pytest.raises(InputError, match=r"unknown benchmark 'mmlu'; stored: arc_easy, gsm8k"):
         store.matrix("mmlu")
-    with pytest.raises(InputError, match="no rows with metric='acc_norm'.*metric='acc'"):
+    with pytest.raises(InputError, match=r"no rows with metric='acc_norm'.*metric='acc'"):
         store.matrix("arc_easy", metric="acc_norm")
 
 
@@ -142,13 +161,14 @@ def test_export_reads_back_with_provenance(store, tmp_path, suffix):
     # and back into the original store: nothing new, nothing conflicting
     assert store.ingest(frame, report)["n_new"] == 0
     assert store.export(tmp_path / f"gsm{suffix}", benchmark="gsm8k") == 6
-    with pytest.raises(InputError, match="unknown export type"):
+    with pytest.raises(InputError, match=r"unknown export type"):
         store.export(tmp_path / "x.json")
 
 
 def test_record_fit(store):
     class Result:
-        options = {"rank": 1}
+        def __init__(self):
+            self.options = {"rank": 1}
 
         def fit_info(self):
             return {"loss": 1.5, "converged": True}
@@ -167,7 +187,7 @@ def test_newer_schema_is_refused(tmp_path):
     con = duckdb.connect(str(path))
     con.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
     con.close()
-    with pytest.raises(InputError, match="schema version 99 is newer"):
+    with pytest.raises(InputError, match=r"schema version 99 is newer"):
         Store(path)
 
 
@@ -178,5 +198,5 @@ def test_persistence_and_read_only(tmp_path):
     with Store(path, read_only=True) as db:
         assert db.benchmarks() == ["arc_easy", "gsm8k"]
         assert db.matrix("arc_easy").shape == (3, 4)
-    with pytest.raises(InputError, match="store not found"):
+    with pytest.raises(InputError, match=r"store not found"):
         Store(tmp_path / "missing.duckdb", read_only=True)

@@ -57,7 +57,7 @@ def ingest(
     metric: list[str] | None = typer.Option(
         None, help="Metric: NAME, or TASK=NAME (repeatable). Required when a task has several."
     ),
-    filter: list[str] | None = typer.Option(  # noqa: A002
+    filter: list[str] | None = typer.Option(
         None,
         "--filter",
         help="lm-eval filter / Inspect scorer: NAME or TASK=NAME (repeatable).",
@@ -130,9 +130,7 @@ def ls(
         numeric = frame[column].dtype.kind in "iuf"
         table.add_column(str(column), justify="right" if numeric else "left", overflow="fold")
     for row in frame.itertuples(index=False):
-        table.add_row(
-            *(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row)
-        )
+        table.add_row(*(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row))
     console.print(table)
 
 

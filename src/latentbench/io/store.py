@@ -15,8 +15,8 @@ Tables
     One row per recorded IRT fit (:meth:`Store.record_fit`).
 ``selection_runs`` (run_id, created_at, config JSON, package_version, status)
     One row per live selection run.
-``selection_observations`` (run_id, seq, round, model, item, score, error, requested_at, observed_at)
-    Every observation of a selection run, in order (``seq``), written before it is used.
+``selection_observations`` (run_id, seq, round, model, item, score, error, ...)
+    Columns ``requested_at`` and ``observed_at`` end the row. Every observation of a selection run, in order (``seq``), written before it is used.
     ``score`` is NULL when the request failed; ``error`` then holds the reason.
 ``selection_decisions`` (run_id, round, payload JSON)
     What the policy decided at each round.
@@ -113,6 +113,7 @@ CREATE TABLE IF NOT EXISTS selection_decisions (
 );
 """
 
+_INCOMING_COLUMNS = ", ".join(f"i.{c}" for c in CANONICAL_COLUMNS)
 _JOIN = " AND ".join(f"i.{c} = r.{c}" for c in STORE_KEY)
 
 
@@ -251,7 +252,7 @@ class Store:
                         "nothing was ingested"
                     )
                 inserted = con.execute(
-                    f"INSERT INTO responses SELECT {', '.join('i.' + c for c in CANONICAL_COLUMNS)}, "
+                    f"INSERT INTO responses SELECT {_INCOMING_COLUMNS}, "
                     f"?, ? FROM _incoming i ANTI JOIN responses r ON {_JOIN}",
                     [run_id, now],
                 ).fetchall()
@@ -324,7 +325,8 @@ class Store:
             ),
             rows AS (
                 SELECT benchmark, count(*) AS n_rows,
-                       string_agg(DISTINCT metric || '/' || filter, ', ' ORDER BY metric || '/' || filter) AS choices,
+                       string_agg(DISTINCT metric || '/' || filter, ', '
+                                  ORDER BY metric || '/' || filter) AS choices,
                        string_agg(DISTINCT source, ', ' ORDER BY source) AS sources
                 FROM responses GROUP BY benchmark
             )
@@ -363,7 +365,7 @@ class Store:
         benchmark: str | None = None,
         *,
         metric: str | None = None,
-        filter: str | None = None,  # noqa: A002
+        filter: str | None = None,
     ) -> pd.DataFrame:
         """The canonical long table (optionally one benchmark / metric / filter)."""
         clauses, params = [], []
@@ -382,7 +384,7 @@ class Store:
         self,
         benchmark: str,
         metric: str | None = None,
-        filter: str | None = None,  # noqa: A002
+        filter: str | None = None,
     ) -> ResponseMatrix:
         """The (model x item) matrix of one benchmark for one (metric, filter).
 
@@ -543,7 +545,9 @@ _NULLABLE = ("run_timestamp", "item_hash")
 
 def _to_arrow(frame: pd.DataFrame | pa.Table) -> pa.Table:
     """Validate and convert a canonical frame to an Arrow table with the canonical schema."""
-    names = list(frame.column_names) if isinstance(frame, pa.Table) else list(map(str, frame.columns))
+    names = (
+        list(frame.column_names) if isinstance(frame, pa.Table) else list(map(str, frame.columns))
+    )
     missing = [c for c in CANONICAL_COLUMNS if c not in names]
     if missing:
         raise InputError(
@@ -567,8 +571,16 @@ def _to_arrow(frame: pd.DataFrame | pa.Table) -> pa.Table:
             )
     except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError, TypeError) as exc:
         raise InputError(f"the frame does not fit the canonical schema ({exc})") from None
-    for column in ("model", "benchmark", "item", "metric", "filter", "source", "source_file",
-                   "source_model"):
+    for column in (
+        "model",
+        "benchmark",
+        "item",
+        "metric",
+        "filter",
+        "source",
+        "source_file",
+        "source_model",
+    ):
         if table.column(column).null_count:
             raise InputError(f"column {column!r} has empty values; expected a string in every row")
     score = table.column("score").to_numpy()
@@ -576,7 +588,8 @@ def _to_arrow(frame: pd.DataFrame | pa.Table) -> pa.Table:
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         raise InputError(
-            f"{table.column('source_file')[k].as_py()}: row {k}: score {float(score[k])!r} is outside "
+            f"{table.column('source_file')[k].as_py()}: row {k}: score {float(score[k])!r} is "
+            "outside "
             "[0, 1] or missing; expected a score in [0, 1] (missing cells have no row)"
         )
     return table

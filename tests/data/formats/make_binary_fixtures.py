@@ -18,16 +18,30 @@ HERE = Path(__file__).resolve().parent
 
 
 # ------------------------------------------------------------------ lighteval
-def lighteval_struct(path: Path, rows: list[tuple[str, dict[str, float | None]]], task: str) -> None:
+def lighteval_struct(
+    path: Path, rows: list[tuple[str, dict[str, float | None]]], task: str
+) -> None:
     """lighteval >= 0.11: struct columns doc, model_response, metric; item = doc.id."""
     docs = [
-        {"id": doc_id, "query": f"Question {doc_id}?", "choices": ["A", "B"], "gold_index": [0],
-         "instruction": "", "task_name": task, "num_samples": 1}
+        {
+            "id": doc_id,
+            "query": f"Question {doc_id}?",
+            "choices": ["A", "B"],
+            "gold_index": [0],
+            "instruction": "",
+            "task_name": task,
+            "num_samples": 1,
+        }
         for doc_id, _ in rows
     ]
     responses = [
-        {"input": f"Question {doc_id}?", "text": ["A"], "text_post_processed": ["A"],
-         "output_tokens": [[32]], "argmax_logits_eq_gold": []}
+        {
+            "input": f"Question {doc_id}?",
+            "text": ["A"],
+            "text_post_processed": ["A"],
+            "output_tokens": [[32]],
+            "argmax_logits_eq_gold": [],
+        }
         for doc_id, _ in rows
     ]
     table = pa.table(
@@ -67,26 +81,39 @@ def build_lighteval() -> None:
     arc = "leaderboard|arc:challenge|25"
     lighteval_struct(
         root / "openai" / "gpt-4o-mini" / ts / f"details_{gsm}_{ts}.parquet",
-        [("0", {"extractive_match": 1.0}), ("1", {"extractive_match": 0.0}),
-         ("2", {"extractive_match": 1.0}), ("3", {"extractive_match": 1.0})],
+        [
+            ("0", {"extractive_match": 1.0}),
+            ("1", {"extractive_match": 0.0}),
+            ("2", {"extractive_match": 1.0}),
+            ("3", {"extractive_match": 1.0}),
+        ],
         gsm,
     )
     lighteval_struct(
         root / "meta-llama" / "Llama-3.1-8B-Instruct" / ts / f"details_{gsm}_{ts}.parquet",
-        [("0", {"extractive_match": 0.0}), ("1", {"extractive_match": 1.0}),
-         ("3", {"extractive_match": 0.0})],
+        [
+            ("0", {"extractive_match": 0.0}),
+            ("1", {"extractive_match": 1.0}),
+            ("3", {"extractive_match": 0.0}),
+        ],
         gsm,
     )
     lighteval_struct(
         root / "openai" / "gpt-4o-mini" / ts / f"details_{arc}_{ts}.parquet",
-        [("0", {"acc": 1.0, "acc_norm": 1.0}), ("1", {"acc": 0.0, "acc_norm": 1.0}),
-         ("2", {"acc": 1.0, "acc_norm": 0.0})],
+        [
+            ("0", {"acc": 1.0, "acc_norm": 1.0}),
+            ("1", {"acc": 0.0, "acc_norm": 1.0}),
+            ("2", {"acc": 1.0, "acc_norm": 0.0}),
+        ],
         arc,
     )
     lighteval_struct(
         root / "meta-llama" / "Llama-3.1-8B-Instruct" / ts / f"details_{arc}_{ts}.parquet",
-        [("0", {"acc": 0.0, "acc_norm": 0.0}), ("1", {"acc": 1.0, "acc_norm": 1.0}),
-         ("2", {"acc": 1.0, "acc_norm": None})],
+        [
+            ("0", {"acc": 0.0, "acc_norm": 0.0}),
+            ("1", {"acc": 1.0, "acc_norm": 1.0}),
+            ("2", {"acc": 1.0, "acc_norm": None}),
+        ],
         arc,
     )
     old = "2024-06-01T08-00-00.000000"
@@ -132,10 +159,18 @@ def _sample(sid: str | int, epoch: int, scores: dict, error: str | None = None) 
 def write_eval(path: Path, spec: dict, samples: list[dict]) -> None:
     """A .eval zip with the members Inspect writes (header, journal, summaries, samples)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    header = {"version": 2, "status": "success", "eval": spec, "plan": {}, "results": {},
-              "stats": {}}
+    header = {
+        "version": 2,
+        "status": "success",
+        "eval": spec,
+        "plan": {},
+        "results": {},
+        "stats": {},
+    }
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("_journal/start.json", json.dumps({"version": 2, "eval": spec, "plan": {}}))
+        archive.writestr(
+            "_journal/start.json", json.dumps({"version": 2, "eval": spec, "plan": {}})
+        )
         for sample in samples:
             archive.writestr(
                 f"samples/{sample['id']}_epoch_{sample['epoch']}.json", json.dumps(sample)
@@ -152,19 +187,26 @@ def build_inspect() -> None:
         logs / "2025-02-01T10-00-00+00-00_arc-challenge_abc123.eval",
         _spec("arc_challenge", "openai/gpt-4o", "2025-02-01T10:00:00+00:00"),
         [
-            _sample(1, 1, choice("C")), _sample(1, 2, choice("I")),
-            _sample(2, 1, choice("C")), _sample(2, 2, choice("C")),
-            _sample(3, 1, choice("I")), _sample(3, 2, choice("I")),
-            _sample(4, 1, {}, error="RateLimitError: 429"), _sample(4, 2, choice("C")),
+            _sample(1, 1, choice("C")),
+            _sample(1, 2, choice("I")),
+            _sample(2, 1, choice("C")),
+            _sample(2, 2, choice("C")),
+            _sample(3, 1, choice("I")),
+            _sample(3, 2, choice("I")),
+            _sample(4, 1, {}, error="RateLimitError: 429"),
+            _sample(4, 2, choice("C")),
         ],
     )
     write_eval(
         logs / "2025-02-01T11-00-00+00-00_arc-challenge_def456.eval",
         _spec("arc_challenge", "anthropic/claude-3-5-sonnet-latest", "2025-02-01T11:00:00+00:00"),
         [
-            _sample(1, 1, choice("C")), _sample(1, 2, choice("C")),
-            _sample(2, 1, choice("N")), _sample(2, 2, choice("I")),
-            _sample(4, 1, choice("C")), _sample(4, 2, choice("C")),
+            _sample(1, 1, choice("C")),
+            _sample(1, 2, choice("C")),
+            _sample(2, 1, choice("N")),
+            _sample(2, 2, choice("I")),
+            _sample(4, 1, choice("C")),
+            _sample(4, 2, choice("C")),
         ],
     )
     both = lambda graded, match: {  # noqa: E731
@@ -172,10 +214,16 @@ def build_inspect() -> None:
         "match": {"value": match, "answer": "x"},
     }
     for model, created, values in (
-        ("openai/gpt-4o", "2025-02-02T09:00:00+00:00",
-         [("tom_1", "C", 1), ("tom_2", "P", 0), ("tom_3", "I", 0)]),
-        ("mistral/mistral-large-latest", "2025-02-02T09:30:00+00:00",
-         [("tom_1", "P", 1), ("tom_3", "C", 1)]),
+        (
+            "openai/gpt-4o",
+            "2025-02-02T09:00:00+00:00",
+            [("tom_1", "C", 1), ("tom_2", "P", 0), ("tom_3", "I", 0)],
+        ),
+        (
+            "mistral/mistral-large-latest",
+            "2025-02-02T09:30:00+00:00",
+            [("tom_1", "P", 1), ("tom_3", "C", 1)],
+        ),
     ):
         log = {
             "version": 2,

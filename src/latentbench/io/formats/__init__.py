@@ -84,7 +84,7 @@ def read_results(
     *,
     benchmark: str | None = None,
     metric: str | Mapping[str, str] | None = None,
-    filter: str | Mapping[str, str] | None = None,  # noqa: A002 - the documented CLI name
+    filter: str | Mapping[str, str] | None = None,
     model: str | None = None,
     include_perturbed: bool = False,
     errored: str = "missing",

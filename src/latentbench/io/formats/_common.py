@@ -317,7 +317,9 @@ class Columns:
                 "trial": np.asarray(self.trial, dtype=np.int64),
                 "source": pd.array([source] * n, dtype="str"),
                 "source_file": pd.array([source_file] * n, dtype="str"),
-                "run_timestamp": pd.Series([to_timestamp(run_timestamp)] * n, dtype="datetime64[us]"),
+                "run_timestamp": pd.Series(
+                    [to_timestamp(run_timestamp)] * n, dtype="datetime64[us]"
+                ),
                 "item_hash": pd.array(self.item_hash, dtype="str"),
                 "source_model": pd.array(self.source_model, dtype="str"),
                 "_record": np.asarray(self.record, dtype=np.int64),
@@ -484,8 +486,7 @@ class LoadReport:
 
     def __str__(self) -> str:
         lines = [
-            f"{self.source}: {len(self.files)} files, {self.records_read} records, "
-            f"{self.rows} rows"
+            f"{self.source}: {len(self.files)} files, {self.records_read} records, {self.rows} rows"
         ]
         for reason, count in sorted(self.dropped.items()):
             lines.append(f"  dropped {count}: {reason}")
@@ -529,6 +530,8 @@ def load_json(path: Path) -> Any:
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg}, column {exc.colno})") from None
+        raise InputError(
+            f"{path}:{exc.lineno}: invalid JSON ({exc.msg}, column {exc.colno})"
+        ) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text ({exc.reason}); expected a JSON file") from None

@@ -99,7 +99,8 @@ def read(
         stats = entry.get("stats")
         if not isinstance(stats, list):
             raise InputError(
-                f"{where(path, record=index)}: field 'stats': value {stats!r}; expected a list of Stat"
+                f"{where(path, record=index)}: field 'stats': value {stats!r}; expected a "
+                "list of Stat"
             )
         for stat in stats:
             stat_name = (stat.get("name") or {}) if isinstance(stat, dict) else {}

@@ -59,7 +59,9 @@ def _load(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]
         try:
             archive = zipfile.ZipFile(path)
         except zipfile.BadZipFile as exc:
-            raise InputError(f"{path}: damaged zip archive ({exc}); expected an Inspect .eval log") from None
+            raise InputError(
+                f"{path}: damaged zip archive ({exc}); expected an Inspect .eval log"
+            ) from None
         with archive:
             names = archive.namelist()
             header_name = next(
@@ -77,10 +79,14 @@ def _load(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]
                     "EvalLog header"
                 )
             samples = []
-            for member in sorted(n for n in names if n.startswith("samples/") and n.endswith(".json")):
+            for member in sorted(
+                n for n in names if n.startswith("samples/") and n.endswith(".json")
+            ):
                 sample = _zip_json(archive, path, member)
                 if not isinstance(sample, dict):
-                    raise InputError(f"{path}: member {member}: expected a JSON object (EvalSample)")
+                    raise InputError(
+                        f"{path}: member {member}: expected a JSON object (EvalSample)"
+                    )
                 samples.append((f"{path}: member {member}", sample))
             return header["eval"], samples
     log = load_json(path)
@@ -164,9 +170,7 @@ def read(
     out = Columns()
     if not samples:
         return out.frame(source, str(path), timestamp)
-    chosen, how = resolve(
-        "scorer", filter, name, list(scorers), str(path), flag="--filter"
-    )
+    chosen, how = resolve("scorer", filter, name, list(scorers), str(path), flag="--filter")
     report.choose(name, "filter", chosen, how)
     key = requested(metric, name)
     metric_name: str | None = None
@@ -179,8 +183,17 @@ def read(
         scores = sample.get("scores") or {}
         if sample.get("error"):
             if errored == "zero":
-                out.add(canonical, name, str(sample["id"]), 0.0, "", chosen, epoch - 1,
-                        source_model, index)
+                out.add(
+                    canonical,
+                    name,
+                    str(sample["id"]),
+                    0.0,
+                    "",
+                    chosen,
+                    epoch - 1,
+                    source_model,
+                    index,
+                )
                 continue
             report.drop("errored sample (missing; errored='missing')")
             continue
@@ -193,8 +206,9 @@ def read(
         if score is None:
             report.drop("score value missing (null)")
             continue
-        out.add(canonical, name, str(sample["id"]), score, got, chosen, epoch - 1, source_model,
-                index)
+        out.add(
+            canonical, name, str(sample["id"]), score, got, chosen, epoch - 1, source_model, index
+        )
     final = metric_name or key or "value"
     report.choose(name, "metric", final, "given" if key else "only")
     out.metric = [final] * len(out)

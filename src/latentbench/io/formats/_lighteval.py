@@ -77,7 +77,9 @@ def read(
     try:
         table = pq.read_table(path)
     except Exception as exc:
-        raise InputError(f"{path}: not a readable parquet file ({exc}); expected lighteval details") from None
+        raise InputError(
+            f"{path}: not a readable parquet file ({exc}); expected lighteval details"
+        ) from None
     columns = table.column_names
     metric_col = _column(columns, "metric", "__metric__")
     doc_col = _column(columns, "doc", "__doc__")

@@ -83,7 +83,9 @@ def _parse_lines(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason}); expected lm-eval samples") from None
+        raise InputError(
+            f"{path}: not UTF-8 text ({exc.reason}); expected lm-eval samples"
+        ) from None
     stripped = text.lstrip()
     if not stripped:
         raise InputError(f"{path}: the file is empty; expected lm-eval samples")
@@ -120,7 +122,9 @@ def _parse_lines(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
                 "file may be truncated"
             ) from None
         if not isinstance(record, dict):
-            raise InputError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
+            raise InputError(
+                f"{path}:{number}: expected a JSON object, got {type(record).__name__}"
+            )
         records.append((number, record))
     return records, False
 
@@ -167,7 +171,9 @@ def _old_layout_meta(path: Path) -> tuple[str | None, str | None, str]:
         meta = load_json(results)
         if isinstance(meta, dict):
             model = _pretrained((meta.get("config") or {}).get("model_args"))
-            tasks = sorted((meta.get("configs") or meta.get("results") or {}), key=len, reverse=True)
+            tasks = sorted(
+                (meta.get("configs") or meta.get("results") or {}), key=len, reverse=True
+            )
             for name in tasks:
                 if path.stem.endswith(f"_{name}"):
                     task = name

@@ -107,7 +107,9 @@ def read(
         value = entry[chosen]
         replicas = value if isinstance(value, list) else [value]
         for trial, replica in enumerate(replicas):
-            score = coerce_score(replica, loc, f"{chosen}[{trial}]" if isinstance(value, list) else chosen)
+            score = coerce_score(
+                replica, loc, f"{chosen}[{trial}]" if isinstance(value, list) else chosen
+            )
             if score is None:
                 report.drop("replica value missing (null)")
                 continue

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from latentbench.exceptions import InputError
-from latentbench.io.formats._common import CANONICAL_COLUMNS, Choice, LoadReport, requested
+from latentbench.io.formats._common import CANONICAL_COLUMNS, Choice, LoadReport
 
 PATTERNS = ("*.csv", "*.tsv", "*.parquet", "*.pq")
 
@@ -45,7 +45,9 @@ def _place(path: Path, row: int, offset: int) -> str:
     return f"{path}:{row + offset}" if offset else f"{path}, row {row}"
 
 
-def _scores(values: pd.Series, path: Path, offset: int, column: str, rows: np.ndarray) -> np.ndarray:
+def _scores(
+    values: pd.Series, path: Path, offset: int, column: str, rows: np.ndarray
+) -> np.ndarray:
     if values.dtype == bool:
         return values.to_numpy(dtype=np.float64)
     if pd.api.types.is_numeric_dtype(values.dtype):
@@ -115,8 +117,12 @@ def read(
             keep = ~np.isnan(scores)
             parts.append(
                 pd.DataFrame(
-                    {"model": ids[keep].to_numpy(), "item": column, "score": scores[keep],
-                     "_record": rows[keep] + offset}
+                    {
+                        "model": ids[keep].to_numpy(),
+                        "item": column,
+                        "score": scores[keep],
+                        "_record": rows[keep] + offset,
+                    }
                 )
             )
         long = pd.concat(parts, ignore_index=True)
@@ -146,7 +152,9 @@ def read(
     if benchmark is not None:
         out["benchmark"] = benchmark
     elif "benchmark" in extra:
-        out["benchmark"] = _ids(extra["benchmark"], path, offset, "benchmark", data["_record"].to_numpy() - offset).to_numpy()
+        out["benchmark"] = _ids(
+            extra["benchmark"], path, offset, "benchmark", data["_record"].to_numpy() - offset
+        ).to_numpy()
     else:
         out["benchmark"] = bench_default
     out["item"] = data["item"].astype("str").to_numpy()
@@ -173,7 +181,11 @@ def read(
     out["source_file"] = (
         extra["source_file"].fillna(str(path)).to_numpy() if "source_file" in extra else str(path)
     )
-    stamps = pd.to_datetime(extra["run_timestamp"], errors="coerce", utc=True) if "run_timestamp" in extra else None
+    stamps = (
+        pd.to_datetime(extra["run_timestamp"], errors="coerce", utc=True)
+        if "run_timestamp" in extra
+        else None
+    )
     out["run_timestamp"] = (
         stamps.dt.tz_localize(None).astype("datetime64[us]").to_numpy()
         if stamps is not None
@@ -185,8 +197,17 @@ def read(
         if "source_model" in extra
         else out["model"]
     )
-    for column in ("model", "benchmark", "item", "metric", "filter", "source", "source_file",
-                   "item_hash", "source_model"):
+    for column in (
+        "model",
+        "benchmark",
+        "item",
+        "metric",
+        "filter",
+        "source",
+        "source_file",
+        "item_hash",
+        "source_model",
+    ):
         out[column] = out[column].astype("str")
     out["_record"] = data["_record"].to_numpy()
     for bench, group in out.groupby("benchmark", sort=True):
