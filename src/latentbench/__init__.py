@@ -17,14 +17,17 @@ from latentbench.exceptions import (
     NotFittedError,
 )
 from latentbench.io import ResponseMatrix
+from latentbench.irt import IRTResult, TwoPL
 
 __all__ = [
     "ConvergenceWarning",
     "DataWarning",
     "IdentifiabilityWarning",
+    "IRTResult",
     "InputError",
     "LatentbenchWarning",
     "NotFittedError",
     "ResponseMatrix",
+    "TwoPL",
     "__version__",
 ]

@@ -12,6 +12,18 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+) -> None:
+    """latentbench: IRT analysis (cBMM) and best-model selection (PULSE) for LLM evaluation."""
+    if version:
+        from latentbench import __version__
+
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
 def _register() -> None:
     """Import every private module of this package; each registers its commands on ``app``."""
     import importlib

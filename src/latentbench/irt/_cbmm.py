@@ -353,59 +353,75 @@ def fit_cbmm(
     U = np.ascontiguousarray(U)
     V = np.ascontiguousarray(V)
     R = np.empty_like(Y)
-    nll, atr = residual_pass(Y, U, V, b, sigma, R)
-    f = _objective(nll, U, V, b, l2)
+
+    def evaluate(U_, V_, b_):
+        nll_, atr_ = residual_pass(Y, U_, V_, b_, sigma, R)
+        return _objective(nll_, U_, V_, b_, l2), nll_, atr_
+
+    def mm_map(U_, V_, b_, atr_):
+        # one MM sweep from a point whose residuals are in R and atr_
+        if fixed_items is None:
+            V_new, b_new = _item_block(U_, V_, b_, atr_, sigma, l2, nonneg)
+        else:
+            V_new, b_new = V_, b_
+        RV = residual_times_factors(R, V_new)
+        return _model_block(U_, V_, b_, V_new, b_new, RV, sigma, l2), V_new, b_new
+
+    f, nll, atr = evaluate(U, V, b)
     history = [f]
     passes = 1
-    step = 1.0
+    sweeps = 0
     converged = False
-    iteration = 0
+    rel = float("inf")
     param_tol = float(np.sqrt(tol))
-    for iteration in range(1, max_iter + 1):
-        # plain MM map from the current accepted point (R, atr belong to it)
-        if fixed_items is None:
-            V_mm, b_mm = _item_block(U, V, b, atr, sigma, l2, nonneg)
-        else:
-            V_mm, b_mm = V, b
-        RV = residual_times_factors(R, V_mm)
-        U_mm = _model_block(U, V, b, V_mm, b_mm, RV, sigma, l2)
-        accepted = False
-        if accelerate and step > 1.0:
-            U_e = U + step * (U_mm - U)
-            V_e = V + step * (V_mm - V)
-            b_e = b + step * (b_mm - b)
-            if nonneg:
+    step_max = 4.0
+    while sweeps < max_iter:
+        # x1 = M(x0)
+        U1, V1, b1 = mm_map(U, V, b, atr)
+        f1, nll1, atr1 = evaluate(U1, V1, b1)
+        passes += 1
+        sweeps += 1
+        if check_monotone and f1 > f + 1e-9 * abs(f):
+            raise AssertionError(f"MM sweep {sweeps} increased the objective: {f} -> {f1}")
+        U_new, V_new, b_new, f_new, nll_new, atr_new = U1, V1, b1, f1, nll1, atr1
+        if accelerate and sweeps < max_iter:
+            # SQUAREM (Varadhan & Roland 2008, scheme S3) with a monotone safeguard
+            U2, V2, b2 = mm_map(U1, V1, b1, atr1)
+            sweeps += 1
+            r_parts = (U1 - U, V1 - V, b1 - b)
+            v_parts = (U2 - 2 * U1 + U, V2 - 2 * V1 + V, b2 - 2 * b1 + b)
+            r_norm = np.sqrt(sum(float(np.sum(x * x)) for x in r_parts))
+            v_norm = np.sqrt(sum(float(np.sum(x * x)) for x in v_parts))
+            alpha = -min(max(r_norm / v_norm, 1.0), step_max) if v_norm > 0 else -1.0
+            U_e = U - 2 * alpha * r_parts[0] + alpha * alpha * v_parts[0]
+            V_e = V - 2 * alpha * r_parts[1] + alpha * alpha * v_parts[1]
+            b_e = b - 2 * alpha * r_parts[2] + alpha * alpha * v_parts[2]
+            if nonneg and fixed_items is None:
                 np.maximum(V_e, 0.0, out=V_e)
-            nll_e, atr_e = residual_pass(Y, U_e, V_e, b_e, sigma, R)
+            f_e, nll_e, atr_e = evaluate(U_e, V_e, b_e)
             passes += 1
-            f_e = _objective(nll_e, U_e, V_e, b_e, l2)
-            if np.isfinite(f_e) and f_e <= f:
-                U_new, V_new, b_new, nll_new, atr_new, f_new = U_e, V_e, b_e, nll_e, atr_e, f_e
-                accepted = True
-                step = min(step * 1.5, 16.0)
+            if np.isfinite(f_e) and f_e <= f1:
+                U_new, V_new, b_new, f_new, nll_new, atr_new = U_e, V_e, b_e, f_e, nll_e, atr_e
+                step_max = min(step_max * 4.0, 1e4) if -alpha >= step_max else step_max
             else:
-                step = 1.0
-        if not accepted:
-            U_new, V_new, b_new = U_mm, V_mm, b_mm
-            nll_new, atr_new = residual_pass(Y, U_new, V_new, b_new, sigma, R)
-            passes += 1
-            f_new = _objective(nll_new, U_new, V_new, b_new, l2)
-            if check_monotone and f_new > f + 1e-9 * abs(f):
-                raise AssertionError(f"MM sweep {iteration} increased the objective: {f} -> {f_new}")
-            if accelerate:
-                step = 1.5
+                # fall back to the second plain MM point, which cannot be worse than x1
+                f2, nll2, atr2 = evaluate(U2, V2, b2)
+                passes += 1
+                U_new, V_new, b_new, f_new, nll_new, atr_new = U2, V2, b2, f2, nll2, atr2
+                step_max = max(1.0, step_max / 4.0)
         scale = 1.0 + max(np.abs(U_new).max(), np.abs(V_new).max(), np.abs(b_new).max())
         change = max(
             np.abs(U_new - U).max(), np.abs(V_new - V).max(), np.abs(b_new - b).max()
         ) / scale
         rel = abs(f - f_new) / (abs(f) + 1e-12)
-        U, V, b, nll, atr, f = U_new, V_new, b_new, nll_new, atr_new, f_new
+        U, V, b, f, nll, atr = U_new, V_new, b_new, f_new, nll_new, atr_new
         history.append(f)
         if callback is not None:
-            callback(iteration, f)
+            callback(sweeps, f)
         if rel < tol and change < param_tol:
             converged = True
             break
+    iteration = sweeps
     if not converged:
         warnings.warn(
             f"cBMM stopped at max_iter={max_iter} before meeting tol={tol} (last relative "

@@ -1,0 +1,503 @@
+"""Estimator layer: :class:`TwoPL` and its result object :class:`IRTResult`."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from scipy.stats import rankdata
+
+from latentbench.exceptions import InputError, NotFittedError
+from latentbench.io._matrix import ResponseMatrix
+from latentbench.irt._cbmm import CBMMFit, fit_cbmm, fit_model_factors, normalise_rank1
+
+__all__ = ["IRTResult", "RankSelection", "TwoPL"]
+
+
+@dataclass(frozen=True)
+class RankSelection:
+    """Outcome of ``TwoPL(rank="auto")``.
+
+    Attributes
+    ----------
+    ranks : list of int
+        Candidate ranks tried.
+    heldout_log_likelihood : list of float
+        Mean held-out Bernoulli log-likelihood per cell for each candidate rank.
+    chosen : int
+        The rank with the highest held-out log-likelihood.
+    heldout_fraction : float
+        Fraction of observed cells masked for validation.
+    """
+
+    ranks: list[int]
+    heldout_log_likelihood: list[float]
+    chosen: int
+    heldout_fraction: float
+
+
+@dataclass
+class IRTResult:
+    """A fitted 2PL / rank-r logistic model (cBMM), reported under the normalisation below.
+
+    The model is ``P(y_ij = 1) = sigmoid((U_i . V_j + b_j) / sigma)``; for rank 1,
+    ``sigmoid((a_j theta_i + b_j) / sigma)`` with ``a_j >= 0``. Reported parameters are
+    normalised so that theta has mean 0 and standard deviation 1 (rank 1; for rank > 1 the
+    factors are centred): ``theta <- (theta - mu) / s``, ``a <- s a``, ``b <- b + mu a``.
+    The fitted probabilities do not change.
+
+    Attributes
+    ----------
+    abilities : DataFrame
+        One row per model: ``model``, ``theta`` (first factor), ``accuracy`` (mean observed
+        score), ``n_observed``, ``rank_theta`` and ``rank_accuracy`` (1 = best; ties share the
+        lowest rank), ``rank_shift`` (rank_accuracy - rank_theta), ``constant`` (all observed
+        scores equal: the ability is finite only because of the ridge); for rank > 1 also
+        ``theta_1`` ... ``theta_r``.
+    items : DataFrame
+        One row per item: ``item``, ``discrimination`` (a, >= 0), ``easiness`` (b, the
+        intercept), ``difficulty`` (``-b``: the log-odds of failure for an average model,
+        theta = 0, in units of sigma; finite even when a = 0), ``p_value`` (mean observed score),
+        ``n_observed``, ``constant`` and ``zero_discrimination`` flags; for rank > 1 also
+        ``discrimination_1`` ... ``discrimination_r``.
+    U : ndarray of shape (n_models, rank)
+        Normalised model factors.
+    V : ndarray of shape (n_items, rank)
+        Normalised item factors (discriminations).
+    b : ndarray of shape (n_items,)
+        Normalised item intercepts.
+    sigma : float
+    rank : int
+    loss : float
+        Final objective (negative log-likelihood over observed cells plus the ridge).
+    loss_history : list of float
+    n_iter : int
+    converged : bool
+    seconds : float
+    options : dict
+        The estimator's parameters.
+    rank_selection : RankSelection or None
+        Present when the rank was chosen automatically.
+    """
+
+    abilities: pd.DataFrame
+    items: pd.DataFrame
+    U: np.ndarray
+    V: np.ndarray
+    b: np.ndarray
+    sigma: float
+    rank: int
+    loss: float
+    neg_log_likelihood: float
+    loss_history: list[float]
+    n_iter: int
+    converged: bool
+    seconds: float
+    options: dict[str, Any]
+    shape: tuple[int, int]
+    n_observed: int
+    raw: CBMMFit | None = field(default=None, repr=False)
+    rank_selection: RankSelection | None = None
+
+    @property
+    def model_ids(self) -> list[str]:
+        return self.abilities["model"].tolist()
+
+    @property
+    def item_ids(self) -> list[str]:
+        return self.items["item"].tolist()
+
+    @property
+    def theta(self) -> np.ndarray:
+        """Abilities (first factor), shape (n_models,)."""
+        return self.U[:, 0]
+
+    @property
+    def discrimination(self) -> np.ndarray:
+        """Discriminations a (first factor), shape (n_items,)."""
+        return self.V[:, 0]
+
+    def logits(self) -> np.ndarray:
+        """``(U V^T + b) / sigma``, shape (n_models, n_items)."""
+        return (self.U @ self.V.T + self.b) / self.sigma
+
+    def predict_proba(
+        self, models: Sequence[Any] | None = None, items: Sequence[Any] | None = None
+    ) -> np.ndarray:
+        """Fitted probability of a correct response for every (model, item) cell.
+
+        Parameters
+        ----------
+        models, items : sequence of ids or integer positions, optional
+            Restrict to these rows / columns (default: all).
+
+        Returns
+        -------
+        ndarray of shape (n_models, n_items)
+            Probabilities in (0, 1), observed and unobserved cells alike.
+        """
+        rows = _positions(models, self.model_ids, "model")
+        cols = _positions(items, self.item_ids, "item")
+        logits = (self.U[rows] @ self.V[cols].T + self.b[cols]) / self.sigma
+        return 0.5 * (1.0 + np.tanh(0.5 * logits))
+
+    def score_models(self, matrix: ResponseMatrix) -> pd.DataFrame:
+        """Abilities of new models on the calibrated items, item parameters held fixed.
+
+        Works with any subset of the calibrated items (a handful per model is enough to get an
+        estimate; the standard error says how little it is worth). Items unknown to the fit
+        are an error.
+
+        Parameters
+        ----------
+        matrix : ResponseMatrix
+            New models (rows) on items that were in the fit.
+
+        Returns
+        -------
+        DataFrame
+            ``model``, ``theta`` (on the fit's normalised scale), ``se`` (from the observed
+            information at the estimate, ridge included), ``n_observed``, ``accuracy``.
+        """
+        lookup = {item: j for j, item in enumerate(self.item_ids)}
+        unknown = [item for item in matrix.item_ids if item not in lookup]
+        if unknown:
+            raise InputError(
+                f"{len(unknown)} item(s) were not in the fit (first: {unknown[0]!r}); expected "
+                "items calibrated by this fit"
+            )
+        cols = np.array([lookup[item] for item in matrix.item_ids])
+        l2 = float(self.options.get("l2", 1e-2))
+        U, hessian = fit_model_factors(
+            matrix.scores,
+            self.V[cols],
+            self.b[cols],
+            sigma=self.sigma,
+            l2=l2,
+            return_hessian=True,
+        )
+        se = np.sqrt(np.linalg.inv(hessian)[:, 0, 0])
+        return pd.DataFrame(
+            {
+                "model": matrix.model_ids,
+                "theta": U[:, 0],
+                "se": se,
+                "n_observed": matrix.n_observed_per_model(),
+                "accuracy": matrix.model_accuracy(),
+            }
+        )
+
+    def summary(self, top: int = 10) -> str:
+        """Plain-text summary: shape, convergence, top models, most / least discriminating."""
+        lines = [
+            f"cBMM fit: {self.shape[0]} models x {self.shape[1]} items, rank {self.rank}, "
+            f"sigma {self.sigma:g}, {self.n_observed} observed cells",
+            f"  loss {self.loss:.6g} after {self.n_iter} sweeps ({self.seconds:.2f} s), "
+            f"converged: {self.converged}",
+        ]
+        best = self.abilities.sort_values("theta", ascending=False).head(top)
+        lines.append("  top models by theta: " + ", ".join(best["model"].astype(str)))
+        return "\n".join(lines)
+
+    def fit_info(self) -> dict[str, Any]:
+        """JSON-serialisable record of the fit (shape, loss, iterations, options, ...)."""
+        info: dict[str, Any] = {
+            "n_models": self.shape[0],
+            "n_items": self.shape[1],
+            "n_observed": self.n_observed,
+            "rank": self.rank,
+            "sigma": self.sigma,
+            "loss": self.loss,
+            "neg_log_likelihood": self.neg_log_likelihood,
+            "iterations": self.n_iter,
+            "converged": self.converged,
+            "seconds": self.seconds,
+            "options": self.options,
+            "normalisation": "theta mean 0, sd 1 (rank 1); factors centred (rank > 1)",
+        }
+        if self.rank_selection is not None:
+            info["rank_selection"] = {
+                "ranks": self.rank_selection.ranks,
+                "heldout_log_likelihood": self.rank_selection.heldout_log_likelihood,
+                "chosen": self.rank_selection.chosen,
+                "heldout_fraction": self.rank_selection.heldout_fraction,
+            }
+        return json.loads(json.dumps(info, default=float))
+
+
+def _positions(selection: Sequence[Any] | None, ids: list[str], kind: str) -> np.ndarray:
+    if selection is None:
+        return np.arange(len(ids))
+    array = np.asarray(selection)
+    if np.issubdtype(array.dtype, np.integer):
+        return array.astype(np.int64)
+    lookup = {name: i for i, name in enumerate(ids)}
+    try:
+        return np.array([lookup[str(name)] for name in array], dtype=np.int64)
+    except KeyError as exc:
+        raise InputError(f"unknown {kind} id {exc.args[0]!r}") from None
+
+
+class TwoPL:
+    """The 2PL (rank 1) or rank-r logistic IRT model, fitted by cBMM.
+
+    ``P(y_ij = 1) = sigmoid((a_j theta_i + b_j) / sigma)`` with ``a_j >= 0`` (rank 1), or
+    ``sigmoid((U_i . V_j + b_j) / sigma)`` with ``V >= 0`` (rank r). Missing cells are ignored;
+    fractional scores in [0, 1] are soft labels of the Bernoulli likelihood.
+
+    Parameters
+    ----------
+    rank : int or "auto", default 1
+        Number of latent factors. ``"auto"`` holds out 10% of the observed cells (seeded by
+        ``random_state``), fits ranks 1..``max_rank`` on the rest, and picks the rank with the
+        best mean held-out log-likelihood; the final fit then uses all cells.
+    sigma : float, default 1.0
+        Temperature of the link (fixed; not identifiable together with the scale of theta).
+    l2 : float, default 1e-2
+        Ridge on all parameters. It keeps abilities of all-correct / all-wrong models and
+        intercepts of constant items finite (they have no finite joint-ML estimate); such rows
+        and columns are flagged ``constant`` in the result. 0 gives plain joint ML.
+    tol : float, default 1e-6
+        Relative objective change for stopping (``1e-4`` reproduces the paper's setting).
+    max_iter : int, default 1000
+    init : {"accuracy", "random"}, default "accuracy"
+        Deterministic start from accuracies, or the reference random start (uses
+        ``random_state``).
+    accelerate : bool, default True
+        Monotone over-relaxed MM steps.
+    max_rank : int, default 5
+        Largest rank tried by ``rank="auto"``.
+    random_state : int or None
+        Seed for ``init="random"`` and for the held-out split of ``rank="auto"``.
+
+    Examples
+    --------
+    >>> from latentbench.io.synthetic import simulate_2pl
+    >>> data = simulate_2pl(200, 100, random_state=0)
+    >>> result = TwoPL().fit(data.matrix)
+    >>> result.predict_proba().shape
+    (200, 100)
+    """
+
+    def __init__(
+        self,
+        rank: int | Literal["auto"] = 1,
+        sigma: float = 1.0,
+        l2: float = 1e-2,
+        tol: float = 1e-6,
+        max_iter: int = 1000,
+        init: Literal["accuracy", "random"] = "accuracy",
+        accelerate: bool = True,
+        max_rank: int = 5,
+        random_state: int | None = None,
+    ) -> None:
+        self.rank = rank
+        self.sigma = sigma
+        self.l2 = l2
+        self.tol = tol
+        self.max_iter = max_iter
+        self.init = init
+        self.accelerate = accelerate
+        self.max_rank = max_rank
+        self.random_state = random_state
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor parameters, by name."""
+        return {
+            "rank": self.rank,
+            "sigma": self.sigma,
+            "l2": self.l2,
+            "tol": self.tol,
+            "max_iter": self.max_iter,
+            "init": self.init,
+            "accelerate": self.accelerate,
+            "max_rank": self.max_rank,
+            "random_state": self.random_state,
+        }
+
+    def _validate(self) -> None:
+        rank = self.rank
+        if not (rank == "auto" or (isinstance(rank, (int, np.integer)) and rank >= 1)):
+            raise InputError(f"rank={rank!r}; expected an integer >= 1 or 'auto'")
+        checks = [
+            ("sigma", self.sigma, lambda v: v > 0, "a positive number"),
+            ("l2", self.l2, lambda v: v >= 0, "a nonnegative number"),
+            ("tol", self.tol, lambda v: 0 < v < 1, "a number in (0, 1)"),
+            ("max_iter", self.max_iter, lambda v: int(v) == v and v >= 1, "an integer >= 1"),
+            ("max_rank", self.max_rank, lambda v: int(v) == v and v >= 1, "an integer >= 1"),
+        ]
+        for name, value, ok, expected in checks:
+            if not isinstance(value, (int, float, np.number)) or isinstance(value, bool) or not ok(
+                value
+            ):
+                raise InputError(f"{name}={value!r}; expected {expected}")
+        if self.init not in ("accuracy", "random"):
+            raise InputError(f"init={self.init!r}; expected 'accuracy' or 'random'")
+
+    def _fit_arrays(
+        self, scores: np.ndarray, rank: int, callback: Callable[[int, float], None] | None
+    ) -> CBMMFit:
+        return fit_cbmm(
+            scores,
+            rank=rank,
+            sigma=float(self.sigma),
+            l2=float(self.l2),
+            tol=float(self.tol),
+            max_iter=int(self.max_iter),
+            init=self.init,
+            random_state=self.random_state,
+            accelerate=self.accelerate,
+            callback=callback,
+        )
+
+    def select_rank(self, matrix: ResponseMatrix, heldout_fraction: float = 0.1) -> RankSelection:
+        """Choose the rank by held-out log-likelihood (see the ``rank`` parameter)."""
+        scores = matrix.scores
+        rng = np.random.default_rng(self.random_state)
+        rows, cols = np.nonzero(~np.isnan(scores))
+        n_hold = max(1, int(round(heldout_fraction * rows.size)))
+        pick = rng.choice(rows.size, size=n_hold, replace=False)
+        train = np.array(scores, dtype=np.float32, copy=True)
+        train[rows[pick], cols[pick]] = np.nan
+        truth = scores[rows[pick], cols[pick]].astype(np.float64)
+        ranks = list(range(1, int(self.max_rank) + 1))
+        scores_by_rank = []
+        for rank in ranks:
+            raw = self._fit_arrays(train, rank, None)
+            logit = (
+                np.einsum("nk,nk->n", raw.U[rows[pick]], raw.V[cols[pick]]) + raw.b[cols[pick]]
+            ) / self.sigma
+            loglik = truth * logit - np.logaddexp(0.0, logit)
+            scores_by_rank.append(float(loglik.mean()))
+        chosen = ranks[int(np.argmax(scores_by_rank))]
+        return RankSelection(ranks, scores_by_rank, chosen, heldout_fraction)
+
+    def fit(
+        self,
+        matrix: ResponseMatrix,
+        callback: Callable[[int, float], None] | None = None,
+    ) -> IRTResult:
+        """Fit the model to a response matrix.
+
+        Parameters
+        ----------
+        matrix : ResponseMatrix
+            Scores of shape (n_models, n_items), NaN = missing.
+        callback : callable(iteration, loss), optional
+            Progress hook called after every sweep.
+
+        Returns
+        -------
+        IRTResult
+            Also stored as ``self.result_``; the normalised parameters are available as
+            ``ability_``, ``discrimination_``, ``intercept_`` and ``difficulty_``.
+        """
+        if not isinstance(matrix, ResponseMatrix):
+            raise InputError(
+                f"expected a ResponseMatrix, got {type(matrix).__name__}; build one with "
+                "ResponseMatrix.from_long / from_wide / read"
+            )
+        self._validate()
+        start = time.perf_counter()
+        selection = None
+        rank = self.rank
+        if rank == "auto":
+            selection = self.select_rank(matrix)
+            rank = selection.chosen
+        raw = self._fit_arrays(matrix.scores, int(rank), callback)
+        result = self._build_result(matrix, raw, int(rank), selection)
+        result.seconds = time.perf_counter() - start
+        self.result_ = result
+        self.ability_ = result.U[:, 0].copy()
+        self.discrimination_ = result.V[:, 0].copy()
+        self.intercept_ = result.b.copy()
+        self.difficulty_ = -result.b
+        self.n_iter_ = result.n_iter
+        self.converged_ = result.converged
+        self.loss_history_ = list(result.loss_history)
+        return result
+
+    def _build_result(
+        self,
+        matrix: ResponseMatrix,
+        raw: CBMMFit,
+        rank: int,
+        selection: RankSelection | None,
+    ) -> IRTResult:
+        U, V, b = raw.U.copy(), raw.V.copy(), raw.b.copy()
+        if rank == 1:
+            theta, a, b = normalise_rank1(U[:, 0], V[:, 0], b)
+            U, V = theta[:, None], a[:, None]
+        else:
+            mean = U.mean(axis=0)
+            b = b + V @ mean
+            U = U - mean
+        accuracy = matrix.model_accuracy()
+        n_obs_models = matrix.n_observed_per_model()
+        constant_models = np.zeros(matrix.n_models, dtype=bool)
+        constant_models[matrix.constant_models()] = True
+        abilities = pd.DataFrame(
+            {
+                "model": matrix.model_ids,
+                "theta": U[:, 0],
+                "accuracy": np.nan_to_num(accuracy, nan=0.0),
+                "n_observed": n_obs_models,
+                "rank_theta": rankdata(-U[:, 0], method="min").astype(int),
+                "rank_accuracy": rankdata(-np.nan_to_num(accuracy, nan=-1.0), method="min").astype(
+                    int
+                ),
+                "constant": constant_models,
+            }
+        )
+        abilities["rank_shift"] = abilities["rank_accuracy"] - abilities["rank_theta"]
+        constant_items = np.zeros(matrix.n_items, dtype=bool)
+        constant_items[matrix.constant_items()] = True
+        p_value = matrix.item_accuracy()
+        items = pd.DataFrame(
+            {
+                "item": matrix.item_ids,
+                "discrimination": V[:, 0],
+                "easiness": b,
+                "difficulty": -b,
+                "p_value": np.nan_to_num(p_value, nan=0.0),
+                "n_observed": matrix.n_observed_per_item(),
+                "constant": constant_items,
+                "zero_discrimination": ~(V > 0).any(axis=1),
+            }
+        )
+        if rank > 1:
+            for k in range(rank):
+                abilities[f"theta_{k + 1}"] = U[:, k]
+                items[f"discrimination_{k + 1}"] = V[:, k]
+        return IRTResult(
+            abilities=abilities,
+            items=items,
+            U=U,
+            V=V,
+            b=b,
+            sigma=float(self.sigma),
+            rank=rank,
+            loss=raw.loss,
+            neg_log_likelihood=raw.neg_log_likelihood,
+            loss_history=list(raw.loss_history),
+            n_iter=raw.n_iter,
+            converged=raw.converged,
+            seconds=raw.seconds,
+            options=self.get_params(),
+            shape=matrix.shape,
+            n_observed=int(matrix.observed.sum()),
+            raw=raw,
+            rank_selection=selection,
+        )
+
+    @property
+    def result(self) -> IRTResult:
+        """The last fit's result (raises :class:`NotFittedError` before ``fit``)."""
+        if not hasattr(self, "result_"):
+            raise NotFittedError("this TwoPL instance is not fitted yet; call fit(matrix) first")
+        return self.result_
