@@ -4,9 +4,9 @@ Usage::
 
     python benchmarks/bench_ingest.py [--rows 2000000] [--repeats 3]
 
-Prints rows per second and seconds (median of ``--repeats``) for ``Store.ingest`` into a fresh
-store file, for re-ingesting the same rows (idempotent: nothing new), and for
-``Store.matrix`` on one benchmark.
+Prints rows per second and seconds (median of ``--repeats``) for reading the rows from a long
+Parquet file with the ``table`` reader, for ``Store.ingest`` into a fresh store file, for
+re-ingesting the same rows (idempotent: nothing new), and for ``Store.matrix`` on one benchmark.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from latentbench.io.formats import CANONICAL_COLUMNS
+from latentbench.io.formats import CANONICAL_COLUMNS, read_results
 from latentbench.io.store import Store
 
 
@@ -84,9 +84,16 @@ def main() -> None:
 
     frame = synthetic(args.rows)
     n = len(frame)
-    ingest, reingest, matrix = [], [], []
+    ingest, reingest, matrix, reading = [], [], [], []
     shape = None
     with tempfile.TemporaryDirectory() as tmp:
+        parquet = Path(tmp) / "long.parquet"
+        frame[["model", "benchmark", "item", "score"]].to_parquet(parquet)
+        for _ in range(args.repeats):
+            start = time.perf_counter()
+            table, _report = read_results("table", parquet)
+            reading.append(time.perf_counter() - start)
+            assert len(table) == n
         for repeat in range(args.repeats):
             path = Path(tmp) / f"store_{repeat}.duckdb"
             with Store(path) as store:
@@ -103,8 +110,11 @@ def main() -> None:
                 m = store.matrix("bench_0")
                 matrix.append(time.perf_counter() - start)
                 shape = m.shape
-    t_ingest, t_reingest, t_matrix = (statistics.median(x) for x in (ingest, reingest, matrix))
+    t_ingest, t_reingest, t_matrix, t_read = (
+        statistics.median(x) for x in (ingest, reingest, matrix, reading)
+    )
     print(f"rows: {n:,} (4 benchmarks, 250 models); repeats: {args.repeats} (median)")
+    print(f"read long parquet (table): {t_read:6.2f} s  {n / t_read:12,.0f} rows/s")
     print(f"ingest (fresh store):     {t_ingest:7.2f} s  {n / t_ingest:12,.0f} rows/s")
     print(f"re-ingest (idempotent):   {t_reingest:7.2f} s  {n / t_reingest:12,.0f} rows/s")
     n_bench = n // 4
