@@ -1,4 +1,5 @@
-"""Shared helpers for the io tests: fixture paths and matrix-cell comparison."""
+"""Shared fixtures for the io tests (pytest runs with ``--import-mode=importlib``, so test
+modules take these as fixtures instead of importing this file)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ def formats() -> Path:
     return FORMATS
 
 
-def cells(matrix: ResponseMatrix) -> dict[tuple[str, str], float]:
+def observed_cells(matrix: ResponseMatrix) -> dict[tuple[str, str], float]:
     """Every observed cell as {(model, item): score}; missing cells are absent."""
     scores = matrix.scores
     rows, cols = np.nonzero(~np.isnan(scores))
@@ -27,6 +28,18 @@ def cells(matrix: ResponseMatrix) -> dict[tuple[str, str], float]:
     }
 
 
-def expand(table: dict[str, dict[str, float]]) -> dict[tuple[str, str], float]:
+def expand_table(table: dict[str, dict[str, float]]) -> dict[tuple[str, str], float]:
     """{model: {item: score}} -> {(model, item): score}."""
     return {(m, i): float(v) for m, row in table.items() for i, v in row.items()}
+
+
+@pytest.fixture
+def cells():
+    """``cells(matrix)``: every observed cell as {(model, item): score}."""
+    return observed_cells
+
+
+@pytest.fixture
+def expand():
+    """``expand({model: {item: score}})`` -> {(model, item): score}."""
+    return expand_table

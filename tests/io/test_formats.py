@@ -6,9 +6,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import FORMATS, cells, expand
 
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.io.formats import (
     CANONICAL_COLUMNS,
     CANONICAL_SCHEMA,
@@ -17,6 +16,12 @@ from latentbench.io.formats import (
 )
 from latentbench.io.formats._common import coerce_score
 from latentbench.io.store import Store
+
+FORMATS = Path(__file__).resolve().parents[1] / "data" / "formats"
+
+# the readers warn (DataWarning) about uneven item counts and fractional scores; the fixtures
+# have both on purpose, and test_formats checks the warning itself
+pytestmark = pytest.mark.filterwarnings("ignore::latentbench.exceptions.DataWarning")
 
 
 def roundtrip(tmp_path: Path, source: str, paths, **options) -> Store:
@@ -35,7 +40,7 @@ def test_schema_docs_and_arrow_schema_agree():
 
 
 # ------------------------------------------------------------------ lm-eval
-def test_lm_eval_jsonl_roundtrip(tmp_path):
+def test_lm_eval_jsonl_roundtrip(tmp_path, cells, expand):
     store = roundtrip(
         tmp_path,
         "lm-eval",
@@ -81,7 +86,7 @@ def test_lm_eval_multi_filter_needs_a_choice_and_keeps_both(tmp_path):
     assert gsm["score"].tolist() == [1.0, 1.0, 0.0]
 
 
-def test_lm_eval_old_json_array_layout(tmp_path):
+def test_lm_eval_old_json_array_layout(tmp_path, cells, expand):
     store = roundtrip(tmp_path, "lm-eval", FORMATS / "lm-eval" / "v0.4.1", metric="acc_norm")
     with store:
         assert store.benchmarks() == ["arc_easy", "hellaswag"]
@@ -113,7 +118,7 @@ def test_lm_eval_leaderboard_default_metric(tmp_path):
 
 
 # ------------------------------------------------------------------ lighteval
-def test_lighteval_struct_and_flat_layouts(tmp_path):
+def test_lighteval_struct_and_flat_layouts(tmp_path, cells, expand):
     store = roundtrip(
         tmp_path,
         "lighteval",
@@ -146,7 +151,7 @@ def test_lighteval_refuses_to_guess_between_metrics():
 HELM_MMLU = "mmlu:subject=anatomy,method=multiple_choice_joint"
 
 
-def test_helm_roundtrip_excludes_perturbed_and_averages_trials(tmp_path):
+def test_helm_roundtrip_excludes_perturbed_and_averages_trials(tmp_path, cells, expand):
     store = roundtrip(tmp_path, "helm", FORMATS / "helm" / "benchmark_output", metric="exact_match")
     with store:
         assert store.benchmarks() == ["boolq", HELM_MMLU]
@@ -167,7 +172,7 @@ def test_helm_roundtrip_excludes_perturbed_and_averages_trials(tmp_path):
         assert set(store.long("boolq")["trial"]) == {0, 1}
 
 
-def test_helm_perturbed_instances_on_request(tmp_path):
+def test_helm_perturbed_instances_on_request(tmp_path, cells):
     frame, report = read_results(
         "helm",
         FORMATS / "helm" / "benchmark_output",
@@ -190,7 +195,7 @@ def test_helm_requires_a_stat_choice():
 
 
 # ------------------------------------------------------------------ Inspect
-def test_inspect_eval_zip_and_json_logs(tmp_path):
+def test_inspect_eval_zip_and_json_logs(tmp_path, cells, expand):
     store = roundtrip(
         tmp_path,
         "inspect",
@@ -237,7 +242,7 @@ def test_inspect_needs_a_scorer_choice():
 
 
 # ------------------------------------------------------------------ OpenCompass
-def test_opencompass_replicas_are_trials(tmp_path):
+def test_opencompass_replicas_are_trials(tmp_path, cells, expand):
     store = roundtrip(tmp_path, "opencompass", FORMATS / "opencompass" / "outputs")
     with store:
         assert store.benchmarks() == ["ceval-computer_network", "gsm8k"]
@@ -260,7 +265,7 @@ def test_opencompass_replicas_are_trials(tmp_path):
 
 
 # ------------------------------------------------------------------ tables
-def test_tables_long_wide_csv_and_parquet(tmp_path):
+def test_tables_long_wide_csv_and_parquet(tmp_path, cells, expand):
     table = FORMATS / "table"
     store = roundtrip(
         tmp_path, "table", [table / "long.csv", table / "wide.csv", table / "long.parquet"]
@@ -374,3 +379,31 @@ def test_coerce_score_inspect_letters(value):
 def test_coerce_score_rejects(value):
     with pytest.raises(InputError, match=r"f:7: field 'acc'"):
         coerce_score(value, "f:7", "acc")
+
+
+def test_notes_are_reported_and_warned_once():
+    with pytest.warns(DataWarning) as caught:
+        _, report = read_results("opencompass", FORMATS / "opencompass" / "outputs")
+    assert len(caught) == 1
+    assert "models disagree on the item count of 'gsm8k': 2 to 3 items" in str(caught[0].message)
+    assert report.non_binary == []  # replicas are 0/1 rows; fractions appear only in the matrix
+
+
+def test_limit_subsample_is_noted(tmp_path):
+    run = tmp_path / "org__model"
+    run.mkdir()
+    date = "2024-07-01T00-00-00.000001"
+    (run / f"results_{date}.json").write_text(
+        '{"model_name": "org/model", "n-samples": {"arc_easy": {"original": 10, "effective": 2}}}'
+    )
+    line = '{"doc_id": %d, "filter": "none", "acc": 1}\n'
+    (run / f"samples_arc_easy_{date}.jsonl").write_text(line % 0 + line % 1)
+    with pytest.warns(DataWarning, match="evaluated 2 of 10 docs"):
+        frame, report = read_results("lm-eval", tmp_path)
+    assert report.choices["arc_easy"] == {
+        "metric": "acc",
+        "metric_chosen": "only",
+        "filter": "none",
+        "filter_chosen": "only",
+    }
+    assert frame["model"].tolist() == ["org/model", "org/model"]

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import duckdb
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import FORMATS, cells
 
 from latentbench._version import __version__
 from latentbench.exceptions import InputError
 from latentbench.io.formats import read_results
 from latentbench.io.store import SCHEMA_VERSION, Store
+
+FORMATS = Path(__file__).resolve().parents[1] / "data" / "formats"
+
+# the readers warn (DataWarning) about uneven item counts and fractional scores; the fixtures
+# have both on purpose, and test_formats checks the warning itself
+pytestmark = pytest.mark.filterwarnings("ignore::latentbench.exceptions.DataWarning")
 
 
 def lm_eval(filter_: str = "strict-match"):
@@ -61,7 +67,7 @@ def test_reingest_is_idempotent(store):
     assert stored["choices"]["gsm8k"]["filter"] == "strict-match"
 
 
-def test_second_filter_is_added_not_conflicting(store):
+def test_second_filter_is_added_not_conflicting(store, cells):
     store.ingest(*lm_eval("strict-match"))
     result = store.ingest(*lm_eval("flexible-extract"))
     assert result["n_new"] == 6  # only the gsm8k rows of the other filter are new
@@ -200,3 +206,30 @@ def test_persistence_and_read_only(tmp_path):
         assert db.matrix("arc_easy").shape == (3, 4)
     with pytest.raises(InputError, match=r"store not found"):
         Store(tmp_path / "missing.duckdb", read_only=True)
+
+
+def test_selection_tables_roundtrip(store):
+    run_id = store.start_selection({"policy": "pulse", "budget": 10})
+    observations = pd.DataFrame(
+        {
+            "seq": [0, 1, 2],
+            "round": [0, 0, 1],
+            "model": ["m1", "m2", "m1"],
+            "item": [3, 5, 7],
+            "score": [1.0, None, 0.0],
+            "error": [None, "timeout", None],
+        }
+    )
+    assert store.add_observations(run_id, observations) == 3
+    store.add_decision(run_id, 0, {"chosen": "m1"})
+    store.set_selection_status(run_id, "done")
+    got = store.selection_observations(run_id)
+    assert got["item"].tolist() == ["3", "5", "7"]
+    assert got["score"].isna().tolist() == [False, True, False]
+    assert got["error"].iloc[1] == "timeout"
+    assert store.selection_decisions(run_id) == [{"round": 0, "chosen": "m1"}]
+    status = store.connection.execute("SELECT status FROM selection_runs").fetchall()
+    assert status == [("done",)]
+    with pytest.raises(InputError, match="seq is repeated"):
+        store.add_observations(run_id, observations.iloc[[0]])
+    assert len(store.selection_observations(run_id)) == 3

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import typer
@@ -10,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from latentbench.cli import app
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 
 console = Console()
 err_console = Console(stderr=True)
@@ -73,17 +74,20 @@ def ingest(
     from latentbench.io.store import Store
 
     try:
-        frame, report = read_results(
-            source,
-            paths,
-            benchmark=benchmark,
-            metric=parse_choice(metric, "--metric"),
-            filter=parse_choice(filter, "--filter"),
-            model=model,
-            include_perturbed=include_perturbed,
-            errored=errored,
-            duplicates=duplicates,
-        )
+        with warnings.catch_warnings():
+            # the notes are printed with the report below; no second copy on stderr
+            warnings.simplefilter("ignore", DataWarning)
+            frame, report = read_results(
+                source,
+                paths,
+                benchmark=benchmark,
+                metric=parse_choice(metric, "--metric"),
+                filter=parse_choice(filter, "--filter"),
+                model=model,
+                include_perturbed=include_perturbed,
+                errored=errored,
+                duplicates=duplicates,
+            )
         with Store(store) as db:
             result = db.ingest(frame, report)
     except InputError as exc:

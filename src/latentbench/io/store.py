@@ -16,7 +16,8 @@ Tables
 ``selection_runs`` (run_id, created_at, config JSON, package_version, status)
     One row per live selection run.
 ``selection_observations`` (run_id, seq, round, model, item, score, error, ...)
-    Columns ``requested_at`` and ``observed_at`` end the row. Every observation of a selection run, in order (``seq``), written before it is used.
+    Columns ``requested_at`` and ``observed_at`` end the row. Every observation of a
+    selection run, in order (``seq``), written before it is used.
     ``score`` is NULL when the request failed; ``error`` then holds the reason.
 ``selection_decisions`` (run_id, round, payload JSON)
     What the policy decided at each round.
@@ -530,6 +531,77 @@ class Store:
         return self.connection.execute(
             "SELECT * FROM fits WHERE benchmark = ? ORDER BY created_at", [benchmark]
         ).df()
+
+    # ------------------------------------------------------------------ selection runs
+    def start_selection(self, config: dict[str, Any], *, run_id: str | None = None) -> str:
+        """Create a ``selection_runs`` row with status ``running``; returns its ``run_id``."""
+        run_id = run_id or uuid.uuid4().hex
+        self.connection.execute(
+            "INSERT INTO selection_runs VALUES (?, ?, ?, ?, 'running')",
+            [run_id, _now(), json.dumps(config, default=str, sort_keys=True), __version__],
+        )
+        return run_id
+
+    def set_selection_status(self, run_id: str, status: str) -> None:
+        """Set the status of a selection run (e.g. ``done``, ``failed``, ``interrupted``)."""
+        self.connection.execute(
+            "UPDATE selection_runs SET status = ? WHERE run_id = ?", [status, run_id]
+        )
+
+    def add_observations(self, run_id: str, observations: pd.DataFrame) -> int:
+        """Append observations of a selection run in one transaction; returns the count.
+
+        Parameters
+        ----------
+        run_id : str
+        observations : DataFrame of shape (n, <= 8)
+            Columns ``seq`` (int, unique within the run), ``model``, ``item`` and optionally
+            ``round``, ``score`` (NaN/None when the request failed), ``error``,
+            ``requested_at``, ``observed_at``.
+        """
+        columns = ("seq", "round", "model", "item", "score", "error", "requested_at", "observed_at")
+        missing = [c for c in ("seq", "model", "item") if c not in observations.columns]
+        if missing:
+            raise InputError(f"observations lack the columns {missing}; expected {columns}")
+        frame = pd.DataFrame({"run_id": run_id}, index=range(len(observations)))
+        for column in columns:
+            frame[column] = (
+                observations[column].to_numpy() if column in observations.columns else None
+            )
+        frame["model"] = frame["model"].astype("str")
+        frame["item"] = frame["item"].astype("str")
+        self.connection.register("_observations", frame)
+        try:
+            self.connection.execute(
+                "INSERT INTO selection_observations SELECT run_id, seq, round, model, item, "
+                "score, error, requested_at, observed_at FROM _observations"
+            )
+        except duckdb.ConstraintException as exc:
+            raise InputError(f"run {run_id!r}: an observation seq is repeated ({exc})") from None
+        finally:
+            self.connection.unregister("_observations")
+        return len(frame)
+
+    def add_decision(self, run_id: str, round: int, payload: dict[str, Any]) -> None:
+        """Record what the policy decided at ``round`` (JSON payload)."""
+        self.connection.execute(
+            "INSERT INTO selection_decisions VALUES (?, ?, ?)",
+            [run_id, int(round), json.dumps(payload, default=str, sort_keys=True)],
+        )
+
+    def selection_observations(self, run_id: str) -> pd.DataFrame:
+        """Observations of a run in ``seq`` order."""
+        return self.connection.execute(
+            "SELECT * FROM selection_observations WHERE run_id = ? ORDER BY seq", [run_id]
+        ).df()
+
+    def selection_decisions(self, run_id: str) -> list[dict[str, Any]]:
+        """Decision payloads of a run in round order (each with its ``round``)."""
+        rows = self.connection.execute(
+            "SELECT round, payload FROM selection_decisions WHERE run_id = ? ORDER BY round",
+            [run_id],
+        ).fetchall()
+        return [{"round": r, **json.loads(p)} for r, p in rows]
 
 
 def _item_order(items: np.ndarray) -> list[str]:

@@ -30,13 +30,14 @@ name for every benchmark or a mapping ``{benchmark: name}`` (key ``"*"`` for the
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.io.formats import (
     _helm,
     _inspect,
@@ -128,6 +129,12 @@ def read_results(
         Files, record counts, drops with reasons, the metric and filter chosen per benchmark,
         non-binary benchmarks and coverage.
 
+    Warns
+    -----
+    DataWarning
+        Once, listing ``report.notes``: models disagree on a benchmark's item count, a run
+        was a ``--limit`` subsample, or a benchmark has non-binary scores (kept as fractions).
+
     Raises
     ------
     InputError
@@ -189,4 +196,6 @@ def read_results(
                 )
     frame = finish(frames, duplicates)
     report.summarise(frame)
+    if report.notes:
+        warnings.warn(f"{source}: " + "; ".join(report.notes), DataWarning, stacklevel=2)
     return frame, report

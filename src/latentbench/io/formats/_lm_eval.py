@@ -133,22 +133,35 @@ def _loc(path: Path, position: int, array: bool) -> str:
     return where(path, record=position) if array else where(path, line=position)
 
 
-def _new_layout_meta(path: Path, date: str) -> tuple[str | None, str]:
-    """(model_name, source) from ``results_<date>.json`` next to the samples, if present."""
+def _new_layout_meta(path: Path, date: str) -> tuple[str | None, str, dict[str, Any]]:
+    """(model_name, source, results) from ``results_<date>.json`` next to the samples."""
     results = path.with_name(f"results_{date}.json")
     if not results.exists():
         candidates = sorted(path.parent.glob("results_*.json"))
         results = candidates[-1] if candidates else results
     if not results.exists():
-        return None, "lm-eval"
+        return None, "lm-eval", {}
     meta = load_json(results)
     if not isinstance(meta, dict):
-        return None, "lm-eval"
+        return None, "lm-eval", {}
     model = meta.get("model_name") or (meta.get("config") or {}).get("model_name")
     version = meta.get("lm_eval_version")
     if not model:
         model = _pretrained((meta.get("config") or {}).get("model_args"))
-    return (str(model) if model else None), (f"lm-eval {version}" if version else "lm-eval")
+    source = f"lm-eval {version}" if version else "lm-eval"
+    return (str(model) if model else None), source, meta
+
+
+def _subsample_note(meta: dict[str, Any], task: str, model: str) -> str | None:
+    """A note when ``n-samples`` shows a ``--limit`` / ``--samples`` subsample."""
+    counts = (meta.get("n-samples") or {}).get(task) or {}
+    original, effective = counts.get("original"), counts.get("effective")
+    if isinstance(original, int) and isinstance(effective, int) and effective < original:
+        return (
+            f"{task!r} for {model!r} evaluated {effective} of {original} docs (--limit or "
+            "--samples): the other items are missing by design"
+        )
+    return None
 
 
 def _pretrained(model_args: Any) -> str | None:
@@ -200,10 +213,13 @@ def read(
     match = _SAMPLES.match(path.name)
     if match:
         task, date = match.group("task"), match.group("date")
-        meta_model, source = _new_layout_meta(path, date)
+        meta_model, source, meta = _new_layout_meta(path, date)
         source_model = meta_model or path.parent.name
         canonical = meta_model or _canonical_model(path.parent.name)
         timestamp = parse_dashed_iso(date)
+        note = _subsample_note(meta, task, canonical)
+        if note:
+            report.notes.append(note)
     else:
         meta_model, task, source = _old_layout_meta(path)
         if task is None:
