@@ -407,3 +407,13 @@ def test_limit_subsample_is_noted(tmp_path):
         "filter_chosen": "only",
     }
     assert frame["model"].tolist() == ["org/model", "org/model"]
+
+
+def test_table_overrides_keep_the_raw_model(tmp_path):
+    path = tmp_path / "one.csv"
+    path.write_text("model,q1,q2,q3\nmy-run-7,1,,0\n")
+    frame, report = read_results("table", path, model="org/only", metric="acc", benchmark="b")
+    assert set(frame["model"]) == {"org/only"}
+    assert set(frame["source_model"]) == {"my-run-7"}
+    assert set(frame["metric"]) == {"acc"} and set(frame["benchmark"]) == {"b"}
+    assert report.dropped == {"empty cell (missing)": 1}

@@ -233,3 +233,13 @@ def test_selection_tables_roundtrip(store):
     with pytest.raises(InputError, match="seq is repeated"):
         store.add_observations(run_id, observations.iloc[[0]])
     assert len(store.selection_observations(run_id)) == 3
+
+
+def test_ingest_files_is_the_python_twin(store):
+    result, report = store.ingest_files(
+        "opencompass", FORMATS / "opencompass" / "outputs", metric="correct"
+    )
+    assert result["n_new"] == report.rows == 16
+    assert store.benchmarks() == ["ceval-computer_network", "gsm8k"]
+    with pytest.raises(InputError, match="no such file"):
+        store.ingest_files("helm", FORMATS / "nope")

@@ -279,6 +279,20 @@ class Store:
             con.unregister("_incoming")
         return IngestResult(run_id=run_id, n_rows=n_rows, n_new=n_new, n_present=n_rows - n_new)
 
+    def ingest_files(
+        self, source: str, paths: Any, **options: Any
+    ) -> tuple[IngestResult, LoadReport]:
+        """Read result files with :func:`~latentbench.io.formats.read_results` and ingest them.
+
+        The Python twin of ``latentbench ingest SOURCE PATH... --store STORE``; ``options``
+        are the keyword arguments of ``read_results`` (``benchmark``, ``metric``, ``filter``,
+        ...). Nothing is written when reading fails.
+        """
+        from latentbench.io.formats import read_results
+
+        frame, report = read_results(source, paths, **options)
+        return self.ingest(frame, report), report
+
     # ------------------------------------------------------------------ queries
     def benchmarks(self) -> list[str]:
         """Benchmark names in the store, sorted."""

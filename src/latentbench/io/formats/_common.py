@@ -390,7 +390,7 @@ def finish(frames: list[pd.DataFrame], duplicates: str) -> pd.DataFrame:
                 f"{where(b['source_file'], record=int(b['_record']))} both give model "
                 f"{a['model']!r}, benchmark {a['benchmark']!r}, item {a['item']!r}, metric "
                 f"{a['metric']!r}, filter {a['filter']!r}, trial {int(a['trial'])} (scores "
-                f"{a['score']!r} and {b['score']!r}); expected one row per key (pass "
+                f"{float(a['score'])!r} and {float(b['score'])!r}); expected one row per key (pass "
                 "duplicates='latest' to keep the latest run)"
             )
     return frame.drop(columns="_record").reset_index(drop=True)

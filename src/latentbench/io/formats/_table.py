@@ -8,8 +8,9 @@ column per item, empty cells missing. The layout is ``long`` when ``model``, ``i
 ``score`` columns exist, else ``wide``.
 
 ``benchmark`` is, in order: the argument, a ``benchmark`` column, the file stem. ``metric``: the
-argument, a ``metric`` column, ``"score"``. ``filter``: the argument, a ``filter`` column,
-``"none"``. Rows with an empty score are missing (counted in the report, never 0).
+argument (one name labels every row; a mapping is ignored), a ``metric`` column, ``"score"``.
+``filter``: likewise, else ``"none"``. ``model`` overrides the ids (kept in ``source_model``).
+Rows with an empty score are missing (counted in the report, never 0).
 """
 
 from __future__ import annotations
@@ -195,7 +196,7 @@ def read(
     out["source_model"] = (
         extra["source_model"].fillna("").astype("str").to_numpy()
         if "source_model" in extra
-        else out["model"]
+        else data["model"].astype("str").to_numpy()
     )
     for column in (
         "model",
