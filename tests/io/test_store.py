@@ -206,6 +206,14 @@ def test_persistence_and_read_only(tmp_path):
         assert db.matrix("arc_easy").shape == (3, 4)
     with pytest.raises(InputError, match=r"store not found"):
         Store(tmp_path / "missing.duckdb", read_only=True)
+    other = tmp_path / "other.duckdb"
+    duckdb.connect(str(other)).close()
+    with pytest.raises(InputError, match=r"without latentbench's 'meta' table"):
+        Store(other, read_only=True)
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    with pytest.raises(InputError, match=r"notes\.txt: cannot open as a DuckDB store"):
+        Store(text)
 
 
 def test_selection_tables_roundtrip(store):

@@ -159,9 +159,16 @@ class Store:
                 "ON CONFLICT DO NOTHING",
                 [str(SCHEMA_VERSION), __version__],
             )
-        row = self.connection.execute(
-            "SELECT value FROM meta WHERE key = 'schema_version'"
-        ).fetchall()
+        try:
+            row = self.connection.execute(
+                "SELECT value FROM meta WHERE key = 'schema_version'"
+            ).fetchall()
+        except duckdb.Error:
+            self.close()
+            raise InputError(
+                f"{self.path}: a DuckDB file without latentbench's 'meta' table; expected a "
+                "latentbench store"
+            ) from None
         version = int(row[0][0]) if row else 0
         if version > SCHEMA_VERSION:
             self.close()
