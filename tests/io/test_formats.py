@@ -417,3 +417,16 @@ def test_table_overrides_keep_the_raw_model(tmp_path):
     assert set(frame["source_model"]) == {"my-run-7"}
     assert set(frame["metric"]) == {"acc"} and set(frame["benchmark"]) == {"b"}
     assert report.dropped == {"empty cell (missing)": 1}
+
+
+def test_lm_eval_repeated_doc_without_filter_field(tmp_path):
+    run = tmp_path / "org__model"
+    run.mkdir()
+    line = '{"doc_id": 0, "exact_match": %d}\n'
+    (run / "samples_gsm8k_2024-07-01T00-00-00.000001.jsonl").write_text(line % 1 + line % 0)
+    with pytest.raises(
+        InputError,
+        match=r"\.jsonl:2: doc_id 0 with filter 'none' repeats .*\.jsonl:1"
+        r" and no 'filter' field",
+    ):
+        read_results("lm-eval", tmp_path)

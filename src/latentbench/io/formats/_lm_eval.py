@@ -242,13 +242,29 @@ def read(
 
     metrics_seen: dict[str, int] = {}
     filters_seen: dict[str, int] = {}
+    first_line: dict[tuple[str, str], int] = {}
     for position, record in records:
         if "doc_id" not in record:
             raise InputError(
                 f"{_loc(path, position, array)}: field 'doc_id' is missing; expected an lm-eval "
                 "sample with doc_id"
             )
-        filters_seen.setdefault(str(record.get("filter", "none")), position)
+        filt = str(record.get("filter", "none"))
+        filters_seen.setdefault(filt, position)
+        key = (str(record["doc_id"]), filt)
+        if key in first_line:
+            hint = (
+                " and no 'filter' field (a multi-filter task written before lm-eval 0.4.7 "
+                "cannot tell its filters apart)"
+                if "filter" not in record
+                else ""
+            )
+            raise InputError(
+                f"{_loc(path, position, array)}: doc_id {record['doc_id']!r} with filter {filt!r} "
+                f"repeats {_loc(path, first_line[key], array)}{hint}; expected one row per doc "
+                "and filter"
+            )
+        first_line[key] = position
         listed = record.get("metrics")
         keys = listed if isinstance(listed, list) else [k for k in record if k not in _NOT_METRICS]
         for key in keys:
