@@ -492,12 +492,18 @@ class ResponseMatrix:
         """
         rows = self._resolve(models, self._model_ids, "model")
         cols = self._resolve(items, self._item_ids, "item")
-        return ResponseMatrix(
-            self._scores[np.ix_(rows, cols)],
-            [self._model_ids[i] for i in rows],
-            [self._item_ids[j] for j in cols],
-            source=self.source,
-        )
+        if rows.size == 0 or cols.size == 0:
+            raise InputError("the subset is empty; select at least one model and one item")
+        # values were validated when this matrix was built: no re-validation (a subset may
+        # legitimately have a single row or column, e.g. one model's scores)
+        out = object.__new__(ResponseMatrix)
+        scores = self._scores[np.ix_(rows, cols)]
+        scores.setflags(write=False)
+        out._scores = scores
+        out._model_ids = [self._model_ids[i] for i in rows]
+        out._item_ids = [self._item_ids[j] for j in cols]
+        out.source = self.source
+        return out
 
     def __getitem__(self, key: tuple[Any, Any]) -> ResponseMatrix:
         if not isinstance(key, tuple) or len(key) != 2:

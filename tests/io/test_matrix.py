@@ -1,0 +1,183 @@
+"""ResponseMatrix: construction, conversion, summary and one clear error per bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from latentbench import DataWarning, InputError, ResponseMatrix
+
+
+def long_frame() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "model": ["m1", "m1", "m2", "m2", "m3"],
+            "item": ["q1", "q2", "q1", "q3", "q2"],
+            "score": [1.0, 0.0, 0.5, 1.0, 1.0],
+        }
+    )
+
+
+def test_from_long_keeps_missing_cells_missing():
+    m = ResponseMatrix.from_long(long_frame())
+    assert m.shape == (3, 3)
+    assert m.model_ids == ["m1", "m2", "m3"]
+    assert m.item_ids == ["q1", "q2", "q3"]
+    assert np.isnan(m.scores[0, 2])  # m1 never saw q3: missing, not 0
+    assert m.scores[1, 0] == pytest.approx(0.5)
+    assert m.observed.sum() == 5
+    assert not m.is_binary
+
+
+def test_round_trip_long_wide_long():
+    m = ResponseMatrix.from_long(long_frame())
+    back = m.to_long().sort_values(["model", "item"]).reset_index(drop=True)
+    expected = long_frame().sort_values(["model", "item"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(back, expected, check_dtype=False)
+    wide = m.to_wide()
+    again = ResponseMatrix.from_wide(wide)
+    np.testing.assert_array_equal(again.scores, m.scores)
+
+
+def test_read_parquet_and_csv_long_and_wide(tmp_path):
+    m = ResponseMatrix.from_long(long_frame())
+    m.to_long().to_parquet(tmp_path / "long.parquet")
+    m.to_long().to_csv(tmp_path / "long.csv", index=False)
+    m.to_wide().to_csv(tmp_path / "wide.csv")
+    m.to_wide().reset_index().to_parquet(tmp_path / "wide.parquet")
+    for name in ("long.parquet", "long.csv", "wide.csv", "wide.parquet"):
+        read = ResponseMatrix.read(tmp_path / name)
+        np.testing.assert_array_equal(read.scores, m.scores, err_msg=name)
+        assert read.model_ids == m.model_ids
+
+
+def test_summary_reports_constant_and_empty():
+    scores = np.array([[1, 1, np.nan], [0, 1, np.nan], [1, 0, np.nan]], dtype=float)
+    m = ResponseMatrix(scores, ["a", "b", "c"], ["x", "y", "z"])
+    s = m.summary()
+    assert s.constant_models == ["a"]
+    assert s.empty_items == ["z"]
+    assert s.is_binary
+    assert s.n_observed == 6
+    assert "3 models x 3 items" in str(s)
+
+
+def test_subset_by_ids_positions_and_mask():
+    m = ResponseMatrix.from_long(long_frame())
+    by_id = m.subset(models=["m3", "m1"], items=["q2"])
+    assert by_id.model_ids == ["m3", "m1"] and by_id.item_ids == ["q2"]
+    assert by_id.scores[0, 0] == 1.0 and by_id.scores[1, 0] == 0.0
+    by_pos = m[[0, 1], :]
+    assert by_pos.model_ids == ["m1", "m2"]
+    by_mask = m.subset(items=np.array([True, True, False]))
+    assert by_mask.item_ids == ["q1", "q2"]
+
+
+def test_identical_duplicates_collapse_with_warning():
+    frame = pd.concat([long_frame(), long_frame().iloc[[0]]])
+    with pytest.warns(DataWarning, match="collapsed"):
+        m = ResponseMatrix.from_long(frame)
+    assert m.observed.sum() == 5
+
+
+# ---------------------------------------------------------------- one clear error per case
+def test_error_score_outside_unit_interval(tmp_path):
+    frame = long_frame()
+    frame.loc[3, "score"] = 1.5
+    path = tmp_path / "bad.csv"
+    frame.to_csv(path, index=False)
+    with pytest.raises(InputError) as info:
+        ResponseMatrix.read(path)
+    message = str(info.value)
+    assert "bad.csv" in message and "'score'" in message and "row 3" in message
+    assert "1.5" in message and "[0, 1]" in message
+
+
+def test_error_non_numeric_score(tmp_path):
+    frame = long_frame().astype({"score": object})
+    frame.loc[2, "score"] = "correct"
+    path = tmp_path / "text.csv"
+    frame.to_csv(path, index=False)
+    with pytest.raises(InputError) as info:
+        ResponseMatrix.read(path)
+    message = str(info.value)
+    assert "text.csv" in message and "row 2" in message and "'correct'" in message
+    assert "not numeric" in message
+
+
+def test_error_conflicting_duplicate_pair():
+    frame = pd.concat(
+        [long_frame(), pd.DataFrame({"model": ["m1"], "item": ["q1"], "score": [0.0]})]
+    )
+    with pytest.raises(InputError) as info:
+        ResponseMatrix.from_long(frame, source="dup.parquet")
+    message = str(info.value)
+    assert "dup.parquet" in message and "rows 0 and 5" in message
+    assert "'m1'" in message and "'q1'" in message and "different scores" in message
+
+
+def test_error_empty_input(tmp_path):
+    path = tmp_path / "empty.csv"
+    pd.DataFrame({"model": [], "item": [], "score": []}).to_csv(path, index=False)
+    with pytest.raises(InputError, match=r"empty\.csv.*no rows"):
+        ResponseMatrix.read(path)
+
+
+def test_error_single_model():
+    frame = long_frame()
+    frame["model"] = "only"
+    frame = frame.drop_duplicates(["model", "item"])
+    with pytest.raises(InputError, match=r"only one model \('only'\).*at least 2 models"):
+        ResponseMatrix.from_long(frame)
+
+
+def test_error_single_item():
+    frame = long_frame()
+    frame["item"] = "q"
+    frame = frame.drop_duplicates(["model", "item"])
+    with pytest.raises(InputError, match=r"only one item \('q'\).*at least 2 items"):
+        ResponseMatrix.from_long(frame)
+
+
+def test_error_ids_not_strings_or_ints():
+    frame = long_frame().astype({"item": object})
+    frame.loc[1, "item"] = 2.5
+    with pytest.raises(InputError) as info:
+        ResponseMatrix.from_long(frame, source="ids.parquet")
+    message = str(info.value)
+    assert "ids.parquet" in message and "'item'" in message and "row 1" in message
+    assert "2.5" in message and "float" in message and "string or an integer" in message
+
+
+def test_error_missing_id():
+    frame = long_frame().astype({"model": object})
+    frame.loc[4, "model"] = None
+    with pytest.raises(InputError, match=r"column 'model', row 4: model id is missing"):
+        ResponseMatrix.from_long(frame)
+
+
+def test_error_missing_column():
+    with pytest.raises(InputError, match=r"column 'score' is missing"):
+        ResponseMatrix.from_long(long_frame().drop(columns="score"))
+
+
+def test_error_unknown_file_type(tmp_path):
+    path = tmp_path / "scores.xlsx"
+    path.write_text("x")
+    with pytest.raises(InputError, match=r"scores\.xlsx.*unknown file type"):
+        ResponseMatrix.read(path)
+
+
+def test_error_wide_non_numeric_names_column(tmp_path):
+    wide = pd.DataFrame({"model": ["a", "b"], "q1": [1, 0], "q2": ["0", "oops"]})
+    path = tmp_path / "wide.csv"
+    wide.to_csv(path, index=False)
+    with pytest.raises(InputError, match=r"wide\.csv: column 'q2', row 1: value 'oops'"):
+        ResponseMatrix.read(path)
+
+
+def test_integer_ids_are_accepted_and_stringified():
+    frame = pd.DataFrame({"model": [1, 1, 2, 2], "item": [10, 11, 10, 11], "score": [1, 0, 0, 1]})
+    m = ResponseMatrix.from_long(frame)
+    assert m.model_ids == ["1", "2"] and m.item_ids == ["10", "11"]

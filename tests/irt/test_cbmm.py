@@ -1,0 +1,178 @@
+"""cBMM: parameter recovery, monotonicity, parity with the references, degenerate data."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+
+from latentbench import ConvergenceWarning, ResponseMatrix, TwoPL
+from latentbench.io.synthetic import simulate_2pl, simulate_low_rank
+from latentbench.irt import fit_cbmm, fit_model_factors, normalise_rank1
+from latentbench.irt.baselines import fit_lbfgsb, fit_textbook_cbmm, objective
+
+
+def _spearman(x, y):
+    return spearmanr(x, y)[0]
+
+
+@pytest.fixture(scope="module")
+def recovery():
+    """The issue's recovery design: 1000 x 1000, theta ~ N(0,1), a ~ LogNormal(0, 0.3), b ~ N(0,1)."""
+    out = {}
+    for missing in (0.0, 0.2):
+        data = simulate_2pl(1000, 1000, missing=missing, random_state=2024)
+        result = TwoPL().fit(data.matrix)
+        out[missing] = (
+            _spearman(result.theta, data.theta),
+            _spearman(result.discrimination, data.a),
+            _spearman(result.b, data.b),
+        )
+    return out
+
+
+def test_recovery_complete_data(recovery):
+    theta, a, b = recovery[0.0]
+    assert theta >= 0.99
+    assert a >= 0.93
+    assert b >= 0.99
+
+
+def test_recovery_with_20_percent_mcar_missing(recovery):
+    theta, a, b = recovery[0.2]
+    # within 0.01 of the thresholds for complete data
+    assert theta >= 0.98
+    assert a >= 0.92
+    assert b >= 0.98
+
+
+def test_objective_never_increases_across_sweeps():
+    data = simulate_2pl(300, 200, missing=0.3, random_state=7)
+    for accelerate in (False, True):
+        fit = fit_cbmm(data.matrix.scores, accelerate=accelerate, tol=1e-9, check_monotone=True)
+        history = np.array(fit.loss_history)
+        increases = np.diff(history)
+        # float32 kernels: allow rounding noise far below any real step
+        assert np.all(increases <= 1e-9 * np.abs(history[:-1])), increases.max()
+        assert fit.converged
+
+
+def test_objective_never_increases_rank_r_and_soft_labels():
+    data = simulate_low_rank(200, 150, rank=3, missing=0.2, random_state=1)
+    soft = np.where(np.isnan(data.matrix.scores), np.nan, data.probabilities)
+    for scores in (data.matrix.scores, soft):
+        fit = fit_cbmm(scores, rank=3, tol=1e-8, check_monotone=True, max_iter=3000)
+        assert np.all(np.diff(fit.loss_history) <= 1e-9 * np.abs(fit.loss_history[0]))
+        assert np.all(fit.V >= 0)
+
+
+def test_same_normalised_estimates_from_different_random_starts():
+    data = simulate_2pl(300, 100, random_state=11)
+    estimates = []
+    for seed in (0, 1, 2):
+        result = TwoPL(init="random", random_state=seed, tol=1e-10, max_iter=5000).fit(data.matrix)
+        estimates.append((result.theta, result.discrimination, result.b))
+    deterministic = TwoPL(tol=1e-10, max_iter=5000).fit(data.matrix)
+    for theta, a, b in estimates[1:] + [(deterministic.theta, deterministic.discrimination, deterministic.b)]:
+        np.testing.assert_allclose(theta, estimates[0][0], atol=2e-3)
+        np.testing.assert_allclose(a, estimates[0][1], atol=2e-3)
+        np.testing.assert_allclose(b, estimates[0][2], atol=2e-3)
+
+
+def test_parity_with_textbook_cbmm_at_tight_tolerance():
+    data = simulate_2pl(400, 30, missing=0.1, random_state=3)
+    ours = fit_cbmm(data.matrix.scores, tol=1e-12, max_iter=20000)
+    reference = fit_textbook_cbmm(data.matrix.scores, tol=1e-12, max_iter=20000)
+    mine = normalise_rank1(ours.U[:, 0], ours.V[:, 0], ours.b)
+    theirs = normalise_rank1(reference.U[:, 0], reference.V[:, 0], reference.b)
+    for k in range(3):
+        assert np.abs(mine[k] - theirs[k]).max() <= 1e-4
+    scores = data.matrix.scores
+    assert objective(scores, ours.U, ours.V, ours.b, 1.0, 1e-2) <= reference.loss + 1e-6 * reference.loss
+
+
+def test_lbfgsb_baseline_reaches_the_same_optimum():
+    data = simulate_2pl(200, 80, missing=0.1, random_state=5)
+    ours = fit_cbmm(data.matrix.scores, tol=1e-12, max_iter=20000)
+    reference = fit_lbfgsb(data.matrix.scores, tol=1e-14)
+    scores = data.matrix.scores
+    ours_value = objective(scores, ours.U, ours.V, ours.b, 1.0, 1e-2)
+    assert ours_value == pytest.approx(reference.loss, rel=1e-7)
+    assert np.all(reference.V >= 0)
+
+
+def test_rank_r_not_worse_than_textbook_reference():
+    data = simulate_low_rank(100, 50, rank=2, missing=0.1, random_state=3)
+    ours = fit_cbmm(data.matrix.scores, rank=2, tol=1e-10, max_iter=20000)
+    reference = fit_textbook_cbmm(data.matrix.scores, rank=2, tol=1e-8, max_iter=3000)
+    assert ours.loss <= reference.loss * (1 + 1e-6)
+
+
+def test_degenerate_rows_and_columns_stay_finite():
+    data = simulate_2pl(50, 40, random_state=0)
+    scores = np.array(data.matrix.scores, copy=True)
+    scores[:, 0] = 1.0  # an all-correct item
+    scores[:, 1] = 0.0  # an all-wrong item
+    scores[0, 2:] = 1.0  # an all-correct model
+    scores[1, 2:] = 0.0  # an all-wrong model
+    scores[:2, :2] = np.nan
+    scores[2:, 2] = np.nan  # an item seen by two models only
+    scores[3, 3:] = np.nan  # a model that saw three items
+    matrix = ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids)
+    result = TwoPL().fit(matrix)
+    for frame in (result.abilities, result.items):
+        numeric = frame.select_dtypes("number").to_numpy(dtype=float)
+        assert np.isfinite(numeric).all()
+    assert result.abilities.loc[0, "constant"] and result.items.loc[0, "constant"]
+    assert result.abilities["theta"].idxmax() == 0
+    assert result.abilities["theta"].idxmin() == 1
+    assert np.isfinite(result.predict_proba()).all()
+
+
+def test_max_iter_emits_convergence_warning():
+    data = simulate_2pl(100, 50, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="max_iter=2"):
+        result = TwoPL(max_iter=2).fit(data.matrix)
+    assert not result.converged
+
+
+def test_bad_start_does_not_collapse():
+    """The reference solver collapses to a = 0 from theta0 = -theta_true; ours must not."""
+    data = simulate_2pl(300, 200, random_state=9)
+    n, m = data.matrix.shape
+    start = (-data.theta[:, None], np.full((m, 1), 0.5), np.zeros(m))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit = fit_cbmm(data.matrix.scores, init=start, max_iter=3000)
+    theta, a, _ = normalise_rank1(fit.U[:, 0], fit.V[:, 0], fit.b)
+    assert _spearman(theta, data.theta) > 0.95
+    assert np.all(np.isfinite(a)) and a.max() > 0
+
+
+def test_fit_model_factors_matches_per_row_scipy_solution():
+    from scipy.optimize import minimize
+
+    data = simulate_low_rank(30, 60, rank=2, missing=0.5, random_state=4)
+    V, b = data.V, data.b
+    U = fit_model_factors(data.matrix.scores, V, b, l2=0.1)
+    for i in (0, 7, 19):
+        row = data.matrix.scores[i]
+        seen = ~np.isnan(row)
+
+        def f(u, row=row, seen=seen):
+            t = V[seen] @ u + b[seen]
+            return np.sum(np.logaddexp(0, t) - row[seen] * t) + 0.05 * u @ u
+
+        best = minimize(f, np.zeros(2), method="BFGS", options={"gtol": 1e-10}).x
+        np.testing.assert_allclose(U[i], best, atol=1e-5)
+
+
+def test_fixed_items_fit_only_abilities():
+    data = simulate_2pl(200, 100, random_state=2)
+    fit = fit_cbmm(data.matrix.scores, fixed_items=(data.V, data.b), l2=0.0, tol=1e-10)
+    np.testing.assert_array_equal(fit.V, data.V)
+    np.testing.assert_array_equal(fit.b, data.b)
+    direct = fit_model_factors(data.matrix.scores, data.V, data.b, l2=0.0)
+    np.testing.assert_allclose(fit.U, direct, atol=1e-3)
