@@ -55,6 +55,19 @@ class LowRankProxy:
         Cap on Newton steps per candidate refit.
     random_state : int or None
         Passed to the engine.
+    newton_tol : float, default 1e-4
+        Stop a candidate's Newton iterations when its Newton decrement (about twice the
+        remaining objective gap) is below this.
+    max_cells : int, default 131072
+        Size of the compacted sub-problems handed to the engine (see Notes).
+
+    Notes
+    -----
+    Candidate rows are independent problems and unobserved cells contribute nothing, so
+    :meth:`fit_models` hands the engine groups of rows restricted to the union of their
+    observed columns (about ``max_cells`` cells per group) instead of the dense
+    ``(n_models, n_items)`` matrix; the solution is the same, the work is proportional to
+    the observed cells.
 
     Attributes
     ----------
@@ -78,8 +91,12 @@ class LowRankProxy:
         max_iter: int = 200,
         newton_iter: int = 25,
         random_state: int | None = None,
+        max_cells: int = 1 << 17,
+        newton_tol: float = 1e-4,
     ) -> None:
+        self.newton_tol = newton_tol
         self.rank = rank
+        self.max_cells = max_cells
         self.sigma = sigma
         self.l2 = l2
         self.prior = prior
@@ -229,16 +246,23 @@ class LowRankProxy:
         if idx.size == 0:
             return U
         Z0 = self._whiten(U[idx])
-        Z = fit_model_factors(
-            Y[idx],
-            self._Vw,
-            self._bw,
-            sigma=self.sigma,
-            l2=self.l2_model,
-            U0=Z0,
-            max_iter=self.newton_iter,
-            tol=1e-6,
-        )
+        Z = np.empty_like(Z0)
+        observed = ~np.isnan(Y[idx])
+        for group in _compact_groups(observed.sum(axis=1), self.max_cells):
+            cols = np.flatnonzero(observed[group].any(axis=0))
+            if cols.size == 0:
+                Z[group] = 0.0
+                continue
+            Z[group] = fit_model_factors(
+                Y[np.ix_(idx[group], cols)],
+                self._Vw[cols],
+                self._bw[cols],
+                sigma=self.sigma,
+                l2=self.l2_model,
+                U0=Z0[group],
+                max_iter=self.newton_iter,
+                tol=self.newton_tol,
+            )
         U[idx] = self._unwhiten(np.asarray(Z))
         return U
 
@@ -277,3 +301,20 @@ class LowRankProxy:
         out *= np.float32(0.5)
         out += np.float32(0.5)
         return out.astype(dtype, copy=False)
+
+
+def _compact_groups(counts: np.ndarray, max_cells: int) -> list[np.ndarray]:
+    """Group rows (sorted by observed count) so that ``len(group) * sum(counts) <= max_cells``."""
+    order = np.argsort(counts, kind="stable")
+    groups: list[np.ndarray] = []
+    start, total = 0, 0
+    for k, row in enumerate(order):
+        c = int(counts[row])
+        size = k - start + 1
+        if k > start and size * (total + c) > max_cells:
+            groups.append(order[start:k])
+            start, total = k, 0
+        total += c
+    if start < len(order):
+        groups.append(order[start:])
+    return groups

@@ -1,0 +1,528 @@
+"""Replay experiments: exact-gap pools x policies x seeds (``pulse.md`` §8).
+
+Runs fan out over local processes (``concurrent.futures`` with the fork start method where
+available, so the matrices are shared, not copied) or over Ray (``engine="ray"``, optional
+extra). Every policy of a seed gets the same initial cells (same ``random_state``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from latentbench.exceptions import InputError
+from latentbench.select._oracles import MatrixOracle
+from latentbench.select._policies import (
+    UCBE,
+    UCBELRF,
+    FullEvaluation,
+    NaivePooling,
+    Policy,
+    Pulse,
+    Uniform,
+)
+from latentbench.select._run import run_selection
+
+__all__ = [
+    "ExperimentResult",
+    "budget_to_accuracy",
+    "exact_gap_pool",
+    "make_policy",
+    "parse_policy",
+    "parse_pools",
+    "run_experiment",
+    "split_models",
+]
+
+_POLICIES: dict[str, type[Policy]] = {
+    "pulse": Pulse,
+    "ucbe": UCBE,
+    "ucbe_lrf": UCBELRF,
+    "naive": NaivePooling,
+    "naive_refit": NaivePooling,
+    "uniform": Uniform,
+    "full": FullEvaluation,
+}
+_RUN_KEYS = ("init_batch",)
+
+
+def _convert(value: str) -> Any:
+    low = value.lower()
+    if low in ("none", "null"):
+        return None
+    if low in ("true", "false"):
+        return low == "true"
+    for cast in (int, float):
+        try:
+            return cast(value)
+        except ValueError:
+            pass
+    return value
+
+
+def parse_policy(spec: str) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
+    """Parse ``name[:key=value;key=value]`` into (label, name, policy kwargs, run kwargs).
+
+    ``init_batch`` is a run option (the initial batch per arm); every other key is passed to
+    the policy constructor, e.g. ``pulse:init_batch=16;init_estimate=prior;weights=precision``.
+    """
+    name, _, rest = spec.strip().partition(":")
+    name = name.strip().lower()
+    if name not in _POLICIES:
+        raise InputError(f"policy {name!r} is unknown; expected one of {sorted(_POLICIES)}")
+    kwargs: dict[str, Any] = {}
+    run_kwargs: dict[str, Any] = {}
+    for part in filter(None, (p.strip() for p in rest.replace(";", ",").split(","))):
+        key, eq, value = part.partition("=")
+        if not eq:
+            raise InputError(f"policy option {part!r} in {spec!r}; expected key=value")
+        (run_kwargs if key in _RUN_KEYS else kwargs)[key.strip()] = _convert(value.strip())
+    if name == "naive_refit":
+        kwargs.setdefault("refit_every", 1000)
+    return spec.strip(), name, kwargs, run_kwargs
+
+
+def make_policy(spec: str) -> Policy:
+    """A fresh policy object from a spec string (see :func:`parse_policy`)."""
+    _, name, kwargs, _ = parse_policy(spec)
+    try:
+        return _POLICIES[name](**kwargs)
+    except TypeError as exc:
+        raise InputError(f"policy {spec!r}: {exc}") from None
+
+
+def split_models(
+    n_models: int,
+    *,
+    how: str = "random",
+    dates: np.ndarray | None = None,
+    random_state: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Split rows into a history half and a test half.
+
+    Parameters
+    ----------
+    n_models : int
+    how : {"random", "date"}
+        ``date`` puts the older half (by ``dates``) in the history, as ``pulse.md`` §8.
+    dates : array-like of shape (n_models,), optional
+        Sortable release dates (required for ``date``).
+    random_state : int
+
+    Returns
+    -------
+    history, test : ndarray of int
+    """
+    if how == "date":
+        if dates is None:
+            raise InputError("split='date' needs model release dates")
+        order = np.argsort(np.asarray(dates), kind="stable")
+    elif how == "random":
+        order = np.random.default_rng(random_state).permutation(n_models)
+    else:
+        raise InputError(f"split={how!r}; expected 'date' or 'random'")
+    half = n_models // 2
+    return np.sort(order[:half]), np.sort(order[half:])
+
+
+def exact_gap_pool(means: np.ndarray, gap: float | None, size: int = 1000) -> np.ndarray:
+    """Exact-gap difficulty pool (``pulse.md`` §8, ``build_test_subsets.py``).
+
+    The best model; as #2 the model whose gap to the best is closest to ``gap`` (models ranked
+    between them are dropped); then the next ``size - 2`` models below #2.
+
+    Parameters
+    ----------
+    means : ndarray of shape (n,)
+        True means of the candidate models.
+    gap : float or None
+        Target top-2 gap; ``None`` keeps the ``size`` best models.
+    size : int
+
+    Returns
+    -------
+    ndarray of int
+        Row indices into ``means``, best first.
+    """
+    means = np.asarray(means, dtype=np.float64)
+    order = np.argsort(-means, kind="stable")
+    if gap is None:
+        return order[:size]
+    if gap < 0:
+        raise InputError(f"gap={gap!r}; expected a nonnegative number")
+    top = order[0]
+    dist = np.abs((means[top] - means[order[1:]]) - gap)
+    k = 1 + int(np.argmin(dist))
+    return np.concatenate(([top], order[k : k - 1 + size]))
+
+
+def parse_pools(text: str) -> list[tuple[str, float | None]]:
+    """Parse ``gap:0.01,0.02,full`` into ``[("gap0.01", 0.01), ..., ("full", None)]``."""
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    out: list[tuple[str, float | None]] = []
+    for token in items:
+        token = token.removeprefix("gap:").removeprefix("gap=")
+        if token == "full":
+            out.append(("full", None))
+            continue
+        try:
+            gap = float(token)
+        except ValueError:
+            raise InputError(f"pools entry {token!r}; expected a gap like 0.02 or 'full'") from None
+        out.append((f"gap{gap:g}", gap))
+    if not out:
+        raise InputError(f"pools={text!r}; expected e.g. 'gap:0.01,0.02,full'")
+    return out
+
+
+def budget_to_accuracy(
+    correct: np.ndarray,
+    grid: np.ndarray,
+    *,
+    target: float = 0.95,
+    n_boot: int = 200,
+    random_state: int = 0,
+) -> dict[str, float]:
+    """Budget at which identification accuracy reaches ``target``, bootstrapped over seeds.
+
+    Parameters
+    ----------
+    correct : ndarray of bool, shape (n_seeds, G)
+        Whether the recommendation after ``grid[g]`` post-init cells was the true best.
+    grid : ndarray of shape (G,)
+        Budgets (increasing).
+    target : float
+    n_boot : int
+        Bootstrap resamples of seeds (``default_rng(random_state)``).
+
+    Returns
+    -------
+    dict
+        ``first`` / ``first_sd``: mean and SD over resamples of the first budget where the mean
+        curve is >= target; ``sustained`` / ``sustained_sd``: the first budget after which it
+        stays >= target; ``reached``: the fraction of resamples that reach it (budgets of
+        resamples that never do are NaN and left out of the means).
+    """
+    correct = np.asarray(correct, dtype=np.float64)
+    grid = np.asarray(grid)
+    rng = np.random.default_rng(random_state)
+    S = correct.shape[0]
+    first = np.full(n_boot, np.nan)
+    sustained = np.full(n_boot, np.nan)
+    for k in range(n_boot):
+        curve = correct[rng.integers(0, S, S)].mean(axis=0)
+        ok = curve >= target - 1e-12
+        if ok.any():
+            first[k] = grid[int(np.argmax(ok))]
+            bad = np.flatnonzero(~ok)
+            if bad.size == 0:
+                sustained[k] = grid[0]
+            elif bad[-1] + 1 < grid.size:
+                sustained[k] = grid[bad[-1] + 1]
+    full_curve = correct.mean(axis=0)
+    ok = full_curve >= target - 1e-12
+    with np.errstate(invalid="ignore"):
+        return {
+            "first": float(np.nanmean(first)) if np.isfinite(first).any() else float("nan"),
+            "first_sd": float(np.nanstd(first)) if np.isfinite(first).any() else float("nan"),
+            "sustained": float(np.nanmean(sustained))
+            if np.isfinite(sustained).any()
+            else float("nan"),
+            "sustained_sd": float(np.nanstd(sustained))
+            if np.isfinite(sustained).any()
+            else float("nan"),
+            "reached": float(np.isfinite(first).mean()),
+            "point": float(grid[int(np.argmax(ok))]) if ok.any() else float("nan"),
+        }
+
+
+# ---------------------------------------------------------------------------- workers
+_SHARED: dict[str, Any] = {}
+
+
+def _init_worker(shared: dict[str, Any]) -> None:
+    _SHARED.clear()
+    _SHARED.update(shared)
+
+
+def _run_task(task: tuple[str, str, int]) -> dict[str, Any]:
+    pool_name, spec, seed = task
+    return _run_one(_SHARED, pool_name, spec, seed)
+
+
+def _run_one(shared: dict[str, Any], pool_name: str, spec: str, seed: int) -> dict[str, Any]:
+    rows = shared["pools"][pool_name]
+    scores = shared["scores"][rows]
+    label, _name, _kw, run_kw = parse_policy(spec)
+    policy = make_policy(spec)
+    oracle = MatrixOracle(scores)
+    mu = oracle.true_means()
+    result = run_selection(
+        oracle,
+        policy,
+        budget=shared["budget"],
+        batch_size=shared["batch_size"],
+        init_batch=int(run_kw.get("init_batch", shared["init_batch"])),
+        proxy=shared["proxy"],
+        random_state=seed,
+        true_means=mu,
+    )
+    grid = shared["grid"]
+    best = int(np.argmax(mu))
+    return {
+        "pool": pool_name,
+        "policy": label,
+        "seed": seed,
+        "correct": result.best_at(grid) == best,
+        "covered": result.covered,
+        "init": result.evaluations_init,
+        "post": result.evaluations_post_init,
+        "seconds": result.seconds,
+        "proxy_seconds": result.proxy_seconds,
+    }
+
+
+@dataclass
+class ExperimentResult:
+    """Identification accuracy curves and budget-to-target summaries.
+
+    Attributes
+    ----------
+    grid : ndarray of shape (G,)
+        Post-init budgets of the curves.
+    curves : dict
+        ``(pool, policy) -> ndarray (n_seeds, G)`` of bool (recommendation correct).
+    summary : list of dict
+        One row per (pool, policy): budget to target (post-init and total, bootstrap mean and
+        SD), % saved vs the reference policy, empirical coverage, seconds per run.
+    pools : dict
+        ``pool -> {"n_models", "gap", "top2_gap"}``.
+    """
+
+    grid: np.ndarray
+    curves: dict[tuple[str, str], np.ndarray]
+    summary: list[dict[str, Any]]
+    pools: dict[str, dict[str, Any]] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def to_frame(self):
+        """Summary table as a pandas DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(self.summary)
+
+    def write(self, out: str | Path) -> None:
+        """Write ``summary.json``, ``summary.csv`` and ``curves.csv`` (accuracy per budget)."""
+        import pandas as pd
+
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "summary.json").write_text(
+            json.dumps(
+                {"params": self.params, "pools": self.pools, "summary": self.summary}, indent=1
+            )
+        )
+        self.to_frame().to_csv(out / "summary.csv", index=False)
+        frame = {"evaluations_post_init": self.grid}
+        for (pool, pol), arr in self.curves.items():
+            frame[f"{pool}|{pol}"] = arr.mean(axis=0)
+        pd.DataFrame(frame).to_csv(out / "curves.csv", index=False)
+
+
+def run_experiment(
+    scores: np.ndarray,
+    pools: dict[str, np.ndarray],
+    policies: list[str],
+    *,
+    seeds: int | list[int] = 200,
+    budget: int = 400_000,
+    batch_size: int = 64,
+    init_batch: int = 64,
+    proxy=None,
+    target: float = 0.95,
+    reference: str | None = None,
+    engine: str = "local",
+    n_jobs: int | None = None,
+    grid_step: int | None = None,
+    ray_address: str | None = None,
+    progress=None,
+) -> ExperimentResult:
+    """Run every policy on every pool for every seed and summarise.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_models, n_items)
+        Full matrix of the candidate (test) models.
+    pools : dict
+        ``name -> row indices`` into ``scores`` (e.g. from :func:`exact_gap_pool`).
+    policies : list of str
+        Policy specs (see :func:`parse_policy`).
+    seeds : int or list of int
+        Number of seeds (``seed = 10000 * run``) or explicit seeds.
+    budget, batch_size, init_batch : int
+        See :func:`run_selection`.
+    proxy : LowRankProxy, optional
+        Fitted on the history; needed by PULSE and Naive-Pooling.
+    target : float
+        Identification accuracy for the budget summary.
+    reference : str, optional
+        Policy spec that "% saved" is computed against (default: the first ``ucbe`` spec).
+    engine : {"local", "ray"}
+    n_jobs : int, optional
+        Local processes (default: all cores; 1 runs in-process).
+    grid_step : int, optional
+        Resolution of the curves (default ``batch_size``).
+    ray_address : str, optional
+    progress : callable(done, total), optional
+
+    Returns
+    -------
+    ExperimentResult
+    """
+    if engine not in ("local", "ray"):
+        raise InputError(f"engine={engine!r}; expected 'local' or 'ray'")
+    seed_list = [10000 * k for k in range(seeds)] if isinstance(seeds, int) else list(seeds)
+    if not seed_list:
+        raise InputError("seeds is empty")
+    for spec in policies:
+        parse_policy(spec)
+    grid = np.arange(0, budget + 1, grid_step or batch_size)
+    if grid[-1] != budget:
+        grid = np.append(grid, budget)
+    shared = {
+        "scores": np.asarray(scores, dtype=np.float32),
+        "pools": {k: np.asarray(v) for k, v in pools.items()},
+        "budget": int(budget),
+        "batch_size": int(batch_size),
+        "init_batch": int(init_batch),
+        "proxy": proxy,
+        "grid": grid,
+    }
+    tasks = [(p, spec, s) for p in pools for spec in policies for s in seed_list]
+    start = time.perf_counter()
+    results: list[dict[str, Any]] = []
+    if engine == "ray":
+        results = _run_ray(shared, tasks, ray_address, progress)
+    else:
+        workers = n_jobs or os.cpu_count() or 1
+        if workers == 1:
+            for k, t in enumerate(tasks):
+                results.append(_run_one(shared, *t))
+                if progress:
+                    progress(k + 1, len(tasks))
+        else:
+            import multiprocessing as mp
+
+            ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+            with ProcessPoolExecutor(
+                workers, mp_context=ctx, initializer=_init_worker, initargs=(shared,)
+            ) as ex:
+                for k, res in enumerate(ex.map(_run_task, tasks, chunksize=4)):
+                    results.append(res)
+                    if progress:
+                        progress(k + 1, len(tasks))
+    elapsed = time.perf_counter() - start
+    return _summarise(results, shared, pools, policies, seed_list, target, reference, elapsed)
+
+
+def _run_ray(shared, tasks, address, progress):
+    try:
+        import ray
+    except ImportError:
+        raise InputError(
+            "engine='ray' needs the optional extra: pip install 'latentbench[ray]'"
+        ) from None
+    started = False
+    if not ray.is_initialized():
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+        started = True
+    try:
+        ref = ray.put(shared)
+
+        @ray.remote
+        def _remote(shared_ref, task):
+            return _run_one(shared_ref, *task)
+
+        pending = [_remote.remote(ref, t) for t in tasks]
+        out = ray.get(pending)
+        if progress:
+            progress(len(out), len(tasks))
+        return out
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _summarise(results, shared, pools, policies, seed_list, target, reference, elapsed):
+    grid = shared["grid"]
+    curves: dict[tuple[str, str], np.ndarray] = {}
+    meta: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    order = {s: k for k, s in enumerate(seed_list)}
+    for res in results:
+        key = (res["pool"], res["policy"])
+        meta.setdefault(key, []).append(res)
+    for key, rows in meta.items():
+        rows.sort(key=lambda r: order[r["seed"]])
+        curves[key] = np.stack([r["correct"] for r in rows])
+    if reference is None:
+        reference = next((p for p in policies if p.split(":")[0].strip() == "ucbe"), None)
+    summary = []
+    pool_info = {}
+    for pool, rows in pools.items():
+        m = len(rows)
+        means = np.nan_to_num(shared["scores"][rows]).mean(axis=1, dtype=np.float64)
+        srt = np.sort(means)[::-1]
+        pool_info[pool] = {"n_models": m, "top2_gap": float(srt[0] - srt[1]) if m > 1 else None}
+        ref_stats = None
+        if reference is not None:
+            ref_stats = budget_to_accuracy(curves[(pool, reference.strip())], grid, target=target)
+            ref_init = meta[(pool, reference.strip())][0]["init"]
+        for spec in policies:
+            key = (pool, spec.strip())
+            rows_ = meta[key]
+            stats = budget_to_accuracy(curves[key], grid, target=target)
+            init = rows_[0]["init"]
+            cov = [r["covered"] for r in rows_ if r["covered"] is not None]
+            row = {
+                "pool": pool,
+                "policy": spec.strip(),
+                "n_models": m,
+                "n_seeds": len(rows_),
+                "init_evaluations": init,
+                "budget_post_init": stats["first"],
+                "budget_post_init_sd": stats["first_sd"],
+                "budget_post_init_sustained": stats["sustained"],
+                "budget_total": stats["first"] + init,
+                "reached_fraction": stats["reached"],
+                "final_accuracy": float(curves[key][:, -1].mean()),
+                "coverage": float(np.mean(cov)) if cov else None,
+                "seconds_per_run": float(np.mean([r["seconds"] for r in rows_])),
+            }
+            if ref_stats is not None:
+                ref_total = ref_stats["first"] + ref_init
+                row["saved_post_init_pct"] = (
+                    100 * (ref_stats["first"] - stats["first"]) / ref_stats["first"]
+                    if ref_stats["first"] > 0
+                    else float("nan")
+                )
+                row["saved_total_pct"] = 100 * (ref_total - row["budget_total"]) / ref_total
+            summary.append(row)
+    params = {
+        "budget": shared["budget"],
+        "batch_size": shared["batch_size"],
+        "init_batch": shared["init_batch"],
+        "n_seeds": len(seed_list),
+        "target": target,
+        "reference": reference,
+        "seconds": elapsed,
+    }
+    return ExperimentResult(
+        grid=grid, curves=curves, summary=summary, pools=pool_info, params=params
+    )
