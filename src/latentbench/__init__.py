@@ -2,7 +2,7 @@
 
 The public API:
 
-- :class:`ResponseMatrix` (models x items, NaN = missing) with ``from_long``, ``from_wide``, ``read``;
+- :class:`ResponseMatrix` (models x items, NaN = missing): ``from_long``, ``from_wide``, ``read``;
 - :class:`TwoPL`, the cBMM fit of the 2PL / rank-r logistic model, returning an :class:`IRTResult`;
 - warnings under :class:`LatentbenchWarning`.
 """
@@ -22,8 +22,8 @@ from latentbench.irt import IRTResult, TwoPL
 __all__ = [
     "ConvergenceWarning",
     "DataWarning",
-    "IdentifiabilityWarning",
     "IRTResult",
+    "IdentifiabilityWarning",
     "InputError",
     "LatentbenchWarning",
     "NotFittedError",

@@ -34,7 +34,7 @@ class DataWarning(LatentbenchWarning):
 
 
 class InputError(ValueError):
-    """Invalid user input. The message names the source, the field, the value and what was expected."""
+    """Invalid user input; the message names the source, field, value and what was expected."""
 
 
 class NotFittedError(ValueError, AttributeError):

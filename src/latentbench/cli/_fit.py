@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from latentbench.cli import app
@@ -87,7 +88,9 @@ def print_fit(result: IRTResult, top: int = 10) -> None:
     for part in (items.head(k), items.tail(k)):
         for row in part.itertuples():
             table.add_row(
-                str(row.item), f"{row.discrimination:.3f}", f"{row.difficulty:.3f}",
+                str(row.item),
+                f"{row.discrimination:.3f}",
+                f"{row.difficulty:.3f}",
                 f"{row.p_value:.3f}",
             )
         if part is not None and k:
@@ -117,7 +120,7 @@ def fit(
         estimator = TwoPL(rank=rank_value, sigma=sigma, l2=l2, tol=tol, max_iter=max_iter)  # type: ignore[arg-type]
         result = fit_with_progress(estimator, matrix, quiet)
     except InputError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
     paths = write_fit(result, out)
     if store is not None and benchmark is not None:

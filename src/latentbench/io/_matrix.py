@@ -19,6 +19,13 @@ __all__ = ["MatrixSummary", "ResponseMatrix"]
 _LONG_COLUMNS = ("model", "item", "score")
 
 
+def _show(value: Any) -> str:
+    """repr of a value for messages, without numpy's type wrappers (7.0, not np.float64(7.0))."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value)
+
+
 def _where(source: str | None) -> str:
     return f"in {source}: " if source else ""
 
@@ -27,11 +34,9 @@ def _check_ids(ids: Sequence[Any], kind: str, source: str | None, column: str) -
     """Validate model or item ids (strings or integers) and return them as strings."""
     out: list[str] = []
     for position, value in enumerate(ids):
-        if isinstance(value, (bool, np.bool_)) or not isinstance(
-            value, (str, int, np.integer)
-        ):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (str, int, np.integer)):
             raise InputError(
-                f"{_where(source)}column {column!r}, row {position}: {kind} id {value!r} "
+                f"{_where(source)}column {column!r}, row {position}: {kind} id {_show(value)} "
                 f"has type {type(value).__name__}; expected a string or an integer"
             )
         text = str(value)
@@ -52,7 +57,7 @@ def _coerce_scores(values: pd.Series, source: str | None, column: str) -> np.nda
         position = int(np.flatnonzero(bad.to_numpy())[0])
         raise InputError(
             f"{_where(source)}column {column!r}, row {position}: value "
-            f"{values.iloc[position]!r} is not numeric; expected a score in [0, 1]"
+            f"{_show(values.iloc[position])} is not numeric; expected a score in [0, 1]"
         )
     if numeric.dtype == bool:
         numeric = numeric.astype(float)
@@ -168,28 +173,32 @@ class ResponseMatrix:
             index = pd.Index(ids)
             if index.has_duplicates:
                 dup = index[index.duplicated()][0]
-                raise InputError(f"{_where(source)}{kind} id {dup!r} appears twice; ids must be unique")
+                raise InputError(
+                    f"{_where(source)}{kind} id {dup!r} appears twice; ids must be unique"
+                )
         values = array.astype(np.float32, copy=True)
         finite = np.isfinite(values)
         if np.isinf(values).any():
             row, col = np.argwhere(np.isinf(values))[0]
             raise InputError(
                 f"{_where(source)}model {models[row]!r}, item {items[col]!r}: value "
-                f"{array[row, col]!r} is infinite; expected a score in [0, 1] or NaN for missing"
+                f"{_show(array[row, col])} is infinite; expected a score in [0, 1] or NaN"
             )
         outside = finite & ((values < 0) | (values > 1))
         if outside.any():
             row, col = np.argwhere(outside)[0]
             raise InputError(
                 f"{_where(source)}model {models[row]!r}, item {items[col]!r}: score "
-                f"{array[row, col]!r} is outside [0, 1]; expected a score in [0, 1]"
+                f"{_show(array[row, col])} is outside [0, 1]; expected a score in [0, 1]"
             )
         if n_models < 2:
             raise InputError(
                 f"{_where(source)}only one model ({models[0]!r}); expected at least 2 models"
             )
         if n_items < 2:
-            raise InputError(f"{_where(source)}only one item ({items[0]!r}); expected at least 2 items")
+            raise InputError(
+                f"{_where(source)}only one item ({items[0]!r}); expected at least 2 items"
+            )
         if not finite.any():
             raise InputError(f"{_where(source)}every cell is missing; expected observed scores")
         values.setflags(write=False)
@@ -228,7 +237,9 @@ class ResponseMatrix:
         ResponseMatrix
         """
         if not isinstance(frame, pd.DataFrame):
-            raise InputError(f"{_where(source)}expected a pandas DataFrame, got {type(frame).__name__}")
+            raise InputError(
+                f"{_where(source)}expected a pandas DataFrame, got {type(frame).__name__}"
+            )
         for column in (model, item, score):
             if column not in frame.columns:
                 raise InputError(
@@ -254,7 +265,7 @@ class ResponseMatrix:
                     position = int(np.flatnonzero((ids.map(type) == value_type).to_numpy())[0])
                     raise InputError(
                         f"{_where(source)}column {column!r}, row {position}: {kind} id "
-                        f"{ids.iloc[position]!r} has type {value_type.__name__}; expected a "
+                        f"{_show(ids.iloc[position])} has type {value_type.__name__}; expected a "
                         "string or an integer"
                     )
         values = _coerce_scores(frame[score], source, score)
@@ -271,7 +282,7 @@ class ResponseMatrix:
             raise InputError(
                 f"{_where(source)}column {score!r}, row {position} (model="
                 f"{frame[model].iloc[position]!r}, item={frame[item].iloc[position]!r}): score "
-                f"{values[position]!r} is outside [0, 1]; expected a score in [0, 1]"
+                f"{_show(values[position])} is outside [0, 1]; expected a score in [0, 1]"
             )
         model_text = frame[model].astype(str).to_numpy()
         item_text = frame[item].astype(str).to_numpy()
@@ -291,7 +302,7 @@ class ResponseMatrix:
                 raise InputError(
                     f"{_where(source)}rows {min(a, b)} and {max(a, b)} both give model "
                     f"{model_text[a]!r}, item {item_text[a]!r}, with different scores "
-                    f"{values[a]!r} and {values[b]!r}; expected one score per (model, item)"
+                    f"{_show(values[a])} and {_show(values[b])}; expected one score per pair"
                 )
             warnings.warn(
                 f"{_where(source)}{repeated.size} repeated (model, item) rows with identical "
@@ -321,7 +332,9 @@ class ResponseMatrix:
             File name for error messages.
         """
         if not isinstance(frame, pd.DataFrame):
-            raise InputError(f"{_where(source)}expected a pandas DataFrame, got {type(frame).__name__}")
+            raise InputError(
+                f"{_where(source)}expected a pandas DataFrame, got {type(frame).__name__}"
+            )
         if model is None and "model" in frame.columns:
             model = "model"
         if model is not None:

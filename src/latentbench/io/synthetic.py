@@ -80,7 +80,7 @@ def apply_missing(
     n, m = out.shape
     if rate == 0:
         return out
-    count = int(round(rate * n * m))
+    count = round(rate * n * m)
     if mechanism == "mcar":
         hide = rng.choice(n * m, size=count, replace=False)
         out.reshape(-1)[hide] = np.nan

@@ -410,9 +410,9 @@ def fit_cbmm(
                 U_new, V_new, b_new, f_new, nll_new, atr_new = U2, V2, b2, f2, nll2, atr2
                 step_max = max(1.0, step_max / 4.0)
         scale = 1.0 + max(np.abs(U_new).max(), np.abs(V_new).max(), np.abs(b_new).max())
-        change = max(
-            np.abs(U_new - U).max(), np.abs(V_new - V).max(), np.abs(b_new - b).max()
-        ) / scale
+        change = (
+            max(np.abs(U_new - U).max(), np.abs(V_new - V).max(), np.abs(b_new - b).max()) / scale
+        )
         rel = abs(f - f_new) / (abs(f) + 1e-12)
         U, V, b, f, nll, atr = U_new, V_new, b_new, f_new, nll_new, atr_new
         history.append(f)
@@ -429,9 +429,33 @@ def fit_cbmm(
             ConvergenceWarning,
             stacklevel=2,
         )
-    if fixed_items is None and not np.any(V > 0) and nonneg:
+    collapsed = fixed_items is None and float(np.abs(U).max() * np.abs(V).max()) < 1e-6 * sigma
+    if collapsed and not (isinstance(init, str) and init == "accuracy"):
+        # a start pointing against the data can drive every a_j to 0 and then theta to 0
+        # (a saddle point); the accuracy-based start cannot, so restart from it
         warnings.warn(
-            "every item discrimination is zero: the fit collapsed to an intercept-only model",
+            "the fit collapsed to an intercept-only model (all discriminations ~0) from the "
+            "given start; restarting from the accuracy-based start",
+            IdentifiabilityWarning,
+            stacklevel=2,
+        )
+        return fit_cbmm(
+            scores,
+            rank=rank,
+            sigma=sigma,
+            l2=l2,
+            tol=tol,
+            max_iter=max_iter,
+            nonneg=nonneg,
+            init="accuracy",
+            accelerate=accelerate,
+            check_monotone=check_monotone,
+            callback=callback,
+        )
+    if collapsed:
+        warnings.warn(
+            "every item discrimination is ~0: the fit is an intercept-only model (the data may "
+            "carry no signal about model differences)",
             IdentifiabilityWarning,
             stacklevel=2,
         )
@@ -540,8 +564,10 @@ def fit_model_factors(
         U_try = U.copy()
         for _halving in range(30):
             U_try[active] = U[active] - scale[active, None] * direction[active]
-            new_obj[active] = row_objective(U_try[active]) if active.all() else _rows_obj(
-                U_try[active], V, b, y[active], w_obs[active], sigma, l2
+            new_obj[active] = (
+                row_objective(U_try[active])
+                if active.all()
+                else _rows_obj(U_try[active], V, b, y[active], w_obs[active], sigma, l2)
             )
             worse = active & (new_obj > obj + 1e-12 * np.abs(obj))
             if not worse.any():

@@ -360,7 +360,7 @@ class TwoPL:
         scores = matrix.scores
         rng = np.random.default_rng(self.random_state)
         rows, cols = np.nonzero(~np.isnan(scores))
-        n_hold = max(1, int(round(heldout_fraction * rows.size)))
+        n_hold = max(1, round(heldout_fraction * rows.size))
         pick = rng.choice(rows.size, size=n_hold, replace=False)
         train = np.array(scores, dtype=np.float32, copy=True)
         train[rows[pick], cols[pick]] = np.nan

@@ -54,7 +54,7 @@ def fit_textbook_cbmm(
     """
     start = time.perf_counter()
     Y = _as_scores(scores).astype(np.float64)
-    n, m = Y.shape
+    m = Y.shape[1]
     observed = ~np.isnan(Y)
     y = np.where(observed, Y, 0.0)
     mask = observed.astype(np.float64)
@@ -141,9 +141,7 @@ def fit_lbfgsb(
         loss = float(np.sum(mask * (np.logaddexp(0, t) - y * t), dtype=np.float64))
         G = (mask * (expit(t) - y) / sigma).astype(np.float64)
         value = loss + 0.5 * l2 * float(w @ w)
-        grad = np.concatenate(
-            [(G @ V).ravel(), (G.T @ U).ravel(), G.sum(axis=0)]
-        ) + l2 * w
+        grad = np.concatenate([(G @ V).ravel(), (G.T @ U).ravel(), G.sum(axis=0)]) + l2 * w
         history.append(value)
         return value, grad
 

@@ -1,0 +1,69 @@
+"""The ``latentbench fit`` and ``demo`` commands, on the shared real matrices."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import spearmanr
+from typer.testing import CliRunner
+
+from latentbench.cli import _register, app
+
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATASETS = ["mmlu_pro", "bfcl_v2", "alpacaeval2_weighted", "alpacaeval1_gpt4"]
+
+_register()
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_fit_real_matrix(tmp_path, name):
+    path = SHARED / f"{name}.parquet"
+    if not path.exists():
+        pytest.skip(f"shared data not found at {path}")
+    out = tmp_path / name
+    outcome = runner.invoke(app, ["fit", str(path), "--out", str(out), "--quiet"])
+    assert outcome.exit_code == 0, outcome.output
+    abilities = pd.read_csv(out / "abilities.csv")
+    items = pd.read_csv(out / "items.csv")
+    info = json.loads((out / "fit.json").read_text())
+    long = pd.read_parquet(path)
+    assert len(abilities) == long["model"].nunique()
+    assert len(items) == long["item"].nunique()
+    assert set(abilities["model"]) == set(long["model"])
+    assert not abilities.isna().any().any() and not items.isna().any().any()
+    assert np.isfinite(abilities.select_dtypes("number").to_numpy(float)).all()
+    assert spearmanr(abilities["theta"], abilities["accuracy"])[0] > 0.9
+    assert info["n_models"] == len(abilities) and info["iterations"] >= 1
+    assert {"loss", "converged", "seconds", "options"} <= set(info)
+
+
+def test_fit_prints_tables(tmp_path):
+    path = SHARED / "bfcl_v2.parquet"
+    if not path.exists():
+        pytest.skip("shared data not found")
+    outcome = runner.invoke(app, ["fit", str(path), "--out", str(tmp_path)])
+    assert outcome.exit_code == 0, outcome.output
+    assert "Top 10 models by ability" in outcome.output
+    assert "Most and least discriminating items" in outcome.output
+
+
+def test_fit_bad_file_gives_clear_error(tmp_path):
+    bad = tmp_path / "bad.csv"
+    pd.DataFrame({"model": ["a", "b"], "item": ["x", "x"], "score": [1.0, 7.0]}).to_csv(
+        bad, index=False
+    )
+    outcome = runner.invoke(app, ["fit", str(bad), "--out", str(tmp_path / "o")])
+    assert outcome.exit_code == 2
+    assert "bad.csv" in outcome.output and "outside [0, 1]" in outcome.output
+
+
+def test_demo_runs_and_finds_planted_items(tmp_path):
+    outcome = runner.invoke(app, ["demo", "--out", str(tmp_path)])
+    assert outcome.exit_code == 0, outcome.output
+    assert (tmp_path / "fit" / "abilities.csv").exists()
+    assert "20 of the 20 planted random-answer items" in outcome.output
