@@ -7,7 +7,12 @@ are unbiased whatever the proxy, and the intervals are anytime-valid confidence 
 """
 
 from latentbench.select._bounds import EBConfSeq, FreedmanConfSeq, eb_confseq
-from latentbench.select._estimators import dr_round_estimate, dr_round_variance, plugin_lambda
+from latentbench.select._estimators import (
+    dr_draw_estimates,
+    dr_round_estimate,
+    dr_round_variance,
+    plugin_lambda,
+)
 from latentbench.select._oracles import MatrixOracle, Oracle
 from latentbench.select._policies import (
     UCBE,
@@ -39,6 +44,7 @@ __all__ = [
     "SelectionResult",
     "SelectionState",
     "Uniform",
+    "dr_draw_estimates",
     "dr_round_estimate",
     "dr_round_variance",
     "eb_confseq",

@@ -117,21 +117,32 @@ class EBConfSeq:
         self._lower = np.full(n_arms, max(lo, 0.0))
         self._upper = np.full(n_arms, min(hi, 1.0))
 
-    def update(self, arm: int, z: float) -> None:
-        """Add the per-round estimate ``z`` of ``arm``."""
+    def update(self, arm: int, z: float | np.ndarray) -> None:
+        """Add one or more successive estimates of ``arm`` (in the order they were made).
+
+        Parameters
+        ----------
+        arm : int
+        z : float or ndarray of shape (L,)
+            Each with conditional mean ``mu_arm`` given everything before it.
+        """
         width = self.hi - self.lo
-        x = min(max((float(z) - self.lo) / width, 0.0), 1.0)
-        k = self.count[arm] + 1
-        var_prev = (0.25 + self._var_sum[arm]) / k
-        eta = min(math.sqrt(2.0 * self._log / (var_prev * k * math.log1p(k))), 0.5)
-        self._s_psi[arm] += (x - self._mu_prev[arm]) ** 2 * (-math.log1p(-eta) - eta)
-        self._s_eta[arm] += eta
-        self._s_eta_x[arm] += eta * x
-        self._sum_x[arm] += x
-        mu = (0.5 + self._sum_x[arm]) / (k + 1)
-        self._var_sum[arm] += (x - mu) ** 2
-        self._mu_prev[arm] = mu
-        self.count[arm] = k
+        x = np.clip((np.atleast_1d(np.asarray(z, dtype=np.float64)) - self.lo) / width, 0.0, 1.0)
+        L = x.size
+        k0 = int(self.count[arm])
+        ks = k0 + 1 + np.arange(L, dtype=np.float64)
+        mu = (0.5 + self._sum_x[arm] + np.cumsum(x)) / (ks + 1)
+        mu_prev = np.concatenate(([self._mu_prev[arm]], mu[:-1]))
+        var_cum = self._var_sum[arm] + np.cumsum((x - mu) ** 2)
+        var_prev = (0.25 + np.concatenate(([self._var_sum[arm]], var_cum[:-1]))) / ks
+        eta = np.minimum(np.sqrt(2.0 * self._log / (var_prev * ks * np.log1p(ks))), 0.5)
+        self._s_psi[arm] += float(((x - mu_prev) ** 2 * _psi(eta)).sum())
+        self._s_eta[arm] += float(eta.sum())
+        self._s_eta_x[arm] += float((eta * x).sum())
+        self._sum_x[arm] += float(x.sum())
+        self._var_sum[arm] = float(var_cum[-1])
+        self._mu_prev[arm] = float(mu[-1])
+        self.count[arm] = k0 + L
         centre = self._s_eta_x[arm] / self._s_eta[arm]
         margin = (self._log + self._s_psi[arm]) / self._s_eta[arm]
         lower = max(self.lo + width * (centre - margin), self.lo, 0.0)
@@ -193,11 +204,13 @@ class FreedmanConfSeq:
         self._lower = np.zeros(n_arms)
         self._upper = np.ones(n_arms)
 
-    def update(self, arm: int, z: float, width: float) -> None:
-        """Add estimate ``z`` of ``arm`` whose conditional range had width ``width``."""
-        self.count[arm] += 1
-        self._sum[arm] += z
-        self._V[arm] += min(width, self.bound) ** 2 / 4.0
+    def update(self, arm: int, z: float | np.ndarray, width: float | np.ndarray) -> None:
+        """Add estimates ``z`` of ``arm`` whose conditional ranges had widths ``width``."""
+        z = np.atleast_1d(np.asarray(z, dtype=np.float64))
+        w = np.broadcast_to(np.asarray(width, dtype=np.float64), z.shape)
+        self.count[arm] += z.size
+        self._sum[arm] += float(z.sum())
+        self._V[arm] += float((np.minimum(w, self.bound) ** 2).sum() / 4.0)
         v = self._v0 * 2.0 ** math.ceil(math.log2(max(self._V[arm] / self._v0, 1.0)))
         half = (math.sqrt(2.0 * v * self._L) + 2.0 / 3.0 * self.bound * self._L) / self.count[arm]
         mean = self._sum[arm] / self.count[arm]

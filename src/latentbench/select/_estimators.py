@@ -13,6 +13,7 @@ import numpy as np
 from latentbench.exceptions import InputError
 
 __all__ = [
+    "dr_draw_estimates",
     "dr_round_estimate",
     "dr_round_variance",
     "plugin_lambda",
@@ -155,3 +156,54 @@ def dr_round_variance(
     second = mean_f - 2.0 * lam_a * mean_f2 + lam_a**2 * mean_f2
     s2 = np.maximum(second - ((1.0 - lam_a) * mean_f) ** 2, 0.0) * N / np.maximum(N - 1.0, 1.0)
     return (N / n_items) ** 2 * np.maximum(1.0 / Bp - 1.0 / N, 0.0) * s2
+
+
+def dr_draw_estimates(
+    observed_sum: float,
+    pool_prediction_sum: float,
+    batch_scores: np.ndarray,
+    batch_predictions: np.ndarray,
+    lam: float,
+    pool_size: int,
+    n_items: int,
+) -> np.ndarray:
+    """Per-draw DR estimates of one uniform batch, read as ``B'`` successive single draws.
+
+    A uniform ``B'``-subset taken in random order is a sequence of single uniform draws
+    without replacement. The ``l``-th draw (0-based) has pool ``P_l`` of size ``N - l`` and the
+    single-draw estimate
+
+    ``Z_l = (sum_{O_l} Y + lam * sum_{P_l} f + (N - l) (Y_l - lam f_l)) / n``,
+
+    whose conditional mean given everything before it (earlier draws of the batch included)
+    is the arm's mean, because ``lam`` and ``f`` are fixed for the whole batch. The confidence
+    sequences use these ``B'`` martingale increments per round: their range is that of one
+    item while their number grows ``B'`` times faster, which removes the range-dominated
+    lower-order term a per-batch sequence would have. The mean of the ``Z_l`` differs from
+    :func:`dr_round_estimate`; both are unbiased.
+
+    Parameters
+    ----------
+    observed_sum : float
+        ``sum_O Y`` before the batch.
+    pool_prediction_sum : float
+        ``sum_P f`` before the batch.
+    batch_scores, batch_predictions : ndarray of shape (B',)
+        In draw order.
+    lam : float
+    pool_size : int
+        ``N`` before the batch.
+    n_items : int
+
+    Returns
+    -------
+    ndarray of shape (B',)
+    """
+    y = np.asarray(batch_scores, dtype=np.float64)
+    f = np.asarray(batch_predictions, dtype=np.float64)
+    before_y = np.concatenate(([0.0], np.cumsum(y)[:-1]))
+    before_f = np.concatenate(([0.0], np.cumsum(f)[:-1]))
+    remaining = pool_size - np.arange(y.size, dtype=np.float64)
+    return (
+        observed_sum + before_y + lam * (pool_prediction_sum - before_f) + remaining * (y - lam * f)
+    ) / n_items

@@ -27,7 +27,7 @@ import numpy as np
 
 from latentbench.exceptions import InputError
 from latentbench.select._bounds import EBConfSeq, FreedmanConfSeq
-from latentbench.select._estimators import dr_round_variance, plugin_lambda
+from latentbench.select._estimators import dr_draw_estimates, dr_round_variance, plugin_lambda
 
 __all__ = [
     "UCBE",
@@ -169,18 +169,27 @@ class Policy:
         with np.errstate(invalid="ignore", divide="ignore"):
             first = state.y_sum / np.maximum(state.n_obs, 1)
         for arm in range(m):
-            self._add_round(arm, float(first[arm]), width=1.0)
+            self._add_round(arm, float(first[arm]))
         self._refresh_exact(state, np.arange(m))
 
-    def _add_round(self, arm: int, z: float, width: float, weight: float = 1.0) -> None:
+    def _add_round(
+        self,
+        arm: int,
+        z: float,
+        weight: float = 1.0,
+        draws: np.ndarray | None = None,
+        widths: np.ndarray | float = 2.0,
+    ) -> None:
+        """Add a per-round estimate ``z`` (point estimate) and its per-draw estimates (CS)."""
         self.zsum[arm] += weight * z
         self.zcount[arm] += 1
         self._wsum[arm] += weight
         self.est[arm] = self.zsum[arm] / self._wsum[arm]
+        seq = np.array([z]) if draws is None else draws
         if isinstance(self._cs, EBConfSeq):
-            self._cs.update(arm, z)
+            self._cs.update(arm, seq)
         elif isinstance(self._cs, FreedmanConfSeq):
-            self._cs.update(arm, z, width)
+            self._cs.update(arm, seq, widths)
 
     def _refresh_exact(self, state: SelectionState, arms: np.ndarray) -> None:
         full = arms[state.n_obs[arms] >= state.n_items]
@@ -389,6 +398,10 @@ class Pulse(_ProxyPolicy):
         the inverse of the model-predicted conditional variance (fixed before each draw).
     legacy_stale_predictions : bool, default False
         Reproduce the release's stale-prediction sum (§3.5; biased after refits).
+    bonus : {"ucbe", "ci"}, default "ucbe"
+        Selection rule. ``ucbe`` is the paper's. ``ci`` (our extension, LUCB-style) pulls,
+        of the leader and the challenger with the largest upper bound, the one with the wider
+        interval; it suits the fixed-confidence stop (``stop="confidence"``).
     """
 
     name = "pulse"
@@ -404,8 +417,14 @@ class Pulse(_ProxyPolicy):
         init_estimate: Literal["mean", "prior"] = "mean",
         weights: Literal["equal", "precision"] = "equal",
         legacy_stale_predictions: bool = False,
+        bonus: Literal["ucbe", "ci"] = "ucbe",
     ) -> None:
         super().__init__(a=a, alpha=alpha, ci=ci, refit_every=refit_every)
+        if bonus not in ("ucbe", "ci"):
+            raise InputError(f"bonus={bonus!r}; expected 'ucbe' or 'ci'")
+        if bonus == "ci" and ci == "none":
+            raise InputError("bonus='ci' needs intervals; set ci='eb' or 'freedman'")
+        self.bonus = bonus
         if isinstance(lam, str) and lam not in ("plugin", "one", "zero"):
             raise InputError(f"lam={lam!r}; expected 'plugin', 'one', 'zero' or a number in [0, 1]")
         if not isinstance(lam, str) and not 0 <= float(lam) <= 1:
@@ -438,6 +457,7 @@ class Pulse(_ProxyPolicy):
         else:
             self._cs = None
         n = state.n_items
+        lam0 = 1.0 if self.init_estimate == "prior" else 0.0
         # pull 1: the initial batch, drawn with the prior-mean prediction fixed beforehand
         T0 = state.n_obs.astype(np.float64)
         if self.init_estimate == "prior":
@@ -449,20 +469,41 @@ class Pulse(_ProxyPolicy):
             pi0 = T0 / n
             z0 = (F0 + (state.y_sum - f_init) / pi0) / n
             var0 = dr_round_variance(F0, (f0 * f0).sum(), n, T0, 1.0, n)
-            width0 = 1.0 + (f0.max() - f0.min())
         else:
+            f0 = np.zeros(n)
+            F0 = 0.0
             z0 = state.y_sum / np.maximum(T0, 1)
             pbar = np.clip(z0, 0.05, 0.95)
             var0 = pbar * (1 - pbar) / np.maximum(T0, 1) * (1 - T0 / n)
-            width0 = 1.0
         w0 = 1.0 / np.maximum(var0, 1e-8) if self.weights == "precision" else np.ones(m)
         for arm in range(m):
-            self._add_round(arm, float(z0[arm]), width=width0, weight=float(w0[arm]))
+            items = state.order[arm, : int(state.n_obs[arm])]
+            draws = dr_draw_estimates(0.0, F0, state.values[arm, items], f0[items], lam0, n, n)
+            widths = (n - np.arange(items.size)) / n * (1.0 + lam0)
+            self._add_round(arm, float(z0[arm]), float(w0[arm]), draws, widths)
             self.z_history[arm].append(float(z0[arm]))
         self._setup_proxy(state, proxy)
         # the proxy is prewarmed on the initial cells by the run loop; sums use the current f
         self._stale = self.f_obs.copy()
         self._refresh_exact(state, np.arange(m))
+
+    def choose(self, state: SelectionState) -> int | None:
+        if self.bonus == "ucbe":
+            return super().choose(state)
+        active = ~self.exact
+        if not active.any():
+            return None
+        lo, hi = self._cs._lower, self._cs._upper
+        leader = int(np.argmax(self.est))
+        upper = np.where(active, hi, -np.inf)
+        upper[leader] = -np.inf
+        challenger = int(np.argmax(upper))
+        if not np.isfinite(upper[challenger]):
+            return leader if active[leader] else None
+        if not active[leader]:
+            return challenger
+        wide = (hi[leader] - lo[leader]) >= (hi[challenger] - lo[challenger])
+        return leader if wide else challenger
 
     def update(self, state: SelectionState, obs: Observation) -> None:
         arm, items = obs.arm, obs.items
@@ -488,14 +529,14 @@ class Pulse(_ProxyPolicy):
             self._stale[arm] += f_b.sum()
         self.zbar[arm] = (self.zn[arm] * self.zbar[arm] + corr) / (self.zn[arm] + 1)
         self.zn[arm] += 1
-        fb = f_b
-        width = (N / n) * (1.0 + lam * (float(fb.max() - fb.min()) if fb.size else 0.0))
+        draws = dr_draw_estimates(state.y_sum[arm], F, y, f_b, lam, N, n)
+        widths = (N - np.arange(Bp)) / n * (1.0 + lam)
         if self.weights == "precision":
             var = float(dr_round_variance(F, F2, N, Bp, lam, n))
             weight = 1.0 / max(var, 1e-8) if Bp < N else 1e8
         else:
             weight = 1.0
-        self._add_round(arm, float(z), width=width, weight=weight)
+        self._add_round(arm, float(z), weight, draws, widths)
         self.z_history[arm].append(float(z))
         self.lam_history.append(lam)
         self._record_f(arm, f_b)

@@ -1,0 +1,111 @@
+"""Scorers for live oracles: turn a model's answer text into a score in [0, 1].
+
+A scorer is any callable ``scorer(response, reference) -> float``. Answers are data: a scorer
+compares strings, it never evaluates them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import string
+from collections.abc import Callable
+
+from latentbench.exceptions import InputError
+
+__all__ = ["Scorer", "exact_match", "multiple_choice", "resolve_scorer"]
+
+Scorer = Callable[[str, str], float]
+"""``scorer(response, reference) -> score in [0, 1]``."""
+
+_PUNCT = string.punctuation + "“”‘’"
+_SPACES = re.compile(r"\s+")
+
+
+def _normalize(text: str) -> str:
+    return _SPACES.sub(" ", str(text)).strip().strip(_PUNCT + " ").casefold()
+
+
+def exact_match(response: str, reference: str) -> float:
+    """1.0 when the answer equals the reference up to case, surrounding punctuation and spaces.
+
+    Examples
+    --------
+    >>> exact_match("  Paris. ", "paris")
+    1.0
+    >>> exact_match("Lyon", "Paris")
+    0.0
+    """
+    return float(_normalize(response) == _normalize(reference))
+
+
+_LETTER_PATTERNS = (
+    re.compile(r"(?:answer|option|choice)\s*(?:is|:)?\s*[\(\[]?([A-Z])[\)\]]?(?![A-Za-z])", re.I),
+    re.compile(r"^\s*[\(\[]?([A-Z])[\)\]\.:]?(?![A-Za-z])"),
+    re.compile(r"[\(\[]([A-Z])[\)\]]"),
+)
+
+
+def multiple_choice(response: str, reference: str) -> float:
+    """1.0 when the first answer letter in ``response`` equals the reference letter.
+
+    The letter is found, in this order, after ``answer``/``option``/``choice`` (``"Answer: B"``),
+    at the start (``"B."``, ``"(B)"``), or in brackets anywhere (``"... (B)"``).
+
+    Examples
+    --------
+    >>> multiple_choice("The answer is (c).", "C")
+    1.0
+    >>> multiple_choice("B. because ...", "C")
+    0.0
+    """
+    ref = str(reference).strip().strip("()[]. ").upper()
+    for pattern in _LETTER_PATTERNS:
+        match = pattern.search(str(response))
+        if match:
+            return float(match.group(1).upper() == ref)
+    return 0.0
+
+
+_BUILTIN: dict[str, Scorer] = {"exact_match": exact_match, "multiple_choice": multiple_choice}
+
+
+def resolve_scorer(spec: str | Scorer, *, where: str = "scorer") -> Scorer:
+    """A scorer from a name (``exact_match``, ``multiple_choice``), ``"module:function"``, or
+    a callable.
+
+    Raises
+    ------
+    InputError
+        Unknown name, unimportable module or a non-callable attribute.
+    """
+    if callable(spec):
+        return spec
+    if not isinstance(spec, str):
+        raise InputError(
+            f"{where}={spec!r}; expected 'exact_match', 'multiple_choice' or 'module:function'"
+        )
+    if spec in _BUILTIN:
+        return _BUILTIN[spec]
+    return load_callable(spec, where=where)
+
+
+def load_callable(spec: str, *, where: str) -> Callable:
+    """Import ``"package.module:function"`` (user code named in a config file)."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise InputError(
+            f"{where}={spec!r}; expected 'exact_match', 'multiple_choice' or 'module:function'"
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise InputError(f"{where}={spec!r}: cannot import {module_name!r} ({exc})") from None
+    target = module
+    for part in attr.split("."):
+        target = getattr(target, part, None)
+        if target is None:
+            raise InputError(f"{where}={spec!r}: {module_name!r} has no attribute {attr!r}")
+    if not callable(target):
+        raise InputError(f"{where}={spec!r}: {attr!r} is not callable")
+    return target

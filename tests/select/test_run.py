@@ -1,0 +1,239 @@
+"""The selection loop: budget accounting, unbiasedness under refits, coverage under adaptive
+selection, robustness to a useless proxy, fixed-confidence stopping."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from latentbench.exceptions import InputError
+from latentbench.select import (
+    UCBE,
+    UCBELRF,
+    FullEvaluation,
+    LowRankProxy,
+    MatrixOracle,
+    NaivePooling,
+    Pulse,
+    Uniform,
+    run_selection,
+)
+
+from .conftest import HostileProxy, lowrank_data
+
+
+class RecordingOracle(MatrixOracle):
+    def __init__(self, scores):
+        super().__init__(scores)
+        self.cells: list[tuple[int, int]] = []
+
+    def evaluate(self, model_index, item_indices):
+        self.cells.extend((model_index, int(j)) for j in item_indices)
+        return super().evaluate(model_index, item_indices)
+
+
+@pytest.fixture(scope="module")
+def problem():
+    Y, U, V, b = lowrank_data(10, 300, r=2, seed=11)
+    proxy = LowRankProxy.from_factors(V, b, U_history=U)
+    return Y, proxy
+
+
+@pytest.mark.parametrize(
+    "policy", [Pulse, UCBE, Uniform, lambda: NaivePooling(refit_every=3), NaivePooling]
+)
+def test_budget_accounting_and_no_repeated_cells(problem, policy):
+    Y, proxy = problem
+    oracle = RecordingOracle(Y)
+    res = run_selection(
+        oracle, policy(), budget=1000, batch_size=24, init_batch=16, proxy=proxy, random_state=4
+    )
+    assert res.evaluations_init == 10 * 16
+    assert res.evaluations_post_init == 1000  # last batch truncated to the budget
+    assert res.evaluations_total == len(oracle.cells) == res.n_observed.sum()
+    assert len(set(oracle.cells)) == len(oracle.cells)
+    assert res.trace_evaluations[-1] == 1000 and res.trace_evaluations[0] == 0
+    assert len(res.trace_best) == res.rounds + 1
+
+
+def test_same_initial_cells_for_every_policy(problem):
+    Y, proxy = problem
+    first = {}
+    for policy in (Pulse(), UCBE(), NaivePooling()):
+        oracle = RecordingOracle(Y)
+        run_selection(oracle, policy, budget=0, init_batch=8, proxy=proxy, random_state=9)
+        first[policy.name] = sorted(oracle.cells)
+    assert first["pulse"] == first["ucbe"] == first["naive"]
+
+
+def test_full_evaluation_is_exact(problem):
+    Y, _ = problem
+    oracle = MatrixOracle(Y)
+    res = run_selection(oracle, FullEvaluation(), budget=10**6, random_state=0)
+    assert res.stopped == "exhausted"
+    assert res.evaluations_total == Y.size
+    np.testing.assert_allclose(res.estimates, Y.mean(axis=1), atol=1e-9)
+    assert res.best == int(np.argmax(Y.mean(axis=1)))
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+def test_per_round_estimates_unbiased_with_hostile_refitted_proxy(legacy):
+    """E[Z_k] = mu for every pull k with a hostile proxy refit every round (clean formula);
+    the release's stale-prediction form is biased after refits."""
+    Y, _, _, _ = lowrank_data(2, 120, r=1, seed=5)
+    mu = Y.mean(axis=1)
+    proxy = HostileProxy(Y)
+    reps, K = 1500, 5
+    z = np.zeros((reps, K))
+    for s in range(reps):
+        pol = Pulse(refit_every=1, legacy_stale_predictions=legacy, a=0.0)
+        run_selection(
+            MatrixOracle(Y),
+            pol,
+            budget=K * 12,
+            batch_size=12,
+            init_batch=8,
+            proxy=proxy,
+            random_state=s,
+        )
+        hist = pol.z_history[0] + [np.nan] * K
+        z[s] = hist[:K]
+    z = z[:, 1:]  # bandit pulls (pull 1 is the initial batch)
+    keep = ~np.isnan(z)
+    errors = []
+    for k in range(z.shape[1]):
+        col = z[keep[:, k], k]
+        if col.size > 200:
+            se = col.std(ddof=1) / math.sqrt(col.size)
+            errors.append(abs(col.mean() - mu[0]) / se)
+    assert errors
+    if legacy:
+        assert max(errors) > 6
+    else:
+        assert max(errors) < 4.5
+
+
+@pytest.mark.parametrize("ci", ["eb", "freedman"])
+def test_simultaneous_coverage_under_adaptive_selection(ci, problem):
+    """Fraction of runs in which every arm's interval covers its mean after every round."""
+    Y, proxy = problem
+    mu = Y.mean(axis=1, dtype=np.float64)
+    alpha, reps = 0.1, 150
+    covered = []
+    for s in range(reps):
+        res = run_selection(
+            MatrixOracle(Y),
+            Pulse(ci=ci, alpha=alpha, refit_every=5),
+            budget=1500,
+            batch_size=16,
+            init_batch=16,
+            proxy=proxy,
+            random_state=s,
+            true_means=mu,
+        )
+        covered.append(res.covered)
+        assert res.lower is not None and np.all(res.lower <= res.upper)
+    rate = np.mean(covered)
+    assert rate >= 1 - alpha - 3 * math.sqrt(alpha * (1 - alpha) / reps)
+
+
+def test_useless_proxy_is_not_worse_than_ucbe():
+    """Predictions independent of the truth: PULSE stays close to UCB-E."""
+    rng = np.random.default_rng(0)
+    m, n = 12, 400
+    means = np.linspace(0.45, 0.6, m)
+    Y = (rng.random((m, n)) < means[:, None]).astype(np.float32)
+    best = int(np.argmax(Y.mean(axis=1)))
+    useless = LowRankProxy.from_factors(
+        np.abs(rng.normal(size=(n, 2))), rng.normal(size=n), U_history=rng.normal(size=(20, 2))
+    )
+    reps, grid = 120, np.array([500, 1000, 2000, 3000])
+    acc = {"pulse": np.zeros(len(grid)), "ucbe": np.zeros(len(grid))}
+    for s in range(reps):
+        for pol in (Pulse(refit_every=10), UCBE()):
+            res = run_selection(
+                MatrixOracle(Y),
+                pol,
+                budget=int(grid[-1]),
+                batch_size=16,
+                init_batch=16,
+                proxy=useless,
+                random_state=s,
+            )
+            acc[pol.name] += res.best_at(grid) == best
+    pulse, ucbe = acc["pulse"] / reps, acc["ucbe"] / reps
+    se = np.sqrt((pulse * (1 - pulse) + ucbe * (1 - ucbe)) / reps)
+    assert np.all(pulse >= ucbe - 0.05 - 2 * se), (pulse, ucbe)
+
+
+def test_fixed_confidence_stop():
+    Y, U, V, b = lowrank_data(4, 3000, r=1, seed=2)
+    Y[3] = (np.random.default_rng(0).random(3000) < 0.95).astype(np.float32)  # a clear winner
+    proxy = LowRankProxy.from_factors(V, b, U_history=U)
+    res = run_selection(
+        MatrixOracle(Y),
+        Pulse(alpha=0.1, bonus="ci"),
+        budget=10**6,
+        batch_size=64,
+        init_batch=64,
+        proxy=proxy,
+        random_state=1,
+        stop="confidence",
+    )
+    assert res.stopped == "confidence" and res.best == 3
+    assert res.evaluations_total < Y.size
+    others = np.delete(res.upper, 3)
+    assert res.lower[3] > others.max()
+
+
+def test_ucbe_lrf_runs_and_prefers_uncertain_cells(problem):
+    Y, _ = problem
+    res = run_selection(
+        MatrixOracle(Y),
+        UCBELRF(n_ensemble=8, random_state=0),
+        budget=600,
+        batch_size=20,
+        init_batch=16,
+        random_state=0,
+    )
+    assert res.evaluations_post_init == 600
+    assert res.estimates.shape == (10,)
+
+
+def test_result_json_roundtrip(problem, tmp_path):
+    Y, proxy = problem
+    res = run_selection(
+        MatrixOracle(Y),
+        Pulse(),
+        budget=200,
+        proxy=proxy,
+        random_state=0,
+        model_ids=[f"m{i}" for i in range(10)],
+    )
+    path = tmp_path / "selection.json"
+    res.to_json(path)
+    data = json.loads(path.read_text())
+    assert data["best_model"] == f"m{res.best}"
+    assert data["evaluations_total"] == res.evaluations_total
+    assert len(data["arms"]) == 10 and "lower" in data["arms"][0]
+    assert len(data["trace"]["best_index"]) == res.rounds + 1
+    assert list(res.to_frame().columns[:2]) == ["model", "estimate"]
+
+
+def test_bad_inputs(problem):
+    Y, _ = problem
+    with pytest.raises(InputError, match="budget"):
+        run_selection(MatrixOracle(Y), UCBE(), budget=-1)
+    with pytest.raises(InputError, match="init_batch"):
+        run_selection(MatrixOracle(Y), UCBE(), budget=1, init_batch=0)
+    with pytest.raises(InputError, match="proxy"):
+        run_selection(MatrixOracle(Y), Pulse(), budget=1)
+    with pytest.raises(InputError, match="intervals"):
+        run_selection(MatrixOracle(Y), UCBE(), budget=1, stop="confidence")
+    with pytest.raises(InputError, match="lam"):
+        Pulse(lam=2.0)
+    with pytest.raises(InputError, match="scores"):
+        MatrixOracle(np.full((2, 2), 3.0))
