@@ -34,6 +34,7 @@ __all__ = [
     "ExperimentResult",
     "budget_to_accuracy",
     "exact_gap_pool",
+    "experiment_from_matrix",
     "make_policy",
     "parse_policy",
     "parse_pools",
@@ -526,3 +527,93 @@ def _summarise(results, shared, pools, policies, seed_list, target, reference, e
     return ExperimentResult(
         grid=grid, curves=curves, summary=summary, pools=pool_info, params=params
     )
+
+
+def experiment_from_matrix(
+    matrix,
+    *,
+    split: str = "random",
+    dates: np.ndarray | None = None,
+    pools: str | list[tuple[str, float | None]] = "gap:0.02",
+    pool_size: int = 1000,
+    policies: list[str] | tuple[str, ...] = ("pulse", "ucbe"),
+    seeds: int | list[int] = 200,
+    budget: int = 400_000,
+    batch_size: int = 64,
+    init_batch: int = 64,
+    rank: int = 16,
+    simulate: int | None = None,
+    sim_rank: int = 4,
+    random_state: int = 0,
+    engine: str = "local",
+    n_jobs: int | None = None,
+    progress=None,
+) -> ExperimentResult:
+    """Python twin of ``latentbench experiment``: split, fit the proxy, build pools, run.
+
+    Parameters
+    ----------
+    matrix : ResponseMatrix or ndarray of shape (n_models, n_items)
+        Source scores (NaN counted as 0 in the candidate rows, as the reference loader).
+    split : {"random", "date"}
+        How rows are halved into history and candidates (see :func:`split_models`).
+    dates : array-like, optional
+        Release dates for ``split="date"``.
+    pools : str or list
+        ``"gap:0.01,0.02,full"`` or parsed pairs (see :func:`parse_pools`).
+    pool_size : int
+        Models per pool (at most the candidates available).
+    policies, seeds, budget, batch_size, init_batch, engine, n_jobs, progress
+        See :func:`run_experiment`; ``budget`` is capped at the pool's unrevealed cells.
+    rank : int
+        Proxy rank.
+    simulate : int, optional
+        Replace the source by this many synthetic models drawn from a rank-``sim_rank``
+        :class:`~latentbench.select.LeaderboardSimulator` fitted to it (``split`` is then
+        random).
+    random_state : int
+        Seeds the split and the simulator.
+
+    Returns
+    -------
+    ExperimentResult
+    """
+    from latentbench.select._proxy import LowRankProxy
+
+    scores = np.asarray(getattr(matrix, "scores", matrix), dtype=np.float32)
+    params: dict[str, Any] = {"split": split, "rank": rank, "pool_size": pool_size}
+    if simulate is not None:
+        from latentbench.select._simulator import LeaderboardSimulator
+
+        sim = LeaderboardSimulator(rank=sim_rank).fit(scores)
+        scores, _ = sim.sample(int(simulate), random_state)
+        params.update(simulate=int(simulate), sim_rank=sim_rank, fidelity=sim.fidelity(scores))
+        split, dates = "random", None
+    hist, test = split_models(scores.shape[0], how=split, dates=dates, random_state=random_state)
+    candidates = np.nan_to_num(scores[test], nan=0.0)
+    proxy = LowRankProxy(rank=rank, random_state=random_state).fit(scores[hist])
+    means = candidates.mean(axis=1, dtype=np.float64)
+    parsed = parse_pools(pools) if isinstance(pools, str) else list(pools)
+    pool_rows = {name: exact_gap_pool(means, gap, pool_size) for name, gap in parsed}
+    largest = max(len(r) for r in pool_rows.values())
+    cap = largest * (candidates.shape[1] - init_batch)
+    result = run_experiment(
+        candidates,
+        pool_rows,
+        list(policies),
+        seeds=seeds,
+        budget=int(min(budget, cap)),
+        batch_size=batch_size,
+        init_batch=init_batch,
+        proxy=proxy,
+        engine=engine,
+        n_jobs=n_jobs,
+        progress=progress,
+    )
+    params.update(
+        n_history=int(hist.size),
+        n_candidates=int(test.size),
+        proxy_fit_seconds=proxy.fit_seconds_,
+    )
+    result.params.update(params)
+    return result
