@@ -1,0 +1,144 @@
+"""``latentbench select live``: a durable, resumable selection against real endpoints."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from latentbench.exceptions import InputError
+
+try:
+    from latentbench.cli._select import select_app
+except ImportError:  # pragma: no cover - the select group is missing: make our own
+    from latentbench.cli import app
+
+    select_app = typer.Typer(help="Best-model identification.", no_args_is_help=True)
+    app.add_typer(select_app, name="select")
+
+__all__ = ["EXIT_CODES", "live"]
+
+err = Console(stderr=True)
+
+EXIT_CODES = {"done": 0, "failed": 1, "capped": 3, "waiting": 4, "interrupted": 130}
+"""Exit status of ``select live`` per run status (2: bad input)."""
+
+
+def _progress_line(p: Any) -> str:
+    leader = ""
+    if p.leader is not None:
+        leader = f" | leader {escape(p.leader)} {p.estimate:.3f}"
+        if p.lower is not None and p.upper is not None:
+            leader += f" [{p.lower:.3f}, {p.upper:.3f}]"
+    errors = f" | [red]{p.n_errors} failed[/red]" if p.n_errors else ""
+    return (
+        f"batch {p.call} ({p.phase}, {escape(p.model)}): {p.n_new} new, {p.n_replayed} from "
+        f"store{errors} | spent {p.paid_total} | budget left {p.budget_left}{leader}"
+    )
+
+
+@select_app.command("live")
+def live(
+    config: Path = typer.Option(..., "--config", help="Run configuration (TOML)."),
+    store: Path = typer.Option(
+        ..., "--store", help="DuckDB store: every observation is committed there first."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the outcome as JSON."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress display."),
+) -> None:
+    """Run a live selection; re-run the same command to resume after any interruption.
+
+    Cells already stored are never requested again. Ctrl-C stops after the batch in flight
+    (press it twice to abort at once; stored cells are kept either way).
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from latentbench.select._live import LiveConfig, run_live
+
+    resume = shlex.join(
+        ["latentbench", "select", "live", "--config", str(config), "--store", str(store)]
+    )
+    try:
+        cfg = LiveConfig.from_toml(config)
+    except InputError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(2) from None
+
+    stop_event = threading.Event()
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        stop_event.set()
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl-C aborts
+        err.print("[yellow]stopping after the batch in flight (Ctrl-C again to abort)[/yellow]")
+
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, on_sigint) if in_main else None
+    planned = len(cfg.models) * cfg.init_batch + cfg.budget
+    progress = Progress(
+        TextColumn("[bold]select live[/bold]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        console=err,
+        disable=quiet,
+        transient=False,
+    )
+    try:
+        with progress:
+            task = progress.add_task("starting", total=planned)
+
+            def show(p: Any) -> None:
+                progress.update(task, completed=p.revealed, description=_progress_line(p))
+
+            result = run_live(cfg, store, progress=show, stop_event=stop_event)
+    except InputError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        err.print(f"[red]aborted[/red]; stored cells are kept. Resume with: {escape(resume)}")
+        raise typer.Exit(130) from None
+    finally:
+        if in_main and previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=1))
+    code = EXIT_CODES.get(result.status, 1)
+    summary = (
+        f"run {result.run_id}: {result.status}; {result.n_paid} new evaluations, "
+        f"{result.n_replayed} from the store, {result.paid_total} stored in all"
+    )
+    if result.status == "done" and result.selection is not None:
+        sel = result.selection
+        best = sel.best
+        interval = ""
+        if sel.lower is not None and sel.upper is not None:
+            interval = f" [{sel.lower[best]:.3f}, {sel.upper[best]:.3f}]"
+        err.print(
+            f"[green]best model[/green] {escape(str(sel.best_id))}: estimate "
+            f"{sel.estimates[best]:.3f}{interval} after {sel.evaluations_total} cells "
+            f"({sel.stopped})"
+        )
+        err.print(escape(summary))
+        if result.message and "failed" in result.message:
+            err.print(f"[yellow]{escape(result.message)}[/yellow]")
+    else:
+        err.print(f"[yellow]{escape(summary)}[/yellow]")
+        err.print(escape(result.message), soft_wrap=True)
+        for model, item, error in result.errors.itertuples(index=False):
+            err.print(f"  failed: {escape(model)} / {escape(item)}: {escape(error)}")
+        if result.status == "waiting":
+            err.print(f"run the plan, then resume with: {escape(resume)}", soft_wrap=True)
+        else:
+            err.print(f"resume with: {escape(resume)}", soft_wrap=True)
+    sys.stderr.flush()
+    if code:
+        raise typer.Exit(code)

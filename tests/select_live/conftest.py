@@ -1,0 +1,193 @@
+"""A fake OpenAI-compatible server and a small live-selection setup.
+
+The server answers ``POST /v1/chat/completions`` deterministically: model ``m`` answers item
+``i`` correctly exactly when ``Y[m, i] == 1``, so a live run sees the matrix ``Y``. It logs
+every request, counts answered cells, can inject faults per (model, item) and attempt, and
+can hold requests (to kill or interrupt a client mid-batch).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+API_KEY = "sk-test-SECRET-5f3a9c"
+KEY_ENV = "LATENTBENCH_TEST_KEY"
+WAIT = 30.0  # upper bound of every wait in these tests (seconds)
+
+
+class FakeOpenAI:
+    """State of the fake endpoint (shared with the handler threads)."""
+
+    def __init__(self, model_names: list[str], items: list[dict], Y: np.ndarray) -> None:
+        self.model_names = model_names
+        self.by_prompt = {it["prompt"]: k for k, it in enumerate(items)}
+        self.items = items
+        self.Y = Y
+        self.lock = threading.Lock()
+        self.requests: list[tuple[str, str]] = []  # (model, item id) per request
+        self.answered: Counter = Counter()  # 200 answers with content, per cell
+        self.faults: dict[tuple[str, str], list[str]] = {}
+        self.hold_after: int | None = None  # hold request number > hold_after
+        self.held = threading.Event()
+        self.n_held = 0
+        self.release = threading.Event()
+        self.timeout_release = threading.Event()
+
+    def cell(self, model: str, prompt: str) -> tuple[int, int] | None:
+        if model not in self.model_names or prompt not in self.by_prompt:
+            return None
+        return self.model_names.index(model), self.by_prompt[prompt]
+
+
+def _handler(state: FakeOpenAI):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args) -> None:  # quiet
+            pass
+
+        def _send(self, code: int, body: bytes, headers: dict | None = None) -> None:
+            try:
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+            except OSError:  # the client went away (killed or timed out)
+                pass
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length", 0))
+            body = json.loads(self.rfile.read(length))
+            if not self.path.endswith("/v1/chat/completions"):
+                return self._send(404, b'{"error": "not found"}')
+            if self.headers.get("Authorization") != f"Bearer {API_KEY}":
+                return self._send(401, b'{"error": {"message": "invalid api key"}}')
+            found = state.cell(body.get("model"), body["messages"][-1]["content"])
+            if found is None:
+                return self._send(400, b'{"error": "unknown model or prompt"}')
+            m, i = found
+            key = (state.model_names[m], state.items[i]["id"])
+            with state.lock:
+                state.requests.append(key)
+                number = len(state.requests)
+                faults = state.faults.get(key)
+                fault = faults.pop(0) if faults else None
+                hold = state.hold_after is not None and number > state.hold_after
+                if hold:
+                    state.n_held += 1
+            if hold:
+                state.held.set()
+                if not state.release.wait(WAIT):
+                    return
+            if fault == "timeout":
+                state.timeout_release.wait(WAIT)  # longer than the client's timeout
+                return self._send(504, b"{}")
+            if fault == "500":
+                return self._send(500, b'{"error": "internal"}')
+            if fault == "429":
+                return self._send(429, b'{"error": "slow down"}', {"Retry-After": "0"})
+            if fault == "garbage":
+                return self._send(200, b"<html>oops</html>")
+            if fault == "nochoices":
+                return self._send(200, b'{"id": "x", "choices": []}')
+            answer = state.items[i]["answer"]
+            content = answer if state.Y[m, i] == 1 else f"not {answer}"
+            reply = {
+                "id": f"cmpl-{number}",
+                "object": "chat.completion",
+                "model": body["model"],
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": content}}
+                ],
+            }
+            with state.lock:
+                state.answered[key] += 1
+            self._send(200, json.dumps(reply).encode())
+
+    return Handler
+
+
+def make_data(m: int = 4, n: int = 48, n_history: int = 24, seed: int = 3):
+    """Binary truth Y (m, n) with distinct accuracies, a history (n_history, n), items."""
+    rng = np.random.default_rng(seed)
+    difficulty = rng.normal(0.0, 1.0, n)
+    ability = np.linspace(-0.6, 0.9, m)
+    Y = (rng.random((m, n)) < 1 / (1 + np.exp(difficulty - ability[:, None]))).astype(np.float32)
+    h_ability = rng.normal(0.0, 1.0, n_history)
+    H = (rng.random((n_history, n)) < 1 / (1 + np.exp(difficulty - h_ability[:, None]))).astype(
+        np.float32
+    )
+    items = [
+        {"id": f"q{k:03d}", "prompt": f"Question {k}: what is {k} + {k}?", "answer": str(2 * k)}
+        for k in range(n)
+    ]
+    return Y, H, items
+
+
+@pytest.fixture
+def live_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Start the fake server; write items, history and a config; yield a namespace."""
+    Y, H, items = make_data()
+    names = [f"model-{k}" for k in range(Y.shape[0])]
+    state = FakeOpenAI(names, items, Y)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    port = server.server_address[1]
+    monkeypatch.setenv(KEY_ENV, API_KEY)
+
+    items_path = tmp_path / "items.jsonl"
+    items_path.write_text("".join(json.dumps(it) + "\n" for it in items))
+    hist = pd.DataFrame(H, columns=[it["id"] for it in items])
+    hist.insert(0, "model", [f"h{k}" for k in range(H.shape[0])])
+    hist.to_csv(tmp_path / "history.csv", index=False)
+
+    def write_config(path: Path | None = None, **overrides) -> Path:
+        run = {"seed": 7, "budget": 96, "batch_size": 8, "init_batch": 8, "policy": "pulse"}
+        oracle = {"kind": "openai", "concurrency": 4, "timeout": 5.0, "retries": 3,
+                  "backoff": 0.01, "max_backoff": 0.05}  # fmt: skip
+        run.update(overrides.pop("run", {}))
+        oracle.update(overrides.pop("oracle", {}))
+        lines = ["[run]"]
+        lines += [f"{k} = {json.dumps(v)}" for k, v in run.items()]
+        lines += ["", "[policy]", "refit_every = 3", "", "[proxy]",
+                  'history = "history.csv"', "rank = 2", "", "[oracle]"]  # fmt: skip
+        lines += [f"{k} = {json.dumps(v)}" for k, v in oracle.items()]
+        lines += ["", "[items]", 'path = "items.jsonl"', "", "[scorer]", 'kind = "exact_match"']
+        for name in names:
+            lines += [
+                "",
+                "[[models]]",
+                f'name = "{name}"',
+                f'base_url = "http://127.0.0.1:{port}/v1"',
+                f'model = "{name}"',
+                f'api_key_env = "{KEY_ENV}"',
+            ]
+        out = path or tmp_path / "run.toml"
+        out.write_text("\n".join(lines) + "\n")
+        return out
+
+    class Setup:
+        pass
+
+    setup = Setup()
+    setup.Y, setup.H, setup.items, setup.names = Y, H, items, names
+    setup.state, setup.port, setup.tmp = state, port, tmp_path
+    setup.write_config = write_config
+    yield setup
+    state.release.set()
+    state.timeout_release.set()
+    server.shutdown()
+    server.server_close()
