@@ -1,0 +1,461 @@
+"""Diagnostics of a fitted 2PL: uninformative, duplicate, misfitting and constant items; models
+whose ability rank differs from their accuracy rank; rank agreement of accuracy and ability.
+
+Every function takes the :class:`~latentbench.irt.IRTResult` and, where the responses are
+needed, the :class:`~latentbench.io.ResponseMatrix` it was fitted on, and returns a DataFrame
+with documented columns. :func:`diagnose` runs them all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import chi2, kendalltau, norm, poisson, spearmanr
+
+from latentbench.exceptions import InputError
+from latentbench.io._matrix import ResponseMatrix
+from latentbench.irt.inference import (
+    _observed,
+    normal_draws,
+    rank_intervals,
+    standard_errors,
+)
+
+__all__ = [
+    "Diagnostics",
+    "constant_items",
+    "diagnose",
+    "duplicate_items",
+    "item_fit",
+    "rank_agreement",
+    "rank_changes",
+    "uninformative_items",
+]
+
+
+def _benjamini_hochberg(p: np.ndarray) -> np.ndarray:
+    """BH-adjusted p-values (q-values); NaN stays NaN."""
+    q = np.full(p.shape, np.nan)
+    ok = ~np.isnan(p)
+    values = p[ok]
+    m = values.size
+    if m == 0:
+        return q
+    order = np.argsort(values)
+    ranked = values[order] * m / np.arange(1, m + 1)
+    ranked = np.minimum.accumulate(ranked[::-1])[::-1]
+    out = np.empty(m)
+    out[order] = np.minimum(ranked, 1.0)
+    q[ok] = out
+    return q
+
+
+def uninformative_items(
+    result: Any,
+    matrix: ResponseMatrix | np.ndarray,
+    *,
+    min_discrimination: float = 0.1,
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """Items whose discrimination is (near) zero: they say nothing about ability.
+
+    An item is flagged when ``a < min_discrimination`` or when ``a`` is not significantly
+    above 0 (``z = a / se < z_(1 - alpha)``, one-sided, plug-in standard error).
+
+    Returns
+    -------
+    DataFrame
+        One row per item (all items): ``item``, ``discrimination``, ``se``, ``z``,
+        ``p_value`` (one-sided test of a = 0), ``uninformative`` (flag). Constant items are
+        flagged too (their a is 0).
+    """
+    unc = standard_errors(result, matrix, scale_correction=False).items
+    a = unc["discrimination"].to_numpy()
+    se = unc["discrimination_se"].to_numpy()
+    z = a / se
+    p_value = norm.sf(z)
+    return pd.DataFrame(
+        {
+            "item": unc["item"],
+            "discrimination": a,
+            "se": se,
+            "z": z,
+            "p_value": p_value,
+            "uninformative": (a < min_discrimination) | (p_value > alpha),
+        }
+    )
+
+
+def constant_items(matrix: ResponseMatrix) -> pd.DataFrame:
+    """Items with a single observed value (every model right, or every model wrong).
+
+    Returns
+    -------
+    DataFrame
+        One row per constant item: ``item``, ``value`` (the common score), ``n_observed``.
+    """
+    idx = matrix.constant_items()
+    scores = matrix.scores[:, idx]
+    with np.errstate(all="ignore"):
+        value = np.nanmax(scores, axis=0) if idx.size else np.zeros(0)
+    return pd.DataFrame(
+        {
+            "item": [matrix.item_ids[j] for j in idx],
+            "value": value.astype(float),
+            "n_observed": matrix.n_observed_per_item()[idx],
+        }
+    )
+
+
+def duplicate_items(
+    result: Any,
+    matrix: ResponseMatrix,
+    *,
+    min_agreement: float = 0.95,
+    min_common: int = 10,
+    alpha: float = 0.05,
+    block: int = 1024,
+) -> pd.DataFrame:
+    """Pairs of items with (near) identical response patterns, beyond what the model explains.
+
+    Two items agree on a model when both are right or both wrong (fractional scores: the
+    expected agreement of independent Bernoulli draws). Easy items agree by chance, so agreement
+    alone flags many pairs on small benchmarks; each candidate pair (agreement
+    ``>= min_agreement`` on ``>= min_common`` models observed on both, neither item constant) is
+    therefore tested against the fitted model: under conditional independence the number of
+    disagreements ``D`` has mean ``E = sum_i p_ij (1 - p_ik) + (1 - p_ij) p_ik``, and the
+    Poisson tail ``P(D' <= D)`` (conservative: a Poisson-binomial has a smaller variance) is the
+    p-value.
+
+    Parameters
+    ----------
+    result : IRTResult
+    matrix : ResponseMatrix
+    min_agreement : float, default 0.95
+    min_common : int, default 10
+    alpha : float, default 0.05
+        Family-wise level, Bonferroni over the candidate pairs.
+    block : int, default 1024
+        Items per block of the pairwise products (memory ~ block x n_items x 8 bytes x 4).
+
+    Returns
+    -------
+    DataFrame
+        One row per candidate pair, most significant first: ``item_a``, ``item_b``,
+        ``n_common``, ``agreement`` (share of common models on which they agree),
+        ``disagreements``, ``expected_disagreements``, ``p_value``, ``identical`` (no
+        disagreement on the common models), ``duplicate`` (``p_value <= alpha / n_candidates``).
+    """
+    scores, observed = _observed(result, matrix)
+    obs = observed.astype(np.float64)
+    y = np.where(observed, scores, 0.0).astype(np.float64)
+    p = result.predict_proba() * obs
+    yes, no = y * obs, (1.0 - y) * obs
+    q = (1.0 - result.predict_proba()) * obs
+    constant = np.zeros(scores.shape[1], dtype=bool)
+    if isinstance(matrix, ResponseMatrix):
+        constant[matrix.constant_items()] = True
+    J = scores.shape[1]
+    rows: list[tuple[int, int, float, float, float]] = []
+    for start in range(0, J, block):
+        stop = min(start + block, J)
+        common = obs[:, start:stop].T @ obs
+        dis = yes[:, start:stop].T @ no + no[:, start:stop].T @ yes
+        with np.errstate(invalid="ignore", divide="ignore"):
+            agree = 1.0 - dis / common
+        cand = (common >= min_common) & (agree >= min_agreement)
+        cand &= ~constant[start:stop, None] & ~constant[None, :]
+        jj = np.arange(start, stop)[:, None]
+        cand &= jj < np.arange(J)[None, :]
+        a_idx, b_idx = np.nonzero(cand)
+        if a_idx.size == 0:
+            continue
+        a_glob = a_idx + start
+        # expected disagreements for the candidate pairs only
+        expected = np.einsum("ik,ik->k", p[:, a_glob], q[:, b_idx]) + np.einsum(
+            "ik,ik->k", q[:, a_glob], p[:, b_idx]
+        )
+        rows.extend(
+            zip(
+                a_glob.tolist(),
+                b_idx.tolist(),
+                common[a_idx, b_idx].tolist(),
+                dis[a_idx, b_idx].tolist(),
+                expected.tolist(),
+                strict=True,
+            )
+        )
+    columns = [
+        "item_a",
+        "item_b",
+        "n_common",
+        "agreement",
+        "disagreements",
+        "expected_disagreements",
+        "p_value",
+        "identical",
+        "duplicate",
+    ]
+    if not rows:
+        return pd.DataFrame({c: [] for c in columns})
+    arr = np.array(rows, dtype=float)
+    ia, ib = arr[:, 0].astype(int), arr[:, 1].astype(int)
+    n_common, dis, expected = arr[:, 2], arr[:, 3], arr[:, 4]
+    p_value = poisson.cdf(np.floor(dis + 1e-9), np.maximum(expected, 1e-12))
+    ids = result.item_ids
+    out = pd.DataFrame(
+        {
+            "item_a": [ids[j] for j in ia],
+            "item_b": [ids[j] for j in ib],
+            "n_common": n_common.astype(int),
+            "agreement": 1.0 - dis / n_common,
+            "disagreements": dis,
+            "expected_disagreements": expected,
+            "p_value": p_value,
+            "identical": dis <= 1e-9,
+            "duplicate": p_value <= alpha / len(rows),
+        }
+    )
+    return out.sort_values(["p_value", "agreement"], ascending=[True, False], ignore_index=True)
+
+
+def item_fit(
+    result: Any,
+    matrix: ResponseMatrix | np.ndarray,
+    *,
+    n_groups: int | None = None,
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """Item fit statistics on the residuals.
+
+    - ``infit`` / ``outfit``: information-weighted and unweighted mean squares of the
+      standardised residuals ``(y - p) / sqrt(p (1 - p))`` (expected 1; > 1 noisier than the
+      model, < 1 more deterministic), with their Wilson-Hilferty standardised forms
+      ``infit_t`` / ``outfit_t``.
+    - ``chi2``: Yen's Q1-type grouped statistic. Models are split into ``n_groups`` groups by
+      ability; per group the observed and fitted mean scores are compared,
+      ``sum_g n_g (O_g - E_g)^2 / (E_g (1 - E_g))``, referred to chi-square with
+      ``n_groups - 2`` degrees of freedom (two item parameters estimated). Sensitive to item
+      characteristic curves that are not logistic (e.g. non-monotone ones).
+
+    Parameters
+    ----------
+    n_groups : int, optional
+        Default ``min(10, max(3, n_models // 10))``.
+    alpha : float, default 0.05
+        False-discovery rate (Benjamini-Hochberg over items) for the ``poor_fit`` flag.
+
+    Returns
+    -------
+    DataFrame
+        One row per item: ``item``, ``infit``, ``outfit``, ``infit_t``, ``outfit_t``,
+        ``chi2``, ``df``, ``p_value``, ``q_value`` (BH), ``poor_fit`` (``q_value <= alpha``;
+        False for constant items, whose p-value is NaN).
+    """
+    scores, observed = _observed(result, matrix)
+    N, J = scores.shape
+    y = np.where(observed, scores, 0.0).astype(np.float64)
+    p = np.clip(result.predict_proba(), 1e-9, 1 - 1e-9)
+    w = p * (1 - p)
+    obs = observed.astype(np.float64)
+    n = obs.sum(axis=0)
+    sq = (y - p) ** 2 * obs
+    with np.errstate(invalid="ignore", divide="ignore"):
+        outfit = (sq / w).sum(axis=0) / n
+        infit = sq.sum(axis=0) / (w * obs).sum(axis=0)
+        # variances of the mean squares (Wright & Masters 1982)
+        kurt = w * (1 - 3 * w)  # E (y - p)^4 for a Bernoulli
+        q_out = np.sqrt(((kurt / w**2 - 1) * obs).sum(axis=0)) / n
+        q_in = np.sqrt(((kurt - w**2) * obs).sum(axis=0)) / (w * obs).sum(axis=0)
+        outfit_t = (np.cbrt(outfit) - 1) * (3 / q_out) + q_out / 3
+        infit_t = (np.cbrt(infit) - 1) * (3 / q_in) + q_in / 3
+    G = n_groups or min(10, max(3, N // 10))
+    if G < 3:
+        raise InputError(f"n_groups={G}; expected at least 3")
+    order = np.argsort(result.U[:, 0], kind="stable")
+    groups = np.array_split(order, G)
+    stat = np.zeros(J)
+    for g in groups:
+        og = obs[g]
+        ng = og.sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            observed_mean = (y[g] * og).sum(axis=0) / ng
+            fitted_mean = (p[g] * og).sum(axis=0) / ng
+            term = ng * (observed_mean - fitted_mean) ** 2 / (fitted_mean * (1 - fitted_mean))
+        stat += np.where(ng > 0, term, 0.0)
+    df = G - 2
+    constant = np.zeros(J, dtype=bool)
+    if isinstance(matrix, ResponseMatrix):
+        constant[matrix.constant_items()] = True
+    p_value = np.where(constant, np.nan, chi2.sf(stat, df))
+    q_value = _benjamini_hochberg(p_value)
+    return pd.DataFrame(
+        {
+            "item": result.item_ids,
+            "infit": infit,
+            "outfit": outfit,
+            "infit_t": infit_t,
+            "outfit_t": outfit_t,
+            "chi2": stat,
+            "df": df,
+            "p_value": p_value,
+            "q_value": q_value,
+            "poor_fit": np.nan_to_num(q_value, nan=1.0) <= alpha,
+        }
+    )
+
+
+def rank_changes(
+    result: Any,
+    matrix: ResponseMatrix | np.ndarray | None = None,
+    *,
+    level: float = 0.95,
+    n_draws: int = 2000,
+    random_state: int | None = 0,
+) -> pd.DataFrame:
+    """Models whose ability rank differs from their accuracy rank, biggest moves first.
+
+    With the matrix, ability ranks get intervals (from normal draws around the plug-in
+    standard errors, :func:`~latentbench.irt.inference.rank_intervals`), and a move is called
+    significant when the accuracy rank lies outside the ability-rank interval.
+
+    Returns
+    -------
+    DataFrame
+        One row per model, sorted by ``abs_shift`` descending: ``model``, ``theta``,
+        ``accuracy``, ``rank_theta``, ``rank_accuracy``, ``rank_shift`` (rank_accuracy -
+        rank_theta: positive = the ability ranks the model higher than accuracy does),
+        ``abs_shift``; with the matrix also ``rank_lower``, ``rank_upper`` and
+        ``significant``.
+    """
+    ab = result.abilities
+    out = pd.DataFrame(
+        {
+            "model": ab["model"],
+            "theta": ab["theta"],
+            "accuracy": ab["accuracy"],
+            "rank_theta": ab["rank_theta"],
+            "rank_accuracy": ab["rank_accuracy"],
+            "rank_shift": ab["rank_shift"],
+        }
+    )
+    out["abs_shift"] = out["rank_shift"].abs()
+    if matrix is not None:
+        unc = standard_errors(result, matrix, scale_correction=False).abilities
+        draws = normal_draws(unc["theta"], unc["se"], n_draws, random_state)
+        ranks = rank_intervals(draws, result.model_ids, estimate=unc["theta"], level=level)
+        out["rank_lower"] = ranks["rank_lower"].to_numpy()
+        out["rank_upper"] = ranks["rank_upper"].to_numpy()
+        out["significant"] = (out["rank_accuracy"] < out["rank_lower"]) | (
+            out["rank_accuracy"] > out["rank_upper"]
+        )
+    return out.sort_values(["abs_shift", "rank_theta"], ascending=[False, True], ignore_index=True)
+
+
+def rank_agreement(result: Any, *, top: int | tuple[int, ...] = 10) -> pd.DataFrame:
+    """Rank correlation between accuracy and ability, overall and among the top models.
+
+    Parameters
+    ----------
+    top : int or tuple of int, default 10
+        Sizes of the top groups (top by ability).
+
+    Returns
+    -------
+    DataFrame
+        One row per subset: ``subset`` ("all", "top 10", ...), ``n_models``, ``spearman``,
+        ``kendall`` (tau-b), ``kendall_p_value``.
+    """
+    ab = result.abilities.sort_values("theta", ascending=False)
+    sizes = (top,) if isinstance(top, int) else tuple(top)
+    rows = []
+    for name, part in [("all", ab)] + [(f"top {k}", ab.head(k)) for k in sizes if k < len(ab)]:
+        if len(part) < 3:
+            continue
+        rho = spearmanr(part["theta"], part["accuracy"]).statistic
+        tau = kendalltau(part["theta"], part["accuracy"])
+        rows.append(
+            {
+                "subset": name,
+                "n_models": len(part),
+                "spearman": float(rho),
+                "kendall": float(tau.statistic),
+                "kendall_p_value": float(tau.pvalue),
+            }
+        )
+    columns = ["subset", "n_models", "spearman", "kendall", "kendall_p_value"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+@dataclass
+class Diagnostics:
+    """All diagnostics of a fit (see the functions of the same names for the columns).
+
+    Attributes
+    ----------
+    items : DataFrame
+        One row per item: ``item``, ``discrimination``, ``difficulty``, ``p_value`` (accuracy),
+        ``se``, ``z``, ``uninformative``, ``constant``, ``infit``, ``outfit``, ``chi2``,
+        ``fit_p_value``, ``fit_q_value``, ``poor_fit``, ``duplicate_of`` (another item flagged
+        as its duplicate, or empty), ``flagged`` (any flag).
+    duplicates : DataFrame
+        :func:`duplicate_items`.
+    constant : DataFrame
+        :func:`constant_items`.
+    rank_changes : DataFrame
+        :func:`rank_changes`.
+    rank_agreement : DataFrame
+        :func:`rank_agreement`.
+    """
+
+    items: pd.DataFrame
+    duplicates: pd.DataFrame
+    constant: pd.DataFrame
+    rank_changes: pd.DataFrame
+    rank_agreement: pd.DataFrame
+
+    @property
+    def flagged_items(self) -> pd.DataFrame:
+        """Rows of ``items`` with any flag."""
+        return self.items[self.items["flagged"]].reset_index(drop=True)
+
+
+def diagnose(result: Any, matrix: ResponseMatrix, *, top: int = 10) -> Diagnostics:
+    """Run every diagnostic; see :class:`Diagnostics`."""
+    if not isinstance(matrix, ResponseMatrix):
+        raise InputError(f"expected a ResponseMatrix, got {type(matrix).__name__}")
+    info = uninformative_items(result, matrix)
+    fit = item_fit(result, matrix)
+    dups = duplicate_items(result, matrix)
+    const = constant_items(matrix)
+    items = result.items[["item", "discrimination", "difficulty", "p_value", "constant"]].copy()
+    items["se"] = info["se"].to_numpy()
+    items["z"] = info["z"].to_numpy()
+    items["uninformative"] = info["uninformative"].to_numpy() & ~items["constant"].to_numpy()
+    for column in ("infit", "outfit", "chi2"):
+        items[column] = fit[column].to_numpy()
+    items["fit_p_value"] = fit["p_value"].to_numpy()
+    items["fit_q_value"] = fit["q_value"].to_numpy()
+    items["poor_fit"] = fit["poor_fit"].to_numpy()
+    partner: dict[str, str] = {}
+    if len(dups):
+        for row in dups[dups["duplicate"]].itertuples():
+            partner.setdefault(str(row.item_b), str(row.item_a))
+            partner.setdefault(str(row.item_a), str(row.item_b))
+    items["duplicate_of"] = [partner.get(i, "") for i in items["item"]]
+    items["flagged"] = (
+        items["uninformative"]
+        | items["constant"]
+        | items["poor_fit"]
+        | (items["duplicate_of"] != "")
+    )
+    return Diagnostics(
+        items=items,
+        duplicates=dups,
+        constant=const,
+        rank_changes=rank_changes(result, matrix),
+        rank_agreement=rank_agreement(result, top=top),
+    )
