@@ -1,0 +1,131 @@
+"""``latentbench select replay`` and ``latentbench experiment`` end to end on small files."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from latentbench.cli import _register, app
+
+from .conftest import lowrank_data
+
+_register()
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    Y, _, _, _ = lowrank_data(40, 150, r=2, seed=12)
+    tmp = tmp_path_factory.mktemp("sel")
+    models = [f"m{i:02d}" for i in range(40)]
+    items = [f"q{j:03d}" for j in range(150)]
+    frame = pd.DataFrame(Y, index=models, columns=items).rename_axis("model")
+    long = frame.reset_index().melt(id_vars="model", var_name="item", value_name="score")
+    long[long.model.isin(models[:20])].to_parquet(tmp / "history.parquet")
+    long[long.model.isin(models[20:])].to_parquet(tmp / "candidates.parquet")
+    long.to_parquet(tmp / "all.parquet")
+    return tmp, Y
+
+
+def test_replay_writes_selection_json(files):
+    tmp, _Y = files
+    out = tmp / "rep"
+    result = runner.invoke(
+        app,
+        [
+            "select",
+            "replay",
+            str(tmp / "candidates.parquet"),
+            "--history",
+            str(tmp / "history.parquet"),
+            "--budget",
+            "600",
+            "--policy",
+            "pulse",
+            "--seed",
+            "3",
+            "--rank",
+            "2",
+            "--batch-size",
+            "16",
+            "--init-batch",
+            "8",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "selection.json").read_text())
+    assert data["evaluations_post_init"] == 600
+    assert data["evaluations_total"] == 600 + 20 * 8
+    assert data["best_model"] in {f"m{i:02d}" for i in range(20, 40)}
+    assert {"lower", "upper", "estimate"} <= set(data["arms"][0])
+    assert len(data["trace"]["best_index"]) == data["rounds"] + 1
+
+
+def test_replay_reports_bad_input(files):
+    tmp, _ = files
+    result = runner.invoke(
+        app,
+        [
+            "select",
+            "replay",
+            str(tmp / "candidates.parquet"),
+            "--policy",
+            "thompson",
+            "--out",
+            str(tmp / "bad"),
+        ],
+    )
+    assert result.exit_code == 2
+    assert "thompson" in result.output
+
+
+def test_experiment_command(files):
+    tmp, _ = files
+    out = tmp / "exp"
+    result = runner.invoke(
+        app,
+        [
+            "experiment",
+            str(tmp / "all.parquet"),
+            "--split",
+            "random",
+            "--pools",
+            "gap:0.02,full",
+            "--policies",
+            "pulse,ucbe,naive",
+            "--seeds",
+            "3",
+            "--budget",
+            "500",
+            "--batch-size",
+            "16",
+            "--init-batch",
+            "8",
+            "--pool-size",
+            "10",
+            "--rank",
+            "2",
+            "--n-jobs",
+            "1",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert {r["policy"] for r in summary["summary"]} == {"pulse", "ucbe", "naive"}
+    assert {r["pool"] for r in summary["summary"]} == {"gap0.02", "full"}
+    curves = pd.read_csv(out / "curves.csv")
+    assert curves["evaluations_post_init"].iloc[-1] == 500
+    assert np.all((curves.drop(columns="evaluations_post_init") <= 1).to_numpy())
+    bad = runner.invoke(
+        app, ["experiment", str(tmp / "all.parquet"), "--split", "date", "--out", str(tmp / "bad")]
+    )
+    assert bad.exit_code == 2 and "date" in bad.output

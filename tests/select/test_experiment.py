@@ -1,0 +1,127 @@
+"""Pools, policy specs, bootstrap budget-to-target, the experiment runner and the simulator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from latentbench.exceptions import InputError
+from latentbench.select import LowRankProxy
+from latentbench.select._experiment import (
+    budget_to_accuracy,
+    exact_gap_pool,
+    make_policy,
+    parse_policy,
+    parse_pools,
+    run_experiment,
+    split_models,
+)
+from latentbench.select._simulator import LeaderboardSimulator
+
+from .conftest import lowrank_data
+
+
+def test_exact_gap_pool():
+    means = np.array([0.5, 0.9, 0.89, 0.875, 0.86, 0.7, 0.6, 0.1])
+    pool = exact_gap_pool(means, 0.03, size=4)
+    assert pool.tolist() == [1, 3, 4, 5]  # gap 0.025 is closest to 0.03; 0.89 is dropped
+    gaps = means[1] - means
+    assert abs(gaps[pool[1]] - 0.03) == min(abs(gaps[[2, 3, 4]] - 0.03))
+    assert exact_gap_pool(means, None, size=3).tolist() == [1, 2, 3]
+    with pytest.raises(InputError, match="gap"):
+        exact_gap_pool(means, -0.1)
+
+
+def test_split_models():
+    h, t = split_models(10, how="random", random_state=1)
+    assert sorted(np.concatenate([h, t]).tolist()) == list(range(10))
+    dates = np.arange(10)[::-1]
+    h, t = split_models(10, how="date", dates=dates)
+    assert set(h.tolist()) == {5, 6, 7, 8, 9}
+    with pytest.raises(InputError, match="dates"):
+        split_models(10, how="date")
+
+
+def test_policy_specs_and_pools():
+    _label, name, kw, run_kw = parse_policy("pulse:init_batch=16;weights=precision;a=0.5")
+    assert name == "pulse" and kw == {"weights": "precision", "a": 0.5}
+    assert run_kw == {"init_batch": 16}
+    assert make_policy("naive_refit").refit_every == 1000
+    with pytest.raises(InputError, match="unknown"):
+        parse_policy("thompson")
+    with pytest.raises(InputError, match="pulse"):
+        make_policy("pulse:colour=red")
+    assert parse_pools("gap:0.01,0.02,full") == [
+        ("gap0.01", 0.01),
+        ("gap0.02", 0.02),
+        ("full", None),
+    ]
+
+
+def test_budget_to_accuracy():
+    grid = np.arange(0, 100, 10)
+    correct = np.zeros((200, 10), dtype=bool)
+    correct[:, 4:] = True  # every seed right from budget 40
+    out = budget_to_accuracy(correct, grid)
+    assert out["first"] == 40 and out["first_sd"] == 0 and out["reached"] == 1
+    correct[:20, 6] = False  # a dip to 90 % at 60: first crossing 40, sustained 70
+    out = budget_to_accuracy(correct, grid, n_boot=50)
+    assert out["first"] == 40 and out["sustained"] == pytest.approx(70, abs=5)
+
+
+def test_run_experiment_local_processes_match_in_process():
+    Y, U, V, b = lowrank_data(30, 200, r=2, seed=8)
+    proxy = LowRankProxy.from_factors(V, b, U_history=U)
+    means = Y.mean(axis=1)
+    pools = {"gap0.02": exact_gap_pool(means, 0.02, 12)}
+    kw = dict(seeds=4, budget=800, batch_size=16, init_batch=8, proxy=proxy)
+    one = run_experiment(Y, pools, ["ucbe", "pulse:init_batch=4"], n_jobs=1, **kw)
+    two = run_experiment(Y, pools, ["ucbe", "pulse:init_batch=4"], n_jobs=2, **kw)
+    for key in one.curves:
+        np.testing.assert_array_equal(one.curves[key], two.curves[key])
+    rows = {r["policy"]: r for r in one.summary}
+    assert rows["pulse:init_batch=4"]["init_evaluations"] == 12 * 4
+    assert rows["ucbe"]["init_evaluations"] == 12 * 8
+    assert rows["pulse:init_batch=4"]["coverage"] is not None
+    assert "saved_total_pct" in rows["pulse:init_batch=4"]
+
+
+def test_run_experiment_on_ray_local_mode():
+    ray = pytest.importorskip("ray")
+    Y, U, V, b = lowrank_data(20, 120, r=1, seed=9)
+    proxy = LowRankProxy.from_factors(V, b, U_history=U)
+    pools = {"full": exact_gap_pool(Y.mean(axis=1), None, 10)}
+    ray.init(local_mode=True, num_cpus=1, include_dashboard=False, ignore_reinit_error=True)
+    try:
+        res = run_experiment(
+            Y,
+            pools,
+            ["ucbe"],
+            seeds=2,
+            budget=200,
+            batch_size=16,
+            init_batch=8,
+            proxy=proxy,
+            engine="ray",
+        )
+    finally:
+        ray.shutdown()
+    local = run_experiment(
+        Y, pools, ["ucbe"], seeds=2, budget=200, batch_size=16, init_batch=8, proxy=proxy, n_jobs=1
+    )
+    np.testing.assert_array_equal(res.curves[("full", "ucbe")], local.curves[("full", "ucbe")])
+
+
+def test_simulator_reproduces_item_structure():
+    Y, _, _, _ = lowrank_data(40, 300, r=2, seed=10, spread=1.5)
+    sim = LeaderboardSimulator(rank=2, max_iter=200).fit(Y)
+    sample, U = sim.sample(500, random_state=0)
+    assert sample.shape == (500, 300) and U.shape == (500, 2)
+    assert set(np.unique(sample).tolist()) <= {0.0, 1.0}
+    fid = sim.fidelity(sample)
+    assert fid["item_pvalue_corr"] > 0.9
+    assert 0.5 < fid["synthetic_acc_sd"] / fid["source_acc_sd"] < 2.0
+    again, _ = sim.sample(500, random_state=0)
+    np.testing.assert_array_equal(sample, again)
+    with pytest.raises(InputError, match="n_models"):
+        sim.sample(0)
