@@ -107,9 +107,7 @@ def _handler(state: FakeOpenAI):
                 "id": f"cmpl-{number}",
                 "object": "chat.completion",
                 "model": body["model"],
-                "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": content}}
-                ],
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
             }
             with state.lock:
                 state.answered[key] += 1
@@ -186,6 +184,7 @@ def live_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     setup.Y, setup.H, setup.items, setup.names = Y, H, items, names
     setup.state, setup.port, setup.tmp = state, port, tmp_path
     setup.write_config = write_config
+    setup.api_key, setup.key_env, setup.wait = API_KEY, KEY_ENV, WAIT
     yield setup
     state.release.set()
     state.timeout_release.set()

@@ -1,0 +1,163 @@
+"""SIGKILL partway through a live run, resume with the same command; Ctrl-C stops cleanly."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from latentbench.io.store import Store
+from latentbench.select._live import LiveConfig, run_live
+
+WAIT = 30.0
+CLI = "from latentbench.cli import main; main()"
+CONCURRENCY = 4
+INIT = 4 * 8  # 4 models x init_batch 8
+
+
+def _command(config: Path, store: Path) -> list[str]:
+    return [sys.executable, "-c", CLI, "select", "live", "--config", str(config),
+            "--store", str(store), "--quiet", "--json"]  # fmt: skip
+
+
+def _start(s, config: Path, store: Path, tag: str) -> tuple[subprocess.Popen, Path, Path]:
+    out, err = s.tmp / f"{tag}.out", s.tmp / f"{tag}.err"
+    env = {**os.environ, s.key_env: s.api_key}
+    with out.open("w") as fo, err.open("w") as fe:
+        proc = subprocess.Popen(_command(config, store), stdout=fo, stderr=fe, env=env)
+    return proc, out, err
+
+
+def _until(predicate, what: str) -> None:
+    deadline = time.monotonic() + WAIT
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+def _observations(path: Path) -> list[tuple[str, str, float]]:
+    with Store(path, read_only=True) as db:
+        run_id = db.connection.execute("SELECT run_id FROM selection_runs").fetchall()[0][0]
+        frame = db.selection_observations(run_id)
+    return list(zip(frame["model"], frame["item"], frame["score"], strict=True))
+
+
+def _decisions(path: Path) -> list[dict]:
+    with Store(path, read_only=True) as db:
+        run_id = db.connection.execute("SELECT run_id FROM selection_runs").fetchall()[0][0]
+        return [
+            {k: d.get(k) for k in ("round", "phase", "model", "items", "leader", "estimate")}
+            for d in db.selection_decisions(run_id)
+        ]
+
+
+def _reference(s, config: Path):
+    """An uninterrupted live run (then the server's logs are reset)."""
+    result = run_live(LiveConfig.from_toml(config), s.tmp / "reference.duckdb")
+    s.state.requests.clear()
+    s.state.answered.clear()
+    return result
+
+
+def test_sigkill_and_resume(live_setup):
+    s = live_setup
+    config = s.write_config(oracle={"concurrency": CONCURRENCY})
+    reference = _reference(s, config)
+    store = s.tmp / "killed.duckdb"
+
+    # hold every request after the 51st: round 3 is in flight (requests 49..56)
+    s.state.hold_after = INIT + 2 * 8 + 3
+    proc, _, err1 = _start(s, config, store, "killed")
+    try:
+        assert s.state.held.wait(WAIT), "the run never reached the hold"
+        _until(lambda: s.state.n_held == CONCURRENCY, "every worker to be held")
+        proc.send_signal(signal.SIGKILL)
+        assert proc.wait(WAIT) == -signal.SIGKILL
+    finally:
+        proc.kill()
+    s.state.hold_after = None  # new requests pass; the held ones stay held (never answered)
+    answered_before = Counter(s.state.answered)
+    requested_before = list(s.state.requests)
+    stored_before = _observations(store)
+    cells_before = {(m, i) for m, i, _ in stored_before}
+    assert len(cells_before) == len(stored_before) > INIT  # partway: past the initial batch
+    assert cells_before <= set(answered_before)  # stored only what was answered
+    lost = set(answered_before) - cells_before  # answered, killed before its commit
+    assert len(lost) <= CONCURRENCY
+    in_flight = set(requested_before) - set(answered_before)
+    assert len(in_flight) == CONCURRENCY
+
+    proc, out2, err2 = _start(s, config, store, "resumed")
+    assert proc.wait(120) == 0, err2.read_text()
+    resumed = json.loads(out2.read_text())
+    final = _observations(store)
+    cells = [(m, i) for m, i, _ in final]
+
+    # nothing stored before the kill was requested again, and nothing was lost
+    requested_after = s.state.requests[len(requested_before) :]
+    assert not set(requested_after) & cells_before
+    assert set(stored_before) <= set(final)
+    assert len(set(cells)) == len(cells) == reference.selection.evaluations_total
+    # the only cells ever answered twice are those answered but not yet committed at the kill
+    assert {c for c, k in s.state.answered.items() if k > 1} == lost
+    assert resumed["resumed"] and resumed["status"] == "done"
+    assert resumed["n_replayed"] == len(stored_before)
+    assert resumed["n_paid"] == len(cells) - len(stored_before)
+    assert resumed["paid_total"] == len(cells)
+    # same decisions, round by round, and the same final answer as the uninterrupted run
+    assert _decisions(store) == _decisions(s.tmp / "reference.duckdb")
+    sel = resumed["selection"]
+    assert sel["best_model"] == str(reference.selection.best_id)
+    np.testing.assert_allclose([a["estimate"] for a in sel["arms"]], reference.selection.estimates)
+    # the key never reaches the logs or the store file
+    for path in (err1, out2, err2, store):
+        assert s.api_key.encode() not in path.read_bytes()
+    print(
+        f"\nkill/resume: {len(stored_before)} cells stored before SIGKILL, "
+        f"{len(in_flight)} in flight, {len(lost)} answered-but-uncommitted; "
+        f"resume replayed {resumed['n_replayed']}, paid {resumed['n_paid']}; "
+        f"total {len(cells)} cells, {len(s.state.requests) - len(requested_before)} requests "
+        "after resume"
+    )
+
+
+def test_ctrl_c_stops_after_batch_and_resumes(live_setup):
+    s = live_setup
+    config = s.write_config(oracle={"concurrency": CONCURRENCY})
+    reference = _reference(s, config)
+    store = s.tmp / "interrupted.duckdb"
+    s.state.hold_after = INIT + 2 * 8 + 3  # hold inside round 3 (cells 49..56)
+    proc, _, err = _start(s, config, store, "interrupted")
+    try:
+        assert s.state.held.wait(WAIT), "the run never reached the hold"
+        proc.send_signal(signal.SIGINT)
+        _until(lambda: "stopping after the batch" in err.read_text(), "the SIGINT message")
+        s.state.hold_after = None
+        s.state.release.set()  # the in-flight batch completes
+        assert proc.wait(WAIT) == 130, err.read_text()
+    finally:
+        proc.kill()
+    text = err.read_text()
+    assert "interrupted" in text and "resume with" in text and "select live" in text
+    with Store(store, read_only=True) as db:
+        status = db.connection.execute("SELECT status FROM selection_runs").fetchall()[0][0]
+    assert status == "interrupted"
+    stored = _observations(store)
+    assert len(stored) == INIT + 3 * 8  # the whole in-flight batch was committed
+    assert all(not np.isnan(score) for _, _, score in stored)
+    assert len(s.state.requests) == len(stored)  # nothing after the batch was requested
+
+    proc, out, err2 = _start(s, config, store, "after-interrupt")
+    assert proc.wait(120) == 0, err2.read_text()
+    result = json.loads(out.read_text())
+    assert result["n_replayed"] == len(stored)
+    assert result["selection"]["best_model"] == str(reference.selection.best_id)
+    assert max(s.state.answered.values()) == 1
