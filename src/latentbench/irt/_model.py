@@ -192,6 +192,24 @@ class IRTResult:
             }
         )
 
+    def standard_errors(self, matrix: ResponseMatrix, **kwargs: Any) -> Any:
+        """Plug-in standard errors; see :func:`latentbench.irt.inference.standard_errors`."""
+        from latentbench.irt.inference import standard_errors
+
+        return standard_errors(self, matrix, **kwargs)
+
+    def bootstrap(self, matrix: ResponseMatrix, **kwargs: Any) -> Any:
+        """Bootstrap replicates; see :func:`latentbench.irt.inference.bootstrap`."""
+        from latentbench.irt.inference import bootstrap
+
+        return bootstrap(self, matrix, **kwargs)
+
+    def diagnostics(self, matrix: ResponseMatrix, **kwargs: Any) -> Any:
+        """Item and model diagnostics; see :func:`latentbench.irt.diagnostics.diagnose`."""
+        from latentbench.irt.diagnostics import diagnose
+
+        return diagnose(self, matrix, **kwargs)
+
     def summary(self, top: int = 10) -> str:
         """Plain-text summary: shape, convergence, top models, most / least discriminating."""
         lines = [
