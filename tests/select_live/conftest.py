@@ -71,8 +71,10 @@ def _handler(state: FakeOpenAI):
             body = json.loads(self.rfile.read(length))
             if not self.path.endswith("/v1/chat/completions"):
                 return self._send(404, b'{"error": "not found"}')
-            if self.headers.get("Authorization") != f"Bearer {API_KEY}":
-                return self._send(401, b'{"error": {"message": "invalid api key"}}')
+            auth = self.headers.get("Authorization", "")
+            if auth != f"Bearer {API_KEY}":  # echo the bad key, as some providers do
+                message = {"error": {"message": f"invalid api key {auth[7:]!r}"}}
+                return self._send(401, json.dumps(message).encode())
             found = state.cell(body.get("model"), body["messages"][-1]["content"])
             if found is None:
                 return self._send(400, b'{"error": "unknown model or prompt"}')
