@@ -38,6 +38,7 @@ class FakeOpenAI:
         self.hold_after: int | None = None  # hold request number > hold_after
         self.held = threading.Event()
         self.n_held = 0
+        self.n_unauthorized = 0
         self.release = threading.Event()
         self.timeout_release = threading.Event()
 
@@ -73,6 +74,8 @@ def _handler(state: FakeOpenAI):
                 return self._send(404, b'{"error": "not found"}')
             auth = self.headers.get("Authorization", "")
             if auth != f"Bearer {API_KEY}":  # echo the bad key, as some providers do
+                with state.lock:
+                    state.n_unauthorized += 1
                 message = {"error": {"message": f"invalid api key {auth[7:]!r}"}}
                 return self._send(401, json.dumps(message).encode())
             found = state.cell(body.get("model"), body["messages"][-1]["content"])
