@@ -296,7 +296,7 @@ class CallableOracle:
         for k, value in enumerate(values):
             cell_error = error
             if cell_error is None and not np.isnan(value) and not 0 <= value <= 1:
-                cell_error, value = f"score {value!r} outside [0, 1]", np.nan
+                cell_error, value = f"score {float(value)!r} outside [0, 1]", np.nan
             elif cell_error is None and np.isnan(value):
                 cell_error = "score() returned NaN"
             yield CellResult(k, float(value), cell_error, 1, started, done)
@@ -679,13 +679,19 @@ class LmEvalBridgeOracle:
 
         if not self.samples_dir.is_dir() or not any(self.samples_dir.rglob("*.json*")):
             return {}
-        frame, _ = read_results(
-            "lm-eval",
-            self.samples_dir,
-            metric=self.metric,
-            filter=self.filter,
-            duplicates="latest",
-        )
+        import warnings
+
+        from latentbench.exceptions import DataWarning
+
+        with warnings.catch_warnings():  # partial logs are the point of --samples
+            warnings.simplefilter("ignore", DataWarning)
+            frame, _ = read_results(
+                "lm-eval",
+                self.samples_dir,
+                metric=self.metric,
+                filter=self.filter,
+                duplicates="latest",
+            )
         frame = frame[frame["benchmark"] == self.task]
         return {
             (str(m), str(i)): float(s)

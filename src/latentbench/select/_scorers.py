@@ -39,18 +39,20 @@ def exact_match(response: str, reference: str) -> float:
     return float(_normalize(response) == _normalize(reference))
 
 
+_LETTER = r"(?:\(([A-Za-z])\)|\[([A-Za-z])\]|([A-Z])(?![A-Za-z]))"
 _LETTER_PATTERNS = (
-    re.compile(r"(?:answer|option|choice)\s*(?:is|:)?\s*[\(\[]?([A-Z])[\)\]]?(?![A-Za-z])", re.I),
-    re.compile(r"^\s*[\(\[]?([A-Z])[\)\]\.:]?(?![A-Za-z])"),
-    re.compile(r"[\(\[]([A-Z])[\)\]]"),
+    re.compile(r"(?i:answer|option|choice)\s*(?i:is|:)?\s*" + _LETTER),
+    re.compile(r"^\s*(?:\(([A-Za-z])\)|\[([A-Za-z])\]|([A-Z])(?:[.:)]|\s*$))"),
+    re.compile(r"\(([A-Z])\)|\[([A-Z])\]()"),
 )
 
 
 def multiple_choice(response: str, reference: str) -> float:
     """1.0 when the first answer letter in ``response`` equals the reference letter.
 
-    The letter is found, in this order, after ``answer``/``option``/``choice`` (``"Answer: B"``),
-    at the start (``"B."``, ``"(B)"``), or in brackets anywhere (``"... (B)"``).
+    The letter is found, in this order: after ``answer``/``option``/``choice`` (``"Answer: B"``,
+    ``"the answer is (b)"``); at the start (``"B."``, ``"(B)"``, ``"B"`` alone, not ``"I think"``);
+    in brackets anywhere (``"... (B)"``). A lowercase letter counts only in brackets.
 
     Examples
     --------
@@ -63,7 +65,8 @@ def multiple_choice(response: str, reference: str) -> float:
     for pattern in _LETTER_PATTERNS:
         match = pattern.search(str(response))
         if match:
-            return float(match.group(1).upper() == ref)
+            letter = next(g for g in match.groups() if g)
+            return float(letter.upper() == ref)
     return 0.0
 
 

@@ -1,0 +1,173 @@
+"""Scorers, item files, configuration errors, the callable oracle, spend cap, lm-eval bridge."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from latentbench.exceptions import InputError
+from latentbench.io.store import Store
+from latentbench.select import MatrixOracle
+from latentbench.select._live import (
+    CallableOracle,
+    LiveConfig,
+    LiveProgress,
+    load_items,
+    run_live,
+)
+from latentbench.select._scorers import exact_match, multiple_choice, resolve_scorer
+
+
+def test_scorers():
+    assert exact_match(" The  Answer. ", "the answer") == 1.0
+    assert exact_match("42", "43") == 0.0
+    assert multiple_choice("Answer: B", "B") == 1.0
+    assert multiple_choice("the answer is (b)", "B") == 1.0
+    assert multiple_choice("the answer is a dog", "A") == 0.0
+    assert multiple_choice("B", "B") == 1.0
+    assert multiple_choice("(C) because", "C") == 1.0
+    assert multiple_choice("I think it is (D).", "(D)") == 1.0
+    assert multiple_choice("A. no", "B") == 0.0
+    assert multiple_choice("no letter here", "B") == 0.0
+    with pytest.raises(InputError, match="module:function"):
+        resolve_scorer("fuzzy")
+    with pytest.raises(InputError, match="cannot import"):
+        resolve_scorer("no_such_module_xyz:f")
+
+
+@pytest.mark.parametrize(
+    ("line", "match"),
+    [
+        ("{not json", r"items.jsonl:2: not valid JSON"),
+        ('{"prompt": "p"}', r"items.jsonl:2: field 'id' is None"),
+        ('{"id": "a", "prompt": "again"}', r"items.jsonl:2: id 'a' repeats line 1"),
+        ('{"id": "b", "prompt": ["x"]}', r"items.jsonl:2: field 'prompt' is \['x'\]"),
+        ('{"id": "b", "prompt": "  "}', r"items.jsonl:2: field 'prompt' is empty"),
+    ],
+)
+def test_items_errors(tmp_path, line, match):
+    path = tmp_path / "items.jsonl"
+    path.write_text('{"id": "a", "prompt": "p", "answer": "x"}\n' + line + "\n")
+    with pytest.raises(InputError, match=match):
+        load_items(path)
+
+
+def _config(tmp_path, extra_run="", models=2, oracle='kind = "openai"', n=12):
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps({"id": k, "prompt": f"p{k}", "answer": "a"}) + "\n"
+                             for k in range(n)))  # fmt: skip
+    text = f'[run]\nbudget = 8\nbatch_size = 2\ninit_batch = 2\npolicy = "ucbe"\n{extra_run}\n'
+    text += f'[oracle]\n{oracle}\n[items]\npath = "items.jsonl"\n'
+    for k in range(models):
+        text += f'[[models]]\nname = "m{k}"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m{k}"\n'
+        text += f'lm_eval_model = "org/m{k}"\n' if "lm-eval" in oracle else ""
+    path = tmp_path / "run.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "match"),
+    [
+        ("budget = 8", "budget = -1", "budget=-1; expected an integer >= 0"),
+        ('policy = "ucbe"', 'policy = "best"', "policy='best'"),
+        ("budget = 8", 'budget = 8\non_error = "ignore"', "on_error='ignore'"),
+        ("budget = 8", "budget = 8\ncolour = 1", r"\[run\] has unknown key\(s\) \['colour'\]"),
+        ('path = "items.jsonl"', "", r"\[items\] path=None; expected the path of a JSONL"),
+        ('name = "m1"', 'name = "m0"', "name 'm0' repeats"),
+    ],
+)
+def test_config_errors(tmp_path, old, new, match):
+    path = _config(tmp_path)
+    path.write_text(path.read_text().replace(old, new))
+    with pytest.raises(InputError, match=match) as info:
+        LiveConfig.from_toml(path)
+    assert str(path) in str(info.value)
+
+
+def test_changed_config_is_refused(tmp_path):
+    path = _config(tmp_path, 'run_id = "fixed"', oracle='kind = "python"\nfunction = "x:y"')
+    Y = np.ones((2, 12))
+    with Store(tmp_path / "s.duckdb") as db:
+        run_live(path, db, oracle=MatrixOracle(Y))
+        path.write_text(path.read_text().replace("budget = 8", "budget = 10"))
+        with pytest.raises(InputError, match="changed: budget"):
+            run_live(path, db, oracle=MatrixOracle(Y))
+
+
+def test_python_oracle_from_config_and_spend_cap(tmp_path, monkeypatch):
+    module = tmp_path / "my_scores.py"
+    module.write_text(
+        "calls = []\n"
+        "def score(model, items):\n"
+        "    calls.append((model, list(items)))\n"
+        "    if model == 'm1' and '3' in items:\n"
+        "        raise RuntimeError('boom')\n"
+        "    return [0.5] * len(items)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = _config(
+        tmp_path,
+        'on_error = "zero"\nspend_cap = 8',
+        oracle='kind = "python"\nfunction = "my_scores:score"',
+    )
+    seen: list[LiveProgress] = []
+    result = run_live(path, tmp_path / "s.duckdb", progress=seen.append)
+    calls = sys.modules["my_scores"].calls
+    assert result.status == "capped" and result.paid_total == 8
+    assert sum(len(items) for _, items in calls) == result.paid_total
+    assert seen and seen[-1].paid_total == result.paid_total and seen[-1].budget_left > 0
+    assert seen[-1].leader in ("m0", "m1")
+    errors = CallableOracle(lambda m, i: [2.0] * len(i), ["m"], ["a", "b"]).evaluate_cells(
+        0, np.array([0, 1])
+    )
+    assert [c.error for c in errors] == ["score 2.0 outside [0, 1]"] * 2
+
+
+def test_stop_event_interrupts_before_next_batch(tmp_path):
+    path = _config(tmp_path, oracle='kind = "python"\nfunction = "x:y"')
+    stop = threading.Event()
+    seen = []
+
+    def progress(p):
+        seen.append(p)
+        if p.call == 2:
+            stop.set()
+
+    result = run_live(path, tmp_path / "s.duckdb", oracle=MatrixOracle(np.ones((2, 12))),
+                      progress=progress, stop_event=stop)  # fmt: skip
+    assert result.status == "interrupted" and len(seen) == 3 and result.paid_total == 2 + 2 + 2
+    with Store(tmp_path / "s.duckdb", read_only=True) as db:
+        assert db.connection.execute("SELECT status FROM selection_runs").fetchall() == [
+            ("interrupted",)
+        ]
+
+
+def test_lm_eval_bridge_round_trip(tmp_path):
+    """Plan -> (simulated) lm_eval --samples -> ingest -> continue, until done."""
+    rng = np.random.default_rng(0)
+    Y = (rng.random((2, 12)) < np.array([[0.3], [0.8]])).astype(float)
+    path = _config(tmp_path, oracle='kind = "lm-eval"\ntask = "arc_easy"\nsamples_dir = "out"')
+    store = tmp_path / "s.duckdb"
+    for step in range(20):
+        result = run_live(path, store)
+        if result.status != "waiting":
+            break
+        plan = json.loads((tmp_path / "lm_eval_plans" / "next_plan.json").read_text())
+        assert plan["samples"] == {"arc_easy": plan["doc_ids"]} and "--samples" in plan["argv"]
+        m = int(plan["model"][1:])
+        folder = tmp_path / "out" / f"org__m{m}"
+        folder.mkdir(parents=True, exist_ok=True)
+        lines = [{"doc_id": d, "filter": "none", "metrics": ["acc"], "acc": Y[m, d]}
+                 for d in plan["doc_ids"]]  # fmt: skip
+        name = f"samples_arc_easy_2024-05-01T12-{step:02d}-00.000000.jsonl"
+        (folder / name).write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert result.status == "done"
+    replay = run_live(path, tmp_path / "replay.duckdb", oracle=MatrixOracle(Y))
+    assert result.selection.best == replay.selection.best
+    np.testing.assert_allclose(result.selection.estimates, replay.selection.estimates)
+    assert result.paid_total == replay.selection.evaluations_total
