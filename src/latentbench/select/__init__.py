@@ -51,3 +51,33 @@ __all__ = [
     "plugin_lambda",
     "run_selection",
 ]
+
+# live selection (issue 5): real oracles, a durable store, resumable runs
+from latentbench.select._live import (
+    CallableOracle,
+    CellResult,
+    ChatCompletionsOracle,
+    ChatEndpoint,
+    DurableOracle,
+    LiveConfig,
+    LiveProgress,
+    LiveResult,
+    LmEvalBridgeOracle,
+    run_live,
+)
+from latentbench.select._scorers import exact_match, multiple_choice
+
+__all__ += [
+    "CallableOracle",
+    "CellResult",
+    "ChatCompletionsOracle",
+    "ChatEndpoint",
+    "DurableOracle",
+    "LiveConfig",
+    "LiveProgress",
+    "LiveResult",
+    "LmEvalBridgeOracle",
+    "exact_match",
+    "multiple_choice",
+    "run_live",
+]
