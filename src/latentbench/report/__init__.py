@@ -1,3 +1,23 @@
-"""Figures and HTML reports."""
+"""Figures and self-contained HTML reports for fits and selection runs."""
 
-__all__: list[str] = []
+from latentbench.report._html import FIT_SECTIONS, SELECTION_SECTIONS, build_report
+from latentbench.report.plots import (
+    plot_abilities,
+    plot_ability_accuracy,
+    plot_item_curves,
+    plot_item_map,
+    plot_selection_evaluations,
+    plot_selection_intervals,
+)
+
+__all__ = [
+    "FIT_SECTIONS",
+    "SELECTION_SECTIONS",
+    "build_report",
+    "plot_abilities",
+    "plot_ability_accuracy",
+    "plot_item_curves",
+    "plot_item_map",
+    "plot_selection_evaluations",
+    "plot_selection_intervals",
+]

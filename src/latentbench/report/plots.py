@@ -1,0 +1,319 @@
+"""Figures for fits and selection runs (matplotlib).
+
+Every function takes ``ax=None`` and returns the axes, so figures compose and tests can inspect
+the artists. With ``ax=None`` a new pyplot figure is made (matplotlib chooses the non-interactive
+Agg backend when there is no display); the HTML report never touches pyplot: it draws on
+``matplotlib.figure.Figure`` objects rendered by the Agg canvas. Importing this module does not
+change the user's backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+
+from latentbench.exceptions import InputError
+
+__all__ = [
+    "plot_abilities",
+    "plot_ability_accuracy",
+    "plot_item_curves",
+    "plot_item_map",
+    "plot_selection_evaluations",
+    "plot_selection_intervals",
+    "selection_frame",
+]
+
+_FLAG = "#d62728"
+_BASE = "#1f77b4"
+
+
+def _text(value: Any) -> str:
+    """Data-derived text for matplotlib: '$' would start mathtext, so escape it."""
+    return str(value).replace("$", r"\$")
+
+
+def _axes(ax: Axes | None, size: tuple[float, float] = (6.4, 4.4)) -> Axes:
+    if ax is None:
+        _, ax = plt.subplots(figsize=size, layout="constrained")
+    return ax
+
+
+def plot_ability_accuracy(result: Any, ax: Axes | None = None, *, annotate: int = 5) -> Axes:
+    """Ability (theta) against accuracy; models whose rank moves most are labelled.
+
+    Parameters
+    ----------
+    result : IRTResult or DataFrame
+        A fit, or its ``abilities`` table (``model``, ``theta``, ``accuracy``,
+        ``rank_shift``).
+    annotate : int, default 5
+        Label this many models with the largest ``|rank_shift|`` as ``name (+k)``: +k = the
+        ability ranks it k places higher than accuracy does.
+
+    Returns
+    -------
+    Axes
+        One scatter collection (x = accuracy, y = theta, colour = |rank shift|) and one text
+        artist per labelled model.
+    """
+    ab = result if isinstance(result, pd.DataFrame) else result.abilities
+    ax = _axes(ax)
+    shift = ab["rank_shift"].to_numpy()
+    points = ax.scatter(
+        ab["accuracy"], ab["theta"], c=np.abs(shift), cmap="viridis", s=22, edgecolors="none"
+    )
+    cbar = ax.figure.colorbar(points, ax=ax)
+    cbar.set_label("|rank shift| (accuracy rank - ability rank)")
+    order = np.argsort(-np.abs(shift), kind="stable")[: max(0, annotate)]
+    for i in order:
+        if shift[i] == 0:
+            continue
+        row = ab.iloc[i]
+        ax.annotate(
+            f"{_text(row['model'])} ({int(shift[i]):+d})",
+            (row["accuracy"], row["theta"]),
+            xytext=(4, 4),
+            textcoords="offset points",
+            fontsize=7,
+        )
+    ax.set_xlabel("accuracy (mean observed score)")
+    ax.set_ylabel("ability theta")
+    ax.set_title("Ability vs accuracy")
+    return ax
+
+
+def plot_item_curves(
+    result: Any,
+    items: Sequence[Any],
+    ax: Axes | None = None,
+    *,
+    theta_range: tuple[float, float] = (-3.0, 3.0),
+    show_models: bool = True,
+) -> Axes:
+    """Item characteristic curves ``P(correct | theta)`` for chosen items.
+
+    Parameters
+    ----------
+    result : IRTResult
+    items : sequence of item ids or integer positions
+    theta_range : (float, float)
+        Ability range of the curves (widened to cover the fitted abilities).
+    show_models : bool, default True
+        Rug of the fitted abilities along the x-axis.
+
+    Returns
+    -------
+    Axes
+        One line per item (``label`` = item id).
+    """
+    ax = _axes(ax)
+    ids = result.item_ids
+    lookup = {name: j for j, name in enumerate(ids)}
+    cols = []
+    for item in items:
+        if isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+            cols.append(int(item))
+        elif str(item) in lookup:
+            cols.append(lookup[str(item)])
+        else:
+            raise InputError(f"unknown item {item!r}")
+    theta = result.U[:, 0]
+    lo = min(theta_range[0], float(theta.min()))
+    hi = max(theta_range[1], float(theta.max()))
+    grid = np.linspace(lo, hi, 200)
+    for j in cols:
+        a, b = result.V[j, 0], result.b[j]
+        prob = 1.0 / (1.0 + np.exp(-(a * grid + b) / result.sigma))
+        ax.plot(grid, prob, label=_text(ids[j]))
+    if show_models:
+        ax.plot(theta, np.zeros_like(theta), "|", color="0.4", markersize=8, alpha=0.6)
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_xlabel("ability theta")
+    ax.set_ylabel("P(correct)")
+    ax.set_title("Item characteristic curves")
+    if cols:
+        ax.legend(fontsize=7, loc="best")
+    return ax
+
+
+def plot_item_map(
+    result: Any, ax: Axes | None = None, *, flagged: Sequence[Any] | np.ndarray | None = None
+) -> Axes:
+    """Discrimination against difficulty (-b), flagged items highlighted.
+
+    Parameters
+    ----------
+    result : IRTResult or DataFrame
+        A fit, or its ``items`` table (``item``, ``discrimination``, ``difficulty``).
+    flagged : boolean mask of shape (n_items,) or sequence of item ids, optional
+        Items drawn as red crosses (e.g. ``Diagnostics.items["flagged"]``).
+
+    Returns
+    -------
+    Axes
+        Collections: ``ax.collections[0]`` = unflagged items, ``[1]`` = flagged items (present
+        even when empty).
+    """
+    items = result if isinstance(result, pd.DataFrame) else result.items
+    ax = _axes(ax)
+    mask = np.zeros(len(items), dtype=bool)
+    if flagged is not None:
+        arr = np.asarray(flagged)
+        if arr.dtype == bool and arr.shape == mask.shape:
+            mask = arr.copy()
+        else:
+            wanted = {str(x) for x in arr.tolist()}
+            mask = items["item"].astype(str).isin(wanted).to_numpy()
+    x, y = items["difficulty"].to_numpy(), items["discrimination"].to_numpy()
+    ax.scatter(x[~mask], y[~mask], s=10, alpha=0.6, color=_BASE, label="item")
+    ax.scatter(x[mask], y[mask], s=26, marker="x", color=_FLAG, label=f"flagged ({mask.sum()})")
+    ax.set_xlabel("difficulty (-b: log-odds of failure at theta = 0)")
+    ax.set_ylabel("discrimination a")
+    ax.set_title("Item map")
+    ax.legend(fontsize=8, loc="best")
+    return ax
+
+
+def plot_abilities(
+    intervals: pd.DataFrame,
+    ax: Axes | None = None,
+    *,
+    top: int | None = 30,
+    estimate: str = "theta",
+) -> Axes:
+    """Forest plot: point estimates with intervals, best on top.
+
+    Parameters
+    ----------
+    intervals : DataFrame
+        ``model``, an estimate column (``theta``) and ``lower``, ``upper`` (e.g.
+        :func:`~latentbench.irt.inference.standard_errors` ``.abilities``, or a bootstrap's
+        ``abilities()``).
+    top : int or None, default 30
+        Show the best ``top`` models only.
+    estimate : str, default "theta"
+
+    Returns
+    -------
+    Axes
+        One errorbar container (``ax.containers[0]``) with one point per shown model.
+    """
+    missing = {"model", estimate, "lower", "upper"} - set(intervals.columns)
+    if missing:
+        raise InputError(f"intervals lack column(s) {sorted(missing)}")
+    frame = intervals.sort_values(estimate, ascending=False)
+    if top is not None:
+        frame = frame.head(top)
+    frame = frame.iloc[::-1]
+    height = max(3.0, 0.22 * len(frame) + 1.2)
+    ax = _axes(ax, (6.4, height))
+    pos = np.arange(len(frame))
+    est = frame[estimate].to_numpy()
+    ax.errorbar(
+        est,
+        pos,
+        xerr=[est - frame["lower"].to_numpy(), frame["upper"].to_numpy() - est],
+        fmt="o",
+        markersize=3,
+        color=_BASE,
+        ecolor="0.5",
+        capsize=2,
+    )
+    ax.set_yticks(pos, [_text(m) for m in frame["model"]], fontsize=7)
+    ax.set_xlabel(estimate)
+    ax.set_title("Abilities with intervals")
+    return ax
+
+
+# ----------------------------------------------------------------------------- selection
+def selection_frame(selection: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Per-arm table and trace of a selection run (a ``SelectionResult`` or its JSON dict).
+
+    Returns
+    -------
+    arms : DataFrame
+        ``model``, ``estimate``, ``n_observed``, and ``lower``, ``upper`` when recorded.
+    trace : dict
+        ``evaluations_post_init`` (list), ``best_index`` (list) and, when the run recorded
+        them, ``lower`` / ``upper`` / ``estimates`` (lists of per-round lists, one value per
+        arm).
+    """
+    if hasattr(selection, "to_dict"):
+        data = selection.to_dict(trace=True)
+        for key in ("trace_lower", "trace_upper", "trace_estimates"):
+            value = getattr(selection, key, None)
+            if value is not None:
+                data.setdefault("trace", {})[key.removeprefix("trace_")] = np.asarray(
+                    value
+                ).tolist()
+    elif isinstance(selection, Mapping):
+        data = dict(selection)
+    else:
+        raise InputError(f"expected a SelectionResult or its JSON dict, got {type(selection)}")
+    if "arms" not in data:
+        raise InputError("the selection record has no 'arms'; expected selection.json")
+    arms = pd.DataFrame(data["arms"])
+    trace = dict(data.get("trace") or {})
+    return arms, trace
+
+
+def plot_selection_intervals(selection: Any, ax: Axes | None = None, *, top: int = 8) -> Axes:
+    """Interval trajectories over evaluations for the leading models.
+
+    With per-round bounds in the record (``trace`` ``lower`` / ``upper``), one band per model
+    (the final ``top`` by estimate) over post-initialisation evaluations. Without them (the
+    current ``selection.json``), the recommended model after each round as a step line (the
+    final intervals are drawn by :func:`plot_abilities` with ``estimate="estimate"``).
+
+    Returns
+    -------
+    Axes
+        Bands: one ``PolyCollection`` per shown model; fallback: one step line.
+    """
+    arms, trace = selection_frame(selection)
+    ax = _axes(ax)
+    spend = np.asarray(trace.get("evaluations_post_init", []), dtype=float)
+    order = arms.sort_values("estimate", ascending=False).index[:top]
+    if "lower" in trace and "upper" in trace and len(spend):
+        lower, upper = np.asarray(trace["lower"], float), np.asarray(trace["upper"], float)
+        for i in order:
+            band = ax.fill_between(spend, lower[:, i], upper[:, i], alpha=0.25)
+            band.set_label(_text(arms.loc[i, "model"]))
+        ax.set_ylabel("interval for the mean score")
+        ax.legend(fontsize=7, loc="best")
+    else:
+        if len(spend):
+            best = np.asarray(trace.get("best_index", []), dtype=float)
+            names = [_text(m) for m in arms["model"]]
+            ax.step(spend, best, where="post", color=_BASE, label="recommended model")
+            shown = sorted({int(b) for b in best})[:12]
+            ax.set_yticks(shown, [names[b] for b in shown], fontsize=7)
+        ax.set_ylabel("recommended model after each round")
+    ax.set_xlabel("evaluations after the initial batch")
+    ax.set_title("Selection: intervals over evaluations")
+    return ax
+
+
+def plot_selection_evaluations(selection: Any, ax: Axes | None = None, *, top: int = 30) -> Axes:
+    """Evaluations spent per model (bars, most evaluated on top), with final intervals.
+
+    Returns
+    -------
+    Axes
+        One bar container with ``min(top, n_models)`` bars (widths = ``n_observed``).
+    """
+    arms, _ = selection_frame(selection)
+    frame = arms.sort_values("n_observed", ascending=False).head(top).iloc[::-1]
+    ax = _axes(ax, (6.4, max(3.0, 0.22 * len(frame) + 1.2)))
+    pos = np.arange(len(frame))
+    ax.barh(pos, frame["n_observed"].to_numpy(), color=_BASE)
+    ax.set_yticks(pos, [_text(m) for m in frame["model"]], fontsize=7)
+    ax.set_xlabel("evaluations (revealed cells)")
+    ax.set_title("Evaluations per model")
+    return ax
