@@ -1568,6 +1568,9 @@ def run_live(
         )
     except LiveStop as exc:
         status, message = exc.status, str(exc)
+    except KeyboardInterrupt:  # a second Ctrl-C: stored cells are kept
+        store.set_selection_status(run_id, "interrupted")
+        raise
     except BaseException:
         store.set_selection_status(run_id, "failed")
         raise
