@@ -307,7 +307,9 @@ def _selection_sections(selection: Any, top: int) -> tuple[list[_Section], dict[
         section.figures.append(
             {
                 "png": _figure(
-                    lambda ax: plots.plot_abilities(arms, ax, top=top, estimate="estimate"),
+                    lambda ax: plots.plot_abilities(
+                        arms, ax, top=top, estimate="estimate", title="Final intervals"
+                    ),
                     (7.0, max(3.0, 0.22 * min(top, len(arms)) + 1.4)),
                 ),
                 "alt": "final intervals",

@@ -186,6 +186,7 @@ def plot_abilities(
     *,
     top: int | None = 30,
     estimate: str = "theta",
+    title: str = "Abilities with intervals",
 ) -> Axes:
     """Forest plot: point estimates with intervals, best on top.
 
@@ -198,6 +199,7 @@ def plot_abilities(
     top : int or None, default 30
         Show the best ``top`` models only.
     estimate : str, default "theta"
+    title : str
 
     Returns
     -------
@@ -227,7 +229,7 @@ def plot_abilities(
     )
     ax.set_yticks(pos, [_text(m) for m in frame["model"]], fontsize=7)
     ax.set_xlabel(estimate)
-    ax.set_title("Abilities with intervals")
+    ax.set_title(title)
     return ax
 
 

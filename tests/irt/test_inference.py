@@ -1,0 +1,208 @@
+"""Standard errors, bootstrap and rank intervals (latentbench.irt.inference)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from latentbench.exceptions import InputError
+from latentbench.io import ResponseMatrix
+from latentbench.io.synthetic import simulate_2pl
+from latentbench.irt import TwoPL, fit_model_factors
+from latentbench.irt.inference import (
+    bootstrap,
+    normal_draws,
+    rank_intervals,
+    standard_errors,
+)
+
+
+@pytest.fixture(scope="module")
+def small():
+    data = simulate_2pl(200, 150, missing=0.1, random_state=3)
+    return data, TwoPL().fit(data.matrix)
+
+
+def _truth(data):
+    """True parameters on the reporting scale of the fitted models (mean 0, sd 1)."""
+    theta = data.theta
+    mu, sd = theta.mean(), theta.std()
+    return (theta - mu) / sd, data.a * sd, data.b + mu * data.a
+
+
+def test_ability_block_matches_independent_newton_hessian(small):
+    data, result = small
+    raw = result.raw
+    s = raw.U[:, 0].std()
+    unc = standard_errors(result, data.matrix, normalisation=False, scale_correction=False)
+    # fit_model_factors (an independent implementation) with items fixed at the fit: its
+    # Hessian is the per-model block of the objective; the ridge on raw theta is l2 s^2
+    _, hessian = fit_model_factors(
+        data.matrix.scores,
+        result.V,
+        result.b,
+        l2=result.options["l2"] * s * s,
+        U0=result.U,
+        max_iter=0,  # the Hessian at the fitted abilities
+        return_hessian=True,
+    )
+    expected = 1.0 / np.sqrt(hessian[:, 0, 0])
+    np.testing.assert_allclose(unc.abilities["se"], expected, rtol=1e-6)
+    # the normalisation Jacobian only removes O(1/N) of the variance
+    norm_se = standard_errors(result, data.matrix, scale_correction=False).abilities["se"]
+    ratio = norm_se / unc.abilities["se"]
+    assert ratio.between(0.97, 1.03).all() and not np.allclose(ratio, 1.0)
+
+
+def test_item_block_is_inverse_information(small):
+    data, result = small
+    unc = standard_errors(result, data.matrix, scale_correction=False).items
+    j = 7
+    theta, p = result.theta, result.predict_proba()[:, j]
+    w = p * (1 - p) * ~np.isnan(data.matrix.scores[:, j])
+    raw = result.raw
+    mu, s = raw.U[:, 0].mean(), raw.U[:, 0].std()
+    A = np.array([[1 / s, 0.0], [-mu / s, 1.0]])
+    info = np.array([[w @ theta**2, w @ theta], [w @ theta, w.sum()]]) + 0.01 * A.T @ A
+    cov = np.linalg.inv(info)
+    assert unc.loc[j, "discrimination_se"] == pytest.approx(np.sqrt(cov[0, 0]), rel=1e-9)
+    assert unc.loc[j, "easiness_se"] == pytest.approx(np.sqrt(cov[1, 1]), rel=1e-9)
+    assert unc.loc[j, "cov_discrimination_easiness"] == pytest.approx(cov[0, 1], rel=1e-9)
+    assert (unc["discrimination_lower"] >= 0).all()
+
+
+def _coverage(n_models, n_items, seeds):
+    cov = {"theta": [], "a": [], "b": []}
+    for seed in seeds:
+        data = simulate_2pl(n_models, n_items, random_state=seed)
+        result = TwoPL().fit(data.matrix)
+        theta, a, b = _truth(data)
+        unc = standard_errors(result, data.matrix)
+        ab, it = unc.abilities, unc.items
+        cov["theta"].append(np.mean((ab["lower"] <= theta) & (theta <= ab["upper"])))
+        cov["a"].append(
+            np.mean((it["discrimination_lower"] <= a) & (a <= it["discrimination_upper"]))
+        )
+        cov["b"].append(np.mean((it["easiness_lower"] <= b) & (b <= it["easiness_upper"])))
+    return {k: np.array(v) for k, v in cov.items()}
+
+
+@pytest.mark.parametrize(("n_models", "n_items"), [(300, 300), (500, 200)])
+def test_interval_coverage_in_simulation(n_models, n_items):
+    """95% Wald intervals cover the true (normalised) parameters ~95% of the time.
+
+    Monte Carlo error: errors within one data set are correlated (shared items and scale),
+    so the standard error of the mean coverage is taken from the spread across seeds, and
+    never below the binomial one.
+    """
+    seeds = range(10)
+    cov = _coverage(n_models, n_items, seeds)
+    for name, values in cov.items():
+        n_units = n_models if name == "theta" else n_items
+        binomial = np.sqrt(0.95 * 0.05 / (n_units * len(values)))
+        mc = max(values.std(ddof=1) / np.sqrt(len(values)), binomial)
+        assert abs(values.mean() - 0.95) <= 3.5 * mc, (name, values.mean(), mc)
+
+
+def test_bootstrap_agrees_with_plugin_and_is_reproducible(small):
+    data, result = small
+    boot = bootstrap(result, data.matrix, n_boot=60, random_state=11)
+    assert boot.theta.shape == (60, 200) and boot.discrimination.shape == (60, 150)
+    plug = standard_errors(result, data.matrix, scale_correction=False)
+    ratio = boot.theta.std(axis=0, ddof=1) / plug.abilities["se"].to_numpy()
+    # sd of a sd from 60 draws is ~9%; averaged over 200 models ~1%
+    assert abs(np.mean(ratio) - 1) < 0.06
+    ab = boot.abilities()
+    assert (ab["lower"] <= ab["upper"]).all() and list(ab.columns) == [
+        "model", "theta", "se", "lower", "upper"
+    ]
+    again = bootstrap(result, data.matrix, n_boot=5, random_state=11)
+    np.testing.assert_array_equal(again.theta, boot.theta[:5])
+
+
+def test_bootstrap_parallel_equals_serial():
+    data = simulate_2pl(60, 40, random_state=1)
+    result = TwoPL().fit(data.matrix)
+    serial = bootstrap(result, data.matrix, n_boot=6, random_state=2)
+    parallel = bootstrap(result, data.matrix, n_boot=6, random_state=2, n_jobs=2)
+    np.testing.assert_allclose(parallel.theta, serial.theta, atol=1e-10)
+    np.testing.assert_allclose(parallel.easiness, serial.easiness, atol=1e-10)
+
+
+def test_nonparametric_bootstraps(small):
+    data, result = small
+    by_items = bootstrap(result, data.matrix, n_boot=4, method="items", random_state=0)
+    assert by_items.discrimination is None and by_items.theta.shape == (4, 200)
+    with pytest.raises(InputError):
+        by_items.items()
+    by_models = bootstrap(result, data.matrix, n_boot=4, method="models", random_state=0)
+    assert by_models.theta is None and by_models.items().shape[0] == 150
+    with pytest.raises(InputError):
+        by_models.rank_intervals()
+    with pytest.raises(InputError):
+        bootstrap(result, data.matrix, n_boot=4, method="jackknife")
+
+
+def test_rank_intervals_separated_and_tied():
+    rng = np.random.default_rng(0)
+    theta = np.array([3.0, 2.0, 2.0, 0.0])
+    draws = theta + 0.05 * rng.standard_normal((4000, 4))
+    ranks = rank_intervals(draws, ["a", "b", "c", "d"], estimate=theta)
+    assert ranks.loc[0, ["rank_lower", "rank_upper"]].tolist() == [1, 1]
+    assert ranks.loc[3, ["rank_lower", "rank_upper"]].tolist() == [4, 4]
+    # b and c are exchangeable: both intervals are [2, 3] and they are tied
+    assert ranks.loc[1, ["rank_lower", "rank_upper"]].tolist() == [2, 3]
+    assert ranks.loc[2, ["rank_lower", "rank_upper"]].tolist() == [2, 3]
+    assert ranks.loc[1, "tied_with_next"] and not ranks.loc[0, "tied_with_next"]
+    assert ranks.loc[0, "prob_best"] == 1.0
+    assert np.isnan(ranks.loc[3, "prob_above_next"])
+
+
+def test_rank_intervals_cover_true_ranks(small):
+    data, result = small
+    unc = standard_errors(result, data.matrix)
+    draws = normal_draws(unc.abilities["theta"], unc.abilities["se"], 1000, random_state=0)
+    ranks = rank_intervals(draws, result.model_ids, estimate=result.theta)
+    true_rank = (-data.theta).argsort().argsort() + 1
+    inside = (ranks["rank_lower"] <= true_rank) & (true_rank <= ranks["rank_upper"])
+    # marginal intervals for 200 models; a loose check that they are not overconfident
+    assert inside.mean() > 0.85
+
+
+def test_score_models_few_items_coverage():
+    """New models with 30 of 200 calibrated items each: 95% intervals cover ~95%."""
+    covered = []
+    for seed in range(4):
+        data = simulate_2pl(500, 200, random_state=seed)
+        calibration = data.matrix.subset(models=np.arange(300))
+        result = TwoPL().fit(calibration)
+        theta = data.theta
+        mu, sd = theta[:300].mean(), theta[:300].std()
+        new = np.array(data.complete[300:], copy=True)
+        rng = np.random.default_rng(seed)
+        for row in new:
+            hide = np.ones(200, dtype=bool)
+            hide[rng.choice(200, 30, replace=False)] = False
+            row[hide] = np.nan
+        matrix = ResponseMatrix(new, [f"new{i}" for i in range(200)], data.matrix.item_ids)
+        scored = result.score_models(matrix)
+        assert (scored["n_observed"] == 30).all()
+        truth = (theta[300:] - mu) / sd
+        covered.append(np.mean(np.abs(scored["theta"] - truth) <= 1.959964 * scored["se"]))
+    covered = np.array(covered)
+    mc = max(covered.std(ddof=1) / 2, np.sqrt(0.95 * 0.05 / 800))
+    assert abs(covered.mean() - 0.95) <= 3.5 * mc
+
+
+def test_input_checks(small):
+    data, result = small
+    with pytest.raises(InputError):
+        standard_errors(result, data.matrix.scores[:, :10])
+    with pytest.raises(InputError):
+        standard_errors(result, data.matrix, level=1.5)
+    other = simulate_2pl(200, 150, random_state=9).matrix
+    renamed = ResponseMatrix(other.scores, [f"x{i}" for i in range(200)], other.item_ids)
+    with pytest.raises(InputError):
+        standard_errors(result, renamed)
+    # delegating methods on IRTResult
+    assert result.standard_errors(data.matrix).abilities.shape == (200, 5)
