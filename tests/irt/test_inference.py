@@ -48,10 +48,10 @@ def test_ability_block_matches_independent_newton_hessian(small):
     )
     expected = 1.0 / np.sqrt(hessian[:, 0, 0])
     np.testing.assert_allclose(unc.abilities["se"], expected, rtol=1e-6)
-    # the normalisation Jacobian only removes O(1/N) of the variance
+    # the normalisation Jacobian changes each variance by O((1 + theta^2) / N)
     norm_se = standard_errors(result, data.matrix, scale_correction=False).abilities["se"]
     ratio = norm_se / unc.abilities["se"]
-    assert ratio.between(0.97, 1.03).all() and not np.allclose(ratio, 1.0)
+    assert ratio.between(0.9, 1.05).all() and not np.allclose(ratio, 1.0)
 
 
 def test_item_block_is_inverse_information(small):
