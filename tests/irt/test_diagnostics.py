@@ -1,0 +1,135 @@
+"""Diagnostics on synthetic data with planted flaws (latentbench.irt.diagnostics)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from latentbench.io import ResponseMatrix
+from latentbench.io.synthetic import simulate_2pl
+from latentbench.irt import TwoPL
+from latentbench.irt.diagnostics import (
+    diagnose,
+    duplicate_items,
+    item_fit,
+    rank_agreement,
+    rank_changes,
+)
+
+N_MODELS, N_ITEMS = 300, 200
+ZERO_A = np.arange(0, 10)
+DUP_COPIES, DUP_SOURCES = np.arange(20, 25), np.arange(40, 45)
+NON_MONOTONE = np.arange(60, 65)
+CONSTANT = np.arange(70, 73)
+PLANTED = np.concatenate([ZERO_A, DUP_COPIES, DUP_SOURCES, NON_MONOTONE, CONSTANT])
+
+
+@pytest.fixture(scope="module")
+def planted():
+    data = simulate_2pl(N_MODELS, N_ITEMS, random_state=1)
+    rng = np.random.default_rng(5)
+    scores = np.array(data.complete, copy=True)
+    theta = data.theta
+    # answered at random with an item-specific rate: discrimination exactly 0
+    rates = expit(rng.normal(size=ZERO_A.size))
+    scores[:, ZERO_A] = (rng.random((N_MODELS, ZERO_A.size)) < rates).astype(np.float32)
+    scores[:, DUP_COPIES] = scores[:, DUP_SOURCES]
+    # non-monotone: right for strong and weak models, wrong in the middle
+    p = np.where(np.abs(theta)[:, None] > 0.8, 0.85, 0.15)
+    scores[:, NON_MONOTONE] = (rng.random((N_MODELS, NON_MONOTONE.size)) < p).astype(np.float32)
+    scores[:, CONSTANT] = 1.0
+    scores[rng.random(scores.shape) < 0.05] = np.nan  # some missing cells
+    matrix = ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids)
+    return matrix, TwoPL().fit(matrix)
+
+
+def test_planted_duplicates_found_and_nothing_else(planted):
+    matrix, result = planted
+    dups = duplicate_items(result, matrix)
+    flagged = dups[dups["duplicate"]]
+    pairs = {frozenset(p) for p in zip(flagged["item_a"], flagged["item_b"], strict=True)}
+    ids = matrix.item_ids
+    expected = {
+        frozenset((ids[a], ids[b])) for a, b in zip(DUP_COPIES, DUP_SOURCES, strict=True)
+    }
+    assert pairs == expected
+    assert flagged["identical"].all() and (flagged["agreement"] == 1).all()
+    assert (flagged["expected_disagreements"] > 30).all()  # far from chance agreement
+    assert list(dups.columns) == [
+        "item_a", "item_b", "n_common", "agreement", "disagreements",
+        "expected_disagreements", "p_value", "identical", "duplicate",
+    ]
+
+
+def test_planted_zero_discrimination_items_are_uninformative(planted):
+    matrix, result = planted
+    diag = diagnose(result, matrix)
+    items = diag.items.set_index("item")
+    ids = np.array(matrix.item_ids)
+    hits = items.loc[ids[ZERO_A], "uninformative"].sum()
+    # each is flagged with probability >= 0.95 (one-sided 5% test of a = 0): P(hits < 8) < 0.02
+    assert hits >= 8
+    regular = np.setdiff1d(np.arange(N_ITEMS), PLANTED)
+    false_rate = items.loc[ids[regular], "uninformative"].mean()
+    assert false_rate < 0.05  # true a >= 0.4: power is high at 300 models
+    # constant items are reported as constant, not as uninformative
+    assert items.loc[ids[CONSTANT], "constant"].all()
+    assert not items.loc[ids[CONSTANT], "uninformative"].any()
+    assert set(diag.constant["item"]) == set(ids[CONSTANT])
+    assert (diag.constant["value"] == 1.0).all()
+    # duplicates recorded on both members
+    assert set(items.loc[ids[DUP_COPIES], "duplicate_of"]) == set(ids[DUP_SOURCES])
+    assert set(diag.flagged_items["item"]) >= set(ids[np.concatenate([CONSTANT, DUP_COPIES])])
+
+
+def test_item_fit_flags_non_monotone_items_and_is_calibrated(planted):
+    matrix, result = planted
+    fit = item_fit(result, matrix)
+    ids = np.array(matrix.item_ids)
+    by_item = fit.set_index("item")
+    assert by_item.loc[ids[NON_MONOTONE], "poor_fit"].sum() >= 4
+    regular = np.setdiff1d(np.arange(N_ITEMS), PLANTED)
+    # under the model, p-values are roughly uniform: ~5% below 0.05 (binomial sd ~1.6%)
+    below = (by_item.loc[ids[regular], "p_value"] < 0.05).mean()
+    assert below < 0.12
+    assert by_item.loc[ids[regular], "poor_fit"].mean() < 0.03
+    assert by_item.loc[ids[CONSTANT], "p_value"].isna().all()
+    assert by_item.loc[ids[regular], "infit"].between(0.7, 1.3).mean() > 0.95
+
+
+def test_clean_data_has_no_duplicates():
+    data = simulate_2pl(150, 300, random_state=4)
+    result = TwoPL().fit(data.matrix)
+    dups = duplicate_items(result, data.matrix, min_agreement=0.8)
+    assert not dups["duplicate"].any()
+
+
+def test_rank_changes_and_agreement(planted):
+    matrix, result = planted
+    moves = rank_changes(result, matrix)
+    assert moves["abs_shift"].is_monotonic_decreasing
+    assert (moves["abs_shift"] == moves["rank_shift"].abs()).all()
+    assert {"rank_lower", "rank_upper", "significant"} <= set(moves.columns)
+    assert (moves["rank_lower"] <= moves["rank_upper"]).all()
+    plain = rank_changes(result)
+    assert "significant" not in plain.columns
+    agreement = rank_agreement(result, top=(10, 50))
+    assert agreement["subset"].tolist() == ["all", "top 10", "top 50"]
+    assert agreement.loc[0, "spearman"] > 0.95  # 2PL data: accuracy and ability agree
+    assert agreement[["spearman", "kendall"]].abs().le(1).all().all()
+
+
+def test_rank_agreement_detects_disagreement():
+    # two groups of models: the stronger ones answer only the hard, discriminating items
+    rng = np.random.default_rng(0)
+    n, m = 40, 120
+    theta = np.sort(rng.normal(size=n))
+    a = np.r_[np.full(60, 2.0), np.full(60, 0.0)]
+    b = np.r_[np.full(60, -1.0), rng.normal(size=60)]
+    scores = (rng.random((n, m)) < expit(np.outer(theta, a) + b)).astype(np.float32)
+    matrix = ResponseMatrix(scores, [f"m{i}" for i in range(n)], [f"q{j}" for j in range(m)])
+    result = TwoPL().fit(matrix)
+    agreement = rank_agreement(result, top=10)
+    assert agreement.loc[0, "spearman"] < 0.999
+    assert agreement.loc[0, "n_models"] == n
