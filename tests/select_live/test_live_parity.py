@@ -22,6 +22,9 @@ def test_live_equals_replay(live_setup):
     with Store(s.tmp / "live.duckdb") as db:
         live = run_live(cfg, db)
         live_cells = _cells(db, live.run_id)
+        # the scored cells are also in the canonical responses table (benchmark: items file)
+        matrix = db.matrix("items", metric="exact_match")
+        sources = db.connection.execute("SELECT DISTINCT source FROM responses").fetchall()
         status = db.connection.execute(
             "SELECT status, package_version FROM selection_runs"
         ).fetchall()
@@ -57,6 +60,12 @@ def test_live_equals_replay(live_setup):
     assert len({(m, i) for _, m, i, _ in live_cells}) == len(live_cells)
     for _, m, i, score in live_cells:
         assert score == s.Y[s.names.index(m), int(i[1:])]
+    assert sources == [(f"live:{live.run_id}",)]
+    assert int(matrix.observed.sum()) == len(live_cells)
+    for r, model in enumerate(matrix.model_ids):
+        for c, item in enumerate(matrix.item_ids):
+            if matrix.observed[r, c]:
+                assert matrix.scores[r, c] == s.Y[s.names.index(model), int(item[1:])]
 
 
 def test_rerun_of_finished_run_is_free(live_setup):

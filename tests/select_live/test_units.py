@@ -16,6 +16,7 @@ from latentbench.select._live import (
     CallableOracle,
     LiveConfig,
     LiveProgress,
+    _retry_after,
     load_items,
     run_live,
 )
@@ -171,3 +172,11 @@ def test_lm_eval_bridge_round_trip(tmp_path):
     assert result.selection.best == replay.selection.best
     np.testing.assert_allclose(result.selection.estimates, replay.selection.estimates)
     assert result.paid_total == replay.selection.evaluations_total
+
+
+def test_retry_after_header():
+    assert _retry_after("2") == 2.0
+    assert _retry_after("-3") == 0.0
+    assert _retry_after(None) is None and _retry_after("soon") is None
+    assert _retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # a past date: no wait
+    assert 3000 < _retry_after("Fri, 01 Jan 2100 00:00:00 GMT")

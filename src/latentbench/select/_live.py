@@ -1020,7 +1020,7 @@ class DurableOracle:
 _POLICIES = ("pulse", "ucbe", "uniform", "naive", "ucbe_lrf", "full")
 _RUN_KEYS = {
     "seed", "budget", "batch_size", "init_batch", "policy", "stop", "on_error", "spend_cap",
-    "run_id",
+    "run_id", "benchmark",
 }  # fmt: skip
 _ORACLE_KEYS = {
     "kind", "concurrency", "timeout", "retries", "backoff", "max_backoff", "max_tokens",
@@ -1061,6 +1061,9 @@ class LiveConfig:
     stop, on_error : str
     spend_cap : int or None
     run_id : str or None
+    benchmark : str or None
+        Benchmark name of the scores copied into ``responses`` (default: the lm-eval task,
+        else the items file name without its suffix).
     source : str
         Where the configuration came from (for error messages).
     """
@@ -1081,6 +1084,7 @@ class LiveConfig:
     on_error: str = "stop"
     spend_cap: int | None = None
     run_id: str | None = None
+    benchmark: str | None = None
     source: str = "<config>"
 
     # -------------------------------------------------------------- reading
@@ -1233,9 +1237,10 @@ class LiveConfig:
             )
         items_path = (base / items["path"]).resolve()
         fields = {k: str(v) for k, v in items.items() if k != "path"}
-        run_id = run.get("run_id")
-        if run_id is not None and (not isinstance(run_id, str) or not run_id):
-            raise InputError(f"{where}: [run] run_id={run_id!r}; expected a non-empty string")
+        for key in ("run_id", "benchmark"):
+            value = run.get(key)
+            if value is not None and (not isinstance(value, str) or not value):
+                raise InputError(f"{where}: [run] {key}={value!r}; expected a non-empty string")
         return cls(
             models=[dict(m) for m in models],
             items_path=items_path,
@@ -1248,7 +1253,8 @@ class LiveConfig:
             stop=run.get("stop", "budget"),
             on_error=run.get("on_error", "stop"),
             spend_cap=spend_cap,
-            run_id=run_id,
+            run_id=run.get("run_id"),
+            benchmark=run.get("benchmark"),
             source=where,
             **ints,
         )
@@ -1258,6 +1264,15 @@ class LiveConfig:
     def model_ids(self) -> list[str]:
         """Store ids of the candidate models, in pool order."""
         return [str(m["name"]) for m in self.models]
+
+    @property
+    def benchmark_name(self) -> str:
+        """Benchmark of the scores copied into the ``responses`` table."""
+        if self.benchmark:
+            return self.benchmark
+        if self.oracle.get("kind") == "lm-eval" and self.oracle.get("task"):
+            return str(self.oracle["task"])
+        return self.items_path.stem if self.items_path is not None else "live"
 
     def load_items(self) -> list[dict[str, str]]:
         """The items of :attr:`items_path` (see :func:`load_items`)."""
@@ -1451,6 +1466,38 @@ class LiveResult:
         }
 
 
+def _publish_responses(store: Any, cfg: LiveConfig, run_id: str) -> int:
+    """Copy the run's scored cells into the canonical ``responses`` table (idempotent).
+
+    Source ``live:<run_id>``, metric = the scorer, filter ``none``, trial 0; failed cells have
+    no row (missing, never 0). Returns the rows offered.
+    """
+    rows = store.selection_observations(run_id)
+    rows = rows[rows["score"].notna()]
+    if rows.empty:
+        return 0
+    served = {str(m["name"]): str(m.get("model") or m.get("lm_eval_model") or m["name"])
+              for m in cfg.models}  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "model": rows["model"].astype(str).to_numpy(),
+            "benchmark": cfg.benchmark_name,
+            "item": rows["item"].astype(str).to_numpy(),
+            "score": rows["score"].astype(float).to_numpy(),
+            "metric": cfg.scorer if cfg.oracle.get("kind") != "lm-eval" else "lm-eval",
+            "filter": "none",
+            "trial": 0,
+            "source": f"live:{run_id}",
+            "source_file": f"{store.path}#selection_observations/{run_id}",
+            "run_timestamp": pd.to_datetime(rows["observed_at"]).to_numpy(),
+            "item_hash": None,
+            "source_model": [served.get(str(m), str(m)) for m in rows["model"]],
+        }
+    )
+    store.ingest(frame)
+    return len(frame)
+
+
 def run_live(
     config: LiveConfig | str | os.PathLike[str],
     store: Any,
@@ -1590,6 +1637,10 @@ def run_live(
         message = f"best model {selection.best_id} after {selection.evaluations_total} cells" + (
             f"; {n_errors} failed cell(s) were scored 0 (on_error = 'zero')" if n_errors else ""
         )
+    try:
+        _publish_responses(store, cfg, run_id)
+    except InputError as exc:  # the selection tables are complete; say why responses are not
+        message += f"; scores not copied to responses: {exc}"
     store.set_selection_status(run_id, status)
     return LiveResult(
         run_id=run_id,
