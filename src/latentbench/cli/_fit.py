@@ -19,7 +19,11 @@ console = Console()
 
 
 def load_matrix(
-    responses: Path | None, store: Path | None, benchmark: str | None
+    responses: Path | None,
+    store: Path | None,
+    benchmark: str | None,
+    metric: str | None = None,
+    filter: str | None = None,
 ) -> ResponseMatrix:
     """Read a matrix from a file, or from the embedded store for one benchmark."""
     if store is not None:
@@ -27,8 +31,8 @@ def load_matrix(
             raise InputError("--store needs --benchmark NAME (see `latentbench ls --store ...`)")
         from latentbench.io.store import Store
 
-        with Store(store) as db:
-            return db.matrix(benchmark)
+        with Store(store, read_only=True) as db:
+            return db.matrix(benchmark, metric=metric, filter=filter)
     if responses is None:
         raise InputError("give a RESPONSES file, or --store STORE --benchmark NAME")
     return ResponseMatrix.read(responses)
@@ -111,11 +115,13 @@ def fit(
     out: Path = typer.Option(Path("latentbench-fit"), help="Output directory."),
     store: Path | None = typer.Option(None, help="Read from this DuckDB store."),
     benchmark: str | None = typer.Option(None, help="Benchmark to read from --store."),
+    metric: str | None = typer.Option(None, help="Metric, when the benchmark has several."),
+    filter: str | None = typer.Option(None, help="Filter, when the benchmark has several."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No tables or progress."),
 ) -> None:
     """Fit the 2PL (or rank-r) model by cBMM; write abilities.csv, items.csv and fit.json."""
     try:
-        matrix = load_matrix(responses, store, benchmark)
+        matrix = load_matrix(responses, store, benchmark, metric, filter)
         rank_value: int | str = "auto" if rank == "auto" else _int_option("rank", rank)
         estimator = TwoPL(rank=rank_value, sigma=sigma, l2=l2, tol=tol, max_iter=max_iter)  # type: ignore[arg-type]
         result = fit_with_progress(estimator, matrix, quiet)

@@ -270,6 +270,29 @@ def _model_block(
         return np.linalg.lstsq(G, rhs.T, rcond=None)[0].T
 
 
+class _NumpyEngine:
+    """Elementwise passes on the CPU (numba kernels); keeps the residual buffer R."""
+
+    def __init__(self, Y: np.ndarray, sigma: float) -> None:
+        self.Y = Y
+        self.sigma = sigma
+        self.R = np.empty_like(Y)
+
+    def residual_pass(
+        self, U: np.ndarray, V: np.ndarray, b: np.ndarray
+    ) -> tuple[float, np.ndarray]:
+        return residual_pass(self.Y, U, V, b, self.sigma, self.R)
+
+    def residual_times_factors(self, V: np.ndarray) -> np.ndarray:
+        return residual_times_factors(self.R, V)
+
+
+def _torch_engine(Y: np.ndarray, sigma: float, device: str):  # noqa: ANN202
+    from latentbench.irt._torch_backend import TorchEngine
+
+    return TorchEngine(Y, sigma, device)
+
+
 def fit_cbmm(
     scores: np.ndarray,
     *,
@@ -285,6 +308,7 @@ def fit_cbmm(
     accelerate: bool = True,
     check_monotone: bool = False,
     callback: Callable[[int, float], None] | None = None,
+    device: str | None = None,
 ) -> CBMMFit:
     """Fit the rank-r logistic (2PL when r = 1) model by cBMM.
 
@@ -318,6 +342,11 @@ def fit_cbmm(
         Debug mode: raise ``AssertionError`` if any plain MM sweep increases the objective.
     callback : callable(iteration, loss), optional
         Called after every accepted sweep (e.g. a progress bar).
+    device : str, optional
+        ``None`` (default): the NumPy/numba kernels on the CPU. A PyTorch device string
+        (``"cuda"``, ``"cuda:1"``, ``"cpu"``): the same algorithm with the elementwise passes
+        and matrix products on PyTorch tensors (needs the ``torch`` extra); the small block
+        solves stay in NumPy float64.
 
     Returns
     -------
@@ -352,19 +381,19 @@ def fit_cbmm(
             U = np.zeros((n, rank))
     U = np.ascontiguousarray(U)
     V = np.ascontiguousarray(V)
-    R = np.empty_like(Y)
+    engine = _NumpyEngine(Y, sigma) if device is None else _torch_engine(Y, sigma, device)
 
     def evaluate(U_, V_, b_):
-        nll_, atr_ = residual_pass(Y, U_, V_, b_, sigma, R)
+        nll_, atr_ = engine.residual_pass(U_, V_, b_)
         return _objective(nll_, U_, V_, b_, l2), nll_, atr_
 
     def mm_map(U_, V_, b_, atr_):
-        # one MM sweep from a point whose residuals are in R and atr_
+        # one MM sweep from a point whose residuals are in the engine's buffer and atr_
         if fixed_items is None:
             V_new, b_new = _item_block(U_, V_, b_, atr_, sigma, l2, nonneg)
         else:
             V_new, b_new = V_, b_
-        RV = residual_times_factors(R, V_new)
+        RV = engine.residual_times_factors(V_new)
         return _model_block(U_, V_, b_, V_new, b_new, RV, sigma, l2), V_new, b_new
 
     f, nll, atr = evaluate(U, V, b)
@@ -451,6 +480,7 @@ def fit_cbmm(
             accelerate=accelerate,
             check_monotone=check_monotone,
             callback=callback,
+            device=device,
         )
     if collapsed:
         warnings.warn(
