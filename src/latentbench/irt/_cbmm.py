@@ -287,7 +287,7 @@ class _NumpyEngine:
         return residual_times_factors(self.R, V)
 
 
-def _torch_engine(Y: np.ndarray, sigma: float, device: str):  # noqa: ANN202
+def _torch_engine(Y: np.ndarray, sigma: float, device: str):
     from latentbench.irt._torch_backend import TorchEngine
 
     return TorchEngine(Y, sigma, device)

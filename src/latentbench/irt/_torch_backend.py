@@ -47,7 +47,7 @@ class TorchEngine:
         self.inv_sigma = 1.0 / sigma
         self.R = torch.empty_like(self.y)
 
-    def _tensor(self, array: np.ndarray):  # noqa: ANN202
+    def _tensor(self, array: np.ndarray):
         return self.torch.from_numpy(np.ascontiguousarray(array, dtype=np.float32)).to(self.device)
 
     def residual_pass(
