@@ -39,6 +39,7 @@ class FakeOpenAI:
         self.held = threading.Event()
         self.n_held = 0
         self.n_unauthorized = 0
+        self.other_paths: list[tuple[str, str | None]] = []
         self.release = threading.Event()
         self.timeout_release = threading.Event()
 
@@ -71,6 +72,8 @@ def _handler(state: FakeOpenAI):
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length))
             if not self.path.endswith("/v1/chat/completions"):
+                with state.lock:
+                    state.other_paths.append((self.path, self.headers.get("Authorization")))
                 return self._send(404, b'{"error": "not found"}')
             auth = self.headers.get("Authorization", "")
             if auth != f"Bearer {API_KEY}":  # echo the bad key, as some providers do
@@ -98,6 +101,9 @@ def _handler(state: FakeOpenAI):
             if fault == "timeout":
                 state.timeout_release.wait(WAIT)  # longer than the client's timeout
                 return self._send(504, b"{}")
+            if fault == "redirect":
+                target = f"http://127.0.0.1:{self.server.server_address[1]}/elsewhere"
+                return self._send(302, b"{}", {"Location": target})
             if fault == "500":
                 return self._send(500, b'{"error": "internal"}')
             if fault == "429":

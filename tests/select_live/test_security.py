@@ -77,3 +77,15 @@ def test_item_text_is_data(tmp_path):
     items = load_items(path)
     assert items == [{"id": "1", "prompt": prompt, "answer": "x"}]
     assert not marker.exists()
+
+
+def test_redirects_are_refused(live_setup):
+    s = live_setup
+    for item in s.items:
+        s.state.faults[("model-0", item["id"])] = ["redirect"]
+    result = run_live(LiveConfig.from_toml(s.write_config()), s.tmp / "redirect.duckdb")
+    assert result.status == "failed" and len(result.errors) == 8
+    for error in result.errors["error"]:
+        assert error.startswith("HTTP 302: redirects are not followed")
+        assert "after 1 attempt(s)" in error
+    assert s.state.other_paths == []  # the key was not sent anywhere else

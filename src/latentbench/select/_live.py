@@ -362,6 +362,13 @@ def _retry_after(value: str | None) -> float | None:
     return max((when - datetime.now(timezone.utc)).total_seconds(), 0.0)
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Refuse redirects: urllib would resend the Authorization header to the new host."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[override]
+        return None
+
+
 def _is_loopback(url: str) -> bool:
     host = urllib.parse.urlsplit(url).hostname or ""
     return host in ("127.0.0.1", "localhost", "::1")
@@ -385,7 +392,8 @@ class ChatCompletionsOracle:
         Seconds per request (connect and each read).
     retries : int, default 3
         Extra attempts per cell after a timeout, connection error, HTTP 429 or 5xx, or a
-        malformed answer. Other 4xx answers are not retried.
+        malformed answer. Other 4xx answers are not retried, and redirects are refused (the
+        key would follow them).
     backoff : float, default 1.0
         Base delay in seconds; attempt ``k`` waits ``uniform(0.5, 1) * backoff * 2**k``
         (at most ``max_backoff``), or the server's ``Retry-After`` when given (also capped).
@@ -452,8 +460,8 @@ class ChatCompletionsOracle:
         self.n_requests = 0
         self._lock = threading.Lock()
         self._jitter = random.Random(random_state)
-        self._direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        self._default = urllib.request.build_opener()
+        self._direct = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect)
+        self._default = urllib.request.build_opener(_NoRedirect)
         self._pool: ThreadPoolExecutor | None = None
 
     # -------------------------------------------------------------- lifecycle
@@ -508,6 +516,8 @@ class ChatCompletionsOracle:
             reason = f"HTTP {exc.code}" + (f": {detail}" if detail else "")
             if exc.code == 429 or exc.code >= 500:
                 raise _Retry(reason, _retry_after(exc.headers.get("Retry-After"))) from None
+            if 300 <= exc.code < 400:
+                reason = f"HTTP {exc.code}: redirects are not followed (check base_url)"
             raise _Fatal(reason) from None
         except urllib.error.URLError as exc:
             if isinstance(exc.reason, TimeoutError):
