@@ -1,0 +1,109 @@
+"""TwoPL estimator and IRTResult: API, normalisation, rank selection, parameter validation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from latentbench import InputError, NotFittedError, ResponseMatrix, TwoPL
+from latentbench.io.synthetic import simulate_2pl, simulate_low_rank
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    data = simulate_2pl(200, 120, missing=0.1, random_state=3)
+    return data, TwoPL().fit(data.matrix)
+
+
+def test_result_tables_and_normalisation(fitted):
+    _, result = fitted
+    assert list(result.abilities.columns[:3]) == ["model", "theta", "accuracy"]
+    assert {"item", "discrimination", "easiness", "difficulty", "p_value", "n_observed"} <= set(
+        result.items.columns
+    )
+    assert result.theta.mean() == pytest.approx(0.0, abs=1e-10)
+    assert result.theta.std() == pytest.approx(1.0, abs=1e-10)
+    assert (result.discrimination >= 0).all()
+    np.testing.assert_allclose(result.items["difficulty"], -result.items["easiness"])
+    assert result.abilities["rank_theta"].min() == 1
+    assert np.all(np.diff(result.loss_history) <= 1e-9 * abs(result.loss_history[0]))
+    assert result.converged
+
+
+def test_predict_proba_full_matrix_and_subsets(fitted):
+    data, result = fitted
+    full = result.predict_proba()
+    assert full.shape == data.matrix.shape
+    assert ((full > 0) & (full < 1)).all()
+    logits = np.outer(result.theta, result.discrimination) + result.b
+    np.testing.assert_allclose(full, 1 / (1 + np.exp(-logits)), rtol=1e-10)
+    part = result.predict_proba(models=["model_003"], items=[0, 5])
+    np.testing.assert_allclose(part, full[[3]][:, [0, 5]])
+    # the fitted probabilities track the truth
+    assert np.corrcoef(full.ravel(), data.probabilities.ravel())[0, 1] > 0.9
+
+
+def test_score_new_models_on_calibrated_items(fitted):
+    data, result = fitted
+    # re-use the calibrated items' true parameters to simulate new models on them
+    rng = np.random.default_rng(0)
+    theta_new = rng.normal(size=50)
+    prob = 1 / (1 + np.exp(-(np.outer(theta_new, data.a) + data.b)))
+    scores = (rng.random(prob.shape) < prob).astype(float)
+    new = ResponseMatrix(scores, [f"new_{i}" for i in range(50)], data.matrix.item_ids)
+    scored = result.score_models(new)
+    assert list(scored.columns[:3]) == ["model", "theta", "se"]
+    assert np.corrcoef(scored["theta"], theta_new)[0, 1] > 0.9
+    assert (scored["se"] > 0).all()
+    # a handful of items per model still gives an estimate, with a larger standard error
+    few = new.subset(items=np.arange(8))
+    scored_few = result.score_models(few)
+    assert np.isfinite(scored_few["theta"]).all()
+    assert scored_few["se"].mean() > 2 * scored["se"].mean()
+
+
+def test_score_models_rejects_unknown_items(fitted):
+    _, result = fitted
+    other = ResponseMatrix(np.ones((2, 2)), ["a", "b"], ["model_000", "unknown_item"])
+    with pytest.raises(InputError, match="not in the fit"):
+        result.score_models(other)
+
+
+def test_rank_auto_picks_the_true_rank():
+    data = simulate_low_rank(400, 300, rank=3, sparsity=0.6, random_state=5)
+    result = TwoPL(rank="auto", max_rank=4, random_state=0, tol=1e-5).fit(data.matrix)
+    assert result.rank_selection is not None
+    assert result.rank_selection.chosen == 3 == result.rank
+    assert result.fit_info()["rank_selection"]["chosen"] == 3
+    one = TwoPL(rank="auto", max_rank=3, random_state=0, tol=1e-5).fit(
+        simulate_2pl(400, 300, random_state=5).matrix
+    )
+    assert one.rank == 1
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"rank": 0}, "rank=0"),
+        ({"rank": "two"}, "rank='two'"),
+        ({"sigma": -1.0}, "sigma=-1.0"),
+        ({"tol": 2.0}, "tol=2.0"),
+        ({"max_iter": 0}, "max_iter=0"),
+        ({"init": "zeros"}, "init='zeros'"),
+        ({"l2": -0.1}, "l2=-0.1"),
+    ],
+)
+def test_bad_parameters_name_parameter_and_value(params, message):
+    data = simulate_2pl(20, 10, random_state=0)
+    with pytest.raises(InputError, match=message):
+        TwoPL(**params).fit(data.matrix)
+
+
+def test_not_fitted_error():
+    with pytest.raises(NotFittedError):
+        _ = TwoPL().result
+
+
+def test_fit_rejects_raw_arrays():
+    with pytest.raises(InputError, match="expected a ResponseMatrix"):
+        TwoPL().fit(np.zeros((3, 3)))
