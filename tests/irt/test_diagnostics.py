@@ -50,15 +50,20 @@ def test_planted_duplicates_found_and_nothing_else(planted):
     flagged = dups[dups["duplicate"]]
     pairs = {frozenset(p) for p in zip(flagged["item_a"], flagged["item_b"], strict=True)}
     ids = matrix.item_ids
-    expected = {
-        frozenset((ids[a], ids[b])) for a, b in zip(DUP_COPIES, DUP_SOURCES, strict=True)
-    }
+    expected = {frozenset((ids[a], ids[b])) for a, b in zip(DUP_COPIES, DUP_SOURCES, strict=True)}
     assert pairs == expected
     assert flagged["identical"].all() and (flagged["agreement"] == 1).all()
     assert (flagged["expected_disagreements"] > 30).all()  # far from chance agreement
     assert list(dups.columns) == [
-        "item_a", "item_b", "n_common", "agreement", "disagreements",
-        "expected_disagreements", "p_value", "identical", "duplicate",
+        "item_a",
+        "item_b",
+        "n_common",
+        "agreement",
+        "disagreements",
+        "expected_disagreements",
+        "p_value",
+        "identical",
+        "duplicate",
     ]
 
 

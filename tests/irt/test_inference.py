@@ -114,7 +114,11 @@ def test_bootstrap_agrees_with_plugin_and_is_reproducible(small):
     assert abs(np.mean(ratio) - 1) < 0.06
     ab = boot.abilities()
     assert (ab["lower"] <= ab["upper"]).all() and list(ab.columns) == [
-        "model", "theta", "se", "lower", "upper"
+        "model",
+        "theta",
+        "se",
+        "lower",
+        "upper",
     ]
     again = bootstrap(result, data.matrix, n_boot=5, random_state=11)
     np.testing.assert_array_equal(again.theta, boot.theta[:5])

@@ -88,8 +88,9 @@ def report(
     ),
     out: Path = typer.Option(Path("report.html"), "--out", "-o", help="HTML file to write."),
     responses: Path | None = typer.Option(
-        None, help="With a fit directory: the responses it was fitted on (adds standard "
-        "errors and diagnostics)."
+        None,
+        help="With a fit directory: the responses it was fitted on (adds standard "
+        "errors and diagnostics).",
     ),
     selection: Path | None = typer.Option(
         None, help="Also include this selection.json in the page."

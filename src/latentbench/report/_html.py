@@ -207,10 +207,9 @@ def _fit_sections(
 
     if diag is not None:
         flagged_items = diag.flagged_items.copy()
-        flagged_items["n_flags"] = (
-            flagged_items[["uninformative", "constant", "poor_fit"]].sum(axis=1)
-            + (flagged_items["duplicate_of"] != "")
-        )
+        flagged_items["n_flags"] = flagged_items[["uninformative", "constant", "poor_fit"]].sum(
+            axis=1
+        ) + (flagged_items["duplicate_of"] != "")
         flagged_items = flagged_items.sort_values(
             ["poor_fit", "n_flags", "discrimination"], ascending=[False, False, True]
         )

@@ -1,0 +1,57 @@
+"""Shared fixtures of the report tests: a small fit with hostile names, a selection run."""
+
+from __future__ import annotations
+
+import matplotlib
+import numpy as np
+import pytest
+
+matplotlib.use("Agg")
+
+from latentbench.io import ResponseMatrix
+from latentbench.io.synthetic import simulate_2pl
+from latentbench.irt import TwoPL
+
+HOSTILE_MODEL = '<script>alert("m")</script>'
+HOSTILE_ITEM = "q&<b>\"'$x$"
+
+
+@pytest.fixture(scope="session")
+def small_fit():
+    data = simulate_2pl(40, 60, missing=0.05, random_state=2)
+    models = data.matrix.model_ids
+    models[0] = HOSTILE_MODEL
+    items = data.matrix.item_ids
+    items[1] = HOSTILE_ITEM
+    matrix = ResponseMatrix(data.matrix.scores, models, items)
+    return matrix, TwoPL().fit(matrix)
+
+
+@pytest.fixture(scope="session")
+def selection_run():
+    from latentbench.select import SelectionResult
+
+    n = 6
+    rng = np.random.default_rng(0)
+    estimates = np.sort(rng.uniform(0.3, 0.8, n))
+    return SelectionResult(
+        policy="pulse",
+        best=n - 1,
+        estimates=estimates,
+        lower=estimates - 0.1,
+        upper=estimates + 0.1,
+        n_observed=np.array([64, 70, 90, 120, 200, 260]),
+        evaluations_init=6 * 64,
+        evaluations_post_init=420,
+        rounds=5,
+        trace_evaluations=np.array([0, 64, 128, 192, 256, 420]),
+        trace_best=np.array([3, 4, 5, 5, 5, 5]),
+        stopped="budget",
+        model_ids=[f"arm-{i}" for i in range(n - 1)] + [HOSTILE_MODEL],
+    )
+
+
+@pytest.fixture(scope="session")
+def hostile():
+    """The hostile (model, item) names planted in ``small_fit``."""
+    return HOSTILE_MODEL, HOSTILE_ITEM

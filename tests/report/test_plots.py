@@ -1,0 +1,98 @@
+"""Figure functions: they draw what they claim (artists and data), on a given or new axes."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.collections import PolyCollection
+from matplotlib.figure import Figure
+
+from latentbench.exceptions import InputError
+from latentbench.irt.inference import standard_errors
+from latentbench.report import plots
+
+
+@pytest.fixture
+def ax():
+    fig = Figure()
+    return fig.add_subplot()
+
+
+def test_ability_accuracy(small_fit, ax):
+    _, result = small_fit
+    out = plots.plot_ability_accuracy(result, ax, annotate=3)
+    assert out is ax
+    offsets = ax.collections[0].get_offsets()
+    np.testing.assert_allclose(offsets[:, 0], result.abilities["accuracy"])
+    np.testing.assert_allclose(offsets[:, 1], result.abilities["theta"])
+    labels = [t.get_text() for t in ax.texts]
+    movers = result.abilities.loc[result.abilities["rank_shift"] != 0]
+    assert len(labels) == min(3, len(movers))
+    assert all(label.endswith(")") for label in labels)
+
+
+def test_item_curves(small_fit, ax):
+    matrix, result = small_fit
+    chosen = [matrix.item_ids[1], 5, matrix.item_ids[9]]
+    plots.plot_item_curves(result, chosen, ax, show_models=False)
+    lines = ax.get_lines()
+    assert len(lines) == 3
+    for line, j in zip(lines, [1, 5, 9], strict=True):
+        y = line.get_ydata()
+        assert ((y > 0) & (y < 1)).all()
+        if result.V[j, 0] > 0:
+            assert np.all(np.diff(y) > 0)
+    assert lines[0].get_label() == matrix.item_ids[1].replace("$", r"\$")
+    with pytest.raises(InputError):
+        plots.plot_item_curves(result, ["no-such-item"], ax)
+
+
+def test_item_map_flags(small_fit, ax):
+    matrix, result = small_fit
+    flagged = np.zeros(len(result.items), dtype=bool)
+    flagged[[2, 3, 4]] = True
+    plots.plot_item_map(result, ax, flagged=flagged)
+    assert len(ax.collections[0].get_offsets()) == len(result.items) - 3
+    np.testing.assert_allclose(
+        ax.collections[1].get_offsets()[:, 1], result.items["discrimination"].iloc[[2, 3, 4]]
+    )
+    ax2 = plots.plot_item_map(result.items, Figure().add_subplot(), flagged=[matrix.item_ids[7]])
+    assert len(ax2.collections[1].get_offsets()) == 1
+
+
+def test_forest_plot(small_fit, ax):
+    matrix, result = small_fit
+    intervals = standard_errors(result, matrix).abilities
+    plots.plot_abilities(intervals, ax, top=10)
+    container = ax.containers[0]
+    x = container.lines[0].get_xdata()
+    assert len(x) == 10
+    assert np.all(np.diff(x) >= 0)  # best on top: y grows with theta
+    np.testing.assert_allclose(np.sort(x), np.sort(intervals["theta"].nlargest(10)))
+    with pytest.raises(InputError):
+        plots.plot_abilities(intervals.drop(columns="lower"), ax)
+
+
+def test_selection_plots(selection_run, ax):
+    plots.plot_selection_evaluations(selection_run, ax)
+    widths = sorted(p.get_width() for p in ax.patches)
+    assert widths == sorted(selection_run.n_observed.tolist())
+    ax2 = plots.plot_selection_intervals(selection_run, Figure().add_subplot())
+    step = ax2.get_lines()[0]
+    np.testing.assert_array_equal(step.get_xdata(), selection_run.trace_evaluations)
+    # with per-round bounds (a dict in the selection.json layout): one band per shown arm
+    record = selection_run.to_dict()
+    rounds = len(selection_run.trace_evaluations)
+    record["trace"]["lower"] = [list(selection_run.lower - 0.1 / (r + 1)) for r in range(rounds)]
+    record["trace"]["upper"] = [list(selection_run.upper + 0.1 / (r + 1)) for r in range(rounds)]
+    ax3 = plots.plot_selection_intervals(record, Figure().add_subplot(), top=4)
+    bands = [c for c in ax3.collections if isinstance(c, PolyCollection)]
+    assert len(bands) == 4
+
+
+def test_new_figure_when_no_axes(small_fit):
+    _, result = small_fit
+    ax = plots.plot_ability_accuracy(result)
+    assert ax.figure is not None
+    plt.close(ax.figure)
