@@ -7,6 +7,7 @@ import shlex
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,9 @@ err = Console(stderr=True)
 
 EXIT_CODES = {"done": 0, "failed": 1, "capped": 3, "waiting": 4, "interrupted": 130}
 """Exit status of ``select live`` per run status (2: bad input)."""
+
+LOG_EVERY = 5.0
+"""Seconds between progress lines when stderr is not a terminal."""
 
 
 def _progress_line(p: Any) -> str:
@@ -88,15 +92,25 @@ def live(
         MofNCompleteColumn(),
         TextColumn("{task.description}"),
         console=err,
-        disable=quiet,
+        disable=quiet or not err.is_terminal,
         transient=False,
     )
+    last_line = [-1e9]
+
     try:
         with progress:
             task = progress.add_task("starting", total=planned)
 
             def show(p: Any) -> None:
                 progress.update(task, completed=p.revealed, description=_progress_line(p))
+                now = time.monotonic()
+                if (
+                    not quiet
+                    and not err.is_terminal
+                    and (now - last_line[0] >= LOG_EVERY or p.budget_left == 0 or p.n_errors)
+                ):  # logs (not a terminal): one line at most every LOG_EVERY seconds
+                    last_line[0] = now
+                    err.print(_progress_line(p), soft_wrap=True)
 
             result = run_live(cfg, store, progress=show, stop_event=stop_event)
     except InputError as exc:
