@@ -120,6 +120,12 @@ def test_bootstrap_agrees_with_plugin_and_is_reproducible(small):
         "lower",
         "upper",
     ]
+    pct = boot.abilities(interval="percentile")
+    np.testing.assert_allclose(ab["lower"], 2 * ab["theta"] - pct["upper"])
+    np.testing.assert_allclose(ab["upper"], 2 * ab["theta"] - pct["lower"])
+    assert (boot.items()["discrimination_lower"] >= 0).all()
+    with pytest.raises(InputError):
+        boot.abilities(interval="bca")
     again = bootstrap(result, data.matrix, n_boot=5, random_state=11)
     np.testing.assert_array_equal(again.theta, boot.theta[:5])
 

@@ -68,6 +68,16 @@ def test_report_without_matrix_and_with_selection(small_fit, selection_run, host
         build_report()
 
 
+def test_report_with_bootstrap_intervals(small_fit):
+    from latentbench.irt.inference import bootstrap
+
+    matrix, result = small_fit
+    boot = bootstrap(result, matrix, n_boot=20, method="items", random_state=0)
+    html = build_report(result, matrix, bootstrap=boot)
+    assert "basic bootstrap intervals (items bootstrap, 20 replicates)" in html
+    assert section_ids(html) == list(FIT_SECTIONS)
+
+
 def test_report_lists_flagged_items_and_rank_movers(small_fit):
     matrix, result = small_fit
     html = build_report(result, matrix)

@@ -4,6 +4,7 @@ selection run."""
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,12 @@ def report(
     title: str | None = typer.Option(None, help="Page title."),
     l2: float = typer.Option(1e-2, help="Ridge, when SOURCE is a responses file."),
     top: int = typer.Option(30, help="Models / rows shown in figures and long tables."),
+    n_boot: int = typer.Option(
+        0, "--bootstrap", help="Bootstrap replicates for ability and rank intervals (0: plug-in)."
+    ),
+    method: str = typer.Option("items", help="Bootstrap: 'items' or 'parametric'."),
+    jobs: int = typer.Option(1, help="Bootstrap worker processes (-1: all cores)."),
+    seed: int = typer.Option(0, help="Bootstrap seed."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No messages."),
 ) -> None:
     """Build a self-contained HTML report (figures embedded, sortable tables, no network)."""
@@ -126,6 +133,19 @@ def report(
                     result = TwoPL(l2=l2).fit(matrix)
         if selection is not None:
             run = json.loads(selection.read_text())
+        boot = None
+        if n_boot and result is not None:
+            if matrix is None:
+                raise InputError("--bootstrap needs the responses (--responses FILE)")
+            if method not in ("items", "parametric"):
+                raise InputError(f"--method {method!r}; expected 'items' or 'parametric'")
+            from latentbench.irt.inference import bootstrap
+
+            status = nullcontext() if quiet else console.status(f"bootstrap: {n_boot} refits")
+            with status:
+                boot = bootstrap(
+                    result, matrix, n_boot=n_boot, method=method, n_jobs=jobs, random_state=seed
+                )
         name = source.stem if source.is_file() else source.name
         html = build_report(
             result,
@@ -134,6 +154,7 @@ def report(
             path=out,
             title=title or f"latentbench report: {name}",
             top=top,
+            bootstrap=boot,
         )
     except (InputError, json.JSONDecodeError, OSError) as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)

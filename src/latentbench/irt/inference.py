@@ -10,12 +10,30 @@ Two routes to uncertainty for the reported (normalised) parameters of an :class:
   normalisation ``theta = (theta_raw - mu) / s``, ``a = s a_raw``, ``b = b_raw + mu a_raw``.
   For rank 1 the ability variances are then passed through the Jacobian of the normalisation
   itself (centring and scaling the estimated abilities removes the two gauge directions:
-  ``Var = diag(P D P)``, ``P = I - (1 1^T + theta theta^T) / N``). Cheap, and calibrated when
-  both dimensions are large (see the coverage tests).
+  ``Var = diag(P D P)``, ``P = I - (1 1^T + theta theta^T) / N``), and corrected for the
+  noise in the reporting scale (``scale_correction``, see :func:`standard_errors`).
 - :func:`bootstrap`: parametric (redraw every observed cell from the fitted probabilities) or
   nonparametric (resample items, or models, with replacement), refitting from the fitted values
-  (warm start), in parallel processes (``n_jobs``). Percentile intervals; ability draws also
-  give rank intervals (:func:`rank_intervals`).
+  (warm start), in parallel processes (``n_jobs``). Basic (bias-correcting) or percentile
+  intervals; ability draws also give rank intervals (:func:`rank_intervals`).
+
+Measured coverage of nominal 95% ability intervals for the true abilities (on the scale where the
+fitted models' true abilities have mean 0, sd 1), simulated 2PL, 10 seeds, mean +/- Monte Carlo
+standard error across seeds:
+
+=================================  =================  =================
+interval                           300 x 300          500 x 200
+=================================  =================  =================
+plug-in, scale-corrected (default) 0.944 +/- 0.005    0.947 +/- 0.002
+plug-in, no scale correction       0.935 (seeds 0-5)  0.944 (seeds 0-5)
+parametric bootstrap, basic        0.937 +/- 0.006
+parametric bootstrap, percentile   0.931 +/- 0.007
+=================================  =================  =================
+
+(200 replicates per seed.) Discriminations: 0.946 / 0.948, intercepts 0.955 / 0.953 with the
+plug-in. What remains below 0.95 is the O(1/J) incidental-parameter bias of joint ML (fitted
+discriminations slightly too large make the information slightly too large); it shrinks as
+both dimensions grow.
 
 Abilities are always on the fit's reporting scale (mean 0, sd 1 over the fitted models for
 rank 1), so an interval is a statement about a model's position relative to the others.
@@ -48,6 +66,7 @@ __all__ = [
 ]
 
 BootstrapMethod = Literal["parametric", "items", "models"]
+Interval = Literal["basic", "percentile"]
 _NO_THETA = "a 'models' bootstrap has no ability draws; use 'parametric' or 'items'"
 
 
@@ -280,18 +299,28 @@ class BootstrapResult:
         draws = self.theta if self.theta is not None else self.discrimination
         return 0 if draws is None else int(draws.shape[0])
 
-    def abilities(self, level: float | None = None) -> pd.DataFrame:
-        """Percentile intervals for abilities.
+    def abilities(self, level: float | None = None, interval: Interval = "basic") -> pd.DataFrame:
+        """Bootstrap intervals for abilities.
+
+        Parameters
+        ----------
+        level : float, optional
+            Default: the level given to :func:`bootstrap`.
+        interval : {"basic", "percentile"}, default "basic"
+            ``"basic"``: ``(2 est - q_hi, 2 est - q_lo)``, which removes the bias the refits
+            share with the fit (joint ML and the normalisation shrink abilities slightly towards
+            0, and a percentile interval doubles that shrinkage). ``"percentile"``:
+            ``(q_lo, q_hi)``.
 
         Returns
         -------
         DataFrame
             ``model``, ``theta`` (the fit's estimate), ``se`` (sd of the draws), ``lower``,
-            ``upper`` (percentile interval at ``level``).
+            ``upper``.
         """
         if self.theta is None:
             raise InputError(_NO_THETA)
-        lo, hi = _percentiles(self.theta, level or self.level)
+        lo, hi = _interval(self.theta, self.estimate_theta, level or self.level, interval)
         return pd.DataFrame(
             {
                 "model": self.model_ids,
@@ -302,27 +331,27 @@ class BootstrapResult:
             }
         )
 
-    def items(self, level: float | None = None) -> pd.DataFrame:
-        """Percentile intervals for item parameters.
+    def items(self, level: float | None = None, interval: Interval = "basic") -> pd.DataFrame:
+        """Bootstrap intervals for item parameters (see :meth:`abilities` for ``interval``).
 
         Returns
         -------
         DataFrame
-            ``item``, ``discrimination``, ``discrimination_se``, ``discrimination_lower``,
-            ``discrimination_upper``, ``easiness``, ``easiness_se``, ``easiness_lower``,
-            ``easiness_upper``.
+            ``item``, ``discrimination``, ``discrimination_se``, ``discrimination_lower``
+            (clipped at 0), ``discrimination_upper``, ``easiness``, ``easiness_se``,
+            ``easiness_lower``, ``easiness_upper``.
         """
         if self.discrimination is None or self.easiness is None:
             raise InputError("an 'items' bootstrap has no item draws; use 'parametric' or 'models'")
         level = level or self.level
-        a_lo, a_hi = _percentiles(self.discrimination, level)
-        b_lo, b_hi = _percentiles(self.easiness, level)
+        a_lo, a_hi = _interval(self.discrimination, self.estimate_discrimination, level, interval)
+        b_lo, b_hi = _interval(self.easiness, self.estimate_easiness, level, interval)
         return pd.DataFrame(
             {
                 "item": self.item_ids,
                 "discrimination": self.estimate_discrimination,
                 "discrimination_se": self.discrimination.std(axis=0, ddof=1),
-                "discrimination_lower": a_lo,
+                "discrimination_lower": np.maximum(a_lo, 0.0),
                 "discrimination_upper": a_hi,
                 "easiness": self.estimate_easiness,
                 "easiness_se": self.easiness.std(axis=0, ddof=1),
@@ -338,6 +367,17 @@ class BootstrapResult:
         return rank_intervals(
             self.theta, self.model_ids, estimate=self.estimate_theta, level=level or self.level
         )
+
+
+def _interval(
+    draws: np.ndarray, estimate: np.ndarray, level: float, kind: str
+) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi = _percentiles(draws, level)
+    if kind == "percentile":
+        return lo, hi
+    if kind == "basic":
+        return 2 * estimate - hi, 2 * estimate - lo
+    raise InputError(f"interval={kind!r}; expected 'basic' or 'percentile'")
 
 
 def _percentiles(draws: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:

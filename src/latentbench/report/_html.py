@@ -91,7 +91,7 @@ def _table(frame: pd.DataFrame, limit: int | None = None, caption: str = "") -> 
 
 
 def _fit_sections(
-    result: Any, matrix: Any | None, top: int, n_curves: int
+    result: Any, matrix: Any | None, top: int, n_curves: int, boot: Any | None = None
 ) -> tuple[list[_Section], dict[str, Any]]:
     from latentbench.irt.diagnostics import diagnose, rank_agreement, rank_changes
     from latentbench.irt.inference import normal_draws, rank_intervals, standard_errors
@@ -122,15 +122,30 @@ def _fit_sections(
     diag = None
     if matrix is not None:
         unc = standard_errors(result, matrix)
-        draws = normal_draws(unc.abilities["theta"], unc.abilities["se"], 2000, 0)
-        ranks = rank_intervals(draws, result.model_ids, estimate=result.U[:, 0])
+        if boot is not None and boot.theta is not None:
+            intervals = boot.abilities()
+            ranks = boot.rank_intervals()
+            text = (
+                f"{int(boot.level * 100)}% basic bootstrap intervals ({boot.method} "
+                f"bootstrap, {boot.n_boot} replicates); rank intervals from the same draws. "
+            )
+        else:
+            intervals = unc.abilities
+            draws = normal_draws(intervals["theta"], intervals["se"], 2000, 0)
+            ranks = rank_intervals(draws, result.model_ids, estimate=result.U[:, 0])
+            text = (
+                f"{int(unc.level * 100)}% intervals from the observed information "
+                f"(block-diagonal, normalisation and reporting-scale corrections, k = "
+                f"{unc.scale_factor:.4f}); rank intervals from normal draws around them. "
+            )
+        text += "'tied_with_next': not significantly better than the next model."
         table = pd.DataFrame(
             {
                 "model": abilities["model"],
                 "theta": abilities["theta"],
-                "se": unc.abilities["se"],
-                "lower": unc.abilities["lower"],
-                "upper": unc.abilities["upper"],
+                "se": intervals["se"],
+                "lower": intervals["lower"],
+                "upper": intervals["upper"],
                 "rank": abilities["rank_theta"],
                 "rank_lower": ranks["rank_lower"],
                 "rank_upper": ranks["rank_upper"],
@@ -138,13 +153,6 @@ def _fit_sections(
                 "accuracy": abilities["accuracy"],
                 "rank_accuracy": abilities["rank_accuracy"],
             }
-        )
-        intervals = unc.abilities
-        text = (
-            f"{int(unc.level * 100)}% intervals from the observed information "
-            f"(block-diagonal, normalisation and reporting-scale corrections, k = "
-            f"{unc.scale_factor:.4f}); rank intervals from normal draws around them. "
-            "'tied_with_next': not significantly better than the next model."
         )
         diag = diagnose(result, matrix, top=min(top, 10))
     else:
@@ -339,6 +347,7 @@ def build_report(
     title: str | None = None,
     top: int = 30,
     n_curves: int = 6,
+    bootstrap: Any | None = None,
 ) -> str:
     """Build one self-contained HTML page for a fit and/or a selection run.
 
@@ -364,6 +373,9 @@ def build_report(
         Rows / models shown in figures and the longer tables.
     n_curves : int, default 6
         Item characteristic curves drawn.
+    bootstrap : BootstrapResult, optional
+        With ability draws (``"parametric"`` or ``"items"``), the ability and rank intervals
+        come from it instead of the plug-in standard errors.
 
     Returns
     -------
@@ -375,7 +387,7 @@ def build_report(
     sections: list[_Section] = []
     facts: dict[str, Any] = {}
     if result is not None:
-        s, facts = _fit_sections(result, matrix, top, n_curves)
+        s, facts = _fit_sections(result, matrix, top, n_curves, bootstrap)
         sections += s
     if selection is not None:
         s, info = _selection_sections(selection, top)
