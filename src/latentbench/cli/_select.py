@@ -41,6 +41,15 @@ def _split_specs(text: str) -> list[str]:
     return specs
 
 
+def _rank(text: str) -> int | str:
+    if text == "auto":
+        return "auto"
+    try:
+        return int(text)
+    except ValueError:
+        raise InputError(f"--rank {text!r}; expected an integer or 'auto'") from None
+
+
 def _read_dates(responses: Path, n_models: int, model_ids: list[str]) -> np.ndarray:
     side = responses.with_name(responses.stem + "_models.parquet")
     if not side.exists():
@@ -80,7 +89,7 @@ def replay(
     seed: int = typer.Option(0, help="Random seed (initial batch and draws)."),
     batch_size: int = typer.Option(64, help="Evaluations per round (B)."),
     init_batch: int = typer.Option(64, help="Initial evaluations per model."),
-    rank: int = typer.Option(16, help="Rank of the low-rank logistic proxy."),
+    rank: str = typer.Option("auto", help="Rank of the low-rank logistic proxy, or 'auto'."),
     alpha: float = typer.Option(0.1, help="Simultaneous miscoverage of the intervals."),
     stop: str = typer.Option("budget", help="'budget' or 'confidence' (fixed-confidence stop)."),
     out: Path = typer.Option(Path("latentbench-select"), help="Output directory."),
@@ -116,7 +125,7 @@ def replay(
         needs = pol.uses_proxy or getattr(pol, "init_estimate", "mean") == "prior"
         if needs:
             with console.status("learning item factors from the history ..."):
-                proxy = LowRankProxy(rank=rank, random_state=seed).fit(hist_scores)
+                proxy = LowRankProxy(rank=_rank(rank), random_state=seed).fit(hist_scores)
         oracle = MatrixOracle(candidates)
         result = run_selection(
             oracle,
@@ -163,7 +172,7 @@ def experiment(
     batch_size: int = typer.Option(64, help="Evaluations per round (B)."),
     init_batch: int = typer.Option(64, help="Initial evaluations per model."),
     pool_size: int = typer.Option(1000, help="Models per pool."),
-    rank: int = typer.Option(16, help="Rank of the proxy."),
+    rank: str = typer.Option("auto", help="Rank of the proxy, or 'auto'."),
     simulate: int | None = typer.Option(
         None, help="Draw this many leaderboard-like models from a fit of RESPONSES."
     ),
@@ -203,7 +212,7 @@ def experiment(
                 budget=budget,
                 batch_size=batch_size,
                 init_batch=init_batch,
-                rank=rank,
+                rank=_rank(rank),
                 simulate=simulate,
                 sim_rank=sim_rank,
                 random_state=random_state,

@@ -541,7 +541,7 @@ def experiment_from_matrix(
     budget: int = 400_000,
     batch_size: int = 64,
     init_batch: int = 64,
-    rank: int = 16,
+    rank: int | str = "auto",
     simulate: int | None = None,
     sim_rank: int = 4,
     random_state: int = 0,
@@ -565,8 +565,8 @@ def experiment_from_matrix(
         Models per pool (at most the candidates available).
     policies, seeds, budget, batch_size, init_batch, engine, n_jobs, progress
         See :func:`run_experiment`; ``budget`` is capped at the pool's unrevealed cells.
-    rank : int
-        Proxy rank.
+    rank : int or "auto"
+        Proxy rank (see :class:`~latentbench.select.LowRankProxy`).
     simulate : int, optional
         Replace the source by this many synthetic models drawn from a rank-``sim_rank``
         :class:`~latentbench.select.LeaderboardSimulator` fitted to it (``split`` is then
@@ -614,6 +614,7 @@ def experiment_from_matrix(
         n_history=int(hist.size),
         n_candidates=int(test.size),
         proxy_fit_seconds=proxy.fit_seconds_,
+        proxy_rank=proxy.rank_,
     )
     result.params.update(params)
     return result

@@ -398,10 +398,15 @@ class Pulse(_ProxyPolicy):
         the inverse of the model-predicted conditional variance (fixed before each draw).
     legacy_stale_predictions : bool, default False
         Reproduce the release's stale-prediction sum (§3.5; biased after refits).
-    bonus : {"ucbe", "ci"}, default "ucbe"
-        Selection rule. ``ucbe`` is the paper's. ``ci`` (our extension, LUCB-style) pulls,
-        of the leader and the challenger with the largest upper bound, the one with the wider
-        interval; it suits the fixed-confidence stop (``stop="confidence"``).
+    bonus : {"ucbe", "effective", "ci"}, default "ucbe"
+        Selection rule. ``ucbe`` is the paper's, ``mu_hat_i + sqrt(a / T_i)``. Our extensions:
+        ``effective`` replaces ``T_i`` by the effective sample size of the DR estimate,
+        ``mu_hat_i + 2 sqrt(a * v_i)`` with ``v_i`` the estimated variance of ``mu_hat_i``
+        from the residuals ``Y - lam f`` of each round (for a plain mean of ``T`` cells with
+        ``p = 1/2`` this is exactly the UCB-E bonus); ``ci`` (LUCB-style) pulls, of the leader
+        and the challenger with the largest upper bound, the one with the wider interval; it
+        suits the fixed-confidence stop (``stop="confidence"``). Selection may use any past
+        data, so none of these affects unbiasedness or coverage.
     """
 
     name = "pulse"
@@ -417,11 +422,11 @@ class Pulse(_ProxyPolicy):
         init_estimate: Literal["mean", "prior"] = "mean",
         weights: Literal["equal", "precision"] = "equal",
         legacy_stale_predictions: bool = False,
-        bonus: Literal["ucbe", "ci"] = "ucbe",
+        bonus: Literal["ucbe", "effective", "ci"] = "ucbe",
     ) -> None:
         super().__init__(a=a, alpha=alpha, ci=ci, refit_every=refit_every)
-        if bonus not in ("ucbe", "ci"):
-            raise InputError(f"bonus={bonus!r}; expected 'ucbe' or 'ci'")
+        if bonus not in ("ucbe", "effective", "ci"):
+            raise InputError(f"bonus={bonus!r}; expected 'ucbe', 'effective' or 'ci'")
         if bonus == "ci" and ci == "none":
             raise InputError("bonus='ci' needs intervals; set ci='eb' or 'freedman'")
         self.bonus = bonus
@@ -444,6 +449,7 @@ class Pulse(_ProxyPolicy):
         self.zsum = np.zeros(m)
         self.zcount = np.zeros(m, dtype=np.int64)
         self._wsum = np.zeros(m)
+        self._w2v = np.zeros(m)
         self.est = np.zeros(m)
         self.exact = np.zeros(m, dtype=bool)
         self.zbar = np.zeros(m)
@@ -481,14 +487,27 @@ class Pulse(_ProxyPolicy):
             draws = dr_draw_estimates(0.0, F0, state.values[arm, items], f0[items], lam0, n, n)
             widths = (n - np.arange(items.size)) / n * (1.0 + lam0)
             self._add_round(arm, float(z0[arm]), float(w0[arm]), draws, widths)
+            resid = state.values[arm, items] - lam0 * f0[items]
+            self._w2v[arm] += w0[arm] ** 2 * _round_var(resid, n, n)
             self.z_history[arm].append(float(z0[arm]))
         self._setup_proxy(state, proxy)
         # the proxy is prewarmed on the initial cells by the run loop; sums use the current f
         self._stale = self.f_obs.copy()
         self._refresh_exact(state, np.arange(m))
 
+    def estimate_variance(self) -> np.ndarray:
+        """Estimated variance of each arm's point estimate, shape (n_arms,)."""
+        return self._w2v / np.maximum(self._wsum, 1e-300) ** 2
+
+    def index(self, state: SelectionState) -> np.ndarray:
+        if self.bonus != "effective":
+            return super().index(state)
+        idx = self.est + 2.0 * np.sqrt(self.a * self.estimate_variance())
+        idx[self.exact] = -np.inf
+        return idx
+
     def choose(self, state: SelectionState) -> int | None:
-        if self.bonus == "ucbe":
+        if self.bonus != "ci":
             return super().choose(state)
         active = ~self.exact
         if not active.any():
@@ -537,6 +556,7 @@ class Pulse(_ProxyPolicy):
         else:
             weight = 1.0
         self._add_round(arm, float(z), weight, draws, widths)
+        self._w2v[arm] += weight**2 * _round_var(y - lam * f_b, N, n)
         self.z_history[arm].append(float(z))
         self.lam_history.append(lam)
         self._record_f(arm, f_b)
@@ -546,6 +566,19 @@ class Pulse(_ProxyPolicy):
         if self._maybe_refit(state):
             self.zbar[:] = 0.0
             self.zn[:] = 0
+
+
+def _round_var(resid: np.ndarray, pool: int, n: int, floor: float = 0.01) -> float:
+    """Estimated conditional variance of a round's DR estimate from its batch residuals.
+
+    ``(N/n)^2 (1/B' - 1/N) s2`` with ``s2`` the sample variance of the residuals, floored at
+    ``floor`` so that a batch of identical residuals does not end exploration.
+    """
+    B = resid.size
+    if B >= pool:
+        return 0.0
+    s2 = float(resid.var(ddof=1)) if B > 1 else 0.25
+    return (pool / n) ** 2 * (1.0 / B - 1.0 / pool) * max(s2, floor)
 
 
 class NaivePooling(_ProxyPolicy):
