@@ -117,7 +117,7 @@ def duplicate_items(
     min_agreement: float = 0.95,
     min_common: int = 10,
     alpha: float = 0.05,
-    block: int = 1024,
+    block: int = 512,
 ) -> pd.DataFrame:
     """Pairs of items with (near) identical response patterns, beyond what the model explains.
 
@@ -138,8 +138,9 @@ def duplicate_items(
     min_common : int, default 10
     alpha : float, default 0.05
         Family-wise level, Bonferroni over the candidate pairs.
-    block : int, default 1024
-        Items per block of the pairwise products (memory ~ block x n_items x 8 bytes x 4).
+    block : int, default 512
+        Items per block of the pairwise products (memory ~ block x n_items x 4 bytes x 5).
+        The products cost about ``3 n_models n_items^2`` flops in all.
 
     Returns
     -------
@@ -150,11 +151,13 @@ def duplicate_items(
         disagreement on the common models), ``duplicate`` (``p_value <= alpha / n_candidates``).
     """
     scores, observed = _observed(result, matrix)
-    obs = observed.astype(np.float64)
-    y = np.where(observed, scores, 0.0).astype(np.float64)
-    p = result.predict_proba() * obs
+    # float32 products: counts are exact below 2^24 models; scores are float32 anyway
+    obs = observed.astype(np.float32)
+    y = np.where(observed, scores, 0.0).astype(np.float32)
+    fitted = result.predict_proba()
+    p = fitted * obs
+    q = (1.0 - fitted) * obs
     yes, no = y * obs, (1.0 - y) * obs
-    q = (1.0 - result.predict_proba()) * obs
     constant = np.zeros(scores.shape[1], dtype=bool)
     if isinstance(matrix, ResponseMatrix):
         constant[matrix.constant_items()] = True
@@ -201,7 +204,7 @@ def duplicate_items(
     ]
     if not rows:
         return pd.DataFrame({c: [] for c in columns})
-    arr = np.array(rows, dtype=float)
+    arr = np.array(rows, dtype=np.float64)
     ia, ib = arr[:, 0].astype(int), arr[:, 1].astype(int)
     n_common, dis, expected = arr[:, 2], arr[:, 3], arr[:, 4]
     p_value = poisson.cdf(np.floor(dis + 1e-9), np.maximum(expected, 1e-12))

@@ -186,6 +186,10 @@ def standard_errors(
     ``A`` maps reported ``(a_j, b_j)`` to raw ones. The block-diagonal approximation ignores the
     estimation error of the other block; its effect on a model's ability is O(1/sqrt(N J)),
     small against the O(1/sqrt(J)) standard error when N is not small.
+
+    For rank > 1 the factors are only identified up to a rotation (``V >= 0`` pins it down
+    under NMF-type conditions only); the standard errors are conditional on the fitted
+    rotation, and only centring is accounted for.
     """
     z = _z(level)
     _, observed = _observed(result, matrix)
