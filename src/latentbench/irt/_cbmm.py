@@ -221,8 +221,13 @@ def _item_block(
             if negative.any():
                 W[0, negative] = 0.0
                 W[1, negative] = rhs[1, negative] / G[1, 1]
-        elif (W[:r] < 0).any():
-            W = _batched_nnls(G, rhs, np.maximum(W_old, 0), r)
+        else:
+            # only the items whose unconstrained solution breaks V >= 0 need the NNLS
+            bad = (W[:r] < 0).any(axis=0)
+            if bad.any():
+                start = np.maximum(W_old[:, bad], 0)
+                start[r] = W_old[r, bad]
+                W[:, bad] = _batched_nnls(G, rhs[:, bad], start, r)
     return np.ascontiguousarray(W[:r].T), W[r].copy()
 
 
