@@ -45,6 +45,11 @@ def test_fit_report_sections_escaping_and_self_containment(small_fit, hostile, t
     # every table is sortable and has numeric sort keys on numeric cells
     assert html.count('<table class="sortable">') >= 6
     assert 'data-sort="' in html
+    # the order line names the best model first, with '>' / '~' between models
+    best = result.abilities.sort_values("theta", ascending=False)["model"].iloc[0]
+    line = re.search(r"Order of the top models[^<]*", html).group(0)
+    assert best.replace("<", "&lt;").replace(">", "&gt;").replace('"', "&#34;") in line
+    assert "&gt;" in line or "~" in line
 
 
 def test_report_without_matrix_and_with_selection(small_fit, selection_run, hostile):

@@ -90,6 +90,17 @@ def _table(frame: pd.DataFrame, limit: int | None = None, caption: str = "") -> 
     return _Table([str(c) for c in frame.columns], rows, total, caption)
 
 
+def _order_line(ranks: pd.DataFrame, limit: int) -> str:
+    """``A > B ~ C > D`` for the best ``limit`` models (``~``: tied with the next)."""
+    ordered = ranks.sort_values("rank").head(limit)
+    parts: list[str] = []
+    for row in ordered.itertuples():
+        parts.append(str(row.model))
+        parts.append("~" if row.tied_with_next else ">")
+    line = " ".join(parts[:-1]) if parts else ""
+    return line + (" ..." if len(ranks) > limit else "")
+
+
 def _fit_sections(
     result: Any, matrix: Any | None, top: int, n_curves: int, boot: Any | None = None
 ) -> tuple[list[_Section], dict[str, Any]]:
@@ -138,7 +149,10 @@ def _fit_sections(
                 f"(block-diagonal, normalisation and reporting-scale corrections, k = "
                 f"{unc.scale_factor:.4f}); rank intervals from normal draws around them. "
             )
-        text += "'tied_with_next': not significantly better than the next model."
+        text += "'tied_with_next': not significantly better than the next model. "
+        text += "Order of the top models ('>' significant, '~' tied): " + _order_line(
+            ranks, limit=min(top, 15)
+        )
         table = pd.DataFrame(
             {
                 "model": abilities["model"],
