@@ -85,6 +85,19 @@ def _chunks(n: int) -> int:
     return max(1, min(n, 4 * numba.get_num_threads()))
 
 
+@numba.njit(inline="always", fastmath=_FASTMATH, cache=True)
+def _cell(y, t):  # pragma: no cover - jit
+    """One cell: residual ``y - sigmoid(t)`` and loss ``softplus(t) - y t``; (0, 0) if y is NaN."""
+    observed = y == y
+    ys = y if observed else np.float32(0.0)
+    e = _exp_neg(abs(t))
+    inv = np.float32(1.0) / (np.float32(1.0) + e)
+    p = inv if t >= 0 else e * inv
+    residual = ys - p if observed else np.float32(0.0)
+    loss = max(t, np.float32(0.0)) + _log1p_unit(e) - ys * t
+    return residual, (loss if observed else np.float32(0.0))
+
+
 @numba.njit(parallel=True, fastmath=_FASTMATH, cache=True)
 def _residual_pass_rank1(Y, u, v, b, inv_sigma, R, n_chunks):  # pragma: no cover - jit
     n, m = Y.shape
@@ -104,16 +117,8 @@ def _residual_pass_rank1(Y, u, v, b, inv_sigma, R, n_chunks):  # pragma: no cove
             out = R[i]
             row_loss = 0.0
             for j in range(m):
-                y = row[j]
-                observed = y == y
-                ys = y if observed else np.float32(0.0)
-                t = us * v[j] + b[j]
-                e = _exp_neg(abs(t))
-                inv = np.float32(1.0) / (np.float32(1.0) + e)
-                p = inv if t >= 0 else e * inv
-                r = ys - p if observed else np.float32(0.0)
-                cell = max(t, np.float32(0.0)) + _log1p_unit(e) - ys * t
-                row_loss += cell if observed else np.float32(0.0)
+                r, cell = _cell(row[j], us * v[j] + b[j])
+                row_loss += cell
                 out[j] = r
                 acc_u[j] += ui * r
                 acc_1[j] += r
@@ -138,16 +143,9 @@ def _residual_from_logits(Y, T, R, n_chunks):  # pragma: no cover - jit
             out = R[i]
             row_loss = 0.0
             for j in range(m):
-                y = row[j]
-                observed = y == y
-                ys = y if observed else np.float32(0.0)
-                t = logits[j]
-                e = _exp_neg(abs(t))
-                inv = np.float32(1.0) / (np.float32(1.0) + e)
-                p = inv if t >= 0 else e * inv
-                cell = max(t, np.float32(0.0)) + _log1p_unit(e) - ys * t
-                row_loss += cell if observed else np.float32(0.0)
-                out[j] = ys - p if observed else np.float32(0.0)
+                r, cell = _cell(row[j], logits[j])
+                row_loss += cell
+                out[j] = r
             loss += row_loss
         loss_parts[c] = loss
     return loss_parts.sum()
