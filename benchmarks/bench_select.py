@@ -14,6 +14,10 @@ Usage::
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # small linear algebra; see _experiment.py
+
 import argparse
 import statistics
 import time

@@ -1,7 +1,7 @@
 """Replay experiments: exact-gap pools x policies x seeds (``pulse.md`` §8).
 
-Runs fan out over local processes (``concurrent.futures`` with the fork start method where
-available, so the matrices are shared, not copied) or over Ray (``engine="ray"``, optional
+Runs fan out over local processes (``concurrent.futures``; fresh ``spawn`` interpreters with
+single-threaded BLAS, each receiving the matrices once) or over Ray (``engine="ray"``, optional
 extra). Every policy of a seed gets the same initial cells (same ``random_state``).
 """
 
@@ -52,6 +52,7 @@ _POLICIES: dict[str, type[Policy]] = {
     "full": FullEvaluation,
 }
 _RUN_KEYS = ("init_batch",)
+_BLAS_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def _convert(value: str) -> Any:
@@ -421,14 +422,28 @@ def run_experiment(
         else:
             import multiprocessing as mp
 
-            ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-            with ProcessPoolExecutor(
-                workers, mp_context=ctx, initializer=_init_worker, initargs=(shared,)
-            ) as ex:
-                for k, res in enumerate(ex.map(_run_task, tasks, chunksize=4)):
-                    results.append(res)
-                    if progress:
-                        progress(k + 1, len(tasks))
+            # Fresh interpreters with single-threaded BLAS: the per-run linear algebra is small,
+            # and several processes each spinning a BLAS thread pool on the same cores slow
+            # the proxy refits down by an order of magnitude.
+            saved = {k: os.environ.get(k) for k in _BLAS_VARS}
+            os.environ.update({k: "1" for k in _BLAS_VARS})
+            try:
+                with ProcessPoolExecutor(
+                    workers,
+                    mp_context=mp.get_context("spawn"),
+                    initializer=_init_worker,
+                    initargs=(shared,),
+                ) as ex:
+                    for k, res in enumerate(ex.map(_run_task, tasks, chunksize=1)):
+                        results.append(res)
+                        if progress:
+                            progress(k + 1, len(tasks))
+            finally:
+                for key, value in saved.items():
+                    if value is None:
+                        os.environ.pop(key, None)
+                    else:
+                        os.environ[key] = value
     elapsed = time.perf_counter() - start
     return _summarise(results, shared, pools, policies, seed_list, target, reference, elapsed)
 
