@@ -1,8 +1,8 @@
 """Replay experiments: exact-gap pools x policies x seeds (``pulse.md`` §8).
 
-Runs fan out over local processes (``concurrent.futures``; fresh ``spawn`` interpreters with
-single-threaded BLAS, each receiving the matrices once) or over Ray (``engine="ray"``, optional
-extra). Every policy of a seed gets the same initial cells (same ``random_state``).
+Runs fan out over local processes (``concurrent.futures`` with the fork start method where
+available, so the matrices are shared, not copied; workers use single-threaded BLAS) or over
+Ray (``engine="ray"``, optional extra). Every policy of a seed gets the same initial cells (same ``random_state``).
 """
 
 from __future__ import annotations
@@ -52,7 +52,41 @@ _POLICIES: dict[str, type[Policy]] = {
     "full": FullEvaluation,
 }
 _RUN_KEYS = ("init_batch",)
-_BLAS_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+_BLAS_SYMBOLS = (
+    "scipy_openblas_set_num_threads64_",
+    "scipy_openblas_set_num_threads",
+    "openblas_set_num_threads64_",
+    "openblas_set_num_threads",
+)
+
+
+def limit_blas_threads(n: int = 1) -> bool:
+    """Best effort: set the thread count of the OpenBLAS loaded in this process.
+
+    The per-run linear algebra is small; several worker processes each spinning a BLAS thread
+    pool on the same cores slow the proxy refits down by an order of magnitude. Returns
+    whether a library was found (Linux only; a no-op elsewhere).
+    """
+    import ctypes
+
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "openblas" in line and "/" in line}
+    except OSError:
+        return False
+    done = False
+    for path in paths:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in _BLAS_SYMBOLS:
+            func = getattr(lib, name, None)
+            if func is not None:
+                func(ctypes.c_int(n))
+                done = True
+                break
+    return done
 
 
 def _convert(value: str) -> Any:
@@ -250,6 +284,7 @@ _SHARED: dict[str, Any] = {}
 
 
 def _init_worker(shared: dict[str, Any]) -> None:
+    limit_blas_threads(1)
     _SHARED.clear()
     _SHARED.update(shared)
 
@@ -422,28 +457,15 @@ def run_experiment(
         else:
             import multiprocessing as mp
 
-            # Fresh interpreters with single-threaded BLAS: the per-run linear algebra is small,
-            # and several processes each spinning a BLAS thread pool on the same cores slow
-            # the proxy refits down by an order of magnitude.
-            saved = {k: os.environ.get(k) for k in _BLAS_VARS}
-            os.environ.update({k: "1" for k in _BLAS_VARS})
-            try:
-                with ProcessPoolExecutor(
-                    workers,
-                    mp_context=mp.get_context("spawn"),
-                    initializer=_init_worker,
-                    initargs=(shared,),
-                ) as ex:
-                    for k, res in enumerate(ex.map(_run_task, tasks, chunksize=1)):
-                        results.append(res)
-                        if progress:
-                            progress(k + 1, len(tasks))
-            finally:
-                for key, value in saved.items():
-                    if value is None:
-                        os.environ.pop(key, None)
-                    else:
-                        os.environ[key] = value
+            methods = mp.get_all_start_methods()
+            ctx = mp.get_context("fork" if "fork" in methods else "spawn")
+            with ProcessPoolExecutor(
+                workers, mp_context=ctx, initializer=_init_worker, initargs=(shared,)
+            ) as ex:
+                for k, res in enumerate(ex.map(_run_task, tasks, chunksize=1)):
+                    results.append(res)
+                    if progress:
+                        progress(k + 1, len(tasks))
     elapsed = time.perf_counter() - start
     return _summarise(results, shared, pools, policies, seed_list, target, reference, elapsed)
 
