@@ -67,3 +67,6 @@ def test_demo_runs_and_finds_planted_items(tmp_path):
     assert outcome.exit_code == 0, outcome.output
     assert (tmp_path / "fit" / "abilities.csv").exists()
     assert "20 of the 20 planted random-answer items" in outcome.output
+    assert "pulse: best" in outcome.output and "ucbe: best" in outcome.output
+    html = (tmp_path / "report.html").read_text()
+    assert 'id="selection-summary"' in html and 'id="abilities"' in html
