@@ -2,7 +2,8 @@
 
 Runs fan out over local processes (``concurrent.futures`` with the fork start method where
 available, so the matrices are shared, not copied; workers use single-threaded BLAS) or over
-Ray (``engine="ray"``, optional extra). Every policy of a seed gets the same initial cells (same ``random_state``).
+Ray (``engine="ray"``, optional extra). Every policy of a seed gets the same initial cells
+(same ``random_state``).
 """
 
 from __future__ import annotations
