@@ -479,7 +479,10 @@ class Pulse(_ProxyPolicy):
             f0 = np.zeros(n)
             F0 = 0.0
             z0 = state.y_sum / np.maximum(T0, 1)
-            pbar = np.clip(z0, 0.05, 0.95)
+            # weights must be fixed before the draw: the Bernoulli variance at the prior
+            # prediction (never the observed initial scores)
+            pbar = 0.5 if proxy is None else float(proxy.proxy.prior_prediction().mean())
+            pbar = min(max(pbar, 0.05), 0.95)
             var0 = pbar * (1 - pbar) / np.maximum(T0, 1) * (1 - T0 / n)
         w0 = 1.0 / np.maximum(var0, 1e-8) if self.weights == "precision" else np.ones(m)
         for arm in range(m):
