@@ -116,8 +116,16 @@ def test_per_round_estimates_unbiased_with_hostile_refitted_proxy(legacy):
         assert max(errors) < 4.5
 
 
-@pytest.mark.parametrize("ci", ["eb", "freedman"])
-def test_simultaneous_coverage_under_adaptive_selection(ci, problem):
+@pytest.mark.parametrize(
+    "options, init_batch",
+    [
+        ({"ci": "eb"}, 16),
+        ({"ci": "freedman"}, 16),
+        ({"weights": "precision", "bonus": "effective", "init_estimate": "prior"}, 4),
+        ({"bonus": "ci", "lam": "one"}, 8),
+    ],
+)
+def test_simultaneous_coverage_under_adaptive_selection(options, init_batch, problem):
     """Fraction of runs in which every arm's interval covers its mean after every round."""
     Y, proxy = problem
     mu = Y.mean(axis=1, dtype=np.float64)
@@ -126,10 +134,10 @@ def test_simultaneous_coverage_under_adaptive_selection(ci, problem):
     for s in range(reps):
         res = run_selection(
             MatrixOracle(Y),
-            Pulse(ci=ci, alpha=alpha, refit_every=5),
+            Pulse(alpha=alpha, refit_every=5, **options),
             budget=1500,
             batch_size=16,
-            init_batch=16,
+            init_batch=init_batch,
             proxy=proxy,
             random_state=s,
             true_means=mu,
