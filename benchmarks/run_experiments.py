@@ -63,6 +63,26 @@ def table(result, title: str) -> str:
     return "\n".join(rows)
 
 
+def plot_curves(result, path: Path, title: str) -> None:
+    """Identification accuracy vs post-init evaluations (mean over seeds)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for (_pool, policy), correct in result.curves.items():
+        ax.plot(result.grid, 100 * correct.mean(axis=0), label=policy, lw=1.2)
+    ax.axhline(95, color="grey", ls=":", lw=1)
+    ax.set_xlabel("evaluations after the initial batch")
+    ax.set_ylabel("identification accuracy (%)")
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seeds", type=int, default=200)
@@ -89,6 +109,7 @@ def main() -> None:
             n_jobs=args.n_jobs,
         )
         res.write(out / "bfcl")
+        plot_curves(res, out / "bfcl" / "accuracy.png", "BFCL v2, exact gap 0.02")
         sections.append(
             table(res, f"BFCL v2, exact gap 0.02 ({time.perf_counter() - start:.0f} s)")
         )
@@ -114,6 +135,7 @@ def main() -> None:
             n_jobs=args.n_jobs,
         )
         res.write(out / "leaderboard")
+        plot_curves(res, out / "leaderboard" / "accuracy.png", "leaderboard-like, 1,000 models")
         fid = res.params.get("fidelity", {})
         sections.append(
             table(
