@@ -77,6 +77,8 @@ def test_full_evaluation_is_exact(problem):
     assert res.evaluations_total == Y.size
     np.testing.assert_allclose(res.estimates, Y.mean(axis=1), atol=1e-9)
     assert res.best == int(np.argmax(Y.mean(axis=1)))
+    capped = run_selection(MatrixOracle(Y), FullEvaluation(), budget=500, random_state=0)
+    assert capped.evaluations_post_init == 500 and capped.stopped == "budget"
 
 
 @pytest.mark.parametrize("legacy", [False, True])

@@ -245,7 +245,7 @@ def run_selection(
             stopped = "exhausted"
             break
         size = int(min(batch_size, state.remaining()[arm], budget - state.spent))
-        items = policy.select_items(state, arm, size)
+        items = policy.select_items(state, arm, size)[: budget - state.spent]
         obs = Observation(arm, items, oracle.evaluate(arm, items))
         policy.update(state, obs)
         state.record(obs)
