@@ -31,8 +31,10 @@ BFCL_POLICIES = [
     "pulse",
     "pulse:weights=precision",
     "naive",
-    "ucbe:init_batch=16",
-    "pulse:init_batch=16;weights=precision",
+    "naive_refit",
+    "ucbe:init_batch=16;doubling=true",
+    "pulse:init_batch=16;weights=precision;doubling=true",
+    "pulse:init_batch=8;weights=precision;doubling=true",
 ]
 LB_POLICIES = BFCL_POLICIES
 
@@ -52,9 +54,20 @@ def table(result, title: str) -> str:
     ]
     for r in result.summary:
         cov = "-" if r["coverage"] is None else f"{r['coverage']:.3f}"
+        if r["reached_fraction"] < 1:
+            note = f" (reached in {100 * r['reached_fraction']:.0f} % of resamples)"
+        else:
+            note = ""
+        if not r["reached_fraction"]:
+            rows.append(
+                f"| `{r['policy']}` | {r['init_evaluations']:,} | not reached "
+                f"(final accuracy {100 * r['final_accuracy']:.1f} %) | | | | | {cov} | "
+                f"{r['seconds_per_run']:.2f} |"
+            )
+            continue
         rows.append(
             f"| `{r['policy']}` | {r['init_evaluations']:,} | "
-            f"{r['budget_post_init']:,.0f} ± {r['budget_post_init_sd']:,.0f} | "
+            f"{r['budget_post_init']:,.0f} ± {r['budget_post_init_sd']:,.0f}{note} | "
             f"{r['budget_post_init_sustained']:,.0f} | {r['budget_total']:,.0f} | "
             f"{r.get('saved_post_init_pct', float('nan')):.1f} % | "
             f"{r.get('saved_total_pct', float('nan')):.1f} % | {cov} | "

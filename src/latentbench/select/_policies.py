@@ -135,17 +135,25 @@ class Policy:
         Miscoverage of the simultaneous confidence sequences.
     ci : {"eb", "freedman", "none"}
         Confidence sequence on the per-round estimates.
+    doubling : bool
+        Our extension (a smaller, adaptive start): a round reveals ``min(B, T_i)`` cells of
+        arm i instead of ``B``, so with a small initial batch an arm's sample grows
+        16, 32, 64, 128, ... and cells go to arms that stay competitive. The batch size is
+        fixed before the draw, so estimates stay unbiased and intervals valid.
     """
 
     name = "policy"
     uses_proxy = False
 
-    def __init__(self, *, a: float = 1.0, alpha: float = 0.1, ci: str = "eb") -> None:
+    def __init__(
+        self, *, a: float = 1.0, alpha: float = 0.1, ci: str = "eb", doubling: bool = False
+    ) -> None:
         if a < 0:
             raise InputError(f"a={a!r}; expected a nonnegative number")
         if ci not in ("eb", "freedman", "none"):
             raise InputError(f"ci={ci!r}; expected 'eb', 'freedman' or 'none'")
         self.a, self.alpha, self.ci = a, alpha, ci
+        self.doubling = bool(doubling)
 
     # -- lifecycle -------------------------------------------------------------------------
     def initialize(self, state: SelectionState, proxy: ProxyState | None = None) -> None:
@@ -213,6 +221,8 @@ class Policy:
 
     def select_items(self, state: SelectionState, arm: int, size: int) -> np.ndarray:
         """Uniform without replacement among ``arm``'s unrevealed items."""
+        if self.doubling:
+            size = int(min(size, max(1, state.n_obs[arm])))
         return state.uniform_items(arm, size)
 
     def update(self, state: SelectionState, obs: Observation) -> None:
@@ -245,8 +255,10 @@ class UCBE(Policy):
 
     name = "ucbe"
 
-    def __init__(self, *, a: float = 1.0, alpha: float = 0.1, ci: str = "none") -> None:
-        super().__init__(a=a, alpha=alpha, ci="none")
+    def __init__(
+        self, *, a: float = 1.0, alpha: float = 0.1, ci: str = "none", doubling: bool = False
+    ) -> None:
+        super().__init__(a=a, alpha=alpha, ci="none", doubling=doubling)
 
 
 class Uniform(Policy):
@@ -328,8 +340,9 @@ class _ProxyPolicy(Policy):
         alpha: float = 0.1,
         ci: str = "eb",
         refit_every: int | None = 1000,
+        doubling: bool = False,
     ) -> None:
-        super().__init__(a=a, alpha=alpha, ci=ci)
+        super().__init__(a=a, alpha=alpha, ci=ci, doubling=doubling)
         if refit_every is not None and refit_every < 1:
             raise InputError(f"refit_every={refit_every!r}; expected a positive integer or None")
         self.refit_every = refit_every
@@ -407,6 +420,8 @@ class Pulse(_ProxyPolicy):
         and the challenger with the largest upper bound, the one with the wider interval; it
         suits the fixed-confidence stop (``stop="confidence"``). Selection may use any past
         data, so none of these affects unbiasedness or coverage.
+    doubling : bool, default False
+        Reveal ``min(B, T_i)`` cells per round (see :class:`Policy`).
     """
 
     name = "pulse"
@@ -423,8 +438,9 @@ class Pulse(_ProxyPolicy):
         weights: Literal["equal", "precision"] = "equal",
         legacy_stale_predictions: bool = False,
         bonus: Literal["ucbe", "effective", "ci"] = "ucbe",
+        doubling: bool = False,
     ) -> None:
-        super().__init__(a=a, alpha=alpha, ci=ci, refit_every=refit_every)
+        super().__init__(a=a, alpha=alpha, ci=ci, refit_every=refit_every, doubling=doubling)
         if bonus not in ("ucbe", "effective", "ci"):
             raise InputError(f"bonus={bonus!r}; expected 'ucbe', 'effective' or 'ci'")
         if bonus == "ci" and ci == "none":
