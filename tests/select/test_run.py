@@ -125,6 +125,7 @@ def test_per_round_estimates_unbiased_with_hostile_refitted_proxy(legacy):
         ({"ci": "freedman"}, 16),
         ({"weights": "precision", "bonus": "effective", "init_estimate": "prior"}, 4),
         ({"bonus": "ci", "lam": "one"}, 8),
+        ({"weights": "precision", "doubling": True}, 2),
     ],
 )
 def test_simultaneous_coverage_under_adaptive_selection(options, init_batch, problem):
@@ -247,3 +248,22 @@ def test_bad_inputs(problem):
         Pulse(lam=2.0)
     with pytest.raises(InputError, match="scores"):
         MatrixOracle(np.full((2, 2), 3.0))
+
+
+def test_doubling_batches_grow_with_the_sample(problem):
+    Y, proxy = problem
+    res = run_selection(
+        MatrixOracle(Y),
+        UCBE(doubling=True),
+        budget=200,
+        batch_size=64,
+        init_batch=4,
+        random_state=0,
+    )
+    steps = np.diff(res.trace_evaluations)
+    assert steps[0] == 4 and steps.max() <= 64
+    assert res.evaluations_post_init == 200
+    plain = run_selection(
+        MatrixOracle(Y), UCBE(), budget=200, batch_size=64, init_batch=4, random_state=0
+    )
+    assert np.diff(plain.trace_evaluations)[0] == 64
