@@ -251,7 +251,7 @@ def test_bad_inputs(problem):
 
 
 def test_doubling_batches_grow_with_the_sample(problem):
-    Y, proxy = problem
+    Y, _ = problem
     res = run_selection(
         MatrixOracle(Y),
         UCBE(doubling=True),
