@@ -13,6 +13,14 @@ from latentbench.select._estimators import (
     dr_round_variance,
     plugin_lambda,
 )
+from latentbench.select._experiment import (
+    ExperimentResult,
+    budget_to_accuracy,
+    exact_gap_pool,
+    experiment_from_matrix,
+    run_experiment,
+    split_models,
+)
 from latentbench.select._oracles import MatrixOracle, Oracle
 from latentbench.select._policies import (
     UCBE,
@@ -27,13 +35,16 @@ from latentbench.select._policies import (
 )
 from latentbench.select._proxy import LowRankProxy
 from latentbench.select._run import SelectionResult, run_selection
+from latentbench.select._simulator import LeaderboardSimulator
 
 __all__ = [
     "UCBE",
     "UCBELRF",
     "EBConfSeq",
+    "ExperimentResult",
     "FreedmanConfSeq",
     "FullEvaluation",
+    "LeaderboardSimulator",
     "LowRankProxy",
     "MatrixOracle",
     "NaivePooling",
@@ -44,12 +55,17 @@ __all__ = [
     "SelectionResult",
     "SelectionState",
     "Uniform",
+    "budget_to_accuracy",
     "dr_draw_estimates",
     "dr_round_estimate",
     "dr_round_variance",
     "eb_confseq",
+    "exact_gap_pool",
+    "experiment_from_matrix",
     "plugin_lambda",
+    "run_experiment",
     "run_selection",
+    "split_models",
 ]
 
 # live selection (issue 5): real oracles, a durable store, resumable runs
