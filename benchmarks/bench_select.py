@@ -38,7 +38,7 @@ def main() -> None:
     parser.add_argument("--data", default=str(DATA))
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--rank", type=int, default=16, help="proxy rank")
-    parser.add_argument("--fit-max-iter", type=int, default=200)
+    parser.add_argument("--fit-max-iter", type=int, default=50)
     parser.add_argument("--skip-fit", action="store_true")
     args = parser.parse_args()
 
