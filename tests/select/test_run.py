@@ -267,3 +267,12 @@ def test_doubling_batches_grow_with_the_sample(problem):
         MatrixOracle(Y), UCBE(), budget=200, batch_size=64, init_batch=4, random_state=0
     )
     assert np.diff(plain.trace_evaluations)[0] == 64
+
+
+def test_replay_refuses_missing_cells_unless_asked():
+    Y = np.array([[1.0, np.nan, 0.0], [0.0, 1.0, 1.0]])
+    with pytest.raises(InputError, match=r"1 missing cells \(first: model row 0, item column 1\)"):
+        MatrixOracle(Y)
+    zero = MatrixOracle(Y, missing="zero")
+    assert zero.evaluate(0, np.array([1]))[0] == 0.0
+    np.testing.assert_allclose(zero.true_means(), [1 / 3, 2 / 3])

@@ -92,6 +92,9 @@ def replay(
     rank: str = typer.Option("auto", help="Rank of the low-rank logistic proxy, or 'auto'."),
     alpha: float = typer.Option(0.1, help="Simultaneous miscoverage of the intervals."),
     stop: str = typer.Option("budget", help="'budget' or 'confidence' (fixed-confidence stop)."),
+    missing: str = typer.Option(
+        "error", help="Missing candidate cells: 'error', or 'zero' to score them 0 explicitly."
+    ),
     out: Path = typer.Option(Path("latentbench-select"), help="Output directory."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No table."),
 ) -> None:
@@ -104,11 +107,11 @@ def replay(
         matrix = ResponseMatrix.read(responses)
         if history is not None:
             hist = ResponseMatrix.read(history)
-            missing = set(matrix.item_ids) - set(hist.item_ids)
-            if missing:
+            absent = set(matrix.item_ids) - set(hist.item_ids)
+            if absent:
                 raise InputError(
-                    f"--history lacks {len(missing)} items of RESPONSES, "
-                    f"e.g. {sorted(missing)[0]!r}"
+                    f"--history lacks {len(absent)} items of RESPONSES, "
+                    f"e.g. {sorted(absent)[0]!r}"
                 )
             hist_scores = hist.subset(items=matrix.item_ids).scores
             candidates, ids = matrix.scores, matrix.model_ids
@@ -126,7 +129,7 @@ def replay(
         if needs:
             with console.status("learning item factors from the history ..."):
                 proxy = LowRankProxy(rank=_rank(rank), random_state=seed).fit(hist_scores)
-        oracle = MatrixOracle(candidates)
+        oracle = MatrixOracle(candidates, missing=missing)
         result = run_selection(
             oracle,
             pol,
@@ -180,6 +183,9 @@ def experiment(
     engine: str = typer.Option("local", help="'local' processes or 'ray'."),
     n_jobs: int | None = typer.Option(None, help="Local processes (default: all cores)."),
     random_state: int = typer.Option(0, help="Seed of the split and the simulator."),
+    missing: str = typer.Option(
+        "error", help="Missing candidate cells: 'error', or 'zero' to score them 0 explicitly."
+    ),
     out: Path = typer.Option(Path("latentbench-experiment"), help="Output directory."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress or table."),
 ) -> None:
@@ -218,6 +224,7 @@ def experiment(
                 random_state=random_state,
                 engine=engine,
                 n_jobs=n_jobs,
+                missing=missing,
                 progress=progress,
             )
     except InputError as exc:

@@ -586,6 +586,7 @@ def experiment_from_matrix(
     engine: str = "local",
     n_jobs: int | None = None,
     progress=None,
+    missing: str = "error",
 ) -> ExperimentResult:
     """Python twin of ``latentbench experiment``: split, fit the proxy, build pools, run.
 
@@ -611,6 +612,9 @@ def experiment_from_matrix(
         random).
     random_state : int
         Seeds the split and the simulator.
+    missing : {"error", "zero"}, default "error"
+        Missing cells of the candidate models: an error (the target mean needs every cell), or
+        scored 0 on purpose.
 
     Returns
     -------
@@ -628,7 +632,7 @@ def experiment_from_matrix(
         params.update(simulate=int(simulate), sim_rank=sim_rank, fidelity=sim.fidelity(scores))
         split, dates = "random", None
     hist, test = split_models(scores.shape[0], how=split, dates=dates, random_state=random_state)
-    candidates = np.nan_to_num(scores[test], nan=0.0)
+    candidates = MatrixOracle(scores[test], missing=missing).scores
     proxy = LowRankProxy(rank=rank, random_state=random_state).fit(scores[hist])
     means = candidates.mean(axis=1, dtype=np.float64)
     parsed = parse_pools(pools) if isinstance(pools, str) else list(pools)

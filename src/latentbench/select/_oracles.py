@@ -50,7 +50,12 @@ class MatrixOracle:
     Parameters
     ----------
     scores : array-like of shape (n_models, n_items)
-        Scores in [0, 1]; NaN = missing, returned as NaN (the loop counts it as 0).
+        Scores in [0, 1]. A replay needs every cell: the target is each model's mean over all
+        items.
+    missing : {"error", "zero"}, default "error"
+        What to do with missing (NaN) cells: refuse the matrix with an error naming the first
+        one (default: missing is never silently zero), or score them 0 on purpose (the PULSE
+        release's loader convention; the choice is then explicit).
 
     Attributes
     ----------
@@ -58,10 +63,22 @@ class MatrixOracle:
         Number of cells revealed so far.
     """
 
-    def __init__(self, scores: np.ndarray) -> None:
+    def __init__(self, scores: np.ndarray, *, missing: str = "error") -> None:
         values = np.asarray(scores, dtype=np.float32)
         if values.ndim != 2 or values.shape[0] < 1 or values.shape[1] < 1:
             raise InputError(f"scores has shape {values.shape}; expected (n_models, n_items)")
+        if missing not in ("error", "zero"):
+            raise InputError(f"missing={missing!r}; expected 'error' or 'zero'")
+        holes = np.isnan(values)
+        if holes.any():
+            if missing == "error":
+                row, col = np.argwhere(holes)[0]
+                raise InputError(
+                    f"the replay matrix has {int(holes.sum())} missing cells (first: model row "
+                    f"{row}, item column {col}); a replay needs complete rows: drop incomplete "
+                    "models or items, or pass missing='zero' to score them 0 explicitly"
+                )
+            values = np.where(holes, np.float32(0), values)
         finite = values[~np.isnan(values)]
         if finite.size and (finite.min() < 0 or finite.max() > 1):
             raise InputError(
@@ -77,8 +94,8 @@ class MatrixOracle:
         return self._scores
 
     def true_means(self) -> np.ndarray:
-        """Finite-population means per model (NaN counted as 0), shape (n_models,)."""
-        return np.nan_to_num(self._scores, nan=0.0).mean(axis=1, dtype=np.float64)
+        """Finite-population means per model, shape (n_models,)."""
+        return self._scores.mean(axis=1, dtype=np.float64)
 
     def evaluate(self, model_index: int, item_indices: np.ndarray) -> np.ndarray:
         """Return ``scores[model_index, item_indices]`` (see :class:`Oracle`)."""
