@@ -276,3 +276,38 @@ def test_replay_refuses_missing_cells_unless_asked():
     zero = MatrixOracle(Y, missing="zero")
     assert zero.evaluate(0, np.array([1]))[0] == 0.0
     np.testing.assert_allclose(zero.true_means(), [1 / 3, 2 / 3])
+
+
+def test_interval_trajectories_rebuild_the_per_round_bounds():
+    Y, _, _, _ = lowrank_data(12, 200, r=2, seed=3)
+    result = run_selection(
+        MatrixOracle(Y), UCBE(), budget=600, batch_size=20, init_batch=20, random_state=0
+    )
+    assert result.initial_lower is None  # UCB-E has no intervals: nothing recorded
+    proxy = LowRankProxy(rank=2, random_state=0).fit(lowrank_data(30, 200, r=2, seed=4)[0])
+    pulse = run_selection(
+        MatrixOracle(Y),
+        Pulse(),
+        budget=600,
+        batch_size=20,
+        init_batch=20,
+        proxy=proxy,
+        random_state=0,
+    )
+    arms = np.arange(12)
+    lower, upper = pulse.interval_trajectories(arms)
+    assert lower.shape == (pulse.rounds + 1, 12)
+    np.testing.assert_allclose(lower[-1], pulse.lower)
+    np.testing.assert_allclose(upper[-1], pulse.upper)
+    np.testing.assert_allclose(lower[0], pulse.initial_lower)
+    # an arm's bounds change only in rounds where it was pulled
+    pulled = pulse.trace_arm
+    for k in range(12):
+        changed = np.flatnonzero(np.diff(lower[:, k]) != 0) + 1
+        assert np.all(pulled[changed] == k)
+    again = json.loads(pulse.to_json())
+    from latentbench.select._run import interval_trajectories
+
+    lo2, hi2 = interval_trajectories(again["trace"], arms)
+    np.testing.assert_allclose(lo2, lower)
+    np.testing.assert_allclose(hi2, upper)

@@ -282,7 +282,16 @@ def plot_selection_intervals(selection: Any, ax: Axes | None = None, *, top: int
     ax = _axes(ax)
     spend = np.asarray(trace.get("evaluations_post_init", []), dtype=float)
     order = arms.sort_values("estimate", ascending=False).index[:top]
-    if "lower" in trace and "upper" in trace and len(spend):
+    if trace.get("initial_lower") and trace.get("arm") and len(spend):
+        from latentbench.select._run import interval_trajectories
+
+        lower, upper = interval_trajectories(trace, np.asarray(order))
+        for col, i in enumerate(order):
+            band = ax.fill_between(spend, lower[:, col], upper[:, col], alpha=0.25, step="post")
+            band.set_label(_text(arms.loc[i, "model"]))
+        ax.set_ylabel("interval for the mean score")
+        ax.legend(fontsize=7, loc="best")
+    elif "lower" in trace and "upper" in trace and len(spend):
         lower, upper = np.asarray(trace["lower"], float), np.asarray(trace["upper"], float)
         for i in order:
             band = ax.fill_between(spend, lower[:, i], upper[:, i], alpha=0.25)

@@ -76,6 +76,29 @@ class SelectionResult:
     n_refits: int = 0
     covered: bool | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    trace_arm: np.ndarray | None = None
+    trace_arm_lower: np.ndarray | None = None
+    trace_arm_upper: np.ndarray | None = None
+    initial_lower: np.ndarray | None = None
+    initial_upper: np.ndarray | None = None
+
+    def interval_trajectories(self, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Simultaneous bounds of the chosen arms after every round.
+
+        Only the pulled arm's interval changes in a round, so the run records the pulled arm
+        and its new bounds (``trace_arm``, ``trace_arm_lower``, ``trace_arm_upper``) plus every
+        arm's bounds after the initial batch; this rebuilds the dense trajectories.
+
+        Parameters
+        ----------
+        arms : array-like of int, shape (k,)
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (rounds + 1, k)
+            NaN when the policy has no intervals.
+        """
+        return interval_trajectories(self.to_dict(trace=True)["trace"], arms)
 
     @property
     def evaluations_total(self) -> int:
@@ -135,6 +158,14 @@ class SelectionResult:
                 "evaluations_post_init": self.trace_evaluations.tolist(),
                 "best_index": self.trace_best.tolist(),
             }
+            if self.trace_arm is not None and self.initial_lower is not None:
+                out["trace"].update(
+                    arm=self.trace_arm.tolist(),
+                    arm_lower=_floats(self.trace_arm_lower),
+                    arm_upper=_floats(self.trace_arm_upper),
+                    initial_lower=_floats(self.initial_lower),
+                    initial_upper=_floats(self.initial_upper),
+                )
         return out
 
     def to_json(self, path: str | Path | None = None, *, trace: bool = True) -> str:
@@ -149,6 +180,49 @@ class SelectionResult:
         import pandas as pd
 
         return pd.DataFrame(self.to_dict(trace=False)["arms"])
+
+
+def _floats(values: np.ndarray | None) -> list[float | None]:
+    """JSON-safe list (NaN -> None)."""
+    if values is None:
+        return []
+    return [None if not np.isfinite(v) else float(v) for v in np.asarray(values, dtype=float)]
+
+
+def interval_trajectories(trace: dict[str, Any], arms: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Dense per-round bounds of ``arms`` from a compact trace (see ``SelectionResult``).
+
+    Parameters
+    ----------
+    trace : dict
+        The ``trace`` of ``SelectionResult.to_dict()`` / ``selection.json``, with ``arm``,
+        ``arm_lower``, ``arm_upper``, ``initial_lower``, ``initial_upper``.
+    arms : array-like of int, shape (k,)
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (rounds + 1, k)
+    """
+    arms = np.asarray(arms, dtype=np.int64)
+    pulled = np.asarray(trace.get("arm", []), dtype=np.int64)
+    n_rounds = pulled.size
+    out = []
+    for key in ("lower", "upper"):
+        start = np.asarray(trace.get(f"initial_{key}", []), dtype=float)
+        step = np.asarray(trace.get(f"arm_{key}", []), dtype=float)
+        dense = np.full((n_rounds, arms.size), np.nan)
+        if start.size == 0 or n_rounds == 0:
+            out.append(dense)
+            continue
+        for col, arm in enumerate(arms):
+            hit = pulled == arm
+            hit[0] = True  # round 0: the initial bounds
+            values = np.where(pulled == arm, step, np.nan)
+            values[0] = start[arm]
+            last = np.maximum.accumulate(np.where(hit, np.arange(n_rounds), 0))
+            dense[:, col] = values[last]
+        out.append(dense)
+    return out[0], out[1]
 
 
 def run_selection(
@@ -237,6 +311,12 @@ def run_selection(
         covered = bool(np.all((lo <= mu + 1e-12) & (mu <= hi + 1e-12)))
     trace_spent = [0]
     trace_best = [int(np.argmax(policy.est))]
+    first = policy.interval()
+    initial_lower = None if first is None else np.array(first[0], dtype=float)
+    initial_upper = None if first is None else np.array(first[1], dtype=float)
+    trace_arm = [-1]
+    trace_lo: list[float] = [np.nan]
+    trace_hi: list[float] = [np.nan]
     stopped = "budget"
     cs = getattr(policy, "_cs", None)
     while state.spent < budget:
@@ -255,6 +335,11 @@ def run_selection(
         leader = int(np.argmax(est))
         trace_spent.append(state.spent)
         trace_best.append(leader)
+        trace_arm.append(arm)
+        if initial_lower is not None:
+            now = policy.interval()
+            trace_lo.append(float(now[0][arm]))
+            trace_hi.append(float(now[1][arm]))
         if covered and cs is not None:
             lo_a, hi_a = cs._lower[arm], cs._upper[arm]
             covered = bool(lo_a <= mu[arm] + 1e-12 and mu[arm] <= hi_a + 1e-12)
@@ -287,6 +372,11 @@ def run_selection(
         proxy_seconds=0.0 if px is None else px.refit_seconds,
         n_refits=0 if px is None else max(px.n_refits - 1, 0),
         covered=covered,
+        trace_arm=np.asarray(trace_arm, dtype=np.int64),
+        trace_arm_lower=np.asarray(trace_lo, dtype=float),
+        trace_arm_upper=np.asarray(trace_hi, dtype=float),
+        initial_lower=initial_lower,
+        initial_upper=initial_upper,
         params={
             "budget": int(budget),
             "batch_size": int(batch_size),
