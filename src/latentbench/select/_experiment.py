@@ -53,41 +53,18 @@ _POLICIES: dict[str, type[Policy]] = {
     "full": FullEvaluation,
 }
 _RUN_KEYS = ("init_batch",)
-_BLAS_SYMBOLS = (
-    "scipy_openblas_set_num_threads64_",
-    "scipy_openblas_set_num_threads",
-    "openblas_set_num_threads64_",
-    "openblas_set_num_threads",
-)
 
 
 def limit_blas_threads(n: int = 1) -> bool:
-    """Best effort: set the thread count of the OpenBLAS loaded in this process.
+    """Limit the BLAS libraries of this process to ``n`` threads (threadpoolctl).
 
     The per-run linear algebra is small; several worker processes each spinning a BLAS thread
     pool on the same cores slow the proxy refits down by an order of magnitude. Returns
-    whether a library was found (Linux only; a no-op elsewhere).
+    whether a BLAS library was found.
     """
-    import ctypes
+    from threadpoolctl import threadpool_limits
 
-    try:
-        with open("/proc/self/maps") as maps:
-            paths = {line.split()[-1] for line in maps if "openblas" in line and "/" in line}
-    except OSError:
-        return False
-    done = False
-    for path in paths:
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for name in _BLAS_SYMBOLS:
-            func = getattr(lib, name, None)
-            if func is not None:
-                func(ctypes.c_int(n))
-                done = True
-                break
-    return done
+    return bool(threadpool_limits(limits=n, user_api="blas").get_original_num_threads())
 
 
 def _convert(value: str) -> Any:
