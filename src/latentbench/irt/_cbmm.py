@@ -559,7 +559,7 @@ def fit_model_factors(
     l2: float = 1e-2,
     U0: np.ndarray | None = None,
     max_iter: int = 50,
-    tol: float = 1e-8,
+    tol: float = 1e-12,
     return_hessian: bool = False,
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Fit model factors U for fixed item parameters by batched damped Newton.
@@ -581,7 +581,8 @@ def fit_model_factors(
         Warm start (default zeros).
     max_iter : int
     tol : float
-        Stop when every row's Newton decrement is below ``tol``.
+        Newton-decrement threshold: a row is done once its decrement is below ``tol`` (or once no
+        step along its Newton direction lowers its objective, i.e. it is optimal up to rounding).
     return_hessian : bool
         Also return the per-row Hessians at the solution, shape (M, r, r).
 
@@ -609,6 +610,7 @@ def fit_model_factors(
         return (w_obs * (np.logaddexp(0.0, t) - y * t)).sum(axis=1) + 0.5 * l2 * (U_ * U_).sum(1)
 
     obj = row_objective(U)
+    settled = np.zeros(M, dtype=bool)
     hessian = None
     for _ in range(max_iter):
         t = (U @ V.T + b) / sigma
@@ -618,10 +620,11 @@ def fit_model_factors(
         hessian = (weight @ VV).reshape(M, r, r) / (sigma * sigma) + l2 * eye
         direction = np.linalg.solve(hessian, grad[:, :, None])[:, :, 0]
         decrement = np.einsum("mk,mk->m", grad, direction)
-        if np.all(decrement < tol):
+        todo = (decrement >= tol) & ~settled
+        if not todo.any():
             break
         scale = np.ones(M)
-        active = np.ones(M, dtype=bool)
+        active = todo.copy()
         new_obj = obj.copy()
         U_try = U.copy()
         for _halving in range(30):
@@ -636,7 +639,10 @@ def fit_model_factors(
                 break
             scale[worse] *= 0.5
             active = worse
-        ok = new_obj <= obj + 1e-12 * np.abs(obj)
+        ok = todo & (new_obj <= obj + 1e-12 * np.abs(obj))
+        # a row whose Newton step cannot decrease its objective even at 1/2^29 of its length
+        # is at the optimum up to rounding: stop working on it
+        settled |= todo & ~ok
         U = np.where(ok[:, None], U_try, U)
         obj = np.where(ok, new_obj, obj)
     if return_hessian:
