@@ -9,6 +9,10 @@ Missingness mechanisms:
 - ``"mnar"``: only incorrect responses (y = 0) are hidden, ``round(rate * N * J)`` of them
   (or all of them when there are fewer), the "MNAR_0" design of the cBMM paper. The observed
   data then over-state accuracy: a hard case for every estimator.
+
+:class:`LeaderboardSimulator` (defined with the selection engine, re-exported here) fits a
+rank-r logistic model to a real matrix and draws any number of new models from the fitted
+distribution of model factors, on the real item structure.
 """
 
 from __future__ import annotations
@@ -22,8 +26,15 @@ from scipy.special import expit
 
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
+from latentbench.select._simulator import LeaderboardSimulator
 
-__all__ = ["SyntheticData", "apply_missing", "simulate_2pl", "simulate_low_rank"]
+__all__ = [
+    "LeaderboardSimulator",
+    "SyntheticData",
+    "apply_missing",
+    "simulate_2pl",
+    "simulate_low_rank",
+]
 
 Missingness = Literal["mcar", "mar", "mnar"]
 
@@ -172,3 +183,4 @@ def simulate_low_rank(
         V[rng.random(V.shape) < sparsity] = 0.0
     b = rng.normal(0.0, b_sd, size=n_items)
     return _finish(U, V, b, sigma, rng, missing, mechanism)
+

@@ -21,6 +21,18 @@ from latentbench.select._experiment import (
     run_experiment,
     split_models,
 )
+from latentbench.select._live import (
+    CallableOracle,
+    CellResult,
+    ChatCompletionsOracle,
+    ChatEndpoint,
+    DurableOracle,
+    LiveConfig,
+    LiveProgress,
+    LiveResult,
+    LmEvalBridgeOracle,
+    run_live,
+)
 from latentbench.select._oracles import MatrixOracle, Oracle
 from latentbench.select._policies import (
     UCBE,
@@ -34,17 +46,27 @@ from latentbench.select._policies import (
     Uniform,
 )
 from latentbench.select._proxy import LowRankProxy
-from latentbench.select._run import SelectionResult, run_selection
+from latentbench.select._run import SelectionResult, interval_trajectories, run_selection
+from latentbench.select._scorers import exact_match, multiple_choice
 from latentbench.select._simulator import LeaderboardSimulator
 
 __all__ = [
     "UCBE",
     "UCBELRF",
+    "CallableOracle",
+    "CellResult",
+    "ChatCompletionsOracle",
+    "ChatEndpoint",
+    "DurableOracle",
     "EBConfSeq",
     "ExperimentResult",
     "FreedmanConfSeq",
     "FullEvaluation",
     "LeaderboardSimulator",
+    "LiveConfig",
+    "LiveProgress",
+    "LiveResult",
+    "LmEvalBridgeOracle",
     "LowRankProxy",
     "MatrixOracle",
     "NaivePooling",
@@ -61,39 +83,13 @@ __all__ = [
     "dr_round_variance",
     "eb_confseq",
     "exact_gap_pool",
+    "exact_match",
     "experiment_from_matrix",
+    "interval_trajectories",
+    "multiple_choice",
     "plugin_lambda",
     "run_experiment",
+    "run_live",
     "run_selection",
     "split_models",
-]
-
-# live selection (issue 5): real oracles, a durable store, resumable runs
-from latentbench.select._live import (
-    CallableOracle,
-    CellResult,
-    ChatCompletionsOracle,
-    ChatEndpoint,
-    DurableOracle,
-    LiveConfig,
-    LiveProgress,
-    LiveResult,
-    LmEvalBridgeOracle,
-    run_live,
-)
-from latentbench.select._scorers import exact_match, multiple_choice
-
-__all__ += [
-    "CallableOracle",
-    "CellResult",
-    "ChatCompletionsOracle",
-    "ChatEndpoint",
-    "DurableOracle",
-    "LiveConfig",
-    "LiveProgress",
-    "LiveResult",
-    "LmEvalBridgeOracle",
-    "exact_match",
-    "multiple_choice",
-    "run_live",
 ]
