@@ -49,7 +49,9 @@ def test_recovery_with_20_percent_mcar_missing(recovery):
 def test_objective_never_increases_across_sweeps():
     data = simulate_2pl(300, 200, missing=0.3, random_state=7)
     for accelerate in (False, True):
-        fit = fit_cbmm(data.matrix.scores, accelerate=accelerate, tol=1e-9, check_monotone=True)
+        fit = fit_cbmm(
+            data.matrix.scores, accelerate=accelerate, tol=1e-8, max_iter=20000, check_monotone=True
+        )
         history = np.array(fit.loss_history)
         increases = np.diff(history)
         # float32 kernels: allow rounding noise far below any real step

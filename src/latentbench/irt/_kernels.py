@@ -82,7 +82,10 @@ def _log1p_unit(e):  # pragma: no cover - jit
 
 
 def _chunks(n: int) -> int:
-    return max(1, min(n, 4 * numba.get_num_threads()))
+    """Row blocks of a parallel pass: a fixed count (not the thread count), so the order of
+    every floating-point reduction, and hence the fit, is the same whatever the number of
+    threads (bootstrap workers and the main process agree bit for bit)."""
+    return max(1, min(n, 32))
 
 
 @numba.njit(inline="always", fastmath=_FASTMATH, cache=True)
