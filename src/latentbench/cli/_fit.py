@@ -111,7 +111,7 @@ def fit(
     sigma: float = typer.Option(1.0, help="Temperature of the logistic link."),
     l2: float = typer.Option(1e-2, help="Ridge on all parameters (keeps estimates finite)."),
     tol: float = typer.Option(1e-6, help="Relative objective change for stopping."),
-    max_iter: int = typer.Option(1000, help="Maximum number of MM sweeps."),
+    max_iter: int = typer.Option(5000, help="Maximum number of MM sweeps."),
     out: Path = typer.Option(Path("latentbench-fit"), help="Output directory."),
     store: Path | None = typer.Option(None, help="Read from this DuckDB store."),
     benchmark: str | None = typer.Option(None, help="Benchmark to read from --store."),

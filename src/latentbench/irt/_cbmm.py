@@ -356,7 +356,7 @@ def fit_cbmm(
     sigma: float = 1.0,
     l2: float = 1e-2,
     tol: float = 1e-6,
-    max_iter: int = 1000,
+    max_iter: int = 5000,
     nonneg: bool = True,
     init: Literal["accuracy", "random"] | tuple[np.ndarray, np.ndarray, np.ndarray] = "accuracy",
     random_state: int | np.random.Generator | None = None,
@@ -384,7 +384,7 @@ def fit_cbmm(
         decrease, inflated by the observed linear rate: ``d rho / (1 - rho)``) is below ``tol``
         and the largest parameter change relative to the parameter scale is below
         ``sqrt(tol)``.
-    max_iter : int, default 1000
+    max_iter : int, default 5000
         Cap on MM sweeps; reaching it emits a :class:`ConvergenceWarning`.
     nonneg : bool, default True
         Constrain V >= 0 (a >= 0 for the 2PL), which fixes the sign of the factors.

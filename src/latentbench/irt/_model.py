@@ -282,7 +282,7 @@ class TwoPL:
         and columns are flagged ``constant`` in the result. 0 gives plain joint ML.
     tol : float, default 1e-6
         Relative objective change for stopping (``1e-4`` reproduces the paper's setting).
-    max_iter : int, default 1000
+    max_iter : int, default 5000
     init : {"accuracy", "random"}, default "accuracy"
         Deterministic start from accuracies, or the reference random start (uses
         ``random_state``).
@@ -312,7 +312,7 @@ class TwoPL:
         sigma: float = 1.0,
         l2: float = 1e-2,
         tol: float = 1e-6,
-        max_iter: int = 1000,
+        max_iter: int = 5000,
         init: Literal["accuracy", "random"] = "accuracy",
         accelerate: bool = True,
         max_rank: int = 5,
