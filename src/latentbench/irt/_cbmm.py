@@ -631,11 +631,7 @@ def fit_model_factors(
     VV = np.einsum("jk,jl->jkl", V, V).reshape(J, r * r)
     eye = np.eye(r)
 
-    def row_objective(U_: np.ndarray) -> np.ndarray:
-        t = (U_ @ V.T + b) / sigma
-        return (w_obs * (np.logaddexp(0.0, t) - y * t)).sum(axis=1) + 0.5 * l2 * (U_ * U_).sum(1)
-
-    obj = row_objective(U)
+    obj = _rows_obj(U, V, b, y, w_obs, sigma, l2)
     settled = np.zeros(M, dtype=bool)
     hessian = None
     for _ in range(max_iter):
@@ -655,11 +651,7 @@ def fit_model_factors(
         U_try = U.copy()
         for _halving in range(30):
             U_try[active] = U[active] - scale[active, None] * direction[active]
-            new_obj[active] = (
-                row_objective(U_try[active])
-                if active.all()
-                else _rows_obj(U_try[active], V, b, y[active], w_obs[active], sigma, l2)
-            )
+            new_obj[active] = _rows_obj(U_try[active], V, b, y[active], w_obs[active], sigma, l2)
             worse = active & (new_obj > obj + 1e-12 * np.abs(obj))
             if not worse.any():
                 break
@@ -680,6 +672,15 @@ def fit_model_factors(
     return U
 
 
-def _rows_obj(U_, V, b, y, w_obs, sigma, l2):
+def _rows_obj(
+    U_: np.ndarray,
+    V: np.ndarray,
+    b: np.ndarray,
+    y: np.ndarray,
+    w_obs: np.ndarray,
+    sigma: float,
+    l2: float,
+) -> np.ndarray:
+    """Per-row penalised negative log-likelihood (observed cells only), shape (M,)."""
     t = (U_ @ V.T + b) / sigma
     return (w_obs * (np.logaddexp(0.0, t) - y * t)).sum(axis=1) + 0.5 * l2 * (U_ * U_).sum(1)
