@@ -311,3 +311,17 @@ def test_interval_trajectories_rebuild_the_per_round_bounds():
     lo2, hi2 = interval_trajectories(again["trace"], arms)
     np.testing.assert_allclose(lo2, lower)
     np.testing.assert_allclose(hi2, upper)
+
+
+def test_loop_refuses_a_missing_score_instead_of_scoring_it_zero():
+    class Flaky:
+        n_models, n_items = 3, 50
+
+        def evaluate(self, model_index, item_indices):
+            out = np.ones(len(item_indices))
+            if model_index == 1:
+                out[0] = np.nan  # a failed evaluation
+            return out
+
+    with pytest.raises(InputError, match=r"model 1: the oracle returned 1 missing score"):
+        run_selection(Flaky(), UCBE(), budget=20, batch_size=5, init_batch=5, random_state=0)

@@ -1023,7 +1023,8 @@ class DurableOracle:
             )
         if failures and self.on_error == "stop":
             raise CellsFailed(failures)
-        return scores
+        # on_error = "zero": the user chose to score failed cells 0; do it here, explicitly
+        return np.where(np.isnan(scores), 0.0, scores)
 
 
 # ====================================================================== configuration

@@ -39,7 +39,8 @@ class Oracle(Protocol):
         Returns
         -------
         ndarray of float, shape (b,)
-            Scores in [0, 1]; NaN marks a failed evaluation (the loop scores it 0).
+            Scores in [0, 1]. A NaN (failed evaluation) stops the run with an error: an
+            oracle must retry, stop, or score failures explicitly.
         """
         ...
 

@@ -64,7 +64,7 @@ class SelectionState:
     Attributes
     ----------
     values : ndarray of shape (n_arms, n_items), float32
-        Revealed scores, NaN where unrevealed (failed evaluations are stored as 0).
+        Revealed scores, NaN where unrevealed.
     observed : ndarray of shape (n_arms, n_items), bool
     n_obs : ndarray of shape (n_arms,), int
         ``T_i``, revealed cells per arm.
@@ -106,8 +106,8 @@ class SelectionState:
         return rest[:size].astype(np.int64)
 
     def record(self, obs: Observation, *, initial: bool = False) -> None:
-        """Store a revealed batch."""
-        scores = np.nan_to_num(np.asarray(obs.scores, dtype=np.float32), nan=0.0)
+        """Store a revealed batch (scores checked by the run loop: no NaN)."""
+        scores = np.asarray(obs.scores, dtype=np.float32)
         self.values[obs.arm, obs.items] = scores
         self.observed[obs.arm, obs.items] = True
         k = len(obs.items)

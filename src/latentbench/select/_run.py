@@ -182,6 +182,18 @@ class SelectionResult:
         return pd.DataFrame(self.to_dict(trace=False)["arms"])
 
 
+def _checked(oracle: Oracle, arm: int, items: np.ndarray) -> np.ndarray:
+    """Scores of one batch; a missing (NaN) score is an error, never silently 0."""
+    scores = np.asarray(oracle.evaluate(arm, items), dtype=np.float64)
+    if np.isnan(scores).any():
+        raise InputError(
+            f"model {arm}: the oracle returned {int(np.isnan(scores).sum())} missing score(s); "
+            "a failed evaluation must be retried, stopped on, or scored explicitly (e.g. "
+            "on_error='zero' in a live run, MatrixOracle(missing='zero') in a replay)"
+        )
+    return scores
+
+
 def _floats(values: np.ndarray | None) -> list[float | None]:
     """JSON-safe list (NaN -> None)."""
     if values is None:
@@ -289,7 +301,7 @@ def run_selection(
     state = SelectionState(m, n, rng)
     for arm in range(m):
         items = state.uniform_items(arm, init_batch)
-        state.record(Observation(arm, items, oracle.evaluate(arm, items)), initial=True)
+        state.record(Observation(arm, items, _checked(oracle, arm, items)), initial=True)
     px = None
     needs_proxy = policy.uses_proxy or getattr(policy, "init_estimate", "mean") == "prior"
     if needs_proxy:
@@ -326,7 +338,7 @@ def run_selection(
             break
         size = int(min(batch_size, state.remaining()[arm], budget - state.spent))
         items = policy.select_items(state, arm, size)[: budget - state.spent]
-        obs = Observation(arm, items, oracle.evaluate(arm, items))
+        obs = Observation(arm, items, _checked(oracle, arm, items))
         policy.update(state, obs)
         state.record(obs)
         state.rounds += 1
