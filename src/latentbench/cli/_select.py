@@ -110,8 +110,7 @@ def replay(
             absent = set(matrix.item_ids) - set(hist.item_ids)
             if absent:
                 raise InputError(
-                    f"--history lacks {len(absent)} items of RESPONSES, "
-                    f"e.g. {sorted(absent)[0]!r}"
+                    f"--history lacks {len(absent)} items of RESPONSES, e.g. {sorted(absent)[0]!r}"
                 )
             hist_scores = hist.subset(items=matrix.item_ids).scores
             candidates, ids = matrix.scores, matrix.model_ids

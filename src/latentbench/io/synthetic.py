@@ -183,4 +183,3 @@ def simulate_low_rank(
         V[rng.random(V.shape) < sparsity] = 0.0
     b = rng.normal(0.0, b_sd, size=n_items)
     return _finish(U, V, b, sigma, rng, missing, mechanism)
-
