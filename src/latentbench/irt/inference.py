@@ -45,7 +45,7 @@ import os
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from multiprocessing import get_context
+from multiprocessing import get_all_start_methods, get_context
 from typing import Any, Literal
 
 import numpy as np
@@ -479,7 +479,8 @@ def bootstrap(
     level : float, default 0.95
         Default level of the percentile intervals.
     n_jobs : int, default 1
-        Worker processes (``concurrent.futures``, spawn start method; -1 = all cores). Results
+        Worker processes (``concurrent.futures``; fork where available, else spawn; -1 = all
+        cores). Results
         do not depend on ``n_jobs``: replicate k always uses the k-th child seed.
     tol : float, default 1e-5
         Stopping tolerance of each refit (warm-started at the fit, so few sweeps are needed).
@@ -524,8 +525,11 @@ def bootstrap(
         parts = [_replicates(scores, init, probabilities, method, seeds, fit_options)]
     else:
         chunks = [list(c) for c in np.array_split(np.arange(n_boot), n_jobs)]
+        # fork where the platform has it (no re-import of the caller's script, so it works from
+        # a plain script without a __main__ guard; numba's workqueue layer is fork-safe)
+        method_name = "fork" if "fork" in get_all_start_methods() else "spawn"
         with ProcessPoolExecutor(
-            max_workers=n_jobs, mp_context=get_context("spawn"), initializer=_worker_init
+            max_workers=n_jobs, mp_context=get_context(method_name), initializer=_worker_init
         ) as pool:
             futures = [
                 pool.submit(
