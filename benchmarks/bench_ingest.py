@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from latentbench.exceptions import DataWarning
-from latentbench.io.formats import CANONICAL_COLUMNS, read_results
+from latentbench.io.formats import CANONICAL_COLUMNS, TEXT_COLUMNS, read_results
 from latentbench.io.store import Store
 
 
@@ -62,17 +62,7 @@ def synthetic(
             )
         )
     frame = pd.concat(frames, ignore_index=True)[list(CANONICAL_COLUMNS)]
-    for column in (
-        "model",
-        "benchmark",
-        "item",
-        "metric",
-        "filter",
-        "source",
-        "source_file",
-        "item_hash",
-        "source_model",
-    ):
+    for column in TEXT_COLUMNS:
         frame[column] = frame[column].astype("str")
     frame["run_timestamp"] = frame["run_timestamp"].astype("datetime64[us]")
     return frame

@@ -664,16 +664,7 @@ def _to_arrow(frame: pd.DataFrame | pa.Table) -> pa.Table:
             )
     except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError, TypeError) as exc:
         raise InputError(f"the frame does not fit the canonical schema ({exc})") from None
-    for column in (
-        "model",
-        "benchmark",
-        "item",
-        "metric",
-        "filter",
-        "source",
-        "source_file",
-        "source_model",
-    ):
+    for column in (f.name for f in CANONICAL_SCHEMA if not f.nullable):
         if table.column(column).null_count:
             raise InputError(f"column {column!r} has empty values; expected a string in every row")
     score = table.column("score").to_numpy()

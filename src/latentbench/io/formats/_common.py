@@ -26,6 +26,7 @@ __all__ = [
     "CANONICAL_COLUMNS",
     "CANONICAL_SCHEMA",
     "KEY_COLUMNS",
+    "TEXT_COLUMNS",
     "CanonicalRow",
     "LoadReport",
 ]
@@ -91,6 +92,9 @@ CANONICAL_SCHEMA = pa.schema(
     ]
 )
 """Arrow schema of the canonical long table (used for the bulk insert into the store)."""
+
+TEXT_COLUMNS = tuple(f.name for f in CANONICAL_SCHEMA if pa.types.is_string(f.type))
+"""The string columns of the canonical long table."""
 
 # ---------------------------------------------------------------------------------- locations
 

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from latentbench.exceptions import InputError
-from latentbench.io.formats._common import CANONICAL_COLUMNS, Choice, LoadReport
+from latentbench.io.formats._common import CANONICAL_COLUMNS, TEXT_COLUMNS, Choice, LoadReport
 
 PATTERNS = ("*.csv", "*.tsv", "*.parquet", "*.pq")
 
@@ -198,17 +198,7 @@ def read(
         if "source_model" in extra
         else data["model"].astype("str").to_numpy()
     )
-    for column in (
-        "model",
-        "benchmark",
-        "item",
-        "metric",
-        "filter",
-        "source",
-        "source_file",
-        "item_hash",
-        "source_model",
-    ):
+    for column in TEXT_COLUMNS:
         out[column] = out[column].astype("str")
     out["_record"] = data["_record"].to_numpy()
     for bench, group in out.groupby("benchmark", sort=True):
