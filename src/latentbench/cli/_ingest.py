@@ -12,6 +12,7 @@ from rich.table import Table
 
 from latentbench.cli import app
 from latentbench.exceptions import DataWarning, InputError
+from latentbench.io.formats._registry import READERS
 
 console = Console()
 err_console = Console(stderr=True)
@@ -47,11 +48,24 @@ def _fail(exc: Exception) -> None:
     raise typer.Exit(2) from None
 
 
-@app.command()
+def _sources_help() -> str:
+    """The ``ingest`` help: one line per registered reader (typer keeps ``\b`` blocks as is)."""
+    lines = [f"  {r.name:<12} {r.summary}" for r in READERS.values()]
+    return (
+        "Read result files into the store (all rows or none; re-ingesting is a no-op).\n\n"
+        "\b\nSources:\n" + "\n".join(lines)
+    )
+
+
+def _option_help(name: str, text: str) -> str:
+    """Help of a source-specific option, prefixed with the sources that take it."""
+    owners = ", ".join(r.name for r in READERS.values() if name in r.options)
+    return f"{owners}: {text}"
+
+
+@app.command(help=_sources_help())
 def ingest(
-    source: str = typer.Argument(
-        ..., help="lm-eval, lighteval, helm, inspect, opencompass or table."
-    ),
+    source: str = typer.Argument(..., help=f"One of: {', '.join(READERS)}."),
     paths: list[Path] = typer.Argument(..., help="Result files or folders (searched recursively)."),
     store: Path = typer.Option(..., "--store", help="DuckDB store file (created if absent)."),
     benchmark: str | None = typer.Option(None, help="Benchmark name for every row."),
@@ -64,8 +78,13 @@ def ingest(
         help="lm-eval filter / Inspect scorer: NAME or TASK=NAME (repeatable).",
     ),
     model: str | None = typer.Option(None, help="Canonical model id for every row."),
-    include_perturbed: bool = typer.Option(False, help="HELM: keep perturbed instances."),
-    errored: str = typer.Option("missing", help="Inspect errored samples: missing or zero."),
+    include_perturbed: bool = typer.Option(
+        False, help=_option_help("include_perturbed", "keep perturbed instances.")
+    ),
+    errored: str = typer.Option(
+        "missing", help=_option_help("errored", "errored samples are missing or zero.")
+    ),
+    layout: str = typer.Option("auto", help=_option_help("layout", "auto, long or wide.")),
     duplicates: str = typer.Option("error", help="Same key twice: error or latest."),
     as_json: bool = typer.Option(False, "--json", help="Print the load report as JSON."),
 ) -> None:
@@ -87,6 +106,7 @@ def ingest(
                 include_perturbed=include_perturbed,
                 errored=errored,
                 duplicates=duplicates,
+                layout=layout,
             )
         with Store(store) as db:
             result = db.ingest(frame, report)

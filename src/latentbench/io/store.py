@@ -5,8 +5,9 @@ Tables
 ``meta`` (key, value)
     ``schema_version`` and the ``package_version`` that created the file.
 ``responses``
-    The canonical long table (``formats.md`` §6, :data:`~latentbench.io.formats.CANONICAL_COLUMNS`)
-    plus ``run_id`` (the ingest that added the row) and ``ingested_at``. A row is unique on
+    The canonical long table (``docs/formats.md``,
+    :data:`~latentbench.io.formats.CANONICAL_COLUMNS`) plus ``run_id`` (the ingest that added
+    the row) and ``ingested_at``. A row is unique on
     (``model``, ``benchmark``, ``item``, ``metric``, ``filter``, ``trial``, ``source``).
 ``ingests`` (run_id, created_at, source, n_rows, n_new, report JSON, package_version)
     One row per :meth:`Store.ingest` call that added rows; ``report`` is the

@@ -1,6 +1,6 @@
 """Readers for the per-item result files users already have.
 
-Every reader yields the canonical long table (``formats.md`` §6, :class:`CanonicalRow`) and a
+Every reader yields the canonical long table (``docs/formats.md``; :class:`CanonicalRow`) and a
 :class:`LoadReport`. Nothing is written anywhere: pass the frame to
 :meth:`latentbench.io.Store.ingest` to keep it.
 
@@ -23,6 +23,10 @@ opencompass   ``correct``, else the only correctness      ``none``
 table         ``metric`` column, else ``score``           ``filter`` column, else ``none``
 ============  ==========================================  =========================================
 
+Each source is a module of this package whose ``read`` function is registered with
+:func:`reader` (see ``docs/architecture.md``); :data:`SOURCES`, the file search and the
+``latentbench ingest`` help come from that registry.
+
 When several choices exist and no default applies, the reader refuses to guess: the
 :class:`~latentbench.exceptions.InputError` lists the choices. ``metric`` and ``filter`` take one
 name for every benchmark or a mapping ``{benchmark: name}`` (key ``"*"`` for the rest).
@@ -33,19 +37,10 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from latentbench.exceptions import DataWarning, InputError
-from latentbench.io.formats import (
-    _helm,
-    _inspect,
-    _lighteval,
-    _lm_eval,
-    _opencompass,
-    _table,
-)
 from latentbench.io.formats._common import (
     CANONICAL_COLUMNS,
     CANONICAL_SCHEMA,
@@ -56,28 +51,35 @@ from latentbench.io.formats._common import (
     expand,
     finish,
 )
+from latentbench.io.formats._registry import READERS, Reader, get_reader, reader
+
+# Each reader module registers itself with @reader when imported; this order is the order of
+# SOURCES and of the CLI help.
+# isort: off
+from latentbench.io.formats import _lm_eval  # noqa: F401
+from latentbench.io.formats import _lighteval  # noqa: F401
+from latentbench.io.formats import _helm  # noqa: F401
+from latentbench.io.formats import _inspect  # noqa: F401
+from latentbench.io.formats import _opencompass  # noqa: F401
+from latentbench.io.formats import _table  # noqa: F401
+
+# isort: on
 
 __all__ = [
     "CANONICAL_COLUMNS",
     "CANONICAL_SCHEMA",
     "KEY_COLUMNS",
+    "READERS",
     "SOURCES",
     "TEXT_COLUMNS",
     "CanonicalRow",
     "LoadReport",
+    "Reader",
     "read_results",
+    "reader",
 ]
 
-_READERS: dict[str, Any] = {
-    "lm-eval": _lm_eval,
-    "lighteval": _lighteval,
-    "helm": _helm,
-    "inspect": _inspect,
-    "opencompass": _opencompass,
-    "table": _table,
-}
-
-SOURCES: tuple[str, ...] = tuple(_READERS)
+SOURCES: tuple[str, ...] = tuple(READERS)
 """Names accepted by :func:`read_results` and ``latentbench ingest``."""
 
 
@@ -98,8 +100,9 @@ def read_results(
 
     Parameters
     ----------
-    source : {"lm-eval", "lighteval", "helm", "inspect", "opencompass", "table"}
-        The tool that wrote the files.
+    source : str
+        The tool that wrote the files: a registered reader (:data:`SOURCES`: ``"lm-eval"``,
+        ``"lighteval"``, ``"helm"``, ``"inspect"``, ``"opencompass"``, ``"table"``).
     paths : path-like or iterable of path-like
         Files, or directories searched recursively for the tool's result files.
     benchmark : str, optional
@@ -122,6 +125,9 @@ def read_results(
     layout : {"auto", "long", "wide"}
         ``table`` only.
 
+    The last three are source options: giving one a non-default value for a source that does
+    not take it is an error, never silently ignored.
+
     Returns
     -------
     frame : DataFrame of shape (n_rows, 12)
@@ -140,55 +146,41 @@ def read_results(
     Raises
     ------
     InputError
-        Unknown source, missing files, malformed records (naming the file, line or record, the
-        field, the value and what was expected), an unknown or ambiguous metric/filter, or a
-        duplicate key.
+        Unknown source, an option the source does not take, missing files, malformed records
+        (naming the file, line or record, the field, the value and what was expected), an
+        unknown or ambiguous metric/filter, or a duplicate key.
 
     Examples
     --------
     >>> frame, report = read_results("lm-eval", "out/", filter="strict-match")  # doctest: +SKIP
     """
-    if source not in _READERS:
-        raise InputError(f"source={source!r}; expected one of {', '.join(SOURCES)}")
-    if errored not in ("missing", "zero"):
-        raise InputError(f"errored={errored!r}; expected 'missing' or 'zero'")
+    reader = get_reader(source)
     if duplicates not in ("error", "latest"):
         raise InputError(f"duplicates={duplicates!r}; expected 'error' or 'latest'")
     for name, choice in (("metric", metric), ("filter", filter)):
         if choice is not None and not isinstance(choice, (str, Mapping)):
             raise InputError(f"{name}={choice!r}; expected a name or a mapping benchmark -> name")
-    reader = _READERS[source]
+    kwargs = reader.arguments_for(
+        {"benchmark": benchmark, "metric": metric, "filter": filter, "model": model},
+        {"include_perturbed": include_perturbed, "errored": errored, "layout": layout},
+    )
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
-    files = expand(paths, reader.PATTERNS)
-    explicit = {Path(p).resolve() for p in paths if Path(p).is_file()}
-    if source == "inspect":
-        files = [f for f in files if f in explicit or _inspect.looks_like_log(f)]
-    if source == "opencompass":
-        # results/<model_abbr>/<dataset_abbr>.json only; predictions/ hold no correctness
-        files = [f for f in files if f in explicit or f.parent.parent.name == "results"]
-        if not files:
-            raise InputError(
-                f"{', '.join(map(str, paths))}: no OpenCompass results/<model>/<dataset>.json found"
-            )
-    if source == "lm-eval":
-        files = [f for f in files if not f.name.startswith("results")]
+    files = reader.select(expand(paths, reader.patterns), [Path(p) for p in paths])
     report = LoadReport(source=source, files=[str(f) for f in files])
-    frames = [
-        reader.read(
-            file,
-            report,
-            benchmark=benchmark,
-            metric=metric,
-            filter=filter,
-            model=model,
-            include_perturbed=include_perturbed,
-            errored=errored,
-            layout=layout,
-        )
-        for file in files
-    ]
-    for kind, choice in (("metric", metric), ("filter", filter)):
-        if isinstance(choice, str) and source != "table":
+    frames = [reader.read(file, report, **kwargs) for file in files]
+    if reader.names_choices:
+        _check_named(report, metric=metric, filter=filter)
+    frame = finish(frames, duplicates)
+    report.summarise(frame)
+    if report.notes:
+        warnings.warn(f"{source}: " + "; ".join(report.notes), DataWarning, stacklevel=2)
+    return frame, report
+
+
+def _check_named(report: LoadReport, **choices: str | Mapping[str, str] | None) -> None:
+    """A name given for every benchmark that no benchmark offers is a typo, not a default."""
+    for kind, choice in choices.items():
+        if isinstance(choice, str):
             used = [c for c in report.choices.values() if c.get(kind) == choice]
             if not used:
                 offered = sorted({c[kind] for c in report.choices.values() if kind in c})
@@ -196,8 +188,3 @@ def read_results(
                     f"{', '.join(report.files)}: unknown {kind} {choice!r}; no benchmark offers "
                     f"it (chosen instead: {', '.join(offered) or '(none)'})"
                 )
-    frame = finish(frames, duplicates)
-    report.summarise(frame)
-    if report.notes:
-        warnings.warn(f"{source}: " + "; ".join(report.notes), DataWarning, stacklevel=2)
-    return frame, report

@@ -1,6 +1,6 @@
 """The canonical long table, score coercion and the load report shared by every reader.
 
-The canonical long table (``formats.md`` §6) has one row per observation. Its unique key is
+The canonical long table (``docs/formats.md``) has one row per observation. Its unique key is
 (``model``, ``benchmark``, ``item``, ``metric``, ``filter``, ``trial``); the store adds
 ``source`` to that key, so two tools may disagree about the same cell without a conflict.
 """
@@ -33,7 +33,7 @@ __all__ = [
 
 
 class CanonicalRow(TypedDict):
-    """One row of the canonical long table (``formats.md`` §6).
+    """One row of the canonical long table (``docs/formats.md``).
 
     A (model, item) pair that was not observed has no row: missing is never 0.
     """

@@ -1,4 +1,4 @@
-"""HELM ``per_instance_stats.json`` (``formats.md`` §3).
+"""HELM ``per_instance_stats.json`` (``docs/formats.md``, HELM).
 
 A run folder ``benchmark_output/runs/<suite>/<run_name>/`` holds ``per_instance_stats.json``, a
 list of ``{instance_id, perturbation, train_trial_index, stats: [Stat]}``. The score is the
@@ -28,6 +28,7 @@ from latentbench.io.formats._common import (
     resolve,
     where,
 )
+from latentbench.io.formats._registry import reader
 
 PATTERNS = ("**/per_instance_stats.json",)
 
@@ -59,6 +60,11 @@ def _perturbation_name(value: Any) -> str | None:
     return str(value)
 
 
+@reader(
+    "helm",
+    summary="HELM run folders (per_instance_stats.json)",
+    patterns=PATTERNS,
+)
 def read(
     path: Path,
     report: LoadReport,
@@ -67,7 +73,6 @@ def read(
     metric: Choice,
     model: str | None,
     include_perturbed: bool = False,
-    **_: Any,
 ) -> pd.DataFrame:
     """Read one ``per_instance_stats.json`` into canonical rows."""
     run_dir = path.parent

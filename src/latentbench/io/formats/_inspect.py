@@ -1,4 +1,4 @@
-"""Inspect AI logs: ``.eval`` zip archives and ``.json`` logs (``formats.md`` §4).
+"""Inspect AI logs: ``.eval`` zip archives and ``.json`` logs (``docs/formats.md``).
 
 A ``.eval`` file is recognised by its zip signature, not its suffix. It holds ``header.json``
 (or ``_journal/start.json`` for an unfinished log) with the ``eval`` spec, and one
@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -32,6 +32,7 @@ from latentbench.io.formats._common import (
     resolve,
     where,
 )
+from latentbench.io.formats._registry import reader
 
 PATTERNS = ("**/*.eval", "**/*.json")
 
@@ -140,6 +141,12 @@ def _value(score: Any, key: str | None, loc: str, scorer: str) -> tuple[str, Any
     return "value", value
 
 
+@reader(
+    "inspect",
+    summary="Inspect AI logs (.eval archives, .json logs)",
+    patterns=PATTERNS,
+    keep=looks_like_log,
+)
 def read(
     path: Path,
     report: LoadReport,
@@ -148,8 +155,7 @@ def read(
     metric: Choice,
     filter: Choice,
     model: str | None,
-    errored: str = "missing",
-    **_: Any,
+    errored: Literal["missing", "zero"] = "missing",
 ) -> pd.DataFrame:
     """Read one Inspect log into canonical rows."""
     spec, samples = _load(path)

@@ -1,4 +1,4 @@
-"""lighteval ``--save-details`` parquet files (``formats.md`` §2).
+"""lighteval ``--save-details`` parquet files (``docs/formats.md``, lighteval).
 
 ``{out}/details/{model_name}/{timestamp}/details_{task}_{timestamp}.parquet``. Two row layouts,
 detected from the columns:
@@ -29,6 +29,7 @@ from latentbench.io.formats._common import (
     resolve,
     where,
 )
+from latentbench.io.formats._registry import reader
 
 PATTERNS = ("**/details_*.parquet",)
 
@@ -54,6 +55,11 @@ def _model_from_path(path: Path, timestamp_dir: bool) -> str:
     return parts[-1] if parts else path.stem
 
 
+@reader(
+    "lighteval",
+    summary="lighteval --save-details (details_*.parquet)",
+    patterns=PATTERNS,
+)
 def read(
     path: Path,
     report: LoadReport,
@@ -61,7 +67,6 @@ def read(
     benchmark: str | None,
     metric: Choice,
     model: str | None,
-    **_: Any,
 ) -> pd.DataFrame:
     """Read one details parquet file into canonical rows."""
     match = _DETAILS.match(path.name)

@@ -1,4 +1,4 @@
-"""lm-evaluation-harness ``--log_samples`` output (``formats.md`` §1).
+"""lm-evaluation-harness ``--log_samples`` output (``docs/formats.md``, lm-eval).
 
 Two layouts are read, told apart by the first non-space byte, not by the suffix:
 
@@ -33,6 +33,7 @@ from latentbench.io.formats._common import (
     resolve,
     where,
 )
+from latentbench.io.formats._registry import reader
 
 PATTERNS = ("**/*.jsonl",)
 
@@ -199,6 +200,12 @@ def _canonical_model(raw: str) -> str:
     return raw.replace("__", "/") if raw.count("__") == 1 else raw
 
 
+@reader(
+    "lm-eval",
+    summary="lm-evaluation-harness --log_samples (samples_*.jsonl)",
+    patterns=PATTERNS,
+    keep=lambda path: not path.name.startswith("results"),
+)
 def read(
     path: Path,
     report: LoadReport,
@@ -207,7 +214,6 @@ def read(
     metric: Choice,
     filter: Choice,
     model: str | None,
-    **_: Any,
 ) -> pd.DataFrame:
     """Read one samples file into canonical rows."""
     match = _SAMPLES.match(path.name)

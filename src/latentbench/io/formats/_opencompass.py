@@ -1,4 +1,4 @@
-"""OpenCompass per-dataset results with ``--dump-eval-details`` (``formats.md`` §5).
+"""OpenCompass per-dataset results with ``--dump-eval-details`` (``docs/formats.md``).
 
 ``outputs/default/<YYYYMMDD_HHMMSS>/results/<model_abbr>/<dataset_abbr>.json`` holds the
 aggregate scores (in percent) and ``details``: a list (or a dict keyed ``"0"``, ``"1"``, ...)
@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -31,6 +30,7 @@ from latentbench.io.formats._common import (
     load_json,
     resolve,
 )
+from latentbench.io.formats._registry import reader
 
 PATTERNS = ("**/*.json",)
 
@@ -47,6 +47,13 @@ def _timestamp(path: Path) -> datetime | None:
     return None
 
 
+@reader(
+    "opencompass",
+    summary="OpenCompass --dump-eval-details (results/<model>/*.json)",
+    patterns=PATTERNS,
+    keep=lambda path: path.parent.parent.name == "results",
+    nothing_found="no OpenCompass results/<model>/<dataset>.json found",
+)
 def read(
     path: Path,
     report: LoadReport,
@@ -54,7 +61,6 @@ def read(
     benchmark: str | None,
     metric: Choice,
     model: str | None,
-    **_: Any,
 ) -> pd.DataFrame:
     """Read one OpenCompass results file into canonical rows."""
     if "predictions" in path.parts[-3:-1]:

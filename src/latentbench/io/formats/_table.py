@@ -16,13 +16,14 @@ Rows with an empty score are missing (counted in the report, never 0).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from latentbench.exceptions import InputError
 from latentbench.io.formats._common import CANONICAL_COLUMNS, TEXT_COLUMNS, Choice, LoadReport
+from latentbench.io.formats._registry import reader
 
 PATTERNS = ("*.csv", "*.tsv", "*.parquet", "*.pq")
 
@@ -86,6 +87,12 @@ def _ids(values: pd.Series, path: Path, offset: int, column: str, rows: np.ndarr
     return values.astype("str")
 
 
+@reader(
+    "table",
+    summary="CSV or Parquet tables, long or wide (a store export reads back)",
+    patterns=PATTERNS,
+    names_choices=False,
+)
 def read(
     path: Path,
     report: LoadReport,
@@ -94,14 +101,11 @@ def read(
     metric: Choice,
     filter: Choice,
     model: str | None,
-    layout: str = "auto",
-    **_: Any,
+    layout: Literal["auto", "long", "wide"] = "auto",
 ) -> pd.DataFrame:
     """Read one table into canonical rows."""
     frame, offset = _read(path)
     frame.columns = [str(c) for c in frame.columns]
-    if layout not in ("auto", "long", "wide"):
-        raise InputError(f"layout={layout!r}; expected 'auto', 'long' or 'wide'")
     if layout == "auto":
         layout = "long" if set(_LONG) <= set(frame.columns) else "wide"
     report.records_read += len(frame)
