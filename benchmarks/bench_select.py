@@ -27,8 +27,14 @@ from pathlib import Path
 import numpy as np
 
 from latentbench.io import ResponseMatrix
-from latentbench.select import UCBE, LowRankProxy, MatrixOracle, Pulse, run_selection
-from latentbench.select._simulator import LeaderboardSimulator
+from latentbench.select import (
+    UCBE,
+    LeaderboardSimulator,
+    LowRankProxy,
+    MatrixOracle,
+    Pulse,
+    run_selection,
+)
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "mmlu_pro.parquet"
 

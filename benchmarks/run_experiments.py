@@ -1,6 +1,6 @@
 """PULSE vs UCB-E on BFCL and on leaderboard-like pools (issue 4); prints markdown tables.
 
-Both experiments go through :func:`latentbench.select._experiment.experiment_from_matrix`, the
+Both experiments go through :func:`latentbench.select.experiment_from_matrix`, the
 twin of ``latentbench experiment``; the equivalent CLI commands are printed with the tables.
 
 * BFCL (``bfcl_v2.parquet``, 71 models x 1,700 items): a random half of the models (35) is the
@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from latentbench.io import ResponseMatrix
-from latentbench.select._experiment import experiment_from_matrix
+from latentbench.select import experiment_from_matrix
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 

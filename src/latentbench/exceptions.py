@@ -7,13 +7,20 @@ The library never touches global warning filters.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 __all__ = [
+    "CellsFailed",
     "ConvergenceWarning",
     "DataWarning",
     "IdentifiabilityWarning",
     "InputError",
     "LatentbenchWarning",
+    "LiveStop",
     "NotFittedError",
+    "PlanPending",
+    "RunInterrupted",
+    "SpendCapReached",
 ]
 
 
@@ -39,3 +46,54 @@ class InputError(ValueError):
 
 class NotFittedError(ValueError, AttributeError):
     """An estimator was used before ``fit``."""
+
+
+class LiveStop(Exception):
+    """Base of the exceptions that end a live run early (the store stays consistent)."""
+
+    status = "stopped"
+
+
+class RunInterrupted(LiveStop):
+    """A stop was requested (Ctrl-C); raised before the next batch, after a commit."""
+
+    status = "interrupted"
+
+
+class SpendCapReached(LiveStop):
+    """The next batch would exceed ``spend_cap`` evaluations."""
+
+    status = "capped"
+
+
+class CellsFailed(LiveStop):
+    """Some cells failed after their retries (``on_error = "stop"``); they are stored.
+
+    Attributes
+    ----------
+    failures : list of (model, item, error)
+    """
+
+    status = "failed"
+
+    def __init__(self, failures: list[tuple[str, str, str]]) -> None:
+        self.failures = failures
+        first = "; ".join(f"{m}/{i}: {e}" for m, i, e in failures[:3])
+        more = f" (and {len(failures) - 3} more)" if len(failures) > 3 else ""
+        super().__init__(f"{len(failures)} cell(s) failed after retries: {first}{more}")
+
+
+class PlanPending(LiveStop):
+    """The lm-eval bridge wrote a plan; run it, then re-run the selection.
+
+    Attributes
+    ----------
+    plan_path : Path
+    command : str
+    """
+
+    status = "waiting"
+
+    def __init__(self, plan_path: Path, command: str) -> None:
+        self.plan_path, self.command = plan_path, command
+        super().__init__(f"wrote {plan_path}; run: {command}")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from latentbench.exceptions import InputError
-from latentbench.select import EBConfSeq, FreedmanConfSeq, eb_confseq
+from latentbench.select._bounds import EBConfSeq, FreedmanConfSeq, eb_confseq
 
 
 def test_incremental_matches_functional():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from latentbench.exceptions import InputError
-from latentbench.select import dr_round_estimate, dr_round_variance, plugin_lambda
+from latentbench.select._estimators import dr_round_estimate, dr_round_variance, plugin_lambda
 
 
 def _draws(n_pool: int, size: int, reps: int, seed: int) -> np.ndarray:
@@ -79,7 +79,7 @@ def test_inclusion_must_be_a_probability():
 
 def test_per_draw_estimates_have_the_right_conditional_means():
     """Every draw's estimate is unbiased, and they average to about the per-round estimate."""
-    from latentbench.select import dr_draw_estimates
+    from latentbench.select._estimators import dr_draw_estimates
 
     rng = np.random.default_rng(7)
     n, n_obs, B, reps = 120, 30, 8, 30_000

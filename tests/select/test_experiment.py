@@ -6,17 +6,17 @@ import numpy as np
 import pytest
 
 from latentbench.exceptions import InputError
-from latentbench.select import LowRankProxy
-from latentbench.select._experiment import (
+from latentbench.select import (
+    LeaderboardSimulator,
+    LowRankProxy,
     budget_to_accuracy,
     exact_gap_pool,
     make_policy,
     parse_policy,
-    parse_pools,
     run_experiment,
     split_models,
 )
-from latentbench.select._simulator import LeaderboardSimulator
+from latentbench.select._experiment import parse_pools
 
 from .conftest import lowrank_data
 

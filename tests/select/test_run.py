@@ -306,7 +306,7 @@ def test_interval_trajectories_rebuild_the_per_round_bounds():
         changed = np.flatnonzero(np.diff(lower[:, k]) != 0) + 1
         assert np.all(pulled[changed] == k)
     again = json.loads(pulse.to_json())
-    from latentbench.select._run import interval_trajectories
+    from latentbench.select import interval_trajectories
 
     lo2, hi2 = interval_trajectories(again["trace"], arms)
     np.testing.assert_allclose(lo2, lower)

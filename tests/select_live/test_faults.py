@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from latentbench.io.store import Store
-from latentbench.select._live import LiveConfig, run_live
+from latentbench.select.live import LiveConfig, run_live
 
 
 def _reference(s):

@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from latentbench.io.store import Store
-from latentbench.select import MatrixOracle
-from latentbench.select._live import LiveConfig, run_live
-from latentbench.select._run import run_selection
+from latentbench.select import MatrixOracle, run_selection
+from latentbench.select.live import LiveConfig, run_live
 
 
 def _cells(store: Store, run_id: str) -> list[tuple[int, str, str, float]]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from latentbench.io.store import Store
-from latentbench.select._live import LiveConfig, run_live
+from latentbench.select.live import LiveConfig, run_live
 
 WAIT = 30.0
 CLI = "from latentbench.cli import main; main()"

@@ -9,8 +9,9 @@ from typer.testing import CliRunner
 
 from latentbench.cli import _register, app
 from latentbench.exceptions import InputError
+from latentbench.io import load_items
 from latentbench.io.store import Store
-from latentbench.select._live import LiveConfig, load_items, run_live
+from latentbench.select.live import LiveConfig, run_live
 
 
 def _store_bytes(path) -> bytes:

@@ -10,17 +10,13 @@ import numpy as np
 import pytest
 
 from latentbench.exceptions import InputError
+from latentbench.io import load_items
 from latentbench.io.store import Store
-from latentbench.select import MatrixOracle
-from latentbench.select._live import (
-    CallableOracle,
-    LiveConfig,
-    LiveProgress,
-    _retry_after,
-    load_items,
-    run_live,
-)
-from latentbench.select._scorers import exact_match, multiple_choice, resolve_scorer
+from latentbench.select import MatrixOracle, exact_match, multiple_choice
+from latentbench.select._scorers import resolve_scorer
+from latentbench.select.live import LiveConfig, LiveProgress, run_live
+from latentbench.select.oracles import CallableOracle
+from latentbench.select.oracles._openai import _retry_after
 
 
 def test_scorers():

@@ -124,7 +124,7 @@ def _demo_selection(console: Console) -> Any:
             budget=8_000,
             batch_size=32,
             init_batch=32,
-            proxy=proxy if policy.uses_proxy else None,
+            proxy=proxy if policy.needs_proxy else None,
             random_state=1,
             model_ids=ids,
         )

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from latentbench.cli import app
 from latentbench.exceptions import InputError
+from latentbench.select._policies import POLICIES, policy_help
 
 console = Console()
 select_app = typer.Typer(
@@ -83,8 +84,7 @@ def replay(
     budget: int = typer.Option(400_000, help="Post-initialisation evaluations."),
     policy: str = typer.Option(
         "pulse",
-        help="pulse, ucbe, ucbe_lrf, naive, naive_refit, uniform or full; options as "
-        "'pulse:weights=precision;init_estimate=prior'.",
+        help=f"One of: {policy_help()}. Options as 'pulse:weights=precision;init_estimate=prior'.",
     ),
     seed: int = typer.Option(0, help="Random seed (initial batch and draws)."),
     batch_size: int = typer.Option(64, help="Evaluations per round (B)."),
@@ -100,8 +100,14 @@ def replay(
 ) -> None:
     """Replay a selection on a recorded matrix; write OUT/selection.json."""
     from latentbench.io import ResponseMatrix
-    from latentbench.select import LowRankProxy, MatrixOracle, run_selection
-    from latentbench.select._experiment import make_policy, parse_policy, split_models
+    from latentbench.select import (
+        LowRankProxy,
+        MatrixOracle,
+        make_policy,
+        parse_policy,
+        run_selection,
+        split_models,
+    )
 
     try:
         matrix = ResponseMatrix.read(responses)
@@ -119,13 +125,11 @@ def replay(
             hist_scores = matrix.scores[h_rows]
             candidates = matrix.scores[t_rows]
             ids = [matrix.model_ids[i] for i in t_rows]
-        _, _, _, run_kw = parse_policy(policy)
-        pol = make_policy(policy)
-        if hasattr(pol, "alpha"):
-            pol.alpha = alpha
+        _, name, _, run_kw = parse_policy(policy)
+        extra = {"alpha": alpha} if "alpha" in POLICIES[name].options else {}
+        pol = make_policy(policy, extra, where="--policy")
         proxy = None
-        needs = pol.uses_proxy or getattr(pol, "init_estimate", "mean") == "prior"
-        if needs:
+        if pol.needs_proxy:
             with console.status("learning item factors from the history ..."):
                 proxy = LowRankProxy(rank=_rank(rank), random_state=seed).fit(hist_scores)
         oracle = MatrixOracle(candidates, missing=missing)
@@ -192,7 +196,7 @@ def experiment(
     from rich.progress import Progress
 
     from latentbench.io import ResponseMatrix
-    from latentbench.select._experiment import experiment_from_matrix
+    from latentbench.select import experiment_from_matrix
 
     try:
         matrix = ResponseMatrix.read(responses)

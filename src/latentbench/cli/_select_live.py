@@ -65,7 +65,7 @@ def live(
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from latentbench.select._live import LiveConfig, run_live
+    from latentbench.select.live import LiveConfig, run_live
 
     resume = shlex.join(
         ["latentbench", "select", "live", "--config", str(config), "--store", str(store)]

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from latentbench.io._items import load_items
 from latentbench.io._matrix import MatrixSummary, ResponseMatrix
 from latentbench.io.formats import SOURCES, CanonicalRow, LoadReport, read_results
 
@@ -12,6 +13,7 @@ __all__ = [
     "MatrixSummary",
     "ResponseMatrix",
     "Store",
+    "load_items",
     "read_results",
 ]
 

@@ -283,7 +283,7 @@ def plot_selection_intervals(selection: Any, ax: Axes | None = None, *, top: int
     spend = np.asarray(trace.get("evaluations_post_init", []), dtype=float)
     order = arms.sort_values("estimate", ascending=False).index[:top]
     if trace.get("initial_lower") and trace.get("arm") and len(spend):
-        from latentbench.select._run import interval_trajectories
+        from latentbench.select import interval_trajectories
 
         lower, upper = interval_trajectories(trace, np.asarray(order))
         for col, i in enumerate(order):

@@ -2,17 +2,17 @@
 
 PULSE (Prediction-powered Unbiased Low-rank Sequential Evaluation) picks which (model, item)
 cells to evaluate with a UCB-E rule, and estimates every model's mean with a doubly robust
-estimate whose proxy is a low-rank logistic model learned from historical models. Estimates
-are unbiased whatever the proxy, and the intervals are anytime-valid confidence sequences.
+estimate whose proxy is a low-rank logistic model learned from historical models. Each
+round's estimate is unbiased for a proxy fixed before its draw (a poor proxy costs variance,
+not bias); the final estimates of an adaptive run are biased like any bandit's (the
+recommended model's estimate tends to be high), so read them with their intervals, which
+are anytime-valid confidence sequences.
+
+Submodules: :mod:`latentbench.select.oracles` (where scores come from) and
+:mod:`latentbench.select.live` (durable, resumable runs against real endpoints).
 """
 
-from latentbench.select._bounds import EBConfSeq, FreedmanConfSeq, eb_confseq
-from latentbench.select._estimators import (
-    dr_draw_estimates,
-    dr_round_estimate,
-    dr_round_variance,
-    plugin_lambda,
-)
+from latentbench.select._base import Policy
 from latentbench.select._experiment import (
     ExperimentResult,
     budget_to_accuracy,
@@ -21,73 +21,54 @@ from latentbench.select._experiment import (
     run_experiment,
     split_models,
 )
-from latentbench.select._live import (
-    CallableOracle,
-    CellResult,
-    ChatCompletionsOracle,
-    ChatEndpoint,
-    DurableOracle,
-    LiveConfig,
-    LiveProgress,
-    LiveResult,
-    LmEvalBridgeOracle,
-    run_live,
-)
-from latentbench.select._oracles import MatrixOracle, Oracle
 from latentbench.select._policies import (
+    POLICIES,
     UCBE,
     UCBELRF,
     FullEvaluation,
     NaivePooling,
-    Observation,
-    Policy,
-    Pulse,
-    SelectionState,
+    PolicyInfo,
     Uniform,
+    make_policy,
+    parse_policy,
 )
 from latentbench.select._proxy import LowRankProxy
+from latentbench.select._pulse import Pulse
 from latentbench.select._run import SelectionResult, interval_trajectories, run_selection
 from latentbench.select._scorers import exact_match, multiple_choice
 from latentbench.select._simulator import LeaderboardSimulator
+from latentbench.select._state import Observation, SelectionState
+from latentbench.select.live import LiveConfig, LiveResult, run_live
+from latentbench.select.oracles import MatrixOracle, Oracle
 
 __all__ = [
+    "POLICIES",
     "UCBE",
     "UCBELRF",
-    "CallableOracle",
-    "CellResult",
-    "ChatCompletionsOracle",
-    "ChatEndpoint",
-    "DurableOracle",
-    "EBConfSeq",
     "ExperimentResult",
-    "FreedmanConfSeq",
     "FullEvaluation",
     "LeaderboardSimulator",
     "LiveConfig",
-    "LiveProgress",
     "LiveResult",
-    "LmEvalBridgeOracle",
     "LowRankProxy",
     "MatrixOracle",
     "NaivePooling",
     "Observation",
     "Oracle",
     "Policy",
+    "PolicyInfo",
     "Pulse",
     "SelectionResult",
     "SelectionState",
     "Uniform",
     "budget_to_accuracy",
-    "dr_draw_estimates",
-    "dr_round_estimate",
-    "dr_round_variance",
-    "eb_confseq",
     "exact_gap_pool",
     "exact_match",
     "experiment_from_matrix",
     "interval_trajectories",
+    "make_policy",
     "multiple_choice",
-    "plugin_lambda",
+    "parse_policy",
     "run_experiment",
     "run_live",
     "run_selection",

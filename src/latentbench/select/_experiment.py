@@ -19,40 +19,19 @@ from typing import Any
 import numpy as np
 
 from latentbench.exceptions import InputError
-from latentbench.select._oracles import MatrixOracle
-from latentbench.select._policies import (
-    UCBE,
-    UCBELRF,
-    FullEvaluation,
-    NaivePooling,
-    Policy,
-    Pulse,
-    Uniform,
-)
+from latentbench.select._policies import make_policy, parse_policy
 from latentbench.select._run import run_selection
+from latentbench.select.oracles import MatrixOracle
 
 __all__ = [
     "ExperimentResult",
     "budget_to_accuracy",
     "exact_gap_pool",
     "experiment_from_matrix",
-    "make_policy",
-    "parse_policy",
     "parse_pools",
     "run_experiment",
     "split_models",
 ]
-
-_POLICIES: dict[str, type[Policy]] = {
-    "pulse": Pulse,
-    "ucbe": UCBE,
-    "ucbe_lrf": UCBELRF,
-    "naive": NaivePooling,
-    "naive_refit": NaivePooling,
-    "uniform": Uniform,
-    "full": FullEvaluation,
-}
-_RUN_KEYS = ("init_batch",)
 
 
 def limit_blas_threads(n: int = 1) -> bool:
@@ -65,51 +44,6 @@ def limit_blas_threads(n: int = 1) -> bool:
     from threadpoolctl import threadpool_limits
 
     return bool(threadpool_limits(limits=n, user_api="blas").get_original_num_threads())
-
-
-def _convert(value: str) -> Any:
-    low = value.lower()
-    if low in ("none", "null"):
-        return None
-    if low in ("true", "false"):
-        return low == "true"
-    for cast in (int, float):
-        try:
-            return cast(value)
-        except ValueError:
-            pass
-    return value
-
-
-def parse_policy(spec: str) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
-    """Parse ``name[:key=value;key=value]`` into (label, name, policy kwargs, run kwargs).
-
-    ``init_batch`` is a run option (the initial batch per arm); every other key is passed to
-    the policy constructor, e.g. ``pulse:init_batch=16;init_estimate=prior;weights=precision``.
-    """
-    name, _, rest = spec.strip().partition(":")
-    name = name.strip().lower()
-    if name not in _POLICIES:
-        raise InputError(f"policy {name!r} is unknown; expected one of {sorted(_POLICIES)}")
-    kwargs: dict[str, Any] = {}
-    run_kwargs: dict[str, Any] = {}
-    for part in filter(None, (p.strip() for p in rest.replace(";", ",").split(","))):
-        key, eq, value = part.partition("=")
-        if not eq:
-            raise InputError(f"policy option {part!r} in {spec!r}; expected key=value")
-        (run_kwargs if key in _RUN_KEYS else kwargs)[key.strip()] = _convert(value.strip())
-    if name == "naive_refit":
-        kwargs.setdefault("refit_every", 1000)
-    return spec.strip(), name, kwargs, run_kwargs
-
-
-def make_policy(spec: str) -> Policy:
-    """A fresh policy object from a spec string (see :func:`parse_policy`)."""
-    _, name, kwargs, _ = parse_policy(spec)
-    try:
-        return _POLICIES[name](**kwargs)
-    except TypeError as exc:
-        raise InputError(f"policy {spec!r}: {exc}") from None
 
 
 def split_models(

@@ -11,8 +11,9 @@ from typing import Any
 import numpy as np
 
 from latentbench.exceptions import InputError
-from latentbench.select._oracles import Oracle
-from latentbench.select._policies import Observation, Policy, ProxyState, SelectionState
+from latentbench.select._base import Policy
+from latentbench.select._state import Observation, ProxyState, SelectionState
+from latentbench.select.oracles import Oracle
 
 __all__ = ["SelectionResult", "run_selection"]
 
@@ -303,8 +304,7 @@ def run_selection(
         items = state.uniform_items(arm, init_batch)
         state.record(Observation(arm, items, _checked(oracle, arm, items)), initial=True)
     px = None
-    needs_proxy = policy.uses_proxy or getattr(policy, "init_estimate", "mean") == "prior"
-    if needs_proxy:
+    if policy.needs_proxy:
         if proxy is None:
             raise InputError(f"policy {policy.name!r} needs a fitted proxy (history)")
         if proxy.n_items != n:
@@ -312,25 +312,23 @@ def run_selection(
         px = ProxyState(proxy, m)
         px.refit(state.values)  # prewarm on the initial cells
     policy.initialize(state, px)
-    if stop == "confidence" and policy.interval() is None:
+    first = policy.intervals()
+    if stop == "confidence" and first is None:
         raise InputError(
             f"stop='confidence' needs a policy with intervals; {policy.name!r} has none"
         )
     mu = None if true_means is None else np.asarray(true_means, dtype=np.float64)
     covered: bool | None = None
-    if mu is not None and policy.interval() is not None:
-        lo, hi = policy.interval()
-        covered = bool(np.all((lo <= mu + 1e-12) & (mu <= hi + 1e-12)))
+    if mu is not None and first is not None:
+        covered = bool(np.all((first[0] <= mu + 1e-12) & (mu <= first[1] + 1e-12)))
     trace_spent = [0]
-    trace_best = [int(np.argmax(policy.est))]
-    first = policy.interval()
+    trace_best = [int(np.argmax(policy.estimates()))]
     initial_lower = None if first is None else np.array(first[0], dtype=float)
     initial_upper = None if first is None else np.array(first[1], dtype=float)
     trace_arm = [-1]
     trace_lo: list[float] = [np.nan]
     trace_hi: list[float] = [np.nan]
     stopped = "budget"
-    cs = getattr(policy, "_cs", None)
     while state.spent < budget:
         arm = policy.choose(state)
         if arm is None:
@@ -343,20 +341,19 @@ def run_selection(
         state.record(obs)
         state.rounds += 1
         policy.end_round(state, arm)
-        est = policy.est
-        leader = int(np.argmax(est))
+        leader = int(np.argmax(policy.estimates()))
         trace_spent.append(state.spent)
         trace_best.append(leader)
         trace_arm.append(arm)
-        if initial_lower is not None:
-            now = policy.interval()
-            trace_lo.append(float(now[0][arm]))
-            trace_hi.append(float(now[1][arm]))
-        if covered and cs is not None:
-            lo_a, hi_a = cs._lower[arm], cs._upper[arm]
-            covered = bool(lo_a <= mu[arm] + 1e-12 and mu[arm] <= hi_a + 1e-12)
+        now = policy.intervals()
+        if now is None:
+            continue
+        lo, hi = now
+        trace_lo.append(float(lo[arm]))
+        trace_hi.append(float(hi[arm]))
+        if covered and mu is not None:
+            covered = bool(lo[arm] <= mu[arm] + 1e-12 and mu[arm] <= hi[arm] + 1e-12)
         if stop == "confidence":
-            lo, hi = cs._lower, cs._upper
             other = np.delete(hi, leader)
             if other.size == 0 or lo[leader] > other.max():
                 stopped = "confidence"
@@ -364,8 +361,8 @@ def run_selection(
     else:
         if np.all(state.remaining() == 0):
             stopped = "exhausted"
-    bounds = policy.interval()
-    est = policy.estimate()
+    bounds = policy.intervals()
+    est = policy.estimates()
     return SelectionResult(
         policy=policy.name,
         best=int(np.argmax(est)),

@@ -1,48 +1,12 @@
-"""Oracles: where the scores of (model, item) cells come from.
-
-The selection loop only ever asks an oracle for the scores of one model on a batch of items.
-:class:`MatrixOracle` replays a fully (or partly) known response matrix; live endpoints can
-implement the same one-method protocol.
-"""
+"""Replay oracle: a known response matrix stands in for the LLM calls."""
 
 from __future__ import annotations
-
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from latentbench.exceptions import InputError
 
-__all__ = ["MatrixOracle", "Oracle"]
-
-
-@runtime_checkable
-class Oracle(Protocol):
-    """Anything that scores a model on a batch of items.
-
-    ``n_models`` and ``n_items`` give the size of the candidate pool and of the benchmark.
-    """
-
-    n_models: int
-    n_items: int
-
-    def evaluate(self, model_index: int, item_indices: np.ndarray) -> np.ndarray:
-        """Score model ``model_index`` on ``item_indices``.
-
-        Parameters
-        ----------
-        model_index : int
-            Row of the candidate pool, in ``0..n_models-1``.
-        item_indices : ndarray of int, shape (b,)
-            Columns of the benchmark, distinct.
-
-        Returns
-        -------
-        ndarray of float, shape (b,)
-            Scores in [0, 1]. A NaN (failed evaluation) stops the run with an error: an
-            oracle must retry, stop, or score failures explicitly.
-        """
-        ...
+__all__ = ["MatrixOracle"]
 
 
 class MatrixOracle:

@@ -1,0 +1,252 @@
+"""The policy interface and the UCB-E bookkeeping most policies share.
+
+Every policy is driven by :func:`latentbench.select.run_selection` through the calls of
+:class:`Policy`:
+
+* ``initialize(state, proxy)``: once, after the shared initial batch of every arm;
+* ``choose(state) -> arm index`` (``None`` stops the run);
+* ``select_items(state, arm, size)``: which unobserved items of the arm to reveal
+  (uniform without replacement unless the policy says otherwise);
+* ``update(state, observation)``: the revealed scores, *before* the state records them, so
+  that every quantity the policy computes from ``state`` refers to the past;
+* ``end_round(state, arm)``: after the state recorded the batch (refits happen here, so new
+  predictions first act in the next round);
+* ``estimates()``: per-arm point estimates; ``intervals()``: per-arm confidence bounds.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from latentbench.exceptions import InputError
+from latentbench.select._bounds import EBConfSeq, FreedmanConfSeq
+from latentbench.select._state import Observation, ProxyState, SelectionState
+
+__all__ = ["Policy", "ProxyBookkeeping", "UCBEBookkeeping"]
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """What :func:`~latentbench.select.run_selection` needs of a selection policy.
+
+    Attributes
+    ----------
+    name : str
+        Name in results and tables (a key of :data:`~latentbench.select.POLICIES`).
+    needs_proxy : bool
+        Whether ``initialize`` needs the proxy's predictions (a fitted
+        :class:`~latentbench.select.LowRankProxy`).
+    """
+
+    name: str
+    needs_proxy: bool
+
+    def initialize(self, state: SelectionState, proxy: ProxyState | None) -> None:
+        """Set up after the shared initial batch (cells already recorded in ``state``)."""
+        ...
+
+    def choose(self, state: SelectionState) -> int | None:
+        """The arm to pull next, or ``None`` to stop."""
+        ...
+
+    def select_items(self, state: SelectionState, arm: int, size: int) -> np.ndarray:
+        """At most ``size`` unrevealed items of ``arm`` to reveal, shape (<= size,)."""
+        ...
+
+    def update(self, state: SelectionState, obs: Observation) -> None:
+        """Take in a revealed batch (before ``state`` records it)."""
+        ...
+
+    def end_round(self, state: SelectionState, arm: int) -> None:
+        """After ``state`` recorded the batch of ``arm``."""
+        ...
+
+    def estimates(self) -> np.ndarray:
+        """Point estimates of every arm's mean, shape (n_arms,) (a copy)."""
+        ...
+
+    def intervals(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Simultaneous ``(lower, upper)`` bounds, each of shape (n_arms,), or ``None``."""
+        ...
+
+
+class UCBEBookkeeping:
+    """UCB-E bookkeeping: per-round estimates, exact rows, the UCB-E index, uniform batches.
+
+    Not a policy by itself; :class:`~latentbench.select.UCBE` and the other policies build on
+    it and expose only the options they use.
+
+    Parameters
+    ----------
+    a : float
+        Exploration constant of the UCB-E bonus ``sqrt(a / T_i)``.
+    alpha : float
+        Miscoverage of the simultaneous confidence sequences.
+    ci : {"eb", "freedman", "none"}
+        Confidence sequence on the per-round estimates.
+    doubling : bool
+        Our extension (a smaller, adaptive start): a round reveals ``min(B, T_i)`` cells of
+        arm i instead of ``B``, so with a small initial batch an arm's sample grows
+        16, 32, 64, 128, ... and cells go to arms that stay competitive. The batch size is
+        fixed before the draw, so estimates stay unbiased and intervals valid.
+    """
+
+    name = "policy"
+    needs_proxy = False
+
+    def __init__(
+        self, *, a: float = 1.0, alpha: float = 0.1, ci: str = "none", doubling: bool = False
+    ) -> None:
+        if a < 0:
+            raise InputError(f"a={a!r}; expected a nonnegative number")
+        if ci not in ("eb", "freedman", "none"):
+            raise InputError(f"ci={ci!r}; expected 'eb', 'freedman' or 'none'")
+        self.a, self.alpha, self.ci = a, alpha, ci
+        self.doubling = bool(doubling)
+        self._cs: EBConfSeq | FreedmanConfSeq | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def initialize(self, state: SelectionState, proxy: ProxyState | None = None) -> None:
+        """Set up after the shared initial batch (cells already recorded in ``state``)."""
+        m = state.n_arms
+        self._n = state.n_items
+        self.zsum = np.zeros(m)
+        self._wsum = np.zeros(m)
+        self.zcount = np.zeros(m, dtype=np.int64)
+        self.est = np.zeros(m)
+        self.exact = np.zeros(m, dtype=bool)
+        init_b = max(int(state.n_obs.max()), 1)
+        k_max = 1 + math.ceil(max(state.n_items - int(state.n_obs.min()), 0) / init_b)
+        if self.ci == "eb":
+            self._cs = EBConfSeq(m, self.alpha)
+        elif self.ci == "freedman":
+            self._cs = FreedmanConfSeq(m, self.alpha, max_pulls=max(k_max, state.n_items))
+        else:
+            self._cs = None
+        with np.errstate(invalid="ignore", divide="ignore"):
+            first = state.y_sum / np.maximum(state.n_obs, 1)
+        for arm in range(m):
+            self._add_round(arm, float(first[arm]))
+        self._refresh_exact(state, np.arange(m))
+
+    def _add_round(
+        self,
+        arm: int,
+        z: float,
+        weight: float = 1.0,
+        draws: np.ndarray | None = None,
+        widths: np.ndarray | float = 2.0,
+    ) -> None:
+        """Add a per-round estimate ``z`` (point estimate) and its per-draw estimates (CS)."""
+        self.zsum[arm] += weight * z
+        self.zcount[arm] += 1
+        self._wsum[arm] += weight
+        self.est[arm] = self.zsum[arm] / self._wsum[arm]
+        seq = np.array([z]) if draws is None else draws
+        if isinstance(self._cs, EBConfSeq):
+            self._cs.update(arm, seq)
+        elif isinstance(self._cs, FreedmanConfSeq):
+            self._cs.update(arm, seq, widths)
+
+    def _refresh_exact(self, state: SelectionState, arms: np.ndarray) -> None:
+        full = arms[state.n_obs[arms] >= state.n_items]
+        for arm in full:
+            self.exact[arm] = True
+            self.est[arm] = state.y_sum[arm] / state.n_items
+            if self._cs is not None:
+                self._cs.set_exact(arm, self.est[arm])
+
+    def index(self, state: SelectionState) -> np.ndarray:
+        """UCB-E index ``estimate + sqrt(a / T_i)``; ``-inf`` for fully observed arms."""
+        idx = self.est + np.sqrt(self.a / np.maximum(state.n_obs, 1))
+        idx[self.exact] = -np.inf
+        return idx
+
+    def choose(self, state: SelectionState) -> int | None:
+        """Arm with the largest UCB-E index (ties: lowest index); ``None`` if all are full."""
+        idx = self.index(state)
+        arm = int(np.argmax(idx))
+        return None if not np.isfinite(idx[arm]) else arm
+
+    def select_items(self, state: SelectionState, arm: int, size: int) -> np.ndarray:
+        """Uniform without replacement among ``arm``'s unrevealed items."""
+        if self.doubling:
+            size = int(min(size, max(1, state.n_obs[arm])))
+        return state.uniform_items(arm, size)
+
+    def update(self, state: SelectionState, obs: Observation) -> None:
+        """Sample-mean update (UCB-E); called before ``state.record``."""
+        y = np.nan_to_num(np.asarray(obs.scores, dtype=np.float64), nan=0.0)
+        arm = obs.arm
+        total = state.y_sum[arm] + y.sum()
+        count = state.n_obs[arm] + y.size
+        self.est[arm] = total / count
+
+    def end_round(self, state: SelectionState, arm: int) -> None:
+        """After ``state.record``: mark full rows exact."""
+        self._refresh_exact(state, np.array([arm]))
+
+    def estimates(self) -> np.ndarray:
+        """Point estimates, shape (n_arms,)."""
+        return self.est.copy()
+
+    def intervals(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Simultaneous ``(lower, upper)`` bounds, or ``None`` when the policy has none."""
+        return None if self._cs is None else self._cs.interval()
+
+
+class ProxyBookkeeping(UCBEBookkeeping):
+    """Shared proxy bookkeeping: pool sums of f and f^2, refit schedule."""
+
+    needs_proxy = True
+
+    def __init__(
+        self,
+        *,
+        a: float = 1.0,
+        alpha: float = 0.1,
+        ci: str = "eb",
+        refit_every: int | None = 1000,
+        doubling: bool = False,
+    ) -> None:
+        super().__init__(a=a, alpha=alpha, ci=ci, doubling=doubling)
+        if refit_every is not None and refit_every < 1:
+            raise InputError(f"refit_every={refit_every!r}; expected a positive integer or None")
+        self.refit_every = refit_every
+
+    def _setup_proxy(self, state: SelectionState, proxy: ProxyState | None) -> None:
+        if proxy is None:
+            raise InputError(f"policy {self.name!r} needs a proxy; pass history or a proxy")
+        self.px = proxy
+        self._touched = np.zeros(state.n_arms, dtype=bool)
+        self._recompute_sums(state, np.arange(state.n_arms))
+
+    def _recompute_sums(self, state: SelectionState, rows: np.ndarray) -> None:
+        f = self.px.f[rows].astype(np.float64)
+        if not hasattr(self, "f_all"):
+            m = state.n_arms
+            self.f_all, self.f2_all = np.zeros(m), np.zeros(m)
+            self.f_obs, self.f2_obs = np.zeros(m), np.zeros(m)
+        obs = state.observed[rows]
+        self.f_all[rows] = f.sum(axis=1)
+        self.f2_all[rows] = np.einsum("ij,ij->i", f, f)
+        fo = np.where(obs, f, 0.0)
+        self.f_obs[rows] = fo.sum(axis=1)
+        self.f2_obs[rows] = np.einsum("ij,ij->i", fo, fo)
+
+    def _record_f(self, arm: int, f_batch: np.ndarray) -> None:
+        self.f_obs[arm] += f_batch.sum()
+        self.f2_obs[arm] += (f_batch * f_batch).sum()
+        self._touched[arm] = True
+
+    def _maybe_refit(self, state: SelectionState) -> bool:
+        if self.refit_every is None or state.rounds % self.refit_every != 0:
+            return False
+        rows = np.flatnonzero(self._touched)
+        self.px.refit(state.values, rows)
+        self._recompute_sums(state, rows)
+        self._touched[:] = False
+        return True

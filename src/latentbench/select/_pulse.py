@@ -1,0 +1,234 @@
+"""PULSE: UCB-E selection on doubly robust estimates with a low-rank proxy."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+
+from latentbench.exceptions import InputError
+from latentbench.select._base import ProxyBookkeeping
+from latentbench.select._bounds import EBConfSeq, FreedmanConfSeq
+from latentbench.select._estimators import dr_draw_estimates, dr_round_variance, plugin_lambda
+from latentbench.select._state import Observation, ProxyState, SelectionState
+
+__all__ = ["Pulse"]
+
+
+class Pulse(ProxyBookkeeping):
+    """PULSE: UCB-E selection on doubly robust estimates (``pulse.md`` §3–§6).
+
+    Each round pulls ``argmax_i mu_hat_i + sqrt(a / T_i)`` and reveals a uniform batch from the
+    arm's unobserved items. The per-round estimate is the clean DR estimate (§3.2) with the
+    plug-in lambda (§4); the arm's estimate is the (weighted) average of its per-round
+    estimates and its interval the confidence sequence on them (§5). The proxy is refit on all
+    revealed cells every ``refit_every`` rounds, at the end of the round.
+
+    Parameters
+    ----------
+    a : float, default 1.0
+        UCB-E exploration constant.
+    alpha : float, default 0.1
+        Simultaneous miscoverage of the intervals (``alpha / n_arms`` per arm).
+    ci : {"eb", "freedman", "none"}, default "eb"
+    refit_every : int or None, default 1000
+        Rounds between refits of the candidate factors (``None``: never).
+    lam : {"plugin", "one", "zero"} or float, default "plugin"
+        Proxy weight rule; any fixed value in [0, 1] is valid.
+    init_estimate : {"mean", "prior"}, default "mean"
+        Pull 1 (the initial batch): its sample mean (``lam = 0``, as the release) or the DR
+        estimate with the population-prior prediction (``lam = 1``; predictions fixed before
+        the initial draw, so still unbiased).
+    weights : {"equal", "precision"}, default "equal"
+        Average of per-round estimates: equal weights (the release) or weights proportional to
+        the inverse of the model-predicted conditional variance (fixed before each draw).
+    legacy_stale_predictions : bool, default False
+        Reproduce the release's stale-prediction sum (§3.5; biased after refits).
+    bonus : {"ucbe", "effective", "ci"}, default "ucbe"
+        Selection rule. ``ucbe`` is the paper's, ``mu_hat_i + sqrt(a / T_i)``. Our extensions:
+        ``effective`` replaces ``T_i`` by the effective sample size of the DR estimate,
+        ``mu_hat_i + 2 sqrt(a * v_i)`` with ``v_i`` the estimated variance of ``mu_hat_i``
+        from the residuals ``Y - lam f`` of each round (for a plain mean of ``T`` cells with
+        ``p = 1/2`` this is exactly the UCB-E bonus); ``ci`` (LUCB-style) pulls, of the leader
+        and the challenger with the largest upper bound, the one with the wider interval; it
+        suits the fixed-confidence stop (``stop="confidence"``). Selection may use any past
+        data, so none of these affects unbiasedness or coverage.
+    doubling : bool, default False
+        Reveal ``min(B, T_i)`` cells per round (see :class:`Policy`).
+    """
+
+    name = "pulse"
+
+    def __init__(
+        self,
+        *,
+        a: float = 1.0,
+        alpha: float = 0.1,
+        ci: str = "eb",
+        refit_every: int | None = 1000,
+        lam: str | float = "plugin",
+        init_estimate: Literal["mean", "prior"] = "mean",
+        weights: Literal["equal", "precision"] = "equal",
+        legacy_stale_predictions: bool = False,
+        bonus: Literal["ucbe", "effective", "ci"] = "ucbe",
+        doubling: bool = False,
+    ) -> None:
+        super().__init__(a=a, alpha=alpha, ci=ci, refit_every=refit_every, doubling=doubling)
+        if bonus not in ("ucbe", "effective", "ci"):
+            raise InputError(f"bonus={bonus!r}; expected 'ucbe', 'effective' or 'ci'")
+        if bonus == "ci" and ci == "none":
+            raise InputError("bonus='ci' needs intervals; set ci='eb' or 'freedman'")
+        self.bonus = bonus
+        if isinstance(lam, str) and lam not in ("plugin", "one", "zero"):
+            raise InputError(f"lam={lam!r}; expected 'plugin', 'one', 'zero' or a number in [0, 1]")
+        if not isinstance(lam, str) and not 0 <= float(lam) <= 1:
+            raise InputError(f"lam={lam!r}; expected a number in [0, 1]")
+        if init_estimate not in ("mean", "prior"):
+            raise InputError(f"init_estimate={init_estimate!r}; expected 'mean' or 'prior'")
+        if weights not in ("equal", "precision"):
+            raise InputError(f"weights={weights!r}; expected 'equal' or 'precision'")
+        self.lam = lam
+        self.init_estimate = init_estimate
+        self.weights = weights
+        self.legacy_stale_predictions = legacy_stale_predictions
+
+    def initialize(self, state: SelectionState, proxy: ProxyState | None = None) -> None:
+        m = state.n_arms
+        self._n = state.n_items
+        self.zsum = np.zeros(m)
+        self.zcount = np.zeros(m, dtype=np.int64)
+        self._wsum = np.zeros(m)
+        self._w2v = np.zeros(m)
+        self.est = np.zeros(m)
+        self.exact = np.zeros(m, dtype=bool)
+        self.zbar = np.zeros(m)
+        self.zn = np.zeros(m, dtype=np.int64)
+        self.lam_history: list[float] = []
+        self.z_history: list[list[float]] = [[] for _ in range(m)]
+        if self.ci == "eb":
+            self._cs = EBConfSeq(m, self.alpha)
+        elif self.ci == "freedman":
+            self._cs = FreedmanConfSeq(m, self.alpha, max_pulls=state.n_items)
+        else:
+            self._cs = None
+        n = state.n_items
+        lam0 = 1.0 if self.init_estimate == "prior" else 0.0
+        # pull 1: the initial batch, drawn with the prior-mean prediction fixed beforehand
+        T0 = state.n_obs.astype(np.float64)
+        if self.init_estimate == "prior":
+            if proxy is None:
+                raise InputError("init_estimate='prior' needs a proxy")
+            f0 = proxy.proxy.prior_prediction().astype(np.float64)
+            F0 = f0.sum()
+            f_init = np.where(state.observed, f0[None, :], 0.0).sum(axis=1)
+            pi0 = T0 / n
+            z0 = (F0 + (state.y_sum - f_init) / pi0) / n
+            var0 = dr_round_variance(F0, (f0 * f0).sum(), n, T0, 1.0, n)
+        else:
+            f0 = np.zeros(n)
+            F0 = 0.0
+            z0 = state.y_sum / np.maximum(T0, 1)
+            # weights must be fixed before the draw: the Bernoulli variance at the prior
+            # prediction (never the observed initial scores)
+            pbar = 0.5 if proxy is None else float(proxy.proxy.prior_prediction().mean())
+            pbar = min(max(pbar, 0.05), 0.95)
+            var0 = pbar * (1 - pbar) / np.maximum(T0, 1) * (1 - T0 / n)
+        w0 = 1.0 / np.maximum(var0, 1e-8) if self.weights == "precision" else np.ones(m)
+        for arm in range(m):
+            items = state.order[arm, : int(state.n_obs[arm])]
+            draws = dr_draw_estimates(0.0, F0, state.values[arm, items], f0[items], lam0, n, n)
+            widths = (n - np.arange(items.size)) / n * (1.0 + lam0)
+            self._add_round(arm, float(z0[arm]), float(w0[arm]), draws, widths)
+            resid = state.values[arm, items] - lam0 * f0[items]
+            self._w2v[arm] += w0[arm] ** 2 * _round_var(resid, n, n)
+            self.z_history[arm].append(float(z0[arm]))
+        self._setup_proxy(state, proxy)
+        # the proxy is prewarmed on the initial cells by the run loop; sums use the current f
+        self._stale = self.f_obs.copy()
+        self._refresh_exact(state, np.arange(m))
+
+    def estimate_variance(self) -> np.ndarray:
+        """Estimated variance of each arm's point estimate, shape (n_arms,)."""
+        return self._w2v / np.maximum(self._wsum, 1e-300) ** 2
+
+    def index(self, state: SelectionState) -> np.ndarray:
+        if self.bonus != "effective":
+            return super().index(state)
+        idx = self.est + 2.0 * np.sqrt(self.a * self.estimate_variance())
+        idx[self.exact] = -np.inf
+        return idx
+
+    def choose(self, state: SelectionState) -> int | None:
+        if self.bonus != "ci":
+            return super().choose(state)
+        active = ~self.exact
+        if not active.any():
+            return None
+        assert self._cs is not None  # bonus='ci' requires intervals (checked in __init__)
+        lo, hi = self._cs.interval()
+        leader = int(np.argmax(self.est))
+        upper = np.where(active, hi, -np.inf)
+        upper[leader] = -np.inf
+        challenger = int(np.argmax(upper))
+        if not np.isfinite(upper[challenger]):
+            return leader if active[leader] else None
+        if not active[leader]:
+            return challenger
+        wide = (hi[leader] - lo[leader]) >= (hi[challenger] - lo[challenger])
+        return leader if wide else challenger
+
+    def update(self, state: SelectionState, obs: Observation) -> None:
+        arm, items = obs.arm, obs.items
+        n = state.n_items
+        y = np.nan_to_num(np.asarray(obs.scores, dtype=np.float64), nan=0.0)
+        N = n - int(state.n_obs[arm])
+        Bp = len(items)
+        pi = Bp / N
+        F = self.f_all[arm] - self.f_obs[arm]
+        F2 = self.f2_all[arm] - self.f2_obs[arm]
+        if isinstance(self.lam, str):
+            if self.lam == "plugin":
+                lam = float(plugin_lambda(F, F2, pi, self.zbar[arm], self.zn[arm]))
+            else:
+                lam = 1.0 if self.lam == "one" else 0.0
+        else:
+            lam = float(self.lam)
+        f_b = self.px.f[arm, items].astype(np.float64)
+        corr = (y - lam * f_b).sum() / pi
+        z = (state.y_sum[arm] + lam * F + corr) / n
+        if self.legacy_stale_predictions:
+            z += lam / n * (self.f_obs[arm] - self._stale[arm])
+            self._stale[arm] += f_b.sum()
+        self.zbar[arm] = (self.zn[arm] * self.zbar[arm] + corr) / (self.zn[arm] + 1)
+        self.zn[arm] += 1
+        draws = dr_draw_estimates(state.y_sum[arm], F, y, f_b, lam, N, n)
+        widths = (N - np.arange(Bp)) / n * (1.0 + lam)
+        if self.weights == "precision":
+            var = float(dr_round_variance(F, F2, N, Bp, lam, n))
+            weight = 1.0 / max(var, 1e-8) if Bp < N else 1e8
+        else:
+            weight = 1.0
+        self._add_round(arm, float(z), weight, draws, widths)
+        self._w2v[arm] += weight**2 * _round_var(y - lam * f_b, N, n)
+        self.z_history[arm].append(float(z))
+        self.lam_history.append(lam)
+        self._record_f(arm, f_b)
+
+    def end_round(self, state: SelectionState, arm: int) -> None:
+        self._refresh_exact(state, np.array([arm]))
+        if self._maybe_refit(state):
+            self.zbar[:] = 0.0
+            self.zn[:] = 0
+
+
+def _round_var(resid: np.ndarray, pool: int, n: int, floor: float = 0.01) -> float:
+    """Estimated conditional variance of a round's DR estimate from its batch residuals.
+
+    ``(N/n)^2 (1/B' - 1/N) s2`` with ``s2`` the sample variance of the residuals, floored at
+    ``floor`` so that a batch of identical residuals does not end exploration.
+    """
+    B = resid.size
+    if B >= pool:
+        return 0.0
+    s2 = float(resid.var(ddof=1)) if B > 1 else 0.25
+    return (pool / n) ** 2 * (1.0 / B - 1.0 / pool) * max(s2, floor)

@@ -1,0 +1,138 @@
+"""What a selection run has revealed, and the proxy's predictions for the pool.
+
+Uniform sampling without replacement is implemented by a random reveal order per arm drawn up
+front: the next ``B`` entries of that order are a uniform ``B``-subset of the arm's unobserved
+items given the past.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from latentbench.select._proxy import LowRankProxy
+
+__all__ = ["Observation", "ProxyState", "SelectionState"]
+
+
+@dataclass
+class Observation:
+    """One revealed batch: ``scores[k]`` is the score of ``arm`` on ``items[k]``."""
+
+    arm: int
+    items: np.ndarray
+    scores: np.ndarray
+
+
+class SelectionState:
+    """Revealed cells of a selection run, shared by the loop and the policy.
+
+    Parameters
+    ----------
+    n_arms, n_items : int
+        Pool size and benchmark size.
+    rng : numpy.random.Generator
+        Draws the reveal order of every arm.
+
+    Attributes
+    ----------
+    values : ndarray of shape (n_arms, n_items), float32
+        Revealed scores, NaN where unrevealed.
+    observed : ndarray of shape (n_arms, n_items), bool
+    n_obs : ndarray of shape (n_arms,), int
+        ``T_i``, revealed cells per arm.
+    y_sum : ndarray of shape (n_arms,)
+        Sum of revealed scores per arm.
+    spent, spent_init : int
+        Cells revealed after / during the initial batch.
+    rounds : int
+        Completed post-initialisation rounds.
+    """
+
+    def __init__(self, n_arms: int, n_items: int, rng: np.random.Generator) -> None:
+        self.n_arms, self.n_items = n_arms, n_items
+        base = np.broadcast_to(np.arange(n_items, dtype=np.int32), (n_arms, n_items))
+        self.order = rng.permuted(base, axis=1)
+        self.values = np.full((n_arms, n_items), np.nan, dtype=np.float32)
+        self.observed = np.zeros((n_arms, n_items), dtype=bool)
+        self.n_obs = np.zeros(n_arms, dtype=np.int64)
+        self._pointer = np.zeros(n_arms, dtype=np.int64)
+        self.y_sum = np.zeros(n_arms)
+        self.spent = 0
+        self.spent_init = 0
+        self.rounds = 0
+        self.rng = rng
+
+    def remaining(self) -> np.ndarray:
+        """Unrevealed cells per arm, shape (n_arms,)."""
+        return self.n_items - self.n_obs
+
+    def uniform_items(self, arm: int, size: int) -> np.ndarray:
+        """``size`` unrevealed items of ``arm``, uniform without replacement given the past."""
+        start = int(self._pointer[arm])
+        order = self.order[arm]
+        if self.n_obs[arm] == start:  # only uniform draws so far: the prefix is the observed set
+            return order[start : start + size].astype(np.int64)
+        # other reveals happened (e.g. UCB-E-LRF): skip revealed items in the order
+        rest = order[start:]
+        rest = rest[~self.observed[arm, rest]]
+        return rest[:size].astype(np.int64)
+
+    def record(self, obs: Observation, *, initial: bool = False) -> None:
+        """Store a revealed batch (scores checked by the run loop: no NaN)."""
+        scores = np.asarray(obs.scores, dtype=np.float32)
+        self.values[obs.arm, obs.items] = scores
+        self.observed[obs.arm, obs.items] = True
+        k = len(obs.items)
+        self.n_obs[obs.arm] += k
+        if self.n_obs[obs.arm] <= self.n_items:
+            order = self.order[obs.arm]
+            p = int(self._pointer[obs.arm])
+            if np.array_equal(order[p : p + k], obs.items):
+                self._pointer[obs.arm] = p + k
+        self.y_sum[obs.arm] += float(scores.sum(dtype=np.float64))
+        if initial:
+            self.spent_init += k
+        else:
+            self.spent += k
+
+
+class ProxyState:
+    """Predictions of a :class:`~latentbench.select.LowRankProxy` for the candidate pool.
+
+    Shared by the policies that use the proxy; refits are exact per row and warm-started.
+
+    Parameters
+    ----------
+    proxy : LowRankProxy
+        Fitted on the history.
+    n_arms : int
+    """
+
+    def __init__(self, proxy: LowRankProxy, n_arms: int) -> None:
+        self.proxy = proxy
+        self.U = np.tile(proxy.prior_mean_, (n_arms, 1))
+        self.f = np.broadcast_to(
+            proxy.prior_prediction().astype(np.float32), (n_arms, proxy.n_items)
+        ).copy()
+        self.n_refits = 0
+        self.refit_seconds = 0.0
+
+    def refit(self, values: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Refit ``U`` on all revealed cells (rows given: only those) and update ``f``."""
+        start = time.perf_counter()
+        rows = np.arange(values.shape[0]) if rows is None else np.asarray(rows)
+        if rows.size:
+            self.U = (
+                self.proxy.fit_models(values, U0=self.U, rows=rows)
+                if rows.size < len(self.U)
+                else self.proxy.fit_models(values, U0=self.U)
+            )
+            self.f[rows] = self.proxy.predict(self.U[rows])
+        self.n_refits += 1
+        self.refit_seconds += time.perf_counter() - start
+        return rows

@@ -1,0 +1,290 @@
+"""Durability: every cell is stored before the loop sees it, and never requested twice."""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from latentbench.exceptions import CellsFailed, InputError, RunInterrupted, SpendCapReached
+from latentbench.select.oracles import CellResult, Oracle, StreamingOracle
+from latentbench.select.oracles._protocol import now_utc
+
+__all__ = ["DurableOracle", "LiveProgress"]
+
+
+@dataclass
+class LiveProgress:
+    """What the loop did in one batch, for progress displays.
+
+    Attributes
+    ----------
+    call : int
+        Batch number (0-based; the first ``n_models`` are the initial batch).
+    phase : {"init", "loop"}
+    model : str
+    n_new, n_replayed, n_errors : int
+        Cells of this batch evaluated now, answered from the store, failed.
+    paid_total : int
+        Evaluations made for the run so far, earlier sessions included.
+    replayed_total : int
+        Cells answered from the store in this session.
+    revealed : int
+        Cells the loop has seen (initial batch included).
+    planned : int
+        ``n_models * init_batch + budget``.
+    leader : str or None
+        Current recommendation (after the previous round), with ``estimate``, ``lower``,
+        ``upper`` (None before the loop starts or without intervals).
+    """
+
+    call: int
+    phase: str
+    model: str
+    n_new: int
+    n_replayed: int
+    n_errors: int
+    paid_total: int
+    replayed_total: int
+    revealed: int
+    planned: int
+    leader: str | None = None
+    estimate: float | None = None
+    lower: float | None = None
+    upper: float | None = None
+
+    @property
+    def budget_left(self) -> int:
+        """Cells the run may still reveal."""
+        return max(self.planned - self.revealed, 0)
+
+
+def _leader(policy: Any, model_ids: Sequence[str]) -> dict[str, Any]:
+    est = getattr(policy, "est", None)
+    if est is None:
+        return {}
+    best = int(np.argmax(est))
+    out: dict[str, Any] = {"leader": model_ids[best], "estimate": float(est[best])}
+    try:
+        bounds = policy.interval()
+    except Exception:
+        bounds = None
+    if bounds is not None:
+        out["lower"], out["upper"] = float(bounds[0][best]), float(bounds[1][best])
+    return out
+
+
+class DurableOracle:
+    """Wrap an oracle so that every cell is stored before use and never requested twice.
+
+    Parameters
+    ----------
+    store : latentbench.io.store.Store
+    run_id : str
+        A ``selection_runs`` row (created by the caller).
+    inner : Oracle or StreamingOracle
+    model_ids, item_ids : sequence of str
+        Store ids of the rows and columns.
+    policy : Policy, optional
+        Read (never changed) for the leader shown in progress and decisions.
+    on_error : {"stop", "zero"}, default "stop"
+        ``stop``: after a batch with failed cells, raise :class:`CellsFailed` (the failures
+        are stored; a resumed run requests those cells again). ``zero``: hand them to the
+        loop as NaN (the loop scores them 0) and replay them as such on resume.
+    spend_cap : int, optional
+        Largest number of evaluations for the run, earlier sessions included; a batch that
+        would pass it raises :class:`SpendCapReached` before any request.
+    planned : int
+        Cells the run plans to reveal (progress only).
+    stop_event : threading.Event, optional
+        When set, the next batch raises :class:`RunInterrupted` (the current one finishes
+        and is committed).
+    progress : callable, optional
+        Called with a :class:`LiveProgress` after each batch.
+
+    Attributes
+    ----------
+    n_paid : int
+        Cells evaluated by ``inner`` in this session.
+    n_replayed : int
+        Cells answered from the store in this session.
+    n_calls : int
+        Batches seen.
+    """
+
+    def __init__(
+        self,
+        store: Any,
+        run_id: str,
+        inner: Oracle | StreamingOracle,
+        model_ids: Sequence[str],
+        item_ids: Sequence[str],
+        *,
+        policy: Any = None,
+        on_error: str = "stop",
+        spend_cap: int | None = None,
+        planned: int = 0,
+        stop_event: threading.Event | None = None,
+        progress: Callable[[LiveProgress], None] | None = None,
+    ) -> None:
+        if on_error not in ("stop", "zero"):
+            raise InputError(f"on_error={on_error!r}; expected 'stop' or 'zero'")
+        if len(model_ids) != inner.n_models or len(item_ids) != inner.n_items:
+            raise InputError(
+                f"{len(model_ids)} model ids and {len(item_ids)} item ids for an oracle of shape "
+                f"({inner.n_models}, {inner.n_items})"
+            )
+        self.store, self.run_id, self.inner = store, run_id, inner
+        self.model_ids = [str(m) for m in model_ids]
+        self.item_ids = [str(i) for i in item_ids]
+        self.n_models, self.n_items = inner.n_models, inner.n_items
+        self.policy, self.on_error, self.spend_cap = policy, on_error, spend_cap
+        self.planned, self.stop_event, self.progress = planned, stop_event, progress
+        self.n_paid = self.n_replayed = self.n_calls = self.revealed = 0
+        self.n_errors_replayed = 0
+        self._known: dict[tuple[str, str], tuple[float, str | None]] = {}
+        stored = store.selection_observations(run_id)
+        for model, item, score, error in zip(
+            stored["model"], stored["item"], stored["score"], stored["error"], strict=True
+        ):
+            value = float(score) if score is not None and not pd.isna(score) else math.nan
+            prev = self._known.get((model, item))
+            if prev is None or math.isnan(prev[0]):  # a score wins over an earlier failure
+                self._known[(model, item)] = (value, None if pd.isna(error) else str(error))
+        self.paid_total = len(stored)
+        self._seq = int(stored["seq"].max()) + 1 if len(stored) else 0
+        self._decisions = {d["round"]: d for d in store.selection_decisions(run_id)}
+        self.errors: list[tuple[str, str, str]] = []
+
+    # -------------------------------------------------------------- store writes
+    def _commit(self, call: int, model: str, cells: list[tuple[str, CellResult]]) -> None:
+        frame = pd.DataFrame(
+            {
+                "seq": np.arange(self._seq, self._seq + len(cells), dtype=np.int64),
+                "round": call,
+                "model": model,
+                "item": [item for item, _ in cells],
+                "score": [None if math.isnan(c.score) else c.score for _, c in cells],
+                "error": [c.error for _, c in cells],
+                "requested_at": [c.requested_at for _, c in cells],
+                "observed_at": [c.observed_at for _, c in cells],
+            }
+        )
+        self.store.add_observations(self.run_id, frame)
+        self._seq += len(cells)
+        self.paid_total += len(cells)
+        for item, cell in cells:
+            self._known[(model, item)] = (cell.score, cell.error)
+
+    def _decide(self, call: int, model: str, ids: list[str]) -> None:
+        payload = {
+            "phase": "init" if call < self.n_models else "loop",
+            "model": model,
+            "items": ids,
+            **_leader(self.policy, self.model_ids),
+        }
+        prev = self._decisions.get(call)
+        if prev is None:
+            self.store.add_decision(self.run_id, call, payload)
+            self._decisions[call] = {"round": call, **payload}
+        elif prev.get("model") != model or prev.get("items") != ids:
+            raise InputError(
+                f"run {self.run_id!r}: round {call} asks {model!r} for {len(ids)} items but the "
+                f"store recorded {prev.get('model')!r} with {len(prev.get('items') or [])} "
+                "(different items); the configuration, seed or a data file changed since the "
+                "run started; use a new store or run_id"
+            )
+
+    def record_final(self, payload: dict[str, Any]) -> None:
+        """Record the run's final decision after the last batch (once; not on a replay)."""
+        if self.n_calls not in self._decisions:
+            self.store.add_decision(self.run_id, self.n_calls, payload)
+            self._decisions[self.n_calls] = {"round": self.n_calls, **payload}
+
+    # -------------------------------------------------------------- the oracle
+    def evaluate(self, model_index: int, item_indices: np.ndarray) -> np.ndarray:
+        """Scores of a batch: stored cells replayed, new ones evaluated and committed first.
+
+        Raises
+        ------
+        RunInterrupted, SpendCapReached, CellsFailed, PlanPending
+            See the class description; everything evaluated before is committed.
+        """
+        if self.stop_event is not None and self.stop_event.is_set():
+            raise RunInterrupted(
+                f"stopped before batch {self.n_calls}; {self.paid_total} evaluations stored"
+            )
+        call = self.n_calls
+        model = self.model_ids[model_index]
+        items = np.asarray(item_indices, dtype=np.int64).ravel()
+        ids = [self.item_ids[k] for k in items]
+        self._decide(call, model, ids)
+        scores = np.full(len(items), np.nan)
+        todo: list[int] = []
+        for pos, item in enumerate(ids):
+            hit = self._known.get((model, item))
+            if hit is not None and (not math.isnan(hit[0]) or self.on_error == "zero"):
+                scores[pos] = hit[0]
+                self.n_errors_replayed += int(math.isnan(hit[0]))
+            else:
+                todo.append(pos)
+        n_replayed = len(items) - len(todo)
+        failures: list[tuple[str, str, str]] = []
+        if todo:
+            if self.spend_cap is not None and self.paid_total + len(todo) > self.spend_cap:
+                raise SpendCapReached(
+                    f"the next batch needs {len(todo)} evaluations; {self.paid_total} of "
+                    f"spend_cap={self.spend_cap} are used"
+                )
+            sub = items[todo]
+            stream = getattr(self.inner, "evaluate_cells", None)
+            if stream is not None:
+                for cell in stream(model_index, sub):
+                    pos = todo[cell.position]
+                    self._commit(call, model, [(ids[pos], cell)])  # stored before use
+                    scores[pos] = cell.score
+                    if cell.error is not None or math.isnan(cell.score):
+                        failures.append((model, ids[pos], cell.error or "NaN score"))
+            else:
+                started = now_utc()
+                values = np.asarray(self.inner.evaluate(model_index, sub), dtype=np.float64)
+                done = now_utc()
+                cells = []
+                for k, pos in enumerate(todo):
+                    value = float(values[k])
+                    error = "oracle returned NaN" if math.isnan(value) else None
+                    cells.append((ids[pos], CellResult(k, value, error, 1, started, done)))
+                    if error:
+                        failures.append((model, ids[pos], error))
+                self._commit(call, model, cells)
+                scores[todo] = values
+        self.n_calls += 1
+        self.n_paid += len(todo)
+        self.n_replayed += n_replayed
+        self.revealed += len(items)
+        self.errors.extend(failures)
+        if self.progress is not None:
+            self.progress(
+                LiveProgress(
+                    call=call,
+                    phase="init" if call < self.n_models else "loop",
+                    model=model,
+                    n_new=len(todo),
+                    n_replayed=n_replayed,
+                    n_errors=len(failures),
+                    paid_total=self.paid_total,
+                    replayed_total=self.n_replayed,
+                    revealed=self.revealed,
+                    planned=self.planned,
+                    **_leader(self.policy, self.model_ids),
+                )
+            )
+        if failures and self.on_error == "stop":
+            raise CellsFailed(failures)
+        # on_error = "zero": the user chose to score failed cells 0; do it here, explicitly
+        return np.where(np.isnan(scores), 0.0, scores)

@@ -1,0 +1,194 @@
+"""Run (or resume) a live selection through a durable store."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from latentbench.exceptions import InputError, LiveStop
+from latentbench.select._run import SelectionResult, run_selection
+from latentbench.select.live._config import LiveConfig
+from latentbench.select.live._durable import DurableOracle, LiveProgress
+from latentbench.select.oracles import MatrixOracle, Oracle, StreamingOracle
+
+if TYPE_CHECKING:
+    from latentbench.io.store import Store
+
+__all__ = ["LiveResult", "run_live"]
+
+
+@dataclass
+class LiveResult:
+    """Outcome of :func:`run_live` (one session of a possibly resumed run).
+
+    Attributes
+    ----------
+    run_id : str
+    status : {"done", "interrupted", "failed", "capped", "waiting"}
+    selection : SelectionResult or None
+        The loop's result (``status == "done"`` only).
+    resumed : bool
+        The store already held this run.
+    n_paid : int
+        Evaluations made in this session.
+    n_replayed : int
+        Cells answered from the store in this session.
+    paid_total : int
+        Evaluations stored for the run (all sessions).
+    errors : DataFrame
+        Failed cells of this session: ``model``, ``item``, ``error``.
+    message : str
+    """
+
+    run_id: str
+    status: str
+    selection: SelectionResult | None
+    resumed: bool
+    n_paid: int
+    n_replayed: int
+    paid_total: int
+    errors: pd.DataFrame
+    message: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dictionary."""
+        return {
+            "run_id": self.run_id,
+            "status": self.status,
+            "resumed": self.resumed,
+            "n_paid": self.n_paid,
+            "n_replayed": self.n_replayed,
+            "paid_total": self.paid_total,
+            "n_errors": len(self.errors),
+            "message": self.message,
+            "selection": None if self.selection is None else self.selection.to_dict(trace=False),
+        }
+
+
+def _open_run(store: Store, cfg: LiveConfig, run_id: str) -> bool:
+    """Start the run in the store, or check that a stored one matches; True if resumed."""
+    stored = store.selection_run(run_id)
+    if stored is None:
+        store.start_selection(cfg.to_record(), run_id=run_id)
+        return False
+    identity = json.loads(json.dumps(cfg.identity(), sort_keys=True, default=str))
+    before = stored["config"].get("identity") or {}
+    if before != identity:
+        changed = sorted(k for k in set(identity) | set(before) if before.get(k) != identity.get(k))
+        raise InputError(
+            f"{store.path}: run {run_id!r} was started with a different configuration "
+            f"(changed: {', '.join(changed)}); use another run_id or store"
+        )
+    store.set_selection_status(run_id, "running")
+    return True
+
+
+def run_live(
+    config: LiveConfig | str | os.PathLike[str],
+    store: Store | str | os.PathLike[str],
+    *,
+    oracle: Oracle | StreamingOracle | None = None,
+    progress: Callable[[LiveProgress], None] | None = None,
+    stop_event: threading.Event | None = None,
+) -> LiveResult:
+    """Run (or resume) a live selection whose every observation is stored first.
+
+    The Python twin of ``latentbench select live --config RUN.toml --store RUN.duckdb``.
+
+    Parameters
+    ----------
+    config : LiveConfig or path-like
+        A configuration or its TOML file.
+    store : Store or path-like
+        The DuckDB store (opened and closed here when a path is given).
+    oracle : Oracle, optional
+        Replace the oracle the configuration describes (e.g. a
+        :class:`~latentbench.select.MatrixOracle` for a replay through the store).
+    progress : callable, optional
+        Called with a :class:`LiveProgress` after each batch.
+    stop_event : threading.Event, optional
+        Set it (e.g. from a SIGINT handler) to stop after the batch in flight.
+
+    Returns
+    -------
+    LiveResult
+        ``status`` ``done`` (with ``selection``), or why it stopped; the store's
+        ``selection_runs.status`` says the same.
+
+    Raises
+    ------
+    InputError
+        Bad configuration or data, or a store whose run of the same id does not match.
+    """
+    from latentbench.io.store import Store
+
+    cfg = config if isinstance(config, LiveConfig) else LiveConfig.from_toml(config)
+    if not isinstance(store, Store):
+        with Store(store) as db:
+            return run_live(cfg, db, oracle=oracle, progress=progress, stop_event=stop_event)
+    items = cfg.load_items() if oracle is None or cfg.items_path is not None else None
+    item_ids = [it["id"] for it in items] if items else [str(k) for k in range(oracle.n_items)]  # type: ignore[union-attr]
+    if oracle is not None and (oracle.n_models, oracle.n_items) != (len(cfg.models), len(item_ids)):
+        raise InputError(
+            f"oracle has shape ({oracle.n_models}, {oracle.n_items}); the configuration has "
+            f"{len(cfg.models)} models and {len(item_ids)} items"
+        )
+    if not 1 <= cfg.init_batch <= len(item_ids):
+        raise InputError(
+            f"{cfg.source}: [run] init_batch={cfg.init_batch}; expected 1..{len(item_ids)} "
+            "(the number of items)"
+        )
+    run_id = cfg.run_id or cfg.default_run_id()
+    resumed = _open_run(store, cfg, run_id)
+    policy = cfg.build_policy()
+    proxy = cfg.build_proxy(item_ids)
+    inner = oracle if oracle is not None else cfg.build_oracle(items or [])
+    durable = DurableOracle(
+        store, run_id, inner, cfg.model_ids, item_ids, policy=policy, on_error=cfg.on_error,
+        spend_cap=cfg.spend_cap, planned=len(cfg.models) * cfg.init_batch + cfg.budget,
+        stop_event=stop_event, progress=progress,
+    )  # fmt: skip
+    selection: SelectionResult | None = None
+    status, message = "done", ""
+    try:
+        selection = run_selection(
+            durable, policy, budget=cfg.budget, batch_size=cfg.batch_size,
+            init_batch=cfg.init_batch, proxy=proxy, random_state=cfg.seed, stop=cfg.stop,
+            model_ids=cfg.model_ids,
+            true_means=inner.true_means() if isinstance(inner, MatrixOracle) else None,
+        )  # fmt: skip
+    except LiveStop as exc:
+        status, message = exc.status, str(exc)
+    except KeyboardInterrupt:  # a second Ctrl-C: stored cells are kept
+        store.set_selection_status(run_id, "interrupted")
+        raise
+    except BaseException:
+        store.set_selection_status(run_id, "failed")
+        raise
+    finally:
+        close = getattr(inner, "close", None)
+        if oracle is None and callable(close):
+            close()
+    if selection is not None:
+        durable.record_final({"phase": "final", **selection.to_dict(trace=False)})
+        n_errors = durable.n_errors_replayed + len(durable.errors)
+        message = f"best model {selection.best_id} after {selection.evaluations_total} cells" + (
+            f"; {n_errors} failed cell(s) were scored 0 (on_error = 'zero')" if n_errors else ""
+        )
+    try:
+        store.publish_selection(run_id, **cfg.publish_options())
+    except InputError as exc:  # the selection tables are complete; say why responses are not
+        message += f"; scores not copied to responses: {exc}"
+    store.set_selection_status(run_id, status)
+    return LiveResult(
+        run_id=run_id, status=status, selection=selection, resumed=resumed,
+        n_paid=durable.n_paid, n_replayed=durable.n_replayed, paid_total=durable.paid_total,
+        errors=pd.DataFrame(durable.errors, columns=["model", "item", "error"]),
+        message=message,
+    )  # fmt: skip

@@ -1,0 +1,73 @@
+"""Oracle (b): a Python function scores a model on a batch of items."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+
+from latentbench.exceptions import InputError
+from latentbench.select.oracles._protocol import CellResult, now_utc
+
+__all__ = ["CallableOracle"]
+
+
+class CallableOracle:
+    """Oracle (b): a Python function ``score(model, items) -> scores``.
+
+    Parameters
+    ----------
+    score : callable
+        ``score(model_id: str, item_ids: list[str]) -> sequence of float`` (NaN = failure).
+    model_ids, item_ids : sequence of str
+
+    Notes
+    -----
+    An exception, a result of the wrong length or a score outside [0, 1] is recorded as an
+    error for the cells concerned (never as a score).
+    """
+
+    def __init__(
+        self,
+        score: Callable[[str, list[str]], Sequence[float]],
+        model_ids: Sequence[str],
+        item_ids: Sequence[str],
+    ) -> None:
+        if not callable(score):
+            raise InputError(f"score={score!r}; expected a callable score(model, items)")
+        self.score = score
+        self.model_ids = [str(m) for m in model_ids]
+        self.item_ids = [str(i) for i in item_ids]
+        self.n_models, self.n_items = len(self.model_ids), len(self.item_ids)
+        self.n_calls = 0
+
+    def evaluate_cells(self, model_index: int, item_indices: np.ndarray) -> Iterator[CellResult]:
+        """Call the function once for the batch; yield one result per item."""
+        items = [self.item_ids[int(k)] for k in item_indices]
+        started = now_utc()
+        self.n_calls += len(items)
+        error: str | None = None
+        values = np.full(len(items), np.nan)
+        try:
+            raw = np.asarray(self.score(self.model_ids[model_index], items), dtype=np.float64)
+            if raw.shape != (len(items),):
+                error = f"score() returned shape {raw.shape}; expected ({len(items)},)"
+            else:
+                values = raw
+        except Exception as exc:  # user code: any failure is a per-cell error
+            error = f"score() raised {type(exc).__name__}: {exc}"
+        done = now_utc()
+        for k, value in enumerate(values):
+            cell_error = error
+            if cell_error is None and not np.isnan(value) and not 0 <= value <= 1:
+                cell_error, value = f"score {float(value)!r} outside [0, 1]", np.nan
+            elif cell_error is None and np.isnan(value):
+                cell_error = "score() returned NaN"
+            yield CellResult(k, float(value), cell_error, 1, started, done)
+
+    def evaluate(self, model_index: int, item_indices: np.ndarray) -> np.ndarray:
+        """Scores of a batch (NaN for failures); see :class:`~latentbench.select.Oracle`."""
+        out = np.full(len(item_indices), np.nan)
+        for cell in self.evaluate_cells(model_index, item_indices):
+            out[cell.position] = cell.score
+        return out

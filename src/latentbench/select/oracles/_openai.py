@@ -1,0 +1,348 @@
+"""Oracle (c): OpenAI-compatible chat-completions endpoints, with bounded retries.
+
+Retries (timeouts, connection errors, HTTP 429 and 5xx, malformed answers) back off
+exponentially with jitter or follow ``Retry-After``; redirects are refused (the key would
+follow them) and the API key is redacted from every stored error.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from http.client import HTTPException
+from typing import Any
+
+import numpy as np
+
+from latentbench.exceptions import InputError
+from latentbench.select._scorers import Scorer, resolve_scorer
+from latentbench.select.oracles._protocol import CellResult, now_utc
+
+__all__ = ["ChatCompletionsOracle", "ChatEndpoint"]
+
+_MAX_BODY = 4 << 20
+"""Largest endpoint answer read (bytes)."""
+
+
+@dataclass(frozen=True)
+class ChatEndpoint:
+    """One candidate model behind an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    Attributes
+    ----------
+    name : str
+        Model id in the store and the reports.
+    base_url : str
+        E.g. ``https://api.openai.com/v1``; ``/chat/completions`` is appended.
+    model : str
+        The ``model`` field of the request.
+    api_key_env : str or None
+        Name of the environment variable holding the API key (the key itself is never
+        stored, logged or written anywhere).
+    """
+
+    name: str
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+
+    def url(self) -> str:
+        return self.base_url.rstrip("/") + "/chat/completions"
+
+
+class _Retry(Exception):
+    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.retry_after = retry_after
+
+
+class _Fatal(Exception):
+    pass
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max((when - datetime.now(timezone.utc)).total_seconds(), 0.0)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Refuse redirects: urllib would resend the Authorization header to the new host."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[override]
+        return None
+
+
+def _is_loopback(url: str) -> bool:
+    host = urllib.parse.urlsplit(url).hostname or ""
+    return host in ("127.0.0.1", "localhost", "::1")
+
+
+class ChatCompletionsOracle:
+    """Oracle (c): one OpenAI-compatible chat-completions endpoint per model.
+
+    Parameters
+    ----------
+    endpoints : sequence of ChatEndpoint
+        One per candidate model (row of the pool).
+    items : sequence of dict
+        ``{"id", "prompt", "answer"}`` (see :func:`latentbench.io.load_items`); one column per item.
+    scorer : str or callable
+        ``exact_match``, ``multiple_choice``, ``"module:function"`` or a callable
+        ``scorer(response, reference) -> float``.
+    concurrency : int, default 8
+        Requests in flight at once.
+    timeout : float, default 60
+        Seconds per request (connect and each read).
+    retries : int, default 3
+        Extra attempts per cell after a timeout, connection error, HTTP 429 or 5xx, or a
+        malformed answer. Other 4xx answers are not retried, and redirects are refused (the
+        key would follow them).
+    backoff : float, default 1.0
+        Base delay in seconds; attempt ``k`` waits ``uniform(0.5, 1) * backoff * 2**k``
+        (at most ``max_backoff``), or the server's ``Retry-After`` when given (also capped).
+    max_backoff : float, default 30
+    max_tokens : int or None, default None
+    temperature : float, default 0.0
+    system : str or None
+        Optional system message before each prompt.
+    random_state : int or None
+        Seeds the jitter (it never affects which cells are chosen).
+
+    Attributes
+    ----------
+    n_calls : int
+        Cells evaluated. ``n_requests`` : int, HTTP requests sent (retries included).
+    """
+
+    def __init__(
+        self,
+        endpoints: Sequence[ChatEndpoint],
+        items: Sequence[dict[str, str]],
+        scorer: str | Scorer = "exact_match",
+        *,
+        concurrency: int = 8,
+        timeout: float = 60.0,
+        retries: int = 3,
+        backoff: float = 1.0,
+        max_backoff: float = 30.0,
+        max_tokens: int | None = None,
+        temperature: float = 0.0,
+        system: str | None = None,
+        random_state: int | None = None,
+    ) -> None:
+        if not endpoints:
+            raise InputError("endpoints is empty; expected one ChatEndpoint per model")
+        if concurrency < 1:
+            raise InputError(f"concurrency={concurrency!r}; expected an integer >= 1")
+        if timeout <= 0:
+            raise InputError(f"timeout={timeout!r}; expected a positive number of seconds")
+        if retries < 0:
+            raise InputError(f"retries={retries!r}; expected an integer >= 0")
+        if backoff < 0 or max_backoff < 0:
+            raise InputError(f"backoff={backoff!r}, max_backoff={max_backoff!r}; expected >= 0")
+        for endpoint in endpoints:
+            scheme = urllib.parse.urlsplit(endpoint.base_url).scheme
+            if scheme not in ("http", "https"):
+                raise InputError(
+                    f"model {endpoint.name!r}: base_url={endpoint.base_url!r}; expected an "
+                    "http:// or https:// URL"
+                )
+            if endpoint.api_key_env and endpoint.api_key_env not in os.environ:
+                raise InputError(
+                    f"model {endpoint.name!r}: environment variable {endpoint.api_key_env!r} "
+                    "(api_key_env) is not set; expected the API key there"
+                )
+        self.endpoints = list(endpoints)
+        self.items = list(items)
+        self.scorer = resolve_scorer(scorer)
+        self.concurrency, self.timeout, self.retries = int(concurrency), float(timeout), retries
+        self.backoff, self.max_backoff = float(backoff), float(max_backoff)
+        self.max_tokens, self.temperature, self.system = max_tokens, temperature, system
+        self.n_models, self.n_items = len(self.endpoints), len(self.items)
+        self.n_calls = 0
+        self.n_requests = 0
+        self._lock = threading.Lock()
+        self._jitter = random.Random(random_state)
+        self._direct = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect)
+        self._default = urllib.request.build_opener(_NoRedirect)
+        self._pool: ThreadPoolExecutor | None = None
+
+    # -------------------------------------------------------------- lifecycle
+    def close(self) -> None:
+        """Shut the worker threads down (idempotent)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def __enter__(self) -> ChatCompletionsOracle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        names = ", ".join(e.name for e in self.endpoints)
+        return f"ChatCompletionsOracle(models=[{names}], n_items={self.n_items})"
+
+    # -------------------------------------------------------------- one request
+    def _key(self, endpoint: ChatEndpoint) -> str | None:
+        return os.environ.get(endpoint.api_key_env) if endpoint.api_key_env else None
+
+    def _post(self, endpoint: ChatEndpoint, prompt: str, key: str | None) -> str:
+        messages = [{"role": "user", "content": prompt}]
+        if self.system:
+            messages.insert(0, {"role": "system", "content": self.system})
+        body: dict[str, Any] = {
+            "model": endpoint.model,
+            "messages": messages,
+            "temperature": self.temperature,
+        }
+        if self.max_tokens is not None:
+            body["max_tokens"] = int(self.max_tokens)
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        request = urllib.request.Request(
+            endpoint.url(), data=json.dumps(body).encode(), headers=headers, method="POST"
+        )
+        opener = self._direct if _is_loopback(endpoint.base_url) else self._default
+        with self._lock:
+            self.n_requests += 1
+        try:
+            with opener.open(request, timeout=self.timeout) as response:
+                raw = response.read(_MAX_BODY + 1)
+        except urllib.error.HTTPError as exc:
+            try:
+                detail = exc.read(300).decode("utf-8", "replace").strip()
+            except Exception:
+                detail = ""
+            reason = f"HTTP {exc.code}" + (f": {detail}" if detail else "")
+            if exc.code == 429 or exc.code >= 500:
+                raise _Retry(reason, _retry_after(exc.headers.get("Retry-After"))) from None
+            if 300 <= exc.code < 400:
+                reason = f"HTTP {exc.code}: redirects are not followed (check base_url)"
+            raise _Fatal(reason) from None
+        except urllib.error.URLError as exc:
+            if isinstance(exc.reason, TimeoutError):
+                raise _Retry(f"timeout after {self.timeout:g}s") from None
+            raise _Retry(f"connection error: {exc.reason}") from None
+        except TimeoutError:
+            raise _Retry(f"timeout after {self.timeout:g}s") from None
+        except (HTTPException, ConnectionError, OSError) as exc:
+            raise _Retry(f"connection error: {type(exc).__name__}: {exc}") from None
+        if len(raw) > _MAX_BODY:
+            raise _Retry(f"malformed answer: body larger than {_MAX_BODY} bytes")
+        try:
+            payload = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise _Retry(f"malformed answer: not JSON ({raw[:60]!r})") from None
+        try:
+            content = payload["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            raise _Retry("malformed answer: no choices[0].message.content") from None
+        if not isinstance(content, str):
+            raise _Retry(f"malformed answer: content is {type(content).__name__}, not text")
+        return content
+
+    def _cell(self, position: int, model_index: int, item_index: int) -> CellResult:
+        endpoint = self.endpoints[model_index]
+        item = self.items[item_index]
+        key = self._key(endpoint)
+        started = now_utc()
+        reason = ""
+        attempt = 0
+        for attempt in range(self.retries + 1):
+            try:
+                content = self._post(endpoint, item["prompt"], key)
+            except _Fatal as exc:
+                reason = str(exc)
+                break
+            except _Retry as exc:
+                reason = str(exc)
+                if attempt == self.retries:
+                    break
+                with self._lock:
+                    jitter = 0.5 + 0.5 * self._jitter.random()
+                delay = min(self.max_backoff, self.backoff * 2**attempt) * jitter
+                if exc.retry_after is not None:
+                    delay = min(self.max_backoff, exc.retry_after)
+                time.sleep(delay)
+                continue
+            try:
+                value = float(self.scorer(content, item["answer"]))
+            except Exception as exc:  # user scorer: a failure is a per-cell error
+                return CellResult(
+                    position,
+                    math.nan,
+                    _redact(f"scorer raised {type(exc).__name__}: {exc}", key),
+                    attempt + 1,
+                    started,
+                    now_utc(),
+                )
+            if not 0 <= value <= 1:  # also catches NaN
+                return CellResult(
+                    position,
+                    math.nan,
+                    f"scorer returned {value!r}; expected a score in [0, 1]",
+                    attempt + 1,
+                    started,
+                    now_utc(),
+                )
+            return CellResult(position, value, None, attempt + 1, started, now_utc())
+        error = _redact(f"{reason} (after {attempt + 1} attempt(s))", key)
+        return CellResult(position, math.nan, error, attempt + 1, started, now_utc())
+
+    # -------------------------------------------------------------- batches
+    def evaluate_cells(self, model_index: int, item_indices: np.ndarray) -> Iterator[CellResult]:
+        """Request the batch concurrently; yield each cell as it completes."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="latentbench")
+        items = [int(k) for k in np.asarray(item_indices).ravel()]
+        self.n_calls += len(items)
+        pending: set[Future[CellResult]] = {
+            self._pool.submit(self._cell, pos, model_index, k) for pos, k in enumerate(items)
+        }
+        try:
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield future.result()
+        finally:
+            for future in pending:
+                future.cancel()
+
+    def evaluate(self, model_index: int, item_indices: np.ndarray) -> np.ndarray:
+        """Scores of a batch (NaN for failures); see :class:`~latentbench.select.Oracle`."""
+        out = np.full(len(item_indices), np.nan)
+        for cell in self.evaluate_cells(model_index, item_indices):
+            out[cell.position] = cell.score
+        return out
+
+
+def _redact(text: str, key: str | None) -> str:
+    if key:
+        text = text.replace(key, "***")
+    return text

@@ -1,0 +1,87 @@
+"""What the selection loop asks of a source of scores: the oracle protocols, one cell's result."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = ["CellResult", "Oracle", "StreamingOracle", "now_utc"]
+
+
+def now_utc() -> datetime:
+    """The current UTC time without a time zone (the store's convention)."""
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+@runtime_checkable
+class Oracle(Protocol):
+    """Anything that scores a model on a batch of items.
+
+    ``n_models`` and ``n_items`` give the size of the candidate pool and of the benchmark.
+    """
+
+    n_models: int
+    n_items: int
+
+    def evaluate(self, model_index: int, item_indices: np.ndarray) -> np.ndarray:
+        """Score model ``model_index`` on ``item_indices``.
+
+        Parameters
+        ----------
+        model_index : int
+            Row of the candidate pool, in ``0..n_models-1``.
+        item_indices : ndarray of int, shape (b,)
+            Columns of the benchmark, distinct.
+
+        Returns
+        -------
+        ndarray of float, shape (b,)
+            Scores in [0, 1]. A NaN (failed evaluation) stops the run with an error: an
+            oracle must retry, stop, or score failures explicitly.
+        """
+        ...
+
+
+@dataclass
+class CellResult:
+    """Outcome of one (model, item) evaluation.
+
+    Attributes
+    ----------
+    position : int
+        Index of the item in the batch handed to ``evaluate_cells``.
+    score : float
+        Score in [0, 1]; NaN when the evaluation failed.
+    error : str or None
+        Why it failed (after retries), without secrets.
+    attempts : int
+        Requests made for this cell.
+    requested_at, observed_at : datetime
+        UTC time of the first request and of the final answer.
+    """
+
+    position: int
+    score: float
+    error: str | None = None
+    attempts: int = 1
+    requested_at: datetime = field(default_factory=now_utc)
+    observed_at: datetime = field(default_factory=now_utc)
+
+
+@runtime_checkable
+class StreamingOracle(Protocol):
+    """An oracle that yields each cell as soon as it is known (so each can be committed).
+
+    :class:`DurableOracle` uses ``evaluate_cells`` when present and ``evaluate`` otherwise.
+    """
+
+    n_models: int
+    n_items: int
+
+    def evaluate_cells(self, model_index: int, item_indices: np.ndarray) -> Iterator[CellResult]:
+        """Yield one :class:`CellResult` per item, in completion order."""
+        ...
