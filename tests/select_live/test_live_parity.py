@@ -37,11 +37,11 @@ def test_live_equals_replay(live_setup):
     plain = run_selection(
         plain_oracle,
         cfg.build_policy(),
-        budget=cfg.budget,
-        batch_size=cfg.batch_size,
-        init_batch=cfg.init_batch,
+        budget=cfg.run.budget,
+        batch_size=cfg.run.batch_size,
+        init_batch=cfg.run.init_batch,
         proxy=cfg.build_proxy([it["id"] for it in s.items]),
-        random_state=cfg.seed,
+        random_state=cfg.run.seed,
         model_ids=s.names,
     )
     sel = live.selection

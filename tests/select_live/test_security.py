@@ -46,15 +46,15 @@ def test_bad_key_is_a_per_cell_error_not_retried(live_setup, monkeypatch):
     path = s.tmp / "badkey.duckdb"
     result = run_live(cfg, path)
     assert result.status == "failed"
-    assert len(result.errors) == cfg.init_batch  # the first batch, every cell failed
+    assert len(result.errors) == cfg.run.init_batch  # the first batch, every cell failed
     for error in result.errors["error"]:
         assert error.startswith("HTTP 401") and "***" in error and wrong not in error
     assert len(s.state.requests) == 0  # the server refused before logging a cell
-    assert s.state.n_unauthorized == cfg.init_batch  # one attempt per cell: 401 is final
+    assert s.state.n_unauthorized == cfg.run.init_batch  # one attempt per cell: 401 is final
     assert wrong.encode() not in _store_bytes(path)
     with Store(path, read_only=True) as db:
         rows = db.selection_observations(result.run_id)
-    assert rows["score"].isna().all() and len(rows) == cfg.init_batch
+    assert rows["score"].isna().all() and len(rows) == cfg.run.init_batch
 
 
 def test_missing_env_and_inline_key_are_refused(live_setup, monkeypatch):

@@ -85,7 +85,7 @@ def live(
 
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, on_sigint) if in_main else None
-    planned = len(cfg.models) * cfg.init_batch + cfg.budget
+    planned = len(cfg.models) * cfg.run.init_batch + cfg.run.budget
     progress = Progress(
         TextColumn("[bold]select live[/bold]"),
         BarColumn(),

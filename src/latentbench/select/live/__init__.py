@@ -22,6 +22,24 @@ next run retries exactly the failed cells.
 
 from latentbench.select.live._config import LiveConfig
 from latentbench.select.live._durable import DurableOracle, LiveProgress
+from latentbench.select.live._options import (
+    ItemOptions,
+    ModelOptions,
+    OracleOptions,
+    RunOptions,
+    ScorerOptions,
+)
 from latentbench.select.live._run import LiveResult, run_live
 
-__all__ = ["DurableOracle", "LiveConfig", "LiveProgress", "LiveResult", "run_live"]
+__all__ = [
+    "DurableOracle",
+    "ItemOptions",
+    "LiveConfig",
+    "LiveProgress",
+    "LiveResult",
+    "ModelOptions",
+    "OracleOptions",
+    "RunOptions",
+    "ScorerOptions",
+    "run_live",
+]

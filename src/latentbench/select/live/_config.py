@@ -1,4 +1,4 @@
-"""The TOML configuration of a live selection run."""
+"""The TOML configuration of a live selection run (``LiveConfig``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import hashlib
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -14,28 +14,29 @@ from latentbench.exceptions import InputError
 from latentbench.io import load_items
 from latentbench.select._base import Policy
 from latentbench.select._policies import POLICIES, make_policy
+from latentbench.select._proxy import LowRankProxy
 from latentbench.select._scorers import load_callable
+from latentbench.select.live._options import (
+    ItemOptions,
+    ModelOptions,
+    OracleOptions,
+    RunOptions,
+    ScorerOptions,
+    load_section,
+    options_of,
+)
 from latentbench.select.oracles import (
     CallableOracle,
     ChatCompletionsOracle,
     ChatEndpoint,
     LmEvalBridgeOracle,
+    Oracle,
+    StreamingOracle,
 )
 
 __all__ = ["LiveConfig"]
 
-
-_RUN_KEYS = {
-    "seed", "budget", "batch_size", "init_batch", "policy", "stop", "on_error", "spend_cap",
-    "run_id", "benchmark",
-}  # fmt: skip
-_ORACLE_KEYS = {
-    "kind", "concurrency", "timeout", "retries", "backoff", "max_backoff", "max_tokens",
-    "temperature", "system", "function", "task", "samples_dir", "plan_dir", "backend",
-    "metric", "filter",
-}  # fmt: skip
-_ITEM_KEYS = {"path", "id_field", "prompt_field", "answer_field"}
-_MODEL_KEYS = {"name", "base_url", "model", "api_key_env", "lm_eval_model", "model_args"}
+_SECTIONS = ("run", "policy", "proxy", "oracle", "items", "scorer", "models")
 
 
 def _sha256(path: Path) -> str:
@@ -46,52 +47,102 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-@dataclass
+def _read_toml(file: Path) -> dict[str, Any]:
+    if not file.is_file():
+        raise InputError(f"{file}: configuration file not found")
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        try:
+            import tomli as tomllib
+        except ModuleNotFoundError:
+            raise InputError(
+                f"{file}: reading TOML on Python < 3.11 needs the 'tomli' package "
+                "(pip install tomli)"
+            ) from None
+    try:
+        return tomllib.loads(file.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{file}: not valid TOML ({exc})") from None
+
+
+def _free_table(
+    data: dict[str, Any], name: str, where: str, allowed: Sequence[str]
+) -> dict[str, Any]:
+    """A section whose keys are the options of a class (``[policy]``, ``[proxy]``)."""
+    value = data.get(name, {})
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: [{name}] is {value!r}; expected a table")
+    unknown = sorted(set(value) - set(allowed))
+    if unknown:
+        raise InputError(
+            f"{where}: [{name}] has unknown key(s) {unknown}; expected some of {sorted(allowed)}"
+        )
+    return dict(value)
+
+
+def _models(raw: object, where: str, kind: str) -> tuple[ModelOptions, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise InputError(f"{where}: no [[models]]; expected at least one model table")
+    models: list[ModelOptions] = []
+    for k, entry in enumerate(raw):
+        label = f"{where}: [[models]] #{k + 1}"
+        if isinstance(entry, dict) and "api_key" in entry:
+            raise InputError(
+                f"{label}: api_key is not allowed in a configuration file; put the key in "
+                "an environment variable and name it with api_key_env"
+            )
+        model = load_section(ModelOptions, entry, label)
+        if any(m.name == model.name for m in models):
+            raise InputError(f"{label}: name {model.name!r} repeats; expected unique names")
+        if kind == "openai":
+            for key in ("base_url", "model"):
+                if getattr(model, key) is None:
+                    raise InputError(f"{label} ({model.name}): {key}=None; expected a string")
+        env = model.api_key_env
+        if env is not None and not env.isidentifier():
+            raise InputError(
+                f"{label} ({model.name}): api_key_env={env!r}; expected the NAME of an "
+                "environment variable (never the key itself)"
+            )
+        models.append(model)
+    return tuple(models)
+
+
+@dataclass(frozen=True)
 class LiveConfig:
     """A live selection run, usually read from TOML with :meth:`from_toml`.
 
-    See ``docs/live.md`` for the file format. Relative paths are resolved against the
-    directory of the configuration file. API keys are never part of the configuration, only
-    the names of the environment variables that hold them.
+    Sections: ``[run]`` (:class:`RunOptions`), ``[oracle]`` (:class:`OracleOptions`),
+    ``[items]`` (:class:`ItemOptions`), ``[scorer]`` (:class:`ScorerOptions`), one
+    ``[[models]]`` table per candidate (:class:`ModelOptions`), ``[policy]`` (options of the
+    policy named by ``[run] policy``) and ``[proxy]`` (``history``, the path of the history
+    matrix, and options of :class:`~latentbench.select.LowRankProxy`). Relative paths are
+    resolved against the directory of the configuration file. API keys are never part of
+    the configuration, only the names of the environment variables that hold them.
 
     Attributes
     ----------
-    models : list of dict
-        ``name`` (store id) and, for ``kind = "openai"``, ``base_url``, ``model``,
-        ``api_key_env``; for ``kind = "lm-eval"``, ``lm_eval_model`` and ``model_args``.
-    items_path : Path or None
-    item_fields : dict
-    seed, budget, batch_size, init_batch : int
-    policy : str
-    policy_params, proxy, oracle : dict
-    scorer : str
-    stop, on_error : str
-    spend_cap : int or None
-    run_id : str or None
-    benchmark : str or None
-        Benchmark name of the scores copied into ``responses`` (default: the lm-eval task,
-        else the items file name without its suffix).
+    run : RunOptions
+    models : tuple of ModelOptions
+    items : ItemOptions or None
+        None only for a configuration built in code for a replay oracle.
+    oracle : OracleOptions
+    scorer : ScorerOptions
+    policy_options, proxy_options : dict
+    history : Path or None
     source : str
         Where the configuration came from (for error messages).
     """
 
-    models: list[dict[str, Any]]
-    items_path: Path | None
-    budget: int
-    seed: int = 0
-    batch_size: int = 64
-    init_batch: int = 64
-    policy: str = "pulse"
-    policy_params: dict[str, Any] = field(default_factory=dict)
-    proxy: dict[str, Any] = field(default_factory=dict)
-    oracle: dict[str, Any] = field(default_factory=lambda: {"kind": "openai"})
-    scorer: str = "exact_match"
-    item_fields: dict[str, str] = field(default_factory=dict)
-    stop: str = "budget"
-    on_error: str = "stop"
-    spend_cap: int | None = None
-    run_id: str | None = None
-    benchmark: str | None = None
+    run: RunOptions
+    models: tuple[ModelOptions, ...]
+    items: ItemOptions | None = None
+    oracle: OracleOptions = field(default_factory=OracleOptions)
+    scorer: ScorerOptions = field(default_factory=ScorerOptions)
+    policy_options: dict[str, Any] = field(default_factory=dict)
+    proxy_options: dict[str, Any] = field(default_factory=dict)
+    history: Path | None = None
     source: str = "<config>"
 
     # -------------------------------------------------------------- reading
@@ -99,23 +150,7 @@ class LiveConfig:
     def from_toml(cls, path: str | os.PathLike[str]) -> LiveConfig:
         """Read and validate a TOML configuration file."""
         file = Path(path)
-        if not file.is_file():
-            raise InputError(f"{file}: configuration file not found")
-        try:
-            import tomllib
-        except ModuleNotFoundError:  # Python 3.10
-            try:
-                import tomli as tomllib  # type: ignore[no-redef]
-            except ModuleNotFoundError:
-                raise InputError(
-                    f"{file}: reading TOML on Python < 3.11 needs the 'tomli' package "
-                    "(pip install tomli)"
-                ) from None
-        try:
-            data = tomllib.loads(file.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise InputError(f"{file}: not valid TOML ({exc})") from None
-        return cls.from_dict(data, base_dir=file.parent, source=str(file))
+        return cls.from_dict(_read_toml(file), base_dir=file.parent, source=str(file))
 
     @classmethod
     def from_dict(
@@ -124,196 +159,106 @@ class LiveConfig:
         """Validate a configuration given as nested dicts (the TOML layout)."""
         where = source or "<config>"
         base = Path(base_dir)
-        known = {"run", "policy", "proxy", "oracle", "items", "scorer", "models"}
-        extra = sorted(set(data) - known)
+        extra = sorted(set(data) - set(_SECTIONS))
         if extra:
-            raise InputError(f"{where}: unknown section(s) {extra}; expected {sorted(known)}")
+            raise InputError(f"{where}: unknown section(s) {extra}; expected {sorted(_SECTIONS)}")
 
-        def table(name: str, keys: set[str] | None = None) -> dict[str, Any]:
-            value = data.get(name, {})
-            if not isinstance(value, dict):
-                raise InputError(f"{where}: [{name}] is {value!r}; expected a table")
-            if keys is not None:
-                unknown = sorted(set(value) - keys)
-                if unknown:
-                    raise InputError(
-                        f"{where}: [{name}] has unknown key(s) {unknown}; expected some of "
-                        f"{sorted(keys)}"
-                    )
-            return dict(value)
+        def policy_name(key: str, value: Any) -> str | None:
+            ok = key != "policy" or value in POLICIES
+            return None if ok else f"one of {sorted(POLICIES)}"
 
-        run = table("run", _RUN_KEYS)
-        oracle = table("oracle", _ORACLE_KEYS)
-        oracle.setdefault("kind", "openai")
-        if oracle["kind"] not in ("openai", "python", "lm-eval"):
-            raise InputError(
-                f"{where}: [oracle] kind={oracle['kind']!r}; expected 'openai', 'python' or "
-                "'lm-eval'"
-            )
-        items = table("items", _ITEM_KEYS)
-        scorer = data.get("scorer", {"kind": "exact_match"})
-        if isinstance(scorer, str):
-            scorer = {"kind": scorer}
-        if not isinstance(scorer, dict) or set(scorer) - {"kind", "function"}:
-            raise InputError(
-                f"{where}: [scorer] is {scorer!r}; expected kind = 'exact_match', "
-                "'multiple_choice' or 'python' (with function = 'module:function')"
-            )
-        kind = scorer.get("kind", "exact_match")
-        if kind == "python":
-            if not isinstance(scorer.get("function"), str):
-                raise InputError(
-                    f"{where}: [scorer] kind='python' needs function = 'module:function'"
-                )
-            scorer_spec = scorer["function"]
-        elif kind in ("exact_match", "multiple_choice"):
-            scorer_spec = kind
-        else:
-            raise InputError(
-                f"{where}: [scorer] kind={kind!r}; expected 'exact_match', 'multiple_choice' "
-                "or 'python'"
-            )
-        models = data.get("models")
-        if not isinstance(models, list) or not models:
-            raise InputError(f"{where}: no [[models]]; expected at least one model table")
-        names: set[str] = set()
-        for k, model in enumerate(models):
-            label = f"{where}: [[models]] #{k + 1}"
-            if not isinstance(model, dict):
-                raise InputError(f"{label} is {model!r}; expected a table")
-            if "api_key" in model:
-                raise InputError(
-                    f"{label}: api_key is not allowed in a configuration file; put the key in "
-                    "an environment variable and name it with api_key_env"
-                )
-            unknown = sorted(set(model) - _MODEL_KEYS)
-            if unknown:
-                raise InputError(
-                    f"{label} has unknown key(s) {unknown}; expected some of {sorted(_MODEL_KEYS)}"
-                )
-            name = model.get("name")
-            if not isinstance(name, str) or not name:
-                raise InputError(f"{label}: name={name!r}; expected a non-empty string")
-            if name in names:
-                raise InputError(f"{label}: name {name!r} repeats; expected unique names")
-            names.add(name)
-            if oracle["kind"] == "openai":
-                for key in ("base_url", "model"):
-                    if not isinstance(model.get(key), str) or not model[key]:
-                        raise InputError(
-                            f"{label} ({name}): {key}={model.get(key)!r}; expected a string"
-                        )
-                env = model.get("api_key_env")
-                if env is not None and (not isinstance(env, str) or not env.isidentifier()):
-                    raise InputError(
-                        f"{label} ({name}): api_key_env={env!r}; expected the NAME of an "
-                        "environment variable (never the key itself)"
-                    )
-        policy_name = run.get("policy", "pulse")
-        if policy_name not in POLICIES:
-            raise InputError(
-                f"{where}: [run] policy={policy_name!r}; expected one of {sorted(POLICIES)}"
-            )
-        ints: dict[str, int] = {}
-        for key, default, low in (
-            ("budget", None, 0),
-            ("seed", 0, 0),
-            ("batch_size", 64, 1),
-            ("init_batch", 64, 1),
-        ):
-            value = run.get(key, default)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise InputError(f"{where}: [run] {key}={value!r}; expected an integer >= {low}")
-            ints[key] = value
-        spend_cap = run.get("spend_cap")
-        if spend_cap is not None and (
-            isinstance(spend_cap, bool) or not isinstance(spend_cap, int) or spend_cap < 0
-        ):
-            raise InputError(f"{where}: [run] spend_cap={spend_cap!r}; expected an integer >= 0")
-        for key, allowed in (("stop", ("budget", "confidence")), ("on_error", ("stop", "zero"))):
-            value = run.get(key, allowed[0])
-            if value not in allowed:
-                raise InputError(f"{where}: [run] {key}={value!r}; expected one of {allowed}")
-        proxy = table("proxy")
-        if "history" in proxy:
-            proxy["history"] = str((base / proxy["history"]).resolve())
-        for key in ("samples_dir", "plan_dir"):
-            if key in oracle:
-                oracle[key] = str((base / oracle[key]).resolve())
-        if not isinstance(items.get("path"), str):
-            raise InputError(
-                f"{where}: [items] path={items.get('path')!r}; expected the path of a JSONL file"
-            )
-        items_path = (base / items["path"]).resolve()
-        fields = {k: str(v) for k, v in items.items() if k != "path"}
-        for key in ("run_id", "benchmark"):
-            value = run.get(key)
-            if value is not None and (not isinstance(value, str) or not value):
-                raise InputError(f"{where}: [run] {key}={value!r}; expected a non-empty string")
+        run = load_section(RunOptions, data.get("run", {}), f"{where}: [run]", check=policy_name)
+        oracle = load_section(OracleOptions, data.get("oracle", {}), f"{where}: [oracle]")
+        resolved = {
+            key: str((base / getattr(oracle, key)).resolve())
+            for key in ("samples_dir", "plan_dir")
+            if getattr(oracle, key) is not None
+        }
+        oracle = OracleOptions(**{**asdict(oracle), **resolved})
+        scorer_raw = data.get("scorer", {})
+        if isinstance(scorer_raw, str):
+            scorer_raw = {"kind": scorer_raw}
+        scorer = load_section(ScorerOptions, scorer_raw, f"{where}: [scorer]")
+        if scorer.kind == "python" and scorer.function is None:
+            raise InputError(f"{where}: [scorer] kind='python' needs function = 'module:function'")
+        items = load_section(ItemOptions, data.get("items", {}), f"{where}: [items]")
+        items = ItemOptions(**{**asdict(items), "path": str((base / items.path).resolve())})
+        models = _models(data.get("models"), where, oracle.kind)
+        proxy = _free_table(data, "proxy", where, ("history", *options_of(LowRankProxy)))
+        history = proxy.pop("history", None)
+        info = POLICIES[run.policy]
+        policy = _free_table(data, "policy", where, info.options)
         return cls(
-            models=[dict(m) for m in models],
-            items_path=items_path,
-            item_fields=fields,
-            policy=policy_name,
-            policy_params=table("policy"),
-            proxy=proxy,
+            run=run,
+            models=models,
+            items=items,
             oracle=oracle,
-            scorer=scorer_spec,
-            stop=run.get("stop", "budget"),
-            on_error=run.get("on_error", "stop"),
-            spend_cap=spend_cap,
-            run_id=run.get("run_id"),
-            benchmark=run.get("benchmark"),
+            scorer=scorer,
+            policy_options=policy,
+            proxy_options=proxy,
+            history=None if history is None else (base / str(history)).resolve(),
             source=where,
-            **ints,
         )
 
     # -------------------------------------------------------------- derived
     @property
     def model_ids(self) -> list[str]:
         """Store ids of the candidate models, in pool order."""
-        return [str(m["name"]) for m in self.models]
+        return [m.name for m in self.models]
+
+    @property
+    def items_path(self) -> Path | None:
+        """The items file (None without ``[items]``)."""
+        return None if self.items is None else Path(self.items.path)
 
     @property
     def benchmark_name(self) -> str:
         """Benchmark of the scores copied into the ``responses`` table."""
-        if self.benchmark:
-            return self.benchmark
-        if self.oracle.get("kind") == "lm-eval" and self.oracle.get("task"):
-            return str(self.oracle["task"])
+        if self.run.benchmark:
+            return self.run.benchmark
+        if self.oracle.kind == "lm-eval" and self.oracle.task:
+            return self.oracle.task
         return self.items_path.stem if self.items_path is not None else "live"
 
     def load_items(self) -> list[dict[str, str]]:
-        """The items of :attr:`items_path` (see :func:`load_items`)."""
-        if self.items_path is None:
+        """The items of ``[items] path`` (see :func:`latentbench.io.load_items`)."""
+        if self.items is None:
             raise InputError(f"{self.source}: [items] path is missing")
         return load_items(
-            self.items_path,
-            id_field=self.item_fields.get("id_field", "id"),
-            prompt_field=self.item_fields.get("prompt_field", "prompt"),
-            answer_field=self.item_fields.get("answer_field", "answer"),
-            require_prompt=self.oracle.get("kind") == "openai",
+            self.items.path,
+            id_field=self.items.id_field,
+            prompt_field=self.items.prompt_field,
+            answer_field=self.items.answer_field,
+            require_prompt=self.oracle.kind == "openai",
         )
 
     def identity(self) -> dict[str, Any]:
         """What fixes the run's decisions: a resumed run must match it exactly."""
-        history = self.proxy.get("history")
+        item_fields = {}
+        if self.items is not None:
+            default = ItemOptions(path=self.items.path)
+            item_fields = {
+                k: v
+                for k, v in asdict(self.items).items()
+                if k != "path" and v != asdict(default)[k]
+            }
+        run = self.run
         return {
             "models": self.model_ids,
             "items_sha256": _sha256(self.items_path) if self.items_path else None,
-            "item_fields": self.item_fields,
-            "scorer": self.scorer,
-            "oracle_kind": self.oracle.get("kind"),
-            "policy": self.policy,
-            "policy_params": self.policy_params,
-            "proxy": {k: v for k, v in self.proxy.items() if k != "history"},
-            "history_sha256": _sha256(Path(history)) if history else None,
-            "seed": self.seed,
-            "budget": self.budget,
-            "batch_size": self.batch_size,
-            "init_batch": self.init_batch,
-            "stop": self.stop,
-            "on_error": self.on_error,
+            "item_fields": item_fields,
+            "scorer": self.scorer.spec,
+            "oracle_kind": self.oracle.kind,
+            "policy": run.policy,
+            "policy_params": self.policy_options,
+            "proxy": self.proxy_options,
+            "history_sha256": _sha256(self.history) if self.history else None,
+            "seed": run.seed,
+            "budget": run.budget,
+            "batch_size": run.batch_size,
+            "init_batch": run.init_batch,
+            "stop": run.stop,
+            "on_error": run.on_error,
         }
 
     def default_run_id(self) -> str:
@@ -323,100 +268,85 @@ class LiveConfig:
 
     def to_record(self) -> dict[str, Any]:
         """The options stored with the run (no secrets: only environment variable names)."""
+        proxy = dict(self.proxy_options)
+        if self.history is not None:
+            proxy["history"] = str(self.history)
         return {
             "source": self.source,
             "identity": self.identity(),
             "items_path": str(self.items_path) if self.items_path else None,
-            "models": self.models,
-            "oracle": self.oracle,
-            "proxy": self.proxy,
-            "spend_cap": self.spend_cap,
+            "models": [{k: v for k, v in asdict(m).items() if v is not None} for m in self.models],
+            "oracle": {k: v for k, v in asdict(self.oracle).items() if v is not None},
+            "proxy": proxy,
+            "spend_cap": self.run.spend_cap,
         }
 
     def publish_options(self) -> dict[str, Any]:
         """Keyword arguments of :meth:`Store.publish_selection` for this run's scores."""
-        served = {
-            str(m["name"]): str(m.get("model") or m.get("lm_eval_model") or m["name"])
-            for m in self.models
-        }
-        metric = self.scorer if self.oracle.get("kind") != "lm-eval" else "lm-eval"
+        served = {m.name: m.served for m in self.models}
+        metric = self.scorer.spec if self.oracle.kind != "lm-eval" else "lm-eval"
         return {"benchmark": self.benchmark_name, "metric": metric, "source_models": served}
 
     def build_policy(self) -> Policy:
         """A fresh policy object from ``[run] policy`` and ``[policy]``."""
-        return make_policy(self.policy, self.policy_params, where=f"{self.source}: [policy]")
+        where = f"{self.source}: [policy]"
+        return make_policy(self.run.policy, self.policy_options, where=where)
 
-    def build_proxy(self, item_ids: Sequence[str]) -> Any:
+    def build_proxy(self, item_ids: Sequence[str]) -> LowRankProxy | None:
         """Fit the low-rank proxy on ``[proxy] history`` (None when no history is given)."""
-        history = self.proxy.get("history")
-        if not history:
+        if self.history is None:
             return None
         from latentbench.io import ResponseMatrix
-        from latentbench.select._proxy import LowRankProxy
 
-        matrix = ResponseMatrix.read(history)
+        matrix = ResponseMatrix.read(self.history)
         columns = {str(i): k for k, i in enumerate(matrix.item_ids)}
         missing = [i for i in item_ids if i not in columns]
         if missing:
             raise InputError(
-                f"{history}: history lacks {len(missing)} item(s) of the items file (first "
-                f"{missing[0]!r}); expected a column for every item id"
+                f"{self.history}: history lacks {len(missing)} item(s) of the items file "
+                f"(first {missing[0]!r}); expected a column for every item id"
             )
         H = matrix.scores[:, [columns[i] for i in item_ids]]
-        params = {k: v for k, v in self.proxy.items() if k != "history"}
-        params.setdefault("random_state", self.seed)
+        params = {"random_state": self.run.seed, **self.proxy_options}
         try:
             proxy = LowRankProxy(**params)
-        except TypeError as exc:
+        except (TypeError, ValueError) as exc:
             raise InputError(f"{self.source}: [proxy] {params!r}: {exc}") from None
         return proxy.fit(H)
 
-    def build_oracle(self, items: Sequence[dict[str, str]]) -> Any:
+    def build_oracle(self, items: Sequence[dict[str, str]]) -> Oracle | StreamingOracle:
         """The inner oracle named by ``[oracle] kind``."""
         o = self.oracle
-        kind = o.get("kind", "openai")
         ids = [it["id"] for it in items]
-        if kind == "openai":
+        if o.kind == "openai":
             endpoints = [
-                ChatEndpoint(m["name"], m["base_url"], m["model"], m.get("api_key_env"))
+                ChatEndpoint(m.name, str(m.base_url), str(m.model), m.api_key_env)
                 for m in self.models
             ]
             return ChatCompletionsOracle(
-                endpoints,
-                items,
-                self.scorer,
-                concurrency=int(o.get("concurrency", 8)),
-                timeout=float(o.get("timeout", 60.0)),
-                retries=int(o.get("retries", 3)),
-                backoff=float(o.get("backoff", 1.0)),
-                max_backoff=float(o.get("max_backoff", 30.0)),
-                max_tokens=o.get("max_tokens"),
-                temperature=float(o.get("temperature", 0.0)),
-                system=o.get("system"),
-                random_state=self.seed,
+                endpoints, items, self.scorer.spec, random_state=self.run.seed, **o.chat_options()
             )
-        if kind == "python":
-            if not isinstance(o.get("function"), str):
+        if o.kind == "python":
+            if o.function is None:
                 raise InputError(
                     f"{self.source}: [oracle] kind='python' needs function = 'module:function'"
                 )
-            score = load_callable(o["function"], where=f"{self.source}: [oracle] function")
+            score = load_callable(o.function, where=f"{self.source}: [oracle] function")
             return CallableOracle(score, self.model_ids, ids)
-        task = o.get("task")
-        if not isinstance(task, str) or not task:
+        if o.task is None:
             raise InputError(f"{self.source}: [oracle] kind='lm-eval' needs task = 'NAME'")
         base = Path(self.source).parent if self.source != "<config>" else Path(".")
+        args = [m.model_args for m in self.models]
+        extra = {"backend": o.backend} if o.backend is not None else {}
         return LmEvalBridgeOracle(
             self.model_ids,
-            [str(m.get("lm_eval_model", m["name"])) for m in self.models],
+            [m.lm_eval_model or m.name for m in self.models],
             ids,
-            task,
-            o.get("samples_dir", str(base / "lm_eval_out")),
-            o.get("plan_dir", str(base / "lm_eval_plans")),
-            model_args=[m["model_args"] for m in self.models]
-            if all("model_args" in m for m in self.models)
-            else None,
-            backend=str(o.get("backend", "hf")),
-            metric=o.get("metric"),
-            filter=o.get("filter"),
+            o.task,
+            o.samples_dir or str(base / "lm_eval_out"),
+            o.plan_dir or str(base / "lm_eval_plans"),
+            model_args=[a for a in args if a is not None] if all(args) else None,
+            metric=o.metric,
+            filter=o.filter,
+            **extra,
         )

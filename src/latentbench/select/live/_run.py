@@ -71,6 +71,28 @@ class LiveResult:
         }
 
 
+def _items(
+    cfg: LiveConfig, oracle: Oracle | StreamingOracle | None
+) -> tuple[list[dict[str, str]], list[str]]:
+    """The items (empty for a given oracle without an items file) and the column ids."""
+    if oracle is None or cfg.items_path is not None:
+        items = cfg.load_items()
+        item_ids = [it["id"] for it in items]
+    else:
+        items, item_ids = [], [str(k) for k in range(oracle.n_items)]
+    if oracle is not None and (oracle.n_models, oracle.n_items) != (len(cfg.models), len(item_ids)):
+        raise InputError(
+            f"oracle has shape ({oracle.n_models}, {oracle.n_items}); the configuration has "
+            f"{len(cfg.models)} models and {len(item_ids)} items"
+        )
+    if not 1 <= cfg.run.init_batch <= len(item_ids):
+        raise InputError(
+            f"{cfg.source}: [run] init_batch={cfg.run.init_batch}; expected 1..{len(item_ids)} "
+            "(the number of items)"
+        )
+    return items, item_ids
+
+
 def _open_run(store: Store, cfg: LiveConfig, run_id: str) -> bool:
     """Start the run in the store, or check that a stored one matches; True if resumed."""
     stored = store.selection_run(run_id)
@@ -132,37 +154,41 @@ def run_live(
     if not isinstance(store, Store):
         with Store(store) as db:
             return run_live(cfg, db, oracle=oracle, progress=progress, stop_event=stop_event)
-    items = cfg.load_items() if oracle is None or cfg.items_path is not None else None
-    item_ids = [it["id"] for it in items] if items else [str(k) for k in range(oracle.n_items)]  # type: ignore[union-attr]
-    if oracle is not None and (oracle.n_models, oracle.n_items) != (len(cfg.models), len(item_ids)):
-        raise InputError(
-            f"oracle has shape ({oracle.n_models}, {oracle.n_items}); the configuration has "
-            f"{len(cfg.models)} models and {len(item_ids)} items"
-        )
-    if not 1 <= cfg.init_batch <= len(item_ids):
-        raise InputError(
-            f"{cfg.source}: [run] init_batch={cfg.init_batch}; expected 1..{len(item_ids)} "
-            "(the number of items)"
-        )
-    run_id = cfg.run_id or cfg.default_run_id()
+    items, item_ids = _items(cfg, oracle)
+    run_id = cfg.run.run_id or cfg.default_run_id()
     resumed = _open_run(store, cfg, run_id)
     policy = cfg.build_policy()
     proxy = cfg.build_proxy(item_ids)
-    inner = oracle if oracle is not None else cfg.build_oracle(items or [])
+    inner = oracle if oracle is not None else cfg.build_oracle(items)
+    run = cfg.run
     durable = DurableOracle(
-        store, run_id, inner, cfg.model_ids, item_ids, policy=policy, on_error=cfg.on_error,
-        spend_cap=cfg.spend_cap, planned=len(cfg.models) * cfg.init_batch + cfg.budget,
-        stop_event=stop_event, progress=progress,
-    )  # fmt: skip
+        store,
+        run_id,
+        inner,
+        cfg.model_ids,
+        item_ids,
+        policy=policy,
+        on_error=run.on_error,
+        spend_cap=run.spend_cap,
+        planned=len(cfg.models) * run.init_batch + run.budget,
+        stop_event=stop_event,
+        progress=progress,
+    )
     selection: SelectionResult | None = None
     status, message = "done", ""
     try:
         selection = run_selection(
-            durable, policy, budget=cfg.budget, batch_size=cfg.batch_size,
-            init_batch=cfg.init_batch, proxy=proxy, random_state=cfg.seed, stop=cfg.stop,
+            durable,
+            policy,
+            budget=run.budget,
+            batch_size=run.batch_size,
+            init_batch=run.init_batch,
+            proxy=proxy,
+            random_state=run.seed,
+            stop=run.stop,
             model_ids=cfg.model_ids,
             true_means=inner.true_means() if isinstance(inner, MatrixOracle) else None,
-        )  # fmt: skip
+        )
     except LiveStop as exc:
         status, message = exc.status, str(exc)
     except KeyboardInterrupt:  # a second Ctrl-C: stored cells are kept
@@ -187,8 +213,13 @@ def run_live(
         message += f"; scores not copied to responses: {exc}"
     store.set_selection_status(run_id, status)
     return LiveResult(
-        run_id=run_id, status=status, selection=selection, resumed=resumed,
-        n_paid=durable.n_paid, n_replayed=durable.n_replayed, paid_total=durable.paid_total,
+        run_id=run_id,
+        status=status,
+        selection=selection,
+        resumed=resumed,
+        n_paid=durable.n_paid,
+        n_replayed=durable.n_replayed,
+        paid_total=durable.paid_total,
         errors=pd.DataFrame(durable.errors, columns=["model", "item", "error"]),
         message=message,
-    )  # fmt: skip
+    )

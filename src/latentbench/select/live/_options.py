@@ -1,0 +1,238 @@
+"""Typed sections of a live run's TOML file and the one loader that checks them.
+
+Each ``[section]`` is a frozen dataclass; :func:`load_section` takes the allowed keys, their
+types and defaults from the dataclass fields, so a new option is one field. Errors name the
+file, the section, the key, the value and the expected type.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar, Union
+
+from latentbench.exceptions import InputError
+
+__all__ = [
+    "ItemOptions",
+    "ModelOptions",
+    "OracleOptions",
+    "RunOptions",
+    "ScorerOptions",
+    "load_section",
+]
+
+T = TypeVar("T")
+
+
+def _at_least(low: int) -> dict[str, Any]:
+    return {"min": low}
+
+
+def _expect(text: str) -> dict[str, Any]:
+    return {"expect": text}
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """``[run]``: the budget, the seed and how the run stops."""
+
+    budget: int = field(metadata=_at_least(0))
+    seed: int = field(default=0, metadata=_at_least(0))
+    batch_size: int = field(default=64, metadata=_at_least(1))
+    init_batch: int = field(default=64, metadata=_at_least(1))
+    policy: str = "pulse"
+    stop: Literal["budget", "confidence"] = "budget"
+    on_error: Literal["stop", "zero"] = "stop"
+    spend_cap: int | None = field(default=None, metadata=_at_least(0))
+    run_id: str | None = None
+    benchmark: str | None = None
+
+
+@dataclass(frozen=True)
+class OracleOptions:
+    """``[oracle]``: which oracle, and its options.
+
+    The options of the OpenAI-compatible oracle default to ``None``, meaning the default of
+    :class:`~latentbench.select.oracles.ChatCompletionsOracle` (written there only).
+    """
+
+    kind: Literal["openai", "python", "lm-eval"] = "openai"
+    concurrency: int | None = field(default=None, metadata=_at_least(1))
+    timeout: float | None = None
+    retries: int | None = field(default=None, metadata=_at_least(0))
+    backoff: float | None = None
+    max_backoff: float | None = None
+    max_tokens: int | None = field(default=None, metadata=_at_least(1))
+    temperature: float | None = None
+    system: str | None = None
+    function: str | None = field(default=None, metadata=_expect("'module:function'"))
+    task: str | None = None
+    samples_dir: str | None = None
+    plan_dir: str | None = None
+    backend: str | None = None
+    metric: str | None = None
+    filter: str | None = None
+
+    def chat_options(self) -> dict[str, Any]:
+        """The options given for :class:`ChatCompletionsOracle` (unset ones left out)."""
+        names = ("concurrency", "timeout", "retries", "backoff", "max_backoff", "max_tokens",
+                 "temperature", "system")  # fmt: skip
+        return {k: getattr(self, k) for k in names if getattr(self, k) is not None}
+
+
+@dataclass(frozen=True)
+class ItemOptions:
+    """``[items]``: the JSONL items file and its field names."""
+
+    path: str = field(metadata=_expect("the path of a JSONL file"))
+    id_field: str = "id"
+    prompt_field: str = "prompt"
+    answer_field: str = "answer"
+
+
+@dataclass(frozen=True)
+class ScorerOptions:
+    """``[scorer]``: how a response is scored against the reference."""
+
+    kind: Literal["exact_match", "multiple_choice", "python"] = "exact_match"
+    function: str | None = field(default=None, metadata=_expect("'module:function'"))
+
+    @property
+    def spec(self) -> str:
+        """The scorer name, or ``module:function`` for ``kind = "python"``."""
+        return self.function if self.kind == "python" and self.function else self.kind
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """One ``[[models]]`` entry: a candidate model and how to reach it.
+
+    ``api_key_env`` names the environment variable that holds the key; the key itself never
+    appears in a configuration.
+    """
+
+    name: str
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    lm_eval_model: str | None = None
+    model_args: str | None = None
+
+    @property
+    def served(self) -> str:
+        """The model id the endpoint or harness reports."""
+        return self.model or self.lm_eval_model or self.name
+
+
+# ---------------------------------------------------------------------------- the loader
+def _describe(kind: Any, meta: Mapping[str, Any]) -> str:
+    if "expect" in meta:
+        return str(meta["expect"])
+    origin = typing.get_origin(kind)
+    if origin is Literal:
+        return f"one of {typing.get_args(kind)}"
+    if origin in (Union, types.UnionType):
+        inner = [a for a in typing.get_args(kind) if a is not type(None)]
+        return " or ".join(_describe(a, meta) for a in inner)
+    if kind is int:
+        return "an integer" + (f" >= {meta['min']}" if "min" in meta else "")
+    if kind is float:
+        return "a number"
+    if kind is bool:
+        return "true or false"
+    if kind is str:
+        return "a non-empty string"
+    return getattr(kind, "__name__", str(kind))
+
+
+def _fits(value: Any, kind: Any, meta: Mapping[str, Any]) -> tuple[bool, Any]:
+    """Whether ``value`` has type ``kind`` (ints are accepted as floats); the converted value."""
+    origin = typing.get_origin(kind)
+    if origin is Literal:
+        return value in typing.get_args(kind), value
+    if origin in (Union, types.UnionType):
+        for arg in typing.get_args(kind):
+            if arg is type(None):
+                continue
+            ok, converted = _fits(value, arg, meta)
+            if ok:
+                return True, converted
+        return False, value
+    if kind is bool:
+        return isinstance(value, bool), value
+    if kind is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        return ok and value >= meta.get("min", value), value
+    if kind is float:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        return ok, float(value) if ok else value
+    if kind is str:
+        return isinstance(value, str) and bool(value), value
+    return isinstance(value, kind), value
+
+
+def load_section(
+    cls: type[T],
+    table: object,
+    where: str,
+    *,
+    check: Callable[[str, Any], str | None] | None = None,
+) -> T:
+    """Build the dataclass ``cls`` from a TOML table, checking keys and types.
+
+    Parameters
+    ----------
+    cls : dataclass type
+        Its fields are the allowed keys; their annotations the types (``int``, ``float``,
+        ``str``, ``bool``, ``Literal[...]`` and optional forms); a ``min`` in the field's
+        metadata bounds an integer, an ``expect`` replaces the type's description.
+    table : object
+        The parsed TOML value (must be a table).
+    where : str
+        ``"<file>: [section]"`` for the messages.
+    check : callable, optional
+        ``check(key, value)`` returning what was expected when a value is refused (beyond its
+        type), or None.
+
+    Raises
+    ------
+    InputError
+        Not a table, an unknown key, a missing required key or a value of the wrong type;
+        the message names ``where``, the key, the value and what was expected.
+    """
+    if not isinstance(table, dict):
+        raise InputError(f"{where} is {table!r}; expected a table")
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(table) - set(fields))
+    if unknown:
+        raise InputError(f"{where} has unknown key(s) {unknown}; expected some of {sorted(fields)}")
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for name, spec in fields.items():
+        required = spec.default is dataclasses.MISSING
+        if name not in table:
+            if required:
+                raise InputError(
+                    f"{where} {name}=None; expected {_describe(hints[name], spec.metadata)}"
+                )
+            continue
+        ok, value = _fits(table[name], hints[name], spec.metadata)
+        problem = None if not ok or check is None else check(name, value)
+        if not ok or problem:
+            expected = problem or _describe(hints[name], spec.metadata)
+            raise InputError(f"{where} {name}={table[name]!r}; expected {expected}")
+        values[name] = value
+    return cls(**values)
+
+
+def options_of(factory: Callable[..., Any]) -> tuple[str, ...]:
+    """Keyword options of a class or function (its keyword-only and ordinary parameters)."""
+    import inspect
+
+    params = inspect.signature(factory).parameters.values()
+    kinds = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return tuple(p.name for p in params if p.kind in kinds)
