@@ -183,7 +183,7 @@ def test_helm_perturbed_instances_on_request(tmp_path, cells):
     assert "perturbed instance (include_perturbed=False)" not in report.dropped
     with Store(tmp_path / "s.duckdb") as store:
         store.ingest(frame, report)
-        with pytest.raises(InputError, match=r"several \(metric, filter\) choices"):
+        with pytest.raises(InputError, match=r"several \(metric, filter, split\) choices"):
             store.matrix(HELM_MMLU)
         typo = store.matrix(HELM_MMLU, filter="typo")
         assert typo.shape == (3, 4) and set(cells(typo).values()) == {0.0}
@@ -341,12 +341,20 @@ def test_unknown_source_and_missing_path(tmp_path):
 
 
 def test_duplicate_key_across_files_names_both(tmp_path):
-    for name in ("a", "b"):
-        (tmp_path / f"{name}.csv").write_text("model,item,score,benchmark\nm1,q1,1,quiz\n")
-    with pytest.raises(InputError, match=r"a\.csv, record 2 and .*b\.csv, record 2 both give"):
-        read_results("table", [tmp_path / "a.csv", tmp_path / "b.csv"])
-    frame, _ = read_results("table", [tmp_path / "a.csv", tmp_path / "b.csv"], duplicates="latest")
-    assert len(frame) == 1
+    for name, score in (("a", 1), ("b", 0), ("c", 1)):
+        (tmp_path / f"{name}.csv").write_text(f"model,item,score,benchmark\nm1,q1,{score},quiz\n")
+    files = [tmp_path / "a.csv", tmp_path / "b.csv"]
+    with pytest.raises(InputError, match=r"a\.csv:2 and .*b\.csv:2 give different scores"):
+        read_results("table", files)
+    frame, _ = read_results("table", files, duplicates="latest")
+    assert frame["score"].tolist() == [0.0]  # the later file wins (no timestamps)
+    frame, report = read_results("table", files, duplicates="mean")
+    assert frame["score"].tolist() == [0.5]
+    assert frame["flag"].tolist() == ["mean of 2 conflicting values"]
+    # the same value twice is one observation, not a conflict
+    frame, report = read_results("table", [tmp_path / "a.csv", tmp_path / "c.csv"])
+    assert len(frame) == 1 and frame["flag"].isna().all()
+    assert report.records_read == report.rows + sum(report.dropped.values())
 
 
 @pytest.mark.parametrize(

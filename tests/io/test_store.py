@@ -76,7 +76,9 @@ def test_second_filter_is_added_not_conflicting(store, cells):
         ["exact_match", "flexible-extract"],
         ["exact_match", "strict-match"],
     ]
-    with pytest.raises(InputError, match=r"several \(metric, filter\) choices .*flexible-extract"):
+    with pytest.raises(
+        InputError, match=r"several \(metric, filter, split\) choices .*flexible-extract"
+    ):
         store.matrix("gsm8k")
     flexible = store.matrix("gsm8k", metric="exact_match", filter="flexible-extract")
     assert cells(flexible)[("EleutherAI/pythia-160m", "1")] == 1.0
@@ -92,8 +94,8 @@ def test_conflicting_score_names_both_files_and_writes_nothing(store, tmp_path):
     extra = changed.iloc[[0]].assign(item="999", score=1.0)  # a new row in the same batch
     with pytest.raises(
         InputError,
-        match=r"conflicting score .*rerun\.jsonl but .* already stored "
-        r"from .*samples_gsm8k_.*\.jsonl",
+        match=r"rerun\.jsonl \(lm-eval.*\) gives score .* but .*samples_gsm8k_.*\.jsonl "
+        r"\(lm-eval.*\) is stored with",
     ):
         store.ingest(pd.concat([extra, changed]), report)
     assert n_rows(store) == 17  # the new row of the failed batch was not written
@@ -101,23 +103,44 @@ def test_conflicting_score_names_both_files_and_writes_nothing(store, tmp_path):
     assert "999" not in set(store.long()["item"])
 
 
-def test_duplicate_key_within_a_batch_is_refused(store):
+def test_duplicate_key_within_a_batch(store):
     frame, report = lm_eval()
-    with pytest.raises(InputError, match=r"appears 2 times"):
-        store.ingest(pd.concat([frame, frame.iloc[[3]]]), report)
+    changed = frame.iloc[[3]].assign(score=1.0 - frame["score"].iloc[3], source_file="other.jsonl")
+    with pytest.raises(
+        InputError, match=r"give different scores .*other\.jsonl|other\.jsonl.*give"
+    ):
+        store.ingest(pd.concat([frame, changed]), report)
     assert n_rows(store) == 0
+    # the same value twice in one batch is one observation
+    result = store.ingest(
+        pd.concat([frame, frame.iloc[[3]].assign(source="lm-eval 0.4.8")]), report
+    )
+    assert result["n_new"] == len(frame)
 
 
-def test_same_key_from_another_source_is_kept(store):
+def test_source_version_is_provenance_not_identity(store, tmp_path):
     frame, report = lm_eval()
     store.ingest(frame, report)
-    other = frame[frame["benchmark"] == "arc_easy"].assign(source="table", score=0.5)
-    assert store.ingest(other)["n_new"] == len(other)
-    assert set(store.summary().set_index("benchmark").loc["arc_easy", "sources"].split(", ")) == {
-        "lm-eval",
-        "lm-eval 0.4.9",
-        "table",
-    }
+    arc = frame[frame["benchmark"] == "arc_easy"]
+    # the same values from another tool version: stored once
+    same = arc.assign(source="lm-eval 0.4.10", source_file=str(tmp_path / "new.jsonl"))
+    assert store.ingest(same)["n_new"] == 0
+    assert n_rows(store) == len(frame)
+    # a different value from another version: a conflict naming both files, never averaged
+    other = same.assign(score=1.0 - same["score"])
+    with pytest.raises(InputError, match=r"new\.jsonl \(lm-eval 0\.4\.10\) gives score"):
+        store.ingest(other)
+    before = store.matrix("arc_easy").scores.copy()
+    assert np.array_equal(store.matrix("arc_easy").scores, before, equal_nan=True)
+    # asked for: the latest (no timestamps: the incoming row) or the flagged mean
+    result = store.ingest(other.iloc[[0]], duplicates="latest")
+    assert result["n_replaced"] == 1
+    result = store.ingest(same.iloc[[0]], duplicates="mean")
+    assert result["n_replaced"] == 1
+    row = store.long("arc_easy")
+    row = row[(row["model"] == same["model"].iloc[0]) & (row["item"] == same["item"].iloc[0])]
+    assert row["score"].tolist() == [0.5]
+    assert row["flag"].tolist() == ["mean of stored and incoming conflicting values"]
 
 
 def test_ingest_validates_the_frame(store):

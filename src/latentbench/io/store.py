@@ -7,8 +7,9 @@ Tables
 ``responses``
     The canonical long table (``docs/formats.md``,
     :data:`~latentbench.io.formats.CANONICAL_COLUMNS`) plus ``run_id`` (the ingest that added
-    the row) and ``ingested_at``. A row is unique on
-    (``model``, ``benchmark``, ``item``, ``metric``, ``filter``, ``trial``, ``source``).
+    the row) and ``ingested_at``. A row is unique on (``model``, ``benchmark``, ``item``, ``metric``, ``filter``, ``trial``, ``split``): the tool
+    and its version (``source``) are provenance, so the same value written by two tool versions
+    is stored once and a different value is a conflict.
 ``ingests`` (run_id, created_at, source, n_rows, n_new, report JSON, package_version)
     One row per :meth:`Store.ingest` call that added rows; ``report`` is the
     :class:`~latentbench.io.formats.LoadReport` (choices of metric and filter included).
@@ -43,15 +44,25 @@ import pyarrow as pa
 from latentbench._version import __version__
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
-from latentbench.io.formats._common import CANONICAL_COLUMNS, CANONICAL_SCHEMA, LoadReport
+from latentbench.io.formats._common import (
+    CANONICAL_COLUMNS,
+    CANONICAL_SCHEMA,
+    DUPLICATE_POLICIES,
+    KEY_COLUMNS,
+    SCORE_TOLERANCE,
+    UNKNOWN_SPLIT,
+    LoadReport,
+    resolve_duplicates,
+)
 
 __all__ = ["SCHEMA_VERSION", "IngestResult", "Store"]
 
-SCHEMA_VERSION = 1
-"""Version of the table layout below; a file with a newer version is refused."""
+SCHEMA_VERSION = 2
+"""Version of the table layout below; a file with a newer version is refused, an older one is
+upgraded in place (version 1 lacked ``split`` and ``flag``)."""
 
-STORE_KEY: tuple[str, ...] = ("model", "benchmark", "item", "metric", "filter", "trial", "source")
-"""Unique key of a row in ``responses``."""
+STORE_KEY: tuple[str, ...] = KEY_COLUMNS
+"""Unique key of a row in ``responses`` (the tool version is provenance, not identity)."""
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -63,11 +74,13 @@ CREATE TABLE IF NOT EXISTS responses (
     metric VARCHAR NOT NULL,
     filter VARCHAR NOT NULL,
     trial BIGINT NOT NULL,
+    split VARCHAR NOT NULL,
     source VARCHAR NOT NULL,
     source_file VARCHAR NOT NULL,
     run_timestamp TIMESTAMP,
     item_hash VARCHAR,
     source_model VARCHAR NOT NULL,
+    flag VARCHAR,
     run_id VARCHAR NOT NULL,
     ingested_at TIMESTAMP NOT NULL
 );
@@ -116,6 +129,7 @@ CREATE TABLE IF NOT EXISTS selection_decisions (
 """
 
 _INCOMING_COLUMNS = ", ".join(f"i.{c}" for c in CANONICAL_COLUMNS)
+_RESPONSE_COLUMNS = ", ".join((*CANONICAL_COLUMNS, "run_id", "ingested_at"))
 _JOIN = " AND ".join(f"i.{c} = r.{c}" for c in STORE_KEY)
 
 
@@ -171,12 +185,41 @@ class Store:
                 "latentbench store"
             ) from None
         version = int(row[0][0]) if row else 0
+        if version == 1 and not read_only:
+            self._upgrade_from_1()
+            version = SCHEMA_VERSION
+        if version == 1:
+            self.close()
+            raise InputError(
+                f"{self.path}: store schema version 1 (before split and flag columns); open it "
+                "once without read_only to upgrade it"
+            )
         if version > SCHEMA_VERSION:
             self.close()
             raise InputError(
                 f"{self.path}: store schema version {version} is newer than this latentbench "
                 f"({__version__}, schema {SCHEMA_VERSION}); upgrade latentbench"
             )
+
+    def _upgrade_from_1(self) -> None:
+        """Add ``split`` (``unknown``) and ``flag`` to a version-1 store, in one transaction."""
+        con = self.connection
+        con.execute("BEGIN TRANSACTION")
+        try:
+            columns = {r[0] for r in con.execute("DESCRIBE responses").fetchall()}
+            if "split" not in columns:
+                con.execute(
+                    f"ALTER TABLE responses ADD COLUMN split VARCHAR DEFAULT '{UNKNOWN_SPLIT}'"
+                )
+            if "flag" not in columns:
+                con.execute("ALTER TABLE responses ADD COLUMN flag VARCHAR")
+            con.execute(
+                "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)]
+            )
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
@@ -201,72 +244,82 @@ class Store:
 
     # ------------------------------------------------------------------ ingest
     def ingest(
-        self, frame: pd.DataFrame | pa.Table, report: LoadReport | None = None
+        self,
+        frame: pd.DataFrame | pa.Table,
+        report: LoadReport | None = None,
+        *,
+        duplicates: str = "error",
     ) -> IngestResult:
         """Add canonical rows, all or none, in one transaction.
 
+        The key is (model, benchmark, item, metric, filter, trial, split); the tool version
+        (``source``) is provenance. A row whose key is stored with the same score is already
+        present (re-ingesting, or the same result from another tool version or file format,
+        adds nothing). A different score is a conflict, resolved by ``duplicates``.
+
         Parameters
         ----------
-        frame : DataFrame or pyarrow.Table of shape (n_rows, 12)
+        frame : DataFrame or pyarrow.Table of shape (n_rows, 14)
             The canonical long table (:func:`latentbench.io.formats.read_results` output).
         report : LoadReport, optional
             Stored with the ingest record.
+        duplicates : {"error", "latest", "mean"}
+            A conflicting score (in ``frame`` or against the store): ``error`` raises naming
+            both files; ``latest`` keeps the row with the later ``run_timestamp`` (the
+            incoming row on ties or when either is unknown); ``mean`` stores the mean of the
+            stored and the incoming score, flagged. Nothing is averaged unless asked.
 
         Returns
         -------
         IngestResult
-            ``run_id``, ``n_rows``, ``n_new`` (inserted) and ``n_present`` (already stored
-            with the same score: re-ingesting the same files adds nothing).
+            ``run_id``, ``n_rows``, ``n_new`` (inserted), ``n_present`` (already stored with
+            the same score) and ``n_replaced`` (stored rows changed by ``latest``/``mean``).
 
         Raises
         ------
         InputError
-            Missing columns, a score outside [0, 1], the same key twice in ``frame``, or a
-            score that conflicts with a stored row for the same key (naming both files). The
-            store is left unchanged.
+            Missing columns, a score outside [0, 1], or a conflicting score for one key (naming
+            both files). The store is left unchanged.
         """
+        if duplicates not in DUPLICATE_POLICIES:
+            raise InputError(
+                f"duplicates={duplicates!r}; expected one of {', '.join(DUPLICATE_POLICIES)}"
+            )
         table = _to_arrow(frame)
+        table = self._one_row_per_key(table, duplicates, report)
         n_rows = table.num_rows
         run_id = uuid.uuid4().hex
         now = _now()
         con = self.connection
         con.register("_incoming", table)
+        n_replaced = 0
         try:
             con.execute("BEGIN TRANSACTION")
             try:
-                keys = ", ".join(STORE_KEY)
-                dup = con.execute(
-                    f"SELECT {keys}, count(*), min(source_file), max(source_file) "
-                    f"FROM _incoming GROUP BY {keys} HAVING count(*) > 1 LIMIT 1"
-                ).fetchall()
-                if dup:
-                    dup = dup[0]
-                    raise InputError(
-                        f"{dup[8]} and {dup[9]}: the key model={dup[0]!r}, benchmark={dup[1]!r}, "
-                        f"item={dup[2]!r}, metric={dup[3]!r}, filter={dup[4]!r}, trial={dup[5]}, "
-                        f"source={dup[6]!r} appears {dup[7]} times; expected once"
-                    )
                 conflict = con.execute(
-                    "SELECT i.model, i.benchmark, i.item, i.metric, i.filter, i.trial, i.source, "
-                    "i.score, r.score, i.source_file, r.source_file FROM _incoming i "
-                    f"JOIN responses r ON {_JOIN} WHERE abs(i.score - r.score) > 1e-9 LIMIT 1"
+                    "SELECT i.model, i.benchmark, i.item, i.metric, i.filter, i.trial, i.split, "
+                    "i.score, r.score, i.source_file, r.source_file, i.source, r.source "
+                    f"FROM _incoming i JOIN responses r ON {_JOIN} "
+                    f"WHERE abs(i.score - r.score) > {SCORE_TOLERANCE} LIMIT 1"
                 ).fetchall()
-                if conflict:
-                    conflict = conflict[0]
+                if conflict and duplicates == "error":
+                    c = conflict[0]
                     raise InputError(
-                        f"conflicting score for model={conflict[0]!r}, benchmark={conflict[1]!r}, "
-                        f"item={conflict[2]!r}, metric={conflict[3]!r}, filter={conflict[4]!r}, "
-                        f"trial={conflict[5]}, source={conflict[6]!r}: {conflict[7]!r} in "
-                        f"{conflict[9]} but {conflict[8]!r} already stored from {conflict[10]}; "
-                        "nothing was ingested"
+                        f"{c[9]} ({c[11]}) gives score {c[7]!r} but {c[10]} ({c[12]}) is stored "
+                        f"with {c[8]!r} for model={c[0]!r}, benchmark={c[1]!r}, item={c[2]!r}, "
+                        f"metric={c[3]!r}, filter={c[4]!r}, trial={c[5]}, split={c[6]!r}; "
+                        "expected one value per key (choose --duplicates latest or --duplicates "
+                        "mean); nothing was ingested"
                     )
+                if conflict:
+                    n_replaced = self._resolve_stored_conflicts(duplicates)
                 inserted = con.execute(
-                    f"INSERT INTO responses SELECT {_INCOMING_COLUMNS}, "
+                    f"INSERT INTO responses ({_RESPONSE_COLUMNS}) SELECT {_INCOMING_COLUMNS}, "
                     f"?, ? FROM _incoming i ANTI JOIN responses r ON {_JOIN}",
                     [run_id, now],
                 ).fetchall()
                 n_new = int(inserted[0][0]) if inserted else 0
-                if n_new:
+                if n_new or n_replaced:
                     con.execute(
                         "INSERT INTO ingests VALUES (?, ?, ?, ?, ?, ?, ?)",
                         [
@@ -285,7 +338,54 @@ class Store:
                 raise
         finally:
             con.unregister("_incoming")
-        return IngestResult(run_id=run_id, n_rows=n_rows, n_new=n_new, n_present=n_rows - n_new)
+        return IngestResult(
+            run_id=run_id,
+            n_rows=n_rows,
+            n_new=n_new,
+            n_present=n_rows - n_new - n_replaced,
+            n_replaced=n_replaced,
+        )
+
+    def _one_row_per_key(
+        self, table: pa.Table, duplicates: str, report: LoadReport | None
+    ) -> pa.Table:
+        """Resolve a key repeated within the incoming rows (same rules as the readers)."""
+        keys = ", ".join(STORE_KEY)
+        con = self.connection
+        con.register("_check", table)
+        try:
+            repeated = con.execute(
+                f"SELECT 1 FROM _check GROUP BY {keys} HAVING count(*) > 1 LIMIT 1"
+            ).fetchall()
+        finally:
+            con.unregister("_check")
+        if not repeated:
+            return table
+        frame = resolve_duplicates(table.to_pandas(), duplicates, report)
+        return _to_arrow(frame.reset_index(drop=True))
+
+    def _resolve_stored_conflicts(self, duplicates: str) -> int:
+        """Apply ``latest`` or ``mean`` to stored rows that ``_incoming`` contradicts."""
+        con = self.connection
+        differs = f"{_JOIN} AND abs(i.score - r.score) > {SCORE_TOLERANCE}"
+        if duplicates == "latest":
+            newer = (
+                "(i.run_timestamp IS NULL OR r.run_timestamp IS NULL "
+                "OR i.run_timestamp >= r.run_timestamp)"
+            )
+            updated = con.execute(
+                "UPDATE responses r SET score = i.score, source = i.source, "
+                "source_file = i.source_file, run_timestamp = i.run_timestamp, "
+                "item_hash = i.item_hash, source_model = i.source_model, flag = i.flag "
+                f"FROM _incoming i WHERE {differs} AND {newer}"
+            ).fetchall()
+        else:
+            updated = con.execute(
+                "UPDATE responses r SET score = (r.score + i.score) / 2, "
+                "flag = 'mean of stored and incoming conflicting values' "
+                f"FROM _incoming i WHERE {differs}"
+            ).fetchall()
+        return int(updated[0][0]) if updated else 0
 
     def ingest_files(
         self, source: str, paths: Any, **options: Any
@@ -299,7 +399,8 @@ class Store:
         from latentbench.io.formats import read_results
 
         frame, report = read_results(source, paths, **options)
-        return self.ingest(frame, report), report
+        duplicates = options.get("duplicates", "error")
+        return self.ingest(frame, report, duplicates=duplicates), report
 
     # ------------------------------------------------------------------ queries
     def benchmarks(self) -> list[str]:
@@ -399,7 +500,7 @@ class Store:
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         return self.connection.execute(
             f"SELECT {', '.join(CANONICAL_COLUMNS)} FROM responses {where} "
-            "ORDER BY benchmark, model, item, metric, filter, trial, source",
+            "ORDER BY benchmark, model, item, metric, filter, trial, split",
             params,
         ).df()
 
@@ -408,55 +509,84 @@ class Store:
         benchmark: str,
         metric: str | None = None,
         filter: str | None = None,
+        split: str | None = None,
     ) -> ResponseMatrix:
-        """The (model x item) matrix of one benchmark for one (metric, filter).
+        """The (model x item) matrix of one benchmark for one (metric, filter, split).
 
-        Trials (epochs, replicas, HELM train trials) and sources are reduced by their mean, so
-        a fractional cell can come from binary trials. Absent (model, item) pairs are NaN.
+        Trials (epochs, replicas, HELM train trials) of one cell are reduced by their mean, so
+        a fractional cell can come from binary trials. Nothing else is averaged: one
+        (metric, filter, split) is chosen, and the store holds one row per key. Absent (model,
+        item) pairs are NaN.
 
         Parameters
         ----------
         benchmark : str
         metric, filter : str, optional
             Needed when the benchmark holds several; the error lists the choices.
+        split : str, optional
+            Default: ``test`` when the benchmark has test rows, else the only split stored.
 
         Returns
         -------
         ResponseMatrix of shape (n_models, n_items)
             Models sorted by name; items in numeric order when every id is an integer, else
             sorted as strings. ``source`` is ``"<store path>:<benchmark>"``.
+
+        Raises
+        ------
+        InputError
+            Unknown benchmark, several choices and none given, or a store (upgraded from
+            schema 1) holding several rows for one key.
         """
         if benchmark not in set(self.benchmarks()):
             raise InputError(
                 f"{self.path}: unknown benchmark {benchmark!r}; stored: "
                 f"{', '.join(self.benchmarks()) or '(none)'}"
             )
-        pairs = self.connection.execute(
-            "SELECT DISTINCT metric, filter FROM responses WHERE benchmark = ? "
-            "ORDER BY metric, filter",
+        triples = self.connection.execute(
+            "SELECT DISTINCT metric, filter, split FROM responses WHERE benchmark = ? "
+            "ORDER BY metric, filter, split",
             [benchmark],
         ).fetchall()
         chosen = [
-            (m, f)
-            for m, f in pairs
-            if (metric is None or m == metric) and (filter is None or f == filter)
+            (m, f, s)
+            for m, f, s in triples
+            if (metric is None or m == metric)
+            and (filter is None or f == filter)
+            and (split is None or s == split)
         ]
-        listing = ", ".join(f"metric={m!r} filter={f!r}" for m, f in pairs)
+        if split is None and len({s for _, _, s in chosen}) > 1:
+            tests = [c for c in chosen if c[2] == "test"]
+            chosen = tests or chosen
+        listing = ", ".join(f"metric={m!r} filter={f!r} split={s!r}" for m, f, s in triples)
         if not chosen:
             raise InputError(
                 f"{self.path}: benchmark {benchmark!r} has no rows with metric={metric!r}, "
-                f"filter={filter!r}; available: {listing}"
+                f"filter={filter!r}, split={split!r}; available: {listing}"
             )
         if len(chosen) > 1:
             raise InputError(
-                f"{self.path}: benchmark {benchmark!r} holds several (metric, filter) choices "
-                f"({listing}); pass metric= and filter="
+                f"{self.path}: benchmark {benchmark!r} holds several (metric, filter, split) "
+                f"choices ({listing}); pass metric=, filter= and split="
             )
-        m, f = chosen[0]
+        m, f, s = chosen[0]
+        where = "WHERE benchmark = ? AND metric = ? AND filter = ? AND split = ?"
+        params = [benchmark, m, f, s]
+        repeated = self.connection.execute(
+            f"SELECT model, item, trial, count(*) AS n, string_agg(source_file, ', ') "
+            f"FROM responses {where} GROUP BY model, item, trial HAVING count(*) > 1 LIMIT 1",
+            params,
+        ).fetchall()
+        if repeated:
+            r = repeated[0]
+            raise InputError(
+                f"{self.path}: model {r[0]!r}, item {r[1]!r}, trial {r[2]} of {benchmark!r} is "
+                f"stored {r[3]} times ({r[4]}); expected one row per key (a store from before "
+                "schema 2 kept one row per tool version; export, re-ingest with --duplicates)"
+            )
         table = self.connection.execute(
-            "SELECT model, item, avg(score) AS score FROM responses "
-            "WHERE benchmark = ? AND metric = ? AND filter = ? GROUP BY model, item",
-            [benchmark, m, f],
+            f"SELECT model, item, avg(score) AS score FROM responses {where} GROUP BY model, item",
+            params,
         ).fetchnumpy()
         models, items, scores = table["model"], table["item"], table["score"]
         model_codes, model_ids = pd.factorize(models, sort=True)
@@ -491,7 +621,7 @@ class Store:
         where = "WHERE benchmark = $benchmark" if benchmark is not None else ""
         query = (
             f"SELECT {', '.join(CANONICAL_COLUMNS)} FROM responses {where} "
-            "ORDER BY benchmark, model, item, metric, filter, trial, source"
+            "ORDER BY benchmark, model, item, metric, filter, trial, split"
         )
         if benchmark is not None and benchmark not in set(self.benchmarks()):
             raise InputError(f"{self.path}: unknown benchmark {benchmark!r}")
@@ -702,7 +832,7 @@ def _item_order(items: np.ndarray) -> list[str]:
     return sorted(values)
 
 
-_NULLABLE = ("run_timestamp", "item_hash")
+_NULLABLE = ("run_timestamp", "item_hash", "flag")
 
 
 def _to_arrow(frame: pd.DataFrame | pa.Table) -> pa.Table:

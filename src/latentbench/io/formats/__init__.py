@@ -44,6 +44,7 @@ from latentbench.exceptions import DataWarning, InputError
 from latentbench.io.formats._common import (
     CANONICAL_COLUMNS,
     CANONICAL_SCHEMA,
+    DUPLICATE_POLICIES,
     KEY_COLUMNS,
     TEXT_COLUMNS,
     CanonicalRow,
@@ -95,6 +96,7 @@ def read_results(
     errored: str = "missing",
     duplicates: str = "error",
     layout: str = "auto",
+    split: str | None = None,
 ) -> tuple[pd.DataFrame, LoadReport]:
     """Read result files of one tool into the canonical long table.
 
@@ -120,8 +122,12 @@ def read_results(
         HELM: keep perturbed instances (their ``filter`` is the perturbation name).
     errored : {"missing", "zero"}
         Inspect: a sample with an error is missing (default) or scored 0.
-    duplicates : {"error", "latest"}
-        The same key twice is an error naming both files, or the latest run wins.
+    duplicates : {"error", "latest", "mean"}
+        One key (model, benchmark, item, metric, filter, trial, split) given different values:
+        an error naming both files (default), the latest run wins, or the mean is kept
+        (flagged). The same value from two files or tool versions is kept once.
+    split : str, optional
+        HELM: the split to keep (default ``test``; other splits are dropped with a reason).
     layout : {"auto", "long", "wide"}
         ``table`` only.
 
@@ -155,14 +161,21 @@ def read_results(
     >>> frame, report = read_results("lm-eval", "out/", filter="strict-match")  # doctest: +SKIP
     """
     reader = get_reader(source)
-    if duplicates not in ("error", "latest"):
-        raise InputError(f"duplicates={duplicates!r}; expected 'error' or 'latest'")
+    if duplicates not in DUPLICATE_POLICIES:
+        raise InputError(
+            f"duplicates={duplicates!r}; expected one of {', '.join(DUPLICATE_POLICIES)}"
+        )
     for name, choice in (("metric", metric), ("filter", filter)):
         if choice is not None and not isinstance(choice, (str, Mapping)):
             raise InputError(f"{name}={choice!r}; expected a name or a mapping benchmark -> name")
     kwargs = reader.arguments_for(
         {"benchmark": benchmark, "metric": metric, "filter": filter, "model": model},
-        {"include_perturbed": include_perturbed, "errored": errored, "layout": layout},
+        {
+            "include_perturbed": include_perturbed,
+            "errored": errored,
+            "layout": layout,
+            "split": split,
+        },
     )
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     files = reader.select(expand(paths, reader.patterns), [Path(p) for p in paths])
@@ -170,7 +183,10 @@ def read_results(
     frames = [reader.read(file, report, **kwargs) for file in files]
     if reader.names_choices:
         _check_named(report, metric=metric, filter=filter)
-    frame = finish(frames, duplicates)
+    frame = finish(frames, duplicates, report)
+    if not len(frame) and report.skipped_files:
+        reasons = "; ".join(f"{s['file']}: {s['reason']}" for s in report.skipped_files)
+        raise InputError(f"no usable results in {len(report.files)} files: {reasons}")
     report.summarise(frame)
     if report.notes:
         warnings.warn(f"{source}: " + "; ".join(report.notes), DataWarning, stacklevel=2)

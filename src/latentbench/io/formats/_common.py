@@ -1,8 +1,10 @@
 """The canonical long table, score coercion and the load report shared by every reader.
 
 The canonical long table (``docs/formats.md``) has one row per observation. Its unique key is
-(``model``, ``benchmark``, ``item``, ``metric``, ``filter``, ``trial``); the store adds
-``source`` to that key, so two tools may disagree about the same cell without a conflict.
+(``model``, ``benchmark``, ``item``, ``metric``, ``filter``, ``trial``, ``split``). The tool
+and its version (``source``) are provenance, not identity: the same result written by two tool
+versions, or as an Inspect ``.eval`` and its ``.json`` conversion, is one observation; a
+different value for the same key is a conflict (:func:`resolve_duplicates`).
 """
 
 from __future__ import annotations
@@ -57,6 +59,9 @@ class CanonicalRow(TypedDict):
     """lm-eval filter, Inspect scorer name or HELM perturbation; ``"none"`` if none."""
     trial: int
     """Epoch / ``train_trial_index`` / replica index; 0 when single."""
+    split: str
+    """The dataset split the item belongs to (``test``, ``valid``, ...) where the source
+    records it (HELM stats, lm-eval ``test_split``/``validation_split``), else ``unknown``."""
     source: str
     """Tool and version when the files state it, e.g. ``lm-eval 0.4.9``; else the tool name."""
     source_file: str
@@ -67,13 +72,34 @@ class CanonicalRow(TypedDict):
     """Content hash of the item when the source gives one (lm-eval ``doc_hash``)."""
     source_model: str
     """The model name exactly as the tool wrote it (directory name, run-name argument, ...)."""
+    flag: str | None
+    """Why a row is not a plain observation, e.g. ``errored sample scored 0`` (Inspect
+    ``errored="zero"``) or ``mean of 2 conflicting values`` (``duplicates="mean"``); else None."""
 
 
 CANONICAL_COLUMNS: tuple[str, ...] = tuple(CanonicalRow.__annotations__)
 """Column order of the canonical long table."""
 
-KEY_COLUMNS: tuple[str, ...] = ("model", "benchmark", "item", "metric", "filter", "trial")
-"""The unique key of one observation within one source."""
+KEY_COLUMNS: tuple[str, ...] = (
+    "model",
+    "benchmark",
+    "item",
+    "metric",
+    "filter",
+    "trial",
+    "split",
+)
+"""The unique key of one observation, whatever tool or tool version wrote it."""
+
+UNKNOWN_SPLIT = "unknown"
+"""``split`` when the source does not record which split an item comes from."""
+
+DUPLICATE_POLICIES: tuple[str, ...] = ("error", "latest", "mean")
+"""What to do with one key given different values: raise (default), keep the latest run,
+or keep the mean (flagged)."""
+
+SCORE_TOLERANCE = 1e-9
+"""Two scores closer than this are the same value (duplicates, not a conflict)."""
 
 CANONICAL_SCHEMA = pa.schema(
     [
@@ -84,11 +110,13 @@ CANONICAL_SCHEMA = pa.schema(
         pa.field("metric", pa.string(), nullable=False),
         pa.field("filter", pa.string(), nullable=False),
         pa.field("trial", pa.int64(), nullable=False),
+        pa.field("split", pa.string(), nullable=False),
         pa.field("source", pa.string(), nullable=False),
         pa.field("source_file", pa.string(), nullable=False),
         pa.field("run_timestamp", pa.timestamp("us")),
         pa.field("item_hash", pa.string()),
         pa.field("source_model", pa.string(), nullable=False),
+        pa.field("flag", pa.string()),
     ]
 )
 """Arrow schema of the canonical long table (used for the bulk insert into the store)."""
@@ -266,10 +294,14 @@ class Columns:
     """Column-wise accumulator for the rows of one file (no per-row dicts).
 
     The per-file constants (``source``, ``source_file``, ``run_timestamp``) are broadcast when
-    :meth:`frame` is called. ``record`` keeps the line or record number for error messages.
+    :meth:`frame` is called. ``record`` keeps the line or record number for error messages;
+    ``at`` says which (``"line"``: ``file:N``; ``"record"``: ``file, record N``), and
+    ``members`` (Inspect ``.eval``) holds the archive member of each row instead.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, at: str = "record", split: str = UNKNOWN_SPLIT) -> None:
+        self.at = at
+        self.default_split = split
         self.model: list[str] = []
         self.benchmark: list[str] = []
         self.item: list[str] = []
@@ -277,9 +309,12 @@ class Columns:
         self.metric: list[str] = []
         self.filter: list[str] = []
         self.trial: list[int] = []
+        self.split: list[str] | None = None
         self.item_hash: list[str | None] = []
         self.source_model: list[str] = []
         self.record: list[int] = []
+        self.flag: list[str | None] | None = None
+        self.members: list[str] | None = None
 
     def add(
         self,
@@ -293,7 +328,12 @@ class Columns:
         source_model: str,
         record: int,
         item_hash: str | None = None,
+        *,
+        split: str | None = None,
+        flag: str | None = None,
+        member: str | None = None,
     ) -> None:
+        n = len(self.score)
         self.model.append(model)
         self.benchmark.append(benchmark)
         self.item.append(item)
@@ -304,36 +344,71 @@ class Columns:
         self.item_hash.append(item_hash)
         self.source_model.append(source_model)
         self.record.append(record)
+        # rarely used columns are only materialised once a row sets them
+        if split is not None or self.split is not None:
+            if self.split is None:
+                self.split = [self.default_split] * n
+            self.split.append(split if split is not None else self.default_split)
+        if flag is not None or self.flag is not None:
+            if self.flag is None:
+                self.flag = [None] * n
+            self.flag.append(flag)
+        if member is not None or self.members is not None:
+            if self.members is None:
+                self.members = [""] * n
+            self.members.append(member or "")
 
     def __len__(self) -> int:
         return len(self.score)
 
     def frame(self, source: str, source_file: str, run_timestamp: Any) -> pd.DataFrame:
         n = len(self.score)
-        return pd.DataFrame(
-            {
-                "model": pd.array(self.model, dtype="str"),
-                "benchmark": pd.array(self.benchmark, dtype="str"),
-                "item": pd.array(self.item, dtype="str"),
-                "score": np.asarray(self.score, dtype=np.float64),
-                "metric": pd.array(self.metric, dtype="str"),
-                "filter": pd.array(self.filter, dtype="str"),
-                "trial": np.asarray(self.trial, dtype=np.int64),
-                "source": pd.array([source] * n, dtype="str"),
-                "source_file": pd.array([source_file] * n, dtype="str"),
-                "run_timestamp": pd.Series(
-                    [to_timestamp(run_timestamp)] * n, dtype="datetime64[us]"
-                ),
-                "item_hash": pd.array(self.item_hash, dtype="str"),
-                "source_model": pd.array(self.source_model, dtype="str"),
-                "_record": np.asarray(self.record, dtype=np.int64),
-            }
-        )
+        data = {
+            "model": pd.array(self.model, dtype="str"),
+            "benchmark": pd.array(self.benchmark, dtype="str"),
+            "item": pd.array(self.item, dtype="str"),
+            "score": np.asarray(self.score, dtype=np.float64),
+            "metric": pd.array(self.metric, dtype="str"),
+            "filter": pd.array(self.filter, dtype="str"),
+            "trial": np.asarray(self.trial, dtype=np.int64),
+            "split": pd.array(
+                self.split if self.split is not None else [self.default_split] * n, dtype="str"
+            ),
+            "source": pd.array([source] * n, dtype="str"),
+            "source_file": pd.array([source_file] * n, dtype="str"),
+            "run_timestamp": pd.Series([to_timestamp(run_timestamp)] * n, dtype="datetime64[us]"),
+            "item_hash": pd.array(self.item_hash, dtype="str"),
+            "source_model": pd.array(self.source_model, dtype="str"),
+            "flag": pd.array(self.flag if self.flag is not None else [None] * n, dtype="str"),
+            "_record": np.asarray(self.record, dtype=np.int64),
+            "_at": pd.array([self.at] * n, dtype="str"),
+        }
+        if self.members is not None:
+            data["_member"] = pd.array(self.members, dtype="str")
+        return pd.DataFrame(data)
+
+
+PRIVATE_COLUMNS = ("_record", "_at", "_member")
+"""Per-row locations for error messages; dropped before a frame leaves the readers."""
+
+
+def location(row: Mapping[str, Any]) -> str:
+    """Where one row of a reader frame came from: ``file:line``, ``file, record N`` or
+    ``file: member samples/...`` (Inspect ``.eval``)."""
+    member = row.get("_member")
+    if isinstance(member, str) and member:
+        return f"{row['source_file']}: member {member}"
+    record = row.get("_record")
+    if record is None or (isinstance(record, float) and math.isnan(record)):
+        return str(row["source_file"])
+    if row.get("_at") == "line":
+        return f"{row['source_file']}:{int(record)}"
+    return where(row["source_file"], record=int(record))
 
 
 def empty_frame() -> pd.DataFrame:
     """A canonical frame with no rows."""
-    return Columns().frame("", "", None).drop(columns="_record")
+    return Columns().frame("", "", None).drop(columns=["_record", "_at"])
 
 
 def to_timestamp(value: Any) -> pd.Timestamp | None:
@@ -363,41 +438,111 @@ def parse_dashed_iso(text: str) -> pd.Timestamp | None:
     return to_timestamp(f"{day}T{hh}:{mm}:{ss}{frac or ''}")
 
 
-def finish(frames: list[pd.DataFrame], duplicates: str) -> pd.DataFrame:
-    """Concatenate per-file frames and check the unique key.
+def finish(
+    frames: list[pd.DataFrame], duplicates: str = "error", report: LoadReport | None = None
+) -> pd.DataFrame:
+    """Concatenate per-file frames and resolve repeated keys (:func:`resolve_duplicates`).
 
     Parameters
     ----------
     frames : list of DataFrame
-        Per-file frames with the canonical columns plus ``_record``.
-    duplicates : {"error", "latest"}
-        ``error``: the same key twice is an :class:`InputError` naming both files and records.
-        ``latest``: the row with the latest ``run_timestamp`` wins (ties: the later file).
+        Per-file frames with the canonical columns plus the private location columns.
+    duplicates : {"error", "latest", "mean"}
+        What to do with one key given different values.
+    report : LoadReport, optional
+        Receives the counts of rows merged away.
     """
     frames = [f for f in frames if len(f)]
     if not frames:
         return empty_frame()
-    frame = pd.concat(frames, ignore_index=True)
+    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    frame = resolve_duplicates(frame, duplicates, report)
+    private = [c for c in PRIVATE_COLUMNS if c in frame.columns]
+    return frame.drop(columns=private).reset_index(drop=True)
+
+
+def _describe_key(row: Mapping[str, Any]) -> str:
+    return (
+        f"model {row['model']!r}, benchmark {row['benchmark']!r}, item {row['item']!r}, "
+        f"metric {row['metric']!r}, filter {row['filter']!r}, trial {int(row['trial'])}, "
+        f"split {row['split']!r}"
+    )
+
+
+def resolve_duplicates(
+    frame: pd.DataFrame, duplicates: str = "error", report: LoadReport | None = None
+) -> pd.DataFrame:
+    """One row per key (:data:`KEY_COLUMNS`); the tool version is provenance, not identity.
+
+    Rows repeating a key with the same score (within :data:`SCORE_TOLERANCE`) are one
+    observation: the first is kept (``.eval`` and ``.json`` of one log, the same run read by two
+    tool versions). Rows with different scores are a conflict:
+
+    - ``"error"``: :class:`InputError` naming both locations and both scores;
+    - ``"latest"``: the row with the latest ``run_timestamp`` wins (ties: the later file);
+    - ``"mean"``: one row with the mean score, flagged ``mean of N conflicting values``.
+
+    Nothing is averaged unless ``duplicates="mean"`` is asked for.
+    """
+    if duplicates not in DUPLICATE_POLICIES:
+        raise InputError(
+            f"duplicates={duplicates!r}; expected one of {', '.join(DUPLICATE_POLICIES)}"
+        )
     keys = list(KEY_COLUMNS)
-    dup = frame.duplicated(keys, keep=False)
-    if bool(dup.any()):
-        if duplicates == "latest":
-            frame = frame.sort_values(
-                ["run_timestamp", "source_file"], kind="stable", na_position="first"
+    dup = frame.duplicated(keys, keep=False).to_numpy()
+    if not dup.any():
+        return frame
+    sub = frame.loc[dup]
+    group = sub.groupby(keys, sort=False, dropna=False)["score"]
+    spread = (group.transform("max") - group.transform("min")).to_numpy()
+    conflicting = spread > SCORE_TOLERANCE
+    same_index = sub.index[~conflicting]
+    # identical values: keep the first row of each key
+    drop_same = frame.loc[same_index].duplicated(keys, keep="first")
+    n_same = int(drop_same.sum())
+    frame = frame.drop(index=drop_same.index[drop_same.to_numpy()])
+    if report is not None:
+        report.drop("same observation in another file or tool version (kept once)", n_same)
+    if not conflicting.any():
+        return frame
+    bad = sub.loc[conflicting].sort_values(keys, kind="stable")
+    if duplicates == "error":
+        first = bad.iloc[0]
+        other = bad.iloc[1]
+        raise InputError(
+            f"{location(first)} and {location(other)} give different scores "
+            f"({float(first['score'])!r} and {float(other['score'])!r}) for "
+            f"{_describe_key(first)}; expected one value per key (choose --duplicates latest or "
+            "--duplicates mean to resolve conflicts)"
+        )
+    n_conflicting = len(bad)
+    if duplicates == "latest":
+        ordered = frame.assign(_order=np.arange(len(frame))).sort_values(
+            ["run_timestamp", "_order"], kind="stable", na_position="first"
+        )
+        latest = ordered.drop_duplicates(keys, keep="last").index
+        frame = frame.loc[frame.index.isin(latest)]
+        if report is not None:
+            n_keys = bad.groupby(keys, sort=False).ngroups
+            report.drop(
+                "conflicting value replaced by a later run (--duplicates latest)",
+                n_conflicting - n_keys,
             )
-            frame = frame.drop_duplicates(keys, keep="last").sort_index()
-        else:
-            pair = frame[dup].sort_values(keys, kind="stable").head(2)
-            a, b = pair.iloc[0], pair.iloc[1]
-            raise InputError(
-                f"{where(a['source_file'], record=int(a['_record']))} and "
-                f"{where(b['source_file'], record=int(b['_record']))} both give model "
-                f"{a['model']!r}, benchmark {a['benchmark']!r}, item {a['item']!r}, metric "
-                f"{a['metric']!r}, filter {a['filter']!r}, trial {int(a['trial'])} (scores "
-                f"{float(a['score'])!r} and {float(b['score'])!r}); expected one row per key (pass "
-                "duplicates='latest' to keep the latest run)"
-            )
-    return frame.drop(columns="_record").reset_index(drop=True)
+        return frame
+    # mean
+    means = bad.groupby(keys, sort=False, dropna=False)["score"].agg(["mean", "size"])
+    firsts = bad.drop_duplicates(keys, keep="first").set_index(keys)
+    firsts["score"] = means["mean"]
+    firsts["flag"] = [f"mean of {int(n)} conflicting values" for n in means["size"]]
+    merged = firsts.reset_index()[frame.columns]
+    frame = pd.concat([frame.drop(index=bad.index), merged], ignore_index=True)
+    if report is not None:
+        report.drop(
+            "conflicting value averaged into one flagged row (--duplicates mean)",
+            n_conflicting - len(merged),
+        )
+        report.flag("mean of conflicting values (--duplicates mean)", len(merged))
+    return frame
 
 
 # ---------------------------------------------------------------------------------- report
@@ -431,6 +576,11 @@ class LoadReport:
         Per benchmark and model: ``n_items`` observed, ``fraction`` of the benchmark's items.
     notes : list of str
         Warnings worth reading (e.g. models disagree on a benchmark's item count).
+    skipped_files : list of dict
+        Files read but not used, each ``{"file", "reason"}`` (e.g. an Inspect log that was
+        cancelled before any sample was scored); their records count in ``dropped``.
+    flagged : dict of str to int
+        Rows kept with a ``flag`` (e.g. errored samples scored 0), by reason.
     """
 
     source: str
@@ -442,6 +592,18 @@ class LoadReport:
     non_binary: list[str] = field(default_factory=list)
     coverage: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    skipped_files: list[dict[str, str]] = field(default_factory=list)
+    flagged: dict[str, int] = field(default_factory=dict)
+
+    def skip_file(self, path: str | Path, reason: str, records: int = 0) -> None:
+        """Record a file that gave no rows, with the reason; its records count as dropped."""
+        self.skipped_files.append({"file": str(path), "reason": reason})
+        self.drop(f"file skipped: {reason}", records)
+
+    def flag(self, reason: str, count: int = 1) -> None:
+        """Count ``count`` rows kept with a flag for ``reason``."""
+        if count:
+            self.flagged[reason] = self.flagged.get(reason, 0) + count
 
     def drop(self, reason: str, count: int = 1) -> None:
         """Count ``count`` records dropped for ``reason``."""
@@ -494,6 +656,10 @@ class LoadReport:
         ]
         for reason, count in sorted(self.dropped.items()):
             lines.append(f"  dropped {count}: {reason}")
+        for reason, count in sorted(self.flagged.items()):
+            lines.append(f"  flagged {count}: {reason}")
+        for skipped in self.skipped_files:
+            lines.append(f"  skipped {skipped['file']}: {skipped['reason']}")
         for bench, choice in sorted(self.choices.items()):
             lines.append(
                 f"  {bench}: metric={choice.get('metric')!r} ({choice.get('metric_chosen')}), "

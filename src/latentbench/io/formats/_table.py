@@ -2,7 +2,8 @@
 
 Long: one row per observation with columns ``model``, ``item``, ``score`` and optionally any
 other canonical column (``benchmark``, ``metric``, ``filter``, ``trial``, ``item_hash``,
-``run_timestamp``, ``source``, ``source_file``, ``source_model``), so a store export reads back
+``run_timestamp``, ``source``, ``source_file``, ``source_model``, ``split``, ``flag``), so a
+store export reads back
 with its provenance. Wide: one row per model (column ``model``, else the first column), one
 column per item, empty cells missing. The layout is ``long`` when ``model``, ``item`` and
 ``score`` columns exist, else ``wide``.
@@ -22,7 +23,13 @@ import numpy as np
 import pandas as pd
 
 from latentbench.exceptions import InputError
-from latentbench.io.formats._common import CANONICAL_COLUMNS, TEXT_COLUMNS, Choice, LoadReport
+from latentbench.io.formats._common import (
+    CANONICAL_COLUMNS,
+    TEXT_COLUMNS,
+    UNKNOWN_SPLIT,
+    Choice,
+    LoadReport,
+)
 from latentbench.io.formats._registry import reader
 
 PATTERNS = ("*.csv", "*.tsv", "*.parquet", "*.pq")
@@ -182,6 +189,11 @@ def read(
         out["trial"] = trial.to_numpy(dtype=np.int64)
     else:
         out["trial"] = 0
+    out["split"] = (
+        extra["split"].fillna(UNKNOWN_SPLIT).astype("str").to_numpy()
+        if "split" in extra
+        else UNKNOWN_SPLIT
+    )
     out["source"] = extra["source"].fillna("table").to_numpy() if "source" in extra else "table"
     out["source_file"] = (
         extra["source_file"].fillna(str(path)).to_numpy() if "source_file" in extra else str(path)
@@ -202,9 +214,11 @@ def read(
         if "source_model" in extra
         else data["model"].astype("str").to_numpy()
     )
+    out["flag"] = extra["flag"].to_numpy() if "flag" in extra else None
     for column in TEXT_COLUMNS:
         out[column] = out[column].astype("str")
     out["_record"] = data["_record"].to_numpy()
+    out["_at"] = "line" if offset else "record"
     for bench, group in out.groupby("benchmark", sort=True):
         for kind, choice in (("metric", metric), ("filter", filter)):
             names = sorted(group[kind].unique().tolist())
