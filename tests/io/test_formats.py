@@ -232,7 +232,7 @@ def test_inspect_errored_as_zero_and_renamed_eval(tmp_path):
     sample4 = frame[frame["item"] == "4"].sort_values("trial")["score"].tolist()
     assert sample4 == [0.0, 1.0]
     frame, report = read_results("inspect", renamed)
-    assert report.dropped == {"errored sample (missing; errored='missing')": 1}
+    assert report.dropped == {"errored sample (missing; --errored zero scores it 0)": 1}
     assert frame[frame["item"] == "4"]["score"].tolist() == [1.0]
 
 

@@ -82,10 +82,18 @@ def ingest(
         False, help=_option_help("include_perturbed", "keep perturbed instances.")
     ),
     errored: str = typer.Option(
-        "missing", help=_option_help("errored", "errored samples are missing or zero.")
+        "missing",
+        help=_option_help("errored", "errored samples are missing, or zero (flagged 0 rows)."),
     ),
     layout: str = typer.Option("auto", help=_option_help("layout", "auto, long or wide.")),
-    duplicates: str = typer.Option("error", help="Same key twice: error or latest."),
+    split: str | None = typer.Option(
+        None, help=_option_help("split", "the split to keep (default test).")
+    ),
+    duplicates: str = typer.Option(
+        "error",
+        help="One key with different values (across files, tool versions or the store): "
+        "error, latest (later run wins) or mean (flagged). Identical values are kept once.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the load report as JSON."),
 ) -> None:
     """Read result files into the store (all rows or none; re-ingesting is a no-op)."""
@@ -107,9 +115,10 @@ def ingest(
                 errored=errored,
                 duplicates=duplicates,
                 layout=layout,
+                split=split,
             )
         with Store(store) as db:
-            result = db.ingest(frame, report)
+            result = db.ingest(frame, report, duplicates=duplicates)
     except InputError as exc:
         _fail(exc)
     if as_json:
@@ -118,7 +127,7 @@ def ingest(
     console.print(str(report), highlight=False, soft_wrap=True)
     console.print(
         f"[bold]{result['n_new']}[/bold] new rows in {store} "
-        f"({result['n_present']} already present)",
+        f"({result['n_present']} already present, {result['n_replaced']} replaced)",
         highlight=False,
         soft_wrap=True,
     )

@@ -7,9 +7,10 @@ Tables
 ``responses``
     The canonical long table (``docs/formats.md``,
     :data:`~latentbench.io.formats.CANONICAL_COLUMNS`) plus ``run_id`` (the ingest that added
-    the row) and ``ingested_at``. A row is unique on (``model``, ``benchmark``, ``item``, ``metric``, ``filter``, ``trial``, ``split``): the tool
-    and its version (``source``) are provenance, so the same value written by two tool versions
-    is stored once and a different value is a conflict.
+    the row) and ``ingested_at``. A row is unique on (``model``, ``benchmark``, ``item``,
+    ``metric``, ``filter``, ``trial``, ``split``): the tool and its version (``source``) are
+    provenance, so the same value written by two tool versions is stored once and a different
+    value is a conflict.
 ``ingests`` (run_id, created_at, source, n_rows, n_new, report JSON, package_version)
     One row per :meth:`Store.ingest` call that added rows; ``report`` is the
     :class:`~latentbench.io.formats.LoadReport` (choices of metric and filter included).

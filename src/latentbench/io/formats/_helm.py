@@ -9,6 +9,18 @@ The model comes from ``run_spec.json`` (``adapter_spec.model``) before the ``mod
 of the run name; the benchmark is the run name without its ``model=`` and
 ``model_deployment=`` arguments (e.g. ``mmlu:subject=anatomy,method=multiple_choice_joint``).
 HELM files carry no run timestamp, so ``run_timestamp`` is empty.
+
+Splits: every stat names the split of its instance (``valid``, ``test``). The split is recorded
+in ``split``; only one split is kept, ``test`` by default (``split=`` chooses another), and
+instances of other splits are dropped with a reason, never merged.
+
+Metrics: only item scores are offered (stats whose every mean lies in [0, 1], excluding
+counts, costs, runtimes, token numbers, log-probabilities and finish reasons such as
+``batch_size``, ``num_prompt_tokens`` or ``training_co2_cost``).
+
+``display_predictions.json`` (written by ``helm-summarize``: ``instance_id``,
+``train_trial_index``, ``stats: {name: value}``) is read when a run folder has no
+``per_instance_stats.json``; its split comes from ``instances.json`` when present.
 """
 
 from __future__ import annotations
@@ -20,17 +32,45 @@ import pandas as pd
 
 from latentbench.exceptions import InputError
 from latentbench.io.formats._common import (
+    UNKNOWN_SPLIT,
     Choice,
     Columns,
     LoadReport,
     coerce_score,
     load_json,
+    requested,
     resolve,
     where,
 )
 from latentbench.io.formats._registry import reader
 
-PATTERNS = ("**/per_instance_stats.json",)
+PATTERNS = ("**/per_instance_stats.json", "**/display_predictions.json")
+
+DEFAULT_SPLIT = "test"
+
+_NOT_SCORES_PREFIX = ("num_", "finish_reason_", "training_", "inference_", "logprob", "idealized_")
+_NOT_SCORES_SUFFIX = ("_tokens", "_cost", "_runtime", "_time", "_perplexity")
+_NOT_SCORES = frozenset(
+    {
+        "batch_size",
+        "prompt_truncated",
+        "max_prob",
+        "num_bytes",
+        "perplexity",
+        "bits_per_byte",
+        "logprob_per_byte",
+    }
+)
+
+
+def is_score_name(name: str) -> bool:
+    """False for HELM stats that are not item scores (counts, costs, runtimes, logprobs)."""
+    return not (
+        name in _NOT_SCORES
+        or name.startswith(_NOT_SCORES_PREFIX)
+        or name.endswith(_NOT_SCORES_SUFFIX)
+    )
+
 
 _MODEL_ARGS = ("model", "model_deployment")
 
@@ -60,9 +100,79 @@ def _perturbation_name(value: Any) -> str | None:
     return str(value)
 
 
+def _run_meta(run_dir: Path) -> tuple[str, str | None]:
+    """(run name, model) from ``run_spec.json`` or the folder name."""
+    run_name = run_dir.name
+    spec_model = None
+    spec_path = run_dir / "run_spec.json"
+    if spec_path.exists():
+        spec = load_json(spec_path)
+        if isinstance(spec, dict):
+            run_name = str(spec.get("name") or run_name)
+            spec_model = (spec.get("adapter_spec") or {}).get("model")
+    return run_name, spec_model
+
+
+def _instance_splits(run_dir: Path) -> dict[str, str]:
+    """instance id -> split from ``instances.json`` (written by ``helm-summarize``)."""
+    path = run_dir / "instances.json"
+    if not path.exists():
+        return {}
+    data = load_json(path)
+    if not isinstance(data, list):
+        return {}
+    return {
+        str(entry["id"]): str(entry["split"])
+        for entry in data
+        if isinstance(entry, dict) and "id" in entry and entry.get("split")
+    }
+
+
+def _entries(path: Path) -> tuple[list[dict[str, Any]], bool]:
+    """(entries, flat): per-instance stats as ``[(name, split, mean)]`` rows per entry."""
+    data = load_json(path)
+    if not isinstance(data, list):
+        raise InputError(
+            f"{path}: top level is {type(data).__name__}; expected a list of per-instance stats"
+        )
+    flat = path.name == "display_predictions.json"
+    splits = _instance_splits(path.parent) if flat else {}
+    entries = []
+    for index, entry in enumerate(data):
+        loc = where(path, record=index)
+        if not isinstance(entry, dict) or "instance_id" not in entry:
+            raise InputError(f"{loc}: expected an object with 'instance_id' and 'stats'")
+        stats = entry.get("stats")
+        values: list[tuple[str, str, Any, bool]] = []  # (name, split, mean, has mean)
+        if flat:
+            if not isinstance(stats, dict):
+                raise InputError(
+                    f"{loc}: field 'stats': value {stats!r}; expected a mapping of stat name to "
+                    "value (display_predictions.json)"
+                )
+            split = splits.get(str(entry["instance_id"]), UNKNOWN_SPLIT)
+            values = [(str(k), split, v, True) for k, v in stats.items()]
+        else:
+            if not isinstance(stats, list):
+                raise InputError(f"{loc}: field 'stats': value {stats!r}; expected a list of Stat")
+            for stat in stats:
+                stat_name = (stat.get("name") or {}) if isinstance(stat, dict) else {}
+                if isinstance(stat_name, dict) and stat_name.get("name"):
+                    values.append(
+                        (
+                            str(stat_name["name"]),
+                            str(stat_name.get("split") or UNKNOWN_SPLIT),
+                            stat.get("mean"),
+                            "mean" in stat,
+                        )
+                    )
+        entries.append({**entry, "_values": values})
+    return entries, flat
+
+
 @reader(
     "helm",
-    summary="HELM run folders (per_instance_stats.json)",
+    summary="HELM run folders (per_instance_stats.json, display_predictions.json)",
     patterns=PATTERNS,
 )
 def read(
@@ -73,60 +183,56 @@ def read(
     metric: Choice,
     model: str | None,
     include_perturbed: bool = False,
+    split: str | None = None,
 ) -> pd.DataFrame:
-    """Read one ``per_instance_stats.json`` into canonical rows."""
+    """Read one ``per_instance_stats.json`` (or ``display_predictions.json``) into rows."""
     run_dir = path.parent
-    run_name = run_dir.name
-    spec_model = None
-    spec_path = run_dir / "run_spec.json"
-    if spec_path.exists():
-        spec = load_json(spec_path)
-        if isinstance(spec, dict):
-            run_name = str(spec.get("name") or run_name)
-            spec_model = (spec.get("adapter_spec") or {}).get("model")
+    if path.name == "display_predictions.json" and (run_dir / "per_instance_stats.json").exists():
+        report.skip_file(path, "per_instance_stats.json of the same run is read instead")
+        return Columns().frame("helm", str(path), None)
+    run_name, spec_model = _run_meta(run_dir)
     bench, arg_model = _split_run_name(run_name)
     source_model = str(spec_model or arg_model or run_dir.name)
     canonical = model or source_model
     name = benchmark or bench
 
-    data = load_json(path)
-    if not isinstance(data, list):
+    entries, flat = _entries(path)
+    report.records_read += len(entries)
+    offered: dict[str, bool] = {}
+    splits: dict[str, None] = {}
+    for entry in entries:
+        for stat_name, stat_split, mean, _has in entry["_values"]:
+            splits.setdefault(stat_split, None)
+            numeric = isinstance(mean, (int, float)) and not isinstance(mean, bool)
+            outside = numeric and not 0 <= mean <= 1
+            ok = is_score_name(stat_name) and not outside
+            offered[stat_name] = offered.get(stat_name, True) and ok
+    available = sorted(n for n, ok in offered.items() if ok)
+    wanted = requested(metric, name)
+    if wanted is not None and wanted in offered and not offered[wanted]:
         raise InputError(
-            f"{path}: top level is {type(data).__name__}; expected a list of per-instance stats"
+            f"{path}: stat {wanted!r} is not an item score (a count, cost, runtime, token number "
+            f"or a value outside [0, 1]); choose one of {', '.join(available) or '(none)'}"
         )
-    report.records_read += len(data)
-    available: set[str] = set()
-    for index, entry in enumerate(data):
-        if not isinstance(entry, dict) or "instance_id" not in entry:
-            raise InputError(
-                f"{where(path, record=index)}: expected an object with 'instance_id' and 'stats'"
-            )
-        stats = entry.get("stats")
-        if not isinstance(stats, list):
-            raise InputError(
-                f"{where(path, record=index)}: field 'stats': value {stats!r}; expected a "
-                "list of Stat"
-            )
-        for stat in stats:
-            stat_name = (stat.get("name") or {}) if isinstance(stat, dict) else {}
-            if isinstance(stat_name, dict) and stat_name.get("name"):
-                available.add(str(stat_name["name"]))
-    chosen, how = resolve("metric", metric, name, sorted(available), str(path))
+    chosen, how = resolve("metric", metric, name, available, str(path))
     report.choose(name, "metric", chosen, how)
     report.choose(name, "filter", "none" if not include_perturbed else "perturbation", "default")
+    if split is not None:
+        keep_split = split
+    elif DEFAULT_SPLIT in splits or len(splits) != 1:
+        keep_split = DEFAULT_SPLIT
+    else:
+        keep_split = next(iter(splits))
+    report.choose(name, "split", keep_split, "given" if split is not None else "default")
 
-    out = Columns()
-    for index, entry in enumerate(data):
+    out = Columns(split=keep_split)
+    for index, entry in enumerate(entries):
         perturbation = _perturbation_name(entry.get("perturbation"))
         if perturbation is not None and not include_perturbed:
             report.drop("perturbed instance (include_perturbed=False)")
             continue
         loc = where(path, record=index)
-        matches = [
-            stat
-            for stat in entry["stats"]
-            if isinstance(stat, dict) and (stat.get("name") or {}).get("name") == chosen
-        ]
+        matches = [v for v in entry["_values"] if v[0] == chosen]
         if not matches:
             report.drop("stat absent (HELM drops NaN stats)")
             continue
@@ -135,10 +241,13 @@ def read(
                 f"{loc}: stat {chosen!r} appears {len(matches)} times for instance "
                 f"{entry['instance_id']!r}; expected one"
             )
-        stat = matches[0]
-        if "mean" not in stat:
+        _stat, stat_split, mean, has_mean = matches[0]
+        if stat_split != keep_split:
+            report.drop(f"other split ({stat_split}; --split {stat_split} keeps it)")
+            continue
+        if not has_mean:
             raise InputError(f"{loc}: stat {chosen!r} has no field 'mean'; expected a HELM Stat")
-        score = coerce_score(stat["mean"], loc, f"{chosen}.mean")
+        score = coerce_score(mean, loc, chosen if flat else f"{chosen}.mean")
         if score is None:
             report.drop("metric value missing (null/NaN)")
             continue

@@ -9,7 +9,13 @@ optional; the zip layout is an Inspect internal and is checked loudly.
 Mapping: ``benchmark`` = ``eval.task``, ``model`` = ``eval.model``, ``item`` = ``sample.id``,
 ``trial`` = ``epoch - 1``, ``filter`` = the scorer name, ``metric`` = ``value`` (or the key of a
 dict-valued score). Values ``C``/``I``/``P``/``N`` map to 1/0/0.5/0 and ``yes``/``no`` to 1/0.
-A sample with an ``error`` is missing by default (``errored="zero"`` scores it 0).
+A sample with an ``error`` is missing by default; ``errored="zero"`` keeps it as an explicit 0
+row flagged ``errored sample scored 0``.
+
+One log that gives no rows (header only, cancelled before any sample was scored, every sample
+errored, or run without a scorer) does not stop a folder: it is listed in
+``LoadReport.skipped_files`` with the reason, and its samples count as dropped. A cancelled or
+errored run that did score some samples is read, with a note.
 """
 
 from __future__ import annotations
@@ -54,8 +60,12 @@ def _zip_json(archive: zipfile.ZipFile, path: Path, member: str) -> Any:
         ) from None
 
 
-def _load(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
-    """(eval spec, [(location, sample)]) from a .eval zip or a .json log."""
+Sample = tuple[str, str | None, dict[str, Any]]
+"""(location for messages, ``.eval`` member or None, the EvalSample)."""
+
+
+def _load(path: Path) -> tuple[dict[str, Any], dict[str, Any], list[Sample]]:
+    """(eval spec, log header, samples) from a .eval zip or a .json log."""
     if is_zip(path):
         try:
             archive = zipfile.ZipFile(path)
@@ -79,7 +89,9 @@ def _load(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]
                     f"{path}: member {header_name}: field 'eval' is missing; expected an Inspect "
                     "EvalLog header"
                 )
-            samples = []
+            if header_name != "header.json":
+                header = {**header, "status": header.get("status", "started")}
+            samples: list[Sample] = []
             for member in sorted(
                 n for n in names if n.startswith("samples/") and n.endswith(".json")
             ):
@@ -88,8 +100,8 @@ def _load(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]
                     raise InputError(
                         f"{path}: member {member}: expected a JSON object (EvalSample)"
                     )
-                samples.append((f"{path}: member {member}", sample))
-            return header["eval"], samples
+                samples.append((f"{path}: member {member}", member, sample))
+            return header["eval"], header, samples
     log = load_json(path)
     if not isinstance(log, dict) or not isinstance(log.get("eval"), dict):
         raise InputError(
@@ -102,8 +114,22 @@ def _load(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]
     for index, sample in enumerate(raw):
         if not isinstance(sample, dict):
             raise InputError(f"{where(path, record=index)}: expected a JSON object (EvalSample)")
-        samples.append((f"{where(path, record=index)} (samples[{index}])", sample))
-    return log["eval"], samples
+        samples.append((f"{where(path, record=index)} (samples[{index}])", None, sample))
+    return log["eval"], log, samples
+
+
+def _declared_scorers(spec: dict[str, Any], header: dict[str, Any]) -> list[str]:
+    """Scorer names the log declares (``eval.scorers``, else ``results.scores``)."""
+    names: list[str] = []
+    for entry in spec.get("scorers") or []:
+        if isinstance(entry, dict) and entry.get("name"):
+            names.append(str(entry["name"]))
+    if not names:
+        results = header.get("results") or {}
+        for entry in results.get("scores") or [] if isinstance(results, dict) else []:
+            if isinstance(entry, dict) and entry.get("name"):
+                names.append(str(entry["name"]))
+    return list(dict.fromkeys(names))
 
 
 def looks_like_log(path: Path) -> bool:
@@ -146,6 +172,7 @@ def _value(score: Any, key: str | None, loc: str, scorer: str) -> tuple[str, Any
     summary="Inspect AI logs (.eval archives, .json logs)",
     patterns=PATTERNS,
     keep=looks_like_log,
+    nothing_found="no Inspect logs found (.eval archives or .json logs with an 'eval' object)",
 )
 def read(
     path: Path,
@@ -157,8 +184,8 @@ def read(
     model: str | None,
     errored: Literal["missing", "zero"] = "missing",
 ) -> pd.DataFrame:
-    """Read one Inspect log into canonical rows."""
-    spec, samples = _load(path)
+    """Read one Inspect log into canonical rows (a log that gives none is reported, not fatal)."""
+    spec, header, samples = _load(path)
     task = str(spec.get("task") or path.stem)
     source_model = str(spec.get("model") or "unknown")
     canonical = model or source_model
@@ -167,20 +194,38 @@ def read(
     version = packages.get("inspect_ai") if isinstance(packages, dict) else None
     source = f"inspect_ai {version}" if version else "inspect_ai"
     timestamp = spec.get("created")
+    status = str(header.get("status") or "unknown")
     report.records_read += len(samples)
-
-    scorers: dict[str, None] = {}
-    for _loc, sample in samples:
-        for scorer in sample.get("scores") or {}:
-            scorers.setdefault(str(scorer), None)
     out = Columns()
     if not samples:
+        report.skip_file(path, f"no samples (status {status}; a header-only or empty log)")
         return out.frame(source, str(path), timestamp)
+
+    scorers: dict[str, None] = {}
+    n_errored = 0
+    for _loc, _member, sample in samples:
+        n_errored += bool(sample.get("error"))
+        for scorer in sample.get("scores") or {}:
+            scorers.setdefault(str(scorer), None)
+    if not scorers:
+        if n_errored and errored == "zero":
+            declared = _declared_scorers(spec, header)
+            scorers = dict.fromkeys(declared or ["none"])
+        else:
+            if n_errored == len(samples):
+                reason = f"all {n_errored} samples errored (status {status}; --errored zero scores them 0)"
+            else:
+                reason = (
+                    f"no sample has a score (status {status}; run without a scorer or "
+                    f"cancelled before scoring; {n_errored} of {len(samples)} samples errored)"
+                )
+            report.skip_file(path, reason, len(samples))
+            return out.frame(source, str(path), timestamp)
     chosen, how = resolve("scorer", filter, name, list(scorers), str(path), flag="--filter")
     report.choose(name, "filter", chosen, how)
     key = requested(metric, name)
     metric_name: str | None = None
-    for index, (loc, sample) in enumerate(samples):
+    for index, (loc, member, sample) in enumerate(samples):
         if "id" not in sample:
             raise InputError(f"{loc}: field 'id' is missing; expected an EvalSample")
         epoch = sample.get("epoch", 1)
@@ -199,9 +244,12 @@ def read(
                     epoch - 1,
                     source_model,
                     index,
+                    flag="errored sample scored 0",
+                    member=member,
                 )
+                report.flag("errored sample scored 0 (--errored zero)")
                 continue
-            report.drop("errored sample (missing; errored='missing')")
+            report.drop("errored sample (missing; --errored zero scores it 0)")
             continue
         if chosen not in scores:
             report.drop("scorer absent")
@@ -213,9 +261,22 @@ def read(
             report.drop("score value missing (null)")
             continue
         out.add(
-            canonical, name, str(sample["id"]), score, got, chosen, epoch - 1, source_model, index
+            canonical,
+            name,
+            str(sample["id"]),
+            score,
+            got,
+            chosen,
+            epoch - 1,
+            source_model,
+            index,
+            member=member,
         )
     final = metric_name or key or "value"
     report.choose(name, "metric", final, "given" if key else "only")
     out.metric = [final] * len(out)
+    if status not in ("success", "unknown"):
+        report.notes.append(
+            f"{path}: status {status}; {len(out)} rows from {len(samples)} samples were read"
+        )
     return out.frame(source, str(path), timestamp)

@@ -1,0 +1,115 @@
+"""HELM run folders published in a public repository (tests/data/formats/README.md)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from latentbench.exceptions import InputError
+from latentbench.io.formats import read_results
+from latentbench.io.store import Store
+
+pytestmark = pytest.mark.filterwarnings("ignore::latentbench.exceptions.DataWarning")
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "formats" / "real" / "helm"
+MMLU = REAL / "mmlu-subject=philosophy,method=multiple_choice_joint,model=openai_gpt2"
+RUNS = sorted(p for p in REAL.iterdir() if p.is_dir())
+
+
+def raw_means(path: Path, metric: str, split: str) -> dict[str, float]:
+    """instance id -> mean of ``metric`` on ``split``, unperturbed, straight from the file."""
+    out = {}
+    for entry in json.loads(path.read_text()):
+        if entry.get("perturbation") is not None:
+            continue
+        for stat in entry["stats"]:
+            if stat["name"]["name"] == metric and stat["name"]["split"] == split:
+                out[entry["instance_id"]] = stat["mean"]
+    return out
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name.split(",")[0])
+@pytest.mark.parametrize("split", ["test", "valid"])
+def test_values_match_the_raw_file_per_split(run, split):
+    frame, report = read_results("helm", run, metric="exact_match", split=split)
+    expected = raw_means(run / "per_instance_stats.json", "exact_match", split)
+    assert dict(zip(frame["item"], frame["score"], strict=True)) == expected
+    assert set(frame["split"]) <= {split}
+    assert report.records_read == report.rows + sum(report.dropped.values())
+    assert report.choices[frame["benchmark"].iloc[0]]["split"] == split if len(frame) else True
+
+
+def test_mmlu_test_split_by_default_matches_helm_stats():
+    """HELM reports 0.111 on test for this run; valid and test are never merged."""
+    frame, report = read_results("helm", MMLU, metric="exact_match")
+    assert set(frame["split"]) == {"test"}
+    assert len(frame) == 9
+    stats = json.loads((MMLU / "stats.json").read_text())
+    (helm_test,) = [
+        s["mean"] for s in stats if s["name"] == {"name": "exact_match", "split": "test"}
+    ]
+    assert frame["score"].mean() == pytest.approx(helm_test)
+    assert report.dropped == {"other split (valid; --split valid keeps it)": 1}
+
+
+def test_non_scores_are_not_offered():
+    with pytest.raises(InputError) as info:
+        read_results("helm", MMLU)
+    message = str(info.value)
+    assert "exact_match" in message
+    for name in ("batch_size", "num_prompt_tokens", "training_co2_cost", "logprob", "max_prob"):
+        assert name not in message.split("(")[1]
+    with pytest.raises(InputError, match=r"'num_prompt_tokens' is not an item score"):
+        read_results("helm", MMLU, metric="num_prompt_tokens")
+
+
+def test_three_real_runs_store_with_their_split(tmp_path):
+    frame, report = read_results("helm", REAL, metric="exact_match")
+    assert frame.groupby("benchmark")["model"].first().to_dict() == {
+        "commonsense:dataset=hellaswag,method=multiple_choice_joint": "eleutherai/pythia-1b-v0",
+        "mmlu:subject=philosophy,method=multiple_choice_joint": "openai/gpt2",
+        "narrative_qa": "openai/gpt2",
+    }
+    with Store(tmp_path / "s.duckdb") as store:
+        store.ingest(frame, report)
+        long = store.long("mmlu:subject=philosophy,method=multiple_choice_joint")
+        assert set(long["split"]) == {"test"}
+
+
+def _display_predictions(run: Path, target: Path) -> None:
+    """The helm-summarize layout of the same run: flat stats plus instances.json splits."""
+    target.mkdir()
+    shutil.copy(run / "run_spec.json", target / "run_spec.json")
+    entries, instances = [], []
+    for entry in json.loads((run / "per_instance_stats.json").read_text()):
+        stats = {s["name"]["name"]: s["mean"] for s in entry["stats"] if "mean" in s}
+        entries.append(
+            {
+                "instance_id": entry["instance_id"],
+                "train_trial_index": entry["train_trial_index"],
+                "predicted_text": "",
+                "stats": stats,
+            }
+        )
+        instances.append({"id": entry["instance_id"], "split": entry["stats"][0]["name"]["split"]})
+    (target / "display_predictions.json").write_text(json.dumps(entries))
+    (target / "instances.json").write_text(json.dumps(instances))
+
+
+def test_display_predictions_is_read_and_agrees(tmp_path):
+    run = tmp_path / MMLU.name
+    _display_predictions(MMLU, run)
+    flat, report = read_results("helm", run, metric="exact_match")
+    full, _ = read_results("helm", MMLU, metric="exact_match")
+    columns = ["model", "benchmark", "item", "score", "split"]
+    assert flat[columns].values.tolist() == full[columns].values.tolist()
+    # both files in one run folder: per_instance_stats.json wins, the other is reported
+    shutil.copy(MMLU / "per_instance_stats.json", run / "per_instance_stats.json")
+    both, report = read_results("helm", run, metric="exact_match")
+    assert len(both) == 9
+    assert [s["reason"] for s in report.skipped_files] == [
+        "per_instance_stats.json of the same run is read instead"
+    ]
