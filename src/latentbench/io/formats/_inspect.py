@@ -213,7 +213,10 @@ def read(
             scorers = dict.fromkeys(declared or ["none"])
         else:
             if n_errored == len(samples):
-                reason = f"all {n_errored} samples errored (status {status}; --errored zero scores them 0)"
+                reason = (
+                    f"all {n_errored} samples errored (status {status}; --errored zero scores "
+                    "them 0)"
+                )
             else:
                 reason = (
                     f"no sample has a score (status {status}; run without a scorer or "
