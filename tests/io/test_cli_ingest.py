@@ -114,7 +114,7 @@ def test_ambiguous_metric_lists_choices(tmp_path):
         "ingest", "helm", FORMATS / "helm" / "benchmark_output", "--store", tmp_path / "s.duckdb"
     )
     assert result.exit_code == 2
-    assert "several metrics (exact_match, num_output_tokens, quasi_exact_match)" in result.output
+    assert "several metrics (exact_match, quasi_exact_match)" in result.output
 
 
 @pytest.mark.parametrize("command", ["ls", "export"])
