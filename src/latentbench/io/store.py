@@ -834,6 +834,8 @@ def _item_order(items: np.ndarray) -> list[str]:
 
 
 _NULLABLE = ("run_timestamp", "item_hash", "flag")
+_DEFAULTS: dict[str, str | None] = {"split": UNKNOWN_SPLIT, "flag": None}
+"""Canonical columns a frame may omit, with the value they then take."""
 
 
 def _to_arrow(frame: pd.DataFrame | pa.Table) -> pa.Table:
@@ -841,6 +843,16 @@ def _to_arrow(frame: pd.DataFrame | pa.Table) -> pa.Table:
     names = (
         list(frame.column_names) if isinstance(frame, pa.Table) else list(map(str, frame.columns))
     )
+    for column, default in _DEFAULTS.items():
+        # columns added in schema 2: a frame built before them means "split unknown, no flag"
+        if column not in names:
+            if isinstance(frame, pa.Table):
+                frame = frame.append_column(
+                    column, pa.array([default] * frame.num_rows, type=pa.string())
+                )
+            else:
+                frame = frame.assign(**{column: pd.array([default] * len(frame), dtype="str")})
+            names.append(column)
     missing = [c for c in CANONICAL_COLUMNS if c not in names]
     if missing:
         raise InputError(
