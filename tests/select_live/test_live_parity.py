@@ -21,6 +21,7 @@ def test_live_equals_replay(live_setup):
     with Store(s.tmp / "live.duckdb") as db:
         live = run_live(cfg, db)
         live_cells = _cells(db, live.run_id)
+        decisions = db.selection_decisions(live.run_id)
         # the scored cells are also in the canonical responses table (benchmark: items file)
         matrix = db.matrix("items", metric="exact_match")
         sources = db.connection.execute("SELECT DISTINCT source FROM responses").fetchall()
@@ -60,6 +61,10 @@ def test_live_equals_replay(live_setup):
     for _, m, i, score in live_cells:
         assert score == s.Y[s.names.index(m), int(i[1:])]
     assert sources == [(f"live:{live.run_id}",)]
+    # every loop decision records the leader with its interval (PULSE has intervals)
+    loop = [d for d in decisions if d["phase"] == "loop"]
+    assert loop and all(d["leader"] in s.names and d["lower"] <= d["upper"] for d in loop)
+    assert all("leader" not in d for d in decisions if d["phase"] == "init")
     assert int(matrix.observed.sum()) == len(live_cells)
     for r, model in enumerate(matrix.model_ids):
         for c, item in enumerate(matrix.item_ids):

@@ -30,7 +30,7 @@ def _check_alpha(alpha: float) -> None:
 
 
 def _psi(eta: np.ndarray) -> np.ndarray:
-    return -np.log1p(-eta) - eta
+    return np.asarray(-np.log1p(-eta) - eta, dtype=np.float64)
 
 
 def eb_confseq(

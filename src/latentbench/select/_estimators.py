@@ -65,9 +65,8 @@ def dr_round_estimate(
         raise InputError("inclusion must lie in (0, 1]")
     lam_b = lam_arr[..., None] if lam_arr.ndim and y.ndim > 1 else lam_arr
     correction = ((y - lam_b * f) / pi).sum(axis=-1)
-    return (
-        np.asarray(observed_sum) + lam_arr * np.asarray(pool_prediction_sum) + correction
-    ) / n_items
+    total = np.asarray(observed_sum) + lam_arr * np.asarray(pool_prediction_sum) + correction
+    return np.asarray(total / n_items, dtype=np.float64)
 
 
 def plugin_lambda(

@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +23,15 @@ from latentbench.exceptions import InputError
 from latentbench.select._policies import make_policy, parse_policy
 from latentbench.select._run import run_selection
 from latentbench.select.oracles import MatrixOracle
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from latentbench.io import ResponseMatrix
+    from latentbench.select._proxy import LowRankProxy
+
+Progress = Callable[[int, int], None]
+Task = tuple[str, str, int]
 
 __all__ = [
     "ExperimentResult",
@@ -261,7 +271,7 @@ class ExperimentResult:
     pools: dict[str, dict[str, Any]] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
 
-    def to_frame(self):
+    def to_frame(self) -> pd.DataFrame:
         """Summary table as a pandas DataFrame."""
         import pandas as pd
 
@@ -279,7 +289,7 @@ class ExperimentResult:
             )
         )
         self.to_frame().to_csv(out / "summary.csv", index=False)
-        frame = {"evaluations_post_init": self.grid}
+        frame: dict[str, np.ndarray] = {"evaluations_post_init": self.grid}
         for (pool, pol), arr in self.curves.items():
             frame[f"{pool}|{pol}"] = arr.mean(axis=0)
         pd.DataFrame(frame).to_csv(out / "curves.csv", index=False)
@@ -294,14 +304,14 @@ def run_experiment(
     budget: int = 400_000,
     batch_size: int = 64,
     init_batch: int = 64,
-    proxy=None,
+    proxy: LowRankProxy | None = None,
     target: float = 0.95,
     reference: str | None = None,
     engine: str = "local",
     n_jobs: int | None = None,
     grid_step: int | None = None,
     ray_address: str | None = None,
-    progress=None,
+    progress: Progress | None = None,
 ) -> ExperimentResult:
     """Run every policy on every pool for every seed and summarise.
 
@@ -382,7 +392,9 @@ def run_experiment(
     return _summarise(results, shared, pools, policies, seed_list, target, reference, elapsed)
 
 
-def _run_ray(shared, tasks, address, progress):
+def _run_ray(
+    shared: dict[str, Any], tasks: list[Task], address: str | None, progress: Progress | None
+) -> list[dict[str, Any]]:
     try:
         import ray
     except ImportError:
@@ -397,11 +409,11 @@ def _run_ray(shared, tasks, address, progress):
         ref = ray.put(shared)
 
         @ray.remote
-        def _remote(shared_ref, task):
+        def _remote(shared_ref: dict[str, Any], task: Task) -> dict[str, Any]:
             return _run_one(shared_ref, *task)
 
         pending = [_remote.remote(ref, t) for t in tasks]
-        out = ray.get(pending)
+        out: list[dict[str, Any]] = ray.get(pending)
         if progress:
             progress(len(out), len(tasks))
         return out
@@ -410,7 +422,16 @@ def _run_ray(shared, tasks, address, progress):
             ray.shutdown()
 
 
-def _summarise(results, shared, pools, policies, seed_list, target, reference, elapsed):
+def _summarise(
+    results: list[dict[str, Any]],
+    shared: dict[str, Any],
+    pools: dict[str, np.ndarray],
+    policies: list[str],
+    seed_list: list[int],
+    target: float,
+    reference: str | None,
+    elapsed: float,
+) -> ExperimentResult:
     grid = shared["grid"]
     curves: dict[tuple[str, str], np.ndarray] = {}
     meta: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -425,9 +446,9 @@ def _summarise(results, shared, pools, policies, seed_list, target, reference, e
         reference = next((p for p in policies if p.split(":")[0].strip() == "ucbe"), None)
     summary = []
     pool_info = {}
-    for pool, rows in pools.items():
-        m = len(rows)
-        means = np.nan_to_num(shared["scores"][rows]).mean(axis=1, dtype=np.float64)
+    for pool, pool_rows in pools.items():
+        m = len(pool_rows)
+        means = np.nan_to_num(shared["scores"][pool_rows]).mean(axis=1, dtype=np.float64)
         srt = np.sort(means)[::-1]
         pool_info[pool] = {"n_models": m, "top2_gap": float(srt[0] - srt[1]) if m > 1 else None}
         ref_stats = None
@@ -479,7 +500,7 @@ def _summarise(results, shared, pools, policies, seed_list, target, reference, e
 
 
 def experiment_from_matrix(
-    matrix,
+    matrix: ResponseMatrix | np.ndarray,
     *,
     split: str = "random",
     dates: np.ndarray | None = None,
@@ -496,7 +517,7 @@ def experiment_from_matrix(
     random_state: int = 0,
     engine: str = "local",
     n_jobs: int | None = None,
-    progress=None,
+    progress: Progress | None = None,
     missing: str = "error",
 ) -> ExperimentResult:
     """Python twin of ``latentbench experiment``: split, fit the proxy, build pools, run.

@@ -155,8 +155,8 @@ class UCBELRF(UCBEBookkeeping):
         super().initialize(state, None)
         self._rng = np.random.default_rng(self.random_state)
         self._next = 0
-        self._mean = None
-        self._sd = None
+        self._mean: np.ndarray | None = None
+        self._sd: np.ndarray | None = None
 
     def _fit_ensemble(self, state: SelectionState) -> None:
         E, (m, n) = self.n_ensemble, state.values.shape
@@ -186,9 +186,9 @@ class UCBELRF(UCBEBookkeeping):
                     return arm
         if self._mean is None or state.rounds % self.refit_every == 0:
             self._fit_ensemble(state)
-        ucb = np.where(
-            state.observed, np.nan_to_num(state.values), self._mean + self.eta * self._sd
-        )
+        mean, sd = self._mean, self._sd
+        assert mean is not None and sd is not None  # set by _fit_ensemble
+        ucb = np.where(state.observed, np.nan_to_num(state.values), mean + self.eta * sd)
         idx = np.where(active, ucb.mean(axis=1), -np.inf)
         self._mode = "sd"
         return int(np.argmax(idx))

@@ -18,7 +18,7 @@ Two priors on ``u`` are offered:
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -168,7 +168,7 @@ class LowRankProxy:
 
     @classmethod
     def from_factors(
-        cls, V: np.ndarray, b: np.ndarray, U_history: np.ndarray | None = None, **params
+        cls, V: np.ndarray, b: np.ndarray, U_history: np.ndarray | None = None, **params: Any
     ) -> LowRankProxy:
         """Build a fitted proxy from known item factors (e.g. a saved fit or a simulator).
 
@@ -224,7 +224,7 @@ class LowRankProxy:
     @property
     def n_items(self) -> int:
         self._check_fitted()
-        return self.V_.shape[0]
+        return int(self.V_.shape[0])
 
     def fit_models(
         self, scores: np.ndarray, U0: np.ndarray | None = None, rows: np.ndarray | None = None
@@ -287,7 +287,7 @@ class LowRankProxy:
     def _unwhiten(self, Z: np.ndarray) -> np.ndarray:
         if self.prior != "population":
             return Z
-        return self.prior_mean_ + Z @ self.prior_chol_.T
+        return np.asarray(self.prior_mean_ + Z @ self.prior_chol_.T)
 
     def prior_prediction(self) -> np.ndarray:
         """Prediction for a model with the prior-mean factors, shape (n_items,)."""
@@ -313,7 +313,7 @@ class LowRankProxy:
         out = np.tanh(np.float32(0.5) * logits, out=logits)
         out *= np.float32(0.5)
         out += np.float32(0.5)
-        return out.astype(dtype, copy=False)
+        return np.asarray(out, dtype=dtype)
 
 
 def _compact_groups(counts: np.ndarray, max_cells: int) -> list[np.ndarray]:

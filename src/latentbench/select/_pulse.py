@@ -149,7 +149,7 @@ class Pulse(ProxyBookkeeping):
 
     def estimate_variance(self) -> np.ndarray:
         """Estimated variance of each arm's point estimate, shape (n_arms,)."""
-        return self._w2v / np.maximum(self._wsum, 1e-300) ** 2
+        return np.asarray(self._w2v / np.maximum(self._wsum, 1e-300) ** 2)
 
     def index(self, state: SelectionState) -> np.ndarray:
         if self.bonus != "effective":

@@ -6,7 +6,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,6 +14,11 @@ from latentbench.exceptions import InputError
 from latentbench.select._base import Policy
 from latentbench.select._state import Observation, ProxyState, SelectionState
 from latentbench.select.oracles import Oracle
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from latentbench.select._proxy import LowRankProxy
 
 __all__ = ["SelectionResult", "run_selection"]
 
@@ -176,7 +181,7 @@ class SelectionResult:
             Path(path).write_text(text)
         return text
 
-    def to_frame(self):
+    def to_frame(self) -> pd.DataFrame:
         """Per-arm table (pandas DataFrame): model, estimate, lower, upper, n_observed."""
         import pandas as pd
 
@@ -245,7 +250,7 @@ def run_selection(
     budget: int,
     batch_size: int = 64,
     init_batch: int = 64,
-    proxy=None,
+    proxy: LowRankProxy | None = None,
     random_state: int | np.random.Generator | None = None,
     stop: str = "budget",
     true_means: np.ndarray | None = None,
@@ -330,10 +335,11 @@ def run_selection(
     trace_hi: list[float] = [np.nan]
     stopped = "budget"
     while state.spent < budget:
-        arm = policy.choose(state)
-        if arm is None:
+        choice = policy.choose(state)
+        if choice is None:
             stopped = "exhausted"
             break
+        arm = choice
         size = int(min(batch_size, state.remaining()[arm], budget - state.spent))
         items = policy.select_items(state, arm, size)[: budget - state.spent]
         obs = Observation(arm, items, _checked(oracle, arm, items))

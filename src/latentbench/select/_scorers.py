@@ -10,6 +10,7 @@ import importlib
 import re
 import string
 from collections.abc import Callable
+from typing import Any
 
 from latentbench.exceptions import InputError
 
@@ -93,7 +94,7 @@ def resolve_scorer(spec: str | Scorer, *, where: str = "scorer") -> Scorer:
     return load_callable(spec, where=where)
 
 
-def load_callable(spec: str, *, where: str) -> Callable:
+def load_callable(spec: str, *, where: str) -> Callable[..., Any]:
     """Import ``"package.module:function"`` (user code named in a config file)."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
@@ -104,11 +105,12 @@ def load_callable(spec: str, *, where: str) -> Callable:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise InputError(f"{where}={spec!r}: cannot import {module_name!r} ({exc})") from None
-    target = module
+    target: Any = module
     for part in attr.split("."):
         target = getattr(target, part, None)
         if target is None:
             raise InputError(f"{where}={spec!r}: {module_name!r} has no attribute {attr!r}")
     if not callable(target):
         raise InputError(f"{where}={spec!r}: {attr!r} is not callable")
-    return target
+    function: Callable[..., Any] = target
+    return function

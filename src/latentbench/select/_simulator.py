@@ -13,9 +13,14 @@ compares accuracy spread and item correlations with the source.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from latentbench.exceptions import InputError
+
+if TYPE_CHECKING:
+    from latentbench.io import ResponseMatrix
 
 __all__ = ["LeaderboardSimulator"]
 
@@ -62,7 +67,9 @@ class LeaderboardSimulator:
         self.inflate = inflate
         self.max_iter = max_iter
 
-    def fit(self, scores, item_ids: list[str] | None = None) -> LeaderboardSimulator:
+    def fit(
+        self, scores: np.ndarray | ResponseMatrix, item_ids: list[str] | None = None
+    ) -> LeaderboardSimulator:
         """Fit the logistic model and the factor distribution.
 
         Parameters
@@ -80,7 +87,7 @@ class LeaderboardSimulator:
         from latentbench.exceptions import ConvergenceWarning
         from latentbench.irt._cbmm import fit_cbmm
 
-        if hasattr(scores, "scores"):
+        if not isinstance(scores, np.ndarray) and hasattr(scores, "scores"):
             item_ids = item_ids or scores.item_ids
             scores = scores.scores
         Y = np.asarray(scores, dtype=np.float32)
@@ -102,16 +109,19 @@ class LeaderboardSimulator:
 
     @property
     def n_items(self) -> int:
-        return self.V_.shape[0]
+        return int(self.V_.shape[0])
 
     def probabilities(self, U: np.ndarray) -> np.ndarray:
         """``sigmoid((U V^T + b) / sigma)``, shape (M, n_items), float32."""
         logits = (np.asarray(U, dtype=np.float32) @ self.V_.T.astype(np.float32)) + self.b_.astype(
             np.float32
         )
-        return (0.5 * (1.0 + np.tanh(0.5 * logits / np.float32(self.sigma)))).astype(np.float32)
+        probs = 0.5 * (1.0 + np.tanh(0.5 * logits / np.float32(self.sigma)))
+        return np.asarray(probs, dtype=np.float32)
 
-    def sample_factors(self, n_models: int, random_state=None) -> np.ndarray:
+    def sample_factors(
+        self, n_models: int, random_state: int | np.random.Generator | None = None
+    ) -> np.ndarray:
         """Model factors ``u ~ N(mean, inflate * cov)``, shape (n_models, r)."""
         if not hasattr(self, "V_"):
             from latentbench.exceptions import NotFittedError
@@ -123,7 +133,11 @@ class LeaderboardSimulator:
         return rng.multivariate_normal(self.mean_, self.inflate * self.cov_, size=n_models)
 
     def sample(
-        self, n_models: int, random_state=None, *, chunk: int = 256
+        self,
+        n_models: int,
+        random_state: int | np.random.Generator | None = None,
+        *,
+        chunk: int = 256,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Draw new models and their binary scores.
 

@@ -76,11 +76,11 @@ class SelectionState:
         start = int(self._pointer[arm])
         order = self.order[arm]
         if self.n_obs[arm] == start:  # only uniform draws so far: the prefix is the observed set
-            return order[start : start + size].astype(np.int64)
+            return np.asarray(order[start : start + size], dtype=np.int64)
         # other reveals happened (e.g. UCB-E-LRF): skip revealed items in the order
         rest = order[start:]
         rest = rest[~self.observed[arm, rest]]
-        return rest[:size].astype(np.int64)
+        return np.asarray(rest[:size], dtype=np.int64)
 
     def record(self, obs: Observation, *, initial: bool = False) -> None:
         """Store a revealed batch (scores checked by the run loop: no NaN)."""

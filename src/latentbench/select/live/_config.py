@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -50,9 +51,9 @@ def _sha256(path: Path) -> str:
 def _read_toml(file: Path) -> dict[str, Any]:
     if not file.is_file():
         raise InputError(f"{file}: configuration file not found")
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
+    else:  # Python 3.10
         try:
             import tomli as tomllib
         except ModuleNotFoundError:

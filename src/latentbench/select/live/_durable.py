@@ -6,7 +6,7 @@ import math
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -14,6 +14,10 @@ import pandas as pd
 from latentbench.exceptions import CellsFailed, InputError, RunInterrupted, SpendCapReached
 from latentbench.select.oracles import CellResult, Oracle, StreamingOracle
 from latentbench.select.oracles._protocol import now_utc
+
+if TYPE_CHECKING:
+    from latentbench.io.store import Store
+    from latentbench.select._base import Policy
 
 __all__ = ["DurableOracle", "LiveProgress"]
 
@@ -64,16 +68,14 @@ class LiveProgress:
         return max(self.planned - self.revealed, 0)
 
 
-def _leader(policy: Any, model_ids: Sequence[str]) -> dict[str, Any]:
-    est = getattr(policy, "est", None)
-    if est is None:
+def _leader(policy: Policy | None, model_ids: Sequence[str], started: bool) -> dict[str, Any]:
+    """The current recommendation and its interval (empty before the loop starts)."""
+    if policy is None or not started:
         return {}
+    est = policy.estimates()
     best = int(np.argmax(est))
     out: dict[str, Any] = {"leader": model_ids[best], "estimate": float(est[best])}
-    try:
-        bounds = policy.interval()
-    except Exception:
-        bounds = None
+    bounds = policy.intervals()
     if bounds is not None:
         out["lower"], out["upper"] = float(bounds[0][best]), float(bounds[1][best])
     return out
@@ -119,13 +121,13 @@ class DurableOracle:
 
     def __init__(
         self,
-        store: Any,
+        store: Store,
         run_id: str,
         inner: Oracle | StreamingOracle,
         model_ids: Sequence[str],
         item_ids: Sequence[str],
         *,
-        policy: Any = None,
+        policy: Policy | None = None,
         on_error: str = "stop",
         spend_cap: int | None = None,
         planned: int = 0,
@@ -186,7 +188,7 @@ class DurableOracle:
             "phase": "init" if call < self.n_models else "loop",
             "model": model,
             "items": ids,
-            **_leader(self.policy, self.model_ids),
+            **_leader(self.policy, self.model_ids, call >= self.n_models),
         }
         prev = self._decisions.get(call)
         if prev is None:
@@ -252,7 +254,8 @@ class DurableOracle:
                         failures.append((model, ids[pos], cell.error or "NaN score"))
             else:
                 started = now_utc()
-                values = np.asarray(self.inner.evaluate(model_index, sub), dtype=np.float64)
+                plain = cast(Oracle, self.inner)
+                values = np.asarray(plain.evaluate(model_index, sub), dtype=np.float64)
                 done = now_utc()
                 cells = []
                 for k, pos in enumerate(todo):
@@ -281,7 +284,7 @@ class DurableOracle:
                     replayed_total=self.n_replayed,
                     revealed=self.revealed,
                     planned=self.planned,
-                    **_leader(self.policy, self.model_ids),
+                    **_leader(self.policy, self.model_ids, call >= self.n_models),
                 )
             )
         if failures and self.on_error == "stop":

@@ -60,10 +60,10 @@ class MatrixOracle:
 
     def true_means(self) -> np.ndarray:
         """Finite-population means per model, shape (n_models,)."""
-        return self._scores.mean(axis=1, dtype=np.float64)
+        return np.asarray(self._scores.mean(axis=1, dtype=np.float64))
 
     def evaluate(self, model_index: int, item_indices: np.ndarray) -> np.ndarray:
         """Return ``scores[model_index, item_indices]`` (see :class:`Oracle`)."""
         items = np.asarray(item_indices)
         self.n_calls += int(items.size)
-        return self._scores[model_index, items]
+        return np.asarray(self._scores[model_index, items])

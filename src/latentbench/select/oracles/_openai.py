@@ -91,7 +91,15 @@ def _retry_after(value: str | None) -> float | None:
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     """Refuse redirects: urllib would resend the Authorization header to the new host."""
 
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[override]
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: Any,
+        code: int,
+        msg: str,
+        headers: Any,
+        newurl: str,
+    ) -> None:
         return None
 
 
