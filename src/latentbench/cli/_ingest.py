@@ -169,18 +169,39 @@ def ls(
 
 @app.command()
 def export(
-    out: Path = typer.Argument(..., help="Output file: .parquet or .csv."),
+    out: Path = typer.Argument(
+        ..., help="Output file (.parquet or .csv), or a folder for --format eee."
+    ),
     store: Path = typer.Option(..., "--store", help="DuckDB store file."),
     benchmark: str | None = typer.Option(None, help="Only this benchmark."),
+    format: str = typer.Option(
+        "table",
+        "--format",
+        help="table (.parquet/.csv, reads back with `ingest table`) or eee (Every Eval Ever "
+        "0.3.0 aggregate + instance-level files, reads back with `ingest eee`).",
+    ),
 ) -> None:
-    """Write the canonical long table to Parquet or CSV (reads back with `ingest table`)."""
+    """Write the canonical long table as a table file or as Every Eval Ever records."""
+    from latentbench.io.formats import write_eee
     from latentbench.io.store import Store
 
     try:
+        if format not in ("table", "eee"):
+            raise InputError(f"--format {format!r}; expected table or eee")
         if not store.exists():
             raise InputError(f"{store}: store not found")
         with Store(store, read_only=True) as db:
-            n = db.export(out, benchmark=benchmark)
+            if format == "table":
+                n = db.export(out, benchmark=benchmark)
+            else:
+                if benchmark is not None and benchmark not in set(db.benchmarks()):
+                    raise InputError(f"{store}: unknown benchmark {benchmark!r}")
+                frame = db.long(benchmark)
+                n = len(frame)
+                files = write_eee(frame, out)
     except InputError as exc:
         _fail(exc)
+    if format == "eee":
+        console.print(f"wrote {n} rows as {len(files)} evaluations under {out}", highlight=False)
+        return
     console.print(f"wrote {n} rows to {out}", highlight=False)

@@ -52,6 +52,7 @@ from latentbench.io.formats._common import (
     expand,
     finish,
 )
+from latentbench.io.formats._eee import write_eee
 from latentbench.io.formats._registry import READERS, Reader, get_reader, reader
 
 # Each reader module registers itself with @reader when imported; this order is the order of
@@ -63,6 +64,7 @@ from latentbench.io.formats import _helm  # noqa: F401
 from latentbench.io.formats import _inspect  # noqa: F401
 from latentbench.io.formats import _opencompass  # noqa: F401
 from latentbench.io.formats import _table  # noqa: F401
+from latentbench.io.formats import _eee  # noqa: F401
 
 # isort: on
 
@@ -78,6 +80,7 @@ __all__ = [
     "Reader",
     "read_results",
     "reader",
+    "write_eee",
 ]
 
 SOURCES: tuple[str, ...] = tuple(READERS)

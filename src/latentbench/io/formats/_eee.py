@@ -1,0 +1,638 @@
+"""Every Eval Ever (EvalEval Coalition) aggregate and instance-level records, schema 0.3.0.
+
+An evaluation is an aggregate ``{uuid}.json`` (``eval.schema.json``: ``evaluation_id``,
+``model_info``, ``eval_library``, ``evaluation_results``, ``detailed_evaluation_results``)
+next to ``{uuid}_samples.jsonl`` (``instance_level_eval.schema.json``): one record per
+sample (and per aggregate result), with ``interaction_type`` ``single_turn``, ``multi_turn``
+or ``agentic`` and ``evaluation: {score, is_correct}``.
+
+Reading (:func:`read`, ``latentbench ingest eee PATH``): one canonical row per
+instance-level record. ``model`` = ``model_id``, ``benchmark`` = ``evaluation_name``,
+``item`` = ``sample_id``, ``item_hash`` = ``sample_hash``. The metric is ``evaluation.score``
+(default, named by the linked aggregate result's ``metric_config.metric_id`` when there is one)
+or ``is_correct`` (``metric="is_correct"``, 0/1). ``source`` is the aggregate's
+``eval_library`` (name and version), the run timestamp its ``evaluation_timestamp``, the split
+the result's ``source_data.hf_split`` when given. An aggregate file whose instance file is
+absent gives no rows and is reported. Records this package wrote carry the canonical columns in
+``metadata`` (keys ``latentbench.*``), so a store survives a round trip unchanged.
+
+Writing (:func:`write_eee`, ``latentbench export --format eee OUT``): one evaluation per
+(model, benchmark, metric, filter, split), laid out as the EEE datastore does:
+``OUT/data/<benchmark>/<developer>/<model>/<uuid>.json`` and ``..._samples.jsonl``. The records
+are checked with :func:`validate_aggregate` / :func:`validate_instance` (the required fields,
+types and enums of schema 0.3.0) before anything is written; when the ``every-eval-ever``
+package and ``jsonschema`` are installed (extra ``eee``), the package's own JSON schemas are
+applied as well.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import uuid
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from latentbench.exceptions import InputError
+from latentbench.io.formats._common import (
+    CANONICAL_COLUMNS,
+    UNKNOWN_SPLIT,
+    Columns,
+    LoadReport,
+    coerce_score,
+    load_json,
+)
+from latentbench.io.formats._registry import reader
+
+__all__ = ["SCHEMA_VERSION", "validate_aggregate", "validate_instance", "write_eee"]
+
+SCHEMA_VERSION = "0.3.0"
+"""The Every Eval Ever schema version written."""
+
+PATTERNS = ("**/*.jsonl", "**/*.json")
+
+INTERACTION_TYPES = ("single_turn", "multi_turn", "agentic")
+_SOURCE_TYPES = ("documentation", "evaluation_run")
+_RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
+_DATA_SOURCE_TYPES = ("url", "hf_dataset", "other")
+_META = "latentbench."
+_INSTANCE_KEYS = frozenset(
+    {
+        "schema_version",
+        "evaluation_id",
+        "model_id",
+        "evaluation_name",
+        "evaluation_result_id",
+        "sample_id",
+        "sample_hash",
+        "interaction_type",
+        "input",
+        "output",
+        "messages",
+        "answer_attribution",
+        "evaluation",
+        "token_usage",
+        "performance",
+        "error",
+        "metadata",
+    }
+)
+_AGGREGATE_KEYS = frozenset(
+    {
+        "schema_version",
+        "evaluation_id",
+        "evaluation_timestamp",
+        "retrieved_timestamp",
+        "source_metadata",
+        "eval_library",
+        "model_info",
+        "evaluation_results",
+        "detailed_evaluation_results",
+    }
+)
+_SAMPLES_PATH = re.compile(
+    r"^data/[^/]+/[^/]+/[^/]+/[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-4[0-9A-Fa-f]{3}-[89ABab]"
+    r"[0-9A-Fa-f]{3}-[0-9A-Fa-f]{12}_samples\.jsonl$"
+)
+
+
+# ---------------------------------------------------------------------------------- validation
+
+
+def _need(obj: Any, key: str, kind: type | tuple[type, ...], loc: str, what: str) -> Any:
+    if not isinstance(obj, dict) or key not in obj:
+        raise InputError(
+            f"{loc}: field {what}{key!r} is missing; expected an EEE {SCHEMA_VERSION} record"
+        )
+    value = obj[key]
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
+        raise InputError(
+            f"{loc}: field {what}{key!r}: value {_short(value)} has type "
+            f"{type(value).__name__}; expected {_kind_name(kind)}"
+        )
+    return value
+
+
+def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    names = {str: "a string", list: "a list", dict: "an object", bool: "a boolean"}
+    return " or ".join(names.get(k, "a number") for k in _as_tuple(kind))
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _string_map(obj: Any, loc: str, what: str) -> None:
+    if obj is None:
+        return
+    if not isinstance(obj, dict) or not all(isinstance(v, str) for v in obj.values()):
+        raise InputError(
+            f"{loc}: field {what}: value {_short(obj)}; expected an object of string values"
+        )
+
+
+def validate_instance(record: Any, loc: str) -> None:
+    """Check one instance-level record against EEE 0.3.0 (required fields, types, enums).
+
+    Raises
+    ------
+    InputError
+        Naming ``loc``, the field, the value and what was expected.
+    """
+    if not isinstance(record, dict):
+        raise InputError(f"{loc}: expected a JSON object (EEE instance-level record)")
+    unknown = sorted(set(record) - _INSTANCE_KEYS)
+    if unknown:
+        raise InputError(
+            f"{loc}: unknown fields {unknown}; expected only EEE {SCHEMA_VERSION} "
+            "instance-level fields"
+        )
+    for key in ("schema_version", "evaluation_id", "model_id", "evaluation_name", "sample_id"):
+        _need(record, key, str, loc, "")
+    kind = _need(record, "interaction_type", str, loc, "")
+    if kind not in INTERACTION_TYPES:
+        raise InputError(
+            f"{loc}: field 'interaction_type': value {kind!r}; expected one of "
+            f"{', '.join(INTERACTION_TYPES)}"
+        )
+    if kind == "single_turn":
+        _need(record, "output", dict, loc, "")
+    else:
+        _need(record, "messages", list, loc, "")
+    given = _need(record, "input", dict, loc, "")
+    _need(given, "raw", str, loc, "input.")
+    references = _need(given, "reference", list, loc, "input.")
+    if not all(isinstance(r, str) for r in references):
+        raise InputError(f"{loc}: field 'input.reference': expected a list of strings")
+    attributions = _need(record, "answer_attribution", list, loc, "")
+    for index, entry in enumerate(attributions):
+        where = f"answer_attribution[{index}]."
+        _need(entry, "turn_idx", int, loc, where)
+        for key in ("source", "extracted_value", "extraction_method"):
+            _need(entry, key, str, loc, where)
+        _need(entry, "is_terminal", bool, loc, where)
+    evaluation = _need(record, "evaluation", dict, loc, "")
+    _need(evaluation, "score", (int, float), loc, "evaluation.")
+    _need(evaluation, "is_correct", bool, loc, "evaluation.")
+    for key in ("evaluation_result_id",):
+        if key in record:
+            _need(record, key, str, loc, "")
+    for key in ("sample_hash", "error"):
+        if record.get(key) is not None:
+            _need(record, key, str, loc, "")
+    _string_map(record.get("metadata"), loc, "'metadata'")
+
+
+def validate_aggregate(doc: Any, loc: str) -> None:
+    """Check one aggregate record against EEE 0.3.0 (required fields, types, enums)."""
+    if not isinstance(doc, dict):
+        raise InputError(f"{loc}: expected a JSON object (EEE aggregate record)")
+    unknown = sorted(set(doc) - _AGGREGATE_KEYS)
+    if unknown:
+        raise InputError(
+            f"{loc}: unknown fields {unknown}; expected only EEE {SCHEMA_VERSION} aggregate fields"
+        )
+    for key in ("schema_version", "evaluation_id", "retrieved_timestamp"):
+        _need(doc, key, str, loc, "")
+    meta = _need(doc, "source_metadata", dict, loc, "")
+    for key, allowed in (
+        ("source_type", _SOURCE_TYPES),
+        ("evaluator_relationship", _RELATIONSHIPS),
+    ):
+        value = _need(meta, key, str, loc, "source_metadata.")
+        if value not in allowed:
+            raise InputError(
+                f"{loc}: field 'source_metadata.{key}': value {value!r}; expected one of "
+                f"{', '.join(allowed)}"
+            )
+    _need(meta, "source_organization_name", str, loc, "source_metadata.")
+    library = _need(doc, "eval_library", dict, loc, "")
+    _need(library, "name", str, loc, "eval_library.")
+    _need(library, "version", str, loc, "eval_library.")
+    info = _need(doc, "model_info", dict, loc, "")
+    _need(info, "name", str, loc, "model_info.")
+    _need(info, "id", str, loc, "model_info.")
+    _string_map(
+        _need(info, "additional_details", dict, loc, "model_info."),
+        loc,
+        "'model_info.additional_details'",
+    )
+    results = _need(doc, "evaluation_results", list, loc, "")
+    for index, result in enumerate(results):
+        where = f"evaluation_results[{index}]."
+        _need(result, "evaluation_name", str, loc, where)
+        data = _need(result, "source_data", dict, loc, where)
+        _need(data, "dataset_name", str, loc, where + "source_data.")
+        kind = _need(data, "source_type", str, loc, where + "source_data.")
+        if kind not in _DATA_SOURCE_TYPES:
+            raise InputError(
+                f"{loc}: field '{where}source_data.source_type': value {kind!r}; expected one "
+                f"of {', '.join(_DATA_SOURCE_TYPES)}"
+            )
+        _need(
+            _need(result, "metric_config", dict, loc, where),
+            "lower_is_better",
+            bool,
+            loc,
+            where + "metric_config.",
+        )
+        _need(
+            _need(result, "score_details", dict, loc, where),
+            "score",
+            (int, float),
+            loc,
+            where + "score_details.",
+        )
+    detail = doc.get("detailed_evaluation_results")
+    if detail is not None:
+        if _need(detail, "format", str, loc, "detailed_evaluation_results.") != "jsonl":
+            raise InputError(f"{loc}: field 'detailed_evaluation_results.format'; expected 'jsonl'")
+        path = _need(detail, "file_path", str, loc, "detailed_evaluation_results.")
+        if not _SAMPLES_PATH.match(path):
+            raise InputError(
+                f"{loc}: field 'detailed_evaluation_results.file_path': value {path!r}; expected "
+                "data/<source>/<developer>/<model>/<uuid4>_samples.jsonl"
+            )
+
+
+def _schema_validator(name: str) -> Any:
+    """The ``every-eval-ever`` package's own JSON schema validator, when installed."""
+    try:
+        from importlib.resources import files
+
+        import jsonschema  # type: ignore[import-untyped]
+
+        text = files("every_eval_ever.schemas").joinpath(name).read_text(encoding="utf-8")
+    except (ImportError, FileNotFoundError, ModuleNotFoundError):
+        return None
+    schema = json.loads(text)
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
+def _package_check(validator: Any, record: Mapping[str, Any], loc: str) -> None:
+    if validator is None:
+        return
+    error = next(iter(validator.iter_errors(record)), None)
+    if error is not None:
+        field = ".".join(map(str, error.absolute_path)) or "(record)"
+        raise InputError(f"{loc}: field {field!r}: {error.message} (every-eval-ever schema)")
+
+
+# ---------------------------------------------------------------------------------- reading
+
+
+def _is_instance_file(path: Path) -> bool:
+    if path.suffix != ".jsonl":
+        return False
+    try:
+        with open(path, encoding="utf-8") as handle:
+            head = handle.readline(65536)
+    except (OSError, UnicodeDecodeError):
+        return False
+    return '"interaction_type"' in head and '"sample_id"' in head
+
+
+def _is_aggregate_file(path: Path) -> bool:
+    if path.suffix != ".json":
+        return False
+    try:
+        with open(path, encoding="utf-8") as handle:
+            head = handle.read(4096)
+    except (OSError, UnicodeDecodeError):
+        return False
+    return '"evaluation_results"' in head or ('"evaluation_id"' in head and '"model_info"' in head)
+
+
+def looks_like_eee(path: Path) -> bool:
+    """An instance-level ``.jsonl`` or an aggregate ``.json`` of Every Eval Ever."""
+    return _is_instance_file(path) or _is_aggregate_file(path)
+
+
+def _aggregate_for(path: Path) -> tuple[dict[str, Any] | None, Path | None]:
+    """The aggregate next to ``<uuid>_samples.jsonl`` (``<uuid>.json``), when present."""
+    stem = path.name[: -len("_samples.jsonl")] if path.name.endswith("_samples.jsonl") else None
+    candidate = path.with_name(f"{stem}.json") if stem else None
+    if candidate is None or not candidate.exists():
+        return None, None
+    doc = load_json(candidate)
+    validate_aggregate(doc, str(candidate))
+    return doc, candidate
+
+
+def _epoch_timestamp(value: Any) -> Any:
+    if value in (None, ""):
+        return None
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return value
+    if not math.isfinite(seconds):
+        return None
+    return datetime.fromtimestamp(seconds, tz=timezone.utc)
+
+
+@reader(
+    "eee",
+    summary="Every Eval Ever aggregate .json + instance-level _samples.jsonl (schema 0.3.0)",
+    patterns=PATTERNS,
+    keep=looks_like_eee,
+    nothing_found="no Every Eval Ever files found (aggregate .json or instance-level .jsonl)",
+)
+def read(
+    path: Path,
+    report: LoadReport,
+    *,
+    benchmark: str | None,
+    metric: Any,
+    model: str | None,
+) -> pd.DataFrame:
+    """Read one EEE file: an instance-level ``.jsonl`` gives rows, an aggregate is checked."""
+    if path.suffix == ".json" and not path.name.endswith("_samples.jsonl"):
+        doc = load_json(path)
+        validate_aggregate(doc, str(path))
+        detail = doc.get("detailed_evaluation_results") or {}
+        samples = path.with_name(f"{path.stem}_samples.jsonl")
+        if not samples.exists():
+            report.skip_file(
+                path,
+                "aggregate only: no instance-level records "
+                f"({Path(str(detail.get('file_path', samples.name))).name} not found)",
+            )
+        return Columns().frame("every_eval_ever", str(path), None)
+    wanted = (
+        metric
+        if isinstance(metric, str) or metric is None
+        else metric.get(benchmark or "", metric.get("*"))
+    )
+    if wanted not in (None, "score", "is_correct"):
+        raise InputError(f"metric={wanted!r}; EEE records give 'score' or 'is_correct'")
+    aggregate, aggregate_path = _aggregate_for(path)
+    results: dict[str, Mapping[str, Any]] = {}
+    library = "every_eval_ever"
+    timestamp = None
+    if aggregate is not None:
+        lib = aggregate["eval_library"]
+        version = "" if lib["version"] == "unknown" else lib["version"]
+        library = f"{lib['name']} {version}".strip()
+        timestamp = _epoch_timestamp(aggregate.get("evaluation_timestamp"))
+        for result in aggregate["evaluation_results"]:
+            key = result.get("evaluation_result_id") or result["evaluation_name"]
+            results[str(key)] = result
+    validator = _schema_validator("instance_level_eval.schema.json")
+    out = Columns(at="line")
+    extra: dict[str, list[Any]] = {c: [] for c in ("source", "source_file", "run_timestamp")}
+    restored = False
+    n_records = 0
+    schema_versions: set[str] = set()
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            n_records += 1
+            loc = f"{path}:{number}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    f"{loc}: invalid JSON line ({exc.msg}, column {exc.colno})"
+                ) from None
+            validate_instance(record, loc)
+            _package_check(validator, record, loc)
+            schema_versions.add(record["schema_version"])
+            meta = record.get("metadata") or {}
+            ours = {k[len(_META) :]: v for k, v in meta.items() if k.startswith(_META)}
+            result = results.get(
+                str(record.get("evaluation_result_id") or record["evaluation_name"])
+            )
+            evaluation = record["evaluation"]
+            if wanted == "is_correct":
+                score = float(evaluation["is_correct"])
+                metric_name = "is_correct"
+            else:
+                score = coerce_score(evaluation["score"], loc, "evaluation.score")
+                config = (result or {}).get("metric_config") or {}
+                metric_name = str(config.get("metric_id") or "score")
+            if score is None:
+                report.drop("evaluation.score missing (NaN)")
+                continue
+            split = UNKNOWN_SPLIT
+            source_data = (result or {}).get("source_data") or {}
+            if source_data.get("hf_split"):
+                split = str(source_data["hf_split"])
+            if ours:
+                restored = True
+                metric_name = (
+                    ours.get("metric", metric_name) if wanted != "is_correct" else metric_name
+                )
+            source_model = ours.get("source_model", record["model_id"])
+            out.add(
+                model or record["model_id"],
+                benchmark or ours.get("benchmark", record["evaluation_name"]),
+                str(record["sample_id"]),
+                score,
+                metric_name,
+                ours.get("filter", "none"),
+                int(ours.get("trial", 0)),
+                source_model,
+                number,
+                ours.get("item_hash", record.get("sample_hash")),
+                split=ours.get("split", split),
+                flag=ours.get("flag"),
+            )
+            extra["source"].append(ours.get("source", library))
+            extra["source_file"].append(ours.get("source_file", str(path)))
+            stamp = ours.get("run_timestamp")
+            extra["run_timestamp"].append(pd.Timestamp(stamp) if stamp else timestamp)
+    report.records_read += n_records
+    if aggregate is None and schema_versions:
+        library = f"every_eval_ever {'/'.join(sorted(schema_versions))}"
+    frame = out.frame(library, str(path), timestamp)
+    if restored and len(frame):
+        frame["source"] = pd.array(extra["source"], dtype="str")
+        frame["source_file"] = pd.array(extra["source_file"], dtype="str")
+        stamps = pd.to_datetime(pd.Series(extra["run_timestamp"], dtype=object), utc=True)
+        frame["run_timestamp"] = stamps.dt.tz_localize(None).astype("datetime64[us]").to_numpy()
+    for name in frame["benchmark"].unique():
+        report.choose(
+            str(name),
+            "metric",
+            ", ".join(sorted(set(frame["metric"]))),
+            "given" if wanted else "default",
+        )
+        report.choose(str(name), "filter", "none", "only")
+    if aggregate_path is None:
+        report.notes.append(
+            f"{path}: no aggregate {path.name.replace('_samples.jsonl', '.json')} "
+            "beside it; source and metric names are unknown"
+        )
+    return frame
+
+
+# ---------------------------------------------------------------------------------- writing
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "unknown"
+
+
+def _uuid4_from(*parts: str) -> str:
+    """A deterministic id shaped as a version-4 UUID (the EEE file-name pattern)."""
+    digest = hashlib.sha256("\x1f".join(parts).encode()).digest()[:16]
+    return str(uuid.UUID(bytes=digest, version=4))
+
+
+def _as_text(value: Any) -> str | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NaT:
+        return None
+    if isinstance(value, (pd.Timestamp, datetime, np.datetime64)):
+        return pd.Timestamp(value).isoformat()
+    return str(value)
+
+
+def _records(group: pd.DataFrame, evaluation_id: str, result_id: str) -> Iterable[dict[str, Any]]:
+    columns = {c: group[c].to_numpy() for c in CANONICAL_COLUMNS}
+    for k in range(len(group)):
+        score = float(columns["score"][k])
+        metadata = {}
+        for column in CANONICAL_COLUMNS:
+            if column in ("model", "item", "score"):
+                continue
+            text = _as_text(columns[column][k])
+            if text is not None:
+                metadata[_META + column] = text
+        item_hash = _as_text(columns["item_hash"][k])
+        yield {
+            "schema_version": SCHEMA_VERSION,
+            "evaluation_id": evaluation_id,
+            "model_id": str(columns["model"][k]),
+            "evaluation_name": str(columns["benchmark"][k]),
+            "evaluation_result_id": result_id,
+            "sample_id": str(columns["item"][k]),
+            "sample_hash": item_hash,
+            "interaction_type": "single_turn",
+            "input": {"raw": "", "reference": []},
+            "output": {"raw": []},
+            "answer_attribution": [],
+            "evaluation": {"score": score, "is_correct": score == 1.0},
+            "metadata": metadata,
+        }
+
+
+def write_eee(frame: pd.DataFrame, out: str | Path) -> list[Path]:
+    """Write a canonical long table as Every Eval Ever 0.3.0 evaluations under ``out``.
+
+    Parameters
+    ----------
+    frame : DataFrame of shape (n_rows, 14)
+        Canonical rows (``Store.long()``).
+    out : path-like
+        Output folder; ``out/data/<benchmark>/<developer>/<model>/<uuid>.json`` and
+        ``<uuid>_samples.jsonl`` are written, one pair per (model, benchmark, metric, filter,
+        split). The ids are deterministic, so exporting twice writes the same files.
+
+    Returns
+    -------
+    list of Path
+        The aggregate files written.
+
+    Raises
+    ------
+    InputError
+        A record that does not validate (nothing is written then).
+    """
+    out = Path(out)
+    planned: list[tuple[Path, dict[str, Any], Path, list[dict[str, Any]]]] = []
+    aggregate_validator = _schema_validator("eval.schema.json")
+    instance_validator = _schema_validator("instance_level_eval.schema.json")
+    keys = ["model", "benchmark", "metric", "filter", "split"]
+    for (model, bench, metric, filt, split), group in frame.groupby(keys, sort=True):
+        model, bench = str(model), str(bench)
+        ident = _uuid4_from(model, bench, str(metric), str(filt), str(split))
+        developer, _, name = model.rpartition("/")
+        folder = Path("data") / _slug(bench) / _slug(developer or "unknown") / _slug(name)
+        result_id = f"{bench}/{metric}/{filt}/{split}"
+        evaluation_id = f"latentbench/{model}/{ident}"
+        records = list(_records(group, evaluation_id, result_id))
+        samples_rel = (folder / f"{ident}_samples.jsonl").as_posix()
+        sources = group["source"].value_counts()
+        tool, _, version = str(sources.index[0]).partition(" ")
+        stamps = group["run_timestamp"].dropna()
+        aggregate: dict[str, Any] = {
+            "schema_version": SCHEMA_VERSION,
+            "evaluation_id": evaluation_id,
+            "retrieved_timestamp": str(datetime.now(timezone.utc).timestamp()),
+            "source_metadata": {
+                "source_name": "latentbench",
+                "source_type": "evaluation_run",
+                "source_organization_name": "latentbench export",
+                "evaluator_relationship": "other",
+            },
+            "eval_library": {"name": tool, "version": version or "unknown"},
+            "model_info": {
+                "name": name,
+                "id": model,
+                "additional_details": {
+                    "deployment_type": "unknown",
+                    "model_availability": "unknown",
+                },
+            },
+            "evaluation_results": [
+                {
+                    "evaluation_result_id": result_id,
+                    "evaluation_name": bench,
+                    "source_data": {
+                        "dataset_name": bench,
+                        "source_type": "other",
+                        "additional_details": {"split": str(split), "filter": str(filt)},
+                    },
+                    "metric_config": {
+                        "metric_id": str(metric),
+                        "metric_name": str(metric),
+                        "lower_is_better": False,
+                        "score_type": "continuous",
+                        "min_score": 0.0,
+                        "max_score": 1.0,
+                    },
+                    "score_details": {"score": float(group["score"].mean())},
+                }
+            ],
+            "detailed_evaluation_results": {
+                "format": "jsonl",
+                "file_path": samples_rel,
+                "hash_algorithm": "sha256",
+                "total_rows": len(records),
+            },
+        }
+        if len(stamps):
+            aggregate["evaluation_timestamp"] = str(pd.Timestamp(stamps.max()).timestamp())
+        loc = str(out / folder / f"{ident}.json")
+        validate_aggregate(aggregate, loc)
+        _package_check(aggregate_validator, aggregate, loc)
+        for number, record in enumerate(records, start=1):
+            where = f"{out / samples_rel}:{number}"
+            validate_instance(record, where)
+            _package_check(instance_validator, record, where)
+        planned.append((out / folder / f"{ident}.json", aggregate, out / samples_rel, records))
+    written = []
+    for aggregate_path, aggregate, samples_path, records in planned:
+        samples_path.parent.mkdir(parents=True, exist_ok=True)
+        text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in records)
+        samples_path.write_text(text, encoding="utf-8")
+        aggregate["detailed_evaluation_results"]["checksum"] = hashlib.sha256(
+            text.encode("utf-8")
+        ).hexdigest()
+        aggregate_path.write_text(json.dumps(aggregate, indent=2, sort_keys=True), encoding="utf-8")
+        written.append(aggregate_path)
+    return written

@@ -1,0 +1,149 @@
+"""Every Eval Ever: real instance-level files ingest, and store -> EEE -> store is identical."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from latentbench.cli import _register, app
+from latentbench.exceptions import InputError
+from latentbench.io.formats import read_results, write_eee
+from latentbench.io.formats._eee import validate_aggregate, validate_instance
+from latentbench.io.store import Store
+
+pytestmark = pytest.mark.filterwarnings("ignore::latentbench.exceptions.DataWarning")
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "formats" / "real"
+DEMO = REAL / "eee" / "data" / "demo-source" / "demo-org" / "demo-model"
+CONVERTED = REAL / "eee" / "helm-converter" / "None_samples.jsonl"
+MMLU = REAL / "helm" / "mmlu-subject=philosophy,method=multiple_choice_joint,model=openai_gpt2"
+
+
+def test_real_instance_file_from_the_helm_converter_matches_the_raw_file():
+    frame, report = read_results("eee", CONVERTED)
+    raw = [json.loads(line) for line in CONVERTED.read_text().splitlines()]
+    assert report.records_read == len(raw) == report.rows
+    assert frame[["model", "benchmark", "item", "score", "item_hash"]].values.tolist() == [
+        [r["model_id"], r["evaluation_name"], r["sample_id"], r["evaluation"]["score"],
+         r["sample_hash"]]
+        for r in raw
+    ]  # fmt: skip
+    assert set(frame["source"]) == {"every_eval_ever 0.2.1"}
+    # the same HELM run read by the HELM reader gives the same scores (both splits)
+    helm = pd.concat(
+        read_results("helm", MMLU, metric="exact_match", split=split)[0]
+        for split in ("test", "valid")
+    )
+    assert dict(zip(helm["item"], helm["score"], strict=True)) == dict(
+        zip(frame["item"], frame["score"], strict=True)
+    )
+
+
+def test_real_aggregate_and_instance_pair():
+    frame, report = read_results("eee", DEMO)
+    assert report.records_read == report.rows == 1
+    aggregate = json.loads(next(DEMO.glob("*-*[0-9a-f].json")).read_text())
+    (record,) = [json.loads(line) for line in next(DEMO.glob("*_samples.jsonl")).open()]
+    row = frame.iloc[0]
+    assert len(frame) == 1
+    assert row["metric"] == aggregate["evaluation_results"][0]["metric_config"]["metric_id"]
+    assert row["score"] == record["evaluation"]["score"]
+    assert row["run_timestamp"] == pd.Timestamp(int(aggregate["evaluation_timestamp"]), unit="s")
+    is_correct, _ = read_results("eee", DEMO, metric="is_correct")
+    assert is_correct["score"].tolist() == [float(record["evaluation"]["is_correct"])]
+
+
+def _demo_record() -> dict:
+    return json.loads(next(DEMO.glob("*_samples.jsonl")).read_text().splitlines()[0])
+
+
+@pytest.mark.parametrize("kind", ["multi_turn", "agentic"])
+def test_multi_turn_and_agentic_records(tmp_path, kind):
+    record = _demo_record()
+    record.update(
+        interaction_type=kind,
+        output=None,
+        messages=[
+            {"turn_idx": 0, "role": "user", "content": "What is 2 + 2?"},
+            {"turn_idx": 1, "role": "assistant", "content": None,
+             "tool_calls": [{"id": "c1", "name": "calc", "arguments": {"x": "2+2"}}]},
+            {"turn_idx": 2, "role": "tool", "content": "4", "tool_call_id": ["c1"]},
+            {"turn_idx": 3, "role": "assistant", "content": "4"},
+        ],
+        evaluation={"score": 0.5, "is_correct": False, "num_turns": 4, "tool_calls_count": 1},
+    )  # fmt: skip
+    path = tmp_path / "x_samples.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    frame, _ = read_results("eee", path)
+    assert frame[["item", "score"]].values.tolist() == [["demo_0001", 0.5]]
+    record["interaction_type"] = "chat"
+    path.write_text(json.dumps(record) + "\n")
+    with pytest.raises(InputError, match=r"x_samples\.jsonl:1: field 'interaction_type': value "):
+        read_results("eee", path)
+
+
+def test_validation_names_the_field():
+    record = _demo_record()
+    del record["evaluation"]["is_correct"]
+    with pytest.raises(InputError, match=r"here: field evaluation\.'is_correct' is missing"):
+        validate_instance(record, "here")
+    aggregate = json.loads(next(DEMO.glob("*-*[0-9a-f].json")).read_text())
+    validate_aggregate(aggregate, "agg")
+    aggregate["source_metadata"]["source_type"] = "rumour"
+    with pytest.raises(InputError, match=r"source_metadata\.source_type'.*'rumour'"):
+        validate_aggregate(aggregate, "agg")
+
+
+def _mixed_store(path: Path) -> Store:
+    store = Store(path)
+    store.ingest(*read_results("inspect", REAL / "inspect" / "good"))
+    store.ingest(*read_results("helm", REAL / "helm", metric="exact_match"))
+    store.ingest(*read_results("inspect", REAL / "inspect", errored="zero"))
+    extra = store.long("popularity").head(2).assign(trial=1, flag="second epoch", score=0.5)
+    store.ingest(extra)
+    return store
+
+
+def test_round_trip_store_eee_store_is_identical(tmp_path):
+    with _mixed_store(tmp_path / "a.duckdb") as store:
+        original = store.long()
+        files = write_eee(original, tmp_path / "eee")
+        assert (
+            len(files)
+            == original.groupby(["model", "benchmark", "metric", "filter", "split"]).ngroups
+        )
+        for aggregate in files:  # every file validates, aggregate and instance level
+            validate_aggregate(json.loads(aggregate.read_text()), str(aggregate))
+            samples = aggregate.with_name(aggregate.stem + "_samples.jsonl")
+            for number, line in enumerate(samples.read_text().splitlines(), start=1):
+                validate_instance(json.loads(line), f"{samples}:{number}")
+        frame, report = read_results("eee", tmp_path / "eee")
+        assert report.rows == len(original)
+        with Store(tmp_path / "b.duckdb") as copy:
+            copy.ingest(frame, report)
+            pd.testing.assert_frame_equal(copy.long(), original)
+        # and back into the first store: nothing new, nothing conflicting
+        assert store.ingest(frame, report)["n_new"] == 0
+
+
+def test_cli_export_eee_and_ingest_eee(tmp_path):
+    with _mixed_store(tmp_path / "a.duckdb") as store:
+        original = store.long()
+    _register()
+    runner = CliRunner()
+    result = runner.invoke(
+        app, ["export", str(tmp_path / "out"), "--store", str(tmp_path / "a.duckdb"),
+              "--format", "eee"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert f"wrote {len(original)} rows" in result.output
+    result = runner.invoke(
+        app, ["ingest", "eee", str(tmp_path / "out"), "--store", str(tmp_path / "b.duckdb")]
+    )
+    assert result.exit_code == 0, result.output
+    with Store(tmp_path / "b.duckdb") as copy:
+        pd.testing.assert_frame_equal(copy.long(), original)
