@@ -29,6 +29,7 @@ def test_sources_are_the_registry():
             "inspect",
             "opencompass",
             "table",
+            "eee",
         )
     )
 

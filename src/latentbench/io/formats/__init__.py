@@ -52,7 +52,6 @@ from latentbench.io.formats._common import (
     expand,
     finish,
 )
-from latentbench.io.formats._eee import write_eee
 from latentbench.io.formats._registry import READERS, Reader, get_reader, reader
 
 # Each reader module registers itself with @reader when imported; this order is the order of
@@ -65,6 +64,7 @@ from latentbench.io.formats import _inspect  # noqa: F401
 from latentbench.io.formats import _opencompass  # noqa: F401
 from latentbench.io.formats import _table  # noqa: F401
 from latentbench.io.formats import _eee  # noqa: F401
+from latentbench.io.formats._eee import write_eee
 
 # isort: on
 

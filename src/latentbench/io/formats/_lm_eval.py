@@ -7,7 +7,17 @@ Two layouts are read, told apart by the first non-space byte, not by the suffix:
 - 0.4.0–0.4.2: ``<dir>/<model_args sanitized>_<task>.jsonl`` holding **one JSON array**, next to
   ``results.json`` (whose ``configs`` name the tasks and ``config.model_args`` the model).
 
-One line is one doc × one filter, so the key is (model, task, ``doc_id``, ``filter``).
+Also read: samples named ``samples_<task>_<date>.json`` (JSON lines; main in 2024-05/06 and the
+Open LLM Leaderboard v2 details), and ``--output_path DIR/name.json`` runs, where lm-eval writes
+``DIR/name_<date>.json`` and flat ``DIR/samples_<task>_<date>.jsonl``. A samples file is paired
+only with the results file of **its own run** (same ``<date>``); without one, the model is named
+after the folder and a note says so.
+
+One line is one doc × one filter, so the key is (model, task, ``doc_id``, ``filter``). Files
+written before lm-eval 0.4.7 have no ``filter`` field: the harness wrote a multi-filter task's
+lines once per filter in the order of ``configs[task].filter_list``, so the n-th line of a doc
+belongs to the n-th filter of that list (a note records it). The split is the task's
+``test_split``, else its ``validation_split``, from ``configs``.
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ import pandas as pd
 from latentbench.exceptions import InputError
 from latentbench.io.formats._common import (
     PERPLEXITY_METRICS,
+    UNKNOWN_SPLIT,
     Choice,
     Columns,
     LoadReport,
@@ -35,10 +46,10 @@ from latentbench.io.formats._common import (
 )
 from latentbench.io.formats._registry import reader
 
-PATTERNS = ("**/*.jsonl",)
+PATTERNS = ("**/*.jsonl", "**/samples_*.json")
 
 _SAMPLES = re.compile(
-    r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.jsonl$"
+    r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.jsonl?$"
 )
 
 #: Fields of a sample line that are not metrics (``lm_eval/result_schema.py`` SampleResult).
@@ -134,23 +145,60 @@ def _loc(path: Path, position: int, array: bool) -> str:
     return where(path, record=position) if array else where(path, line=position)
 
 
-def _new_layout_meta(path: Path, date: str) -> tuple[str | None, str, dict[str, Any]]:
-    """(model_name, source, results) from ``results_<date>.json`` next to the samples."""
-    results = path.with_name(f"results_{date}.json")
-    if not results.exists():
-        candidates = sorted(path.parent.glob("results_*.json"))
-        results = candidates[-1] if candidates else results
-    if not results.exists():
-        return None, "lm-eval", {}
+def _results_file(path: Path, date: str) -> Path | None:
+    """The results file of the run that wrote ``path``: ``results_<date>.json`` beside it, or
+    the one ``<name>_<date>.json`` that ``--output_path DIR/name.json`` writes. Never another
+    run's file."""
+    exact = path.with_name(f"results_{date}.json")
+    if exact.exists():
+        return exact
+    named = [
+        p
+        for p in sorted(path.parent.glob(f"*_{date}.json"))
+        if not p.name.startswith("samples_") and p.is_file()
+    ]
+    return named[0] if len(named) == 1 else None
+
+
+def _new_layout_meta(
+    path: Path, date: str
+) -> tuple[str | None, str, dict[str, Any], Path | None]:
+    """(model_name, source, results, results path) from the results file of the same run."""
+    results = _results_file(path, date)
+    if results is None:
+        return None, "lm-eval", {}, None
     meta = load_json(results)
     if not isinstance(meta, dict):
-        return None, "lm-eval", {}
+        return None, "lm-eval", {}, results
     model = meta.get("model_name") or (meta.get("config") or {}).get("model_name")
     version = meta.get("lm_eval_version")
     if not model:
         model = _pretrained((meta.get("config") or {}).get("model_args"))
     source = f"lm-eval {version}" if version else "lm-eval"
-    return (str(model) if model else None), source, meta
+    return (str(model) if model else None), source, meta, results
+
+
+def _task_config(meta: dict[str, Any], task: str) -> dict[str, Any]:
+    config = (meta.get("configs") or {}).get(task)
+    return config if isinstance(config, dict) else {}
+
+
+def _filter_names(meta: dict[str, Any], task: str) -> list[str]:
+    """Filter names of ``task`` in the order the harness applied them (``filter_list``)."""
+    names = []
+    for entry in _task_config(meta, task).get("filter_list") or []:
+        if isinstance(entry, dict) and entry.get("name"):
+            names.append(str(entry["name"]))
+    return names
+
+
+def _split(meta: dict[str, Any], task: str) -> str:
+    """The evaluated split: ``test_split``, else ``validation_split`` (lm-eval's order)."""
+    config = _task_config(meta, task)
+    for key in ("test_split", "validation_split"):
+        if config.get(key):
+            return str(config[key])
+    return UNKNOWN_SPLIT
 
 
 def _subsample_note(meta: dict[str, Any], task: str, model: str) -> str | None:
@@ -177,13 +225,15 @@ def _pretrained(model_args: Any) -> str | None:
     return None
 
 
-def _old_layout_meta(path: Path) -> tuple[str | None, str | None, str]:
-    """(model, task, source) for a 0.4.0-0.4.2 file from ``results.json`` next to it."""
+def _old_layout_meta(path: Path) -> tuple[str | None, str | None, str, dict[str, Any]]:
+    """(model, task, source, results) for a 0.4.0-0.4.2 file from ``results.json`` beside it."""
     results = path.with_name("results.json")
     model = task = None
+    meta: dict[str, Any] = {}
     if results.exists():
-        meta = load_json(results)
-        if isinstance(meta, dict):
+        loaded = load_json(results)
+        if isinstance(loaded, dict):
+            meta = loaded
             model = _pretrained((meta.get("config") or {}).get("model_args"))
             tasks = sorted(
                 (meta.get("configs") or meta.get("results") or {}), key=len, reverse=True
@@ -192,7 +242,7 @@ def _old_layout_meta(path: Path) -> tuple[str | None, str | None, str]:
                 if path.stem.endswith(f"_{name}"):
                     task = name
                     break
-    return model, task, "lm-eval"
+    return model, task, "lm-eval", meta
 
 
 def _canonical_model(raw: str) -> str:
@@ -219,21 +269,27 @@ def read(
     match = _SAMPLES.match(path.name)
     if match:
         task, date = match.group("task"), match.group("date")
-        meta_model, source, meta = _new_layout_meta(path, date)
+        meta_model, source, meta, results_path = _new_layout_meta(path, date)
         source_model = meta_model or path.parent.name
         canonical = meta_model or _canonical_model(path.parent.name)
         timestamp = parse_dashed_iso(date)
+        if results_path is None:
+            report.notes.append(
+                f"{path}: no results file of run {date} beside it (results_{date}.json or "
+                f"<name>_{date}.json); the model is named after the folder: {canonical!r} "
+                "(--model sets it)"
+            )
         note = _subsample_note(meta, task, canonical)
         if note:
             report.notes.append(note)
     else:
-        meta_model, task, source = _old_layout_meta(path)
+        meta_model, task, source, meta = _old_layout_meta(path)
         if task is None:
             task = benchmark
         if task is None:
             raise InputError(
                 f"{path}: cannot tell the task from the file name (no 'samples_<task>_<date>' "
-                "pattern and no results.json naming the tasks); pass benchmark=NAME"
+                "pattern and no results.json naming the tasks); pass --benchmark NAME"
             )
         source_model = meta_model or path.stem[: -len(task) - 1] or path.stem
         canonical = meta_model or source_model
@@ -249,19 +305,36 @@ def read(
     metrics_seen: dict[str, int] = {}
     filters_seen: dict[str, int] = {}
     first_line: dict[tuple[str, str], int] = {}
+    listed_filters = _filter_names(meta, task)
+    occurrences: dict[str, int] = {}
+    row_filters: list[str] = []
+    recovered = False
     for position, record in records:
         if "doc_id" not in record:
             raise InputError(
                 f"{_loc(path, position, array)}: field 'doc_id' is missing; expected an lm-eval "
                 "sample with doc_id"
             )
-        filt = str(record.get("filter", "none"))
+        if "filter" in record:
+            filt = str(record["filter"])
+        else:
+            # before 0.4.7: the n-th line of a doc belongs to the n-th filter of filter_list
+            doc = str(record["doc_id"])
+            nth = occurrences.get(doc, 0)
+            occurrences[doc] = nth + 1
+            if nth < len(listed_filters):
+                filt = listed_filters[nth]
+                recovered = recovered or nth > 0
+            else:  # a repeat the filter list cannot explain: reported as a repeat below
+                filt = listed_filters[0] if listed_filters else "none"
+        row_filters.append(filt)
         filters_seen.setdefault(filt, position)
         key = (str(record["doc_id"]), filt)
         if key in first_line:
             hint = (
-                " and no 'filter' field (a multi-filter task written before lm-eval 0.4.7 "
-                "cannot tell its filters apart)"
+                " and no 'filter' field (a multi-filter task written before lm-eval 0.4.7; "
+                f"results configs[{task!r}].filter_list names {len(listed_filters)} filters, "
+                "so its lines cannot be told apart)"
                 if "filter" not in record
                 else ""
             )
@@ -294,9 +367,13 @@ def read(
     report.choose(name, "metric", chosen_metric, how_m)
     report.choose(name, "filter", chosen_filter, how_f)
 
-    columns = Columns()
-    for position, record in records:
-        filt = str(record.get("filter", "none"))
+    if recovered:
+        report.notes.append(
+            f"{path}: no 'filter' field (lm-eval < 0.4.7); filters assigned by line order from "
+            f"configs[{task!r}].filter_list: {', '.join(listed_filters)}"
+        )
+    columns = Columns(at="record" if array else "line", split=_split(meta, task))
+    for (position, record), filt in zip(records, row_filters, strict=True):
         if filt != chosen_filter:
             report.drop("other filter")
             continue

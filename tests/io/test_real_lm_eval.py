@@ -1,0 +1,145 @@
+"""lm-eval outputs: a real 0.4.9.2 run (tests/data/formats/README.md) and the layouts other
+versions write, rebuilt from it or from the 0.4.9 fixture as lm-eval lays them out."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from latentbench.exceptions import InputError
+from latentbench.io.formats import read_results
+
+pytestmark = pytest.mark.filterwarnings("ignore::latentbench.exceptions.DataWarning")
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "formats"
+RUN = next((DATA / "real" / "lm-eval" / "v0.4.9.2").iterdir())
+DATE = "2026-01-21T03-44-18.458309"
+RESULTS = RUN / f"results_{DATE}.json"
+SAMPLES = RUN / f"samples_math_perturbed_full_{DATE}.jsonl"
+MODEL = json.loads(RESULTS.read_text())["model_name"]
+GSM8K = DATA / "lm-eval" / "v0.4.9" / "EleutherAI__pythia-160m"
+DATE_047 = "2024-05-01T12-30-45.123456"
+
+
+def raw_rows(path: Path) -> dict[str, float]:
+    return {
+        str(r["doc_id"]): float(r["exact_match"])
+        for r in map(json.loads, path.read_text().splitlines())
+    }
+
+
+def test_real_run_matches_the_raw_file():
+    frame, report = read_results("lm-eval", RUN)
+    assert dict(zip(frame["item"], frame["score"], strict=True)) == raw_rows(SAMPLES)
+    assert set(frame["model"]) == {MODEL}
+    assert set(frame["source"]) == {"lm-eval 0.4.9.2"}
+    assert set(frame["split"]) == {"test"}  # configs[task].test_split
+    assert set(frame["filter"]) == {"none"}
+    assert report.records_read == report.rows + sum(report.dropped.values())
+
+
+def test_output_path_name_json_layout_names_the_model_from_its_results(tmp_path):
+    """``--output_path out/run.json``: lm-eval writes ``out/run_<date>.json`` and flat samples."""
+    out = tmp_path / "out"
+    out.mkdir()
+    shutil.copy(RESULTS, out / f"my_run_{DATE}.json")
+    shutil.copy(SAMPLES, out / SAMPLES.name)
+    frame, report = read_results("lm-eval", out)
+    assert set(frame["model"]) == {MODEL}  # not "out"
+    assert set(frame["source"]) == {"lm-eval 0.4.9.2"}
+    assert not report.notes or "named after the folder" not in " ".join(report.notes)
+
+
+def test_samples_named_json_are_read(tmp_path):
+    """main in 2024-05/06 (and the Open LLM Leaderboard v2 details) wrote JSON lines to
+    ``samples_<task>_<date>.json``."""
+    run = tmp_path / RUN.name
+    run.mkdir()
+    shutil.copy(RESULTS, run / RESULTS.name)
+    shutil.copy(SAMPLES, run / SAMPLES.name.replace(".jsonl", ".json"))
+    frame, _ = read_results("lm-eval", run)
+    assert set(frame["model"]) == {MODEL}
+    assert dict(zip(frame["item"], frame["score"], strict=True)) == raw_rows(SAMPLES)
+    # named directly with --benchmark: still the model of its results file, not the file stem
+    frame, _ = read_results(
+        "lm-eval", run / SAMPLES.name.replace(".jsonl", ".json"), benchmark="math"
+    )
+    assert set(frame["model"]) == {MODEL} and set(frame["benchmark"]) == {"math"}
+
+
+def test_no_results_file_never_borrows_another_runs(tmp_path):
+    """Two runs in one folder, one without its results file: no borrowed model name."""
+    folder = tmp_path / "org__model"
+    folder.mkdir()
+    shutil.copy(RESULTS, folder / RESULTS.name)
+    shutil.copy(SAMPLES, folder / SAMPLES.name)
+    other = "2026-02-01T00-00-00.000000"
+    shutil.copy(SAMPLES, folder / f"samples_math_perturbed_full_{other}.jsonl")
+    frame, report = read_results("lm-eval", folder / f"samples_math_perturbed_full_{other}.jsonl")
+    assert set(frame["model"]) == {"org/model"}  # the folder, with a note; not MODEL
+    assert any("no results file of run 2026-02-01" in note for note in report.notes)
+    # both runs together: different models, so no false duplicate
+    frame, _ = read_results("lm-eval", folder)
+    assert set(frame["model"]) == {"org/model", MODEL}
+
+
+def _pre_047_layout(tmp_path: Path, blocks: bool) -> Path:
+    """gsm8k as lm-eval 0.4.3-0.4.6 wrote it: no 'filter' field, one line per doc and filter
+    in filter_list order (``blocks``: all docs of a filter, then the next filter)."""
+    run = tmp_path / GSM8K.name
+    run.mkdir()
+    date = "2024-05-01T12-30-45.123456"
+    results = json.loads((GSM8K / f"results_{date}.json").read_text())
+    results["configs"] = {
+        "gsm8k": {
+            "test_split": "test",
+            "filter_list": [{"name": "strict-match"}, {"name": "flexible-extract"}],
+        }
+    }
+    results.pop("lm_eval_version", None)
+    (run / f"results_{date}.json").write_text(json.dumps(results))
+    lines = [
+        json.loads(x) for x in (GSM8K / f"samples_gsm8k_{date}.jsonl").read_text().splitlines()
+    ]
+    order = {"strict-match": 0, "flexible-extract": 1}
+    if blocks:
+        lines.sort(key=lambda r: (order[r["filter"]], r["doc_id"]))
+    else:
+        lines.sort(key=lambda r: (r["doc_id"], order[r["filter"]]))
+    for line in lines:
+        del line["filter"], line["metrics"]
+    (run / f"samples_gsm8k_{date}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return run
+
+
+@pytest.mark.parametrize("blocks", [True, False])
+def test_multi_filter_without_filter_field_is_recovered(tmp_path, blocks):
+    run = _pre_047_layout(tmp_path, blocks)
+    for name in ("strict-match", "flexible-extract"):
+        old, report = read_results("lm-eval", run, filter=name)
+        new, _ = read_results("lm-eval", GSM8K / f"samples_gsm8k_{DATE_047}.jsonl", filter=name)
+        columns = ["item", "score", "filter"]
+        assert sorted(old[columns].values.tolist()) == sorted(new[columns].values.tolist())
+        assert any("filters assigned by line order" in n for n in report.notes)
+    with pytest.raises(InputError, match=r"several filters \(flexible-extract, strict-match\)"):
+        read_results("lm-eval", run)
+
+
+def test_multi_filter_without_filter_list_is_refused(tmp_path):
+    run = _pre_047_layout(tmp_path, blocks=True)
+    results = next(run.glob("results_*.json"))
+    meta = json.loads(results.read_text())
+    meta["configs"] = {}
+    results.write_text(json.dumps(meta))
+    with pytest.raises(InputError, match=r"no 'filter' field .*filter_list names 0 filters"):
+        read_results("lm-eval", run)
+
+
+def test_old_layout_without_task_names_the_benchmark_flag(tmp_path):
+    path = tmp_path / "pretrained__x_task.jsonl"
+    path.write_text('[{"doc_id": 0, "acc": 1}]')
+    with pytest.raises(InputError, match=r"pass --benchmark NAME"):
+        read_results("lm-eval", path)
