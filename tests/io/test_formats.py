@@ -123,10 +123,10 @@ def test_lighteval_struct_and_flat_layouts(tmp_path, cells, expand):
         tmp_path,
         "lighteval",
         FORMATS / "lighteval" / "details",
-        metric={"leaderboard|arc:challenge|25": "acc_norm"},
+        metric={"arc:challenge|25": "acc_norm"},
     )
     with store:
-        assert cells(store.matrix("lighteval|gsm8k|0")) == expand(
+        assert cells(store.matrix("gsm8k|0")) == expand(
             {
                 "openai/gpt-4o-mini": {"0": 1, "1": 0, "2": 1, "3": 1},
                 "meta-llama/Llama-3.1-8B-Instruct": {"0": 0, "1": 1, "3": 0},
@@ -134,7 +134,7 @@ def test_lighteval_struct_and_flat_layouts(tmp_path, cells, expand):
             }
         )
         # a null metric value is missing, not 0
-        assert cells(store.matrix("leaderboard|arc:challenge|25")) == expand(
+        assert cells(store.matrix("arc:challenge|25")) == expand(
             {
                 "openai/gpt-4o-mini": {"0": 1, "1": 1, "2": 0},
                 "meta-llama/Llama-3.1-8B-Instruct": {"0": 0, "1": 1},

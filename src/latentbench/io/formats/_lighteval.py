@@ -1,7 +1,9 @@
 """lighteval ``--save-details`` parquet files (``docs/formats.md``, lighteval).
 
-``{out}/details/{model_name}/{timestamp}/details_{task}_{timestamp}.parquet``. Two row layouts,
-detected from the columns:
+``{out}/details/{model_name}/{timestamp}/details_{task}_{timestamp}.parquet``. The benchmark is
+the task name made the same across versions (:func:`canonical_task`: ``lighteval|anli:r1|0``,
+``anli:r1|0`` and ``anli__r1__0`` are all ``anli:r1|0``). Two row layouts, detected from the
+columns:
 
 - struct (≥ 0.11): columns ``doc``, ``model_response``, ``metric`` (also accepted as
   ``__doc__``, ``__model_response__``, ``__metric__``); the item is ``doc.id`` (the row index
@@ -34,6 +36,46 @@ from latentbench.io.formats._registry import reader
 PATTERNS = ("**/details_*.parquet",)
 
 _DETAILS = re.compile(r"^details_(?P<task>.+)_(?P<ts>\d{4}-\d{2}-\d{2}T[\d\-:.]+)\.parquet$")
+
+
+SUITES = frozenset(
+    {
+        "lighteval",
+        "leaderboard",
+        "helm",
+        "original",
+        "bigbench",
+        "harness",
+        "community",
+        "custom",
+        "extended",
+    }
+)
+"""Suite prefixes of lighteval task names up to 0.10 (``lighteval|gsm8k|0``); later versions
+name the task without a suite."""
+
+
+def canonical_task(name: str) -> str:
+    """One name for one task across lighteval versions: ``task[:subset]|fewshot``.
+
+    ``lighteval|anli:r1|0`` and ``lighteval|anli:r1|0|0`` (≤ 0.10: suite, task, few-shot,
+    truncation flag), ``anli:r1|0`` (≥ 0.11) and ``anli__r1__0`` (file names of some 0.12
+    releases, ``:`` and ``|`` written as ``__``) all give ``anli:r1|0``.
+    """
+    if "|" not in name and "__" in name:
+        parts = name.split("__")
+        if len(parts) >= 2 and parts[-1].isdigit():
+            head = parts[:-1]
+            if len(head) >= 3 and head[0] in SUITES:
+                head = head[1:]
+            return ":".join(head) + "|" + parts[-1]
+        return name
+    parts = name.split("|")
+    if len(parts) >= 3 and parts[0] in SUITES:
+        parts = parts[1:]
+    if len(parts) == 3 and parts[1].isdigit() and parts[2] in ("0", "1"):
+        parts = parts[:2]  # the truncate-few-shots flag of lighteval <= 0.10
+    return "|".join(parts)
 
 
 def _column(table_columns: list[str], *names: str) -> str | None:
@@ -70,7 +112,8 @@ def read(
 ) -> pd.DataFrame:
     """Read one details parquet file into canonical rows."""
     match = _DETAILS.match(path.name)
-    task = match.group("task") if match else path.stem.removeprefix("details_")
+    raw_task = match.group("task") if match else path.stem.removeprefix("details_")
+    task = canonical_task(raw_task)
     stamp = match.group("ts") if match else None
     timestamp = parse_dashed_iso(stamp) if stamp else None
     in_ts_dir = bool(stamp) and path.parent.name == stamp

@@ -160,9 +160,7 @@ def _results_file(path: Path, date: str) -> Path | None:
     return named[0] if len(named) == 1 else None
 
 
-def _new_layout_meta(
-    path: Path, date: str
-) -> tuple[str | None, str, dict[str, Any], Path | None]:
+def _new_layout_meta(path: Path, date: str) -> tuple[str | None, str, dict[str, Any], Path | None]:
     """(model_name, source, results, results path) from the results file of the same run."""
     results = _results_file(path, date)
     if results is None:

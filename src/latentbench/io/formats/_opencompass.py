@@ -11,6 +11,12 @@ the only correctness field, and must be named when several are present. The mode
 ``<model_abbr>`` directory, the benchmark the ``<dataset_abbr>`` file stem, the run timestamp the
 ``YYYYMMDD_HHMMSS`` directory above ``results``. ``predictions/`` files hold no correctness and
 are refused.
+
+Since 2023-10 (through 0.5.x) ``OpenCompassTask.format_details`` writes ``details`` as
+``{"type": "PPL" | "GEN", "0": {...}, "1": {...}}``: PPL entries hold ``predictions``,
+``references`` and ``correct`` (a bool), GEN entries the evaluator's ``correct`` when it gave
+one. The ``type`` marker is skipped; a GEN file without any correctness field is reported
+and gives no rows.
 """
 
 from __future__ import annotations
@@ -77,6 +83,11 @@ def read(
             "with --dump-eval-details)"
         )
     details = data["details"]
+    kind = None
+    if isinstance(details, dict) and isinstance(details.get("type"), str):
+        # OpenCompassTask.format_details (since 2023-10): {"type": "PPL" | "GEN", "0": {...}}
+        kind = details["type"]
+        details = {k: v for k, v in details.items() if k != "type"}
     if isinstance(details, dict):
         entries = list(details.items())
     elif isinstance(details, list):
@@ -99,6 +110,15 @@ def read(
         for field_name in CORRECTNESS_FIELDS:
             if field_name in entry:
                 present.setdefault(field_name, None)
+    if not present and entries:
+        what = f"{kind} details" if kind else "details"
+        report.skip_file(
+            path,
+            f"{what} without a correctness field ({', '.join(CORRECTNESS_FIELDS)}): the "
+            "evaluator wrote predictions only",
+            len(entries),
+        )
+        return Columns().frame("opencompass", str(path), _timestamp(path))
     chosen, how = resolve("metric", metric, name, list(present), str(path), default="correct")
     report.choose(name, "metric", chosen, how)
     report.choose(name, "filter", "none", "only")
