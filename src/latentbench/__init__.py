@@ -15,6 +15,8 @@ Subpackages: :mod:`latentbench.io`, :mod:`latentbench.irt`, :mod:`latentbench.se
 :mod:`latentbench.report`, :mod:`latentbench.cli`.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from latentbench._version import __version__
 from latentbench.exceptions import (
     ConvergenceWarning,
@@ -24,9 +26,12 @@ from latentbench.exceptions import (
     LatentbenchWarning,
     NotFittedError,
 )
-from latentbench.io import ResponseMatrix, read_results
-from latentbench.irt import IRTResult, TwoPL
-from latentbench.select import SelectionResult, run_selection
+
+if TYPE_CHECKING:
+    from latentbench.io import ResponseMatrix, read_results
+    from latentbench.io.store import Store
+    from latentbench.irt import IRTResult, TwoPL
+    from latentbench.select import SelectionResult, run_selection
 
 __all__ = [
     "ConvergenceWarning",
@@ -45,11 +50,31 @@ __all__ = [
     "run_selection",
 ]
 
+# numpy, pandas, scipy, numba and duckdb load on first use of a name below, so that
+# ``import latentbench`` (and the command line's ``--help``) stays fast
+_LAZY = {
+    "ResponseMatrix": "latentbench.io",
+    "read_results": "latentbench.io",
+    "Store": "latentbench.io.store",
+    "IRTResult": "latentbench.irt",
+    "TwoPL": "latentbench.irt",
+    "SelectionResult": "latentbench.select",
+    "run_selection": "latentbench.select",
+}
 
-def __getattr__(name: str) -> object:
-    # the store imports duckdb; load it on first use only
-    if name == "Store":
-        from latentbench.io.store import Store
 
-        return Store
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name in ("io", "irt", "select", "report", "cli"):
+        return importlib.import_module(f"{__name__}.{name}")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

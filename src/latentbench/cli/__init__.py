@@ -1,27 +1,86 @@
-"""The ``latentbench`` command line (typer). Every command has a Python-API twin."""
+"""The ``latentbench`` command line (typer). Every command has a Python-API twin.
+
+Start-up is kept light: the command modules import numpy, pandas, numba and the fitting code
+inside the command functions, so ``latentbench --help`` and ``latentbench CMD --help`` do not pay
+for them (see ``benchmarks/bench_cli.py``).
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
+from typer.core import TyperCommand, TyperGroup
+
+
+def _plain_flags(params: list[Any]) -> list[Any]:
+    # typer prints '<bool>' next to flags, which reads as "takes a value"; flags take none
+    for param in params:
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+    return params
+
+
+class Command(TyperCommand):
+    """A command whose on/off flags show no value placeholder in ``--help``."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _plain_flags(super().get_params(ctx))
+
+
+class Group(TyperGroup):
+    """A command group whose on/off flags show no value placeholder in ``--help``."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _plain_flags(super().get_params(ctx))
+
+
+EXAMPLES = """Examples:
+
+  latentbench demo
+
+  latentbench fit responses.parquet --out fit/
+
+  latentbench report fit/ --out report.html
+
+  latentbench select replay responses.parquet --budget 20000 --out run/
+
+Every command has its own --help with an example."""
 
 app = typer.Typer(
     name="latentbench",
     help="Trustworthy, cheap LLM evaluation: IRT analysis and best-model selection.",
+    epilog=EXAMPLES,
     no_args_is_help=True,
     add_completion=False,
+    cls=Group,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from latentbench._version import __version__
+
+        typer.echo(f"latentbench {__version__}")
+        raise typer.Exit()
 
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="Print the version and exit.",
+    ),
 ) -> None:
     """latentbench: IRT analysis (cBMM) and best-model selection (PULSE) for LLM evaluation."""
-    if version:
-        from latentbench import __version__
 
-        typer.echo(__version__)
-        raise typer.Exit()
+
+def example(*lines: str) -> str:
+    """The ``--help`` epilog of a command: one or more example command lines."""
+    return "Example:\n\n" + "\n\n".join(f"  {line}" for line in lines)
 
 
 def _register() -> None:
@@ -40,4 +99,4 @@ def main() -> None:
     app()
 
 
-__all__ = ["app", "main"]
+__all__ = ["Command", "Group", "app", "example", "main"]

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from latentbench.cli import app
-from latentbench.cli._fit import console, fit_with_progress, print_fit, write_fit
-from latentbench.io import ResponseMatrix
-from latentbench.io.synthetic import simulate_2pl
-from latentbench.irt import TwoPL
+from latentbench.cli import Command, app, example
+from latentbench.cli._common import console
+from latentbench.cli._fit import fit_with_progress, print_fit, write_fit
+
+if TYPE_CHECKING:
+    from latentbench.io import ResponseMatrix
 
 
 def demo_matrix(
@@ -27,6 +27,11 @@ def demo_matrix(
     discrimination), 20 exact duplicates of other items and 10 items everyone gets right.
     Returns the matrix and the planted ids.
     """
+    import numpy as np
+
+    from latentbench.io import ResponseMatrix
+    from latentbench.io.synthetic import simulate_2pl
+
     data = simulate_2pl(n_models, n_items, missing=missing, random_state=random_state)
     rng = np.random.default_rng(random_state + 1)
     scores = np.array(data.matrix.scores, copy=True)
@@ -53,11 +58,13 @@ def demo_matrix(
     return matrix, planted
 
 
-@app.command()
+@app.command(cls=Command, epilog=example("latentbench demo --out demo/"))
 def demo(
     out: Path = typer.Option(Path("latentbench-demo"), help="Where to write the outputs."),
 ) -> None:
     """Run the main job on a built-in synthetic leaderboard and say what to look at next."""
+    from latentbench.irt import TwoPL
+
     matrix, planted = demo_matrix()
     console.rule("[bold]latentbench demo")
     console.print(str(matrix.summary()))
@@ -106,6 +113,8 @@ def demo(
 def _demo_selection(console: Console) -> Any:
     """Split a complete demo matrix into 150 historical and 150 candidate models and find the
     best candidate with PULSE and with UCB-E on the same seed and budget."""
+    import numpy as np
+
     from latentbench.select import UCBE, LowRankProxy, MatrixOracle, Pulse, run_selection
 
     complete, _ = demo_matrix(missing=0.0)

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from latentbench.cli import app
+from latentbench.cli import Command, app, example
+from latentbench.cli._common import clean_warnings, console, err_console, fail, fmt, fresh_out
 from latentbench.exceptions import InputError
-from latentbench.io import ResponseMatrix
-from latentbench.irt import IRTResult, TwoPL
 
-console = Console()
+if TYPE_CHECKING:
+    from latentbench.io import ResponseMatrix
+    from latentbench.irt import IRTResult, TwoPL
+
+__all__ = ["describe_input", "fit", "fit_with_progress", "load_matrix", "print_fit", "write_fit"]
 
 
 def load_matrix(
@@ -24,52 +28,166 @@ def load_matrix(
     benchmark: str | None,
     metric: str | None = None,
     filter: str | None = None,
+    *,
+    model_col: str | None = None,
+    item_col: str | None = None,
+    score_col: str | None = None,
 ) -> ResponseMatrix:
     """Read a matrix from a file, or from the embedded store for one benchmark."""
+    from latentbench.io import ResponseMatrix
+
     if store is not None:
         if benchmark is None:
             raise InputError("--store needs --benchmark NAME (see `latentbench ls --store ...`)")
         from latentbench.io.store import Store
 
         with Store(store, read_only=True) as db:
-            return db.matrix(benchmark, metric=metric, filter=filter)
+            matrix = db.matrix(benchmark, metric=metric, filter=filter)
+        matrix.layout = f"store {store}, benchmark {benchmark}"
+        return matrix
     if responses is None:
         raise InputError("give a RESPONSES file, or --store STORE --benchmark NAME")
-    return ResponseMatrix.read(responses)
+    if responses.is_dir():
+        hint = (
+            " (it is a fit directory: `latentbench report DIR` reports it)"
+            if (responses / "fit.json").exists()
+            else ""
+        )
+        raise InputError(
+            f"{responses} is a directory{hint}; expected a .parquet or .csv file of responses"
+        )
+    return ResponseMatrix.read(responses, model=model_col, item=item_col, score=score_col)
 
 
-def write_fit(result: IRTResult, out: Path) -> dict[str, Path]:
-    """Write ``abilities.csv``, ``items.csv`` and ``fit.json`` into ``out``."""
+def describe_input(matrix: ResponseMatrix, quiet: bool = False) -> None:
+    """Print how the input was read (layout, models x items, missing, constant items) and warn
+    when a wide table looks transposed."""
+    summary = matrix.summary()
+    layout = getattr(matrix, "layout", None)
+    if not quiet:
+        kind = "binary" if summary.is_binary else "fractional"
+        console.print(
+            f"[bold]input[/bold]: {escape(layout or 'matrix')}\n"
+            f"  {fmt(summary.n_models)} models x {fmt(summary.n_items)} items, "
+            f"{summary.observed_fraction:.1%} observed "
+            f"({1 - summary.observed_fraction:.1%} missing), {kind} scores, "
+            f"mean {summary.mean_score:.3f}\n"
+            f"  constant items: {fmt(len(summary.constant_items))}, constant models: "
+            f"{fmt(len(summary.constant_models))}, empty items: "
+            f"{fmt(len(summary.empty_items))}, empty models: {fmt(len(summary.empty_models))}",
+            soft_wrap=True,
+        )
+    if layout and layout.startswith("wide") and summary.n_models > 2 * summary.n_items:
+        err_console.print(
+            f"[yellow]warning:[/yellow] read {fmt(summary.n_models)} models x "
+            f"{fmt(summary.n_items)} items: far more models than items. A wide table has one row "
+            "per model and one column per item; if the rows are items, transpose the file.",
+            soft_wrap=True,
+        )
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_fit(
+    result: IRTResult,
+    out: Path,
+    matrix: ResponseMatrix | None = None,
+    source: Path | str | None = None,
+) -> dict[str, Path]:
+    """Write ``abilities.csv``, ``items.csv`` and ``fit.json`` into ``out``.
+
+    With ``matrix``, abilities.csv gains ``se``, ``lower`` and ``upper`` (95% plug-in
+    intervals, see :func:`latentbench.irt.standard_errors`). fit.json records the package
+    version and, with ``source``, the input (path, SHA-256, layout) so that ``latentbench
+    report DIR`` finds the responses again.
+    """
+    from latentbench import __version__
+
     out.mkdir(parents=True, exist_ok=True)
     paths = {
         "abilities": out / "abilities.csv",
         "items": out / "items.csv",
         "fit": out / "fit.json",
     }
-    result.abilities.to_csv(paths["abilities"], index=False)
+    abilities = result.abilities.copy()
+    if matrix is not None:
+        from latentbench.irt.inference import standard_errors
+
+        unc = standard_errors(result, matrix).abilities
+        at = abilities.columns.get_loc("theta") + 1
+        for offset, column in enumerate(("se", "lower", "upper")):
+            abilities.insert(int(at) + offset, column, unc[column].to_numpy())
+    abilities.to_csv(paths["abilities"], index=False)
     result.items.to_csv(paths["items"], index=False)
-    paths["fit"].write_text(json.dumps(result.fit_info(), indent=2))
+    info: dict[str, Any] = {"latentbench_version": __version__, **result.fit_info()}
+    if source is not None:
+        entry: dict[str, Any] = {"path": str(Path(source).resolve())}
+        if Path(source).is_file():
+            entry["sha256"] = _sha256(Path(source))
+        if matrix is not None and getattr(matrix, "layout", None):
+            entry["layout"] = matrix.layout
+        info["input"] = entry
+    if matrix is not None:
+        info["ability_intervals"] = "95% plug-in (observed information), columns se/lower/upper"
+    paths["fit"].write_text(json.dumps(info, indent=2))
     return paths
 
 
 def fit_with_progress(estimator: TwoPL, matrix: ResponseMatrix, quiet: bool = False) -> IRTResult:
-    """Fit with a live status line (sweep and loss) on the console."""
+    """Fit with a live status line (sweep and loss); ``rank="auto"`` first says which ranks it
+    tries and which it chose. The first fit in a fresh environment compiles the numba kernels
+    (about 10-20 s once; cached afterwards)."""
+    import copy
+
+    selection = None
+    if estimator.rank == "auto":
+        ranks = f"1..{estimator.max_rank}"
+        if quiet:
+            selection = estimator.select_rank(matrix)
+        else:
+            with console.status(
+                f"choosing the rank: fitting ranks {ranks} on 90% of the cells, scoring the "
+                "held-out 10% ..."
+            ):
+                selection = estimator.select_rank(matrix)
+            scores = ", ".join(
+                f"{r}: {s:.4f}"
+                for r, s in zip(selection.ranks, selection.heldout_log_likelihood, strict=True)
+            )
+            console.print(
+                f"rank auto: chose rank [bold]{selection.chosen}[/bold] (highest held-out "
+                f"log-likelihood per cell; {scores})"
+            )
+        estimator = copy.copy(estimator)
+        estimator.rank = selection.chosen
     if quiet:
-        return estimator.fit(matrix)
-    with console.status("fitting ...") as status:
+        result = estimator.fit(matrix)
+    else:
+        with console.status("fitting (the first run compiles the numba kernels, ~15 s) ...") as st:
 
-        def progress(iteration: int, loss: float) -> None:
-            status.update(f"fitting: sweep {iteration}, loss {loss:.6g}")
+            def progress(iteration: int, loss: float) -> None:
+                st.update(f"fitting: sweep {fmt(iteration)}, loss {fmt(loss)}")
 
-        return estimator.fit(matrix, callback=progress)
+            result = estimator.fit(matrix, callback=progress)
+    if selection is not None:
+        result.rank_selection = selection
+    return result
 
 
 def print_fit(result: IRTResult, top: int = 10) -> None:
     """Short rich tables: top models, most and least discriminating items."""
+    state = "converged" if result.converged else "[yellow]not converged[/yellow]"
     console.print(
-        f"[bold]cBMM fit[/bold]: {result.shape[0]} models x {result.shape[1]} items, "
-        f"rank {result.rank}, sigma {result.sigma:g}; {result.n_iter} sweeps in "
-        f"{result.seconds:.2f} s, converged: {result.converged}, loss {result.loss:.6g}"
+        f"[bold]cBMM fit[/bold]: {fmt(result.shape[0])} models x {fmt(result.shape[1])} items, "
+        f"rank {result.rank}, sigma {fmt(result.sigma)}; {fmt(result.n_iter)} sweeps in "
+        f"{result.seconds:.1f} s, {state}, loss {fmt(result.loss)}",
+        soft_wrap=True,
     )
     abilities = result.abilities.sort_values("theta", ascending=False).head(top)
     table = Table(title=f"Top {len(abilities)} models by ability")
@@ -78,57 +196,88 @@ def print_fit(result: IRTResult, top: int = 10) -> None:
     for row in abilities.itertuples():
         table.add_row(
             str(row.rank_theta),
-            str(row.model),
-            f"{row.theta:.3f}",
-            f"{row.accuracy:.3f}",
+            escape(str(row.model)),
+            fmt(row.theta),
+            fmt(row.accuracy),
             str(row.rank_accuracy),
         )
     console.print(table)
     items = result.items.sort_values("discrimination", ascending=False)
+    correct = "proportion_correct" if "proportion_correct" in items.columns else "p_value"
     table = Table(title="Most and least discriminating items")
-    for column in ("item", "discrimination", "difficulty (-b)", "p-value"):
+    for column in ("item", "discrimination", "difficulty (-b)", "proportion correct"):
         table.add_column(column, justify="left" if column == "item" else "right")
     k = min(5, len(items) // 2)
     for part in (items.head(k), items.tail(k)):
         for row in part.itertuples():
             table.add_row(
-                str(row.item),
-                f"{row.discrimination:.3f}",
-                f"{row.difficulty:.3f}",
-                f"{row.p_value:.3f}",
+                escape(str(row.item)),
+                fmt(row.discrimination),
+                fmt(row.difficulty),
+                fmt(getattr(row, correct)),
             )
-        if part is not None and k:
+        if k:
             table.add_section()
     console.print(table)
 
 
-@app.command()
+@app.command(
+    cls=Command,
+    epilog=example(
+        "latentbench fit responses.parquet --out fit/",
+        "latentbench fit scores.csv --model-col name --item-col question --score-col correct",
+    ),
+)
 def fit(
     responses: Path | None = typer.Argument(
-        None, help="Response file: Parquet or CSV, long (model,item,score) or wide."
+        None,
+        help="Response file: Parquet or CSV, long (model, item, score or correct) or wide "
+        "(one row per model, one column per item).",
     ),
     rank: str = typer.Option("1", help="Number of latent factors, or 'auto'."),
     sigma: float = typer.Option(1.0, help="Temperature of the logistic link."),
     l2: float = typer.Option(1e-2, help="Ridge on all parameters (keeps estimates finite)."),
     tol: float = typer.Option(1e-6, help="Relative objective change for stopping."),
     max_iter: int = typer.Option(5000, help="Maximum number of MM sweeps."),
-    out: Path = typer.Option(Path("latentbench-fit"), help="Output directory."),
+    out: Path | None = typer.Option(
+        None,
+        help="Output directory (reused when given). Default ./latentbench-fit, or "
+        "./latentbench-fit-2, -3, ... when that exists: never overwritten silently.",
+    ),
+    model_col: str | None = typer.Option(None, help="Column of model ids (default 'model')."),
+    item_col: str | None = typer.Option(None, help="Long layout: column of item ids ('item')."),
+    score_col: str | None = typer.Option(
+        None, help="Long layout: column of scores (default 'score', else 'correct')."
+    ),
     store: Path | None = typer.Option(None, help="Read from this DuckDB store."),
     benchmark: str | None = typer.Option(None, help="Benchmark to read from --store."),
     metric: str | None = typer.Option(None, help="Metric, when the benchmark has several."),
     filter: str | None = typer.Option(None, help="Filter, when the benchmark has several."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No tables or progress."),
+    quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No tables or progress."),
 ) -> None:
     """Fit the 2PL (or rank-r) model by cBMM; write abilities.csv, items.csv and fit.json."""
-    try:
-        matrix = load_matrix(responses, store, benchmark, metric, filter)
-        rank_value: int | str = "auto" if rank == "auto" else _int_option("rank", rank)
-        estimator = TwoPL(rank=rank_value, sigma=sigma, l2=l2, tol=tol, max_iter=max_iter)  # type: ignore[arg-type]
-        result = fit_with_progress(estimator, matrix, quiet)
-    except InputError as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
-        raise typer.Exit(2) from None
-    paths = write_fit(result, out)
+    from latentbench.irt import TwoPL
+
+    with clean_warnings():
+        try:
+            matrix = load_matrix(
+                responses,
+                store,
+                benchmark,
+                metric,
+                filter,
+                model_col=model_col,
+                item_col=item_col,
+                score_col=score_col,
+            )
+            describe_input(matrix, quiet)
+            rank_value: int | str = "auto" if rank == "auto" else _int_option("rank", rank)
+            estimator = TwoPL(rank=rank_value, sigma=sigma, l2=l2, tol=tol, max_iter=max_iter)  # type: ignore[arg-type]
+            result = fit_with_progress(estimator, matrix, quiet)
+            target = fresh_out(out, "latentbench-fit")
+            paths = write_fit(result, target, matrix, source=responses)
+        except InputError as exc:
+            fail(exc)
     if store is not None and benchmark is not None:
         from latentbench.io.store import Store
 
@@ -137,7 +286,17 @@ def fit(
                 db.record_fit(benchmark, result)
     if not quiet:
         print_fit(result)
-        console.print(f"wrote {paths['abilities']}, {paths['items']}, {paths['fit']}")
+        note = (
+            ""
+            if out is not None or target.name == "latentbench-fit"
+            else (" (./latentbench-fit exists and was kept; pass --out DIR to choose)")
+        )
+        console.print(
+            f"wrote {escape(str(paths['abilities']))}, {escape(str(paths['items']))}, "
+            f"{escape(str(paths['fit']))}{note}",
+            soft_wrap=True,
+        )
+        console.print(f"next: latentbench report {escape(str(target))} --out report.html")
 
 
 def _int_option(name: str, value: str) -> int:

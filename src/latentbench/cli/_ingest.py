@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from latentbench.cli import app
+from latentbench.cli import Command, app, example
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io.formats._registry import READERS
 
@@ -63,7 +63,14 @@ def _option_help(name: str, text: str) -> str:
     return f"{owners}: {text}"
 
 
-@app.command(help=_sources_help())
+@app.command(
+    help=_sources_help(),
+    cls=Command,
+    epilog=example(
+        "latentbench ingest lm-eval results/ --store results.duckdb --metric acc",
+        "latentbench ingest table scores.csv --store results.duckdb --benchmark mybench",
+    ),
+)
 def ingest(
     source: str = typer.Argument(..., help=f"One of: {', '.join(READERS)}."),
     paths: list[Path] = typer.Argument(..., help="Result files or folders (searched recursively)."),
@@ -79,7 +86,9 @@ def ingest(
     ),
     model: str | None = typer.Option(None, help="Canonical model id for every row."),
     include_perturbed: bool = typer.Option(
-        False, help=_option_help("include_perturbed", "keep perturbed instances.")
+        False,
+        "--include-perturbed/--no-include-perturbed",
+        help=_option_help("include_perturbed", "keep perturbed instances."),
     ),
     errored: str = typer.Option(
         "missing",
@@ -94,7 +103,7 @@ def ingest(
         help="One key with different values (across files, tool versions or the store): "
         "error, latest (later run wins) or mean (flagged). Identical values are kept once.",
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the load report as JSON."),
+    as_json: bool = typer.Option(False, "--json/--no-json", help="Print the load report as JSON."),
 ) -> None:
     """Read result files into the store (all rows or none; re-ingesting is a no-op)."""
     from latentbench.io.formats import read_results
@@ -133,11 +142,18 @@ def ingest(
     )
 
 
-@app.command("ls")
+@app.command(
+    "ls",
+    cls=Command,
+    epilog=example(
+        "latentbench ls --store results.duckdb",
+        "latentbench ls --store results.duckdb --benchmark mmlu --json",
+    ),
+)
 def ls(
     store: Path = typer.Option(..., "--store", help="DuckDB store file."),
     benchmark: str | None = typer.Option(None, help="Show per-model coverage of one benchmark."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    as_json: bool = typer.Option(False, "--json/--no-json", help="Print JSON instead of a table."),
 ) -> None:
     """List benchmarks, models and coverage in the store."""
     from latentbench.io.store import Store
@@ -167,7 +183,10 @@ def ls(
     console.print(table)
 
 
-@app.command()
+@app.command(
+    cls=Command,
+    epilog=example("latentbench export responses.parquet --store results.duckdb --benchmark mmlu"),
+)
 def export(
     out: Path = typer.Argument(
         ..., help="Output file (.parquet or .csv), or a folder for --format eee."

@@ -4,20 +4,15 @@ selection run."""
 from __future__ import annotations
 
 import json
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
 import typer
-from rich.console import Console
 from rich.markup import escape
 
-from latentbench.cli import app
+from latentbench.cli import Command, app, example
+from latentbench.cli._common import clean_warnings, console, fail
 from latentbench.exceptions import InputError
-
-console = Console()
 
 __all__ = ["load_fit", "report"]
 
@@ -29,6 +24,9 @@ def load_fit(directory: Path) -> Any:
     are not saved, so ``raw`` is None (standard errors then put the ridge on the reported
     scale, a negligible difference for a small ridge).
     """
+    import numpy as np
+    import pandas as pd
+
     from latentbench.irt import IRTResult
 
     paths = {name: directory / name for name in ("abilities.csv", "items.csv", "fit.json")}
@@ -80,22 +78,107 @@ def _aligned(matrix: Any, result: Any) -> Any:
     return matrix.subset(models=result.model_ids, items=result.item_ids)
 
 
-@app.command()
+def _responses_from_fit(directory: Path) -> Path | None:
+    """The responses file a fit recorded in fit.json (``input.path``), when it still exists."""
+    try:
+        info = json.loads((directory / "fit.json").read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    path = (info.get("input") or {}).get("path")
+    if path and Path(path).is_file():
+        return Path(path)
+    return None
+
+
+def load_live_run(store: Path, run_id: str | None = None) -> dict[str, Any]:
+    """A live selection run in a DuckDB store as a ``selection.json``-like dict.
+
+    The run's final decision holds the finished selection; an unfinished run is summarised
+    from its stored observations (mean score and count per model, no intervals).
+    """
+    from latentbench.io.store import Store
+
+    with Store(store, read_only=True) as db:
+        runs = db.connection.execute(
+            "SELECT run_id, status, created_at, config FROM selection_runs ORDER BY created_at"
+        ).fetchall()
+        if not runs:
+            raise InputError(
+                f"{store}: no selection runs stored; `latentbench select live` writes them "
+                "(for ingested results use `latentbench fit --store ... --benchmark ...`)"
+            )
+        chosen = runs[-1] if run_id is None else next((r for r in runs if r[0] == run_id), None)
+        if chosen is None:
+            raise InputError(
+                f"{store}: no run {run_id!r}; stored runs: {', '.join(r[0] for r in runs)}"
+            )
+        rid, status, created, config = chosen
+        decisions = db.selection_decisions(rid)
+        final = next((d for d in reversed(decisions) if d.get("phase") == "final"), None)
+        observations = db.selection_observations(rid)
+    if final is not None:
+        run: dict[str, Any] = {k: v for k, v in final.items() if k not in ("phase", "round")}
+    else:
+        scored = observations[observations["score"].notna()]
+        grouped = scored.groupby("model")["score"].agg(["mean", "count"])
+        arms = [
+            {"model": str(m), "estimate": float(r["mean"]), "n_observed": int(r["count"])}
+            for m, r in grouped.iterrows()
+        ]
+        if not arms:
+            raise InputError(f"{store}: run {rid!r} ({status}) has no scored observations yet")
+        best = max(arms, key=lambda a: a["estimate"])
+        run = {
+            "policy": "live (unfinished)",
+            "best_model": best["model"],
+            "arms": arms,
+            "evaluations_total": len(observations),
+        }
+    run["live_run"] = {
+        "store": str(store),
+        "run_id": rid,
+        "status": status,
+        "created_at": str(created),
+        "runs_in_store": len(runs),
+        "failed_cells": int(observations["error"].notna().sum()),
+    }
+    try:
+        run["live_run"]["config"] = json.loads(config) if config else {}
+    except json.JSONDecodeError:
+        pass
+    return run
+
+
+@app.command(
+    cls=Command,
+    epilog=example(
+        "latentbench report fit/ --out report.html",
+        "latentbench report responses.parquet --items items.csv --out report.html",
+        "latentbench report run/selection.json --out selection.html",
+        "latentbench report run.duckdb --out live.html",
+    ),
+)
 def report(
     source: Path = typer.Argument(
         ...,
         help="A fit directory (latentbench fit --out DIR), a responses file (fitted first), "
-        "or a selection.json (latentbench select replay).",
+        "a selection.json (latentbench select replay) or a live-run store (.duckdb).",
     ),
     out: Path = typer.Option(Path("report.html"), "--out", "-o", help="HTML file to write."),
     responses: Path | None = typer.Option(
         None,
-        help="With a fit directory: the responses it was fitted on (adds standard "
-        "errors and diagnostics).",
+        help="With a fit directory: the responses it was fitted on (adds standard errors and "
+        "item flags). Default: the input recorded in fit.json, when that file still exists.",
+    ),
+    items: Path | None = typer.Option(
+        None,
+        help="Item metadata (CSV/Parquet with an 'item' column and category columns such as "
+        "'subject'): results are broken down by category.",
     ),
     selection: Path | None = typer.Option(
         None, help="Also include this selection.json in the page."
     ),
+    run_id: str | None = typer.Option(None, help="Live-run store: the run (default: latest)."),
     title: str | None = typer.Option(None, help="Page title."),
     l2: float = typer.Option(1e-2, help="Ridge, when SOURCE is a responses file."),
     top: int = typer.Option(30, help="Models / rows shown in figures and long tables."),
@@ -105,59 +188,151 @@ def report(
     method: str = typer.Option("items", help="Bootstrap: 'items' or 'parametric'."),
     jobs: int = typer.Option(1, help="Bootstrap worker processes (-1: all cores)."),
     seed: int = typer.Option(0, help="Bootstrap seed."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No messages."),
+    quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No messages."),
 ) -> None:
-    """Build a self-contained HTML report (figures embedded, sortable tables, no network)."""
-    from latentbench.io import ResponseMatrix
-    from latentbench.irt import TwoPL
-    from latentbench.report import build_report
-
-    try:
-        result = matrix = run = None
-        if source.is_dir():
-            result = load_fit(source)
-            if responses is not None:
-                matrix = _aligned(ResponseMatrix.read(responses), result)
-        elif not source.exists():
-            raise InputError(f"{source} does not exist")
-        elif source.suffix.lower() == ".json":
-            run = json.loads(source.read_text())
-            if not isinstance(run, dict) or "arms" not in run:
-                raise InputError(f"{source} is not a selection.json (no 'arms')")
-        else:
-            matrix = ResponseMatrix.read(source)
-            if quiet:
-                result = TwoPL(l2=l2).fit(matrix)
-            else:
-                with console.status(f"fitting {escape(source.name)} ..."):
-                    result = TwoPL(l2=l2).fit(matrix)
-        if selection is not None:
-            run = json.loads(selection.read_text())
-        boot = None
-        if n_boot and result is not None:
-            if matrix is None:
-                raise InputError("--bootstrap needs the responses (--responses FILE)")
-            if method not in ("items", "parametric"):
-                raise InputError(f"--method {method!r}; expected 'items' or 'parametric'")
-            from latentbench.irt.inference import bootstrap
-
-            status = nullcontext() if quiet else console.status(f"bootstrap: {n_boot} refits")
-            with status:
-                boot = bootstrap(
-                    result, matrix, n_boot=n_boot, method=method, n_jobs=jobs, random_state=seed
-                )
-        name = source.stem if source.is_file() else source.name
-        html = build_report(
-            result,
-            matrix,
-            selection=run,
-            path=out,
-            title=title or f"latentbench report: {name}",
-            top=top,
-            bootstrap=boot,
-        )
-    except (InputError, json.JSONDecodeError, OSError) as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
-        raise typer.Exit(2) from None
+    """Build a self-contained HTML report that opens with findings (interactive plots,
+    sortable tables with CSV export; no network)."""
+    with clean_warnings():
+        try:
+            html = _report(
+                source,
+                out,
+                responses,
+                items,
+                selection,
+                run_id,
+                title,
+                l2,
+                top,
+                n_boot,
+                method,
+                jobs,
+                seed,
+                quiet,
+            )
+        except (InputError, json.JSONDecodeError, OSError) as exc:
+            fail(exc)
     if not quiet:
         console.print(f"wrote {escape(str(out))} ({len(html) / 1e6:.2f} MB)")
+
+
+def _report(
+    source: Path,
+    out: Path,
+    responses: Path | None,
+    items: Path | None,
+    selection: Path | None,
+    run_id: str | None,
+    title: str | None,
+    l2: float,
+    top: int,
+    n_boot: int,
+    method: str,
+    jobs: int,
+    seed: int,
+    quiet: bool,
+) -> str:
+    from latentbench.io import ResponseMatrix
+    from latentbench.irt import TwoPL
+    from latentbench.report import build_report, read_item_metadata
+
+    result = matrix = run = None
+    notes: list[str] = []
+    if source.is_dir():
+        result = load_fit(source)
+        if responses is None:
+            responses = _responses_from_fit(source)
+            if responses is not None:
+                notes.append(f"responses: {responses} (recorded in fit.json)")
+        if responses is not None:
+            matrix = _aligned(ResponseMatrix.read(responses), result)
+        else:
+            notes.append(
+                "no responses: standard errors and item flags were not computed (pass "
+                "--responses FILE)"
+            )
+    elif not source.exists():
+        raise InputError(f"{source} does not exist")
+    elif source.suffix.lower() == ".json":
+        run = json.loads(source.read_text())
+        if not isinstance(run, dict) or "arms" not in run:
+            raise InputError(
+                f"{source} is not a selection.json (no 'arms'); expected the output of "
+                "`latentbench select replay`"
+            )
+    elif source.suffix.lower() in (".duckdb", ".db"):
+        run = load_live_run(source, run_id)
+    else:
+        matrix = ResponseMatrix.read(source)
+        if quiet:
+            result = TwoPL(l2=l2).fit(matrix)
+        else:
+            with console.status(f"fitting {escape(source.name)} ..."):
+                result = TwoPL(l2=l2).fit(matrix)
+    if selection is not None:
+        run = json.loads(selection.read_text())
+    meta = read_item_metadata(items) if items is not None else None
+    boot = None
+    if n_boot and result is not None:
+        if matrix is None:
+            raise InputError("--bootstrap needs the responses (--responses FILE)")
+        if method not in ("items", "parametric"):
+            raise InputError(f"--method {method!r}; expected 'items' or 'parametric'")
+
+        boot = _bootstrap_with_progress(result, matrix, n_boot, method, jobs, seed, quiet)
+    for note in notes if not quiet else []:
+        console.print(escape(note), soft_wrap=True)
+    name = source.stem if source.is_file() else source.name
+    return build_report(
+        result,
+        matrix,
+        selection=run,
+        path=out,
+        title=title or f"latentbench report: {name}",
+        top=top,
+        bootstrap=boot,
+        item_metadata=meta,
+    )
+
+
+def _bootstrap_with_progress(
+    result: Any, matrix: Any, n_boot: int, method: str, jobs: int, seed: int, quiet: bool
+) -> Any:
+    """The bootstrap with a progress bar: replicates done of n, elapsed and remaining time."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from latentbench.irt.inference import bootstrap
+
+    columns = (
+        TextColumn("bootstrap refits"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, disable=quiet, transient=True) as bar:
+        task = bar.add_task("bootstrap", total=n_boot)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        boot = bootstrap(
+            result,
+            matrix,
+            n_boot=n_boot,
+            method=method,  # type: ignore[arg-type]
+            n_jobs=jobs,
+            random_state=seed,
+            progress=progress,
+        )
+    if not quiet:
+        console.print(f"bootstrap: {n_boot} refits in {boot.seconds:.1f} s")
+    return boot

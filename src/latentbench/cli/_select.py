@@ -3,28 +3,50 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from latentbench.cli import app
+from latentbench.cli import Command, Group, app, example
+from latentbench.cli._common import clean_warnings, console, fail, fmt, fresh_out
 from latentbench.exceptions import InputError
-from latentbench.select._policies import POLICIES, policy_help
 
-console = Console()
+if TYPE_CHECKING:
+    import numpy as np
+
 select_app = typer.Typer(
     help="Best-model identification (PULSE and baselines) with few evaluations.",
+    epilog=example(
+        "latentbench select replay responses.parquet --budget 20000 --out run/",
+        "latentbench select live --config run.toml --store run.duckdb",
+    ),
     no_args_is_help=True,
+    cls=Group,
 )
 app.add_typer(select_app, name="select")
 
 
 def _fail(exc: Exception) -> None:
-    console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
-    raise typer.Exit(2) from None
+    fail(exc)
+
+
+def check_complete(scores: Any, model_ids: list[str], item_ids: list[str], missing: str) -> None:
+    """A replay needs every candidate cell unless ``--missing zero``: name the first hole by
+    its model and item ids."""
+    import numpy as np
+
+    if missing != "error":
+        return
+    holes = np.isnan(scores)
+    if holes.any():
+        row, col = (int(v) for v in np.argwhere(holes)[0])
+        raise InputError(
+            f"{int(holes.sum()):,} candidate cells are missing (first: model "
+            f"{model_ids[row]!r}, item {item_ids[col]!r}); a replay needs complete rows: drop "
+            "incomplete models or items, or pass --missing zero to score them 0 explicitly"
+        )
 
 
 def _split_specs(text: str) -> list[str]:
@@ -52,6 +74,8 @@ def _rank(text: str) -> int | str:
 
 
 def _read_dates(responses: Path, n_models: int, model_ids: list[str]) -> np.ndarray:
+    import numpy as np
+
     side = responses.with_name(responses.stem + "_models.parquet")
     if not side.exists():
         raise InputError(
@@ -73,7 +97,25 @@ def _read_dates(responses: Path, n_models: int, model_ids: list[str]) -> np.ndar
     return np.array([lookup[m] for m in model_ids], dtype="datetime64[ns]")
 
 
-@select_app.command("replay")
+class _ReplayCommand(Command):
+    # the policy registry imports numpy: list the policies only when `replay --help` is shown
+    def format_help(self, ctx: typer.Context, formatter: Any) -> None:
+        from latentbench.select._policies import policy_help
+
+        for param in self.params:
+            if param.name == "policy":
+                param.help = (  # type: ignore[attr-defined]
+                    f"One of: {policy_help()}. Options as "
+                    "'pulse:weights=precision;init_estimate=prior'."
+                )
+        super().format_help(ctx, formatter)
+
+
+@select_app.command(
+    "replay",
+    cls=_ReplayCommand,
+    epilog=example("latentbench select replay responses.parquet --budget 20000 --out run/"),
+)
 def replay(
     responses: Path = typer.Argument(..., help="Scores of the candidate models (Parquet/CSV)."),
     history: Path | None = typer.Option(
@@ -84,7 +126,8 @@ def replay(
     budget: int = typer.Option(400_000, help="Post-initialisation evaluations."),
     policy: str = typer.Option(
         "pulse",
-        help=f"One of: {policy_help()}. Options as 'pulse:weights=precision;init_estimate=prior'.",
+        help="A policy (listed in --help), with options as "
+        "'pulse:weights=precision;init_estimate=prior'.",
     ),
     seed: int = typer.Option(0, help="Random seed (initial batch and draws)."),
     batch_size: int = typer.Option(64, help="Evaluations per round (B)."),
@@ -95,10 +138,66 @@ def replay(
     missing: str = typer.Option(
         "error", help="Missing candidate cells: 'error', or 'zero' to score them 0 explicitly."
     ),
-    out: Path = typer.Option(Path("latentbench-select"), help="Output directory."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No table."),
+    out: Path | None = typer.Option(
+        None, help="Output directory (default ./latentbench-select, or -2, -3, ... if it exists)."
+    ),
+    quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No table."),
 ) -> None:
     """Replay a selection on a recorded matrix; write OUT/selection.json."""
+    with clean_warnings():
+        try:
+            result, split_note = _replay(
+                responses,
+                history,
+                budget,
+                policy,
+                seed,
+                batch_size,
+                init_batch,
+                rank,
+                alpha,
+                stop,
+                missing,
+            )
+        except InputError as exc:
+            _fail(exc)
+    target = fresh_out(out, "latentbench-select")
+    target.mkdir(parents=True, exist_ok=True)
+    path = target / "selection.json"
+    result.to_json(path)
+    if not quiet:
+        frame = result.to_frame().sort_values("estimate", ascending=False).head(10)
+        table = Table(title=f"{result.policy}: best model {escape(str(result.best_id))}")
+        for col in frame.columns:
+            table.add_column(col, justify="left" if col == "model" else "right")
+        for _, row in frame.iterrows():
+            table.add_row(*[escape(v) if isinstance(v, str) else fmt(v) for v in row.tolist()])
+        console.print(table)
+        full = len(result.estimates) * int(result.params.get("n_items", 0) or 0)
+        share = f" ({result.evaluations_total / full:.1%} of all {fmt(full)} cells)" if full else ""
+        console.print(
+            f"evaluations: {fmt(result.evaluations_post_init)} after the initial batch, "
+            f"{fmt(result.evaluations_total)} in total{share}; stopped: {result.stopped}; "
+            f"{result.seconds:.1f} s",
+            soft_wrap=True,
+        )
+        console.print(escape(split_note), soft_wrap=True)
+        console.print(f"wrote {escape(str(path))}")
+
+
+def _replay(
+    responses: Path,
+    history: Path | None,
+    budget: int,
+    policy: str,
+    seed: int,
+    batch_size: int,
+    init_batch: int,
+    rank: str,
+    alpha: float,
+    stop: str,
+    missing: str,
+) -> tuple[Any, str]:
     from latentbench.io import ResponseMatrix
     from latentbench.select import (
         LowRankProxy,
@@ -108,66 +207,63 @@ def replay(
         run_selection,
         split_models,
     )
+    from latentbench.select._policies import POLICIES
 
-    try:
-        matrix = ResponseMatrix.read(responses)
-        if history is not None:
-            hist = ResponseMatrix.read(history)
-            absent = set(matrix.item_ids) - set(hist.item_ids)
-            if absent:
-                raise InputError(
-                    f"--history lacks {len(absent)} items of RESPONSES, e.g. {sorted(absent)[0]!r}"
-                )
-            hist_scores = hist.subset(items=matrix.item_ids).scores
-            candidates, ids = matrix.scores, matrix.model_ids
-        else:
-            h_rows, t_rows = split_models(matrix.n_models, how="random", random_state=seed)
-            hist_scores = matrix.scores[h_rows]
-            candidates = matrix.scores[t_rows]
-            ids = [matrix.model_ids[i] for i in t_rows]
-        _, name, _, run_kw = parse_policy(policy)
-        extra = {"alpha": alpha} if "alpha" in POLICIES[name].options else {}
-        pol = make_policy(policy, extra, where="--policy")
-        proxy = None
-        if pol.needs_proxy:
-            with console.status("learning item factors from the history ..."):
-                proxy = LowRankProxy(rank=_rank(rank), random_state=seed).fit(hist_scores)
-        oracle = MatrixOracle(candidates, missing=missing)
-        result = run_selection(
-            oracle,
-            pol,
-            budget=budget,
-            batch_size=batch_size,
-            init_batch=int(run_kw.get("init_batch", init_batch)),
-            proxy=proxy,
-            random_state=seed,
-            stop=stop,
-            model_ids=ids,
-        )
-    except InputError as exc:
-        _fail(exc)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "selection.json"
-    result.to_json(path)
-    if not quiet:
-        frame = result.to_frame().sort_values("estimate", ascending=False).head(10)
-        table = Table(title=f"{result.policy}: best model {escape(str(result.best_id))}")
-        for col in frame.columns:
-            table.add_column(col, justify="left" if col == "model" else "right")
-        for _, row in frame.iterrows():
-            table.add_row(
-                *[escape(str(v)) if isinstance(v, str) else f"{v:.4g}" for v in row.tolist()]
+    matrix = ResponseMatrix.read(responses)
+    if history is not None:
+        hist = ResponseMatrix.read(history)
+        absent = set(matrix.item_ids) - set(hist.item_ids)
+        if absent:
+            raise InputError(
+                f"--history lacks {len(absent)} items of RESPONSES, e.g. {sorted(absent)[0]!r}"
             )
-        console.print(table)
-        console.print(
-            f"evaluations: {result.evaluations_post_init:,} after the initial batch, "
-            f"{result.evaluations_total:,} in total; stopped: {result.stopped}; "
-            f"{result.seconds:.2f} s"
+        hist_scores = hist.subset(items=matrix.item_ids).scores
+        candidates, ids = matrix.scores, matrix.model_ids
+        split_note = (
+            f"history: {hist.n_models} models of {history} learn the proxy; {len(ids)} candidates"
         )
-        console.print(f"wrote {path}")
+    else:
+        h_rows, t_rows = split_models(matrix.n_models, how="random", random_state=seed)
+        hist_scores = matrix.scores[h_rows]
+        candidates = matrix.scores[t_rows]
+        ids = [matrix.model_ids[i] for i in t_rows]
+        split_note = (
+            f"history split: no --history given, so a random half of RESPONSES "
+            f"({len(h_rows)} models, seed {seed}) learns the proxy and only the other "
+            f"{len(ids)} models are candidates; pass --history to use all of them"
+        )
+    check_complete(candidates, ids, matrix.item_ids, missing)
+    _, name, _, run_kw = parse_policy(policy)
+    extra = {"alpha": alpha} if "alpha" in POLICIES[name].options else {}
+    pol = make_policy(policy, extra, where="--policy")
+    proxy = None
+    if pol.needs_proxy:
+        with console.status("learning item factors from the history ..."):
+            proxy = LowRankProxy(rank=_rank(rank), random_state=seed).fit(hist_scores)
+    oracle = MatrixOracle(candidates, missing=missing)
+    result = run_selection(
+        oracle,
+        pol,
+        budget=budget,
+        batch_size=batch_size,
+        init_batch=int(run_kw.get("init_batch", init_batch)),
+        proxy=proxy,
+        random_state=seed,
+        stop=stop,
+        model_ids=ids,
+    )
+    result.params.setdefault("n_items", matrix.n_items)
+    return result, split_note
 
 
-@app.command("experiment")
+@app.command(
+    "experiment",
+    cls=Command,
+    epilog=example(
+        "latentbench experiment responses.parquet --policies pulse,ucbe --seeds 20 "
+        "--budget 20000 --out exp/"
+    ),
+)
 def experiment(
     responses: Path = typer.Argument(..., help="Source matrix (Parquet/CSV)."),
     split: str = typer.Option("random", help="'date' (older half = history) or 'random'."),
@@ -189,8 +285,11 @@ def experiment(
     missing: str = typer.Option(
         "error", help="Missing candidate cells: 'error', or 'zero' to score them 0 explicitly."
     ),
-    out: Path = typer.Option(Path("latentbench-experiment"), help="Output directory."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress or table."),
+    out: Path | None = typer.Option(
+        None,
+        help="Output directory (default ./latentbench-experiment, or -2, -3, ... if it exists).",
+    ),
+    quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No progress or table."),
 ) -> None:
     """Run policies x pools x seeds; write accuracy curves, budget to 95 % and coverage."""
     from rich.progress import Progress

@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from latentbench.cli import Command, example
 from latentbench.exceptions import InputError
 
 try:
@@ -49,14 +50,18 @@ def _progress_line(p: Any) -> str:
     )
 
 
-@select_app.command("live")
+@select_app.command(
+    "live",
+    cls=Command,
+    epilog=example("latentbench select live --config run.toml --store run.duckdb"),
+)
 def live(
     config: Path = typer.Option(..., "--config", help="Run configuration (TOML)."),
     store: Path = typer.Option(
         ..., "--store", help="DuckDB store: every observation is committed there first."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the outcome as JSON."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress display."),
+    as_json: bool = typer.Option(False, "--json/--no-json", help="Print the outcome as JSON."),
+    quiet: bool = typer.Option(False, "--quiet/--no-quiet", help="No progress display."),
 ) -> None:
     """Run a live selection; re-run the same command to resume after any interruption.
 

@@ -16,7 +16,28 @@ from latentbench.exceptions import DataWarning, InputError
 
 __all__ = ["MatrixSummary", "ResponseMatrix"]
 
-_LONG_COLUMNS = ("model", "item", "score")
+_SCORE_COLUMNS = ("score", "correct", "is_correct")
+"""Score column names recognised in a long table, in order of preference."""
+
+# column sets of latentbench's own outputs, which are not response tables
+_OUTPUT_COLUMNS = {
+    "abilities.csv (a fit's abilities table)": {"model", "theta", "rank_theta"},
+    "items.csv (a fit's items table)": {"item", "discrimination", "easiness"},
+}
+
+
+def _head(columns: Sequence[str], n: int = 8) -> str:
+    shown = ", ".join(repr(c) for c in columns[:n])
+    return f"[{shown}{', ...' if len(columns) > n else ''}] ({len(columns)} columns)"
+
+
+def _refuse_known_outputs(columns: Sequence[str], source: str) -> None:
+    for name, required in _OUTPUT_COLUMNS.items():
+        if required <= set(columns):
+            raise InputError(
+                f"{source}: this is {name}, not a response table; pass the responses the fit "
+                "used (model, item, score), or the fit directory itself where a fit is expected"
+            )
 
 
 def _show(value: Any) -> str:
@@ -206,6 +227,8 @@ class ResponseMatrix:
         self._model_ids = models
         self._item_ids = items
         self.source = source
+        self.layout: str | None = None
+        """How :meth:`read` interpreted the file (None when built otherwise)."""
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -350,7 +373,15 @@ class ResponseMatrix:
         return cls(scores, list(frame.index), list(frame.columns), source=source)
 
     @classmethod
-    def read(cls, path: str | os.PathLike[str], *, layout: str = "auto") -> ResponseMatrix:
+    def read(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        layout: str = "auto",
+        model: str | None = None,
+        item: str | None = None,
+        score: str | None = None,
+    ) -> ResponseMatrix:
         """Read a Parquet or CSV file in long or wide layout.
 
         Parameters
@@ -358,13 +389,28 @@ class ResponseMatrix:
         path : path-like
             ``.parquet`` / ``.pq`` or ``.csv`` / ``.tsv`` file.
         layout : {"auto", "long", "wide"}
-            ``auto`` picks ``long`` when the columns ``model``, ``item`` and ``score`` exist and
-            ``wide`` otherwise (first column or a ``model`` column holds model ids).
+            ``auto`` picks ``long`` when a model, an item and a score column exist (by default
+            ``model``, ``item`` and the first of ``score``, ``correct``, ``is_correct``), and
+            ``wide`` otherwise: one row per model, ids in the ``model`` column (or ``model``
+            given here), else in the first column when it is not numeric.
+        model, item, score : str, optional
+            Column names of the model ids, item ids and scores (long layout); ``model`` also
+            names the id column of a wide table.
+
+        Returns
+        -------
+        ResponseMatrix
+            With ``layout`` set to a one-line description of what was read (e.g.
+            ``"long: columns model, item, correct"``).
         """
         file = Path(path)
         source = str(file)
         if not file.exists():
             raise InputError(f"{source}: file not found")
+        if file.is_dir():
+            raise InputError(
+                f"{source}: is a directory; expected a .parquet, .csv or .tsv file of scores"
+            )
         suffix = file.suffix.lower()
         try:
             if suffix in (".parquet", ".pq"):
@@ -381,13 +427,48 @@ class ResponseMatrix:
             raise InputError(f"{source}: could not be read as {suffix[1:]} ({exc})") from None
         if layout not in ("auto", "long", "wide"):
             raise InputError(f"layout={layout!r}; expected 'auto', 'long' or 'wide'")
+        columns = [str(c) for c in frame.columns]
+        _refuse_known_outputs(columns, source)
+        model_col = model or "model"
+        item_col = item or "item"
+        score_col = score or next((c for c in _SCORE_COLUMNS if c in columns), "score")
         if layout == "auto":
-            layout = "long" if set(_LONG_COLUMNS) <= set(map(str, frame.columns)) else "wide"
+            layout = "long" if {model_col, item_col, score_col} <= set(columns) else "wide"
+            if layout == "wide" and (item is not None or score is not None):
+                given = [c for c in (model, item, score) if c is not None and c not in columns]
+                raise InputError(
+                    f"{source}: column {given[0] if given else score_col!r} not found; found "
+                    f"columns {_head(columns)}"
+                )
         if layout == "long":
-            return cls.from_long(frame, source=source)
-        if "model" not in frame.columns:
-            frame = frame.set_index(frame.columns[0])
-        return cls.from_wide(frame, source=source)
+            matrix = cls.from_long(
+                frame, model=model_col, item=item_col, score=score_col, source=source
+            )
+            matrix.layout = f"long: columns {model_col}, {item_col}, {score_col}"
+            return matrix
+        if model is not None or "model" in columns:
+            id_col = model_col
+            if id_col not in columns:
+                raise InputError(
+                    f"{source}: model column {id_col!r} not found; found columns {_head(columns)}"
+                )
+        else:
+            first = frame.columns[0]
+            if pd.api.types.is_numeric_dtype(frame[first]) or pd.api.types.is_bool_dtype(
+                frame[first]
+            ):
+                raise InputError(
+                    f"{source}: read as a wide table (one row per model), but no model-id column "
+                    f"was found: the first column {str(first)!r} holds numbers, and there is no "
+                    f"'model' column (columns: {_head(columns)}); add a first column of model "
+                    "ids, name it with --model-col, or for a long table name the columns with "
+                    "--model-col/--item-col/--score-col"
+                )
+            id_col = str(first)
+            frame = frame.rename(columns={first: id_col})
+        matrix = cls.from_wide(frame, model=id_col, source=source)
+        matrix.layout = f"wide: model ids in column {id_col!r}, {matrix.n_items} item columns"
+        return matrix
 
     # ------------------------------------------------------------------ accessors
     @property

@@ -42,8 +42,8 @@ rank 1), so an interval is a statement about a model's position relative to the 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from multiprocessing import get_all_start_methods, get_context
 from typing import Any, Literal
@@ -460,6 +460,7 @@ def bootstrap(
     n_jobs: int = 1,
     tol: float = 1e-5,
     random_state: int | np.random.SeedSequence | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> BootstrapResult:
     """Bootstrap the fit: redraw or resample the data, refit, collect reported parameters.
 
@@ -485,6 +486,9 @@ def bootstrap(
     tol : float, default 1e-5
         Stopping tolerance of each refit (warm-started at the fit, so few sweeps are needed).
     random_state : int, SeedSequence or None
+    progress : callable(done, total), optional
+        Called as replicates finish (the work is then split into smaller chunks; the results
+        do not change).
 
     Returns
     -------
@@ -521,10 +525,20 @@ def bootstrap(
     if n_jobs == -1:
         n_jobs = os.cpu_count() or 1
     n_jobs = max(1, min(int(n_jobs), int(n_boot)))
+    # with a progress hook: about 20 chunks, so that the hook is called often
+    n_chunks = n_jobs if progress is None else max(n_jobs, min(int(n_boot), 20))
+    chunks = [list(c) for c in np.array_split(np.arange(n_boot), n_chunks)]
     if n_jobs == 1:
-        parts = [_replicates(scores, init, probabilities, method, seeds, fit_options)]
+        parts = []
+        for chunk in chunks:
+            parts.append(
+                _replicates(
+                    scores, init, probabilities, method, [seeds[i] for i in chunk], fit_options
+                )
+            )
+            if progress is not None:
+                progress(sum(len(c) for c in chunks[: len(parts)]), int(n_boot))
     else:
-        chunks = [list(c) for c in np.array_split(np.arange(n_boot), n_jobs)]
         # fork where the platform has it (no re-import of the caller's script, so it works from
         # a plain script without a __main__ guard; numba's workqueue layer is fork-safe)
         method_name = "fork" if "fork" in get_all_start_methods() else "spawn"
@@ -543,6 +557,12 @@ def bootstrap(
                 )
                 for chunk in chunks
             ]
+            if progress is not None:
+                done = 0
+                sizes = {f: len(c) for f, c in zip(futures, chunks, strict=True)}
+                for future in as_completed(futures):
+                    done += sizes[future]
+                    progress(done, int(n_boot))
             parts = [f.result() for f in futures]
     theta = np.vstack([p[0] for p in parts])
     a = np.vstack([p[1] for p in parts])

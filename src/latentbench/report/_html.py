@@ -285,6 +285,60 @@ def _fit_sections(
     return sections, info
 
 
+def _category_sections(result: Any, matrix: Any | None, meta: pd.DataFrame) -> list[_Section]:
+    """Per category column of the item metadata: items, mean proportion correct, median
+    discrimination, and (with the matrix) the best model on the category's items."""
+    from latentbench.report._metadata import category_columns
+
+    items = result.items
+    correct = "proportion_correct" if "proportion_correct" in items.columns else "p_value"
+    lookup = meta.set_index("item")
+    matched = int(items["item"].isin(lookup.index).sum())
+    text = (
+        f"{matched:,} of {len(items):,} fitted items have metadata. Per category: items, mean "
+        "proportion correct over models, median discrimination"
+        + (", and the model with the highest accuracy on its items." if matrix is not None else ".")
+    )
+    section = _Section("categories", "Results by category", text)
+    for column in category_columns(meta):
+        category = items["item"].map(lookup[column]).astype(object)
+        frame = pd.DataFrame(
+            {
+                column: category.fillna("(no metadata)").astype(str),
+                "proportion_correct": items[correct].to_numpy(float),
+                "discrimination": items["discrimination"].to_numpy(float),
+            }
+        )
+        table = (
+            frame.groupby(column, sort=True)
+            .agg(
+                items=("proportion_correct", "size"),
+                mean_proportion_correct=("proportion_correct", "mean"),
+                median_discrimination=("discrimination", "median"),
+            )
+            .reset_index()
+        )
+        if matrix is not None:
+            scores = np.asarray(matrix.scores, dtype=float)
+            ids = np.array(matrix.model_ids)
+            codes = frame[column].to_numpy()
+            best, best_acc = [], []
+            for value in table[column]:
+                block = scores[:, codes == value]
+                observed = ~np.isnan(block)
+                acc = np.where(observed, block, 0.0).sum(1) / np.maximum(observed.sum(1), 1)
+                acc[observed.sum(1) == 0] = np.nan
+                k = int(np.nanargmax(acc)) if np.isfinite(acc).any() else -1
+                best.append(ids[k] if k >= 0 else "")
+                best_acc.append(acc[k] if k >= 0 else np.nan)
+            table["best_model"] = best
+            table["best_accuracy"] = best_acc
+        section.tables.append(
+            _table(table.sort_values("items", ascending=False), caption=f"by {column}")
+        )
+    return [section]
+
+
 def _selection_sections(selection: Any, top: int) -> tuple[list[_Section], dict[str, Any]]:
     arms, trace = plots.selection_frame(selection)
     data = selection.to_dict(trace=False) if hasattr(selection, "to_dict") else dict(selection)
@@ -362,6 +416,7 @@ def build_report(
     top: int = 30,
     n_curves: int = 6,
     bootstrap: Any | None = None,
+    item_metadata: pd.DataFrame | None = None,
 ) -> str:
     """Build one self-contained HTML page for a fit and/or a selection run.
 
@@ -390,6 +445,10 @@ def build_report(
     bootstrap : BootstrapResult, optional
         With ability draws (``"parametric"`` or ``"items"``), the ability and rank intervals
         come from it instead of the plug-in standard errors.
+    item_metadata : DataFrame, optional
+        An ``item`` column and category columns (see
+        :func:`~latentbench.report.read_item_metadata`); adds section ``categories``: per
+        category the items, mean proportion correct, discrimination, flags and the best model.
 
     Returns
     -------
@@ -403,6 +462,8 @@ def build_report(
     if result is not None:
         s, facts = _fit_sections(result, matrix, top, n_curves, bootstrap)
         sections += s
+        if item_metadata is not None:
+            sections += _category_sections(result, matrix, item_metadata)
     if selection is not None:
         s, info = _selection_sections(selection, top)
         sections += s

@@ -1,0 +1,126 @@
+"""Shared pieces of the commands: consoles, error exit, human number format, clean warnings.
+
+Kept free of numpy / pandas imports at module level so ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+__all__ = [
+    "clean_warnings",
+    "cli_spelling",
+    "console",
+    "err_console",
+    "fail",
+    "fmt",
+    "fresh_out",
+]
+
+# Python keyword spellings in library messages -> the flags a CLI user types
+_SPELLINGS = (
+    (re.compile(r"\bMatrixOracle\(missing='zero'\)"), "--missing zero"),
+    (re.compile(r"\bmissing='zero'"), "--missing zero"),
+    (re.compile(r"\bmissing='error'"), "--missing error"),
+    (re.compile(r"\bmax_iter=(\d+)"), r"--max-iter \1"),
+    (re.compile(r"\btol=([\w.+-]+)"), r"--tol \1"),
+    (re.compile(r"\bn_boot=(\d+)"), r"--bootstrap \1"),
+    (re.compile(r"; see the fit's loss history"), "; raise --max-iter (or loosen --tol)"),
+)
+
+
+def cli_spelling(message: str) -> str:
+    """Rewrite Python keyword spellings in a library message into CLI flags."""
+    for pattern, flag in _SPELLINGS:
+        message = pattern.sub(flag, message)
+    return message
+
+
+def fail(exc: BaseException | str, code: int = 2) -> NoReturn:
+    """Print ``error: MESSAGE`` on stderr (no traceback) and exit with ``code``."""
+    err_console.print(f"[red]error:[/red] {escape(cli_spelling(str(exc)))}", soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    """A number for people: ``12,032``, ``0.402``, ``130,042``, ``3.1e-05``; never ``1.2e+04``.
+
+    Integers get thousands separators; floats of magnitude >= 1000 are rounded to an integer
+    with separators; smaller floats keep ``digits`` significant decimals; NaN prints as ``-``.
+    """
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if isinstance(value, int) or (hasattr(value, "dtype") and value.dtype.kind in "iu"):
+        return f"{int(value):,}"
+    if math.isnan(number):
+        return "-"
+    if math.isinf(number):
+        return "inf" if number > 0 else "-inf"
+    magnitude = abs(number)
+    if magnitude >= 1000:
+        return f"{number:,.0f}"
+    if number == 0 or magnitude >= 10 ** (-digits):
+        return f"{number:.{digits}f}"
+    return f"{number:.2g}"
+
+
+@contextmanager
+def clean_warnings(stream: Console | None = None) -> Iterator[list[str]]:
+    """Show warnings raised inside the block as one clean line each (no file path, no
+    source line), each distinct message once. Yields the list of shown messages."""
+    target = stream or err_console
+    shown: list[str] = []
+
+    def show(message: Any, category: type, *args: Any, **kwargs: Any) -> None:
+        text = cli_spelling(str(message))
+        if text in shown:
+            return
+        shown.append(text)
+        from latentbench.exceptions import LatentbenchWarning
+
+        label = "warning" if issubclass(category, LatentbenchWarning) else category.__name__
+        target.print(f"[yellow]{label}:[/yellow] {escape(text)}", soft_wrap=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = show
+        yield shown
+
+
+def fresh_out(out: Path | None, default: str) -> Path:
+    """The output directory: ``out`` when given (reused on purpose), else ``./DEFAULT`` or, when
+    that exists, the first free ``./DEFAULT-2``, ``./DEFAULT-3``, ... (never overwrites a
+    previous run silently)."""
+    if out is not None:
+        return out
+    candidate = Path(default)
+    k = 2
+    while candidate.exists():
+        candidate = Path(f"{default}-{k}")
+        k += 1
+    return candidate
+
+
+def interactive() -> bool:
+    """True when stderr is a terminal (progress bars make sense)."""
+    return sys.stderr.isatty()

@@ -1,0 +1,70 @@
+"""Item metadata for reports: category columns that break results down."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from latentbench.exceptions import InputError
+
+__all__ = ["category_columns", "read_item_metadata"]
+
+MAX_CATEGORIES = 100
+"""A column with more distinct values than this is treated as text, not as a category."""
+
+
+def read_item_metadata(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read item metadata: a CSV or Parquet table with an ``item`` column (ids as strings).
+
+    Returns
+    -------
+    DataFrame
+        One row per item (``item`` unique), other columns as read; see :func:`category_columns`.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise InputError(f"--items {file}: file not found")
+    suffix = file.suffix.lower()
+    try:
+        if suffix in (".parquet", ".pq"):
+            frame = pd.read_parquet(file)
+        elif suffix in (".csv", ".tsv"):
+            frame = pd.read_csv(file, sep="\t" if suffix == ".tsv" else ",", dtype=str)
+        else:
+            raise InputError(
+                f"--items {file}: unknown file type {suffix!r}; expected .csv or .parquet"
+            )
+    except InputError:
+        raise
+    except Exception as exc:
+        raise InputError(f"--items {file}: could not be read ({exc})") from None
+    if "item" not in frame.columns:
+        raise InputError(
+            f"--items {file}: no 'item' column (columns: {list(map(str, frame.columns))}); "
+            "expected item ids in a column named 'item' and category columns beside it"
+        )
+    frame = frame.copy()
+    frame["item"] = frame["item"].astype(str)
+    if frame["item"].duplicated().any():
+        dup = frame.loc[frame["item"].duplicated(), "item"].iloc[0]
+        raise InputError(f"--items {file}: item {dup!r} appears twice; expected one row per item")
+    if not category_columns(frame):
+        raise InputError(
+            f"--items {file}: no category column (a column other than 'item' with 2 to "
+            f"{MAX_CATEGORIES} distinct values)"
+        )
+    return frame
+
+
+def category_columns(frame: pd.DataFrame) -> list[str]:
+    """Columns other than ``item`` with 2 to :data:`MAX_CATEGORIES` distinct values."""
+    out = []
+    for column in frame.columns:
+        if column == "item":
+            continue
+        n = frame[column].nunique(dropna=True)
+        if 2 <= n <= MAX_CATEGORIES:
+            out.append(str(column))
+    return out

@@ -1,0 +1,246 @@
+"""A new user's first hour (issue 16): one test per friction point of the command line.
+
+Each test pins a behaviour the old command line got wrong: ``--version`` failed, flags showed
+``<bool>``, no examples, eager imports, silent overwrite, raw warnings with file paths, a long
+table with a ``correct`` column read as wide, errors naming positions and Python spellings.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from latentbench import __version__
+from latentbench.cli import _register, app
+from latentbench.cli._common import fmt
+from latentbench.io.synthetic import simulate_2pl
+
+_register()
+runner = CliRunner()
+SRC = Path(__file__).resolve().parents[2] / "src"
+COMMANDS = [
+    ["fit"],
+    ["demo"],
+    ["ingest"],
+    ["ls"],
+    ["export"],
+    ["report"],
+    ["experiment"],
+    ["select"],
+    ["select", "replay"],
+    ["select", "live"],
+]
+
+
+def _invoke(*args: str):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def long_frame() -> pd.DataFrame:
+    data = simulate_2pl(30, 40, random_state=5)
+    return data.matrix.to_long()
+
+
+def test_version_flag_prints_the_version():
+    outcome = _invoke("--version")
+    assert outcome.exit_code == 0, outcome.output
+    assert outcome.output.strip() == f"latentbench {__version__}"
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_help_has_an_example_and_no_bool_placeholder(command):
+    outcome = _invoke(*command, "--help")
+    assert outcome.exit_code == 0, outcome.output
+    assert "Example" in outcome.output
+    assert "<bool>" not in outcome.output
+
+
+def test_json_flags_have_a_negative_form(tmp_path):
+    outcome = _invoke("ls", "--help")
+    assert "--no-json" in outcome.output
+    outcome = _invoke("ls", "--store", tmp_path / "absent.duckdb", "--no-json")
+    assert outcome.exit_code == 2 and "store not found" in outcome.output
+
+
+def test_help_imports_no_numerics():
+    code = (
+        "import sys; from latentbench.cli import _register; _register(); "
+        "print(sorted(m for m in ('numpy', 'pandas', 'scipy', 'numba', 'duckdb', 'matplotlib') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={"PYTHONPATH": str(SRC)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_fit_prints_layout_shape_and_data_summary(tmp_path, long_frame):
+    path = tmp_path / "scores.csv"
+    long_frame.rename(columns={"score": "correct"}).to_csv(path, index=False)
+    outcome = _invoke("fit", path, "--out", tmp_path / "fit")
+    assert outcome.exit_code == 0, outcome.output
+    assert "long: columns model, item, correct" in outcome.output
+    assert "30 models x 40 items" in outcome.output
+    assert "constant items:" in outcome.output and "missing" in outcome.output
+
+
+def test_fit_custom_column_names(tmp_path, long_frame):
+    path = tmp_path / "scores.csv"
+    long_frame.rename(columns={"model": "name", "item": "question", "score": "ok"}).to_csv(
+        path, index=False
+    )
+    outcome = _invoke(
+        "fit", path, "--model-col", "name", "--item-col", "question", "--score-col", "ok",
+        "--out", tmp_path / "fit", "-q",
+    )  # fmt: skip
+    assert outcome.exit_code == 0, outcome.output
+    assert len(pd.read_csv(tmp_path / "fit" / "abilities.csv")) == 30
+
+
+def test_wide_table_without_id_column_says_so(tmp_path, long_frame):
+    wide = long_frame.pivot(index="model", columns="item", values="score")
+    path = tmp_path / "wide.csv"
+    wide.reset_index(drop=True).to_csv(path, index=False)
+    outcome = _invoke("fit", path, "--out", tmp_path / "fit")
+    assert outcome.exit_code == 2
+    assert "no model-id column" in outcome.output and "Traceback" not in outcome.output
+
+
+def test_transposed_wide_table_warns(tmp_path):
+    data = simulate_2pl(12, 40, random_state=1)
+    frame = data.matrix.to_long().pivot(index="item", columns="model", values="score")
+    path = tmp_path / "transposed.csv"
+    frame.to_csv(path)
+    outcome = _invoke("fit", path, "--out", tmp_path / "fit", "--max-iter", "50")
+    assert outcome.exit_code == 0, outcome.output
+    assert "40 models x 12 items" in outcome.output
+    assert "transpose" in outcome.output
+
+
+def test_fit_never_overwrites_the_default_output(tmp_path, monkeypatch, long_frame):
+    path = tmp_path / "scores.parquet"
+    long_frame.to_parquet(path)
+    monkeypatch.chdir(tmp_path)
+    first = _invoke("fit", path, "--max-iter", "50")
+    assert first.exit_code == 0, first.output
+    marker = (tmp_path / "latentbench-fit" / "fit.json").read_text()
+    second = _invoke("fit", path, "--max-iter", "60")
+    assert second.exit_code == 0, second.output
+    assert (tmp_path / "latentbench-fit" / "fit.json").read_text() == marker
+    assert (tmp_path / "latentbench-fit-2" / "fit.json").exists()
+    assert "latentbench-fit-2" in second.output
+
+
+def test_library_warnings_are_one_clean_line(tmp_path, long_frame):
+    path = tmp_path / "scores.parquet"
+    long_frame.to_parquet(path)
+    outcome = _invoke("fit", path, "--max-iter", "2", "--out", tmp_path / "fit")
+    assert outcome.exit_code == 0, outcome.output
+    lines = [line for line in outcome.output.splitlines() if "max-iter" in line]
+    assert lines and lines[0].startswith("warning: cBMM stopped at --max-iter 2")
+    assert ".py:" not in outcome.output and "site-packages" not in outcome.output
+    assert "ConvergenceWarning" not in outcome.output
+
+
+def test_rank_auto_says_which_rank(tmp_path, long_frame):
+    path = tmp_path / "scores.parquet"
+    long_frame.to_parquet(path)
+    outcome = _invoke("fit", path, "--rank", "auto", "--out", tmp_path / "fit", "--max-iter", "200")
+    assert outcome.exit_code == 0, outcome.output
+    chosen = re.search(r"rank auto: chose rank (\d+)", outcome.output)
+    assert chosen, outcome.output
+    assert json.loads((tmp_path / "fit" / "fit.json").read_text())["rank"] == int(chosen[1])
+
+
+def test_fit_outputs_record_input_and_ability_intervals(tmp_path, long_frame):
+    path = tmp_path / "scores.parquet"
+    long_frame.to_parquet(path)
+    outcome = _invoke("fit", path, "--out", tmp_path / "fit", "-q")
+    assert outcome.exit_code == 0, outcome.output
+    info = json.loads((tmp_path / "fit" / "fit.json").read_text())
+    assert info["latentbench_version"] == __version__
+    assert info["input"]["path"] == str(path.resolve())
+    assert len(info["input"]["sha256"]) == 64
+    abilities = pd.read_csv(tmp_path / "fit" / "abilities.csv")
+    assert {"se", "lower", "upper"} <= set(abilities.columns)
+    assert (abilities["lower"] < abilities["theta"]).all()
+    assert (abilities["theta"] < abilities["upper"]).all()
+
+
+def test_fit_on_an_output_table_is_a_clear_error(tmp_path, long_frame):
+    path = tmp_path / "scores.parquet"
+    long_frame.to_parquet(path)
+    assert _invoke("fit", path, "--out", tmp_path / "fit", "-q").exit_code == 0
+    for args in (
+        ("fit", tmp_path / "fit" / "abilities.csv"),
+        ("report", tmp_path / "fit" / "abilities.csv", "--out", tmp_path / "r.html"),
+    ):
+        outcome = _invoke(*args)
+        assert outcome.exit_code == 2
+        assert "abilities.csv (a fit's abilities table), not a response table" in outcome.output
+        assert "outside [0, 1]" not in outcome.output
+
+
+def test_replay_missing_cell_error_names_ids_and_flag(tmp_path, long_frame):
+    frame = long_frame[~(long_frame["model"] == long_frame["model"].iloc[0])].copy()
+    holes = long_frame[long_frame["model"] == long_frame["model"].iloc[0]].iloc[1:]
+    frame = pd.concat([frame, holes])  # the first model lacks its first item
+    path = tmp_path / "holes.parquet"
+    frame.to_parquet(path)
+    outcome = _invoke("select", "replay", path, "--history", path, "--budget", "100")
+    assert outcome.exit_code == 2
+    assert f"model {long_frame['model'].iloc[0]!r}" in outcome.output
+    assert f"item {long_frame['item'].iloc[0]!r}" in outcome.output
+    assert "--missing zero" in outcome.output and "missing='zero'" not in outcome.output
+
+
+def test_replay_numbers_are_human(tmp_path):
+    data = simulate_2pl(20, 1200, random_state=3)
+    path = tmp_path / "big.parquet"
+    data.matrix.to_long().to_parquet(path)
+    outcome = _invoke(
+        "select", "replay", path, "--budget", "3000", "--policy", "uniform", "--out", tmp_path / "r"
+    )
+    assert outcome.exit_code == 0, outcome.output
+    assert not re.search(r"\de[+-]\d", outcome.output), outcome.output
+    assert "history split" in outcome.output and "% of all" in outcome.output
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(12032, "12,032"), (12032.4, "12,032"), (130041.62552200202, "130,042"), (0.40237, "0.402"),
+     (1.5, "1.500"), (float("nan"), "-"), (np.int64(3), "3")],
+)  # fmt: skip
+def test_fmt(value, text):
+    assert fmt(value) == text
+
+
+def test_bootstrap_reports_progress(long_frame):
+    from latentbench.io import ResponseMatrix
+    from latentbench.irt import TwoPL
+    from latentbench.irt.inference import bootstrap
+
+    matrix = ResponseMatrix.from_long(long_frame)
+    result = TwoPL().fit(matrix)
+    calls: list[tuple[int, int]] = []
+    plain = bootstrap(result, matrix, n_boot=6, method="items", random_state=1)
+    hooked = bootstrap(
+        result, matrix, n_boot=6, method="items", random_state=1,
+        progress=lambda done, total: calls.append((done, total)),
+    )  # fmt: skip
+    assert calls[-1] == (6, 6) and len(calls) > 1
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+    np.testing.assert_array_equal(plain.theta, hooked.theta)  # chunking changes nothing
