@@ -12,7 +12,6 @@ from rich.table import Table
 
 from latentbench.cli import Command, app, example
 from latentbench.exceptions import DataWarning, InputError
-from latentbench.io.formats._registry import READERS
 
 console = Console()
 err_console = Console(stderr=True)
@@ -50,6 +49,8 @@ def _fail(exc: Exception) -> None:
 
 def _sources_help() -> str:
     """The ``ingest`` help: one line per registered reader (typer keeps ``\b`` blocks as is)."""
+    from latentbench.io.formats._registry import READERS
+
     lines = [f"  {r.name:<12} {r.summary}" for r in READERS.values()]
     return (
         "Read result files into the store (all rows or none; re-ingesting is a no-op).\n\n"
@@ -59,20 +60,45 @@ def _sources_help() -> str:
 
 def _option_help(name: str, text: str) -> str:
     """Help of a source-specific option, prefixed with the sources that take it."""
+    from latentbench.io.formats._registry import READERS
+
     owners = ", ".join(r.name for r in READERS.values() if name in r.options)
     return f"{owners}: {text}"
 
 
+# the registry imports pandas: its help texts are filled in when `ingest --help` is shown, so
+# that `latentbench --help` stays fast
+_SOURCE_OPTIONS = {
+    "include_perturbed": "keep perturbed instances.",
+    "errored": "errored samples are missing, or zero (flagged 0 rows).",
+    "layout": "auto, long or wide.",
+    "split": "the split to keep (default test).",
+}
+
+
+class _IngestCommand(Command):
+    def format_help(self, ctx: typer.Context, formatter: object) -> None:  # type: ignore[override]
+        from latentbench.io.formats._registry import READERS
+
+        self.help = _sources_help()
+        for param in self.params:
+            if param.name == "source":
+                param.help = f"One of: {', '.join(READERS)}."  # type: ignore[attr-defined]
+            elif param.name in _SOURCE_OPTIONS:
+                param.help = _option_help(param.name, _SOURCE_OPTIONS[param.name])  # type: ignore[attr-defined]
+        super().format_help(ctx, formatter)  # type: ignore[arg-type]
+
+
 @app.command(
-    help=_sources_help(),
-    cls=Command,
+    help="Read result files into the store (all rows or none; re-ingesting is a no-op).",
+    cls=_IngestCommand,
     epilog=example(
         "latentbench ingest lm-eval results/ --store results.duckdb --metric acc",
         "latentbench ingest table scores.csv --store results.duckdb --benchmark mybench",
     ),
 )
 def ingest(
-    source: str = typer.Argument(..., help=f"One of: {', '.join(READERS)}."),
+    source: str = typer.Argument(..., help="The source format (see the list above)."),
     paths: list[Path] = typer.Argument(..., help="Result files or folders (searched recursively)."),
     store: Path = typer.Option(..., "--store", help="DuckDB store file (created if absent)."),
     benchmark: str | None = typer.Option(None, help="Benchmark name for every row."),
@@ -88,16 +114,11 @@ def ingest(
     include_perturbed: bool = typer.Option(
         False,
         "--include-perturbed/--no-include-perturbed",
-        help=_option_help("include_perturbed", "keep perturbed instances."),
+        help=_SOURCE_OPTIONS["include_perturbed"],
     ),
-    errored: str = typer.Option(
-        "missing",
-        help=_option_help("errored", "errored samples are missing, or zero (flagged 0 rows)."),
-    ),
-    layout: str = typer.Option("auto", help=_option_help("layout", "auto, long or wide.")),
-    split: str | None = typer.Option(
-        None, help=_option_help("split", "the split to keep (default test).")
-    ),
+    errored: str = typer.Option("missing", help=_SOURCE_OPTIONS["errored"]),
+    layout: str = typer.Option("auto", help=_SOURCE_OPTIONS["layout"]),
+    split: str | None = typer.Option(None, help=_SOURCE_OPTIONS["split"]),
     duplicates: str = typer.Option(
         "error",
         help="One key with different values (across files, tool versions or the store): "
