@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import io
 import json
 import re
 
@@ -37,11 +38,18 @@ def test_fit_report_sections_escaping_and_self_containment(small_fit, hostile, t
     assert "&lt;script&gt;alert(&#34;m&#34;)&lt;/script&gt;" in html
     assert HOSTILE_ITEM not in html
     assert "T &lt;&amp;&gt; report" in html
-    assert html.count("<script>") == 1  # only the page's own sorter
-    # self-contained: no external resources, figures are embedded PNGs
+    assert html.count("<script>") == 1  # only the page's own script (plus JSON data blocks)
+    # self-contained: no external resources, figures are embedded PNGs, and the page's
+    # Content-Security-Policy forbids any request
     assert not re.search(r"(src|href)=\"(https?:)?//", html)
+    assert "default-src 'none'" in html
     images = _images(html)
-    assert len(images) >= 4 and all(img.startswith(b"\x89PNG") for img in images)
+    assert len(images) >= 1 and all(img.startswith(b"\x89PNG") for img in images)
+    # the ability plot, the rank-shift scatter and the item map are interactive
+    specs = re.findall(r'<script type="application/json" id="(plot-\d+)">([^<]*)</script>', html)
+    assert len(specs) == 3 and html.count('class="iplot"') == 3
+    names = json.loads(specs[0][1])["name"]
+    assert HOSTILE_MODEL in names  # JSON keeps the name; '<' is escaped as \u003c in the page
     # every table is sortable and has numeric sort keys on numeric cells
     assert html.count('<table class="sortable">') >= 6
     assert 'data-sort="' in html
@@ -58,14 +66,17 @@ def test_report_without_matrix_and_with_selection(small_fit, selection_run, host
     html = build_report(result, selection=selection_run)
     ids = section_ids(html)
     assert ids == [
-        "summary",
+        "findings",
         "abilities",
         "rank-shifts",
         "items",
         "rank-agreement",
+        "summary",
         *SELECTION_SECTIONS,
     ]
     assert "No response matrix was given" in html
+    findings = html.split('id="findings"')[1].split("</section>")[0]
+    assert "item flags were not computed" in findings
     only = build_report(selection=json.loads(selection_run.to_json()))
     assert section_ids(only) == list(SELECTION_SECTIONS)
     assert HOSTILE_MODEL not in only
@@ -104,11 +115,22 @@ def test_cli_from_fit_directory_responses_and_selection(small_fit, selection_run
     pd.testing.assert_series_equal(loaded.abilities["theta"], result.abilities["theta"])
     responses = tmp_path / "responses.csv"
     matrix.to_long().sample(frac=1.0, random_state=0).to_csv(responses, index=False)
+    write_fit(result, fit_dir)  # without the input recorded
 
     out = tmp_path / "a.html"
-    outcome = runner.invoke(app, ["report", str(fit_dir), "--out", str(out), "-q"])
+    outcome = runner.invoke(app, ["report", str(fit_dir), "--out", str(out)])
     assert outcome.exit_code == 0, outcome.output
     assert "flagged-items" not in section_ids(out.read_text())
+    assert "flags were not computed" in outcome.output  # said, not a silent "flagged (0)"
+    assert "flags were not computed" in out.read_text()
+
+    # fit.json records the responses: the report finds them without --responses
+    write_fit(result, fit_dir, matrix, source=responses)
+    out = tmp_path / "a2.html"
+    outcome = runner.invoke(app, ["report", str(fit_dir), "--out", str(out)])
+    assert outcome.exit_code == 0, outcome.output
+    assert section_ids(out.read_text()) == list(FIT_SECTIONS)
+    assert "recorded in fit.json" in outcome.output
 
     out = tmp_path / "b.html"
     outcome = runner.invoke(
@@ -140,3 +162,90 @@ def test_cli_errors(tmp_path):
     bad.write_text("[1, 2]")
     outcome = runner.invoke(app, ["report", str(bad)])
     assert outcome.exit_code == 2 and "selection.json" in outcome.output
+
+
+def test_findings_lead_the_fit_report(small_fit):
+    matrix, result = small_fit
+    html = build_report(result, matrix)
+    assert section_ids(html)[0] == "findings"
+    findings = html.split('id="findings"')[1].split("</section>")[0]
+    best = result.abilities.sort_values("theta", ascending=False)["model"].iloc[0]
+    headline = re.search(r'<p class="headline">([^<]*)</p>', findings).group(1)
+    escaped = best.replace("<", "&lt;").replace(">", "&gt;").replace('"', "&#34;")
+    assert headline.startswith(f"{escaped} leads 40 models on 60 items")
+    assert "statistically separated" in headline
+    for text in ("Leader:", "Ties:", "Largest rank shifts", "Items to drop:"):
+        assert text in findings
+    n_constant = int(result.items["constant"].sum())
+    assert f"{n_constant:,} constant" in findings
+
+
+def test_flagged_items_ranked_by_severity(small_fit):
+    from latentbench.irt.diagnostics import diagnose
+    from latentbench.report._html import FLAG_SEVERITY, _item_flags
+
+    matrix, result = small_fit
+    flags = _item_flags(diagnose(result, matrix))
+    assert list(flags["severity"]) == sorted(flags["severity"])
+    constant = set(result.items.loc[result.items["constant"], "item"])
+    assert set(flags.loc[flags["severity"] == 1, "item"]) == constant
+    assert (flags.loc[flags["severity"] == 1, "action"] == FLAG_SEVERITY["constant"][1]).all()
+    assert flags["reason"].str.len().gt(0).all()
+
+
+def test_flagged_table_offers_all_rows_as_csv(small_fit, monkeypatch):
+    import latentbench.report._html as page
+
+    matrix, result = small_fit
+    html = build_report(result, matrix)
+    assert 'class="csv"' in html  # every table has a CSV button
+    # a table cut to its first rows links the full CSV
+    monkeypatch.setattr(page, "_table", _limited(page._table))
+    html = build_report(result, matrix)
+    flagged = html.split('id="flagged-items"')[1].split("</section>")[0]
+    data = re.search(r'href="data:text/csv;base64,([^"]+)"', flagged).group(1)
+    frame = pd.read_csv(io.StringIO(base64.b64decode(data).decode()), keep_default_na=False)
+    assert {"item", "severity", "flag", "reason"} <= set(frame.columns)
+    assert len(frame) > 2
+
+
+def _limited(table):
+    def wrapped(frame, limit=None, *args, **kwargs):
+        return table(frame, 2 if kwargs.get("download") else limit, *args, **kwargs)
+
+    return wrapped
+
+
+def test_selection_findings(selection_run):
+    data = json.loads(selection_run.to_json())
+    data["params"] = {"n_items": 300, "history": {"split": "random", "history models": 6}}
+    html = build_report(selection=data)
+    findings = html.split('id="selection-summary"')[1].split("</section>")[0]
+    total = selection_run.evaluations_total
+    assert "Best model: &lt;script&gt;alert(&#34;m&#34;)&lt;/script&gt;" in findings
+    assert f"{total / 1800:.1%} of a full evaluation (6 models x 300 items = 1,800 cells)" in (
+        findings
+    )
+    assert "Baseline: spread evenly" in findings and "History (learns the proxy" in findings
+    assert "Not certified" in findings  # the fixture's intervals overlap
+    data["arms"][-1]["lower"] = 0.99
+    assert "Certified" in build_report(selection=data)
+
+
+def test_item_categories(small_fit, tmp_path):
+    from latentbench.report import read_item_metadata
+
+    matrix, result = small_fit
+    meta = pd.DataFrame(
+        {"item": result.item_ids, "subject": ["math", "law", "art"] * (len(result.item_ids) // 3)}
+    )
+    path = tmp_path / "items.csv"
+    meta.to_csv(path, index=False)
+    html = build_report(result, matrix, item_metadata=read_item_metadata(path))
+    section = html.split('id="categories"')[1].split("</section>")[0]
+    assert "by subject" in section and section.count("<tr>") == 4
+    assert "best_model" in section
+    bad = tmp_path / "bad.csv"
+    pd.DataFrame({"name": ["a"]}).to_csv(bad, index=False)
+    with pytest.raises(InputError, match="no 'item' column"):
+        read_item_metadata(bad)

@@ -1,17 +1,19 @@
-"""``latentbench report`` on every shared data set renders in headless Chromium.
+"""Reports render in headless Chromium: the fit, selection and live-run pages.
 
 Chromium (Debian ``chromium``) is installed by ``.ci/install-chromium.sh``; without a binary
-these tests are skipped with that reason. The page is loaded twice: once with ``--dump-dom``
-(URL fragment ``#selftest``: the page sorts every table by a click and records the outcome in
-``data-*`` attributes of ``<html>``, along with any JavaScript error and broken images), and once
-for a screenshot saved under ``tmp_path``.
+these tests are skipped with that reason. The browser is driven over the DevTools protocol
+(``--remote-debugging-pipe``, see ``_cdp.py``), which records every request the page makes and
+every console error or exception. Each page is opened at 1280 px and at 390 px; the URL
+fragment ``#selftest`` makes the page sort every table by a click and check the order and the
+CSV export, recording the outcome in ``data-*`` attributes of ``<html>``. Screenshots are kept
+under ``.ci/artifacts/`` (the CI uploads that folder).
 """
 
 from __future__ import annotations
 
-import re
+import json
 import shutil
-import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,44 +22,128 @@ from typer.testing import CliRunner
 from latentbench.cli import _register, app
 from latentbench.report import FIT_SECTIONS
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+sys.path.insert(0, str(Path(__file__).parent))
+from _cdp import Browser
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = ROOT.parent / "shared" / "data"
+ARTIFACTS = ROOT / ".ci" / "artifacts"
 DATASETS = ["mmlu_pro", "bfcl_v2", "alpacaeval2_weighted", "alpacaeval1_gpt4"]
 CHROMIUM = next(
     (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None
 )
 
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="no chromium binary on PATH (install with .ci/install-chromium.sh)"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        CHROMIUM is None, reason="no chromium binary on PATH (install with .ci/install-chromium.sh)"
+    ),
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the pipe client needs Linux"),
+]
 
 _register()
 runner = CliRunner()
 
 
-def _chromium(profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [
-        str(CHROMIUM),
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--hide-scrollbars",
-        "--no-first-run",
-        f"--user-data-dir={profile}",
-        "--virtual-time-budget=3000",
-        *args,
-    ]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    chrome = Browser(str(CHROMIUM), tmp_path_factory.mktemp("profile"))
+    yield chrome
+    chrome.close()
 
 
-def _html_attributes(dom: str) -> dict[str, str]:
-    tag = re.search(r"<html[^>]*>", dom)
-    assert tag, dom[:500]
-    return dict(re.findall(r'([\w-]+)="([^"]*)"', tag.group(0)))
+def _check_page(browser: Browser, page: Path, name: str, headline: str) -> dict[str, str]:
+    """Open ``page`` at both widths; assert no request leaves the file, no console error, the
+    headline, sortable tables and plots; save screenshots; return the <html> attributes."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    attributes: dict[str, str] = {}
+    for width, mobile in ((1280, False), (390, True)):
+        browser.open(page.as_uri() + "#selftest", width=width, mobile=mobile)
+        attributes = browser.evaluate(
+            "Object.fromEntries(Array.from(document.documentElement.attributes)"
+            ".map(a => [a.name, a.value]))"
+        )
+        assert attributes.get("data-ready") == "1", attributes
+        assert "data-js-errors" not in attributes, attributes["data-js-errors"]
+        assert attributes.get("data-csp-violations") == "0", attributes
+        assert attributes.get("data-selftest") == "ok", attributes
+        assert attributes.get("data-images-broken", "0") == "0"
+        text = browser.evaluate("document.querySelector('p.headline').textContent")
+        assert headline in text, text
+        # the interactive plots drew their points
+        drawn = browser.evaluate(
+            "Array.from(document.querySelectorAll('div.iplot')).map(d => d.dataset.drawn)"
+        )
+        assert drawn and all(d and int(d) > 0 for d in drawn), drawn
+        # a header click sorts a table (descending on the second click)
+        order = browser.evaluate(
+            """(() => { const t = document.querySelector('table.sortable');
+            const th = t.tHead.rows[0].cells[0]; th.click(); th.click();
+            return Array.from(t.tBodies[0].rows).map(r => r.cells[0].textContent.trim()); })()"""
+        )
+        assert order == sorted(order, key=str.lower, reverse=True) or len(set(order)) < 2
+        browser.screenshot(ARTIFACTS / f"report-{name}-{width}.png", width, mobile)
+        shot = (ARTIFACTS / f"report-{name}-{width}.png").read_bytes()
+        assert shot[:8] == b"\x89PNG\r\n\x1a\n" and len(shot) > 20_000
+        requests = browser.requests()
+        assert requests and all(u.startswith(("file://", "data:", "blob:")) for u in requests), [
+            u for u in requests if not u.startswith(("file://", "data:", "blob:"))
+        ]
+        assert [u for u in requests if u.startswith("file://")] == [page.as_uri()] or all(
+            u.split("#")[0] == page.as_uri() for u in requests if u.startswith("file://")
+        )
+        assert browser.errors() == []
+        # a wide table scrolls inside its box instead of widening the page
+        overflow = browser.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+        assert overflow, f"page wider than {width} px"
+    return attributes
+
+
+def test_fit_report_renders(browser, tmp_path, small_fit):
+    from latentbench.report import build_report
+
+    matrix, result = small_fit
+    page = tmp_path / "fit.html"
+    build_report(result, matrix, path=page, title="fit report")
+    attributes = _check_page(browser, page, "fit", "leads 40 models on 60 items")
+    assert int(attributes["data-plots"]) == 3
+    assert int(attributes["data-sortable-tables"]) >= 6
+
+
+def test_selection_report_renders(browser, tmp_path, selection_run):
+    from latentbench.report import build_report
+
+    page = tmp_path / "selection.html"
+    build_report(selection=selection_run, path=page, title="selection report")
+    _check_page(browser, page, "selection", "Best model:")
+
+
+def test_live_run_report_renders(browser, tmp_path, selection_run):
+    from latentbench.io.store import Store
+
+    store = tmp_path / "run.duckdb"
+    with Store(store) as db:
+        run_id = db.start_selection({"n_items": 300, "policy": "pulse"})
+        names = selection_run.model_ids
+        import pandas as pd
+
+        db.add_observations(
+            run_id,
+            pd.DataFrame(
+                {"seq": range(len(names)), "round": 0, "model": names, "item": "q1", "score": 1.0}
+            ),
+        )
+        db.add_decision(run_id, 1, {"phase": "final", **selection_run.to_dict(trace=False)})
+        db.set_selection_status(run_id, "done")
+    page = tmp_path / "live.html"
+    outcome = runner.invoke(app, ["report", str(store), "--out", str(page), "-q"])
+    assert outcome.exit_code == 0, outcome.output
+    html = page.read_text()
+    assert run_id in html and "status done" in html
+    _check_page(browser, page, "live", "Best model:")
 
 
 @pytest.mark.parametrize("name", DATASETS)
-def test_report_of_shared_data_renders(tmp_path, name):
+def test_report_of_shared_data_renders(browser, tmp_path, name):
     path = SHARED / f"{name}.parquet"
     if not path.exists():
         pytest.skip(f"shared data not found at {path}")
@@ -65,34 +151,23 @@ def test_report_of_shared_data_renders(tmp_path, name):
     outcome = runner.invoke(app, ["fit", str(path), "--out", str(fit_dir), "--quiet"])
     assert outcome.exit_code == 0, outcome.output
     page = tmp_path / f"{name}.html"
-    outcome = runner.invoke(
-        app, ["report", str(fit_dir), "--responses", str(path), "--out", str(page), "-q"]
-    )
+    args = ["report", str(fit_dir), "--out", str(page), "-q"]  # responses found via fit.json
+    items = SHARED / f"{name.split('_')[0] if name.startswith('alpaca') else name}_items.parquet"
+    if name.startswith("alpacaeval"):
+        items = SHARED / "alpacaeval_items.parquet"
+    if items.exists():
+        args += ["--items", str(items)]
+    outcome = runner.invoke(app, args)
     assert outcome.exit_code == 0, outcome.output
+    html = page.read_text()
+    expected = list(FIT_SECTIONS) + (["categories"] if items.exists() else [])
+    import re
 
-    dumped = _chromium(tmp_path / "profile", "--dump-dom", page.as_uri() + "#selftest")
-    assert dumped.returncode == 0, dumped.stderr[-2000:]
-    dom = dumped.stdout
-    attributes = _html_attributes(dom)
-    assert attributes.get("data-ready") == "1", attributes
-    assert "data-js-errors" not in attributes, attributes["data-js-errors"]
-    assert attributes.get("data-selftest") == "ok"
-    assert int(attributes["data-sortable-tables"]) >= 6
-    assert int(attributes.get("data-images", "0")) >= 4
-    assert attributes.get("data-images-broken") == "0"
-    assert re.findall(r'<section id="([^"]+)"', dom) == list(FIT_SECTIONS)
-
-    flagged = dom.split('id="flagged-items"')[1].split("</section>")[0]
-    movers = dom.split('id="rank-shifts"')[1].split("</section>")[0]
-    assert flagged.count("<tr>") > 1 and movers.count("<tr>") > 1
+    assert re.findall(r'<section id="([^"]+)"', html) == expected
+    flagged = html.split('id="flagged-items"')[1].split("</section>")[0]
+    assert flagged.count("<tr>") > 1
     if name == "mmlu_pro":
-        # 876 items are constant across the 29 models: all flagged (table shows 300 rows)
-        assert "(showing 300 of" in flagged
-        assert "Models whose rank moves most" in movers
-
-    shot = tmp_path / f"{name}.png"
-    taken = _chromium(
-        tmp_path / "profile", f"--screenshot={shot}", "--window-size=1280,2000", page.as_uri()
-    )
-    assert taken.returncode == 0, taken.stderr[-2000:]
-    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+        assert "showing 300 of" in flagged and "download all" in flagged
+    _check_page(browser, page, name, "leads")
+    info = json.loads((fit_dir / "fit.json").read_text())
+    assert info["input"]["path"] == str(path.resolve())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -123,8 +122,11 @@ def test_experiment_command(files):
     assert {r["policy"] for r in summary["summary"]} == {"pulse", "ucbe", "naive"}
     assert {r["pool"] for r in summary["summary"]} == {"gap0.02", "full"}
     curves = pd.read_csv(out / "curves.csv")
-    assert curves["evaluations_post_init"].iloc[-1] == 500
-    assert np.all((curves.drop(columns="evaluations_post_init") <= 1).to_numpy())
+    assert list(curves.columns) == ["pool", "policy", "evaluations", "accuracy", "se"]
+    assert set(curves["pool"]) == {"gap0.02", "full"}
+    assert set(curves["policy"]) == {"pulse", "ucbe", "naive"}
+    assert curves.groupby(["pool", "policy"])["evaluations"].max().eq(500).all()
+    assert curves["accuracy"].between(0, 1).all() and (curves["se"] >= 0).all()
     bad = runner.invoke(
         app, ["experiment", str(tmp / "all.parquet"), "--split", "date", "--out", str(tmp / "bad")]
     )

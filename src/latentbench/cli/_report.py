@@ -246,11 +246,6 @@ def _report(
                 notes.append(f"responses: {responses} (recorded in fit.json)")
         if responses is not None:
             matrix = _aligned(ResponseMatrix.read(responses), result)
-        else:
-            notes.append(
-                "no responses: standard errors and item flags were not computed (pass "
-                "--responses FILE)"
-            )
     elif not source.exists():
         raise InputError(f"{source} does not exist")
     elif source.suffix.lower() == ".json":
@@ -280,6 +275,12 @@ def _report(
             raise InputError(f"--method {method!r}; expected 'items' or 'parametric'")
 
         boot = _bootstrap_with_progress(result, matrix, n_boot, method, jobs, seed, quiet)
+    if result is not None and matrix is None:
+        console.print(
+            "no responses: standard errors and item flags were not computed (pass "
+            "--responses FILE)",
+            soft_wrap=True,
+        )
     for note in notes if not quiet else []:
         console.print(escape(note), soft_wrap=True)
     name = source.stem if source.is_file() else source.name

@@ -222,6 +222,11 @@ def _replay(
         split_note = (
             f"history: {hist.n_models} models of {history} learn the proxy; {len(ids)} candidates"
         )
+        history_record = {
+            "source": str(history),
+            "history models": hist.n_models,
+            "candidates": len(ids),
+        }
     else:
         h_rows, t_rows = split_models(matrix.n_models, how="random", random_state=seed)
         hist_scores = matrix.scores[h_rows]
@@ -232,6 +237,12 @@ def _replay(
             f"({len(h_rows)} models, seed {seed}) learns the proxy and only the other "
             f"{len(ids)} models are candidates; pass --history to use all of them"
         )
+        history_record = {
+            "source": f"random half of {responses.name} (seed {seed})",
+            "history models": len(h_rows),
+            "candidates": len(ids),
+            "history ids": [matrix.model_ids[i] for i in h_rows],
+        }
     check_complete(candidates, ids, matrix.item_ids, missing)
     _, name, _, run_kw = parse_policy(policy)
     extra = {"alpha": alpha} if "alpha" in POLICIES[name].options else {}
@@ -253,6 +264,7 @@ def _replay(
         model_ids=ids,
     )
     result.params.setdefault("n_items", matrix.n_items)
+    result.params.setdefault("history", history_record)
     return result, split_note
 
 

@@ -265,13 +265,14 @@ def selection_frame(selection: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
     return arms, trace
 
 
-def plot_selection_intervals(selection: Any, ax: Axes | None = None, *, top: int = 8) -> Axes:
+def plot_selection_intervals(selection: Any, ax: Axes | None = None, *, top: int = 4) -> Axes:
     """Interval trajectories over evaluations for the leading models.
 
-    With per-round bounds in the record (``trace`` ``lower`` / ``upper``), one band per model
-    (the final ``top`` by estimate) over post-initialisation evaluations. Without them (the
-    current ``selection.json``), the recommended model after each round as a step line (the
-    final intervals are drawn by :func:`plot_abilities` with ``estimate="estimate"``).
+    With per-round bounds in the record (the compact ``trace`` of ``selection.json``: ``arm``,
+    ``arm_lower`` / ``arm_upper``, ``initial_lower`` / ``initial_upper``; or dense ``lower`` /
+    ``upper``), the final ``top`` models by estimate each get a light band edged by its lower and
+    upper bound in one colour, over post-initialisation evaluations, the legend outside the
+    axes. Without them, the recommended model after each round as a step line.
 
     Returns
     -------
@@ -282,22 +283,27 @@ def plot_selection_intervals(selection: Any, ax: Axes | None = None, *, top: int
     ax = _axes(ax)
     spend = np.asarray(trace.get("evaluations_post_init", []), dtype=float)
     order = arms.sort_values("estimate", ascending=False).index[:top]
+    bounds = None
     if trace.get("initial_lower") and trace.get("arm") and len(spend):
         from latentbench.select import interval_trajectories
 
-        lower, upper = interval_trajectories(trace, np.asarray(order))
-        for col, i in enumerate(order):
-            band = ax.fill_between(spend, lower[:, col], upper[:, col], alpha=0.25, step="post")
-            band.set_label(_text(arms.loc[i, "model"]))
-        ax.set_ylabel("interval for the mean score")
-        ax.legend(fontsize=7, loc="best")
+        bounds = interval_trajectories(trace, np.asarray(order))
     elif "lower" in trace and "upper" in trace and len(spend):
         lower, upper = np.asarray(trace["lower"], float), np.asarray(trace["upper"], float)
-        for i in order:
-            band = ax.fill_between(spend, lower[:, i], upper[:, i], alpha=0.25)
+        bounds = lower[:, order], upper[:, order]
+    if bounds is not None:
+        lower, upper = bounds
+        colours = plt.get_cmap("tab10").colors
+        for col, i in enumerate(order):
+            colour = colours[col % len(colours)]
+            band = ax.fill_between(
+                spend, lower[:, col], upper[:, col], alpha=0.12, step="post", color=colour
+            )
             band.set_label(_text(arms.loc[i, "model"]))
+            for edge in (lower[:, col], upper[:, col]):
+                ax.step(spend, edge, where="post", color=colour, linewidth=1.2)
         ax.set_ylabel("interval for the mean score")
-        ax.legend(fontsize=7, loc="best")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     else:
         if len(spend):
             best = np.asarray(trace.get("best_index", []), dtype=float)
@@ -307,7 +313,7 @@ def plot_selection_intervals(selection: Any, ax: Axes | None = None, *, top: int
             ax.set_yticks(shown, [names[b] for b in shown], fontsize=7)
         ax.set_ylabel("recommended model after each round")
     ax.set_xlabel("evaluations after the initial batch")
-    ax.set_title("Selection: intervals over evaluations")
+    ax.set_title(f"Intervals of the {len(order)} leading models over evaluations")
     return ax
 
 

@@ -278,7 +278,13 @@ class ExperimentResult:
         return pd.DataFrame(self.summary)
 
     def write(self, out: str | Path) -> None:
-        """Write ``summary.json``, ``summary.csv`` and ``curves.csv`` (accuracy per budget)."""
+        """Write ``summary.json``, ``summary.csv`` and ``curves.csv``.
+
+        ``curves.csv`` is long: one row per pool, policy and budget, with columns ``pool``,
+        ``policy``, ``evaluations`` (post-initialisation cells), ``accuracy`` (fraction of
+        seeds whose recommendation was the true best) and ``se`` (its binomial standard error
+        over seeds, ``sqrt(p (1 - p) / n_seeds)``).
+        """
         import pandas as pd
 
         out = Path(out)
@@ -289,10 +295,21 @@ class ExperimentResult:
             )
         )
         self.to_frame().to_csv(out / "summary.csv", index=False)
-        frame: dict[str, np.ndarray] = {"evaluations_post_init": self.grid}
+        parts: list[pd.DataFrame] = []
         for (pool, pol), arr in self.curves.items():
-            frame[f"{pool}|{pol}"] = arr.mean(axis=0)
-        pd.DataFrame(frame).to_csv(out / "curves.csv", index=False)
+            accuracy = np.asarray(arr, dtype=float).mean(axis=0)
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "pool": pool,
+                        "policy": pol,
+                        "evaluations": np.asarray(self.grid),
+                        "accuracy": accuracy,
+                        "se": np.sqrt(accuracy * (1 - accuracy) / max(len(arr), 1)),
+                    }
+                )
+            )
+        pd.concat(parts, ignore_index=True).to_csv(out / "curves.csv", index=False)
 
 
 def run_experiment(
