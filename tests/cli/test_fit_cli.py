@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -67,6 +68,36 @@ def test_demo_runs_and_finds_planted_items(tmp_path):
     assert outcome.exit_code == 0, outcome.output
     assert (tmp_path / "fit" / "abilities.csv").exists()
     assert "20 of the 20 planted random-answer items" in outcome.output
-    assert "pulse: best" in outcome.output and "ucbe: best" in outcome.output
+    assert "compiles the numba kernels" in outcome.output
+    saved = re.search(
+        r"PULSE finds the best candidate in 95% of 12 runs after ([\d,]+) evaluations \(90% "
+        r"interval ([\d,]+) to ([\d,]+)\): it saves ([\d.]+)% of a full evaluation \(([\d.]+)% "
+        r"to ([\d.]+)%\)",
+        " ".join(outcome.output.split()),
+    )
+    assert saved, outcome.output
+    used, lo, hi = (int(saved[k].replace(",", "")) for k in (1, 2, 3))
+    assert lo <= used <= hi <= 100_000
+    assert float(saved[4]) == pytest.approx(100 * (1 - used / 100_000), abs=0.06)
+    assert "UCB-E (no proxy) needs" in outcome.output
     html = (tmp_path / "report.html").read_text()
     assert 'id="selection-summary"' in html and 'id="abilities"' in html
+    assert "of a full evaluation (100 models x 1,000 items" in html
+
+
+def test_demo_saving_is_paired_over_seeds():
+    from latentbench.cli._demo import saving
+
+    grid = np.arange(0, 1000, 100)
+    rng = np.random.default_rng(0)
+    # each seed becomes correct at some budget and stays correct
+    late = rng.integers(3, 9, size=40)
+    curves = grid[None, :] >= grid[late][:, None]
+    same = saving(curves, curves, grid, init=50, full=10_000)
+    assert same["vs_reference"] == 0 and same["vs_reference_lo"] == same["vs_reference_hi"] == 0
+    assert same["pulse_lo"] <= same["pulse"] <= same["pulse_hi"]
+    assert same["vs_full"] == pytest.approx(100 * (1 - same["pulse"] / 10_000))
+    earlier = grid[None, :] >= grid[np.maximum(late - 2, 0)][:, None]
+    better = saving(earlier, curves, grid, init=50)
+    assert better["vs_reference_lo"] > 0 and better["pulse"] < same["pulse"]
+    assert np.isnan(better.get("vs_full", np.nan))

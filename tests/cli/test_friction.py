@@ -244,3 +244,30 @@ def test_bootstrap_reports_progress(long_frame):
     assert calls[-1] == (6, 6) and len(calls) > 1
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
     np.testing.assert_array_equal(plain.theta, hooked.theta)  # chunking changes nothing
+
+
+def test_live_function_next_to_the_config_imports(tmp_path, monkeypatch):
+    """`function = "myoracle:score"` resolves next to the config without PYTHONPATH=.; the
+    progress says budget left within the configured budget, apart from the initial batch."""
+    monkeypatch.chdir(tmp_path.parent)  # not the config's folder
+    module = f"myoracle_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{module}.py").write_text(
+        "def score(model, items):\n    return [1.0 if model == 'm0' else 0.0] * len(items)\n"
+    )
+    items = "".join(f'{{"id": {k}, "prompt": "p{k}", "answer": "a"}}\n' for k in range(12))
+    (tmp_path / "items.jsonl").write_text(items)
+    config = tmp_path / "run.toml"
+    config.write_text(
+        '[run]\nbudget = 6\nbatch_size = 2\ninit_batch = 2\npolicy = "ucbe"\n'
+        f'[oracle]\nkind = "python"\nfunction = "{module}:score"\n'
+        '[items]\npath = "items.jsonl"\n'
+        + "".join(f'[[models]]\nname = "m{k}"\nmodel = "m{k}"\n' for k in range(3))
+    )
+    outcome = _invoke("select", "live", "--config", config, "--store", tmp_path / "run.duckdb")
+    assert "cannot import" not in outcome.output, outcome.output
+    assert outcome.exit_code == 0, outcome.output
+    assert "best model m0" in outcome.output
+    left = [
+        int(n.replace(",", "")) for n in re.findall(r"budget left ([\d,]+) of 6", outcome.output)
+    ]
+    assert all(n <= 6 for n in left)

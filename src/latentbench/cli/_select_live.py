@@ -37,7 +37,7 @@ LOG_EVERY = 5.0
 """Seconds between progress lines when stderr is not a terminal."""
 
 
-def _progress_line(p: Any) -> str:
+def _progress_line(p: Any, init_total: int | None = None) -> str:
     leader = ""
     if p.leader is not None:
         leader = f" | leader {escape(p.leader)} {p.estimate:.3f}"
@@ -46,8 +46,19 @@ def _progress_line(p: Any) -> str:
     errors = f" | [red]{p.n_errors} failed[/red]" if p.n_errors else ""
     return (
         f"batch {p.call} ({p.phase}, {escape(p.model)}): {p.n_new} new, {p.n_replayed} from "
-        f"store{errors} | spent {p.paid_total} | budget left {p.budget_left}{leader}"
+        f"store{errors} | spent {p.paid_total:,} | {_left(p, init_total)}{leader}"
     )
+
+
+def _left(p: Any, init_total: int | None) -> str:
+    """What is left, in the config's terms: the post-initialisation ``budget`` is separate from
+    the initial batch (``n_models * init_batch``), so never show one number as "budget"."""
+    if init_total is None:
+        return f"{p.budget_left:,} cells left of {p.planned:,} planned"
+    budget = p.planned - init_total
+    if p.revealed < init_total:
+        return f"initial batch {p.revealed:,}/{init_total:,}, then budget {budget:,}"
+    return f"budget left {min(p.budget_left, budget):,} of {budget:,}"
 
 
 @select_app.command(
@@ -75,6 +86,11 @@ def live(
     resume = shlex.join(
         ["latentbench", "select", "live", "--config", str(config), "--store", str(store)]
     )
+    # 'module:function' names in the config resolve next to the config file, as a script's
+    # imports resolve next to the script
+    here = str(config.resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
     try:
         cfg = LiveConfig.from_toml(config)
     except InputError as exc:
@@ -90,7 +106,8 @@ def live(
 
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, on_sigint) if in_main else None
-    planned = len(cfg.models) * cfg.run.init_batch + cfg.run.budget
+    init_total = len(cfg.models) * cfg.run.init_batch
+    planned = init_total + cfg.run.budget
     progress = Progress(
         TextColumn("[bold]select live[/bold]"),
         BarColumn(),
@@ -107,7 +124,7 @@ def live(
             task = progress.add_task("starting", total=planned)
 
             def show(p: Any) -> None:
-                progress.update(task, completed=p.revealed, description=_progress_line(p))
+                progress.update(task, completed=p.revealed, description=_progress_line(p, init_total))
                 now = time.monotonic()
                 if (
                     not quiet
@@ -115,7 +132,7 @@ def live(
                     and (now - last_line[0] >= LOG_EVERY or p.budget_left == 0 or p.n_errors)
                 ):  # logs (not a terminal): one line at most every LOG_EVERY seconds
                     last_line[0] = now
-                    err.print(_progress_line(p), soft_wrap=True)
+                    err.print(_progress_line(p, init_total), soft_wrap=True)
 
             result = run_live(cfg, store, progress=show, stop_event=stop_event)
     except InputError as exc:
