@@ -124,7 +124,9 @@ def live(
             task = progress.add_task("starting", total=planned)
 
             def show(p: Any) -> None:
-                progress.update(task, completed=p.revealed, description=_progress_line(p, init_total))
+                progress.update(
+                    task, completed=p.revealed, description=_progress_line(p, init_total)
+                )
                 now = time.monotonic()
                 if (
                     not quiet
