@@ -458,11 +458,15 @@ def _fit_sections(
     flagged = diag.items["flagged"].to_numpy() if diag is not None else None
     a = items["discrimination"].to_numpy(float)
     location = np.where(a > 0, items["difficulty"].to_numpy(float) / np.where(a > 0, a, 1), np.nan)
+    # with N models the proportion correct takes N + 1 values: spread each column a little
+    n_models = max(result.shape[0], 1)
+    jitter = np.random.default_rng(0).uniform(-0.3, 0.3, len(items)) / n_models
     section = _Section(
         "items",
         "Items",
         "Item map: each point is an item, proportion of models answering it correctly against "
-        "its discrimination a (how sharply it separates stronger from weaker models). "
+        "its discrimination a (how sharply it separates stronger from weaker models); the "
+        "proportion is jittered by at most 0.3/N (N models) so that items do not stack. "
         + ("Flagged items are red. " if flagged is not None else "")
         + "Hover for the item id; zoom into dense regions. The location -b/a (the ability at "
         "which a model has a 50% chance) is in items.csv; it is undefined (NaN) where a = 0.",
@@ -473,7 +477,7 @@ def _fit_sections(
                 "title": f"Item map ({len(items):,} items)",
                 "x_label": "proportion correct",
                 "y_label": "discrimination a",
-                "x": _finite(items[correct]),
+                "x": _finite(items[correct].to_numpy(float) + jitter),
                 "y": _finite(a),
                 "name": [str(i) for i in items["item"]],
                 "info": [
