@@ -271,3 +271,20 @@ def test_live_function_next_to_the_config_imports(tmp_path, monkeypatch):
         int(n.replace(",", "")) for n in re.findall(r"budget left ([\d,]+) of 6", outcome.output)
     ]
     assert all(n <= 6 for n in left)
+
+
+def test_experiment_default_out_and_long_curves(tmp_path, monkeypatch):
+    data = simulate_2pl(40, 200, random_state=4)
+    path = tmp_path / "all.parquet"
+    data.matrix.to_long().to_parquet(path)
+    monkeypatch.chdir(tmp_path)
+    args = ["experiment", path, "--pools", "full", "--policies", "pulse,ucbe", "--seeds", "2",
+            "--budget", "200", "--batch-size", "20", "--init-batch", "10", "--pool-size", "10",
+            "--rank", "2", "--n-jobs", "1"]  # fmt: skip
+    for _ in range(2):
+        outcome = _invoke(*args)
+        assert outcome.exit_code == 0, outcome.output
+    for name in ("latentbench-experiment", "latentbench-experiment-2"):
+        curves = pd.read_csv(tmp_path / name / "curves.csv")
+        assert list(curves.columns) == ["pool", "policy", "evaluations", "accuracy", "se"]
+        assert set(curves["policy"]) == {"pulse", "ucbe"}

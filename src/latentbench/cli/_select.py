@@ -309,41 +309,45 @@ def experiment(
     from latentbench.io import ResponseMatrix
     from latentbench.select import experiment_from_matrix
 
-    try:
-        matrix = ResponseMatrix.read(responses)
-        dates = (
-            _read_dates(responses, matrix.n_models, matrix.model_ids) if split == "date" else None
-        )
-        specs = _split_specs(policies)
-        with Progress(console=console, disable=quiet, transient=True) as bar:
-            task = bar.add_task("runs", total=None)
-
-            def progress(done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total)
-
-            result = experiment_from_matrix(
-                matrix,
-                split=split,
-                dates=dates,
-                pools=pools,
-                pool_size=pool_size,
-                policies=specs,
-                seeds=seeds,
-                budget=budget,
-                batch_size=batch_size,
-                init_batch=init_batch,
-                rank=_rank(rank),
-                simulate=simulate,
-                sim_rank=sim_rank,
-                random_state=random_state,
-                engine=engine,
-                n_jobs=n_jobs,
-                missing=missing,
-                progress=progress,
+    with clean_warnings():
+        try:
+            matrix = ResponseMatrix.read(responses)
+            dates = (
+                _read_dates(responses, matrix.n_models, matrix.model_ids)
+                if split == "date"
+                else None
             )
-    except InputError as exc:
-        _fail(exc)
-    result.write(out)
+            specs = _split_specs(policies)
+            with Progress(console=console, disable=quiet, transient=True) as bar:
+                task = bar.add_task("runs", total=None)
+
+                def progress(done: int, total: int) -> None:
+                    bar.update(task, completed=done, total=total)
+
+                result = experiment_from_matrix(
+                    matrix,
+                    split=split,
+                    dates=dates,
+                    pools=pools,
+                    pool_size=pool_size,
+                    policies=specs,
+                    seeds=seeds,
+                    budget=budget,
+                    batch_size=batch_size,
+                    init_batch=init_batch,
+                    rank=_rank(rank),
+                    simulate=simulate,
+                    sim_rank=sim_rank,
+                    random_state=random_state,
+                    engine=engine,
+                    n_jobs=n_jobs,
+                    missing=missing,
+                    progress=progress,
+                )
+        except InputError as exc:
+            _fail(exc)
+    target = fresh_out(out, "latentbench-experiment")
+    result.write(target)
     if not quiet:
         table = Table(title="budget to 95 % identification accuracy (bootstrap mean ± SD)")
         for col in (
@@ -368,4 +372,4 @@ def experiment(
                 "-" if cov is None else f"{cov:.3f}",
             )
         console.print(table)
-        console.print(f"wrote {out}/summary.json, summary.csv, curves.csv")
+        console.print(f"wrote {escape(str(target))}/summary.json, summary.csv, curves.csv")
