@@ -764,8 +764,9 @@ def _selection_sections(selection: Any, top: int) -> tuple[list[_Section], dict[
         "Intervals over evaluations",
         "How the intervals of the four leading models narrowed as evaluations were spent."
         if has_trace
-        else "The run recorded no per-round bounds (a live run keeps only the final ones): "
-        "the final intervals.",
+        else "The run recorded no per-round bounds"
+        + (" (a live run keeps only the final ones)" if data.get("live_run") else "")
+        + ": the final intervals.",
     )
     if has_trace:
         section.figures.append(
