@@ -288,3 +288,20 @@ def test_experiment_default_out_and_long_curves(tmp_path, monkeypatch):
         curves = pd.read_csv(tmp_path / name / "curves.csv")
         assert list(curves.columns) == ["pool", "policy", "evaluations", "accuracy", "se"]
         assert set(curves["policy"]) == {"pulse", "ucbe"}
+
+
+def test_repeated_warnings_with_other_numbers_show_once():
+    import warnings
+
+    from latentbench.cli._common import clean_warnings
+    from latentbench.exceptions import ConvergenceWarning
+
+    with clean_warnings() as shown:
+        for gap in (1e-3, 2e-3, 5e-4, 7e-4):  # e.g. the four ranks tried by --rank auto
+            warnings.warn(
+                f"cBMM stopped at max_iter=5000 before meeting tol=1e-06 (last relative gap "
+                f"estimate {gap:.2e}); see the fit's loss history",
+                ConvergenceWarning,
+                stacklevel=1,
+            )
+    assert len(shown) == 1 and "--max-iter 5000" in shown[0]

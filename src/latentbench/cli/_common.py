@@ -87,14 +87,19 @@ def fmt(value: Any, digits: int = 3) -> str:
 @contextmanager
 def clean_warnings(stream: Console | None = None) -> Iterator[list[str]]:
     """Show warnings raised inside the block as one clean line each (no file path, no
-    source line), each distinct message once. Yields the list of shown messages."""
+    source line), each distinct message once (messages that differ only in their numbers
+    count as one). Yields the list of shown messages."""
     target = stream or err_console
     shown: list[str] = []
+    seen: set[str] = set()
 
     def show(message: Any, category: type, *args: Any, **kwargs: Any) -> None:
         text = cli_spelling(str(message))
-        if text in shown:
+        # the same warning with other numbers (e.g. each rank tried by --rank auto): once
+        shape = re.sub(r"\d[\d.e+-]*", "#", text)
+        if shape in seen:
             return
+        seen.add(shape)
         shown.append(text)
         from latentbench.exceptions import LatentbenchWarning
 
