@@ -53,11 +53,13 @@ def synthetic(
                     "metric": "acc",
                     "filter": "none",
                     "trial": 0,
+                    "split": "test",
                     "source": "synthetic",
                     "source_file": f"synthetic/bench_{b}.jsonl",
                     "run_timestamp": pd.Timestamp("2025-01-01"),
                     "item_hash": None,
                     "source_model": models[model_idx],
+                    "flag": None,
                 }
             )
         )

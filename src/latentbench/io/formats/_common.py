@@ -371,21 +371,32 @@ class Columns:
             "metric": pd.array(self.metric, dtype="str"),
             "filter": pd.array(self.filter, dtype="str"),
             "trial": np.asarray(self.trial, dtype=np.int64),
-            "split": pd.array(
-                self.split if self.split is not None else [self.default_split] * n, dtype="str"
+            "split": (
+                pd.array(self.split, dtype="str")
+                if self.split is not None
+                else constant_text(self.default_split, n)
             ),
-            "source": pd.array([source] * n, dtype="str"),
-            "source_file": pd.array([source_file] * n, dtype="str"),
+            "source": constant_text(source, n),
+            "source_file": constant_text(source_file, n),
             "run_timestamp": pd.Series([to_timestamp(run_timestamp)] * n, dtype="datetime64[us]"),
             "item_hash": pd.array(self.item_hash, dtype="str"),
             "source_model": pd.array(self.source_model, dtype="str"),
-            "flag": pd.array(self.flag if self.flag is not None else [None] * n, dtype="str"),
+            "flag": (
+                pd.array(self.flag, dtype="str")
+                if self.flag is not None
+                else constant_text(None, n)
+            ),
             "_record": np.asarray(self.record, dtype=np.int64),
-            "_at": pd.array([self.at] * n, dtype="str"),
+            "_at": constant_text(self.at, n),
         }
         if self.members is not None:
             data["_member"] = pd.array(self.members, dtype="str")
         return pd.DataFrame(data)
+
+
+def constant_text(value: str | None, n: int) -> pd.api.extensions.ExtensionArray:
+    """``n`` copies of one string (or missing) as a string array, without a Python list."""
+    return pd.array([value], dtype="str").repeat(n)
 
 
 PRIVATE_COLUMNS = ("_record", "_at", "_member")

@@ -29,6 +29,7 @@ from latentbench.io.formats._common import (
     UNKNOWN_SPLIT,
     Choice,
     LoadReport,
+    constant_text,
 )
 from latentbench.io.formats._registry import reader
 
@@ -168,16 +169,16 @@ def read(
             extra["benchmark"], path, offset, "benchmark", data["_record"].to_numpy() - offset
         ).to_numpy()
     else:
-        out["benchmark"] = bench_default
+        out["benchmark"] = constant_text(bench_default, n)
     out["item"] = data["item"].astype("str").to_numpy()
     out["score"] = data["score"].to_numpy(dtype=np.float64)
     for name, column, fallback in (("metric", metric, "score"), ("filter", filter, "none")):
         if isinstance(column, str):
-            out[name] = column
+            out[name] = constant_text(column, n)
         elif name in extra:
             out[name] = extra[name].fillna(fallback).astype("str").to_numpy()
         else:
-            out[name] = fallback
+            out[name] = constant_text(fallback, n)
     if "trial" in extra:
         trial = pd.to_numeric(extra["trial"], errors="coerce")
         if trial.isna().any():
@@ -192,11 +193,17 @@ def read(
     out["split"] = (
         extra["split"].fillna(UNKNOWN_SPLIT).astype("str").to_numpy()
         if "split" in extra
-        else UNKNOWN_SPLIT
+        else constant_text(UNKNOWN_SPLIT, n)
     )
-    out["source"] = extra["source"].fillna("table").to_numpy() if "source" in extra else "table"
+    out["source"] = (
+        extra["source"].fillna("table").to_numpy()
+        if "source" in extra
+        else constant_text("table", n)
+    )
     out["source_file"] = (
-        extra["source_file"].fillna(str(path)).to_numpy() if "source_file" in extra else str(path)
+        extra["source_file"].fillna(str(path)).to_numpy()
+        if "source_file" in extra
+        else constant_text(str(path), n)
     )
     stamps = (
         pd.to_datetime(extra["run_timestamp"], errors="coerce", utc=True)
@@ -214,9 +221,10 @@ def read(
         if "source_model" in extra
         else data["model"].astype("str").to_numpy()
     )
-    out["flag"] = extra["flag"].to_numpy() if "flag" in extra else None
+    out["flag"] = extra["flag"].to_numpy() if "flag" in extra else constant_text(None, n)
     for column in TEXT_COLUMNS:
-        out[column] = out[column].astype("str")
+        if out[column].dtype != "str":
+            out[column] = out[column].astype("str")
     out["_record"] = data["_record"].to_numpy()
     out["_at"] = "line" if offset else "record"
     for bench, group in out.groupby("benchmark", sort=True):
