@@ -274,3 +274,37 @@ def test_ingest_files_is_the_python_twin(store):
     assert store.benchmarks() == ["ceval-computer_network", "gsm8k"]
     with pytest.raises(InputError, match="no such file"):
         store.ingest_files("helm", FORMATS / "nope")
+
+
+def test_schema_1_store_is_upgraded_and_never_averages_old_duplicates(tmp_path):
+    import duckdb
+
+    path = tmp_path / "v1.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    con.execute("INSERT INTO meta VALUES ('schema_version', '1'), ('package_version', '0.0')")
+    con.execute(
+        "CREATE TABLE responses (model VARCHAR NOT NULL, benchmark VARCHAR NOT NULL, item VARCHAR "
+        "NOT NULL, score DOUBLE NOT NULL, metric VARCHAR NOT NULL, filter VARCHAR NOT NULL, trial "
+        "BIGINT NOT NULL, source VARCHAR NOT NULL, source_file VARCHAR NOT NULL, run_timestamp "
+        "TIMESTAMP, item_hash VARCHAR, source_model VARCHAR NOT NULL, run_id VARCHAR NOT NULL, "
+        "ingested_at TIMESTAMP NOT NULL)"
+    )
+    rows = [  # schema 1 kept one row per tool version: the same cell twice, different scores
+        ("m1", "b", "q1", 1.0, "acc", "none", 0, "tool 1", "a.jsonl"),
+        ("m1", "b", "q1", 0.0, "acc", "none", 0, "tool 2", "b.jsonl"),
+        ("m2", "b", "q1", 1.0, "acc", "none", 0, "tool 1", "a.jsonl"),
+    ]
+    for row in rows:
+        con.execute(
+            "INSERT INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, 'r', now())",
+            [*row, row[0]],
+        )
+    con.close()
+    with Store(path) as store:
+        assert store.meta["schema_version"] == "2"
+        assert set(store.long()["split"]) == {"unknown"}
+        with pytest.raises(
+            InputError, match=r"model 'm1', item 'q1', trial 0 of 'b' is stored more"
+        ):
+            store.matrix("b")

@@ -573,22 +573,24 @@ class Store:
         m, f, s = chosen[0]
         where = "WHERE benchmark = ? AND metric = ? AND filter = ? AND split = ?"
         params = [benchmark, m, f, s]
-        repeated = self.connection.execute(
-            f"SELECT model, item, trial, count(*) AS n, string_agg(source_file, ', ') "
-            f"FROM responses {where} GROUP BY model, item, trial HAVING count(*) > 1 LIMIT 1",
-            params,
-        ).fetchall()
-        if repeated:
-            r = repeated[0]
-            raise InputError(
-                f"{self.path}: model {r[0]!r}, item {r[1]!r}, trial {r[2]} of {benchmark!r} is "
-                f"stored {r[3]} times ({r[4]}); expected one row per key (a store from before "
-                "schema 2 kept one row per tool version; export, re-ingest with --duplicates)"
-            )
         table = self.connection.execute(
-            f"SELECT model, item, avg(score) AS score FROM responses {where} GROUP BY model, item",
+            "SELECT model, item, avg(score) AS score, count(*) - count(DISTINCT trial) AS extra "
+            f"FROM responses {where} GROUP BY model, item",
             params,
         ).fetchnumpy()
+        if table["extra"].size and int(table["extra"].max()) > 0:
+            k = int(np.argmax(table["extra"]))
+            files = self.connection.execute(
+                f"SELECT trial, string_agg(source_file, ', ') FROM responses {where} "
+                "AND model = ? AND item = ? GROUP BY trial HAVING count(*) > 1 LIMIT 1",
+                [*params, str(table["model"][k]), str(table["item"][k])],
+            ).fetchall()
+            raise InputError(
+                f"{self.path}: model {table['model'][k]!r}, item {table['item'][k]!r}, trial "
+                f"{files[0][0]} of {benchmark!r} is stored more than once ({files[0][1]}); "
+                "expected one row per key (a store from before schema 2 kept one row per tool "
+                "version; export it and re-ingest with --duplicates)"
+            )
         models, items, scores = table["model"], table["item"], table["score"]
         model_codes, model_ids = pd.factorize(models, sort=True)
         item_ids = pd.unique(items)
