@@ -30,9 +30,9 @@ from pathlib import Path
 import numpy as np
 
 from latentbench import ResponseMatrix
-from latentbench.io.synthetic import simulate_2pl
 from latentbench.irt import fit_cbmm
 from latentbench.irt.baselines import fit_lbfgsb, fit_textbook_cbmm, objective
+from latentbench.synthetic import simulate_2pl
 
 SIZES = ["2211x541", "2211x1324", "2211x5761", "2211x12032"]
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"

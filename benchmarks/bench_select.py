@@ -1,7 +1,7 @@
 """Compute overhead of PULSE (issue 4): replay and item-factor fit, medians with UCB-E beside.
 
 Setting: leaderboard-like models drawn from a rank-4 fit of ``mmlu_pro.parquet`` (see
-``latentbench.select._simulator``), so the timings run on real item structure.
+``latentbench.synthetic``), so the timings run on real item structure.
 
 * replay: 1,000 models x 9,574 items, B = 64, budget 400,000 post-init cells, refit every
   1,000 rounds (6 refits + the prewarm), PULSE vs UCB-E;
@@ -27,14 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from latentbench.io import ResponseMatrix
-from latentbench.select import (
-    UCBE,
-    LeaderboardSimulator,
-    LowRankProxy,
-    MatrixOracle,
-    Pulse,
-    run_selection,
-)
+from latentbench.select import UCBE, LowRankProxy, MatrixOracle, Pulse, run_selection
+from latentbench.synthetic import LeaderboardSimulator
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "mmlu_pro.parquet"
 

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from latentbench import __version__
 from latentbench.cli import _register, app
 from latentbench.cli._common import fmt
-from latentbench.io.synthetic import simulate_2pl
+from latentbench.synthetic import simulate_2pl
 
 _register()
 runner = CliRunner()

@@ -7,9 +7,9 @@ import pytest
 from scipy.stats import spearmanr
 
 from latentbench import ConvergenceWarning, IdentifiabilityWarning, ResponseMatrix, TwoPL
-from latentbench.io.synthetic import simulate_2pl, simulate_low_rank
 from latentbench.irt import fit_cbmm, fit_model_factors, normalise_rank1
 from latentbench.irt.baselines import fit_lbfgsb, fit_textbook_cbmm, objective
+from latentbench.synthetic import simulate_2pl, simulate_low_rank
 
 
 def _spearman(x, y):

@@ -7,7 +7,6 @@ import pytest
 from scipy.special import expit
 
 from latentbench.io import ResponseMatrix
-from latentbench.io.synthetic import simulate_2pl
 from latentbench.irt import TwoPL
 from latentbench.irt.diagnostics import (
     diagnose,
@@ -16,6 +15,7 @@ from latentbench.irt.diagnostics import (
     rank_agreement,
     rank_changes,
 )
+from latentbench.synthetic import simulate_2pl
 
 N_MODELS, N_ITEMS = 300, 200
 ZERO_A = np.arange(0, 10)

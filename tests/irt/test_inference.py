@@ -7,7 +7,6 @@ import pytest
 
 from latentbench.exceptions import InputError
 from latentbench.io import ResponseMatrix
-from latentbench.io.synthetic import simulate_2pl
 from latentbench.irt import TwoPL, fit_model_factors
 from latentbench.irt.inference import (
     bootstrap,
@@ -15,6 +14,7 @@ from latentbench.irt.inference import (
     rank_intervals,
     standard_errors,
 )
+from latentbench.synthetic import simulate_2pl
 
 
 @pytest.fixture(scope="module")

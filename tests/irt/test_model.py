@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from latentbench import InputError, NotFittedError, ResponseMatrix, TwoPL
-from latentbench.io.synthetic import simulate_2pl, simulate_low_rank
+from latentbench.synthetic import simulate_2pl, simulate_low_rank
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from latentbench import InputError, TwoPL
-from latentbench.io.synthetic import simulate_2pl, simulate_low_rank
 from latentbench.irt import fit_cbmm
+from latentbench.synthetic import simulate_2pl, simulate_low_rank
 
 torch = pytest.importorskip("torch", reason="PyTorch (extra 'torch') is not installed")
 

@@ -9,8 +9,8 @@ import pytest
 matplotlib.use("Agg")
 
 from latentbench.io import ResponseMatrix
-from latentbench.io.synthetic import simulate_2pl
 from latentbench.irt import TwoPL
+from latentbench.synthetic import simulate_2pl
 
 HOSTILE_MODEL = '<script>alert("m")</script>'
 HOSTILE_ITEM = "q&<b>\"'$x$"

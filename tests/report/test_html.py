@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from latentbench.cli import _register, app
 from latentbench.cli._fit import write_fit
-from latentbench.cli._report import load_fit
 from latentbench.exceptions import InputError
+from latentbench.irt import IRTResult
 from latentbench.report import FIT_SECTIONS, SELECTION_SECTIONS, build_report
 from latentbench.report._html import section_ids
 
@@ -109,8 +109,8 @@ def test_report_lists_flagged_items_and_rank_movers(small_fit):
 def test_cli_from_fit_directory_responses_and_selection(small_fit, selection_run, tmp_path):
     matrix, result = small_fit
     fit_dir = tmp_path / "fit"
-    write_fit(result, fit_dir)
-    loaded = load_fit(fit_dir)
+    result.save(fit_dir)
+    loaded = IRTResult.load(fit_dir)
     assert loaded.model_ids == result.model_ids and loaded.item_ids == result.item_ids
     pd.testing.assert_series_equal(loaded.abilities["theta"], result.abilities["theta"])
     responses = tmp_path / "responses.csv"

@@ -7,7 +7,6 @@ import pytest
 
 from latentbench.exceptions import InputError
 from latentbench.select import (
-    LeaderboardSimulator,
     LowRankProxy,
     budget_to_accuracy,
     exact_gap_pool,
@@ -17,6 +16,7 @@ from latentbench.select import (
     split_models,
 )
 from latentbench.select._experiment import parse_pools
+from latentbench.synthetic import LeaderboardSimulator
 
 from .conftest import lowrank_data
 

@@ -40,7 +40,7 @@ def demo_matrix(
     import numpy as np
 
     from latentbench.io import ResponseMatrix
-    from latentbench.io.synthetic import simulate_2pl
+    from latentbench.synthetic import simulate_2pl
 
     data = simulate_2pl(n_models, n_items, missing=missing, random_state=random_state)
     rng = np.random.default_rng(random_state + 1)

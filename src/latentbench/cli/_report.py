@@ -20,50 +20,11 @@ __all__ = ["load_fit", "report"]
 def load_fit(directory: Path) -> Any:
     """Rebuild an :class:`~latentbench.irt.IRTResult` from ``latentbench fit --out DIR``.
 
-    Reads ``abilities.csv``, ``items.csv`` and ``fit.json``. The raw (unnormalised) parameters
-    are not saved, so ``raw`` is None (standard errors then put the ridge on the reported
-    scale, a negligible difference for a small ridge).
+    The directory format is owned by :meth:`latentbench.irt.IRTResult.load`.
     """
-    import numpy as np
-    import pandas as pd
-
     from latentbench.irt import IRTResult
 
-    paths = {name: directory / name for name in ("abilities.csv", "items.csv", "fit.json")}
-    missing = [name for name, p in paths.items() if not p.exists()]
-    if missing:
-        raise InputError(
-            f"{directory} lacks {', '.join(missing)}; expected the output of "
-            "`latentbench fit --out DIR`"
-        )
-    abilities = pd.read_csv(paths["abilities.csv"], dtype={"model": str}, keep_default_na=False)
-    items = pd.read_csv(paths["items.csv"], dtype={"item": str}, keep_default_na=False)
-    info = json.loads(paths["fit.json"].read_text())
-    rank = int(info.get("rank", 1))
-    if rank == 1:
-        U = abilities[["theta"]].to_numpy(float)
-        V = items[["discrimination"]].to_numpy(float)
-    else:
-        U = abilities[[f"theta_{k + 1}" for k in range(rank)]].to_numpy(float)
-        V = items[[f"discrimination_{k + 1}" for k in range(rank)]].to_numpy(float)
-    return IRTResult(
-        abilities=abilities,
-        items=items,
-        U=U,
-        V=V,
-        b=items["easiness"].to_numpy(float),
-        sigma=float(info.get("sigma", 1.0)),
-        rank=rank,
-        loss=float(info.get("loss", np.nan)),
-        neg_log_likelihood=float(info.get("neg_log_likelihood", np.nan)),
-        loss_history=[],
-        n_iter=int(info.get("iterations", 0)),
-        converged=bool(info.get("converged", False)),
-        seconds=float(info.get("seconds", 0.0)),
-        options=dict(info.get("options", {})),
-        shape=(len(abilities), len(items)),
-        n_observed=int(info.get("n_observed", 0)),
-    )
+    return IRTResult.load(directory)
 
 
 def _aligned(matrix: Any, result: Any) -> Any:

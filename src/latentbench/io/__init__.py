@@ -1,4 +1,4 @@
-"""Data in and out: the response matrix, synthetic generators, ingest and the embedded store."""
+"""Data in and out: the response matrix, ingest and the embedded store."""
 
 from typing import Any
 

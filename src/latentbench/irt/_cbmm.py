@@ -6,8 +6,10 @@ Model (slope-intercept form, rank r)::
 
 with rank 1 being the 2PL (U = theta, V = a, b = easiness intercept). The objective is the
 Bernoulli negative log-likelihood with soft labels y in [0, 1], summed over observed cells, plus
-a ridge ``l2 / 2 * (|U|^2 + |V|^2 + |b|^2)`` that keeps every estimate finite (an all-correct
-row or column otherwise has no finite joint-ML estimate).
+a Gaussian penalty (:class:`~latentbench.irt._objective.GaussianPenalty`; by default the ridge
+``l2 / 2 * (|U|^2 + |V|^2 + |b|^2)``) that keeps every estimate finite (an all-correct row or
+column otherwise has no finite joint-ML estimate). The penalty's value, curvature and linear
+terms come from :mod:`latentbench.irt._objective`; this module only adds them to the blocks.
 
 Each sweep minimises the quadratic majorizer ``(1 / (8 sigma^2)) |Z - X|^2`` (Böhning's bound,
 curvature 1/(4 sigma^2)) with the working response ``Z = X + 4 sigma (y - p)``; unobserved
@@ -36,6 +38,7 @@ from threadpoolctl import ThreadpoolController
 
 from latentbench.exceptions import ConvergenceWarning, IdentifiabilityWarning, InputError
 from latentbench.irt._kernels import residual_pass, residual_times_factors
+from latentbench.irt._objective import GaussianPenalty, logits, normalise, sigmoid
 
 T = TypeVar("T")
 
@@ -189,12 +192,6 @@ def log_likelihood(
     return -loss
 
 
-def _objective(nll: float, U: np.ndarray, V: np.ndarray, b: np.ndarray, l2: float) -> float:
-    if l2 == 0:
-        return nll
-    return nll + 0.5 * l2 * (float(np.sum(U * U)) + float(np.sum(V * V)) + float(b @ b))
-
-
 def _remaining_gap(history: list[float], window: int = 10) -> float:
     """Estimated distance of the objective from its limit, from the recent decreases.
 
@@ -225,7 +222,7 @@ def _item_block(
     b: np.ndarray,
     atr: np.ndarray,
     sigma: float,
-    l2: float,
+    penalty: GaussianPenalty,
     nonneg: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Exact minimiser of the surrogate over (V, b) given U (closed form / batched NNLS)."""
@@ -238,9 +235,9 @@ def _item_block(
     W_old = np.empty((r + 1, V.shape[0]))
     W_old[:r] = V.T
     W_old[r] = b
-    rhs = c * (AtA @ W_old) + atr / sigma  # (r + 1, J)
-    G = c * AtA + l2 * np.eye(r + 1)
-    if l2 == 0:
+    rhs = c * (AtA @ W_old) + atr / sigma + penalty.item_target(r)[:, None]  # (r + 1, J)
+    G = c * AtA + penalty.item_curvature(r)
+    if penalty.precision_b == 0:
         G[r, r] = max(G[r, r], 1e-12)
     W = np.linalg.solve(G, rhs)
     if nonneg:
@@ -290,13 +287,14 @@ def _model_block(
     b: np.ndarray,
     RV: np.ndarray,
     sigma: float,
-    l2: float,
+    penalty: GaussianPenalty,
 ) -> np.ndarray:
     """Exact minimiser of the surrogate over U given the new (V, b)."""
     r = V.shape[1]
     c = 1.0 / (4.0 * sigma * sigma)
     rhs = c * (U_old @ (V_old.T @ V)) + c * ((b_old - b) @ V)[None, :] + RV / sigma
-    G = c * (V.T @ V) + l2 * np.eye(r)
+    rhs += penalty.model_target(r)[None, :]
+    G = c * (V.T @ V) + penalty.model_curvature(r)
     try:
         return np.linalg.solve(G, rhs.T).T
     except np.linalg.LinAlgError:
@@ -355,6 +353,7 @@ def fit_cbmm(
     rank: int = 1,
     sigma: float = 1.0,
     l2: float = 1e-2,
+    penalty: GaussianPenalty | None = None,
     tol: float = 1e-6,
     max_iter: int = 5000,
     nonneg: bool = True,
@@ -378,7 +377,10 @@ def fit_cbmm(
         Temperature of the link, P = sigmoid((U V^T + b) / sigma). Fixed, not estimated.
     l2 : float, default 1e-2
         Ridge on U, V and b; keeps all-correct / all-wrong rows and columns finite. 0 gives
-        plain joint maximum likelihood.
+        plain joint maximum likelihood. Ignored when ``penalty`` is given.
+    penalty : GaussianPenalty, optional
+        The penalty (Gaussian priors) on the raw parameters; default
+        ``GaussianPenalty.ridge(l2)``.
     tol : float, default 1e-6
         Stop when the estimated relative distance of the objective from its limit (the last
         decrease, inflated by the observed linear rate: ``d rho / (1 - rho)``) is below ``tol``
@@ -417,8 +419,10 @@ def fit_cbmm(
         raise InputError(f"rank={rank!r}; expected an integer >= 1")
     if sigma <= 0:
         raise InputError(f"sigma={sigma!r}; expected a positive number")
-    if l2 < 0:
-        raise InputError(f"l2={l2!r}; expected a nonnegative number")
+    if penalty is None:
+        if l2 < 0:
+            raise InputError(f"l2={l2!r}; expected a nonnegative number")
+        penalty = GaussianPenalty.ridge(l2)
     if fixed_items is not None:
         V_fixed = np.ascontiguousarray(np.atleast_2d(np.asarray(fixed_items[0], float).T).T)
         b_fixed = np.asarray(fixed_items[1], dtype=float).copy()
@@ -443,16 +447,16 @@ def fit_cbmm(
 
     def evaluate(U_, V_, b_):
         nll_, atr_ = engine.residual_pass(U_, V_, b_)
-        return _objective(nll_, U_, V_, b_, l2), nll_, atr_
+        return nll_ + penalty.value(U_, V_, b_), nll_, atr_
 
     def mm_map(U_, V_, b_, atr_):
         # one MM sweep from a point whose residuals are in the engine's buffer and atr_
         if fixed_items is None:
-            V_new, b_new = _item_block(U_, V_, b_, atr_, sigma, l2, nonneg)
+            V_new, b_new = _item_block(U_, V_, b_, atr_, sigma, penalty, nonneg)
         else:
             V_new, b_new = V_, b_
         RV = engine.residual_times_factors(V_new)
-        return _model_block(U_, V_, b_, V_new, b_new, RV, sigma, l2), V_new, b_new
+        return _model_block(U_, V_, b_, V_new, b_new, RV, sigma, penalty), V_new, b_new
 
     f, nll, atr = evaluate(U, V, b)
     history = [f]
@@ -530,7 +534,7 @@ def fit_cbmm(
             scores,
             rank=rank,
             sigma=sigma,
-            l2=l2,
+            penalty=penalty,
             tol=tol,
             max_iter=max_iter,
             nonneg=nonneg,
@@ -567,13 +571,10 @@ def normalise_rank1(
     """Identifiability normalisation for reporting: mean(theta) = 0, sd(theta) = 1.
 
     theta <- (theta - mu) / s, a <- s a, b <- b + mu a. X = theta a^T + 1 b^T is unchanged and
-    a >= 0 is kept.
+    a >= 0 is kept. (Any rank: :func:`latentbench.irt._objective.normalise`.)
     """
-    mu = float(theta.mean())
-    s = float(theta.std())
-    if s <= 0:
-        return theta - mu, a.copy(), b + mu * a
-    return (theta - mu) / s, a * s, b + mu * a
+    U, V, b_new, _ = normalise(np.asarray(theta, float)[:, None], np.asarray(a, float)[:, None], b)
+    return U[:, 0], V[:, 0], b_new
 
 
 def fit_model_factors(
@@ -583,6 +584,7 @@ def fit_model_factors(
     *,
     sigma: float = 1.0,
     l2: float = 1e-2,
+    penalty: GaussianPenalty | None = None,
     U0: np.ndarray | None = None,
     max_iter: int = 50,
     tol: float = 1e-12,
@@ -592,7 +594,8 @@ def fit_model_factors(
 
     Each row's u_i independently minimises
     ``sum_{j observed} [softplus(t_ij) - y_ij t_ij] + l2/2 |u_i|^2`` with
-    ``t_ij = (v_j . u_i + b_j) / sigma``: a small regularised logistic regression. All rows are
+    ``t_ij = (v_j . u_i + b_j) / sigma`` (the ``U`` part of ``penalty`` when given, instead of the
+    ridge): a small regularised logistic regression. All rows are
     solved at once (r x r systems batched), with per-row step halving so the objective of every
     row never increases.
 
@@ -629,17 +632,18 @@ def fit_model_factors(
     w_obs = observed.astype(np.float64)
     U = np.zeros((M, r)) if U0 is None else np.array(U0, dtype=float).reshape(M, r)
     VV = np.einsum("jk,jl->jkl", V, V).reshape(J, r * r)
-    eye = np.eye(r)
+    if penalty is None:
+        penalty = GaussianPenalty.ridge(l2)
+    curvature = penalty.model_curvature(r)
 
-    obj = _rows_obj(U, V, b, y, w_obs, sigma, l2)
+    obj = _rows_obj(U, V, b, y, w_obs, sigma, penalty)
     settled = np.zeros(M, dtype=bool)
     hessian = None
     for _ in range(max_iter):
-        t = (U @ V.T + b) / sigma
-        p = 0.5 * (1.0 + np.tanh(0.5 * t))
-        grad = ((p - y) * w_obs) @ V / sigma + l2 * U
+        p = sigmoid(logits(U, V, b, sigma))
+        grad = ((p - y) * w_obs) @ V / sigma + penalty.gradient(U, V, b)[0]
         weight = p * (1.0 - p) * w_obs
-        hessian = (weight @ VV).reshape(M, r, r) / (sigma * sigma) + l2 * eye
+        hessian = (weight @ VV).reshape(M, r, r) / (sigma * sigma) + curvature
         direction = np.linalg.solve(hessian, grad[:, :, None])[:, :, 0]
         decrement = np.einsum("mk,mk->m", grad, direction)
         todo = (decrement >= tol) & ~settled
@@ -651,7 +655,9 @@ def fit_model_factors(
         U_try = U.copy()
         for _halving in range(30):
             U_try[active] = U[active] - scale[active, None] * direction[active]
-            new_obj[active] = _rows_obj(U_try[active], V, b, y[active], w_obs[active], sigma, l2)
+            new_obj[active] = _rows_obj(
+                U_try[active], V, b, y[active], w_obs[active], sigma, penalty
+            )
             worse = active & (new_obj > obj + 1e-12 * np.abs(obj))
             if not worse.any():
                 break
@@ -664,10 +670,9 @@ def fit_model_factors(
         U = np.where(ok[:, None], U_try, U)
         obj = np.where(ok, new_obj, obj)
     if return_hessian:
-        t = (U @ V.T + b) / sigma
-        p = 0.5 * (1.0 + np.tanh(0.5 * t))
+        p = sigmoid(logits(U, V, b, sigma))
         weight = p * (1.0 - p) * w_obs
-        hessian = (weight @ VV).reshape(M, r, r) / (sigma * sigma) + l2 * eye
+        hessian = (weight @ VV).reshape(M, r, r) / (sigma * sigma) + curvature
         return U, hessian
     return U
 
@@ -679,8 +684,8 @@ def _rows_obj(
     y: np.ndarray,
     w_obs: np.ndarray,
     sigma: float,
-    l2: float,
+    penalty: GaussianPenalty,
 ) -> np.ndarray:
     """Per-row penalised negative log-likelihood (observed cells only), shape (M,)."""
-    t = (U_ @ V.T + b) / sigma
-    return (w_obs * (np.logaddexp(0.0, t) - y * t)).sum(axis=1) + 0.5 * l2 * (U_ * U_).sum(1)
+    t = logits(U_, V, b, sigma)
+    return (w_obs * (np.logaddexp(0.0, t) - y * t)).sum(axis=1) + penalty.model_rows(U_)

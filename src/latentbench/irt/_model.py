@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -14,7 +16,18 @@ from scipy.stats import rankdata
 
 from latentbench.exceptions import InputError, NotFittedError
 from latentbench.io._matrix import ResponseMatrix
-from latentbench.irt._cbmm import CBMMFit, fit_cbmm, fit_model_factors, normalise_rank1
+from latentbench.irt._cbmm import CBMMFit, fit_cbmm, fit_model_factors
+from latentbench.irt._objective import (
+    GaussianPenalty,
+    Normalisation,
+    logits,
+    normalise,
+    probabilities,
+)
+
+if TYPE_CHECKING:
+    from latentbench.irt.diagnostics import Diagnostics
+    from latentbench.irt.inference import BootstrapResult, Uncertainty
 
 __all__ = ["IRTResult", "RankSelection", "TwoPL"]
 
@@ -83,6 +96,14 @@ class IRTResult:
         The estimator's parameters.
     rank_selection : RankSelection or None
         Present when the rank was chosen automatically.
+    penalty : GaussianPenalty
+        The penalty (ridge / Gaussian priors) of the fitted objective, on the raw scale.
+    normalisation : Normalisation or None
+        Raw factors are ``scale * U + shift`` (None: unknown, taken as the identity).
+    matrix : ResponseMatrix or None
+        The matrix the model was fitted on (kept by reference, statsmodels-style, so that
+        :meth:`standard_errors`, :meth:`bootstrap` and :meth:`diagnostics` need no argument);
+        None for a result loaded from disk.
     """
 
     abilities: pd.DataFrame
@@ -103,6 +124,9 @@ class IRTResult:
     n_observed: int
     raw: CBMMFit | None = field(default=None, repr=False)
     rank_selection: RankSelection | None = None
+    penalty: GaussianPenalty = field(default_factory=lambda: GaussianPenalty.ridge(1e-2))
+    normalisation: Normalisation | None = None
+    matrix: ResponseMatrix | None = field(default=None, repr=False, compare=False)
 
     @property
     def model_ids(self) -> list[str]:
@@ -124,7 +148,7 @@ class IRTResult:
 
     def logits(self) -> np.ndarray:
         """``(U V^T + b) / sigma``, shape (n_models, n_items)."""
-        return (self.U @ self.V.T + self.b) / self.sigma
+        return logits(self.U, self.V, self.b, self.sigma)
 
     def predict_proba(
         self, models: Sequence[Any] | None = None, items: Sequence[Any] | None = None
@@ -143,8 +167,7 @@ class IRTResult:
         """
         rows = _positions(models, self.model_ids, "model")
         cols = _positions(items, self.item_ids, "item")
-        logits = (self.U[rows] @ self.V[cols].T + self.b[cols]) / self.sigma
-        return 0.5 * (1.0 + np.tanh(0.5 * logits))
+        return probabilities(self.U[rows], self.V[cols], self.b[cols], self.sigma)
 
     def score_models(self, matrix: ResponseMatrix) -> pd.DataFrame:
         """Abilities of new models on the calibrated items, item parameters held fixed.
@@ -162,7 +185,7 @@ class IRTResult:
         -------
         DataFrame
             ``model``, ``theta`` (on the fit's normalised scale), ``se`` (from the observed
-            information at the estimate, ridge included), ``n_observed``, ``accuracy``.
+            information at the estimate, penalty included), ``n_observed``, ``accuracy``.
         """
         lookup = {item: j for j, item in enumerate(self.item_ids)}
         unknown = [item for item in matrix.item_ids if item not in lookup]
@@ -172,13 +195,12 @@ class IRTResult:
                 "items calibrated by this fit"
             )
         cols = np.array([lookup[item] for item in matrix.item_ids])
-        l2 = float(self.options.get("l2", 1e-2))
         U, hessian = fit_model_factors(
             matrix.scores,
             self.V[cols],
             self.b[cols],
             sigma=self.sigma,
-            l2=l2,
+            penalty=self.penalty,
             return_hessian=True,
         )
         se = np.sqrt(np.linalg.inv(hessian)[:, 0, 0])
@@ -192,19 +214,22 @@ class IRTResult:
             }
         )
 
-    def standard_errors(self, matrix: ResponseMatrix, **kwargs: Any) -> Any:
-        """Plug-in standard errors; see :func:`latentbench.irt.inference.standard_errors`."""
+    def standard_errors(self, matrix: ResponseMatrix | None = None, **kwargs: Any) -> Uncertainty:
+        """Plug-in standard errors; see :func:`latentbench.irt.inference.standard_errors`.
+
+        ``matrix`` defaults to the matrix the result was fitted on.
+        """
         from latentbench.irt.inference import standard_errors
 
         return standard_errors(self, matrix, **kwargs)
 
-    def bootstrap(self, matrix: ResponseMatrix, **kwargs: Any) -> Any:
+    def bootstrap(self, matrix: ResponseMatrix | None = None, **kwargs: Any) -> BootstrapResult:
         """Bootstrap replicates; see :func:`latentbench.irt.inference.bootstrap`."""
         from latentbench.irt.inference import bootstrap
 
         return bootstrap(self, matrix, **kwargs)
 
-    def diagnostics(self, matrix: ResponseMatrix, **kwargs: Any) -> Any:
+    def diagnostics(self, matrix: ResponseMatrix | None = None, **kwargs: Any) -> Diagnostics:
         """Item and model diagnostics; see :func:`latentbench.irt.diagnostics.diagnose`."""
         from latentbench.irt.diagnostics import diagnose
 
@@ -237,7 +262,11 @@ class IRTResult:
             "seconds": self.seconds,
             "options": self.options,
             "normalisation": "theta mean 0, sd 1 (rank 1); factors centred (rank > 1)",
+            "penalty": self.penalty.to_dict(),
         }
+        if self.normalisation is not None:
+            info["raw_shift"] = self.normalisation.shift.tolist()
+            info["raw_scale"] = self.normalisation.scale
         if self.rank_selection is not None:
             info["rank_selection"] = {
                 "ranks": self.rank_selection.ranks,
@@ -246,6 +275,86 @@ class IRTResult:
                 "heldout_fraction": self.rank_selection.heldout_fraction,
             }
         return json.loads(json.dumps(info, default=float))
+
+    _FILES: ClassVar[tuple[str, str, str]] = ("abilities.csv", "items.csv", "fit.json")
+
+    def save(self, directory: str | Path) -> dict[str, Path]:
+        """Write the fit directory: ``abilities.csv``, ``items.csv`` and ``fit.json``.
+
+        The directory format is owned here; :meth:`load` reads it back.
+
+        Returns
+        -------
+        dict
+            ``{"abilities": path, "items": path, "fit": path}``.
+        """
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = {
+            "abilities": out / "abilities.csv",
+            "items": out / "items.csv",
+            "fit": out / "fit.json",
+        }
+        self.abilities.to_csv(paths["abilities"], index=False)
+        self.items.to_csv(paths["items"], index=False)
+        paths["fit"].write_text(json.dumps(self.fit_info(), indent=2))
+        return paths
+
+    @classmethod
+    def load(cls, directory: str | Path) -> IRTResult:
+        """Rebuild a result from a directory written by :meth:`save` (``latentbench fit``).
+
+        The raw (unnormalised) parameters are not saved, so ``raw`` is None, and neither is the
+        matrix (pass it to :meth:`standard_errors` and friends). Directories written before the
+        penalty was recorded get the ridge of their ``options["l2"]``.
+        """
+        directory = Path(directory)
+        paths = {name: directory / name for name in cls._FILES}
+        missing = [name for name, p in paths.items() if not p.exists()]
+        if missing:
+            raise InputError(
+                f"{directory} lacks {', '.join(missing)}; expected the output of "
+                "`latentbench fit --out DIR`"
+            )
+        abilities = pd.read_csv(paths["abilities.csv"], dtype={"model": str}, keep_default_na=False)
+        items = pd.read_csv(paths["items.csv"], dtype={"item": str}, keep_default_na=False)
+        info = json.loads(paths["fit.json"].read_text())
+        rank = int(info.get("rank", 1))
+        if rank == 1:
+            U = abilities[["theta"]].to_numpy(float)
+            V = items[["discrimination"]].to_numpy(float)
+        else:
+            U = abilities[[f"theta_{k + 1}" for k in range(rank)]].to_numpy(float)
+            V = items[[f"discrimination_{k + 1}" for k in range(rank)]].to_numpy(float)
+        options = dict(info.get("options", {}))
+        penalty = (
+            GaussianPenalty.from_dict(info["penalty"])
+            if "penalty" in info
+            else GaussianPenalty.ridge(float(options.get("l2", 1e-2)))
+        )
+        scale = None
+        if "raw_shift" in info:
+            scale = Normalisation(np.asarray(info["raw_shift"], float), float(info["raw_scale"]))
+        return cls(
+            abilities=abilities,
+            items=items,
+            U=U,
+            V=V,
+            b=items["easiness"].to_numpy(float),
+            sigma=float(info.get("sigma", 1.0)),
+            rank=rank,
+            loss=float(info.get("loss", np.nan)),
+            neg_log_likelihood=float(info.get("neg_log_likelihood", np.nan)),
+            loss_history=[],
+            n_iter=int(info.get("iterations", 0)),
+            converged=bool(info.get("converged", False)),
+            seconds=float(info.get("seconds", 0.0)),
+            options=options,
+            shape=(len(abilities), len(items)),
+            n_observed=int(info.get("n_observed", 0)),
+            penalty=penalty,
+            normalisation=scale,
+        )
 
 
 def _positions(selection: Sequence[Any] | None, ids: list[str], kind: str) -> np.ndarray:
@@ -299,7 +408,7 @@ class TwoPL:
 
     Examples
     --------
-    >>> from latentbench.io.synthetic import simulate_2pl
+    >>> from latentbench.synthetic import simulate_2pl
     >>> data = simulate_2pl(200, 100, random_state=0)
     >>> result = TwoPL().fit(data.matrix)
     >>> result.predict_proba().shape
@@ -330,41 +439,56 @@ class TwoPL:
         self.random_state = random_state
         self.device = device
 
+    #: Allowed values of every constructor parameter: name -> (check, description). Checked
+    #: once at ``fit``; an error names the parameter, what is allowed and what was received.
+    _constraints: ClassVar[dict[str, tuple[Callable[[Any], bool], str]]] = {
+        "rank": (
+            lambda v: (isinstance(v, str) and v == "auto") or _is_strict_int(v, 1),
+            "an integer >= 1 or 'auto'",
+        ),
+        "sigma": (lambda v: _is_real(v) and v > 0, "a positive number"),
+        "l2": (lambda v: _is_real(v) and v >= 0, "a nonnegative number"),
+        "tol": (lambda v: _is_real(v) and 0 < v < 1, "a number in (0, 1)"),
+        "max_iter": (lambda v: _is_int(v, 1), "an integer >= 1"),
+        "init": (lambda v: v in ("accuracy", "random"), "'accuracy' or 'random'"),
+        "accelerate": (lambda v: isinstance(v, (bool, np.bool_)), "True or False"),
+        "max_rank": (lambda v: _is_int(v, 1), "an integer >= 1"),
+        "random_state": (
+            lambda v: v is None or _is_int(v, 0) or isinstance(v, np.random.Generator),
+            "None, an integer >= 0 or a numpy Generator",
+        ),
+        "device": (lambda v: v is None or isinstance(v, str), "None or a PyTorch device string"),
+    }
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        signature = inspect.signature(cls.__init__)
+        return [name for name in signature.parameters if name != "self"]
+
     def get_params(self) -> dict[str, Any]:
-        """The constructor parameters, by name."""
-        return {
-            "rank": self.rank,
-            "sigma": self.sigma,
-            "l2": self.l2,
-            "tol": self.tol,
-            "max_iter": self.max_iter,
-            "init": self.init,
-            "accelerate": self.accelerate,
-            "max_rank": self.max_rank,
-            "random_state": self.random_state,
-            "device": self.device,
-        }
+        """The constructor parameters, by name (derived from the ``__init__`` signature)."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params: Any) -> TwoPL:
+        """Set constructor parameters by name (validated at the next ``fit``); returns self."""
+        names = self._param_names()
+        for name, value in params.items():
+            if name not in names:
+                raise InputError(
+                    f"TwoPL has no parameter {name!r}; expected one of {', '.join(names)}"
+                )
+            setattr(self, name, value)
+        return self
 
     def _validate(self) -> None:
-        rank = self.rank
-        if not (rank == "auto" or (isinstance(rank, (int, np.integer)) and rank >= 1)):
-            raise InputError(f"rank={rank!r}; expected an integer >= 1 or 'auto'")
-        checks = [
-            ("sigma", self.sigma, lambda v: v > 0, "a positive number"),
-            ("l2", self.l2, lambda v: v >= 0, "a nonnegative number"),
-            ("tol", self.tol, lambda v: 0 < v < 1, "a number in (0, 1)"),
-            ("max_iter", self.max_iter, lambda v: int(v) == v and v >= 1, "an integer >= 1"),
-            ("max_rank", self.max_rank, lambda v: int(v) == v and v >= 1, "an integer >= 1"),
-        ]
-        for name, value, ok, expected in checks:
-            if (
-                not isinstance(value, (int, float, np.number))
-                or isinstance(value, bool)
-                or not ok(value)
-            ):
+        for name in self._param_names():
+            check, expected = self._constraints[name]
+            value = getattr(self, name)
+            if not check(value):
                 raise InputError(f"{name}={value!r}; expected {expected}")
-        if self.init not in ("accuracy", "random"):
-            raise InputError(f"init={self.init!r}; expected 'accuracy' or 'random'")
+
+    def _penalty(self) -> GaussianPenalty:
+        return GaussianPenalty.ridge(float(self.l2))
 
     def _fit_arrays(
         self, scores: np.ndarray, rank: int, callback: Callable[[int, float], None] | None
@@ -373,7 +497,7 @@ class TwoPL:
             scores,
             rank=rank,
             sigma=float(self.sigma),
-            l2=float(self.l2),
+            penalty=self._penalty(),
             tol=float(self.tol),
             max_iter=int(self.max_iter),
             init=self.init,
@@ -399,7 +523,7 @@ class TwoPL:
             raw = self._fit_arrays(train, rank, None)
             logit = (
                 np.einsum("nk,nk->n", raw.U[rows[pick]], raw.V[cols[pick]]) + raw.b[cols[pick]]
-            ) / self.sigma
+            ) / self.sigma  # cellwise logits of the held-out cells only
             loglik = truth * logit - np.logaddexp(0.0, logit)
             scores_by_rank.append(float(loglik.mean()))
         chosen = ranks[int(np.argmax(scores_by_rank))]
@@ -457,14 +581,7 @@ class TwoPL:
         rank: int,
         selection: RankSelection | None,
     ) -> IRTResult:
-        U, V, b = raw.U.copy(), raw.V.copy(), raw.b.copy()
-        if rank == 1:
-            theta, a, b = normalise_rank1(U[:, 0], V[:, 0], b)
-            U, V = theta[:, None], a[:, None]
-        else:
-            mean = U.mean(axis=0)
-            b = b + V @ mean
-            U = U - mean
+        U, V, b, scale = normalise(raw.U, raw.V, raw.b)
         accuracy = matrix.model_accuracy()
         n_obs_models = matrix.n_observed_per_model()
         constant_models = np.zeros(matrix.n_models, dtype=bool)
@@ -521,6 +638,9 @@ class TwoPL:
             n_observed=int(matrix.observed.sum()),
             raw=raw,
             rank_selection=selection,
+            penalty=self._penalty(),
+            normalisation=scale,
+            matrix=matrix,
         )
 
     @property
@@ -529,3 +649,21 @@ class TwoPL:
         if not hasattr(self, "result_"):
             raise NotFittedError("this TwoPL instance is not fitted yet; call fit(matrix) first")
         return self.result_
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    )
+
+
+def _is_int(value: Any, minimum: int) -> bool:
+    return _is_real(value) and float(value).is_integer() and value >= minimum
+
+
+def _is_strict_int(value: Any, minimum: int) -> bool:
+    return (
+        isinstance(value, (int, np.integer))
+        and not isinstance(value, (bool, np.bool_))
+        and value >= minimum
+    )

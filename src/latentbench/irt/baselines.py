@@ -6,8 +6,9 @@
 - :func:`fit_lbfgsb`: joint maximum likelihood of the same objective with
   ``scipy.optimize.minimize(method="L-BFGS-B")``, analytic gradients and bounds ``V >= 0``.
 
-Both minimise ``sum_observed [softplus(x / sigma) - y x / sigma] + l2/2 (|U|^2 + |V|^2 + |b|^2)``
-with ``X = U V^T + 1 b^T`` and return a :class:`~latentbench.irt.CBMMFit`.
+Both minimise ``sum_observed [softplus(x / sigma) - y x / sigma]`` plus the penalty of
+:mod:`latentbench.irt._objective` (by default the ridge ``l2/2 (|U|^2 + |V|^2 + |b|^2)``) with
+``X = U V^T + 1 b^T`` and return a :class:`~latentbench.irt.CBMMFit`.
 """
 
 from __future__ import annotations
@@ -20,20 +21,30 @@ from scipy.optimize import minimize, nnls
 from scipy.special import expit
 
 from latentbench.irt._cbmm import CBMMFit, _as_scores, initial_parameters
+from latentbench.irt._objective import GaussianPenalty, logits
 
 __all__ = ["fit_lbfgsb", "fit_textbook_cbmm", "objective"]
 
 
 def objective(
-    scores: np.ndarray, U: np.ndarray, V: np.ndarray, b: np.ndarray, sigma: float, l2: float
+    scores: np.ndarray,
+    U: np.ndarray,
+    V: np.ndarray,
+    b: np.ndarray,
+    sigma: float,
+    l2: float,
+    penalty: GaussianPenalty | None = None,
 ) -> float:
-    """The penalised negative log-likelihood, computed plainly in float64 (reference)."""
+    """The penalised negative log-likelihood, computed plainly in float64 (reference).
+
+    ``penalty`` (default ``GaussianPenalty.ridge(l2)``) is the penalty on (U, V, b).
+    """
     Y = np.asarray(scores, dtype=np.float64)
     observed = ~np.isnan(Y)
-    t = (U @ V.T + b) / sigma
+    t = logits(U, V, b, sigma)
     cell = np.logaddexp(0.0, t) - np.where(observed, Y, 0.0) * t
     value = float(np.sum(cell, where=observed))
-    return value + 0.5 * l2 * (float(np.sum(U * U)) + float(np.sum(V * V)) + float(b @ b))
+    return value + (penalty or GaussianPenalty.ridge(l2)).value(U, V, b)
 
 
 def fit_textbook_cbmm(
@@ -42,6 +53,7 @@ def fit_textbook_cbmm(
     rank: int = 1,
     sigma: float = 1.0,
     l2: float = 1e-2,
+    penalty: GaussianPenalty | None = None,
     tol: float = 1e-6,
     max_iter: int = 1000,
     init: Literal["accuracy", "random"] = "accuracy",
@@ -60,11 +72,14 @@ def fit_textbook_cbmm(
     mask = observed.astype(np.float64)
     U, V, b = initial_parameters(Y.astype(np.float32), rank, sigma, init, random_state)
     c = 1.0 / (4.0 * sigma * sigma)
-    f = objective(Y, U, V, b, sigma, l2)
+    pen = penalty or GaussianPenalty.ridge(l2)
+    f = objective(Y, U, V, b, sigma, l2, pen)
     history = [f]
     converged = False
     iteration = 0
-    ridge_rows = np.sqrt(l2 / c) * np.eye(rank)
+    # the penalty on v_j as extra least-squares rows: c |sqrt(lam/c) (v - m)|^2 = lam |v - m|^2
+    ridge_rows = np.sqrt(pen.precision_V / c) * np.eye(rank)
+    ridge_target = ridge_rows @ np.full(rank, pen.mean_V)
     for iteration in range(1, max_iter + 1):  # noqa: B007
         X = U @ V.T + b
         Z = np.where(observed, X + 4.0 * sigma * (y - expit(X / sigma)), 0.0)
@@ -72,16 +87,18 @@ def fit_textbook_cbmm(
         for j in range(m):
             rows = observed[:, j]
             design = np.vstack([U[rows], ridge_rows])
-            target = np.concatenate([Z[rows, j] - b[j], np.zeros(rank)])
+            target = np.concatenate([Z[rows, j] - b[j], ridge_target])
             V[j] = nnls(design, target)[0]
         # b-block: closed form
         fitted = U @ V.T
-        b = (c * np.sum(mask * (Z - fitted), axis=0)) / (c * mask.sum(axis=0) + l2)
+        b = (c * np.sum(mask * (Z - fitted), axis=0) + pen.item_target(rank)[rank]) / (
+            c * mask.sum(axis=0) + pen.precision_b
+        )
         # theta-block (U): per-row normal equations over observed items, batched
-        gram = c * np.einsum("nj,jk,jl->nkl", mask, V, V) + l2 * np.eye(rank)
-        rhs = c * (mask * (Z - b)) @ V
+        gram = c * np.einsum("nj,jk,jl->nkl", mask, V, V) + pen.model_curvature(rank)
+        rhs = c * (mask * (Z - b)) @ V + pen.model_target(rank)
         U = np.linalg.solve(gram, rhs[:, :, None])[:, :, 0]
-        f_new = objective(Y, U, V, b, sigma, l2)
+        f_new = objective(Y, U, V, b, sigma, l2, pen)
         history.append(f_new)
         if abs(f - f_new) / (abs(f) + 1e-12) < tol:
             f = f_new
@@ -108,6 +125,7 @@ def fit_lbfgsb(
     rank: int = 1,
     sigma: float = 1.0,
     l2: float = 1e-2,
+    penalty: GaussianPenalty | None = None,
     tol: float = 1e-6,
     max_iter: int = 15000,
     init: Literal["accuracy", "random"] = "accuracy",
@@ -128,6 +146,7 @@ def fit_lbfgsb(
     mask = observed.astype(dtype)
     U0, V0, b0 = initial_parameters(Y32, rank, sigma, init, random_state)
     sizes = (n * rank, m * rank, m)
+    pen = penalty or GaussianPenalty.ridge(l2)
     history: list[float] = []
 
     def unpack(w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -140,8 +159,9 @@ def fit_lbfgsb(
         t = ((U @ V.T + b) / sigma).astype(dtype)
         loss = float(np.sum(mask * (np.logaddexp(0, t) - y * t), dtype=np.float64))
         G = (mask * (expit(t) - y) / sigma).astype(np.float64)
-        value = loss + 0.5 * l2 * float(w @ w)
-        grad = np.concatenate([(G @ V).ravel(), (G.T @ U).ravel(), G.sum(axis=0)]) + l2 * w
+        value = loss + pen.value(U, V, b)
+        gU, gV, gb = pen.gradient(U, V, b)
+        grad = np.concatenate([(G @ V + gU).ravel(), (G.T @ U + gV).ravel(), G.sum(axis=0) + gb])
         history.append(value)
         return value, grad
 

@@ -9,7 +9,7 @@ with documented columns. :func:`diagnose` runs them all.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -23,6 +23,9 @@ from latentbench.irt.inference import (
     rank_intervals,
     standard_errors,
 )
+
+if TYPE_CHECKING:
+    from latentbench.irt._model import IRTResult
 
 __all__ = [
     "Diagnostics",
@@ -54,7 +57,7 @@ def _benjamini_hochberg(p: np.ndarray) -> np.ndarray:
 
 
 def uninformative_items(
-    result: Any,
+    result: IRTResult,
     matrix: ResponseMatrix | np.ndarray,
     *,
     min_discrimination: float = 0.1,
@@ -111,7 +114,7 @@ def constant_items(matrix: ResponseMatrix) -> pd.DataFrame:
 
 
 def duplicate_items(
-    result: Any,
+    result: IRTResult,
     matrix: ResponseMatrix,
     *,
     min_agreement: float = 0.95,
@@ -226,7 +229,7 @@ def duplicate_items(
 
 
 def item_fit(
-    result: Any,
+    result: IRTResult,
     matrix: ResponseMatrix | np.ndarray,
     *,
     n_groups: int | None = None,
@@ -312,7 +315,7 @@ def item_fit(
 
 
 def rank_changes(
-    result: Any,
+    result: IRTResult,
     matrix: ResponseMatrix | np.ndarray | None = None,
     *,
     level: float = 0.95,
@@ -358,7 +361,7 @@ def rank_changes(
     return out.sort_values(["abs_shift", "rank_theta"], ascending=[False, True], ignore_index=True)
 
 
-def rank_agreement(result: Any, *, top: int | tuple[int, ...] = 10) -> pd.DataFrame:
+def rank_agreement(result: IRTResult, *, top: int | tuple[int, ...] = 10) -> pd.DataFrame:
     """Rank correlation between accuracy and ability, overall and among the top models.
 
     Parameters
@@ -426,8 +429,15 @@ class Diagnostics:
         return self.items[self.items["flagged"]].reset_index(drop=True)
 
 
-def diagnose(result: Any, matrix: ResponseMatrix, *, top: int = 10) -> Diagnostics:
-    """Run every diagnostic; see :class:`Diagnostics`."""
+def diagnose(
+    result: IRTResult, matrix: ResponseMatrix | None = None, *, top: int = 10
+) -> Diagnostics:
+    """Run every diagnostic; see :class:`Diagnostics`.
+
+    ``matrix`` defaults to the matrix the result was fitted on (``result.matrix``).
+    """
+    if matrix is None:
+        matrix = result.matrix
     if not isinstance(matrix, ResponseMatrix):
         raise InputError(f"expected a ResponseMatrix, got {type(matrix).__name__}")
     info = uninformative_items(result, matrix)

@@ -3,10 +3,11 @@
 Two routes to uncertainty for the reported (normalised) parameters of an :class:`IRTResult`:
 
 - :func:`standard_errors`: the observed information of the fitted objective (Bernoulli
-  negative log-likelihood plus the ridge ``l2``), in a block-diagonal approximation: one
-  ``r x r`` block per model (items held fixed) and one ``(r + 1) x (r + 1)`` block per item
-  (``(a_j, b_j)``, models held fixed). The blocks are written in the coordinates of the reported
-  parameters: the ridge acts on the raw parameters, so its curvature is mapped through the
+  negative log-likelihood plus the fit's penalty, :mod:`latentbench.irt._objective`), in a
+  block-diagonal approximation: one ``r x r`` block per model (items held fixed) and one
+  ``(r + 1) x (r + 1)`` block per item (``(a_j, b_j)``, models held fixed). The blocks are
+  written in the coordinates of the reported parameters: the penalty acts on the raw
+  parameters, so its curvature is mapped through the
   normalisation ``theta = (theta_raw - mu) / s``, ``a = s a_raw``, ``b = b_raw + mu a_raw``.
   For rank 1 the ability variances are then passed through the Jacobian of the normalisation
   itself (centring and scaling the estimated abilities removes the two gauge directions:
@@ -46,7 +47,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from multiprocessing import get_all_start_methods, get_context
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -54,7 +55,11 @@ from scipy.stats import norm
 
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
-from latentbench.irt._cbmm import fit_cbmm, normalise_rank1
+from latentbench.irt._cbmm import fit_cbmm
+from latentbench.irt._objective import normalise
+
+if TYPE_CHECKING:
+    from latentbench.irt._model import IRTResult
 
 __all__ = [
     "BootstrapResult",
@@ -71,8 +76,20 @@ _NO_THETA = "a 'models' bootstrap has no ability draws; use 'parametric' or 'ite
 
 
 # ----------------------------------------------------------------------------- helpers
-def _observed(result: Any, matrix: ResponseMatrix | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Scores (float32, NaN missing) and observed mask of the matrix the result was fitted on."""
+def _observed(
+    result: IRTResult, matrix: ResponseMatrix | np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scores (float32, NaN missing) and observed mask of the matrix the result was fitted on.
+
+    ``matrix=None`` takes the matrix the result keeps (``result.matrix``).
+    """
+    if matrix is None:
+        if result.matrix is None:
+            raise InputError(
+                "this result holds no matrix (it was loaded from disk); pass the matrix it was "
+                "fitted on"
+            )
+        matrix = result.matrix
     if isinstance(matrix, ResponseMatrix):
         scores = matrix.scores
         if matrix.model_ids != result.model_ids or matrix.item_ids != result.item_ids:
@@ -89,20 +106,11 @@ def _observed(result: Any, matrix: ResponseMatrix | np.ndarray) -> tuple[np.ndar
     return scores, ~np.isnan(scores)
 
 
-def _normalisation(result: Any) -> tuple[np.ndarray, float]:
+def _normalisation(result: IRTResult) -> tuple[np.ndarray, float]:
     """(mu, s): raw U = s * U + mu (rank 1); s = 1 for rank > 1 (centring only)."""
-    raw = getattr(result, "raw", None)
-    if raw is None:
+    if result.normalisation is None:
         return np.zeros(result.rank), 1.0
-    mu = raw.U.mean(axis=0)
-    if result.rank == 1:
-        s = float(raw.U[:, 0].std())
-        return mu, s if s > 0 else 1.0
-    return mu, 1.0
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
+    return result.normalisation.shift, result.normalisation.scale
 
 
 def _z(level: float) -> float:
@@ -143,8 +151,8 @@ class Uncertainty:
 
 
 def standard_errors(
-    result: Any,
-    matrix: ResponseMatrix | np.ndarray,
+    result: IRTResult,
+    matrix: ResponseMatrix | np.ndarray | None = None,
     *,
     level: float = 0.95,
     normalisation: bool = True,
@@ -156,9 +164,10 @@ def standard_errors(
     ----------
     result : IRTResult
         The fit.
-    matrix : ResponseMatrix or ndarray of shape (n_models, n_items)
-        The matrix the result was fitted on (only its observed cells are used: for the logistic
-        link the per-block curvature does not depend on the responses).
+    matrix : ResponseMatrix or ndarray of shape (n_models, n_items), optional
+        The matrix the result was fitted on (default: the one the result keeps; only its
+        observed cells are used: for the logistic link the per-block curvature does not depend
+        on the responses).
     level : float, default 0.95
         Level of the Wald intervals ``estimate -/+ z se``.
     normalisation : bool, default True
@@ -181,8 +190,9 @@ def standard_errors(
 
     Notes
     -----
-    Per model, ``H_i = sum_j w_ij v_j v_j^T / sigma^2 + l2 s^2 I`` with ``w = p (1 - p)`` on
-    observed cells; per item, ``H_j = sum_i w_ij [u_i, 1][u_i, 1]^T / sigma^2 + l2 A^T A``, where
+    Per model, ``H_i = sum_j w_ij v_j v_j^T / sigma^2 + s^2 C_U`` with ``w = p (1 - p)`` on
+    observed cells; per item, ``H_j = sum_i w_ij [u_i, 1][u_i, 1]^T / sigma^2 + A^T C_item A``,
+    where ``C_U``, ``C_item`` are the penalty's block curvatures (``l2 I`` for the ridge) and
     ``A`` maps reported ``(a_j, b_j)`` to raw ones. The block-diagonal approximation ignores the
     estimation error of the other block; its effect on a model's ability is O(1/sqrt(N J)),
     small against the O(1/sqrt(J)) standard error when N is not small.
@@ -196,13 +206,13 @@ def standard_errors(
     U, V, b, sigma = result.U, result.V, result.b, float(result.sigma)
     r = U.shape[1]
     N, J = observed.shape
-    l2 = float(result.options.get("l2", 1e-2))
+    penalty = result.penalty
     mu, s = _normalisation(result)
-    p = _sigmoid((U @ V.T + b) / sigma)
+    p = result.predict_proba()
     w = p * (1.0 - p) * observed
     # models: r x r blocks
     VV = np.einsum("jk,jl->jkl", V, V).reshape(J, r * r)
-    H_models = (w @ VV).reshape(N, r, r) / sigma**2 + l2 * s * s * np.eye(r)
+    H_models = (w @ VV).reshape(N, r, r) / sigma**2 + s * s * penalty.model_curvature(r)
     cov_models = np.linalg.inv(H_models)
     var_theta = np.array([np.diag(c) for c in cov_models])  # (N, r)
     if normalisation and r == 1:
@@ -218,7 +228,7 @@ def standard_errors(
     A[r, r] = 1.0
     U1 = np.hstack([U, np.ones((N, 1))])
     UU = np.einsum("ik,il->ikl", U1, U1).reshape(N, (r + 1) ** 2)
-    H_items = (w.T @ UU).reshape(J, r + 1, r + 1) / sigma**2 + l2 * (A.T @ A)
+    H_items = (w.T @ UU).reshape(J, r + 1, r + 1) / sigma**2 + A.T @ penalty.item_curvature(r) @ A
     cov_items = np.linalg.inv(H_items)
     se_a = np.sqrt(cov_items[:, 0, 0])
     se_b = np.sqrt(cov_items[:, r, r])
@@ -429,11 +439,8 @@ def _replicates(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fit = fit_cbmm(Y, init=start, **fit_options)
-        if fit.U.shape[1] == 1:
-            theta, a, b = normalise_rank1(fit.U[:, 0], fit.V[:, 0], fit.b)
-        else:
-            mean = fit.U.mean(axis=0)
-            theta, a, b = (fit.U - mean)[:, 0], fit.V[:, 0], fit.b + fit.V @ mean
+        U_n, V_n, b_n, _ = normalise(fit.U, fit.V, fit.b)
+        theta, a, b = U_n[:, 0], V_n[:, 0], b_n
         if method in ("parametric", "items"):
             out_theta[k] = theta
         if method in ("parametric", "models"):
@@ -451,8 +458,8 @@ def _worker_init() -> None:
 
 
 def bootstrap(
-    result: Any,
-    matrix: ResponseMatrix | np.ndarray,
+    result: IRTResult,
+    matrix: ResponseMatrix | np.ndarray | None = None,
     *,
     n_boot: int = 200,
     method: BootstrapMethod = "parametric",
@@ -467,8 +474,8 @@ def bootstrap(
     Parameters
     ----------
     result : IRTResult
-    matrix : ResponseMatrix or ndarray of shape (n_models, n_items)
-        The matrix the result was fitted on.
+    matrix : ResponseMatrix or ndarray of shape (n_models, n_items), optional
+        The matrix the result was fitted on (default: the one the result keeps).
     n_boot : int, default 200
         Number of replicates.
     method : {"parametric", "items", "models"}, default "parametric"
@@ -504,14 +511,14 @@ def bootstrap(
     start_time = time.perf_counter()
     scores, _ = _observed(result, matrix)
     scores = np.ascontiguousarray(scores, dtype=np.float32)
-    raw = getattr(result, "raw", None)
+    raw = result.raw
     init = (raw.U, raw.V, raw.b) if raw is not None else (result.U, result.V, result.b)
     probabilities = result.predict_proba() if method == "parametric" else np.empty((0, 0))
     options = result.options
     fit_options = {
         "rank": int(result.rank),
         "sigma": float(result.sigma),
-        "l2": float(options.get("l2", 1e-2)),
+        "penalty": result.penalty,
         "tol": float(tol),
         "max_iter": int(options.get("max_iter", 1000)),
         "accelerate": bool(options.get("accelerate", True)),

@@ -36,10 +36,10 @@ from latentbench.select._proxy import LowRankProxy
 from latentbench.select._pulse import Pulse
 from latentbench.select._run import SelectionResult, interval_trajectories, run_selection
 from latentbench.select._scorers import exact_match, multiple_choice
-from latentbench.select._simulator import LeaderboardSimulator
 from latentbench.select._state import Observation, SelectionState
 from latentbench.select.live import LiveConfig, LiveResult, run_live
 from latentbench.select.oracles import MatrixOracle, Oracle
+from latentbench.synthetic import LeaderboardSimulator
 
 __all__ = [
     "POLICIES",

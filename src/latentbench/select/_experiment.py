@@ -574,7 +574,7 @@ def experiment_from_matrix(
     scores = np.asarray(getattr(matrix, "scores", matrix), dtype=np.float32)
     params: dict[str, Any] = {"split": split, "rank": rank, "pool_size": pool_size}
     if simulate is not None:
-        from latentbench.select._simulator import LeaderboardSimulator
+        from latentbench.synthetic import LeaderboardSimulator
 
         sim = LeaderboardSimulator(rank=sim_rank).fit(scores)
         scores, _ = sim.sample(int(simulate), random_state)

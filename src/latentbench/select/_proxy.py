@@ -18,17 +18,17 @@ Two priors on ``u`` are offered:
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from latentbench.exceptions import InputError
+from latentbench.irt._objective import probabilities, sigmoid
+
+if TYPE_CHECKING:
+    from latentbench.irt import IRTResult
 
 __all__ = ["LowRankProxy"]
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
 
 
 class LowRankProxy:
@@ -196,6 +196,21 @@ class LowRankProxy:
         self.fit_seconds_ = 0.0
         return self
 
+    @classmethod
+    def from_fit(cls, result: IRTResult, **params: Any) -> LowRankProxy:
+        """Build a fitted proxy from an IRT fit: its item factors, intercepts, link temperature
+        and, for the population prior, its models' factors (all on the fit's reported scale).
+
+        Parameters
+        ----------
+        result : IRTResult
+            A :class:`~latentbench.irt.TwoPL` fit (or one loaded with ``IRTResult.load``).
+        **params
+            Other constructor parameters (``prior``, ``l2_model``, ...).
+        """
+        params.setdefault("sigma", float(result.sigma))
+        return cls.from_factors(result.V, result.b, result.U, **params)
+
     def _set_prior(self) -> None:
         r = self.V_.shape[1]
         U = self.U_history_
@@ -292,7 +307,7 @@ class LowRankProxy:
     def prior_prediction(self) -> np.ndarray:
         """Prediction for a model with the prior-mean factors, shape (n_items,)."""
         self._check_fitted()
-        return _sigmoid((self.V_ @ self.prior_mean_ + self.b_) / self.sigma)
+        return sigmoid((self.V_ @ self.prior_mean_ + self.b_) / self.sigma)
 
     def predict(self, U: np.ndarray, dtype: type = np.float32) -> np.ndarray:
         """Predicted probabilities ``sigmoid((U V^T + b) / sigma)``.
@@ -306,13 +321,7 @@ class LowRankProxy:
         ndarray of shape (M, n_items)
         """
         self._check_fitted()
-        logits = np.asarray(U, dtype=np.float32) @ self.V_.T.astype(np.float32)
-        logits += self.b_.astype(np.float32)
-        if self.sigma != 1.0:
-            logits /= np.float32(self.sigma)
-        out = np.tanh(np.float32(0.5) * logits, out=logits)
-        out *= np.float32(0.5)
-        out += np.float32(0.5)
+        out = probabilities(U, self.V_, self.b_, self.sigma, dtype=np.float32)
         return np.asarray(out, dtype=dtype)
 
 

@@ -1,0 +1,247 @@
+"""The IRT objective in one place: penalty, logits / probabilities and the reporting scale.
+
+Every fit in :mod:`latentbench.irt` (the cBMM engine, the reference baselines, the per-model
+Newton solver), its standard errors and bootstrap, the selection proxy and the simulators take
+these definitions from here, so changing the regulariser or adding a prior touches this module
+and the places that choose its hyperparameters, nothing else.
+
+Model (rank r; r = 1 is the 2PL)::
+
+    X = U V^T + 1 b^T,      P(y_ij = 1) = sigmoid(X_ij / sigma),      V >= 0
+
+Objective: the Bernoulli negative log-likelihood with soft labels over the observed cells (its
+elementwise passes live in :mod:`latentbench.irt._kernels`) plus a :class:`GaussianPenalty`,
+
+    1/2 [ lam_U |U - m_U|^2 + lam_V |V - m_V|^2 + lam_b |b - m_b|^2 ],
+
+which is a ridge when every mean is 0 and every precision equals ``l2`` (:meth:`GaussianPenalty.
+ridge`), and the negative log density (up to a constant) of independent Gaussian priors
+``U ~ N(m_U, 1/lam_U)``, ``V ~ N(m_V, 1/lam_V)`` (truncated to V >= 0 by the constraint) and
+``b ~ N(m_b, 1/lam_b)`` otherwise. The penalty is a quadratic with a diagonal Hessian, so the
+majorizer's block updates stay in closed form: a block solve adds :meth:`~GaussianPenalty.
+model_curvature` / :meth:`~GaussianPenalty.item_curvature` to the block's Gram matrix and
+:meth:`~GaussianPenalty.model_target` / :meth:`~GaussianPenalty.item_target` to its right-hand
+side (the same pattern as scikit-learn's ``LinearModelLoss.l2_penalty``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "GaussianPenalty",
+    "Normalisation",
+    "logits",
+    "normalise",
+    "probabilities",
+    "sigmoid",
+]
+
+Array = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class GaussianPenalty:
+    """Independent Gaussian penalty on the three parameter blocks (raw, unnormalised scale).
+
+    Parameters
+    ----------
+    precision_U, precision_V, precision_b : float
+        Precisions (inverse prior variances) of the entries of U (N, r), V (J, r) and b (J,).
+        0 switches the penalty of that block off.
+    mean_U, mean_V, mean_b : float
+        Prior means of every entry of the block (default 0).
+    """
+
+    precision_U: float
+    precision_V: float
+    precision_b: float
+    mean_U: float = 0.0
+    mean_V: float = 0.0
+    mean_b: float = 0.0
+
+    @classmethod
+    def ridge(cls, l2: float) -> GaussianPenalty:
+        """The plain ridge ``l2 / 2 (|U|^2 + |V|^2 + |b|^2)``."""
+        return cls(float(l2), float(l2), float(l2))
+
+    @property
+    def is_zero(self) -> bool:
+        """True when the penalty vanishes identically (plain joint maximum likelihood)."""
+        return self.precision_U == 0 and self.precision_V == 0 and self.precision_b == 0
+
+    @property
+    def _is_ridge(self) -> bool:
+        return (
+            self.precision_U == self.precision_V == self.precision_b
+            and self.mean_U == self.mean_V == self.mean_b == 0.0
+        )
+
+    def value(self, U: Array, V: Array, b: Array) -> float:
+        """Penalty value at (U, V, b); U (N, r), V (J, r), b (J,)."""
+        if self.is_zero:
+            return 0.0
+        if self._is_ridge:
+            return (
+                0.5
+                * self.precision_U
+                * (float(np.sum(U * U)) + float(np.sum(V * V)) + float(b @ b))
+            )
+        return 0.5 * (
+            self.precision_U * _sq(U, self.mean_U)
+            + self.precision_V * _sq(V, self.mean_V)
+            + self.precision_b * _sq(b, self.mean_b)
+        )
+
+    def gradient(self, U: Array, V: Array, b: Array) -> tuple[Array, Array, Array]:
+        """Gradient of :meth:`value` with respect to (U, V, b), same shapes."""
+        return (
+            self.precision_U * (U - self.mean_U),
+            self.precision_V * (V - self.mean_V),
+            self.precision_b * (b - self.mean_b),
+        )
+
+    def model_rows(self, U: Array) -> Array:
+        """Penalty of every row u_i of U (N, r), shape (N,): the per-model terms."""
+        D = U - self.mean_U if self.mean_U else U
+        return 0.5 * self.precision_U * (D * D).sum(1)
+
+    def model_curvature(self, r: int) -> Array:
+        """Hessian of the penalty of one row u_i, shape (r, r)."""
+        return self.precision_U * np.eye(r)
+
+    def model_target(self, r: int) -> Array:
+        """Linear term of the penalty of one row (``lam_U m_U``), shape (r,).
+
+        The minimiser of ``1/2 u^T (G + C) u - (h + t)^T u`` is the penalised block update, with
+        G, h the data part, C the curvature and t this target.
+        """
+        return np.full(r, self.precision_U * self.mean_U)
+
+    def item_curvature(self, r: int) -> Array:
+        """Hessian of the penalty of one item's ``(v_j, b_j)``, shape (r + 1, r + 1)."""
+        return np.diag(np.r_[np.full(r, self.precision_V), self.precision_b])
+
+    def item_target(self, r: int) -> Array:
+        """Linear term of the penalty of one item's ``(v_j, b_j)``, shape (r + 1,)."""
+        return np.r_[np.full(r, self.precision_V * self.mean_V), self.precision_b * self.mean_b]
+
+    def to_dict(self) -> dict[str, float]:
+        """JSON-serialisable record (see :meth:`from_dict`)."""
+        return {
+            "precision_U": self.precision_U,
+            "precision_V": self.precision_V,
+            "precision_b": self.precision_b,
+            "mean_U": self.mean_U,
+            "mean_V": self.mean_V,
+            "mean_b": self.mean_b,
+        }
+
+    @classmethod
+    def from_dict(cls, record: dict[str, float]) -> GaussianPenalty:
+        """Inverse of :meth:`to_dict`."""
+        return cls(**{k: float(v) for k, v in record.items()})
+
+
+def _sq(x: Array, mean: float) -> float:
+    d = x - mean if mean else x
+    return float(np.sum(d * d))
+
+
+# ----------------------------------------------------------------------------- link
+def sigmoid(x: npt.NDArray[np.floating]) -> npt.NDArray[np.floating]:
+    """The logistic function ``1 / (1 + exp(-x))`` as ``(1 + tanh(x / 2)) / 2`` (no overflow)."""
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+def logits(
+    U: npt.NDArray[np.floating],
+    V: npt.NDArray[np.floating],
+    b: npt.NDArray[np.floating],
+    sigma: float = 1.0,
+) -> Array:
+    """``(U V^T + b) / sigma``, shape (N, J), float64."""
+    return (np.asarray(U, float) @ np.asarray(V, float).T + np.asarray(b, float)) / sigma
+
+
+def probabilities(
+    U: npt.NDArray[np.floating],
+    V: npt.NDArray[np.floating],
+    b: npt.NDArray[np.floating],
+    sigma: float = 1.0,
+    dtype: type[np.floating] = np.float64,
+) -> npt.NDArray[np.floating]:
+    """``sigmoid((U V^T + b) / sigma)``, shape (N, J), computed and returned in ``dtype``.
+
+    ``float32`` halves the memory and time of large prediction matrices (selection pools);
+    the arithmetic is done in place.
+    """
+    t = np.asarray(U, dtype=dtype) @ np.asarray(V, dtype=dtype).T
+    t += np.asarray(b, dtype=dtype)
+    if sigma != 1.0:
+        t /= dtype(sigma)
+    out = np.tanh(dtype(0.5) * t, out=t)
+    out *= dtype(0.5)
+    out += dtype(0.5)
+    return out
+
+
+# ----------------------------------------------------------------------------- scale
+@dataclass(frozen=True)
+class Normalisation:
+    """Map from raw to reported factors: ``U_raw = scale * U + shift``.
+
+    Attributes
+    ----------
+    shift : ndarray of shape (r,)
+        Mean of the raw factors (mu).
+    scale : float
+        sd of the raw abilities for rank 1 (1 for rank > 1, which is only centred).
+    """
+
+    shift: Array
+    scale: float
+
+
+def normalise(U: Array, V: Array, b: Array) -> tuple[Array, Array, Array, Normalisation]:
+    """Identifiability normalisation for reporting, any rank.
+
+    Rank 1: ``theta <- (theta - mu) / s``, ``a <- s a``, ``b <- b + mu a`` (mean 0, sd 1).
+    Rank > 1: the factors are centred, ``U <- U - mu``, ``b <- b + V mu`` (whitening could break
+    V >= 0, so it is not done). X = U V^T + 1 b^T is unchanged and V >= 0 is kept.
+
+    Parameters
+    ----------
+    U : ndarray of shape (N, r)
+    V : ndarray of shape (J, r)
+    b : ndarray of shape (J,)
+
+    Returns
+    -------
+    U, V, b : the normalised factors
+    Normalisation
+        ``U_raw = scale * U + shift``.
+    """
+    r = U.shape[1]
+    if r == 1:
+        theta, a = U[:, 0], V[:, 0]
+        mu = float(theta.mean())
+        s = float(theta.std())
+        if s <= 0:
+            return (
+                (theta - mu)[:, None],
+                a.copy()[:, None],
+                b + mu * a,
+                Normalisation(np.array([mu]), 1.0),
+            )
+        return (
+            ((theta - mu) / s)[:, None],
+            (a * s)[:, None],
+            b + mu * a,
+            Normalisation(np.array([mu]), s),
+        )
+    mean = U.mean(axis=0)
+    return U - mean, V.copy(), b + V @ mean, Normalisation(mean, 1.0)

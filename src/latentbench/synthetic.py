@@ -1,0 +1,360 @@
+"""Seeded synthetic response matrices with known truth (2PL and rank-r logistic models).
+
+Missingness mechanisms:
+
+- ``"mcar"``: exactly ``round(rate * N * J)`` cells hidden uniformly at random.
+- ``"mar"``: each cell hidden with probability ``sigmoid(c + 2 (i/N - 1/2) + 2 (j/J - 1/2))``
+  (depends on the row and column position only, not on the score), with ``c`` calibrated so
+  the expected rate is ``rate``.
+- ``"mnar"``: only incorrect responses (y = 0) are hidden, ``round(rate * N * J)`` of them
+  (or all of them when there are fewer), the "MNAR_0" design of the cBMM paper. The observed
+  data then over-state accuracy: a hard case for every estimator.
+
+:class:`LeaderboardSimulator` fits a rank-r logistic model to a real matrix and draws any
+number of new models from the fitted distribution of model factors, on the real item structure
+(faithfulness is limited by construction: item structure beyond rank r and any non-Gaussian shape
+of the model population are lost; :meth:`LeaderboardSimulator.fidelity` compares accuracy spread
+and item correlations with the source).
+
+This module sits above :mod:`latentbench.io` and :mod:`latentbench.irt` (it uses both), so
+neither of them imports it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import expit
+
+from latentbench.exceptions import InputError
+from latentbench.io._matrix import ResponseMatrix
+from latentbench.irt._objective import probabilities
+
+__all__ = [
+    "LeaderboardSimulator",
+    "SyntheticData",
+    "apply_missing",
+    "simulate_2pl",
+    "simulate_low_rank",
+]
+
+Missingness = Literal["mcar", "mar", "mnar"]
+
+
+@dataclass
+class SyntheticData:
+    """A simulated response matrix with its generating parameters.
+
+    Attributes
+    ----------
+    matrix : ResponseMatrix
+        Observed scores (NaN where hidden), shape (n_models, n_items).
+    U : ndarray of shape (n_models, rank)
+        True model factors (theta for the 2PL).
+    V : ndarray of shape (n_items, rank)
+        True item factors (a for the 2PL), nonnegative.
+    b : ndarray of shape (n_items,)
+        True intercepts.
+    sigma : float
+    probabilities : ndarray of shape (n_models, n_items)
+        True P(correct) for every cell.
+    complete : ndarray of shape (n_models, n_items)
+        Scores before any cell was hidden.
+    """
+
+    matrix: ResponseMatrix
+    U: np.ndarray
+    V: np.ndarray
+    b: np.ndarray
+    sigma: float
+    probabilities: np.ndarray
+    complete: np.ndarray
+
+    @property
+    def theta(self) -> np.ndarray:
+        return self.U[:, 0]
+
+    @property
+    def a(self) -> np.ndarray:
+        return self.V[:, 0]
+
+
+def apply_missing(
+    scores: np.ndarray,
+    rate: float,
+    mechanism: Missingness = "mcar",
+    random_state: int | np.random.Generator | None = None,
+) -> np.ndarray:
+    """Return a float32 copy of ``scores`` with cells hidden (NaN) by ``mechanism``."""
+    if not 0 <= rate < 1:
+        raise InputError(f"missing rate={rate!r}; expected a number in [0, 1)")
+    rng = np.random.default_rng(random_state)
+    out = np.array(scores, dtype=np.float32, copy=True)
+    n, m = out.shape
+    if rate == 0:
+        return out
+    count = round(rate * n * m)
+    if mechanism == "mcar":
+        hide = rng.choice(n * m, size=count, replace=False)
+        out.reshape(-1)[hide] = np.nan
+    elif mechanism == "mar":
+        position = (np.arange(n)[:, None] / max(n - 1, 1) - 0.5) * 2 + (
+            np.arange(m)[None, :] / max(m - 1, 1) - 0.5
+        ) * 2
+        shift = brentq(lambda c: expit(c + position).mean() - rate, -30, 30)
+        out[rng.random((n, m)) < expit(shift + position)] = np.nan
+    elif mechanism == "mnar":
+        wrong = np.flatnonzero(out.reshape(-1) < 0.5)
+        hide = rng.choice(wrong, size=min(count, wrong.size), replace=False)
+        out.reshape(-1)[hide] = np.nan
+    else:
+        raise InputError(f"missing mechanism={mechanism!r}; expected 'mcar', 'mar' or 'mnar'")
+    return out
+
+
+def _finish(
+    U: np.ndarray,
+    V: np.ndarray,
+    b: np.ndarray,
+    sigma: float,
+    rng: np.random.Generator,
+    missing: float,
+    mechanism: Missingness,
+) -> SyntheticData:
+    p = probabilities(U, V, b, sigma)
+    complete = (rng.random(p.shape) < p).astype(np.float32)
+    observed = apply_missing(complete, missing, mechanism, rng)
+    n, m = complete.shape
+    width_n, width_m = len(str(n - 1)), len(str(m - 1))
+    matrix = ResponseMatrix(
+        observed,
+        [f"model_{i:0{width_n}d}" for i in range(n)],
+        [f"item_{j:0{width_m}d}" for j in range(m)],
+        source="synthetic",
+    )
+    return SyntheticData(matrix, U, V, b, sigma, p, complete)
+
+
+def simulate_2pl(
+    n_models: int,
+    n_items: int,
+    *,
+    sigma: float = 1.0,
+    a_log_sd: float = 0.3,
+    b_sd: float = 1.0,
+    missing: float = 0.0,
+    mechanism: Missingness = "mcar",
+    random_state: int | np.random.Generator | None = None,
+) -> SyntheticData:
+    """Binary responses from the 2PL: theta ~ N(0, 1), a ~ LogNormal(0, a_log_sd), b ~ N(0, b_sd²).
+
+    ``P(y = 1) = sigmoid((a_j theta_i + b_j) / sigma)``.
+    """
+    if n_models < 2 or n_items < 2:
+        raise InputError(f"need at least 2 models and 2 items, got {n_models} x {n_items}")
+    rng = np.random.default_rng(random_state)
+    theta = rng.normal(size=(n_models, 1))
+    a = rng.lognormal(0.0, a_log_sd, size=(n_items, 1))
+    b = rng.normal(0.0, b_sd, size=n_items)
+    return _finish(theta, a, b, sigma, rng, missing, mechanism)
+
+
+def simulate_low_rank(
+    n_models: int,
+    n_items: int,
+    rank: int,
+    *,
+    sigma: float = 1.0,
+    sparsity: float = 0.0,
+    b_sd: float = 0.5,
+    missing: float = 0.0,
+    mechanism: Missingness = "mcar",
+    random_state: int | np.random.Generator | None = None,
+) -> SyntheticData:
+    """Binary responses from the rank-r model of the cBMM paper's generator.
+
+    U ~ N(0, 1) (n_models, rank); V ~ U(0.5, 1.0) with a fraction ``sparsity`` of entries set
+    to 0; b ~ N(0, b_sd²).
+    """
+    if rank < 1:
+        raise InputError(f"rank={rank!r}; expected an integer >= 1")
+    rng = np.random.default_rng(random_state)
+    U = rng.normal(size=(n_models, rank))
+    V = rng.uniform(0.5, 1.0, size=(n_items, rank))
+    if sparsity > 0:
+        V[rng.random(V.shape) < sparsity] = 0.0
+    b = rng.normal(0.0, b_sd, size=n_items)
+    return _finish(U, V, b, sigma, rng, missing, mechanism)
+
+
+class LeaderboardSimulator:
+    """Draw synthetic models with the item structure of a real benchmark.
+
+    Parameters
+    ----------
+    rank : int, default 4
+        Rank r of the logistic model fitted to the source.
+    sigma : float, default 1.0
+        Link temperature.
+    l2 : float, default 1e-2
+        Ridge of the engine fit.
+    inflate : float, default 1.0
+        Scale of the fitted factor covariance when sampling (ridge-shrunk factors
+        underestimate the spread; values > 1 widen it).
+    max_iter : int, default 300
+        Cap on engine sweeps.
+
+    Attributes
+    ----------
+    V_ : ndarray of shape (n_items, r)
+    b_ : ndarray of shape (n_items,)
+    U_ : ndarray of shape (n_source_models, r)
+    mean_ : ndarray of shape (r,)
+    cov_ : ndarray of shape (r, r)
+    item_ids_ : list of str or None
+    """
+
+    def __init__(
+        self,
+        rank: int = 4,
+        *,
+        sigma: float = 1.0,
+        l2: float = 1e-2,
+        inflate: float = 1.0,
+        max_iter: int = 300,
+    ) -> None:
+        self.rank = rank
+        self.sigma = sigma
+        self.l2 = l2
+        self.inflate = inflate
+        self.max_iter = max_iter
+
+    def fit(
+        self, scores: np.ndarray | ResponseMatrix, item_ids: list[str] | None = None
+    ) -> LeaderboardSimulator:
+        """Fit the logistic model and the factor distribution.
+
+        Parameters
+        ----------
+        scores : ndarray of shape (n_models, n_items) or ResponseMatrix
+            Source scores in [0, 1], NaN = missing.
+        item_ids : list of str, optional
+
+        Returns
+        -------
+        self
+        """
+        import warnings
+
+        from latentbench.exceptions import ConvergenceWarning
+        from latentbench.irt._cbmm import fit_cbmm
+
+        if isinstance(scores, ResponseMatrix):
+            item_ids = item_ids or scores.item_ids
+            scores = scores.scores
+        Y = np.asarray(scores, dtype=np.float32)
+        if Y.ndim != 2 or Y.shape[0] < 3:
+            raise InputError(f"scores have shape {Y.shape}; expected (n_models >= 3, n_items)")
+        if self.inflate <= 0:
+            raise InputError(f"inflate={self.inflate!r}; expected a positive number")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fit = fit_cbmm(
+                Y, rank=self.rank, sigma=self.sigma, l2=self.l2, max_iter=self.max_iter, tol=1e-6
+            )
+        self.V_, self.b_, self.U_ = fit.V, fit.b, fit.U
+        self.mean_ = self.U_.mean(axis=0)
+        self.cov_ = np.atleast_2d(np.cov(self.U_, rowvar=False))
+        self.item_ids_ = None if item_ids is None else list(item_ids)
+        self.source_ = Y
+        return self
+
+    @property
+    def n_items(self) -> int:
+        return int(self.V_.shape[0])
+
+    def probabilities(self, U: np.ndarray) -> np.ndarray:
+        """``sigmoid((U V^T + b) / sigma)``, shape (M, n_items), float32."""
+        return probabilities(U, self.V_, self.b_, self.sigma, dtype=np.float32)
+
+    def sample_factors(
+        self, n_models: int, random_state: int | np.random.Generator | None = None
+    ) -> np.ndarray:
+        """Model factors ``u ~ N(mean, inflate * cov)``, shape (n_models, r)."""
+        if not hasattr(self, "V_"):
+            from latentbench.exceptions import NotFittedError
+
+            raise NotFittedError("LeaderboardSimulator is not fitted; call fit(scores) first")
+        if n_models < 1:
+            raise InputError(f"n_models={n_models!r}; expected a positive integer")
+        rng = np.random.default_rng(random_state)
+        return rng.multivariate_normal(self.mean_, self.inflate * self.cov_, size=n_models)
+
+    def sample(
+        self,
+        n_models: int,
+        random_state: int | np.random.Generator | None = None,
+        *,
+        chunk: int = 256,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Draw new models and their binary scores.
+
+        Parameters
+        ----------
+        n_models : int
+        random_state : int or Generator, optional
+        chunk : int
+            Rows generated at a time (memory).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_models, n_items), float32 in {0, 1}
+        U : ndarray of shape (n_models, r)
+        """
+        rng = np.random.default_rng(random_state)
+        U = self.sample_factors(n_models, rng)
+        out = np.empty((n_models, self.n_items), dtype=np.float32)
+        for s in range(0, n_models, chunk):
+            p = self.probabilities(U[s : s + chunk])
+            out[s : s + chunk] = rng.random(p.shape, dtype=np.float32) < p
+        return out, U
+
+    def fidelity(self, sample: np.ndarray, source: np.ndarray | None = None) -> dict[str, float]:
+        """Compare a synthetic sample with the source matrix.
+
+        Returns a dict with, for source and sample: accuracy mean, SD, 5/50/95 % quantiles;
+        the correlation of item p-values; the mean absolute item-item correlation over a
+        random subset of 500 items; and the share of variance of the top 5 eigenvalues of the
+        item correlation matrix.
+        """
+        src = self.source_ if source is None else np.asarray(source, dtype=np.float32)
+        syn = np.asarray(sample, dtype=np.float32)
+        rng = np.random.default_rng(0)
+        cols = rng.choice(src.shape[1], size=min(500, src.shape[1]), replace=False)
+
+        def stats(Y: np.ndarray, tag: str) -> dict[str, float]:
+            acc = np.nanmean(Y, axis=1)
+            Z = Y[:, cols]
+            Z = np.where(np.isnan(Z), np.nanmean(Z, axis=0), Z)
+            sd = Z.std(axis=0)
+            keep = sd > 0
+            C = np.corrcoef(Z[:, keep], rowvar=False)
+            off = np.abs(C[~np.eye(C.shape[0], dtype=bool)])
+            ev = np.sort(np.linalg.eigvalsh(C))[::-1]
+            return {
+                f"{tag}_acc_mean": float(acc.mean()),
+                f"{tag}_acc_sd": float(acc.std()),
+                f"{tag}_acc_q05": float(np.quantile(acc, 0.05)),
+                f"{tag}_acc_q50": float(np.quantile(acc, 0.5)),
+                f"{tag}_acc_q95": float(np.quantile(acc, 0.95)),
+                f"{tag}_item_abs_corr": float(off.mean()),
+                f"{tag}_top5_eig_share": float(ev[:5].sum() / ev.sum()),
+            }
+
+        out = {**stats(src, "source"), **stats(syn, "synthetic")}
+        p_src, p_syn = np.nanmean(src, axis=0), syn.mean(axis=0)
+        out["item_pvalue_corr"] = float(np.corrcoef(p_src, p_syn)[0, 1])
+        return out
