@@ -30,7 +30,7 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 import numpy as np
 from scipy.sparse.linalg import svds
@@ -105,7 +105,7 @@ def _as_scores(scores: np.ndarray) -> np.ndarray:
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
-    return np.log(p) - np.log1p(-p)
+    return np.asarray(np.log(p) - np.log1p(-p), dtype=float)
 
 
 def initial_parameters(
@@ -131,11 +131,11 @@ def initial_parameters(
         rng = np.random.default_rng(random_state)
         U = rng.normal(size=(n, rank))
         V = np.exp(rng.normal(size=(m, rank)))
-        b = rng.normal(size=m)
+        b: np.ndarray = np.asarray(rng.normal(size=(m,)), dtype=float)
         peak = np.abs(U @ V.T + b).max()
         if peak > 10:
-            s = np.sqrt(peak / 10)
-            U, V, b = U / s, V / s, b / s
+            s = float(np.sqrt(peak / 10))
+            return U / s, V / s, b / s
         return U, V, b
     if init != "accuracy":
         raise InputError(f"init={init!r}; expected 'accuracy' or 'random'")
@@ -238,7 +238,7 @@ def _item_block(
     rhs = c * (AtA @ W_old) + atr / sigma + penalty.item_target(r)[:, None]  # (r + 1, J)
     G = c * AtA + penalty.item_curvature(r)
     if penalty.precision_b == 0:
-        G[r, r] = max(G[r, r], 1e-12)
+        G[r, r] = max(float(G[r, r]), 1e-12)
     W = np.linalg.solve(G, rhs)
     if nonneg:
         if r == 1:
@@ -298,7 +298,17 @@ def _model_block(
     try:
         return np.linalg.solve(G, rhs.T).T
     except np.linalg.LinAlgError:
-        return np.linalg.lstsq(G, rhs.T, rcond=None)[0].T
+        return np.asarray(np.linalg.lstsq(G, rhs.T, rcond=None)[0].T)
+
+
+class _Engine(Protocol):
+    """The elementwise passes of a sweep (NumPy/numba or PyTorch)."""
+
+    def residual_pass(
+        self, U: np.ndarray, V: np.ndarray, b: np.ndarray
+    ) -> tuple[float, np.ndarray]: ...
+
+    def residual_times_factors(self, V: np.ndarray) -> np.ndarray: ...
 
 
 class _NumpyEngine:
@@ -318,7 +328,7 @@ class _NumpyEngine:
         return residual_times_factors(self.R, V)
 
 
-def _torch_engine(Y: np.ndarray, sigma: float, device: str):
+def _torch_engine(Y: np.ndarray, sigma: float, device: str) -> _Engine:
     from latentbench.irt._torch_backend import TorchEngine
 
     return TorchEngine(Y, sigma, device)
@@ -443,13 +453,15 @@ def fit_cbmm(
             U = np.zeros((n, rank))
     U = np.ascontiguousarray(U)
     V = np.ascontiguousarray(V)
-    engine = _NumpyEngine(Y, sigma) if device is None else _torch_engine(Y, sigma, device)
+    engine: _Engine = _NumpyEngine(Y, sigma) if device is None else _torch_engine(Y, sigma, device)
 
-    def evaluate(U_, V_, b_):
+    def evaluate(U_: np.ndarray, V_: np.ndarray, b_: np.ndarray) -> tuple[float, float, np.ndarray]:
         nll_, atr_ = engine.residual_pass(U_, V_, b_)
         return nll_ + penalty.value(U_, V_, b_), nll_, atr_
 
-    def mm_map(U_, V_, b_, atr_):
+    def mm_map(
+        U_: np.ndarray, V_: np.ndarray, b_: np.ndarray, atr_: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         # one MM sweep from a point whose residuals are in the engine's buffer and atr_
         if fixed_items is None:
             V_new, b_new = _item_block(U_, V_, b_, atr_, sigma, penalty, nonneg)
@@ -688,4 +700,5 @@ def _rows_obj(
 ) -> np.ndarray:
     """Per-row penalised negative log-likelihood (observed cells only), shape (M,)."""
     t = logits(U_, V, b, sigma)
-    return (w_obs * (np.logaddexp(0.0, t) - y * t)).sum(axis=1) + penalty.model_rows(U_)
+    cells = w_obs * (np.logaddexp(0.0, t) - y * t)
+    return np.asarray(cells.sum(axis=1) + penalty.model_rows(U_), dtype=float)

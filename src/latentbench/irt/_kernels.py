@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+from typing import Any
 
 import numba
 import numpy as np
@@ -21,7 +22,7 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
     # OpenMP aborts on fork) and it does not leave spinning threads that starve the BLAS
     # call between two kernel passes (measured 4x faster on 2211 x 541). Set the environment
     # variable NUMBA_THREADING_LAYER to choose another layer.
-    numba.config.THREADING_LAYER = "workqueue"
+    setattr(numba.config, "THREADING_LAYER", "workqueue")  # noqa: B010 (untyped module attribute)
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
@@ -32,17 +33,17 @@ _FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}  # no 'nnan': NaN mark
 
 
 @intrinsic
-def _int32_bits_as_float32(typingctx, x):  # pragma: no cover - compile-time
+def _int32_bits_as_float32(typingctx: Any, x: Any) -> Any:  # pragma: no cover - compile-time
     signature = types.float32(types.int32)
 
-    def codegen(context, builder, sig, args):
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
         return builder.bitcast(args[0], ir.FloatType())
 
     return signature, codegen
 
 
 @numba.njit(inline="always", fastmath=_FASTMATH, cache=True)
-def _exp_neg(s):  # pragma: no cover - jit
+def _exp_neg(s: Any) -> Any:  # pragma: no cover - jit
     """exp(-s) for float32 s >= 0: Cody-Waite reduction and a degree-6 polynomial (Cephes
     expf coefficients), 2^n built from its bits. Written out so LLVM can vectorise the loop."""
     x = -min(s, np.float32(87.0))
@@ -62,11 +63,13 @@ def _exp_neg(s):  # pragma: no cover - jit
         + np.float32(1.6666665459e-1)
     ) * g + np.float32(5.0000001201e-1)
     p = p * z + g + np.float32(1.0)
-    return p * _int32_bits_as_float32((np.int32(n) + np.int32(127)) << np.int32(23))
+    # an intrinsic is called without its typing context (numba supplies it)
+    bits: Any = _int32_bits_as_float32((np.int32(n) + np.int32(127)) << np.int32(23))  # type: ignore[call-arg]
+    return p * bits
 
 
 @numba.njit(inline="always", fastmath=_FASTMATH, cache=True)
-def _log1p_unit(e):  # pragma: no cover - jit
+def _log1p_unit(e: Any) -> Any:  # pragma: no cover - jit
     """log(1 + e) for float32 e in [0, 1] as 2 atanh(w), w = e / (2 + e) <= 1/3 (7 terms,
     relative error ~2e-7, exact to the last bits for tiny e)."""
     w = e / (np.float32(2.0) + e)
@@ -89,7 +92,7 @@ def _chunks(n: int) -> int:
 
 
 @numba.njit(inline="always", fastmath=_FASTMATH, cache=True)
-def _cell(y, t):  # pragma: no cover - jit
+def _cell(y: Any, t: Any) -> tuple[Any, Any]:  # pragma: no cover - jit
     """One cell: residual ``y - sigmoid(t)`` and loss ``softplus(t) - y t``; (0, 0) if y is NaN."""
     observed = y == y
     ys = y if observed else np.float32(0.0)
@@ -102,7 +105,15 @@ def _cell(y, t):  # pragma: no cover - jit
 
 
 @numba.njit(parallel=True, fastmath=_FASTMATH, cache=True)
-def _residual_pass_rank1(Y, u, v, b, inv_sigma, R, n_chunks):  # pragma: no cover - jit
+def _residual_pass_rank1(  # pragma: no cover - jit
+    Y: np.ndarray,
+    u: np.ndarray,
+    v: np.ndarray,
+    b: np.ndarray,
+    inv_sigma: float,
+    R: np.ndarray,
+    n_chunks: int,
+) -> tuple[float, np.ndarray]:
     n, m = Y.shape
     loss_parts = np.zeros(n_chunks)
     atr_parts = np.zeros((n_chunks, 2, m))
@@ -131,7 +142,9 @@ def _residual_pass_rank1(Y, u, v, b, inv_sigma, R, n_chunks):  # pragma: no cove
 
 
 @numba.njit(parallel=True, fastmath=_FASTMATH, cache=True)
-def _residual_from_logits(Y, T, R, n_chunks):  # pragma: no cover - jit
+def _residual_from_logits(  # pragma: no cover - jit
+    Y: np.ndarray, T: np.ndarray, R: np.ndarray, n_chunks: int
+) -> Any:
     """Residuals (written to R) and loss from precomputed logits T, both (rows, J) float32."""
     n, m = Y.shape
     loss_parts = np.zeros(n_chunks)
@@ -154,7 +167,15 @@ def _residual_from_logits(Y, T, R, n_chunks):  # pragma: no cover - jit
     return loss_parts.sum()
 
 
-def _residual_pass_blocked(Y, U, V, b, inv_sigma, R, block_rows=512):
+def _residual_pass_blocked(
+    Y: np.ndarray,
+    U: np.ndarray,
+    V: np.ndarray,
+    b: np.ndarray,
+    inv_sigma: float,
+    R: np.ndarray,
+    block_rows: int = 512,
+) -> tuple[float, np.ndarray]:
     """Rank r >= 2: logits of a block of rows by single-precision BLAS, then the fused
     elementwise kernel writes residuals in place, then ``[U, 1]^T R`` by BLAS; partial
     products are summed over blocks in float64."""

@@ -274,7 +274,8 @@ class IRTResult:
                 "chosen": self.rank_selection.chosen,
                 "heldout_fraction": self.rank_selection.heldout_fraction,
             }
-        return json.loads(json.dumps(info, default=float))
+        record: dict[str, Any] = json.loads(json.dumps(info, default=float))
+        return record
 
     _FILES: ClassVar[tuple[str, str, str]] = ("abilities.csv", "items.csv", "fit.json")
 
@@ -658,11 +659,11 @@ def _is_real(value: Any) -> bool:
 
 
 def _is_int(value: Any, minimum: int) -> bool:
-    return _is_real(value) and float(value).is_integer() and value >= minimum
+    return bool(_is_real(value) and float(value).is_integer() and value >= minimum)
 
 
 def _is_strict_int(value: Any, minimum: int) -> bool:
-    return (
+    return bool(
         isinstance(value, (int, np.integer))
         and not isinstance(value, (bool, np.bool_))
         and value >= minimum

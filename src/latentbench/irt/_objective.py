@@ -107,11 +107,11 @@ class GaussianPenalty:
     def model_rows(self, U: Array) -> Array:
         """Penalty of every row u_i of U (N, r), shape (N,): the per-model terms."""
         D = U - self.mean_U if self.mean_U else U
-        return 0.5 * self.precision_U * (D * D).sum(1)
+        return np.asarray(0.5 * self.precision_U * (D * D).sum(1), dtype=float)
 
     def model_curvature(self, r: int) -> Array:
         """Hessian of the penalty of one row u_i, shape (r, r)."""
-        return self.precision_U * np.eye(r)
+        return np.asarray(self.precision_U * np.eye(r), dtype=float)
 
     def model_target(self, r: int) -> Array:
         """Linear term of the penalty of one row (``lam_U m_U``), shape (r,).
@@ -123,11 +123,13 @@ class GaussianPenalty:
 
     def item_curvature(self, r: int) -> Array:
         """Hessian of the penalty of one item's ``(v_j, b_j)``, shape (r + 1, r + 1)."""
-        return np.diag(np.r_[np.full(r, self.precision_V), self.precision_b])
+        return np.diag(np.r_[np.full(r, self.precision_V), self.precision_b]).astype(float)
 
     def item_target(self, r: int) -> Array:
         """Linear term of the penalty of one item's ``(v_j, b_j)``, shape (r + 1,)."""
-        return np.r_[np.full(r, self.precision_V * self.mean_V), self.precision_b * self.mean_b]
+        target = np.full(r + 1, self.precision_V * self.mean_V)
+        target[r] = self.precision_b * self.mean_b
+        return target
 
     def to_dict(self) -> dict[str, float]:
         """JSON-serialisable record (see :meth:`from_dict`)."""
@@ -154,7 +156,7 @@ def _sq(x: Array, mean: float) -> float:
 # ----------------------------------------------------------------------------- link
 def sigmoid(x: npt.NDArray[np.floating]) -> npt.NDArray[np.floating]:
     """The logistic function ``1 / (1 + exp(-x))`` as ``(1 + tanh(x / 2)) / 2`` (no overflow)."""
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
+    return np.asarray(0.5 * (1.0 + np.tanh(0.5 * x)))
 
 
 def logits(
@@ -164,7 +166,8 @@ def logits(
     sigma: float = 1.0,
 ) -> Array:
     """``(U V^T + b) / sigma``, shape (N, J), float64."""
-    return (np.asarray(U, float) @ np.asarray(V, float).T + np.asarray(b, float)) / sigma
+    t = np.asarray(U, float) @ np.asarray(V, float).T + np.asarray(b, float)
+    return np.asarray(t / sigma, dtype=float)
 
 
 def probabilities(
@@ -183,7 +186,7 @@ def probabilities(
     t += np.asarray(b, dtype=dtype)
     if sigma != 1.0:
         t /= dtype(sigma)
-    out = np.tanh(dtype(0.5) * t, out=t)
+    out: npt.NDArray[np.floating] = np.tanh(dtype(0.5) * t, out=t)
     out *= dtype(0.5)
     out += dtype(0.5)
     return out

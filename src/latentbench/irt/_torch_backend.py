@@ -9,6 +9,8 @@ NumPy arrays for the small block solves, which stay in :mod:`latentbench.irt._cb
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from latentbench.exceptions import InputError
@@ -47,7 +49,7 @@ class TorchEngine:
         self.inv_sigma = 1.0 / sigma
         self.R = torch.empty_like(self.y)
 
-    def _tensor(self, array: np.ndarray):
+    def _tensor(self, array: np.ndarray) -> Any:
         return self.torch.from_numpy(np.ascontiguousarray(array, dtype=np.float32)).to(self.device)
 
     def residual_pass(
@@ -72,4 +74,4 @@ class TorchEngine:
 
     def residual_times_factors(self, V: np.ndarray) -> np.ndarray:
         """``R @ V`` as a float64 (N, r) array."""
-        return (self.R @ self._tensor(V)).double().cpu().numpy()
+        return np.asarray((self.R @ self._tensor(V)).double().cpu().numpy())

@@ -142,7 +142,7 @@ def fit_lbfgsb(
     Y32 = _as_scores(scores)
     n, m = Y32.shape
     observed = ~np.isnan(Y32)
-    y = np.where(observed, Y32, 0).astype(dtype)
+    y: np.ndarray = np.where(observed, Y32, 0).astype(dtype)
     mask = observed.astype(dtype)
     U0, V0, b0 = initial_parameters(Y32, rank, sigma, init, random_state)
     sizes = (n * rank, m * rank, m)

@@ -351,8 +351,9 @@ def rank_changes(
     out["abs_shift"] = out["rank_shift"].abs()
     if matrix is not None:
         unc = standard_errors(result, matrix, scale_correction=False).abilities
-        draws = normal_draws(unc["theta"], unc["se"], n_draws, random_state)
-        ranks = rank_intervals(draws, result.model_ids, estimate=unc["theta"], level=level)
+        theta = unc["theta"].to_numpy(float)
+        draws = normal_draws(theta, unc["se"].to_numpy(float), n_draws, random_state)
+        ranks = rank_intervals(draws, result.model_ids, estimate=theta, level=level)
         out["rank_lower"] = ranks["rank_lower"].to_numpy()
         out["rank_upper"] = ranks["rank_upper"].to_numpy()
         out["significant"] = (out["rank_accuracy"] < out["rank_lower"]) | (

@@ -271,7 +271,7 @@ def _normalised_variance(theta: np.ndarray, var: np.ndarray) -> np.ndarray:
     n = theta.size
     s0, s1, s2 = var.sum(), (var * theta).sum(), (var * theta * theta).sum()
     cross = (s0 + 2 * theta * s1 + theta * theta * s2) / n**2
-    return np.maximum(var - 2 * var * (1 + theta * theta) / n + cross, 0.0)
+    return np.asarray(np.maximum(var - 2 * var * (1 + theta * theta) / n + cross, 0.0))
 
 
 # ----------------------------------------------------------------------------- bootstrap
