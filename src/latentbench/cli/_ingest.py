@@ -110,7 +110,11 @@ def ingest(
         "--filter",
         help="lm-eval filter / Inspect scorer: NAME or TASK=NAME (repeatable).",
     ),
-    model: str | None = typer.Option(None, help="Canonical model id for every row."),
+    model: str | None = typer.Option(
+        None,
+        help="Canonical model id for every row (needed for lm-eval runs that name no model, "
+        "e.g. --model dummy).",
+    ),
     include_perturbed: bool = typer.Option(
         False,
         "--include-perturbed/--no-include-perturbed",

@@ -160,20 +160,42 @@ def _results_file(path: Path, date: str) -> Path | None:
     return named[0] if len(named) == 1 else None
 
 
-def _new_layout_meta(path: Path, date: str) -> tuple[str | None, str, dict[str, Any], Path | None]:
-    """(model_name, source, results, results path) from the results file of the same run."""
+def _new_layout_meta(
+    path: Path, date: str, override: bool
+) -> tuple[str | None, str, dict[str, Any], Path | None]:
+    """(model name, source, results, results path) from the results file of the same run.
+
+    The name is the one lm-eval derives from ``model_args`` (see :func:`_named_in_args`),
+    else the recorded ``model_name``. When ``model_args`` is recorded but names no model
+    (``--model dummy``, an endpoint without ``model=``), lm-eval made ``model_name`` up (a
+    random id): that is an error naming the file unless the caller names the model
+    (``override``).
+    """
     results = _results_file(path, date)
     if results is None:
         return None, "lm-eval", {}, None
     meta = load_json(results)
     if not isinstance(meta, dict):
         return None, "lm-eval", {}, results
-    model = meta.get("model_name") or (meta.get("config") or {}).get("model_name")
+    config = meta.get("config") or {}
     version = meta.get("lm_eval_version")
-    if not model:
-        model = _pretrained((meta.get("config") or {}).get("model_args"))
     source = f"lm-eval {version}" if version else "lm-eval"
+    if "model_args" in config:
+        model = _named_in_args(config["model_args"])
+        if model is None and not override:
+            raise _unnamed(results, config, meta.get("model_name"))
+    else:
+        model = meta.get("model_name") or config.get("model_name")
     return (str(model) if model else None), source, meta, results
+
+
+def _unnamed(results: Path, config: dict[str, Any], recorded: Any) -> InputError:
+    return InputError(
+        f"{results}: field 'config.model_args' = {config.get('model_args')!r} names no model "
+        f"(none of {', '.join(_NAME_KEYS)}) for lm-eval model {config.get('model')!r}, so "
+        f"'model_name' = {recorded!r} is not a model name (lm-eval makes one up); pass "
+        "model=NAME (CLI: --model NAME) to name the model of these files"
+    )
 
 
 def _task_config(meta: dict[str, Any], task: str) -> dict[str, Any]:
@@ -211,19 +233,27 @@ def _subsample_note(meta: dict[str, Any], task: str, model: str) -> str | None:
     return None
 
 
-def _pretrained(model_args: Any) -> str | None:
-    if isinstance(model_args, dict):
-        value = model_args.get("pretrained")
-        return str(value) if value else None
+#: ``model_args`` keys lm-eval takes the model name from, in its order
+#: (``GeneralConfigTracker._get_model_name``): an adapter before its base model.
+_NAME_KEYS = ("peft", "delta", "pretrained", "model", "path", "engine")
+
+
+def _named_in_args(model_args: Any) -> str | None:
+    """The model name in ``model_args`` (a dict or ``k=v,k=v``), as lm-eval derives it."""
     if isinstance(model_args, str):
-        for part in model_args.split(","):
-            key, _, value = part.partition("=")
-            if key.strip() == "pretrained" and value:
-                return value.strip()
+        pairs = (part.partition("=") for part in model_args.split(","))
+        model_args = {key.strip(): value.strip() for key, _, value in pairs}
+    if isinstance(model_args, dict):
+        for key in _NAME_KEYS:
+            value = model_args.get(key)
+            if value:
+                return str(value)
     return None
 
 
-def _old_layout_meta(path: Path) -> tuple[str | None, str | None, str, dict[str, Any]]:
+def _old_layout_meta(
+    path: Path, override: bool
+) -> tuple[str | None, str | None, str, dict[str, Any]]:
     """(model, task, source, results) for a 0.4.0-0.4.2 file from ``results.json`` beside it."""
     results = path.with_name("results.json")
     model = task = None
@@ -232,7 +262,11 @@ def _old_layout_meta(path: Path) -> tuple[str | None, str | None, str, dict[str,
         loaded = load_json(results)
         if isinstance(loaded, dict):
             meta = loaded
-            model = _pretrained((meta.get("config") or {}).get("model_args"))
+            config = meta.get("config") or {}
+            if "model_args" in config:
+                model = _named_in_args(config["model_args"])
+                if model is None and not override:
+                    raise _unnamed(results, config, None)
             tasks = sorted(
                 (meta.get("configs") or meta.get("results") or {}), key=len, reverse=True
             )
@@ -267,7 +301,7 @@ def read(
     match = _SAMPLES.match(path.name)
     if match:
         task, date = match.group("task"), match.group("date")
-        meta_model, source, meta, results_path = _new_layout_meta(path, date)
+        meta_model, source, meta, results_path = _new_layout_meta(path, date, model is not None)
         source_model = meta_model or path.parent.name
         canonical = meta_model or _canonical_model(path.parent.name)
         timestamp = parse_dashed_iso(date)
@@ -281,7 +315,7 @@ def read(
         if note:
             report.notes.append(note)
     else:
-        meta_model, task, source, meta = _old_layout_meta(path)
+        meta_model, task, source, meta = _old_layout_meta(path, model is not None)
         if task is None:
             task = benchmark
         if task is None:

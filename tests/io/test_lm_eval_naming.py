@@ -1,0 +1,77 @@
+"""lm-eval model naming: from ``model_args`` as lm-eval derives it; never its made-up id."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from latentbench.exceptions import InputError
+from latentbench.io.formats import read_results
+
+DATE = "2026-11-30T20-45-15.568185"
+
+
+def _run(root: Path, folder: str, config: dict, model_name: str) -> Path:
+    """One lm-eval >= 0.4.3 run folder with two docs, as lm-eval 0.4.13 lays it out."""
+    run = root / folder
+    run.mkdir(parents=True)
+    meta = {
+        "results": {"tiny": {"acc,none": 0.5}},
+        "config": config,
+        "model_name": model_name,
+        "model_name_sanitized": model_name.replace("/", "__"),
+        "lm_eval_version": "0.4.13",
+    }
+    (run / f"results_{DATE}.json").write_text(json.dumps(meta))
+    line = '{"doc_id": %d, "filter": "none", "metrics": ["acc"], "acc": %d}\n'
+    (run / f"samples_tiny_{DATE}.jsonl").write_text(line % (0, 1) + line % (1, 0))
+    return run
+
+
+def test_dummy_run_needs_a_name_and_never_gets_the_random_folder(tmp_path):
+    _run(tmp_path, "qdpv68r5", {"model": "dummy", "model_args": {}}, "qdpv68r5")
+    with pytest.raises(InputError) as err:
+        read_results("lm-eval", tmp_path)
+    message = str(err.value)
+    assert f"results_{DATE}.json" in message and "config.model_args" in message
+    assert "'qdpv68r5'" in message and "--model NAME" in message
+    frame, _ = read_results("lm-eval", tmp_path, model="dummy-a")
+    assert set(frame["model"]) == {"dummy-a"}
+    assert frame["score"].tolist() == [1.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    ("model_args", "expected"),
+    [
+        ("model=model-1,base_url=http://127.0.0.1:8000/v1/chat/completions", "model-1"),
+        ({"model": "model-2", "base_url": "http://127.0.0.1:8000/v1"}, "model-2"),
+        ("pretrained=org/base,peft=org/adapter", "org/adapter"),
+        ("pretrained=EleutherAI/pythia-160m,dtype=float16", "EleutherAI/pythia-160m"),
+    ],
+)
+def test_name_comes_from_model_args(tmp_path, model_args, expected):
+    _run(tmp_path, "whatever", {"model": "local-chat-completions", "model_args": model_args}, "x")
+    frame, _ = read_results("lm-eval", tmp_path)
+    assert set(frame["model"]) == {expected}
+    frame, _ = read_results("lm-eval", tmp_path, model="override")
+    assert set(frame["model"]) == {"override"}
+
+
+def test_recorded_model_name_is_kept_without_model_args(tmp_path):
+    _run(tmp_path, "org__model", {"model": "hf"}, "org/model")
+    frame, _ = read_results("lm-eval", tmp_path)
+    assert set(frame["model"]) == {"org/model"}
+
+
+def test_old_layout_without_a_name_needs_one(tmp_path):
+    (tmp_path / "results.json").write_text(
+        json.dumps({"results": {"tiny": {}}, "config": {"model": "dummy", "model_args": ""}})
+    )
+    rows = [{"doc_id": 0, "acc": 1}, {"doc_id": 1, "acc": 0}]
+    (tmp_path / "_tiny.jsonl").write_text(json.dumps(rows))
+    with pytest.raises(InputError, match=r"results\.json: field 'config\.model_args' = ''"):
+        read_results("lm-eval", tmp_path)
+    frame, _ = read_results("lm-eval", tmp_path, model="dummy-b")
+    assert set(frame["model"]) == {"dummy-b"} and set(frame["benchmark"]) == {"tiny"}
