@@ -50,9 +50,27 @@ def is_zip(path: Path) -> bool:
         return handle.read(4) == _ZIP_MAGIC
 
 
+#: zip compression method of zstd; Inspect writes ``.eval`` members with it by default.
+_ZSTD = 93
+
+
+def _member(archive: zipfile.ZipFile, path: Path, member: str) -> bytes:
+    """The bytes of one member; zstd needs ``zipfile-zstd`` (an ``inspect_ai`` dependency)."""
+    if archive.getinfo(member).compress_type == _ZSTD:
+        try:
+            import zipfile_zstd  # noqa: F401  (registers zstd with zipfile)
+        except ImportError:
+            raise InputError(
+                f"{path}: member {member} is zstd-compressed (zip method {_ZSTD}), as recent "
+                "Inspect versions write .eval logs; install inspect_ai (or zipfile-zstd) to "
+                "read it"
+            ) from None
+    return archive.read(member)
+
+
 def _zip_json(archive: zipfile.ZipFile, path: Path, member: str) -> Any:
     try:
-        return json.loads(archive.read(member))
+        return json.loads(_member(archive, path, member))
     except json.JSONDecodeError as exc:
         raise InputError(
             f"{path}: member {member}:{exc.lineno}: invalid JSON ({exc.msg}); the log may be "
