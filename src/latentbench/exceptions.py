@@ -13,6 +13,7 @@ __all__ = [
     "CellsFailed",
     "ConvergenceWarning",
     "DataWarning",
+    "HarnessFailed",
     "IdentifiabilityWarning",
     "InputError",
     "LatentbenchWarning",
@@ -81,6 +82,16 @@ class CellsFailed(LiveStop):
         first = "; ".join(f"{m}/{i}: {e}" for m, i, e in failures[:3])
         more = f" (and {len(failures) - 3} more)" if len(failures) > 3 else ""
         super().__init__(f"{len(failures)} cell(s) failed after retries: {first}{more}")
+
+
+class HarnessFailed(LiveStop):
+    """A harness the lm-eval bridge ran failed: a non-zero exit, or logs without the docs asked.
+
+    The message names the plan file, the command and the end of the harness's output; the
+    cells stored before stay, and a re-run retries the plan.
+    """
+
+    status = "failed"
 
 
 class PlanPending(LiveStop):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -338,7 +339,11 @@ class LiveConfig:
             raise InputError(f"{self.source}: [oracle] kind='lm-eval' needs task = 'NAME'")
         base = Path(self.source).parent if self.source != "<config>" else Path(".")
         args = [m.model_args for m in self.models]
-        extra = {"backend": o.backend} if o.backend is not None else {}
+        extra: dict[str, Any] = {"backend": o.backend} if o.backend is not None else {}
+        if o.command is not None:
+            extra["command"] = shlex.split(o.command)
+        if o.extra_args is not None:
+            extra["extra_args"] = shlex.split(o.extra_args)
         return LmEvalBridgeOracle(
             self.model_ids,
             [m.lm_eval_model or m.name for m in self.models],
@@ -349,5 +354,7 @@ class LiveConfig:
             model_args=[a for a in args if a is not None] if all(args) else None,
             metric=o.metric,
             filter=o.filter,
+            include_path=o.include_path,
+            execute=o.execute,
             **extra,
         )

@@ -76,6 +76,14 @@ class OracleOptions:
     backend: str | None = None
     metric: str | None = None
     filter: str | None = None
+    execute: bool = False
+    command: str | None = field(
+        default=None, metadata=_expect("a command line, e.g. 'lm-eval run'")
+    )
+    include_path: str | None = None
+    extra_args: str | None = field(
+        default=None, metadata=_expect("arguments, e.g. '--apply_chat_template'")
+    )
 
     def chat_options(self) -> dict[str, Any]:
         """The options given for :class:`ChatCompletionsOracle` (unset ones left out)."""

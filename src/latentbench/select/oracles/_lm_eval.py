@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from latentbench.exceptions import InputError, PlanPending
+from latentbench.exceptions import HarnessFailed, InputError, PlanPending
 from latentbench.select.oracles._protocol import CellResult
 
 __all__ = ["LmEvalBridgeOracle"]
@@ -23,6 +25,8 @@ class LmEvalBridgeOracle:
     When some are missing it writes ``plan_dir/next_plan.json`` (model, task, doc ids and an
     ``lm_eval ... --samples`` command line) and raises :class:`PlanPending`. Run the command,
     then re-run the selection: the cells already stored are replayed and the new logs read.
+    With ``execute=True`` the oracle runs that command itself (one harness process per batch,
+    asking only for the missing docs), reads the new logs and yields their cells.
 
     Parameters
     ----------
@@ -40,6 +44,23 @@ class LmEvalBridgeOracle:
         ``--model`` of the command line.
     metric, filter : str, optional
         Passed to ``read_results`` (needed when the task logs several).
+    command : sequence of str, default ("lm_eval",)
+        The harness's argv prefix, e.g. ``("lm-eval", "run")`` or
+        ``(sys.executable, "-m", "lm_eval", "run")``.
+    include_path : path-like, optional
+        ``--include_path`` (a folder of task YAMLs, for a task lm-eval does not ship).
+    extra_args : sequence of str, optional
+        Appended to every command line (e.g. ``("--apply_chat_template",)``).
+    execute : bool, default False
+        Run the plan and continue, instead of raising :class:`PlanPending`.
+
+    Raises
+    ------
+    PlanPending
+        From ``evaluate_cells``, when cells are missing and ``execute`` is False.
+    HarnessFailed
+        From ``evaluate_cells`` with ``execute``: the harness exited non-zero, or its logs lack
+        docs it was asked for.
     """
 
     def __init__(
@@ -55,6 +76,10 @@ class LmEvalBridgeOracle:
         backend: str = "hf",
         metric: str | None = None,
         filter: str | None = None,
+        command: Sequence[str] = ("lm_eval",),
+        include_path: str | os.PathLike[str] | None = None,
+        extra_args: Sequence[str] = (),
+        execute: bool = False,
     ) -> None:
         if len(models) != len(lm_eval_models):
             raise InputError(
@@ -73,8 +98,14 @@ class LmEvalBridgeOracle:
             list(model_args) if model_args else [f"pretrained={m}" for m in self.lm_eval_models]
         )
         self.backend, self.metric, self.filter = backend, metric, filter
+        if not command:
+            raise InputError("command is empty; expected the harness's argv, e.g. ['lm_eval']")
+        self.command, self.extra_args = list(command), list(extra_args)
+        self.include_path = None if include_path is None else str(include_path)
+        self.execute = execute
         self.n_models, self.n_items = len(self.models), len(self.item_ids)
         self.n_calls = 0
+        self.n_runs = 0  #: harness processes started (``execute``)
 
     def _logged(self) -> dict[tuple[str, str], float]:
         from latentbench.io.formats import read_results
@@ -102,23 +133,25 @@ class LmEvalBridgeOracle:
 
     def plan(self, model_index: int, doc_ids: Sequence[str]) -> tuple[Path, str]:
         """Write the plan for one model's missing docs; returns its path and command line."""
-        import shlex
-
-        docs = [int(d) for d in doc_ids]
+        # sorted: lm-eval (0.4.9-0.4.13) evaluates --samples docs in dataset order but labels
+        # them doc_id = the list's k-th entry, so an unsorted list mislabels the logged docs
+        docs = sorted({int(d) for d in doc_ids})
         samples = json.dumps({self.task: docs}, separators=(",", ":"))
         argv = [
-            "lm_eval",
+            *self.command,
             "--model",
             self.backend,
             "--model_args",
             self.model_args[model_index],
             "--tasks",
             self.task,
+            *(["--include_path", self.include_path] if self.include_path else []),
             "--samples",
             samples,
             "--output_path",
             str(self.samples_dir),
             "--log_samples",
+            *self.extra_args,
         ]
         command = shlex.join(argv)
         self.plan_dir.mkdir(parents=True, exist_ok=True)
@@ -136,17 +169,48 @@ class LmEvalBridgeOracle:
         return path, command
 
     def evaluate_cells(self, model_index: int, item_indices: np.ndarray) -> Iterator[CellResult]:
-        """Yield the logged cells; write a plan and raise :class:`PlanPending` for the rest."""
+        """Yield the logged cells; for the rest run the plan (``execute``) or raise
+        :class:`PlanPending`."""
         logged = self._logged()
         name = self.lm_eval_models[model_index]
-        missing: list[str] = []
+        missing: list[tuple[int, str]] = []
         for pos, k in enumerate(np.asarray(item_indices).ravel()):
             doc = self.item_ids[int(k)]
             value = logged.get((name, doc))
             if value is None:
-                missing.append(doc)
+                missing.append((pos, doc))
                 continue
             self.n_calls += 1
             yield CellResult(pos, value)
-        if missing:
-            raise PlanPending(*self.plan(model_index, missing))
+        if not missing:
+            return
+        path, command = self.plan(model_index, [doc for _, doc in missing])
+        if not self.execute:
+            raise PlanPending(path, command)
+        self._run(path)
+        logged = self._logged()
+        absent = [doc for _, doc in missing if (name, doc) not in logged]
+        if absent:
+            raise HarnessFailed(
+                f"{path}: the harness exited 0 but {self.samples_dir} has no {self.task!r} "
+                f"sample for model {name!r} (model_name from its model_args) and doc_id(s) "
+                f"{', '.join(absent[:5])}{' ...' if len(absent) > 5 else ''}; expected every "
+                "doc of the plan"
+            )
+        for pos, doc in missing:
+            self.n_calls += 1
+            yield CellResult(pos, logged[(name, doc)])
+
+    def _run(self, plan_path: Path) -> None:
+        """Run the plan's argv; a non-zero exit raises :class:`HarnessFailed` with its tail."""
+        argv = json.loads(plan_path.read_text())["argv"]
+        self.n_runs += 1
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        except OSError as exc:
+            raise HarnessFailed(f"{plan_path}: cannot start {argv[0]!r} ({exc})") from None
+        if done.returncode != 0:
+            tail = (done.stdout + done.stderr).strip()[-2000:]
+            raise HarnessFailed(
+                f"{plan_path}: {shlex.join(argv[:4])} ... exited {done.returncode}:\n{tail}"
+            )

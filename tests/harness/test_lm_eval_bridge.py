@@ -1,0 +1,151 @@
+"""PULSE live through the real lm-eval: ``lm-eval run --samples`` for exactly the cells picked.
+
+Five models behind the local table server, forty docs of a local generation task. The bridge
+(``[oracle] kind = "lm-eval"``, ``execute = true``) runs the harness once per batch, asking only
+for the docs the selection needs, and reads its sample logs. The run must reach the decision a
+replay of the same answer table reaches, and the server must see each selected cell once.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from latentbench.io.store import Store
+from latentbench.select import MatrixOracle
+from latentbench.select.live import LiveConfig, run_live
+
+from ..select_live.conftest import make_data
+from .conftest import TableServer, harness_env, write_items
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        importlib.util.find_spec("lm_eval") is None,
+        reason="lm-eval is not installed (pip install '.[harness]')",
+    ),
+]
+
+TASK = """\
+task: lb_bridge
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {items}
+test_split: test
+output_type: generate_until
+doc_to_text: "{{{{prompt}}}}"
+doc_to_target: "{{{{answer}}}}"
+generation_kwargs:
+  until: []
+  max_gen_toks: 16
+metric_list:
+  - metric: exact_match
+"""
+
+
+def _config(tmp: Path, server: TableServer, tasks: Path) -> Path:
+    command = shlex.join([sys.executable, "-m", "lm_eval", "run"])
+    lines = [
+        "[run]",
+        "seed = 3",
+        "budget = 48",
+        "batch_size = 16",
+        "init_batch = 8",
+        'policy = "pulse"',
+        "",
+        "[policy]",
+        "refit_every = 1",
+        "",
+        "[proxy]",
+        'history = "history.csv"',
+        "rank = 2",
+        "",
+        "[oracle]",
+        'kind = "lm-eval"',
+        'task = "lb_bridge"',
+        "execute = true",
+        f"command = {json.dumps(command)}",
+        'backend = "local-chat-completions"',
+        f"include_path = {json.dumps(str(tasks))}",
+        'extra_args = "--apply_chat_template"',
+        f"samples_dir = {json.dumps(str(tmp / 'lm_eval_out'))}",
+        f"plan_dir = {json.dumps(str(tmp / 'plans'))}",
+        "",
+        "[items]",
+        'path = "docs.jsonl"',
+    ]
+    for name in server.names:
+        lines += [
+            "",
+            "[[models]]",
+            f'name = "{name}"',
+            f'lm_eval_model = "{name}"',
+            f'model_args = "model={name},base_url={server.base_url}/chat/completions"',
+        ]
+    path = tmp / "run.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_pulse_through_real_lm_eval_equals_replay(tmp_path: Path, monkeypatch):
+    Y, H, items = make_data(m=5, n=40, n_history=30, seed=8)
+    server = TableServer(Y, items, [f"model-{k}" for k in range(5)])
+    try:
+        tasks = tmp_path / "tasks"
+        tasks.mkdir()
+        (tasks / "lb_bridge.yaml").write_text(
+            TASK.format(items=write_items(tmp_path / "gen.jsonl", items))
+        )
+        # the selection's items are lm-eval doc ids; the history uses the same columns
+        docs = [{"id": str(k), "prompt": it["prompt"], "answer": it["answer"]}
+                for k, it in enumerate(items)]  # fmt: skip
+        write_items(tmp_path / "docs.jsonl", docs)
+        hist = pd.DataFrame(H, columns=[d["id"] for d in docs])
+        hist.insert(0, "model", [f"h{k}" for k in range(H.shape[0])])
+        hist.to_csv(tmp_path / "history.csv", index=False)
+        for key, value in harness_env(tmp_path).items():
+            monkeypatch.setenv(key, value)
+        cfg = LiveConfig.from_toml(_config(tmp_path, server, tasks))
+
+        with Store(tmp_path / "live.duckdb") as db:
+            live = run_live(cfg, db)
+            observed = db.selection_observations(live.run_id)
+        counts = server.counts()
+    finally:
+        server.close()
+    with Store(tmp_path / "replay.duckdb") as db:
+        replay = run_live(cfg, db, oracle=MatrixOracle(Y))
+        replayed = db.selection_observations(replay.run_id)
+
+    sel = live.selection
+    assert live.status == "done", live
+    assert sel.best == replay.selection.best
+    assert sel.evaluations_total == replay.selection.evaluations_total == 5 * 8 + 48
+    np.testing.assert_array_equal(sel.trace_best, replay.selection.trace_best)
+    np.testing.assert_allclose(sel.estimates, replay.selection.estimates)
+
+    def cells(frame: pd.DataFrame) -> list[tuple[int, str, str, float]]:
+        rows = zip(frame["round"], frame["model"], frame["item"], frame["score"], strict=True)
+        return sorted((int(r), m, i, float(s)) for r, m, i, s in rows)
+
+    assert cells(observed) == cells(replayed)
+    for _, m, i, score in cells(observed):
+        assert score == Y[int(m.split("-")[1]), int(i)]
+    # each selected cell went through the harness to the server exactly once, nothing else did
+    selected = {(m, items[int(i)]["id"]) for _, m, i, _ in cells(observed)}
+    assert len(selected) == sel.evaluations_total
+    assert counts == dict.fromkeys(selected, 1)
+    # one harness process per batch; each wrote its own results file with its version
+    results = sorted((tmp_path / "lm_eval_out").glob("*/results_*.json"))
+    assert len(results) == 5 + 48 // 16
+    version = importlib.metadata.version("lm_eval")
+    assert {json.loads(p.read_text())["lm_eval_version"] for p in results} == {version}

@@ -1,0 +1,87 @@
+"""The lm-eval bridge running its plans itself (``execute=True``), with a stand-in harness.
+
+The real harness runs in ``tests/harness/test_lm_eval_bridge.py`` (when installed); here a small
+script takes the same command line and writes lm-eval's files, so the plumbing is always tested.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from latentbench.exceptions import HarnessFailed, PlanPending
+from latentbench.select.oracles import LmEvalBridgeOracle
+
+FAKE = """\
+import json, sys
+from pathlib import Path
+args = sys.argv[1:]
+get = lambda flag: args[args.index(flag) + 1]
+if "--fail" in args:
+    sys.exit("boom: harness crashed")
+name = dict(kv.split("=", 1) for kv in get("--model_args").split(","))["model"]
+task, docs = next(iter(json.loads(get("--samples")).items()))
+Path(sys.argv[0]).with_name("calls.jsonl").open("a").write(json.dumps([name, docs]) + "\\n")
+out = Path(get("--output_path")) / name
+out.mkdir(parents=True, exist_ok=True)
+date = "2026-01-01T00-00-0%d.000000" % len(list(out.glob("results_*")))
+meta = {"config": {"model": "x", "model_args": get("--model_args")}, "lm_eval_version": "fake"}
+(out / f"results_{date}.json").write_text(json.dumps(meta))
+if "--skip-last" in args:
+    docs = docs[:-1]
+rows = [{"doc_id": d, "filter": "none", "metrics": ["acc"], "acc": d % 2} for d in docs]
+(out / f"samples_{task}_{date}.jsonl").write_text("".join(json.dumps(r) + "\\n" for r in rows))
+"""
+
+
+def _bridge(tmp_path: Path, execute: bool, *extra: str) -> LmEvalBridgeOracle:
+    script = tmp_path / "fake_lm_eval.py"
+    script.write_text(FAKE)
+    return LmEvalBridgeOracle(
+        ["a", "b"],
+        ["m-a", "m-b"],
+        [str(k) for k in range(10)],
+        "t",
+        tmp_path / "out",
+        tmp_path / "plans",
+        model_args=["model=m-a", "model=m-b"],
+        backend="local-chat-completions",
+        command=[sys.executable, str(script)],
+        include_path=tmp_path / "tasks",
+        extra_args=["--apply_chat_template", *extra],
+        execute=execute,
+    )
+
+
+def test_plan_sorts_docs_and_carries_the_command(tmp_path):
+    bridge = _bridge(tmp_path, execute=False)
+    with pytest.raises(PlanPending):
+        list(bridge.evaluate_cells(1, np.array([7, 2, 5, 2])))
+    plan = json.loads((tmp_path / "plans" / "next_plan.json").read_text())
+    assert plan["doc_ids"] == [2, 5, 7]  # sorted: lm-eval labels --samples docs by list order
+    argv = plan["argv"]
+    assert argv[:2] == [sys.executable, str(tmp_path / "fake_lm_eval.py")]
+    assert argv[argv.index("--include_path") + 1] == str(tmp_path / "tasks")
+    assert argv[-1] == "--apply_chat_template"
+
+
+def test_execute_runs_once_per_batch_for_the_missing_docs_only(tmp_path):
+    bridge = _bridge(tmp_path, execute=True)
+    got = dict((c.position, c.score) for c in bridge.evaluate_cells(0, np.array([3, 4, 1])))
+    assert got == {0: 1.0, 1: 0.0, 2: 1.0}
+    got = dict((c.position, c.score) for c in bridge.evaluate_cells(0, np.array([4, 6])))
+    assert got == {0: 0.0, 1: 0.0}
+    calls = [json.loads(x) for x in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    assert calls == [["m-a", [1, 3, 4]], ["m-a", [6]]]  # doc 4 was logged already
+    assert bridge.n_runs == 2 and bridge.n_calls == 5
+
+
+def test_execute_failures_name_the_plan(tmp_path):
+    with pytest.raises(HarnessFailed, match=r"next_plan\.json: .* exited 1:\n.*boom"):
+        list(_bridge(tmp_path, True, "--fail").evaluate_cells(0, np.array([1])))
+    with pytest.raises(HarnessFailed, match=r"no 't' sample for model 'm-b'.*doc_id\(s\) 8"):
+        list(_bridge(tmp_path, True, "--skip-last").evaluate_cells(1, np.array([8, 2])))
