@@ -64,6 +64,24 @@ def test_replay_writes_selection_json(files):
     assert data["best_model"] in {f"m{i:02d}" for i in range(20, 40)}
     assert {"lower", "upper", "estimate"} <= set(data["arms"][0])
     assert len(data["trace"]["best_index"]) == data["rounds"] + 1
+    assert data["params"]["history"]["proxy rank"] == 2
+    assert len(data["params"]["history"]["input_sha256"]) == 64
+    assert "evaluations:" in result.output and "certified" in result.output
+
+
+def test_replay_split_is_recorded_and_printed(files):
+    tmp, _Y = files
+    out = tmp / "split"
+    args = ["select", "replay", str(tmp / "all.parquet"), "--budget", "200", "--seed", "5"]
+    args += ["--rank", "2", "--batch-size", "16", "--init-batch", "8", "--stop", "confidence"]
+    result = runner.invoke(app, [*args, "--delta", "0.05", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "selection.json").read_text())
+    record = data["params"]["history"]
+    assert record["history ids"] and record["proxy rank"] == 2
+    assert len(record["input_sha256"]) == 64 and record["input"].endswith("all.parquet")
+    assert "random half" in result.output and "delta = 0.05" in result.output
+    assert data["params"]["alpha"] == 0.05 and data["certified"] in (True, False)
 
 
 def test_replay_reports_bad_input(files):

@@ -46,7 +46,10 @@ def test_policy_specs_and_pools():
     _label, name, kw, run_kw = parse_policy("pulse:init_batch=16;weights=precision;a=0.5")
     assert name == "pulse" and kw == {"weights": "precision", "a": 0.5}
     assert run_kw == {"init_batch": 16}
-    assert make_policy("naive_refit").refit_every == 1000
+    assert make_policy("naive_frozen").refit_every is None
+    assert make_policy("naive").refit_every == "auto"
+    with pytest.raises(InputError, match="no option"):
+        make_policy("ucbe:alpha=0.1")  # UCB-E has no intervals: alpha is refused, not ignored
     with pytest.raises(InputError, match="unknown"):
         parse_policy("thompson")
     with pytest.raises(InputError, match="pulse"):

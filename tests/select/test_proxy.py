@@ -73,3 +73,14 @@ def test_bad_inputs():
     proxy = LowRankProxy.from_factors(np.ones((4, 1)), np.zeros(4))
     with pytest.raises(InputError, match="shape"):
         proxy.fit_models(np.zeros((2, 5)))
+
+
+def test_rank_auto_cross_validates_on_small_histories():
+    """rank="auto" picks the rank by held-out residuals at any history size (no n // 16 rule)."""
+    Y3, _, _, _ = lowrank_data(36, 400, r=3, seed=11, spread=2.0)
+    Y1, _, _, _ = lowrank_data(36, 400, r=1, seed=12, spread=2.0)
+    rich = LowRankProxy(random_state=0).fit(Y3)
+    plain = LowRankProxy(random_state=0).fit(Y1)
+    assert rich.rank_ in (2, 4) and plain.rank_ in (1, 2)
+    assert set(rich.cv_scores_) == {1, 2, 4, 8, 16}
+    assert rich.cv_scores_[rich.rank_].mean() < rich.cv_scores_[1].mean()

@@ -121,6 +121,7 @@ def test_per_round_estimates_unbiased_with_hostile_refitted_proxy(legacy):
 @pytest.mark.parametrize(
     "options, init_batch",
     [
+        ({}, 16),
         ({"ci": "eb"}, 16),
         ({"ci": "freedman"}, 16),
         ({"weights": "precision", "bonus": "effective", "init_estimate": "prior"}, 4),
@@ -325,3 +326,16 @@ def test_loop_refuses_a_missing_score_instead_of_scoring_it_zero():
 
     with pytest.raises(InputError, match=r"model 1: the oracle returned 1 missing score"):
         run_selection(Flaky(), UCBE(), budget=20, batch_size=5, init_batch=5, random_state=0)
+
+
+def test_full_evaluation_gives_exact_zero_width_intervals():
+    Y, U, V, b = lowrank_data(5, 300, r=1, seed=4)
+    proxy = LowRankProxy.from_factors(V, b, U_history=U)
+    res = run_selection(
+        MatrixOracle(Y), Pulse(), budget=10**6, batch_size=32, init_batch=16, proxy=proxy,
+        random_state=0,
+    )  # fmt: skip
+    mu = Y.mean(axis=1, dtype=np.float64)
+    assert res.stopped == "exhausted" and res.certified is not None
+    np.testing.assert_allclose(res.lower, mu, atol=1e-12)
+    np.testing.assert_allclose(res.upper, mu, atol=1e-12)

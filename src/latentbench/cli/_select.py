@@ -133,8 +133,17 @@ def replay(
     batch_size: int = typer.Option(64, help="Evaluations per round (B)."),
     init_batch: int = typer.Option(64, help="Initial evaluations per model."),
     rank: str = typer.Option("auto", help="Rank of the low-rank logistic proxy, or 'auto'."),
-    alpha: float = typer.Option(0.1, help="Simultaneous miscoverage of the intervals."),
-    stop: str = typer.Option("budget", help="'budget' or 'confidence' (fixed-confidence stop)."),
+    alpha: float = typer.Option(
+        0.1,
+        "--delta",
+        "--alpha",
+        help="Simultaneous miscoverage of the intervals (and of the certificate).",
+    ),
+    stop: str = typer.Option(
+        "budget",
+        help="'budget', or 'confidence': stop once the best is certified at --delta (PULSE "
+        "then samples the leader and its strongest challenger, LUCB-style).",
+    ),
     missing: str = typer.Option(
         "error", help="Missing candidate cells: 'error', or 'zero' to score them 0 explicitly."
     ),
@@ -182,7 +191,31 @@ def replay(
             soft_wrap=True,
         )
         console.print(escape(split_note), soft_wrap=True)
+    cert = result.certified
+    console.print(
+        "best "
+        + escape(str(result.best_id))
+        + (
+            ": no intervals, not certified"
+            if cert is None
+            else f": certified at delta = {alpha:g}"
+            if cert
+            else f": not certified at delta = {alpha:g}"
+        ),
+        soft_wrap=True,
+    )
+    if not quiet:
         console.print(f"wrote {escape(str(path))}")
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _replay(
@@ -222,7 +255,7 @@ def _replay(
         split_note = (
             f"history: {hist.n_models} models of {history} learn the proxy; {len(ids)} candidates"
         )
-        history_record = {
+        history_record: dict[str, Any] = {
             "source": str(history),
             "history models": hist.n_models,
             "candidates": len(ids),
@@ -244,13 +277,19 @@ def _replay(
             "history ids": [matrix.model_ids[i] for i in h_rows],
         }
     check_complete(candidates, ids, matrix.item_ids, missing)
-    _, name, _, run_kw = parse_policy(policy)
-    extra = {"alpha": alpha} if "alpha" in POLICIES[name].options else {}
+    _, name, spec_options, run_kw = parse_policy(policy)
+    options = POLICIES[name].options
+    extra: dict[str, Any] = {"alpha": alpha} if "alpha" in options else {}
+    if stop == "confidence" and "bonus" in options and "bonus" not in spec_options:
+        extra["bonus"] = "ci"  # fixed confidence: LUCB sampling
     pol = make_policy(policy, extra, where="--policy")
     proxy = None
     if pol.needs_proxy:
         with console.status("learning item factors from the history ..."):
             proxy = LowRankProxy(rank=_rank(rank), random_state=seed).fit(hist_scores)
+        history_record["proxy rank"] = proxy.rank_
+    history_record["input"] = str(responses)
+    history_record["input_sha256"] = _sha256(responses)
     oracle = MatrixOracle(candidates, missing=missing)
     result = run_selection(
         oracle,

@@ -17,11 +17,12 @@ Every policy is driven by :func:`latentbench.select.run_selection` through the c
 from __future__ import annotations
 
 import math
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
 from latentbench.exceptions import InputError
+from latentbench.select._betting import BettingConfSeq
 from latentbench.select._bounds import EBConfSeq, FreedmanConfSeq
 from latentbench.select._state import Observation, ProxyState, SelectionState
 
@@ -73,6 +74,25 @@ class Policy(Protocol):
         ...
 
 
+_CI = ("betting", "eb", "freedman", "none")
+REFITS = 20
+"""Refits over a run with ``refit_every="auto"`` (every ``planned_rounds / REFITS`` rounds)."""
+ConfSeq = BettingConfSeq | EBConfSeq | FreedmanConfSeq
+
+
+def make_confseq(
+    ci: str, n_arms: int, n_items: int, alpha: float, max_pulls: int
+) -> ConfSeq | None:
+    """The confidence sequences named by ``ci`` (None for ``"none"``)."""
+    if ci == "betting":
+        return BettingConfSeq(n_arms, n_items, alpha)
+    if ci == "eb":
+        return EBConfSeq(n_arms, alpha)
+    if ci == "freedman":
+        return FreedmanConfSeq(n_arms, alpha, max_pulls=max_pulls)
+    return None
+
+
 class UCBEBookkeeping:
     """UCB-E bookkeeping: per-round estimates, exact rows, the UCB-E index, uniform batches.
 
@@ -85,8 +105,10 @@ class UCBEBookkeeping:
         Exploration constant of the UCB-E bonus ``sqrt(a / T_i)``.
     alpha : float
         Miscoverage of the simultaneous confidence sequences.
-    ci : {"eb", "freedman", "none"}
-        Confidence sequence on the per-round estimates.
+    ci : {"betting", "eb", "freedman", "none"}
+        Confidence sequences: ``betting`` on the per-cell terms
+        (:class:`~latentbench.select._betting.BettingConfSeq`); ``eb`` (empirical Bernstein)
+        or ``freedman`` on the per-round estimates (wider; kept for comparison).
     doubling : bool
         Our extension (a smaller, adaptive start): a round reveals ``min(B, T_i)`` cells of
         arm i instead of ``B``, so with a small initial batch an arm's sample grows
@@ -102,11 +124,13 @@ class UCBEBookkeeping:
     ) -> None:
         if a < 0:
             raise InputError(f"a={a!r}; expected a nonnegative number")
-        if ci not in ("eb", "freedman", "none"):
-            raise InputError(f"ci={ci!r}; expected 'eb', 'freedman' or 'none'")
+        if ci not in _CI:
+            raise InputError(f"ci={ci!r}; expected one of {_CI}")
+        if not 0 < alpha < 1:
+            raise InputError(f"alpha={alpha!r}; expected a value in (0, 1)")
         self.a, self.alpha, self.ci = a, alpha, ci
         self.doubling = bool(doubling)
-        self._cs: EBConfSeq | FreedmanConfSeq | None = None
+        self._cs: ConfSeq | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def initialize(self, state: SelectionState, proxy: ProxyState | None = None) -> None:
@@ -120,16 +144,15 @@ class UCBEBookkeeping:
         self.exact = np.zeros(m, dtype=bool)
         init_b = max(int(state.n_obs.max()), 1)
         k_max = 1 + math.ceil(max(state.n_items - int(state.n_obs.min()), 0) / init_b)
-        if self.ci == "eb":
-            self._cs = EBConfSeq(m, self.alpha)
-        elif self.ci == "freedman":
-            self._cs = FreedmanConfSeq(m, self.alpha, max_pulls=max(k_max, state.n_items))
-        else:
-            self._cs = None
+        self._cs = make_confseq(self.ci, m, state.n_items, self.alpha, max(k_max, state.n_items))
         with np.errstate(invalid="ignore", divide="ignore"):
             first = state.y_sum / np.maximum(state.n_obs, 1)
         for arm in range(m):
             self._add_round(arm, float(first[arm]))
+            if isinstance(self._cs, BettingConfSeq):
+                items = state.order[arm, : int(state.n_obs[arm])]
+                zero = np.zeros(items.size)
+                self._cs.update(arm, state.values[arm, items], zero, 0.0, 0.0, 0.0, 0.0)
         self._refresh_exact(state, np.arange(m))
 
     def _add_round(
@@ -199,7 +222,13 @@ class UCBEBookkeeping:
 
 
 class ProxyBookkeeping(UCBEBookkeeping):
-    """Shared proxy bookkeeping: pool sums of f and f^2, refit schedule."""
+    """Shared proxy bookkeeping: pool sums of f and f^2, refit schedule.
+
+    ``refit_every`` is the number of rounds between refits of the candidate factors:
+    ``"auto"`` (default) refits about 20 times over the rounds the budget allows
+    (``ceil(planned_rounds / 20)``, so every round or few for small pools), an integer fixes
+    the period, ``None`` never refits.
+    """
 
     needs_proxy = True
 
@@ -209,18 +238,31 @@ class ProxyBookkeeping(UCBEBookkeeping):
         a: float = 1.0,
         alpha: float = 0.1,
         ci: str = "eb",
-        refit_every: int | None = 1000,
+        refit_every: int | Literal["auto"] | None = "auto",
         doubling: bool = False,
     ) -> None:
         super().__init__(a=a, alpha=alpha, ci=ci, doubling=doubling)
-        if refit_every is not None and refit_every < 1:
-            raise InputError(f"refit_every={refit_every!r}; expected a positive integer or None")
+        if (
+            refit_every is not None
+            and refit_every != "auto"
+            and (
+                isinstance(refit_every, bool) or not isinstance(refit_every, int) or refit_every < 1
+            )
+        ):
+            raise InputError(
+                f"refit_every={refit_every!r}; expected a positive integer, 'auto' or None"
+            )
         self.refit_every = refit_every
+        self._period: int | None = None
 
     def _setup_proxy(self, state: SelectionState, proxy: ProxyState | None) -> None:
         if proxy is None:
             raise InputError(f"policy {self.name!r} needs a proxy; pass history or a proxy")
         self.px = proxy
+        if self.refit_every == "auto":  # about 20 refits over the rounds the budget allows
+            self._period = max(1, math.ceil(state.planned_rounds / REFITS))
+        else:
+            self._period = self.refit_every
         self._touched = np.zeros(state.n_arms, dtype=bool)
         self._recompute_sums(state, np.arange(state.n_arms))
 
@@ -243,10 +285,9 @@ class ProxyBookkeeping(UCBEBookkeeping):
         self._touched[arm] = True
 
     def _maybe_refit(self, state: SelectionState) -> bool:
-        if self.refit_every is None or state.rounds % self.refit_every != 0:
+        if self._period is None or state.rounds % self._period != 0:
             return False
-        rows = np.flatnonzero(self._touched)
-        self.px.refit(state.values, rows)
+        rows = self.px.refit(state.values, np.flatnonzero(self._touched))
         self._recompute_sums(state, rows)
         self._touched[:] = False
         return True

@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -91,17 +91,19 @@ class NaivePooling(ProxyBookkeeping):
     ----------
     a : float, default 1.0
         UCB-E exploration constant.
-    refit_every : int or None, default None
-        ``None`` is "Naive-Pooling" (proxy frozen after the prewarm); an integer is
-        "Naive-Pooling+refit" (rounds between refits).
+    refit_every : int, "auto" or None, default "auto"
+        Rounds between refits of the proxy, as PULSE (the method's Naive-Pooling baseline
+        refits); ``None`` freezes it after the prewarm (``naive_frozen``).
     """
 
     name = "naive"
 
-    def __init__(self, *, a: float = 1.0, refit_every: int | None = None) -> None:
+    def __init__(
+        self, *, a: float = 1.0, refit_every: int | Literal["auto"] | None = "auto"
+    ) -> None:
         super().__init__(a=a, ci="none", refit_every=refit_every)
-        if refit_every is not None:
-            self.name = "naive_refit"
+        if refit_every is None:
+            self.name = "naive_frozen"
 
     def initialize(self, state: SelectionState, proxy: ProxyState | None = None) -> None:
         super().initialize(state, None)
@@ -225,7 +227,7 @@ class PolicyInfo:
     summary : str
         One line for help texts.
     defaults : dict
-        Keyword arguments the name implies (e.g. ``naive_refit`` sets ``refit_every``).
+        Keyword arguments the name implies (e.g. ``naive_frozen`` sets ``refit_every``).
     """
 
     factory: Callable[..., Policy]
@@ -248,9 +250,9 @@ POLICIES: dict[str, PolicyInfo] = {
     "pulse": PolicyInfo(Pulse, "PULSE: UCB-E on doubly robust estimates (proxy)"),
     "ucbe": PolicyInfo(UCBE, "UCB-E on sample means"),
     "ucbe_lrf": PolicyInfo(UCBELRF, "UCB-E-LRF: rank-1 ensemble UCB (biased)"),
-    "naive": PolicyInfo(NaivePooling, "Naive-Pooling: imputation, proxy frozen (biased)"),
-    "naive_refit": PolicyInfo(
-        NaivePooling, "Naive-Pooling+refit: imputation, proxy refit", {"refit_every": 1000}
+    "naive": PolicyInfo(NaivePooling, "Naive-Pooling: imputation, proxy refit (biased)"),
+    "naive_frozen": PolicyInfo(
+        NaivePooling, "Naive-Pooling with the proxy frozen (biased)", {"refit_every": None}
     ),
     "uniform": PolicyInfo(Uniform, "round-robin with uniform batches"),
     "full": PolicyInfo(FullEvaluation, "evaluate every cell"),

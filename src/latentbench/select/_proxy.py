@@ -31,15 +31,37 @@ if TYPE_CHECKING:
 __all__ = ["LowRankProxy"]
 
 
+def _one_se_choice(scores: dict[int, np.ndarray]) -> int:
+    """Smallest rank whose mean score is within one paired standard error of the best."""
+    ranks = sorted(scores)
+    means = {r: float(scores[r].mean()) for r in ranks}
+    best = min(ranks, key=lambda r: means[r])
+    for r in ranks:
+        diff = scores[r] - scores[best]
+        se = float(diff.std(ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else 0.0
+        if means[r] - means[best] <= se:
+            return r
+    return best
+
+
 class LowRankProxy:
     """Frozen item factors from history plus per-candidate logistic regressions.
 
     Parameters
     ----------
     rank : int or "auto", default "auto"
-        Number of latent factors r. ``auto`` uses ``min(16, max(1, n_history // 16))``: a
-        heuristic (rank 2 for BFCL's 35 historical models, where a held-out check on the
-        history gave the smallest residual variance at ranks 1-2 and clearly worse at 8).
+        Number of latent factors r. ``auto`` chooses it by cross-validation on the history
+        at any history size (:meth:`cv_ranks`): a third of the historical models (at most
+        80) are held out, the item factors of each candidate rank in ``cv_grid`` are fit on
+        (at most 400 of) the rest, each held-out model is prewarmed on ``cv_cells`` random
+        cells (as a candidate is on its initial batch), and the rank with the smallest mean
+        squared residual ``(Y - f)^2`` on its other cells wins, or the smallest rank within
+        one standard error of it (the residual variance is what the doubly robust estimate
+        pays).
+    cv_grid : tuple of int, default (1, 2, 4, 8, 16)
+        Ranks tried by ``rank="auto"`` (those below the number of training models).
+    cv_cells : int, default 64
+        Cells each held-out model is prewarmed on.
     sigma : float, default 1.0
         Link temperature, ``f = sigmoid((U V^T + b) / sigma)``.
     l2 : float, default 1e-2
@@ -99,7 +121,11 @@ class LowRankProxy:
         random_state: int | None = None,
         max_cells: int = 1 << 17,
         newton_tol: float = 1e-4,
+        cv_grid: tuple[int, ...] = (1, 2, 4, 8, 16),
+        cv_cells: int = 64,
     ) -> None:
+        self.cv_grid = cv_grid
+        self.cv_cells = cv_cells
         self.newton_tol = newton_tol
         self.rank = rank
         self.max_cells = max_cells
@@ -145,7 +171,11 @@ class LowRankProxy:
         if H.ndim != 2 or H.shape[0] < 2:
             raise InputError(f"history has shape {H.shape}; expected (n_history >= 2, n_items)")
         start = time.perf_counter()
-        rank = min(16, max(1, H.shape[0] // 16)) if self.rank == "auto" else int(self.rank)
+        if self.rank == "auto":
+            self.cv_scores_ = self.cv_ranks(H)
+            rank = _one_se_choice(self.cv_scores_)
+        else:
+            rank = int(self.rank)
         self.rank_ = rank
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -165,6 +195,51 @@ class LowRankProxy:
         self._set_prior()
         self.fit_seconds_ = time.perf_counter() - start
         return self
+
+    def cv_ranks(self, history: np.ndarray) -> dict[int, np.ndarray]:
+        """Held-out squared residuals of each rank in ``cv_grid`` (see ``rank="auto"``).
+
+        Parameters
+        ----------
+        history : ndarray of shape (n_history, n_items)
+
+        Returns
+        -------
+        dict
+            ``rank -> ndarray of shape (n_held_out,)``, the mean squared residual
+            ``(Y - f)^2`` of each held-out model on the cells it was not prewarmed on.
+        """
+        H = np.asarray(history, dtype=np.float32)
+        m, n = H.shape
+        rng = np.random.default_rng(self.random_state)
+        order = rng.permutation(m)
+        n_hold = min(80, max(1, m // 3))
+        hold, train = order[:n_hold], order[n_hold : n_hold + 400]
+        cells = max(1, min(self.cv_cells, n // 2))
+        seen = np.full((n_hold, n), np.nan, dtype=np.float32)
+        picks = np.argsort(rng.random((n_hold, n)), axis=1)[:, :cells]
+        rows = np.arange(n_hold)[:, None]
+        seen[rows, picks] = H[hold][rows, picks]
+        rest = np.isnan(seen) & ~np.isnan(H[hold])
+        out: dict[int, np.ndarray] = {}
+        params = self.get_params()
+        for r in self.cv_grid:
+            if r >= max(train.size, 2):
+                continue
+            params.update(rank=int(r), random_state=self.random_state)
+            proxy = LowRankProxy(**params).fit(H[train])
+            f = proxy.predict(proxy.fit_models(seen), dtype=np.float64)
+            sq = np.where(rest, (np.nan_to_num(H[hold]) - f) ** 2, 0.0)
+            out[int(r)] = sq.sum(axis=1) / np.maximum(rest.sum(axis=1), 1)
+        if not out:
+            out[1] = np.zeros(n_hold)
+        return out
+
+    def get_params(self) -> dict[str, Any]:
+        """Constructor parameters (``rank`` fixed by cross-validation is not included)."""
+        names = ("sigma", "l2", "prior", "l2_model", "nonneg", "max_iter", "newton_iter",
+                 "random_state", "max_cells", "newton_tol", "cv_grid", "cv_cells")  # fmt: skip
+        return {k: getattr(self, k) for k in names}
 
     @classmethod
     def from_factors(

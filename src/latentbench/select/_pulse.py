@@ -7,8 +7,8 @@ from typing import Literal
 import numpy as np
 
 from latentbench.exceptions import InputError
-from latentbench.select._base import ProxyBookkeeping
-from latentbench.select._bounds import EBConfSeq, FreedmanConfSeq
+from latentbench.select._base import ProxyBookkeeping, make_confseq
+from latentbench.select._betting import BettingConfSeq
 from latentbench.select._estimators import dr_draw_estimates, dr_round_variance, plugin_lambda
 from latentbench.select._state import Observation, ProxyState, SelectionState
 
@@ -30,9 +30,11 @@ class Pulse(ProxyBookkeeping):
         UCB-E exploration constant.
     alpha : float, default 0.1
         Simultaneous miscoverage of the intervals (``alpha / n_arms`` per arm).
-    ci : {"eb", "freedman", "none"}, default "eb"
-    refit_every : int or None, default 1000
-        Rounds between refits of the candidate factors (``None``: never).
+    ci : {"betting", "eb", "freedman", "none"}, default "betting"
+        Confidence sequences (see :class:`~latentbench.select._base.UCBEBookkeeping`).
+    refit_every : int, "auto" or None, default "auto"
+        Rounds between refits of the candidate factors (see
+        :class:`~latentbench.select._base.ProxyBookkeeping`; ``None``: never).
     lam : {"plugin", "one", "zero"} or float, default "plugin"
         Proxy weight rule; any fixed value in [0, 1] is valid.
     init_estimate : {"mean", "prior"}, default "mean"
@@ -64,8 +66,8 @@ class Pulse(ProxyBookkeeping):
         *,
         a: float = 1.0,
         alpha: float = 0.1,
-        ci: str = "eb",
-        refit_every: int | None = 1000,
+        ci: str = "betting",
+        refit_every: int | Literal["auto"] | None = "auto",
         lam: str | float = "plugin",
         init_estimate: Literal["mean", "prior"] = "mean",
         weights: Literal["equal", "precision"] = "equal",
@@ -77,7 +79,7 @@ class Pulse(ProxyBookkeeping):
         if bonus not in ("ucbe", "effective", "ci"):
             raise InputError(f"bonus={bonus!r}; expected 'ucbe', 'effective' or 'ci'")
         if bonus == "ci" and ci == "none":
-            raise InputError("bonus='ci' needs intervals; set ci='eb' or 'freedman'")
+            raise InputError("bonus='ci' needs intervals; set ci='betting'")
         self.bonus = bonus
         if isinstance(lam, str) and lam not in ("plugin", "one", "zero"):
             raise InputError(f"lam={lam!r}; expected 'plugin', 'one', 'zero' or a number in [0, 1]")
@@ -105,12 +107,7 @@ class Pulse(ProxyBookkeeping):
         self.zn = np.zeros(m, dtype=np.int64)
         self.lam_history: list[float] = []
         self.z_history: list[list[float]] = [[] for _ in range(m)]
-        if self.ci == "eb":
-            self._cs = EBConfSeq(m, self.alpha)
-        elif self.ci == "freedman":
-            self._cs = FreedmanConfSeq(m, self.alpha, max_pulls=state.n_items)
-        else:
-            self._cs = None
+        self._cs = make_confseq(self.ci, m, state.n_items, self.alpha, state.n_items)
         n = state.n_items
         lam0 = 1.0 if self.init_estimate == "prior" else 0.0
         # pull 1: the initial batch, drawn with the prior-mean prediction fixed beforehand
@@ -139,6 +136,9 @@ class Pulse(ProxyBookkeeping):
             draws = dr_draw_estimates(0.0, F0, state.values[arm, items], f0[items], lam0, n, n)
             widths = (n - np.arange(items.size)) / n * (1.0 + lam0)
             self._add_round(arm, float(z0[arm]), float(w0[arm]), draws, widths)
+            if isinstance(self._cs, BettingConfSeq):
+                y0 = state.values[arm, items]
+                self._cs.update(arm, y0, f0[items], lam0, F0, f0.min(), f0.max())
             resid = state.values[arm, items] - lam0 * f0[items]
             self._w2v[arm] += w0[arm] ** 2 * _round_var(resid, n, n)
             self.z_history[arm].append(float(z0[arm]))
@@ -166,16 +166,17 @@ class Pulse(ProxyBookkeeping):
             return None
         assert self._cs is not None  # bonus='ci' requires intervals (checked in __init__)
         lo, hi = self._cs.interval()
+        # LUCB: the empirical best and the other arm with the highest upper bound (exact arms
+        # included: a fully evaluated rival is what the best must be separated from); of
+        # those two, pull the one with the wider interval that can still be evaluated
         leader = int(np.argmax(self.est))
-        upper = np.where(active, hi, -np.inf)
+        upper = hi.copy()
         upper[leader] = -np.inf
         challenger = int(np.argmax(upper))
-        if not np.isfinite(upper[challenger]):
-            return leader if active[leader] else None
-        if not active[leader]:
-            return challenger
-        wide = (hi[leader] - lo[leader]) >= (hi[challenger] - lo[challenger])
-        return leader if wide else challenger
+        pair = [arm for arm in (leader, challenger) if active[arm]]
+        if not pair:  # both exact: the stop rule decides; otherwise keep exploring
+            return super().choose(state)
+        return max(pair, key=lambda arm: hi[arm] - lo[arm])
 
     def update(self, state: SelectionState, obs: Observation) -> None:
         arm, items = obs.arm, obs.items
@@ -209,6 +210,9 @@ class Pulse(ProxyBookkeeping):
         else:
             weight = 1.0
         self._add_round(arm, float(z), weight, draws, widths)
+        if isinstance(self._cs, BettingConfSeq):
+            pool = self.px.f[arm][~state.observed[arm]].astype(np.float64)
+            self._cs.update(arm, y, f_b, lam, pool.sum(), pool.min(), pool.max())
         self._w2v[arm] += weight**2 * _round_var(y - lam * f_b, N, n)
         self.z_history[arm].append(float(z))
         self.lam_history.append(lam)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,6 +109,16 @@ class SelectionResult:
         return interval_trajectories(self.to_dict(trace=True)["trace"], arms)
 
     @property
+    def certified(self) -> bool | None:
+        """Whether the best's lower bound exceeds every other arm's upper bound (None
+        without intervals): the recommendation is then the true best with probability at
+        least ``1 - alpha``, whatever the stopping rule."""
+        if self.lower is None or self.upper is None:
+            return None
+        others = np.delete(self.upper, self.best)
+        return bool(others.size == 0 or self.lower[self.best] > others.max())
+
+    @property
     def evaluations_total(self) -> int:
         """All revealed cells, initial batch included (what a user pays)."""
         return self.evaluations_init + self.evaluations_post_init
@@ -153,6 +165,7 @@ class SelectionResult:
             "evaluations_total": int(self.evaluations_total),
             "rounds": int(self.rounds),
             "stopped": self.stopped,
+            "certified": self.certified,
             "seconds": self.seconds,
             "proxy_seconds": self.proxy_seconds,
             "n_refits": self.n_refits,
@@ -308,10 +321,15 @@ def run_selection(
     for arm in range(m):
         items = state.uniform_items(arm, init_batch)
         state.record(Observation(arm, items, _checked(oracle, arm, items)), initial=True)
+    left = int(state.remaining().sum())
+    state.planned_rounds = max(1, math.ceil(min(budget, left) / batch_size))
     px = None
     if policy.needs_proxy:
         if proxy is None:
             raise InputError(f"policy {policy.name!r} needs a fitted proxy (history)")
+        if getattr(proxy, "learns_items", False):  # history-free: learn items from the batch
+            proxy = copy.copy(proxy)  # the caller's object is left unfitted
+            proxy.fit(state.values)
         if proxy.n_items != n:
             raise InputError(f"proxy has {proxy.n_items} items; the oracle has {n}")
         px = ProxyState(proxy, m)

@@ -51,6 +51,9 @@ class SelectionState:
         Cells revealed after / during the initial batch.
     rounds : int
         Completed post-initialisation rounds.
+    planned_rounds : int
+        Rounds the budget allows at most (``ceil(min(budget, unrevealed cells) / B)``), set
+        by the run loop after the initial batch; refit schedules are relative to it.
     """
 
     def __init__(self, n_arms: int, n_items: int, rng: np.random.Generator) -> None:
@@ -65,6 +68,7 @@ class SelectionState:
         self.spent = 0
         self.spent_init = 0
         self.rounds = 0
+        self.planned_rounds = 1
         self.rng = rng
 
     def remaining(self) -> np.ndarray:
@@ -125,6 +129,12 @@ class ProxyState:
     def refit(self, values: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         """Refit ``U`` on all revealed cells (rows given: only those) and update ``f``."""
         start = time.perf_counter()
+        if getattr(self.proxy, "learns_items", False):  # history-free: item factors move too
+            self.U = self.proxy.refit_all(values)  # type: ignore[attr-defined]
+            self.f = self.proxy.predict(self.U)
+            self.n_refits += 1
+            self.refit_seconds += time.perf_counter() - start
+            return np.arange(values.shape[0])
         rows = np.arange(values.shape[0]) if rows is None else np.asarray(rows)
         if rows.size:
             self.U = (

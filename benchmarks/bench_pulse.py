@@ -1,0 +1,270 @@
+"""PULSE in its default configuration on the shared pools (issue 13); prints markdown tables.
+
+Three measurements, each with its command line printed beside the table:
+
+* ``identify``: evaluations until the identification accuracy (over seeds) first reaches
+  95 %, PULSE (default options) vs UCB-E on the same seeds and initial cells, post-init and
+  total, with the saving's standard error from a paired bootstrap over seeds (200 resamples;
+  the same resampled seeds for both policies).
+* ``certify``: fixed-confidence runs at ``delta``: PULSE with ``bonus="ci"`` and
+  ``stop="confidence"`` vs a proxy-free certified LUCB implemented here (per-cell sample
+  means, the polynomial-stitched sub-Gaussian boundary of Howard, Ramdas, McAuliffe & Sekhon
+  2021 with sigma = 1/2, ``delta / (2 m)`` per side and arm, finite-population factor
+  ``sqrt(1 - (t - 1) / n)``; each round reveals B cells of the empirical best and B of the
+  other arm with the highest upper bound; stop when the best's lower bound exceeds every
+  other upper bound). Reported: cells used (initial batch included), the fraction of seeds
+  that certified the true best, and the ratio PULSE / LUCB.
+* ``width``: after 200 cells of one model (alpha = 0.1, no union bound), the width of the
+  betting confidence sequence vs the normal approximation ``2 z_0.95 s / sqrt(200)`` times
+  the finite-population factor, over every model of each matrix.
+
+Pools: the candidate half of a seeded random split (the other half is the history), on
+BFCL v2 (exact gap 0.02, and all candidates), MMLU-Pro, AlpacaEval 1 and AlpacaEval 2 (all
+candidates; items with a missing cell are dropped, never scored 0), and a leaderboard-like
+simulator pool (1,000 models drawn from a rank-4 fit of MMLU-Pro, exact gap 0.02).
+
+Usage::
+
+    python benchmarks/bench_pulse.py identify --seeds 200
+    python benchmarks/bench_pulse.py certify --seeds 50
+    python benchmarks/bench_pulse.py width
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+
+from latentbench.io import ResponseMatrix
+from latentbench.select import (
+    LowRankProxy,
+    MatrixOracle,
+    Pulse,
+    experiment_from_matrix,
+    run_selection,
+    split_models,
+)
+from latentbench.select._betting import BettingConfSeq
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+REAL = {
+    "bfcl": "bfcl_v2.parquet",
+    "mmlu_pro": "mmlu_pro.parquet",
+    "alpacaeval1": "alpacaeval1_gpt4.parquet",
+    "alpacaeval2": "alpacaeval2_weighted.parquet",
+}
+
+
+def complete(name: str) -> np.ndarray:
+    """The matrix with every item that has a missing cell dropped (missing is never 0)."""
+    scores = ResponseMatrix.read(DATA / REAL[name]).scores.astype(np.float32)
+    return scores[:, ~np.isnan(scores).any(axis=0)]
+
+
+def paired_saving(ref: np.ndarray, new: np.ndarray, grid: np.ndarray, boot: int = 200) -> tuple:
+    """Saving % (post-init) of ``new`` vs ``ref`` at 95 %, paired bootstrap mean and SE."""
+    rng = np.random.default_rng(0)
+    S = ref.shape[0]
+
+    def first(curve: np.ndarray) -> float:
+        ok = curve >= 0.95 - 1e-12
+        return float(grid[int(np.argmax(ok))]) if ok.any() else float("nan")
+
+    out = []
+    for _ in range(boot):
+        idx = rng.integers(0, S, S)
+        a, b = first(ref[idx].mean(axis=0)), first(new[idx].mean(axis=0))
+        out.append((a, b))
+    arr = np.array(out)
+    return arr
+
+
+def identify(args: argparse.Namespace) -> None:
+    pools = [
+        ("bfcl", "gap:0.02"),
+        ("bfcl", "full"),
+        ("mmlu_pro", "full"),
+        ("alpacaeval1", "full"),
+        ("alpacaeval2", "full"),
+    ]
+    if not args.skip_sim:
+        pools.append(("simulator", "gap:0.02"))
+    print(
+        "| pool | models | items | UCB-E to 95 % post-init | PULSE | saved post-init "
+        "| UCB-E total | PULSE total | saved total | PULSE coverage |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, pool in pools:
+        start = time.perf_counter()
+        kwargs: dict = {}
+        seeds = args.seeds
+        if name == "simulator":
+            source = complete("mmlu_pro")
+            kwargs = {"simulate": 4000, "sim_rank": 4}
+            seeds = max(2, args.seeds // 10)
+        else:
+            source = complete(name)
+        res = experiment_from_matrix(
+            source,
+            split="random",
+            pools=pool,
+            policies=["ucbe", "pulse"],
+            seeds=seeds,
+            budget=args.budget,
+            n_jobs=args.n_jobs,
+            **kwargs,
+        )
+        (pool_name,) = res.pools
+        ref, new = res.curves[(pool_name, "ucbe")], res.curves[(pool_name, "pulse")]
+        init = {r["policy"]: r["init_evaluations"] for r in res.summary}
+        pairs = paired_saving(ref, new, res.grid)
+        ok = np.isfinite(pairs).all(axis=1)
+        a, b = pairs[ok, 0], pairs[ok, 1]
+        post = 100 * (a - b) / np.maximum(a, 1)
+        total = 100 * (a - b) / (a + init["ucbe"])
+        cov = next(r["coverage"] for r in res.summary if r["policy"] == "pulse")
+        m, n = res.pools[pool_name]["n_models"], source.shape[1]
+        print(
+            f"| {name} {pool} | {m} | {n} | {a.mean():,.0f} ± {a.std():,.0f} "
+            f"| {b.mean():,.0f} ± {b.std():,.0f} | {post.mean():.1f} % ± {post.std():.1f} "
+            f"| {a.mean() + init['ucbe']:,.0f} | {b.mean() + init['pulse']:,.0f} "
+            f"| {total.mean():.1f} % ± {total.std():.1f} | {cov:.3f} |",
+            flush=True,
+        )
+        print(
+            f"<!-- {name} {pool}: {seeds} seeds, proxy rank {res.params.get('proxy_rank')}, "
+            f"reached {ok.mean():.2f} of resamples, {time.perf_counter() - start:.0f} s -->",
+            flush=True,
+        )
+
+
+# ------------------------------------------------------------------------ certified LUCB
+def stitched_radius(t: np.ndarray, n: int, level: float) -> np.ndarray:
+    """Polynomial-stitched sub-Gaussian boundary (Howard et al. 2021, eq. (6)), sigma = 1/2,
+    eta = 2, s = 1.4, as a radius on the mean of ``t`` cells, times the finite-population
+    factor ``sqrt(1 - (t - 1) / n)``."""
+    eta, s, sigma2, m0 = 2.0, 1.4, 0.25, 1.0
+    v = np.maximum(sigma2 * t, m0)
+    k1 = (eta**0.25 + eta**-0.25) / math.sqrt(2)
+    zeta = 1.1973  # Riemann zeta(1.4)
+    ell = s * np.log(np.log(eta * v / m0)) + math.log(zeta / (level * math.log(eta) ** s))
+    radius = (k1 * np.sqrt(v * np.maximum(ell, 0)) + 0.5 * ell) / t
+    fpc = np.sqrt(np.clip(1 - (t - 1) / n, 0, 1))
+    return radius * fpc
+
+
+def certified_lucb(Y: np.ndarray, delta: float, batch: int, init: int, seed: int) -> tuple:
+    """Proxy-free certified LUCB; returns (cells used, recommended arm)."""
+    m, n = Y.shape
+    rng = np.random.default_rng(seed)
+    order = np.argsort(rng.random((m, n)), axis=1)
+    t = np.full(m, init)
+    sums = np.array([Y[i, order[i, :init]].sum() for i in range(m)], dtype=np.float64)
+    level = delta / (2 * m)
+    while True:
+        mean = sums / t
+        rad = np.where(t >= n, 0.0, stitched_radius(t.astype(float), n, level))
+        lo, hi = mean - rad, mean + rad
+        best = int(np.argmax(mean))
+        others = np.delete(np.arange(m), best)
+        challenger = int(others[np.argmax(hi[others])])
+        if lo[best] > hi[challenger]:
+            return int(t.sum()), best
+        for arm in (best, challenger):
+            if t[arm] < n:
+                k = min(batch, n - t[arm])
+                sums[arm] += Y[arm, order[arm, t[arm] : t[arm] + k]].sum()
+                t[arm] += k
+
+
+def certify(args: argparse.Namespace) -> None:
+    print(
+        "| pool | models x items | LUCB cells (% of all) | LUCB certified true best "
+        "| PULSE cells (% of all) | PULSE certified true best | PULSE / LUCB |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for name in ("bfcl", "mmlu_pro", "alpacaeval1", "alpacaeval2"):
+        start = time.perf_counter()
+        scores = complete(name)
+        hist, test = split_models(scores.shape[0], random_state=0)
+        Y = scores[test]
+        mu = Y.mean(axis=1, dtype=np.float64)
+        best = int(np.argmax(mu))
+        proxy = LowRankProxy(random_state=0).fit(scores[hist])
+        lucb, pulse = [], []
+        for k in range(args.seeds):
+            seed = 10000 * k
+            cells, arm = certified_lucb(Y, args.delta, 64, 64, seed)
+            lucb.append((cells, arm == best))
+            res = run_selection(
+                MatrixOracle(Y),
+                Pulse(bonus="ci", alpha=args.delta),
+                budget=Y.size,
+                proxy=proxy,
+                random_state=seed,
+                stop="confidence",
+            )
+            pulse.append((res.evaluations_total, res.best == best and res.stopped == "confidence"))
+        L, P = np.array(lucb, dtype=float), np.array(pulse, dtype=float)
+        size = Y.size
+        ratio = P[:, 0] / L[:, 0]
+        print(
+            f"| {name} | {Y.shape[0]} x {Y.shape[1]} | {L[:, 0].mean():,.0f} ± "
+            f"{L[:, 0].std(ddof=1) / math.sqrt(len(L)):,.0f} ({100 * L[:, 0].mean() / size:.0f} %) "
+            f"| {L[:, 1].mean():.2f} | {P[:, 0].mean():,.0f} ± "
+            f"{P[:, 0].std(ddof=1) / math.sqrt(len(P)):,.0f} ({100 * P[:, 0].mean() / size:.0f} %) "
+            f"| {P[:, 1].mean():.2f} | {ratio.mean():.2f} ± "
+            f"{ratio.std(ddof=1) / math.sqrt(len(ratio)):.2f} |",
+            flush=True,
+        )
+        print(f"<!-- {name}: {args.seeds} seeds, {time.perf_counter() - start:.0f} s -->")
+
+
+def width(args: argparse.Namespace) -> None:
+    print("| matrix | models | median betting width | median normal width | median ratio |")
+    print("|---|---|---|---|---|")
+    rng = np.random.default_rng(0)
+    for name in REAL:
+        scores = complete(name).astype(np.float64)
+        m, n = scores.shape
+        ratios, wb, wn = [], [], []
+        for i in range(m):
+            y = scores[i, rng.permutation(n)[:200]]
+            cs = BettingConfSeq(1, n, 0.1, union=False)
+            for k in range(0, 200, 8):
+                z = np.zeros(8)
+                cs.update(0, y[k : k + 8], z, 0.0, 0.0, 0.0, 0.0)
+            lo, hi = cs.interval()
+            normal = 2 * 1.6449 * y.std(ddof=1) / math.sqrt(200) * math.sqrt(1 - 199 / n)
+            if normal > 0:
+                wb.append(hi[0] - lo[0])
+                wn.append(normal)
+                ratios.append((hi[0] - lo[0]) / normal)
+        print(
+            f"| {name} | {len(ratios)} | {np.median(wb):.3f} | {np.median(wn):.3f} "
+            f"| {np.median(ratios):.2f} |"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("what", choices=["identify", "certify", "width"])
+    parser.add_argument("--seeds", type=int, default=200)
+    parser.add_argument("--budget", type=int, default=400_000)
+    parser.add_argument("--delta", type=float, default=0.05)
+    parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--skip-sim", action="store_true")
+    args = parser.parse_args()
+    {"identify": identify, "certify": certify, "width": width}[args.what](args)
+
+
+if __name__ == "__main__":
+    main()

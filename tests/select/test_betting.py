@@ -1,0 +1,96 @@
+"""Betting confidence sequences: coverage under adaptive batches and sampling without
+replacement, zero width at full enumeration, and simultaneous coverage over arms."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from latentbench.exceptions import InputError
+from latentbench.select._betting import BettingConfSeq
+
+
+def _population(n: int, p: float, seed: int) -> np.ndarray:
+    return (np.random.default_rng(seed).random(n) < p).astype(np.float64)
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.8])
+def test_coverage_adaptive_batches_without_replacement(lam):
+    """One arm, alpha = 0.2, no union bound: the interval covers the finite-population mean
+    at every batch in >= 1 - alpha of the runs, with batch sizes chosen from the past."""
+    n, alpha, reps = 300, 0.2, 300
+    y = _population(n, 0.7, 0)
+    f = np.clip(y * 0.6 + 0.2 + np.random.default_rng(1).normal(0, 0.2, n), 0, 1)  # informative
+    mu = y.mean()
+    rng = np.random.default_rng(2)
+    covered = 0
+    for _ in range(reps):
+        order = rng.permutation(n)
+        cs = BettingConfSeq(1, n, alpha, union=False, horizon=32)
+        t, ok = 0, True
+        while t < n:
+            lo, hi = cs.interval()
+            size = 4 if hi[0] - lo[0] > 0.3 else 16  # adaptive: depends on the past only
+            batch = order[t : t + size]
+            rest = order[t:]
+            cs.update(0, y[batch], f[batch], lam, f[rest].sum(), f[rest].min(), f[rest].max())
+            t += batch.size
+            lo, hi = cs.interval()
+            ok &= bool(lo[0] - 1e-12 <= mu <= hi[0] + 1e-12)
+        covered += ok
+    rate = covered / reps
+    assert rate >= 1 - alpha - 3 * math.sqrt(alpha * (1 - alpha) / reps)
+
+
+def test_full_enumeration_is_exact_and_width_shrinks():
+    n = 257
+    y = np.random.default_rng(3).random(n)  # fractional scores
+    f = np.full(n, 0.5)
+    order = np.random.default_rng(4).permutation(n)
+    cs = BettingConfSeq(2, n, 0.05)
+    widths = []
+    for t in range(0, n, 32):
+        batch, rest = order[t : t + 32], order[t:]
+        cs.update(1, y[batch], f[batch], 0.5, f[rest].sum(), 0.5, 0.5)
+        lo, hi = cs.interval()
+        widths.append(hi[1] - lo[1])
+    assert lo[1] == hi[1] == pytest.approx(y.mean(), abs=1e-12)
+    assert widths[-2] < widths[0] < 1.0
+    assert cs.interval()[0][0] == 0.0 and cs.interval()[1][0] == 1.0  # untouched arm
+
+
+def test_simultaneous_coverage_with_union_bound():
+    """Five arms pulled in a data-dependent order; alpha = 0.3 over all arms and times."""
+    n, m, alpha, reps = 200, 5, 0.3, 200
+    Y = np.stack([_population(n, p, 10 + k) for k, p in enumerate(np.linspace(0.4, 0.6, m))])
+    mu = Y.mean(axis=1)
+    rng = np.random.default_rng(5)
+    zero = np.zeros(8)
+    covered = 0
+    for _ in range(reps):
+        orders = [rng.permutation(n) for _ in range(m)]
+        cs = BettingConfSeq(m, n, alpha)
+        t = np.zeros(m, dtype=int)
+        ok = True
+        for _round in range(60):
+            lo, hi = cs.interval()
+            open_ = np.flatnonzero(t < n)
+            arm = int(open_[np.argmax(hi[open_])])  # optimistic, adaptive choice
+            batch = orders[arm][t[arm] : t[arm] + 8]
+            cs.update(arm, Y[arm, batch], zero[: batch.size], 0.0, 0.0, 0.0, 0.0)
+            t[arm] += batch.size
+            lo, hi = cs.interval()
+            ok &= bool(np.all((lo - 1e-12 <= mu) & (mu <= hi + 1e-12)))
+        covered += ok
+    rate = covered / reps
+    assert rate >= 1 - alpha - 3 * math.sqrt(alpha * (1 - alpha) / reps)
+
+
+def test_bad_arguments():
+    with pytest.raises(InputError, match="alpha"):
+        BettingConfSeq(1, 10, 1.5)
+    cs = BettingConfSeq(1, 4, 0.1)
+    with pytest.raises(InputError, match="more cells than items"):
+        cs.update(0, np.ones(5), np.zeros(5), 0.0, 0.0, 0.0, 0.0)
