@@ -14,9 +14,11 @@ Three measurements, each with its command line printed beside the table:
   other arm with the highest upper bound; stop when the best's lower bound exceeds every
   other upper bound). Reported: cells used (initial batch included), the fraction of seeds
   that certified the true best, and the ratio PULSE / LUCB.
-* ``width``: after 200 cells of one model (alpha = 0.1, no union bound), the width of the
-  betting confidence sequence vs the normal approximation ``2 z_0.95 s / sqrt(200)`` times
-  the finite-population factor, over every model of each matrix.
+* ``width``: after 200 cells of one candidate model (alpha = 0.1, no union bound), the
+  median width of the betting confidence sequence on plain cells and on doubly robust terms
+  (the first 64 cells plain, the model's factors fit on them with the history's item
+  factors, the other 136 with lambda = 1), vs the normal approximation of the plain mean,
+  ``2 z_0.95 s / sqrt(200)`` times the finite-population factor.
 
 Pools: the candidate half of a seeded random split (the other half is the history), on
 BFCL v2 (exact gap 0.02, and all candidates), MMLU-Pro, AlpacaEval 1 and AlpacaEval 2 (all
@@ -105,20 +107,20 @@ def identify(args: argparse.Namespace) -> None:
     for name, pool in pools:
         start = time.perf_counter()
         kwargs: dict = {}
-        seeds = args.seeds
+        seeds = args.seeds if pool == "gap:0.02" else max(2, args.seeds // args.other_divisor)
         if name == "simulator":
             source = complete("mmlu_pro")
-            kwargs = {"simulate": 4000, "sim_rank": 4}
-            seeds = max(2, args.seeds // 10)
+            kwargs = {"simulate": 4000, "sim_rank": 4, "budget": min(args.budget, 80_000)}
+            seeds = max(2, args.seeds // 8)
         else:
             source = complete(name)
+            kwargs = {"budget": args.budget}
         res = experiment_from_matrix(
             source,
             split="random",
             pools=pool,
             policies=["ucbe", "pulse"],
             seeds=seeds,
-            budget=args.budget,
             n_jobs=args.n_jobs,
             **kwargs,
         )
@@ -229,28 +231,52 @@ def certify(args: argparse.Namespace) -> None:
 
 
 def width(args: argparse.Namespace) -> None:
-    print("| matrix | models | median betting width | median normal width | median ratio |")
-    print("|---|---|---|---|---|")
+    print(
+        "| matrix | models | normal approx. (plain mean) | betting, plain | ratio "
+        "| betting, DR with the history proxy | ratio |"
+    )
+    print("|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
     for name in REAL:
         scores = complete(name).astype(np.float64)
-        m, n = scores.shape
-        ratios, wb, wn = [], [], []
-        for i in range(m):
-            y = scores[i, rng.permutation(n)[:200]]
+        hist, test = split_models(scores.shape[0], random_state=0)
+        proxy = LowRankProxy(random_state=0).fit(scores[hist])
+        n = scores.shape[1]
+        normal, plain, dr = [], [], []
+        for i in test:
+            order = rng.permutation(n)
+            y = scores[i, order[:200]]
+            sd = y.std(ddof=1)
+            if sd == 0:
+                continue
+            normal.append(2 * 1.6449 * sd / math.sqrt(200) * math.sqrt(1 - 199 / n))
+            zero = np.zeros(8)
             cs = BettingConfSeq(1, n, 0.1, union=False)
             for k in range(0, 200, 8):
-                z = np.zeros(8)
-                cs.update(0, y[k : k + 8], z, 0.0, 0.0, 0.0, 0.0)
+                cs.update(0, y[k : k + 8], zero, 0.0, 0.0, 0.0, 0.0)
             lo, hi = cs.interval()
-            normal = 2 * 1.6449 * y.std(ddof=1) / math.sqrt(200) * math.sqrt(1 - 199 / n)
-            if normal > 0:
-                wb.append(hi[0] - lo[0])
-                wn.append(normal)
-                ratios.append((hi[0] - lo[0]) / normal)
+            plain.append(hi[0] - lo[0])
+            # DR: the first 64 cells as plain means; the model's factors fit on them; the
+            # other 136 cells with lambda = 1 and the predictions fixed before they are drawn
+            cs = BettingConfSeq(1, n, 0.1, union=False)
+            for k in range(0, 64, 8):
+                cs.update(0, y[k : k + 8], zero, 0.0, 0.0, 0.0, 0.0)
+            seen = np.full((1, n), np.nan)
+            seen[0, order[:64]] = y[:64]
+            f = proxy.predict(proxy.fit_models(seen), dtype=np.float64)[0]
+            for k in range(64, 200, 8):
+                pool = f[order[k:]]
+                batch = order[k : k + 8]
+                cs.update(0, scores[i, batch], f[batch], 1.0, pool.sum(), pool.min(), pool.max())
+            lo, hi = cs.interval()
+            dr.append(hi[0] - lo[0])
+        a, b, c = np.median(normal), np.median(plain), np.median(dr)
+        ratio_b = np.median(np.array(plain) / np.array(normal))
+        ratio_c = np.median(np.array(dr) / np.array(normal))
         print(
-            f"| {name} | {len(ratios)} | {np.median(wb):.3f} | {np.median(wn):.3f} "
-            f"| {np.median(ratios):.2f} |"
+            f"| {name} | {len(normal)} | {a:.3f} | {b:.3f} | {ratio_b:.2f} | {c:.3f} "
+            f"| {ratio_c:.2f} |",
+            flush=True,
         )
 
 
@@ -262,6 +288,9 @@ def main() -> None:
     parser.add_argument("--delta", type=float, default=0.05)
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--skip-sim", action="store_true")
+    parser.add_argument(
+        "--other-divisor", type=int, default=1, help="seeds // this on pools other than BFCL gap"
+    )
     args = parser.parse_args()
     {"identify": identify, "certify": certify, "width": width}[args.what](args)
 

@@ -31,7 +31,7 @@ BFCL_POLICIES = [
     "pulse",
     "pulse:weights=precision",
     "naive",
-    "naive_refit",
+    "naive_frozen",
     "ucbe:init_batch=16;doubling=true",
     "pulse:init_batch=16;weights=precision;doubling=true",
     "pulse:init_batch=8;weights=precision;doubling=true",

@@ -113,7 +113,8 @@ class UCBEBookkeeping:
         Our extension (a smaller, adaptive start): a round reveals ``min(B, T_i)`` cells of
         arm i instead of ``B``, so with a small initial batch an arm's sample grows
         16, 32, 64, 128, ... and cells go to arms that stay competitive. The batch size is
-        fixed before the draw, so estimates stay unbiased and intervals valid.
+        fixed before the draw, so the per-round estimates stay unbiased and the intervals
+        valid.
     """
 
     name = "policy"

@@ -20,9 +20,16 @@ class Pulse(ProxyBookkeeping):
 
     Each round pulls ``argmax_i mu_hat_i + sqrt(a / T_i)`` and reveals a uniform batch from the
     arm's unobserved items. The per-round estimate is the clean DR estimate (§3.2) with the
-    plug-in lambda (§4); the arm's estimate is the (weighted) average of its per-round
-    estimates and its interval the confidence sequence on them (§5). The proxy is refit on all
-    revealed cells every ``refit_every`` rounds, at the end of the round.
+    plug-in lambda; the arm's estimate is the (weighted) average of its per-round estimates,
+    and its interval a betting confidence sequence on the per-cell doubly robust terms. The
+    proxy is refit on all revealed cells every ``refit_every`` rounds, at the end of the round.
+
+    Each round's estimate is unbiased given the past, for any predictions and any lambda
+    fixed before its draw (a poor proxy costs variance, not bias). The final estimates of an
+    adaptive run are not unbiased: as for any bandit, the arms pulled most are those whose
+    early estimates were high, and the recommended arm's estimate tends to be high (winner's
+    curse). Read the estimates with their intervals, which stay valid (simultaneously over
+    arms and time) under this adaptivity.
 
     Parameters
     ----------
@@ -40,7 +47,7 @@ class Pulse(ProxyBookkeeping):
     init_estimate : {"mean", "prior"}, default "mean"
         Pull 1 (the initial batch): its sample mean (``lam = 0``, as the release) or the DR
         estimate with the population-prior prediction (``lam = 1``; predictions fixed before
-        the initial draw, so still unbiased).
+        the initial draw).
     weights : {"equal", "precision"}, default "equal"
         Average of per-round estimates: equal weights (the release) or weights proportional to
         the inverse of the model-predicted conditional variance (fixed before each draw).
@@ -54,7 +61,7 @@ class Pulse(ProxyBookkeeping):
         ``p = 1/2`` this is exactly the UCB-E bonus); ``ci`` (LUCB-style) pulls, of the leader
         and the challenger with the largest upper bound, the one with the wider interval; it
         suits the fixed-confidence stop (``stop="confidence"``). Selection may use any past
-        data, so none of these affects unbiasedness or coverage.
+        data, so none of these affects the per-round unbiasedness or the coverage.
     doubling : bool, default False
         Reveal ``min(B, T_i)`` cells per round (see :class:`Policy`).
     """
