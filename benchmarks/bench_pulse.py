@@ -14,6 +14,8 @@ Three measurements, each with its command line printed beside the table:
   other arm with the highest upper bound; stop when the best's lower bound exceeds every
   other upper bound). Reported: cells used (initial batch included), the fraction of seeds
   that certified the true best, and the ratio PULSE / LUCB.
+* ``history-free``: PULSE with the proxy learned online from the candidates' own cells
+  (no history) vs UCB-E on the candidate halves of BFCL and MMLU-Pro.
 * ``width``: after 200 cells of one candidate model (alpha = 0.1, no union bound), the
   median width of the betting confidence sequence on plain cells and on doubly robust terms
   (the first 64 cells plain, the model's factors fit on them with the history's item
@@ -30,6 +32,7 @@ Usage::
     python benchmarks/bench_pulse.py identify --seeds 200
     python benchmarks/bench_pulse.py certify --seeds 50
     python benchmarks/bench_pulse.py width
+    python benchmarks/bench_pulse.py history-free --seeds 8
 """
 
 from __future__ import annotations
@@ -110,7 +113,11 @@ def identify(args: argparse.Namespace) -> None:
         seeds = args.seeds if pool == "gap:0.02" else max(2, args.seeds // args.other_divisor)
         if name == "simulator":
             source = complete("mmlu_pro")
-            kwargs = {"simulate": 4000, "sim_rank": 4, "budget": min(args.budget, 80_000)}
+            kwargs = {
+                "simulate": 4000,
+                "sim_rank": 4,
+                "budget": min(args.budget, 80_000),
+            }
             seeds = max(2, args.seeds // 8)
         else:
             source = complete(name)
@@ -214,7 +221,12 @@ def certify(args: argparse.Namespace) -> None:
                 random_state=seed,
                 stop="confidence",
             )
-            pulse.append((res.evaluations_total, res.best == best and res.stopped == "confidence"))
+            pulse.append(
+                (
+                    res.evaluations_total,
+                    res.best == best and res.stopped == "confidence",
+                )
+            )
         L, P = np.array(lucb, dtype=float), np.array(pulse, dtype=float)
         size = Y.size
         ratio = P[:, 0] / L[:, 0]
@@ -233,16 +245,17 @@ def certify(args: argparse.Namespace) -> None:
 def width(args: argparse.Namespace) -> None:
     print(
         "| matrix | models | normal approx. (plain mean) | betting, plain | ratio "
-        "| betting, DR with the history proxy | ratio |"
+        "| betting, DR with the history proxy | ratio | betting, plain, one horizon 256 "
+        "| ratio |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
     for name in REAL:
         scores = complete(name).astype(np.float64)
         hist, test = split_models(scores.shape[0], random_state=0)
         proxy = LowRankProxy(random_state=0).fit(scores[hist])
         n = scores.shape[1]
-        normal, plain, dr = [], [], []
+        normal, plain, dr, single = [], [], [], []
         for i in test:
             order = rng.permutation(n)
             y = scores[i, order[:200]]
@@ -256,6 +269,11 @@ def width(args: argparse.Namespace) -> None:
                 cs.update(0, y[k : k + 8], zero, 0.0, 0.0, 0.0, 0.0)
             lo, hi = cs.interval()
             plain.append(hi[0] - lo[0])
+            cs = BettingConfSeq(1, n, 0.1, union=False, horizons=(256,))
+            for k in range(0, 200, 8):
+                cs.update(0, y[k : k + 8], zero, 0.0, 0.0, 0.0, 0.0)
+            lo, hi = cs.interval()
+            single.append(hi[0] - lo[0])
             # DR: the first 64 cells as plain means; the model's factors fit on them; the
             # other 136 cells with lambda = 1 and the predictions fixed before they are drawn
             cs = BettingConfSeq(1, n, 0.1, union=False)
@@ -267,32 +285,82 @@ def width(args: argparse.Namespace) -> None:
             for k in range(64, 200, 8):
                 pool = f[order[k:]]
                 batch = order[k : k + 8]
-                cs.update(0, scores[i, batch], f[batch], 1.0, pool.sum(), pool.min(), pool.max())
+                cs.update(
+                    0,
+                    scores[i, batch],
+                    f[batch],
+                    1.0,
+                    pool.sum(),
+                    pool.min(),
+                    pool.max(),
+                )
             lo, hi = cs.interval()
             dr.append(hi[0] - lo[0])
         a, b, c = np.median(normal), np.median(plain), np.median(dr)
         ratio_b = np.median(np.array(plain) / np.array(normal))
         ratio_c = np.median(np.array(dr) / np.array(normal))
+        ratio_d = np.median(np.array(single) / np.array(normal))
         print(
             f"| {name} | {len(normal)} | {a:.3f} | {b:.3f} | {ratio_b:.2f} | {c:.3f} "
-            f"| {ratio_c:.2f} |",
+            f"| {ratio_c:.2f} | {np.median(single):.3f} | {ratio_d:.2f} |",
             flush=True,
         )
 
 
+def history_free(args: argparse.Namespace) -> None:
+    from latentbench.select import run_experiment
+    from latentbench.select._online import OnlineProxy
+
+    print("| pool | models | UCB-E to 95 % post-init | policy | to 95 % | saved post-init |")
+    print("|---|---|---|---|---|---|")
+    for name in ("bfcl", "mmlu_pro"):
+        scores = complete(name)
+        _, test = split_models(scores.shape[0], random_state=0)
+        Y = scores[test]
+        specs = ["ucbe", "pulse", "pulse:weights=precision"]
+        res = run_experiment(
+            Y,
+            {"all": np.arange(Y.shape[0])},
+            specs,
+            seeds=args.seeds,
+            budget=Y.size,
+            proxy=OnlineProxy(random_state=0),
+            n_jobs=args.n_jobs,
+        )
+        rows = {r["policy"]: r for r in res.summary}
+        ref = rows["ucbe"]["budget_post_init"]
+        for spec in specs[1:]:
+            r = rows[spec]
+            print(
+                f"| {name} | {Y.shape[0]} | {ref:,.0f} | `{spec}` | "
+                f"{r['budget_post_init']:,.0f} ± {r['budget_post_init_sd']:,.0f} "
+                f"| {r['saved_post_init_pct']:.1f} % |",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("what", choices=["identify", "certify", "width"])
+    parser.add_argument("what", choices=["identify", "certify", "width", "history-free"])
     parser.add_argument("--seeds", type=int, default=200)
     parser.add_argument("--budget", type=int, default=400_000)
     parser.add_argument("--delta", type=float, default=0.05)
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--skip-sim", action="store_true")
     parser.add_argument(
-        "--other-divisor", type=int, default=1, help="seeds // this on pools other than BFCL gap"
+        "--other-divisor",
+        type=int,
+        default=1,
+        help="seeds // this on pools other than BFCL gap",
     )
     args = parser.parse_args()
-    {"identify": identify, "certify": certify, "width": width}[args.what](args)
+    run = {
+        "identify": identify,
+        "certify": certify,
+        "width": width,
+        "history-free": history_free,
+    }
+    run[args.what](args)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ def test_coverage_adaptive_batches_without_replacement(lam):
     covered = 0
     for _ in range(reps):
         order = rng.permutation(n)
-        cs = BettingConfSeq(1, n, alpha, union=False, horizon=32)
+        cs = BettingConfSeq(1, n, alpha, union=False, horizons=(32,))
         t, ok = 0, True
         while t < n:
             lo, hi = cs.interval()

@@ -16,7 +16,8 @@ sequences for sampling without replacement", NeurIPS 2020):
 
     K_t(m) = theta prod (1 + b+_s (R_s - m_s)) + (1 - theta) prod (1 - b-_s (R_s - m_s)),
 
-with predictable plug-in bets ``b = sqrt(2 log(2 / a) / (sigma2 max(t, h)))`` truncated to
+with predictable plug-in bets ``b = sqrt(2 log(2 / a) / (sigma2 max(t, h)))``, averaged over a
+few horizons ``h`` (a mixture of capital processes), truncated to
 ``c / (m_s - lo_s)`` and ``c / (hi_s - m_s)``, where ``[lo_s, hi_s]`` is the true range of
 ``R_s`` given the predictions (``[-lam max f, 1 - lam min f]`` over the pool). ``K_t(mu)`` is a
 nonnegative martingale, so by Ville's inequality ``{m : K_t(m) < 1 / a}`` covers ``mu`` at every
@@ -64,10 +65,12 @@ class BettingConfSeq:
         Largest fraction of the capital put at stake in one bet.
     theta : float, default 0.5
         Weight of the upward bet in the hedge.
-    horizon : int, default 256
-        Bets are sized for ``max(t, horizon)`` cells: the sequence is valid at every ``t`` and
-        tightest from about ``horizon`` cells on (the predictable plug-in rule with
-        ``t log(1 + t)`` in place of ``max(t, horizon)`` is about 1.7 times wider at 200 cells).
+    horizons : tuple of int, default (256, 2048)
+        One capital process per horizon ``h``, its bets sized for ``max(t, h)`` cells; the
+        test uses their average (a mixture of test martingales, valid at every ``t``). The
+        short horizon keeps the interval tight after a few hundred cells, the long one after
+        thousands (single-horizon bets widen by ``log(t / h)``; the predictable plug-in rule
+        with ``t log(1 + t)`` is about 1.7 times the normal width at 200 cells).
 
     Attributes
     ----------
@@ -85,7 +88,7 @@ class BettingConfSeq:
         grid: int = 1000,
         c: float = 0.5,
         theta: float = 0.5,
-        horizon: int = 256,
+        horizons: tuple[int, ...] = (256, 2048),
     ) -> None:
         if not 0 < alpha < 1:
             raise InputError(f"alpha={alpha!r}; expected a value in (0, 1)")
@@ -98,13 +101,14 @@ class BettingConfSeq:
         level = alpha / n_arms if union else alpha
         self._threshold = math.log(1.0 / level)
         self._bet_log = math.log(2.0 / level)
-        self.horizon = float(horizon)
+        self.horizons = np.array(sorted({max(1, min(int(h), n_items)) for h in horizons}), float)
+        self._log_weight = -math.log(self.horizons.size)
         self.c, self.theta = float(c), float(theta)
         self._grid = np.linspace(0.0, 1.0, grid + 1)
         self._step = 1.0 / grid
         shape = (self.n_arms, grid + 1)
-        self._log_up = np.zeros(shape)
-        self._log_down = np.zeros(shape)
+        self._log_up = np.zeros((self.horizons.size, *shape))
+        self._log_down = np.zeros((self.horizons.size, *shape))
         self._rejected = np.zeros(shape, dtype=bool)
         self.count = np.zeros(self.n_arms, dtype=np.int64)
         self._sum_y = np.zeros(self.n_arms)
@@ -151,12 +155,17 @@ class BettingConfSeq:
         r = y - lam * f
         lo, hi = -lam * pool_max, 1.0 - lam * pool_min
         # predictable plug-in bets from the residuals before each cell (WSR's PrPl, sized for
-        # max(t, horizon) cells: valid at every t, tightest around the horizon)
+        # max(t, h) cells for every horizon h)
         k = t0 + np.arange(1, b + 1, dtype=np.float64)
         mean_prev = (0.5 + self._sums[arm, 0] + _shifted_cumsum(r)) / k
         dev = (r - mean_prev) ** 2
         var_prev = (0.25 + self._sums[arm, 1] + _shifted_cumsum(dev)) / k
-        bet = np.sqrt(2.0 * self._bet_log / (var_prev * np.maximum(k, self.horizon)))
+        # one bet size per horizon, shape (H, b)
+        bet = np.sqrt(
+            2.0
+            * self._bet_log
+            / (var_prev[None, :] * np.maximum(k[None, :], self.horizons[:, None]))
+        )
         alive = np.flatnonzero(~self._rejected[arm])
         if alive.size:
             sl = slice(int(alive[0]), int(alive[-1]) + 1)
@@ -165,17 +174,20 @@ class BettingConfSeq:
             with np.errstate(divide="ignore"):
                 cap_up = np.where(mt > lo, self.c / np.maximum(mt - lo, 1e-300), np.inf)
                 cap_down = np.where(mt < hi, self.c / np.maximum(hi - mt, 1e-300), np.inf)
-            up = np.minimum(bet[:, None], cap_up)
-            down = np.minimum(bet[:, None], cap_down)
+            up = np.minimum(bet[:, :, None], cap_up[None])
+            down = np.minimum(bet[:, :, None], cap_down[None])
             # a candidate whose conditional mean leaves the range of R is impossible (the
             # tolerance absorbs rounding in the pool sums)
             impossible = ((mt < lo - 1e-7) | (mt > hi + 1e-7)).any(axis=0)
-            log_up = self._log_up[arm, sl] + np.log1p(np.maximum(up * x, -0.999)).sum(axis=0)
-            log_down = self._log_down[arm, sl] + np.log1p(np.maximum(-down * x, -0.999)).sum(axis=0)
-            self._log_up[arm, sl], self._log_down[arm, sl] = log_up, log_down
-            log_capital = np.logaddexp(
+            log_up = self._log_up[:, arm, sl] + np.log1p(np.maximum(up * x, -0.999)).sum(axis=1)
+            log_down = self._log_down[:, arm, sl] + np.log1p(np.maximum(-down * x, -0.999)).sum(
+                axis=1
+            )
+            self._log_up[:, arm, sl], self._log_down[:, arm, sl] = log_up, log_down
+            per_horizon = np.logaddexp(
                 math.log(self.theta) + log_up, math.log1p(-self.theta) + log_down
             )
+            log_capital = self._log_weight + np.logaddexp.reduce(per_horizon, axis=0)
             self._rejected[arm, sl] |= impossible | (log_capital >= self._threshold)
         self._sums[arm] += (r.sum(), dev.sum())
         self.count[arm] = t0 + b

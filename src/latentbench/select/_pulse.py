@@ -43,7 +43,11 @@ class Pulse(ProxyBookkeeping):
         Rounds between refits of the candidate factors (see
         :class:`~latentbench.select._base.ProxyBookkeeping`; ``None``: never).
     lam : {"plugin", "one", "zero"} or float, default "plugin"
-        Proxy weight rule; any fixed value in [0, 1] is valid.
+        Proxy weight rule; any fixed value in [0, 1] is valid. ``plugin`` is the release's
+        variance-minimising rule from the arm's past corrections; before an arm has any
+        under the current predictions (first pull, after each refit) it uses the
+        least-squares slope of the arm's revealed scores on their predictions, clipped to
+        [0, 1] (the release uses 1, which trusts a poor proxy fully).
     init_estimate : {"mean", "prior"}, default "mean"
         Pull 1 (the initial batch): its sample mean (``lam = 0``, as the release) or the DR
         estimate with the population-prior prediction (``lam = 1``; predictions fixed before
@@ -52,7 +56,8 @@ class Pulse(ProxyBookkeeping):
         Average of per-round estimates: equal weights (the release) or weights proportional to
         the inverse of the model-predicted conditional variance (fixed before each draw).
     legacy_stale_predictions : bool, default False
-        Reproduce the release's stale-prediction sum (§3.5; biased after refits).
+        Reproduce the release's stale-prediction sum (biased after refits), with the
+        release's lambda of 1 before an arm has corrections.
     bonus : {"ucbe", "effective", "ci"}, default "ucbe"
         Selection rule. ``ucbe`` is the paper's, ``mu_hat_i + sqrt(a / T_i)``. Our extensions:
         ``effective`` replaces ``T_i`` by the effective sample size of the DR estimate,
@@ -195,7 +200,9 @@ class Pulse(ProxyBookkeeping):
         F = self.f_all[arm] - self.f_obs[arm]
         F2 = self.f2_all[arm] - self.f2_obs[arm]
         if isinstance(self.lam, str):
-            if self.lam == "plugin":
+            if self.lam == "plugin" and self.zn[arm] == 0 and not self.legacy_stale_predictions:
+                lam = _revealed_lambda(state, self.px.f, arm)
+            elif self.lam == "plugin":
                 lam = float(plugin_lambda(F, F2, pi, self.zbar[arm], self.zn[arm]))
             else:
                 lam = 1.0 if self.lam == "one" else 0.0
@@ -230,6 +237,22 @@ class Pulse(ProxyBookkeeping):
         if self._maybe_refit(state):
             self.zbar[:] = 0.0
             self.zn[:] = 0
+
+
+def _revealed_lambda(state: SelectionState, f: np.ndarray, arm: int) -> float:
+    """Proxy weight before an arm has corrections under the current predictions: the
+    least-squares slope of its revealed scores on their predictions, clipped to [0, 1]
+    (past data only, so still fixed before the draw; a useless proxy gets weight ~0)."""
+    seen = state.observed[arm]
+    y = state.values[arm, seen].astype(np.float64)
+    p = f[arm, seen].astype(np.float64)
+    if y.size < 2:
+        return 0.0
+    dp = p - p.mean()
+    var = float(dp @ dp)
+    if var <= 1e-12:
+        return 0.0
+    return float(np.clip(dp @ (y - y.mean()) / var, 0.0, 1.0))
 
 
 def _round_var(resid: np.ndarray, pool: int, n: int, floor: float = 0.01) -> float:
