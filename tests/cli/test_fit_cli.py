@@ -101,3 +101,23 @@ def test_demo_saving_is_paired_over_seeds():
     better = saving(earlier, curves, grid, init=50)
     assert better["vs_reference_lo"] > 0 and better["pulse"] < same["pulse"]
     assert np.isnan(better.get("vs_full", np.nan))
+
+
+def test_fit_holdout_reports_against_the_additive_model(tmp_path):
+    from latentbench.synthetic import simulate_2pl
+
+    data = simulate_2pl(40, 120, a_log_sd=0.6, random_state=0)
+    path = tmp_path / "responses.csv"
+    data.matrix.to_long().to_csv(path, index=False)
+    out = tmp_path / "fit"
+    outcome = runner.invoke(app, ["fit", str(path), "--out", str(out), "--holdout", "0.1"])
+    assert outcome.exit_code == 0, outcome.output
+    assert "Held-out cells (10% of the observed)" in outcome.output
+    assert "additive (c_i + b_j)" in outcome.output
+    table = pd.read_csv(out / "heldout.csv")
+    assert set(table["fit"]) == {"model", "additive"}
+    assert table["n_cells"].iloc[0] == round(0.1 * 40 * 120)
+    joint = runner.invoke(app, ["fit", str(path), "--out", str(tmp_path / "j"), "--joint-ml", "-q"])
+    assert joint.exit_code == 0, joint.output
+    info = json.loads((tmp_path / "j" / "fit.json").read_text())
+    assert info["options"]["prior"] is None and "prior_selection" not in info

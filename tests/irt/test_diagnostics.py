@@ -105,7 +105,7 @@ def test_item_fit_flags_non_monotone_items_and_is_calibrated(planted):
 
 def test_clean_data_has_no_duplicates():
     data = simulate_2pl(150, 300, random_state=4)
-    result = TwoPL().fit(data.matrix)
+    result = TwoPL(prior=None).fit(data.matrix)
     dups = duplicate_items(result, data.matrix, min_agreement=0.8)
     assert not dups["duplicate"].any()
 

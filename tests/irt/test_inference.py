@@ -20,7 +20,7 @@ from latentbench.synthetic import simulate_2pl
 @pytest.fixture(scope="module")
 def small():
     data = simulate_2pl(200, 150, missing=0.1, random_state=3)
-    return data, TwoPL().fit(data.matrix)
+    return data, TwoPL(prior=None).fit(data.matrix)  # the joint-ML formulas below
 
 
 def _truth(data):

@@ -116,7 +116,7 @@ def test_params_come_from_the_signature_and_are_validated_declaratively():
 
 def test_result_keeps_its_matrix_and_round_trips_through_save(tmp_path):
     data = simulate_2pl(30, 25, random_state=1)
-    result = TwoPL(l2=0.05).fit(data.matrix)
+    result = TwoPL(prior=None, l2=0.05).fit(data.matrix)
     assert result.matrix is data.matrix
     plain = result.standard_errors()
     explicit = result.standard_errors(data.matrix)

@@ -160,7 +160,9 @@ def demo(
     with clean_warnings():
         matrix, planted = demo_matrix()
         console.print(str(matrix.summary()))
-        result = fit_with_progress(TwoPL(), matrix)
+        # joint ML: the demo's item diagnostics test a = 0, and the default prior (centred
+        # at a = 1) pulls random-answer items away from 0, so they would not be flagged
+        result = fit_with_progress(TwoPL(prior=None), matrix)
         print_fit(result, top=5)
         paths = write_fit(result, out / "fit", matrix)
         matrix.to_long().to_parquet(out / "responses.parquet", index=False)

@@ -236,7 +236,18 @@ def fit(
     ),
     rank: str = typer.Option("1", help="Number of latent factors, or 'auto'."),
     sigma: float = typer.Option(1.0, help="Temperature of the logistic link."),
-    l2: float = typer.Option(1e-2, help="Ridge on all parameters (keeps estimates finite)."),
+    joint_ml: bool = typer.Option(
+        False,
+        "--joint-ml",
+        help="Joint maximum likelihood with the ridge --l2 instead of the default priors.",
+    ),
+    l2: float = typer.Option(1e-2, help="Ridge of the --joint-ml fit (keeps estimates finite)."),
+    holdout: float | None = typer.Option(
+        None,
+        help="Also hide this fraction of the observed cells (e.g. 0.1), refit on the rest and "
+        "report held-out log-loss, Brier and AUC against the additive model; writes "
+        "heldout.csv.",
+    ),
     tol: float = typer.Option(1e-6, help="Relative objective change for stopping."),
     max_iter: int = typer.Option(5000, help="Maximum number of MM sweeps."),
     out: Path | None = typer.Option(
@@ -272,10 +283,23 @@ def fit(
             )
             describe_input(matrix, quiet)
             rank_value: int | str = "auto" if rank == "auto" else _int_option("rank", rank)
-            estimator = TwoPL(rank=rank_value, sigma=sigma, l2=l2, tol=tol, max_iter=max_iter)  # type: ignore[arg-type]
+            estimator = TwoPL(
+                rank=rank_value,  # type: ignore[arg-type]
+                sigma=sigma,
+                prior=None if joint_ml else "auto",
+                l2=l2,
+                tol=tol,
+                max_iter=max_iter,
+            )
             result = fit_with_progress(estimator, matrix, quiet)
+            validation = None
+            if holdout is not None:
+                validation = estimator.cross_validate(matrix, heldout=holdout, n_splits=1)
             target = fresh_out(out, "latentbench-fit")
             paths = write_fit(result, target, matrix, source=responses)
+            if validation is not None:
+                paths["heldout"] = target / "heldout.csv"
+                validation.table.to_csv(paths["heldout"], index=False)
         except InputError as exc:
             fail(exc)
     if store is not None and benchmark is not None:
@@ -286,6 +310,8 @@ def fit(
                 db.record_fit(benchmark, result)
     if not quiet:
         print_fit(result)
+        if validation is not None:
+            print_heldout(validation)
         note = (
             ""
             if out is not None or target.name == "latentbench-fit"
@@ -297,6 +323,17 @@ def fit(
             soft_wrap=True,
         )
         console.print(f"next: latentbench report {escape(str(target))} --out report.html")
+
+
+def print_heldout(validation: Any) -> None:
+    """Held-out scores of the fit next to the additive model's (a CrossValidation)."""
+    table = Table(title=f"Held-out cells ({validation.heldout:.0%} of the observed)")
+    for column in ("fit", "log-loss", "Brier", "AUC"):
+        table.add_column(column, justify="left" if column == "fit" else "right")
+    for row in validation.summary().itertuples():
+        name = "IRT fit" if row.fit == "model" else "additive (c_i + b_j)"
+        table.add_row(name, f"{row.log_loss:.4f}", f"{row.brier:.4f}", f"{row.auc:.4f}")
+    console.print(table)
 
 
 def _int_option(name: str, value: str) -> int:

@@ -1,7 +1,11 @@
 """Item response theory: the cBMM fit of the 2PL and rank-r logistic models."""
 
 from latentbench.irt._cbmm import CBMMFit, fit_cbmm, fit_model_factors, normalise_rank1
-from latentbench.irt._model import IRTResult, RankSelection, TwoPL
+from latentbench.irt._heldout import HeldOutScores, fit_additive, predictive_scores
+from latentbench.irt._marginal import MarginalFit, fit_marginal
+from latentbench.irt._model import CrossValidation, IRTResult, RankSelection, TwoPL
+from latentbench.irt._objective import GaussianPenalty
+from latentbench.irt._priors import Prior, PriorSelection
 from latentbench.irt.diagnostics import Diagnostics, diagnose
 from latentbench.irt.inference import (
     BootstrapResult,
@@ -14,16 +18,25 @@ from latentbench.irt.inference import (
 __all__ = [
     "BootstrapResult",
     "CBMMFit",
+    "CrossValidation",
     "Diagnostics",
+    "GaussianPenalty",
+    "HeldOutScores",
     "IRTResult",
+    "MarginalFit",
+    "Prior",
+    "PriorSelection",
     "RankSelection",
     "TwoPL",
     "Uncertainty",
     "bootstrap",
     "diagnose",
+    "fit_additive",
     "fit_cbmm",
+    "fit_marginal",
     "fit_model_factors",
     "normalise_rank1",
+    "predictive_scores",
     "rank_intervals",
     "standard_errors",
 ]

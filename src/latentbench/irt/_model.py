@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,22 +15,30 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from latentbench.exceptions import InputError, NotFittedError
+from latentbench.exceptions import ConvergenceWarning, InputError, NotFittedError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._cbmm import CBMMFit, fit_cbmm, fit_model_factors
+from latentbench.irt._heldout import (
+    HeldOutScores,
+    fit_additive,
+    heldout_mask,
+    predictive_scores,
+)
 from latentbench.irt._objective import (
     GaussianPenalty,
     Normalisation,
     logits,
     normalise,
     probabilities,
+    sigmoid,
 )
+from latentbench.irt._priors import Prior, PriorSelection, resolve_prior
 
 if TYPE_CHECKING:
     from latentbench.irt.diagnostics import Diagnostics
     from latentbench.irt.inference import BootstrapResult, Uncertainty
 
-__all__ = ["IRTResult", "RankSelection", "TwoPL"]
+__all__ = ["CrossValidation", "IRTResult", "RankSelection", "TwoPL"]
 
 
 @dataclass(frozen=True)
@@ -98,6 +107,8 @@ class IRTResult:
         Present when the rank was chosen automatically.
     penalty : GaussianPenalty
         The penalty (ridge / Gaussian priors) of the fitted objective, on the raw scale.
+    prior_selection : PriorSelection or None
+        How the prior's hyperparameters were chosen (None for joint ML, ``prior=None``).
     normalisation : Normalisation or None
         Raw factors are ``scale * U + shift`` (None: unknown, taken as the identity).
     matrix : ResponseMatrix or None
@@ -126,6 +137,7 @@ class IRTResult:
     rank_selection: RankSelection | None = None
     penalty: GaussianPenalty = field(default_factory=lambda: GaussianPenalty.ridge(1e-2))
     normalisation: Normalisation | None = None
+    prior_selection: PriorSelection | None = None
     matrix: ResponseMatrix | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -184,8 +196,10 @@ class IRTResult:
         Returns
         -------
         DataFrame
-            ``model``, ``theta`` (on the fit's normalised scale), ``se`` (from the observed
-            information at the estimate, penalty included), ``n_observed``, ``accuracy``.
+            ``model``, ``theta`` (on the fit's normalised scale), ``se`` (observed information
+            at the estimate, penalty included, plus, for rank 1 when the result holds its
+            matrix, the calibration's item-parameter uncertainty by the delta method),
+            ``se_own`` (the model's own cells only), ``n_observed``, ``accuracy``.
         """
         lookup = {item: j for j, item in enumerate(self.item_ids)}
         unknown = [item for item in matrix.item_ids if item not in lookup]
@@ -200,19 +214,48 @@ class IRTResult:
             self.V[cols],
             self.b[cols],
             sigma=self.sigma,
-            penalty=self.penalty,
+            penalty=self.penalty.on_reported_scale(self.normalisation),
             return_hessian=True,
         )
-        se = np.sqrt(np.linalg.inv(hessian)[:, 0, 0])
+        var_own = np.linalg.inv(hessian)[:, 0, 0]
+        var_items = np.zeros_like(var_own)
+        if self.rank == 1 and self.matrix is not None:
+            var_items = self._item_variance_of_scores(matrix.scores, cols, U[:, 0], hessian)
         return pd.DataFrame(
             {
                 "model": matrix.model_ids,
                 "theta": U[:, 0],
-                "se": se,
+                "se": np.sqrt(var_own + var_items),
+                "se_own": np.sqrt(var_own),
                 "n_observed": matrix.n_observed_per_model(),
                 "accuracy": matrix.model_accuracy(),
             }
         )
+
+    def _item_variance_of_scores(
+        self, scores: np.ndarray, cols: np.ndarray, theta: np.ndarray, hessian: np.ndarray
+    ) -> np.ndarray:
+        """Variance of scored abilities from the calibration's item-parameter uncertainty.
+
+        The score ``theta_i`` solves ``g_i = sum_j a_j (y_ij - p_ij) / sigma - prior'(theta_i)
+        = 0``, so by the delta method ``d theta_i / d eta_j = (d g_i / d eta_j) / H_i`` for
+        ``eta_j = (a_j, b_j)``; with the items' block covariances from :meth:`standard_errors`
+        (independent across items) the added variance is
+        ``sum_j d_ij^T Cov_j d_ij / H_i^2``.
+        """
+        items = self.standard_errors(scale_correction=False).items
+        var_a = items["discrimination_se"].to_numpy(float)[cols] ** 2
+        var_b = items["easiness_se"].to_numpy(float)[cols] ** 2
+        cov_ab = items["cov_discrimination_easiness"].to_numpy(float)[cols]
+        a, b, sigma = self.V[cols, 0], self.b[cols], self.sigma
+        observed = ~np.isnan(scores)
+        y = np.where(observed, scores, 0.0)
+        p = sigmoid((np.outer(theta, a) + b) / sigma)
+        w = p * (1 - p) * observed
+        d_a = ((y - p) * observed) / sigma - w * a * theta[:, None] / sigma**2
+        d_b = -w * a / sigma**2
+        spread = (d_a**2 * var_a + 2 * d_a * d_b * cov_ab + d_b**2 * var_b).sum(axis=1)
+        return np.asarray(spread / hessian[:, 0, 0] ** 2)
 
     def standard_errors(self, matrix: ResponseMatrix | None = None, **kwargs: Any) -> Uncertainty:
         """Plug-in standard errors; see :func:`latentbench.irt.inference.standard_errors`.
@@ -264,6 +307,15 @@ class IRTResult:
             "normalisation": "theta mean 0, sd 1 (rank 1); factors centred (rank > 1)",
             "penalty": self.penalty.to_dict(),
         }
+        if self.prior_selection is not None:
+            sel = self.prior_selection
+            info["prior_selection"] = {
+                "a_sd": sel.a_sd,
+                "b_mean": sel.b_mean,
+                "b_sd": sel.b_sd,
+                "grid": sel.grid,
+                "heldout_log_loss": sel.heldout_log_loss,
+            }
         if self.normalisation is not None:
             info["raw_shift"] = self.normalisation.shift.tolist()
             info["raw_scale"] = self.normalisation.scale
@@ -386,10 +438,18 @@ class TwoPL:
         best mean held-out log-likelihood; the final fit then uses all cells.
     sigma : float, default 1.0
         Temperature of the link (fixed; not identifiable together with the scale of theta).
+    prior : Prior, "auto" or None, default "auto"
+        ``"auto"`` (= ``Prior()``): the MAP fit with Gaussian priors theta ~ N(0, 1),
+        a ~ N(1, a_sd^2) truncated at 0 and b ~ N(b_mean, b_sd^2), hyperparameters from the
+        data (a_sd by held-out log-loss, b from the item means); see
+        :class:`~latentbench.irt.Prior`. It keeps every estimate finite and predicts held-out
+        cells better than joint ML on matrices with tens of models. ``None``: joint maximum
+        likelihood with the ridge ``l2`` (the cBMM paper's setting).
     l2 : float, default 1e-2
-        Ridge on all parameters. It keeps abilities of all-correct / all-wrong models and
-        intercepts of constant items finite (they have no finite joint-ML estimate); such rows
-        and columns are flagged ``constant`` in the result. 0 gives plain joint ML.
+        Ridge on all parameters of the joint-ML fit (``prior=None`` only). It keeps abilities of
+        all-correct / all-wrong models and intercepts of constant items finite (they have no
+        finite joint-ML estimate); such rows and columns are flagged ``constant`` in the result.
+        0 gives plain joint ML.
     tol : float, default 1e-6
         Relative objective change for stopping (``1e-4`` reproduces the paper's setting).
     max_iter : int, default 5000
@@ -420,6 +480,7 @@ class TwoPL:
         self,
         rank: int | Literal["auto"] = 1,
         sigma: float = 1.0,
+        prior: Prior | Literal["auto"] | None = "auto",
         l2: float = 1e-2,
         tol: float = 1e-6,
         max_iter: int = 5000,
@@ -431,6 +492,7 @@ class TwoPL:
     ) -> None:
         self.rank = rank
         self.sigma = sigma
+        self.prior = prior
         self.l2 = l2
         self.tol = tol
         self.max_iter = max_iter
@@ -448,6 +510,10 @@ class TwoPL:
             "an integer >= 1 or 'auto'",
         ),
         "sigma": (lambda v: _is_real(v) and v > 0, "a positive number"),
+        "prior": (
+            lambda v: v is None or isinstance(v, Prior) or (isinstance(v, str) and v == "auto"),
+            "'auto', None or a latentbench.irt.Prior",
+        ),
         "l2": (lambda v: _is_real(v) and v >= 0, "a nonnegative number"),
         "tol": (lambda v: _is_real(v) and 0 < v < 1, "a number in (0, 1)"),
         "max_iter": (lambda v: _is_int(v, 1), "an integer >= 1"),
@@ -458,7 +524,10 @@ class TwoPL:
             lambda v: v is None or _is_int(v, 0) or isinstance(v, np.random.Generator),
             "None, an integer >= 0 or a numpy Generator",
         ),
-        "device": (lambda v: v is None or isinstance(v, str), "None or a PyTorch device string"),
+        "device": (
+            lambda v: v is None or isinstance(v, str),
+            "None or a PyTorch device string",
+        ),
     }
 
     @classmethod
@@ -488,17 +557,47 @@ class TwoPL:
             if not check(value):
                 raise InputError(f"{name}={value!r}; expected {expected}")
 
-    def _penalty(self) -> GaussianPenalty:
-        return GaussianPenalty.ridge(float(self.l2))
+    def _resolve_penalty(
+        self, scores: np.ndarray, rank: int
+    ) -> tuple[GaussianPenalty, PriorSelection | None]:
+        """The penalty of the fit: the ridge (``prior=None``) or the resolved prior."""
+        if self.prior is None:
+            return GaussianPenalty.ridge(float(self.l2)), None
+        prior = Prior() if isinstance(self.prior, str) else self.prior
+
+        def fit(train: np.ndarray, penalty: GaussianPenalty) -> tuple[Any, Any, Any]:
+            raw = self._fit_arrays(train, rank, None, penalty, quiet=True)
+            return raw.U, raw.V, raw.b
+
+        # the held-out mask of the prior's choice is fixed (seed 0), whatever random_state
+        # (which seeds only the random start): the same data give the same prior
+        return resolve_prior(prior, scores, float(self.sigma), fit, 0)
 
     def _fit_arrays(
-        self, scores: np.ndarray, rank: int, callback: Callable[[int, float], None] | None
+        self,
+        scores: np.ndarray,
+        rank: int,
+        callback: Callable[[int, float], None] | None,
+        penalty: GaussianPenalty,
+        quiet: bool = False,
+    ) -> CBMMFit:
+        with warnings.catch_warnings():
+            if quiet:  # inner fits of a held-out search: only the final fit warns
+                warnings.simplefilter("ignore", ConvergenceWarning)
+            return self._fit_cbmm(scores, rank, callback, penalty)
+
+    def _fit_cbmm(
+        self,
+        scores: np.ndarray,
+        rank: int,
+        callback: Callable[[int, float], None] | None,
+        penalty: GaussianPenalty,
     ) -> CBMMFit:
         return fit_cbmm(
             scores,
             rank=rank,
             sigma=float(self.sigma),
-            penalty=self._penalty(),
+            penalty=penalty,
             tol=float(self.tol),
             max_iter=int(self.max_iter),
             init=self.init,
@@ -508,22 +607,28 @@ class TwoPL:
             device=self.device,
         )
 
-    def select_rank(self, matrix: ResponseMatrix, heldout_fraction: float = 0.1) -> RankSelection:
-        """Choose the rank by held-out log-likelihood (see the ``rank`` parameter)."""
+    def select_rank(
+        self,
+        matrix: ResponseMatrix,
+        heldout_fraction: float = 0.1,
+        penalty: GaussianPenalty | None = None,
+    ) -> RankSelection:
+        """Choose the rank by held-out log-likelihood (see the ``rank`` parameter).
+
+        ``penalty`` defaults to the estimator's (the prior resolved at rank 1, or the ridge).
+        """
         scores = matrix.scores
-        rng = np.random.default_rng(self.random_state)
-        rows, cols = np.nonzero(~np.isnan(scores))
-        n_hold = max(1, round(heldout_fraction * rows.size))
-        pick = rng.choice(rows.size, size=n_hold, replace=False)
-        train = np.array(scores, dtype=np.float32, copy=True)
-        train[rows[pick], cols[pick]] = np.nan
-        truth = scores[rows[pick], cols[pick]].astype(np.float64)
+        if penalty is None:
+            penalty = self._resolve_penalty(scores, 1)[0]
+        seed = 0 if self.random_state is None else self.random_state
+        train, rows, cols = heldout_mask(scores, heldout_fraction, seed)
+        truth = scores[rows, cols].astype(np.float64)
         ranks = list(range(1, int(self.max_rank) + 1))
         scores_by_rank = []
         for rank in ranks:
-            raw = self._fit_arrays(train, rank, None)
+            raw = self._fit_arrays(train, rank, None, penalty, quiet=True)
             logit = (
-                np.einsum("nk,nk->n", raw.U[rows[pick]], raw.V[cols[pick]]) + raw.b[cols[pick]]
+                np.einsum("nk,nk->n", raw.U[rows], raw.V[cols]) + raw.b[cols]
             ) / self.sigma  # cellwise logits of the held-out cells only
             loglik = truth * logit - np.logaddexp(0.0, logit)
             scores_by_rank.append(float(loglik.mean()))
@@ -550,20 +655,20 @@ class TwoPL:
             Also stored as ``self.result_``; the normalised parameters are available as
             ``ability_``, ``discrimination_``, ``intercept_`` and ``difficulty_``.
         """
-        if not isinstance(matrix, ResponseMatrix):
-            raise InputError(
-                f"expected a ResponseMatrix, got {type(matrix).__name__}; build one with "
-                "ResponseMatrix.from_long / from_wide / read"
-            )
+        self._check_matrix(matrix)
         self._validate()
         start = time.perf_counter()
         selection = None
         rank = self.rank
+        first = 1 if rank == "auto" else int(rank)
+        penalty, prior_selection = self._resolve_penalty(matrix.scores, first)
         if rank == "auto":
-            selection = self.select_rank(matrix)
+            selection = self.select_rank(matrix, penalty=penalty)
             rank = selection.chosen
-        raw = self._fit_arrays(matrix.scores, int(rank), callback)
+        raw = self._fit_arrays(matrix.scores, int(rank), callback, penalty)
         result = self._build_result(matrix, raw, int(rank), selection)
+        result.penalty = penalty
+        result.prior_selection = prior_selection
         result.seconds = time.perf_counter() - start
         self.result_ = result
         self.ability_ = result.U[:, 0].copy()
@@ -574,6 +679,71 @@ class TwoPL:
         self.converged_ = result.converged
         self.loss_history_ = list(result.loss_history)
         return result
+
+    @staticmethod
+    def _check_matrix(matrix: Any) -> None:
+        if not isinstance(matrix, ResponseMatrix):
+            raise InputError(
+                f"expected a ResponseMatrix, got {type(matrix).__name__}; build one with "
+                "ResponseMatrix.from_long / from_wide / read"
+            )
+
+    def cross_validate(
+        self,
+        matrix: ResponseMatrix,
+        heldout: float = 0.1,
+        n_splits: int = 3,
+        random_state: int | None = 0,
+    ) -> CrossValidation:
+        """Held-out evaluation against the additive baseline ``logit p = c_i + b_j``.
+
+        For each split, a random fraction ``heldout`` of the observed cells is hidden, this
+        estimator (with its own hyperparameter choices, made on the training cells only) and
+        the additive model are fitted on the rest, and both are scored on the hidden cells.
+
+        Parameters
+        ----------
+        matrix : ResponseMatrix
+        heldout : float, default 0.1
+            Fraction of observed cells hidden per split.
+        n_splits : int, default 3
+            Number of random splits (split k uses seed ``random_state + k``).
+        random_state : int or None, default 0
+
+        Returns
+        -------
+        CrossValidation
+        """
+        self._check_matrix(matrix)
+        self._validate()
+        if int(n_splits) != n_splits or n_splits < 1:
+            raise InputError(f"n_splits={n_splits!r}; expected an integer >= 1")
+        rows_out = []
+        base = 0 if random_state is None else int(random_state)
+        for k in range(int(n_splits)):
+            train, rows, cols = heldout_mask(matrix.scores, heldout, base + k)
+            truth = matrix.scores[rows, cols].astype(np.float64)
+            sub = ResponseMatrix(train, matrix.model_ids, matrix.item_ids, source=matrix.source)
+            clone = TwoPL(**self.get_params())
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                fitted = clone.fit(sub)
+            p_model = np.asarray(fitted.predict_proba())[rows, cols]
+            c, b = fit_additive(train)
+            p_add = sigmoid(c[rows] + b[cols])
+            for name, p in (("model", p_model), ("additive", p_add)):
+                s = predictive_scores(p, truth)
+                rows_out.append(
+                    {
+                        "split": k,
+                        "fit": name,
+                        "log_loss": s.log_loss,
+                        "brier": s.brier,
+                        "auc": s.auc,
+                        "n_cells": s.n_cells,
+                    }
+                )
+        return CrossValidation(pd.DataFrame(rows_out), heldout)
 
     def _build_result(
         self,
@@ -639,7 +809,7 @@ class TwoPL:
             n_observed=int(matrix.observed.sum()),
             raw=raw,
             rank_selection=selection,
-            penalty=self._penalty(),
+            penalty=GaussianPenalty.ridge(float(self.l2)),  # replaced by fit()
             normalisation=scale,
             matrix=matrix,
         )
@@ -668,3 +838,35 @@ def _is_strict_int(value: Any, minimum: int) -> bool:
         and not isinstance(value, (bool, np.bool_))
         and value >= minimum
     )
+
+
+@dataclass(frozen=True)
+class CrossValidation:
+    """Held-out scores of a fit and of the additive baseline, per split.
+
+    Attributes
+    ----------
+    table : DataFrame
+        One row per (split, fit): ``split``, ``fit`` (``"model"`` or ``"additive"``),
+        ``log_loss``, ``brier``, ``auc`` (binary cells only; NaN if none), ``n_cells``.
+    heldout : float
+        Fraction of observed cells hidden per split.
+    """
+
+    table: pd.DataFrame
+    heldout: float
+
+    def summary(self) -> pd.DataFrame:
+        """Mean over splits, one row per fit (``model`` first)."""
+        means = self.table.groupby("fit", sort=False)[["log_loss", "brier", "auc"]].mean()
+        return means.reset_index()
+
+    def scores(self, fit: str = "model") -> HeldOutScores:
+        """Mean scores of one fit over the splits."""
+        part = self.table[self.table["fit"] == fit]
+        return HeldOutScores(
+            float(part["log_loss"].mean()),
+            float(part["brier"].mean()),
+            float(part["auc"].mean()),
+            int(part["n_cells"].sum()),
+        )

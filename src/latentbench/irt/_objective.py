@@ -131,6 +131,27 @@ class GaussianPenalty:
         target[r] = self.precision_b * self.mean_b
         return target
 
+    def on_reported_scale(self, scale: Normalisation | None) -> GaussianPenalty:
+        """This penalty's U part for factors on the reported scale ``U = (U_raw - shift) / scale``.
+
+        With ``U_raw = scale U + shift`` the prior ``U_raw ~ N(m, 1 / lam)`` reads
+        ``U ~ N((m - shift) / scale, 1 / (lam scale^2))``. Used to score new models against
+        reported item parameters. The shift is taken as its mean over factors (exact for rank
+        1; for rank > 1 the centring shift of a prior with mean 0 is small). The item parts are
+        unchanged.
+        """
+        if scale is None:
+            return self
+        shift = float(np.mean(scale.shift)) if np.size(scale.shift) else 0.0
+        return GaussianPenalty(
+            self.precision_U * scale.scale**2,
+            self.precision_V,
+            self.precision_b,
+            mean_U=(self.mean_U - shift) / scale.scale,
+            mean_V=self.mean_V,
+            mean_b=self.mean_b,
+        )
+
     def to_dict(self) -> dict[str, float]:
         """JSON-serialisable record (see :meth:`from_dict`)."""
         return {

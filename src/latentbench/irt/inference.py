@@ -182,7 +182,9 @@ def standard_errors(
         discriminations inflated by k), and discriminations are ``a / k`` with standard error
         ``se_a / k``. The ``theta`` and ``discrimination`` columns stay the fit's estimates;
         ``lower`` / ``upper`` (and ``se``) are the corrected ones. Without it, 95% intervals
-        cover about 94% at 300 x 300 (see the module notes).
+        cover about 94% at 300 x 300 (see the module notes). A MAP fit (the default priors)
+        is not corrected: its intervals are those of the Laplace posterior (the prior's
+        curvature is in the information), mapped to the reporting scale.
 
     Returns
     -------
@@ -219,7 +221,11 @@ def standard_errors(
         var_theta[:, 0] = _normalised_variance(U[:, 0], var_theta[:, 0])
     se_theta = np.sqrt(var_theta)
     k = 1.0
-    if scale_correction and r == 1:
+    posterior = result.prior_selection is not None  # MAP fit: Laplace posterior
+    if scale_correction and r == 1 and not posterior:
+        # joint ML only: a MAP fit's shrinkage and the noise inflation of the reporting scale
+        # roughly cancel (measured: 95% intervals cover 0.93 at 40 x 200 and 0.95 at 70 x 1000
+        # without the correction, 0.82 / 0.89 with k = s)
         k = 1.0 / np.sqrt(max(1.0 - float(np.mean(se_theta[:, 0] ** 2)), 0.25))
     # items: (r + 1) x (r + 1) blocks in reported coordinates
     A = np.zeros((r + 1, r + 1))

@@ -1,0 +1,176 @@
+"""Priors of the default (MAP) fit and the choice of their hyperparameters from the data.
+
+The default model is the 2PL / rank-r logistic model with Gaussian priors, fitted at its
+posterior mode by the same cBMM engine as joint maximum likelihood (the priors enter as a
+:class:`~latentbench.irt._objective.GaussianPenalty`, so every block update stays closed form)::
+
+    theta_i ~ N(0, theta_sd^2)               (fixes the scale of abilities; default 1)
+    a_j     ~ N(a_mean, a_sd^2), a_j >= 0    (truncated normal; a_mean fixes the scale of a)
+    b_j     ~ N(b_mean, b_sd^2)
+
+all in units of the link temperature sigma. ``"auto"`` hyperparameters come from the data:
+
+- ``b_mean``, ``b_sd``: the mean and sd of the item logits ``sigma logit(p_j)`` (p_j the item's
+  mean score), scaled up by ``sqrt(1 + pi / 8)``: averaging the logistic curve over abilities
+  ``N(0, 1)`` with a = 1 flattens item logits by about that factor (the probit approximation),
+  so the intercepts spread wider than the item logits.
+- ``a_sd``: held-out choice. A fraction of the observed cells (10%) is hidden, the model is
+  fitted on the rest for every value in ``a_sd_grid`` and the value with the lowest held-out
+  log-loss is kept. With many models the data outweigh any of these priors and the held-out
+  choice costs several fits, so above ``heldout_max_models`` models the middle of the grid is
+  used without a search.
+
+Changing the priors touches this module (the family and the hyperparameters) and, for a new
+kind of penalty, :mod:`latentbench.irt._objective`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from latentbench.exceptions import InputError
+from latentbench.irt._heldout import heldout_mask, predictive_scores
+from latentbench.irt._objective import GaussianPenalty, sigmoid
+
+__all__ = ["Prior", "PriorSelection", "resolve_prior"]
+
+Auto = Literal["auto"]
+
+
+@dataclass(frozen=True)
+class Prior:
+    """Gaussian priors of the MAP fit (units of sigma); see the module notes.
+
+    Parameters
+    ----------
+    theta_sd : float, default 1.0
+        Prior sd of the abilities (of every factor for rank > 1).
+    a_mean : float, default 1.0
+        Prior mean of the discriminations (every loading for rank > 1).
+    a_sd : float or "auto", default "auto"
+        Prior sd of the discriminations; ``"auto"``: held-out choice among ``a_sd_grid``.
+    b_mean, b_sd : float or "auto", default "auto"
+        Prior mean and sd of the intercepts; ``"auto"``: from the item means.
+    a_sd_grid : tuple of float, default (0.25, 0.5, 1.0, 2.0)
+        Candidates of the held-out choice.
+    heldout_fraction : float, default 0.1
+    heldout_max_models : int, default 500
+        Above this many models the held-out search is skipped (``a_sd`` = the grid's middle).
+    """
+
+    theta_sd: float = 1.0
+    a_mean: float = 1.0
+    a_sd: float | Auto = "auto"
+    b_mean: float | Auto = "auto"
+    b_sd: float | Auto = "auto"
+    a_sd_grid: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0)
+    heldout_fraction: float = 0.1
+    heldout_max_models: int = 500
+
+    def __post_init__(self) -> None:
+        for name in ("theta_sd", "a_sd", "b_sd"):
+            value = getattr(self, name)
+            if value != "auto" and not (isinstance(value, (int, float)) and value > 0):
+                raise InputError(f"Prior {name}={value!r}; expected a positive number or 'auto'")
+        if not isinstance(self.a_mean, (int, float)) or self.a_mean < 0:
+            raise InputError(f"Prior a_mean={self.a_mean!r}; expected a nonnegative number")
+        if not self.a_sd_grid or any(not v > 0 for v in self.a_sd_grid):
+            raise InputError(f"Prior a_sd_grid={self.a_sd_grid!r}; expected positive numbers")
+
+    def penalty(self, sigma: float, a_sd: float, b_mean: float, b_sd: float) -> GaussianPenalty:
+        """The penalty (negative log prior) for resolved hyperparameters."""
+        return GaussianPenalty(
+            precision_U=1.0 / self.theta_sd**2,
+            precision_V=1.0 / (a_sd * sigma) ** 2,
+            precision_b=1.0 / (b_sd * sigma) ** 2,
+            mean_V=self.a_mean * sigma,
+            mean_b=b_mean * sigma,
+        )
+
+
+@dataclass(frozen=True)
+class PriorSelection:
+    """How the prior's hyperparameters were chosen.
+
+    Attributes
+    ----------
+    a_sd, b_mean, b_sd : float
+        The values used (units of sigma).
+    grid : list of float
+        Candidates of ``a_sd`` tried on held-out cells (empty when not searched).
+    heldout_log_loss : list of float
+        Mean held-out log-loss of each candidate.
+    """
+
+    a_sd: float
+    b_mean: float
+    b_sd: float
+    grid: list[float] = field(default_factory=list)
+    heldout_log_loss: list[float] = field(default_factory=list)
+
+
+def item_prior_moments(scores: npt.NDArray[np.floating]) -> tuple[float, float]:
+    """(b_mean, b_sd) in units of sigma from the item means (see the module notes)."""
+    observed = ~np.isnan(scores)
+    n = observed.sum(axis=0)
+    total = np.where(observed, scores, 0).sum(axis=0, dtype=np.float64)
+    keep = n > 0
+    eps = 0.5 / (n[keep] + 1)
+    p = np.clip(total[keep] / n[keep], eps, 1 - eps)
+    item_logit = np.log(p) - np.log1p(-p)
+    inflate = float(np.sqrt(1.0 + np.pi / 8.0))
+    sd = float(item_logit.std()) if item_logit.size > 1 else 1.0
+    return float(item_logit.mean()) * inflate, max(sd, 0.1) * inflate
+
+
+FitFunction = Callable[
+    [npt.NDArray[np.float32], GaussianPenalty],
+    tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]],
+]
+
+
+def resolve_prior(
+    prior: Prior,
+    scores: npt.NDArray[np.floating],
+    sigma: float,
+    fit: FitFunction,
+    random_state: int | np.random.Generator | None = None,
+) -> tuple[GaussianPenalty, PriorSelection]:
+    """Resolve ``"auto"`` hyperparameters on ``scores`` and return the penalty.
+
+    Parameters
+    ----------
+    prior : Prior
+    scores : ndarray of shape (N, J)
+    sigma : float
+    fit : callable(train_scores, penalty) -> (U, V, b)
+        Fits the model on a matrix with cells hidden (used by the held-out choice of a_sd).
+    random_state : int, Generator or None
+        Seed of the held-out mask (default 0: the choice is deterministic).
+    """
+    b_mean_auto, b_sd_auto = item_prior_moments(scores)
+    b_mean = b_mean_auto if prior.b_mean == "auto" else float(prior.b_mean)
+    b_sd = b_sd_auto if prior.b_sd == "auto" else float(prior.b_sd)
+    if prior.a_sd != "auto":
+        a_sd = float(prior.a_sd)
+        return prior.penalty(sigma, a_sd, b_mean, b_sd), PriorSelection(a_sd, b_mean, b_sd)
+    grid = sorted(float(v) for v in prior.a_sd_grid)
+    if scores.shape[0] > prior.heldout_max_models or len(grid) == 1:
+        a_sd = grid[len(grid) // 2]
+        return prior.penalty(sigma, a_sd, b_mean, b_sd), PriorSelection(a_sd, b_mean, b_sd)
+    seed = 0 if random_state is None else random_state
+    train, rows, cols = heldout_mask(scores, prior.heldout_fraction, seed)
+    truth = np.asarray(scores[rows, cols], dtype=float)
+    losses = []
+    for a_sd in grid:
+        U, V, b = fit(train, prior.penalty(sigma, a_sd, b_mean, b_sd))
+        p = sigmoid((np.einsum("nk,nk->n", U[rows], V[cols]) + b[cols]) / sigma)
+        losses.append(predictive_scores(p, truth).log_loss)
+    a_sd = grid[int(np.argmin(losses))]
+    selection = PriorSelection(a_sd, b_mean, b_sd, grid, losses)
+    return prior.penalty(sigma, a_sd, b_mean, b_sd), selection
