@@ -36,7 +36,10 @@ def test_fit_real_matrix(tmp_path, name):
     assert len(abilities) == long["model"].nunique()
     assert len(items) == long["item"].nunique()
     assert set(abilities["model"]) == set(long["model"])
-    assert not abilities.isna().any().any() and not items.isna().any().any()
+    assert not abilities.isna().any().any()
+    assert not items.drop(columns="location").isna().any().any()
+    # location -b/a is NaN exactly where a = 0
+    assert (items["location"].isna() == (items["discrimination"] == 0)).all()
     assert np.isfinite(abilities.select_dtypes("number").to_numpy(float)).all()
     assert spearmanr(abilities["theta"], abilities["accuracy"])[0] > 0.9
     assert info["n_models"] == len(abilities) and info["iterations"] >= 1

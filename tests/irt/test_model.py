@@ -15,16 +15,35 @@ def fitted():
     return data, TwoPL().fit(data.matrix)
 
 
+def data_accuracy(fitted):
+    return fitted[0].matrix.item_accuracy()
+
+
 def test_result_tables_and_normalisation(fitted):
     _, result = fitted
     assert list(result.abilities.columns[:3]) == ["model", "theta", "accuracy"]
-    assert {"item", "discrimination", "easiness", "difficulty", "p_value", "n_observed"} <= set(
-        result.items.columns
-    )
+    assert {
+        "item",
+        "discrimination",
+        "easiness",
+        "difficulty",
+        "location",
+        "proportion_correct",
+        "n_observed",
+    } <= set(result.items.columns)
     assert result.theta.mean() == pytest.approx(0.0, abs=1e-10)
     assert result.theta.std() == pytest.approx(1.0, abs=1e-10)
     assert (result.discrimination >= 0).all()
     np.testing.assert_allclose(result.items["difficulty"], -result.items["easiness"])
+    a = result.items["discrimination"].to_numpy()
+    location = result.items["location"].to_numpy()
+    np.testing.assert_allclose(
+        location[a > 0], -result.items["easiness"].to_numpy()[a > 0] / a[a > 0]
+    )
+    assert np.isnan(location[a == 0]).all()
+    np.testing.assert_allclose(
+        result.items["proportion_correct"], np.nan_to_num(data_accuracy(fitted), nan=0.0), rtol=1e-6
+    )
     assert result.abilities["rank_theta"].min() == 1
     assert np.all(np.diff(result.loss_history) <= 1e-9 * abs(result.loss_history[0]))
     assert result.converged

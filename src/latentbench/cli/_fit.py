@@ -203,9 +203,9 @@ def print_fit(result: IRTResult, top: int = 10) -> None:
         )
     console.print(table)
     items = result.items.sort_values("discrimination", ascending=False)
-    correct = "proportion_correct" if "proportion_correct" in items.columns else "p_value"
+    correct = "proportion_correct"
     table = Table(title="Most and least discriminating items")
-    for column in ("item", "discrimination", "difficulty (-b)", "proportion correct"):
+    for column in ("item", "discrimination", "difficulty (-b)", "location (-b/a)", "correct"):
         table.add_column(column, justify="left" if column == "item" else "right")
     k = min(5, len(items) // 2)
     for part in (items.head(k), items.tail(k)):
@@ -214,6 +214,7 @@ def print_fit(result: IRTResult, top: int = 10) -> None:
                 escape(str(row.item)),
                 fmt(row.discrimination),
                 fmt(row.difficulty),
+                fmt(row.location),
                 fmt(getattr(row, correct)),
             )
         if k:

@@ -84,7 +84,9 @@ class IRTResult:
     items : DataFrame
         One row per item: ``item``, ``discrimination`` (a, >= 0), ``easiness`` (b, the
         intercept), ``difficulty`` (``-b``: the log-odds of failure for an average model,
-        theta = 0, in units of sigma; finite even when a = 0), ``p_value`` (mean observed score),
+        theta = 0, in units of sigma; finite even when a = 0), ``location`` (``-b / a``: the
+        ability at which P = 1/2, as mirt reports it; NaN where a = 0, and for rank > 1),
+        ``proportion_correct`` (mean observed score),
         ``n_observed``, ``constant`` and ``zero_discrimination`` flags; for rank > 1 also
         ``discrimination_1`` ... ``discrimination_r``.
     U : ndarray of shape (n_models, rank)
@@ -773,14 +775,18 @@ class TwoPL:
         abilities["rank_shift"] = abilities["rank_accuracy"] - abilities["rank_theta"]
         constant_items = np.zeros(matrix.n_items, dtype=bool)
         constant_items[matrix.constant_items()] = True
-        p_value = matrix.item_accuracy()
+        proportion_correct = matrix.item_accuracy()
+        a = V[:, 0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            location = np.where((a > 0) & (rank == 1), -b / np.where(a > 0, a, 1.0), np.nan)
         items = pd.DataFrame(
             {
                 "item": matrix.item_ids,
                 "discrimination": V[:, 0],
                 "easiness": b,
                 "difficulty": -b,
-                "p_value": np.nan_to_num(p_value, nan=0.0),
+                "location": location,
+                "proportion_correct": np.nan_to_num(proportion_correct, nan=0.0),
                 "n_observed": matrix.n_observed_per_item(),
                 "constant": constant_items,
                 "zero_discrimination": ~(V > 0).any(axis=1),

@@ -404,7 +404,7 @@ class Diagnostics:
     Attributes
     ----------
     items : DataFrame
-        One row per item: ``item``, ``discrimination``, ``difficulty``, ``p_value`` (accuracy),
+        One row per item: ``item``, ``discrimination``, ``difficulty``, ``proportion_correct``,
         ``se``, ``z``, ``uninformative``, ``constant``, ``infit``, ``outfit``, ``chi2``,
         ``fit_p_value``, ``fit_q_value``, ``poor_fit``, ``duplicate_of`` (another item flagged
         as its duplicate, or empty), ``flagged`` (any flag).
@@ -445,7 +445,9 @@ def diagnose(
     fit = item_fit(result, matrix)
     dups = duplicate_items(result, matrix)
     const = constant_items(matrix)
-    items = result.items[["item", "discrimination", "difficulty", "p_value", "constant"]].copy()
+    items = result.items[
+        ["item", "discrimination", "difficulty", "proportion_correct", "constant"]
+    ].copy()
     items["se"] = info["se"].to_numpy()
     items["z"] = info["z"].to_numpy()
     items["uninformative"] = info["uninformative"].to_numpy() & ~items["constant"].to_numpy()

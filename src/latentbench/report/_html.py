@@ -454,7 +454,7 @@ def _fit_sections(
     sections.append(section)
 
     items = result.items
-    correct = "proportion_correct" if "proportion_correct" in items.columns else "p_value"
+    correct = "proportion_correct"
     flagged = diag.items["flagged"].to_numpy() if diag is not None else None
     a = items["discrimination"].to_numpy(float)
     location = np.where(a > 0, items["difficulty"].to_numpy(float) / np.where(a > 0, a, 1), np.nan)
@@ -605,7 +605,7 @@ def _category_sections(result: Any, matrix: Any | None, meta: pd.DataFrame) -> l
     from latentbench.report._metadata import category_columns
 
     items = result.items
-    correct = "proportion_correct" if "proportion_correct" in items.columns else "p_value"
+    correct = "proportion_correct"
     lookup = meta.set_index("item")
     matched = int(items["item"].isin(lookup.index).sum())
     text = (
