@@ -127,9 +127,12 @@ def test_degenerate_rows_and_columns_stay_finite():
     scores[3, 3:] = np.nan  # a model that saw three items
     matrix = ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids)
     result = TwoPL().fit(matrix)
-    for frame in (result.abilities, result.items):
+    # location -b/a is NaN by design where a = 0; everything else is finite
+    for frame in (result.abilities, result.items.drop(columns="location")):
         numeric = frame.select_dtypes("number").to_numpy(dtype=float)
         assert np.isfinite(numeric).all()
+    zero = result.items["discrimination"] == 0
+    assert (result.items["location"].isna() == zero).all()
     assert result.abilities.loc[0, "constant"] and result.items.loc[0, "constant"]
     assert result.abilities["theta"].idxmax() == 0
     assert result.abilities["theta"].idxmin() == 1
