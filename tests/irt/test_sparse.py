@@ -119,3 +119,30 @@ def test_predict_cells_matches_dense_probabilities() -> None:
     rows, cols = rng.integers(0, 7, 20), rng.integers(0, 9, 20)
     full = 1 / (1 + np.exp(-(U @ V.T + b) / 1.5))
     np.testing.assert_allclose(predict_cells(U, V, b, rows, cols, 1.5), full[rows, cols])
+
+
+def test_twopl_chooses_the_path_by_density_and_both_agree() -> None:
+    from latentbench import ResponseMatrix
+    from latentbench.irt import TwoPL
+
+    # 22% observed: sparse path; enough cells per row and column for a single optimum (the
+    # objective is not convex: on very sparse small data different paths can end at
+    # different stationary points)
+    Y = _data(200, 300, 0.78, seed=7)
+    ids_m, ids_i = [f"m{i}" for i in range(200)], [f"q{j}" for j in range(300)]
+    dense_matrix = ResponseMatrix(Y, ids_m, ids_i)
+    rows, cols = np.nonzero(~np.isnan(Y))
+    sparse_matrix = ResponseMatrix.from_cells(rows, cols, Y[rows, cols], ids_m, ids_i)
+    model = TwoPL(tol=1e-9)
+    assert model.uses_sparse_path(dense_matrix)
+    assert not model.uses_sparse_path(ResponseMatrix(_data(20, 30, 0.1), range(20), range(30)))
+    result = model.fit(sparse_matrix)
+    forced_dense = fit_cbmm(Y, tol=1e-9, max_iter=20000)
+    assert abs(result.loss - forced_dense.loss) <= 1e-6 * abs(forced_dense.loss)
+    assert result.n_observed == rows.size
+    picks = np.arange(0, rows.size, 97)
+    np.testing.assert_allclose(
+        result.predict_cells(rows[picks], cols[picks]),
+        result.predict_proba()[rows[picks], cols[picks]],
+        rtol=1e-8,
+    )

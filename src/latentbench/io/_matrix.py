@@ -243,6 +243,10 @@ class ResponseMatrix:
     ) -> ResponseMatrix:
         """Build a matrix from a long table with one row per observed cell.
 
+        When fewer than :data:`~latentbench.irt._sparse.SPARSE_DENSITY` of the
+        (model, item) cells are present, the result stores only those cells (a
+        :class:`~latentbench.io._sparse_matrix.SparseResponseMatrix`, same interface).
+
         Parameters
         ----------
         frame : DataFrame
@@ -333,9 +337,64 @@ class ResponseMatrix:
                 DataWarning,
                 stacklevel=2,
             )
+        from latentbench.irt._sparse import SPARSE_DENSITY
+
+        if len(frame) < SPARSE_DENSITY * len(model_ids) * n_items:
+            first = order[np.r_[True, sorted_flat[1:] != sorted_flat[:-1]]]
+            return cls.from_cells(
+                model_codes[first],
+                item_codes[first],
+                values[first],
+                list(model_ids),
+                list(item_ids),
+                source=source,
+            )
         dense = np.full((len(model_ids), n_items), np.nan, dtype=np.float32)
         dense.reshape(-1)[flat] = values
         return cls(dense, list(model_ids), list(item_ids), source=source)
+
+    @classmethod
+    def from_cells(
+        cls,
+        rows: np.ndarray,
+        cols: np.ndarray,
+        values: np.ndarray,
+        model_ids: Sequence[Any],
+        item_ids: Sequence[Any],
+        *,
+        source: str | None = None,
+    ) -> ResponseMatrix:
+        """A sparse-backed matrix from its observed cells (never builds the dense array).
+
+        Parameters
+        ----------
+        rows, cols : array of int, shape (n_obs,)
+            Row (model) and column (item) position of every observed cell, any order, each
+            cell once.
+        values : array of float, shape (n_obs,)
+            Scores in [0, 1].
+        model_ids, item_ids : sequence of str or int
+            One id per row / column.
+        source : str, optional
+            File name for error messages.
+
+        Returns
+        -------
+        SparseResponseMatrix
+            About 16 bytes per observed cell; see
+            :class:`~latentbench.io._sparse_matrix.SparseResponseMatrix`.
+        """
+        from latentbench.io._sparse_matrix import SparseResponseMatrix
+        from latentbench.irt._sparse import ObservedCells
+
+        cells = ObservedCells.from_coo(
+            np.asarray(rows),
+            np.asarray(cols),
+            np.asarray(values),
+            (len(model_ids), len(item_ids)),
+            source=source,
+        )
+        return SparseResponseMatrix(cells, model_ids, item_ids, source=source)
 
     @classmethod
     def from_wide(
@@ -471,6 +530,18 @@ class ResponseMatrix:
         return matrix
 
     # ------------------------------------------------------------------ accessors
+    @property
+    def is_sparse(self) -> bool:
+        """True when only the observed cells are stored (see :meth:`from_cells`)."""
+        return False
+
+    def observed_cells(self) -> Any:
+        """The observed cells in row and column order
+        (:class:`~latentbench.irt._sparse.ObservedCells`)."""
+        from latentbench.irt._sparse import ObservedCells
+
+        return ObservedCells.from_dense(self._scores)
+
     @property
     def scores(self) -> np.ndarray:
         """Read-only float32 array of shape (n_models, n_items); NaN = missing."""

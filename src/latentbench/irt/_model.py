@@ -33,6 +33,7 @@ from latentbench.irt._objective import (
     sigmoid,
 )
 from latentbench.irt._priors import Prior, PriorSelection, resolve_prior
+from latentbench.irt._sparse import SPARSE_DENSITY, ObservedCells, fit_sparse, predict_cells
 
 if TYPE_CHECKING:
     from latentbench.irt.diagnostics import Diagnostics
@@ -182,6 +183,29 @@ class IRTResult:
         rows = _positions(models, self.model_ids, "model")
         cols = _positions(items, self.item_ids, "item")
         return probabilities(self.U[rows], self.V[cols], self.b[cols], self.sigma)
+
+    def predict_cells(self, models: Sequence[Any], items: Sequence[Any]) -> np.ndarray:
+        """Fitted probability of a correct response for the requested cells only.
+
+        Cost and memory are proportional to the number of cells requested, never to
+        ``n_models * n_items`` (use this instead of :meth:`predict_proba` on large sparse fits).
+
+        Parameters
+        ----------
+        models, items : sequence of ids or integer positions, same length n
+            Cell k is (models[k], items[k]).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
+        rows = _positions(models, self.model_ids, "model")
+        cols = _positions(items, self.item_ids, "item")
+        if rows.shape != cols.shape:
+            raise InputError(
+                f"{rows.size} models and {cols.size} items; expected one of each per cell"
+            )
+        return predict_cells(self.U, self.V, self.b, rows, cols, self.sigma)
 
     def score_models(self, matrix: ResponseMatrix) -> pd.DataFrame:
         """Abilities of new models on the calibrated items, item parameters held fixed.
@@ -432,6 +456,14 @@ class TwoPL:
     ``sigmoid((U_i . V_j + b_j) / sigma)`` with ``V >= 0`` (rank r). Missing cells are ignored;
     fractional scores in [0, 1] are soft labels of the Bernoulli likelihood.
 
+    Dense or sparse path, chosen automatically (:meth:`uses_sparse_path`): a matrix with at
+    least 25% of its cells observed is fitted with the dense fill-in majorizer (one streaming
+    pass over all cells per sweep, fastest on complete matrices); a sparser matrix, or one
+    that stores only its observed cells (:meth:`ResponseMatrix.from_cells`), with the
+    observed-cells majorizer (:func:`latentbench.irt._sparse.fit_sparse`: cost and memory
+    proportional to the observed cells, sweeps not growing with the missing fraction). Both
+    minimise the same objective and reach the same optimum.
+
     Parameters
     ----------
     rank : int or "auto", default 1
@@ -577,7 +609,7 @@ class TwoPL:
 
     def _fit_arrays(
         self,
-        scores: np.ndarray,
+        scores: np.ndarray | ObservedCells,
         rank: int,
         callback: Callable[[int, float], None] | None,
         penalty: GaussianPenalty,
@@ -590,11 +622,22 @@ class TwoPL:
 
     def _fit_cbmm(
         self,
-        scores: np.ndarray,
+        scores: np.ndarray | ObservedCells,
         rank: int,
         callback: Callable[[int, float], None] | None,
         penalty: GaussianPenalty,
     ) -> CBMMFit:
+        if isinstance(scores, ObservedCells):
+            return fit_sparse(
+                scores,
+                rank=rank,
+                sigma=float(self.sigma),
+                penalty=penalty,
+                tol=float(self.tol),
+                max_iter=int(self.max_iter),
+                accelerate=self.accelerate,
+                callback=callback,
+            )
         return fit_cbmm(
             scores,
             rank=rank,
@@ -667,7 +710,7 @@ class TwoPL:
         if rank == "auto":
             selection = self.select_rank(matrix, penalty=penalty)
             rank = selection.chosen
-        raw = self._fit_arrays(matrix.scores, int(rank), callback, penalty)
+        raw = self._fit_arrays(self._fit_data(matrix), int(rank), callback, penalty)
         result = self._build_result(matrix, raw, int(rank), selection)
         result.penalty = penalty
         result.prior_selection = prior_selection
@@ -747,6 +790,20 @@ class TwoPL:
                 )
         return CrossValidation(pd.DataFrame(rows_out), heldout)
 
+    def uses_sparse_path(self, matrix: ResponseMatrix) -> bool:
+        """Whether :meth:`fit` takes the observed-cells (sparse) path for ``matrix``.
+
+        Sparse when the matrix stores only its observed cells, or when fewer than
+        :data:`~latentbench.irt._sparse.SPARSE_DENSITY` (25%) of its cells are observed, on
+        the CPU with the deterministic start; dense (fill-in majorizer) otherwise.
+        """
+        if self.device is not None or self.init != "accuracy":
+            return False
+        return matrix.is_sparse or matrix.observed_fraction < SPARSE_DENSITY
+
+    def _fit_data(self, matrix: ResponseMatrix) -> np.ndarray | ObservedCells:
+        return matrix.observed_cells() if self.uses_sparse_path(matrix) else matrix.scores
+
     def _build_result(
         self,
         matrix: ResponseMatrix,
@@ -812,7 +869,7 @@ class TwoPL:
             seconds=raw.seconds,
             options=self.get_params(),
             shape=matrix.shape,
-            n_observed=int(matrix.observed.sum()),
+            n_observed=int(matrix.n_observed_per_model().sum()),
             raw=raw,
             rank_selection=selection,
             penalty=GaussianPenalty.ridge(float(self.l2)),  # replaced by fit()

@@ -41,7 +41,14 @@ from latentbench.exceptions import ConvergenceWarning, InputError
 from latentbench.irt import _sparse_kernels as kernels
 from latentbench.irt._cbmm import CBMMFit, _logit, _remaining_gap, _single_threaded_blas
 
-__all__ = ["SPARSE_DENSITY", "ObservedCells", "fit_sparse", "predict_cells"]
+__all__ = [
+    "SPARSE_DENSITY",
+    "ObservedCells",
+    "fit_sparse",
+    "predict_cells",
+    "update_items",
+    "update_models",
+]
 
 SPARSE_DENSITY = 0.25
 """Observed fraction below which :class:`~latentbench.irt.TwoPL` uses the sparse path.
@@ -109,6 +116,9 @@ class ObservedCells:
         shape : (n_rows, n_cols)
         source : str, optional
             Named in error messages.
+
+        Arrays already of the stored dtypes (int64, int32, float32) with increasing columns
+        within every row are kept without a copy (and made read-only).
         """
         where = f"{source}: " if source else ""
         n_rows, n_cols = int(shape[0]), int(shape[1])
@@ -132,13 +142,16 @@ class ObservedCells:
                 f"{where}scores must lie in [0, 1] (an unobserved cell is absent, not NaN); "
                 f"found [{low}, {high}]"
             )
-        col_ptr, col_rows, col_values, dup_row, dup_col = kernels.build_transpose(
+        col_ptr, col_rows, col_values, dup_row, dup_col, increasing = kernels.build_transpose(
             row_ptr, cols, values, n_cols
         )
         if dup_row >= 0:
             raise InputError(f"{where}cell (row {dup_row}, column {dup_col}) appears twice")
-        # row order again from the column order: columns increasing within every row
-        row_ptr, cols, values, _, _ = kernels.build_transpose(col_ptr, col_rows, col_values, n_rows)
+        if not increasing:
+            # row order again from the column order: columns increasing within every row
+            row_ptr, cols, values, *_ = kernels.build_transpose(
+                col_ptr, col_rows, col_values, n_rows
+            )
         return cls((n_rows, n_cols), row_ptr, cols, values, col_ptr, col_rows, col_values)
 
     @classmethod
@@ -650,3 +663,123 @@ def fit_sparse(
         seconds=time.perf_counter() - start,
         neg_log_likelihood=nll,
     )
+
+
+def _penalty_or_ridge(penalty: Any, l2: float) -> Any:
+    return _Ridge(float(l2)) if penalty is None else penalty
+
+
+def update_items(
+    col_ptr: np.ndarray,
+    col_rows: np.ndarray,
+    col_values: np.ndarray,
+    U: np.ndarray,
+    V: np.ndarray,
+    b: np.ndarray,
+    *,
+    sigma: float = 1.0,
+    l2: float = 1e-2,
+    penalty: Any = None,
+    nonneg: bool = True,
+    tight: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The item block of one sweep for a block of items (any subset of the columns).
+
+    Items are independent given U, so the columns can be split into blocks and updated on
+    different machines; this is the unit of work of a distributed sweep.
+
+    Parameters
+    ----------
+    col_ptr, col_rows, col_values : arrays
+        The block's cells in column order (pointers start at 0), as in :class:`ObservedCells`.
+    U : ndarray of shape (N, r)
+        All model factors.
+    V, b : ndarrays of shape (J_block, r), (J_block,)
+        The block's current item parameters.
+
+    Returns
+    -------
+    V_new, b_new : the block's updated item parameters.
+    """
+    penalty = _penalty_or_ridge(penalty, l2)
+    U = np.ascontiguousarray(U, dtype=np.float64)
+    V = np.ascontiguousarray(V, dtype=np.float64)
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    r = U.shape[1]
+    V_new, b_new = np.empty_like(V), np.empty_like(b)
+    kernels.item_update(
+        np.ascontiguousarray(col_ptr, dtype=np.int64),
+        np.ascontiguousarray(col_rows, dtype=np.int32),
+        np.ascontiguousarray(col_values, dtype=np.float32),
+        U,
+        V,
+        b,
+        1.0 / sigma,
+        tight,
+        np.ascontiguousarray(penalty.item_curvature(r), dtype=np.float64),
+        np.ascontiguousarray(penalty.item_target(r), dtype=np.float64),
+        nonneg,
+        V_new,
+        b_new,
+    )
+    return V_new, b_new
+
+
+def update_models(
+    row_ptr: np.ndarray,
+    row_cols: np.ndarray,
+    row_values: np.ndarray,
+    U_old: np.ndarray,
+    V_old: np.ndarray,
+    b_old: np.ndarray,
+    V: np.ndarray,
+    b: np.ndarray,
+    *,
+    sigma: float = 1.0,
+    l2: float = 1e-2,
+    penalty: Any = None,
+    tight: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The model block of one sweep for a block of models (any subset of the rows).
+
+    Models are independent given the items; see :func:`update_items`.
+
+    Parameters
+    ----------
+    row_ptr, row_cols, row_values : arrays
+        The block's cells in row order (pointers start at 0).
+    U_old : ndarray of shape (N_block, r)
+        The block's factors at the sweep's start.
+    V_old, b_old : ndarrays of shape (J, r), (J,)
+        All item parameters at the sweep's start (they define the majorizer).
+    V, b : ndarrays of shape (J, r), (J,)
+        All item parameters after the item block.
+
+    Returns
+    -------
+    U_new : ndarray of shape (N_block, r)
+    row_loss : ndarray of shape (N_block,)
+        Negative log-likelihood of every row of the block at the new point.
+    """
+    penalty = _penalty_or_ridge(penalty, l2)
+    U_old = np.ascontiguousarray(U_old, dtype=np.float64)
+    r = U_old.shape[1]
+    U_new, row_loss = np.empty_like(U_old), np.empty(U_old.shape[0])
+    kernels.model_update(
+        np.ascontiguousarray(row_ptr, dtype=np.int64),
+        np.ascontiguousarray(row_cols, dtype=np.int32),
+        np.ascontiguousarray(row_values, dtype=np.float32),
+        U_old,
+        np.ascontiguousarray(V_old, dtype=np.float64),
+        np.ascontiguousarray(b_old, dtype=np.float64),
+        np.ascontiguousarray(V, dtype=np.float64),
+        np.ascontiguousarray(b, dtype=np.float64),
+        1.0 / sigma,
+        tight,
+        np.ascontiguousarray(penalty.model_curvature(r), dtype=np.float64),
+        np.ascontiguousarray(penalty.model_target(r), dtype=np.float64),
+        True,
+        U_new,
+        row_loss,
+    )
+    return U_new, row_loss

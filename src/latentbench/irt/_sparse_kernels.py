@@ -338,9 +338,10 @@ def predict_cells(rows, cols, U, V, b, inv_sigma, out):  # pragma: no cover - ji
 def build_transpose(indptr, index, values, n_other):  # pragma: no cover - jit
     """Transpose a compressed layout (CSR <-> CSC) by a counting sort: O(n_obs + n).
 
-    Returns ``(indptr_t, index_t, values_t, duplicate)``; within each output line the indices
-    come out in increasing order, and ``duplicate`` is the first repeated cell found as a
-    pair ``(line, other)`` (``(-1, -1)`` when there is none).
+    Returns ``(indptr_t, index_t, values_t, dup_line, dup_other, increasing)``; within each
+    output line the indices come out in increasing order; ``(dup_line, dup_other)`` is the
+    first repeated cell found (``(-1, -1)`` when there is none); ``increasing`` tells whether
+    the indices of every input line were already strictly increasing.
     """
     n = indptr.size - 1
     counts = np.zeros(n_other + 1, dtype=np.int64)
@@ -354,9 +355,12 @@ def build_transpose(indptr, index, values, n_other):  # pragma: no cover - jit
     fill = counts[:-1].copy()
     dup_line = -1
     dup_other = -1
+    increasing = True
     for line in range(n):
         for k in range(indptr[line], indptr[line + 1]):
             t = index[k]
+            if k > indptr[line] and t <= index[k - 1]:
+                increasing = False
             pos = fill[t]
             if dup_line < 0 and pos > indptr_t[t] and index_t[pos - 1] == line:
                 dup_line = line
@@ -364,7 +368,7 @@ def build_transpose(indptr, index, values, n_other):  # pragma: no cover - jit
             index_t[pos] = line
             values_t[pos] = values[k]
             fill[t] = pos + 1
-    return indptr_t, index_t, values_t, dup_line, dup_other
+    return indptr_t, index_t, values_t, dup_line, dup_other, increasing
 
 
 # ----------------------------------------------------------------------------- rank 1
