@@ -308,3 +308,24 @@ def test_schema_1_store_is_upgraded_and_never_averages_old_duplicates(tmp_path):
             InputError, match=r"model 'm1', item 'q1', trial 0 of 'b' is stored more"
         ):
             store.matrix("b")
+
+
+def test_sparse_benchmark_gives_a_matrix_of_observed_cells(store):
+    frame, report = lm_eval()
+    rows = frame.drop_duplicates(["metric", "filter"]).head(1)
+    # 8 models with one (distinct) item each: 1/8 of the cells observed
+    spread = pd.concat([rows] * 8, ignore_index=True).assign(
+        model=[f"model-{k}" for k in range(8)],
+        item=[f"q{k}" for k in range(8)],
+        score=[k % 2 for k in range(8)],
+    )
+    store.ingest(spread, report)
+    matrix = store.matrix(spread["benchmark"].iloc[0])
+    assert matrix.is_sparse and matrix.shape == (8, 8)
+    assert matrix.n_observed_per_model().tolist() == [1] * 8
+    dense = matrix.scores
+    for _, row in spread.iterrows():
+        i = matrix.model_ids.index(row["model"])
+        j = matrix.item_ids.index(row["item"])
+        assert dense[i, j] == row["score"]
+    assert np.isnan(dense).sum() == 64 - 8

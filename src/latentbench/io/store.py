@@ -531,7 +531,10 @@ class Store:
         -------
         ResponseMatrix of shape (n_models, n_items)
             Models sorted by name; items in numeric order when every id is an integer, else
-            sorted as strings. ``source`` is ``"<store path>:<benchmark>"``.
+            sorted as strings. ``source`` is ``"<store path>:<benchmark>"``. When fewer than
+            25% of the cells are observed it stores only those cells (a
+            :class:`~latentbench.io._sparse_matrix.SparseResponseMatrix`, built from the query
+            result without a dense array).
 
         Raises
         ------
@@ -596,11 +599,17 @@ class Store:
         item_ids = pd.unique(items)
         item_ids = np.asarray(_item_order(item_ids), dtype=object)
         item_codes = pd.Index(item_ids).get_indexer(items)
+        source = f"{self.path}:{benchmark}"
+        from latentbench.irt._sparse import SPARSE_DENSITY
+
+        if len(scores) < SPARSE_DENSITY * len(model_ids) * len(item_ids):
+            # mostly missing: keep the observed cells only (never the dense array)
+            return ResponseMatrix.from_cells(
+                model_codes, item_codes, scores, list(model_ids), list(item_ids), source=source
+            )
         dense = np.full((len(model_ids), len(item_ids)), np.nan, dtype=np.float32)
         dense[model_codes, item_codes] = scores
-        return ResponseMatrix(
-            dense, list(model_ids), list(item_ids), source=f"{self.path}:{benchmark}"
-        )
+        return ResponseMatrix(dense, list(model_ids), list(item_ids), source=source)
 
     # ------------------------------------------------------------------ export
     def export(self, path: str | os.PathLike[str], benchmark: str | None = None) -> int:
