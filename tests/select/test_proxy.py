@@ -84,3 +84,29 @@ def test_rank_auto_cross_validates_on_small_histories():
     assert rich.rank_ in (2, 4) and plain.rank_ in (1, 2)
     assert set(rich.cv_scores_) == {1, 2, 4, 8, 16}
     assert rich.cv_scores_[rich.rank_].mean() < rich.cv_scores_[1].mean()
+
+
+def test_history_free_refit_on_revealed_cells_is_sparse_and_warm() -> None:
+    import warnings
+
+    from latentbench.select import LowRankProxy
+
+    rng = np.random.default_rng(3)
+    n, m = 150, 2000
+    theta = rng.normal(size=(n, 1))
+    P = 1 / (1 + np.exp(-(theta @ rng.uniform(0.3, 1, (1, m)))))
+    full = (rng.random((n, m)) < P).astype(np.float32)
+    draw = rng.random((n, m))
+    revealed = np.where(draw < 0.05, full, np.nan)
+    proxy = LowRankProxy(rank=1, max_iter=5000).fit(revealed)
+    more = np.where(draw < 0.06, full, np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the warm refit converges
+        warm = LowRankProxy(rank=1, max_iter=5000)
+        warm.V_, warm.b_, warm.U_history_ = proxy.V_, proxy.b_, proxy.U_history_
+        warm.fit(more, warm_start=True)
+    cold = LowRankProxy(rank=1, max_iter=5000).fit(more)
+    # ~100 revealed cells per candidate: the warm refit recovers abilities as well as a cold fit
+    recovery_warm = np.corrcoef(warm.U_history_[:, 0], theta[:, 0])[0, 1]
+    recovery_cold = np.corrcoef(cold.U_history_[:, 0], theta[:, 0])[0, 1]
+    assert recovery_warm > recovery_cold - 0.02, (recovery_warm, recovery_cold)

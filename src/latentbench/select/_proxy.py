@@ -139,13 +139,21 @@ class LowRankProxy:
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, history: np.ndarray) -> LowRankProxy:
+    def fit(self, history: np.ndarray, *, warm_start: bool = False) -> LowRankProxy:
         """Learn ``V``, ``b`` (and the population prior) from historical models.
+
+        With fewer than 25% of the cells observed (a history-free run refitting the proxy on
+        the candidates' revealed cells) the fit uses the observed-cells path
+        (:func:`latentbench.irt._sparse.fit_sparse`), whose cost is proportional to the
+        revealed cells.
 
         Parameters
         ----------
         history : ndarray of shape (n_history, n_items)
             Scores in [0, 1], NaN = missing; the same items as the candidates.
+        warm_start : bool, default False
+            Start from the current fit (same shape and rank required), e.g. when the proxy is
+            refit after a round revealed a few more cells.
 
         Returns
         -------
@@ -156,6 +164,7 @@ class LowRankProxy:
 
         from latentbench.exceptions import ConvergenceWarning
         from latentbench.irt._cbmm import fit_cbmm
+        from latentbench.irt._sparse import SPARSE_DENSITY, ObservedCells, fit_sparse
 
         if self.prior not in ("population", "ridge"):
             raise InputError(f"prior={self.prior!r}; expected 'population' or 'ridge'")
@@ -179,16 +188,38 @@ class LowRankProxy:
         self.rank_ = rank
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            fit = fit_cbmm(
-                H,
-                rank=rank,
-                sigma=self.sigma,
-                l2=self.l2,
-                nonneg=self.nonneg,
-                max_iter=self.max_iter,
-                tol=1e-5,
-                random_state=self.random_state,
+            warm = (
+                (self.U_history_, self.V_, self.b_)
+                if warm_start
+                and hasattr(self, "V_")
+                and self.U_history_.shape == (H.shape[0], rank)
+                and self.V_.shape == (H.shape[1], rank)
+                else None
             )
+            observed = ~np.isnan(H)
+            if observed.mean() < SPARSE_DENSITY:
+                fit = fit_sparse(
+                    ObservedCells.from_dense(H),
+                    rank=rank,
+                    sigma=self.sigma,
+                    l2=self.l2,
+                    nonneg=self.nonneg,
+                    max_iter=self.max_iter,
+                    tol=1e-5,
+                    init="accuracy" if warm is None else warm,
+                )
+            else:
+                fit = fit_cbmm(
+                    H,
+                    rank=rank,
+                    sigma=self.sigma,
+                    l2=self.l2,
+                    nonneg=self.nonneg,
+                    max_iter=self.max_iter,
+                    tol=1e-5,
+                    init="accuracy" if warm is None else warm,
+                    random_state=self.random_state,
+                )
         self.V_ = np.asarray(fit.V, dtype=np.float64)
         self.b_ = np.asarray(fit.b, dtype=np.float64)
         self.U_history_ = np.asarray(fit.U, dtype=np.float64)
