@@ -29,7 +29,6 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -40,6 +39,7 @@ from scipy.sparse.linalg import svds
 from latentbench.exceptions import ConvergenceWarning, InputError
 from latentbench.irt import _sparse_kernels as kernels
 from latentbench.irt._cbmm import CBMMFit, _logit, _remaining_gap, _single_threaded_blas
+from latentbench.irt._objective import GaussianPenalty
 
 __all__ = [
     "SPARSE_DENSITY",
@@ -247,36 +247,6 @@ class ObservedCells:
         )
 
 
-@dataclass(frozen=True)
-class _Ridge:
-    """``l2 / 2 (|U|^2 + |V|^2 + |b|^2)`` with the penalty interface of the fits."""
-
-    l2: float
-
-    @property
-    def precision_U(self) -> float:
-        return self.l2
-
-    precision_V = precision_U
-    precision_b = precision_U
-    mean_U = mean_V = mean_b = 0.0
-
-    def value(self, U: np.ndarray, V: np.ndarray, b: np.ndarray) -> float:
-        return 0.5 * self.l2 * (float(np.sum(U * U)) + float(np.sum(V * V)) + float(b @ b))
-
-    def model_curvature(self, r: int) -> np.ndarray:
-        return self.l2 * np.eye(r)
-
-    def model_target(self, r: int) -> np.ndarray:
-        return np.zeros(r)
-
-    def item_curvature(self, r: int) -> np.ndarray:
-        return self.l2 * np.eye(r + 1)
-
-    def item_target(self, r: int) -> np.ndarray:
-        return np.zeros(r + 1)
-
-
 def _rebalance(
     U: np.ndarray, V: np.ndarray, b: np.ndarray, penalty: Any, nonneg: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -441,9 +411,9 @@ def fit_sparse(
         The observed scores, shape (N, J).
     rank, sigma, l2, tol, max_iter, nonneg, fixed_items, accelerate, check_monotone, callback
         As in :func:`latentbench.irt.fit_cbmm` (same objective, same stopping rule).
-    penalty : optional
-        The penalty object (``value``, ``model_curvature``, ``model_target``,
-        ``item_curvature``, ``item_target``); default the ridge ``l2``.
+    penalty : GaussianPenalty, optional
+        The penalty / priors (:mod:`latentbench.irt._objective`: its value and per-block
+        curvature and target enter the block solves); default ``GaussianPenalty.ridge(l2)``.
     init : "accuracy" or tuple (U0, V0, b0)
         Deterministic start from accuracies, or a warm start (shapes (N, r), (J, r), (J,)).
     rebalance : bool, default True
@@ -470,7 +440,7 @@ def fit_sparse(
     if penalty is None:
         if l2 < 0:
             raise InputError(f"l2={l2!r}; expected a nonnegative number")
-        penalty = _Ridge(float(l2))
+        penalty = GaussianPenalty.ridge(float(l2))
     if fixed_items is not None:
         V_fixed = np.ascontiguousarray(np.atleast_2d(np.asarray(fixed_items[0], float).T).T)
         b_fixed = np.asarray(fixed_items[1], dtype=float).copy()
@@ -666,7 +636,7 @@ def fit_sparse(
 
 
 def _penalty_or_ridge(penalty: Any, l2: float) -> Any:
-    return _Ridge(float(l2)) if penalty is None else penalty
+    return GaussianPenalty.ridge(float(l2)) if penalty is None else penalty
 
 
 def update_items(
