@@ -137,7 +137,7 @@ def test_twopl_chooses_the_path_by_density_and_both_agree() -> None:
     assert model.uses_sparse_path(dense_matrix)
     assert not model.uses_sparse_path(ResponseMatrix(_data(20, 30, 0.1), range(20), range(30)))
     result = model.fit(sparse_matrix)
-    forced_dense = fit_cbmm(Y, tol=1e-9, max_iter=20000)
+    forced_dense = fit_cbmm(Y, penalty=result.penalty, tol=1e-9, max_iter=20000)
     assert abs(result.loss - forced_dense.loss) <= 1e-6 * abs(forced_dense.loss)
     assert result.n_observed == rows.size
     picks = np.arange(0, rows.size, 97)
