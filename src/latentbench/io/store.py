@@ -577,20 +577,24 @@ class Store:
         where = "WHERE benchmark = ? AND metric = ? AND filter = ? AND split = ?"
         params = [benchmark, m, f, s]
         table = self.connection.execute(
-            "SELECT model, item, avg(score) AS score, count(*) - count(DISTINCT trial) AS extra "
+            "SELECT model, item, avg(score) AS score, count(*) AS n "
             f"FROM responses {where} GROUP BY model, item",
             params,
         ).fetchnumpy()
-        if table["extra"].size and int(table["extra"].max()) > 0:
-            k = int(np.argmax(table["extra"]))
-            files = self.connection.execute(
-                f"SELECT trial, string_agg(source_file, ', ') FROM responses {where} "
-                "AND model = ? AND item = ? GROUP BY trial HAVING count(*) > 1 LIMIT 1",
-                [*params, str(table["model"][k]), str(table["item"][k])],
+        repeated = (
+            self.connection.execute(
+                f"SELECT model, item, trial, string_agg(source_file, ', ') FROM responses {where} "
+                "GROUP BY model, item, trial HAVING count(*) > 1 LIMIT 1",
+                params,
             ).fetchall()
+            if table["n"].size and int(table["n"].max()) > 1  # several trials, or a repeat
+            else []
+        )
+        if repeated:
+            r = repeated[0]
             raise InputError(
-                f"{self.path}: model {table['model'][k]!r}, item {table['item'][k]!r}, trial "
-                f"{files[0][0]} of {benchmark!r} is stored more than once ({files[0][1]}); "
+                f"{self.path}: model {r[0]!r}, item {r[1]!r}, trial "
+                f"{r[2]} of {benchmark!r} is stored more than once ({r[3]}); "
                 "expected one row per key (a store from before schema 2 kept one row per tool "
                 "version; export it and re-ingest with --duplicates)"
             )
