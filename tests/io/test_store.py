@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from latentbench._version import __version__
+from latentbench import __version__
 from latentbench.exceptions import InputError
 from latentbench.io.formats import read_results
 from latentbench.io.store import SCHEMA_VERSION, Store

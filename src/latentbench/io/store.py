@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -840,7 +841,7 @@ class Store:
         return [{"round": r, **json.loads(p)} for r, p in rows]
 
 
-def _item_order(items: np.ndarray) -> list[str]:
+def _item_order(items: Iterable[object]) -> list[str]:
     """Integer-like ids in numeric order, otherwise string order."""
     values = [str(v) for v in items]
     if values and all(v.lstrip("-").isdigit() for v in values):

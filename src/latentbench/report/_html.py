@@ -351,7 +351,7 @@ def _fit_sections(
             )
         else:
             intervals = unc.abilities
-            draws = normal_draws(intervals["theta"], intervals["se"], 2000, 0)
+            draws = normal_draws(intervals["theta"].to_numpy(), intervals["se"].to_numpy(), 2000, 0)
             ranks = rank_intervals(draws, result.model_ids, estimate=result.U[:, 0])
             text = (
                 f"{int(unc.level * 100)}% intervals from the observed information "

@@ -643,7 +643,7 @@ class LoadReport:
                 "n_items": int(n),
                 "fraction": float(n / totals[bench]),
             }
-            for (bench, model), n in per.items()
+            for (bench, model), n in zip(per.index, per.to_numpy(), strict=True)
         ]
         for bench, counts in per.groupby(level=0):
             if counts.nunique() > 1:

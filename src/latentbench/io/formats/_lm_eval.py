@@ -378,9 +378,13 @@ def read(
         first_line[key] = position
         listed = record.get("metrics")
         keys = listed if isinstance(listed, list) else [k for k in record if k not in _NOT_METRICS]
-        for key in keys:
-            if key in record and key not in PERPLEXITY_METRICS and is_scalar_score(record[key]):
-                metrics_seen.setdefault(str(key), position)
+        for field_name in keys:
+            if (
+                field_name in record
+                and field_name not in PERPLEXITY_METRICS
+                and is_scalar_score(record[field_name])
+            ):
+                metrics_seen.setdefault(str(field_name), position)
     first = _loc(path, records[0][0], array)
     chosen_filter, how_f = resolve("filter", filter, name, list(filters_seen), first)
     wanted = requested(metric, name)

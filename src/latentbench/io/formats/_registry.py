@@ -19,12 +19,11 @@ import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TypeVar
 
 import pandas as pd
 
 from latentbench.exceptions import InputError
-from latentbench.io.formats._common import LoadReport
 
 __all__ = ["COMMON_ARGUMENTS", "READERS", "ReadFunction", "Reader", "get_reader", "reader"]
 
@@ -32,12 +31,11 @@ COMMON_ARGUMENTS: tuple[str, ...] = ("benchmark", "metric", "filter", "model")
 """Keyword arguments every source understands (a source without filters records ``"none"``)."""
 
 
-class ReadFunction(Protocol):
-    """Read one result file into canonical rows (plus ``_record``), filling ``report``."""
+ReadFunction = Callable[..., pd.DataFrame]
+"""``read(path, report, *, <common arguments it uses>, <its options>) -> DataFrame``: one file
+into canonical rows (plus ``_record``), filling the :class:`LoadReport`."""
 
-    __name__: str
-
-    def __call__(self, path: Path, report: LoadReport, **kwargs: Any) -> pd.DataFrame: ...
+_F = TypeVar("_F", bound=ReadFunction)
 
 
 @dataclass(frozen=True)
@@ -133,14 +131,14 @@ def reader(
     keep: Callable[[Path], bool] | None = None,
     nothing_found: str | None = None,
     names_choices: bool = True,
-) -> Callable[[ReadFunction], ReadFunction]:
+) -> Callable[[_F], _F]:
     """Register a module's ``read`` function as the reader of source ``name``.
 
     The keyword-only parameters of the function other than :data:`COMMON_ARGUMENTS` are the
     source's options; each needs a default.
     """
 
-    def register(read: ReadFunction) -> ReadFunction:
+    def register(read: _F) -> _F:
         if name in READERS:
             raise ValueError(f"ingest source {name!r} is registered twice")
         hints = typing.get_type_hints(read)

@@ -161,7 +161,10 @@ def read(
         bench_default = path.stem
     n = len(data)
     out = pd.DataFrame(index=pd.RangeIndex(n))
-    out["model"] = pd.array(data["model"].astype("str"), dtype="str") if model is None else model
+    if model is None:
+        out["model"] = pd.array(data["model"].astype("str"), dtype="str")  # type: ignore[call-overload]
+    else:
+        out["model"] = model
     if benchmark is not None:
         out["benchmark"] = benchmark
     elif "benchmark" in extra:
@@ -172,9 +175,9 @@ def read(
         out["benchmark"] = constant_text(bench_default, n)
     out["item"] = data["item"].astype("str").to_numpy()
     out["score"] = data["score"].to_numpy(dtype=np.float64)
-    for name, column, fallback in (("metric", metric, "score"), ("filter", filter, "none")):
-        if isinstance(column, str):
-            out[name] = constant_text(column, n)
+    for name, given, fallback in (("metric", metric, "score"), ("filter", filter, "none")):
+        if isinstance(given, str):
+            out[name] = constant_text(given, n)
         elif name in extra:
             out[name] = extra[name].fillna(fallback).astype("str").to_numpy()
         else:

@@ -1,0 +1,98 @@
+"""The import graph points one way: io -> irt -> select -> report -> cli.
+
+``latentbench.io`` and ``latentbench.irt`` import nothing from the packages above them (a static
+scan of every source file, lazy imports inside functions included), and ``import
+latentbench.io`` loads neither the selection code nor the HTTP client.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = SRC / "latentbench"
+UPPER = ("select", "report", "cli")
+
+
+def imported_modules(path: Path) -> list[tuple[int, str]]:
+    """Absolute names of every module ``path`` imports, with the line (relative ones resolved)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    parts = path.relative_to(SRC).with_suffix("").parts
+    package = parts[:-1]  # the package holding the module (an __init__ is its own package)
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = ".".join(package[: len(package) - node.level + 1])
+                module = f"{base}.{node.module}" if node.module else base
+            else:
+                module = node.module or ""
+            found.append((node.lineno, module))
+            found.extend((node.lineno, f"{module}.{alias.name}") for alias in node.names)
+    return found
+
+
+def upward_edges(lower: str) -> list[str]:
+    edges = []
+    for path in sorted((PACKAGE / lower).rglob("*.py")):
+        for line, module in imported_modules(path):
+            top = module.split(".")
+            if top[0] == "latentbench" and len(top) > 1 and top[1] in UPPER:
+                edges.append(f"{path.relative_to(SRC)}:{line} imports {module}")
+    return edges
+
+
+def test_the_scan_sees_an_upward_import(tmp_path, monkeypatch):
+    fake = tmp_path / "latentbench" / "io"
+    fake.mkdir(parents=True)
+    (fake / "mod.py").write_text(
+        "import numpy\n\ndef f():\n    from latentbench.select import run_selection\n"
+    )
+    (fake / "rel.py").write_text("from ..report import build_report\n")
+    monkeypatch.setattr(sys.modules[__name__], "SRC", tmp_path)
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", tmp_path / "latentbench")
+    assert upward_edges("io") == [
+        "latentbench/io/mod.py:4 imports latentbench.select",
+        "latentbench/io/mod.py:4 imports latentbench.select.run_selection",
+        "latentbench/io/rel.py:1 imports latentbench.report",
+        "latentbench/io/rel.py:1 imports latentbench.report.build_report",
+    ]
+
+
+@pytest.mark.parametrize(
+    "lower",
+    [
+        pytest.param(
+            "io",
+            marks=pytest.mark.xfail(
+                strict=True, reason="io/synthetic.py imports select._simulator until it moves"
+            ),
+        ),
+        "irt",
+    ],
+)
+def test_no_upward_import(lower):
+    assert upward_edges(lower) == []
+
+
+def test_importing_io_loads_no_selection_or_http_code():
+    code = "import json, sys\nimport latentbench.io\nprint(json.dumps(sorted(sys.modules)))\n"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+    )
+    loaded = json.loads(out.stdout)
+    assert [m for m in loaded if m.startswith("latentbench.select")] == []
+    assert [m for m in loaded if m in ("urllib.request", "http.client")] == []
