@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -403,7 +403,7 @@ PRIVATE_COLUMNS = ("_record", "_at", "_member")
 """Per-row locations for error messages; dropped before a frame leaves the readers."""
 
 
-def location(row: Mapping[str, Any]) -> str:
+def location(row: Mapping[Hashable, Any]) -> str:
     """Where one row of a reader frame came from: ``file:line``, ``file, record N`` or
     ``file: member samples/...`` (Inspect ``.eval``)."""
     member = row.get("_member")
@@ -472,7 +472,7 @@ def finish(
     return frame.drop(columns=private).reset_index(drop=True)
 
 
-def _describe_key(row: Mapping[str, Any]) -> str:
+def _describe_key(row: Mapping[Hashable, Any]) -> str:
     return (
         f"model {row['model']!r}, benchmark {row['benchmark']!r}, item {row['item']!r}, "
         f"metric {row['metric']!r}, filter {row['filter']!r}, trial {int(row['trial'])}, "
@@ -518,8 +518,8 @@ def resolve_duplicates(
         return frame
     bad = sub.loc[conflicting].sort_values(keys, kind="stable")
     if duplicates == "error":
-        first = bad.iloc[0]
-        other = bad.iloc[1]
+        first = bad.iloc[0].to_dict()
+        other = bad.iloc[1].to_dict()
         raise InputError(
             f"{location(first)} and {location(other)} give different scores "
             f"({float(first['score'])!r} and {float(other['score'])!r}) for "
