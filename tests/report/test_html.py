@@ -16,10 +16,14 @@ from latentbench.cli._fit import write_fit
 from latentbench.exceptions import InputError
 from latentbench.irt import IRTResult
 from latentbench.report import FIT_SECTIONS, SELECTION_SECTIONS, build_report
-from latentbench.report._html import section_ids
 
 _register()
 runner = CliRunner()
+
+
+def section_ids(html: str) -> list[str]:
+    """The ids of the report's sections, in order."""
+    return re.findall(r'<section id="([^"]+)"', html)
 
 
 def _images(html: str) -> list[bytes]:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from latentbench.exceptions import InputError, NotFittedError
-from latentbench.irt._cbmm import fit_model_factors
+from latentbench.irt import fit_model_factors
 from latentbench.select import LowRankProxy
 
 from .conftest import lowrank_data

@@ -6,7 +6,7 @@ import base64
 import io
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -908,10 +908,3 @@ def build_report(
     if path is not None:
         Path(path).write_text(html, encoding="utf-8")
     return html
-
-
-def section_ids(html: str) -> Sequence[str]:
-    """Section ids present in a report (for tests and tools)."""
-    import re
-
-    return re.findall(r'<section id="([^"]+)"', html)

@@ -1,4 +1,4 @@
-"""Anytime-valid confidence sequences on per-round estimates (``pulse.md`` §5).
+"""Anytime-valid confidence sequences on per-round estimates (``docs/selection.md``, Intervals).
 
 Two constructions, both vectorised over arms and updated one pull at a time:
 
@@ -87,7 +87,7 @@ class EBConfSeq:
     alpha : float
         Simultaneous miscoverage over arms and pull counts.
     lo, hi : float
-        Range of every per-round estimate (``[-1, 2]`` for the DR estimate, ``pulse.md`` §5.1).
+        Range of every per-round estimate (``[-1, 2]`` for the DR estimate, ``docs/selection.md``).
     running_intersection : bool
         Report the intersection of all intervals so far (also valid, never wider).
     """
@@ -176,7 +176,7 @@ class FreedmanConfSeq:
     where ``v`` is the smallest grid point ``>= V_K``.
 
     This bound uses only predictable ranges, not the empirical variance of the estimates (the
-    second Freedman step of ``pulse.md`` §5.2 is not implemented), so it does not shrink when
+    second Freedman step bounding the variance is not implemented), so it does not shrink when
     the proxy is good. Offered for comparison.
 
     Parameters

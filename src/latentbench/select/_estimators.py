@@ -1,6 +1,6 @@
 """Doubly robust (AIPW / PPI++ style) per-round estimates and the plug-in lambda rule.
 
-Pure array functions; see ``pulse.md`` §3 and §4. Notation for one round that pulls arm i:
+Pure array functions; see ``docs/selection.md``. Notation for one round that pulls arm i:
 ``O`` are the items already observed, ``P`` the unobserved pool (size ``N``), ``b`` the batch
 drawn from ``P`` with inclusion probabilities ``pi_j``, ``f`` the current proxy and ``lam`` the
 weight on the proxy, both fixed before the draw.
@@ -29,7 +29,7 @@ def dr_round_estimate(
     lam: float | np.ndarray,
     n_items: int,
 ) -> np.ndarray:
-    """Clean doubly robust estimate of one arm's mean from one round (``pulse.md`` §3.2).
+    """Clean doubly robust estimate of one arm's mean from one round (``docs/selection.md``).
 
     ``Z = (sum_O Y + lam * sum_P f + sum_b (Y - lam * f) / pi) / n``.
 
@@ -76,7 +76,7 @@ def plugin_lambda(
     zbar: np.ndarray | float,
     zcount: np.ndarray | int,
 ) -> np.ndarray:
-    """Predictable plug-in lambda of the reference release (``pulse.md`` §4, ``eb_optimal``).
+    """Predictable plug-in lambda of the reference release (``docs/selection.md``, Choosing λ).
 
     With ``F = sum_P f``, ``Q = (1 - pi) / pi * sum_P f^2`` and ``zbar`` the running mean of the
     arm's past corrections ``z_s = sum_{b_s} (Y - lam_s f) / pi_s`` since the last refit::
@@ -122,7 +122,7 @@ def dr_round_variance(
     lam: np.ndarray | float,
     n_items: int,
 ) -> np.ndarray:
-    """Model-based prediction of ``Var(Z | past)`` for uniform sampling (``pulse.md`` §3.3).
+    """Model-based prediction of ``Var(Z | past)`` for uniform sampling (``docs/selection.md``).
 
     ``(N/n)^2 (1/B' - 1/N) s2`` where ``s2`` is the pool variance of ``r = Y - lam f`` computed
     as if ``Y_j ~ Bernoulli(f_j)``. It depends only on the past, so weights built from it are

@@ -1,4 +1,4 @@
-"""Replay experiments: exact-gap pools x policies x seeds (``pulse.md`` §8).
+"""Replay experiments: exact-gap pools x policies x seeds (``docs/selection.md``, Experiments).
 
 Runs fan out over local processes (``concurrent.futures`` with the fork start method where
 available, so the matrices are shared, not copied; workers use single-threaded BLAS) or over
@@ -69,7 +69,8 @@ def split_models(
     ----------
     n_models : int
     how : {"random", "date"}
-        ``date`` puts the older half (by ``dates``) in the history, as ``pulse.md`` §8.
+        ``date`` puts the older half (by ``dates``) in the history
+        (``docs/selection.md``, Experiments).
     dates : array-like of shape (n_models,), optional
         Sortable release dates (required for ``date``).
     random_state : int
@@ -91,7 +92,7 @@ def split_models(
 
 
 def exact_gap_pool(means: np.ndarray, gap: float | None, size: int = 1000) -> np.ndarray:
-    """Exact-gap difficulty pool (``pulse.md`` §8, ``build_test_subsets.py``).
+    """Exact-gap difficulty pool (``docs/selection.md``, Experiments).
 
     The best model; as #2 the model whose gap to the best is closest to ``gap`` (models ranked
     between them are dropped); then the next ``size - 2`` models below #2.

@@ -1,4 +1,4 @@
-"""Low-rank logistic proxy for PULSE (``pulse.md`` §2).
+"""Low-rank logistic proxy for PULSE (``docs/selection.md``, The proxy).
 
 Item factors ``V`` and intercepts ``b`` are learned once from historical models with the same
 cBMM engine as the IRT fit (:func:`latentbench.irt._cbmm.fit_cbmm`) and frozen. Each candidate's

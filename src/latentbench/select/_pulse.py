@@ -16,7 +16,7 @@ __all__ = ["Pulse"]
 
 
 class Pulse(ProxyBookkeeping):
-    """PULSE: UCB-E selection on doubly robust estimates (``pulse.md`` §3–§6).
+    """PULSE: UCB-E selection on doubly robust estimates (``docs/selection.md``).
 
     Each round pulls ``argmax_i mu_hat_i + sqrt(a / T_i)`` and reveals a uniform batch from the
     arm's unobserved items. The per-round estimate is the clean DR estimate (§3.2) with the

@@ -1,4 +1,4 @@
-"""The selection loop (``pulse.md`` §6) and its result object."""
+"""The selection loop (``docs/selection.md``, The loop) and its result object."""
 
 from __future__ import annotations
 
@@ -269,7 +269,7 @@ def run_selection(
     true_means: np.ndarray | None = None,
     model_ids: list[str] | None = None,
 ) -> SelectionResult:
-    """Run one best-model identification (``pulse.md`` §6).
+    """Run one best-model identification (``docs/selection.md``).
 
     Every arm first gets ``init_batch`` uniform cells (not charged to ``budget``); the proxy
     (when the policy uses one) is prewarmed on those cells; then each round the policy picks

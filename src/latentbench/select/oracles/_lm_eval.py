@@ -20,7 +20,7 @@ __all__ = ["LmEvalBridgeOracle"]
 class LmEvalBridgeOracle:
     """Oracle (d): the lm-evaluation-harness, one plan at a time.
 
-    ``evaluate_cells`` reads the sample logs under ``samples_dir`` (``formats.md`` §1, via
+    ``evaluate_cells`` reads the sample logs under ``samples_dir`` (``docs/formats.md``; via
     :func:`latentbench.io.formats.read_results`) and yields the requested cells found there.
     When some are missing it writes ``plan_dir/next_plan.json`` (model, task, doc ids and an
     ``lm_eval ... --samples`` command line) and raises :class:`PlanPending`. Run the command,
