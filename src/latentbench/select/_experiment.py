@@ -426,7 +426,7 @@ def _run_ray(
     try:
         ref = ray.put(shared)
 
-        @ray.remote
+        @ray.remote  # type: ignore[untyped-decorator,unused-ignore]  # untyped without ray
         def _remote(shared_ref: dict[str, Any], task: Task) -> dict[str, Any]:
             return _run_one(shared_ref, *task)
 
