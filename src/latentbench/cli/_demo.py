@@ -310,7 +310,11 @@ def _demo_selection(matrix: Any, result: Any, n_seeds: int) -> Any:
     for column in ("model", "estimate", "interval", "cells seen", "true mean"):
         table.add_column(column, justify="left" if column == "model" else "right")
     for i in np.argsort(-run.estimates)[:5]:
-        interval = "-" if run.lower is None else f"[{run.lower[i]:.3f}, {run.upper[i]:.3f}]"
+        interval = (
+            "-"
+            if run.lower is None or run.upper is None
+            else f"[{run.lower[i]:.3f}, {run.upper[i]:.3f}]"
+        )
         table.add_row(
             ids[i],
             f"{run.estimates[i]:.3f}",

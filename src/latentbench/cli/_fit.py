@@ -120,7 +120,7 @@ def write_fit(
         from latentbench.irt.inference import standard_errors
 
         unc = standard_errors(result, matrix).abilities
-        at = abilities.columns.get_loc("theta") + 1
+        at = list(abilities.columns).index("theta") + 1
         for offset, column in enumerate(("se", "lower", "upper")):
             abilities.insert(int(at) + offset, column, unc[column].to_numpy())
     abilities.to_csv(paths["abilities"], index=False)

@@ -88,7 +88,7 @@ def load_live_run(store: Path, run_id: str | None = None) -> dict[str, Any]:
         ]
         if not arms:
             raise InputError(f"{store}: run {rid!r} ({status}) has no scored observations yet")
-        best = max(arms, key=lambda a: a["estimate"])
+        best = max(arms, key=lambda a: float(a["estimate"]))  # type: ignore[arg-type]
         run = {
             "policy": "live (unfinished)",
             "best_model": best["model"],

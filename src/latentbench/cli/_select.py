@@ -99,7 +99,7 @@ def _read_dates(responses: Path, n_models: int, model_ids: list[str]) -> np.ndar
 
 class _ReplayCommand(Command):
     # the policy registry imports numpy: list the policies only when `replay --help` is shown
-    def format_help(self, ctx: typer.Context, formatter: Any) -> None:
+    def format_help(self, ctx: Any, formatter: Any) -> None:
         from latentbench.select._policies import policy_help
 
         for param in self.params:

@@ -6,7 +6,7 @@ import base64
 import io
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -270,13 +270,14 @@ def _findings(
         big = big[big["rank_shift"] != 0].head(3)
         if len(big):
             parts = []
-            for row in big.itertuples():
-                sign = "up" if row.rank_shift > 0 else "down"
-                sig = getattr(row, "significant", None)
-                tag = " (significant)" if sig is True else ""
+            for row in big.to_dict("records"):
+                shift = int(row["rank_shift"])
+                by_accuracy, by_theta = int(row["rank_accuracy"]), int(row["rank_theta"])
+                sign = "up" if shift > 0 else "down"
+                tag = " (significant)" if row.get("significant") is True else ""
                 parts.append(
-                    f"{row.model} {sign} {abs(int(row.rank_shift))} "
-                    f"(accuracy #{int(row.rank_accuracy)} -> ability #{int(row.rank_theta)}){tag}"
+                    f"{row['model']} {sign} {abs(shift)} "
+                    f"(accuracy #{by_accuracy} -> ability #{by_theta}){tag}"
                 )
             out.append(
                 {"text": "Largest rank shifts, ability vs accuracy: " + "; ".join(parts) + "."}
@@ -661,8 +662,8 @@ def _selection_findings(
     ranked = arms.sort_values("estimate", ascending=False).reset_index(drop=True)
     best = ranked.iloc[0]
     name = data.get("best_model", best["model"])
-    row = arms[arms["model"].astype(str) == str(name)]
-    row = row.iloc[0] if len(row) else best
+    matching = arms[arms["model"].astype(str) == str(name)]
+    row = matching.iloc[0] if len(matching) else best
     has_bounds = {"lower", "upper"} <= set(arms.columns) and arms["lower"].notna().all()
     headline = f"Best model: {name} (estimate {_num(row['estimate'])}"
     if has_bounds:
@@ -703,7 +704,7 @@ def _selection_findings(
     else:
         text += "."
     out.append({"text": text})
-    leader_n = int(row["n_observed"])
+    leader_n = int(float(row["n_observed"]))
     out.append(
         {
             "text": f"Baseline: spread evenly, the same {total:,} cells would give every model "

@@ -293,7 +293,7 @@ def plot_selection_intervals(selection: Any, ax: Axes | None = None, *, top: int
         bounds = lower[:, order], upper[:, order]
     if bounds is not None:
         lower, upper = bounds
-        colours = plt.get_cmap("tab10").colors
+        colours = plt.get_cmap("tab10").colors  # type: ignore[attr-defined]
         for col, i in enumerate(order):
             colour = colours[col % len(colours)]
             band = ax.fill_between(

@@ -417,6 +417,7 @@ def read(
                 str(record.get("evaluation_result_id") or record["evaluation_name"])
             )
             evaluation = record["evaluation"]
+            score: float | None
             if wanted == "is_correct":
                 score = float(evaluation["is_correct"])
                 metric_name = "is_correct"
