@@ -108,6 +108,8 @@ def _handler(state: FakeOpenAI):
                 return self._send(500, b'{"error": "internal"}')
             if fault == "429":
                 return self._send(429, b'{"error": "slow down"}', {"Retry-After": "0"})
+            if fault is not None and fault.startswith("echo_"):
+                return self._send(*_echo(fault, API_KEY))
             if fault == "garbage":
                 return self._send(200, b"<html>oops</html>")
             if fault == "nochoices":
@@ -125,6 +127,22 @@ def _handler(state: FakeOpenAI):
             self._send(200, json.dumps(reply).encode())
 
     return Handler
+
+
+def _echo(fault: str, key: str) -> tuple[int, bytes]:
+    """A server that echoes the caller's key back, in every fashion seen in the wild."""
+    escaped = "".join(f"\\u{ord(c):04x}" for c in key)
+    half = len(key) // 2
+    bodies = {
+        "echo_whole": (500, json.dumps({"error": {"message": f"quota for {key} exceeded"}})),
+        "echo_long": (500, "x" * 290 + f" key={key} " + "y" * 500),  # the key at the cut
+        "echo_truncated": (401, f"invalid key {key[:-1]}"),
+        "echo_escaped": (400, '{"error": "bad key ' + escaped + '"}'),
+        "echo_split": (400, json.dumps({"key_start": key[:half], "key_end": key[half:]})),
+        "echo_ok_garbage": (200, f"<html>{key}</html>"),
+    }
+    code, text = bodies[fault]
+    return code, text.encode()
 
 
 def make_data(m: int = 4, n: int = 48, n_history: int = 24, seed: int = 3):

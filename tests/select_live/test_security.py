@@ -90,3 +90,75 @@ def test_redirects_are_refused(live_setup):
         assert error.startswith("HTTP 302: redirects are not followed")
         assert "after 1 attempt(s)" in error
     assert s.state.other_paths == []  # the key was not sent anywhere else
+
+
+def _fragments(key: str, size: int = 8) -> list[str]:
+    return [key[i : i + size] for i in range(len(key) - size + 1)]
+
+
+def test_a_key_echoed_in_every_fashion_appears_nowhere(live_setup, capsys, caplog):
+    # issue 15, item 1a: bodies were cut to 300 (60) bytes before redaction, leaving 36 of 37
+    # characters; a \\u-escaped echo was stored whole
+    s = live_setup
+    kinds = ["echo_whole", "echo_long", "echo_truncated", "echo_escaped", "echo_split",
+             "echo_ok_garbage"]  # fmt: skip
+    for k, item in enumerate(s.items):
+        for name in s.names:
+            s.state.faults[(name, item["id"])] = [kinds[k % len(kinds)]] * 10
+    config = s.write_config(oracle={"retries": 1})
+    store = s.tmp / "echo.duckdb"
+    _register()
+    cli = CliRunner().invoke(
+        app, ["select", "live", "--config", str(config), "--store", str(store), "--json"]
+    )
+    result = run_live(LiveConfig.from_toml(config), s.tmp / "api.duckdb")
+    assert result.status == "failed" and len(result.errors) > 0
+    errors = " ".join(result.errors["error"])
+    assert "***" in errors
+    captured = capsys.readouterr()
+    texts = {
+        "cli output": cli.output,
+        "errors": errors,
+        "exception": repr(cli.exception),
+        "stdout/stderr": captured.out + captured.err,
+        "logs": caplog.text,
+        "result": json.dumps(result.to_dict(), default=str),
+    }
+    blobs = {"cli store": _store_bytes(store), "api store": _store_bytes(s.tmp / "api.duckdb")}
+    for piece in _fragments(s.api_key):
+        for where, text in texts.items():
+            assert piece not in text, (where, piece)
+        for where, blob in blobs.items():
+            assert piece.encode() not in blob, (where, piece)
+
+
+def test_a_key_with_a_trailing_newline_works_and_bad_keys_are_not_printed(live_setup, monkeypatch):
+    # issue 15, item 1b: a trailing newline gave a ValueError traceback printing the key
+    s = live_setup
+    monkeypatch.setenv(s.key_env, s.api_key + "\n")
+    result = run_live(LiveConfig.from_toml(s.write_config()), s.tmp / "nl.duckdb")
+    assert result.status == "done"
+    monkeypatch.setenv(s.key_env, s.api_key[:10] + "\n" + s.api_key[10:])
+    with pytest.raises(InputError) as info:
+        run_live(LiveConfig.from_toml(s.write_config()), s.tmp / "nl2.duckdb")
+    assert "control" in str(info.value)
+    for piece in _fragments(s.api_key, 6):
+        assert piece not in str(info.value)
+
+
+@pytest.mark.parametrize("pasted", ["sk-proj-abc123DEF456ghi789", "sk_live_abc123DEF456ghi789"])
+def test_a_key_pasted_as_api_key_env_is_not_echoed_nor_stored(live_setup, pasted):
+    # issue 15, item 1c: the value was echoed in the refusal and, when it looked like a
+    # variable name, stored in selection_runs.config (the run row was written first)
+    s = live_setup
+    text = s.write_config().read_text().replace(f'"{s.key_env}"', f'"{pasted}"')
+    config = s.tmp / "pasted.toml"
+    config.write_text(text)
+    path = s.tmp / "pasted.duckdb"
+    with pytest.raises(InputError) as info:
+        run_live(LiveConfig.from_toml(config), path)
+    assert pasted not in str(info.value)
+    for piece in _fragments(pasted):
+        assert piece not in str(info.value)
+        if path.exists():
+            assert piece.encode() not in _store_bytes(path)

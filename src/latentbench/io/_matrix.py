@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from latentbench.exceptions import DataWarning, InputError
+from latentbench.io._files import MISSING_TOKENS, read_table_file
 
 __all__ = ["MatrixSummary", "ResponseMatrix"]
 
@@ -71,7 +72,16 @@ def _check_ids(ids: Sequence[Any], kind: str, source: str | None, column: str) -
 
 
 def _coerce_scores(values: pd.Series, source: str | None, column: str) -> np.ndarray:
-    """Convert a column to float, naming the first non-numeric value if there is one."""
+    """Convert a column to float, naming the first non-numeric value if there is one.
+
+    Text cells (CSV is read as text) may be numbers, ``true``/``false`` or a missing marker
+    (:data:`~latentbench.io._files.MISSING_TOKENS`).
+    """
+    if values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
+        text = values.astype("string").str.strip().str.lower().fillna("")
+        values = values.mask(text.isin(MISSING_TOKENS).to_numpy(bool))
+        values = values.mask((text == "true").to_numpy(bool), 1.0)
+        values = values.mask((text == "false").to_numpy(bool), 0.0)
     numeric = pd.to_numeric(values, errors="coerce")
     bad = numeric.isna() & values.notna()
     if bool(bad.any()):
@@ -83,6 +93,14 @@ def _coerce_scores(values: pd.Series, source: str | None, column: str) -> np.nda
     if numeric.dtype == bool:
         numeric = numeric.astype(float)
     return numeric.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _holds_numbers(values: pd.Series) -> bool:
+    """Whether a column holds numbers (typed, or CSV text that all parses as numbers)."""
+    if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        return True
+    present = values.dropna()
+    return len(present) > 0 and bool(pd.to_numeric(present, errors="coerce").notna().all())
 
 
 @dataclass(frozen=True)
@@ -464,26 +482,7 @@ class ResponseMatrix:
         """
         file = Path(path)
         source = str(file)
-        if not file.exists():
-            raise InputError(f"{source}: file not found")
-        if file.is_dir():
-            raise InputError(
-                f"{source}: is a directory; expected a .parquet, .csv or .tsv file of scores"
-            )
-        suffix = file.suffix.lower()
-        try:
-            if suffix in (".parquet", ".pq"):
-                frame = pd.read_parquet(file)
-            elif suffix in (".csv", ".tsv", ".txt"):
-                frame = pd.read_csv(file, sep="\t" if suffix == ".tsv" else ",")
-            else:
-                raise InputError(
-                    f"{source}: unknown file type {suffix!r}; expected .parquet, .csv or .tsv"
-                )
-        except InputError:
-            raise
-        except Exception as exc:
-            raise InputError(f"{source}: could not be read as {suffix[1:]} ({exc})") from None
+        frame = read_table_file(file)  # CSV cells stay text: ids such as 007 are kept as is
         if layout not in ("auto", "long", "wide"):
             raise InputError(f"layout={layout!r}; expected 'auto', 'long' or 'wide'")
         columns = [str(c) for c in frame.columns]
@@ -513,9 +512,7 @@ class ResponseMatrix:
                 )
         else:
             first = frame.columns[0]
-            if pd.api.types.is_numeric_dtype(frame[first]) or pd.api.types.is_bool_dtype(
-                frame[first]
-            ):
+            if _holds_numbers(frame[first]):
                 raise InputError(
                     f"{source}: read as a wide table (one row per model), but no model-id column "
                     f"was found: the first column {str(first)!r} holds numbers, and there is no "

@@ -169,6 +169,7 @@ class Store:
             self.connection = duckdb.connect(self.path, read_only=read_only)
         except duckdb.Error as exc:
             raise InputError(f"{self.path}: cannot open as a DuckDB store ({exc})") from None
+        self._refuse_foreign()
         if not read_only:
             self.connection.execute(_DDL)
             self.connection.execute(
@@ -201,6 +202,35 @@ class Store:
             raise InputError(
                 f"{self.path}: store schema version {version} is newer than this latentbench "
                 f"({__version__}, schema {SCHEMA_VERSION}); upgrade latentbench"
+            )
+
+    def _refuse_foreign(self) -> None:
+        """Refuse a DuckDB file that holds tables but is not a latentbench store (before any
+        table of ours is created in it)."""
+        tables = sorted(
+            r[0]
+            for r in self.connection.execute(
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_catalog = current_database()"
+            ).fetchall()
+        )
+        if not tables:
+            return  # a new or empty file
+        ours = False
+        if "meta" in tables:
+            try:
+                found = self.connection.execute(
+                    "SELECT count(*) FROM meta WHERE key = 'schema_version'"
+                ).fetchone()
+                ours = found is not None and found[0] > 0
+            except duckdb.Error:  # a `meta` table of another shape
+                ours = False
+        if not ours:
+            self.close()
+            shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+            raise InputError(
+                f"{self.path}: a DuckDB file of another program (tables: {shown}); expected a "
+                "latentbench store or a new file; nothing was written"
             )
 
     def _upgrade_from_1(self) -> None:

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from latentbench.exceptions import InputError
+from latentbench.io._files import read_csv_text
 from latentbench.io.formats._common import (
     CANONICAL_COLUMNS,
     TEXT_COLUMNS,
@@ -45,7 +46,7 @@ def _read(path: Path) -> tuple[pd.DataFrame, int]:
         if suffix in (".parquet", ".pq"):
             return pd.read_parquet(path), 0
         if suffix in (".csv", ".tsv", ".txt"):
-            return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str), 2
+            return read_csv_text(path), 2
     except Exception as exc:
         raise InputError(f"{path}: could not be read as {suffix[1:]} ({exc})") from None
     raise InputError(f"{path}: unknown file type {suffix!r}; expected .csv, .tsv or .parquet")
@@ -92,7 +93,37 @@ def _ids(values: pd.Series, path: Path, offset: int, column: str, rows: np.ndarr
         raise InputError(
             f"{_place(path, int(rows[k]), offset)}: field {column!r} is empty; expected an id"
         )
-    return values.astype("str")
+    if pd.api.types.is_float_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
+        raise InputError(
+            f"{path}: column {column!r} holds {values.dtype} values; expected text or integer ids"
+        )
+    text = values.astype("str")
+    blank = (text.str.strip() == "").to_numpy()
+    if blank.any():
+        k = int(np.flatnonzero(blank)[0])
+        raise InputError(
+            f"{_place(path, int(rows[k]), offset)}: field {column!r}: value "
+            f"{text.iloc[k]!r} is blank; expected an id"
+        )
+    return text
+
+
+def _timestamps(values: pd.Series, path: Path, offset: int, data: pd.DataFrame) -> pd.Series:
+    """UTC timestamps; an empty cell is unknown, an unreadable one is an error (never NULL)."""
+    if pd.api.types.is_datetime64_any_dtype(values.dtype):
+        stamps = pd.to_datetime(values, utc=True)
+    else:
+        text = values.astype("string").str.strip()
+        stamps = pd.to_datetime(text, errors="coerce", utc=True, format="mixed")
+        bad = (stamps.isna() & text.notna() & (text != "")).to_numpy()
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                f"{_place(path, int(data['_record'].iloc[k]) - offset, offset)}: field "
+                f"'run_timestamp': value {values.iloc[k]!r}; expected a date and time such as "
+                "2025-01-31T12:00:00 (or an empty cell when unknown)"
+            )
+    return stamps
 
 
 @reader(
@@ -114,6 +145,8 @@ def read(
     """Read one table into canonical rows."""
     frame, offset = _read(path)
     frame.columns = [str(c) for c in frame.columns]
+    if len(frame) == 0:
+        raise InputError(f"{path}: no rows after the header; expected at least one observation")
     if layout == "auto":
         layout = "long" if set(_LONG) <= set(frame.columns) else "wide"
     report.records_read += len(frame)
@@ -183,14 +216,18 @@ def read(
         else:
             out[name] = constant_text(fallback, n)
     if "trial" in extra:
-        trial = pd.to_numeric(extra["trial"], errors="coerce")
-        if trial.isna().any():
-            k = int(np.flatnonzero(trial.isna().to_numpy())[0])
+        trial = pd.to_numeric(extra["trial"], errors="coerce").astype("float64")
+        values = trial.to_numpy()
+        # an integer in [0, 2**53): 1.5 is not rounded, 1e30 does not wrap around
+        bad = ~np.isfinite(values) | (values != np.round(values)) | (values < 0)
+        bad |= np.abs(values) >= 2.0**53
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
             raise InputError(
                 f"{_place(path, int(data['_record'].iloc[k]) - offset, offset)}: field 'trial': "
-                f"value {extra['trial'].iloc[k]!r}; expected an integer"
+                f"value {extra['trial'].iloc[k]!r}; expected a whole number >= 0"
             )
-        out["trial"] = trial.to_numpy(dtype=np.int64)
+        out["trial"] = values.astype(np.int64)
     else:
         out["trial"] = 0
     out["split"] = (
@@ -209,7 +246,7 @@ def read(
         else constant_text(str(path), n)
     )
     stamps = (
-        pd.to_datetime(extra["run_timestamp"], errors="coerce", utc=True)
+        _timestamps(extra["run_timestamp"], path, offset, data)
         if "run_timestamp" in extra
         else None
     )

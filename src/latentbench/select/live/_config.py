@@ -104,8 +104,8 @@ def _models(raw: object, where: str, kind: str) -> tuple[ModelOptions, ...]:
         env = model.api_key_env
         if env is not None and not env.isidentifier():
             raise InputError(
-                f"{label} ({model.name}): api_key_env={env!r}; expected the NAME of an "
-                "environment variable (never the key itself)"
+                f"{label} ({model.name}): api_key_env is not a variable name (the value is not "
+                "shown: it may be the key); expected the NAME of an environment variable"
             )
         models.append(model)
     return tuple(models)

@@ -156,10 +156,11 @@ def run_live(
             return run_live(cfg, db, oracle=oracle, progress=progress, stop_event=stop_event)
     items, item_ids = _items(cfg, oracle)
     run_id = cfg.run.run_id or cfg.default_run_id()
-    resumed = _open_run(store, cfg, run_id)
+    # everything that can refuse the configuration runs before the run row is written
     policy = cfg.build_policy()
     proxy = cfg.build_proxy(item_ids)
     inner = oracle if oracle is not None else cfg.build_oracle(items)
+    resumed = _open_run(store, cfg, run_id)
     run = cfg.run
     durable = DurableOracle(
         store,

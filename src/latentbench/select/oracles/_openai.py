@@ -11,6 +11,7 @@ import json
 import math
 import os
 import random
+import re
 import threading
 import time
 import urllib.error
@@ -180,8 +181,18 @@ class ChatCompletionsOracle:
                 )
             if endpoint.api_key_env and endpoint.api_key_env not in os.environ:
                 raise InputError(
-                    f"model {endpoint.name!r}: environment variable {endpoint.api_key_env!r} "
-                    "(api_key_env) is not set; expected the API key there"
+                    f"model {endpoint.name!r}: environment variable "
+                    f"{_variable_name(endpoint.api_key_env)} (api_key_env) is not set; expected "
+                    "the API key there"
+                )
+            key = self._key(endpoint)
+            if key is not None and (
+                not key or any(ord(c) < 32 or ord(c) == 127 for c in key) or not key.isascii()
+            ):
+                raise InputError(
+                    f"model {endpoint.name!r}: the API key in "
+                    f"{_variable_name(endpoint.api_key_env)} is empty or holds control or "
+                    "non-ASCII characters; expected the key alone on one line (not shown)"
                 )
         self.endpoints = list(endpoints)
         self.items = list(items)
@@ -216,8 +227,12 @@ class ChatCompletionsOracle:
         return f"ChatCompletionsOracle(models=[{names}], n_items={self.n_items})"
 
     # -------------------------------------------------------------- one request
-    def _key(self, endpoint: ChatEndpoint) -> str | None:
-        return os.environ.get(endpoint.api_key_env) if endpoint.api_key_env else None
+    @staticmethod
+    def _key(endpoint: ChatEndpoint) -> str | None:
+        """The key, without surrounding whitespace (a trailing newline is common in files)."""
+        if not endpoint.api_key_env or endpoint.api_key_env not in os.environ:
+            return None
+        return os.environ[endpoint.api_key_env].strip()
 
     def _post(self, endpoint: ChatEndpoint, prompt: str, key: str | None) -> str:
         messages = [{"role": "user", "content": prompt}]
@@ -244,7 +259,9 @@ class ChatCompletionsOracle:
                 raw = response.read(_MAX_BODY + 1)
         except urllib.error.HTTPError as exc:
             try:
-                detail = exc.read(300).decode("utf-8", "replace").strip()
+                # redact the whole excerpt first, then shorten it: a key cut in two by the
+                # shortening would no longer be found
+                detail = _excerpt(exc.read(_MAX_ERROR_BODY), key, 300)
             except Exception:
                 detail = ""
             reason = f"HTTP {exc.code}" + (f": {detail}" if detail else "")
@@ -266,7 +283,7 @@ class ChatCompletionsOracle:
         try:
             payload = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError):
-            raise _Retry(f"malformed answer: not JSON ({raw[:60]!r})") from None
+            raise _Retry(f"malformed answer: not JSON ({_excerpt(raw, key, 60)!r})") from None
         try:
             content = payload["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
@@ -350,7 +367,62 @@ class ChatCompletionsOracle:
         return out
 
 
-def _redact(text: str, key: str | None) -> str:
-    if key:
-        text = text.replace(key, "***")
+def _variable_name(name: str | None) -> str:
+    """``name`` quoted when it looks like a variable name; hidden when it may be a key."""
+    if name is not None and re.fullmatch(r"[A-Z][A-Z0-9_]{0,63}", name):
+        return repr(name)
+    return "(name not shown: it does not look like a variable name and may be the key itself)"
+
+
+_MAX_ERROR_BODY = 16_384
+"""Bytes of an error body read for the message (redacted whole, then shortened)."""
+
+_FRAGMENT = 6
+"""A run of at least this many characters of the key, anywhere in a message, is redacted."""
+
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})|%([0-9a-fA-F]{2})")
+
+
+def _unescape(text: str) -> str:
+    """Decode ``\\uXXXX``, ``\\xXX`` and ``%XX`` escapes, so an escaped key is found too."""
+
+    def one(match: re.Match[str]) -> str:
+        code = next(g for g in match.groups() if g is not None)
+        return chr(int(code, 16))
+
+    previous = None
+    while previous != text:  # escapes of escapes
+        previous, text = text, _ESCAPE.sub(one, text)
     return text
+
+
+def _redact(text: str, key: str | None) -> str:
+    """``text`` with every run of ``_FRAGMENT`` or more characters of ``key`` replaced.
+
+    Catches the whole key, a truncated key, a key split across fields and an escaped key
+    (escapes are decoded first). Keys shorter than ``_FRAGMENT`` are replaced whole.
+    """
+    if not key:
+        return text
+    text = _unescape(text)
+    size = min(_FRAGMENT, len(key))
+    pieces = {key[i : i + size] for i in range(len(key) - size + 1)}
+    hidden = [False] * len(text)
+    for i in range(len(text) - size + 1):
+        if text[i : i + size] in pieces:
+            hidden[i : i + size] = [True] * size
+    if not any(hidden):
+        return text
+    out: list[str] = []
+    for i, char in enumerate(text):
+        if not hidden[i]:
+            out.append(char)
+        elif i == 0 or not hidden[i - 1]:
+            out.append("***")
+    return "".join(out)
+
+
+def _excerpt(raw: bytes, key: str | None, limit: int) -> str:
+    """A redacted, then shortened, text excerpt of a response body."""
+    text = _redact(raw.decode("utf-8", "replace").strip(), key)
+    return text if len(text) <= limit else text[:limit] + "..."

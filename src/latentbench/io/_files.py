@@ -1,0 +1,82 @@
+"""Reading tabular files the same way everywhere: ids stay text, empty cells are missing.
+
+Both :meth:`ResponseMatrix.read` and the ``table`` ingest reader read CSV through
+:func:`read_csv_text`, so ``007`` and ``7`` stay two ids, a model called ``NA`` keeps its name,
+and a header that names a column twice is an error instead of a silent ``q1.1``.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+
+from latentbench.exceptions import InputError
+
+__all__ = ["MISSING_TOKENS", "read_csv_text", "read_table_file"]
+
+MISSING_TOKENS = frozenset({"", "na", "nan", "n/a", "null", "none"})
+"""Score cells (after stripping, case-insensitive) read as missing. Ids are never matched."""
+
+
+def _check_header(path: Path, sep: str) -> None:
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            header = next(csv.reader(handle, delimiter=sep), [])
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason}); expected a CSV file") from None
+    repeated = [name for name, count in Counter(header).items() if count > 1]
+    if repeated:
+        raise InputError(
+            f"{path}: line 1: column {repeated[0]!r} appears {header.count(repeated[0])} times; "
+            "expected each column name once"
+        )
+
+
+def read_csv_text(path: str | Path) -> pd.DataFrame:
+    """Read a CSV (``.tsv``: tab-separated) with every cell as text and empty cells as NaN.
+
+    Raises
+    ------
+    InputError
+        A repeated column name, or a file that is not UTF-8 CSV.
+    """
+    file = Path(path)
+    sep = "\t" if file.suffix.lower() == ".tsv" else ","
+    _check_header(file, sep)
+    try:
+        return pd.read_csv(file, sep=sep, dtype=str, keep_default_na=False, na_values=[""])
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{file}: the file is empty; expected a header line") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"{file}: could not be read as CSV ({exc})") from None
+
+
+def read_table_file(path: str | Path) -> pd.DataFrame:
+    """Read ``.parquet``/``.pq`` or ``.csv``/``.tsv``/``.txt`` (CSV cells as text).
+
+    Raises
+    ------
+    InputError
+        A missing path, a directory, an unknown suffix, or a file that cannot be parsed.
+    """
+    file = Path(path)
+    if not file.exists():
+        raise InputError(f"{file}: file not found")
+    if not file.is_file():
+        raise InputError(f"{file}: is a directory; expected a .parquet or .csv file")
+    suffix = file.suffix.lower()
+    if suffix in (".csv", ".tsv", ".txt"):
+        return read_csv_text(file)
+    if suffix in (".parquet", ".pq"):
+        try:
+            frame = pd.read_parquet(file)
+        except Exception as exc:  # pyarrow raises many types for corrupt files
+            raise InputError(f"{file}: could not be read as parquet ({exc})") from None
+        repeated = [c for c, n in Counter(map(str, frame.columns)).items() if n > 1]
+        if repeated:
+            raise InputError(f"{file}: column {repeated[0]!r} appears more than once")
+        return frame
+    raise InputError(f"{file}: unknown file type {suffix!r}; expected .parquet, .csv or .tsv")

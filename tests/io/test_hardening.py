@@ -1,0 +1,189 @@
+"""Hostile inputs to the file readers: ids stay text, repeated columns and directories are errors.
+
+Each test here failed before the fix it names (issue 15).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from latentbench import InputError, ResponseMatrix
+from latentbench.io.formats import read_results
+
+pytestmark = pytest.mark.filterwarnings("ignore::latentbench.exceptions.DataWarning")
+
+
+def test_numeric_looking_ids_are_not_merged_long_csv(tmp_path):
+    # issue 15, item 5: 007 and 7 were one item, 0042 and 42 one model
+    path = tmp_path / "long.csv"
+    path.write_text("model,item,score\n0042,007,1\n42,7,0\n0042,7,1\n42,007,0\n")
+    m = ResponseMatrix.read(path)
+    assert sorted(m.model_ids) == ["0042", "42"]
+    assert sorted(m.item_ids) == ["007", "7"]
+    assert int(m.observed.sum()) == 4
+
+
+def test_numeric_looking_ids_are_not_merged_wide_csv(tmp_path):
+    path = tmp_path / "wide.csv"
+    path.write_text("model,007,7\n0042,1,0\n42,0,1\n")
+    m = ResponseMatrix.read(path)
+    assert m.model_ids == ["0042", "42"]
+    assert m.item_ids == ["007", "7"]
+
+
+def test_ids_that_look_like_missing_markers_keep_their_name(tmp_path):
+    path = tmp_path / "long.csv"
+    path.write_text("model,item,score\nNA,null,1\nNA,q2,0\nnone,null,1\n")
+    m = ResponseMatrix.read(path)
+    assert sorted(m.model_ids) == ["NA", "none"]
+    assert sorted(m.item_ids) == ["null", "q2"]
+    assert int(m.observed.sum()) == 3
+
+
+def test_empty_and_na_scores_are_missing_never_zero(tmp_path):
+    path = tmp_path / "wide.csv"
+    path.write_text("model,q1,q2,q3\nm1,,NA,1\nm2,0,false,TRUE\n")
+    m = ResponseMatrix.read(path)
+    assert pd.isna(m.scores[0, 0]) and pd.isna(m.scores[0, 1])
+    assert list(m.scores[1]) == [0, 0, 1] and m.scores[0, 2] == 1
+
+
+def test_text_booleans_and_na_scores_still_read(tmp_path):
+    path = tmp_path / "wide.csv"
+    path.write_text("model,q1,q2\nm1,True,NA\nm2,false,1\n")
+    m = ResponseMatrix.read(path)
+    assert m.scores[0, 0] == 1 and m.scores[1, 0] == 0
+    assert pd.isna(m.scores[0, 1])
+
+
+@pytest.mark.parametrize("header", ["model,q1,q1", "model,q1,q2,q1"])
+def test_repeated_column_is_an_error_in_fit_input(tmp_path, header):
+    # issue 15, item 6: the second q1 was silently renamed q1.1
+    path = tmp_path / "wide.csv"
+    n = header.count(",")
+    path.write_text(f"{header}\nm1,{','.join(['1'] * n)}\nm2,{','.join(['0'] * n)}\n")
+    with pytest.raises(InputError, match=r"wide\.csv: line 1: column 'q1' appears 2 times"):
+        ResponseMatrix.read(path)
+
+
+def test_repeated_column_is_an_error_in_ingest(tmp_path):
+    path = tmp_path / "wide.csv"
+    path.write_text("model,q1,q1\nm1,1,0\nm2,0,1\n")
+    with pytest.raises(InputError, match=r"column 'q1' appears 2 times"):
+        read_results("table", path)
+
+
+def test_a_directory_named_like_a_table_is_an_error(tmp_path):
+    # issue 15, tracebacks: a directory named x.parquet given as input
+    folder = tmp_path / "x.parquet"
+    folder.mkdir()
+    with pytest.raises(InputError, match=r"x\.parquet: is a directory"):
+        ResponseMatrix.read(folder)
+
+
+def _foreign(path, table="orders"):
+    import duckdb
+
+    con = duckdb.connect(str(path))
+    con.execute(f"CREATE TABLE {table} (id INTEGER, note VARCHAR)")
+    con.execute(f"INSERT INTO {table} VALUES (1, 'keep me')")
+    con.close()
+
+
+@pytest.mark.parametrize("table", ["orders", "responses", "meta"])
+def test_a_foreign_duckdb_file_is_refused_and_left_untouched(tmp_path, table):
+    # issue 15, item 2: ingest adopted another program's DuckDB file (7 new tables), and
+    # crashed after stamping meta when the file had its own `responses`
+    import duckdb
+
+    from latentbench.io.store import Store
+
+    path = tmp_path / "other.duckdb"
+    _foreign(path, table)
+    with pytest.raises(InputError, match=r"other\.duckdb: a DuckDB file of another program"):
+        Store(path)
+    with pytest.raises(InputError, match=r"another program"):
+        Store(path, read_only=True)
+    con = duckdb.connect(str(path), read_only=True)
+    tables = [
+        r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+    ]
+    assert tables == [table]
+    assert con.execute(f"SELECT note FROM {table}").fetchall() == [("keep me",)]
+    con.close()
+
+
+def test_cli_ingest_and_ls_refuse_a_foreign_file(tmp_path):
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    _register()
+    path = tmp_path / "other.duckdb"
+    _foreign(path, "responses")
+    table = tmp_path / "t.csv"
+    table.write_text("model,item,score\nm1,q1,1\nm2,q1,0\n")
+    runner = CliRunner()
+    for args in (
+        ["ingest", "table", str(table), "--store", str(path)],
+        ["ls", "--store", str(path)],
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, result.output
+        assert "another program" in result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+@pytest.mark.parametrize(
+    ("value", "pattern"),
+    [
+        ("1.5", r"field 'trial': value '1\.5'"),
+        ("1e30", r"field 'trial': value '1e30'"),
+        ("-1", r"field 'trial': value '-1'"),
+    ],
+)
+def test_ingest_table_trial_must_be_a_whole_number(tmp_path, value, pattern):
+    # issue 15, item 8: 1.5 became 1 and 1e30 became INT64_MIN
+    path = tmp_path / "t.csv"
+    path.write_text(f"model,item,score,trial\nm1,q1,1,0\nm1,q2,0,{value}\n")
+    with pytest.raises(InputError, match=r"t\.csv:3: " + pattern):
+        read_results("table", path)
+
+
+@pytest.mark.parametrize("stamp", ["yesterday", "2025-13-45T99:00:00"])
+def test_ingest_table_unreadable_timestamp_is_an_error_not_null(tmp_path, stamp):
+    path = tmp_path / "t.csv"
+    path.write_text(f"model,item,score,run_timestamp\nm1,q1,1,{stamp}\n")
+    with pytest.raises(InputError, match=r"field 'run_timestamp'"):
+        read_results("table", path)
+
+
+def test_ingest_table_timezone_aware_timestamp_is_kept_in_utc(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("model,item,score,run_timestamp\nm1,q1,1,2025-01-31T12:00:00+02:00\nm1,q2,0,\n")
+    frame, _ = read_results("table", path)
+    stamps = list(frame.sort_values("item")["run_timestamp"])
+    assert stamps[0] == pd.Timestamp("2025-01-31T10:00:00") and pd.isna(stamps[1])
+
+
+def test_ingest_table_header_only_is_an_error(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("model,item,score\n")
+    with pytest.raises(InputError, match=r"t\.csv: no rows after the header"):
+        read_results("table", path)
+
+
+@pytest.mark.parametrize("ident", ["   ", "\t"])
+def test_ingest_table_blank_ids_are_errors(tmp_path, ident):
+    path = tmp_path / "t.csv"
+    path.write_text(f"model,item,score\nm1,q1,1\n{ident},q2,0\n")
+    with pytest.raises(InputError, match=r"field 'model'.* is blank"):
+        read_results("table", path)
+
+
+def test_ingest_table_float_ids_are_errors(tmp_path):
+    path = tmp_path / "t.parquet"
+    pd.DataFrame({"model": ["m1", "m2"], "item": [1.5, 2.0], "score": [1.0, 0.0]}).to_parquet(path)
+    with pytest.raises(InputError, match=r"column 'item' holds float64 values"):
+        read_results("table", path)
