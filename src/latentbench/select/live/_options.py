@@ -8,6 +8,7 @@ file, the section, the key, the value and the expected type.
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -30,6 +31,10 @@ T = TypeVar("T")
 
 def _at_least(low: int) -> dict[str, Any]:
     return {"min": low}
+
+
+def _between(low: float, high: float) -> dict[str, Any]:
+    return {"min": low, "max": high}
 
 
 def _expect(text: str) -> dict[str, Any]:
@@ -61,13 +66,13 @@ class OracleOptions:
     """
 
     kind: Literal["openai", "python", "lm-eval"] = "openai"
-    concurrency: int | None = field(default=None, metadata=_at_least(1))
-    timeout: float | None = None
-    retries: int | None = field(default=None, metadata=_at_least(0))
-    backoff: float | None = None
-    max_backoff: float | None = None
+    concurrency: int | None = field(default=None, metadata=_between(1, 256))
+    timeout: float | None = field(default=None, metadata=_between(0.001, 3600))
+    retries: int | None = field(default=None, metadata=_between(0, 100))
+    backoff: float | None = field(default=None, metadata=_between(0, 3600))
+    max_backoff: float | None = field(default=None, metadata=_between(0, 3600))
     max_tokens: int | None = field(default=None, metadata=_at_least(1))
-    temperature: float | None = None
+    temperature: float | None = field(default=None, metadata=_between(0, 2))
     system: str | None = None
     function: str | None = field(default=None, metadata=_expect("'module:function'"))
     task: str | None = None
@@ -147,9 +152,13 @@ def _describe(kind: Any, meta: Mapping[str, Any]) -> str:
         inner = [a for a in typing.get_args(kind) if a is not type(None)]
         return " or ".join(_describe(a, meta) for a in inner)
     if kind is int:
+        if "max" in meta:
+            return f"an integer in [{meta['min']}, {meta['max']}]"
         return "an integer" + (f" >= {meta['min']}" if "min" in meta else "")
     if kind is float:
-        return "a number"
+        if "max" in meta:
+            return f"a number in [{meta['min']:g}, {meta['max']:g}]"
+        return "a finite number"
     if kind is bool:
         return "true or false"
     if kind is str:
@@ -174,9 +183,14 @@ def _fits(value: Any, kind: Any, meta: Mapping[str, Any]) -> tuple[bool, Any]:
         return isinstance(value, bool), value
     if kind is int:
         ok = isinstance(value, int) and not isinstance(value, bool)
-        return ok and value >= meta.get("min", value), value
+        return ok and meta.get("min", value) <= value <= meta.get("max", value), value
     if kind is float:
         ok = isinstance(value, int | float) and not isinstance(value, bool)
+        ok = (
+            ok
+            and math.isfinite(value)
+            and meta.get("min", value) <= value <= meta.get("max", value)
+        )
         return ok, float(value) if ok else value
     if kind is str:
         return isinstance(value, str) and bool(value), value
