@@ -68,18 +68,7 @@ def test_the_scan_sees_an_upward_import(tmp_path, monkeypatch):
     ]
 
 
-@pytest.mark.parametrize(
-    "lower",
-    [
-        pytest.param(
-            "io",
-            marks=pytest.mark.xfail(
-                strict=True, reason="io/synthetic.py imports select._simulator until it moves"
-            ),
-        ),
-        "irt",
-    ],
-)
+@pytest.mark.parametrize("lower", ["io", "irt"])
 def test_no_upward_import(lower):
     assert upward_edges(lower) == []
 
