@@ -618,7 +618,8 @@ class Store:
                 "GROUP BY model, item, trial HAVING count(*) > 1 LIMIT 1",
                 params,
             ).fetchall()
-            if table["n"].size and int(table["n"].max()) > 1  # several trials, or a repeat
+            if np.asarray(table["n"]).size
+            and int(np.asarray(table["n"]).max()) > 1  # several trials, or a repeat
             else []
         )
         if repeated:
@@ -640,7 +641,12 @@ class Store:
         if len(scores) < SPARSE_DENSITY * len(model_ids) * len(item_ids):
             # mostly missing: keep the observed cells only (never the dense array)
             return ResponseMatrix.from_cells(
-                model_codes, item_codes, scores, list(model_ids), list(item_ids), source=source
+                np.asarray(model_codes),
+                item_codes,
+                np.asarray(scores),
+                list(model_ids),
+                list(item_ids),
+                source=source,
             )
         dense = np.full((len(model_ids), len(item_ids)), np.nan, dtype=np.float32)
         dense[model_codes, item_codes] = scores

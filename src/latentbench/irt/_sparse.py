@@ -263,7 +263,7 @@ def _rebalance(
     means = [float(getattr(penalty, name, np.nan)) for name in ("mean_U", "mean_V", "mean_b")]
     before = penalty.value(U, V, b)
 
-    def transform(c: np.ndarray, d: np.ndarray):
+    def transform(c: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return (U + d) * c, V / c, b - V @ d
 
     if all(m == 0.0 for m in means) and lam_u > 0 and lam_v > 0 and lam_b >= 0:
@@ -292,7 +292,7 @@ def _rebalance(
     else:
 
         def value(x: np.ndarray) -> float:
-            return penalty.value(*transform(np.exp(x[:r]), x[r:]))
+            return float(penalty.value(*transform(np.exp(x[:r]), x[r:])))
 
         x = minimize(value, np.zeros(2 * r), method="BFGS", options={"maxiter": 50}).x
         c, d = np.exp(x[:r]), x[r:]
@@ -479,7 +479,7 @@ def fit_sparse(
 
     rank1 = r == 1
 
-    def evaluate(U_, V_, b_):
+    def evaluate(U_: np.ndarray, V_: np.ndarray, b_: np.ndarray) -> tuple[float, float]:
         if rank1:
             kernels.row_losses_rank1(
                 cells.row_ptr,
@@ -498,7 +498,9 @@ def fit_sparse(
         nll_ = float(row_loss.sum())
         return nll_ + penalty.value(U_, V_, b_), nll_
 
-    def mm_map(U_, V_, b_):
+    def mm_map(
+        U_: np.ndarray, V_: np.ndarray, b_: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
         """One sweep: items, models, rebalance; returns the point and its objective."""
         if fixed_items is None:
             V_new, b_new = np.empty_like(V_), np.empty_like(b_)

@@ -21,6 +21,8 @@ so the results do not depend on the number of threads.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
 
@@ -38,7 +40,7 @@ _N_CHUNKS = 256  # parallel work units (items or models); fixed, for load balanc
 
 
 @numba.njit(inline="always", fastmath=_FASTMATH, cache=True)
-def _cell_curvature(y, t, tight):  # pragma: no cover - jit
+def _cell_curvature(y: Any, t: Any, tight: Any) -> Any:  # pragma: no cover - jit
     """Residual ``y - sigmoid(t)`` and the curvature of the quadratic majorizer at ``t``.
 
     ``tight``: the Jaakkola-Jordan bound ``tanh(t / 2) / (2 t)`` (the loss is a linear term
@@ -61,7 +63,7 @@ def _cell_curvature(y, t, tight):  # pragma: no cover - jit
 
 
 @numba.njit(inline="always", fastmath=_FASTMATH, cache=True)
-def _solve_spd(G, h, out, scratch):  # pragma: no cover - jit
+def _solve_spd(G: Any, h: Any, out: Any, scratch: Any) -> Any:  # pragma: no cover - jit
     """Solve G w = h (G symmetric positive definite, q x q) by Cholesky; False if not PD."""
     q = h.size
     L = scratch
@@ -90,7 +92,7 @@ def _solve_spd(G, h, out, scratch):  # pragma: no cover - jit
 
 
 @numba.njit(inline="always", cache=True)
-def _nonneg_quadratic(G, h, w, r):  # pragma: no cover - jit
+def _nonneg_quadratic(G: Any, h: Any, w: Any, r: Any) -> Any:  # pragma: no cover - jit
     """Minimise 1/2 w^T G w - h^T w with w[:r] >= 0, from the feasible start ``w``.
 
     r = 1: exact closed form (slope at 0, intercept by its normal equation). r > 1: exact
@@ -120,9 +122,21 @@ def _nonneg_quadratic(G, h, w, r):  # pragma: no cover - jit
 
 
 @numba.njit(parallel=True, fastmath=_FASTMATH, cache=True)
-def item_update(
-    indptr, rows, y, U, V, b, inv_sigma, tight, curvature, target, nonneg, V_out, b_out
-):  # pragma: no cover - jit
+def item_update(  # pragma: no cover - jit
+    indptr: Any,
+    rows: Any,
+    y: Any,
+    U: Any,
+    V: Any,
+    b: Any,
+    inv_sigma: Any,
+    tight: Any,
+    curvature: Any,
+    target: Any,
+    nonneg: Any,
+    V_out: Any,
+    b_out: Any,
+) -> Any:
     """Exact minimiser of the observed-cells majorizer over every item's (v_j, b_j).
 
     Parameters
@@ -206,23 +220,23 @@ def item_update(
 
 
 @numba.njit(parallel=True, fastmath=_FASTMATH, cache=True)
-def model_update(
-    indptr,
-    cols,
-    y,
-    U_old,
-    V_old,
-    b_old,
-    V,
-    b,
-    inv_sigma,
-    tight,
-    curvature,
-    target,
-    update,
-    U_out,
-    row_loss,
-):  # pragma: no cover - jit
+def model_update(  # pragma: no cover - jit
+    indptr: Any,
+    cols: Any,
+    y: Any,
+    U_old: Any,
+    V_old: Any,
+    b_old: Any,
+    V: Any,
+    b: Any,
+    inv_sigma: Any,
+    tight: Any,
+    curvature: Any,
+    target: Any,
+    update: Any,
+    U_out: Any,
+    row_loss: Any,
+) -> Any:
     """Exact minimiser of the majorizer (built at the old point) over every model's u_i.
 
     Parameters
@@ -302,7 +316,16 @@ def model_update(
 
 
 @numba.njit(parallel=True, fastmath=_FASTMATH, cache=True)
-def row_losses(indptr, cols, y, U, V, b, inv_sigma, row_loss):  # pragma: no cover - jit
+def row_losses(  # pragma: no cover - jit
+    indptr: Any,
+    cols: Any,
+    y: Any,
+    U: Any,
+    V: Any,
+    b: Any,
+    inv_sigma: Any,
+    row_loss: Any,
+) -> Any:
     """Log-loss (soft labels) of every row's observed cells at (U, V, b), into ``row_loss``."""
     N = indptr.size - 1
     r = U.shape[1]
@@ -321,7 +344,15 @@ def row_losses(indptr, cols, y, U, V, b, inv_sigma, row_loss):  # pragma: no cov
 
 
 @numba.njit(parallel=True, cache=True)
-def predict_cells(rows, cols, U, V, b, inv_sigma, out):  # pragma: no cover - jit
+def predict_cells(  # pragma: no cover - jit
+    rows: Any,
+    cols: Any,
+    U: Any,
+    V: Any,
+    b: Any,
+    inv_sigma: Any,
+    out: Any,
+) -> Any:
     """``sigmoid((u_i . v_j + b_j) / sigma)`` for the requested cells, float64."""
     n = rows.size
     r = U.shape[1]
@@ -335,7 +366,12 @@ def predict_cells(rows, cols, U, V, b, inv_sigma, out):  # pragma: no cover - ji
 
 
 @numba.njit(cache=True)
-def build_transpose(indptr, index, values, n_other):  # pragma: no cover - jit
+def build_transpose(  # pragma: no cover - jit
+    indptr: Any,
+    index: Any,
+    values: Any,
+    n_other: Any,
+) -> Any:
     """Transpose a compressed layout (CSR <-> CSC) by a counting sort: O(n_obs + n).
 
     Returns ``(indptr_t, index_t, values_t, dup_line, dup_other, increasing)``; within each
@@ -377,9 +413,21 @@ def build_transpose(indptr, index, values, n_other):  # pragma: no cover - jit
 
 
 @numba.njit(parallel=True, fastmath=_FASTMATH, cache=True)
-def item_update_rank1(
-    indptr, rows, y, u, v, b, inv_sigma, tight, curvature, target, nonneg, v_out, b_out
-):  # pragma: no cover - jit
+def item_update_rank1(  # pragma: no cover - jit
+    indptr: Any,
+    rows: Any,
+    y: Any,
+    u: Any,
+    v: Any,
+    b: Any,
+    inv_sigma: Any,
+    tight: Any,
+    curvature: Any,
+    target: Any,
+    nonneg: Any,
+    v_out: Any,
+    b_out: Any,
+) -> Any:
     """:func:`item_update` for r = 1 with u, v, v_out as 1-D arrays."""
     J = indptr.size - 1
     inv_s2 = inv_sigma * inv_sigma
@@ -428,9 +476,22 @@ def item_update_rank1(
 
 
 @numba.njit(parallel=True, fastmath=_FASTMATH, cache=True)
-def model_update_rank1(
-    indptr, cols, y, u_old, v_old, b_old, v, b, inv_sigma, tight, curvature, target, u_out, row_loss
-):  # pragma: no cover - jit
+def model_update_rank1(  # pragma: no cover - jit
+    indptr: Any,
+    cols: Any,
+    y: Any,
+    u_old: Any,
+    v_old: Any,
+    b_old: Any,
+    v: Any,
+    b: Any,
+    inv_sigma: Any,
+    tight: Any,
+    curvature: Any,
+    target: Any,
+    u_out: Any,
+    row_loss: Any,
+) -> Any:
     """:func:`model_update` for r = 1 with u, v as 1-D arrays."""
     N = indptr.size - 1
     inv_s2 = inv_sigma * inv_sigma
@@ -464,7 +525,16 @@ def model_update_rank1(
 
 
 @numba.njit(parallel=True, fastmath=_FASTMATH, cache=True)
-def row_losses_rank1(indptr, cols, y, u, v, b, inv_sigma, row_loss):  # pragma: no cover - jit
+def row_losses_rank1(  # pragma: no cover - jit
+    indptr: Any,
+    cols: Any,
+    y: Any,
+    u: Any,
+    v: Any,
+    b: Any,
+    inv_sigma: Any,
+    row_loss: Any,
+) -> Any:
     """:func:`row_losses` for r = 1 with u, v as 1-D arrays."""
     N = indptr.size - 1
     step = (N + _N_CHUNKS - 1) // _N_CHUNKS

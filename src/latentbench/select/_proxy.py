@@ -107,6 +107,10 @@ class LowRankProxy:
     fit_seconds_ : float
     """
 
+    V_: np.ndarray
+    b_: np.ndarray
+    U_history_: np.ndarray
+
     def __init__(
         self,
         rank: int | str = "auto",
