@@ -40,8 +40,9 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import spearmanr
 
+from latentbench.io._cells import ObservedCells
 from latentbench.irt import fit_cbmm
-from latentbench.irt._sparse import ObservedCells, fit_sparse
+from latentbench.irt._sparse import fit_sparse
 from latentbench.irt.baselines import fit_lbfgsb
 
 

@@ -11,7 +11,7 @@ from scipy.stats import spearmanr
 from latentbench import ResponseMatrix
 from latentbench.exceptions import InputError
 from latentbench.irt import Prior, TwoPL, fit_cbmm, fit_marginal
-from latentbench.irt._cbmm import model_newton_step
+from latentbench.irt._model_factors import model_newton_step
 from latentbench.irt._objective import GaussianPenalty
 from latentbench.synthetic import simulate_2pl
 

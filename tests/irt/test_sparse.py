@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from latentbench.exceptions import InputError
+from latentbench.io._cells import ObservedCells
 from latentbench.irt import fit_cbmm
 from latentbench.irt._cbmm import initial_parameters
-from latentbench.irt._sparse import ObservedCells, fit_sparse, predict_cells
+from latentbench.irt._sparse import fit_sparse, predict_cells
 from latentbench.irt.baselines import objective
 
 

@@ -13,7 +13,8 @@ import itertools
 import numpy as np
 import pytest
 
-from latentbench.irt._sparse import ObservedCells, fit_sparse, update_items, update_models
+from latentbench.io._cells import ObservedCells
+from latentbench.irt._sparse import fit_sparse, update_items, update_models
 
 ray = pytest.importorskip("ray")
 

@@ -186,7 +186,7 @@ def test_findings_lead_the_fit_report(small_fit):
 
 def test_flagged_items_ranked_by_severity(small_fit):
     from latentbench.irt.diagnostics import diagnose
-    from latentbench.report._html import FLAG_SEVERITY, _item_flags
+    from latentbench.report._findings import FLAG_SEVERITY, _item_flags
 
     matrix, result = small_fit
     flags = _item_flags(diagnose(result, matrix))

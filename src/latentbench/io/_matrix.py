@@ -13,94 +13,19 @@ import numpy as np
 import pandas as pd
 
 from latentbench.exceptions import DataWarning, InputError
-from latentbench.io._files import MISSING_TOKENS, read_table_file
+from latentbench.io._files import read_table_file
+from latentbench.io._matrix_checks import (
+    _SCORE_COLUMNS,
+    _check_ids,
+    _coerce_scores,
+    _head,
+    _holds_numbers,
+    _refuse_known_outputs,
+    _show,
+    _where,
+)
 
 __all__ = ["MatrixSummary", "ResponseMatrix"]
-
-_SCORE_COLUMNS = ("score", "correct", "is_correct")
-"""Score column names recognised in a long table, in order of preference."""
-
-# column sets of latentbench's own outputs, which are not response tables
-_OUTPUT_COLUMNS = {
-    "abilities.csv (a fit's abilities table)": {"model", "theta", "rank_theta"},
-    "items.csv (a fit's items table)": {"item", "discrimination", "easiness"},
-}
-
-
-def _head(columns: Sequence[str], n: int = 8) -> str:
-    shown = ", ".join(repr(c) for c in columns[:n])
-    return f"[{shown}{', ...' if len(columns) > n else ''}] ({len(columns)} columns)"
-
-
-def _refuse_known_outputs(columns: Sequence[str], source: str) -> None:
-    for name, required in _OUTPUT_COLUMNS.items():
-        if required <= set(columns):
-            raise InputError(
-                f"{source}: this is {name}, not a response table; pass the responses the fit "
-                "used (model, item, score), or the fit directory itself where a fit is expected"
-            )
-
-
-def _show(value: Any) -> str:
-    """repr of a value for messages, without numpy's type wrappers (7.0, not np.float64(7.0))."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    return repr(value)
-
-
-def _where(source: str | None) -> str:
-    return f"in {source}: " if source else ""
-
-
-def _check_ids(ids: Sequence[Any], kind: str, source: str | None, column: str) -> list[str]:
-    """Validate model or item ids (strings or integers) and return them as strings."""
-    out: list[str] = []
-    for position, value in enumerate(ids):
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (str, int, np.integer)):
-            raise InputError(
-                f"{_where(source)}column {column!r}, row {position}: {kind} id {_show(value)} "
-                f"has type {type(value).__name__}; expected a string or an integer"
-            )
-        text = str(value)
-        if text.strip() == "":
-            raise InputError(
-                f"{_where(source)}column {column!r}, row {position}: {kind} id is empty; "
-                "expected a non-empty string or an integer"
-            )
-        out.append(text)
-    return out
-
-
-def _coerce_scores(values: pd.Series, source: str | None, column: str) -> np.ndarray:
-    """Convert a column to float, naming the first non-numeric value if there is one.
-
-    Text cells (CSV is read as text) may be numbers, ``true``/``false`` or a missing marker
-    (:data:`~latentbench.io._files.MISSING_TOKENS`).
-    """
-    if values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
-        text = values.astype("string").str.strip().str.lower().fillna("")
-        values = values.mask(text.isin(MISSING_TOKENS).to_numpy(bool))
-        values = values.mask((text == "true").to_numpy(bool), 1.0)
-        values = values.mask((text == "false").to_numpy(bool), 0.0)
-    numeric = pd.to_numeric(values, errors="coerce")
-    bad = numeric.isna() & values.notna()
-    if bool(bad.any()):
-        position = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(
-            f"{_where(source)}column {column!r}, row {position}: value "
-            f"{_show(values.iloc[position])} is not numeric; expected a score in [0, 1]"
-        )
-    if numeric.dtype == bool:
-        numeric = numeric.astype(float)
-    return numeric.to_numpy(dtype=np.float64, na_value=np.nan)
-
-
-def _holds_numbers(values: pd.Series) -> bool:
-    """Whether a column holds numbers (typed, or CSV text that all parses as numbers)."""
-    if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
-        return True
-    present = values.dropna()
-    return len(present) > 0 and bool(pd.to_numeric(present, errors="coerce").notna().all())
 
 
 @dataclass(frozen=True)
@@ -261,7 +186,7 @@ class ResponseMatrix:
     ) -> ResponseMatrix:
         """Build a matrix from a long table with one row per observed cell.
 
-        When fewer than :data:`~latentbench.irt._sparse.SPARSE_DENSITY` of the
+        When fewer than :data:`~latentbench.io._cells.SPARSE_DENSITY` of the
         (model, item) cells are present, the result stores only those cells (a
         :class:`~latentbench.io._sparse_matrix.SparseResponseMatrix`, same interface).
 
@@ -355,7 +280,7 @@ class ResponseMatrix:
                 DataWarning,
                 stacklevel=2,
             )
-        from latentbench.irt._sparse import SPARSE_DENSITY
+        from latentbench.io._cells import SPARSE_DENSITY
 
         if len(frame) < SPARSE_DENSITY * len(model_ids) * n_items:
             first = order[np.r_[True, sorted_flat[1:] != sorted_flat[:-1]]]
@@ -402,8 +327,8 @@ class ResponseMatrix:
             About 16 bytes per observed cell; see
             :class:`~latentbench.io._sparse_matrix.SparseResponseMatrix`.
         """
+        from latentbench.io._cells import ObservedCells
         from latentbench.io._sparse_matrix import SparseResponseMatrix
-        from latentbench.irt._sparse import ObservedCells
 
         cells = ObservedCells.from_coo(
             np.asarray(rows),
@@ -534,8 +459,8 @@ class ResponseMatrix:
 
     def observed_cells(self) -> Any:
         """The observed cells in row and column order
-        (:class:`~latentbench.irt._sparse.ObservedCells`)."""
-        from latentbench.irt._sparse import ObservedCells
+        (:class:`~latentbench.io._cells.ObservedCells`)."""
+        from latentbench.io._cells import ObservedCells
 
         return ObservedCells.from_dense(self._scores)
 

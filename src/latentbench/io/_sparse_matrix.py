@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 
 from latentbench.exceptions import InputError
-from latentbench.io._matrix import MatrixSummary, ResponseMatrix, _check_ids, _where
-from latentbench.irt._sparse import ObservedCells
+from latentbench.io._cells import ObservedCells
+from latentbench.io._matrix import MatrixSummary, ResponseMatrix
+from latentbench.io._matrix_checks import _check_ids, _where
 
 __all__ = ["SparseResponseMatrix"]
 
@@ -19,7 +20,7 @@ class SparseResponseMatrix(ResponseMatrix):
     """A :class:`ResponseMatrix` that stores only its observed cells.
 
     Memory is about 16 bytes per observed cell (the cells in row and in column order, see
-    :class:`~latentbench.irt._sparse.ObservedCells`) and nothing per missing cell, so a
+    :class:`~latentbench.io._cells.ObservedCells`) and nothing per missing cell, so a
     50,000 x 200,000 matrix with 1% observed takes 1.6 GB instead of 40 GB. Every summary
     (accuracies, counts, constant rows and columns, :meth:`summary`, :meth:`to_long`,
     :meth:`subset`) works on the observed cells. :attr:`scores`, :attr:`observed` and
@@ -27,7 +28,7 @@ class SparseResponseMatrix(ResponseMatrix):
     use, which costs ``4 * n_models * n_items`` bytes.
 
     :meth:`ResponseMatrix.from_long` returns this class when fewer than
-    :data:`latentbench.irt._sparse.SPARSE_DENSITY` of the cells are observed;
+    :data:`latentbench.io._cells.SPARSE_DENSITY` of the cells are observed;
     :class:`~latentbench.irt.TwoPL` then fits it with the observed-cells path.
 
     Parameters

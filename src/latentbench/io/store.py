@@ -34,7 +34,6 @@ import json
 import os
 import uuid
 from collections.abc import Iterable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -46,97 +45,30 @@ import pyarrow as pa
 from latentbench._version import __version__
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
+from latentbench.io._store_runs import SelectionRuns
+from latentbench.io._store_schema import (
+    DDL,
+    SCHEMA_VERSION,
+    STORE_KEY,
+    foreign_tables,
+    to_arrow,
+    upgrade_from_1,
+    utc_now,
+)
 from latentbench.io.formats._common import (
     CANONICAL_COLUMNS,
-    CANONICAL_SCHEMA,
     DUPLICATE_POLICIES,
-    KEY_COLUMNS,
     SCORE_TOLERANCE,
-    UNKNOWN_SPLIT,
     LoadReport,
     resolve_duplicates,
 )
 
 __all__ = ["SCHEMA_VERSION", "IngestResult", "Store"]
 
-SCHEMA_VERSION = 2
-"""Version of the table layout below; a file with a newer version is refused, an older one is
-upgraded in place (version 1 lacked ``split`` and ``flag``)."""
-
-STORE_KEY: tuple[str, ...] = KEY_COLUMNS
-"""Unique key of a row in ``responses`` (the tool version is provenance, not identity)."""
-
-_DDL = """
-CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
-CREATE TABLE IF NOT EXISTS responses (
-    model VARCHAR NOT NULL,
-    benchmark VARCHAR NOT NULL,
-    item VARCHAR NOT NULL,
-    score DOUBLE NOT NULL,
-    metric VARCHAR NOT NULL,
-    filter VARCHAR NOT NULL,
-    trial BIGINT NOT NULL,
-    split VARCHAR NOT NULL,
-    source VARCHAR NOT NULL,
-    source_file VARCHAR NOT NULL,
-    run_timestamp TIMESTAMP,
-    item_hash VARCHAR,
-    source_model VARCHAR NOT NULL,
-    flag VARCHAR,
-    run_id VARCHAR NOT NULL,
-    ingested_at TIMESTAMP NOT NULL
-);
-CREATE TABLE IF NOT EXISTS ingests (
-    run_id VARCHAR PRIMARY KEY,
-    created_at TIMESTAMP NOT NULL,
-    source VARCHAR,
-    n_rows BIGINT,
-    n_new BIGINT,
-    report VARCHAR,
-    package_version VARCHAR
-);
-CREATE TABLE IF NOT EXISTS fits (
-    id VARCHAR PRIMARY KEY,
-    created_at TIMESTAMP NOT NULL,
-    benchmark VARCHAR,
-    options VARCHAR,
-    summary VARCHAR,
-    package_version VARCHAR
-);
-CREATE TABLE IF NOT EXISTS selection_runs (
-    run_id VARCHAR PRIMARY KEY,
-    created_at TIMESTAMP NOT NULL,
-    config VARCHAR,
-    package_version VARCHAR,
-    status VARCHAR
-);
-CREATE TABLE IF NOT EXISTS selection_observations (
-    run_id VARCHAR NOT NULL,
-    seq BIGINT NOT NULL,
-    round BIGINT,
-    model VARCHAR NOT NULL,
-    item VARCHAR NOT NULL,
-    score DOUBLE,
-    error VARCHAR,
-    requested_at TIMESTAMP,
-    observed_at TIMESTAMP,
-    PRIMARY KEY (run_id, seq)
-);
-CREATE TABLE IF NOT EXISTS selection_decisions (
-    run_id VARCHAR NOT NULL,
-    round BIGINT NOT NULL,
-    payload VARCHAR,
-    PRIMARY KEY (run_id, round)
-);
-"""
 
 _INCOMING_COLUMNS = ", ".join(f"i.{c}" for c in CANONICAL_COLUMNS)
 _RESPONSE_COLUMNS = ", ".join((*CANONICAL_COLUMNS, "run_id", "ingested_at"))
 _JOIN = " AND ".join(f"i.{c} = r.{c}" for c in STORE_KEY)
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
 class IngestResult(dict):
@@ -144,7 +76,7 @@ class IngestResult(dict):
     ``n_present`` already in the store with the same score (a dict, JSON-ready)."""
 
 
-class Store:
+class Store(SelectionRuns):
     """An embedded DuckDB store of responses, fits and selection runs (one file).
 
     Parameters
@@ -171,7 +103,7 @@ class Store:
             raise InputError(f"{self.path}: cannot open as a DuckDB store ({exc})") from None
         self._refuse_foreign()
         if not read_only:
-            self.connection.execute(_DDL)
+            self.connection.execute(DDL)
             self.connection.execute(
                 "INSERT INTO meta VALUES ('schema_version', ?), ('package_version', ?) "
                 "ON CONFLICT DO NOTHING",
@@ -189,7 +121,7 @@ class Store:
             ) from None
         version = int(row[0][0]) if row else 0
         if version == 1 and not read_only:
-            self._upgrade_from_1()
+            upgrade_from_1(self.connection)
             version = SCHEMA_VERSION
         if version == 1:
             self.close()
@@ -207,51 +139,14 @@ class Store:
     def _refuse_foreign(self) -> None:
         """Refuse a DuckDB file that holds tables but is not a latentbench store (before any
         table of ours is created in it)."""
-        tables = sorted(
-            r[0]
-            for r in self.connection.execute(
-                "SELECT table_name FROM information_schema.tables "
-                "WHERE table_catalog = current_database()"
-            ).fetchall()
-        )
-        if not tables:
-            return  # a new or empty file
-        ours = False
-        if "meta" in tables:
-            try:
-                found = self.connection.execute(
-                    "SELECT count(*) FROM meta WHERE key = 'schema_version'"
-                ).fetchone()
-                ours = found is not None and found[0] > 0
-            except duckdb.Error:  # a `meta` table of another shape
-                ours = False
-        if not ours:
+        tables = foreign_tables(self.connection)
+        if tables:
             self.close()
             shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
             raise InputError(
                 f"{self.path}: a DuckDB file of another program (tables: {shown}); expected a "
                 "latentbench store or a new file; nothing was written"
             )
-
-    def _upgrade_from_1(self) -> None:
-        """Add ``split`` (``unknown``) and ``flag`` to a version-1 store, in one transaction."""
-        con = self.connection
-        con.execute("BEGIN TRANSACTION")
-        try:
-            columns = {r[0] for r in con.execute("DESCRIBE responses").fetchall()}
-            if "split" not in columns:
-                con.execute(
-                    f"ALTER TABLE responses ADD COLUMN split VARCHAR DEFAULT '{UNKNOWN_SPLIT}'"
-                )
-            if "flag" not in columns:
-                con.execute("ALTER TABLE responses ADD COLUMN flag VARCHAR")
-            con.execute(
-                "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)]
-            )
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
@@ -317,11 +212,11 @@ class Store:
             raise InputError(
                 f"duplicates={duplicates!r}; expected one of {', '.join(DUPLICATE_POLICIES)}"
             )
-        table = _to_arrow(frame)
+        table = to_arrow(frame)
         table = self._one_row_per_key(table, duplicates, report)
         n_rows = table.num_rows
         run_id = uuid.uuid4().hex
-        now = _now()
+        now = utc_now()
         con = self.connection
         con.register("_incoming", table)
         n_replaced = 0
@@ -394,7 +289,7 @@ class Store:
         if not repeated:
             return table
         frame = resolve_duplicates(table.to_pandas(), duplicates, report)
-        return _to_arrow(frame.reset_index(drop=True))
+        return to_arrow(frame.reset_index(drop=True))
 
     def _resolve_stored_conflicts(self, duplicates: str) -> int:
         """Apply ``latest`` or ``mean`` to stored rows that ``_incoming`` contradicts."""
@@ -636,7 +531,7 @@ class Store:
         item_ids = np.asarray(_item_order(item_ids), dtype=object)
         item_codes = pd.Index(item_ids).get_indexer(items)
         source = f"{self.path}:{benchmark}"
-        from latentbench.irt._sparse import SPARSE_DENSITY
+        from latentbench.io._cells import SPARSE_DENSITY
 
         if len(scores) < SPARSE_DENSITY * len(model_ids) * len(item_ids):
             # mostly missing: keep the observed cells only (never the dense array)
@@ -720,7 +615,7 @@ class Store:
             "INSERT INTO fits VALUES (?, ?, ?, ?, ?, ?)",
             [
                 fit_id,
-                _now(),
+                utc_now(),
                 benchmark,
                 json.dumps(options or {}, default=str, sort_keys=True),
                 json.dumps(summary or {}, default=str, sort_keys=True),
@@ -737,81 +632,8 @@ class Store:
             "SELECT * FROM fits WHERE benchmark = ? ORDER BY created_at", [benchmark]
         ).df()
 
-    # ------------------------------------------------------------------ selection runs
-    def start_selection(self, config: dict[str, Any], *, run_id: str | None = None) -> str:
-        """Create a ``selection_runs`` row with status ``running``; returns its ``run_id``."""
-        run_id = run_id or uuid.uuid4().hex
-        self.connection.execute(
-            "INSERT INTO selection_runs VALUES (?, ?, ?, ?, 'running')",
-            [run_id, _now(), json.dumps(config, default=str, sort_keys=True), __version__],
-        )
-        return run_id
-
-    def set_selection_status(self, run_id: str, status: str) -> None:
-        """Set the status of a selection run (e.g. ``done``, ``failed``, ``interrupted``)."""
-        self.connection.execute(
-            "UPDATE selection_runs SET status = ? WHERE run_id = ?", [status, run_id]
-        )
-
-    def add_observations(self, run_id: str, observations: pd.DataFrame) -> int:
-        """Append observations of a selection run in one transaction; returns the count.
-
-        Parameters
-        ----------
-        run_id : str
-        observations : DataFrame of shape (n, <= 8)
-            Columns ``seq`` (int, unique within the run), ``model``, ``item`` and optionally
-            ``round``, ``score`` (NaN/None when the request failed), ``error``,
-            ``requested_at``, ``observed_at``.
-        """
-        columns = ("seq", "round", "model", "item", "score", "error", "requested_at", "observed_at")
-        missing = [c for c in ("seq", "model", "item") if c not in observations.columns]
-        if missing:
-            raise InputError(f"observations lack the columns {missing}; expected {columns}")
-        frame = pd.DataFrame({"run_id": run_id}, index=range(len(observations)))
-        for column in columns:
-            frame[column] = (
-                observations[column].to_numpy() if column in observations.columns else None
-            )
-        frame["model"] = frame["model"].astype("str")
-        frame["item"] = frame["item"].astype("str")
-        self.connection.register("_observations", frame)
-        try:
-            self.connection.execute(
-                "INSERT INTO selection_observations SELECT run_id, seq, round, model, item, "
-                "score, error, requested_at, observed_at FROM _observations"
-            )
-        except duckdb.ConstraintException as exc:
-            raise InputError(f"run {run_id!r}: an observation seq is repeated ({exc})") from None
-        finally:
-            self.connection.unregister("_observations")
-        return len(frame)
-
-    def add_decision(self, run_id: str, round: int, payload: dict[str, Any]) -> None:
-        """Record what the policy decided at ``round`` (JSON payload)."""
-        self.connection.execute(
-            "INSERT INTO selection_decisions VALUES (?, ?, ?)",
-            [run_id, int(round), json.dumps(payload, default=str, sort_keys=True)],
-        )
-
-    def selection_run(self, run_id: str) -> dict[str, Any] | None:
-        """The ``selection_runs`` row of ``run_id`` (``config`` parsed), or None if absent."""
-        rows = self.connection.execute(
-            "SELECT run_id, created_at, config, package_version, status FROM selection_runs "
-            "WHERE run_id = ?",
-            [run_id],
-        ).fetchall()
-        if not rows:
-            return None
-        rid, created, config, version, status = rows[0]
-        return {
-            "run_id": rid,
-            "created_at": created,
-            "config": json.loads(config or "{}"),
-            "package_version": version,
-            "status": status,
-        }
-
+    # ------------------------------------------------------------------ selection runs (the
+    # rest in SelectionRuns)
     def publish_selection(
         self,
         run_id: str,
@@ -862,20 +684,6 @@ class Store:
         self.ingest(frame)
         return len(frame)
 
-    def selection_observations(self, run_id: str) -> pd.DataFrame:
-        """Observations of a run in ``seq`` order."""
-        return self.connection.execute(
-            "SELECT * FROM selection_observations WHERE run_id = ? ORDER BY seq", [run_id]
-        ).df()
-
-    def selection_decisions(self, run_id: str) -> list[dict[str, Any]]:
-        """Decision payloads of a run in round order (each with its ``round``)."""
-        rows = self.connection.execute(
-            "SELECT round, payload FROM selection_decisions WHERE run_id = ? ORDER BY round",
-            [run_id],
-        ).fetchall()
-        return [{"round": r, **json.loads(p)} for r, p in rows]
-
 
 def _item_order(items: Iterable[object]) -> list[str]:
     """Integer-like ids in numeric order, otherwise string order."""
@@ -883,61 +691,3 @@ def _item_order(items: Iterable[object]) -> list[str]:
     if values and all(v.lstrip("-").isdigit() for v in values):
         return sorted(values, key=int)
     return sorted(values)
-
-
-_NULLABLE = ("run_timestamp", "item_hash", "flag")
-_DEFAULTS: dict[str, str | None] = {"split": UNKNOWN_SPLIT, "flag": None}
-"""Canonical columns a frame may omit, with the value they then take."""
-
-
-def _to_arrow(frame: pd.DataFrame | pa.Table) -> pa.Table:
-    """Validate and convert a canonical frame to an Arrow table with the canonical schema."""
-    names = (
-        list(frame.column_names) if isinstance(frame, pa.Table) else list(map(str, frame.columns))
-    )
-    for column, default in _DEFAULTS.items():
-        # columns added in schema 2: a frame built before them means "split unknown, no flag"
-        if column not in names:
-            if isinstance(frame, pa.Table):
-                frame = frame.append_column(
-                    column, pa.array([default] * frame.num_rows, type=pa.string())
-                )
-            else:
-                frame = frame.assign(**{column: pd.array([default] * len(frame), dtype="str")})
-            names.append(column)
-    missing = [c for c in CANONICAL_COLUMNS if c not in names]
-    if missing:
-        raise InputError(
-            f"the frame lacks the canonical columns {missing}; expected {list(CANONICAL_COLUMNS)}"
-        )
-    if isinstance(frame, pd.DataFrame):
-        for column in ("score", *(c for c in CANONICAL_COLUMNS if c not in _NULLABLE)):
-            empty = frame[column].isna().to_numpy()
-            if empty.any():
-                k = int(np.flatnonzero(empty)[0])
-                raise InputError(
-                    f"{frame['source_file'].iloc[k]}: row {k}: column {column!r} is empty; "
-                    "expected a value (missing cells have no row)"
-                )
-    try:
-        if isinstance(frame, pa.Table):
-            table = frame.select(list(CANONICAL_COLUMNS)).cast(CANONICAL_SCHEMA)
-        else:
-            table = pa.Table.from_pandas(
-                frame[list(CANONICAL_COLUMNS)], schema=CANONICAL_SCHEMA, preserve_index=False
-            )
-    except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError, TypeError) as exc:
-        raise InputError(f"the frame does not fit the canonical schema ({exc})") from None
-    for column in (f.name for f in CANONICAL_SCHEMA if not f.nullable):
-        if table.column(column).null_count:
-            raise InputError(f"column {column!r} has empty values; expected a string in every row")
-    score = table.column("score").to_numpy()
-    bad = ~((score >= 0) & (score <= 1))
-    if bad.any():
-        k = int(np.flatnonzero(bad)[0])
-        raise InputError(
-            f"{table.column('source_file')[k].as_py()}: row {k}: score {float(score[k])!r} is "
-            "outside "
-            "[0, 1] or missing; expected a score in [0, 1] (missing cells have no row)"
-        )
-    return table

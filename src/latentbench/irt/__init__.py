@@ -1,11 +1,13 @@
 """Item response theory: the cBMM fit of the 2PL and rank-r logistic models."""
 
-from latentbench.irt._cbmm import CBMMFit, fit_cbmm, fit_model_factors, normalise_rank1
+from latentbench.irt._cbmm import CBMMFit, fit_cbmm
 from latentbench.irt._heldout import HeldOutScores, fit_additive, predictive_scores
 from latentbench.irt._marginal import MarginalFit, fit_marginal
-from latentbench.irt._model import CrossValidation, IRTResult, RankSelection, TwoPL
+from latentbench.irt._model import TwoPL
+from latentbench.irt._model_factors import fit_model_factors, normalise_rank1
 from latentbench.irt._objective import GaussianPenalty
 from latentbench.irt._priors import Prior, PriorSelection
+from latentbench.irt._result import CrossValidation, IRTResult, RankSelection
 from latentbench.irt.diagnostics import Diagnostics, diagnose
 from latentbench.irt.inference import (
     BootstrapResult,

@@ -1,14 +1,14 @@
-"""Estimator layer: :class:`TwoPL` and its result object :class:`IRTResult`."""
+"""Estimator layer: :class:`TwoPL` (validation, rank selection, fit, cross-validation).
+
+Its result object, :class:`~latentbench.irt.IRTResult`, is in :mod:`latentbench.irt._result`.
+"""
 
 from __future__ import annotations
 
 import inspect
-import json
 import time
 import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
@@ -16,437 +16,28 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from latentbench.exceptions import ConvergenceWarning, InputError, NotFittedError
+from latentbench.io._cells import SPARSE_DENSITY, ObservedCells
 from latentbench.io._matrix import ResponseMatrix
-from latentbench.irt._cbmm import CBMMFit, fit_cbmm, fit_model_factors
+from latentbench.irt._cbmm import CBMMFit, fit_cbmm
 from latentbench.irt._heldout import (
-    HeldOutScores,
     fit_additive,
     heldout_mask,
     predictive_scores,
 )
 from latentbench.irt._objective import (
     GaussianPenalty,
-    Normalisation,
-    logits,
     normalise,
-    probabilities,
     sigmoid,
 )
 from latentbench.irt._priors import Prior, PriorSelection, resolve_prior
-from latentbench.irt._sparse import SPARSE_DENSITY, ObservedCells, fit_sparse, predict_cells
+from latentbench.irt._sparse import fit_sparse
 
 if TYPE_CHECKING:
-    from latentbench.irt.diagnostics import Diagnostics
-    from latentbench.irt.inference import BootstrapResult, Uncertainty
+    pass
+
+from latentbench.irt._result import CrossValidation, IRTResult, RankSelection
 
 __all__ = ["CrossValidation", "IRTResult", "RankSelection", "TwoPL"]
-
-
-@dataclass(frozen=True)
-class RankSelection:
-    """Outcome of ``TwoPL(rank="auto")``.
-
-    Attributes
-    ----------
-    ranks : list of int
-        Candidate ranks tried.
-    heldout_log_likelihood : list of float
-        Mean held-out Bernoulli log-likelihood per cell for each candidate rank.
-    chosen : int
-        The rank with the highest held-out log-likelihood.
-    heldout_fraction : float
-        Fraction of observed cells masked for validation.
-    """
-
-    ranks: list[int]
-    heldout_log_likelihood: list[float]
-    chosen: int
-    heldout_fraction: float
-
-
-@dataclass
-class IRTResult:
-    """A fitted 2PL / rank-r logistic model (cBMM), reported under the normalisation below.
-
-    The model is ``P(y_ij = 1) = sigmoid((U_i . V_j + b_j) / sigma)``; for rank 1,
-    ``sigmoid((a_j theta_i + b_j) / sigma)`` with ``a_j >= 0``. Reported parameters are
-    normalised so that theta has mean 0 and standard deviation 1 (rank 1; for rank > 1 the
-    factors are centred): ``theta <- (theta - mu) / s``, ``a <- s a``, ``b <- b + mu a``.
-    The fitted probabilities do not change.
-
-    Attributes
-    ----------
-    abilities : DataFrame
-        One row per model: ``model``, ``theta`` (first factor), ``accuracy`` (mean observed
-        score), ``n_observed``, ``rank_theta`` and ``rank_accuracy`` (1 = best; ties share the
-        lowest rank), ``rank_shift`` (rank_accuracy - rank_theta), ``constant`` (all observed
-        scores equal: the ability is finite only because of the ridge); for rank > 1 also
-        ``theta_1`` ... ``theta_r``.
-    items : DataFrame
-        One row per item: ``item``, ``discrimination`` (a, >= 0), ``easiness`` (b, the
-        intercept), ``difficulty`` (``-b``: the log-odds of failure for an average model,
-        theta = 0, in units of sigma; finite even when a = 0), ``location`` (``-b / a``: the
-        ability at which P = 1/2, as mirt reports it; NaN where a = 0, and for rank > 1),
-        ``proportion_correct`` (mean observed score),
-        ``n_observed``, ``constant`` and ``zero_discrimination`` flags; for rank > 1 also
-        ``discrimination_1`` ... ``discrimination_r``.
-    U : ndarray of shape (n_models, rank)
-        Normalised model factors.
-    V : ndarray of shape (n_items, rank)
-        Normalised item factors (discriminations).
-    b : ndarray of shape (n_items,)
-        Normalised item intercepts.
-    sigma : float
-    rank : int
-    loss : float
-        Final objective (negative log-likelihood over observed cells plus the ridge).
-    loss_history : list of float
-    n_iter : int
-    converged : bool
-    seconds : float
-    options : dict
-        The estimator's parameters.
-    rank_selection : RankSelection or None
-        Present when the rank was chosen automatically.
-    penalty : GaussianPenalty
-        The penalty (ridge / Gaussian priors) of the fitted objective, on the raw scale.
-    prior_selection : PriorSelection or None
-        How the prior's hyperparameters were chosen (None for joint ML, ``prior=None``).
-    normalisation : Normalisation or None
-        Raw factors are ``scale * U + shift`` (None: unknown, taken as the identity).
-    matrix : ResponseMatrix or None
-        The matrix the model was fitted on (kept by reference, statsmodels-style, so that
-        :meth:`standard_errors`, :meth:`bootstrap` and :meth:`diagnostics` need no argument);
-        None for a result loaded from disk.
-    """
-
-    abilities: pd.DataFrame
-    items: pd.DataFrame
-    U: np.ndarray
-    V: np.ndarray
-    b: np.ndarray
-    sigma: float
-    rank: int
-    loss: float
-    neg_log_likelihood: float
-    loss_history: list[float]
-    n_iter: int
-    converged: bool
-    seconds: float
-    options: dict[str, Any]
-    shape: tuple[int, int]
-    n_observed: int
-    raw: CBMMFit | None = field(default=None, repr=False)
-    rank_selection: RankSelection | None = None
-    penalty: GaussianPenalty = field(default_factory=lambda: GaussianPenalty.ridge(1e-2))
-    normalisation: Normalisation | None = None
-    prior_selection: PriorSelection | None = None
-    matrix: ResponseMatrix | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def model_ids(self) -> list[str]:
-        return self.abilities["model"].tolist()
-
-    @property
-    def item_ids(self) -> list[str]:
-        return self.items["item"].tolist()
-
-    @property
-    def theta(self) -> np.ndarray:
-        """Abilities (first factor), shape (n_models,)."""
-        return self.U[:, 0]
-
-    @property
-    def discrimination(self) -> np.ndarray:
-        """Discriminations a (first factor), shape (n_items,)."""
-        return self.V[:, 0]
-
-    def logits(self) -> np.ndarray:
-        """``(U V^T + b) / sigma``, shape (n_models, n_items)."""
-        return logits(self.U, self.V, self.b, self.sigma)
-
-    def predict_proba(
-        self, models: Sequence[Any] | None = None, items: Sequence[Any] | None = None
-    ) -> np.ndarray:
-        """Fitted probability of a correct response for every (model, item) cell.
-
-        Parameters
-        ----------
-        models, items : sequence of ids or integer positions, optional
-            Restrict to these rows / columns (default: all).
-
-        Returns
-        -------
-        ndarray of shape (n_models, n_items)
-            Probabilities in (0, 1), observed and unobserved cells alike.
-        """
-        rows = _positions(models, self.model_ids, "model")
-        cols = _positions(items, self.item_ids, "item")
-        return probabilities(self.U[rows], self.V[cols], self.b[cols], self.sigma)
-
-    def predict_cells(self, models: Sequence[Any], items: Sequence[Any]) -> np.ndarray:
-        """Fitted probability of a correct response for the requested cells only.
-
-        Cost and memory are proportional to the number of cells requested, never to
-        ``n_models * n_items`` (use this instead of :meth:`predict_proba` on large sparse fits).
-
-        Parameters
-        ----------
-        models, items : sequence of ids or integer positions, same length n
-            Cell k is (models[k], items[k]).
-
-        Returns
-        -------
-        ndarray of shape (n,)
-        """
-        rows = _positions(models, self.model_ids, "model")
-        cols = _positions(items, self.item_ids, "item")
-        if rows.shape != cols.shape:
-            raise InputError(
-                f"{rows.size} models and {cols.size} items; expected one of each per cell"
-            )
-        return predict_cells(self.U, self.V, self.b, rows, cols, self.sigma)
-
-    def score_models(self, matrix: ResponseMatrix) -> pd.DataFrame:
-        """Abilities of new models on the calibrated items, item parameters held fixed.
-
-        Works with any subset of the calibrated items (a handful per model is enough to get an
-        estimate; the standard error says how little it is worth). Items unknown to the fit
-        are an error.
-
-        Parameters
-        ----------
-        matrix : ResponseMatrix
-            New models (rows) on items that were in the fit.
-
-        Returns
-        -------
-        DataFrame
-            ``model``, ``theta`` (on the fit's normalised scale), ``se`` (observed information
-            at the estimate, penalty included, plus, for rank 1 when the result holds its
-            matrix, the calibration's item-parameter uncertainty by the delta method),
-            ``se_own`` (the model's own cells only), ``n_observed``, ``accuracy``.
-        """
-        lookup = {item: j for j, item in enumerate(self.item_ids)}
-        unknown = [item for item in matrix.item_ids if item not in lookup]
-        if unknown:
-            raise InputError(
-                f"{len(unknown)} item(s) were not in the fit (first: {unknown[0]!r}); expected "
-                "items calibrated by this fit"
-            )
-        cols = np.array([lookup[item] for item in matrix.item_ids])
-        U, hessian = fit_model_factors(
-            matrix.scores,
-            self.V[cols],
-            self.b[cols],
-            sigma=self.sigma,
-            penalty=self.penalty.on_reported_scale(self.normalisation),
-            return_hessian=True,
-        )
-        var_own = np.linalg.inv(hessian)[:, 0, 0]
-        var_items = np.zeros_like(var_own)
-        if self.rank == 1 and self.matrix is not None:
-            var_items = self._item_variance_of_scores(matrix.scores, cols, U[:, 0], hessian)
-        return pd.DataFrame(
-            {
-                "model": matrix.model_ids,
-                "theta": U[:, 0],
-                "se": np.sqrt(var_own + var_items),
-                "se_own": np.sqrt(var_own),
-                "n_observed": matrix.n_observed_per_model(),
-                "accuracy": matrix.model_accuracy(),
-            }
-        )
-
-    def _item_variance_of_scores(
-        self, scores: np.ndarray, cols: np.ndarray, theta: np.ndarray, hessian: np.ndarray
-    ) -> np.ndarray:
-        """Variance of scored abilities from the calibration's item-parameter uncertainty.
-
-        The score ``theta_i`` solves ``g_i = sum_j a_j (y_ij - p_ij) / sigma - prior'(theta_i)
-        = 0``, so by the delta method ``d theta_i / d eta_j = (d g_i / d eta_j) / H_i`` for
-        ``eta_j = (a_j, b_j)``; with the items' block covariances from :meth:`standard_errors`
-        (independent across items) the added variance is
-        ``sum_j d_ij^T Cov_j d_ij / H_i^2``.
-        """
-        items = self.standard_errors(scale_correction=False).items
-        var_a = items["discrimination_se"].to_numpy(float)[cols] ** 2
-        var_b = items["easiness_se"].to_numpy(float)[cols] ** 2
-        cov_ab = items["cov_discrimination_easiness"].to_numpy(float)[cols]
-        a, b, sigma = self.V[cols, 0], self.b[cols], self.sigma
-        observed = ~np.isnan(scores)
-        y = np.where(observed, scores, 0.0)
-        p = sigmoid((np.outer(theta, a) + b) / sigma)
-        w = p * (1 - p) * observed
-        d_a = ((y - p) * observed) / sigma - w * a * theta[:, None] / sigma**2
-        d_b = -w * a / sigma**2
-        spread = (d_a**2 * var_a + 2 * d_a * d_b * cov_ab + d_b**2 * var_b).sum(axis=1)
-        return np.asarray(spread / hessian[:, 0, 0] ** 2)
-
-    def standard_errors(self, matrix: ResponseMatrix | None = None, **kwargs: Any) -> Uncertainty:
-        """Plug-in standard errors; see :func:`latentbench.irt.inference.standard_errors`.
-
-        ``matrix`` defaults to the matrix the result was fitted on.
-        """
-        from latentbench.irt.inference import standard_errors
-
-        return standard_errors(self, matrix, **kwargs)
-
-    def bootstrap(self, matrix: ResponseMatrix | None = None, **kwargs: Any) -> BootstrapResult:
-        """Bootstrap replicates; see :func:`latentbench.irt.inference.bootstrap`."""
-        from latentbench.irt.inference import bootstrap
-
-        return bootstrap(self, matrix, **kwargs)
-
-    def diagnostics(self, matrix: ResponseMatrix | None = None, **kwargs: Any) -> Diagnostics:
-        """Item and model diagnostics; see :func:`latentbench.irt.diagnostics.diagnose`."""
-        from latentbench.irt.diagnostics import diagnose
-
-        return diagnose(self, matrix, **kwargs)
-
-    def summary(self, top: int = 10) -> str:
-        """Plain-text summary: shape, convergence, top models, most / least discriminating."""
-        lines = [
-            f"cBMM fit: {self.shape[0]} models x {self.shape[1]} items, rank {self.rank}, "
-            f"sigma {self.sigma:g}, {self.n_observed} observed cells",
-            f"  loss {self.loss:.6g} after {self.n_iter} sweeps ({self.seconds:.2f} s), "
-            f"converged: {self.converged}",
-        ]
-        best = self.abilities.sort_values("theta", ascending=False).head(top)
-        lines.append("  top models by theta: " + ", ".join(best["model"].astype(str)))
-        return "\n".join(lines)
-
-    def fit_info(self) -> dict[str, Any]:
-        """JSON-serialisable record of the fit (shape, loss, iterations, options, ...)."""
-        info: dict[str, Any] = {
-            "n_models": self.shape[0],
-            "n_items": self.shape[1],
-            "n_observed": self.n_observed,
-            "rank": self.rank,
-            "sigma": self.sigma,
-            "loss": self.loss,
-            "neg_log_likelihood": self.neg_log_likelihood,
-            "iterations": self.n_iter,
-            "converged": self.converged,
-            "seconds": self.seconds,
-            "options": self.options,
-            "normalisation": "theta mean 0, sd 1 (rank 1); factors centred (rank > 1)",
-            "penalty": self.penalty.to_dict(),
-        }
-        if self.prior_selection is not None:
-            sel = self.prior_selection
-            info["prior_selection"] = {
-                "a_sd": sel.a_sd,
-                "b_mean": sel.b_mean,
-                "b_sd": sel.b_sd,
-                "grid": sel.grid,
-                "heldout_log_loss": sel.heldout_log_loss,
-            }
-        if self.normalisation is not None:
-            info["raw_shift"] = self.normalisation.shift.tolist()
-            info["raw_scale"] = self.normalisation.scale
-        if self.rank_selection is not None:
-            info["rank_selection"] = {
-                "ranks": self.rank_selection.ranks,
-                "heldout_log_likelihood": self.rank_selection.heldout_log_likelihood,
-                "chosen": self.rank_selection.chosen,
-                "heldout_fraction": self.rank_selection.heldout_fraction,
-            }
-        record: dict[str, Any] = json.loads(json.dumps(info, default=float))
-        return record
-
-    _FILES: ClassVar[tuple[str, str, str]] = ("abilities.csv", "items.csv", "fit.json")
-
-    def save(self, directory: str | Path) -> dict[str, Path]:
-        """Write the fit directory: ``abilities.csv``, ``items.csv`` and ``fit.json``.
-
-        The directory format is owned here; :meth:`load` reads it back.
-
-        Returns
-        -------
-        dict
-            ``{"abilities": path, "items": path, "fit": path}``.
-        """
-        out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = {
-            "abilities": out / "abilities.csv",
-            "items": out / "items.csv",
-            "fit": out / "fit.json",
-        }
-        self.abilities.to_csv(paths["abilities"], index=False)
-        self.items.to_csv(paths["items"], index=False)
-        paths["fit"].write_text(json.dumps(self.fit_info(), indent=2))
-        return paths
-
-    @classmethod
-    def load(cls, directory: str | Path) -> IRTResult:
-        """Rebuild a result from a directory written by :meth:`save` (``latentbench fit``).
-
-        The raw (unnormalised) parameters are not saved, so ``raw`` is None, and neither is the
-        matrix (pass it to :meth:`standard_errors` and friends). Directories written before the
-        penalty was recorded get the ridge of their ``options["l2"]``.
-        """
-        directory = Path(directory)
-        paths = {name: directory / name for name in cls._FILES}
-        missing = [name for name, p in paths.items() if not p.exists()]
-        if missing:
-            raise InputError(
-                f"{directory} lacks {', '.join(missing)}; expected the output of "
-                "`latentbench fit --out DIR`"
-            )
-        abilities = pd.read_csv(paths["abilities.csv"], dtype={"model": str}, keep_default_na=False)
-        items = pd.read_csv(paths["items.csv"], dtype={"item": str}, keep_default_na=False)
-        info = json.loads(paths["fit.json"].read_text())
-        rank = int(info.get("rank", 1))
-        if rank == 1:
-            U = abilities[["theta"]].to_numpy(float)
-            V = items[["discrimination"]].to_numpy(float)
-        else:
-            U = abilities[[f"theta_{k + 1}" for k in range(rank)]].to_numpy(float)
-            V = items[[f"discrimination_{k + 1}" for k in range(rank)]].to_numpy(float)
-        options = dict(info.get("options", {}))
-        penalty = (
-            GaussianPenalty.from_dict(info["penalty"])
-            if "penalty" in info
-            else GaussianPenalty.ridge(float(options.get("l2", 1e-2)))
-        )
-        scale = None
-        if "raw_shift" in info:
-            scale = Normalisation(np.asarray(info["raw_shift"], float), float(info["raw_scale"]))
-        return cls(
-            abilities=abilities,
-            items=items,
-            U=U,
-            V=V,
-            b=items["easiness"].to_numpy(float),
-            sigma=float(info.get("sigma", 1.0)),
-            rank=rank,
-            loss=float(info.get("loss", np.nan)),
-            neg_log_likelihood=float(info.get("neg_log_likelihood", np.nan)),
-            loss_history=[],
-            n_iter=int(info.get("iterations", 0)),
-            converged=bool(info.get("converged", False)),
-            seconds=float(info.get("seconds", 0.0)),
-            options=options,
-            shape=(len(abilities), len(items)),
-            n_observed=int(info.get("n_observed", 0)),
-            penalty=penalty,
-            normalisation=scale,
-        )
-
-
-def _positions(selection: Sequence[Any] | None, ids: list[str], kind: str) -> np.ndarray:
-    if selection is None:
-        return np.arange(len(ids))
-    array = np.asarray(selection)
-    if np.issubdtype(array.dtype, np.integer):
-        return array.astype(np.int64)
-    lookup = {name: i for i, name in enumerate(ids)}
-    try:
-        return np.array([lookup[str(name)] for name in array], dtype=np.int64)
-    except KeyError as exc:
-        raise InputError(f"unknown {kind} id {exc.args[0]!r}") from None
 
 
 class TwoPL:
@@ -794,7 +385,7 @@ class TwoPL:
         """Whether :meth:`fit` takes the observed-cells (sparse) path for ``matrix``.
 
         Sparse when the matrix stores only its observed cells, or when fewer than
-        :data:`~latentbench.irt._sparse.SPARSE_DENSITY` (25%) of its cells are observed, on
+        :data:`~latentbench.io._cells.SPARSE_DENSITY` (25%) of its cells are observed, on
         the CPU with the deterministic start; dense (fill-in majorizer) otherwise.
         """
         if self.device is not None or self.init != "accuracy":
@@ -901,35 +492,3 @@ def _is_strict_int(value: Any, minimum: int) -> bool:
         and not isinstance(value, (bool, np.bool_))
         and value >= minimum
     )
-
-
-@dataclass(frozen=True)
-class CrossValidation:
-    """Held-out scores of a fit and of the additive baseline, per split.
-
-    Attributes
-    ----------
-    table : DataFrame
-        One row per (split, fit): ``split``, ``fit`` (``"model"`` or ``"additive"``),
-        ``log_loss``, ``brier``, ``auc`` (binary cells only; NaN if none), ``n_cells``.
-    heldout : float
-        Fraction of observed cells hidden per split.
-    """
-
-    table: pd.DataFrame
-    heldout: float
-
-    def summary(self) -> pd.DataFrame:
-        """Mean over splits, one row per fit (``model`` first)."""
-        means = self.table.groupby("fit", sort=False)[["log_loss", "brier", "auc"]].mean()
-        return means.reset_index()
-
-    def scores(self, fit: str = "model") -> HeldOutScores:
-        """Mean scores of one fit over the splits."""
-        part = self.table[self.table["fit"] == fit]
-        return HeldOutScores(
-            float(part["log_loss"].mean()),
-            float(part["brier"].mean()),
-            float(part["auc"].mean()),
-            int(part["n_cells"].sum()),
-        )

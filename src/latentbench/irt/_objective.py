@@ -26,14 +26,19 @@ side (the same pattern as scikit-learn's ``LinearModelLoss.l2_penalty``).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
+from latentbench.exceptions import InputError
+
 __all__ = [
     "GaussianPenalty",
     "Normalisation",
+    "as_scores",
+    "logit",
     "logits",
     "normalise",
     "probabilities",
@@ -269,3 +274,23 @@ def normalise(U: Array, V: Array, b: Array) -> tuple[Array, Array, Array, Normal
         )
     mean = U.mean(axis=0)
     return U - mean, V.copy(), b + V @ mean, Normalisation(mean, 1.0)
+
+
+def as_scores(scores: np.ndarray) -> np.ndarray:
+    """Scores as a float32 (n_models, n_items) array, checked: in [0, 1], NaN for missing."""
+    Y = np.ascontiguousarray(scores, dtype=np.float32)
+    if Y.ndim != 2:
+        raise InputError(f"scores have shape {Y.shape}; expected a 2-D (n_models, n_items) array")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN input: handled below
+        low, high = np.nanmin(Y), np.nanmax(Y)
+    if np.isnan(low):
+        raise InputError("every score is missing; expected observed scores")
+    if low < 0 or high > 1 or not np.isfinite(high):
+        raise InputError(f"scores must lie in [0, 1] (NaN for missing); found [{low}, {high}]")
+    return Y
+
+
+def logit(p: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`sigmoid` (float64)."""
+    return np.asarray(np.log(p) - np.log1p(-p), dtype=float)

@@ -1,8 +1,7 @@
 """Sparse-native cBMM: cost and memory in proportion to the observed cells.
 
-:class:`ObservedCells` holds only the observed cells of a (models x items) score matrix, once
-in row order (CSR) and once in column order (CSC): about 16 bytes per observed cell (int32
-index + float32 score, twice) and nothing per unobserved cell. :func:`fit_sparse` fits the
+The observed cells come as :class:`~latentbench.io._cells.ObservedCells` (row and column
+order, nothing per unobserved cell). :func:`fit_sparse` fits the
 same model and objective as :func:`latentbench.irt.fit_cbmm` with the *exact* observed-cells
 majorizer instead of the dense fill-in one:
 
@@ -37,214 +36,17 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.linalg import svds
 
 from latentbench.exceptions import ConvergenceWarning, InputError
+from latentbench.io._cells import ObservedCells
 from latentbench.irt import _sparse_kernels as kernels
-from latentbench.irt._cbmm import CBMMFit, _logit, _remaining_gap, _single_threaded_blas
-from latentbench.irt._objective import GaussianPenalty
+from latentbench.irt._cbmm import CBMMFit, _remaining_gap, _single_threaded_blas
+from latentbench.irt._objective import GaussianPenalty, logit
 
 __all__ = [
-    "SPARSE_DENSITY",
-    "ObservedCells",
     "fit_sparse",
     "predict_cells",
     "update_items",
     "update_models",
 ]
-
-SPARSE_DENSITY = 0.25
-"""Observed fraction below which :class:`~latentbench.irt.TwoPL` uses the sparse path.
-
-Measured with ``benchmarks/bench_sparse.py`` (1000 x 5000, 2 cores): the dense fill-in path is
-faster on complete or nearly complete matrices (one streaming pass, no gathers), the sparse
-path from about half the cells missing on, and by a growing factor beyond (see the README)."""
-
-
-class ObservedCells:
-    """The observed cells of an (n_rows, n_cols) score matrix, in row and column order.
-
-    Build it with :meth:`from_coo`, :meth:`from_csr` or :meth:`from_dense`; nothing here ever
-    allocates ``n_rows * n_cols`` memory except :meth:`to_dense`.
-
-    Attributes
-    ----------
-    shape : tuple (n_rows, n_cols)
-    row_ptr : ndarray of int64, shape (n_rows + 1,)
-    row_cols : ndarray of int32, shape (n_obs,)
-        Column index of every cell in row order (increasing within a row).
-    row_values : ndarray of float32, shape (n_obs,)
-    col_ptr : ndarray of int64, shape (n_cols + 1,)
-    col_rows : ndarray of int32, shape (n_obs,)
-        Row index of every cell in column order (increasing within a column).
-    col_values : ndarray of float32, shape (n_obs,)
-    """
-
-    def __init__(
-        self,
-        shape: tuple[int, int],
-        row_ptr: np.ndarray,
-        row_cols: np.ndarray,
-        row_values: np.ndarray,
-        col_ptr: np.ndarray,
-        col_rows: np.ndarray,
-        col_values: np.ndarray,
-    ) -> None:
-        self.shape = (int(shape[0]), int(shape[1]))
-        self.row_ptr, self.row_cols, self.row_values = row_ptr, row_cols, row_values
-        self.col_ptr, self.col_rows, self.col_values = col_ptr, col_rows, col_values
-        for array in (row_ptr, row_cols, row_values, col_ptr, col_rows, col_values):
-            array.setflags(write=False)
-
-    # ------------------------------------------------------------------ constructors
-    @classmethod
-    def from_csr(
-        cls,
-        row_ptr: np.ndarray,
-        cols: np.ndarray,
-        values: np.ndarray,
-        shape: tuple[int, int],
-        *,
-        source: str | None = None,
-    ) -> ObservedCells:
-        """Build from a row-compressed layout (the column order is derived, O(n_obs)).
-
-        Parameters
-        ----------
-        row_ptr : array of int, shape (n_rows + 1,)
-        cols : array of int, shape (n_obs,)
-            Column of every cell, rows one after another.
-        values : array of float, shape (n_obs,)
-            Scores in [0, 1] (no NaN: an unobserved cell is simply absent).
-        shape : (n_rows, n_cols)
-        source : str, optional
-            Named in error messages.
-
-        Arrays already of the stored dtypes (int64, int32, float32) with increasing columns
-        within every row are kept without a copy (and made read-only).
-        """
-        where = f"{source}: " if source else ""
-        n_rows, n_cols = int(shape[0]), int(shape[1])
-        row_ptr = np.ascontiguousarray(row_ptr, dtype=np.int64)
-        cols = np.ascontiguousarray(cols, dtype=np.int32)
-        values = np.ascontiguousarray(values, dtype=np.float32)
-        if row_ptr.shape != (n_rows + 1,) or row_ptr[0] != 0 or np.any(np.diff(row_ptr) < 0):
-            raise InputError(f"{where}row pointers are not a valid CSR layout for {n_rows} rows")
-        if cols.shape != values.shape or cols.size != row_ptr[-1]:
-            raise InputError(
-                f"{where}{cols.size} column indices and {values.size} scores for "
-                f"{row_ptr[-1]} cells; expected one of each per cell"
-            )
-        if cols.size == 0:
-            raise InputError(f"{where}no observed cell; expected observed scores")
-        if cols.min() < 0 or cols.max() >= n_cols:
-            raise InputError(f"{where}column index outside 0..{n_cols - 1}")
-        low, high = float(values.min()), float(values.max())
-        if not (0.0 <= low and high <= 1.0):
-            raise InputError(
-                f"{where}scores must lie in [0, 1] (an unobserved cell is absent, not NaN); "
-                f"found [{low}, {high}]"
-            )
-        col_ptr, col_rows, col_values, dup_row, dup_col, increasing = kernels.build_transpose(
-            row_ptr, cols, values, n_cols
-        )
-        if dup_row >= 0:
-            raise InputError(f"{where}cell (row {dup_row}, column {dup_col}) appears twice")
-        if not increasing:
-            # row order again from the column order: columns increasing within every row
-            row_ptr, cols, values, *_ = kernels.build_transpose(
-                col_ptr, col_rows, col_values, n_rows
-            )
-        return cls((n_rows, n_cols), row_ptr, cols, values, col_ptr, col_rows, col_values)
-
-    @classmethod
-    def from_coo(
-        cls,
-        rows: np.ndarray,
-        cols: np.ndarray,
-        values: np.ndarray,
-        shape: tuple[int, int],
-        *,
-        source: str | None = None,
-    ) -> ObservedCells:
-        """Build from coordinates (any order): one entry per observed cell."""
-        rows = np.asarray(rows)
-        n_rows = int(shape[0])
-        if rows.size and (rows.min() < 0 or rows.max() >= n_rows):
-            raise InputError(f"{source + ': ' if source else ''}row index outside 0..{n_rows - 1}")
-        order = np.argsort(rows, kind="stable")
-        row_ptr = np.zeros(n_rows + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows, minlength=n_rows), out=row_ptr[1:])
-        return cls.from_csr(
-            row_ptr, np.asarray(cols)[order], np.asarray(values)[order], shape, source=source
-        )
-
-    @classmethod
-    def from_dense(cls, scores: np.ndarray) -> ObservedCells:
-        """The non-NaN cells of a dense (n_rows, n_cols) array."""
-        Y = np.asarray(scores, dtype=np.float32)
-        if Y.ndim != 2:
-            raise InputError(f"scores have shape {Y.shape}; expected a 2-D array")
-        rows, cols = np.nonzero(~np.isnan(Y))
-        return cls.from_coo(rows, cols, Y[rows, cols], Y.shape)
-
-    # ------------------------------------------------------------------ accessors
-    @property
-    def n_observed(self) -> int:
-        return int(self.row_cols.size)
-
-    @property
-    def density(self) -> float:
-        """Observed fraction ``n_obs / (n_rows * n_cols)``."""
-        return self.n_observed / (self.shape[0] * self.shape[1])
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes held (both orders)."""
-        return sum(
-            a.nbytes
-            for a in (
-                self.row_ptr,
-                self.row_cols,
-                self.row_values,
-                self.col_ptr,
-                self.col_rows,
-                self.col_values,
-            )
-        )
-
-    def row_counts(self) -> np.ndarray:
-        """Observed cells per row, shape (n_rows,)."""
-        return np.diff(self.row_ptr)
-
-    def col_counts(self) -> np.ndarray:
-        """Observed cells per column, shape (n_cols,)."""
-        return np.diff(self.col_ptr)
-
-    def row_sums(self) -> np.ndarray:
-        """Sum of observed scores per row (float64), shape (n_rows,)."""
-        return np.add.reduceat(
-            np.r_[self.row_values.astype(np.float64), 0.0], self.row_ptr[:-1]
-        ) * (self.row_counts() > 0)
-
-    def col_sums(self) -> np.ndarray:
-        """Sum of observed scores per column (float64), shape (n_cols,)."""
-        return np.add.reduceat(
-            np.r_[self.col_values.astype(np.float64), 0.0], self.col_ptr[:-1]
-        ) * (self.col_counts() > 0)
-
-    def row_index(self) -> np.ndarray:
-        """Row of every cell in row order, shape (n_obs,) (allocates 8 bytes per cell)."""
-        return np.repeat(np.arange(self.shape[0], dtype=np.int64), self.row_counts())
-
-    def to_dense(self) -> np.ndarray:
-        """Dense float32 (n_rows, n_cols) array with NaN for unobserved cells (O(N J) memory)."""
-        out = np.full(self.shape, np.nan, dtype=np.float32)
-        out[self.row_index(), self.row_cols] = self.row_values
-        return out
-
-    def __repr__(self) -> str:
-        return (
-            f"ObservedCells({self.shape[0]} x {self.shape[1]}, {self.n_observed} observed, "
-            f"{self.density:.2%})"
-        )
 
 
 def _rebalance(
@@ -316,13 +118,13 @@ def sparse_initial_parameters(
     row_acc = np.where(n_row > 0, row_sum / np.maximum(n_row, 1), grand)
     col_acc = np.where(n_col > 0, col_sum / np.maximum(n_col, 1), grand)
     eps_r, eps_c = 0.5 / (n_row + 1), 0.5 / (n_col + 1)
-    theta = _logit(np.clip(row_acc, eps_r, 1 - eps_r))
+    theta = logit(np.clip(row_acc, eps_r, 1 - eps_r))
     sd = theta.std()
     theta = (theta - theta.mean()) / sd if sd > 0 else np.zeros(n)
     U, V = np.zeros((n, rank)), np.zeros((m, rank))
     U[:, 0] = theta
     V[:, 0] = sigma
-    b = sigma * _logit(np.clip(col_acc, eps_c, 1 - eps_c))
+    b = sigma * logit(np.clip(col_acc, eps_c, 1 - eps_c))
     if rank > 1:
         k = rank - 1
         resid = cells.row_values - (

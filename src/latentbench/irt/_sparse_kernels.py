@@ -29,7 +29,6 @@ import numpy as np
 from latentbench.irt._kernels import _FASTMATH, _cell, _exp_neg
 
 __all__ = [
-    "build_transpose",
     "item_update",
     "model_update",
     "predict_cells",
@@ -363,48 +362,6 @@ def predict_cells(  # pragma: no cover - jit
         for m in range(r):
             x += U[i, m] * V[j, m]
         out[k] = 0.5 * (1.0 + np.tanh(0.5 * x * inv_sigma))
-
-
-@numba.njit(cache=True)
-def build_transpose(  # pragma: no cover - jit
-    indptr: Any,
-    index: Any,
-    values: Any,
-    n_other: Any,
-) -> Any:
-    """Transpose a compressed layout (CSR <-> CSC) by a counting sort: O(n_obs + n).
-
-    Returns ``(indptr_t, index_t, values_t, dup_line, dup_other, increasing)``; within each
-    output line the indices come out in increasing order; ``(dup_line, dup_other)`` is the
-    first repeated cell found (``(-1, -1)`` when there is none); ``increasing`` tells whether
-    the indices of every input line were already strictly increasing.
-    """
-    n = indptr.size - 1
-    counts = np.zeros(n_other + 1, dtype=np.int64)
-    for k in range(index.size):
-        counts[index[k] + 1] += 1
-    for t in range(n_other):
-        counts[t + 1] += counts[t]
-    indptr_t = counts.copy()
-    index_t = np.empty(index.size, dtype=np.int32)
-    values_t = np.empty(values.size, dtype=values.dtype)
-    fill = counts[:-1].copy()
-    dup_line = -1
-    dup_other = -1
-    increasing = True
-    for line in range(n):
-        for k in range(indptr[line], indptr[line + 1]):
-            t = index[k]
-            if k > indptr[line] and t <= index[k - 1]:
-                increasing = False
-            pos = fill[t]
-            if dup_line < 0 and pos > indptr_t[t] and index_t[pos - 1] == line:
-                dup_line = line
-                dup_other = t
-            index_t[pos] = line
-            values_t[pos] = values[k]
-            fill[t] = pos + 1
-    return indptr_t, index_t, values_t, dup_line, dup_other, increasing
 
 
 # ----------------------------------------------------------------------------- rank 1

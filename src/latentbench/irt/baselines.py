@@ -20,8 +20,8 @@ import numpy as np
 from scipy.optimize import minimize, nnls
 from scipy.special import expit
 
-from latentbench.irt._cbmm import CBMMFit, _as_scores, initial_parameters
-from latentbench.irt._objective import GaussianPenalty, logits
+from latentbench.irt._cbmm import CBMMFit, initial_parameters
+from latentbench.irt._objective import GaussianPenalty, as_scores, logits
 
 __all__ = ["fit_lbfgsb", "fit_textbook_cbmm", "objective"]
 
@@ -65,7 +65,7 @@ def fit_textbook_cbmm(
     of the objective falls below ``tol`` (the reference rule).
     """
     start = time.perf_counter()
-    Y = _as_scores(scores).astype(np.float64)
+    Y = as_scores(scores).astype(np.float64)
     m = Y.shape[1]
     observed = ~np.isnan(Y)
     y = np.where(observed, Y, 0.0)
@@ -139,7 +139,7 @@ def fit_lbfgsb(
     Elementwise work is done in ``dtype`` (float64 by default) and reduced in float64.
     """
     start = time.perf_counter()
-    Y32 = _as_scores(scores)
+    Y32 = as_scores(scores)
     n, m = Y32.shape
     observed = ~np.isnan(Y32)
     y: np.ndarray = np.where(observed, Y32, 0).astype(dtype)

@@ -25,7 +25,7 @@ from latentbench.irt.inference import (
 )
 
 if TYPE_CHECKING:
-    from latentbench.irt._model import IRTResult
+    from latentbench.irt._result import IRTResult
 
 __all__ = [
     "Diagnostics",

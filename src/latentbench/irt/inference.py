@@ -59,7 +59,7 @@ from latentbench.irt._cbmm import fit_cbmm
 from latentbench.irt._objective import normalise
 
 if TYPE_CHECKING:
-    from latentbench.irt._model import IRTResult
+    from latentbench.irt._result import IRTResult
 
 __all__ = [
     "BootstrapResult",

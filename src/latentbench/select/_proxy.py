@@ -3,7 +3,7 @@
 Item factors ``V`` and intercepts ``b`` are learned once from historical models with the same
 cBMM engine as the IRT fit (:func:`latentbench.irt._cbmm.fit_cbmm`) and frozen. Each candidate's
 factor ``u`` is then a small regularised logistic regression given ``(V, b)``, solved exactly by
-the engine's batched Newton solver (:func:`latentbench.irt._cbmm.fit_model_factors`) for all
+the engine's batched Newton solver (:func:`latentbench.irt.fit_model_factors`) for all
 candidates at once.
 
 Two priors on ``u`` are offered:
@@ -167,8 +167,9 @@ class LowRankProxy:
         import warnings
 
         from latentbench.exceptions import ConvergenceWarning
+        from latentbench.io._cells import SPARSE_DENSITY, ObservedCells
         from latentbench.irt._cbmm import fit_cbmm
-        from latentbench.irt._sparse import SPARSE_DENSITY, ObservedCells, fit_sparse
+        from latentbench.irt._sparse import fit_sparse
 
         if self.prior not in ("population", "ridge"):
             raise InputError(f"prior={self.prior!r}; expected 'population' or 'ridge'")
@@ -370,7 +371,7 @@ class LowRankProxy:
         -------
         U : ndarray of shape (M, r)
         """
-        from latentbench.irt._cbmm import fit_model_factors
+        from latentbench.irt._model_factors import fit_model_factors
 
         self._check_fitted()
         Y = np.asarray(scores)

@@ -1,0 +1,97 @@
+"""Checks of the columns and ids that build a response matrix, with precise error messages."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from latentbench.exceptions import InputError
+from latentbench.io._files import MISSING_TOKENS
+
+_SCORE_COLUMNS = ("score", "correct", "is_correct")
+"""Score column names recognised in a long table, in order of preference."""
+
+# column sets of latentbench's own outputs, which are not response tables
+_OUTPUT_COLUMNS = {
+    "abilities.csv (a fit's abilities table)": {"model", "theta", "rank_theta"},
+    "items.csv (a fit's items table)": {"item", "discrimination", "easiness"},
+}
+
+
+def _head(columns: Sequence[str], n: int = 8) -> str:
+    shown = ", ".join(repr(c) for c in columns[:n])
+    return f"[{shown}{', ...' if len(columns) > n else ''}] ({len(columns)} columns)"
+
+
+def _refuse_known_outputs(columns: Sequence[str], source: str) -> None:
+    for name, required in _OUTPUT_COLUMNS.items():
+        if required <= set(columns):
+            raise InputError(
+                f"{source}: this is {name}, not a response table; pass the responses the fit "
+                "used (model, item, score), or the fit directory itself where a fit is expected"
+            )
+
+
+def _show(value: Any) -> str:
+    """repr of a value for messages, without numpy's type wrappers (7.0, not np.float64(7.0))."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value)
+
+
+def _where(source: str | None) -> str:
+    return f"in {source}: " if source else ""
+
+
+def _check_ids(ids: Sequence[Any], kind: str, source: str | None, column: str) -> list[str]:
+    """Validate model or item ids (strings or integers) and return them as strings."""
+    out: list[str] = []
+    for position, value in enumerate(ids):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (str, int, np.integer)):
+            raise InputError(
+                f"{_where(source)}column {column!r}, row {position}: {kind} id {_show(value)} "
+                f"has type {type(value).__name__}; expected a string or an integer"
+            )
+        text = str(value)
+        if text.strip() == "":
+            raise InputError(
+                f"{_where(source)}column {column!r}, row {position}: {kind} id is empty; "
+                "expected a non-empty string or an integer"
+            )
+        out.append(text)
+    return out
+
+
+def _coerce_scores(values: pd.Series, source: str | None, column: str) -> np.ndarray:
+    """Convert a column to float, naming the first non-numeric value if there is one.
+
+    Text cells (CSV is read as text) may be numbers, ``true``/``false`` or a missing marker
+    (:data:`~latentbench.io._files.MISSING_TOKENS`).
+    """
+    if values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
+        text = values.astype("string").str.strip().str.lower().fillna("")
+        values = values.mask(text.isin(MISSING_TOKENS).to_numpy(bool))
+        values = values.mask((text == "true").to_numpy(bool), 1.0)
+        values = values.mask((text == "false").to_numpy(bool), 0.0)
+    numeric = pd.to_numeric(values, errors="coerce")
+    bad = numeric.isna() & values.notna()
+    if bool(bad.any()):
+        position = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError(
+            f"{_where(source)}column {column!r}, row {position}: value "
+            f"{_show(values.iloc[position])} is not numeric; expected a score in [0, 1]"
+        )
+    if numeric.dtype == bool:
+        numeric = numeric.astype(float)
+    return numeric.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _holds_numbers(values: pd.Series) -> bool:
+    """Whether a column holds numbers (typed, or CSV text that all parses as numbers)."""
+    if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        return True
+    present = values.dropna()
+    return len(present) > 0 and bool(pd.to_numeric(present, errors="coerce").notna().all())

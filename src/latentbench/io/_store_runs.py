@@ -1,0 +1,111 @@
+"""Selection runs in the store: the run record, its observations and its decisions."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from latentbench._version import __version__
+from latentbench.exceptions import InputError
+from latentbench.io._store_schema import utc_now
+
+__all__ = ["SelectionRuns"]
+
+
+class SelectionRuns:
+    """The selection-run methods of :class:`~latentbench.io.store.Store` (a mixin over its
+    connection)."""
+
+    connection: duckdb.DuckDBPyConnection
+
+    def start_selection(self, config: dict[str, Any], *, run_id: str | None = None) -> str:
+        """Create a ``selection_runs`` row with status ``running``; returns its ``run_id``."""
+        run_id = run_id or uuid.uuid4().hex
+        self.connection.execute(
+            "INSERT INTO selection_runs VALUES (?, ?, ?, ?, 'running')",
+            [run_id, utc_now(), json.dumps(config, default=str, sort_keys=True), __version__],
+        )
+        return run_id
+
+    def set_selection_status(self, run_id: str, status: str) -> None:
+        """Set the status of a selection run (e.g. ``done``, ``failed``, ``interrupted``)."""
+        self.connection.execute(
+            "UPDATE selection_runs SET status = ? WHERE run_id = ?", [status, run_id]
+        )
+
+    def add_observations(self, run_id: str, observations: pd.DataFrame) -> int:
+        """Append observations of a selection run in one transaction; returns the count.
+
+        Parameters
+        ----------
+        run_id : str
+        observations : DataFrame of shape (n, <= 8)
+            Columns ``seq`` (int, unique within the run), ``model``, ``item`` and optionally
+            ``round``, ``score`` (NaN/None when the request failed), ``error``,
+            ``requested_at``, ``observed_at``.
+        """
+        columns = ("seq", "round", "model", "item", "score", "error", "requested_at", "observed_at")
+        missing = [c for c in ("seq", "model", "item") if c not in observations.columns]
+        if missing:
+            raise InputError(f"observations lack the columns {missing}; expected {columns}")
+        frame = pd.DataFrame({"run_id": run_id}, index=range(len(observations)))
+        for column in columns:
+            frame[column] = (
+                observations[column].to_numpy() if column in observations.columns else None
+            )
+        frame["model"] = frame["model"].astype("str")
+        frame["item"] = frame["item"].astype("str")
+        self.connection.register("_observations", frame)
+        try:
+            self.connection.execute(
+                "INSERT INTO selection_observations SELECT run_id, seq, round, model, item, "
+                "score, error, requested_at, observed_at FROM _observations"
+            )
+        except duckdb.ConstraintException as exc:
+            raise InputError(f"run {run_id!r}: an observation seq is repeated ({exc})") from None
+        finally:
+            self.connection.unregister("_observations")
+        return len(frame)
+
+    def add_decision(self, run_id: str, round: int, payload: dict[str, Any]) -> None:
+        """Record what the policy decided at ``round`` (JSON payload)."""
+        self.connection.execute(
+            "INSERT INTO selection_decisions VALUES (?, ?, ?)",
+            [run_id, int(round), json.dumps(payload, default=str, sort_keys=True)],
+        )
+
+    def selection_run(self, run_id: str) -> dict[str, Any] | None:
+        """The ``selection_runs`` row of ``run_id`` (``config`` parsed), or None if absent."""
+        rows = self.connection.execute(
+            "SELECT run_id, created_at, config, package_version, status FROM selection_runs "
+            "WHERE run_id = ?",
+            [run_id],
+        ).fetchall()
+        if not rows:
+            return None
+        rid, created, config, version, status = rows[0]
+        return {
+            "run_id": rid,
+            "created_at": created,
+            "config": json.loads(config or "{}"),
+            "package_version": version,
+            "status": status,
+        }
+
+    def selection_observations(self, run_id: str) -> pd.DataFrame:
+        """Observations of a run in ``seq`` order."""
+        return self.connection.execute(
+            "SELECT * FROM selection_observations WHERE run_id = ? ORDER BY seq", [run_id]
+        ).df()
+
+    def selection_decisions(self, run_id: str) -> list[dict[str, Any]]:
+        """Decision payloads of a run in round order (each with its ``round``)."""
+        rows = self.connection.execute(
+            "SELECT round, payload FROM selection_decisions WHERE run_id = ? ORDER BY round",
+            [run_id],
+        ).fetchall()
+        return [{"round": r, **json.loads(p)} for r, p in rows]

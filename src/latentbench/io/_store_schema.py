@@ -1,0 +1,205 @@
+"""The store's table layout, its version and upgrade, and the canonical Arrow conversion.
+
+The tables are described in :mod:`latentbench.io.store`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from latentbench.exceptions import InputError
+from latentbench.io.formats._common import (
+    CANONICAL_COLUMNS,
+    CANONICAL_SCHEMA,
+    KEY_COLUMNS,
+    UNKNOWN_SPLIT,
+)
+
+__all__ = [
+    "DDL",
+    "SCHEMA_VERSION",
+    "STORE_KEY",
+    "foreign_tables",
+    "to_arrow",
+    "upgrade_from_1",
+    "utc_now",
+]
+
+SCHEMA_VERSION = 2
+"""Version of the table layout below; a file with a newer version is refused, an older one is
+upgraded in place (version 1 lacked ``split`` and ``flag``)."""
+
+STORE_KEY: tuple[str, ...] = KEY_COLUMNS
+"""Unique key of a row in ``responses`` (the tool version is provenance, not identity)."""
+
+DDL = """
+CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+CREATE TABLE IF NOT EXISTS responses (
+    model VARCHAR NOT NULL,
+    benchmark VARCHAR NOT NULL,
+    item VARCHAR NOT NULL,
+    score DOUBLE NOT NULL,
+    metric VARCHAR NOT NULL,
+    filter VARCHAR NOT NULL,
+    trial BIGINT NOT NULL,
+    split VARCHAR NOT NULL,
+    source VARCHAR NOT NULL,
+    source_file VARCHAR NOT NULL,
+    run_timestamp TIMESTAMP,
+    item_hash VARCHAR,
+    source_model VARCHAR NOT NULL,
+    flag VARCHAR,
+    run_id VARCHAR NOT NULL,
+    ingested_at TIMESTAMP NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ingests (
+    run_id VARCHAR PRIMARY KEY,
+    created_at TIMESTAMP NOT NULL,
+    source VARCHAR,
+    n_rows BIGINT,
+    n_new BIGINT,
+    report VARCHAR,
+    package_version VARCHAR
+);
+CREATE TABLE IF NOT EXISTS fits (
+    id VARCHAR PRIMARY KEY,
+    created_at TIMESTAMP NOT NULL,
+    benchmark VARCHAR,
+    options VARCHAR,
+    summary VARCHAR,
+    package_version VARCHAR
+);
+CREATE TABLE IF NOT EXISTS selection_runs (
+    run_id VARCHAR PRIMARY KEY,
+    created_at TIMESTAMP NOT NULL,
+    config VARCHAR,
+    package_version VARCHAR,
+    status VARCHAR
+);
+CREATE TABLE IF NOT EXISTS selection_observations (
+    run_id VARCHAR NOT NULL,
+    seq BIGINT NOT NULL,
+    round BIGINT,
+    model VARCHAR NOT NULL,
+    item VARCHAR NOT NULL,
+    score DOUBLE,
+    error VARCHAR,
+    requested_at TIMESTAMP,
+    observed_at TIMESTAMP,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS selection_decisions (
+    run_id VARCHAR NOT NULL,
+    round BIGINT NOT NULL,
+    payload VARCHAR,
+    PRIMARY KEY (run_id, round)
+);
+"""
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def foreign_tables(connection: duckdb.DuckDBPyConnection) -> list[str]:
+    """The tables of a DuckDB file that holds tables but is not a latentbench store (empty
+    for a new or empty file, or a store of ours)."""
+    tables = sorted(
+        r[0]
+        for r in connection.execute(
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_catalog = current_database()"
+        ).fetchall()
+    )
+    if not tables:
+        return []  # a new or empty file
+    ours = False
+    if "meta" in tables:
+        try:
+            found = connection.execute(
+                "SELECT count(*) FROM meta WHERE key = 'schema_version'"
+            ).fetchone()
+            ours = found is not None and found[0] > 0
+        except duckdb.Error:  # a `meta` table of another shape
+            ours = False
+    return [] if ours else tables
+
+
+def upgrade_from_1(connection: duckdb.DuckDBPyConnection) -> None:
+    """Add ``split`` (``unknown``) and ``flag`` to a version-1 store, in one transaction."""
+    con = connection
+    con.execute("BEGIN TRANSACTION")
+    try:
+        columns = {r[0] for r in con.execute("DESCRIBE responses").fetchall()}
+        if "split" not in columns:
+            con.execute(f"ALTER TABLE responses ADD COLUMN split VARCHAR DEFAULT '{UNKNOWN_SPLIT}'")
+        if "flag" not in columns:
+            con.execute("ALTER TABLE responses ADD COLUMN flag VARCHAR")
+        con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)])
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+_NULLABLE = ("run_timestamp", "item_hash", "flag")
+_DEFAULTS: dict[str, str | None] = {"split": UNKNOWN_SPLIT, "flag": None}
+"""Canonical columns a frame may omit, with the value they then take."""
+
+
+def to_arrow(frame: pd.DataFrame | pa.Table) -> pa.Table:
+    """Validate and convert a canonical frame to an Arrow table with the canonical schema."""
+    names = (
+        list(frame.column_names) if isinstance(frame, pa.Table) else list(map(str, frame.columns))
+    )
+    for column, default in _DEFAULTS.items():
+        # columns added in schema 2: a frame built before them means "split unknown, no flag"
+        if column not in names:
+            if isinstance(frame, pa.Table):
+                frame = frame.append_column(
+                    column, pa.array([default] * frame.num_rows, type=pa.string())
+                )
+            else:
+                frame = frame.assign(**{column: pd.array([default] * len(frame), dtype="str")})
+            names.append(column)
+    missing = [c for c in CANONICAL_COLUMNS if c not in names]
+    if missing:
+        raise InputError(
+            f"the frame lacks the canonical columns {missing}; expected {list(CANONICAL_COLUMNS)}"
+        )
+    if isinstance(frame, pd.DataFrame):
+        for column in ("score", *(c for c in CANONICAL_COLUMNS if c not in _NULLABLE)):
+            empty = frame[column].isna().to_numpy()
+            if empty.any():
+                k = int(np.flatnonzero(empty)[0])
+                raise InputError(
+                    f"{frame['source_file'].iloc[k]}: row {k}: column {column!r} is empty; "
+                    "expected a value (missing cells have no row)"
+                )
+    try:
+        if isinstance(frame, pa.Table):
+            table = frame.select(list(CANONICAL_COLUMNS)).cast(CANONICAL_SCHEMA)
+        else:
+            table = pa.Table.from_pandas(
+                frame[list(CANONICAL_COLUMNS)], schema=CANONICAL_SCHEMA, preserve_index=False
+            )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError, TypeError) as exc:
+        raise InputError(f"the frame does not fit the canonical schema ({exc})") from None
+    for column in (f.name for f in CANONICAL_SCHEMA if not f.nullable):
+        if table.column(column).null_count:
+            raise InputError(f"column {column!r} has empty values; expected a string in every row")
+    score = table.column("score").to_numpy()
+    bad = ~((score >= 0) & (score <= 1))
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"{table.column('source_file')[k].as_py()}: row {k}: score {float(score[k])!r} is "
+            "outside "
+            "[0, 1] or missing; expected a score in [0, 1] (missing cells have no row)"
+        )
+    return table

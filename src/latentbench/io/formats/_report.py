@@ -1,0 +1,133 @@
+"""The load report: what a reader did (files, rows, drops with reasons, choices, coverage)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["LoadReport"]
+
+
+@dataclass
+class LoadReport:
+    """What a reader did: files, rows, drops with reasons, choices made and coverage.
+
+    Attributes
+    ----------
+    source : str
+        Reader name (``lm-eval``, ``lighteval``, ``helm``, ``inspect``, ``opencompass``,
+        ``table``).
+    files : list of str
+        Files read, in order.
+    records_read : int
+        Records (lines, rows, instances, samples, entries) read from the files.
+    rows : int
+        Canonical rows produced.
+    dropped : dict of str to int
+        Records that produced no row, by reason (e.g. ``"perturbed instance"``,
+        ``"errored sample (missing)"``, ``"metric absent"``).
+    choices : dict of str to dict
+        Per benchmark: ``metric``, ``filter`` and how each was chosen (``given``, ``default``,
+        ``only``).
+    non_binary : list of str
+        Benchmarks with scores other than 0 and 1 (kept, not rounded; a 2PL fit needs an
+        explicit threshold or binomial counts).
+    coverage : list of dict
+        Per benchmark and model: ``n_items`` observed, ``fraction`` of the benchmark's items.
+    notes : list of str
+        Warnings worth reading (e.g. models disagree on a benchmark's item count).
+    skipped_files : list of dict
+        Files read but not used, each ``{"file", "reason"}`` (e.g. an Inspect log that was
+        cancelled before any sample was scored); their records count in ``dropped``.
+    flagged : dict of str to int
+        Rows kept with a ``flag`` (e.g. errored samples scored 0), by reason.
+    """
+
+    source: str
+    files: list[str] = field(default_factory=list)
+    records_read: int = 0
+    rows: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
+    choices: dict[str, dict[str, str]] = field(default_factory=dict)
+    non_binary: list[str] = field(default_factory=list)
+    coverage: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    skipped_files: list[dict[str, str]] = field(default_factory=list)
+    flagged: dict[str, int] = field(default_factory=dict)
+
+    def skip_file(self, path: str | Path, reason: str, records: int = 0) -> None:
+        """Record a file that gave no rows, with the reason; its records count as dropped."""
+        self.skipped_files.append({"file": str(path), "reason": reason})
+        self.drop(f"file skipped: {reason}", records)
+
+    def flag(self, reason: str, count: int = 1) -> None:
+        """Count ``count`` rows kept with a flag for ``reason``."""
+        if count:
+            self.flagged[reason] = self.flagged.get(reason, 0) + count
+
+    def drop(self, reason: str, count: int = 1) -> None:
+        """Count ``count`` records dropped for ``reason``."""
+        if count:
+            self.dropped[reason] = self.dropped.get(reason, 0) + count
+
+    def choose(self, benchmark: str, kind: str, name: str, how: str) -> None:
+        """Record the metric/filter chosen for a benchmark."""
+        entry = self.choices.setdefault(benchmark, {})
+        entry[kind] = name
+        entry[f"{kind}_chosen"] = how
+
+    def summarise(self, frame: pd.DataFrame) -> None:
+        """Fill ``rows``, ``non_binary``, ``coverage`` and ``notes`` from the final frame."""
+        self.rows = len(frame)
+        if not len(frame):
+            return
+        fractional = (frame["score"] != 0) & (frame["score"] != 1)
+        self.non_binary = sorted(frame.loc[fractional, "benchmark"].unique().tolist())
+        per = frame.groupby(["benchmark", "model"], sort=True)["item"].nunique()
+        totals = frame.groupby("benchmark")["item"].nunique()
+        self.coverage = [
+            {
+                "benchmark": bench,
+                "model": model,
+                "n_items": int(n),
+                "fraction": float(n / totals[bench]),
+            }
+            for (bench, model), n in zip(per.index, per.to_numpy(), strict=True)
+        ]
+        for bench, counts in per.groupby(level=0):
+            if counts.nunique() > 1:
+                self.notes.append(
+                    f"models disagree on the item count of {bench!r}: "
+                    f"{int(counts.min())} to {int(counts.max())} items"
+                )
+        for bench in self.non_binary:
+            self.notes.append(f"{bench!r} has non-binary scores (kept as fractions)")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable copy."""
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    def __str__(self) -> str:
+        lines = [
+            f"{self.source}: {len(self.files)} files, {self.records_read} records, {self.rows} rows"
+        ]
+        for reason, count in sorted(self.dropped.items()):
+            lines.append(f"  dropped {count}: {reason}")
+        for reason, count in sorted(self.flagged.items()):
+            lines.append(f"  flagged {count}: {reason}")
+        for skipped in self.skipped_files:
+            lines.append(f"  skipped {skipped['file']}: {skipped['reason']}")
+        for bench, choice in sorted(self.choices.items()):
+            lines.append(
+                f"  {bench}: metric={choice.get('metric')!r} ({choice.get('metric_chosen')}), "
+                f"filter={choice.get('filter')!r} ({choice.get('filter_chosen')})"
+            )
+        lines.extend(f"  note: {note}" for note in self.notes)
+        return "\n".join(lines)

@@ -1,0 +1,154 @@
+"""Building blocks of the HTML report: sections, tables, cells, figures and plot specs."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+
+@dataclass
+class _Table:
+    columns: list[str]
+    rows: list[list[dict[str, str]]]
+    total: int
+    caption: str = ""
+    name: str = "table"
+    download: str = ""
+
+
+@dataclass
+class _Section:
+    id: str
+    title: str
+    text: str = ""
+    figures: list[dict[str, str]] = field(default_factory=list)
+    tables: list[_Table] = field(default_factory=list)
+    plots: list[dict[str, str]] = field(default_factory=list)
+    headline: str = ""
+    findings: list[dict[str, Any]] = field(default_factory=list)
+
+
+_PLOT_IDS = iter(range(1, 1 << 30))
+
+
+def _plot(spec: dict[str, Any]) -> dict[str, str]:
+    """An interactive canvas plot: the spec as JSON that is safe inside a <script> element."""
+    text = json.dumps(spec, allow_nan=False, separators=(",", ":"), default=_json_default)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return {"id": f"plot-{next(_PLOT_IDS)}", "json": text}
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _finite(values: Any, digits: int = 4) -> list[float | None]:
+    """Floats rounded for the page, None for NaN / inf (JSON has no NaN)."""
+    array = np.asarray(values, dtype=float)
+    out = np.round(array, digits).tolist()
+    return [v if math.isfinite(v) else None for v in out]
+
+
+def _num(value: Any) -> str:
+    """A number for prose: 12,032 / 0.402 / 1.91."""
+    if isinstance(value, (int, np.integer)):
+        return f"{int(value):,}"
+    v = float(value)
+    if not math.isfinite(v):
+        return "-"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    if abs(v) >= 10:
+        return f"{v:.1f}"
+    return f"{v:.3g}" if abs(v) < 0.01 and v != 0 else f"{v:.2f}"
+
+
+def _csv_base64(frame: pd.DataFrame) -> str:
+    """A table as base64 CSV for a data: download link (cells that a spreadsheet would run as
+    formulas get a leading apostrophe)."""
+    safe = frame.copy()
+    for column in safe.columns:
+        if safe[column].dtype == object or pd.api.types.is_string_dtype(safe[column]):
+            text = safe[column].astype(str)
+            risky = text.str.match(r"^[=+\-@\t\r]") & pd.to_numeric(text, errors="coerce").isna()
+            safe[column] = text.where(~risky, "'" + text)
+    return base64.b64encode(safe.to_csv(index=False).encode("utf-8")).decode("ascii")
+
+
+def _figure(draw: Callable[[Axes], Any], size: tuple[float, float] = (7.0, 4.6)) -> str:
+    """Render ``draw(ax)`` on an Agg figure (no pyplot); return base64 PNG."""
+    fig = Figure(figsize=size, layout="constrained")
+    ax = fig.add_subplot()
+    draw(ax)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _cell(value: Any) -> dict[str, str]:
+    if isinstance(value, (bool, np.bool_)):
+        return {"text": "yes" if value else "", "sort": "1" if value else "0"}
+    if isinstance(value, (int, np.integer)):
+        return {"text": str(int(value)), "sort": str(int(value))}
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if math.isnan(v):
+            return {"text": "", "sort": ""}
+        if math.isinf(v):
+            return {"text": str(v), "sort": "1e308" if v > 0 else "-1e308"}
+        text = f"{v:.3g}" if (v != 0 and (abs(v) < 1e-3 or abs(v) >= 1e4)) else f"{v:.3f}"
+        return {"text": text, "sort": repr(v)}
+    text = "" if value is None else str(value)
+    if len(text) > 48:
+        return {"text": text[:45] + "...", "sort": "", "title": text}
+    return {"text": text, "sort": ""}
+
+
+def _table(
+    frame: pd.DataFrame,
+    limit: int | None = None,
+    caption: str = "",
+    name: str = "table",
+    download: bool = False,
+) -> _Table:
+    total = len(frame)
+    shown = frame if limit is None else frame.head(limit)
+    rows = [[_cell(v) for v in row] for row in shown.itertuples(index=False, name=None)]
+    if limit is not None and total > limit:
+        caption = (caption + " " if caption else "") + f"(showing {limit:,} of {total:,} rows)"
+    data = _csv_base64(frame) if download and total > len(shown) else ""
+    return _Table([str(c) for c in frame.columns], rows, total, caption, name, data)
+
+
+def _order_line(ranks: pd.DataFrame, limit: int) -> str:
+    """``A > B ~ C > D`` for the best ``limit`` models (``~``: tied with the next)."""
+    ordered = ranks.sort_values("rank").head(limit)
+    parts: list[str] = []
+    for row in ordered.itertuples():
+        parts.append(str(row.model))
+        parts.append("~" if row.tied_with_next else ">")
+    line = " ".join(parts[:-1]) if parts else ""
+    return line + (" ..." if len(ranks) > limit else "")
+
+
+#: severity order of the item flags (1 = act first) and what each means
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return _num(value)
+    return str(value)

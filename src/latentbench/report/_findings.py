@@ -1,0 +1,230 @@
+"""The findings of a report: what a reader should notice first in a fit or a selection run.
+
+Items are flagged by severity (:data:`FLAG_SEVERITY`); the headline and the list of findings
+are written from the ranking, the rank shifts, the diagnostics and the selection outcome.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from latentbench.report._blocks import (
+    _num,
+)
+
+FLAG_SEVERITY = {
+    "constant": (1, "drop", "one observed value: says nothing about differences between models"),
+    "duplicate": (2, "drop one of the pair", "answers near-identical to another item"),
+    "poor_fit": (
+        3,
+        "review",
+        "responses do not follow the fitted curve (q <= 0.05): check the key and wording",
+    ),
+    "uninformative": (
+        4,
+        "advisory",
+        "discrimination not distinguishable from 0 with this many models",
+    ),
+}
+
+
+def _item_flags(diag: Any) -> pd.DataFrame:
+    """Flagged items with their most severe flag, the action and the reason, most severe first
+    (within a severity: lowest discrimination first)."""
+    items = diag.flagged_items.copy()
+    masks = {
+        "constant": items["constant"].to_numpy(bool),
+        "duplicate": (items["duplicate_of"] != "").to_numpy(bool),
+        "poor_fit": items["poor_fit"].to_numpy(bool),
+        "uninformative": items["uninformative"].to_numpy(bool),
+    }
+    severity = np.full(len(items), 9)
+    flag = np.full(len(items), "", dtype=object)
+    for name in reversed(list(FLAG_SEVERITY)):  # the most severe flag wins
+        severity = np.where(masks[name], FLAG_SEVERITY[name][0], severity)
+        flag = np.where(masks[name], name, flag)
+    items.insert(1, "severity", severity)
+    items.insert(2, "flag", flag)
+    items.insert(3, "action", [FLAG_SEVERITY[f][1] if f else "" for f in flag])
+    items["n_flags"] = sum(m.astype(int) for m in masks.values())
+    reason = np.array([FLAG_SEVERITY[f][2] if f else "" for f in flag], dtype=object)
+    dup = masks["duplicate"]
+    reason[dup] = "answers near-identical to item " + items.loc[dup, "duplicate_of"].astype(str)
+    items["reason"] = reason
+    return items.sort_values(["severity", "discrimination"], ascending=[True, True]).reset_index(
+        drop=True
+    )
+
+
+def _findings(
+    result: Any, ranks: pd.DataFrame | None, movers: pd.DataFrame, diag: Any | None, level: float
+) -> tuple[str, list[dict[str, Any]]]:
+    """The headline and the bullet findings of a fit."""
+    out: list[dict[str, Any]] = []
+    ab = result.abilities
+    n_models, n_items = result.shape
+    leader = ab.sort_values("theta", ascending=False).iloc[0]
+    headline = f"{leader['model']} leads {n_models:,} models on {n_items:,} items"
+    if ranks is not None:
+        ordered = ranks.sort_values("rank").reset_index(drop=True)
+        top = ordered.iloc[0]
+        contenders = ranks[ranks["rank_lower"] <= 1]
+        contenders = contenders[contenders["model"] != top["model"]]
+        if top["rank_upper"] <= 1 and len(contenders) == 0:
+            headline += ", statistically separated from the rest."
+            out.append(
+                {
+                    "text": f"Leader: {top['model']} ranks first with a {int(level * 100)}% rank "
+                    f"interval of [1, 1]: no other model could plausibly be best."
+                }
+            )
+        else:
+            names = ", ".join(map(str, contenders["model"].head(6)))
+            more = f" and {len(contenders) - 6} more" if len(contenders) > 6 else ""
+            headline += ", but is not statistically separated from the next."
+            out.append(
+                {
+                    "text": f"Leader: {top['model']} ranks first, but its {int(level * 100)}% rank "
+                    f"interval is [{int(top['rank_lower'])}, {int(top['rank_upper'])}]: "
+                    f"{len(contenders)} other model(s) could also be best ({names}{more})."
+                }
+            )
+        k = min(10, len(ordered))
+        tied = int(ordered["tied_with_next"].head(k - 1).sum()) if k > 1 else 0
+        out.append(
+            {
+                "text": f"Ties: among the top {k}, {tied} of {k - 1} adjacent pairs are not "
+                "significantly different ('~' in the ability order below); differences "
+                "there are within noise."
+            }
+        )
+    else:
+        headline += "."
+        out.append(
+            {
+                "text": "Standard errors, rank intervals and item flags were not computed: the "
+                "report had no responses (pass --responses FILE, or keep the file that fit.json "
+                "records).",
+                "note": True,
+            }
+        )
+    if len(movers):
+        big = movers.reindex(movers["rank_shift"].abs().sort_values(ascending=False).index)
+        big = big[big["rank_shift"] != 0].head(3)
+        if len(big):
+            parts = []
+            for row in big.to_dict("records"):
+                shift = int(row["rank_shift"])
+                by_accuracy, by_theta = int(row["rank_accuracy"]), int(row["rank_theta"])
+                sign = "up" if shift > 0 else "down"
+                tag = " (significant)" if row.get("significant") is True else ""
+                parts.append(
+                    f"{row['model']} {sign} {abs(shift)} "
+                    f"(accuracy #{by_accuracy} -> ability #{by_theta}){tag}"
+                )
+            out.append(
+                {"text": "Largest rank shifts, ability vs accuracy: " + "; ".join(parts) + "."}
+            )
+    if diag is not None:
+        items = diag.items
+        constant = int(items["constant"].sum())
+        duplicate = int((items["duplicate_of"] != "").sum())
+        poor = int(items["poor_fit"].sum())
+        weak = int(items["uninformative"].sum())
+        drop = int((items["constant"] | (items["duplicate_of"] != "")).sum())
+        out.append(
+            {
+                "text": f"Items to drop: {drop:,} of {n_items:,} ({constant:,} constant: every "
+                f"model scored the same; {duplicate:,} duplicates of another item). Items to "
+                f"review: {poor:,} fit the model poorly (q <= 0.05)."
+            }
+        )
+        if weak:
+            out.append(
+                {
+                    "text": f"Weakly informative: {weak:,} items ({weak / n_items:.0%}) have a "
+                    f"discrimination not distinguishable from 0 with {n_models:,} models. This "
+                    "is advisory: with few models even useful items cannot be shown to "
+                    "discriminate; it is not a reason to drop them on its own.",
+                    "note": weak / n_items > 0.25,
+                }
+            )
+    return headline, out
+
+
+def _selection_findings(
+    data: dict[str, Any], arms: pd.DataFrame
+) -> tuple[str, list[dict[str, Any]]]:
+    """Headline and findings of a selection run (a selection.json dict)."""
+    out: list[dict[str, Any]] = []
+    ranked = arms.sort_values("estimate", ascending=False).reset_index(drop=True)
+    best = ranked.iloc[0]
+    name = data.get("best_model", best["model"])
+    matching = arms[arms["model"].astype(str) == str(name)]
+    row = matching.iloc[0] if len(matching) else best
+    has_bounds = {"lower", "upper"} <= set(arms.columns) and arms["lower"].notna().all()
+    headline = f"Best model: {name} (estimate {_num(row['estimate'])}"
+    if has_bounds:
+        headline += f", interval [{_num(row['lower'])}, {_num(row['upper'])}]"
+        others = arms[arms["model"].astype(str) != str(name)]
+        overlap = int((others["upper"] >= row["lower"]).sum())
+        if overlap == 0:
+            out.append(
+                {
+                    "text": "Certified: the best model's lower bound exceeds every other "
+                    "model's upper bound (simultaneous anytime-valid intervals)."
+                }
+            )
+        else:
+            out.append(
+                {
+                    "text": f"Not certified: {overlap} other model(s) have intervals reaching the "
+                    "best model's lower bound, so the data do not yet rule them out; a larger "
+                    "budget (or --stop confidence) would separate them.",
+                    "note": True,
+                }
+            )
+    headline += ")."
+    total = int(data.get("evaluations_total") or arms["n_observed"].sum())
+    n_models = len(arms)
+    params = data.get("params") or {}
+    live = data.get("live_run") or {}
+    n_items = params.get("n_items") or (live.get("config") or {}).get("n_items")
+    text = f"Evaluations: {total:,} cells"
+    if data.get("evaluations_init") is not None:
+        text += f" ({int(data['evaluations_init']):,} in the initial batch)"
+    if n_items:
+        full = n_models * int(n_items)
+        text += (
+            f", {total / full:.1%} of a full evaluation ({n_models:,} models x "
+            f"{int(n_items):,} items = {full:,} cells): {1 - total / full:.1%} saved."
+        )
+    else:
+        text += "."
+    out.append({"text": text})
+    leader_n = int(float(row["n_observed"]))
+    out.append(
+        {
+            "text": f"Baseline: spread evenly, the same {total:,} cells would give every model "
+            f"{total / max(n_models, 1):,.0f}; the policy gave the best model {leader_n:,} "
+            "and spent little on clearly weaker ones (see 'Evaluations per model')."
+        }
+    )
+    history = params.get("history") or data.get("history")
+    if isinstance(history, dict):
+        parts = ", ".join(f"{k}: {v}" for k, v in history.items() if not isinstance(v, list))
+        out.append({"text": f"History (learns the proxy, not candidates): {parts}."})
+    elif isinstance(history, str):
+        out.append({"text": f"History: {history}"})
+    if live:
+        text = (
+            f"Live run {live.get('run_id')} in {live.get('store')}: status {live.get('status')}, "
+            f"{int(live.get('failed_cells', 0)):,} failed cell(s)"
+        )
+        if int(live.get("runs_in_store", 1)) > 1:
+            text += f"; the store holds {live['runs_in_store']} runs (choose with --run-id)"
+        out.append({"text": text + ".", "note": live.get("status") != "done"})
+    return headline, out
