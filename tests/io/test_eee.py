@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -21,6 +22,14 @@ REAL = Path(__file__).resolve().parents[1] / "data" / "formats" / "real"
 DEMO = REAL / "eee" / "data" / "demo-source" / "demo-org" / "demo-model"
 CONVERTED = REAL / "eee" / "helm-converter" / "None_samples.jsonl"
 MMLU = REAL / "helm" / "mmlu-subject=philosophy,method=multiple_choice_joint,model=openai_gpt2"
+SCHEMAS = Path(__file__).resolve().parents[1] / "data" / "eee-schema-0.3.0"
+
+
+def schema_errors(record: dict, name: str) -> list[str]:
+    """Every violation of the vendored every_eval_ever 0.3.0 JSON schema ``name``."""
+    schema = json.loads((SCHEMAS / name).read_text())
+    validator = jsonschema.Draft7Validator(schema)
+    return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(record)]
 
 
 def test_real_instance_file_from_the_helm_converter_matches_the_raw_file():
@@ -147,3 +156,30 @@ def test_cli_export_eee_and_ingest_eee(tmp_path):
     assert result.exit_code == 0, result.output
     with Store(tmp_path / "b.duckdb") as copy:
         pd.testing.assert_frame_equal(copy.long(), original)
+
+
+def test_vendored_schema_accepts_the_real_0_3_0_files():
+    """The schema files are the ones the real 0.3.0 demo output was written against."""
+    aggregate = next(DEMO.glob("*-*[0-9a-f].json"))
+    assert schema_errors(json.loads(aggregate.read_text()), "eval.schema.json") == []
+    for line in next(DEMO.glob("*_samples.jsonl")).read_text().splitlines():
+        assert schema_errors(json.loads(line), "instance_level_eval.schema.json") == []
+    # and they are strict enough to fail: a record without its evaluation is refused
+    record = json.loads(next(DEMO.glob("*_samples.jsonl")).read_text().splitlines()[0])
+    del record["evaluation"]
+    assert schema_errors(record, "instance_level_eval.schema.json")
+
+
+def test_exported_files_validate_against_the_real_schema(tmp_path):
+    """Every aggregate and instance record written by ``write_eee`` passes every_eval_ever's
+    own JSON schemas (schema 0.3.0, vendored under tests/data/eee-schema-0.3.0)."""
+    with _mixed_store(tmp_path / "a.duckdb") as store:
+        files = write_eee(store.long(), tmp_path / "eee")
+    n_records = 0
+    for aggregate in files:
+        assert schema_errors(json.loads(aggregate.read_text()), "eval.schema.json") == []
+        samples = aggregate.with_name(aggregate.stem + "_samples.jsonl")
+        for line in samples.read_text().splitlines():
+            assert schema_errors(json.loads(line), "instance_level_eval.schema.json") == []
+            n_records += 1
+    assert n_records > 0

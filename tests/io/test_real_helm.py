@@ -113,3 +113,55 @@ def test_display_predictions_is_read_and_agrees(tmp_path):
     assert [s["reason"] for s in report.skipped_files] == [
         "per_instance_stats.json of the same run is read instead"
     ]
+
+
+# --- runs of another HELM release: crfm-helm 0.5.1 (2024-06, HELM Safety bbq runs) ---------
+
+REAL_051 = REAL.parent / "helm-0.5.1"
+RUNS_051 = sorted(p for p in REAL_051.iterdir() if p.is_dir())
+LLAMA = REAL_051 / "bbq-subject=all,method=multiple_choice_joint,model=meta_llama-3-8b"
+BBQ = "bbq:subject=all,method=multiple_choice_joint"
+
+
+@pytest.mark.parametrize("metric", ["exact_match", "quasi_exact_match"])
+def test_helm_0_5_1_values_match_the_raw_file(metric):
+    frame, report = read_results("helm", REAL_051, metric=metric)
+    assert set(frame["benchmark"]) == {BBQ}
+    for run in RUNS_051:
+        model = json.loads((run / "run_spec.json").read_text())["adapter_spec"]["model"]
+        mine = frame[frame["model"] == model]
+        expected = raw_means(run / "per_instance_stats.json", metric, "test")
+        assert dict(zip(mine["item"], mine["score"], strict=True)) == expected
+    assert set(frame["split"]) == {"test"}
+    assert sorted(set(frame["model"])) == ["meta/llama-3-8b", "openai/gpt-4-turbo-2024-04-09"]
+    assert report.records_read == report.rows + sum(report.dropped.values())
+    assert report.rows == 13
+
+
+def test_helm_0_5_1_real_display_predictions(tmp_path):
+    """helm-summarize's own display_predictions.json of the run (no per_instance_stats.json):
+    flat stats per prediction, the split from instances.json."""
+    run = tmp_path / LLAMA.name
+    run.mkdir()
+    for name in ("run_spec.json", "display_predictions.json", "instances.json"):
+        shutil.copy(LLAMA / name, run / name)
+    frame, report = read_results("helm", run, metric="quasi_exact_match")
+    raw = json.loads((LLAMA / "display_predictions.json").read_text())
+    expected = {e["instance_id"]: e["stats"]["quasi_exact_match"] for e in raw}
+    assert dict(zip(frame["item"], frame["score"], strict=True)) == expected
+    # the same numbers as the run's per_instance_stats.json
+    assert expected == raw_means(LLAMA / "per_instance_stats.json", "quasi_exact_match", "test")
+    assert set(frame["split"]) == {"test"}
+    assert report.records_read == report.rows + sum(report.dropped.values()) == 12
+    # exact_match is not among this file's stats: refused with the choices, not guessed
+    with pytest.raises(InputError, match=r"quasi_exact_match"):
+        read_results("helm", run, metric="exact_match")
+
+
+def test_two_helm_releases_share_one_store(tmp_path):
+    with Store(tmp_path / "s.duckdb") as store:
+        for folder in (REAL, REAL_051):
+            store.ingest(*read_results("helm", folder, metric="exact_match"))
+        long = store.long()
+        assert set(long["benchmark"]) >= {BBQ, "narrative_qa"}
+        assert store.ingest(*read_results("helm", REAL_051, metric="exact_match"))["n_new"] == 0

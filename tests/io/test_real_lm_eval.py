@@ -11,6 +11,7 @@ import pytest
 
 from latentbench.exceptions import InputError
 from latentbench.io.formats import read_results
+from latentbench.io.store import Store
 
 pytestmark = pytest.mark.filterwarnings("ignore::latentbench.exceptions.DataWarning")
 
@@ -143,3 +144,91 @@ def test_old_layout_without_task_names_the_benchmark_flag(tmp_path):
     path.write_text('[{"doc_id": 0, "acc": 1}]')
     with pytest.raises(InputError, match=r"pass --benchmark NAME"):
         read_results("lm-eval", path)
+
+
+# --- real runs of other lm-eval versions (tests/data/formats/README.md) ----------------------
+
+MAIN_2024_06 = DATA / "real" / "lm-eval" / "main-2024-06-793469e" / "meta-llama__Meta-Llama-3-8B"
+LATE, EARLY = "2024-06-17T16-06-39.458097", "2024-06-17T12-20-26.826621"
+V0413 = DATA / "real" / "lm-eval" / "v0.4.13.dev0" / "Qwen__Qwen3-8B"
+V0413_DATE = "2026-07-08T18-15-33.115417"
+BAD_048 = DATA / "real" / "lm-eval" / "bad" / "v0.4.8" / "tgpred.json" / "gpt-4o-mini"
+
+
+def raw_metric(path: Path, metric: str) -> dict[str, float]:
+    """doc_id -> value of ``metric``, straight from a JSON-lines samples file."""
+    return {
+        str(r["doc_id"]): float(r[metric]) for r in map(json.loads, path.read_text().splitlines())
+    }
+
+
+@pytest.mark.parametrize("metric", ["acc", "acc_norm"])
+def test_2024_06_json_lines_in_dot_json_match_the_raw_file(metric):
+    """main @ 793469e (2024-06) wrote JSON lines to ``samples_<task>_<date>.json``."""
+    path = MAIN_2024_06 / f"samples_bias_classification_{LATE}.json"
+    frame, report = read_results("lm-eval", path, metric=metric)
+    assert dict(zip(frame["item"], frame["score"], strict=True)) == raw_metric(path, metric)
+    assert set(frame["model"]) == {"meta-llama/Meta-Llama-3-8B"}
+    assert set(frame["benchmark"]) == {"bias_classification"}
+    assert set(frame["split"]) == {"test"}
+    # no lm_eval_version in results files of that time: the commit is the provenance
+    assert set(frame["source"]) == {"lm-eval git 793469e"}
+    assert set(frame["item_hash"]) == {
+        r["doc_hash"] for r in map(json.loads, path.read_text().splitlines())
+    }
+    assert report.records_read == len(path.read_text().splitlines())
+    assert report.records_read == report.rows + sum(report.dropped.values())
+
+
+def test_2024_06_list_valued_f1_is_not_an_item_score():
+    """Per doc, lm-eval logs f1 as the (gold, prediction) pair the corpus f1 aggregates."""
+    path = MAIN_2024_06 / f"samples_bias_classification_{LATE}.json"
+    with pytest.raises(InputError, match=r"several metrics \(acc, acc_norm\)"):
+        read_results("lm-eval", path)  # f1 is not offered
+    with pytest.raises(InputError, match=rf"{path.name}:1: field 'f1': value \[1, 1\] is a list"):
+        read_results("lm-eval", path, metric="f1")
+
+
+def test_two_real_runs_in_one_folder_conflict_unless_a_policy_is_chosen(tmp_path):
+    """The same model and task run twice (another prompt): different scores for one doc are
+    an error naming both files; --duplicates latest keeps the later run."""
+    with pytest.raises(InputError) as info:
+        read_results("lm-eval", MAIN_2024_06, metric="acc")
+    assert LATE in str(info.value) and EARLY in str(info.value)
+    frame, report = read_results("lm-eval", MAIN_2024_06, metric="acc", duplicates="latest")
+    late = raw_metric(MAIN_2024_06 / f"samples_bias_classification_{LATE}.json", "acc")
+    assert dict(zip(frame["item"], frame["score"], strict=True)) == late
+    assert report.records_read == 24
+    # two stores: each run ingested separately, the second is refused, nothing averaged
+    early, early_report = read_results(
+        "lm-eval", MAIN_2024_06 / f"samples_bias_classification_{EARLY}.json", metric="acc"
+    )
+    with Store(tmp_path / "s.duckdb") as store:
+        store.ingest(early, early_report)
+        with pytest.raises(InputError, match=rf"{LATE}.*{EARLY}"):
+            store.ingest(frame, report)
+        store.ingest(frame, report, duplicates="latest")
+        stored = store.long("bias_classification")
+        assert dict(zip(stored["item"], stored["score"], strict=True)) == late
+
+
+@pytest.mark.parametrize(("task", "metric"), [("belief", "acc"), ("intention", "exact_match")])
+def test_0_4_13_dev_run_matches_the_raw_file(task, metric):
+    path = V0413 / f"samples_negotiationtom_{task}_{V0413_DATE}.jsonl"
+    frame, report = read_results("lm-eval", path)  # the only scalar metric of the task
+    assert report.choices[f"negotiationtom_{task}"]["metric"] == metric
+    assert dict(zip(frame["item"], frame["score"], strict=True)) == raw_metric(path, metric)
+    assert set(frame["model"]) == {"Qwen/Qwen3-8B"}
+    assert set(frame["source"]) == {"lm-eval 0.4.13.dev0"}
+    assert set(frame["split"]) == {"test"}
+    assert report.records_read == report.rows + sum(report.dropped.values()) == 10
+    # --limit 20 of 13812 (or 4618) docs, recorded in n-samples
+    assert any("evaluated 20 of" in note for note in report.notes)
+
+
+def test_0_4_8_regression_metric_is_refused_naming_line_and_value():
+    """A real 0.4.8 run scored by mean absolute error (Infinity when unparsable) has no item
+    score in [0, 1]: a clear error, not a silent drop."""
+    path = BAD_048 / "samples_polymer_tg_prediction_2025-06-30T19-40-09.461247.jsonl"
+    with pytest.raises(InputError, match=rf"{path.name}:1: field 'mae': value inf is outside"):
+        read_results("lm-eval", BAD_048)
