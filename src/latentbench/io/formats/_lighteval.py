@@ -9,6 +9,10 @@ columns:
   ``__doc__``, ``__model_response__``, ``__metric__``); the item is ``doc.id`` (the row index
   in the evaluated split, as a string), else the row position;
 - flat (≤ 0.10): a dict column ``metrics``; the item is the row position.
+
+The split is the task's one ``evaluation_splits`` entry in ``config_tasks`` of the run's
+``{out}/results/{model_name}/results_{timestamp}.json``, when that file is there (else
+``unknown``, with a note when the task evaluated several splits).
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ import pandas as pd
 from latentbench.exceptions import InputError
 from latentbench.io.formats._common import (
     PERPLEXITY_METRICS,
+    UNKNOWN_SPLIT,
     Choice,
     Columns,
     LoadReport,
     coerce_score,
+    load_json,
     parse_dashed_iso,
     requested,
     resolve,
@@ -95,6 +101,41 @@ def _model_from_path(path: Path, timestamp_dir: bool) -> str:
         if below:
             return "/".join(below)
     return parts[-1] if parts else path.stem
+
+
+def _results_file(path: Path, stamp: str | None, source_model: str) -> Path | None:
+    """``{out}/results/{model_name}/results_{timestamp}.json`` of the run that wrote ``path``
+    (``{out}/details/{model_name}/{timestamp}/details_*.parquet``)."""
+    if stamp is None:
+        return None
+    parts = path.parent.parts
+    if "details" not in parts:
+        return None
+    out = Path(*parts[: len(parts) - 1 - parts[::-1].index("details")])
+    candidate = out / "results" / source_model / f"results_{stamp}.json"
+    return candidate if candidate.is_file() else None
+
+
+def _split(results: Path | None, task: str, report: LoadReport) -> str:
+    """The one evaluated split of ``task`` from the run's results file."""
+    if results is None:
+        return UNKNOWN_SPLIT
+    meta = load_json(results)
+    tasks = meta.get("config_tasks") if isinstance(meta, dict) else None
+    if not isinstance(tasks, dict):
+        return UNKNOWN_SPLIT
+    for name, config in tasks.items():
+        if canonical_task(str(name)) != task or not isinstance(config, dict):
+            continue
+        splits = config.get("evaluation_splits")
+        if isinstance(splits, list) and len(splits) == 1 and isinstance(splits[0], str):
+            return splits[0]
+        if isinstance(splits, list) and splits:
+            report.notes.append(
+                f"{results}: config_tasks[{name!r}] evaluated several splits {splits}; the "
+                f"split of its rows is recorded as {UNKNOWN_SPLIT!r}"
+            )
+    return UNKNOWN_SPLIT
 
 
 @reader(
@@ -171,7 +212,7 @@ def read(
     report.choose(name, "metric", chosen, how)
     report.choose(name, "filter", "none", "only")
 
-    out = Columns()
+    out = Columns(split=_split(_results_file(path, stamp, source_model), task, report))
     for row, values in enumerate(metric_values):
         value = None if values is None else values.get(chosen)
         loc = where(path, record=row)

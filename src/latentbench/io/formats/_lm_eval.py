@@ -178,8 +178,7 @@ def _new_layout_meta(
     if not isinstance(meta, dict):
         return None, "lm-eval", {}, results
     config = meta.get("config") or {}
-    version = meta.get("lm_eval_version")
-    source = f"lm-eval {version}" if version else "lm-eval"
+    source = _source(meta)
     if "model_args" in config:
         model = _named_in_args(config["model_args"])
         if model is None and not override:
@@ -187,6 +186,18 @@ def _new_layout_meta(
     else:
         model = meta.get("model_name") or config.get("model_name")
     return (str(model) if model else None), source, meta, results
+
+
+def _source(meta: dict[str, Any]) -> str:
+    """``lm-eval <version>``; before ``lm_eval_version`` was recorded (main up to mid-2024),
+    ``lm-eval git <git_hash>`` of the harness checkout; else ``lm-eval``."""
+    version = meta.get("lm_eval_version")
+    if version:
+        return f"lm-eval {version}"
+    git_hash = meta.get("git_hash")
+    if isinstance(git_hash, str) and git_hash:
+        return f"lm-eval git {git_hash}"
+    return "lm-eval"
 
 
 def _unnamed(results: Path, config: dict[str, Any], recorded: Any) -> InputError:
@@ -274,7 +285,7 @@ def _old_layout_meta(
                 if path.stem.endswith(f"_{name}"):
                     task = name
                     break
-    return model, task, "lm-eval", meta
+    return model, task, _source(meta), meta
 
 
 def _canonical_model(raw: str) -> str:

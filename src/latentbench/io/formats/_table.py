@@ -184,8 +184,9 @@ def read(
         kept_rows = rows[keep]
         data = pd.DataFrame(
             {
-                "model": _ids(kept["model"], path, offset, "model", kept_rows).to_numpy(),
-                "item": _ids(kept["item"], path, offset, "item", kept_rows).to_numpy(),
+                # string arrays stay Arrow-backed: no Python str object per cell
+                "model": _ids(kept["model"], path, offset, "model", kept_rows).array,
+                "item": _ids(kept["item"], path, offset, "item", kept_rows).array,
                 "score": scores[keep],
                 "_record": kept_rows + offset,
             }
@@ -206,7 +207,7 @@ def read(
         ).to_numpy()
     else:
         out["benchmark"] = constant_text(bench_default, n)
-    out["item"] = data["item"].astype("str").to_numpy()
+    out["item"] = data["item"].astype("str").array
     out["score"] = data["score"].to_numpy(dtype=np.float64)
     for name, given, fallback in (("metric", metric, "score"), ("filter", filter, "none")):
         if isinstance(given, str):
@@ -259,7 +260,7 @@ def read(
     out["source_model"] = (
         extra["source_model"].fillna("").astype("str").to_numpy()
         if "source_model" in extra
-        else data["model"].astype("str").to_numpy()
+        else data["model"].astype("str").array
     )
     out["flag"] = extra["flag"].to_numpy() if "flag" in extra else constant_text(None, n)
     for column in TEXT_COLUMNS:
