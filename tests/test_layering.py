@@ -1,8 +1,9 @@
 """The import graph points one way: io -> irt -> select -> report -> cli.
 
-``latentbench.io`` and ``latentbench.irt`` import nothing from the packages above them (a static
-scan of every source file, lazy imports inside functions included), and ``import
-latentbench.io`` loads neither the selection code nor the HTTP client.
+``latentbench.io`` imports nothing from ``irt`` or the packages above it, and ``latentbench.irt``
+nothing from the packages above it (a static scan of every source file, lazy imports inside
+functions included); ``import latentbench.io`` loads neither the IRT fit, the selection code
+nor the HTTP client.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "latentbench"
 UPPER = ("select", "report", "cli")
+ABOVE = {"io": ("irt", *UPPER), "irt": UPPER}
+"""The subpackages each lower one must not import."""
 
 
 def imported_modules(path: Path) -> list[tuple[int, str]]:
@@ -42,11 +45,12 @@ def imported_modules(path: Path) -> list[tuple[int, str]]:
 
 
 def upward_edges(lower: str) -> list[str]:
+    above = ABOVE[lower]
     edges = []
     for path in sorted((PACKAGE / lower).rglob("*.py")):
         for line, module in imported_modules(path):
             top = module.split(".")
-            if top[0] == "latentbench" and len(top) > 1 and top[1] in UPPER:
+            if top[0] == "latentbench" and len(top) > 1 and top[1] in above:
                 edges.append(f"{path.relative_to(SRC)}:{line} imports {module}")
     return edges
 
@@ -58,9 +62,12 @@ def test_the_scan_sees_an_upward_import(tmp_path, monkeypatch):
         "import numpy\n\ndef f():\n    from latentbench.select import run_selection\n"
     )
     (fake / "rel.py").write_text("from ..report import build_report\n")
+    (fake / "fit.py").write_text("from latentbench.irt._sparse import fit_sparse\n")
     monkeypatch.setattr(sys.modules[__name__], "SRC", tmp_path)
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", tmp_path / "latentbench")
     assert upward_edges("io") == [
+        "latentbench/io/fit.py:1 imports latentbench.irt._sparse",
+        "latentbench/io/fit.py:1 imports latentbench.irt._sparse.fit_sparse",
         "latentbench/io/mod.py:4 imports latentbench.select",
         "latentbench/io/mod.py:4 imports latentbench.select.run_selection",
         "latentbench/io/rel.py:1 imports latentbench.report",
@@ -83,5 +90,5 @@ def test_importing_io_loads_no_selection_or_http_code():
         env={**os.environ, "PYTHONPATH": str(SRC)},
     )
     loaded = json.loads(out.stdout)
-    assert [m for m in loaded if m.startswith("latentbench.select")] == []
+    assert [m for m in loaded if m.startswith(("latentbench.select", "latentbench.irt"))] == []
     assert [m for m in loaded if m in ("urllib.request", "http.client")] == []
