@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from latentbench.cli import _register, app
-from latentbench.cli._fit import write_fit
+from latentbench.cli._fit import input_record
 from latentbench.exceptions import InputError
 from latentbench.irt import IRTResult
 from latentbench.report import FIT_SECTIONS, SELECTION_SECTIONS, build_report
@@ -119,7 +119,6 @@ def test_cli_from_fit_directory_responses_and_selection(small_fit, selection_run
     pd.testing.assert_series_equal(loaded.abilities["theta"], result.abilities["theta"])
     responses = tmp_path / "responses.csv"
     matrix.to_long().sample(frac=1.0, random_state=0).to_csv(responses, index=False)
-    write_fit(result, fit_dir)  # without the input recorded
 
     out = tmp_path / "a.html"
     outcome = runner.invoke(app, ["report", str(fit_dir), "--out", str(out)])
@@ -129,7 +128,7 @@ def test_cli_from_fit_directory_responses_and_selection(small_fit, selection_run
     assert "flags were not computed" in out.read_text()
 
     # fit.json records the responses: the report finds them without --responses
-    write_fit(result, fit_dir, matrix, source=responses)
+    result.save(fit_dir, matrix, info={"input": input_record(responses, matrix)})
     out = tmp_path / "a2.html"
     outcome = runner.invoke(app, ["report", str(fit_dir), "--out", str(out)])
     assert outcome.exit_code == 0, outcome.output

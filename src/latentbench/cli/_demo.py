@@ -11,7 +11,7 @@ from rich.table import Table
 
 from latentbench.cli import Command, app, example
 from latentbench.cli._common import clean_warnings, console, fmt
-from latentbench.cli._fit import fit_with_progress, print_fit, write_fit
+from latentbench.cli._fit import fit_with_progress, print_fit
 
 if TYPE_CHECKING:
     import numpy as np
@@ -164,7 +164,7 @@ def demo(
         # at a = 1) pulls random-answer items away from 0, so they would not be flagged
         result = fit_with_progress(TwoPL(prior=None), matrix)
         print_fit(result, top=5)
-        paths = write_fit(result, out / "fit", matrix)
+        paths = result.save(out / "fit", matrix)
         matrix.to_long().to_parquet(out / "responses.parquet", index=False)
         _fit_findings(result, planted)
         console.print(f"Wrote {paths['abilities']}, {paths['items']}, {paths['fit']}.")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +18,7 @@ if TYPE_CHECKING:
     from latentbench.io import ResponseMatrix
     from latentbench.irt import IRTResult, TwoPL
 
-__all__ = ["describe_input", "fit", "fit_with_progress", "load_matrix", "print_fit", "write_fit"]
+__all__ = ["describe_input", "fit", "fit_with_progress", "input_record", "load_matrix", "print_fit"]
 
 
 def load_matrix(
@@ -94,49 +93,15 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def write_fit(
-    result: IRTResult,
-    out: Path,
-    matrix: ResponseMatrix | None = None,
-    source: Path | str | None = None,
-) -> dict[str, Path]:
-    """Write ``abilities.csv``, ``items.csv`` and ``fit.json`` into ``out``.
-
-    With ``matrix``, abilities.csv gains ``se``, ``lower`` and ``upper`` (95% plug-in
-    intervals, see :func:`latentbench.irt.standard_errors`). fit.json records the package
-    version and, with ``source``, the input (path, SHA-256, layout) so that ``latentbench
-    report DIR`` finds the responses again.
-    """
-    from latentbench import __version__
-
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {
-        "abilities": out / "abilities.csv",
-        "items": out / "items.csv",
-        "fit": out / "fit.json",
-    }
-    abilities = result.abilities.copy()
-    if matrix is not None:
-        from latentbench.irt.inference import standard_errors
-
-        unc = standard_errors(result, matrix).abilities
-        at = list(abilities.columns).index("theta") + 1
-        for offset, column in enumerate(("se", "lower", "upper")):
-            abilities.insert(int(at) + offset, column, unc[column].to_numpy())
-    abilities.to_csv(paths["abilities"], index=False)
-    result.items.to_csv(paths["items"], index=False)
-    info: dict[str, Any] = {"latentbench_version": __version__, **result.fit_info()}
-    if source is not None:
-        entry: dict[str, Any] = {"path": str(Path(source).resolve())}
-        if Path(source).is_file():
-            entry["sha256"] = _sha256(Path(source))
-        if matrix is not None and getattr(matrix, "layout", None):
-            entry["layout"] = matrix.layout
-        info["input"] = entry
-    if matrix is not None:
-        info["ability_intervals"] = "95% plug-in (observed information), columns se/lower/upper"
-    paths["fit"].write_text(json.dumps(info, indent=2))
-    return paths
+def input_record(source: Path | str, matrix: ResponseMatrix | None = None) -> dict[str, Any]:
+    """The ``input`` entry of ``fit.json``: the responses' path, SHA-256 and layout, so that
+    ``latentbench report DIR`` finds them again."""
+    entry: dict[str, Any] = {"path": str(Path(source).resolve())}
+    if Path(source).is_file():
+        entry["sha256"] = _sha256(Path(source))
+    if matrix is not None and getattr(matrix, "layout", None):
+        entry["layout"] = matrix.layout
+    return entry
 
 
 def fit_with_progress(estimator: TwoPL, matrix: ResponseMatrix, quiet: bool = False) -> IRTResult:
@@ -297,10 +262,12 @@ def fit(
             if holdout is not None:
                 validation = estimator.cross_validate(matrix, heldout=holdout, n_splits=1)
             target = fresh_out(out, "latentbench-fit")
-            paths = write_fit(result, target, matrix, source=responses)
-            if validation is not None:
-                paths["heldout"] = target / "heldout.csv"
-                validation.table.to_csv(paths["heldout"], index=False)
+            paths = result.save(
+                target,
+                matrix,
+                info=None if responses is None else {"input": input_record(responses, matrix)},
+                tables=None if validation is None else {"heldout": validation.table},
+            )
         except InputError as exc:
             fail(exc)
     if store is not None and benchmark is not None:

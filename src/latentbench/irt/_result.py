@@ -4,7 +4,7 @@ fit-directory format) and the small records of rank selection and cross-validati
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -352,16 +352,38 @@ class IRTResult:
 
     _FILES: ClassVar[tuple[str, str, str]] = ("abilities.csv", "items.csv", "fit.json")
 
-    def save(self, directory: str | Path) -> dict[str, Path]:
+    def save(
+        self,
+        directory: str | Path,
+        matrix: ResponseMatrix | None = None,
+        *,
+        info: Mapping[str, Any] | None = None,
+        tables: Mapping[str, pd.DataFrame] | None = None,
+    ) -> dict[str, Path]:
         """Write the fit directory: ``abilities.csv``, ``items.csv`` and ``fit.json``.
 
         The directory format is owned here; :meth:`load` reads it back.
 
+        Parameters
+        ----------
+        directory : path-like
+            Created when absent; the files are overwritten.
+        matrix : ResponseMatrix, optional
+            The fitted matrix: ``abilities.csv`` then gains ``se``, ``lower`` and ``upper``
+            (95% plug-in intervals, :func:`latentbench.irt.standard_errors`) after ``theta``.
+        info : mapping, optional
+            Extra JSON-ready entries for ``fit.json`` (e.g. the CLI's ``input``: path, SHA-256
+            and layout of the responses), after the package version and :meth:`fit_info`.
+        tables : mapping of str to DataFrame, optional
+            Extra tables, each written as ``<name>.csv`` (e.g. ``heldout``).
+
         Returns
         -------
         dict
-            ``{"abilities": path, "items": path, "fit": path}``.
+            ``{"abilities": path, "items": path, "fit": path}`` plus one entry per extra table.
         """
+        from latentbench._version import __version__
+
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         paths = {
@@ -369,9 +391,26 @@ class IRTResult:
             "items": out / "items.csv",
             "fit": out / "fit.json",
         }
-        self.abilities.to_csv(paths["abilities"], index=False)
+        abilities = self.abilities.copy()
+        if matrix is not None:
+            from latentbench.irt.inference import standard_errors
+
+            unc = standard_errors(self, matrix).abilities
+            at = list(abilities.columns).index("theta") + 1
+            for offset, column in enumerate(("se", "lower", "upper")):
+                abilities.insert(int(at) + offset, column, unc[column].to_numpy())
+        abilities.to_csv(paths["abilities"], index=False)
         self.items.to_csv(paths["items"], index=False)
-        paths["fit"].write_text(json.dumps(self.fit_info(), indent=2))
+        record: dict[str, Any] = {"latentbench_version": __version__, **self.fit_info()}
+        record.update(info or {})
+        if matrix is not None:
+            record["ability_intervals"] = (
+                "95% plug-in (observed information), columns se/lower/upper"
+            )
+        paths["fit"].write_text(json.dumps(record, indent=2))
+        for name, table in (tables or {}).items():
+            paths[name] = out / f"{name}.csv"
+            table.to_csv(paths[name], index=False)
         return paths
 
     @classmethod
