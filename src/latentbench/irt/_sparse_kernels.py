@@ -120,6 +120,47 @@ def _nonneg_quadratic(G: Any, h: Any, w: Any, r: Any) -> Any:  # pragma: no cove
             break
 
 
+@numba.njit(inline="always", cache=True)
+def _lines(chunk: Any, n: Any) -> Any:  # pragma: no cover - jit
+    """The lines (items or models) of work unit ``chunk`` out of ``n``: ``(start, stop)``."""
+    step = (n + _N_CHUNKS - 1) // _N_CHUNKS
+    return chunk * step, min(n, (chunk + 1) * step)
+
+
+@numba.njit(inline="always", fastmath=_FASTMATH, cache=True)
+def _predictor(U: Any, i: Any, V: Any, j: Any, b: Any) -> Any:  # pragma: no cover - jit
+    """The linear predictor ``x_ij = b_j + u_i . v_j`` (rank r, 2-D factors)."""
+    x = b[j]
+    for m in range(U.shape[1]):
+        x += U[i, m] * V[j, m]
+    return x
+
+
+@numba.njit(inline="always", fastmath=_FASTMATH, cache=True)
+def _row_loss(  # pragma: no cover - jit
+    lo: Any, hi: Any, cols: Any, y: Any, U: Any, i: Any, V: Any, b: Any, inv_sigma: Any
+) -> Any:
+    """Log-loss of row ``i``'s cells ``lo:hi`` (row order) at (U, V, b), rank r."""
+    loss = 0.0
+    for k in range(lo, hi):
+        _, cell = _cell(y[k], np.float32(_predictor(U, i, V, cols[k], b) * inv_sigma))
+        loss += cell
+    return loss
+
+
+@numba.njit(inline="always", fastmath=_FASTMATH, cache=True)
+def _row_loss_rank1(  # pragma: no cover - jit
+    lo: Any, hi: Any, cols: Any, y: Any, us: Any, v: Any, b: Any, inv_sigma: Any
+) -> Any:
+    """:func:`_row_loss` for r = 1, with ``us = u_i / sigma``."""
+    loss = 0.0
+    for k in range(lo, hi):
+        j = cols[k]
+        _, cell = _cell(y[k], np.float32(us * v[j] + b[j] * inv_sigma))
+        loss += cell
+    return loss
+
+
 @numba.njit(parallel=True, fastmath=_FASTMATH, cache=True)
 def item_update(  # pragma: no cover - jit
     indptr: Any,
@@ -163,7 +204,6 @@ def item_update(  # pragma: no cover - jit
     r = U.shape[1]
     q = r + 1
     inv_s2 = inv_sigma * inv_sigma
-    step = (J + _N_CHUNKS - 1) // _N_CHUNKS
     for chunk in numba.prange(_N_CHUNKS):
         gram = np.empty((q, q))
         G = np.empty((q, q))
@@ -174,16 +214,16 @@ def item_update(  # pragma: no cover - jit
         a = np.empty(q)
         L = np.empty((q, q))
         a[r] = 1.0
-        for j in range(chunk * step, min(J, (chunk + 1) * step)):
+        start, stop = _lines(chunk, J)
+        for j in range(start, stop):
             gram[:] = 0.0
             atr[:] = 0.0
             ax[:] = 0.0
             for k in range(indptr[j], indptr[j + 1]):
                 i = rows[k]
-                x = b[j]
+                x = _predictor(U, i, V, j, b)
                 for m in range(r):
                     a[m] = U[i, m]
-                    x += U[i, m] * V[j, m]
                 res, wt = _cell_curvature(y[k], np.float32(x * inv_sigma), tight)
                 wc = wt * inv_s2
                 for m in range(q):
@@ -265,13 +305,13 @@ def model_update(  # pragma: no cover - jit
     N = indptr.size - 1
     r = U_old.shape[1]
     inv_s2 = inv_sigma * inv_sigma
-    step = (N + _N_CHUNKS - 1) // _N_CHUNKS
     for chunk in numba.prange(_N_CHUNKS):
         G = np.empty((r, r))
         h = np.empty(r)
         u = np.empty(r)
         L = np.empty((r, r))
-        for i in range(chunk * step, min(N, (chunk + 1) * step)):
+        start, stop = _lines(chunk, N)
+        for i in range(start, stop):
             lo = indptr[i]
             hi = indptr[i + 1]
             if update:
@@ -279,9 +319,7 @@ def model_update(  # pragma: no cover - jit
                 h[:] = 0.0
                 for k in range(lo, hi):
                     j = cols[k]
-                    x = b_old[j]
-                    for m in range(r):
-                        x += U_old[i, m] * V_old[j, m]
+                    x = _predictor(U_old, i, V_old, j, b_old)
                     res, wt = _cell_curvature(y[k], np.float32(x * inv_sigma), tight)
                     w = wt * inv_s2
                     z = w * (x - b[j]) + inv_sigma * res
@@ -303,15 +341,7 @@ def model_update(  # pragma: no cover - jit
             else:
                 for m in range(r):
                     U_out[i, m] = U_old[i, m]
-            loss = 0.0
-            for k in range(lo, hi):
-                j = cols[k]
-                x = b[j]
-                for m in range(r):
-                    x += U_out[i, m] * V[j, m]
-                _, cell = _cell(y[k], np.float32(x * inv_sigma))
-                loss += cell
-            row_loss[i] = loss
+            row_loss[i] = _row_loss(lo, hi, cols, y, U_out, i, V, b, inv_sigma)
 
 
 @numba.njit(parallel=True, fastmath=_FASTMATH, cache=True)
@@ -327,19 +357,10 @@ def row_losses(  # pragma: no cover - jit
 ) -> Any:
     """Log-loss (soft labels) of every row's observed cells at (U, V, b), into ``row_loss``."""
     N = indptr.size - 1
-    r = U.shape[1]
-    step = (N + _N_CHUNKS - 1) // _N_CHUNKS
     for chunk in numba.prange(_N_CHUNKS):
-        for i in range(chunk * step, min(N, (chunk + 1) * step)):
-            loss = 0.0
-            for k in range(indptr[i], indptr[i + 1]):
-                j = cols[k]
-                x = b[j]
-                for m in range(r):
-                    x += U[i, m] * V[j, m]
-                _, cell = _cell(y[k], np.float32(x * inv_sigma))
-                loss += cell
-            row_loss[i] = loss
+        start, stop = _lines(chunk, N)
+        for i in range(start, stop):
+            row_loss[i] = _row_loss(indptr[i], indptr[i + 1], cols, y, U, i, V, b, inv_sigma)
 
 
 @numba.njit(parallel=True, cache=True)
@@ -354,13 +375,8 @@ def predict_cells(  # pragma: no cover - jit
 ) -> Any:
     """``sigmoid((u_i . v_j + b_j) / sigma)`` for the requested cells, float64."""
     n = rows.size
-    r = U.shape[1]
     for k in numba.prange(n):
-        i = rows[k]
-        j = cols[k]
-        x = b[j]
-        for m in range(r):
-            x += U[i, m] * V[j, m]
+        x = _predictor(U, rows[k], V, cols[k], b)
         out[k] = 0.5 * (1.0 + np.tanh(0.5 * x * inv_sigma))
 
 
@@ -388,9 +404,9 @@ def item_update_rank1(  # pragma: no cover - jit
     """:func:`item_update` for r = 1 with u, v, v_out as 1-D arrays."""
     J = indptr.size - 1
     inv_s2 = inv_sigma * inv_sigma
-    step = (J + _N_CHUNKS - 1) // _N_CHUNKS
     for chunk in numba.prange(_N_CHUNKS):
-        for j in range(chunk * step, min(J, (chunk + 1) * step)):
+        start, stop = _lines(chunk, J)
+        for j in range(start, stop):
             s_uu = 0.0
             s_u = 0.0
             s_1 = 0.0
@@ -452,9 +468,9 @@ def model_update_rank1(  # pragma: no cover - jit
     """:func:`model_update` for r = 1 with u, v as 1-D arrays."""
     N = indptr.size - 1
     inv_s2 = inv_sigma * inv_sigma
-    step = (N + _N_CHUNKS - 1) // _N_CHUNKS
     for chunk in numba.prange(_N_CHUNKS):
-        for i in range(chunk * step, min(N, (chunk + 1) * step)):
+        start, stop = _lines(chunk, N)
+        for i in range(start, stop):
             lo = indptr[i]
             hi = indptr[i + 1]
             ui = u_old[i]
@@ -472,13 +488,7 @@ def model_update_rank1(  # pragma: no cover - jit
             if g > 0.0:
                 ui = (h + target[0]) / g
             u_out[i] = ui
-            us = ui * inv_sigma
-            loss = 0.0
-            for k in range(lo, hi):
-                j = cols[k]
-                _, cell = _cell(y[k], np.float32(us * v[j] + b[j] * inv_sigma))
-                loss += cell
-            row_loss[i] = loss
+            row_loss[i] = _row_loss_rank1(lo, hi, cols, y, ui * inv_sigma, v, b, inv_sigma)
 
 
 @numba.njit(parallel=True, fastmath=_FASTMATH, cache=True)
@@ -494,13 +504,9 @@ def row_losses_rank1(  # pragma: no cover - jit
 ) -> Any:
     """:func:`row_losses` for r = 1 with u, v as 1-D arrays."""
     N = indptr.size - 1
-    step = (N + _N_CHUNKS - 1) // _N_CHUNKS
     for chunk in numba.prange(_N_CHUNKS):
-        for i in range(chunk * step, min(N, (chunk + 1) * step)):
-            us = u[i] * inv_sigma
-            loss = 0.0
-            for k in range(indptr[i], indptr[i + 1]):
-                j = cols[k]
-                _, cell = _cell(y[k], np.float32(us * v[j] + b[j] * inv_sigma))
-                loss += cell
-            row_loss[i] = loss
+        start, stop = _lines(chunk, N)
+        for i in range(start, stop):
+            row_loss[i] = _row_loss_rank1(
+                indptr[i], indptr[i + 1], cols, y, u[i] * inv_sigma, v, b, inv_sigma
+            )
