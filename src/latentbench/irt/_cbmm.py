@@ -44,6 +44,13 @@ from latentbench.exceptions import (
 from latentbench.irt._kernels import residual_pass, residual_times_factors
 from latentbench.irt._model_factors import model_newton_step
 from latentbench.irt._objective import GaussianPenalty, as_scores, logit
+from latentbench.irt._squarem import (
+    extrapolate,
+    next_step_max,
+    relative_change,
+    remaining_gap,
+    squarem_step,
+)
 
 T = TypeVar("T")
 
@@ -175,30 +182,6 @@ def log_likelihood(
     R = np.empty_like(Y)
     loss, _ = residual_pass(Y, np.atleast_2d(U.T).T, np.atleast_2d(V.T).T, b, sigma, R)
     return -loss
-
-
-def _remaining_gap(history: list[float], window: int = 10) -> float:
-    """Estimated distance of the objective from its limit, from the recent decreases.
-
-    MM converges linearly, so the decreases shrink geometrically at some rate rho; on
-    ill-conditioned data (rho near 1) the rest of the way is far larger than the last step.
-    With S1 the sum of the last ``w`` decreases and S0 the sum of the ``w`` before
-    (``w = min(window, n // 2)``; sums smooth out the irregular accelerated steps), the rate
-    over a window is q = S1 / S0 and the distance still to go is about ``S1 q / (1 - q)``.
-    Returns the larger of that and the last decrease, so ``tol`` bounds the relative distance
-    to the limit rather than the size of one step.
-    """
-    decreases = np.maximum(-np.diff(np.asarray(history, dtype=float)), 0.0)
-    if decreases.size < 2:
-        return float("inf")
-    w = max(1, min(window, decreases.size // 2))
-    recent = float(decreases[-w:].sum())
-    older = float(decreases[-2 * w : -w].sum())
-    last = float(decreases[-1])
-    if older <= 0.0:
-        return last
-    q = min(recent / older, 0.9999)
-    return max(last, recent * q / (1.0 - q))
 
 
 def _item_block(
@@ -342,6 +325,35 @@ def _single_threaded_blas(function: Callable[..., T]) -> Callable[..., T]:
 
 
 @_single_threaded_blas
+def check_options(
+    rank: int, sigma: float, l2: float, penalty: GaussianPenalty | None
+) -> GaussianPenalty:
+    """Check the fit options; the penalty (the ridge of ``l2`` when none is given)."""
+    if rank < 1:
+        raise InputError(f"rank={rank!r}; expected an integer >= 1")
+    if sigma <= 0:
+        raise InputError(f"sigma={sigma!r}; expected a positive number")
+    if penalty is None:
+        if l2 < 0:
+            raise InputError(f"l2={l2!r}; expected a nonnegative number")
+        penalty = GaussianPenalty.ridge(l2)
+    return penalty
+
+
+def fixed_item_arrays(
+    fixed_items: tuple[np.ndarray, np.ndarray], m: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Item parameters held fixed, as float64 arrays of shape (m, r) and (m,), checked."""
+    V_fixed = np.ascontiguousarray(np.atleast_2d(np.asarray(fixed_items[0], float).T).T)
+    b_fixed = np.asarray(fixed_items[1], dtype=float).copy()
+    if V_fixed.shape[0] != m or b_fixed.shape != (m,):
+        raise InputError(
+            f"fixed_items have shapes {V_fixed.shape} and {b_fixed.shape}; expected ({m}, r) "
+            f"and ({m},)"
+        )
+    return V_fixed, b_fixed
+
+
 def fit_cbmm(
     scores: np.ndarray,
     *,
@@ -410,23 +422,10 @@ def fit_cbmm(
     start = time.perf_counter()
     Y = as_scores(scores)
     n, m = Y.shape
-    if rank < 1:
-        raise InputError(f"rank={rank!r}; expected an integer >= 1")
-    if sigma <= 0:
-        raise InputError(f"sigma={sigma!r}; expected a positive number")
-    if penalty is None:
-        if l2 < 0:
-            raise InputError(f"l2={l2!r}; expected a nonnegative number")
-        penalty = GaussianPenalty.ridge(l2)
+    penalty = check_options(rank, sigma, l2, penalty)
     if fixed_items is not None:
-        V_fixed = np.ascontiguousarray(np.atleast_2d(np.asarray(fixed_items[0], float).T).T)
-        b_fixed = np.asarray(fixed_items[1], dtype=float).copy()
+        V_fixed, b_fixed = fixed_item_arrays(fixed_items, m)
         rank = V_fixed.shape[1]
-        if V_fixed.shape[0] != m or b_fixed.shape != (m,):
-            raise InputError(
-                f"fixed_items have shapes {V_fixed.shape} and {b_fixed.shape}; expected ({m}, r) "
-                f"and ({m},)"
-            )
     if isinstance(init, tuple):
         U, V, b = (np.array(x, dtype=float) for x in init)
         U, V = U.reshape(n, -1), V.reshape(m, -1)
@@ -477,19 +476,15 @@ def fit_cbmm(
             # SQUAREM (Varadhan & Roland 2008, scheme S3) with a monotone safeguard
             U2, V2, b2 = mm_map(U1, V1, b1, atr1)
             sweeps += 1
-            r_parts = (U1 - U, V1 - V, b1 - b)
-            v_parts = (U2 - 2 * U1 + U, V2 - 2 * V1 + V, b2 - 2 * b1 + b)
-            r_norm = np.sqrt(sum(float(np.sum(x * x)) for x in r_parts))
-            v_norm = np.sqrt(sum(float(np.sum(x * x)) for x in v_parts))
-            alpha = -min(max(r_norm / v_norm, 1.0), step_max) if v_norm > 0 else -1.0
-            U_e = U - 2 * alpha * r_parts[0] + alpha * alpha * v_parts[0]
-            V_e = V - 2 * alpha * r_parts[1] + alpha * alpha * v_parts[1]
-            b_e = b - 2 * alpha * r_parts[2] + alpha * alpha * v_parts[2]
-            if nonneg and fixed_items is None:
-                np.maximum(V_e, 0.0, out=V_e)
+            alpha, r_parts, v_parts = squarem_step((U, V, b), (U1, V1, b1), (U2, V2, b2), step_max)
+            U_e, V_e, b_e = extrapolate(
+                (U, V, b), r_parts, v_parts, alpha, nonneg and fixed_items is None
+            )
             f_e, nll_e, atr_e = evaluate(U_e, V_e, b_e)
             passes += 1
-            if np.isfinite(f_e) and f_e <= f1:
+            accepted = bool(np.isfinite(f_e) and f_e <= f1)
+            step_max = next_step_max(step_max, alpha, accepted)
+            if accepted:
                 U_new, V_new, b_new, f_new, nll_new, atr_new = (
                     U_e,
                     V_e,
@@ -498,7 +493,6 @@ def fit_cbmm(
                     nll_e,
                     atr_e,
                 )
-                step_max = min(step_max * 4.0, 1e4) if -alpha >= step_max else step_max
             else:
                 # fall back to the second plain MM point, which cannot be worse than x1
                 f2, nll2, atr2 = evaluate(U2, V2, b2)
@@ -511,21 +505,12 @@ def fit_cbmm(
                     nll2,
                     atr2,
                 )
-                step_max = max(1.0, step_max / 4.0)
-        scale = 1.0 + max(np.abs(U_new).max(), np.abs(V_new).max(), np.abs(b_new).max())
-        change = (
-            max(
-                np.abs(U_new - U).max(),
-                np.abs(V_new - V).max(),
-                np.abs(b_new - b).max(),
-            )
-            / scale
-        )
+        change = relative_change((U_new, V_new, b_new), (U, V, b))
         U, V, b, f, nll, atr = U_new, V_new, b_new, f_new, nll_new, atr_new
         history.append(f)
         if callback is not None:
             callback(sweeps, f)
-        rel = _remaining_gap(history) / (abs(f) + 1e-12)
+        rel = remaining_gap(history) / (abs(f) + 1e-12)
         if rel < tol and change < param_tol and sweeps >= next_check:
             # block optimality: with the items fixed, one Newton step on the model factors
             # must not move them (the objective can flatten where there is no optimum)

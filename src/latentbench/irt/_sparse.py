@@ -38,8 +38,20 @@ from scipy.sparse.linalg import svds
 from latentbench.exceptions import ConvergenceWarning, InputError
 from latentbench.io._cells import ObservedCells
 from latentbench.irt import _sparse_kernels as kernels
-from latentbench.irt._cbmm import CBMMFit, _remaining_gap, _single_threaded_blas
+from latentbench.irt._cbmm import (
+    CBMMFit,
+    _single_threaded_blas,
+    check_options,
+    fixed_item_arrays,
+)
 from latentbench.irt._objective import GaussianPenalty, logit
+from latentbench.irt._squarem import (
+    extrapolate,
+    next_step_max,
+    relative_change,
+    remaining_gap,
+    squarem_step,
+)
 
 __all__ = [
     "fit_sparse",
@@ -235,23 +247,10 @@ def fit_sparse(
     if not isinstance(cells, ObservedCells):
         raise InputError(f"expected ObservedCells, got {type(cells).__name__}")
     n, m = cells.shape
-    if rank < 1:
-        raise InputError(f"rank={rank!r}; expected an integer >= 1")
-    if sigma <= 0:
-        raise InputError(f"sigma={sigma!r}; expected a positive number")
-    if penalty is None:
-        if l2 < 0:
-            raise InputError(f"l2={l2!r}; expected a nonnegative number")
-        penalty = GaussianPenalty.ridge(float(l2))
+    penalty = check_options(rank, sigma, l2, penalty)
     if fixed_items is not None:
-        V_fixed = np.ascontiguousarray(np.atleast_2d(np.asarray(fixed_items[0], float).T).T)
-        b_fixed = np.asarray(fixed_items[1], dtype=float).copy()
+        V_fixed, b_fixed = fixed_item_arrays(fixed_items, m)
         rank = V_fixed.shape[1]
-        if V_fixed.shape[0] != m or b_fixed.shape != (m,):
-            raise InputError(
-                f"fixed_items have shapes {V_fixed.shape} and {b_fixed.shape}; expected ({m}, r) "
-                f"and ({m},)"
-            )
     if isinstance(init, tuple):
         U, V, b = (np.array(x, dtype=float) for x in init)
         U, V = U.reshape(n, -1), V.reshape(m, -1)
@@ -280,23 +279,16 @@ def fit_sparse(
     do_rebalance = rebalance and fixed_items is None
 
     rank1 = r == 1
+    # the rank-1 kernels take the factors as 1-D arrays (views), the general ones as 2-D
+    loss_kernel = kernels.row_losses_rank1 if rank1 else kernels.row_losses
+    item_kernel = kernels.item_update_rank1 if rank1 else kernels.item_update
+
+    def flat(A: np.ndarray) -> np.ndarray:
+        return A.reshape(-1) if rank1 else A
 
     def evaluate(U_: np.ndarray, V_: np.ndarray, b_: np.ndarray) -> tuple[float, float]:
-        if rank1:
-            kernels.row_losses_rank1(
-                cells.row_ptr,
-                cells.row_cols,
-                cells.row_values,
-                U_.reshape(-1),
-                V_.reshape(-1),
-                b_,
-                inv_sigma,
-                row_loss,
-            )
-        else:
-            kernels.row_losses(
-                cells.row_ptr, cells.row_cols, cells.row_values, U_, V_, b_, inv_sigma, row_loss
-            )
+        rows = (cells.row_ptr, cells.row_cols, cells.row_values)
+        loss_kernel(*rows, flat(U_), flat(V_), b_, inv_sigma, row_loss)
         nll_ = float(row_loss.sum())
         return nll_ + penalty.value(U_, V_, b_), nll_
 
@@ -306,60 +298,18 @@ def fit_sparse(
         """One sweep: items, models, rebalance; returns the point and its objective."""
         if fixed_items is None:
             V_new, b_new = np.empty_like(V_), np.empty_like(b_)
-            item_kernel = kernels.item_update_rank1 if rank1 else kernels.item_update
-            item_kernel(
-                cells.col_ptr,
-                cells.col_rows,
-                cells.col_values,
-                U_.reshape(-1) if rank1 else U_,
-                V_.reshape(-1) if rank1 else V_,
-                b_,
-                inv_sigma,
-                tight,
-                item_curv,
-                item_target,
-                nonneg,
-                V_new.reshape(-1) if rank1 else V_new,
-                b_new,
-            )
+            items = (cells.col_ptr, cells.col_rows, cells.col_values, flat(U_), flat(V_), b_)
+            block = (inv_sigma, tight, item_curv, item_target, nonneg)
+            item_kernel(*items, *block, flat(V_new), b_new)
         else:
             V_new, b_new = V_, b_
         U_new = np.empty_like(U_)
+        start = (cells.row_ptr, cells.row_cols, cells.row_values, flat(U_), flat(V_), b_)
+        block = (flat(V_new), b_new, inv_sigma, tight, model_curv, model_target)
         if rank1:
-            kernels.model_update_rank1(
-                cells.row_ptr,
-                cells.row_cols,
-                cells.row_values,
-                U_.reshape(-1),
-                V_.reshape(-1),
-                b_,
-                V_new.reshape(-1),
-                b_new,
-                inv_sigma,
-                tight,
-                model_curv,
-                model_target,
-                U_new.reshape(-1),
-                row_loss,
-            )
+            kernels.model_update_rank1(*start, *block, U_new.reshape(-1), row_loss)
         else:
-            kernels.model_update(
-                cells.row_ptr,
-                cells.row_cols,
-                cells.row_values,
-                U_,
-                V_,
-                b_,
-                V_new,
-                b_new,
-                inv_sigma,
-                tight,
-                model_curv,
-                model_target,
-                True,
-                U_new,
-                row_loss,
-            )
+            kernels.model_update(*start, *block, True, U_new, row_loss)
         nll_ = float(row_loss.sum())
         if do_rebalance:
             U_new, V_new, b_new = _rebalance(U_new, V_new, b_new, penalty, nonneg)
@@ -387,34 +337,24 @@ def fit_sparse(
             sweeps += 1
             if check_monotone and f2 > f1 + 1e-9 * abs(f1):
                 raise AssertionError(f"MM sweep {sweeps} increased the objective: {f1} -> {f2}")
-            r_parts = (U1 - U, V1 - V, b1 - b)
-            v_parts = (U2 - 2 * U1 + U, V2 - 2 * V1 + V, b2 - 2 * b1 + b)
-            r_norm = np.sqrt(sum(float(np.sum(x * x)) for x in r_parts))
-            v_norm = np.sqrt(sum(float(np.sum(x * x)) for x in v_parts))
-            alpha = -min(max(r_norm / v_norm, 1.0), step_max) if v_norm > 0 else -1.0
+            alpha, r_parts, v_parts = squarem_step((U, V, b), (U1, V1, b1), (U2, V2, b2), step_max)
             U_new, V_new, b_new, f_new, nll_new = U2, V2, b2, f2, nll2
             if alpha < -1.0:
-                U_e = U - 2 * alpha * r_parts[0] + alpha * alpha * v_parts[0]
-                V_e = V - 2 * alpha * r_parts[1] + alpha * alpha * v_parts[1]
-                b_e = b - 2 * alpha * r_parts[2] + alpha * alpha * v_parts[2]
-                if nonneg and fixed_items is None:
-                    np.maximum(V_e, 0.0, out=V_e)
+                U_e, V_e, b_e = extrapolate(
+                    (U, V, b), r_parts, v_parts, alpha, nonneg and fixed_items is None
+                )
                 f_e, nll_e = evaluate(U_e, V_e, b_e)
                 passes += 1
-                if np.isfinite(f_e) and f_e <= f2:
+                accepted = bool(np.isfinite(f_e) and f_e <= f2)
+                step_max = next_step_max(step_max, alpha, accepted)
+                if accepted:
                     U_new, V_new, b_new, f_new, nll_new = U_e, V_e, b_e, f_e, nll_e
-                    step_max = min(step_max * 4.0, 1e4) if -alpha >= step_max else step_max
-                else:
-                    step_max = max(1.0, step_max / 4.0)
-        scale = 1.0 + max(np.abs(U_new).max(), np.abs(V_new).max(), np.abs(b_new).max())
-        change = (
-            max(np.abs(U_new - U).max(), np.abs(V_new - V).max(), np.abs(b_new - b).max()) / scale
-        )
+        change = relative_change((U_new, V_new, b_new), (U, V, b))
         U, V, b, f, nll = U_new, V_new, b_new, f_new, nll_new
         history.append(f)
         if callback is not None:
             callback(sweeps, f)
-        rel = _remaining_gap(history) / (abs(f) + 1e-12)
+        rel = remaining_gap(history) / (abs(f) + 1e-12)
         if rel < tol and change < param_tol:
             converged = True
             break
