@@ -16,11 +16,12 @@ from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import read_table_file
 from latentbench.io._matrix_checks import (
     _SCORE_COLUMNS,
-    _check_ids,
+    _axis_ids,
     _coerce_scores,
     _head,
     _holds_numbers,
     _refuse_known_outputs,
+    _refuse_repeated_ids,
     _show,
     _where,
 )
@@ -126,20 +127,8 @@ class ResponseMatrix:
         n_models, n_items = array.shape
         if n_models == 0 or n_items == 0:
             raise InputError(f"{_where(source)}the response matrix is empty; expected data")
-        models = _check_ids(list(model_ids), "model", source, "model")
-        items = _check_ids(list(item_ids), "item", source, "item")
-        if len(models) != n_models or len(items) != n_items:
-            raise InputError(
-                f"{_where(source)}got {len(models)} model ids and {len(items)} item ids for a "
-                f"{n_models} x {n_items} score array; expected one id per row and per column"
-            )
-        for kind, ids in (("model", models), ("item", items)):
-            index = pd.Index(ids)
-            if index.has_duplicates:
-                dup = index[index.duplicated()][0]
-                raise InputError(
-                    f"{_where(source)}{kind} id {dup!r} appears twice; ids must be unique"
-                )
+        models, items = _axis_ids(model_ids, item_ids, array.shape, source, "score array")
+        _refuse_repeated_ids(models, items, source)
         values = array.astype(np.float32, copy=True)
         finite = np.isfinite(values)
         if np.isinf(values).any():

@@ -95,3 +95,31 @@ def _holds_numbers(values: pd.Series) -> bool:
         return True
     present = values.dropna()
     return len(present) > 0 and bool(pd.to_numeric(present, errors="coerce").notna().all())
+
+
+def _axis_ids(
+    model_ids: Sequence[Any],
+    item_ids: Sequence[Any],
+    shape: tuple[int, int],
+    source: str | None,
+    what: str,
+) -> tuple[list[str], list[str]]:
+    """Checked model and item ids, one per row and per column of a ``what`` of ``shape``."""
+    n_models, n_items = shape
+    models = _check_ids(list(model_ids), "model", source, "model")
+    items = _check_ids(list(item_ids), "item", source, "item")
+    if len(models) != n_models or len(items) != n_items:
+        raise InputError(
+            f"{_where(source)}got {len(models)} model ids and {len(items)} item ids for a "
+            f"{n_models} x {n_items} {what}; expected one id per row and per column"
+        )
+    return models, items
+
+
+def _refuse_repeated_ids(models: list[str], items: list[str], source: str | None) -> None:
+    """Refuse a model or item id that appears twice (naming the first repeat)."""
+    for kind, ids in (("model", models), ("item", items)):
+        index = pd.Index(ids)
+        if index.has_duplicates:
+            dup = index[index.duplicated()][0]
+            raise InputError(f"{_where(source)}{kind} id {dup!r} appears twice; ids must be unique")

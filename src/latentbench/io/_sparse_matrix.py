@@ -11,7 +11,7 @@ import pandas as pd
 from latentbench.exceptions import InputError
 from latentbench.io._cells import ObservedCells
 from latentbench.io._matrix import MatrixSummary, ResponseMatrix
-from latentbench.io._matrix_checks import _check_ids, _where
+from latentbench.io._matrix_checks import _axis_ids, _refuse_repeated_ids, _where
 
 __all__ = ["SparseResponseMatrix"]
 
@@ -52,25 +52,13 @@ class SparseResponseMatrix(ResponseMatrix):
         if not isinstance(cells, ObservedCells):
             raise InputError(f"{_where(source)}expected ObservedCells, got {type(cells).__name__}")
         n_models, n_items = cells.shape
-        models = _check_ids(list(model_ids), "model", source, "model")
-        items = _check_ids(list(item_ids), "item", source, "item")
-        if len(models) != n_models or len(items) != n_items:
-            raise InputError(
-                f"{_where(source)}got {len(models)} model ids and {len(items)} item ids for a "
-                f"{n_models} x {n_items} matrix; expected one id per row and per column"
-            )
+        models, items = _axis_ids(model_ids, item_ids, cells.shape, source, "matrix")
         if n_models < 2 or n_items < 2:
             raise InputError(
                 f"{_where(source)}{n_models} model(s) x {n_items} item(s); expected at least 2 "
                 "models and 2 items"
             )
-        for kind, ids in (("model", models), ("item", items)):
-            index = pd.Index(ids)
-            if index.has_duplicates:
-                dup = index[index.duplicated()][0]
-                raise InputError(
-                    f"{_where(source)}{kind} id {dup!r} appears twice; ids must be unique"
-                )
+        _refuse_repeated_ids(models, items, source)
         self._cells = cells
         self._dense: np.ndarray | None = None
         self._model_ids = models

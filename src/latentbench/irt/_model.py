@@ -218,29 +218,19 @@ class TwoPL:
         callback: Callable[[int, float], None] | None,
         penalty: GaussianPenalty,
     ) -> CBMMFit:
+        options: dict[str, Any] = {
+            "rank": rank,
+            "sigma": float(self.sigma),
+            "penalty": penalty,
+            "tol": float(self.tol),
+            "max_iter": int(self.max_iter),
+            "accelerate": self.accelerate,
+            "callback": callback,
+        }
         if isinstance(scores, ObservedCells):
-            return fit_sparse(
-                scores,
-                rank=rank,
-                sigma=float(self.sigma),
-                penalty=penalty,
-                tol=float(self.tol),
-                max_iter=int(self.max_iter),
-                accelerate=self.accelerate,
-                callback=callback,
-            )
+            return fit_sparse(scores, **options)
         return fit_cbmm(
-            scores,
-            rank=rank,
-            sigma=float(self.sigma),
-            penalty=penalty,
-            tol=float(self.tol),
-            max_iter=int(self.max_iter),
-            init=self.init,
-            random_state=self.random_state,
-            accelerate=self.accelerate,
-            callback=callback,
-            device=self.device,
+            scores, init=self.init, random_state=self.random_state, device=self.device, **options
         )
 
     def select_rank(

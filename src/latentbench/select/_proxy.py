@@ -202,29 +202,19 @@ class LowRankProxy:
                 else None
             )
             observed = ~np.isnan(H)
+            options: dict[str, Any] = {
+                "rank": rank,
+                "sigma": self.sigma,
+                "l2": self.l2,
+                "nonneg": self.nonneg,
+                "max_iter": self.max_iter,
+                "tol": 1e-5,
+                "init": "accuracy" if warm is None else warm,
+            }
             if observed.mean() < SPARSE_DENSITY:
-                fit = fit_sparse(
-                    ObservedCells.from_dense(H),
-                    rank=rank,
-                    sigma=self.sigma,
-                    l2=self.l2,
-                    nonneg=self.nonneg,
-                    max_iter=self.max_iter,
-                    tol=1e-5,
-                    init="accuracy" if warm is None else warm,
-                )
+                fit = fit_sparse(ObservedCells.from_dense(H), **options)
             else:
-                fit = fit_cbmm(
-                    H,
-                    rank=rank,
-                    sigma=self.sigma,
-                    l2=self.l2,
-                    nonneg=self.nonneg,
-                    max_iter=self.max_iter,
-                    tol=1e-5,
-                    init="accuracy" if warm is None else warm,
-                    random_state=self.random_state,
-                )
+                fit = fit_cbmm(H, random_state=self.random_state, **options)
         self.V_ = np.asarray(fit.V, dtype=np.float64)
         self.b_ = np.asarray(fit.b, dtype=np.float64)
         self.U_history_ = np.asarray(fit.U, dtype=np.float64)
