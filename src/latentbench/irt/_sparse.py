@@ -299,8 +299,8 @@ def fit_sparse(
         if fixed_items is None:
             V_new, b_new = np.empty_like(V_), np.empty_like(b_)
             items = (cells.col_ptr, cells.col_rows, cells.col_values, flat(U_), flat(V_), b_)
-            block = (inv_sigma, tight, item_curv, item_target, nonneg)
-            item_kernel(*items, *block, flat(V_new), b_new)
+            settings = (inv_sigma, tight, item_curv, item_target, nonneg)
+            item_kernel(*items, *settings, flat(V_new), b_new)
         else:
             V_new, b_new = V_, b_
         U_new = np.empty_like(U_)
