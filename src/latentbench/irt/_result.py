@@ -241,7 +241,7 @@ class IRTResult:
         var_own = np.linalg.inv(hessian)[:, 0, 0]
         var_items = np.zeros_like(var_own)
         if self.rank == 1 and self.matrix is not None:
-            var_items = self._item_variance_of_scores(matrix.scores, cols, U[:, 0], hessian)
+            var_items = self._calibration_variance(matrix.scores, cols, U[:, 0], hessian)
         return pd.DataFrame(
             {
                 "model": matrix.model_ids,
@@ -251,6 +251,39 @@ class IRTResult:
                 "n_observed": matrix.n_observed_per_model(),
                 "accuracy": matrix.model_accuracy(),
             }
+        )
+
+    def _calibration_variance(
+        self, scores: np.ndarray, cols: np.ndarray, theta: np.ndarray, hessian: np.ndarray
+    ) -> np.ndarray:
+        """Variance the calibration adds to scored abilities (rank 1, matrix kept).
+
+        MAP fits with at most :data:`~latentbench.irt.inference.JOINT_MAX_MODELS` models: the
+        joint Laplace covariance of the calibration's abilities and items, including the
+        re-standardisation of the reporting scale
+        (:func:`latentbench.irt._laplace.scoring_variance`); otherwise the items' block
+        covariances by the delta method.
+        """
+        from latentbench.irt._laplace import joint_laplace, scoring_variance
+        from latentbench.irt.inference import JOINT_MAX_MODELS
+
+        if self.prior_selection is None or self.matrix is None or self.shape[0] > JOINT_MAX_MODELS:
+            return self._item_variance_of_scores(scores, cols, theta, hessian)
+        scale = self.normalisation
+        mu = float(scale.shift[0]) if scale is not None else 0.0
+        s = scale.scale if scale is not None else 1.0
+        A0 = np.array([[1.0 / s, 0.0], [-mu / s, 1.0]])
+        laplace = joint_laplace(
+            self.matrix.scores,
+            self.U[:, 0],
+            self.V[:, 0],
+            self.b,
+            self.sigma,
+            float(self.penalty.model_curvature(1)[0, 0]) * s * s,
+            A0.T @ self.penalty.item_curvature(1) @ A0,
+        )
+        return scoring_variance(
+            laplace, self.V[:, 0], scores, cols, theta, self.b, self.sigma, hessian[:, 0, 0]
         )
 
     def _item_variance_of_scores(
