@@ -138,3 +138,27 @@ def test_rank_agreement_detects_disagreement():
     agreement = rank_agreement(result, top=10)
     assert agreement.loc[0, "spearman"] < 0.999
     assert agreement.loc[0, "n_models"] == n
+
+
+def test_random_answer_items_flagged_under_the_default_prior_at_a_small_shape():
+    """30 models: the held-out choice takes a tight prior on a (centred at 1), which keeps a
+    random item's a far from 0, so a test on the estimate (a / se) flags none of them; the
+    score test of a = 0 does not involve the prior."""
+    data = simulate_2pl(30, 200, random_state=12)
+    rng = np.random.default_rng(13)
+    scores = np.array(data.complete, copy=True)
+    random_items = np.arange(20)
+    scores[:, random_items] = (rng.random((30, random_items.size)) < 0.6).astype(np.float32)
+    matrix = ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids)
+    result = TwoPL().fit(matrix)
+    assert result.prior_selection is not None and result.prior_selection.a_sd == 0.25
+    items = diagnose(result, matrix).items
+    flagged = items["uninformative"].to_numpy()
+    # each random item is flagged with probability 0.95: P(fewer than 15 of 20) < 0.003
+    assert flagged[random_items].sum() >= 15
+    # the MAP estimates of the random items stay well above 0
+    assert (result.V[random_items, 0] > 0.5).all()
+    # informative items missed (a ~ LogNormal(0, 0.3)) are a power question at 30 models
+    # (36% at this seed: very easy or hard items carry little signal); far below the random ones
+    regular = np.setdiff1d(np.arange(200), random_items)
+    assert flagged[regular].mean() < 0.5

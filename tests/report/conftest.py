@@ -24,9 +24,7 @@ def small_fit():
     items = data.matrix.item_ids
     items[1] = HOSTILE_ITEM
     matrix = ResponseMatrix(data.matrix.scores, models, items)
-    # joint ML: the flag tables need flagged items, and the uninformative-item test (a = 0)
-    # flags fewer items under the default prior, which is centred at a = 1
-    return matrix, TwoPL(prior=None).fit(matrix)
+    return matrix, TwoPL().fit(matrix)
 
 
 @pytest.fixture(scope="session")

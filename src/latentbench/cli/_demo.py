@@ -160,9 +160,7 @@ def demo(
     with clean_warnings():
         matrix, planted = demo_matrix()
         console.print(str(matrix.summary()))
-        # joint ML: the demo's item diagnostics test a = 0, and the default prior (centred
-        # at a = 1) pulls random-answer items away from 0, so they would not be flagged
-        result = fit_with_progress(TwoPL(prior=None), matrix)
+        result = fit_with_progress(TwoPL(), matrix)
         print_fit(result, top=5)
         paths = result.save(out / "fit", matrix)
         matrix.to_long().to_parquet(out / "responses.parquet", index=False)
@@ -203,10 +201,14 @@ def _fit_findings(result: Any, planted: dict[str, list[str]]) -> None:
         + ", ".join(f"{r.model} ({r.rank_accuracy} -> {r.rank_theta})" for r in moved.itertuples()),
         soft_wrap=True,
     )
-    flat = result.items[result.items["discrimination"] < 0.2]["item"]
+    from latentbench.irt.diagnostics import uninformative_items
+
+    info = uninformative_items(result, result.matrix)
+    flat = info[info["uninformative"]]["item"]
     found = len(set(flat) & set(planted["zero_discrimination"]))
     console.print(
-        f"Items with discrimination < 0.2: {len(flat)} ({found} of the "
+        "Items not significantly related to ability (score test of a = 0, one-sided 5%): "
+        f"{len(flat)} ({found} of the "
         f"{len(planted['zero_discrimination'])} planted random-answer items among them).",
         soft_wrap=True,
     )
