@@ -13,7 +13,11 @@ On each shared real matrix (``../shared/data``), side by side:
    Spearman(theta, accuracy), sweeps.
 4. Coverage of 95% theta intervals (``standard_errors``) in parametric simulations shaped like
    the matrix (same models, items and missing cells; parameters from the default fit; 20
-   replicas), with the interval width and RMSE.
+   replicas), with the interval width and RMSE; the same for ``score_models`` on a
+   calibrate-half / score-half split; optionally (``--synthetic NxJ``) on simulated 2PL data.
+
+Held-out comparators also include a joint MAP fit with a lognormal prior on a
+(``fit_lognormal_map``, L-BFGS; a comparator only).
 
 Usage::
 
@@ -35,14 +39,59 @@ from latentbench import ResponseMatrix
 from latentbench.irt import TwoPL, fit_additive, fit_marginal, predictive_scores
 from latentbench.irt._heldout import heldout_mask
 from latentbench.irt._objective import sigmoid
+from latentbench.irt._priors import item_prior_moments
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 NAMES = ["mmlu_pro", "bfcl_v2", "alpacaeval1_gpt4", "alpacaeval2_weighted"]
 
 
+def fit_lognormal_map(scores: np.ndarray, a_log_sd: float = 0.5) -> np.ndarray:
+    """Comparator only: joint MAP of the 2PL with the issue's priors, by L-BFGS.
+
+    theta ~ N(0, 1), log a ~ N(0, a_log_sd^2), b ~ N(b_mean, b_sd^2) (b moments from the item
+    logits as in the default). Returns the fitted probabilities, shape (N, J).
+    """
+    from scipy.optimize import minimize
+
+    observed = ~np.isnan(scores)
+    y = np.where(observed, scores, 0.0).astype(float)
+    w = observed.astype(float)
+    N, J = scores.shape
+    b_mean, b_sd = item_prior_moments(scores)
+    p_item = np.clip((y.sum(0) + 0.5) / (w.sum(0) + 1.0), 1e-3, 1 - 1e-3)
+    acc = np.clip((y.sum(1) + 0.5) / (w.sum(1) + 1.0), 1e-3, 1 - 1e-3)
+    t0 = np.log(acc / (1 - acc))
+    x0 = np.r_[(t0 - t0.mean()) / (t0.std() + 1e-9), np.zeros(J), np.log(p_item / (1 - p_item))]
+
+    def objective(x: np.ndarray) -> tuple[float, np.ndarray]:
+        theta, alpha, b = x[:N], x[N : N + J], x[N + J :]
+        a = np.exp(alpha)
+        t = np.outer(theta, a) + b
+        loss = float((w * (np.logaddexp(0.0, t) - y * t)).sum())
+        r = w * (sigmoid(t) - y)
+        d = b - b_mean
+        loss += 0.5 * (theta @ theta + alpha @ alpha / a_log_sd**2 + d @ d / b_sd**2)
+        g_theta = r @ a + theta
+        g_alpha = (r.T @ theta) * a + alpha / a_log_sd**2
+        g_b = r.sum(0) + d / b_sd**2
+        return loss, np.r_[g_theta, g_alpha, g_b]
+
+    x = minimize(objective, x0, jac=True, method="L-BFGS-B", options={"maxiter": 5000}).x
+    return np.asarray(sigmoid(np.outer(x[:N], np.exp(x[N : N + J])) + x[N + J :]))
+
+
 def heldout(matrix: ResponseMatrix, seeds: list[int]) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {
-        k: [] for k in ("default", "additive", "joint_ml", "marginal_ml", "brier_d", "brier_a")
+        k: []
+        for k in (
+            "default",
+            "additive",
+            "joint_ml",
+            "marginal_ml",
+            "lognormal_map",
+            "brier_d",
+            "brier_a",
+        )
     }
     out.update({"auc_d": [], "auc_a": []})
     for seed in seeds:
@@ -59,6 +108,8 @@ def heldout(matrix: ResponseMatrix, seeds: list[int]) -> dict[str, list[float]]:
         out["additive"].append(s_a.log_loss)
         out["joint_ml"].append(predictive_scores(joint, truth).log_loss)
         out["marginal_ml"].append(predictive_scores(marginal, truth).log_loss)
+        lognormal = fit_lognormal_map(train)[rows, cols]
+        out["lognormal_map"].append(predictive_scores(lognormal, truth).log_loss)
         out["brier_d"].append(s_d.brier)
         out["brier_a"].append(s_a.brier)
         out["auc_d"].append(s_d.auc)
@@ -108,16 +159,86 @@ def coverage(matrix: ResponseMatrix, replicas: int) -> tuple[float, float, float
     )
 
 
+def score_coverage(matrix: ResponseMatrix, replicas: int) -> tuple[float, float, float, float]:
+    """``score_models`` on a calibrate-half / score-half split of parametric replicas.
+
+    Each replica redraws the matrix from the default fit, calibrates the default fit on a
+    random half of the models and scores the other half with the items held fixed; the truth
+    is on the calibration's scale (the generating abilities standardised over the calibration
+    half). Returns mean coverage of 95% intervals (theta -/+ 1.96 se), its Monte Carlo se,
+    mean se and RMSE.
+    """
+    fit = TwoPL().fit(matrix)
+    p = fit.predict_proba()
+    observed = matrix.observed
+    truth = fit.U[:, 0]
+    ids = np.array(matrix.model_ids)
+    covered, ses, sq = [], [], []
+    for k in range(replicas):
+        rng = np.random.default_rng(2000 + k)
+        Y = (rng.random(p.shape) < p).astype(np.float32)
+        Y[~observed] = np.nan
+        perm = rng.permutation(matrix.n_models)
+        cal, new = np.sort(perm[: matrix.n_models // 2]), np.sort(perm[matrix.n_models // 2 :])
+        calibration = TwoPL().fit(ResponseMatrix(Y[cal], list(ids[cal]), matrix.item_ids))
+        scored = calibration.score_models(ResponseMatrix(Y[new], list(ids[new]), matrix.item_ids))
+        target = (truth[new] - truth[cal].mean()) / truth[cal].std()
+        err = scored["theta"].to_numpy() - target
+        se = scored["se"].to_numpy()
+        covered.append(float(np.mean(np.abs(err) <= 1.959964 * se)))
+        ses.append(float(se.mean()))
+        sq.append(float(np.mean(err**2)))
+    cov = np.asarray(covered)
+    return (
+        float(cov.mean()),
+        float(cov.std(ddof=1) / np.sqrt(cov.size)) if cov.size > 1 else float("nan"),
+        float(np.mean(ses)),
+        float(np.sqrt(np.mean(sq))),
+    )
+
+
+def synthetic_coverage(n_models: int, n_items: int, replicas: int) -> tuple[float, float]:
+    """Coverage of 95% theta intervals of the default fit on ``simulate_2pl`` data (truth:
+    the generating abilities standardised), one data set per replica; mean and MC se."""
+    from latentbench.synthetic import simulate_2pl
+
+    covered = []
+    for k in range(replicas):
+        data = simulate_2pl(n_models, n_items, random_state=k)
+        theta = data.theta.ravel()
+        truth = (theta - theta.mean()) / theta.std()
+        ab = TwoPL().fit(data.matrix).standard_errors().abilities
+        covered.append(float(np.mean((ab["lower"] <= truth) & (truth <= ab["upper"]))))
+    cov = np.asarray(covered)
+    return float(cov.mean()), float(cov.std(ddof=1) / np.sqrt(cov.size))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", action="append", help="matrix name (repeatable)")
     parser.add_argument("--replicas", type=int, default=20)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--no-coverage", action="store_true")
+    parser.add_argument(
+        "--synthetic",
+        action="append",
+        default=[],
+        help="also synthetic coverage at NxJ (repeatable, e.g. 300x300, 2211x1324)",
+    )
+    parser.add_argument("--skip-real", action="store_true", help="only the --synthetic runs")
     parser.add_argument("--data", type=Path, default=SHARED, help="folder of the matrices")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    for name in args.only or NAMES:
+    for size in args.synthetic:
+        n, j = (int(v) for v in size.split("x"))
+        start = time.perf_counter()
+        cov, cov_se = synthetic_coverage(n, j, args.replicas)
+        print(
+            f"synthetic {n} x {j}: theta 95% coverage ({args.replicas} data sets) "
+            f"{cov:.3f} +/- {cov_se:.3f} ({time.perf_counter() - start:.0f} s)",
+            flush=True,
+        )
+    for name in [] if args.skip_real else (args.only or NAMES):
         path = args.data / f"{name}.parquet"
         if not path.exists():
             print(f"{name}: not found at {path}")
@@ -126,12 +247,13 @@ def main() -> None:
         start = time.perf_counter()
         h = heldout(matrix, list(range(args.seeds)))
         mean = {k: float(np.mean(v)) for k, v in h.items()}
-        best = min(mean["default"], mean["marginal_ml"])
+        best = min(mean["default"], mean["marginal_ml"], mean["lognormal_map"])
         print(f"\n{name}: {matrix.n_models} x {matrix.n_items}")
         print(
             f"  held-out log-loss ({args.seeds} seeds): default {mean['default']:.4f}  "
             f"additive {mean['additive']:.4f}  joint ML {mean['joint_ml']:.4f}  "
-            f"marginal ML {mean['marginal_ml']:.4f}  (default - best {mean['default'] - best:+.4f})"
+            f"marginal ML {mean['marginal_ml']:.4f}  MAP lognormal-a {mean['lognormal_map']:.4f}  "
+            f"(default - best {mean['default'] - best:+.4f})"
         )
         print(
             f"  per seed default {np.round(h['default'], 4).tolist()} additive "
@@ -156,6 +278,11 @@ def main() -> None:
             print(
                 f"  theta 95% coverage ({args.replicas} replicas): {cov:.3f} +/- {cov_se:.3f}, "
                 f"mean width {width:.3f}, RMSE {rmse:.3f}"
+            )
+            cov, cov_se, se, rmse = score_coverage(matrix, args.replicas)
+            print(
+                f"  score_models 95% coverage, calibrate half / score half ({args.replicas} "
+                f"replicas): {cov:.3f} +/- {cov_se:.3f}, mean se {se:.3f}, RMSE {rmse:.3f}"
             )
         print(f"  ({time.perf_counter() - start:.0f} s)", flush=True)
 

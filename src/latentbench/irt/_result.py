@@ -219,7 +219,10 @@ class IRTResult:
         DataFrame
             ``model``, ``theta`` (on the fit's normalised scale), ``se`` (observed information
             at the estimate, penalty included, plus, for rank 1 when the result holds its
-            matrix, the calibration's item-parameter uncertainty by the delta method),
+            matrix, the variance the calibration passes on: for a MAP fit with at most
+            1000 models its joint Laplace covariance, abilities, items and the reporting
+            scale together, see :func:`latentbench.irt._laplace.scoring_variance`;
+            otherwise the items' block covariances by the delta method),
             ``se_own`` (the model's own cells only), ``n_observed``, ``accuracy``.
         """
         lookup = {item: j for j, item in enumerate(self.item_ids)}

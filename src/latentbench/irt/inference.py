@@ -2,7 +2,10 @@
 
 Two routes to uncertainty for the reported (normalised) parameters of an :class:`IRTResult`:
 
-- :func:`standard_errors`: the observed information of the fitted objective (Bernoulli
+- :func:`standard_errors`: for a rank-1 MAP fit with at most :data:`JOINT_MAX_MODELS`
+  models, the abilities' SEs come from the joint Laplace approximation with the items
+  integrated out (:mod:`latentbench.irt._laplace`); otherwise, and for the item parameters,
+  the observed information of the fitted objective (Bernoulli
   negative log-likelihood plus the fit's penalty, :mod:`latentbench.irt._objective`), in a
   block-diagonal approximation: one ``r x r`` block per model (items held fixed) and one
   ``(r + 1) x (r + 1)`` block per item (``(a_j, b_j)``, models held fixed). The blocks are
