@@ -16,8 +16,10 @@ def _population(n: int, p: float, seed: int) -> np.ndarray:
     return (np.random.default_rng(seed).random(n) < p).astype(np.float64)
 
 
-@pytest.mark.parametrize("lam", [0.0, 0.8])
-def test_coverage_adaptive_batches_without_replacement(lam):
+@pytest.mark.parametrize(
+    ("lam", "horizons"), [(0.0, (32,)), (0.8, (32,)), (0.0, None), (0.8, (8, 64))]
+)
+def test_coverage_adaptive_batches_without_replacement(lam, horizons):
     """One arm, alpha = 0.2, no union bound: the interval covers the finite-population mean
     at every batch in >= 1 - alpha of the runs, with batch sizes chosen from the past."""
     n, alpha, reps = 300, 0.2, 300
@@ -28,7 +30,8 @@ def test_coverage_adaptive_batches_without_replacement(lam):
     covered = 0
     for _ in range(reps):
         order = rng.permutation(n)
-        cs = BettingConfSeq(1, n, alpha, union=False, horizons=(32,))
+        kw = {} if horizons is None else {"horizons": horizons}
+        cs = BettingConfSeq(1, n, alpha, union=False, **kw)
         t, ok = 0, True
         while t < n:
             lo, hi = cs.interval()

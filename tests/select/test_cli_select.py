@@ -84,6 +84,45 @@ def test_replay_split_is_recorded_and_printed(files):
     assert data["params"]["alpha"] == 0.05 and data["certified"] in (True, False)
 
 
+def test_replay_history_free_uses_every_model(files):
+    tmp, _Y = files
+    out = tmp / "free"
+    args = ["select", "replay", str(tmp / "all.parquet"), "--no-history", "--budget", "300"]
+    args += ["--batch-size", "16", "--init-batch", "8", "--seed", "1", "--out", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "selection.json").read_text())
+    assert len(data["arms"]) == 40  # no split: every model is a candidate
+    record = data["params"]["history"]
+    assert record["history models"] == 0 and record["source"].startswith("none")
+    assert "history-free" in result.output and "random half" not in result.output
+    assert data["evaluations_post_init"] == 300
+
+
+def test_replay_history_from_store(files):
+    from latentbench.io.store import Store
+
+    tmp, _Y = files
+    db = tmp / "hist.duckdb"
+    with Store(db) as store:
+        store.ingest_files("table", [tmp / "history.parquet"], benchmark="toy")
+    out = tmp / "store"
+    args = ["select", "replay", str(tmp / "candidates.parquet"), "--history-store", str(db)]
+    args += ["--history-benchmark", "toy", "--rank", "2", "--budget", "200", "--out", str(out)]
+    args += ["--batch-size", "16", "--init-batch", "8"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "selection.json").read_text())
+    record = data["params"]["history"]
+    assert record["history models"] == 20 and "toy" in record["source"]
+    assert len(data["arms"]) == 20 and record["proxy rank"] == 2
+    # exclusive options and a missing benchmark are clear errors
+    bad = runner.invoke(app, [*args[:7], "--no-history", "--out", str(tmp / "x")])
+    assert bad.exit_code != 0 and "exclude each other" in bad.output
+    bad = runner.invoke(app, [*args[:4], str(db), "--out", str(tmp / "y")])
+    assert bad.exit_code != 0 and "go together" in bad.output
+
+
 def test_replay_reports_bad_input(files):
     tmp, _ = files
     result = runner.invoke(

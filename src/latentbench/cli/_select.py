@@ -120,8 +120,22 @@ def replay(
     responses: Path = typer.Argument(..., help="Scores of the candidate models (Parquet/CSV)."),
     history: Path | None = typer.Option(
         None,
-        help="Scores of historical models on the same items (learns the proxy). "
-        "Without it, a random half of RESPONSES is used as history.",
+        help="Scores of historical models on the same items (learns the proxy). Without a "
+        "history (this, --history-store or --no-history), a random half of RESPONSES is "
+        "used as history and only the other half are candidates (printed and recorded).",
+    ),
+    history_store: Path | None = typer.Option(
+        None,
+        help="Take the history from this store (e.g. earlier runs), with --history-benchmark.",
+    ),
+    history_benchmark: str | None = typer.Option(
+        None, help="Benchmark of --history-store whose models are the history."
+    ),
+    no_history: bool = typer.Option(
+        False,
+        "--no-history",
+        help="History-free: every model of RESPONSES is a candidate and the proxy's item "
+        "factors are learned online from the candidates' own revealed cells.",
     ),
     budget: int = typer.Option(400_000, help="Post-initialisation evaluations."),
     policy: str = typer.Option(
@@ -157,7 +171,7 @@ def replay(
         try:
             result, split_note = _replay(
                 responses,
-                history,
+                _HistorySource(history, history_store, history_benchmark, no_history),
                 budget,
                 policy,
                 seed,
@@ -218,9 +232,30 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+class _HistorySource:
+    """Where the proxy's history comes from: a file, a store benchmark, none (history-free)
+    or, when nothing is given, a random half of the responses."""
+
+    def __init__(
+        self,
+        path: Path | None,
+        store: Path | None,
+        benchmark: str | None,
+        none: bool,
+    ) -> None:
+        given = [name for name, on in (("--history", path is not None),
+                                       ("--history-store", store is not None),
+                                       ("--no-history", none)) if on]  # fmt: skip
+        if len(given) > 1:
+            raise InputError(f"{' and '.join(given)} exclude each other; give one of them")
+        if (store is None) != (benchmark is None):
+            raise InputError("--history-store and --history-benchmark go together; give both")
+        self.path, self.store, self.benchmark, self.none = path, store, benchmark, none
+
+
 def _replay(
     responses: Path,
-    history: Path | None,
+    source: _HistorySource,
     budget: int,
     policy: str,
     seed: int,
@@ -243,23 +278,42 @@ def _replay(
     from latentbench.select._policies import POLICIES
 
     matrix = ResponseMatrix.read(responses)
-    if history is not None:
-        hist = ResponseMatrix.read(history)
+    history_record: dict[str, Any]
+    hist_scores = None
+    if source.path is not None or source.store is not None:
+        if source.path is not None:
+            hist = ResponseMatrix.read(source.path)
+            where, flag = str(source.path), "--history"
+        else:
+            from latentbench.cli._fit import load_matrix
+
+            hist = load_matrix(None, source.store, source.benchmark)
+            where = f"benchmark {source.benchmark!r} of store {source.store}"
+            flag = "--history-store"
         absent = set(matrix.item_ids) - set(hist.item_ids)
         if absent:
             raise InputError(
-                f"--history lacks {len(absent)} items of RESPONSES, e.g. {sorted(absent)[0]!r}"
+                f"{flag} ({where}) lacks {len(absent)} items of RESPONSES, e.g. "
+                f"{sorted(absent)[0]!r}; the history must cover the candidates' items"
             )
         hist_scores = hist.subset(items=matrix.item_ids).scores
         candidates, ids = matrix.scores, matrix.model_ids
         split_note = (
-            f"history: {hist.n_models} models of {history} learn the proxy; {len(ids)} candidates"
+            f"history: {hist.n_models} models of {where} learn the proxy; {len(ids)} candidates"
         )
-        history_record: dict[str, Any] = {
-            "source": str(history),
+        history_record = {
+            "source": where,
             "history models": hist.n_models,
             "candidates": len(ids),
         }
+    elif source.none:
+        candidates, ids = matrix.scores, matrix.model_ids
+        split_note = (
+            f"history-free (--no-history): all {len(ids)} models are candidates; the proxy "
+            "is learned from their own revealed cells as the run goes"
+        )
+        history_record = {"source": "none (history-free)", "history models": 0,
+                          "candidates": len(ids)}  # fmt: skip
     else:
         h_rows, t_rows = split_models(matrix.n_models, how="random", random_state=seed)
         hist_scores = matrix.scores[h_rows]
@@ -268,7 +322,8 @@ def _replay(
         split_note = (
             f"history split: no --history given, so a random half of RESPONSES "
             f"({len(h_rows)} models, seed {seed}) learns the proxy and only the other "
-            f"{len(ids)} models are candidates; pass --history to use all of them"
+            f"{len(ids)} models are candidates; pass --history, --history-store or "
+            "--no-history to use all of them"
         )
         history_record = {
             "source": f"random half of {responses.name} (seed {seed})",
@@ -283,11 +338,20 @@ def _replay(
     if stop == "confidence" and "bonus" in options and "bonus" not in spec_options:
         extra["bonus"] = "ci"  # fixed confidence: LUCB sampling
     pol = make_policy(policy, extra, where="--policy")
-    proxy = None
-    if pol.needs_proxy:
+    proxy: LowRankProxy | None = None
+    if pol.needs_proxy and hist_scores is None:  # history-free
+        from latentbench.select import OnlineProxy
+
+        online_rank = _rank(rank)
+        proxy = OnlineProxy(
+            rank=2 if online_rank == "auto" else int(online_rank), random_state=seed
+        )
+        history_record["proxy rank"] = proxy.rank
+    elif pol.needs_proxy and hist_scores is not None:
         with console.status("learning item factors from the history ..."):
-            proxy = LowRankProxy(rank=_rank(rank), random_state=seed).fit(hist_scores)
-        history_record["proxy rank"] = proxy.rank_
+            fitted = LowRankProxy(rank=_rank(rank), random_state=seed).fit(hist_scores)
+        history_record["proxy rank"] = fitted.rank_
+        proxy = fitted
     history_record["input"] = str(responses)
     history_record["input_sha256"] = _sha256(responses)
     oracle = MatrixOracle(candidates, missing=missing)

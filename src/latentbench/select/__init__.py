@@ -21,6 +21,7 @@ from latentbench.select._experiment import (
     run_experiment,
     split_models,
 )
+from latentbench.select._online import OnlineProxy
 from latentbench.select._policies import (
     POLICIES,
     UCBE,
@@ -54,6 +55,7 @@ __all__ = [
     "MatrixOracle",
     "NaivePooling",
     "Observation",
+    "OnlineProxy",
     "Oracle",
     "Policy",
     "PolicyInfo",

@@ -16,10 +16,18 @@ sequences for sampling without replacement", NeurIPS 2020):
 
     K_t(m) = theta prod (1 + b+_s (R_s - m_s)) + (1 - theta) prod (1 - b-_s (R_s - m_s)),
 
-with predictable plug-in bets ``b = sqrt(2 log(2 / a) / (sigma2 max(t, h)))``, averaged over a
-few horizons ``h`` (a mixture of capital processes), truncated to
-``c / (m_s - lo_s)`` and ``c / (hi_s - m_s)``, where ``[lo_s, hi_s]`` is the true range of
-``R_s`` given the predictions (``[-lam max f, 1 - lam min f]`` over the pool). ``K_t(mu)`` is a
+with predictable plug-in bets scaled to each cell's weight in the mean. A cell revealed from
+a pool of ``N_t`` items moves the conditional mean by ``a_t = n / N_t`` per unit of ``m``, so
+the bet on it is ``a_t`` times a base bet, ``b_t = a_t sqrt(2 log(2 / a) / (sigma2 max(A_t, h)))``
+with ``A_t = sum_{s <= t} a_s^2`` the *effective* number of cells (``A_t = t`` for an infinite
+population, ``n t / (n - t)`` roughly under sampling without replacement). With the bet
+proportional to ``a_t`` the capital grows like ``delta^2 A_t / (2 sigma2)`` at a distance
+``delta`` from the mean, so the interval shrinks with the finite-population factor
+``sqrt(1 - t / n)`` as a normal approximation does (unscaled bets gain only part of it). The
+capital is averaged over a few horizons ``h`` (in effective cells) with fixed prior weights
+(a mixture of capital processes), and every bet is truncated to ``c / (m_s - lo_s)`` and
+``c / (hi_s - m_s)``, where ``[lo_s, hi_s]`` is the true range of ``R_s`` given the
+predictions (``[-lam max f, 1 - lam min f]`` over the pool). ``K_t(mu)`` is a
 nonnegative martingale, so by Ville's inequality ``{m : K_t(m) < 1 / a}`` covers ``mu`` at every
 ``t`` simultaneously with probability ``1 - a``; a rejected candidate stays rejected (running
 intersection). The interval is further intersected with the deterministic bounds
@@ -65,12 +73,19 @@ class BettingConfSeq:
         Largest fraction of the capital put at stake in one bet.
     theta : float, default 0.5
         Weight of the upward bet in the hedge.
-    horizons : tuple of int, default (256, 2048)
-        One capital process per horizon ``h``, its bets sized for ``max(t, h)`` cells; the
-        test uses their average (a mixture of test martingales, valid at every ``t``). The
-        short horizon keeps the interval tight after a few hundred cells, the long one after
-        thousands (single-horizon bets widen by ``log(t / h)``; the predictable plug-in rule
-        with ``t log(1 + t)`` is about 1.7 times the normal width at 200 cells).
+    horizons : tuple of int, default (200, 800, 3200, 12800)
+        Horizons of the mixture, in effective cells ``A_t`` (see the module docstring): one
+        capital process per horizon ``h``, its base bet sized for ``max(A_t, h)`` effective
+        cells. A bet sized for the current ``t`` is about 1.7 times the normal width after
+        200 cells, and a bet sized for a fixed ``h`` is within about 6 % of the best
+        constant bet for ``t`` between ``h / 2`` and ``2 h``, so a geometric grid with ratio
+        4 covers every ``t`` from 100 cells on at that cost plus the prior weight's.
+    weights : tuple of float, optional
+        Prior weights of the horizons (normalised to sum to 1); by default 0.85 on the
+        first horizon and the rest shared equally by the others ((0.85, 0.05, 0.05, 0.05)).
+        Each costs ``log(1 / w)`` in the threshold ``log(1 / a)``: most of the weight sits
+        on the shortest horizon (the width after a few hundred cells), the longer ones pay
+        ``log 20`` (the interval after thousands of cells).
 
     Attributes
     ----------
@@ -88,7 +103,8 @@ class BettingConfSeq:
         grid: int = 1000,
         c: float = 0.5,
         theta: float = 0.5,
-        horizons: tuple[int, ...] = (256, 2048),
+        horizons: tuple[int, ...] = (200, 800, 3200, 12800),
+        weights: tuple[float, ...] | None = None,
     ) -> None:
         if not 0 < alpha < 1:
             raise InputError(f"alpha={alpha!r}; expected a value in (0, 1)")
@@ -100,9 +116,23 @@ class BettingConfSeq:
         self.alpha = float(alpha)
         level = alpha / n_arms if union else alpha
         self._threshold = math.log(1.0 / level)
-        self._bet_log = math.log(2.0 / level)
-        self.horizons = np.array(sorted({max(1, min(int(h), n_items)) for h in horizons}), float)
-        self._log_weight = -math.log(self.horizons.size)
+        if weights is None:  # 0.85 on the first horizon, the rest shared equally
+            k = len(horizons)
+            weights = (1.0,) if k == 1 else (0.85,) + (0.15 / (k - 1),) * (k - 1)
+        w = np.asarray(weights, dtype=np.float64)
+        if len(horizons) == 0 or w.shape != (len(horizons),) or not (w > 0).all():
+            raise InputError(
+                f"horizons={horizons!r}, weights={weights!r}; expected as many positive "
+                "weights as horizons (at least one)"
+            )
+        self.horizons = np.maximum(np.asarray(horizons, dtype=np.float64), 1.0)
+        self._log_weight = np.log(w / w.sum())
+        # each horizon's bet is sized for its own threshold log(2 / (level w))
+        self._bet_log = math.log(2.0 / level) - self._log_weight
+        # effective cells after t cells: A_t = sum_{s <= t} (n / N_s)^2, N_s = n - s + 1
+        self._effective = np.cumsum(
+            (n_items / (n_items - np.arange(n_items, dtype=np.float64))) ** 2
+        )
         self.c, self.theta = float(c), float(theta)
         self._grid = np.linspace(0.0, 1.0, grid + 1)
         self._step = 1.0 / grid
@@ -154,17 +184,19 @@ class BettingConfSeq:
         F = pool_sum - _shifted_cumsum(f)
         r = y - lam * f
         lo, hi = -lam * pool_max, 1.0 - lam * pool_min
-        # predictable plug-in bets from the residuals before each cell (WSR's PrPl, sized for
-        # max(t, h) cells for every horizon h)
+        # predictable plug-in bets from the residuals before each cell (WSR's PrPl), scaled by
+        # the cell's weight a = n / N and sized for max(A_t, h) effective cells per horizon h
         k = t0 + np.arange(1, b + 1, dtype=np.float64)
+        weight = n / N
+        effective = self._effective[t0 : t0 + b]
         mean_prev = (0.5 + self._sums[arm, 0] + _shifted_cumsum(r)) / k
         dev = (r - mean_prev) ** 2
         var_prev = (0.25 + self._sums[arm, 1] + _shifted_cumsum(dev)) / k
         # one bet size per horizon, shape (H, b)
-        bet = np.sqrt(
+        bet = weight[None, :] * np.sqrt(
             2.0
-            * self._bet_log
-            / (var_prev[None, :] * np.maximum(k[None, :], self.horizons[:, None]))
+            * self._bet_log[:, None]
+            / (var_prev[None, :] * np.maximum(effective[None, :], self.horizons[:, None]))
         )
         alive = np.flatnonzero(~self._rejected[arm])
         if alive.size:
@@ -187,7 +219,7 @@ class BettingConfSeq:
             per_horizon = np.logaddexp(
                 math.log(self.theta) + log_up, math.log1p(-self.theta) + log_down
             )
-            log_capital = self._log_weight + np.logaddexp.reduce(per_horizon, axis=0)
+            log_capital = np.logaddexp.reduce(per_horizon + self._log_weight[:, None], axis=0)
             self._rejected[arm, sl] |= impossible | (log_capital >= self._threshold)
         self._sums[arm] += (r.sum(), dev.sum())
         self.count[arm] = t0 + b

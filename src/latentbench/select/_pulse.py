@@ -42,8 +42,11 @@ class Pulse(ProxyBookkeeping):
     refit_every : int, "auto" or None, default "auto"
         Rounds between refits of the candidate factors (see
         :class:`~latentbench.select._base.ProxyBookkeeping`; ``None``: never).
-    lam : {"plugin", "one", "zero"} or float, default "plugin"
-        Proxy weight rule; any fixed value in [0, 1] is valid. ``plugin`` is the release's
+    lam : {"plugin", "slope", "one", "zero"} or float, default "plugin"
+        Proxy weight rule; any fixed value in [0, 1] is valid. ``slope`` uses, at every
+        round, the least-squares slope of the arm's revealed scores on their current
+        predictions, clipped to [0, 1] (the weight that minimises the variance of
+        ``Y - lam f``, estimated in-sample). ``plugin`` is the release's
         variance-minimising rule from the arm's past corrections; before an arm has any
         under the current predictions (first pull, after each refit) it uses the
         least-squares slope of the arm's revealed scores on their predictions, clipped to
@@ -93,8 +96,10 @@ class Pulse(ProxyBookkeeping):
         if bonus == "ci" and ci == "none":
             raise InputError("bonus='ci' needs intervals; set ci='betting'")
         self.bonus = bonus
-        if isinstance(lam, str) and lam not in ("plugin", "one", "zero"):
-            raise InputError(f"lam={lam!r}; expected 'plugin', 'one', 'zero' or a number in [0, 1]")
+        if isinstance(lam, str) and lam not in ("plugin", "slope", "one", "zero"):
+            raise InputError(
+                f"lam={lam!r}; expected 'plugin', 'slope', 'one', 'zero' or a number in [0, 1]"
+            )
         if not isinstance(lam, str) and not 0 <= float(lam) <= 1:
             raise InputError(f"lam={lam!r}; expected a number in [0, 1]")
         if init_estimate not in ("mean", "prior"):
@@ -200,7 +205,9 @@ class Pulse(ProxyBookkeeping):
         F = self.f_all[arm] - self.f_obs[arm]
         F2 = self.f2_all[arm] - self.f2_obs[arm]
         if isinstance(self.lam, str):
-            if self.lam == "plugin" and self.zn[arm] == 0 and not self.legacy_stale_predictions:
+            if self.lam == "slope":
+                lam = _revealed_lambda(state, self.px.f, arm)
+            elif self.lam == "plugin" and self.zn[arm] == 0 and not self.legacy_stale_predictions:
                 lam = _revealed_lambda(state, self.px.f, arm)
             elif self.lam == "plugin":
                 lam = float(plugin_lambda(F, F2, pi, self.zbar[arm], self.zn[arm]))
