@@ -102,11 +102,15 @@ def identify(args: argparse.Namespace) -> None:
     ]
     if not args.skip_sim:
         pools.append(("simulator", "gap:0.02"))
+    if args.pools:
+        keep = set(args.pools.split(","))
+        pools = [(name, pool) for name, pool in pools if f"{name}:{pool}" in keep]
+    variants = ["pulse"] + [v for v in args.variants.split("|") if v]
     print(
-        "| pool | models | items | UCB-E to 95 % post-init | PULSE | saved post-init "
+        "| pool | models | items | policy | UCB-E to 95 % post-init | PULSE | saved post-init "
         "| UCB-E total | PULSE total | saved total | PULSE coverage |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, pool in pools:
         start = time.perf_counter()
         kwargs: dict = {}
@@ -126,28 +130,29 @@ def identify(args: argparse.Namespace) -> None:
             source,
             split="random",
             pools=pool,
-            policies=["ucbe", "pulse"],
+            policies=["ucbe", *variants],
             seeds=seeds,
             n_jobs=args.n_jobs,
             **kwargs,
         )
         (pool_name,) = res.pools
-        ref, new = res.curves[(pool_name, "ucbe")], res.curves[(pool_name, "pulse")]
+        ref = res.curves[(pool_name, "ucbe")]
         init = {r["policy"]: r["init_evaluations"] for r in res.summary}
-        pairs = paired_saving(ref, new, res.grid)
-        ok = np.isfinite(pairs).all(axis=1)
-        a, b = pairs[ok, 0], pairs[ok, 1]
-        post = 100 * (a - b) / np.maximum(a, 1)
-        total = 100 * (a - b) / (a + init["ucbe"])
-        cov = next(r["coverage"] for r in res.summary if r["policy"] == "pulse")
         m, n = res.pools[pool_name]["n_models"], source.shape[1]
-        print(
-            f"| {name} {pool} | {m} | {n} | {a.mean():,.0f} ± {a.std():,.0f} "
-            f"| {b.mean():,.0f} ± {b.std():,.0f} | {post.mean():.1f} % ± {post.std():.1f} "
-            f"| {a.mean() + init['ucbe']:,.0f} | {b.mean() + init['pulse']:,.0f} "
-            f"| {total.mean():.1f} % ± {total.std():.1f} | {cov:.3f} |",
-            flush=True,
-        )
+        for spec in variants:  # the default first
+            pairs = paired_saving(ref, res.curves[(pool_name, spec)], res.grid)
+            ok = np.isfinite(pairs).all(axis=1)
+            a, b = pairs[ok, 0], pairs[ok, 1]
+            post = 100 * (a - b) / np.maximum(a, 1)
+            total = 100 * (a - b) / (a + init["ucbe"])
+            cov = next(r["coverage"] for r in res.summary if r["policy"] == spec)
+            print(
+                f"| {name} {pool} | {m} | {n} | `{spec}` | {a.mean():,.0f} ± {a.std():,.0f} "
+                f"| {b.mean():,.0f} ± {b.std():,.0f} | {post.mean():.1f} % ± {post.std():.1f} "
+                f"| {a.mean() + init['ucbe']:,.0f} | {b.mean() + init[spec]:,.0f} "
+                f"| {total.mean():.1f} % ± {total.std():.1f} | {cov:.3f} |",
+                flush=True,
+            )
         print(
             f"<!-- {name} {pool}: {seeds} seeds, proxy rank {res.params.get('proxy_rank')}, "
             f"reached {ok.mean():.2f} of resamples, {time.perf_counter() - start:.0f} s -->",
@@ -245,7 +250,7 @@ def certify(args: argparse.Namespace) -> None:
 def width(args: argparse.Namespace) -> None:
     print(
         "| matrix | models | normal approx. (plain mean) | betting, plain | ratio "
-        "| betting, DR with the history proxy | ratio | betting, plain, one horizon 256 "
+        "| betting, DR with the history proxy | ratio | betting, plain, one horizon 200 "
         "| ratio |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
@@ -269,7 +274,7 @@ def width(args: argparse.Namespace) -> None:
                 cs.update(0, y[k : k + 8], zero, 0.0, 0.0, 0.0, 0.0)
             lo, hi = cs.interval()
             plain.append(hi[0] - lo[0])
-            cs = BettingConfSeq(1, n, 0.1, union=False, horizons=(256,))
+            cs = BettingConfSeq(1, n, 0.1, union=False, horizons=(200,))
             for k in range(0, 200, 8):
                 cs.update(0, y[k : k + 8], zero, 0.0, 0.0, 0.0, 0.0)
             lo, hi = cs.interval()
@@ -317,7 +322,7 @@ def history_free(args: argparse.Namespace) -> None:
         scores = complete(name)
         _, test = split_models(scores.shape[0], random_state=0)
         Y = scores[test]
-        specs = ["ucbe", "pulse", "pulse:weights=precision"]
+        specs = ["ucbe", "pulse"]
         res = run_experiment(
             Y,
             {"all": np.arange(Y.shape[0])},
@@ -347,6 +352,12 @@ def main() -> None:
     parser.add_argument("--delta", type=float, default=0.05)
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--skip-sim", action="store_true")
+    parser.add_argument(
+        "--variants", default="", help="PULSE variants shown after the default, '|'-separated"
+    )
+    parser.add_argument(
+        "--pools", default="", help="only these, e.g. 'bfcl:gap:0.02,mmlu_pro:full'"
+    )
     parser.add_argument(
         "--other-divisor",
         type=int,
