@@ -42,6 +42,9 @@ class FakeOpenAI:
         self.other_paths: list[tuple[str, str | None]] = []
         self.release = threading.Event()
         self.timeout_release = threading.Event()
+        self.n_posts = 0  # every POST to the completions path (what a provider may bill)
+        self.notify_at: int | None = None  # set `reached` at this request number
+        self.reached = threading.Event()
 
     def cell(self, model: str, prompt: str) -> tuple[int, int] | None:
         if model not in self.model_names or prompt not in self.by_prompt:
@@ -68,9 +71,28 @@ def _handler(state: FakeOpenAI):
             except OSError:  # the client went away (killed or timed out)
                 pass
 
+        def _drip(self) -> None:
+            body = b" " * 200 + b"{}"
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.flush()
+                for k in range(len(body)):
+                    if state.timeout_release.wait(0.1):
+                        return
+                    self.wfile.write(body[k : k + 1])
+                    self.wfile.flush()
+            except OSError:  # the client gave up
+                pass
+
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length))
+            if self.path.endswith("/v1/chat/completions"):
+                with state.lock:
+                    state.n_posts += 1
             if not self.path.endswith("/v1/chat/completions"):
                 with state.lock:
                     state.other_paths.append((self.path, self.headers.get("Authorization")))
@@ -94,6 +116,8 @@ def _handler(state: FakeOpenAI):
                 hold = state.hold_after is not None and number > state.hold_after
                 if hold:
                     state.n_held += 1
+                if state.notify_at is not None and number >= state.notify_at:
+                    state.reached.set()
             if hold:
                 state.held.set()
                 if not state.release.wait(WAIT):
@@ -110,6 +134,8 @@ def _handler(state: FakeOpenAI):
                 return self._send(429, b'{"error": "slow down"}', {"Retry-After": "0"})
             if fault is not None and fault.startswith("echo_"):
                 return self._send(*_echo(fault, API_KEY))
+            if fault == "drip":  # a valid header, then the body one byte at a time
+                return self._drip()
             if fault == "garbage":
                 return self._send(200, b"<html>oops</html>")
             if fault == "nochoices":

@@ -43,12 +43,13 @@ class SelectionRuns:
         Parameters
         ----------
         run_id : str
-        observations : DataFrame of shape (n, <= 8)
+        observations : DataFrame of shape (n, <= 9)
             Columns ``seq`` (int, unique within the run), ``model``, ``item`` and optionally
             ``round``, ``score`` (NaN/None when the request failed), ``error``,
-            ``requested_at``, ``observed_at``.
+            ``requested_at``, ``observed_at``, ``attempts`` (HTTP requests paid for the cell).
         """
-        columns = ("seq", "round", "model", "item", "score", "error", "requested_at", "observed_at")
+        columns = ("seq", "round", "model", "item", "score", "error", "requested_at", "observed_at",
+                   "attempts")  # fmt: skip
         missing = [c for c in ("seq", "model", "item") if c not in observations.columns]
         if missing:
             raise InputError(f"observations lack the columns {missing}; expected {columns}")
@@ -62,8 +63,9 @@ class SelectionRuns:
         self.connection.register("_observations", frame)
         try:
             self.connection.execute(
-                "INSERT INTO selection_observations SELECT run_id, seq, round, model, item, "
-                "score, error, requested_at, observed_at FROM _observations"
+                "INSERT INTO selection_observations (run_id, seq, round, model, item, score, "
+                "error, requested_at, observed_at, attempts) SELECT run_id, seq, round, model, "
+                "item, score, error, requested_at, observed_at, attempts FROM _observations"
             )
         except duckdb.ConstraintException as exc:
             raise InputError(f"run {run_id!r}: an observation seq is repeated ({exc})") from None

@@ -91,6 +91,7 @@ CREATE TABLE IF NOT EXISTS selection_observations (
     error VARCHAR,
     requested_at TIMESTAMP,
     observed_at TIMESTAMP,
+    attempts INTEGER,
     PRIMARY KEY (run_id, seq)
 );
 CREATE TABLE IF NOT EXISTS selection_decisions (

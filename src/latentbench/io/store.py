@@ -104,6 +104,10 @@ class Store(SelectionRuns):
         self._refuse_foreign()
         if not read_only:
             self.connection.execute(DDL)
+            # paid requests per observation (spend cap); absent in stores written before it
+            self.connection.execute(
+                "ALTER TABLE selection_observations ADD COLUMN IF NOT EXISTS attempts INTEGER"
+            )
             self.connection.execute(
                 "INSERT INTO meta VALUES ('schema_version', ?), ('package_version', ?) "
                 "ON CONFLICT DO NOTHING",

@@ -13,7 +13,7 @@ import pandas as pd
 
 from latentbench.exceptions import CellsFailed, InputError, RunInterrupted, SpendCapReached
 from latentbench.select.oracles import CellResult, Oracle, StreamingOracle
-from latentbench.select.oracles._protocol import now_utc
+from latentbench.select.oracles._protocol import CAPPED, now_utc
 
 if TYPE_CHECKING:
     from latentbench.io.store import Store
@@ -99,8 +99,12 @@ class DurableOracle:
         are stored; a resumed run requests those cells again). ``zero``: hand them to the
         loop as NaN (the loop scores them 0) and replay them as such on resume.
     spend_cap : int, optional
-        Largest number of evaluations for the run, earlier sessions included; a batch that
-        would pass it raises :class:`SpendCapReached` before any request.
+        Largest number of paid requests for the run (every HTTP request, retries included;
+        one per cell for oracles that do not count requests), earlier sessions included. A
+        batch with more new cells than the requests left raises :class:`SpendCapReached`
+        before any request; an oracle with ``limit_requests`` (the chat-completions one) is
+        held to the requests left, and a batch it cannot finish raises it after storing
+        what was paid.
     planned : int
         Cells the run plans to reveal (progress only).
     stop_event : threading.Event, optional
@@ -117,6 +121,8 @@ class DurableOracle:
         Cells answered from the store in this session.
     n_calls : int
         Batches seen.
+    requests_total : int
+        Paid requests for the run, earlier sessions included (what ``spend_cap`` bounds).
     """
 
     def __init__(
@@ -151,9 +157,16 @@ class DurableOracle:
         self.n_errors_replayed = 0
         self._known: dict[tuple[str, str], tuple[float, str | None]] = {}
         stored = store.selection_observations(run_id)
+        attempts = (
+            stored["attempts"] if "attempts" in stored.columns else pd.Series(1, stored.index)
+        )
+        # rows written before attempts were stored count one request each
+        self.requests_total = int(attempts.fillna(1).sum())
         for model, item, score, error in zip(
             stored["model"], stored["item"], stored["score"], stored["error"], strict=True
         ):
+            if isinstance(error, str) and error.startswith(CAPPED):
+                continue  # stored for its requests; not an answer: asked again
             value = float(score) if score is not None and not pd.isna(score) else math.nan
             prev = self._known.get((model, item))
             if prev is None or math.isnan(prev[0]):  # a score wins over an earlier failure
@@ -175,13 +188,16 @@ class DurableOracle:
                 "error": [c.error for _, c in cells],
                 "requested_at": [c.requested_at for _, c in cells],
                 "observed_at": [c.observed_at for _, c in cells],
+                "attempts": np.array([c.attempts for _, c in cells], dtype=np.int64),
             }
         )
         self.store.add_observations(self.run_id, frame)
         self._seq += len(cells)
         self.paid_total += len(cells)
+        self.requests_total += int(frame["attempts"].sum())
         for item, cell in cells:
-            self._known[(model, item)] = (cell.score, cell.error)
+            if not cell.capped:
+                self._known[(model, item)] = (cell.score, cell.error)
 
     def _decide(self, call: int, model: str, ids: list[str]) -> None:
         payload = {
@@ -238,20 +254,36 @@ class DurableOracle:
         n_replayed = len(items) - len(todo)
         failures: list[tuple[str, str, str]] = []
         if todo:
-            if self.spend_cap is not None and self.paid_total + len(todo) > self.spend_cap:
-                raise SpendCapReached(
-                    f"the next batch needs {len(todo)} evaluations; {self.paid_total} of "
-                    f"spend_cap={self.spend_cap} are used"
-                )
+            limit = getattr(self.inner, "limit_requests", None)
+            if self.spend_cap is not None:
+                left = self.spend_cap - self.requests_total
+                if len(todo) > left:
+                    raise SpendCapReached(
+                        f"the next batch needs {len(todo)} or more requests; "
+                        f"{self.requests_total} of spend_cap={self.spend_cap} are used"
+                    )
+                if callable(limit):
+                    limit(left)
             sub = items[todo]
             stream = getattr(self.inner, "evaluate_cells", None)
+            n_capped = 0
             if stream is not None:
                 for cell in stream(model_index, sub):
                     pos = todo[cell.position]
+                    if cell.capped:
+                        n_capped += 1
+                        if cell.attempts > 0:  # paid requests are stored, never forgotten
+                            self._commit(call, model, [(ids[pos], cell)])
+                        continue
                     self._commit(call, model, [(ids[pos], cell)])  # stored before use
                     scores[pos] = cell.score
                     if cell.error is not None or math.isnan(cell.score):
                         failures.append((model, ids[pos], cell.error or "NaN score"))
+                if n_capped:
+                    raise SpendCapReached(
+                        f"{n_capped} cell(s) of the batch were not answered: "
+                        f"{self.requests_total} of spend_cap={self.spend_cap} requests are used"
+                    )
             else:
                 started = now_utc()
                 plain = cast(Oracle, self.inner)

@@ -2,16 +2,21 @@
 
 Retries (timeouts, connection errors, HTTP 429 and 5xx, malformed answers) back off
 exponentially with jitter or follow ``Retry-After``; redirects are refused (the key would
-follow them) and the API key is redacted from every stored error.
+follow them) and the API key is redacted from every stored error. ``timeout`` bounds each
+request as a whole (connection, headers and body): a watchdog shuts the socket down when
+the time is up, so a server that drips its answer cannot hold a cell for longer.
 """
 
 from __future__ import annotations
 
+import functools
+import http.client
 import json
 import math
 import os
 import random
 import re
+import socket
 import threading
 import time
 import urllib.error
@@ -29,7 +34,7 @@ import numpy as np
 
 from latentbench.exceptions import InputError
 from latentbench.select._scorers import Scorer, resolve_scorer
-from latentbench.select.oracles._protocol import CellResult, now_utc
+from latentbench.select.oracles._protocol import CAPPED, CellResult, now_utc
 
 __all__ = ["ChatCompletionsOracle", "ChatEndpoint"]
 
@@ -71,6 +76,92 @@ class _Retry(Exception):
 
 class _Fatal(Exception):
     pass
+
+
+class _Capped(Exception):
+    """The request allowance (the spend cap) is used up: the request was not sent."""
+
+
+class _Deadline:
+    """Shuts a request's socket down when its time is up (the request's total deadline).
+
+    urllib's ``timeout`` bounds each socket operation only: a body dripped one byte at a
+    time never trips it. The timer starts before the connection is made; when it fires, the
+    socket's blocked reads end at once and :attr:`expired` tells the caller why.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.expired = False
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def attach(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            if self.expired:
+                _shutdown(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._sockets:
+                _shutdown(sock)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+def _shutdown(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:  # already closed
+        pass
+
+
+class _Request(urllib.request.Request):
+    """A request that carries its :class:`_Deadline` to the connection."""
+
+    def __init__(self, *args: Any, deadline: _Deadline, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.deadline = deadline
+
+
+class _DeadlineHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, *args: Any, deadline: _Deadline, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline = deadline
+
+    def connect(self) -> None:
+        super().connect()
+        self._deadline.attach(self.sock)
+
+
+class _DeadlineHTTPSConnection(http.client.HTTPSConnection):
+    def __init__(self, *args: Any, deadline: _Deadline, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline = deadline
+
+    def connect(self) -> None:
+        super().connect()
+        self._deadline.attach(self.sock)
+
+
+class _DeadlineHTTPHandler(urllib.request.HTTPHandler):
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        deadline = req.deadline if isinstance(req, _Request) else _Deadline(3600.0)
+        connection = functools.partial(_DeadlineHTTPConnection, deadline=deadline)
+        return self.do_open(connection, req)
+
+
+class _DeadlineHTTPSHandler(urllib.request.HTTPSHandler):
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        deadline = req.deadline if isinstance(req, _Request) else _Deadline(3600.0)
+        connection = functools.partial(_DeadlineHTTPSConnection, deadline=deadline)
+        context = getattr(self, "_context", None)
+        return self.do_open(connection, req, context=context)
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -124,7 +215,8 @@ class ChatCompletionsOracle:
     concurrency : int, default 8
         Requests in flight at once.
     timeout : float, default 60
-        Seconds per request (connect and each read).
+        Seconds per request, as a whole: connecting, sending, and reading the headers and
+        the body (a slowly dripped answer is cut off at the deadline and retried).
     retries : int, default 3
         Extra attempts per cell after a timeout, connection error, HTTP 429 or 5xx, or a
         malformed answer. Other 4xx answers are not retried, and redirects are refused (the
@@ -144,6 +236,13 @@ class ChatCompletionsOracle:
     ----------
     n_calls : int
         Cells evaluated. ``n_requests`` : int, HTTP requests sent (retries included).
+
+    Notes
+    -----
+    At most ``concurrency`` cells are outstanding at once: in flight, or answered and handed
+    to the consumer of :meth:`evaluate_cells` but not yet taken. A new request starts only
+    when the consumer asks for the next cell, so a consumer that stores each cell before
+    asking for the next one loses at most ``concurrency`` paid answers if it is killed.
     """
 
     def __init__(
@@ -205,8 +304,10 @@ class ChatCompletionsOracle:
         self.n_requests = 0
         self._lock = threading.Lock()
         self._jitter = random.Random(random_state)
-        self._direct = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect)
-        self._default = urllib.request.build_opener(_NoRedirect)
+        self._allowance: int | None = None
+        handlers = (_NoRedirect, _DeadlineHTTPHandler, _DeadlineHTTPSHandler)
+        self._direct = urllib.request.build_opener(urllib.request.ProxyHandler({}), *handlers)
+        self._default = urllib.request.build_opener(*handlers)
         self._pool: ThreadPoolExecutor | None = None
 
     # -------------------------------------------------------------- lifecycle
@@ -225,6 +326,16 @@ class ChatCompletionsOracle:
     def __repr__(self) -> str:
         names = ", ".join(e.name for e in self.endpoints)
         return f"ChatCompletionsOracle(models=[{names}], n_items={self.n_items})"
+
+    def limit_requests(self, allowance: int | None) -> None:
+        """Send at most ``allowance`` more HTTP requests (retries included); None: no limit.
+
+        A cell whose next request would pass the allowance ends with ``capped=True`` (see
+        :class:`~latentbench.select.oracles.CellResult`); :class:`DurableOracle` sets it from
+        the run's ``spend_cap`` before each batch.
+        """
+        with self._lock:
+            self._allowance = None if allowance is None else max(int(allowance), 0)
 
     # -------------------------------------------------------------- one request
     @staticmethod
@@ -248,12 +359,33 @@ class ChatCompletionsOracle:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        request = urllib.request.Request(
-            endpoint.url(), data=json.dumps(body).encode(), headers=headers, method="POST"
-        )
         opener = self._direct if _is_loopback(endpoint.base_url) else self._default
         with self._lock:
+            if self._allowance is not None:
+                if self._allowance <= 0:
+                    raise _Capped
+                self._allowance -= 1
             self.n_requests += 1
+        deadline = _Deadline(self.timeout)
+        request = _Request(
+            endpoint.url(),
+            data=json.dumps(body).encode(),
+            headers=headers,
+            method="POST",
+            deadline=deadline,
+        )
+        try:
+            return self._send(opener, request, key)
+        except (_Retry, _Fatal):
+            if deadline.expired:
+                raise _Retry(f"timeout after {self.timeout:g}s") from None
+            raise
+        finally:
+            deadline.cancel()
+
+    def _send(
+        self, opener: urllib.request.OpenerDirector, request: _Request, key: str | None
+    ) -> str:
         try:
             with opener.open(request, timeout=self.timeout) as response:
                 raw = response.read(_MAX_BODY + 1)
@@ -278,6 +410,8 @@ class ChatCompletionsOracle:
             raise _Retry(f"timeout after {self.timeout:g}s") from None
         except (HTTPException, ConnectionError, OSError) as exc:
             raise _Retry(f"connection error: {type(exc).__name__}: {exc}") from None
+        if request.deadline.expired:  # the body was cut off at the deadline
+            raise _Retry(f"timeout after {self.timeout:g}s")
         if len(raw) > _MAX_BODY:
             raise _Retry(f"malformed answer: body larger than {_MAX_BODY} bytes")
         try:
@@ -302,6 +436,11 @@ class ChatCompletionsOracle:
         for attempt in range(self.retries + 1):
             try:
                 content = self._post(endpoint, item["prompt"], key)
+            except _Capped:
+                error = f"{CAPPED} after {attempt} request(s) for this cell"
+                return CellResult(
+                    position, math.nan, error, attempt, started, now_utc(), capped=True
+                )
             except _Fatal as exc:
                 reason = str(exc)
                 break
@@ -342,19 +481,36 @@ class ChatCompletionsOracle:
 
     # -------------------------------------------------------------- batches
     def evaluate_cells(self, model_index: int, item_indices: np.ndarray) -> Iterator[CellResult]:
-        """Request the batch concurrently; yield each cell as it completes."""
+        """Request the batch concurrently; yield each cell as it completes.
+
+        At most ``concurrency`` cells are outstanding (requested, or answered but not yet
+        taken): the next request starts when the consumer asks for the next cell.
+        """
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="latentbench")
+        pool = self._pool
         items = [int(k) for k in np.asarray(item_indices).ravel()]
         self.n_calls += len(items)
-        pending: set[Future[CellResult]] = {
-            self._pool.submit(self._cell, pos, model_index, k) for pos, k in enumerate(items)
-        }
+        queue = iter(list(enumerate(items)))
+        pending: set[Future[CellResult]] = set()
+
+        def top_up() -> None:
+            while len(pending) < self.concurrency:
+                nxt = next(queue, None)
+                if nxt is None:
+                    return
+                pending.add(pool.submit(self._cell, nxt[0], model_index, nxt[1]))
+
+        top_up()
         try:
             while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
+                    # taken out only once consumed: an answered cell still counts against
+                    # the bound until the consumer has it (and has stored it)
+                    pending.discard(future)
                     yield future.result()
+                    top_up()
         finally:
             for future in pending:
                 future.cancel()

@@ -12,6 +12,10 @@ import numpy as np
 __all__ = ["CellResult", "Oracle", "StreamingOracle", "now_utc"]
 
 
+CAPPED = "spend cap reached"
+"""Start of the error of a cell the spend cap stopped (stored for its requests, not an answer)."""
+
+
 def now_utc() -> datetime:
     """The current UTC time without a time zone (the store's convention)."""
     return datetime.now(timezone.utc).replace(tzinfo=None)
@@ -62,6 +66,9 @@ class CellResult:
         Requests made for this cell.
     requested_at, observed_at : datetime
         UTC time of the first request and of the final answer.
+    capped : bool
+        The spend cap stopped this cell before it was answered (``attempts`` requests were
+        made for it): it is no answer, and a resumed run asks for it again.
     """
 
     position: int
@@ -70,6 +77,7 @@ class CellResult:
     attempts: int = 1
     requested_at: datetime = field(default_factory=now_utc)
     observed_at: datetime = field(default_factory=now_utc)
+    capped: bool = False
 
 
 @runtime_checkable

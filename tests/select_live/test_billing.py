@@ -1,0 +1,130 @@
+"""What a live run pays for, counted at the server: the spend cap, the request timeout, kills.
+
+Issue 15, items 11-13: the spend cap counted stored rows (not HTTP requests), ``timeout``
+bounded each socket read (not the request), and a SIGKILL could repeat a whole batch of paid
+requests (docs/live.md promises at most ``concurrency``).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from latentbench.io.store import Store
+from latentbench.select.live import LiveConfig, run_live
+from latentbench.select.oracles import ChatEndpoint
+from latentbench.select.oracles._openai import ChatCompletionsOracle
+
+WAIT = 30.0
+
+
+def _all_faulty(s, fault: str, n: int = 50) -> None:
+    for name in s.names:
+        for item in s.items:
+            s.state.faults[(name, item["id"])] = [fault] * n
+
+
+def test_spend_cap_counts_http_requests_not_stored_rows(live_setup):
+    # every answer is a billed 200 with garbage: each cell is retried (1 + 3 requests)
+    s = live_setup
+    _all_faulty(s, "garbage")
+    cap = 20
+    config = s.write_config(run={"spend_cap": cap}, oracle={"retries": 3})
+    path = s.tmp / "cap.duckdb"
+    result = run_live(LiveConfig.from_toml(config), path)
+    assert result.status == "capped", result.message
+    assert 0 < s.state.n_posts <= cap
+    # the same command again: the cap is spent, nothing more is requested
+    again = run_live(LiveConfig.from_toml(config), path)
+    assert again.status == "capped"
+    assert s.state.n_posts <= cap
+    # a larger cap resumes; billed requests stay within it across sessions
+    bigger = s.write_config(s.tmp / "bigger.toml", run={"spend_cap": 45}, oracle={"retries": 3})
+    third = run_live(LiveConfig.from_toml(bigger), path)
+    assert third.status in ("capped", "failed")
+    assert cap < s.state.n_posts <= 45
+
+
+def test_spend_cap_with_good_answers_matches_cells(live_setup):
+    s = live_setup
+    config = s.write_config(run={"spend_cap": 40}, oracle={"retries": 3})
+    result = run_live(LiveConfig.from_toml(config), s.tmp / "good.duckdb")
+    assert result.status == "capped"
+    assert s.state.n_posts == result.paid_total <= 40  # one request per cell
+
+
+def test_timeout_bounds_the_whole_request(live_setup):
+    # a slow-drip body (one byte per 0.1 s, 20 s in all) against timeout = 1 s
+    s = live_setup
+    item = s.items[0]
+    s.state.faults[("model-0", item["id"])] = ["drip"]
+    endpoint = ChatEndpoint(
+        "model-0", f"http://127.0.0.1:{s.port}/v1", "model-0", api_key_env=s.key_env
+    )
+    oracle = ChatCompletionsOracle([endpoint], s.items, timeout=1.0, retries=0)
+    started = time.monotonic()
+    with oracle:
+        cells = list(oracle.evaluate_cells(0, np.array([0])))
+    elapsed = time.monotonic() - started
+    s.state.timeout_release.set()
+    assert len(cells) == 1 and np.isnan(cells[0].score)
+    assert "timeout after 1s" in cells[0].error
+    assert elapsed < 8.0, elapsed  # 20 s before (each one-byte read was within 1 s)
+
+
+# a store whose commits are slow (a loaded disk): answers arrive faster than they are stored
+_SLOW_COMMIT = """
+import sys, time
+from latentbench.io.store import Store
+_add = Store.add_observations
+def _slow(self, *args, **kwargs):
+    time.sleep(0.03)
+    return _add(self, *args, **kwargs)
+Store.add_observations = _slow
+from latentbench.cli import main
+sys.argv = ["latentbench", *sys.argv[1:]]
+main()
+"""
+
+
+def test_sigkill_at_random_points_repeats_at_most_concurrency_requests(live_setup):
+    s = live_setup
+    concurrency, kills = 2, 3
+    config = s.write_config(
+        run={"batch_size": 16, "budget": 96}, oracle={"concurrency": concurrency}
+    )
+    store = s.tmp / "killed.duckdb"
+    env = {**os.environ, s.key_env: s.api_key}
+    command = [sys.executable, "-c", _SLOW_COMMIT, "select", "live", "--config", str(config),
+               "--store", str(store), "--quiet", "--json"]  # fmt: skip
+    total = 4 * 8 + 96
+    rng = random.Random(5)
+    for _ in range(kills):
+        s.state.reached.clear()
+        s.state.notify_at = len(s.state.requests) + rng.randint(3, 20)
+        err = s.tmp / "err.txt"
+        with err.open("w") as fe:
+            proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=fe, env=env)
+        try:
+            assert s.state.reached.wait(WAIT), err.read_text()
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(WAIT)
+        finally:
+            proc.kill()
+    s.state.notify_at = None
+    done = subprocess.run(command, capture_output=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr.decode()
+    with Store(store, read_only=True) as db:
+        run_id = db.connection.execute("SELECT run_id FROM selection_runs").fetchall()[0][0]
+        rows = db.selection_observations(run_id)
+    cells = set(zip(rows["model"], rows["item"], strict=True))
+    assert len(cells) == len(rows) == total
+    repeated = len(s.state.requests) - len(set(s.state.requests))
+    assert set(s.state.requests) == cells
+    assert repeated <= kills * concurrency, repeated
