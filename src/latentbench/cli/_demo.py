@@ -194,7 +194,7 @@ def demo(
 
 def _fit_findings(result: Any, planted: dict[str, list[str]]) -> None:
     moved = result.abilities.reindex(
-        result.abilities["rank_shift"].abs().sort_values(ascending=False).index
+        result.abilities["rank_shift"].dropna().abs().sort_values(ascending=False).index
     ).head(5)
     console.print(
         "Models whose ability rank differs most from their accuracy rank: "

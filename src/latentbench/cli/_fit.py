@@ -147,6 +147,8 @@ def fit_with_progress(estimator: TwoPL, matrix: ResponseMatrix, quiet: bool = Fa
 
 def print_fit(result: IRTResult, top: int = 10) -> None:
     """Short rich tables: top models, most and least discriminating items."""
+    import pandas as pd
+
     state = "converged" if result.converged else "[yellow]not converged[/yellow]"
     console.print(
         f"[bold]cBMM fit[/bold]: {fmt(result.shape[0])} models x {fmt(result.shape[1])} items, "
@@ -164,7 +166,7 @@ def print_fit(result: IRTResult, top: int = 10) -> None:
             escape(str(row.model)),
             fmt(row.theta),
             fmt(row.accuracy),
-            str(row.rank_accuracy),
+            fmt(None if row.rank_accuracy is pd.NA else row.rank_accuracy),
         )
     console.print(table)
     items = result.items.sort_values("discrimination", ascending=False)

@@ -245,6 +245,8 @@ def export(
                 files = write_eee(frame, out)
     except InputError as exc:
         _fail(exc)
+    except OSError as exc:  # unwritable folder, disk full
+        _fail(InputError(f"{out}: cannot write ({exc.strerror or exc})"))
     if format == "eee":
         console.print(f"wrote {n} rows as {len(files)} evaluations under {out}", highlight=False)
         return

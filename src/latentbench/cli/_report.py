@@ -51,6 +51,28 @@ def _responses_from_fit(directory: Path) -> Path | None:
     return None
 
 
+def read_selection(path: Path) -> dict[str, Any]:
+    """A selection.json (``latentbench select replay``), checked: an ``arms`` list whose
+    entries name a ``model`` and hold a numeric ``estimate``."""
+    try:
+        run = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not JSON ({exc}); expected a selection.json") from None
+    expected = "expected the output of `latentbench select replay`"
+    if not isinstance(run, dict) or "arms" not in run:
+        raise InputError(f"{path} is not a selection.json (no 'arms'); {expected}")
+    arms = run["arms"]
+    if not isinstance(arms, list) or not arms:
+        raise InputError(f"{path}: 'arms' is {type(arms).__name__} {arms!r:.40}; {expected}")
+    for k, arm in enumerate(arms):
+        if not isinstance(arm, dict) or "model" not in arm or "estimate" not in arm:
+            raise InputError(f"{path}: arms[{k}] lacks 'model' or 'estimate'; {expected}")
+        estimate = arm["estimate"]
+        if isinstance(estimate, bool) or not isinstance(estimate, (int, float)):
+            raise InputError(f"{path}: arms[{k}].estimate is {estimate!r:.40}; expected a number")
+    return run
+
+
 def load_live_run(store: Path, run_id: str | None = None) -> dict[str, Any]:
     """A live selection run in a DuckDB store as a ``selection.json``-like dict.
 
@@ -197,6 +219,8 @@ def _report(
     from latentbench.irt import TwoPL
     from latentbench.report import build_report, read_item_metadata
 
+    if out.is_dir():
+        raise InputError(f"--out {out} is a directory; expected the HTML file to write")
     result = matrix = run = None
     notes: list[str] = []
     if source.is_dir():
@@ -210,12 +234,7 @@ def _report(
     elif not source.exists():
         raise InputError(f"{source} does not exist")
     elif source.suffix.lower() == ".json":
-        run = json.loads(source.read_text())
-        if not isinstance(run, dict) or "arms" not in run:
-            raise InputError(
-                f"{source} is not a selection.json (no 'arms'); expected the output of "
-                "`latentbench select replay`"
-            )
+        run = read_selection(source)
     elif source.suffix.lower() in (".duckdb", ".db"):
         run = load_live_run(source, run_id)
     else:
@@ -226,7 +245,7 @@ def _report(
             with console.status(f"fitting {escape(source.name)} ..."):
                 result = TwoPL(l2=l2).fit(matrix)
     if selection is not None:
-        run = json.loads(selection.read_text())
+        run = read_selection(selection)
     meta = read_item_metadata(items) if items is not None else None
     boot = None
     if n_boot and result is not None:

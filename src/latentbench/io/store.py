@@ -374,12 +374,17 @@ class Store(SelectionRuns):
 
     def summary(self) -> pd.DataFrame:
         """One row per benchmark: models, items, rows, (metric, filter) choices, observed
-        fraction of the model x item grid and whether every score is 0 or 1."""
+        fraction of the model x item grid and whether every cell is 0 or 1 (``is_binary``, on
+        the cells :meth:`matrix` gives: trials averaged)."""
         return self.connection.execute(
             """
-            WITH cells AS (
+            WITH reduced AS (  -- the cells as Store.matrix gives them: trials averaged
+                SELECT benchmark, model, item, avg(score) AS score
+                FROM responses GROUP BY benchmark, model, item, metric, filter, split
+            ),
+            cells AS (
                 SELECT benchmark, model, item, bool_and(score = 0 OR score = 1) AS is_binary
-                FROM responses GROUP BY benchmark, model, item
+                FROM reduced GROUP BY benchmark, model, item
             ),
             per AS (
                 SELECT benchmark, count(DISTINCT model) AS n_models,
@@ -538,6 +543,24 @@ class Store(SelectionRuns):
                 "expected one row per key (a store from before schema 2 kept one row per tool "
                 "version; export it and re-ingest with --duplicates)"
             )
+        mixed = (
+            self.connection.execute(
+                f"SELECT model, item, string_agg(DISTINCT source_file, ', ' ORDER BY source_file) "
+                f"FROM responses {where} GROUP BY model, item "
+                "HAVING count(DISTINCT source_file) > 1 AND max(score) - min(score) > ? LIMIT 1",
+                [*params, SCORE_TOLERANCE],
+            ).fetchall()
+            if np.asarray(table["n"]).size and int(np.asarray(table["n"]).max()) > 1
+            else []
+        )
+        if mixed:
+            r = mixed[0]
+            raise InputError(
+                f"{self.path}: model {r[0]!r}, item {r[1]!r} of {benchmark!r} has trials from "
+                f"several files that disagree ({r[2]}); their mean would be a score neither "
+                "gave. Expected the trials of a cell from one run: ingest the other file under "
+                "another --benchmark or --metric"
+            )
         models, items, scores = table["model"], table["item"], table["score"]
         model_codes, model_ids = pd.factorize(models, sort=True)
         item_ids = pd.unique(items)
@@ -586,9 +609,17 @@ class Store(SelectionRuns):
         )
         if benchmark is not None and benchmark not in set(self.benchmarks()):
             raise InputError(f"{self.path}: unknown benchmark {benchmark!r}")
+        if out.is_dir():
+            raise InputError(f"{out} is a directory; expected the file to write")
+        if not out.parent.is_dir():
+            raise InputError(f"{out}: the folder {out.parent} does not exist")
         target = str(out).replace("'", "''")
         params = {"benchmark": benchmark} if benchmark is not None else None
-        self.connection.execute(f"COPY ({query}) TO '{target}' ({options})", params)
+        try:
+            self.connection.execute(f"COPY ({query}) TO '{target}' ({options})", params)
+        except duckdb.Error as exc:  # unwritable, disk full, ...
+            reason = str(exc).split("\n")[0]
+            raise InputError(f"{out}: cannot write the export ({reason})") from None
         count_query = f"SELECT count(*) FROM responses {where}"
         return int(self.connection.execute(count_query, params).fetchall()[0][0])
 

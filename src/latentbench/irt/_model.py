@@ -40,6 +40,13 @@ from latentbench.irt._result import CrossValidation, IRTResult, RankSelection
 __all__ = ["CrossValidation", "IRTResult", "RankSelection", "TwoPL"]
 
 
+_SIGMA_RANGE = (1e-3, 1e3)
+"""Allowed temperatures of the logistic link (outside it the fit under- or overflows)."""
+
+_L2_MAX = 1e6
+"""Largest ridge (beyond it every estimate is 0 to machine precision)."""
+
+
 class TwoPL:
     """The 2PL (rank 1) or rank-r logistic IRT model, fitted by cBMM.
 
@@ -134,12 +141,18 @@ class TwoPL:
             lambda v: (isinstance(v, str) and v == "auto") or _is_strict_int(v, 1),
             "an integer >= 1 or 'auto'",
         ),
-        "sigma": (lambda v: _is_real(v) and v > 0, "a positive number"),
+        "sigma": (
+            lambda v: _is_real(v) and _SIGMA_RANGE[0] <= v <= _SIGMA_RANGE[1],
+            f"a number in [{_SIGMA_RANGE[0]:g}, {_SIGMA_RANGE[1]:g}]",
+        ),
         "prior": (
             lambda v: v is None or isinstance(v, Prior) or (isinstance(v, str) and v == "auto"),
             "'auto', None or a latentbench.irt.Prior",
         ),
-        "l2": (lambda v: _is_real(v) and v >= 0, "a nonnegative number"),
+        "l2": (
+            lambda v: _is_real(v) and 0 <= v <= _L2_MAX,
+            f"a number in [0, {_L2_MAX:g}]",
+        ),
         "tol": (lambda v: _is_real(v) and 0 < v < 1, "a number in (0, 1)"),
         "max_iter": (lambda v: _is_int(v, 1), "an integer >= 1"),
         "init": (lambda v: v in ("accuracy", "random"), "'accuracy' or 'random'"),
@@ -283,6 +296,12 @@ class TwoPL:
         """
         self._check_matrix(matrix)
         self._validate()
+        n_models, n_items = matrix.shape
+        if self.rank != "auto" and int(self.rank) > min(n_models, n_items):
+            raise InputError(
+                f"rank={self.rank} for a matrix of {n_models} models x {n_items} items; "
+                f"expected at most {min(n_models, n_items)} (the smaller side)"
+            )
         start = time.perf_counter()
         selection = None
         rank = self.rank
@@ -401,12 +420,11 @@ class TwoPL:
             {
                 "model": matrix.model_ids,
                 "theta": U[:, 0],
-                "accuracy": np.nan_to_num(accuracy, nan=0.0),
+                "accuracy": accuracy,  # NaN for a model with no observed cell, never 0
                 "n_observed": n_obs_models,
                 "rank_theta": rankdata(-U[:, 0], method="min").astype(int),
-                "rank_accuracy": rankdata(-np.nan_to_num(accuracy, nan=-1.0), method="min").astype(
-                    int
-                ),
+                # unmeasured models are not ranked (NA), rather than ranked last
+                "rank_accuracy": pd.Series(-accuracy).rank(method="min").astype("Int64"),
                 "constant": constant_models,
             }
         )
@@ -424,7 +442,7 @@ class TwoPL:
                 "easiness": b,
                 "difficulty": -b,
                 "location": location,
-                "proportion_correct": np.nan_to_num(proportion_correct, nan=0.0),
+                "proportion_correct": proportion_correct,  # NaN when nobody answered
                 "n_observed": matrix.n_observed_per_item(),
                 "constant": constant_items,
                 "zero_discrimination": ~(V > 0).any(axis=1),

@@ -4,8 +4,9 @@ fit-directory format) and the small records of rank selection and cross-validati
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -403,7 +404,11 @@ class IRTResult:
         Parameters
         ----------
         directory : path-like
-            Created when absent; the files are overwritten.
+            Created when absent; the files are overwritten. They are written all together:
+            into a staging folder beside it, then moved in with ``fit.json`` last, so an
+            interruption never leaves new tables beside a stale ``fit.json``. Model and item
+            ids that a spreadsheet would run as formulas get a leading apostrophe (undone by
+            :meth:`load`).
         matrix : ResponseMatrix, optional
             The fitted matrix: ``abilities.csv`` then gains ``se``, ``lower`` and ``upper``
             (95% plug-in intervals, :func:`latentbench.irt.standard_errors`) after ``theta``.
@@ -419,9 +424,9 @@ class IRTResult:
             ``{"abilities": path, "items": path, "fit": path}`` plus one entry per extra table.
         """
         from latentbench._version import __version__
+        from latentbench.io._outputs import escape_spreadsheet, write_directory
 
         out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
         paths = {
             "abilities": out / "abilities.csv",
             "items": out / "items.csv",
@@ -435,18 +440,24 @@ class IRTResult:
             at = list(abilities.columns).index("theta") + 1
             for offset, column in enumerate(("se", "lower", "upper")):
                 abilities.insert(int(at) + offset, column, unc[column].to_numpy())
-        abilities.to_csv(paths["abilities"], index=False)
-        self.items.to_csv(paths["items"], index=False)
+        abilities = escape_spreadsheet(abilities, ("model",))
+        items = escape_spreadsheet(self.items, ("item",))
         record: dict[str, Any] = {"latentbench_version": __version__, **self.fit_info()}
         record.update(info or {})
         if matrix is not None:
             record["ability_intervals"] = (
                 "95% plug-in (observed information), columns se/lower/upper"
             )
-        paths["fit"].write_text(json.dumps(record, indent=2))
+        writers: dict[str, Callable[[Path], object]] = {
+            "abilities.csv": lambda path: abilities.to_csv(path, index=False),
+            "items.csv": lambda path: items.to_csv(path, index=False),
+        }
         for name, table in (tables or {}).items():
             paths[name] = out / f"{name}.csv"
-            table.to_csv(paths[name], index=False)
+            writers[f"{name}.csv"] = partial(table.to_csv, index=False)
+        writers["fit.json"] = lambda path: path.write_text(json.dumps(record, indent=2))
+        # all together: a staging folder beside ``out``, fit.json moved in last
+        write_directory(out, writers, last="fit.json")
         return paths
 
     @classmethod
@@ -465,16 +476,72 @@ class IRTResult:
                 f"{directory} lacks {', '.join(missing)}; expected the output of "
                 "`latentbench fit --out DIR`"
             )
-        abilities = pd.read_csv(paths["abilities.csv"], dtype={"model": str}, keep_default_na=False)
-        items = pd.read_csv(paths["items.csv"], dtype={"item": str}, keep_default_na=False)
-        info = json.loads(paths["fit.json"].read_text())
-        rank = int(info.get("rank", 1))
-        if rank == 1:
-            U = abilities[["theta"]].to_numpy(float)
-            V = items[["discrimination"]].to_numpy(float)
-        else:
-            U = abilities[[f"theta_{k + 1}" for k in range(rank)]].to_numpy(float)
-            V = items[[f"discrimination_{k + 1}" for k in range(rank)]].to_numpy(float)
+        try:
+            return cls._load(paths)
+        except InputError:
+            raise
+        except (ValueError, KeyError, TypeError, IndexError, OSError) as exc:
+            # a malformed file: say which one (the error names its file when it can)
+            raise InputError(
+                f"{directory}: cannot read the fit ({exc}); expected the output of "
+                "`latentbench fit --out DIR`"
+            ) from None
+
+    @classmethod
+    def _load(cls, paths: dict[str, Path]) -> IRTResult:
+        from latentbench.io._outputs import unescape_spreadsheet
+
+        def table(name: str, id_column: str, numeric: tuple[str, ...]) -> pd.DataFrame:
+            path = paths[name]
+            try:
+                frame = pd.read_csv(path, dtype={id_column: str}, keep_default_na=False)
+            except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+                raise InputError(f"{path}: not a readable CSV table ({exc})") from None
+            missing = [c for c in (id_column, *numeric) if c not in frame.columns]
+            if missing:
+                raise InputError(
+                    f"{path}: lacks the column(s) {', '.join(missing)}; expected the table "
+                    "`latentbench fit` writes"
+                )
+            frame[id_column] = unescape_spreadsheet(frame[id_column])
+            for column in frame.columns:  # empty cells of number columns are NaN (never "")
+                if column == id_column or pd.api.types.is_numeric_dtype(frame[column]):
+                    continue
+                text = frame[column].astype(str)
+                values = pd.to_numeric(text.where(text != ""), errors="coerce")
+                wrong = values.isna() & (text != "")
+                if not wrong.any():
+                    frame[column] = values
+                elif column in numeric:
+                    raise InputError(
+                        f"{path}: column {column!r} holds {text[wrong].iloc[0]!r}; expected numbers"
+                    )
+            return frame
+
+        try:
+            info = json.loads(paths["fit.json"].read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"{paths['fit.json']}: not JSON ({exc})") from None
+        if not isinstance(info, dict):
+            raise InputError(f"{paths['fit.json']}: expected a JSON object")
+        try:
+            rank = int(info.get("rank", 1))
+        except (TypeError, ValueError):
+            raise InputError(
+                f"{paths['fit.json']}: rank={info.get('rank')!r}; expected an integer"
+            ) from None
+        if rank < 1:
+            raise InputError(f"{paths['fit.json']}: rank={rank}; expected an integer >= 1")
+        thetas = ("theta",) if rank == 1 else tuple(f"theta_{k + 1}" for k in range(rank))
+        discs = (
+            ("discrimination",)
+            if rank == 1
+            else tuple(f"discrimination_{k + 1}" for k in range(rank))
+        )
+        abilities = table("abilities.csv", "model", thetas)
+        items = table("items.csv", "item", (*discs, "easiness"))
+        U = abilities[list(thetas)].to_numpy(float)
+        V = items[list(discs)].to_numpy(float)
         options = dict(info.get("options", {}))
         penalty = (
             GaussianPenalty.from_dict(info["penalty"])

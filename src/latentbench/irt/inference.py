@@ -190,10 +190,13 @@ def standard_errors(
         (one k from the rescaling, one from the information being computed with
         discriminations inflated by k), and discriminations are ``a / k`` with standard error
         ``se_a / k``. The ``theta`` and ``discrimination`` columns stay the fit's estimates;
-        ``lower`` / ``upper`` (and ``se``) are the corrected ones. Without it, 95% intervals
-        cover about 94% at 300 x 300 (see the module notes). A MAP fit (the default priors)
-        is not corrected: its intervals are those of the Laplace posterior (the prior's
-        curvature is in the information), mapped to the reporting scale.
+        ``se`` is the corrected one, and the ability interval ``theta -/+ z se`` is centred on
+        the reported ``theta`` (so it always holds it; centring it on ``k theta`` put the
+        reported ability outside its own interval in tiny fits, where ``k`` reaches 2).
+        Without it, 95% intervals cover about 94% at 300 x 300 (see the module notes). A MAP
+        fit (the default priors) is not corrected: its intervals are those of the Laplace
+        posterior (the prior's curvature is in the information), mapped to the reporting
+        scale.
 
     Returns
     -------
@@ -269,8 +272,9 @@ def standard_errors(
             "model": result.model_ids,
             "theta": U[:, 0],
             "se": se_theta[:, 0],
-            "lower": k * U[:, 0] - z * se_theta[:, 0],
-            "upper": k * U[:, 0] + z * se_theta[:, 0],
+            # centred on the reported ability (the interval always holds it)
+            "lower": U[:, 0] - z * se_theta[:, 0],
+            "upper": U[:, 0] + z * se_theta[:, 0],
         }
     )
     if r > 1:

@@ -113,7 +113,7 @@ def _findings(
         )
     if len(movers):
         big = movers.reindex(movers["rank_shift"].abs().sort_values(ascending=False).index)
-        big = big[big["rank_shift"] != 0].head(3)
+        big = big[big["rank_shift"].fillna(0) != 0].head(3)
         if len(big):
             parts = []
             for row in big.to_dict("records"):

@@ -160,8 +160,9 @@ def _fit_sections(
         "higher). 'significant': the accuracy rank lies outside the ability-rank interval. "
         "Hover a point for its name; the five largest moves are labelled.",
     )
-    shift = abilities["rank_shift"].to_numpy()
-    moved = np.argsort(-np.abs(shift), kind="stable")[:5]
+    # NaN for a model without observed cells (not ranked by accuracy)
+    shift = pd.to_numeric(abilities["rank_shift"], errors="coerce").to_numpy(float, na_value=np.nan)
+    moved = np.argsort(-np.nan_to_num(np.abs(shift), nan=-1.0), kind="stable")[:5]
     section.plots.append(
         _plot(
             {
@@ -173,19 +174,23 @@ def _fit_sections(
                 "name": [str(m) for m in abilities["model"]],
                 "info": [
                     f"accuracy #{int(a)} -> ability #{int(t)} (shift {int(d):+d})"
+                    if not pd.isna(a)
+                    else f"no observed score; ability #{int(t)}"
                     for a, t, d in zip(
                         abilities["rank_accuracy"], abilities["rank_theta"], shift, strict=True
                     )
                 ],
                 "group": [
-                    1 if i in set(moved.tolist()) and shift[i] != 0 else 0
+                    1
+                    if i in set(moved.tolist()) and shift[i] != 0 and not np.isnan(shift[i])
+                    else 0
                     for i in range(len(shift))
                 ],
                 "groups": [
                     {"label": "model", "color": "#1f77b4"},
                     {"label": "largest rank shift", "color": "#d62728"},
                 ],
-                "labels": [int(i) for i in moved if shift[i] != 0],
+                "labels": [int(i) for i in moved if shift[i] != 0 and not np.isnan(shift[i])],
             }
         )
     )

@@ -64,7 +64,8 @@ def plot_ability_accuracy(result: Any, ax: Axes | None = None, *, annotate: int 
     """
     ab = result if isinstance(result, pd.DataFrame) else result.abilities
     ax = _axes(ax)
-    shift = ab["rank_shift"].to_numpy()
+    # NaN for a model without observed cells (not ranked by accuracy)
+    shift = pd.to_numeric(ab["rank_shift"], errors="coerce").to_numpy(float, na_value=np.nan)
     points = ax.scatter(
         ab["accuracy"], ab["theta"], c=np.abs(shift), cmap="viridis", s=22, edgecolors="none"
     )
@@ -72,7 +73,7 @@ def plot_ability_accuracy(result: Any, ax: Axes | None = None, *, annotate: int 
     cbar.set_label("|rank shift| (accuracy rank - ability rank)")
     order = np.argsort(-np.abs(shift), kind="stable")[: max(0, annotate)]
     for i in order:
-        if shift[i] == 0:
+        if not shift[i] or np.isnan(shift[i]):
             continue
         row = ab.iloc[i]
         ax.annotate(
@@ -220,7 +221,10 @@ def plot_abilities(
     ax.errorbar(
         est,
         pos,
-        xerr=[est - frame["lower"].to_numpy(), frame["upper"].to_numpy() - est],
+        xerr=[
+            np.maximum(est - frame["lower"].to_numpy(float), 0.0),
+            np.maximum(frame["upper"].to_numpy(float) - est, 0.0),
+        ],
         fmt="o",
         markersize=3,
         color=_BASE,

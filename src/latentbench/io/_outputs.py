@@ -1,0 +1,84 @@
+"""Writing output tables safely: spreadsheet-safe text cells, all-or-nothing directories.
+
+``abilities.csv`` and ``items.csv`` are meant to be opened in spreadsheets, so a text cell that
+a spreadsheet would run as a formula (it starts with ``=``, ``+``, ``-``, ``@``, a tab or a
+carriage return, and is not a number) is written with a leading apostrophe, and so is a cell
+that already starts with one (so the escape can be undone). :func:`unescape_spreadsheet`
+undoes it when the fit directory is read back, so ids round-trip unchanged. Data-exchange
+outputs (``latentbench export``) are written verbatim.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from latentbench.exceptions import InputError
+
+__all__ = ["escape_spreadsheet", "unescape_spreadsheet", "write_directory"]
+
+_FORMULA = r"^[=+\-@\t\r]"
+
+
+def escape_spreadsheet(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
+    """A copy of ``frame`` whose text ``columns`` are safe to open in a spreadsheet.
+
+    A cell starting with ``= + - @``, a tab or a carriage return that is not a number, or a
+    cell starting with an apostrophe, gets a leading apostrophe.
+    """
+    out = frame.copy()
+    for column in columns:
+        if column not in out.columns:
+            continue
+        text = out[column].astype(str)
+        risky = text.str.match(_FORMULA) & pd.to_numeric(text, errors="coerce").isna()
+        risky |= text.str.startswith("'")
+        out[column] = text.where(~risky, "'" + text)
+    return out
+
+
+def unescape_spreadsheet(values: pd.Series) -> pd.Series:
+    """Undo :func:`escape_spreadsheet` on one column read back as text."""
+    text = values.astype(str)
+    return text.where(~text.str.startswith("'"), text.str.slice(1))
+
+
+def write_directory(out: Path, writers: Mapping[str, Callable[[Path], object]], last: str) -> None:
+    """Write the files of ``writers`` (name -> function writing that path) into ``out``
+    all together: into a temporary folder beside ``out`` first, then moved in, ``last``
+    (the file that says the directory is complete) after the others.
+
+    An existing ``out`` is reused (other files in it are kept): its ``last`` file is removed
+    before the others are replaced, so an interruption leaves no new table next to a stale
+    ``last`` file. Any failure is an :class:`InputError` naming ``out``; nothing partial is
+    left behind.
+    """
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out} is a file; expected a directory (new or to reuse)")
+    try:
+        parent = out.parent
+        parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=parent))
+    except OSError as exc:
+        raise InputError(f"cannot write {out}: {exc.strerror or exc}") from None
+    try:
+        for name, write in writers.items():
+            write(staging / name)
+        if not out.exists():
+            os.replace(staging, out)
+            return
+        (out / last).unlink(missing_ok=True)
+        for name in writers:
+            if name != last:
+                os.replace(staging / name, out / name)
+        os.replace(staging / last, out / last)
+    except OSError as exc:
+        raise InputError(f"cannot write {out}: {exc.strerror or exc}") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
