@@ -65,7 +65,7 @@ ID = st.one_of(
             "@x",
             "'quoted",
         ]
-    ),  # fmt: skip
+    ),
     _text,
     _text.map(lambda s: "=" + s),
 ).filter(lambda s: s.strip() != "" and s.strip().lower() not in RESERVED)
@@ -132,7 +132,7 @@ def test_ids_round_trip_through_files_and_the_store(table):
                 str(store),
                 "--benchmark",
                 "b",
-            ],  # fmt: skip
+            ],
         )
         assert outcome.exit_code == 0, outcome.output
         with Store(store, read_only=True) as db:
@@ -207,7 +207,7 @@ def test_no_input_gives_a_traceback(content):
                 str(tmp / "s.duckdb"),
                 "--benchmark",
                 "b",
-            ],  # fmt: skip
+            ],
         )
         assert ingest.exit_code in (0, 2), (content, ingest.output, ingest.exception)
         assert ingest.exception is None or isinstance(ingest.exception, SystemExit)
