@@ -6,7 +6,10 @@ that needs one skips with the reason when it is absent:
 - lm-eval: the version installed in this environment, plus each older version unpacked (with
   ``pip install --no-deps --target``) under ``.ci-harness/lm-eval-<version>/`` and run with this
   interpreter on ``PYTHONPATH`` (``.ci/run`` puts 0.4.10 there);
-- Inspect AI: the version installed here, with a model provider registered by the test.
+- Inspect AI: the version installed here, with a model provider registered by the test;
+- HELM (``crfm-helm``): the version installed here, or one in its own virtual environment under
+  ``.ci-harness/helm-<version>/`` (``.ci/run`` puts 0.5.16 there: its pins, e.g. ``pandas~=2.0``,
+  would change this environment).
 
 Every harness runs in a subprocess with the Hugging Face hub switched offline and its caches in
 the test's temporary directory. Models answer through the select-live fake OpenAI server
@@ -100,6 +103,56 @@ def lm_eval_versions() -> list:
         )
         older.append(pytest.param(None, id="lm-eval-older", marks=pytest.mark.skip(reason=reason)))
     return params + older
+
+
+@dataclass(frozen=True)
+class Helm:
+    """One HELM version and the Python that runs it (this one, or its own environment's)."""
+
+    version: str
+    python: Path
+
+    def env(self, tmp: Path) -> dict[str, str]:
+        """Offline, plus an NLTK data folder where HELM finds ``punkt_tab`` and asks no network.
+
+        HELM's metrics call ``nltk.download("punkt_tab")`` unless ``nltk.data.find`` finds it;
+        the exact-match metrics of these tests never tokenise with it.
+        """
+        nltk = tmp / "nltk_data"
+        (nltk / "tokenizers" / "punkt_tab").mkdir(parents=True, exist_ok=True)
+        return harness_env(tmp) | {"NLTK_DATA": str(nltk)}
+
+    def argv(self) -> list[str]:
+        return [str(self.python), "-m", "helm.benchmark.run"]
+
+    def installed_version(self) -> str:
+        """``crfm-helm``'s version as the interpreter that runs it reports it."""
+        code = "import importlib.metadata as m; print(m.version('crfm-helm'))"
+        done = subprocess.run(
+            [str(self.python), "-c", code], capture_output=True, text=True, check=True
+        )
+        return done.stdout.strip()
+
+
+def helm_versions() -> list:
+    """pytest params, one per HELM available; a skipping param when there is none."""
+    params = []
+    here = _installed("crfm-helm") if importlib.util.find_spec("helm") else None
+    if here:
+        params.append(pytest.param(Helm(here, Path(sys.executable)), id=f"helm-{here}"))
+    for folder in sorted(HARNESS_DIR.glob("helm-*")):
+        infos = sorted(folder.glob("lib/python*/site-packages/crfm_helm-*.dist-info"))
+        python = folder / "bin" / "python"
+        if python.exists() and infos:
+            version = infos[0].name[len("crfm_helm-") : -len(".dist-info")]
+            params.append(pytest.param(Helm(version, python), id=f"helm-{version}"))
+    if not params:
+        reason = (
+            "crfm-helm is not importable here and there is no environment "
+            f"{HARNESS_DIR}/helm-<version> (see .ci/run)"
+        )
+        params.append(pytest.param(None, id="helm", marks=pytest.mark.skip(reason=reason)))
+    return params
 
 
 def run(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
