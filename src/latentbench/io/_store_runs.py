@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pandas as pd
@@ -21,6 +21,11 @@ class SelectionRuns:
     connection)."""
 
     connection: duckdb.DuckDBPyConnection
+    path: str
+
+    if TYPE_CHECKING:
+
+        def ingest(self, frame: pd.DataFrame) -> Any: ...  # Store.ingest
 
     def start_selection(self, config: dict[str, Any], *, run_id: str | None = None) -> str:
         """Create a ``selection_runs`` row with status ``running``; returns its ``run_id``."""
@@ -111,3 +116,53 @@ class SelectionRuns:
             [run_id],
         ).fetchall()
         return [{"round": r, **json.loads(p)} for r, p in rows]
+
+    def publish_selection(
+        self,
+        run_id: str,
+        *,
+        benchmark: str,
+        metric: str,
+        source_models: dict[str, str] | None = None,
+    ) -> int:
+        """Copy a selection run's scored cells into ``responses`` (idempotent).
+
+        Source ``live:<run_id>``, filter ``none``, trial 0; failed cells (NULL score) get no
+        row (missing, never 0).
+
+        Parameters
+        ----------
+        run_id : str
+        benchmark, metric : str
+            Benchmark and metric of the copied rows.
+        source_models : dict, optional
+            Store model id -> the model id the endpoint serves (``source_model``).
+
+        Returns
+        -------
+        int
+            Rows offered to :meth:`ingest` (already present rows are not duplicated).
+        """
+        rows = self.selection_observations(run_id)
+        rows = rows[rows["score"].notna()]
+        if rows.empty:
+            return 0
+        served = source_models or {}
+        frame = pd.DataFrame(
+            {
+                "model": rows["model"].astype(str).to_numpy(),
+                "benchmark": benchmark,
+                "item": rows["item"].astype(str).to_numpy(),
+                "score": rows["score"].astype(float).to_numpy(),
+                "metric": metric,
+                "filter": "none",
+                "trial": 0,
+                "source": f"live:{run_id}",
+                "source_file": f"{self.path}#selection_observations/{run_id}",
+                "run_timestamp": pd.to_datetime(rows["observed_at"]).to_numpy(),
+                "item_hash": None,
+                "source_model": [served.get(str(m), str(m)) for m in rows["model"]],
+            }
+        )
+        self.ingest(frame)
+        return len(frame)

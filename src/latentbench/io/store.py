@@ -676,58 +676,6 @@ class Store(SelectionRuns):
             "SELECT * FROM fits WHERE benchmark = ? ORDER BY created_at", [benchmark]
         ).df()
 
-    # ------------------------------------------------------------------ selection runs (the
-    # rest in SelectionRuns)
-    def publish_selection(
-        self,
-        run_id: str,
-        *,
-        benchmark: str,
-        metric: str,
-        source_models: dict[str, str] | None = None,
-    ) -> int:
-        """Copy a selection run's scored cells into ``responses`` (idempotent).
-
-        Source ``live:<run_id>``, filter ``none``, trial 0; failed cells (NULL score) get no
-        row (missing, never 0).
-
-        Parameters
-        ----------
-        run_id : str
-        benchmark, metric : str
-            Benchmark and metric of the copied rows.
-        source_models : dict, optional
-            Store model id -> the model id the endpoint serves (``source_model``).
-
-        Returns
-        -------
-        int
-            Rows offered to :meth:`ingest` (already present rows are not duplicated).
-        """
-        rows = self.selection_observations(run_id)
-        rows = rows[rows["score"].notna()]
-        if rows.empty:
-            return 0
-        served = source_models or {}
-        frame = pd.DataFrame(
-            {
-                "model": rows["model"].astype(str).to_numpy(),
-                "benchmark": benchmark,
-                "item": rows["item"].astype(str).to_numpy(),
-                "score": rows["score"].astype(float).to_numpy(),
-                "metric": metric,
-                "filter": "none",
-                "trial": 0,
-                "source": f"live:{run_id}",
-                "source_file": f"{self.path}#selection_observations/{run_id}",
-                "run_timestamp": pd.to_datetime(rows["observed_at"]).to_numpy(),
-                "item_hash": None,
-                "source_model": [served.get(str(m), str(m)) for m in rows["model"]],
-            }
-        )
-        self.ingest(frame)
-        return len(frame)
-
 
 def _item_order(items: Iterable[object]) -> list[str]:
     """Integer-like ids in numeric order, otherwise string order."""

@@ -34,7 +34,7 @@ import numpy.typing as npt
 
 from latentbench.irt._objective import sigmoid
 
-__all__ = ["JointLaplace", "joint_laplace", "scoring_variance"]
+__all__ = ["JointLaplace", "joint_laplace", "normalised_variance", "scoring_variance"]
 
 Array = npt.NDArray[np.float64]
 
@@ -249,3 +249,11 @@ def scoring_variance(
     along_b = g_items[:, :, 1] @ a  # coefficient of delta mu
     g_theta = (np.outer(along_a, laplace.theta) + along_b[:, None]) / N
     return np.maximum(laplace.quadratic_forms(g_theta, g_items), 0.0)
+
+
+def normalised_variance(theta: np.ndarray, var: np.ndarray) -> np.ndarray:
+    """diag(P D P) with P = I - (1 1^T + theta theta^T) / N, D = diag(var), in O(N)."""
+    n = theta.size
+    s0, s1, s2 = var.sum(), (var * theta).sum(), (var * theta * theta).sum()
+    cross = (s0 + 2 * theta * s1 + theta * theta * s2) / n**2
+    return np.asarray(np.maximum(var - 2 * var * (1 + theta * theta) / n + cross, 0.0))

@@ -59,7 +59,7 @@ from scipy.stats import norm
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._cbmm import fit_cbmm
-from latentbench.irt._laplace import joint_laplace
+from latentbench.irt._laplace import joint_laplace, normalised_variance
 from latentbench.irt._objective import normalise
 
 if TYPE_CHECKING:
@@ -245,7 +245,7 @@ def standard_errors(
         )
         var_theta[:, 0] = np.diag(laplace.covariance())
     elif normalisation and r == 1:
-        var_theta[:, 0] = _normalised_variance(U[:, 0], var_theta[:, 0])
+        var_theta[:, 0] = normalised_variance(U[:, 0], var_theta[:, 0])
     se_theta = np.sqrt(var_theta)
     k = 1.0
     if scale_correction and r == 1 and not posterior:
@@ -297,14 +297,6 @@ def standard_errors(
         }
     )
     return Uncertainty(abilities, items, level, "observed information", float(k))
-
-
-def _normalised_variance(theta: np.ndarray, var: np.ndarray) -> np.ndarray:
-    """diag(P D P) with P = I - (1 1^T + theta theta^T) / N, D = diag(var), in O(N)."""
-    n = theta.size
-    s0, s1, s2 = var.sum(), (var * theta).sum(), (var * theta * theta).sum()
-    cross = (s0 + 2 * theta * s1 + theta * theta * s2) / n**2
-    return np.asarray(np.maximum(var - 2 * var * (1 + theta * theta) / n + cross, 0.0))
 
 
 # ----------------------------------------------------------------------------- bootstrap
