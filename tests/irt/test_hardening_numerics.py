@@ -3,6 +3,7 @@ options are errors, and ability intervals always hold the reported ability."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -60,8 +61,21 @@ def test_all_missing_row_in_the_cli_tables(tmp_path):
     it = pd.read_csv(out / "items.csv").set_index("item")
     assert math.isnan(ab.loc["m3", "accuracy"]) and pd.isna(ab.loc["m3", "rank_accuracy"])
     assert math.isnan(it.loc["q4", "proportion_correct"])
+    json.loads((out / "fit.json").read_text(), parse_constant=_no_constant)  # strict JSON
     report = runner.invoke(app, ["report", str(out), "--out", str(tmp_path / "r.html"), "-q"])
     assert report.exit_code == 0, report.output
+
+
+def _no_constant(name: str) -> None:
+    raise AssertionError(f"fit.json holds {name}, which is not JSON")
+
+
+def test_fit_json_is_strict_json_with_null_for_non_finite_numbers(tmp_path):
+    # issue 15, item 9: fit.json held NaN (not JSON); a non-finite number is now null
+    result = TwoPL().fit(_with_empty_row_and_column())
+    paths = result.save(tmp_path / "fit", info={"note": {"nan": float("nan"), "inf": [math.inf]}})
+    record = json.loads(paths["fit"].read_text(), parse_constant=_no_constant)
+    assert record["note"] == {"nan": None, "inf": [None]}
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -125,6 +126,25 @@ def test_a_key_echoed_in_every_fashion_appears_nowhere(live_setup, capsys, caplo
         "result": json.dumps(result.to_dict(), default=str),
     }
     blobs = {"cli store": _store_bytes(store), "api store": _store_bytes(s.tmp / "api.duckdb")}
+    # the HTML report of a run where one model's endpoint echoes the key (the others answer):
+    # the page reports the failed cells, and no piece of the key is in it
+    for item in s.items:
+        for name in s.names[1:]:
+            s.state.faults.pop((name, item["id"]), None)
+    lenient = s.write_config(
+        s.tmp / "lenient.toml", oracle={"retries": 1}, run={"on_error": "zero"}
+    )
+    partial = s.tmp / "partial.duckdb"
+    ran = CliRunner().invoke(
+        app, ["select", "live", "--config", str(lenient), "--store", str(partial)]
+    )
+    page = s.tmp / "echo.html"
+    shown = CliRunner().invoke(app, ["report", str(partial), "--out", str(page), "-q"])
+    assert shown.exit_code == 0, shown.output
+    texts["report"] = page.read_text(encoding="utf-8")
+    assert re.search(r"[1-9][\d,]* failed cell", texts["report"]), "the report hides the failures"
+    texts["report output"] = ran.output + shown.output
+    blobs["partial store"] = _store_bytes(partial)
     for piece in _fragments(s.api_key):
         for where, text in texts.items():
             assert piece not in text, (where, piece)

@@ -4,6 +4,7 @@ fit-directory format) and the small records of rank selection and cross-validati
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -455,7 +456,11 @@ class IRTResult:
         for name, table in (tables or {}).items():
             paths[name] = out / f"{name}.csv"
             writers[f"{name}.csv"] = partial(table.to_csv, index=False)
-        writers["fit.json"] = lambda path: path.write_text(json.dumps(record, indent=2))
+        # strict JSON (RFC 8259): a non-finite number is written as null, never as NaN/Infinity
+        strict = _finite_or_null(record)
+        writers["fit.json"] = lambda path: path.write_text(
+            json.dumps(strict, indent=2, allow_nan=False)
+        )
         # all together: a staging folder beside ``out``, fit.json moved in last
         write_directory(out, writers, last="fit.json")
         return paths
@@ -616,3 +621,14 @@ class CrossValidation:
             float(part["auc"].mean()),
             int(part["n_cells"].sum()),
         )
+
+
+def _finite_or_null(value: Any) -> Any:
+    """``value`` with every NaN or infinite float (at any depth) replaced by ``None``."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite_or_null(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite_or_null(item) for item in value]
+    return value
