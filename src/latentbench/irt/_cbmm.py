@@ -324,7 +324,6 @@ def _single_threaded_blas(function: Callable[..., T]) -> Callable[..., T]:
     return wrapper
 
 
-@_single_threaded_blas
 def check_options(
     rank: int, sigma: float, l2: float, penalty: GaussianPenalty | None
 ) -> GaussianPenalty:
@@ -354,6 +353,7 @@ def fixed_item_arrays(
     return V_fixed, b_fixed
 
 
+@_single_threaded_blas
 def fit_cbmm(
     scores: np.ndarray,
     *,
