@@ -27,7 +27,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-__all__ = ["residual_pass", "residual_times_factors"]
+__all__ = ["model_gradient_curvature", "residual_pass", "residual_times_factors"]
 
 _FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}  # no 'nnan': NaN marks missing cells
 
@@ -248,3 +248,103 @@ def residual_times_factors(R: np.ndarray, V: np.ndarray) -> np.ndarray:
     """``R @ V`` for R (N, J) float32 and V (J, r): single-precision BLAS (a memory-bound
     matrix-vector product, blocked accumulation), returned as float64 (N, r)."""
     return (R @ np.ascontiguousarray(V, dtype=np.float32)).astype(np.float64)
+
+
+@numba.njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def _model_gradient_curvature(  # pragma: no cover - jit
+    Y: np.ndarray, U: np.ndarray, V: np.ndarray, b: np.ndarray, inv_sigma: float
+) -> tuple[np.ndarray, np.ndarray]:
+    n, m = Y.shape
+    r = U.shape[1]
+    grad = np.zeros((n, r))
+    curv = np.zeros((n, r, r))
+    for i in numba.prange(n):
+        g = np.zeros(r)
+        h = np.zeros((r, r))
+        row = Y[i]
+        u = U[i]
+        for j in range(m):
+            y = row[j]
+            if np.isnan(y):
+                continue
+            x = b[j]
+            for k in range(r):
+                x += u[k] * V[j, k]
+            # the sweep's single-precision cell (fast exp): p = y - residual
+            residual32, _ = _cell(y, np.float32(x * inv_sigma))
+            residual = float(residual32)
+            p = y - residual
+            w = p * (1.0 - p)
+            for k in range(r):
+                vk = V[j, k]
+                g[k] += residual * vk
+                for q in range(r):
+                    h[k, q] += w * vk * V[j, q]
+        grad[i] = g
+        curv[i] = h
+    return grad, curv
+
+
+@numba.njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def _model_gradient_curvature_rank1(  # pragma: no cover - jit
+    Y: np.ndarray, u: np.ndarray, v: np.ndarray, b: np.ndarray, inv_sigma: float
+) -> tuple[np.ndarray, np.ndarray]:
+    n, m = Y.shape
+    grad = np.zeros(n)
+    curv = np.zeros(n)
+    v32 = v.astype(np.float32)
+    b32 = b.astype(np.float32)
+    for i in numba.prange(n):
+        us = np.float32(u[i] * inv_sigma)
+        row = Y[i]
+        g = np.float32(0.0)
+        h = np.float32(0.0)
+        for j in range(m):
+            y = row[j]
+            residual, _ = _cell(y, us * v32[j] + b32[j] * np.float32(inv_sigma))
+            p = (y if y == y else np.float32(0.0)) - residual
+            w = p * (np.float32(1.0) - p) if y == y else np.float32(0.0)
+            g += residual * v32[j]
+            h += w * v32[j] * v32[j]
+        grad[i] = g
+        curv[i] = h
+    return grad, curv
+
+
+def model_gradient_curvature(
+    Y: np.ndarray, U: np.ndarray, V: np.ndarray, b: np.ndarray, sigma: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-model sums over observed cells, in one parallel pass over the rows.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (N, J), float32
+        Scores in [0, 1], NaN = missing.
+    U : ndarray of shape (N, r)
+    V : ndarray of shape (J, r)
+    b : ndarray of shape (J,)
+    sigma : float
+
+    Returns
+    -------
+    residual_v : ndarray of shape (N, r)
+        ``sum_j (y_ij - p_ij) v_j`` with ``p = sigmoid((U V^T + b) / sigma)``.
+    weight_vv : ndarray of shape (N, r, r)
+        ``sum_j p_ij (1 - p_ij) v_j v_j^T``.
+    """
+    if U.shape[1] == 1:
+        g, h = _model_gradient_curvature_rank1(
+            Y,
+            np.ascontiguousarray(U[:, 0], dtype=np.float64),
+            np.ascontiguousarray(V[:, 0], dtype=np.float64),
+            np.ascontiguousarray(b, dtype=np.float64),
+            1.0 / float(sigma),
+        )
+        return g[:, None], h[:, None, None]
+    return _model_gradient_curvature(
+        Y,
+        np.ascontiguousarray(U, dtype=np.float64),
+        np.ascontiguousarray(V, dtype=np.float64),
+        np.ascontiguousarray(b, dtype=np.float64),
+        1.0 / float(sigma),
+    )

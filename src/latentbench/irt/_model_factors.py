@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from latentbench.exceptions import InputError
+from latentbench.irt._kernels import model_gradient_curvature
 from latentbench.irt._objective import GaussianPenalty, as_scores, logits, normalise, sigmoid
 
 __all__ = ["fit_model_factors", "model_newton_step", "normalise_rank1"]
@@ -21,37 +22,20 @@ def model_newton_step(
     b: np.ndarray,
     sigma: float,
     penalty: GaussianPenalty,
-    block_rows: int = 1024,
 ) -> np.ndarray:
     """The Newton step of every model's factors with the items held fixed, shape (N, r).
 
     Exact per-row Hessian ``sum_j w_ij v_j v_j^T / sigma^2`` plus the penalty's curvature
-    (``w = p (1 - p)`` on observed cells), computed in float32 blocks of rows. A converged fit
-    has steps ~0; joint ML drifting towards infinite discriminations does not.
+    (``w = p (1 - p)`` on observed cells), from one parallel pass over the rows
+    (:func:`~latentbench.irt._kernels.model_gradient_curvature`). A converged fit has steps ~0;
+    joint ML drifting towards infinite discriminations does not.
     """
     Y = as_scores(scores)
-    n, r = U.shape
-    curvature = penalty.model_curvature(r)
-    V32 = np.ascontiguousarray(V, dtype=np.float32)
-    b32 = np.asarray(b, dtype=np.float32)
-    VV = np.einsum("jk,jl->jkl", V, V).reshape(V.shape[0], r * r).astype(np.float32)
-    step = np.zeros((n, r))
-    for start in range(0, n, block_rows):
-        stop = min(n, start + block_rows)
-        Ub = U[start:stop]
-        t = Ub.astype(np.float32) @ V32.T
-        t += b32
-        t /= np.float32(sigma)
-        p = sigmoid(t)
-        rows = Y[start:stop]
-        observed = ~np.isnan(rows)
-        resid = np.where(observed, rows - p, np.float32(0.0))
-        weight = np.where(observed, p * (np.float32(1.0) - p), np.float32(0.0))
-        grad = -(resid @ V32).astype(float) / sigma + penalty.gradient(Ub, V, b)[0]
-        hess = (weight @ VV).astype(float).reshape(-1, r, r) / sigma**2 + curvature
-        hess += 1e-12 * np.eye(r)
-        step[start:stop] = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
-    return step
+    r = U.shape[1]
+    residual_v, weight_vv = model_gradient_curvature(Y, U, V, b, sigma)
+    grad = -residual_v / sigma + penalty.gradient(U, V, b)[0]
+    hess = weight_vv / sigma**2 + penalty.model_curvature(r) + 1e-12 * np.eye(r)
+    return np.asarray(np.linalg.solve(hess, grad[:, :, None])[:, :, 0], dtype=float)
 
 
 def normalise_rank1(
