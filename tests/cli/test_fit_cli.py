@@ -82,7 +82,15 @@ def test_demo_runs_and_finds_planted_items(tmp_path):
     used, lo, hi = (int(saved[k].replace(",", "")) for k in (1, 2, 3))
     assert lo <= used <= hi <= 100_000
     assert float(saved[4]) == pytest.approx(100 * (1 - used / 100_000), abs=0.06)
-    assert "UCB-E (no proxy) needs" in outcome.output
+    versus = re.search(
+        r"UCB-E \(no proxy\) needs [\d,]+: PULSE saves ([+-][\d.]+)% against it \(90% interval "
+        r"([+-][\d.]+)% to ([+-][\d.]+)%; ([^)]*)\)",
+        " ".join(outcome.output.split()),
+    )
+    assert versus, outcome.output
+    low, high = float(versus[2]), float(versus[3])
+    expected = "fewer" if low > 0 else "more" if high < 0 else "no demonstrated difference"
+    assert expected in versus[4]
     html = (tmp_path / "report.html").read_text()
     assert 'id="selection-summary"' in html and 'id="abilities"' in html
     assert "of a full evaluation (100 models x 1,000 items" in html

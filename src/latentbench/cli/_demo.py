@@ -267,10 +267,16 @@ def _demo_selection(matrix: Any, result: Any, n_seeds: int) -> Any:
         f"evaluation ({stats['vs_full_lo']:.1f}% to {stats['vs_full_hi']:.1f}%).",
         soft_wrap=True,
     )
+    if stats["vs_reference_lo"] > 0:
+        verdict = "PULSE needs fewer evaluations than UCB-E on this leaderboard"
+    elif stats["vs_reference_hi"] < 0:
+        verdict = "PULSE needs more evaluations than UCB-E on this leaderboard"
+    else:
+        verdict = "the interval covers 0: no demonstrated difference on this leaderboard"
     console.print(
         f"UCB-E (no proxy) needs {fmt(ucbe)}: PULSE saves {stats['vs_reference']:+.1f}% against "
         f"it (90% interval {stats['vs_reference_lo']:+.1f}% to {stats['vs_reference_hi']:+.1f}%"
-        "; an interval covering 0 means no demonstrated gain on this leaderboard).",
+        f"; {verdict}).",
         soft_wrap=True,
     )
     # one PULSE run at that budget, for the report
