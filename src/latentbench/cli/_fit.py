@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -85,20 +84,14 @@ def describe_input(matrix: ResponseMatrix, quiet: bool = False) -> None:
         )
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def input_record(source: Path | str, matrix: ResponseMatrix | None = None) -> dict[str, Any]:
     """The ``input`` entry of ``fit.json``: the responses' path, SHA-256 and layout, so that
     ``latentbench report DIR`` finds them again."""
+    from latentbench.io._files import file_sha256
+
     entry: dict[str, Any] = {"path": str(Path(source).resolve())}
     if Path(source).is_file():
-        entry["sha256"] = _sha256(Path(source))
+        entry["sha256"] = file_sha256(source)
     if matrix is not None and getattr(matrix, "layout", None):
         entry["layout"] = matrix.layout
     return entry

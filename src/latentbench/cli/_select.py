@@ -222,16 +222,6 @@ def replay(
         console.print(f"wrote {escape(str(path))}")
 
 
-def _sha256(path: Path) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 class _HistorySource:
     """Where the proxy's history comes from: a file, a store benchmark, none (history-free)
     or, when nothing is given, a random half of the responses."""
@@ -267,6 +257,7 @@ def _replay(
     missing: str,
 ) -> tuple[Any, str]:
     from latentbench.io import ResponseMatrix
+    from latentbench.io._files import file_sha256
     from latentbench.select import (
         LowRankProxy,
         MatrixOracle,
@@ -353,7 +344,7 @@ def _replay(
         history_record["proxy rank"] = fitted.rank_
         proxy = fitted
     history_record["input"] = str(responses)
-    history_record["input_sha256"] = _sha256(responses)
+    history_record["input_sha256"] = file_sha256(responses)
     oracle = MatrixOracle(candidates, missing=missing)
     result = run_selection(
         oracle,

@@ -8,6 +8,7 @@ and a header that names a column twice is an error instead of a silent ``q1.1``.
 from __future__ import annotations
 
 import csv
+import hashlib
 from collections import Counter
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pandas as pd
 
 from latentbench.exceptions import InputError
 
-__all__ = ["MISSING_TOKENS", "read_csv_text", "read_table_file"]
+__all__ = ["MISSING_TOKENS", "file_sha256", "read_csv_text", "read_table_file"]
 
 MISSING_TOKENS = frozenset({"", "na", "nan", "n/a", "null", "none"})
 """Score cells (after stripping, case-insensitive) read as missing. Ids are never matched."""
@@ -80,3 +81,13 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
             raise InputError(f"{file}: column {repeated[0]!r} appears more than once")
         return frame
     raise InputError(f"{file}: unknown file type {suffix!r}; expected .parquet, .csv or .tsv")
+
+
+def file_sha256(path: str | Path) -> str:
+    """Hex SHA-256 of a file's bytes, read in 1 MiB blocks (the checksum fit and selection
+    records keep of their inputs)."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -475,11 +475,11 @@ class ResponseMatrix:
 
     @property
     def n_models(self) -> int:
-        return self._scores.shape[0]
+        return self.shape[0]
 
     @property
     def n_items(self) -> int:
-        return self._scores.shape[1]
+        return self.shape[1]
 
     @property
     def observed(self) -> np.ndarray:

@@ -93,14 +93,6 @@ class SparseResponseMatrix(ResponseMatrix):
         return self._cells.shape
 
     @property
-    def n_models(self) -> int:
-        return self._cells.shape[0]
-
-    @property
-    def n_items(self) -> int:
-        return self._cells.shape[1]
-
-    @property
     def observed_fraction(self) -> float:
         return self._cells.density
 

@@ -219,18 +219,7 @@ class TwoPL:
         penalty: GaussianPenalty,
         quiet: bool = False,
     ) -> CBMMFit:
-        with warnings.catch_warnings():
-            if quiet:  # inner fits of a held-out search: only the final fit warns
-                warnings.simplefilter("ignore", ConvergenceWarning)
-            return self._fit_cbmm(scores, rank, callback, penalty)
-
-    def _fit_cbmm(
-        self,
-        scores: np.ndarray | ObservedCells,
-        rank: int,
-        callback: Callable[[int, float], None] | None,
-        penalty: GaussianPenalty,
-    ) -> CBMMFit:
+        """One engine fit: the sparse engine on observed cells, the dense cBMM otherwise."""
         options: dict[str, Any] = {
             "rank": rank,
             "sigma": float(self.sigma),
@@ -240,11 +229,18 @@ class TwoPL:
             "accelerate": self.accelerate,
             "callback": callback,
         }
-        if isinstance(scores, ObservedCells):
-            return fit_sparse(scores, **options)
-        return fit_cbmm(
-            scores, init=self.init, random_state=self.random_state, device=self.device, **options
-        )
+        with warnings.catch_warnings():
+            if quiet:  # inner fits of a held-out search: only the final fit warns
+                warnings.simplefilter("ignore", ConvergenceWarning)
+            if isinstance(scores, ObservedCells):
+                return fit_sparse(scores, **options)
+            return fit_cbmm(
+                scores,
+                init=self.init,
+                random_state=self.random_state,
+                device=self.device,
+                **options,
+            )
 
     def select_rank(
         self,

@@ -26,6 +26,7 @@ side (the same pattern as scikit-learn's ``LinearModelLoss.l2_penalty``).
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import dataclass
 
@@ -159,14 +160,7 @@ class GaussianPenalty:
 
     def to_dict(self) -> dict[str, float]:
         """JSON-serialisable record (see :meth:`from_dict`)."""
-        return {
-            "precision_U": self.precision_U,
-            "precision_V": self.precision_V,
-            "precision_b": self.precision_b,
-            "mean_U": self.mean_U,
-            "mean_V": self.mean_V,
-            "mean_b": self.mean_b,
-        }
+        return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, record: dict[str, float]) -> GaussianPenalty:

@@ -14,6 +14,7 @@ from typing import Any
 
 from latentbench.exceptions import InputError
 from latentbench.io import load_items
+from latentbench.io._files import file_sha256
 from latentbench.select._base import Policy
 from latentbench.select._policies import POLICIES, make_policy
 from latentbench.select._proxy import LowRankProxy
@@ -39,14 +40,6 @@ from latentbench.select.oracles import (
 __all__ = ["LiveConfig"]
 
 _SECTIONS = ("run", "policy", "proxy", "oracle", "items", "scorer", "models")
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _read_toml(file: Path) -> dict[str, Any]:
@@ -247,14 +240,14 @@ class LiveConfig:
         run = self.run
         return {
             "models": self.model_ids,
-            "items_sha256": _sha256(self.items_path) if self.items_path else None,
+            "items_sha256": file_sha256(self.items_path) if self.items_path else None,
             "item_fields": item_fields,
             "scorer": self.scorer.spec,
             "oracle_kind": self.oracle.kind,
             "policy": run.policy,
             "policy_params": self.policy_options,
             "proxy": self.proxy_options,
-            "history_sha256": _sha256(self.history) if self.history else None,
+            "history_sha256": file_sha256(self.history) if self.history else None,
             "seed": run.seed,
             "budget": run.budget,
             "batch_size": run.batch_size,

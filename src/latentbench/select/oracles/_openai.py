@@ -130,6 +130,8 @@ class _Request(urllib.request.Request):
 
 
 class _DeadlineHTTPConnection(http.client.HTTPConnection):
+    """A connection that hands its socket to the request's :class:`_Deadline` once connected."""
+
     def __init__(self, *args: Any, deadline: _Deadline, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._deadline = deadline
@@ -139,29 +141,28 @@ class _DeadlineHTTPConnection(http.client.HTTPConnection):
         self._deadline.attach(self.sock)
 
 
-class _DeadlineHTTPSConnection(http.client.HTTPSConnection):
-    def __init__(self, *args: Any, deadline: _Deadline, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._deadline = deadline
+class _DeadlineHTTPSConnection(_DeadlineHTTPConnection, http.client.HTTPSConnection):
+    """The same over TLS: ``super().connect()`` is the TLS connect, so the wrapped socket is
+    the one attached."""
 
-    def connect(self) -> None:
-        super().connect()
-        self._deadline.attach(self.sock)
+
+def _connection(
+    kind: type[_DeadlineHTTPConnection], req: urllib.request.Request
+) -> functools.partial[_DeadlineHTTPConnection]:
+    """The connection factory for ``req``, bound to its deadline (an hour for a foreign one)."""
+    deadline = req.deadline if isinstance(req, _Request) else _Deadline(3600.0)
+    return functools.partial(kind, deadline=deadline)
 
 
 class _DeadlineHTTPHandler(urllib.request.HTTPHandler):
     def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        deadline = req.deadline if isinstance(req, _Request) else _Deadline(3600.0)
-        connection = functools.partial(_DeadlineHTTPConnection, deadline=deadline)
-        return self.do_open(connection, req)
+        return self.do_open(_connection(_DeadlineHTTPConnection, req), req)
 
 
 class _DeadlineHTTPSHandler(urllib.request.HTTPSHandler):
     def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        deadline = req.deadline if isinstance(req, _Request) else _Deadline(3600.0)
-        connection = functools.partial(_DeadlineHTTPSConnection, deadline=deadline)
-        context = getattr(self, "_context", None)
-        return self.do_open(connection, req, context=context)
+        connection = _connection(_DeadlineHTTPSConnection, req)
+        return self.do_open(connection, req, context=getattr(self, "_context", None))
 
 
 def _retry_after(value: str | None) -> float | None:
