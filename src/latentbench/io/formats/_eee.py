@@ -48,6 +48,8 @@ from latentbench.io.formats._common import (
     LoadReport,
     coerce_score,
     load_json,
+    parse_json,
+    text_head,
 )
 from latentbench.io.formats._registry import reader
 
@@ -294,25 +296,15 @@ def _package_check(validator: Any, record: Mapping[str, Any], loc: str) -> None:
 
 
 def _is_instance_file(path: Path) -> bool:
-    if path.suffix != ".jsonl":
-        return False
-    try:
-        with open(path, encoding="utf-8") as handle:
-            head = handle.readline(65536)
-    except (OSError, UnicodeDecodeError):
-        return False
-    return '"interaction_type"' in head and '"sample_id"' in head
+    head = text_head(path, 65536, line=True) if path.suffix == ".jsonl" else None
+    return head is not None and '"interaction_type"' in head and '"sample_id"' in head
 
 
 def _is_aggregate_file(path: Path) -> bool:
-    if path.suffix != ".json":
-        return False
-    try:
-        with open(path, encoding="utf-8") as handle:
-            head = handle.read(4096)
-    except (OSError, UnicodeDecodeError):
-        return False
-    return '"evaluation_results"' in head or ('"evaluation_id"' in head and '"model_info"' in head)
+    head = text_head(path) if path.suffix == ".json" else None
+    return head is not None and (
+        '"evaluation_results"' in head or ('"evaluation_id"' in head and '"model_info"' in head)
+    )
 
 
 def looks_like_eee(path: Path) -> bool:
@@ -402,12 +394,7 @@ def read(
                 continue
             n_records += 1
             loc = f"{path}:{number}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    f"{loc}: invalid JSON line ({exc.msg}, column {exc.colno})"
-                ) from None
+            record = parse_json(line, str(path), line=number, what="JSON line")
             validate_instance(record, loc)
             _package_check(validator, record, loc)
             schema_versions.add(record["schema_version"])

@@ -3,9 +3,14 @@
 ``outputs/default/<YYYYMMDD_HHMMSS>/results/<model_abbr>/<dataset_abbr>.json`` holds the
 aggregate scores (in percent) and ``details``: a list (or a dict keyed ``"0"``, ``"1"``, ...)
 of per-example entries. The correctness field is a **list over replicas** (``[true]`` for one
-replica; one row per replica, ``trial`` = position) or a bool.
+replica; one row per replica, ``trial`` = position) or a bool. One record is one replica of an
+entry (an entry without the chosen field counts once).
 
-The item is the entry's ``example_abbr`` when present, else its position (or dict key). The
+The item is the entry's position (the dict key of 0.3.x files, the list position otherwise).
+Since 0.4 ``BaseEvaluator.evaluate`` names each entry ``example_abbr = "<dataset_abbr>_<index>"``
+(``opencompass/datasets/base.py``); the dataset prefix is dropped so that the same dataset
+gives the same item ids ``"0"``, ``"1"``, ... in files of 0.3.x and 0.4+ (checked on real files
+of 0.3.9 and 0.5.4); any other ``example_abbr`` is kept as it is. The
 metric is ``correct`` by default; ``is_correct`` and ``cascade_correct`` are used when they are
 the only correctness field, and must be named when several are present. The model is the
 ``<model_abbr>`` directory, the benchmark the ``<dataset_abbr>`` file stem, the run timestamp the
@@ -51,6 +56,15 @@ def _timestamp(path: Path) -> datetime | None:
         if _RUN_DIR.match(part):
             return datetime.strptime(part, "%Y%m%d_%H%M%S")
     return None
+
+
+def _item(abbr: object, dataset: str, key: str) -> str:
+    """``"<dataset>_<index>"`` -> ``"<index>"``; other ``example_abbr`` values as they are."""
+    if abbr is None:
+        return key
+    text = str(abbr)
+    index = text.removeprefix(f"{dataset}_")
+    return index if index != text and index.isdigit() else text
 
 
 @reader(
@@ -100,7 +114,6 @@ def read(
     source_model = path.parent.name
     canonical = model or source_model
     name = benchmark or path.stem
-    report.records_read += len(entries)
     present: dict[str, None] = {}
     for key, entry in entries:
         if not isinstance(entry, dict):
@@ -112,6 +125,7 @@ def read(
                 present.setdefault(field_name, None)
     if not present and entries:
         what = f"{kind} details" if kind else "details"
+        report.records_read += len(entries)
         report.skip_file(
             path,
             f"{what} without a correctness field ({', '.join(CORRECTNESS_FIELDS)}): the "
@@ -127,11 +141,13 @@ def read(
     for position, (key, entry) in enumerate(entries):
         loc = f"{path}: details[{key}]"
         if chosen not in entry:
+            report.records_read += 1
             report.drop("correctness field absent")
             continue
-        item = str(entry.get("example_abbr", key))
+        item = _item(entry.get("example_abbr"), path.stem, key)
         value = entry[chosen]
         replicas = value if isinstance(value, list) else [value]
+        report.records_read += len(replicas)
         for trial, replica in enumerate(replicas):
             score = coerce_score(
                 replica, loc, f"{chosen}[{trial}]" if isinstance(value, list) else chosen
