@@ -145,6 +145,17 @@ def _string_map(obj: Any, loc: str, what: str) -> None:
         )
 
 
+def _known_fields(record: Any, allowed: frozenset[str], loc: str, kind: str) -> None:
+    """``record`` is a JSON object with no field outside ``allowed`` (EEE ``kind`` record)."""
+    if not isinstance(record, dict):
+        raise InputError(f"{loc}: expected a JSON object (EEE {kind} record)")
+    unknown = sorted(set(record) - allowed)
+    if unknown:
+        raise InputError(
+            f"{loc}: unknown fields {unknown}; expected only EEE {SCHEMA_VERSION} {kind} fields"
+        )
+
+
 def validate_instance(record: Any, loc: str) -> None:
     """Check one instance-level record against EEE 0.3.0 (required fields, types, enums).
 
@@ -153,14 +164,7 @@ def validate_instance(record: Any, loc: str) -> None:
     InputError
         Naming ``loc``, the field, the value and what was expected.
     """
-    if not isinstance(record, dict):
-        raise InputError(f"{loc}: expected a JSON object (EEE instance-level record)")
-    unknown = sorted(set(record) - _INSTANCE_KEYS)
-    if unknown:
-        raise InputError(
-            f"{loc}: unknown fields {unknown}; expected only EEE {SCHEMA_VERSION} "
-            "instance-level fields"
-        )
+    _known_fields(record, _INSTANCE_KEYS, loc, "instance-level")
     for key in ("schema_version", "evaluation_id", "model_id", "evaluation_name", "sample_id"):
         _need(record, key, str, loc, "")
     kind = _need(record, "interaction_type", str, loc, "")
@@ -199,13 +203,7 @@ def validate_instance(record: Any, loc: str) -> None:
 
 def validate_aggregate(doc: Any, loc: str) -> None:
     """Check one aggregate record against EEE 0.3.0 (required fields, types, enums)."""
-    if not isinstance(doc, dict):
-        raise InputError(f"{loc}: expected a JSON object (EEE aggregate record)")
-    unknown = sorted(set(doc) - _AGGREGATE_KEYS)
-    if unknown:
-        raise InputError(
-            f"{loc}: unknown fields {unknown}; expected only EEE {SCHEMA_VERSION} aggregate fields"
-        )
+    _known_fields(doc, _AGGREGATE_KEYS, loc, "aggregate")
     for key in ("schema_version", "evaluation_id", "retrieved_timestamp"):
         _need(doc, key, str, loc, "")
     meta = _need(doc, "source_metadata", dict, loc, "")

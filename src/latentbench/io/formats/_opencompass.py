@@ -6,11 +6,11 @@ of per-example entries. The correctness field is a **list over replicas** (``[tr
 replica; one row per replica, ``trial`` = position) or a bool. One record is one replica of an
 entry (an entry without the chosen field counts once).
 
-The item is the entry's position (the dict key of 0.3.x files, the list position otherwise).
-Since 0.4 ``BaseEvaluator.evaluate`` names each entry ``example_abbr = "<dataset_abbr>_<index>"``
-(``opencompass/datasets/base.py``); the dataset prefix is dropped so that the same dataset
-gives the same item ids ``"0"``, ``"1"``, ... in files of 0.3.x and 0.4+ (checked on real files
-of 0.3.9 and 0.5.4); any other ``example_abbr`` is kept as it is. The
+The item is the example's index in the dataset, the same in every version (checked on real
+files of 0.3.9 and 0.5.4): the dict key of 0.3.x ``details``; since 0.4 the entries are a list
+and ``BaseEvaluator.evaluate`` names each ``example_abbr = "<dataset_abbr>_<index>"``
+(``opencompass/datasets/base.py``), whose dataset prefix is dropped (any other
+``example_abbr`` is kept as it is; a list without it gives the position). The
 metric is ``correct`` by default; ``is_correct`` and ``cascade_correct`` are used when they are
 the only correctness field, and must be named when several are present. The model is the
 ``<model_abbr>`` directory, the benchmark the ``<dataset_abbr>`` file stem, the run timestamp the
@@ -20,8 +20,8 @@ are refused.
 Since 2023-10 (through 0.5.x) ``OpenCompassTask.format_details`` writes ``details`` as
 ``{"type": "PPL" | "GEN", "0": {...}, "1": {...}}``: PPL entries hold ``predictions``,
 ``references`` and ``correct`` (a bool), GEN entries the evaluator's ``correct`` when it gave
-one. The ``type`` marker is skipped; a GEN file without any correctness field is reported
-and gives no rows.
+one (0.3.x moves the marker to the top level). The ``type`` marker is skipped; a GEN file
+without any correctness field is reported and gives no rows.
 """
 
 from __future__ import annotations
@@ -97,9 +97,10 @@ def read(
             "with --dump-eval-details)"
         )
     details = data["details"]
-    kind = None
+    # OpenCompassTask.format_details (since 2023-10) marks the entries {"type": "PPL" | "GEN"};
+    # 0.3.x moves the marker out of ``details`` to the top level
+    kind = data.get("type") if isinstance(data.get("type"), str) else None
     if isinstance(details, dict) and isinstance(details.get("type"), str):
-        # OpenCompassTask.format_details (since 2023-10): {"type": "PPL" | "GEN", "0": {...}}
         kind = details["type"]
         details = {k: v for k, v in details.items() if k != "type"}
     if isinstance(details, dict):
