@@ -17,7 +17,6 @@ creates an empty one there (it is only read by the tinyBenchmarks tasks, not run
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -143,20 +142,10 @@ class TableModel(LightevalModel):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("lighteval", help="the lighteval executable of its venv")
-    args = parser.parse_args()
-    exe = Path(args.lighteval)
-    python = exe.parent / "python"
-    probe = (
-        "import importlib.metadata as m, importlib.util as u, pathlib;"
-        "print(m.version('lighteval'));"
-        "print(pathlib.Path(u.find_spec('lighteval').origin).parent)"
-    )
-    version, package = subprocess.run(
-        [python, "-c", probe], capture_output=True, text=True, check=True
-    ).stdout.split()
-    seed = Path(package) / "tasks" / "extended" / "tiny_benchmarks" / "tinyBenchmarks.pkl"
+    from _tool_run import tool_from_args  # beside this script
+
+    exe, version, package = tool_from_args(__doc__.split("\n")[0], "lighteval")
+    seed = package / "tasks" / "extended" / "tiny_benchmarks" / "tinyBenchmarks.pkl"
     if seed.parent.is_dir() and not seed.exists():
         seed.touch()
     work = Path(tempfile.mkdtemp(prefix=f"lighteval-{version}-"))

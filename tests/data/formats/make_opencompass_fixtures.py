@@ -1,23 +1,26 @@
 """Write the real OpenCompass fixtures under ``opencompass/<version>/`` (not run in CI).
 
-OpenCompass itself runs here, offline, against a small deterministic OpenAI-compatible chat
-server started by this script: three API "models" answer two tiny custom datasets (written
-here as JSON lines), and OpenCompass's own inferencer, evaluators and ``--dump-eval-details``
-write ``predictions/`` and ``results/``. Those two folders are copied unchanged into the
-fixture folder; nothing is edited. See ``README.md`` for the versions and environments.
+OpenCompass itself runs here, offline: three API "models" served by a small deterministic
+OpenAI-compatible chat server started by this script answer two tiny generative datasets
+(written here as JSON lines), and a one-layer GPT-2 with seeded random weights (written here)
+answers a perplexity (PPL) version of the multiple-choice one. OpenCompass's own inferencers,
+evaluators and ``--dump-eval-details`` write ``predictions/`` and ``results/``; those two
+folders are copied unchanged into the fixture folder. See ``README.md`` for the environments.
 
-Usage (each OpenCompass version lives in its own virtual environment)::
+Usage (each OpenCompass version in its own virtual environment, with transformers < 5: the
+Hugging Face model classes call ``batch_encode_plus``, which transformers 5 removed)::
 
-    python tests/data/formats/make_opencompass_fixtures.py /tmp/ocvenv/bin/opencompass
-    python tests/data/formats/make_opencompass_fixtures.py /tmp/ocvenv039/bin/opencompass
+    /tmp/ocvenv054t4/bin/python tests/data/formats/make_opencompass_fixtures.py \
+        /tmp/ocvenv054t4/bin/opencompass
+    /tmp/ocvenv039/bin/python tests/data/formats/make_opencompass_fixtures.py \
+        /tmp/ocvenv039/bin/opencompass
 
-The server answers as a function of (model, prompt) only (CRC32), so reruns give the same
-predictions; only the run folder's timestamp changes.
+The server answers as a function of (model, prompt) only (CRC32) and the GPT-2 weights are
+seeded, so reruns give the same predictions; only the run folder's timestamp changes.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import shutil
@@ -102,24 +105,51 @@ def write_tokenizer(folder: Path) -> None:
     PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]").save_pretrained(folder)
 
 
+def write_tiny_model(folder: Path) -> None:
+    """A one-layer GPT-2 with seeded random weights and a word-level vocabulary, for the
+    perplexity (PPL) dataset: OpenCompass scores each option by the model's perplexity."""
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    words = ["[UNK]", "[PAD]", "Which", "number", "is", "larger", "?", "A", "B", "C", ".",
+             "Answer", ":"] + [str(i) for i in range(60)]  # fmt: skip
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    special = dict(unk_token="[UNK]", pad_token="[PAD]", eos_token="[PAD]", bos_token="[PAD]")
+    PreTrainedTokenizerFast(tokenizer_object=tok, **special).save_pretrained(folder)
+    torch.manual_seed(0)
+    config = GPT2Config(vocab_size=len(words), n_positions=128, n_embd=16, n_layer=1, n_head=2,
+                        bos_token_id=1, eos_token_id=1, pad_token_id=1)  # fmt: skip
+    GPT2LMHeadModel(config).save_pretrained(folder)
+
+
 def config_text(work: Path, version: tuple[int, ...], port: int) -> str:
     """The OpenCompass config (plain dicts with dotted type names, as mmengine requires)."""
 
-    def dataset(abbr: str, inputs: list[str], template: str, evaluator: dict, **extra: object):
+    def dataset(
+        abbr: str, inputs: list[str], template: object, evaluator: dict, **extra: object
+    ) -> dict:
+        ppl = isinstance(template, dict)  # one prompt per option label: a perplexity dataset
         return dict(
             abbr=abbr,
             type="opencompass.datasets.CustomDataset",
-            path=str(work / f"{abbr}.jsonl"),
+            path=str(work / f"{abbr.removesuffix('_ppl')}.jsonl"),
             reader_cfg=dict(input_columns=inputs, output_column="answer"),
             infer_cfg=dict(
                 prompt_template=dict(
                     type="opencompass.openicl.icl_prompt_template.PromptTemplate",
-                    template=dict(round=[dict(role="HUMAN", prompt=template)]),
+                    template=template if ppl else dict(round=[dict(role="HUMAN", prompt=template)]),
                 ),
                 retriever=dict(type="opencompass.openicl.icl_retriever.ZeroRetriever"),
-                inferencer=dict(type="opencompass.openicl.icl_inferencer.GenInferencer"),
+                inferencer=dict(
+                    type="opencompass.openicl.icl_inferencer."
+                    + ("PPLInferencer" if ppl else "GenInferencer")
+                ),
             ),
-            eval_cfg=dict(evaluator=evaluator, pred_role="BOT"),
+            eval_cfg=dict(evaluator=evaluator)
+            if ppl
+            else dict(evaluator=evaluator, pred_role="BOT"),
             **extra,
         )
 
@@ -140,6 +170,20 @@ def config_text(work: Path, version: tuple[int, ...], port: int) -> str:
             dict(type="opencompass.datasets.custom.OptionSimAccEvaluator", options=["A", "B", "C"]),
         ),
     ]
+    ppl = dataset(
+        "mcq_ppl",
+        ["question", "A", "B", "C"],
+        {label: f"{{question}} Answer: {{{label}}}" for label in "ABC"},
+        dict(type="opencompass.openicl.icl_evaluator.AccEvaluator"),  # ships its HF metric
+    )
+    tiny = dict(
+        abbr="tiny-gpt2-hf",
+        type="opencompass.models.HuggingFaceBaseModel",
+        path=str(work / "tiny"),
+        max_out_len=8,
+        batch_size=4,
+        run_cfg=dict(num_gpus=0),
+    )
     models = [
         dict(
             abbr=name,
@@ -156,34 +200,23 @@ def config_text(work: Path, version: tuple[int, ...], port: int) -> str:
         )
         for name in SKILL
     ]
-    return f"datasets = {datasets!r}\nmodels = {models!r}\n"
+    # the API models answer the generative datasets, the local model the perplexity one
+    combinations = [dict(models=models, datasets=datasets), dict(models=[tiny], datasets=[ppl])]
+    return (
+        f"datasets = {[*datasets, ppl]!r}\nmodels = {[*models, tiny]!r}\n"
+        f"model_dataset_combinations = {combinations!r}\n"
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("opencompass", help="the opencompass executable of one venv")
-    args = parser.parse_args()
-    exe = Path(args.opencompass)
-    python = exe.parent / "python"
-    version = (
-        subprocess.run(
-            [
-                python,
-                "-c",
-                "import warnings; warnings.simplefilter('ignore'); "
-                "import opencompass; print(opencompass.__version__)",
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        .stdout.strip()
-        .splitlines()[-1]
-    )
+    from _tool_run import tool_from_args  # beside this script
+
+    exe, version, _ = tool_from_args(__doc__.split("\n")[0], "opencompass")
     work = Path(tempfile.mkdtemp(prefix=f"oc-{version}-"))
     for name, rows in (("arith", ARITH), ("mcq", MCQ)):
         (work / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     write_tokenizer(work / "tok")
+    write_tiny_model(work / "tiny")
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     major_minor = tuple(int(p) for p in version.split(".")[:2])
