@@ -34,11 +34,24 @@ ROOT = Path(__file__).resolve().parents[1] / "data" / "formats" / "opencompass"
 VERSIONS = ("0.3.9", "0.5.4")
 API_MODELS = ("alpha-api", "beta-api", "gamma-api")
 PAIRS = [(m, d) for m in API_MODELS for d in ("arith", "mcq")] + [("tiny-gpt2-hf", "mcq_ppl")]
+"""(model, dataset) of the results files with per-item correctness."""
+UNSCORED = [(m, "mcq_acc") for m in API_MODELS]
+"""``AccEvaluator`` gives no per-item details: OpenCompass wrote predictions only."""
 
 
 def run_dir(version: str) -> Path:
     (run,) = (p for p in (ROOT / version).iterdir() if p.is_dir())
     return run
+
+
+def raw_details(version: str, model: str, dataset: str) -> list[dict]:
+    """The per-item entries of one results file (without a ``"type"`` marker)."""
+    details = json.loads((run_dir(version) / "results" / model / f"{dataset}.json").read_text())[
+        "details"
+    ]
+    if isinstance(details, dict):
+        return [entry for key, entry in details.items() if key != "type"]
+    return list(details)
 
 
 def raw_cells(version: str) -> dict[tuple[str, str, str, int], float]:
@@ -74,11 +87,20 @@ def test_every_cell_matches_the_raw_results_files(version):
     raw = raw_cells(version)
     assert mine == raw
     assert len(frame) == len(raw) == report.rows
-    # rows in = rows stored + rows skipped with a reason (these runs skip none)
+    # rows in = rows stored + rows skipped with a reason: the unscored files are skipped
+    # whole, each entry counted once
     assert report.records_read == report.rows + sum(report.dropped.values())
-    assert report.dropped == {} and report.skipped_files == []
+    skipped = sorted(
+        (Path(s["file"]).parent.name, Path(s["file"]).stem) for s in report.skipped_files
+    )
+    assert skipped == sorted(UNSCORED)
+    reasons = {s["reason"] for s in report.skipped_files}
+    assert len(reasons) == 1 and "GEN details without a correctness field" in reasons.pop()
+    unscored = [raw_details(version, model, dataset) for model, dataset in UNSCORED]
+    assert all("correct" not in entry for entries in unscored for entry in entries)
+    assert sum(report.dropped.values()) == sum(len(entries) for entries in unscored) > 0
     assert set(frame["metric"]) == {"correct"} and set(frame["filter"]) == {"none"}
-    assert len(report.files) == len(PAIRS)
+    assert len(report.files) == len(PAIRS) + len(UNSCORED)
     stamp = run_dir(version).name  # YYYYMMDD_HHMMSS
     assert {t.strftime("%Y%m%d_%H%M%S") for t in frame["run_timestamp"]} == {stamp}
 

@@ -134,7 +134,7 @@ def config_text(work: Path, version: tuple[int, ...], port: int) -> str:
         return dict(
             abbr=abbr,
             type="opencompass.datasets.CustomDataset",
-            path=str(work / f"{abbr.removesuffix('_ppl')}.jsonl"),
+            path=str(work / f"{abbr.split('_')[0]}.jsonl"),  # mcq_ppl, mcq_acc: mcq.jsonl
             reader_cfg=dict(input_columns=inputs, output_column="answer"),
             infer_cfg=dict(
                 prompt_template=dict(
@@ -168,6 +168,14 @@ def config_text(work: Path, version: tuple[int, ...], port: int) -> str:
             ["question", "A", "B", "C"],
             "{question}\nAnswer: ",
             dict(type="opencompass.datasets.custom.OptionSimAccEvaluator", options=["A", "B", "C"]),
+        ),
+        # AccEvaluator gives no per-item details: OpenCompass writes predictions only, which
+        # ingest reports as a skipped file (its rows are counted, with the reason)
+        dataset(
+            "mcq_acc",
+            ["question", "A", "B", "C"],
+            "{question}\nAnswer: ",
+            dict(type="opencompass.openicl.icl_evaluator.AccEvaluator"),
         ),
     ]
     ppl = dataset(
