@@ -1,4 +1,4 @@
-"""lighteval 0.13.0 output written by lighteval itself (tests/data/formats/README.md).
+"""lighteval 0.13.0 and 0.10.0 output written by lighteval itself (tests/data/formats/README.md).
 
 The run is lighteval's own smoke run with its ``DummyModelConfig`` (random log-probabilities,
 fixed text, two samples per task), committed by the Every Eval Ever project to pin the shape of
@@ -7,6 +7,8 @@ lighteval's output. The scores mean nothing, the layout and the values are light
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import json
 from pathlib import Path
 
@@ -62,3 +64,83 @@ def test_real_run_stores_and_reingests_as_nothing_new(tmp_path):
         assert store.ingest(*read_results("lighteval", RUN))["n_new"] == 0
         stored = store.long("squad_v2|0")
         assert stored["item"].tolist() == sorted(raw_rows(DETAILS[1]))
+
+
+# ----------------------------------------------------------------- lighteval 0.10.0 (flat)
+RUN_010 = RUN.parent / "lighteval-0.10.0"
+"""``tests/data/formats/make_lighteval_fixtures.py``: ``lighteval custom`` (0.10.0) with a
+deterministic model class, three models, two custom tasks (``community|arith|0``, ``em``;
+``community|mcq|0``, ``acc``); the files are lighteval's own output."""
+
+
+def query_id(query: str) -> str:
+    return hashlib.sha256(query.encode("utf-8")).hexdigest()[:16]
+
+
+def raw_flat(path: Path) -> dict[str, float]:
+    """Query id of ``example`` -> the one value of ``metrics``, straight from the parquet."""
+    table = pq.read_table(path)
+    metrics = table.column("metrics").to_pylist()
+    assert all(len(m) == 1 for m in metrics)
+    examples = table.column("example").to_pylist()
+    assert len(set(examples)) == len(examples)
+    return {
+        query_id(q): float(next(iter(m.values()))) for q, m in zip(examples, metrics, strict=True)
+    }
+
+
+def test_0_10_details_match_the_raw_files_cell_by_cell():
+    frame, report = read_results("lighteval", RUN_010)
+    files = sorted(RUN_010.glob("details/**/*.parquet"))
+    assert len(files) == 6
+    for path in files:
+        model = "/".join(path.parent.relative_to(RUN_010 / "details").parts[:-1])
+        task = path.name.removeprefix("details_community|").rsplit("_", 1)[0]  # 'arith|0'
+        mine = frame[(frame["model"] == model) & (frame["benchmark"] == task)]
+        assert dict(zip(mine["item"], mine["score"], strict=True)) == raw_flat(path)
+    assert set(frame["model"]) == {"fixture/alpha", "fixture/beta", "fixture/gamma"}
+    assert report.choices["arith|0"]["metric"] == "em"
+    assert report.choices["mcq|0"]["metric"] == "acc"
+    assert report.records_read == report.rows + sum(report.dropped.values()) == 33
+
+
+def test_0_10_rows_follow_processing_order_so_items_are_named_by_query():
+    """The rows of a 0.10 details file are not in dataset order (the dataset is the
+    generator's ``ARITH`` list), so a row position is no item id; the query is."""
+    spec = importlib.util.spec_from_file_location(
+        "make_lighteval_fixtures", RUN.parents[1] / "make_lighteval_fixtures.py"
+    )
+    assert spec is not None and spec.loader is not None
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    dataset = [f"{row['question']} Answer:" for row in generator.ARITH]
+    path = next(RUN_010.glob("details/fixture/alpha/*/details_community|arith|0_*.parquet"))
+    written = pq.read_table(path).column("example").to_pylist()
+    assert sorted(written) == sorted(dataset) and written != dataset
+    frame, _ = read_results("lighteval", RUN_010)
+    arith = frame[frame["benchmark"] == "arith|0"]
+    # every model's rows are the same six questions
+    assert {m: set(g["item"]) for m, g in arith.groupby("model")} == {
+        m: {query_id(q) for q in dataset} for m in arith["model"].unique()
+    }
+
+
+def test_0_10_split_and_aggregates_come_from_the_results_files():
+    """``config_tasks`` is keyed ``community|arith`` in 0.10 (no few-shot count)."""
+    frame, _ = read_results("lighteval", RUN_010)
+    assert set(frame["split"]) == {"test"}
+    for results in RUN_010.glob("results/**/results_*.json"):
+        data = json.loads(results.read_text())
+        assert data["config_tasks"]["community|arith"]["evaluation_splits"] == ["test"]
+        model = "/".join(results.parent.relative_to(RUN_010 / "results").parts)
+        for task, metric in (("arith|0", "em"), ("mcq|0", "acc")):
+            rows = frame[(frame["model"] == model) & (frame["benchmark"] == task)]
+            assert rows["score"].mean() == pytest.approx(
+                data["results"][f"community|{task}"][metric]
+            )
+
+
+def test_0_10_run_stores_once(tmp_path):
+    with Store(tmp_path / "s.duckdb") as store:
+        assert store.ingest(*read_results("lighteval", RUN_010))["n_new"] == 33
+        assert store.ingest(*read_results("lighteval", RUN_010))["n_new"] == 0

@@ -581,14 +581,41 @@ def expand(paths: Iterable[str | Path], patterns: Sequence[str]) -> list[Path]:
     return list(dict.fromkeys(p.resolve() for p in out))
 
 
+def parse_json(
+    text: str | bytes, at: str, *, line: int | None = None, what: str = "JSON", hint: str = ""
+) -> Any:
+    """``json.loads(text)``; a syntax error is an :class:`InputError` naming the place.
+
+    The message reads ``<at>:<line>: invalid <what> (<reason>, column <c>); <hint>``, where
+    ``line`` is the error's line in ``text`` unless the caller gives the line ``text`` is.
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        tail = f"; {hint}" if hint else ""
+        raise InputError(
+            f"{at}:{exc.lineno if line is None else line}: invalid {what} ({exc.msg}, column "
+            f"{exc.colno}){tail}"
+        ) from None
+
+
 def load_json(path: Path) -> Any:
     """Parse a JSON file; a syntax error names the file, line and column."""
     try:
         with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{path}:{exc.lineno}: invalid JSON ({exc.msg}, column {exc.colno})"
-        ) from None
+            return parse_json(handle.read(), str(path))
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text ({exc.reason}); expected a JSON file") from None
+
+
+def text_head(path: Path, size: int = 4096, *, line: bool = False) -> str | None:
+    """The first ``size`` characters (or the first line, at most ``size``) of a text file.
+
+    For cheap sniffing while walking directories: ``None`` when the file cannot be read as
+    UTF-8 text.
+    """
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.readline(size) if line else handle.read(size)
+    except (OSError, UnicodeDecodeError):
+        return None

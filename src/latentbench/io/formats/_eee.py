@@ -48,6 +48,8 @@ from latentbench.io.formats._common import (
     LoadReport,
     coerce_score,
     load_json,
+    parse_json,
+    text_head,
 )
 from latentbench.io.formats._registry import reader
 
@@ -143,6 +145,17 @@ def _string_map(obj: Any, loc: str, what: str) -> None:
         )
 
 
+def _known_fields(record: Any, allowed: frozenset[str], loc: str, kind: str) -> None:
+    """``record`` is a JSON object with no field outside ``allowed`` (EEE ``kind`` record)."""
+    if not isinstance(record, dict):
+        raise InputError(f"{loc}: expected a JSON object (EEE {kind} record)")
+    unknown = sorted(set(record) - allowed)
+    if unknown:
+        raise InputError(
+            f"{loc}: unknown fields {unknown}; expected only EEE {SCHEMA_VERSION} {kind} fields"
+        )
+
+
 def validate_instance(record: Any, loc: str) -> None:
     """Check one instance-level record against EEE 0.3.0 (required fields, types, enums).
 
@@ -151,14 +164,7 @@ def validate_instance(record: Any, loc: str) -> None:
     InputError
         Naming ``loc``, the field, the value and what was expected.
     """
-    if not isinstance(record, dict):
-        raise InputError(f"{loc}: expected a JSON object (EEE instance-level record)")
-    unknown = sorted(set(record) - _INSTANCE_KEYS)
-    if unknown:
-        raise InputError(
-            f"{loc}: unknown fields {unknown}; expected only EEE {SCHEMA_VERSION} "
-            "instance-level fields"
-        )
+    _known_fields(record, _INSTANCE_KEYS, loc, "instance-level")
     for key in ("schema_version", "evaluation_id", "model_id", "evaluation_name", "sample_id"):
         _need(record, key, str, loc, "")
     kind = _need(record, "interaction_type", str, loc, "")
@@ -197,13 +203,7 @@ def validate_instance(record: Any, loc: str) -> None:
 
 def validate_aggregate(doc: Any, loc: str) -> None:
     """Check one aggregate record against EEE 0.3.0 (required fields, types, enums)."""
-    if not isinstance(doc, dict):
-        raise InputError(f"{loc}: expected a JSON object (EEE aggregate record)")
-    unknown = sorted(set(doc) - _AGGREGATE_KEYS)
-    if unknown:
-        raise InputError(
-            f"{loc}: unknown fields {unknown}; expected only EEE {SCHEMA_VERSION} aggregate fields"
-        )
+    _known_fields(doc, _AGGREGATE_KEYS, loc, "aggregate")
     for key in ("schema_version", "evaluation_id", "retrieved_timestamp"):
         _need(doc, key, str, loc, "")
     meta = _need(doc, "source_metadata", dict, loc, "")
@@ -294,25 +294,15 @@ def _package_check(validator: Any, record: Mapping[str, Any], loc: str) -> None:
 
 
 def _is_instance_file(path: Path) -> bool:
-    if path.suffix != ".jsonl":
-        return False
-    try:
-        with open(path, encoding="utf-8") as handle:
-            head = handle.readline(65536)
-    except (OSError, UnicodeDecodeError):
-        return False
-    return '"interaction_type"' in head and '"sample_id"' in head
+    head = text_head(path, 65536, line=True) if path.suffix == ".jsonl" else None
+    return head is not None and '"interaction_type"' in head and '"sample_id"' in head
 
 
 def _is_aggregate_file(path: Path) -> bool:
-    if path.suffix != ".json":
-        return False
-    try:
-        with open(path, encoding="utf-8") as handle:
-            head = handle.read(4096)
-    except (OSError, UnicodeDecodeError):
-        return False
-    return '"evaluation_results"' in head or ('"evaluation_id"' in head and '"model_info"' in head)
+    head = text_head(path) if path.suffix == ".json" else None
+    return head is not None and (
+        '"evaluation_results"' in head or ('"evaluation_id"' in head and '"model_info"' in head)
+    )
 
 
 def looks_like_eee(path: Path) -> bool:
@@ -402,12 +392,7 @@ def read(
                 continue
             n_records += 1
             loc = f"{path}:{number}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    f"{loc}: invalid JSON line ({exc.msg}, column {exc.colno})"
-                ) from None
+            record = parse_json(line, str(path), line=number, what="JSON line")
             validate_instance(record, loc)
             _package_check(validator, record, loc)
             schema_versions.add(record["schema_version"])

@@ -20,7 +20,6 @@ errored run that did score some samples is read, with a note.
 
 from __future__ import annotations
 
-import json
 import zipfile
 from pathlib import Path
 from typing import Any, Literal
@@ -34,8 +33,10 @@ from latentbench.io.formats._common import (
     LoadReport,
     coerce_score,
     load_json,
+    parse_json,
     requested,
     resolve,
+    text_head,
     where,
 )
 from latentbench.io.formats._registry import reader
@@ -69,13 +70,8 @@ def _member(archive: zipfile.ZipFile, path: Path, member: str) -> bytes:
 
 
 def _zip_json(archive: zipfile.ZipFile, path: Path, member: str) -> Any:
-    try:
-        return json.loads(_member(archive, path, member))
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{path}: member {member}:{exc.lineno}: invalid JSON ({exc.msg}); the log may be "
-            "truncated"
-        ) from None
+    text = _member(archive, path, member)
+    return parse_json(text, f"{path}: member {member}", hint="the log may be truncated")
 
 
 Sample = tuple[str, str | None, dict[str, Any]]
@@ -154,12 +150,8 @@ def looks_like_log(path: Path) -> bool:
     """Cheap check used when walking directories: a zip, or JSON with an ``eval`` object."""
     if is_zip(path):
         return True
-    try:
-        with open(path, encoding="utf-8") as handle:
-            head = handle.read(4096)
-    except (OSError, UnicodeDecodeError):
-        return False
-    return head.lstrip().startswith("{") and '"eval"' in head
+    head = text_head(path)
+    return head is not None and head.lstrip().startswith("{") and '"eval"' in head
 
 
 def _value(score: Any, key: str | None, loc: str, scorer: str) -> tuple[str, Any]:

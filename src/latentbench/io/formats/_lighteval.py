@@ -8,15 +8,23 @@ columns:
 - struct (≥ 0.11): columns ``doc``, ``model_response``, ``metric`` (also accepted as
   ``__doc__``, ``__model_response__``, ``__metric__``); the item is ``doc.id`` (the row index
   in the evaluated split, as a string), else the row position;
-- flat (≤ 0.10): a dict column ``metrics``; the item is the row position.
+- flat (≤ 0.10): a dict column ``metrics``. The rows are in the order the pipeline processed
+  the documents, not the dataset's (a real 0.10.0 run wrote ``What is 9 + 9?``, the dataset's
+  fourth question, first), and no column holds the dataset index; the item is therefore the
+  first 16 hex digits of the SHA-256 of the ``example`` column (the document's query, before
+  few-shot examples or a chat template), with ``~1``, ``~2``, ... appended to repeats of one
+  query in a file. A file without ``example`` falls back to the row position, with a note.
+  Items of flat files do not line up with the ``doc.id`` of later versions.
 
 The split is the task's one ``evaluation_splits`` entry in ``config_tasks`` of the run's
 ``{out}/results/{model_name}/results_{timestamp}.json``, when that file is there (else
-``unknown``, with a note when the task evaluated several splits).
+``unknown``, with a note when the task evaluated several splits). ``config_tasks`` is keyed
+``anli:r1|0`` in later versions and ``suite|task`` (no few-shot count) up to 0.10.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import Any
@@ -116,6 +124,27 @@ def _results_file(path: Path, stamp: str | None, source_model: str) -> Path | No
     return candidate if candidate.is_file() else None
 
 
+def _same_task(key: str, task: str) -> bool:
+    """Whether ``config_tasks`` key ``key`` is canonical task ``task`` (``arith|0``):
+    ``arith|0`` (later versions) or ``community|arith`` (≤ 0.10, no few-shot count)."""
+    if canonical_task(key) == task:
+        return True
+    parts = key.split("|")
+    return len(parts) == 2 and parts[0] in SUITES and parts[1] == task.rsplit("|", 1)[0]
+
+
+def _query_ids(examples: list[Any]) -> list[str]:
+    """Content ids of flat (≤ 0.10) rows: SHA-256 of the query, ``~k`` for its k-th repeat."""
+    seen: dict[str, int] = {}
+    ids = []
+    for text in examples:
+        digest = hashlib.sha256(str(text).encode("utf-8")).hexdigest()[:16]
+        repeat = seen.get(digest, 0)
+        seen[digest] = repeat + 1
+        ids.append(f"{digest}~{repeat}" if repeat else digest)
+    return ids
+
+
 def _split(results: Path | None, task: str, report: LoadReport) -> str:
     """The one evaluated split of ``task`` from the run's results file."""
     if results is None:
@@ -125,7 +154,7 @@ def _split(results: Path | None, task: str, report: LoadReport) -> str:
     if not isinstance(tasks, dict):
         return UNKNOWN_SPLIT
     for name, config in tasks.items():
-        if canonical_task(str(name)) != task or not isinstance(config, dict):
+        if not _same_task(str(name), task) or not isinstance(config, dict):
             continue
         splits = config.get("evaluation_splits")
         if isinstance(splits, list) and len(splits) == 1 and isinstance(splits[0], str):
@@ -187,6 +216,13 @@ def read(
         doc_type = table.schema.field(doc_col).type
         if hasattr(doc_type, "names") and "id" in doc_type.names:
             ids = table.column(doc_col).combine_chunks().field("id").to_pylist()
+    elif layout == "flat" and "example" in columns:
+        ids = _query_ids(table.column("example").to_pylist())
+    elif layout == "flat":
+        report.notes.append(
+            f"{path}: no 'example' column; items are row positions, which follow lighteval's "
+            "processing order, not the dataset's"
+        )
     report.records_read += len(metric_values)
     source = "lighteval"
 

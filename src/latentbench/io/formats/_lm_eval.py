@@ -22,7 +22,6 @@ belongs to the n-th filter of that list (a note records it). The split is the ta
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -40,6 +39,7 @@ from latentbench.io.formats._common import (
     is_scalar_score,
     load_json,
     parse_dashed_iso,
+    parse_json,
     requested,
     resolve,
     where,
@@ -103,13 +103,12 @@ def _parse_lines(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
         raise InputError(f"{path}: the file is empty; expected lm-eval samples")
     records: list[tuple[int, dict[str, Any]]] = []
     if stripped[0] == "[":
-        try:
-            array = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"{path}:{exc.lineno}: invalid JSON array ({exc.msg}, column {exc.colno}); "
-                "expected the lm-eval 0.4.0-0.4.2 samples layout"
-            ) from None
+        array = parse_json(
+            text,
+            str(path),
+            what="JSON array",
+            hint="expected the lm-eval 0.4.0-0.4.2 samples layout",
+        )
         for index, record in enumerate(array):
             if not isinstance(record, dict):
                 raise InputError(
@@ -126,13 +125,9 @@ def _parse_lines(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"{path}:{number}: invalid JSON line ({exc.msg}, column {exc.colno}); the "
-                "file may be truncated"
-            ) from None
+        record = parse_json(
+            line, str(path), line=number, what="JSON line", hint="the file may be truncated"
+        )
         if not isinstance(record, dict):
             raise InputError(
                 f"{path}:{number}: expected a JSON object, got {type(record).__name__}"

@@ -3,9 +3,14 @@
 ``outputs/default/<YYYYMMDD_HHMMSS>/results/<model_abbr>/<dataset_abbr>.json`` holds the
 aggregate scores (in percent) and ``details``: a list (or a dict keyed ``"0"``, ``"1"``, ...)
 of per-example entries. The correctness field is a **list over replicas** (``[true]`` for one
-replica; one row per replica, ``trial`` = position) or a bool.
+replica; one row per replica, ``trial`` = position) or a bool. One record is one replica of an
+entry (an entry without the chosen field counts once).
 
-The item is the entry's ``example_abbr`` when present, else its position (or dict key). The
+The item is the example's index in the dataset, the same in every version (checked on real
+files of 0.3.9 and 0.5.4): the dict key of 0.3.x ``details``; since 0.4 the entries are a list
+and ``BaseEvaluator.evaluate`` names each ``example_abbr = "<dataset_abbr>_<index>"``
+(``opencompass/datasets/base.py``), whose dataset prefix is dropped (any other
+``example_abbr`` is kept as it is; a list without it gives the position). The
 metric is ``correct`` by default; ``is_correct`` and ``cascade_correct`` are used when they are
 the only correctness field, and must be named when several are present. The model is the
 ``<model_abbr>`` directory, the benchmark the ``<dataset_abbr>`` file stem, the run timestamp the
@@ -15,8 +20,8 @@ are refused.
 Since 2023-10 (through 0.5.x) ``OpenCompassTask.format_details`` writes ``details`` as
 ``{"type": "PPL" | "GEN", "0": {...}, "1": {...}}``: PPL entries hold ``predictions``,
 ``references`` and ``correct`` (a bool), GEN entries the evaluator's ``correct`` when it gave
-one. The ``type`` marker is skipped; a GEN file without any correctness field is reported
-and gives no rows.
+one (0.3.x moves the marker to the top level). The ``type`` marker is skipped; a GEN file
+without any correctness field is reported and gives no rows.
 """
 
 from __future__ import annotations
@@ -53,6 +58,15 @@ def _timestamp(path: Path) -> datetime | None:
     return None
 
 
+def _item(abbr: object, dataset: str, key: str) -> str:
+    """``"<dataset>_<index>"`` -> ``"<index>"``; other ``example_abbr`` values as they are."""
+    if abbr is None:
+        return key
+    text = str(abbr)
+    index = text.removeprefix(f"{dataset}_")
+    return index if index != text and index.isdigit() else text
+
+
 @reader(
     "opencompass",
     summary="OpenCompass --dump-eval-details (results/<model>/*.json)",
@@ -83,9 +97,10 @@ def read(
             "with --dump-eval-details)"
         )
     details = data["details"]
-    kind = None
+    # OpenCompassTask.format_details (since 2023-10) marks the entries {"type": "PPL" | "GEN"};
+    # 0.3.x moves the marker out of ``details`` to the top level
+    kind = data.get("type") if isinstance(data.get("type"), str) else None
     if isinstance(details, dict) and isinstance(details.get("type"), str):
-        # OpenCompassTask.format_details (since 2023-10): {"type": "PPL" | "GEN", "0": {...}}
         kind = details["type"]
         details = {k: v for k, v in details.items() if k != "type"}
     if isinstance(details, dict):
@@ -100,7 +115,6 @@ def read(
     source_model = path.parent.name
     canonical = model or source_model
     name = benchmark or path.stem
-    report.records_read += len(entries)
     present: dict[str, None] = {}
     for key, entry in entries:
         if not isinstance(entry, dict):
@@ -112,6 +126,7 @@ def read(
                 present.setdefault(field_name, None)
     if not present and entries:
         what = f"{kind} details" if kind else "details"
+        report.records_read += len(entries)
         report.skip_file(
             path,
             f"{what} without a correctness field ({', '.join(CORRECTNESS_FIELDS)}): the "
@@ -127,11 +142,13 @@ def read(
     for position, (key, entry) in enumerate(entries):
         loc = f"{path}: details[{key}]"
         if chosen not in entry:
+            report.records_read += 1
             report.drop("correctness field absent")
             continue
-        item = str(entry.get("example_abbr", key))
+        item = _item(entry.get("example_abbr"), path.stem, key)
         value = entry[chosen]
         replicas = value if isinstance(value, list) else [value]
+        report.records_read += len(replicas)
         for trial, replica in enumerate(replicas):
             score = coerce_score(
                 replica, loc, f"{chosen}[{trial}]" if isinstance(value, list) else chosen
