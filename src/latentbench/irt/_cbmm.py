@@ -37,20 +37,13 @@ from scipy.sparse.linalg import svds
 from threadpoolctl import ThreadpoolController
 
 from latentbench.exceptions import (
-    ConvergenceWarning,
     IdentifiabilityWarning,
     InputError,
 )
 from latentbench.irt._kernels import residual_pass, residual_times_factors
 from latentbench.irt._model_factors import model_newton_step
 from latentbench.irt._objective import GaussianPenalty, as_scores, logit
-from latentbench.irt._squarem import (
-    extrapolate,
-    next_step_max,
-    relative_change,
-    remaining_gap,
-    squarem_step,
-)
+from latentbench.irt._squarem import MMRun, run_mm
 
 T = TypeVar("T")
 
@@ -98,6 +91,24 @@ class CBMMFit:
     converged: bool = False
     seconds: float = 0.0
     neg_log_likelihood: float = float("nan")
+
+    @classmethod
+    def from_run(cls, run: MMRun, start: float) -> CBMMFit:
+        """The fit of an MM run (:func:`latentbench.irt._squarem.run_mm`) begun at ``start``
+        (a ``time.perf_counter()`` reading)."""
+        U, V, b = run.point
+        return cls(
+            U=U,
+            V=V,
+            b=b,
+            loss=run.loss,
+            loss_history=run.history,
+            n_iter=run.sweeps,
+            n_passes=run.passes,
+            converged=run.converged,
+            seconds=time.perf_counter() - start,
+            neg_log_likelihood=run.neg_log_likelihood,
+        )
 
 
 def initial_parameters(
@@ -454,82 +465,29 @@ def fit_cbmm(
         RV = engine.residual_times_factors(V_new)
         return _model_block(U_, V_, b_, V_new, b_new, RV, sigma, penalty), V_new, b_new
 
-    f, nll, atr = evaluate(U, V, b)
-    history = [f]
-    passes = 1
-    sweeps = 0
-    converged = False
-    rel = float("inf")
-    param_tol = float(np.sqrt(tol))
-    next_check = 0
-    step_max = 4.0
-    while sweeps < max_iter:
-        # x1 = M(x0)
-        U1, V1, b1 = mm_map(U, V, b, atr)
-        f1, nll1, atr1 = evaluate(U1, V1, b1)
-        passes += 1
-        sweeps += 1
-        if check_monotone and f1 > f + 1e-9 * abs(f):
-            raise AssertionError(f"MM sweep {sweeps} increased the objective: {f} -> {f1}")
-        U_new, V_new, b_new, f_new, nll_new, atr_new = U1, V1, b1, f1, nll1, atr1
-        if accelerate and sweeps < max_iter:
-            # SQUAREM (Varadhan & Roland 2008, scheme S3) with a monotone safeguard
-            U2, V2, b2 = mm_map(U1, V1, b1, atr1)
-            sweeps += 1
-            alpha, r_parts, v_parts = squarem_step((U, V, b), (U1, V1, b1), (U2, V2, b2), step_max)
-            U_e, V_e, b_e = extrapolate(
-                (U, V, b), r_parts, v_parts, alpha, nonneg and fixed_items is None
-            )
-            f_e, nll_e, atr_e = evaluate(U_e, V_e, b_e)
-            passes += 1
-            accepted = bool(np.isfinite(f_e) and f_e <= f1)
-            step_max = next_step_max(step_max, alpha, accepted)
-            if accepted:
-                U_new, V_new, b_new, f_new, nll_new, atr_new = (
-                    U_e,
-                    V_e,
-                    b_e,
-                    f_e,
-                    nll_e,
-                    atr_e,
-                )
-            else:
-                # fall back to the second plain MM point, which cannot be worse than x1
-                f2, nll2, atr2 = evaluate(U2, V2, b2)
-                passes += 1
-                U_new, V_new, b_new, f_new, nll_new, atr_new = (
-                    U2,
-                    V2,
-                    b2,
-                    f2,
-                    nll2,
-                    atr2,
-                )
-        change = relative_change((U_new, V_new, b_new), (U, V, b))
-        U, V, b, f, nll, atr = U_new, V_new, b_new, f_new, nll_new, atr_new
-        history.append(f)
-        if callback is not None:
-            callback(sweeps, f)
-        rel = remaining_gap(history) / (abs(f) + 1e-12)
-        if rel < tol and change < param_tol and sweeps >= next_check:
-            # block optimality: with the items fixed, one Newton step on the model factors
-            # must not move them (the objective can flatten where there is no optimum)
-            newton = 0.0
-            if fixed_items is None:
-                newton = float(np.abs(model_newton_step(Y, U, V, b, sigma, penalty)).max())
-            scale = 1.0 + max(float(np.abs(U).max()), float(np.abs(V).max()))
-            if newton <= 10.0 * param_tol * scale:
-                converged = True
-                break
-            next_check = sweeps + 10
-    iteration = sweeps
-    if not converged:
-        warnings.warn(
-            f"cBMM stopped at max_iter={max_iter} before meeting tol={tol} (last relative "
-            f"gap estimate {rel:.2e}); see the fit's loss history",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
+    def block_optimal(point: tuple[np.ndarray, np.ndarray, np.ndarray]) -> bool:
+        # with the items fixed, one Newton step on the model factors must not move them (the
+        # objective can flatten where there is no optimum)
+        U_, V_, b_ = point
+        newton = 0.0
+        if fixed_items is None:
+            newton = float(np.abs(model_newton_step(Y, U_, V_, b_, sigma, penalty)).max())
+        scale = 1.0 + max(float(np.abs(U_).max()), float(np.abs(V_).max()))
+        return newton <= 10.0 * float(np.sqrt(tol)) * scale
+
+    run = run_mm(
+        (U, V, b),
+        lambda x: evaluate(*x),
+        lambda x, atr_: mm_map(*x, atr_),
+        tol=tol,
+        max_iter=max_iter,
+        accelerate=accelerate,
+        nonneg=nonneg and fixed_items is None,
+        check_monotone=check_monotone,
+        callback=callback,
+        block_optimal=block_optimal,
+    )
+    U, V, b = run.point
     collapsed = fixed_items is None and float(np.abs(U).max() * np.abs(V).max()) < 1e-6 * sigma
     if collapsed and not (isinstance(init, str) and init == "accuracy"):
         # a start pointing against the data can drive every a_j to 0 and then theta to 0
@@ -561,15 +519,4 @@ def fit_cbmm(
             IdentifiabilityWarning,
             stacklevel=2,
         )
-    return CBMMFit(
-        U=U,
-        V=V,
-        b=b,
-        loss=f,
-        loss_history=history,
-        n_iter=iteration,
-        n_passes=passes,
-        converged=converged,
-        seconds=time.perf_counter() - start,
-        neg_log_likelihood=nll,
-    )
+    return CBMMFit.from_run(run, start)
