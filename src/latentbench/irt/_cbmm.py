@@ -144,10 +144,36 @@ def initial_parameters(
         raise InputError(f"init={init!r}; expected 'accuracy' or 'random'")
     observed = ~np.isnan(Y)
     filled = np.where(observed, Y, np.float32(0))
-    n_row = observed.sum(axis=1)
-    n_col = observed.sum(axis=0)
-    row_sum = filled.sum(axis=1, dtype=np.float64)
-    col_sum = filled.sum(axis=0, dtype=np.float64)
+
+    def residual(row_acc: np.ndarray, col_acc: np.ndarray, grand: float) -> np.ndarray:
+        centred = (row_acc[:, None] + col_acc[None, :] - grand).astype(np.float32)
+        return np.where(observed, Y - centred, np.float32(0))
+
+    return accuracy_start(
+        observed.sum(axis=1),
+        observed.sum(axis=0),
+        filled.sum(axis=1, dtype=np.float64),
+        filled.sum(axis=0, dtype=np.float64),
+        rank,
+        sigma,
+        residual,
+    )
+
+
+def accuracy_start(
+    n_row: np.ndarray,
+    n_col: np.ndarray,
+    row_sum: np.ndarray,
+    col_sum: np.ndarray,
+    rank: int,
+    sigma: float,
+    residual: Callable[[np.ndarray, np.ndarray, float], Any],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``"accuracy"`` start of :func:`initial_parameters` from the observed counts and
+    score sums per row and column (shapes (N,), (J,)); ``residual(row_acc, col_acc, grand)``
+    gives the double-centred residual with zeros in unobserved cells (a dense array or a
+    SciPy sparse matrix), used for rank > 1 only."""
+    n, m = n_row.size, n_col.size
     grand = row_sum.sum() / max(n_row.sum(), 1)
     row_acc = np.where(n_row > 0, row_sum / np.maximum(n_row, 1), grand)
     col_acc = np.where(n_col > 0, col_sum / np.maximum(n_col, 1), grand)
@@ -162,16 +188,16 @@ def initial_parameters(
     V[:, 0] = sigma
     b = sigma * logit(np.clip(col_acc, eps_c, 1 - eps_c))
     if rank > 1:
-        centred = (row_acc[:, None] + col_acc[None, :] - grand).astype(np.float32)
-        resid = np.where(observed, Y - centred, np.float32(0))
-        del centred
+        resid = residual(row_acc, col_acc, grand)
         k = rank - 1
         if k < min(n, m) - 1:
             left, values, right = svds(resid, k=k, random_state=0)
             order = np.argsort(values)[::-1]
             left, values, right = left[:, order], values[order], right[order]
         else:
-            left, values, right = np.linalg.svd(resid, full_matrices=False)
+            dense = resid if isinstance(resid, np.ndarray) else resid.toarray()
+            left, values, right = np.linalg.svd(dense, full_matrices=False)
+        del resid
         for c in range(k):
             if c >= values.size or values[c] <= 0:
                 break

@@ -32,7 +32,6 @@ from typing import Any, Literal
 import numpy as np
 from scipy.optimize import minimize
 from scipy.sparse import csr_matrix
-from scipy.sparse.linalg import svds
 
 from latentbench.exceptions import InputError
 from latentbench.io._cells import ObservedCells
@@ -40,10 +39,11 @@ from latentbench.irt import _sparse_kernels as kernels
 from latentbench.irt._cbmm import (
     CBMMFit,
     _single_threaded_blas,
+    accuracy_start,
     check_options,
     fixed_item_arrays,
 )
-from latentbench.irt._objective import GaussianPenalty, logit
+from latentbench.irt._objective import GaussianPenalty
 from latentbench.irt._squarem import run_mm
 
 __all__ = [
@@ -116,42 +116,17 @@ def sparse_initial_parameters(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The accuracy-based start of :func:`latentbench.irt._cbmm.initial_parameters`, computed
     from the observed cells only (same values on the same data)."""
-    n, m = cells.shape
-    n_row, n_col = cells.row_counts(), cells.col_counts()
-    row_sum, col_sum = cells.row_sums(), cells.col_sums()
-    grand = row_sum.sum() / max(n_row.sum(), 1)
-    row_acc = np.where(n_row > 0, row_sum / np.maximum(n_row, 1), grand)
-    col_acc = np.where(n_col > 0, col_sum / np.maximum(n_col, 1), grand)
-    eps_r, eps_c = 0.5 / (n_row + 1), 0.5 / (n_col + 1)
-    theta = logit(np.clip(row_acc, eps_r, 1 - eps_r))
-    sd = theta.std()
-    theta = (theta - theta.mean()) / sd if sd > 0 else np.zeros(n)
-    U, V = np.zeros((n, rank)), np.zeros((m, rank))
-    U[:, 0] = theta
-    V[:, 0] = sigma
-    b = sigma * logit(np.clip(col_acc, eps_c, 1 - eps_c))
-    if rank > 1:
-        k = rank - 1
+    n_row = cells.row_counts()
+
+    def residual(row_acc: np.ndarray, col_acc: np.ndarray, grand: float) -> csr_matrix:
         resid = cells.row_values - (
             np.repeat(row_acc, n_row) + col_acc[cells.row_cols] - grand
         ).astype(np.float32)
-        R = csr_matrix((resid, cells.row_cols, cells.row_ptr), shape=cells.shape)
-        if k < min(n, m) - 1:
-            left, values, right = svds(R, k=k, random_state=0)
-            order = np.argsort(values)[::-1]
-            left, values, right = left[:, order], values[order], right[order]
-        else:
-            left, values, right = np.linalg.svd(R.toarray(), full_matrices=False)
-        for col in range(k):
-            if col >= values.size or values[col] <= 0:
-                break
-            vec = right[col]
-            sign = 1.0 if vec.sum() >= 0 else -1.0
-            u_col = sign * left[:, col]
-            sd_c = u_col.std()
-            U[:, col + 1] = (u_col - u_col.mean()) / sd_c if sd_c > 0 else 0.0
-            V[:, col + 1] = sigma * (0.05 + 0.45 * np.clip(sign * vec / np.abs(vec).max(), 0, None))
-    return U, V, b
+        return csr_matrix((resid, cells.row_cols, cells.row_ptr), shape=cells.shape)
+
+    return accuracy_start(
+        n_row, cells.col_counts(), cells.row_sums(), cells.col_sums(), rank, sigma, residual
+    )
 
 
 def predict_cells(
