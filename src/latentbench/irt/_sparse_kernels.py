@@ -37,7 +37,6 @@ __all__ = [
 ]
 
 _N_CHUNKS = 256  # parallel work units of the per-model solve; fixed, for load balance
-_JIT = {"fastmath": _FASTMATH, "error_model": "numpy", "cache": True}
 
 
 def model_statistics_size(rank: int) -> int:
@@ -45,7 +44,7 @@ def model_statistics_size(rank: int) -> int:
     return rank + rank * (rank + 1) // 2
 
 
-@numba.njit(inline="always", **_JIT)
+@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy", cache=True)
 def _cell_terms(y: Any, t: Any, tight: Any) -> Any:  # pragma: no cover - jit
     """Residual ``y - sigmoid(t)``, majorizer curvature and log-loss of one cell at logit t.
 
@@ -68,7 +67,7 @@ def _cell_terms(y: Any, t: Any, tight: Any) -> Any:  # pragma: no cover - jit
     return y - p, w, loss
 
 
-@numba.njit(inline="always", **_JIT)
+@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy", cache=True)
 def _solve_spd(G: Any, h: Any, out: Any, scratch: Any) -> Any:  # pragma: no cover - jit
     """Solve G w = h (G symmetric positive definite, q x q) by Cholesky; False if not PD."""
     q = h.size
@@ -97,7 +96,7 @@ def _solve_spd(G: Any, h: Any, out: Any, scratch: Any) -> Any:  # pragma: no cov
     return True
 
 
-@numba.njit(inline="always", **_JIT)
+@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy", cache=True)
 def _nonneg_quadratic(G: Any, h: Any, w: Any, r: Any) -> Any:  # pragma: no cover - jit
     """Minimise 1/2 w^T G w - h^T w with w[:r] >= 0, from the feasible start ``w``.
 
@@ -127,7 +126,7 @@ def _nonneg_quadratic(G: Any, h: Any, w: Any, r: Any) -> Any:  # pragma: no cove
             break
 
 
-@numba.njit(inline="always", **_JIT)
+@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy", cache=True)
 def _solve_item(  # pragma: no cover - jit
     G: Any, h: Any, w: Any, L: Any, r: Any, nonneg: Any, v_old: Any, b_old: Any
 ) -> Any:
@@ -148,7 +147,7 @@ def _solve_item(  # pragma: no cover - jit
     return True
 
 
-@numba.njit(parallel=True, **_JIT)
+@numba.njit(parallel=True, fastmath=_FASTMATH, error_model="numpy", cache=True)
 def column_pass(  # pragma: no cover - jit
     indptr: Any,
     rows: Any,
@@ -305,7 +304,7 @@ def column_pass(  # pragma: no cover - jit
         loss[block] = total
 
 
-@numba.njit(parallel=True, **_JIT)
+@numba.njit(parallel=True, fastmath=_FASTMATH, error_model="numpy", cache=True)
 def solve_models(  # pragma: no cover - jit
     stats: Any,
     U: Any,
