@@ -111,6 +111,37 @@ class CBMMFit:
         )
 
 
+def start_point(
+    shape: tuple[int, int],
+    rank: int,
+    init: str | tuple[np.ndarray, np.ndarray, np.ndarray],
+    fixed_items: tuple[np.ndarray, np.ndarray] | None,
+    initial: Callable[[int], tuple[np.ndarray, np.ndarray, np.ndarray]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The start (U0, V0, b0) of a fit of an (N, J) matrix: the given tuple ``init`` (checked),
+    else ``initial(rank)``; with ``fixed_items`` (V, b) their rank and values replace V0, b0.
+    Shapes (N, r), (J, r), (J,), U0 and V0 C-contiguous."""
+    n, m = shape
+    if fixed_items is not None:
+        V_fixed, b_fixed = fixed_item_arrays(fixed_items, m)
+        rank = V_fixed.shape[1]
+    if isinstance(init, tuple):
+        U, V, b = (np.array(x, dtype=float) for x in init)
+        U, V = U.reshape(n, -1), V.reshape(m, -1)
+        if U.shape[1] != V.shape[1] or b.shape != (m,):
+            raise InputError(
+                f"init has shapes {U.shape}, {V.shape}, {b.shape}; expected ({n}, r), ({m}, r), "
+                f"({m},)"
+            )
+    else:
+        U, V, b = initial(rank)
+    if fixed_items is not None:
+        V, b = V_fixed, b_fixed
+        if U.shape[1] != rank:
+            U = np.zeros((n, rank))
+    return np.ascontiguousarray(U), np.ascontiguousarray(V), b
+
+
 def initial_parameters(
     Y: np.ndarray,
     rank: int,
@@ -460,20 +491,13 @@ def fit_cbmm(
     Y = as_scores(scores)
     n, m = Y.shape
     penalty = check_options(rank, sigma, l2, penalty)
-    if fixed_items is not None:
-        V_fixed, b_fixed = fixed_item_arrays(fixed_items, m)
-        rank = V_fixed.shape[1]
-    if isinstance(init, tuple):
-        U, V, b = (np.array(x, dtype=float) for x in init)
-        U, V = U.reshape(n, -1), V.reshape(m, -1)
-    else:
-        U, V, b = initial_parameters(Y, rank, sigma, init, random_state)
-    if fixed_items is not None:
-        V, b = V_fixed, b_fixed
-        if U.shape[1] != rank:
-            U = np.zeros((n, rank))
-    U = np.ascontiguousarray(U)
-    V = np.ascontiguousarray(V)
+    U, V, b = start_point(
+        (n, m),
+        rank,
+        init,
+        fixed_items,
+        lambda r: initial_parameters(Y, r, sigma, init, random_state),  # type: ignore[arg-type]
+    )
     engine: _Engine = _NumpyEngine(Y, sigma) if device is None else _torch_engine(Y, sigma, device)
 
     def evaluate(U_: np.ndarray, V_: np.ndarray, b_: np.ndarray) -> tuple[float, float, np.ndarray]:

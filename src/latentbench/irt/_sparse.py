@@ -41,7 +41,7 @@ from latentbench.irt._cbmm import (
     _single_threaded_blas,
     accuracy_start,
     check_options,
-    fixed_item_arrays,
+    start_point,
 )
 from latentbench.irt._objective import GaussianPenalty
 from latentbench.irt._squarem import run_mm
@@ -216,27 +216,13 @@ def fit_sparse(
         raise InputError(f"expected ObservedCells, got {type(cells).__name__}")
     n, m = cells.shape
     penalty = check_options(rank, sigma, l2, penalty)
-    if fixed_items is not None:
-        V_fixed, b_fixed = fixed_item_arrays(fixed_items, m)
-        rank = V_fixed.shape[1]
-    if isinstance(init, tuple):
-        U, V, b = (np.array(x, dtype=float) for x in init)
-        U, V = U.reshape(n, -1), V.reshape(m, -1)
-        if U.shape[1] != V.shape[1] or b.shape != (m,):
-            raise InputError(
-                f"init has shapes {U.shape}, {V.shape}, {b.shape}; expected ({n}, r), ({m}, r), "
-                f"({m},)"
-            )
-        rank = U.shape[1] if fixed_items is None else rank
-    elif init == "accuracy":
-        U, V, b = sparse_initial_parameters(cells, rank, sigma)
-    else:
-        raise InputError(f"init={init!r}; expected 'accuracy' or a tuple (U0, V0, b0)")
-    if fixed_items is not None:
-        V, b = V_fixed, b_fixed
-        if U.shape[1] != rank:
-            U = np.zeros((n, rank))
-    U, V = np.ascontiguousarray(U), np.ascontiguousarray(V)
+
+    def initial(r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if init != "accuracy":
+            raise InputError(f"init={init!r}; expected 'accuracy' or a tuple (U0, V0, b0)")
+        return sparse_initial_parameters(cells, r, sigma)
+
+    U, V, b = start_point((n, m), rank, init, fixed_items, initial)
     inv_sigma = 1.0 / sigma
     item_curv, item_target, model_curv, model_target = _penalty_terms(penalty, U.shape[1])
     bounds = item_blocks(cells.col_ptr)
