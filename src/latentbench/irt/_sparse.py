@@ -18,9 +18,10 @@ majorizer instead of the dense fill-in one:
 
 Every step exactly minimises the surrogate (or the penalty along a likelihood-invariant
 direction), so the objective never increases; SQUAREM extrapolation with a monotone safeguard
-is used as in the dense path. One sweep costs one pass over the cells in column order and one
-in row order (numba kernels in :mod:`latentbench.irt._sparse_kernels`), and because nothing is
-filled in, the number of sweeps does not grow with the missing fraction.
+is used as in the dense path (the same loop, :func:`latentbench.irt._squarem.run_mm`). One
+sweep costs one pass over the cells in column order, which also gives the objective of the
+point it starts from (numba kernels in :mod:`latentbench.irt._sparse_kernels`), and because
+nothing is filled in, the number of sweeps does not grow with the missing fraction.
 """
 
 from __future__ import annotations
