@@ -1,14 +1,17 @@
-"""A sparse cBMM sweep distributed with Ray: item blocks and model blocks as remote tasks.
+"""A sparse cBMM sweep split into blocks: item blocks, then model blocks, as independent tasks.
 
-Items are independent given the model factors and models are independent given the items,
-so one sweep is two rounds of independent tasks over blocks of the observed cells (column
-blocks, then row blocks). This runs that on a one-CPU local Ray cluster and checks that it
-reproduces the single-process sweep. Skipped when the ``ray`` extra is not installed.
+Items are independent given the model factors, so one sweep is a round of tasks over column
+blocks of the observed cells (each returns its items' new parameters and its share of every
+model's problem), then a round over row blocks that solves the models from the summed shares.
+This checks that the split reproduces the single-process sweep, in process and on a one-CPU
+local Ray cluster (the latter skipped when the ``ray`` extra is not installed).
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -16,61 +19,84 @@ import pytest
 from latentbench.io._cells import ObservedCells
 from latentbench.irt._sparse import fit_sparse, update_items, update_models
 
-ray = pytest.importorskip("ray")
 
-
-def _blocks(ptr: np.ndarray, n_blocks: int) -> list[tuple[int, int]]:
-    edges = np.linspace(0, ptr.size - 1, n_blocks + 1).astype(int)
+def _blocks(n: int, n_blocks: int) -> list[tuple[int, int]]:
+    edges = np.linspace(0, n, n_blocks + 1).astype(int)
     return list(itertools.pairwise(int(e) for e in edges))
 
 
-def _slice(ptr, index, values, lo, hi):
-    start, stop = ptr[lo], ptr[hi]
-    return ptr[lo : hi + 1] - start, index[start:stop], values[start:stop]
+def _columns(cells: ObservedCells, lo: int, hi: int) -> tuple[np.ndarray, ...]:
+    start, stop = cells.col_ptr[lo], cells.col_ptr[hi]
+    return (
+        cells.col_ptr[lo : hi + 1] - start,
+        cells.col_rows[start:stop],
+        cells.col_values[start:stop],
+    )
 
 
-@pytest.mark.filterwarnings("ignore::latentbench.exceptions.ConvergenceWarning")
-def test_ray_sweep_matches_single_process() -> None:
+def _block_sweep(
+    cells: ObservedCells,
+    start: tuple[np.ndarray, np.ndarray, np.ndarray],
+    submit: Callable[..., Any],
+    gather: Callable[[list[Any]], list[Any]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """One sweep as 3 item-block tasks and 2 model-block tasks; returns (U1, V1, b1, nll0)."""
+    U0, V0, b0 = start
+    n, m = cells.shape
+    parts = gather(
+        [
+            submit(update_items, *_columns(cells, lo, hi), U0, V0[lo:hi], b0[lo:hi])
+            for lo, hi in _blocks(m, 3)
+        ]
+    )
+    V1 = np.concatenate([p[0] for p in parts])
+    b1 = np.concatenate([p[1] for p in parts])
+    stats = sum(p[2] for p in parts)
+    loss = sum(p[3] for p in parts)
+    rows = gather([submit(update_models, stats[lo:hi], U0[lo:hi]) for lo, hi in _blocks(n, 2)])
+    return np.concatenate(rows), V1, b1, float(loss)
+
+
+@pytest.fixture(scope="module")
+def sweep_case() -> tuple[ObservedCells, tuple[np.ndarray, ...], Any, float]:
     rng = np.random.default_rng(0)
     Y = (rng.random((60, 90)) < 0.6).astype(np.float32)
     Y[rng.random(Y.shape) < 0.8] = np.nan
     cells = ObservedCells.from_dense(Y)
-    start = fit_sparse(cells, max_iter=2, accelerate=False, rebalance=False)
-    U0, V0, b0 = start.U, start.V, start.b
-    reference = fit_sparse(cells, init=(U0, V0, b0), max_iter=1, accelerate=False, rebalance=False)
+    with pytest.warns(Warning):
+        start = fit_sparse(cells, max_iter=2, accelerate=False, rebalance=False)
+        x0 = (start.U, start.V, start.b)
+        at_start = fit_sparse(cells, init=x0, max_iter=0)
+    reference = fit_sparse(cells, init=x0, max_iter=1, accelerate=False, rebalance=False, tol=1.0)
+    return cells, x0, reference, at_start.neg_log_likelihood
 
-    ray.init(num_cpus=1, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
-    try:
-        items_task = ray.remote(update_items)
-        models_task = ray.remote(update_models)
-        U_ref = ray.put(U0)  # shared by every item block
-        futures = [
-            items_task.remote(
-                *_slice(cells.col_ptr, cells.col_rows, cells.col_values, lo, hi),
-                U_ref,
-                V0[lo:hi],
-                b0[lo:hi],
-            )
-            for lo, hi in _blocks(cells.col_ptr, 3)
-        ]
-        parts = ray.get(futures)
-        V1 = np.concatenate([p[0] for p in parts])
-        b1 = np.concatenate([p[1] for p in parts])
-        shared = [ray.put(x) for x in (V0, b0, V1, b1)]
-        futures = [
-            models_task.remote(
-                *_slice(cells.row_ptr, cells.row_cols, cells.row_values, lo, hi),
-                U0[lo:hi],
-                *shared,
-            )
-            for lo, hi in _blocks(cells.row_ptr, 2)
-        ]
-        parts = ray.get(futures)
-    finally:
-        ray.shutdown()
-    U1 = np.concatenate([p[0] for p in parts])
-    loss = float(np.concatenate([p[1] for p in parts]).sum())
+
+def _check(result: tuple[np.ndarray, np.ndarray, np.ndarray, float], reference: Any, nll0: float):
+    U1, V1, b1, loss = result
     np.testing.assert_allclose(V1, reference.V, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(b1, reference.b, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(U1, reference.U, rtol=1e-12, atol=1e-12)
-    assert loss == pytest.approx(reference.neg_log_likelihood, rel=1e-12)
+    assert loss == pytest.approx(nll0, rel=1e-12)
+
+
+def test_block_sweep_matches_single_process(sweep_case) -> None:
+    cells, x0, reference, nll0 = sweep_case
+    _check(_block_sweep(cells, x0, lambda f, *a: f(*a), list), reference, nll0)
+
+
+def test_ray_sweep_matches_single_process(sweep_case) -> None:
+    ray = pytest.importorskip("ray")
+    cells, x0, reference, nll0 = sweep_case
+    ray.init(num_cpus=1, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
+    try:
+        tasks = {f: ray.remote(f) for f in (update_items, update_models)}
+        U_shared = ray.put(x0[0])  # shared by every item block
+
+        def submit(f: Callable[..., Any], *args: Any) -> Any:
+            args = tuple(U_shared if a is x0[0] else a for a in args)
+            return tasks[f].remote(*args)
+
+        result = _block_sweep(cells, x0, submit, ray.get)
+    finally:
+        ray.shutdown()
+    _check(result, reference, nll0)

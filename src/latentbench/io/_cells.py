@@ -185,16 +185,12 @@ class ObservedCells:
         return np.diff(self.col_ptr)
 
     def row_sums(self) -> np.ndarray:
-        """Sum of observed scores per row (float64), shape (n_rows,)."""
-        return np.add.reduceat(
-            np.r_[self.row_values.astype(np.float64), 0.0], self.row_ptr[:-1]
-        ) * (self.row_counts() > 0)
+        """Sum of observed scores per row (float64), shape (n_rows,); no per-cell copy."""
+        return line_sums(self.row_ptr, self.row_values)
 
     def col_sums(self) -> np.ndarray:
-        """Sum of observed scores per column (float64), shape (n_cols,)."""
-        return np.add.reduceat(
-            np.r_[self.col_values.astype(np.float64), 0.0], self.col_ptr[:-1]
-        ) * (self.col_counts() > 0)
+        """Sum of observed scores per column (float64), shape (n_cols,); no per-cell copy."""
+        return line_sums(self.col_ptr, self.col_values)
 
     def row_index(self) -> np.ndarray:
         """Row of every cell in row order, shape (n_obs,) (allocates 8 bytes per cell)."""
@@ -211,6 +207,18 @@ class ObservedCells:
             f"ObservedCells({self.shape[0]} x {self.shape[1]}, {self.n_observed} observed, "
             f"{self.density:.2%})"
         )
+
+
+@numba.njit(cache=True)
+def line_sums(indptr: Any, values: Any) -> Any:  # pragma: no cover - jit
+    """Sum of every line's values (float64) of a compressed layout, shape (n_lines,)."""
+    out = np.zeros(indptr.size - 1)
+    for line in range(indptr.size - 1):
+        total = 0.0
+        for k in range(indptr[line], indptr[line + 1]):
+            total += values[k]
+        out[line] = total
+    return out
 
 
 @numba.njit(cache=True)

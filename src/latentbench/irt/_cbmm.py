@@ -37,20 +37,13 @@ from scipy.sparse.linalg import svds
 from threadpoolctl import ThreadpoolController
 
 from latentbench.exceptions import (
-    ConvergenceWarning,
     IdentifiabilityWarning,
     InputError,
 )
 from latentbench.irt._kernels import residual_pass, residual_times_factors
 from latentbench.irt._model_factors import model_newton_step
 from latentbench.irt._objective import GaussianPenalty, as_scores, logit
-from latentbench.irt._squarem import (
-    extrapolate,
-    next_step_max,
-    relative_change,
-    remaining_gap,
-    squarem_step,
-)
+from latentbench.irt._squarem import MMRun, run_mm
 
 T = TypeVar("T")
 
@@ -99,6 +92,55 @@ class CBMMFit:
     seconds: float = 0.0
     neg_log_likelihood: float = float("nan")
 
+    @classmethod
+    def from_run(cls, run: MMRun, start: float) -> CBMMFit:
+        """The fit of an MM run (:func:`latentbench.irt._squarem.run_mm`) begun at ``start``
+        (a ``time.perf_counter()`` reading)."""
+        U, V, b = run.point
+        return cls(
+            U=U,
+            V=V,
+            b=b,
+            loss=run.loss,
+            loss_history=run.history,
+            n_iter=run.sweeps,
+            n_passes=run.passes,
+            converged=run.converged,
+            seconds=time.perf_counter() - start,
+            neg_log_likelihood=run.neg_log_likelihood,
+        )
+
+
+def start_point(
+    shape: tuple[int, int],
+    rank: int,
+    init: str | tuple[np.ndarray, np.ndarray, np.ndarray],
+    fixed_items: tuple[np.ndarray, np.ndarray] | None,
+    initial: Callable[[int], tuple[np.ndarray, np.ndarray, np.ndarray]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The start (U0, V0, b0) of a fit of an (N, J) matrix: the given tuple ``init`` (checked),
+    else ``initial(rank)``; with ``fixed_items`` (V, b) their rank and values replace V0, b0.
+    Shapes (N, r), (J, r), (J,), U0 and V0 C-contiguous."""
+    n, m = shape
+    if fixed_items is not None:
+        V_fixed, b_fixed = fixed_item_arrays(fixed_items, m)
+        rank = V_fixed.shape[1]
+    if isinstance(init, tuple):
+        U, V, b = (np.array(x, dtype=float) for x in init)
+        U, V = U.reshape(n, -1), V.reshape(m, -1)
+        if U.shape[1] != V.shape[1] or b.shape != (m,):
+            raise InputError(
+                f"init has shapes {U.shape}, {V.shape}, {b.shape}; expected ({n}, r), ({m}, r), "
+                f"({m},)"
+            )
+    else:
+        U, V, b = initial(rank)
+    if fixed_items is not None:
+        V, b = V_fixed, b_fixed
+        if U.shape[1] != rank:
+            U = np.zeros((n, rank))
+    return np.ascontiguousarray(U), np.ascontiguousarray(V), b
+
 
 def initial_parameters(
     Y: np.ndarray,
@@ -133,10 +175,36 @@ def initial_parameters(
         raise InputError(f"init={init!r}; expected 'accuracy' or 'random'")
     observed = ~np.isnan(Y)
     filled = np.where(observed, Y, np.float32(0))
-    n_row = observed.sum(axis=1)
-    n_col = observed.sum(axis=0)
-    row_sum = filled.sum(axis=1, dtype=np.float64)
-    col_sum = filled.sum(axis=0, dtype=np.float64)
+
+    def residual(row_acc: np.ndarray, col_acc: np.ndarray, grand: float) -> np.ndarray:
+        centred = (row_acc[:, None] + col_acc[None, :] - grand).astype(np.float32)
+        return np.where(observed, Y - centred, np.float32(0))
+
+    return accuracy_start(
+        observed.sum(axis=1),
+        observed.sum(axis=0),
+        filled.sum(axis=1, dtype=np.float64),
+        filled.sum(axis=0, dtype=np.float64),
+        rank,
+        sigma,
+        residual,
+    )
+
+
+def accuracy_start(
+    n_row: np.ndarray,
+    n_col: np.ndarray,
+    row_sum: np.ndarray,
+    col_sum: np.ndarray,
+    rank: int,
+    sigma: float,
+    residual: Callable[[np.ndarray, np.ndarray, float], Any],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``"accuracy"`` start of :func:`initial_parameters` from the observed counts and
+    score sums per row and column (shapes (N,), (J,)); ``residual(row_acc, col_acc, grand)``
+    gives the double-centred residual with zeros in unobserved cells (a dense array or a
+    SciPy sparse matrix), used for rank > 1 only."""
+    n, m = n_row.size, n_col.size
     grand = row_sum.sum() / max(n_row.sum(), 1)
     row_acc = np.where(n_row > 0, row_sum / np.maximum(n_row, 1), grand)
     col_acc = np.where(n_col > 0, col_sum / np.maximum(n_col, 1), grand)
@@ -151,16 +219,16 @@ def initial_parameters(
     V[:, 0] = sigma
     b = sigma * logit(np.clip(col_acc, eps_c, 1 - eps_c))
     if rank > 1:
-        centred = (row_acc[:, None] + col_acc[None, :] - grand).astype(np.float32)
-        resid = np.where(observed, Y - centred, np.float32(0))
-        del centred
+        resid = residual(row_acc, col_acc, grand)
         k = rank - 1
         if k < min(n, m) - 1:
             left, values, right = svds(resid, k=k, random_state=0)
             order = np.argsort(values)[::-1]
             left, values, right = left[:, order], values[order], right[order]
         else:
-            left, values, right = np.linalg.svd(resid, full_matrices=False)
+            dense = resid if isinstance(resid, np.ndarray) else resid.toarray()
+            left, values, right = np.linalg.svd(dense, full_matrices=False)
+        del resid
         for c in range(k):
             if c >= values.size or values[c] <= 0:
                 break
@@ -423,20 +491,13 @@ def fit_cbmm(
     Y = as_scores(scores)
     n, m = Y.shape
     penalty = check_options(rank, sigma, l2, penalty)
-    if fixed_items is not None:
-        V_fixed, b_fixed = fixed_item_arrays(fixed_items, m)
-        rank = V_fixed.shape[1]
-    if isinstance(init, tuple):
-        U, V, b = (np.array(x, dtype=float) for x in init)
-        U, V = U.reshape(n, -1), V.reshape(m, -1)
-    else:
-        U, V, b = initial_parameters(Y, rank, sigma, init, random_state)
-    if fixed_items is not None:
-        V, b = V_fixed, b_fixed
-        if U.shape[1] != rank:
-            U = np.zeros((n, rank))
-    U = np.ascontiguousarray(U)
-    V = np.ascontiguousarray(V)
+    U, V, b = start_point(
+        (n, m),
+        rank,
+        init,
+        fixed_items,
+        lambda r: initial_parameters(Y, r, sigma, init, random_state),  # type: ignore[arg-type]
+    )
     engine: _Engine = _NumpyEngine(Y, sigma) if device is None else _torch_engine(Y, sigma, device)
 
     def evaluate(U_: np.ndarray, V_: np.ndarray, b_: np.ndarray) -> tuple[float, float, np.ndarray]:
@@ -454,82 +515,29 @@ def fit_cbmm(
         RV = engine.residual_times_factors(V_new)
         return _model_block(U_, V_, b_, V_new, b_new, RV, sigma, penalty), V_new, b_new
 
-    f, nll, atr = evaluate(U, V, b)
-    history = [f]
-    passes = 1
-    sweeps = 0
-    converged = False
-    rel = float("inf")
-    param_tol = float(np.sqrt(tol))
-    next_check = 0
-    step_max = 4.0
-    while sweeps < max_iter:
-        # x1 = M(x0)
-        U1, V1, b1 = mm_map(U, V, b, atr)
-        f1, nll1, atr1 = evaluate(U1, V1, b1)
-        passes += 1
-        sweeps += 1
-        if check_monotone and f1 > f + 1e-9 * abs(f):
-            raise AssertionError(f"MM sweep {sweeps} increased the objective: {f} -> {f1}")
-        U_new, V_new, b_new, f_new, nll_new, atr_new = U1, V1, b1, f1, nll1, atr1
-        if accelerate and sweeps < max_iter:
-            # SQUAREM (Varadhan & Roland 2008, scheme S3) with a monotone safeguard
-            U2, V2, b2 = mm_map(U1, V1, b1, atr1)
-            sweeps += 1
-            alpha, r_parts, v_parts = squarem_step((U, V, b), (U1, V1, b1), (U2, V2, b2), step_max)
-            U_e, V_e, b_e = extrapolate(
-                (U, V, b), r_parts, v_parts, alpha, nonneg and fixed_items is None
-            )
-            f_e, nll_e, atr_e = evaluate(U_e, V_e, b_e)
-            passes += 1
-            accepted = bool(np.isfinite(f_e) and f_e <= f1)
-            step_max = next_step_max(step_max, alpha, accepted)
-            if accepted:
-                U_new, V_new, b_new, f_new, nll_new, atr_new = (
-                    U_e,
-                    V_e,
-                    b_e,
-                    f_e,
-                    nll_e,
-                    atr_e,
-                )
-            else:
-                # fall back to the second plain MM point, which cannot be worse than x1
-                f2, nll2, atr2 = evaluate(U2, V2, b2)
-                passes += 1
-                U_new, V_new, b_new, f_new, nll_new, atr_new = (
-                    U2,
-                    V2,
-                    b2,
-                    f2,
-                    nll2,
-                    atr2,
-                )
-        change = relative_change((U_new, V_new, b_new), (U, V, b))
-        U, V, b, f, nll, atr = U_new, V_new, b_new, f_new, nll_new, atr_new
-        history.append(f)
-        if callback is not None:
-            callback(sweeps, f)
-        rel = remaining_gap(history) / (abs(f) + 1e-12)
-        if rel < tol and change < param_tol and sweeps >= next_check:
-            # block optimality: with the items fixed, one Newton step on the model factors
-            # must not move them (the objective can flatten where there is no optimum)
-            newton = 0.0
-            if fixed_items is None:
-                newton = float(np.abs(model_newton_step(Y, U, V, b, sigma, penalty)).max())
-            scale = 1.0 + max(float(np.abs(U).max()), float(np.abs(V).max()))
-            if newton <= 10.0 * param_tol * scale:
-                converged = True
-                break
-            next_check = sweeps + 10
-    iteration = sweeps
-    if not converged:
-        warnings.warn(
-            f"cBMM stopped at max_iter={max_iter} before meeting tol={tol} (last relative "
-            f"gap estimate {rel:.2e}); see the fit's loss history",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
+    def block_optimal(point: tuple[np.ndarray, np.ndarray, np.ndarray]) -> bool:
+        # with the items fixed, one Newton step on the model factors must not move them (the
+        # objective can flatten where there is no optimum)
+        U_, V_, b_ = point
+        newton = 0.0
+        if fixed_items is None:
+            newton = float(np.abs(model_newton_step(Y, U_, V_, b_, sigma, penalty)).max())
+        scale = 1.0 + max(float(np.abs(U_).max()), float(np.abs(V_).max()))
+        return newton <= 10.0 * float(np.sqrt(tol)) * scale
+
+    run = run_mm(
+        (U, V, b),
+        lambda x: evaluate(*x),
+        lambda x, atr_: mm_map(*x, atr_),
+        tol=tol,
+        max_iter=max_iter,
+        accelerate=accelerate,
+        nonneg=nonneg and fixed_items is None,
+        check_monotone=check_monotone,
+        callback=callback,
+        block_optimal=block_optimal,
+    )
+    U, V, b = run.point
     collapsed = fixed_items is None and float(np.abs(U).max() * np.abs(V).max()) < 1e-6 * sigma
     if collapsed and not (isinstance(init, str) and init == "accuracy"):
         # a start pointing against the data can drive every a_j to 0 and then theta to 0
@@ -561,15 +569,4 @@ def fit_cbmm(
             IdentifiabilityWarning,
             stacklevel=2,
         )
-    return CBMMFit(
-        U=U,
-        V=V,
-        b=b,
-        loss=f,
-        loss_history=history,
-        n_iter=iteration,
-        n_passes=passes,
-        converged=converged,
-        seconds=time.perf_counter() - start,
-        neg_log_likelihood=nll,
-    )
+    return CBMMFit.from_run(run, start)

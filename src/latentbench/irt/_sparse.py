@@ -18,40 +18,34 @@ majorizer instead of the dense fill-in one:
 
 Every step exactly minimises the surrogate (or the penalty along a likelihood-invariant
 direction), so the objective never increases; SQUAREM extrapolation with a monotone safeguard
-is used as in the dense path. One sweep costs one pass over the cells in column order and one
-in row order (numba kernels in :mod:`latentbench.irt._sparse_kernels`), and because nothing is
-filled in, the number of sweeps does not grow with the missing fraction.
+is used as in the dense path (the same loop, :func:`latentbench.irt._squarem.run_mm`). One
+sweep costs one pass over the cells in column order, which also gives the objective of the
+point it starts from (numba kernels in :mod:`latentbench.irt._sparse_kernels`), and because
+nothing is filled in, the number of sweeps does not grow with the missing fraction.
 """
 
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
 from scipy.optimize import minimize
 from scipy.sparse import csr_matrix
-from scipy.sparse.linalg import svds
 
-from latentbench.exceptions import ConvergenceWarning, InputError
+from latentbench.exceptions import InputError
 from latentbench.io._cells import ObservedCells
 from latentbench.irt import _sparse_kernels as kernels
 from latentbench.irt._cbmm import (
     CBMMFit,
     _single_threaded_blas,
+    accuracy_start,
     check_options,
-    fixed_item_arrays,
+    start_point,
 )
-from latentbench.irt._objective import GaussianPenalty, logit
-from latentbench.irt._squarem import (
-    extrapolate,
-    next_step_max,
-    relative_change,
-    remaining_gap,
-    squarem_step,
-)
+from latentbench.irt._objective import GaussianPenalty
+from latentbench.irt._squarem import run_mm
 
 __all__ = [
     "fit_sparse",
@@ -123,42 +117,17 @@ def sparse_initial_parameters(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The accuracy-based start of :func:`latentbench.irt._cbmm.initial_parameters`, computed
     from the observed cells only (same values on the same data)."""
-    n, m = cells.shape
-    n_row, n_col = cells.row_counts(), cells.col_counts()
-    row_sum, col_sum = cells.row_sums(), cells.col_sums()
-    grand = row_sum.sum() / max(n_row.sum(), 1)
-    row_acc = np.where(n_row > 0, row_sum / np.maximum(n_row, 1), grand)
-    col_acc = np.where(n_col > 0, col_sum / np.maximum(n_col, 1), grand)
-    eps_r, eps_c = 0.5 / (n_row + 1), 0.5 / (n_col + 1)
-    theta = logit(np.clip(row_acc, eps_r, 1 - eps_r))
-    sd = theta.std()
-    theta = (theta - theta.mean()) / sd if sd > 0 else np.zeros(n)
-    U, V = np.zeros((n, rank)), np.zeros((m, rank))
-    U[:, 0] = theta
-    V[:, 0] = sigma
-    b = sigma * logit(np.clip(col_acc, eps_c, 1 - eps_c))
-    if rank > 1:
-        k = rank - 1
+    n_row = cells.row_counts()
+
+    def residual(row_acc: np.ndarray, col_acc: np.ndarray, grand: float) -> csr_matrix:
         resid = cells.row_values - (
             np.repeat(row_acc, n_row) + col_acc[cells.row_cols] - grand
         ).astype(np.float32)
-        R = csr_matrix((resid, cells.row_cols, cells.row_ptr), shape=cells.shape)
-        if k < min(n, m) - 1:
-            left, values, right = svds(R, k=k, random_state=0)
-            order = np.argsort(values)[::-1]
-            left, values, right = left[:, order], values[order], right[order]
-        else:
-            left, values, right = np.linalg.svd(R.toarray(), full_matrices=False)
-        for col in range(k):
-            if col >= values.size or values[col] <= 0:
-                break
-            vec = right[col]
-            sign = 1.0 if vec.sum() >= 0 else -1.0
-            u_col = sign * left[:, col]
-            sd_c = u_col.std()
-            U[:, col + 1] = (u_col - u_col.mean()) / sd_c if sd_c > 0 else 0.0
-            V[:, col + 1] = sigma * (0.05 + 0.45 * np.clip(sign * vec / np.abs(vec).max(), 0, None))
-    return U, V, b
+        return csr_matrix((resid, cells.row_cols, cells.row_ptr), shape=cells.shape)
+
+    return accuracy_start(
+        n_row, cells.col_counts(), cells.row_sums(), cells.col_sums(), rank, sigma, residual
+    )
 
 
 def predict_cells(
@@ -248,134 +217,80 @@ def fit_sparse(
         raise InputError(f"expected ObservedCells, got {type(cells).__name__}")
     n, m = cells.shape
     penalty = check_options(rank, sigma, l2, penalty)
-    if fixed_items is not None:
-        V_fixed, b_fixed = fixed_item_arrays(fixed_items, m)
-        rank = V_fixed.shape[1]
-    if isinstance(init, tuple):
-        U, V, b = (np.array(x, dtype=float) for x in init)
-        U, V = U.reshape(n, -1), V.reshape(m, -1)
-        if U.shape[1] != V.shape[1] or b.shape != (m,):
-            raise InputError(
-                f"init has shapes {U.shape}, {V.shape}, {b.shape}; expected ({n}, r), ({m}, r), "
-                f"({m},)"
-            )
-        rank = U.shape[1] if fixed_items is None else rank
-    elif init == "accuracy":
-        U, V, b = sparse_initial_parameters(cells, rank, sigma)
-    else:
-        raise InputError(f"init={init!r}; expected 'accuracy' or a tuple (U0, V0, b0)")
-    if fixed_items is not None:
-        V, b = V_fixed, b_fixed
-        if U.shape[1] != rank:
-            U = np.zeros((n, rank))
-    U, V = np.ascontiguousarray(U), np.ascontiguousarray(V)
-    r = rank
+
+    def initial(r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if init != "accuracy":
+            raise InputError(f"init={init!r}; expected 'accuracy' or a tuple (U0, V0, b0)")
+        return sparse_initial_parameters(cells, r, sigma)
+
+    U, V, b = start_point((n, m), rank, init, fixed_items, initial)
     inv_sigma = 1.0 / sigma
-    item_curv = np.ascontiguousarray(penalty.item_curvature(r), dtype=np.float64)
-    item_target = np.ascontiguousarray(penalty.item_target(r), dtype=np.float64)
-    model_curv = np.ascontiguousarray(penalty.model_curvature(r), dtype=np.float64)
-    model_target = np.ascontiguousarray(penalty.model_target(r), dtype=np.float64)
-    row_loss = np.empty(n)
+    item_curv, item_target, model_curv, model_target = _penalty_terms(penalty, U.shape[1])
+    bounds = item_blocks(cells.col_ptr)
+    # buffers of the pass, reused every sweep (nothing per cell is allocated in the loop)
+    stats = np.empty((bounds.size - 1, n, kernels.model_statistics_size(U.shape[1])))
+    block_loss = np.empty(bounds.size - 1)
     do_rebalance = rebalance and fixed_items is None
+    Params = tuple[np.ndarray, np.ndarray, np.ndarray]
 
-    rank1 = r == 1
-    # the rank-1 kernels take the factors as 1-D arrays (views), the general ones as 2-D
-    loss_kernel = kernels.row_losses_rank1 if rank1 else kernels.row_losses
-    item_kernel = kernels.item_update_rank1 if rank1 else kernels.item_update
-
-    def flat(A: np.ndarray) -> np.ndarray:
-        return A.reshape(-1) if rank1 else A
-
-    def evaluate(U_: np.ndarray, V_: np.ndarray, b_: np.ndarray) -> tuple[float, float]:
-        rows = (cells.row_ptr, cells.row_cols, cells.row_values)
-        loss_kernel(*rows, flat(U_), flat(V_), b_, inv_sigma, row_loss)
-        nll_ = float(row_loss.sum())
-        return nll_ + penalty.value(U_, V_, b_), nll_
-
-    def mm_map(
-        U_: np.ndarray, V_: np.ndarray, b_: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
-        """One sweep: items, models, rebalance; returns the point and its objective."""
-        if fixed_items is None:
-            V_new, b_new = np.empty_like(V_), np.empty_like(b_)
-            items = (cells.col_ptr, cells.col_rows, cells.col_values, flat(U_), flat(V_), b_)
-            settings = (inv_sigma, tight, item_curv, item_target, nonneg)
-            item_kernel(*items, *settings, flat(V_new), b_new)
-        else:
-            V_new, b_new = V_, b_
-        U_new = np.empty_like(U_)
-        start = (cells.row_ptr, cells.row_cols, cells.row_values, flat(U_), flat(V_), b_)
-        block = (flat(V_new), b_new, inv_sigma, tight, model_curv, model_target)
-        if rank1:
-            kernels.model_update_rank1(*start, *block, U_new.reshape(-1), row_loss)
-        else:
-            kernels.model_update(*start, *block, True, U_new, row_loss)
-        nll_ = float(row_loss.sum())
-        if do_rebalance:
-            U_new, V_new, b_new = _rebalance(U_new, V_new, b_new, penalty, nonneg)
-            U_new, V_new = np.ascontiguousarray(U_new), np.ascontiguousarray(V_new)
-        return U_new, V_new, b_new, nll_ + penalty.value(U_new, V_new, b_new), nll_
-
-    f, nll = evaluate(U, V, b)
-    history = [f]
-    passes, sweeps = 1, 0
-    converged = False
-    rel = float("inf")
-    param_tol = float(np.sqrt(tol))
-    step_max = 4.0
-    while sweeps < max_iter:
-        U1, V1, b1, f1, nll1 = mm_map(U, V, b)
-        passes += 2
-        sweeps += 1
-        if check_monotone and f1 > f + 1e-9 * abs(f):
-            raise AssertionError(f"MM sweep {sweeps} increased the objective: {f} -> {f1}")
-        U_new, V_new, b_new, f_new, nll_new = U1, V1, b1, f1, nll1
-        if accelerate and sweeps < max_iter:
-            # SQUAREM (Varadhan & Roland 2008, scheme S3) with a monotone safeguard
-            U2, V2, b2, f2, nll2 = mm_map(U1, V1, b1)
-            passes += 2
-            sweeps += 1
-            if check_monotone and f2 > f1 + 1e-9 * abs(f1):
-                raise AssertionError(f"MM sweep {sweeps} increased the objective: {f1} -> {f2}")
-            alpha, r_parts, v_parts = squarem_step((U, V, b), (U1, V1, b1), (U2, V2, b2), step_max)
-            U_new, V_new, b_new, f_new, nll_new = U2, V2, b2, f2, nll2
-            if alpha < -1.0:
-                U_e, V_e, b_e = extrapolate(
-                    (U, V, b), r_parts, v_parts, alpha, nonneg and fixed_items is None
-                )
-                f_e, nll_e = evaluate(U_e, V_e, b_e)
-                passes += 1
-                accepted = bool(np.isfinite(f_e) and f_e <= f2)
-                step_max = next_step_max(step_max, alpha, accepted)
-                if accepted:
-                    U_new, V_new, b_new, f_new, nll_new = U_e, V_e, b_e, f_e, nll_e
-        change = relative_change((U_new, V_new, b_new), (U, V, b))
-        U, V, b, f, nll = U_new, V_new, b_new, f_new, nll_new
-        history.append(f)
-        if callback is not None:
-            callback(sweeps, f)
-        rel = remaining_gap(history) / (abs(f) + 1e-12)
-        if rel < tol and change < param_tol:
-            converged = True
-            break
-    if not converged:
-        warnings.warn(
-            f"sparse cBMM stopped at max_iter={max_iter} before meeting tol={tol} (last "
-            f"relative gap estimate {rel:.2e}); see the fit's loss history",
-            ConvergenceWarning,
-            stacklevel=2,
+    def evaluate(x: Params) -> tuple[float, float, Params]:
+        """One pass at x: its objective, and the next iterate (before rebalancing)."""
+        U_, V_, b_ = x
+        V_new, b_new, U_new = np.empty_like(V_), np.empty_like(b_), np.empty_like(U_)
+        kernels.column_pass(
+            *(cells.col_ptr, cells.col_rows, cells.col_values, bounds, U_, V_, b_),
+            *(inv_sigma, tight, item_curv, item_target, nonneg, fixed_items is None),
+            *(V_new, b_new, stats, block_loss),
         )
-    return CBMMFit(
-        U=U,
-        V=V,
-        b=b,
-        loss=f,
-        loss_history=history,
-        n_iter=sweeps,
-        n_passes=passes,
-        converged=converged,
-        seconds=time.perf_counter() - start,
-        neg_log_likelihood=nll,
+        kernels.solve_models(stats, U_, model_curv, model_target, U_new)
+        nll_ = float(block_loss.sum())
+        return nll_ + penalty.value(U_, V_, b_), nll_, (U_new, V_new, b_new)
+
+    def mm_map(x: Params, following: Params) -> Params:
+        if not do_rebalance:
+            return following
+        U_, V_, b_ = _rebalance(*following, penalty, nonneg)
+        return np.ascontiguousarray(U_), np.ascontiguousarray(V_), b_
+
+    run = run_mm(
+        (U, V, b),
+        evaluate,
+        mm_map,
+        tol=tol,
+        max_iter=max_iter,
+        accelerate=accelerate,
+        nonneg=nonneg and fixed_items is None,
+        check_monotone=check_monotone,
+        callback=callback,
+        name="sparse cBMM",
+    )
+    return CBMMFit.from_run(run, start)
+
+
+def item_blocks(col_ptr: np.ndarray, n_blocks: int = 16) -> np.ndarray:
+    """Boundaries of ``n_blocks`` item blocks with about equal shares of the cells.
+
+    Fixed by the data (not by the thread count), so the order of every reduction, and hence
+    the fit, is the same on any number of threads. Shape (n_blocks + 1,), int64.
+    """
+    n_items = col_ptr.size - 1
+    shares = np.linspace(0, col_ptr[-1], min(n_blocks, max(n_items, 1)) + 1)
+    bounds = np.searchsorted(col_ptr, shares, side="left").astype(np.int64)
+    bounds[0], bounds[-1] = 0, n_items
+    return np.maximum.accumulate(bounds)
+
+
+def _penalty_terms(penalty: Any, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The penalty's curvature and target for one item and for one model, as the kernels
+    take them."""
+    return tuple(  # type: ignore[return-value]
+        np.ascontiguousarray(term(r), dtype=np.float64)
+        for term in (
+            penalty.item_curvature,
+            penalty.item_target,
+            penalty.model_curvature,
+            penalty.model_target,
+        )
     )
 
 
@@ -396,104 +311,76 @@ def update_items(
     penalty: Any = None,
     nonneg: bool = True,
     tight: bool = True,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The item block of one sweep for a block of items (any subset of the columns).
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """The cell pass of one sweep for a block of items (any subset of the columns).
 
-    Items are independent given U, so the columns can be split into blocks and updated on
-    different machines; this is the unit of work of a distributed sweep.
+    Items are independent given U, so the columns can be split into blocks and passed on
+    different machines; this is the unit of work of a distributed sweep. Every block also
+    returns its share of the models' problems; :func:`update_models` solves their sum.
 
     Parameters
     ----------
     col_ptr, col_rows, col_values : arrays
         The block's cells in column order (pointers start at 0), as in :class:`ObservedCells`.
     U : ndarray of shape (N, r)
-        All model factors.
+        All model factors at the sweep's start.
     V, b : ndarrays of shape (J_block, r), (J_block,)
-        The block's current item parameters.
+        The block's item parameters at the sweep's start.
 
     Returns
     -------
-    V_new, b_new : the block's updated item parameters.
+    V_new, b_new : ndarrays of shape (J_block, r), (J_block,)
+        The block's updated item parameters.
+    model_stats : ndarray of shape (N, s)
+        The block's share of every model's problem (add the blocks' shares up).
+    loss : float
+        The block's negative log-likelihood at the sweep's start.
     """
     penalty = _penalty_or_ridge(penalty, l2)
     U = np.ascontiguousarray(U, dtype=np.float64)
     V = np.ascontiguousarray(V, dtype=np.float64)
     b = np.ascontiguousarray(b, dtype=np.float64)
     r = U.shape[1]
+    item_curv, item_target, _, _ = _penalty_terms(penalty, r)
     V_new, b_new = np.empty_like(V), np.empty_like(b)
-    kernels.item_update(
+    stats = np.empty((1, U.shape[0], kernels.model_statistics_size(r)))
+    loss = np.empty(1)
+    kernels.column_pass(
         np.ascontiguousarray(col_ptr, dtype=np.int64),
         np.ascontiguousarray(col_rows, dtype=np.int32),
         np.ascontiguousarray(col_values, dtype=np.float32),
-        U,
-        V,
-        b,
-        1.0 / sigma,
-        tight,
-        np.ascontiguousarray(penalty.item_curvature(r), dtype=np.float64),
-        np.ascontiguousarray(penalty.item_target(r), dtype=np.float64),
-        nonneg,
-        V_new,
-        b_new,
+        np.array([0, V.shape[0]], dtype=np.int64),
+        *(U, V, b, 1.0 / sigma, tight, item_curv, item_target, nonneg, True),
+        *(V_new, b_new, stats, loss),
     )
-    return V_new, b_new
+    return V_new, b_new, stats[0], float(loss[0])
 
 
 def update_models(
-    row_ptr: np.ndarray,
-    row_cols: np.ndarray,
-    row_values: np.ndarray,
-    U_old: np.ndarray,
-    V_old: np.ndarray,
-    b_old: np.ndarray,
-    V: np.ndarray,
-    b: np.ndarray,
+    model_stats: np.ndarray,
+    U: np.ndarray,
     *,
-    sigma: float = 1.0,
     l2: float = 1e-2,
     penalty: Any = None,
-    tight: bool = True,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> np.ndarray:
     """The model block of one sweep for a block of models (any subset of the rows).
-
-    Models are independent given the items; see :func:`update_items`.
 
     Parameters
     ----------
-    row_ptr, row_cols, row_values : arrays
-        The block's cells in row order (pointers start at 0).
-    U_old : ndarray of shape (N_block, r)
-        The block's factors at the sweep's start.
-    V_old, b_old : ndarrays of shape (J, r), (J,)
-        All item parameters at the sweep's start (they define the majorizer).
-    V, b : ndarrays of shape (J, r), (J,)
-        All item parameters after the item block.
+    model_stats : ndarray of shape (N_block, s)
+        The sum over all item blocks of :func:`update_items`' ``model_stats``, rows of the
+        block.
+    U : ndarray of shape (N_block, r)
+        The block's factors at the sweep's start (kept where a system is singular).
 
     Returns
     -------
     U_new : ndarray of shape (N_block, r)
-    row_loss : ndarray of shape (N_block,)
-        Negative log-likelihood of every row of the block at the new point.
     """
     penalty = _penalty_or_ridge(penalty, l2)
-    U_old = np.ascontiguousarray(U_old, dtype=np.float64)
-    r = U_old.shape[1]
-    U_new, row_loss = np.empty_like(U_old), np.empty(U_old.shape[0])
-    kernels.model_update(
-        np.ascontiguousarray(row_ptr, dtype=np.int64),
-        np.ascontiguousarray(row_cols, dtype=np.int32),
-        np.ascontiguousarray(row_values, dtype=np.float32),
-        U_old,
-        np.ascontiguousarray(V_old, dtype=np.float64),
-        np.ascontiguousarray(b_old, dtype=np.float64),
-        np.ascontiguousarray(V, dtype=np.float64),
-        np.ascontiguousarray(b, dtype=np.float64),
-        1.0 / sigma,
-        tight,
-        np.ascontiguousarray(penalty.model_curvature(r), dtype=np.float64),
-        np.ascontiguousarray(penalty.model_target(r), dtype=np.float64),
-        True,
-        U_new,
-        row_loss,
-    )
-    return U_new, row_loss
+    U = np.ascontiguousarray(U, dtype=np.float64)
+    _, _, model_curv, model_target = _penalty_terms(penalty, U.shape[1])
+    U_new = np.empty_like(U)
+    stats = np.ascontiguousarray(model_stats, dtype=np.float64)[None]
+    kernels.solve_models(stats, U, model_curv, model_target, U_new)
+    return U_new

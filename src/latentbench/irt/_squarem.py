@@ -7,15 +7,147 @@ it only if its objective is not above the MM point's (the monotone safeguard); t
 grows after an accepted long step and shrinks after a rejected one.
 
 A point is the tuple ``(U, V, b)`` of arrays of shape (N, r), (J, r), (J,).
+
+:func:`run_mm` is the one MM loop of the dense and sparse fits: plain MM sweeps, SQUAREM
+with the safeguard, the stopping rule; the fits supply the cell passes as two callables.
 """
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 
-__all__ = ["extrapolate", "next_step_max", "relative_change", "remaining_gap", "squarem_step"]
+from latentbench.exceptions import ConvergenceWarning
+
+__all__ = [
+    "MMRun",
+    "extrapolate",
+    "next_step_max",
+    "relative_change",
+    "remaining_gap",
+    "run_mm",
+    "squarem_step",
+]
 
 Params = tuple[np.ndarray, np.ndarray, np.ndarray]
+Evaluation = tuple[float, float, Any]
+"""``(objective, negative log-likelihood, aux)``: what the fit's evaluation of a point gives;
+``aux`` is whatever its MM map needs from that pass (residual products, the next iterate)."""
+
+
+@dataclass
+class MMRun:
+    """The outcome of :func:`run_mm`: the last point, its evaluation and the counts."""
+
+    point: Params
+    loss: float
+    neg_log_likelihood: float
+    history: list[float]
+    sweeps: int
+    passes: int
+    converged: bool
+
+
+def run_mm(
+    point: Params,
+    evaluate: Callable[[Params], Evaluation],
+    mm_map: Callable[[Params, Any], Params],
+    *,
+    tol: float,
+    max_iter: int,
+    accelerate: bool,
+    nonneg: bool,
+    check_monotone: bool = False,
+    callback: Callable[[int, float], None] | None = None,
+    block_optimal: Callable[[Params], bool] | None = None,
+    name: str = "cBMM",
+) -> MMRun:
+    """MM sweeps from ``point`` with SQUAREM acceleration until the stopping rule holds.
+
+    Parameters
+    ----------
+    point : (U, V, b)
+        The start.
+    evaluate : callable(point) -> (objective, nll, aux)
+        One pass over the cells at a point.
+    mm_map : callable(point, aux) -> point
+        One MM sweep from a point, given the ``aux`` of its evaluation.
+    tol, max_iter, accelerate, check_monotone, callback
+        As in :func:`latentbench.irt.fit_cbmm`.
+    nonneg : bool
+        Clip ``V`` at 0 in extrapolated points.
+    block_optimal : callable(point) -> bool, optional
+        Extra test once the objective and parameter tests hold (checked at most every 10
+        sweeps); the fit stops only when it returns True.
+    name : str
+        Named in the :class:`ConvergenceWarning` at ``max_iter``.
+
+    Notes
+    -----
+    Each iteration: ``x1 = M(x0)``; with acceleration also ``x2 = M(x1)`` and the SQUAREM
+    point ``x_e``, kept if its objective is not above ``x1``'s, else ``x2`` (never worse than
+    ``x1``). The fit stops when the estimated relative distance of the objective from its
+    limit (:func:`remaining_gap`) is below ``tol`` and the largest relative parameter change
+    (:func:`relative_change`) below ``sqrt(tol)``.
+    """
+    f, nll, aux = evaluate(point)
+    history = [f]
+    passes, sweeps = 1, 0
+    converged = False
+    rel = float("inf")
+    param_tol = float(np.sqrt(tol))
+    next_check = 0
+    step_max = 4.0
+    while sweeps < max_iter:
+        x1 = mm_map(point, aux)
+        f1, nll1, aux1 = evaluate(x1)
+        passes += 1
+        sweeps += 1
+        if check_monotone and f1 > f + 1e-9 * abs(f):
+            raise AssertionError(f"MM sweep {sweeps} increased the objective: {f} -> {f1}")
+        new: tuple[Params, float, float, Any] = (x1, f1, nll1, aux1)
+        if accelerate and sweeps < max_iter:
+            # SQUAREM (Varadhan & Roland 2008, scheme S3) with a monotone safeguard
+            x2 = mm_map(x1, aux1)
+            sweeps += 1
+            alpha, r_parts, v_parts = squarem_step(point, x1, x2, step_max)
+            x_e = extrapolate(point, r_parts, v_parts, alpha, nonneg)
+            f_e, nll_e, aux_e = evaluate(x_e)
+            passes += 1
+            accepted = bool(np.isfinite(f_e) and f_e <= f1)
+            step_max = next_step_max(step_max, alpha, accepted)
+            if accepted:
+                new = (x_e, f_e, nll_e, aux_e)
+            else:
+                # fall back to the second plain MM point, which cannot be worse than x1
+                f2, nll2, aux2 = evaluate(x2)
+                passes += 1
+                if check_monotone and f2 > f1 + 1e-9 * abs(f1):
+                    raise AssertionError(f"MM sweep {sweeps} increased the objective: {f1} -> {f2}")
+                new = (x2, f2, nll2, aux2)
+        change = relative_change(new[0], point)
+        point, f, nll, aux = new
+        history.append(f)
+        if callback is not None:
+            callback(sweeps, f)
+        rel = remaining_gap(history) / (abs(f) + 1e-12)
+        if rel < tol and change < param_tol and sweeps >= next_check:
+            if block_optimal is None or block_optimal(point):
+                converged = True
+                break
+            next_check = sweeps + 10
+    if not converged:
+        warnings.warn(
+            f"{name} stopped at max_iter={max_iter} before meeting tol={tol} (last relative "
+            f"gap estimate {rel:.2e}); see the fit's loss history",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    return MMRun(point, f, nll, history, sweeps, passes, converged)
 
 
 def squarem_step(
