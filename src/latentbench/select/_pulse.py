@@ -18,9 +18,8 @@ __all__ = ["Pulse"]
 class Pulse(ProxyBookkeeping):
     """PULSE: UCB-E selection on doubly robust estimates (``docs/selection.md``).
 
-    Each round pulls the arm with the largest UCB-E index, ``mu_hat_i + 2 sqrt(a v_i)`` with
-    ``v_i`` the estimated variance of its estimate (``sqrt(a / T_i)`` for a plain mean of
-    ``T_i`` cells at ``p = 1/2``), and reveals a uniform batch from the arm's unobserved items.
+    Each round pulls ``argmax_i mu_hat_i + sqrt(a / T_i)`` and reveals a uniform batch from the
+    arm's unobserved items.
     The per-round estimate is the clean DR estimate with the plug-in lambda; the arm's
     estimate is the inverse-variance-weighted average of its per-round estimates,
     and its interval a betting confidence sequence on the per-cell doubly robust terms. The
@@ -68,17 +67,17 @@ class Pulse(ProxyBookkeeping):
     legacy_stale_predictions : bool, default False
         Reproduce the release's stale-prediction sum (biased after refits), with the
         release's lambda of 1 before an arm has corrections.
-    bonus : {"effective", "ucbe", "ci"}, default "effective"
-        Selection rule. ``effective`` (default) is the UCB-E bonus in units of the
-        estimate's own standard error, ``mu_hat_i + 2 sqrt(a * v_i)`` with ``v_i`` the
-        estimated variance of ``mu_hat_i`` from the residuals ``Y - lam f`` of each round
-        (for a plain mean of ``T`` cells with ``p = 1/2`` this is exactly the UCB-E bonus, so
-        an arm whose estimate the proxy makes more precise is explored less). ``ucbe`` is the
-        paper's, ``mu_hat_i + sqrt(a / T_i)``. ``ci`` is LUCB (Kalyanakrishnan et al. 2012):
-        the empirical best and the other arm with the largest upper bound are both pulled,
-        one round each; it suits the fixed-confidence stop (``stop="confidence"``).
-        Selection may use any past data, so none of these affects the per-round
-        unbiasedness or the coverage.
+    bonus : {"ucbe", "effective", "ci"}, default "ucbe"
+        Selection rule. ``ucbe`` is the paper's, ``mu_hat_i + sqrt(a / T_i)``. Our extensions:
+        ``effective`` is the UCB-E bonus in units of the estimate's own standard error,
+        ``mu_hat_i + 2 sqrt(a * v_i)`` with ``v_i`` the estimated variance of ``mu_hat_i``
+        from the residuals ``Y - lam f`` of each round (for a plain mean of ``T`` cells with
+        ``p = 1/2`` this is exactly the UCB-E bonus; it explores too little with a useless
+        proxy, so it is not the default). ``ci`` is LUCB (Kalyanakrishnan et al. 2012): the
+        empirical best and the other arm with the largest upper bound are both pulled, one
+        round each; it suits the fixed-confidence stop (``stop="confidence"``). Selection
+        may use any past data, so none of these affects the per-round unbiasedness or the
+        coverage.
     doubling : bool, default False
         Reveal ``min(B, T_i)`` cells per round (see :class:`Policy`).
     """
@@ -96,7 +95,7 @@ class Pulse(ProxyBookkeeping):
         init_estimate: Literal["mean", "prior"] = "mean",
         weights: Literal["equal", "precision"] = "precision",
         legacy_stale_predictions: bool = False,
-        bonus: Literal["ucbe", "effective", "ci"] = "effective",
+        bonus: Literal["ucbe", "effective", "ci"] = "ucbe",
         doubling: bool = False,
     ) -> None:
         super().__init__(a=a, alpha=alpha, ci=ci, refit_every=refit_every, doubling=doubling)
