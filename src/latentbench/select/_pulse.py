@@ -19,10 +19,10 @@ class Pulse(ProxyBookkeeping):
     """PULSE: UCB-E selection on doubly robust estimates (``docs/selection.md``).
 
     Each round pulls ``argmax_i mu_hat_i + sqrt(a / T_i)`` and reveals a uniform batch from the
-    arm's unobserved items.
-    The per-round estimate is the clean DR estimate with the plug-in lambda; the arm's
-    estimate is the inverse-variance-weighted average of its per-round estimates,
-    and its interval a betting confidence sequence on the per-cell doubly robust terms. The
+    arm's unobserved items. The per-round estimate is the clean DR estimate with the plug-in
+    lambda; the arm's estimate is the inverse-variance-weighted average of its per-round
+    estimates, and its interval a betting confidence sequence on the per-cell doubly robust
+    terms. The
     proxy is refit on all revealed cells every ``refit_every`` rounds, at the end of the round.
 
     Each round's estimate is unbiased given the past, for any predictions and any lambda
