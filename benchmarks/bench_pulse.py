@@ -144,7 +144,8 @@ def identify(args: argparse.Namespace) -> None:
             ok = np.isfinite(pairs).all(axis=1)
             a, b = pairs[ok, 0], pairs[ok, 1]
             post = 100 * (a - b) / np.maximum(a, 1)
-            total = 100 * (a - b) / (a + init["ucbe"])
+            # a variant may use another initial batch: totals include each one's own
+            total = 100 * (a + init["ucbe"] - b - init[spec]) / (a + init["ucbe"])
             cov = next(r["coverage"] for r in res.summary if r["policy"] == spec)
             print(
                 f"| {name} {pool} | {m} | {n} | `{spec}` | {a.mean():,.0f} ± {a.std():,.0f} "

@@ -122,6 +122,7 @@ def test_per_round_estimates_unbiased_with_hostile_refitted_proxy(legacy):
     "options, init_batch",
     [
         ({}, 16),
+        ({"weights": "equal", "bonus": "ucbe"}, 16),
         ({"ci": "eb"}, 16),
         ({"ci": "freedman"}, 16),
         ({"weights": "precision", "bonus": "effective", "init_estimate": "prior"}, 4),

@@ -19,9 +19,10 @@ class Pulse(ProxyBookkeeping):
     """PULSE: UCB-E selection on doubly robust estimates (``docs/selection.md``).
 
     Each round pulls ``argmax_i mu_hat_i + sqrt(a / T_i)`` and reveals a uniform batch from the
-    arm's unobserved items. The per-round estimate is the clean DR estimate with the
-    plug-in lambda; the arm's estimate is the (weighted) average of its per-round estimates,
-    and its interval a betting confidence sequence on the per-cell doubly robust terms. The
+    arm's unobserved items. The per-round estimate is the clean DR estimate with the plug-in
+    lambda; the arm's estimate is the inverse-variance-weighted average of its per-round
+    estimates, and its interval a betting confidence sequence on the per-cell doubly robust
+    terms. The
     proxy is refit on all revealed cells every ``refit_every`` rounds, at the end of the round.
 
     Each round's estimate is unbiased given the past, for any predictions and any lambda
@@ -55,21 +56,28 @@ class Pulse(ProxyBookkeeping):
         Pull 1 (the initial batch): its sample mean (``lam = 0``, as the release) or the DR
         estimate with the population-prior prediction (``lam = 1``; predictions fixed before
         the initial draw).
-    weights : {"equal", "precision"}, default "equal"
-        Average of per-round estimates: equal weights (the release) or weights proportional to
-        the inverse of the model-predicted conditional variance (fixed before each draw).
+    weights : {"precision", "equal"}, default "precision"
+        Average of per-round estimates: weights proportional to the inverse of the
+        model-predicted conditional variance of each round (fixed before each draw, so every
+        round stays unbiased given the past), or equal weights (the release). The rounds'
+        deviations are martingale differences, and inverse-variance weights are the most
+        efficient fixed combination of them: they count the doubly robust rounds (residual
+        variance below the initial batch's plain mean) and the rounds drawn from a smaller
+        pool (finite-population factor ``(N/n)^2 (1/B - 1/N)``) for what they are worth.
     legacy_stale_predictions : bool, default False
         Reproduce the release's stale-prediction sum (biased after refits), with the
         release's lambda of 1 before an arm has corrections.
     bonus : {"ucbe", "effective", "ci"}, default "ucbe"
         Selection rule. ``ucbe`` is the paper's, ``mu_hat_i + sqrt(a / T_i)``. Our extensions:
-        ``effective`` replaces ``T_i`` by the effective sample size of the DR estimate,
+        ``effective`` is the UCB-E bonus in units of the estimate's own standard error,
         ``mu_hat_i + 2 sqrt(a * v_i)`` with ``v_i`` the estimated variance of ``mu_hat_i``
         from the residuals ``Y - lam f`` of each round (for a plain mean of ``T`` cells with
-        ``p = 1/2`` this is exactly the UCB-E bonus); ``ci`` (LUCB-style) pulls, of the leader
-        and the challenger with the largest upper bound, the one with the wider interval; it
-        suits the fixed-confidence stop (``stop="confidence"``). Selection may use any past
-        data, so none of these affects the per-round unbiasedness or the coverage.
+        ``p = 1/2`` this is exactly the UCB-E bonus; it explores too little with a useless
+        proxy, so it is not the default). ``ci`` is LUCB (Kalyanakrishnan et al. 2012): the
+        empirical best and the other arm with the largest upper bound are both pulled, one
+        round each; it suits the fixed-confidence stop (``stop="confidence"``). Selection
+        may use any past data, so none of these affects the per-round unbiasedness or the
+        coverage.
     doubling : bool, default False
         Reveal ``min(B, T_i)`` cells per round (see :class:`Policy`).
     """
@@ -85,7 +93,7 @@ class Pulse(ProxyBookkeeping):
         refit_every: int | Literal["auto"] | None = "auto",
         lam: str | float = "plugin",
         init_estimate: Literal["mean", "prior"] = "mean",
-        weights: Literal["equal", "precision"] = "equal",
+        weights: Literal["equal", "precision"] = "precision",
         legacy_stale_predictions: bool = False,
         bonus: Literal["ucbe", "effective", "ci"] = "ucbe",
         doubling: bool = False,
@@ -124,6 +132,7 @@ class Pulse(ProxyBookkeeping):
         self.zn = np.zeros(m, dtype=np.int64)
         self.lam_history: list[float] = []
         self.z_history: list[list[float]] = [[] for _ in range(m)]
+        self._pending: int | None = None
         self._cs = make_confseq(self.ci, m, state.n_items, self.alpha, state.n_items)
         n = state.n_items
         lam0 = 1.0 if self.init_estimate == "prior" else 0.0
@@ -181,11 +190,15 @@ class Pulse(ProxyBookkeeping):
         active = ~self.exact
         if not active.any():
             return None
+        # the second arm of the last LUCB pair, chosen with it (still from the past only)
+        pending, self._pending = self._pending, None
+        if pending is not None and active[pending]:
+            return pending
         assert self._cs is not None  # bonus='ci' requires intervals (checked in __init__)
-        lo, hi = self._cs.interval()
+        _, hi = self._cs.interval()
         # LUCB: the empirical best and the other arm with the highest upper bound (exact arms
-        # included: a fully evaluated rival is what the best must be separated from); of
-        # those two, pull the one with the wider interval that can still be evaluated
+        # included: a fully evaluated rival is what the best must be separated from); both
+        # are pulled (one round each), as the best's interval is in every comparison
         leader = int(np.argmax(self.est))
         upper = hi.copy()
         upper[leader] = -np.inf
@@ -193,7 +206,9 @@ class Pulse(ProxyBookkeeping):
         pair = [arm for arm in (leader, challenger) if active[arm]]
         if not pair:  # both exact: the stop rule decides; otherwise keep exploring
             return super().choose(state)
-        return max(pair, key=lambda arm: hi[arm] - lo[arm])
+        if len(pair) == 2:
+            self._pending = pair[1]
+        return pair[0]
 
     def update(self, state: SelectionState, obs: Observation) -> None:
         arm, items = obs.arm, obs.items
