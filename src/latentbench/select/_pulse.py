@@ -22,8 +22,8 @@ class Pulse(ProxyBookkeeping):
     arm's unobserved items. The per-round estimate is the clean DR estimate with the plug-in
     lambda; the arm's estimate is the inverse-variance-weighted average of its per-round
     estimates, and its interval a betting confidence sequence on the per-cell doubly robust
-    terms. The
-    proxy is refit on all revealed cells every ``refit_every`` rounds, at the end of the round.
+    terms. The proxy is refit on all revealed cells every ``refit_every`` rounds, at the end of
+    the round.
 
     Each round's estimate is unbiased given the past, for any predictions and any lambda
     fixed before its draw (a poor proxy costs variance, not bias). The final estimates of an
