@@ -59,7 +59,10 @@ from latentbench.select import (
 )
 from latentbench.select._betting import BettingConfSeq
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+# the shared data beside the checkout; LATENTBENCH_DATA overrides it (e.g. from a git worktree)
+DATA = Path(
+    os.environ.get("LATENTBENCH_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data")
+)
 REAL = {
     "bfcl": "bfcl_v2.parquet",
     "mmlu_pro": "mmlu_pro.parquet",
