@@ -60,9 +60,8 @@ from latentbench.select import (
 from latentbench.select._betting import BettingConfSeq
 
 # the shared data beside the checkout; LATENTBENCH_DATA overrides it (e.g. from a git worktree)
-DATA = Path(
-    os.environ.get("LATENTBENCH_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data")
-)
+_BESIDE = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+DATA = Path(os.environ.get("LATENTBENCH_DATA", _BESIDE))
 REAL = {
     "bfcl": "bfcl_v2.parquet",
     "mmlu_pro": "mmlu_pro.parquet",

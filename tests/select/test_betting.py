@@ -60,6 +60,8 @@ def test_full_enumeration_is_exact_and_width_shrinks():
         lo, hi = cs.interval()
         widths.append(hi[1] - lo[1])
     assert lo[1] == hi[1] == pytest.approx(y.mean(), abs=1e-12)
+    clo, chi = cs.certificate()
+    assert clo[1] == chi[1] == pytest.approx(y.mean(), abs=1e-12)
     assert widths[-2] < widths[0] < 1.0
     assert cs.interval()[0][0] == 0.0 and cs.interval()[1][0] == 1.0  # untouched arm
 
@@ -89,6 +91,43 @@ def test_simultaneous_coverage_with_union_bound():
         covered += ok
     rate = covered / reps
     assert rate >= 1 - alpha - 3 * math.sqrt(alpha * (1 - alpha) / reps)
+
+
+def test_certificate_covers_best_upper_and_others_lower():
+    """The events the best-arm certificate rests on: the true best's upper bound and every
+    other arm's lower bound hold at all times in >= 1 - alpha of the runs (alpha = 0.3),
+    with arms chosen LUCB-style from the certificate bounds themselves."""
+    n, m, alpha, reps = 200, 5, 0.3, 200
+    Y = np.stack([_population(n, p, 20 + k) for k, p in enumerate(np.linspace(0.45, 0.55, m))])
+    mu = Y.mean(axis=1)
+    best = int(np.argmax(mu))
+    others = np.arange(m) != best
+    rng = np.random.default_rng(6)
+    zero = np.zeros(8)
+    held, tighter = 0, 0
+    for _ in range(reps):
+        orders = [rng.permutation(n) for _ in range(m)]
+        cs = BettingConfSeq(m, n, alpha)
+        t = np.zeros(m, dtype=int)
+        ok = True
+        for _round in range(60):
+            lo, hi = cs.certificate()
+            means = np.array([Y[k, orders[k][: t[k]]].mean() if t[k] else 0.5 for k in range(m)])
+            leader = int(np.argmax(means))
+            upper = np.where(np.arange(m) == leader, -np.inf, hi)
+            for arm in (leader, int(np.argmax(upper))):  # the empirical best and its challenger
+                if t[arm] < n:
+                    batch = orders[arm][t[arm] : t[arm] + 8]
+                    cs.update(arm, Y[arm, batch], zero[: batch.size], 0.0, 0.0, 0.0, 0.0)
+                    t[arm] += batch.size
+            lo, hi = cs.certificate()
+            ok &= bool(hi[best] + 1e-12 >= mu[best] and np.all(lo[others] <= mu[others] + 1e-12))
+        held += ok
+        _, ihi = cs.interval()
+        tighter += bool(np.all(hi <= ihi + 1e-12))
+    rate = held / reps
+    assert rate >= 1 - alpha - 3 * math.sqrt(alpha * (1 - alpha) / reps)
+    assert tighter == reps  # the upper bounds need no union bound
 
 
 def test_bad_arguments():

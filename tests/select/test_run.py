@@ -198,8 +198,12 @@ def test_fixed_confidence_stop():
     )
     assert res.stopped == "confidence" and res.best == 3
     assert res.evaluations_total < Y.size
-    others = np.delete(res.upper, 3)
-    assert res.lower[3] > others.max()
+    # certified with the one-sided certificate bounds (tighter than the reported intervals)
+    assert res.certified and res.certificate_lower is not None
+    assert res.certificate_upper is not None
+    others = np.delete(res.certificate_upper, 3)
+    assert res.certificate_lower[3] > others.max()
+    assert np.all(res.certificate_upper <= res.upper + 1e-12)
 
 
 def test_ucbe_lrf_runs_and_prefers_uncertain_cells(problem):

@@ -170,12 +170,16 @@ def _selection_findings(
     if has_bounds:
         headline += f", interval [{_num(row['lower'])}, {_num(row['upper'])}]"
         others = arms[arms["model"].astype(str) != str(name)]
-        overlap = int((others["upper"] >= row["lower"]).sum())
+        lo_col, hi_col, kind = "lower", "upper", "simultaneous anytime-valid intervals"
+        if {"certificate_lower", "certificate_upper"} <= set(arms.columns):
+            lo_col, hi_col = "certificate_lower", "certificate_upper"
+            kind = "one-sided anytime-valid certificate bounds"
+        overlap = int((others[hi_col] >= row[lo_col]).sum())
         if overlap == 0:
             out.append(
                 {
                     "text": "Certified: the best model's lower bound exceeds every other "
-                    "model's upper bound (simultaneous anytime-valid intervals)."
+                    f"model's upper bound ({kind})."
                 }
             )
         else:

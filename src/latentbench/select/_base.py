@@ -221,6 +221,17 @@ class UCBEBookkeeping:
         """Simultaneous ``(lower, upper)`` bounds, or ``None`` when the policy has none."""
         return None if self._cs is None else self._cs.interval()
 
+    def certificate(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Bounds that certify the best (``BettingConfSeq.certificate``; else the intervals).
+
+        The best's lower bound above every other arm's upper bound certifies it at level
+        ``alpha``; with betting intervals these one-sided bounds are tighter than the
+        simultaneous ones (the upper bounds need no union bound over arms).
+        """
+        if isinstance(self._cs, BettingConfSeq):
+            return self._cs.certificate()
+        return self.intervals()
+
 
 class ProxyBookkeeping(UCBEBookkeeping):
     """Shared proxy bookkeeping: pool sums of f and f^2, refit schedule.

@@ -35,6 +35,15 @@ intersection). The interval is further intersected with the deterministic bounds
 
 Arms get level ``alpha / n_arms`` (union bound), so the intervals are simultaneous over arms
 and time, also under adaptive choice of arms and batch sizes.
+
+Certifying the best needs less than simultaneous coverage (:meth:`BettingConfSeq.certificate`).
+The up-bets alone (``K+``, a nonnegative martingale at ``mu`` by itself) give a lower bound and
+the down-bets alone an upper bound. If the true best ``i*`` keeps its upper bound and every
+other arm keeps its lower bound, no arm ``j != i*`` can have its lower bound above the upper
+bound of ``i*``, so a best certified with these bounds is wrong with probability at most
+``a_up + (n_arms - 1) a_low``: ``a_up = alpha / 2`` for every upper bound (no union bound:
+only the upper bound of the one true best is used) and ``a_low = alpha / (2 (n_arms - 1))``
+for every lower bound. The certificate bounds are not simultaneous over arms.
 """
 
 from __future__ import annotations
@@ -91,6 +100,12 @@ class BettingConfSeq:
     ----------
     count : ndarray of int, shape (n_arms,)
         Cells seen per arm.
+
+    Notes
+    -----
+    :meth:`interval` gives the hedged, simultaneous intervals; :meth:`certificate` the
+    one-sided bounds for a best-arm certificate at level ``alpha`` (module docstring), from the
+    same bets.
     """
 
     def __init__(
@@ -116,6 +131,10 @@ class BettingConfSeq:
         self.alpha = float(alpha)
         level = alpha / n_arms if union else alpha
         self._threshold = math.log(1.0 / level)
+        # certificate: each lower bound at alpha / (2 (n_arms - 1)), each upper bound at alpha / 2
+        others = max(self.n_arms - 1, 1) if union else 1
+        self._threshold_low = math.log(2.0 * others / alpha)
+        self._threshold_up = math.log(2.0 / alpha)
         if weights is None:  # 0.85 on the first horizon, the rest shared equally
             k = len(horizons)
             weights = (1.0,) if k == 1 else (0.85,) + (0.15 / (k - 1),) * (k - 1)
@@ -140,11 +159,15 @@ class BettingConfSeq:
         self._log_up = np.zeros((self.horizons.size, *shape))
         self._log_down = np.zeros((self.horizons.size, *shape))
         self._rejected = np.zeros(shape, dtype=bool)
+        self._rejected_low = np.zeros(shape, dtype=bool)  # by the up-bets alone
+        self._rejected_up = np.zeros(shape, dtype=bool)  # by the down-bets alone
         self.count = np.zeros(self.n_arms, dtype=np.int64)
         self._sum_y = np.zeros(self.n_arms)
         self._sums = np.zeros((self.n_arms, 2))  # sum of residuals, of squared deviations
         self._lower = np.zeros(self.n_arms)
         self._upper = np.ones(self.n_arms)
+        self._cert_lower = np.zeros(self.n_arms)
+        self._cert_upper = np.ones(self.n_arms)
 
     def update(
         self,
@@ -198,7 +221,11 @@ class BettingConfSeq:
             * self._bet_log[:, None]
             / (var_prev[None, :] * np.maximum(effective[None, :], self.horizons[:, None]))
         )
-        alive = np.flatnonzero(~self._rejected[arm])
+        # candidates still alive in the interval or in either certificate bound; one that every
+        # one of them rejected is never needed again
+        alive = np.flatnonzero(
+            ~(self._rejected[arm] & self._rejected_low[arm] & self._rejected_up[arm])
+        )
         if alive.size:
             sl = slice(int(alive[0]), int(alive[-1]) + 1)
             mt = (n * self._grid[None, sl] - (S + lam * F)[:, None]) / N[:, None]
@@ -216,11 +243,14 @@ class BettingConfSeq:
                 axis=1
             )
             self._log_up[:, arm, sl], self._log_down[:, arm, sl] = log_up, log_down
-            per_horizon = np.logaddexp(
-                math.log(self.theta) + log_up, math.log1p(-self.theta) + log_down
+            mix_up = np.logaddexp.reduce(log_up + self._log_weight[:, None], axis=0)
+            mix_down = np.logaddexp.reduce(log_down + self._log_weight[:, None], axis=0)
+            log_capital = np.logaddexp(
+                math.log(self.theta) + mix_up, math.log1p(-self.theta) + mix_down
             )
-            log_capital = np.logaddexp.reduce(per_horizon + self._log_weight[:, None], axis=0)
             self._rejected[arm, sl] |= impossible | (log_capital >= self._threshold)
+            self._rejected_low[arm, sl] |= impossible | (mix_up >= self._threshold_low)
+            self._rejected_up[arm, sl] |= impossible | (mix_down >= self._threshold_up)
         self._sums[arm] += (r.sum(), dev.sum())
         self.count[arm] = t0 + b
         self._sum_y[arm] += y.sum()
@@ -231,20 +261,41 @@ class BettingConfSeq:
         remaining = n - int(self.count[arm])
         det_lo = self._sum_y[arm] / n
         det_hi = (self._sum_y[arm] + remaining) / n
-        alive = np.flatnonzero(~self._rejected[arm])
+        # candidates still alive in the interval or in either certificate bound; one that every
+        # one of them rejected is never needed again
+        alive = np.flatnonzero(
+            ~(self._rejected[arm] & self._rejected_low[arm] & self._rejected_up[arm])
+        )
         if alive.size:
             lower = max(self._grid[alive[0]] - self._step, det_lo)
             upper = min(self._grid[alive[-1]] + self._step, det_hi)
         else:  # every candidate rejected (a miscoverage event): keep the certain bounds
             lower, upper = det_lo, det_hi
         self._lower[arm], self._upper[arm] = max(lower, 0.0), min(upper, 1.0)
+        alive_low = np.flatnonzero(~self._rejected_low[arm])
+        alive_up = np.flatnonzero(~self._rejected_up[arm])
+        lower = self._grid[alive_low[0]] - self._step if alive_low.size else det_lo
+        upper = self._grid[alive_up[-1]] + self._step if alive_up.size else det_hi
+        self._cert_lower[arm] = min(max(lower, det_lo, 0.0), det_hi)
+        self._cert_upper[arm] = max(min(upper, det_hi, 1.0), det_lo)
         if remaining == 0:
             self._lower[arm] = self._upper[arm] = det_lo
+            self._cert_lower[arm] = self._cert_upper[arm] = det_lo
 
     def set_exact(self, arm: int, value: float) -> None:
         """Mark an arm fully evaluated with mean ``value`` (zero-width interval)."""
         self._lower[arm] = self._upper[arm] = value
+        self._cert_lower[arm] = self._cert_upper[arm] = value
 
     def interval(self) -> tuple[np.ndarray, np.ndarray]:
         """Current ``(lower, upper)`` of every arm, each of shape (n_arms,)."""
         return self._lower.copy(), self._upper.copy()
+
+    def certificate(self) -> tuple[np.ndarray, np.ndarray]:
+        """One-sided ``(lower, upper)`` bounds for certifying the best, each of shape (n_arms,).
+
+        The arm whose lower bound exceeds every other arm's upper bound is the true best with
+        probability at least ``1 - alpha`` (at any time, whatever the stopping rule; module
+        docstring). Not simultaneous intervals: report :meth:`interval`.
+        """
+        return self._cert_lower.copy(), self._cert_upper.copy()

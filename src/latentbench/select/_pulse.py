@@ -195,7 +195,9 @@ class Pulse(ProxyBookkeeping):
         if pending is not None and active[pending]:
             return pending
         assert self._cs is not None  # bonus='ci' requires intervals (checked in __init__)
-        _, hi = self._cs.interval()
+        certificate = self.certificate()
+        assert certificate is not None
+        hi = certificate[1]
         # LUCB: the empirical best and the other arm with the highest upper bound (exact arms
         # included: a fully evaluated rival is what the best must be separated from); both
         # are pulled (one round each), as the best's interval is in every comparison

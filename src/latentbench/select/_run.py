@@ -64,6 +64,10 @@ class SelectionResult:
         With known true means: whether every arm's interval covered its mean after every
         round (simultaneous anytime coverage).
     params : dict
+    certificate_lower, certificate_upper : ndarray of shape (n_arms,) or None
+        The one-sided bounds that certify the best (policies with betting intervals; see
+        ``BettingConfSeq.certificate``): the best's lower bound above every other arm's upper
+        bound certifies it at level ``alpha``. Not simultaneous intervals.
     """
 
     policy: str
@@ -89,6 +93,8 @@ class SelectionResult:
     trace_arm_upper: np.ndarray | None = None
     initial_lower: np.ndarray | None = None
     initial_upper: np.ndarray | None = None
+    certificate_lower: np.ndarray | None = None
+    certificate_upper: np.ndarray | None = None
 
     def interval_trajectories(self, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Simultaneous bounds of the chosen arms after every round.
@@ -115,8 +121,11 @@ class SelectionResult:
         least ``1 - alpha``, whatever the stopping rule."""
         if self.lower is None or self.upper is None:
             return None
-        others = np.delete(self.upper, self.best)
-        return bool(others.size == 0 or self.lower[self.best] > others.max())
+        lower, upper = self.lower, self.upper
+        if self.certificate_lower is not None and self.certificate_upper is not None:
+            lower, upper = self.certificate_lower, self.certificate_upper
+        others = np.delete(upper, self.best)
+        return bool(others.size == 0 or lower[self.best] > others.max())
 
     @property
     def evaluations_total(self) -> int:
@@ -155,6 +164,9 @@ class SelectionResult:
             }
             if self.lower is not None and self.upper is not None:
                 row["lower"], row["upper"] = float(self.lower[i]), float(self.upper[i])
+            if self.certificate_lower is not None and self.certificate_upper is not None:
+                row["certificate_lower"] = float(self.certificate_lower[i])
+                row["certificate_upper"] = float(self.certificate_upper[i])
             arms.append(row)
         out: dict[str, Any] = {
             "policy": self.policy,
@@ -211,6 +223,13 @@ def _checked(oracle: Oracle, arm: int, items: np.ndarray) -> np.ndarray:
             "on_error='zero' in a live run, MatrixOracle(missing='zero') in a replay)"
         )
     return scores
+
+
+def _certificate(policy: Policy) -> tuple[np.ndarray, np.ndarray] | None:
+    """The policy's best-arm certificate bounds (its ``certificate()``), or None."""
+    method = getattr(policy, "certificate", None)
+    out = method() if callable(method) else None
+    return None if out is None else (np.asarray(out[0]), np.asarray(out[1]))
 
 
 def _floats(values: np.ndarray | None) -> list[float | None]:
@@ -378,6 +397,7 @@ def run_selection(
         if covered and mu is not None:
             covered = bool(lo[arm] <= mu[arm] + 1e-12 and mu[arm] <= hi[arm] + 1e-12)
         if stop == "confidence":
+            lo, hi = _certificate(policy) or (lo, hi)
             other = np.delete(hi, leader)
             if other.size == 0 or lo[leader] > other.max():
                 stopped = "confidence"
@@ -386,6 +406,7 @@ def run_selection(
         if np.all(state.remaining() == 0):
             stopped = "exhausted"
     bounds = policy.intervals()
+    cert = None if bounds is None else _certificate(policy)
     est = policy.estimates()
     return SelectionResult(
         policy=policy.name,
@@ -410,6 +431,8 @@ def run_selection(
         trace_arm_upper=np.asarray(trace_hi, dtype=float),
         initial_lower=initial_lower,
         initial_upper=initial_upper,
+        certificate_lower=None if cert is None else cert[0],
+        certificate_upper=None if cert is None else cert[1],
         params={
             "budget": int(budget),
             "batch_size": int(batch_size),
