@@ -225,6 +225,7 @@ def certify(args: argparse.Namespace) -> None:
                 MatrixOracle(Y),
                 Pulse(bonus="ci", alpha=args.delta),
                 budget=Y.size,
+                init_batch=args.pulse_init,
                 proxy=proxy,
                 random_state=seed,
                 stop="confidence",
@@ -353,6 +354,12 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=200)
     parser.add_argument("--budget", type=int, default=400_000)
     parser.add_argument("--delta", type=float, default=0.05)
+    parser.add_argument(
+        "--pulse-init",
+        type=int,
+        default=64,
+        help="certify: PULSE's initial batch per model (the LUCB baseline keeps 64)",
+    )
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--skip-sim", action="store_true")
     parser.add_argument(

@@ -130,6 +130,25 @@ def test_certificate_covers_best_upper_and_others_lower():
     assert tighter == reps  # the upper bounds need no union bound
 
 
+def test_interval_width_after_200_cells():
+    """A Bernoulli(0.7) arm, alpha = 0.1, no union bound: after 200 of 1000 cells the interval
+    is within 1.6x the normal-approximation width (about 0.10), and the certificate bounds
+    (one-sided, from the same bets) are no wider than the interval at this level."""
+    n = 1000
+    y = _population(n, 0.7, 7)
+    cs = BettingConfSeq(1, n, 0.1, union=False)
+    zero = np.zeros(8)
+    for k in range(0, 200, 8):
+        cs.update(0, y[k : k + 8], zero, 0.0, 0.0, 0.0, 0.0)
+    lo, hi = cs.interval()
+    sd = y[:200].std(ddof=1)
+    normal = 2 * 1.6449 * sd / math.sqrt(200) * math.sqrt(1 - 199 / n)
+    assert lo[0] <= y[:200].mean() <= hi[0]
+    assert hi[0] - lo[0] <= 1.6 * normal
+    clo, chi = cs.certificate()
+    assert chi[0] - clo[0] <= hi[0] - lo[0] + 2e-3
+
+
 def test_bad_arguments():
     with pytest.raises(InputError, match="alpha"):
         BettingConfSeq(1, 10, 1.5)

@@ -261,11 +261,7 @@ class BettingConfSeq:
         remaining = n - int(self.count[arm])
         det_lo = self._sum_y[arm] / n
         det_hi = (self._sum_y[arm] + remaining) / n
-        # candidates still alive in the interval or in either certificate bound; one that every
-        # one of them rejected is never needed again
-        alive = np.flatnonzero(
-            ~(self._rejected[arm] & self._rejected_low[arm] & self._rejected_up[arm])
-        )
+        alive = np.flatnonzero(~self._rejected[arm])
         if alive.size:
             lower = max(self._grid[alive[0]] - self._step, det_lo)
             upper = min(self._grid[alive[-1]] + self._step, det_hi)
