@@ -206,6 +206,34 @@ def test_fixed_confidence_stop():
     assert np.all(res.certificate_upper <= res.upper + 1e-12)
 
 
+def test_fixed_confidence_certificate_is_right_at_level_alpha(problem):
+    """Close arms (best 0.60, next 0.59 on 300 items; the proxy knows nothing of them), LUCB
+    with the one-sided certificate bounds, alpha = 0.3: a certified arm other than the true
+    best in at most alpha of the runs (Monte-Carlo tolerance; 7 of 100 when written)."""
+    _, proxy = problem
+    rng = np.random.default_rng(3)
+    p = np.array([0.6, 0.58, 0.56, 0.5])
+    Y = (rng.random((4, 300)) < p[:, None]).astype(np.float32)
+    mu = Y.mean(axis=1, dtype=np.float64)
+    best = int(np.argmax(mu))
+    alpha, reps = 0.3, 100
+    wrong = 0
+    for s in range(reps):
+        res = run_selection(
+            MatrixOracle(Y),
+            Pulse(alpha=alpha, bonus="ci", refit_every=5),
+            budget=Y.size,
+            batch_size=16,
+            init_batch=8,
+            proxy=proxy,
+            random_state=s,
+            stop="confidence",
+        )
+        assert res.certified is not None
+        wrong += bool(res.certified and res.best != best)
+    assert wrong / reps <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / reps)
+
+
 def test_ucbe_lrf_runs_and_prefers_uncertain_cells(problem):
     Y, _ = problem
     res = run_selection(
