@@ -43,7 +43,9 @@ other arm keeps its lower bound, no arm ``j != i*`` can have its lower bound abo
 bound of ``i*``, so a best certified with these bounds is wrong with probability at most
 ``a_up + (n_arms - 1) a_low``: ``a_up = alpha / 2`` for every upper bound (no union bound:
 only the upper bound of the one true best is used) and ``a_low = alpha / (2 (n_arms - 1))``
-for every lower bound. The certificate bounds are not simultaneous over arms.
+for every lower bound. The certificate bounds are not simultaneous over arms. Capitals are updated only on the candidates
+the interval has not rejected; the certificate bounds never reject a candidate outside that
+range afterwards (which can only widen them).
 """
 
 from __future__ import annotations
@@ -221,11 +223,11 @@ class BettingConfSeq:
             * self._bet_log[:, None]
             / (var_prev[None, :] * np.maximum(effective[None, :], self.horizons[:, None]))
         )
-        # candidates still alive in the interval or in either certificate bound; one that every
-        # one of them rejected is never needed again
-        alive = np.flatnonzero(
-            ~(self._rejected[arm] & self._rejected_low[arm] & self._rejected_up[arm])
-        )
+        # capitals are updated on the interval's alive range only (the hot path); a candidate
+        # outside it is never rejected again by the certificate bounds either, which only
+        # makes them wider (still valid), and it is rare: the certificate's thresholds are
+        # lower than the interval's on the side that matters
+        alive = np.flatnonzero(~self._rejected[arm])
         if alive.size:
             sl = slice(int(alive[0]), int(alive[-1]) + 1)
             mt = (n * self._grid[None, sl] - (S + lam * F)[:, None]) / N[:, None]
