@@ -43,9 +43,9 @@ other arm keeps its lower bound, no arm ``j != i*`` can have its lower bound abo
 bound of ``i*``, so a best certified with these bounds is wrong with probability at most
 ``a_up + (n_arms - 1) a_low``: ``a_up = alpha / 2`` for every upper bound (no union bound:
 only the upper bound of the one true best is used) and ``a_low = alpha / (2 (n_arms - 1))``
-for every lower bound. The certificate bounds are not simultaneous over arms. Capitals are updated only on the candidates
-the interval has not rejected; the certificate bounds never reject a candidate outside that
-range afterwards (which can only widen them).
+for every lower bound. The certificate bounds are not simultaneous over arms. Capitals are
+updated only on the candidates the interval has not rejected; the certificate bounds never
+reject a candidate outside that range afterwards (which can only widen them).
 """
 
 from __future__ import annotations
