@@ -44,8 +44,9 @@ bound of ``i*``, so a best certified with these bounds is wrong with probability
 ``a_up + (n_arms - 1) a_low``: ``a_up = alpha / 2`` for every upper bound (no union bound:
 only the upper bound of the one true best is used) and ``a_low = alpha / (2 (n_arms - 1))``
 for every lower bound. The certificate bounds are not simultaneous over arms. Capitals are
-updated only on the candidates the interval has not rejected; the certificate bounds never
-reject a candidate outside that range afterwards (which can only widen them).
+updated from the lowest candidate that the interval or the certificate's lower bound has not
+rejected to the highest that the interval or the upper bound has not rejected; outside that
+range a candidate is never rejected afterwards (which can only widen a bound).
 """
 
 from __future__ import annotations
@@ -223,13 +224,17 @@ class BettingConfSeq:
             * self._bet_log[:, None]
             / (var_prev[None, :] * np.maximum(effective[None, :], self.horizons[:, None]))
         )
-        # capitals are updated on the interval's alive range only (the hot path); a candidate
-        # outside it is never rejected again by the certificate bounds either, which only
-        # makes them wider (still valid), and it is rare: the certificate's thresholds are
-        # lower than the interval's on the side that matters
+        # capitals are updated from the lowest candidate alive in the interval or in the
+        # certificate's lower bound to the highest alive in the interval or in its upper bound
+        # (the hot path: not the whole grid); a candidate outside that range stays as it is,
+        # which can only widen a bound
         alive = np.flatnonzero(~self._rejected[arm])
-        if alive.size:
-            sl = slice(int(alive[0]), int(alive[-1]) + 1)
+        low = np.flatnonzero(~self._rejected_low[arm])
+        up = np.flatnonzero(~self._rejected_up[arm])
+        first = min([*alive[:1].tolist(), *low[:1].tolist(), self._grid.size])
+        last = max([*alive[-1:].tolist(), *up[-1:].tolist(), -1])
+        if first <= last:
+            sl = slice(first, last + 1)
             mt = (n * self._grid[None, sl] - (S + lam * F)[:, None]) / N[:, None]
             x = r[:, None] - mt
             with np.errstate(divide="ignore"):
