@@ -149,11 +149,12 @@ def identify(args: argparse.Namespace) -> None:
             # a variant may use another initial batch: totals include each one's own
             total = 100 * (a + init["ucbe"] - b - init[spec]) / (a + init["ucbe"])
             cov = next(r["coverage"] for r in res.summary if r["policy"] == spec)
+            cov_text = "n/a" if cov is None else f"{cov:.3f}"  # None: no intervals (UCB-E)
             print(
                 f"| {name} {pool} | {m} | {n} | `{spec}` | {a.mean():,.0f} ± {a.std():,.0f} "
                 f"| {b.mean():,.0f} ± {b.std():,.0f} | {post.mean():.1f} % ± {post.std():.1f} "
                 f"| {a.mean() + init['ucbe']:,.0f} | {b.mean() + init[spec]:,.0f} "
-                f"| {total.mean():.1f} % ± {total.std():.1f} | {cov:.3f} |",
+                f"| {total.mean():.1f} % ± {total.std():.1f} | {cov_text} |",
                 flush=True,
             )
         print(
