@@ -323,14 +323,14 @@ def history_free(args: argparse.Namespace) -> None:
         scores = complete(name)
         _, test = split_models(scores.shape[0], random_state=0)
         Y = scores[test]
-        specs = ["ucbe", "pulse"]
+        specs = ["ucbe", "pulse"] + [v for v in args.variants.split("|") if v]
         res = run_experiment(
             Y,
             {"all": np.arange(Y.shape[0])},
             specs,
             seeds=args.seeds,
             budget=Y.size,
-            proxy=OnlineProxy(random_state=0),
+            proxy=OnlineProxy(rank=args.online_rank, random_state=0),
             n_jobs=args.n_jobs,
         )
         rows = {r["policy"]: r for r in res.summary}
@@ -358,6 +358,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--pools", default="", help="only these, e.g. 'bfcl:gap:0.02,mmlu_pro:full'"
+    )
+    parser.add_argument(
+        "--online-rank", type=int, default=2, help="history-free: rank of the online proxy"
     )
     parser.add_argument(
         "--other-divisor",
