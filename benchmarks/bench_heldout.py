@@ -39,7 +39,7 @@ from latentbench import ResponseMatrix
 from latentbench.irt import TwoPL, fit_additive, fit_marginal, predictive_scores
 from latentbench.irt._heldout import heldout_mask
 from latentbench.irt._objective import sigmoid
-from latentbench.irt._priors import item_prior_moments
+from latentbench.irt._priors import Prior, item_prior_moments
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 NAMES = ["mmlu_pro", "bfcl_v2", "alpacaeval1_gpt4", "alpacaeval2_weighted"]
@@ -133,9 +133,15 @@ def split_half(matrix: ResponseMatrix, seeds: list[int]) -> tuple[float, float]:
     return float(np.mean(rel_theta)), float(np.mean(rel_acc))
 
 
-def coverage(matrix: ResponseMatrix, replicas: int) -> tuple[float, float, float, float]:
-    """Mean coverage, its Monte Carlo se, mean width and RMSE of theta over replicas."""
-    fit = TwoPL().fit(matrix)
+def coverage(
+    matrix: ResponseMatrix, replicas: int, model: TwoPL | None = None
+) -> tuple[float, float, float, float]:
+    """Mean coverage, its Monte Carlo se, mean width and RMSE of theta over replicas.
+
+    ``model`` (default ``TwoPL()``) generates the truth (its fit of ``matrix``) and is refitted
+    on every replica."""
+    model = TwoPL() if model is None else model
+    fit = clone(model).fit(matrix)
     p = fit.predict_proba()
     observed = matrix.observed
     truth = fit.U[:, 0]
@@ -145,7 +151,7 @@ def coverage(matrix: ResponseMatrix, replicas: int) -> tuple[float, float, float
         Y = (rng.random(p.shape) < p).astype(np.float32)
         Y[~observed] = np.nan
         sim = ResponseMatrix(Y, matrix.model_ids, matrix.item_ids)
-        res = TwoPL().fit(sim)
+        res = clone(model).fit(sim)
         ab = res.standard_errors().abilities
         covered.append(float(np.mean((ab["lower"] <= truth) & (truth <= ab["upper"]))))
         widths.append(float(np.mean(ab["upper"] - ab["lower"])))
@@ -157,6 +163,11 @@ def coverage(matrix: ResponseMatrix, replicas: int) -> tuple[float, float, float
         float(np.mean(widths)),
         float(np.sqrt(np.mean(sq))),
     )
+
+
+def clone(model: TwoPL) -> TwoPL:
+    """An unfitted copy of ``model`` with the same parameters."""
+    return TwoPL(**model.get_params())
 
 
 def score_coverage(matrix: ResponseMatrix, replicas: int) -> tuple[float, float, float, float]:
@@ -226,6 +237,14 @@ def main() -> None:
         help="also synthetic coverage at NxJ (repeatable, e.g. 300x300, 2211x1324)",
     )
     parser.add_argument("--skip-real", action="store_true", help="only the --synthetic runs")
+    parser.add_argument(
+        "--coverage-a-sd",
+        type=float,
+        action="append",
+        default=[],
+        help="diagnostic: also theta coverage with the prior's a_sd fixed at this value (no "
+        "held-out choice), for truth and replicas (repeatable)",
+    )
     parser.add_argument("--data", type=Path, default=SHARED, help="folder of the matrices")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
@@ -279,6 +298,14 @@ def main() -> None:
                 f"  theta 95% coverage ({args.replicas} replicas): {cov:.3f} +/- {cov_se:.3f}, "
                 f"mean width {width:.3f}, RMSE {rmse:.3f}"
             )
+            for a_sd in args.coverage_a_sd:
+                cov, cov_se, width, rmse = coverage(
+                    matrix, args.replicas, TwoPL(prior=Prior(a_sd=a_sd))
+                )
+                print(
+                    f"  diagnostic, a_sd fixed at {a_sd}: theta 95% coverage ({args.replicas} "
+                    f"replicas) {cov:.3f} +/- {cov_se:.3f}, mean width {width:.3f}, RMSE {rmse:.3f}"
+                )
             cov, cov_se, se, rmse = score_coverage(matrix, args.replicas)
             print(
                 f"  score_models 95% coverage, calibrate half / score half ({args.replicas} "

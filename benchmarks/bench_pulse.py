@@ -323,18 +323,18 @@ def history_free(args: argparse.Namespace) -> None:
 
     print("| pool | models | UCB-E to 95 % post-init | policy | to 95 % | saved post-init |")
     print("|---|---|---|---|---|---|")
-    for name in ("bfcl", "mmlu_pro"):
+    for name in args.pools.split(",") if args.pools else ("bfcl", "mmlu_pro"):
         scores = complete(name)
         _, test = split_models(scores.shape[0], random_state=0)
         Y = scores[test]
-        specs = ["ucbe", "pulse"]
+        specs = ["ucbe", "pulse"] + [v for v in args.variants.split("|") if v]
         res = run_experiment(
             Y,
             {"all": np.arange(Y.shape[0])},
             specs,
             seeds=args.seeds,
             budget=Y.size,
-            proxy=OnlineProxy(random_state=0),
+            proxy=OnlineProxy(rank=args.online_rank, random_state=0),
             n_jobs=args.n_jobs,
         )
         rows = {r["policy"]: r for r in res.summary}
@@ -367,7 +367,12 @@ def main() -> None:
         "--variants", default="", help="PULSE variants shown after the default, '|'-separated"
     )
     parser.add_argument(
-        "--pools", default="", help="only these, e.g. 'bfcl:gap:0.02,mmlu_pro:full'"
+        "--pools",
+        default="",
+        help="only these: identify 'bfcl:gap:0.02,mmlu_pro:full', history-free 'bfcl'",
+    )
+    parser.add_argument(
+        "--online-rank", type=int, default=2, help="history-free: rank of the online proxy"
     )
     parser.add_argument(
         "--other-divisor",
