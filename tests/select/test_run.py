@@ -372,3 +372,31 @@ def test_full_evaluation_gives_exact_zero_width_intervals():
     assert res.stopped == "exhausted" and res.certified is not None
     np.testing.assert_allclose(res.lower, mu, atol=1e-12)
     np.testing.assert_allclose(res.upper, mu, atol=1e-12)
+
+
+def test_history_free_proxy_weight_is_measured_out_of_sample():
+    """Item factors learned online fit the revealed cells closely, so the slope of revealed
+    scores on their own predictions is near 1 even on a matrix without item structure; the
+    weight is the slope on cells predicted before they were revealed, near 0 here."""
+    from latentbench.select._online import OnlineProxy
+    from latentbench.select._pulse import _out_of_sample_lambda
+
+    rng = np.random.default_rng(0)
+    Y = (rng.random((12, 400)) < np.linspace(0.45, 0.6, 12)[:, None]).astype(np.float32)
+    for s in range(3):
+        pol = Pulse()
+        run_selection(
+            MatrixOracle(Y),
+            pol,
+            budget=2000,
+            batch_size=16,
+            init_batch=16,
+            proxy=OnlineProxy(random_state=0),
+            random_state=s,
+        )
+        assert np.mean(pol.lam_history) < 0.2, np.mean(pol.lam_history)  # in-sample: ~0.8
+    # the pooled within-arm slope: exact on noiseless predictions, 0 before any cell
+    f = rng.random((2, 50))
+    sums = np.stack([f.sum(1), (0.5 * f).sum(1), (f * f).sum(1), (0.5 * f * f).sum(1), [50, 50]], 1)
+    assert _out_of_sample_lambda(sums) == pytest.approx(0.5)
+    assert _out_of_sample_lambda(np.zeros((3, 5))) == 0.0

@@ -51,7 +51,11 @@ class Pulse(ProxyBookkeeping):
         variance-minimising rule from the arm's past corrections; before an arm has any
         under the current predictions (first pull, after each refit) it uses the
         least-squares slope of the arm's revealed scores on their predictions, clipped to
-        [0, 1] (the release uses 1, which trusts a poor proxy fully).
+        [0, 1] (the release uses 1, which trusts a poor proxy fully). When the item factors
+        are learned online (no history, :class:`~latentbench.select.OnlineProxy`), a slope on
+        the cells the proxy was fitted on is close to 1 whatever the proxy is worth, so
+        ``plugin`` and ``slope`` use instead the within-arm slope of the post-initial scores on
+        the predictions they were drawn under, pooled over arms (0 before there are any).
     init_estimate : {"mean", "prior"}, default "mean"
         Pull 1 (the initial batch): its sample mean (``lam = 0``, as the release) or the DR
         estimate with the population-prior prediction (``lam = 1``; predictions fixed before
@@ -133,6 +137,8 @@ class Pulse(ProxyBookkeeping):
         self.lam_history: list[float] = []
         self.z_history: list[list[float]] = [[] for _ in range(m)]
         self._pending: int | None = None
+        # per arm: sums of f, y, f^2, f y and the count over post-init cells, f as used
+        self._oos = np.zeros((m, 5))
         self._cs = make_confseq(self.ci, m, state.n_items, self.alpha, state.n_items)
         n = state.n_items
         lam0 = 1.0 if self.init_estimate == "prior" else 0.0
@@ -222,7 +228,13 @@ class Pulse(ProxyBookkeeping):
         F = self.f_all[arm] - self.f_obs[arm]
         F2 = self.f2_all[arm] - self.f2_obs[arm]
         if isinstance(self.lam, str):
-            if self.lam == "slope":
+            if (
+                self.lam in ("plugin", "slope")
+                and getattr(self.px.proxy, "learns_items", False)
+                and not self.legacy_stale_predictions
+            ):
+                lam = _out_of_sample_lambda(self._oos)
+            elif self.lam == "slope":
                 lam = _revealed_lambda(state, self.px.f, arm)
             elif self.lam == "plugin" and self.zn[arm] == 0 and not self.legacy_stale_predictions:
                 lam = _revealed_lambda(state, self.px.f, arm)
@@ -254,6 +266,7 @@ class Pulse(ProxyBookkeeping):
         self._w2v[arm] += weight**2 * _round_var(y - lam * f_b, N, n)
         self.z_history[arm].append(float(z))
         self.lam_history.append(lam)
+        self._oos[arm] += (f_b.sum(), y.sum(), f_b @ f_b, f_b @ y, Bp)
         self._record_f(arm, f_b)
 
     def end_round(self, state: SelectionState, arm: int) -> None:
@@ -261,6 +274,28 @@ class Pulse(ProxyBookkeeping):
         if self._maybe_refit(state):
             self.zbar[:] = 0.0
             self.zn[:] = 0
+
+
+def _out_of_sample_lambda(sums: np.ndarray) -> float:
+    """Proxy weight for item factors learned online: the within-arm least-squares slope of
+    the scores revealed after the initial batch on the predictions they were drawn under,
+    pooled over arms and clipped to [0, 1]; 0 before there are any.
+
+    Those predictions were fixed before their cells were revealed, so the slope measures the
+    proxy out of sample (the slope on the cells a proxy was fitted on is close to 1 even
+    when its predictions for unseen cells are noise). Uses only the past.
+
+    Parameters
+    ----------
+    sums : ndarray of shape (n_arms, 5)
+        Per arm: sums of f, y, f^2, f y and the number of cells.
+    """
+    count = np.maximum(sums[:, 4], 1.0)
+    var = float((sums[:, 2] - sums[:, 0] ** 2 / count).sum())
+    cov = float((sums[:, 3] - sums[:, 0] * sums[:, 1] / count).sum())
+    if var <= 1e-12:
+        return 0.0
+    return float(np.clip(cov / var, 0.0, 1.0))
 
 
 def _revealed_lambda(state: SelectionState, f: np.ndarray, arm: int) -> float:
