@@ -137,6 +137,7 @@ class Pulse(ProxyBookkeeping):
         self.lam_history: list[float] = []
         self.z_history: list[list[float]] = [[] for _ in range(m)]
         self._pending: int | None = None
+        self._plain_var: float | None = None  # per-cell variance the initial batch is weighted by
         # per arm: sums of f, y, f^2, f y and the count over post-init cells, f as used
         self._oos = np.zeros((m, 5))
         self._cs = make_confseq(self.ci, m, state.n_items, self.alpha, state.n_items)
@@ -162,6 +163,7 @@ class Pulse(ProxyBookkeeping):
             pbar = 0.5 if proxy is None else float(proxy.proxy.prior_prediction().mean())
             pbar = min(max(pbar, 0.05), 0.95)
             var0 = pbar * (1 - pbar) / np.maximum(T0, 1) * (1 - T0 / n)
+            self._plain_var = pbar * (1 - pbar)
         w0 = 1.0 / np.maximum(var0, 1e-8) if self.weights == "precision" else np.ones(m)
         for arm in range(m):
             items = state.order[arm, : int(state.n_obs[arm])]
@@ -256,6 +258,13 @@ class Pulse(ProxyBookkeeping):
         widths = (N - np.arange(Bp)) / n * (1.0 + lam)
         if self.weights == "precision":
             var = float(dr_round_variance(F, F2, N, Bp, lam, n))
+            if self._plain_var is not None:
+                # on the initial batch's scale: the proxy enters through the ratio of the
+                # round's predicted variance to a plain round's, so that within an arm a plain
+                # round (lam = 0) weighs exactly as a plain sample of its size would
+                plain = float(dr_round_variance(F, F2, N, Bp, 0.0, n))
+                base = (N / n) ** 2 * max(1.0 / Bp - 1.0 / N, 0.0) * self._plain_var
+                var = var / plain * base if plain > 1e-12 else base
             weight = 1.0 / max(var, 1e-8) if Bp < N else 1e8
         else:
             weight = 1.0
