@@ -68,6 +68,14 @@ class Pulse(ProxyBookkeeping):
         efficient fixed combination of them: they count the doubly robust rounds (residual
         variance below the initial batch's plain mean) and the rounds drawn from a smaller
         pool (finite-population factor ``(N/n)^2 (1/B - 1/N)``) for what they are worth.
+        The initial batch (sample mean) is weighted with the per-cell variance ``p (1 - p)``
+        of the population prior's mean prediction (the arm's own is unknown before its
+        draw), so every later round is put on that scale: its weight uses
+        ``(N/n)^2 (1/B - 1/N) p (1 - p)`` times the ratio of its predicted variance to that
+        of a plain round (``lam = 0``) under the arm's current predictions. A round without
+        the proxy then weighs exactly as a plain sample of its size; scaling the rounds by
+        the arm's own predicted variance instead underweighted the initial batch of arms
+        far from the population mean.
     legacy_stale_predictions : bool, default False
         Reproduce the release's stale-prediction sum (biased after refits), with the
         release's lambda of 1 before an arm has corrections.
