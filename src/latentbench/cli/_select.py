@@ -145,7 +145,9 @@ def replay(
     ),
     seed: int = typer.Option(0, help="Random seed (initial batch and draws)."),
     batch_size: int = typer.Option(64, help="Evaluations per round (B)."),
-    init_batch: int = typer.Option(64, help="Initial evaluations per model."),
+    init_batch: int | None = typer.Option(
+        None, help="Initial evaluations per model (default: the policy's; PULSE 32, others 64)."
+    ),
     rank: str = typer.Option("auto", help="Rank of the low-rank logistic proxy, or 'auto'."),
     alpha: float = typer.Option(
         0.1,
@@ -250,7 +252,7 @@ def _replay(
     policy: str,
     seed: int,
     batch_size: int,
-    init_batch: int,
+    init_batch: int | None,
     rank: str,
     alpha: float,
     stop: str,
@@ -351,7 +353,7 @@ def _replay(
         pol,
         budget=budget,
         batch_size=batch_size,
-        init_batch=int(run_kw.get("init_batch", init_batch)),
+        init_batch=run_kw.get("init_batch", init_batch),
         proxy=proxy,
         random_state=seed,
         stop=stop,
@@ -378,7 +380,9 @@ def experiment(
     seeds: int = typer.Option(200, help="Number of seeds (seed = 10000 * run)."),
     budget: int = typer.Option(400_000, help="Post-initialisation evaluations per run."),
     batch_size: int = typer.Option(64, help="Evaluations per round (B)."),
-    init_batch: int = typer.Option(64, help="Initial evaluations per model."),
+    init_batch: int | None = typer.Option(
+        None, help="Initial evaluations per model (default: the policy's; PULSE 32, others 64)."
+    ),
     pool_size: int = typer.Option(1000, help="Models per pool."),
     rank: str = typer.Option("auto", help="Rank of the proxy, or 'auto'."),
     simulate: int | None = typer.Option(

@@ -106,8 +106,6 @@ def live(
 
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, on_sigint) if in_main else None
-    init_total = len(cfg.models) * cfg.run.init_batch
-    planned = init_total + cfg.run.budget
     progress = Progress(
         TextColumn("[bold]select live[/bold]"),
         BarColumn(),
@@ -121,11 +119,16 @@ def live(
 
     try:
         with progress:
-            task = progress.add_task("starting", total=planned)
+            task = progress.add_task("starting", total=None)
 
             def show(p: Any) -> None:
+                # planned = the initial batch of every model + the budget
+                init_total = p.planned - cfg.run.budget
                 progress.update(
-                    task, completed=p.revealed, description=_progress_line(p, init_total)
+                    task,
+                    completed=p.revealed,
+                    total=p.planned,
+                    description=_progress_line(p, init_total),
                 )
                 now = time.monotonic()
                 if (

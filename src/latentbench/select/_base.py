@@ -40,10 +40,13 @@ class Policy(Protocol):
     needs_proxy : bool
         Whether ``initialize`` needs the proxy's predictions (a fitted
         :class:`~latentbench.select.LowRankProxy`).
+    default_init_batch : int
+        Cells per arm in the initial batch when the run does not set one.
     """
 
     name: str
     needs_proxy: bool
+    default_init_batch: int
 
     def initialize(self, state: SelectionState, proxy: ProxyState | None) -> None:
         """Set up after the shared initial batch (cells already recorded in ``state``)."""
@@ -119,6 +122,7 @@ class UCBEBookkeeping:
 
     name = "policy"
     needs_proxy = False
+    default_init_batch = 64
 
     def __init__(
         self, *, a: float = 1.0, alpha: float = 0.1, ci: str = "none", doubling: bool = False

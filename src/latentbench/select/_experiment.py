@@ -229,7 +229,7 @@ def _run_one(shared: dict[str, Any], pool_name: str, spec: str, seed: int) -> di
         policy,
         budget=shared["budget"],
         batch_size=shared["batch_size"],
-        init_batch=int(run_kw.get("init_batch", shared["init_batch"])),
+        init_batch=run_kw.get("init_batch", shared["init_batch"]),
         proxy=shared["proxy"],
         random_state=seed,
         true_means=mu,
@@ -321,7 +321,7 @@ def run_experiment(
     seeds: int | list[int] = 200,
     budget: int = 400_000,
     batch_size: int = 64,
-    init_batch: int = 64,
+    init_batch: int | None = None,
     proxy: LowRankProxy | None = None,
     target: float = 0.95,
     reference: str | None = None,
@@ -343,8 +343,11 @@ def run_experiment(
         Policy specs (see :func:`parse_policy`).
     seeds : int or list of int
         Number of seeds (``seed = 10000 * run``) or explicit seeds.
-    budget, batch_size, init_batch : int
+    budget, batch_size : int
         See :func:`run_selection`.
+    init_batch : int, optional
+        See :func:`run_selection` (by default each policy's ``default_init_batch``; a spec's
+        ``init_batch`` overrides both).
     proxy : LowRankProxy, optional
         Fitted on the history; needed by PULSE and Naive-Pooling.
     target : float
@@ -378,7 +381,7 @@ def run_experiment(
         "pools": {k: np.asarray(v) for k, v in pools.items()},
         "budget": int(budget),
         "batch_size": int(batch_size),
-        "init_batch": int(init_batch),
+        "init_batch": None if init_batch is None else int(init_batch),
         "proxy": proxy,
         "grid": grid,
     }
@@ -528,7 +531,7 @@ def experiment_from_matrix(
     seeds: int | list[int] = 200,
     budget: int = 400_000,
     batch_size: int = 64,
-    init_batch: int = 64,
+    init_batch: int | None = None,
     rank: int | str = "auto",
     simulate: int | None = None,
     sim_rank: int = 4,
@@ -588,7 +591,11 @@ def experiment_from_matrix(
     parsed = parse_pools(pools) if isinstance(pools, str) else list(pools)
     pool_rows = {name: exact_gap_pool(means, gap, pool_size) for name, gap in parsed}
     largest = max(len(r) for r in pool_rows.values())
-    cap = largest * (candidates.shape[1] - init_batch)
+    starts = [
+        parse_policy(spec)[3].get("init_batch", init_batch or make_policy(spec).default_init_batch)
+        for spec in policies
+    ]
+    cap = largest * (candidates.shape[1] - min(starts))
     result = run_experiment(
         candidates,
         pool_rows,

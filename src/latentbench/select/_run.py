@@ -281,7 +281,7 @@ def run_selection(
     *,
     budget: int,
     batch_size: int = 64,
-    init_batch: int = 64,
+    init_batch: int | None = None,
     proxy: LowRankProxy | None = None,
     random_state: int | np.random.Generator | None = None,
     stop: str = "budget",
@@ -305,8 +305,9 @@ def run_selection(
         Post-initialisation cells.
     batch_size : int, default 64
         ``B``, cells per round.
-    init_batch : int, default 64
-        Cells per arm in the initial batch (>= 1).
+    init_batch : int, optional
+        Cells per arm in the initial batch (>= 1); by default the policy's
+        ``default_init_batch`` (32 for PULSE, 64 for the other policies).
     proxy : LowRankProxy, optional
         Fitted proxy, required by PULSE and Naive-Pooling.
     random_state : int or Generator, optional
@@ -329,6 +330,8 @@ def run_selection(
         raise InputError(f"budget={budget!r}; expected a nonnegative integer")
     if batch_size < 1:
         raise InputError(f"batch_size={batch_size!r}; expected a positive integer")
+    if init_batch is None:
+        init_batch = min(int(getattr(policy, "default_init_batch", 64)), n)
     if not 1 <= init_batch <= n:
         raise InputError(f"init_batch={init_batch!r}; expected an integer in 1..{n}")
     if stop not in ("budget", "confidence"):

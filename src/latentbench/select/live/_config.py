@@ -287,6 +287,12 @@ class LiveConfig:
         where = f"{self.source}: [policy]"
         return make_policy(self.run.policy, self.policy_options, where=where)
 
+    def initial_batch(self, n_items: int) -> int:
+        """``[run] init_batch``, or the policy's ``default_init_batch`` (at most ``n_items``)."""
+        if self.run.init_batch is not None:
+            return self.run.init_batch
+        return min(int(self.build_policy().default_init_batch), n_items)
+
     def build_proxy(self, item_ids: Sequence[str]) -> LowRankProxy | None:
         """Fit the low-rank proxy on ``[proxy] history`` (None when no history is given)."""
         if self.history is None:

@@ -48,7 +48,7 @@ class RunOptions:
     budget: int = field(metadata=_at_least(0))
     seed: int = field(default=0, metadata=_at_least(0))
     batch_size: int = field(default=64, metadata=_at_least(1))
-    init_batch: int = field(default=64, metadata=_at_least(1))
+    init_batch: int | None = field(default=None, metadata=_at_least(1))
     policy: str = "pulse"
     stop: Literal["budget", "confidence"] = "budget"
     on_error: Literal["stop", "zero"] = "stop"

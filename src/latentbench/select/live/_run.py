@@ -85,7 +85,7 @@ def _items(
             f"oracle has shape ({oracle.n_models}, {oracle.n_items}); the configuration has "
             f"{len(cfg.models)} models and {len(item_ids)} items"
         )
-    if not 1 <= cfg.run.init_batch <= len(item_ids):
+    if cfg.run.init_batch is not None and not 1 <= cfg.run.init_batch <= len(item_ids):
         raise InputError(
             f"{cfg.source}: [run] init_batch={cfg.run.init_batch}; expected 1..{len(item_ids)} "
             "(the number of items)"
@@ -171,7 +171,7 @@ def run_live(
         policy=policy,
         on_error=run.on_error,
         spend_cap=run.spend_cap,
-        planned=len(cfg.models) * run.init_batch + run.budget,
+        planned=len(cfg.models) * cfg.initial_batch(len(item_ids)) + run.budget,
         stop_event=stop_event,
         progress=progress,
     )
@@ -183,7 +183,7 @@ def run_live(
             policy,
             budget=run.budget,
             batch_size=run.batch_size,
-            init_batch=run.init_batch,
+            init_batch=cfg.initial_batch(len(item_ids)),
             proxy=proxy,
             random_state=run.seed,
             stop=run.stop,
