@@ -12,8 +12,10 @@ Three measurements, each with its command line printed beside the table:
   2021 with sigma = 1/2, ``delta / (2 m)`` per side and arm, finite-population factor
   ``sqrt(1 - (t - 1) / n)``; each round reveals B cells of the empirical best and B of the
   other arm with the highest upper bound; stop when the best's lower bound exceeds every
-  other upper bound). Reported: cells used (initial batch included), the fraction of seeds
-  that certified the true best, and the ratio PULSE / LUCB.
+  other upper bound), started with 64 cells per model (B). Reported: cells used (initial
+  batch included), the fraction of seeds that certified the true best, and the ratio
+  PULSE / LUCB; PULSE starts with its default 32 cells per model, so the table also shows
+  LUCB started with 32 cells and PULSE's ratio to it.
 * ``history-free``: PULSE with the proxy learned online from the candidates' own cells
   (no history) vs UCB-E on the candidate halves of BFCL and MMLU-Pro.
 * ``width``: after 200 cells of one candidate model (alpha = 0.1, no union bound), the
@@ -157,6 +159,22 @@ def identify(args: argparse.Namespace) -> None:
                 f"| {total.mean():.1f} % ± {total.std():.1f} | {cov_text} |",
                 flush=True,
             )
+        for spec in [v for v in variants if v.startswith("ucbe:")]:
+            # the default PULSE against UCB-E in that configuration (e.g. the same start)
+            pairs = paired_saving(
+                res.curves[(pool_name, spec)], res.curves[(pool_name, "pulse")], res.grid
+            )
+            ok = np.isfinite(pairs).all(axis=1)
+            a, b = pairs[ok, 0], pairs[ok, 1]
+            post = 100 * (a - b) / np.maximum(a, 1)
+            total = 100 * (a + init[spec] - b - init["pulse"]) / (a + init[spec])
+            print(
+                f"| {name} {pool} | {m} | {n} | `pulse` vs `{spec}` | {a.mean():,.0f} ± "
+                f"{a.std():,.0f} | {b.mean():,.0f} ± {b.std():,.0f} | {post.mean():.1f} % ± "
+                f"{post.std():.1f} | {a.mean() + init[spec]:,.0f} "
+                f"| {b.mean() + init['pulse']:,.0f} | {total.mean():.1f} % ± {total.std():.1f} | |",
+                flush=True,
+            )
         print(
             f"<!-- {name} {pool}: {seeds} seeds, proxy rank {res.params.get('proxy_rank')}, "
             f"reached {ok.mean():.2f} of resamples, {time.perf_counter() - start:.0f} s -->",
@@ -206,9 +224,10 @@ def certified_lucb(Y: np.ndarray, delta: float, batch: int, init: int, seed: int
 def certify(args: argparse.Namespace) -> None:
     print(
         "| pool | models x items | LUCB cells (% of all) | LUCB certified true best "
-        "| PULSE cells (% of all) | PULSE certified true best | PULSE / LUCB |"
+        "| PULSE cells (% of all) | PULSE certified true best | PULSE / LUCB "
+        "| LUCB from 32 cells | PULSE / LUCB from 32 |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name in ("bfcl", "mmlu_pro", "alpacaeval1", "alpacaeval2"):
         start = time.perf_counter()
         scores = complete(name)
@@ -217,11 +236,12 @@ def certify(args: argparse.Namespace) -> None:
         mu = Y.mean(axis=1, dtype=np.float64)
         best = int(np.argmax(mu))
         proxy = LowRankProxy(random_state=0).fit(scores[hist])
-        lucb, pulse = [], []
+        lucb, pulse, lucb32 = [], [], []
         for k in range(args.seeds):
             seed = 10000 * k
             cells, arm = certified_lucb(Y, args.delta, 64, 64, seed)
             lucb.append((cells, arm == best))
+            lucb32.append(certified_lucb(Y, args.delta, 64, 32, seed)[0])
             res = run_selection(
                 MatrixOracle(Y),
                 Pulse(bonus="ci", alpha=args.delta),
@@ -240,13 +260,16 @@ def certify(args: argparse.Namespace) -> None:
         L, P = np.array(lucb, dtype=float), np.array(pulse, dtype=float)
         size = Y.size
         ratio = P[:, 0] / L[:, 0]
+        L32 = np.array(lucb32, dtype=float)
+        ratio32 = P[:, 0] / L32
         print(
             f"| {name} | {Y.shape[0]} x {Y.shape[1]} | {L[:, 0].mean():,.0f} ± "
             f"{L[:, 0].std(ddof=1) / math.sqrt(len(L)):,.0f} ({100 * L[:, 0].mean() / size:.0f} %) "
             f"| {L[:, 1].mean():.2f} | {P[:, 0].mean():,.0f} ± "
             f"{P[:, 0].std(ddof=1) / math.sqrt(len(P)):,.0f} ({100 * P[:, 0].mean() / size:.0f} %) "
             f"| {P[:, 1].mean():.2f} | {ratio.mean():.2f} ± "
-            f"{ratio.std(ddof=1) / math.sqrt(len(ratio)):.2f} |",
+            f"{ratio.std(ddof=1) / math.sqrt(len(ratio)):.2f} | {L32.mean():,.0f} "
+            f"| {ratio32.mean():.2f} ± {ratio32.std(ddof=1) / math.sqrt(len(ratio32)):.2f} |",
             flush=True,
         )
         print(f"<!-- {name}: {args.seeds} seeds, {time.perf_counter() - start:.0f} s -->")
@@ -358,8 +381,8 @@ def main() -> None:
     parser.add_argument(
         "--pulse-init",
         type=int,
-        default=64,
-        help="certify: PULSE's initial batch per model (the LUCB baseline keeps 64)",
+        default=None,
+        help="certify: PULSE's initial batch per model (default: PULSE's, 32)",
     )
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--skip-sim", action="store_true")

@@ -87,6 +87,12 @@ def test_run_experiment_local_processes_match_in_process():
     assert rows["ucbe"]["init_evaluations"] == 12 * 8
     assert rows["pulse:init_batch=4"]["coverage"] is not None
     assert "saved_total_pct" in rows["pulse:init_batch=4"]
+    # without init_batch every policy starts with its own default (PULSE 32, UCB-E 64)
+    kw.pop("init_batch")
+    own = run_experiment(Y, pools, ["ucbe", "pulse"], n_jobs=1, **{**kw, "seeds": 1})
+    rows = {r["policy"]: r for r in own.summary}
+    assert rows["pulse"]["init_evaluations"] == 12 * 32
+    assert rows["ucbe"]["init_evaluations"] == 12 * 64
 
 
 def test_run_experiment_on_ray_local_cluster():

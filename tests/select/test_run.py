@@ -69,6 +69,25 @@ def test_same_initial_cells_for_every_policy(problem):
     assert first["pulse"] == first["ucbe"] == first["naive"]
 
 
+def test_initial_batch_defaults_to_the_policys_and_shares_its_prefix(problem):
+    """PULSE starts with 32 cells per arm, UCB-E with 64; an explicit init_batch wins, and the
+    smaller start is the prefix of the larger one (common random numbers)."""
+    Y, proxy = problem
+    cells = {}
+    for policy in (Pulse(), UCBE()):
+        oracle = RecordingOracle(Y)
+        res = run_selection(oracle, policy, budget=0, proxy=proxy, random_state=3)
+        assert res.evaluations_init == 10 * policy.default_init_batch
+        assert res.params["init_batch"] == policy.default_init_batch
+        cells[policy.name] = set(oracle.cells)
+    assert (Pulse.default_init_batch, UCBE.default_init_batch) == (32, 64)
+    assert cells["pulse"] < cells["ucbe"]
+    res = run_selection(MatrixOracle(Y), Pulse(), budget=0, init_batch=8, proxy=proxy)
+    assert res.evaluations_init == 10 * 8
+    tiny = run_selection(MatrixOracle(Y[:, :20]), UCBE(), budget=0, random_state=0)
+    assert tiny.evaluations_init == 10 * 20  # the default is capped at the benchmark's size
+
+
 def test_full_evaluation_is_exact(problem):
     Y, _ = problem
     oracle = MatrixOracle(Y)
