@@ -59,19 +59,24 @@ def test_budget_accounting_and_no_repeated_cells(problem, policy):
     assert len(res.trace_best) == res.rounds + 1
 
 
-def test_same_initial_cells_for_every_policy(problem):
+@pytest.mark.parametrize("order", ["independent", "shared"])
+def test_same_initial_cells_for_every_policy(problem, order):
     Y, proxy = problem
     first = {}
     for policy in (Pulse(), UCBE(), NaivePooling()):
         oracle = RecordingOracle(Y)
-        run_selection(oracle, policy, budget=0, init_batch=8, proxy=proxy, random_state=9)
+        run_selection(
+            oracle, policy, budget=0, init_batch=8, item_order=order, proxy=proxy, random_state=9
+        )
         first[policy.name] = sorted(oracle.cells)
     assert first["pulse"] == first["ucbe"] == first["naive"]
+    items = [{j for i, j in first["pulse"] if i == arm} for arm in range(Y.shape[0])]
+    assert (order == "shared") == all(s == items[0] for s in items)
 
 
 def test_initial_batch_defaults_to_the_policys_and_shares_its_prefix(problem):
-    """PULSE starts with 32 cells per arm, UCB-E with 64; an explicit init_batch wins, and the
-    smaller start is the prefix of the larger one (common random numbers)."""
+    """PULSE starts with 32 cells per arm on one shared order, UCB-E with 64 on an order per
+    arm; explicit values win, and a smaller start is the prefix of a larger one."""
     Y, proxy = problem
     cells = {}
     for policy in (Pulse(), UCBE()):
@@ -79,9 +84,16 @@ def test_initial_batch_defaults_to_the_policys_and_shares_its_prefix(problem):
         res = run_selection(oracle, policy, budget=0, proxy=proxy, random_state=3)
         assert res.evaluations_init == 10 * policy.default_init_batch
         assert res.params["init_batch"] == policy.default_init_batch
+        assert res.params["item_order"] == policy.default_item_order
         cells[policy.name] = set(oracle.cells)
     assert (Pulse.default_init_batch, UCBE.default_init_batch) == (32, 64)
-    assert cells["pulse"] < cells["ucbe"]
+    assert (Pulse.default_item_order, UCBE.default_item_order) == ("shared", "independent")
+    assert len({j for _, j in cells["pulse"]}) == 32  # every arm on the same 32 items
+    oracle = RecordingOracle(Y)
+    run_selection(oracle, Pulse(), budget=0, item_order="independent", proxy=proxy, random_state=3)
+    assert set(oracle.cells) < cells["ucbe"]
+    with pytest.raises(InputError, match="item_order"):
+        run_selection(MatrixOracle(Y), UCBE(), budget=0, item_order="sorted")
     res = run_selection(MatrixOracle(Y), Pulse(), budget=0, init_batch=8, proxy=proxy)
     assert res.evaluations_init == 10 * 8
     tiny = run_selection(MatrixOracle(Y[:, :20]), UCBE(), budget=0, random_state=0)
@@ -102,21 +114,23 @@ def test_full_evaluation_is_exact(problem):
 
 @pytest.mark.parametrize("legacy", [False, True])
 def test_per_round_estimates_unbiased_with_hostile_refitted_proxy(legacy):
-    """E[Z_k] = mu for every pull k with a hostile proxy refit every round (clean formula);
-    the release's stale-prediction form is biased after refits."""
+    """E[Z_k] = mu for every pull k with a hostile proxy refit every round (clean formula, the
+    default's batches and shared order); the release's stale-prediction form is biased after
+    refits (shown in the release's configuration: B-cell rounds, an order per arm)."""
     Y, _, _, _ = lowrank_data(2, 120, r=1, seed=5)
     mu = Y.mean(axis=1)
     proxy = HostileProxy(Y)
     reps, K = 1500, 5
     z = np.zeros((reps, K))
     for s in range(reps):
-        pol = Pulse(refit_every=1, legacy_stale_predictions=legacy, a=0.0)
+        pol = Pulse(refit_every=1, legacy_stale_predictions=legacy, a=0.0, doubling=not legacy)
         run_selection(
             MatrixOracle(Y),
             pol,
             budget=K * 12,
             batch_size=12,
             init_batch=8,
+            item_order="independent" if legacy else None,
             proxy=proxy,
             random_state=s,
         )

@@ -354,6 +354,7 @@ def _replay(
         budget=budget,
         batch_size=batch_size,
         init_batch=run_kw.get("init_batch", init_batch),
+        item_order=run_kw.get("item_order"),
         proxy=proxy,
         random_state=seed,
         stop=stop,

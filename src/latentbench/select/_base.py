@@ -42,11 +42,15 @@ class Policy(Protocol):
         :class:`~latentbench.select.LowRankProxy`).
     default_init_batch : int
         Cells per arm in the initial batch when the run does not set one.
+    default_item_order : {"independent", "shared"}
+        Reveal order when the run does not set one: one random order per arm, or one shared
+        by all arms.
     """
 
     name: str
     needs_proxy: bool
     default_init_batch: int
+    default_item_order: str
 
     def initialize(self, state: SelectionState, proxy: ProxyState | None) -> None:
         """Set up after the shared initial batch (cells already recorded in ``state``)."""
@@ -123,6 +127,7 @@ class UCBEBookkeeping:
     name = "policy"
     needs_proxy = False
     default_init_batch = 64
+    default_item_order = "independent"
 
     def __init__(
         self, *, a: float = 1.0, alpha: float = 0.1, ci: str = "none", doubling: bool = False

@@ -230,6 +230,7 @@ def _run_one(shared: dict[str, Any], pool_name: str, spec: str, seed: int) -> di
         budget=shared["budget"],
         batch_size=shared["batch_size"],
         init_batch=run_kw.get("init_batch", shared["init_batch"]),
+        item_order=run_kw.get("item_order"),
         proxy=shared["proxy"],
         random_state=seed,
         true_means=mu,

@@ -260,7 +260,7 @@ POLICIES: dict[str, PolicyInfo] = {
 """Every selection policy by name; the single list the runner, live runs and the CLI use."""
 
 
-_RUN_KEYS = ("init_batch",)
+_RUN_KEYS = ("init_batch", "item_order")
 """Spec keys that are options of the run, not of the policy."""
 
 
@@ -281,8 +281,9 @@ def _convert(value: str) -> Any:
 def parse_policy(spec: str) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
     """Parse ``name[:key=value;key=value]`` into (label, name, policy options, run options).
 
-    ``init_batch`` is a run option (the initial batch per arm); every other key is an option
-    of the policy class, e.g. ``pulse:init_batch=16;init_estimate=prior;weights=precision``.
+    ``init_batch`` and ``item_order`` are run options (the initial batch per arm, the reveal
+    order); every other key is an option of the policy class, e.g.
+    ``pulse:init_batch=16;item_order=independent;weights=precision``.
 
     Raises
     ------

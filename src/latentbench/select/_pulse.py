@@ -100,14 +100,19 @@ class Pulse(ProxyBookkeeping):
     The initial batch is paid on every arm, hopeless ones included. PULSE's default start is
     32 cells per arm (``default_init_batch``; :func:`~latentbench.select.run_selection` uses it
     unless ``init_batch`` is given) with ``doubling=True``, where UCB-E keeps the paper's 64:
-    with the proxy prewarmed on those cells PULSE can afford the smaller start. This default
-    was chosen after comparing starts of 64, 32 and 16 cells on BFCL (40 seeds) and then
-    measured on every shared pool, with UCB-E at the same start side by side
-    (``benchmarks/RESULTS_select.md``).
+    with the proxy prewarmed on those cells PULSE can afford the smaller start. Every arm
+    reveals its items in one shared random order (``default_item_order = "shared"``, common
+    random numbers): arms with the same number of cells have seen the same items, so the
+    per-item effect that the proxy does not capture cancels in their comparison. Each arm's
+    order is still a uniform permutation, so the per-round unbiasedness and the intervals are
+    unchanged. Both defaults were chosen after comparing variants on the shared pools, and
+    are measured there with the previous ones and with UCB-E in the same configurations side
+    by side (``benchmarks/RESULTS_select.md``).
     """
 
     name = "pulse"
     default_init_batch = 32
+    default_item_order = "shared"
 
     def __init__(
         self,

@@ -282,6 +282,7 @@ def run_selection(
     budget: int,
     batch_size: int = 64,
     init_batch: int | None = None,
+    item_order: str | None = None,
     proxy: LowRankProxy | None = None,
     random_state: int | np.random.Generator | None = None,
     stop: str = "budget",
@@ -308,6 +309,10 @@ def run_selection(
     init_batch : int, optional
         Cells per arm in the initial batch (>= 1); by default the policy's
         ``default_init_batch`` (32 for PULSE, 64 for the other policies).
+    item_order : {"independent", "shared"}, optional
+        Reveal order of the cells: a random permutation per arm, or one permutation shared by
+        every arm (common random numbers). By default the policy's ``default_item_order``
+        ("shared" for PULSE, "independent" for the other policies, as in the paper).
     proxy : LowRankProxy, optional
         Fitted proxy, required by PULSE and Naive-Pooling.
     random_state : int or Generator, optional
@@ -332,6 +337,10 @@ def run_selection(
         raise InputError(f"batch_size={batch_size!r}; expected a positive integer")
     if init_batch is None:
         init_batch = min(int(getattr(policy, "default_init_batch", 64)), n)
+    if item_order is None:
+        item_order = str(getattr(policy, "default_item_order", "independent"))
+    if item_order not in ("independent", "shared"):
+        raise InputError(f"item_order={item_order!r}; expected 'independent' or 'shared'")
     if not 1 <= init_batch <= n:
         raise InputError(f"init_batch={init_batch!r}; expected an integer in 1..{n}")
     if stop not in ("budget", "confidence"):
@@ -339,7 +348,7 @@ def run_selection(
     if model_ids is not None and len(model_ids) != m:
         raise InputError(f"model_ids has {len(model_ids)} entries; expected {m}")
     rng = np.random.default_rng(random_state)
-    state = SelectionState(m, n, rng)
+    state = SelectionState(m, n, rng, shared_order=item_order == "shared")
     for arm in range(m):
         items = state.uniform_items(arm, init_batch)
         state.record(Observation(arm, items, _checked(oracle, arm, items)), initial=True)
@@ -440,6 +449,7 @@ def run_selection(
             "budget": int(budget),
             "batch_size": int(batch_size),
             "init_batch": int(init_batch),
+            "item_order": item_order,
             "stop": stop,
             "alpha": getattr(policy, "alpha", None),
             "a": getattr(policy, "a", None),

@@ -2,7 +2,9 @@
 
 Uniform sampling without replacement is implemented by a random reveal order per arm drawn up
 front: the next ``B`` entries of that order are a uniform ``B``-subset of the arm's unobserved
-items given the past.
+items given the past. The order is either drawn independently for every arm or shared by all
+arms (one permutation: common random numbers, so arms with the same number of cells have seen
+the same items); each arm's order is a uniform permutation either way.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ class SelectionState:
         Pool size and benchmark size.
     rng : numpy.random.Generator
         Draws the reveal order of every arm.
+    shared_order : bool, default False
+        One reveal order for all arms instead of one per arm.
 
     Attributes
     ----------
@@ -56,10 +60,15 @@ class SelectionState:
         by the run loop after the initial batch; refit schedules are relative to it.
     """
 
-    def __init__(self, n_arms: int, n_items: int, rng: np.random.Generator) -> None:
+    def __init__(
+        self, n_arms: int, n_items: int, rng: np.random.Generator, *, shared_order: bool = False
+    ) -> None:
         self.n_arms, self.n_items = n_arms, n_items
-        base = np.broadcast_to(np.arange(n_items, dtype=np.int32), (n_arms, n_items))
-        self.order = rng.permuted(base, axis=1)
+        if shared_order:
+            self.order = np.tile(rng.permutation(n_items).astype(np.int32), (n_arms, 1))
+        else:
+            base = np.broadcast_to(np.arange(n_items, dtype=np.int32), (n_arms, n_items))
+            self.order = rng.permuted(base, axis=1)
         self.values = np.full((n_arms, n_items), np.nan, dtype=np.float32)
         self.observed = np.zeros((n_arms, n_items), dtype=bool)
         self.n_obs = np.zeros(n_arms, dtype=np.int64)
