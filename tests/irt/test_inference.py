@@ -215,4 +215,4 @@ def test_input_checks(small):
     with pytest.raises(InputError):
         standard_errors(result, renamed)
     # delegating methods on IRTResult
-    assert result.standard_errors(data.matrix).abilities.shape == (200, 5)
+    assert result.standard_errors(data.matrix).abilities.shape == (200, 6)

@@ -29,6 +29,7 @@ from latentbench.irt._objective import (
     sigmoid,
 )
 from latentbench.irt._priors import PriorSelection
+from latentbench.irt._random_items import RandomItemsFit
 from latentbench.irt._sparse import predict_cells
 
 if TYPE_CHECKING:
@@ -115,6 +116,10 @@ class IRTResult:
         The matrix the model was fitted on (kept by reference, statsmodels-style, so that
         :meth:`standard_errors`, :meth:`bootstrap` and :meth:`diagnostics` need no argument);
         None for a result loaded from disk.
+    random_items : RandomItemsFit or None
+        The abilities by marginal likelihood over the items, computed (once) by
+        :meth:`standard_errors` for a rank-1 MAP fit of at most
+        :data:`~latentbench.irt.inference.RANDOM_ITEMS_MAX_MODELS` models.
     """
 
     abilities: pd.DataFrame
@@ -139,6 +144,7 @@ class IRTResult:
     normalisation: Normalisation | None = None
     prior_selection: PriorSelection | None = None
     matrix: ResponseMatrix | None = field(default=None, repr=False, compare=False)
+    random_items: RandomItemsFit | None = field(default=None, repr=False, compare=False)
 
     @property
     def model_ids(self) -> list[str]:

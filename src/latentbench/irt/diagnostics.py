@@ -377,7 +377,7 @@ def rank_changes(
     out["abs_shift"] = out["rank_shift"].abs()
     if matrix is not None:
         unc = standard_errors(result, matrix, scale_correction=False).abilities
-        theta = unc["theta"].to_numpy(float)
+        theta = unc["center"].to_numpy(float)
         draws = normal_draws(theta, unc["se"].to_numpy(float), n_draws, random_state)
         ranks = rank_intervals(draws, result.model_ids, estimate=theta, level=level)
         out["rank_lower"] = ranks["rank_lower"].to_numpy()

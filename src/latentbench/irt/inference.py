@@ -2,9 +2,12 @@
 
 Two routes to uncertainty for the reported (normalised) parameters of an :class:`IRTResult`:
 
-- :func:`standard_errors`: for a rank-1 MAP fit with at most :data:`JOINT_MAX_MODELS`
-  models, the abilities' SEs come from the joint Laplace approximation with the items
-  integrated out (:mod:`latentbench.irt._laplace`); otherwise, and for the item parameters,
+- :func:`standard_errors`: for a rank-1 MAP fit with at most :data:`RANDOM_ITEMS_MAX_MODELS`
+  models, the abilities' intervals come from the marginal likelihood over the items, the items
+  random effects from a nonparametric law (:mod:`latentbench.irt._random_items`); with at
+  most :data:`JOINT_MAX_MODELS` models, the abilities' SEs come from the joint Laplace
+  approximation with the items integrated out (:mod:`latentbench.irt._laplace`); otherwise,
+  and for the item parameters,
   the observed information of the fitted objective (Bernoulli
   negative log-likelihood plus the fit's penalty, :mod:`latentbench.irt._objective`), in a
   block-diagonal approximation: one ``r x r`` block per model (items held fixed) and one
@@ -61,6 +64,7 @@ from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._cbmm import fit_cbmm
 from latentbench.irt._laplace import joint_laplace, normalised_variance
 from latentbench.irt._objective import normalise
+from latentbench.irt._random_items import RandomItemsFit, fit_random_items
 
 if TYPE_CHECKING:
     from latentbench.irt._result import IRTResult
@@ -74,6 +78,14 @@ __all__ = [
     "standard_errors",
 ]
 
+RANDOM_ITEMS_MAX_MODELS = 200
+"""Up to this many models (and :data:`RANDOM_ITEMS_MAX_ITEMS` items), a rank-1 MAP fit's ability
+intervals come from the marginal likelihood over the items (:mod:`latentbench.irt._random_items`):
+with few models the joint estimate's O(1/N) bias is as large as its standard error."""
+
+RANDOM_ITEMS_MAX_ITEMS = 50_000
+"""Above this many items the random-item likelihood (O(N J G) per iteration, G = 640) is skipped."""
+
 JOINT_MAX_MODELS = 1000
 """Up to this many models, a MAP fit's ability SEs come from the joint Laplace approximation
 (:mod:`latentbench.irt._laplace`, O(N^2 J)); above it the item-parameter part, O(1/N) of the
@@ -85,6 +97,28 @@ _NO_THETA = "a 'models' bootstrap has no ability draws; use 'parametric' or 'ite
 
 
 # ----------------------------------------------------------------------------- helpers
+def _uses_random_items(n_models: int, n_items: int) -> bool:
+    """Whether a rank-1 MAP fit of this shape gets random-item ability intervals."""
+    return n_models <= RANDOM_ITEMS_MAX_MODELS and n_items <= RANDOM_ITEMS_MAX_ITEMS
+
+
+def random_items_fit(
+    result: IRTResult, matrix: ResponseMatrix | np.ndarray | None = None
+) -> RandomItemsFit:
+    """The random-item marginal ML fit of the abilities, started from a rank-1 ``result``.
+
+    Cached on the result for the matrix it keeps (``matrix=None`` or that same object).
+    """
+    cache = matrix is None or matrix is result.matrix
+    if cache and result.random_items is not None:
+        return result.random_items
+    scores, _ = _observed(result, matrix)
+    fit = fit_random_items(scores, result.U[:, 0], result.V[:, 0], result.b, float(result.sigma))
+    if cache:
+        result.random_items = fit
+    return fit
+
+
 def _observed(
     result: IRTResult, matrix: ResponseMatrix | np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -136,8 +170,13 @@ class Uncertainty:
     Attributes
     ----------
     abilities : DataFrame
-        One row per model: ``model``, ``theta`` (first factor), ``se``, ``lower``, ``upper``
-        (``theta -/+ z se``); for rank > 1 also ``se_1`` ... ``se_r``.
+        One row per model: ``model``, ``theta`` (the fit's first factor), ``center`` (the
+        estimate the interval is built on), ``se``, ``lower``, ``upper`` (``center -/+ z se``);
+        for rank > 1 also ``se_1`` ... ``se_r``. ``center`` is ``theta`` except for a rank-1
+        MAP fit of at most :data:`RANDOM_ITEMS_MAX_MODELS` models, where it is the ability by
+        marginal likelihood over the items (:mod:`latentbench.irt._random_items`), which
+        removes the joint estimate's few-model bias; the interval need not then hold
+        ``theta``.
     items : DataFrame
         One row per item: ``item``, ``discrimination``, ``discrimination_se``,
         ``discrimination_lower`` (clipped at 0: a >= 0), ``discrimination_upper``,
@@ -149,7 +188,8 @@ class Uncertainty:
     scale_factor : float
         The correction factor k applied to the intervals (1 when not corrected).
     method : str
-        ``"observed information"`` or ``"bootstrap (<kind>)"``.
+        ``"observed information"``, ``"random-item marginal likelihood"`` (abilities; items
+        by observed information) or ``"bootstrap (<kind>)"``.
     """
 
     abilities: pd.DataFrame
@@ -167,16 +207,22 @@ def standard_errors(
     normalisation: bool = True,
     scale_correction: bool = True,
 ) -> Uncertainty:
-    """Plug-in standard errors from the block-diagonal observed information.
+    """Standard errors and intervals of the reported parameters.
+
+    Abilities of a rank-1 MAP fit (the default) with at most :data:`RANDOM_ITEMS_MAX_MODELS`
+    models: marginal likelihood over the items (the items as random effects from a law
+    estimated on the grid, :mod:`latentbench.irt._random_items`), the intervals centred on that
+    estimate (column ``center``); with at most :data:`JOINT_MAX_MODELS` models: the joint
+    Laplace approximation; otherwise, and for the items, the block-diagonal observed
+    information.
 
     Parameters
     ----------
     result : IRTResult
         The fit.
     matrix : ResponseMatrix or ndarray of shape (n_models, n_items), optional
-        The matrix the result was fitted on (default: the one the result keeps; only its
-        observed cells are used: for the logistic link the per-block curvature does not depend
-        on the responses).
+        The matrix the result was fitted on (default: the one the result keeps). The
+        curvatures use only its observed cells; the random-item abilities use its scores.
     level : float, default 0.95
         Level of the Wald intervals ``estimate -/+ z se``.
     normalisation : bool, default True
@@ -230,7 +276,15 @@ def standard_errors(
     cov_models = np.linalg.inv(H_models)
     var_theta = np.array([np.diag(c) for c in cov_models])  # (N, r)
     posterior = result.prior_selection is not None  # MAP fit: Laplace posterior
-    if normalisation and r == 1 and posterior and N <= JOINT_MAX_MODELS:
+    centre = U[:, 0].copy()
+    method = "observed information"
+    if normalisation and r == 1 and posterior and _uses_random_items(N, J):
+        # few models: abilities by marginal likelihood over the items (random-item 2PL)
+        items_law = random_items_fit(result, matrix)
+        centre = items_law.theta
+        var_theta[:, 0] = items_law.se**2
+        method = "random-item marginal likelihood"
+    elif normalisation and r == 1 and posterior and N <= JOINT_MAX_MODELS:
         # joint Laplace: the items integrated out (Schur complement), then standardised
         scores, _ = _observed(result, matrix)
         A0 = np.array([[1.0 / s, 0.0], [-float(mu[0]) / s, 1.0]])
@@ -271,10 +325,10 @@ def standard_errors(
         {
             "model": result.model_ids,
             "theta": U[:, 0],
+            "center": centre,
             "se": se_theta[:, 0],
-            # centred on the reported ability (the interval always holds it)
-            "lower": U[:, 0] - z * se_theta[:, 0],
-            "upper": U[:, 0] + z * se_theta[:, 0],
+            "lower": centre - z * se_theta[:, 0],
+            "upper": centre + z * se_theta[:, 0],
         }
     )
     if r > 1:
@@ -296,7 +350,7 @@ def standard_errors(
             "at_bound": a <= 0,
         }
     )
-    return Uncertainty(abilities, items, level, "observed information", float(k))
+    return Uncertainty(abilities, items, level, method, float(k))
 
 
 # ----------------------------------------------------------------------------- bootstrap

@@ -92,12 +92,13 @@ def _fit_sections(
             )
         else:
             intervals = unc.abilities
-            draws = normal_draws(intervals["theta"].to_numpy(), intervals["se"].to_numpy(), 2000, 0)
+            draws = normal_draws(
+                intervals["center"].to_numpy(), intervals["se"].to_numpy(), 2000, 0
+            )
             ranks = rank_intervals(draws, result.model_ids, estimate=result.U[:, 0])
             text = (
-                f"{int(unc.level * 100)}% intervals from the observed information "
-                f"(block-diagonal, normalisation and reporting-scale corrections, k = "
-                f"{unc.scale_factor:.4f}); rank intervals from normal draws around them. "
+                f"{int(unc.level * 100)}% intervals ({unc.method}, on the reporting scale); "
+                "rank intervals from normal draws around them. "
             )
         text += "'tied_with_next': not significantly better than the next model. "
         text += "Order of the top models ('>' significant, '~' tied): " + _order_line(

@@ -1,0 +1,251 @@
+"""Abilities by marginal likelihood over the items (random-item 2PL, nonparametric item law).
+
+With few models and many items (tens of models, hundreds to tens of thousands of items: the
+matrices users have), the joint estimate of abilities and item parameters is biased by
+O(1/N): every item's ``(a_j, b_j)`` is estimated from the N cells of one column, and the
+abilities are then fitted against these noisy, shrunk item estimates. The bias does not shrink
+with J, while the abilities' standard errors do (O(1/sqrt(J))), so at 29 x 12032 the bias is as
+large as the standard error and 95% intervals cover 0.6-0.8 in simulations shaped like the real
+matrices (docs/model.md, Uncertainty). Integrating the priors out (MCMC) does not remove it: a
+Gaussian prior on (a, b) is not the law the items come from.
+
+Here the items are random effects, drawn from an unknown law ``G`` on ``(a, b)``, and the
+abilities are the parameters (the roles of the usual marginal ML reversed, as J >> N)::
+
+    l(theta, G) = sum_j log sum_g w_g prod_i p(y_ij | theta_i, a_g, b_g)
+
+``G`` is discrete on a fixed grid of ``(a_g, b_g)`` (``a >= 0``), its weights ``w`` estimated by
+nonparametric maximum likelihood (Kiefer & Wolfowitz 1956; EM as in Laird 1978), jointly with
+the abilities. With the items integrated out against a law estimated from all J items, the
+abilities are consistent as J grows with N fixed, and their standard errors come from the
+observed information of ``l(., G_hat)`` (the Louis identity, exact derivatives), mapped through
+the standardisation of the reporting scale (mean 0, sd 1 over the fitted models).
+
+EM, accelerated by SQUAREM (:mod:`latentbench.irt._squarem`): the E-step gives every item's
+posterior over the grid, ``R_jg``; the M-step sets ``w = mean_j R_j`` and takes Newton steps on
+each ability (given ``R`` the abilities separate), then standardises the abilities. Cost per
+iteration: two (N, J) x (J, G) products, O(N J G); G = 640 grid points by default.
+
+Item parameters are summarised by their posterior means and sds under ``G_hat``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from latentbench.irt._squarem import extrapolate, next_step_max, squarem_step
+
+__all__ = ["RandomItemsFit", "fit_random_items"]
+
+_GRID_A = 16
+_GRID_B = 40
+_NEWTON_STEPS = 3
+
+
+@dataclass
+class RandomItemsFit:
+    """Abilities by marginal likelihood over the items, with the estimated item law.
+
+    Attributes
+    ----------
+    theta : ndarray of shape (N,)
+        Abilities, standardised over the models (mean 0, sd 1).
+    covariance : ndarray of shape (N, N)
+        Their covariance on the standardised scale (inverse observed information of the
+        marginal likelihood, projected by the standardisation's Jacobian).
+    grid_a, grid_b : ndarray of shape (G,)
+        Support points of the item law (discrimination, intercept; units of sigma times 1).
+    weights : ndarray of shape (G,)
+        Estimated probabilities of the support points.
+    item_mean, item_sd : ndarray of shape (J, 2)
+        Posterior mean and sd of each item's ``(a, b)`` under the estimated law (the same
+        units as the fit's reported items).
+    log_likelihood : float
+        Marginal log-likelihood at the estimate.
+    n_iter : int
+        EM iterations (each SQUAREM cycle counts three).
+    converged : bool
+    """
+
+    theta: np.ndarray
+    covariance: np.ndarray
+    grid_a: np.ndarray
+    grid_b: np.ndarray
+    weights: np.ndarray
+    item_mean: np.ndarray
+    item_sd: np.ndarray
+    log_likelihood: float
+    n_iter: int
+    converged: bool
+
+    @property
+    def se(self) -> np.ndarray:
+        """Standard errors of the standardised abilities, shape (N,)."""
+        return np.sqrt(np.maximum(np.diag(self.covariance), 0.0))
+
+
+def _log_sigmoid(z: np.ndarray) -> np.ndarray:
+    out: np.ndarray = -np.logaddexp(0.0, -z)
+    return out
+
+
+class _Problem:
+    """The data of one fit as float arrays, with the E-step and the M-step's Newton steps."""
+
+    def __init__(self, scores: np.ndarray, grid_a: np.ndarray, grid_b: np.ndarray) -> None:
+        observed = ~np.isnan(scores)
+        self.Y = np.where(observed, scores, 0.0).astype(np.float64)
+        self.O = observed.astype(np.float64)
+        self.F = self.O - self.Y  # weight of the "incorrect" outcome (soft labels allowed)
+        self.a, self.b = grid_a, grid_b
+
+    def posterior(self, theta: np.ndarray, log_w: np.ndarray) -> tuple[np.ndarray, float]:
+        """Items' posterior over the grid, shape (J, G), and the marginal log-likelihood."""
+        z = np.outer(theta, self.a) + self.b  # (N, G)
+        log_lik = self.Y.T @ _log_sigmoid(z) + self.F.T @ _log_sigmoid(-z) + log_w
+        top = log_lik.max(axis=1, keepdims=True)
+        np.subtract(log_lik, top, out=log_lik)
+        np.exp(log_lik, out=log_lik)
+        total = log_lik.sum(axis=1, keepdims=True)
+        log_lik /= total
+        return log_lik, float(np.sum(np.log(total) + top))
+
+    def newton(self, theta: np.ndarray, R: np.ndarray, steps: int) -> np.ndarray:
+        """Newton steps on every ability of the M-step objective (separable given R)."""
+        M1, M0 = self.Y @ R, self.O @ R  # (N, G): expected counts of correct / observed
+        for _ in range(steps):
+            p = 1.0 / (1.0 + np.exp(-(np.outer(theta, self.a) + self.b)))
+            grad = (M1 - p * M0) @ self.a
+            curv = (p * (1.0 - p) * M0) @ (self.a * self.a)
+            theta = theta + grad / np.maximum(curv, 1e-12)
+        return theta
+
+    def information(self, theta: np.ndarray, R: np.ndarray, chunk: int = 256) -> np.ndarray:
+        """Observed information of the marginal log-likelihood in theta (Louis), (N, N)."""
+        keep = R.max(axis=0) > 1e-10  # grid points no item uses contribute nothing
+        a, b, Rk = self.a[keep], self.b[keep], R[:, keep]
+        p = 1.0 / (1.0 + np.exp(-(np.outer(theta, a) + b)))  # (N, Gk)
+        N = theta.size
+        # complete-data information: sum_j sum_g R_jg O_ij a_g^2 p_ig (1 - p_ig), diagonal
+        info = np.diag(((p * (1.0 - p)) * (self.O @ Rk)) @ (a * a))
+        for start in range(0, R.shape[0], chunk):
+            sl = slice(start, start + chunk)
+            # per-cell scores s_ijg = O_ij a_g (y_ij - p_ig), arranged (j, g, i)
+            s = (self.Y[:, sl].T[:, None, :] - p.T[None, :, :] * self.O[:, sl].T[:, None, :]) * a[
+                None, :, None
+            ]
+            r = Rk[sl]
+            mean = np.einsum("jg,jgi->ji", r, s)
+            weighted = s * np.sqrt(r)[:, :, None]
+            flat = weighted.reshape(-1, N)
+            # minus the conditional variance of the complete-data score given the data
+            info -= flat.T @ flat - mean.T @ mean
+        symmetric: np.ndarray = 0.5 * (info + info.T)
+        return symmetric
+
+
+def _standardise(theta: np.ndarray) -> np.ndarray:
+    sd = float(theta.std())
+    out: np.ndarray = (theta - theta.mean()) / (sd if sd > 0 else 1.0)
+    return out
+
+
+def _grid(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Support points covering the starting item estimates with a margin."""
+    a_top = max(1.25 * float(np.max(a, initial=0.0)), 1.0)
+    ga = np.linspace(0.0, a_top, _GRID_A)
+    gb = np.linspace(float(np.min(b)) - 1.0, float(np.max(b)) + 1.0, _GRID_B)
+    A, B = np.meshgrid(ga, gb, indexing="ij")
+    return A.ravel(), B.ravel()
+
+
+def fit_random_items(
+    scores: np.ndarray,
+    theta: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    sigma: float = 1.0,
+    *,
+    tol: float = 1e-4,
+    max_iter: int = 2000,
+) -> RandomItemsFit:
+    """Abilities by marginal ML with the items as random effects from a nonparametric law.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (N, J)
+        Scores in [0, 1] (fractional = soft labels), NaN = missing.
+    theta : ndarray of shape (N,)
+        Starting abilities (e.g. the joint fit's, standardised).
+    a, b : ndarray of shape (J,)
+        Starting item parameters on the same scale (they only place the grid).
+    sigma : float, default 1.0
+        Temperature of the link; the model is ``sigmoid((a theta + b) / sigma)``.
+    tol : float, default 1e-4
+        Stop when no ability moves by more than ``tol`` (sd units) in an iteration cycle.
+    max_iter : int, default 2000
+        Largest number of EM iterations.
+
+    Returns
+    -------
+    RandomItemsFit
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    grid_a, grid_b = _grid(np.asarray(a, float) / sigma, np.asarray(b, float) / sigma)
+    problem = _Problem(scores, grid_a, grid_b)
+    G = grid_a.size
+    empty = np.zeros((0, 1))
+
+    Point = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+    def em(point: Point) -> tuple[Point, float]:
+        th, lw = point[0][:, 0], point[1][:, 0]
+        R, loglik = problem.posterior(th, lw)
+        w = np.maximum(R.mean(axis=0), 1e-300)
+        th = _standardise(problem.newton(th, R, _NEWTON_STEPS))
+        return (th[:, None], np.log(w)[:, None], empty), loglik
+
+    x0 = (_standardise(np.asarray(theta, float))[:, None], np.full((G, 1), -np.log(G)), empty)
+    step_max, n_iter, converged = 1.0, 0, False
+    while n_iter < max_iter:
+        x1, ll0 = em(x0)
+        x2, _ = em(x1)
+        alpha, r, v = squarem_step(x0, x1, x2, step_max)
+        candidate = extrapolate(x0, r, v, alpha, nonneg=False)
+        lw = candidate[1][:, 0]
+        lw = lw - np.log(np.sum(np.exp(lw - lw.max()))) - lw.max()
+        candidate = (_standardise(candidate[0][:, 0])[:, None], lw[:, None], empty)
+        x3, ll3 = em(candidate)
+        accepted = ll3 >= ll0
+        if not accepted:
+            x3, _ = em(x2)
+        step_max = next_step_max(step_max, alpha, accepted)
+        n_iter += 3
+        change = float(np.abs(x3[0] - x0[0]).max())
+        x0 = x3
+        if change < tol:
+            converged = True
+            break
+    theta_hat, log_w = x0[0][:, 0], x0[1][:, 0]
+    R, loglik = problem.posterior(theta_hat, log_w)
+    info = problem.information(theta_hat, R)
+    N = theta_hat.size
+    P = np.eye(N) - (np.ones((N, N)) + np.outer(theta_hat, theta_hat)) / N
+    covariance = P @ np.linalg.pinv(info, hermitian=True) @ P
+    grid = np.column_stack([grid_a, grid_b]) * sigma
+    item_mean = R @ grid
+    item_sd = np.sqrt(np.maximum(R @ grid**2 - item_mean**2, 0.0))
+    return RandomItemsFit(
+        theta=theta_hat,
+        covariance=covariance,
+        grid_a=grid_a * sigma,
+        grid_b=grid_b * sigma,
+        weights=np.exp(log_w),
+        item_mean=item_mean,
+        item_sd=item_sd,
+        log_likelihood=loglik,
+        n_iter=n_iter,
+        converged=converged,
+    )

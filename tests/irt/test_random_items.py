@@ -1,0 +1,97 @@
+"""Abilities by marginal likelihood over the items (random-item 2PL, nonparametric item law)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from latentbench.irt import TwoPL
+from latentbench.irt._random_items import _grid, _Problem, fit_random_items
+from latentbench.synthetic import simulate_2pl
+
+
+@pytest.fixture(scope="module")
+def small():
+    data = simulate_2pl(12, 150, random_state=4)
+    result = TwoPL().fit(data.matrix)
+    fit = fit_random_items(data.matrix.scores, result.U[:, 0], result.V[:, 0], result.b)
+    return data, result, fit
+
+
+def test_information_is_minus_the_hessian_of_the_marginal_likelihood(small):
+    data, result, fit = small
+    grid_a, grid_b = _grid(result.V[:, 0], result.b)
+    problem = _Problem(np.asarray(data.matrix.scores, float), grid_a, grid_b)
+    log_w = np.log(fit.weights)
+
+    def loglik(theta):
+        return problem.posterior(theta, log_w)[1]
+
+    theta = fit.theta
+    R, _ = problem.posterior(theta, log_w)
+    info = problem.information(theta, R)
+    n, eps = theta.size, 1e-3
+    hessian = np.zeros((n, n))
+    for i in range(n):
+        for k in range(n):
+            e_i, e_k = np.eye(n)[i] * eps, np.eye(n)[k] * eps
+            hessian[i, k] = (
+                loglik(theta + e_i + e_k)
+                - loglik(theta + e_i - e_k)
+                - loglik(theta - e_i + e_k)
+                + loglik(theta - e_i - e_k)
+            ) / (4 * eps * eps)
+    np.testing.assert_allclose(info, -hessian, rtol=2e-3, atol=2e-2)
+
+
+def test_fit_is_standardised_and_its_covariance_has_the_gauge_directions_removed(small):
+    data, result, fit = small
+    assert fit.converged
+    np.testing.assert_allclose([fit.theta.mean(), fit.theta.std()], [0.0, 1.0], atol=1e-10)
+    np.testing.assert_allclose(fit.covariance @ np.ones(12), 0.0, atol=1e-10)
+    np.testing.assert_allclose(fit.covariance @ fit.theta, 0.0, atol=1e-10)
+    assert np.all(fit.se > 0)
+    np.testing.assert_allclose(fit.weights.sum(), 1.0)
+    # the EM climbs from the joint fit's abilities with a uniform law on the grid
+    grid_a, grid_b = _grid(result.V[:, 0], result.b)
+    problem = _Problem(np.asarray(data.matrix.scores, float), grid_a, grid_b)
+    start = problem.posterior(result.U[:, 0], np.full(grid_a.size, -np.log(grid_a.size)))[1]
+    assert fit.log_likelihood > start
+    # item summaries: posterior means inside the grid, sds positive
+    assert fit.item_mean.shape == (150, 2) and np.all(fit.item_sd > 0)
+    assert np.all(fit.item_mean[:, 0] >= 0)
+
+
+def test_missing_cells_are_missing_not_zero(small):
+    data, result, fit = small
+    scores = np.asarray(data.matrix.scores, float)
+    holes = scores.copy()
+    holes[:, :10] = np.nan  # ten items nobody answered: no information about anyone
+    padded = np.hstack([scores, np.full((12, 10), np.nan)])
+    a = np.concatenate([result.V[:, 0], result.V[:10, 0]])
+    b = np.concatenate([result.b, result.b[:10]])
+    with_empty = fit_random_items(padded, result.U[:, 0], a, b)
+    np.testing.assert_allclose(with_empty.theta, fit.theta, atol=5e-3)
+    zeros = np.hstack([scores, np.zeros((12, 10))])
+    with_zeros = fit_random_items(zeros, result.U[:, 0], a, b)
+    assert with_zeros.log_likelihood != pytest.approx(with_empty.log_likelihood)
+
+
+def test_standard_errors_of_a_small_map_fit_use_the_random_item_abilities():
+    data = simulate_2pl(25, 300, random_state=2)
+    result = TwoPL().fit(data.matrix)
+    unc = result.standard_errors()
+    assert unc.method == "random-item marginal likelihood"
+    ab = unc.abilities
+    centre = result.random_items.theta
+    np.testing.assert_allclose(ab["center"], centre)
+    np.testing.assert_allclose(ab["theta"], result.theta)
+    np.testing.assert_allclose(ab["upper"] - ab["center"], 1.959964 * ab["se"], rtol=1e-5)
+    np.testing.assert_allclose(ab["center"] - ab["lower"], 1.959964 * ab["se"], rtol=1e-5)
+    cached = result.random_items
+    result.standard_errors(level=0.9)
+    assert result.random_items is cached
+    # the joint ML fit keeps the observed-information intervals around its own estimate
+    ml = TwoPL(prior=None).fit(data.matrix).standard_errors()
+    assert ml.method == "observed information"
+    np.testing.assert_allclose(ml.abilities["center"], ml.abilities["theta"])
