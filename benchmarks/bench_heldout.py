@@ -136,7 +136,8 @@ def split_half(matrix: ResponseMatrix, seeds: list[int]) -> tuple[float, float]:
 def coverage(
     matrix: ResponseMatrix, replicas: int, model: TwoPL | None = None
 ) -> tuple[float, float, float, float]:
-    """Mean coverage, its Monte Carlo se, mean width and RMSE of theta over replicas.
+    """Mean coverage, its Monte Carlo se, mean width and RMSE (of the intervals' centre) of
+    theta over replicas.
 
     ``model`` (default ``TwoPL()``) generates the truth (its fit of ``matrix``) and is refitted
     on every replica."""
@@ -155,7 +156,7 @@ def coverage(
         ab = res.standard_errors().abilities
         covered.append(float(np.mean((ab["lower"] <= truth) & (truth <= ab["upper"]))))
         widths.append(float(np.mean(ab["upper"] - ab["lower"])))
-        sq.append(float(np.mean((res.U[:, 0] - truth) ** 2)))
+        sq.append(float(np.mean((ab["center"].to_numpy() - truth) ** 2)))
     cov = np.asarray(covered)
     return (
         float(cov.mean()),
@@ -176,8 +177,8 @@ def score_coverage(matrix: ResponseMatrix, replicas: int) -> tuple[float, float,
     Each replica redraws the matrix from the default fit, calibrates the default fit on a
     random half of the models and scores the other half with the items held fixed; the truth
     is on the calibration's scale (the generating abilities standardised over the calibration
-    half). Returns mean coverage of 95% intervals (theta -/+ 1.96 se), its Monte Carlo se,
-    mean se and RMSE.
+    half). Returns mean coverage of the 95% intervals ``lower``-``upper``, its Monte Carlo se,
+    mean se and RMSE of the intervals' centre.
     """
     fit = TwoPL().fit(matrix)
     p = fit.predict_proba()
@@ -194,9 +195,9 @@ def score_coverage(matrix: ResponseMatrix, replicas: int) -> tuple[float, float,
         calibration = TwoPL().fit(ResponseMatrix(Y[cal], list(ids[cal]), matrix.item_ids))
         scored = calibration.score_models(ResponseMatrix(Y[new], list(ids[new]), matrix.item_ids))
         target = (truth[new] - truth[cal].mean()) / truth[cal].std()
-        err = scored["theta"].to_numpy() - target
+        err = scored["center"].to_numpy() - target
         se = scored["se"].to_numpy()
-        covered.append(float(np.mean(np.abs(err) <= 1.959964 * se)))
+        covered.append(float(np.mean((scored["lower"] <= target) & (target <= scored["upper"]))))
         ses.append(float(se.mean()))
         sq.append(float(np.mean(err**2)))
     cov = np.asarray(covered)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from latentbench import ResponseMatrix
 from latentbench.irt import TwoPL
 from latentbench.irt._random_items import _grid, _Problem, fit_random_items
 from latentbench.synthetic import simulate_2pl
@@ -95,3 +96,26 @@ def test_standard_errors_of_a_small_map_fit_use_the_random_item_abilities():
     ml = TwoPL(prior=None).fit(data.matrix).standard_errors()
     assert ml.method == "observed information"
     np.testing.assert_allclose(ml.abilities["center"], ml.abilities["theta"])
+
+
+def test_score_models_with_few_calibration_models_covers():
+    """20 calibration models, 10 new ones on a random half of the items each: the 95%
+    intervals (random-item likelihood, the calibration's uncertainty included) cover the new
+    models' true abilities on the calibration's scale. Tolerance: 3.5 Monte Carlo se from
+    the spread across data sets, never below the binomial one."""
+    covered = []
+    for seed in range(12):
+        data = simulate_2pl(30, 400, random_state=seed)
+        result = TwoPL().fit(data.matrix.subset(models=np.arange(20)))
+        new = np.array(data.complete[20:], copy=True)
+        rng = np.random.default_rng(seed)
+        new[rng.random(new.shape) < 0.5] = np.nan
+        matrix = ResponseMatrix(new, [f"new{i}" for i in range(10)], data.matrix.item_ids)
+        scored = result.score_models(matrix)
+        assert not np.allclose(scored["center"], scored["theta"])  # the random-item path
+        theta = data.theta.ravel()
+        truth = (theta[20:] - theta[:20].mean()) / theta[:20].std()
+        covered.append(np.mean((scored["lower"] <= truth) & (truth <= scored["upper"])))
+    values = np.array(covered)
+    mc = max(values.std(ddof=1) / np.sqrt(values.size), np.sqrt(0.95 * 0.05 / 120))
+    assert abs(values.mean() - 0.95) <= 3.5 * mc, (values.mean(), mc)

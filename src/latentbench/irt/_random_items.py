@@ -146,9 +146,10 @@ class _Problem:
         return symmetric
 
 
-def _standardise(theta: np.ndarray) -> np.ndarray:
-    sd = float(theta.std())
-    out: np.ndarray = (theta - theta.mean()) / (sd if sd > 0 else 1.0)
+def _standardise(theta: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Abilities shifted and scaled so that the reference models have mean 0 and sd 1."""
+    sd = float(theta[reference].std())
+    out: np.ndarray = (theta - theta[reference].mean()) / (sd if sd > 0 else 1.0)
     return out
 
 
@@ -170,6 +171,7 @@ def fit_random_items(
     *,
     tol: float = 1e-4,
     max_iter: int = 2000,
+    reference: np.ndarray | None = None,
 ) -> RandomItemsFit:
     """Abilities by marginal ML with the items as random effects from a nonparametric law.
 
@@ -187,12 +189,16 @@ def fit_random_items(
         Stop when no ability moves by more than ``tol`` (sd units) in an iteration cycle.
     max_iter : int, default 2000
         Largest number of EM iterations.
+    reference : ndarray of bool, shape (N,), optional
+        The models that define the reporting scale (mean 0, sd 1 over them; default all):
+        the calibration models when new models are scored against a calibration.
 
     Returns
     -------
     RandomItemsFit
     """
     scores = np.asarray(scores, dtype=np.float64)
+    ref = np.ones(scores.shape[0], bool) if reference is None else np.asarray(reference, bool)
     grid_a, grid_b = _grid(np.asarray(a, float) / sigma, np.asarray(b, float) / sigma)
     problem = _Problem(scores, grid_a, grid_b)
     G = grid_a.size
@@ -204,10 +210,10 @@ def fit_random_items(
         th, lw = point[0][:, 0], point[1][:, 0]
         R, loglik = problem.posterior(th, lw)
         w = np.maximum(R.mean(axis=0), 1e-300)
-        th = _standardise(problem.newton(th, R, _NEWTON_STEPS))
+        th = _standardise(problem.newton(th, R, _NEWTON_STEPS), ref)
         return (th[:, None], np.log(w)[:, None], empty), loglik
 
-    x0 = (_standardise(np.asarray(theta, float))[:, None], np.full((G, 1), -np.log(G)), empty)
+    x0 = (_standardise(np.asarray(theta, float), ref)[:, None], np.full((G, 1), -np.log(G)), empty)
     step_max, n_iter, converged = 1.0, 0, False
     while n_iter < max_iter:
         x1, ll0 = em(x0)
@@ -216,7 +222,7 @@ def fit_random_items(
         candidate = extrapolate(x0, r, v, alpha, nonneg=False)
         lw = candidate[1][:, 0]
         lw = lw - np.log(np.sum(np.exp(lw - lw.max()))) - lw.max()
-        candidate = (_standardise(candidate[0][:, 0])[:, None], lw[:, None], empty)
+        candidate = (_standardise(candidate[0][:, 0], ref)[:, None], lw[:, None], empty)
         x3, ll3 = em(candidate)
         accepted = ll3 >= ll0
         if not accepted:
@@ -231,9 +237,11 @@ def fit_random_items(
     theta_hat, log_w = x0[0][:, 0], x0[1][:, 0]
     R, loglik = problem.posterior(theta_hat, log_w)
     info = problem.information(theta_hat, R)
-    N = theta_hat.size
-    P = np.eye(N) - (np.ones((N, N)) + np.outer(theta_hat, theta_hat)) / N
-    covariance = P @ np.linalg.pinv(info, hermitian=True) @ P
+    # Jacobian of the standardisation over the reference models (the gauge directions)
+    N, n_ref = theta_hat.size, int(ref.sum())
+    gauge = np.outer(np.ones(N), ref) + np.outer(theta_hat, theta_hat * ref)
+    jacobian = np.eye(N) - gauge / n_ref
+    covariance = jacobian @ np.linalg.pinv(info, hermitian=True) @ jacobian.T
     grid = np.column_stack([grid_a, grid_b]) * sigma
     item_mean = R @ grid
     item_sd = np.sqrt(np.maximum(R @ grid**2 - item_mean**2, 0.0))

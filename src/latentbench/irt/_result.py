@@ -29,7 +29,7 @@ from latentbench.irt._objective import (
     sigmoid,
 )
 from latentbench.irt._priors import PriorSelection
-from latentbench.irt._random_items import RandomItemsFit
+from latentbench.irt._random_items import RandomItemsFit, fit_random_items
 from latentbench.irt._sparse import predict_cells
 
 if TYPE_CHECKING:
@@ -225,13 +225,23 @@ class IRTResult:
         Returns
         -------
         DataFrame
-            ``model``, ``theta`` (on the fit's normalised scale), ``se`` (observed information
-            at the estimate, penalty included, plus, for rank 1 when the result holds its
-            matrix, the variance the calibration passes on: for a MAP fit with at most
-            1000 models its joint Laplace covariance, abilities, items and the reporting
-            scale together, see :func:`latentbench.irt._laplace.scoring_variance`;
-            otherwise the items' block covariances by the delta method),
-            ``se_own`` (the model's own cells only), ``n_observed``, ``accuracy``.
+            ``model``, ``theta`` (on the fit's normalised scale, the items at their
+            estimates), ``center``, ``se``, ``lower``, ``upper`` (the 95% interval
+            ``center -/+ 1.96 se``), ``se_own`` (the model's own cells only, items fixed),
+            ``n_observed``, ``accuracy``.
+
+            For a rank-1 MAP fit (the default) that holds its matrix, with at most
+            :data:`~latentbench.irt.inference.RANDOM_ITEMS_MAX_MODELS` calibration and new
+            models together: ``center`` and ``se`` come from the marginal likelihood over the
+            items of the calibration's and the new models' cells together, the scale fixed
+            by the calibration models (:mod:`latentbench.irt._random_items`), so the interval
+            includes the calibration's uncertainty. Otherwise ``center`` is ``theta`` and
+            ``se`` the observed information at it, penalty included, plus, for rank 1 when
+            the result holds its matrix, the variance the calibration passes on: for a MAP
+            fit with at most 1000 models its joint Laplace covariance, abilities, items and
+            the reporting scale together, see
+            :func:`latentbench.irt._laplace.scoring_variance`; otherwise the items' block
+            covariances by the delta method.
         """
         lookup = {item: j for j, item in enumerate(self.item_ids)}
         unknown = [item for item in matrix.item_ids if item not in lookup]
@@ -250,19 +260,65 @@ class IRTResult:
             return_hessian=True,
         )
         var_own = np.linalg.inv(hessian)[:, 0, 0]
-        var_items = np.zeros_like(var_own)
-        if self.rank == 1 and self.matrix is not None:
+        centre, se = U[:, 0].copy(), np.sqrt(var_own)
+        if self._scores_with_random_items(matrix.n_models):
+            centre, se = self._random_item_scores(matrix.scores, cols, U[:, 0])
+        elif self.rank == 1 and self.matrix is not None:
             var_items = self._calibration_variance(matrix.scores, cols, U[:, 0], hessian)
+            se = np.sqrt(var_own + var_items)
+        z = 1.959963984540054
         return pd.DataFrame(
             {
                 "model": matrix.model_ids,
                 "theta": U[:, 0],
-                "se": np.sqrt(var_own + var_items),
+                "center": centre,
+                "se": se,
+                "lower": centre - z * se,
+                "upper": centre + z * se,
                 "se_own": np.sqrt(var_own),
                 "n_observed": matrix.n_observed_per_model(),
                 "accuracy": matrix.model_accuracy(),
             }
         )
+
+    def _scores_with_random_items(self, n_new: int) -> bool:
+        """Whether :meth:`score_models` uses the random-item likelihood (see there)."""
+        from latentbench.irt.inference import _uses_random_items
+
+        return (
+            self.rank == 1
+            and self.prior_selection is not None
+            and self.matrix is not None
+            and _uses_random_items(self.shape[0] + n_new, self.shape[1])
+        )
+
+    def _random_item_scores(
+        self, scores: np.ndarray, cols: np.ndarray, theta: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Scored abilities and SEs by marginal likelihood over the items, calibration kept.
+
+        The calibration's and the new models' cells together, the items integrated out
+        against a law estimated from all of them, the reporting scale fixed by the
+        calibration models (mean 0, sd 1 over them): the SEs include the calibration's
+        uncertainty about the items and about its own scale.
+        """
+        from latentbench.irt.inference import random_items_fit
+
+        assert self.matrix is not None
+        calibration = self.matrix.scores
+        new = np.full((scores.shape[0], calibration.shape[1]), np.nan)
+        new[:, cols] = scores
+        start = np.concatenate([random_items_fit(self).theta, theta])
+        reference = np.r_[np.ones(calibration.shape[0], bool), np.zeros(scores.shape[0], bool)]
+        joint = fit_random_items(
+            np.vstack([calibration, new]),
+            start,
+            self.V[:, 0],
+            self.b,
+            float(self.sigma),
+            reference=reference,
+        )
+        return joint.theta[~reference], joint.se[~reference]
 
     def _calibration_variance(
         self, scores: np.ndarray, cols: np.ndarray, theta: np.ndarray, hessian: np.ndarray
