@@ -98,13 +98,27 @@ class _Problem:
         observed = ~np.isnan(scores)
         self.Y = np.where(observed, scores, 0.0).astype(np.float64)
         self.O = observed.astype(np.float64)
-        self.F = self.O - self.Y  # weight of the "incorrect" outcome (soft labels allowed)
+        self.complete = bool(observed.all())
+        # left factor of the per-item log-likelihood, (J, 3 + N) or (J, 4) when complete:
+        # [sum_i y_ij theta_i, sum_i y_ij, 1, observed indicators (or their count)]
+        J = scores.shape[1]
+        observed_part = self.O.sum(axis=0)[:, None] if self.complete else self.O.T
+        self.left = np.hstack(
+            [np.zeros((J, 1)), self.Y.sum(axis=0)[:, None], np.ones((J, 1)), observed_part]
+        )
         self.a, self.b = grid_a, grid_b
 
     def posterior(self, theta: np.ndarray, log_w: np.ndarray) -> tuple[np.ndarray, float]:
-        """Items' posterior over the grid, shape (J, G), and the marginal log-likelihood."""
+        """Items' posterior over the grid, shape (J, G), and the marginal log-likelihood.
+
+        ``y log s(z) + (1 - y) log s(-z) = y z + log s(-z)`` with ``z = a_g theta_i + b_g``,
+        so the responses enter only through the per-item sums ``sum_i y_ij theta_i`` and
+        ``sum_i y_ij`` (soft labels included): one (J, 3 + N) x (3 + N, G) product."""
         z = np.outer(theta, self.a) + self.b  # (N, G)
-        log_lik = self.Y.T @ _log_sigmoid(z) + self.F.T @ _log_sigmoid(-z) + log_w
+        lower = _log_sigmoid(-z)
+        self.left[:, 0] = self.Y.T @ theta
+        right = np.vstack([self.a, self.b, log_w, lower.mean(axis=0) if self.complete else lower])
+        log_lik = self.left @ right
         top = log_lik.max(axis=1, keepdims=True)
         np.subtract(log_lik, top, out=log_lik)
         np.exp(log_lik, out=log_lik)
@@ -114,10 +128,11 @@ class _Problem:
 
     def newton(self, theta: np.ndarray, R: np.ndarray, steps: int) -> np.ndarray:
         """Newton steps on every ability of the M-step objective (separable given R)."""
-        M1, M0 = self.Y @ R, self.O @ R  # (N, G): expected counts of correct / observed
+        correct = self.Y @ (R @ self.a)  # (N,): sum_j y_ij E[a_j | data]
+        M0 = R.sum(axis=0)[None, :] if self.complete else self.O @ R  # expected observed counts
         for _ in range(steps):
             p = 1.0 / (1.0 + np.exp(-(np.outer(theta, self.a) + self.b)))
-            grad = (M1 - p * M0) @ self.a
+            grad = correct - (p * M0) @ self.a
             curv = (p * (1.0 - p) * M0) @ (self.a * self.a)
             theta = theta + grad / np.maximum(curv, 1e-12)
         return theta
@@ -129,7 +144,7 @@ class _Problem:
         p = 1.0 / (1.0 + np.exp(-(np.outer(theta, a) + b)))  # (N, Gk)
         N = theta.size
         # complete-data information: sum_j sum_g R_jg O_ij a_g^2 p_ig (1 - p_ig), diagonal
-        info = np.diag(((p * (1.0 - p)) * (self.O @ Rk)) @ (a * a))
+        info = np.diag(((p * (1.0 - p)) * (self.O @ Rk)) @ (a * a))  # (N, N)
         for start in range(0, R.shape[0], chunk):
             sl = slice(start, start + chunk)
             # per-cell scores s_ijg = O_ij a_g (y_ij - p_ig), arranged (j, g, i)
