@@ -87,6 +87,11 @@ REFITS = 20
 ConfSeq = BettingConfSeq | EBConfSeq | FreedmanConfSeq
 
 
+def default_initial_batch(policy: Policy, n_items: int) -> int:
+    """The policy's ``default_init_batch`` (64 if it has none), at most ``n_items``."""
+    return min(int(getattr(policy, "default_init_batch", 64)), n_items)
+
+
 def make_confseq(
     ci: str, n_arms: int, n_items: int, alpha: float, max_pulls: int
 ) -> ConfSeq | None:

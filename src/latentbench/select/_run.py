@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from latentbench.exceptions import InputError
-from latentbench.select._base import Policy
+from latentbench.select._base import Policy, default_initial_batch
 from latentbench.select._state import Observation, ProxyState, SelectionState
 from latentbench.select.oracles import Oracle
 
@@ -336,7 +336,7 @@ def run_selection(
     if batch_size < 1:
         raise InputError(f"batch_size={batch_size!r}; expected a positive integer")
     if init_batch is None:
-        init_batch = min(int(getattr(policy, "default_init_batch", 64)), n)
+        init_batch = default_initial_batch(policy, n)
     if item_order is None:
         item_order = str(getattr(policy, "default_item_order", "independent"))
     if item_order not in ("independent", "shared"):

@@ -15,7 +15,7 @@ from typing import Any
 from latentbench.exceptions import InputError
 from latentbench.io import load_items
 from latentbench.io._files import file_sha256
-from latentbench.select._base import Policy
+from latentbench.select._base import Policy, default_initial_batch
 from latentbench.select._policies import POLICIES, make_policy
 from latentbench.select._proxy import LowRankProxy
 from latentbench.select._scorers import load_callable
@@ -291,7 +291,7 @@ class LiveConfig:
         """``[run] init_batch``, or the policy's ``default_init_batch`` (at most ``n_items``)."""
         if self.run.init_batch is not None:
             return self.run.init_batch
-        return min(int(self.build_policy().default_init_batch), n_items)
+        return default_initial_batch(self.build_policy(), n_items)
 
     def build_proxy(self, item_ids: Sequence[str]) -> LowRankProxy | None:
         """Fit the low-rank proxy on ``[proxy] history`` (None when no history is given)."""
