@@ -175,9 +175,10 @@ def test_fit_outputs_record_input_and_ability_intervals(tmp_path, long_frame):
     assert info["input"]["path"] == str(path.resolve())
     assert len(info["input"]["sha256"]) == 64
     abilities = pd.read_csv(tmp_path / "fit" / "abilities.csv")
-    assert {"se", "lower", "upper"} <= set(abilities.columns)
-    assert (abilities["lower"] < abilities["theta"]).all()
-    assert (abilities["theta"] < abilities["upper"]).all()
+    assert {"center", "se", "lower", "upper"} <= set(abilities.columns)
+    assert (abilities["lower"] < abilities["center"]).all()
+    assert (abilities["center"] < abilities["upper"]).all()
+    assert "random-item marginal likelihood" in info["ability_intervals"]
 
 
 def test_fit_on_an_output_table_is_a_clear_error(tmp_path, long_frame):

@@ -473,8 +473,8 @@ class IRTResult:
             ids that a spreadsheet would run as formulas get a leading apostrophe (undone by
             :meth:`load`).
         matrix : ResponseMatrix, optional
-            The fitted matrix: ``abilities.csv`` then gains ``se``, ``lower`` and ``upper``
-            (95% plug-in intervals, :func:`latentbench.irt.standard_errors`) after ``theta``.
+            The fitted matrix: ``abilities.csv`` then gains ``center``, ``se``, ``lower`` and
+            ``upper`` (95% intervals, :func:`latentbench.irt.standard_errors`) after ``theta``.
         info : mapping, optional
             Extra JSON-ready entries for ``fit.json`` (e.g. the CLI's ``input``: path, SHA-256
             and layout of the responses), after the package version and :meth:`fit_info`.
@@ -499,9 +499,10 @@ class IRTResult:
         if matrix is not None:
             from latentbench.irt.inference import standard_errors
 
-            unc = standard_errors(self, matrix).abilities
+            uncertainty = standard_errors(self, matrix)
+            unc = uncertainty.abilities
             at = list(abilities.columns).index("theta") + 1
-            for offset, column in enumerate(("se", "lower", "upper")):
+            for offset, column in enumerate(("center", "se", "lower", "upper")):
                 abilities.insert(int(at) + offset, column, unc[column].to_numpy())
         abilities = escape_spreadsheet(abilities, ("model",))
         items = escape_spreadsheet(self.items, ("item",))
@@ -509,7 +510,8 @@ class IRTResult:
         record.update(info or {})
         if matrix is not None:
             record["ability_intervals"] = (
-                "95% plug-in (observed information), columns se/lower/upper"
+                f"95% intervals ({uncertainty.method}), columns center/se/lower/upper: "
+                "lower/upper = center -/+ 1.96 se"
             )
         writers: dict[str, Callable[[Path], object]] = {
             "abilities.csv": lambda path: abilities.to_csv(path, index=False),
