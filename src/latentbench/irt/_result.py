@@ -379,7 +379,7 @@ class IRTResult:
         return np.asarray(spread / hessian[:, 0, 0] ** 2)
 
     def standard_errors(self, matrix: ResponseMatrix | None = None, **kwargs: Any) -> Uncertainty:
-        """Plug-in standard errors; see :func:`latentbench.irt.inference.standard_errors`.
+        """Standard errors and intervals; see :func:`latentbench.irt.inference.standard_errors`.
 
         ``matrix`` defaults to the matrix the result was fitted on.
         """
