@@ -92,6 +92,15 @@ def test_standard_errors_of_a_small_map_fit_use_the_random_item_abilities():
     cached = result.random_items
     result.standard_errors(level=0.9)
     assert result.random_items is cached
+    # the cache follows the scores, not the object: a copy reuses it, other scores do not
+    copy = ResponseMatrix(data.matrix.scores.copy(), data.matrix.model_ids, data.matrix.item_ids)
+    result.standard_errors(copy)
+    assert result.random_items is cached
+    flipped = data.matrix.scores.copy()
+    flipped[0, :5] = 1 - flipped[0, :5]
+    other = ResponseMatrix(flipped, data.matrix.model_ids, data.matrix.item_ids)
+    assert not np.allclose(result.standard_errors(other).abilities["center"], centre)
+    assert result.random_items is not cached
     # the joint ML fit keeps the observed-information intervals around its own estimate
     ml = TwoPL(prior=None).fit(data.matrix).standard_errors()
     assert ml.method == "observed information"

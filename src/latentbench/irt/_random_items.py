@@ -67,6 +67,8 @@ class RandomItemsFit:
     n_iter : int
         EM iterations (each SQUAREM cycle counts three).
     converged : bool
+    data_key : str
+        Fingerprint of the scores it was fitted on (set by the caller that caches it).
     """
 
     theta: np.ndarray
@@ -79,6 +81,7 @@ class RandomItemsFit:
     log_likelihood: float
     n_iter: int
     converged: bool
+    data_key: str = ""
 
     @property
     def se(self) -> np.ndarray:

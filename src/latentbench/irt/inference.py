@@ -48,6 +48,7 @@ rank 1), so an interval is a statement about a model's position relative to the 
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -107,15 +108,17 @@ def random_items_fit(
 ) -> RandomItemsFit:
     """The random-item marginal ML fit of the abilities, started from a rank-1 ``result``.
 
-    Cached on the result for the matrix it keeps (``matrix=None`` or that same object).
+    Cached on the result (``result.random_items``) with a fingerprint of the scores, so the
+    diagnostics, the report and the saved tables of one fit share one computation.
     """
-    cache = matrix is None or matrix is result.matrix
-    if cache and result.random_items is not None:
-        return result.random_items
     scores, _ = _observed(result, matrix)
+    key = hashlib.blake2b(np.ascontiguousarray(scores).tobytes(), digest_size=16).hexdigest()
+    cached = result.random_items
+    if cached is not None and cached.data_key == key:
+        return cached
     fit = fit_random_items(scores, result.U[:, 0], result.V[:, 0], result.b, float(result.sigma))
-    if cache:
-        result.random_items = fit
+    fit.data_key = key
+    result.random_items = fit
     return fit
 
 
