@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from latentbench import ResponseMatrix
+from latentbench.exceptions import ConvergenceWarning
 from latentbench.irt import TwoPL
 from latentbench.irt._random_items import _grid, _Problem, fit_random_items
 from latentbench.synthetic import simulate_2pl
@@ -128,3 +129,12 @@ def test_score_models_with_few_calibration_models_covers():
     values = np.array(covered)
     mc = max(values.std(ddof=1) / np.sqrt(values.size), np.sqrt(0.95 * 0.05 / 120))
     assert abs(values.mean() - 0.95) <= 3.5 * mc, (values.mean(), mc)
+
+
+def test_stopping_before_convergence_warns(small):
+    data, result, _ = small
+    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
+        fit = fit_random_items(
+            data.matrix.scores, result.U[:, 0], result.V[:, 0], result.b, max_iter=3
+        )
+    assert not fit.converged and np.all(np.isfinite(fit.se))

@@ -31,10 +31,12 @@ Item parameters are summarised by their posterior means and sds under ``G_hat``.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
+from latentbench.exceptions import ConvergenceWarning
 from latentbench.irt._squarem import extrapolate, next_step_max, squarem_step
 
 __all__ = ["RandomItemsFit", "fit_random_items"]
@@ -232,7 +234,7 @@ def fit_random_items(
         return (th[:, None], np.log(w)[:, None], empty), loglik
 
     x0 = (_standardise(np.asarray(theta, float), ref)[:, None], np.full((G, 1), -np.log(G)), empty)
-    step_max, n_iter, converged = 1.0, 0, False
+    step_max, n_iter, converged, change = 1.0, 0, False, float("inf")
     while n_iter < max_iter:
         x1, ll0 = em(x0)
         x2, _ = em(x1)
@@ -252,6 +254,13 @@ def fit_random_items(
         if change < tol:
             converged = True
             break
+    if not converged:
+        warnings.warn(
+            f"random-item abilities stopped at max_iter={max_iter} before meeting tol={tol} "
+            f"(last change {change:.2e} sd); the intervals are from the last iterate",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
     theta_hat, log_w = x0[0][:, 0], x0[1][:, 0]
     R, loglik = problem.posterior(theta_hat, log_w)
     info = problem.information(theta_hat, R)
