@@ -8,7 +8,7 @@ import pytest
 from latentbench import ResponseMatrix
 from latentbench.exceptions import ConvergenceWarning
 from latentbench.irt import TwoPL
-from latentbench.irt._random_items import _grid, _Problem, fit_random_items
+from latentbench.irt._random_items import _first_top, _grid, _Problem, fit_random_items
 from latentbench.synthetic import simulate_2pl
 
 
@@ -21,9 +21,8 @@ def small():
 
 
 def test_information_is_minus_the_hessian_of_the_marginal_likelihood(small):
-    data, result, fit = small
-    grid_a, grid_b = _grid(result.V[:, 0], result.b)
-    problem = _Problem(np.asarray(data.matrix.scores, float), grid_a, grid_b)
+    data, _, fit = small
+    problem = _Problem(np.asarray(data.matrix.scores, float), fit.grid_a, fit.grid_b)
     log_w = np.log(fit.weights)
 
     def loglik(theta):
@@ -55,7 +54,7 @@ def test_fit_is_standardised_and_its_covariance_has_the_gauge_directions_removed
     assert np.all(fit.se > 0)
     np.testing.assert_allclose(fit.weights.sum(), 1.0)
     # the EM climbs from the joint fit's abilities with a uniform law on the grid
-    grid_a, grid_b = _grid(result.V[:, 0], result.b)
+    grid_a, grid_b = _grid(_first_top(result.V[:, 0]), result.b)
     problem = _Problem(np.asarray(data.matrix.scores, float), grid_a, grid_b)
     start = problem.posterior(result.U[:, 0], np.full(grid_a.size, -np.log(grid_a.size)))[1]
     assert fit.log_likelihood > start
@@ -138,3 +137,17 @@ def test_stopping_before_convergence_warns(small):
             data.matrix.scores, result.U[:, 0], result.V[:, 0], result.b, max_iter=3
         )
     assert not fit.converged and np.all(np.isfinite(fit.se))
+
+
+def test_grid_widens_when_the_law_sits_on_its_largest_discrimination():
+    """Items more discriminating than the starting estimates (as after a strongly shrunk MAP
+    fit): the grid starts at a <= 1.25, the estimated law must not pile up on its edge."""
+    rng = np.random.default_rng(7)
+    theta = rng.standard_normal(25)
+    a, b = np.full(600, 2.5), rng.normal(0.0, 2.0, 600)
+    scores = (rng.random((25, 600)) < 1 / (1 + np.exp(-(np.outer(theta, a) + b)))).astype(float)
+    fit = fit_random_items(scores, theta, np.full(600, 1.0), b)
+    assert fit.converged
+    assert fit.grid_a.max() > 2.5
+    assert fit.weights[fit.grid_a == fit.grid_a.max()].sum() <= 0.01
+    assert np.corrcoef(fit.theta, theta)[0, 1] > 0.99

@@ -35,6 +35,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import expit
 
 from latentbench.exceptions import ConvergenceWarning
 from latentbench.irt._squarem import extrapolate, next_step_max, squarem_step
@@ -44,6 +45,11 @@ __all__ = ["RandomItemsFit", "fit_random_items"]
 _GRID_A = 16
 _GRID_B = 40
 _NEWTON_STEPS = 3
+_EDGE_MASS = 0.01
+"""Largest weight the estimated law may put on the grid's largest discrimination; above it
+the grid is widened (x1.5, at most :data:`_WIDENINGS` times) and the EM continues."""
+_WIDENINGS = 4
+_EDGE_WARMUP = 30
 
 
 @dataclass
@@ -136,7 +142,7 @@ class _Problem:
         correct = self.Y @ (R @ self.a)  # (N,): sum_j y_ij E[a_j | data]
         M0 = R.sum(axis=0)[None, :] if self.complete else self.O @ R  # expected observed counts
         for _ in range(steps):
-            p = 1.0 / (1.0 + np.exp(-(np.outer(theta, self.a) + self.b)))
+            p = expit(np.outer(theta, self.a) + self.b)
             grad = correct - (p * M0) @ self.a
             curv = (p * (1.0 - p) * M0) @ (self.a * self.a)
             theta = theta + grad / np.maximum(curv, 1e-12)
@@ -146,7 +152,7 @@ class _Problem:
         """Observed information of the marginal log-likelihood in theta (Louis), (N, N)."""
         keep = R.max(axis=0) > 1e-10  # grid points no item uses contribute nothing
         a, b, Rk = self.a[keep], self.b[keep], R[:, keep]
-        p = 1.0 / (1.0 + np.exp(-(np.outer(theta, a) + b)))  # (N, Gk)
+        p = expit(np.outer(theta, a) + b)  # (N, Gk)
         N = theta.size
         # complete-data information: sum_j sum_g R_jg O_ij a_g^2 p_ig (1 - p_ig), diagonal
         info = np.diag(((p * (1.0 - p)) * (self.O @ Rk)) @ (a * a))  # (N, N)
@@ -173,13 +179,78 @@ def _standardise(theta: np.ndarray, reference: np.ndarray) -> np.ndarray:
     return out
 
 
-def _grid(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Support points covering the starting item estimates with a margin."""
-    a_top = max(1.25 * float(np.max(a, initial=0.0)), 1.0)
+def _grid(a_top: float, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Support points: ``a`` from 0 to ``a_top``, ``b`` over the starting estimates plus 1."""
     ga = np.linspace(0.0, a_top, _GRID_A)
     gb = np.linspace(float(np.min(b)) - 1.0, float(np.max(b)) + 1.0, _GRID_B)
     A, B = np.meshgrid(ga, gb, indexing="ij")
     return A.ravel(), B.ravel()
+
+
+def _first_top(a: np.ndarray) -> float:
+    """The grid's first largest discrimination: 1.25 times the largest starting one (>= 1)."""
+    return max(1.25 * float(np.max(a, initial=0.0)), 1.0)
+
+
+_Point = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _run_em(
+    problem: _Problem,
+    theta: np.ndarray,
+    ref: np.ndarray,
+    tol: float,
+    max_iter: int,
+    edge: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, int, bool, float]:
+    """SQUAREM-accelerated EM from ``theta`` and a uniform law on the problem's grid.
+
+    With ``edge`` (a mask of grid points), stops early once the law puts more than
+    :data:`_EDGE_MASS` on them (after :data:`_EDGE_WARMUP` iterations). Returns the
+    abilities, the log weights, the iterations, whether ``tol`` was met and the last change.
+    """
+    G = problem.a.size
+    empty = np.zeros((0, 1))
+
+    def em(point: _Point) -> tuple[_Point, float]:
+        th, lw = point[0][:, 0], point[1][:, 0]
+        R, loglik = problem.posterior(th, lw)
+        w = np.maximum(R.mean(axis=0), 1e-300)
+        th = _standardise(problem.newton(th, R, _NEWTON_STEPS), ref)
+        return (th[:, None], np.log(w)[:, None], empty), loglik
+
+    x0 = (_standardise(np.asarray(theta, float), ref)[:, None], np.full((G, 1), -np.log(G)), empty)
+    step_max, n_iter, converged, change = 1.0, 0, False, float("inf")
+    while n_iter < max_iter:
+        x1, ll0 = em(x0)
+        x2, _ = em(x1)
+        alpha, r, v = squarem_step(x0, x1, x2, step_max)
+        candidate = extrapolate(x0, r, v, alpha, nonneg=False)
+        lw = candidate[1][:, 0]
+        lw = lw - np.log(np.sum(np.exp(lw - lw.max()))) - lw.max()
+        candidate = (_standardise(candidate[0][:, 0], ref)[:, None], lw[:, None], empty)
+        x3, ll3 = em(candidate)
+        accepted = ll3 >= ll0
+        if not accepted:
+            x3, _ = em(x2)
+        step_max = next_step_max(step_max, alpha, accepted)
+        n_iter += 3
+        change = float(np.abs(x3[0] - x0[0]).max())
+        x0 = x3
+        if change < tol:
+            converged = True
+            break
+        if (
+            edge is not None
+            and n_iter >= _EDGE_WARMUP
+            and _edge_mass(x0[1][:, 0], edge) > _EDGE_MASS
+        ):
+            break
+    return x0[0][:, 0], x0[1][:, 0], n_iter, converged, change
+
+
+def _edge_mass(log_w: np.ndarray, edge: np.ndarray) -> float:
+    return float(np.exp(log_w[edge]).sum())
 
 
 def fit_random_items(
@@ -219,41 +290,24 @@ def fit_random_items(
     """
     scores = np.asarray(scores, dtype=np.float64)
     ref = np.ones(scores.shape[0], bool) if reference is None else np.asarray(reference, bool)
-    grid_a, grid_b = _grid(np.asarray(a, float) / sigma, np.asarray(b, float) / sigma)
-    problem = _Problem(scores, grid_a, grid_b)
-    G = grid_a.size
-    empty = np.zeros((0, 1))
-
-    Point = tuple[np.ndarray, np.ndarray, np.ndarray]
-
-    def em(point: Point) -> tuple[Point, float]:
-        th, lw = point[0][:, 0], point[1][:, 0]
-        R, loglik = problem.posterior(th, lw)
-        w = np.maximum(R.mean(axis=0), 1e-300)
-        th = _standardise(problem.newton(th, R, _NEWTON_STEPS), ref)
-        return (th[:, None], np.log(w)[:, None], empty), loglik
-
-    x0 = (_standardise(np.asarray(theta, float), ref)[:, None], np.full((G, 1), -np.log(G)), empty)
-    step_max, n_iter, converged, change = 1.0, 0, False, float("inf")
-    while n_iter < max_iter:
-        x1, ll0 = em(x0)
-        x2, _ = em(x1)
-        alpha, r, v = squarem_step(x0, x1, x2, step_max)
-        candidate = extrapolate(x0, r, v, alpha, nonneg=False)
-        lw = candidate[1][:, 0]
-        lw = lw - np.log(np.sum(np.exp(lw - lw.max()))) - lw.max()
-        candidate = (_standardise(candidate[0][:, 0], ref)[:, None], lw[:, None], empty)
-        x3, ll3 = em(candidate)
-        accepted = ll3 >= ll0
-        if not accepted:
-            x3, _ = em(x2)
-        step_max = next_step_max(step_max, alpha, accepted)
-        n_iter += 3
-        change = float(np.abs(x3[0] - x0[0]).max())
-        x0 = x3
-        if change < tol:
-            converged = True
+    b_start = np.asarray(b, float) / sigma
+    a_top = _first_top(np.asarray(a, float) / sigma)
+    start = np.asarray(theta, float)
+    n_iter = 0
+    for widening in range(_WIDENINGS + 1):
+        grid_a, grid_b = _grid(a_top, b_start)
+        problem = _Problem(scores, grid_a, grid_b)
+        edge = grid_a == grid_a.max()
+        last = widening == _WIDENINGS
+        theta_hat, log_w, used, converged, change = _run_em(
+            problem, start, ref, tol, max_iter - n_iter, None if last else edge
+        )
+        n_iter += used
+        if _edge_mass(log_w, edge) <= _EDGE_MASS or last or n_iter >= max_iter:
             break
+        # the law puts mass on the largest discrimination of the grid: widen it, go on
+        a_top *= 1.5
+        start = theta_hat
     if not converged:
         warnings.warn(
             f"random-item abilities stopped at max_iter={max_iter} before meeting tol={tol} "
@@ -261,7 +315,6 @@ def fit_random_items(
             ConvergenceWarning,
             stacklevel=2,
         )
-    theta_hat, log_w = x0[0][:, 0], x0[1][:, 0]
     R, loglik = problem.posterior(theta_hat, log_w)
     info = problem.information(theta_hat, R)
     # Jacobian of the standardisation over the reference models (the gauge directions)
