@@ -14,17 +14,21 @@ abilities are the parameters (the roles of the usual marginal ML reversed, as J 
 
     l(theta, G) = sum_j log sum_g w_g prod_i p(y_ij | theta_i, a_g, b_g)
 
-``G`` is discrete on a fixed grid of ``(a_g, b_g)`` (``a >= 0``), its weights ``w`` estimated by
-nonparametric maximum likelihood (Kiefer & Wolfowitz 1956; EM as in Laird 1978), jointly with
-the abilities. With the items integrated out against a law estimated from all J items, the
-abilities are consistent as J grows with N fixed, and their standard errors come from the
-observed information of ``l(., G_hat)`` (the Louis identity, exact derivatives), mapped through
-the standardisation of the reporting scale (mean 0, sd 1 over the fitted models).
+``G`` is discrete on a grid of ``(a_g, b_g)`` (``a >= 0``; 16 x 40 points over the starting
+estimates' range, the ``a`` range widened while the law piles up on its largest value), its
+weights ``w`` estimated by nonparametric maximum likelihood (Kiefer & Wolfowitz 1956; EM as
+in Laird 1978), jointly with the abilities. With the items integrated out against a law
+estimated from all J items, the abilities are consistent as J grows with N fixed, and their
+standard errors come from the observed information of ``l(., G_hat)`` (the Louis identity,
+exact derivatives), mapped through the standardisation of the reporting scale (mean 0, sd 1
+over the fitted models).
 
 EM, accelerated by SQUAREM (:mod:`latentbench.irt._squarem`): the E-step gives every item's
 posterior over the grid, ``R_jg``; the M-step sets ``w = mean_j R_j`` and takes Newton steps on
-each ability (given ``R`` the abilities separate), then standardises the abilities. Cost per
-iteration: two (N, J) x (J, G) products, O(N J G); G = 640 grid points by default.
+each ability (given ``R`` the abilities separate), then standardises the abilities. The
+responses enter the E-step only through two per-item sums and the observed-cell pattern: one
+(J, 3 + N) x (3 + N, G) product per iteration, O(N J G) with missing cells and O(J G)
+without; G = 640 grid points.
 
 Item parameters are summarised by their posterior means and sds under ``G_hat``.
 """
