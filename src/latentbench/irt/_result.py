@@ -302,13 +302,13 @@ class IRTResult:
         calibration models (mean 0, sd 1 over them): the SEs include the calibration's
         uncertainty about the items and about its own scale.
         """
-        from latentbench.irt.inference import random_items_fit
-
         assert self.matrix is not None
         calibration = self.matrix.scores
         new = np.full((scores.shape[0], calibration.shape[1]), np.nan)
         new[:, cols] = scores
-        start = np.concatenate([random_items_fit(self).theta, theta])
+        # start from the calibration's random-item abilities when computed, else its fit
+        known = self.random_items.theta if self.random_items is not None else self.U[:, 0]
+        start = np.concatenate([known, theta])
         reference = np.r_[np.ones(calibration.shape[0], bool), np.zeros(scores.shape[0], bool)]
         joint = fit_random_items(
             np.vstack([calibration, new]),
