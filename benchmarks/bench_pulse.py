@@ -15,7 +15,9 @@ Three measurements, each with its command line printed beside the table:
   other upper bound), started with 64 cells per model (B). Reported: cells used (initial
   batch included), the fraction of seeds that certified the true best, and the ratio
   PULSE / LUCB; PULSE starts with its default 32 cells per model, so the table also shows
-  LUCB started with 32 cells and PULSE's ratio to it.
+  LUCB started with 32 cells and PULSE's ratio to it. A second table gives the oracle floor
+  (``oracle_floor``): the cells a fixed-sample normal bound with the true means, the doubly
+  robust variances of an oracle proxy and the best allocation would need.
 * ``history-free``: PULSE with the proxy learned online from the candidates' own cells
   (no history) vs UCB-E on the candidate halves of BFCL and MMLU-Pro.
 * ``width``: after 200 cells of one candidate model (alpha = 0.1, no union bound), the
@@ -221,6 +223,50 @@ def certified_lucb(Y: np.ndarray, delta: float, batch: int, init: int, seed: int
                 t[arm] += k
 
 
+def oracle_floor(Y: np.ndarray, history: np.ndarray, delta: float, inflation: float) -> int:
+    """Fewest cells that certify the best with a fixed-sample normal bound and oracle knowledge.
+
+    Every model's mean and the variance of its doubly robust term are known (the proxy's
+    item factors from the history, the model's own factors fitted on its whole row: an
+    oracle proxy); a model's bound after ``t`` cells is ``inflation * z * sqrt(v / t (1 - t /
+    n))`` (normal, finite-population, at the certificate's levels: lower at
+    ``delta / (2 (m - 1))``, upper at ``delta / 2``). The allocation is the best one given
+    the true means: the best's cells on a grid, and every other model the fewest cells (from
+    32, in steps of 16) that put its upper bound below the best's lower bound. No
+    anytime-valid method can need fewer cells with inflation 1 and this proxy; an
+    anytime-valid bound costs at least the inflation of its width over the normal one.
+    """
+    from scipy.stats import norm
+
+    m, n = Y.shape
+    Y = Y.astype(np.float64)
+    mu = Y.mean(axis=1)
+    proxy = LowRankProxy(random_state=0).fit(history)
+    f = proxy.predict(proxy.fit_models(Y), dtype=np.float64)
+    fc = f - f.mean(axis=1, keepdims=True)
+    lam = np.clip(((Y - mu[:, None]) * fc).sum(1) / np.maximum((fc**2).sum(1), 1e-12), 0, 1)
+    v = (Y - lam[:, None] * f).var(axis=1)
+    best = int(np.argmax(mu))
+    z_low, z_up = norm.isf(delta / (2 * (m - 1))), norm.isf(delta / 2)
+    grid = np.unique(np.r_[np.arange(32, n, 16), n])
+
+    def half(var: float, t: np.ndarray, z: float) -> np.ndarray:
+        return inflation * z * np.sqrt(var / t * np.clip(1 - t / n, 0, None))
+
+    floor = m * n
+    for t_best in grid:
+        lower = mu[best] - half(v[best], np.array([t_best]), z_low)[0]
+        total = int(t_best)
+        for k in np.delete(np.arange(m), best):
+            ok = mu[k] + half(v[k], grid, z_up) < lower
+            if not ok.any():
+                break
+            total += int(grid[np.argmax(ok)])
+        else:
+            floor = min(floor, total)
+    return floor
+
+
 def certify(args: argparse.Namespace) -> None:
     print(
         "| pool | models x items | LUCB cells (% of all) | LUCB certified true best "
@@ -228,6 +274,7 @@ def certify(args: argparse.Namespace) -> None:
         "| LUCB from 32 cells | PULSE / LUCB from 32 |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
+    floors = []
     for name in ("bfcl", "mmlu_pro", "alpacaeval1", "alpacaeval2"):
         start = time.perf_counter()
         scores = complete(name)
@@ -273,6 +320,26 @@ def certify(args: argparse.Namespace) -> None:
             flush=True,
         )
         print(f"<!-- {name}: {args.seeds} seeds, {time.perf_counter() - start:.0f} s -->")
+        floors.append((name, L[:, 0].mean(), P[:, 0].mean(), scores[hist], Y))
+    print()
+    print(
+        "Oracle floor (`oracle_floor`: true means and doubly robust variances known, oracle "
+        "proxy, fixed-sample normal bounds times an inflation; cells and ratio to LUCB):"
+    )
+    print()
+    print(
+        "| pool | floor, inflation 1.0 | / LUCB | floor, inflation 1.3 | / LUCB "
+        "| PULSE / floor 1.0 |"
+    )
+    print("|---|---|---|---|---|---|")
+    for name, lucb_cells, pulse_cells, history, Y in floors:
+        f1 = oracle_floor(Y, history, args.delta, 1.0)
+        f13 = oracle_floor(Y, history, args.delta, 1.3)
+        print(
+            f"| {name} | {f1:,} | {f1 / lucb_cells:.2f} | {f13:,} | {f13 / lucb_cells:.2f} "
+            f"| {pulse_cells / f1:.2f} |",
+            flush=True,
+        )
 
 
 def width(args: argparse.Namespace) -> None:

@@ -105,9 +105,11 @@ class Pulse(ProxyBookkeeping):
     random numbers): arms with the same number of cells have seen the same items, so the
     per-item effect that the proxy does not capture cancels in their comparison. Each arm's
     order is still a uniform permutation, so the per-round unbiasedness and the intervals are
-    unchanged. Both defaults were chosen after comparing variants on the shared pools, and
-    are measured there with the previous ones and with UCB-E in the same configurations side
-    by side (``benchmarks/RESULTS_select.md``).
+    unchanged. Without a history (:class:`~latentbench.select.OnlineProxy`, item factors
+    learned from the candidates' cells) the order is one per arm: a shared order would show
+    the proxy which items an arm draws next. Both defaults were chosen after comparing
+    variants on the shared pools, and are measured there with the previous ones and with
+    UCB-E in the same configurations side by side (``benchmarks/RESULTS_select.md``).
     """
 
     name = "pulse"

@@ -312,7 +312,10 @@ def run_selection(
     item_order : {"independent", "shared"}, optional
         Reveal order of the cells: a random permutation per arm, or one permutation shared by
         every arm (common random numbers). By default the policy's ``default_item_order``
-        ("shared" for PULSE, "independent" for the other policies, as in the paper).
+        ("shared" for PULSE, "independent" for the other policies, as in the paper), except
+        with a proxy that learns its item factors from the candidates' cells (history-free,
+        :class:`~latentbench.select.OnlineProxy`): there only "independent" is valid, as the
+        other arms' cells would show which items an arm draws next under a shared order.
     proxy : LowRankProxy, optional
         Fitted proxy, required by PULSE and Naive-Pooling.
     random_state : int or Generator, optional
@@ -337,10 +340,22 @@ def run_selection(
         raise InputError(f"batch_size={batch_size!r}; expected a positive integer")
     if init_batch is None:
         init_batch = default_initial_batch(policy, n)
+    # a proxy that learns item factors from the candidates' own cells (history-free) needs an
+    # order per arm: under one shared order the other arms' cells show which items an arm
+    # draws next, so its draws are not uniform given its predictions (biased estimates)
+    learns_items = policy.needs_proxy and bool(getattr(proxy, "learns_items", False))
     if item_order is None:
-        item_order = str(getattr(policy, "default_item_order", "independent"))
+        default = str(getattr(policy, "default_item_order", "independent"))
+        item_order = "independent" if learns_items else default
     if item_order not in ("independent", "shared"):
         raise InputError(f"item_order={item_order!r}; expected 'independent' or 'shared'")
+    if item_order == "shared" and learns_items:
+        raise InputError(
+            "item_order='shared' with a proxy that learns its item factors from the "
+            "candidates' cells (history-free); expected item_order='independent': under one "
+            "shared order the other arms' cells show which items an arm draws next, so its "
+            "draws are not uniform given its predictions and the estimates are biased"
+        )
     if not 1 <= init_batch <= n:
         raise InputError(f"init_batch={init_batch!r}; expected an integer in 1..{n}")
     if stop not in ("budget", "confidence"):
