@@ -1,6 +1,6 @@
 """PULSE in its default configuration on the shared pools (issue 13); prints markdown tables.
 
-Three measurements, each with its command line printed beside the table:
+Measurements, each with its command line printed beside the table:
 
 * ``identify``: evaluations until the identification accuracy (over seeds) first reaches
   95 %, PULSE (default options) vs UCB-E on the same seeds and initial cells, post-init and
@@ -25,6 +25,8 @@ Three measurements, each with its command line printed beside the table:
   (the first 64 cells plain, the model's factors fit on them with the history's item
   factors, the other 136 with lambda = 1), vs the normal approximation of the plain mean,
   ``2 z_0.95 s / sqrt(200)`` times the finite-population factor.
+* ``width-over-run``: the same ratio at 5-95 % of a model's items, default bets vs one
+  horizon set to the effective cells at that point (oracle).
 
 Pools: the candidate half of a seeded random split (the other half is the history), on
 BFCL v2 (exact gap 0.02, and all candidates), MMLU-Pro, AlpacaEval 1 and AlpacaEval 2 (all
@@ -36,6 +38,7 @@ Usage::
     python benchmarks/bench_pulse.py identify --seeds 200
     python benchmarks/bench_pulse.py certify --seeds 50
     python benchmarks/bench_pulse.py width
+    python benchmarks/bench_pulse.py width-over-run
     python benchmarks/bench_pulse.py history-free --seeds 8
 """
 
@@ -407,6 +410,49 @@ def width(args: argparse.Namespace) -> None:
         )
 
 
+def width_over_run(args: argparse.Namespace) -> None:
+    """The interval's width relative to the normal approximation as a model's run goes on.
+
+    Plain cells of every candidate model revealed in a random order, 64 per update (alpha =
+    0.1, no union bound); the median over models of betting width / (2 z_0.95 s sqrt(1 / t -
+    1 / n)) at a few fractions of the items, for the default mixture of horizons and for one
+    horizon set to the effective cells at that point (an oracle choice, not a method).
+    """
+    fractions = (0.05, 0.2, 0.5, 0.8, 0.95)
+    head = " | ".join(f"{round(100 * q)} %" for q in fractions)
+    print(f"| matrix | models | bets | {head} |")
+    print("|---|---|---|" + "---|" * len(fractions))
+    rng = np.random.default_rng(0)
+    for name in REAL:
+        scores = complete(name).astype(np.float64)
+        _, test = split_models(scores.shape[0], random_state=0)
+        n = scores.shape[1]
+        stops = [max(int(q * n), 64) for q in fractions]
+        effective = np.cumsum((n / (n - np.arange(n, dtype=np.float64))) ** 2)
+        rows: dict[str, list[list[float]]] = {"default": [], "oracle": []}
+        for i in test:
+            y = scores[i, rng.permutation(n)]
+            if y.std() == 0:
+                continue
+            for label in rows:
+                ratios = []
+                for t in stops:
+                    kw = {} if label == "default" else {"horizons": (int(effective[t - 1]),)}
+                    cs = BettingConfSeq(1, n, 0.1, union=False, **kw)
+                    for k in range(0, t, 64):
+                        b = min(64, t - k)
+                        cs.update(0, y[k : k + b], np.zeros(b), 0.0, 0.0, 0.0, 0.0)
+                    lo, hi = cs.interval()
+                    normal = 2 * 1.6449 * y[:t].std(ddof=1) * math.sqrt(1 / t - 1 / n)
+                    ratios.append((hi[0] - lo[0]) / normal if normal > 0 else math.nan)
+                rows[label].append(ratios)
+        for label, values in rows.items():
+            med = np.nanmedian(np.array(values), axis=0)
+            cells = " | ".join(f"{v:.2f}" for v in med)
+            what = "default mixture" if label == "default" else "one horizon at A_t (oracle)"
+            print(f"| {name} | {len(values)} | {what} | {cells} |", flush=True)
+
+
 def history_free(args: argparse.Namespace) -> None:
     from latentbench.select import run_experiment
     from latentbench.select._online import OnlineProxy
@@ -449,7 +495,9 @@ def history_free(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("what", choices=["identify", "certify", "width", "history-free"])
+    parser.add_argument(
+        "what", choices=["identify", "certify", "width", "width-over-run", "history-free"]
+    )
     parser.add_argument("--seeds", type=int, default=200)
     parser.add_argument("--budget", type=int, default=400_000)
     parser.add_argument("--delta", type=float, default=0.05)
@@ -483,6 +531,7 @@ def main() -> None:
         "identify": identify,
         "certify": certify,
         "width": width,
+        "width-over-run": width_over_run,
         "history-free": history_free,
     }
     run[args.what](args)
