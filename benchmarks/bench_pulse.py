@@ -458,11 +458,12 @@ def history_free(args: argparse.Namespace) -> None:
     from latentbench.select._online import OnlineProxy
 
     print(
-        "| pool | models | reference | reference to 95 % post-init | policy | to 95 % "
-        "| saved post-init | saved total |"
+        "| pool | models | reference | reference to 95 % post-init | policy | policy to 95 % "
+        "post-init | saved post-init | reference total | policy total | saved total |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name in args.pools.split(",") if args.pools else ("bfcl", "mmlu_pro"):
+        start = time.perf_counter()
         scores = complete(name)
         _, test = split_models(scores.shape[0], random_state=0)
         Y = scores[test]
@@ -476,21 +477,29 @@ def history_free(args: argparse.Namespace) -> None:
             proxy=OnlineProxy(rank=args.online_rank, random_state=0),
             n_jobs=args.n_jobs,
         )
-        rows = {r["policy"]: r for r in res.summary}
+        init = {r["policy"]: r["init_evaluations"] for r in res.summary}
         # every policy against UCB-E; the default PULSE also against UCB-E variants (e.g. UCB-E
-        # with PULSE's start); savings from the means over seeds
+        # in PULSE's design); paired bootstrap over seeds as in `identify`
         pairs = [("ucbe", spec) for spec in specs[1:]]
         pairs += [(spec, "pulse") for spec in specs[2:] if spec.startswith("ucbe:")]
         for ref_spec, spec in pairs:
-            ref, r = rows[ref_spec], rows[spec]
-            post = 100 * (ref["budget_post_init"] - r["budget_post_init"]) / ref["budget_post_init"]
-            total = 100 * (ref["budget_total"] - r["budget_total"]) / ref["budget_total"]
+            boot = paired_saving(res.curves[("all", ref_spec)], res.curves[("all", spec)], res.grid)
+            ok = np.isfinite(boot).all(axis=1)
+            a, b = boot[ok, 0], boot[ok, 1]
+            post = 100 * (a - b) / np.maximum(a, 1)
+            total = 100 * (a + init[ref_spec] - b - init[spec]) / (a + init[ref_spec])
             print(
-                f"| {name} | {Y.shape[0]} | `{ref_spec}` | {ref['budget_post_init']:,.0f} "
-                f"| `{spec}` | {r['budget_post_init']:,.0f} ± {r['budget_post_init_sd']:,.0f} "
-                f"| {post:.1f} % | {total:.1f} % |",
+                f"| {name} | {Y.shape[0]} | `{ref_spec}` | {a.mean():,.0f} ± {a.std():,.0f} "
+                f"| `{spec}` | {b.mean():,.0f} ± {b.std():,.0f} | {post.mean():.1f} % ± "
+                f"{post.std():.1f} | {a.mean() + init[ref_spec]:,.0f} "
+                f"| {b.mean() + init[spec]:,.0f} | {total.mean():.1f} % ± {total.std():.1f} |",
                 flush=True,
             )
+        print(
+            f"<!-- {name}: {args.seeds} seeds, reached {ok.mean():.2f} of resamples, "
+            f"{time.perf_counter() - start:.0f} s -->",
+            flush=True,
+        )
 
 
 def main() -> None:
