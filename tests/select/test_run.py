@@ -435,6 +435,18 @@ def test_history_free_proxy_weight_is_measured_out_of_sample():
     assert _out_of_sample_lambda(np.zeros((3, 5))) == 0.0
 
 
+class FixedSchedule(Pulse):
+    """PULSE's estimates and intervals under a fixed pull schedule (no adaptive-choice bias):
+    arm 0 is always ahead of arms 1 and 2."""
+
+    schedule = (0, 0, 0, 1, 0, 0, 0, 2, 0, 1, 0, 2)
+
+    def choose(self, state):
+        self._k = getattr(self, "_k", -1) + 1
+        arm = self.schedule[self._k % len(self.schedule)]
+        return arm if state.n_obs[arm] < state.n_items else None
+
+
 def test_history_free_run_uses_an_order_per_arm_and_stays_unbiased():
     """With item factors learned from the candidates' cells, a shared reveal order would show
     the proxy which items an arm draws next (arms behind the leader were 0.023 and -0.017 off
@@ -448,13 +460,6 @@ def test_history_free_run_uses_an_order_per_arm_and_stays_unbiased():
     logits = np.array([1.0, -1.0, 0.0])[:, None] + b[None, :]
     Y = (rng.random((3, 600)) < 1 / (1 + np.exp(-logits))).astype(np.float32)
     mu = Y.mean(axis=1, dtype=np.float64)
-    schedule = [0, 0, 0, 1, 0, 0, 0, 2, 0, 1, 0, 2]  # arm 0 always ahead of the others
-
-    class FixedSchedule(Pulse):
-        def choose(self, state):
-            self._k = getattr(self, "_k", -1) + 1
-            arm = schedule[self._k % len(schedule)]
-            return arm if state.n_obs[arm] < state.n_items else None
 
     with pytest.raises(InputError, match="item_order='shared'"):
         run_selection(
@@ -470,5 +475,34 @@ def test_history_free_run_uses_an_order_per_arm_and_stays_unbiased():
         assert res.params["item_order"] == "independent"
         errors.append(res.estimates - mu)
     E = np.array(errors)[:, 1:]  # arm 0 ends fully evaluated (exact)
+    se = E.std(axis=0, ddof=1) / math.sqrt(len(E))
+    assert (np.abs(E.mean(axis=0)) < 3.5 * se).all(), (E.mean(axis=0), se)
+
+
+def test_shared_order_with_a_history_stays_unbiased():
+    """With a history the item factors are fixed and each arm's factors come from its own
+    cells, so the default shared order leaves every arm's draws uniform given its
+    predictions: the same fixed schedule as above (arm 0 ahead, refits every 2 rounds)
+    gives unbiased estimates."""
+    rng = np.random.default_rng(5)
+    a, b = rng.uniform(0.5, 1.5, 600), rng.normal(0.0, 3.0, 600)
+
+    def draw(theta):
+        logits = a[None, :] * np.asarray(theta)[:, None] + b[None, :]
+        return (rng.random((len(theta), 600)) < 1 / (1 + np.exp(-logits))).astype(np.float32)
+
+    proxy = LowRankProxy(rank=1, random_state=0).fit(draw(rng.normal(0.0, 1.0, 20)))
+    Y = draw([1.0, -1.0, 0.0])
+    mu = Y.mean(axis=1, dtype=np.float64)
+
+    errors = []
+    for s in range(80):
+        res = run_selection(
+            MatrixOracle(Y), FixedSchedule(refit_every=2), budget=800, proxy=proxy,
+            random_state=s,
+        )  # fmt: skip
+        assert res.params["item_order"] == "shared"
+        errors.append(res.estimates - mu)
+    E = np.array(errors)[:, 1:]
     se = E.std(axis=0, ddof=1) / math.sqrt(len(E))
     assert (np.abs(E.mean(axis=0)) < 3.5 * se).all(), (E.mean(axis=0), se)
