@@ -235,9 +235,10 @@ def oracle_floor(Y: np.ndarray, history: np.ndarray, delta: float, inflation: fl
     n))`` (normal, finite-population, at the certificate's levels: lower at
     ``delta / (2 (m - 1))``, upper at ``delta / 2``). The allocation is the best one given
     the true means: the best's cells on a grid, and every other model the fewest cells (from
-    32, in steps of 16) that put its upper bound below the best's lower bound. No
-    anytime-valid method can need fewer cells with inflation 1 and this proxy; an
-    anytime-valid bound costs at least the inflation of its width over the normal one.
+    32, in steps of 16) that put its upper bound below the best's lower bound. A reference
+    point, not a proof: a method with per-model bounds and this proxy needs at least this
+    many cells when its bounds are the normal ones (inflation 1), and anytime-valid bounds
+    are wider (inflation > 1); paired comparisons of models are not modelled.
     """
     from scipy.stats import norm
 
