@@ -231,6 +231,11 @@ def test_selection_findings(selection_run):
     )
     assert "Baseline: spread evenly" in findings and "History (learns the proxy" in findings
     assert "Not certified" in findings  # the fixture's intervals overlap
+    assert "First certified" not in findings
+    data["certified_after_post_init"], data["certified_model"] = 0, "m0"
+    findings = build_report(selection=data).split('id="selection-summary"')[1]
+    paid = selection_run.evaluations_init
+    assert f"First certified after {paid:,} cells, {paid / 1800:.1%} of a full" in findings
     data["arms"][-1]["lower"] = 0.99
     assert "Certified" in build_report(selection=data)
 

@@ -123,6 +123,31 @@ def test_replay_history_from_store(files):
     assert bad.exit_code != 0 and "go together" in bad.output
 
 
+def test_replay_drops_items_with_missing_cells_when_asked(files):
+    tmp, _Y = files
+    long = pd.read_parquet(tmp / "candidates.parquet")
+    holes = long["item"].isin(["q003", "q077"]) & long["model"].isin(["m21", "m30"])
+    path = tmp / "holes.parquet"
+    long[~holes].to_parquet(path)  # four unobserved cells (no rows)
+    base = ["select", "replay", str(path), "--history", str(tmp / "history.parquet")]
+    base += ["--rank", "2", "--budget", "1200", "--batch-size", "16", "--init-batch", "8"]
+    refused = runner.invoke(app, [*base, "--out", str(tmp / "refused")])
+    assert refused.exit_code == 2 and "--missing drop-items" in refused.output
+    out = tmp / "dropped"
+    result = runner.invoke(app, [*base, "--missing", "drop-items", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "dropped 2 of 150 items" in text
+    data = json.loads((out / "selection.json").read_text())
+    assert data["params"]["n_items"] == 148
+    assert data["params"]["history"]["dropped items"] == 2
+    assert data["evaluations_total"] == 20 * 8 + 1200
+    assert max(arm["n_observed"] for arm in data["arms"]) <= 148
+    # the run went on after its first certificate (if any): the summary says when
+    if data["certified_after_post_init"] is not None and data["certified_after_post_init"] < 1200:
+        assert "first certified at delta = 0.1 with" in text
+
+
 def test_replay_reports_bad_input(files):
     tmp, _ = files
     result = runner.invoke(

@@ -135,3 +135,20 @@ def test_simulator_reproduces_item_structure():
     np.testing.assert_array_equal(sample, again)
     with pytest.raises(InputError, match="n_models"):
         sim.sample(0)
+
+
+def test_experiment_drops_items_with_missing_candidate_cells_when_asked():
+    from latentbench.select import experiment_from_matrix
+
+    Y, _, _, _ = lowrank_data(20, 120, r=2, seed=5)
+    Y = Y.astype(np.float64)
+    hist, test = split_models(20, random_state=0)
+    Y[test[0], [7, 40]] = np.nan  # two candidate cells unobserved
+    Y[hist[0], 90] = np.nan  # a history hole is the proxy's business, not the target's
+    kw = dict(pools="full", policies=["ucbe"], seeds=2, budget=200, batch_size=16)
+    kw.update(init_batch=8, pool_size=10, rank=1, n_jobs=1)
+    with pytest.raises(InputError, match="missing"):
+        experiment_from_matrix(Y, **kw)
+    res = experiment_from_matrix(Y, missing="drop-items", **kw)
+    assert res.params["dropped_items"] == 2  # the history's hole does not count
+    assert res.pools["full"]["n_models"] == 10

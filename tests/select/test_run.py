@@ -239,6 +239,53 @@ def test_fixed_confidence_stop():
     assert np.all(res.certificate_upper <= res.upper + 1e-12)
 
 
+def test_budget_run_records_its_first_certificate():
+    """A budget run records when its leader was first certified; a run with the same pulls
+    that stops at the certificate (same policy, same seed) stops exactly there."""
+    Y, U, V, b = lowrank_data(4, 3000, r=1, seed=2)
+    Y[3] = (np.random.default_rng(0).random(3000) < 0.9).astype(np.float32)
+    proxy = LowRankProxy.from_factors(V, b, U_history=U)
+    kw = dict(batch_size=64, init_batch=32, proxy=proxy, random_state=1)
+    full = run_selection(MatrixOracle(Y), Pulse(alpha=0.1), budget=6000, **kw)
+    assert full.stopped == "budget" and full.evaluations_post_init == 6000
+    assert full.certified_arm == 3 and 0 < full.certified_after < 6000
+    stopped = run_selection(MatrixOracle(Y), Pulse(alpha=0.1), budget=6000, stop="confidence", **kw)
+    assert stopped.stopped == "confidence" and stopped.best == 3
+    assert stopped.evaluations_post_init == stopped.certified_after == full.certified_after
+    data = full.to_dict(trace=False)
+    assert data["certified_after_post_init"] == full.certified_after
+    assert data["certified_model"] == "3"
+    # never certified: None, and no intervals: None
+    short = run_selection(MatrixOracle(Y), Pulse(alpha=0.1), budget=64, **kw)
+    assert short.certified_after is None and short.certified_arm is None
+    plain = run_selection(MatrixOracle(Y), UCBE(), budget=64, random_state=1)
+    assert plain.certified_after is None and plain.to_dict()["certified_model"] is None
+
+
+def test_certified_by_the_initial_batch_stops_before_any_round():
+    """Arms all 1 and all 0: the initial batch certifies the first, so a fixed-confidence run
+    spends nothing after it."""
+    Y = np.zeros((2, 400), dtype=np.float32)
+    Y[0] = 1.0
+    res = run_selection(
+        MatrixOracle(Y), UCBE(), budget=0, init_batch=64, random_state=0
+    )  # UCB-E has no intervals
+    assert res.certified_after is None
+    Y[1, :5] = 1.0
+    proxy = LowRankProxy.from_factors(np.zeros((400, 1)), np.zeros(400), U_history=np.zeros((3, 1)))
+    res = run_selection(
+        MatrixOracle(Y),
+        Pulse(alpha=0.1, bonus="ci"),
+        budget=10_000,
+        init_batch=64,
+        proxy=proxy,
+        random_state=0,
+        stop="confidence",
+    )
+    assert res.stopped == "confidence" and res.rounds == 0
+    assert res.certified_after == 0 and res.best == 0 and res.evaluations_post_init == 0
+
+
 def test_fixed_confidence_certificate_is_right_at_level_alpha(problem):
     """Close arms (best 0.60, next 0.59 on 300 items; the proxy knows nothing of them), LUCB
     with the one-sided certificate bounds, alpha = 0.3: a certified arm other than the true
@@ -343,6 +390,16 @@ def test_replay_refuses_missing_cells_unless_asked():
     zero = MatrixOracle(Y, missing="zero")
     assert zero.evaluate(0, np.array([1]))[0] == 0.0
     np.testing.assert_allclose(zero.true_means(), [1 / 3, 2 / 3])
+    np.testing.assert_array_equal(zero.kept_items, [0, 1, 2])
+    # drop the items with a missing cell: the target is the mean over the others
+    dropped = MatrixOracle(Y, missing="drop-items")
+    np.testing.assert_array_equal(dropped.kept_items, [0, 2])
+    assert dropped.n_items == 2
+    np.testing.assert_allclose(dropped.true_means(), [0.5, 0.5])
+    with pytest.raises(InputError, match="none is left"):
+        MatrixOracle(np.array([[np.nan, 1.0], [0.0, np.nan]]), missing="drop-items")
+    with pytest.raises(InputError, match="drop-items"):
+        MatrixOracle(Y, missing="skip")
 
 
 def test_interval_trajectories_rebuild_the_per_round_bounds():

@@ -44,8 +44,9 @@ def check_complete(scores: Any, model_ids: list[str], item_ids: list[str], missi
         row, col = (int(v) for v in np.argwhere(holes)[0])
         raise InputError(
             f"{int(holes.sum()):,} candidate cells are missing (first: model "
-            f"{model_ids[row]!r}, item {item_ids[col]!r}); a replay needs complete rows: drop "
-            "incomplete models or items, or pass --missing zero to score them 0 explicitly"
+            f"{model_ids[row]!r}, item {item_ids[col]!r}); a replay needs complete rows: pass "
+            "--missing drop-items to drop the items with a missing cell, --missing zero to "
+            "score them 0 explicitly, or drop incomplete models from the file"
         )
 
 
@@ -161,7 +162,9 @@ def replay(
         "then samples the leader and its strongest challenger, LUCB-style).",
     ),
     missing: str = typer.Option(
-        "error", help="Missing candidate cells: 'error', or 'zero' to score them 0 explicitly."
+        "error",
+        help="Missing candidate cells: 'error'; 'zero' to score them 0 explicitly; or "
+        "'drop-items' to drop every item with a missing candidate cell (printed).",
     ),
     out: Path | None = typer.Option(
         None, help="Output directory (default ./latentbench-select, or -2, -3, ... if it exists)."
@@ -207,6 +210,8 @@ def replay(
             soft_wrap=True,
         )
         console.print(escape(split_note), soft_wrap=True)
+        for line in milestone_lines(result, full):
+            console.print(escape(line), soft_wrap=True)
     cert = result.certified
     console.print(
         "best "
@@ -222,6 +227,36 @@ def replay(
     )
     if not quiet:
         console.print(f"wrote {escape(str(path))}")
+
+
+def milestone_lines(result: Any, full: int) -> list[str]:
+    """When the recommendation settled and when it was first certified, for a run that went
+    on after that (so a user sees what the run needed, not only what it spent)."""
+    import numpy as np
+
+    lines = []
+    spent, best = result.trace_evaluations, result.trace_best
+    changed = np.flatnonzero(best[1:] != best[:-1])
+    since = int(spent[changed[-1] + 1]) if changed.size else 0
+    if result.rounds and since < result.evaluations_post_init:
+        lines.append(
+            f"recommendation unchanged since {fmt(since)} evaluations after the initial "
+            f"batch{_share(since + result.evaluations_init, full)}: {result.best_id}"
+        )
+    after, alpha = result.certified_after, result.params.get("alpha")
+    if after is not None and after < result.evaluations_post_init:
+        model = result.model_ids[result.certified_arm] if result.model_ids else result.certified_arm
+        lines.append(
+            f"first certified at delta = {alpha:g} with {fmt(after)} evaluations after the "
+            f"initial batch{_share(after + result.evaluations_init, full)}: {model}; "
+            "--stop confidence stops at the first certificate (sampling the leader and its "
+            "strongest challenger)"
+        )
+    return lines
+
+
+def _share(total: int, full: int) -> str:
+    return f" ({fmt(total)} in total, {total / full:.1%} of all cells)" if full else ""
 
 
 class _HistorySource:
@@ -325,6 +360,18 @@ def _replay(
             "history ids": [matrix.model_ids[i] for i in h_rows],
         }
     check_complete(candidates, ids, matrix.item_ids, missing)
+    oracle = MatrixOracle(candidates, missing=missing)
+    kept = oracle.kept_items
+    if kept.size < matrix.n_items:
+        dropped = matrix.n_items - kept.size
+        split_note += (
+            f"; --missing drop-items: dropped {dropped:,} of {matrix.n_items:,} items with a "
+            f"missing candidate cell, so the target is each model's mean over the other "
+            f"{kept.size:,}"
+        )
+        history_record["dropped items"] = dropped
+        if hist_scores is not None:
+            hist_scores = hist_scores[:, kept]
     _, name, spec_options, run_kw = parse_policy(policy)
     options = POLICIES[name].options
     extra: dict[str, Any] = {"alpha": alpha} if "alpha" in options else {}
@@ -347,7 +394,6 @@ def _replay(
         proxy = fitted
     history_record["input"] = str(responses)
     history_record["input_sha256"] = file_sha256(responses)
-    oracle = MatrixOracle(candidates, missing=missing)
     result = run_selection(
         oracle,
         pol,
@@ -360,7 +406,7 @@ def _replay(
         stop=stop,
         model_ids=ids,
     )
-    result.params.setdefault("n_items", matrix.n_items)
+    result.params.setdefault("n_items", oracle.n_items)
     result.params.setdefault("history", history_record)
     return result, split_note
 
@@ -394,7 +440,9 @@ def experiment(
     n_jobs: int | None = typer.Option(None, help="Local processes (default: all cores)."),
     random_state: int = typer.Option(0, help="Seed of the split and the simulator."),
     missing: str = typer.Option(
-        "error", help="Missing candidate cells: 'error', or 'zero' to score them 0 explicitly."
+        "error",
+        help="Missing candidate cells: 'error'; 'zero' to score them 0 explicitly; or "
+        "'drop-items' to drop every item with a missing candidate cell (printed).",
     ),
     out: Path | None = typer.Option(
         None,

@@ -169,6 +169,11 @@ def live(
             f"({sel.stopped})"
         )
         err.print(escape(summary))
+        from latentbench.cli._select import milestone_lines
+
+        n_items = int(sel.params.get("n_items") or 0)
+        for line in milestone_lines(sel, len(sel.estimates) * n_items):
+            err.print(escape(line), soft_wrap=True)
         if result.message and "failed" in result.message:
             err.print(f"[yellow]{escape(result.message)}[/yellow]")
     else:

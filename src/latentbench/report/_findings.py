@@ -209,6 +209,18 @@ def _selection_findings(
     else:
         text += "."
     out.append({"text": text})
+    after = data.get("certified_after_post_init")
+    post = data.get("evaluations_post_init")
+    if after is not None and post is not None and int(after) < int(post):
+        paid = int(after) + int(data.get("evaluations_init") or 0)
+        share = f", {paid / (n_models * int(n_items)):.1%} of a full evaluation" if n_items else ""
+        out.append(
+            {
+                "text": f"First certified after {paid:,} cells{share} "
+                f"({data.get('certified_model')}): the run went on to its budget; "
+                "--stop confidence stops at the first certificate."
+            }
+        )
     leader_n = int(float(row["n_observed"]))
     out.append(
         {

@@ -547,7 +547,7 @@ def experiment_from_matrix(
     Parameters
     ----------
     matrix : ResponseMatrix or ndarray of shape (n_models, n_items)
-        Source scores (NaN counted as 0 in the candidate rows, as the reference loader).
+        Source scores, NaN = missing (see ``missing``).
     split : {"random", "date"}
         How rows are halved into history and candidates (see :func:`split_models`).
     dates : array-like, optional
@@ -566,9 +566,10 @@ def experiment_from_matrix(
         random).
     random_state : int
         Seeds the split and the simulator.
-    missing : {"error", "zero"}, default "error"
-        Missing cells of the candidate models: an error (the target mean needs every cell), or
-        scored 0 on purpose.
+    missing : {"error", "zero", "drop-items"}, default "error"
+        Missing cells of the candidate models: an error (the target mean needs every cell),
+        scored 0 on purpose, or every item with a missing candidate cell dropped (for the
+        history too; recorded in ``params["dropped_items"]``).
 
     Returns
     -------
@@ -586,8 +587,13 @@ def experiment_from_matrix(
         params.update(simulate=int(simulate), sim_rank=sim_rank, fidelity=sim.fidelity(scores))
         split, dates = "random", None
     hist, test = split_models(scores.shape[0], how=split, dates=dates, random_state=random_state)
-    candidates = MatrixOracle(scores[test], missing=missing).scores
-    proxy = LowRankProxy(rank=rank, random_state=random_state).fit(scores[hist])
+    oracle = MatrixOracle(scores[test], missing=missing)
+    candidates = oracle.scores
+    if oracle.kept_items.size < scores.shape[1]:
+        params["dropped_items"] = int(scores.shape[1] - oracle.kept_items.size)
+    proxy = LowRankProxy(rank=rank, random_state=random_state).fit(
+        scores[hist][:, oracle.kept_items]
+    )
     means = candidates.mean(axis=1, dtype=np.float64)
     parsed = parse_pools(pools) if isinstance(pools, str) else list(pools)
     pool_rows = {name: exact_gap_pool(means, gap, pool_size) for name, gap in parsed}

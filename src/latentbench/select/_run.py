@@ -68,6 +68,15 @@ class SelectionResult:
         The one-sided bounds that certify the best (policies with betting intervals; see
         ``BettingConfSeq.certificate``): the best's lower bound above every other arm's upper
         bound certifies it at level ``alpha``. Not simultaneous intervals.
+    certified_after : int or None
+        Post-init cells spent when the recommended arm was first certified (its certificate
+        lower bound above every other arm's upper bound, checked after the initial batch and
+        after every round); None if it never was, or without intervals. The certificate
+        holds at any stopping time, so stopping there would have returned a certified best.
+        With ``stop="budget"`` the pulls are the policy's (UCB-E's for PULSE), not LUCB's:
+        ``stop="confidence"`` usually certifies with fewer cells.
+    certified_arm : int or None
+        The arm certified then (the recommendation at that round).
     """
 
     policy: str
@@ -95,6 +104,8 @@ class SelectionResult:
     initial_upper: np.ndarray | None = None
     certificate_lower: np.ndarray | None = None
     certificate_upper: np.ndarray | None = None
+    certified_after: int | None = None
+    certified_arm: int | None = None
 
     def interval_trajectories(self, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Simultaneous bounds of the chosen arms after every round.
@@ -178,6 +189,10 @@ class SelectionResult:
             "rounds": int(self.rounds),
             "stopped": self.stopped,
             "certified": self.certified,
+            "certified_after_post_init": self.certified_after,
+            "certified_model": None
+            if self.certified_arm is None
+            else str(self.model_ids[self.certified_arm] if self.model_ids else self.certified_arm),
             "seconds": self.seconds,
             "proxy_seconds": self.proxy_seconds,
             "n_refits": self.n_refits,
@@ -230,6 +245,16 @@ def _certificate(policy: Policy) -> tuple[np.ndarray, np.ndarray] | None:
     method = getattr(policy, "certificate", None)
     out = method() if callable(method) else None
     return None if out is None else (np.asarray(out[0]), np.asarray(out[1]))
+
+
+def _leader_certified(
+    policy: Policy, intervals: tuple[np.ndarray, np.ndarray], leader: int
+) -> bool:
+    """Whether ``leader``'s lower bound exceeds every other arm's upper bound (certificate
+    bounds when the policy has them, else its intervals)."""
+    lo, hi = _certificate(policy) or intervals
+    other = np.delete(hi, leader)
+    return bool(other.size == 0 or lo[leader] > other.max())
 
 
 def _floats(values: np.ndarray | None) -> list[float | None]:
@@ -398,7 +423,11 @@ def run_selection(
     trace_lo: list[float] = [np.nan]
     trace_hi: list[float] = [np.nan]
     stopped = "budget"
-    while state.spent < budget:
+    certified_after: int | None = None
+    certified_arm: int | None = None
+    if first is not None and _leader_certified(policy, first, trace_best[0]):
+        certified_after, certified_arm = 0, trace_best[0]
+    while state.spent < budget and not (stop == "confidence" and certified_after is not None):
         choice = policy.choose(state)
         if choice is None:
             stopped = "exhausted"
@@ -423,15 +452,14 @@ def run_selection(
         trace_hi.append(float(hi[arm]))
         if covered and mu is not None:
             covered = bool(lo[arm] <= mu[arm] + 1e-12 and mu[arm] <= hi[arm] + 1e-12)
-        if stop == "confidence":
-            lo, hi = _certificate(policy) or (lo, hi)
-            other = np.delete(hi, leader)
-            if other.size == 0 or lo[leader] > other.max():
-                stopped = "confidence"
+        if certified_after is None and _leader_certified(policy, (lo, hi), leader):
+            certified_after, certified_arm = int(state.spent), leader
+            if stop == "confidence":
                 break
-    else:
-        if np.all(state.remaining() == 0):
-            stopped = "exhausted"
+    if stop == "confidence" and certified_after is not None:
+        stopped = "confidence"
+    elif stopped == "budget" and np.all(state.remaining() == 0):
+        stopped = "exhausted"
     bounds = policy.intervals()
     cert = None if bounds is None else _certificate(policy)
     est = policy.estimates()
@@ -460,6 +488,8 @@ def run_selection(
         initial_upper=initial_upper,
         certificate_lower=None if cert is None else cert[0],
         certificate_upper=None if cert is None else cert[1],
+        certified_after=certified_after,
+        certified_arm=certified_arm,
         params={
             "budget": int(budget),
             "batch_size": int(batch_size),

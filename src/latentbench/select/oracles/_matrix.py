@@ -17,24 +17,39 @@ class MatrixOracle:
     scores : array-like of shape (n_models, n_items)
         Scores in [0, 1]. A replay needs every cell: the target is each model's mean over all
         items.
-    missing : {"error", "zero"}, default "error"
+    missing : {"error", "zero", "drop-items"}, default "error"
         What to do with missing (NaN) cells: refuse the matrix with an error naming the first
-        one (default: missing is never silently zero), or score them 0 on purpose (the PULSE
-        release's loader convention; the choice is then explicit).
+        one (default: missing is never silently zero), score them 0 on purpose (the PULSE
+        release's loader convention; the choice is then explicit), or drop every item (column)
+        with a missing cell, so that the target is each model's mean over the items every
+        model has (``kept_items`` says which; an error if none is left).
 
     Attributes
     ----------
     n_calls : int
         Number of cells revealed so far.
+    kept_items : ndarray of int, shape (n_items,)
+        Columns of ``scores`` that are replayed (all of them unless ``missing="drop-items"``
+        dropped some); item ``k`` of the oracle is column ``kept_items[k]``.
     """
 
     def __init__(self, scores: np.ndarray, *, missing: str = "error") -> None:
         values = np.asarray(scores, dtype=np.float32)
         if values.ndim != 2 or values.shape[0] < 1 or values.shape[1] < 1:
             raise InputError(f"scores has shape {values.shape}; expected (n_models, n_items)")
-        if missing not in ("error", "zero"):
-            raise InputError(f"missing={missing!r}; expected 'error' or 'zero'")
+        if missing not in ("error", "zero", "drop-items"):
+            raise InputError(f"missing={missing!r}; expected 'error', 'zero' or 'drop-items'")
         holes = np.isnan(values)
+        self.kept_items = np.arange(values.shape[1])
+        if missing == "drop-items" and holes.any():
+            self.kept_items = np.flatnonzero(~holes.any(axis=0))
+            if self.kept_items.size == 0:
+                raise InputError(
+                    f"missing='drop-items': every one of the {values.shape[1]} items has a "
+                    "missing cell, so none is left; expected at least one item that every "
+                    "model has (drop incomplete models first)"
+                )
+            values, holes = values[:, self.kept_items], holes[:, self.kept_items]
         if holes.any():
             if missing == "error":
                 row, col = np.argwhere(holes)[0]
