@@ -45,6 +45,37 @@ def test_information_is_minus_the_hessian_of_the_marginal_likelihood(small):
     np.testing.assert_allclose(info, -hessian, rtol=2e-3, atol=2e-2)
 
 
+def test_information_matches_the_louis_formula_term_by_term(small):
+    """The expanded products on complete items and the direct sum on items with a missing
+    cell both equal the Louis identity written out cell by cell (a loop over items and grid
+    points, as in its definition), on a matrix with both kinds of items."""
+    data, _, fit = small
+    scores = np.asarray(data.matrix.scores, float)[:, :60].copy()
+    rng = np.random.default_rng(0)
+    scores[rng.random(scores.shape) < 0.05] = np.nan  # about half of the items lose a cell
+    scores[:, 5] = 0.3  # a fractional score (soft label) on a complete item
+    problem = _Problem(scores, fit.grid_a, fit.grid_b)
+    R, _ = problem.posterior(fit.theta, np.log(fit.weights))
+    info = problem.information(fit.theta, R)
+    full = ~np.isnan(scores).any(axis=0)
+    assert 0 < full.sum() < full.size
+    seen = ~np.isnan(scores)
+    Y = np.where(seen, scores, 0.0)
+    p = 1.0 / (1.0 + np.exp(-(np.outer(fit.theta, fit.grid_a) + fit.grid_b)))
+    n = fit.theta.size
+    expected = np.zeros((n, n))
+    for j in range(scores.shape[1]):
+        mean = np.zeros(n)
+        for g in range(fit.grid_a.size):
+            score = seen[:, j] * fit.grid_a[g] * (Y[:, j] - p[:, g])
+            curvature = seen[:, j] * fit.grid_a[g] ** 2 * p[:, g] * (1.0 - p[:, g])
+            expected += R[j, g] * (np.diag(curvature) - np.outer(score, score))
+            mean += R[j, g] * score
+        expected += np.outer(mean, mean)
+    # equal up to the grid points that no item uses (R < 1e-10), which the method skips
+    np.testing.assert_allclose(info, expected, rtol=1e-7, atol=1e-7)
+
+
 def test_fit_is_standardised_and_its_covariance_has_the_gauge_directions_removed(small):
     data, result, fit = small
     assert fit.converged

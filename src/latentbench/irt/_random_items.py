@@ -153,15 +153,27 @@ class _Problem:
         return theta
 
     def information(self, theta: np.ndarray, R: np.ndarray, chunk: int = 256) -> np.ndarray:
-        """Observed information of the marginal log-likelihood in theta (Louis), (N, N)."""
+        """Observed information of the marginal log-likelihood in theta (Louis), (N, N).
+
+        Complete-data information minus the conditional variance of the complete-data score,
+        ``sum_j [sum_g R_jg s_jg s_jg^T - m_j m_j^T]`` with per-item scores
+        ``s_jg = O_j a_g (y_j - p_g)`` (N-vectors) and ``m_j = sum_g R_jg s_jg``. On the items
+        every model answered the sum over ``g`` is expanded into (J, G) x (G, N) and
+        (N, J) x (J, N) products, O(J G N + J N^2); items with a missing cell take the direct
+        sum, O(N^2 G) each, in chunks.
+        """
         keep = R.max(axis=0) > 1e-10  # grid points no item uses contribute nothing
         a, b, Rk = self.a[keep], self.b[keep], R[:, keep]
         p = expit(np.outer(theta, a) + b)  # (N, Gk)
         N = theta.size
         # complete-data information: sum_j sum_g R_jg O_ij a_g^2 p_ig (1 - p_ig), diagonal
         info = np.diag(((p * (1.0 - p)) * (self.O @ Rk)) @ (a * a))  # (N, N)
-        for start in range(0, R.shape[0], chunk):
-            sl = slice(start, start + chunk)
+        full = self.O.all(axis=0)
+        if full.any():
+            info -= self._score_variance_complete(p, a, Rk[full], self.Y[:, full])
+        rest = np.flatnonzero(~full)
+        for start in range(0, rest.size, chunk):
+            sl = rest[start : start + chunk]
             # per-cell scores s_ijg = O_ij a_g (y_ij - p_ig), arranged (j, g, i)
             s = (self.Y[:, sl].T[:, None, :] - p.T[None, :, :] * self.O[:, sl].T[:, None, :]) * a[
                 None, :, None
@@ -174,6 +186,26 @@ class _Problem:
             info -= flat.T @ flat - mean.T @ mean
         symmetric: np.ndarray = 0.5 * (info + info.T)
         return symmetric
+
+    @staticmethod
+    def _score_variance_complete(
+        p: np.ndarray, a: np.ndarray, R: np.ndarray, Y: np.ndarray
+    ) -> np.ndarray:
+        """``sum_j [sum_g R_jg s_jg s_jg^T - m_j m_j^T]`` over fully observed items, (N, N).
+
+        ``p`` (N, G), ``a`` (G,), ``R`` (J, G), ``Y`` (N, J). With ``s_jg = a_g (y_j - p_g)``,
+        ``sum_g R_jg s_jg s_jg^T = c_j y_j y_j^T - y_j d_j^T - d_j y_j^T + P diag(Ra2_j) P^T``
+        where ``Ra2 = R a^2``, ``c_j = sum_g Ra2_jg`` and ``d_j = P Ra2_j``; summed over j the
+        last term is ``P diag(sum_j Ra2_j) P^T``. ``m_j = e_j y_j - P (R_j a)`` with
+        ``e_j = sum_g R_jg a_g``.
+        """
+        Ra2 = R * (a * a)  # (J, G)
+        D = Ra2 @ p.T  # (J, N): d_j
+        cross = Y @ D  # (N, N): sum_j y_j d_j^T
+        second = (Y * Ra2.sum(axis=1)) @ Y.T - cross - cross.T + (p * Ra2.sum(axis=0)) @ p.T
+        mean = Y.T * (R @ a)[:, None] - (R * a) @ p.T  # (J, N): m_j
+        out: np.ndarray = second - mean.T @ mean
+        return out
 
 
 def _standardise(theta: np.ndarray, reference: np.ndarray) -> np.ndarray:
