@@ -1,6 +1,6 @@
 """PULSE live through the real lm-eval: ``lm-eval run --samples`` for exactly the cells picked.
 
-Five models behind the local table server, forty docs of a local generation task. The bridge
+Three models behind the local table server, forty docs of a local generation task. The bridge
 (``[oracle] kind = "lm-eval"``, ``execute = true``) runs the harness once per batch, asking only
 for the docs the selection needs, and reads its sample logs. The run must reach the decision a
 replay of the same answer table reaches, and the server must see each selected cell once.
@@ -57,7 +57,7 @@ def _config(tmp: Path, server: TableServer, tasks: Path) -> Path:
     lines = [
         "[run]",
         "seed = 3",
-        "budget = 48",
+        "budget = 32",
         "batch_size = 16",
         "init_batch = 8",
         'policy = "pulse"',
@@ -97,8 +97,8 @@ def _config(tmp: Path, server: TableServer, tasks: Path) -> Path:
 
 
 def test_pulse_through_real_lm_eval_equals_replay(tmp_path: Path, monkeypatch):
-    Y, H, items = make_data(m=5, n=40, n_history=30, seed=8)
-    server = TableServer(Y, items, [f"model-{k}" for k in range(5)])
+    Y, H, items = make_data(m=3, n=40, n_history=30, seed=8)
+    server = TableServer(Y, items, [f"model-{k}" for k in range(3)])
     try:
         tasks = tmp_path / "tasks"
         tasks.mkdir()
@@ -129,7 +129,7 @@ def test_pulse_through_real_lm_eval_equals_replay(tmp_path: Path, monkeypatch):
     sel = live.selection
     assert live.status == "done", live
     assert sel.best == replay.selection.best
-    assert sel.evaluations_total == replay.selection.evaluations_total == 5 * 8 + 48
+    assert sel.evaluations_total == replay.selection.evaluations_total == 3 * 8 + 32
     np.testing.assert_array_equal(sel.trace_best, replay.selection.trace_best)
     np.testing.assert_allclose(sel.estimates, replay.selection.estimates)
 
@@ -145,10 +145,10 @@ def test_pulse_through_real_lm_eval_equals_replay(tmp_path: Path, monkeypatch):
     assert len(selected) == sel.evaluations_total
     assert counts == dict.fromkeys(selected, 1)
     # one harness process per batch (the initial batch of each model, then one per round:
-    # PULSE's first round of a model reveals min(B, 8) cells, so there are more than 48 // 16);
+    # PULSE's first round of a model reveals min(B, 8) cells, so there are more than 32 // 16);
     # each wrote its own results file with its version
     results = sorted((tmp_path / "lm_eval_out").glob("*/results_*.json"))
-    assert sel.rounds > 48 // 16
-    assert len(results) == 5 + sel.rounds
+    assert sel.rounds > 32 // 16
+    assert len(results) == 3 + sel.rounds
     version = importlib.metadata.version("lm_eval")
     assert {json.loads(p.read_text())["lm_eval_version"] for p in results} == {version}
