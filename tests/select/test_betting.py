@@ -155,3 +155,35 @@ def test_bad_arguments():
     cs = BettingConfSeq(1, 4, 0.1)
     with pytest.raises(InputError, match="more cells than items"):
         cs.update(0, np.ones(5), np.zeros(5), 0.0, 0.0, 0.0, 0.0)
+
+
+def test_compiled_capital_pass_matches_its_numpy_specification():
+    """The compiled bets (the hot path) equal the NumPy version cell for cell: capitals to
+    rounding and the same impossible candidates, with capped and uncapped bets, candidates
+    outside the residuals' range and a last cell that empties the pool."""
+    from latentbench.select._betting import _capital_pass, _capital_pass_reference
+
+    rng = np.random.default_rng(0)
+    with_impossible = 0
+    for trial in range(40):
+        n, b, H = 50, int(rng.integers(1, 20)), int(rng.integers(1, 5))
+        seen = int(rng.integers(0, n - b + 1))
+        lam = float(rng.choice([0.0, 0.5, 1.0]))
+        y, f = rng.random(b).round(1), rng.random(b)
+        pool = n - seen - np.arange(b, dtype=float)
+        offset = rng.random(b) * n * 0.6
+        r = y - lam * f
+        lo, hi = -lam * 0.9, 1.0 - lam * 0.05
+        bet = rng.random((H, b)) * rng.choice([0.5, 5.0, 50.0])
+        grid = np.sort(rng.random(int(rng.integers(1, 60))))
+        start_up, start_down = rng.normal(size=(H, grid.size)), rng.normal(size=(H, grid.size))
+        up_ref, down_ref = start_up.copy(), start_down.copy()
+        up, down = start_up.copy(), start_down.copy()
+        expected = _capital_pass_reference(grid, n, offset, pool, r, lo, hi, bet, 0.5, up_ref,
+                                           down_ref)  # fmt: skip
+        got = _capital_pass(grid, n, offset, pool, r, lo, hi, bet, 0.5, up, down)
+        np.testing.assert_array_equal(got, expected, err_msg=f"trial {trial}")
+        np.testing.assert_allclose(up, up_ref, rtol=1e-12, atol=1e-12, err_msg=f"trial {trial}")
+        np.testing.assert_allclose(down, down_ref, rtol=1e-12, atol=1e-12)
+        with_impossible += bool(expected.any())
+    assert 0 < with_impossible < 40  # both branches were compared

@@ -53,11 +53,16 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 
 from latentbench.exceptions import InputError
 
 __all__ = ["BettingConfSeq"]
+
+_TOLERANCE = 1e-7
+"""A candidate whose conditional mean leaves the range of the residual by more than this is
+impossible (the tolerance absorbs rounding in the pool sums)."""
 
 
 def _shifted_cumsum(v: np.ndarray) -> np.ndarray:
@@ -65,6 +70,106 @@ def _shifted_cumsum(v: np.ndarray) -> np.ndarray:
     out = np.zeros(v.size)
     np.cumsum(v[:-1], out=out[1:])
     return out
+
+
+def _capital_pass_reference(
+    grid: np.ndarray,
+    n: int,
+    offset: np.ndarray,
+    pool: np.ndarray,
+    r: np.ndarray,
+    lo: float,
+    hi: float,
+    bet: np.ndarray,
+    c: float,
+    log_up: np.ndarray,
+    log_down: np.ndarray,
+) -> np.ndarray:
+    """One batch's bets on the candidates ``grid``, with NumPy (the kernel's specification).
+
+    Parameters
+    ----------
+    grid : ndarray of shape (S,)
+        Candidate means.
+    n : int
+        Population size.
+    offset, pool : ndarray of shape (b,)
+        ``S_t + lam F_t`` and ``N_t`` before each cell.
+    r : ndarray of shape (b,)
+        Residuals ``y - lam f``.
+    lo, hi : float
+        Range of the residuals given the predictions.
+    bet : ndarray of shape (H, b)
+        Base bet per horizon and cell.
+    c : float
+        Largest fraction of the capital at stake.
+    log_up, log_down : ndarray of shape (H, S)
+        Log capitals of the up- and down-bets, updated in place.
+
+    Returns
+    -------
+    ndarray of bool, shape (S,)
+        Candidates made impossible by the batch (conditional mean outside the range).
+    """
+    mt = (n * grid[None, :] - offset[:, None]) / pool[:, None]
+    x = r[:, None] - mt
+    with np.errstate(divide="ignore"):
+        cap_up = np.where(mt > lo, c / np.maximum(mt - lo, 1e-300), np.inf)
+        cap_down = np.where(mt < hi, c / np.maximum(hi - mt, 1e-300), np.inf)
+    up = np.minimum(bet[:, :, None], cap_up[None])
+    down = np.minimum(bet[:, :, None], cap_down[None])
+    log_up += np.log1p(np.maximum(up * x, -0.999)).sum(axis=1)
+    log_down += np.log1p(np.maximum(-down * x, -0.999)).sum(axis=1)
+    impossible: np.ndarray = ((mt < lo - _TOLERANCE) | (mt > hi + _TOLERANCE)).any(axis=0)
+    return impossible
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _capital_pass(
+    grid: np.ndarray,
+    n: int,
+    offset: np.ndarray,
+    pool: np.ndarray,
+    r: np.ndarray,
+    lo: float,
+    hi: float,
+    bet: np.ndarray,
+    c: float,
+    log_up: np.ndarray,
+    log_down: np.ndarray,
+) -> np.ndarray:  # pragma: no cover - compiled; checked against the reference
+    """:func:`_capital_pass_reference`, one loop over candidates and cells (the hot path).
+
+    The factors ``1 + bet x`` of a batch are multiplied and their product's log taken once
+    (or whenever the product leaves [1e-100, 1e100]), instead of a log per cell.
+    """
+    H, b = bet.shape
+    impossible = np.zeros(grid.size, dtype=np.bool_)
+    prod_up = np.empty(H)
+    prod_down = np.empty(H)
+    for k in range(grid.size):
+        prod_up[:] = 1.0
+        prod_down[:] = 1.0
+        for t in range(b):
+            mt = (n * grid[k] - offset[t]) / pool[t]
+            if mt < lo - _TOLERANCE or mt > hi + _TOLERANCE:
+                impossible[k] = True
+            x = r[t] - mt
+            cap_up = c / max(mt - lo, 1e-300) if mt > lo else np.inf
+            cap_down = c / max(hi - mt, 1e-300) if mt < hi else np.inf
+            for h in range(H):
+                prod_up[h] *= 1.0 + max(min(bet[h, t], cap_up) * x, -0.999)
+                prod_down[h] *= 1.0 + max(-min(bet[h, t], cap_down) * x, -0.999)
+                if not 1e-100 < prod_up[h] < 1e100:
+                    log_up[h, k] += math.log(prod_up[h])
+                    prod_up[h] = 1.0
+                if not 1e-100 < prod_down[h] < 1e100:
+                    log_down[h, k] += math.log(prod_down[h])
+                    prod_down[h] = 1.0
+        for h in range(H):
+            log_up[h, k] += math.log(prod_up[h])
+            log_down[h, k] += math.log(prod_down[h])
+    return impossible
 
 
 class BettingConfSeq:
@@ -235,19 +340,12 @@ class BettingConfSeq:
         last = max([*alive[-1:].tolist(), *up[-1:].tolist(), -1])
         if first <= last:
             sl = slice(first, last + 1)
-            mt = (n * self._grid[None, sl] - (S + lam * F)[:, None]) / N[:, None]
-            x = r[:, None] - mt
-            with np.errstate(divide="ignore"):
-                cap_up = np.where(mt > lo, self.c / np.maximum(mt - lo, 1e-300), np.inf)
-                cap_down = np.where(mt < hi, self.c / np.maximum(hi - mt, 1e-300), np.inf)
-            up = np.minimum(bet[:, :, None], cap_up[None])
-            down = np.minimum(bet[:, :, None], cap_down[None])
-            # a candidate whose conditional mean leaves the range of R is impossible (the
-            # tolerance absorbs rounding in the pool sums)
-            impossible = ((mt < lo - 1e-7) | (mt > hi + 1e-7)).any(axis=0)
-            log_up = self._log_up[:, arm, sl] + np.log1p(np.maximum(up * x, -0.999)).sum(axis=1)
-            log_down = self._log_down[:, arm, sl] + np.log1p(np.maximum(-down * x, -0.999)).sum(
-                axis=1
+            log_up = np.ascontiguousarray(self._log_up[:, arm, sl])
+            log_down = np.ascontiguousarray(self._log_down[:, arm, sl])
+            # bets on every candidate of the slice, capitals updated in place; a candidate
+            # whose conditional mean leaves the range of R is impossible
+            impossible = _capital_pass(
+                self._grid[sl], n, S + lam * F, N, r, lo, hi, bet, self.c, log_up, log_down
             )
             self._log_up[:, arm, sl], self._log_down[:, arm, sl] = log_up, log_down
             mix_up = np.logaddexp.reduce(log_up + self._log_weight[:, None], axis=0)
