@@ -23,11 +23,10 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
-import statistics
-import time
 from pathlib import Path
 
 import numpy as np
+from _timing import median_seconds
 
 from latentbench.io import ResponseMatrix
 from latentbench.select import (
@@ -40,15 +39,6 @@ from latentbench.select import (
 )
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "bfcl_v2.parquet"
-
-
-def median_seconds(run, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def kernel_case(b: int, H: int, S: int, repeats: int) -> None:

@@ -21,11 +21,11 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 from pathlib import Path
 
 import numpy as np
+from _timing import median_seconds
 from scipy.special import expit
 
 from latentbench import ResponseMatrix
@@ -56,15 +56,6 @@ def direct(problem: _Problem, theta: np.ndarray, R: np.ndarray, chunk: int = 256
         info -= flat.T @ flat - mean.T @ mean
     out: np.ndarray = 0.5 * (info + info.T)
     return out
-
-
-def median_seconds(run, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def case(name: str, scores: np.ndarray, repeats: int) -> None:
