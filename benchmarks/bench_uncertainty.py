@@ -34,7 +34,7 @@ from latentbench.irt._random_items import _Problem, fit_random_items
 from latentbench.synthetic import simulate_2pl
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
-SIZES = ["30x12000:0.005", "70x1700:0", "200x20000:0", "100x5000:0.2"]
+SIZES = ["30x12000:0.005", "70x1700:0", "200x20000:0", "200x20000:0.02", "100x5000:0.2"]
 REAL = ["mmlu_pro", "bfcl_v2", "alpacaeval1_gpt4", "alpacaeval2_weighted"]
 
 

@@ -54,6 +54,8 @@ def test_information_matches_the_louis_formula_term_by_term(small):
     rng = np.random.default_rng(0)
     scores[rng.random(scores.shape) < 0.05] = np.nan  # about half of the items lose a cell
     scores[:, 5] = 0.3  # a fractional score (soft label) on a complete item
+    scores[:8, 10] = np.nan  # an item most models miss (the direct sum)
+    scores[2:9, 11] = np.nan
     problem = _Problem(scores, fit.grid_a, fit.grid_b)
     R, _ = problem.posterior(fit.theta, np.log(fit.weights))
     info = problem.information(fit.theta, R)

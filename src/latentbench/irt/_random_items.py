@@ -158,9 +158,10 @@ class _Problem:
         Complete-data information minus the conditional variance of the complete-data score,
         ``sum_j [sum_g R_jg s_jg s_jg^T - m_j m_j^T]`` with per-item scores
         ``s_jg = O_j a_g (y_j - p_g)`` (N-vectors) and ``m_j = sum_g R_jg s_jg``. On the items
-        every model answered the sum over ``g`` is expanded into (J, G) x (G, N) and
-        (N, J) x (J, N) products, O(J G N + J N^2); items with a missing cell take the direct
-        sum, O(N^2 G) each, in chunks.
+        at most half of the models miss, the sum over ``g`` is expanded into (J, G) x (G, N)
+        and (N, J) x (J, N) products, O(J G N + J N^2), plus a term over the pairs of missing
+        cells of each item, O(G) per pair (:meth:`_score_variance_expanded`); the other items
+        take the direct sum, O(N^2 G) each, in chunks.
         """
         keep = R.max(axis=0) > 1e-10  # grid points no item uses contribute nothing
         a, b, Rk = self.a[keep], self.b[keep], R[:, keep]
@@ -168,10 +169,13 @@ class _Problem:
         N = theta.size
         # complete-data information: sum_j sum_g R_jg O_ij a_g^2 p_ig (1 - p_ig), diagonal
         info = np.diag(((p * (1.0 - p)) * (self.O @ Rk)) @ (a * a))  # (N, N)
-        full = self.O.all(axis=0)
-        if full.any():
-            info -= self._score_variance_complete(p, a, Rk[full], self.Y[:, full])
-        rest = np.flatnonzero(~full)
+        missing = 1.0 - self.O
+        expanded = 2 * missing.sum(axis=0) <= N
+        if expanded.any():
+            info -= self._score_variance_expanded(
+                p, a, Rk[expanded], self.Y[:, expanded], missing[:, expanded]
+            )
+        rest = np.flatnonzero(~expanded)
         for start in range(0, rest.size, chunk):
             sl = rest[start : start + chunk]
             # per-cell scores s_ijg = O_ij a_g (y_ij - p_ig), arranged (j, g, i)
@@ -205,6 +209,49 @@ class _Problem:
         second = (Y * Ra2.sum(axis=1)) @ Y.T - cross - cross.T + (p * Ra2.sum(axis=0)) @ p.T
         mean = Y.T * (R @ a)[:, None] - (R * a) @ p.T  # (J, N): m_j
         out: np.ndarray = second - mean.T @ mean
+        return out
+
+    @classmethod
+    def _score_variance_expanded(
+        cls, p: np.ndarray, a: np.ndarray, R: np.ndarray, Y: np.ndarray, M: np.ndarray
+    ) -> np.ndarray:
+        """``sum_j [sum_g R_jg s_jg s_jg^T - m_j m_j^T]`` over items with missing cells M.
+
+        ``M`` (N, J) marks the missing cells (``Y`` is 0 there). The score is the complete
+        one plus ``u_jg = a_g M_j p_g`` (which cancels it on the missing cells), so the sum is
+        :meth:`_score_variance_complete`'s plus cross terms (matrix products) and
+        ``sum_j sum_g R_jg u_jg u_jg^T``, which only pairs of missing cells of one item reach.
+        """
+        out = cls._score_variance_complete(p, a, R, Y)
+        if not M.any():
+            return out
+        N = p.shape[0]
+        Ra2 = R * (a * a)
+        D = Ra2 @ p.T  # (J, N)
+        # sum_j sum_g R_jg s^c_jg u_jg^T, s^c the complete score
+        cross = Y @ (M.T * D) - p @ (p * (M @ Ra2)).T
+        E = (R * a) @ p.T  # (J, N)
+        mean = Y.T * (R @ a)[:, None] - E  # complete m_j
+        extra = M.T * E  # (J, N): sum_g R_jg u_jg
+        out += cross + cross.T - mean.T @ extra - extra.T @ mean - extra.T @ extra
+        # pairs (i, k) of missing cells of one item j: sum_g Ra2_jg p_ig p_kg, as batched
+        # (c, G) x (G, c) products over the items with c missing cells (a loop over counts)
+        items, models = np.nonzero(M.T)  # sorted by item
+        counts = np.bincount(items, minlength=M.shape[1])
+        pairs = np.zeros(N * N)
+        start = np.cumsum(counts) - counts
+        root = np.sqrt(Ra2)
+        for c in np.unique(counts[counts > 0]):
+            group = np.flatnonzero(counts == c)
+            cells = models[start[group][:, None] + np.arange(c)]  # (items, c) model indices
+            step = max(1, 2**21 // (c * p.shape[1]))  # items per chunk: about 16 MB
+            for lo in range(0, group.size, step):
+                g_items, g_cells = group[lo : lo + step], cells[lo : lo + step]
+                Q = p[g_cells] * root[g_items][:, None, :]  # (items, c, G)
+                block = Q @ Q.transpose(0, 2, 1)  # (items, c, c)
+                index = g_cells[:, :, None] * N + g_cells[:, None, :]
+                pairs += np.bincount(index.ravel(), weights=block.ravel(), minlength=N * N)
+        out += pairs.reshape(N, N)
         return out
 
 
