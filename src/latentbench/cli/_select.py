@@ -245,10 +245,9 @@ def milestone_lines(result: Any, full: int) -> list[str]:
         )
     after, alpha = result.certified_after, result.params.get("alpha")
     if after is not None and after < result.evaluations_post_init:
-        model = result.model_ids[result.certified_arm] if result.model_ids else result.certified_arm
         lines.append(
             f"first certified at delta = {alpha:g} with {fmt(after)} evaluations after the "
-            f"initial batch{_share(after + result.evaluations_init, full)}: {model}; "
+            f"initial batch{_share(after + result.evaluations_init, full)}: {result.certified_id}; "
             "--stop confidence stops at the first certificate (sampling the leader and its "
             "strongest challenger)"
         )

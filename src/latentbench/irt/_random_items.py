@@ -192,46 +192,34 @@ class _Problem:
         return symmetric
 
     @staticmethod
-    def _score_variance_complete(
-        p: np.ndarray, a: np.ndarray, R: np.ndarray, Y: np.ndarray
-    ) -> np.ndarray:
-        """``sum_j [sum_g R_jg s_jg s_jg^T - m_j m_j^T]`` over fully observed items, (N, N).
-
-        ``p`` (N, G), ``a`` (G,), ``R`` (J, G), ``Y`` (N, J). With ``s_jg = a_g (y_j - p_g)``,
-        ``sum_g R_jg s_jg s_jg^T = c_j y_j y_j^T - y_j d_j^T - d_j y_j^T + P diag(Ra2_j) P^T``
-        where ``Ra2 = R a^2``, ``c_j = sum_g Ra2_jg`` and ``d_j = P Ra2_j``; summed over j the
-        last term is ``P diag(sum_j Ra2_j) P^T``. ``m_j = e_j y_j - P (R_j a)`` with
-        ``e_j = sum_g R_jg a_g``.
-        """
-        Ra2 = R * (a * a)  # (J, G)
-        D = Ra2 @ p.T  # (J, N): d_j
-        cross = Y @ D  # (N, N): sum_j y_j d_j^T
-        second = (Y * Ra2.sum(axis=1)) @ Y.T - cross - cross.T + (p * Ra2.sum(axis=0)) @ p.T
-        mean = Y.T * (R @ a)[:, None] - (R * a) @ p.T  # (J, N): m_j
-        out: np.ndarray = second - mean.T @ mean
-        return out
-
-    @classmethod
     def _score_variance_expanded(
-        cls, p: np.ndarray, a: np.ndarray, R: np.ndarray, Y: np.ndarray, M: np.ndarray
+        p: np.ndarray, a: np.ndarray, R: np.ndarray, Y: np.ndarray, M: np.ndarray
     ) -> np.ndarray:
-        """``sum_j [sum_g R_jg s_jg s_jg^T - m_j m_j^T]`` over items with missing cells M.
+        """``sum_j [sum_g R_jg s_jg s_jg^T - m_j m_j^T]`` by matrix products, (N, N).
 
-        ``M`` (N, J) marks the missing cells (``Y`` is 0 there). The score is the complete
-        one plus ``u_jg = a_g M_j p_g`` (which cancels it on the missing cells), so the sum is
-        :meth:`_score_variance_complete`'s plus cross terms (matrix products) and
+        ``p`` (N, G), ``a`` (G,), ``R`` (J, G), ``Y`` (N, J) with 0 on the missing cells
+        ``M`` (N, J). For a complete item, with ``s_jg = a_g (y_j - p_g)``,
+        ``sum_g R_jg s_jg s_jg^T = c_j y_j y_j^T - y_j d_j^T - d_j y_j^T + P diag(Ra2_j) P^T``
+        where ``Ra2 = R a^2``, ``c_j = sum_g Ra2_jg`` and ``d_j = P Ra2_j`` (summed over j the
+        last term is ``P diag(sum_j Ra2_j) P^T``), and ``m_j = e_j y_j - P (R_j a)`` with
+        ``e_j = sum_g R_jg a_g``. Missing cells add ``u_jg = a_g M_j p_g`` to that score
+        (cancelling it there): cross terms, again matrix products, and
         ``sum_j sum_g R_jg u_jg u_jg^T``, which only pairs of missing cells of one item reach.
         """
-        out = cls._score_variance_complete(p, a, R, Y)
+        N = p.shape[0]
+        Ra2 = R * (a * a)  # (J, G)
+        D = Ra2 @ p.T  # (J, N): d_j
+        E = (R * a) @ p.T  # (J, N)
+        cross = Y @ D  # (N, N): sum_j y_j d_j^T
+        out: np.ndarray = (
+            (Y * Ra2.sum(axis=1)) @ Y.T - cross - cross.T + (p * Ra2.sum(axis=0)) @ p.T
+        )
+        mean = Y.T * (R @ a)[:, None] - E  # (J, N): m_j of the complete score
+        out -= mean.T @ mean
         if not M.any():
             return out
-        N = p.shape[0]
-        Ra2 = R * (a * a)
-        D = Ra2 @ p.T  # (J, N)
-        # sum_j sum_g R_jg s^c_jg u_jg^T, s^c the complete score
+        # sum_j sum_g R_jg s_jg u_jg^T, s the complete score, and the u part of m_j
         cross = Y @ (M.T * D) - p @ (p * (M @ Ra2)).T
-        E = (R * a) @ p.T  # (J, N)
-        mean = Y.T * (R @ a)[:, None] - E  # complete m_j
         extra = M.T * E  # (J, N): sum_g R_jg u_jg
         out += cross + cross.T - mean.T @ extra - extra.T @ mean - extra.T @ extra
         # pairs (i, k) of missing cells of one item j: sum_g Ra2_jg p_ig p_kg, as batched

@@ -145,7 +145,15 @@ class SelectionResult:
 
     @property
     def best_id(self) -> str | int:
-        return self.model_ids[self.best] if self.model_ids else self.best
+        return self._id(self.best)
+
+    @property
+    def certified_id(self) -> str | int | None:
+        """Id of the arm first certified (``certified_arm``), or None."""
+        return None if self.certified_arm is None else self._id(self.certified_arm)
+
+    def _id(self, arm: int) -> str | int:
+        return self.model_ids[arm] if self.model_ids else arm
 
     def best_at(self, evaluations: np.ndarray) -> np.ndarray:
         """Recommended arm once ``evaluations`` post-init cells were spent.
@@ -190,9 +198,7 @@ class SelectionResult:
             "stopped": self.stopped,
             "certified": self.certified,
             "certified_after_post_init": self.certified_after,
-            "certified_model": None
-            if self.certified_arm is None
-            else str(self.model_ids[self.certified_arm] if self.model_ids else self.certified_arm),
+            "certified_model": None if self.certified_id is None else str(self.certified_id),
             "seconds": self.seconds,
             "proxy_seconds": self.proxy_seconds,
             "n_refits": self.n_refits,
