@@ -17,14 +17,20 @@ Measurements, each with its command line printed beside the table:
   PULSE / LUCB; PULSE starts with its default 32 cells per model, so the table also shows
   LUCB started with 32 cells and PULSE's ratio to it. A second table gives the oracle floor
   (``oracle_floor``): the cells a fixed-sample normal bound with the true means, the doubly
-  robust variances of an oracle proxy and the best allocation would need.
+  robust variances of an oracle proxy and the best allocation would need, with per-model
+  bounds (``oracle_floor``) and with bounds on paired differences under a shared order
+  (``paired_oracle_floor``).
 * ``history-free``: PULSE with the proxy learned online from the candidates' own cells
   (no history) vs UCB-E on the candidate halves of BFCL and MMLU-Pro.
+* ``identify-floor``: the fewest cells with which an oracle that knows every model's mean,
+  uses an oracle proxy and fixes its allocation in advance identifies the best in 95 % of
+  draws (``identification_floor``), next to the paper's UCB-E run on the same pool.
 * ``width``: after 200 cells of one candidate model (alpha = 0.1, no union bound), the
   median width of the betting confidence sequence on plain cells and on doubly robust terms
   (the first 64 cells plain, the model's factors fit on them with the history's item
   factors, the other 136 with lambda = 1), vs the normal approximation of the plain mean,
-  ``2 z_0.95 s / sqrt(200)`` times the finite-population factor.
+  ``2 z_0.95 s / sqrt(200)`` times the finite-population factor, and that normal
+  interval's own coverage over 2,000 simulated 200-cell draws per model.
 * ``width-over-run``: the same ratio at 5-95 % of a model's items, default bets vs one
   horizon set to the effective cells at that point (oracle).
 
@@ -40,6 +46,7 @@ Usage::
     python benchmarks/bench_pulse.py width
     python benchmarks/bench_pulse.py width-over-run
     python benchmarks/bench_pulse.py history-free --seeds 8
+    python benchmarks/bench_pulse.py identify-floor --seeds 200
 """
 
 from __future__ import annotations
@@ -226,6 +233,57 @@ def certified_lucb(Y: np.ndarray, delta: float, batch: int, init: int, seed: int
                 t[arm] += k
 
 
+def oracle_residuals(Y: np.ndarray, history: np.ndarray) -> np.ndarray:
+    """Doubly robust residuals ``Y - lam f`` under an oracle proxy, shape (m, n).
+
+    The proxy's item factors come from the history, each model's factors are fitted on its
+    whole row, and ``lam`` is the model's least-squares slope clipped to [0, 1].
+    """
+    Y = Y.astype(np.float64)
+    mu = Y.mean(axis=1)
+    proxy = LowRankProxy(random_state=0).fit(history)
+    f = proxy.predict(proxy.fit_models(Y), dtype=np.float64)
+    fc = f - f.mean(axis=1, keepdims=True)
+    lam = np.clip(((Y - mu[:, None]) * fc).sum(1) / np.maximum((fc**2).sum(1), 1e-12), 0, 1)
+    resid: np.ndarray = Y - lam[:, None] * f
+    return resid
+
+
+def paired_oracle_floor(Y: np.ndarray, history: np.ndarray, delta: float, inflation: float) -> int:
+    """:func:`oracle_floor` for a certificate on paired differences under one shared order.
+
+    The best is certified when every difference ``mu_best - mu_k`` has a lower bound above 0,
+    each at level ``delta / (m - 1)``. Under a shared order the two models' first cells are
+    the same items, so the difference of their doubly robust means (oracle proxy) has the
+    variance ``v_b (1/t_b - 1/n) + v_k (1/t_k - 1/n) - 2 c_bk (1/max(t_b, t_k) - 1/n)``; its
+    bound is ``inflation * z * sd``. The best's cells on a grid, every other model the fewest
+    cells (from 32, in steps of 8) that certify its difference. A reference point as
+    :func:`oracle_floor`; what it does not model: pooling the best's own bound over the
+    comparisons (the per-model certificate's ``delta / 2``).
+    """
+    from scipy.stats import norm
+
+    m, n = Y.shape
+    mu = Y.mean(axis=1, dtype=np.float64)
+    resid = oracle_residuals(Y, history)
+    cov = np.cov(resid)
+    best = int(np.argmax(mu))
+    rest = np.delete(np.arange(m), best)
+    z = norm.isf(delta / (m - 1))
+    grid = np.unique(np.r_[np.arange(32, n, 8), n]).astype(np.float64)
+    floor = m * n
+    for t_best in grid:
+        var = (
+            cov[best, best] * (1 / t_best - 1 / n)
+            + cov[rest, rest][:, None] * (1 / grid[None, :] - 1 / n)
+            - 2 * cov[best, rest][:, None] * (1 / np.maximum(t_best, grid[None, :]) - 1 / n)
+        )
+        ok = (mu[best] - mu[rest])[:, None] > inflation * z * np.sqrt(np.maximum(var, 0.0))
+        if ok.any(axis=1).all():
+            floor = min(floor, int(t_best + grid[np.argmax(ok, axis=1)].sum()))
+    return floor
+
+
 def oracle_floor(Y: np.ndarray, history: np.ndarray, delta: float, inflation: float) -> int:
     """Fewest cells that certify the best with a fixed-sample normal bound and oracle knowledge.
 
@@ -243,13 +301,8 @@ def oracle_floor(Y: np.ndarray, history: np.ndarray, delta: float, inflation: fl
     from scipy.stats import norm
 
     m, n = Y.shape
-    Y = Y.astype(np.float64)
-    mu = Y.mean(axis=1)
-    proxy = LowRankProxy(random_state=0).fit(history)
-    f = proxy.predict(proxy.fit_models(Y), dtype=np.float64)
-    fc = f - f.mean(axis=1, keepdims=True)
-    lam = np.clip(((Y - mu[:, None]) * fc).sum(1) / np.maximum((fc**2).sum(1), 1e-12), 0, 1)
-    v = (Y - lam[:, None] * f).var(axis=1)
+    mu = Y.mean(axis=1, dtype=np.float64)
+    v = oracle_residuals(Y, history).var(axis=1)
     best = int(np.argmax(mu))
     z_low, z_up = norm.isf(delta / (2 * (m - 1))), norm.isf(delta / 2)
     grid = np.unique(np.r_[np.arange(32, n, 16), n])
@@ -269,6 +322,131 @@ def oracle_floor(Y: np.ndarray, history: np.ndarray, delta: float, inflation: fl
         else:
             floor = min(floor, total)
     return floor
+
+
+def identification_floor(
+    Y: np.ndarray, resid: np.ndarray, *, shared: bool, start: int, reps: int, seed: int
+) -> tuple[np.ndarray, float]:
+    """Fewest cells with which a known-means oracle identifies the best in >= 95 % of draws.
+
+    Every model ``i`` gets ``n_i >= start`` cells drawn uniformly without replacement (one
+    order per model, or one order shared by all when ``shared``), fixed in advance, and is
+    estimated by the doubly robust mean of :func:`oracle_residuals` (exact proxy part plus the
+    sampled residuals' mean); the recommendation is the largest estimate. The probability of
+    a correct recommendation is approximated by ``prod_i Phi(gap_i / sd_i)`` over the other
+    models, which separates over them once the best's ``n_b`` is fixed: for every ``n_b`` on a
+    grid and every multiplier ``nu``, each other model takes the ``n_i`` on a grid that
+    minimises ``n_i - nu log Phi(gap_i / sd_i)`` (exact per model, however non-concave the
+    gain near full evaluation). Among these allocations, the cheapest one whose accuracy over
+    ``reps`` simulated draws reaches 95 % is found by bisection on the approximate
+    probability. Returns the allocation, shape (m,), and its simulated accuracy.
+    """
+    from scipy.stats import norm
+
+    m, n = Y.shape
+    mu = Y.mean(axis=1, dtype=np.float64)
+    best = int(np.argmax(mu))
+    rest = np.delete(np.arange(m), best)
+    gap = mu[best] - mu[rest]
+    centred = resid - resid.mean(axis=1, keepdims=True)
+    cov = centred @ centred.T / (n - 1)  # population covariance of the residuals
+    var = np.diag(cov)
+    pair_cov = cov[best, rest] if shared else np.zeros(rest.size)
+    step = max(8, n // 200)
+    grid = np.unique(np.r_[np.arange(min(start, n), n, step), n]).astype(np.float64)
+    nus = np.geomspace(1.0, 1e7, 120)
+
+    # candidates: (total cells, approximate log probability, allocation)
+    candidates: list[tuple[float, float, np.ndarray]] = []
+    for n_b in grid[::2] if grid.size > 2 else grid:
+        nested = 1.0 / np.maximum(n_b, grid)[None, :] - 1.0 / n  # (1, G)
+        v = (
+            var[best] * (1.0 / n_b - 1.0 / n)
+            + var[rest, None] * (1.0 / grid[None, :] - 1.0 / n)
+            - 2 * pair_cov[:, None] * nested
+        )  # (k, G)
+        logp = norm.logcdf(gap[:, None] / np.sqrt(np.maximum(v, 1e-18)))  # (k, G)
+        cost = grid[None, None, :] - nus[:, None, None] * logp[None]  # (nu, k, G)
+        pick = np.argmin(cost, axis=2)  # (nu, k)
+        totals = n_b + grid[pick].sum(axis=1)
+        probs = np.take_along_axis(logp[None], pick[:, :, None], axis=2)[..., 0].sum(axis=1)
+        for j in range(nus.size):
+            alloc = np.empty(m)
+            alloc[best] = n_b
+            alloc[rest] = grid[pick[j]]
+            candidates.append((float(totals[j]), float(probs[j]), alloc))
+    candidates.sort(key=lambda c: c[0])
+
+    def cheapest(target: float) -> np.ndarray:
+        for _total, logp, alloc in candidates:
+            if logp >= math.log(target):
+                return alloc
+        return np.full(m, float(n))
+
+    rng = np.random.default_rng(seed)
+    exact = (Y - resid).mean(axis=1, dtype=np.float64)  # proxy part: lam * mean of f
+
+    def accuracy(alloc: np.ndarray) -> float:
+        counts = alloc.astype(int)
+        hits = 0
+        for _ in range(reps):
+            order = np.argsort(rng.random(n if shared else (m, n)), axis=-1)
+            order = np.broadcast_to(order, (m, n))
+            sums = np.cumsum(np.take_along_axis(resid, order, axis=1), axis=1)
+            est = exact + sums[np.arange(m), counts - 1] / counts
+            hits += int(np.argmax(est) == best)
+        return hits / reps
+
+    lo, hi = 0.5, 0.9999
+    alloc = cheapest(hi)
+    acc = accuracy(alloc)
+    for _ in range(10):
+        mid = 0.5 * (lo + hi)
+        trial = cheapest(mid)
+        trial_acc = accuracy(trial)
+        if trial_acc >= 0.95:
+            hi, alloc, acc = mid, trial, trial_acc
+        else:
+            lo = mid
+    return alloc, acc
+
+
+def identify_floor(args: argparse.Namespace) -> None:
+    """Oracle floor of evaluations to 95 % identification vs UCB-E run on the same pool."""
+    from latentbench.select import run_experiment
+
+    print(
+        "| pool | models x items | paper UCB-E to 95 % post-init (total) | floor, order per "
+        "model: total (accuracy) | floor post-init (after 32 per model) | saved post-init "
+        "vs UCB-E | floor, shared order: total (accuracy) | saved post-init |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for name in args.pools.split(",") if args.pools else ("bfcl", "mmlu_pro"):
+        start = time.perf_counter()
+        scores = complete(name)
+        hist, test = split_models(scores.shape[0], random_state=0)
+        Y = scores[test].astype(np.float64)
+        m = Y.shape[0]
+        res = run_experiment(
+            Y, {"all": np.arange(m)}, ["ucbe"], seeds=args.seeds, budget=Y.size, n_jobs=args.n_jobs
+        )
+        curve = res.curves[("all", "ucbe")].mean(axis=0)
+        ucbe_post = float(res.grid[int(np.argmax(curve >= 0.95 - 1e-12))])
+        ucbe_init = res.summary[0]["init_evaluations"]
+        resid = oracle_residuals(Y, scores[hist])
+        cells = []
+        for shared in (False, True):
+            alloc, acc = identification_floor(Y, resid, shared=shared, start=32, reps=1000, seed=0)
+            post = alloc.sum() - 32 * m
+            cells.append((alloc.sum(), acc, post, 100 * (ucbe_post - post) / ucbe_post))
+        (t0, a0, p0, s0), (t1, a1, _p1, s1) = cells
+        print(
+            f"| {name} | {m} x {Y.shape[1]} | {ucbe_post:,.0f} ({ucbe_post + ucbe_init:,.0f}) "
+            f"| {t0:,.0f} ({a0:.3f}) | {p0:,.0f} | {s0:.1f} % | {t1:,.0f} ({a1:.3f}) "
+            f"| {s1:.1f} % |",
+            flush=True,
+        )
+        print(f"<!-- {name}: {args.seeds} seeds, {time.perf_counter() - start:.0f} s -->")
 
 
 def certify(args: argparse.Namespace) -> None:
@@ -333,15 +511,18 @@ def certify(args: argparse.Namespace) -> None:
     print()
     print(
         "| pool | floor, inflation 1.0 | / LUCB | floor, inflation 1.3 | / LUCB "
-        "| PULSE / floor 1.0 |"
+        "| PULSE / floor 1.0 | paired floor, 1.0 | / LUCB | paired floor, 1.3 | / LUCB |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, lucb_cells, pulse_cells, history, Y in floors:
         f1 = oracle_floor(Y, history, args.delta, 1.0)
         f13 = oracle_floor(Y, history, args.delta, 1.3)
+        p1 = paired_oracle_floor(Y, history, args.delta, 1.0)
+        p13 = paired_oracle_floor(Y, history, args.delta, 1.3)
         print(
             f"| {name} | {f1:,} | {f1 / lucb_cells:.2f} | {f13:,} | {f13 / lucb_cells:.2f} "
-            f"| {pulse_cells / f1:.2f} |",
+            f"| {pulse_cells / f1:.2f} | {p1:,} | {p1 / lucb_cells:.2f} | {p13:,} "
+            f"| {p13 / lucb_cells:.2f} |",
             flush=True,
         )
 
@@ -350,17 +531,26 @@ def width(args: argparse.Namespace) -> None:
     print(
         "| matrix | models | normal approx. (plain mean) | betting, plain | ratio "
         "| betting, DR with the history proxy | ratio | betting, plain, one horizon 200 "
-        "| ratio |"
+        "| ratio | normal approx. coverage (upper bound below the mean) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
+    rng_coverage = np.random.default_rng(1)
     for name in REAL:
         scores = complete(name).astype(np.float64)
         hist, test = split_models(scores.shape[0], random_state=0)
         proxy = LowRankProxy(random_state=0).fit(scores[hist])
         n = scores.shape[1]
-        normal, plain, dr, single = [], [], [], []
+        normal, plain, dr, single, coverage, short = [], [], [], [], [], []
         for i in test:
+            # the normal interval's own coverage after 200 cells: 2,000 simulated draws
+            draws = scores[i, np.argsort(rng_coverage.random((2000, n)), axis=1)[:, :200]]
+            centre = draws.mean(axis=1)
+            half = 1.6449 * draws.std(axis=1, ddof=1) / math.sqrt(200) * math.sqrt(1 - 199 / n)
+            mean_i = scores[i].mean()
+            if np.median(half) > 0:
+                coverage.append(np.mean(np.abs(centre - mean_i) <= half))
+                short.append(np.mean(centre + half < mean_i))
             order = rng.permutation(n)
             y = scores[i, order[:200]]
             sd = y.std(ddof=1)
@@ -406,7 +596,8 @@ def width(args: argparse.Namespace) -> None:
         ratio_d = np.median(np.array(single) / np.array(normal))
         print(
             f"| {name} | {len(normal)} | {a:.3f} | {b:.3f} | {ratio_b:.2f} | {c:.3f} "
-            f"| {ratio_c:.2f} | {np.median(single):.3f} | {ratio_d:.2f} |",
+            f"| {ratio_c:.2f} | {np.median(single):.3f} | {ratio_d:.2f} "
+            f"| {np.median(coverage):.3f} ({np.median(short):.3f}) |",
             flush=True,
         )
 
@@ -506,7 +697,15 @@ def history_free(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
-        "what", choices=["identify", "certify", "width", "width-over-run", "history-free"]
+        "what",
+        choices=[
+            "identify",
+            "identify-floor",
+            "certify",
+            "width",
+            "width-over-run",
+            "history-free",
+        ],
     )
     parser.add_argument("--seeds", type=int, default=200)
     parser.add_argument("--budget", type=int, default=400_000)
@@ -539,6 +738,7 @@ def main() -> None:
     args = parser.parse_args()
     run = {
         "identify": identify,
+        "identify-floor": identify_floor,
         "certify": certify,
         "width": width,
         "width-over-run": width_over_run,
