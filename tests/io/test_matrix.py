@@ -90,7 +90,9 @@ def test_error_score_outside_unit_interval(tmp_path):
     with pytest.raises(InputError) as info:
         ResponseMatrix.read(path)
     message = str(info.value)
-    assert "bad.csv" in message and "'score'" in message and "row 3" in message
+    # the file's line (header on line 1), which holds the bad value
+    assert "bad.csv" in message and "'score'" in message and "line 5" in message
+    assert "1.5" in path.read_text().splitlines()[4]
     assert "1.5" in message and "[0, 1]" in message
 
 
@@ -102,7 +104,8 @@ def test_error_non_numeric_score(tmp_path):
     with pytest.raises(InputError) as info:
         ResponseMatrix.read(path)
     message = str(info.value)
-    assert "text.csv" in message and "row 2" in message and "'correct'" in message
+    assert "text.csv" in message and "line 4" in message and "'correct'" in message
+    assert "correct" in path.read_text().splitlines()[3]
     assert "not numeric" in message
 
 
@@ -113,7 +116,7 @@ def test_error_conflicting_duplicate_pair():
     with pytest.raises(InputError) as info:
         ResponseMatrix.from_long(frame, source="dup.parquet")
     message = str(info.value)
-    assert "dup.parquet" in message and "rows 0 and 5" in message
+    assert "dup.parquet" in message and "row 0 and row 5" in message
     assert "'m1'" in message and "'q1'" in message and "different scores" in message
 
 
@@ -173,7 +176,7 @@ def test_error_wide_non_numeric_names_column(tmp_path):
     wide = pd.DataFrame({"model": ["a", "b"], "q1": [1, 0], "q2": ["0", "oops"]})
     path = tmp_path / "wide.csv"
     wide.to_csv(path, index=False)
-    with pytest.raises(InputError, match=r"wide\.csv: column 'q2', row 1: value 'oops'"):
+    with pytest.raises(InputError, match=r"wide\.csv: column 'q2', line 3: value 'oops'"):
         ResponseMatrix.read(path)
 
 

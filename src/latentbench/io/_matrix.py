@@ -22,6 +22,7 @@ from latentbench.io._matrix_checks import (
     _holds_numbers,
     _refuse_known_outputs,
     _refuse_repeated_ids,
+    _row,
     _show,
     _where,
 )
@@ -213,8 +214,8 @@ class ResponseMatrix:
             if ids.isna().any():
                 position = int(np.flatnonzero(ids.isna().to_numpy())[0])
                 raise InputError(
-                    f"{_where(source)}column {column!r}, row {position}: {kind} id is missing; "
-                    "expected a string or an integer"
+                    f"{_where(source)}column {column!r}, {_row(source, position)}: {kind} id is "
+                    "missing; expected a string or an integer"
                 )
             kinds = ids.map(type).unique()
             for value_type in kinds:
@@ -223,7 +224,7 @@ class ResponseMatrix:
                 ):
                     position = int(np.flatnonzero((ids.map(type) == value_type).to_numpy())[0])
                     raise InputError(
-                        f"{_where(source)}column {column!r}, row {position}: {kind} id "
+                        f"{_where(source)}column {column!r}, {_row(source, position)}: {kind} id "
                         f"{_show(ids.iloc[position])} has type {value_type.__name__}; expected a "
                         "string or an integer"
                     )
@@ -232,14 +233,15 @@ class ResponseMatrix:
         if missing.any():
             position = int(np.flatnonzero(missing)[0])
             raise InputError(
-                f"{_where(source)}column {score!r}, row {position}: score is missing (NaN); a long "
-                "table has one row per observed cell, so drop unobserved rows instead"
+                f"{_where(source)}column {score!r}, {_row(source, position)}: score is missing "
+                "(NaN); a long table has one row per observed cell, so drop unobserved rows "
+                "instead"
             )
         bad = (values < 0) | (values > 1) | ~np.isfinite(values)
         if bad.any():
             position = int(np.flatnonzero(bad)[0])
             raise InputError(
-                f"{_where(source)}column {score!r}, row {position} (model="
+                f"{_where(source)}column {score!r}, {_row(source, position)} (model="
                 f"{frame[model].iloc[position]!r}, item={frame[item].iloc[position]!r}): score "
                 f"{_show(values[position])} is outside [0, 1]; expected a score in [0, 1]"
             )
@@ -259,8 +261,8 @@ class ResponseMatrix:
                 k = int(np.flatnonzero(differ)[0])
                 a, b = int(first[k]), int(second[k])
                 raise InputError(
-                    f"{_where(source)}rows {min(a, b)} and {max(a, b)} both give model "
-                    f"{model_text[a]!r}, item {item_text[a]!r}, with different scores "
+                    f"{_where(source)}{_row(source, min(a, b))} and {_row(source, max(a, b))} both "
+                    f"give model {model_text[a]!r}, item {item_text[a]!r}, with different scores "
                     f"{_show(values[a])} and {_show(values[b])}; expected one score per pair"
                 )
             warnings.warn(

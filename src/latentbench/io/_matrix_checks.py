@@ -46,6 +46,14 @@ def _where(source: str | None) -> str:
     return f"in {source}: " if source else ""
 
 
+def _row(source: str | None, position: int) -> str:
+    """Where row ``position`` (0-based) of a table is: its line in a CSV file (the header is
+    line 1), else its 0-based row (a DataFrame, a Parquet file)."""
+    if source and source.lower().endswith((".csv", ".tsv", ".txt")):
+        return f"line {position + 2}"
+    return f"row {position}"
+
+
 def _check_ids(ids: Sequence[Any], kind: str, source: str | None, column: str) -> list[str]:
     """Validate model or item ids (strings or integers) and return them as strings."""
     out: list[str] = []
@@ -81,7 +89,7 @@ def _coerce_scores(values: pd.Series, source: str | None, column: str) -> np.nda
     if bool(bad.any()):
         position = int(np.flatnonzero(bad.to_numpy())[0])
         raise InputError(
-            f"{_where(source)}column {column!r}, row {position}: value "
+            f"{_where(source)}column {column!r}, {_row(source, position)}: value "
             f"{_show(values.iloc[position])} is not numeric; expected a score in [0, 1]"
         )
     if numeric.dtype == bool:
