@@ -90,6 +90,13 @@ def complete(name: str) -> np.ndarray:
     return scores[:, ~np.isnan(scores).any(axis=0)]
 
 
+def halves(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The history half and the candidate half of :func:`complete` (seeded random split)."""
+    scores = complete(name)
+    history, candidates = split_models(scores.shape[0], random_state=0)
+    return scores[history], scores[candidates]
+
+
 def paired_saving(ref: np.ndarray, new: np.ndarray, grid: np.ndarray, boot: int = 200) -> tuple:
     """Saving % (post-init) of ``new`` vs ``ref`` at 95 %, paired bootstrap mean and SE."""
     rng = np.random.default_rng(0)
@@ -423,9 +430,8 @@ def identify_floor(args: argparse.Namespace) -> None:
     print("|---|---|---|---|---|---|---|---|")
     for name in args.pools.split(",") if args.pools else ("bfcl", "mmlu_pro"):
         start = time.perf_counter()
-        scores = complete(name)
-        hist, test = split_models(scores.shape[0], random_state=0)
-        Y = scores[test].astype(np.float64)
+        history, Y = halves(name)
+        Y = Y.astype(np.float64)
         m = Y.shape[0]
         res = run_experiment(
             Y, {"all": np.arange(m)}, ["ucbe"], seeds=args.seeds, budget=Y.size, n_jobs=args.n_jobs
@@ -433,7 +439,7 @@ def identify_floor(args: argparse.Namespace) -> None:
         curve = res.curves[("all", "ucbe")].mean(axis=0)
         ucbe_post = float(res.grid[int(np.argmax(curve >= 0.95 - 1e-12))])
         ucbe_init = res.summary[0]["init_evaluations"]
-        resid = oracle_residuals(Y, scores[hist])
+        resid = oracle_residuals(Y, history)
         cells = []
         for shared in (False, True):
             alloc, acc = identification_floor(Y, resid, shared=shared, start=32, reps=1000, seed=0)
@@ -459,12 +465,10 @@ def certify(args: argparse.Namespace) -> None:
     floors = []
     for name in ("bfcl", "mmlu_pro", "alpacaeval1", "alpacaeval2"):
         start = time.perf_counter()
-        scores = complete(name)
-        hist, test = split_models(scores.shape[0], random_state=0)
-        Y = scores[test]
+        history, Y = halves(name)
         mu = Y.mean(axis=1, dtype=np.float64)
         best = int(np.argmax(mu))
-        proxy = LowRankProxy(random_state=0).fit(scores[hist])
+        proxy = LowRankProxy(random_state=0).fit(history)
         lucb, pulse, lucb32 = [], [], []
         for k in range(args.seeds):
             seed = 10000 * k
@@ -502,7 +506,7 @@ def certify(args: argparse.Namespace) -> None:
             flush=True,
         )
         print(f"<!-- {name}: {args.seeds} seeds, {time.perf_counter() - start:.0f} s -->")
-        floors.append((name, L[:, 0].mean(), P[:, 0].mean(), scores[hist], Y))
+        floors.append((name, L[:, 0].mean(), P[:, 0].mean(), history, Y))
     print()
     print(
         "Oracle floor (`oracle_floor`: true means and doubly robust variances known, oracle "
@@ -656,9 +660,7 @@ def history_free(args: argparse.Namespace) -> None:
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name in args.pools.split(",") if args.pools else ("bfcl", "mmlu_pro"):
         start = time.perf_counter()
-        scores = complete(name)
-        _, test = split_models(scores.shape[0], random_state=0)
-        Y = scores[test]
+        _, Y = halves(name)
         specs = ["ucbe", "pulse"] + [v for v in args.variants.split("|") if v]
         res = run_experiment(
             Y,
