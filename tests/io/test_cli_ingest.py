@@ -79,6 +79,12 @@ def test_ingest_ls_export(tmp_path):
     assert rows["arc_easy"]["n_models"] == 3 and rows["arc_easy"]["n_items"] == 4
     table = run("ls", "--store", store, "--benchmark", "arc_easy")
     assert table.exit_code == 0 and "pythia-410m" in table.output
+    # output that is not a terminal (logs, pipes) keeps every header and name on one line,
+    # where rich's default 80 columns folded them ("d_fract" / "ion")
+    summary = run("ls", "--store", store)
+    assert summary.exit_code == 0, summary.output
+    for text in ("observed_fraction", "mmlu:subject=anatomy,method=multiple_choice_joint"):
+        assert text in summary.output, summary.output
 
     out = tmp_path / "gsm8k.csv"
     exported = run("export", out, "--store", store, "--benchmark", "gsm8k")

@@ -17,9 +17,8 @@ from typing import Any, NoReturn
 import typer
 from rich.console import Console
 from rich.markup import escape
-
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+from rich.measure import Measurement
+from rich.table import Table
 
 __all__ = [
     "clean_warnings",
@@ -29,7 +28,34 @@ __all__ = [
     "fail",
     "fmt",
     "fresh_out",
+    "make_console",
+    "print_table",
 ]
+
+
+def make_console(*, stderr: bool = False) -> Console:
+    """A console for stdout or stderr (no syntax highlighting of numbers and paths)."""
+    return Console(stderr=stderr, highlight=False)
+
+
+console = make_console()
+err_console = make_console(stderr=True)
+
+
+def print_table(table: Table) -> None:
+    """Print a table on stdout; when stdout is not a terminal (a log, a pipe), as wide as the
+    table needs, so that no header or id is folded at rich's default 80 columns."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    need = Measurement.get(console, console.options.update(max_width=10_000), table).maximum
+    width = console.width
+    console.width = max(width, need)
+    try:
+        console.print(table)
+    finally:
+        console.width = width
+
 
 # Python keyword spellings in library messages -> the flags a CLI user types
 _SPELLINGS = (

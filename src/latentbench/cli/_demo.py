@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from latentbench.cli import Command, app, example
-from latentbench.cli._common import clean_warnings, console, fmt
+from latentbench.cli._common import clean_warnings, console, fmt, print_table
 from latentbench.cli._fit import fit_with_progress, print_fit
 
 if TYPE_CHECKING:
@@ -330,5 +330,5 @@ def _demo_selection(matrix: Any, result: Any, n_seeds: int) -> Any:
             fmt(int(run.n_observed[i])),
             f"{truth[i]:.3f}",
         )
-    console.print(table)
+    print_table(table)
     return run

@@ -10,7 +10,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from latentbench.cli import Command, app, example
-from latentbench.cli._common import clean_warnings, console, err_console, fail, fmt, fresh_out
+from latentbench.cli._common import (
+    clean_warnings,
+    console,
+    err_console,
+    fail,
+    fmt,
+    fresh_out,
+    print_table,
+)
 from latentbench.exceptions import InputError
 
 if TYPE_CHECKING:
@@ -161,7 +169,7 @@ def print_fit(result: IRTResult, top: int = 10) -> None:
             fmt(row.accuracy),
             fmt(None if row.rank_accuracy is pd.NA else row.rank_accuracy),
         )
-    console.print(table)
+    print_table(table)
     items = result.items.sort_values("discrimination", ascending=False)
     correct = "proportion_correct"
     table = Table(title="Most and least discriminating items")
@@ -179,7 +187,7 @@ def print_fit(result: IRTResult, top: int = 10) -> None:
             )
         if k:
             table.add_section()
-    console.print(table)
+    print_table(table)
 
 
 @app.command(
@@ -296,7 +304,7 @@ def print_heldout(validation: Any) -> None:
     for row in validation.summary().itertuples():
         name = "IRT fit" if row.fit == "model" else "additive (c_i + b_j)"
         table.add_row(name, f"{row.log_loss:.4f}", f"{row.brier:.4f}", f"{row.auc:.4f}")
-    console.print(table)
+    print_table(table)
 
 
 def _int_option(name: str, value: str) -> int:

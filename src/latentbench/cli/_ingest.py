@@ -7,14 +7,11 @@ import warnings
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from latentbench.cli import Command, app, example
+from latentbench.cli._common import console, err_console, print_table
 from latentbench.exceptions import DataWarning, InputError
-
-console = Console()
-err_console = Console(stderr=True)
 
 
 def parse_choice(values: list[str] | None, flag: str) -> str | dict[str, str] | None:
@@ -205,7 +202,7 @@ def ls(
         table.add_column(str(column), justify="right" if numeric else "left", overflow="fold")
     for row in frame.itertuples(index=False):
         table.add_row(*(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row))
-    console.print(table)
+    print_table(table)
 
 
 @app.command(

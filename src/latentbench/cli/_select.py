@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from latentbench.cli import Command, Group, app, example
-from latentbench.cli._common import clean_warnings, console, fail, fmt, fresh_out
+from latentbench.cli._common import clean_warnings, console, fail, fmt, fresh_out, print_table
 from latentbench.exceptions import InputError
 
 if TYPE_CHECKING:
@@ -200,7 +200,7 @@ def replay(
             table.add_column(col, justify="left" if col == "model" else "right")
         for _, row in frame.iterrows():
             table.add_row(*[escape(v) if isinstance(v, str) else fmt(v) for v in row.tolist()])
-        console.print(table)
+        print_table(table)
         full = len(result.estimates) * int(result.params.get("n_items", 0) or 0)
         share = f" ({result.evaluations_total / full:.1%} of all {fmt(full)} cells)" if full else ""
         console.print(
@@ -517,5 +517,5 @@ def experiment(
                 f"{row.get('saved_total_pct', float('nan')):.1f}",
                 "-" if cov is None else f"{cov:.3f}",
             )
-        console.print(table)
+        print_table(table)
         console.print(f"wrote {escape(str(target))}/summary.json, summary.csv, curves.csv")

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from latentbench.cli import Command, example
+from latentbench.cli._common import make_console
 from latentbench.exceptions import InputError
 
 try:
@@ -28,7 +28,7 @@ except ImportError:  # pragma: no cover - the select group is missing: make our 
 
 __all__ = ["EXIT_CODES", "live"]
 
-err = Console(stderr=True)
+err = make_console(stderr=True)
 
 EXIT_CODES = {"done": 0, "failed": 1, "capped": 3, "waiting": 4, "interrupted": 130}
 """Exit status of ``select live`` per run status (2: bad input)."""
