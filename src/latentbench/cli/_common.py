@@ -28,18 +28,12 @@ __all__ = [
     "fail",
     "fmt",
     "fresh_out",
-    "make_console",
     "print_table",
 ]
 
 
-def make_console(*, stderr: bool = False) -> Console:
-    """A console for stdout or stderr (no syntax highlighting of numbers and paths)."""
-    return Console(stderr=stderr, highlight=False)
-
-
-console = make_console()
-err_console = make_console(stderr=True)
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
 
 
 def print_table(table: Table) -> None:

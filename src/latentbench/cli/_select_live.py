@@ -15,7 +15,7 @@ import typer
 from rich.markup import escape
 
 from latentbench.cli import Command, example
-from latentbench.cli._common import make_console
+from latentbench.cli._common import err_console as err
 from latentbench.exceptions import InputError
 
 try:
@@ -27,8 +27,6 @@ except ImportError:  # pragma: no cover - the select group is missing: make our 
     app.add_typer(select_app, name="select")
 
 __all__ = ["EXIT_CODES", "live"]
-
-err = make_console(stderr=True)
 
 EXIT_CODES = {"done": 0, "failed": 1, "capped": 3, "waiting": 4, "interrupted": 130}
 """Exit status of ``select live`` per run status (2: bad input)."""
