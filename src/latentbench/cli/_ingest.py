@@ -40,7 +40,9 @@ def parse_choice(values: list[str] | None, flag: str) -> str | dict[str, str] | 
 
 
 def _fail(exc: Exception) -> None:
-    err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+    from rich.markup import escape
+
+    err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
     raise typer.Exit(2) from None
 
 
@@ -223,12 +225,14 @@ def export(
     ),
 ) -> None:
     """Write the canonical long table as a table file or as Every Eval Ever records."""
+    from latentbench.io._outputs import check_destination
     from latentbench.io.formats import write_eee
     from latentbench.io.store import Store
 
     try:
         if format not in ("table", "eee"):
             raise InputError(f"--format {format!r}; expected table or eee")
+        check_destination(out, "dir" if format == "eee" else "file", flag="OUT")
         if not store.exists():
             raise InputError(f"{store}: store not found")
         with Store(store, read_only=True) as db:
