@@ -174,6 +174,14 @@ def test_a_conflict_names_the_files_being_read_not_the_metadata(tmp_path):
 
 
 # ------------------------------------------------------------------ item 3: path traversal
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _store_with(path: Path, models: list[str], benchmark: str) -> pd.DataFrame:
     rows = [
         {"model": m, "item": f"q{k}", "score": float((j + k) % 2)}
@@ -208,6 +216,7 @@ def test_export_eee_writes_nothing_outside_out_and_loses_nothing(tmp_path, model
     created = {p for p in tmp_path.rglob("*")} - before
     assert created and all(p.is_relative_to(out) for p in created), sorted(created)
     assert all(len(part.encode()) <= 255 for p in created for part in p.parts)
+    assert out.stat().st_mode & 0o777 == 0o777 & ~_umask()  # not a private staging folder
     frame, report = read_results("eee", out)
     assert report.rows == len(original)
     with Store(work / "b.duckdb") as copy:

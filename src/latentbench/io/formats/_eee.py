@@ -33,7 +33,6 @@ import math
 import os
 import re
 import shutil
-import tempfile
 import uuid
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
@@ -718,7 +717,9 @@ def write_eee(frame: pd.DataFrame, out: str | Path) -> list[Path]:
         raise InputError(f"{out} is a file; expected a folder (new or to add to)")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name[:40]}.partial-", dir=out.parent))
+        # mkdir (not mkdtemp, which makes it private): the export keeps the umask's mode
+        staging = out.parent / f".{out.name[:40]}.partial-{uuid.uuid4().hex[:12]}"
+        staging.mkdir()
     except OSError as exc:
         raise InputError(f"{out}: cannot write ({exc.strerror or exc})") from None
     written: list[Path] = []
