@@ -468,7 +468,7 @@ def read(
             if not raw.strip():
                 continue
             try:
-                line = raw.decode("utf-8")
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
             except UnicodeDecodeError as exc:
                 raise InputError(
                     f"{path}:{number}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
@@ -526,7 +526,9 @@ def read(
             extra["source_file"].append(ours.get("source_file", str(path)))
             stamp = ours.get("run_timestamp")
             restored_stamp = _restored_timestamp(stamp, loc) if stamp else None
-            extra["run_timestamp"].append(restored_stamp if stamp else timestamp)
+            # a record with our metadata and no run time had none (the aggregate's time is
+            # the latest of its group)
+            extra["run_timestamp"].append(restored_stamp if ours else timestamp)
     report.records_read += n_records
     if aggregate is None and schema_versions:
         library = f"every_eval_ever {'/'.join(sorted(schema_versions))}"
