@@ -216,8 +216,7 @@ class LiveConfig:
         models = _models(data.get("models"), where, info)
         proxy = _free_table(data, "proxy", where, ("history", *options_of(LowRankProxy)))
         history = proxy.pop("history", None)
-        info = POLICIES[run.policy]
-        policy = _free_table(data, "policy", where, info.options)
+        policy = _free_table(data, "policy", where, POLICIES[run.policy].options)
         return cls(
             run=run,
             models=models,
