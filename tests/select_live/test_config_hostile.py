@@ -220,6 +220,8 @@ def test_a_new_oracle_is_one_registration(live_setup):
 
     try:
         assert "echo-test (scores every cell as `level`)" in oracle_help()
+        shown = CliRunner().invoke(app, ["select", "live", "--help"], terminal_width=200)
+        assert "echo-test" in shown.output and "scores every cell as" in shown.output
         config = _oracle_section(
             s.write_config(run={"budget": 16}),
             'kind = "echo-test"\nlevel = 0.5',

@@ -73,9 +73,24 @@ def _left(p: Any, init_total: int | None) -> str:
     return f"budget left {min(p.budget_left, budget):,} of {budget:,}"
 
 
+class _LiveCommand(Command):
+    """``select live --help`` lists the oracle kinds from the registry (imported only when
+    the help is shown, so that ``latentbench --help`` stays fast)."""
+
+    def format_help(self, ctx: typer.Context, formatter: Any) -> None:  # type: ignore[override]
+        from latentbench.select.live import ORACLES
+
+        kinds = "\n".join(f"  {k:<10} {v.summary}" for k, v in ORACLES.items())
+        base = (self.help or "").split("\n\b\nOracle kinds")[0]
+        self.help = (
+            f"{base}\n\b\nOracle kinds (kind = ... in the oracle table; docs/live.md):\n{kinds}"
+        )
+        super().format_help(ctx, formatter)
+
+
 @select_app.command(
     "live",
-    cls=Command,
+    cls=_LiveCommand,
     epilog=example("latentbench select live --config run.toml --store run.duckdb"),
 )
 def live(
