@@ -84,3 +84,23 @@ def test_export_checks_out_before_reading_the_store(tmp_path):
             )  # fmt: skip
             assert outcome.exit_code == 2, outcome.output
             assert "store not found" not in outcome.output, outcome.output
+
+
+def test_select_experiment_and_report_check_out_first(tmp_path, responses, monkeypatch):
+    import latentbench.select as select_lib
+
+    ran = []
+    monkeypatch.setattr(
+        select_lib, "experiment_from_matrix", lambda *a, **k: ran.append(1) or 1 / 0
+    )
+    for out in _targets(tmp_path):
+        outcome = runner.invoke(
+            app,
+            ["experiment", str(responses), "--budget", "20", "--out", str(out), "-q"],
+        )
+        assert outcome.exit_code == 2, (out, outcome.output, outcome.exception)
+        assert "error:" in outcome.output and "Traceback" not in outcome.output
+        report = runner.invoke(app, ["report", str(responses), "--out", str(out / "r.html"), "-q"])
+        assert report.exit_code == 2, (out, report.output, report.exception)
+        assert "fitting" not in report.output
+    assert ran == []

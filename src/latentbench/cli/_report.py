@@ -216,11 +216,13 @@ def _report(
     quiet: bool,
 ) -> str:
     from latentbench.io import ResponseMatrix
+    from latentbench.io._outputs import check_destination
     from latentbench.irt import TwoPL
     from latentbench.report import build_report, read_item_metadata
 
     if out.is_dir():
         raise InputError(f"--out {out} is a directory; expected the HTML file to write")
+    check_destination(out, "file")  # before the fit or bootstrap, which are not cheap
     result = matrix = run = None
     notes: list[str] = []
     if source.is_dir():

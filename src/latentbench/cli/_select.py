@@ -462,8 +462,14 @@ def experiment(
     from rich.progress import Progress
 
     from latentbench.io import ResponseMatrix
+    from latentbench.io._outputs import check_destination
     from latentbench.select import experiment_from_matrix
 
+    target = fresh_out(out, "latentbench-experiment")
+    try:  # before the runs, so that their result is never lost to a bad --out
+        check_destination(target, "dir")
+    except InputError as exc:
+        _fail(exc)
     with clean_warnings():
         try:
             matrix = ResponseMatrix.read(responses)
@@ -501,8 +507,10 @@ def experiment(
                 )
         except InputError as exc:
             _fail(exc)
-    target = fresh_out(out, "latentbench-experiment")
-    result.write(target)
+    try:
+        result.write(target)
+    except OSError as exc:  # the disk filled during the runs
+        _fail(InputError(f"--out {target}: cannot write ({exc.strerror or exc})"))
     if not quiet:
         table = Table(title="budget to 95 % identification accuracy (bootstrap mean ± SD)")
         for col in (
