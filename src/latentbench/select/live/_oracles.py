@@ -40,6 +40,7 @@ __all__ = [
     "OracleInfo",
     "PythonOracleOptions",
     "get_oracle",
+    "options_as",
     "oracle",
     "oracle_help",
     "path_option",
@@ -128,6 +129,23 @@ def get_oracle(kind: str, where: str = "") -> OracleInfo:
         ) from None
 
 
+_O = TypeVar("_O", bound=OracleOptions)
+
+
+def options_as(config: LiveConfig, cls: type[_O]) -> _O:
+    """``config.oracle`` as the options class ``cls`` of its kind (a bare
+    :class:`OracleOptions`, e.g. a configuration built in code, takes every default)."""
+    given = config.oracle
+    if isinstance(given, cls):
+        return given
+    if type(given) is OracleOptions:
+        return cls(kind=given.kind)
+    raise InputError(
+        f"{config.source}: [oracle] options of type {type(given).__name__}; expected "
+        f"{cls.__name__} for kind={given.kind!r}"
+    )
+
+
 def oracle_help() -> str:
     """``kind (summary)`` of every oracle, for command-line help."""
     return "; ".join(f"{k} ({v.summary})" for k, v in ORACLES.items())
@@ -157,8 +175,7 @@ class ChatOracleOptions(OracleOptions):
     needs_prompt=True,
 )
 def _chat(config: LiveConfig, items: Sequence[dict[str, str]]) -> ChatCompletionsOracle:
-    o = config.oracle
-    assert isinstance(o, ChatOracleOptions)
+    o = options_as(config, ChatOracleOptions)
     endpoints = [
         ChatEndpoint(m.name, str(m.base_url), str(m.model), m.api_key_env) for m in config.models
     ]
@@ -184,8 +201,7 @@ class PythonOracleOptions(OracleOptions):
     options=PythonOracleOptions,
 )
 def _python(config: LiveConfig, items: Sequence[dict[str, str]]) -> CallableOracle:
-    o = config.oracle
-    assert isinstance(o, PythonOracleOptions)
+    o = options_as(config, PythonOracleOptions)
     if o.function is None:
         raise InputError(
             f"{config.source}: [oracle] kind='python' needs function = 'module:function'"
@@ -222,8 +238,7 @@ class LmEvalOracleOptions(OracleOptions):
     benchmark_option="task",
 )
 def _lm_eval(config: LiveConfig, items: Sequence[dict[str, str]]) -> LmEvalBridgeOracle:
-    o = config.oracle
-    assert isinstance(o, LmEvalOracleOptions)
+    o = options_as(config, LmEvalOracleOptions)
     if o.task is None:
         raise InputError(f"{config.source}: [oracle] kind='lm-eval' needs task = 'NAME'")
     base = Path(config.source).parent if config.source != "<config>" else Path(".")
