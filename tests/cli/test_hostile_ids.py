@@ -8,6 +8,7 @@ comes back under its own (model, item) id and nothing is written outside the des
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -24,9 +25,10 @@ runner = CliRunner()
 HOSTILE = [
     "cr\rx", "lf\nx", "crlf\r\nx", "tab\tx", "nul\x00x", "esc\x1b[31mx", "rlo\u202ex",
     "ls\u2028x", "..", "../up", ".", "a/b", "/abs", "back\\slash", "=cmd|' /C calc'!A0",
-    "+SUM(A1)", "-2+3", "@import", "'quoted", '"dq"', " lead", "plain",
+    "+SUM(A1)", "-2+3", "@import", "'quoted", '"dq"', " lead", "[/]", "[bold]b", "plain",
 ]  # fmt: skip
-BENCHMARK = "../bench\r\x1b"
+BENCHMARK = "../bench\r\x1b[/b]"
+RAW_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2028\u2029]")
 
 
 def _cells(store: Path) -> dict[tuple[str, str], float]:
@@ -70,8 +72,14 @@ def test_hostile_ids_survive_ingest_export_and_reingest(tmp_path, data):
     work.mkdir()
     before = _tree(tmp_path)
     store = work / "s.duckdb"
-    _ok(["ingest", "table", str(source), "--store", str(store), "--benchmark", BENCHMARK])
+    shown = _ok(["ingest", "table", str(source), "--store", str(store), "--benchmark", BENCHMARK])
     assert _cells(store) == expected
+    # what reaches the terminal: no raw control character, markup-like ids shown as text
+    for args in (["ls"], ["ls", "--benchmark", BENCHMARK]):
+        listed = _ok([*args, "--store", str(store)])
+        assert not RAW_CONTROL.search(listed), repr(listed)
+        shown += listed
+    assert "[/]" in listed and "[bold]b" in listed and not RAW_CONTROL.search(shown)
 
     outs = {
         "csv": work / "out.csv",
