@@ -7,6 +7,7 @@ Each ends in :class:`HarnessFailed` with a bounded, decoded, redacted tail; none
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -124,3 +125,36 @@ def test_a_harness_printing_the_key_is_redacted(tmp_path, monkeypatch):
     assert "exited 5" in text and "using key" in text
     assert KEY not in text and KEY[:14] not in text and "tok-9876543210zyxw" not in text
     assert "***" in text
+
+
+def test_select_live_with_a_hanging_harness_ends_failed_not_running(tmp_path):
+    """``[oracle] harness_timeout`` reaches the bridge; the run's status is ``failed``."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+    from latentbench.io.store import Store
+
+    script = tmp_path / "hostile_lm_eval.py"
+    script.write_text(HOSTILE)
+    (tmp_path / "items.jsonl").write_text("".join(f'{{"id": "{k}"}}\n' for k in range(4)))
+    config = tmp_path / "run.toml"
+    lines = [
+        "[run]", "budget = 4", "batch_size = 2", "init_batch = 1", 'policy = "uniform"',
+        "[items]", 'path = "items.jsonl"',
+        "[oracle]", 'kind = "lm-eval"', 'task = "t"', "execute = true",
+        f"command = {json.dumps(f'{sys.executable} {script}')}",
+        'extra_args = "hang"', "harness_timeout = 1.5",
+        "[[models]]", 'name = "a"', 'lm_eval_model = "m"',
+        "[[models]]", 'name = "b"', 'lm_eval_model = "m2"',
+    ]  # fmt: skip
+    config.write_text("\n".join(lines) + "\n")
+    _register()
+    store = tmp_path / "s.duckdb"
+    outcome = CliRunner().invoke(
+        app, ["select", "live", "--config", str(config), "--store", str(store), "--quiet"]
+    )
+    assert outcome.exit_code == 1, (outcome.output, outcome.exception)
+    assert "did not finish within 1.5 s" in outcome.output and "resume with:" in outcome.output
+    with Store(store, read_only=True) as db:
+        status = db.connection.execute("SELECT status FROM selection_runs").fetchall()
+    assert status == [("failed",)]
