@@ -11,6 +11,7 @@ from rich.table import Table
 
 from latentbench.cli import Command, app, example
 from latentbench.cli._common import console, err_console, print_table
+from latentbench.cli._select_live import escape  # ids shown safely: markup and control chars
 from latentbench.exceptions import DataWarning, InputError
 
 
@@ -40,7 +41,7 @@ def parse_choice(values: list[str] | None, flag: str) -> str | dict[str, str] | 
 
 
 def _fail(exc: Exception) -> None:
-    err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+    err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
     raise typer.Exit(2) from None
 
 
@@ -155,9 +156,9 @@ def ingest(
     if as_json:
         console.print_json(json.dumps({"ingest": dict(result), "report": report.to_dict()}))
         return
-    console.print(str(report), highlight=False, soft_wrap=True)
+    console.print(escape(str(report)), highlight=False, soft_wrap=True)
     console.print(
-        f"[bold]{result['n_new']}[/bold] new rows in {store} "
+        f"[bold]{result['n_new']}[/bold] new rows in {escape(store)} "
         f"({result['n_present']} already present, {result['n_replaced']} replaced)",
         highlight=False,
         soft_wrap=True,
@@ -196,12 +197,12 @@ def ls(
         console.print_json(frame.to_json(orient="records"))
         return
     title = f"{store}" if benchmark is None else f"{benchmark} in {store}"
-    table = Table(title=title)
+    table = Table(title=escape(title))
     for column in frame.columns:
         numeric = frame[column].dtype.kind in "iuf"
-        table.add_column(str(column), justify="right" if numeric else "left", overflow="fold")
+        table.add_column(escape(column), justify="right" if numeric else "left", overflow="fold")
     for row in frame.itertuples(index=False):
-        table.add_row(*(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row))
+        table.add_row(*(f"{v:.3f}" if isinstance(v, float) else escape(v) for v in row))
     print_table(table)
 
 
@@ -223,12 +224,14 @@ def export(
     ),
 ) -> None:
     """Write the canonical long table as a table file or as Every Eval Ever records."""
+    from latentbench.io._outputs import check_destination
     from latentbench.io.formats import write_eee
     from latentbench.io.store import Store
 
     try:
         if format not in ("table", "eee"):
             raise InputError(f"--format {format!r}; expected table or eee")
+        check_destination(out, "dir" if format == "eee" else "file", flag="OUT")
         if not store.exists():
             raise InputError(f"{store}: store not found")
         with Store(store, read_only=True) as db:
@@ -245,6 +248,8 @@ def export(
     except OSError as exc:  # unwritable folder, disk full
         _fail(InputError(f"{out}: cannot write ({exc.strerror or exc})"))
     if format == "eee":
-        console.print(f"wrote {n} rows as {len(files)} evaluations under {out}", highlight=False)
+        console.print(
+            f"wrote {n} rows as {len(files)} evaluations under {escape(out)}", highlight=False
+        )
         return
-    console.print(f"wrote {n} rows to {out}", highlight=False)
+    console.print(f"wrote {n} rows to {escape(out)}", highlight=False)

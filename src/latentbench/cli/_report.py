@@ -216,11 +216,13 @@ def _report(
     quiet: bool,
 ) -> str:
     from latentbench.io import ResponseMatrix
+    from latentbench.io._outputs import check_destination
     from latentbench.irt import TwoPL
     from latentbench.report import build_report, read_item_metadata
 
     if out.is_dir():
         raise InputError(f"--out {out} is a directory; expected the HTML file to write")
+    check_destination(out, "file")  # before the fit or bootstrap, which are not cheap
     result = matrix = run = None
     notes: list[str] = []
     if source.is_dir():
@@ -247,6 +249,20 @@ def _report(
     if selection is not None:
         run = read_selection(selection)
     meta = read_item_metadata(items) if items is not None else None
+    if meta is not None and result is not None:
+        known = set(map(str, result.item_ids))
+        matched = int(meta["item"].astype(str).isin(known).sum())
+        if matched == 0:
+            raise InputError(
+                f"--items {items}: none of its {len(meta)} item ids is an item of the fit "
+                f"(first {str(meta['item'].iloc[0])!r}; the fit's first "
+                f"{str(result.item_ids[0])!r}); expected the fit's item ids in column 'item'"
+            )
+        if matched < len(known):
+            missing = len(known) - matched
+            notes.append(
+                f"--items {items}: {missing} of the fit's {len(known)} items have no metadata"
+            )
     boot = None
     if n_boot and result is not None:
         if matrix is None:

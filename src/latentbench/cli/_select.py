@@ -172,6 +172,13 @@ def replay(
     quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No table."),
 ) -> None:
     """Replay a selection on a recorded matrix; write OUT/selection.json."""
+    from latentbench.io._outputs import check_destination
+
+    target = fresh_out(out, "latentbench-select")
+    try:  # before the replay runs, so that its result is never lost to a bad --out
+        check_destination(target, "dir")
+    except InputError as exc:
+        _fail(exc)
     with clean_warnings():
         try:
             result, split_note = _replay(
@@ -189,10 +196,12 @@ def replay(
             )
         except InputError as exc:
             _fail(exc)
-    target = fresh_out(out, "latentbench-select")
-    target.mkdir(parents=True, exist_ok=True)
     path = target / "selection.json"
-    result.to_json(path)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        result.to_json(path)
+    except OSError as exc:  # the disk filled during the replay
+        _fail(InputError(f"--out {target}: cannot write ({exc.strerror or exc})"))
     if not quiet:
         frame = result.to_frame().sort_values("estimate", ascending=False).head(10)
         table = Table(title=f"{result.policy}: best model {escape(str(result.best_id))}")
@@ -453,8 +462,14 @@ def experiment(
     from rich.progress import Progress
 
     from latentbench.io import ResponseMatrix
+    from latentbench.io._outputs import check_destination
     from latentbench.select import experiment_from_matrix
 
+    target = fresh_out(out, "latentbench-experiment")
+    try:  # before the runs, so that their result is never lost to a bad --out
+        check_destination(target, "dir")
+    except InputError as exc:
+        _fail(exc)
     with clean_warnings():
         try:
             matrix = ResponseMatrix.read(responses)
@@ -492,8 +507,10 @@ def experiment(
                 )
         except InputError as exc:
             _fail(exc)
-    target = fresh_out(out, "latentbench-experiment")
-    result.write(target)
+    try:
+        result.write(target)
+    except OSError as exc:  # the disk filled during the runs
+        _fail(InputError(f"--out {target}: cannot write ({exc.strerror or exc})"))
     if not quiet:
         table = Table(title="budget to 95 % identification accuracy (bootstrap mean ± SD)")
         for col in (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import signal
 import sys
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.markup import escape
+from rich.markup import escape as rich_escape
 
 from latentbench.cli import Command, example
 from latentbench.cli._common import err_console as err
@@ -27,6 +28,19 @@ except ImportError:  # pragma: no cover - the select group is missing: make our 
     app.add_typer(select_app, name="select")
 
 __all__ = ["EXIT_CODES", "live"]
+
+_UNPRINTABLE = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069]"
+)
+
+
+def escape(text: object) -> str:
+    """``text`` safe for a terminal: rich markup escaped, and control, bidi and line
+    separator characters (from the configuration, item ids, server errors) shown as
+    ``\\xNN`` / ``\\uNNNN`` instead of acting on the terminal."""
+    shown = _UNPRINTABLE.sub(lambda m: ascii(m.group())[1:-1], str(text))
+    return rich_escape(shown)
+
 
 EXIT_CODES = {"done": 0, "failed": 1, "capped": 3, "waiting": 4, "interrupted": 130}
 """Exit status of ``select live`` per run status (2: bad input)."""
@@ -59,9 +73,24 @@ def _left(p: Any, init_total: int | None) -> str:
     return f"budget left {min(p.budget_left, budget):,} of {budget:,}"
 
 
+class _LiveCommand(Command):
+    """``select live --help`` lists the oracle kinds from the registry (imported only when
+    the help is shown, so that ``latentbench --help`` stays fast)."""
+
+    def format_help(self, ctx: typer.Context, formatter: Any) -> None:  # type: ignore[override]
+        from latentbench.select.live import ORACLES
+
+        kinds = "\n".join(f"  {k:<10} {v.summary}" for k, v in ORACLES.items())
+        base = (self.help or "").split("\n\b\nOracle kinds")[0]
+        self.help = (
+            f"{base}\n\b\nOracle kinds (kind = ... in the oracle table; docs/live.md):\n{kinds}"
+        )
+        super().format_help(ctx, formatter)
+
+
 @select_app.command(
     "live",
-    cls=Command,
+    cls=_LiveCommand,
     epilog=example("latentbench select live --config run.toml --store run.duckdb"),
 )
 def live(
@@ -77,6 +106,7 @@ def live(
     Cells already stored are never requested again. Ctrl-C stops after the batch in flight
     (press it twice to abort at once; stored cells are kept either way).
     """
+    import duckdb
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from latentbench.select.live import LiveConfig, run_live
@@ -141,6 +171,15 @@ def live(
     except InputError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
+    except (duckdb.Error, OSError) as exc:  # the store cannot be written: disk full, ...
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        err.print(
+            f"[red]error:[/red] {escape(str(store))}: the store could not be written "
+            f"({escape(reason)}); the cells committed before are kept. Free the space or fix "
+            f"the store's folder, then resume with: {escape(resume)}",
+            soft_wrap=True,
+        )
+        raise typer.Exit(1) from None
     except KeyboardInterrupt:
         err.print(f"[red]aborted[/red]; stored cells are kept. Resume with: {escape(resume)}")
         raise typer.Exit(130) from None
@@ -166,7 +205,7 @@ def live(
             f"{sel.estimates[best]:.3f}{interval} after {sel.evaluations_total} cells "
             f"({sel.stopped})"
         )
-        err.print(escape(summary))
+        err.print(escape(summary), soft_wrap=True)
         from latentbench.cli._select import milestone_lines
 
         n_items = int(sel.params.get("n_items") or 0)

@@ -43,18 +43,35 @@ def load_items(
         repeated id, or no items; the message names the file, line and field.
     """
     file = Path(path)
+    if file.exists() and not file.is_file():
+        raise InputError(
+            f"{file}: the items file is not a regular file (a folder, device or pipe); "
+            f"expected a JSONL file with {id_field!r}"
+        )
     if not file.is_file():
         raise InputError(f"{file}: items file not found; expected JSONL with {id_field!r}")
     items: list[dict[str, str]] = []
     seen: dict[str, int] = {}
-    with file.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
+    with file.open("rb") as handle:
+        for lineno, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    f"{file}:{lineno}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
+                    f"{exc.start + 1}); expected UTF-8 JSON lines"
+                ) from None
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InputError(f"{file}:{lineno}: not valid JSON ({exc.msg})") from None
+            except RecursionError:
+                raise InputError(
+                    f"{file}:{lineno}: not valid JSON (nested too deeply); expected one flat "
+                    "object per line"
+                ) from None
             if not isinstance(record, dict):
                 raise InputError(f"{file}:{lineno}: a {type(record).__name__}; expected an object")
             raw_id = record.get(id_field)

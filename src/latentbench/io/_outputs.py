@@ -20,7 +20,7 @@ import pandas as pd
 
 from latentbench.exceptions import InputError
 
-__all__ = ["escape_spreadsheet", "unescape_spreadsheet", "write_directory"]
+__all__ = ["check_destination", "escape_spreadsheet", "unescape_spreadsheet", "write_directory"]
 
 _FORMULA = r"^[=+\-@\t\r]"
 
@@ -82,3 +82,34 @@ def write_directory(out: Path, writers: Mapping[str, Callable[[Path], object]], 
         raise InputError(f"cannot write {out}: {exc.strerror or exc}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def check_destination(out: Path, kind: str = "dir", flag: str = "--out") -> None:
+    """Check, before any work, that ``out`` can be written: a folder (``kind="dir"``, new or
+    to reuse) or a file (``kind="file"``, new or to replace).
+
+    The nearest existing folder is probed by creating and removing a temporary entry in it, so
+    a read-only place, ``/sys`` or ``/proc`` are found out now rather than after the work.
+    Nothing is left behind.
+
+    Raises
+    ------
+    InputError
+        Naming ``flag``, ``out`` and what is wrong.
+    """
+    out = Path(out)
+    if kind == "dir" and out.exists() and not out.is_dir():
+        raise InputError(f"{flag} {out} is a file; expected a directory (new or to reuse)")
+    if kind == "file" and out.is_dir():
+        raise InputError(f"{flag} {out} is a directory; expected the file to write")
+    probe = out if kind == "dir" and out.is_dir() else out.parent
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise InputError(f"{flag} {out}: {probe} is a file; expected a folder there")
+    if kind == "file" and probe != out.parent:
+        raise InputError(f"{flag} {out}: the folder {out.parent} does not exist")
+    try:
+        shutil.rmtree(tempfile.mkdtemp(prefix=".latentbench-probe-", dir=probe))
+    except OSError as exc:
+        raise InputError(f"{flag} {out}: cannot write in {probe} ({exc.strerror or exc})") from None

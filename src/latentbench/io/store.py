@@ -613,13 +613,25 @@ class Store(SelectionRuns):
             raise InputError(f"{out} is a directory; expected the file to write")
         if not out.parent.is_dir():
             raise InputError(f"{out}: the folder {out.parent} does not exist")
-        target = str(out).replace("'", "''")
         params = {"benchmark": benchmark} if benchmark is not None else None
+        # a regular file (new or replaced) is written beside its final place and moved in, so
+        # a failure (disk full) leaves the previous file, or none; a device or pipe is written
+        # through
+        final = out.resolve() if out.is_symlink() else out
+        staged = not final.exists() or final.is_file()
+        partial = f".{final.name[:40]}.partial-{uuid.uuid4().hex[:12]}{suffix}"
+        target = final.parent / partial if staged else final
+        quoted = str(target).replace("'", "''")
         try:
-            self.connection.execute(f"COPY ({query}) TO '{target}' ({options})", params)
-        except duckdb.Error as exc:  # unwritable, disk full, ...
+            self.connection.execute(f"COPY ({query}) TO '{quoted}' ({options})", params)
+            if staged:
+                os.replace(target, final)
+        except (duckdb.Error, OSError) as exc:  # unwritable, disk full, ...
             reason = str(exc).split("\n")[0]
             raise InputError(f"{out}: cannot write the export ({reason})") from None
+        finally:
+            if staged:
+                target.unlink(missing_ok=True)
         count_query = f"SELECT count(*) FROM responses {where}"
         return int(self.connection.execute(count_query, params).fetchall()[0][0])
 

@@ -70,6 +70,11 @@ def heldout_mask(
     rng = np.random.default_rng(random_state)
     rows, cols = np.nonzero(~np.isnan(scores))
     n_hold = max(1, round(fraction * rows.size))
+    if n_hold >= rows.size:
+        raise InputError(
+            f"heldout={fraction!r} hides all {rows.size} observed cells, leaving none to fit "
+            "on; expected a smaller held-out fraction (e.g. 0.1)"
+        )
     pick = np.sort(rng.choice(rows.size, size=n_hold, replace=False))
     train = np.array(scores, dtype=np.float32, copy=True)
     train[rows[pick], cols[pick]] = np.nan

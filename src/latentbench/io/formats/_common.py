@@ -399,22 +399,25 @@ def constant_text(value: str | None, n: int) -> pd.api.extensions.ExtensionArray
     return pd.array([value], dtype="str").repeat(n)
 
 
-PRIVATE_COLUMNS = ("_record", "_at", "_member")
-"""Per-row locations for error messages; dropped before a frame leaves the readers."""
+PRIVATE_COLUMNS = ("_record", "_at", "_member", "_file")
+"""Per-row locations for error messages; dropped before a frame leaves the readers
+(``_file``: the file read, when ``source_file`` is provenance restored from the records)."""
 
 
 def location(row: Mapping[Hashable, Any]) -> str:
     """Where one row of a reader frame came from: ``file:line``, ``file, record N`` or
     ``file: member samples/...`` (Inspect ``.eval``)."""
+    read = row.get("_file")
+    file = read if isinstance(read, str) and read else row["source_file"]
     member = row.get("_member")
     if isinstance(member, str) and member:
-        return f"{row['source_file']}: member {member}"
+        return f"{file}: member {member}"
     record = row.get("_record")
     if record is None or (isinstance(record, float) and math.isnan(record)):
-        return str(row["source_file"])
+        return str(file)
     if row.get("_at") == "line":
-        return f"{row['source_file']}:{int(record)}"
-    return where(row["source_file"], record=int(record))
+        return f"{file}:{int(record)}"
+    return where(file, record=int(record))
 
 
 def empty_frame() -> pd.DataFrame:
@@ -589,13 +592,19 @@ def parse_json(
     The message reads ``<at>:<line>: invalid <what> (<reason>, column <c>); <hint>``, where
     ``line`` is the error's line in ``text`` unless the caller gives the line ``text`` is.
     """
+    tail = f"; {hint}" if hint else ""
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        tail = f"; {hint}" if hint else ""
         raise InputError(
             f"{at}:{exc.lineno if line is None else line}: invalid {what} ({exc.msg}, column "
             f"{exc.colno}){tail}"
+        ) from None
+    except RecursionError:
+        place = at if line is None else f"{at}:{line}"
+        raise InputError(
+            f"{place}: invalid {what} (nested too deeply for Python's JSON parser); expected "
+            f"records nested at most a few hundred levels{tail}"
         ) from None
 
 

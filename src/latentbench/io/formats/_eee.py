@@ -30,7 +30,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
+import shutil
 import uuid
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
@@ -49,7 +51,7 @@ from latentbench.io.formats._common import (
     coerce_score,
     load_json,
     parse_json,
-    text_head,
+    to_timestamp,
 )
 from latentbench.io.formats._registry import reader
 
@@ -192,10 +194,7 @@ def validate_instance(record: Any, loc: str) -> None:
     evaluation = _need(record, "evaluation", dict, loc, "")
     _need(evaluation, "score", (int, float), loc, "evaluation.")
     _need(evaluation, "is_correct", bool, loc, "evaluation.")
-    for key in ("evaluation_result_id",):
-        if key in record:
-            _need(record, key, str, loc, "")
-    for key in ("sample_hash", "error"):
+    for key in ("evaluation_result_id", "sample_hash", "error"):
         if record.get(key) is not None:
             _need(record, key, str, loc, "")
     _string_map(record.get("metadata"), loc, "'metadata'")
@@ -293,15 +292,49 @@ def _package_check(validator: Any, record: Mapping[str, Any], loc: str) -> None:
 # ---------------------------------------------------------------------------------- reading
 
 
+_SNIFF_KEYS = (b'"interaction_type"', b'"sample_id"')
+_SNIFF_CHUNK = 1 << 20
+
+
 def _is_instance_file(path: Path) -> bool:
-    head = text_head(path, 65536, line=True) if path.suffix == ".jsonl" else None
-    return head is not None and '"interaction_type"' in head and '"sample_id"' in head
+    """Whether the first record of a ``.jsonl`` file (after blank and ``null`` lines) holds
+    the keys of an instance-level record, however long that line is and whatever its
+    encoding (the keys are ASCII); files that are not EEE cost one line's read."""
+    if path.suffix != ".jsonl":
+        return False
+    try:
+        with open(path, "rb") as handle:
+            found: set[bytes] = set()
+            carry = b""
+            in_record = False
+            while True:
+                piece = handle.readline(_SNIFF_CHUNK)
+                if not piece:
+                    return False
+                if not in_record and piece.strip() in (b"", b"null"):
+                    continue  # a blank or null line before the first record
+                in_record = True
+                window = carry + piece
+                found.update(k for k in _SNIFF_KEYS if k in window)
+                if len(found) == len(_SNIFF_KEYS):
+                    return True
+                if piece.endswith(b"\n"):
+                    return False  # the first record ended without both keys
+                carry = piece[-32:]
+    except OSError:
+        return False
 
 
 def _is_aggregate_file(path: Path) -> bool:
-    head = text_head(path) if path.suffix == ".json" else None
-    return head is not None and (
-        '"evaluation_results"' in head or ('"evaluation_id"' in head and '"model_info"' in head)
+    if path.suffix != ".json":
+        return False
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(65536)
+    except OSError:
+        return False
+    return b'"evaluation_results"' in head or (
+        b'"evaluation_id"' in head and b'"model_info"' in head
     )
 
 
@@ -321,16 +354,60 @@ def _aggregate_for(path: Path) -> tuple[dict[str, Any] | None, Path | None]:
     return doc, candidate
 
 
-def _epoch_timestamp(value: Any) -> Any:
+_TIMESTAMP_RANGE = (pd.Timestamp.min.ceil("s"), pd.Timestamp.max.floor("s"))
+
+
+def _epoch_timestamp(value: Any, loc: str) -> pd.Timestamp | None:
+    """``evaluation_timestamp`` (seconds since the epoch as a string; an ISO date is also
+    read) as a naive UTC timestamp; an unreadable or out-of-range value is an error."""
     if value in (None, ""):
         return None
+    low, high = _TIMESTAMP_RANGE
+    expected = f"seconds since 1970-01-01 (UTC) between {low.year} and {high.year}, or an ISO date"
     try:
         seconds = float(value)
     except (TypeError, ValueError):
-        return value
-    if not math.isfinite(seconds):
+        seconds = None
+    try:
+        if seconds is not None:
+            if not math.isfinite(seconds) or not low.timestamp() <= seconds <= high.timestamp():
+                raise ValueError
+            return pd.Timestamp(seconds, unit="s")
+        stamp = to_timestamp(pd.Timestamp(str(value)))
+    except (ValueError, TypeError, OverflowError, OSError):
+        stamp = None
+    if stamp is None:
+        raise InputError(
+            f"{loc}: field 'evaluation_timestamp': value {_short(value)}; expected {expected}"
+        )
+    return stamp
+
+
+def _restored_trial(text: str, loc: str) -> int:
+    """``metadata['latentbench.trial']``: a whole number in [0, 2**63)."""
+    if not re.fullmatch(r"[0-9]{1,19}", text) or int(text) >= 2**63:
+        raise InputError(
+            f"{loc}: field 'metadata.latentbench.trial': value {_short(text)}; expected a "
+            "whole number >= 0 (the trial index latentbench wrote)"
+        )
+    return int(text)
+
+
+def _restored_timestamp(text: str, loc: str) -> pd.Timestamp | None:
+    """``metadata['latentbench.run_timestamp']``: an ISO timestamp (naive UTC); ``NaT``
+    (which earlier exports wrote for an unknown time) is missing."""
+    if text == "NaT":
         return None
-    return datetime.fromtimestamp(seconds, tz=timezone.utc)
+    try:
+        stamp = to_timestamp(pd.Timestamp(text))
+    except (ValueError, TypeError, OverflowError):
+        stamp = None
+    if stamp is None:
+        raise InputError(
+            f"{loc}: field 'metadata.latentbench.run_timestamp': value {_short(text)}; expected "
+            "an ISO timestamp between 1677 and 2262 (the run time latentbench wrote)"
+        )
+    return stamp
 
 
 @reader(
@@ -376,7 +453,7 @@ def read(
         lib = aggregate["eval_library"]
         version = "" if lib["version"] == "unknown" else lib["version"]
         library = f"{lib['name']} {version}".strip()
-        timestamp = _epoch_timestamp(aggregate.get("evaluation_timestamp"))
+        timestamp = _epoch_timestamp(aggregate.get("evaluation_timestamp"), str(aggregate_path))
         for result in aggregate["evaluation_results"]:
             key = result.get("evaluation_result_id") or result["evaluation_name"]
             results[str(key)] = result
@@ -386,10 +463,18 @@ def read(
     restored = False
     n_records = 0
     schema_versions: set[str] = set()
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
                 continue
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    f"{path}:{number}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
+                    f"{exc.start + 1}); expected UTF-8 JSON lines (re-encode the file, e.g. "
+                    "iconv -f latin1 -t utf-8)"
+                ) from None
             n_records += 1
             loc = f"{path}:{number}"
             record = parse_json(line, str(path), line=number, what="JSON line")
@@ -430,7 +515,7 @@ def read(
                 score,
                 metric_name,
                 ours.get("filter", "none"),
-                int(ours.get("trial", 0)),
+                _restored_trial(ours["trial"], loc) if "trial" in ours else 0,
                 source_model,
                 number,
                 ours.get("item_hash", record.get("sample_hash")),
@@ -440,7 +525,10 @@ def read(
             extra["source"].append(ours.get("source", library))
             extra["source_file"].append(ours.get("source_file", str(path)))
             stamp = ours.get("run_timestamp")
-            extra["run_timestamp"].append(pd.Timestamp(stamp) if stamp else timestamp)
+            restored_stamp = _restored_timestamp(stamp, loc) if stamp else None
+            # a record with our metadata and no run time had none (the aggregate's time is
+            # the latest of its group)
+            extra["run_timestamp"].append(restored_stamp if ours else timestamp)
     report.records_read += n_records
     if aggregate is None and schema_versions:
         library = f"every_eval_ever {'/'.join(sorted(schema_versions))}"
@@ -450,6 +538,7 @@ def read(
         frame["source_file"] = pd.array(extra["source_file"], dtype="str")
         stamps = pd.to_datetime(pd.Series(extra["run_timestamp"], dtype=object), utc=True)
         frame["run_timestamp"] = stamps.dt.tz_localize(None).astype("datetime64[us]").to_numpy()
+        frame["_file"] = pd.array([str(path)] * len(frame), dtype="str")
     for name in frame["benchmark"].unique():
         report.choose(
             str(name),
@@ -469,8 +558,21 @@ def read(
 # ---------------------------------------------------------------------------------- writing
 
 
+_SLUG_MAX = 80
+"""Longest folder name written (a longer id is cut and given a hash of the whole id)."""
+
+
 def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "unknown"
+    """A safe folder name for an id: ASCII letters, digits, ``._-``; never ``.``, ``..`` or a
+    hidden name, at most :data:`_SLUG_MAX` characters. Distinct ids may share a folder: the
+    file names (hashes of the whole key) keep them apart."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "unknown"
+    if slug.startswith("."):
+        slug = "_" + slug
+    if len(slug) > _SLUG_MAX:
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        slug = f"{slug[: _SLUG_MAX - 13]}-{digest}"
+    return slug
 
 
 def _uuid4_from(*parts: str) -> str:
@@ -480,7 +582,7 @@ def _uuid4_from(*parts: str) -> str:
 
 
 def _as_text(value: Any) -> str | None:
-    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NaT:
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
         return None
     if isinstance(value, (pd.Timestamp, datetime, np.datetime64)):
         return pd.Timestamp(value).isoformat()
@@ -536,7 +638,9 @@ def write_eee(frame: pd.DataFrame, out: str | Path) -> list[Path]:
     Raises
     ------
     InputError
-        A record that does not validate (nothing is written then).
+        A record that does not validate, ``out`` is a file, or writing fails (disk full, ...);
+        nothing is written then: the files are written into a staging folder beside ``out``
+        and moved into place once all are complete.
     """
     out = Path(out)
     planned: list[tuple[Path, dict[str, Any], Path, list[dict[str, Any]]]] = []
@@ -611,14 +715,40 @@ def write_eee(frame: pd.DataFrame, out: str | Path) -> list[Path]:
             validate_instance(record, where)
             _package_check(instance_validator, record, where)
         planned.append((out / folder / f"{ident}.json", aggregate, out / samples_rel, records))
-    written = []
-    for aggregate_path, aggregate, samples_path, records in planned:
-        samples_path.parent.mkdir(parents=True, exist_ok=True)
-        text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in records)
-        samples_path.write_text(text, encoding="utf-8")
-        aggregate["detailed_evaluation_results"]["checksum"] = hashlib.sha256(
-            text.encode("utf-8")
-        ).hexdigest()
-        aggregate_path.write_text(json.dumps(aggregate, indent=2, sort_keys=True), encoding="utf-8")
-        written.append(aggregate_path)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{out} is a file; expected a folder (new or to add to)")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        # mkdir (not mkdtemp, which makes it private): the export keeps the umask's mode
+        staging = out.parent / f".{out.name[:40]}.partial-{uuid.uuid4().hex[:12]}"
+        staging.mkdir()
+    except OSError as exc:
+        raise InputError(f"{out}: cannot write ({exc.strerror or exc})") from None
+    written: list[Path] = []
+    try:
+        moves: list[Path] = []
+        for aggregate_path, aggregate, samples_path, records in planned:
+            samples_rel = samples_path.relative_to(out)
+            aggregate_rel = aggregate_path.relative_to(out)
+            (staging / samples_rel).parent.mkdir(parents=True, exist_ok=True)
+            text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in records)
+            (staging / samples_rel).write_text(text, encoding="utf-8")
+            aggregate["detailed_evaluation_results"]["checksum"] = hashlib.sha256(
+                text.encode("utf-8")
+            ).hexdigest()
+            (staging / aggregate_rel).write_text(
+                json.dumps(aggregate, indent=2, sort_keys=True), encoding="utf-8"
+            )
+            moves += [samples_rel, aggregate_rel]  # each aggregate after its records
+            written.append(aggregate_path)
+        if not out.exists():
+            os.replace(staging, out)
+        else:
+            for rel in moves:
+                (out / rel).parent.mkdir(parents=True, exist_ok=True)
+                os.replace(staging / rel, out / rel)
+    except OSError as exc:  # disk full, a name the file system refuses, ...
+        raise InputError(f"{out}: cannot write ({exc.strerror or exc}); nothing written") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return written

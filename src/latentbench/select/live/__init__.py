@@ -29,17 +29,33 @@ from latentbench.select.live._options import (
     RunOptions,
     ScorerOptions,
 )
+from latentbench.select.live._oracles import (
+    ORACLES,
+    ChatOracleOptions,
+    LmEvalOracleOptions,
+    OracleInfo,
+    PythonOracleOptions,
+    oracle,
+    oracle_help,
+)
 from latentbench.select.live._run import LiveResult, run_live
 
 __all__ = [
+    "ORACLES",
+    "ChatOracleOptions",
     "DurableOracle",
     "ItemOptions",
     "LiveConfig",
     "LiveProgress",
     "LiveResult",
+    "LmEvalOracleOptions",
     "ModelOptions",
+    "OracleInfo",
     "OracleOptions",
+    "PythonOracleOptions",
     "RunOptions",
     "ScorerOptions",
+    "oracle",
+    "oracle_help",
     "run_live",
 ]

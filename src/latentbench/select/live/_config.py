@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
-import shlex
+import re
 import sys
+import urllib.parse
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -18,7 +20,6 @@ from latentbench.io._files import file_sha256
 from latentbench.select._base import Policy, default_initial_batch
 from latentbench.select._policies import POLICIES, make_policy
 from latentbench.select._proxy import LowRankProxy
-from latentbench.select._scorers import load_callable
 from latentbench.select.live._options import (
     ItemOptions,
     ModelOptions,
@@ -28,14 +29,8 @@ from latentbench.select.live._options import (
     load_section,
     options_of,
 )
-from latentbench.select.oracles import (
-    CallableOracle,
-    ChatCompletionsOracle,
-    ChatEndpoint,
-    LmEvalBridgeOracle,
-    Oracle,
-    StreamingOracle,
-)
+from latentbench.select.live._oracles import OracleInfo, get_oracle
+from latentbench.select.oracles import Oracle, StreamingOracle
 
 __all__ = ["LiveConfig"]
 
@@ -76,7 +71,35 @@ def _free_table(
     return dict(value)
 
 
-def _models(raw: object, where: str, kind: str) -> tuple[ModelOptions, ...]:
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+"""A ``run_id``: a plain name (no path separators, no leading dot, no control characters)."""
+
+_SECRET_QUERY = re.compile(r"(key|token|secret|password|passwd|auth|signature|sig)", re.I)
+
+
+def _check_base_url(url: str, label: str) -> None:
+    """Refuse credentials in a ``base_url`` (they would be stored with the run's options);
+    the value is never shown."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        userinfo = parts.username is not None or parts.password is not None
+        query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    except ValueError:
+        raise InputError(
+            f"{label}: base_url is not a URL (the value is not shown: it may hold a key); "
+            "expected e.g. 'https://api.example.com/v1'"
+        ) from None
+    secret = [name for name, _ in query if _SECRET_QUERY.search(name)]
+    if userinfo or secret:
+        where = "a user name or password" if userinfo else f"the query parameter {secret[0]!r}"
+        raise InputError(
+            f"{label}: base_url holds {where} (the value is not shown and is not stored); "
+            "expected a URL without credentials: put the key in an environment variable "
+            "and name it with api_key_env"
+        )
+
+
+def _models(raw: object, where: str, info: OracleInfo) -> tuple[ModelOptions, ...]:
     if not isinstance(raw, list) or not raw:
         raise InputError(f"{where}: no [[models]]; expected at least one model table")
     models: list[ModelOptions] = []
@@ -87,13 +110,17 @@ def _models(raw: object, where: str, kind: str) -> tuple[ModelOptions, ...]:
                 f"{label}: api_key is not allowed in a configuration file; put the key in "
                 "an environment variable and name it with api_key_env"
             )
+        if isinstance(entry, dict) and isinstance(entry.get("base_url"), str):
+            _check_base_url(entry["base_url"], label)
         model = load_section(ModelOptions, entry, label)
         if any(m.name == model.name for m in models):
             raise InputError(f"{label}: name {model.name!r} repeats; expected unique names")
-        if kind == "openai":
-            for key in ("base_url", "model"):
-                if getattr(model, key) is None:
-                    raise InputError(f"{label} ({model.name}): {key}=None; expected a string")
+        for key in info.model_keys:
+            if getattr(model, key) is None:
+                raise InputError(
+                    f"{label} ({model.name!r}): {key}=None; expected a string "
+                    f"([oracle] kind={info.name!r} needs it)"
+                )
         env = model.api_key_env
         if env is not None and not env.isidentifier():
             raise InputError(
@@ -163,13 +190,21 @@ class LiveConfig:
             return None if ok else f"one of {sorted(POLICIES)}"
 
         run = load_section(RunOptions, data.get("run", {}), f"{where}: [run]", check=policy_name)
-        oracle = load_section(OracleOptions, data.get("oracle", {}), f"{where}: [oracle]")
+        if run.run_id is not None and not _RUN_ID.fullmatch(run.run_id):
+            raise InputError(
+                f"{where}: [run] run_id={run.run_id!r}; expected 1-128 letters, digits, '.', "
+                "'_' or '-', starting with a letter or digit (no path separators)"
+            )
+        oracle_raw = data.get("oracle", {})
+        kind = oracle_raw.get("kind", OracleOptions.kind) if isinstance(oracle_raw, dict) else ""
+        info = get_oracle(kind, f"{where}: [oracle]")
+        oracle = load_section(info.options, oracle_raw, f"{where}: [oracle] (kind={kind!r})")
         resolved = {
-            key: str((base / getattr(oracle, key)).resolve())
-            for key in ("samples_dir", "plan_dir")
-            if getattr(oracle, key) is not None
+            f.name: str((base / getattr(oracle, f.name)).resolve())
+            for f in dataclasses.fields(oracle)
+            if f.metadata.get("path") and getattr(oracle, f.name) is not None
         }
-        oracle = OracleOptions(**{**asdict(oracle), **resolved})
+        oracle = dataclasses.replace(oracle, **resolved)
         scorer_raw = data.get("scorer", {})
         if isinstance(scorer_raw, str):
             scorer_raw = {"kind": scorer_raw}
@@ -178,11 +213,10 @@ class LiveConfig:
             raise InputError(f"{where}: [scorer] kind='python' needs function = 'module:function'")
         items = load_section(ItemOptions, data.get("items", {}), f"{where}: [items]")
         items = ItemOptions(**{**asdict(items), "path": str((base / items.path).resolve())})
-        models = _models(data.get("models"), where, oracle.kind)
+        models = _models(data.get("models"), where, info)
         proxy = _free_table(data, "proxy", where, ("history", *options_of(LowRankProxy)))
         history = proxy.pop("history", None)
-        info = POLICIES[run.policy]
-        policy = _free_table(data, "policy", where, info.options)
+        policy = _free_table(data, "policy", where, POLICIES[run.policy].options)
         return cls(
             run=run,
             models=models,
@@ -207,12 +241,19 @@ class LiveConfig:
         return None if self.items is None else Path(self.items.path)
 
     @property
+    def oracle_info(self) -> OracleInfo:
+        """The registry entry of ``[oracle] kind``."""
+        return get_oracle(self.oracle.kind, f"{self.source}: [oracle]")
+
+    @property
     def benchmark_name(self) -> str:
         """Benchmark of the scores copied into the ``responses`` table."""
         if self.run.benchmark:
             return self.run.benchmark
-        if self.oracle.kind == "lm-eval" and self.oracle.task:
-            return self.oracle.task
+        option = self.oracle_info.benchmark_option
+        named = getattr(self.oracle, option, None) if option else None
+        if named:
+            return str(named)
         return self.items_path.stem if self.items_path is not None else "live"
 
     def load_items(self) -> list[dict[str, str]]:
@@ -224,7 +265,7 @@ class LiveConfig:
             id_field=self.items.id_field,
             prompt_field=self.items.prompt_field,
             answer_field=self.items.answer_field,
-            require_prompt=self.oracle.kind == "openai",
+            require_prompt=self.oracle_info.needs_prompt,
         )
 
     def identity(self) -> dict[str, Any]:
@@ -279,7 +320,7 @@ class LiveConfig:
     def publish_options(self) -> dict[str, Any]:
         """Keyword arguments of :meth:`Store.publish_selection` for this run's scores."""
         served = {m.name: m.served for m in self.models}
-        metric = self.scorer.spec if self.oracle.kind != "lm-eval" else "lm-eval"
+        metric = self.oracle_info.metric or self.scorer.spec
         return {"benchmark": self.benchmark_name, "metric": metric, "source_models": served}
 
     def build_policy(self) -> Policy:
@@ -309,6 +350,7 @@ class LiveConfig:
             )
         H = matrix.scores[:, [columns[i] for i in item_ids]]
         params = {"random_state": self.run.seed, **self.proxy_options}
+        _check_proxy_sizes(params, H.shape, f"{self.source}: [proxy]", self.history)
         try:
             proxy = LowRankProxy(**params)
         except (TypeError, ValueError) as exc:
@@ -316,44 +358,46 @@ class LiveConfig:
         return proxy.fit(H)
 
     def build_oracle(self, items: Sequence[dict[str, str]]) -> Oracle | StreamingOracle:
-        """The inner oracle named by ``[oracle] kind``."""
-        o = self.oracle
-        ids = [it["id"] for it in items]
-        if o.kind == "openai":
-            endpoints = [
-                ChatEndpoint(m.name, str(m.base_url), str(m.model), m.api_key_env)
-                for m in self.models
-            ]
-            return ChatCompletionsOracle(
-                endpoints, items, self.scorer.spec, random_state=self.run.seed, **o.chat_options()
+        """The inner oracle named by ``[oracle] kind`` (built by its registry entry)."""
+        return self.oracle_info.build(self, items)
+
+
+_ITERATIONS = {"max_iter": 100_000, "newton_iter": 10_000}
+"""Upper bounds of the proxy's iteration counts (time, not memory, grows with them)."""
+
+
+def _check_proxy_sizes(
+    params: dict[str, Any], shape: tuple[int, int], where: str, history: Path
+) -> None:
+    """Bound every size-like ``[proxy]`` option by the data: ``rank`` and the ``cv_grid``
+    ranks by min(history models, items), ``cv_cells`` and ``max_cells`` by the cells, the
+    iteration counts by :data:`_ITERATIONS` (``rank = 100000`` asked for 74.5 GiB)."""
+    m, n = shape
+    top = max(1, min(m, n))
+    limits: dict[str, tuple[int, str]] = {
+        "rank": (top, f"min(history models, items) = {top} for {history.name}"),
+        "cv_cells": (max(1, m * n), f"the {m * n:,} cells of {history.name}"),
+        "max_cells": (2**62, "a positive integer"),
+        **{k: (v, f"{v:,}") for k, v in _ITERATIONS.items()},
+    }
+    for key, (high, what) in limits.items():
+        value = params.get(key)
+        if value is None or (key == "rank" and value == "auto"):
+            continue
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= high:
+            extra = " or 'auto'" if key == "rank" else ""
+            raise InputError(
+                f"{where} {key}={value!r}; expected an integer in [1, {high:,}]{extra} ({what})"
             )
-        if o.kind == "python":
-            if o.function is None:
-                raise InputError(
-                    f"{self.source}: [oracle] kind='python' needs function = 'module:function'"
-                )
-            score = load_callable(o.function, where=f"{self.source}: [oracle] function")
-            return CallableOracle(score, self.model_ids, ids)
-        if o.task is None:
-            raise InputError(f"{self.source}: [oracle] kind='lm-eval' needs task = 'NAME'")
-        base = Path(self.source).parent if self.source != "<config>" else Path(".")
-        args = [m.model_args for m in self.models]
-        extra: dict[str, Any] = {"backend": o.backend} if o.backend is not None else {}
-        if o.command is not None:
-            extra["command"] = shlex.split(o.command)
-        if o.extra_args is not None:
-            extra["extra_args"] = shlex.split(o.extra_args)
-        return LmEvalBridgeOracle(
-            self.model_ids,
-            [m.lm_eval_model or m.name for m in self.models],
-            ids,
-            o.task,
-            o.samples_dir or str(base / "lm_eval_out"),
-            o.plan_dir or str(base / "lm_eval_plans"),
-            model_args=[a for a in args if a is not None] if all(args) else None,
-            metric=o.metric,
-            filter=o.filter,
-            include_path=o.include_path,
-            execute=o.execute,
-            **extra,
+    grid = params.get("cv_grid")
+    if grid is not None:
+        ok = isinstance(grid, (list, tuple)) and 0 < len(grid) <= 64
+        ok = ok and all(
+            isinstance(r, int) and not isinstance(r, bool) and 1 <= r <= top for r in grid
         )
+        if not ok:
+            raise InputError(
+                f"{where} cv_grid={grid!r}; expected a list of 1-64 ranks in [1, {top}] "
+                f"(min(history models, items) for {history.name})"
+            )
+        params["cv_grid"] = tuple(grid)

@@ -29,15 +29,18 @@ __all__ = [
 T = TypeVar("T")
 
 
-def _at_least(low: int) -> dict[str, Any]:
+def at_least(low: int) -> dict[str, Any]:
+    """Field metadata: an integer >= ``low``."""
     return {"min": low}
 
 
-def _between(low: float, high: float) -> dict[str, Any]:
+def between(low: float, high: float) -> dict[str, Any]:
+    """Field metadata: a number in [``low``, ``high``]."""
     return {"min": low, "max": high}
 
 
-def _expect(text: str) -> dict[str, Any]:
+def expect(text: str) -> dict[str, Any]:
+    """Field metadata: what the messages say is expected."""
     return {"expect": text}
 
 
@@ -45,63 +48,32 @@ def _expect(text: str) -> dict[str, Any]:
 class RunOptions:
     """``[run]``: the budget, the seed and how the run stops."""
 
-    budget: int = field(metadata=_at_least(0))
-    seed: int = field(default=0, metadata=_at_least(0))
-    batch_size: int = field(default=64, metadata=_at_least(1))
-    init_batch: int | None = field(default=None, metadata=_at_least(1))
+    budget: int = field(metadata=at_least(0))
+    seed: int = field(default=0, metadata=at_least(0))
+    batch_size: int = field(default=64, metadata=at_least(1))
+    init_batch: int | None = field(default=None, metadata=at_least(1))
     policy: str = "pulse"
     stop: Literal["budget", "confidence"] = "budget"
     on_error: Literal["stop", "zero"] = "stop"
-    spend_cap: int | None = field(default=None, metadata=_at_least(0))
+    spend_cap: int | None = field(default=None, metadata=at_least(0))
     run_id: str | None = None
     benchmark: str | None = None
 
 
 @dataclass(frozen=True)
 class OracleOptions:
-    """``[oracle]``: which oracle, and its options.
+    """``[oracle]``: which oracle (``kind``, a name registered in
+    :data:`~latentbench.select.live.ORACLES`); each kind's options are the fields of its own
+    subclass (e.g. :class:`~latentbench.select.live.ChatOracleOptions`)."""
 
-    The options of the OpenAI-compatible oracle default to ``None``, meaning the default of
-    :class:`~latentbench.select.oracles.ChatCompletionsOracle` (written there only).
-    """
-
-    kind: Literal["openai", "python", "lm-eval"] = "openai"
-    concurrency: int | None = field(default=None, metadata=_between(1, 256))
-    timeout: float | None = field(default=None, metadata=_between(0.001, 3600))
-    retries: int | None = field(default=None, metadata=_between(0, 100))
-    backoff: float | None = field(default=None, metadata=_between(0, 3600))
-    max_backoff: float | None = field(default=None, metadata=_between(0, 3600))
-    max_tokens: int | None = field(default=None, metadata=_at_least(1))
-    temperature: float | None = field(default=None, metadata=_between(0, 2))
-    system: str | None = None
-    function: str | None = field(default=None, metadata=_expect("'module:function'"))
-    task: str | None = None
-    samples_dir: str | None = None
-    plan_dir: str | None = None
-    backend: str | None = None
-    metric: str | None = None
-    filter: str | None = None
-    execute: bool = False
-    command: str | None = field(
-        default=None, metadata=_expect("a command line, e.g. 'lm-eval run'")
-    )
-    include_path: str | None = None
-    extra_args: str | None = field(
-        default=None, metadata=_expect("arguments, e.g. '--apply_chat_template'")
-    )
-
-    def chat_options(self) -> dict[str, Any]:
-        """The options given for :class:`ChatCompletionsOracle` (unset ones left out)."""
-        names = ("concurrency", "timeout", "retries", "backoff", "max_backoff", "max_tokens",
-                 "temperature", "system")  # fmt: skip
-        return {k: getattr(self, k) for k in names if getattr(self, k) is not None}
+    kind: str = "openai"
 
 
 @dataclass(frozen=True)
 class ItemOptions:
     """``[items]``: the JSONL items file and its field names."""
 
-    path: str = field(metadata=_expect("the path of a JSONL file"))
+    path: str = field(metadata=expect("the path of a JSONL file"))
     id_field: str = "id"
     prompt_field: str = "prompt"
     answer_field: str = "answer"
@@ -112,7 +84,7 @@ class ScorerOptions:
     """``[scorer]``: how a response is scored against the reference."""
 
     kind: Literal["exact_match", "multiple_choice", "python"] = "exact_match"
-    function: str | None = field(default=None, metadata=_expect("'module:function'"))
+    function: str | None = field(default=None, metadata=expect("'module:function'"))
 
     @property
     def spec(self) -> str:

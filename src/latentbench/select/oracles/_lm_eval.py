@@ -4,17 +4,31 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
+import signal
 import subprocess
+import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 
 from latentbench.exceptions import HarnessFailed, InputError, PlanPending
+from latentbench.select.oracles._openai import _redact
 from latentbench.select.oracles._protocol import CellResult
 
-__all__ = ["LmEvalBridgeOracle"]
+__all__ = ["HARNESS_TIMEOUT", "LmEvalBridgeOracle"]
+
+HARNESS_TIMEOUT = 3600.0
+"""Default seconds one harness run (one batch) may take (``[oracle] harness_timeout``)."""
+
+TAIL_BYTES = 2000
+"""Characters of the harness's output quoted by :class:`HarnessFailed`."""
+
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 class LmEvalBridgeOracle:
@@ -53,6 +67,13 @@ class LmEvalBridgeOracle:
         Appended to every command line (e.g. ``("--apply_chat_template",)``).
     execute : bool, default False
         Run the plan and continue, instead of raising :class:`PlanPending`.
+    timeout : float, default :data:`HARNESS_TIMEOUT`
+        Seconds one harness run (one batch) may take with ``execute``; then the harness and
+        its children are killed and :class:`HarnessFailed` is raised.
+    redact : sequence of str, optional
+        Names of environment variables whose values (keys) are hidden in the harness output
+        quoted by errors; variables named like ``*KEY*``, ``*TOKEN*``, ``*SECRET*`` and
+        ``*PASSWORD*`` are hidden as well.
 
     Raises
     ------
@@ -80,6 +101,8 @@ class LmEvalBridgeOracle:
         include_path: str | os.PathLike[str] | None = None,
         extra_args: Sequence[str] = (),
         execute: bool = False,
+        timeout: float = HARNESS_TIMEOUT,
+        redact: Sequence[str] = (),
     ) -> None:
         if len(models) != len(lm_eval_models):
             raise InputError(
@@ -103,6 +126,10 @@ class LmEvalBridgeOracle:
         self.command, self.extra_args = list(command), list(extra_args)
         self.include_path = None if include_path is None else str(include_path)
         self.execute = execute
+        if not (isinstance(timeout, (int, float)) and 0 < timeout < float("inf")):
+            raise InputError(f"timeout={timeout!r}; expected a positive number of seconds")
+        self.timeout = float(timeout)
+        self.redact = list(redact)
         self.n_models, self.n_items = len(self.models), len(self.item_ids)
         self.n_calls = 0
         self.n_runs = 0  #: harness processes started (``execute``)
@@ -188,7 +215,13 @@ class LmEvalBridgeOracle:
         if not self.execute:
             raise PlanPending(path, command)
         self._run(path)
-        logged = self._logged()
+        try:
+            logged = self._logged()
+        except InputError as exc:
+            raise HarnessFailed(
+                f"{path}: the harness exited 0 but its logs under {self.samples_dir} are "
+                f"unreadable: {exc}"
+            ) from None
         absent = [doc for _, doc in missing if (name, doc) not in logged]
         if absent:
             raise HarnessFailed(
@@ -201,16 +234,63 @@ class LmEvalBridgeOracle:
             self.n_calls += 1
             yield CellResult(pos, logged[(name, doc)])
 
+    def _secrets(self) -> list[str]:
+        """Values of the environment variables that may hold keys (never shown)."""
+        names = set(self.redact) | {k for k in os.environ if _SECRET_NAME.search(k)}
+        return [os.environ[k] for k in names if os.environ.get(k, "").strip()]
+
+    def _tail(self, output: IO[bytes]) -> str:
+        """The last :data:`TAIL_BYTES` of the harness's output: decoded with replacement,
+        every key redacted, control characters other than newlines and tabs removed."""
+        size = output.seek(0, os.SEEK_END)
+        output.seek(max(0, size - 4 * TAIL_BYTES))
+        text = output.read().decode("utf-8", "replace")
+        for secret in self._secrets():
+            text = _redact(text, secret.strip())
+        text = _CONTROL.sub("", text).strip()
+        cut = text[-TAIL_BYTES:]
+        return cut if len(cut) == len(text) else "..." + cut
+
     def _run(self, plan_path: Path) -> None:
-        """Run the plan's argv; a non-zero exit raises :class:`HarnessFailed` with its tail."""
+        """Run the plan's argv (its own process group, output to a temporary file, at most
+        :attr:`timeout` seconds); a non-zero exit or the timeout raises
+        :class:`HarnessFailed` with the redacted end of its output."""
         argv = json.loads(plan_path.read_text())["argv"]
         self.n_runs += 1
-        try:
-            done = subprocess.run(argv, capture_output=True, text=True, check=False)
-        except OSError as exc:
-            raise HarnessFailed(f"{plan_path}: cannot start {argv[0]!r} ({exc})") from None
-        if done.returncode != 0:
-            tail = (done.stdout + done.stderr).strip()[-2000:]
+        head = f"{plan_path}: {shlex.join(argv[:4])} ..."
+        with tempfile.TemporaryFile() as output:
+            try:
+                process = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=output,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,  # its children are killed with it
+                )
+            except OSError as exc:
+                raise HarnessFailed(f"{plan_path}: cannot start {argv[0]!r} ({exc})") from None
+            try:
+                code = process.wait(timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                _kill_group(process)
+                code = None
+            except BaseException:  # Ctrl-C: no harness left behind
+                _kill_group(process)
+                raise
+            tail = self._tail(output)
+        if code is None:
             raise HarnessFailed(
-                f"{plan_path}: {shlex.join(argv[:4])} ... exited {done.returncode}:\n{tail}"
+                f"{head} did not finish within {self.timeout:g} s (harness_timeout) and was "
+                f"killed; the cells stored so far are kept:\n{tail}"
             )
+        if code != 0:
+            raise HarnessFailed(f"{head} exited {code}:\n{tail}")
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill the harness and every process it started; wait for it."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        process.kill()
+    process.wait()

@@ -1,0 +1,106 @@
+"""Every command checks its output destination before it does the work (issue 30, item 13)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from latentbench.cli import _register, app
+from latentbench.exceptions import InputError
+from latentbench.io._outputs import check_destination
+
+_register()
+runner = CliRunner()
+
+
+@pytest.fixture
+def responses(tmp_path) -> Path:
+    rows = ["model," + ",".join(f"q{j}" for j in range(12))]
+    rows += [f"m{k}," + ",".join(str((k * j + j) % 2) for j in range(12)) for k in range(6)]
+    path = tmp_path / "wide.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def _targets(tmp_path: Path) -> list[Path]:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("keep me")
+    targets = [blocker, blocker / "below"]
+    if Path("/sys/kernel").is_dir():
+        targets.append(Path("/sys/kernel/latentbench-out"))
+    if Path("/proc/self").is_dir():
+        targets.append(Path("/proc/latentbench-out"))
+    return targets
+
+
+def test_select_replay_checks_out_before_the_replay_runs(tmp_path, responses, monkeypatch):
+    import latentbench.cli._select as select_cli
+
+    ran = []
+    real = select_cli._replay
+    monkeypatch.setattr(select_cli, "_replay", lambda *a, **k: ran.append(1) or real(*a, **k))
+    for out in _targets(tmp_path):
+        outcome = runner.invoke(
+            app,
+            ["select", "replay", str(responses), "--budget", "20", "--policy", "ucbe",
+             "--no-history", "--out", str(out), "-q"],
+        )  # fmt: skip
+        assert outcome.exit_code == 2, (out, outcome.output)
+        assert "error:" in outcome.output and "Traceback" not in outcome.output
+        assert out.name in outcome.output
+    assert ran == []  # refused before the replay, every time
+    assert (tmp_path / "a-file").read_text() == "keep me"
+    good = tmp_path / "new" / "run"
+    outcome = runner.invoke(
+        app,
+        ["select", "replay", str(responses), "--budget", "20", "--policy", "ucbe",
+         "--no-history", "--out", str(good), "-q"],
+    )  # fmt: skip
+    assert outcome.exit_code == 0, outcome.output
+    assert (good / "selection.json").is_file() and ran == [1]
+
+
+def test_check_destination_leaves_nothing_behind(tmp_path):
+    check_destination(tmp_path / "new" / "deeper", "dir")
+    check_destination(tmp_path / "x.csv", "file")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(InputError, match="does not exist"):
+        check_destination(tmp_path / "no" / "x.csv", "file")
+    (tmp_path / "d").mkdir()
+    with pytest.raises(InputError, match="is a directory"):
+        check_destination(tmp_path / "d", "file")
+
+
+def test_export_checks_out_before_reading_the_store(tmp_path):
+    # the store does not exist: the destination is refused first, and named
+    for out in _targets(tmp_path)[1:]:
+        for fmt in ("table", "eee"):
+            name = out / "x.csv" if fmt == "table" else out
+            outcome = runner.invoke(
+                app, ["export", str(name), "--store", str(tmp_path / "none.duckdb"),
+                      "--format", fmt],
+            )  # fmt: skip
+            assert outcome.exit_code == 2, outcome.output
+            assert "store not found" not in outcome.output, outcome.output
+
+
+def test_select_experiment_and_report_check_out_first(tmp_path, responses, monkeypatch):
+    import latentbench.select as select_lib
+
+    ran = []
+    monkeypatch.setattr(
+        select_lib, "experiment_from_matrix", lambda *a, **k: ran.append(1) or 1 / 0
+    )
+    for out in _targets(tmp_path):
+        outcome = runner.invoke(
+            app,
+            ["experiment", str(responses), "--budget", "20", "--out", str(out), "-q"],
+        )
+        assert outcome.exit_code == 2, (out, outcome.output, outcome.exception)
+        assert "error:" in outcome.output and "Traceback" not in outcome.output
+        report = runner.invoke(app, ["report", str(responses), "--out", str(out / "r.html"), "-q"])
+        assert report.exit_code == 2, (out, report.output, report.exception)
+        assert "fitting" not in report.output
+    assert ran == []

@@ -1,0 +1,57 @@
+"""Messages that used to mislead (issue 30, item 14): each names the real problem."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from latentbench.cli import _register, app
+
+_register()
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def responses(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("responses") / "wide.csv"
+    rows = ["model," + ",".join(f"q{j}" for j in range(8))]
+    rows += [f"m{k}," + ",".join(str((k + j) % 3 % 2) for j in range(8)) for k in range(6)]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def _refused(outcome) -> str:
+    assert outcome.exit_code == 2, (outcome.output, outcome.exception)
+    assert outcome.output.count("error:") == 1 and "Traceback" not in outcome.output
+    return outcome.output
+
+
+def test_fit_holdout_hiding_every_cell_says_so_not_every_cell_missing(tmp_path, responses):
+    text = _refused(
+        runner.invoke(
+            app, ["fit", str(responses), "--holdout", "0.999", "--out", str(tmp_path / "f"), "-q"]
+        )
+    )
+    assert "every cell is missing" not in text
+    assert "0.999" in text and "hides all 48 observed cells" in text
+
+
+def test_report_items_matching_none_of_the_fit_is_an_error(tmp_path, responses):
+    fit = tmp_path / "fit"
+    assert runner.invoke(app, ["fit", str(responses), "--out", str(fit), "-q"]).exit_code == 0
+    meta = tmp_path / "meta.csv"
+    meta.write_text("item,topic\nQ1,a\nQ2,b\n")  # upper case: not the fit's ids
+    text = _refused(
+        runner.invoke(
+            app, ["report", str(fit), "--items", str(meta), "--out", str(tmp_path / "r.html")]
+        )
+    )
+    assert "none of its 2 item ids" in text and "'Q1'" in text and "'q0'" in text
+    meta.write_text("item,topic\nq1,a\nq2,b\n")
+    outcome = runner.invoke(
+        app, ["report", str(fit), "--items", str(meta), "--out", str(tmp_path / "r.html")]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    assert "6 of the fit's 8 items have no metadata" in outcome.output
