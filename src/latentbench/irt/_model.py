@@ -196,14 +196,19 @@ class TwoPL:
                 raise InputError(f"{name}={value!r}; expected {expected}")
 
     def _resolve_penalty(
-        self, scores: np.ndarray, rank: int
+        self, scores: np.ndarray | ObservedCells, rank: int
     ) -> tuple[GaussianPenalty, PriorSelection | None]:
-        """The penalty of the fit: the ridge (``prior=None``) or the resolved prior."""
+        """The penalty of the fit: the ridge (``prior=None``) or the resolved prior.
+
+        ``scores``: what the fit itself receives (:meth:`_fit_data`): the observed cells on the
+        sparse path, so that resolving the prior never builds the dense array."""
         if self.prior is None:
             return GaussianPenalty.ridge(float(self.l2)), None
         prior = Prior() if isinstance(self.prior, str) else self.prior
 
-        def fit(train: np.ndarray, penalty: GaussianPenalty) -> tuple[Any, Any, Any]:
+        def fit(
+            train: np.ndarray | ObservedCells, penalty: GaussianPenalty
+        ) -> tuple[Any, Any, Any]:
             raw = self._fit_arrays(train, rank, None, penalty, quiet=True)
             return raw.U, raw.V, raw.b
 
@@ -302,11 +307,12 @@ class TwoPL:
         selection = None
         rank = self.rank
         first = 1 if rank == "auto" else int(rank)
-        penalty, prior_selection = self._resolve_penalty(matrix.scores, first)
+        data = self._fit_data(matrix)
+        penalty, prior_selection = self._resolve_penalty(data, first)
         if rank == "auto":
             selection = self.select_rank(matrix, penalty=penalty)
             rank = selection.chosen
-        raw = self._fit_arrays(self._fit_data(matrix), int(rank), callback, penalty)
+        raw = self._fit_arrays(data, int(rank), callback, penalty)
         result = self._build_result(matrix, raw, int(rank), selection)
         result.penalty = penalty
         result.prior_selection = prior_selection
