@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from jinja2 import Environment, FileSystemLoader
 
+from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import InputError
 from latentbench.report import plots
 from latentbench.report._blocks import (
@@ -56,6 +57,7 @@ def _fit_sections(
     n_curves: int,
     boot: Any | None = None,
     notes: Sequence[str] = (),
+    progress: ProgressCallback | None = None,
 ) -> tuple[list[_Section], dict[str, Any]]:
     from latentbench.irt.diagnostics import diagnose, rank_agreement, rank_changes
     from latentbench.irt.inference import normal_draws, rank_intervals, standard_errors
@@ -80,6 +82,7 @@ def _fit_sections(
     ranks = None
     level = 0.95
     if matrix is not None:
+        notify(progress, "report: ability intervals")
         unc = standard_errors(result, matrix)
         level = unc.level
         if boot is not None and boot.theta is not None:
@@ -119,11 +122,13 @@ def _fit_sections(
                 "rank_accuracy": abilities["rank_accuracy"],
             }
         )
+        notify(progress, "report: item diagnostics")
         diag = diagnose(result, matrix, top=min(top, 10))
     else:
         table = abilities[["model", "theta", "rank_theta", "accuracy", "rank_accuracy"]]
         intervals = None
         text = "No response matrix was given: no standard errors (pass the responses)."
+    notify(progress, "report: figures and tables")
     section = _Section("abilities", "Abilities", text)
     order = np.argsort(-abilities["theta"].to_numpy(float), kind="stable")
     spec: dict[str, Any] = {
@@ -498,6 +503,7 @@ def build_report(
     bootstrap: Any | None = None,
     item_metadata: pd.DataFrame | None = None,
     notes: Sequence[str] = (),
+    progress: ProgressCallback | None = None,
 ) -> str:
     """Build one self-contained HTML page for a fit and/or a selection run.
 
@@ -536,6 +542,9 @@ def build_report(
         category the items, mean proportion correct, discrimination, flags and the best model.
     notes : sequence of str, optional
         Extra findings shown at the top (e.g. what was not computed and why).
+    progress : callable(phase, done, total), optional
+        Told each phase as it starts (intervals, diagnostics, figures, the selection, writing
+        the page); see :mod:`latentbench._progress`.
 
     Returns
     -------
@@ -547,16 +556,18 @@ def build_report(
     sections: list[_Section] = []
     facts: dict[str, Any] = {}
     if result is not None:
-        s, facts = _fit_sections(result, matrix, top, n_curves, bootstrap, notes)
+        s, facts = _fit_sections(result, matrix, top, n_curves, bootstrap, notes, progress)
         sections += s
         if item_metadata is not None:
             sections += _category_sections(result, matrix, item_metadata)
     if selection is not None:
+        notify(progress, "report: selection figures")
         s, info = _selection_sections(selection, top)
         sections += s
         facts = facts or info
     from latentbench import __version__
 
+    notify(progress, "report: writing the page")
     env = Environment(
         loader=FileSystemLoader(str(TEMPLATES)),
         autoescape=True,
