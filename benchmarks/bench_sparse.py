@@ -305,9 +305,9 @@ def part_from_long(n: int, m: int, density: float, tol: float) -> None:
             flush=True,
         )
     print(
-        "  (* = not converged; seconds are wall; cpu = user + system of the three steps, all threads, the figure "
-        "to read on a loaded machine; table = the long DataFrame's own bytes; B/cell = peak RSS"
-        " / observed cells, interpreter and libraries included)"
+        "  (* = not converged; seconds are wall; cpu = user + system of the three steps, all "
+        "threads, the figure to read on a loaded machine; table = the long DataFrame's own "
+        "bytes; B/cell = peak RSS / observed cells, interpreter and libraries included)"
     )
 
 
