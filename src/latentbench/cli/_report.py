@@ -14,7 +14,7 @@ from latentbench.cli import Command, app, example
 from latentbench.cli._common import clean_warnings, console, fail, progress_bar
 from latentbench.exceptions import InputError
 
-__all__ = ["load_fit", "report"]
+__all__ = ["load_fit", "report", "report_path"]
 
 
 def load_fit(directory: Path) -> Any:
@@ -147,7 +147,14 @@ def report(
         help="A fit directory (latentbench fit --out DIR), a responses file (fitted first), "
         "a selection.json (latentbench select replay) or a live-run store (.duckdb).",
     ),
-    out: Path = typer.Option(Path("report.html"), "--out", "-o", help="HTML file to write."),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="HTML file to write. Default ./report.html, or ./report-2.html, -3, ... when that "
+        "exists. An existing --out file is refused unless --force.",
+    ),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing --out file."),
     responses: Path | None = typer.Option(
         None,
         help="With a fit directory: the responses it was fitted on (adds standard errors and "
@@ -177,6 +184,7 @@ def report(
     sortable tables with CSV export; no network)."""
     with clean_warnings(), progress_bar(quiet) as progress:
         try:
+            out = report_path(out, force)
             html = _report(
                 source,
                 out,
@@ -198,6 +206,20 @@ def report(
             fail(exc)
     if not quiet:
         console.print(f"wrote {escape(str(out))} ({len(html) / 1e6:.2f} MB)")
+
+
+def report_path(out: Path | None, force: bool = False) -> Path:
+    """Where ``report`` writes: ``out`` (an existing file only with ``force``), else
+    ``./report.html`` or the first free ``./report-2.html``, ``-3``, ... (as ``fit`` never
+    overwrites a previous run silently)."""
+    if out is None:
+        candidate, k = Path("report.html"), 2
+        while candidate.exists():
+            candidate, k = Path(f"report-{k}.html"), k + 1
+        return candidate
+    if out.exists() and not out.is_dir() and not force:
+        raise InputError(f"--out {out} exists; pass --force to overwrite it, or another --out FILE")
+    return out
 
 
 def _report(
