@@ -285,6 +285,8 @@ def test_experiment_default_out_and_long_curves(tmp_path, monkeypatch):
     for _ in range(2):
         outcome = _invoke(*args)
         assert outcome.exit_code == 0, outcome.output
+        # issue 32: after the first runs it says how long the rest will take
+        assert re.search(r"1 of 4 runs done in \d+ s: about [\d.]+ more minutes", outcome.output)
     for name in ("latentbench-experiment", "latentbench-experiment-2"):
         curves = pd.read_csv(tmp_path / name / "curves.csv")
         assert list(curves.columns) == ["pool", "policy", "evaluations", "accuracy", "se"]
@@ -320,6 +322,17 @@ def _terminal(force: bool):
 
     buffer = io.StringIO()
     return buffer, Console(file=buffer, force_terminal=force, width=100)
+
+
+def test_experiment_defaults_are_light_for_a_first_try():
+    import inspect
+
+    from latentbench.cli._select import experiment
+
+    defaults = {
+        name: p.default.default for name, p in inspect.signature(experiment).parameters.items()
+    }
+    assert defaults["seeds"] <= 20  # was 200: ~10x the time for a first look
 
 
 def test_progress_bar_names_the_phase_on_a_terminal_only():
