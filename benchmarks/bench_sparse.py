@@ -283,8 +283,8 @@ def part_from_long(n: int, m: int, density: float, tol: float) -> None:
         f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     )
     header = (
-        f"{'path':<34} {'cells':>11} {'from_long':>9} {'fit':>7} {'intervals':>9} {'total':>7} {'cpu':>7} "
-        f"{'peak RSS':>9} {'B/cell':>7} {'table':>8} {'sweeps':>6} {'rho':>6}"
+        f"{'path':<34} {'cells':>11} {'from_long':>9} {'fit':>7} {'intervals':>9} {'total':>7} "
+        f"{'cpu':>7} {'peak RSS':>9} {'B/cell':>7} {'table':>8} {'sweeps':>6} {'rho':>6}"
     )
     print(header)
     for label, (rows, cols, dens) in (
