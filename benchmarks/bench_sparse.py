@@ -262,18 +262,32 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _run_child(n: int, m: int, density: float, tol: float) -> dict:
+def _run_child(n: int, m: int, density: float, tol: float, max_rss: float | None = None) -> dict:
+    """One path in a fresh process; stopped (and reported) if its resident memory passes
+    ``max_rss`` bytes, so that a run too large for the machine does not starve it."""
     command = [sys.executable, __file__, "--child", str(n), str(m), str(density), str(tol)]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        return {
-            "error": (done.stderr.strip().splitlines() or ["killed"])[-1],
-            "rc": done.returncode,
-        }
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    status = Path(f"/proc/{child.pid}/status")
+    while child.poll() is None:
+        if max_rss is not None and status.exists():
+            rss = next(
+                (int(x.split()[1]) * 1024 for x in status.read_text().splitlines() if "VmRSS" in x),
+                0,
+            )
+            if rss > max_rss:
+                child.kill()
+                child.wait()
+                return {"error": f"stopped at {rss / 1e9:.1f} GB resident (--max-rss)", "rc": -9}
+        time.sleep(0.2)
+    out, err = child.communicate()
+    if child.returncode != 0:
+        return {"error": (err.strip().splitlines() or ["killed"])[-1], "rc": child.returncode}
+    return json.loads(out.strip().splitlines()[-1])
 
 
-def part_from_long(n: int, m: int, density: float, tol: float) -> None:
+def part_from_long(
+    n: int, m: int, density: float, tol: float, dense: bool = True, max_rss: float | None = None
+) -> None:
     n_obs = n * m * density
     dense_n = max(2, round(np.sqrt(n_obs / 2.5)))
     dense_m = max(2, round(n_obs / dense_n))
@@ -290,8 +304,8 @@ def part_from_long(n: int, m: int, density: float, tol: float) -> None:
     for label, (rows, cols, dens) in (
         (f"sparse {n:,} x {m:,} at {density:g}", (n, m, density)),
         (f"dense  {dense_n:,} x {dense_m:,} complete", (dense_n, dense_m, 1.0)),
-    ):
-        rec = _run_child(rows, cols, dens, tol)
+    )[: 2 if dense else 1]:
+        rec = _run_child(rows, cols, dens, tol, max_rss)
         if "error" in rec:
             print(f"{label:<34} failed (rc {rec['rc']}): {rec['error']}")
             continue
@@ -352,6 +366,10 @@ def main() -> None:
         "--part", choices=["missing", "large", "proxy", "from-long"], default="missing"
     )
     parser.add_argument("--from-long", action="store_true", help="same as --part from-long")
+    parser.add_argument("--no-dense", action="store_true", help="from-long: sparse path only")
+    parser.add_argument(
+        "--max-rss", type=float, default=None, help="from-long: stop a path above this many GB"
+    )
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--missing", type=float, nargs="*", default=[0.0, 0.5, 0.9, 0.97, 0.99])
     parser.add_argument("--skip", nargs="*", default=[], help="methods to leave out")
@@ -367,7 +385,8 @@ def main() -> None:
     args.models = args.models or (20_000 if small else 50_000)
     args.items = args.items or (50_000 if small else 200_000)
     if args.part == "from-long":
-        part_from_long(args.models, args.items, args.density, args.tol)
+        max_rss = None if args.max_rss is None else args.max_rss * 1e9
+        part_from_long(args.models, args.items, args.density, args.tol, not args.no_dense, max_rss)
     elif args.part == "missing":
         part_missing(args.repeats, args.missing, args.tol, set(args.skip))
     elif args.part == "large":
