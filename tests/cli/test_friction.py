@@ -389,7 +389,6 @@ def test_first_fit_of_a_small_matrix_compiles_no_kernel(tmp_path):
         "from latentbench.synthetic import simulate_2pl\n"
         "from latentbench.irt import TwoPL, _kernels as k\n"
         "r = TwoPL().fit(simulate_2pl(30, 500, random_state=0).matrix)\n"
-        "r.standard_errors()\n"
         "print(len(k._residual_pass_rank1.signatures), "
         "len(k._model_gradient_curvature_rank1.signatures))\n"
     )
