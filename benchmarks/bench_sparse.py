@@ -17,6 +17,16 @@ Parts (``--part``):
     100M cells), generated in row chunks straight into the row-compressed layout (never
     dense). Rank-1 fit: seconds, sweeps, peak extra resident memory against the storage of the
     observed cells, Spearman correlation of theta with the truth.
+``from-long`` (or ``--from-long``)
+    The user's path, end to end: a long table (``model``, ``item``, ``score`` columns, string
+    ids, one row per observed cell, as read from Parquet) of ``--models`` x ``--items`` at
+    ``--density`` -> :meth:`ResponseMatrix.from_long` -> ``TwoPL().fit`` (defaults: priors
+    resolved from the data) -> the 95% ability intervals that ``latentbench fit`` writes
+    (:func:`latentbench.irt.standard_errors`). Each path runs in a fresh subprocess that also
+    builds the long table, so its peak resident memory (``getrusage`` ``ru_maxrss``) counts the
+    table itself. Printed next to the dense path on the same number of observed cells (a
+    complete matrix of about ``sqrt(n_obs / 2.5)`` x ``2.5 sqrt(n_obs / 2.5)``...). Defaults
+    20,000 x 50,000 at 1% (10M cells).
 ``proxy``
     A history-free PULSE proxy refit: 1,000 candidates x 12,000 items with 5% revealed cells
     (the full rank-r fit of candidates and items), then 1% more cells revealed and the fit
@@ -27,13 +37,19 @@ Usage::
     python benchmarks/bench_sparse.py --part missing
     python benchmarks/bench_sparse.py --part large --models 5000 --items 20000
     python benchmarks/bench_sparse.py --part proxy
+    python benchmarks/bench_sparse.py --from-long                       # 10M cells
+    python benchmarks/bench_sparse.py --from-long --models 50000 --items 200000   # 100M
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
 import statistics
+import subprocess
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -174,6 +190,141 @@ def part_large(n: int, m: int, density: float, tol: float) -> None:
     print(f"  load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
+def long_table(n: int, m: int, density: float, seed: int = 0):
+    """The long table a user reads from Parquet: string ids (shared objects, as pyarrow's
+    ``to_pandas`` gives them), float scores, one row per observed cell, rows shuffled."""
+    import pandas as pd
+
+    row_ptr, cols, values, theta = generate_csr(n, m, density, seed)
+    rows = np.repeat(np.arange(n, dtype=np.int32), np.diff(row_ptr))
+    del row_ptr
+    order = np.random.default_rng(seed + 1).permutation(rows.size)
+    width_m, width_i = len(str(n - 1)), len(str(m - 1))
+    model_names = np.array([f"model-{i:0{width_m}d}" for i in range(n)], dtype=object)
+    item_names = np.array([f"item-{j:0{width_i}d}" for j in range(m)], dtype=object)
+    frame = pd.DataFrame(
+        {
+            "model": model_names[rows[order]],
+            "item": item_names[cols[order]],
+            "score": values[order].astype(np.float64),
+        }
+    )
+    return frame, theta, model_names
+
+
+def _from_long_child(n: int, m: int, density: float, tol: float) -> None:
+    """One path in this (fresh) process; prints one JSON line."""
+    from latentbench.io import ResponseMatrix
+    from latentbench.irt import TwoPL, standard_errors
+
+    start = time.perf_counter()
+    frame, theta, names = long_table(n, m, density)
+    generated = time.perf_counter() - start
+    table_bytes = int(frame.memory_usage(deep=False).sum()) + sum(sys.getsizeof(s) for s in names)
+    after_table = _rss("VmRSS")
+    times: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+
+    def timed(name, run):
+        start, before = time.perf_counter(), _cpu()
+        value = run()
+        times[name], cpu[name] = time.perf_counter() - start, _cpu() - before
+        return value
+
+    matrix = timed("from_long", lambda: ResponseMatrix.from_long(frame))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = timed("fit", lambda: TwoPL(tol=tol).fit(matrix))
+        unc = timed("intervals", lambda: standard_errors(result, matrix))
+    order = np.argsort([int(str(k).split("-")[1]) for k in result.model_ids])
+    rho = float(spearmanr(result.theta[order], theta).statistic)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    record = {
+        "n_obs": len(frame),
+        "sparse": bool(matrix.is_sparse),
+        "generate_s": generated,
+        "table_bytes": table_bytes,
+        "rss_after_table": after_table,
+        "peak_rss": peak,
+        "sweeps": int(result.n_iter),
+        "converged": bool(result.converged),
+        "spearman": rho,
+        "interval_method": unc.method,
+        "mean_se": float(unc.abilities["se"].mean()),
+        "cpu_s": sum(cpu.values()),
+        **{f"{k}_s": v for k, v in times.items()},
+    }
+    print(json.dumps(record))
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run_child(n: int, m: int, density: float, tol: float, max_rss: float | None = None) -> dict:
+    """One path in a fresh process; stopped (and reported) if its resident memory passes
+    ``max_rss`` bytes, so that a run too large for the machine does not starve it."""
+    command = [sys.executable, __file__, "--child", str(n), str(m), str(density), str(tol)]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    status = Path(f"/proc/{child.pid}/status")
+    while child.poll() is None:
+        if max_rss is not None and status.exists():
+            rss = next(
+                (int(x.split()[1]) * 1024 for x in status.read_text().splitlines() if "VmRSS" in x),
+                0,
+            )
+            if rss > max_rss:
+                child.kill()
+                child.wait()
+                return {"error": f"stopped at {rss / 1e9:.1f} GB resident (--max-rss)", "rc": -9}
+        time.sleep(0.2)
+    out, err = child.communicate()
+    if child.returncode != 0:
+        return {"error": (err.strip().splitlines() or ["killed"])[-1], "rc": child.returncode}
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def part_from_long(
+    n: int, m: int, density: float, tol: float, dense: bool = True, max_rss: float | None = None
+) -> None:
+    n_obs = n * m * density
+    dense_n = max(2, round(np.sqrt(n_obs / 2.5)))
+    dense_m = max(2, round(n_obs / dense_n))
+    print(
+        f"user's path: long table -> ResponseMatrix.from_long -> TwoPL().fit -> standard_errors,"
+        f" each in a fresh process (peak RSS = ru_maxrss, long table included); load "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
+    header = (
+        f"{'path':<34} {'cells':>11} {'from_long':>9} {'fit':>7} {'intervals':>9} {'total':>7} "
+        f"{'cpu':>7} {'peak RSS':>9} {'B/cell':>7} {'table':>8} {'sweeps':>6} {'rho':>6}"
+    )
+    print(header)
+    for label, (rows, cols, dens) in (
+        (f"sparse {n:,} x {m:,} at {density:g}", (n, m, density)),
+        (f"dense  {dense_n:,} x {dense_m:,} complete", (dense_n, dense_m, 1.0)),
+    )[: 2 if dense else 1]:
+        rec = _run_child(rows, cols, dens, tol, max_rss)
+        if "error" in rec:
+            print(f"{label:<34} failed (rc {rec['rc']}): {rec['error']}")
+            continue
+        total = rec["from_long_s"] + rec["fit_s"] + rec["intervals_s"]
+        print(
+            f"{label:<34} {rec['n_obs']:>11,} {rec['from_long_s']:>8.1f}s {rec['fit_s']:>6.1f}s "
+            f"{rec['intervals_s']:>8.1f}s {total:>6.1f}s {rec['cpu_s']:>6.1f}s "
+            f"{rec['peak_rss'] / 1e9:>7.2f}GB "
+            f"{rec['peak_rss'] / rec['n_obs']:>7.0f} {rec['table_bytes'] / 1e9:>6.2f}GB "
+            f"{str(rec['sweeps']) + ('' if rec['converged'] else '*'):>6} {rec['spearman']:>6.3f}",
+            flush=True,
+        )
+    print(
+        "  (* = not converged; seconds are wall; cpu = user + system of the three steps, all "
+        "threads, the figure to read on a loaded machine; table = the long DataFrame's own "
+        "bytes; B/cell = peak RSS / observed cells, interpreter and libraries included)"
+    )
+
+
 def part_proxy(n: int, m: int, revealed: float, rank: int, tol: float) -> None:
     rng = np.random.default_rng(2)
     U = rng.normal(size=(n, rank))
@@ -206,18 +357,37 @@ def part_proxy(n: int, m: int, revealed: float, rank: int, tol: float) -> None:
 
 
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        n, m, density, tol = sys.argv[2:6]
+        _from_long_child(int(n), int(m), float(density), float(tol))
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["missing", "large", "proxy"], default="missing")
+    parser.add_argument(
+        "--part", choices=["missing", "large", "proxy", "from-long"], default="missing"
+    )
+    parser.add_argument("--from-long", action="store_true", help="same as --part from-long")
+    parser.add_argument("--no-dense", action="store_true", help="from-long: sparse path only")
+    parser.add_argument(
+        "--max-rss", type=float, default=None, help="from-long: stop a path above this many GB"
+    )
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--missing", type=float, nargs="*", default=[0.0, 0.5, 0.9, 0.97, 0.99])
     parser.add_argument("--skip", nargs="*", default=[], help="methods to leave out")
     parser.add_argument("--tol", type=float, default=1e-6)
-    parser.add_argument("--models", type=int, default=50_000)
-    parser.add_argument("--items", type=int, default=200_000)
+    parser.add_argument("--models", type=int, default=None, help="default 50,000 (large), 20,000")
+    parser.add_argument("--items", type=int, default=None, help="default 200,000 (large), 50,000")
     parser.add_argument("--density", type=float, default=0.01)
     parser.add_argument("--rank", type=int, default=2)
     args = parser.parse_args()
-    if args.part == "missing":
+    if args.from_long:
+        args.part = "from-long"
+    small = args.part == "from-long"
+    args.models = args.models or (20_000 if small else 50_000)
+    args.items = args.items or (50_000 if small else 200_000)
+    if args.part == "from-long":
+        max_rss = None if args.max_rss is None else args.max_rss * 1e9
+        part_from_long(args.models, args.items, args.density, args.tol, not args.no_dense, max_rss)
+    elif args.part == "missing":
         part_missing(args.repeats, args.missing, args.tol, set(args.skip))
     elif args.part == "large":
         part_large(args.models, args.items, args.density, args.tol)

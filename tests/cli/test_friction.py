@@ -285,6 +285,8 @@ def test_experiment_default_out_and_long_curves(tmp_path, monkeypatch):
     for _ in range(2):
         outcome = _invoke(*args)
         assert outcome.exit_code == 0, outcome.output
+        # issue 32: after the first runs it says how long the rest will take
+        assert re.search(r"1 of 4 runs done in \d+ s: about [\d.]+ more minutes", outcome.output)
     for name in ("latentbench-experiment", "latentbench-experiment-2"):
         curves = pd.read_csv(tmp_path / name / "curves.csv")
         assert list(curves.columns) == ["pool", "policy", "evaluations", "accuracy", "se"]
@@ -306,3 +308,208 @@ def test_repeated_warnings_with_other_numbers_show_once():
                 stacklevel=1,
             )
     assert len(shown) == 1 and "--max-iter 5000" in shown[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 32: the first hour, round 2 (progress, first run, report overwrite and layout, the
+# user's path in memory proportional to the observed cells)
+
+
+def _terminal(force: bool):
+    import io
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    return buffer, Console(file=buffer, force_terminal=force, width=100)
+
+
+def test_experiment_defaults_are_light_for_a_first_try():
+    import inspect
+
+    from latentbench.cli._select import experiment
+
+    defaults = {
+        name: p.default.default for name, p in inspect.signature(experiment).parameters.items()
+    }
+    assert defaults["seeds"] <= 20  # was 200: ~10x the time for a first look
+
+
+def test_progress_bar_names_the_phase_on_a_terminal_only():
+    from latentbench.cli._common import progress_bar
+
+    for force, quiet, shown in ((True, False, True), (True, True, False), (False, False, False)):
+        buffer, stream = _terminal(force)
+        with progress_bar(quiet, stream=stream) as progress:
+            progress("choosing the prior (held-out fits)", 1, 4)
+            progress("fitting", 120, None)
+            stream.file.flush()
+            import time
+
+            time.sleep(0.25)  # one refresh of the live display
+        text = buffer.getvalue()
+        assert ("fitting" in text) is shown, (force, quiet, text)
+
+
+def test_fit_tells_its_phases_to_a_callback_and_prints_nothing(capsys):
+    from latentbench.irt import TwoPL
+
+    data = simulate_2pl(25, 60, random_state=1)
+    phases: list[tuple[str, int | None, int | None]] = []
+    TwoPL().fit(data.matrix, progress=lambda *event: phases.append(event))
+    names = [p[0] for p in phases]
+    assert names[0] == "choosing the prior (held-out fits)" and phases[0][2] == 4
+    assert "fitting" in names and max(p[1] or 0 for p in phases if p[0] == "fitting") > 1
+    assert capsys.readouterr() == ("", "")
+
+
+def test_report_and_ingest_tell_their_phases(tmp_path):
+    from latentbench.io.formats import read_results
+    from latentbench.irt import TwoPL
+    from latentbench.report import build_report
+
+    data = simulate_2pl(20, 30, random_state=3)
+    result = TwoPL().fit(data.matrix)
+    phases: list[str] = []
+    build_report(result, data.matrix, progress=lambda phase, *_: phases.append(phase))
+    assert phases[0] == "report: ability intervals" and phases[-1] == "report: writing the page"
+    assert "report: item diagnostics" in phases
+    frame = data.matrix.to_long()
+    for k in range(3):
+        frame.iloc[k::3].to_csv(tmp_path / f"part{k}.csv", index=False)
+    seen: list[tuple[str, int | None, int | None]] = []
+    read_results("table", tmp_path, progress=lambda *event: seen.append(event))
+    assert [e for e in seen if e[0] == "reading files"] == [
+        ("reading files", k, 3) for k in range(3)
+    ]
+
+
+def test_first_fit_of_a_small_matrix_compiles_no_kernel(tmp_path):
+    code = (
+        "from latentbench.synthetic import simulate_2pl\n"
+        "from latentbench.irt import TwoPL, _kernels as k\n"
+        "r = TwoPL().fit(simulate_2pl(30, 500, random_state=0).matrix)\n"
+        "print(len(k._residual_pass_rank1.signatures), "
+        "len(k._model_gradient_curvature_rank1.signatures))\n"
+    )
+    env = {"PYTHONPATH": str(SRC), "NUMBA_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["0", "0"], done.stdout + done.stderr
+    assert not any(tmp_path.rglob("*.nbi"))  # nothing compiled, nothing cached
+
+
+def test_numpy_passes_match_the_numba_kernels(monkeypatch):
+    from latentbench.irt import _kernels as k
+
+    rng = np.random.default_rng(0)
+    Y = (rng.random((40, 70)) < 0.6).astype(np.float32)
+    Y[rng.random(Y.shape) < 0.2] = np.nan
+    for r in (1, 2):
+        U, V, b = rng.normal(size=(40, r)), rng.uniform(0, 1, (70, r)), rng.normal(size=70)
+        outputs = []
+        for cells in ("1000000", "0"):  # NumPy, then the numba kernels
+            monkeypatch.setenv("LATENTBENCH_NUMPY_MAX_CELLS", cells)
+            R = np.empty_like(Y)
+            loss, atr = k.residual_pass(Y, U, V, b, 1.3, R)
+            grad, curv = k.model_gradient_curvature(Y, U, V, b, 1.3)
+            outputs.append((loss, atr, R.copy(), grad, curv))
+        for a, c in zip(*outputs, strict=True):
+            np.testing.assert_allclose(a, c, rtol=2e-5, atol=2e-5)
+
+
+def test_report_never_overwrites_silently(tmp_path, monkeypatch, long_frame):
+    path = tmp_path / "scores.parquet"
+    long_frame.to_parquet(path)
+    assert _invoke("fit", path, "--out", tmp_path / "fit", "-q").exit_code == 0
+    page = tmp_path / "page.html"
+    page.write_text("keep me")
+    outcome = _invoke("report", tmp_path / "fit", "--out", page, "-q")
+    assert outcome.exit_code == 2 and "--force" in outcome.output, outcome.output
+    assert page.read_text() == "keep me"
+    assert _invoke("report", tmp_path / "fit", "--out", page, "--force", "-q").exit_code == 0
+    assert page.read_text().startswith("<!DOCTYPE html>")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "report.html").write_text("keep me too")
+    outcome = _invoke("report", tmp_path / "fit")
+    assert outcome.exit_code == 0, outcome.output
+    assert (tmp_path / "report.html").read_text() == "keep me too"
+    assert "report-2.html" in outcome.output and (tmp_path / "report-2.html").exists()
+
+
+def test_selection_report_shortens_digests_and_has_no_static_figure():
+    from latentbench.report import build_report
+
+    selection = {
+        "policy": "pulse",
+        "best_model": "a",
+        "arms": [
+            {"model": m, "estimate": e, "lower": e - 0.1, "upper": e + 0.1, "n_observed": n}
+            for m, e, n in (("a", 0.8, 90), ("b", 0.6, 40), ("c", 0.4, 20))
+        ],
+        "params": {"n_items": 100, "history": {"file": "h.parquet", "sha256": "ab" * 32}},
+        "trace": {
+            "evaluations_post_init": [0, 10, 20],
+            "best_index": [0, 0, 0],
+            "lower": [[0.5, 0.3, 0.1], [0.6, 0.4, 0.2], [0.7, 0.5, 0.3]],
+            "upper": [[1.0, 0.9, 0.8], [0.95, 0.8, 0.6], [0.9, 0.7, 0.5]],
+        },
+    }
+    html = build_report(selection=selection)
+    assert "ab" * 32 not in html and "ab" * 6 + "\u2026" in html
+    assert "data:image/png" not in html  # both selection figures are interactive plots
+    assert html.count('class="iplot"') == 3
+
+
+def test_the_users_sparse_path_never_builds_the_dense_grid():
+    from latentbench.io import ResponseMatrix
+    from latentbench.irt import TwoPL, standard_errors
+
+    rng = np.random.default_rng(4)
+    data = simulate_2pl(60, 400, random_state=4)  # <= 500 models: the prior's held-out search
+    frame = data.matrix.to_long()
+    frame = frame[rng.random(len(frame)) < 0.08].reset_index(drop=True)
+    sparse = ResponseMatrix.from_long(frame)
+    assert sparse.is_sparse
+    result = TwoPL().fit(sparse)
+    assert sparse._dense is None  # from_long -> fit with the prior's held-out search: cells only
+    assert result.prior_selection is not None and len(result.prior_selection.grid) == 4
+    # the same numbers as the same cells stored densely
+    dense = ResponseMatrix(sparse.observed_cells().to_dense(), sparse.model_ids, sparse.item_ids)
+    again = TwoPL().fit(dense)
+    assert again.prior_selection == result.prior_selection
+    np.testing.assert_allclose(again.U, result.U, atol=1e-10)
+    # above 1,000 models (block-diagonal information) the intervals use the cells only too
+    many = simulate_2pl(1100, 300, missing=0.95, random_state=5).matrix
+    sparse = ResponseMatrix.from_long(many.to_long())
+    assert sparse.is_sparse
+    result = TwoPL().fit(sparse)
+    unc = standard_errors(result, sparse)
+    assert sparse._dense is None
+    dense = ResponseMatrix(sparse.observed_cells().to_dense(), sparse.model_ids, sparse.item_ids)
+    again = standard_errors(TwoPL().fit(dense), dense)
+    assert unc.method == again.method == "observed information"
+    for table, column in (("abilities", "se"), ("items", "easiness_se")):
+        np.testing.assert_allclose(
+            getattr(again, table)[column], getattr(unc, table)[column], rtol=1e-8
+        )
+
+
+def test_from_long_keeps_ids_and_first_of_repeated_pairs():
+    from latentbench.io import ResponseMatrix
+
+    frame = pd.DataFrame(
+        {
+            "model": [1, "1", "b", "a", 2] + [f"m{k}" for k in range(20)],
+            "item": ["x", "x", "y", "y", "x"] + [f"i{k}" for k in range(20)],
+            "score": [1.0, 1.0, 0.0, 1.0, 0.5] + [0.25] * 20,
+        }
+    )
+    with pytest.warns(Warning, match="1 repeated"):
+        matrix = ResponseMatrix.from_long(frame)
+    assert matrix.is_sparse
+    assert matrix.model_ids[:4] == ["1", "2", "a", "b"] and matrix.item_ids[-2:] == ["x", "y"]
+    cells = matrix.to_long().set_index(["model", "item"])["score"]
+    assert cells[("1", "x")] == 1.0 and cells[("2", "x")] == 0.5 and cells[("b", "y")] == 0.0
+    assert len(cells) == 24

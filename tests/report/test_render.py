@@ -92,9 +92,24 @@ def _check_page(browser: Browser, page: Path, name: str, headline: str) -> dict[
             u.split("#")[0] == page.as_uri() for u in requests if u.startswith("file://")
         )
         assert browser.errors() == []
-        # a wide table scrolls inside its box instead of widening the page
-        overflow = browser.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
-        assert overflow, f"page wider than {width} px"
+        # a wide table scrolls inside its box instead of widening the page: no horizontal
+        # scroll, at 390 px as at 1280 px
+        # (against the requested width: a mobile browser widens its layout viewport to the
+        # content, so scrollWidth <= innerWidth alone would pass a page 640 px wide)
+        scroll = browser.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert max(scroll) <= width + 1, f"page {scroll} px wide at {width} px"
+        # every plot label and title lies inside its canvas (none cut at an edge)
+        clipped = browser.evaluate(
+            "Array.from(document.querySelectorAll('div.iplot')).map(d => "
+            "[d.dataset.labelsClipped, d.dataset.titleClipped])"
+        )
+        assert all(c == ["0", "0"] for c in clipped), (width, clipped)
+        # no table cell of a key-value table (the summaries) is cut with an ellipsis
+        cut = browser.evaluate(
+            "Array.from(document.querySelectorAll('table.kv td')).filter(td => "
+            "td.scrollWidth > td.clientWidth + 1).map(td => td.textContent)"
+        )
+        assert cut == [], (width, cut)
     return attributes
 
 
@@ -171,3 +186,75 @@ def test_report_of_shared_data_renders(browser, tmp_path, name):
     _check_page(browser, page, name, "leads")
     info = json.loads((fit_dir / "fit.json").read_text())
     assert info["input"]["path"] == str(path.resolve())
+
+
+LONG_NAMES = [
+    "Claude 4.5 Opus (FC) 2025-11-01",
+    "GPT-5.1 2025-11-13 (Prompt, reasoning high)",
+    "Gemini-3-Pro-Preview (FC, thinking budget 32k)",
+    "x" * 90,  # one unbreakable id
+] + [f"open-model-{i}-instruct-v2.5-72B-awq" for i in range(16)]
+
+
+def _long_selection(n_rounds: int = 60) -> dict:
+    """A replay-like selection.json: long model names, per-round bounds, a history file named
+    by a 64-character SHA-256 (what issue 32 saw overflow a 390 px screen)."""
+    import numpy as np
+
+    n = len(LONG_NAMES)
+    rng = np.random.default_rng(3)
+    estimate = np.sort(rng.uniform(0.2, 0.85, n))[::-1]
+    spend = np.arange(n_rounds) * 40
+    width = 0.6 / np.sqrt(1 + np.arange(n_rounds) / 3)
+    lower = np.clip(estimate[None, :] - width[:, None], 0, 1)
+    upper = np.clip(estimate[None, :] + width[:, None], 0, 1)
+    n_observed = (20 + 400 * estimate**3).astype(int)
+    arms = [
+        {
+            "model": name,
+            "estimate": float(e),
+            "lower": float(lo),
+            "upper": float(hi),
+            "n_observed": int(k),
+        }
+        for name, e, lo, hi, k in zip(
+            LONG_NAMES, estimate, lower[-1], upper[-1], n_observed, strict=True
+        )
+    ]
+    return {
+        "policy": "pulse",
+        "best_model": LONG_NAMES[0],
+        "arms": arms,
+        "evaluations_init": 20 * n,
+        "evaluations_post_init": int(spend[-1]),
+        "evaluations_total": int(n_observed.sum()),
+        "rounds": n_rounds,
+        "stopped": "budget",
+        "params": {
+            "n_items": 2854,
+            "history": {
+                "file": "/data/leaderboards/bfcl_v2_history_models_with_a_long_name.parquet",
+                "sha256": "9f" * 32,
+                "n_models": 60,
+            },
+        },
+        "trace": {
+            "evaluations_post_init": spend.tolist(),
+            "best_index": [0] * n_rounds,
+            "lower": lower.tolist(),
+            "upper": upper.tolist(),
+        },
+    }
+
+
+def test_selection_report_with_long_names_fits_390px(browser, tmp_path):
+    from latentbench.report import build_report
+
+    page = tmp_path / "selection-long.html"
+    build_report(selection=_long_selection(), path=page, title="selection report")
+    html = page.read_text()
+    assert "9f" * 32 not in html and "9f" * 6 + "\u2026" in html  # the digest, shortened
+    # the two selection figures are interactive like the rest (no PNG left in the page)
+    assert "data:image/png" not in html
+    attributes = _check_page(browser, page, "selection-long", "Best model:")
+    assert int(attributes["data-plots"]) == 3

@@ -29,6 +29,7 @@ __all__ = [
     "fmt",
     "fresh_out",
     "print_table",
+    "progress_bar",
 ]
 
 
@@ -149,3 +150,39 @@ def fresh_out(out: Path | None, default: str) -> Path:
 def interactive() -> bool:
     """True when stderr is a terminal (progress bars make sense)."""
     return sys.stderr.isatty()
+
+
+@contextmanager
+def progress_bar(quiet: bool = False, stream: Console | None = None) -> Iterator[Any]:
+    """The one progress display of every command: a rich bar on stderr with the phase name,
+    work done (``120/500`` when the total is known, else a count) and the elapsed time.
+
+    Yields a :data:`latentbench._progress.ProgressCallback` (``progress(phase, done,
+    total)``) to pass to the library. Nothing is drawn under ``-q`` or when stderr is not a
+    terminal (a log, a pipe, CI); the bar is removed when the block ends.
+    """
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    target = stream or err_console
+    columns = (
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.fields[count]}"),
+        TimeElapsedColumn(),
+    )
+    disable = quiet or not target.is_terminal
+    with Progress(*columns, console=target, disable=disable, transient=True) as bar:
+        task = bar.add_task("starting", total=None, count="")
+
+        def update(phase: str, done: int | None = None, total: int | None = None) -> None:
+            count = "" if done is None else (f"{done:,}/{total:,}" if total else f"{done:,}")
+            bar.update(task, description=phase, completed=done or 0, total=total, count=count)
+
+        yield update

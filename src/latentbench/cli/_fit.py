@@ -18,6 +18,7 @@ from latentbench.cli._common import (
     fmt,
     fresh_out,
     print_table,
+    progress_bar,
 )
 from latentbench.exceptions import InputError
 
@@ -106,22 +107,21 @@ def input_record(source: Path | str, matrix: ResponseMatrix | None = None) -> di
 
 
 def fit_with_progress(estimator: TwoPL, matrix: ResponseMatrix, quiet: bool = False) -> IRTResult:
-    """Fit with a live status line (sweep and loss); ``rank="auto"`` first says which ranks it
-    tries and which it chose. The first fit in a fresh environment compiles the numba kernels
-    (about 10-20 s once; cached afterwards)."""
+    """Fit with a progress bar on stderr naming the phase (choosing the prior, choosing the
+    rank, fitting: sweep count; see :func:`~latentbench.cli._common.progress_bar`);
+    ``rank="auto"`` then says which rank it chose."""
     import copy
 
     selection = None
-    if estimator.rank == "auto":
-        ranks = f"1..{estimator.max_rank}"
-        if quiet:
-            selection = estimator.select_rank(matrix)
-        else:
-            with console.status(
-                f"choosing the rank: fitting ranks {ranks} on 90% of the cells, scoring the "
-                "held-out 10% ..."
-            ):
-                selection = estimator.select_rank(matrix)
+    with progress_bar(quiet) as progress:
+        if estimator.rank == "auto":
+            selection = estimator.select_rank(matrix, progress=progress)
+            estimator = copy.copy(estimator)
+            estimator.rank = selection.chosen
+        result = estimator.fit(matrix, progress=progress)
+    if selection is not None:
+        result.rank_selection = selection
+        if not quiet:
             scores = ", ".join(
                 f"{r}: {s:.4f}"
                 for r, s in zip(selection.ranks, selection.heldout_log_likelihood, strict=True)
@@ -130,19 +130,6 @@ def fit_with_progress(estimator: TwoPL, matrix: ResponseMatrix, quiet: bool = Fa
                 f"rank auto: chose rank [bold]{selection.chosen}[/bold] (highest held-out "
                 f"log-likelihood per cell; {scores})"
             )
-        estimator = copy.copy(estimator)
-        estimator.rank = selection.chosen
-    if quiet:
-        result = estimator.fit(matrix)
-    else:
-        with console.status("fitting (the first run compiles the numba kernels, ~15 s) ...") as st:
-
-            def progress(iteration: int, loss: float) -> None:
-                st.update(f"fitting: sweep {fmt(iteration)}, loss {fmt(loss)}")
-
-            result = estimator.fit(matrix, callback=progress)
-    if selection is not None:
-        result.rank_selection = selection
     return result
 
 
@@ -262,15 +249,18 @@ def fit(
             )
             result = fit_with_progress(estimator, matrix, quiet)
             validation = None
-            if holdout is not None:
-                validation = estimator.cross_validate(matrix, heldout=holdout, n_splits=1)
-            target = fresh_out(out, "latentbench-fit")
-            paths = result.save(
-                target,
-                matrix,
-                info=None if responses is None else {"input": input_record(responses, matrix)},
-                tables=None if validation is None else {"heldout": validation.table},
-            )
+            with progress_bar(quiet) as progress:
+                if holdout is not None:
+                    progress(f"held-out check: refitting on {1 - holdout:.0%} of the cells")
+                    validation = estimator.cross_validate(matrix, heldout=holdout, n_splits=1)
+                target = fresh_out(out, "latentbench-fit")
+                progress("95% ability intervals, writing the tables")
+                paths = result.save(
+                    target,
+                    matrix,
+                    info=None if responses is None else {"input": input_record(responses, matrix)},
+                    tables=None if validation is None else {"heldout": validation.table},
+                )
         except InputError as exc:
             fail(exc)
     if store is not None and benchmark is not None:

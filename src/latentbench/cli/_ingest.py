@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from latentbench.cli import Command, app, example
-from latentbench.cli._common import console, err_console, print_table
+from latentbench.cli._common import console, err_console, print_table, progress_bar
 from latentbench.cli._select_live import escape  # ids shown safely: markup and control chars
 from latentbench.exceptions import DataWarning, InputError
 
@@ -133,7 +133,7 @@ def ingest(
     from latentbench.io.store import Store
 
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), progress_bar(as_json) as progress:
             # the notes are printed with the report below; no second copy on stderr
             warnings.simplefilter("ignore", DataWarning)
             frame, report = read_results(
@@ -148,9 +148,11 @@ def ingest(
                 duplicates=duplicates,
                 layout=layout,
                 split=split,
+                progress=progress,
             )
-        with Store(store) as db:
-            result = db.ingest(frame, report, duplicates=duplicates)
+            progress(f"writing {len(frame):,} rows to the store")
+            with Store(store) as db:
+                result = db.ingest(frame, report, duplicates=duplicates)
     except InputError as exc:
         _fail(exc)
     if as_json:

@@ -11,10 +11,10 @@ import typer
 from rich.markup import escape
 
 from latentbench.cli import Command, app, example
-from latentbench.cli._common import clean_warnings, console, fail
+from latentbench.cli._common import clean_warnings, console, fail, progress_bar
 from latentbench.exceptions import InputError
 
-__all__ = ["load_fit", "report"]
+__all__ = ["load_fit", "report", "report_path"]
 
 
 def load_fit(directory: Path) -> Any:
@@ -147,7 +147,14 @@ def report(
         help="A fit directory (latentbench fit --out DIR), a responses file (fitted first), "
         "a selection.json (latentbench select replay) or a live-run store (.duckdb).",
     ),
-    out: Path = typer.Option(Path("report.html"), "--out", "-o", help="HTML file to write."),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="HTML file to write. Default ./report.html, or ./report-2.html, -3, ... when that "
+        "exists. An existing --out file is refused unless --force.",
+    ),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing --out file."),
     responses: Path | None = typer.Option(
         None,
         help="With a fit directory: the responses it was fitted on (adds standard errors and "
@@ -175,8 +182,9 @@ def report(
 ) -> None:
     """Build a self-contained HTML report that opens with findings (interactive plots,
     sortable tables with CSV export; no network)."""
-    with clean_warnings():
+    with clean_warnings(), progress_bar(quiet) as progress:
         try:
+            out = report_path(out, force)
             html = _report(
                 source,
                 out,
@@ -192,11 +200,26 @@ def report(
                 jobs,
                 seed,
                 quiet,
+                progress,
             )
         except (InputError, json.JSONDecodeError, OSError) as exc:
             fail(exc)
     if not quiet:
         console.print(f"wrote {escape(str(out))} ({len(html) / 1e6:.2f} MB)")
+
+
+def report_path(out: Path | None, force: bool = False) -> Path:
+    """Where ``report`` writes: ``out`` (an existing file only with ``force``), else
+    ``./report.html`` or the first free ``./report-2.html``, ``-3``, ... (as ``fit`` never
+    overwrites a previous run silently)."""
+    if out is None:
+        candidate, k = Path("report.html"), 2
+        while candidate.exists():
+            candidate, k = Path(f"report-{k}.html"), k + 1
+        return candidate
+    if out.exists() and not out.is_dir() and not force:
+        raise InputError(f"--out {out} exists; pass --force to overwrite it, or another --out FILE")
+    return out
 
 
 def _report(
@@ -214,7 +237,13 @@ def _report(
     jobs: int,
     seed: int,
     quiet: bool,
+    progress: Any = None,
 ) -> str:
+    if progress is None:
+
+        def progress(phase: str, done: int | None = None, total: int | None = None) -> None:
+            return None
+
     from latentbench.io import ResponseMatrix
     from latentbench.io._outputs import check_destination
     from latentbench.irt import TwoPL
@@ -240,12 +269,9 @@ def _report(
     elif source.suffix.lower() in (".duckdb", ".db"):
         run = load_live_run(source, run_id)
     else:
+        progress(f"reading {source.name}")
         matrix = ResponseMatrix.read(source)
-        if quiet:
-            result = TwoPL(l2=l2).fit(matrix)
-        else:
-            with console.status(f"fitting {escape(source.name)} ..."):
-                result = TwoPL(l2=l2).fit(matrix)
+        result = TwoPL(l2=l2).fit(matrix, progress=progress)
     if selection is not None:
         run = read_selection(selection)
     meta = read_item_metadata(items) if items is not None else None
@@ -270,7 +296,7 @@ def _report(
         if method not in ("items", "parametric"):
             raise InputError(f"--method {method!r}; expected 'items' or 'parametric'")
 
-        boot = _bootstrap_with_progress(result, matrix, n_boot, method, jobs, seed, quiet)
+        boot = _bootstrap_with_progress(result, matrix, n_boot, method, jobs, seed, quiet, progress)
     if result is not None and matrix is None:
         console.print(
             "no responses: standard errors and item flags were not computed (pass "
@@ -289,47 +315,35 @@ def _report(
         top=top,
         bootstrap=boot,
         item_metadata=meta,
+        progress=progress,
     )
 
 
 def _bootstrap_with_progress(
-    result: Any, matrix: Any, n_boot: int, method: str, jobs: int, seed: int, quiet: bool
+    result: Any,
+    matrix: Any,
+    n_boot: int,
+    method: str,
+    jobs: int,
+    seed: int,
+    quiet: bool,
+    progress: Any,
 ) -> Any:
-    """The bootstrap with a progress bar: replicates done of n, elapsed and remaining time."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
+    """The bootstrap, its replicates done of n shown on the command's progress bar."""
     from latentbench.irt.inference import bootstrap
 
-    columns = (
-        TextColumn("bootstrap refits"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("eta"),
-        TimeRemainingColumn(),
+    def replicates(done: int, total: int) -> None:
+        progress("bootstrap refits", done, total)
+
+    boot = bootstrap(
+        result,
+        matrix,
+        n_boot=n_boot,
+        method=method,  # type: ignore[arg-type]
+        n_jobs=jobs,
+        random_state=seed,
+        progress=replicates,
     )
-    with Progress(*columns, console=console, disable=quiet, transient=True) as bar:
-        task = bar.add_task("bootstrap", total=n_boot)
-
-        def progress(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        boot = bootstrap(
-            result,
-            matrix,
-            n_boot=n_boot,
-            method=method,  # type: ignore[arg-type]
-            n_jobs=jobs,
-            random_state=seed,
-            progress=progress,
-        )
     if not quiet:
         console.print(f"bootstrap: {n_boot} refits in {boot.seconds:.1f} s")
     return boot

@@ -77,6 +77,18 @@ class MatrixSummary:
         return "\n".join(lines)
 
 
+def _factorize_ids(ids: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """Codes (int64, one per row) and the sorted distinct ids as strings.
+
+    Factorizes the column as it is (no per-row string copy), then turns the distinct values
+    into strings; values that become the same string (``1`` and ``"1"``) share one id.
+    """
+    codes, uniques = pd.factorize(ids, sort=False)
+    text = np.array([str(value) for value in uniques], dtype=object)
+    names, inverse = np.unique(text.astype(str), return_inverse=True)
+    return inverse.astype(np.int64)[codes], [str(name) for name in names]
+
+
 class ResponseMatrix:
     """A partly observed matrix of scores: rows are models, columns are items.
 
@@ -217,6 +229,8 @@ class ResponseMatrix:
                     f"{_where(source)}column {column!r}, {_row(source, position)}: {kind} id is "
                     "missing; expected a string or an integer"
                 )
+            if pd.api.types.infer_dtype(ids, skipna=False) in ("string", "integer"):
+                continue  # all str or all int (checked in C, no per-row Python call)
             kinds = ids.map(type).unique()
             for value_type in kinds:
                 if not issubclass(value_type, (str, int, np.integer)) or issubclass(
@@ -245,10 +259,8 @@ class ResponseMatrix:
                 f"{frame[model].iloc[position]!r}, item={frame[item].iloc[position]!r}): score "
                 f"{_show(values[position])} is outside [0, 1]; expected a score in [0, 1]"
             )
-        model_text = frame[model].astype(str).to_numpy()
-        item_text = frame[item].astype(str).to_numpy()
-        model_codes, model_ids = pd.factorize(model_text, sort=True)
-        item_codes, item_ids = pd.factorize(item_text, sort=True)
+        model_codes, model_ids = _factorize_ids(frame[model])
+        item_codes, item_ids = _factorize_ids(frame[item])
         n_items = len(item_ids)
         flat = model_codes.astype(np.int64) * n_items + item_codes
         order = np.argsort(flat, kind="stable")
@@ -262,7 +274,8 @@ class ResponseMatrix:
                 a, b = int(first[k]), int(second[k])
                 raise InputError(
                     f"{_where(source)}{_row(source, min(a, b))} and {_row(source, max(a, b))} both "
-                    f"give model {model_text[a]!r}, item {item_text[a]!r}, with different scores "
+                    f"give model {model_ids[model_codes[a]]!r}, item "
+                    f"{item_ids[item_codes[a]]!r}, with different scores "
                     f"{_show(values[a])} and {_show(values[b])}; expected one score per pair"
                 )
             warnings.warn(
@@ -274,15 +287,29 @@ class ResponseMatrix:
         from latentbench.io._cells import SPARSE_DENSITY
 
         if len(frame) < SPARSE_DENSITY * len(model_ids) * n_items:
-            first = order[np.r_[True, sorted_flat[1:] != sorted_flat[:-1]]]
-            return cls.from_cells(
-                model_codes[first],
-                item_codes[first],
-                values[first],
-                list(model_ids),
-                list(item_ids),
+            # cells already in row-major order: straight to the row-compressed layout
+            from latentbench.io._cells import ObservedCells
+            from latentbench.io._sparse_matrix import SparseResponseMatrix
+
+            del flat
+            if repeated.size:  # the first of each repeated pair (scores equal, checked above)
+                unique = np.r_[True, sorted_flat[1:] != sorted_flat[:-1]]
+                order, sorted_flat = order[unique], sorted_flat[unique]
+            cell_values = values[order]
+            del order
+            rows, cols = np.divmod(sorted_flat, n_items)
+            del sorted_flat
+            row_ptr = np.zeros(len(model_ids) + 1, dtype=np.int64)
+            np.cumsum(np.bincount(rows, minlength=len(model_ids)), out=row_ptr[1:])
+            del rows
+            cells = ObservedCells.from_csr(
+                row_ptr,
+                cols.astype(np.int32),
+                cell_values,
+                (len(model_ids), n_items),
                 source=source,
             )
+            return SparseResponseMatrix(cells, list(model_ids), list(item_ids), source=source)
         dense = np.full((len(model_ids), n_items), np.nan, dtype=np.float32)
         dense.reshape(-1)[flat] = values
         return cls(dense, list(model_ids), list(item_ids), source=source)

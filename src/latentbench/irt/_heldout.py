@@ -17,11 +17,13 @@ import numpy.typing as npt
 from scipy.stats import rankdata
 
 from latentbench.exceptions import InputError
+from latentbench.io._cells import ObservedCells
 from latentbench.irt._objective import sigmoid
 
 __all__ = [
     "HeldOutScores",
     "fit_additive",
+    "heldout_cells",
     "heldout_mask",
     "predictive_scores",
 ]
@@ -79,6 +81,41 @@ def heldout_mask(
     train = np.array(scores, dtype=np.float32, copy=True)
     train[rows[pick], cols[pick]] = np.nan
     return train, rows[pick], cols[pick]
+
+
+def heldout_cells(
+    cells: ObservedCells,
+    fraction: float,
+    random_state: int | np.random.Generator | None = None,
+) -> tuple[ObservedCells, npt.NDArray[np.intp], npt.NDArray[np.intp], Array]:
+    """:func:`heldout_mask` on observed cells (no dense array): the same cells are hidden as
+    :func:`heldout_mask` hides on the dense form of the same matrix with the same seed.
+
+    Returns
+    -------
+    train : ObservedCells
+        The cells that are not held out.
+    rows, cols : ndarray of int, shape (n_hold,)
+        Positions of the held-out cells.
+    truth : ndarray of float64, shape (n_hold,)
+        Their scores.
+    """
+    if not 0 < fraction < 1:
+        raise InputError(f"heldout fraction={fraction!r}; expected a number in (0, 1)")
+    rng = np.random.default_rng(random_state)
+    n_obs = cells.n_observed
+    n_hold = max(1, round(fraction * n_obs))
+    pick = np.sort(rng.choice(n_obs, size=n_hold, replace=False))
+    keep = np.ones(n_obs, dtype=bool)
+    keep[pick] = False
+    rows = cells.row_index()
+    row_ptr = np.zeros(cells.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows[keep], minlength=cells.shape[0]), out=row_ptr[1:])
+    train = ObservedCells.from_csr(
+        row_ptr, cells.row_cols[keep], cells.row_values[keep], cells.shape
+    )
+    truth = cells.row_values[pick].astype(np.float64)
+    return train, rows[pick], cells.row_cols[pick].astype(np.intp), truth
 
 
 def predictive_scores(p: npt.NDArray[np.floating], y: npt.NDArray[np.floating]) -> HeldOutScores:

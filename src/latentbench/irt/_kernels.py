@@ -27,7 +27,48 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-__all__ = ["model_gradient_curvature", "residual_pass", "residual_times_factors"]
+__all__ = [
+    "NUMPY_MAX_CELLS",
+    "model_gradient_curvature",
+    "residual_pass",
+    "residual_times_factors",
+]
+
+NUMPY_MAX_CELLS = 250_000
+"""Matrices of at most this many cells (200 x 1000, the demo) take plain NumPy passes instead
+of the numba kernels: a few milliseconds per sweep there, and no compilation, which costs
+10-20 s of CPU the first time a fresh environment (CI, a notebook, a container) runs a fit.
+Larger matrices take the fused numba kernels (compiled once, cached). Set the environment
+variable ``LATENTBENCH_NUMPY_MAX_CELLS`` to move the threshold (0: numba always)."""
+
+
+def _numpy_max_cells() -> int:
+    value = os.environ.get("LATENTBENCH_NUMPY_MAX_CELLS")
+    return NUMPY_MAX_CELLS if value is None or not value.strip().isdigit() else int(value)
+
+
+def _numpy_cells(
+    Y: np.ndarray, U: np.ndarray, V: np.ndarray, b: np.ndarray, inv_sigma: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Logits, observed mask, labels (0 where missing) and probabilities, float64 (N, J)."""
+    T = (np.asarray(U, np.float64) @ np.asarray(V, np.float64).T + b) * inv_sigma
+    observed = ~np.isnan(Y)
+    y = np.where(observed, Y, 0.0)
+    p = 0.5 * (1.0 + np.tanh(0.5 * T))  # sigmoid, no overflow
+    return T, observed, y, p
+
+
+def _residual_pass_numpy(
+    Y: np.ndarray, U: np.ndarray, V: np.ndarray, b: np.ndarray, inv_sigma: float, R: np.ndarray
+) -> tuple[float, np.ndarray]:
+    """:func:`residual_pass` in plain NumPy (float64 throughout; no compilation)."""
+    T, observed, y, p = _numpy_cells(Y, U, V, b, inv_sigma)
+    residual = np.where(observed, y - p, 0.0)
+    R[...] = residual
+    loss = float(np.sum((np.logaddexp(0.0, T) - y * T)[observed]))
+    atr = np.vstack([U.T @ residual, residual.sum(axis=0)])
+    return loss, atr
+
 
 _FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}  # no 'nnan': NaN marks missing cells
 
@@ -227,6 +268,8 @@ def residual_pass(
         ``[U, 1]^T R``.
     """
     inv_sigma = 1.0 / sigma
+    if Y.size <= _numpy_max_cells():
+        return _residual_pass_numpy(Y, U, V, np.asarray(b, dtype=np.float64), inv_sigma, R)
     n_chunks = _chunks(Y.shape[0])
     b32 = (np.asarray(b, dtype=np.float64) * inv_sigma).astype(np.float32)
     if U.shape[1] == 1:
@@ -332,6 +375,12 @@ def model_gradient_curvature(
     weight_vv : ndarray of shape (N, r, r)
         ``sum_j p_ij (1 - p_ij) v_j v_j^T``.
     """
+    if Y.size <= _numpy_max_cells():  # plain NumPy: no compilation for small matrices
+        V64 = np.asarray(V, dtype=np.float64)
+        _, observed, y, p = _numpy_cells(Y, U, V64, np.asarray(b, np.float64), 1.0 / sigma)
+        residual = np.where(observed, y - p, 0.0)
+        w = p * (1.0 - p) * observed
+        return residual @ V64, np.einsum("ij,jk,jl->ikl", w, V64, V64)
     if U.shape[1] == 1:
         g, h = _model_gradient_curvature_rank1(
             Y,

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
+from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import ConvergenceWarning, InputError, NotFittedError
 from latentbench.io._cells import SPARSE_DENSITY, ObservedCells
 from latentbench.io._matrix import ResponseMatrix
@@ -196,15 +197,26 @@ class TwoPL:
                 raise InputError(f"{name}={value!r}; expected {expected}")
 
     def _resolve_penalty(
-        self, scores: np.ndarray, rank: int
+        self,
+        scores: np.ndarray | ObservedCells,
+        rank: int,
+        progress: ProgressCallback | None = None,
     ) -> tuple[GaussianPenalty, PriorSelection | None]:
-        """The penalty of the fit: the ridge (``prior=None``) or the resolved prior."""
+        """The penalty of the fit: the ridge (``prior=None``) or the resolved prior.
+
+        ``scores``: what the fit itself receives (:meth:`_fit_data`): the observed cells on the
+        sparse path, so that resolving the prior never builds the dense array."""
         if self.prior is None:
             return GaussianPenalty.ridge(float(self.l2)), None
         prior = Prior() if isinstance(self.prior, str) else self.prior
+        done = [0]
 
-        def fit(train: np.ndarray, penalty: GaussianPenalty) -> tuple[Any, Any, Any]:
+        def fit(
+            train: np.ndarray | ObservedCells, penalty: GaussianPenalty
+        ) -> tuple[Any, Any, Any]:
+            notify(progress, "choosing the prior (held-out fits)", done[0], len(prior.a_sd_grid))
             raw = self._fit_arrays(train, rank, None, penalty, quiet=True)
+            done[0] += 1
             return raw.U, raw.V, raw.b
 
         # the held-out mask of the prior's choice is fixed (seed 0), whatever random_state
@@ -247,10 +259,12 @@ class TwoPL:
         matrix: ResponseMatrix,
         heldout_fraction: float = 0.1,
         penalty: GaussianPenalty | None = None,
+        progress: ProgressCallback | None = None,
     ) -> RankSelection:
         """Choose the rank by held-out log-likelihood (see the ``rank`` parameter).
 
-        ``penalty`` defaults to the estimator's (the prior resolved at rank 1, or the ridge).
+        ``penalty`` defaults to the estimator's (the prior resolved at rank 1, or the ridge);
+        ``progress(phase, done, total)`` is told each rank as it is fitted.
         """
         scores = matrix.scores
         if penalty is None:
@@ -260,7 +274,8 @@ class TwoPL:
         truth = scores[rows, cols].astype(np.float64)
         ranks = list(range(1, int(self.max_rank) + 1))
         scores_by_rank = []
-        for rank in ranks:
+        for done, rank in enumerate(ranks):
+            notify(progress, "choosing the rank (held-out fits)", done, len(ranks))
             raw = self._fit_arrays(train, rank, None, penalty, quiet=True)
             logit = (
                 np.einsum("nk,nk->n", raw.U[rows], raw.V[cols]) + raw.b[cols]
@@ -274,6 +289,7 @@ class TwoPL:
         self,
         matrix: ResponseMatrix,
         callback: Callable[[int, float], None] | None = None,
+        progress: ProgressCallback | None = None,
     ) -> IRTResult:
         """Fit the model to a response matrix.
 
@@ -283,6 +299,10 @@ class TwoPL:
             Scores of shape (n_models, n_items), NaN = missing.
         callback : callable(iteration, loss), optional
             Progress hook called after every sweep.
+        progress : callable(phase, done, total), optional
+            Told the phase as it starts (``"choosing the prior (held-out fits)"`` with fits
+            done of total, ``"choosing the rank (held-out fits)"``, ``"fitting"`` with the
+            sweep count); see :mod:`latentbench._progress`. The library never prints.
 
         Returns
         -------
@@ -302,11 +322,21 @@ class TwoPL:
         selection = None
         rank = self.rank
         first = 1 if rank == "auto" else int(rank)
-        penalty, prior_selection = self._resolve_penalty(matrix.scores, first)
+        data = self._fit_data(matrix)
+        penalty, prior_selection = self._resolve_penalty(data, first, progress)
         if rank == "auto":
-            selection = self.select_rank(matrix, penalty=penalty)
+            selection = self.select_rank(matrix, penalty=penalty, progress=progress)
             rank = selection.chosen
-        raw = self._fit_arrays(self._fit_data(matrix), int(rank), callback, penalty)
+        sweep = callback
+        if progress is not None:
+            notify(progress, "fitting", 0, None)
+
+            def sweep(iteration: int, loss: float) -> None:
+                if callback is not None:
+                    callback(iteration, loss)
+                notify(progress, "fitting", iteration, None)
+
+        raw = self._fit_arrays(data, int(rank), sweep, penalty)
         result = self._build_result(matrix, raw, int(rank), selection)
         result.penalty = penalty
         result.prior_selection = prior_selection

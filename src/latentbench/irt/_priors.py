@@ -34,7 +34,8 @@ import numpy as np
 import numpy.typing as npt
 
 from latentbench.exceptions import InputError
-from latentbench.irt._heldout import heldout_mask, predictive_scores
+from latentbench.io._cells import ObservedCells
+from latentbench.irt._heldout import heldout_cells, heldout_mask, predictive_scores
 from latentbench.irt._objective import GaussianPenalty, sigmoid
 
 __all__ = ["Prior", "PriorSelection", "resolve_prior"]
@@ -114,11 +115,16 @@ class PriorSelection:
     heldout_log_loss: list[float] = field(default_factory=list)
 
 
-def item_prior_moments(scores: npt.NDArray[np.floating]) -> tuple[float, float]:
-    """(b_mean, b_sd) in units of sigma from the item means (see the module notes)."""
-    observed = ~np.isnan(scores)
-    n = observed.sum(axis=0)
-    total = np.where(observed, scores, 0).sum(axis=0, dtype=np.float64)
+def item_prior_moments(scores: npt.NDArray[np.floating] | ObservedCells) -> tuple[float, float]:
+    """(b_mean, b_sd) in units of sigma from the item means (see the module notes).
+
+    ``scores``: dense (N, J) with NaN for missing, or the observed cells (no dense array)."""
+    if isinstance(scores, ObservedCells):
+        n, total = scores.col_counts(), scores.col_sums()
+    else:
+        observed = ~np.isnan(scores)
+        n = observed.sum(axis=0)
+        total = np.where(observed, scores, 0).sum(axis=0, dtype=np.float64)
     keep = n > 0
     eps = 0.5 / (n[keep] + 1)
     p = np.clip(total[keep] / n[keep], eps, 1 - eps)
@@ -129,14 +135,14 @@ def item_prior_moments(scores: npt.NDArray[np.floating]) -> tuple[float, float]:
 
 
 FitFunction = Callable[
-    [npt.NDArray[np.float32], GaussianPenalty],
+    [npt.NDArray[np.float32] | ObservedCells, GaussianPenalty],
     tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]],
 ]
 
 
 def resolve_prior(
     prior: Prior,
-    scores: npt.NDArray[np.floating],
+    scores: npt.NDArray[np.floating] | ObservedCells,
     sigma: float,
     fit: FitFunction,
     random_state: int | np.random.Generator | None = None,
@@ -146,10 +152,13 @@ def resolve_prior(
     Parameters
     ----------
     prior : Prior
-    scores : ndarray of shape (N, J)
+    scores : ndarray of shape (N, J) or ObservedCells
+        Dense scores (NaN missing) or the observed cells; with cells nothing dense is built
+        (the held-out search hides the same cells either way).
     sigma : float
     fit : callable(train_scores, penalty) -> (U, V, b)
-        Fits the model on a matrix with cells hidden (used by the held-out choice of a_sd).
+        Fits the model on a matrix with cells hidden (used by the held-out choice of a_sd); it
+        receives the same kind (dense or cells) as ``scores``.
     random_state : int, Generator or None
         Seed of the held-out mask (default 0: the choice is deterministic).
     """
@@ -164,8 +173,12 @@ def resolve_prior(
         a_sd = grid[len(grid) // 2]
         return prior.penalty(sigma, a_sd, b_mean, b_sd), PriorSelection(a_sd, b_mean, b_sd)
     seed = 0 if random_state is None else random_state
-    train, rows, cols = heldout_mask(scores, prior.heldout_fraction, seed)
-    truth = np.asarray(scores[rows, cols], dtype=float)
+    train: npt.NDArray[np.float32] | ObservedCells
+    if isinstance(scores, ObservedCells):
+        train, rows, cols, truth = heldout_cells(scores, prior.heldout_fraction, seed)
+    else:
+        train, rows, cols = heldout_mask(scores, prior.heldout_fraction, seed)
+        truth = np.asarray(scores[rows, cols], dtype=float)
     losses = []
     for a_sd in grid:
         U, V, b = fit(train, prior.penalty(sigma, a_sd, b_mean, b_sd))

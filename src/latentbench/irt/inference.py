@@ -63,6 +63,7 @@ from scipy.stats import norm
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._cbmm import fit_cbmm
+from latentbench.irt._information import information_blocks
 from latentbench.irt._laplace import joint_laplace, normalised_variance
 from latentbench.irt._objective import normalise
 from latentbench.irt._random_items import RandomItemsFit, fit_random_items
@@ -265,17 +266,15 @@ def standard_errors(
     rotation, and only centring is accounted for.
     """
     z = _z(level)
-    _, observed = _observed(result, matrix)
+    # likelihood blocks from the observed cells only (a sparse matrix is never made dense)
+    info_models, info_items = information_blocks(result, matrix)
     U, V, b, sigma = result.U, result.V, result.b, float(result.sigma)
     r = U.shape[1]
-    N, J = observed.shape
+    N, J = result.shape
     penalty = result.penalty
     mu, s = _normalisation(result)
-    p = result.predict_proba()
-    w = p * (1.0 - p) * observed
     # models: r x r blocks
-    VV = np.einsum("jk,jl->jkl", V, V).reshape(J, r * r)
-    H_models = (w @ VV).reshape(N, r, r) / sigma**2 + s * s * penalty.model_curvature(r)
+    H_models = info_models + s * s * penalty.model_curvature(r)
     cov_models = np.linalg.inv(H_models)
     var_theta = np.array([np.diag(c) for c in cov_models])  # (N, r)
     posterior = result.prior_selection is not None  # MAP fit: Laplace posterior
@@ -315,9 +314,7 @@ def standard_errors(
     A[:r, :r] = np.eye(r) / s
     A[r, :r] = -mu / s
     A[r, r] = 1.0
-    U1 = np.hstack([U, np.ones((N, 1))])
-    UU = np.einsum("ik,il->ikl", U1, U1).reshape(N, (r + 1) ** 2)
-    H_items = (w.T @ UU).reshape(J, r + 1, r + 1) / sigma**2 + A.T @ penalty.item_curvature(r) @ A
+    H_items = info_items + A.T @ penalty.item_curvature(r) @ A
     cov_items = np.linalg.inv(H_items)
     se_a = np.sqrt(cov_items[:, 0, 0])
     se_b = np.sqrt(cov_items[:, r, r])

@@ -6,6 +6,7 @@ import base64
 import io
 import json
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,8 @@ class _Table:
     caption: str = ""
     name: str = "table"
     download: str = ""
+    wrap: bool = False
+    """A short key-value table: cells wrap instead of being cut (narrow screens)."""
 
 
 @dataclass
@@ -122,6 +125,7 @@ def _table(
     caption: str = "",
     name: str = "table",
     download: bool = False,
+    wrap: bool = False,
 ) -> _Table:
     total = len(frame)
     shown = frame if limit is None else frame.head(limit)
@@ -129,7 +133,7 @@ def _table(
     if limit is not None and total > limit:
         caption = (caption + " " if caption else "") + f"(showing {limit:,} of {total:,} rows)"
     data = _csv_base64(frame) if download and total > len(shown) else ""
-    return _Table([str(c) for c in frame.columns], rows, total, caption, name, data)
+    return _Table([str(c) for c in frame.columns], rows, total, caption, name, data, wrap)
 
 
 def _order_line(ranks: pd.DataFrame, limit: int) -> str:
@@ -146,9 +150,18 @@ def _order_line(ranks: pd.DataFrame, limit: int) -> str:
 #: severity order of the item flags (1 = act first) and what each means
 
 
+_HASH = re.compile(r"\b([0-9a-fA-F]{12})[0-9a-fA-F]{28,}\b")
+
+
+def short_hashes(text: str) -> str:
+    """Long hex digests (SHA-1 / SHA-256, 40+ characters) cut to their first 12 characters
+    and an ellipsis, as git shows them: a page for people, not a checksum list."""
+    return _HASH.sub(lambda m: m.group(1) + "\u2026", text)
+
+
 def _value(value: Any) -> str:
     if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
     if isinstance(value, (int, float, np.integer, np.floating)):
         return _num(value)
-    return str(value)
+    return short_hashes(str(value))

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from jinja2 import Environment, FileSystemLoader
 
+from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import InputError
 from latentbench.report import plots
 from latentbench.report._blocks import (
@@ -22,6 +23,7 @@ from latentbench.report._blocks import (
     _Section,
     _table,
     _value,
+    short_hashes,
 )
 from latentbench.report._findings import (
     _findings,
@@ -56,6 +58,7 @@ def _fit_sections(
     n_curves: int,
     boot: Any | None = None,
     notes: Sequence[str] = (),
+    progress: ProgressCallback | None = None,
 ) -> tuple[list[_Section], dict[str, Any]]:
     from latentbench.irt.diagnostics import diagnose, rank_agreement, rank_changes
     from latentbench.irt.inference import normal_draws, rank_intervals, standard_errors
@@ -80,6 +83,7 @@ def _fit_sections(
     ranks = None
     level = 0.95
     if matrix is not None:
+        notify(progress, "report: ability intervals")
         unc = standard_errors(result, matrix)
         level = unc.level
         if boot is not None and boot.theta is not None:
@@ -119,11 +123,13 @@ def _fit_sections(
                 "rank_accuracy": abilities["rank_accuracy"],
             }
         )
+        notify(progress, "report: item diagnostics")
         diag = diagnose(result, matrix, top=min(top, 10))
     else:
         table = abilities[["model", "theta", "rank_theta", "accuracy", "rank_accuracy"]]
         intervals = None
         text = "No response matrix was given: no standard errors (pass the responses)."
+    notify(progress, "report: figures and tables")
     section = _Section("abilities", "Abilities", text)
     order = np.argsort(-abilities["theta"].to_numpy(float), kind="stable")
     spec: dict[str, Any] = {
@@ -329,6 +335,7 @@ def _fit_sections(
         _table(
             pd.DataFrame({"quantity": list(info), "value": [_value(v) for v in info.values()]}),
             name="fit-details",
+            wrap=True,
         )
     )
     sections.append(summary)
@@ -392,6 +399,74 @@ def _category_sections(result: Any, matrix: Any | None, meta: pd.DataFrame) -> l
     return [section]
 
 
+_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
+
+
+def _interval_trajectories_spec(
+    selection: Any, arms: pd.DataFrame, trace: dict[str, Any], top: int = 4, points: int = 300
+) -> dict[str, Any]:
+    """The interactive 'intervals over evaluations' plot: one step band per leading model
+    (lower and upper bound over evaluations, at most ``points`` rounds drawn), hover on the
+    band edges; without per-round bounds, the recommended model after each round."""
+    spend, order, bounds = plots.selection_interval_bounds(selection, top)
+    if len(spend) > points:  # thin out the rounds; keep the first and the last
+        keep = np.unique(np.r_[np.linspace(0, len(spend) - 1, points).round().astype(int)])
+    else:
+        keep = np.arange(len(spend))
+    x = spend[keep]
+    spec: dict[str, Any] = {
+        "x_label": "evaluations after the initial batch",
+        "height": 380,
+        "radius": 1.5,
+        "hint": "hover a band edge for the model and its interval; wheel or +/- to zoom",
+    }
+    if bounds is None:
+        best = np.asarray(trace.get("best_index", []), dtype=int)[keep]
+        names = [str(m) for m in arms["model"]]
+        spec.update(
+            title="Recommended model after each round",
+            y_label="model (row of the run)",
+            x=_finite(x),
+            y=[int(b) for b in best],
+            name=[names[b] for b in best],
+            info=[f"after {int(v):,} evaluations" for v in x],
+            radius=3,
+        )
+        return spec
+    lower, upper = bounds[0][keep], bounds[1][keep]
+    bands, px, py, names, info, group = [], [], [], [], [], []
+    for col, row in enumerate(order):
+        model = str(arms.loc[row, "model"])
+        colour = _COLOURS[col % len(_COLOURS)]
+        bands.append(
+            {"x": _finite(x), "lo": _finite(lower[:, col]), "hi": _finite(upper[:, col])}
+            | {"color": colour, "label": model}
+        )
+        for edge in (lower[:, col], upper[:, col]):
+            px += _finite(x)
+            py += _finite(edge)
+            names += [model] * len(x)
+            group += [col] * len(x)
+        info += [
+            f"after {int(v):,}: lower {lo:.3f}" for v, lo in zip(x, lower[:, col], strict=True)
+        ]
+        info += [
+            f"after {int(v):,}: upper {hi:.3f}" for v, hi in zip(x, upper[:, col], strict=True)
+        ]
+    spec.update(
+        title=f"Intervals of the {len(order)} leading models over evaluations",
+        y_label="interval for the mean score",
+        x=px,
+        y=py,
+        name=names,
+        info=info,
+        group=group,
+        groups=[{"label": b["label"], "color": b["color"]} for b in bands],
+        bands=bands,
+    )
+    return spec
+
+
 def _selection_sections(selection: Any, top: int) -> tuple[list[_Section], dict[str, Any]]:
     arms, trace = plots.selection_frame(selection)
     data = selection.to_dict(trace=False) if hasattr(selection, "to_dict") else dict(selection)
@@ -417,6 +492,7 @@ def _selection_sections(selection: Any, top: int) -> tuple[list[_Section], dict[
         _table(
             pd.DataFrame({"quantity": list(info), "value": [_value(v) for v in info.values()]}),
             name="selection-details",
+            wrap=True,
         )
     )
     sections.append(findings)
@@ -433,12 +509,7 @@ def _selection_sections(selection: Any, top: int) -> tuple[list[_Section], dict[
         + ": the final intervals.",
     )
     if has_trace:
-        section.figures.append(
-            {
-                "png": _figure(lambda ax: plots.plot_selection_intervals(selection, ax, top=4)),
-                "alt": "interval trajectories",
-            }
-        )
+        section.plots.append(_plot(_interval_trajectories_spec(selection, arms, trace)))
     if {"lower", "upper"} <= set(arms.columns):
         order = arms.sort_values("estimate", ascending=False).reset_index(drop=True)
         section.plots.append(
@@ -470,14 +541,28 @@ def _selection_sections(selection: Any, top: int) -> tuple[list[_Section], dict[
         )
     sections.append(section)
     section = _Section("selection-evaluations", "Evaluations per model")
-    section.figures.append(
-        {
-            "png": _figure(
-                lambda ax: plots.plot_selection_evaluations(selection, ax, top=top),
-                (7.0, max(3.0, 0.22 * min(top, len(arms)) + 1.4)),
-            ),
-            "alt": "evaluations per model",
-        }
+    spent = arms.sort_values("n_observed", ascending=False).head(top).reset_index(drop=True)
+    n_obs = spent["n_observed"].to_numpy(float)
+    section.plots.append(
+        _plot(
+            {
+                "title": f"Evaluations per model, the {len(spent)} most evaluated first",
+                "x_label": "evaluations (revealed cells)",
+                "y_label": "rank by evaluations",
+                "x": _finite(n_obs),
+                "y": list(range(1, len(spent) + 1)),
+                "lo": [0.0] * len(spent),
+                "hi": _finite(n_obs),
+                "name": [str(m) for m in spent["model"]],
+                "info": [
+                    f"{int(n):,} cells, estimate {e:.3f}"
+                    for n, e in zip(n_obs, spent["estimate"].to_numpy(float), strict=True)
+                ],
+                "flip_y": True,
+                "height": int(min(640, max(300, 16 * len(spent) + 90))),
+                "labels": list(range(len(spent))),
+            }
+        )
     )
     section.tables.append(
         _table(arms.sort_values("estimate", ascending=False), name="selection-arms")
@@ -498,6 +583,7 @@ def build_report(
     bootstrap: Any | None = None,
     item_metadata: pd.DataFrame | None = None,
     notes: Sequence[str] = (),
+    progress: ProgressCallback | None = None,
 ) -> str:
     """Build one self-contained HTML page for a fit and/or a selection run.
 
@@ -536,6 +622,9 @@ def build_report(
         category the items, mean proportion correct, discrimination, flags and the best model.
     notes : sequence of str, optional
         Extra findings shown at the top (e.g. what was not computed and why).
+    progress : callable(phase, done, total), optional
+        Told each phase as it starts (intervals, diagnostics, figures, the selection, writing
+        the page); see :mod:`latentbench._progress`.
 
     Returns
     -------
@@ -547,16 +636,22 @@ def build_report(
     sections: list[_Section] = []
     facts: dict[str, Any] = {}
     if result is not None:
-        s, facts = _fit_sections(result, matrix, top, n_curves, bootstrap, notes)
+        s, facts = _fit_sections(result, matrix, top, n_curves, bootstrap, notes, progress)
         sections += s
         if item_metadata is not None:
             sections += _category_sections(result, matrix, item_metadata)
     if selection is not None:
+        notify(progress, "report: selection figures")
         s, info = _selection_sections(selection, top)
         sections += s
         facts = facts or info
     from latentbench import __version__
 
+    for section in sections:  # findings name files by path, never by a 64-character digest
+        section.headline = short_hashes(section.headline)
+        for finding in section.findings:
+            finding["text"] = short_hashes(str(finding["text"]))
+    notify(progress, "report: writing the page")
     env = Environment(
         loader=FileSystemLoader(str(TEMPLATES)),
         autoescape=True,

@@ -27,6 +27,7 @@ __all__ = [
     "plot_selection_evaluations",
     "plot_selection_intervals",
     "selection_frame",
+    "selection_interval_bounds",
 ]
 
 _FLAG = "#d62728"
@@ -269,6 +270,34 @@ def selection_frame(selection: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
     return arms, trace
 
 
+def selection_interval_bounds(
+    selection: Any, top: int = 4
+) -> tuple[np.ndarray, pd.Index, tuple[np.ndarray, np.ndarray] | None]:
+    """The per-round bounds of the ``top`` models by final estimate, when the run kept them.
+
+    Returns
+    -------
+    spend : ndarray of shape (R,)
+        Evaluations after the initial batch, per round.
+    order : Index
+        Rows of :func:`selection_frame`'s ``arms`` of the shown models, best first.
+    bounds : (lower, upper), each of shape (R, len(order)), or None
+        None when the record has no per-round bounds.
+    """
+    arms, trace = selection_frame(selection)
+    spend = np.asarray(trace.get("evaluations_post_init", []), dtype=float)
+    order = arms.sort_values("estimate", ascending=False).index[:top]
+    bounds = None
+    if trace.get("initial_lower") and trace.get("arm") and len(spend):
+        from latentbench.select import interval_trajectories
+
+        bounds = interval_trajectories(trace, np.asarray(order))
+    elif "lower" in trace and "upper" in trace and len(spend):
+        lower, upper = np.asarray(trace["lower"], float), np.asarray(trace["upper"], float)
+        bounds = lower[:, order], upper[:, order]
+    return spend, order, bounds
+
+
 def plot_selection_intervals(selection: Any, ax: Axes | None = None, *, top: int = 4) -> Axes:
     """Interval trajectories over evaluations for the leading models.
 
@@ -285,16 +314,7 @@ def plot_selection_intervals(selection: Any, ax: Axes | None = None, *, top: int
     """
     arms, trace = selection_frame(selection)
     ax = _axes(ax)
-    spend = np.asarray(trace.get("evaluations_post_init", []), dtype=float)
-    order = arms.sort_values("estimate", ascending=False).index[:top]
-    bounds = None
-    if trace.get("initial_lower") and trace.get("arm") and len(spend):
-        from latentbench.select import interval_trajectories
-
-        bounds = interval_trajectories(trace, np.asarray(order))
-    elif "lower" in trace and "upper" in trace and len(spend):
-        lower, upper = np.asarray(trace["lower"], float), np.asarray(trace["upper"], float)
-        bounds = lower[:, order], upper[:, order]
+    spend, order, bounds = selection_interval_bounds(selection, top)
     if bounds is not None:
         lower, upper = bounds
         colours = plt.get_cmap("tab10").colors  # type: ignore[attr-defined]

@@ -40,6 +40,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io.formats._common import (
     CANONICAL_COLUMNS,
@@ -100,6 +101,7 @@ def read_results(
     duplicates: str = "error",
     layout: str = "auto",
     split: str | None = None,
+    progress: ProgressCallback | None = None,
 ) -> tuple[pd.DataFrame, LoadReport]:
     """Read result files of one tool into the canonical long table.
 
@@ -133,6 +135,9 @@ def read_results(
         HELM: the split to keep (default ``test``; other splits are dropped with a reason).
     layout : {"auto", "long", "wide"}
         ``table`` only.
+    progress : callable(phase, done, total), optional
+        Told each file as it is read (``"reading files"``, files done of total) and the final
+        ``"combining rows"`` step; see :mod:`latentbench._progress`.
 
     The last three are source options: giving one a non-default value for a source that does
     not take it is an error, never silently ignored.
@@ -183,9 +188,13 @@ def read_results(
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     files = reader.select(expand(paths, reader.patterns), [Path(p) for p in paths])
     report = LoadReport(source=source, files=[str(f) for f in files])
-    frames = [reader.read(file, report, **kwargs) for file in files]
+    frames = []
+    for done, file in enumerate(files):
+        notify(progress, "reading files", done, len(files))
+        frames.append(reader.read(file, report, **kwargs))
     if reader.names_choices:
         _check_named(report, metric=metric, filter=filter)
+    notify(progress, "combining rows", len(files), len(files))
     frame = finish(frames, duplicates, report)
     if not len(frame) and report.skipped_files:
         reasons = "; ".join(f"{s['file']}: {s['reason']}" for s in report.skipped_files)

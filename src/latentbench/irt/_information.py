@@ -1,0 +1,133 @@
+"""Observed information of a fit, block by block, from the observed cells only.
+
+The block-diagonal observed information of :func:`latentbench.irt.standard_errors` sums
+``w_ij = p_ij (1 - p_ij)`` over the observed cells: per model ``sum_j w_ij v_j v_j^T``, per
+item ``sum_i w_ij [u_i, 1] [u_i, 1]^T`` (divided by ``sigma^2``). On a dense matrix it is two
+matrix products over the (N, J) grid; on a matrix that stores only its observed cells
+(:class:`~latentbench.io._sparse_matrix.SparseResponseMatrix`) it is computed cell by cell in
+chunks, in memory proportional to the chunk (never the grid), with the same values.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from latentbench.exceptions import InputError
+from latentbench.io._cells import ObservedCells
+from latentbench.io._matrix import ResponseMatrix
+
+if TYPE_CHECKING:
+    from latentbench.irt._result import IRTResult
+
+__all__ = ["cells_information", "information_blocks"]
+
+Array = npt.NDArray[np.float64]
+
+CHUNK_CELLS = 1 << 21
+"""Cells per chunk of the observed-cells sums (a few arrays of this many float64)."""
+
+
+def information_blocks(
+    result: IRTResult, matrix: ResponseMatrix | np.ndarray | None = None
+) -> tuple[Array, Array]:
+    """The likelihood's information blocks of a fit, in its reported parameters.
+
+    Parameters
+    ----------
+    result : IRTResult
+    matrix : ResponseMatrix or ndarray of shape (N, J), optional
+        The matrix the result was fitted on (default: the one it keeps). A matrix that stores
+        only its observed cells is never made dense.
+
+    Returns
+    -------
+    models : ndarray of shape (N, r, r)
+        ``sum_j w_ij v_j v_j^T / sigma^2`` (observed cells only).
+    items : ndarray of shape (J, r + 1, r + 1)
+        ``sum_i w_ij [u_i, 1][u_i, 1]^T / sigma^2``.
+    """
+    if matrix is None:
+        if result.matrix is None:
+            raise InputError(
+                "this result holds no matrix (it was loaded from disk); pass the matrix it was "
+                "fitted on"
+            )
+        matrix = result.matrix
+    if isinstance(matrix, ResponseMatrix):
+        if matrix.model_ids != result.model_ids or matrix.item_ids != result.item_ids:
+            raise InputError(
+                "the matrix's model / item ids differ from the fit's; pass the matrix the "
+                "result was fitted on"
+            )
+        if matrix.is_sparse:
+            return cells_information(
+                matrix.observed_cells(), result.U, result.V, result.b, float(result.sigma)
+            )
+        scores = matrix.scores
+    else:
+        scores = np.asarray(matrix, dtype=np.float32)
+    if scores.shape != tuple(result.shape):
+        raise InputError(
+            f"matrix has shape {scores.shape}; expected the fitted shape {tuple(result.shape)}"
+        )
+    U, V, sigma = result.U, result.V, float(result.sigma)
+    N, J = scores.shape
+    r = U.shape[1]
+    p = result.predict_proba()
+    w = p * (1.0 - p) * ~np.isnan(scores)
+    VV = np.einsum("jk,jl->jkl", V, V).reshape(J, r * r)
+    U1 = np.hstack([U, np.ones((N, 1))])
+    UU = np.einsum("ik,il->ikl", U1, U1).reshape(N, (r + 1) ** 2)
+    models = (w @ VV).reshape(N, r, r) / sigma**2
+    items = (w.T @ UU).reshape(J, r + 1, r + 1) / sigma**2
+    return models, items
+
+
+def cells_information(
+    cells: ObservedCells, U: Array, V: Array, b: Array, sigma: float
+) -> tuple[Array, Array]:
+    """:func:`information_blocks` from the observed cells, in chunks of
+    :data:`CHUNK_CELLS` cells (memory O(chunk + (N + J) r^2), never O(N J)).
+
+    Parameters
+    ----------
+    cells : ObservedCells
+        Shape (N, J).
+    U : ndarray of shape (N, r)
+    V : ndarray of shape (J, r)
+    b : ndarray of shape (J,)
+    sigma : float
+
+    Returns
+    -------
+    models : ndarray of shape (N, r, r)
+    items : ndarray of shape (J, r + 1, r + 1)
+    """
+    N, J = cells.shape
+    r = U.shape[1]
+    models = np.zeros((N, r * r))
+    items = np.zeros((J, (r + 1) * (r + 1)))
+    for lo in range(0, cells.n_observed, CHUNK_CELLS):
+        hi = min(cells.n_observed, lo + CHUNK_CELLS)
+        # the row of each cell of the chunk: rows whose pointer range meets [lo, hi)
+        first = int(np.searchsorted(cells.row_ptr, lo, side="right")) - 1
+        last = int(np.searchsorted(cells.row_ptr, hi, side="left"))
+        ptr = np.clip(cells.row_ptr[first : last + 1], lo, hi) - lo
+        rows = np.repeat(np.arange(first, last, dtype=np.int64), np.diff(ptr))
+        cols = cells.row_cols[lo:hi]
+        Ur, Vc = U[rows], V[cols]
+        logit = (np.einsum("nk,nk->n", Ur, Vc) + b[cols]) / sigma
+        p = 1.0 / (1.0 + np.exp(-logit))
+        w = p * (1.0 - p) / sigma**2
+        del logit, p
+        for k in range(r):
+            for m in range(r):
+                models[:, k * r + m] += np.bincount(rows, w * Vc[:, k] * Vc[:, m], minlength=N)
+        U1 = np.hstack([Ur, np.ones((rows.size, 1))])
+        for k in range(r + 1):
+            for m in range(r + 1):
+                items[:, k * (r + 1) + m] += np.bincount(cols, w * U1[:, k] * U1[:, m], minlength=J)
+    return models.reshape(N, r, r), items.reshape(J, r + 1, r + 1)
