@@ -13,6 +13,8 @@ Submodules: :mod:`latentbench.select.oracles` (where scores come from) and
 """
 
 from latentbench.select._base import Policy
+from latentbench.select._estimate import EstimateResult, estimate, estimate_many, tiny
+from latentbench.select._estimate_calibration import Calibration, load_calibration
 from latentbench.select._experiment import (
     ExperimentResult,
     budget_to_accuracy,
@@ -46,6 +48,8 @@ __all__ = [
     "POLICIES",
     "UCBE",
     "UCBELRF",
+    "Calibration",
+    "EstimateResult",
     "ExperimentResult",
     "FullEvaluation",
     "LeaderboardSimulator",
@@ -64,10 +68,13 @@ __all__ = [
     "SelectionState",
     "Uniform",
     "budget_to_accuracy",
+    "estimate",
+    "estimate_many",
     "exact_gap_pool",
     "exact_match",
     "experiment_from_matrix",
     "interval_trajectories",
+    "load_calibration",
     "make_policy",
     "multiple_choice",
     "parse_policy",
@@ -75,4 +82,5 @@ __all__ = [
     "run_live",
     "run_selection",
     "split_models",
+    "tiny",
 ]
