@@ -104,7 +104,7 @@ def estimate_command(
                         proposal=proposal,
                         floor=floor,
                         rank=rank,
-                    )  # type: ignore[arg-type]  # fmt: skip
+                    )
                 )
         except InputError as exc:
             fail(exc)

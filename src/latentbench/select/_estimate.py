@@ -188,15 +188,21 @@ def read_responses(path: str | os.PathLike[str]) -> dict[str, pd.Series]:
         bad = values.isna() & frame[score].notna() & (frame[score].astype(str).str.strip() != "")
         if bad.any():
             k = int(np.flatnonzero(bad.to_numpy())[0])
-            raise InputError(f"in {file}: column {score!r}, line {k + 2}: value "
-                             f"{frame[score].iloc[k]!r} is not numeric")  # fmt: skip
-        models = frame["model"].astype(str) if "model" in columns else pd.Series(
-            [file.stem] * len(frame), index=frame.index)  # fmt: skip
+            raise InputError(
+                f"in {file}: column {score!r}, line {k + 2}: value "
+                f"{frame[score].iloc[k]!r} is not numeric"
+            )
+        models = (
+            frame["model"].astype(str)
+            if "model" in columns
+            else pd.Series([file.stem] * len(frame), index=frame.index)
+        )
         items = frame["item"].astype(str)
         out: dict[str, pd.Series] = {}
         for name, idx in models.groupby(models, sort=False).groups.items():
-            series = pd.Series(values.loc[idx].to_numpy(dtype=np.float64),
-                               index=items.loc[idx].to_numpy())  # fmt: skip
+            series = pd.Series(
+                values.loc[idx].to_numpy(dtype=np.float64), index=items.loc[idx].to_numpy()
+            )
             if series.index.duplicated().any():
                 dup = series.index[series.index.duplicated()][0]
                 raise InputError(f"in {file}: model {name!r} has item {dup!r} twice")
@@ -234,8 +240,10 @@ def _answers(
     ):
         ids = list(responses)
         if model is None and len(ids) != 1:
-            raise InputError(f"the responses hold {len(ids)} models ({', '.join(ids[:5])}...); "
-                             "name one (model=...) or use estimate_many")  # fmt: skip
+            raise InputError(
+                f"the responses hold {len(ids)} models ({', '.join(ids[:5])}...); "
+                "name one (model=...) or use estimate_many"
+            )
         name = ids[0] if model is None else name
         if name not in responses:
             raise InputError(f"model {name!r} is not in the responses (models: {ids[:5]}...)")
@@ -387,6 +395,7 @@ def estimate(
     seed: int = 0,
     proposal: Proposal = "residual",
     floor: float = 0.5,
+    point: Literal["composite", "dr", "model"] = "composite",
     items: str | os.PathLike[str] | pd.DataFrame | None = None,
     rank: int = 1,
     cache: bool | str | os.PathLike[str] = True,
@@ -422,6 +431,10 @@ def estimate(
     proposal : {"residual", "information", "uniform"}, default "residual"
     floor : float, default 0.5
         Uniform share of the design.
+    point : {"composite", "dr", "model"}, default "composite"
+        The point estimate, always inside the interval: the design-based mean of the rounds
+        (``dr``), the model-based one (``model``: revealed scores plus predictions, as
+        p-IRT), or their positive-part shrinkage combination (``composite``).
     items : path or DataFrame, optional
         A fixed design written by :func:`tiny` (``item, order, probability``): the model
         answered exactly these items; the same kind of interval is given for that design.
@@ -437,9 +450,15 @@ def estimate(
     _check_options(budget, precision, delta) if items is None else None
     cal = load_calibration(calibration, rank=rank, cache=cache)
     name, y, notes = _answers(cal, responses, model)
-    options: dict[str, Any] = {"seed": int(seed), "delta": float(delta), "budget": budget,
-                               "precision": precision, "proposal": proposal,
-                               "floor": float(floor)}  # fmt: skip
+    options: dict[str, Any] = {
+        "seed": int(seed),
+        "delta": float(delta),
+        "budget": budget,
+        "precision": precision,
+        "proposal": proposal,
+        "floor": float(floor),
+        "point": point,
+    }
     if items is not None:
         return _estimate_fixed(cal, name, y, items, delta, options, notes)
     available = np.flatnonzero(np.isfinite(y))
@@ -450,7 +469,9 @@ def estimate(
             f"model {name!r} answered {available.size:,} of {cal.n_items:,} calibrated items; "
             "the score is the mean over those it answered"
         )
-    seq = SequentialEstimate(cal, available, delta=delta, floor=floor, proposal=proposal)
+    seq = SequentialEstimate(
+        cal, available, delta=delta, floor=floor, proposal=proposal, point=point
+    )
     values = y[available]
     stopped, probs = run_sequential(
         seq, lambda j: float(values[j]), _rng(seed, name), budget=budget, precision=precision
@@ -516,18 +537,24 @@ def tiny(
         seq.unrevealed[j] = False
         picks.append(j)
         probs.append(float(pi[j]))
-    frame = pd.DataFrame({"item": [cal.item_ids[j] for j in picks],
-                          "order": np.arange(1, k + 1),
-                          "probability": probs,
-                          "weight": 1.0 / (cal.n_items * np.asarray(probs)),
-                          "floor": float(floor), "calibration_hash": cal.hash})  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "item": [cal.item_ids[j] for j in picks],
+            "order": np.arange(1, k + 1),
+            "probability": probs,
+            "weight": 1.0 / (cal.n_items * np.asarray(probs)),
+            "floor": float(floor),
+            "calibration_hash": cal.hash,
+        }
+    )
     return frame
 
 
 def _fixed_sequence(cal: Calibration, floor: float) -> SequentialEstimate:
     f0 = cal.population_prediction()
-    return SequentialEstimate(cal, np.arange(cal.n_items), delta=0.05, floor=floor,
-                              design_prediction=f0)  # fmt: skip
+    return SequentialEstimate(
+        cal, np.arange(cal.n_items), delta=0.05, floor=floor, design_prediction=f0
+    )
 
 
 def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
@@ -544,8 +571,10 @@ def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
         frame = pd.read_csv(items, dtype={"item": str})
     missing = [c for c in ("item", "order", "probability") if c not in frame.columns]
     if missing:
-        raise InputError(f"{source}: lacks column(s) {', '.join(missing)}; expected the "
-                         "output of `latentbench tiny` (item, order, probability, weight)")  # fmt: skip
+        raise InputError(
+            f"{source}: lacks column(s) {', '.join(missing)}; expected the "
+            "output of `latentbench tiny` (item, order, probability, weight)"
+        )
     return frame.sort_values("order", kind="stable").reset_index(drop=True)
 
 
@@ -569,8 +598,10 @@ def _estimate_fixed(
     pos = cal.positions(design["item"].astype(str).tolist())
     if (pos < 0).any():
         bad = design["item"].iloc[int(np.flatnonzero(pos < 0)[0])]
-        raise InputError(f"items: item {bad!r} is not in the calibration; the design was made "
-                         "from another calibration")  # fmt: skip
+        raise InputError(
+            f"items: item {bad!r} is not in the calibration; the design was made "
+            "from another calibration"
+        )
     seq = _fixed_sequence(cal, floor)
     seq.delta = float(delta)
     from latentbench.select._estimate_cs import WeightedBettingCS

@@ -78,8 +78,10 @@ class Calibration:
         scores = np.asarray(self.model_scores, dtype=np.float64).copy()
         n, r = V.shape
         if b.shape != (n,) or len(self.item_ids) != n:
-            raise InputError(f"calibration: {n} item factor rows, {b.size} intercepts and "
-                             f"{len(self.item_ids)} item ids; expected the same number")  # fmt: skip
+            raise InputError(
+                f"calibration: {n} item factor rows, {b.size} intercepts and "
+                f"{len(self.item_ids)} item ids; expected the same number"
+            )
         if U.shape[0] != len(self.model_ids) or scores.shape != (U.shape[0],):
             raise InputError("calibration: model ids, factors and scores differ in length")
         if U.shape[0] >= 2:
@@ -89,9 +91,16 @@ class Calibration:
         else:  # no population: a unit prior on the factors
             mean, cov = np.zeros(r), np.eye(r)
         chol = np.linalg.cholesky(cov)
-        for name, value in (("V", V), ("b", b), ("model_factors", U), ("model_scores", scores),
-                            ("prior_mean", mean), ("prior_chol", chol),
-                            ("Vw", V @ chol), ("bw", b + V @ mean)):  # fmt: skip
+        for name, value in (
+            ("V", V),
+            ("b", b),
+            ("model_factors", U),
+            ("model_scores", scores),
+            ("prior_mean", mean),
+            ("prior_chol", chol),
+            ("Vw", V @ chol),
+            ("bw", b + V @ mean),
+        ):
             value.setflags(write=False)
             object.__setattr__(self, name, value)
         object.__setattr__(self, "item_ids", tuple(str(i) for i in self.item_ids))
@@ -161,14 +170,27 @@ def from_result(
         scores = result.abilities["accuracy"].to_numpy(dtype=np.float64)
     V, b, U = np.asarray(result.V), np.asarray(result.b), np.asarray(result.U)
     digest = digest or _content_hash(V, b, U, result.sigma, *result.item_ids)
-    return Calibration(tuple(result.item_ids), V, b, float(result.sigma),
-                       tuple(result.model_ids), scores, U, source, digest)  # fmt: skip
+    return Calibration(
+        tuple(result.item_ids),
+        V,
+        b,
+        float(result.sigma),
+        tuple(result.model_ids),
+        scores,
+        U,
+        source,
+        digest,
+    )
 
 
 def from_matrix(
-    matrix: ResponseMatrix, *, rank: int = 1, source: str = "ResponseMatrix",
-    digest: str | None = None, random_state: int = 0,
-) -> Calibration:  # fmt: skip
+    matrix: ResponseMatrix,
+    *,
+    rank: int = 1,
+    source: str = "ResponseMatrix",
+    digest: str | None = None,
+    random_state: int = 0,
+) -> Calibration:
     """Calibration fitted on a response matrix (low-rank logistic / 2PL, cBMM engine)."""
     from latentbench.select._proxy import LowRankProxy
 
@@ -179,10 +201,20 @@ def from_matrix(
     U, V, b = _normalise(proxy.U_history_, proxy.V_, proxy.b_)
     with np.errstate(invalid="ignore"):
         scores = np.nanmean(Y, axis=1)
-    digest = digest or _content_hash(np.nan_to_num(Y, nan=-1.0), *matrix.model_ids,
-                                     *matrix.item_ids, rank)  # fmt: skip
-    return Calibration(tuple(matrix.item_ids), V, b, float(proxy.sigma), tuple(matrix.model_ids),
-                       scores, U, source, digest)  # fmt: skip
+    digest = digest or _content_hash(
+        np.nan_to_num(Y, nan=-1.0), *matrix.model_ids, *matrix.item_ids, rank
+    )
+    return Calibration(
+        tuple(matrix.item_ids),
+        V,
+        b,
+        float(proxy.sigma),
+        tuple(matrix.model_ids),
+        scores,
+        U,
+        source,
+        digest,
+    )
 
 
 def _cache_dir(cache: bool | str | os.PathLike[str]) -> Path | None:
@@ -197,18 +229,34 @@ def _cache_dir(cache: bool | str | os.PathLike[str]) -> Path | None:
 def _save_npz(cal: Calibration, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".tmp{os.getpid()}.npz")
-    np.savez(tmp, V=cal.V, b=cal.b, sigma=cal.sigma, U=cal.model_factors,
-             scores=cal.model_scores, items=np.array(cal.item_ids, dtype=str),
-             models=np.array(cal.model_ids, dtype=str), source=cal.source,
-             hash=cal.hash)  # fmt: skip
+    np.savez(
+        tmp,
+        V=cal.V,
+        b=cal.b,
+        sigma=cal.sigma,
+        U=cal.model_factors,
+        scores=cal.model_scores,
+        items=np.array(cal.item_ids, dtype=str),
+        models=np.array(cal.model_ids, dtype=str),
+        source=cal.source,
+        hash=cal.hash,
+    )
     os.replace(tmp, path)
 
 
 def _load_npz(path: Path) -> Calibration:
     with np.load(path, allow_pickle=False) as z:
-        return Calibration(tuple(z["items"].tolist()), z["V"], z["b"], float(z["sigma"]),
-                           tuple(z["models"].tolist()), z["scores"], z["U"], str(z["source"]),
-                           str(z["hash"]))  # fmt: skip
+        return Calibration(
+            tuple(z["items"].tolist()),
+            z["V"],
+            z["b"],
+            float(z["sigma"]),
+            tuple(z["models"].tolist()),
+            z["scores"],
+            z["U"],
+            str(z["source"]),
+            str(z["hash"]),
+        )
 
 
 def load_calibration(
@@ -258,27 +306,32 @@ def load_calibration(
         files = [path / name for name in ("fit.json", "abilities.csv", "items.csv")]
         missing = [f.name for f in files if not f.exists()]
         if missing:
-            raise InputError(f"{path}: lacks {', '.join(missing)}; expected a fit directory "
-                             "(`latentbench fit --out DIR`) or a response-matrix file")  # fmt: skip
+            raise InputError(
+                f"{path}: lacks {', '.join(missing)}; expected a fit directory "
+                "(`latentbench fit --out DIR`) or a response-matrix file"
+            )
         key = _content_hash(*(_file_hash(f) for f in files))
         if key not in _MEMORY:
             _MEMORY[key] = from_result(IRTResult.load(path), source=str(path), digest=key)
         return _MEMORY[key]
     if not path.exists():
-        raise InputError(f"calibration {path}: no such file or directory; expected a fit "
-                         "directory or a response-matrix file")  # fmt: skip
+        raise InputError(
+            f"calibration {path}: no such file or directory; expected a fit "
+            "directory or a response-matrix file"
+        )
     key = _content_hash(_CACHE_VERSION, _file_hash(path), rank)
     if key in _MEMORY:
         return _MEMORY[key]
     folder = _cache_dir(cache)
     stored = folder / f"{key}.npz" if folder is not None else None
     if stored is not None and stored.exists():
+        cached: Calibration | None
         try:
-            cal = _load_npz(stored)
+            cached = _load_npz(stored)
         except (OSError, ValueError, KeyError):
-            cal = None  # a damaged cache entry: refit below
-        if cal is not None and cal.hash == key:
-            return _MEMORY.setdefault(key, cal)
+            cached = None  # a damaged cache entry: refit below
+        if cached is not None and cached.hash == key:
+            return _MEMORY.setdefault(key, cached)
     cal = from_matrix(ResponseMatrix.read(path), rank=rank, source=str(path), digest=key)
     if stored is not None:
         try:

@@ -99,6 +99,11 @@ class WeightedBettingCS:
         self.count = 0
         self.lower, self.upper = 0.0, 1.0
 
+    @property
+    def variance_ratio(self) -> float:
+        """Running estimate of the true over the predicted variance of a round (>= 0.05)."""
+        return min(max(self._rho_sum / self._rho_count, 0.05), 50.0)
+
     def update(
         self,
         z: float,
@@ -128,7 +133,7 @@ class WeightedBettingCS:
         if self.count == 0:
             self._v_ref = v
         self._effective += self._v_ref / v
-        rho = min(max(self._rho_sum / self._rho_count, 0.05), 50.0)
+        rho = self.variance_ratio
         base = np.sqrt(
             2.0 * self._bet_log / (rho * np.maximum(self._effective, self._horizons))
         )  # (H,)

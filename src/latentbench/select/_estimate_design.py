@@ -85,6 +85,8 @@ class SequentialEstimate:
     design_prediction : ndarray of shape (n,), optional
         Predictions that drive the design (a fixed design: independent of the answers);
         default: the model's current predictions (adaptive).
+    point : {"composite", "dr", "model"}, default "composite"
+        The point estimate (:meth:`point`); the interval does not depend on it.
     newton_steps : int, default 2
         Newton steps on the model's factors after each answer (warm-started; any number keeps
         the predictions predictable, hence the estimate unbiased).
@@ -101,6 +103,7 @@ class SequentialEstimate:
         design_prediction: np.ndarray | None = None,
         newton_steps: int = 2,
         grid: int = 2000,
+        point: str = "composite",
     ) -> None:
         if not 0 < floor <= 1:
             raise InputError(f"floor={floor!r}; expected a value in (0, 1]")
@@ -121,9 +124,12 @@ class SequentialEstimate:
             None if design_prediction is None else np.asarray(design_prediction, dtype=float)
         )
         self.newton_steps = int(newton_steps)
+        if point not in ("composite", "dr", "model"):
+            raise InputError(f"point={point!r}; expected 'composite', 'dr' or 'model'")
+        self.point_kind = point
         r = self.Vw.shape[1]
         self.z = np.zeros(r)
-        self.Hinv = np.eye(r)
+        self.Hinv: np.ndarray = np.eye(r)
         self.unrevealed = np.ones(self.n, dtype=bool)
         self.order: list[int] = []
         self.answers: list[float] = []
@@ -153,7 +159,7 @@ class SequentialEstimate:
             self.z = self.z - np.linalg.solve(H, grad)
         p = sigmoid(X @ self.z + self.bw[idx] / self.sigma)
         H = (X.T * (p * (1.0 - p))) @ X + np.eye(r)
-        self.Hinv = np.linalg.inv(H)
+        self.Hinv = np.asarray(np.linalg.inv(H), dtype=np.float64)
 
     # ---------------------------------------------------------------- one round
     @property
@@ -204,14 +210,36 @@ class SequentialEstimate:
         self.trajectory.append((self.score, self.cs.lower, self.cs.upper))
 
     # ---------------------------------------------------------------- results
-    @property
-    def score(self) -> float:
-        """Point estimate: the precision-weighted mean of the rounds, inside the interval."""
+    def point(self, kind: str = "composite") -> float:
+        """Point estimate of the mean, inside the interval.
+
+        ``dr``: the precision-weighted mean of the rounds (design-based). ``model``: the
+        revealed scores plus the current predictions of the others (p-IRT). ``composite``
+        (default): ``model + k (dr - model)`` with the positive-part shrinkage
+        ``k = max(0, 1 - Var(dr) / (dr - model)^2)``: the model-based estimate where the rounds
+        agree with it within their noise, the design-based one where they do not.
+        """
         if self.exhausted:
             return self.revealed_sum / self.n
+        model = float((self.revealed_sum + self.f[self.unrevealed].sum()) / self.n)
         if not self.order:
-            return float(self.f.mean())
-        return float(min(max(self._wz / self._wsum, self.cs.lower), self.cs.upper))
+            return model
+        dr = self._wz / self._wsum
+        if kind == "dr":
+            value = dr
+        elif kind == "model":
+            value = model
+        else:
+            var = self.cs.variance_ratio / self._wsum
+            gap2 = (dr - model) ** 2
+            k = 0.0 if gap2 <= 0 else max(0.0, 1.0 - var / gap2)
+            value = model + k * (dr - model)
+        return float(min(max(value, self.cs.lower), self.cs.upper))
+
+    @property
+    def score(self) -> float:
+        """The composite point estimate (:meth:`point`)."""
+        return self.point(self.point_kind)
 
     @property
     def interval(self) -> tuple[float, float]:
