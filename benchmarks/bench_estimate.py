@@ -28,6 +28,7 @@ run counts as the cap, so the reported median is a lower bound when marked ">=")
 from __future__ import annotations
 
 import argparse
+import json
 import time
 import warnings
 from pathlib import Path
@@ -87,7 +88,7 @@ def anchors(cal: Calibration, pop: np.ndarray, k: int, seed: int) -> tuple[np.nd
     b = cal.b[pop]
     emb = np.column_stack([a, b])
     emb = (emb - emb.mean(0)) / np.maximum(emb.std(0), 1e-9)
-    labels = kmeans(emb, k, np.random.default_rng(seed))
+    labels = kmeans(emb, k, np.random.default_rng(seed), iters=15)
     picks, weights = [], []
     for j in range(k):
         members = np.flatnonzero(labels == j)
@@ -108,10 +109,13 @@ def pirt(cal: Calibration, pop: np.ndarray, seen: np.ndarray, y_seen: np.ndarray
     return float((y_seen.sum() + f[mask].sum()) / pop.size)
 
 
-def run_matrix(name: str, models: int | None, seeds: int, cap: int) -> dict[str, dict]:
+def run_matrix(name: str, models: str | None, seeds: int, cap: int) -> dict[str, dict]:
     M = ResponseMatrix.read(DATA / f"{name}.parquet")
     Y = np.asarray(M.scores, dtype=np.float64)
-    ids = list(range(M.n_models)) if models is None else list(range(min(models, M.n_models)))
+    ids = list(range(M.n_models))
+    if models is not None:  # "K" (the first K) or "A:B" (models A..B-1)
+        first, _, last = models.rpartition(":")
+        ids = ids[int(first or 0) : int(last)]
     rec: dict[str, dict] = {}
 
     def add(method: str, key: str, value: float) -> None:
@@ -255,13 +259,33 @@ def summarise(name: str, rec: dict[str, dict], cap: int) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--matrices", nargs="*", default=list(MATRICES))
-    parser.add_argument("--models", type=int, default=None, help="first K models only")
+    parser.add_argument("--models", default=None, help="K (first K models) or A:B")
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--cap", type=int, default=1000, help="most items for +-0.02")
+    parser.add_argument(
+        "--dump", default=None, help="also write the raw records (JSON) into this folder"
+    )
+    parser.add_argument("--merge", nargs="*", default=None, help="print a table from dumps")
     args = parser.parse_args()
+    if args.merge:
+        merged: dict[str, dict[str, dict]] = {}
+        for path in args.merge:
+            data = json.loads(Path(path).read_text())
+            for method, vals in data["rec"].items():
+                for key, v in vals.items():
+                    target = merged.setdefault(data["name"], {}).setdefault(method, {})
+                    target.setdefault(key, []).extend(v)
+        for name, rec in merged.items():
+            print("\n".join(summarise(name, rec, args.cap)))
+        return
     for name in args.matrices:
         tic = time.perf_counter()
         rec = run_matrix(name, args.models, args.seeds, args.cap)
+        if args.dump:
+            folder = Path(args.dump)
+            folder.mkdir(parents=True, exist_ok=True)
+            tag = (args.models or "all").replace(":", "-")
+            (folder / f"{name}_{tag}.json").write_text(json.dumps({"name": name, "rec": rec}))
         print("\n".join(summarise(name, rec, args.cap)))
         print(f"({time.perf_counter() - tic:.0f} s)", flush=True)
 

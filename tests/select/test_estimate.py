@@ -208,7 +208,7 @@ def test_fixed_design_tiny(setup, tmp_path):
     assert r.lower <= Y[6].mean() <= r.upper
     other = Calibration(cal.item_ids, cal.V * 1.1, cal.b, cal.sigma, cal.model_ids,
                         cal.model_scores, cal.model_factors, "other", "other")  # fmt: skip
-    with pytest.raises(InputError, match="another calibration|not this one"):
+    with pytest.raises(InputError, match=r"another calibration|not this one"):
         estimate(other, Y[6], model="x", items=path)
 
 
