@@ -44,8 +44,17 @@ def scramble(cal: Calibration, share: float, seed: int) -> Calibration:
     perm = idx[rng.permutation(idx.size)]
     V, b = cal.V.copy(), cal.b.copy()
     V[idx], b[idx] = cal.V[perm], cal.b[perm]
-    return Calibration(cal.item_ids, V, b, cal.sigma, cal.model_ids, cal.model_scores,
-                       cal.model_factors, "scrambled", "x")  # fmt: skip
+    return Calibration(
+        cal.item_ids,
+        V,
+        b,
+        cal.sigma,
+        cal.model_ids,
+        cal.model_scores,
+        cal.model_factors,
+        "scrambled",
+        "x",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -91,9 +100,24 @@ def test_same_seed_same_result_and_save(setup, tmp_path):
     assert a.items == b.items and a.score == b.score and a.lower == b.lower
     path = a.save(tmp_path / "est")
     data = json.loads(path.read_text())
-    for key in ("model", "score", "lower", "upper", "level", "n_evaluated", "n_items", "theta",
-                "theta_lower", "theta_upper", "rank", "rank_lower", "rank_upper", "stopped",
-                "items", "calibration"):  # fmt: skip
+    for key in (
+        "model",
+        "score",
+        "lower",
+        "upper",
+        "level",
+        "n_evaluated",
+        "n_items",
+        "theta",
+        "theta_lower",
+        "theta_upper",
+        "rank",
+        "rank_lower",
+        "rank_upper",
+        "stopped",
+        "items",
+        "calibration",
+    ):
         assert key in data
     assert data["calibration"]["hash"] == cal.hash and data["items"] == list(a.items)
 
@@ -113,8 +137,17 @@ def test_only_asked_cells_are_read(setup):
 
 def test_full_reveal_gives_zero_width_at_true_mean(setup):
     cal, Y = setup
-    small = Calibration(cal.item_ids[:150], cal.V[:150], cal.b[:150], cal.sigma, cal.model_ids,
-                        cal.model_scores, cal.model_factors, "small", "s")  # fmt: skip
+    small = Calibration(
+        cal.item_ids[:150],
+        cal.V[:150],
+        cal.b[:150],
+        cal.sigma,
+        cal.model_ids,
+        cal.model_scores,
+        cal.model_factors,
+        "small",
+        "s",
+    )
     row = Y[3][:150]
     r = estimate(small, row, model="x", budget=None, precision=1e-9, seed=0)
     assert r.stopped == "exhausted" and r.n_evaluated == 150
@@ -144,8 +177,9 @@ def test_all_wrong_all_correct_finite_honest(setup, value):
     cal, _ = setup
     row = np.full(cal.n_items, value)
     r = estimate(cal, row, model="x", budget=100, seed=0)
-    assert all(math.isfinite(v) for v in (r.score, r.lower, r.upper, r.theta, r.theta_lower,
-                                           r.theta_upper))  # fmt: skip
+    assert all(
+        math.isfinite(v) for v in (r.score, r.lower, r.upper, r.theta, r.theta_lower, r.theta_upper)
+    )
     assert r.lower <= value <= r.upper and r.upper - r.lower > 0
     assert r.theta_upper - r.theta_lower < 20
     assert (r.theta > 1.0) if value == 1.0 else (r.theta < -1.0)
@@ -206,8 +240,17 @@ def test_fixed_design_tiny(setup, tmp_path):
     r = estimate(cal, Y[6], model="x", items=path)
     assert r.stopped == "items" and r.n_evaluated == 80 and list(r.items) == list(design["item"])
     assert r.lower <= Y[6].mean() <= r.upper
-    other = Calibration(cal.item_ids, cal.V * 1.1, cal.b, cal.sigma, cal.model_ids,
-                        cal.model_scores, cal.model_factors, "other", "other")  # fmt: skip
+    other = Calibration(
+        cal.item_ids,
+        cal.V * 1.1,
+        cal.b,
+        cal.sigma,
+        cal.model_ids,
+        cal.model_scores,
+        cal.model_factors,
+        "other",
+        "other",
+    )
     with pytest.raises(InputError, match=r"another calibration|not this one"):
         estimate(other, Y[6], model="x", items=path)
 
@@ -265,8 +308,22 @@ def test_cli_estimate_and_tiny(tmp_path, monkeypatch):
     new = tmp_path / "new.csv"
     pd.DataFrame({"item": [f"q{j}" for j in range(300)], "score": Y[12]}).to_csv(new, index=False)
     out = tmp_path / "est"
-    res = runner.invoke(app, ["estimate", str(calib), str(new), "--budget", "40", "--seed", "0",
-                              "--precision", "0.02", "--out", str(out)])  # fmt: skip
+    res = runner.invoke(
+        app,
+        [
+            "estimate",
+            str(calib),
+            str(new),
+            "--budget",
+            "40",
+            "--seed",
+            "0",
+            "--precision",
+            "0.02",
+            "--out",
+            str(out),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "after 40 of 300 items; would rank" in res.output and "of 13" in res.output
     data = json.loads((out / "estimate.json").read_text())

@@ -43,14 +43,15 @@ def _writable_file(out: Path) -> None:
         "latentbench estimate fit/ new_model.parquet --budget 100 --seed 0 --out est/",
         "latentbench estimate calibration.parquet new.parquet --precision 0.02 --budget 2000",
         "latentbench estimate fit/ new.parquet --items items.csv --out est/",
+        "latentbench estimate fit/ --live run.toml --store run.duckdb --precision 0.02",
     ),
 )
 def estimate_command(
     calibration: Path = typer.Argument(
         ..., help="Fit directory (latentbench fit --out) or response-matrix file."
     ),
-    responses: Path = typer.Argument(
-        ..., help="The new model's results (long or wide file); only asked items are read."
+    responses: Path | None = typer.Argument(
+        None, help="The new model's results (long or wide file); only asked items are read."
     ),
     budget: int | None = typer.Option(100, help="Most items to evaluate (per model)."),
     precision: float | None = typer.Option(
@@ -67,6 +68,12 @@ def estimate_command(
     ),
     floor: float = typer.Option(0.5, help="Uniform share of the design, in (0, 1]."),
     rank: int = typer.Option(1, help="Rank of the fit when CALIBRATION is a matrix file."),
+    live: Path | None = typer.Option(
+        None, "--live", help="A `select live` configuration: ask its endpoint (no RESPONSES)."
+    ),
+    store: Path | None = typer.Option(
+        None, "--store", help="With --live: DuckDB store (durable; re-run to resume)."
+    ),
     out: Path | None = typer.Option(None, help="Write estimate.json into this directory."),
     as_json: bool = typer.Option(False, "--json/--no-json", help="Print the result as JSON."),
 ) -> None:
@@ -81,13 +88,36 @@ def estimate_command(
 
     if out is not None:
         _writable_dir(out)
+    if (live is None) == (responses is None):
+        fail("give either RESPONSES (a results file) or --live RUN.toml --store RUN.duckdb")
+    if live is not None and store is None:
+        fail("--live needs --store RUN.duckdb (every answer is stored there first)")
     results = []
     with clean_warnings():
         try:
-            if not responses.exists():
+            if live is not None:
+                from latentbench.select._estimate_live import estimate_live
+
+                results.append(
+                    estimate_live(
+                        calibration,
+                        live,
+                        store,
+                        model=model,
+                        budget=budget,
+                        precision=precision,
+                        delta=delta,
+                        seed=seed,
+                        proposal=proposal,
+                        floor=floor,
+                        rank=rank,
+                    )
+                )
+                responses = None
+            elif responses is not None and not responses.exists():
                 raise InputError(f"responses {responses}: no such file")
-            data = read_responses(responses)
-            names = [model] if model is not None else list(data)
+            data = read_responses(responses) if responses is not None else {}
+            names = ([model] if model is not None else list(data)) if responses else []
             for name in names:
                 if name not in data:
                     raise InputError(f"{responses}: no model {name!r} (models: {list(data)[:5]})")

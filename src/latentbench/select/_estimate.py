@@ -352,13 +352,15 @@ def run_sequential(
     *,
     budget: int | None,
     precision: float | None,
+    probs: list[float] | None = None,
 ) -> tuple[str, list[float]]:
     """Draw, ask and update until the precision, the budget or the items run out.
 
     ``answer(j)`` returns the score of population item ``j``. Returns why it stopped and the
-    draw probability of each revealed item.
+    draw probability of each revealed item (appended to ``probs`` when given, so that a caller
+    whose ``answer`` raises keeps those of the items already revealed).
     """
-    probs: list[float] = []
+    probs = [] if probs is None else probs
     while True:
         if seq.exhausted:
             return "exhausted", probs
