@@ -47,17 +47,20 @@ BUDGETS = (30, 100, 300)
 
 
 def map_theta(a: np.ndarray, b: np.ndarray, y: np.ndarray, prior_sd: float = 1.0) -> float:
-    """Rank-1 MAP ability given answers y on items (a, b), N(0, prior_sd^2) prior."""
-    t = 0.0
-    for _ in range(25):
-        p = sigmoid(a * t + b)
-        g = a @ (y - p) - t / prior_sd**2
-        h = (a * a) @ (p * (1 - p)) + 1 / prior_sd**2
-        step = g / h
-        t += step
-        if abs(step) < 1e-6:
-            break
-    return float(t)
+    """Rank-1 MAP ability given answers y on items (a, b), N(0, prior_sd^2) prior.
+
+    The log-posterior is concave, so its derivative is decreasing: bisection on it (an
+    undamped Newton step overshoots with discriminations of 5-10).
+    """
+    lo, hi = -15.0, 15.0
+    for _ in range(50):
+        t = 0.5 * (lo + hi)
+        g = a @ (y - sigmoid(a * t + b)) - t / prior_sd**2
+        if g > 0:
+            lo = t
+        else:
+            hi = t
+    return 0.5 * (lo + hi)
 
 
 def kmeans(x: np.ndarray, k: int, rng: np.random.Generator, iters: int = 30) -> np.ndarray:

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from latentbench.io import ResponseMatrix
@@ -82,3 +83,53 @@ def test_live_estimate_cli(live_setup):
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     assert data["model"] == "model-1" and data["n_evaluated"] == 8
+
+
+@pytest.mark.slow
+def test_live_estimate_sigkill_and_resume(live_setup):
+    """SIGKILL with a request in flight; the same command resumes: the same result as an
+    uninterrupted run, nothing stored is asked again, at most the one in-flight cell twice."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from collections import Counter
+
+    s = live_setup
+    config = s.write_config()
+    cal_path = s.tmp / "calib.csv"
+    pd.read_csv(s.tmp / "history.csv").to_csv(cal_path, index=False)
+    env = {**os.environ, s.key_env: s.api_key, "LATENTBENCH_CACHE_DIR": str(s.tmp / "cache")}
+
+    def command(store):
+        return [sys.executable, "-c", "from latentbench.cli import main; main()", "estimate",
+                str(cal_path), "--live", str(config), "--store", str(store), "--model",
+                "model-3", "--budget", "16", "--seed", "2", "--json"]  # fmt: skip
+
+    reference = subprocess.run(command(s.tmp / "ref.duckdb"), env=env, capture_output=True)
+    assert reference.returncode == 0, reference.stderr.decode()
+    ref = json.loads(reference.stdout)
+    s.state.requests.clear()
+    s.state.answered.clear()
+    s.state.hold_after = 6  # the 7th request is held: six items stored, one in flight
+    proc = subprocess.Popen(command(s.tmp / "kill.duckdb"), env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        assert s.state.held.wait(s.wait), "the run never reached the hold"
+        proc.send_signal(signal.SIGKILL)
+        assert proc.wait(s.wait) == -signal.SIGKILL
+    finally:
+        proc.kill()
+    s.state.hold_after = None
+    before = Counter(s.state.answered)
+    assert sum(before.values()) == 6
+    time.sleep(0.05)
+    resumed = subprocess.run(command(s.tmp / "kill.duckdb"), env=env, capture_output=True)
+    assert resumed.returncode == 0, resumed.stderr.decode()
+    out = json.loads(resumed.stdout)
+    assert out["items"] == ref["items"] and out["answers"] == ref["answers"]
+    assert (out["score"], out["lower"], out["upper"]) == (ref["score"], ref["lower"], ref["upper"])
+    assert out["options"]["live"]["n_replayed"] == 6 and out["options"]["live"]["n_paid"] == 10
+    # nothing answered before the kill was asked again
+    assert max(s.state.answered.values()) == 1 and sum(s.state.answered.values()) == 16

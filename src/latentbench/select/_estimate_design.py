@@ -156,7 +156,11 @@ class SequentialEstimate:
             grad = X.T @ (p - y) + self.z
             w = p * (1.0 - p)
             H = (X.T * w) @ X + np.eye(r)
-            self.z = self.z - np.linalg.solve(H, grad)
+            step = np.linalg.solve(H, grad)
+            norm = float(np.sqrt(step @ step))
+            if norm > 1.0:  # a trust region (prior sd units): saturated answers overshoot
+                step = step / norm
+            self.z = self.z - step
         p = sigmoid(X @ self.z + self.bw[idx] / self.sigma)
         H = (X.T * (p * (1.0 - p))) @ X + np.eye(r)
         self.Hinv = np.asarray(np.linalg.inv(H), dtype=np.float64)
