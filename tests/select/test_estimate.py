@@ -339,3 +339,24 @@ def test_cli_estimate_and_tiny(tmp_path, monkeypatch):
     res = runner.invoke(app, ["estimate", str(calib), str(new), "--items", str(items), "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["stopped"] == "items"
+
+
+def test_compare_certifies_the_higher_model(setup, tmp_path):
+    from latentbench.select._estimate_compare import compare
+
+    cal, Y = setup
+    gaps = Y.mean(axis=1)
+    hi, lo = int(gaps.argmax()), int(gaps.argmin())
+    r = compare(cal, Y[lo], Y[hi], model_a="low", model_b="high", budget=600, seed=0)
+    truth = gaps[lo] - gaps[hi]
+    assert r.lower <= truth <= r.upper
+    assert r.stopped == "sign" and r.higher == "high" and r.upper < 0
+    assert r.n_evaluated < 600
+    data = json.loads(r.save(tmp_path).read_text())
+    assert data["higher"] == "high" and data["calibration"]["hash"] == cal.hash
+    # the same model twice is refused; two identical answer vectors are certified equivalent
+    with pytest.raises(InputError, match="expected two models"):
+        compare(cal, Y[0], Y[0], model_a="x", model_b="x")
+    same = compare(cal, Y[0], Y[0], model_a="x", model_b="y", budget=None, margin=0.05)
+    assert same.stopped == "equivalent" and same.higher is None
+    assert -0.05 <= same.lower <= 0 <= same.upper <= 0.05

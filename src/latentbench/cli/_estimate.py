@@ -12,7 +12,7 @@ from latentbench.cli import Command, app, example
 from latentbench.cli._common import clean_warnings, console, fail
 from latentbench.exceptions import InputError
 
-__all__ = ["estimate_command", "tiny_command"]
+__all__ = ["compare_command", "estimate_command", "tiny_command"]
 
 
 def _writable_dir(out: Path) -> None:
@@ -186,3 +186,72 @@ def tiny_command(
             fail(exc)
     frame.to_csv(out, index=False)
     console.print(f"wrote {len(frame):,} items to {escape(str(out))}")
+
+
+@app.command(
+    "compare",
+    cls=Command,
+    epilog=example(
+        "latentbench compare fit/ results.parquet --a model-x --b model-y --budget 500",
+        "latentbench compare fit/ a.parquet b.parquet --margin 0.01 --out cmp/",
+    ),
+)
+def compare_command(
+    calibration: Path = typer.Argument(
+        ..., help="Fit directory (latentbench fit --out) or response-matrix file."
+    ),
+    responses_a: Path = typer.Argument(..., help="Results of model A (or of both models)."),
+    responses_b: Path | None = typer.Argument(
+        None, help="Results of model B (default: RESPONSES_A)."
+    ),
+    a: str | None = typer.Option(None, "--a", help="Model A's name in its file."),
+    b: str | None = typer.Option(None, "--b", help="Model B's name in its file."),
+    budget: int | None = typer.Option(500, help="Most items (each answered by both)."),
+    margin: float | None = typer.Option(
+        None, help="Also stop when the difference is certified within +-MARGIN."
+    ),
+    delta: float = typer.Option(0.05, help="Error probability of the certificate."),
+    seed: int = typer.Option(0, help="Seed."),
+    out: Path | None = typer.Option(None, help="Write compare.json into this directory."),
+    as_json: bool = typer.Option(False, "--json/--no-json", help="Print the result as JSON."),
+) -> None:
+    """Is A's full-benchmark score higher than B's? Paired items, stops when certified."""
+    from latentbench.select._estimate import read_responses
+    from latentbench.select._estimate_compare import compare
+
+    if out is not None:
+        _writable_dir(out)
+    with clean_warnings():
+        try:
+            for path in (responses_a, responses_b):
+                if path is not None and not path.exists():
+                    raise InputError(f"responses {path}: no such file")
+            data_a = read_responses(responses_a)
+            data_b = data_a if responses_b is None else read_responses(responses_b)
+            if responses_b is None and (a is None or b is None) and len(data_a) == 2:
+                first, second = list(data_a)
+                if a is None and b is None:
+                    a, b = first, second
+                elif a is None:
+                    a = first if b == second else second
+                else:
+                    b = first if a == second else second
+            result = compare(
+                calibration,
+                data_a,
+                data_b,
+                model_a=a,
+                model_b=b,
+                budget=budget,
+                margin=margin,
+                delta=delta,
+                seed=seed,
+            )
+        except InputError as exc:
+            fail(exc)
+    if out is not None:
+        result.save(out)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=2))
+        return
+    console.print(escape(result.summary()), soft_wrap=True)

@@ -15,6 +15,8 @@ Submodules: :mod:`latentbench.select.oracles` (where scores come from) and
 from latentbench.select._base import Policy
 from latentbench.select._estimate import EstimateResult, estimate, estimate_many, tiny
 from latentbench.select._estimate_calibration import Calibration, load_calibration
+from latentbench.select._estimate_compare import CompareResult, compare
+from latentbench.select._estimate_live import estimate_live
 from latentbench.select._experiment import (
     ExperimentResult,
     budget_to_accuracy,
@@ -49,6 +51,7 @@ __all__ = [
     "UCBE",
     "UCBELRF",
     "Calibration",
+    "CompareResult",
     "EstimateResult",
     "ExperimentResult",
     "FullEvaluation",
@@ -68,7 +71,9 @@ __all__ = [
     "SelectionState",
     "Uniform",
     "budget_to_accuracy",
+    "compare",
     "estimate",
+    "estimate_live",
     "estimate_many",
     "exact_gap_pool",
     "exact_match",
