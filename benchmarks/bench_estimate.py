@@ -259,6 +259,44 @@ def summarise(name: str, rec: dict[str, dict], cap: int) -> list[str]:
     return lines
 
 
+def speed() -> None:
+    """Time one step (choose + update) at 12,032 items and whole 100-item replays."""
+    from latentbench.select import estimate
+
+    M = ResponseMatrix.read(DATA / "mmlu_pro.parquet")
+    keep = M.model_ids[1:]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tic = time.perf_counter()
+        cal = from_matrix(M.subset(models=keep), rank=1)
+        fit = time.perf_counter() - tic
+        y = np.nan_to_num(np.asarray(M.scores[0], dtype=np.float64))  # a complete vector
+        seq = SequentialEstimate(cal, np.arange(cal.n_items), delta=0.05)
+        rng = np.random.default_rng(0)
+        steps = []
+        for _ in range(300):
+            tic = time.perf_counter()
+            j, pi = seq.choose(rng)
+            seq.observe(j, float(y[j]), pi)
+            steps.append(time.perf_counter() - tic)
+        replays, cpu = [], []
+        for s in range(6):
+            tic, tic_cpu = time.perf_counter(), time.process_time()
+            estimate(cal, y, model="new", budget=100, seed=s)
+            replays.append(time.perf_counter() - tic)
+            cpu.append(time.process_time() - tic_cpu)
+    ms = 1000 * np.asarray(steps)
+    print(f"calibration fit (rank 1, 28 x 12,032, once): {fit:.2f} s")
+    print(
+        f"one step at 12,032 items: median {np.median(ms):.2f} ms, p90 "
+        f"{np.quantile(ms, 0.9):.2f} ms, max {ms.max():.2f} ms (300 steps)"
+    )
+    print(
+        f"100-item replay: first {replays[0]:.3f} s, then median {np.median(replays[1:]):.3f} s "
+        f"wall, {np.median(cpu[1:]):.3f} s CPU (the machine is shared: wall >= CPU)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--matrices", nargs="*", default=list(MATRICES))
@@ -269,7 +307,11 @@ def main() -> None:
         "--dump", default=None, help="also write the raw records (JSON) into this folder"
     )
     parser.add_argument("--merge", nargs="*", default=None, help="print a table from dumps")
+    parser.add_argument("--speed", action="store_true", help="time steps and replays only")
     args = parser.parse_args()
+    if args.speed:
+        speed()
+        return
     if args.merge:
         merged: dict[str, dict[str, dict]] = {}
         for path in args.merge:

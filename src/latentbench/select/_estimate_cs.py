@@ -42,6 +42,12 @@ __all__ = ["WeightedBettingCS"]
 _TOLERANCE = 1e-9
 
 
+def _logsumexp(a: np.ndarray) -> np.ndarray:
+    """``log(sum(exp(a), axis=0))`` for a (H, S) array, shape (S,)."""
+    top = a.max(axis=0)
+    return np.asarray(top + np.log(np.exp(a - top).sum(axis=0)))
+
+
 class WeightedBettingCS:
     """Anytime-valid interval for ``mu`` from unbiased rounds of unequal precision.
 
@@ -138,22 +144,27 @@ class WeightedBettingCS:
             2.0 * self._bet_log / (rho * np.maximum(self._effective, self._horizons))
         )  # (H,)
         scale = math.sqrt(self._v_ref) / v
-        m = self._grid
-        x = z - m
-        with np.errstate(divide="ignore"):
-            cap_up = np.where(m > lo, self.c / np.maximum(m - lo, 1e-300), np.inf)
-            cap_down = np.where(m < hi, self.c / np.maximum(hi - m, 1e-300), np.inf)
-        up = np.minimum(base[:, None] * scale, cap_up[None, :])
-        down = np.minimum(base[:, None] * scale, cap_down[None, :])
-        self._log_up += np.log1p(np.maximum(up * x, -0.999))
-        self._log_down += np.log1p(np.maximum(-down * x, -0.999))
-        mix_up = np.logaddexp.reduce(self._log_up + self._log_weight[:, None], axis=0)
-        mix_down = np.logaddexp.reduce(self._log_down + self._log_weight[:, None], axis=0)
-        log_capital = np.logaddexp(
-            math.log(self.theta) + mix_up, math.log1p(-self.theta) + mix_down
-        )
-        impossible = (m < lo - _TOLERANCE) | (m > hi + _TOLERANCE)
-        self._rejected |= impossible | (log_capital >= self._threshold)
+        # only candidates still alive are updated (a rejected one stays rejected)
+        alive = np.flatnonzero(~self._rejected)
+        if alive.size:
+            sl = slice(int(alive[0]), int(alive[-1]) + 1)
+            m = self._grid[sl]
+            x = z - m
+            with np.errstate(divide="ignore"):
+                cap_up = np.where(m > lo, self.c / np.maximum(m - lo, 1e-300), np.inf)
+                cap_down = np.where(m < hi, self.c / np.maximum(hi - m, 1e-300), np.inf)
+            bet = base[:, None] * scale
+            log_up = self._log_up[:, sl]
+            log_down = self._log_down[:, sl]
+            log_up += np.log1p(np.maximum(np.minimum(bet, cap_up) * x, -0.999))
+            log_down += np.log1p(np.maximum(-np.minimum(bet, cap_down) * x, -0.999))
+            mix_up = _logsumexp(log_up + self._log_weight[:, None])
+            mix_down = _logsumexp(log_down + self._log_weight[:, None])
+            log_capital = np.logaddexp(
+                math.log(self.theta) + mix_up, math.log1p(-self.theta) + mix_down
+            )
+            impossible = (m < lo - _TOLERANCE) | (m > hi + _TOLERANCE)
+            self._rejected[sl] |= impossible | (log_capital >= self._threshold)
         self._rho_sum += (float(z) - float(center)) ** 2 / v
         self._rho_count += 1.0
         self.count += 1

@@ -143,7 +143,7 @@ class SequentialEstimate:
     # ---------------------------------------------------------------- the posterior
     def _predict(self) -> None:
         mu = (self.Vw @ self.z + self.bw) / self.sigma
-        s2 = np.einsum("ij,jk,ik->i", self.Vw, self.Hinv, self.Vw) / self.sigma**2
+        s2 = ((self.Vw @ self.Hinv) * self.Vw).sum(axis=1) / self.sigma**2
         self.f = np.asarray(sigmoid(mu / np.sqrt(1.0 + np.pi * np.maximum(s2, 0.0) / 8.0)))
 
     def _fit(self, steps: int) -> None:
