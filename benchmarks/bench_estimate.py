@@ -221,6 +221,7 @@ def run_matrix(name: str, models: str | None, seeds: int, cap: int) -> dict[str,
                     add("ours-composite", f"cov{t}", float(lo <= truth <= up))
                 if reached is None and (up - lo) / 2 <= 0.02:
                     reached = t
+                if reached is not None and t >= max(BUDGETS):
                     break
             add(
                 "ours-composite", "items002", float(reached if reached is not None else min(cap, n))
