@@ -360,3 +360,21 @@ def test_compare_certifies_the_higher_model(setup, tmp_path):
     same = compare(cal, Y[0], Y[0], model_a="x", model_b="y", budget=None, margin=0.05)
     assert same.stopped == "equivalent" and same.higher is None
     assert -0.05 <= same.lower <= 0 <= same.upper <= 0.05
+
+
+def test_leave_one_out_experiment():
+    from latentbench.select._estimate_experiment import estimate_experiment
+
+    Y, _ = simulate(8, 400, rank=1, seed=21)
+    table = estimate_experiment(
+        matrix(Y), budgets=(20, 60), models=["m0", "m5"], seeds=2, precision=0.1
+    )
+    assert len(table) == 2 * 2 * 2
+    assert set(table["budget"]) == {20, 60} and set(table["model"]) == {"m0", "m5"}
+    assert np.allclose(table["error"], table["score"] - table["truth"])
+    assert np.allclose(table.loc[table.model == "m5", "truth"], Y[5].mean())
+    assert (table["lower"] <= table["score"]).all() and (table["score"] <= table["upper"]).all()
+    assert table["items_to_precision"].notna().all()
+    # the width shrinks with the budget
+    wide = table.assign(w=table.upper - table.lower).groupby("budget")["w"].mean()
+    assert wide[60] < wide[20]

@@ -16,6 +16,7 @@ from latentbench.select._base import Policy
 from latentbench.select._estimate import EstimateResult, estimate, estimate_many, tiny
 from latentbench.select._estimate_calibration import Calibration, load_calibration
 from latentbench.select._estimate_compare import CompareResult, compare
+from latentbench.select._estimate_experiment import estimate_experiment
 from latentbench.select._estimate_live import estimate_live
 from latentbench.select._experiment import (
     ExperimentResult,
@@ -73,6 +74,7 @@ __all__ = [
     "budget_to_accuracy",
     "compare",
     "estimate",
+    "estimate_experiment",
     "estimate_live",
     "estimate_many",
     "exact_gap_pool",
