@@ -112,7 +112,9 @@ def pirt(cal: Calibration, pop: np.ndarray, seen: np.ndarray, y_seen: np.ndarray
     return float((y_seen.sum() + f[mask].sum()) / pop.size)
 
 
-def run_matrix(name: str, models: str | None, seeds: int, cap: int) -> dict[str, dict]:
+def run_matrix(
+    name: str, models: str | None, seeds: int, cap: int, only_uniform: bool = False
+) -> dict[str, dict]:
     M = ResponseMatrix.read(DATA / f"{name}.parquet")
     Y = np.asarray(M.scores, dtype=np.float64)
     ids = list(range(M.n_models))
@@ -137,7 +139,7 @@ def run_matrix(name: str, models: str | None, seeds: int, cap: int) -> dict[str,
         f0 = cal.population_prediction()[pop]
         # calibration models' answers on the population (for gp-IRT's lambda)
         Yc = Y[keep][:, pop]
-        for b in BUDGETS:
+        for b in BUDGETS if not only_uniform else ():
             if b >= n:
                 continue
             # anchors and gp-IRT (deterministic given the clustering seed)
@@ -175,6 +177,8 @@ def run_matrix(name: str, models: str | None, seeds: int, cap: int) -> dict[str,
                 if reached is None and (up[0] - lo[0]) / 2 <= 0.02:
                     reached = t
             add("uniform", "items002", float(reached if reached is not None else min(cap, n)))
+            if only_uniform:
+                continue
             # stratified: 10 strata on f0, proportional allocation
             edges = np.quantile(f0, np.linspace(0, 1, 11)[1:-1])
             strata = np.searchsorted(edges, f0)
@@ -309,6 +313,11 @@ def main() -> None:
     )
     parser.add_argument("--merge", nargs="*", default=None, help="print a table from dumps")
     parser.add_argument("--speed", action="store_true", help="time steps and replays only")
+    parser.add_argument(
+        "--only-uniform",
+        action="store_true",
+        help="the uniform baseline only (e.g. a larger --cap)",
+    )
     args = parser.parse_args()
     if args.speed:
         speed()
@@ -326,7 +335,7 @@ def main() -> None:
         return
     for name in args.matrices:
         tic = time.perf_counter()
-        rec = run_matrix(name, args.models, args.seeds, args.cap)
+        rec = run_matrix(name, args.models, args.seeds, args.cap, args.only_uniform)
         if args.dump:
             folder = Path(args.dump)
             folder.mkdir(parents=True, exist_ok=True)
