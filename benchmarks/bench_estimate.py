@@ -16,7 +16,9 @@ computed once per held-out model and shared by every method). At 30, 100 and 300
   Fisher information a^2 p (1 - p) at the MAP ability; score = mean predicted probability
   over all items at that ability (no interval);
 * ``ours``: :class:`latentbench.select._estimate_design.SequentialEstimate` (the engine of
-  ``latentbench.estimate``), composite point estimate and its anytime-valid interval.
+  ``latentbench.estimate``): ``ours-dr`` (the default point estimate) with the anytime-valid
+  interval's coverage and items to +-0.02; ``ours-composite`` and ``ours-model`` are the other
+  point estimates (same runs, same interval).
 
 Prints per matrix: MAE with its standard error over (model, seed), coverage of the 95%
 intervals, and the median number of items to a +-0.02 half-width (capped at --cap; a capped
@@ -220,9 +222,9 @@ def run_matrix(
                 seq.observe(j, float(y[j]), pi)
                 lo, up = seq.interval
                 if t in BUDGETS and t < n:
-                    for kind in ("composite", "dr", "model"):
+                    for kind in ("dr", "composite", "model"):
                         add(f"ours-{kind}", f"mae{t}", abs(seq.point(kind) - truth))
-                    add("ours-composite", f"cov{t}", float(lo <= truth <= up))
+                    add("ours-dr", f"cov{t}", float(lo <= truth <= up))
                 if reached is None and (up - lo) / 2 <= 0.02:
                     reached = t
                 if reached is not None and t >= max(BUDGETS):
@@ -258,7 +260,7 @@ def summarise(name: str, rec: dict[str, dict], cap: int) -> list[str]:
         else:
             cells.append("-")
         lines.append(f"| {method} | " + " | ".join(cells) + " |")
-    ms = rec.get("ours-composite", {}).get("ms_per_step")
+    ms = rec.get("ours-dr", {}).get("ms_per_step")
     if ms:
         lines.append(f"\nours: {np.mean(ms):.2f} ms per step (choose + update), mean over runs")
     return lines
@@ -326,7 +328,19 @@ def main() -> None:
         merged: dict[str, dict[str, dict]] = {}
         for path in args.merge:
             data = json.loads(Path(path).read_text())
-            for method, vals in data["rec"].items():
+            rec_in = data["rec"]
+            # dumps written before the default became "dr" kept the interval's records
+            # (coverage, items, timing: independent of the point estimate) under composite
+            old = rec_in.get("ours-composite", {})
+            for key in [k for k in old if not k.startswith("mae")]:
+                rec_in.setdefault("ours-dr", {})[key] = old.pop(key)
+            order = ["ours-dr", "ours-composite", "ours-model"]
+            rec_in = {
+                k: rec_in[k]
+                for k in [*[m for m in rec_in if m not in order], *order]
+                if k in rec_in
+            }
+            for method, vals in rec_in.items():
                 for key, v in vals.items():
                     target = merged.setdefault(data["name"], {}).setdefault(method, {})
                     target.setdefault(key, []).extend(v)

@@ -397,7 +397,7 @@ def estimate(
     seed: int = 0,
     proposal: Proposal = "residual",
     floor: float = 0.5,
-    point: Literal["composite", "dr", "model"] = "composite",
+    point: Literal["composite", "dr", "model"] = "dr",
     items: str | os.PathLike[str] | pd.DataFrame | None = None,
     rank: int = 1,
     cache: bool | str | os.PathLike[str] = True,
@@ -433,10 +433,12 @@ def estimate(
     proposal : {"residual", "information", "uniform"}, default "residual"
     floor : float, default 0.5
         Uniform share of the design.
-    point : {"composite", "dr", "model"}, default "composite"
+    point : {"dr", "composite", "model"}, default "dr"
         The point estimate, always inside the interval: the design-based mean of the rounds
-        (``dr``), the model-based one (``model``: revealed scores plus predictions, as
-        p-IRT), or their positive-part shrinkage combination (``composite``).
+        (``dr``, the default: the most accurate on every shared matrix, see
+        ``benchmarks/RESULTS_estimate.md``), the model-based one (``model``: revealed scores
+        plus predictions, as p-IRT), or their positive-part shrinkage combination
+        (``composite``).
     items : path or DataFrame, optional
         A fixed design written by :func:`tiny` (``item, order, probability``): the model
         answered exactly these items; the same kind of interval is given for that design.

@@ -85,7 +85,7 @@ class SequentialEstimate:
     design_prediction : ndarray of shape (n,), optional
         Predictions that drive the design (a fixed design: independent of the answers);
         default: the model's current predictions (adaptive).
-    point : {"composite", "dr", "model"}, default "composite"
+    point : {"dr", "composite", "model"}, default "dr"
         The point estimate (:meth:`point`); the interval does not depend on it.
     newton_steps : int, default 2
         Newton steps on the model's factors after each answer (warm-started; any number keeps
@@ -103,7 +103,7 @@ class SequentialEstimate:
         design_prediction: np.ndarray | None = None,
         newton_steps: int = 2,
         grid: int = 2000,
-        point: str = "composite",
+        point: str = "dr",
     ) -> None:
         if not 0 < floor <= 1:
             raise InputError(f"floor={floor!r}; expected a value in (0, 1]")
@@ -214,12 +214,12 @@ class SequentialEstimate:
         self.trajectory.append((self.score, self.cs.lower, self.cs.upper))
 
     # ---------------------------------------------------------------- results
-    def point(self, kind: str = "composite") -> float:
+    def point(self, kind: str = "dr") -> float:
         """Point estimate of the mean, inside the interval.
 
-        ``dr``: the precision-weighted mean of the rounds (design-based). ``model``: the
-        revealed scores plus the current predictions of the others (p-IRT). ``composite``
-        (default): ``model + k (dr - model)`` with the positive-part shrinkage
+        ``dr`` (default): the precision-weighted mean of the rounds (design-based). ``model``:
+        the revealed scores plus the current predictions of the others (p-IRT). ``composite``:
+        ``model + k (dr - model)`` with the positive-part shrinkage
         ``k = max(0, 1 - Var(dr) / (dr - model)^2)``: the model-based estimate where the rounds
         agree with it within their noise, the design-based one where they do not.
         """
@@ -242,7 +242,7 @@ class SequentialEstimate:
 
     @property
     def score(self) -> float:
-        """The composite point estimate (:meth:`point`)."""
+        """The point estimate of the kind chosen at construction (:meth:`point`)."""
         return self.point(self.point_kind)
 
     @property
