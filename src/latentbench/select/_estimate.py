@@ -435,10 +435,10 @@ def estimate(
         Uniform share of the design.
     point : {"dr", "composite", "model"}, default "dr"
         The point estimate, always inside the interval: the design-based mean of the rounds
-        (``dr``, the default: the most accurate on every shared matrix, see
-        ``benchmarks/RESULTS_estimate.md``), the model-based one (``model``: revealed scores
-        plus predictions, as p-IRT), or their positive-part shrinkage combination
-        (``composite``).
+        (``dr``, the default: the only one never less accurate than the tinyBenchmarks-style
+        baselines on the shared matrices, ``benchmarks/RESULTS_estimate.md``), the model-based
+        one (``model``: revealed scores plus predictions, as p-IRT), or their positive-part
+        shrinkage combination (``composite``).
     items : path or DataFrame, optional
         A fixed design written by :func:`tiny` (``item, order, probability``): the model
         answered exactly these items; the same kind of interval is given for that design.
