@@ -86,7 +86,7 @@ def test_live_estimate_cli(live_setup):
 
 
 @pytest.mark.slow
-def test_live_estimate_sigkill_and_resume(live_setup):
+def test_live_estimate_sigkill_and_resume(live_setup, monkeypatch):
     """SIGKILL with a request in flight; the same command resumes: the same result as an
     uninterrupted run, nothing stored is asked again, at most the one in-flight cell twice."""
     import os
@@ -107,9 +107,11 @@ def test_live_estimate_sigkill_and_resume(live_setup):
                 str(cal_path), "--live", str(config), "--store", str(store), "--model",
                 "model-3", "--budget", "16", "--seed", "2", "--json"]  # fmt: skip
 
-    reference = subprocess.run(command(s.tmp / "ref.duckdb"), env=env, capture_output=True)
-    assert reference.returncode == 0, reference.stderr.decode()
-    ref = json.loads(reference.stdout)
+    # the uninterrupted reference run, in this process (the same calibration cache)
+    monkeypatch.setenv("LATENTBENCH_CACHE_DIR", env["LATENTBENCH_CACHE_DIR"])
+    ref = estimate_live(
+        cal_path, config, s.tmp / "ref.duckdb", model="model-3", budget=16, seed=2
+    ).to_dict()
     s.state.requests.clear()
     s.state.answered.clear()
     s.state.hold_after = 6  # the 7th request is held: six items stored, one in flight
