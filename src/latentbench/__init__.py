@@ -8,6 +8,8 @@ The public API:
   :class:`Store`, the embedded DuckDB store;
 - :func:`run_selection` with the policies in :mod:`latentbench.select` (PULSE, UCB-E, ...),
   returning a :class:`SelectionResult`;
+- :func:`estimate`: a new model's full-benchmark score from a few items, with an anytime-valid
+  interval, returning an :class:`EstimateResult`;
 - :func:`build_report` in :mod:`latentbench.report`;
 - warnings under :class:`LatentbenchWarning`.
 
@@ -31,11 +33,12 @@ if TYPE_CHECKING:
     from latentbench.io import ResponseMatrix, read_results
     from latentbench.io.store import Store
     from latentbench.irt import IRTResult, TwoPL
-    from latentbench.select import SelectionResult, run_selection
+    from latentbench.select import EstimateResult, SelectionResult, estimate, run_selection
 
 __all__ = [
     "ConvergenceWarning",
     "DataWarning",
+    "EstimateResult",
     "IRTResult",
     "IdentifiabilityWarning",
     "InputError",
@@ -46,6 +49,7 @@ __all__ = [
     "Store",
     "TwoPL",
     "__version__",
+    "estimate",
     "read_results",
     "run_selection",
 ]
@@ -60,6 +64,8 @@ _LAZY = {
     "TwoPL": "latentbench.irt",
     "SelectionResult": "latentbench.select",
     "run_selection": "latentbench.select",
+    "EstimateResult": "latentbench.select",
+    "estimate": "latentbench.select",
 }
 
 

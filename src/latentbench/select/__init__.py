@@ -13,6 +13,11 @@ Submodules: :mod:`latentbench.select.oracles` (where scores come from) and
 """
 
 from latentbench.select._base import Policy
+from latentbench.select._estimate import EstimateResult, estimate, estimate_many, tiny
+from latentbench.select._estimate_calibration import Calibration, load_calibration
+from latentbench.select._estimate_compare import CompareResult, compare
+from latentbench.select._estimate_experiment import estimate_experiment
+from latentbench.select._estimate_live import estimate_live
 from latentbench.select._experiment import (
     ExperimentResult,
     budget_to_accuracy,
@@ -46,6 +51,9 @@ __all__ = [
     "POLICIES",
     "UCBE",
     "UCBELRF",
+    "Calibration",
+    "CompareResult",
+    "EstimateResult",
     "ExperimentResult",
     "FullEvaluation",
     "LeaderboardSimulator",
@@ -64,10 +72,16 @@ __all__ = [
     "SelectionState",
     "Uniform",
     "budget_to_accuracy",
+    "compare",
+    "estimate",
+    "estimate_experiment",
+    "estimate_live",
+    "estimate_many",
     "exact_gap_pool",
     "exact_match",
     "experiment_from_matrix",
     "interval_trajectories",
+    "load_calibration",
     "make_policy",
     "multiple_choice",
     "parse_policy",
@@ -75,4 +89,5 @@ __all__ = [
     "run_live",
     "run_selection",
     "split_models",
+    "tiny",
 ]

@@ -1,0 +1,257 @@
+"""``latentbench estimate`` and ``latentbench tiny``: a new model's score from a few items."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+
+from latentbench.cli import Command, app, example
+from latentbench.cli._common import clean_warnings, console, fail
+from latentbench.exceptions import InputError
+
+__all__ = ["compare_command", "estimate_command", "tiny_command"]
+
+
+def _writable_dir(out: Path) -> None:
+    """Fail before any work when ``out`` cannot receive the outputs."""
+    if out.exists() and not out.is_dir():
+        fail(f"--out {out}: exists and is not a directory; expected a directory to write into")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".latentbench-write-check"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        fail(f"--out {out}: cannot write there ({exc.strerror or exc})")
+
+
+def _writable_file(out: Path) -> None:
+    if out.exists() and out.is_dir():
+        fail(f"--out {out}: is a directory; expected a file name such as items.csv")
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.exists():
+        fail(f"--out {out}: folder {parent} does not exist")
+
+
+@app.command(
+    "estimate",
+    cls=Command,
+    epilog=example(
+        "latentbench estimate fit/ new_model.parquet --budget 100 --seed 0 --out est/",
+        "latentbench estimate calibration.parquet new.parquet --precision 0.02 --budget 2000",
+        "latentbench estimate fit/ new.parquet --items items.csv --out est/",
+        "latentbench estimate fit/ --live run.toml --store run.duckdb --precision 0.02",
+    ),
+)
+def estimate_command(
+    calibration: Path = typer.Argument(
+        ..., help="Fit directory (latentbench fit --out) or response-matrix file."
+    ),
+    responses: Path | None = typer.Argument(
+        None, help="The new model's results (long or wide file); only asked items are read."
+    ),
+    budget: int | None = typer.Option(100, help="Most items to evaluate (per model)."),
+    precision: float | None = typer.Option(
+        None, help="Stop when the score interval's half-width is at most this."
+    ),
+    delta: float = typer.Option(0.05, help="Miscoverage of the (anytime-valid) interval."),
+    seed: int = typer.Option(0, help="Seed; a model's draws depend on it and its name only."),
+    model: str | None = typer.Option(None, help="Estimate only this model of RESPONSES."),
+    items: Path | None = typer.Option(
+        None, help="A fixed design from `latentbench tiny`: the model answered these items."
+    ),
+    proposal: str = typer.Option(
+        "residual", help="Design: residual (predicted sd), information or uniform."
+    ),
+    floor: float = typer.Option(0.5, help="Uniform share of the design, in (0, 1]."),
+    rank: int = typer.Option(1, help="Rank of the fit when CALIBRATION is a matrix file."),
+    live: Path | None = typer.Option(
+        None, "--live", help="A `select live` configuration: ask its endpoint (no RESPONSES)."
+    ),
+    store: Path | None = typer.Option(
+        None, "--store", help="With --live: DuckDB store (durable; re-run to resume)."
+    ),
+    out: Path | None = typer.Option(None, help="Write estimate.json into this directory."),
+    as_json: bool = typer.Option(False, "--json/--no-json", help="Print the result as JSON."),
+) -> None:
+    """Estimate a new model's full-benchmark score from a few adaptively chosen items.
+
+    Prints e.g. "score 0.612 [0.597, 0.627] after 140 of 12,032 items; would rank 7th (5th-9th) of 29".
+
+    The interval is anytime-valid at 1 - delta whatever the calibration's quality; theta and rank are model-based (docs/estimate.md).
+    """  # noqa: E501
+    from latentbench.select import estimate
+    from latentbench.select._estimate import read_responses
+
+    if out is not None:
+        _writable_dir(out)
+    if (live is None) == (responses is None):
+        fail("give either RESPONSES (a results file) or --live RUN.toml --store RUN.duckdb")
+    if live is not None and store is None:
+        fail("--live needs --store RUN.duckdb (every answer is stored there first)")
+    results = []
+    with clean_warnings():
+        try:
+            if live is not None:
+                from latentbench.select._estimate_live import estimate_live
+
+                results.append(
+                    estimate_live(
+                        calibration,
+                        live,
+                        store,
+                        model=model,
+                        budget=budget,
+                        precision=precision,
+                        delta=delta,
+                        seed=seed,
+                        proposal=proposal,
+                        floor=floor,
+                        rank=rank,
+                    )
+                )
+                responses = None
+            elif responses is not None and not responses.exists():
+                raise InputError(f"responses {responses}: no such file")
+            data = read_responses(responses) if responses is not None else {}
+            names = ([model] if model is not None else list(data)) if responses else []
+            for name in names:
+                if name not in data:
+                    raise InputError(f"{responses}: no model {name!r} (models: {list(data)[:5]})")
+                results.append(
+                    estimate(
+                        calibration,
+                        data[name],
+                        model=name,
+                        budget=budget,
+                        seed=seed,
+                        precision=precision,
+                        delta=delta,
+                        items=items,
+                        proposal=proposal,
+                        floor=floor,
+                        rank=rank,
+                    )
+                )
+        except InputError as exc:
+            fail(exc)
+    if out is not None:
+        if len(results) == 1:
+            results[0].save(out)
+        else:
+            (out / "estimate.json").write_text(
+                json.dumps([r.to_dict() for r in results], indent=2, allow_nan=False)
+            )
+    if as_json:
+        payload = [r.to_dict() for r in results]
+        typer.echo(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2))
+        return
+    for r in results:
+        prefix = f"{escape(r.model)}: " if len(results) > 1 else ""
+        console.print(f"{prefix}{escape(r.summary())}", soft_wrap=True)
+    if out is not None:
+        console.print(f"wrote {escape(str(out / 'estimate.json'))}")
+
+
+@app.command(
+    "tiny",
+    cls=Command,
+    epilog=example("latentbench tiny fit/ --k 100 --out items.csv"),
+)
+def tiny_command(
+    calibration: Path = typer.Argument(
+        ..., help="Fit directory (latentbench fit --out) or response-matrix file."
+    ),
+    k: int = typer.Option(100, "--k", help="Number of items."),
+    seed: int = typer.Option(0, help="Seed of the draw."),
+    floor: float = typer.Option(0.5, help="Uniform share of the design, in (0, 1]."),
+    rank: int = typer.Option(1, help="Rank of the fit when CALIBRATION is a matrix file."),
+    out: Path = typer.Option(Path("items.csv"), help="CSV file to write."),
+) -> None:
+    """Choose k items to pre-register, with their design probabilities.
+
+    Run the model on exactly these items (e.g. lm-eval --samples), then score it with
+    `latentbench estimate CALIBRATION RESULTS --items items.csv`.
+    """
+    from latentbench.select import tiny
+
+    _writable_file(out)
+    with clean_warnings():
+        try:
+            frame = tiny(calibration, k, seed=seed, floor=floor, rank=rank)
+        except InputError as exc:
+            fail(exc)
+    frame.to_csv(out, index=False)
+    console.print(f"wrote {len(frame):,} items to {escape(str(out))}")
+
+
+@app.command(
+    "compare",
+    cls=Command,
+    epilog=example(
+        "latentbench compare fit/ results.parquet --a model-x --b model-y --budget 500",
+        "latentbench compare fit/ a.parquet b.parquet --margin 0.01 --out cmp/",
+    ),
+)
+def compare_command(
+    calibration: Path = typer.Argument(
+        ..., help="Fit directory (latentbench fit --out) or response-matrix file."
+    ),
+    responses_a: Path = typer.Argument(..., help="Results of model A (or of both models)."),
+    responses_b: Path | None = typer.Argument(
+        None, help="Results of model B (default: RESPONSES_A)."
+    ),
+    a: str | None = typer.Option(None, "--a", help="Model A's name in its file."),
+    b: str | None = typer.Option(None, "--b", help="Model B's name in its file."),
+    budget: int | None = typer.Option(500, help="Most items (each answered by both)."),
+    margin: float | None = typer.Option(
+        None, help="Also stop when the difference is certified within +-MARGIN."
+    ),
+    delta: float = typer.Option(0.05, help="Error probability of the certificate."),
+    seed: int = typer.Option(0, help="Seed."),
+    out: Path | None = typer.Option(None, help="Write compare.json into this directory."),
+    as_json: bool = typer.Option(False, "--json/--no-json", help="Print the result as JSON."),
+) -> None:
+    """Is A's full-benchmark score higher than B's? Paired items, stops when certified."""
+    from latentbench.select._estimate import read_responses
+    from latentbench.select._estimate_compare import compare
+
+    if out is not None:
+        _writable_dir(out)
+    with clean_warnings():
+        try:
+            for path in (responses_a, responses_b):
+                if path is not None and not path.exists():
+                    raise InputError(f"responses {path}: no such file")
+            data_a = read_responses(responses_a)
+            data_b = data_a if responses_b is None else read_responses(responses_b)
+            if responses_b is None and (a is None or b is None) and len(data_a) == 2:
+                first, second = list(data_a)
+                if a is None and b is None:
+                    a, b = first, second
+                elif a is None:
+                    a = first if b == second else second
+                else:
+                    b = first if a == second else second
+            result = compare(
+                calibration,
+                data_a,
+                data_b,
+                model_a=a,
+                model_b=b,
+                budget=budget,
+                margin=margin,
+                delta=delta,
+                seed=seed,
+            )
+        except InputError as exc:
+            fail(exc)
+    if out is not None:
+        result.save(out)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=2))
+        return
+    console.print(escape(result.summary()), soft_wrap=True)

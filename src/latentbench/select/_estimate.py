@@ -1,0 +1,627 @@
+"""Score a new model from a few items: :func:`estimate` and :class:`EstimateResult`.
+
+See ``docs/estimate.md``. The score interval is design-based (valid whatever the quality of the
+IRT model); the ability and the rank are model-based.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import warnings
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import NormalDist
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from latentbench.exceptions import DataWarning, InputError
+from latentbench.select._estimate_calibration import Calibration, load_calibration
+from latentbench.select._estimate_design import SequentialEstimate
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from latentbench.io import ResponseMatrix
+    from latentbench.irt import IRTResult
+
+    CalibrationLike = Calibration | IRTResult | ResponseMatrix | str | os.PathLike[str]
+
+__all__ = ["EstimateResult", "estimate", "estimate_many", "read_design", "read_responses", "tiny"]
+
+Proposal = Literal["residual", "information", "uniform"]
+
+
+@dataclass(frozen=True)
+class EstimateResult:
+    """A new model's estimated full-benchmark score, ability and rank.
+
+    Attributes
+    ----------
+    model : str
+    score : float
+        Estimated mean score over all ``n_items`` items (the number a full run would print).
+    lower, upper : float
+        Anytime-valid interval for that mean at ``level`` (design-based: valid whatever the
+        calibration's quality).
+    level : float
+    n_evaluated, n_items : int
+        Items revealed, items in the benchmark.
+    theta, theta_lower, theta_upper : float
+        Ability on the calibration's scale (posterior mean and interval given the revealed
+        answers and the calibration's population prior; model-based).
+    rank, rank_lower, rank_upper, n_ranked : int
+        Where the score would rank among the calibration models (1 = best) and the range that
+        the score interval allows, out of ``n_ranked`` (the calibration models plus this one).
+    stopped : {"precision", "budget", "exhausted", "items"}
+    items : tuple of str
+        Items evaluated, in order.
+    answers : tuple of float
+        Their scores.
+    probabilities : tuple of float
+        The probability with which each was drawn (its design weight is ``1 / (n pi)``).
+    calibration_source, calibration_hash : str
+    options : dict
+        ``seed``, ``delta``, ``budget``, ``precision``, ``proposal``, ``floor``, ``design``.
+    warnings : tuple of str
+    trajectory : ndarray of shape (n_evaluated, 3)
+        ``score, lower, upper`` after each item (read-only).
+    """
+
+    model: str
+    score: float
+    lower: float
+    upper: float
+    level: float
+    n_evaluated: int
+    n_items: int
+    theta: float
+    theta_lower: float
+    theta_upper: float
+    rank: int
+    rank_lower: int
+    rank_upper: int
+    n_ranked: int
+    stopped: str
+    items: tuple[str, ...]
+    answers: tuple[float, ...]
+    probabilities: tuple[float, ...]
+    calibration_source: str
+    calibration_hash: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    trajectory: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), repr=False)
+
+    def __post_init__(self) -> None:
+        traj = np.array(self.trajectory, dtype=np.float64).reshape(-1, 3)
+        traj.setflags(write=False)
+        object.__setattr__(self, "trajectory", traj)
+        object.__setattr__(self, "options", dict(self.options))
+
+    @property
+    def half_width(self) -> float:
+        return (self.upper - self.lower) / 2.0
+
+    def summary(self) -> str:
+        """One line: ``score 0.612 [0.597, 0.627] after 140 of 12,032 items; would rank 7th
+        (5th-9th) of 29``."""
+        rank = f"would rank {_ordinal(self.rank)}"
+        if self.rank_lower != self.rank_upper:
+            rank += f" ({_ordinal(self.rank_lower)}\u2013{_ordinal(self.rank_upper)})"
+        return (
+            f"score {self.score:.3f} [{self.lower:.3f}, {self.upper:.3f}] after "
+            f"{self.n_evaluated:,} of {self.n_items:,} items; {rank} of {self.n_ranked}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dictionary (the content of ``estimate.json``)."""
+        out: dict[str, Any] = {
+            "model": self.model,
+            "score": self.score,
+            "lower": self.lower,
+            "upper": self.upper,
+            "level": self.level,
+            "n_evaluated": self.n_evaluated,
+            "n_items": self.n_items,
+            "theta": self.theta,
+            "theta_lower": self.theta_lower,
+            "theta_upper": self.theta_upper,
+            "rank": self.rank,
+            "rank_lower": self.rank_lower,
+            "rank_upper": self.rank_upper,
+            "n_ranked": self.n_ranked,
+            "stopped": self.stopped,
+            "items": list(self.items),
+            "answers": list(self.answers),
+            "probabilities": list(self.probabilities),
+            "calibration": {"source": self.calibration_source, "hash": self.calibration_hash},
+            "options": dict(self.options),
+            "warnings": list(self.warnings),
+            "summary": self.summary(),
+        }
+        return out
+
+    def save(self, out: str | os.PathLike[str]) -> Path:
+        """Write ``estimate.json`` into the directory ``out`` (created); returns its path."""
+        folder = Path(out)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "estimate.json"
+        path.write_text(json.dumps(self.to_dict(), indent=2, allow_nan=False))
+        return path
+
+
+def _ordinal(k: int) -> str:
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
+
+
+# ------------------------------------------------------------------------------ answers
+_SCORE_COLUMNS = ("score", "correct", "is_correct")
+
+
+def read_responses(path: str | os.PathLike[str]) -> dict[str, pd.Series]:
+    """A new model's (or several models') results from a file, one Series per model.
+
+    Long layout: columns ``item`` and ``score`` (or ``correct`` / ``is_correct``), plus
+    ``model`` when the file holds several models (without it, the model is named after the
+    file). Wide layout: a ``model`` column and one column per item.
+
+    Returns
+    -------
+    dict
+        ``model -> Series`` of scores indexed by item id (NaN = not answered).
+    """
+    import pandas as pd
+
+    from latentbench.io._files import read_table_file
+
+    file = Path(path)
+    frame = read_table_file(file)
+    columns = [str(c) for c in frame.columns]
+    score = next((c for c in _SCORE_COLUMNS if c in columns), None)
+    if "item" in columns and score is not None:
+        values = pd.to_numeric(frame[score], errors="coerce")
+        bad = values.isna() & frame[score].notna() & (frame[score].astype(str).str.strip() != "")
+        if bad.any():
+            k = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(
+                f"in {file}: column {score!r}, line {k + 2}: value "
+                f"{frame[score].iloc[k]!r} is not numeric"
+            )
+        models = (
+            frame["model"].astype(str)
+            if "model" in columns
+            else pd.Series([file.stem] * len(frame), index=frame.index)
+        )
+        items = frame["item"].astype(str)
+        out: dict[str, pd.Series] = {}
+        for name, idx in models.groupby(models, sort=False).groups.items():
+            series = pd.Series(
+                values.loc[idx].to_numpy(dtype=np.float64), index=items.loc[idx].to_numpy()
+            )
+            if series.index.duplicated().any():
+                dup = series.index[series.index.duplicated()][0]
+                raise InputError(f"in {file}: model {name!r} has item {dup!r} twice")
+            out[str(name)] = series
+        return out
+    if "model" in columns:
+        wide = frame.set_index("model")
+        numeric = wide.apply(pd.to_numeric, errors="coerce")
+        return {str(m): numeric.loc[m].astype(np.float64) for m in wide.index}
+    raise InputError(
+        f"{file}: no 'item' and 'score' columns (long layout) nor a 'model' column (wide "
+        f"layout); found columns {columns[:8]}"
+    )
+
+
+def _answers(
+    cal: Calibration, responses: Any, model: str | None
+) -> tuple[str, np.ndarray, list[str]]:
+    """The model's id and its answers on the calibrated items (NaN = none), shape (n,)."""
+    import pandas as pd
+
+    from latentbench.io import ResponseMatrix
+
+    notes: list[str] = []
+    name = model or "model"
+    if isinstance(responses, str | os.PathLike):
+        path = Path(responses)
+        if not path.exists():
+            raise InputError(f"responses {path}: no such file")
+        responses = read_responses(path)
+    if (
+        isinstance(responses, dict)
+        and responses
+        and all(isinstance(v, pd.Series) for v in responses.values())
+    ):
+        ids = list(responses)
+        if model is None and len(ids) != 1:
+            raise InputError(
+                f"the responses hold {len(ids)} models ({', '.join(ids[:5])}...); "
+                "name one (model=...) or use estimate_many"
+            )
+        name = ids[0] if model is None else name
+        if name not in responses:
+            raise InputError(f"model {name!r} is not in the responses (models: {ids[:5]}...)")
+        responses = responses[name]
+    if isinstance(responses, ResponseMatrix):
+        ids = responses.model_ids
+        if model is None:
+            if len(ids) != 1:
+                raise InputError(
+                    f"the responses hold {len(ids)} models ({', '.join(ids[:5])}...); name "
+                    "one (model=...) or use estimate_many"
+                )
+            name = ids[0]
+        elif name not in ids:
+            raise InputError(f"model {name!r} is not in the responses (models: {ids[:5]}...)")
+        row = np.asarray(responses.scores[ids.index(name)], dtype=np.float64)
+        responses = pd.Series(row, index=responses.item_ids)
+    if isinstance(responses, Mapping):
+        responses = pd.Series(dict(responses), dtype=np.float64)
+    if isinstance(responses, pd.Series):
+        pos = cal.positions([str(i) for i in responses.index])
+        unknown = int((pos < 0).sum())
+        if unknown:
+            notes.append(f"{unknown} answered item(s) are not in the calibration and are ignored")
+        y = np.full(cal.n_items, np.nan)
+        values = pd.to_numeric(responses, errors="coerce").to_numpy(dtype=np.float64)
+        y[pos[pos >= 0]] = values[pos >= 0]
+    else:
+        y = np.asarray(responses, dtype=np.float64)
+        if y.shape != (cal.n_items,):
+            raise InputError(
+                f"responses have shape {y.shape}; expected ({cal.n_items},), one score per "
+                "calibrated item in the calibration's order (NaN = not answered)"
+            )
+        y = y.copy()
+    bad = np.isfinite(y) & ((y < 0) | (y > 1))
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"model {name!r}, item {cal.item_ids[k]!r}: score {y[k]!r}; expected a value in "
+            "[0, 1] (NaN = not answered)"
+        )
+    return name, y, notes
+
+
+# ------------------------------------------------------------------------------ the loop
+def _rng(seed: int, model: str) -> np.random.Generator:
+    """The model's own random stream: the same for a model whoever else is in the call."""
+    return np.random.default_rng([int(seed), zlib.crc32(model.encode())])
+
+
+def _finish(
+    cal: Calibration,
+    seq: SequentialEstimate,
+    model: str,
+    stopped: str,
+    probs: list[float],
+    options: dict[str, Any],
+    notes: list[str],
+) -> EstimateResult:
+    lower, upper = seq.interval
+    score = seq.score
+    z = NormalDist().inv_cdf(1.0 - seq.delta / 2.0)
+    theta, se = seq.theta()
+    others = np.asarray(
+        [s for m, s in zip(cal.model_ids, cal.model_scores, strict=True) if m != model],
+        dtype=np.float64,
+    )
+    if len(others) < len(cal.model_scores):
+        notes.append(f"model {model!r} is in the calibration; it is ranked among the others")
+    others = others[np.isfinite(others)]
+    trajectory = np.asarray(seq.trajectory, dtype=np.float64).reshape(-1, 3)
+    for note in notes:
+        warnings.warn(note, DataWarning, stacklevel=3)
+    return EstimateResult(
+        model=model,
+        score=float(score),
+        lower=float(lower),
+        upper=float(upper),
+        level=1.0 - seq.delta,
+        n_evaluated=len(seq.order),
+        n_items=seq.n,
+        theta=theta,
+        theta_lower=theta - z * se,
+        theta_upper=theta + z * se,
+        rank=1 + int((others > score).sum()),
+        rank_lower=1 + int((others > upper).sum()),
+        rank_upper=1 + int((others > lower).sum()),
+        n_ranked=int(others.size) + 1,
+        stopped=stopped,
+        items=tuple(cal.item_ids[int(seq.population[j])] for j in seq.order),
+        answers=tuple(seq.answers),
+        probabilities=tuple(probs),
+        calibration_source=cal.source,
+        calibration_hash=cal.hash,
+        options=options,
+        warnings=tuple(notes),
+        trajectory=trajectory,
+    )
+
+
+def run_sequential(
+    seq: SequentialEstimate,
+    answer: Callable[[int], float],
+    rng: np.random.Generator,
+    *,
+    budget: int | None,
+    precision: float | None,
+    probs: list[float] | None = None,
+) -> tuple[str, list[float]]:
+    """Draw, ask and update until the precision, the budget or the items run out.
+
+    ``answer(j)`` returns the score of population item ``j``. Returns why it stopped and the
+    draw probability of each revealed item (appended to ``probs`` when given, so that a caller
+    whose ``answer`` raises keeps those of the items already revealed).
+    """
+    probs = [] if probs is None else probs
+    while True:
+        if seq.exhausted:
+            return "exhausted", probs
+        lower, upper = seq.interval
+        if precision is not None and seq.order and (upper - lower) / 2.0 <= precision:
+            return "precision", probs
+        if budget is not None and len(seq.order) >= budget:
+            return "budget", probs
+        j, pi = seq.choose(rng)
+        y = float(answer(j))
+        probs.append(float(pi[j]))
+        seq.observe(j, y, pi)
+
+
+def _check_options(budget: int | None, precision: float | None, delta: float) -> None:
+    if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 0):
+        raise InputError(f"budget={budget!r}; expected an integer >= 0")
+    if precision is not None and not (precision > 0 and math.isfinite(precision)):
+        raise InputError(f"precision={precision!r}; expected a half-width > 0")
+    if not 0 < delta < 1:
+        raise InputError(f"delta={delta!r}; expected a value in (0, 1)")
+    if budget is None and precision is None:
+        raise InputError("give a budget, a precision or both (else every item is asked)")
+
+
+def estimate(
+    calibration: CalibrationLike,
+    responses: Any,
+    *,
+    model: str | None = None,
+    budget: int | None = 100,
+    precision: float | None = None,
+    delta: float = 0.05,
+    seed: int = 0,
+    proposal: Proposal = "residual",
+    floor: float = 0.5,
+    point: Literal["composite", "dr", "model"] = "dr",
+    items: str | os.PathLike[str] | pd.DataFrame | None = None,
+    rank: int = 1,
+    cache: bool | str | os.PathLike[str] = True,
+) -> EstimateResult:
+    """Estimate one new model's full-benchmark score from a few adaptively chosen items.
+
+    Items are drawn one at a time with known probabilities (proportional to the predicted
+    residual standard deviation, or the Fisher information, mixed with a uniform ``floor``);
+    each round gives a doubly robust estimate of the mean over all calibrated items, unbiased
+    whatever the calibration's quality, and the rounds give an anytime-valid interval
+    (``docs/estimate.md``). Only the items asked for are read from ``responses``.
+
+    Parameters
+    ----------
+    calibration : path, IRTResult, ResponseMatrix or Calibration
+        A fit directory, a response-matrix file (fitted once at ``rank`` and cached), a fit or
+        a matrix in memory.
+    responses : path, ResponseMatrix, Series, mapping or ndarray of shape (n_items,)
+        The new model's answers (replay): a results file, a matrix (``model`` names the row
+        when it holds several), a Series / mapping item -> score, or a vector in the
+        calibration's item order. NaN or absent = not answered: the target is then the mean
+        over the answered calibrated items (a warning says so).
+    model : str, optional
+        The model's name (its row in a multi-model file).
+    budget : int or None, default 100
+        Most items to evaluate.
+    precision : float, optional
+        Stop when the interval's half-width is at most this.
+    delta : float, default 0.05
+        Miscoverage: the interval has level ``1 - delta`` at every step simultaneously.
+    seed : int, default 0
+        Seed; a model's draws depend on the seed and its name only.
+    proposal : {"residual", "information", "uniform"}, default "residual"
+    floor : float, default 0.5
+        Uniform share of the design.
+    point : {"dr", "composite", "model"}, default "dr"
+        The point estimate, always inside the interval: the design-based mean of the rounds
+        (``dr``, the default: the only one never less accurate than the tinyBenchmarks-style
+        baselines on the shared matrices, ``benchmarks/RESULTS_estimate.md``), the model-based
+        one (``model``: revealed scores plus predictions, as p-IRT), or their positive-part
+        shrinkage combination (``composite``).
+    items : path or DataFrame, optional
+        A fixed design written by :func:`tiny` (``item, order, probability``): the model
+        answered exactly these items; the same kind of interval is given for that design.
+    rank : int, default 1
+        Rank of the fit when ``calibration`` is a matrix.
+    cache : bool or path, default True
+        Where a matrix's fit is cached (see :func:`load_calibration`).
+
+    Returns
+    -------
+    EstimateResult
+    """
+    _check_options(budget, precision, delta) if items is None else None
+    cal = load_calibration(calibration, rank=rank, cache=cache)
+    name, y, notes = _answers(cal, responses, model)
+    options: dict[str, Any] = {
+        "seed": int(seed),
+        "delta": float(delta),
+        "budget": budget,
+        "precision": precision,
+        "proposal": proposal,
+        "floor": float(floor),
+        "point": point,
+    }
+    if items is not None:
+        return _estimate_fixed(cal, name, y, items, delta, options, notes)
+    available = np.flatnonzero(np.isfinite(y))
+    if available.size == 0:
+        raise InputError(f"model {name!r} answered none of the {cal.n_items} calibrated items")
+    if available.size < cal.n_items:
+        notes.append(
+            f"model {name!r} answered {available.size:,} of {cal.n_items:,} calibrated items; "
+            "the score is the mean over those it answered"
+        )
+    seq = SequentialEstimate(
+        cal, available, delta=delta, floor=floor, proposal=proposal, point=point
+    )
+    values = y[available]
+    stopped, probs = run_sequential(
+        seq, lambda j: float(values[j]), _rng(seed, name), budget=budget, precision=precision
+    )
+    options["design"] = "adaptive"
+    return _finish(cal, seq, name, stopped, probs, options, notes)
+
+
+def estimate_many(
+    calibration: CalibrationLike, responses: Any, **kwargs: Any
+) -> list[EstimateResult]:
+    """:func:`estimate` for every model of a responses file or matrix, each independently."""
+    import pandas as pd
+
+    from latentbench.io import ResponseMatrix
+
+    if isinstance(responses, str | os.PathLike):
+        responses = read_responses(responses)
+    if isinstance(responses, dict) and all(isinstance(v, pd.Series) for v in responses.values()):
+        return [estimate(calibration, v, model=m, **kwargs) for m, v in responses.items()]
+    if not isinstance(responses, ResponseMatrix):
+        return [estimate(calibration, responses, **kwargs)]
+    return [estimate(calibration, responses, model=m, **kwargs) for m in responses.model_ids]
+
+
+# ------------------------------------------------------------------------------ fixed designs
+def tiny(
+    calibration: CalibrationLike,
+    k: int = 100,
+    *,
+    seed: int = 0,
+    floor: float = 0.5,
+    rank: int = 1,
+    cache: bool | str | os.PathLike[str] = True,
+) -> pd.DataFrame:
+    """A fixed set of ``k`` items to pre-register, with known design probabilities.
+
+    Items are drawn in order with probabilities proportional to the calibration's predicted
+    residual standard deviation for a typical model (mixed with a uniform ``floor``), fixed
+    before any answer; :func:`estimate` with ``items=`` then gives a valid interval for the
+    full-benchmark mean from the answers to exactly these items.
+
+    Returns
+    -------
+    DataFrame
+        ``item``, ``order`` (1-based), ``probability`` (of the draw), ``weight`` (``1 / (n pi)``),
+        one row per item; ``attrs`` holds the calibration hash and the options.
+    """
+    import pandas as pd
+
+    cal = load_calibration(calibration, rank=rank, cache=cache)
+    if isinstance(k, bool) or int(k) != k or not 1 <= k <= cal.n_items:
+        raise InputError(f"k={k!r}; expected an integer in [1, {cal.n_items}]")
+    seq = _fixed_sequence(cal, floor)
+    rng = np.random.default_rng([int(seed), 0x7199])
+    picks, probs = [], []
+    for _ in range(int(k)):
+        pi = seq.probabilities()
+        cum = np.cumsum(pi)
+        j = min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), seq.n - 1)
+        while not seq.unrevealed[j] or pi[j] <= 0:
+            j -= 1
+        seq.unrevealed[j] = False
+        picks.append(j)
+        probs.append(float(pi[j]))
+    frame = pd.DataFrame(
+        {
+            "item": [cal.item_ids[j] for j in picks],
+            "order": np.arange(1, k + 1),
+            "probability": probs,
+            "weight": 1.0 / (cal.n_items * np.asarray(probs)),
+            "floor": float(floor),
+            "calibration_hash": cal.hash,
+        }
+    )
+    return frame
+
+
+def _fixed_sequence(cal: Calibration, floor: float) -> SequentialEstimate:
+    f0 = cal.population_prediction()
+    return SequentialEstimate(
+        cal, np.arange(cal.n_items), delta=0.05, floor=floor, design_prediction=f0
+    )
+
+
+def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
+    """Read a fixed design (``latentbench tiny --out items.csv``)."""
+    import pandas as pd
+
+    if isinstance(items, pd.DataFrame):
+        frame = items
+        source = "items"
+    else:
+        source = str(items)
+        if not Path(items).exists():
+            raise InputError(f"items {source}: no such file")
+        frame = pd.read_csv(items, dtype={"item": str})
+    missing = [c for c in ("item", "order", "probability") if c not in frame.columns]
+    if missing:
+        raise InputError(
+            f"{source}: lacks column(s) {', '.join(missing)}; expected the "
+            "output of `latentbench tiny` (item, order, probability, weight)"
+        )
+    return frame.sort_values("order", kind="stable").reset_index(drop=True)
+
+
+def _estimate_fixed(
+    cal: Calibration,
+    name: str,
+    y: np.ndarray,
+    items: Any,
+    delta: float,
+    options: dict[str, Any],
+    notes: list[str],
+) -> EstimateResult:
+    design = read_design(items)
+    floor = float(design["floor"].iloc[0]) if "floor" in design else options["floor"]
+    if "calibration_hash" in design and str(design["calibration_hash"].iloc[0]) != cal.hash:
+        raise InputError(
+            f"items: made from calibration {str(design['calibration_hash'].iloc[0])[:12]}..., "
+            f"not this one ({cal.hash[:12]}...); make the design with this calibration"
+        )
+    options.update(design="fixed", budget=None, precision=None, floor=floor)
+    pos = cal.positions(design["item"].astype(str).tolist())
+    if (pos < 0).any():
+        bad = design["item"].iloc[int(np.flatnonzero(pos < 0)[0])]
+        raise InputError(
+            f"items: item {bad!r} is not in the calibration; the design was made "
+            "from another calibration"
+        )
+    seq = _fixed_sequence(cal, floor)
+    seq.delta = float(delta)
+    from latentbench.select._estimate_cs import WeightedBettingCS
+
+    seq.cs = WeightedBettingCS(delta)
+    recorded = design["probability"].to_numpy(dtype=np.float64)
+    probs: list[float] = []
+    for j, p in zip(pos.tolist(), recorded.tolist(), strict=True):
+        pi = seq.probabilities()
+        if not math.isclose(pi[j], p, rel_tol=1e-6):
+            raise InputError(
+                f"items: item {cal.item_ids[j]!r} has probability {p!r} but this calibration "
+                f"gives {pi[j]!r}; the design was made from another calibration or floor"
+            )
+        if not np.isfinite(y[j]):
+            raise InputError(f"model {name!r} did not answer design item {cal.item_ids[j]!r}")
+        probs.append(float(pi[j]))
+        seq.observe(j, float(y[j]), pi)
+    return _finish(cal, seq, name, "items", probs, options, notes)

@@ -1,0 +1,341 @@
+"""The calibration a new model is estimated against: item parameters, population, scores.
+
+A :class:`Calibration` is built once from a fit directory (``latentbench fit --out``), an
+:class:`~latentbench.irt.IRTResult`, a :class:`~latentbench.io.ResponseMatrix` or a
+response-matrix file, and cached: in memory keyed on its content hash, and for a matrix (whose
+fit costs seconds) also on disk beside nothing the user owns (``LATENTBENCH_CACHE_DIR``, else
+``~/.cache/latentbench/calibrations``), keyed on the file's SHA-256 and the options.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from latentbench.exceptions import InputError
+
+if TYPE_CHECKING:
+    from latentbench.io import ResponseMatrix
+    from latentbench.irt import IRTResult
+
+__all__ = ["Calibration", "load_calibration"]
+
+_MEMORY: dict[str, Calibration] = {}
+_CACHE_VERSION = "estimate-calibration-1"
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Calibrated items and models (the reference a new model is scored against).
+
+    The model is ``P(y_j = 1) = sigmoid((V_j . u + b_j) / sigma)``; ``u[0]`` is the ability
+    ``theta`` on the calibration's reporting scale (calibration models: mean 0, sd 1 for rank 1,
+    centred factors for rank > 1).
+
+    Attributes
+    ----------
+    item_ids : tuple of str, length n
+    V : ndarray of shape (n, r)
+    b : ndarray of shape (n,)
+    sigma : float
+    model_ids : tuple of str, length K
+    model_scores : ndarray of shape (K,)
+        Calibration models' mean scores over the calibrated items (their observed cells).
+    model_factors : ndarray of shape (K, r)
+    source : str
+    hash : str
+        SHA-256 of the calibration's content (hex).
+    prior_mean : ndarray of shape (r,)
+        Population prior of a new model's factors (the calibration models' mean).
+    prior_chol : ndarray of shape (r, r)
+        Cholesky factor of the population covariance (plus a small ridge).
+    """
+
+    item_ids: tuple[str, ...]
+    V: np.ndarray
+    b: np.ndarray
+    sigma: float
+    model_ids: tuple[str, ...]
+    model_scores: np.ndarray
+    model_factors: np.ndarray
+    source: str
+    hash: str
+    prior_mean: np.ndarray = field(init=False, repr=False)
+    prior_chol: np.ndarray = field(init=False, repr=False)
+    Vw: np.ndarray = field(init=False, repr=False)
+    bw: np.ndarray = field(init=False, repr=False)
+    _positions: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        V = np.atleast_2d(np.asarray(self.V, dtype=np.float64).T).T.copy()
+        b = np.asarray(self.b, dtype=np.float64).copy()
+        U = np.asarray(self.model_factors, dtype=np.float64).reshape(-1, V.shape[1]).copy()
+        scores = np.asarray(self.model_scores, dtype=np.float64).copy()
+        n, r = V.shape
+        if b.shape != (n,) or len(self.item_ids) != n:
+            raise InputError(
+                f"calibration: {n} item factor rows, {b.size} intercepts and "
+                f"{len(self.item_ids)} item ids; expected the same number"
+            )
+        if U.shape[0] != len(self.model_ids) or scores.shape != (U.shape[0],):
+            raise InputError("calibration: model ids, factors and scores differ in length")
+        if U.shape[0] >= 2:
+            mean = U.mean(axis=0)
+            cov = np.atleast_2d(np.cov(U, rowvar=False))
+            cov = cov + 1e-3 * max(float(np.trace(cov)) / r, 1e-6) * np.eye(r)
+        else:  # no population: a unit prior on the factors
+            mean, cov = np.zeros(r), np.eye(r)
+        chol = np.linalg.cholesky(cov)
+        for name, value in (
+            ("V", V),
+            ("b", b),
+            ("model_factors", U),
+            ("model_scores", scores),
+            ("prior_mean", mean),
+            ("prior_chol", chol),
+            ("Vw", V @ chol),
+            ("bw", b + V @ mean),
+        ):
+            value.setflags(write=False)
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "item_ids", tuple(str(i) for i in self.item_ids))
+        object.__setattr__(self, "model_ids", tuple(str(m) for m in self.model_ids))
+        object.__setattr__(self, "_positions", {j: k for k, j in enumerate(self.item_ids)})
+
+    @property
+    def n_items(self) -> int:
+        return len(self.item_ids)
+
+    @property
+    def rank(self) -> int:
+        return int(self.V.shape[1])
+
+    def positions(self, items: list[str]) -> np.ndarray:
+        """Positions of item ids in the calibration (-1 where unknown), shape (len(items),)."""
+        get = self._positions.get
+        return np.fromiter((get(str(i), -1) for i in items), dtype=np.int64, count=len(items))
+
+    def population_prediction(self) -> np.ndarray:
+        """Prior predictive probability of each item for a typical model, shape (n,)."""
+        from latentbench.irt._objective import sigmoid
+
+        mu = self.bw / self.sigma
+        s2 = (self.Vw**2).sum(axis=1) / self.sigma**2
+        return np.asarray(sigmoid(mu / np.sqrt(1.0 + np.pi * s2 / 8.0)), dtype=np.float64)
+
+
+def _normalise(U: np.ndarray, V: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Centre the factors (and scale a rank-1 ability to sd 1), the fitted logits unchanged."""
+    mu = U.mean(axis=0)
+    b = b + V @ mu
+    U = U - mu
+    if U.shape[1] == 1:
+        s = float(U[:, 0].std())
+        if s > 0:
+            U, V = U / s, V * s
+    return U, V, b
+
+
+def _content_hash(*parts: Any) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        if isinstance(part, np.ndarray):
+            h.update(np.ascontiguousarray(part).tobytes())
+        else:
+            h.update(str(part).encode())
+        h.update(b"\x00")
+    return h.hexdigest()
+
+
+def _file_hash(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def from_result(
+    result: IRTResult, source: str = "IRTResult", digest: str | None = None
+) -> Calibration:
+    """Calibration from an IRT fit (its normalised item and model parameters)."""
+    if result.matrix is not None:
+        scores = np.asarray(result.matrix.model_accuracy, dtype=np.float64)
+    else:
+        scores = result.abilities["accuracy"].to_numpy(dtype=np.float64)
+    V, b, U = np.asarray(result.V), np.asarray(result.b), np.asarray(result.U)
+    digest = digest or _content_hash(V, b, U, result.sigma, *result.item_ids)
+    return Calibration(
+        tuple(result.item_ids),
+        V,
+        b,
+        float(result.sigma),
+        tuple(result.model_ids),
+        scores,
+        U,
+        source,
+        digest,
+    )
+
+
+def from_matrix(
+    matrix: ResponseMatrix,
+    *,
+    rank: int = 1,
+    source: str = "ResponseMatrix",
+    digest: str | None = None,
+    random_state: int = 0,
+) -> Calibration:
+    """Calibration fitted on a response matrix (low-rank logistic / 2PL, cBMM engine)."""
+    from latentbench.select._proxy import LowRankProxy
+
+    Y = np.asarray(matrix.scores, dtype=np.float64)
+    if Y.shape[0] < 2:
+        raise InputError(f"{source}: {Y.shape[0]} model(s); a calibration needs at least 2 models")
+    proxy = LowRankProxy(rank=rank, random_state=random_state).fit(Y)
+    U, V, b = _normalise(proxy.U_history_, proxy.V_, proxy.b_)
+    with np.errstate(invalid="ignore"):
+        scores = np.nanmean(Y, axis=1)
+    digest = digest or _content_hash(
+        np.nan_to_num(Y, nan=-1.0), *matrix.model_ids, *matrix.item_ids, rank
+    )
+    return Calibration(
+        tuple(matrix.item_ids),
+        V,
+        b,
+        float(proxy.sigma),
+        tuple(matrix.model_ids),
+        scores,
+        U,
+        source,
+        digest,
+    )
+
+
+def _cache_dir(cache: bool | str | os.PathLike[str]) -> Path | None:
+    if cache is False:
+        return None
+    if cache is not True:
+        return Path(cache)
+    env = os.environ.get("LATENTBENCH_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "latentbench" / "calibrations"
+
+
+def _save_npz(cal: Calibration, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}.npz")
+    np.savez(
+        tmp,
+        V=cal.V,
+        b=cal.b,
+        sigma=cal.sigma,
+        U=cal.model_factors,
+        scores=cal.model_scores,
+        items=np.array(cal.item_ids, dtype=str),
+        models=np.array(cal.model_ids, dtype=str),
+        source=cal.source,
+        hash=cal.hash,
+    )
+    os.replace(tmp, path)
+
+
+def _load_npz(path: Path) -> Calibration:
+    with np.load(path, allow_pickle=False) as z:
+        return Calibration(
+            tuple(z["items"].tolist()),
+            z["V"],
+            z["b"],
+            float(z["sigma"]),
+            tuple(z["models"].tolist()),
+            z["scores"],
+            z["U"],
+            str(z["source"]),
+            str(z["hash"]),
+        )
+
+
+def load_calibration(
+    calibration: Calibration | IRTResult | ResponseMatrix | str | os.PathLike[str],
+    *,
+    rank: int = 1,
+    cache: bool | str | os.PathLike[str] = True,
+) -> Calibration:
+    """Build (or fetch from the cache) the calibration of :func:`~latentbench.select.estimate`.
+
+    Parameters
+    ----------
+    calibration : Calibration, IRTResult, ResponseMatrix or path
+        A fit directory (``fit.json``, ``abilities.csv``, ``items.csv``), a response-matrix file
+        (Parquet / CSV, fitted here at ``rank``), a fit or a matrix in memory.
+    rank : int, default 1
+        Rank of the fit when ``calibration`` is a matrix (1: the 2PL).
+    cache : bool or path, default True
+        Keep a matrix's fit on disk (``True``: ``LATENTBENCH_CACHE_DIR`` or
+        ``~/.cache/latentbench/calibrations``; a path: there; ``False``: memory only).
+
+    Returns
+    -------
+    Calibration
+    """
+    from latentbench.io import ResponseMatrix
+    from latentbench.irt import IRTResult
+
+    if isinstance(calibration, Calibration):
+        return calibration
+    if isinstance(calibration, IRTResult):
+        cal = from_result(calibration)
+        return _MEMORY.setdefault(cal.hash, cal)
+    if isinstance(calibration, ResponseMatrix):
+        Y = np.nan_to_num(np.asarray(calibration.scores, dtype=np.float64), nan=-1.0)
+        key = _content_hash(Y, *calibration.model_ids, *calibration.item_ids, rank)
+        if key not in _MEMORY:
+            _MEMORY[key] = from_matrix(calibration, rank=rank, digest=key)
+        return _MEMORY[key]
+    if not isinstance(calibration, str | os.PathLike):
+        raise InputError(
+            f"calibration of type {type(calibration).__name__}; expected a fit directory, a "
+            "response-matrix file, an IRTResult or a ResponseMatrix"
+        )
+    path = Path(calibration)
+    if path.is_dir():
+        files = [path / name for name in ("fit.json", "abilities.csv", "items.csv")]
+        missing = [f.name for f in files if not f.exists()]
+        if missing:
+            raise InputError(
+                f"{path}: lacks {', '.join(missing)}; expected a fit directory "
+                "(`latentbench fit --out DIR`) or a response-matrix file"
+            )
+        key = _content_hash(*(_file_hash(f) for f in files))
+        if key not in _MEMORY:
+            _MEMORY[key] = from_result(IRTResult.load(path), source=str(path), digest=key)
+        return _MEMORY[key]
+    if not path.exists():
+        raise InputError(
+            f"calibration {path}: no such file or directory; expected a fit "
+            "directory or a response-matrix file"
+        )
+    key = _content_hash(_CACHE_VERSION, _file_hash(path), rank)
+    if key in _MEMORY:
+        return _MEMORY[key]
+    folder = _cache_dir(cache)
+    stored = folder / f"{key}.npz" if folder is not None else None
+    if stored is not None and stored.exists():
+        cached: Calibration | None
+        try:
+            cached = _load_npz(stored)
+        except (OSError, ValueError, KeyError):
+            cached = None  # a damaged cache entry: refit below
+        if cached is not None and cached.hash == key:
+            return _MEMORY.setdefault(key, cached)
+    cal = from_matrix(ResponseMatrix.read(path), rank=rank, source=str(path), digest=key)
+    if stored is not None:
+        try:
+            _save_npz(cal, stored)
+        except OSError:
+            pass  # a read-only cache location costs only the refit next time
+    return _MEMORY.setdefault(key, cal)

@@ -1,0 +1,241 @@
+"""Two models, one question: is A's full-benchmark score higher than B's? (:func:`compare`)
+
+Paired: every drawn item is answered by both models, and the target is the mean difference
+``mu_A - mu_B`` over the calibrated items. Round ``t`` draws item ``J`` from the unrevealed
+items ``U`` with probability ``pi_j = (1 - floor) q_j / sum_U q + floor / |U|``, where
+``q_j = sqrt(fA_j (1 - fA_j) + fB_j (1 - fB_j))`` is the predicted standard deviation of the
+difference on item ``j`` (the items where the models are most likely to differ), and forms
+
+    D_t = (1/n) [ sum_R d + sum_U g + (d_J - g_J) / pi_J ],   d = yA - yB,  g = fA - fB,
+
+unbiased for ``mu_A - mu_B`` whatever the predictions. The rounds, mapped to [0, 1] by
+``(D + 1) / 2``, feed the same anytime-valid betting confidence sequence as :func:`estimate`.
+It stops when the interval excludes 0 (the sign is certified at ``delta``), when it lies within
+``[-margin, margin]`` (the scores are equivalent within the margin), at the budget, or when the
+items run out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from latentbench.exceptions import InputError
+from latentbench.select._estimate import _answers, _check_options, _rng
+from latentbench.select._estimate_calibration import load_calibration
+from latentbench.select._estimate_cs import WeightedBettingCS
+from latentbench.select._estimate_design import _VARIANCE_FLOOR, SequentialEstimate
+
+__all__ = ["CompareResult", "compare"]
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    """Paired comparison of two models' full-benchmark scores.
+
+    Attributes
+    ----------
+    model_a, model_b : str
+    difference, lower, upper : float
+        Estimated ``mu_A - mu_B`` and its anytime-valid interval at ``level``.
+    level : float
+    n_evaluated, n_items : int
+        Items both models answered in the run; items in the target.
+    stopped : {"sign", "equivalent", "budget", "exhausted"}
+    higher : str or None
+        The model certified higher (the interval excludes 0), else None.
+    items : tuple of str
+    answers_a, answers_b, probabilities : tuple of float
+    calibration_source, calibration_hash : str
+    options : dict
+    warnings : tuple of str
+    """
+
+    model_a: str
+    model_b: str
+    difference: float
+    lower: float
+    upper: float
+    level: float
+    n_evaluated: int
+    n_items: int
+    stopped: str
+    higher: str | None
+    items: tuple[str, ...]
+    answers_a: tuple[float, ...]
+    answers_b: tuple[float, ...]
+    probabilities: tuple[float, ...]
+    calibration_source: str
+    calibration_hash: str
+    options: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    def summary(self) -> str:
+        """One line, e.g. ``A - B = +0.032 [+0.011, +0.054] after 240 of 12,032 items; A is
+        higher``."""
+        if self.higher is not None:
+            verdict = f"{self.higher} is higher"
+        elif self.stopped == "equivalent":
+            verdict = f"equivalent within +-{self.options.get('margin')}"
+        else:
+            verdict = "not certified"
+        return (
+            f"{self.model_a} - {self.model_b} = {self.difference:+.3f} "
+            f"[{self.lower:+.3f}, {self.upper:+.3f}] after {self.n_evaluated:,} of "
+            f"{self.n_items:,} items; {verdict}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dictionary (``compare.json``)."""
+        out = {
+            k: (list(v) if isinstance(v, tuple) else v)
+            for k, v in self.__dict__.items()
+            if k not in ("calibration_source", "calibration_hash")
+        }
+        out["calibration"] = {"source": self.calibration_source, "hash": self.calibration_hash}
+        out["summary"] = self.summary()
+        return out
+
+    def save(self, out: str | os.PathLike[str]) -> Path:
+        """Write ``compare.json`` into the directory ``out`` (created)."""
+        folder = Path(out)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "compare.json"
+        path.write_text(json.dumps(self.to_dict(), indent=2, allow_nan=False))
+        return path
+
+
+def compare(
+    calibration: Any,
+    responses_a: Any,
+    responses_b: Any,
+    *,
+    model_a: str | None = None,
+    model_b: str | None = None,
+    budget: int | None = 500,
+    margin: float | None = None,
+    delta: float = 0.05,
+    seed: int = 0,
+    floor: float = 0.5,
+    rank: int = 1,
+) -> CompareResult:
+    """Certify which of two models has the higher full-benchmark score, from paired items.
+
+    Parameters
+    ----------
+    calibration : path, IRTResult, ResponseMatrix or Calibration
+    responses_a, responses_b : as ``responses`` of :func:`estimate`
+        The two models' answers (the same file twice with ``model_a`` / ``model_b`` naming
+        its rows is fine).
+    model_a, model_b : str, optional
+    budget : int or None, default 500
+        Most items (each answered by both models).
+    margin : float, optional
+        Also stop when the interval lies within ``[-margin, margin]``.
+    delta : float, default 0.05
+        The sign is wrong, or the interval misses, with probability at most ``delta``.
+    seed, floor, rank
+        As in :func:`estimate`.
+
+    Returns
+    -------
+    CompareResult
+    """
+    if margin is not None and not margin > 0:
+        raise InputError(f"margin={margin!r}; expected a positive number")
+    _check_options(budget, 1.0 if budget is None else None, delta)
+    cal = load_calibration(calibration, rank=rank)
+    name_a, ya, notes = _answers(cal, responses_a, model_a)
+    name_b, yb, notes_b = _answers(cal, responses_b, model_b)
+    notes += notes_b
+    if name_a == name_b:
+        raise InputError(f"model_a and model_b are both {name_a!r}; expected two models")
+    both = np.flatnonzero(np.isfinite(ya) & np.isfinite(yb))
+    if both.size == 0:
+        raise InputError(f"{name_a!r} and {name_b!r} answered no calibrated item in common")
+    if both.size < cal.n_items:
+        notes.append(f"the models share answers on {both.size:,} of {cal.n_items:,} calibrated "
+                     "items; the difference is over those")  # fmt: skip
+    a = SequentialEstimate(cal, both, delta=delta, floor=floor)
+    b = SequentialEstimate(cal, both, delta=delta, floor=floor)
+    n = both.size
+    da, db = ya[both], yb[both]
+    cs = WeightedBettingCS(delta)
+    rng = _rng(seed, f"{name_a}\x00{name_b}")
+    unrevealed = np.ones(n, dtype=bool)
+    order: list[int] = []
+    probs: list[float] = []
+    revealed = 0.0
+    wsum = wz = 0.0
+    stopped = "exhausted"
+    lower, upper = -1.0, 1.0
+    while unrevealed.any():
+        if order and (lower > 0 or upper < 0):
+            stopped = "sign"
+            break
+        if margin is not None and order and -margin <= lower and upper <= margin:
+            stopped = "equivalent"
+            break
+        if budget is not None and len(order) >= budget:
+            stopped = "budget"
+            break
+        fa, fb = a.f, b.f
+        g = fa - fb
+        var = np.clip(fa * (1 - fa), 0, 0.25) + np.clip(fb * (1 - fb), 0, 0.25)
+        q = np.where(unrevealed, np.sqrt(var), 0.0)
+        count = int(unrevealed.sum())
+        pi = (1 - floor) * q / q.sum() + floor * unrevealed / count if q.sum() > 0 else (
+            unrevealed / count)  # fmt: skip
+        cum = np.cumsum(pi)
+        j = min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), n - 1)
+        while not unrevealed[j] or pi[j] <= 0:
+            j -= 1
+        d = float(da[j] - db[j])
+        center = (revealed + g[unrevealed].sum()) / n
+        z = center + (d - g[j]) / (n * pi[j])
+        safe = np.where(unrevealed, n * pi, 1.0)
+        lo = center + float(np.where(unrevealed, (-1.0 - g) / safe, np.inf).min())
+        hi = center + float(np.where(unrevealed, (1.0 - g) / safe, -np.inf).max())
+        v = float((np.maximum(var, 2 * _VARIANCE_FLOOR)[unrevealed] / pi[unrevealed]).sum()) / n**2
+        unrevealed[j] = False
+        order.append(j)
+        probs.append(float(pi[j]))
+        revealed += d
+        left = n - len(order)
+        bounds = ((revealed - left) / n, (revealed + left) / n)
+        # the sequence runs on (D + 1) / 2 in [0, 1]
+        cs.update((z + 1) / 2, (lo + 1) / 2, (hi + 1) / 2, v / 4, (center + 1) / 2,
+                  ((bounds[0] + 1) / 2, (bounds[1] + 1) / 2))  # fmt: skip
+        lower, upper = 2 * cs.lower - 1, 2 * cs.upper - 1
+        wsum += 1 / v
+        wz += z / v
+        for seq, y in ((a, da), (b, db)):
+            seq.unrevealed[j] = False
+            seq.order.append(j)
+            seq.answers.append(float(y[j]))
+            seq.revealed_sum += float(y[j])
+            seq._fit(seq.newton_steps if len(seq.order) > 1 else 5)
+            seq._predict()
+    if not unrevealed.any():
+        lower = upper = revealed / n
+    point = revealed / n if not unrevealed.any() else (wz / wsum if wsum else 0.0)
+    point = min(max(point, lower), upper)
+    higher = name_a if lower > 0 else name_b if upper < 0 else None
+    import warnings
+
+    from latentbench.exceptions import DataWarning
+
+    for note in notes:
+        warnings.warn(note, DataWarning, stacklevel=2)
+    options = {"seed": int(seed), "delta": float(delta), "budget": budget, "margin": margin,
+               "floor": float(floor)}  # fmt: skip
+    return CompareResult(name_a, name_b, float(point), float(lower), float(upper), 1 - delta,
+                         len(order), n, stopped, higher,
+                         tuple(cal.item_ids[int(both[j])] for j in order),
+                         tuple(float(da[j]) for j in order), tuple(float(db[j]) for j in order),
+                         tuple(probs), cal.source, cal.hash, options, tuple(notes))  # fmt: skip

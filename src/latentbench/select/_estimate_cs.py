@@ -1,0 +1,183 @@
+"""Betting confidence sequence for a mean estimated by unbiased per-round estimates.
+
+Used by :func:`latentbench.select.estimate` (``docs/estimate.md``). Round ``t`` produces an
+estimate ``Z_t`` of the finite-population mean ``mu`` with ``E[Z_t | past] = mu`` (the doubly
+robust estimate of a draw with known probabilities), a range ``[lo_t, hi_t]`` that ``Z_t``
+cannot leave and a predicted conditional variance ``v_t``, all three known before the draw.
+For every candidate ``m`` on a grid, ``Z_t - m`` is a martingale difference when ``m = mu``,
+so the hedged capital
+
+    K_t(m) = theta prod (1 + l+_s (Z_s - m)) + (1 - theta) prod (1 - l-_s (Z_s - m))
+
+is a nonnegative martingale at ``mu`` whatever the (predictable) bets are; by Ville's
+inequality ``{m : K_t(m) < 1 / alpha}`` covers ``mu`` at every ``t`` simultaneously with
+probability ``1 - alpha``. This is the construction of :class:`~latentbench.select._betting.
+BettingConfSeq` (Waudby-Smith & Ramdas, JRSSB 2024 and NeurIPS 2020: hedged capital, plug-in
+bets, a mixture over horizons, truncation to the true range, running intersection), written
+for one arm whose rounds have *unequal, predictable* precision instead of uniform draws:
+
+* a round's bet is proportional to its precision ``1 / v_t`` (the Kelly bet at a small edge),
+  ``l_t = b_t sqrt(v_ref) / v_t``, with the dimensionless base bet
+  ``b_t = sqrt(2 log(2 / (alpha w_h)) / (rho_t max(W_t, h)))`` per horizon ``h``, where
+  ``W_t = sum_{s <= t} v_ref / v_s`` counts effective rounds (``v_ref = v_1``) and ``rho_t`` is
+  a predictable estimate of the ratio of the true to the predicted variance (the running mean
+  of ``(Z_s - C_s)^2 / v_s`` with ``C_s`` the model-only prediction, which over-estimates the
+  variance when the predictor is biased: conservative bets);
+* every bet is truncated to ``c / (m - lo_t)`` (up) and ``c / (hi_t - m)`` (down), so no factor
+  falls below ``1 - c``; a candidate outside ``[lo_t, hi_t]`` is impossible and rejected.
+
+Validity never depends on ``v_t`` or ``rho_t`` being right (they only size the bets).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from latentbench.exceptions import InputError
+
+__all__ = ["WeightedBettingCS"]
+
+_TOLERANCE = 1e-9
+
+
+def _logsumexp(a: np.ndarray) -> np.ndarray:
+    """``log(sum(exp(a), axis=0))`` for a (H, S) array, shape (S,)."""
+    top = a.max(axis=0)
+    return np.asarray(top + np.log(np.exp(a - top).sum(axis=0)))
+
+
+class WeightedBettingCS:
+    """Anytime-valid interval for ``mu`` from unbiased rounds of unequal precision.
+
+    Parameters
+    ----------
+    alpha : float
+        Miscoverage (two-sided, over all times).
+    grid : int, default 2000
+        Candidates ``0, 1/grid, ..., 1``; reported bounds are padded by one step.
+    c : float, default 0.75
+        Largest fraction of the capital at stake in one bet.
+    theta : float, default 0.5
+        Weight of the upward bet in the hedge.
+    horizons : tuple of float, default (8, 32, 128, 512, 2048)
+        Horizons of the mixture in effective rounds ``W_t``.
+    weights : tuple of float, optional
+        Prior weights of the horizons (default 0.6 on the first, the rest shared equally).
+    """
+
+    def __init__(
+        self,
+        alpha: float,
+        *,
+        grid: int = 2000,
+        c: float = 0.75,
+        theta: float = 0.5,
+        horizons: tuple[float, ...] = (8.0, 32.0, 128.0, 512.0, 2048.0),
+        weights: tuple[float, ...] | None = None,
+    ) -> None:
+        if not 0 < alpha < 1:
+            raise InputError(f"delta={alpha!r}; expected a value in (0, 1)")
+        if grid < 2:
+            raise InputError(f"grid={grid!r}; expected an integer >= 2")
+        self.alpha = float(alpha)
+        k = len(horizons)
+        if weights is None:
+            weights = (1.0,) if k == 1 else (0.6,) + (0.4 / (k - 1),) * (k - 1)
+        w = np.asarray(weights, dtype=np.float64)
+        if k == 0 or w.shape != (k,) or not (w > 0).all():
+            raise InputError(f"horizons={horizons!r}, weights={weights!r}; expected matching")
+        self._log_weight = np.log(w / w.sum())
+        self._horizons = np.asarray(horizons, dtype=np.float64)
+        self._threshold = math.log(1.0 / alpha)
+        self._bet_log = math.log(2.0 / alpha) - self._log_weight
+        self.c, self.theta = float(c), float(theta)
+        self._grid = np.linspace(0.0, 1.0, grid + 1)
+        self._step = 1.0 / grid
+        self._log_up = np.zeros((k, grid + 1))
+        self._log_down = np.zeros((k, grid + 1))
+        self._rejected = np.zeros(grid + 1, dtype=bool)
+        self._v_ref = 0.0
+        self._effective = 0.0
+        self._rho_sum = 1.0  # prior: the predicted variance is right (one pseudo-round)
+        self._rho_count = 1.0
+        self.count = 0
+        self.lower, self.upper = 0.0, 1.0
+
+    @property
+    def variance_ratio(self) -> float:
+        """Running estimate of the true over the predicted variance of a round (>= 0.05)."""
+        return min(max(self._rho_sum / self._rho_count, 0.05), 50.0)
+
+    def update(
+        self,
+        z: float,
+        lo: float,
+        hi: float,
+        variance: float,
+        center: float,
+        bounds: tuple[float, float] = (0.0, 1.0),
+    ) -> None:
+        """Add one round.
+
+        Parameters
+        ----------
+        z : float
+            The round's estimate (unbiased for ``mu`` given the past).
+        lo, hi : float
+            Range of ``z`` given the past (before the draw).
+        variance : float
+            Predicted conditional variance of ``z`` (> 0), fixed before the draw.
+        center : float
+            The model-only prediction of ``mu`` fixed before the draw (``z`` minus its
+            inverse-probability-weighted correction).
+        bounds : (float, float)
+            Deterministic bounds on ``mu`` after the round (e.g. from the revealed scores).
+        """
+        v = max(float(variance), 1e-12)
+        if self.count == 0:
+            self._v_ref = v
+        self._effective += self._v_ref / v
+        rho = self.variance_ratio
+        base = np.sqrt(
+            2.0 * self._bet_log / (rho * np.maximum(self._effective, self._horizons))
+        )  # (H,)
+        scale = math.sqrt(self._v_ref) / v
+        # only candidates still alive are updated (a rejected one stays rejected)
+        alive = np.flatnonzero(~self._rejected)
+        if alive.size:
+            sl = slice(int(alive[0]), int(alive[-1]) + 1)
+            m = self._grid[sl]
+            x = z - m
+            with np.errstate(divide="ignore"):
+                cap_up = np.where(m > lo, self.c / np.maximum(m - lo, 1e-300), np.inf)
+                cap_down = np.where(m < hi, self.c / np.maximum(hi - m, 1e-300), np.inf)
+            bet = base[:, None] * scale
+            log_up = self._log_up[:, sl]
+            log_down = self._log_down[:, sl]
+            log_up += np.log1p(np.maximum(np.minimum(bet, cap_up) * x, -0.999))
+            log_down += np.log1p(np.maximum(-np.minimum(bet, cap_down) * x, -0.999))
+            mix_up = _logsumexp(log_up + self._log_weight[:, None])
+            mix_down = _logsumexp(log_down + self._log_weight[:, None])
+            log_capital = np.logaddexp(
+                math.log(self.theta) + mix_up, math.log1p(-self.theta) + mix_down
+            )
+            impossible = (m < lo - _TOLERANCE) | (m > hi + _TOLERANCE)
+            self._rejected[sl] |= impossible | (log_capital >= self._threshold)
+        self._rho_sum += (float(z) - float(center)) ** 2 / v
+        self._rho_count += 1.0
+        self.count += 1
+        self._refresh(bounds)
+
+    def _refresh(self, bounds: tuple[float, float]) -> None:
+        det_lo, det_hi = float(bounds[0]), float(bounds[1])
+        alive = np.flatnonzero(~self._rejected)
+        if alive.size:
+            lower = max(self._grid[alive[0]] - self._step, det_lo, 0.0)
+            upper = min(self._grid[alive[-1]] + self._step, det_hi, 1.0)
+        else:  # every candidate rejected (a miscoverage event): keep the certain bounds
+            lower, upper = det_lo, det_hi
+        if det_hi - det_lo <= 1e-12:
+            lower = upper = det_lo
+        self.lower, self.upper = lower, max(upper, lower)

@@ -1,0 +1,260 @@
+"""One model's sequential estimate: posterior, sampling design, doubly robust rounds.
+
+The functional core of :func:`latentbench.select.estimate` (``docs/estimate.md``). With ``R``
+the revealed items, ``U`` the others (``n`` in all) and ``f`` the current predictions (the
+posterior predictive of the calibrated model given the revealed answers only, so predictable),
+round ``t`` draws one item ``J`` from ``U`` with probability
+
+    pi_j = (1 - floor) q_j / sum_U q + floor / |U|,   q_j = sqrt(f_j (1 - f_j))  ("residual")
+                                                      q_j = |V_j|^2 f_j (1 - f_j)  ("information")
+
+and forms ``Z_t = (sum_R y + sum_U f + (y_J - f_J) / pi_J) / n``, unbiased for the
+full-benchmark mean whatever ``f`` is. ``Z_t``'s range and predicted variance are known before
+the draw; :class:`~latentbench.select._estimate_cs.WeightedBettingCS` turns the rounds into an
+anytime-valid interval. A fixed design (``latentbench tiny``) draws with ``q`` computed from
+the calibration's typical-model predictions, before any answer; the estimator then still uses
+the model's own (predictable) predictions.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+
+from latentbench.exceptions import InputError
+from latentbench.irt._objective import sigmoid
+from latentbench.select._estimate_calibration import Calibration
+from latentbench.select._estimate_cs import WeightedBettingCS
+
+__all__ = ["PROPOSALS", "SequentialEstimate", "design_probabilities"]
+
+PROPOSALS = ("residual", "information", "uniform")
+_VARIANCE_FLOOR = 0.01
+"""Smallest per-item Bernoulli variance used for a round's predicted variance (bet sizing
+only: an over-confident prediction must not make one round look nearly exact)."""
+
+
+def design_probabilities(
+    f: np.ndarray, unrevealed: np.ndarray, floor: float, proposal: str, norm2: np.ndarray
+) -> np.ndarray:
+    """Draw probabilities over the items, zero on revealed ones, shape (n,).
+
+    Parameters
+    ----------
+    f : ndarray of shape (n,)
+        Predictions fixed before the draw.
+    unrevealed : ndarray of bool, shape (n,)
+    floor : float
+        Share of the uniform distribution over the unrevealed items, in (0, 1].
+    proposal : {"residual", "information", "uniform"}
+    norm2 : ndarray of shape (n,)
+        Squared norms of the item factors over sigma squared (for ``information``).
+    """
+    count = int(unrevealed.sum())
+    if count == 0:
+        return np.zeros_like(f)
+    var = np.clip(f * (1.0 - f), 0.0, 0.25)
+    if proposal == "residual":
+        q = np.sqrt(var)
+    elif proposal == "information":
+        q = norm2 * var
+    else:
+        q = np.ones_like(f)
+    q = np.where(unrevealed, q, 0.0)
+    total = float(q.sum())
+    uniform = unrevealed / count
+    if not np.isfinite(total) or total <= 0:
+        return np.asarray(uniform, dtype=np.float64)
+    return np.asarray((1.0 - floor) * q / total + floor * uniform, dtype=np.float64)
+
+
+class SequentialEstimate:
+    """State of one model's estimate over a population of calibrated items.
+
+    Parameters
+    ----------
+    calibration : Calibration
+    population : ndarray of int, shape (n,)
+        Calibration positions of the items whose mean is the target.
+    delta : float
+        Miscoverage of the score interval (anytime-valid).
+    floor : float
+        Uniform share of the design (``pi_j >= floor / |U|``).
+    proposal : {"residual", "information", "uniform"}
+    design_prediction : ndarray of shape (n,), optional
+        Predictions that drive the design (a fixed design: independent of the answers);
+        default: the model's current predictions (adaptive).
+    point : {"dr", "composite", "model"}, default "dr"
+        The point estimate (:meth:`point`); the interval does not depend on it.
+    newton_steps : int, default 2
+        Newton steps on the model's factors after each answer (warm-started; any number keeps
+        the predictions predictable, hence the estimate unbiased).
+    """
+
+    def __init__(
+        self,
+        calibration: Calibration,
+        population: np.ndarray,
+        *,
+        delta: float,
+        floor: float = 0.5,
+        proposal: Literal["residual", "information", "uniform"] = "residual",
+        design_prediction: np.ndarray | None = None,
+        newton_steps: int = 2,
+        grid: int = 2000,
+        point: str = "dr",
+    ) -> None:
+        if not 0 < floor <= 1:
+            raise InputError(f"floor={floor!r}; expected a value in (0, 1]")
+        if proposal not in PROPOSALS:
+            raise InputError(f"proposal={proposal!r}; expected one of {', '.join(PROPOSALS)}")
+        pop = np.asarray(population, dtype=np.int64)
+        if pop.size == 0:
+            raise InputError("no item to estimate over: the population is empty")
+        self.cal = calibration
+        self.population = pop
+        self.n = int(pop.size)
+        self.Vw = np.ascontiguousarray(calibration.Vw[pop])
+        self.bw = np.ascontiguousarray(calibration.bw[pop])
+        self.sigma = float(calibration.sigma)
+        self.norm2 = (calibration.V[pop] ** 2).sum(axis=1) / self.sigma**2
+        self.floor, self.proposal, self.delta = float(floor), proposal, float(delta)
+        self.design_prediction = (
+            None if design_prediction is None else np.asarray(design_prediction, dtype=float)
+        )
+        self.newton_steps = int(newton_steps)
+        if point not in ("composite", "dr", "model"):
+            raise InputError(f"point={point!r}; expected 'composite', 'dr' or 'model'")
+        self.point_kind = point
+        r = self.Vw.shape[1]
+        self.z = np.zeros(r)
+        self.Hinv: np.ndarray = np.eye(r)
+        self.unrevealed = np.ones(self.n, dtype=bool)
+        self.order: list[int] = []
+        self.answers: list[float] = []
+        self.revealed_sum = 0.0
+        self.cs = WeightedBettingCS(delta, grid=grid)
+        self._wsum = 0.0
+        self._wz = 0.0
+        self.trajectory: list[tuple[float, float, float]] = []
+        self._predict()
+
+    # ---------------------------------------------------------------- the posterior
+    def _predict(self) -> None:
+        mu = (self.Vw @ self.z + self.bw) / self.sigma
+        s2 = ((self.Vw @ self.Hinv) * self.Vw).sum(axis=1) / self.sigma**2
+        self.f = np.asarray(sigmoid(mu / np.sqrt(1.0 + np.pi * np.maximum(s2, 0.0) / 8.0)))
+
+    def _fit(self, steps: int) -> None:
+        idx = np.asarray(self.order, dtype=np.int64)
+        y = np.asarray(self.answers, dtype=np.float64)
+        X = self.Vw[idx] / self.sigma
+        r = X.shape[1]
+        for _ in range(steps):
+            p = sigmoid(X @ self.z + self.bw[idx] / self.sigma)
+            grad = X.T @ (p - y) + self.z
+            w = p * (1.0 - p)
+            H = (X.T * w) @ X + np.eye(r)
+            step = np.linalg.solve(H, grad)
+            norm = float(np.sqrt(step @ step))
+            if norm > 1.0:  # a trust region (prior sd units): saturated answers overshoot
+                step = step / norm
+            self.z = self.z - step
+        p = sigmoid(X @ self.z + self.bw[idx] / self.sigma)
+        H = (X.T * (p * (1.0 - p))) @ X + np.eye(r)
+        self.Hinv = np.asarray(np.linalg.inv(H), dtype=np.float64)
+
+    # ---------------------------------------------------------------- one round
+    @property
+    def exhausted(self) -> bool:
+        return not self.unrevealed.any()
+
+    def probabilities(self) -> np.ndarray:
+        """The design of the next round over the population, shape (n,)."""
+        f = self.f if self.design_prediction is None else self.design_prediction
+        return design_probabilities(f, self.unrevealed, self.floor, self.proposal, self.norm2)
+
+    def choose(self, rng: np.random.Generator) -> tuple[int, np.ndarray]:
+        """Draw the next item: its population index and the design it was drawn from."""
+        pi = self.probabilities()
+        cum = np.cumsum(pi)
+        j = int(np.searchsorted(cum, rng.random() * cum[-1], side="right"))
+        j = min(j, self.n - 1)
+        while not self.unrevealed[j] or pi[j] <= 0:  # rounding at the end of the cumsum
+            j -= 1
+        return j, pi
+
+    def observe(self, j: int, y: float, pi: np.ndarray) -> None:
+        """Add the answer ``y`` to item ``j`` drawn with the design ``pi``."""
+        if not 0.0 <= y <= 1.0:
+            raise InputError(f"score {y!r}; expected a value in [0, 1]")
+        n, U = self.n, self.unrevealed
+        f = self.f
+        pool_f = float(f[U].sum())
+        center = (self.revealed_sum + pool_f) / n
+        z = center + (y - f[j]) / (n * pi[j])
+        ratio_lo = np.where(U, -f / np.where(U, n * pi, 1.0), np.inf)
+        ratio_hi = np.where(U, (1.0 - f) / np.where(U, n * pi, 1.0), -np.inf)
+        lo, hi = center + float(ratio_lo.min()), center + float(ratio_hi.max())
+        var_j = np.maximum(f * (1.0 - f), _VARIANCE_FLOOR)
+        variance = float((var_j[U] / pi[U]).sum()) / n**2
+        variance = max(variance, 1e-12)
+        self.unrevealed[j] = False
+        self.order.append(j)
+        self.answers.append(float(y))
+        self.revealed_sum += float(y)
+        remaining = n - len(self.order)
+        bounds = (self.revealed_sum / n, (self.revealed_sum + remaining) / n)
+        self.cs.update(z, lo, hi, variance, center, bounds)
+        self._wsum += 1.0 / variance
+        self._wz += z / variance
+        self._fit(self.newton_steps if len(self.order) > 1 else 5)
+        self._predict()
+        self.trajectory.append((self.score, self.cs.lower, self.cs.upper))
+
+    # ---------------------------------------------------------------- results
+    def point(self, kind: str = "dr") -> float:
+        """Point estimate of the mean, inside the interval.
+
+        ``dr`` (default): the precision-weighted mean of the rounds (design-based). ``model``:
+        the revealed scores plus the current predictions of the others (p-IRT). ``composite``:
+        ``model + k (dr - model)`` with the positive-part shrinkage
+        ``k = max(0, 1 - Var(dr) / (dr - model)^2)``: the model-based estimate where the rounds
+        agree with it within their noise, the design-based one where they do not.
+        """
+        if self.exhausted:
+            return self.revealed_sum / self.n
+        model = float((self.revealed_sum + self.f[self.unrevealed].sum()) / self.n)
+        if not self.order:
+            return model
+        dr = self._wz / self._wsum
+        if kind == "dr":
+            value = dr
+        elif kind == "model":
+            value = model
+        else:
+            var = self.cs.variance_ratio / self._wsum
+            gap2 = (dr - model) ** 2
+            k = 0.0 if gap2 <= 0 else max(0.0, 1.0 - var / gap2)
+            value = model + k * (dr - model)
+        return float(min(max(value, self.cs.lower), self.cs.upper))
+
+    @property
+    def score(self) -> float:
+        """The point estimate of the kind chosen at construction (:meth:`point`)."""
+        return self.point(self.point_kind)
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        if self.exhausted:
+            mean = self.revealed_sum / self.n
+            return mean, mean
+        return self.cs.lower, self.cs.upper
+
+    def theta(self) -> tuple[float, float]:
+        """Ability (first factor, calibration scale) and its posterior standard deviation."""
+        L = self.cal.prior_chol
+        u = self.cal.prior_mean + L @ self.z
+        cov = L @ self.Hinv @ L.T
+        return float(u[0]), float(np.sqrt(max(cov[0, 0], 0.0)))

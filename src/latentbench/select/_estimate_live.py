@@ -1,0 +1,192 @@
+"""``estimate`` against a live endpoint: the oracles, store and resume of ``select live``.
+
+The new model's answers come from the configuration's oracle (OpenAI-compatible endpoint,
+lm-eval bridge, ...) through :class:`~latentbench.select.live.DurableOracle`: every answer is
+committed to the store before it is used, a stored answer is never requested again, the
+``spend_cap`` of ``[run]`` bounds the paid requests, and every round's item is recorded as a
+decision. The draws depend on the seed, the model and the answers only, so re-running the same
+command after a crash replays the stored answers for free and continues where it stopped (a
+changed configuration or calibration is refused: the replayed round would ask another item).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from latentbench.exceptions import InputError, LiveStop
+from latentbench.select._estimate import (
+    EstimateResult,
+    Proposal,
+    _check_options,
+    _finish,
+    _rng,
+    run_sequential,
+)
+from latentbench.select._estimate_calibration import load_calibration
+from latentbench.select._estimate_design import SequentialEstimate
+
+if TYPE_CHECKING:
+    from latentbench.io.store import Store
+    from latentbench.select.live import LiveConfig
+
+__all__ = ["estimate_live"]
+
+
+def estimate_live(
+    calibration: Any,
+    config: LiveConfig | str | os.PathLike[str],
+    store: Store | str | os.PathLike[str],
+    *,
+    model: str | None = None,
+    budget: int | None = 100,
+    precision: float | None = None,
+    delta: float = 0.05,
+    seed: int = 0,
+    proposal: Proposal = "residual",
+    floor: float = 0.5,
+    rank: int = 1,
+    stop_event: threading.Event | None = None,
+) -> EstimateResult:
+    """Estimate a model of a live configuration; re-run the same call to resume.
+
+    Parameters
+    ----------
+    calibration : path, IRTResult, ResponseMatrix or Calibration
+        As in :func:`~latentbench.select.estimate`.
+    config : LiveConfig or path
+        A ``select live`` configuration (``[[models]]``, ``[items]``, ``[oracle]``,
+        ``[scorer]``, ``[run]``: its ``spend_cap``, ``on_error`` and ``run_id`` apply; its
+        policy, budget and proxy are not used).
+    store : Store or path
+        The DuckDB store; the run is recorded as a selection run whose id ends in
+        ``-estimate-<hash>``: its observations, one decision per item (rounds 0, 1, ...) and
+        the result of each completed session as a decision at round -1, -2, ...
+        (``phase = "final"``, ``estimate`` = :meth:`EstimateResult.to_dict`).
+    model : str, optional
+        The configuration's model to estimate (required when it lists several).
+    budget, precision, delta, seed, proposal, floor, rank
+        As in :func:`~latentbench.select.estimate`.
+    stop_event : threading.Event, optional
+        Set it to stop after the item in flight.
+
+    Returns
+    -------
+    EstimateResult
+        ``stopped`` is ``precision``, ``budget`` or ``exhausted``, or why the live run stopped
+        early (``capped``, ``interrupted``, ``failed``): the interval is anytime-valid, so a
+        run stopped early still reports a valid (wider) interval.
+    """
+    from latentbench.io.store import Store
+    from latentbench.select.live import DurableOracle, LiveConfig
+    from latentbench.select.live._run import _open_run
+
+    _check_options(budget, precision, delta)
+    cfg = config if isinstance(config, LiveConfig) else LiveConfig.from_toml(config)
+    if not isinstance(store, Store):
+        with Store(store) as db:
+            return estimate_live(
+                calibration,
+                cfg,
+                db,
+                model=model,
+                budget=budget,
+                precision=precision,
+                delta=delta,
+                seed=seed,
+                proposal=proposal,
+                floor=floor,
+                rank=rank,
+                stop_event=stop_event,
+            )
+    cal = load_calibration(calibration, rank=rank)
+    names = cfg.model_ids
+    if model is None:
+        if len(names) != 1:
+            raise InputError(
+                f"{cfg.source}: {len(names)} models; name the one to estimate "
+                f"(model=..., --model; one of {', '.join(names[:5])})"
+            )
+        model = names[0]
+    if model not in names:
+        raise InputError(f"{cfg.source}: no model {model!r} (models: {', '.join(names[:5])})")
+    items = cfg.load_items()
+    item_ids = [str(it["id"]) for it in items]
+    pos = cal.positions(item_ids)
+    columns = np.flatnonzero(pos >= 0)
+    if columns.size == 0:
+        raise InputError(f"{cfg.source}: none of the {len(item_ids)} items is in the calibration")
+    notes: list[str] = []
+    if columns.size < cal.n_items:
+        notes.append(
+            f"the configuration has {columns.size:,} of the {cal.n_items:,} calibrated "
+            "items; the score is the mean over those"
+        )
+    population = pos[columns]
+    key = hashlib.sha256(f"{model}|{cal.hash}|{seed}|{proposal}|{floor}|{delta}".encode())
+    run_id = f"{cfg.run.run_id or cfg.default_run_id()}-estimate-{key.hexdigest()[:10]}"
+    inner = cfg.build_oracle(items)
+    _open_run(store, cfg, run_id)
+    durable = DurableOracle(
+        store,
+        run_id,
+        inner,
+        names,
+        item_ids,
+        on_error=cfg.run.on_error,
+        spend_cap=cfg.run.spend_cap,
+        planned=budget or len(columns),
+        stop_event=stop_event,
+    )
+    row = names.index(model)
+    seq = SequentialEstimate(cal, population, delta=delta, floor=floor, proposal=proposal)
+
+    def answer(j: int) -> float:
+        value = float(durable.evaluate(row, np.array([columns[j]]))[0])
+        if not np.isfinite(value):  # on_error = "zero": a failed cell scores 0, as in select
+            return 0.0
+        return value
+
+    probs: list[float] = []
+    status = "done"
+    try:
+        stopped, probs = run_sequential(
+            seq, answer, _rng(seed, model), budget=budget, precision=precision, probs=probs
+        )
+    except LiveStop as exc:
+        stopped = status = exc.status
+        notes.append(f"live run stopped early ({exc}); re-run the same command to resume")
+    except BaseException:
+        store.set_selection_status(run_id, "failed")
+        raise
+    finally:
+        close = getattr(inner, "close", None)
+        if callable(close):
+            close()
+    options = {
+        "seed": int(seed),
+        "delta": float(delta),
+        "budget": budget,
+        "precision": precision,
+        "proposal": proposal,
+        "floor": float(floor),
+        "design": "adaptive",
+        "live": {
+            "run_id": run_id,
+            "store": str(store.path),
+            "n_paid": durable.n_paid,
+            "n_replayed": durable.n_replayed,
+        },
+    }
+    result = _finish(cal, seq, model, stopped, probs, options, notes)
+    if status == "done":  # the result row: a decision at a negative round, one per session
+        finals = [d for d in store.selection_decisions(run_id) if int(d["round"]) < 0]
+        store.add_decision(
+            run_id, -1 - len(finals), {"phase": "final", "estimate": result.to_dict()}
+        )
+    store.set_selection_status(run_id, status)
+    return result

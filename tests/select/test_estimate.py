@@ -1,0 +1,380 @@
+"""``latentbench.estimate``: a new model's full-benchmark score from a few items."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import latentbench
+from latentbench.exceptions import InputError
+from latentbench.io import ResponseMatrix
+from latentbench.select import Calibration, EstimateResult, estimate, estimate_many, tiny
+from latentbench.select._estimate_calibration import from_matrix, load_calibration
+from latentbench.select._estimate_cs import WeightedBettingCS
+from latentbench.select._estimate_design import SequentialEstimate
+
+
+def simulate(m: int, n: int, rank: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Binary (m, n) matrix of a rank-``rank`` logistic model and its cell probabilities."""
+    rng = np.random.default_rng(seed)
+    U = rng.normal(size=(m, rank))
+    V = np.abs(rng.normal(size=(n, rank))) * (1.2 / math.sqrt(rank))
+    b = rng.normal(size=n)
+    P = 1.0 / (1.0 + np.exp(-(U @ V.T + b)))
+    return (rng.random((m, n)) < P).astype(np.float64), P
+
+
+def matrix(Y: np.ndarray, prefix: str = "m") -> ResponseMatrix:
+    models = [f"{prefix}{i}" for i in range(Y.shape[0])]
+    items = [f"q{j}" for j in range(Y.shape[1])]
+    return ResponseMatrix.from_wide(pd.DataFrame(Y, index=models, columns=items))
+
+
+def scramble(cal: Calibration, share: float, seed: int) -> Calibration:
+    """A third (``share``) of the items get another item's parameters."""
+    rng = np.random.default_rng(seed)
+    n = cal.n_items
+    idx = rng.choice(n, size=int(share * n), replace=False)
+    perm = idx[rng.permutation(idx.size)]
+    V, b = cal.V.copy(), cal.b.copy()
+    V[idx], b[idx] = cal.V[perm], cal.b[perm]
+    return Calibration(
+        cal.item_ids,
+        V,
+        b,
+        cal.sigma,
+        cal.model_ids,
+        cal.model_scores,
+        cal.model_factors,
+        "scrambled",
+        "x",
+    )
+
+
+@pytest.fixture(scope="module")
+def setup():
+    Y, _ = simulate(40, 1000, rank=1, seed=1)
+    cal = from_matrix(matrix(Y[:30]), rank=1)
+    return cal, Y[30:]
+
+
+def coverage(cal: Calibration, Y: np.ndarray, budget: int, seeds: int) -> tuple[float, int]:
+    hits = []
+    for i, row in enumerate(Y):
+        for s in range(seeds):
+            r = estimate(cal, row, model=f"new{i}", budget=budget, seed=s)
+            hits.append(r.lower <= row.mean() <= r.upper)
+    return float(np.mean(hits)), len(hits)
+
+
+def test_result_fields_interval_and_summary(setup):
+    cal, Y = setup
+    r = estimate(cal, Y[0], model="new", budget=60, seed=3)
+    assert isinstance(r, EstimateResult)
+    assert r.n_evaluated == 60 and r.n_items == 1000 and r.stopped == "budget"
+    assert 0.0 <= r.lower <= r.score <= r.upper <= 1.0
+    assert r.upper - r.lower < 0.6
+    assert r.theta_lower < r.theta < r.theta_upper
+    assert r.rank_lower <= r.rank <= r.rank_upper <= r.n_ranked == 31
+    assert len(set(r.items)) == 60 and all(0 < p <= 1 for p in r.probabilities)
+    # the answers are the model's own
+    pos = cal.positions(list(r.items))
+    assert np.array_equal(np.asarray(r.answers), Y[0][pos])
+    assert r.summary().startswith(f"score {r.score:.3f} [{r.lower:.3f}, {r.upper:.3f}] after 60")
+    assert "of 1,000 items; would rank" in r.summary()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.score = 0.0  # type: ignore[misc]
+    assert not r.trajectory.flags.writeable and r.trajectory.shape == (60, 3)
+
+
+def test_same_seed_same_result_and_save(setup, tmp_path):
+    cal, Y = setup
+    a = estimate(cal, Y[1], model="x", budget=40, seed=5)
+    b = estimate(cal, Y[1], model="x", budget=40, seed=5)
+    assert a.items == b.items and a.score == b.score and a.lower == b.lower
+    path = a.save(tmp_path / "est")
+    data = json.loads(path.read_text())
+    for key in (
+        "model",
+        "score",
+        "lower",
+        "upper",
+        "level",
+        "n_evaluated",
+        "n_items",
+        "theta",
+        "theta_lower",
+        "theta_upper",
+        "rank",
+        "rank_lower",
+        "rank_upper",
+        "stopped",
+        "items",
+        "calibration",
+    ):
+        assert key in data
+    assert data["calibration"]["hash"] == cal.hash and data["items"] == list(a.items)
+
+
+def test_only_asked_cells_are_read(setup):
+    cal, Y = setup
+    r = estimate(cal, Y[2], model="x", budget=25, seed=0)
+    # the same answers on the asked items and different ones elsewhere: the same result
+    pos = cal.positions(list(r.items))
+    masked = Y[2].copy()
+    hidden = np.ones(cal.n_items, dtype=bool)
+    hidden[pos] = False
+    masked[hidden] = 1.0 - Y[2][hidden]  # change every unasked answer
+    r2 = estimate(cal, masked, model="x", budget=25, seed=0)
+    assert r2.items == r.items and r2.lower == r.lower and r2.upper == r.upper
+
+
+def test_full_reveal_gives_zero_width_at_true_mean(setup):
+    cal, Y = setup
+    small = Calibration(
+        cal.item_ids[:150],
+        cal.V[:150],
+        cal.b[:150],
+        cal.sigma,
+        cal.model_ids,
+        cal.model_scores,
+        cal.model_factors,
+        "small",
+        "s",
+    )
+    row = Y[3][:150]
+    r = estimate(small, row, model="x", budget=None, precision=1e-9, seed=0)
+    assert r.stopped == "exhausted" and r.n_evaluated == 150
+    assert r.lower == r.upper == pytest.approx(row.mean(), abs=1e-12)
+    assert r.score == pytest.approx(row.mean(), abs=1e-12)
+
+
+def test_precision_stop(setup):
+    cal, Y = setup
+    r = estimate(cal, Y[4], model="x", budget=None, precision=0.08, seed=0)
+    assert r.stopped == "precision" and r.half_width <= 0.08
+    assert r.trajectory[-2, 2] - r.trajectory[-2, 1] > 2 * 0.08  # it stopped at the first
+
+
+def test_no_answers_keeps_calibration_spread(setup):
+    cal, Y = setup
+    r = estimate(cal, Y[5], model="x", budget=0, seed=0)
+    assert r.n_evaluated == 0 and (r.lower, r.upper) == (0.0, 1.0)
+    spread = float(np.std(cal.model_factors[:, 0]))
+    # the ability interval is the population prior: as wide as the calibration models' spread
+    assert r.theta_upper - r.theta_lower >= 2 * 1.9 * spread * 0.95
+    assert r.rank_lower == 1 and r.rank_upper == r.n_ranked
+
+
+@pytest.mark.parametrize("value", [0.0, 1.0])
+def test_all_wrong_all_correct_finite_honest(setup, value):
+    cal, _ = setup
+    row = np.full(cal.n_items, value)
+    r = estimate(cal, row, model="x", budget=100, seed=0)
+    assert all(
+        math.isfinite(v) for v in (r.score, r.lower, r.upper, r.theta, r.theta_lower, r.theta_upper)
+    )
+    assert r.lower <= value <= r.upper and r.upper - r.lower > 0
+    assert r.theta_upper - r.theta_lower < 20
+    assert (r.theta > 1.0) if value == 1.0 else (r.theta < -1.0)
+
+
+def test_independent_of_companions(setup):
+    cal, Y = setup
+    rows = pd.DataFrame(Y[:3], index=["a", "b", "c"], columns=list(cal.item_ids))
+    one = estimate_many(cal, ResponseMatrix.from_wide(rows.loc[["a", "b"]]), budget=50)
+    two = estimate_many(cal, ResponseMatrix.from_wide(rows.loc[["c", "a"]]), budget=50)
+    ra = next(r for r in one if r.model == "a")
+    rb = next(r for r in two if r.model == "a")
+    assert ra.to_dict() == rb.to_dict()
+
+
+def test_single_answered_item_and_partial_answers(setup):
+    cal, Y = setup
+    only = pd.Series({cal.item_ids[7]: 1.0})
+    with pytest.warns(latentbench.DataWarning, match="answered 1 of 1,000"):
+        r = estimate(cal, only, model="x", budget=10)
+    assert r.n_items == 1 and r.lower == r.upper == r.score == 1.0
+    with pytest.raises(InputError, match="answered none"):
+        estimate(cal, pd.Series({"unknown": 1.0}), model="x")
+    with pytest.raises(InputError, match="expected a value in \\[0, 1\\]"):
+        estimate(cal, np.full(cal.n_items, 2.0), model="x")
+    with pytest.raises(InputError, match="budget"):
+        estimate(cal, Y[0], model="x", budget=-1)
+
+
+def test_calibration_sources_agree(setup, tmp_path):
+    """A matrix file is fitted once and cached on disk; the cache gives the same calibration."""
+    Y, _ = simulate(12, 200, rank=1, seed=4)
+    path = tmp_path / "calib.parquet"
+    matrix(Y).to_long().to_parquet(path)
+    first = load_calibration(path, cache=tmp_path / "cache")
+    assert len(list((tmp_path / "cache").glob("*.npz"))) == 1
+    latentbench.select._estimate_calibration._MEMORY.clear()
+    second = load_calibration(path, cache=tmp_path / "cache")
+    assert second.hash == first.hash and np.allclose(second.V, first.V)
+    from latentbench.irt import TwoPL
+
+    fit = TwoPL(rank=1, prior=None, max_iter=200).fit(matrix(Y))
+    fit.save(tmp_path / "fit")
+    from_dir = load_calibration(tmp_path / "fit")
+    assert from_dir.n_items == 200 and from_dir.source == str(tmp_path / "fit")
+    r = estimate(tmp_path / "fit", Y[0], model="m0", budget=30)
+    assert r.n_ranked == 12  # m0 is in the calibration: ranked among the 11 others (+ itself)
+    assert any("in the calibration" in w for w in r.warnings)
+
+
+def test_fixed_design_tiny(setup, tmp_path):
+    cal, Y = setup
+    design = tiny(cal, 80, seed=1)
+    assert len(design) == 80 and design["item"].is_unique
+    assert np.allclose(design["weight"], 1 / (cal.n_items * design["probability"]))
+    path = tmp_path / "items.csv"
+    design.to_csv(path, index=False)
+    r = estimate(cal, Y[6], model="x", items=path)
+    assert r.stopped == "items" and r.n_evaluated == 80 and list(r.items) == list(design["item"])
+    assert r.lower <= Y[6].mean() <= r.upper
+    other = Calibration(
+        cal.item_ids,
+        cal.V * 1.1,
+        cal.b,
+        cal.sigma,
+        cal.model_ids,
+        cal.model_scores,
+        cal.model_factors,
+        "other",
+        "other",
+    )
+    with pytest.raises(InputError, match=r"another calibration|not this one"):
+        estimate(other, Y[6], model="x", items=path)
+
+
+def test_betting_cs_full_population_mean_and_rejection():
+    cs = WeightedBettingCS(0.05, grid=200)
+    for _ in range(200):  # rounds centred on 0.7 with small spread
+        cs.update(0.7 + 0.01, lo=0.0, hi=1.5, variance=0.01, center=0.7)
+    assert cs.lower < 0.71 < cs.upper and cs.upper - cs.lower < 0.1
+
+
+def test_round_estimate_is_unbiased(setup):
+    """The doubly robust round estimate's mean over draws is the full-benchmark mean, even with
+    scrambled item parameters (a wrong predictor): the exact expectation over the design."""
+    cal, Y = setup
+    bad = scramble(cal, 1 / 3, seed=0)
+    row = Y[7]
+    seq = SequentialEstimate(bad, np.arange(bad.n_items), delta=0.05)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        j, pi = seq.choose(rng)
+        seq.observe(j, float(row[j]), pi)
+    pi = seq.probabilities()
+    U = seq.unrevealed
+    center = (seq.revealed_sum + seq.f[U].sum()) / seq.n
+    z = center + (row - seq.f) / (seq.n * np.where(U, pi, 1.0))
+    assert float((pi[U] * z[U]).sum()) == pytest.approx(row.mean(), abs=1e-12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["rank1", "wrong"])
+def test_coverage_simulation(case):
+    """95% interval coverage over new models at a user shape (30 calibration models x 1,000 /
+    3,000 items); ``wrong``: a rank-3 truth calibrated at rank 1 with a third of the items'
+    parameters scrambled. Tolerance: 3 Monte Carlo standard errors below 0.95."""
+    if case == "rank1":
+        Y, _ = simulate(70, 1000, rank=1, seed=11)
+        cal = from_matrix(matrix(Y[:30]), rank=1)
+    else:
+        Y, _ = simulate(70, 3000, rank=3, seed=12)
+        cal = scramble(from_matrix(matrix(Y[:30]), rank=1), 1 / 3, seed=3)
+    cov, runs = coverage(cal, Y[30:], budget=100, seeds=1)
+    assert cov >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / runs)
+
+
+def test_cli_estimate_and_tiny(tmp_path, monkeypatch):
+    from latentbench.cli import _register, app
+
+    monkeypatch.setenv("LATENTBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    _register()
+    runner = CliRunner()
+    Y, _ = simulate(14, 300, rank=1, seed=8)
+    calib = tmp_path / "calib.parquet"
+    matrix(Y[:12]).to_long().to_parquet(calib)
+    new = tmp_path / "new.csv"
+    pd.DataFrame({"item": [f"q{j}" for j in range(300)], "score": Y[12]}).to_csv(new, index=False)
+    out = tmp_path / "est"
+    res = runner.invoke(
+        app,
+        [
+            "estimate",
+            str(calib),
+            str(new),
+            "--budget",
+            "40",
+            "--seed",
+            "0",
+            "--precision",
+            "0.02",
+            "--out",
+            str(out),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    assert "after 40 of 300 items; would rank" in res.output and "of 13" in res.output
+    data = json.loads((out / "estimate.json").read_text())
+    assert data["model"] == "new" and data["n_evaluated"] == 40 and data["stopped"] == "budget"
+    # the --out destination is checked before the work
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    res = runner.invoke(app, ["estimate", str(calib), str(new), "--out", str(blocker)])
+    assert res.exit_code == 2 and "not a directory" in res.output
+    items = tmp_path / "items.csv"
+    res = runner.invoke(app, ["tiny", str(calib), "--k", "30", "--out", str(items)])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["estimate", str(calib), str(new), "--items", str(items), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["stopped"] == "items"
+
+
+def test_compare_certifies_the_higher_model(setup, tmp_path):
+    from latentbench.select._estimate_compare import compare
+
+    cal, Y = setup
+    gaps = Y.mean(axis=1)
+    hi, lo = int(gaps.argmax()), int(gaps.argmin())
+    r = compare(cal, Y[lo], Y[hi], model_a="low", model_b="high", budget=600, seed=0)
+    truth = gaps[lo] - gaps[hi]
+    assert r.lower <= truth <= r.upper
+    assert r.stopped == "sign" and r.higher == "high" and r.upper < 0
+    assert r.n_evaluated < 600
+    data = json.loads(r.save(tmp_path).read_text())
+    assert data["higher"] == "high" and data["calibration"]["hash"] == cal.hash
+    # the same model twice is refused; two identical answer vectors are certified equivalent
+    with pytest.raises(InputError, match="expected two models"):
+        compare(cal, Y[0], Y[0], model_a="x", model_b="x")
+    same = compare(cal, Y[0], Y[0], model_a="x", model_b="y", budget=None, margin=0.05)
+    assert same.stopped == "equivalent" and same.higher is None
+    assert -0.05 <= same.lower <= 0 <= same.upper <= 0.05
+
+
+def test_leave_one_out_experiment():
+    from latentbench.select._estimate_experiment import estimate_experiment
+
+    Y, _ = simulate(8, 400, rank=1, seed=21)
+    table = estimate_experiment(
+        matrix(Y), budgets=(20, 60), models=["m0", "m5"], seeds=2, precision=0.1
+    )
+    assert len(table) == 2 * 2 * 2
+    assert set(table["budget"]) == {20, 60} and set(table["model"]) == {"m0", "m5"}
+    assert np.allclose(table["error"], table["score"] - table["truth"])
+    assert np.allclose(table.loc[table.model == "m5", "truth"], Y[5].mean())
+    assert (table["lower"] <= table["score"]).all() and (table["score"] <= table["upper"]).all()
+    assert table["items_to_precision"].notna().all()
+    # the width shrinks with the budget
+    wide = table.assign(w=table.upper - table.lower).groupby("budget")["w"].mean()
+    assert wide[60] < wide[20]

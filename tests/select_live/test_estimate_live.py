@@ -1,0 +1,137 @@
+"""``estimate`` against the local OpenAI-compatible test server: durable, resumable, capped."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from latentbench.io import ResponseMatrix
+from latentbench.io.store import Store
+from latentbench.select._estimate_live import estimate_live
+
+
+def _calibration(s) -> ResponseMatrix:
+    hist = pd.read_csv(s.tmp / "history.csv").set_index("model")
+    return ResponseMatrix.from_wide(hist)
+
+
+def test_live_estimate_resumes_without_paying_twice(live_setup):
+    s = live_setup
+    config = s.write_config()
+    store = s.tmp / "est.duckdb"
+    cal = _calibration(s)
+    first = estimate_live(cal, config, store, model="model-2", budget=12, seed=3)
+    assert first.stopped == "budget" and first.n_evaluated == 12
+    # the answers are the endpoint's (Y of model-2 on the asked items)
+    cols = [int(i[1:]) for i in first.items]
+    assert np.array_equal(np.asarray(first.answers), s.Y[2, cols])
+    assert sum(s.state.answered.values()) == 12
+    assert first.options["live"]["n_paid"] == 12
+    # the same call again: every answer replayed from the store, the same result
+    again = estimate_live(cal, config, store, model="model-2", budget=12, seed=3)
+    assert sum(s.state.answered.values()) == 12 and again.options["live"]["n_paid"] == 0
+    assert again.items == first.items and again.lower == first.lower
+    # a larger budget continues from where it stopped: only the new items are paid
+    more = estimate_live(cal, config, store, model="model-2", budget=20, seed=3)
+    assert more.items[:12] == first.items and sum(s.state.answered.values()) == 20
+    with Store(store, read_only=True) as db:
+        run_id = first.options["live"]["run_id"]
+        decisions = db.selection_decisions(run_id)
+    final = sorted((d for d in decisions if d.get("phase") == "final"), key=lambda d: -d["round"])
+    assert [d["estimate"]["n_evaluated"] for d in final] == [12, 12, 20]
+
+
+def test_live_estimate_spend_cap_then_resume(live_setup):
+    s = live_setup
+    store = s.tmp / "cap.duckdb"
+    cal = _calibration(s)
+    capped = s.write_config(s.tmp / "capped.toml", run={"spend_cap": 5})
+    r = estimate_live(cal, capped, store, model="model-0", budget=10, seed=1)
+    assert r.stopped == "capped" and r.n_evaluated == 5
+    assert r.lower <= r.upper and sum(s.state.answered.values()) == 5
+
+
+def test_live_estimate_cli(live_setup):
+    from latentbench.cli import _register, app
+
+    _register()
+    s = live_setup
+    config = s.write_config()
+    cal_path = s.tmp / "calib.csv"
+    pd.read_csv(s.tmp / "history.csv").to_csv(cal_path, index=False)
+    res = CliRunner().invoke(
+        app,
+        [
+            "estimate",
+            str(cal_path),
+            "--live",
+            str(config),
+            "--store",
+            str(s.tmp / "c.duckdb"),
+            "--model",
+            "model-1",
+            "--budget",
+            "8",
+            "--json",
+        ],
+        env={s.key_env: s.api_key, "LATENTBENCH_CACHE_DIR": str(s.tmp / "cache")},
+    )
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert data["model"] == "model-1" and data["n_evaluated"] == 8
+
+
+@pytest.mark.slow
+def test_live_estimate_sigkill_and_resume(live_setup, monkeypatch):
+    """SIGKILL with a request in flight; the same command resumes: the same result as an
+    uninterrupted run, nothing stored is asked again, at most the one in-flight cell twice."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from collections import Counter
+
+    s = live_setup
+    config = s.write_config()
+    cal_path = s.tmp / "calib.csv"
+    pd.read_csv(s.tmp / "history.csv").to_csv(cal_path, index=False)
+    env = {**os.environ, s.key_env: s.api_key, "LATENTBENCH_CACHE_DIR": str(s.tmp / "cache")}
+
+    def command(store):
+        return [sys.executable, "-c", "from latentbench.cli import main; main()", "estimate",
+                str(cal_path), "--live", str(config), "--store", str(store), "--model",
+                "model-3", "--budget", "16", "--seed", "2", "--json"]  # fmt: skip
+
+    # the uninterrupted reference run, in this process (the same calibration cache)
+    monkeypatch.setenv("LATENTBENCH_CACHE_DIR", env["LATENTBENCH_CACHE_DIR"])
+    ref = estimate_live(
+        cal_path, config, s.tmp / "ref.duckdb", model="model-3", budget=16, seed=2
+    ).to_dict()
+    s.state.requests.clear()
+    s.state.answered.clear()
+    s.state.hold_after = 6  # the 7th request is held: six items stored, one in flight
+    proc = subprocess.Popen(command(s.tmp / "kill.duckdb"), env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        assert s.state.held.wait(s.wait), "the run never reached the hold"
+        proc.send_signal(signal.SIGKILL)
+        assert proc.wait(s.wait) == -signal.SIGKILL
+    finally:
+        proc.kill()
+    s.state.hold_after = None
+    before = Counter(s.state.answered)
+    assert sum(before.values()) == 6
+    time.sleep(0.05)
+    resumed = subprocess.run(command(s.tmp / "kill.duckdb"), env=env, capture_output=True)
+    assert resumed.returncode == 0, resumed.stderr.decode()
+    out = json.loads(resumed.stdout)
+    assert out["items"] == ref["items"] and out["answers"] == ref["answers"]
+    assert (out["score"], out["lower"], out["upper"]) == (ref["score"], ref["lower"], ref["upper"])
+    assert out["options"]["live"]["n_replayed"] == 6 and out["options"]["live"]["n_paid"] == 10
+    # nothing answered before the kill was asked again
+    assert max(s.state.answered.values()) == 1 and sum(s.state.answered.values()) == 16
