@@ -10,7 +10,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from latentbench.cli import Command, Group, app, example
-from latentbench.cli._common import clean_warnings, console, fail, fmt, fresh_out, print_table
+from latentbench.cli._common import (
+    clean_warnings,
+    console,
+    err_console,
+    fail,
+    fmt,
+    fresh_out,
+    print_table,
+)
 from latentbench.exceptions import InputError
 
 if TYPE_CHECKING:
@@ -30,24 +38,6 @@ app.add_typer(select_app, name="select")
 
 def _fail(exc: Exception) -> None:
     fail(exc)
-
-
-def check_complete(scores: Any, model_ids: list[str], item_ids: list[str], missing: str) -> None:
-    """A replay needs every candidate cell unless ``--missing zero``: name the first hole by
-    its model and item ids."""
-    import numpy as np
-
-    if missing != "error":
-        return
-    holes = np.isnan(scores)
-    if holes.any():
-        row, col = (int(v) for v in np.argwhere(holes)[0])
-        raise InputError(
-            f"{int(holes.sum()):,} candidate cells are missing (first: model "
-            f"{model_ids[row]!r}, item {item_ids[col]!r}); a replay needs complete rows: pass "
-            "--missing drop-items to drop the items with a missing cell, --missing zero to "
-            "score them 0 explicitly, or drop incomplete models from the file"
-        )
 
 
 def _split_specs(text: str) -> list[str]:
@@ -101,7 +91,7 @@ def _read_dates(responses: Path, n_models: int, model_ids: list[str]) -> np.ndar
 class _ReplayCommand(Command):
     # the policy registry imports numpy: list the policies only when `replay --help` is shown
     def format_help(self, ctx: Any, formatter: Any) -> None:
-        from latentbench.select._policies import policy_help
+        from latentbench.select import policy_help
 
         for param in self.params:
             if param.name == "policy":
@@ -110,6 +100,11 @@ class _ReplayCommand(Command):
                     "'pulse:weights=precision;init_estimate=prior'."
                 )
         super().format_help(ctx, formatter)
+
+
+def _deprecated(old: str, new: str) -> None:
+    """One line on stderr: an old option spelling still works but will go."""
+    err_console.print(f"[yellow]warning:[/yellow] {old} is deprecated; use {new}", soft_wrap=True)
 
 
 @select_app.command(
@@ -145,16 +140,21 @@ def replay(
         "'pulse:weights=precision;init_estimate=prior'.",
     ),
     seed: int = typer.Option(0, help="Random seed (initial batch and draws)."),
-    batch_size: int = typer.Option(64, help="Evaluations per round (B)."),
+    batch_size: int | None = typer.Option(
+        None, help="Evaluations per round (B; default 64).", show_default=False
+    ),
     init_batch: int | None = typer.Option(
         None, help="Initial evaluations per model (default: the policy's; PULSE 32, others 64)."
     ),
-    rank: str = typer.Option("auto", help="Rank of the low-rank logistic proxy, or 'auto'."),
-    alpha: float = typer.Option(
+    rank: str = typer.Option("auto", help="Rank of the low-rank proxy, or 'auto'."),
+    delta: float = typer.Option(
         0.1,
         "--delta",
-        "--alpha",
-        help="Simultaneous miscoverage of the intervals (and of the certificate).",
+        help="Error probability of the certificate (a certified best is the true best with "
+        "probability >= 1 - delta); also the simultaneous miscoverage of the intervals.",
+    ),
+    alpha: float | None = typer.Option(
+        None, "--alpha", hidden=True, help="Deprecated spelling of --delta."
     ),
     stop: str = typer.Option(
         "budget",
@@ -172,242 +172,111 @@ def replay(
     quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No table."),
 ) -> None:
     """Replay a selection on a recorded matrix; write OUT/selection.json."""
+    from latentbench.select import SelectionRecord
+    from latentbench.select import replay as replay_selection
+
+    if alpha is not None:
+        _deprecated("--alpha", "--delta")
+        delta = alpha
     with clean_warnings():
         try:
-            result, split_note = _replay(
-                responses,
-                _HistorySource(history, history_store, history_benchmark, no_history),
-                budget,
-                policy,
-                seed,
-                batch_size,
-                init_batch,
-                rank,
-                alpha,
-                stop,
-                missing,
-            )
+            with console.status("reading the responses ...") as status:
+                result = replay_selection(
+                    responses,
+                    history=history,
+                    history_store=history_store,
+                    history_benchmark=history_benchmark,
+                    no_history=no_history,
+                    policy=policy,
+                    budget=budget,
+                    batch_size=batch_size,
+                    init_batch=init_batch,
+                    rank=rank,
+                    delta=delta,
+                    stop=stop,
+                    missing=missing,
+                    random_state=seed,
+                    progress=lambda stage: status.update(f"{stage} ..."),
+                )
         except InputError as exc:
             _fail(exc)
     target = fresh_out(out, "latentbench-select")
     target.mkdir(parents=True, exist_ok=True)
     path = target / "selection.json"
     result.to_json(path)
+    record = SelectionRecord.from_result(result, source=str(path))
     if not quiet:
-        frame = result.to_frame().sort_values("estimate", ascending=False).head(10)
-        table = Table(title=f"{result.policy}: best model {escape(str(result.best_id))}")
-        for col in frame.columns:
-            table.add_column(col, justify="left" if col == "model" else "right")
-        for _, row in frame.iterrows():
-            table.add_row(*[escape(v) if isinstance(v, str) else fmt(v) for v in row.tolist()])
-        print_table(table)
-        full = len(result.estimates) * int(result.params.get("n_items", 0) or 0)
-        share = f" ({result.evaluations_total / full:.1%} of all {fmt(full)} cells)" if full else ""
+        print_selection_table(record)
         console.print(
-            f"evaluations: {fmt(result.evaluations_post_init)} after the initial batch, "
-            f"{fmt(result.evaluations_total)} in total{share}; stopped: {result.stopped}; "
-            f"{result.seconds:.1f} s",
+            f"evaluations: {fmt(record.evaluations_post_init)} after the initial batch, "
+            f"{fmt(record.evaluations_total)} in total{_share(record)}; stopped: "
+            f"{record.stopped}; {result.seconds:.1f} s",
             soft_wrap=True,
         )
-        console.print(escape(split_note), soft_wrap=True)
-        for line in milestone_lines(result, full):
+        console.print(escape(str(record.params["history"]["note"])), soft_wrap=True)
+        for line in milestone_lines(record):
             console.print(escape(line), soft_wrap=True)
-    cert = result.certified
-    console.print(
-        "best "
-        + escape(str(result.best_id))
-        + (
-            ": no intervals, not certified"
-            if cert is None
-            else f": certified at delta = {alpha:g}"
-            if cert
-            else f": not certified at delta = {alpha:g}"
-        ),
-        soft_wrap=True,
-    )
+    console.print(escape(certificate_line(record)), soft_wrap=True)
     if not quiet:
         console.print(f"wrote {escape(str(path))}")
 
 
-def milestone_lines(result: Any, full: int) -> list[str]:
+def print_selection_table(record: Any, rows: int = 10) -> None:
+    """The leading ``rows`` models of a run (estimate, bounds, cells), best first."""
+    frame = record.to_frame().sort_values("estimate", ascending=False).head(rows)
+    table = Table(title=f"{record.policy}: best model {escape(str(record.best_model))}")
+    for col in frame.columns:
+        table.add_column(col, justify="left" if col == "model" else "right")
+    for _, row in frame.iterrows():
+        table.add_row(*[escape(v) if isinstance(v, str) else fmt(v) for v in row.tolist()])
+    print_table(table)
+
+
+def certificate_line(record: Any) -> str:
+    """``best M: certified at delta = D`` (or not certified, or no intervals)."""
+    if record.certified is None:
+        return f"best {record.best_model}: no intervals, not certified"
+    word = "certified" if record.certified else "not certified"
+    return f"best {record.best_model}: {word} at delta = {record.delta:g}"
+
+
+def milestone_lines(record: Any) -> list[str]:
     """When the recommendation settled and when it was first certified, for a run that went
     on after that (so a user sees what the run needed, not only what it spent)."""
     import numpy as np
 
     lines = []
-    spent, best = result.trace_evaluations, result.trace_best
+    trace = record.trace
+    spent = np.asarray(trace.get("evaluations_post_init", []), dtype=np.int64)
+    best = np.asarray(trace.get("best_index", []), dtype=np.int64)
+    post = record.evaluations_post_init or 0
+    init = record.evaluations_init or 0
+    full = record.full_evaluation
     changed = np.flatnonzero(best[1:] != best[:-1])
     since = int(spent[changed[-1] + 1]) if changed.size else 0
-    if result.rounds and since < result.evaluations_post_init:
+    if record.rounds and since < post:
         lines.append(
             f"recommendation unchanged since {fmt(since)} evaluations after the initial "
-            f"batch{_share(since + result.evaluations_init, full)}: {result.best_id}"
+            f"batch{_cells(since + init, full)}: {record.best_model}"
         )
-    after, alpha = result.certified_after, result.params.get("alpha")
-    if after is not None and after < result.evaluations_post_init:
+    after = record.certified_after
+    if after is not None and after < post:
         lines.append(
-            f"first certified at delta = {alpha:g} with {fmt(after)} evaluations after the "
-            f"initial batch{_share(after + result.evaluations_init, full)}: {result.certified_id}; "
+            f"first certified at delta = {record.delta:g} with {fmt(after)} evaluations after "
+            f"the initial batch{_cells(after + init, full)}: {record.certified_model}; "
             "--stop confidence stops at the first certificate (sampling the leader and its "
             "strongest challenger)"
         )
     return lines
 
 
-def _share(total: int, full: int) -> str:
+def _cells(total: int, full: int | None) -> str:
     return f" ({fmt(total)} in total, {total / full:.1%} of all cells)" if full else ""
 
 
-class _HistorySource:
-    """Where the proxy's history comes from: a file, a store benchmark, none (history-free)
-    or, when nothing is given, a random half of the responses."""
-
-    def __init__(
-        self,
-        path: Path | None,
-        store: Path | None,
-        benchmark: str | None,
-        none: bool,
-    ) -> None:
-        given = [name for name, on in (("--history", path is not None),
-                                       ("--history-store", store is not None),
-                                       ("--no-history", none)) if on]  # fmt: skip
-        if len(given) > 1:
-            raise InputError(f"{' and '.join(given)} exclude each other; give one of them")
-        if (store is None) != (benchmark is None):
-            raise InputError("--history-store and --history-benchmark go together; give both")
-        self.path, self.store, self.benchmark, self.none = path, store, benchmark, none
-
-
-def _replay(
-    responses: Path,
-    source: _HistorySource,
-    budget: int,
-    policy: str,
-    seed: int,
-    batch_size: int,
-    init_batch: int | None,
-    rank: str,
-    alpha: float,
-    stop: str,
-    missing: str,
-) -> tuple[Any, str]:
-    from latentbench.io import ResponseMatrix
-    from latentbench.io._files import file_sha256
-    from latentbench.select import (
-        LowRankProxy,
-        MatrixOracle,
-        make_policy,
-        parse_policy,
-        run_selection,
-        split_models,
-    )
-    from latentbench.select._policies import POLICIES
-
-    matrix = ResponseMatrix.read(responses)
-    history_record: dict[str, Any]
-    hist_scores = None
-    if source.path is not None or source.store is not None:
-        if source.path is not None:
-            hist = ResponseMatrix.read(source.path)
-            where, flag = str(source.path), "--history"
-        else:
-            from latentbench.cli._fit import load_matrix
-
-            hist = load_matrix(None, source.store, source.benchmark)
-            where = f"benchmark {source.benchmark!r} of store {source.store}"
-            flag = "--history-store"
-        absent = set(matrix.item_ids) - set(hist.item_ids)
-        if absent:
-            raise InputError(
-                f"{flag} ({where}) lacks {len(absent)} items of RESPONSES, e.g. "
-                f"{sorted(absent)[0]!r}; the history must cover the candidates' items"
-            )
-        hist_scores = hist.subset(items=matrix.item_ids).scores
-        candidates, ids = matrix.scores, matrix.model_ids
-        split_note = (
-            f"history: {hist.n_models} models of {where} learn the proxy; {len(ids)} candidates"
-        )
-        history_record = {
-            "source": where,
-            "history models": hist.n_models,
-            "candidates": len(ids),
-        }
-    elif source.none:
-        candidates, ids = matrix.scores, matrix.model_ids
-        split_note = (
-            f"history-free (--no-history): all {len(ids)} models are candidates; the proxy "
-            "is learned from their own revealed cells as the run goes"
-        )
-        history_record = {"source": "none (history-free)", "history models": 0,
-                          "candidates": len(ids)}  # fmt: skip
-    else:
-        h_rows, t_rows = split_models(matrix.n_models, how="random", random_state=seed)
-        hist_scores = matrix.scores[h_rows]
-        candidates = matrix.scores[t_rows]
-        ids = [matrix.model_ids[i] for i in t_rows]
-        split_note = (
-            f"history split: no --history given, so a random half of RESPONSES "
-            f"({len(h_rows)} models, seed {seed}) learns the proxy and only the other "
-            f"{len(ids)} models are candidates; pass --history, --history-store or "
-            "--no-history to use all of them"
-        )
-        history_record = {
-            "source": f"random half of {responses.name} (seed {seed})",
-            "history models": len(h_rows),
-            "candidates": len(ids),
-            "history ids": [matrix.model_ids[i] for i in h_rows],
-        }
-    check_complete(candidates, ids, matrix.item_ids, missing)
-    oracle = MatrixOracle(candidates, missing=missing)
-    kept = oracle.kept_items
-    if kept.size < matrix.n_items:
-        dropped = matrix.n_items - kept.size
-        split_note += (
-            f"; --missing drop-items: dropped {dropped:,} of {matrix.n_items:,} items with a "
-            f"missing candidate cell, so the target is each model's mean over the other "
-            f"{kept.size:,}"
-        )
-        history_record["dropped items"] = dropped
-        if hist_scores is not None:
-            hist_scores = hist_scores[:, kept]
-    _, name, spec_options, run_kw = parse_policy(policy)
-    options = POLICIES[name].options
-    extra: dict[str, Any] = {"alpha": alpha} if "alpha" in options else {}
-    if stop == "confidence" and "bonus" in options and "bonus" not in spec_options:
-        extra["bonus"] = "ci"  # fixed confidence: LUCB sampling
-    pol = make_policy(policy, extra, where="--policy")
-    proxy: LowRankProxy | None = None
-    if pol.needs_proxy and hist_scores is None:  # history-free
-        from latentbench.select import OnlineProxy
-
-        online_rank = _rank(rank)
-        proxy = OnlineProxy(
-            rank=2 if online_rank == "auto" else int(online_rank), random_state=seed
-        )
-        history_record["proxy rank"] = proxy.rank
-    elif pol.needs_proxy and hist_scores is not None:
-        with console.status("learning item factors from the history ..."):
-            fitted = LowRankProxy(rank=_rank(rank), random_state=seed).fit(hist_scores)
-        history_record["proxy rank"] = fitted.rank_
-        proxy = fitted
-    history_record["input"] = str(responses)
-    history_record["input_sha256"] = file_sha256(responses)
-    result = run_selection(
-        oracle,
-        pol,
-        budget=budget,
-        batch_size=batch_size,
-        init_batch=run_kw.get("init_batch", init_batch),
-        item_order=run_kw.get("item_order"),
-        proxy=proxy,
-        random_state=seed,
-        stop=stop,
-        model_ids=ids,
-    )
-    result.params.setdefault("n_items", oracle.n_items)
-    result.params.setdefault("history", history_record)
-    return result, split_note
+def _share(record: Any) -> str:
+    full = record.full_evaluation
+    return f" ({record.share:.1%} of all {fmt(full)} cells)" if full else ""
 
 
 @app.command(
@@ -425,7 +294,9 @@ def experiment(
     policies: str = typer.Option("pulse,ucbe,naive", help="Comma-separated policy specs."),
     seeds: int = typer.Option(200, help="Number of seeds (seed = 10000 * run)."),
     budget: int = typer.Option(400_000, help="Post-initialisation evaluations per run."),
-    batch_size: int = typer.Option(64, help="Evaluations per round (B)."),
+    batch_size: int | None = typer.Option(
+        None, help="Evaluations per round (B; default 64).", show_default=False
+    ),
     init_batch: int | None = typer.Option(
         None, help="Initial evaluations per model (default: the policy's; PULSE 32, others 64)."
     ),
@@ -436,8 +307,14 @@ def experiment(
     ),
     sim_rank: int = typer.Option(4, help="Rank of the simulator fit."),
     engine: str = typer.Option("local", help="'local' processes or 'ray'."),
-    n_jobs: int | None = typer.Option(None, help="Local processes (default: all cores)."),
-    random_state: int = typer.Option(0, help="Seed of the split and the simulator."),
+    jobs: int | None = typer.Option(None, help="Local processes (default: all cores)."),
+    n_jobs: int | None = typer.Option(
+        None, "--n-jobs", hidden=True, help="Deprecated spelling of --jobs."
+    ),
+    seed: int = typer.Option(0, help="Seed of the split and the simulator."),
+    random_state: int | None = typer.Option(
+        None, "--random-state", hidden=True, help="Deprecated spelling of --seed."
+    ),
     missing: str = typer.Option(
         "error",
         help="Missing candidate cells: 'error'; 'zero' to score them 0 explicitly; or "
@@ -455,6 +332,12 @@ def experiment(
     from latentbench.io import ResponseMatrix
     from latentbench.select import experiment_from_matrix
 
+    if n_jobs is not None:
+        _deprecated("--n-jobs", "--jobs")
+        jobs = n_jobs
+    if random_state is not None:
+        _deprecated("--random-state", "--seed")
+        seed = random_state
     with clean_warnings():
         try:
             matrix = ResponseMatrix.read(responses)
@@ -484,9 +367,9 @@ def experiment(
                     rank=_rank(rank),
                     simulate=simulate,
                     sim_rank=sim_rank,
-                    random_state=random_state,
+                    random_state=seed,
                     engine=engine,
-                    n_jobs=n_jobs,
+                    n_jobs=jobs,
                     missing=missing,
                     progress=progress,
                 )

@@ -168,9 +168,9 @@ def live(
         )
         err.print(escape(summary))
         from latentbench.cli._select import milestone_lines
+        from latentbench.select import SelectionRecord
 
-        n_items = int(sel.params.get("n_items") or 0)
-        for line in milestone_lines(sel, len(sel.estimates) * n_items):
+        for line in milestone_lines(SelectionRecord.from_result(sel)):
             err.print(escape(line), soft_wrap=True)
         if result.message and "failed" in result.message:
             err.print(f"[yellow]{escape(result.message)}[/yellow]")

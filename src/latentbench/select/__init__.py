@@ -32,10 +32,14 @@ from latentbench.select._policies import (
     Uniform,
     make_policy,
     parse_policy,
+    policy_help,
 )
 from latentbench.select._proxy import LowRankProxy
 from latentbench.select._pulse import Pulse
+from latentbench.select._record import SelectionRecord
+from latentbench.select._replay import replay
 from latentbench.select._run import SelectionResult, interval_trajectories, run_selection
+from latentbench.select._schedule import DEFAULT_BATCH_SIZE
 from latentbench.select._scorers import exact_match, multiple_choice
 from latentbench.select._state import Observation, SelectionState
 from latentbench.select.live import LiveConfig, LiveResult, run_live
@@ -43,6 +47,7 @@ from latentbench.select.oracles import MatrixOracle, Oracle
 from latentbench.synthetic import LeaderboardSimulator
 
 __all__ = [
+    "DEFAULT_BATCH_SIZE",
     "POLICIES",
     "UCBE",
     "UCBELRF",
@@ -60,6 +65,7 @@ __all__ = [
     "Policy",
     "PolicyInfo",
     "Pulse",
+    "SelectionRecord",
     "SelectionResult",
     "SelectionState",
     "Uniform",
@@ -71,6 +77,8 @@ __all__ = [
     "make_policy",
     "multiple_choice",
     "parse_policy",
+    "policy_help",
+    "replay",
     "run_experiment",
     "run_live",
     "run_selection",

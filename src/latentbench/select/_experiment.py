@@ -22,6 +22,7 @@ import numpy as np
 from latentbench.exceptions import InputError
 from latentbench.select._policies import make_policy, parse_policy
 from latentbench.select._run import run_selection
+from latentbench.select._schedule import DEFAULT_BATCH_SIZE
 from latentbench.select.oracles import MatrixOracle
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ Task = tuple[str, str, int]
 
 __all__ = [
     "ExperimentResult",
+    "ExperimentSettings",
     "budget_to_accuracy",
     "exact_gap_pool",
     "experiment_from_matrix",
@@ -203,23 +205,50 @@ def budget_to_accuracy(
 
 
 # ---------------------------------------------------------------------------- workers
-_SHARED: dict[str, Any] = {}
+@dataclass(frozen=True)
+class ExperimentSettings:
+    """What every run of an experiment shares; sent once to each worker process.
+
+    Attributes
+    ----------
+    scores : ndarray of shape (n_models, n_items), float32
+        Full matrix of the candidate models.
+    pools : dict
+        Pool name -> row indices into ``scores``.
+    budget, batch_size : int
+        Post-initialisation cells per run, and cells per round.
+    init_batch : int or None
+        Initial cells per model (None: each policy's default; a spec's ``init_batch`` wins).
+    proxy : LowRankProxy or None
+        Fitted on the history (PULSE and Naive-Pooling need it).
+    grid : ndarray of shape (G,)
+        Post-init budgets at which the recommendation is scored.
+    """
+
+    scores: np.ndarray
+    pools: dict[str, np.ndarray]
+    budget: int
+    batch_size: int
+    init_batch: int | None
+    proxy: LowRankProxy | None
+    grid: np.ndarray
 
 
-def _init_worker(shared: dict[str, Any]) -> None:
+_SETTINGS: list[ExperimentSettings] = []
+
+
+def _init_worker(settings: ExperimentSettings) -> None:
     limit_blas_threads(1)
-    _SHARED.clear()
-    _SHARED.update(shared)
+    _SETTINGS[:] = [settings]
 
 
-def _run_task(task: tuple[str, str, int]) -> dict[str, Any]:
+def _run_task(task: Task) -> dict[str, Any]:
     pool_name, spec, seed = task
-    return _run_one(_SHARED, pool_name, spec, seed)
+    return _run_one(_SETTINGS[0], pool_name, spec, seed)
 
 
-def _run_one(shared: dict[str, Any], pool_name: str, spec: str, seed: int) -> dict[str, Any]:
-    rows = shared["pools"][pool_name]
-    scores = shared["scores"][rows]
+def _run_one(settings: ExperimentSettings, pool_name: str, spec: str, seed: int) -> dict[str, Any]:
+    scores = settings.scores[settings.pools[pool_name]]
     label, _name, _kw, run_kw = parse_policy(spec)
     policy = make_policy(spec)
     oracle = MatrixOracle(scores)
@@ -227,21 +256,20 @@ def _run_one(shared: dict[str, Any], pool_name: str, spec: str, seed: int) -> di
     result = run_selection(
         oracle,
         policy,
-        budget=shared["budget"],
-        batch_size=shared["batch_size"],
-        init_batch=run_kw.get("init_batch", shared["init_batch"]),
+        budget=settings.budget,
+        batch_size=settings.batch_size,
+        init_batch=run_kw.get("init_batch", settings.init_batch),
         item_order=run_kw.get("item_order"),
-        proxy=shared["proxy"],
+        proxy=settings.proxy,
         random_state=seed,
         true_means=mu,
     )
-    grid = shared["grid"]
     best = int(np.argmax(mu))
     return {
         "pool": pool_name,
         "policy": label,
         "seed": seed,
-        "correct": result.best_at(grid) == best,
+        "correct": result.best_at(settings.grid) == best,
         "covered": result.covered,
         "init": result.evaluations_init,
         "post": result.evaluations_post_init,
@@ -321,7 +349,7 @@ def run_experiment(
     *,
     seeds: int | list[int] = 200,
     budget: int = 400_000,
-    batch_size: int = 64,
+    batch_size: int | None = None,
     init_batch: int | None = None,
     proxy: LowRankProxy | None = None,
     target: float = 0.95,
@@ -374,18 +402,20 @@ def run_experiment(
         raise InputError("seeds is empty")
     for spec in policies:
         parse_policy(spec)
+    if batch_size is None:
+        batch_size = DEFAULT_BATCH_SIZE
     grid = np.arange(0, budget + 1, grid_step or batch_size)
     if grid[-1] != budget:
         grid = np.append(grid, budget)
-    shared = {
-        "scores": np.asarray(scores, dtype=np.float32),
-        "pools": {k: np.asarray(v) for k, v in pools.items()},
-        "budget": int(budget),
-        "batch_size": int(batch_size),
-        "init_batch": None if init_batch is None else int(init_batch),
-        "proxy": proxy,
-        "grid": grid,
-    }
+    shared = ExperimentSettings(
+        scores=np.asarray(scores, dtype=np.float32),
+        pools={k: np.asarray(v) for k, v in pools.items()},
+        budget=int(budget),
+        batch_size=int(batch_size),
+        init_batch=None if init_batch is None else int(init_batch),
+        proxy=proxy,
+        grid=grid,
+    )
     tasks = [(p, spec, s) for p in pools for spec in policies for s in seed_list]
     start = time.perf_counter()
     results: list[dict[str, Any]] = []
@@ -415,7 +445,7 @@ def run_experiment(
 
 
 def _run_ray(
-    shared: dict[str, Any], tasks: list[Task], address: str | None, progress: Progress | None
+    shared: ExperimentSettings, tasks: list[Task], address: str | None, progress: Progress | None
 ) -> list[dict[str, Any]]:
     try:
         import ray
@@ -431,7 +461,7 @@ def _run_ray(
         ref = ray.put(shared)
 
         @ray.remote  # type: ignore[untyped-decorator,unused-ignore]  # untyped without ray
-        def _remote(shared_ref: dict[str, Any], task: Task) -> dict[str, Any]:
+        def _remote(shared_ref: ExperimentSettings, task: Task) -> dict[str, Any]:
             return _run_one(shared_ref, *task)
 
         pending = [_remote.remote(ref, t) for t in tasks]
@@ -446,7 +476,7 @@ def _run_ray(
 
 def _summarise(
     results: list[dict[str, Any]],
-    shared: dict[str, Any],
+    shared: ExperimentSettings,
     pools: dict[str, np.ndarray],
     policies: list[str],
     seed_list: list[int],
@@ -454,7 +484,7 @@ def _summarise(
     reference: str | None,
     elapsed: float,
 ) -> ExperimentResult:
-    grid = shared["grid"]
+    grid = shared.grid
     curves: dict[tuple[str, str], np.ndarray] = {}
     meta: dict[tuple[str, str], list[dict[str, Any]]] = {}
     order = {s: k for k, s in enumerate(seed_list)}
@@ -470,7 +500,7 @@ def _summarise(
     pool_info = {}
     for pool, pool_rows in pools.items():
         m = len(pool_rows)
-        means = np.nan_to_num(shared["scores"][pool_rows]).mean(axis=1, dtype=np.float64)
+        means = np.nan_to_num(shared.scores[pool_rows]).mean(axis=1, dtype=np.float64)
         srt = np.sort(means)[::-1]
         pool_info[pool] = {"n_models": m, "top2_gap": float(srt[0] - srt[1]) if m > 1 else None}
         ref_stats = None
@@ -508,9 +538,9 @@ def _summarise(
                 row["saved_total_pct"] = 100 * (ref_total - row["budget_total"]) / ref_total
             summary.append(row)
     params = {
-        "budget": shared["budget"],
-        "batch_size": shared["batch_size"],
-        "init_batch": shared["init_batch"],
+        "budget": shared.budget,
+        "batch_size": shared.batch_size,
+        "init_batch": shared.init_batch,
         "n_seeds": len(seed_list),
         "target": target,
         "reference": reference,
@@ -531,7 +561,7 @@ def experiment_from_matrix(
     policies: list[str] | tuple[str, ...] = ("pulse", "ucbe"),
     seeds: int | list[int] = 200,
     budget: int = 400_000,
-    batch_size: int = 64,
+    batch_size: int | None = None,
     init_batch: int | None = None,
     rank: int | str = "auto",
     simulate: int | None = None,

@@ -14,6 +14,7 @@ import numpy as np
 
 from latentbench.exceptions import InputError
 from latentbench.select._base import Policy, default_initial_batch
+from latentbench.select._schedule import DEFAULT_BATCH_SIZE
 from latentbench.select._state import Observation, ProxyState, SelectionState
 from latentbench.select.oracles import Oracle
 
@@ -311,7 +312,7 @@ def run_selection(
     policy: Policy,
     *,
     budget: int,
-    batch_size: int = 64,
+    batch_size: int | None = None,
     init_batch: int | None = None,
     item_order: str | None = None,
     proxy: LowRankProxy | None = None,
@@ -335,8 +336,9 @@ def run_selection(
         A fresh policy object (it keeps per-run state).
     budget : int
         Post-initialisation cells.
-    batch_size : int, default 64
-        ``B``, cells per round.
+    batch_size : int, optional
+        ``B``, cells per round (default
+        :data:`~latentbench.select.DEFAULT_BATCH_SIZE`).
     init_batch : int, optional
         Cells per arm in the initial batch (>= 1); by default the policy's
         ``default_init_batch`` (32 for PULSE, 64 for the other policies).
@@ -367,6 +369,8 @@ def run_selection(
     m, n = int(oracle.n_models), int(oracle.n_items)
     if budget < 0:
         raise InputError(f"budget={budget!r}; expected a nonnegative integer")
+    if batch_size is None:
+        batch_size = DEFAULT_BATCH_SIZE
     if batch_size < 1:
         raise InputError(f"batch_size={batch_size!r}; expected a positive integer")
     if init_batch is None:
@@ -498,6 +502,7 @@ def run_selection(
         certified_arm=certified_arm,
         params={
             "budget": int(budget),
+            "n_items": n,
             "batch_size": int(batch_size),
             "init_batch": int(init_batch),
             "item_order": item_order,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, Union
 
 from latentbench.exceptions import InputError
+from latentbench.select._schedule import DEFAULT_BATCH_SIZE
 
 __all__ = [
     "ItemOptions",
@@ -47,7 +48,7 @@ class RunOptions:
 
     budget: int = field(metadata=_at_least(0))
     seed: int = field(default=0, metadata=_at_least(0))
-    batch_size: int = field(default=64, metadata=_at_least(1))
+    batch_size: int = field(default=DEFAULT_BATCH_SIZE, metadata=_at_least(1))
     init_batch: int | None = field(default=None, metadata=_at_least(1))
     policy: str = "pulse"
     stop: Literal["budget", "confidence"] = "budget"
