@@ -58,13 +58,15 @@ def _responses_from_fit(directory: Path) -> Path | None:
         "latentbench report responses.parquet --items items.csv --out report.html",
         "latentbench report run/selection.json --out selection.html",
         "latentbench report run.duckdb --out live.html",
+        "latentbench report exp/ --out experiment.html",
     ),
 )
 def report(
     source: Path = typer.Argument(
         ...,
-        help="A fit directory (latentbench fit --out DIR), a responses file (fitted first), "
-        "a selection.json (latentbench select replay) or a live-run store (.duckdb).",
+        help="A fit directory (latentbench fit --out DIR), an experiment directory "
+        "(latentbench experiment --out DIR), a responses file (fitted first), a "
+        "selection.json (latentbench select replay) or a live-run store (.duckdb).",
     ),
     out: Path = typer.Option(Path("report.html"), "--out", "-o", help="HTML file to write."),
     responses: Path | None = typer.Option(
@@ -143,6 +145,16 @@ def _report(
         raise InputError(f"--out {out} is a directory; expected the HTML file to write")
     result = matrix = run = None
     notes: list[str] = []
+    if (
+        source.is_dir()
+        and (source / "summary.json").is_file()
+        and not (source / "fit.json").is_file()
+    ):  # an experiment directory
+        from latentbench.report import build_experiment_report
+
+        return build_experiment_report(
+            source, path=out, title=title or f"latentbench experiment: {source.name}"
+        )
     if source.is_dir():
         result = load_fit(source)
         if responses is None:

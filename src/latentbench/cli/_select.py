@@ -133,7 +133,12 @@ def replay(
         help="History-free: every model of RESPONSES is a candidate and the proxy's item "
         "factors are learned online from the candidates' own revealed cells.",
     ),
-    budget: int = typer.Option(400_000, help="Post-initialisation evaluations."),
+    budget: int | None = typer.Option(
+        None,
+        help="Post-initialisation evaluations. Default: none; the run stops when the best is "
+        "certified at --delta.",
+        show_default=False,
+    ),
     policy: str = typer.Option(
         "pulse",
         help="A policy (listed in --help), with options as "
@@ -141,14 +146,19 @@ def replay(
     ),
     seed: int = typer.Option(0, help="Random seed (initial batch and draws)."),
     batch_size: int | None = typer.Option(
-        None, help="Evaluations per round (B; default 64).", show_default=False
+        None,
+        help="Evaluations per round (B). Default: from the pool (8 to 64; see "
+        "docs/selection.md, Schedule).",
+        show_default=False,
     ),
     init_batch: int | None = typer.Option(
-        None, help="Initial evaluations per model (default: the policy's; PULSE 32, others 64)."
+        None,
+        help="Initial evaluations per model. Default: one batch, the same for every policy.",
+        show_default=False,
     ),
     rank: str = typer.Option("auto", help="Rank of the low-rank proxy, or 'auto'."),
     delta: float = typer.Option(
-        0.1,
+        0.05,
         "--delta",
         help="Error probability of the certificate (a certified best is the true best with "
         "probability >= 1 - delta); also the simultaneous miscoverage of the intervals.",
@@ -156,10 +166,13 @@ def replay(
     alpha: float | None = typer.Option(
         None, "--alpha", hidden=True, help="Deprecated spelling of --delta."
     ),
-    stop: str = typer.Option(
-        "budget",
-        help="'budget', or 'confidence': stop once the best is certified at --delta (PULSE "
-        "then samples the leader and its strongest challenger, LUCB-style).",
+    stop: str | None = typer.Option(
+        None,
+        help="'confidence': stop once the best is certified at --delta (PULSE then samples "
+        "the leader and its strongest challenger, LUCB-style; UCB-E and uniform are certified "
+        "on their revealed cells); 'budget': spend --budget. Default: 'confidence' without "
+        "--budget, 'budget' with it.",
+        show_default=False,
     ),
     missing: str = typer.Option(
         "error",
@@ -207,18 +220,27 @@ def replay(
     record = SelectionRecord.from_result(result, source=str(path))
     if not quiet:
         print_selection_table(record)
-        console.print(
-            f"evaluations: {fmt(record.evaluations_post_init)} after the initial batch, "
-            f"{fmt(record.evaluations_total)} in total{_share(record)}; stopped: "
-            f"{record.stopped}; {result.seconds:.1f} s",
-            soft_wrap=True,
-        )
         console.print(escape(str(record.params["history"]["note"])), soft_wrap=True)
         for line in milestone_lines(record):
             console.print(escape(line), soft_wrap=True)
+    console.print(spend_line(record) + f"; {result.seconds:.1f} s", soft_wrap=True)
     console.print(escape(certificate_line(record)), soft_wrap=True)
     if not quiet:
         console.print(f"wrote {escape(str(path))}")
+
+
+def spend_line(record: Any) -> str:
+    """``cells used: 2,429 of 46,690 (5.2% of a full evaluation), 280 in the initial batch;
+    stopped: certified``."""
+    full = record.full_evaluation
+    share = f" ({record.share:.1%} of a full evaluation)" if full else ""
+    stopped = {"confidence": "certified", "budget": "budget spent",
+               "exhausted": "every cell revealed"}.get(record.stopped, record.stopped)  # fmt: skip
+    text = f"cells used: {fmt(record.evaluations_total)}"
+    text += f" of {fmt(full)}{share}" if full else ""
+    if record.evaluations_init is not None:
+        text += f", {fmt(record.evaluations_init)} in the initial batch"
+    return text + (f"; stopped: {stopped}" if stopped else "")
 
 
 def print_selection_table(record: Any, rows: int = 10) -> None:
@@ -241,42 +263,24 @@ def certificate_line(record: Any) -> str:
 
 
 def milestone_lines(record: Any) -> list[str]:
-    """When the recommendation settled and when it was first certified, for a run that went
-    on after that (so a user sees what the run needed, not only what it spent)."""
-    import numpy as np
-
+    """When the recommendation was first certified, for a run that went on after that (so a
+    user sees what the run needed, not only what it spent)."""
     lines = []
-    trace = record.trace
-    spent = np.asarray(trace.get("evaluations_post_init", []), dtype=np.int64)
-    best = np.asarray(trace.get("best_index", []), dtype=np.int64)
     post = record.evaluations_post_init or 0
     init = record.evaluations_init or 0
-    full = record.full_evaluation
-    changed = np.flatnonzero(best[1:] != best[:-1])
-    since = int(spent[changed[-1] + 1]) if changed.size else 0
-    if record.rounds and since < post:
-        lines.append(
-            f"recommendation unchanged since {fmt(since)} evaluations after the initial "
-            f"batch{_cells(since + init, full)}: {record.best_model}"
-        )
     after = record.certified_after
     if after is not None and after < post:
         lines.append(
             f"first certified at delta = {record.delta:g} with {fmt(after)} evaluations after "
-            f"the initial batch{_cells(after + init, full)}: {record.certified_model}; "
-            "--stop confidence stops at the first certificate (sampling the leader and its "
-            "strongest challenger)"
+            f"the initial batch{_cells(after + init, record.full_evaluation)}: "
+            f"{record.certified_model}; --stop confidence stops at the first certificate "
+            "(sampling the leader and its strongest challenger)"
         )
     return lines
 
 
 def _cells(total: int, full: int | None) -> str:
     return f" ({fmt(total)} in total, {total / full:.1%} of all cells)" if full else ""
-
-
-def _share(record: Any) -> str:
-    full = record.full_evaluation
-    return f" ({record.share:.1%} of all {fmt(full)} cells)" if full else ""
 
 
 @app.command(
@@ -298,8 +302,16 @@ def experiment(
         None, help="Evaluations per round (B; default 64).", show_default=False
     ),
     init_batch: int | None = typer.Option(
-        None, help="Initial evaluations per model (default: the policy's; PULSE 32, others 64)."
+        None,
+        help="Initial evaluations per model. Default: one batch, the same for every policy.",
+        show_default=False,
     ),
+    stop: str = typer.Option(
+        "budget",
+        help="'budget', or 'confidence': every run also stops at its first certificate at "
+        "--delta; the table then compares the cells at the stop.",
+    ),
+    delta: float = typer.Option(0.05, help="Error probability of the certificates."),
     pool_size: int = typer.Option(1000, help="Models per pool."),
     rank: str = typer.Option("auto", help="Rank of the proxy, or 'auto'."),
     simulate: int | None = typer.Option(
@@ -364,6 +376,8 @@ def experiment(
                     budget=budget,
                     batch_size=batch_size,
                     init_batch=init_batch,
+                    stop=stop,
+                    delta=delta,
                     rank=_rank(rank),
                     simulate=simulate,
                     sim_rank=sim_rank,
@@ -378,27 +392,60 @@ def experiment(
     target = fresh_out(out, "latentbench-experiment")
     result.write(target)
     if not quiet:
-        table = Table(title="budget to 95 % identification accuracy (bootstrap mean ± SD)")
-        for col in (
-            "pool",
-            "policy",
-            "post-init",
-            "total",
-            "% saved post",
-            "% saved total",
-            "coverage",
-        ):
-            table.add_column(col)
-        for row in result.summary:
-            cov = row["coverage"]
-            table.add_row(
-                row["pool"],
-                escape(row["policy"]),
+        print_experiment_table(result)
+        console.print(f"wrote {escape(str(target))}/summary.json, summary.csv, curves.csv")
+
+
+def _pct(row: dict[str, Any], name: str) -> str:
+    value = row.get(name)
+    if value is None or value != value:
+        return "-"
+    se, lo, hi = (row.get(f"{name}_{k}") for k in ("se", "lo", "hi"))
+    if se is None or se != se:
+        return f"{value:.1f}"
+    return f"{value:.1f} ± {se:.1f} [{lo:.1f}, {hi:.1f}]"
+
+
+def print_experiment_table(result: Any) -> None:
+    """Per pool and policy: the budget to 95 % (or the cells at a certified stop) and each
+    saving with its paired-bootstrap SE and 95 % interval."""
+    at_stop = result.params.get("stop") == "confidence"
+    reference = result.params.get("reference")
+    title = (
+        f"cells at the certified stop (delta = {result.params.get('delta'):g}; mean ± SE)"
+        if at_stop
+        else "budget to 95 % identification accuracy (bootstrap mean ± SD)"
+    )
+    table = Table(title=title)
+    first = ("cells post-init", "certified", "certified right") if at_stop else (
+        "post-init", "total", "to 90 %")  # fmt: skip
+    columns = ("pool", "top-2 gap", "policy", *first, f"% saved post vs {reference}",
+               "% saved total", "coverage")  # fmt: skip
+    for col in columns:
+        table.add_column(col)
+    for row in result.summary:
+        cov = row["coverage"]
+        gap = (result.pools.get(row["pool"]) or {}).get("top2_gap")
+        if at_stop:
+            right = row.get("certified_correct")
+            cells = (
+                f"{row['cells_at_stop_post_init']:,.0f} ± {row['cells_at_stop_post_init_se']:,.0f}",
+                f"{row['certified_fraction']:.0%}",
+                "-" if right is None else f"{right:.0%}",
+            )
+        else:
+            cells = (
                 f"{row['budget_post_init']:,.0f} ± {row['budget_post_init_sd']:,.0f}",
                 f"{row['budget_total']:,.0f}",
-                f"{row.get('saved_post_init_pct', float('nan')):.1f}",
-                f"{row.get('saved_total_pct', float('nan')):.1f}",
-                "-" if cov is None else f"{cov:.3f}",
+                f"{row['budget_post_init_90']:,.0f}",
             )
-        print_table(table)
-        console.print(f"wrote {escape(str(target))}/summary.json, summary.csv, curves.csv")
+        table.add_row(
+            row["pool"],
+            "-" if gap is None else f"{gap:.3f}",
+            escape(row["policy"]),
+            *cells,
+            _pct(row, "saved_post_init_pct"),
+            _pct(row, "saved_total_pct"),
+            "-" if cov is None else f"{cov:.3f}",
+        )
+    print_table(table)

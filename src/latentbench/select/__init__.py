@@ -14,6 +14,7 @@ Submodules: :mod:`latentbench.select.oracles` (where scores come from) and
 
 from latentbench.select._base import Policy
 from latentbench.select._experiment import (
+    ExperimentRecord,
     ExperimentResult,
     budget_to_accuracy,
     exact_gap_pool,
@@ -39,7 +40,7 @@ from latentbench.select._pulse import Pulse
 from latentbench.select._record import SelectionRecord
 from latentbench.select._replay import replay
 from latentbench.select._run import SelectionResult, interval_trajectories, run_selection
-from latentbench.select._schedule import DEFAULT_BATCH_SIZE
+from latentbench.select._schedule import DEFAULT_BATCH_SIZE, default_schedule
 from latentbench.select._scorers import exact_match, multiple_choice
 from latentbench.select._state import Observation, SelectionState
 from latentbench.select.live import LiveConfig, LiveResult, run_live
@@ -51,6 +52,7 @@ __all__ = [
     "POLICIES",
     "UCBE",
     "UCBELRF",
+    "ExperimentRecord",
     "ExperimentResult",
     "FullEvaluation",
     "LeaderboardSimulator",
@@ -70,6 +72,7 @@ __all__ = [
     "SelectionState",
     "Uniform",
     "budget_to_accuracy",
+    "default_schedule",
     "exact_gap_pool",
     "exact_match",
     "experiment_from_matrix",

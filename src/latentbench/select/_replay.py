@@ -20,7 +20,6 @@ from latentbench.select._online import OnlineProxy
 from latentbench.select._policies import POLICIES, make_policy, parse_policy
 from latentbench.select._proxy import LowRankProxy
 from latentbench.select._run import SelectionResult, run_selection
-from latentbench.select._schedule import DEFAULT_BATCH_SIZE
 from latentbench.select.oracles import MatrixOracle
 
 if TYPE_CHECKING:
@@ -87,12 +86,12 @@ def replay(
     history_benchmark: str | None = None,
     no_history: bool = False,
     policy: str = "pulse",
-    budget: int = 400_000,
+    budget: int | None = None,
     batch_size: int | None = None,
     init_batch: int | None = None,
     rank: int | str = "auto",
-    delta: float = 0.1,
-    stop: str = "budget",
+    delta: float = 0.05,
+    stop: str | None = None,
     missing: str = "error",
     random_state: int = 0,
     progress: Callable[[str], None] | None = None,
@@ -118,22 +117,26 @@ def replay(
         candidates; the result records which.
     policy : str, default "pulse"
         A policy spec (:func:`~latentbench.select.parse_policy`).
-    budget : int, default 400000
-        Post-initialisation cells.
-    batch_size : int, optional
-        Cells per round (default :data:`~latentbench.select._schedule.DEFAULT_BATCH_SIZE`).
-    init_batch : int, optional
-        Initial cells per model (default: the policy's; a spec's ``init_batch`` wins).
+    budget : int, optional
+        Post-initialisation cells. Without one the run stops when the best is certified
+        (at the latest when every cell is revealed).
+    batch_size, init_batch : int, optional
+        Cells per round and initial cells per model; by default from
+        :func:`~latentbench.select.default_schedule` (the same start for every policy; a
+        spec's ``init_batch`` wins).
     rank : int or "auto", default "auto"
         Rank of the low-rank proxy (history-free: ``"auto"`` is rank 2).
-    delta : float, default 0.1
+    delta : float, default 0.05
         Error probability of the certificate (and simultaneous miscoverage of the
         intervals): a certified best is the true best with probability at least
-        ``1 - delta``. ``delta`` is the name of this quantity in best-arm identification
-        (the policies' keyword for it is ``alpha``).
-    stop : {"budget", "confidence"}, default "budget"
+        ``1 - delta``. It is called ``delta`` as in best-arm identification, where it is the
+        probability of a wrong answer; a ``level`` (as in ``irt``) would read as the
+        coverage of one interval, which this is not (the policies' keyword is ``alpha``).
+    stop : {"budget", "confidence"}, optional
         ``confidence`` stops at the first certificate (PULSE then samples the leader and its
-        strongest challenger, LUCB-style).
+        strongest challenger, LUCB-style; a policy without intervals that reveals uniform
+        cells is certified on its revealed cells). Default: ``confidence`` without a budget,
+        ``budget`` with one.
     missing : {"error", "zero", "drop-items"}, default "error"
         Missing candidate cells (see :class:`~latentbench.select.MatrixOracle`).
     random_state : int, default 0
@@ -225,6 +228,8 @@ def replay(
         record["dropped items"] = dropped
         if hist_scores is not None:
             hist_scores = hist_scores[:, kept]
+    if stop is None:
+        stop = "confidence" if budget is None else "budget"
     _, name, spec_options, run_kw = parse_policy(policy)
     options = POLICIES[name].options
     extra: dict[str, Any] = {"alpha": delta} if "alpha" in options else {}
@@ -253,12 +258,13 @@ def replay(
         oracle,
         pol,
         budget=budget,
-        batch_size=DEFAULT_BATCH_SIZE if batch_size is None else batch_size,
+        batch_size=batch_size,
         init_batch=run_kw.get("init_batch", init_batch),
         item_order=run_kw.get("item_order"),
         proxy=proxy,
         random_state=random_state,
         stop=stop,
+        delta=delta,
         model_ids=ids,
     )
     record["note"] = note

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, Union
 
 from latentbench.exceptions import InputError
-from latentbench.select._schedule import DEFAULT_BATCH_SIZE
 
 __all__ = [
     "ItemOptions",
@@ -44,14 +43,19 @@ def _expect(text: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class RunOptions:
-    """``[run]``: the budget, the seed and how the run stops."""
+    """``[run]``: the budget, the seed and how the run stops.
 
-    budget: int = field(metadata=_at_least(0))
+    Without a ``budget`` the run stops when the best is certified (``stop`` defaults to
+    ``"confidence"``; with a budget to ``"budget"``); ``batch_size`` and ``init_batch``
+    default to :func:`~latentbench.select.default_schedule` of the pool.
+    """
+
+    budget: int | None = field(default=None, metadata=_at_least(0))
     seed: int = field(default=0, metadata=_at_least(0))
-    batch_size: int = field(default=DEFAULT_BATCH_SIZE, metadata=_at_least(1))
+    batch_size: int | None = field(default=None, metadata=_at_least(1))
     init_batch: int | None = field(default=None, metadata=_at_least(1))
     policy: str = "pulse"
-    stop: Literal["budget", "confidence"] = "budget"
+    stop: Literal["budget", "confidence"] | None = None
     on_error: Literal["stop", "zero"] = "stop"
     spend_cap: int | None = field(default=None, metadata=_at_least(0))
     run_id: str | None = None
