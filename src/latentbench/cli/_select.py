@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 select_app = typer.Typer(
     help="Best-model identification (PULSE and baselines) with few evaluations.",
     epilog=example(
-        "latentbench select replay responses.parquet --budget 20000 --out run/",
+        "latentbench select replay candidates.parquet --history history.parquet --out run/",
         "latentbench select live --config run.toml --store run.duckdb",
     ),
     no_args_is_help=True,
@@ -110,7 +110,9 @@ def _deprecated(old: str, new: str) -> None:
 @select_app.command(
     "replay",
     cls=_ReplayCommand,
-    epilog=example("latentbench select replay responses.parquet --budget 20000 --out run/"),
+    epilog=example(
+        "latentbench select replay candidates.parquet --history history.parquet --out run/"
+    ),
 )
 def replay(
     responses: Path = typer.Argument(..., help="Scores of the candidate models (Parquet/CSV)."),
