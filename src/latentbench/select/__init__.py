@@ -8,6 +8,11 @@ not bias); the final estimates of an adaptive run are biased like any bandit's (
 recommended model's estimate tends to be high), so read them with their intervals, which
 are anytime-valid confidence sequences.
 
+:func:`replay` replays a selection on a recorded matrix (the twin of ``latentbench select
+replay``); without a budget it stops when the best is certified at ``delta = 0.05``, with a
+batch and start from :func:`default_schedule`. :class:`SelectionRecord` reads a finished run
+back from its result, its ``selection.json`` or a store.
+
 Submodules: :mod:`latentbench.select.oracles` (where scores come from) and
 :mod:`latentbench.select.live` (durable, resumable runs against real endpoints).
 """
