@@ -545,8 +545,8 @@ def test_history_free_run_uses_an_order_per_arm_and_stays_unbiased():
     errors = []
     for s in range(80):  # the shared order's bias would be 4-5 SE here
         res = run_selection(
-            MatrixOracle(Y), FixedSchedule(refit_every=2), budget=800,
-            proxy=OnlineProxy(rank=1, random_state=0), random_state=s,
+            MatrixOracle(Y), FixedSchedule(refit_every=2), budget=800, batch_size=64,
+            init_batch=32, proxy=OnlineProxy(rank=1, random_state=0), random_state=s,
         )  # fmt: skip
         assert res.params["item_order"] == "independent"
         errors.append(res.estimates - mu)
@@ -574,8 +574,8 @@ def test_shared_order_with_a_history_stays_unbiased():
     errors = []
     for s in range(80):
         res = run_selection(
-            MatrixOracle(Y), FixedSchedule(refit_every=2), budget=800, proxy=proxy,
-            random_state=s,
+            MatrixOracle(Y), FixedSchedule(refit_every=2), budget=800, batch_size=64,
+            init_batch=32, proxy=proxy, random_state=s,
         )  # fmt: skip
         assert res.params["item_order"] == "shared"
         errors.append(res.estimates - mu)
