@@ -217,7 +217,7 @@ def test_replay_numbers_are_human(tmp_path):
     )
     assert outcome.exit_code == 0, outcome.output
     assert not re.search(r"\de[+-]\d", outcome.output), outcome.output
-    assert "history split" in outcome.output and "% of all" in outcome.output
+    assert "history split" in outcome.output and "of a full evaluation" in outcome.output
 
 
 @pytest.mark.parametrize(

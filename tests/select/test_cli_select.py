@@ -66,7 +66,7 @@ def test_replay_writes_selection_json(files):
     assert len(data["trace"]["best_index"]) == data["rounds"] + 1
     assert data["params"]["history"]["proxy rank"] == 2
     assert len(data["params"]["history"]["input_sha256"]) == 64
-    assert "evaluations:" in result.output and "certified" in result.output
+    assert "cells used:" in result.output and "certified" in result.output
 
 
 def test_replay_split_is_recorded_and_printed(files):
@@ -145,7 +145,7 @@ def test_replay_drops_items_with_missing_cells_when_asked(files):
     assert max(arm["n_observed"] for arm in data["arms"]) <= 148
     # the run went on after its first certificate (if any): the summary says when
     if data["certified_after_post_init"] is not None and data["certified_after_post_init"] < 1200:
-        assert "first certified at delta = 0.1 with" in text
+        assert "first certified at delta = 0.05 with" in text
 
 
 def test_replay_reports_bad_input(files):
@@ -202,10 +202,12 @@ def test_experiment_command(files):
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "summary.json").read_text())
     assert {r["policy"] for r in summary["summary"]} == {"pulse", "ucbe", "naive"}
-    assert {r["pool"] for r in summary["summary"]} == {"gap0.02", "full"}
+    gap = summary["pools"][next(p for p in summary["pools"] if p != "full")]["top2_gap"]
+    labels = {f"gap{gap:.3f}", "full"}  # pools are named by their measured top-two gap
+    assert {r["pool"] for r in summary["summary"]} == labels
     curves = pd.read_csv(out / "curves.csv")
     assert list(curves.columns) == ["pool", "policy", "evaluations", "accuracy", "se"]
-    assert set(curves["pool"]) == {"gap0.02", "full"}
+    assert set(curves["pool"]) == labels
     assert set(curves["policy"]) == {"pulse", "ucbe", "naive"}
     assert curves.groupby(["pool", "policy"])["evaluations"].max().eq(500).all()
     assert curves["accuracy"].between(0, 1).all() and (curves["se"] >= 0).all()
@@ -213,3 +215,55 @@ def test_experiment_command(files):
         app, ["experiment", str(tmp / "all.parquet"), "--split", "date", "--out", str(tmp / "bad")]
     )
     assert bad.exit_code == 2 and "date" in bad.output
+
+
+def test_replay_without_options_stops_certified_and_says_what_it_used(files):
+    """No budget: the run stops at the certificate and prints the cells used (count and
+    share of a full evaluation) and the certificate; no hindsight line."""
+    tmp, _Y = files
+    out = tmp / "default"
+    args = ["select", "replay", str(tmp / "candidates.parquet"), "--history"]
+    result = runner.invoke(
+        app, [*args, str(tmp / "history.parquet"), "--rank", "2", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "selection.json").read_text())
+    full = 20 * 150
+    assert data["params"]["stop"] == "confidence" and data["params"]["alpha"] == 0.05
+    assert data["stopped"] in ("confidence", "exhausted")
+    text = " ".join(result.output.split())
+    share = f"{data['evaluations_total'] / full:.1%}"
+    assert f"cells used: {data['evaluations_total']:,} of {full:,} ({share} of a full" in text
+    assert "certified at delta = 0.05" in text and "unchanged since" not in text
+    if data["stopped"] == "confidence":
+        assert data["certified"] and data["evaluations_total"] < full
+    # a baseline stops on confidence too, certified on its revealed cells
+    ucbe = runner.invoke(app, [*args, str(tmp / "history.parquet"), "--policy", "ucbe",
+                               "--stop", "confidence", "--out", str(tmp / "ucbe")])  # fmt: skip
+    assert ucbe.exit_code == 0, ucbe.output
+    base = json.loads((tmp / "ucbe" / "selection.json").read_text())
+    assert base["params"]["certificate"] == "betting on revealed cells"
+    assert base["certified"] is True or base["stopped"] == "exhausted"
+
+
+def test_experiment_stops_on_confidence_and_reports(files):
+    tmp, _ = files
+    out = tmp / "exp-stop"
+    args = ["experiment", str(tmp / "all.parquet"), "--pools", "full", "--policies",
+            "pulse,ucbe", "--seeds", "3", "--budget", "600", "--pool-size", "8", "--rank", "2",
+            "--jobs", "1", "--stop", "confidence", "--out", str(out)]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    pulse = next(r for r in summary["summary"] if r["policy"] == "pulse")
+    assert summary["params"]["stop"] == "confidence"
+    assert 0 <= pulse["certified_fraction"] <= 1 and pulse["cells_at_stop_post_init"] <= 600
+    for key in ("saved_post_init_pct_se", "saved_post_init_pct_lo", "saved_post_init_pct_hi"):
+        assert key in pulse
+    assert "cells at the certified stop" in result.output and "±" in result.output
+    html = tmp / "exp.html"
+    report = runner.invoke(app, ["report", str(out), "--out", str(html)])
+    assert report.exit_code == 0, report.output
+    page = html.read_text()
+    assert page.count("data:image/png") == 1 and "experiment-table" in page
+    assert "pulse saves" in page and "paired bootstrap" in page

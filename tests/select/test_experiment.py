@@ -9,6 +9,7 @@ from latentbench.exceptions import InputError
 from latentbench.select import (
     LowRankProxy,
     budget_to_accuracy,
+    default_schedule,
     exact_gap_pool,
     make_policy,
     parse_policy,
@@ -87,12 +88,14 @@ def test_run_experiment_local_processes_match_in_process():
     assert rows["ucbe"]["init_evaluations"] == 12 * 8
     assert rows["pulse:init_batch=4"]["coverage"] is not None
     assert "saved_total_pct" in rows["pulse:init_batch=4"]
-    # without init_batch every policy starts with its own default (PULSE 32, UCB-E 64)
+    # without init_batch every policy starts with the schedule's start: the same for all
     kw.pop("init_batch")
+    kw.pop("batch_size")
     own = run_experiment(Y, pools, ["ucbe", "pulse"], n_jobs=1, **{**kw, "seeds": 1})
     rows = {r["policy"]: r for r in own.summary}
-    assert rows["pulse"]["init_evaluations"] == 12 * 32
-    assert rows["ucbe"]["init_evaluations"] == 12 * 64
+    batch, start = default_schedule(12, 200, 800)
+    assert rows["pulse"]["init_evaluations"] == rows["ucbe"]["init_evaluations"] == 12 * start
+    assert own.params["batch_size"] == batch and own.params["init_batch"] == start
 
 
 def test_run_experiment_on_ray_local_cluster():

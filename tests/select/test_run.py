@@ -19,6 +19,7 @@ from latentbench.select import (
     NaivePooling,
     Pulse,
     Uniform,
+    default_schedule,
     run_selection,
 )
 
@@ -74,30 +75,48 @@ def test_same_initial_cells_for_every_policy(problem, order):
     assert (order == "shared") == all(s == items[0] for s in items)
 
 
-def test_initial_batch_defaults_to_the_policys_and_shares_its_prefix(problem):
-    """PULSE starts with 32 cells per arm on one shared order, UCB-E with 64 on an order per
-    arm; explicit values win, and a smaller start is the prefix of a larger one."""
+def test_initial_batch_defaults_to_the_schedule_and_shares_its_prefix(problem):
+    """Every policy starts with the schedule's initial batch (the same start), PULSE on one
+    shared order, UCB-E on an order per arm; explicit values win, and a smaller start is the
+    prefix of a larger one."""
     Y, proxy = problem
+    batch, init = default_schedule(Y.shape[0], Y.shape[1], 0)
     cells = {}
     for policy in (Pulse(), UCBE()):
         oracle = RecordingOracle(Y)
         res = run_selection(oracle, policy, budget=0, proxy=proxy, random_state=3)
-        assert res.evaluations_init == 10 * policy.default_init_batch
-        assert res.params["init_batch"] == policy.default_init_batch
+        assert res.evaluations_init == 10 * init
+        assert (res.params["init_batch"], res.params["batch_size"]) == (init, batch)
         assert res.params["item_order"] == policy.default_item_order
         cells[policy.name] = set(oracle.cells)
-    assert (Pulse.default_init_batch, UCBE.default_init_batch) == (32, 64)
     assert (Pulse.default_item_order, UCBE.default_item_order) == ("shared", "independent")
-    assert len({j for _, j in cells["pulse"]}) == 32  # every arm on the same 32 items
+    assert len({j for _, j in cells["pulse"]}) == init  # every arm on the same items
     oracle = RecordingOracle(Y)
-    run_selection(oracle, Pulse(), budget=0, item_order="independent", proxy=proxy, random_state=3)
+    run_selection(oracle, Pulse(), budget=0, init_batch=init // 2, item_order="independent",
+                  proxy=proxy, random_state=3)  # fmt: skip
     assert set(oracle.cells) < cells["ucbe"]
     with pytest.raises(InputError, match="item_order"):
         run_selection(MatrixOracle(Y), UCBE(), budget=0, item_order="sorted")
-    res = run_selection(MatrixOracle(Y), Pulse(), budget=0, init_batch=8, proxy=proxy)
-    assert res.evaluations_init == 10 * 8
-    tiny = run_selection(MatrixOracle(Y[:, :20]), UCBE(), budget=0, random_state=0)
-    assert tiny.evaluations_init == 10 * 20  # the default is capped at the benchmark's size
+    res = run_selection(MatrixOracle(Y), Pulse(), budget=0, init_batch=3, proxy=proxy)
+    assert res.evaluations_init == 10 * 3
+    tiny = run_selection(MatrixOracle(Y[:, :5]), UCBE(), budget=0, random_state=0)
+    assert tiny.evaluations_init == 10 * 5  # the default is capped at the benchmark's size
+
+
+def test_without_a_budget_every_policy_stops_certified(problem):
+    """No budget: PULSE stops at its certificate; UCB-E and uniform (no intervals of their
+    own) are certified by a betting sequence on their revealed cells; a policy that chooses
+    its items cannot be, and says so."""
+    Y, proxy = problem
+    truth = int(np.argmax(Y.mean(axis=1)))
+    for policy in (Pulse(bonus="ci", alpha=0.05), UCBE(), Uniform()):
+        res = run_selection(MatrixOracle(Y), policy, proxy=proxy, random_state=1)
+        assert res.params["stop"] == "confidence" and res.stopped in ("confidence", "exhausted")
+        assert res.certified and res.best == truth
+        assert res.evaluations_total < Y.size or res.stopped == "exhausted"
+        assert res.params["alpha"] == 0.05
+    with pytest.raises(InputError, match="chooses its items"):
+        run_selection(MatrixOracle(Y), UCBELRF(), stop="confidence", budget=100)
 
 
 def test_full_evaluation_is_exact(problem):
@@ -357,7 +376,7 @@ def test_bad_inputs(problem):
     with pytest.raises(InputError, match="proxy"):
         run_selection(MatrixOracle(Y), Pulse(), budget=1)
     with pytest.raises(InputError, match="intervals"):
-        run_selection(MatrixOracle(Y), UCBE(), budget=1, stop="confidence")
+        run_selection(MatrixOracle(Y), UCBELRF(), budget=1, stop="confidence")
     with pytest.raises(InputError, match="lam"):
         Pulse(lam=2.0)
     with pytest.raises(InputError, match="scores"):
@@ -526,8 +545,8 @@ def test_history_free_run_uses_an_order_per_arm_and_stays_unbiased():
     errors = []
     for s in range(80):  # the shared order's bias would be 4-5 SE here
         res = run_selection(
-            MatrixOracle(Y), FixedSchedule(refit_every=2), budget=800,
-            proxy=OnlineProxy(rank=1, random_state=0), random_state=s,
+            MatrixOracle(Y), FixedSchedule(refit_every=2), budget=800, batch_size=64,
+            init_batch=32, proxy=OnlineProxy(rank=1, random_state=0), random_state=s,
         )  # fmt: skip
         assert res.params["item_order"] == "independent"
         errors.append(res.estimates - mu)
@@ -555,8 +574,8 @@ def test_shared_order_with_a_history_stays_unbiased():
     errors = []
     for s in range(80):
         res = run_selection(
-            MatrixOracle(Y), FixedSchedule(refit_every=2), budget=800, proxy=proxy,
-            random_state=s,
+            MatrixOracle(Y), FixedSchedule(refit_every=2), budget=800, batch_size=64,
+            init_batch=32, proxy=proxy, random_state=s,
         )  # fmt: skip
         assert res.params["item_order"] == "shared"
         errors.append(res.estimates - mu)

@@ -57,6 +57,7 @@ _SPELLINGS = (
     (re.compile(r"\bMatrixOracle\(missing='zero'\)"), "--missing zero"),
     (re.compile(r"\bmissing='zero'"), "--missing zero"),
     (re.compile(r"\bmissing='error'"), "--missing error"),
+    (re.compile(r"\bmissing='drop-items'"), "--missing drop-items"),
     (re.compile(r"\bmax_iter=(\d+)"), r"--max-iter \1"),
     (re.compile(r"\btol=([\w.+-]+)"), r"--tol \1"),
     (re.compile(r"\bn_boot=(\d+)"), r"--bootstrap \1"),

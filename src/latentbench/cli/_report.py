@@ -51,87 +51,6 @@ def _responses_from_fit(directory: Path) -> Path | None:
     return None
 
 
-def read_selection(path: Path) -> dict[str, Any]:
-    """A selection.json (``latentbench select replay``), checked: an ``arms`` list whose
-    entries name a ``model`` and hold a numeric ``estimate``."""
-    try:
-        run = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: not JSON ({exc}); expected a selection.json") from None
-    expected = "expected the output of `latentbench select replay`"
-    if not isinstance(run, dict) or "arms" not in run:
-        raise InputError(f"{path} is not a selection.json (no 'arms'); {expected}")
-    arms = run["arms"]
-    if not isinstance(arms, list) or not arms:
-        raise InputError(f"{path}: 'arms' is {type(arms).__name__} {arms!r:.40}; {expected}")
-    for k, arm in enumerate(arms):
-        if not isinstance(arm, dict) or "model" not in arm or "estimate" not in arm:
-            raise InputError(f"{path}: arms[{k}] lacks 'model' or 'estimate'; {expected}")
-        estimate = arm["estimate"]
-        if isinstance(estimate, bool) or not isinstance(estimate, (int, float)):
-            raise InputError(f"{path}: arms[{k}].estimate is {estimate!r:.40}; expected a number")
-    return run
-
-
-def load_live_run(store: Path, run_id: str | None = None) -> dict[str, Any]:
-    """A live selection run in a DuckDB store as a ``selection.json``-like dict.
-
-    The run's final decision holds the finished selection; an unfinished run is summarised
-    from its stored observations (mean score and count per model, no intervals).
-    """
-    from latentbench.io.store import Store
-
-    with Store(store, read_only=True) as db:
-        runs = db.connection.execute(
-            "SELECT run_id, status, created_at, config FROM selection_runs ORDER BY created_at"
-        ).fetchall()
-        if not runs:
-            raise InputError(
-                f"{store}: no selection runs stored; `latentbench select live` writes them "
-                "(for ingested results use `latentbench fit --store ... --benchmark ...`)"
-            )
-        chosen = runs[-1] if run_id is None else next((r for r in runs if r[0] == run_id), None)
-        if chosen is None:
-            raise InputError(
-                f"{store}: no run {run_id!r}; stored runs: {', '.join(r[0] for r in runs)}"
-            )
-        rid, status, created, config = chosen
-        decisions = db.selection_decisions(rid)
-        final = next((d for d in reversed(decisions) if d.get("phase") == "final"), None)
-        observations = db.selection_observations(rid)
-    if final is not None:
-        run: dict[str, Any] = {k: v for k, v in final.items() if k not in ("phase", "round")}
-    else:
-        scored = observations[observations["score"].notna()]
-        grouped = scored.groupby("model")["score"].agg(["mean", "count"])
-        arms = [
-            {"model": str(m), "estimate": float(r["mean"]), "n_observed": int(r["count"])}
-            for m, r in grouped.iterrows()
-        ]
-        if not arms:
-            raise InputError(f"{store}: run {rid!r} ({status}) has no scored observations yet")
-        best = max(arms, key=lambda a: float(a["estimate"]))  # type: ignore[arg-type]
-        run = {
-            "policy": "live (unfinished)",
-            "best_model": best["model"],
-            "arms": arms,
-            "evaluations_total": len(observations),
-        }
-    run["live_run"] = {
-        "store": str(store),
-        "run_id": rid,
-        "status": status,
-        "created_at": str(created),
-        "runs_in_store": len(runs),
-        "failed_cells": int(observations["error"].notna().sum()),
-    }
-    try:
-        run["live_run"]["config"] = json.loads(config) if config else {}
-    except json.JSONDecodeError:
-        pass
-    return run
-
-
 @app.command(
     cls=Command,
     epilog=example(
@@ -139,13 +58,15 @@ def load_live_run(store: Path, run_id: str | None = None) -> dict[str, Any]:
         "latentbench report responses.parquet --items items.csv --out report.html",
         "latentbench report run/selection.json --out selection.html",
         "latentbench report run.duckdb --out live.html",
+        "latentbench report exp/ --out experiment.html",
     ),
 )
 def report(
     source: Path = typer.Argument(
         ...,
-        help="A fit directory (latentbench fit --out DIR), a responses file (fitted first), "
-        "a selection.json (latentbench select replay) or a live-run store (.duckdb).",
+        help="A fit directory (latentbench fit --out DIR), an experiment directory "
+        "(latentbench experiment --out DIR), a responses file (fitted first), a "
+        "selection.json (latentbench select replay) or a live-run store (.duckdb).",
     ),
     out: Path | None = typer.Option(
         None,
@@ -248,12 +169,23 @@ def _report(
     from latentbench.io._outputs import check_destination
     from latentbench.irt import TwoPL
     from latentbench.report import build_report, read_item_metadata
+    from latentbench.select import SelectionRecord
 
     if out.is_dir():
         raise InputError(f"--out {out} is a directory; expected the HTML file to write")
     check_destination(out, "file")  # before the fit or bootstrap, which are not cheap
     result = matrix = run = None
     notes: list[str] = []
+    if (
+        source.is_dir()
+        and (source / "summary.json").is_file()
+        and not (source / "fit.json").is_file()
+    ):  # an experiment directory
+        from latentbench.report import build_experiment_report
+
+        return build_experiment_report(
+            source, path=out, title=title or f"latentbench experiment: {source.name}"
+        )
     if source.is_dir():
         result = load_fit(source)
         if responses is None:
@@ -265,15 +197,15 @@ def _report(
     elif not source.exists():
         raise InputError(f"{source} does not exist")
     elif source.suffix.lower() == ".json":
-        run = read_selection(source)
+        run = SelectionRecord.read_json(source)
     elif source.suffix.lower() in (".duckdb", ".db"):
-        run = load_live_run(source, run_id)
+        run = SelectionRecord.from_store(source, run_id)
     else:
         progress(f"reading {source.name}")
         matrix = ResponseMatrix.read(source)
         result = TwoPL(l2=l2).fit(matrix, progress=progress)
     if selection is not None:
-        run = read_selection(selection)
+        run = SelectionRecord.read_json(selection)
     meta = read_item_metadata(items) if items is not None else None
     if meta is not None and result is not None:
         known = set(map(str, result.item_ids))

@@ -10,7 +10,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from latentbench.cli import Command, Group, app, example
-from latentbench.cli._common import clean_warnings, console, fail, fmt, fresh_out, print_table
+from latentbench.cli._common import (
+    clean_warnings,
+    console,
+    err_console,
+    fail,
+    fmt,
+    fresh_out,
+    print_table,
+)
 from latentbench.exceptions import InputError
 
 if TYPE_CHECKING:
@@ -19,7 +27,7 @@ if TYPE_CHECKING:
 select_app = typer.Typer(
     help="Best-model identification (PULSE and baselines) with few evaluations.",
     epilog=example(
-        "latentbench select replay responses.parquet --budget 20000 --out run/",
+        "latentbench select replay candidates.parquet --history history.parquet --out run/",
         "latentbench select live --config run.toml --store run.duckdb",
     ),
     no_args_is_help=True,
@@ -30,24 +38,6 @@ app.add_typer(select_app, name="select")
 
 def _fail(exc: Exception) -> None:
     fail(exc)
-
-
-def check_complete(scores: Any, model_ids: list[str], item_ids: list[str], missing: str) -> None:
-    """A replay needs every candidate cell unless ``--missing zero``: name the first hole by
-    its model and item ids."""
-    import numpy as np
-
-    if missing != "error":
-        return
-    holes = np.isnan(scores)
-    if holes.any():
-        row, col = (int(v) for v in np.argwhere(holes)[0])
-        raise InputError(
-            f"{int(holes.sum()):,} candidate cells are missing (first: model "
-            f"{model_ids[row]!r}, item {item_ids[col]!r}); a replay needs complete rows: pass "
-            "--missing drop-items to drop the items with a missing cell, --missing zero to "
-            "score them 0 explicitly, or drop incomplete models from the file"
-        )
 
 
 def _split_specs(text: str) -> list[str]:
@@ -101,7 +91,7 @@ def _read_dates(responses: Path, n_models: int, model_ids: list[str]) -> np.ndar
 class _ReplayCommand(Command):
     # the policy registry imports numpy: list the policies only when `replay --help` is shown
     def format_help(self, ctx: Any, formatter: Any) -> None:
-        from latentbench.select._policies import policy_help
+        from latentbench.select import policy_help
 
         for param in self.params:
             if param.name == "policy":
@@ -112,10 +102,17 @@ class _ReplayCommand(Command):
         super().format_help(ctx, formatter)
 
 
+def _deprecated(old: str, new: str) -> None:
+    """One line on stderr: an old option spelling still works but will go."""
+    err_console.print(f"[yellow]warning:[/yellow] {old} is deprecated; use {new}", soft_wrap=True)
+
+
 @select_app.command(
     "replay",
     cls=_ReplayCommand,
-    epilog=example("latentbench select replay responses.parquet --budget 20000 --out run/"),
+    epilog=example(
+        "latentbench select replay candidates.parquet --history history.parquet --out run/"
+    ),
 )
 def replay(
     responses: Path = typer.Argument(..., help="Scores of the candidate models (Parquet/CSV)."),
@@ -138,28 +135,46 @@ def replay(
         help="History-free: every model of RESPONSES is a candidate and the proxy's item "
         "factors are learned online from the candidates' own revealed cells.",
     ),
-    budget: int = typer.Option(400_000, help="Post-initialisation evaluations."),
+    budget: int | None = typer.Option(
+        None,
+        help="Post-initialisation evaluations. Default: none; the run stops when the best is "
+        "certified at --delta.",
+        show_default=False,
+    ),
     policy: str = typer.Option(
         "pulse",
         help="A policy (listed in --help), with options as "
         "'pulse:weights=precision;init_estimate=prior'.",
     ),
     seed: int = typer.Option(0, help="Random seed (initial batch and draws)."),
-    batch_size: int = typer.Option(64, help="Evaluations per round (B)."),
+    batch_size: int | None = typer.Option(
+        None,
+        help="Evaluations per round (B). Default: from the pool (8 to 64; see "
+        "docs/selection.md, Schedule).",
+        show_default=False,
+    ),
     init_batch: int | None = typer.Option(
-        None, help="Initial evaluations per model (default: the policy's; PULSE 32, others 64)."
+        None,
+        help="Initial evaluations per model. Default: one batch, the same for every policy.",
+        show_default=False,
     ),
-    rank: str = typer.Option("auto", help="Rank of the low-rank logistic proxy, or 'auto'."),
-    alpha: float = typer.Option(
-        0.1,
+    rank: str = typer.Option("auto", help="Rank of the low-rank proxy, or 'auto'."),
+    delta: float = typer.Option(
+        0.05,
         "--delta",
-        "--alpha",
-        help="Simultaneous miscoverage of the intervals (and of the certificate).",
+        help="Error probability of the certificate (a certified best is the true best with "
+        "probability >= 1 - delta); also the simultaneous miscoverage of the intervals.",
     ),
-    stop: str = typer.Option(
-        "budget",
-        help="'budget', or 'confidence': stop once the best is certified at --delta (PULSE "
-        "then samples the leader and its strongest challenger, LUCB-style).",
+    alpha: float | None = typer.Option(
+        None, "--alpha", hidden=True, help="Deprecated spelling of --delta."
+    ),
+    stop: str | None = typer.Option(
+        None,
+        help="'confidence': stop once the best is certified at --delta (PULSE then samples "
+        "the leader and its strongest challenger, LUCB-style; UCB-E and uniform are certified "
+        "on their revealed cells); 'budget': spend --budget. Default: 'confidence' without "
+        "--budget, 'budget' with it.",
+        show_default=False,
     ),
     missing: str = typer.Option(
         "error",
@@ -173,7 +188,12 @@ def replay(
 ) -> None:
     """Replay a selection on a recorded matrix; write OUT/selection.json."""
     from latentbench.io._outputs import check_destination
+    from latentbench.select import SelectionRecord
+    from latentbench.select import replay as replay_selection
 
+    if alpha is not None:
+        _deprecated("--alpha", "--delta")
+        delta = alpha
     target = fresh_out(out, "latentbench-select")
     try:  # before the replay runs, so that its result is never lost to a bad --out
         check_destination(target, "dir")
@@ -181,19 +201,24 @@ def replay(
         _fail(exc)
     with clean_warnings():
         try:
-            result, split_note = _replay(
-                responses,
-                _HistorySource(history, history_store, history_benchmark, no_history),
-                budget,
-                policy,
-                seed,
-                batch_size,
-                init_batch,
-                rank,
-                alpha,
-                stop,
-                missing,
-            )
+            with console.status("reading the responses ...") as status:
+                result = replay_selection(
+                    responses,
+                    history=history,
+                    history_store=history_store,
+                    history_benchmark=history_benchmark,
+                    no_history=no_history,
+                    policy=policy,
+                    budget=budget,
+                    batch_size=batch_size,
+                    init_batch=init_batch,
+                    rank=rank,
+                    delta=delta,
+                    stop=stop,
+                    missing=missing,
+                    random_state=seed,
+                    progress=lambda stage: status.update(f"{stage} ..."),
+                )
         except InputError as exc:
             _fail(exc)
     path = target / "selection.json"
@@ -202,245 +227,70 @@ def replay(
         result.to_json(path)
     except OSError as exc:  # the disk filled during the replay
         _fail(InputError(f"--out {target}: cannot write ({exc.strerror or exc})"))
+    record = SelectionRecord.from_result(result, source=str(path))
     if not quiet:
-        frame = result.to_frame().sort_values("estimate", ascending=False).head(10)
-        table = Table(title=f"{result.policy}: best model {escape(str(result.best_id))}")
-        for col in frame.columns:
-            table.add_column(col, justify="left" if col == "model" else "right")
-        for _, row in frame.iterrows():
-            table.add_row(*[escape(v) if isinstance(v, str) else fmt(v) for v in row.tolist()])
-        print_table(table)
-        full = len(result.estimates) * int(result.params.get("n_items", 0) or 0)
-        share = f" ({result.evaluations_total / full:.1%} of all {fmt(full)} cells)" if full else ""
-        console.print(
-            f"evaluations: {fmt(result.evaluations_post_init)} after the initial batch, "
-            f"{fmt(result.evaluations_total)} in total{share}; stopped: {result.stopped}; "
-            f"{result.seconds:.1f} s",
-            soft_wrap=True,
-        )
-        console.print(escape(split_note), soft_wrap=True)
-        for line in milestone_lines(result, full):
+        print_selection_table(record)
+        console.print(escape(str(record.params["history"]["note"])), soft_wrap=True)
+        for line in milestone_lines(record):
             console.print(escape(line), soft_wrap=True)
-    cert = result.certified
-    console.print(
-        "best "
-        + escape(str(result.best_id))
-        + (
-            ": no intervals, not certified"
-            if cert is None
-            else f": certified at delta = {alpha:g}"
-            if cert
-            else f": not certified at delta = {alpha:g}"
-        ),
-        soft_wrap=True,
-    )
+    console.print(spend_line(record) + f"; {result.seconds:.1f} s", soft_wrap=True)
+    console.print(escape(certificate_line(record)), soft_wrap=True)
     if not quiet:
         console.print(f"wrote {escape(str(path))}")
 
 
-def milestone_lines(result: Any, full: int) -> list[str]:
-    """When the recommendation settled and when it was first certified, for a run that went
-    on after that (so a user sees what the run needed, not only what it spent)."""
-    import numpy as np
+def spend_line(record: Any) -> str:
+    """``cells used: 2,429 of 46,690 (5.2% of a full evaluation), 280 in the initial batch;
+    stopped: certified``."""
+    full = record.full_evaluation
+    share = f" ({record.share:.1%} of a full evaluation)" if full else ""
+    stopped = {"confidence": "certified", "budget": "budget spent",
+               "exhausted": "every cell revealed"}.get(record.stopped, record.stopped)  # fmt: skip
+    text = f"cells used: {fmt(record.evaluations_total)}"
+    text += f" of {fmt(full)}{share}" if full else ""
+    if record.evaluations_init is not None:
+        text += f", {fmt(record.evaluations_init)} in the initial batch"
+    return text + (f"; stopped: {stopped}" if stopped else "")
 
+
+def print_selection_table(record: Any, rows: int = 10) -> None:
+    """The leading ``rows`` models of a run (estimate, bounds, cells), best first."""
+    frame = record.to_frame().sort_values("estimate", ascending=False).head(rows)
+    table = Table(title=f"{record.policy}: best model {escape(str(record.best_model))}")
+    for col in frame.columns:
+        table.add_column(col, justify="left" if col == "model" else "right")
+    for _, row in frame.iterrows():
+        table.add_row(*[escape(v) if isinstance(v, str) else fmt(v) for v in row.tolist()])
+    print_table(table)
+
+
+def certificate_line(record: Any) -> str:
+    """``best M: certified at delta = D`` (or not certified, or no intervals)."""
+    if record.certified is None:
+        return f"best {record.best_model}: no intervals, not certified"
+    word = "certified" if record.certified else "not certified"
+    return f"best {record.best_model}: {word} at delta = {record.delta:g}"
+
+
+def milestone_lines(record: Any) -> list[str]:
+    """When the recommendation was first certified, for a run that went on after that (so a
+    user sees what the run needed, not only what it spent)."""
     lines = []
-    spent, best = result.trace_evaluations, result.trace_best
-    changed = np.flatnonzero(best[1:] != best[:-1])
-    since = int(spent[changed[-1] + 1]) if changed.size else 0
-    if result.rounds and since < result.evaluations_post_init:
+    post = record.evaluations_post_init or 0
+    init = record.evaluations_init or 0
+    after = record.certified_after
+    if after is not None and after < post:
         lines.append(
-            f"recommendation unchanged since {fmt(since)} evaluations after the initial "
-            f"batch{_share(since + result.evaluations_init, full)}: {result.best_id}"
-        )
-    after, alpha = result.certified_after, result.params.get("alpha")
-    if after is not None and after < result.evaluations_post_init:
-        lines.append(
-            f"first certified at delta = {alpha:g} with {fmt(after)} evaluations after the "
-            f"initial batch{_share(after + result.evaluations_init, full)}: {result.certified_id}; "
-            "--stop confidence stops at the first certificate (sampling the leader and its "
-            "strongest challenger)"
+            f"first certified at delta = {record.delta:g} with {fmt(after)} evaluations after "
+            f"the initial batch{_cells(after + init, record.full_evaluation)}: "
+            f"{record.certified_model}; --stop confidence stops at the first certificate "
+            "(sampling the leader and its strongest challenger)"
         )
     return lines
 
 
-def _share(total: int, full: int) -> str:
+def _cells(total: int, full: int | None) -> str:
     return f" ({fmt(total)} in total, {total / full:.1%} of all cells)" if full else ""
-
-
-class _HistorySource:
-    """Where the proxy's history comes from: a file, a store benchmark, none (history-free)
-    or, when nothing is given, a random half of the responses."""
-
-    def __init__(
-        self,
-        path: Path | None,
-        store: Path | None,
-        benchmark: str | None,
-        none: bool,
-    ) -> None:
-        given = [name for name, on in (("--history", path is not None),
-                                       ("--history-store", store is not None),
-                                       ("--no-history", none)) if on]  # fmt: skip
-        if len(given) > 1:
-            raise InputError(f"{' and '.join(given)} exclude each other; give one of them")
-        if (store is None) != (benchmark is None):
-            raise InputError("--history-store and --history-benchmark go together; give both")
-        self.path, self.store, self.benchmark, self.none = path, store, benchmark, none
-
-
-def _replay(
-    responses: Path,
-    source: _HistorySource,
-    budget: int,
-    policy: str,
-    seed: int,
-    batch_size: int,
-    init_batch: int | None,
-    rank: str,
-    alpha: float,
-    stop: str,
-    missing: str,
-) -> tuple[Any, str]:
-    from latentbench.io import ResponseMatrix
-    from latentbench.io._files import file_sha256
-    from latentbench.select import (
-        LowRankProxy,
-        MatrixOracle,
-        make_policy,
-        parse_policy,
-        run_selection,
-        split_models,
-    )
-    from latentbench.select._policies import POLICIES
-
-    matrix = ResponseMatrix.read(responses)
-    history_record: dict[str, Any]
-    hist_scores = None
-    if source.path is not None or source.store is not None:
-        if source.path is not None:
-            hist = ResponseMatrix.read(source.path)
-            where, flag = str(source.path), "--history"
-        else:
-            from latentbench.cli._fit import load_matrix
-
-            hist = load_matrix(None, source.store, source.benchmark)
-            where = f"benchmark {source.benchmark!r} of store {source.store}"
-            flag = "--history-store"
-        absent = set(matrix.item_ids) - set(hist.item_ids)
-        if absent:
-            raise InputError(
-                f"{flag} ({where}) lacks {len(absent)} items of RESPONSES, e.g. "
-                f"{sorted(absent)[0]!r}; the history must cover the candidates' items"
-            )
-        hist_scores = hist.subset(items=matrix.item_ids).scores
-        candidates, ids = matrix.scores, matrix.model_ids
-        split_note = (
-            f"history: {hist.n_models} models of {where} learn the proxy; {len(ids)} candidates"
-        )
-        history_record = {
-            "source": where,
-            "history models": hist.n_models,
-            "candidates": len(ids),
-        }
-    elif source.none:
-        candidates, ids = matrix.scores, matrix.model_ids
-        split_note = (
-            f"history-free (--no-history): all {len(ids)} models are candidates; the proxy "
-            "is learned from their own revealed cells as the run goes"
-        )
-        history_record = {"source": "none (history-free)", "history models": 0,
-                          "candidates": len(ids)}  # fmt: skip
-    else:
-        h_rows, t_rows = split_models(matrix.n_models, how="random", random_state=seed)
-        hist_scores = matrix.scores[h_rows]
-        candidates = matrix.scores[t_rows]
-        ids = [matrix.model_ids[i] for i in t_rows]
-        split_note = (
-            f"history split: no --history given, so a random half of RESPONSES "
-            f"({len(h_rows)} models, seed {seed}) learns the proxy and only the other "
-            f"{len(ids)} models are candidates; pass --history, --history-store or "
-            "--no-history to use all of them"
-        )
-        history_record = {
-            "source": f"random half of {responses.name} (seed {seed})",
-            "history models": len(h_rows),
-            "candidates": len(ids),
-            "history ids": [matrix.model_ids[i] for i in h_rows],
-        }
-    check_complete(candidates, ids, matrix.item_ids, missing)
-    oracle = MatrixOracle(candidates, missing=missing)
-    kept = oracle.kept_items
-    if kept.size < matrix.n_items:
-        dropped = matrix.n_items - kept.size
-        split_note += (
-            f"; --missing drop-items: dropped {dropped:,} of {matrix.n_items:,} items with a "
-            f"missing candidate cell, so the target is each model's mean over the other "
-            f"{kept.size:,}"
-        )
-        history_record["dropped items"] = dropped
-        if hist_scores is not None:
-            hist_scores = hist_scores[:, kept]
-    _, name, spec_options, run_kw = parse_policy(policy)
-    options = POLICIES[name].options
-    extra: dict[str, Any] = {"alpha": alpha} if "alpha" in options else {}
-    if stop == "confidence" and "bonus" in options and "bonus" not in spec_options:
-        extra["bonus"] = "ci"  # fixed confidence: LUCB sampling
-    pol = make_policy(policy, extra, where="--policy")
-    proxy: LowRankProxy | None = None
-    if pol.needs_proxy and hist_scores is None:  # history-free
-        from latentbench.select import OnlineProxy
-
-        online_rank = _rank(rank)
-        proxy = OnlineProxy(
-            rank=2 if online_rank == "auto" else int(online_rank), random_state=seed
-        )
-        history_record["proxy rank"] = proxy.rank
-    elif pol.needs_proxy and hist_scores is not None:
-        with console.status("learning item factors from the history ..."):
-            fitted = LowRankProxy(rank=_rank(rank), random_state=seed).fit(hist_scores)
-        history_record["proxy rank"] = fitted.rank_
-        proxy = fitted
-    history_record["input"] = str(responses)
-    history_record["input_sha256"] = file_sha256(responses)
-    result = run_selection(
-        oracle,
-        pol,
-        budget=budget,
-        batch_size=batch_size,
-        init_batch=run_kw.get("init_batch", init_batch),
-        item_order=run_kw.get("item_order"),
-        proxy=proxy,
-        random_state=seed,
-        stop=stop,
-        model_ids=ids,
-    )
-    result.params.setdefault("n_items", oracle.n_items)
-    result.params.setdefault("history", history_record)
-    return result, split_note
-
-
-def _with_estimate(bar: Any, task: Any, n_jobs: int | None, quiet: bool) -> Any:
-    """The experiment's progress callback: advances the bar and, once the first runs are
-    done, says how long the rest will take at that pace (runs go n_jobs at a time)."""
-    import os
-    import time
-
-    start, told = time.perf_counter(), [quiet]
-    workers = n_jobs if n_jobs and n_jobs > 0 else os.cpu_count() or 1
-
-    def progress(done: int, total: int) -> None:
-        bar.update(task, completed=done, total=total)
-        if done >= 1 and not told[0]:
-            told[0] = True
-            elapsed = time.perf_counter() - start
-            rest = (total - done) * elapsed / max(done, min(workers, total))
-            bar.console.print(
-                f"{done:,} of {total:,} runs done in {elapsed:.0f} s: about {rest / 60:.1f} "
-                "more minutes at this pace (fewer --seeds or a smaller --budget is faster)",
-                soft_wrap=True,
-            )
-
-    return progress
 
 
 @app.command(
@@ -460,10 +310,20 @@ def experiment(
         20, help="Number of seeds (seed = 10000 * run); 200 for publication-grade curves."
     ),
     budget: int = typer.Option(400_000, help="Post-initialisation evaluations per run."),
-    batch_size: int = typer.Option(64, help="Evaluations per round (B)."),
-    init_batch: int | None = typer.Option(
-        None, help="Initial evaluations per model (default: the policy's; PULSE 32, others 64)."
+    batch_size: int | None = typer.Option(
+        None, help="Evaluations per round (B; default 64).", show_default=False
     ),
+    init_batch: int | None = typer.Option(
+        None,
+        help="Initial evaluations per model. Default: one batch, the same for every policy.",
+        show_default=False,
+    ),
+    stop: str = typer.Option(
+        "budget",
+        help="'budget', or 'confidence': every run also stops at its first certificate at "
+        "--delta; the table then compares the cells at the stop.",
+    ),
+    delta: float = typer.Option(0.05, help="Error probability of the certificates."),
     pool_size: int = typer.Option(1000, help="Models per pool."),
     rank: str = typer.Option("auto", help="Rank of the proxy, or 'auto'."),
     simulate: int | None = typer.Option(
@@ -471,8 +331,14 @@ def experiment(
     ),
     sim_rank: int = typer.Option(4, help="Rank of the simulator fit."),
     engine: str = typer.Option("local", help="'local' processes or 'ray'."),
-    n_jobs: int | None = typer.Option(None, help="Local processes (default: all cores)."),
-    random_state: int = typer.Option(0, help="Seed of the split and the simulator."),
+    jobs: int | None = typer.Option(None, help="Local processes (default: all cores)."),
+    n_jobs: int | None = typer.Option(
+        None, "--n-jobs", hidden=True, help="Deprecated spelling of --jobs."
+    ),
+    seed: int = typer.Option(0, help="Seed of the split and the simulator."),
+    random_state: int | None = typer.Option(
+        None, "--random-state", hidden=True, help="Deprecated spelling of --seed."
+    ),
     missing: str = typer.Option(
         "error",
         help="Missing candidate cells: 'error'; 'zero' to score them 0 explicitly; or "
@@ -490,6 +356,13 @@ def experiment(
     from latentbench.io import ResponseMatrix
     from latentbench.io._outputs import check_destination
     from latentbench.select import experiment_from_matrix
+
+    if n_jobs is not None:
+        _deprecated("--n-jobs", "--jobs")
+        jobs = n_jobs
+    if random_state is not None:
+        _deprecated("--random-state", "--seed")
+        seed = random_state
 
     target = fresh_out(out, "latentbench-experiment")
     try:  # before the runs, so that their result is never lost to a bad --out
@@ -520,12 +393,14 @@ def experiment(
                     budget=budget,
                     batch_size=batch_size,
                     init_batch=init_batch,
+                    stop=stop,
+                    delta=delta,
                     rank=_rank(rank),
                     simulate=simulate,
                     sim_rank=sim_rank,
-                    random_state=random_state,
+                    random_state=seed,
                     engine=engine,
-                    n_jobs=n_jobs,
+                    n_jobs=jobs,
                     missing=missing,
                     progress=progress,
                 )
@@ -536,27 +411,60 @@ def experiment(
     except OSError as exc:  # the disk filled during the runs
         _fail(InputError(f"--out {target}: cannot write ({exc.strerror or exc})"))
     if not quiet:
-        table = Table(title="budget to 95 % identification accuracy (bootstrap mean ± SD)")
-        for col in (
-            "pool",
-            "policy",
-            "post-init",
-            "total",
-            "% saved post",
-            "% saved total",
-            "coverage",
-        ):
-            table.add_column(col)
-        for row in result.summary:
-            cov = row["coverage"]
-            table.add_row(
-                row["pool"],
-                escape(row["policy"]),
+        print_experiment_table(result)
+        console.print(f"wrote {escape(str(target))}/summary.json, summary.csv, curves.csv")
+
+
+def _pct(row: dict[str, Any], name: str) -> str:
+    value = row.get(name)
+    if value is None or value != value:
+        return "-"
+    se, lo, hi = (row.get(f"{name}_{k}") for k in ("se", "lo", "hi"))
+    if se is None or se != se:
+        return f"{value:.1f}"
+    return f"{value:.1f} ± {se:.1f} [{lo:.1f}, {hi:.1f}]"
+
+
+def print_experiment_table(result: Any) -> None:
+    """Per pool and policy: the budget to 95 % (or the cells at a certified stop) and each
+    saving with its paired-bootstrap SE and 95 % interval."""
+    at_stop = result.params.get("stop") == "confidence"
+    reference = result.params.get("reference")
+    title = (
+        f"cells at the certified stop (delta = {result.params.get('delta'):g}; mean ± SE)"
+        if at_stop
+        else "budget to 95 % identification accuracy (bootstrap mean ± SD)"
+    )
+    table = Table(title=title)
+    first = ("cells post-init", "certified", "certified right") if at_stop else (
+        "post-init", "total", "to 90 %")  # fmt: skip
+    columns = ("pool", "top-2 gap", "policy", *first, f"% saved post vs {reference}",
+               "% saved total", "coverage")  # fmt: skip
+    for col in columns:
+        table.add_column(col)
+    for row in result.summary:
+        cov = row["coverage"]
+        gap = (result.pools.get(row["pool"]) or {}).get("top2_gap")
+        if at_stop:
+            right = row.get("certified_correct")
+            cells = (
+                f"{row['cells_at_stop_post_init']:,.0f} ± {row['cells_at_stop_post_init_se']:,.0f}",
+                f"{row['certified_fraction']:.0%}",
+                "-" if right is None else f"{right:.0%}",
+            )
+        else:
+            cells = (
                 f"{row['budget_post_init']:,.0f} ± {row['budget_post_init_sd']:,.0f}",
                 f"{row['budget_total']:,.0f}",
-                f"{row.get('saved_post_init_pct', float('nan')):.1f}",
-                f"{row.get('saved_total_pct', float('nan')):.1f}",
-                "-" if cov is None else f"{cov:.3f}",
+                f"{row['budget_post_init_90']:,.0f}",
             )
-        print_table(table)
-        console.print(f"wrote {escape(str(target))}/summary.json, summary.csv, curves.csv")
+        table.add_row(
+            row["pool"],
+            "-" if gap is None else f"{gap:.3f}",
+            escape(row["policy"]),
+            *cells,
+            _pct(row, "saved_post_init_pct"),
+            _pct(row, "saved_total_pct"),
+            "-" if cov is None else f"{cov:.3f}",
+        )
+    print_table(table)

@@ -151,7 +151,7 @@ def live(
 
             def show(p: Any) -> None:
                 # planned = the initial batch of every model + the budget
-                init_total = p.planned - cfg.run.budget
+                init_total = None if cfg.run.budget is None else p.planned - cfg.run.budget
                 progress.update(
                     task,
                     completed=p.revealed,
@@ -206,10 +206,11 @@ def live(
             f"({sel.stopped})"
         )
         err.print(escape(summary), soft_wrap=True)
-        from latentbench.cli._select import milestone_lines
+        from latentbench.cli._select import certificate_line, milestone_lines, spend_line
+        from latentbench.select import SelectionRecord
 
-        n_items = int(sel.params.get("n_items") or 0)
-        for line in milestone_lines(sel, len(sel.estimates) * n_items):
+        record = SelectionRecord.from_result(sel)
+        for line in [*milestone_lines(record), spend_line(record), certificate_line(record)]:
             err.print(escape(line), soft_wrap=True)
         if result.message and "failed" in result.message:
             err.print(f"[yellow]{escape(result.message)}[/yellow]")

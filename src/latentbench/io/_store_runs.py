@@ -98,10 +98,28 @@ class SelectionRuns:
         return {
             "run_id": rid,
             "created_at": created,
-            "config": json.loads(config or "{}"),
+            "config": _parse_config(config),
             "package_version": version,
             "status": status,
         }
+
+    def selection_runs(self) -> list[dict[str, Any]]:
+        """Every ``selection_runs`` row, oldest first (``config`` parsed), as
+        :meth:`selection_run` gives one."""
+        rows = self.connection.execute(
+            "SELECT run_id, created_at, config, package_version, status FROM selection_runs "
+            "ORDER BY created_at"
+        ).fetchall()
+        return [
+            {
+                "run_id": rid,
+                "created_at": created,
+                "config": _parse_config(config),
+                "package_version": version,
+                "status": status,
+            }
+            for rid, created, config, version, status in rows
+        ]
 
     def selection_observations(self, run_id: str) -> pd.DataFrame:
         """Observations of a run in ``seq`` order."""
@@ -166,3 +184,12 @@ class SelectionRuns:
         )
         self.ingest(frame)
         return len(frame)
+
+
+def _parse_config(text: str | None) -> dict[str, Any]:
+    """A stored run configuration (JSON); ``{}`` when empty or unreadable."""
+    try:
+        value = json.loads(text or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}

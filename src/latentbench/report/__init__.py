@@ -1,10 +1,16 @@
 """Figures and self-contained HTML reports for fits and selection runs."""
 
+from latentbench.report._experiment import (
+    EXPERIMENT_SECTIONS,
+    build_experiment_report,
+    experiment_table,
+)
 from latentbench.report._html import FIT_SECTIONS, SELECTION_SECTIONS, build_report
 from latentbench.report._metadata import category_columns, read_item_metadata
 from latentbench.report.plots import (
     plot_abilities,
     plot_ability_accuracy,
+    plot_experiment_curves,
     plot_item_curves,
     plot_item_map,
     plot_selection_evaluations,
@@ -12,12 +18,16 @@ from latentbench.report.plots import (
 )
 
 __all__ = [
+    "EXPERIMENT_SECTIONS",
     "FIT_SECTIONS",
     "SELECTION_SECTIONS",
+    "build_experiment_report",
     "build_report",
     "category_columns",
+    "experiment_table",
     "plot_abilities",
     "plot_ability_accuracy",
+    "plot_experiment_curves",
     "plot_item_curves",
     "plot_item_map",
     "plot_selection_evaluations",

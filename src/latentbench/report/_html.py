@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -31,7 +31,10 @@ from latentbench.report._findings import (
     _selection_findings,
 )
 
-__all__ = ["build_report"]
+if TYPE_CHECKING:
+    from latentbench.select import SelectionRecord, SelectionResult
+
+__all__ = ["build_report", "selection_record"]
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -467,9 +470,29 @@ def _interval_trajectories_spec(
     return spec
 
 
-def _selection_sections(selection: Any, top: int) -> tuple[list[_Section], dict[str, Any]]:
-    arms, trace = plots.selection_frame(selection)
-    data = selection.to_dict(trace=False) if hasattr(selection, "to_dict") else dict(selection)
+def selection_record(
+    selection: SelectionRecord | SelectionResult | Mapping[str, Any],
+) -> SelectionRecord:
+    """The :class:`~latentbench.select.SelectionRecord` of a run, its result or its
+    ``selection.json`` dict (checked)."""
+    from latentbench.select import SelectionRecord, SelectionResult
+
+    if isinstance(selection, SelectionRecord):
+        return selection
+    if isinstance(selection, SelectionResult):
+        return SelectionRecord.from_result(selection)
+    if isinstance(selection, Mapping):
+        return SelectionRecord.from_dict(selection)
+    raise InputError(
+        f"selection is a {type(selection).__name__}; expected a SelectionRecord, a "
+        "SelectionResult or the dict of a selection.json"
+    )
+
+
+def _selection_sections(record: SelectionRecord, top: int) -> tuple[list[_Section], dict[str, Any]]:
+    data = record.to_dict()
+    selection = data
+    arms, trace = plots.selection_frame(data)
     info = {
         key: data.get(key)
         for key in (
@@ -575,7 +598,7 @@ def build_report(
     result: Any | None = None,
     matrix: Any | None = None,
     *,
-    selection: Any | None = None,
+    selection: SelectionRecord | SelectionResult | Mapping[str, Any] | None = None,
     path: str | Path | None = None,
     title: str | None = None,
     top: int = 30,
@@ -603,9 +626,10 @@ def build_report(
         last.
     matrix : ResponseMatrix, optional
         The matrix the fit used.
-    selection : SelectionResult or dict, optional
-        A selection run (or the dict of its ``selection.json``); adds sections
-        ``selection-summary``, ``selection-intervals``, ``selection-evaluations``.
+    selection : SelectionRecord, SelectionResult or dict, optional
+        A selection run (its record, its result, or the dict of its ``selection.json``);
+        adds sections ``selection-summary``, ``selection-intervals``,
+        ``selection-evaluations``.
     path : str or Path, optional
         Also write the page there.
     title : str, optional
@@ -642,7 +666,7 @@ def build_report(
             sections += _category_sections(result, matrix, item_metadata)
     if selection is not None:
         notify(progress, "report: selection figures")
-        s, info = _selection_sections(selection, top)
+        s, info = _selection_sections(selection_record(selection), top)
         sections += s
         facts = facts or info
     from latentbench import __version__

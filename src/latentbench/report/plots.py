@@ -22,6 +22,7 @@ from latentbench.exceptions import InputError
 __all__ = [
     "plot_abilities",
     "plot_ability_accuracy",
+    "plot_experiment_curves",
     "plot_item_curves",
     "plot_item_map",
     "plot_selection_evaluations",
@@ -357,4 +358,48 @@ def plot_selection_evaluations(selection: Any, ax: Axes | None = None, *, top: i
     ax.set_yticks(pos, [_text(m) for m in frame["model"]], fontsize=7)
     ax.set_xlabel("evaluations (revealed cells)")
     ax.set_title("Evaluations per model")
+    return ax
+
+
+# ----------------------------------------------------------------------------- experiments
+def plot_experiment_curves(
+    curves: pd.DataFrame, pool: str, ax: Axes | None = None, *, z: float = 1.96
+) -> Axes:
+    """Identification accuracy against post-init cells for every policy of one pool.
+
+    Parameters
+    ----------
+    curves : DataFrame
+        Long, the columns of ``curves.csv``: ``pool``, ``policy``, ``evaluations``,
+        ``accuracy``, ``se``.
+    pool : str
+    ax : Axes, optional
+    z : float, default 1.96
+        Band half-width in standard errors (pointwise 95 %).
+
+    Returns
+    -------
+    Axes
+        One line and one band (``PolyCollection``) per policy, dotted lines at 90 % and 95 %.
+    """
+    ax = _axes(ax)
+    frame = curves[curves["pool"].astype(str) == str(pool)]
+    if frame.empty:
+        raise InputError(f"no curves for pool {pool!r}; pools: {sorted(set(curves['pool']))}")
+    colours = plt.get_cmap("tab10").colors  # type: ignore[attr-defined]
+    for k, (policy, part) in enumerate(frame.groupby("policy", sort=False)):
+        x = part["evaluations"].to_numpy(dtype=float)
+        y = part["accuracy"].to_numpy(dtype=float)
+        se = part["se"].to_numpy(dtype=float)
+        colour = colours[k % len(colours)]
+        ax.plot(x, y, color=colour, linewidth=1.4, label=_text(policy))
+        ax.fill_between(x, np.clip(y - z * se, 0, 1), np.clip(y + z * se, 0, 1), color=colour,
+                        alpha=0.15, linewidth=0)  # fmt: skip
+    for level in (0.9, 0.95):
+        ax.axhline(level, color="0.5", linestyle=":", linewidth=0.8)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("evaluations after the initial batch")
+    ax.set_ylabel("identification accuracy (band: 95 % pointwise)")
+    ax.set_title(f"Pool {_text(pool)}")
+    ax.legend(fontsize=8, loc="lower right", frameon=False)
     return ax

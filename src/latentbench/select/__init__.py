@@ -8,6 +8,11 @@ not bias); the final estimates of an adaptive run are biased like any bandit's (
 recommended model's estimate tends to be high), so read them with their intervals, which
 are anytime-valid confidence sequences.
 
+:func:`replay` replays a selection on a recorded matrix (the twin of ``latentbench select
+replay``); without a budget it stops when the best is certified at ``delta = 0.05``, with a
+batch and start from :func:`default_schedule`. :class:`SelectionRecord` reads a finished run
+back from its result, its ``selection.json`` or a store.
+
 Submodules: :mod:`latentbench.select.oracles` (where scores come from) and
 :mod:`latentbench.select.live` (durable, resumable runs against real endpoints).
 """
@@ -19,6 +24,7 @@ from latentbench.select._estimate_compare import CompareResult, compare
 from latentbench.select._estimate_experiment import estimate_experiment
 from latentbench.select._estimate_live import estimate_live
 from latentbench.select._experiment import (
+    ExperimentRecord,
     ExperimentResult,
     budget_to_accuracy,
     exact_gap_pool,
@@ -37,10 +43,14 @@ from latentbench.select._policies import (
     Uniform,
     make_policy,
     parse_policy,
+    policy_help,
 )
 from latentbench.select._proxy import LowRankProxy
 from latentbench.select._pulse import Pulse
+from latentbench.select._record import SelectionRecord
+from latentbench.select._replay import replay
 from latentbench.select._run import SelectionResult, interval_trajectories, run_selection
+from latentbench.select._schedule import DEFAULT_BATCH_SIZE, default_schedule
 from latentbench.select._scorers import exact_match, multiple_choice
 from latentbench.select._state import Observation, SelectionState
 from latentbench.select.live import LiveConfig, LiveResult, run_live
@@ -48,12 +58,14 @@ from latentbench.select.oracles import MatrixOracle, Oracle
 from latentbench.synthetic import LeaderboardSimulator
 
 __all__ = [
+    "DEFAULT_BATCH_SIZE",
     "POLICIES",
     "UCBE",
     "UCBELRF",
     "Calibration",
     "CompareResult",
     "EstimateResult",
+    "ExperimentRecord",
     "ExperimentResult",
     "FullEvaluation",
     "LeaderboardSimulator",
@@ -68,6 +80,7 @@ __all__ = [
     "Policy",
     "PolicyInfo",
     "Pulse",
+    "SelectionRecord",
     "SelectionResult",
     "SelectionState",
     "Uniform",
@@ -77,6 +90,7 @@ __all__ = [
     "estimate_experiment",
     "estimate_live",
     "estimate_many",
+    "default_schedule",
     "exact_gap_pool",
     "exact_match",
     "experiment_from_matrix",
@@ -85,6 +99,8 @@ __all__ = [
     "make_policy",
     "multiple_choice",
     "parse_policy",
+    "policy_help",
+    "replay",
     "run_experiment",
     "run_live",
     "run_selection",

@@ -24,6 +24,7 @@ import numpy as np
 from latentbench.exceptions import InputError
 from latentbench.select._betting import BettingConfSeq
 from latentbench.select._bounds import EBConfSeq, FreedmanConfSeq
+from latentbench.select._schedule import DEFAULT_BATCH_SIZE
 from latentbench.select._state import Observation, ProxyState, SelectionState
 
 __all__ = ["Policy", "ProxyBookkeeping", "UCBEBookkeeping"]
@@ -88,8 +89,9 @@ ConfSeq = BettingConfSeq | EBConfSeq | FreedmanConfSeq
 
 
 def default_initial_batch(policy: Policy, n_items: int) -> int:
-    """The policy's ``default_init_batch`` (64 if it has none), at most ``n_items``."""
-    return min(int(getattr(policy, "default_init_batch", 64)), n_items)
+    """The policy's ``default_init_batch`` (:data:`DEFAULT_BATCH_SIZE` if it has none), at
+    most ``n_items``."""
+    return min(int(getattr(policy, "default_init_batch", DEFAULT_BATCH_SIZE)), n_items)
 
 
 def make_confseq(
@@ -131,7 +133,7 @@ class UCBEBookkeeping:
 
     name = "policy"
     needs_proxy = False
-    default_init_batch = 64
+    default_init_batch = DEFAULT_BATCH_SIZE  # the paper: one batch of B per arm
     default_item_order = "independent"
 
     def __init__(

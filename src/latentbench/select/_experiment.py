@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from latentbench.exceptions import InputError
-from latentbench.select._policies import make_policy, parse_policy
+from latentbench.select._policies import POLICIES, make_policy, parse_policy
 from latentbench.select._run import run_selection
+from latentbench.select._schedule import default_schedule
 from latentbench.select.oracles import MatrixOracle
 
 if TYPE_CHECKING:
@@ -34,10 +35,15 @@ Progress = Callable[[int, int], None]
 Task = tuple[str, str, int]
 
 __all__ = [
+    "CURVE_COLUMNS",
+    "ExperimentRecord",
     "ExperimentResult",
+    "ExperimentSettings",
     "budget_to_accuracy",
     "exact_gap_pool",
     "experiment_from_matrix",
+    "paired_saving",
+    "paired_saving_at_stop",
     "parse_pools",
     "run_experiment",
     "split_models",
@@ -202,49 +208,207 @@ def budget_to_accuracy(
         }
 
 
+def _se(values: np.ndarray) -> float:
+    """Standard error of a mean over seeds (NaN with fewer than two)."""
+    values = np.asarray(values, dtype=float)
+    return float(values.std(ddof=1) / np.sqrt(values.size)) if values.size > 1 else float("nan")
+
+
+def _first_crossing(curve: np.ndarray, grid: np.ndarray, target: float) -> float:
+    ok = curve >= target - 1e-12
+    return float(grid[int(np.argmax(ok))]) if ok.any() else float("nan")
+
+
+def _interval(draws: np.ndarray, point: float, name: str) -> dict[str, float]:
+    finite = draws[np.isfinite(draws)]
+    if finite.size < 2:
+        nan = float("nan")
+        return {name: point, f"{name}_se": nan, f"{name}_lo": nan, f"{name}_hi": nan}
+    lo, hi = np.percentile(finite, [2.5, 97.5])
+    return {
+        name: point,
+        f"{name}_se": float(finite.std(ddof=1)),
+        f"{name}_lo": float(lo),
+        f"{name}_hi": float(hi),
+    }
+
+
+def paired_saving(
+    correct: np.ndarray,
+    reference: np.ndarray,
+    grid: np.ndarray,
+    *,
+    init: int = 0,
+    ref_init: int = 0,
+    target: float = 0.95,
+    n_boot: int = 200,
+    random_state: int = 0,
+) -> dict[str, float]:
+    """Saving in the budget to ``target`` accuracy against a reference, with a paired bootstrap.
+
+    Both policies ran on the same seeds (the same initial cells), so seeds are resampled
+    together: each resample gives both first-crossing budgets and their saving; the spread
+    of those savings is the standard error, their 2.5 and 97.5 percentiles the interval.
+
+    Parameters
+    ----------
+    correct, reference : ndarray of bool, shape (n_seeds, G)
+        Per seed (same order in both) whether the recommendation after ``grid[g]`` post-init
+        cells was the true best.
+    grid : ndarray of shape (G,)
+    init, ref_init : int
+        Initial cells of each (added for the total saving).
+    target : float
+    n_boot : int
+    random_state : int
+
+    Returns
+    -------
+    dict
+        ``saved_post_init_pct`` and ``saved_total_pct`` (``100 (ref - policy) / ref`` from
+        the full-sample curves), each with ``_se``, ``_lo``, ``_hi`` from the resamples
+        (resamples where either never reaches ``target`` are left out).
+    """
+    a = np.asarray(correct, dtype=np.float64)
+    r = np.asarray(reference, dtype=np.float64)
+    if a.shape != r.shape:
+        raise InputError(f"paired curves of shapes {a.shape} and {r.shape}; expected the same")
+    rng = np.random.default_rng(random_state)
+    n = a.shape[0]
+    post = np.full(n_boot, np.nan)
+    total = np.full(n_boot, np.nan)
+    for k in range(n_boot):
+        idx = rng.integers(0, n, n)
+        x = _first_crossing(a[idx].mean(axis=0), grid, target)
+        y = _first_crossing(r[idx].mean(axis=0), grid, target)
+        if y > 0:
+            post[k] = 100 * (y - x) / y
+        total[k] = 100 * ((y + ref_init) - (x + init)) / (y + ref_init)
+    x = _first_crossing(a.mean(axis=0), grid, target)
+    y = _first_crossing(r.mean(axis=0), grid, target)
+    point_post = 100 * (y - x) / y if y > 0 else float("nan")
+    point_total = 100 * ((y + ref_init) - (x + init)) / (y + ref_init)
+    return {
+        **_interval(post, point_post, "saved_post_init_pct"),
+        **_interval(total, point_total, "saved_total_pct"),
+    }
+
+
+def paired_saving_at_stop(
+    post: np.ndarray,
+    ref_post: np.ndarray,
+    init: int = 0,
+    ref_init: int = 0,
+    *,
+    n_boot: int = 200,
+    random_state: int = 0,
+) -> dict[str, float]:
+    """Saving in mean cells at the certified stop against a reference, paired over seeds.
+
+    Returns
+    -------
+    dict
+        As :func:`paired_saving`, from the mean post-init (and total) cells at the stop.
+    """
+    a, r = np.asarray(post, dtype=float), np.asarray(ref_post, dtype=float)
+    rng = np.random.default_rng(random_state)
+    idx = rng.integers(0, a.size, (n_boot, a.size))
+    x, y = a[idx].mean(axis=1), r[idx].mean(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        draws_post = 100 * (y - x) / y
+    draws_total = 100 * ((y + ref_init) - (x + init)) / (y + ref_init)
+    mx, my = a.mean(), r.mean()
+    point_post = 100 * (my - mx) / my if my > 0 else float("nan")
+    point_total = 100 * ((my + ref_init) - (mx + init)) / (my + ref_init)
+    return {
+        **_interval(draws_post, point_post, "saved_post_init_pct"),
+        **_interval(draws_total, point_total, "saved_total_pct"),
+    }
+
+
 # ---------------------------------------------------------------------------- workers
-_SHARED: dict[str, Any] = {}
+@dataclass(frozen=True)
+class ExperimentSettings:
+    """What every run of an experiment shares; sent once to each worker process.
+
+    Attributes
+    ----------
+    scores : ndarray of shape (n_models, n_items), float32
+        Full matrix of the candidate models.
+    pools : dict
+        Pool name -> row indices into ``scores``.
+    budget, batch_size : int
+        Post-initialisation cells per run, and cells per round.
+    init_batch : int or None
+        Initial cells per model (None: each policy's default; a spec's ``init_batch`` wins).
+    proxy : LowRankProxy or None
+        Fitted on the history (PULSE and Naive-Pooling need it).
+    grid : ndarray of shape (G,)
+        Post-init budgets at which the recommendation is scored.
+    stop : {"budget", "confidence"}
+        Whether every run also stops at its first certificate.
+    delta : float
+        Error probability of the certificates.
+    """
+
+    scores: np.ndarray
+    pools: dict[str, np.ndarray]
+    budget: int
+    batch_size: int
+    init_batch: int | None
+    proxy: LowRankProxy | None
+    grid: np.ndarray
+    stop: str = "budget"
+    delta: float = 0.05
 
 
-def _init_worker(shared: dict[str, Any]) -> None:
+_SETTINGS: list[ExperimentSettings] = []
+
+
+def _init_worker(settings: ExperimentSettings) -> None:
     limit_blas_threads(1)
-    _SHARED.clear()
-    _SHARED.update(shared)
+    _SETTINGS[:] = [settings]
 
 
-def _run_task(task: tuple[str, str, int]) -> dict[str, Any]:
+def _run_task(task: Task) -> dict[str, Any]:
     pool_name, spec, seed = task
-    return _run_one(_SHARED, pool_name, spec, seed)
+    return _run_one(_SETTINGS[0], pool_name, spec, seed)
 
 
-def _run_one(shared: dict[str, Any], pool_name: str, spec: str, seed: int) -> dict[str, Any]:
-    rows = shared["pools"][pool_name]
-    scores = shared["scores"][rows]
-    label, _name, _kw, run_kw = parse_policy(spec)
-    policy = make_policy(spec)
+def _run_one(settings: ExperimentSettings, pool_name: str, spec: str, seed: int) -> dict[str, Any]:
+    scores = settings.scores[settings.pools[pool_name]]
+    label, name, spec_kw, run_kw = parse_policy(spec)
+    options = POLICIES[name].options
+    extra: dict[str, Any] = {"alpha": settings.delta} if "alpha" in options else {}
+    if settings.stop == "confidence" and "bonus" in options and "bonus" not in spec_kw:
+        extra["bonus"] = "ci"  # fixed confidence: LUCB sampling, as in a replay
+    policy = make_policy(spec, extra)
     oracle = MatrixOracle(scores)
     mu = oracle.true_means()
     result = run_selection(
         oracle,
         policy,
-        budget=shared["budget"],
-        batch_size=shared["batch_size"],
-        init_batch=run_kw.get("init_batch", shared["init_batch"]),
+        budget=settings.budget,
+        batch_size=settings.batch_size,
+        init_batch=run_kw.get("init_batch", settings.init_batch),
         item_order=run_kw.get("item_order"),
-        proxy=shared["proxy"],
+        proxy=settings.proxy,
         random_state=seed,
+        stop=settings.stop,
+        delta=settings.delta,
         true_means=mu,
     )
-    grid = shared["grid"]
     best = int(np.argmax(mu))
     return {
         "pool": pool_name,
         "policy": label,
         "seed": seed,
-        "correct": result.best_at(grid) == best,
+        "correct": result.best_at(settings.grid) == best,
         "covered": result.covered,
         "init": result.evaluations_init,
         "post": result.evaluations_post_init,
+        "certified": bool(result.certified) if settings.stop == "confidence" else None,
+        "final_correct": result.best == best,
         "seconds": result.seconds,
         "proxy_seconds": result.proxy_seconds,
     }
@@ -287,7 +451,6 @@ class ExperimentResult:
         seeds whose recommendation was the true best) and ``se`` (its binomial standard error
         over seeds, ``sqrt(p (1 - p) / n_seeds)``).
         """
-        import pandas as pd
 
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
@@ -297,6 +460,12 @@ class ExperimentResult:
             )
         )
         self.to_frame().to_csv(out / "summary.csv", index=False)
+        self.curve_frame().to_csv(out / "curves.csv", index=False)
+
+    def curve_frame(self) -> pd.DataFrame:
+        """The accuracy curves as a long table (the columns of ``curves.csv``)."""
+        import pandas as pd
+
         parts: list[pd.DataFrame] = []
         for (pool, pol), arr in self.curves.items():
             accuracy = np.asarray(arr, dtype=float).mean(axis=0)
@@ -311,7 +480,77 @@ class ExperimentResult:
                     }
                 )
             )
-        pd.concat(parts, ignore_index=True).to_csv(out / "curves.csv", index=False)
+        return pd.concat(parts, ignore_index=True)
+
+
+CURVE_COLUMNS = ("pool", "policy", "evaluations", "accuracy", "se")
+"""Columns of ``curves.csv``."""
+
+
+@dataclass(frozen=True)
+class ExperimentRecord:
+    """An experiment as written to its directory (``summary.json``, ``curves.csv``): what a
+    report needs, without the per-seed arrays.
+
+    Attributes
+    ----------
+    params, pools : dict
+        As :class:`ExperimentResult`.
+    summary : list of dict
+        One row per (pool, policy) (see :class:`ExperimentResult`).
+    curves : DataFrame
+        Long: ``pool``, ``policy``, ``evaluations`` (post-init cells), ``accuracy`` (fraction
+        of seeds whose recommendation was the true best) and ``se`` (its standard error).
+    source : str
+    """
+
+    params: dict[str, Any]
+    pools: dict[str, dict[str, Any]]
+    summary: list[dict[str, Any]]
+    curves: pd.DataFrame
+    source: str = ""
+
+    @classmethod
+    def from_result(cls, result: ExperimentResult) -> ExperimentRecord:
+        """The record of an experiment in memory."""
+        return cls(result.params, result.pools, result.summary, result.curve_frame(), "result")
+
+    @classmethod
+    def read(cls, directory: str | os.PathLike[str]) -> ExperimentRecord:
+        """Read ``latentbench experiment --out DIR``.
+
+        Raises
+        ------
+        InputError
+            A missing or unreadable file, or a missing field, named with the file.
+        """
+        import pandas as pd
+
+        directory = Path(directory)
+        summary_path, curves_path = directory / "summary.json", directory / "curves.csv"
+        for path in (summary_path, curves_path):
+            if not path.is_file():
+                raise InputError(
+                    f"{directory}: no {path.name}; expected the output of `latentbench "
+                    "experiment --out DIR`"
+                )
+        try:
+            data = json.loads(summary_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"{summary_path}: not JSON ({exc})") from None
+        if not isinstance(data, dict) or not isinstance(data.get("summary"), list):
+            raise InputError(f"{summary_path}: no 'summary' list; expected an experiment summary")
+        curves = pd.read_csv(curves_path)
+        absent = [c for c in CURVE_COLUMNS if c not in curves.columns]
+        if absent:
+            raise InputError(f"{curves_path}: lacks column(s) {absent}; expected {CURVE_COLUMNS}")
+        return cls(
+            dict(data.get("params") or {}),
+            dict(data.get("pools") or {}),
+            list(data["summary"]),
+            curves,
+            str(directory),
+        )
 
 
 def run_experiment(
@@ -321,9 +560,11 @@ def run_experiment(
     *,
     seeds: int | list[int] = 200,
     budget: int = 400_000,
-    batch_size: int = 64,
+    batch_size: int | None = None,
     init_batch: int | None = None,
     proxy: LowRankProxy | None = None,
+    stop: str = "budget",
+    delta: float = 0.05,
     target: float = 0.95,
     reference: str | None = None,
     engine: str = "local",
@@ -344,13 +585,19 @@ def run_experiment(
         Policy specs (see :func:`parse_policy`).
     seeds : int or list of int
         Number of seeds (``seed = 10000 * run``) or explicit seeds.
-    budget, batch_size : int
-        See :func:`run_selection`.
-    init_batch : int, optional
-        See :func:`run_selection` (by default each policy's ``default_init_batch``; a spec's
-        ``init_batch`` overrides both).
+    budget : int
+        Post-init cells per run (see :func:`run_selection`).
+    batch_size, init_batch : int, optional
+        By default :func:`~latentbench.select.default_schedule` of the largest pool: the same
+        batch and the same start for every policy (a spec's ``init_batch`` wins).
     proxy : LowRankProxy, optional
         Fitted on the history; needed by PULSE and Naive-Pooling.
+    stop : {"budget", "confidence"}, default "budget"
+        ``confidence``: every run also stops at its first certificate at ``delta`` (PULSE
+        with LUCB sampling; UCB-E and uniform certified on their revealed cells); the summary
+        then compares the cells at the stop.
+    delta : float, default 0.05
+        Error probability of the certificates (and the policies' ``alpha``).
     target : float
         Identification accuracy for the budget summary.
     reference : str, optional
@@ -374,18 +621,26 @@ def run_experiment(
         raise InputError("seeds is empty")
     for spec in policies:
         parse_policy(spec)
+    if stop not in ("budget", "confidence"):
+        raise InputError(f"stop={stop!r}; expected 'budget' or 'confidence'")
+    largest = max((len(rows) for rows in pools.values()), default=1)
+    schedule = default_schedule(largest, int(np.shape(scores)[1]), budget)
+    batch_size = schedule[0] if batch_size is None else batch_size
+    init_batch = schedule[1] if init_batch is None else init_batch
     grid = np.arange(0, budget + 1, grid_step or batch_size)
     if grid[-1] != budget:
         grid = np.append(grid, budget)
-    shared = {
-        "scores": np.asarray(scores, dtype=np.float32),
-        "pools": {k: np.asarray(v) for k, v in pools.items()},
-        "budget": int(budget),
-        "batch_size": int(batch_size),
-        "init_batch": None if init_batch is None else int(init_batch),
-        "proxy": proxy,
-        "grid": grid,
-    }
+    shared = ExperimentSettings(
+        scores=np.asarray(scores, dtype=np.float32),
+        pools={k: np.asarray(v) for k, v in pools.items()},
+        budget=int(budget),
+        batch_size=int(batch_size),
+        init_batch=None if init_batch is None else int(init_batch),
+        proxy=proxy,
+        grid=grid,
+        stop=stop,
+        delta=float(delta),
+    )
     tasks = [(p, spec, s) for p in pools for spec in policies for s in seed_list]
     start = time.perf_counter()
     results: list[dict[str, Any]] = []
@@ -415,7 +670,7 @@ def run_experiment(
 
 
 def _run_ray(
-    shared: dict[str, Any], tasks: list[Task], address: str | None, progress: Progress | None
+    shared: ExperimentSettings, tasks: list[Task], address: str | None, progress: Progress | None
 ) -> list[dict[str, Any]]:
     try:
         import ray
@@ -431,7 +686,7 @@ def _run_ray(
         ref = ray.put(shared)
 
         @ray.remote  # type: ignore[untyped-decorator,unused-ignore]  # untyped without ray
-        def _remote(shared_ref: dict[str, Any], task: Task) -> dict[str, Any]:
+        def _remote(shared_ref: ExperimentSettings, task: Task) -> dict[str, Any]:
             return _run_one(shared_ref, *task)
 
         pending = [_remote.remote(ref, t) for t in tasks]
@@ -446,7 +701,7 @@ def _run_ray(
 
 def _summarise(
     results: list[dict[str, Any]],
-    shared: dict[str, Any],
+    shared: ExperimentSettings,
     pools: dict[str, np.ndarray],
     policies: list[str],
     seed_list: list[int],
@@ -454,7 +709,7 @@ def _summarise(
     reference: str | None,
     elapsed: float,
 ) -> ExperimentResult:
-    grid = shared["grid"]
+    grid = shared.grid
     curves: dict[tuple[str, str], np.ndarray] = {}
     meta: dict[tuple[str, str], list[dict[str, Any]]] = {}
     order = {s: k for k, s in enumerate(seed_list)}
@@ -470,17 +725,15 @@ def _summarise(
     pool_info = {}
     for pool, pool_rows in pools.items():
         m = len(pool_rows)
-        means = np.nan_to_num(shared["scores"][pool_rows]).mean(axis=1, dtype=np.float64)
+        means = np.nan_to_num(shared.scores[pool_rows]).mean(axis=1, dtype=np.float64)
         srt = np.sort(means)[::-1]
         pool_info[pool] = {"n_models": m, "top2_gap": float(srt[0] - srt[1]) if m > 1 else None}
-        ref_stats = None
-        if reference is not None:
-            ref_stats = budget_to_accuracy(curves[(pool, reference.strip())], grid, target=target)
-            ref_init = meta[(pool, reference.strip())][0]["init"]
+        ref_key = None if reference is None else (pool, reference.strip())
         for spec in policies:
             key = (pool, spec.strip())
             rows_ = meta[key]
             stats = budget_to_accuracy(curves[key], grid, target=target)
+            stats90 = budget_to_accuracy(curves[key], grid, target=0.9)
             init = rows_[0]["init"]
             cov = [r["covered"] for r in rows_ if r["covered"] is not None]
             row = {
@@ -493,24 +746,46 @@ def _summarise(
                 "budget_post_init_sd": stats["first_sd"],
                 "budget_post_init_sustained": stats["sustained"],
                 "budget_total": stats["first"] + init,
+                "budget_post_init_90": stats90["first"],
+                "budget_post_init_90_sd": stats90["first_sd"],
                 "reached_fraction": stats["reached"],
                 "final_accuracy": float(curves[key][:, -1].mean()),
                 "coverage": float(np.mean(cov)) if cov else None,
                 "seconds_per_run": float(np.mean([r["seconds"] for r in rows_])),
             }
-            if ref_stats is not None:
-                ref_total = ref_stats["first"] + ref_init
-                row["saved_post_init_pct"] = (
-                    100 * (ref_stats["first"] - stats["first"]) / ref_stats["first"]
-                    if ref_stats["first"] > 0
-                    else float("nan")
+            post = np.array([r["post"] for r in rows_], dtype=float)
+            if shared.stop == "confidence":
+                cert = np.array([bool(r["certified"]) for r in rows_])
+                right = np.array([bool(r["final_correct"]) for r in rows_])
+                row.update(
+                    cells_at_stop_post_init=float(post.mean()),
+                    cells_at_stop_post_init_se=_se(post),
+                    certified_fraction=float(cert.mean()),
+                    certified_correct=float(right[cert].mean()) if cert.any() else None,
                 )
-                row["saved_total_pct"] = 100 * (ref_total - row["budget_total"]) / ref_total
+            if ref_key is not None:
+                ref_rows = meta[ref_key]
+                if shared.stop == "confidence":
+                    ref_post = np.array([r["post"] for r in ref_rows], dtype=float)
+                    row.update(paired_saving_at_stop(post, ref_post, init, ref_rows[0]["init"]))
+                else:
+                    row.update(
+                        paired_saving(
+                            curves[key],
+                            curves[ref_key],
+                            grid,
+                            init=init,
+                            ref_init=ref_rows[0]["init"],
+                            target=target,
+                        )
+                    )
             summary.append(row)
     params = {
-        "budget": shared["budget"],
-        "batch_size": shared["batch_size"],
-        "init_batch": shared["init_batch"],
+        "budget": shared.budget,
+        "batch_size": shared.batch_size,
+        "init_batch": shared.init_batch,
+        "stop": shared.stop,
+        "delta": shared.delta,
         "n_seeds": len(seed_list),
         "target": target,
         "reference": reference,
@@ -519,6 +794,23 @@ def _summarise(
     return ExperimentResult(
         grid=grid, curves=curves, summary=summary, pools=pool_info, params=params
     )
+
+
+def _label_by_gap(pools: dict[str, np.ndarray], means: np.ndarray) -> dict[str, np.ndarray]:
+    """Name each gap pool by its measured top-two gap (``gap0.063``), not the target it was
+    built for (the nearest model may be far from the target on a small leaderboard); ``full``
+    keeps its name. Equal names get ``-2``, ``-3``, ..."""
+    out: dict[str, np.ndarray] = {}
+    for name, rows in pools.items():
+        label = name
+        if name != "full" and len(rows) > 1:
+            top = np.sort(means[rows])[::-1]
+            label = f"gap{top[0] - top[1]:.3f}"
+        base, k = label, 2
+        while label in out:
+            label, k = f"{base}-{k}", k + 1
+        out[label] = rows
+    return out
 
 
 def experiment_from_matrix(
@@ -531,8 +823,10 @@ def experiment_from_matrix(
     policies: list[str] | tuple[str, ...] = ("pulse", "ucbe"),
     seeds: int | list[int] = 200,
     budget: int = 400_000,
-    batch_size: int = 64,
+    batch_size: int | None = None,
     init_batch: int | None = None,
+    stop: str = "budget",
+    delta: float = 0.05,
     rank: int | str = "auto",
     simulate: int | None = None,
     sim_rank: int = 4,
@@ -556,8 +850,10 @@ def experiment_from_matrix(
         ``"gap:0.01,0.02,full"`` or parsed pairs (see :func:`parse_pools`).
     pool_size : int
         Models per pool (at most the candidates available).
-    policies, seeds, budget, batch_size, init_batch, engine, n_jobs, progress
+    policies, seeds, budget, batch_size, init_batch, stop, delta, engine, n_jobs, progress
         See :func:`run_experiment`; ``budget`` is capped at the pool's unrevealed cells.
+        The schedule (:func:`~latentbench.select.default_schedule`) is the largest pool's,
+        the same for every policy.
     rank : int or "auto"
         Proxy rank (see :class:`~latentbench.select.LowRankProxy`).
     simulate : int, optional
@@ -596,13 +892,16 @@ def experiment_from_matrix(
     )
     means = candidates.mean(axis=1, dtype=np.float64)
     parsed = parse_pools(pools) if isinstance(pools, str) else list(pools)
-    pool_rows = {name: exact_gap_pool(means, gap, pool_size) for name, gap in parsed}
+    pool_rows = _label_by_gap(
+        {name: exact_gap_pool(means, gap, pool_size) for name, gap in parsed}, means
+    )
     largest = max(len(r) for r in pool_rows.values())
-    starts = [
-        parse_policy(spec)[3].get("init_batch", init_batch or make_policy(spec).default_init_batch)
-        for spec in policies
-    ]
-    cap = largest * (candidates.shape[1] - min(starts))
+    n_items = candidates.shape[1]
+    batch, start = default_schedule(largest, n_items, budget)
+    batch_size = batch if batch_size is None else batch_size
+    init_batch = start if init_batch is None else init_batch
+    starts = [parse_policy(spec)[3].get("init_batch", init_batch) for spec in policies]
+    cap = largest * (n_items - min(starts))
     result = run_experiment(
         candidates,
         pool_rows,
@@ -612,6 +911,8 @@ def experiment_from_matrix(
         batch_size=batch_size,
         init_batch=init_batch,
         proxy=proxy,
+        stop=stop,
+        delta=delta,
         engine=engine,
         n_jobs=n_jobs,
         progress=progress,

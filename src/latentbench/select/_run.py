@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from latentbench.exceptions import InputError
-from latentbench.select._base import Policy, default_initial_batch
+from latentbench.select._base import Policy, UCBEBookkeeping
+from latentbench.select._betting import BettingConfSeq
+from latentbench.select._schedule import default_schedule
 from latentbench.select._state import Observation, ProxyState, SelectionState
 from latentbench.select.oracles import Oracle
 
@@ -246,16 +248,14 @@ def _checked(oracle: Oracle, arm: int, items: np.ndarray) -> np.ndarray:
     return scores
 
 
-def _certificate(policy: Policy) -> tuple[np.ndarray, np.ndarray] | None:
+def _certificate(policy: Any) -> tuple[np.ndarray, np.ndarray] | None:
     """The policy's best-arm certificate bounds (its ``certificate()``), or None."""
     method = getattr(policy, "certificate", None)
     out = method() if callable(method) else None
     return None if out is None else (np.asarray(out[0]), np.asarray(out[1]))
 
 
-def _leader_certified(
-    policy: Policy, intervals: tuple[np.ndarray, np.ndarray], leader: int
-) -> bool:
+def _leader_certified(policy: Any, intervals: tuple[np.ndarray, np.ndarray], leader: int) -> bool:
     """Whether ``leader``'s lower bound exceeds every other arm's upper bound (certificate
     bounds when the policy has them, else its intervals)."""
     lo, hi = _certificate(policy) or intervals
@@ -306,17 +306,58 @@ def interval_trajectories(trace: dict[str, Any], arms: Any) -> tuple[np.ndarray,
     return out[0], out[1]
 
 
+class _CellCertificate:
+    """A certificate for a policy without intervals: betting confidence sequences on the
+    revealed cells of each arm (no proxy), fed with every batch.
+
+    Valid when the policy reveals uniform cells without replacement given the past (the
+    default ``select_items`` of :class:`~latentbench.select._base.UCBEBookkeeping`): each
+    arm's cells are then a uniform sample of its row whatever the arm choices were.
+    """
+
+    def __init__(self, state: SelectionState, delta: float) -> None:
+        self.delta = float(delta)
+        self._cs = BettingConfSeq(state.n_arms, state.n_items, self.delta)
+        zero = np.zeros(state.n_items)
+        for arm in range(state.n_arms):
+            items = state.order[arm, : int(state.n_obs[arm])]
+            self._cs.update(arm, state.values[arm, items], zero[: items.size], 0, 0, 0, 0)
+
+    @classmethod
+    def for_policy(cls, policy: Policy, state: SelectionState, delta: float) -> _CellCertificate:
+        uniform = isinstance(policy, UCBEBookkeeping) and (
+            type(policy).select_items is UCBEBookkeeping.select_items
+        )
+        if not uniform:
+            raise InputError(
+                f"stop='confidence' needs a policy with intervals or one that reveals uniform "
+                f"cells; {policy.name!r} has no intervals and chooses its items"
+            )
+        return cls(state, delta)
+
+    def update(self, obs: Observation) -> None:
+        y = np.asarray(obs.scores, dtype=np.float64)
+        self._cs.update(obs.arm, y, np.zeros(y.size), 0, 0, 0, 0)
+
+    def intervals(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._cs.interval()
+
+    def certificate(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._cs.certificate()
+
+
 def run_selection(
     oracle: Oracle,
     policy: Policy,
     *,
-    budget: int,
-    batch_size: int = 64,
+    budget: int | None = None,
+    batch_size: int | None = None,
     init_batch: int | None = None,
     item_order: str | None = None,
     proxy: LowRankProxy | None = None,
     random_state: int | np.random.Generator | None = None,
-    stop: str = "budget",
+    stop: str | None = None,
+    delta: float | None = None,
     true_means: np.ndarray | None = None,
     model_ids: list[str] | None = None,
 ) -> SelectionResult:
@@ -325,7 +366,7 @@ def run_selection(
     Every arm first gets ``init_batch`` uniform cells (not charged to ``budget``); the proxy
     (when the policy uses one) is prewarmed on those cells; then each round the policy picks
     an arm and ``min(batch_size, remaining, budget - spent)`` of its unrevealed cells are
-    revealed.
+    revealed. Without a budget the run stops when the best is certified.
 
     Parameters
     ----------
@@ -333,13 +374,13 @@ def run_selection(
         Source of scores (``n_models`` arms, ``n_items`` items).
     policy : Policy
         A fresh policy object (it keeps per-run state).
-    budget : int
-        Post-initialisation cells.
-    batch_size : int, default 64
-        ``B``, cells per round.
-    init_batch : int, optional
-        Cells per arm in the initial batch (>= 1); by default the policy's
-        ``default_init_batch`` (32 for PULSE, 64 for the other policies).
+    budget : int, optional
+        Post-initialisation cells. Without one, every unrevealed cell may be spent and the
+        run stops at the first certificate (``stop="confidence"``).
+    batch_size, init_batch : int, optional
+        ``B``, cells per round, and cells per arm in the initial batch (>= 1); by default
+        from :func:`~latentbench.select.default_schedule` (the pool's size and the budget;
+        the same initial batch for every policy).
     item_order : {"independent", "shared"}, optional
         Reveal order of the cells: a random permutation per arm, or one permutation shared by
         every arm (common random numbers). By default the policy's ``default_item_order``
@@ -352,9 +393,17 @@ def run_selection(
     random_state : int or Generator, optional
         Seeds the initial batch and every uniform draw (the same seed gives the same initial
         cells for every policy).
-    stop : {"budget", "confidence"}
+    stop : {"budget", "confidence"}, optional
         ``confidence`` also stops once the leader's lower bound exceeds every other arm's
-        upper bound (needs a policy with intervals).
+        upper bound. Default: ``"confidence"`` without a budget, ``"budget"`` with one. A
+        policy without intervals that reveals uniform cells (UCB-E, uniform,
+        Naive-Pooling) is certified by a betting confidence sequence on its revealed
+        cells (:class:`~latentbench.select._betting.BettingConfSeq`, valid because its
+        cells are uniform draws without replacement given the past); its bounds are then
+        the result's ``lower`` / ``upper``.
+    delta : float, optional
+        Error probability of that certificate, for a policy without intervals (default
+        0.05); a policy with intervals certifies at its own ``alpha``.
     true_means : ndarray of shape (n_arms,), optional
         Known means (replay): records whether the intervals always covered them.
     model_ids : list of str, optional
@@ -365,12 +414,19 @@ def run_selection(
     """
     start = time.perf_counter()
     m, n = int(oracle.n_models), int(oracle.n_items)
-    if budget < 0:
-        raise InputError(f"budget={budget!r}; expected a nonnegative integer")
+    if budget is not None and budget < 0:
+        raise InputError(f"budget={budget!r}; expected a nonnegative integer or None")
+    if stop is None:
+        stop = "confidence" if budget is None else "budget"
+    schedule = default_schedule(max(m, 1), max(n, 1), budget)
+    if batch_size is None:
+        batch_size = schedule[0]
     if batch_size < 1:
         raise InputError(f"batch_size={batch_size!r}; expected a positive integer")
     if init_batch is None:
-        init_batch = default_initial_batch(policy, n)
+        init_batch = schedule[1]
+    if budget is None:
+        budget = m * n
     # a proxy that learns item factors from the candidates' own cells (history-free) needs an
     # order per arm: under one shared order the other arms' cells show which items an arm
     # draws next, so its draws are not uniform given its predictions (biased estimates)
@@ -412,11 +468,10 @@ def run_selection(
         px = ProxyState(proxy, m)
         px.refit(state.values)  # prewarm on the initial cells
     policy.initialize(state, px)
-    first = policy.intervals()
-    if stop == "confidence" and first is None:
-        raise InputError(
-            f"stop='confidence' needs a policy with intervals; {policy.name!r} has none"
-        )
+    monitor = None
+    if stop == "confidence" and policy.intervals() is None:
+        monitor = _CellCertificate.for_policy(policy, state, 0.05 if delta is None else delta)
+    first = policy.intervals() if monitor is None else monitor.intervals()
     mu = None if true_means is None else np.asarray(true_means, dtype=np.float64)
     covered: bool | None = None
     if mu is not None and first is not None:
@@ -431,7 +486,7 @@ def run_selection(
     stopped = "budget"
     certified_after: int | None = None
     certified_arm: int | None = None
-    if first is not None and _leader_certified(policy, first, trace_best[0]):
+    if first is not None and _leader_certified(monitor or policy, first, trace_best[0]):
         certified_after, certified_arm = 0, trace_best[0]
     while state.spent < budget and not (stop == "confidence" and certified_after is not None):
         choice = policy.choose(state)
@@ -443,6 +498,8 @@ def run_selection(
         items = policy.select_items(state, arm, size)[: budget - state.spent]
         obs = Observation(arm, items, _checked(oracle, arm, items))
         policy.update(state, obs)
+        if monitor is not None:
+            monitor.update(obs)
         state.record(obs)
         state.rounds += 1
         policy.end_round(state, arm)
@@ -450,7 +507,7 @@ def run_selection(
         trace_spent.append(state.spent)
         trace_best.append(leader)
         trace_arm.append(arm)
-        now = policy.intervals()
+        now = policy.intervals() if monitor is None else monitor.intervals()
         if now is None:
             continue
         lo, hi = now
@@ -458,7 +515,7 @@ def run_selection(
         trace_hi.append(float(hi[arm]))
         if covered and mu is not None:
             covered = bool(lo[arm] <= mu[arm] + 1e-12 and mu[arm] <= hi[arm] + 1e-12)
-        if certified_after is None and _leader_certified(policy, (lo, hi), leader):
+        if certified_after is None and _leader_certified(monitor or policy, (lo, hi), leader):
             certified_after, certified_arm = int(state.spent), leader
             if stop == "confidence":
                 break
@@ -466,8 +523,8 @@ def run_selection(
         stopped = "confidence"
     elif stopped == "budget" and np.all(state.remaining() == 0):
         stopped = "exhausted"
-    bounds = policy.intervals()
-    cert = None if bounds is None else _certificate(policy)
+    bounds = policy.intervals() if monitor is None else monitor.intervals()
+    cert = None if bounds is None else _certificate(monitor or policy)
     est = policy.estimates()
     return SelectionResult(
         policy=policy.name,
@@ -498,11 +555,13 @@ def run_selection(
         certified_arm=certified_arm,
         params={
             "budget": int(budget),
+            "n_items": n,
             "batch_size": int(batch_size),
             "init_batch": int(init_batch),
             "item_order": item_order,
             "stop": stop,
-            "alpha": getattr(policy, "alpha", None),
+            "alpha": getattr(policy, "alpha", None) if monitor is None else monitor.delta,
+            "certificate": None if monitor is None else "betting on revealed cells",
             "a": getattr(policy, "a", None),
         },
     )

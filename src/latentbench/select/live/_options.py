@@ -46,14 +46,19 @@ def expect(text: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class RunOptions:
-    """``[run]``: the budget, the seed and how the run stops."""
+    """``[run]``: the budget, the seed and how the run stops.
 
-    budget: int = field(metadata=at_least(0))
+    Without a ``budget`` the run stops when the best is certified (``stop`` defaults to
+    ``"confidence"``; with a budget to ``"budget"``); ``batch_size`` and ``init_batch``
+    default to :func:`~latentbench.select.default_schedule` of the pool.
+    """
+
+    budget: int | None = field(default=None, metadata=at_least(0))
     seed: int = field(default=0, metadata=at_least(0))
-    batch_size: int = field(default=64, metadata=at_least(1))
+    batch_size: int | None = field(default=None, metadata=at_least(1))
     init_batch: int | None = field(default=None, metadata=at_least(1))
     policy: str = "pulse"
-    stop: Literal["budget", "confidence"] = "budget"
+    stop: Literal["budget", "confidence"] | None = None
     on_error: Literal["stop", "zero"] = "stop"
     spend_cap: int | None = field(default=None, metadata=at_least(0))
     run_id: str | None = None

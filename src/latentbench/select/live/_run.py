@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from latentbench.exceptions import InputError, LiveStop
+from latentbench.select._policies import POLICIES, make_policy, parse_policy
 from latentbench.select._run import SelectionResult, run_selection
+from latentbench.select._schedule import default_schedule
 from latentbench.select.live._config import LiveConfig
 from latentbench.select.live._durable import DurableOracle, LiveProgress
 from latentbench.select.oracles import MatrixOracle, Oracle, StreamingOracle
@@ -157,11 +159,24 @@ def run_live(
     items, item_ids = _items(cfg, oracle)
     run_id = cfg.run.run_id or cfg.default_run_id()
     # everything that can refuse the configuration runs before the run row is written
+    run = cfg.run
+    stop = run.stop or ("confidence" if run.budget is None else "budget")
     policy = cfg.build_policy()
+    _, name, spec_options, _ = parse_policy(run.policy)
+    if (
+        stop == "confidence"
+        and "bonus" in POLICIES[name].options
+        and "bonus" not in {**spec_options, **cfg.policy_options}
+    ):  # fixed confidence: LUCB sampling, as in a replay
+        policy = make_policy(run.policy, {"bonus": "ci", **cfg.policy_options})
+    n_models, n_items = len(cfg.models), len(item_ids)
+    batch_size, init_batch = default_schedule(n_models, n_items, run.budget)
+    batch_size = run.batch_size or batch_size
+    init_batch = run.init_batch or init_batch
+    budget = n_models * n_items if run.budget is None else run.budget
     proxy = cfg.build_proxy(item_ids)
     inner = oracle if oracle is not None else cfg.build_oracle(items)
     resumed = _open_run(store, cfg, run_id)
-    run = cfg.run
     durable = DurableOracle(
         store,
         run_id,
@@ -171,7 +186,7 @@ def run_live(
         policy=policy,
         on_error=run.on_error,
         spend_cap=run.spend_cap,
-        planned=len(cfg.models) * cfg.initial_batch(len(item_ids)) + run.budget,
+        planned=n_models * n_items if run.budget is None else n_models * init_batch + budget,
         stop_event=stop_event,
         progress=progress,
     )
@@ -182,11 +197,11 @@ def run_live(
             durable,
             policy,
             budget=run.budget,
-            batch_size=run.batch_size,
-            init_batch=cfg.initial_batch(len(item_ids)),
+            batch_size=batch_size,
+            init_batch=init_batch,
             proxy=proxy,
             random_state=run.seed,
-            stop=run.stop,
+            stop=stop,
             model_ids=cfg.model_ids,
             true_means=inner.true_means() if isinstance(inner, MatrixOracle) else None,
         )

@@ -1,0 +1,286 @@
+"""The record of a finished (or unfinished) selection run, whatever it was read from.
+
+A :class:`SelectionRecord` is built from a :class:`~latentbench.select.SelectionResult`, from a
+``selection.json`` (``latentbench select replay``) or from a live run in a DuckDB store
+(``latentbench select live``); the command line prints it and the report draws it, so neither
+re-reads or re-checks the files itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from latentbench.exceptions import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from latentbench.io.store import Store
+    from latentbench.select._run import SelectionResult
+
+__all__ = ["SelectionRecord"]
+
+_EXPECTED = "expected the output of `latentbench select replay`"
+
+
+def _check_arms(arms: Any, where: str) -> list[dict[str, Any]]:
+    if not isinstance(arms, list) or not arms:
+        raise InputError(f"{where}: 'arms' is {type(arms).__name__} {arms!r:.40}; {_EXPECTED}")
+    for k, arm in enumerate(arms):
+        if not isinstance(arm, dict) or "model" not in arm or "estimate" not in arm:
+            raise InputError(f"{where}: arms[{k}] lacks 'model' or 'estimate'; {_EXPECTED}")
+        estimate = arm["estimate"]
+        if isinstance(estimate, bool) or not isinstance(estimate, (int, float)):
+            raise InputError(f"{where}: arms[{k}].estimate is {estimate!r:.40}; expected a number")
+    return arms
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+@dataclass(frozen=True)
+class SelectionRecord:
+    """A selection run as recorded: per-model results, spend, certificate and provenance.
+
+    Attributes
+    ----------
+    policy : str
+    best_model : str
+        The recommended model.
+    arms : list of dict
+        One entry per model: ``model``, ``estimate``, ``n_observed`` and, when recorded,
+        ``lower`` / ``upper`` (simultaneous intervals) and ``certificate_lower`` /
+        ``certificate_upper`` (the certificate's one-sided bounds).
+    evaluations_total : int
+        Cells revealed, initial batch included.
+    evaluations_init, evaluations_post_init : int or None
+        The initial batch and what came after it (None for an unfinished live run).
+    rounds : int or None
+    stopped : str or None
+        ``"budget"``, ``"confidence"`` or ``"exhausted"``.
+    certified : bool or None
+        Whether the best is certified at ``delta`` (None without intervals).
+    certified_after : int or None
+        Post-init cells when the recommendation was first certified.
+    certified_model : str or None
+    delta : float or None
+        Error probability of the certificate.
+    seconds : float or None
+    params : dict
+        The run's parameters (``n_items``, ``history``, ``budget``, ...).
+    trace : dict
+        The compact per-round trace of ``selection.json`` (empty when not recorded).
+    live_run : dict or None
+        For a run read from a store: ``store``, ``run_id``, ``status``, ``created_at``,
+        ``runs_in_store``, ``failed_cells`` and ``config``.
+    source : str
+        Where the record was read from.
+    """
+
+    policy: str
+    best_model: str
+    arms: list[dict[str, Any]]
+    evaluations_total: int
+    evaluations_init: int | None = None
+    evaluations_post_init: int | None = None
+    rounds: int | None = None
+    stopped: str | None = None
+    certified: bool | None = None
+    certified_after: int | None = None
+    certified_model: str | None = None
+    delta: float | None = None
+    seconds: float | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    trace: dict[str, Any] = field(default_factory=dict)
+    live_run: dict[str, Any] | None = None
+    source: str = ""
+
+    # -- constructors -----------------------------------------------------------------------
+    @classmethod
+    def from_result(cls, result: SelectionResult, *, source: str = "") -> SelectionRecord:
+        """The record of a run in memory."""
+        return cls.from_dict(result.to_dict(trace=True), source=source or "a selection run")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, source: str = "") -> SelectionRecord:
+        """The record of a ``selection.json``-shaped dict, checked: an ``arms`` list whose
+        entries name a ``model`` and hold a numeric ``estimate``.
+
+        Raises
+        ------
+        InputError
+            Not a selection record, naming ``source`` and the bad field.
+        """
+        where = source or "selection record"
+        if not isinstance(data, Mapping) or "arms" not in data:
+            raise InputError(f"{where} is not a selection.json (no 'arms'); {_EXPECTED}")
+        arms = _check_arms(data["arms"], where)
+        params = dict(data.get("params") or {})
+        best = data.get("best_model")
+        if best is None:
+            best = max(arms, key=lambda a: float(a["estimate"]))["model"]
+        total = data.get("evaluations_total")
+        if total is None:
+            total = sum(int(a.get("n_observed", 0)) for a in arms)
+        delta = params.get("delta", params.get("alpha"))
+        return cls(
+            policy=str(data.get("policy", "")),
+            best_model=str(best),
+            arms=[dict(a) for a in arms],
+            evaluations_total=int(total),
+            evaluations_init=_int(data.get("evaluations_init")),
+            evaluations_post_init=_int(data.get("evaluations_post_init")),
+            rounds=_int(data.get("rounds")),
+            stopped=data.get("stopped"),
+            certified=data.get("certified"),
+            certified_after=_int(data.get("certified_after_post_init")),
+            certified_model=data.get("certified_model"),
+            delta=None if delta is None else float(delta),
+            seconds=data.get("seconds"),
+            params=params,
+            trace=dict(data.get("trace") or {}),
+            live_run=dict(data["live_run"]) if data.get("live_run") else None,
+            source=where,
+        )
+
+    @classmethod
+    def read_json(cls, path: str | os.PathLike[str]) -> SelectionRecord:
+        """Read a ``selection.json``.
+
+        Raises
+        ------
+        InputError
+            Not JSON, or not a selection record (naming the file and the field).
+        """
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"{path}: not JSON ({exc}); expected a selection.json") from None
+        return cls.from_dict(data, source=str(path))
+
+    @classmethod
+    def from_store(
+        cls, store: Store | str | os.PathLike[str], run_id: str | None = None
+    ) -> SelectionRecord:
+        """A live selection run in a DuckDB store (the latest unless ``run_id`` is given).
+
+        The run's final decision holds the finished selection; an unfinished run is
+        summarised from its stored observations (mean score and count per model, no
+        intervals).
+
+        Raises
+        ------
+        InputError
+            No runs in the store, an unknown ``run_id``, or a run with no scored cells yet.
+        """
+        from latentbench.io.store import Store
+
+        if not isinstance(store, Store):
+            with Store(store, read_only=True) as db:
+                return cls.from_store(db, run_id)
+        where = store.path
+        runs = store.selection_runs()
+        if not runs:
+            raise InputError(
+                f"{where}: no selection runs stored; `latentbench select live` writes them "
+                "(for ingested results use `latentbench fit --store ... --benchmark ...`)"
+            )
+        chosen = (
+            runs[-1] if run_id is None else next((r for r in runs if r["run_id"] == run_id), None)
+        )
+        if chosen is None:
+            names = ", ".join(str(r["run_id"]) for r in runs)
+            raise InputError(f"{where}: no run {run_id!r}; stored runs: {names}")
+        rid, status = chosen["run_id"], chosen["status"]
+        decisions = store.selection_decisions(rid)
+        final = next((d for d in reversed(decisions) if d.get("phase") == "final"), None)
+        observations = store.selection_observations(rid)
+        if final is not None:
+            data: dict[str, Any] = {k: v for k, v in final.items() if k not in ("phase", "round")}
+        else:
+            scored = observations[observations["score"].notna()]
+            grouped = scored.groupby("model")["score"].agg(["mean", "count"])
+            arms = [
+                {"model": str(m), "estimate": float(r["mean"]), "n_observed": int(r["count"])}
+                for m, r in grouped.iterrows()
+            ]
+            if not arms:
+                raise InputError(f"{where}: run {rid!r} ({status}) has no scored observations yet")
+            best = max(arms, key=lambda a: float(a["estimate"]))  # type: ignore[arg-type]
+            data = {
+                "policy": "live (unfinished)",
+                "best_model": best["model"],
+                "arms": arms,
+                "evaluations_total": len(observations),
+            }
+        data["live_run"] = {
+            "store": str(where),
+            "run_id": rid,
+            "status": status,
+            "created_at": str(chosen["created_at"]),
+            "runs_in_store": len(runs),
+            "failed_cells": int(observations["error"].notna().sum()),
+            "config": chosen["config"],
+        }
+        return cls.from_dict(data, source=f"{where} run {rid}")
+
+    # -- views ------------------------------------------------------------------------------
+    @property
+    def n_models(self) -> int:
+        """Candidate models."""
+        return len(self.arms)
+
+    @property
+    def n_items(self) -> int | None:
+        """Items per model (None when the record does not say)."""
+        live = self.live_run or {}
+        value = self.params.get("n_items") or (live.get("config") or {}).get("n_items")
+        return None if not value else int(value)
+
+    @property
+    def full_evaluation(self) -> int | None:
+        """Cells of a full evaluation (``n_models * n_items``), or None."""
+        n = self.n_items
+        return None if n is None else self.n_models * n
+
+    @property
+    def share(self) -> float | None:
+        """``evaluations_total`` as a fraction of a full evaluation, or None."""
+        full = self.full_evaluation
+        return None if not full else self.evaluations_total / full
+
+    def to_frame(self) -> pd.DataFrame:
+        """Per-model table (pandas DataFrame): ``model``, ``estimate``, ``n_observed`` and the
+        recorded bounds."""
+        import pandas as pd
+
+        return pd.DataFrame(self.arms)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``selection.json``-shaped dict of the record."""
+        out: dict[str, Any] = {
+            "policy": self.policy,
+            "best_model": self.best_model,
+            "evaluations_post_init": self.evaluations_post_init,
+            "evaluations_init": self.evaluations_init,
+            "evaluations_total": self.evaluations_total,
+            "rounds": self.rounds,
+            "stopped": self.stopped,
+            "certified": self.certified,
+            "certified_after_post_init": self.certified_after,
+            "certified_model": self.certified_model,
+            "seconds": self.seconds,
+            "params": self.params,
+            "arms": self.arms,
+            "trace": self.trace,
+        }
+        if self.live_run is not None:
+            out["live_run"] = self.live_run
+        return {k: v for k, v in out.items() if v is not None}

@@ -1,0 +1,273 @@
+"""A selection replayed on a recorded matrix: the Python twin of ``latentbench select replay``.
+
+:func:`replay` reads the candidates, finds the proxy's history (a file, a store benchmark, a
+random half of the candidates' file, or none), fits the proxy, builds the policy and runs
+:func:`~latentbench.select.run_selection`; the result records where the history came from.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from latentbench.exceptions import InputError
+from latentbench.select._experiment import split_models
+from latentbench.select._online import OnlineProxy
+from latentbench.select._policies import POLICIES, make_policy, parse_policy
+from latentbench.select._proxy import LowRankProxy
+from latentbench.select._run import SelectionResult, run_selection
+from latentbench.select.oracles import MatrixOracle
+
+if TYPE_CHECKING:
+    from latentbench.io import ResponseMatrix
+
+__all__ = ["check_complete", "replay"]
+
+PathLike = str | os.PathLike[str]
+
+
+def check_complete(
+    scores: np.ndarray, model_ids: list[str], item_ids: list[str], missing: str
+) -> None:
+    """A replay needs every candidate cell unless ``missing`` says otherwise: name the first
+    hole by its model and item ids.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_models, n_items)
+        NaN = missing.
+    model_ids, item_ids : list of str
+    missing : {"error", "zero", "drop-items"}
+
+    Raises
+    ------
+    InputError
+        With ``missing="error"`` and a missing cell.
+    """
+    if missing != "error":
+        return
+    holes = np.isnan(scores)
+    if holes.any():
+        row, col = (int(v) for v in np.argwhere(holes)[0])
+        raise InputError(
+            f"{int(holes.sum()):,} candidate cells are missing (first: model "
+            f"{model_ids[row]!r}, item {item_ids[col]!r}); a replay needs complete rows: pass "
+            "missing='drop-items' to drop the items with a missing cell, missing='zero' to "
+            "score them 0 explicitly, or drop incomplete models from the file"
+        )
+
+
+def _read(source: ResponseMatrix | PathLike) -> tuple[ResponseMatrix, Path | None]:
+    from latentbench.io import ResponseMatrix
+
+    if isinstance(source, ResponseMatrix):
+        return source, None
+    return ResponseMatrix.read(source), Path(source)
+
+
+def _rank(value: int | str) -> int | str:
+    if value == "auto":
+        return "auto"
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise InputError(f"rank={value!r}; expected an integer or 'auto'") from None
+
+
+def replay(
+    responses: ResponseMatrix | PathLike,
+    *,
+    history: ResponseMatrix | PathLike | None = None,
+    history_store: PathLike | None = None,
+    history_benchmark: str | None = None,
+    no_history: bool = False,
+    policy: str = "pulse",
+    budget: int | None = None,
+    batch_size: int | None = None,
+    init_batch: int | None = None,
+    rank: int | str = "auto",
+    delta: float = 0.05,
+    stop: str | None = None,
+    missing: str = "error",
+    random_state: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> SelectionResult:
+    """Replay a best-model selection on a recorded matrix.
+
+    The Python twin of ``latentbench select replay``.
+
+    Parameters
+    ----------
+    responses : ResponseMatrix or path-like
+        Scores of the candidate models (a Parquet/CSV file or a matrix).
+    history : ResponseMatrix or path-like, optional
+        Scores of historical models on the same items; they learn the proxy.
+    history_store, history_benchmark : optional
+        Take the history from a benchmark of a DuckDB store instead (both together).
+    no_history : bool, default False
+        History-free: every model is a candidate and the proxy's item factors are learned
+        online from the candidates' own revealed cells
+        (:class:`~latentbench.select.OnlineProxy`).
+        With none of ``history``, ``history_store`` and ``no_history``, a random half of the
+        responses (seeded by ``random_state``) is the history and only the other half are
+        candidates; the result records which.
+    policy : str, default "pulse"
+        A policy spec (:func:`~latentbench.select.parse_policy`).
+    budget : int, optional
+        Post-initialisation cells. Without one the run stops when the best is certified
+        (at the latest when every cell is revealed).
+    batch_size, init_batch : int, optional
+        Cells per round and initial cells per model; by default from
+        :func:`~latentbench.select.default_schedule` (the same start for every policy; a
+        spec's ``init_batch`` wins).
+    rank : int or "auto", default "auto"
+        Rank of the low-rank proxy (history-free: ``"auto"`` is rank 2).
+    delta : float, default 0.05
+        Error probability of the certificate (and simultaneous miscoverage of the
+        intervals): a certified best is the true best with probability at least
+        ``1 - delta``. It is called ``delta`` as in best-arm identification, where it is the
+        probability of a wrong answer; a ``level`` (as in ``irt``) would read as the
+        coverage of one interval, which this is not (the policies' keyword is ``alpha``).
+    stop : {"budget", "confidence"}, optional
+        ``confidence`` stops at the first certificate (PULSE then samples the leader and its
+        strongest challenger, LUCB-style; a policy without intervals that reveals uniform
+        cells is certified on its revealed cells). Default: ``confidence`` without a budget,
+        ``budget`` with one.
+    missing : {"error", "zero", "drop-items"}, default "error"
+        Missing candidate cells (see :class:`~latentbench.select.MatrixOracle`).
+    random_state : int, default 0
+        Seeds the history split, the proxy and the run.
+    progress : callable(str), optional
+        Called with a short description of each slow stage as it starts.
+
+    Returns
+    -------
+    SelectionResult
+        ``params["n_items"]`` and ``params["history"]`` (source, counts, proxy rank, the
+        input's SHA-256, and ``note``: one line saying where the history came from) added.
+
+    Raises
+    ------
+    InputError
+        Exclusive or incomplete history options, items missing from the history, missing
+        candidate cells (``missing="error"``), an unknown policy or option.
+    """
+    given = [name for name, on in (("history", history is not None),
+                                   ("history_store", history_store is not None),
+                                   ("no_history", no_history)) if on]  # fmt: skip
+    if len(given) > 1:
+        raise InputError(f"{' and '.join(given)} exclude each other; give one of them")
+    if (history_store is None) != (history_benchmark is None):
+        raise InputError("history_store and history_benchmark go together; give both")
+    say = progress or (lambda _text: None)
+    say("reading the responses")
+    matrix, path = _read(responses)
+    record: dict[str, Any]
+    hist_scores: np.ndarray | None = None
+    if history is not None or history_store is not None:
+        if history is not None:
+            hist, hist_path = _read(history)
+            where = str(hist_path) if hist_path is not None else "the history matrix"
+            flag = "history"
+        else:
+            from latentbench.io.store import Store
+
+            with Store(Path(history_store), read_only=True) as db:  # type: ignore[arg-type]
+                hist = db.matrix(str(history_benchmark))
+            where = f"benchmark {history_benchmark!r} of store {history_store}"
+            flag = "history_store"
+        absent = set(matrix.item_ids) - set(hist.item_ids)
+        if absent:
+            raise InputError(
+                f"{flag} ({where}) lacks {len(absent)} items of the responses, e.g. "
+                f"{sorted(absent)[0]!r}; the history must cover the candidates' items"
+            )
+        hist_scores = hist.subset(items=matrix.item_ids).scores
+        candidates, ids = matrix.scores, list(matrix.model_ids)
+        note = f"history: {hist.n_models} models of {where} learn the proxy; {len(ids)} candidates"
+        record = {"source": where, "history models": hist.n_models, "candidates": len(ids)}
+    elif no_history:
+        candidates, ids = matrix.scores, list(matrix.model_ids)
+        note = (
+            f"history-free (--no-history): all {len(ids)} models are candidates; the proxy "
+            "is learned from their own revealed cells as the run goes"
+        )
+        record = {"source": "none (history-free)", "history models": 0, "candidates": len(ids)}
+    else:
+        h_rows, t_rows = split_models(matrix.n_models, how="random", random_state=random_state)
+        hist_scores = matrix.scores[h_rows]
+        candidates = matrix.scores[t_rows]
+        ids = [matrix.model_ids[i] for i in t_rows]
+        name = path.name if path is not None else "the responses"
+        note = (
+            f"history split: no --history given, so a random half of RESPONSES "
+            f"({len(h_rows)} models, seed {random_state}) learns the proxy and only the other "
+            f"{len(ids)} models are candidates; pass --history, --history-store or "
+            "--no-history to use all of them"
+        )
+        record = {
+            "source": f"random half of {name} (seed {random_state})",
+            "history models": len(h_rows),
+            "candidates": len(ids),
+            "history ids": [matrix.model_ids[i] for i in h_rows],
+        }
+    check_complete(candidates, ids, list(matrix.item_ids), missing)
+    oracle = MatrixOracle(candidates, missing=missing)
+    kept = oracle.kept_items
+    if kept.size < matrix.n_items:
+        dropped = matrix.n_items - kept.size
+        note += (
+            f"; --missing drop-items: dropped {dropped:,} of {matrix.n_items:,} items with a "
+            f"missing candidate cell, so the target is each model's mean over the other "
+            f"{kept.size:,}"
+        )
+        record["dropped items"] = dropped
+        if hist_scores is not None:
+            hist_scores = hist_scores[:, kept]
+    if stop is None:
+        stop = "confidence" if budget is None else "budget"
+    _, name, spec_options, run_kw = parse_policy(policy)
+    options = POLICIES[name].options
+    extra: dict[str, Any] = {"alpha": delta} if "alpha" in options else {}
+    if stop == "confidence" and "bonus" in options and "bonus" not in spec_options:
+        extra["bonus"] = "ci"  # fixed confidence: LUCB sampling
+    pol = make_policy(policy, extra, where="policy")
+    proxy: LowRankProxy | OnlineProxy | None = None
+    if pol.needs_proxy and hist_scores is None:  # history-free
+        online_rank = _rank(rank)
+        proxy = OnlineProxy(
+            rank=2 if online_rank == "auto" else int(online_rank), random_state=random_state
+        )
+        record["proxy rank"] = proxy.rank
+    elif pol.needs_proxy and hist_scores is not None:
+        say("learning item factors from the history")
+        fitted = LowRankProxy(rank=_rank(rank), random_state=random_state).fit(hist_scores)
+        record["proxy rank"] = fitted.rank_
+        proxy = fitted
+    if path is not None:
+        from latentbench.io._files import file_sha256
+
+        record["input"] = str(path)
+        record["input_sha256"] = file_sha256(path)
+    say("running the selection")
+    result = run_selection(
+        oracle,
+        pol,
+        budget=budget,
+        batch_size=batch_size,
+        init_batch=run_kw.get("init_batch", init_batch),
+        item_order=run_kw.get("item_order"),
+        proxy=proxy,
+        random_state=random_state,
+        stop=stop,
+        delta=delta,
+        model_ids=ids,
+    )
+    record["note"] = note
+    result.params.setdefault("n_items", oracle.n_items)
+    result.params.setdefault("history", record)
+    return result
