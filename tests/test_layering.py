@@ -99,13 +99,7 @@ def test_importing_io_loads_no_selection_or_http_code():
 
 
 LIBRARY = ("io", "irt", "select", "report", "synthetic", "exceptions")
-KNOWN_PRIVATE = {
-    # command modules of other work streams that still reach into a private module; each
-    # entry must still exist (the test fails once it is fixed, so the list only shrinks)
-    "latentbench/cli/_demo.py": {"latentbench.select._experiment"},
-    "latentbench/cli/_fit.py": {"latentbench.io._files"},
-    "latentbench/cli/_ingest.py": {"latentbench.io.formats._registry"},
-}
+KNOWN_PRIVATE: dict[str, set[str]] = {}
 
 
 def private_library_imports(path: Path) -> set[str]:

@@ -220,8 +220,14 @@ def _demo_selection(matrix: Any, result: Any, n_seeds: int) -> Any:
     at which each finds the true best candidate in 95% of the seeds."""
     import numpy as np
 
-    from latentbench.select import LowRankProxy, MatrixOracle, Pulse, run_selection
-    from latentbench.select._experiment import experiment_from_matrix, split_models
+    from latentbench.select import (
+        LowRankProxy,
+        MatrixOracle,
+        Pulse,
+        experiment_from_matrix,
+        run_selection,
+        split_models,
+    )
 
     complete, _ = demo_matrix(missing=0.0)
     history, candidates = split_models(complete.n_models, how="random", random_state=0)

@@ -83,8 +83,7 @@ def estimate_command(
 
     The interval is anytime-valid at 1 - delta whatever the calibration's quality; theta and rank are model-based (docs/estimate.md).
     """  # noqa: E501
-    from latentbench.select import estimate
-    from latentbench.select._estimate import read_responses
+    from latentbench.select import estimate, read_responses
 
     if out is not None:
         _writable_dir(out)
@@ -96,7 +95,7 @@ def estimate_command(
     with clean_warnings():
         try:
             if live is not None:
-                from latentbench.select._estimate_live import estimate_live
+                from latentbench.select import estimate_live
 
                 results.append(
                     estimate_live(
@@ -216,8 +215,7 @@ def compare_command(
     as_json: bool = typer.Option(False, "--json/--no-json", help="Print the result as JSON."),
 ) -> None:
     """Is A's full-benchmark score higher than B's? Paired items, stops when certified."""
-    from latentbench.select._estimate import read_responses
-    from latentbench.select._estimate_compare import compare
+    from latentbench.select import compare, read_responses
 
     if out is not None:
         _writable_dir(out)

@@ -96,7 +96,7 @@ def describe_input(matrix: ResponseMatrix, quiet: bool = False) -> None:
 def input_record(source: Path | str, matrix: ResponseMatrix | None = None) -> dict[str, Any]:
     """The ``input`` entry of ``fit.json``: the responses' path, SHA-256 and layout, so that
     ``latentbench report DIR`` finds them again."""
-    from latentbench.io._files import file_sha256
+    from latentbench.io import file_sha256
 
     entry: dict[str, Any] = {"path": str(Path(source).resolve())}
     if Path(source).is_file():

@@ -47,7 +47,7 @@ def _fail(exc: Exception) -> None:
 
 def _sources_help() -> str:
     """The ``ingest`` help: one line per registered reader (typer keeps ``\b`` blocks as is)."""
-    from latentbench.io.formats._registry import READERS
+    from latentbench.io.formats import READERS
 
     lines = [f"  {r.name:<12} {r.summary}" for r in READERS.values()]
     return (
@@ -58,7 +58,7 @@ def _sources_help() -> str:
 
 def _option_help(name: str, text: str) -> str:
     """Help of a source-specific option, prefixed with the sources that take it."""
-    from latentbench.io.formats._registry import READERS
+    from latentbench.io.formats import READERS
 
     owners = ", ".join(r.name for r in READERS.values() if name in r.options)
     return f"{owners}: {text}"
@@ -76,7 +76,7 @@ _SOURCE_OPTIONS = {
 
 class _IngestCommand(Command):
     def format_help(self, ctx: typer.Context, formatter: object) -> None:  # type: ignore[override]
-        from latentbench.io.formats._registry import READERS
+        from latentbench.io.formats import READERS
 
         self.help = _sources_help()
         for param in self.params:
@@ -226,7 +226,7 @@ def export(
     ),
 ) -> None:
     """Write the canonical long table as a table file or as Every Eval Ever records."""
-    from latentbench.io._outputs import check_destination
+    from latentbench.io import check_destination
     from latentbench.io.formats import write_eee
     from latentbench.io.store import Store
 

@@ -165,8 +165,7 @@ def _report(
         def progress(phase: str, done: int | None = None, total: int | None = None) -> None:
             return None
 
-    from latentbench.io import ResponseMatrix
-    from latentbench.io._outputs import check_destination
+    from latentbench.io import ResponseMatrix, check_destination
     from latentbench.irt import TwoPL
     from latentbench.report import build_report, read_item_metadata
     from latentbench.select import SelectionRecord

@@ -187,7 +187,7 @@ def replay(
     quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No table."),
 ) -> None:
     """Replay a selection on a recorded matrix; write OUT/selection.json."""
-    from latentbench.io._outputs import check_destination
+    from latentbench.io import check_destination
     from latentbench.select import SelectionRecord
     from latentbench.select import replay as replay_selection
 
@@ -293,6 +293,30 @@ def _cells(total: int, full: int | None) -> str:
     return f" ({fmt(total)} in total, {total / full:.1%} of all cells)" if full else ""
 
 
+def _with_estimate(bar: Any, task: Any, n_jobs: int | None, quiet: bool) -> Any:
+    """The experiment's progress callback: advances the bar and, once the first runs are
+    done, says how long the rest will take at that pace (runs go n_jobs at a time)."""
+    import os
+    import time
+
+    start, told = time.perf_counter(), [quiet]
+    workers = n_jobs if n_jobs and n_jobs > 0 else os.cpu_count() or 1
+
+    def progress(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+        if done >= 1 and not told[0]:
+            told[0] = True
+            elapsed = time.perf_counter() - start
+            rest = (total - done) * elapsed / max(done, min(workers, total))
+            bar.console.print(
+                f"{done:,} of {total:,} runs done in {elapsed:.0f} s: about {rest / 60:.1f} "
+                "more minutes at this pace (fewer --seeds or a smaller --budget is faster)",
+                soft_wrap=True,
+            )
+
+    return progress
+
+
 @app.command(
     "experiment",
     cls=Command,
@@ -353,8 +377,7 @@ def experiment(
     """Run policies x pools x seeds; write accuracy curves, budget to 95 % and coverage."""
     from rich.progress import Progress
 
-    from latentbench.io import ResponseMatrix
-    from latentbench.io._outputs import check_destination
+    from latentbench.io import ResponseMatrix, check_destination
     from latentbench.select import experiment_from_matrix
 
     if n_jobs is not None:
@@ -381,7 +404,7 @@ def experiment(
             with Progress(console=console, disable=quiet, transient=True) as bar:
                 task = bar.add_task("runs", total=None)
 
-                progress = _with_estimate(bar, task, n_jobs, quiet)
+                progress = _with_estimate(bar, task, jobs, quiet)
                 result = experiment_from_matrix(
                     matrix,
                     split=split,

@@ -74,8 +74,8 @@ def _left(p: Any, init_total: int | None) -> str:
 
 
 class _LiveCommand(Command):
-    """``select live --help`` lists the oracle kinds from the registry (imported only when
-    the help is shown, so that ``latentbench --help`` stays fast)."""
+    """The help of ``select live`` lists the registered oracle kinds (the registry is imported
+    only when the help is shown, so that ``latentbench --help`` stays fast)."""
 
     def format_help(self, ctx: typer.Context, formatter: Any) -> None:  # type: ignore[override]
         from latentbench.select.live import ORACLES

@@ -2,8 +2,10 @@
 
 from typing import Any
 
+from latentbench.io._files import file_sha256
 from latentbench.io._items import load_items
 from latentbench.io._matrix import MatrixSummary, ResponseMatrix
+from latentbench.io._outputs import check_destination
 from latentbench.io.formats import SOURCES, CanonicalRow, LoadReport, read_results
 
 __all__ = [
@@ -13,6 +15,8 @@ __all__ = [
     "MatrixSummary",
     "ResponseMatrix",
     "Store",
+    "check_destination",
+    "file_sha256",
     "load_items",
     "read_results",
 ]

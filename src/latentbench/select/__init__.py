@@ -18,7 +18,13 @@ Submodules: :mod:`latentbench.select.oracles` (where scores come from) and
 """
 
 from latentbench.select._base import Policy
-from latentbench.select._estimate import EstimateResult, estimate, estimate_many, tiny
+from latentbench.select._estimate import (
+    EstimateResult,
+    estimate,
+    estimate_many,
+    read_responses,
+    tiny,
+)
 from latentbench.select._estimate_calibration import Calibration, load_calibration
 from latentbench.select._estimate_compare import CompareResult, compare
 from latentbench.select._estimate_experiment import estimate_experiment
@@ -86,11 +92,11 @@ __all__ = [
     "Uniform",
     "budget_to_accuracy",
     "compare",
+    "default_schedule",
     "estimate",
     "estimate_experiment",
     "estimate_live",
     "estimate_many",
-    "default_schedule",
     "exact_gap_pool",
     "exact_match",
     "experiment_from_matrix",
@@ -100,6 +106,7 @@ __all__ = [
     "multiple_choice",
     "parse_policy",
     "policy_help",
+    "read_responses",
     "replay",
     "run_experiment",
     "run_live",
