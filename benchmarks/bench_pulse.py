@@ -539,16 +539,18 @@ def certify(args: argparse.Namespace) -> None:
         "| pool | models x items | PULSE schedule (B / start) | LUCB 64 / 64 cells (% of all) "
         "| LUCB, PULSE's schedule | PULSE cells (% of all) | PULSE certified true best "
         "| LUCB certified true best | **PULSE / best LUCB** | PULSE / LUCB 64 / 64 "
-        "| LUCB 64 / 64, radius before this round |"
+        "| LUCB 64 / 64, radius before this round | bias at the stop: best, runner-up |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     floors = []
     for name in args.pools.split(",") if args.pools else REAL:
         start = time.perf_counter()
         history, Y = halves(name)
         mu = Y.mean(axis=1, dtype=np.float64)
         best = int(np.argmax(mu))
+        second = int(np.argsort(mu)[-2])
         proxy = LowRankProxy(random_state=0).fit(history)
+        bias = []
         batch, init = default_schedule(Y.shape[0], Y.shape[1], None)
         if args.pulse_init is not None:
             init = args.pulse_init
@@ -569,10 +571,12 @@ def certify(args: argparse.Namespace) -> None:
                 stop="confidence",
             )
             ok = res.best == best and res.stopped == "confidence"
+            bias.append(res.estimates[[best, second]] - mu[[best, second]])
             rows.append(
                 (l64, lsame, res.evaluations_total, ok, arm64 == best and armsame == best, legacy)
             )
         R = np.array(rows, dtype=float)
+        bias_ = np.array(bias)
         size = Y.size
         # the better LUCB on average (not per seed: a per-seed minimum would favour LUCB)
         ref = 0 if R[:, 0].mean() <= R[:, 1].mean() else 1
@@ -589,7 +593,9 @@ def certify(args: argparse.Namespace) -> None:
             f"| {R[:, 2].mean():,.0f} ± {se(R[:, 2]):,.0f} ({100 * R[:, 2].mean() / size:.0f} %) "
             f"| {R[:, 3].mean():.2f} | {R[:, 4].mean():.2f} "
             f"| **{ratio.mean():.2f} ± {se(ratio):.2f}** "
-            f"| {ratio64.mean():.2f} ± {se(ratio64):.2f} | {R[:, 5].mean():,.0f} |",
+            f"| {ratio64.mean():.2f} ± {se(ratio64):.2f} | {R[:, 5].mean():,.0f} "
+            f"| {bias_[:, 0].mean():+.4f} ± {se(bias_[:, 0]):.4f}, "
+            f"{bias_[:, 1].mean():+.4f} ± {se(bias_[:, 1]):.4f} |",
             flush=True,
         )
         print(f"<!-- {name}: {args.seeds} seeds, {time.perf_counter() - start:.0f} s -->")
@@ -629,9 +635,10 @@ def width(args: argparse.Namespace) -> None:
     print(
         "| matrix | models | normal approx. (plain mean) | betting, plain | ratio "
         "| betting, DR with the history proxy | ratio | betting, plain, one horizon 200 "
-        "| ratio | normal approx. coverage (upper bound below the mean) |"
+        "| ratio | normal approx. coverage (upper bound below the mean) "
+        "| calibrated fixed-sample interval | **betting, DR / calibrated** |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
     rng_coverage = np.random.default_rng(1)
     for name in REAL:
@@ -640,21 +647,31 @@ def width(args: argparse.Namespace) -> None:
         proxy = LowRankProxy(random_state=0).fit(scores[hist])
         n = scores.shape[1]
         normal, plain, dr, single, coverage, short = [], [], [], [], [], []
+        calibrated: list[float] = []
         for i in test:
             # the normal interval's own coverage after 200 cells: 2,000 simulated draws
             draws = scores[i, np.argsort(rng_coverage.random((2000, n)), axis=1)[:, :200]]
             centre = draws.mean(axis=1)
             half = 1.6449 * draws.std(axis=1, ddof=1) / math.sqrt(200) * math.sqrt(1 - 199 / n)
             mean_i = scores[i].mean()
+            scale = None
             if np.median(half) > 0:
                 coverage.append(np.mean(np.abs(centre - mean_i) <= half))
                 short.append(np.mean(centre + half < mean_i))
+                # the fixed-sample interval with exactly nominal coverage for this model:
+                # mean +- c s / sqrt(200) (finite-population factor), c the 90 % quantile of
+                # the studentised error over the 2,000 draws (an oracle calibration)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    t_err = np.abs(centre - mean_i) / (half / 1.6449)
+                t_err = np.where(np.isnan(t_err), 0.0, t_err)
+                scale = float(np.quantile(t_err, 0.9))
             order = rng.permutation(n)
             y = scores[i, order[:200]]
             sd = y.std(ddof=1)
             if sd == 0:
                 continue
             normal.append(2 * 1.6449 * sd / math.sqrt(200) * math.sqrt(1 - 199 / n))
+            calibrated.append(math.nan if scale is None else normal[-1] * scale / 1.6449)
             zero = np.zeros(8)
             cs = BettingConfSeq(1, n, 0.1, union=False)
             for k in range(0, 200, 8):
@@ -692,10 +709,12 @@ def width(args: argparse.Namespace) -> None:
         ratio_b = np.median(np.array(plain) / np.array(normal))
         ratio_c = np.median(np.array(dr) / np.array(normal))
         ratio_d = np.median(np.array(single) / np.array(normal))
+        ratio_e = np.nanmedian(np.array(dr) / np.array(calibrated))
         print(
             f"| {name} | {len(normal)} | {a:.3f} | {b:.3f} | {ratio_b:.2f} | {c:.3f} "
             f"| {ratio_c:.2f} | {np.median(single):.3f} | {ratio_d:.2f} "
-            f"| {np.median(coverage):.3f} ({np.median(short):.3f}) |",
+            f"| {np.median(coverage):.3f} ({np.median(short):.3f}) "
+            f"| {np.nanmedian(calibrated):.3f} | **{ratio_e:.2f}** |",
             flush=True,
         )
 
@@ -788,7 +807,6 @@ def history_free(args: argparse.Namespace) -> None:
             f"{time.perf_counter() - start:.0f} s -->",
             flush=True,
         )
-
 
 
 # ------------------------------------------------------------------------ batch schedule
@@ -917,8 +935,10 @@ def schedule(args: argparse.Namespace) -> None:
             rows.append((b, i, a, c, sv))
         finite = {k: v for k, v in saving.items() if np.isfinite(v).all()}
         best_cfg = max(finite, key=lambda k: np.mean(finite[k])) if finite else None
-        print(f"\n**{key}**: {m} models x {n} items; default_schedule -> batch {auto[0]}, "
-              f"initial batch {auto[1]}\n")
+        print(
+            f"\n**{key}**: {m} models x {n} items; default_schedule -> batch {auto[0]}, "
+            f"initial batch {auto[1]}\n"
+        )
         print(
             "| batch B | initial batch | UCB-E to 95 % post-init | PULSE to 95 % post-init "
             "| saved post-init | UCB-E total | PULSE total | worst last-wrong UCB-E / PULSE "

@@ -28,7 +28,7 @@ class UnluckyStartOracle:
     def __init__(self, seed: int) -> None:
         rng = np.random.default_rng(seed)
         self.n_models, self.n_items = 5, N_ITEMS
-        self.rows = (rng.random((5, N_ITEMS)) < np.array([0.8, 0.65, 0.64, 0.4, 0.4])[:, None])
+        self.rows = rng.random((5, N_ITEMS)) < np.array([0.8, 0.65, 0.64, 0.4, 0.4])[:, None]
         self.rows = self.rows.astype(float)
         left = np.r_[np.ones(320 - 2), np.zeros(80 - 6)]
         self._left = list(rng.permutation(left))
