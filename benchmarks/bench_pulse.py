@@ -854,19 +854,24 @@ _SCHED: dict = {}
 
 def _schedule_task(task: tuple) -> tuple:
     """One run: (pool, policy, batch, init, seed) -> correctness on the grid, last wrong."""
-    from latentbench.select._policies import UCBE
+    from latentbench.select._policies import UCBE, make_policy, parse_policy
 
     pool, policy, batch, init, seed = task
     Y, proxy, cap, grid = _SCHED[pool]
     best = int(np.argmax(Y.mean(axis=1, dtype=np.float64)))
-    inner = Pulse() if policy == "pulse" else UCBE(doubling=True)
+    run_kw = parse_policy(policy)[3]
+    if policy == "ucbe":
+        inner = UCBE(doubling=True)
+    else:
+        inner = make_policy(policy)
     res = run_selection(
         MatrixOracle(Y),
         _Capped(inner, cap),  # type: ignore[arg-type]
         budget=Y.size,
         batch_size=batch,
         init_batch=init,
-        proxy=proxy if policy == "pulse" else None,
+        item_order=run_kw.get("item_order"),
+        proxy=proxy if inner.needs_proxy else None,
         random_state=seed,
     )
     wrong = np.flatnonzero(res.trace_best != best)
@@ -907,7 +912,9 @@ def schedule(args: argparse.Namespace) -> None:
         _SCHED[key] = (Y, proxy, cap, grid)
         auto = default_schedule(m, n, None)
         todo = list(configs) + ([auto] if auto not in configs else [])
+        variants = [v for v in args.variants.split("|") if v]
         tasks = [(key, p, b, i, s) for b, i in todo for p in ("ucbe", "pulse") for s in seeds]
+        tasks += [(key, v, *auto, s) for v in variants for s in seeds]
         ctx = mp.get_context("fork")
         with ProcessPoolExecutor(args.n_jobs, mp_context=ctx) as ex:
             out = list(ex.map(_schedule_task, tasks, chunksize=4))
@@ -965,6 +972,28 @@ def schedule(args: argparse.Namespace) -> None:
                 f"| {worst(lu)} / {worst(lp)} | {diff} |",
                 flush=True,
             )
+        for v in variants:  # at the default schedule: against UCB-E and the default PULSE
+            V = np.array(correct[(v, *auto)], dtype=float)
+            for ref in ("ucbe", "pulse"):
+                R0 = np.array(correct[(ref, *auto)], dtype=float)
+                pairs = np.array(
+                    [
+                        (
+                            first_crossing(R0[idx].mean(0), grid),
+                            first_crossing(V[idx].mean(0), grid),
+                        )
+                        for idx in boots
+                    ]
+                )
+                a, c = pairs[:, 0], pairs[:, 1]
+                sv = 100 * (a - c) / np.maximum(a, 1)
+                lv = np.array(last[(v, *auto)])
+                print(
+                    f"| `{v}` vs `{ref}` at {auto[0]} / {auto[1]} | | {np.nanmean(a):,.0f} "
+                    f"± {np.nanstd(a):,.0f} | {np.nanmean(c):,.0f} ± {np.nanstd(c):,.0f} "
+                    f"| {np.nanmean(sv):.1f} % ± {np.nanstd(sv):.1f} | | | {lv.max():,} | |",
+                    flush=True,
+                )
         print(
             f"<!-- {key}: {len(seeds)} seeds, cap {cap:,} post-init cells, best saving at "
             f"{best_cfg}, {time.perf_counter() - start:.0f} s -->",

@@ -85,8 +85,7 @@ def test_unlucky_best_is_revisited_long_before_its_rivals_are_exhausted(seed, pr
     starved = wrong_until(False, seed, proxy)
     assert starved >= 2 * N_ITEMS - 2 * 8 - 64
     revisited = wrong_until(True, seed, proxy)
-    assert revisited <= 300
-    assert revisited < starved / 2
+    assert revisited <= 0.4 * starved
 
 
 def test_revisit_leaves_hopeless_arms_alone(proxy):

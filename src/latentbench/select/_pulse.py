@@ -259,35 +259,37 @@ class Pulse(ProxyBookkeeping):
         return pair[0]
 
     def _starved(self, state: SelectionState) -> int | None:
-        """An arm the UCB-E index has left alone for longer than its plausibility allows.
+        """An arm the UCB-E index has given up on for longer than its plausibility allows.
 
         UCB-E pulls an arm only while its index ``est + sqrt(a / T)`` is the largest. An arm
-        whose start was unlucky (its estimate well below its mean) can have an index below
-        its rivals' until they are fully evaluated, and the recommendation stays wrong that
-        long (issue 29: up to 8,896 cells where UCB-E's worst case was 2,240). Here every
-        active arm ``j`` other than the recommended one is revisited (one round) once the
-        cells revealed since its last pull exceed ``T_j exp(z_j^2 / 4)``, where ``z_j`` is
-        the recommended arm's lead in units of ``j``'s plain standard error
-        ``sqrt(p (1 - p) / T_j (1 - T_j / n))`` (``p`` its estimate clipped to [0.02, 0.98];
-        ``p (1 - p)`` bounds the variance of a score in [0, 1]). The allowance is the arm's
-        own cells times the square root of the inverse normal likelihood of so unlucky a
-        start: an arm 2 standard errors behind may wait 2.7 times its cells, 4 behind 55
-        times, 6 behind 8,100 times. A revisit moves an unlucky arm's estimate back towards
-        its mean, and raises ``z`` of a truly worse arm (its standard error shrinks), so
-        revisits of hopeless arms stop by themselves. The rule uses past data only, so the
-        estimates and intervals stay valid. Returns the arm that has waited longest relative
-        to its allowance, or None.
+        whose start was unlucky can have an index below the recommended arm's *estimate*;
+        UCB-E then does not pull it again until every arm with a larger index is fully
+        evaluated, and the recommendation stays wrong that long (issue 29: up to 8,896
+        cells where UCB-E's worst case was 2,240). Such a given-up arm ``j`` is revisited
+        (one round) once the cells revealed since its last pull exceed
+        ``T_j exp(z_j^2 / 4)``, where ``z_j`` is the recommended arm's lead in units of
+        ``j``'s plain standard error ``sqrt(p (1 - p) / T_j (1 - T_j / n))`` (``p`` its
+        estimate clipped to [0.02, 0.98]; ``p (1 - p)`` bounds the variance of a score in
+        [0, 1]). The allowance is the arm's own cells times the square root of the inverse
+        normal likelihood of so unlucky a start: an arm 3 standard errors behind may wait
+        9.5 times its cells, 4 behind 55 times, 6 behind 8,100 times. A revisit either lifts
+        an unlucky arm's index above the leader's estimate (UCB-E then takes it over) or
+        raises ``z`` of a truly worse arm (its standard error shrinks), so revisits of
+        hopeless arms stop by themselves. Past data only, so the estimates and intervals
+        stay valid. Returns the given-up arm that has waited longest relative to its
+        allowance, or None.
         """
-        active = ~self.exact
         leader = int(np.argmax(self.est))  # the recommendation (a full row counts too)
         T = state.n_obs.astype(np.float64)
+        given_up = ~self.exact & (self.est + np.sqrt(self.a / np.maximum(T, 1)) < self.est[leader])
+        if not given_up.any():
+            return None
         p = np.clip(self.est, 0.02, 0.98)
         se = np.sqrt(p * (1 - p) / np.maximum(T, 1) * np.clip(1 - T / state.n_items, 1e-9, 1))
         z = np.maximum(self.est[leader] - self.est, 0.0) / se
         wait = (state.spent - self._last_spent).astype(np.float64)
         allowance = T * np.exp(np.minimum(z, 12.0) ** 2 / 4)
-        ratio = np.where(active, wait / allowance, 0.0)
-        ratio[leader] = 0.0
+        ratio = np.where(given_up, wait / allowance, 0.0)
         j = int(np.argmax(ratio))
         return j if ratio[j] > 1.0 else None
 
