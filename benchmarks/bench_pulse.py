@@ -763,8 +763,11 @@ def width_over_run(args: argparse.Namespace) -> None:
 
 
 def history_free(args: argparse.Namespace) -> None:
+    """History-free PULSE (``OnlineProxy``) vs UCB-E, both with ``default_schedule``'s batch
+    size and start (the same for both), on the candidate halves."""
     from latentbench.select import run_experiment
     from latentbench.select._online import OnlineProxy
+    from latentbench.select._schedule import default_schedule
 
     print(
         "| pool | models | reference | reference to 95 % post-init | policy | policy to 95 % "
@@ -775,12 +778,16 @@ def history_free(args: argparse.Namespace) -> None:
         start = time.perf_counter()
         _, Y = halves(name)
         specs = ["ucbe", "pulse"] + [v for v in args.variants.split("|") if v]
+        batch, init_cells = default_schedule(Y.shape[0], Y.shape[1], None)
+        print(f"<!-- {name}: batch {batch}, start {init_cells} for every policy -->")
         res = run_experiment(
             Y,
             {"all": np.arange(Y.shape[0])},
             specs,
             seeds=args.seeds,
             budget=Y.size,
+            batch_size=batch,
+            init_batch=init_cells,
             proxy=OnlineProxy(rank=args.online_rank, random_state=0),
             n_jobs=args.n_jobs,
         )
