@@ -19,7 +19,7 @@ from latentbench.select._schedule import (
         ((29, 1700, None), (16, 16)),  # BFCL gap 0.02
         ((27, 754, None), (16, 16)),  # AlpacaEval 1
         ((29, 797, None), (16, 16)),  # AlpacaEval 2
-        ((15, 10326, None), (64, 64)),  # MMLU-Pro
+        ((15, 10326, None), (16, 16)),  # MMLU-Pro
     ],
 )
 def test_shared_pools(shape, expected):
@@ -39,19 +39,20 @@ def test_bounds_and_monotone_in_items():
 
 
 def test_batch_is_a_power_of_two_near_the_per_model_share():
-    for n_items in (1_600, 3_200, 6_400):
+    for n_items in (10_240, 20_480, 40_960):
         batch, _ = default_schedule(10, n_items, None)
         assert batch == n_items // ROUNDS_PER_MODEL
         assert batch & (batch - 1) == 0
 
 
 def test_a_budget_shrinks_the_batch_to_its_per_model_share():
-    unbounded = default_schedule(15, 10_326, None)
-    assert default_schedule(15, 10_326, 10**9) == unbounded
-    small = default_schedule(15, 10_326, 15 * 2_000)
+    unbounded = default_schedule(15, 40_000, None)
+    assert unbounded == (MAX_BATCH, MAX_BATCH)
+    assert default_schedule(15, 40_000, 10**9) == unbounded
+    small = default_schedule(15, 40_000, 15 * 2_000)
     assert small[0] < unbounded[0]
     assert small == (MIN_BATCH, MIN_BATCH)
-    assert default_schedule(15, 10_326, 0) == (MIN_BATCH, MIN_BATCH)
+    assert default_schedule(15, 40_000, 0) == (MIN_BATCH, MIN_BATCH)
 
 
 def test_tiny_benchmarks_never_exceed_their_items():
@@ -64,5 +65,5 @@ def test_tiny_benchmarks_never_exceed_their_items():
     [(0, 100, None), (10, 0, None), (10, 100, -1), (1.5, 100, None), (True, 100, None)],
 )
 def test_bad_input_names_the_field(args):
-    with pytest.raises(InputError, match="n_models|n_items|budget"):
+    with pytest.raises(InputError, match=r"n_models|n_items|budget"):
         default_schedule(*args)

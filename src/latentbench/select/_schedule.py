@@ -13,14 +13,20 @@ A selection run reveals an initial batch of ``init`` cells of every candidate, t
 :func:`default_schedule` sizes both from the cells a candidate can receive, ``n_items`` or,
 with a budget, the budget's share per candidate: ``B = init`` is the power of two nearest to
 that divided by :data:`ROUNDS_PER_MODEL`, clipped to [:data:`MIN_BATCH`, :data:`MAX_BATCH`].
-This gives about 100 rounds of a fully evaluated candidate whatever the benchmark's length.
+Below about 15,000 cells per candidate this is 16; it reaches 64 at about 30,000 (the
+number of rounds, i.e. compute and, live, round trips, stays near 640 per fully evaluated
+candidate).
 
 How the constants were chosen (``benchmarks/RESULTS_select.md``, "Batch schedule"): on the
 shared pools (BFCL gap 0.02, 29 x 1,700; MMLU-Pro, 15 x 10,326; AlpacaEval 1 and 2, 27 x 754
 and 29 x 797) evaluations to 95 % identification were measured for ``B`` in {8, 16, 32, 64}
-with the same start for PULSE and UCB-E; the rule's choice is within one paired-bootstrap SE
-of the best ``B`` on every pool. A start of 8 cells let unlucky candidates be starved for
-thousands of cells (worst seeds), hence ``MIN_BATCH = 16``.
+(MMLU-Pro: 16 and 64) with the same start for PULSE and UCB-E. ``B = 16`` with a 16-cell start
+had the largest saving on BFCL and MMLU-Pro and was within one paired-bootstrap SE of the
+best on AlpacaEval 1 (the best there was 8); AlpacaEval 2 is decided by any start. A start of
+8 cells let unlucky candidates be starved for thousands of cells (worst seeds on BFCL: 9,504
+PULSE and 11,532 UCB-E post-init cells, against about 4,700 and 3,500 from 16 cells), hence
+``MIN_BATCH = 16``. No shared pool has more than 10,326 items, so the growth to 64 for longer
+benchmarks follows the cost of rounds, not a measured saving.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ MIN_BATCH = 16
 """Smallest batch and start: 8-cell starts starve unlucky candidates (see the module notes)."""
 MAX_BATCH = 64
 """Largest batch and start (the paper's B)."""
-ROUNDS_PER_MODEL = 100
+ROUNDS_PER_MODEL = 640
 """Rounds that fully evaluate one candidate: ``B ~ cells per candidate / ROUNDS_PER_MODEL``."""
 
 
@@ -69,9 +75,9 @@ def default_schedule(n_models: int, n_items: int, budget: int | None) -> tuple[i
     >>> default_schedule(29, 1700, None)
     (16, 16)
     >>> default_schedule(15, 10326, None)
-    (64, 64)
-    >>> default_schedule(15, 10326, 15 * 2000)
     (16, 16)
+    >>> default_schedule(15, 40000, None)
+    (64, 64)
     """
     for name, value in (("n_models", n_models), ("n_items", n_items)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
