@@ -33,6 +33,10 @@ Measurements, each with its command line printed beside the table:
   interval's own coverage over 2,000 simulated 200-cell draws per model.
 * ``width-over-run``: the same ratio at 5-95 % of a model's items, default bets vs one
   horizon set to the effective cells at that point (oracle).
+* ``schedule``: evaluations to 95 % identification for batch sizes and initial batches
+  (``--configs 8/8,16/16,...``), PULSE vs UCB-E with the same start and batch size, paired
+  bootstrap SEs, the worst seed's last wrong budget, and the configuration
+  ``default_schedule`` picks; ``--variants`` adds PULSE/UCB-E specs at that configuration.
 
 Pools: the candidate half of a seeded random split (the other half is the history), on
 BFCL v2 (exact gap 0.02, and all candidates), MMLU-Pro, AlpacaEval 1 and AlpacaEval 2 (all
@@ -47,6 +51,7 @@ Usage::
     python benchmarks/bench_pulse.py width-over-run
     python benchmarks/bench_pulse.py history-free --seeds 8
     python benchmarks/bench_pulse.py identify-floor --seeds 200
+    python benchmarks/bench_pulse.py schedule --seeds 40 --n-jobs 1
 """
 
 from __future__ import annotations
