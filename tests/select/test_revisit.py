@@ -96,7 +96,7 @@ def test_revisit_leaves_hopeless_arms_alone(proxy):
     Y = (rng.random((5, N_ITEMS)) < means[:, None]).astype(float)
     from latentbench.select import MatrixOracle
 
-    policy = Pulse()
+    policy = Pulse(revisit=True)
     res = run_selection(
         MatrixOracle(Y),
         policy,

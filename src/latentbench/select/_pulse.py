@@ -94,6 +94,14 @@ class Pulse(ProxyBookkeeping):
         Reveal ``min(B, T_i)`` cells per round (see
         :class:`~latentbench.select._base.UCBEBookkeeping`): after the default initial batch
         of 32 cells an arm's first round reveals 32 cells, later rounds ``B``.
+    revisit : bool, default False
+        Revisit an arm whose UCB-E index has fallen below the recommended arm's estimate
+        once it has waited ``T_j exp(z_j^2 / 4)`` cells (see ``_starved``), so that an arm
+        whose start was unlucky is not ignored until its rivals are fully evaluated. Off by
+        default: on the shared pools it cost 20 % +- 10 (BFCL gap 0.02) and 14 % +- 16
+        (AlpacaEval 1) more cells to 95 % identification without lowering the worst seed
+        there; it lowered the worst seed on MMLU-Pro (``benchmarks/RESULTS_select.md`` §2)
+        and on a constructed pool with a starved best arm (``tests/select/test_revisit.py``).
 
     Notes
     -----
@@ -129,7 +137,7 @@ class Pulse(ProxyBookkeeping):
         legacy_stale_predictions: bool = False,
         bonus: Literal["ucbe", "effective", "ci"] = "ucbe",
         doubling: bool = True,
-        revisit: bool = True,
+        revisit: bool = False,
     ) -> None:
         super().__init__(a=a, alpha=alpha, ci=ci, refit_every=refit_every, doubling=doubling)
         if bonus not in ("ucbe", "effective", "ci"):
