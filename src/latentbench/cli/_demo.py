@@ -277,7 +277,7 @@ def _demo_selection(matrix: Any, result: Any, n_seeds: int) -> Any:
             f"PULSE did not certify a best candidate before evaluating every cell ({verdict}).",
             soft_wrap=True,
         )
-    budget = min(full - len(candidates) * init_cells, 15_000)
+    budget = min(full - len(candidates) * init_cells, 8_000)
     with console.status(f"running PULSE and UCB-E on {n_seeds} seeds each ..."):
         experiment = run_experiment(
             Y,
