@@ -92,8 +92,8 @@ def test_demo_runs_and_finds_planted_items(tmp_path):
     assert float(certified[3]) == pytest.approx(100 * cells / 100_000, abs=0.06)
     assert cells < 50_000
     versus = re.search(
-        r"UCB-E \(no proxy, same start\) needs [\d,]+: PULSE saves ([+-][\d.]+)% against it \(90% interval "
-        r"([+-][\d.]+)% to ([+-][\d.]+)%; ([^)]*)\)",
+        r"UCB-E \(no proxy, same start\) needs [\d,]+: PULSE saves ([+-][\d.]+)% against it "
+        r"\(90% interval ([+-][\d.]+)% to ([+-][\d.]+)%; ([^)]*)\)",
         " ".join(outcome.output.split()),
     )
     assert versus, outcome.output
