@@ -100,8 +100,9 @@ class Pulse(ProxyBookkeeping):
         whose start was unlucky is not ignored until its rivals are fully evaluated. Off by
         default: on the shared pools it cost 20 % +- 10 (BFCL gap 0.02) and 14 % +- 16
         (AlpacaEval 1) more cells to 95 % identification without lowering the worst seed
-        there; it lowered the worst seed on MMLU-Pro (``benchmarks/RESULTS_select.md`` §2)
-        and on a constructed pool with a starved best arm (``tests/select/test_revisit.py``).
+        there; it helped on MMLU-Pro, where long-wrong seeds set the crossing
+        (``benchmarks/RESULTS_select.md`` §2), and on a constructed pool with a starved best
+        arm (``tests/select/test_revisit.py``).
 
     Notes
     -----
