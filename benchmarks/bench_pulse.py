@@ -33,6 +33,10 @@ Measurements, each with its command line printed beside the table:
   interval's own coverage over 2,000 simulated 200-cell draws per model.
 * ``width-over-run``: the same ratio at 5-95 % of a model's items, default bets vs one
   horizon set to the effective cells at that point (oracle).
+* ``schedule``: evaluations to 95 % identification for batch sizes and initial batches
+  (``--configs 8/8,16/16,...``), PULSE vs UCB-E with the same start and batch size, paired
+  bootstrap SEs, the worst seed's last wrong budget, and the configuration
+  ``default_schedule`` picks; ``--variants`` adds PULSE/UCB-E specs at that configuration.
 
 Pools: the candidate half of a seeded random split (the other half is the history), on
 BFCL v2 (exact gap 0.02, and all candidates), MMLU-Pro, AlpacaEval 1 and AlpacaEval 2 (all
@@ -47,6 +51,7 @@ Usage::
     python benchmarks/bench_pulse.py width-over-run
     python benchmarks/bench_pulse.py history-free --seeds 8
     python benchmarks/bench_pulse.py identify-floor --seeds 200
+    python benchmarks/bench_pulse.py schedule --seeds 40 --n-jobs 1
 """
 
 from __future__ import annotations
@@ -203,21 +208,45 @@ def identify(args: argparse.Namespace) -> None:
 
 # ------------------------------------------------------------------------ certified LUCB
 def stitched_radius(t: np.ndarray, n: int, level: float) -> np.ndarray:
-    """Polynomial-stitched sub-Gaussian boundary (Howard et al. 2021, eq. (6)), sigma = 1/2,
-    eta = 2, s = 1.4, as a radius on the mean of ``t`` cells, times the finite-population
-    factor ``sqrt(1 - (t - 1) / n)``."""
+    """Polynomial-stitched sub-Gaussian boundary (Howard, Ramdas, McAuliffe & Sekhon 2021,
+    Theorem 1 with eq. (6)), sigma = 1/2, eta = 2, s = 1.4, m = 1, as a radius on the mean of
+    ``t`` cells, times the finite-population factor ``sqrt(1 - (t - 1) / n)``.
+
+    ``k1 sqrt(v ell(v)) + c k2 ell(v)`` with ``v = sigma^2 t``, ``ell(v) = s log log(eta v / m)
+    + log(zeta(s) / (level log(eta)^s))`` and ``c = 0`` for sub-Gaussian increments.
+    Until this round the code used ``zeta = 1.1973`` (not zeta(1.4) = 3.1055) and added
+    ``0.5 ell`` (``c k2 ell`` with ``c k2 = 1/2``, which a sub-Gaussian bound does not have);
+    ``legacy=True`` reproduces that radius (wider below about 2,000 cells, within 1 % above).
+    """
+    from scipy.special import zeta as riemann_zeta
+
     eta, s, sigma2, m0 = 2.0, 1.4, 0.25, 1.0
     v = np.maximum(sigma2 * t, m0)
     k1 = (eta**0.25 + eta**-0.25) / math.sqrt(2)
-    zeta = 1.1973  # Riemann zeta(1.4)
+    zeta = float(riemann_zeta(s))  # 3.1055
     ell = s * np.log(np.log(eta * v / m0)) + math.log(zeta / (level * math.log(eta) ** s))
-    radius = (k1 * np.sqrt(v * np.maximum(ell, 0)) + 0.5 * ell) / t
+    radius = k1 * np.sqrt(v * np.maximum(ell, 0)) / t
     fpc = np.sqrt(np.clip(1 - (t - 1) / n, 0, 1))
     return radius * fpc
 
 
-def certified_lucb(Y: np.ndarray, delta: float, batch: int, init: int, seed: int) -> tuple:
-    """Proxy-free certified LUCB; returns (cells used, recommended arm)."""
+def legacy_stitched_radius(t: np.ndarray, n: int, level: float) -> np.ndarray:
+    """The radius used until this round (zeta = 1.1973 labelled zeta(1.4), plus 0.5 ell)."""
+    eta, s, sigma2, m0 = 2.0, 1.4, 0.25, 1.0
+    v = np.maximum(sigma2 * t, m0)
+    k1 = (eta**0.25 + eta**-0.25) / math.sqrt(2)
+    ell = s * np.log(np.log(eta * v / m0)) + math.log(1.1973 / (level * math.log(eta) ** s))
+    radius = (k1 * np.sqrt(v * np.maximum(ell, 0)) + 0.5 * ell) / t
+    return radius * np.sqrt(np.clip(1 - (t - 1) / n, 0, 1))
+
+
+def certified_lucb(
+    Y: np.ndarray, delta: float, batch: int, init: int, seed: int, legacy: bool = False
+) -> tuple:
+    """Proxy-free certified LUCB; returns (cells used, recommended arm).
+
+    ``legacy=True`` uses :func:`legacy_stitched_radius` (the radius before this round)."""
+    radius_of = legacy_stitched_radius if legacy else stitched_radius
     m, n = Y.shape
     rng = np.random.default_rng(seed)
     order = np.argsort(rng.random((m, n)), axis=1)
@@ -226,7 +255,7 @@ def certified_lucb(Y: np.ndarray, delta: float, batch: int, init: int, seed: int
     level = delta / (2 * m)
     while True:
         mean = sums / t
-        rad = np.where(t >= n, 0.0, stitched_radius(t.astype(float), n, level))
+        rad = np.where(t >= n, 0.0, radius_of(t.astype(float), n, level))
         lo, hi = mean - rad, mean + rad
         best = int(np.argmax(mean))
         others = np.delete(np.arange(m), best)
@@ -419,13 +448,22 @@ def identification_floor(
 
 
 def identify_floor(args: argparse.Namespace) -> None:
-    """Oracle floor of evaluations to 95 % identification vs UCB-E run on the same pool."""
+    """A fixed-allocation reference for evaluations to 95 % identification, next to UCB-E
+    run on the same pool with the same start.
+
+    Both start with ``--floor-start`` cells per model (post-init counts are after that same
+    start for both). The fixed allocation knows every mean and uses an oracle proxy, but it
+    is **not a lower bound** for adaptive policies: an adaptive rule stops pulling a model
+    whose estimate happens to fall low, which a fixed allocation cannot do.
+    """
     from latentbench.select import run_experiment
 
+    S = args.floor_start
     print(
-        "| pool | models x items | paper UCB-E to 95 % post-init (total) | floor, order per "
-        "model: total (accuracy) | floor post-init (after 32 per model) | saved post-init "
-        "vs UCB-E | floor, shared order: total (accuracy) | saved post-init |"
+        f"| pool | models x items | UCB-E from {S} cells to 95 % post-init (total) "
+        "| fixed-allocation reference, order per model: total (accuracy) | reference "
+        f"post-init (after {S} per model) | reference vs UCB-E post-init | reference, shared "
+        "order: total (accuracy) | vs UCB-E post-init |"
     )
     print("|---|---|---|---|---|---|---|---|")
     for name in args.pools.split(",") if args.pools else ("bfcl", "mmlu_pro"):
@@ -434,16 +472,23 @@ def identify_floor(args: argparse.Namespace) -> None:
         Y = Y.astype(np.float64)
         m = Y.shape[0]
         res = run_experiment(
-            Y, {"all": np.arange(m)}, ["ucbe"], seeds=args.seeds, budget=Y.size, n_jobs=args.n_jobs
+            Y,
+            {"all": np.arange(m)},
+            ["ucbe"],
+            seeds=args.seeds,
+            budget=Y.size,
+            init_batch=S,
+            n_jobs=args.n_jobs,
         )
         curve = res.curves[("all", "ucbe")].mean(axis=0)
         ucbe_post = float(res.grid[int(np.argmax(curve >= 0.95 - 1e-12))])
         ucbe_init = res.summary[0]["init_evaluations"]
+        assert ucbe_init == S * m  # like for like: the same start for both
         resid = oracle_residuals(Y, history)
         cells = []
         for shared in (False, True):
-            alloc, acc = identification_floor(Y, resid, shared=shared, start=32, reps=1000, seed=0)
-            post = alloc.sum() - 32 * m
+            alloc, acc = identification_floor(Y, resid, shared=shared, start=S, reps=1000, seed=0)
+            post = alloc.sum() - S * m
             cells.append((alloc.sum(), acc, post, 100 * (ucbe_post - post) / ucbe_post))
         (t0, a0, p0, s0), (t1, a1, _p1, s1) = cells
         print(
@@ -455,78 +500,138 @@ def identify_floor(args: argparse.Namespace) -> None:
         print(f"<!-- {name}: {args.seeds} seeds, {time.perf_counter() - start:.0f} s -->")
 
 
+def certificate_inflation(Y: np.ndarray, delta: float, seed: int = 0) -> float:
+    """Width of the betting certificate over the fixed-sample normal one, at its own levels.
+
+    For every model with a non-constant row, its cells in a random order (plain, 64 per
+    update) feed one arm of a :class:`BettingConfSeq` for ``m`` models at ``alpha = delta``;
+    at a quarter, half and three quarters of the items the certificate's width (lower bound
+    at ``delta / (2 (m - 1))``, upper at ``delta / 2``) is divided by the normal one at the
+    same levels, ``(z_low + z_up) s sqrt(1 / t - 1 / n)``. Returns the median ratio: the
+    inflation the oracle floors use (the earlier 1.3 came from widths at alpha = 0.1 with no
+    union bound, where the ratio is larger).
+    """
+    from scipy.stats import norm
+
+    m, n = Y.shape
+    rng = np.random.default_rng(seed)
+    z = norm.isf(delta / (2 * (m - 1))) + norm.isf(delta / 2)
+    checks = [n // 4, n // 2, (3 * n) // 4]
+    ratios = []
+    for i in range(m):
+        y = Y[i, rng.permutation(n)].astype(np.float64)
+        if y.std() == 0:
+            continue
+        cs = BettingConfSeq(m, n, delta)
+        done = 0
+        for t in checks:
+            while done < t:
+                b = min(64, t - done)
+                cs.update(0, y[done : done + b], np.zeros(b), 0.0, 0.0, 0.0, 0.0)
+                done += b
+            lo, hi = cs.certificate()
+            normal = z * y[:t].std(ddof=1) * math.sqrt(1 / t - 1 / n)
+            if 0 < lo[0] and hi[0] < 1 and normal > 0:  # not clipped to [0, 1]
+                ratios.append((hi[0] - lo[0]) / normal)
+    return float(np.median(ratios))
+
+
 def certify(args: argparse.Namespace) -> None:
+    """Certified stop at ``delta``: PULSE (default schedule, ``bonus="ci"``) vs LUCB."""
+    from latentbench.select._schedule import default_schedule
+
     print(
-        "| pool | models x items | LUCB cells (% of all) | LUCB certified true best "
-        "| PULSE cells (% of all) | PULSE certified true best | PULSE / LUCB "
-        "| LUCB from 32 cells | PULSE / LUCB from 32 |"
+        "| pool | models x items | PULSE schedule (B / start) | LUCB 64 / 64 cells (% of all) "
+        "| LUCB, PULSE's schedule | PULSE cells (% of all) | PULSE certified true best "
+        "| LUCB certified true best | **PULSE / best LUCB** | PULSE / LUCB 64 / 64 "
+        "| LUCB 64 / 64, radius before this round | bias at the stop: best, runner-up |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     floors = []
-    for name in ("bfcl", "mmlu_pro", "alpacaeval1", "alpacaeval2"):
+    for name in args.pools.split(",") if args.pools else REAL:
         start = time.perf_counter()
         history, Y = halves(name)
         mu = Y.mean(axis=1, dtype=np.float64)
         best = int(np.argmax(mu))
+        second = int(np.argsort(mu)[-2])
         proxy = LowRankProxy(random_state=0).fit(history)
-        lucb, pulse, lucb32 = [], [], []
+        bias = []
+        batch, init = default_schedule(Y.shape[0], Y.shape[1], None)
+        if args.pulse_init is not None:
+            init = args.pulse_init
+        rows = []
         for k in range(args.seeds):
             seed = 10000 * k
-            cells, arm = certified_lucb(Y, args.delta, 64, 64, seed)
-            lucb.append((cells, arm == best))
-            lucb32.append(certified_lucb(Y, args.delta, 64, 32, seed)[0])
+            l64, arm64 = certified_lucb(Y, args.delta, 64, 64, seed)
+            lsame, armsame = certified_lucb(Y, args.delta, batch, init, seed)
+            legacy = certified_lucb(Y, args.delta, 64, 64, seed, legacy=True)[0]
             res = run_selection(
                 MatrixOracle(Y),
                 Pulse(bonus="ci", alpha=args.delta),
                 budget=Y.size,
-                init_batch=args.pulse_init,
+                batch_size=batch,
+                init_batch=init,
                 proxy=proxy,
                 random_state=seed,
                 stop="confidence",
             )
-            pulse.append(
-                (
-                    res.evaluations_total,
-                    res.best == best and res.stopped == "confidence",
-                )
+            ok = res.best == best and res.stopped == "confidence"
+            bias.append(res.estimates[[best, second]] - mu[[best, second]])
+            rows.append(
+                (l64, lsame, res.evaluations_total, ok, arm64 == best and armsame == best, legacy)
             )
-        L, P = np.array(lucb, dtype=float), np.array(pulse, dtype=float)
+        R = np.array(rows, dtype=float)
+        bias_ = np.array(bias)
         size = Y.size
-        ratio = P[:, 0] / L[:, 0]
-        L32 = np.array(lucb32, dtype=float)
-        ratio32 = P[:, 0] / L32
+        # the better LUCB on average (not per seed: a per-seed minimum would favour LUCB)
+        ref = 0 if R[:, 0].mean() <= R[:, 1].mean() else 1
+        ratio = R[:, 2] / R[:, ref]
+        ratio64 = R[:, 2] / R[:, 0]
+
+        def se(x: np.ndarray) -> float:
+            return float(x.std(ddof=1) / math.sqrt(len(x)))
+
         print(
-            f"| {name} | {Y.shape[0]} x {Y.shape[1]} | {L[:, 0].mean():,.0f} ± "
-            f"{L[:, 0].std(ddof=1) / math.sqrt(len(L)):,.0f} ({100 * L[:, 0].mean() / size:.0f} %) "
-            f"| {L[:, 1].mean():.2f} | {P[:, 0].mean():,.0f} ± "
-            f"{P[:, 0].std(ddof=1) / math.sqrt(len(P)):,.0f} ({100 * P[:, 0].mean() / size:.0f} %) "
-            f"| {P[:, 1].mean():.2f} | {ratio.mean():.2f} ± "
-            f"{ratio.std(ddof=1) / math.sqrt(len(ratio)):.2f} | {L32.mean():,.0f} "
-            f"| {ratio32.mean():.2f} ± {ratio32.std(ddof=1) / math.sqrt(len(ratio32)):.2f} |",
+            f"| {name} | {Y.shape[0]} x {Y.shape[1]} | {batch} / {init} "
+            f"| {R[:, 0].mean():,.0f} ± {se(R[:, 0]):,.0f} ({100 * R[:, 0].mean() / size:.0f} %) "
+            f"| {R[:, 1].mean():,.0f} ± {se(R[:, 1]):,.0f} ({100 * R[:, 1].mean() / size:.0f} %) "
+            f"| {R[:, 2].mean():,.0f} ± {se(R[:, 2]):,.0f} ({100 * R[:, 2].mean() / size:.0f} %) "
+            f"| {R[:, 3].mean():.2f} | {R[:, 4].mean():.2f} "
+            f"| **{ratio.mean():.2f} ± {se(ratio):.2f}** "
+            f"| {ratio64.mean():.2f} ± {se(ratio64):.2f} | {R[:, 5].mean():,.0f} "
+            f"| {bias_[:, 0].mean():+.4f} ± {se(bias_[:, 0]):.4f}, "
+            f"{bias_[:, 1].mean():+.4f} ± {se(bias_[:, 1]):.4f} |",
             flush=True,
         )
         print(f"<!-- {name}: {args.seeds} seeds, {time.perf_counter() - start:.0f} s -->")
-        floors.append((name, L[:, 0].mean(), P[:, 0].mean(), history, Y))
+        floors.append((name, R[:, ref].mean(), R[:, 2].mean(), history, Y))
+    if args.no_floors:
+        return
     print()
     print(
-        "Oracle floor (`oracle_floor`: true means and doubly robust variances known, oracle "
-        "proxy, fixed-sample normal bounds times an inflation; cells and ratio to LUCB):"
+        "Oracle reference (`oracle_floor`: true means and doubly robust variances known, "
+        "oracle proxy, best fixed allocation, fixed-sample normal bounds times an inflation; "
+        "cells and ratio to the better LUCB). Inflation 1.0 is the normal width; the measured "
+        "one is the betting certificate's width over the normal one at the certificate's own "
+        "levels (`certificate_inflation`). Not a lower bound: a sequential stop can cross a "
+        "boundary before the fixed-sample count."
     )
     print()
     print(
-        "| pool | floor, inflation 1.0 | / LUCB | floor, inflation 1.3 | / LUCB "
-        "| PULSE / floor 1.0 | paired floor, 1.0 | / LUCB | paired floor, 1.3 | / LUCB |"
+        "| pool | measured inflation | reference, 1.0 | / LUCB | reference, measured | / LUCB "
+        "| PULSE / reference 1.0 | paired reference, 1.0 | / LUCB | paired, measured | / LUCB |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, lucb_cells, pulse_cells, history, Y in floors:
+        infl = certificate_inflation(Y, args.delta)
         f1 = oracle_floor(Y, history, args.delta, 1.0)
-        f13 = oracle_floor(Y, history, args.delta, 1.3)
+        fi = oracle_floor(Y, history, args.delta, infl)
         p1 = paired_oracle_floor(Y, history, args.delta, 1.0)
-        p13 = paired_oracle_floor(Y, history, args.delta, 1.3)
+        pi_ = paired_oracle_floor(Y, history, args.delta, infl)
         print(
-            f"| {name} | {f1:,} | {f1 / lucb_cells:.2f} | {f13:,} | {f13 / lucb_cells:.2f} "
-            f"| {pulse_cells / f1:.2f} | {p1:,} | {p1 / lucb_cells:.2f} | {p13:,} "
-            f"| {p13 / lucb_cells:.2f} |",
+            f"| {name} | {infl:.2f} | {f1:,} | {f1 / lucb_cells:.2f} | {fi:,} "
+            f"| {fi / lucb_cells:.2f} | {pulse_cells / f1:.2f} | {p1:,} | {p1 / lucb_cells:.2f} "
+            f"| {pi_:,} | {pi_ / lucb_cells:.2f} |",
             flush=True,
         )
 
@@ -535,9 +640,10 @@ def width(args: argparse.Namespace) -> None:
     print(
         "| matrix | models | normal approx. (plain mean) | betting, plain | ratio "
         "| betting, DR with the history proxy | ratio | betting, plain, one horizon 200 "
-        "| ratio | normal approx. coverage (upper bound below the mean) |"
+        "| ratio | normal approx. coverage (upper bound below the mean) "
+        "| calibrated fixed-sample interval | **betting, DR / calibrated** |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
     rng_coverage = np.random.default_rng(1)
     for name in REAL:
@@ -546,21 +652,31 @@ def width(args: argparse.Namespace) -> None:
         proxy = LowRankProxy(random_state=0).fit(scores[hist])
         n = scores.shape[1]
         normal, plain, dr, single, coverage, short = [], [], [], [], [], []
+        calibrated: list[float] = []
         for i in test:
             # the normal interval's own coverage after 200 cells: 2,000 simulated draws
             draws = scores[i, np.argsort(rng_coverage.random((2000, n)), axis=1)[:, :200]]
             centre = draws.mean(axis=1)
             half = 1.6449 * draws.std(axis=1, ddof=1) / math.sqrt(200) * math.sqrt(1 - 199 / n)
             mean_i = scores[i].mean()
+            scale = None
             if np.median(half) > 0:
                 coverage.append(np.mean(np.abs(centre - mean_i) <= half))
                 short.append(np.mean(centre + half < mean_i))
+                # the fixed-sample interval with exactly nominal coverage for this model:
+                # mean +- c s / sqrt(200) (finite-population factor), c the 90 % quantile of
+                # the studentised error over the 2,000 draws (an oracle calibration)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    t_err = np.abs(centre - mean_i) / (half / 1.6449)
+                t_err = np.where(np.isnan(t_err), 0.0, t_err)
+                scale = float(np.quantile(t_err, 0.9))
             order = rng.permutation(n)
             y = scores[i, order[:200]]
             sd = y.std(ddof=1)
             if sd == 0:
                 continue
             normal.append(2 * 1.6449 * sd / math.sqrt(200) * math.sqrt(1 - 199 / n))
+            calibrated.append(math.nan if scale is None else normal[-1] * scale / 1.6449)
             zero = np.zeros(8)
             cs = BettingConfSeq(1, n, 0.1, union=False)
             for k in range(0, 200, 8):
@@ -598,10 +714,12 @@ def width(args: argparse.Namespace) -> None:
         ratio_b = np.median(np.array(plain) / np.array(normal))
         ratio_c = np.median(np.array(dr) / np.array(normal))
         ratio_d = np.median(np.array(single) / np.array(normal))
+        ratio_e = np.nanmedian(np.array(dr) / np.array(calibrated))
         print(
             f"| {name} | {len(normal)} | {a:.3f} | {b:.3f} | {ratio_b:.2f} | {c:.3f} "
             f"| {ratio_c:.2f} | {np.median(single):.3f} | {ratio_d:.2f} "
-            f"| {np.median(coverage):.3f} ({np.median(short):.3f}) |",
+            f"| {np.median(coverage):.3f} ({np.median(short):.3f}) "
+            f"| {np.nanmedian(calibrated):.3f} | **{ratio_e:.2f}** |",
             flush=True,
         )
 
@@ -650,8 +768,11 @@ def width_over_run(args: argparse.Namespace) -> None:
 
 
 def history_free(args: argparse.Namespace) -> None:
+    """History-free PULSE (``OnlineProxy``) vs UCB-E, both with ``default_schedule``'s batch
+    size and start (the same for both), on the candidate halves."""
     from latentbench.select import run_experiment
     from latentbench.select._online import OnlineProxy
+    from latentbench.select._schedule import default_schedule
 
     print(
         "| pool | models | reference | reference to 95 % post-init | policy | policy to 95 % "
@@ -662,12 +783,16 @@ def history_free(args: argparse.Namespace) -> None:
         start = time.perf_counter()
         _, Y = halves(name)
         specs = ["ucbe", "pulse"] + [v for v in args.variants.split("|") if v]
+        batch, init_cells = default_schedule(Y.shape[0], Y.shape[1], None)
+        print(f"<!-- {name}: batch {batch}, start {init_cells} for every policy -->")
         res = run_experiment(
             Y,
             {"all": np.arange(Y.shape[0])},
             specs,
             seeds=args.seeds,
             budget=Y.size,
+            batch_size=batch,
+            init_batch=init_cells,
             proxy=OnlineProxy(rank=args.online_rank, random_state=0),
             n_jobs=args.n_jobs,
         )
@@ -696,6 +821,198 @@ def history_free(args: argparse.Namespace) -> None:
         )
 
 
+# ------------------------------------------------------------------------ batch schedule
+SCHEDULE_POOLS = {
+    "bfcl:gap:0.02": ("bfcl", 0.02),
+    "mmlu_pro:full": ("mmlu_pro", None),
+    "alpacaeval1:full": ("alpacaeval1", None),
+    "alpacaeval2:full": ("alpacaeval2", None),
+}
+
+
+class _Capped:
+    """A policy that stops choosing once ``cap`` post-init cells are spent.
+
+    Everything else is the wrapped policy's, and the run's budget (hence its refit schedule)
+    is the full one, so the trajectory up to ``cap`` is the one a full-budget run takes.
+    """
+
+    def __init__(self, policy: object, cap: int) -> None:
+        self._policy, self._cap = policy, cap
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._policy, name)
+
+    def choose(self, state: object) -> int | None:
+        if state.spent >= self._cap:  # type: ignore[attr-defined]
+            return None
+        return self._policy.choose(state)  # type: ignore[attr-defined, no-any-return]
+
+
+def schedule_pool(name: str, gap: float | None) -> tuple[np.ndarray, LowRankProxy]:
+    """The candidate pool of ``identify`` (random half as history, exact-gap or full) and the
+    proxy fitted on the history, as :func:`experiment_from_matrix` builds them."""
+    from latentbench.select._experiment import exact_gap_pool
+
+    history, candidates = halves(name)
+    means = candidates.mean(axis=1, dtype=np.float64)
+    rows = exact_gap_pool(means, gap, 1000)
+    proxy = LowRankProxy(random_state=0).fit(history)
+    return candidates[rows].astype(np.float32), proxy
+
+
+_SCHED: dict = {}
+
+
+def _schedule_task(task: tuple) -> tuple:
+    """One run: (pool, policy, batch, init, seed) -> correctness on the grid, last wrong."""
+    from latentbench.select._policies import UCBE, make_policy, parse_policy
+
+    pool, policy, batch, init, seed = task
+    Y, proxy, cap, grid = _SCHED[pool]
+    best = int(np.argmax(Y.mean(axis=1, dtype=np.float64)))
+    run_kw = parse_policy(policy)[3]
+    if policy == "ucbe":
+        inner = UCBE(doubling=True)
+    else:
+        inner = make_policy(policy)
+    res = run_selection(
+        MatrixOracle(Y),
+        _Capped(inner, cap),  # type: ignore[arg-type]
+        budget=Y.size,
+        batch_size=batch,
+        init_batch=init,
+        item_order=run_kw.get("item_order"),
+        proxy=proxy if inner.needs_proxy else None,
+        random_state=seed,
+    )
+    wrong = np.flatnonzero(res.trace_best != best)
+    if wrong.size == 0:
+        last = 0
+    elif wrong[-1] + 1 < res.trace_best.size:
+        last = int(res.trace_evaluations[wrong[-1] + 1])
+    else:
+        last = -1  # still wrong at the cap
+    return pool, policy, batch, init, seed, res.best_at(grid) == best, last
+
+
+def first_crossing(curve: np.ndarray, grid: np.ndarray, target: float = 0.95) -> float:
+    ok = curve >= target - 1e-12
+    return float(grid[int(np.argmax(ok))]) if ok.any() else float("nan")
+
+
+def schedule(args: argparse.Namespace) -> None:
+    """Evaluations to 95 % identification for batch sizes and initial batches, PULSE vs
+    UCB-E with the same start and batch size, paired bootstrap over seeds; the configuration
+    ``default_schedule`` picks is marked."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    from latentbench.select._schedule import default_schedule
+
+    configs = [tuple(int(x) for x in c.split("/")) for c in args.configs.split(",")]
+    names = args.pools.split(",") if args.pools else list(SCHEDULE_POOLS)
+    seeds = [10000 * k for k in range(args.seeds)]
+    for key in names:
+        name, gap = SCHEDULE_POOLS[key]
+        start = time.perf_counter()
+        Y, proxy = schedule_pool(name, gap)
+        m, n = Y.shape
+        cap = int(args.cap * Y.size)
+        grid = np.arange(0, cap + 1, 8)
+        _SCHED.clear()
+        _SCHED[key] = (Y, proxy, cap, grid)
+        auto = default_schedule(m, n, None)
+        todo = list(configs) + ([auto] if auto not in configs else [])
+        variants = [v for v in args.variants.split("|") if v]
+        tasks = [(key, p, b, i, s) for b, i in todo for p in ("ucbe", "pulse") for s in seeds]
+        tasks += [(key, v, *auto, s) for v in variants for s in seeds]
+        ctx = mp.get_context("fork")
+        with ProcessPoolExecutor(args.n_jobs, mp_context=ctx) as ex:
+            out = list(ex.map(_schedule_task, tasks, chunksize=4))
+        correct: dict = {}
+        last: dict = {}
+        for _pool, pol, b, i, _s, ok, lw in out:
+            correct.setdefault((pol, b, i), []).append(ok)
+            last.setdefault((pol, b, i), []).append(lw)
+        rng = np.random.default_rng(0)
+        boots = [rng.integers(0, len(seeds), len(seeds)) for _ in range(200)]
+        saving: dict = {}
+        rows = []
+        for b, i in todo:
+            U = np.array(correct[("ucbe", b, i)], dtype=float)
+            P = np.array(correct[("pulse", b, i)], dtype=float)
+            pairs = np.array(
+                [
+                    (first_crossing(U[idx].mean(0), grid), first_crossing(P[idx].mean(0), grid))
+                    for idx in boots
+                ]
+            )
+            a, c = pairs[:, 0], pairs[:, 1]
+            sv = 100 * (a - c) / np.maximum(a, 1)  # NaN where a resample never crossed
+            saving[(b, i)] = sv
+            rows.append((b, i, a, c, sv))
+        finite = {k: v for k, v in saving.items() if np.isfinite(v).all()}
+        best_cfg = max(finite, key=lambda k: np.mean(finite[k])) if finite else None
+        print(
+            f"\n**{key}**: {m} models x {n} items; default_schedule -> batch {auto[0]}, "
+            f"initial batch {auto[1]}\n"
+        )
+        print(
+            "| batch B | initial batch | UCB-E to 95 % post-init | PULSE to 95 % post-init "
+            "| saved post-init | UCB-E total | PULSE total | worst last-wrong UCB-E / PULSE "
+            "| default - best (paired SE) |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|")
+        for b, i, a, c, sv in rows:
+            tag = " **(default)**" if (b, i) == auto else ""
+            diff = ""
+            if best_cfg is not None and np.isfinite(sv).all():
+                d = sv - saving[best_cfg]
+                diff = f"{d.mean():+.1f} ± {d.std():.1f}"
+            lu = np.array(last[("ucbe", b, i)])
+            lp = np.array(last[("pulse", b, i)])
+
+            def worst(x: np.ndarray, cap: int = cap) -> str:
+                return f"> {cap:,} ({(x < 0).sum()})" if (x < 0).any() else f"{x.max():,}"
+
+            print(
+                f"| {b}{tag} | {i} | {np.nanmean(a):,.0f} ± {np.nanstd(a):,.0f} "
+                f"| {np.nanmean(c):,.0f} ± {np.nanstd(c):,.0f} "
+                f"| {np.nanmean(sv):.1f} % ± {np.nanstd(sv):.1f} "
+                f"| {np.nanmean(a) + m * i:,.0f} | {np.nanmean(c) + m * i:,.0f} "
+                f"| {worst(lu)} / {worst(lp)} | {diff} |",
+                flush=True,
+            )
+        for v in variants:  # at the default schedule: against UCB-E and the default PULSE
+            V = np.array(correct[(v, *auto)], dtype=float)
+            for ref in ("ucbe", "pulse"):
+                R0 = np.array(correct[(ref, *auto)], dtype=float)
+                pairs = np.array(
+                    [
+                        (
+                            first_crossing(R0[idx].mean(0), grid),
+                            first_crossing(V[idx].mean(0), grid),
+                        )
+                        for idx in boots
+                    ]
+                )
+                a, c = pairs[:, 0], pairs[:, 1]
+                sv = 100 * (a - c) / np.maximum(a, 1)
+                lv = np.array(last[(v, *auto)])
+                print(
+                    f"| `{v}` vs `{ref}` at {auto[0]} / {auto[1]} | | {np.nanmean(a):,.0f} "
+                    f"± {np.nanstd(a):,.0f} | {np.nanmean(c):,.0f} ± {np.nanstd(c):,.0f} "
+                    f"| {np.nanmean(sv):.1f} % ± {np.nanstd(sv):.1f} | | | {lv.max():,} | |",
+                    flush=True,
+                )
+        print(
+            f"<!-- {key}: {len(seeds)} seeds, cap {cap:,} post-init cells, best saving at "
+            f"{best_cfg}, {time.perf_counter() - start:.0f} s -->",
+            flush=True,
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
@@ -707,6 +1024,7 @@ def main() -> None:
             "width",
             "width-over-run",
             "history-free",
+            "schedule",
         ],
     )
     parser.add_argument("--seeds", type=int, default=200)
@@ -716,8 +1034,9 @@ def main() -> None:
         "--pulse-init",
         type=int,
         default=None,
-        help="certify: PULSE's initial batch per model (default: PULSE's, 32)",
+        help="certify: PULSE's initial batch per model (default: default_schedule's)",
     )
+    parser.add_argument("--no-floors", action="store_true", help="certify: skip the floors")
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--skip-sim", action="store_true")
     parser.add_argument(
@@ -737,6 +1056,23 @@ def main() -> None:
         default=1,
         help="seeds // this on pools other than BFCL gap",
     )
+    parser.add_argument(
+        "--floor-start",
+        type=int,
+        default=64,
+        help="identify-floor: cells per model both UCB-E and the reference start with",
+    )
+    parser.add_argument(
+        "--configs",
+        default="8/8,16/16,32/32,64/64,64/32",
+        help="schedule: batch/initial-batch pairs, comma-separated",
+    )
+    parser.add_argument(
+        "--cap",
+        type=float,
+        default=0.25,
+        help="schedule: stop each run after this fraction of the pool's cells (post-init)",
+    )
     args = parser.parse_args()
     run = {
         "identify": identify,
@@ -745,6 +1081,7 @@ def main() -> None:
         "width": width,
         "width-over-run": width_over_run,
         "history-free": history_free,
+        "schedule": schedule,
     }
     run[args.what](args)
 

@@ -37,6 +37,7 @@ __all__ = [
     "LeaderboardSimulator",
     "SyntheticData",
     "apply_missing",
+    "leaderboard_like",
     "simulate_2pl",
     "simulate_low_rank",
 ]
@@ -358,3 +359,48 @@ class LeaderboardSimulator:
         p_src, p_syn = np.nanmean(src, axis=0), syn.mean(axis=0)
         out["item_pvalue_corr"] = float(np.corrcoef(p_src, p_syn)[0, 1])
         return out
+
+
+def leaderboard_like(
+    n_models: int,
+    n_items: int,
+    *,
+    s1: float = 1.2,
+    s2: float = 1.2,
+    sb: float = 2.0,
+    mu_b: float = 0.5,
+    random_state: int | np.random.Generator | None = None,
+) -> np.ndarray:
+    """Binary scores with the low-rank structure of real leaderboards (demo and tests).
+
+    ``logit_ij = b_j + u_i1 a_j + sum_{k=2,3} u_ik v_jk``: a general ability ``u_i1 ~ N(0,
+    s1^2)`` with positive loadings ``a_j ~ LogNormal(0, 0.3)``, two secondary factors
+    ``u_ik, v_jk ~ N(0, s2)`` (skills some items need and others do not) and intercepts
+    ``b_j ~ N(mu_b, sb^2)``. The defaults were calibrated by
+    ``benchmarks/calibrate_synthetic.py`` to the shared real matrices (BFCL and MMLU-Pro):
+    the spread of model means and of item means, and the shares of the double-centred
+    matrix's variance in its first principal component, in the 2nd-5th, and outside them
+    (residual variance); the calibrated values and the real ones are in
+    ``docs/selection.md`` ("The demo's leaderboard").
+
+    Parameters
+    ----------
+    n_models, n_items : int
+    s1, s2, sb, mu_b : float
+        Generator scales (see above).
+    random_state : int or Generator, optional
+
+    Returns
+    -------
+    ndarray of shape (n_models, n_items), float32 in {0, 1}
+    """
+    if n_models < 2 or n_items < 2:
+        raise InputError(f"need at least 2 models and 2 items, got {n_models} x {n_items}")
+    rng = np.random.default_rng(random_state)
+    u1 = rng.normal(0.0, s1, size=n_models)
+    a = rng.lognormal(0.0, 0.3, size=n_items)
+    U2 = rng.normal(0.0, np.sqrt(s2), size=(n_models, 2))
+    V2 = rng.normal(0.0, np.sqrt(s2), size=(n_items, 2))
+    b = rng.normal(mu_b, sb, size=n_items)
+    logit = b[None, :] + u1[:, None] * a[None, :] + U2 @ V2.T
+    return (rng.random(logit.shape) < expit(logit)).astype(np.float32)

@@ -82,9 +82,18 @@ def test_demo_runs_and_finds_planted_items(tmp_path):
     used, lo, hi = (int(saved[k].replace(",", "")) for k in (1, 2, 3))
     assert lo <= used <= hi <= 100_000
     assert float(saved[4]) == pytest.approx(100 * (1 - used / 100_000), abs=0.06)
+    certified = re.search(
+        r"PULSE certified (llm-\d+) as the best candidate \(the true best\) after ([\d,]+) "
+        r"evaluations: ([\d.]+)% of a full evaluation",
+        " ".join(outcome.output.split()),
+    )
+    assert certified, outcome.output
+    cells = int(certified[2].replace(",", ""))
+    assert float(certified[3]) == pytest.approx(100 * cells / 100_000, abs=0.06)
+    assert cells < 50_000
     versus = re.search(
-        r"UCB-E \(no proxy\) needs [\d,]+: PULSE saves ([+-][\d.]+)% against it \(90% interval "
-        r"([+-][\d.]+)% to ([+-][\d.]+)%; ([^)]*)\)",
+        r"UCB-E \(no proxy, same start\) needs [\d,]+: PULSE saves ([+-][\d.]+)% against it "
+        r"\(90% interval ([+-][\d.]+)% to ([+-][\d.]+)%; ([^)]*)\)",
         " ".join(outcome.output.split()),
     )
     assert versus, outcome.output

@@ -1,71 +1,69 @@
-"""The default schedule and the paired-bootstrap savings of experiments."""
+"""default_schedule: batch size and initial batch from the pool's shape."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from latentbench.exceptions import InputError
-from latentbench.select import default_schedule
-from latentbench.select._experiment import _label_by_gap, paired_saving, paired_saving_at_stop
+from latentbench.select._schedule import (
+    MAX_BATCH,
+    MIN_BATCH,
+    ROUNDS_PER_MODEL,
+    default_schedule,
+)
 
 
 @pytest.mark.parametrize(
     ("shape", "expected"),
-    [((35, 1700, None), (8, 8)), ((29, 805, None), (8, 8)), ((14, 12032, None), (64, 64)),
-     ((14, 12032, 2000), (32, 32)), ((1000, 9574, 400_000), (64, 64)), ((5, 6, None), (6, 6)),
-     ((20, 4096, None), (32, 32))],
-)  # fmt: skip
-def test_schedule_rule(shape, expected):
+    [
+        ((29, 1700, None), (16, 16)),  # BFCL gap 0.02
+        ((27, 754, None), (16, 16)),  # AlpacaEval 1
+        ((29, 797, None), (16, 16)),  # AlpacaEval 2
+        ((15, 10326, None), (16, 16)),  # MMLU-Pro
+    ],
+)
+def test_shared_pools(shape, expected):
     assert default_schedule(*shape) == expected
 
 
-def test_schedule_refuses_nonsense():
-    with pytest.raises(InputError, match="n_models=0"):
-        default_schedule(0, 10)
-    with pytest.raises(InputError, match="budget=-1"):
-        default_schedule(3, 10, -1)
+def test_bounds_and_monotone_in_items():
+    previous = 0
+    for n_items in (1, 5, 50, 500, 2_000, 5_000, 20_000, 10**6):
+        batch, init = default_schedule(20, n_items, None)
+        assert batch == init
+        assert 1 <= batch <= min(n_items, MAX_BATCH)
+        assert batch >= min(MIN_BATCH, n_items)
+        assert batch >= previous
+        previous = batch
+    assert default_schedule(20, 10**6, None) == (MAX_BATCH, MAX_BATCH)
 
 
-def _curves(rng, n_seeds, grid, when):
-    """Per-seed correctness: seed s is right from budget ``when[s]`` on."""
-    return grid[None, :] >= when[:, None]
+def test_batch_is_a_power_of_two_near_the_per_model_share():
+    for n_items in (10_240, 20_480, 40_960):
+        batch, _ = default_schedule(10, n_items, None)
+        assert batch == n_items // ROUNDS_PER_MODEL
+        assert batch & (batch - 1) == 0
 
 
-def test_paired_saving_is_zero_against_itself_and_finds_a_known_saving():
-    rng = np.random.default_rng(0)
-    grid = np.arange(0, 2001, 10)
-    when = rng.integers(200, 1500, 200)
-    ref = _curves(rng, 200, grid, when)
-    same = paired_saving(ref, ref, grid)
-    assert same["saved_post_init_pct"] == 0 and same["saved_post_init_pct_se"] == 0
-    half = _curves(rng, 200, grid, when // 2)  # every seed needs half the cells
-    out = paired_saving(half, ref, grid, init=100, ref_init=100)
-    assert out["saved_post_init_pct"] == pytest.approx(50, abs=2)
-    assert out["saved_post_init_pct_lo"] <= out["saved_post_init_pct"]
-    assert out["saved_post_init_pct"] <= out["saved_post_init_pct_hi"]
-    assert 0 < out["saved_post_init_pct_se"] < 5
-    assert out["saved_total_pct"] < out["saved_post_init_pct"]  # the start is paid by both
+def test_a_budget_shrinks_the_batch_to_its_per_model_share():
+    unbounded = default_schedule(15, 40_000, None)
+    assert unbounded == (MAX_BATCH, MAX_BATCH)
+    assert default_schedule(15, 40_000, 10**9) == unbounded
+    small = default_schedule(15, 40_000, 15 * 2_000)
+    assert small[0] < unbounded[0]
+    assert small == (MIN_BATCH, MIN_BATCH)
+    assert default_schedule(15, 40_000, 0) == (MIN_BATCH, MIN_BATCH)
 
 
-def test_paired_saving_at_stop_se_matches_the_monte_carlo_spread():
-    """The paired bootstrap SE of the saving in mean cells is close to its spread over
-    repeated experiments (tolerance: the bootstrap SE's own noise, ~15 % at 40 seeds)."""
-    rng = np.random.default_rng(1)
-    savings, ses = [], []
-    for _ in range(200):
-        base = rng.gamma(4.0, 250.0, 40)  # per-seed difficulty shared by both policies
-        ref = base + rng.normal(0, 100, 40)
-        pol = 0.7 * base + rng.normal(0, 100, 40)
-        out = paired_saving_at_stop(pol, ref, n_boot=200, random_state=int(rng.integers(1 << 30)))
-        savings.append(out["saved_post_init_pct"])
-        ses.append(out["saved_post_init_pct_se"])
-    spread = np.std(savings, ddof=1)
-    assert np.mean(ses) == pytest.approx(spread, rel=0.25)
-    assert np.mean(savings) == pytest.approx(30, abs=1.0)
+def test_tiny_benchmarks_never_exceed_their_items():
+    assert default_schedule(3, 10, None) == (10, 10)
+    assert default_schedule(1, 1, None) == (1, 1)
 
 
-def test_pools_are_named_by_their_measured_gap():
-    means = np.array([0.80, 0.74, 0.73, 0.70, 0.60])
-    pools = {"gap0.02": np.array([0, 1, 2]), "gap0.03": np.array([0, 1, 3]), "full": np.arange(5)}
-    assert list(_label_by_gap(pools, means)) == ["gap0.060", "gap0.060-2", "full"]
+@pytest.mark.parametrize(
+    "args",
+    [(0, 100, None), (10, 0, None), (10, 100, -1), (1.5, 100, None), (True, 100, None)],
+)
+def test_bad_input_names_the_field(args):
+    with pytest.raises(InputError, match=r"n_models|n_items|budget"):
+        default_schedule(*args)

@@ -215,44 +215,88 @@ def _fit_findings(result: Any, planted: dict[str, list[str]]) -> None:
 
 
 def _demo_selection(matrix: Any, result: Any, n_seeds: int) -> Any:
-    """Half the models are history (they teach PULSE's proxy the items), the other half are
-    candidates. PULSE and UCB-E each run on ``n_seeds`` seeds; the saving is the evaluations
-    at which each finds the true best candidate in 95% of the seeds."""
+    """Best-model selection on a leaderboard with the structure of real ones.
+
+    The leaderboard (:func:`latentbench.synthetic.leaderboard_like`, 200 models x 1,000
+    items, seed 7) is calibrated to the shared real matrices (spread of model and item means,
+    low-rank structure, residual variance; ``docs/selection.md``). Half the models are history
+    (they teach PULSE's proxy the items), the other half candidates. One PULSE run stops when
+    the best candidate is certified (delta = 0.05); then PULSE and UCB-E each run on
+    ``n_seeds`` seeds with the same start and batch size (``default_schedule``), and the
+    saving is the evaluations at which each finds the true best in 95% of the seeds, with a
+    paired-bootstrap interval."""
     import numpy as np
 
     from latentbench.select import (
         LowRankProxy,
         MatrixOracle,
         Pulse,
-        experiment_from_matrix,
+        default_schedule,
+        run_experiment,
         run_selection,
         split_models,
     )
+    from latentbench.synthetic import leaderboard_like
 
-    complete, _ = demo_matrix(missing=0.0)
-    history, candidates = split_models(complete.n_models, how="random", random_state=0)
-    full = len(candidates) * complete.n_items
+    scores = leaderboard_like(DEMO_MODELS, DEMO_ITEMS, random_state=7)
+    model_ids = [f"llm-{i:03d}" for i in range(DEMO_MODELS)]
+    history, candidates = split_models(DEMO_MODELS, how="random", random_state=0)
+    Y = scores[candidates]
+    n_items = Y.shape[1]
+    full = Y.size
+    batch, init_cells = default_schedule(len(candidates), n_items, None)
     console.print(
-        f"History: {len(history)} models (they teach PULSE which items are alike; they are not "
-        f"candidates). Candidates: {len(candidates)} models; a full evaluation costs "
-        f"{fmt(full)} cells."
+        f"A second leaderboard, calibrated to the structure of real ones: {DEMO_MODELS} models "
+        f"x {fmt(n_items)} items. History: {len(history)} models (they teach PULSE which items "
+        f"are alike; they are not candidates). Candidates: {len(candidates)} models; a full "
+        f"evaluation costs {fmt(full)} cells. Batches of {batch} cells, {init_cells} per "
+        "candidate to start.",
+        soft_wrap=True,
     )
+    ids = [model_ids[i] for i in candidates]
+    proxy = LowRankProxy(rank="auto", random_state=0).fit(scores[history])
+    truth = Y.mean(axis=1, dtype=np.float64)
+    true_best = ids[int(np.argmax(truth))]
+    delta = 0.05
+    run = run_selection(
+        MatrixOracle(Y),
+        Pulse(bonus="ci", alpha=delta),
+        budget=full,
+        batch_size=batch,
+        init_batch=init_cells,
+        proxy=proxy,
+        random_state=1,
+        stop="confidence",
+        model_ids=ids,
+    )
+    verdict = "the true best" if run.best_id == true_best else f"true best: {true_best}"
+    if run.stopped == "confidence":
+        console.print(
+            f"[bold]PULSE certified {run.best_id} as the best candidate ({verdict}) after "
+            f"{fmt(run.evaluations_total)} evaluations: {100 * run.evaluations_total / full:.1f}% "
+            f"of a full evaluation[/bold] (error probability at most {delta}, whatever the "
+            "data).",
+            soft_wrap=True,
+        )
+    else:
+        console.print(
+            f"PULSE did not certify a best candidate before evaluating every cell ({verdict}).",
+            soft_wrap=True,
+        )
+    budget = min(full - len(candidates) * init_cells, 8_000)
     with console.status(f"running PULSE and UCB-E on {n_seeds} seeds each ..."):
-        experiment = experiment_from_matrix(
-            complete,
-            split="random",
-            pools="full",
-            pool_size=len(candidates),
-            policies=["pulse", "ucbe"],
+        experiment = run_experiment(
+            Y,
+            {"full": np.arange(len(candidates))},
+            ["pulse", "ucbe"],
             seeds=n_seeds,
-            budget=min(full, 30_000),
-            batch_size=32,
-            init_batch=32,
-            rank=4,
-            random_state=0,
+            budget=budget,
+            batch_size=batch,
+            init_batch=init_cells,
+            proxy=proxy,
             n_jobs=2,
         )
-    init = len(candidates) * 32
+    init = len(candidates) * init_cells
     stats = saving(
         experiment.curves[("full", "pulse")],
         experiment.curves[("full", "ucbe")],
@@ -280,47 +324,18 @@ def _demo_selection(matrix: Any, result: Any, n_seeds: int) -> Any:
     else:
         verdict = "the interval covers 0: no demonstrated difference on this leaderboard"
     console.print(
-        f"UCB-E (no proxy) needs {fmt(ucbe)}: PULSE saves {stats['vs_reference']:+.1f}% against "
-        f"it (90% interval {stats['vs_reference_lo']:+.1f}% to {stats['vs_reference_hi']:+.1f}%"
-        f"; {verdict}).",
+        f"UCB-E (no proxy, same start) needs {fmt(ucbe)}: PULSE saves "
+        f"{stats['vs_reference']:+.1f}% against it (90% interval "
+        f"{stats['vs_reference_lo']:+.1f}% to {stats['vs_reference_hi']:+.1f}%; {verdict}).",
         soft_wrap=True,
     )
-    # one PULSE run at that budget, for the report
-    ids = [complete.model_ids[i] for i in candidates]
-    proxy = LowRankProxy(rank=4, random_state=0).fit(complete.scores[history])
-    budget = int(np.ceil(max(stats["pulse"] - init, 32) / 32) * 32)
-    run = run_selection(
-        MatrixOracle(complete.scores[candidates]),
-        Pulse(),
-        budget=budget,
-        batch_size=32,
-        init_batch=32,
-        proxy=proxy,
-        random_state=1,
-        model_ids=ids,
-    )
-    run.params["n_items"] = complete.n_items
+    run.params["n_items"] = n_items
     run.params["history"] = {
-        "split": "random half of the demo models (seed 0)",
+        "split": "random half of the demo leaderboard's models (seed 0)",
         "history models": len(history),
         "candidates": len(candidates),
     }
-    truth = complete.scores[candidates].mean(axis=1)
-    true_best = ids[int(np.argmax(truth))]
-    leader = str(result.abilities.sort_values("theta", ascending=False)["model"].iloc[0])
-    verdict = "the true best" if run.best_id == true_best else f"true best: {true_best}"
-    console.print(
-        f"One PULSE run with {fmt(run.evaluations_total)} evaluations recommends "
-        f"{run.best_id} ({verdict}).",
-        soft_wrap=True,
-    )
-    if leader not in ids:
-        console.print(
-            f"The fit's leader {leader} is in the history half, so it is not a candidate; the "
-            "selection looks for the best of the candidates only.",
-            soft_wrap=True,
-        )
-    table = Table(title="PULSE: top candidates, 90% simultaneous anytime-valid intervals")
+    table = Table(title=f"PULSE at its certified stop: top candidates, {delta:.0%} certificate")
     for column in ("model", "estimate", "interval", "cells seen", "true mean"):
         table.add_column(column, justify="left" if column == "model" else "right")
     for i in np.argsort(-run.estimates)[:5]:

@@ -1,8 +1,32 @@
-"""The one source of a run's default schedule: batch size and initial batch per model.
+"""Default batch size and initial batch of a selection run, chosen from the pool's shape.
 
-Every caller that needs a default batch size or initial batch (the run loop, replays,
-experiments, live runs and the command line) asks :func:`default_schedule`, so a default is
-written once.
+A selection run reveals an initial batch of ``init`` cells of every candidate, then rounds of
+``B`` cells of one candidate at a time. Both numbers trade off the same way:
+
+* a **large** start is paid on every candidate, hopeless ones included, and a large ``B``
+  gives few rounds, so the proxy (refit about 20 times over the planned rounds) and the
+  adaptive choice of candidates have little to act on;
+* a **small** start leaves a candidate whose first cells were unlucky with a low estimate for
+  long (UCB-E does not revisit it until its rivals' bonuses have shrunk), and a small ``B``
+  means many rounds: compute and, in a live run, one round trip per round.
+
+:func:`default_schedule` sizes both from the cells a candidate can receive, ``n_items`` or,
+with a budget, the budget's share per candidate: ``B = init`` is the power of two nearest to
+that divided by :data:`ROUNDS_PER_MODEL`, clipped to [:data:`MIN_BATCH`, :data:`MAX_BATCH`].
+Below about 15,000 cells per candidate this is 16; it reaches 64 at about 30,000 (the
+number of rounds, i.e. compute and, live, round trips, stays near 640 per fully evaluated
+candidate).
+
+How the constants were chosen (``benchmarks/RESULTS_select.md``, "Batch schedule"): on the
+shared pools (BFCL gap 0.02, 29 x 1,700; MMLU-Pro, 15 x 10,326; AlpacaEval 1 and 2, 27 x 754
+and 29 x 797) evaluations to 95 % identification were measured for ``B`` in {8, 16, 32, 64}
+(MMLU-Pro: 16 and 64) with the same start for PULSE and UCB-E. ``B = 16`` with a 16-cell start
+had the largest saving on BFCL and MMLU-Pro and was within one paired-bootstrap SE of the
+best on AlpacaEval 1 (the best there was 8); AlpacaEval 2 is decided by any start. A start of
+8 cells let unlucky candidates be starved for thousands of cells (worst seeds on BFCL: 9,504
+PULSE and 11,532 UCB-E post-init cells, against about 4,700 and 3,500 from 16 cells), hence
+``MIN_BATCH = 16``. No shared pool has more than 10,326 items, so the growth to 64 for longer
+benchmarks follows the cost of rounds, not a measured saving.
 """
 
 from __future__ import annotations
@@ -11,72 +35,62 @@ import math
 
 from latentbench.exceptions import InputError
 
-__all__ = ["DEFAULT_BATCH_SIZE", "MIN_BATCH_SIZE", "default_schedule"]
+__all__ = ["DEFAULT_BATCH_SIZE", "MAX_BATCH", "MIN_BATCH", "ROUNDS_PER_MODEL", "default_schedule"]
 
-DEFAULT_BATCH_SIZE = 64
-"""The largest default batch ``B`` (the paper's 64, kept for large benchmarks)."""
-
-MIN_BATCH_SIZE = 8
-"""The smallest default batch: below it the per-round overhead (a proxy refit every few
-rounds, one confidence-sequence update per round) dominates on large pools."""
-
-ITEMS_PER_ROUND = 128
-"""A model's items are revealed in at least about this many rounds (``n_items / B``)."""
-
-ROUNDS_PER_MODEL = 4
-"""With a budget, it buys at least about this many rounds per model."""
-
-
-def _floor_pow2(x: float) -> int:
-    return 1 if x < 2 else 2 ** math.floor(math.log2(x))
+MIN_BATCH = 16
+"""Smallest batch and start: 8-cell starts starve unlucky candidates (see the module notes)."""
+MAX_BATCH = 64
+"""Largest batch and start (the paper's B)."""
+DEFAULT_BATCH_SIZE = MAX_BATCH
+"""The batch of a policy used outside :func:`default_schedule` (the paper's B = 64)."""
+ROUNDS_PER_MODEL = 640
+"""Rounds that fully evaluate one candidate: ``B ~ cells per candidate / ROUNDS_PER_MODEL``."""
 
 
 def default_schedule(n_models: int, n_items: int, budget: int | None = None) -> tuple[int, int]:
-    """Default batch size and initial batch for a pool, the same for every policy.
-
-    The rule: ``B`` is the largest power of two with ``n_items / B >= 128`` (a model's row
-    is revealed in at least about 128 rounds) and, when a budget is given, with
-    ``budget / B >= 4 * n_models`` (the budget buys about 4 rounds per model), clipped to
-    ``[8, 64]`` and to ``n_items``; the initial batch is one batch, ``B`` cells per model.
-
-    Why: a round is the unit the policy decides on and the proxy learns from. With the
-    paper's ``B = 64`` on a benchmark of a few hundred or thousand items, a model's row is
-    used up in a few dozen rounds and a 64-cell start already costs a large share of what a
-    certified answer needs; the saving PULSE's proxy buys then disappears (issue 29 reports
-    0.0 % +- 6.1 against UCB-E at ``B = 64`` and 23.6 % at ``B = 8`` on a shared pool of
-    this size). The benchmark of the ``pulse`` work stream chooses the final rule; this
-    function is where it goes. On a large
-    benchmark (``n_items >= 8192``) the rule gives the paper's 64. The same initial batch
-    for every policy keeps comparisons between them about the adaptive part only.
+    """Batch size and initial batch (cells per model) for a pool of this shape.
 
     Parameters
     ----------
     n_models : int
-        Candidate models (arms).
+        Candidate models in the pool (>= 1).
     n_items : int
-        Items per model.
-    budget : int, optional
-        Post-initialisation cells, when the run has a budget.
+        Items of the benchmark (>= 1).
+    budget : int or None
+        Post-initialisation cells the run may spend, or None (the run stops when the best is
+        certified, or when every cell is revealed).
 
     Returns
     -------
-    batch_size, init_batch : int
-        Cells per round and initial cells per model (both in ``1..n_items``).
+    batch : int
+        Cells revealed per round, ``B``.
+    init : int
+        Cells of every model in the initial batch (equal to ``B``, at most ``n_items``).
+
+    Raises
+    ------
+    InputError
+        A count below 1 or a negative budget.
 
     Examples
     --------
-    >>> default_schedule(35, 1700)
-    (8, 8)
-    >>> default_schedule(1000, 9574, 400_000)
+    >>> default_schedule(29, 1700, None)
+    (16, 16)
+    >>> default_schedule(15, 10326, None)
+    (16, 16)
+    >>> default_schedule(15, 40000, None)
     (64, 64)
     """
-    if n_models < 1 or n_items < 1:
-        raise InputError(f"n_models={n_models!r}, n_items={n_items!r}; expected positive integers")
-    if budget is not None and budget < 0:
+    for name, value in (("n_models", n_models), ("n_items", n_items)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(f"{name}={value!r}; expected an integer >= 1")
+    if budget is not None and (isinstance(budget, bool) or budget < 0):
         raise InputError(f"budget={budget!r}; expected a nonnegative integer or None")
-    batch = _floor_pow2(n_items / ITEMS_PER_ROUND)
+    per_model = float(n_items)
     if budget is not None:
-        batch = min(batch, _floor_pow2(budget / (ROUNDS_PER_MODEL * n_models)))
-    batch = max(MIN_BATCH_SIZE, min(DEFAULT_BATCH_SIZE, batch))
+        per_model = min(per_model, budget / n_models)
+    raw = max(per_model / ROUNDS_PER_MODEL, 1.0)
+    batch = 2 ** round(math.log2(raw))
+    batch = max(MIN_BATCH, min(MAX_BATCH, batch))
     batch = min(batch, n_items)
     return batch, batch
