@@ -378,3 +378,94 @@ def test_leave_one_out_experiment():
     # the width shrinks with the budget
     wide = table.assign(w=table.upper - table.lower).groupby("budget")["w"].mean()
     assert wide[60] < wide[20]
+
+
+def _store_frame(Y: np.ndarray, benchmark: str, first: int = 0) -> pd.DataFrame:
+    """The canonical long table of ``Y`` (models ``m{first:02d}``..., items ``q000``...)."""
+    m, n = Y.shape
+    models = np.repeat([f"m{i:02d}" for i in range(first, first + m)], n)
+    return pd.DataFrame(
+        {
+            "model": models,
+            "benchmark": benchmark,
+            "item": np.tile([f"q{j:03d}" for j in range(n)], m),
+            "score": Y.ravel(),
+            "metric": "acc",
+            "filter": "none",
+            "trial": 0,
+            "split": "test",
+            "source": "test",
+            "source_file": "test.jsonl",
+            "run_timestamp": pd.NaT,
+            "item_hash": None,
+            "source_model": models,
+            "flag": None,
+        }
+    )
+
+
+def test_calibration_from_store_benchmark(tmp_path, monkeypatch):
+    """A store benchmark calibrates like the same matrix in memory; the cache key follows the
+    benchmark's cells only; the CLI takes --store --benchmark NEW_RESPONSES."""
+    from latentbench.cli import _register, app
+    from latentbench.io import Store
+
+    monkeypatch.setenv("LATENTBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    Y, _ = simulate(14, 300, rank=1, seed=8)
+    other, _ = simulate(5, 50, rank=1, seed=9)
+    path = tmp_path / "runs.duckdb"
+    with Store(path) as db:
+        db.ingest(_store_frame(Y[:12], "bench"))
+        db.ingest(_store_frame(other, "other"))
+    wide = pd.DataFrame(
+        Y[:12], index=[f"m{i:02d}" for i in range(12)], columns=[f"q{j:03d}" for j in range(300)]
+    )
+    reference = from_matrix(ResponseMatrix.from_wide(wide), rank=1)
+    cache = tmp_path / "cache"
+    cal = load_calibration(path, benchmark="bench", cache=cache)
+    assert cal.item_ids == reference.item_ids and cal.model_ids == reference.model_ids
+    assert np.allclose(cal.V, reference.V) and np.allclose(cal.b, reference.b)
+    assert np.allclose(cal.model_scores, Y[:12].mean(axis=1))
+    assert cal.source == f"{path}:bench" and len(list(cache.glob("*.npz"))) == 1
+    latentbench.select._estimate_calibration._MEMORY.clear()
+    with Store(path, read_only=True) as db:  # an open store; the fit comes from the disk cache
+        again = load_calibration(db, benchmark="bench", cache=cache)
+    assert again.hash == cal.hash and np.array_equal(again.V, cal.V)
+    with Store(path) as db:  # another benchmark grows: same key; this one grows: a new fit
+        db.ingest(_store_frame(other[:1], "other", first=7))
+    assert load_calibration(path, benchmark="bench", cache=cache).hash == cal.hash
+    with Store(path) as db:
+        db.ingest(_store_frame(Y[12:13], "bench", first=12))
+    grown = load_calibration(path, benchmark="bench", cache=cache)
+    assert grown.hash != cal.hash and len(grown.model_ids) == 13
+    with pytest.raises(InputError, match=r"unknown benchmark 'nope'.*bench, other"):
+        load_calibration(path, benchmark="nope")
+    with pytest.raises(InputError, match="a store; give the benchmark"):
+        load_calibration(path)
+    with pytest.raises(InputError, match="no such file"):
+        load_calibration(tmp_path / "absent.duckdb", benchmark="bench")
+    with pytest.raises(InputError, match="with benchmark='bench'"):
+        load_calibration(ResponseMatrix.from_wide(wide), benchmark="bench")
+    r = estimate(cal, dict(zip(cal.item_ids, Y[13], strict=True)), model="new", budget=30)
+    assert r.n_evaluated == 30 and r.n_items == 300 and r.n_ranked == 13
+
+    _register()
+    runner = CliRunner()
+    new = tmp_path / "new.csv"
+    frame = pd.DataFrame({"item": [f"q{j:03d}" for j in range(300)], "score": Y[13]})
+    frame.to_csv(new, index=False)
+    out = tmp_path / "est"
+    args = ["estimate", "--store", str(path), "--benchmark", "bench", str(new), "--budget", "40"]
+    res = runner.invoke(app, [*args, "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "after 40 of 300 items; would rank" in res.output and "of 14" in res.output
+    data = json.loads((out / "estimate.json").read_text())
+    assert data["calibration"] == {"source": f"{path}:bench", "hash": grown.hash}
+    direct = estimate(grown, dict(zip(grown.item_ids, Y[13], strict=True)), model="new", budget=40)
+    assert data["score"] == pytest.approx(direct.score) and data["n_evaluated"] == 40
+    res = runner.invoke(app, ["estimate", "--benchmark", "bench", str(new)])
+    assert res.exit_code == 2 and "--benchmark needs --store" in res.output
+    res = runner.invoke(app, [*args[:5], str(new), str(new)])
+    assert res.exit_code == 2 and "give only the new model's results" in res.output
+    res = runner.invoke(app, ["estimate", "--store", str(path), "--benchmark", "x", str(new)])
+    assert res.exit_code == 2 and "unknown benchmark 'x'" in res.output

@@ -85,6 +85,48 @@ def test_live_estimate_cli(live_setup):
     assert data["model"] == "model-1" and data["n_evaluated"] == 8
 
 
+def test_live_estimate_calibrated_on_the_same_store(live_setup):
+    """--store S --benchmark B --live: the calibration is S's benchmark B, the run is durable in
+    S too; the result equals the one calibrated on the same matrix from a file."""
+    from latentbench.cli import _register, app
+
+    _register()
+    s = live_setup
+    config = s.write_config()
+    hist = pd.read_csv(s.tmp / "history.csv").set_index("model")
+    long = hist.stack().rename("score").reset_index()
+    long.columns = ["model", "item", "score"]
+    frame = long.assign(
+        benchmark="hist", metric="acc", filter="none", trial=0, split="test", source="test",
+        source_file="history.csv", run_timestamp=pd.NaT, item_hash=None,
+        source_model=long["model"], flag=None,
+    )  # fmt: skip
+    store = s.tmp / "both.duckdb"
+    with Store(store) as db:
+        db.ingest(frame)
+    env = {s.key_env: s.api_key, "LATENTBENCH_CACHE_DIR": str(s.tmp / "cache")}
+    args = ["estimate", "--store", str(store), "--benchmark", "hist", "--live", str(config),
+            "--model", "model-1", "--budget", "6", "--seed", "4", "--json"]  # fmt: skip
+    res = CliRunner().invoke(app, args, env=env)
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert data["n_evaluated"] == 6 and data["calibration"]["source"] == f"{store}:hist"
+    assert sum(s.state.answered.values()) == 6
+    reference = estimate_live(
+        _calibration(s), config, s.tmp / "ref.duckdb", model="model-1", budget=6, seed=4
+    )
+    # the store sorts the models by name (h0, h1, h10, ...): the same fit up to rounding
+    assert data["items"] == list(reference.items)
+    assert data["score"] == pytest.approx(reference.score, abs=1e-12)
+    assert (data["lower"], data["upper"]) == (reference.lower, reference.upper)
+    with Store(store, read_only=True) as db:  # the run is stored beside the benchmark
+        observed = db.selection_observations(data["options"]["live"]["run_id"])
+        assert db.benchmarks() == ["hist"]
+    assert sorted(observed["item"]) == sorted(data["items"])
+    res = CliRunner().invoke(app, args, env=env)  # re-run: replayed from the store
+    assert res.exit_code == 0 and json.loads(res.output)["options"]["live"]["n_paid"] == 0
+
+
 @pytest.mark.slow
 def test_live_estimate_sigkill_and_resume(live_setup, monkeypatch):
     """SIGKILL with a request in flight; the same command resumes: the same result as an

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.markup import escape
@@ -44,11 +45,14 @@ def _writable_file(out: Path) -> None:
         "latentbench estimate calibration.parquet new.parquet --precision 0.02 --budget 2000",
         "latentbench estimate fit/ new.parquet --items items.csv --out est/",
         "latentbench estimate fit/ --live run.toml --store run.duckdb --precision 0.02",
+        "latentbench estimate --store runs.duckdb --benchmark mmlu new.parquet --budget 100",
     ),
 )
 def estimate_command(
-    calibration: Path = typer.Argument(
-        ..., help="Fit directory (latentbench fit --out) or response-matrix file."
+    calibration: Path | None = typer.Argument(
+        None,
+        help="Fit directory (latentbench fit --out) or response-matrix file; with --benchmark, "
+        "the new model's results.",
     ),
     responses: Path | None = typer.Argument(
         None, help="The new model's results (long or wide file); only asked items are read."
@@ -72,7 +76,16 @@ def estimate_command(
         None, "--live", help="A `select live` configuration: ask its endpoint (no RESPONSES)."
     ),
     store: Path | None = typer.Option(
-        None, "--store", help="With --live: DuckDB store (durable; re-run to resume)."
+        None,
+        "--store",
+        help="With --benchmark: calibrate on its benchmark. With --live: the durable store "
+        "(re-run to resume).",
+    ),
+    benchmark: str | None = typer.Option(
+        None, help="Calibrate on this benchmark of --store (instead of CALIBRATION)."
+    ),
+    metric: str | None = typer.Option(
+        None, help="With --benchmark: its metric, when the store holds several."
     ),
     out: Path | None = typer.Option(None, help="Write estimate.json into this directory."),
     as_json: bool = typer.Option(False, "--json/--no-json", help="Print the result as JSON."),
@@ -87,6 +100,19 @@ def estimate_command(
 
     if out is not None:
         _writable_dir(out)
+    if benchmark is not None:
+        if store is None:
+            fail("--benchmark needs --store STORE.duckdb (the store holding the benchmark)")
+        if responses is not None:
+            fail(
+                "with --store/--benchmark the calibration comes from the store: give only the "
+                f"new model's results (got {calibration} and {responses})"
+            )
+        responses, calibration = calibration, None
+    elif metric is not None:
+        fail("--metric applies only with --store STORE --benchmark NAME")
+    elif calibration is None:
+        fail("give CALIBRATION (a fit directory or response-matrix file), or --store --benchmark")
     if (live is None) == (responses is None):
         fail("give either RESPONSES (a results file) or --live RUN.toml --store RUN.duckdb")
     if live is not None and store is None:
@@ -94,12 +120,17 @@ def estimate_command(
     results = []
     with clean_warnings():
         try:
+            cal: Any = calibration
+            if benchmark is not None and store is not None:
+                from latentbench.select import load_calibration
+
+                cal = load_calibration(store, benchmark=benchmark, metric=metric, rank=rank)
             if live is not None:
                 from latentbench.select import estimate_live
 
                 results.append(
                     estimate_live(
-                        calibration,
+                        cal,
                         live,
                         store,
                         model=model,
@@ -122,7 +153,7 @@ def estimate_command(
                     raise InputError(f"{responses}: no model {name!r} (models: {list(data)[:5]})")
                 results.append(
                     estimate(
-                        calibration,
+                        cal,
                         data[name],
                         model=name,
                         budget=budget,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,7 @@ import numpy as np
 from latentbench.exceptions import InputError
 
 if TYPE_CHECKING:
-    from latentbench.io import ResponseMatrix
+    from latentbench.io import ResponseMatrix, Store
     from latentbench.irt import IRTResult
 
 __all__ = ["Calibration", "load_calibration"]
@@ -260,31 +261,50 @@ def _load_npz(path: Path) -> Calibration:
 
 
 def load_calibration(
-    calibration: Calibration | IRTResult | ResponseMatrix | str | os.PathLike[str],
+    calibration: Calibration | IRTResult | ResponseMatrix | Store | str | os.PathLike[str],
     *,
     rank: int = 1,
     cache: bool | str | os.PathLike[str] = True,
+    benchmark: str | None = None,
+    metric: str | None = None,
+    filter: str | None = None,
 ) -> Calibration:
     """Build (or fetch from the cache) the calibration of :func:`~latentbench.select.estimate`.
 
     Parameters
     ----------
-    calibration : Calibration, IRTResult, ResponseMatrix or path
+    calibration : Calibration, IRTResult, ResponseMatrix, Store or path
         A fit directory (``fit.json``, ``abilities.csv``, ``items.csv``), a response-matrix file
-        (Parquet / CSV, fitted here at ``rank``), a fit or a matrix in memory.
+        (Parquet / CSV, fitted here at ``rank``), a fit or a matrix in memory; with
+        ``benchmark``, a :class:`~latentbench.io.Store` (open, or the path of its ``.duckdb``
+        file) whose benchmark is fitted here at ``rank``.
     rank : int, default 1
         Rank of the fit when ``calibration`` is a matrix (1: the 2PL).
     cache : bool or path, default True
         Keep a matrix's fit on disk (``True``: ``LATENTBENCH_CACHE_DIR`` or
         ``~/.cache/latentbench/calibrations``; a path: there; ``False``: memory only).
+    benchmark : str, optional
+        The store benchmark to calibrate on (required, and only allowed, with a store).
+    metric, filter : str, optional
+        The benchmark's metric and filter when the store holds several
+        (:meth:`latentbench.io.Store.matrix`).
 
     Returns
     -------
     Calibration
+        For a store benchmark, ``source`` is ``"<store path>:<benchmark>"`` and ``hash`` covers
+        the matrix's content (cells, model and item ids) and ``rank``: the cache is reused
+        while the benchmark's cells are unchanged, whatever else the store gains.
     """
     from latentbench.io import ResponseMatrix
     from latentbench.irt import IRTResult
 
+    if benchmark is not None:
+        return _from_store(
+            calibration, benchmark, metric=metric, filter=filter, rank=rank, cache=cache
+        )
+    if metric is not None or filter is not None:
+        raise InputError("calibration: metric / filter apply only to a store benchmark")
     if isinstance(calibration, Calibration):
         return calibration
     if isinstance(calibration, IRTResult):
@@ -319,7 +339,23 @@ def load_calibration(
             f"calibration {path}: no such file or directory; expected a fit "
             "directory or a response-matrix file"
         )
+    if path.suffix == ".duckdb":
+        raise InputError(
+            f"calibration {path}: a store; give the benchmark to calibrate on "
+            "(benchmark=..., CLI --store STORE --benchmark NAME)"
+        )
     key = _content_hash(_CACHE_VERSION, _file_hash(path), rank)
+    return _fit_cached(key, cache, lambda: ResponseMatrix.read(path), rank, str(path))
+
+
+def _fit_cached(
+    key: str,
+    cache: bool | str | os.PathLike[str],
+    read: Callable[[], ResponseMatrix],
+    rank: int,
+    source: str,
+) -> Calibration:
+    """The fit of ``read()`` under ``key``: from memory, the disk cache, or fitted and stored."""
     if key in _MEMORY:
         return _MEMORY[key]
     folder = _cache_dir(cache)
@@ -332,10 +368,44 @@ def load_calibration(
             cached = None  # a damaged cache entry: refit below
         if cached is not None and cached.hash == key:
             return _MEMORY.setdefault(key, cached)
-    cal = from_matrix(ResponseMatrix.read(path), rank=rank, source=str(path), digest=key)
+    cal = from_matrix(read(), rank=rank, source=source, digest=key)
     if stored is not None:
         try:
             _save_npz(cal, stored)
         except OSError:
             pass  # a read-only cache location costs only the refit next time
     return _MEMORY.setdefault(key, cal)
+
+
+def _from_store(
+    store: object,  # checked here: a Store or a path
+    benchmark: str,
+    *,
+    metric: str | None,
+    filter: str | None,
+    rank: int,
+    cache: bool | str | os.PathLike[str],
+) -> Calibration:
+    """Calibration fitted on one benchmark of a store (read through the public Store API)."""
+    from latentbench.io import Store
+
+    if isinstance(store, Store):
+        matrix = store.matrix(benchmark, metric=metric, filter=filter)
+        where = store.path
+    elif isinstance(store, str | os.PathLike):
+        where = str(store)
+        if not Path(where).is_file():
+            raise InputError(
+                f"store {where}: no such file; expected a latentbench store (.duckdb) "
+                f"holding benchmark {benchmark!r}"
+            )
+        with Store(where, read_only=True) as db:
+            matrix = db.matrix(benchmark, metric=metric, filter=filter)
+    else:
+        raise InputError(
+            f"calibration of type {type(store).__name__} with benchmark={benchmark!r}; "
+            "expected a Store or the path of a store file"
+        )
+    Y = np.nan_to_num(np.asarray(matrix.scores, dtype=np.float64), nan=-1.0)
+    key = _content_hash(_CACHE_VERSION, "store", Y, *matrix.model_ids, *matrix.item_ids, rank)
+    return _fit_cached(key, cache, lambda: matrix, rank, f"{where}:{benchmark}")
