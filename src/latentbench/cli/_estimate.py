@@ -13,6 +13,9 @@ from latentbench.cli import Command, app, example
 from latentbench.cli._common import clean_warnings, console, fail
 from latentbench.exceptions import InputError
 
+PROPOSALS = ("residual", "information", "uniform")
+"""The item proposals of ``--proposal`` (``estimate``'s ``proposal``)."""
+
 __all__ = ["compare_command", "estimate_command", "tiny_command"]
 
 
@@ -117,6 +120,9 @@ def estimate_command(
         fail("give either RESPONSES (a results file) or --live RUN.toml --store RUN.duckdb")
     if live is not None and store is None:
         fail("--live needs --store RUN.duckdb (every answer is stored there first)")
+    if proposal not in PROPOSALS:
+        fail(f"--proposal {proposal!r}: expected one of {', '.join(PROPOSALS)}")
+    proposal_kind: Any = proposal  # one of PROPOSALS (checked above)
     results = []
     with clean_warnings():
         try:
@@ -125,7 +131,7 @@ def estimate_command(
                 from latentbench.select import load_calibration
 
                 cal = load_calibration(store, benchmark=benchmark, metric=metric, rank=rank)
-            if live is not None:
+            if live is not None and store is not None:  # --live without --store: refused above
                 from latentbench.select import estimate_live
 
                 results.append(
@@ -138,7 +144,7 @@ def estimate_command(
                         precision=precision,
                         delta=delta,
                         seed=seed,
-                        proposal=proposal,
+                        proposal=proposal_kind,
                         floor=floor,
                         rank=rank,
                     )
@@ -161,7 +167,7 @@ def estimate_command(
                         precision=precision,
                         delta=delta,
                         items=items,
-                        proposal=proposal,
+                        proposal=proposal_kind,
                         floor=floor,
                         rank=rank,
                     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -144,12 +145,14 @@ def build_experiment_report(
         "after the initial batch; bands are pointwise 95 % (binomial SE over seeds); dotted "
         "lines at 90 % and 95 %.",
     )
+
+    def draw(pool: str) -> Callable[[Any], Any]:
+        return lambda ax: plots.plot_experiment_curves(record.curves, pool, ax)
+
     for pool in dict.fromkeys(record.curves["pool"].astype(str)):
         curves.figures.append(
             {
-                "png": _figure(
-                    lambda ax, p=pool: plots.plot_experiment_curves(record.curves, p, ax)
-                ),
+                "png": _figure(draw(pool)),
                 "alt": f"accuracy curves of pool {pool}",
             }
         )

@@ -493,7 +493,7 @@ def _selection_sections(record: SelectionRecord, top: int) -> tuple[list[_Sectio
     data = record.to_dict()
     selection = data
     arms, trace = plots.selection_frame(data)
-    info = {
+    info: dict[str, Any] = {
         key: data.get(key)
         for key in (
             "policy",

@@ -728,18 +728,18 @@ def write_eee(frame: pd.DataFrame, out: str | Path) -> list[Path]:
     try:
         moves: list[Path] = []
         for aggregate_path, aggregate, samples_path, records in planned:
-            samples_rel = samples_path.relative_to(out)
+            samples_part = samples_path.relative_to(out)
             aggregate_rel = aggregate_path.relative_to(out)
-            (staging / samples_rel).parent.mkdir(parents=True, exist_ok=True)
+            (staging / samples_part).parent.mkdir(parents=True, exist_ok=True)
             text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in records)
-            (staging / samples_rel).write_text(text, encoding="utf-8")
+            (staging / samples_part).write_text(text, encoding="utf-8")
             aggregate["detailed_evaluation_results"]["checksum"] = hashlib.sha256(
                 text.encode("utf-8")
             ).hexdigest()
             (staging / aggregate_rel).write_text(
                 json.dumps(aggregate, indent=2, sort_keys=True), encoding="utf-8"
             )
-            moves += [samples_rel, aggregate_rel]  # each aggregate after its records
+            moves += [samples_part, aggregate_rel]  # each aggregate after its records
             written.append(aggregate_path)
         if not out.exists():
             os.replace(staging, out)
