@@ -149,7 +149,7 @@ def replay(
     seed: int = typer.Option(0, help="Random seed (initial batch and draws)."),
     batch_size: int | None = typer.Option(
         None,
-        help="Evaluations per round (B). Default: from the pool (8 to 64; see "
+        help="Evaluations per round (B). Default: from the pool (16 to 64; see "
         "docs/selection.md, Schedule).",
         show_default=False,
     ),
