@@ -6,11 +6,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from latentbench.cli import Command, Group, app, example
-from latentbench.cli._common import clean_warnings, console, fail, fmt, fresh_out, print_table
+from latentbench.cli._common import (
+    clean_warnings,
+    console,
+    escape,
+    fail,
+    fmt,
+    fresh_out,
+    print_table,
+)
 from latentbench.exceptions import InputError
 
 if TYPE_CHECKING:
