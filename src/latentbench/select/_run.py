@@ -14,6 +14,7 @@ import numpy as np
 
 from latentbench.exceptions import InputError
 from latentbench.select._base import Policy, default_initial_batch
+from latentbench.select._policies import check_sizes
 from latentbench.select._state import Observation, ProxyState, SelectionState
 from latentbench.select.oracles import Oracle
 
@@ -389,6 +390,7 @@ def run_selection(
         )
     if not 1 <= init_batch <= n:
         raise InputError(f"init_batch={init_batch!r}; expected an integer in 1..{n}")
+    check_sizes(policy, m, n)  # before any cell is evaluated
     if stop not in ("budget", "confidence"):
         raise InputError(f"stop={stop!r}; expected 'budget' or 'confidence'")
     if model_ids is not None and len(model_ids) != m:

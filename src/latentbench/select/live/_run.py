@@ -157,7 +157,7 @@ def run_live(
     items, item_ids = _items(cfg, oracle)
     run_id = cfg.run.run_id or cfg.default_run_id()
     # everything that can refuse the configuration runs before the run row is written
-    policy = cfg.build_policy()
+    policy = cfg.build_policy(shape=(len(cfg.models), len(item_ids)))
     proxy = cfg.build_proxy(item_ids)
     inner = oracle if oracle is not None else cfg.build_oracle(items)
     resumed = _open_run(store, cfg, run_id)
