@@ -104,3 +104,30 @@ def test_select_experiment_and_report_check_out_first(tmp_path, responses, monke
         assert report.exit_code == 2, (out, report.output, report.exception)
         assert "fitting" not in report.output
     assert ran == []
+
+
+def test_fit_checks_out_before_loading_and_fitting(tmp_path, responses, monkeypatch):
+    import latentbench.cli._fit as fit_cli
+
+    loaded = []
+    real = fit_cli.load_matrix
+    monkeypatch.setattr(fit_cli, "load_matrix", lambda *a, **k: loaded.append(1) or real(*a, **k))
+    for out in _targets(tmp_path):
+        outcome = runner.invoke(app, ["fit", str(responses), "--out", str(out), "-q"])
+        assert outcome.exit_code == 2, (out, outcome.output, outcome.exception)
+        assert "error:" in outcome.output and "Traceback" not in outcome.output
+        assert out.name in outcome.output
+    assert loaded == []  # refused before the input was read, every time
+    assert (tmp_path / "a-file").read_text() == "keep me"
+
+
+def test_fit_output_folder_has_the_umask_mode(tmp_path, responses):
+    # the folder used to keep mkdtemp's private 0700 mode after the move into place
+    reference = tmp_path / "reference"
+    reference.mkdir()  # what the umask gives a new folder
+    out = tmp_path / "fit"
+    outcome = runner.invoke(app, ["fit", str(responses), "--out", str(out), "-q"])
+    assert outcome.exit_code == 0, outcome.output
+    assert (out / "fit.json").is_file()
+    assert out.stat().st_mode & 0o777 == reference.stat().st_mode & 0o777
+    assert [p.name for p in tmp_path.iterdir() if ".partial-" in p.name] == []

@@ -123,3 +123,22 @@ def test_hostile_ids_survive_fit_and_report(tmp_path, data):
     assert sorted(result.model_ids) == sorted({m for m, _ in expected})
     assert sorted(result.item_ids) == sorted({i for _, i in expected})
     _ok(["report", str(fit), "--out", str(tmp_path / "r.html"), "-q"])
+
+
+def test_select_replay_prints_hostile_ids_escaped(tmp_path, data):
+    """The replay's table, title and 'best' line show ids as text: no raw control character
+    reaches the terminal, markup-like ids are printed literally (no MarkupError)."""
+    source, expected = data
+    out = tmp_path / "run"
+    shown = _ok(
+        [
+            "select", "replay", str(source), "--no-history", "--policy", "uniform",
+            "--budget", "200", "--batch-size", "16", "--init-batch", "4", "--out", str(out),
+        ]
+    )  # fmt: skip
+    assert not RAW_CONTROL.search(shown), repr(shown)
+    models = {m for m, _ in expected}
+    # the printed table lists models by their escaped id: at least one hostile one is there
+    escaped = {m.encode("unicode_escape").decode() for m in models if RAW_CONTROL.search(m)}
+    assert any(e in shown for e in escaped), shown
+    assert (out / "selection.json").is_file()

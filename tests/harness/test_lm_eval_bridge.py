@@ -1,9 +1,11 @@
 """PULSE live through the real lm-eval: ``lm-eval run --samples`` for exactly the cells picked.
 
-Three models behind the local table server, forty docs of a local generation task. The bridge
-(``[oracle] kind = "lm-eval"``, ``execute = true``) runs the harness once per batch, asking only
-for the docs the selection needs, and reads its sample logs. The run must reach the decision a
-replay of the same answer table reaches, and the server must see each selected cell once.
+Two models behind the local table server, twenty-four docs of a local generation task. The
+bridge (``[oracle] kind = "lm-eval"``, ``execute = true``) runs the harness once per batch,
+asking only for the docs the selection needs, and reads its sample logs. The run must reach the
+decision a replay of the same answer table reaches, and the server must see each selected cell
+once. Each harness process costs seconds (it indexes lm-eval's task files), so the run is as
+small as keeps two adaptive rounds: 2 initial batches + 2 rounds = 4 processes (was 3 + 4+).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ doc_to_text: "{{{{prompt}}}}"
 doc_to_target: "{{{{answer}}}}"
 generation_kwargs:
   until: []
-  max_gen_toks: 16
+  max_gen_toks: 8
 metric_list:
   - metric: exact_match
 """
@@ -57,8 +59,8 @@ def _config(tmp: Path, server: TableServer, tasks: Path) -> Path:
     lines = [
         "[run]",
         "seed = 3",
-        "budget = 32",
-        "batch_size = 16",
+        "budget = 16",
+        "batch_size = 8",
         "init_batch = 8",
         'policy = "pulse"',
         "",
@@ -97,8 +99,8 @@ def _config(tmp: Path, server: TableServer, tasks: Path) -> Path:
 
 
 def test_pulse_through_real_lm_eval_equals_replay(tmp_path: Path, monkeypatch):
-    Y, H, items = make_data(m=3, n=40, n_history=30, seed=8)
-    server = TableServer(Y, items, [f"model-{k}" for k in range(3)])
+    Y, H, items = make_data(m=2, n=24, n_history=30, seed=8)
+    server = TableServer(Y, items, [f"model-{k}" for k in range(2)])
     try:
         tasks = tmp_path / "tasks"
         tasks.mkdir()
@@ -129,7 +131,7 @@ def test_pulse_through_real_lm_eval_equals_replay(tmp_path: Path, monkeypatch):
     sel = live.selection
     assert live.status == "done", live
     assert sel.best == replay.selection.best
-    assert sel.evaluations_total == replay.selection.evaluations_total == 3 * 8 + 32
+    assert sel.evaluations_total == replay.selection.evaluations_total == 2 * 8 + 16
     np.testing.assert_array_equal(sel.trace_best, replay.selection.trace_best)
     np.testing.assert_allclose(sel.estimates, replay.selection.estimates)
 
@@ -144,11 +146,10 @@ def test_pulse_through_real_lm_eval_equals_replay(tmp_path: Path, monkeypatch):
     selected = {(m, items[int(i)]["id"]) for _, m, i, _ in cells(observed)}
     assert len(selected) == sel.evaluations_total
     assert counts == dict.fromkeys(selected, 1)
-    # one harness process per batch (the initial batch of each model, then one per round:
-    # PULSE's first round of a model reveals min(B, 8) cells, so there are more than 32 // 16);
-    # each wrote its own results file with its version
+    # one harness process per batch (the initial batch of each model, then one per round of
+    # min(B, 8) = 8 cells: two rounds); each wrote its own results file with its version
     results = sorted((tmp_path / "lm_eval_out").glob("*/results_*.json"))
-    assert sel.rounds > 32 // 16
-    assert len(results) == 3 + sel.rounds
+    assert sel.rounds == 16 // 8 == 2
+    assert len(results) == 2 + sel.rounds
     version = importlib.metadata.version("lm_eval")
     assert {json.loads(p.read_text())["lm_eval_version"] for p in results} == {version}

@@ -235,3 +235,21 @@ def test_a_new_oracle_is_one_registration(live_setup):
             LiveConfig.from_toml(bad)
     finally:
         ORACLES.pop("echo-test")
+
+
+def test_size_like_policy_options_are_bounded_by_the_data(live_setup):
+    s = live_setup
+    config = s.write_config(run={"policy": "ucbe_lrf"})
+    _edit(config, "refit_every = 3", "refit_every = 3\nn_ensemble = 1000000000")
+    cfg = LiveConfig.from_toml(config)
+    m, n = len(s.names), len(s.items)
+    high = 2**27 // (m * n)
+    pattern = (
+        rf"\[policy\]: policy 'ucbe_lrf' option n_ensemble=1000000000; expected an integer "
+        rf"in \[1, {high:,}\] for {m} models x {n} items"
+    )
+    with pytest.raises(InputError, match=pattern):
+        run_live(cfg, s.tmp / "policy.duckdb")
+    assert s.state.requests == []  # nothing was paid for
+    with Store(s.tmp / "policy.duckdb", read_only=True) as db:  # refused before any run row
+        assert db.connection.execute("SELECT count(*) FROM selection_runs").fetchone()[0] == 0

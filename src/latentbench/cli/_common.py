@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as rich_escape
 from rich.measure import Measurement
 from rich.table import Table
 
@@ -25,6 +25,7 @@ __all__ = [
     "cli_spelling",
     "console",
     "err_console",
+    "escape",
     "fail",
     "fmt",
     "fresh_out",
@@ -35,6 +36,18 @@ __all__ = [
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
+
+_UNPRINTABLE = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069]"
+)
+
+
+def escape(text: object) -> str:
+    """``text`` safe for a terminal: rich markup escaped, and control, bidi and line
+    separator characters (ids, configuration, server errors) shown as ``\\xNN`` /
+    ``\\uNNNN`` instead of acting on the terminal. Tab and newline are kept."""
+    shown = _UNPRINTABLE.sub(lambda m: ascii(m.group())[1:-1], str(text))
+    return rich_escape(shown)
 
 
 def print_table(table: Table) -> None:

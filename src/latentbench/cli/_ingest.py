@@ -10,8 +10,7 @@ import typer
 from rich.table import Table
 
 from latentbench.cli import Command, app, example
-from latentbench.cli._common import console, err_console, print_table, progress_bar
-from latentbench.cli._select_live import escape  # ids shown safely: markup and control chars
+from latentbench.cli._common import console, err_console, escape, print_table, progress_bar
 from latentbench.exceptions import DataWarning, InputError
 
 

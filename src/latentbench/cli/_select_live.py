@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import signal
 import sys
@@ -13,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.markup import escape as rich_escape
 
 from latentbench.cli import Command, example
 from latentbench.cli._common import err_console as err
+from latentbench.cli._common import escape
 from latentbench.exceptions import InputError
 
 try:
@@ -28,19 +27,6 @@ except ImportError:  # pragma: no cover - the select group is missing: make our 
     app.add_typer(select_app, name="select")
 
 __all__ = ["EXIT_CODES", "live"]
-
-_UNPRINTABLE = re.compile(
-    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069]"
-)
-
-
-def escape(text: object) -> str:
-    """``text`` safe for a terminal: rich markup escaped, and control, bidi and line
-    separator characters (from the configuration, item ids, server errors) shown as
-    ``\\xNN`` / ``\\uNNNN`` instead of acting on the terminal."""
-    shown = _UNPRINTABLE.sub(lambda m: ascii(m.group())[1:-1], str(text))
-    return rich_escape(shown)
-
 
 EXIT_CODES = {"done": 0, "failed": 1, "capped": 3, "waiting": 4, "interrupted": 130}
 """Exit status of ``select live`` per run status (2: bad input)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -64,7 +65,9 @@ def write_directory(out: Path, writers: Mapping[str, Callable[[Path], object]], 
     try:
         parent = out.parent
         parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=parent))
+        # mkdir (not mkdtemp, which makes it private): the output keeps the umask's mode
+        staging = parent / f".{out.name[:40]}.partial-{uuid.uuid4().hex[:12]}"
+        staging.mkdir()
     except OSError as exc:
         raise InputError(f"cannot write {out}: {exc.strerror or exc}") from None
     try:

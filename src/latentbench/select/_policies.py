@@ -28,6 +28,7 @@ __all__ = [
     "NaivePooling",
     "PolicyInfo",
     "Uniform",
+    "check_sizes",
     "make_policy",
     "parse_policy",
     "policy_help",
@@ -120,6 +121,49 @@ class NaivePooling(ProxyBookkeeping):
         self._maybe_refit(state)
 
 
+ENSEMBLE_CELLS = 2**27
+"""Upper bound of ``n_ensemble x models x items`` in :class:`UCBELRF` (about 4.5 GiB of
+arrays at the bound; the default 64 fits 2,097,152 cells, e.g. 29 x 12,032 MMLU-Pro 6 times)."""
+
+ALS_ITER = 10_000
+"""Upper bound of :class:`UCBELRF`'s ``als_iter`` (time, not memory, grows with it)."""
+
+
+def _check_number(
+    policy: str,
+    key: str,
+    value: Any,
+    low: float,
+    high: float | None,
+    *,
+    integer: bool = False,
+    open_low: bool = False,
+    open_high: bool = False,
+) -> None:
+    """Refuse ``value`` outside ``[low, high]`` (or not an integer when ``integer``), naming
+    the policy, the option ``key``, the value and the range."""
+    if integer:
+        ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    else:
+        ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+            value, bool
+        )
+        ok = ok and bool(np.isfinite(value))
+    ok = ok and (value > low if open_low else value >= low)
+    if high is not None:
+        ok = ok and (value < high if open_high else value <= high)
+    if not ok:
+        left = "(" if open_low else "["
+        right = ")" if open_high else "]"
+        top = "inf" if high is None else f"{high:,}" if integer else f"{high:g}"
+        bottom = f"{low:,}" if integer else f"{low:g}"
+        kind = "an integer" if integer else "a number"
+        raise InputError(
+            f"policy {policy!r} option {key}={value!r}; expected {kind} in "
+            f"{left}{bottom}, {top}{right}"
+        )
+
+
 class UCBELRF(UCBEBookkeeping):
     """UCB-E-LRF (Zhou et al., arXiv 2407.06172), as in ``banditeval``.
 
@@ -148,12 +192,40 @@ class UCBELRF(UCBEBookkeeping):
         random_state: int | None = None,
     ) -> None:
         super().__init__()
+        _check_number(self.name, "n_ensemble", n_ensemble, 1, None, integer=True)
+        _check_number(self.name, "als_iter", als_iter, 1, ALS_ITER, integer=True)
+        _check_number(self.name, "refit_every", refit_every, 1, None, integer=True)
+        _check_number(self.name, "eta", eta, 0.0, None)
+        _check_number(self.name, "ridge", ridge, 0.0, None, open_low=True)
+        _check_number(self.name, "drop", drop, 0.0, 1.0, open_high=True)
+        _check_number(self.name, "warmup", warmup, 0.0, 1.0)
         self.n_ensemble, self.eta, self.als_iter = n_ensemble, eta, als_iter
         self.ridge, self.drop, self.warmup = ridge, drop, warmup
         self.refit_every = refit_every
         self.random_state = random_state
 
+    def check_sizes(self, n_arms: int, n_items: int) -> None:
+        """Refuse an ensemble the data cannot hold: ``n_ensemble`` x ``n_arms`` x ``n_items``
+        values at most :data:`ENSEMBLE_CELLS` (each of the ensemble's five arrays takes 8
+        bytes a value; ``n_ensemble = 100000`` on 30 x 1,000 asked for 112 GiB).
+
+        Raises
+        ------
+        InputError
+            Naming the option, its value and the allowed range for this shape.
+        """
+        cells = max(1, int(n_arms) * int(n_items))
+        high = max(1, ENSEMBLE_CELLS // cells)
+        if self.n_ensemble > high:
+            raise InputError(
+                f"policy {self.name!r} option n_ensemble={self.n_ensemble!r}; expected an "
+                f"integer in [1, {high:,}] for {n_arms:,} models x {n_items:,} items (the "
+                f"ensemble holds n_ensemble x models x items values, at most "
+                f"{ENSEMBLE_CELLS:,})"
+            )
+
     def initialize(self, state: SelectionState, proxy: ProxyState | None = None) -> None:
+        self.check_sizes(state.n_arms, state.n_items)
         super().initialize(state, None)
         self._rng = np.random.default_rng(self.random_state)
         self._next = 0
@@ -304,7 +376,13 @@ def parse_policy(spec: str) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
     return spec.strip(), name, kwargs, run_kwargs
 
 
-def make_policy(spec: str, options: Mapping[str, Any] | None = None, *, where: str = "") -> Policy:
+def make_policy(
+    spec: str,
+    options: Mapping[str, Any] | None = None,
+    *,
+    where: str = "",
+    shape: tuple[int, int] | None = None,
+) -> Policy:
     """A fresh policy from a registry name or spec, plus keyword options.
 
     Parameters
@@ -316,11 +394,16 @@ def make_policy(spec: str, options: Mapping[str, Any] | None = None, *, where: s
         More keyword arguments of the policy class; they override the spec's.
     where : str
         Prefix of error messages (e.g. the configuration file and section).
+    shape : (n_models, n_items), optional
+        The data the policy will run on: size-like options are bounded by it now (see
+        :func:`check_sizes`), before anything is evaluated. :func:`run_selection` checks
+        them in any case.
 
     Raises
     ------
     InputError
-        Unknown name, or an option the policy does not take (the message lists those it does).
+        Unknown name, an option the policy does not take (the message lists those it does),
+        or an option value out of its range (named, with the range).
     """
     prefix = f"{where}: " if where else ""
     try:
@@ -335,7 +418,22 @@ def make_policy(spec: str, options: Mapping[str, Any] | None = None, *, where: s
             f"{prefix}policy {name!r} has no option(s) {unknown}; expected some of "
             f"{sorted(info.options)}"
         )
-    return info.factory(**kwargs)
+    try:
+        policy = info.factory(**kwargs)
+        if shape is not None:
+            check_sizes(policy, *shape)
+    except InputError as exc:
+        raise InputError(f"{prefix}{exc}") from None
+    return policy
+
+
+def check_sizes(policy: Policy, n_models: int, n_items: int) -> None:
+    """Refuse size-like options of ``policy`` that the data cannot hold (e.g. ``ucbe_lrf``'s
+    ``n_ensemble``): a policy with such options has a ``check_sizes(n_arms, n_items)``
+    method raising :class:`~latentbench.exceptions.InputError`; others pass."""
+    check = getattr(policy, "check_sizes", None)
+    if callable(check):
+        check(int(n_models), int(n_items))
 
 
 def policy_help() -> str:

@@ -15,6 +15,7 @@ import numpy as np
 from latentbench.exceptions import InputError
 from latentbench.select._base import Policy, UCBEBookkeeping
 from latentbench.select._betting import BettingConfSeq
+from latentbench.select._policies import check_sizes
 from latentbench.select._schedule import default_schedule
 from latentbench.select._state import Observation, ProxyState, SelectionState
 from latentbench.select.oracles import Oracle
@@ -445,6 +446,7 @@ def run_selection(
         )
     if not 1 <= init_batch <= n:
         raise InputError(f"init_batch={init_batch!r}; expected an integer in 1..{n}")
+    check_sizes(policy, m, n)  # before any cell is evaluated
     if stop not in ("budget", "confidence"):
         raise InputError(f"stop={stop!r}; expected 'budget' or 'confidence'")
     if model_ids is not None and len(model_ids) != m:

@@ -323,10 +323,11 @@ class LiveConfig:
         metric = self.oracle_info.metric or self.scorer.spec
         return {"benchmark": self.benchmark_name, "metric": metric, "source_models": served}
 
-    def build_policy(self) -> Policy:
-        """A fresh policy object from ``[run] policy`` and ``[policy]``."""
+    def build_policy(self, shape: tuple[int, int] | None = None) -> Policy:
+        """A fresh policy object from ``[run] policy`` and ``[policy]``; with ``shape``
+        (models, items) its size-like options are bounded by the data."""
         where = f"{self.source}: [policy]"
-        return make_policy(self.run.policy, self.policy_options, where=where)
+        return make_policy(self.run.policy, self.policy_options, where=where, shape=shape)
 
     def initial_batch(self, n_items: int) -> int:
         """``[run] init_batch``, or the policy's ``default_init_batch`` (at most ``n_items``)."""

@@ -161,15 +161,17 @@ def run_live(
     # everything that can refuse the configuration runs before the run row is written
     run = cfg.run
     stop = run.stop or ("confidence" if run.budget is None else "budget")
-    policy = cfg.build_policy()
+    n_models, n_items = len(cfg.models), len(item_ids)
+    policy = cfg.build_policy(shape=(n_models, n_items))
     _, name, spec_options, _ = parse_policy(run.policy)
     if (
         stop == "confidence"
         and "bonus" in POLICIES[name].options
         and "bonus" not in {**spec_options, **cfg.policy_options}
     ):  # fixed confidence: LUCB sampling, as in a replay
-        policy = make_policy(run.policy, {"bonus": "ci", **cfg.policy_options})
-    n_models, n_items = len(cfg.models), len(item_ids)
+        policy = make_policy(
+            run.policy, {"bonus": "ci", **cfg.policy_options}, shape=(n_models, n_items)
+        )
     batch_size, init_batch = default_schedule(n_models, n_items, run.budget)
     batch_size = run.batch_size or batch_size
     init_batch = run.init_batch or init_batch
