@@ -223,7 +223,7 @@ def fit(
     quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No tables or progress."),
 ) -> None:
     """Fit the 2PL (or rank-r) model by cBMM; write abilities.csv, items.csv and fit.json."""
-    from latentbench.io._outputs import check_destination
+    from latentbench.io import check_destination
     from latentbench.irt import TwoPL
 
     with clean_warnings():
