@@ -17,12 +17,8 @@ from scipy.stats import chi2, kendalltau, norm, poisson, spearmanr
 
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
-from latentbench.irt.inference import (
-    _observed,
-    normal_draws,
-    rank_intervals,
-    standard_errors,
-)
+from latentbench.irt._fitted import _observed
+from latentbench.irt.inference import normal_draws, rank_intervals, standard_errors
 
 if TYPE_CHECKING:
     from latentbench.irt._result import IRTResult
