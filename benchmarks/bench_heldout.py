@@ -156,7 +156,7 @@ def coverage(
         ab = res.standard_errors().abilities
         covered.append(float(np.mean((ab["lower"] <= truth) & (truth <= ab["upper"]))))
         widths.append(float(np.mean(ab["upper"] - ab["lower"])))
-        sq.append(float(np.mean((ab["center"].to_numpy() - truth) ** 2)))
+        sq.append(float(np.mean((ab["theta"].to_numpy() - truth) ** 2)))
     cov = np.asarray(covered)
     return (
         float(cov.mean()),
@@ -195,7 +195,7 @@ def score_coverage(matrix: ResponseMatrix, replicas: int) -> tuple[float, float,
         calibration = TwoPL().fit(ResponseMatrix(Y[cal], list(ids[cal]), matrix.item_ids))
         scored = calibration.score_models(ResponseMatrix(Y[new], list(ids[new]), matrix.item_ids))
         target = (truth[new] - truth[cal].mean()) / truth[cal].std()
-        err = scored["center"].to_numpy() - target
+        err = scored["theta"].to_numpy() - target
         se = scored["se"].to_numpy()
         covered.append(float(np.mean((scored["lower"] <= target) & (target <= scored["upper"]))))
         ses.append(float(se.mean()))

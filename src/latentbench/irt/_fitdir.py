@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from collections.abc import Callable, Mapping
@@ -16,13 +17,28 @@ import pandas as pd
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._objective import GaussianPenalty, Normalisation
+from latentbench.irt._priors import PriorSelection
+from latentbench.irt._reported import rank_abilities, reported_abilities
 
 if TYPE_CHECKING:
     from latentbench.irt._result import IRTResult
 
-__all__ = ["FILES", "load_fit", "save_fit"]
+__all__ = ["FILES", "load_fit", "save_fit", "write_csv"]
 
 FILES = ("abilities.csv", "items.csv", "fit.json")
+
+_INTERVAL_COLUMNS = ("se", "lower", "upper", "theta_fit", "no_data", "center")
+"""Columns of the reported abilities table that the fit's own table does not have."""
+
+
+def write_csv(table: pd.DataFrame, path: Path) -> None:
+    """Write ``table`` as CSV with every text field quoted.
+
+    pandas quotes only fields holding the delimiter, a quote or ``\\n``: an id with a lone
+    carriage return was written bare and read back as two rows. Quoting every non-numeric
+    field keeps any id whole; ``pd.read_csv`` (and :func:`load_fit`) read it back.
+    """
+    table.to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC)
 
 
 def save_fit(
@@ -68,31 +84,33 @@ def save_fit(
         "items": out / "items.csv",
         "fit": out / "fit.json",
     }
-    abilities = result.abilities.copy()
+    uncertainty = None
     if matrix is not None:
         from latentbench.irt.inference import standard_errors
 
         uncertainty = standard_errors(result, matrix)
-        unc = uncertainty.abilities
-        at = list(abilities.columns).index("theta") + 1
-        for offset, column in enumerate(("center", "se", "lower", "upper")):
-            abilities.insert(int(at) + offset, column, unc[column].to_numpy())
-    abilities = escape_spreadsheet(abilities, ("model",))
+    abilities = escape_spreadsheet(reported_abilities(result, uncertainty), ("model",))
     items = escape_spreadsheet(result.items, ("item",))
     record: dict[str, Any] = {"latentbench_version": __version__, **result.fit_info()}
+    # the fit's model order (abilities.csv is ordered by rank): load restores it
+    record["model_order"] = list(result.model_ids)
     record.update(info or {})
-    if matrix is not None:
-        record["ability_intervals"] = (
-            f"95% intervals ({uncertainty.method}), columns center/se/lower/upper: "
-            "lower/upper = center -/+ 1.96 se"
-        )
+    if uncertainty is not None:
+        record["ability_intervals"] = {
+            "method": uncertainty.method,
+            "level": uncertainty.level,
+            "columns": "theta (the reported ability), lower/upper = theta -/+ 1.96 se; "
+            "theta_fit: the fit's own estimate",
+            "fallback": uncertainty.fallback,
+            "checks": uncertainty.checks,
+        }
     writers: dict[str, Callable[[Path], object]] = {
-        "abilities.csv": lambda path: abilities.to_csv(path, index=False),
-        "items.csv": lambda path: items.to_csv(path, index=False),
+        "abilities.csv": partial(write_csv, abilities),
+        "items.csv": partial(write_csv, items),
     }
     for name, table in (tables or {}).items():
         paths[name] = out / f"{name}.csv"
-        writers[f"{name}.csv"] = partial(table.to_csv, index=False)
+        writers[f"{name}.csv"] = partial(write_csv, table)
     # strict JSON (RFC 8259): a non-finite number is written as null, never as NaN/Infinity
     strict = _finite_or_null(record)
     writers["fit.json"] = lambda path: path.write_text(
@@ -180,6 +198,7 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
     )
     abilities = table("abilities.csv", "model", thetas)
     items = table("items.csv", "item", (*discs, "easiness"))
+    abilities = _fit_table(abilities, info.get("model_order"), paths["abilities.csv"])
     U = abilities[list(thetas)].to_numpy(float)
     V = items[list(discs)].to_numpy(float)
     options = dict(info.get("options", {}))
@@ -210,7 +229,62 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
         n_observed=int(info.get("n_observed", 0)),
         penalty=penalty,
         normalisation=scale,
+        prior_selection=_prior_selection(info.get("prior_selection"), paths["fit.json"]),
     )
+
+
+def _fit_table(abilities: pd.DataFrame, order: Any, path: Path) -> pd.DataFrame:
+    """The fit's own abilities table from a saved reported one.
+
+    ``theta`` back to the fit's estimate (``theta_fit``), the interval columns dropped, the
+    rows back in the fit's model order (``model_order`` of fit.json; directories written
+    before it keep the file's order), the ranks recomputed from the fit's estimate.
+    """
+    if "theta_fit" in abilities.columns:
+        abilities["theta"] = abilities["theta_fit"].to_numpy(float)
+    abilities = abilities.drop(columns=[c for c in _INTERVAL_COLUMNS if c in abilities.columns])
+    if isinstance(order, list):
+        position = {model: k for k, model in enumerate(order)}
+        models = abilities["model"].tolist()
+        if len(position) != len(models) or set(position) != set(models):
+            raise InputError(
+                f"{path}: its models differ from fit.json's model_order; expected the files "
+                "of one `latentbench fit --out DIR`"
+            )
+        abilities = abilities.iloc[np.argsort([position[m] for m in models])]
+        abilities = abilities.reset_index(drop=True)
+    # the fit's column order (the saved table leads with the rank)
+    columns = [c for c in abilities.columns if c != "rank_theta"]
+    if "rank_theta" in abilities.columns:
+        at = columns.index("n_observed") + 1 if "n_observed" in columns else len(columns)
+        columns.insert(at, "rank_theta")
+    abilities = abilities[columns]
+    if "rank_theta" in abilities.columns and "theta" in abilities.columns:
+        abilities["rank_theta"] = rank_abilities(abilities["theta"].to_numpy(float))
+        if "rank_accuracy" in abilities.columns:
+            abilities["rank_shift"] = abilities["rank_accuracy"] - abilities["rank_theta"]
+    return abilities
+
+
+def _prior_selection(record: Any, path: Path) -> PriorSelection | None:
+    """The prior selection recorded in fit.json (None for a joint-ML fit or an old file)."""
+    if record is None:
+        return None
+    try:
+        return PriorSelection(
+            a_sd=float(record["a_sd"]),
+            b_mean=float(record["b_mean"]),
+            b_sd=float(record["b_sd"]),
+            grid=[float(x) for x in record.get("grid", [])],
+            # a non-finite loss was written as null
+            heldout_log_loss=[
+                float("nan") if x is None else float(x) for x in record.get("heldout_log_loss", [])
+            ],
+        )
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise InputError(
+            f"{path}: prior_selection is {record!r:.80}; expected a_sd, b_mean and b_sd numbers"
+        ) from None
 
 
 def _finite_or_null(value: Any) -> Any:

@@ -253,9 +253,12 @@ def normalise(U: Array, V: Array, b: Array) -> tuple[Array, Array, Array, Normal
         theta, a = U[:, 0], V[:, 0]
         mu = float(theta.mean())
         s = float(theta.std())
-        if s <= 0:
+        if s <= 1e-5 * max(1.0, abs(mu)):
+            # no spread beyond the float32 kernels' rounding (e.g. every model scored the
+            # same): all abilities equal, 0, never rounding noise blown up to sd 1 (which
+            # ranked three identical models 1, 1, 3)
             return (
-                (theta - mu)[:, None],
+                np.zeros((theta.size, 1)),
                 a.copy()[:, None],
                 b + mu * a,
                 Normalisation(np.array([mu]), 1.0),

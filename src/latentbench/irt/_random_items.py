@@ -44,12 +44,12 @@ from scipy.special import expit
 from latentbench.exceptions import ConvergenceWarning
 from latentbench.irt._squarem import extrapolate, next_step_max, squarem_step
 
-__all__ = ["RandomItemsFit", "fit_random_items"]
+__all__ = ["EDGE_MASS", "RandomItemsFit", "fit_random_items"]
 
 _GRID_A = 16
 _GRID_B = 40
 _NEWTON_STEPS = 3
-_EDGE_MASS = 0.01
+EDGE_MASS = 0.01
 """Largest weight the estimated law may put on the grid's largest discrimination; above it
 the grid is widened (x1.5, at most :data:`_WIDENINGS` times) and the EM continues."""
 _WIDENINGS = 4
@@ -79,6 +79,13 @@ class RandomItemsFit:
     n_iter : int
         EM iterations (each SQUAREM cycle counts three).
     converged : bool
+    edge_mass : float
+        Weight of the law on the grid's largest discrimination at the end. Above
+        :data:`EDGE_MASS` after every widening, the law piles up at the grid's edge (items
+        behaving as steps: the marginal likelihood has no interior optimum in ``a``), the EM
+        was stopped there and the estimate is not valid (``valid`` False).
+    grid_top : float
+        The grid's largest discrimination (after the widenings).
     data_key : str
         Fingerprint of the scores it was fitted on (set by the caller that caches it).
     """
@@ -93,7 +100,14 @@ class RandomItemsFit:
     log_likelihood: float
     n_iter: int
     converged: bool
+    edge_mass: float = 0.0
+    grid_top: float = float("nan")
     data_key: str = ""
+
+    @property
+    def valid(self) -> bool:
+        """Whether the item law stayed inside its grid (edge mass at most :data:`EDGE_MASS`)."""
+        return self.edge_mass <= EDGE_MASS
 
     @property
     def se(self) -> np.ndarray:
@@ -277,7 +291,7 @@ def _run_em(
     """SQUAREM-accelerated EM from ``theta`` and a uniform law on the problem's grid.
 
     With ``edge`` (a mask of grid points), stops early once the law puts more than
-    :data:`_EDGE_MASS` on them (after :data:`_EDGE_WARMUP` iterations). Returns the
+    :data:`EDGE_MASS` on them (after :data:`_EDGE_WARMUP` iterations). Returns the
     abilities, the log weights, the iterations, whether ``tol`` was met and the last change.
     """
     G = problem.a.size
@@ -314,7 +328,7 @@ def _run_em(
         if (
             edge is not None
             and n_iter >= _EDGE_WARMUP
-            and _edge_mass(x0[1][:, 0], edge) > _EDGE_MASS
+            and _edge_mass(x0[1][:, 0], edge) > EDGE_MASS
         ):
             break
     return x0[0][:, 0], x0[1][:, 0], n_iter, converged, change
@@ -361,6 +375,27 @@ def fit_random_items(
     """
     scores = np.asarray(scores, dtype=np.float64)
     ref = np.ones(scores.shape[0], bool) if reference is None else np.asarray(reference, bool)
+    empty = np.isnan(scores).all(axis=1)
+    if empty.any() and not empty.all():
+        # a model without observed cells has no likelihood: fitted without it (it would
+        # float with the reporting scale and stall the EM), then put back at its start
+        # with zero (co)variance; callers flag it and give it no interval
+        part = fit_random_items(
+            scores[~empty],
+            np.asarray(theta, float)[~empty],
+            a,
+            b,
+            sigma,
+            tol=tol,
+            max_iter=max_iter,
+            reference=ref[~empty],
+        )
+        full_theta = np.asarray(theta, float).copy()
+        full_theta[~empty] = part.theta
+        covariance = np.zeros((empty.size, empty.size))
+        covariance[np.ix_(~empty, ~empty)] = part.covariance
+        part.theta, part.covariance = full_theta, covariance
+        return part
     b_start = np.asarray(b, float) / sigma
     a_top = _first_top(np.asarray(a, float) / sigma)
     start = np.asarray(theta, float)
@@ -370,16 +405,19 @@ def fit_random_items(
         problem = _Problem(scores, grid_a, grid_b)
         edge = grid_a == grid_a.max()
         last = widening == _WIDENINGS
+        # the last grid too stops once the law piles up on its edge: the estimate is then
+        # invalid (``valid`` False) and the caller falls back, so the EM need not go on
         theta_hat, log_w, used, converged, change = _run_em(
-            problem, start, ref, tol, max_iter - n_iter, None if last else edge
+            problem, start, ref, tol, max_iter - n_iter, edge
         )
         n_iter += used
-        if _edge_mass(log_w, edge) <= _EDGE_MASS or last or n_iter >= max_iter:
+        if _edge_mass(log_w, edge) <= EDGE_MASS or last or n_iter >= max_iter:
             break
         # the law puts mass on the largest discrimination of the grid: widen it, go on
         a_top *= 1.5
         start = theta_hat
-    if not converged:
+    edge_mass = _edge_mass(log_w, edge)
+    if not converged and edge_mass <= EDGE_MASS:
         warnings.warn(
             f"random-item abilities stopped at max_iter={max_iter} before meeting tol={tol} "
             f"(last change {change:.2e} sd); the intervals are from the last iterate",
@@ -407,4 +445,6 @@ def fit_random_items(
         log_likelihood=loglik,
         n_iter=n_iter,
         converged=converged,
+        edge_mass=edge_mass,
+        grid_top=float(grid_a.max() * sigma),
     )

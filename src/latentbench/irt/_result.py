@@ -206,7 +206,7 @@ class IRTResult:
             )
         return predict_cells(self.U, self.V, self.b, rows, cols, self.sigma)
 
-    def score_models(self, matrix: ResponseMatrix) -> pd.DataFrame:
+    def score_models(self, matrix: ResponseMatrix | pd.DataFrame | pd.Series) -> pd.DataFrame:
         """Abilities of new models on the calibrated items; see
         :func:`latentbench.irt._scoring.score_models`."""
         from latentbench.irt._scoring import score_models

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from latentbench.exceptions import InputError
+from latentbench.exceptions import InputError, LatentbenchWarning
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._model_factors import fit_model_factors
 from latentbench.irt._objective import sigmoid
@@ -19,49 +20,61 @@ if TYPE_CHECKING:
 __all__ = ["score_models"]
 
 
-def score_models(result: IRTResult, matrix: ResponseMatrix) -> pd.DataFrame:
-    """Abilities of new models on the calibrated items, item parameters held fixed.
+def score_models(
+    result: IRTResult, matrix: ResponseMatrix | pd.DataFrame | pd.Series
+) -> pd.DataFrame:
+    """Abilities of new models on the calibrated items, with intervals.
 
-    Works with any subset of the calibrated items (a handful per model is enough to get an
-    estimate; the standard error says how little it is worth). Items unknown to the fit
-    are an error.
+    Works with any subset of the calibrated items, down to one model and one item (a handful
+    per model gives an estimate; the interval says how little it is worth). Every new model
+    is scored on its own: its result never depends on the other new models of the call.
+    Items unknown to the fit are an error.
 
     Parameters
     ----------
-    matrix : ResponseMatrix
-        New models (rows) on items that were in the fit.
+    matrix : ResponseMatrix, DataFrame or Series
+        New models (rows) on items that were in the fit: a :class:`ResponseMatrix`, a wide
+        DataFrame (index: model ids, columns: item ids, NaN = not answered) or a Series (one
+        model: index = item ids, ``name`` = the model id).
 
     Returns
     -------
     DataFrame
-        ``model``, ``theta`` (on the fit's normalised scale, the items at their
-        estimates), ``center``, ``se``, ``lower``, ``upper`` (the 95% interval
-        ``center -/+ 1.96 se``), ``se_own`` (the model's own cells only, items fixed),
-        ``n_observed``, ``accuracy``.
+        One row per new model: ``model``, ``theta`` (the reported ability on the fit's
+        normalised scale: the estimate its interval is built on), ``se``, ``lower``,
+        ``upper`` (``theta -/+ 1.96 se``), ``theta_fit`` (the score with the items held at
+        their estimates), ``se_own`` (its own cells only, items fixed), ``n_observed``,
+        ``accuracy``, ``no_data`` and ``constant`` flags.
 
         For a rank-1 MAP fit (the default) that holds its matrix, with at most
-        :data:`~latentbench.irt.inference.RANDOM_ITEMS_MAX_MODELS` calibration and new
-        models together: ``center`` and ``se`` come from the marginal likelihood over the
-        items of the calibration's and the new models' cells together, the scale fixed
-        by the calibration models (:mod:`latentbench.irt._random_items`), so the interval
-        includes the calibration's uncertainty. Otherwise ``center`` is ``theta`` and
-        ``se`` the observed information at it, penalty included, plus, for rank 1 when
-        the result holds its matrix, the variance the calibration passes on: for a MAP
-        fit with at most 1000 models its joint Laplace covariance, abilities, items and
-        the reporting scale together, see
+        :data:`~latentbench.irt.inference.RANDOM_ITEMS_MAX_MODELS` calibration models plus
+        one: ``theta`` and ``se`` come from the marginal likelihood over the items of the
+        calibration's cells and the model's together, the scale fixed by the calibration
+        models (:mod:`latentbench.irt._random_items`), so the interval includes the
+        calibration's uncertainty. Otherwise ``theta`` is ``theta_fit`` and ``se`` the
+        observed information at it, penalty included, plus, for rank 1 when the result
+        holds its matrix, the variance the calibration passes on (its joint Laplace
+        covariance for a MAP fit with at most 1000 models,
         :func:`latentbench.irt._laplace.scoring_variance`; otherwise the items' block
-        covariances by the delta method.
+        covariances by the delta method).
+
+        A model with no observed cell gets the calibration's spread: ``theta`` 0 (the
+        calibration's mean), ``se`` 1 (its sd), ``no_data`` True. A model with all its
+        scores equal (all correct or all wrong) has no finite likelihood estimate: it gets
+        the prior's posterior with the items fixed (``theta_fit`` and its se, plus the
+        calibration's variance), finite, flagged ``constant``.
     """
+    scores, model_ids, item_ids = _new_models(matrix)
     lookup = {item: j for j, item in enumerate(result.item_ids)}
-    unknown = [item for item in matrix.item_ids if item not in lookup]
+    unknown = [item for item in item_ids if item not in lookup]
     if unknown:
         raise InputError(
             f"{len(unknown)} item(s) were not in the fit (first: {unknown[0]!r}); expected "
             "items calibrated by this fit"
         )
-    cols = np.array([lookup[item] for item in matrix.item_ids])
+    cols = np.array([lookup[item] for item in item_ids], dtype=np.int64)
     U, hessian = fit_model_factors(
-        matrix.scores,
+        scores,
         result.V[cols],
         result.b[cols],
         sigma=result.sigma,
@@ -69,44 +82,110 @@ def score_models(result: IRTResult, matrix: ResponseMatrix) -> pd.DataFrame:
         return_hessian=True,
     )
     var_own = np.linalg.inv(hessian)[:, 0, 0]
+    observed = ~np.isnan(scores)
+    n_obs = observed.sum(axis=1)
+    total = np.where(observed, scores, 0.0).sum(axis=1)
+    accuracy = np.where(n_obs > 0, total / np.maximum(n_obs, 1), np.nan)
+    no_data = n_obs == 0
+    spread = np.nanmax(scores, axis=1, initial=-1.0) - np.nanmin(scores, axis=1, initial=2.0)
+    constant = ~no_data & (spread <= 0) & ((accuracy == 0) | (accuracy == 1))
     centre, se = U[:, 0].copy(), np.sqrt(var_own)
-    if _scores_with_random_items(result, matrix.n_models):
-        centre, se = _random_item_scores(result, matrix.scores, cols, U[:, 0])
-    elif result.rank == 1 and result.matrix is not None:
-        var_items = _calibration_variance(result, matrix.scores, cols, U[:, 0], hessian)
+    if result.rank == 1 and result.matrix is not None:
+        var_items = _calibration_variance(result, scores, cols, U[:, 0], hessian)
         se = np.sqrt(var_own + var_items)
+    if _scores_with_random_items(result):
+        # each model on its own with the calibration: independent of its companions
+        invalid = []
+        for i in np.flatnonzero(~no_data & ~constant):
+            found = _random_item_scores(result, scores[i : i + 1], cols, U[i : i + 1, 0])
+            if found is None:
+                invalid.append(model_ids[i])
+                continue
+            centre[i], se[i] = found[0][0], found[1][0]
+        if invalid:
+            warnings.warn(
+                f"score_models: the random-item likelihood is outside its validity for "
+                f"{len(invalid)} model(s) (first: {invalid[0]!r}; the item law piles up at "
+                "its grid's edge); they get the fixed-items score with the calibration's "
+                "Laplace variance",
+                LatentbenchWarning,
+                stacklevel=3,
+            )
+    centre[no_data], se[no_data] = 0.0, 1.0
     z = 1.959963984540054
     return pd.DataFrame(
         {
-            "model": matrix.model_ids,
-            "theta": U[:, 0],
-            "center": centre,
+            "model": model_ids,
+            "theta": centre,
             "se": se,
             "lower": centre - z * se,
             "upper": centre + z * se,
+            "theta_fit": U[:, 0],
             "se_own": np.sqrt(var_own),
-            "n_observed": matrix.n_observed_per_model(),
-            "accuracy": matrix.model_accuracy(),
+            "n_observed": n_obs,
+            "accuracy": accuracy,
+            "no_data": no_data,
+            "constant": constant,
         }
     )
 
 
-def _scores_with_random_items(result: IRTResult, n_new: int) -> bool:
+def _new_models(
+    matrix: ResponseMatrix | pd.DataFrame | pd.Series,
+) -> tuple[np.ndarray, list[str], list[str]]:
+    """Scores (float64, NaN missing), model ids and item ids of the models to score."""
+    if isinstance(matrix, ResponseMatrix):
+        return np.asarray(matrix.scores, float), list(matrix.model_ids), list(matrix.item_ids)
+    if isinstance(matrix, pd.Series):
+        matrix = matrix.to_frame().T
+        if matrix.index[0] is None:
+            matrix.index = pd.Index(["model"])
+    if not isinstance(matrix, pd.DataFrame):
+        raise InputError(
+            f"score_models got a {type(matrix).__name__}; expected a ResponseMatrix, a wide "
+            "DataFrame (models x items) or a Series (one model)"
+        )
+    try:
+        scores = matrix.apply(pd.to_numeric, errors="raise").to_numpy(float)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"score_models: a score is not numeric ({exc})") from None
+    bad = ~np.isnan(scores) & ((scores < 0) | (scores > 1))
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise InputError(
+            f"score_models: model {matrix.index[i]!r}, item {matrix.columns[j]!r}: score "
+            f"{scores[i, j]!r}; expected a number in [0, 1] or NaN (missing)"
+        )
+    if scores.size == 0:
+        raise InputError("score_models: no models or no items; expected at least one of each")
+    models = [str(m) for m in matrix.index]
+    if len(set(models)) != len(models):
+        raise InputError("score_models: a model id appears twice; expected one row per model")
+    return scores, models, [str(c) for c in matrix.columns]
+
+
+def _scores_with_random_items(result: IRTResult) -> bool:
     """Whether :meth:`score_models` uses the random-item likelihood (see there)."""
     from latentbench.irt._fitted import _uses_random_items
 
-    return (
+    if not (
         result.rank == 1
         and result.prior_selection is not None
         and result.matrix is not None
-        and _uses_random_items(result.shape[0] + n_new, result.shape[1])
-    )
+        and _uses_random_items(result.shape[0] + 1, result.shape[1])
+    ):
+        return False
+    # not where the calibration's own random-item intervals fail their checks (cached)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LatentbenchWarning)
+        return result.standard_errors().fallback is None
 
 
 def _random_item_scores(
     result: IRTResult, scores: np.ndarray, cols: np.ndarray, theta: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Scored abilities and SEs by marginal likelihood over the items, calibration kept.
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Scored abilities and SEs by marginal likelihood over the items, calibration kept
+    (None when the item law piles up at its grid's edge: the estimate is not valid).
 
     The calibration's and the new models' cells together, the items integrated out
     against a law estimated from all of them, the reporting scale fixed by the
@@ -117,9 +196,9 @@ def _random_item_scores(
     calibration = result.matrix.scores
     new = np.full((scores.shape[0], calibration.shape[1]), np.nan)
     new[:, cols] = scores
-    # start from the calibration's random-item abilities when computed, else its fit
-    known = result.random_items.theta if result.random_items is not None else result.U[:, 0]
-    start = np.concatenate([known, theta])
+    # start from the fit (never from a cached random-item fit: the result must not depend on
+    # what was computed before)
+    start = np.concatenate([result.U[:, 0], theta])
     reference = np.r_[np.ones(calibration.shape[0], bool), np.zeros(scores.shape[0], bool)]
     joint = fit_random_items(
         np.vstack([calibration, new]),
@@ -129,6 +208,8 @@ def _random_item_scores(
         float(result.sigma),
         reference=reference,
     )
+    if not joint.valid:
+        return None
     return joint.theta[~reference], joint.se[~reference]
 
 

@@ -48,12 +48,14 @@ rank 1), so an interval is a statement about a model's position relative to the 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from latentbench.exceptions import LatentbenchWarning
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._bootstrap import BootstrapResult, bootstrap
 from latentbench.irt._fitted import (
@@ -69,6 +71,7 @@ from latentbench.irt._fitted import (
 )
 from latentbench.irt._laplace import normalised_variance
 from latentbench.irt._ranks import normal_draws, rank_intervals
+from latentbench.irt._validity import check
 
 if TYPE_CHECKING:
     from latentbench.irt._result import IRTResult
@@ -95,13 +98,15 @@ class Uncertainty:
     Attributes
     ----------
     abilities : DataFrame
-        One row per model: ``model``, ``theta`` (the fit's first factor), ``center`` (the
-        estimate the interval is built on), ``se``, ``lower``, ``upper`` (``center -/+ z se``);
-        for rank > 1 also ``se_1`` ... ``se_r``. ``center`` is ``theta`` except for a rank-1
-        MAP fit of at most :data:`RANDOM_ITEMS_MAX_MODELS` models, where it is the ability by
+        One row per model: ``model``, ``theta`` (the reported ability: the estimate the
+        interval is built on, so ``lower <= theta <= upper`` always), ``se``, ``lower``,
+        ``upper`` (``theta -/+ z se``), ``theta_fit`` (the fit's own estimate, the MAP or
+        joint ML one that predictions use; equal to ``theta`` except for the random-item
+        method), ``no_data`` (the model has no observed cell: no interval, NaN); for rank > 1
+        also ``se_1`` ... ``se_r``. ``theta`` is the fit's estimate except for a rank-1 MAP
+        fit of at most :data:`RANDOM_ITEMS_MAX_MODELS` models, where it is the ability by
         marginal likelihood over the items (:mod:`latentbench.irt._random_items`), which
-        removes the joint estimate's few-model bias; the interval need not then hold
-        ``theta``.
+        removes the joint estimate's few-model bias, unless a self-check fails (``checks``).
     items : DataFrame
         One row per item: ``item``, ``discrimination``, ``discrimination_se``,
         ``discrimination_lower`` (clipped at 0: a >= 0), ``discrimination_upper``,
@@ -113,8 +118,15 @@ class Uncertainty:
     scale_factor : float
         The correction factor k applied to the intervals (1 when not corrected).
     method : str
-        ``"observed information"``, ``"random-item marginal likelihood"`` (abilities; items
-        by observed information) or ``"bootstrap (<kind>)"``.
+        ``"observed information"``, ``"random-item marginal likelihood"``, ``"joint
+        Laplace"`` (abilities; items by observed information always).
+    checks : dict or None
+        The random-item self-checks' values (:mod:`latentbench.irt._validity`) when that
+        method was tried: ``edge_mass``, ``grid_top``, ``disagreement``,
+        ``min_information``, ``extreme_models``, ``converged``.
+    fallback : str or None
+        Why the random-item intervals were replaced by the joint Laplace ones (None: no
+        fallback).
     """
 
     abilities: pd.DataFrame
@@ -122,6 +134,8 @@ class Uncertainty:
     level: float
     method: str
     scale_factor: float = 1.0
+    checks: dict[str, Any] | None = None
+    fallback: str | None = None
 
 
 def standard_errors(
@@ -203,12 +217,32 @@ def standard_errors(
     posterior = result.prior_selection is not None  # MAP fit: Laplace posterior
     centre = U[:, 0].copy()
     method = "observed information"
+    checks: dict[str, Any] | None = None
+    fallback: str | None = None
     if normalisation and r == 1 and posterior and _uses_random_items(N, J):
-        # few models: abilities by marginal likelihood over the items (random-item 2PL)
+        # few models: abilities by marginal likelihood over the items (random-item 2PL),
+        # checked; outside its validity, the joint Laplace intervals on the fit's theta
+        scores, _ = _observed(result, matrix)
         items_law = random_items_fit(result, matrix)
-        centre = items_law.theta
-        var_theta[:, 0] = items_law.se**2
-        method = "random-item marginal likelihood"
+        var_laplace = np.diag(laplace_of(result, scores).covariance())
+        found = check(
+            items_law, U[:, 0], np.sqrt(np.maximum(var_laplace, 0.0)), scores, result.model_ids
+        )
+        checks = found.values
+        if found.valid:
+            centre = items_law.theta
+            var_theta[:, 0] = items_law.se**2
+            method = "random-item marginal likelihood"
+        else:
+            var_theta[:, 0] = var_laplace
+            method = "joint Laplace"
+            fallback = "; ".join(found.reasons)
+            warnings.warn(
+                f"ability intervals: the random-item likelihood is outside its validity here "
+                f"({fallback}); using the joint Laplace intervals centred on the fit's theta",
+                LatentbenchWarning,
+                stacklevel=2,
+            )
     elif normalisation and r == 1 and posterior and N <= JOINT_MAX_MODELS:
         # joint Laplace: the items integrated out (Schur complement), then standardised
         scores, _ = _observed(result, matrix)
@@ -237,14 +271,17 @@ def standard_errors(
     a = V[:, 0]
     se_theta[:, 0] *= k * k
     se_a = se_a / k
+    no_data = ~observed.any(axis=1)
+    se_first = np.where(no_data, np.nan, se_theta[:, 0])
     abilities = pd.DataFrame(
         {
             "model": result.model_ids,
-            "theta": U[:, 0],
-            "center": centre,
-            "se": se_theta[:, 0],
-            "lower": centre - z * se_theta[:, 0],
-            "upper": centre + z * se_theta[:, 0],
+            "theta": centre,
+            "se": se_first,
+            "lower": centre - z * se_first,
+            "upper": centre + z * se_first,
+            "theta_fit": U[:, 0],
+            "no_data": no_data,
         }
     )
     if r > 1:
@@ -266,4 +303,4 @@ def standard_errors(
             "at_bound": a <= 0,
         }
     )
-    return Uncertainty(abilities, items, level, method, float(k))
+    return Uncertainty(abilities, items, level, method, float(k), checks, fallback)
