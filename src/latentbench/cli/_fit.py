@@ -233,6 +233,12 @@ def fit(
     benchmark: str | None = typer.Option(None, help="Benchmark to read from --store."),
     metric: str | None = typer.Option(None, help="Metric, when the benchmark has several."),
     filter: str | None = typer.Option(None, help="Filter, when the benchmark has several."),
+    trials: str = typer.Option(
+        "auto",
+        help="Bernoulli trials behind every cell (a score k/K is k of K: pass@1 over K "
+        "samples, K judges): binomial likelihood. 'auto': detected from a score grid of 1/K "
+        "(K >= 3), with a note; 1: every cell one trial (fractions are soft labels).",
+    ),
     quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No tables or progress."),
 ) -> None:
     """Fit the 2PL (or rank-r) model by cBMM; write abilities.csv, items.csv and fit.json."""
@@ -252,6 +258,7 @@ def fit(
             )
             describe_input(matrix, quiet)
             rank_value: int | str = "auto" if rank == "auto" else _int_option("rank", rank)
+            n_trials = _trials(trials, matrix, quiet)
             estimator = TwoPL(
                 rank=rank_value,  # type: ignore[arg-type]
                 sigma=sigma,
@@ -259,6 +266,7 @@ def fit(
                 l2=l2,
                 tol=tol,
                 max_iter=max_iter,
+                trials=n_trials,
             )
             result = fit_with_progress(estimator, matrix, quiet)
             validation = None
@@ -312,3 +320,21 @@ def _int_option(name: str, value: str) -> int:
         return int(value)
     except ValueError:
         raise InputError(f"--{name} {value!r}; expected an integer or 'auto'") from None
+
+
+def _trials(value: str, matrix: ResponseMatrix, quiet: bool) -> int:
+    """``--trials``: an integer >= 1, or 'auto' (detected from the score grid, with a note)."""
+    from latentbench.irt import detect_trials
+
+    if value != "auto":
+        count = _int_option("trials", value)
+        if count < 1:
+            raise InputError(f"--trials {value}: expected an integer >= 1 or 'auto'")
+        return count
+    count = detect_trials(matrix.scores)
+    if count > 1 and not quiet:
+        err_console.print(
+            f"note: every score lies on a grid of 1/{count}: read as {count} trials per cell "
+            f"(binomial likelihood); --trials 1 reads them as single soft labels"
+        )
+    return count

@@ -238,12 +238,16 @@ def _report(
     elif source.suffix.lower() in (".duckdb", ".db"):
         run = load_live_run(source, run_id)
     else:
+        from latentbench.cli._fit import _trials
+
         matrix = ResponseMatrix.read(source)
+        # as `fit` does: trials detected from the score grid (the same answer on every route)
+        estimator = TwoPL(l2=l2, trials=_trials("auto", matrix, quiet))
         if quiet:
-            result = TwoPL(l2=l2).fit(matrix)
+            result = estimator.fit(matrix)
         else:
             with console.status(f"fitting {escape(source.name)} ..."):
-                result = TwoPL(l2=l2).fit(matrix)
+                result = estimator.fit(matrix)
     if selection is not None:
         run = read_selection(selection)
     meta = read_item_metadata(items) if items is not None else None

@@ -1,6 +1,7 @@
 """Item response theory: the cBMM fit of the 2PL and rank-r logistic models."""
 
 from latentbench.irt._cbmm import CBMMFit, fit_cbmm
+from latentbench.irt._counts import detect_trials
 from latentbench.irt._heldout import HeldOutScores, fit_additive, predictive_scores
 from latentbench.irt._marginal import MarginalFit, fit_marginal
 from latentbench.irt._model import TwoPL
@@ -32,6 +33,7 @@ __all__ = [
     "TwoPL",
     "Uncertainty",
     "bootstrap",
+    "detect_trials",
     "diagnose",
     "fit_additive",
     "fit_cbmm",

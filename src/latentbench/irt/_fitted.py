@@ -13,6 +13,7 @@ from scipy.stats import norm
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._laplace import JointLaplace, joint_laplace
+from latentbench.irt._objective import GaussianPenalty
 from latentbench.irt._random_items import RandomItemsFit, fit_random_items
 
 if TYPE_CHECKING:
@@ -23,7 +24,9 @@ __all__ = [
     "RANDOM_ITEMS_MAX_ITEMS",
     "RANDOM_ITEMS_MAX_MODELS",
     "laplace_of",
+    "per_trial_penalty",
     "random_items_fit",
+    "trials_of",
 ]
 
 RANDOM_ITEMS_MAX_MODELS = 200
@@ -58,7 +61,14 @@ def random_items_fit(
     cached = result.random_items
     if cached is not None and cached.data_key == key:
         return cached
-    fit = fit_random_items(scores, result.U[:, 0], result.V[:, 0], result.b, float(result.sigma))
+    fit = fit_random_items(
+        scores,
+        result.U[:, 0],
+        result.V[:, 0],
+        result.b,
+        float(result.sigma),
+        trials=trials_of(result),
+    )
     fit.data_key = key
     result.random_items = fit
     return fit
@@ -111,9 +121,12 @@ def laplace_of(result: IRTResult, scores: np.ndarray) -> JointLaplace:
     """The joint Laplace approximation of a rank-1 MAP ``result`` on ``scores``.
 
     The fit's penalty (on the raw scale) is mapped to the reported coordinates: the abilities'
-    curvature times ``s^2`` and the items' through ``A0`` (reported ``(a, b)`` to raw).
+    curvature times ``s^2`` and the items' through ``A0`` (reported ``(a, b)`` to raw). With
+    K trials per cell (:func:`trials_of`) it is in the per-trial convention: the penalty
+    divided by K, so that its covariances are K times the true ones (divide them by K).
     """
     mu, s = _normalisation(result)
+    penalty = per_trial_penalty(result)
     A0 = np.array([[1.0 / s, 0.0], [-float(mu[0]) / s, 1.0]])
     return joint_laplace(
         scores,
@@ -121,6 +134,17 @@ def laplace_of(result: IRTResult, scores: np.ndarray) -> JointLaplace:
         result.V[:, 0],
         result.b,
         float(result.sigma),
-        float(result.penalty.model_curvature(1)[0, 0]) * s * s,
-        A0.T @ result.penalty.item_curvature(1) @ A0,
+        float(penalty.model_curvature(1)[0, 0]) * s * s,
+        A0.T @ penalty.item_curvature(1) @ A0,
     )
+
+
+def trials_of(result: IRTResult) -> int:
+    """Bernoulli trials behind every cell of the fit (``TwoPL(trials=K)``; 1 by default)."""
+    return int(result.options.get("trials", 1) or 1)
+
+
+def per_trial_penalty(result: IRTResult) -> GaussianPenalty:
+    """The fit's penalty divided by its trials: with it, every curvature of the one-trial
+    likelihood is the true one divided by K (``K NLL + P = K (NLL + P / K)``)."""
+    return result.penalty.scaled(1.0 / trials_of(result))

@@ -74,6 +74,21 @@ class GaussianPenalty:
         """The plain ridge ``l2 / 2 (|U|^2 + |V|^2 + |b|^2)``."""
         return cls(float(l2), float(l2), float(l2))
 
+    def scaled(self, factor: float) -> GaussianPenalty:
+        """The penalty with every precision times ``factor`` (means kept).
+
+        With K trials per cell the objective is ``K NLL + penalty``, minimised by the same
+        parameters as ``NLL + penalty.scaled(1 / K)``.
+        """
+        if factor == 1.0:
+            return self
+        return dataclasses.replace(
+            self,
+            precision_U=self.precision_U * factor,
+            precision_V=self.precision_V * factor,
+            precision_b=self.precision_b * factor,
+        )
+
     @property
     def is_zero(self) -> bool:
         """True when the penalty vanishes identically (plain joint maximum likelihood)."""

@@ -123,10 +123,17 @@ def _log_sigmoid(z: np.ndarray) -> np.ndarray:
 class _Problem:
     """The data of one fit as float arrays, with the E-step and the M-step's Newton steps."""
 
-    def __init__(self, scores: np.ndarray, grid_a: np.ndarray, grid_b: np.ndarray) -> None:
+    def __init__(
+        self, scores: np.ndarray, grid_a: np.ndarray, grid_b: np.ndarray, trials: int = 1
+    ) -> None:
         observed = ~np.isnan(scores)
-        self.Y = np.where(observed, scores, 0.0).astype(np.float64)
-        self.O = observed.astype(np.float64)
+        # K trials per cell: the binomial log-likelihood is K times the soft-label one, so
+        # responses and observed indicators enter K-fold (k successes, K trials per cell)
+        self.trials = int(trials)
+        self.Y1 = np.where(observed, scores, 0.0).astype(np.float64)
+        self.O1 = observed.astype(np.float64)
+        self.Y = self.Y1 * trials if trials != 1 else self.Y1
+        self.O = self.O1 * trials if trials != 1 else self.O1
         self.complete = bool(observed.all())
         # left factor of the per-item log-likelihood, (J, 3 + N) or (J, 4) when complete:
         # [sum_i y_ij theta_i, sum_i y_ij, 1, observed indicators (or their count)]
@@ -158,7 +165,8 @@ class _Problem:
     def newton(self, theta: np.ndarray, R: np.ndarray, steps: int) -> np.ndarray:
         """Newton steps on every ability of the M-step objective (separable given R)."""
         correct = self.Y @ (R @ self.a)  # (N,): sum_j y_ij E[a_j | data]
-        M0 = R.sum(axis=0)[None, :] if self.complete else self.O @ R  # expected observed counts
+        # expected observed counts (trials included)
+        M0 = R.sum(axis=0)[None, :] * self.trials if self.complete else self.O @ R
         for _ in range(steps):
             p = expit(np.outer(theta, self.a) + self.b)
             grad = correct - (p * M0) @ self.a
@@ -182,18 +190,22 @@ class _Problem:
         p = expit(np.outer(theta, a) + b)  # (N, Gk)
         N = theta.size
         # complete-data information: sum_j sum_g R_jg O_ij a_g^2 p_ig (1 - p_ig), diagonal
+        # with K trials per cell: K times the one-trial complete-data information, minus K^2
+        # times the one-trial score variance (the score is K a (y - p))
         info = np.diag(((p * (1.0 - p)) * (self.O @ Rk)) @ (a * a))  # (N, N)
-        missing = 1.0 - self.O
+        square = float(self.trials * self.trials)
+        missing = 1.0 - self.O1
         expanded = 2 * missing.sum(axis=0) <= N
         if expanded.any():
-            info -= self._score_variance_expanded(
-                p, a, Rk[expanded], self.Y[:, expanded], missing[:, expanded]
+            variance = self._score_variance_expanded(
+                p, a, Rk[expanded], self.Y1[:, expanded], missing[:, expanded]
             )
+            info -= variance * square if self.trials != 1 else variance
         rest = np.flatnonzero(~expanded)
         for start in range(0, rest.size, chunk):
             sl = rest[start : start + chunk]
             # per-cell scores s_ijg = O_ij a_g (y_ij - p_ig), arranged (j, g, i)
-            s = (self.Y[:, sl].T[:, None, :] - p.T[None, :, :] * self.O[:, sl].T[:, None, :]) * a[
+            s = (self.Y1[:, sl].T[:, None, :] - p.T[None, :, :] * self.O1[:, sl].T[:, None, :]) * a[
                 None, :, None
             ]
             r = Rk[sl]
@@ -201,7 +213,8 @@ class _Problem:
             weighted = s * np.sqrt(r)[:, :, None]
             flat = weighted.reshape(-1, N)
             # minus the conditional variance of the complete-data score given the data
-            info -= flat.T @ flat - mean.T @ mean
+            variance = flat.T @ flat - mean.T @ mean
+            info -= variance * square if self.trials != 1 else variance
         symmetric: np.ndarray = 0.5 * (info + info.T)
         return symmetric
 
@@ -348,6 +361,7 @@ def fit_random_items(
     tol: float = 1e-4,
     max_iter: int = 2000,
     reference: np.ndarray | None = None,
+    trials: int = 1,
 ) -> RandomItemsFit:
     """Abilities by marginal ML with the items as random effects from a nonparametric law.
 
@@ -368,6 +382,8 @@ def fit_random_items(
     reference : ndarray of bool, shape (N,), optional
         The models that define the reporting scale (mean 0, sd 1 over them; default all):
         the calibration models when new models are scored against a calibration.
+    trials : int, default 1
+        Bernoulli trials behind every cell (binomial likelihood, ``k = K y`` successes).
 
     Returns
     -------
@@ -389,6 +405,7 @@ def fit_random_items(
             tol=tol,
             max_iter=max_iter,
             reference=ref[~empty],
+            trials=trials,
         )
         full_theta = np.asarray(theta, float).copy()
         full_theta[~empty] = part.theta
@@ -402,7 +419,7 @@ def fit_random_items(
     n_iter = 0
     for widening in range(_WIDENINGS + 1):
         grid_a, grid_b = _grid(a_top, b_start)
-        problem = _Problem(scores, grid_a, grid_b)
+        problem = _Problem(scores, grid_a, grid_b, trials)
         edge = grid_a == grid_a.max()
         last = widening == _WIDENINGS
         # the last grid too stops once the law piles up on its edge: the estimate is then

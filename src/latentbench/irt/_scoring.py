@@ -10,6 +10,7 @@ import pandas as pd
 
 from latentbench.exceptions import InputError, LatentbenchWarning
 from latentbench.io._matrix import ResponseMatrix
+from latentbench.irt._fitted import per_trial_penalty, trials_of
 from latentbench.irt._model_factors import fit_model_factors
 from latentbench.irt._objective import sigmoid
 from latentbench.irt._random_items import fit_random_items
@@ -78,10 +79,12 @@ def score_models(
         result.V[cols],
         result.b[cols],
         sigma=result.sigma,
-        penalty=result.penalty.on_reported_scale(result.normalisation),
+        penalty=per_trial_penalty(result).on_reported_scale(result.normalisation),
         return_hessian=True,
     )
-    var_own = np.linalg.inv(hessian)[:, 0, 0]
+    # K trials per cell: the per-trial curvatures are the true ones divided by K
+    trials = trials_of(result)
+    var_own = np.linalg.inv(hessian)[:, 0, 0] / trials
     observed = ~np.isnan(scores)
     n_obs = observed.sum(axis=1)
     total = np.where(observed, scores, 0.0).sum(axis=1)
@@ -207,6 +210,7 @@ def _random_item_scores(
         result.b,
         float(result.sigma),
         reference=reference,
+        trials=trials_of(result),
     )
     if not joint.valid:
         return None
@@ -234,7 +238,7 @@ def _calibration_variance(
     ):
         return _item_variance_of_scores(result, scores, cols, theta, hessian)
     laplace = laplace_of(result, result.matrix.scores)
-    return scoring_variance(
+    return (1.0 / trials_of(result)) * scoring_variance(
         laplace, result.V[:, 0], scores, cols, theta, result.b, result.sigma, hessian[:, 0, 0]
     )
 

@@ -67,7 +67,9 @@ from latentbench.irt._fitted import (
     _uses_random_items,
     _z,
     laplace_of,
+    per_trial_penalty,
     random_items_fit,
+    trials_of,
 )
 from latentbench.irt._laplace import normalised_variance
 from latentbench.irt._ranks import normal_draws, rank_intervals
@@ -205,7 +207,10 @@ def standard_errors(
     U, V, b, sigma = result.U, result.V, result.b, float(result.sigma)
     r = U.shape[1]
     N, J = observed.shape
-    penalty = result.penalty
+    # K trials per cell: everything below in the per-trial convention (penalty / K), the
+    # variances divided by K at the end
+    trials = trials_of(result)
+    penalty = per_trial_penalty(result)
     mu, s = _normalisation(result)
     p = result.predict_proba()
     w = p * (1.0 - p) * observed
@@ -224,17 +229,17 @@ def standard_errors(
         # checked; outside its validity, the joint Laplace intervals on the fit's theta
         scores, _ = _observed(result, matrix)
         items_law = random_items_fit(result, matrix)
-        var_laplace = np.diag(laplace_of(result, scores).covariance())
+        var_laplace = np.diag(laplace_of(result, scores).covariance()) / trials
         found = check(
             items_law, U[:, 0], np.sqrt(np.maximum(var_laplace, 0.0)), scores, result.model_ids
         )
         checks = found.values
         if found.valid:
             centre = items_law.theta
-            var_theta[:, 0] = items_law.se**2
+            var_theta[:, 0] = items_law.se**2 * trials  # true already; undone below
             method = "random-item marginal likelihood"
         else:
-            var_theta[:, 0] = var_laplace
+            var_theta[:, 0] = var_laplace * trials  # true already; undone below
             method = "joint Laplace"
             fallback = "; ".join(found.reasons)
             warnings.warn(
@@ -250,7 +255,7 @@ def standard_errors(
         var_theta[:, 0] = np.diag(laplace.covariance())
     elif normalisation and r == 1:
         var_theta[:, 0] = normalised_variance(U[:, 0], var_theta[:, 0])
-    se_theta = np.sqrt(var_theta)
+    se_theta = np.sqrt(var_theta / trials)
     k = 1.0
     if scale_correction and r == 1 and not posterior:
         # joint ML only: a MAP fit's shrinkage and the noise inflation of the reporting scale
@@ -265,7 +270,7 @@ def standard_errors(
     U1 = np.hstack([U, np.ones((N, 1))])
     UU = np.einsum("ik,il->ikl", U1, U1).reshape(N, (r + 1) ** 2)
     H_items = (w.T @ UU).reshape(J, r + 1, r + 1) / sigma**2 + A.T @ penalty.item_curvature(r) @ A
-    cov_items = np.linalg.inv(H_items)
+    cov_items = np.linalg.inv(H_items) / trials
     se_a = np.sqrt(cov_items[:, 0, 0])
     se_b = np.sqrt(cov_items[:, r, r])
     a = V[:, 0]
