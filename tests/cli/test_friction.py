@@ -177,7 +177,13 @@ def test_fit_outputs_record_input_and_ability_intervals(tmp_path, long_frame):
     abilities = pd.read_csv(tmp_path / "fit" / "abilities.csv")
     # one ability per model, rows by rank, columns leading with rank, model, ability, interval
     assert list(abilities.columns[:7]) == [
-        "rank_theta", "model", "theta", "lower", "upper", "se", "theta_fit"
+        "rank_theta",
+        "model",
+        "theta",
+        "lower",
+        "upper",
+        "se",
+        "theta_fit",
     ]
     assert "center" not in abilities.columns
     assert (abilities["lower"] < abilities["theta"]).all()

@@ -146,8 +146,9 @@ def fit_with_progress(estimator: TwoPL, matrix: ResponseMatrix, quiet: bool = Fa
     return result
 
 
-def print_fit(result: IRTResult, top: int = 10) -> None:
-    """Short rich tables: top models, most and least discriminating items."""
+def print_fit(result: IRTResult, top: int = 10, abilities: Any = None) -> None:
+    """Short rich tables: top models (``abilities``: the reported table with intervals, when
+    computed), the fit's own held-out check, most and least discriminating items."""
     import pandas as pd
 
     state = "converged" if result.converged else "[yellow]not converged[/yellow]"
@@ -157,18 +158,32 @@ def print_fit(result: IRTResult, top: int = 10) -> None:
         f"{result.seconds:.1f} s, {state}, loss {fmt(result.loss)}",
         soft_wrap=True,
     )
-    abilities = result.abilities.sort_values("theta", ascending=False).head(top)
-    table = Table(title=f"Top {len(abilities)} models by ability")
-    for column in ("rank", "model", "theta", "accuracy", "rank by accuracy"):
-        table.add_column(column, justify="left" if column == "model" else "right")
-    for row in abilities.itertuples():
-        table.add_row(
-            str(row.rank_theta),
-            escape(str(row.model)),
-            fmt(row.theta),
-            fmt(row.accuracy),
-            fmt(None if row.rank_accuracy is pd.NA else row.rank_accuracy),
+    check = result.fit_info().get("heldout_check")
+    if check is not None:
+        worse = check["difference"] > 0.002
+        console.print(
+            f"held-out check (10% of cells): log-loss {fmt(check['log_loss'])}, additive model "
+            f"{fmt(check['additive_log_loss'])}"
+            + (
+                " [yellow](the 2PL predicts worse than the additive model)[/yellow]"
+                if worse
+                else ""
+            ),
+            soft_wrap=True,
         )
+    table_in = result.abilities if abilities is None else abilities
+    shown = table_in.sort_values("theta", ascending=False).head(top)
+    with_interval = "lower" in shown.columns
+    table = Table(title=f"Top {len(shown)} models by ability")
+    columns = ["rank", "model", "theta"] + (["95% interval"] if with_interval else [])
+    for column in (*columns, "accuracy", "rank by accuracy"):
+        table.add_column(column, justify="left" if column == "model" else "right")
+    for row in shown.itertuples():
+        cells = [str(row.rank_theta), escape(str(row.model)), fmt(row.theta)]
+        if with_interval:
+            cells.append(f"[{fmt(row.lower)}, {fmt(row.upper)}]")
+        cells += [fmt(row.accuracy), fmt(None if row.rank_accuracy is pd.NA else row.rank_accuracy)]
+        table.add_row(*cells)
     print_table(table)
     items = result.items.sort_values("discrimination", ascending=False)
     correct = "proportion_correct"
@@ -279,6 +294,10 @@ def fit(
                 info=None if responses is None else {"input": input_record(responses, matrix)},
                 tables=None if validation is None else {"heldout": validation.table},
             )
+            from latentbench.irt._reported import reported_abilities
+
+            # the table abilities.csv holds (cached intervals; the same warning deduplicated)
+            reported = reported_abilities(result, result.standard_errors(matrix))
         except InputError as exc:
             fail(exc)
     if store is not None and benchmark is not None:
@@ -288,7 +307,7 @@ def fit(
             if hasattr(db, "record_fit"):
                 db.record_fit(benchmark, result)
     if not quiet:
-        print_fit(result)
+        print_fit(result, abilities=reported)
         if validation is not None:
             print_heldout(validation)
         note = (

@@ -280,6 +280,7 @@ def _prior_selection(record: Any, path: Path) -> PriorSelection | None:
             heldout_log_loss=[
                 float("nan") if x is None else float(x) for x in record.get("heldout_log_loss", [])
             ],
+            additive_log_loss=float(record.get("additive_log_loss") or float("nan")),
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         raise InputError(

@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from latentbench.exceptions import InputError
-from latentbench.irt._heldout import heldout_mask, predictive_scores
+from latentbench.irt._heldout import fit_additive, heldout_mask, predictive_scores
 from latentbench.irt._objective import GaussianPenalty, sigmoid
 
 __all__ = ["Prior", "PriorSelection", "resolve_prior"]
@@ -105,6 +105,10 @@ class PriorSelection:
         Candidates of ``a_sd`` tried on held-out cells (empty when not searched).
     heldout_log_loss : list of float
         Mean held-out log-loss of each candidate.
+    additive_log_loss : float
+        The additive model's (``logit p = c_i + b_j``) mean log-loss on the same held-out
+        cells (NaN when not searched): the fit's own check of the 2PL against the simplest
+        model that explains the data by model and item means alone.
     """
 
     a_sd: float
@@ -112,6 +116,7 @@ class PriorSelection:
     b_sd: float
     grid: list[float] = field(default_factory=list)
     heldout_log_loss: list[float] = field(default_factory=list)
+    additive_log_loss: float = float("nan")
 
 
 def item_prior_moments(scores: npt.NDArray[np.floating]) -> tuple[float, float]:
@@ -172,5 +177,7 @@ def resolve_prior(
         p = sigmoid((np.einsum("nk,nk->n", U[rows], V[cols]) + b[cols]) / sigma)
         losses.append(predictive_scores(p, truth).log_loss)
     a_sd = grid[int(np.argmin(losses))]
-    selection = PriorSelection(a_sd, b_mean, b_sd, grid, losses)
+    c, b_add = fit_additive(train)
+    additive = predictive_scores(sigmoid(c[rows] + b_add[cols]), truth).log_loss
+    selection = PriorSelection(a_sd, b_mean, b_sd, grid, losses, additive)
     return prior.penalty(sigma, a_sd, b_mean, b_sd), selection
