@@ -97,23 +97,14 @@ def score_models(
         var_items = _calibration_variance(result, scores, cols, U[:, 0], hessian)
         se = np.sqrt(var_own + var_items)
     if _scores_with_random_items(result):
-        # each model on its own with the calibration: independent of its companions
-        invalid = []
-        for i in np.flatnonzero(~no_data & ~constant):
-            found = _random_item_scores(result, scores[i : i + 1], cols, U[i : i + 1, 0])
-            if found is None:
-                invalid.append(model_ids[i])
-                continue
-            centre[i], se[i] = found[0][0], found[1][0]
-        if invalid:
-            warnings.warn(
-                f"score_models: the random-item likelihood is outside its validity for "
-                f"{len(invalid)} model(s) (first: {invalid[0]!r}; the item law piles up at "
-                "its grid's edge); they get the fixed-items score with the calibration's "
-                "Laplace variance",
-                LatentbenchWarning,
-                stacklevel=3,
-            )
+        # each model on its own against the calibration's item law (independent of its
+        # companions): the items' posterior given the calibration, the model's marginal ML
+        rows = np.flatnonzero(~no_data & ~constant)
+        if rows.size:
+            var_items = se[rows] ** 2 - var_own[rows]
+            theta_m, info = _marginal_scores(result, scores[rows], cols, U[rows, 0])
+            centre[rows] = theta_m
+            se[rows] = np.sqrt(1.0 / np.maximum(info, 1e-12) + var_items)
     centre[no_data], se[no_data] = 0.0, 1.0
     z = 1.959963984540054
     return pd.DataFrame(
@@ -199,9 +190,13 @@ def _random_item_scores(
     calibration = result.matrix.scores
     new = np.full((scores.shape[0], calibration.shape[1]), np.nan)
     new[:, cols] = scores
-    # start from the fit (never from a cached random-item fit: the result must not depend on
-    # what was computed before)
-    start = np.concatenate([result.U[:, 0], theta])
+    # start from the calibration's random-item fit (computed once and cached; a deterministic
+    # function of the calibration, so the result does not depend on what ran before): its
+    # abilities, and its item law with its grid, which saves most of the EM's iterations
+    from latentbench.irt._fitted import random_items_fit
+
+    calibration_law = random_items_fit(result)
+    start = np.concatenate([calibration_law.theta, theta])
     reference = np.r_[np.ones(calibration.shape[0], bool), np.zeros(scores.shape[0], bool)]
     joint = fit_random_items(
         np.vstack([calibration, new]),
@@ -211,6 +206,7 @@ def _random_item_scores(
         float(result.sigma),
         reference=reference,
         trials=trials_of(result),
+        law=calibration_law,
     )
     if not joint.valid:
         return None
@@ -267,3 +263,55 @@ def _item_variance_of_scores(
     d_b = -w * a / sigma**2
     spread = (d_a**2 * var_a + 2 * d_a * d_b * cov_ab + d_b**2 * var_b).sum(axis=1)
     return np.asarray(spread / hessian[:, 0, 0] ** 2)
+
+
+def _marginal_scores(
+    result: IRTResult, scores: np.ndarray, cols: np.ndarray, theta: np.ndarray, steps: int = 30
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each new model's ability by marginal ML against the calibration's item law.
+
+    ``l_i(theta) = sum_j log sum_g R_jg p(y_ij | theta, a_g, b_g)``, ``R`` the items'
+    posterior over the calibration law's grid given the calibration's cells
+    (:func:`latentbench.irt._fitted.random_items_fit`); Newton steps vectorised over models,
+    each model alone (no companion enters). Returns the abilities on the calibration's
+    reporting scale and their observed information (Louis: the complete-data information
+    minus the posterior variance of the complete-data score), both shape (M,).
+    """
+    from latentbench.irt._fitted import random_items_fit
+    from latentbench.irt._random_items import _Problem
+
+    law = random_items_fit(result)
+    assert result.matrix is not None
+    sigma, trials = float(result.sigma), trials_of(result)
+    grid_a, grid_b = law.grid_a / sigma, law.grid_b / sigma
+    calibration = _Problem(np.asarray(result.matrix.scores, float), grid_a, grid_b, trials)
+    R = calibration.posterior(law.theta, np.log(np.maximum(law.weights, 1e-300)))[0][cols]
+    keep = R.max(axis=0) > 1e-12  # grid points no item uses
+    R, ga, gb = R[:, keep], grid_a[keep], grid_b[keep]
+    log_R = np.log(np.maximum(R, 1e-300))
+    observed = ~np.isnan(scores)
+    y = np.where(observed, scores, 0.0) * trials  # successes
+    n = observed * float(trials)  # trials per cell
+    out_theta = np.asarray(theta, float).copy()
+    out_info = np.zeros(out_theta.size)
+    for i in range(out_theta.size):  # one model at a time: (J, G) arrays
+        yi, ni = y[i][:, None], n[i][:, None]
+        th = out_theta[i]
+        for _ in range(steps):
+            z = ga * th + gb
+            p = 1.0 / (1.0 + np.exp(-z))
+            log_lik = yi * z - ni * np.logaddexp(0.0, z) + log_R  # (J, G)
+            log_lik -= log_lik.max(axis=1, keepdims=True)
+            Q = np.exp(log_lik)
+            Q /= Q.sum(axis=1, keepdims=True)
+            score = ga * (yi - ni * p)  # (J, G)
+            mean = (Q * score).sum(axis=1)
+            complete = (Q * (ni * ga * ga * p * (1.0 - p))).sum(axis=1)
+            variance = (Q * score * score).sum(axis=1) - mean * mean
+            grad, info = float(mean.sum()), float((complete - variance).sum())
+            step = grad / max(info, 1e-8)
+            th += float(np.clip(step, -1.0, 1.0))
+            if abs(step) < 1e-8:
+                break
+        out_theta[i], out_info[i] = th, info
+    return out_theta, out_info

@@ -10,8 +10,8 @@ intervals centred on the fit's ability, with one warning naming the reasons, and
 values (``Uncertainty.checks``, ``fit.json``'s ``ability_intervals``):
 
 - ``edge_mass``: the law's weight on the largest discrimination of its grid after every
-  widening (limit :data:`~latentbench.irt._random_items.EDGE_MASS`): items behaving as steps,
-  no interior maximum in ``a``;
+  widening (limit :data:`~latentbench.irt._random_items.EDGE_INVALID`, 5 %): items behaving
+  as steps, no interior maximum in ``a``;
 - ``disagreement``: the largest ``|theta_marginal - theta_fit| / sqrt(se_marginal^2 +
   se_laplace^2)`` over the models (limit :data:`DISAGREEMENT`): the two estimates differ by
   more than their own uncertainty allows for a bias correction of the size the method
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from latentbench.irt._random_items import EDGE_MASS, RandomItemsFit
+from latentbench.irt._random_items import EDGE_INVALID, RandomItemsFit
 
 __all__ = ["DISAGREEMENT", "EXTREME", "MIN_RELATIVE_EIGENVALUE", "AbilityChecks", "check"]
 
@@ -100,10 +100,10 @@ def check(
     v["edge_mass"] = float(law.edge_mass)
     v["grid_top"] = float(law.grid_top)
     v["converged"] = bool(law.converged)
-    if law.edge_mass > EDGE_MASS:
+    if law.edge_mass > EDGE_INVALID:
         out.reasons.append(
             f"the item law piles up at its grid's largest discrimination ({law.edge_mass:.0%} "
-            f"of its mass at a = {law.grid_top:.3g}, limit {EDGE_MASS:.0%})"
+            f"of its mass at a = {law.grid_top:.3g}, limit {EDGE_INVALID:.0%})"
         )
     observed = ~np.isnan(scores)
     data = observed.any(axis=1)  # models without a cell have no interval at all (flagged)
