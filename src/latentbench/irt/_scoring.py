@@ -13,7 +13,6 @@ from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._fitted import per_trial_penalty, trials_of
 from latentbench.irt._model_factors import fit_model_factors
 from latentbench.irt._objective import sigmoid
-from latentbench.irt._random_items import fit_random_items
 
 if TYPE_CHECKING:
     from latentbench.irt._result import IRTResult
@@ -49,15 +48,14 @@ def score_models(
 
         For a rank-1 MAP fit (the default) that holds its matrix, with at most
         :data:`~latentbench.irt.inference.RANDOM_ITEMS_MAX_MODELS` calibration models plus
-        one: ``theta`` and ``se`` come from the marginal likelihood over the items of the
-        calibration's cells and the model's together, the scale fixed by the calibration
-        models (:mod:`latentbench.irt._random_items`), so the interval includes the
-        calibration's uncertainty. Otherwise ``theta`` is ``theta_fit`` and ``se`` the
-        observed information at it, penalty included, plus, for rank 1 when the result
-        holds its matrix, the variance the calibration passes on (its joint Laplace
-        covariance for a MAP fit with at most 1000 models,
-        :func:`latentbench.irt._laplace.scoring_variance`; otherwise the items' block
-        covariances by the delta method).
+        one, and whose own random-item checks pass: ``theta`` is the model's marginal ML
+        against the calibration's item law (the items' posterior given the calibration's
+        cells, :func:`_marginal_scores`), ``se`` its inverse information plus the variance
+        the calibration passes on (joint Laplace, :func:`latentbench.irt._laplace.
+        scoring_variance`). Otherwise ``theta`` is ``theta_fit`` and ``se`` the observed
+        information at it, penalty included, plus, for rank 1 when the result holds its
+        matrix, the calibration's variance (joint Laplace for a MAP fit with at most 1000
+        models; otherwise the items' block covariances by the delta method).
 
         A model with no observed cell gets the calibration's spread: ``theta`` 0 (the
         calibration's mean), ``se`` 1 (its sd), ``no_data`` True. A model with all its
@@ -173,44 +171,6 @@ def _scores_with_random_items(result: IRTResult) -> bool:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LatentbenchWarning)
         return result.standard_errors().fallback is None
-
-
-def _random_item_scores(
-    result: IRTResult, scores: np.ndarray, cols: np.ndarray, theta: np.ndarray
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """Scored abilities and SEs by marginal likelihood over the items, calibration kept
-    (None when the item law piles up at its grid's edge: the estimate is not valid).
-
-    The calibration's and the new models' cells together, the items integrated out
-    against a law estimated from all of them, the reporting scale fixed by the
-    calibration models (mean 0, sd 1 over them): the SEs include the calibration's
-    uncertainty about the items and about its own scale.
-    """
-    assert result.matrix is not None
-    calibration = result.matrix.scores
-    new = np.full((scores.shape[0], calibration.shape[1]), np.nan)
-    new[:, cols] = scores
-    # start from the calibration's random-item fit (computed once and cached; a deterministic
-    # function of the calibration, so the result does not depend on what ran before): its
-    # abilities, and its item law with its grid, which saves most of the EM's iterations
-    from latentbench.irt._fitted import random_items_fit
-
-    calibration_law = random_items_fit(result)
-    start = np.concatenate([calibration_law.theta, theta])
-    reference = np.r_[np.ones(calibration.shape[0], bool), np.zeros(scores.shape[0], bool)]
-    joint = fit_random_items(
-        np.vstack([calibration, new]),
-        start,
-        result.V[:, 0],
-        result.b,
-        float(result.sigma),
-        reference=reference,
-        trials=trials_of(result),
-        law=calibration_law,
-    )
-    if not joint.valid:
-        return None
-    return joint.theta[~reference], joint.se[~reference]
 
 
 def _calibration_variance(
