@@ -142,7 +142,7 @@ def test_score_models_no_data_gets_the_spread_and_all_correct_a_finite_interval(
     assert scored.loc["zero", "theta"] < scored["theta"].drop(["zero", "empty"]).min()
 
 
-def test_a_model_without_observed_cells_gets_no_interval_and_a_flag():
+def test_a_model_without_observed_cells_gets_the_priors_interval_and_a_flag():
     data = simulate_2pl(20, 200, random_state=8)
     scores = data.matrix.scores.copy()
     scores[3] = np.nan
@@ -151,8 +151,9 @@ def test_a_model_without_observed_cells_gets_no_interval_and_a_flag():
         warnings.simplefilter("ignore")
         ab = TwoPL().fit(matrix).standard_errors().abilities
     assert ab["no_data"].tolist() == [i == 3 for i in range(20)]
-    assert ab.loc[3, ["se", "lower", "upper"]].isna().all()
-    assert ab.drop(index=3)[["se", "lower", "upper"]].notna().all().all()
+    # the prior's spread, never narrower than an observed model's interval
+    assert ab.loc[3, "se"] == 1.0
+    assert ab.loc[3, "se"] > ab.drop(index=3)["se"].max()
 
 
 def test_identical_models_share_one_ability_and_rank():

@@ -411,7 +411,7 @@ def fit_random_items(
     if empty.any() and not empty.all():
         # a model without observed cells has no likelihood: fitted without it (it would
         # float with the reporting scale and stall the EM), then put back at its start
-        # with zero (co)variance; callers flag it and give it no interval
+        # with zero (co)variance; callers flag it and give it the prior's interval
         part = fit_random_items(
             scores[~empty],
             np.asarray(theta, float)[~empty],
@@ -463,7 +463,7 @@ def fit_random_items(
         a_top *= 1.5
         start = theta_hat
     edge_mass = _edge_mass(log_w, edge)
-    if not converged and edge_mass <= EDGE_INVALID:
+    if not converged and n_iter >= max_iter:
         warnings.warn(
             f"random-item abilities stopped at max_iter={max_iter} before meeting tol={tol} "
             f"(last change {change:.2e} sd); the intervals are from the last iterate",

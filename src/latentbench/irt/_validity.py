@@ -106,7 +106,7 @@ def check(
             f"of its mass at a = {law.grid_top:.3g}, limit {EDGE_INVALID:.0%})"
         )
     observed = ~np.isnan(scores)
-    data = observed.any(axis=1)  # models without a cell have no interval at all (flagged)
+    data = observed.any(axis=1)  # models without a cell: the prior's interval (flagged)
     se = law.se[data]
     if not np.all(np.isfinite(se)) or np.any(se <= 0):
         v["min_information"] = 0.0

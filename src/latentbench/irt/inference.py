@@ -104,7 +104,8 @@ class Uncertainty:
         interval is built on, so ``lower <= theta <= upper`` always), ``se``, ``lower``,
         ``upper`` (``theta -/+ z se``), ``theta_fit`` (the fit's own estimate, the MAP or
         joint ML one that predictions use; equal to ``theta`` except for the random-item
-        method), ``no_data`` (the model has no observed cell: no interval, NaN); for rank > 1
+        method), ``no_data`` (the model has no observed cell: se 1, the prior's spread on the
+        reporting scale); for rank > 1
         also ``se_1`` ... ``se_r``. ``theta`` is the fit's estimate except for a rank-1 MAP
         fit of at most :data:`RANDOM_ITEMS_MAX_MODELS` models, where it is the ability by
         marginal likelihood over the items (:mod:`latentbench.irt._random_items`), which
@@ -276,8 +277,10 @@ def standard_errors(
     a = V[:, 0]
     se_theta[:, 0] *= k * k
     se_a = se_a / k
+    # a model without observed cells: the prior's spread (sd 1 on the reporting scale),
+    # never a narrow interval from the prior's curvature alone; flagged ``no_data``
     no_data = ~observed.any(axis=1)
-    se_first = np.where(no_data, np.nan, se_theta[:, 0])
+    se_first = np.where(no_data, 1.0, se_theta[:, 0])
     abilities = pd.DataFrame(
         {
             "model": result.model_ids,
