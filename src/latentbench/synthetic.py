@@ -40,6 +40,7 @@ __all__ = [
     "leaderboard_like",
     "simulate_2pl",
     "simulate_low_rank",
+    "simulate_stress",
 ]
 
 Missingness = Literal["mcar", "mar", "mnar"]
@@ -189,6 +190,76 @@ def simulate_low_rank(
         V[rng.random(V.shape) < sparsity] = 0.0
     b = rng.normal(0.0, b_sd, size=n_items)
     return _finish(U, V, b, sigma, rng, missing, mechanism)
+
+
+def simulate_stress(
+    n_models: int = 22,
+    n_items: int = 2854,
+    *,
+    uninformative: float = 0.54,
+    constant: float = 0.047,
+    extremes: bool = True,
+    truth_rank: int = 1,
+    trials: int = 1,
+    random_state: int | np.random.Generator | None = None,
+) -> SyntheticData:
+    """A matrix shaped like the real ones on which ability intervals went wrong (issue 28).
+
+    Few models, thousands of items, many items that tell the models apart barely or not at
+    all, some constant items, one model near 0 % and one near 100 %:
+
+    - abilities ``theta ~ N(0, 1)``; with ``extremes``, model 0 is placed below and model 1
+      above all others, and both get an offset of -6 / +6 on every item (a second factor
+      with loading 1 on every item: a broken model at about 1 % and one at about 99 %, which
+      no 2PL of the others' items explains);
+    - a fraction ``uninformative`` of the items has ``a ~ U(0, 0.1)``, the rest
+      ``a ~ LogNormal(0, 0.4)``; intercepts ``b ~ N(-0.2, 1.5^2)`` (mean score about 0.45);
+    - a fraction ``constant`` of the items is all-correct or all-wrong (half each);
+    - ``truth_rank=2`` adds a second trait ``N(0, 1)`` loaded ``U(0, 1.5)`` by a random half
+      of the items (a rank-2 truth for a rank-1 fit);
+    - ``trials = K > 1`` makes every cell the mean of K Bernoulli trials (binomial counts).
+
+    Returns
+    -------
+    SyntheticData
+        ``U`` holds ``[theta, offset, (trait 2)]`` and ``V`` the matching loadings; the
+        ``theta`` property is the first column.
+    """
+    if n_models < 4 or n_items < 10:
+        raise InputError(f"need at least 4 models and 10 items, got {n_models} x {n_items}")
+    if truth_rank not in (1, 2):
+        raise InputError(f"truth_rank={truth_rank!r}; expected 1 or 2")
+    if int(trials) != trials or trials < 1:
+        raise InputError(f"trials={trials!r}; expected an integer >= 1")
+    rng = np.random.default_rng(random_state)
+    theta = rng.normal(size=n_models)
+    offset = np.zeros(n_models)
+    if extremes:
+        others = theta[2:]
+        theta[0], theta[1] = others.min() - 0.5, others.max() + 0.5
+        offset[0], offset[1] = -6.0, 6.0
+    weak = rng.random(n_items) < uninformative
+    a = np.where(weak, rng.uniform(0.0, 0.1, n_items), rng.lognormal(0.0, 0.4, n_items))
+    b = rng.normal(-0.2, 1.5, n_items)
+    U = [theta, offset]
+    V = [a, np.ones(n_items)]
+    if truth_rank == 2:
+        U.append(rng.normal(size=n_models))
+        V.append(np.where(rng.random(n_items) < 0.5, rng.uniform(0.0, 1.5, n_items), 0.0))
+    U_arr, V_arr = np.column_stack(U), np.column_stack(V)
+    p = probabilities(U_arr, V_arr, b, 1.0)
+    fixed = rng.random(n_items) < constant
+    p[:, fixed] = (rng.random(int(fixed.sum())) < 0.5).astype(float)
+    counts = rng.binomial(int(trials), p)
+    complete = (counts / trials).astype(np.float32)
+    width_n, width_m = len(str(n_models - 1)), len(str(n_items - 1))
+    matrix = ResponseMatrix(
+        complete.copy(),
+        [f"model_{i:0{width_n}d}" for i in range(n_models)],
+        [f"item_{j:0{width_m}d}" for j in range(n_items)],
+        source="synthetic",
+    )
+    return SyntheticData(matrix, U_arr, V_arr, b, 1.0, p, complete)
 
 
 class LeaderboardSimulator:

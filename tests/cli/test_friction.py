@@ -175,10 +175,24 @@ def test_fit_outputs_record_input_and_ability_intervals(tmp_path, long_frame):
     assert info["input"]["path"] == str(path.resolve())
     assert len(info["input"]["sha256"]) == 64
     abilities = pd.read_csv(tmp_path / "fit" / "abilities.csv")
-    assert {"center", "se", "lower", "upper"} <= set(abilities.columns)
-    assert (abilities["lower"] < abilities["center"]).all()
-    assert (abilities["center"] < abilities["upper"]).all()
-    assert "random-item marginal likelihood" in info["ability_intervals"]
+    # one ability per model, rows by rank, columns leading with rank, model, ability, interval
+    assert list(abilities.columns[:7]) == [
+        "rank_theta",
+        "model",
+        "theta",
+        "lower",
+        "upper",
+        "se",
+        "theta_fit",
+    ]
+    assert "center" not in abilities.columns
+    assert (abilities["lower"] < abilities["theta"]).all()
+    assert (abilities["theta"] < abilities["upper"]).all()
+    assert abilities["rank_theta"].is_monotonic_increasing
+    assert abilities["theta"].is_monotonic_decreasing
+    assert info["ability_intervals"]["method"] == "random-item marginal likelihood"
+    assert info["ability_intervals"]["fallback"] is None
+    assert info["ability_intervals"]["checks"]["edge_mass"] <= 0.05
 
 
 def test_fit_on_an_output_table_is_a_clear_error(tmp_path, long_frame):

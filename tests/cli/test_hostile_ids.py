@@ -110,7 +110,6 @@ def test_hostile_ids_survive_ingest_export_and_reingest(tmp_path, data):
     )
 
 
-@pytest.mark.xfail(strict=True, reason="irt branch fixes CSV quoting")
 def test_hostile_ids_survive_fit_and_report(tmp_path, data):
     from latentbench.irt import IRTResult
 

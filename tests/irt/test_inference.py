@@ -215,4 +215,5 @@ def test_input_checks(small):
     with pytest.raises(InputError):
         standard_errors(result, renamed)
     # delegating methods on IRTResult
-    assert result.standard_errors(data.matrix).abilities.shape == (200, 6)
+    # model, theta, se, lower, upper, theta_fit, no_data
+    assert result.standard_errors(data.matrix).abilities.shape == (200, 7)

@@ -71,7 +71,7 @@ def test_score_new_models_on_calibrated_items(fitted):
     scores = (rng.random(prob.shape) < prob).astype(float)
     new = ResponseMatrix(scores, [f"new_{i}" for i in range(50)], data.matrix.item_ids)
     scored = result.score_models(new)
-    assert list(scored.columns[:6]) == ["model", "theta", "center", "se", "lower", "upper"]
+    assert list(scored.columns[:6]) == ["model", "theta", "se", "lower", "upper", "theta_fit"]
     assert np.corrcoef(scored["theta"], theta_new)[0, 1] > 0.9
     assert (scored["se"] > 0).all()
     # a handful of items per model still gives an estimate, with a larger standard error

@@ -118,10 +118,12 @@ def test_standard_errors_of_a_small_map_fit_use_the_random_item_abilities():
     assert unc.method == "random-item marginal likelihood"
     ab = unc.abilities
     centre = result.random_items.theta
-    np.testing.assert_allclose(ab["center"], centre)
-    np.testing.assert_allclose(ab["theta"], result.theta)
-    np.testing.assert_allclose(ab["upper"] - ab["center"], 1.959964 * ab["se"], rtol=1e-5)
-    np.testing.assert_allclose(ab["center"] - ab["lower"], 1.959964 * ab["se"], rtol=1e-5)
+    # one ability per model: the reported theta is the interval's estimate, the fit's kept
+    np.testing.assert_allclose(ab["theta"], centre)
+    np.testing.assert_allclose(ab["theta_fit"], result.theta)
+    np.testing.assert_allclose(ab["upper"] - ab["theta"], 1.959964 * ab["se"], rtol=1e-5)
+    np.testing.assert_allclose(ab["theta"] - ab["lower"], 1.959964 * ab["se"], rtol=1e-5)
+    assert unc.fallback is None and unc.checks["edge_mass"] <= 0.05
     cached = result.random_items
     result.standard_errors(level=0.9)
     assert result.random_items is cached
@@ -132,12 +134,12 @@ def test_standard_errors_of_a_small_map_fit_use_the_random_item_abilities():
     flipped = data.matrix.scores.copy()
     flipped[0, :5] = 1 - flipped[0, :5]
     other = ResponseMatrix(flipped, data.matrix.model_ids, data.matrix.item_ids)
-    assert not np.allclose(result.standard_errors(other).abilities["center"], centre)
+    assert not np.allclose(result.standard_errors(other).abilities["theta"], centre)
     assert result.random_items is not cached
     # the joint ML fit keeps the observed-information intervals around its own estimate
     ml = TwoPL(prior=None).fit(data.matrix).standard_errors()
     assert ml.method == "observed information"
-    np.testing.assert_allclose(ml.abilities["center"], ml.abilities["theta"])
+    np.testing.assert_allclose(ml.abilities["theta_fit"], ml.abilities["theta"])
 
 
 def test_score_models_with_few_calibration_models_covers():
@@ -154,7 +156,7 @@ def test_score_models_with_few_calibration_models_covers():
         new[rng.random(new.shape) < 0.5] = np.nan
         matrix = ResponseMatrix(new, [f"new{i}" for i in range(10)], data.matrix.item_ids)
         scored = result.score_models(matrix)
-        assert not np.allclose(scored["center"], scored["theta"])  # the random-item path
+        assert not np.allclose(scored["theta_fit"], scored["theta"])  # the random-item path
         theta = data.theta.ravel()
         truth = (theta[20:] - theta[:20].mean()) / theta[:20].std()
         covered.append(np.mean((scored["lower"] <= truth) & (truth <= scored["upper"])))

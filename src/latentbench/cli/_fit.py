@@ -133,8 +133,9 @@ def fit_with_progress(estimator: TwoPL, matrix: ResponseMatrix, quiet: bool = Fa
     return result
 
 
-def print_fit(result: IRTResult, top: int = 10) -> None:
-    """Short rich tables: top models, most and least discriminating items."""
+def print_fit(result: IRTResult, top: int = 10, abilities: Any = None) -> None:
+    """Short rich tables: top models (``abilities``: the reported table with intervals, when
+    computed), the fit's own held-out check, most and least discriminating items."""
     import pandas as pd
 
     state = "converged" if result.converged else "[yellow]not converged[/yellow]"
@@ -144,18 +145,32 @@ def print_fit(result: IRTResult, top: int = 10) -> None:
         f"{result.seconds:.1f} s, {state}, loss {fmt(result.loss)}",
         soft_wrap=True,
     )
-    abilities = result.abilities.sort_values("theta", ascending=False).head(top)
-    table = Table(title=f"Top {len(abilities)} models by ability")
-    for column in ("rank", "model", "theta", "accuracy", "rank by accuracy"):
-        table.add_column(column, justify="left" if column == "model" else "right")
-    for row in abilities.itertuples():
-        table.add_row(
-            str(row.rank_theta),
-            escape(str(row.model)),
-            fmt(row.theta),
-            fmt(row.accuracy),
-            fmt(None if row.rank_accuracy is pd.NA else row.rank_accuracy),
+    check = result.fit_info().get("heldout_check")
+    if check is not None:
+        worse = check["difference"] > 0.002
+        console.print(
+            f"held-out check (10% of cells): log-loss {fmt(check['log_loss'])}, additive model "
+            f"{fmt(check['additive_log_loss'])}"
+            + (
+                " [yellow](the 2PL predicts worse than the additive model)[/yellow]"
+                if worse
+                else ""
+            ),
+            soft_wrap=True,
         )
+    table_in = result.abilities if abilities is None else abilities
+    shown = table_in.sort_values("theta", ascending=False).head(top)
+    with_interval = "lower" in shown.columns
+    table = Table(title=f"Top {len(shown)} models by ability")
+    columns = ["rank", "model", "theta"] + (["95% interval"] if with_interval else [])
+    for column in (*columns, "accuracy", "rank by accuracy"):
+        table.add_column(column, justify="left" if column == "model" else "right")
+    for row in shown.itertuples():
+        cells = [str(row.rank_theta), escape(str(row.model)), fmt(row.theta)]
+        if with_interval:
+            cells.append(f"[{fmt(row.lower)}, {fmt(row.upper)}]")
+        cells += [fmt(row.accuracy), fmt(None if row.rank_accuracy is pd.NA else row.rank_accuracy)]
+        table.add_row(*cells)
     print_table(table)
     items = result.items.sort_values("discrimination", ascending=False)
     correct = "proportion_correct"
@@ -220,6 +235,12 @@ def fit(
     benchmark: str | None = typer.Option(None, help="Benchmark to read from --store."),
     metric: str | None = typer.Option(None, help="Metric, when the benchmark has several."),
     filter: str | None = typer.Option(None, help="Filter, when the benchmark has several."),
+    trials: str = typer.Option(
+        "auto",
+        help="Bernoulli trials behind every cell (a score k/K is k of K: pass@1 over K "
+        "samples, K judges): binomial likelihood. 'auto': detected from a score grid of 1/K "
+        "(K >= 3), with a note; 1: every cell one trial (fractions are soft labels).",
+    ),
     quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No tables or progress."),
 ) -> None:
     """Fit the 2PL (or rank-r) model by cBMM; write abilities.csv, items.csv and fit.json."""
@@ -242,6 +263,7 @@ def fit(
             )
             describe_input(matrix, quiet)
             rank_value: int | str = "auto" if rank == "auto" else _int_option("rank", rank)
+            n_trials = _trials(trials, matrix, quiet)
             estimator = TwoPL(
                 rank=rank_value,  # type: ignore[arg-type]
                 sigma=sigma,
@@ -249,6 +271,7 @@ def fit(
                 l2=l2,
                 tol=tol,
                 max_iter=max_iter,
+                trials=n_trials,
             )
             result = fit_with_progress(estimator, matrix, quiet)
             validation = None
@@ -264,6 +287,10 @@ def fit(
                     info=None if responses is None else {"input": input_record(responses, matrix)},
                     tables=None if validation is None else {"heldout": validation.table},
                 )
+                from latentbench.irt import reported_abilities
+
+                # the table abilities.csv holds (cached intervals; the same warning deduplicated)
+                reported = reported_abilities(result, result.standard_errors(matrix))
         except InputError as exc:
             fail(exc)
     if store is not None and benchmark is not None:
@@ -273,7 +300,7 @@ def fit(
             if hasattr(db, "record_fit"):
                 db.record_fit(benchmark, result)
     if not quiet:
-        print_fit(result)
+        print_fit(result, abilities=reported)
         if validation is not None:
             print_heldout(validation)
         note = (
@@ -305,3 +332,21 @@ def _int_option(name: str, value: str) -> int:
         return int(value)
     except ValueError:
         raise InputError(f"--{name} {value!r}; expected an integer or 'auto'") from None
+
+
+def _trials(value: str, matrix: ResponseMatrix, quiet: bool) -> int:
+    """``--trials``: an integer >= 1, or 'auto' (detected from the score grid, with a note)."""
+    from latentbench.irt import detect_trials
+
+    if value != "auto":
+        count = _int_option("trials", value)
+        if count < 1:
+            raise InputError(f"--trials {value}: expected an integer >= 1 or 'auto'")
+        return count
+    count = detect_trials(matrix.scores)
+    if count > 1 and not quiet:
+        err_console.print(
+            f"note: every score lies on a grid of 1/{count}: read as {count} trials per cell "
+            f"(binomial likelihood); --trials 1 reads them as single soft labels"
+        )
+    return count

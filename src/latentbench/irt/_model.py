@@ -99,6 +99,13 @@ class TwoPL:
         ``None``: NumPy/numba kernels on the CPU. A PyTorch device (``"cuda"``, ``"cpu"``):
         the same algorithm on PyTorch tensors (extra ``torch``); estimates agree with the
         NumPy path to about 1e-5.
+    trials : int, default 1
+        Bernoulli trials behind every cell: a score ``k / K`` is ``k`` successes in ``K``
+        trials (pass@1 over K samples, K judges), and the likelihood is binomial,
+        ``K [y log p + (1 - y) log(1 - p)]`` per cell. The fit is the MAP of that likelihood
+        (the same as the soft-label fit with the prior's precisions divided by K), and the
+        intervals use its information (K times a single trial's). 1: every cell one trial
+        (fractional scores are then soft labels).
 
     Examples
     --------
@@ -122,6 +129,7 @@ class TwoPL:
         max_rank: int = 5,
         random_state: int | None = None,
         device: str | None = None,
+        trials: int = 1,
     ) -> None:
         self.rank = rank
         self.sigma = sigma
@@ -134,6 +142,7 @@ class TwoPL:
         self.max_rank = max_rank
         self.random_state = random_state
         self.device = device
+        self.trials = trials
 
     #: Allowed values of every constructor parameter: name -> (check, description). Checked
     #: once at ``fit``; an error names the parameter, what is allowed and what was received.
@@ -167,6 +176,7 @@ class TwoPL:
             lambda v: v is None or isinstance(v, str),
             "None or a PyTorch device string",
         ),
+        "trials": (lambda v: _is_strict_int(v, 1), "an integer >= 1"),
     }
 
     @classmethod
@@ -232,10 +242,11 @@ class TwoPL:
         quiet: bool = False,
     ) -> CBMMFit:
         """One engine fit: the sparse engine on observed cells, the dense cBMM otherwise."""
+        # K trials per cell: K NLL + penalty has the minimiser of NLL + penalty / K
         options: dict[str, Any] = {
             "rank": rank,
             "sigma": float(self.sigma),
-            "penalty": penalty,
+            "penalty": penalty.scaled(1.0 / int(self.trials)),
             "tol": float(self.tol),
             "max_iter": int(self.max_iter),
             "accelerate": self.accelerate,

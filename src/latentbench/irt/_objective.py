@@ -74,6 +74,21 @@ class GaussianPenalty:
         """The plain ridge ``l2 / 2 (|U|^2 + |V|^2 + |b|^2)``."""
         return cls(float(l2), float(l2), float(l2))
 
+    def scaled(self, factor: float) -> GaussianPenalty:
+        """The penalty with every precision times ``factor`` (means kept).
+
+        With K trials per cell the objective is ``K NLL + penalty``, minimised by the same
+        parameters as ``NLL + penalty.scaled(1 / K)``.
+        """
+        if factor == 1.0:
+            return self
+        return dataclasses.replace(
+            self,
+            precision_U=self.precision_U * factor,
+            precision_V=self.precision_V * factor,
+            precision_b=self.precision_b * factor,
+        )
+
     @property
     def is_zero(self) -> bool:
         """True when the penalty vanishes identically (plain joint maximum likelihood)."""
@@ -253,9 +268,12 @@ def normalise(U: Array, V: Array, b: Array) -> tuple[Array, Array, Array, Normal
         theta, a = U[:, 0], V[:, 0]
         mu = float(theta.mean())
         s = float(theta.std())
-        if s <= 0:
+        if s <= 1e-5 * max(1.0, abs(mu)):
+            # no spread beyond the float32 kernels' rounding (e.g. every model scored the
+            # same): all abilities equal, 0, never rounding noise blown up to sd 1 (which
+            # ranked three identical models 1, 1, 3)
             return (
-                (theta - mu)[:, None],
+                np.zeros((theta.size, 1)),
                 a.copy()[:, None],
                 b + mu * a,
                 Normalisation(np.array([mu]), 1.0),

@@ -35,7 +35,12 @@ import numpy.typing as npt
 
 from latentbench.exceptions import InputError
 from latentbench.io._cells import ObservedCells
-from latentbench.irt._heldout import heldout_cells, heldout_mask, predictive_scores
+from latentbench.irt._heldout import (
+    fit_additive,
+    heldout_cells,
+    heldout_mask,
+    predictive_scores,
+)
 from latentbench.irt._objective import GaussianPenalty, sigmoid
 
 __all__ = ["Prior", "PriorSelection", "resolve_prior"]
@@ -106,6 +111,10 @@ class PriorSelection:
         Candidates of ``a_sd`` tried on held-out cells (empty when not searched).
     heldout_log_loss : list of float
         Mean held-out log-loss of each candidate.
+    additive_log_loss : float
+        The additive model's (``logit p = c_i + b_j``) mean log-loss on the same held-out
+        cells (NaN when not searched): the fit's own check of the 2PL against the simplest
+        model that explains the data by model and item means alone.
     """
 
     a_sd: float
@@ -113,6 +122,7 @@ class PriorSelection:
     b_sd: float
     grid: list[float] = field(default_factory=list)
     heldout_log_loss: list[float] = field(default_factory=list)
+    additive_log_loss: float = float("nan")
 
 
 def item_prior_moments(scores: npt.NDArray[np.floating] | ObservedCells) -> tuple[float, float]:
@@ -185,5 +195,9 @@ def resolve_prior(
         p = sigmoid((np.einsum("nk,nk->n", U[rows], V[cols]) + b[cols]) / sigma)
         losses.append(predictive_scores(p, truth).log_loss)
     a_sd = grid[int(np.argmin(losses))]
-    selection = PriorSelection(a_sd, b_mean, b_sd, grid, losses)
+    additive = float("nan")  # the additive check runs on dense matrices only
+    if not isinstance(train, ObservedCells):
+        c, b_add = fit_additive(train)
+        additive = predictive_scores(sigmoid(c[rows] + b_add[cols]), truth).log_loss
+    selection = PriorSelection(a_sd, b_mean, b_sd, grid, losses, additive)
     return prior.penalty(sigma, a_sd, b_mean, b_sd), selection

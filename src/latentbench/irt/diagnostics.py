@@ -17,12 +17,9 @@ from scipy.stats import chi2, kendalltau, norm, poisson, spearmanr
 
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
-from latentbench.irt.inference import (
-    _observed,
-    normal_draws,
-    rank_intervals,
-    standard_errors,
-)
+from latentbench.irt._fitted import _observed
+from latentbench.irt._reported import reported_abilities
+from latentbench.irt.inference import normal_draws, rank_intervals, standard_errors
 
 if TYPE_CHECKING:
     from latentbench.irt._result import IRTResult
@@ -363,7 +360,11 @@ def rank_changes(
         ``abs_shift``; with the matrix also ``rank_lower``, ``rank_upper`` and
         ``significant``.
     """
-    ab = result.abilities
+    unc = None
+    if matrix is not None:
+        unc = standard_errors(result, matrix, scale_correction=False)
+    # one ability per model: with the matrix, the reported theta (the intervals' estimate)
+    ab = reported_abilities(result, unc) if unc is not None else result.abilities
     out = pd.DataFrame(
         {
             "model": ab["model"],
@@ -375,11 +376,10 @@ def rank_changes(
         }
     )
     out["abs_shift"] = out["rank_shift"].abs()
-    if matrix is not None:
-        unc = standard_errors(result, matrix, scale_correction=False).abilities
-        theta = unc["center"].to_numpy(float)
-        draws = normal_draws(theta, unc["se"].to_numpy(float), n_draws, random_state)
-        ranks = rank_intervals(draws, result.model_ids, estimate=theta, level=level)
+    if unc is not None:
+        theta = ab["theta"].to_numpy(float)
+        draws = normal_draws(theta, ab["se"].to_numpy(float), n_draws, random_state)
+        ranks = rank_intervals(draws, ab["model"].tolist(), estimate=theta, level=level)
         out["rank_lower"] = ranks["rank_lower"].to_numpy()
         out["rank_upper"] = ranks["rank_upper"].to_numpy()
         out["significant"] = (out["rank_accuracy"] < out["rank_lower"]) | (

@@ -60,11 +60,17 @@ def _item_flags(diag: Any) -> pd.DataFrame:
 
 
 def _findings(
-    result: Any, ranks: pd.DataFrame | None, movers: pd.DataFrame, diag: Any | None, level: float
+    result: Any,
+    ranks: pd.DataFrame | None,
+    movers: pd.DataFrame,
+    diag: Any | None,
+    level: float,
+    abilities: pd.DataFrame | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
-    """The headline and the bullet findings of a fit."""
+    """The headline and the bullet findings of a fit (``abilities``: the table the report
+    shows, default the fit's)."""
     out: list[dict[str, Any]] = []
-    ab = result.abilities
+    ab = result.abilities if abilities is None else abilities
     n_models, n_items = result.shape
     leader = ab.sort_values("theta", ascending=False).iloc[0]
     headline = f"{leader['model']} leads {n_models:,} models on {n_items:,} items"

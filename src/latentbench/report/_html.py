@@ -81,6 +81,8 @@ def _fit_sections(
     findings = _Section("findings", "Findings")
     sections.append(findings)
 
+    from latentbench.irt._reported import reported_abilities
+
     abilities = result.abilities.copy()
     diag = None
     ranks = None
@@ -89,6 +91,11 @@ def _fit_sections(
         notify(progress, "report: ability intervals")
         unc = standard_errors(result, matrix)
         level = unc.level
+        if unc.fallback is not None:
+            notes = [*notes, f"Ability intervals: {unc.method} (fallback: {unc.fallback})."]
+        if boot is None or boot.theta is None:
+            # one ability per model: theta is the estimate its interval is built on
+            abilities = reported_abilities(result, unc)
         if boot is not None and boot.theta is not None:
             intervals = boot.abilities()
             ranks = boot.rank_intervals()
@@ -98,11 +105,10 @@ def _fit_sections(
                 f"bootstrap, {boot.n_boot} replicates); rank intervals from the same draws. "
             )
         else:
-            intervals = unc.abilities
-            draws = normal_draws(
-                intervals["center"].to_numpy(), intervals["se"].to_numpy(), 2000, 0
-            )
-            ranks = rank_intervals(draws, result.model_ids, estimate=result.U[:, 0])
+            intervals = abilities
+            theta = abilities["theta"].to_numpy(float)
+            draws = normal_draws(theta, abilities["se"].to_numpy(float), 2000, 0)
+            ranks = rank_intervals(draws, abilities["model"].tolist(), estimate=theta)
             text = (
                 f"{int(unc.level * 100)}% intervals ({unc.method}, on the reporting scale); "
                 "rank intervals from normal draws around them. "
@@ -343,7 +349,7 @@ def _fit_sections(
     )
     sections.append(summary)
 
-    findings.headline, findings.findings = _findings(result, ranks, movers, diag, level)
+    findings.headline, findings.findings = _findings(result, ranks, movers, diag, level, abilities)
     findings.findings += [{"text": note, "note": True} for note in notes]
     return sections, info
 

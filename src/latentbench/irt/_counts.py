@@ -1,0 +1,48 @@
+"""Counts as counts: the number of Bernoulli trials behind every cell, read from the scores.
+
+A score ``k / K`` (pass@1 over K samples, the share of K judges) is ``k`` successes in ``K``
+trials; ``TwoPL(trials=K)`` then fits the binomial likelihood (K times a single trial's
+information, so intervals about ``sqrt(K)`` narrower than the soft-label fit's).
+:func:`detect_trials` finds K when every observed score lies on the grid ``0, 1/K, ..., 1``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["MAX_DETECTED_TRIALS", "detect_trials"]
+
+MAX_DETECTED_TRIALS = 100
+"""Largest K :func:`detect_trials` looks for."""
+
+_TOLERANCE = 1e-4
+"""How far ``K y`` may be from an integer (float32 scores: about 1e-7 relative)."""
+
+
+def detect_trials(scores: npt.NDArray[np.floating]) -> int:
+    """The number of trials per cell implied by the scores' grid; 1 when there is none.
+
+    K (3 to :data:`MAX_DETECTED_TRIALS`) is returned when every observed score times K is an
+    integer and at least three distinct values strictly between 0 and 1 occur (so that a
+    grid is seen, not guessed). Binary scores give 1, and so does a 1/2 grid: in the matrices
+    we know, 0.5 codes a draw or a tie (AlpacaEval), not two trials.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_models, n_items)
+        Scores in [0, 1], NaN = missing.
+
+    Returns
+    -------
+    int
+    """
+    values = np.unique(np.asarray(scores, dtype=np.float64)[~np.isnan(scores)])
+    interior = values[(values > 0) & (values < 1)]
+    if interior.size < 3:
+        return 1
+    for k in range(3, MAX_DETECTED_TRIALS + 1):
+        scaled = values * k
+        if np.all(np.abs(scaled - np.round(scaled)) <= _TOLERANCE * k):
+            return k
+    return 1

@@ -1,0 +1,299 @@
+"""The fit directory (``latentbench fit --out DIR``): :func:`save_fit` writes it and
+:func:`load_fit` reads it back (:meth:`IRTResult.save` and :meth:`IRTResult.load`)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Callable, Mapping
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from latentbench.exceptions import InputError
+from latentbench.io._matrix import ResponseMatrix
+from latentbench.irt._objective import GaussianPenalty, Normalisation
+from latentbench.irt._priors import PriorSelection
+from latentbench.irt._reported import rank_abilities, reported_abilities
+
+if TYPE_CHECKING:
+    from latentbench.irt._result import IRTResult
+
+__all__ = ["FILES", "load_fit", "save_fit", "write_csv"]
+
+FILES = ("abilities.csv", "items.csv", "fit.json")
+
+_INTERVAL_COLUMNS = ("se", "lower", "upper", "theta_fit", "no_data", "center")
+"""Columns of the reported abilities table that the fit's own table does not have."""
+
+
+def write_csv(table: pd.DataFrame, path: Path) -> None:
+    """Write ``table`` as CSV with every text field quoted.
+
+    pandas quotes only fields holding the delimiter, a quote or ``\\n``: an id with a lone
+    carriage return was written bare and read back as two rows. Quoting every non-numeric
+    field keeps any id whole; ``pd.read_csv`` (and :func:`load_fit`) read it back.
+    """
+    table.to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC)
+
+
+def save_fit(
+    result: IRTResult,
+    directory: str | Path,
+    matrix: ResponseMatrix | None = None,
+    *,
+    info: Mapping[str, Any] | None = None,
+    tables: Mapping[str, pd.DataFrame] | None = None,
+) -> dict[str, Path]:
+    """Write the fit directory: ``abilities.csv``, ``items.csv`` and ``fit.json``.
+
+    The directory format is owned here; :meth:`load` reads it back.
+
+    Parameters
+    ----------
+    directory : path-like
+        Created when absent; the files are overwritten. They are written all together:
+        into a staging folder beside it, then moved in with ``fit.json`` last, so an
+        interruption never leaves new tables beside a stale ``fit.json``. Model and item
+        ids that a spreadsheet would run as formulas get a leading apostrophe (undone by
+        :meth:`load`).
+    matrix : ResponseMatrix, optional
+        The fitted matrix: ``abilities.csv`` then gains ``center``, ``se``, ``lower`` and
+        ``upper`` (95% intervals, :func:`latentbench.irt.standard_errors`) after ``theta``.
+    info : mapping, optional
+        Extra JSON-ready entries for ``fit.json`` (e.g. the CLI's ``input``: path, SHA-256
+        and layout of the responses), after the package version and :meth:`fit_info`.
+    tables : mapping of str to DataFrame, optional
+        Extra tables, each written as ``<name>.csv`` (e.g. ``heldout``).
+
+    Returns
+    -------
+    dict
+        ``{"abilities": path, "items": path, "fit": path}`` plus one entry per extra table.
+    """
+    from latentbench._version import __version__
+    from latentbench.io._outputs import escape_spreadsheet, write_directory
+
+    out = Path(directory)
+    paths = {
+        "abilities": out / "abilities.csv",
+        "items": out / "items.csv",
+        "fit": out / "fit.json",
+    }
+    uncertainty = None
+    if matrix is not None:
+        from latentbench.irt.inference import standard_errors
+
+        uncertainty = standard_errors(result, matrix)
+    abilities = escape_spreadsheet(reported_abilities(result, uncertainty), ("model",))
+    items = escape_spreadsheet(result.items, ("item",))
+    record: dict[str, Any] = {"latentbench_version": __version__, **result.fit_info()}
+    # the fit's model order (abilities.csv is ordered by rank): load restores it
+    record["model_order"] = list(result.model_ids)
+    record.update(info or {})
+    if uncertainty is not None:
+        record["ability_intervals"] = {
+            "method": uncertainty.method,
+            "level": uncertainty.level,
+            "columns": "theta (the reported ability), lower/upper = theta -/+ 1.96 se; "
+            "theta_fit: the fit's own estimate",
+            "fallback": uncertainty.fallback,
+            "checks": uncertainty.checks,
+        }
+    writers: dict[str, Callable[[Path], object]] = {
+        "abilities.csv": partial(write_csv, abilities),
+        "items.csv": partial(write_csv, items),
+    }
+    for name, table in (tables or {}).items():
+        paths[name] = out / f"{name}.csv"
+        writers[f"{name}.csv"] = partial(write_csv, table)
+    # strict JSON (RFC 8259): a non-finite number is written as null, never as NaN/Infinity
+    strict = _finite_or_null(record)
+    writers["fit.json"] = lambda path: path.write_text(
+        json.dumps(strict, indent=2, allow_nan=False)
+    )
+    # all together: a staging folder beside ``out``, fit.json moved in last
+    write_directory(out, writers, last="fit.json")
+    return paths
+
+
+def load_fit(cls: type[IRTResult], directory: str | Path) -> IRTResult:
+    """Rebuild a result from a directory written by :meth:`save` (``latentbench fit``).
+
+    The raw (unnormalised) parameters are not saved, so ``raw`` is None, and neither is the
+    matrix (pass it to :meth:`standard_errors` and friends). Directories written before the
+    penalty was recorded get the ridge of their ``options["l2"]``.
+    """
+    directory = Path(directory)
+    paths = {name: directory / name for name in FILES}
+    missing = [name for name, p in paths.items() if not p.exists()]
+    if missing:
+        raise InputError(
+            f"{directory} lacks {', '.join(missing)}; expected the output of "
+            "`latentbench fit --out DIR`"
+        )
+    try:
+        return _load(cls, paths)
+    except InputError:
+        raise
+    except (ValueError, KeyError, TypeError, IndexError, OSError) as exc:
+        # a malformed file: say which one (the error names its file when it can)
+        raise InputError(
+            f"{directory}: cannot read the fit ({exc}); expected the output of "
+            "`latentbench fit --out DIR`"
+        ) from None
+
+
+def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
+    from latentbench.io._outputs import unescape_spreadsheet
+
+    def table(name: str, id_column: str, numeric: tuple[str, ...]) -> pd.DataFrame:
+        path = paths[name]
+        try:
+            frame = pd.read_csv(path, dtype={id_column: str}, keep_default_na=False)
+        except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+            raise InputError(f"{path}: not a readable CSV table ({exc})") from None
+        missing = [c for c in (id_column, *numeric) if c not in frame.columns]
+        if missing:
+            raise InputError(
+                f"{path}: lacks the column(s) {', '.join(missing)}; expected the table "
+                "`latentbench fit` writes"
+            )
+        frame[id_column] = unescape_spreadsheet(frame[id_column])
+        for column in frame.columns:  # empty cells of number columns are NaN (never "")
+            if column == id_column or pd.api.types.is_numeric_dtype(frame[column]):
+                continue
+            text = frame[column].astype(str)
+            values = pd.to_numeric(text.where(text != ""), errors="coerce")
+            wrong = values.isna() & (text != "")
+            if not wrong.any():
+                frame[column] = values
+            elif column in numeric:
+                raise InputError(
+                    f"{path}: column {column!r} holds {text[wrong].iloc[0]!r}; expected numbers"
+                )
+        return frame
+
+    try:
+        info = json.loads(paths["fit.json"].read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{paths['fit.json']}: not JSON ({exc})") from None
+    if not isinstance(info, dict):
+        raise InputError(f"{paths['fit.json']}: expected a JSON object")
+    try:
+        rank = int(info.get("rank", 1))
+    except (TypeError, ValueError):
+        raise InputError(
+            f"{paths['fit.json']}: rank={info.get('rank')!r}; expected an integer"
+        ) from None
+    if rank < 1:
+        raise InputError(f"{paths['fit.json']}: rank={rank}; expected an integer >= 1")
+    thetas = ("theta",) if rank == 1 else tuple(f"theta_{k + 1}" for k in range(rank))
+    discs = (
+        ("discrimination",) if rank == 1 else tuple(f"discrimination_{k + 1}" for k in range(rank))
+    )
+    abilities = table("abilities.csv", "model", thetas)
+    items = table("items.csv", "item", (*discs, "easiness"))
+    abilities = _fit_table(abilities, info.get("model_order"), paths["abilities.csv"])
+    U = abilities[list(thetas)].to_numpy(float)
+    V = items[list(discs)].to_numpy(float)
+    options = dict(info.get("options", {}))
+    penalty = (
+        GaussianPenalty.from_dict(info["penalty"])
+        if "penalty" in info
+        else GaussianPenalty.ridge(float(options.get("l2", 1e-2)))
+    )
+    scale = None
+    if "raw_shift" in info:
+        scale = Normalisation(np.asarray(info["raw_shift"], float), float(info["raw_scale"]))
+    return cls(
+        abilities=abilities,
+        items=items,
+        U=U,
+        V=V,
+        b=items["easiness"].to_numpy(float),
+        sigma=float(info.get("sigma", 1.0)),
+        rank=rank,
+        loss=float(info.get("loss", np.nan)),
+        neg_log_likelihood=float(info.get("neg_log_likelihood", np.nan)),
+        loss_history=[],
+        n_iter=int(info.get("iterations", 0)),
+        converged=bool(info.get("converged", False)),
+        seconds=float(info.get("seconds", 0.0)),
+        options=options,
+        shape=(len(abilities), len(items)),
+        n_observed=int(info.get("n_observed", 0)),
+        penalty=penalty,
+        normalisation=scale,
+        prior_selection=_prior_selection(info.get("prior_selection"), paths["fit.json"]),
+    )
+
+
+def _fit_table(abilities: pd.DataFrame, order: Any, path: Path) -> pd.DataFrame:
+    """The fit's own abilities table from a saved reported one.
+
+    ``theta`` back to the fit's estimate (``theta_fit``), the interval columns dropped, the
+    rows back in the fit's model order (``model_order`` of fit.json; directories written
+    before it keep the file's order), the ranks recomputed from the fit's estimate.
+    """
+    if "theta_fit" in abilities.columns:
+        abilities["theta"] = abilities["theta_fit"].to_numpy(float)
+    abilities = abilities.drop(columns=[c for c in _INTERVAL_COLUMNS if c in abilities.columns])
+    if isinstance(order, list):
+        position = {model: k for k, model in enumerate(order)}
+        models = abilities["model"].tolist()
+        if len(position) != len(models) or set(position) != set(models):
+            raise InputError(
+                f"{path}: its models differ from fit.json's model_order; expected the files "
+                "of one `latentbench fit --out DIR`"
+            )
+        abilities = abilities.iloc[np.argsort([position[m] for m in models])]
+        abilities = abilities.reset_index(drop=True)
+    # the fit's column order (the saved table leads with the rank)
+    columns = [c for c in abilities.columns if c != "rank_theta"]
+    if "rank_theta" in abilities.columns:
+        at = columns.index("n_observed") + 1 if "n_observed" in columns else len(columns)
+        columns.insert(at, "rank_theta")
+    abilities = abilities[columns]
+    if "rank_theta" in abilities.columns and "theta" in abilities.columns:
+        abilities["rank_theta"] = rank_abilities(abilities["theta"].to_numpy(float))
+        if "rank_accuracy" in abilities.columns:
+            abilities["rank_shift"] = abilities["rank_accuracy"] - abilities["rank_theta"]
+    return abilities
+
+
+def _prior_selection(record: Any, path: Path) -> PriorSelection | None:
+    """The prior selection recorded in fit.json (None for a joint-ML fit or an old file)."""
+    if record is None:
+        return None
+    try:
+        return PriorSelection(
+            a_sd=float(record["a_sd"]),
+            b_mean=float(record["b_mean"]),
+            b_sd=float(record["b_sd"]),
+            grid=[float(x) for x in record.get("grid", [])],
+            # a non-finite loss was written as null
+            heldout_log_loss=[
+                float("nan") if x is None else float(x) for x in record.get("heldout_log_loss", [])
+            ],
+            additive_log_loss=float(record.get("additive_log_loss") or float("nan")),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise InputError(
+            f"{path}: prior_selection is {record!r:.80}; expected a_sd, b_mean and b_sd numbers"
+        ) from None
+
+
+def _finite_or_null(value: Any) -> Any:
+    """``value`` with every NaN or infinite float (at any depth) replaced by ``None``."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite_or_null(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite_or_null(item) for item in value]
+    return value

@@ -1,0 +1,150 @@
+"""What a fitted result was fitted on and on which scale it reports: the shared helpers of the
+uncertainty modules (:mod:`latentbench.irt.inference`, :mod:`latentbench.irt._bootstrap`,
+:mod:`latentbench.irt._scoring`) and the shape limits of the ability-interval methods."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING
+
+import numpy as np
+from scipy.stats import norm
+
+from latentbench.exceptions import InputError
+from latentbench.io._matrix import ResponseMatrix
+from latentbench.irt._laplace import JointLaplace, joint_laplace
+from latentbench.irt._objective import GaussianPenalty
+from latentbench.irt._random_items import RandomItemsFit, fit_random_items
+
+if TYPE_CHECKING:
+    from latentbench.irt._result import IRTResult
+
+__all__ = [
+    "JOINT_MAX_MODELS",
+    "RANDOM_ITEMS_MAX_ITEMS",
+    "RANDOM_ITEMS_MAX_MODELS",
+    "laplace_of",
+    "per_trial_penalty",
+    "random_items_fit",
+    "trials_of",
+]
+
+RANDOM_ITEMS_MAX_MODELS = 200
+"""Up to this many models (and :data:`RANDOM_ITEMS_MAX_ITEMS` items), a rank-1 MAP fit's ability
+intervals come from the marginal likelihood over the items (:mod:`latentbench.irt._random_items`):
+with few models the joint estimate's O(1/N) bias is as large as its standard error."""
+
+RANDOM_ITEMS_MAX_ITEMS = 50_000
+"""Above this many items the random-item likelihood (O(N J G) per iteration, G = 640) is skipped."""
+
+JOINT_MAX_MODELS = 1000
+"""Up to this many models, a MAP fit's ability SEs come from the joint Laplace approximation
+(:mod:`latentbench.irt._laplace`, O(N^2 J)); above it the item-parameter part, O(1/N) of the
+variance, is left out (block-diagonal information)."""
+
+
+def _uses_random_items(n_models: int, n_items: int) -> bool:
+    """Whether a rank-1 MAP fit of this shape gets random-item ability intervals."""
+    return n_models <= RANDOM_ITEMS_MAX_MODELS and n_items <= RANDOM_ITEMS_MAX_ITEMS
+
+
+def random_items_fit(
+    result: IRTResult, matrix: ResponseMatrix | np.ndarray | None = None
+) -> RandomItemsFit:
+    """The random-item marginal ML fit of the abilities, started from a rank-1 ``result``.
+
+    Cached on the result (``result.random_items``) with a fingerprint of the scores, so the
+    diagnostics, the report and the saved tables of one fit share one computation.
+    """
+    scores, _ = _observed(result, matrix)
+    key = hashlib.blake2b(np.ascontiguousarray(scores).tobytes(), digest_size=16).hexdigest()
+    cached = result.random_items
+    if cached is not None and cached.data_key == key:
+        return cached
+    fit = fit_random_items(
+        scores,
+        result.U[:, 0],
+        result.V[:, 0],
+        result.b,
+        float(result.sigma),
+        trials=trials_of(result),
+    )
+    fit.data_key = key
+    result.random_items = fit
+    return fit
+
+
+def _observed(
+    result: IRTResult, matrix: ResponseMatrix | np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scores (float32, NaN missing) and observed mask of the matrix the result was fitted on.
+
+    ``matrix=None`` takes the matrix the result keeps (``result.matrix``).
+    """
+    if matrix is None:
+        if result.matrix is None:
+            raise InputError(
+                "this result holds no matrix (it was loaded from disk); pass the matrix it was "
+                "fitted on"
+            )
+        matrix = result.matrix
+    if isinstance(matrix, ResponseMatrix):
+        scores = matrix.scores
+        if matrix.model_ids != result.model_ids or matrix.item_ids != result.item_ids:
+            raise InputError(
+                "the matrix's model / item ids differ from the fit's; pass the matrix the "
+                "result was fitted on"
+            )
+    else:
+        scores = np.asarray(matrix, dtype=np.float32)
+    if scores.shape != tuple(result.shape):
+        raise InputError(
+            f"matrix has shape {scores.shape}; expected the fitted shape {tuple(result.shape)}"
+        )
+    return scores, ~np.isnan(scores)
+
+
+def _normalisation(result: IRTResult) -> tuple[np.ndarray, float]:
+    """(mu, s): raw U = s * U + mu (rank 1); s = 1 for rank > 1 (centring only)."""
+    if result.normalisation is None:
+        return np.zeros(result.rank), 1.0
+    return result.normalisation.shift, result.normalisation.scale
+
+
+def _z(level: float) -> float:
+    if not 0 < level < 1:
+        raise InputError(f"level={level!r}; expected a number in (0, 1)")
+    return float(norm.ppf(0.5 + level / 2))
+
+
+def laplace_of(result: IRTResult, scores: np.ndarray) -> JointLaplace:
+    """The joint Laplace approximation of a rank-1 MAP ``result`` on ``scores``.
+
+    The fit's penalty (on the raw scale) is mapped to the reported coordinates: the abilities'
+    curvature times ``s^2`` and the items' through ``A0`` (reported ``(a, b)`` to raw). With
+    K trials per cell (:func:`trials_of`) it is in the per-trial convention: the penalty
+    divided by K, so that its covariances are K times the true ones (divide them by K).
+    """
+    mu, s = _normalisation(result)
+    penalty = per_trial_penalty(result)
+    A0 = np.array([[1.0 / s, 0.0], [-float(mu[0]) / s, 1.0]])
+    return joint_laplace(
+        scores,
+        result.U[:, 0],
+        result.V[:, 0],
+        result.b,
+        float(result.sigma),
+        float(penalty.model_curvature(1)[0, 0]) * s * s,
+        A0.T @ penalty.item_curvature(1) @ A0,
+    )
+
+
+def trials_of(result: IRTResult) -> int:
+    """Bernoulli trials behind every cell of the fit (``TwoPL(trials=K)``; 1 by default)."""
+    return int(result.options.get("trials", 1) or 1)
+
+
+def per_trial_penalty(result: IRTResult) -> GaussianPenalty:
+    """The fit's penalty divided by its trials: with it, every curvature of the one-trial
+    likelihood is the true one divided by K (``K NLL + P = K (NLL + P / K)``)."""
+    return result.penalty.scaled(1.0 / trials_of(result))

@@ -1,0 +1,61 @@
+"""The abilities table a user reads: one ability per model, its interval around it.
+
+:meth:`IRTResult.save` (``abilities.csv``) and the HTML report show this table. ``theta`` is
+the estimate the interval is built on (:class:`~latentbench.irt.inference.Uncertainty`), so
+every model's ``lower <= theta <= upper``; the fit's own estimate stays as the named extra
+column ``theta_fit``; ranks are by the reported ``theta``; rows are ordered by rank.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+from scipy.stats import rankdata
+
+if TYPE_CHECKING:
+    from latentbench.irt._result import IRTResult
+    from latentbench.irt.inference import Uncertainty
+
+__all__ = ["LEADING", "rank_abilities", "reported_abilities"]
+
+LEADING = ("rank_theta", "model", "theta", "lower", "upper", "se", "theta_fit")
+"""The first columns of the reported table, in order."""
+
+
+def rank_abilities(theta: np.ndarray) -> np.ndarray:
+    """Ranks of the abilities, 1 = best; equal abilities share the lowest rank (int array)."""
+    return np.asarray(rankdata(-np.asarray(theta, float), method="min"), dtype=int)
+
+
+def reported_abilities(result: IRTResult, uncertainty: Uncertainty | None) -> pd.DataFrame:
+    """The fit's abilities with the reported ability and its interval, ordered by rank.
+
+    Parameters
+    ----------
+    result : IRTResult
+    uncertainty : Uncertainty or None
+        Intervals of the fit (:func:`~latentbench.irt.inference.standard_errors`); None gives
+        the fit's table ordered by rank.
+
+    Returns
+    -------
+    DataFrame
+        One row per model, best first: ``rank_theta``, ``model``, ``theta``, ``lower``,
+        ``upper``, ``se``, ``theta_fit``, then ``accuracy``, ``n_observed``,
+        ``rank_accuracy``, ``rank_shift`` (``rank_accuracy - rank_theta``), ``constant``,
+        ``no_data`` (and ``theta_1`` ... for rank > 1).
+    """
+    table = result.abilities.copy()
+    table["theta_fit"] = result.U[:, 0]
+    if uncertainty is not None:
+        unc = uncertainty.abilities
+        for column in ("theta", "se", "lower", "upper", "no_data"):
+            table[column] = unc[column].to_numpy()
+    table["rank_theta"] = rank_abilities(table["theta"].to_numpy(float))
+    table["rank_shift"] = table["rank_accuracy"] - table["rank_theta"]
+    leading = [c for c in LEADING if c in table.columns]
+    table = table[leading + [c for c in table.columns if c not in leading]]
+    order = np.argsort(table["rank_theta"].to_numpy(), kind="stable")
+    return table.iloc[order].reset_index(drop=True)

@@ -1,0 +1,277 @@
+"""Scoring new models against a fitted calibration (:meth:`IRTResult.score_models`)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from latentbench.exceptions import InputError, LatentbenchWarning
+from latentbench.io._matrix import ResponseMatrix
+from latentbench.irt._fitted import per_trial_penalty, trials_of
+from latentbench.irt._model_factors import fit_model_factors
+from latentbench.irt._objective import sigmoid
+
+if TYPE_CHECKING:
+    from latentbench.irt._result import IRTResult
+
+__all__ = ["score_models"]
+
+
+def score_models(
+    result: IRTResult, matrix: ResponseMatrix | pd.DataFrame | pd.Series
+) -> pd.DataFrame:
+    """Abilities of new models on the calibrated items, with intervals.
+
+    Works with any subset of the calibrated items, down to one model and one item (a handful
+    per model gives an estimate; the interval says how little it is worth). Every new model
+    is scored on its own: its result never depends on the other new models of the call.
+    Items unknown to the fit are an error.
+
+    Parameters
+    ----------
+    matrix : ResponseMatrix, DataFrame or Series
+        New models (rows) on items that were in the fit: a :class:`ResponseMatrix`, a wide
+        DataFrame (index: model ids, columns: item ids, NaN = not answered) or a Series (one
+        model: index = item ids, ``name`` = the model id).
+
+    Returns
+    -------
+    DataFrame
+        One row per new model: ``model``, ``theta`` (the reported ability on the fit's
+        normalised scale: the estimate its interval is built on), ``se``, ``lower``,
+        ``upper`` (``theta -/+ 1.96 se``), ``theta_fit`` (the score with the items held at
+        their estimates), ``se_own`` (its own cells only, items fixed), ``n_observed``,
+        ``accuracy``, ``no_data`` and ``constant`` flags.
+
+        For a rank-1 MAP fit (the default) that holds its matrix, with at most
+        :data:`~latentbench.irt.inference.RANDOM_ITEMS_MAX_MODELS` calibration models plus
+        one, and whose own random-item checks pass: ``theta`` is the model's marginal ML
+        against the calibration's item law (the items' posterior given the calibration's
+        cells, :func:`_marginal_scores`), ``se`` its inverse information plus the variance
+        the calibration passes on (joint Laplace, :func:`latentbench.irt._laplace.
+        scoring_variance`). Otherwise ``theta`` is ``theta_fit`` and ``se`` the observed
+        information at it, penalty included, plus, for rank 1 when the result holds its
+        matrix, the calibration's variance (joint Laplace for a MAP fit with at most 1000
+        models; otherwise the items' block covariances by the delta method).
+
+        A model with no observed cell gets the calibration's spread: ``theta`` 0 (the
+        calibration's mean), ``se`` 1 (its sd), ``no_data`` True. A model with all its
+        scores equal (all correct or all wrong) has no finite likelihood estimate: it gets
+        the prior's posterior with the items fixed (``theta_fit`` and its se, plus the
+        calibration's variance), finite, flagged ``constant``.
+    """
+    scores, model_ids, item_ids = _new_models(matrix)
+    lookup = {item: j for j, item in enumerate(result.item_ids)}
+    unknown = [item for item in item_ids if item not in lookup]
+    if unknown:
+        raise InputError(
+            f"{len(unknown)} item(s) were not in the fit (first: {unknown[0]!r}); expected "
+            "items calibrated by this fit"
+        )
+    cols = np.array([lookup[item] for item in item_ids], dtype=np.int64)
+    U, hessian = fit_model_factors(
+        scores,
+        result.V[cols],
+        result.b[cols],
+        sigma=result.sigma,
+        penalty=per_trial_penalty(result).on_reported_scale(result.normalisation),
+        return_hessian=True,
+    )
+    # K trials per cell: the per-trial curvatures are the true ones divided by K
+    trials = trials_of(result)
+    var_own = np.linalg.inv(hessian)[:, 0, 0] / trials
+    observed = ~np.isnan(scores)
+    n_obs = observed.sum(axis=1)
+    total = np.where(observed, scores, 0.0).sum(axis=1)
+    accuracy = np.where(n_obs > 0, total / np.maximum(n_obs, 1), np.nan)
+    no_data = n_obs == 0
+    spread = np.nanmax(scores, axis=1, initial=-1.0) - np.nanmin(scores, axis=1, initial=2.0)
+    constant = ~no_data & (spread <= 0) & ((accuracy == 0) | (accuracy == 1))
+    centre, se = U[:, 0].copy(), np.sqrt(var_own)
+    if result.rank == 1 and result.matrix is not None:
+        var_items = _calibration_variance(result, scores, cols, U[:, 0], hessian)
+        se = np.sqrt(var_own + var_items)
+    if _scores_with_random_items(result):
+        # each model on its own against the calibration's item law (independent of its
+        # companions): the items' posterior given the calibration, the model's marginal ML
+        rows = np.flatnonzero(~no_data & ~constant)
+        if rows.size:
+            var_items = se[rows] ** 2 - var_own[rows]
+            theta_m, info = _marginal_scores(result, scores[rows], cols, U[rows, 0])
+            centre[rows] = theta_m
+            se[rows] = np.sqrt(1.0 / np.maximum(info, 1e-12) + var_items)
+    centre[no_data], se[no_data] = 0.0, 1.0
+    z = 1.959963984540054
+    return pd.DataFrame(
+        {
+            "model": model_ids,
+            "theta": centre,
+            "se": se,
+            "lower": centre - z * se,
+            "upper": centre + z * se,
+            "theta_fit": U[:, 0],
+            "se_own": np.sqrt(var_own),
+            "n_observed": n_obs,
+            "accuracy": accuracy,
+            "no_data": no_data,
+            "constant": constant,
+        }
+    )
+
+
+def _new_models(
+    matrix: ResponseMatrix | pd.DataFrame | pd.Series,
+) -> tuple[np.ndarray, list[str], list[str]]:
+    """Scores (float64, NaN missing), model ids and item ids of the models to score."""
+    if isinstance(matrix, ResponseMatrix):
+        return np.asarray(matrix.scores, float), list(matrix.model_ids), list(matrix.item_ids)
+    if isinstance(matrix, pd.Series):
+        matrix = matrix.to_frame().T
+        if matrix.index[0] is None:
+            matrix.index = pd.Index(["model"])
+    if not isinstance(matrix, pd.DataFrame):
+        raise InputError(
+            f"score_models got a {type(matrix).__name__}; expected a ResponseMatrix, a wide "
+            "DataFrame (models x items) or a Series (one model)"
+        )
+    try:
+        scores = matrix.apply(pd.to_numeric, errors="raise").to_numpy(float)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"score_models: a score is not numeric ({exc})") from None
+    bad = ~np.isnan(scores) & ((scores < 0) | (scores > 1))
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise InputError(
+            f"score_models: model {matrix.index[i]!r}, item {matrix.columns[j]!r}: score "
+            f"{scores[i, j]!r}; expected a number in [0, 1] or NaN (missing)"
+        )
+    if scores.size == 0:
+        raise InputError("score_models: no models or no items; expected at least one of each")
+    models = [str(m) for m in matrix.index]
+    if len(set(models)) != len(models):
+        raise InputError("score_models: a model id appears twice; expected one row per model")
+    return scores, models, [str(c) for c in matrix.columns]
+
+
+def _scores_with_random_items(result: IRTResult) -> bool:
+    """Whether :meth:`score_models` uses the random-item likelihood (see there)."""
+    from latentbench.irt._fitted import _uses_random_items
+
+    if not (
+        result.rank == 1
+        and result.prior_selection is not None
+        and result.matrix is not None
+        and _uses_random_items(result.shape[0] + 1, result.shape[1])
+    ):
+        return False
+    # not where the calibration's own random-item intervals fail their checks (cached)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LatentbenchWarning)
+        return result.standard_errors().fallback is None
+
+
+def _calibration_variance(
+    result: IRTResult, scores: np.ndarray, cols: np.ndarray, theta: np.ndarray, hessian: np.ndarray
+) -> np.ndarray:
+    """Variance the calibration adds to scored abilities (rank 1, matrix kept).
+
+    MAP fits with at most :data:`~latentbench.irt.inference.JOINT_MAX_MODELS` models: the
+    joint Laplace covariance of the calibration's abilities and items, including the
+    re-standardisation of the reporting scale
+    (:func:`latentbench.irt._laplace.scoring_variance`); otherwise the items' block
+    covariances by the delta method.
+    """
+    from latentbench.irt._fitted import JOINT_MAX_MODELS, laplace_of
+    from latentbench.irt._laplace import scoring_variance
+
+    if (
+        result.prior_selection is None
+        or result.matrix is None
+        or result.shape[0] > JOINT_MAX_MODELS
+    ):
+        return _item_variance_of_scores(result, scores, cols, theta, hessian)
+    laplace = laplace_of(result, result.matrix.scores)
+    return (1.0 / trials_of(result)) * scoring_variance(
+        laplace, result.V[:, 0], scores, cols, theta, result.b, result.sigma, hessian[:, 0, 0]
+    )
+
+
+def _item_variance_of_scores(
+    result: IRTResult, scores: np.ndarray, cols: np.ndarray, theta: np.ndarray, hessian: np.ndarray
+) -> np.ndarray:
+    """Variance of scored abilities from the calibration's item-parameter uncertainty.
+
+    The score ``theta_i`` solves ``g_i = sum_j a_j (y_ij - p_ij) / sigma - prior'(theta_i)
+    = 0``, so by the delta method ``d theta_i / d eta_j = (d g_i / d eta_j) / H_i`` for
+    ``eta_j = (a_j, b_j)``; with the items' block covariances from :meth:`standard_errors`
+    (independent across items) the added variance is
+    ``sum_j d_ij^T Cov_j d_ij / H_i^2``.
+    """
+    items = result.standard_errors(scale_correction=False).items
+    var_a = items["discrimination_se"].to_numpy(float)[cols] ** 2
+    var_b = items["easiness_se"].to_numpy(float)[cols] ** 2
+    cov_ab = items["cov_discrimination_easiness"].to_numpy(float)[cols]
+    a, b, sigma = result.V[cols, 0], result.b[cols], result.sigma
+    observed = ~np.isnan(scores)
+    y = np.where(observed, scores, 0.0)
+    p = sigmoid((np.outer(theta, a) + b) / sigma)
+    w = p * (1 - p) * observed
+    d_a = ((y - p) * observed) / sigma - w * a * theta[:, None] / sigma**2
+    d_b = -w * a / sigma**2
+    spread = (d_a**2 * var_a + 2 * d_a * d_b * cov_ab + d_b**2 * var_b).sum(axis=1)
+    return np.asarray(spread / hessian[:, 0, 0] ** 2)
+
+
+def _marginal_scores(
+    result: IRTResult, scores: np.ndarray, cols: np.ndarray, theta: np.ndarray, steps: int = 30
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each new model's ability by marginal ML against the calibration's item law.
+
+    ``l_i(theta) = sum_j log sum_g R_jg p(y_ij | theta, a_g, b_g)``, ``R`` the items'
+    posterior over the calibration law's grid given the calibration's cells
+    (:func:`latentbench.irt._fitted.random_items_fit`); Newton steps vectorised over models,
+    each model alone (no companion enters). Returns the abilities on the calibration's
+    reporting scale and their observed information (Louis: the complete-data information
+    minus the posterior variance of the complete-data score), both shape (M,).
+    """
+    from latentbench.irt._fitted import random_items_fit
+    from latentbench.irt._random_items import _Problem
+
+    law = random_items_fit(result)
+    assert result.matrix is not None
+    sigma, trials = float(result.sigma), trials_of(result)
+    grid_a, grid_b = law.grid_a / sigma, law.grid_b / sigma
+    calibration = _Problem(np.asarray(result.matrix.scores, float), grid_a, grid_b, trials)
+    R = calibration.posterior(law.theta, np.log(np.maximum(law.weights, 1e-300)))[0][cols]
+    keep = R.max(axis=0) > 1e-12  # grid points no item uses
+    R, ga, gb = R[:, keep], grid_a[keep], grid_b[keep]
+    log_R = np.log(np.maximum(R, 1e-300))
+    observed = ~np.isnan(scores)
+    y = np.where(observed, scores, 0.0) * trials  # successes
+    n = observed * float(trials)  # trials per cell
+    out_theta = np.asarray(theta, float).copy()
+    out_info = np.zeros(out_theta.size)
+    for i in range(out_theta.size):  # one model at a time: (J, G) arrays
+        yi, ni = y[i][:, None], n[i][:, None]
+        th = out_theta[i]
+        for _ in range(steps):
+            z = ga * th + gb
+            p = 1.0 / (1.0 + np.exp(-z))
+            log_lik = yi * z - ni * np.logaddexp(0.0, z) + log_R  # (J, G)
+            log_lik -= log_lik.max(axis=1, keepdims=True)
+            Q = np.exp(log_lik)
+            Q /= Q.sum(axis=1, keepdims=True)
+            score = ga * (yi - ni * p)  # (J, G)
+            mean = (Q * score).sum(axis=1)
+            complete = (Q * (ni * ga * ga * p * (1.0 - p))).sum(axis=1)
+            variance = (Q * score * score).sum(axis=1) - mean * mean
+            grad, info = float(mean.sum()), float((complete - variance).sum())
+            step = grad / max(info, 1e-8)
+            th += float(np.clip(step, -1.0, 1.0))
+            if abs(step) < 1e-8:
+                break
+        out_theta[i], out_info[i] = th, info
+    return out_theta, out_info

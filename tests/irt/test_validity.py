@@ -1,0 +1,166 @@
+"""Self-diagnosis of the ability intervals (issue 28): one ability per model, fallbacks that
+announce themselves, stress matrices shaped like the failure, scoring one model at a time."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import spearmanr
+
+from latentbench.exceptions import LatentbenchWarning
+from latentbench.io import ResponseMatrix
+from latentbench.irt import TwoPL
+from latentbench.irt._validity import DISAGREEMENT, check
+from latentbench.synthetic import simulate_2pl, simulate_stress
+
+
+def _inside(ab: pd.DataFrame) -> np.ndarray:
+    return np.asarray((ab["lower"] <= ab["theta"]) & (ab["theta"] <= ab["upper"]))
+
+
+@pytest.fixture(scope="module")
+def stress():
+    """A small stress matrix: 20 models x 800 items, half the items near-uninformative,
+    constant items, a broken model near 0 % and one near 100 %."""
+    data = simulate_stress(20, 800, random_state=3)
+    return data, TwoPL().fit(data.matrix)
+
+
+def test_the_item_law_piling_at_the_grid_edge_falls_back_with_one_warning(stress):
+    data, result = stress
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        unc = result.standard_errors()
+    mine = [w for w in caught if issubclass(w.category, LatentbenchWarning)]
+    assert len(mine) == 1, [str(w.message) for w in mine]
+    assert "outside its validity" in str(mine[0].message)
+    assert unc.method == "joint Laplace"
+    assert unc.fallback is not None
+    assert unc.checks is not None and set(unc.checks) >= {"edge_mass", "disagreement"}
+    # one ability per model: the interval is built on the reported theta, always inside
+    ab = unc.abilities
+    assert _inside(ab).all()
+    np.testing.assert_allclose(ab["theta"], result.theta)
+    acc = data.matrix.model_accuracy()
+    assert spearmanr(ab["theta"], acc)[0] >= 0.95
+
+
+def test_a_model_at_the_floor_is_a_reason_to_fall_back():
+    data = simulate_2pl(20, 300, random_state=4)
+    scores = data.matrix.scores.copy()
+    scores[0] = 0.0  # every answer wrong
+    matrix = ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids)
+    with pytest.warns(LatentbenchWarning, match="floor or ceiling"):
+        unc = TwoPL().fit(matrix).standard_errors()
+    assert unc.method == "joint Laplace"
+    assert unc.checks["constant_models"] == [data.matrix.model_ids[0]]
+    assert _inside(unc.abilities).all()
+
+
+def test_disagreement_and_a_singular_information_are_detected():
+    """The detector on a valid random-item fit, then on the same fit with the marginal
+    abilities moved beyond their uncertainty, and with a singular covariance."""
+    data = simulate_2pl(20, 300, random_state=5)
+    result = TwoPL().fit(data.matrix)
+    unc = result.standard_errors()
+    assert unc.fallback is None and unc.method == "random-item marginal likelihood"
+    law = result.random_items
+    se_laplace = np.full(20, 0.1)
+    ids = data.matrix.model_ids
+    assert check(law, result.theta, se_laplace, data.matrix.scores, ids).valid
+    moved = law.theta.copy()
+    moved[7] += (DISAGREEMENT + 1) * np.sqrt(law.se[7] ** 2 + 0.1**2)
+    law_moved = type(law)(**{**law.__dict__, "theta": moved})
+    found = check(law_moved, result.theta, se_laplace, data.matrix.scores, ids)
+    assert any("disagree" in r and ids[7] in r for r in found.reasons)
+    singular = type(law)(**{**law.__dict__, "covariance": np.zeros_like(law.covariance)})
+    found = check(singular, result.theta, se_laplace, data.matrix.scores, ids)
+    assert any("singular" in r for r in found.reasons)
+
+
+def test_fit_json_records_the_fallback(tmp_path, stress):
+    import json
+
+    data, result = stress
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result.save(tmp_path / "fit", data.matrix)
+    info = json.loads((tmp_path / "fit" / "fit.json").read_text())["ability_intervals"]
+    assert info["method"] == "joint Laplace"
+    assert "piles up" in info["fallback"] or "disagree" in info["fallback"]
+    assert info["checks"]["edge_mass"] > 0.05
+    abilities = pd.read_csv(tmp_path / "fit" / "abilities.csv")
+    assert _inside(abilities).all()
+
+
+def test_score_models_scores_one_model_alone_and_independently():
+    data = simulate_2pl(24, 300, random_state=6)
+    cal = TwoPL().fit(data.matrix.subset(models=np.arange(20)))
+    scores = data.complete[20:].astype(float)
+    ids = [f"new{i}" for i in range(4)]
+    frame = pd.DataFrame(scores, index=ids, columns=data.matrix.item_ids)
+    together = cal.score_models(frame)
+    alone = cal.score_models(frame.iloc[0])  # a Series: one model
+    assert alone["model"].tolist() == ["new0"]
+    np.testing.assert_allclose(
+        alone[["theta", "se"]].to_numpy(), together[["theta", "se"]].to_numpy()[:1]
+    )
+    other = cal.score_models(frame.iloc[[0, 3]])
+    np.testing.assert_allclose(
+        other[["theta", "se"]].to_numpy()[0], together[["theta", "se"]].to_numpy()[0]
+    )
+    one_item = cal.score_models(frame.iloc[[1], :1])
+    assert np.isfinite(one_item[["theta", "se"]].to_numpy()).all()
+    assert (one_item["lower"] <= one_item["theta"]).all() and (
+        one_item["theta"] <= one_item["upper"]
+    ).all()
+
+
+def test_score_models_no_data_gets_the_spread_and_all_correct_a_finite_interval():
+    data = simulate_2pl(22, 300, random_state=7)
+    cal = TwoPL().fit(data.matrix.subset(models=np.arange(20)))
+    items = data.matrix.item_ids
+    frame = pd.DataFrame(
+        [np.full(300, np.nan), np.ones(300), np.zeros(300), data.complete[21].astype(float)],
+        index=["empty", "perfect", "zero", "ordinary"],
+        columns=items,
+    )
+    scored = cal.score_models(frame).set_index("model")
+    assert scored.loc["empty", "no_data"]
+    assert scored.loc["empty", "theta"] == 0.0 and scored.loc["empty", "se"] == 1.0
+    # narrower than nothing is wrong: the no-data model's interval is the widest
+    assert scored.loc["empty", "se"] > scored["se"].drop("empty").max()
+    for name in ("perfect", "zero"):
+        row = scored.loc[name]
+        assert row["constant"]
+        assert np.isfinite([row["theta"], row["se"], row["lower"], row["upper"]]).all()
+        assert 0 < row["se"] < 5
+    assert scored.loc["perfect", "theta"] > scored["theta"].drop(["perfect", "empty"]).max()
+    assert scored.loc["zero", "theta"] < scored["theta"].drop(["zero", "empty"]).min()
+
+
+def test_a_model_without_observed_cells_gets_the_priors_interval_and_a_flag():
+    data = simulate_2pl(20, 200, random_state=8)
+    scores = data.matrix.scores.copy()
+    scores[3] = np.nan
+    matrix = ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ab = TwoPL().fit(matrix).standard_errors().abilities
+    assert ab["no_data"].tolist() == [i == 3 for i in range(20)]
+    # the prior's spread, never narrower than an observed model's interval
+    assert ab.loc[3, "se"] == 1.0
+    assert ab.loc[3, "se"] > ab.drop(index=3)["se"].max()
+
+
+def test_identical_models_share_one_ability_and_rank():
+    scores = np.zeros((3, 40), dtype=np.float32)
+    matrix = ResponseMatrix(scores, ["a", "b", "c"], [f"i{j}" for j in range(40)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = TwoPL().fit(matrix)
+    assert result.abilities["theta"].tolist() == [0.0, 0.0, 0.0]
+    assert result.abilities["rank_theta"].tolist() == [1, 1, 1]
