@@ -36,11 +36,11 @@ def _targets(tmp_path: Path) -> list[Path]:
 
 
 def test_select_replay_checks_out_before_the_replay_runs(tmp_path, responses, monkeypatch):
-    import latentbench.cli._select as select_cli
+    import latentbench.select as select_api
 
     ran = []
-    real = select_cli._replay
-    monkeypatch.setattr(select_cli, "_replay", lambda *a, **k: ran.append(1) or real(*a, **k))
+    real = select_api.replay  # the command's one library call
+    monkeypatch.setattr(select_api, "replay", lambda *a, **k: ran.append(1) or real(*a, **k))
     for out in _targets(tmp_path):
         outcome = runner.invoke(
             app,
