@@ -25,6 +25,7 @@ from latentbench.io._matrix_checks import (
     _row,
     _show,
     _where,
+    not_a_score,
 )
 
 __all__ = ["MatrixSummary", "ResponseMatrix"]
@@ -150,7 +151,7 @@ class ResponseMatrix:
                 f"{_where(source)}model {models[row]!r}, item {items[col]!r}: value "
                 f"{_show(array[row, col])} is infinite; expected a score in [0, 1] or NaN"
             )
-        outside = finite & ((values < 0) | (values > 1))
+        outside = not_a_score(values, missing_ok=True)
         if outside.any():
             row, col = np.argwhere(outside)[0]
             raise InputError(
@@ -251,7 +252,7 @@ class ResponseMatrix:
                 "(NaN); a long table has one row per observed cell, so drop unobserved rows "
                 "instead"
             )
-        bad = (values < 0) | (values > 1) | ~np.isfinite(values)
+        bad = not_a_score(values, missing_ok=False)
         if bad.any():
             position = int(np.flatnonzero(bad)[0])
             raise InputError(

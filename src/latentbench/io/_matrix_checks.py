@@ -131,3 +131,23 @@ def _refuse_repeated_ids(models: list[str], items: list[str], source: str | None
         if index.has_duplicates:
             dup = index[index.duplicated()][0]
             raise InputError(f"{_where(source)}{kind} id {dup!r} appears twice; ids must be unique")
+
+
+def not_a_score(values: np.ndarray, *, missing_ok: bool) -> np.ndarray:
+    """Where ``values`` breaks the one score rule: a score is a number in [0, 1].
+
+    Parameters
+    ----------
+    values : ndarray of any shape
+    missing_ok : bool
+        True where NaN marks a missing cell (a matrix); False where every value must be a
+        score (a long table or the store, which have no row for a missing cell).
+
+    Returns
+    -------
+    ndarray of bool, the shape of ``values``
+        True at every value outside [0, 1] or infinite, and at NaN unless ``missing_ok``.
+    """
+    with np.errstate(invalid="ignore"):
+        bad = ~((values >= 0) & (values <= 1))
+    return bad & ~np.isnan(values) if missing_ok else bad

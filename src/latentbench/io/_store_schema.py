@@ -13,6 +13,7 @@ import pandas as pd
 import pyarrow as pa
 
 from latentbench.exceptions import InputError
+from latentbench.io._matrix_checks import not_a_score
 from latentbench.io.formats._common import (
     CANONICAL_COLUMNS,
     CANONICAL_SCHEMA,
@@ -195,7 +196,7 @@ def to_arrow(frame: pd.DataFrame | pa.Table) -> pa.Table:
         if table.column(column).null_count:
             raise InputError(f"column {column!r} has empty values; expected a string in every row")
     score = table.column("score").to_numpy()
-    bad = ~((score >= 0) & (score <= 1))
+    bad = not_a_score(score, missing_ok=False)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         raise InputError(

@@ -20,6 +20,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from latentbench.exceptions import InputError
+from latentbench.select._experiment_record import CURVE_COLUMNS, ExperimentRecord
+from latentbench.select._experiment_stats import (
+    _se,
+    budget_to_accuracy,
+    paired_saving,
+    paired_saving_at_stop,
+)
 from latentbench.select._policies import POLICIES, make_policy, parse_policy
 from latentbench.select._run import run_selection
 from latentbench.select._schedule import default_schedule
@@ -147,186 +154,6 @@ def parse_pools(text: str) -> list[tuple[str, float | None]]:
     return out
 
 
-def budget_to_accuracy(
-    correct: np.ndarray,
-    grid: np.ndarray,
-    *,
-    target: float = 0.95,
-    n_boot: int = 200,
-    random_state: int = 0,
-) -> dict[str, float]:
-    """Budget at which identification accuracy reaches ``target``, bootstrapped over seeds.
-
-    Parameters
-    ----------
-    correct : ndarray of bool, shape (n_seeds, G)
-        Whether the recommendation after ``grid[g]`` post-init cells was the true best.
-    grid : ndarray of shape (G,)
-        Budgets (increasing).
-    target : float
-    n_boot : int
-        Bootstrap resamples of seeds (``default_rng(random_state)``).
-
-    Returns
-    -------
-    dict
-        ``first`` / ``first_sd``: mean and SD over resamples of the first budget where the mean
-        curve is >= target; ``sustained`` / ``sustained_sd``: the first budget after which it
-        stays >= target; ``reached``: the fraction of resamples that reach it (budgets of
-        resamples that never do are NaN and left out of the means).
-    """
-    correct = np.asarray(correct, dtype=np.float64)
-    grid = np.asarray(grid)
-    rng = np.random.default_rng(random_state)
-    S = correct.shape[0]
-    first = np.full(n_boot, np.nan)
-    sustained = np.full(n_boot, np.nan)
-    for k in range(n_boot):
-        curve = correct[rng.integers(0, S, S)].mean(axis=0)
-        ok = curve >= target - 1e-12
-        if ok.any():
-            first[k] = grid[int(np.argmax(ok))]
-            bad = np.flatnonzero(~ok)
-            if bad.size == 0:
-                sustained[k] = grid[0]
-            elif bad[-1] + 1 < grid.size:
-                sustained[k] = grid[bad[-1] + 1]
-    full_curve = correct.mean(axis=0)
-    ok = full_curve >= target - 1e-12
-    with np.errstate(invalid="ignore"):
-        return {
-            "first": float(np.nanmean(first)) if np.isfinite(first).any() else float("nan"),
-            "first_sd": float(np.nanstd(first)) if np.isfinite(first).any() else float("nan"),
-            "sustained": float(np.nanmean(sustained))
-            if np.isfinite(sustained).any()
-            else float("nan"),
-            "sustained_sd": float(np.nanstd(sustained))
-            if np.isfinite(sustained).any()
-            else float("nan"),
-            "reached": float(np.isfinite(first).mean()),
-            "point": float(grid[int(np.argmax(ok))]) if ok.any() else float("nan"),
-        }
-
-
-def _se(values: np.ndarray) -> float:
-    """Standard error of a mean over seeds (NaN with fewer than two)."""
-    values = np.asarray(values, dtype=float)
-    return float(values.std(ddof=1) / np.sqrt(values.size)) if values.size > 1 else float("nan")
-
-
-def _first_crossing(curve: np.ndarray, grid: np.ndarray, target: float) -> float:
-    ok = curve >= target - 1e-12
-    return float(grid[int(np.argmax(ok))]) if ok.any() else float("nan")
-
-
-def _interval(draws: np.ndarray, point: float, name: str) -> dict[str, float]:
-    finite = draws[np.isfinite(draws)]
-    if finite.size < 2:
-        nan = float("nan")
-        return {name: point, f"{name}_se": nan, f"{name}_lo": nan, f"{name}_hi": nan}
-    lo, hi = np.percentile(finite, [2.5, 97.5])
-    return {
-        name: point,
-        f"{name}_se": float(finite.std(ddof=1)),
-        f"{name}_lo": float(lo),
-        f"{name}_hi": float(hi),
-    }
-
-
-def paired_saving(
-    correct: np.ndarray,
-    reference: np.ndarray,
-    grid: np.ndarray,
-    *,
-    init: int = 0,
-    ref_init: int = 0,
-    target: float = 0.95,
-    n_boot: int = 200,
-    random_state: int = 0,
-) -> dict[str, float]:
-    """Saving in the budget to ``target`` accuracy against a reference, with a paired bootstrap.
-
-    Both policies ran on the same seeds (the same initial cells), so seeds are resampled
-    together: each resample gives both first-crossing budgets and their saving; the spread
-    of those savings is the standard error, their 2.5 and 97.5 percentiles the interval.
-
-    Parameters
-    ----------
-    correct, reference : ndarray of bool, shape (n_seeds, G)
-        Per seed (same order in both) whether the recommendation after ``grid[g]`` post-init
-        cells was the true best.
-    grid : ndarray of shape (G,)
-    init, ref_init : int
-        Initial cells of each (added for the total saving).
-    target : float
-    n_boot : int
-    random_state : int
-
-    Returns
-    -------
-    dict
-        ``saved_post_init_pct`` and ``saved_total_pct`` (``100 (ref - policy) / ref`` from
-        the full-sample curves), each with ``_se``, ``_lo``, ``_hi`` from the resamples
-        (resamples where either never reaches ``target`` are left out).
-    """
-    a = np.asarray(correct, dtype=np.float64)
-    r = np.asarray(reference, dtype=np.float64)
-    if a.shape != r.shape:
-        raise InputError(f"paired curves of shapes {a.shape} and {r.shape}; expected the same")
-    rng = np.random.default_rng(random_state)
-    n = a.shape[0]
-    post = np.full(n_boot, np.nan)
-    total = np.full(n_boot, np.nan)
-    for k in range(n_boot):
-        idx = rng.integers(0, n, n)
-        x = _first_crossing(a[idx].mean(axis=0), grid, target)
-        y = _first_crossing(r[idx].mean(axis=0), grid, target)
-        if y > 0:
-            post[k] = 100 * (y - x) / y
-        total[k] = 100 * ((y + ref_init) - (x + init)) / (y + ref_init)
-    x = _first_crossing(a.mean(axis=0), grid, target)
-    y = _first_crossing(r.mean(axis=0), grid, target)
-    point_post = 100 * (y - x) / y if y > 0 else float("nan")
-    point_total = 100 * ((y + ref_init) - (x + init)) / (y + ref_init)
-    return {
-        **_interval(post, point_post, "saved_post_init_pct"),
-        **_interval(total, point_total, "saved_total_pct"),
-    }
-
-
-def paired_saving_at_stop(
-    post: np.ndarray,
-    ref_post: np.ndarray,
-    init: int = 0,
-    ref_init: int = 0,
-    *,
-    n_boot: int = 200,
-    random_state: int = 0,
-) -> dict[str, float]:
-    """Saving in mean cells at the certified stop against a reference, paired over seeds.
-
-    Returns
-    -------
-    dict
-        As :func:`paired_saving`, from the mean post-init (and total) cells at the stop.
-    """
-    a, r = np.asarray(post, dtype=float), np.asarray(ref_post, dtype=float)
-    rng = np.random.default_rng(random_state)
-    idx = rng.integers(0, a.size, (n_boot, a.size))
-    x, y = a[idx].mean(axis=1), r[idx].mean(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        draws_post = 100 * (y - x) / y
-    draws_total = 100 * ((y + ref_init) - (x + init)) / (y + ref_init)
-    mx, my = a.mean(), r.mean()
-    point_post = 100 * (my - mx) / my if my > 0 else float("nan")
-    point_total = 100 * ((my + ref_init) - (mx + init)) / (my + ref_init)
-    return {
-        **_interval(draws_post, point_post, "saved_post_init_pct"),
-        **_interval(draws_total, point_total, "saved_total_pct"),
-    }
-
-
-# ---------------------------------------------------------------------------- workers
 @dataclass(frozen=True)
 class ExperimentSettings:
     """What every run of an experiment shares; sent once to each worker process.
@@ -481,76 +308,6 @@ class ExperimentResult:
                 )
             )
         return pd.concat(parts, ignore_index=True)
-
-
-CURVE_COLUMNS = ("pool", "policy", "evaluations", "accuracy", "se")
-"""Columns of ``curves.csv``."""
-
-
-@dataclass(frozen=True)
-class ExperimentRecord:
-    """An experiment as written to its directory (``summary.json``, ``curves.csv``): what a
-    report needs, without the per-seed arrays.
-
-    Attributes
-    ----------
-    params, pools : dict
-        As :class:`ExperimentResult`.
-    summary : list of dict
-        One row per (pool, policy) (see :class:`ExperimentResult`).
-    curves : DataFrame
-        Long: ``pool``, ``policy``, ``evaluations`` (post-init cells), ``accuracy`` (fraction
-        of seeds whose recommendation was the true best) and ``se`` (its standard error).
-    source : str
-    """
-
-    params: dict[str, Any]
-    pools: dict[str, dict[str, Any]]
-    summary: list[dict[str, Any]]
-    curves: pd.DataFrame
-    source: str = ""
-
-    @classmethod
-    def from_result(cls, result: ExperimentResult) -> ExperimentRecord:
-        """The record of an experiment in memory."""
-        return cls(result.params, result.pools, result.summary, result.curve_frame(), "result")
-
-    @classmethod
-    def read(cls, directory: str | os.PathLike[str]) -> ExperimentRecord:
-        """Read ``latentbench experiment --out DIR``.
-
-        Raises
-        ------
-        InputError
-            A missing or unreadable file, or a missing field, named with the file.
-        """
-        import pandas as pd
-
-        directory = Path(directory)
-        summary_path, curves_path = directory / "summary.json", directory / "curves.csv"
-        for path in (summary_path, curves_path):
-            if not path.is_file():
-                raise InputError(
-                    f"{directory}: no {path.name}; expected the output of `latentbench "
-                    "experiment --out DIR`"
-                )
-        try:
-            data = json.loads(summary_path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InputError(f"{summary_path}: not JSON ({exc})") from None
-        if not isinstance(data, dict) or not isinstance(data.get("summary"), list):
-            raise InputError(f"{summary_path}: no 'summary' list; expected an experiment summary")
-        curves = pd.read_csv(curves_path)
-        absent = [c for c in CURVE_COLUMNS if c not in curves.columns]
-        if absent:
-            raise InputError(f"{curves_path}: lacks column(s) {absent}; expected {CURVE_COLUMNS}")
-        return cls(
-            dict(data.get("params") or {}),
-            dict(data.get("pools") or {}),
-            list(data["summary"]),
-            curves,
-            str(directory),
-        )
 
 
 def run_experiment(

@@ -65,7 +65,7 @@ from latentbench.io.formats import _inspect  # noqa: F401
 from latentbench.io.formats import _opencompass  # noqa: F401
 from latentbench.io.formats import _table  # noqa: F401
 from latentbench.io.formats import _eee  # noqa: F401
-from latentbench.io.formats._eee import write_eee
+from latentbench.io.formats._eee_export import write_eee
 
 # isort: on
 
