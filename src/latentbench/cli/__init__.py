@@ -43,7 +43,7 @@ EXAMPLES = """Examples:
 
   latentbench report fit/ --out report.html
 
-  latentbench select replay responses.parquet --budget 20000 --out run/
+  latentbench select replay responses.parquet --out run/      # stops when the best is certified
 
 Every command has its own --help with an example."""
 
