@@ -185,7 +185,7 @@ def demo(
     console.print(
         "Fit your own results:  latentbench fit RESPONSES.parquet --out DIR\n"
         "Ingest harness logs:   latentbench ingest lm-eval OUTPUT_DIR --store results.duckdb\n"
-        "Find the best model:   latentbench select replay RESPONSES.parquet  (stops when certified)\n"
+        "Find the best model:   latentbench select replay RESPONSES.parquet (stops certified)\n"
         "Report:                latentbench report DIR --out report.html\n"
         f"Responses used here:   {out / 'responses.parquet'}",
         soft_wrap=True,
