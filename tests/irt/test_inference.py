@@ -217,3 +217,22 @@ def test_input_checks(small):
     # delegating methods on IRTResult
     # model, theta, se, lower, upper, theta_fit, no_data
     assert result.standard_errors(data.matrix).abilities.shape == (200, 7)
+
+
+def test_degenerate_fit_gets_the_priors_spread_not_nan():
+    """Two models, two items, opposite answers: an intercept-only fit whose Laplace variance
+    is not positive. Every model gets a finite interval (the prior's spread, se 1), with a
+    warning naming it, and the rank intervals work (they raised IndexError on NaN draws)."""
+    from latentbench import LatentbenchWarning
+    from latentbench.irt import rank_intervals
+    from latentbench.irt._ranks import normal_draws
+
+    matrix = ResponseMatrix(np.array([[1.0, 0.0], [0.0, 1.0]]), ["0", "1"], ["0", "1"])
+    with pytest.warns(LatentbenchWarning):
+        result = TwoPL().fit(matrix)
+        unc = result.standard_errors(matrix)
+    se = unc.abilities["se"].to_numpy()
+    assert np.isfinite(se).all() and (se > 0).all()
+    theta = unc.abilities["theta"].to_numpy()
+    ranks = rank_intervals(normal_draws(theta, se, 200, 0), ["0", "1"])
+    assert ranks["rank_lower"].between(1, 2).all() and ranks["rank_upper"].between(1, 2).all()

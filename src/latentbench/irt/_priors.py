@@ -122,7 +122,7 @@ class PriorSelection:
     b_sd: float
     grid: list[float] = field(default_factory=list)
     heldout_log_loss: list[float] = field(default_factory=list)
-    additive_log_loss: float = float("nan")
+    additive_log_loss: float = field(default=float("nan"), compare=False)  # a diagnostic
 
 
 def item_prior_moments(scores: npt.NDArray[np.floating] | ObservedCells) -> tuple[float, float]:

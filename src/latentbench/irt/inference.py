@@ -255,6 +255,21 @@ def standard_errors(
         var_theta[:, 0] = np.diag(laplace.covariance())
     elif normalisation and r == 1:
         var_theta[:, 0] = normalised_variance(U[:, 0], var_theta[:, 0])
+    unusable = ~np.isfinite(var_theta[:, 0]) | (var_theta[:, 0] <= 0)
+    if unusable.any():
+        # a degenerate fit (e.g. every discrimination 0): no finite positive variance for
+        # these models; they get the prior's spread (sd 1 on the reporting scale), never NaN
+        var_theta[unusable, 0] = float(trials)
+        fallback = "; ".join(
+            [*([fallback] if fallback else []), f"{int(unusable.sum())} model(s) without a "
+             "usable variance: the prior's spread (se 1)"]
+        )  # fmt: skip
+        warnings.warn(
+            f"ability intervals: {int(unusable.sum())} model(s) have no finite positive "
+            "variance (a degenerate fit); they get the prior's spread (se 1)",
+            LatentbenchWarning,
+            stacklevel=2,
+        )
     se_theta = np.sqrt(var_theta / trials)
     k = 1.0
     if scale_correction and r == 1 and not posterior:
