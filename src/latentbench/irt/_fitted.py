@@ -74,13 +74,12 @@ def random_items_fit(
     return fit
 
 
-def _observed(
+def fitted_matrix(
     result: IRTResult, matrix: ResponseMatrix | np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Scores (float32, NaN missing) and observed mask of the matrix the result was fitted on.
-
-    ``matrix=None`` takes the matrix the result keeps (``result.matrix``).
-    """
+) -> ResponseMatrix | np.ndarray:
+    """The matrix the result was fitted on: ``matrix``, or the one the result keeps
+    (``matrix=None``), checked against the fit's model and item ids (a sparse matrix is left
+    sparse)."""
     if matrix is None:
         if result.matrix is None:
             raise InputError(
@@ -88,13 +87,26 @@ def _observed(
                 "fitted on"
             )
         matrix = result.matrix
+    if isinstance(matrix, ResponseMatrix) and (
+        matrix.model_ids != result.model_ids or matrix.item_ids != result.item_ids
+    ):
+        raise InputError(
+            "the matrix's model / item ids differ from the fit's; pass the matrix the "
+            "result was fitted on"
+        )
+    return matrix
+
+
+def _observed(
+    result: IRTResult, matrix: ResponseMatrix | np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scores (float32, NaN missing) and observed mask of the matrix the result was fitted on.
+
+    ``matrix=None`` takes the matrix the result keeps (``result.matrix``).
+    """
+    matrix = fitted_matrix(result, matrix)
     if isinstance(matrix, ResponseMatrix):
         scores = matrix.scores
-        if matrix.model_ids != result.model_ids or matrix.item_ids != result.item_ids:
-            raise InputError(
-                "the matrix's model / item ids differ from the fit's; pass the matrix the "
-                "result was fitted on"
-            )
     else:
         scores = np.asarray(matrix, dtype=np.float32)
     if scores.shape != tuple(result.shape):

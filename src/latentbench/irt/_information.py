@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from latentbench.exceptions import InputError
 from latentbench.io._cells import ObservedCells
 from latentbench.io._matrix import ResponseMatrix
+from latentbench.irt._fitted import _observed, fitted_matrix
 
 if TYPE_CHECKING:
     from latentbench.irt._result import IRTResult
@@ -49,30 +49,12 @@ def information_blocks(
     items : ndarray of shape (J, r + 1, r + 1)
         ``sum_i w_ij [u_i, 1][u_i, 1]^T / sigma^2``.
     """
-    if matrix is None:
-        if result.matrix is None:
-            raise InputError(
-                "this result holds no matrix (it was loaded from disk); pass the matrix it was "
-                "fitted on"
-            )
-        matrix = result.matrix
-    if isinstance(matrix, ResponseMatrix):
-        if matrix.model_ids != result.model_ids or matrix.item_ids != result.item_ids:
-            raise InputError(
-                "the matrix's model / item ids differ from the fit's; pass the matrix the "
-                "result was fitted on"
-            )
-        if matrix.is_sparse:
-            return cells_information(
-                matrix.observed_cells(), result.U, result.V, result.b, float(result.sigma)
-            )
-        scores = matrix.scores
-    else:
-        scores = np.asarray(matrix, dtype=np.float32)
-    if scores.shape != tuple(result.shape):
-        raise InputError(
-            f"matrix has shape {scores.shape}; expected the fitted shape {tuple(result.shape)}"
+    matrix = fitted_matrix(result, matrix)
+    if isinstance(matrix, ResponseMatrix) and matrix.is_sparse:
+        return cells_information(
+            matrix.observed_cells(), result.U, result.V, result.b, float(result.sigma)
         )
+    scores, _ = _observed(result, matrix)
     U, V, sigma = result.U, result.V, float(result.sigma)
     N, J = scores.shape
     r = U.shape[1]
