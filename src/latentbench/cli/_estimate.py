@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.markup import escape
 
 from latentbench.cli import Command, app, example
-from latentbench.cli._common import clean_warnings, console, fail
+from latentbench.cli._common import clean_warnings, console, escape, fail
 from latentbench.exceptions import InputError
 
 PROPOSALS = ("residual", "information", "uniform")

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from latentbench.cli import Command, app, example
@@ -14,6 +13,7 @@ from latentbench.cli._common import (
     clean_warnings,
     console,
     err_console,
+    escape,
     fail,
     fmt,
     fresh_out,

@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.markup import escape
 
 from latentbench.cli import Command, app, example
-from latentbench.cli._common import clean_warnings, console, fail, progress_bar
+from latentbench.cli._common import clean_warnings, console, escape, fail, progress_bar
 from latentbench.exceptions import InputError
 
 __all__ = ["load_fit", "report", "report_path"]

@@ -147,11 +147,16 @@ class EstimateResult:
 
     def save(self, out: str | os.PathLike[str]) -> Path:
         """Write ``estimate.json`` into the directory ``out`` (created); returns its path."""
-        folder = Path(out)
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / "estimate.json"
-        path.write_text(json.dumps(self.to_dict(), indent=2, allow_nan=False))
-        return path
+        return write_json(out, "estimate.json", self.to_dict())
+
+
+def write_json(out: str | os.PathLike[str], name: str, data: Any) -> Path:
+    """Write ``data`` as ``out/name`` (the folder created; NaN refused); returns its path."""
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(json.dumps(data, indent=2, allow_nan=False))
+    return path
 
 
 def _ordinal(k: int) -> str:

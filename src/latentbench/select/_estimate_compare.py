@@ -17,7 +17,6 @@ items run out.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from latentbench.exceptions import InputError
-from latentbench.select._estimate import _answers, _check_options, _rng
+from latentbench.select._estimate import _answers, _check_options, _rng, write_json
 from latentbench.select._estimate_calibration import load_calibration
 from latentbench.select._estimate_cs import WeightedBettingCS
 from latentbench.select._estimate_design import _VARIANCE_FLOOR, SequentialEstimate
@@ -103,11 +102,7 @@ class CompareResult:
 
     def save(self, out: str | os.PathLike[str]) -> Path:
         """Write ``compare.json`` into the directory ``out`` (created)."""
-        folder = Path(out)
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / "compare.json"
-        path.write_text(json.dumps(self.to_dict(), indent=2, allow_nan=False))
-        return path
+        return write_json(out, "compare.json", self.to_dict())
 
 
 def compare(
