@@ -6,3 +6,56 @@ optional harnesses), so they are left out of collection here.
 """
 
 collect_ignore_glob = ["harness/_*.py", "data/*"]
+
+
+import os  # noqa: E402
+
+# Each pytest-xdist worker is one process per core: its numba kernels and BLAS calls run on one
+# thread, so two workers on two cores do not oversubscribe them (set before numba is imported;
+# an explicit setting in the environment wins).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_fit(tmp_path_factory):
+    """``shared_fit(name) -> (fit_dir, output)``: ``latentbench fit`` of a shared matrix, run
+    once per test session and shared by every test (and every xdist worker) that reads it.
+
+    The fit directory is read-only for the tests: one that needs to change it copies it first.
+    ``output`` is what ``fit`` printed (not quiet). Skips when the shared data is absent.
+    """
+    from filelock import FileLock
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    _register()
+    # all workers share the parent of their own base temp folder
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    cache = root / "shared-fits"
+    cache.mkdir(exist_ok=True)
+
+    def get(name: str) -> tuple[Path, str]:
+        path = SHARED_DATA / f"{name}.parquet"
+        if not path.exists():
+            pytest.skip(f"shared data not found at {path}")
+        out = cache / name
+        log = cache / f"{name}.out"
+        with FileLock(str(cache / f"{name}.lock")):
+            if not log.exists():
+                outcome = CliRunner().invoke(app, ["fit", str(path), "--out", str(out)])
+                assert outcome.exit_code == 0, outcome.output
+                log.write_text(outcome.output)
+        return out, log.read_text()
+
+    return get

@@ -22,13 +22,9 @@ runner = CliRunner()
 
 
 @pytest.mark.parametrize("name", DATASETS)
-def test_fit_real_matrix(tmp_path, name):
+def test_fit_real_matrix(shared_fit, name):
     path = SHARED / f"{name}.parquet"
-    if not path.exists():
-        pytest.skip(f"shared data not found at {path}")
-    out = tmp_path / name
-    outcome = runner.invoke(app, ["fit", str(path), "--out", str(out), "--quiet"])
-    assert outcome.exit_code == 0, outcome.output
+    out, _ = shared_fit(name)  # `latentbench fit PATH --out OUT`, shared with the render test
     abilities = pd.read_csv(out / "abilities.csv")
     items = pd.read_csv(out / "items.csv")
     info = json.loads((out / "fit.json").read_text())
@@ -46,14 +42,10 @@ def test_fit_real_matrix(tmp_path, name):
     assert {"loss", "converged", "seconds", "options"} <= set(info)
 
 
-def test_fit_prints_tables(tmp_path):
-    path = SHARED / "bfcl_v2.parquet"
-    if not path.exists():
-        pytest.skip("shared data not found")
-    outcome = runner.invoke(app, ["fit", str(path), "--out", str(tmp_path)])
-    assert outcome.exit_code == 0, outcome.output
-    assert "Top 10 models by ability" in outcome.output
-    assert "Most and least discriminating items" in outcome.output
+def test_fit_prints_tables(shared_fit):
+    _, output = shared_fit("bfcl_v2")  # what `latentbench fit` printed
+    assert "Top 10 models by ability" in output
+    assert "Most and least discriminating items" in output
 
 
 def test_fit_bad_file_gives_clear_error(tmp_path):

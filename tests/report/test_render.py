@@ -158,13 +158,9 @@ def test_live_run_report_renders(browser, tmp_path, selection_run):
 
 
 @pytest.mark.parametrize("name", DATASETS)
-def test_report_of_shared_data_renders(browser, tmp_path, name):
+def test_report_of_shared_data_renders(browser, tmp_path, shared_fit, name):
     path = SHARED / f"{name}.parquet"
-    if not path.exists():
-        pytest.skip(f"shared data not found at {path}")
-    fit_dir = tmp_path / "fit"
-    outcome = runner.invoke(app, ["fit", str(path), "--out", str(fit_dir), "--quiet"])
-    assert outcome.exit_code == 0, outcome.output
+    fit_dir, _ = shared_fit(name)  # `latentbench fit PATH --out FIT_DIR`, fitted once a session
     page = tmp_path / f"{name}.html"
     args = ["report", str(fit_dir), "--out", str(page), "-q"]  # responses found via fit.json
     items = SHARED / f"{name.split('_')[0] if name.startswith('alpaca') else name}_items.parquet"

@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import csv
+import hashlib
+import io
 import json
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import fields
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,14 +21,19 @@ from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._objective import GaussianPenalty, Normalisation
 from latentbench.irt._priors import PriorSelection
+from latentbench.irt._random_items import RandomItemsFit
 from latentbench.irt._reported import rank_abilities, reported_abilities
 
 if TYPE_CHECKING:
     from latentbench.irt._result import IRTResult
 
-__all__ = ["FILES", "load_fit", "save_fit", "write_csv"]
+__all__ = ["FILES", "RANDOM_ITEMS_FILE", "load_fit", "save_fit", "write_csv"]
 
 FILES = ("abilities.csv", "items.csv", "fit.json")
+
+RANDOM_ITEMS_FILE = "random_items.npz"
+"""The random-item fit behind the ability intervals (:class:`RandomItemsFit`), when they
+used it: optional, read back only when fit.json names it with a matching SHA-256."""
 
 _INTERVAL_COLUMNS = ("se", "lower", "upper", "theta_fit", "no_data", "center")
 """Columns of the reported abilities table that the fit's own table does not have."""
@@ -108,6 +116,15 @@ def save_fit(
         "abilities.csv": partial(write_csv, abilities),
         "items.csv": partial(write_csv, items),
     }
+    if uncertainty is not None and result.random_items is not None:
+        # the random-item fit (the costly part of the intervals) is kept with the fit, so a
+        # report of the directory reuses it; fit.json names it by its SHA-256
+        blob = _random_items_bytes(result.random_items)
+        record["ability_intervals"]["random_items"] = {
+            "file": RANDOM_ITEMS_FILE,
+            "sha256": hashlib.sha256(blob).hexdigest(),
+        }
+        writers[RANDOM_ITEMS_FILE] = lambda path: path.write_bytes(blob)
     for name, table in (tables or {}).items():
         paths[name] = out / f"{name}.csv"
         writers[f"{name}.csv"] = partial(write_csv, table)
@@ -230,7 +247,44 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
         penalty=penalty,
         normalisation=scale,
         prior_selection=_prior_selection(info.get("prior_selection"), paths["fit.json"]),
+        random_items=_load_random_items(paths["fit.json"].parent, info),
     )
+
+
+def _random_items_bytes(fit: RandomItemsFit) -> bytes:
+    """``fit`` as an ``.npz`` archive (one array per field), in memory."""
+    buffer = io.BytesIO()
+    arrays: dict[str, Any] = {f.name: np.asarray(getattr(fit, f.name)) for f in fields(fit)}
+    np.savez(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def _load_random_items(directory: Path, info: dict[str, Any]) -> RandomItemsFit | None:
+    """The saved random-item fit that fit.json names, or None (absent, changed or from another
+    version: the intervals are then recomputed, never read from a stale file)."""
+    entry = (info.get("ability_intervals") or {}).get("random_items")
+    if not isinstance(entry, dict):
+        return None
+    path = directory / RANDOM_ITEMS_FILE
+    try:
+        blob = path.read_bytes()
+        if hashlib.sha256(blob).hexdigest() != entry.get("sha256"):
+            return None
+        with np.load(io.BytesIO(blob), allow_pickle=False) as archive:
+            values = {name: archive[name] for name in archive.files}
+        kinds = {f.name: f.type for f in fields(RandomItemsFit)}
+        if set(values) != set(kinds):
+            return None
+        scalars = {"log_likelihood": float, "n_iter": int, "converged": bool, "edge_mass": float,
+                   "grid_top": float, "data_key": str}  # fmt: skip
+        return RandomItemsFit(
+            **{
+                name: scalars[name](value.item()) if name in scalars else value
+                for name, value in values.items()
+            }
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _fit_table(abilities: pd.DataFrame, order: Any, path: Path) -> pd.DataFrame:
