@@ -260,7 +260,7 @@ def _demo_selection(matrix: Any, result: Any, n_seeds: int) -> Any:
     delta = 0.05
     run = run_selection(
         MatrixOracle(Y),
-        Pulse(bonus="ci", alpha=delta),
+        Pulse(bonus="ci", delta=delta),
         budget=full,
         batch_size=batch,
         init_batch=init_cells,

@@ -12,7 +12,7 @@ from latentbench.cli import Command, Group, app, example
 from latentbench.cli._common import (
     clean_warnings,
     console,
-    err_console,
+    deprecated_option,
     escape,
     fail,
     fmt,
@@ -102,11 +102,6 @@ class _ReplayCommand(Command):
         super().format_help(ctx, formatter)
 
 
-def _deprecated(old: str, new: str) -> None:
-    """One line on stderr: an old option spelling still works but will go."""
-    err_console.print(f"[yellow]warning:[/yellow] {old} is deprecated; use {new}", soft_wrap=True)
-
-
 @select_app.command(
     "replay",
     cls=_ReplayCommand,
@@ -115,6 +110,7 @@ def _deprecated(old: str, new: str) -> None:
     ),
 )
 def replay(
+    ctx: typer.Context,
     responses: Path = typer.Argument(..., help="Scores of the candidate models (Parquet/CSV)."),
     history: Path | None = typer.Option(
         None,
@@ -191,9 +187,7 @@ def replay(
     from latentbench.select import SelectionRecord
     from latentbench.select import replay as replay_selection
 
-    if alpha is not None:
-        _deprecated("--alpha", "--delta")
-        delta = alpha
+    delta = deprecated_option(ctx, "delta", delta, "--alpha", alpha)
     target = fresh_out(out, "latentbench-select")
     try:  # before the replay runs, so that its result is never lost to a bad --out
         check_destination(target, "dir")
@@ -326,6 +320,7 @@ def _with_estimate(bar: Any, task: Any, n_jobs: int | None, quiet: bool) -> Any:
     ),
 )
 def experiment(
+    ctx: typer.Context,
     responses: Path = typer.Argument(..., help="Source matrix (Parquet/CSV)."),
     split: str = typer.Option("random", help="'date' (older half = history) or 'random'."),
     pools: str = typer.Option("gap:0.02", help="Exact-gap pools, e.g. 'gap:0.01,0.02,0.03,full'."),
@@ -380,12 +375,8 @@ def experiment(
     from latentbench.io import ResponseMatrix, check_destination
     from latentbench.select import experiment_from_matrix
 
-    if n_jobs is not None:
-        _deprecated("--n-jobs", "--jobs")
-        jobs = n_jobs
-    if random_state is not None:
-        _deprecated("--random-state", "--seed")
-        seed = random_state
+    jobs = deprecated_option(ctx, "jobs", jobs, "--n-jobs", n_jobs)
+    seed = deprecated_option(ctx, "seed", seed, "--random-state", random_state)
 
     target = fresh_out(out, "latentbench-experiment")
     try:  # before the runs, so that their result is never lost to a bad --out

@@ -85,7 +85,7 @@ def live(
         ..., "--store", help="DuckDB store: every observation is committed there first."
     ),
     as_json: bool = typer.Option(False, "--json/--no-json", help="Print the outcome as JSON."),
-    quiet: bool = typer.Option(False, "--quiet/--no-quiet", help="No progress display."),
+    quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No progress display."),
 ) -> None:
     """Run a live selection; re-run the same command to resume after any interruption.
 
