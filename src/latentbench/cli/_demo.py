@@ -145,7 +145,9 @@ def saving(
 
 @app.command(cls=Command, epilog=example("latentbench demo --out demo/"))
 def demo(
-    out: Path = typer.Option(Path("latentbench-demo"), help="Where to write the outputs."),
+    out: Path = typer.Option(
+        Path("latentbench-demo"), "--out", "-o", help="Where to write the outputs."
+    ),
     seeds: int = typer.Option(DEMO_SEEDS, help="Selection runs per policy (seeds)."),
 ) -> None:
     """Run the main job on a built-in synthetic leaderboard and say what to look at next."""

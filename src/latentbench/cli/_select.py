@@ -178,7 +178,10 @@ def replay(
         "'drop-items' to drop every item with a missing candidate cell (printed).",
     ),
     out: Path | None = typer.Option(
-        None, help="Output directory (default ./latentbench-select, or -2, -3, ... if it exists)."
+        None,
+        "--out",
+        "-o",
+        help="Output directory (default ./latentbench-select, or -2, -3, ... if it exists).",
     ),
     quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No table."),
 ) -> None:
@@ -409,7 +412,9 @@ def experiment(
     ),
     sim_rank: int = typer.Option(4, help="Rank of the simulator fit."),
     engine: str = typer.Option("local", help="'local' processes or 'ray'."),
-    jobs: int | None = typer.Option(None, help="Local processes (default: all cores)."),
+    jobs: int | None = typer.Option(
+        None, help="Local processes (default or -1: all cores).", show_default=False
+    ),
     n_jobs: int | None = typer.Option(
         None, "--n-jobs", hidden=True, help="Deprecated spelling of --jobs."
     ),
@@ -424,6 +429,8 @@ def experiment(
     ),
     out: Path | None = typer.Option(
         None,
+        "--out",
+        "-o",
         help="Output directory (default ./latentbench-experiment, or -2, -3, ... if it exists).",
     ),
     quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No progress or table."),

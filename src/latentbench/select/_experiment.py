@@ -361,7 +361,7 @@ def run_experiment(
         Policy spec that "% saved" is computed against (default: the first ``ucbe`` spec).
     engine : {"local", "ray"}
     n_jobs : int, optional
-        Local processes (default: all cores; 1 runs in-process).
+        Local processes (default, or -1 as elsewhere: all cores; 1 runs in-process).
     grid_step : int, optional
         Resolution of the curves (default ``batch_size``).
     ray_address : str, optional
@@ -404,7 +404,7 @@ def run_experiment(
     if engine == "ray":
         results = _run_ray(shared, tasks, ray_address, progress)
     else:
-        workers = n_jobs or os.cpu_count() or 1
+        workers = n_jobs if n_jobs is not None and n_jobs > 0 else os.cpu_count() or 1
         if workers == 1:
             for k, t in enumerate(tasks):
                 results.append(_run_one(shared, *t))
