@@ -149,3 +149,23 @@ def test_records_written_with_alpha_still_load(problem):
     record = SelectionRecord.from_dict(data, source="old selection.json")
     assert record.delta == 0.3 and record.params["delta"] == 0.3 and "alpha" not in record.params
     assert record.certified == data["certified"]
+
+
+def test_a_policy_written_on_the_base_classes_keeps_working():
+    """``docs``: new policies subclass the bookkeeping classes; one passing ``alpha`` warns."""
+    from latentbench.select._base import ProxyBookkeeping, UCBEBookkeeping
+
+    class Mine(UCBEBookkeeping):
+        def __init__(self) -> None:
+            super().__init__(alpha=0.2, ci="betting")
+
+    with pytest.warns(FutureWarning, match="use delta"):
+        assert Mine().delta == 0.2
+    with pytest.warns(FutureWarning, match="use delta"):
+        assert ProxyBookkeeping(alpha=0.3).delta == 0.3
+    with pytest.raises(InputError, match="give delta only"):
+        ProxyBookkeeping(alpha=0.3, delta=0.3)
+    policy = UCBEBookkeeping()
+    with pytest.warns(FutureWarning, match="use delta"):
+        policy.alpha = 0.05
+    assert policy.delta == 0.05

@@ -204,7 +204,7 @@ class UCBEBookkeeping:
     ----------
     a : float
         Exploration constant of the UCB-E bonus ``sqrt(a / T_i)``.
-    delta : float
+    delta : float, default 0.1
         Error probability of the certificate: the simultaneous miscoverage of the confidence
         sequences (over arms and time).
     ci : {"betting", "eb", "freedman", "none"}
@@ -217,6 +217,8 @@ class UCBEBookkeeping:
         16, 32, 64, 128, ... and cells go to arms that stay competitive. The batch size is
         fixed before the draw, so the per-round estimates stay unbiased and the intervals
         valid.
+    alpha : float, optional
+        Deprecated spelling of ``delta`` (warns; giving both is an error).
     """
 
     name = "policy"
@@ -228,10 +230,12 @@ class UCBEBookkeeping:
         self,
         *,
         a: float = 1.0,
-        delta: float = DEFAULT_DELTA,
+        delta: float | None = None,
         ci: str = "none",
         doubling: bool = False,
+        alpha: float | None = None,
     ) -> None:
+        delta = resolve_delta(delta, alpha)
         if a < 0:
             raise InputError(f"a={a!r}; expected a nonnegative number")
         if ci not in _CI:
@@ -247,6 +251,11 @@ class UCBEBookkeeping:
         """Deprecated spelling of :attr:`delta` (one release; warns)."""
         warnings.warn(_deprecation("alpha", "delta", ""), FutureWarning, stacklevel=2)
         return self.delta
+
+    @alpha.setter
+    def alpha(self, value: float) -> None:
+        warnings.warn(_deprecation("alpha", "delta", ""), FutureWarning, stacklevel=2)
+        self.delta = value
 
     # -- lifecycle -------------------------------------------------------------------------
     def initialize(self, state: SelectionState, proxy: ProxyState | None = None) -> None:
@@ -363,11 +372,13 @@ class ProxyBookkeeping(UCBEBookkeeping):
         self,
         *,
         a: float = 1.0,
-        delta: float = DEFAULT_DELTA,
+        delta: float | None = None,
         ci: str = "eb",
         refit_every: int | Literal["auto"] | None = "auto",
         doubling: bool = False,
+        alpha: float | None = None,
     ) -> None:
+        delta = resolve_delta(delta, alpha)
         super().__init__(a=a, delta=delta, ci=ci, doubling=doubling)
         if (
             refit_every is not None
