@@ -93,3 +93,29 @@ def test_options_of_the_other_task_are_refused(responses, tmp_path):
     )
     assert outcome.exit_code == 2 and "error" in outcome.output
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_calibration_warnings_are_said_once_and_recorded(responses, tmp_path, monkeypatch):
+    """A held-out fit that warns (e.g. not converged) is not silenced: one line for all the
+    fits, and the list in summary.json."""
+    import warnings
+
+    from latentbench.exceptions import ConvergenceWarning
+    from latentbench.select import _estimate_experiment as module
+
+    real = module.from_matrix
+
+    def warning_fit(matrix, **kw):
+        warnings.warn("stopped at max_iter=5", ConvergenceWarning, stacklevel=2)
+        return real(matrix, **kw)
+
+    monkeypatch.setattr(module, "from_matrix", warning_fit)
+    out = tmp_path / "warned"
+    args = ["experiment", str(responses), "--task", "estimate", "--budgets", "10"]
+    outcome = runner.invoke(app, [*args, "--seeds", "1", "--models", "m1,m2", "--out", str(out)])
+    assert outcome.exit_code == 0, outcome.output
+    lines = [line for line in outcome.output.splitlines() if "calibration fits warned" in line]
+    assert len(lines) == 1 and "2 of 2 calibration fits warned" in lines[0]
+    assert "--max-iter 5" in lines[0] or "max_iter=5" in lines[0]
+    data = json.loads((out / "summary.json").read_text())
+    assert len(data["params"]["warnings"]) == 2

@@ -581,6 +581,7 @@ def _estimate_task(
         "max_items": max_items,
         "delta": delta,
         "rank": int(fit_rank),
+        "warnings": list(table.attrs.get("warnings", [])),
     }
     try:
         target.mkdir(parents=True, exist_ok=True)

@@ -71,7 +71,8 @@ def estimate_experiment(
     DataFrame
         One row per (model, seed, budget): ``model``, ``seed``, ``budget``, ``truth``,
         ``score``, ``lower``, ``upper``, ``error`` (score - truth), ``covered``, and
-        ``items_to_precision`` (NaN when not reached), ``n_items``.
+        ``items_to_precision`` (NaN when not reached), ``n_items``. ``attrs["warnings"]``
+        lists the calibration fits that warned (one warning is also emitted for them all).
     """
     import pandas as pd
 
@@ -89,11 +90,14 @@ def estimate_experiment(
     Y = np.asarray(matrix.scores, dtype=np.float64)
     rows: list[dict[str, object]] = []
     total, done = len(chosen) * seeds, 0
+    fit_warnings: list[tuple[str, type[Warning], str]] = []
     for name in chosen:
         i = ids.index(name)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             cal = from_matrix(matrix.subset(models=[m for m in ids if m != name]), rank=rank)
+        if caught:
+            fit_warnings.append((name, caught[0].category, str(caught[0].message)))
         pop = cal.positions([matrix.item_ids[j] for j in np.flatnonzero(np.isfinite(Y[i]))])
         y = Y[i][np.isfinite(Y[i])]
         truth = float(y.mean())
@@ -135,7 +139,16 @@ def estimate_experiment(
             done += 1
             if progress is not None:
                 progress(done, total)
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if fit_warnings:  # one line for all the held-out fits, kept with the table
+        name, category, message = fit_warnings[0]
+        note = (
+            f"{len(fit_warnings)} of {len(chosen)} calibration fits warned (first, without "
+            f"{name!r}: {message})"
+        )
+        table.attrs["warnings"] = [f"without {m!r}: {text}" for m, _, text in fit_warnings]
+        warnings.warn(note, category, stacklevel=2)
+    return table
 
 
 def _number(value: float) -> float | None:
