@@ -567,7 +567,7 @@ def certify(args: argparse.Namespace) -> None:
             legacy = certified_lucb(Y, args.delta, 64, 64, seed, legacy=True)[0]
             res = run_selection(
                 MatrixOracle(Y),
-                Pulse(bonus="ci", alpha=args.delta),
+                Pulse(bonus="ci", delta=args.delta),
                 budget=Y.size,
                 batch_size=batch,
                 init_batch=init,

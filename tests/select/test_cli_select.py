@@ -81,7 +81,7 @@ def test_replay_split_is_recorded_and_printed(files):
     assert record["history ids"] and record["proxy rank"] == 2
     assert len(record["input_sha256"]) == 64 and record["input"].endswith("all.parquet")
     assert "random half" in result.output and "delta = 0.05" in result.output
-    assert data["params"]["alpha"] == 0.05 and data["certified"] in (True, False)
+    assert data["params"]["delta"] == 0.05 and data["certified"] in (True, False)
 
 
 def test_replay_history_free_uses_every_model(files):
@@ -229,7 +229,7 @@ def test_replay_without_options_stops_certified_and_says_what_it_used(files):
     assert result.exit_code == 0, result.output
     data = json.loads((out / "selection.json").read_text())
     full = 20 * 150
-    assert data["params"]["stop"] == "confidence" and data["params"]["alpha"] == 0.05
+    assert data["params"]["stop"] == "confidence" and data["params"]["delta"] == 0.05
     assert data["stopped"] in ("confidence", "exhausted")
     text = " ".join(result.output.split())
     share = f"{data['evaluations_total'] / full:.1%}"

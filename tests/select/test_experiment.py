@@ -50,7 +50,7 @@ def test_policy_specs_and_pools():
     assert make_policy("naive_frozen").refit_every is None
     assert make_policy("naive").refit_every == "auto"
     with pytest.raises(InputError, match="no option"):
-        make_policy("ucbe:alpha=0.1")  # UCB-E has no intervals: alpha is refused, not ignored
+        make_policy("ucbe:delta=0.1")  # UCB-E has no intervals: delta is refused, not ignored
     with pytest.raises(InputError, match="unknown"):
         parse_policy("thompson")
     with pytest.raises(InputError, match="pulse"):

@@ -143,3 +143,6 @@ def test_old_option_spellings_warn_and_still_work(files):
     assert "--alpha is deprecated; use --delta" in outcome.output
     helptext = runner.invoke(app, ["select", "replay", "--help"]).output
     assert "--delta" in helptext and "--alpha" not in helptext
+    both = runner.invoke(app, [*args[:-3], "--delta", "0.1", "--out", str(files / "both"), "-q"])
+    assert both.exit_code == 2 and "--alpha and --delta both given" in both.output
+    assert not (files / "both").exists()

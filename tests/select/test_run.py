@@ -109,12 +109,12 @@ def test_without_a_budget_every_policy_stops_certified(problem):
     its items cannot be, and says so."""
     Y, proxy = problem
     truth = int(np.argmax(Y.mean(axis=1)))
-    for policy in (Pulse(bonus="ci", alpha=0.05), UCBE(), Uniform()):
+    for policy in (Pulse(bonus="ci", delta=0.05), UCBE(), Uniform()):
         res = run_selection(MatrixOracle(Y), policy, proxy=proxy, random_state=1)
         assert res.params["stop"] == "confidence" and res.stopped in ("confidence", "exhausted")
         assert res.certified and res.best == truth
         assert res.evaluations_total < Y.size or res.stopped == "exhausted"
-        assert res.params["alpha"] == 0.05
+        assert res.params["delta"] == 0.05
     with pytest.raises(InputError, match="chooses its items"):
         run_selection(MatrixOracle(Y), UCBELRF(), stop="confidence", budget=100)
 
@@ -186,12 +186,12 @@ def test_simultaneous_coverage_under_adaptive_selection(options, init_batch, pro
     """Fraction of runs in which every arm's interval covers its mean after every round."""
     Y, proxy = problem
     mu = Y.mean(axis=1, dtype=np.float64)
-    alpha, reps = 0.1, 150
+    delta, reps = 0.1, 150
     covered = []
     for s in range(reps):
         res = run_selection(
             MatrixOracle(Y),
-            Pulse(alpha=alpha, refit_every=5, **options),
+            Pulse(delta=delta, refit_every=5, **options),
             budget=1500,
             batch_size=16,
             init_batch=init_batch,
@@ -202,7 +202,7 @@ def test_simultaneous_coverage_under_adaptive_selection(options, init_batch, pro
         covered.append(res.covered)
         assert res.lower is not None and np.all(res.lower <= res.upper)
     rate = np.mean(covered)
-    assert rate >= 1 - alpha - 3 * math.sqrt(alpha * (1 - alpha) / reps)
+    assert rate >= 1 - delta - 3 * math.sqrt(delta * (1 - delta) / reps)
 
 
 def test_useless_proxy_is_not_worse_than_ucbe():
@@ -240,7 +240,7 @@ def test_fixed_confidence_stop():
     proxy = LowRankProxy.from_factors(V, b, U_history=U)
     res = run_selection(
         MatrixOracle(Y),
-        Pulse(alpha=0.1, bonus="ci"),
+        Pulse(delta=0.1, bonus="ci"),
         budget=10**6,
         batch_size=64,
         init_batch=64,
@@ -265,17 +265,17 @@ def test_budget_run_records_its_first_certificate():
     Y[3] = (np.random.default_rng(0).random(3000) < 0.9).astype(np.float32)
     proxy = LowRankProxy.from_factors(V, b, U_history=U)
     kw = dict(batch_size=64, init_batch=32, proxy=proxy, random_state=1)
-    full = run_selection(MatrixOracle(Y), Pulse(alpha=0.1), budget=6000, **kw)
+    full = run_selection(MatrixOracle(Y), Pulse(delta=0.1), budget=6000, **kw)
     assert full.stopped == "budget" and full.evaluations_post_init == 6000
     assert full.certified_arm == 3 and 0 < full.certified_after < 6000
-    stopped = run_selection(MatrixOracle(Y), Pulse(alpha=0.1), budget=6000, stop="confidence", **kw)
+    stopped = run_selection(MatrixOracle(Y), Pulse(delta=0.1), budget=6000, stop="confidence", **kw)
     assert stopped.stopped == "confidence" and stopped.best == 3
     assert stopped.evaluations_post_init == stopped.certified_after == full.certified_after
     data = full.to_dict(trace=False)
     assert data["certified_after_post_init"] == full.certified_after
     assert data["certified_model"] == "3"
     # never certified: None, and no intervals: None
-    short = run_selection(MatrixOracle(Y), Pulse(alpha=0.1), budget=64, **kw)
+    short = run_selection(MatrixOracle(Y), Pulse(delta=0.1), budget=64, **kw)
     assert short.certified_after is None and short.certified_arm is None
     plain = run_selection(MatrixOracle(Y), UCBE(), budget=64, random_state=1)
     assert plain.certified_after is None and plain.to_dict()["certified_model"] is None
@@ -294,7 +294,7 @@ def test_certified_by_the_initial_batch_stops_before_any_round():
     proxy = LowRankProxy.from_factors(np.zeros((400, 1)), np.zeros(400), U_history=np.zeros((3, 1)))
     res = run_selection(
         MatrixOracle(Y),
-        Pulse(alpha=0.1, bonus="ci"),
+        Pulse(delta=0.1, bonus="ci"),
         budget=10_000,
         init_batch=64,
         proxy=proxy,
@@ -305,22 +305,22 @@ def test_certified_by_the_initial_batch_stops_before_any_round():
     assert res.certified_after == 0 and res.best == 0 and res.evaluations_post_init == 0
 
 
-def test_fixed_confidence_certificate_is_right_at_level_alpha(problem):
+def test_fixed_confidence_certificate_is_wrong_at_most_delta(problem):
     """Close arms (best 0.60, next 0.59 on 300 items; the proxy knows nothing of them), LUCB
-    with the one-sided certificate bounds, alpha = 0.3: a certified arm other than the true
-    best in at most alpha of the runs (Monte-Carlo tolerance; 7 of 100 when written)."""
+    with the one-sided certificate bounds, delta = 0.3: a certified arm other than the true
+    best in at most delta of the runs (Monte-Carlo tolerance; 7 of 100 when written)."""
     _, proxy = problem
     rng = np.random.default_rng(3)
     p = np.array([0.6, 0.58, 0.56, 0.5])
     Y = (rng.random((4, 300)) < p[:, None]).astype(np.float32)
     mu = Y.mean(axis=1, dtype=np.float64)
     best = int(np.argmax(mu))
-    alpha, reps = 0.3, 100
+    delta, reps = 0.3, 100
     wrong = 0
     for s in range(reps):
         res = run_selection(
             MatrixOracle(Y),
-            Pulse(alpha=alpha, bonus="ci", refit_every=5),
+            Pulse(delta=delta, bonus="ci", refit_every=5),
             budget=Y.size,
             batch_size=16,
             init_batch=8,
@@ -330,7 +330,7 @@ def test_fixed_confidence_certificate_is_right_at_level_alpha(problem):
         )
         assert res.certified is not None
         wrong += bool(res.certified and res.best != best)
-    assert wrong / reps <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / reps)
+    assert wrong / reps <= delta + 3 * math.sqrt(delta * (1 - delta) / reps)
 
 
 def test_ucbe_lrf_runs_and_prefers_uncertain_cells(problem):

@@ -12,7 +12,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -24,6 +24,7 @@ __all__ = [
     "clean_warnings",
     "cli_spelling",
     "console",
+    "deprecated_option",
     "err_console",
     "escape",
     "fail",
@@ -89,6 +90,32 @@ def fail(exc: BaseException | str, code: int = 2) -> NoReturn:
     """Print ``error: MESSAGE`` on stderr (no traceback) and exit with ``code``."""
     err_console.print(f"[red]error:[/red] {escape(cli_spelling(str(exc)))}", soft_wrap=True)
     raise typer.Exit(code)
+
+
+_T = TypeVar("_T")
+
+
+def deprecated_option(
+    ctx: typer.Context, name: str, value: _T, old_flag: str, old_value: _T | None
+) -> _T:
+    """The value of option ``name`` (``--name``), or of its hidden deprecated spelling
+    ``old_flag`` when that was given (one warning line on stderr naming the new spelling).
+
+    Both spellings on one command line is an error (exit 2), as in the Python API.
+    """
+    if old_value is None:
+        return value
+    flag = "--" + name.replace("_", "-")
+    source = ctx.get_parameter_source(name)  # typer's own copy of click's ParameterSource
+    if getattr(source, "name", "DEFAULT") not in ("DEFAULT", "DEFAULT_MAP"):
+        fail(
+            f"{old_flag} and {flag} both given; {old_flag} is the deprecated spelling of {flag}: "
+            f"give {flag} only"
+        )
+    err_console.print(
+        f"[yellow]warning:[/yellow] {old_flag} is deprecated; use {flag}", soft_wrap=True
+    )
+    return old_value
 
 
 def fmt(value: Any, digits: int = 3) -> str:

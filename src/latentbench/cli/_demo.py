@@ -145,7 +145,9 @@ def saving(
 
 @app.command(cls=Command, epilog=example("latentbench demo --out demo/"))
 def demo(
-    out: Path = typer.Option(Path("latentbench-demo"), help="Where to write the outputs."),
+    out: Path = typer.Option(
+        Path("latentbench-demo"), "--out", "-o", help="Where to write the outputs."
+    ),
     seeds: int = typer.Option(DEMO_SEEDS, help="Selection runs per policy (seeds)."),
 ) -> None:
     """Run the main job on a built-in synthetic leaderboard and say what to look at next."""
@@ -260,7 +262,7 @@ def _demo_selection(matrix: Any, result: Any, n_seeds: int) -> Any:
     delta = 0.05
     run = run_selection(
         MatrixOracle(Y),
-        Pulse(bonus="ci", alpha=delta),
+        Pulse(bonus="ci", delta=delta),
         budget=full,
         batch_size=batch,
         init_batch=init_cells,

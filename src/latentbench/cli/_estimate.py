@@ -63,7 +63,11 @@ def estimate_command(
     precision: float | None = typer.Option(
         None, help="Stop when the score interval's half-width is at most this."
     ),
-    delta: float = typer.Option(0.05, help="Miscoverage of the (anytime-valid) interval."),
+    delta: float = typer.Option(
+        0.05,
+        help="Error probability of the anytime-valid interval (it holds the score at every "
+        "step with probability >= 1 - delta; estimate.json's level is 1 - delta).",
+    ),
     seed: int = typer.Option(0, help="Seed; a model's draws depend on it and its name only."),
     model: str | None = typer.Option(None, help="Estimate only this model of RESPONSES."),
     items: Path | None = typer.Option(
@@ -89,7 +93,9 @@ def estimate_command(
     metric: str | None = typer.Option(
         None, help="With --benchmark: its metric, when the store holds several."
     ),
-    out: Path | None = typer.Option(None, help="Write estimate.json into this directory."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Write estimate.json into this directory."
+    ),
     as_json: bool = typer.Option(False, "--json/--no-json", help="Print the result as JSON."),
 ) -> None:
     """Estimate a new model's full-benchmark score from a few adaptively chosen items.
@@ -204,7 +210,7 @@ def tiny_command(
     seed: int = typer.Option(0, help="Seed of the draw."),
     floor: float = typer.Option(0.5, help="Uniform share of the design, in (0, 1]."),
     rank: int = typer.Option(1, help="Rank of the fit when CALIBRATION is a matrix file."),
-    out: Path = typer.Option(Path("items.csv"), help="CSV file to write."),
+    out: Path = typer.Option(Path("items.csv"), "--out", "-o", help="CSV file to write."),
 ) -> None:
     """Choose k items to pre-register, with their design probabilities.
 
@@ -247,7 +253,9 @@ def compare_command(
     ),
     delta: float = typer.Option(0.05, help="Error probability of the certificate."),
     seed: int = typer.Option(0, help="Seed."),
-    out: Path | None = typer.Option(None, help="Write compare.json into this directory."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Write compare.json into this directory."
+    ),
     as_json: bool = typer.Option(False, "--json/--no-json", help="Print the result as JSON."),
 ) -> None:
     """Is A's full-benchmark score higher than B's? Paired items, stops when certified."""

@@ -223,6 +223,8 @@ def fit(
     max_iter: int = typer.Option(5000, help="Maximum number of MM sweeps."),
     out: Path | None = typer.Option(
         None,
+        "--out",
+        "-o",
         help="Output directory (reused when given). Default ./latentbench-fit, or "
         "./latentbench-fit-2, -3, ... when that exists: never overwritten silently.",
     ),

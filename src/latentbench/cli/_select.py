@@ -12,7 +12,7 @@ from latentbench.cli import Command, Group, app, example
 from latentbench.cli._common import (
     clean_warnings,
     console,
-    err_console,
+    deprecated_option,
     escape,
     fail,
     fmt,
@@ -102,11 +102,6 @@ class _ReplayCommand(Command):
         super().format_help(ctx, formatter)
 
 
-def _deprecated(old: str, new: str) -> None:
-    """One line on stderr: an old option spelling still works but will go."""
-    err_console.print(f"[yellow]warning:[/yellow] {old} is deprecated; use {new}", soft_wrap=True)
-
-
 @select_app.command(
     "replay",
     cls=_ReplayCommand,
@@ -115,6 +110,7 @@ def _deprecated(old: str, new: str) -> None:
     ),
 )
 def replay(
+    ctx: typer.Context,
     responses: Path = typer.Argument(..., help="Scores of the candidate models (Parquet/CSV)."),
     history: Path | None = typer.Option(
         None,
@@ -182,7 +178,10 @@ def replay(
         "'drop-items' to drop every item with a missing candidate cell (printed).",
     ),
     out: Path | None = typer.Option(
-        None, help="Output directory (default ./latentbench-select, or -2, -3, ... if it exists)."
+        None,
+        "--out",
+        "-o",
+        help="Output directory (default ./latentbench-select, or -2, -3, ... if it exists).",
     ),
     quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No table."),
 ) -> None:
@@ -191,9 +190,7 @@ def replay(
     from latentbench.select import SelectionRecord
     from latentbench.select import replay as replay_selection
 
-    if alpha is not None:
-        _deprecated("--alpha", "--delta")
-        delta = alpha
+    delta = deprecated_option(ctx, "delta", delta, "--alpha", alpha)
     target = fresh_out(out, "latentbench-select")
     try:  # before the replay runs, so that its result is never lost to a bad --out
         check_destination(target, "dir")
@@ -317,23 +314,76 @@ def _with_estimate(bar: Any, task: Any, n_jobs: int | None, quiet: bool) -> Any:
     return progress
 
 
+_SELECT_ONLY = ("split", "pools", "policies", "budget", "batch_size", "init_batch", "stop",
+                "pool_size", "simulate", "sim_rank", "engine", "jobs", "n_jobs", "seed",
+                "random_state", "missing")  # fmt: skip
+_ESTIMATE_ONLY = ("budgets", "precision", "max_items", "models")
+DEFAULT_SEEDS = {"select": 20, "estimate": 3}
+"""``--seeds`` when not given, per ``--task`` (light enough for a first try)."""
+
+
+def _refuse_other_task(ctx: typer.Context, task: str) -> None:
+    """Options of the other ``--task`` given on the command line are refused, not ignored."""
+    other = _SELECT_ONLY if task == "estimate" else _ESTIMATE_ONLY
+    given = [
+        name
+        for name in other
+        if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"
+    ]
+    if given:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise InputError(
+            f"{flags}: not an option of --task {task}; see latentbench experiment --help"
+        )
+
+
 @app.command(
     "experiment",
     cls=Command,
     epilog=example(
         "latentbench experiment responses.parquet --policies pulse,ucbe --seeds 20 "
-        "--budget 20000 --out exp/"
+        "--budget 20000 --out exp/",
+        "latentbench experiment responses.parquet --task estimate --budgets 30,100,300 "
+        "--seeds 3 --out exp-estimate/",
     ),
 )
 def experiment(
+    ctx: typer.Context,
     responses: Path = typer.Argument(..., help="Source matrix (Parquet/CSV)."),
+    task: str = typer.Option(
+        "select",
+        help="'select': best-model identification, policies x pools x seeds. 'estimate': "
+        "leave-one-model-out estimates (each model in turn is the new one, the others "
+        "calibrate; see docs/estimate.md): error, interval coverage and items used.",
+    ),
     split: str = typer.Option("random", help="'date' (older half = history) or 'random'."),
     pools: str = typer.Option("gap:0.02", help="Exact-gap pools, e.g. 'gap:0.01,0.02,0.03,full'."),
     policies: str = typer.Option("pulse,ucbe,naive", help="Comma-separated policy specs."),
-    seeds: int = typer.Option(
-        20, help="Number of seeds (seed = 10000 * run); 200 for publication-grade curves."
+    seeds: int | None = typer.Option(
+        None,
+        help="Number of seeds. Default: 20 for select (seed = 10000 * run; 200 for "
+        "publication-grade curves), 3 for estimate (runs per held-out model).",
+        show_default=False,
     ),
     budget: int = typer.Option(400_000, help="Post-initialisation evaluations per run."),
+    budgets: str = typer.Option(
+        "30,100,300", help="--task estimate: items at which each estimate is recorded."
+    ),
+    precision: float = typer.Option(
+        0.02,
+        help="--task estimate: also record the items each run needs for this interval "
+        "half-width (runs continue past the largest budget until then; 0: skip).",
+    ),
+    max_items: int | None = typer.Option(
+        None,
+        help="--task estimate: most items per run (default: all the model answered).",
+        show_default=False,
+    ),
+    models: str | None = typer.Option(
+        None,
+        help="--task estimate: held-out models, comma-separated (default: every model).",
+        show_default=False,
+    ),
     batch_size: int | None = typer.Option(
         None, help="Evaluations per round (B; default 64).", show_default=False
     ),
@@ -347,15 +397,24 @@ def experiment(
         help="'budget', or 'confidence': every run also stops at its first certificate at "
         "--delta; the table then compares the cells at the stop.",
     ),
-    delta: float = typer.Option(0.05, help="Error probability of the certificates."),
+    delta: float = typer.Option(
+        0.05,
+        help="Error probability of the certificates (select) or of each estimate's interval "
+        "(estimate: it covers the truth at every step with probability >= 1 - delta).",
+    ),
     pool_size: int = typer.Option(1000, help="Models per pool."),
-    rank: str = typer.Option("auto", help="Rank of the proxy, or 'auto'."),
+    rank: str = typer.Option(
+        "auto",
+        help="Rank of the proxy (select) or of the calibration fits (estimate: 'auto' is 1).",
+    ),
     simulate: int | None = typer.Option(
         None, help="Draw this many leaderboard-like models from a fit of RESPONSES."
     ),
     sim_rank: int = typer.Option(4, help="Rank of the simulator fit."),
     engine: str = typer.Option("local", help="'local' processes or 'ray'."),
-    jobs: int | None = typer.Option(None, help="Local processes (default: all cores)."),
+    jobs: int | None = typer.Option(
+        None, help="Local processes (default or -1: all cores).", show_default=False
+    ),
     n_jobs: int | None = typer.Option(
         None, "--n-jobs", hidden=True, help="Deprecated spelling of --jobs."
     ),
@@ -370,22 +429,42 @@ def experiment(
     ),
     out: Path | None = typer.Option(
         None,
+        "--out",
+        "-o",
         help="Output directory (default ./latentbench-experiment, or -2, -3, ... if it exists).",
     ),
     quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No progress or table."),
 ) -> None:
-    """Run policies x pools x seeds; write accuracy curves, budget to 95 % and coverage."""
+    """Run policies x pools x seeds; write accuracy curves, budget to 95 % and coverage
+    (--task estimate: leave-one-model-out score estimates)."""
     from rich.progress import Progress
 
     from latentbench.io import ResponseMatrix, check_destination
     from latentbench.select import experiment_from_matrix
 
-    if n_jobs is not None:
-        _deprecated("--n-jobs", "--jobs")
-        jobs = n_jobs
-    if random_state is not None:
-        _deprecated("--random-state", "--seed")
-        seed = random_state
+    if task not in ("select", "estimate"):
+        _fail(InputError(f"--task {task!r}; expected 'select' or 'estimate'"))
+    try:
+        _refuse_other_task(ctx, task)
+    except InputError as exc:
+        _fail(exc)
+    if task == "estimate":
+        _estimate_task(
+            responses,
+            budgets=budgets,
+            seeds=DEFAULT_SEEDS["estimate"] if seeds is None else seeds,
+            models=models,
+            precision=precision,
+            max_items=max_items,
+            delta=delta,
+            rank=rank,
+            out=out,
+            quiet=quiet,
+        )
+        return
+    seeds = DEFAULT_SEEDS["select"] if seeds is None else seeds
+    jobs = deprecated_option(ctx, "jobs", jobs, "--n-jobs", n_jobs)
+    seed = deprecated_option(ctx, "seed", seed, "--random-state", random_state)
 
     target = fresh_out(out, "latentbench-experiment")
     try:  # before the runs, so that their result is never lost to a bad --out
@@ -402,9 +481,9 @@ def experiment(
             )
             specs = _split_specs(policies)
             with Progress(console=console, disable=quiet, transient=True) as bar:
-                task = bar.add_task("runs", total=None)
+                runs = bar.add_task("runs", total=None)
 
-                progress = _with_estimate(bar, task, jobs, quiet)
+                progress = _with_estimate(bar, runs, jobs, quiet)
                 result = experiment_from_matrix(
                     matrix,
                     split=split,
@@ -436,6 +515,122 @@ def experiment(
     if not quiet:
         print_experiment_table(result)
         console.print(f"wrote {escape(str(target))}/summary.json, summary.csv, curves.csv")
+
+
+def _estimate_task(
+    responses: Path,
+    *,
+    budgets: str,
+    seeds: int,
+    models: str | None,
+    precision: float,
+    max_items: int | None,
+    delta: float,
+    rank: str,
+    out: Path | None,
+    quiet: bool,
+) -> None:
+    """``experiment --task estimate``: a shell over :func:`latentbench.select.
+    estimate_experiment` and :func:`~latentbench.select.summarize_estimate_experiment`."""
+    import json
+
+    import pandas as pd
+    from rich.progress import Progress
+
+    from latentbench.io import ResponseMatrix, check_destination
+    from latentbench.select import estimate_experiment, summarize_estimate_experiment
+
+    target = fresh_out(out, "latentbench-experiment")
+    with clean_warnings():
+        try:
+            check_destination(target, "dir")
+            try:
+                marks = tuple(int(b) for b in budgets.split(",") if b.strip())
+            except ValueError:
+                raise InputError(
+                    f"--budgets {budgets!r}; expected item counts such as '30,100,300'"
+                ) from None
+            fit_rank = 1 if rank == "auto" else _rank(rank)
+            if precision < 0:
+                raise InputError(f"--precision {precision!r}; expected >= 0 (0: skip)")
+            matrix = ResponseMatrix.read(responses)
+            held_out = None if models is None else [m.strip() for m in models.split(",") if m]
+            with Progress(console=console, disable=quiet, transient=True) as bar:
+                runs = bar.add_task("held-out runs", total=None)
+                table = estimate_experiment(
+                    matrix,
+                    budgets=marks,
+                    seeds=seeds,
+                    models=held_out,
+                    precision=precision or None,
+                    max_items=max_items,
+                    delta=delta,
+                    rank=int(fit_rank),
+                    progress=lambda done, total: bar.update(runs, completed=done, total=total),
+                )
+            summary = summarize_estimate_experiment(table)
+        except InputError as exc:
+            _fail(exc)
+    params = {
+        "task": "estimate",
+        "input": str(responses),
+        "budgets": list(marks),
+        "seeds": seeds,
+        "models": held_out,
+        "precision": precision or None,
+        "max_items": max_items,
+        "delta": delta,
+        "rank": int(fit_rank),
+        "warnings": list(table.attrs.get("warnings", [])),
+    }
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        table.to_csv(target / "runs.csv", index=False)
+        pd.DataFrame(summary["by_budget"]).to_csv(target / "summary.csv", index=False)
+        text = json.dumps({"params": params, **summary}, indent=1, allow_nan=False)
+        (target / "summary.json").write_text(text)
+    except OSError as exc:  # the disk filled during the runs
+        _fail(InputError(f"--out {target}: cannot write ({exc.strerror or exc})"))
+    if not quiet:
+        print_estimate_experiment(summary, delta=delta, precision=precision or None)
+        console.print(f"wrote {escape(str(target))}/runs.csv, summary.csv, summary.json")
+
+
+def print_estimate_experiment(
+    summary: dict[str, Any], *, delta: float, precision: float | None
+) -> None:
+    """Per budget: mean absolute error and coverage (each ± its SE over held-out models) and
+    the mean half-width; then the items needed for ``precision``."""
+    table = Table(title=f"leave-one-model-out estimates ({1 - delta:.0%} intervals; ± SE)")
+    for col in ("items", "models", "runs", "mean |error|", "coverage", "half-width"):
+        table.add_column(col, justify="right")
+
+    def pm(value: float | None, se: float | None, digits: int) -> str:
+        if value is None:
+            return "-"
+        return f"{value:.{digits}f}" + ("" if se is None else f" ± {se:.{digits}f}")
+
+    for row in summary["by_budget"]:
+        table.add_row(
+            fmt(row["budget"]),
+            fmt(row["models"]),
+            fmt(row["runs"]),
+            pm(row["mae"], row["mae_se"], 4),
+            pm(row["coverage"], row["coverage_se"], 3),
+            pm(row["half_width"], None, 4),
+        )
+    print_table(table)
+    if precision is not None:
+        p = summary["precision"]
+        if p["reached"]:
+            console.print(
+                f"items to ±{precision:g}: median {p['median_items']:,.0f} (mean "
+                f"{p['mean_items']:,.0f}) in the {fmt(p['reached'])} of {fmt(p['runs'])} runs "
+                "that reached it",
+                soft_wrap=True,
+            )
+        else:
+            console.print(f"items to ±{precision:g}: not reached in any of {p['runs']} runs")
 
 
 def _pct(row: dict[str, Any], name: str) -> str:

@@ -14,8 +14,8 @@ from typing import Any
 import typer
 
 from latentbench.cli import Command, example
+from latentbench.cli._common import clean_warnings, escape
 from latentbench.cli._common import err_console as err
-from latentbench.cli._common import escape
 from latentbench.exceptions import InputError
 
 try:
@@ -85,7 +85,7 @@ def live(
         ..., "--store", help="DuckDB store: every observation is committed there first."
     ),
     as_json: bool = typer.Option(False, "--json/--no-json", help="Print the outcome as JSON."),
-    quiet: bool = typer.Option(False, "--quiet/--no-quiet", help="No progress display."),
+    quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No progress display."),
 ) -> None:
     """Run a live selection; re-run the same command to resume after any interruption.
 
@@ -106,7 +106,8 @@ def live(
     if here not in sys.path:
         sys.path.insert(0, here)
     try:
-        cfg = LiveConfig.from_toml(config)
+        with clean_warnings(err):  # e.g. a deprecated key, one clean line
+            cfg = LiveConfig.from_toml(config)
     except InputError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None

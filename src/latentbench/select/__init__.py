@@ -27,7 +27,10 @@ from latentbench.select._estimate import (
 )
 from latentbench.select._estimate_calibration import Calibration, load_calibration
 from latentbench.select._estimate_compare import CompareResult, compare
-from latentbench.select._estimate_experiment import estimate_experiment
+from latentbench.select._estimate_experiment import (
+    estimate_experiment,
+    summarize_estimate_experiment,
+)
 from latentbench.select._estimate_live import estimate_live
 from latentbench.select._experiment import (
     ExperimentRecord,
@@ -112,5 +115,6 @@ __all__ = [
     "run_live",
     "run_selection",
     "split_models",
+    "summarize_estimate_experiment",
     "tiny",
 ]

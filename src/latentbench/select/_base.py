@@ -12,12 +12,19 @@ Every policy is driven by :func:`latentbench.select.run_selection` through the c
 * ``end_round(state, arm)``: after the state recorded the batch (refits happen here, so new
   predictions first act in the next round);
 * ``estimates()``: per-arm point estimates; ``intervals()``: per-arm confidence bounds.
+
+A policy with intervals takes ``delta``: the error probability of its certificate (a
+certified best is the true best with probability at least ``1 - delta``), which is also the
+simultaneous miscoverage of its intervals over arms and time. ``alpha`` is its deprecated
+spelling (:data:`DEPRECATED_OPTIONS`), accepted with a :class:`FutureWarning` for one release.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Literal, Protocol, runtime_checkable
+import warnings
+from collections.abc import Collection, Mapping
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -27,7 +34,86 @@ from latentbench.select._bounds import EBConfSeq, FreedmanConfSeq
 from latentbench.select._schedule import DEFAULT_BATCH_SIZE
 from latentbench.select._state import Observation, ProxyState, SelectionState
 
-__all__ = ["Policy", "ProxyBookkeeping", "UCBEBookkeeping"]
+__all__ = [
+    "DEFAULT_DELTA",
+    "DEPRECATED_OPTIONS",
+    "Policy",
+    "ProxyBookkeeping",
+    "UCBEBookkeeping",
+    "rename_deprecated",
+    "resolve_delta",
+]
+
+DEFAULT_DELTA = 0.1
+"""A policy's default ``delta`` (error probability of its certificate); a replay passes its own
+(``latentbench.select.replay``: 0.05)."""
+
+DEPRECATED_OPTIONS: Mapping[str, str] = {"alpha": "delta"}
+"""Old spellings of policy options and their names now; accepted, with a
+:class:`FutureWarning`, for one release."""
+
+
+def _deprecation(old: str, new: str, where: str) -> str:
+    prefix = f"{where}: " if where else ""
+    return (
+        f"{prefix}{old} is deprecated; use {new} (same meaning and value; {old} will stop "
+        "working in the next release)"
+    )
+
+
+def resolve_delta(
+    delta: float | None, alpha: float | None, *, default: float = DEFAULT_DELTA
+) -> float:
+    """``delta``, or its deprecated spelling ``alpha`` (with a :class:`FutureWarning`), or
+    ``default`` when neither is given.
+
+    Raises
+    ------
+    InputError
+        Both are given.
+    """
+    if alpha is None:
+        return default if delta is None else delta
+    if delta is not None:
+        raise InputError(
+            f"alpha={alpha!r} and delta={delta!r}; alpha is the deprecated spelling of delta: "
+            "give delta only"
+        )
+    warnings.warn(_deprecation("alpha", "delta", ""), FutureWarning, stacklevel=3)
+    return alpha
+
+
+def rename_deprecated(
+    options: Mapping[str, Any],
+    accepted: Collection[str],
+    *,
+    where: str = "",
+    warn: bool = True,
+    stacklevel: int = 2,
+) -> dict[str, Any]:
+    """``options`` with every deprecated key (:data:`DEPRECATED_OPTIONS`) renamed to its name
+    now, where ``accepted`` (the policy's options) has that name; one :class:`FutureWarning`
+    per renamed key when ``warn`` (``stacklevel`` counted from the caller of this function).
+
+    Raises
+    ------
+    InputError
+        Both spellings of one option are given (``where`` prefixes the message).
+    """
+    out = dict(options)
+    for old, new in DEPRECATED_OPTIONS.items():
+        if old not in out or new not in accepted:
+            continue
+        if new in out:
+            prefix = f"{where}: " if where else ""
+            raise InputError(
+                f"{prefix}{old}={out[old]!r} and {new}={out[new]!r}; {old} is the deprecated "
+                f"spelling of {new}: give {new} only"
+            )
+        if warn:
+            warnings.warn(_deprecation(old, new, where), FutureWarning, stacklevel=stacklevel + 1)
+        out[new] = out.pop(old)
+    return out
 
 
 @runtime_checkable
@@ -95,15 +181,16 @@ def default_initial_batch(policy: Policy, n_items: int) -> int:
 
 
 def make_confseq(
-    ci: str, n_arms: int, n_items: int, alpha: float, max_pulls: int
+    ci: str, n_arms: int, n_items: int, delta: float, max_pulls: int
 ) -> ConfSeq | None:
-    """The confidence sequences named by ``ci`` (None for ``"none"``)."""
+    """The confidence sequences named by ``ci`` at miscoverage ``delta`` (None for
+    ``"none"``)."""
     if ci == "betting":
-        return BettingConfSeq(n_arms, n_items, alpha)
+        return BettingConfSeq(n_arms, n_items, delta)
     if ci == "eb":
-        return EBConfSeq(n_arms, alpha)
+        return EBConfSeq(n_arms, delta)
     if ci == "freedman":
-        return FreedmanConfSeq(n_arms, alpha, max_pulls=max_pulls)
+        return FreedmanConfSeq(n_arms, delta, max_pulls=max_pulls)
     return None
 
 
@@ -117,8 +204,9 @@ class UCBEBookkeeping:
     ----------
     a : float
         Exploration constant of the UCB-E bonus ``sqrt(a / T_i)``.
-    alpha : float
-        Miscoverage of the simultaneous confidence sequences.
+    delta : float, default 0.1
+        Error probability of the certificate: the simultaneous miscoverage of the confidence
+        sequences (over arms and time).
     ci : {"betting", "eb", "freedman", "none"}
         Confidence sequences: ``betting`` on the per-cell terms
         (:class:`~latentbench.select._betting.BettingConfSeq`); ``eb`` (empirical Bernstein)
@@ -129,6 +217,8 @@ class UCBEBookkeeping:
         16, 32, 64, 128, ... and cells go to arms that stay competitive. The batch size is
         fixed before the draw, so the per-round estimates stay unbiased and the intervals
         valid.
+    alpha : float, optional
+        Deprecated spelling of ``delta`` (warns; giving both is an error).
     """
 
     name = "policy"
@@ -137,17 +227,35 @@ class UCBEBookkeeping:
     default_item_order = "independent"
 
     def __init__(
-        self, *, a: float = 1.0, alpha: float = 0.1, ci: str = "none", doubling: bool = False
+        self,
+        *,
+        a: float = 1.0,
+        delta: float | None = None,
+        ci: str = "none",
+        doubling: bool = False,
+        alpha: float | None = None,
     ) -> None:
+        delta = resolve_delta(delta, alpha)
         if a < 0:
             raise InputError(f"a={a!r}; expected a nonnegative number")
         if ci not in _CI:
             raise InputError(f"ci={ci!r}; expected one of {_CI}")
-        if not 0 < alpha < 1:
-            raise InputError(f"alpha={alpha!r}; expected a value in (0, 1)")
-        self.a, self.alpha, self.ci = a, alpha, ci
+        if not 0 < delta < 1:
+            raise InputError(f"delta={delta!r}; expected a value in (0, 1)")
+        self.a, self.delta, self.ci = a, delta, ci
         self.doubling = bool(doubling)
         self._cs: ConfSeq | None = None
+
+    @property
+    def alpha(self) -> float:
+        """Deprecated spelling of :attr:`delta` (one release; warns)."""
+        warnings.warn(_deprecation("alpha", "delta", ""), FutureWarning, stacklevel=2)
+        return self.delta
+
+    @alpha.setter
+    def alpha(self, value: float) -> None:
+        warnings.warn(_deprecation("alpha", "delta", ""), FutureWarning, stacklevel=2)
+        self.delta = value
 
     # -- lifecycle -------------------------------------------------------------------------
     def initialize(self, state: SelectionState, proxy: ProxyState | None = None) -> None:
@@ -161,7 +269,7 @@ class UCBEBookkeeping:
         self.exact = np.zeros(m, dtype=bool)
         init_b = max(int(state.n_obs.max()), 1)
         k_max = 1 + math.ceil(max(state.n_items - int(state.n_obs.min()), 0) / init_b)
-        self._cs = make_confseq(self.ci, m, state.n_items, self.alpha, max(k_max, state.n_items))
+        self._cs = make_confseq(self.ci, m, state.n_items, self.delta, max(k_max, state.n_items))
         with np.errstate(invalid="ignore", divide="ignore"):
             first = state.y_sum / np.maximum(state.n_obs, 1)
         for arm in range(m):
@@ -240,8 +348,8 @@ class UCBEBookkeeping:
     def certificate(self) -> tuple[np.ndarray, np.ndarray] | None:
         """Bounds that certify the best (``BettingConfSeq.certificate``; else the intervals).
 
-        The best's lower bound above every other arm's upper bound certifies it at level
-        ``alpha``; with betting intervals these one-sided bounds are tighter than the
+        The best's lower bound above every other arm's upper bound certifies it with error
+        probability ``delta``; with betting intervals these one-sided bounds are tighter than the
         simultaneous ones (the upper bounds need no union bound over arms).
         """
         if isinstance(self._cs, BettingConfSeq):
@@ -264,12 +372,14 @@ class ProxyBookkeeping(UCBEBookkeeping):
         self,
         *,
         a: float = 1.0,
-        alpha: float = 0.1,
+        delta: float | None = None,
         ci: str = "eb",
         refit_every: int | Literal["auto"] | None = "auto",
         doubling: bool = False,
+        alpha: float | None = None,
     ) -> None:
-        super().__init__(a=a, alpha=alpha, ci=ci, doubling=doubling)
+        delta = resolve_delta(delta, alpha)
+        super().__init__(a=a, delta=delta, ci=ci, doubling=doubling)
         if (
             refit_every is not None
             and refit_every != "auto"

@@ -206,7 +206,7 @@ def _run_one(settings: ExperimentSettings, pool_name: str, spec: str, seed: int)
     scores = settings.scores[settings.pools[pool_name]]
     label, name, spec_kw, run_kw = parse_policy(spec)
     options = POLICIES[name].options
-    extra: dict[str, Any] = {"alpha": settings.delta} if "alpha" in options else {}
+    extra: dict[str, Any] = {"delta": settings.delta} if "delta" in options else {}
     if settings.stop == "confidence" and "bonus" in options and "bonus" not in spec_kw:
         extra["bonus"] = "ci"  # fixed confidence: LUCB sampling, as in a replay
     policy = make_policy(spec, extra)
@@ -354,14 +354,14 @@ def run_experiment(
         with LUCB sampling; UCB-E and uniform certified on their revealed cells); the summary
         then compares the cells at the stop.
     delta : float, default 0.05
-        Error probability of the certificates (and the policies' ``alpha``).
+        Error probability of the certificates (passed to the policies' ``delta``).
     target : float
         Identification accuracy for the budget summary.
     reference : str, optional
         Policy spec that "% saved" is computed against (default: the first ``ucbe`` spec).
     engine : {"local", "ray"}
     n_jobs : int, optional
-        Local processes (default: all cores; 1 runs in-process).
+        Local processes (default, or -1 as elsewhere: all cores; 1 runs in-process).
     grid_step : int, optional
         Resolution of the curves (default ``batch_size``).
     ray_address : str, optional
@@ -404,7 +404,7 @@ def run_experiment(
     if engine == "ray":
         results = _run_ray(shared, tasks, ray_address, progress)
     else:
-        workers = n_jobs or os.cpu_count() or 1
+        workers = n_jobs if n_jobs is not None and n_jobs > 0 else os.cpu_count() or 1
         if workers == 1:
             for k, t in enumerate(tasks):
                 results.append(_run_one(shared, *t))

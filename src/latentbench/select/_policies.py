@@ -16,7 +16,13 @@ from typing import Any, Literal
 import numpy as np
 
 from latentbench.exceptions import InputError
-from latentbench.select._base import Policy, ProxyBookkeeping, UCBEBookkeeping
+from latentbench.select._base import (
+    DEPRECATED_OPTIONS,
+    Policy,
+    ProxyBookkeeping,
+    UCBEBookkeeping,
+    rename_deprecated,
+)
 from latentbench.select._pulse import Pulse
 from latentbench.select._state import Observation, ProxyState, SelectionState
 
@@ -313,9 +319,18 @@ class PolicyInfo:
 
     @property
     def options(self) -> tuple[str, ...]:
-        """Keyword options the policy accepts."""
+        """Keyword options the policy accepts (without deprecated spellings such as
+        ``alpha``; see :attr:`deprecated_options`)."""
         params = inspect.signature(self.factory).parameters.values()
-        return tuple(p.name for p in params if p.kind is p.KEYWORD_ONLY)
+        return tuple(
+            p.name for p in params if p.kind is p.KEYWORD_ONLY and p.name not in DEPRECATED_OPTIONS
+        )
+
+    @property
+    def deprecated_options(self) -> tuple[str, ...]:
+        """Old spellings still accepted, with a warning, for options of this policy (e.g.
+        ``alpha`` for ``delta``)."""
+        return tuple(old for old, new in DEPRECATED_OPTIONS.items() if new in self.options)
 
 
 POLICIES: dict[str, PolicyInfo] = {
@@ -391,7 +406,9 @@ def make_policy(
         A key of :data:`POLICIES`, optionally with options: ``pulse:weights=precision``
         (see :func:`parse_policy`; run options such as ``init_batch`` are ignored here).
     options : dict, optional
-        More keyword arguments of the policy class; they override the spec's.
+        More keyword arguments of the policy class; they override the spec's. A deprecated
+        spelling (``alpha`` for ``delta``) is renamed with a :class:`FutureWarning`, in the
+        spec and in ``options`` each.
     where : str
         Prefix of error messages (e.g. the configuration file and section).
     shape : (n_models, n_items), optional
@@ -403,7 +420,8 @@ def make_policy(
     ------
     InputError
         Unknown name, an option the policy does not take (the message lists those it does),
-        or an option value out of its range (named, with the range).
+        an option value out of its range (named, with the range), or an option given in both
+        its spellings.
     """
     prefix = f"{where}: " if where else ""
     try:
@@ -411,7 +429,11 @@ def make_policy(
     except InputError as exc:
         raise InputError(f"{prefix}{exc}") from None
     info = POLICIES[name]
-    kwargs = {**info.defaults, **spec_options, **(options or {})}
+    label = f"{prefix}policy {name!r}"
+    accepted = info.options
+    spec_options = rename_deprecated(spec_options, accepted, where=label, stacklevel=2)
+    extra = rename_deprecated(options or {}, accepted, where=label, stacklevel=2)
+    kwargs = {**info.defaults, **spec_options, **extra}
     unknown = sorted(set(kwargs) - set(info.options))
     if unknown:
         raise InputError(

@@ -7,7 +7,7 @@ from typing import Literal
 import numpy as np
 
 from latentbench.exceptions import InputError
-from latentbench.select._base import ProxyBookkeeping, make_confseq
+from latentbench.select._base import DEFAULT_DELTA, ProxyBookkeeping, make_confseq, resolve_delta
 from latentbench.select._betting import BettingConfSeq
 from latentbench.select._estimators import dr_draw_estimates, dr_round_variance, plugin_lambda
 from latentbench.select._state import Observation, ProxyState, SelectionState
@@ -36,8 +36,13 @@ class Pulse(ProxyBookkeeping):
     ----------
     a : float, default 1.0
         UCB-E exploration constant.
-    alpha : float, default 0.1
-        Simultaneous miscoverage of the intervals (``alpha / n_arms`` per arm).
+    delta : float, default 0.1
+        Error probability of the certificate: a certified best is the true best with
+        probability at least ``1 - delta``; also the simultaneous miscoverage of the
+        intervals (``delta / n_arms`` per arm). Not a ``level`` (the coverage of one interval,
+        as in :mod:`latentbench.irt`).
+    alpha : float, optional
+        Deprecated spelling of ``delta`` (warns; giving both is an error).
     ci : {"betting", "eb", "freedman", "none"}, default "betting"
         Confidence sequences (see :class:`~latentbench.select._base.UCBEBookkeeping`).
     refit_every : int, "auto" or None, default "auto"
@@ -129,7 +134,8 @@ class Pulse(ProxyBookkeeping):
         self,
         *,
         a: float = 1.0,
-        alpha: float = 0.1,
+        delta: float | None = None,
+        alpha: float | None = None,
         ci: str = "betting",
         refit_every: int | Literal["auto"] | None = "auto",
         lam: str | float = "plugin",
@@ -140,7 +146,8 @@ class Pulse(ProxyBookkeeping):
         doubling: bool = True,
         revisit: bool = False,
     ) -> None:
-        super().__init__(a=a, alpha=alpha, ci=ci, refit_every=refit_every, doubling=doubling)
+        delta = resolve_delta(delta, alpha, default=DEFAULT_DELTA)
+        super().__init__(a=a, delta=delta, ci=ci, refit_every=refit_every, doubling=doubling)
         if bonus not in ("ucbe", "effective", "ci"):
             raise InputError(f"bonus={bonus!r}; expected 'ucbe', 'effective' or 'ci'")
         if bonus == "ci" and ci == "none":
@@ -181,7 +188,7 @@ class Pulse(ProxyBookkeeping):
         self._plain_var: float | None = None  # per-cell variance the initial batch is weighted by
         # per arm: sums of f, y, f^2, f y and the count over post-init cells, f as used
         self._oos = np.zeros((m, 5))
-        self._cs = make_confseq(self.ci, m, state.n_items, self.alpha, state.n_items)
+        self._cs = make_confseq(self.ci, m, state.n_items, self.delta, state.n_items)
         n = state.n_items
         lam0 = 1.0 if self.init_estimate == "prior" else 0.0
         # pull 1: the initial batch, drawn with the prior-mean prediction fixed beforehand

@@ -73,7 +73,8 @@ class SelectionRecord:
         Error probability of the certificate.
     seconds : float or None
     params : dict
-        The run's parameters (``n_items``, ``history``, ``budget``, ...).
+        The run's parameters (``n_items``, ``history``, ``budget``, ``delta``, ...). A record
+        written before the rename (key ``alpha``) reads with the key ``delta``.
     trace : dict
         The compact per-round trace of ``selection.json`` (empty when not recorded).
     live_run : dict or None
@@ -122,13 +123,15 @@ class SelectionRecord:
             raise InputError(f"{where} is not a selection.json (no 'arms'); {_EXPECTED}")
         arms = _check_arms(data["arms"], where)
         params = dict(data.get("params") or {})
+        if "alpha" in params and "delta" not in params:  # records written before the rename
+            params["delta"] = params.pop("alpha")
         best = data.get("best_model")
         if best is None:
             best = max(arms, key=lambda a: float(a["estimate"]))["model"]
         total = data.get("evaluations_total")
         if total is None:
             total = sum(int(a.get("n_observed", 0)) for a in arms)
-        delta = params.get("delta", params.get("alpha"))
+        delta = params.get("delta")
         return cls(
             policy=str(data.get("policy", "")),
             best_model=str(best),

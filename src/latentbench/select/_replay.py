@@ -131,7 +131,7 @@ def replay(
         intervals): a certified best is the true best with probability at least
         ``1 - delta``. It is called ``delta`` as in best-arm identification, where it is the
         probability of a wrong answer; a ``level`` (as in ``irt``) would read as the
-        coverage of one interval, which this is not (the policies' keyword is ``alpha``).
+        coverage of one interval, which this is not (the policies take the same ``delta``).
     stop : {"budget", "confidence"}, optional
         ``confidence`` stops at the first certificate (PULSE then samples the leader and its
         strongest challenger, LUCB-style; a policy without intervals that reveals uniform
@@ -232,7 +232,7 @@ def replay(
         stop = "confidence" if budget is None else "budget"
     _, name, spec_options, run_kw = parse_policy(policy)
     options = POLICIES[name].options
-    extra: dict[str, Any] = {"alpha": delta} if "alpha" in options else {}
+    extra: dict[str, Any] = {"delta": delta} if "delta" in options else {}
     if stop == "confidence" and "bonus" in options and "bonus" not in spec_options:
         extra["bonus"] = "ci"  # fixed confidence: LUCB sampling
     pol = make_policy(policy, extra, where="policy")

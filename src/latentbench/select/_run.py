@@ -70,7 +70,7 @@ class SelectionResult:
     certificate_lower, certificate_upper : ndarray of shape (n_arms,) or None
         The one-sided bounds that certify the best (policies with betting intervals; see
         ``BettingConfSeq.certificate``): the best's lower bound above every other arm's upper
-        bound certifies it at level ``alpha``. Not simultaneous intervals.
+        bound certifies it with error probability ``delta``. Not simultaneous intervals.
     certified_after : int or None
         Post-init cells spent when the recommended arm was first certified (its certificate
         lower bound above every other arm's upper bound, checked after the initial batch and
@@ -132,7 +132,7 @@ class SelectionResult:
     def certified(self) -> bool | None:
         """Whether the best's lower bound exceeds every other arm's upper bound (None
         without intervals): the recommendation is then the true best with probability at
-        least ``1 - alpha``, whatever the stopping rule."""
+        least ``1 - delta``, whatever the stopping rule."""
         if self.lower is None or self.upper is None:
             return None
         lower, upper = self.lower, self.upper
@@ -404,7 +404,7 @@ def run_selection(
         the result's ``lower`` / ``upper``.
     delta : float, optional
         Error probability of that certificate, for a policy without intervals (default
-        0.05); a policy with intervals certifies at its own ``alpha``.
+        0.05); a policy with intervals certifies at its own ``delta``.
     true_means : ndarray of shape (n_arms,), optional
         Known means (replay): records whether the intervals always covered them.
     model_ids : list of str, optional
@@ -562,7 +562,7 @@ def run_selection(
             "init_batch": int(init_batch),
             "item_order": item_order,
             "stop": stop,
-            "alpha": getattr(policy, "alpha", None) if monitor is None else monitor.delta,
+            "delta": getattr(policy, "delta", None) if monitor is None else monitor.delta,
             "certificate": None if monitor is None else "betting on revealed cells",
             "a": getattr(policy, "a", None),
         },

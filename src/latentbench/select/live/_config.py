@@ -17,7 +17,12 @@ from typing import Any
 from latentbench.exceptions import InputError
 from latentbench.io import load_items
 from latentbench.io._files import file_sha256
-from latentbench.select._base import Policy, default_initial_batch
+from latentbench.select._base import (
+    DEPRECATED_OPTIONS,
+    Policy,
+    default_initial_batch,
+    rename_deprecated,
+)
 from latentbench.select._policies import POLICIES, make_policy
 from latentbench.select._proxy import LowRankProxy
 from latentbench.select.live._options import (
@@ -69,6 +74,23 @@ def _free_table(
             f"{where}: [{name}] has unknown key(s) {unknown}; expected some of {sorted(allowed)}"
         )
     return dict(value)
+
+
+def legacy_policy_params(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with each renamed policy option in its old spelling (``delta`` as
+    ``alpha``): the form the default run id hashes."""
+    old_for = {new: old for old, new in DEPRECATED_OPTIONS.items()}
+    return {old_for.get(k, k): v for k, v in params.items()}
+
+
+def canonical_identity(identity: dict[str, Any]) -> dict[str, Any]:
+    """A stored :meth:`LiveConfig.identity` with its policy options in today's spelling (a run
+    stored before the rename holds ``alpha``), for comparison with the file's."""
+    params = identity.get("policy_params")
+    if not isinstance(params, dict):
+        return identity
+    renamed = {DEPRECATED_OPTIONS.get(k, k): v for k, v in params.items()}
+    return {**identity, "policy_params": renamed}
 
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -216,7 +238,12 @@ class LiveConfig:
         models = _models(data.get("models"), where, info)
         proxy = _free_table(data, "proxy", where, ("history", *options_of(LowRankProxy)))
         history = proxy.pop("history", None)
-        policy = _free_table(data, "policy", where, POLICIES[run.policy].options)
+        policy_info = POLICIES[run.policy]
+        accepted = policy_info.options
+        policy = _free_table(
+            data, "policy", where, (*accepted, *policy_info.deprecated_options)
+        )  # [policy] alpha: the deprecated spelling of delta, renamed with a warning
+        policy = rename_deprecated(policy, accepted, where=f"{where}: [policy]", stacklevel=3)
         return cls(
             run=run,
             models=models,
@@ -298,8 +325,15 @@ class LiveConfig:
         }
 
     def default_run_id(self) -> str:
-        """``live-`` and 16 hex digits of the SHA-256 of :meth:`identity`."""
-        text = json.dumps(self.identity(), sort_keys=True, default=str)
+        """``live-`` and 16 hex digits of the SHA-256 of :meth:`identity`.
+
+        The hash reads policy options in their spelling before the rename (``alpha`` for
+        ``delta``), so that a run started then resumes under the same id whichever spelling
+        the file uses now.
+        """
+        identity = self.identity()
+        identity["policy_params"] = legacy_policy_params(identity["policy_params"])
+        text = json.dumps(identity, sort_keys=True, default=str)
         return "live-" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def to_record(self) -> dict[str, Any]:

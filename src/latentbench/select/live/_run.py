@@ -15,7 +15,7 @@ from latentbench.exceptions import InputError, LiveStop
 from latentbench.select._policies import POLICIES, make_policy, parse_policy
 from latentbench.select._run import SelectionResult, run_selection
 from latentbench.select._schedule import default_schedule
-from latentbench.select.live._config import LiveConfig
+from latentbench.select.live._config import LiveConfig, canonical_identity
 from latentbench.select.live._durable import DurableOracle, LiveProgress
 from latentbench.select.oracles import MatrixOracle, Oracle, StreamingOracle
 
@@ -102,7 +102,7 @@ def _open_run(store: Store, cfg: LiveConfig, run_id: str) -> bool:
         store.start_selection(cfg.to_record(), run_id=run_id)
         return False
     identity = json.loads(json.dumps(cfg.identity(), sort_keys=True, default=str))
-    before = stored["config"].get("identity") or {}
+    before = canonical_identity(stored["config"].get("identity") or {})
     if before != identity:
         changed = sorted(k for k in set(identity) | set(before) if before.get(k) != identity.get(k))
         raise InputError(

@@ -1,0 +1,121 @@
+"""``latentbench experiment --task estimate``: a shell over ``estimate_experiment``."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from latentbench.cli import _register, app
+from latentbench.io import ResponseMatrix
+from latentbench.select import estimate_experiment, summarize_estimate_experiment
+
+_register()
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def responses(tmp_path_factory):
+    """A 6 x 150 binary 2PL matrix, long format, with two missing cells."""
+    rng = np.random.default_rng(8)
+    ability, difficulty = np.linspace(-1.0, 1.0, 6), rng.normal(0.0, 1.0, 150)
+    Y = (rng.random((6, 150)) < 1 / (1 + np.exp(difficulty - ability[:, None]))).astype(float)
+    frame = pd.DataFrame(Y, index=[f"m{i}" for i in range(6)])
+    frame.columns = [f"q{j:03d}" for j in range(150)]
+    long = frame.rename_axis("model").reset_index().melt(id_vars="model", var_name="item")
+    long = long.rename(columns={"value": "score"}).iloc[2:]  # m0, m1 miss q000 (not a zero)
+    path = tmp_path_factory.mktemp("exp") / "responses.parquet"
+    long.to_parquet(path)
+    return path
+
+
+ARGS = ["--budgets", "10,40", "--seeds", "2", "--models", "m0,m3,m5", "--precision", "0.15"]
+
+
+def test_estimate_task_writes_what_the_function_returns(responses, tmp_path):
+    out = tmp_path / "exp"
+    outcome = runner.invoke(
+        app, ["experiment", str(responses), "--task", "estimate", *ARGS, "--out", str(out)]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    assert "mean |error|" in outcome.output and "coverage" in outcome.output
+    assert "items to ±0.15" in outcome.output
+    table = estimate_experiment(
+        ResponseMatrix.read(responses),
+        budgets=(10, 40),
+        seeds=2,
+        models=["m0", "m3", "m5"],
+        precision=0.15,
+    )
+    runs = pd.read_csv(out / "runs.csv")
+    assert len(runs) == 3 * 2 * 2 and set(runs["budget"]) == {10, 40}
+    np.testing.assert_allclose(runs["score"], table["score"])
+    assert runs.loc[runs.model == "m0", "n_items"].eq(149).all()  # missing is not zero
+    data = json.loads((out / "summary.json").read_text())
+    expected = summarize_estimate_experiment(table)
+    assert data["by_budget"] == expected["by_budget"]  # JSON keeps floats exactly
+    assert data["precision"] == expected["precision"]
+    assert data["params"]["task"] == "estimate" and data["params"]["delta"] == 0.05
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary["budget"].tolist() == [10, 40]
+    # the error shrinks with items, as it must if the estimates use the answers
+    assert summary["mae"].iloc[1] < summary["mae"].iloc[0]
+
+
+def test_summary_statistics_are_the_per_model_means(responses):
+    table = estimate_experiment(
+        ResponseMatrix.read(responses), budgets=(10,), seeds=2, models=["m1", "m4"]
+    )
+    row = summarize_estimate_experiment(table)["by_budget"][0]
+    per_model = table.assign(a=table["error"].abs()).groupby("model")["a"].mean()
+    assert row["mae"] == pytest.approx(per_model.mean())
+    assert row["mae_se"] == pytest.approx(per_model.std(ddof=1) / np.sqrt(2))
+    assert row["coverage"] == pytest.approx(table["covered"].mean())
+    assert (row["models"], row["runs"]) == (2, 4)
+
+
+def test_options_of_the_other_task_are_refused(responses, tmp_path):
+    estimate = ["experiment", str(responses), "--task", "estimate", "--budget", "500"]
+    outcome = runner.invoke(app, [*estimate, "--out", str(tmp_path / "a")])
+    assert outcome.exit_code == 2 and "--budget: not an option of --task estimate" in outcome.output
+    select = ["experiment", str(responses), "--budgets", "10", "--out", str(tmp_path / "b")]
+    outcome = runner.invoke(app, select)
+    assert outcome.exit_code == 2 and "--budgets: not an option of --task select" in outcome.output
+    outcome = runner.invoke(app, ["experiment", str(responses), "--task", "rank"])
+    assert outcome.exit_code == 2 and "expected 'select' or 'estimate'" in outcome.output
+    blocked = tmp_path / "file"
+    blocked.write_text("x")
+    outcome = runner.invoke(
+        app, ["experiment", str(responses), "--task", "estimate", *ARGS, "--out", str(blocked)]
+    )
+    assert outcome.exit_code == 2 and "error" in outcome.output
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_calibration_warnings_are_said_once_and_recorded(responses, tmp_path, monkeypatch):
+    """A held-out fit that warns (e.g. not converged) is not silenced: one line for all the
+    fits, and the list in summary.json."""
+    import warnings
+
+    from latentbench.exceptions import ConvergenceWarning
+    from latentbench.select import _estimate_experiment as module
+
+    real = module.from_matrix
+
+    def warning_fit(matrix, **kw):
+        warnings.warn("stopped at max_iter=5", ConvergenceWarning, stacklevel=2)
+        return real(matrix, **kw)
+
+    monkeypatch.setattr(module, "from_matrix", warning_fit)
+    out = tmp_path / "warned"
+    args = ["experiment", str(responses), "--task", "estimate", "--budgets", "10"]
+    outcome = runner.invoke(app, [*args, "--seeds", "1", "--models", "m1,m2", "--out", str(out)])
+    assert outcome.exit_code == 0, outcome.output
+    lines = [line for line in outcome.output.splitlines() if "calibration fits warned" in line]
+    assert len(lines) == 1 and "2 of 2 calibration fits warned" in lines[0]
+    assert "--max-iter 5" in lines[0] or "max_iter=5" in lines[0]
+    data = json.loads((out / "summary.json").read_text())
+    assert len(data["params"]["warnings"]) == 2
