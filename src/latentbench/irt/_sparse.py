@@ -37,9 +37,9 @@ from scipy.sparse import csr_matrix
 from latentbench.exceptions import InputError
 from latentbench.io._cells import ObservedCells
 from latentbench.irt import _sparse_kernels as kernels
+from latentbench.irt._blas import single_threaded_blas
 from latentbench.irt._cbmm import (
     CBMMFit,
-    _single_threaded_blas,
     accuracy_start,
     check_options,
     start_point,
@@ -167,7 +167,7 @@ def predict_cells(
     return out
 
 
-@_single_threaded_blas
+@single_threaded_blas
 def fit_sparse(
     cells: ObservedCells,
     *,
