@@ -66,6 +66,7 @@ _EDGE_ABORT = 0.1
 """On the last grid the EM stops early only above this edge mass (the estimate is invalid
 from :data:`EDGE_MASS` on; the stress matrices reach 0.17-0.45)."""
 _EDGE_WARMUP = 30
+_TINY = float(np.finfo(np.float64).tiny)
 SPARSE_MISSING = 0.05
 """Largest fraction of missing cells for which the E- and M-steps count the observed cells as
 all cells minus a sparse correction on the missing ones (O(missing G) instead of O(N J G) per
@@ -195,6 +196,10 @@ class _Problem:
         top = log_lik.max(axis=1, keepdims=True)
         np.subtract(log_lik, top, out=log_lik)
         np.exp(log_lik, out=log_lik)
+        # posteriors below the smallest normal double are flushed to 0: they change no sum
+        # (each row's largest term is 1) and subnormal operands make every product and sum
+        # that reads R 10-20 times slower (200 x 1000: O @ R 90 ms instead of 5 ms)
+        np.putmask(log_lik, log_lik < _TINY, 0.0)
         total = log_lik.sum(axis=1, keepdims=True)
         log_lik /= total
         return log_lik, float(np.sum(np.log(total) + top))
