@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import numpy as np
-from scipy.sparse.linalg import svds
 
 from latentbench.exceptions import (
     IdentifiabilityWarning,
@@ -219,6 +218,8 @@ def accuracy_start(
         resid = residual(row_acc, col_acc, grand)
         k = rank - 1
         if k < min(n, m) - 1:
+            from scipy.sparse.linalg import svds  # here: slow to import, rank > 1 only
+
             left, values, right = svds(resid, k=k, random_state=0)
             order = np.argsort(values)[::-1]
             left, values, right = left[:, order], values[order], right[order]

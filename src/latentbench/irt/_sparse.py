@@ -31,7 +31,6 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.sparse import csr_matrix
 
 from latentbench.exceptions import InputError
@@ -101,6 +100,8 @@ def _rebalance(
 
         def value(x: np.ndarray) -> float:
             return float(penalty.value(*transform(np.exp(x[:r]), x[r:])))
+
+        from scipy.optimize import minimize  # here: slow to import, non-zero-mean priors only
 
         x = minimize(value, np.zeros(2 * r), method="BFGS", options={"maxiter": 50}).x
         c, d = np.exp(x[:r]), x[r:]
