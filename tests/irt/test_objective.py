@@ -171,3 +171,18 @@ def test_io_and_irt_import_nothing_above_them():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert out == "[] []", out
+
+
+def test_softplus_equals_logaddexp_within_rounding():
+    from latentbench.irt._objective import softplus
+
+    x = np.concatenate(
+        [
+            np.random.default_rng(0).normal(scale=20, size=10_000),
+            [0.0, -0.0, 1e-300, -1e-300, 36.0, -36.0, 709.0, -745.0, 800.0, -800.0],
+        ]
+    )
+    np.testing.assert_allclose(softplus(x), np.logaddexp(0.0, x), rtol=1e-15, atol=0)
+    assert softplus(np.array([np.inf]))[0] == np.inf
+    assert softplus(np.array([-np.inf]))[0] == 0.0
+    assert np.isnan(softplus(np.array([np.nan]))[0])

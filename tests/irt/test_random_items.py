@@ -186,3 +186,36 @@ def test_grid_widens_when_the_law_sits_on_its_largest_discrimination():
     assert fit.grid_a.max() > 2.5
     assert fit.weights[fit.grid_a == fit.grid_a.max()].sum() <= 0.01
     assert np.corrcoef(fit.theta, theta)[0, 1] > 0.99
+
+
+@pytest.mark.parametrize("trials", [1, 3])
+def test_sparse_missing_correction_equals_the_dense_observed_factor(small, monkeypatch, trials):
+    """With few missing cells the E- and M-steps count all cells minus a sparse correction on
+    the missing ones; the posterior, the marginal log-likelihood, the Newton steps and the
+    whole fit equal those of the dense observed-cell factor."""
+    import latentbench.irt._random_items as module
+
+    data, result, fit = small
+    scores = np.asarray(data.matrix.scores, float).copy()
+    rng = np.random.default_rng(1)
+    scores[rng.random(scores.shape) < 0.03] = np.nan
+    if trials != 1:
+        scores = np.round(scores * trials) / trials
+    log_w = np.log(fit.weights)
+    sparse = _Problem(scores, fit.grid_a, fit.grid_b, trials)
+    monkeypatch.setattr(module, "SPARSE_MISSING", 0.0)
+    dense = _Problem(scores, fit.grid_a, fit.grid_b, trials)
+    assert sparse.sparse and not dense.sparse and not dense.complete
+    R_sparse, ll_sparse = sparse.posterior(fit.theta, log_w)
+    R_dense, ll_dense = dense.posterior(fit.theta, log_w)
+    np.testing.assert_allclose(R_sparse, R_dense, rtol=1e-9, atol=1e-12)
+    assert ll_sparse == pytest.approx(ll_dense, rel=1e-12)
+    np.testing.assert_allclose(
+        sparse.newton(fit.theta, R_dense, 3), dense.newton(fit.theta, R_dense, 3), atol=1e-10
+    )
+    args = (scores, result.U[:, 0], result.V[:, 0], result.b)
+    fit_dense = fit_random_items(*args, trials=trials)
+    monkeypatch.setattr(module, "SPARSE_MISSING", 1.0)
+    fit_sparse = fit_random_items(*args, trials=trials)
+    np.testing.assert_allclose(fit_sparse.theta, fit_dense.theta, atol=1e-8)
+    np.testing.assert_allclose(fit_sparse.covariance, fit_dense.covariance, atol=1e-8)

@@ -156,8 +156,9 @@ def demo(
     start = time.perf_counter()
     console.rule("[bold]latentbench demo")
     console.print(
-        "A synthetic leaderboard of 200 models x 1,000 items with planted flaws. The first run "
-        "in a fresh environment compiles the numba kernels (~15 s, cached afterwards)."
+        "A synthetic leaderboard of 200 models x 1,000 items with planted flaws; about 30 s "
+        "on 2 cores. The first run in a fresh environment also compiles one numba kernel "
+        "(about a second, cached afterwards)."
     )
     with clean_warnings():
         matrix, planted = demo_matrix()

@@ -25,27 +25,23 @@ No function here does I/O or prints; everything takes and returns arrays.
 
 from __future__ import annotations
 
-import functools
 import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol
 
 import numpy as np
-from scipy.sparse.linalg import svds
-from threadpoolctl import ThreadpoolController
 
 from latentbench.exceptions import (
     IdentifiabilityWarning,
     InputError,
 )
+from latentbench.irt._blas import single_threaded_blas
 from latentbench.irt._kernels import residual_pass, residual_times_factors
 from latentbench.irt._model_factors import model_newton_step
 from latentbench.irt._objective import GaussianPenalty, as_scores, logit
 from latentbench.irt._squarem import MMRun, run_mm
-
-T = TypeVar("T")
 
 __all__ = [
     "CBMMFit",
@@ -222,6 +218,8 @@ def accuracy_start(
         resid = residual(row_acc, col_acc, grand)
         k = rank - 1
         if k < min(n, m) - 1:
+            from scipy.sparse.linalg import svds  # here: slow to import, rank > 1 only
+
             left, values, right = svds(resid, k=k, random_state=0)
             order = np.argsort(values)[::-1]
             left, values, right = left[:, order], values[order], right[order]
@@ -370,28 +368,6 @@ def _torch_engine(Y: np.ndarray, sigma: float, device: str) -> _Engine:
     return TorchEngine(Y, sigma, device)
 
 
-_BLAS_CONTROLLER: ThreadpoolController | None = None
-
-
-def _single_threaded_blas(function: Callable[..., T]) -> Callable[..., T]:
-    """Run ``function`` with the BLAS libraries limited to one thread.
-
-    The fused numba passes already use every core; BLAS threads left spinning between two
-    passes then starve them (measured on 2 cores: 2211 x 12032 rank 1, 0.69 s instead of 1.6 s;
-    rank 16, 8 s instead of 44 s). The remaining BLAS calls are small or memory-bound.
-    """
-
-    @functools.wraps(function)
-    def wrapper(*args: Any, **kwargs: Any) -> T:
-        global _BLAS_CONTROLLER
-        if _BLAS_CONTROLLER is None:
-            _BLAS_CONTROLLER = ThreadpoolController()
-        with _BLAS_CONTROLLER.limit(limits=1, user_api="blas"):
-            return function(*args, **kwargs)
-
-    return wrapper
-
-
 def check_options(
     rank: int, sigma: float, l2: float, penalty: GaussianPenalty | None
 ) -> GaussianPenalty:
@@ -421,7 +397,7 @@ def fixed_item_arrays(
     return V_fixed, b_fixed
 
 
-@_single_threaded_blas
+@single_threaded_blas
 def fit_cbmm(
     scores: np.ndarray,
     *,

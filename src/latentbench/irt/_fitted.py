@@ -8,13 +8,13 @@ import hashlib
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.stats import norm
 
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._laplace import JointLaplace, joint_laplace
 from latentbench.irt._objective import GaussianPenalty
 from latentbench.irt._random_items import RandomItemsFit, fit_random_items
+from latentbench.irt._stats import norm_ppf
 
 if TYPE_CHECKING:
     from latentbench.irt._result import IRTResult
@@ -126,7 +126,7 @@ def _normalisation(result: IRTResult) -> tuple[np.ndarray, float]:
 def _z(level: float) -> float:
     if not 0 < level < 1:
         raise InputError(f"level={level!r}; expected a number in (0, 1)")
-    return float(norm.ppf(0.5 + level / 2))
+    return norm_ppf(0.5 + level / 2)
 
 
 def laplace_of(result: IRTResult, scores: np.ndarray) -> JointLaplace:

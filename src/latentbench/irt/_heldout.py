@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import rankdata
 
 from latentbench.exceptions import InputError
 from latentbench.io._cells import ObservedCells
 from latentbench.irt._objective import sigmoid
+from latentbench.irt._stats import rankdata
 
 __all__ = [
     "HeldOutScores",

@@ -27,6 +27,8 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from latentbench.irt._objective import softplus
+
 __all__ = [
     "NUMPY_MAX_CELLS",
     "model_gradient_curvature",
@@ -65,7 +67,7 @@ def _residual_pass_numpy(
     T, observed, y, p = _numpy_cells(Y, U, V, b, inv_sigma)
     residual = np.where(observed, y - p, 0.0)
     R[...] = residual
-    loss = float(np.sum((np.logaddexp(0.0, T) - y * T)[observed]))
+    loss = float(np.sum((softplus(T) - y * T)[observed]))
     atr = np.vstack([U.T @ residual, residual.sum(axis=0)])
     return loss, atr
 

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import ConvergenceWarning, InputError, NotFittedError
@@ -32,6 +31,7 @@ from latentbench.irt._objective import (
 )
 from latentbench.irt._priors import Prior, PriorSelection, resolve_prior
 from latentbench.irt._sparse import fit_sparse
+from latentbench.irt._stats import rankdata
 
 if TYPE_CHECKING:
     pass

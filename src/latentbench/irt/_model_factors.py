@@ -10,7 +10,14 @@ import numpy as np
 
 from latentbench.exceptions import InputError
 from latentbench.irt._kernels import model_gradient_curvature
-from latentbench.irt._objective import GaussianPenalty, as_scores, logits, normalise, sigmoid
+from latentbench.irt._objective import (
+    GaussianPenalty,
+    as_scores,
+    logits,
+    normalise,
+    sigmoid,
+    softplus,
+)
 
 __all__ = ["fit_model_factors", "model_newton_step", "normalise_rank1"]
 
@@ -161,5 +168,5 @@ def _rows_obj(
 ) -> np.ndarray:
     """Per-row penalised negative log-likelihood (observed cells only), shape (M,)."""
     t = logits(U_, V, b, sigma)
-    cells = w_obs * (np.logaddexp(0.0, t) - y * t)
+    cells = w_obs * (softplus(t) - y * t)
     return np.asarray(cells.sum(axis=1) + penalty.model_rows(U_), dtype=float)

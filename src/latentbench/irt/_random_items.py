@@ -28,7 +28,10 @@ posterior over the grid, ``R_jg``; the M-step sets ``w = mean_j R_j`` and takes 
 each ability (given ``R`` the abilities separate), then standardises the abilities. The
 responses enter the E-step only through two per-item sums and the observed-cell pattern: one
 (J, 3 + N) x (3 + N, G) product per iteration, O(N J G) with missing cells and O(J G)
-without; G = 640 grid points.
+without; G = 640 grid points. With at most :data:`SPARSE_MISSING` of the cells missing, the
+observed cells are counted as all cells minus a sparse correction on the missing ones,
+O(J G + missing G). The whole fit runs with BLAS on one thread
+(:mod:`latentbench.irt._blas`): its products are small and many.
 
 Item parameters are summarised by their posterior means and sds under ``G_hat``.
 """
@@ -39,9 +42,11 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse import csr_array
 from scipy.special import expit
 
 from latentbench.exceptions import ConvergenceWarning
+from latentbench.irt._blas import single_threaded_blas
 from latentbench.irt._squarem import extrapolate, next_step_max, squarem_step
 
 __all__ = ["EDGE_INVALID", "EDGE_MASS", "RandomItemsFit", "fit_random_items"]
@@ -61,6 +66,11 @@ _EDGE_ABORT = 0.1
 """On the last grid the EM stops early only above this edge mass (the estimate is invalid
 from :data:`EDGE_MASS` on; the stress matrices reach 0.17-0.45)."""
 _EDGE_WARMUP = 30
+_TINY = float(np.finfo(np.float64).tiny)
+SPARSE_MISSING = 0.05
+"""Largest fraction of missing cells for which the E- and M-steps count the observed cells as
+all cells minus a sparse correction on the missing ones (O(missing G) instead of O(N J G) per
+iteration); above it the observed-cell indicators enter as a dense (J, N) factor."""
 
 
 @dataclass
@@ -144,10 +154,22 @@ class _Problem:
         self.Y = self.Y1 * trials if trials != 1 else self.Y1
         self.O = self.O1 * trials if trials != 1 else self.O1
         self.complete = bool(observed.all())
-        # left factor of the per-item log-likelihood, (J, 3 + N) or (J, 4) when complete:
-        # [sum_i y_ij theta_i, sum_i y_ij, 1, observed indicators (or their count)]
+        missing = ~observed
+        # few missing cells: the observed indicators are all-ones minus a sparse correction
+        self.sparse = not self.complete and bool(missing.mean() <= SPARSE_MISSING)
+        # left factor of the per-item log-likelihood, (J, 3 + N), or (J, 4) when complete or
+        # sparse: [sum_i y_ij theta_i, sum_i y_ij, 1, observed indicators (or their count)]
         J = scores.shape[1]
-        observed_part = self.O.sum(axis=0)[:, None] if self.complete else self.O.T
+        if self.complete:
+            observed_part = self.O.sum(axis=0)[:, None]
+        elif self.sparse:
+            observed_part = np.full((J, 1), float(trials))
+            self.missing_items = np.flatnonzero(missing.any(axis=0))
+            cells = missing.astype(np.float64) * trials
+            self.missing_by_item = csr_array(np.ascontiguousarray(cells[:, self.missing_items].T))
+            self.missing_by_model = csr_array(cells)
+        else:
+            observed_part = self.O.T
         self.left = np.hstack(
             [np.zeros((J, 1)), self.Y.sum(axis=0)[:, None], np.ones((J, 1)), observed_part]
         )
@@ -162,11 +184,22 @@ class _Problem:
         z = np.outer(theta, self.a) + self.b  # (N, G)
         lower = _log_sigmoid(-z)
         self.left[:, 0] = self.Y.T @ theta
-        right = np.vstack([self.a, self.b, log_w, lower.mean(axis=0) if self.complete else lower])
+        if self.complete:
+            right = np.vstack([self.a, self.b, log_w, lower.mean(axis=0)])
+        elif self.sparse:
+            right = np.vstack([self.a, self.b, log_w, lower.sum(axis=0)])
+        else:
+            right = np.vstack([self.a, self.b, log_w, lower])
         log_lik = self.left @ right
+        if self.sparse:  # the missing cells' terms, counted in the column sums, taken out
+            log_lik[self.missing_items] -= self.missing_by_item @ lower
         top = log_lik.max(axis=1, keepdims=True)
         np.subtract(log_lik, top, out=log_lik)
         np.exp(log_lik, out=log_lik)
+        # posteriors below the smallest normal double are flushed to 0: they change no sum
+        # (each row's largest term is 1) and subnormal operands make every product and sum
+        # that reads R 10-20 times slower (200 x 1000: O @ R 90 ms instead of 5 ms)
+        np.putmask(log_lik, log_lik < _TINY, 0.0)
         total = log_lik.sum(axis=1, keepdims=True)
         log_lik /= total
         return log_lik, float(np.sum(np.log(total) + top))
@@ -175,7 +208,12 @@ class _Problem:
         """Newton steps on every ability of the M-step objective (separable given R)."""
         correct = self.Y @ (R @ self.a)  # (N,): sum_j y_ij E[a_j | data]
         # expected observed counts (trials included)
-        M0 = R.sum(axis=0)[None, :] * self.trials if self.complete else self.O @ R
+        if self.complete:
+            M0 = R.sum(axis=0)[None, :] * self.trials
+        elif self.sparse:
+            M0 = R.sum(axis=0)[None, :] * self.trials - self.missing_by_model @ R
+        else:
+            M0 = self.O @ R
         for _ in range(steps):
             p = expit(np.outer(theta, self.a) + self.b)
             grad = correct - (p * M0) @ self.a
@@ -363,6 +401,7 @@ def _edge_mass(log_w: np.ndarray, edge: np.ndarray) -> float:
     return float(np.exp(log_w[edge]).sum())
 
 
+@single_threaded_blas
 def fit_random_items(
     scores: np.ndarray,
     theta: np.ndarray,

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
+
+from latentbench.irt._stats import rankdata
 
 if TYPE_CHECKING:
     from latentbench.irt._result import IRTResult

@@ -31,15 +31,14 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.sparse import csr_matrix
 
 from latentbench.exceptions import InputError
 from latentbench.io._cells import ObservedCells
 from latentbench.irt import _sparse_kernels as kernels
+from latentbench.irt._blas import single_threaded_blas
 from latentbench.irt._cbmm import (
     CBMMFit,
-    _single_threaded_blas,
     accuracy_start,
     check_options,
     start_point,
@@ -101,6 +100,8 @@ def _rebalance(
 
         def value(x: np.ndarray) -> float:
             return float(penalty.value(*transform(np.exp(x[:r]), x[r:])))
+
+        from scipy.optimize import minimize  # here: slow to import, non-zero-mean priors only
 
         x = minimize(value, np.zeros(2 * r), method="BFGS", options={"maxiter": 50}).x
         c, d = np.exp(x[:r]), x[r:]
@@ -167,7 +168,7 @@ def predict_cells(
     return out
 
 
-@_single_threaded_blas
+@single_threaded_blas
 def fit_sparse(
     cells: ObservedCells,
     *,

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from scipy.stats import chi2, kendalltau, norm, poisson, spearmanr
 
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._fitted import _observed
 from latentbench.irt._reported import reported_abilities
+from latentbench.irt._stats import chi2_sf, norm_sf, poisson_cdf
 from latentbench.irt.inference import normal_draws, rank_intervals, standard_errors
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ def uninformative_items(
     se = unc["discrimination_se"].to_numpy()
     scores, observed = _observed(result, matrix)
     z = _association_score(scores, observed, result.theta)
-    p_value = np.where(np.isnan(z), 1.0, norm.sf(np.nan_to_num(z)))
+    p_value = np.where(np.isnan(z), 1.0, norm_sf(np.nan_to_num(z)))
     return pd.DataFrame(
         {
             "item": unc["item"],
@@ -233,7 +233,7 @@ def duplicate_items(
     arr = np.array(rows, dtype=np.float64)
     ia, ib = arr[:, 0].astype(int), arr[:, 1].astype(int)
     n_common, dis, expected = arr[:, 2], arr[:, 3], arr[:, 4]
-    p_value = poisson.cdf(np.floor(dis + 1e-9), np.maximum(expected, 1e-12))
+    p_value = poisson_cdf(np.floor(dis + 1e-9), np.maximum(expected, 1e-12))
     ids = result.item_ids
     out = pd.DataFrame(
         {
@@ -319,7 +319,7 @@ def item_fit(
     constant = np.zeros(J, dtype=bool)
     if isinstance(matrix, ResponseMatrix):
         constant[matrix.constant_items()] = True
-    p_value = np.where(constant, np.nan, chi2.sf(stat, df))
+    p_value = np.where(constant, np.nan, chi2_sf(stat, df))
     q_value = _benjamini_hochberg(p_value)
     return pd.DataFrame(
         {
@@ -402,6 +402,8 @@ def rank_agreement(result: IRTResult, *, top: int | tuple[int, ...] = 10) -> pd.
         One row per subset: ``subset`` ("all", "top 10", ...), ``n_models``, ``spearman``,
         ``kendall`` (tau-b), ``kendall_p_value``.
     """
+    from scipy.stats import kendalltau, spearmanr  # here: scipy.stats is slow to import
+
     ab = result.abilities.sort_values("theta", ascending=False)
     sizes = (top,) if isinstance(top, int) else tuple(top)
     rows = []
