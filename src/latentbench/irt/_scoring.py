@@ -237,15 +237,20 @@ def _marginal_scores(
     reporting scale and their observed information (Louis: the complete-data information
     minus the posterior variance of the complete-data score), both shape (M,).
     """
-    from latentbench.irt._fitted import random_items_fit
+    from latentbench.irt._fitted import random_items_fit, reference_of
     from latentbench.irt._random_items import _Problem
 
     law = random_items_fit(result)
     assert result.matrix is not None
     sigma, trials = float(result.sigma), trials_of(result)
     grid_a, grid_b = law.grid_a / sigma, law.grid_b / sigma
-    calibration = _Problem(np.asarray(result.matrix.scores, float), grid_a, grid_b, trials)
-    R = calibration.posterior(law.theta, np.log(np.maximum(law.weights, 1e-300)))[0][cols]
+    # the items' posterior given the models the law was fitted on (the reference models)
+    reference = reference_of(result)
+    calibration = _Problem(
+        np.asarray(result.matrix.scores, float)[reference], grid_a, grid_b, trials
+    )
+    R = calibration.posterior(law.theta[reference], np.log(np.maximum(law.weights, 1e-300)))[0]
+    R = R[cols]
     keep = R.max(axis=0) > 1e-12  # grid points no item uses
     R, ga, gb = R[:, keep], grid_a[keep], grid_b[keep]
     log_R = np.log(np.maximum(R, 1e-300))

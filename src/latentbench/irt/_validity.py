@@ -77,6 +77,7 @@ def check(
     se_laplace: np.ndarray,
     scores: np.ndarray,
     model_ids: list[str],
+    reference: np.ndarray | None = None,
 ) -> AbilityChecks:
     """Run the checks on a random-item fit against the fit's abilities and Laplace SEs.
 
@@ -90,6 +91,10 @@ def check(
     scores : ndarray of shape (N, J)
         The fitted matrix (NaN missing).
     model_ids : list of str
+    reference : ndarray of bool, shape (N,), optional
+        The models that set the reporting scale; the detached ones (outside it) are left out
+        of the se and disagreement checks (they get their own intervals,
+        :mod:`latentbench.irt._detached`). Default: every model.
 
     Returns
     -------
@@ -106,7 +111,8 @@ def check(
             f"of its mass at a = {law.grid_top:.3g}, limit {EDGE_INVALID:.0%})"
         )
     observed = ~np.isnan(scores)
-    data = observed.any(axis=1)  # models without a cell: the prior's interval (flagged)
+    with_cells = observed.any(axis=1)  # models without a cell: the prior's interval (flagged)
+    data = with_cells if reference is None else with_cells & np.asarray(reference, bool)
     se = law.se[data]
     if not np.all(np.isfinite(se)) or np.any(se <= 0):
         v["min_information"] = 0.0
@@ -134,7 +140,7 @@ def check(
         )
     n = observed.sum(axis=1)
     mean = np.where(observed, scores, 0.0).sum(axis=1) / np.maximum(n, 1)
-    near = data & ((mean < EXTREME) | (mean > 1 - EXTREME))
+    near = with_cells & ((mean < EXTREME) | (mean > 1 - EXTREME))
     v["extreme_models"] = [model_ids[i] for i in np.flatnonzero(near)]
     low = np.where(observed, scores, np.inf).min(axis=1)
     high = np.where(observed, scores, -np.inf).max(axis=1)
