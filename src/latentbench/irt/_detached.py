@@ -23,13 +23,33 @@ import numpy as np
 from latentbench.exceptions import ConvergenceWarning
 from latentbench.irt._cbmm import fit_cbmm
 from latentbench.irt._fitted import reference_of, trials_of
-from latentbench.irt._objective import normalise
+from latentbench.irt._objective import Normalisation, normalise
 from latentbench.irt._priors import Prior
 
 if TYPE_CHECKING:
     from latentbench.irt._result import IRTResult
 
-__all__ = ["prior_sensitivity"]
+__all__ = ["SensitivityFit", "prior_sensitivity", "prior_sensitivity_fits", "score_sensitivity"]
+
+
+@dataclasses.dataclass(frozen=True)
+class SensitivityFit:
+    """The fit refitted with another ``a_sd``, on the fit's reporting scale.
+
+    Attributes
+    ----------
+    a_sd : float
+    theta : ndarray of shape (N,)
+    a, b : ndarray of shape (J,)
+        Reported discriminations and intercepts.
+    normalisation : Normalisation
+    """
+
+    a_sd: float
+    theta: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    normalisation: Normalisation
 
 
 def prior_sensitivity(result: IRTResult, scores: np.ndarray) -> tuple[np.ndarray, list[float]]:
@@ -50,6 +70,20 @@ def prior_sensitivity(result: IRTResult, scores: np.ndarray) -> tuple[np.ndarray
     candidates : list of float
         The ``a_sd`` values, in the rows' order.
     """
+    fits = prior_sensitivity_fits(result, scores)
+    thetas = np.array([f.theta for f in fits]).reshape(len(fits), result.shape[0])
+    return thetas, [f.a_sd for f in fits]
+
+
+def prior_sensitivity_fits(result: IRTResult, scores: np.ndarray) -> list[SensitivityFit]:
+    """The fit refitted under every other candidate ``a_sd`` of the prior's grid (the grid of
+    the held-out choice; :class:`~latentbench.irt.Prior`'s default grid when ``a_sd`` was
+    given), warm-started from the fit, normalised over the fit's reference models. Cached on
+    the result for the same scores."""
+    key = hash(np.ascontiguousarray(scores, dtype=np.float32).tobytes())
+    cached = getattr(result, "_sensitivity_cache", None)
+    if cached is not None and cached[0] == key:
+        return list(cached[1])
     selection = result.prior_selection
     grid = list(selection.grid) if selection is not None and selection.grid else []
     grid = grid or list(Prior().a_sd_grid)
@@ -60,8 +94,8 @@ def prior_sensitivity(result: IRTResult, scores: np.ndarray) -> tuple[np.ndarray
     start = (raw.U, raw.V, raw.b) if raw is not None else (result.U, result.V, result.b)
     reference = reference_of(result)
     options = result.options
-    out = np.empty((len(candidates), result.shape[0]))
-    for row, a_sd in enumerate(candidates):
+    out = []
+    for a_sd in candidates:
         penalty = dataclasses.replace(result.penalty, precision_V=1.0 / (a_sd * sigma) ** 2)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -75,5 +109,46 @@ def prior_sensitivity(result: IRTResult, scores: np.ndarray) -> tuple[np.ndarray
                 init=start,
                 accelerate=bool(options.get("accelerate", True)),
             )
-        out[row] = normalise(fit.U, fit.V, fit.b, reference)[0][:, 0]
-    return out, candidates
+        U, V, b, scale = normalise(fit.U, fit.V, fit.b, reference)
+        out.append(SensitivityFit(a_sd, U[:, 0], V[:, 0], b, scale))
+    object.__setattr__(result, "_sensitivity_cache", (key, tuple(out)))
+    return out
+
+
+def score_sensitivity(
+    result: IRTResult, scores: np.ndarray, cols: np.ndarray
+) -> tuple[np.ndarray, list[float]]:
+    """New models scored (items held fixed) against the fit refitted under every other
+    candidate ``a_sd``: their abilities on each refit's reporting scale.
+
+    Parameters
+    ----------
+    result : IRTResult
+        A rank-1 MAP fit that keeps its matrix.
+    scores : ndarray of shape (M, K)
+        The new models' scores on the calibrated items ``cols`` (NaN = missing).
+    cols : ndarray of int, shape (K,)
+
+    Returns
+    -------
+    thetas : ndarray of shape (n_candidates, M)
+    candidates : list of float
+    """
+    from latentbench.irt._model_factors import fit_model_factors
+
+    assert result.matrix is not None
+    fits = prior_sensitivity_fits(result, result.matrix.scores)
+    out = np.empty((len(fits), scores.shape[0]))
+    for row, fit in enumerate(fits):
+        penalty = dataclasses.replace(
+            result.penalty, precision_V=1.0 / (fit.a_sd * float(result.sigma)) ** 2
+        )
+        U = fit_model_factors(
+            scores,
+            fit.a[cols, None],
+            fit.b[cols],
+            sigma=result.sigma,
+            penalty=penalty.scaled(1.0 / trials_of(result)).on_reported_scale(fit.normalisation),
+        )
+        out[row] = np.asarray(U)[:, 0]
+    return out, [f.a_sd for f in fits]

@@ -36,6 +36,8 @@ import numpy.typing as npt
 from latentbench.exceptions import InputError
 
 __all__ = [
+    "DETACHED",
+    "DETACHED_MIN_MODELS",
     "GaussianPenalty",
     "Normalisation",
     "as_scores",
