@@ -116,10 +116,15 @@ def prior_sensitivity_fits(result: IRTResult, scores: np.ndarray) -> list[Sensit
 
 
 def score_sensitivity(
-    result: IRTResult, scores: np.ndarray, cols: np.ndarray
+    result: IRTResult, scores: np.ndarray, cols: np.ndarray, theta: np.ndarray
 ) -> tuple[np.ndarray, list[float]]:
-    """New models scored (items held fixed) against the fit refitted under every other
-    candidate ``a_sd``: their abilities on each refit's reporting scale.
+    """Detached new models, each refitted jointly with the calibration (itself alone, not its
+    companions) under the fit's ``a_sd`` and every other candidate, on the calibration's
+    reporting scale (its reference models: mean 0, sd 1).
+
+    Scored with the items held fixed, a model far from the calibration's models cannot inform
+    the tails of the item curves it is placed by; in a joint fit its own cells do (the way a
+    detached model of the fit is placed). The range of these refits is its interval's core.
 
     Parameters
     ----------
@@ -128,27 +133,49 @@ def score_sensitivity(
     scores : ndarray of shape (M, K)
         The new models' scores on the calibrated items ``cols`` (NaN = missing).
     cols : ndarray of int, shape (K,)
+    theta : ndarray of shape (M,)
+        Their items-fixed scores on the reporting scale (the refits' starts).
 
     Returns
     -------
-    thetas : ndarray of shape (n_candidates, M)
+    thetas : ndarray of shape (n_candidates + 1, M)
+        The fit's own ``a_sd`` first.
     candidates : list of float
     """
-    from latentbench.irt._model_factors import fit_model_factors
-
-    assert result.matrix is not None
-    fits = prior_sensitivity_fits(result, result.matrix.scores)
-    out = np.empty((len(fits), scores.shape[0]))
-    for row, fit in enumerate(fits):
-        penalty = dataclasses.replace(
-            result.penalty, precision_V=1.0 / (fit.a_sd * float(result.sigma)) ** 2
-        )
-        U = fit_model_factors(
-            scores,
-            fit.a[cols, None],
-            fit.b[cols],
-            sigma=result.sigma,
-            penalty=penalty.scaled(1.0 / trials_of(result)).on_reported_scale(fit.normalisation),
-        )
-        out[row] = np.asarray(U)[:, 0]
-    return out, [f.a_sd for f in fits]
+    assert result.matrix is not None and result.prior_selection is not None
+    calibration = np.asarray(result.matrix.scores, dtype=np.float32)
+    N, J = calibration.shape
+    selection = result.prior_selection
+    grid = list(selection.grid) if selection.grid else list(Prior().a_sd_grid)
+    candidates = [float(selection.a_sd)] + [
+        float(g) for g in grid if not np.isclose(g, selection.a_sd)
+    ]
+    sigma = float(result.sigma)
+    raw = result.raw
+    start = (raw.U, raw.V, raw.b) if raw is not None else (result.U, result.V, result.b)
+    scale = result.normalisation
+    shift, spread = (0.0, 1.0) if scale is None else (float(scale.shift[0]), scale.scale)
+    reference = np.r_[reference_of(result), False]
+    options = result.options
+    out = np.empty((len(candidates), scores.shape[0]))
+    for m in range(scores.shape[0]):
+        row = np.full((1, J), np.nan, dtype=np.float32)
+        row[0, cols] = scores[m]
+        joint = np.vstack([calibration, row])
+        init = (np.vstack([start[0], [[theta[m] * spread + shift]]]), start[1], start[2])
+        for c, a_sd in enumerate(candidates):
+            penalty = dataclasses.replace(result.penalty, precision_V=1.0 / (a_sd * sigma) ** 2)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                fit = fit_cbmm(
+                    joint,
+                    rank=1,
+                    sigma=sigma,
+                    penalty=penalty.scaled(1.0 / trials_of(result)),
+                    tol=float(options.get("tol", 1e-6)),
+                    max_iter=int(options.get("max_iter", 5000)),
+                    init=init,
+                    accelerate=bool(options.get("accelerate", True)),
+                )
+            out[c, m] = normalise(fit.U, fit.V, fit.b, reference)[0][N, 0]
+    return out, candidates

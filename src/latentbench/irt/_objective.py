@@ -261,7 +261,7 @@ DETACHED = 5.0
 """A model whose ability is more than this many sds (of the other models) from their mean is
 detached: it does not set the reporting scale (:func:`reference_models`)."""
 
-DETACHED_MIN_MODELS = 8
+DETACHED_MIN_MODELS = 10
 """Below this many models every model sets the scale (a spread from fewer is too noisy to
 call one of them detached)."""
 
@@ -272,11 +272,12 @@ def reference_models(theta: Array, limit: float = DETACHED) -> npt.NDArray[np.bo
     A model is detached when its ability lies more than ``limit`` sds from the mean of the
     others that set the scale (a broken model near 0 % or 100 % on every item, far from the
     field): started from the median and the interquartile spread (``IQR / 1.349``, which one
-    or two far models do not move), then mean and sd over the models within ``limit`` of them,
-    repeated until the set is stable. At most a quarter of the models may be detached (more
-    is a spread-out field, not a few broken models); with fewer than
-    :data:`DETACHED_MIN_MODELS` models, or no spread, every model sets the scale. On
-    simulated 2PL abilities (N(0, 1)) a model is detached about once in 10^4 fits.
+    or two far models do not move), then each model against the mean and sd of the other
+    models kept (itself left out), repeated until the set is stable. At most a quarter of the
+    models may be detached (more is a spread-out field, not a few broken models); with fewer
+    than :data:`DETACHED_MIN_MODELS` models, or no spread, every model sets the scale. On
+    N(0, 1) abilities some model is detached in 2.5 % of draws at 10 models, 0.29 % at 22,
+    0.15 % at 30, 0.06 % at 70 (it then only gets a wider interval).
 
     Parameters
     ----------
@@ -299,12 +300,19 @@ def reference_models(theta: Array, limit: float = DETACHED) -> npt.NDArray[np.bo
         return every
     keep = np.abs(theta - centre) <= limit * spread
     for _ in range(20):
-        if keep.sum() < 2:
+        if keep.sum() < 3:
             return every
-        centre, spread = float(theta[keep].mean()), float(theta[keep].std())
-        if not spread > 0:
+        # each model against the others that set the scale (leave itself out: one far model
+        # among 11 inflates the sd of a set that includes it enough to hide itself)
+        k = keep.astype(float)
+        count = k.sum() - k
+        total = (theta * k).sum() - theta * k
+        square = (theta * theta * k).sum() - theta * theta * k
+        mean = total / count
+        sd = np.sqrt(np.maximum(square / count - mean * mean, 0.0))
+        if not np.all(sd > 0):
             return every
-        new = np.abs(theta - centre) <= limit * spread
+        new = np.abs(theta - mean) <= limit * sd
         if np.array_equal(new, keep):
             break
         keep = new

@@ -65,8 +65,9 @@ def score_models(
         calibration's variance), finite, flagged ``constant``. A model scored more than
         :data:`~latentbench.irt._objective.DETACHED` sds from the calibration's models
         (``detached``; a rank-1 MAP fit that keeps its matrix) gets an interval that spans
-        its scores against the calibration refitted under every candidate ``a_sd`` of the
-        prior (:mod:`latentbench.irt._detached`), widened by ``1.96 se``, with a warning.
+        its items-fixed score and its estimates in joint refits with the calibration (itself
+        alone) under the fit's ``a_sd`` and every other candidate of the prior
+        (:mod:`latentbench.irt._detached`), widened by ``1.96 se``, with a warning.
     """
     scores, model_ids, item_ids = _new_models(matrix)
     lookup = {item: j for j, item in enumerate(result.item_ids)}
@@ -125,7 +126,7 @@ def score_models(
         and result.matrix is not None
     ):
         rows = np.flatnonzero(detached)
-        others, candidates = score_sensitivity(result, scores[rows], cols)
+        others, candidates = score_sensitivity(result, scores[rows], cols, U[rows, 0])
         low = np.minimum(np.minimum(others.min(axis=0), centre[rows]), U[rows, 0])
         high = np.maximum(np.maximum(others.max(axis=0), centre[rows]), U[rows, 0])
         lower[rows], upper[rows] = low - z * se[rows], high + z * se[rows]
