@@ -15,13 +15,16 @@ values (``Uncertainty.checks``, ``fit.json``'s ``ability_intervals``):
 - ``disagreement``: the largest ``|theta_marginal - theta_fit| / sqrt(se_marginal^2 +
   se_laplace^2)`` over the models (limit :data:`DISAGREEMENT`): the two estimates differ by
   more than their own uncertainty allows for a bias correction of the size the method
-  exists for (at most 4.2 on the shared matrices, 9.6-12.5 on the stress matrices of
-  :func:`latentbench.synthetic.simulate_stress`, where the law piles up at the edge too);
+  exists for (at most 4.2 on the shared matrices; 9.6-12.5 on the stress matrices of
+  :func:`latentbench.synthetic.simulate_stress` while their broken models set the scale
+  and sat in the random-item fit, about 1 since they are detached). Over the reference
+  models only: a detached model is left out of the random-item fit and gets its own
+  interval (:mod:`latentbench.irt._detached`);
 - ``min_information``: the smallest eigenvalue of the marginal information on the
   non-gauge directions, relative to its largest (limit :data:`MIN_RELATIVE_EIGENVALUE`), and
   non-finite or zero standard errors: Hessian trouble;
-- ``constant_models``: models at the floor or the ceiling, every observed score 0 or every
-  one 1: their marginal likelihood has no finite maximum. (``extreme_models``, those within
+- ``constant_models``: reference models at the floor or the ceiling, every observed score 0
+  or every one 1: their marginal likelihood has no finite maximum. (``extreme_models``, those within
   :data:`EXTREME` of 0 or 1, are recorded, not a reason: AlpacaEval 2 has three, and its
   random-item intervals cover, 0.934 in parametric replicas.)
 """
