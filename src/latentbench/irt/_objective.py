@@ -276,9 +276,8 @@ def reference_models(theta: Array, limit: float = DETACHED) -> npt.NDArray[np.bo
     of the other models kept (itself left out), repeated until the set is stable. At most a
     quarter of the models may be detached (more is a spread-out field, not a few broken
     models); with fewer than :data:`DETACHED_MIN_MODELS` models, or no spread, every model
-    sets the scale. On
-    N(0, 1) abilities some model is detached in 2.9 % of draws at 10 models, 0.27 % at 22,
-    0.15 % at 30, 0.07 % at 70 (it then only gets a wider interval).
+    sets the scale. On N(0, 1) abilities some model is detached in 2.9 % of draws at 10
+    models, 0.27 % at 22, 0.15 % at 30, 0.07 % at 70 (it then only gets a wider interval).
 
     Parameters
     ----------
