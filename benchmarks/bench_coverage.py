@@ -7,11 +7,14 @@ mean of K Bernoulli trials) is fitted with the default ``TwoPL()``; that fit is 
 parametric replicas (same models, items and missing cells, cells redrawn from the fitted
 probabilities, binomial with K trials where the matrix has them). Each replica is refitted;
 per replica we record the coverage of the 95% ``theta`` intervals (truth: the generating fit's
-abilities, mean 0 / sd 1 over the models), their mean width, the RMSE of the reported
+abilities on the refit's reporting scale, i.e. standardised to mean 0 / sd 1 over the models
+that set the refit's scale: every model but the detached ones, ``IRTResult.normalisation``;
+when the refit detaches the same models as the generating fit this is the generating fit's
+own ``theta``), their mean width, the RMSE of the reported
 ``theta``, whether every model's ``theta`` lies in its own interval, Spearman(theta,
 accuracy), the interval method (random-item or the fallback), and the same coverage for
 ``score_models`` on a calibrate-half / score-half split (truth standardised over the
-calibration half).
+calibration half's reference models), and how many models were detached.
 
 Printed: mean over replicas with its Monte Carlo standard error.
 
@@ -69,10 +72,10 @@ def binomial_replica(kind: str, n_models: int, n_items: int, k: int) -> dict[str
     rng = np.random.default_rng(100 + k)
     Y = (rng.binomial(trials, data.probabilities) / trials).astype(np.float32)
     sim = ResponseMatrix(Y, data.matrix.model_ids, data.matrix.item_ids)
-    unc = TwoPL(trials=trials).fit(sim).standard_errors()
+    fit = TwoPL(trials=trials).fit(sim)
+    unc = fit.standard_errors()
     ab = unc.abilities
-    theta = data.theta.ravel()
-    truth = (theta - theta.mean()) / theta.std()
+    truth = on_scale(data.theta.ravel(), reference(fit))
     est = ab["theta"].to_numpy(float)
     return {
         "coverage": float(np.mean((ab["lower"] <= truth) & (truth <= ab["upper"]))),
@@ -81,6 +84,7 @@ def binomial_replica(kind: str, n_models: int, n_items: int, k: int) -> dict[str
         "inside": float(np.all((ab["lower"] <= ab["theta"]) & (ab["theta"] <= ab["upper"]))),
         "spearman": float(spearmanr(est, sim.model_accuracy(), nan_policy="omit")[0]),
         "fallback": float(unc.fallback is not None),
+        "detached": float((~reference(fit)).sum()),
     }
 
 
@@ -103,14 +107,18 @@ def replica(args: tuple[str, int, int, int, int, bool]) -> dict[str, float]:
     res = model.fit(sim)
     unc = res.standard_errors()
     ab = unc.abilities
+    # the truth on the refit's reporting scale (its reference models: mean 0, sd 1)
+    truth = on_scale(truth, reference(res))
     theta = ab["theta"].to_numpy(float)
+    ref = reference(res)  # width and RMSE over the models that set the scale
     out = {
         "coverage": float(np.mean((ab["lower"] <= truth) & (truth <= ab["upper"]))),
-        "width": float(np.mean(ab["upper"] - ab["lower"])),
-        "sq_error": float(np.mean((theta - truth) ** 2)),
+        "width": float(np.mean((ab["upper"] - ab["lower"])[ref])),
+        "sq_error": float(np.mean((theta - truth)[ref] ** 2)),
         "inside": float(np.all((ab["lower"] <= ab["theta"]) & (ab["theta"] <= ab["upper"]))),
         "spearman": float(spearmanr(theta, sim.model_accuracy(), nan_policy="omit")[0]),
         "fallback": float(unc.fallback is not None),
+        "detached": float((~reference(res)).sum()),
     }
     if scoring:
         perm = rng.permutation(matrix.n_models)
@@ -119,13 +127,26 @@ def replica(args: tuple[str, int, int, int, int, bool]) -> dict[str, float]:
         ids = np.array(matrix.model_ids)
         calibration = model.fit(ResponseMatrix(Y[cal], list(ids[cal]), matrix.item_ids))
         scored = calibration.score_models(ResponseMatrix(Y[new], list(ids[new]), matrix.item_ids))
-        target = (truth[new] - truth[cal].mean()) / truth[cal].std()
+        target = on_scale(truth[cal], reference(calibration), truth[new])
         out["score_coverage"] = float(
             np.mean((scored["lower"] <= target) & (target <= scored["upper"]))
         )
         out["score_se"] = float(scored["se"].mean())
         out["score_sq_error"] = float(np.mean((scored["theta"].to_numpy() - target) ** 2))
     return out
+
+
+def reference(result: object) -> np.ndarray:
+    """The models that set a fit's reporting scale (all but the detached ones)."""
+    norm = getattr(result, "normalisation", None)
+    n = len(result.model_ids)  # type: ignore[attr-defined]
+    return np.ones(n, bool) if norm is None else norm.mask(n)
+
+
+def on_scale(values: np.ndarray, ref: np.ndarray, target: np.ndarray | None = None) -> np.ndarray:
+    """``target`` (default ``values``) standardised by the mean and sd of ``values[ref]``."""
+    target = values if target is None else target
+    return (target - values[ref].mean()) / values[ref].std()
 
 
 def mean_se(values: list[float]) -> tuple[float, float]:
@@ -147,7 +168,8 @@ def main() -> None:
     print(f"bench_coverage: {args.shape}, {args.replicas} replicas, stress seed {args.seed}")
     header = (
         f"{'matrix':10} {'theta coverage':>16} {'width':>7} {'RMSE':>7} {'1.96 RMSE':>9} "
-        f"{'inside own':>10} {'spearman':>8} {'fallback':>8} {'score_models cov':>17} "
+        f"{'inside own':>10} {'spearman':>8} {'fallback':>8} {'detached':>8} "
+        f"{'score_models cov':>17} "
         f"{'mean se':>7} {'RMSE':>6} {'s':>5}"
     )
     print(header)
@@ -167,6 +189,7 @@ def main() -> None:
             f"{kind:10} {cov:8.3f} ± {cov_se:5.3f} {np.mean([r['width'] for r in rows]):7.3f} "
             f"{rmse:7.3f} {2 * 1.96 * rmse:9.3f} {np.mean([r['inside'] for r in rows]):10.2f} "
             f"{min(r['spearman'] for r in rows):8.3f} {np.mean([r['fallback'] for r in rows]):8.2f}"
+            f" {np.mean([r.get('detached', 0.0) for r in rows]):8.2f}"
         )
         if not args.no_score and "score_coverage" in rows[0]:
             sc, sc_se = mean_se([r["score_coverage"] for r in rows])
@@ -177,9 +200,12 @@ def main() -> None:
             line += f" {'':17} {'':7} {'':6}"
         print(line + f" {time.perf_counter() - start:5.0f}", flush=True)
     print(
-        "width: mean 95% interval width (compare 2 x 1.96 RMSE); inside own: share of replicas "
+        "width: mean 95% interval width (compare 2 x 1.96 RMSE; both over the models that set "
+        "the scale, not the detached ones); inside own: share of replicas "
         "where every model's theta is in its own interval; spearman: the smallest over "
-        "replicas; fallback: share of replicas whose intervals fell back to joint Laplace"
+        "replicas; fallback: share of replicas whose intervals fell back to joint Laplace; "
+        "detached: mean number of detached models (not setting the scale; prior-sensitivity "
+        "intervals)"
     )
 
 

@@ -29,23 +29,63 @@ def stress():
     return data, TwoPL().fit(data.matrix)
 
 
-def test_the_item_law_piling_at_the_grid_edge_falls_back_with_one_warning(stress):
-    data, result = stress
+@pytest.fixture(scope="module")
+def steps():
+    """Items that behave as steps (a 2PL with every discrimination 15): the random-item law
+    has no interior maximum in ``a`` and piles up at its grid's edge."""
+    rng = np.random.default_rng(0)
+    theta, b = rng.normal(size=20), rng.normal(size=400)
+    p = 1.0 / (1.0 + np.exp(-15.0 * (theta[:, None] + b)))
+    scores = (rng.random(p.shape) < p).astype(np.float32)
+    matrix = ResponseMatrix(scores, [f"m{i}" for i in range(20)], [f"i{j}" for j in range(400)])
+    return matrix, TwoPL().fit(matrix)
+
+
+def test_the_item_law_piling_at_the_grid_edge_falls_back_with_one_warning(steps):
+    matrix, result = steps
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         unc = result.standard_errors()
     mine = [w for w in caught if issubclass(w.category, LatentbenchWarning)]
     assert len(mine) == 1, [str(w.message) for w in mine]
     assert "outside its validity" in str(mine[0].message)
+    assert "piles up" in str(mine[0].message)
     assert unc.method == "joint Laplace"
     assert unc.fallback is not None
-    assert unc.checks is not None and set(unc.checks) >= {"edge_mass", "disagreement"}
+    assert unc.checks is not None and unc.checks["edge_mass"] > 0.05
     # one ability per model: the interval is built on the reported theta, always inside
     ab = unc.abilities
     assert _inside(ab).all()
     np.testing.assert_allclose(ab["theta"], result.theta)
-    acc = data.matrix.model_accuracy()
-    assert spearmanr(ab["theta"], acc)[0] >= 0.95
+    assert spearmanr(ab["theta"], matrix.model_accuracy())[0] >= 0.95
+
+
+def test_detached_models_do_not_set_the_scale_and_get_prior_sensitivity_intervals(stress):
+    """The broken models near 0 % and 100 % are detached: the scale is set by the others
+    (mean 0, sd 1 over them), one warning names them, their intervals span their estimates
+    under every candidate prior and hold their theta; the others keep the random-item
+    intervals."""
+    data, result = stress
+    assert result.normalisation is not None
+    reference = result.normalisation.mask(20)
+    assert list(np.flatnonzero(~reference)) == [0, 1]
+    theta = result.theta
+    assert abs(theta[reference].mean()) < 1e-9 and abs(theta[reference].std() - 1) < 1e-9
+    assert theta[0] < -5 and theta[1] > 5
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        unc = result.standard_errors()
+    mine = [str(w.message) for w in caught if issubclass(w.category, LatentbenchWarning)]
+    assert len(mine) == 1 and "detached" in mine[0] and "model_00" in mine[0], mine
+    assert unc.method == "random-item marginal likelihood" and unc.fallback is None
+    assert unc.detached is not None and unc.detached["models"] == ["model_00", "model_01"]
+    assert unc.detached["method"] == "prior sensitivity"
+    ab = unc.abilities
+    assert _inside(ab).all()
+    for i, model in enumerate(unc.detached["models"]):
+        for value in unc.detached["estimates"][model]:
+            assert ab["lower"][i] < value < ab["upper"][i]
+    assert spearmanr(ab["theta"], data.matrix.model_accuracy())[0] >= 0.95
 
 
 def test_a_model_at_the_floor_is_a_reason_to_fall_back():
@@ -81,19 +121,38 @@ def test_disagreement_and_a_singular_information_are_detected():
     assert any("singular" in r for r in found.reasons)
 
 
-def test_fit_json_records_the_fallback(tmp_path, stress):
+def test_fit_json_records_the_fallback(tmp_path, steps):
     import json
+
+    matrix, result = steps
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result.save(tmp_path / "fit", matrix)
+    info = json.loads((tmp_path / "fit" / "fit.json").read_text())["ability_intervals"]
+    assert info["method"] == "joint Laplace"
+    assert "piles up" in info["fallback"]
+    assert info["checks"]["edge_mass"] > 0.05
+    abilities = pd.read_csv(tmp_path / "fit" / "abilities.csv")
+    assert _inside(abilities).all()
+
+
+def test_fit_json_records_the_detached_models_and_load_keeps_the_scale(tmp_path, stress):
+    import json
+
+    from latentbench.irt import IRTResult
 
     data, result = stress
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result.save(tmp_path / "fit", data.matrix)
-    info = json.loads((tmp_path / "fit" / "fit.json").read_text())["ability_intervals"]
-    assert info["method"] == "joint Laplace"
-    assert "piles up" in info["fallback"] or "disagree" in info["fallback"]
-    assert info["checks"]["edge_mass"] > 0.05
-    abilities = pd.read_csv(tmp_path / "fit" / "abilities.csv")
-    assert _inside(abilities).all()
+    info = json.loads((tmp_path / "fit" / "fit.json").read_text())
+    assert info["detached_models"] == ["model_00", "model_01"]
+    detached = info["ability_intervals"]["detached"]
+    assert detached["models"] == ["model_00", "model_01"]
+    assert detached["method"] == "prior sensitivity"
+    loaded = IRTResult.load(tmp_path / "fit")
+    assert loaded.normalisation is not None
+    np.testing.assert_array_equal(loaded.normalisation.mask(20), result.normalisation.mask(20))
 
 
 def test_score_models_scores_one_model_alone_and_independently():

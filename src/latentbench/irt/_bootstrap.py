@@ -15,7 +15,7 @@ import pandas as pd
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._cbmm import fit_cbmm
-from latentbench.irt._fitted import _observed, _z
+from latentbench.irt._fitted import _observed, _z, reference_of
 from latentbench.irt._objective import normalise
 from latentbench.irt._ranks import rank_intervals
 
@@ -182,6 +182,9 @@ def _replicates(
 
     U0, V0, b0 = init
     N, J = scores.shape
+    # the fit's reporting scale: the same reference models in every replicate
+    fit_options = dict(fit_options)
+    reference = fit_options.pop("reference", None)
     observed = ~np.isnan(scores)
     out_theta = np.full((len(seeds), N), np.nan)
     out_a = np.full((len(seeds), J), np.nan)
@@ -202,6 +205,7 @@ def _replicates(
             rows = rng.integers(0, N, size=N)
             Y = scores[rows]
             start = (U0[rows], V0, b0)
+
         if np.isnan(Y).all():
             continue
         with warnings.catch_warnings(record=True) as caught:
@@ -210,7 +214,10 @@ def _replicates(
         for message in {f"{w.category.__name__}: {w.message}" for w in caught}:
             raised[message] = raised.get(message, 0) + 1
         converged[k] = fit.converged
-        U_n, V_n, b_n, _ = normalise(fit.U, fit.V, fit.b)
+        ref = reference if reference is None or method != "models" else reference[rows]
+        if ref is not None and ref.sum() < 2:
+            ref = None  # a resample without two reference models: its own reference
+        U_n, V_n, b_n, _ = normalise(fit.U, fit.V, fit.b, ref)
         theta, a, b = U_n[:, 0], V_n[:, 0], b_n
         if method in ("parametric", "items"):
             out_theta[k] = theta
@@ -293,6 +300,7 @@ def bootstrap(
         "tol": float(tol),
         "max_iter": int(options.get("max_iter", 1000)),
         "accelerate": bool(options.get("accelerate", True)),
+        "reference": reference_of(result) if result.rank == 1 else None,
     }
     seed = (
         random_state

@@ -111,6 +111,7 @@ def save_fit(
             "theta_fit: the fit's own estimate",
             "fallback": uncertainty.fallback,
             "checks": uncertainty.checks,
+            "detached": uncertainty.detached,
         }
     writers: dict[str, Callable[[Path], object]] = {
         "abilities.csv": partial(write_csv, abilities),
@@ -226,7 +227,12 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
     )
     scale = None
     if "raw_shift" in info:
-        scale = Normalisation(np.asarray(info["raw_shift"], float), float(info["raw_scale"]))
+        detached = set(info.get("detached_models") or [])
+        ids = [str(m) for m in abilities["model"]]
+        reference = np.array([m not in detached for m in ids]) if detached else None
+        scale = Normalisation(
+            np.asarray(info["raw_shift"], float), float(info["raw_scale"]), reference
+        )
     return cls(
         abilities=abilities,
         items=items,

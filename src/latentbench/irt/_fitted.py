@@ -26,6 +26,7 @@ __all__ = [
     "laplace_of",
     "per_trial_penalty",
     "random_items_fit",
+    "reference_of",
     "trials_of",
 ]
 
@@ -61,14 +62,25 @@ def random_items_fit(
     cached = result.random_items
     if cached is not None and cached.data_key == key:
         return cached
+    reference = reference_of(result)
+    # the detached models (far from all the others) are left out: their marginal likelihood
+    # against a law the others set has no finite maximum in practice (the EM diverged), and
+    # their intervals come from the prior sensitivity (irt._detached); put back at the fit's
+    # estimate with zero (co)variance
     fit = fit_random_items(
-        scores,
-        result.U[:, 0],
+        scores[reference],
+        result.U[reference, 0],
         result.V[:, 0],
         result.b,
         float(result.sigma),
         trials=trials_of(result),
     )
+    if not reference.all():
+        theta = result.U[:, 0].copy()
+        theta[reference] = fit.theta
+        covariance = np.zeros((reference.size, reference.size))
+        covariance[np.ix_(reference, reference)] = fit.covariance
+        fit.theta, fit.covariance = theta, covariance
     fit.data_key = key
     result.random_items = fit
     return fit
@@ -116,6 +128,15 @@ def _observed(
     return scores, ~np.isnan(scores)
 
 
+def reference_of(result: IRTResult) -> np.ndarray:
+    """Boolean (N,): the models that set the fit's reporting scale (all but the detached ones,
+    :func:`latentbench.irt._objective.reference_models`)."""
+    n = int(result.shape[0])
+    if result.normalisation is None or result.rank != 1:
+        return np.ones(n, dtype=bool)
+    return result.normalisation.mask(n)
+
+
 def _normalisation(result: IRTResult) -> tuple[np.ndarray, float]:
     """(mu, s): raw U = s * U + mu (rank 1); s = 1 for rank > 1 (centring only)."""
     if result.normalisation is None:
@@ -148,6 +169,7 @@ def laplace_of(result: IRTResult, scores: np.ndarray) -> JointLaplace:
         float(result.sigma),
         float(penalty.model_curvature(1)[0, 0]) * s * s,
         A0.T @ penalty.item_curvature(1) @ A0,
+        reference=reference_of(result),
     )
 
 

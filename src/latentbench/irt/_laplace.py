@@ -56,6 +56,8 @@ class JointLaplace:
         Cross-derivatives ``d^2 F / d theta_i d a_j`` and ``d^2 F / d theta_i d b_j``.
     adjustment_gradient : ndarray of shape (N,)
         Gradient of ``1/2 sum_j log det H_j`` along the items' mode.
+    reference : ndarray of bool, shape (N,), or None
+        The models that set the reporting scale (None: every model).
     """
 
     theta: Array
@@ -64,6 +66,7 @@ class JointLaplace:
     cross_a: Array
     cross_b: Array
     adjustment_gradient: Array
+    reference: npt.NDArray[np.bool_] | None = None
 
     def covariance(self, standardised: bool = True) -> Array:
         """Covariance of the abilities, shape (N, N): ``P S^{-1} P`` (or ``S^{-1}``)."""
@@ -71,14 +74,15 @@ class JointLaplace:
         cov = 0.5 * (cov + cov.T)
         if not standardised:
             return np.asarray(cov)
-        return _project(cov, self.theta)
+        return _project(cov, self.theta, self.reference)
 
     def adjusted_theta(self) -> Array:
         """Abilities after one Newton step on the adjusted profile, re-standardised, (N,)."""
         step = np.linalg.solve(self.schur, self.adjustment_gradient)
         theta = self.theta - step
-        sd = float(theta.std())
-        return np.asarray((theta - theta.mean()) / (sd if sd > 0 else 1.0))
+        ref = np.ones(theta.size, bool) if self.reference is None else self.reference
+        sd = float(theta[ref].std())
+        return np.asarray((theta - theta[ref].mean()) / (sd if sd > 0 else 1.0))
 
     def quadratic_forms(self, g_theta: Array, g_items: Array) -> Array:
         """``g_m^T H^{-1} g_m`` for linear functionals of all parameters, one per row m.
@@ -103,12 +107,16 @@ class JointLaplace:
         return np.asarray(np.einsum("mn,mn->m", reduced, z_theta) + items_part)
 
 
-def _project(cov: Array, theta: Array) -> Array:
-    """``P C P`` with ``P = I - (1 1^T + theta theta^T) / N`` (theta standardised)."""
+def _project(cov: Array, theta: Array, reference: npt.NDArray[np.bool_] | None = None) -> Array:
+    """``P C P^T``, the Jacobian of the standardisation over the reference models R,
+    ``P = I - (1 r^T + theta (theta r)^T) / n_R`` (``r`` R's indicator, theta standardised
+    over R; every model when ``reference`` is None), in O(N^2)."""
     n = theta.size
-    basis = np.stack([np.ones(n), theta], axis=1) / np.sqrt(n)  # orthonormal columns
-    cb = cov @ basis
-    out = cov - cb @ basis.T - basis @ cb.T + basis @ (basis.T @ cb) @ basis.T
+    r = np.ones(n) if reference is None else np.asarray(reference, float)
+    basis = np.stack([np.ones(n), theta], axis=1)  # (N, 2)
+    weights = np.stack([r, theta * r], axis=1) / r.sum()  # (N, 2): P = I - basis weights^T
+    wc = weights.T @ cov  # (2, N)
+    out = cov - basis @ wc - wc.T @ basis.T + basis @ (wc @ weights) @ basis.T
     return np.asarray(0.5 * (out + out.T))
 
 
@@ -120,6 +128,7 @@ def joint_laplace(
     sigma: float,
     theta_curvature: float,
     item_curvature: Array,
+    reference: npt.NDArray[np.bool_] | None = None,
 ) -> JointLaplace:
     """Reduce the joint Hessian of a rank-1 fit over its item blocks.
 
@@ -134,6 +143,8 @@ def joint_laplace(
         Penalty curvature of one ability (reported coordinates).
     item_curvature : ndarray of shape (2, 2)
         Penalty curvature of one item's ``(a_j, b_j)`` (reported coordinates).
+    reference : ndarray of bool, shape (N,), optional
+        The models that set the reporting scale (default: every model).
 
     Returns
     -------
@@ -187,6 +198,7 @@ def joint_laplace(
         cross_a=cross_a,
         cross_b=cross_b,
         adjustment_gradient=gradient,
+        reference=None if reference is None else np.asarray(reference, bool),
     )
 
 
@@ -247,13 +259,21 @@ def scoring_variance(
     # the re-standardisation of the calibration abilities: delta s and delta mu
     along_a = g_items[:, :, 0] @ a  # coefficient of delta s
     along_b = g_items[:, :, 1] @ a  # coefficient of delta mu
-    g_theta = (np.outer(along_a, laplace.theta) + along_b[:, None]) / N
+    # delta mu = mean over the reference models of delta theta, delta s = mean of theta delta
+    # theta there (theta standardised over them)
+    ref = np.ones(N) if laplace.reference is None else laplace.reference.astype(float)
+    g_theta = (np.outer(along_a, laplace.theta * ref) + np.outer(along_b, ref)) / ref.sum()
     return np.maximum(laplace.quadratic_forms(g_theta, g_items), 0.0)
 
 
-def normalised_variance(theta: np.ndarray, var: np.ndarray) -> np.ndarray:
-    """diag(P D P) with P = I - (1 1^T + theta theta^T) / N, D = diag(var), in O(N)."""
-    n = theta.size
-    s0, s1, s2 = var.sum(), (var * theta).sum(), (var * theta * theta).sum()
+def normalised_variance(
+    theta: np.ndarray, var: np.ndarray, reference: npt.NDArray[np.bool_] | None = None
+) -> np.ndarray:
+    """diag(P D P^T) with P = I - (1 r^T + theta (theta r)^T) / n_R (r the indicator of the
+    reference models, every model by default), D = diag(var), in O(N)."""
+    r = np.ones(theta.size) if reference is None else np.asarray(reference, float)
+    n = r.sum()
+    vr = var * r
+    s0, s1, s2 = vr.sum(), (vr * theta).sum(), (vr * theta * theta).sum()
     cross = (s0 + 2 * theta * s1 + theta * theta * s2) / n**2
-    return np.asarray(np.maximum(var - 2 * var * (1 + theta * theta) / n + cross, 0.0))
+    return np.asarray(np.maximum(var - 2 * vr * (1 + theta * theta) / n + cross, 0.0))

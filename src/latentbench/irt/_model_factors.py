@@ -48,7 +48,9 @@ def model_newton_step(
 def normalise_rank1(
     theta: np.ndarray, a: np.ndarray, b: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Identifiability normalisation for reporting: mean(theta) = 0, sd(theta) = 1.
+    """Identifiability normalisation for reporting: mean(theta) = 0, sd(theta) = 1 over the
+    models that set the scale (all but the detached ones,
+    :func:`latentbench.irt._objective.reference_models`).
 
     theta <- (theta - mu) / s, a <- s a, b <- b + mu a. X = theta a^T + 1 b^T is unchanged and
     a >= 0 is kept. (Any rank: :func:`latentbench.irt._objective.normalise`.)

@@ -36,6 +36,8 @@ import numpy.typing as npt
 from latentbench.exceptions import InputError
 
 __all__ = [
+    "DETACHED",
+    "DETACHED_MIN_MODELS",
     "GaussianPenalty",
     "Normalisation",
     "as_scores",
@@ -43,6 +45,7 @@ __all__ = [
     "logits",
     "normalise",
     "probabilities",
+    "reference_models",
     "sigmoid",
     "softplus",
 ]
@@ -242,19 +245,99 @@ class Normalisation:
     Attributes
     ----------
     shift : ndarray of shape (r,)
-        Mean of the raw factors (mu).
+        Mean of the raw factors (mu) over the reference models.
     scale : float
-        sd of the raw abilities for rank 1 (1 for rank > 1, which is only centred).
+        sd of the raw abilities for rank 1 over the reference models (1 for rank > 1, which
+        is only centred).
+    reference : ndarray of bool, shape (N,), or None
+        The models that set the scale (:func:`reference_models`); None: every model.
     """
 
     shift: Array
     scale: float
+    reference: npt.NDArray[np.bool_] | None = None
+
+    def mask(self, n_models: int) -> npt.NDArray[np.bool_]:
+        """The reference models as a boolean array of shape (n_models,)."""
+        if self.reference is None:
+            return np.ones(n_models, dtype=bool)
+        return np.asarray(self.reference, dtype=bool)
 
 
-def normalise(U: Array, V: Array, b: Array) -> tuple[Array, Array, Array, Normalisation]:
+DETACHED = 5.0
+"""A model whose ability is more than this many sds (of the other models) from their mean is
+detached: it does not set the reporting scale (:func:`reference_models`)."""
+
+DETACHED_MIN_MODELS = 10
+"""Below this many models every model sets the scale (a spread from fewer is too noisy to
+call one of them detached)."""
+
+
+def reference_models(theta: Array, limit: float = DETACHED) -> npt.NDArray[np.bool_]:
+    """The models that set the reporting scale: all but the detached ones.
+
+    A model is detached when its ability lies more than ``limit`` sds from the mean of the
+    others that set the scale (a broken model near 0 % or 100 % on every item, far from the
+    field): started from the models within 3 interquartile spreads (``IQR / 1.349``, which one
+    or two far models do not move) of the median, then each model against the mean and sd
+    of the other models kept (itself left out), repeated until the set is stable. At most a
+    quarter of the models may be detached (more is a spread-out field, not a few broken
+    models); with fewer than :data:`DETACHED_MIN_MODELS` models, or no spread, every model
+    sets the scale. On N(0, 1) abilities some model is detached in 2.9 % of draws at 10
+    models, 0.27 % at 22, 0.15 % at 30, 0.07 % at 70 (it then only gets a wider interval).
+
+    Parameters
+    ----------
+    theta : ndarray of shape (N,)
+        Abilities (any affine scale).
+    limit : float, default :data:`DETACHED`
+
+    Returns
+    -------
+    ndarray of bool, shape (N,)
+    """
+    theta = np.asarray(theta, dtype=float)
+    n = theta.size
+    every = np.ones(n, dtype=bool)
+    if n < DETACHED_MIN_MODELS or not np.all(np.isfinite(theta)):
+        return every
+    q1, q3 = np.percentile(theta, [25.0, 75.0])
+    centre, spread = float(np.median(theta)), float(q3 - q1) / 1.349
+    if not spread > 1e-12 * max(1.0, abs(centre)):
+        return every
+    # a core that two far models cannot mask each other in (3 spreads of the median), then
+    # every model within ``limit`` sds of the others kept
+    keep = np.abs(theta - centre) <= 3.0 * spread
+    for _ in range(20):
+        if keep.sum() < 3:
+            return every
+        # each model against the others that set the scale (leave itself out: one far model
+        # among 11 inflates the sd of a set that includes it enough to hide itself)
+        k = keep.astype(float)
+        count = k.sum() - k
+        total = (theta * k).sum() - theta * k
+        square = (theta * theta * k).sum() - theta * theta * k
+        mean = total / count
+        sd = np.sqrt(np.maximum(square / count - mean * mean, 0.0))
+        if not np.all(sd > 0):
+            return every
+        new = np.abs(theta - mean) <= limit * sd
+        if np.array_equal(new, keep):
+            break
+        keep = new
+    if (~keep).sum() > n // 4 or keep.sum() < 2:
+        return every
+    return keep
+
+
+def normalise(
+    U: Array, V: Array, b: Array, reference: npt.NDArray[np.bool_] | None = None
+) -> tuple[Array, Array, Array, Normalisation]:
     """Identifiability normalisation for reporting, any rank.
 
-    Rank 1: ``theta <- (theta - mu) / s``, ``a <- s a``, ``b <- b + mu a`` (mean 0, sd 1).
+    Rank 1: ``theta <- (theta - mu) / s``, ``a <- s a``, ``b <- b + mu a``, with ``mu`` and
+    ``s`` the mean and sd over the reference models (:func:`reference_models`: every model but
+    the detached ones), so the reference models have mean 0 and sd 1.
     Rank > 1: the factors are centred, ``U <- U - mu``, ``b <- b + V mu`` (whitening could break
     V >= 0, so it is not done). X = U V^T + 1 b^T is unchanged and V >= 0 is kept.
 
@@ -263,6 +346,8 @@ def normalise(U: Array, V: Array, b: Array) -> tuple[Array, Array, Array, Normal
     U : ndarray of shape (N, r)
     V : ndarray of shape (J, r)
     b : ndarray of shape (J,)
+    reference : ndarray of bool, shape (N,), optional
+        Rank 1: the models that set the scale (default: :func:`reference_models` of ``U``).
 
     Returns
     -------
@@ -273,8 +358,10 @@ def normalise(U: Array, V: Array, b: Array) -> tuple[Array, Array, Array, Normal
     r = U.shape[1]
     if r == 1:
         theta, a = U[:, 0], V[:, 0]
-        mu = float(theta.mean())
-        s = float(theta.std())
+        ref = reference_models(theta) if reference is None else np.asarray(reference, bool)
+        stored = None if ref.all() else ref
+        mu = float(theta[ref].mean())
+        s = float(theta[ref].std())
         if s <= 1e-5 * max(1.0, abs(mu)):
             # no spread beyond the float32 kernels' rounding (e.g. every model scored the
             # same): all abilities equal, 0, never rounding noise blown up to sd 1 (which
@@ -283,13 +370,13 @@ def normalise(U: Array, V: Array, b: Array) -> tuple[Array, Array, Array, Normal
                 np.zeros((theta.size, 1)),
                 a.copy()[:, None],
                 b + mu * a,
-                Normalisation(np.array([mu]), 1.0),
+                Normalisation(np.array([mu]), 1.0, stored),
             )
         return (
             ((theta - mu) / s)[:, None],
             (a * s)[:, None],
             b + mu * a,
-            Normalisation(np.array([mu]), s),
+            Normalisation(np.array([mu]), s, stored),
         )
     mean = U.mean(axis=0)
     return U - mean, V.copy(), b + V @ mean, Normalisation(mean, 1.0)

@@ -260,7 +260,8 @@ class IRTResult:
             "converged": self.converged,
             "seconds": self.seconds,
             "options": self.options,
-            "normalisation": "theta mean 0, sd 1 (rank 1); factors centred (rank > 1)",
+            "normalisation": "theta mean 0, sd 1 over the models that are not detached (rank 1); "
+            "factors centred (rank > 1)",
             "penalty": self.penalty.to_dict(),
         }
         if self.prior_selection is not None:
@@ -285,6 +286,13 @@ class IRTResult:
         if self.normalisation is not None:
             info["raw_shift"] = self.normalisation.shift.tolist()
             info["raw_scale"] = self.normalisation.scale
+            ref = self.normalisation.reference
+            # the detached models (not in the reporting scale's reference): ids
+            info["detached_models"] = (
+                []
+                if ref is None
+                else [m for m, keep in zip(self.model_ids, ref, strict=True) if not keep]
+            )
         if self.rank_selection is not None:
             info["rank_selection"] = {
                 "ranks": self.rank_selection.ranks,

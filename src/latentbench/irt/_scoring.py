@@ -10,9 +10,10 @@ import pandas as pd
 
 from latentbench.exceptions import InputError, LatentbenchWarning
 from latentbench.io._matrix import ResponseMatrix
+from latentbench.irt._detached import score_sensitivity
 from latentbench.irt._fitted import per_trial_penalty, trials_of
 from latentbench.irt._model_factors import fit_model_factors
-from latentbench.irt._objective import sigmoid
+from latentbench.irt._objective import DETACHED, sigmoid
 
 if TYPE_CHECKING:
     from latentbench.irt._result import IRTResult
@@ -44,7 +45,7 @@ def score_models(
         normalised scale: the estimate its interval is built on), ``se``, ``lower``,
         ``upper`` (``theta -/+ 1.96 se``), ``theta_fit`` (the score with the items held at
         their estimates), ``se_own`` (its own cells only, items fixed), ``n_observed``,
-        ``accuracy``, ``no_data`` and ``constant`` flags.
+        ``accuracy``, ``no_data``, ``constant`` and ``detached`` flags.
 
         For a rank-1 MAP fit (the default) that holds its matrix, with at most
         :data:`~latentbench.irt.inference.RANDOM_ITEMS_MAX_MODELS` calibration models plus
@@ -61,7 +62,12 @@ def score_models(
         calibration's mean), ``se`` 1 (its sd), ``no_data`` True. A model with all its
         scores equal (all correct or all wrong) has no finite likelihood estimate: it gets
         the prior's posterior with the items fixed (``theta_fit`` and its se, plus the
-        calibration's variance), finite, flagged ``constant``.
+        calibration's variance), finite, flagged ``constant``. A model scored more than
+        :data:`~latentbench.irt._objective.DETACHED` sds from the calibration's models
+        (``detached``; a rank-1 MAP fit that keeps its matrix) gets an interval that spans
+        its items-fixed score and its estimates in joint refits with the calibration (itself
+        alone) under the fit's ``a_sd`` and every other candidate of the prior
+        (:mod:`latentbench.irt._detached`), widened by ``1.96 se``, with a warning.
     """
     scores, model_ids, item_ids = _new_models(matrix)
     lookup = {item: j for j, item in enumerate(result.item_ids)}
@@ -94,10 +100,17 @@ def score_models(
     if result.rank == 1 and result.matrix is not None:
         var_items = _calibration_variance(result, scores, cols, U[:, 0], hessian)
         se = np.sqrt(var_own + var_items)
+    # a new model far from the calibration's models (more than DETACHED of their sds from
+    # their mean, the rule that detaches a fitted model): its position rests on the tails of
+    # the item curves, which the prior of the discriminations moves beyond its sampling error
+    # (irt._detached); its interval spans its scores under every candidate prior, around the
+    # items-fixed score (its marginal likelihood against the calibration's law has no finite
+    # maximum in practice: -40 sds at 22 x 1000)
+    detached = ~no_data & (np.abs(U[:, 0]) > DETACHED)
     if _scores_with_random_items(result):
         # each model on its own against the calibration's item law (independent of its
         # companions): the items' posterior given the calibration, the model's marginal ML
-        rows = np.flatnonzero(~no_data & ~constant)
+        rows = np.flatnonzero(~no_data & ~constant & ~detached)
         if rows.size:
             var_items = se[rows] ** 2 - var_own[rows]
             theta_m, info = _marginal_scores(result, scores[rows], cols, U[rows, 0])
@@ -105,19 +118,42 @@ def score_models(
             se[rows] = np.sqrt(1.0 / np.maximum(info, 1e-12) + var_items)
     centre[no_data], se[no_data] = 0.0, 1.0
     z = 1.959963984540054
+    lower, upper = centre - z * se, centre + z * se
+    if (
+        detached.any()
+        and result.rank == 1
+        and result.prior_selection is not None
+        and result.matrix is not None
+    ):
+        rows = np.flatnonzero(detached)
+        others, candidates = score_sensitivity(result, scores[rows], cols, U[rows, 0])
+        low = np.minimum(np.minimum(others.min(axis=0), centre[rows]), U[rows, 0])
+        high = np.maximum(np.maximum(others.max(axis=0), centre[rows]), U[rows, 0])
+        lower[rows], upper[rows] = low - z * se[rows], high + z * se[rows]
+        names = ", ".join(repr(model_ids[i]) for i in rows[:3]) + (" ..." if rows.size > 3 else "")
+        span = [*candidates, float(result.prior_selection.a_sd)]
+        warnings.warn(
+            f"score_models: {rows.size} model(s) detached from the calibration's models "
+            f"({names}): their intervals span their scores under every candidate prior of the "
+            f"discriminations (a_sd {min(span):g}-{max(span):g}), which moves them beyond their "
+            "sampling error",
+            LatentbenchWarning,
+            stacklevel=2,
+        )
     return pd.DataFrame(
         {
             "model": model_ids,
             "theta": centre,
             "se": se,
-            "lower": centre - z * se,
-            "upper": centre + z * se,
+            "lower": lower,
+            "upper": upper,
             "theta_fit": U[:, 0],
             "se_own": np.sqrt(var_own),
             "n_observed": n_obs,
             "accuracy": accuracy,
             "no_data": no_data,
             "constant": constant,
+            "detached": detached,
         }
     )
 
@@ -237,15 +273,20 @@ def _marginal_scores(
     reporting scale and their observed information (Louis: the complete-data information
     minus the posterior variance of the complete-data score), both shape (M,).
     """
-    from latentbench.irt._fitted import random_items_fit
+    from latentbench.irt._fitted import random_items_fit, reference_of
     from latentbench.irt._random_items import _Problem
 
     law = random_items_fit(result)
     assert result.matrix is not None
     sigma, trials = float(result.sigma), trials_of(result)
     grid_a, grid_b = law.grid_a / sigma, law.grid_b / sigma
-    calibration = _Problem(np.asarray(result.matrix.scores, float), grid_a, grid_b, trials)
-    R = calibration.posterior(law.theta, np.log(np.maximum(law.weights, 1e-300)))[0][cols]
+    # the items' posterior given the models the law was fitted on (the reference models)
+    reference = reference_of(result)
+    calibration = _Problem(
+        np.asarray(result.matrix.scores, float)[reference], grid_a, grid_b, trials
+    )
+    R = calibration.posterior(law.theta[reference], np.log(np.maximum(law.weights, 1e-300)))[0]
+    R = R[cols]
     keep = R.max(axis=0) > 1e-12  # grid points no item uses
     R, ga, gb = R[:, keep], grid_a[keep], grid_b[keep]
     log_R = np.log(np.maximum(R, 1e-300))

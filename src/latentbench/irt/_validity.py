@@ -15,13 +15,16 @@ values (``Uncertainty.checks``, ``fit.json``'s ``ability_intervals``):
 - ``disagreement``: the largest ``|theta_marginal - theta_fit| / sqrt(se_marginal^2 +
   se_laplace^2)`` over the models (limit :data:`DISAGREEMENT`): the two estimates differ by
   more than their own uncertainty allows for a bias correction of the size the method
-  exists for (at most 4.2 on the shared matrices, 9.6-12.5 on the stress matrices of
-  :func:`latentbench.synthetic.simulate_stress`, where the law piles up at the edge too);
+  exists for (at most 4.2 on the shared matrices; 9.6-12.5 on the stress matrices of
+  :func:`latentbench.synthetic.simulate_stress` while their broken models set the scale
+  and sat in the random-item fit, about 1 since they are detached). Over the reference
+  models only: a detached model is left out of the random-item fit and gets its own
+  interval (:mod:`latentbench.irt._detached`);
 - ``min_information``: the smallest eigenvalue of the marginal information on the
   non-gauge directions, relative to its largest (limit :data:`MIN_RELATIVE_EIGENVALUE`), and
   non-finite or zero standard errors: Hessian trouble;
-- ``constant_models``: models at the floor or the ceiling, every observed score 0 or every
-  one 1: their marginal likelihood has no finite maximum. (``extreme_models``, those within
+- ``constant_models``: reference models at the floor or the ceiling, every observed score 0
+  or every one 1: their marginal likelihood has no finite maximum. (``extreme_models``, those within
   :data:`EXTREME` of 0 or 1, are recorded, not a reason: AlpacaEval 2 has three, and its
   random-item intervals cover, 0.934 in parametric replicas.)
 """
@@ -77,6 +80,7 @@ def check(
     se_laplace: np.ndarray,
     scores: np.ndarray,
     model_ids: list[str],
+    reference: np.ndarray | None = None,
 ) -> AbilityChecks:
     """Run the checks on a random-item fit against the fit's abilities and Laplace SEs.
 
@@ -90,6 +94,10 @@ def check(
     scores : ndarray of shape (N, J)
         The fitted matrix (NaN missing).
     model_ids : list of str
+    reference : ndarray of bool, shape (N,), optional
+        The models that set the reporting scale; the detached ones (outside it) are left out
+        of the se and disagreement checks (they get their own intervals,
+        :mod:`latentbench.irt._detached`). Default: every model.
 
     Returns
     -------
@@ -106,7 +114,8 @@ def check(
             f"of its mass at a = {law.grid_top:.3g}, limit {EDGE_INVALID:.0%})"
         )
     observed = ~np.isnan(scores)
-    data = observed.any(axis=1)  # models without a cell: the prior's interval (flagged)
+    with_cells = observed.any(axis=1)  # models without a cell: the prior's interval (flagged)
+    data = with_cells if reference is None else with_cells & np.asarray(reference, bool)
     se = law.se[data]
     if not np.all(np.isfinite(se)) or np.any(se <= 0):
         v["min_information"] = 0.0
@@ -134,7 +143,7 @@ def check(
         )
     n = observed.sum(axis=1)
     mean = np.where(observed, scores, 0.0).sum(axis=1) / np.maximum(n, 1)
-    near = data & ((mean < EXTREME) | (mean > 1 - EXTREME))
+    near = with_cells & ((mean < EXTREME) | (mean > 1 - EXTREME))
     v["extreme_models"] = [model_ids[i] for i in np.flatnonzero(near)]
     low = np.where(observed, scores, np.inf).min(axis=1)
     high = np.where(observed, scores, -np.inf).max(axis=1)

@@ -58,6 +58,7 @@ import pandas as pd
 from latentbench.exceptions import LatentbenchWarning
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._bootstrap import BootstrapResult, bootstrap
+from latentbench.irt._detached import prior_sensitivity
 from latentbench.irt._fitted import (
     JOINT_MAX_MODELS,
     RANDOM_ITEMS_MAX_ITEMS,
@@ -69,6 +70,7 @@ from latentbench.irt._fitted import (
     laplace_of,
     per_trial_penalty,
     random_items_fit,
+    reference_of,
     trials_of,
 )
 from latentbench.irt._information import information_blocks
@@ -131,6 +133,13 @@ class Uncertainty:
     fallback : str or None
         Why the random-item intervals were replaced by the joint Laplace ones (None: no
         fallback).
+    detached : dict or None
+        The detached models (:func:`latentbench.irt._objective.reference_models`: far from
+        all the others; they do not set the reporting scale) and how their intervals were
+        made: ``models`` (ids), ``method`` (``"prior sensitivity"``: the range of their
+        estimates under every candidate ``a_sd`` of the prior's grid, widened by ``z se``;
+        :mod:`latentbench.irt._detached`), ``a_sd`` (the candidates), ``estimates`` (per
+        model, its estimate under each candidate). None when no model is detached.
     """
 
     abilities: pd.DataFrame
@@ -140,6 +149,7 @@ class Uncertainty:
     scale_factor: float = 1.0
     checks: dict[str, Any] | None = None
     fallback: str | None = None
+    detached: dict[str, Any] | None = None
 
 
 def standard_errors(
@@ -220,6 +230,7 @@ def standard_errors(
     cov_models = np.linalg.inv(H_models)
     var_theta = np.array([np.diag(c) for c in cov_models])  # (N, r)
     posterior = result.prior_selection is not None  # MAP fit: Laplace posterior
+    reference = reference_of(result) if r == 1 else np.ones(N, dtype=bool)
     centre = U[:, 0].copy()
     method = "observed information"
     checks: dict[str, Any] | None = None
@@ -231,12 +242,20 @@ def standard_errors(
         items_law = random_items_fit(result, matrix)
         var_laplace = np.diag(laplace_of(result, scores).covariance()) / trials
         found = check(
-            items_law, U[:, 0], np.sqrt(np.maximum(var_laplace, 0.0)), scores, result.model_ids
+            items_law,
+            U[:, 0],
+            np.sqrt(np.maximum(var_laplace, 0.0)),
+            scores,
+            result.model_ids,
+            reference=reference,
         )
         checks = found.values
         if found.valid:
             centre = items_law.theta
-            var_theta[:, 0] = items_law.se**2 * trials  # true already; undone below
+            # a detached model is not in the random-item fit: its sampling variance is the
+            # joint Laplace one (its interval: irt._detached)
+            var_ri = np.where(reference, items_law.se**2, var_laplace)
+            var_theta[:, 0] = var_ri * trials  # true already; undone below
             method = "random-item marginal likelihood"
         else:
             var_theta[:, 0] = var_laplace * trials  # true already; undone below
@@ -254,7 +273,7 @@ def standard_errors(
         laplace = laplace_of(result, scores)
         var_theta[:, 0] = np.diag(laplace.covariance())
     elif normalisation and r == 1:
-        var_theta[:, 0] = normalised_variance(U[:, 0], var_theta[:, 0])
+        var_theta[:, 0] = normalised_variance(U[:, 0], var_theta[:, 0], reference)
     unusable = ~np.isfinite(var_theta[:, 0]) | (var_theta[:, 0] <= 0)
     if unusable.any():
         # a degenerate fit (e.g. every discrimination 0): no finite positive variance for
@@ -293,13 +312,21 @@ def standard_errors(
     # never a narrow interval from the prior's curvature alone; flagged ``no_data``
     no_data = _models_without_cells(result, matrix)
     se_first = np.where(no_data, 1.0, se_theta[:, 0])
+    lower, upper = centre - z * se_first, centre + z * se_first
+    detached = None
+    if r == 1 and not reference.all():
+        detached = _detached_intervals(result, matrix, reference & ~no_data, se_first, z, posterior)
+        if detached is not None:
+            rows = detached.pop("rows")
+            centre[rows] = U[rows, 0]  # the fit's estimate, inside its range
+            lower[rows], upper[rows] = detached.pop("lower"), detached.pop("upper")
     abilities = pd.DataFrame(
         {
             "model": result.model_ids,
             "theta": centre,
             "se": se_first,
-            "lower": centre - z * se_first,
-            "upper": centre + z * se_first,
+            "lower": lower,
+            "upper": upper,
             "theta_fit": U[:, 0],
             "no_data": no_data,
         }
@@ -323,7 +350,62 @@ def standard_errors(
             "at_bound": a <= 0,
         }
     )
-    return Uncertainty(abilities, items, level, method, float(k), checks, fallback)
+    return Uncertainty(abilities, items, level, method, float(k), checks, fallback, detached)
+
+
+def _detached_intervals(
+    result: IRTResult,
+    matrix: ResponseMatrix | np.ndarray | None,
+    reference: np.ndarray,
+    se: np.ndarray,
+    z: float,
+    posterior: bool,
+) -> dict[str, Any] | None:
+    """Intervals of the detached models (those with cells outside ``reference``): the range of
+    their estimates under every candidate prior, widened by ``z se`` (MAP fits; a fit without
+    a prior keeps its sampling intervals, with the warning). Warns once."""
+    no_data = _models_without_cells(result, matrix)
+    rows = np.flatnonzero(~reference & ~no_data)
+    if rows.size == 0:
+        return None
+    ids = [result.model_ids[i] for i in rows]
+    names = ", ".join(repr(m) for m in ids[:3]) + (" ..." if len(ids) > 3 else "")
+    out: dict[str, Any] = {"models": ids, "rows": rows}
+    if not posterior:
+        out["method"] = "sampling (no prior to vary)"
+        out["lower"] = result.U[rows, 0] - z * se[rows]
+        out["upper"] = result.U[rows, 0] + z * se[rows]
+        warnings.warn(
+            f"ability intervals: {rows.size} model(s) detached from the others ({names}): they "
+            "do not set the reporting scale, and their position rests on the tails of the "
+            "item curves; their intervals are sampling intervals only",
+            LatentbenchWarning,
+            stacklevel=3,
+        )
+        return out
+    scores, _ = _observed(result, matrix)
+    thetas, candidates = prior_sensitivity(result, scores)
+    own = result.U[rows, 0]
+    low = np.minimum(thetas[:, rows].min(axis=0, initial=np.inf), own)
+    high = np.maximum(thetas[:, rows].max(axis=0, initial=-np.inf), own)
+    out.update(
+        method="prior sensitivity",
+        a_sd=candidates,
+        estimates={m: [float(v) for v in thetas[:, i]] for m, i in zip(ids, rows, strict=True)},
+        lower=low - z * se[rows],
+        upper=high + z * se[rows],
+    )
+    assert result.prior_selection is not None
+    span = [*candidates, float(result.prior_selection.a_sd)]
+    warnings.warn(
+        f"ability intervals: {rows.size} model(s) detached from the others ({names}): they do "
+        "not set the reporting scale, and their intervals span their estimates under every "
+        f"candidate prior of the discriminations (a_sd {min(span):g}-{max(span):g}), which "
+        "moves them beyond their sampling error",
+        LatentbenchWarning,
+        stacklevel=3,
+    )
+    return out
 
 
 def _models_without_cells(result: IRTResult, matrix: ResponseMatrix | np.ndarray | None) -> Any:
