@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -75,6 +75,27 @@ def prior_sensitivity(result: IRTResult, scores: np.ndarray) -> tuple[np.ndarray
     return thetas, [f.a_sd for f in fits]
 
 
+def _refit(result: IRTResult, scores: np.ndarray, a_sd: float, init: Any) -> Any:
+    """One sensitivity refit: ``result``'s rank-1 fit of ``scores`` (float32) with the prior sd
+    of the discriminations set to ``a_sd``, warm-started at ``init``. A refit that stops at
+    ``max_iter`` is kept (its estimate is one point of a range, not the reported one)."""
+    sigma = float(result.sigma)
+    options = result.options
+    penalty = dataclasses.replace(result.penalty, precision_V=1.0 / (a_sd * sigma) ** 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return fit_cbmm(
+            scores,
+            rank=1,
+            sigma=sigma,
+            penalty=penalty.scaled(1.0 / trials_of(result)),
+            tol=float(options.get("tol", 1e-6)),
+            max_iter=int(options.get("max_iter", 5000)),
+            init=init,
+            accelerate=bool(options.get("accelerate", True)),
+        )
+
+
 def prior_sensitivity_fits(result: IRTResult, scores: np.ndarray) -> list[SensitivityFit]:
     """The fit refitted under every other candidate ``a_sd`` of the prior's grid (the grid of
     the held-out choice; :class:`~latentbench.irt.Prior`'s default grid when ``a_sd`` was
@@ -89,26 +110,12 @@ def prior_sensitivity_fits(result: IRTResult, scores: np.ndarray) -> list[Sensit
     grid = grid or list(Prior().a_sd_grid)
     own = selection.a_sd if selection is not None else float("nan")
     candidates = [float(g) for g in grid if not np.isclose(g, own)]
-    sigma = float(result.sigma)
     raw = result.raw
     start = (raw.U, raw.V, raw.b) if raw is not None else (result.U, result.V, result.b)
     reference = reference_of(result)
-    options = result.options
     out = []
     for a_sd in candidates:
-        penalty = dataclasses.replace(result.penalty, precision_V=1.0 / (a_sd * sigma) ** 2)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            fit = fit_cbmm(
-                np.asarray(scores, dtype=np.float32),
-                rank=1,
-                sigma=sigma,
-                penalty=penalty.scaled(1.0 / trials_of(result)),
-                tol=float(options.get("tol", 1e-6)),
-                max_iter=int(options.get("max_iter", 5000)),
-                init=start,
-                accelerate=bool(options.get("accelerate", True)),
-            )
+        fit = _refit(result, np.asarray(scores, dtype=np.float32), a_sd, start)
         U, V, b, scale = normalise(fit.U, fit.V, fit.b, reference)
         out.append(SensitivityFit(a_sd, U[:, 0], V[:, 0], b, scale))
     object.__setattr__(result, "_sensitivity_cache", (key, tuple(out)))
@@ -150,13 +157,11 @@ def score_sensitivity(
     candidates = [float(selection.a_sd)] + [
         float(g) for g in grid if not np.isclose(g, selection.a_sd)
     ]
-    sigma = float(result.sigma)
     raw = result.raw
     start = (raw.U, raw.V, raw.b) if raw is not None else (result.U, result.V, result.b)
     scale = result.normalisation
     shift, spread = (0.0, 1.0) if scale is None else (float(scale.shift[0]), scale.scale)
     reference = np.r_[reference_of(result), False]
-    options = result.options
     out = np.empty((len(candidates), scores.shape[0]))
     for m in range(scores.shape[0]):
         row = np.full((1, J), np.nan, dtype=np.float32)
@@ -164,18 +169,6 @@ def score_sensitivity(
         joint = np.vstack([calibration, row])
         init = (np.vstack([start[0], [[theta[m] * spread + shift]]]), start[1], start[2])
         for c, a_sd in enumerate(candidates):
-            penalty = dataclasses.replace(result.penalty, precision_V=1.0 / (a_sd * sigma) ** 2)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                fit = fit_cbmm(
-                    joint,
-                    rank=1,
-                    sigma=sigma,
-                    penalty=penalty.scaled(1.0 / trials_of(result)),
-                    tol=float(options.get("tol", 1e-6)),
-                    max_iter=int(options.get("max_iter", 5000)),
-                    init=init,
-                    accelerate=bool(options.get("accelerate", True)),
-                )
+            fit = _refit(result, joint, a_sd, init)
             out[c, m] = normalise(fit.U, fit.V, fit.b, reference)[0][N, 0]
     return out, candidates
