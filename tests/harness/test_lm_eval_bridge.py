@@ -98,24 +98,34 @@ def _config(tmp: Path, server: TableServer, tasks: Path) -> Path:
     return path
 
 
+def bridge_files(
+    tmp: Path, items: list[dict], H: np.ndarray, monkeypatch
+) -> tuple[Path, list[str], pd.DataFrame]:
+    """The files of a bridge run in ``tmp``: the lm-eval task (``tasks/lb_bridge.yaml``), the
+    items as lm-eval docs (``docs.jsonl``, ids ``"0"``, ``"1"``, ...) and the history
+    (``history.csv``, models ``h0``, ``h1``, ... over the same ids); the harness's environment
+    set. Returns the task folder, the doc ids and the history (model index)."""
+    tasks = tmp / "tasks"
+    tasks.mkdir()
+    (tasks / "lb_bridge.yaml").write_text(TASK.format(items=write_items(tmp / "gen.jsonl", items)))
+    # the run's items are lm-eval doc ids; the history uses the same columns
+    docs = [{"id": str(k), "prompt": it["prompt"], "answer": it["answer"]}
+            for k, it in enumerate(items)]  # fmt: skip
+    write_items(tmp / "docs.jsonl", docs)
+    ids = [d["id"] for d in docs]
+    hist = pd.DataFrame(H, columns=ids)
+    hist.insert(0, "model", [f"h{k}" for k in range(H.shape[0])])
+    hist.to_csv(tmp / "history.csv", index=False)
+    for key, value in harness_env(tmp).items():
+        monkeypatch.setenv(key, value)
+    return tasks, ids, hist.set_index("model")
+
+
 def test_pulse_through_real_lm_eval_equals_replay(tmp_path: Path, monkeypatch):
     Y, H, items = make_data(m=2, n=24, n_history=30, seed=8)
     server = TableServer(Y, items, [f"model-{k}" for k in range(2)])
     try:
-        tasks = tmp_path / "tasks"
-        tasks.mkdir()
-        (tasks / "lb_bridge.yaml").write_text(
-            TASK.format(items=write_items(tmp_path / "gen.jsonl", items))
-        )
-        # the selection's items are lm-eval doc ids; the history uses the same columns
-        docs = [{"id": str(k), "prompt": it["prompt"], "answer": it["answer"]}
-                for k, it in enumerate(items)]  # fmt: skip
-        write_items(tmp_path / "docs.jsonl", docs)
-        hist = pd.DataFrame(H, columns=[d["id"] for d in docs])
-        hist.insert(0, "model", [f"h{k}" for k in range(H.shape[0])])
-        hist.to_csv(tmp_path / "history.csv", index=False)
-        for key, value in harness_env(tmp_path).items():
-            monkeypatch.setenv(key, value)
+        tasks, _, _ = bridge_files(tmp_path, items, H, monkeypatch)
         cfg = LiveConfig.from_toml(_config(tmp_path, server, tasks))
 
         with Store(tmp_path / "live.duckdb") as db:

@@ -13,7 +13,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from latentbench.io import ResponseMatrix
@@ -22,8 +21,8 @@ from latentbench.select import estimate
 from latentbench.select._estimate_live import estimate_live
 
 from ..select_live.conftest import make_data
-from .conftest import TableServer, harness_env, write_items
-from .test_lm_eval_bridge import TASK, _config
+from .conftest import TableServer
+from .test_lm_eval_bridge import _config, bridge_files
 
 pytestmark = [
     pytest.mark.slow,
@@ -40,21 +39,9 @@ def test_estimate_through_real_lm_eval_equals_replay(tmp_path: Path, monkeypatch
     Y, H, items = make_data(m=3, n=40, n_history=30, seed=8)
     server = TableServer(Y, items, [f"model-{k}" for k in range(3)])
     try:
-        tasks = tmp_path / "tasks"
-        tasks.mkdir()
-        (tasks / "lb_bridge.yaml").write_text(
-            TASK.format(items=write_items(tmp_path / "gen.jsonl", items))
-        )
         # the estimate's items are lm-eval doc ids; the calibration uses the same columns
-        docs = [{"id": str(k), "prompt": it["prompt"], "answer": it["answer"]}
-                for k, it in enumerate(items)]  # fmt: skip
-        write_items(tmp_path / "docs.jsonl", docs)
-        hist = pd.DataFrame(H, columns=[d["id"] for d in docs])
-        hist.insert(0, "model", [f"h{k}" for k in range(H.shape[0])])
-        hist.to_csv(tmp_path / "history.csv", index=False)
-        calibration = ResponseMatrix.from_wide(hist.set_index("model"))
-        for key, value in harness_env(tmp_path).items():
-            monkeypatch.setenv(key, value)
+        tasks, ids, hist = bridge_files(tmp_path, items, H, monkeypatch)
+        calibration = ResponseMatrix.from_wide(hist)
         config = _config(tmp_path, server, tasks)
         store = tmp_path / "live.duckdb"
         live = estimate_live(calibration, config, store, model="model-1", budget=BUDGET, seed=5)
@@ -66,7 +53,7 @@ def test_estimate_through_real_lm_eval_equals_replay(tmp_path: Path, monkeypatch
         server.close()
     replay = estimate(
         calibration,
-        dict(zip([d["id"] for d in docs], Y[1], strict=True)),
+        dict(zip(ids, Y[1], strict=True)),
         model="model-1",
         budget=BUDGET,
         seed=5,
