@@ -22,6 +22,7 @@ Usage::
 
     python benchmarks/bench_coverage.py --replicas 20 --jobs 16
     python benchmarks/bench_coverage.py --shape 22x800 --replicas 4      # small, quick
+    python benchmarks/bench_coverage.py --shape 22x1000 --by-accuracy    # where score_models misses
     python benchmarks/bench_coverage.py --shape 45x400 --kinds binomial10 --no-score
 
 ``binomial<K>`` is not a stress matrix: a fresh simulated 2PL per replica whose cells are
@@ -35,6 +36,7 @@ import os
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
+from typing import Any
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -88,7 +90,7 @@ def binomial_replica(kind: str, n_models: int, n_items: int, k: int) -> dict[str
     }
 
 
-def replica(args: tuple[str, int, int, int, int, bool]) -> dict[str, float]:
+def replica(args: tuple[str, int, int, int, int, bool]) -> dict[str, Any]:
     """One parametric replica: redraw, refit, score; the per-replica figures."""
     kind, n_models, n_items, seed, k, scoring = args
     warnings.simplefilter("ignore")
@@ -133,6 +135,10 @@ def replica(args: tuple[str, int, int, int, int, bool]) -> dict[str, float]:
         )
         out["score_se"] = float(scored["se"].mean())
         out["score_sq_error"] = float(np.mean((scored["theta"].to_numpy() - target) ** 2))
+        # per scored model (for --by-accuracy): its accuracy and whether it was covered
+        out["score_accuracy"] = scored["accuracy"].to_numpy(float)
+        inside = (scored["lower"] <= target) & (target <= scored["upper"])
+        out["score_covered"] = inside.to_numpy()
     return out
 
 
@@ -149,6 +155,21 @@ def on_scale(values: np.ndarray, ref: np.ndarray, target: np.ndarray | None = No
     return (target - values[ref].mean()) / values[ref].std()
 
 
+def print_by_accuracy(rows: list[dict[str, Any]]) -> None:
+    """``score_models`` coverage of the scored models pooled over replicas, by accuracy band."""
+    accuracy = np.concatenate([r["score_accuracy"] for r in rows])
+    covered = np.concatenate([r["score_covered"] for r in rows]).astype(float)
+    edges = (0.0, 0.05, 0.3, 0.5, 0.7, 0.95, 1.0)
+    band = np.clip(np.searchsorted(edges, accuracy, side="left") - 1, 0, len(edges) - 2)
+    for b in range(len(edges) - 1):
+        sel = band == b
+        if sel.any():
+            print(
+                f"    score_models, accuracy ({edges[b]:.2f}, {edges[b + 1]:.2f}]: "
+                f"{covered[sel].mean():.3f} of {int(sel.sum())} scored models"
+            )
+
+
 def mean_se(values: list[float]) -> tuple[float, float]:
     arr = np.asarray(values, float)
     se = float(arr.std(ddof=1) / np.sqrt(arr.size)) if arr.size > 1 else float("nan")
@@ -163,6 +184,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the stress matrix")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--no-score", action="store_true", help="skip score_models")
+    parser.add_argument(
+        "--by-accuracy",
+        action="store_true",
+        help="also score_models coverage by the scored models' accuracy band",
+    )
     args = parser.parse_args()
     n_models, n_items = (int(x) for x in args.shape.split("x"))
     print(f"bench_coverage: {args.shape}, {args.replicas} replicas, stress seed {args.seed}")
@@ -199,6 +225,8 @@ def main() -> None:
         else:
             line += f" {'':17} {'':7} {'':6}"
         print(line + f" {time.perf_counter() - start:5.0f}", flush=True)
+        if args.by_accuracy and not args.no_score and "score_accuracy" in rows[0]:
+            print_by_accuracy(rows)
     print(
         "width: mean 95% interval width (compare 2 x 1.96 RMSE; both over the models that set "
         "the scale, not the detached ones); inside own: share of replicas "
