@@ -415,6 +415,12 @@ def test_cli_estimate_and_tiny(tmp_path, monkeypatch):
     assert "after 40 of 300 items; would rank" in res.output and "of 13" in res.output
     data = json.loads((out / "estimate.json").read_text())
     assert data["model"] == "new" and data["n_evaluated"] == 40 and data["stopped"] == "budget"
+    assert data["options"]["proxy"] == "ridge"
+    res = runner.invoke(app, ["estimate", str(calib), str(new), "--proxy", "irt", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["options"]["proxy"] == "irt"
+    res = runner.invoke(app, ["estimate", str(calib), str(new), "--proxy", "pca"])
+    assert res.exit_code == 2 and "--proxy" in res.output
     # the --out destination is checked before the work
     blocker = tmp_path / "file"
     blocker.write_text("x")
