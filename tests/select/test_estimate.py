@@ -274,9 +274,28 @@ def test_round_estimate_is_unbiased(setup):
     bad = scramble(cal, 1 / 3, seed=0)
     row = Y[7]
     seq = SequentialEstimate(bad, np.arange(bad.n_items), delta=0.05)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        j, pi = seq.choose(rng)
+        seq.observe(j, float(row[j]), pi)
+    pi = seq.probabilities()
+    U = seq.unrevealed
+    center = (seq.revealed_sum + seq.f[U].sum()) / seq.n
+    z = center + (row - seq.f) / (seq.n * np.where(U, pi, 1.0))
+    assert float((pi[U] * z[U]).sum()) == pytest.approx(row.mean(), abs=1e-12)
+
+
+def test_round_estimate_is_unbiased_with_the_ridge_correction():
+    """The same identity once the ridge correction is in use: item structure beyond rank 1,
+    wrong item parameters, right response features."""
+    Y, _ = two_groups(40, 800, seed=7)
+    cal = from_matrix(matrix(Y[:30]), rank=1)
+    bad = dataclasses.replace(scramble(cal, 1 / 3, seed=0), item_features=cal.item_features)
+    row = Y[35]
+    seq = SequentialEstimate(bad, np.arange(bad.n_items), delta=0.05)
     assert seq.proxy_used == "ridge"
     rng = np.random.default_rng(0)
-    for _ in range(40):
+    for _ in range(120):
         j, pi = seq.choose(rng)
         seq.observe(j, float(row[j]), pi)
     assert not np.allclose(seq.f, seq.f_irt)  # the ridge correction is in use
