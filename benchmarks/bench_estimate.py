@@ -267,6 +267,20 @@ def summarise(name: str, rec: dict[str, dict], cap: int) -> list[str]:
         else:
             cells.append("-")
         lines.append(f"| {method} | " + " | ".join(cells) + " |")
+    base = rec.get("uniform", {})
+    for method, vals in rec.items():
+        if not method.endswith("-dr") or not base:
+            continue
+        cells = []
+        for b in BUDGETS:
+            ours, uni = vals.get(f"mae{b}", []), base.get(f"mae{b}", [])
+            cells.append(f"{np.mean(ours) / np.mean(uni):.2f}" if ours and uni else "-")
+        ours, uni = vals.get("items002", []), base.get("items002", [])
+        items = f"{np.median(ours) / np.median(uni):.2f}" if ours and uni else "-"
+        lines.append(
+            f"\n{method} / uniform: MAE@{'/'.join(map(str, BUDGETS))} {' / '.join(cells)}; "
+            f"items to ±0.02 (medians) {items}"
+        )
     for method, vals in rec.items():
         ms = vals.get("ms_per_step")
         if ms:

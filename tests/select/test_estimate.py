@@ -69,11 +69,14 @@ def setup():
     return cal, Y[30:]
 
 
-def coverage(cal: Calibration, Y: np.ndarray, budget: int, seeds: int) -> tuple[float, int]:
+def coverage(
+    cal: Calibration, Y: np.ndarray, budget: int, seeds: int, proxy: str = "irt"
+) -> tuple[float, int]:
     hits = []
     for i, row in enumerate(Y):
         for s in range(seeds):
-            r = estimate(cal, row, model=f"new{i}", budget=budget, seed=s)
+            r = estimate(cal, row, model=f"new{i}", budget=budget, seed=s, proxy=proxy)
+            assert r.options["proxy"] == proxy
             hits.append(r.lower <= row.mean() <= r.upper)
     return float(np.mean(hits)), len(hits)
 
@@ -292,7 +295,7 @@ def test_round_estimate_is_unbiased_with_the_ridge_correction():
     cal = from_matrix(matrix(Y[:30]), rank=1)
     bad = dataclasses.replace(scramble(cal, 1 / 3, seed=0), item_features=cal.item_features)
     row = Y[35]
-    seq = SequentialEstimate(bad, np.arange(bad.n_items), delta=0.05)
+    seq = SequentialEstimate(bad, np.arange(bad.n_items), delta=0.05, proxy="ridge")
     assert seq.proxy_used == "ridge"
     rng = np.random.default_rng(0)
     for _ in range(120):
@@ -307,10 +310,13 @@ def test_round_estimate_is_unbiased_with_the_ridge_correction():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", ["rank1", "wrong", "two-groups"])
-def test_coverage_simulation(case):
+@pytest.mark.parametrize(
+    ("case", "proxy"),
+    [("rank1", "irt"), ("wrong", "irt"), ("wrong", "ridge"), ("two-groups", "ridge")],
+)
+def test_coverage_simulation(case, proxy):
     """95% interval coverage over new models at a user shape (30 calibration models x 1,000 /
-    3,000 items), with the default (ridge) proxy; ``wrong``: a rank-3 truth calibrated at rank
+    3,000 items), with the IRT or the ridge proxy; ``wrong``: a rank-3 truth calibrated at rank
     1 with a third of the items' parameters and response features scrambled; ``two-groups``:
     item structure beyond rank 1 that the ridge corrects (:func:`two_groups`). Tolerance: 3
     Monte Carlo standard errors below 0.95."""
@@ -324,7 +330,7 @@ def test_coverage_simulation(case):
         Y, _ = two_groups(70, 1000, seed=13)
         cal = from_matrix(matrix(Y[:30]), rank=1)
     assert cal.item_features is not None
-    cov, runs = coverage(cal, Y[30:], budget=100, seeds=1)
+    cov, runs = coverage(cal, Y[30:], budget=100, seeds=1, proxy=proxy)
     assert cov >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / runs)
 
 
@@ -387,15 +393,15 @@ def test_response_features_missing_cells_and_fallback(tmp_path):
     assert second.item_features is not None
     assert np.array_equal(second.item_features, first.item_features)
     r = estimate(path, Y[1], model="m1", budget=30, cache=tmp_path / "cache")
+    assert r.options["proxy"] == "irt"  # the default
+    r = estimate(path, Y[1], model="m1", budget=30, cache=tmp_path / "cache", proxy="ridge")
     assert r.options["proxy"] == "ridge"
-    r = estimate(path, Y[1], model="m1", budget=30, cache=tmp_path / "cache", proxy="irt")
-    assert r.options["proxy"] == "irt"
     from latentbench.irt import TwoPL
 
     TwoPL(rank=1, prior=None, max_iter=200).fit(matrix(Y)).save(tmp_path / "fit")
     assert load_calibration(tmp_path / "fit").item_features is None
     with pytest.warns(Warning, match="no calibration responses"):
-        r = estimate(tmp_path / "fit", Y[1], model="m1", budget=30)
+        r = estimate(tmp_path / "fit", Y[1], model="m1", budget=30, proxy="ridge")
     assert r.options["proxy"] == "irt"
     assert any("no calibration responses" in w for w in r.warnings)
     with pytest.raises(InputError, match="proxy"):
@@ -434,10 +440,10 @@ def test_cli_estimate_and_tiny(tmp_path, monkeypatch):
     assert "after 40 of 300 items; would rank" in res.output and "of 13" in res.output
     data = json.loads((out / "estimate.json").read_text())
     assert data["model"] == "new" and data["n_evaluated"] == 40 and data["stopped"] == "budget"
-    assert data["options"]["proxy"] == "ridge"
-    res = runner.invoke(app, ["estimate", str(calib), str(new), "--proxy", "irt", "--json"])
+    assert data["options"]["proxy"] == "irt"
+    res = runner.invoke(app, ["estimate", str(calib), str(new), "--proxy", "ridge", "--json"])
     assert res.exit_code == 0, res.output
-    assert json.loads(res.output)["options"]["proxy"] == "irt"
+    assert json.loads(res.output)["options"]["proxy"] == "ridge"
     res = runner.invoke(app, ["estimate", str(calib), str(new), "--proxy", "pca"])
     assert res.exit_code == 2 and "--proxy" in res.output
     # the --out destination is checked before the work

@@ -14,7 +14,7 @@ from latentbench.exceptions import InputError
 
 PROPOSALS = ("residual", "information", "uniform")
 """The item proposals of ``--proposal`` (``estimate``'s ``proposal``)."""
-PROXIES = ("ridge", "irt")
+PROXIES = ("irt", "ridge")
 """The predictions of ``--proxy`` (``estimate``'s ``proxy``)."""
 
 __all__ = ["compare_command", "estimate_command", "tiny_command"]
@@ -80,9 +80,9 @@ def estimate_command(
     ),
     floor: float = typer.Option(0.5, help="Uniform share of the design, in (0, 1]."),
     proxy: str = typer.Option(
-        "ridge",
-        help="Predictions: ridge (IRT corrected from the calibration responses) or irt "
-        "(IRT alone). Either keeps the interval valid.",
+        "irt",
+        help="Predictions: irt (the IRT model alone) or ridge (IRT corrected from the "
+        "calibration responses). Either keeps the interval valid.",
     ),
     rank: int = typer.Option(1, help="Rank of the fit when CALIBRATION is a matrix file."),
     live: Path | None = typer.Option(

@@ -118,7 +118,7 @@ def compare(
     seed: int = 0,
     floor: float = 0.5,
     rank: int = 1,
-    proxy: Literal["ridge", "irt"] = "irt",
+    proxy: Literal["irt", "ridge"] = "irt",
 ) -> CompareResult:
     """Certify which of two models has the higher full-benchmark score, from paired items.
 
@@ -138,9 +138,7 @@ def compare(
     seed, floor, rank
         As in :func:`estimate`.
     proxy : {"irt", "ridge"}, default "irt"
-        Each model's predictions, as in :func:`estimate` (the default here is still the IRT
-        posterior predictive alone: the ridge proxy was compared on single-model estimates
-        only, ``benchmarks/RESULTS_estimate.md``).
+        Each model's predictions, as in :func:`estimate`.
 
     Returns
     -------

@@ -31,7 +31,7 @@ from latentbench.select._estimate_cs import WeightedBettingCS
 __all__ = ["PROPOSALS", "PROXIES", "SequentialEstimate", "design_probabilities"]
 
 PROPOSALS = ("residual", "information", "uniform")
-PROXIES = ("ridge", "irt")
+PROXIES = ("irt", "ridge")
 """The predictions ``f``: ``irt`` the calibrated model's posterior predictive alone; ``ridge``
 that plus a ridge regression of the revealed residuals on the calibration responses' item
 features, its penalty chosen by leave-one-out on the revealed answers (:class:`RidgeCorrection`)."""
@@ -156,12 +156,12 @@ class SequentialEstimate:
     newton_steps : int, default 2
         Newton steps on the model's factors after each answer (warm-started; any number keeps
         the predictions predictable, hence the estimate unbiased).
-    proxy : {"ridge", "irt"}, default "ridge"
-        The predictions ``f``: the IRT posterior predictive corrected by a ridge regression on
-        the calibration responses' item features (:class:`RidgeCorrection`; chosen as the
-        default after the comparison in ``benchmarks/RESULTS_estimate.md``), or the IRT
-        posterior predictive alone. A calibration without item features (no responses) gives
-        ``irt`` whatever is asked; :attr:`proxy_used` says which ran.
+    proxy : {"irt", "ridge"}, default "irt"
+        The predictions ``f``: the IRT posterior predictive alone, or corrected by a ridge
+        regression on the calibration responses' item features (:class:`RidgeCorrection`; not
+        the default: see the comparison in ``benchmarks/RESULTS_estimate.md``). A calibration
+        without item features (no responses) gives ``irt`` whatever is asked;
+        :attr:`proxy_used` says which ran.
     """
 
     def __init__(
@@ -176,7 +176,7 @@ class SequentialEstimate:
         newton_steps: int = 2,
         grid: int = 2000,
         point: str = "dr",
-        proxy: str = "ridge",
+        proxy: str = "irt",
     ) -> None:
         if not 0 < floor <= 1:
             raise InputError(f"floor={floor!r}; expected a value in (0, 1]")

@@ -52,7 +52,7 @@ def estimate_live(
     proposal: Proposal = "residual",
     floor: float = 0.5,
     rank: int = 1,
-    proxy: Proxy = "ridge",
+    proxy: Proxy = "irt",
     stop_event: threading.Event | None = None,
 ) -> EstimateResult:
     """Estimate a model of a live configuration; re-run the same call to resume.
