@@ -16,9 +16,12 @@ computed once per held-out model and shared by every method). At 30, 100 and 300
   Fisher information a^2 p (1 - p) at the MAP ability; score = mean predicted probability
   over all items at that ability (no interval);
 * ``ours``: :class:`latentbench.select._estimate_design.SequentialEstimate` (the engine of
-  ``latentbench.estimate``): ``ours-dr`` (the default point estimate) with the anytime-valid
-  interval's coverage and items to +-0.02; ``ours-composite`` and ``ours-model`` are the other
-  point estimates (same runs, same interval).
+  ``latentbench.estimate``), once per proxy (``ours-ridge-*``: IRT predictions corrected by the
+  ridge regression on the calibration responses, ``ours-irt-*``: IRT predictions alone; same
+  random stream): ``-dr`` (the default point estimate) with the anytime-valid interval's
+  coverage and items to +-0.02; ``-composite`` and ``-model`` are the other point estimates
+  (same runs, same interval). Dumps written before the proxies existed have ``ours-dr`` etc.
+  (the IRT proxy).
 
 Prints per matrix: MAE with its standard error over (model, seed), coverage of the 95%
 intervals, and the median number of items to a +-0.02 half-width (capped at --cap; a capped
@@ -41,7 +44,7 @@ from latentbench import ResponseMatrix
 from latentbench.irt._objective import sigmoid
 from latentbench.select._betting import BettingConfSeq
 from latentbench.select._estimate_calibration import Calibration, from_matrix
-from latentbench.select._estimate_design import SequentialEstimate
+from latentbench.select._estimate_design import PROXIES, SequentialEstimate
 
 DATA = Path("/work/shared/data")
 MATRICES = ("mmlu_pro", "bfcl_v2", "alpacaeval2_weighted", "alpacaeval1_gpt4")
@@ -120,9 +123,13 @@ def run_matrix(
     M = ResponseMatrix.read(DATA / f"{name}.parquet")
     Y = np.asarray(M.scores, dtype=np.float64)
     ids = list(range(M.n_models))
-    if models is not None:  # "K" (the first K) or "A:B" (models A..B-1)
-        first, _, last = models.rpartition(":")
-        ids = ids[int(first or 0) : int(last)]
+    if models is not None:  # "K" (the first K), "A:B" (models A..B-1) or "A:B:S" (every S-th)
+        parts = models.split(":")
+        if len(parts) == 1:
+            ids = ids[: int(parts[0])]
+        else:
+            step = int(parts[2]) if len(parts) > 2 else 1
+            ids = ids[int(parts[0] or 0) : int(parts[1]) : step]
     rec: dict[str, dict] = {}
 
     def add(method: str, key: str, value: float) -> None:
@@ -212,27 +219,27 @@ def run_matrix(
                 t_hat = map_theta(a[seen], bb[seen], y[seen])
                 if t in BUDGETS and t < n:
                     add("cat", f"mae{t}", abs(float(sigmoid(a * t_hat + bb).mean()) - truth))
-            # ours
-            seq = SequentialEstimate(cal, pop, delta=0.05)
-            srng = np.random.default_rng([s, i, 7])
-            reached = None
-            tic = time.perf_counter()
-            for t in range(1, min(cap, n) + 1):
-                j, pi = seq.choose(srng)
-                seq.observe(j, float(y[j]), pi)
-                lo, up = seq.interval
-                if t in BUDGETS and t < n:
-                    for kind in ("dr", "composite", "model"):
-                        add(f"ours-{kind}", f"mae{t}", abs(seq.point(kind) - truth))
-                    add("ours-dr", f"cov{t}", float(lo <= truth <= up))
-                if reached is None and (up - lo) / 2 <= 0.02:
-                    reached = t
-                if reached is not None and t >= max(BUDGETS):
-                    break
-            add(
-                "ours-composite", "items002", float(reached if reached is not None else min(cap, n))
-            )
-            add("ours-composite", "ms_per_step", 1000 * (time.perf_counter() - tic) / t)
+            # ours: both proxies, the same random stream each
+            for proxy in PROXIES:
+                tag = f"ours-{proxy}"
+                seq = SequentialEstimate(cal, pop, delta=0.05, proxy=proxy)
+                srng = np.random.default_rng([s, i, 7])
+                reached = None
+                tic = time.perf_counter()
+                for t in range(1, min(cap, n) + 1):
+                    j, pi = seq.choose(srng)
+                    seq.observe(j, float(y[j]), pi)
+                    lo, up = seq.interval
+                    if t in BUDGETS and t < n:
+                        for kind in ("dr", "composite", "model"):
+                            add(f"{tag}-{kind}", f"mae{t}", abs(seq.point(kind) - truth))
+                        add(f"{tag}-dr", f"cov{t}", float(lo <= truth <= up))
+                    if reached is None and (up - lo) / 2 <= 0.02:
+                        reached = t
+                    if reached is not None and t >= max(BUDGETS):
+                        break
+                add(f"{tag}-dr", "items002", float(reached if reached is not None else min(cap, n)))
+                add(f"{tag}-dr", "ms_per_step", 1000 * (time.perf_counter() - tic) / t)
     return rec
 
 
@@ -260,9 +267,26 @@ def summarise(name: str, rec: dict[str, dict], cap: int) -> list[str]:
         else:
             cells.append("-")
         lines.append(f"| {method} | " + " | ".join(cells) + " |")
-    ms = rec.get("ours-dr", {}).get("ms_per_step")
-    if ms:
-        lines.append(f"\nours: {np.mean(ms):.2f} ms per step (choose + update), mean over runs")
+    base = rec.get("uniform", {})
+    for method, vals in rec.items():
+        if not method.endswith("-dr") or not base:
+            continue
+        cells = []
+        for b in BUDGETS:
+            ours, uni = vals.get(f"mae{b}", []), base.get(f"mae{b}", [])
+            cells.append(f"{np.mean(ours) / np.mean(uni):.2f}" if ours and uni else "-")
+        ours, uni = vals.get("items002", []), base.get("items002", [])
+        items = f"{np.median(ours) / np.median(uni):.2f}" if ours and uni else "-"
+        lines.append(
+            f"\n{method} / uniform: MAE@{'/'.join(map(str, BUDGETS))} {' / '.join(cells)}; "
+            f"items to ±0.02 (medians) {items}"
+        )
+    for method, vals in rec.items():
+        ms = vals.get("ms_per_step")
+        if ms:
+            lines.append(
+                f"\n{method}: {np.mean(ms):.2f} ms per step (choose + update), mean over runs"
+            )
     return lines
 
 
@@ -278,36 +302,39 @@ def speed() -> None:
         cal = from_matrix(M.subset(models=keep), rank=1)
         fit = time.perf_counter() - tic
         y = np.nan_to_num(np.asarray(M.scores[0], dtype=np.float64))  # a complete vector
-        seq = SequentialEstimate(cal, np.arange(cal.n_items), delta=0.05)
-        rng = np.random.default_rng(0)
-        steps = []
-        for _ in range(300):
-            tic = time.perf_counter()
-            j, pi = seq.choose(rng)
-            seq.observe(j, float(y[j]), pi)
-            steps.append(time.perf_counter() - tic)
-        replays, cpu = [], []
-        for s in range(6):
-            tic, tic_cpu = time.perf_counter(), time.process_time()
-            estimate(cal, y, model="new", budget=100, seed=s)
-            replays.append(time.perf_counter() - tic)
-            cpu.append(time.process_time() - tic_cpu)
-    ms = 1000 * np.asarray(steps)
-    print(f"calibration fit (rank 1, 28 x 12,032, once): {fit:.2f} s")
-    print(
-        f"one step at 12,032 items: median {np.median(ms):.2f} ms, p90 "
-        f"{np.quantile(ms, 0.9):.2f} ms, max {ms.max():.2f} ms (300 steps)"
-    )
-    print(
-        f"100-item replay: first {replays[0]:.3f} s, then median {np.median(replays[1:]):.3f} s "
-        f"wall, {np.median(cpu[1:]):.3f} s CPU (the machine is shared: wall >= CPU)"
-    )
+        print(f"calibration fit (rank 1, 28 x 12,032, once): {fit:.2f} s")
+        for proxy in PROXIES:
+            seq = SequentialEstimate(cal, np.arange(cal.n_items), delta=0.05, proxy=proxy)
+            rng = np.random.default_rng(0)
+            steps = []
+            for _ in range(1000):
+                tic = time.perf_counter()
+                j, pi = seq.choose(rng)
+                seq.observe(j, float(y[j]), pi)
+                steps.append(time.perf_counter() - tic)
+            replays, cpu = [], []
+            for s in range(6):
+                tic, tic_cpu = time.perf_counter(), time.process_time()
+                estimate(cal, y, model="new", budget=100, seed=s, proxy=proxy)
+                replays.append(time.perf_counter() - tic)
+                cpu.append(time.process_time() - tic_cpu)
+            ms = 1000 * np.asarray(steps)
+            print(
+                f"[{proxy}] one step at 12,032 items: median {np.median(ms):.2f} ms, p90 "
+                f"{np.quantile(ms, 0.9):.2f} ms, max {ms.max():.2f} ms (1,000 steps); steps "
+                f"901-1000: median {np.median(ms[900:]):.2f} ms"
+            )
+            print(
+                f"[{proxy}] 100-item replay: first {replays[0]:.3f} s, then median "
+                f"{np.median(replays[1:]):.3f} s wall, {np.median(cpu[1:]):.3f} s CPU (the "
+                "machine is shared: wall >= CPU)"
+            )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--matrices", nargs="*", default=list(MATRICES))
-    parser.add_argument("--models", default=None, help="K (first K models) or A:B")
+    parser.add_argument("--models", default=None, help="K (first K models), A:B or A:B:S")
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--cap", type=int, default=1000, help="most items for +-0.02")
     parser.add_argument(
@@ -334,7 +361,11 @@ def main() -> None:
             old = rec_in.get("ours-composite", {})
             for key in [k for k in old if not k.startswith("mae")]:
                 rec_in.setdefault("ours-dr", {})[key] = old.pop(key)
-            order = ["ours-dr", "ours-composite", "ours-model"]
+            order = [
+                f"ours{tag}-{kind}"
+                for tag in ("", "-irt", "-ridge")
+                for kind in ("dr", "composite", "model")
+            ]
             rec_in = {
                 k: rec_in[k]
                 for k in [*[m for m in rec_in if m not in order], *order]

@@ -37,13 +37,17 @@ def matrix(Y: np.ndarray, prefix: str = "m") -> ResponseMatrix:
 
 
 def scramble(cal: Calibration, share: float, seed: int) -> Calibration:
-    """A third (``share``) of the items get another item's parameters."""
+    """A third (``share``) of the items get another item's parameters and response features."""
     rng = np.random.default_rng(seed)
     n = cal.n_items
     idx = rng.choice(n, size=int(share * n), replace=False)
     perm = idx[rng.permutation(idx.size)]
     V, b = cal.V.copy(), cal.b.copy()
     V[idx], b[idx] = cal.V[perm], cal.b[perm]
+    feats = None
+    if cal.item_features is not None:
+        feats = cal.item_features.copy()
+        feats[idx] = cal.item_features[perm]
     return Calibration(
         cal.item_ids,
         V,
@@ -54,6 +58,7 @@ def scramble(cal: Calibration, share: float, seed: int) -> Calibration:
         cal.model_factors,
         "scrambled",
         "x",
+        feats,
     )
 
 
@@ -64,11 +69,14 @@ def setup():
     return cal, Y[30:]
 
 
-def coverage(cal: Calibration, Y: np.ndarray, budget: int, seeds: int) -> tuple[float, int]:
+def coverage(
+    cal: Calibration, Y: np.ndarray, budget: int, seeds: int, proxy: str = "irt"
+) -> tuple[float, int]:
     hits = []
     for i, row in enumerate(Y):
         for s in range(seeds):
-            r = estimate(cal, row, model=f"new{i}", budget=budget, seed=s)
+            r = estimate(cal, row, model=f"new{i}", budget=budget, seed=s, proxy=proxy)
+            assert r.options["proxy"] == proxy
             hits.append(r.lower <= row.mean() <= r.upper)
     return float(np.mean(hits)), len(hits)
 
@@ -280,20 +288,124 @@ def test_round_estimate_is_unbiased(setup):
     assert float((pi[U] * z[U]).sum()) == pytest.approx(row.mean(), abs=1e-12)
 
 
+def test_round_estimate_is_unbiased_with_the_ridge_correction():
+    """The same identity once the ridge correction is in use: item structure beyond rank 1,
+    wrong item parameters, right response features."""
+    Y, _ = two_groups(40, 800, seed=7)
+    cal = from_matrix(matrix(Y[:30]), rank=1)
+    bad = dataclasses.replace(scramble(cal, 1 / 3, seed=0), item_features=cal.item_features)
+    row = Y[35]
+    seq = SequentialEstimate(bad, np.arange(bad.n_items), delta=0.05, proxy="ridge")
+    assert seq.proxy_used == "ridge"
+    rng = np.random.default_rng(0)
+    for _ in range(120):
+        j, pi = seq.choose(rng)
+        seq.observe(j, float(row[j]), pi)
+    assert not np.allclose(seq.f, seq.f_irt)  # the ridge correction is in use
+    pi = seq.probabilities()
+    U = seq.unrevealed
+    center = (seq.revealed_sum + seq.f[U].sum()) / seq.n
+    z = center + (row - seq.f) / (seq.n * np.where(U, pi, 1.0))
+    assert float((pi[U] * z[U]).sum()) == pytest.approx(row.mean(), abs=1e-12)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("case", ["rank1", "wrong"])
-def test_coverage_simulation(case):
+@pytest.mark.parametrize(
+    ("case", "proxy"),
+    [("rank1", "irt"), ("wrong", "irt"), ("wrong", "ridge"), ("two-groups", "ridge")],
+)
+def test_coverage_simulation(case, proxy):
     """95% interval coverage over new models at a user shape (30 calibration models x 1,000 /
-    3,000 items); ``wrong``: a rank-3 truth calibrated at rank 1 with a third of the items'
-    parameters scrambled. Tolerance: 3 Monte Carlo standard errors below 0.95."""
+    3,000 items), with the IRT or the ridge proxy; ``wrong``: a rank-3 truth calibrated at rank
+    1 with a third of the items' parameters and response features scrambled; ``two-groups``:
+    item structure beyond rank 1 that the ridge corrects (:func:`two_groups`). Tolerance: 3
+    Monte Carlo standard errors below 0.95."""
     if case == "rank1":
         Y, _ = simulate(70, 1000, rank=1, seed=11)
         cal = from_matrix(matrix(Y[:30]), rank=1)
-    else:
+    elif case == "wrong":
         Y, _ = simulate(70, 3000, rank=3, seed=12)
         cal = scramble(from_matrix(matrix(Y[:30]), rank=1), 1 / 3, seed=3)
-    cov, runs = coverage(cal, Y[30:], budget=100, seeds=1)
+    else:
+        Y, _ = two_groups(70, 1000, seed=13)
+        cal = from_matrix(matrix(Y[:30]), rank=1)
+    assert cal.item_features is not None
+    cov, runs = coverage(cal, Y[30:], budget=100, seeds=1, proxy=proxy)
     assert cov >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / runs)
+
+
+def two_groups(m: int, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Binary (m, n) matrix with structure a rank-1 fit misses: every item loads on a common
+    ability and, with sign +-1.5 (two item groups), on a second one."""
+    rng = np.random.default_rng(seed)
+    U = rng.normal(size=(m, 2))
+    V = np.column_stack([np.abs(rng.normal(size=n)) + 0.3, rng.choice([-1.5, 1.5], size=n)])
+    P = 1.0 / (1.0 + np.exp(-(U @ V.T + rng.normal(size=n))))
+    return (rng.random((m, n)) < P).astype(np.float64), P
+
+
+def test_ridge_proxy_reduces_residual_variance():
+    """On a matrix with item structure beyond rank 1, the ridge proxy (calibration responses)
+    predicts a new model's unrevealed items better than the rank-1 IRT predictions alone, from
+    the same 100 revealed items; and it never does much worse for any one model."""
+    Y, P = two_groups(48, 800, seed=5)
+    cal = from_matrix(matrix(Y[:40]), rank=1)
+    assert cal.item_features is not None and cal.item_features.shape == (800, 16)
+    ratios, oracle = [], []
+    for i in range(40, 48):
+        order = np.random.default_rng(i).permutation(800)[:100]
+        mse = {}
+        for proxy in ("irt", "ridge"):
+            seq = SequentialEstimate(
+                cal, np.arange(800), delta=0.05, proposal="uniform", proxy=proxy
+            )
+            assert seq.proxy_used == proxy
+            for j in order:
+                seq.observe(int(j), float(Y[i, j]), seq.probabilities())
+            left = seq.unrevealed
+            mse[proxy] = float(np.mean((Y[i, left] - seq.f[left]) ** 2))
+        ratios.append(mse["ridge"] / mse["irt"])
+        oracle.append(float(np.mean((Y[i, left] - P[i, left]) ** 2)) / mse["irt"])
+    assert np.mean(ratios) < 0.95, ratios
+    assert max(ratios) < 1.05, ratios
+    assert np.mean(oracle) < np.mean(ratios)  # the truth is better still: not a leak
+
+
+def test_response_features_missing_cells_and_fallback(tmp_path):
+    """Missing calibration cells are filled with the fit's probabilities (never 0); the features
+    travel through the disk cache; a fit directory has no responses: IRT-only, said."""
+    from latentbench.select._estimate_calibration import _fitted, response_features
+
+    Y, _ = simulate(12, 200, rank=1, seed=4)
+    Y[0, :50] = np.nan
+    cal = from_matrix(matrix(Y), rank=1)
+    fitted = _fitted(cal.model_factors, cal.V, cal.b, cal.sigma)
+    filled = np.where(np.isnan(Y), fitted, Y)
+    assert np.allclose(cal.item_features, response_features(filled, fitted))
+    zero = response_features(np.nan_to_num(Y), fitted)
+    assert not np.allclose(np.abs(cal.item_features), np.abs(zero))
+    assert np.isfinite(cal.item_features).all()
+    path = tmp_path / "calib.parquet"
+    matrix(Y).to_long().to_parquet(path)
+    first = load_calibration(path, cache=tmp_path / "cache")
+    latentbench.select._estimate_calibration._MEMORY.clear()
+    second = load_calibration(path, cache=tmp_path / "cache")
+    assert second.item_features is not None
+    assert np.array_equal(second.item_features, first.item_features)
+    r = estimate(path, Y[1], model="m1", budget=30, cache=tmp_path / "cache")
+    assert r.options["proxy"] == "irt"  # the default
+    r = estimate(path, Y[1], model="m1", budget=30, cache=tmp_path / "cache", proxy="ridge")
+    assert r.options["proxy"] == "ridge"
+    from latentbench.irt import TwoPL
+
+    TwoPL(rank=1, prior=None, max_iter=200).fit(matrix(Y)).save(tmp_path / "fit")
+    assert load_calibration(tmp_path / "fit").item_features is None
+    with pytest.warns(Warning, match="no calibration responses"):
+        r = estimate(tmp_path / "fit", Y[1], model="m1", budget=30, proxy="ridge")
+    assert r.options["proxy"] == "irt"
+    assert any("no calibration responses" in w for w in r.warnings)
+    with pytest.raises(InputError, match="proxy"):
+        SequentialEstimate(cal, np.arange(200), delta=0.05, proxy="nope")
 
 
 def test_cli_estimate_and_tiny(tmp_path, monkeypatch):
@@ -328,6 +440,12 @@ def test_cli_estimate_and_tiny(tmp_path, monkeypatch):
     assert "after 40 of 300 items; would rank" in res.output and "of 13" in res.output
     data = json.loads((out / "estimate.json").read_text())
     assert data["model"] == "new" and data["n_evaluated"] == 40 and data["stopped"] == "budget"
+    assert data["options"]["proxy"] == "irt"
+    res = runner.invoke(app, ["estimate", str(calib), str(new), "--proxy", "ridge", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["options"]["proxy"] == "ridge"
+    res = runner.invoke(app, ["estimate", str(calib), str(new), "--proxy", "pca"])
+    assert res.exit_code == 2 and "--proxy" in res.output
     # the --out destination is checked before the work
     blocker = tmp_path / "file"
     blocker.write_text("x")

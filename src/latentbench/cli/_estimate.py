@@ -14,6 +14,8 @@ from latentbench.exceptions import InputError
 
 PROPOSALS = ("residual", "information", "uniform")
 """The item proposals of ``--proposal`` (``estimate``'s ``proposal``)."""
+PROXIES = ("irt", "ridge")
+"""The predictions of ``--proxy`` (``estimate``'s ``proxy``)."""
 
 __all__ = ["compare_command", "estimate_command", "tiny_command"]
 
@@ -77,6 +79,11 @@ def estimate_command(
         "residual", help="Design: residual (predicted sd), information or uniform."
     ),
     floor: float = typer.Option(0.5, help="Uniform share of the design, in (0, 1]."),
+    proxy: str = typer.Option(
+        "irt",
+        help="Predictions: irt (the IRT model alone) or ridge (IRT corrected from the "
+        "calibration responses). Either keeps the interval valid.",
+    ),
     rank: int = typer.Option(1, help="Rank of the fit when CALIBRATION is a matrix file."),
     live: Path | None = typer.Option(
         None, "--live", help="A `select live` configuration: ask its endpoint (no RESPONSES)."
@@ -128,6 +135,9 @@ def estimate_command(
     if proposal not in PROPOSALS:
         fail(f"--proposal {proposal!r}: expected one of {', '.join(PROPOSALS)}")
     proposal_kind: Any = proposal  # one of PROPOSALS (checked above)
+    if proxy not in PROXIES:
+        fail(f"--proxy {proxy!r}: expected one of {', '.join(PROXIES)}")
+    proxy_kind: Any = proxy
     results = []
     with clean_warnings():
         try:
@@ -152,6 +162,7 @@ def estimate_command(
                         proposal=proposal_kind,
                         floor=floor,
                         rank=rank,
+                        proxy=proxy_kind,
                     )
                 )
                 responses = None
@@ -175,6 +186,7 @@ def estimate_command(
                         proposal=proposal_kind,
                         floor=floor,
                         rank=rank,
+                        proxy=proxy_kind,
                     )
                 )
         except InputError as exc:

@@ -27,7 +27,11 @@ if TYPE_CHECKING:
 __all__ = ["Calibration", "load_calibration"]
 
 _MEMORY: dict[str, Calibration] = {}
-_CACHE_VERSION = "estimate-calibration-1"
+_CACHE_VERSION = "estimate-calibration-2"
+"""Part of every disk-cache key: 2 added the item features from the calibration responses."""
+_MAX_FEATURES = 16
+"""Most item features kept from the calibration responses (the leading principal directions
+of the calibration models' standardized answer columns; all of them when there are fewer)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,11 @@ class Calibration:
         Population prior of a new model's factors (the calibration models' mean).
     prior_chol : ndarray of shape (r, r)
         Cholesky factor of the population covariance (plus a small ridge).
+    item_features : ndarray of shape (n, p) or None
+        Item features derived from the calibration models' responses
+        (:func:`response_features`), used by the ``ridge`` proxy of the estimate; None when the
+        source carries no responses (a fit directory, an IRTResult without its matrix): the
+        estimate then uses the IRT predictions alone and says so.
     """
 
     item_ids: tuple[str, ...]
@@ -66,6 +75,7 @@ class Calibration:
     model_factors: np.ndarray
     source: str
     hash: str
+    item_features: np.ndarray | None = field(default=None, repr=False, compare=False)
     prior_mean: np.ndarray = field(init=False, repr=False)
     prior_chol: np.ndarray = field(init=False, repr=False)
     Vw: np.ndarray = field(init=False, repr=False)
@@ -92,6 +102,12 @@ class Calibration:
         else:  # no population: a unit prior on the factors
             mean, cov = np.zeros(r), np.eye(r)
         chol = np.linalg.cholesky(cov)
+        if self.item_features is not None:
+            feats = np.asarray(self.item_features, dtype=np.float64).reshape(n, -1).copy()
+            if not np.isfinite(feats).all():
+                raise InputError("calibration: item features must be finite")
+            feats.setflags(write=False)
+            object.__setattr__(self, "item_features", feats)
         for name, value in (
             ("V", V),
             ("b", b),
@@ -128,6 +144,47 @@ class Calibration:
         mu = self.bw / self.sigma
         s2 = (self.Vw**2).sum(axis=1) / self.sigma**2
         return np.asarray(sigmoid(mu / np.sqrt(1.0 + np.pi * s2 / 8.0)), dtype=np.float64)
+
+
+def response_features(
+    Y: np.ndarray, fitted: np.ndarray, max_features: int = _MAX_FEATURES
+) -> np.ndarray:
+    """Item features from the calibration models' responses, shape (n, p).
+
+    Each calibration model's answer column (its scores over the items) is standardized (mean 0,
+    sd 1 over the items); a missing cell is filled with that model's fitted probability under
+    the calibration's IRT fit (never with 0); a model whose filled answers are constant is
+    left out. The features are the item scores on the principal directions of the ``K x n``
+    standardized matrix, scaled by their singular values, ``p <= min(K, max_features)``: with
+    all directions kept they are an orthogonal rotation of the ``K`` standardized columns
+    themselves (a ridge regression on them is then exactly the one on the columns), and the
+    directions dropped beyond ``max_features`` are those a ridge shrinks most.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (K, n)
+        Calibration models' scores in [0, 1], NaN where not observed.
+    fitted : ndarray of shape (K, n)
+        The calibration fit's probabilities (fill-in for the missing cells).
+    max_features : int
+    """
+    C = np.where(np.isfinite(Y), Y, fitted)
+    C = C - C.mean(axis=1, keepdims=True)
+    sd = C.std(axis=1)
+    keep = sd > 1e-12
+    n = C.shape[1]
+    if not keep.any():
+        return np.zeros((n, 0))
+    Z = C[keep] / sd[keep, None]
+    _, S, Vt = np.linalg.svd(Z, full_matrices=False)
+    k = int(min(max_features, int((S > 1e-8 * S[0]).sum())))
+    return np.ascontiguousarray(Vt[:k].T * S[:k])
+
+
+def _fitted(U: np.ndarray, V: np.ndarray, b: np.ndarray, sigma: float) -> np.ndarray:
+    from latentbench.irt._objective import sigmoid
+
+    return np.asarray(sigmoid((U @ V.T + b) / sigma), dtype=np.float64)
 
 
 def _normalise(U: np.ndarray, V: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -170,7 +227,12 @@ def from_result(
     else:
         scores = result.abilities["accuracy"].to_numpy(dtype=np.float64)
     V, b, U = np.asarray(result.V), np.asarray(result.b), np.asarray(result.U)
-    digest = digest or _content_hash(V, b, U, result.sigma, *result.item_ids)
+    feats = None
+    if result.matrix is not None:
+        Y = np.asarray(result.matrix.scores, dtype=np.float64)
+        feats = response_features(Y, _fitted(U, V, b, float(result.sigma)))
+    extra = () if feats is None else ("features", feats)
+    digest = digest or _content_hash(V, b, U, result.sigma, *result.item_ids, *extra)
     return Calibration(
         tuple(result.item_ids),
         V,
@@ -181,6 +243,7 @@ def from_result(
         U,
         source,
         digest,
+        feats,
     )
 
 
@@ -202,6 +265,7 @@ def from_matrix(
     U, V, b = _normalise(proxy.U_history_, proxy.V_, proxy.b_)
     with np.errstate(invalid="ignore"):
         scores = np.nanmean(Y, axis=1)
+    feats = response_features(Y, _fitted(U, V, b, float(proxy.sigma)))
     digest = digest or _content_hash(
         np.nan_to_num(Y, nan=-1.0), *matrix.model_ids, *matrix.item_ids, rank
     )
@@ -215,6 +279,7 @@ def from_matrix(
         U,
         source,
         digest,
+        feats,
     )
 
 
@@ -230,18 +295,20 @@ def _cache_dir(cache: bool | str | os.PathLike[str]) -> Path | None:
 def _save_npz(cal: Calibration, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".tmp{os.getpid()}.npz")
-    np.savez(
-        tmp,
-        V=cal.V,
-        b=cal.b,
-        sigma=cal.sigma,
-        U=cal.model_factors,
-        scores=cal.model_scores,
-        items=np.array(cal.item_ids, dtype=str),
-        models=np.array(cal.model_ids, dtype=str),
-        source=cal.source,
-        hash=cal.hash,
-    )
+    arrays: dict[str, Any] = {
+        "V": cal.V,
+        "b": cal.b,
+        "sigma": cal.sigma,
+        "U": cal.model_factors,
+        "scores": cal.model_scores,
+        "items": np.array(cal.item_ids, dtype=str),
+        "models": np.array(cal.model_ids, dtype=str),
+        "source": cal.source,
+        "hash": cal.hash,
+    }
+    if cal.item_features is not None:
+        arrays["features"] = cal.item_features
+    np.savez(tmp, **arrays)
     os.replace(tmp, path)
 
 
@@ -257,6 +324,7 @@ def _load_npz(path: Path) -> Calibration:
             z["U"],
             str(z["source"]),
             str(z["hash"]),
+            z["features"] if "features" in z.files else None,
         )
 
 
@@ -312,7 +380,7 @@ def load_calibration(
         return _MEMORY.setdefault(cal.hash, cal)
     if isinstance(calibration, ResponseMatrix):
         Y = np.nan_to_num(np.asarray(calibration.scores, dtype=np.float64), nan=-1.0)
-        key = _content_hash(Y, *calibration.model_ids, *calibration.item_ids, rank)
+        key = _content_hash(_CACHE_VERSION, Y, *calibration.model_ids, *calibration.item_ids, rank)
         if key not in _MEMORY:
             _MEMORY[key] = from_matrix(calibration, rank=rank, digest=key)
         return _MEMORY[key]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -118,6 +118,7 @@ def compare(
     seed: int = 0,
     floor: float = 0.5,
     rank: int = 1,
+    proxy: Literal["irt", "ridge"] = "irt",
 ) -> CompareResult:
     """Certify which of two models has the higher full-benchmark score, from paired items.
 
@@ -136,6 +137,8 @@ def compare(
         The sign is wrong, or the interval misses, with probability at most ``delta``.
     seed, floor, rank
         As in :func:`estimate`.
+    proxy : {"irt", "ridge"}, default "irt"
+        Each model's predictions, as in :func:`estimate`.
 
     Returns
     -------
@@ -156,8 +159,8 @@ def compare(
     if both.size < cal.n_items:
         notes.append(f"the models share answers on {both.size:,} of {cal.n_items:,} calibrated "
                      "items; the difference is over those")  # fmt: skip
-    a = SequentialEstimate(cal, both, delta=delta, floor=floor)
-    b = SequentialEstimate(cal, both, delta=delta, floor=floor)
+    a = SequentialEstimate(cal, both, delta=delta, floor=floor, proxy=proxy)
+    b = SequentialEstimate(cal, both, delta=delta, floor=floor, proxy=proxy)
     n = both.size
     da, db = ya[both], yb[both]
     cs = WeightedBettingCS(delta)
@@ -228,7 +231,7 @@ def compare(
     for note in notes:
         warnings.warn(note, DataWarning, stacklevel=2)
     options = {"seed": int(seed), "delta": float(delta), "budget": budget, "margin": margin,
-               "floor": float(floor)}  # fmt: skip
+               "floor": float(floor), "proxy": a.proxy_used}  # fmt: skip
     return CompareResult(name_a, name_b, float(point), float(lower), float(upper), 1 - delta,
                          len(order), n, stopped, higher,
                          tuple(cal.item_ids[int(both[j])] for j in order),

@@ -18,6 +18,7 @@ the model's own (predictable) predictions.
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 import numpy as np
@@ -27,9 +28,21 @@ from latentbench.irt._objective import sigmoid
 from latentbench.select._estimate_calibration import Calibration
 from latentbench.select._estimate_cs import WeightedBettingCS
 
-__all__ = ["PROPOSALS", "SequentialEstimate", "design_probabilities"]
+__all__ = ["PROPOSALS", "PROXIES", "SequentialEstimate", "design_probabilities"]
 
 PROPOSALS = ("residual", "information", "uniform")
+PROXIES = ("irt", "ridge")
+"""The predictions ``f``: ``irt`` the calibrated model's posterior predictive alone; ``ridge``
+that plus a ridge regression of the revealed residuals on the calibration responses' item
+features, its penalty chosen by leave-one-out on the revealed answers (:class:`RidgeCorrection`)."""
+_LAMBDAS = np.logspace(-1.0, 4.0, 11)
+"""Ridge penalties tried by leave-one-out (features: standardized calibration columns, so a
+feature's sum of squares over ``t`` revealed items is about ``t``); no correction is the
+further candidate that an infinite penalty gives."""
+_RIDGE_MIN_ITEMS = 50
+"""Fewer revealed answers than this: no correction. Chosen on the benchmark: with a first
+version that corrected from 20 answers, the correction increased the residual variance at 30
+items on AlpacaEval 1 and 2 (``benchmarks/RESULTS_estimate.md``)."""
 _VARIANCE_FLOOR = 0.01
 """Smallest per-item Bernoulli variance used for a round's predicted variance (bet sizing
 only: an over-confident prediction must not make one round look nearly exact)."""
@@ -69,6 +82,59 @@ def design_probabilities(
     return np.asarray((1.0 - floor) * q / total + floor * uniform, dtype=np.float64)
 
 
+class RidgeCorrection:
+    """Predictable correction of the IRT predictions from the calibration responses.
+
+    With ``X`` the items' features (column 0 a constant, then
+    :func:`~latentbench.select._estimate_calibration.response_features`), ``R`` the revealed
+    items and ``r = y_R - f_R`` the residuals of the IRT predictions there, the correction is
+    ``X w`` with ``w = argmin |r - X_R w|^2 + lam |w|^2``; ``lam`` is the penalty of
+    :data:`_LAMBDAS` with the smallest exact leave-one-out error on the revealed items (one
+    eigendecomposition of ``X_R' X_R`` for the whole grid), and the correction is used only
+    when that error beats no correction (the IRT prediction, ``lam`` infinite) by more than
+    one standard error of the item-by-item difference (a guard against the optimism of
+    picking the best of the grid on few answers). Everything uses revealed answers only, so
+    predictions built on it stay predictable. Refits are scheduled every ``max(1, t // 50)``
+    answers (a stale ``w`` is still predictable); the cost of a refit is ``O(t p^2 + p^3)``,
+    of a prediction ``O(n p)``.
+    """
+
+    def __init__(self, features: np.ndarray) -> None:
+        n = features.shape[0]
+        self.X = np.ascontiguousarray(np.column_stack([np.ones(n), features]))
+        self.w = np.zeros(self.X.shape[1])
+        self.lam = math.inf
+        self._fitted_at = 0
+
+    def due(self, t: int) -> bool:
+        return t >= _RIDGE_MIN_ITEMS and t - self._fitted_at >= max(1, t // 50)
+
+    def fit(self, idx: np.ndarray, r: np.ndarray) -> None:
+        """Refit on the residuals ``r`` of the revealed items ``idx``."""
+        t = idx.size
+        self._fitted_at = t
+        XR = self.X[idx]
+        d, Q = np.linalg.eigh(XR.T @ XR)
+        d = np.maximum(d, 0.0)
+        XQ = XR @ Q
+        proj = XQ.T @ r
+        inv = 1.0 / (d[:, None] + _LAMBDAS[None, :])  # (p, L)
+        fit = XQ @ (proj[:, None] * inv)  # (t, L)
+        lev = np.minimum((XQ * XQ) @ inv, 1.0 - 1e-9)
+        err = ((r[:, None] - fit) / (1.0 - lev)) ** 2  # (t, L) leave-one-out squared errors
+        best = int(np.argmin(err.mean(axis=0)))
+        gain = err[:, best] - r * r  # against no correction, item by item
+        if not gain.mean() + gain.std(ddof=1) / math.sqrt(t) < 0:
+            self.w[:] = 0.0
+            self.lam = math.inf
+            return
+        self.lam = float(_LAMBDAS[best])
+        self.w = Q @ (proj * inv[:, best])
+
+    def correction(self) -> np.ndarray:
+        return np.asarray(self.X @ self.w, dtype=np.float64)
+
+
 class SequentialEstimate:
     """State of one model's estimate over a population of calibrated items.
 
@@ -90,6 +156,12 @@ class SequentialEstimate:
     newton_steps : int, default 2
         Newton steps on the model's factors after each answer (warm-started; any number keeps
         the predictions predictable, hence the estimate unbiased).
+    proxy : {"irt", "ridge"}, default "irt"
+        The predictions ``f``: the IRT posterior predictive alone, or corrected by a ridge
+        regression on the calibration responses' item features (:class:`RidgeCorrection`; not
+        the default: see the comparison in ``benchmarks/RESULTS_estimate.md``). A calibration
+        without item features (no responses) gives ``irt`` whatever is asked;
+        :attr:`proxy_used` says which ran.
     """
 
     def __init__(
@@ -104,6 +176,7 @@ class SequentialEstimate:
         newton_steps: int = 2,
         grid: int = 2000,
         point: str = "dr",
+        proxy: str = "irt",
     ) -> None:
         if not 0 < floor <= 1:
             raise InputError(f"floor={floor!r}; expected a value in (0, 1]")
@@ -127,6 +200,13 @@ class SequentialEstimate:
         if point not in ("composite", "dr", "model"):
             raise InputError(f"point={point!r}; expected 'composite', 'dr' or 'model'")
         self.point_kind = point
+        if proxy not in PROXIES:
+            raise InputError(f"proxy={proxy!r}; expected one of {', '.join(PROXIES)}")
+        feats = calibration.item_features
+        self.ridge: RidgeCorrection | None = None
+        if proxy == "ridge" and feats is not None and feats.shape[1] > 0:
+            self.ridge = RidgeCorrection(feats[pop])
+        self.proxy_used = "ridge" if self.ridge is not None else "irt"
         r = self.Vw.shape[1]
         self.z = np.zeros(r)
         self.Hinv: np.ndarray = np.eye(r)
@@ -144,7 +224,17 @@ class SequentialEstimate:
     def _predict(self) -> None:
         mu = (self.Vw @ self.z + self.bw) / self.sigma
         s2 = ((self.Vw @ self.Hinv) * self.Vw).sum(axis=1) / self.sigma**2
-        self.f = np.asarray(sigmoid(mu / np.sqrt(1.0 + np.pi * np.maximum(s2, 0.0) / 8.0)))
+        self.f_irt = np.asarray(sigmoid(mu / np.sqrt(1.0 + np.pi * np.maximum(s2, 0.0) / 8.0)))
+        self.f = self.f_irt
+        if self.ridge is None:
+            return
+        t = len(self.order)
+        if self.ridge.due(t):
+            idx = np.asarray(self.order, dtype=np.int64)
+            y = np.asarray(self.answers, dtype=np.float64)
+            self.ridge.fit(idx, y - self.f_irt[idx])
+        if self.ridge.lam < math.inf:
+            self.f = np.clip(self.f_irt + self.ridge.correction(), 0.0, 1.0)
 
     def _fit(self, steps: int) -> None:
         idx = np.asarray(self.order, dtype=np.int64)

@@ -22,9 +22,11 @@ from latentbench.exceptions import InputError, LiveStop
 from latentbench.select._estimate import (
     EstimateResult,
     Proposal,
+    Proxy,
     _check_options,
     _finish,
     _rng,
+    proxy_note,
     run_sequential,
 )
 from latentbench.select._estimate_calibration import load_calibration
@@ -50,6 +52,7 @@ def estimate_live(
     proposal: Proposal = "residual",
     floor: float = 0.5,
     rank: int = 1,
+    proxy: Proxy = "irt",
     stop_event: threading.Event | None = None,
 ) -> EstimateResult:
     """Estimate a model of a live configuration; re-run the same call to resume.
@@ -69,8 +72,10 @@ def estimate_live(
         (``phase = "final"``, ``estimate`` = :meth:`EstimateResult.to_dict`).
     model : str, optional
         The configuration's model to estimate (required when it lists several).
-    budget, precision, delta, seed, proposal, floor, rank
-        As in :func:`~latentbench.select.estimate`.
+    budget, precision, delta, seed, proposal, floor, rank, proxy
+        As in :func:`~latentbench.select.estimate` (the run's id covers the proxy that ran
+        when it is not ``irt``, so a run started before the ridge proxy existed resumes with
+        ``proxy="irt"``).
     stop_event : threading.Event, optional
         Set it to stop after the item in flight.
 
@@ -101,6 +106,7 @@ def estimate_live(
                 proposal=proposal,
                 floor=floor,
                 rank=rank,
+                proxy=proxy,
                 stop_event=stop_event,
             )
     cal = load_calibration(calibration, rank=rank)
@@ -127,7 +133,12 @@ def estimate_live(
             "items; the score is the mean over those"
         )
     population = pos[columns]
-    key = hashlib.sha256(f"{model}|{cal.hash}|{seed}|{proposal}|{floor}|{delta}".encode())
+    seq = SequentialEstimate(
+        cal, population, delta=delta, floor=floor, proposal=proposal, proxy=proxy
+    )
+    notes.extend(proxy_note(cal, proxy, seq.proxy_used))
+    tag = "" if seq.proxy_used == "irt" else f"|{seq.proxy_used}"
+    key = hashlib.sha256(f"{model}|{cal.hash}|{seed}|{proposal}|{floor}|{delta}{tag}".encode())
     run_id = f"{cfg.run.run_id or cfg.default_run_id()}-estimate-{key.hexdigest()[:10]}"
     inner = cfg.build_oracle(items)
     _open_run(store, cfg, run_id)
@@ -143,7 +154,6 @@ def estimate_live(
         stop_event=stop_event,
     )
     row = names.index(model)
-    seq = SequentialEstimate(cal, population, delta=delta, floor=floor, proposal=proposal)
 
     def answer(j: int) -> float:
         value = float(durable.evaluate(row, np.array([columns[j]]))[0])
@@ -174,6 +184,7 @@ def estimate_live(
         "precision": precision,
         "proposal": proposal,
         "floor": float(floor),
+        "proxy": seq.proxy_used,
         "design": "adaptive",
         "live": {
             "run_id": run_id,
