@@ -160,6 +160,7 @@ def coverage(
         sim = ResponseMatrix(Y, matrix.model_ids, matrix.item_ids)
         res = clone(model).fit(sim)
         ab = res.standard_errors().abilities
+        truth = on_reference_scale(fit.U[:, 0], res)
         covered.append(float(np.mean((ab["lower"] <= truth) & (truth <= ab["upper"]))))
         widths.append(float(np.mean(ab["upper"] - ab["lower"])))
         sq.append(float(np.mean((ab["theta"].to_numpy() - truth) ** 2)))
@@ -170,6 +171,18 @@ def coverage(
         float(np.mean(widths)),
         float(np.sqrt(np.mean(sq))),
     )
+
+
+def on_reference_scale(
+    values: np.ndarray, result: object, target: np.ndarray | None = None
+) -> np.ndarray:
+    """``target`` (default ``values``) standardised by the mean and sd of ``values`` over the
+    models that set ``result``'s reporting scale (all but its detached ones): the truth on
+    the refit's scale."""
+    norm = getattr(result, "normalisation", None)
+    ref = np.ones(values.size, bool) if norm is None else norm.mask(values.size)
+    target = values if target is None else target
+    return (target - values[ref].mean()) / values[ref].std()
 
 
 def clone(model: TwoPL) -> TwoPL:
@@ -183,8 +196,8 @@ def score_coverage(matrix: ResponseMatrix, replicas: int) -> tuple[float, float,
     Each replica redraws the matrix from the default fit, calibrates the default fit on a
     random half of the models and scores the other half with the items held fixed; the truth
     is on the calibration's scale (the generating abilities standardised over the calibration
-    half). Returns mean coverage of the 95% intervals ``lower``-``upper``, its Monte Carlo se,
-    mean se and RMSE of the intervals' centre.
+    half's models that set its scale). Returns mean coverage of the 95% intervals
+    ``lower``-``upper``, its Monte Carlo se, mean se and RMSE of the intervals' centre.
     """
     fit = TwoPL().fit(matrix)
     p = fit.predict_proba()
@@ -200,7 +213,7 @@ def score_coverage(matrix: ResponseMatrix, replicas: int) -> tuple[float, float,
         cal, new = np.sort(perm[: matrix.n_models // 2]), np.sort(perm[matrix.n_models // 2 :])
         calibration = TwoPL().fit(ResponseMatrix(Y[cal], list(ids[cal]), matrix.item_ids))
         scored = calibration.score_models(ResponseMatrix(Y[new], list(ids[new]), matrix.item_ids))
-        target = (truth[new] - truth[cal].mean()) / truth[cal].std()
+        target = on_reference_scale(truth[cal], calibration, truth[new])
         err = scored["theta"].to_numpy() - target
         se = scored["se"].to_numpy()
         covered.append(float(np.mean((scored["lower"] <= target) & (target <= scored["upper"]))))

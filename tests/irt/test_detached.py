@@ -37,6 +37,25 @@ def test_reference_models_detaches_only_models_far_from_the_field():
     assert hits <= 12
 
 
+def test_only_models_near_the_floor_or_ceiling_are_detached():
+    """A far model whose scores are mid-range (the leader of a skewed field, as AlpacaEval 2's
+    best models in a 29-model half) is placed by its own cells and sets the scale; the same
+    abilities with the far models near 0 % / 100 % detach them."""
+    rng = np.random.default_rng(3)
+    theta = rng.normal(size=22)
+    theta[0], theta[1] = 9.0, 11.0
+    broken = np.r_[0.97, 0.99, np.full(20, 0.3)]
+    leaders = np.r_[0.6, 0.72, np.full(20, 0.05)]
+    assert list(np.flatnonzero(~reference_models(theta, accuracy=broken))) == [0, 1]
+    assert reference_models(theta, accuracy=leaders).all()
+    # a model without cells (NaN accuracy) is never detached by this rule
+    assert reference_models(theta, accuracy=np.r_[np.nan, np.nan, np.full(20, 0.3)]).all()
+    # through the fit: normalise uses the accuracy it is given
+    U, _, _, scale = normalise(theta[:, None], np.ones((5, 1)), np.zeros(5), accuracy=leaders)
+    assert scale.reference is None
+    np.testing.assert_allclose([U[:, 0].mean(), U[:, 0].std()], [0.0, 1.0], atol=1e-12)
+
+
 def test_standardisation_jacobian_over_the_reference_models():
     """``_project`` and ``normalised_variance`` are the delta method of the standardisation
     over the reference models (checked against finite differences)."""

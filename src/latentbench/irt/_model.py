@@ -448,8 +448,8 @@ class TwoPL:
         rank: int,
         selection: RankSelection | None,
     ) -> IRTResult:
-        U, V, b, scale = normalise(raw.U, raw.V, raw.b)
         accuracy = matrix.model_accuracy()
+        U, V, b, scale = normalise(raw.U, raw.V, raw.b, accuracy=accuracy)
         n_obs_models = matrix.n_observed_per_model()
         constant_models = np.zeros(matrix.n_models, dtype=bool)
         constant_models[matrix.constant_models()] = True

@@ -268,17 +268,27 @@ DETACHED = 5.0
 """A model whose ability is more than this many sds (of the other models) from their mean is
 detached: it does not set the reporting scale (:func:`reference_models`)."""
 
+DETACHED_BAND = 0.05
+"""Only a model whose mean score is within this of 0 or 1 may be detached: its position is
+read off the tails of the item curves (at accuracy 0.05 a cell carries under a fifth of the
+Bernoulli information of one at 0.5). A far model with mid-range scores is a leader or a
+laggard of a skewed field (AlpacaEval 2's best models at accuracy 0.5-0.75, 4-7 sds above a
+field at 0.02-0.15 in a 29-model half), well placed by its own cells, and sets the scale."""
+
 DETACHED_MIN_MODELS = 10
 """Below this many models every model sets the scale (a spread from fewer is too noisy to
 call one of them detached)."""
 
 
-def reference_models(theta: Array, limit: float = DETACHED) -> npt.NDArray[np.bool_]:
+def reference_models(
+    theta: Array, limit: float = DETACHED, accuracy: Array | None = None
+) -> npt.NDArray[np.bool_]:
     """The models that set the reporting scale: all but the detached ones.
 
     A model is detached when its ability lies more than ``limit`` sds from the mean of the
-    others that set the scale (a broken model near 0 % or 100 % on every item, far from the
-    field): started from the models within 3 interquartile spreads (``IQR / 1.349``, which one
+    others that set the scale and (when ``accuracy`` is given) its mean score is within
+    :data:`DETACHED_BAND` of 0 or 1 (a broken model near 0 % or 100 % on every item, far from
+    the field): started from the models within 3 interquartile spreads (``IQR / 1.349``, which one
     or two far models do not move) of the median, then each model against the mean and sd
     of the other models kept (itself left out), repeated until the set is stable. At most a
     quarter of the models may be detached (more is a spread-out field, not a few broken
@@ -291,6 +301,9 @@ def reference_models(theta: Array, limit: float = DETACHED) -> npt.NDArray[np.bo
     theta : ndarray of shape (N,)
         Abilities (any affine scale).
     limit : float, default :data:`DETACHED`
+    accuracy : ndarray of shape (N,), optional
+        The models' mean observed scores (NaN: no cell); only models within
+        :data:`DETACHED_BAND` of 0 or 1 may be detached. Default: no such condition.
 
     Returns
     -------
@@ -301,6 +314,13 @@ def reference_models(theta: Array, limit: float = DETACHED) -> npt.NDArray[np.bo
     every = np.ones(n, dtype=bool)
     if n < DETACHED_MIN_MODELS or not np.all(np.isfinite(theta)):
         return every
+    if accuracy is None:
+        may = every
+    else:
+        acc = np.asarray(accuracy, dtype=float)
+        may = (acc <= DETACHED_BAND) | (acc >= 1.0 - DETACHED_BAND)  # NaN: False
+        if not may.any():
+            return every
     q1, q3 = np.percentile(theta, [25.0, 75.0])
     centre, spread = float(np.median(theta)), float(q3 - q1) / 1.349
     if not spread > 1e-12 * max(1.0, abs(centre)):
@@ -321,7 +341,7 @@ def reference_models(theta: Array, limit: float = DETACHED) -> npt.NDArray[np.bo
         sd = np.sqrt(np.maximum(square / count - mean * mean, 0.0))
         if not np.all(sd > 0):
             return every
-        new = np.abs(theta - mean) <= limit * sd
+        new = (np.abs(theta - mean) <= limit * sd) | ~may
         if np.array_equal(new, keep):
             break
         keep = new
@@ -331,7 +351,11 @@ def reference_models(theta: Array, limit: float = DETACHED) -> npt.NDArray[np.bo
 
 
 def normalise(
-    U: Array, V: Array, b: Array, reference: npt.NDArray[np.bool_] | None = None
+    U: Array,
+    V: Array,
+    b: Array,
+    reference: npt.NDArray[np.bool_] | None = None,
+    accuracy: Array | None = None,
 ) -> tuple[Array, Array, Array, Normalisation]:
     """Identifiability normalisation for reporting, any rank.
 
@@ -347,7 +371,10 @@ def normalise(
     V : ndarray of shape (J, r)
     b : ndarray of shape (J,)
     reference : ndarray of bool, shape (N,), optional
-        Rank 1: the models that set the scale (default: :func:`reference_models` of ``U``).
+        Rank 1: the models that set the scale (default: :func:`reference_models` of ``U``
+        and ``accuracy``).
+    accuracy : ndarray of shape (N,), optional
+        The models' mean observed scores, for the default ``reference``.
 
     Returns
     -------
@@ -358,7 +385,11 @@ def normalise(
     r = U.shape[1]
     if r == 1:
         theta, a = U[:, 0], V[:, 0]
-        ref = reference_models(theta) if reference is None else np.asarray(reference, bool)
+        ref = (
+            reference_models(theta, accuracy=accuracy)
+            if reference is None
+            else np.asarray(reference, bool)
+        )
         stored = None if ref.all() else ref
         mu = float(theta[ref].mean())
         s = float(theta[ref].std())

@@ -13,7 +13,7 @@ from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._detached import score_sensitivity
 from latentbench.irt._fitted import per_trial_penalty, trials_of
 from latentbench.irt._model_factors import fit_model_factors
-from latentbench.irt._objective import DETACHED, sigmoid
+from latentbench.irt._objective import DETACHED, DETACHED_BAND, sigmoid
 
 if TYPE_CHECKING:
     from latentbench.irt._result import IRTResult
@@ -63,7 +63,8 @@ def score_models(
         scores equal (all correct or all wrong) has no finite likelihood estimate: it gets
         the prior's posterior with the items fixed (``theta_fit`` and its se, plus the
         calibration's variance), finite, flagged ``constant``. A model scored more than
-        :data:`~latentbench.irt._objective.DETACHED` sds from the calibration's models
+        :data:`~latentbench.irt._objective.DETACHED` sds from the calibration's models, with
+        a mean score within :data:`~latentbench.irt._objective.DETACHED_BAND` of 0 or 1
         (``detached``; a rank-1 MAP fit that keeps its matrix) gets an interval that spans
         its items-fixed score and its estimates in joint refits with the calibration (itself
         alone) under the fit's ``a_sd`` and every other candidate of the prior
@@ -106,7 +107,8 @@ def score_models(
     # (irt._detached); its interval spans its scores under every candidate prior, around the
     # items-fixed score (its marginal likelihood against the calibration's law has no finite
     # maximum in practice: -40 sds at 22 x 1000)
-    detached = ~no_data & (np.abs(U[:, 0]) > DETACHED)
+    near_bound = (accuracy <= DETACHED_BAND) | (accuracy >= 1.0 - DETACHED_BAND)
+    detached = ~no_data & near_bound & (np.abs(U[:, 0]) > DETACHED)
     if _scores_with_random_items(result):
         # each model on its own against the calibration's item law (independent of its
         # companions): the items' posterior given the calibration, the model's marginal ML
