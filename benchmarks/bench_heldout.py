@@ -23,6 +23,7 @@ Usage::
 
     python benchmarks/bench_heldout.py                  # all shared matrices
     python benchmarks/bench_heldout.py --only bfcl_v2 --replicas 5
+    python benchmarks/bench_heldout.py --score-only --only alpacaeval2_weighted
 """
 
 from __future__ import annotations
@@ -251,6 +252,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--no-coverage", action="store_true")
     parser.add_argument(
+        "--score-only", action="store_true", help="only the score_models coverage, per matrix"
+    )
+    parser.add_argument(
         "--synthetic",
         action="append",
         default=[],
@@ -284,6 +288,15 @@ def main() -> None:
             continue
         matrix = ResponseMatrix.read(path)
         start = time.perf_counter()
+        if args.score_only:
+            cov, cov_se, se, rmse = score_coverage(matrix, args.replicas)
+            print(
+                f"{name}: score_models 95% coverage, calibrate half / score half "
+                f"({args.replicas} replicas): {cov:.3f} +/- {cov_se:.3f}, mean se {se:.3f}, "
+                f"RMSE {rmse:.3f} ({time.perf_counter() - start:.0f} s)",
+                flush=True,
+            )
+            continue
         h = heldout(matrix, list(range(args.seeds)))
         mean = {k: float(np.mean(v)) for k, v in h.items()}
         best = min(mean["default"], mean["marginal_ml"], mean["lognormal_map"])
