@@ -61,7 +61,8 @@ class Pulse(ProxyBookkeeping):
         are learned online (no history, :class:`~latentbench.select.OnlineProxy`), a slope on
         the cells the proxy was fitted on is close to 1 whatever the proxy is worth, so
         ``plugin`` and ``slope`` use instead the within-arm slope of the post-initial scores on
-        the predictions they were drawn under, pooled over arms (0 before there are any).
+        the predictions they were drawn under, pooled over arms and shrunk by its noise; 0
+        until it stands out of its noise (``_out_of_sample_lambda``).
     init_estimate : {"mean", "prior"}, default "mean"
         Pull 1 (the initial batch): its sample mean (``lam = 0``, as the release) or the DR
         estimate with the population-prior prediction (``lam = 1``; predictions fixed before
@@ -81,7 +82,9 @@ class Pulse(ProxyBookkeeping):
         of a plain round (``lam = 0``) under the arm's current predictions. A round without
         the proxy then weighs exactly as a plain sample of its size; scaling the rounds by
         the arm's own predicted variance instead underweighted the initial batch of arms
-        far from the population mean.
+        far from the population mean. Without a history the ratio is the one measured out of
+        sample (``_out_of_sample_ratio``; exactly 1 at ``lam = 0``), and rounds with
+        ``lam = 0`` average to exactly the plain mean of the arm's cells.
     legacy_stale_predictions : bool, default False
         Reproduce the release's stale-prediction sum (biased after refits), with the
         release's lambda of 1 before an arm has corrections.
