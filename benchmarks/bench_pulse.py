@@ -785,24 +785,35 @@ def history_free(args: argparse.Namespace) -> None:
         specs = ["ucbe", "pulse"] + [v for v in args.variants.split("|") if v]
         batch, init_cells = default_schedule(Y.shape[0], Y.shape[1], None)
         print(f"<!-- {name}: batch {batch}, start {init_cells} for every policy -->")
-        res = run_experiment(
-            Y,
-            {"all": np.arange(Y.shape[0])},
-            specs,
-            seeds=args.seeds,
-            budget=Y.size,
-            batch_size=batch,
-            init_batch=init_cells,
-            proxy=OnlineProxy(rank=args.online_rank, random_state=0),
-            n_jobs=args.n_jobs,
-        )
-        init = {r["policy"]: r["init_evaluations"] for r in res.summary}
+        proxy = OnlineProxy(rank=args.online_rank, random_state=0)
+        if args.cap is None:
+            res = run_experiment(
+                Y,
+                {"all": np.arange(Y.shape[0])},
+                specs,
+                seeds=args.seeds,
+                budget=Y.size,
+                batch_size=batch,
+                init_batch=init_cells,
+                proxy=proxy,
+                n_jobs=args.n_jobs,
+            )
+            init = {r["policy"]: r["init_evaluations"] for r in res.summary}
+            curves = {spec: res.curves[("all", spec)] for spec in specs}
+            grid = res.grid
+        else:  # runs stop at the cap, with a full-budget run's refit schedule (as `schedule`)
+            curves, grid, last = _capped_curves(
+                Y, specs, args.seeds, batch, init_cells, proxy, int(args.cap * Y.size)
+            )
+            init = dict.fromkeys(specs, Y.shape[0] * init_cells)
+            worst = ", ".join(f"`{spec}` {last[spec]}" for spec in specs)
+            print(f"<!-- {name}: worst last-wrong post-init budget: {worst} -->")
         # every policy against UCB-E; the default PULSE also against UCB-E variants (e.g. UCB-E
         # in PULSE's design); paired bootstrap over seeds as in `identify`
         pairs = [("ucbe", spec) for spec in specs[1:]]
         pairs += [(spec, "pulse") for spec in specs[2:] if spec.startswith("ucbe:")]
         for ref_spec, spec in pairs:
-            boot = paired_saving(res.curves[("all", ref_spec)], res.curves[("all", spec)], res.grid)
+            boot = paired_saving(curves[ref_spec], curves[spec], grid)
             ok = np.isfinite(boot).all(axis=1)
             a, b = boot[ok, 0], boot[ok, 1]
             post = 100 * (a - b) / np.maximum(a, 1)
@@ -819,6 +830,54 @@ def history_free(args: argparse.Namespace) -> None:
             f"{time.perf_counter() - start:.0f} s -->",
             flush=True,
         )
+
+
+def _capped_curves(
+    Y: np.ndarray,
+    specs: list[str],
+    seeds: int,
+    batch: int,
+    init: int,
+    proxy: object,
+    cap: int,
+) -> tuple[dict, np.ndarray, dict]:
+    """Identification curves of ``specs`` on seeds ``10000 k`` (as ``run_experiment``), each
+    run stopped at ``cap`` post-init cells with a full-budget run's refit schedule
+    (:class:`_Capped`); one process. Returns the curves ``spec -> (seeds, G)`` on the grid
+    (step ``batch``), the grid, and per spec the worst last-wrong post-init budget (``> cap``
+    where a run was still wrong at the cap)."""
+    from latentbench.select._policies import make_policy, parse_policy
+
+    best = int(np.argmax(Y.mean(axis=1, dtype=np.float64)))
+    grid = np.arange(0, cap + 1, batch)
+    curves: dict = {}
+    last: dict = {}
+    for spec in specs:
+        rows, lasts = [], []
+        for k in range(seeds):
+            inner = make_policy(spec)
+            res = run_selection(
+                MatrixOracle(Y),
+                _Capped(inner, cap),  # type: ignore[arg-type]
+                budget=Y.size,
+                batch_size=batch,
+                init_batch=parse_policy(spec)[3].get("init_batch", init),
+                item_order=parse_policy(spec)[3].get("item_order"),
+                proxy=proxy if inner.needs_proxy else None,  # type: ignore[arg-type]
+                random_state=10000 * k,
+            )
+            rows.append(res.best_at(grid) == best)
+            wrong = np.flatnonzero(res.trace_best != best)
+            if wrong.size == 0:
+                lasts.append(0)
+            elif wrong[-1] + 1 < res.trace_best.size:
+                lasts.append(int(res.trace_evaluations[wrong[-1] + 1]))
+            else:
+                lasts.append(-1)
+        curves[spec] = np.array(rows)
+        arr = np.array(lasts)
+        last[spec] = f"> {cap:,} ({(arr < 0).sum()})" if (arr < 0).any() else f"{arr.max():,}"
+    return curves, grid, last
 
 
 # ------------------------------------------------------------------------ batch schedule
@@ -918,7 +977,7 @@ def schedule(args: argparse.Namespace) -> None:
         start = time.perf_counter()
         Y, proxy = schedule_pool(name, gap)
         m, n = Y.shape
-        cap = int(args.cap * Y.size)
+        cap = int((0.25 if args.cap is None else args.cap) * Y.size)
         grid = np.arange(0, cap + 1, 8)
         _SCHED.clear()
         _SCHED[key] = (Y, proxy, cap, grid)
@@ -1070,8 +1129,9 @@ def main() -> None:
     parser.add_argument(
         "--cap",
         type=float,
-        default=0.25,
-        help="schedule: stop each run after this fraction of the pool's cells (post-init)",
+        default=None,
+        help="schedule (default 0.25), history-free (default: no cap): stop each run after "
+        "this fraction of the pool's cells (post-init)",
     )
     args = parser.parse_args()
     run = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 import numpy as np
@@ -60,7 +61,8 @@ class Pulse(ProxyBookkeeping):
         are learned online (no history, :class:`~latentbench.select.OnlineProxy`), a slope on
         the cells the proxy was fitted on is close to 1 whatever the proxy is worth, so
         ``plugin`` and ``slope`` use instead the within-arm slope of the post-initial scores on
-        the predictions they were drawn under, pooled over arms (0 before there are any).
+        the predictions they were drawn under, pooled over arms and shrunk by its noise; 0
+        until it stands out of its noise (``_out_of_sample_lambda``).
     init_estimate : {"mean", "prior"}, default "mean"
         Pull 1 (the initial batch): its sample mean (``lam = 0``, as the release) or the DR
         estimate with the population-prior prediction (``lam = 1``; predictions fixed before
@@ -80,7 +82,9 @@ class Pulse(ProxyBookkeeping):
         of a plain round (``lam = 0``) under the arm's current predictions. A round without
         the proxy then weighs exactly as a plain sample of its size; scaling the rounds by
         the arm's own predicted variance instead underweighted the initial batch of arms
-        far from the population mean.
+        far from the population mean. Without a history the ratio is the one measured out of
+        sample (``_out_of_sample_ratio``; exactly 1 at ``lam = 0``), and rounds with
+        ``lam = 0`` average to exactly the plain mean of the arm's cells.
     legacy_stale_predictions : bool, default False
         Reproduce the release's stale-prediction sum (biased after refits), with the
         release's lambda of 1 before an arm has corrections.
@@ -186,8 +190,13 @@ class Pulse(ProxyBookkeeping):
         self.z_history: list[list[float]] = [[] for _ in range(m)]
         self._pending: int | None = None
         self._plain_var: float | None = None  # per-cell variance the initial batch is weighted by
-        # per arm: sums of f, y, f^2, f y and the count over post-init cells, f as used
-        self._oos = np.zeros((m, 5))
+        # per arm: sums of f, y, f^2, f y, the count and y^2 over post-init cells, f as used
+        self._oos = np.zeros((m, 6))
+        self._learns_items = bool(
+            proxy is not None
+            and getattr(proxy.proxy, "learns_items", False)
+            and not self.legacy_stale_predictions
+        )
         self._cs = make_confseq(self.ci, m, state.n_items, self.delta, state.n_items)
         n = state.n_items
         lam0 = 1.0 if self.init_estimate == "prior" else 0.0
@@ -319,11 +328,7 @@ class Pulse(ProxyBookkeeping):
         F = self.f_all[arm] - self.f_obs[arm]
         F2 = self.f2_all[arm] - self.f2_obs[arm]
         if isinstance(self.lam, str):
-            if (
-                self.lam in ("plugin", "slope")
-                and getattr(self.px.proxy, "learns_items", False)
-                and not self.legacy_stale_predictions
-            ):
+            if self.lam in ("plugin", "slope") and self._learns_items:
                 lam = _out_of_sample_lambda(self._oos)
             elif self.lam == "slope":
                 lam = _revealed_lambda(state, self.px.f, arm)
@@ -349,11 +354,16 @@ class Pulse(ProxyBookkeeping):
             var = float(dr_round_variance(F, F2, N, Bp, lam, n))
             if self._plain_var is not None:
                 # on the initial batch's scale: the proxy enters through the ratio of the
-                # round's predicted variance to a plain round's, so that within an arm a plain
-                # round (lam = 0) weighs exactly as a plain sample of its size would
-                plain = float(dr_round_variance(F, F2, N, Bp, 0.0, n))
+                # round's variance to a plain round's, so that within an arm a plain round
+                # (lam = 0) weighs exactly as a plain sample of its size would
                 base = (N / n) ** 2 * max(1.0 / Bp - 1.0 / N, 0.0) * self._plain_var
-                var = var / plain * base if plain > 1e-12 else base
+                if self._learns_items:
+                    # history-free: the ratio measured out of sample (the model's own
+                    # prediction trusts a proxy fitted on these very cells); 1 at lam = 0
+                    var = base * _out_of_sample_ratio(self._oos, lam)
+                else:
+                    plain = float(dr_round_variance(F, F2, N, Bp, 0.0, n))
+                    var = var / plain * base if plain > 1e-12 else base
             weight = 1.0 / max(var, 1e-8) if Bp < N else 1e8
         else:
             weight = 1.0
@@ -365,7 +375,7 @@ class Pulse(ProxyBookkeeping):
         self.z_history[arm].append(float(z))
         self.lam_history.append(lam)
         self._last_spent[arm] = state.spent + Bp
-        self._oos[arm] += (f_b.sum(), y.sum(), f_b @ f_b, f_b @ y, Bp)
+        self._oos[arm] += (f_b.sum(), y.sum(), f_b @ f_b, f_b @ y, Bp, y @ y)
         self._record_f(arm, f_b)
 
     def end_round(self, state: SelectionState, arm: int) -> None:
@@ -375,26 +385,74 @@ class Pulse(ProxyBookkeeping):
             self.zn[:] = 0
 
 
+_GAIN_T = 1.0 + math.sqrt(2.0)
+"""The out-of-sample slope's t-statistic above which the proxy gets a weight: the estimated
+variance gain ``(b^2 - s^2) Var f`` then exceeds its own standard error (``2 b s Var f``)."""
+
+
+def _centred_sums(sums: np.ndarray) -> tuple[float, float, float, float]:
+    """Within-arm centred sums pooled over arms: ``S_ff``, ``S_fy``, ``S_yy`` (``nan`` when
+    ``sums`` has no ``y^2`` column) and the residual degrees of freedom of the pooled slope."""
+    cnt = sums[:, 4]
+    count = np.maximum(cnt, 1.0)
+    sff = float((sums[:, 2] - sums[:, 0] ** 2 / count).sum())
+    sfy = float((sums[:, 3] - sums[:, 0] * sums[:, 1] / count).sum())
+    syy = float((sums[:, 5] - sums[:, 1] ** 2 / count).sum()) if sums.shape[1] > 5 else np.nan
+    dof = float(cnt.sum() - (cnt > 0).sum() - 1)
+    return sff, sfy, syy, dof
+
+
 def _out_of_sample_lambda(sums: np.ndarray) -> float:
-    """Proxy weight for item factors learned online: the within-arm least-squares slope of
-    the scores revealed after the initial batch on the predictions they were drawn under,
-    pooled over arms and clipped to [0, 1]; 0 before there are any.
+    """Proxy weight for item factors learned online: the within-arm least-squares slope
+    ``b`` of the scores revealed after the initial batch on the predictions they were drawn
+    under, pooled over arms, shrunk by its sampling noise and clipped to [0, 1]; 0 before
+    there are any.
 
     Those predictions were fixed before their cells were revealed, so the slope measures the
     proxy out of sample (the slope on the cells a proxy was fitted on is close to 1 even
-    when its predictions for unseen cells are noise). Uses only the past.
+    when its predictions for unseen cells are noise). With ``s`` the standard error of
+    ``b``, the weight is ``b - s^2 / b`` when ``b > s`` and exactly 0 otherwise: using
+    ``lam = b`` changes the variance of ``Y - lam f`` by ``-(b_true^2 - s^2) Var f`` in
+    expectation, a gain only when the slope stands out of its noise, so a proxy whose
+    out-of-sample slope is indistinguishable from 0 gets weight 0 and PULSE's estimate is
+    then exactly the plain mean (``_out_of_sample_ratio``). Uses only the past.
 
     Parameters
     ----------
-    sums : ndarray of shape (n_arms, 5)
-        Per arm: sums of f, y, f^2, f y and the number of cells.
+    sums : ndarray of shape (n_arms, 5) or (n_arms, 6)
+        Per arm: sums of f, y, f^2, f y, the number of cells and (optionally) y^2; without
+        the ``y^2`` column the slope is not shrunk.
     """
-    count = np.maximum(sums[:, 4], 1.0)
-    var = float((sums[:, 2] - sums[:, 0] ** 2 / count).sum())
-    cov = float((sums[:, 3] - sums[:, 0] * sums[:, 1] / count).sum())
-    if var <= 1e-12:
+    sff, sfy, syy, dof = _centred_sums(sums)
+    if sff <= 1e-12:
         return 0.0
-    return float(np.clip(cov / var, 0.0, 1.0))
+    b = sfy / sff
+    if np.isfinite(syy):
+        if dof < 1 or b <= 0:
+            return 0.0
+        s2 = max(syy - b * sfy, 0.0) / dof / sff  # squared standard error of b
+        if b * b <= _GAIN_T * _GAIN_T * s2:
+            return 0.0
+        b -= s2 / b
+    return float(np.clip(b, 0.0, 1.0))
+
+
+def _out_of_sample_ratio(sums: np.ndarray, lam: float) -> float:
+    """Variance of ``Y - lam f`` relative to that of ``Y``, measured on the scores revealed
+    after the initial batch against the predictions they were drawn under (within arms,
+    pooled; see :func:`_out_of_sample_lambda`): ``1 - (2 lam S_fy - lam^2 S_ff) / S_yy``,
+    floored at 0.05. Exactly 1 at ``lam = 0`` or before there are any such cells, so a
+    history-free round without the proxy is weighted as a plain sample of its size, and an
+    arm whose every round had ``lam = 0`` has the plain mean of its cells as its estimate
+    (inverse-variance weights of the Horvitz-Thompson rounds telescope to it). Past data
+    only, so a weight built from it is fixed before the round's draw.
+    """
+    if lam == 0.0:
+        return 1.0
+    sff, sfy, syy, _ = _centred_sums(sums)
+    if not syy > 1e-12:
+        return 1.0
+    return max(1.0 - (2.0 * lam * sfy - lam * lam * sff) / syy, 0.05)
 
 
 def _revealed_lambda(state: SelectionState, f: np.ndarray, arm: int) -> float:
