@@ -411,9 +411,10 @@ def _out_of_sample_lambda(sums: np.ndarray) -> float:
     Those predictions were fixed before their cells were revealed, so the slope measures the
     proxy out of sample (the slope on the cells a proxy was fitted on is close to 1 even
     when its predictions for unseen cells are noise). With ``s`` the standard error of
-    ``b``, the weight is ``b - s^2 / b`` when ``b > s`` and exactly 0 otherwise: using
-    ``lam = b`` changes the variance of ``Y - lam f`` by ``-(b_true^2 - s^2) Var f`` in
-    expectation, a gain only when the slope stands out of its noise, so a proxy whose
+    ``b``, the weight is ``b - s^2 / b`` when ``b > (1 + sqrt 2) s`` (:data:`_GAIN_T`) and
+    exactly 0 otherwise: using ``lam = b`` changes the variance of ``Y - lam f`` by
+    ``-(b_true^2 - s^2) Var f`` in expectation, a gain only when the slope stands out of its
+    noise (beyond ``_GAIN_T``, the estimated gain exceeds its own standard error), so a proxy whose
     out-of-sample slope is indistinguishable from 0 gets weight 0 and PULSE's estimate is
     then exactly the plain mean (``_out_of_sample_ratio``). Uses only the past.
 
