@@ -139,7 +139,7 @@ def test_per_round_estimates_unbiased_with_hostile_refitted_proxy(legacy):
     Y, _, _, _ = lowrank_data(2, 120, r=1, seed=5)
     mu = Y.mean(axis=1)
     proxy = HostileProxy(Y)
-    reps, K = 1500, 5
+    reps, K = 1000, 5  # legacy: max error 7.3 SE at 1000 seeds (9.2 at 1500); clean: 0.8
     z = np.zeros((reps, K))
     for s in range(reps):
         pol = Pulse(refit_every=1, legacy_stale_predictions=legacy, a=0.0, doubling=not legacy)
@@ -183,10 +183,14 @@ def test_per_round_estimates_unbiased_with_hostile_refitted_proxy(legacy):
     ],
 )
 def test_simultaneous_coverage_under_adaptive_selection(options, init_batch, problem):
-    """Fraction of runs in which every arm's interval covers its mean after every round."""
+    """Fraction of runs in which every arm's interval covers its mean after every round.
+
+    The default configuration runs 150 seeds; each variant 60 (the bound is 1 - delta less
+    3 binomial se: 0.827 and 0.784; the variants cover at 0.98-1.0).
+    """
     Y, proxy = problem
     mu = Y.mean(axis=1, dtype=np.float64)
-    delta, reps = 0.1, 150
+    delta, reps = 0.1, (150 if not options else 60)
     covered = []
     for s in range(reps):
         res = run_selection(
