@@ -548,6 +548,10 @@ def certify(args: argparse.Namespace) -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     floors = []
+    from latentbench.select._policies import make_policy
+
+    variants = [v for v in args.variants.split("|") if v]
+    variant_rows = []
     for name in args.pools.split(",") if args.pools else REAL:
         start = time.perf_counter()
         history, Y = halves(name)
@@ -576,6 +580,19 @@ def certify(args: argparse.Namespace) -> None:
                 stop="confidence",
             )
             ok = res.best == best and res.stopped == "confidence"
+            for spec in variants:  # PULSE variants on the same seed, e.g. 'pulse:pair=both'
+                other = run_selection(
+                    MatrixOracle(Y),
+                    make_policy(spec, {"bonus": "ci", "delta": args.delta}),
+                    budget=Y.size,
+                    batch_size=batch,
+                    init_batch=init,
+                    proxy=proxy,
+                    random_state=seed,
+                    stop="confidence",
+                )
+                vok = other.best == best and other.stopped == "confidence"
+                variant_rows.append((name, spec, k, other.evaluations_total, vok))
             bias.append(res.estimates[[best, second]] - mu[[best, second]])
             rows.append(
                 (l64, lsame, res.evaluations_total, ok, arm64 == best and armsame == best, legacy)
@@ -603,8 +620,22 @@ def certify(args: argparse.Namespace) -> None:
             f"{bias_[:, 1].mean():+.4f} ± {se(bias_[:, 1]):.4f} |",
             flush=True,
         )
-        print(f"<!-- {name}: {args.seeds} seeds, {time.perf_counter() - start:.0f} s -->")
+        print(
+            f"<!-- {name}: {args.seeds} seeds, {time.perf_counter() - start:.0f} s; PULSE / better "
+            f"LUCB {ratio.mean():.3f} ± {se(ratio):.3f} -->"
+        )
         floors.append((name, R[:, ref].mean(), R[:, 2].mean(), history, Y))
+        for spec in variants:
+            V = np.array([(c, o) for p, v, _, c, o in variant_rows if p == name and v == spec])
+            vr = V[:, 0] / R[:, ref]
+            paired = (R[:, 2] - V[:, 0]) / R[:, ref]
+            print(
+                f"<!-- variant {name} {spec}: {V[:, 0].mean():,.0f} ± {se(V[:, 0]):,.0f} cells, "
+                f"/ better LUCB {vr.mean():.3f} ± {se(vr):.3f}, default minus variant "
+                f"{paired.mean():+.3f} ± {se(paired):.3f} of LUCB (paired), certified true "
+                f"best {V[:, 1].mean():.2f} -->",
+                flush=True,
+            )
     if args.no_floors:
         return
     print()

@@ -305,10 +305,20 @@ def test_certified_by_the_initial_batch_stops_before_any_round():
     assert res.certified_after == 0 and res.best == 0 and res.evaluations_post_init == 0
 
 
-def test_fixed_confidence_certificate_is_wrong_at_most_delta(problem):
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"pair": "both", "target_weight": 0.0, "lam": "plugin"},
+        {"certificate_weights": "uniform"},
+    ],
+)
+def test_fixed_confidence_certificate_is_wrong_at_most_delta(problem, options):
     """Close arms (best 0.60, next 0.59 on 300 items; the proxy knows nothing of them), LUCB
     with the one-sided certificate bounds, delta = 0.3: a certified arm other than the true
-    best in at most delta of the runs (Monte-Carlo tolerance; 7 of 100 when written)."""
+    best in at most delta of the runs (Monte-Carlo tolerance; 7 of 100 when written). The
+    certified defaults (greedy pull of the LUCB pair, targeted bets, slope lambda), the
+    previous ones, and uniform certificate weights."""
     _, proxy = problem
     rng = np.random.default_rng(3)
     p = np.array([0.6, 0.58, 0.56, 0.5])
@@ -320,7 +330,7 @@ def test_fixed_confidence_certificate_is_wrong_at_most_delta(problem):
     for s in range(reps):
         res = run_selection(
             MatrixOracle(Y),
-            Pulse(delta=delta, bonus="ci", refit_every=5),
+            Pulse(delta=delta, bonus="ci", refit_every=5, **options),
             budget=Y.size,
             batch_size=16,
             init_batch=8,
@@ -379,6 +389,10 @@ def test_bad_inputs(problem):
         run_selection(MatrixOracle(Y), UCBELRF(), budget=1, stop="confidence")
     with pytest.raises(InputError, match="lam"):
         Pulse(lam=2.0)
+    with pytest.raises(InputError, match="pair"):
+        Pulse(pair="one")
+    with pytest.raises(InputError, match="target_weight"):
+        Pulse(target_weight=-0.1)
     with pytest.raises(InputError, match="scores"):
         MatrixOracle(np.full((2, 2), 3.0))
 
