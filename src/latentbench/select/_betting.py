@@ -47,6 +47,13 @@ for every lower bound. The certificate bounds are not simultaneous over arms. Ca
 updated from the lowest candidate that the interval or the certificate's lower bound has not
 rejected to the highest that the interval or the upper bound has not rejected; outside that
 range a candidate is never rejected afterwards (which can only widen a bound).
+
+The certificate's one-sided mixtures may weight the horizons differently from the interval
+(``certificate_weights``) and may include one more capital process per arm whose bets the
+caller sizes before each batch for the distance the bound has to cover (``target_weight``,
+:meth:`BettingConfSeq.set_target`). Any predictable bet keeps a capital a nonnegative
+martingale at the true mean and any fixed-weight mixture of such capitals too, so the
+argument above is unchanged.
 """
 
 from __future__ import annotations
@@ -211,6 +218,10 @@ class BettingConfSeq:
         ``log 20`` on the long ones: narrower certificates after thousands of effective cells
         (MMLU-Pro), wider after a few hundred (AlpacaEval; ``benchmarks/RESULTS_select.md``
         §3). The bets are unchanged (sized with ``weights``).
+    target_weight : float, default 0.0
+        Weight, in the certificate's one-sided mixtures, of one more capital process per arm
+        whose bet is sized for the distance given by :meth:`set_target` before each batch
+        (the fixed horizons share ``1 - target_weight``); 0 adds none.
 
     Attributes
     ----------
