@@ -596,3 +596,32 @@ def test_shared_order_with_a_history_stays_unbiased():
     E = np.array(errors)[:, 1:]
     se = E.std(axis=0, ddof=1) / math.sqrt(len(E))
     assert (np.abs(E.mean(axis=0)) < 3.5 * se).all(), (E.mean(axis=0), se)
+
+
+class _TargetSpy(Pulse):
+    """Records whether the targeted bets of each round are sized before the round's batch
+    enters the estimate."""
+
+    def initialize(self, state, proxy=None):
+        self.calls: list[str] = []
+        super().initialize(state, proxy)
+        self.calls.clear()  # the initial batch has no targeted bets
+
+    def _set_target(self, arm):
+        self.calls.append("target")
+        super()._set_target(arm)
+
+    def _add_round(self, arm, *args, **kwargs):
+        self.calls.append("round")
+        super()._add_round(arm, *args, **kwargs)
+
+
+def test_targeted_bets_are_sized_before_the_batch_enters_the_estimate(problem):
+    """The certificate's targeted bets must be predictable: each round's distance is computed
+    from the estimates before that round's scores are added (a bet that saw the batch would
+    void the certificate's guarantee)."""
+    Y, proxy = problem
+    policy = _TargetSpy(bonus="ci", delta=0.1)
+    run_selection(MatrixOracle(Y), policy, budget=600, batch_size=16, init_batch=16, proxy=proxy)
+    assert policy.calls and policy.calls[0] == "target"
+    assert policy.calls == ["target", "round"] * (len(policy.calls) // 2)

@@ -414,6 +414,9 @@ class Pulse(ProxyBookkeeping):
 
     def update(self, state: SelectionState, obs: Observation) -> None:
         arm, items = obs.arm, obs.items
+        if isinstance(self._cs, BettingConfSeq) and self.target_weight > 0:
+            # first: the targeted bets must not see this batch (self.est changes below)
+            self._set_target(arm)
         n = state.n_items
         y = np.nan_to_num(np.asarray(obs.scores, dtype=np.float64), nan=0.0)
         N = n - int(state.n_obs[arm])
@@ -463,8 +466,6 @@ class Pulse(ProxyBookkeeping):
             weight = 1.0
         self._add_round(arm, float(z), weight, draws, widths)
         if isinstance(self._cs, BettingConfSeq):
-            if self.target_weight > 0:
-                self._set_target(arm)
             pool = self.px.f[arm][~state.observed[arm]].astype(np.float64)
             self._cs.update(arm, y, f_b, lam, pool.sum(), pool.min(), pool.max())
         self._w2v[arm] += weight**2 * _round_var(y - lam * f_b, N, n)
