@@ -309,7 +309,8 @@ def test_certified_by_the_initial_batch_stops_before_any_round():
     "options",
     [
         {},
-        {"pair": "both", "target_weight": 0.0, "lam": "plugin"},
+        {"pair": "both", "lam": "plugin"},
+        {"target_weight": 0.5},
         {"certificate_weights": "uniform"},
     ],
 )
@@ -317,8 +318,8 @@ def test_fixed_confidence_certificate_is_wrong_at_most_delta(problem, options):
     """Close arms (best 0.60, next 0.59 on 300 items; the proxy knows nothing of them), LUCB
     with the one-sided certificate bounds, delta = 0.3: a certified arm other than the true
     best in at most delta of the runs (Monte-Carlo tolerance; 7 of 100 when written). The
-    certified defaults (greedy pull of the LUCB pair, targeted bets, slope lambda), the
-    previous ones, and uniform certificate weights."""
+    certified defaults (greedy pull of the LUCB pair, slope lambda), the previous ones,
+    targeted bets and uniform certificate weights."""
     _, proxy = problem
     rng = np.random.default_rng(3)
     p = np.array([0.6, 0.58, 0.56, 0.5])
@@ -621,7 +622,7 @@ def test_targeted_bets_are_sized_before_the_batch_enters_the_estimate(problem):
     from the estimates before that round's scores are added (a bet that saw the batch would
     void the certificate's guarantee)."""
     Y, proxy = problem
-    policy = _TargetSpy(bonus="ci", delta=0.1)
+    policy = _TargetSpy(bonus="ci", delta=0.1, target_weight=0.5)
     run_selection(MatrixOracle(Y), policy, budget=600, batch_size=16, init_batch=16, proxy=proxy)
     assert policy.calls and policy.calls[0] == "target"
     assert policy.calls == ["target", "round"] * (len(policy.calls) // 2)
