@@ -6,6 +6,8 @@ Measurements, each with its command line printed beside the table:
   95 %, PULSE (default options) vs UCB-E on the same seeds and initial cells, post-init and
   total, with the saving's standard error from a paired bootstrap over seeds (200 resamples;
   the same resampled seeds for both policies).
+* ``certify-floor``: :func:`certificate_floor`, the cells a per-arm certificate needs with
+  oracle means and variances and a Ville-type radius plus a mixture cost (a reference).
 * ``certify``: fixed-confidence runs at ``delta``: PULSE with ``bonus="ci"`` and
   ``stop="confidence"`` vs a proxy-free certified LUCB implemented here (per-cell sample
   means, the polynomial-stitched sub-Gaussian boundary of Howard, Ramdas, McAuliffe & Sekhon
@@ -500,6 +502,82 @@ def identify_floor(args: argparse.Namespace) -> None:
         print(f"<!-- {name}: {args.seeds} seeds, {time.perf_counter() - start:.0f} s -->")
 
 
+def certificate_floor(
+    Y: np.ndarray, v: np.ndarray, delta: float, cost: float, share_up: float = 0.5
+) -> tuple[int, np.ndarray]:
+    """Cells a per-arm certificate needs with oracle knowledge and a Ville-type radius.
+
+    Assumptions (a reference, not a lower bound for every valid method): the true means and
+    the oracle proxy's doubly robust variances ``v`` (per model, the variance of
+    :func:`oracle_residuals`' row) are known; the
+    certificate is per arm and one-sided, the best's lower bound at ``a_low = (1 - share_up)
+    delta / (m - 1)`` and every other upper bound at ``a_up = share_up delta`` (PULSE's split
+    at 0.5); a bound at level ``a`` after ``t`` cells has radius
+    ``sqrt(2 (log(1 / a) + cost) v (1 / t - 1 / n))``: the radius of a betting capital whose
+    bet is tuned for exactly that ``t`` (``cost = 0``; Ville's inequality) plus ``cost`` nats
+    for not knowing ``t`` (a mixture over ``k`` horizons with equal weights pays ``log k``); the
+    estimates equal the true means when the bounds are compared (no luck); the allocation is
+    the cheapest one, every model from the same 16-cell start. Returns the total cells and
+    the allocation.
+    """
+    m, n = Y.shape
+    mu = Y.mean(axis=1, dtype=np.float64)
+    best = int(np.argmax(mu))
+    a_up, a_low = share_up * delta, (1 - share_up) * delta / (m - 1)
+    c_low = math.sqrt(2 * (math.log(1 / a_low) + cost))
+    c_up = math.sqrt(2 * (math.log(1 / a_up) + cost))
+    grid = np.unique(np.r_[np.arange(16, n, 8), n]).astype(np.float64)
+    found = (m * n, np.full(m, float(n)))
+    for t_best in grid:
+        lower = mu[best] - c_low * math.sqrt(v[best] * max(1 / t_best - 1 / n, 0.0))
+        alloc = np.full(m, t_best)
+        for k in np.delete(np.arange(m), best):
+            ok = mu[k] + c_up * np.sqrt(v[k] * np.clip(1 / grid - 1 / n, 0, None)) < lower
+            if not ok.any():
+                break
+            alloc[k] = grid[np.argmax(ok)]
+        else:
+            if alloc.sum() < found[0]:
+                found = (int(alloc.sum()), alloc)
+    return found
+
+
+def certify_floor(args: argparse.Namespace) -> None:
+    """:func:`certificate_floor` for mixture costs 0, log 2, log 4 and log 20 nats, with the
+    certificate's split of delta and with 0.9 of it on the upper bounds, and the largest cost
+    with which the reference is at most 0.7 times ``--lucb`` cells (MMLU-Pro's LUCB)."""
+    print(
+        "| pool | split (a_up / delta) | cost 0 | cost log 2 | cost log 4 | cost log 20 "
+        "| top three models' cells at cost log 2 |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for name in args.pools.split(",") if args.pools else REAL:
+        history, Y = halves(name)
+        Y = Y.astype(np.float64)
+        top = np.argsort(-Y.mean(axis=1))[:3]
+        v = oracle_residuals(Y, history).var(axis=1)
+        for share in (0.5, 0.9):
+            cells = [
+                certificate_floor(Y, v, args.delta, c, share)
+                for c in (0.0, math.log(2), math.log(4), math.log(20))
+            ]
+            print(
+                f"| {name} | {share} | "
+                + " | ".join(f"{c:,}" for c, _ in cells)
+                + f" | {', '.join(f'{cells[1][1][i]:,.0f}' for i in top)} |",
+                flush=True,
+            )
+            if name == "mmlu_pro" and args.lucb:
+                lo, hi = 0.0, 5.0
+                for _ in range(25):
+                    mid = (lo + hi) / 2
+                    ok = certificate_floor(Y, v, args.delta, mid, share)[0] <= 0.7 * args.lucb
+                    lo, hi = (mid, hi) if ok else (lo, mid)
+                print(
+                    f"<!-- {name}, a_up = {share} delta: cost <= {lo:.2f} nats for 0.7 x LUCB -->"
+                )
+
+
 def certificate_inflation(Y: np.ndarray, delta: float, seed: int = 0) -> float:
     """Width of the betting certificate over the fixed-sample normal one, at its own levels.
 
@@ -548,6 +626,10 @@ def certify(args: argparse.Namespace) -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     floors = []
+    from latentbench.select._policies import make_policy
+
+    variants = [v for v in args.variants.split("|") if v]
+    variant_rows = []
     for name in args.pools.split(",") if args.pools else REAL:
         start = time.perf_counter()
         history, Y = halves(name)
@@ -576,6 +658,19 @@ def certify(args: argparse.Namespace) -> None:
                 stop="confidence",
             )
             ok = res.best == best and res.stopped == "confidence"
+            for spec in variants:  # PULSE variants on the same seed, e.g. 'pulse:pair=both'
+                other = run_selection(
+                    MatrixOracle(Y),
+                    make_policy(spec, {"bonus": "ci", "delta": args.delta}),
+                    budget=Y.size,
+                    batch_size=batch,
+                    init_batch=init,
+                    proxy=proxy,
+                    random_state=seed,
+                    stop="confidence",
+                )
+                vok = other.best == best and other.stopped == "confidence"
+                variant_rows.append((name, spec, k, other.evaluations_total, vok))
             bias.append(res.estimates[[best, second]] - mu[[best, second]])
             rows.append(
                 (l64, lsame, res.evaluations_total, ok, arm64 == best and armsame == best, legacy)
@@ -603,8 +698,22 @@ def certify(args: argparse.Namespace) -> None:
             f"{bias_[:, 1].mean():+.4f} ± {se(bias_[:, 1]):.4f} |",
             flush=True,
         )
-        print(f"<!-- {name}: {args.seeds} seeds, {time.perf_counter() - start:.0f} s -->")
+        print(
+            f"<!-- {name}: {args.seeds} seeds, {time.perf_counter() - start:.0f} s; PULSE / better "
+            f"LUCB {ratio.mean():.3f} ± {se(ratio):.3f} -->"
+        )
         floors.append((name, R[:, ref].mean(), R[:, 2].mean(), history, Y))
+        for spec in variants:
+            V = np.array([(c, o) for p, v, _, c, o in variant_rows if p == name and v == spec])
+            vr = V[:, 0] / R[:, ref]
+            paired = (R[:, 2] - V[:, 0]) / R[:, ref]
+            print(
+                f"<!-- variant {name} {spec}: {V[:, 0].mean():,.0f} ± {se(V[:, 0]):,.0f} cells, "
+                f"/ better LUCB {vr.mean():.3f} ± {se(vr):.3f}, default minus variant "
+                f"{paired.mean():+.3f} ± {se(paired):.3f} of LUCB (paired), certified true "
+                f"best {V[:, 1].mean():.2f} -->",
+                flush=True,
+            )
     if args.no_floors:
         return
     print()
@@ -1080,6 +1189,7 @@ def main() -> None:
             "identify",
             "identify-floor",
             "certify",
+            "certify-floor",
             "width",
             "width-over-run",
             "history-free",
@@ -1096,6 +1206,9 @@ def main() -> None:
         help="certify: PULSE's initial batch per model (default: default_schedule's)",
     )
     parser.add_argument("--no-floors", action="store_true", help="certify: skip the floors")
+    parser.add_argument(
+        "--lucb", type=float, default=0.0, help="certify-floor: LUCB's cells on MMLU-Pro"
+    )
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--skip-sim", action="store_true")
     parser.add_argument(
@@ -1138,6 +1251,7 @@ def main() -> None:
         "identify": identify,
         "identify-floor": identify_floor,
         "certify": certify,
+        "certify-floor": certify_floor,
         "width": width,
         "width-over-run": width_over_run,
         "history-free": history_free,

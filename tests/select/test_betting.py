@@ -93,10 +93,15 @@ def test_simultaneous_coverage_with_union_bound():
     assert rate >= 1 - alpha - 3 * math.sqrt(alpha * (1 - alpha) / reps)
 
 
-def test_certificate_covers_best_upper_and_others_lower():
+@pytest.mark.parametrize(
+    ("certificate_weights", "target_weight"), [(None, 0.0), ("uniform", 0.0), (None, 0.5)]
+)
+def test_certificate_covers_best_upper_and_others_lower(certificate_weights, target_weight):
     """The events the best-arm certificate rests on: the true best's upper bound and every
     other arm's lower bound hold at all times in >= 1 - alpha of the runs (alpha = 0.3),
-    with arms chosen LUCB-style from the certificate bounds themselves."""
+    with arms chosen LUCB-style from the certificate bounds themselves; with the interval's
+    horizon weights, with uniform ones, and with the targeted process (its distances set
+    from the bounds before each batch, as PULSE does)."""
     n, m, alpha, reps = 200, 5, 0.3, 200
     Y = np.stack([_population(n, p, 20 + k) for k, p in enumerate(np.linspace(0.45, 0.55, m))])
     mu = Y.mean(axis=1)
@@ -107,7 +112,9 @@ def test_certificate_covers_best_upper_and_others_lower():
     held, tighter = 0, 0
     for _ in range(reps):
         orders = [rng.permutation(n) for _ in range(m)]
-        cs = BettingConfSeq(m, n, alpha)
+        cs = BettingConfSeq(
+            m, n, alpha, certificate_weights=certificate_weights, target_weight=target_weight
+        )
         t = np.zeros(m, dtype=int)
         ok = True
         for _round in range(60):
@@ -116,6 +123,11 @@ def test_certificate_covers_best_upper_and_others_lower():
             leader = int(np.argmax(means))
             upper = np.where(np.arange(m) == leader, -np.inf, hi)
             for arm in (leader, int(np.argmax(upper))):  # the empirical best and its challenger
+                clo, chi = cs.certificate()
+                if arm == leader:
+                    cs.set_target(arm, means[arm] - np.delete(chi, arm).max(), lower=True)
+                else:
+                    cs.set_target(arm, clo[leader] - means[arm], lower=False)
                 if t[arm] < n:
                     batch = orders[arm][t[arm] : t[arm] + 8]
                     cs.update(arm, Y[arm, batch], zero[: batch.size], 0.0, 0.0, 0.0, 0.0)
@@ -127,7 +139,8 @@ def test_certificate_covers_best_upper_and_others_lower():
         tighter += bool(np.all(hi <= ihi + 1e-12))
     rate = held / reps
     assert rate >= 1 - alpha - 3 * math.sqrt(alpha * (1 - alpha) / reps)
-    assert tighter == reps  # the upper bounds need no union bound
+    if certificate_weights is None and target_weight == 0:  # the interval's mixture
+        assert tighter == reps
 
 
 def test_interval_width_after_200_cells():
@@ -152,6 +165,10 @@ def test_interval_width_after_200_cells():
 def test_bad_arguments():
     with pytest.raises(InputError, match="alpha"):
         BettingConfSeq(1, 10, 1.5)
+    with pytest.raises(InputError, match="certificate_weights"):
+        BettingConfSeq(1, 10, 0.1, certificate_weights=(1.0, 2.0))
+    with pytest.raises(InputError, match="target_weight"):
+        BettingConfSeq(1, 10, 0.1, target_weight=1.0)
     cs = BettingConfSeq(1, 4, 0.1)
     with pytest.raises(InputError, match="more cells than items"):
         cs.update(0, np.ones(5), np.zeros(5), 0.0, 0.0, 0.0, 0.0)

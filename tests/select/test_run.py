@@ -309,10 +309,21 @@ def test_certified_by_the_initial_batch_stops_before_any_round():
     assert res.certified_after == 0 and res.best == 0 and res.evaluations_post_init == 0
 
 
-def test_fixed_confidence_certificate_is_wrong_at_most_delta(problem):
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"pair": "both", "lam": "plugin"},
+        {"target_weight": 0.5},
+        {"certificate_weights": "uniform"},
+    ],
+)
+def test_fixed_confidence_certificate_is_wrong_at_most_delta(problem, options):
     """Close arms (best 0.60, next 0.59 on 300 items; the proxy knows nothing of them), LUCB
     with the one-sided certificate bounds, delta = 0.3: a certified arm other than the true
-    best in at most delta of the runs (Monte-Carlo tolerance; 7 of 100 when written)."""
+    best in at most delta of the runs (Monte-Carlo tolerance; 7 of 100 when written). The
+    certified defaults (greedy pull of the LUCB pair, slope lambda), the previous ones,
+    targeted bets and uniform certificate weights."""
     _, proxy = problem
     rng = np.random.default_rng(3)
     p = np.array([0.6, 0.58, 0.56, 0.5])
@@ -324,7 +335,7 @@ def test_fixed_confidence_certificate_is_wrong_at_most_delta(problem):
     for s in range(reps):
         res = run_selection(
             MatrixOracle(Y),
-            Pulse(delta=delta, bonus="ci", refit_every=5),
+            Pulse(delta=delta, bonus="ci", refit_every=5, **options),
             budget=Y.size,
             batch_size=16,
             init_batch=8,
@@ -383,6 +394,10 @@ def test_bad_inputs(problem):
         run_selection(MatrixOracle(Y), UCBELRF(), budget=1, stop="confidence")
     with pytest.raises(InputError, match="lam"):
         Pulse(lam=2.0)
+    with pytest.raises(InputError, match="pair"):
+        Pulse(pair="one")
+    with pytest.raises(InputError, match="target_weight"):
+        Pulse(target_weight=-0.1)
     with pytest.raises(InputError, match="scores"):
         MatrixOracle(np.full((2, 2), 3.0))
 
@@ -586,3 +601,32 @@ def test_shared_order_with_a_history_stays_unbiased():
     E = np.array(errors)[:, 1:]
     se = E.std(axis=0, ddof=1) / math.sqrt(len(E))
     assert (np.abs(E.mean(axis=0)) < 3.5 * se).all(), (E.mean(axis=0), se)
+
+
+class _TargetSpy(Pulse):
+    """Records whether the targeted bets of each round are sized before the round's batch
+    enters the estimate."""
+
+    def initialize(self, state, proxy=None):
+        self.calls: list[str] = []
+        super().initialize(state, proxy)
+        self.calls.clear()  # the initial batch has no targeted bets
+
+    def _set_target(self, arm):
+        self.calls.append("target")
+        super()._set_target(arm)
+
+    def _add_round(self, arm, *args, **kwargs):
+        self.calls.append("round")
+        super()._add_round(arm, *args, **kwargs)
+
+
+def test_targeted_bets_are_sized_before_the_batch_enters_the_estimate(problem):
+    """The certificate's targeted bets must be predictable: each round's distance is computed
+    from the estimates before that round's scores are added (a bet that saw the batch would
+    void the certificate's guarantee)."""
+    Y, proxy = problem
+    policy = _TargetSpy(bonus="ci", delta=0.1, target_weight=0.5)
+    run_selection(MatrixOracle(Y), policy, budget=600, batch_size=16, init_batch=16, proxy=proxy)
+    assert policy.calls and policy.calls[0] == "target"
+    assert policy.calls == ["target", "round"] * (len(policy.calls) // 2)

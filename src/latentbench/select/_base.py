@@ -181,12 +181,26 @@ def default_initial_batch(policy: Policy, n_items: int) -> int:
 
 
 def make_confseq(
-    ci: str, n_arms: int, n_items: int, delta: float, max_pulls: int
+    ci: str,
+    n_arms: int,
+    n_items: int,
+    delta: float,
+    max_pulls: int,
+    *,
+    certificate_weights: tuple[float, ...] | str | None = None,
+    target_weight: float = 0.0,
 ) -> ConfSeq | None:
     """The confidence sequences named by ``ci`` at miscoverage ``delta`` (None for
-    ``"none"``)."""
+    ``"none"``); ``certificate_weights`` and ``target_weight`` go to
+    :class:`BettingConfSeq`."""
     if ci == "betting":
-        return BettingConfSeq(n_arms, n_items, delta)
+        return BettingConfSeq(
+            n_arms,
+            n_items,
+            delta,
+            certificate_weights=certificate_weights,
+            target_weight=target_weight,
+        )
     if ci == "eb":
         return EBConfSeq(n_arms, delta)
     if ci == "freedman":

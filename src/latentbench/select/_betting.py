@@ -47,6 +47,13 @@ for every lower bound. The certificate bounds are not simultaneous over arms. Ca
 updated from the lowest candidate that the interval or the certificate's lower bound has not
 rejected to the highest that the interval or the upper bound has not rejected; outside that
 range a candidate is never rejected afterwards (which can only widen a bound).
+
+The certificate's one-sided mixtures may weight the horizons differently from the interval
+(``certificate_weights``) and may include one more capital process per arm whose bets the
+caller sizes before each batch for the distance the bound has to cover (``target_weight``,
+:meth:`BettingConfSeq.set_target`). Any predictable bet keeps a capital a nonnegative
+martingale at the true mean and any fixed-weight mixture of such capitals too, so the
+argument above is unchanged.
 """
 
 from __future__ import annotations
@@ -203,6 +210,18 @@ class BettingConfSeq:
         Each costs ``log(1 / w)`` in the threshold ``log(1 / a)``: most of the weight sits
         on the shortest horizon (the width after a few hundred cells), the longer ones pay
         ``log 20`` (the interval after thousands of cells).
+    certificate_weights : "uniform", tuple of float or None, default None
+        Prior weights of the horizons in the certificate's one-sided mixtures
+        (:meth:`certificate`); None uses ``weights``. Any fixed weights give a valid
+        certificate (each mixture of the horizons' capitals is a nonnegative martingale with
+        initial value 1). ``"uniform"`` spends ``log(#horizons)`` on every horizon instead of
+        ``log 20`` on the long ones: narrower certificates after thousands of effective cells
+        (MMLU-Pro), wider after a few hundred (AlpacaEval; ``benchmarks/RESULTS_select.md``
+        §3). The bets are unchanged (sized with ``weights``).
+    target_weight : float, default 0.0
+        Weight, in the certificate's one-sided mixtures, of one more capital process per arm
+        whose bet is sized for the distance given by :meth:`set_target` before each batch
+        (the fixed horizons share ``1 - target_weight``); 0 adds none.
 
     Attributes
     ----------
@@ -228,6 +247,8 @@ class BettingConfSeq:
         theta: float = 0.5,
         horizons: tuple[int, ...] = (200, 800, 3200, 12800),
         weights: tuple[float, ...] | None = None,
+        certificate_weights: tuple[float, ...] | str | None = None,
+        target_weight: float = 0.0,
     ) -> None:
         if not 0 < alpha < 1:
             raise InputError(f"alpha={alpha!r}; expected a value in (0, 1)")
@@ -254,6 +275,29 @@ class BettingConfSeq:
             )
         self.horizons = np.maximum(np.asarray(horizons, dtype=np.float64), 1.0)
         self._log_weight = np.log(w / w.sum())
+        if certificate_weights is None:
+            wc = w
+        elif isinstance(certificate_weights, str) and certificate_weights == "uniform":
+            wc = np.ones(len(horizons))
+        else:
+            wc = np.asarray(certificate_weights, dtype=np.float64)
+        if wc.shape != (len(horizons),) or not (wc > 0).all():
+            raise InputError(
+                f"certificate_weights={certificate_weights!r}; expected 'uniform' or as many "
+                "positive weights as horizons"
+            )
+        if not 0 <= target_weight < 1:
+            raise InputError(f"target_weight={target_weight!r}; expected a value in [0, 1)")
+        self.target_weight = float(target_weight)
+        # the certificate's mixture: the fixed horizons, and (target_weight > 0) one more
+        # capital process whose bet is sized for a distance set before each batch
+        # (set_target)
+        cert = wc / wc.sum() * (1.0 - self.target_weight)
+        if self.target_weight > 0:
+            cert = np.r_[cert, self.target_weight]
+        self._log_weight_cert = np.log(cert)
+        self._target = np.zeros(self.n_arms)  # distance; 0: no bet
+        self._target_log = np.zeros(self.n_arms)  # the threshold the bet is sized for
         # each horizon's bet is sized for its own threshold log(2 / (level w))
         self._bet_log = math.log(2.0 / level) - self._log_weight
         # effective cells after t cells: A_t = sum_{s <= t} (n / N_s)^2, N_s = n - s + 1
@@ -264,8 +308,9 @@ class BettingConfSeq:
         self._grid = np.linspace(0.0, 1.0, grid + 1)
         self._step = 1.0 / grid
         shape = (self.n_arms, grid + 1)
-        self._log_up = np.zeros((self.horizons.size, *shape))
-        self._log_down = np.zeros((self.horizons.size, *shape))
+        rows = self.horizons.size + (self.target_weight > 0)
+        self._log_up = np.zeros((rows, *shape))
+        self._log_down = np.zeros((rows, *shape))
         self._rejected = np.zeros(shape, dtype=bool)
         self._rejected_low = np.zeros(shape, dtype=bool)  # by the up-bets alone
         self._rejected_up = np.zeros(shape, dtype=bool)  # by the down-bets alone
@@ -329,6 +374,13 @@ class BettingConfSeq:
             * self._bet_log[:, None]
             / (var_prev[None, :] * np.maximum(effective[None, :], self.horizons[:, None]))
         )
+        if self.target_weight > 0:
+            # the targeted process: the bet that makes the capital at the target distance
+            # d reach the threshold L soonest, d / var per unit weight, never above the
+            # bet sized for the current effective cells (sqrt(2 L / (var A)))
+            d, L = self._target[arm], self._target_log[arm]
+            base = np.minimum(d / var_prev, np.sqrt(2.0 * L / (var_prev * effective)))
+            bet = np.vstack([bet, weight * np.maximum(base, 0.0)])
         # capitals are updated from the lowest candidate alive in the interval or in the
         # certificate's lower bound to the highest alive in the interval or in its upper bound
         # (the hot path: not the whole grid); a candidate outside that range stays as it is,
@@ -348,14 +400,17 @@ class BettingConfSeq:
                 self._grid[sl], n, S + lam * F, N, r, lo, hi, bet, self.c, log_up, log_down
             )
             self._log_up[:, arm, sl], self._log_down[:, arm, sl] = log_up, log_down
-            mix_up = np.logaddexp.reduce(log_up + self._log_weight[:, None], axis=0)
-            mix_down = np.logaddexp.reduce(log_down + self._log_weight[:, None], axis=0)
+            H = self.horizons.size
+            mix_up = np.logaddexp.reduce(log_up[:H] + self._log_weight[:, None], axis=0)
+            mix_down = np.logaddexp.reduce(log_down[:H] + self._log_weight[:, None], axis=0)
             log_capital = np.logaddexp(
                 math.log(self.theta) + mix_up, math.log1p(-self.theta) + mix_down
             )
             self._rejected[arm, sl] |= impossible | (log_capital >= self._threshold)
-            self._rejected_low[arm, sl] |= impossible | (mix_up >= self._threshold_low)
-            self._rejected_up[arm, sl] |= impossible | (mix_down >= self._threshold_up)
+            cert_up = np.logaddexp.reduce(log_up + self._log_weight_cert[:, None], axis=0)
+            cert_down = np.logaddexp.reduce(log_down + self._log_weight_cert[:, None], axis=0)
+            self._rejected_low[arm, sl] |= impossible | (cert_up >= self._threshold_low)
+            self._rejected_up[arm, sl] |= impossible | (cert_down >= self._threshold_up)
         self._sums[arm] += (r.sum(), dev.sum())
         self.count[arm] = t0 + b
         self._sum_y[arm] += y.sum()
@@ -382,6 +437,21 @@ class BettingConfSeq:
         if remaining == 0:
             self._lower[arm] = self._upper[arm] = det_lo
             self._cert_lower[arm] = self._cert_upper[arm] = det_lo
+
+    def set_target(self, arm: int, distance: float, lower: bool) -> None:
+        """Size the targeted process's bets on ``arm``'s next batch (``target_weight > 0``).
+
+        The bet is the one under which the capital of a candidate ``distance`` away from the
+        arm's mean reaches the certificate's threshold (its lower bound's when ``lower``,
+        else its upper bound's) soonest; ``distance <= 0`` places no bet. Must be computed
+        from the past only (before the batch is drawn); any such value keeps every bound
+        valid, since a predictable bet keeps the capital a nonnegative martingale.
+        """
+        if self.target_weight <= 0:
+            return
+        self._target[arm] = max(float(distance), 0.0)
+        threshold = self._threshold_low if lower else self._threshold_up
+        self._target_log[arm] = threshold - math.log(self.target_weight)
 
     def set_exact(self, arm: int, value: float) -> None:
         """Mark an arm fully evaluated with mean ``value`` (zero-width interval)."""
