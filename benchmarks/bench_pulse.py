@@ -242,6 +242,20 @@ def legacy_stitched_radius(t: np.ndarray, n: int, level: float) -> np.ndarray:
     return radius * np.sqrt(np.clip(1 - (t - 1) / n, 0, 1))
 
 
+def _certified_run(Y, policy, batch, init, proxy, seed):
+    """One run of ``policy`` on the pool ``Y`` until its best is certified."""
+    return run_selection(
+        MatrixOracle(Y),
+        policy,
+        budget=Y.size,
+        batch_size=batch,
+        init_batch=init,
+        proxy=proxy,
+        random_state=seed,
+        stop="confidence",
+    )
+
+
 def certified_lucb(
     Y: np.ndarray, delta: float, batch: int, init: int, seed: int, legacy: bool = False
 ) -> tuple:
@@ -647,28 +661,12 @@ def certify(args: argparse.Namespace) -> None:
             l64, arm64 = certified_lucb(Y, args.delta, 64, 64, seed)
             lsame, armsame = certified_lucb(Y, args.delta, batch, init, seed)
             legacy = certified_lucb(Y, args.delta, 64, 64, seed, legacy=True)[0]
-            res = run_selection(
-                MatrixOracle(Y),
-                Pulse(bonus="ci", delta=args.delta),
-                budget=Y.size,
-                batch_size=batch,
-                init_batch=init,
-                proxy=proxy,
-                random_state=seed,
-                stop="confidence",
-            )
+
+            res = _certified_run(Y, Pulse(bonus="ci", delta=args.delta), batch, init, proxy, seed)
             ok = res.best == best and res.stopped == "confidence"
             for spec in variants:  # PULSE variants on the same seed, e.g. 'pulse:pair=both'
-                other = run_selection(
-                    MatrixOracle(Y),
-                    make_policy(spec, {"bonus": "ci", "delta": args.delta}),
-                    budget=Y.size,
-                    batch_size=batch,
-                    init_batch=init,
-                    proxy=proxy,
-                    random_state=seed,
-                    stop="confidence",
-                )
+                policy = make_policy(spec, {"bonus": "ci", "delta": args.delta})
+                other = _certified_run(Y, policy, batch, init, proxy, seed)
                 vok = other.best == best and other.stopped == "confidence"
                 variant_rows.append((name, spec, k, other.evaluations_total, vok))
             bias.append(res.estimates[[best, second]] - mu[[best, second]])
