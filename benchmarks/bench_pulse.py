@@ -23,7 +23,9 @@ Measurements, each with its command line printed beside the table:
   bounds (``oracle_floor``) and with bounds on paired differences under a shared order
   (``paired_oracle_floor``).
 * ``history-free``: PULSE with the proxy learned online from the candidates' own cells
-  (no history) vs UCB-E on the candidate halves of BFCL and MMLU-Pro.
+  (no history) vs UCB-E with the same start on the candidate halves of BFCL and MMLU-Pro;
+  ``--paper-ucbe`` adds the paper's UCB-E (B = 64, a 64-cell start) as a reference for both,
+  in total cells, with PULSE's total saving split into the start's part and the proxy's.
 * ``identify-floor``: the fewest cells with which an oracle that knows every model's mean,
   uses an oracle proxy and fixes its allocation in advance identifies the best in 95 % of
   draws (``identification_floor``), next to the paper's UCB-E run on the same pool.
@@ -879,6 +881,7 @@ def history_free(args: argparse.Namespace) -> None:
     size and start (the same for both), on the candidate halves."""
     from latentbench.select import run_experiment
     from latentbench.select._online import OnlineProxy
+    from latentbench.select._policies import parse_policy
     from latentbench.select._schedule import default_schedule
 
     print(
@@ -890,10 +893,14 @@ def history_free(args: argparse.Namespace) -> None:
         start = time.perf_counter()
         _, Y = halves(name)
         specs = ["ucbe", "pulse"] + [v for v in args.variants.split("|") if v]
+        if args.paper_ucbe:
+            specs.append(PAPER_UCBE)
         batch, init_cells = default_schedule(Y.shape[0], Y.shape[1], None)
-        print(f"<!-- {name}: batch {batch}, start {init_cells} for every policy -->")
+        print(f"<!-- {name}: batch {batch}, start {init_cells} unless a spec says otherwise -->")
         proxy = OnlineProxy(rank=args.online_rank, random_state=0)
         if args.cap is None:
+            if any(_spec_batch(spec, batch)[1] != batch for spec in specs):
+                raise SystemExit("history-free: a policy's own batch= needs --cap")
             res = run_experiment(
                 Y,
                 {"all": np.arange(Y.shape[0])},
@@ -912,24 +919,41 @@ def history_free(args: argparse.Namespace) -> None:
             curves, grid, last = _capped_curves(
                 Y, specs, args.seeds, batch, init_cells, proxy, int(args.cap * Y.size)
             )
-            init = dict.fromkeys(specs, Y.shape[0] * init_cells)
+            m = Y.shape[0]
+            init = {s: m * parse_policy(s)[3].get("init_batch", init_cells) for s in specs}
             worst = ", ".join(f"`{spec}` {last[spec]}" for spec in specs)
             print(f"<!-- {name}: worst last-wrong post-init budget: {worst} -->")
-        # every policy against UCB-E; the default PULSE also against UCB-E variants (e.g. UCB-E
-        # in PULSE's design); paired bootstrap over seeds as in `identify`
-        pairs = [("ucbe", spec) for spec in specs[1:]]
-        pairs += [(spec, "pulse") for spec in specs[2:] if spec.startswith("ucbe:")]
+        # every policy against UCB-E; a UCB-E variant (e.g. in PULSE's design, or the paper's
+        # B = 64 and 64-cell start) is the reference of UCB-E and of the default PULSE instead;
+        # paired bootstrap over seeds as in `identify` (the same resamples in every row)
+        others = [spec for spec in specs[2:] if spec.startswith("ucbe:")]
+        pairs = [("ucbe", spec) for spec in specs[1:] if spec not in others]
+        pairs += [(spec, pol) for spec in others for pol in ("ucbe", "pulse")]
         for ref_spec, spec in pairs:
             boot = paired_saving(curves[ref_spec], curves[spec], grid)
             ok = np.isfinite(boot).all(axis=1)
             a, b = boot[ok, 0], boot[ok, 1]
             post = 100 * (a - b) / np.maximum(a, 1)
             total = 100 * (a + init[ref_spec] - b - init[spec]) / (a + init[ref_spec])
+            post_text = (  # post-init counts after different starts do not compare
+                f"{post.mean():.1f} % ± {post.std():.1f}"
+                if init[ref_spec] == init[spec]
+                else "n/a (other start)"
+            )
             print(
                 f"| {name} | {Y.shape[0]} | `{ref_spec}` | {a.mean():,.0f} ± {a.std():,.0f} "
-                f"| `{spec}` | {b.mean():,.0f} ± {b.std():,.0f} | {post.mean():.1f} % ± "
-                f"{post.std():.1f} | {a.mean() + init[ref_spec]:,.0f} "
+                f"| `{spec}` | {b.mean():,.0f} ± {b.std():,.0f} | {post_text} "
+                f"| {a.mean() + init[ref_spec]:,.0f} "
                 f"| {b.mean() + init[spec]:,.0f} | {total.mean():.1f} % ± {total.std():.1f} |",
+                flush=True,
+            )
+        for ref_spec in others:  # PULSE's total saving against it, split in two parts
+            start_part, proxy_part = _start_and_proxy(curves, init, grid, ref_spec)
+            print(
+                f"<!-- {name}: `pulse` vs `{ref_spec}`, total: from the start (`ucbe` vs it) "
+                f"{start_part.mean():.1f} % ± {start_part.std():.1f}, from the proxy (`pulse` "
+                f"vs `ucbe`) {proxy_part.mean():.1f} % ± "
+                f"{proxy_part.std():.1f} of its total -->",
                 flush=True,
             )
         print(
@@ -937,6 +961,22 @@ def history_free(args: argparse.Namespace) -> None:
             f"{time.perf_counter() - start:.0f} s -->",
             flush=True,
         )
+
+
+PAPER_UCBE = "ucbe:init_batch=64;batch=64"
+"""The paper's UCB-E (``docs``: B = 64, a 64-cell start, a = 1), whatever the schedule."""
+
+
+def _start_and_proxy(curves: dict, init: dict, grid: np.ndarray, ref_spec: str) -> tuple:
+    """The default PULSE's total saving against ``ref_spec`` as the sum of two parts, each in
+    % of ``ref_spec``'s total on the same bootstrap resamples (:func:`paired_saving`): UCB-E's
+    (its own start) saving against it, and PULSE's against UCB-E."""
+    via_ucbe = paired_saving(curves[ref_spec], curves["ucbe"], grid)
+    via_pulse = paired_saving(curves[ref_spec], curves["pulse"], grid)  # same resamples
+    ok = np.isfinite(via_ucbe).all(axis=1) & np.isfinite(via_pulse).all(axis=1)
+    ref = via_ucbe[ok, 0] + init[ref_spec]
+    ucbe, pulse = via_ucbe[ok, 1] + init["ucbe"], via_pulse[ok, 1] + init["pulse"]
+    return 100 * (ref - ucbe) / ref, 100 * (ucbe - pulse) / ref
 
 
 def _capped_curves(
@@ -961,13 +1001,14 @@ def _capped_curves(
     last: dict = {}
     for spec in specs:
         rows, lasts = [], []
+        policy_spec, spec_batch = _spec_batch(spec, batch)
         for k in range(seeds):
-            inner = make_policy(spec)
+            inner = make_policy(policy_spec)
             res = run_selection(
                 MatrixOracle(Y),
                 _Capped(inner, cap),  # type: ignore[arg-type]
                 budget=Y.size,
-                batch_size=batch,
+                batch_size=spec_batch,
                 init_batch=parse_policy(spec)[3].get("init_batch", init),
                 item_order=parse_policy(spec)[3].get("item_order"),
                 proxy=proxy if inner.needs_proxy else None,  # type: ignore[arg-type]
@@ -985,6 +1026,17 @@ def _capped_curves(
         arr = np.array(lasts)
         last[spec] = f"> {cap:,} ({(arr < 0).sum()})" if (arr < 0).any() else f"{arr.max():,}"
     return curves, grid, last
+
+
+def _spec_batch(spec: str, batch: int) -> tuple[str, int]:
+    """Split the bench-only option ``batch=N`` (this policy's own batch size, e.g. the paper's
+    UCB-E at 64 next to a 16-cell default) off a policy spec: (spec without it, batch size)."""
+    name, _, rest = spec.partition(":")
+    parts = [p.strip() for p in rest.replace(";", ",").split(",") if p.strip()]
+    own = [p for p in parts if p.partition("=")[0].strip() == "batch"]
+    keep = [p for p in parts if p not in own]
+    size = int(own[-1].partition("=")[2]) if own else batch
+    return (f"{name}:{';'.join(keep)}" if keep else name), size
 
 
 # ------------------------------------------------------------------------ batch schedule
@@ -1216,6 +1268,12 @@ def main() -> None:
         "--pools",
         default="",
         help="only these: identify 'bfcl:gap:0.02,mmlu_pro:full', history-free 'bfcl'",
+    )
+    parser.add_argument(
+        "--paper-ucbe",
+        action="store_true",
+        help=f"history-free: also the paper's UCB-E ({PAPER_UCBE!r}; needs --cap) as the "
+        "reference of UCB-E and PULSE, totals split into start and proxy",
     )
     parser.add_argument(
         "--online-rank", type=int, default=2, help="history-free: rank of the online proxy"
