@@ -37,6 +37,8 @@ Measurements, each with its command line printed beside the table:
   interval's own coverage over 2,000 simulated 200-cell draws per model.
 * ``width-over-run``: the same ratio at 5-95 % of a model's items, default bets vs one
   horizon set to the effective cells at that point (oracle).
+* ``worst-seeds``: why the default PULSE's worst seeds (identification, 16 / 16) stay wrong:
+  the shared item order's prefix, next to UCB-E with the same and with its own order.
 * ``schedule``: evaluations to 95 % identification for batch sizes and initial batches
   (``--configs 8/8,16/16,...``), PULSE vs UCB-E with the same start and batch size, paired
   bootstrap SEs, the worst seed's last wrong budget, and the configuration
@@ -1015,13 +1017,7 @@ def _capped_curves(
                 random_state=10000 * k,
             )
             rows.append(res.best_at(grid) == best)
-            wrong = np.flatnonzero(res.trace_best != best)
-            if wrong.size == 0:
-                lasts.append(0)
-            elif wrong[-1] + 1 < res.trace_best.size:
-                lasts.append(int(res.trace_evaluations[wrong[-1] + 1]))
-            else:
-                lasts.append(-1)
+            lasts.append(last_wrong(res, best))
         curves[spec] = np.array(rows)
         arr = np.array(lasts)
         last[spec] = f"> {cap:,} ({(arr < 0).sum()})" if (arr < 0).any() else f"{arr.max():,}"
@@ -1104,14 +1100,119 @@ def _schedule_task(task: tuple) -> tuple:
         proxy=proxy if inner.needs_proxy else None,
         random_state=seed,
     )
-    wrong = np.flatnonzero(res.trace_best != best)
+    return pool, policy, batch, init, seed, res.best_at(grid) == best, last_wrong(res, best)
+
+
+def last_wrong(res: object, best: int) -> int:
+    """The post-init budget after which the run's recommendation is ``best`` for good: 0 if
+    it always was, -1 if it is still wrong at the run's end (e.g. the cap)."""
+    wrong = np.flatnonzero(res.trace_best != best)  # type: ignore[attr-defined]
     if wrong.size == 0:
-        last = 0
-    elif wrong[-1] + 1 < res.trace_best.size:
-        last = int(res.trace_evaluations[wrong[-1] + 1])
-    else:
-        last = -1  # still wrong at the cap
-    return pool, policy, batch, init, seed, res.best_at(grid) == best, last
+        return 0
+    if wrong[-1] + 1 < res.trace_best.size:  # type: ignore[attr-defined]
+        return int(res.trace_evaluations[wrong[-1] + 1])  # type: ignore[attr-defined]
+    return -1
+
+
+class _Trace(_Capped):
+    """:class:`_Capped` around a proxy policy that records, before each choice, the spent
+    cells, every arm's cells, the policy's estimates, the plain means and the proxy's mean
+    prediction over all items, and keeps the state (its reveal order)."""
+
+    def __init__(self, policy: object, cap: int) -> None:
+        super().__init__(policy, cap)
+        self.log: list = []
+        self.state: object = None
+
+    def choose(self, state: object) -> int | None:
+        self.state = state
+        plain = state.y_sum / np.maximum(state.n_obs, 1)  # type: ignore[attr-defined]
+        est = self._policy.est.copy()  # type: ignore[attr-defined]
+        f_mean = self._policy.px.f.mean(axis=1, dtype=np.float64)  # type: ignore[attr-defined]
+        n_obs = state.n_obs.copy()  # type: ignore[attr-defined]
+        self.log.append((state.spent, n_obs, est, plain, f_mean))  # type: ignore[attr-defined]
+        return super().choose(state)
+
+
+def worst_seeds(args: argparse.Namespace) -> None:
+    """Why the default PULSE's worst seeds stay wrong (identification, with a history):
+    per seed, the last prefix length of PULSE's shared item order on which the true runner-up
+    scores at least the best (the paired difference of the two on the first T items is <= 0),
+    next to the last-wrong budgets of PULSE and of UCB-E with the shared and with its own
+    (independent) order (cap + 1: still wrong at the cap); then a trace of PULSE's worst
+    seed."""
+    from latentbench.select._policies import UCBE, make_policy
+    from latentbench.select._schedule import default_schedule
+
+    for key in args.pools.split(",") if args.pools else ("bfcl:gap:0.02", "alpacaeval1:full"):
+        start = time.perf_counter()
+        Y, proxy = schedule_pool(*SCHEDULE_POOLS[key])
+        mu = Y.mean(axis=1, dtype=np.float64)
+        top = np.argsort(-mu)[:2]
+        batch, init = default_schedule(*Y.shape, None)
+        cap = int((0.25 if args.cap is None else args.cap) * Y.size)
+        run_kw = {"budget": Y.size, "batch_size": batch, "init_batch": init}
+        rows, traces = [], {}
+        for k in range(args.seeds):
+            trace = _Trace(make_policy("pulse"), cap)
+            res = run_selection(
+                MatrixOracle(Y), trace, proxy=proxy, random_state=10000 * k, **run_kw
+            )
+            last = {"pulse": last_wrong(res, int(top[0]))}
+            for order in ("shared", "independent"):
+                ucbe = _Capped(UCBE(doubling=True), cap)
+                res = run_selection(
+                    MatrixOracle(Y), ucbe, item_order=order, random_state=10000 * k, **run_kw
+                )
+                last[order] = last_wrong(res, int(top[0]))
+            shared = trace.state.order[top[0]]  # type: ignore[attr-defined]
+            T = np.arange(1, Y.shape[1] + 1)
+            diff = np.cumsum(Y[top[0], shared] - Y[top[1], shared]) / T
+            behind = np.flatnonzero(diff[init - 1 :] <= 0)
+            rows.append((k, int(T[init - 1 + behind[-1]]) if behind.size else 0, last))
+            traces[k] = trace
+        for row in rows:  # still wrong at the cap (-1): after it
+            row[2].update({p: cap + 1 for p, v in row[2].items() if v < 0})
+        rows.sort(key=lambda r: -r[2]["pulse"])
+        a, b = top
+        print(
+            f"\n**{key}**: {Y.shape[0]} x {Y.shape[1]}, best {mu[a]:.4f}, runner-up {mu[b]:.4f}\n"
+        )
+        print(
+            "| seed | shared prefix favours the runner-up up to T = | PULSE last wrong "
+            "| UCB-E, shared order | UCB-E, its own order |"
+        )
+        print("|---|---|---|---|---|")
+        for k, behind_t, last in rows[:6]:
+            cells = " | ".join(f"{last[p]:,}" for p in ("pulse", "shared", "independent"))
+            print(f"| {10000 * k} | {behind_t:,} | {cells} |")
+
+        def rank(x: np.ndarray) -> np.ndarray:
+            return np.argsort(np.argsort(x))
+
+        arr = np.array([(t, r["pulse"], r["shared"], r["independent"]) for _, t, r in rows])
+        corr = [np.corrcoef(rank(arr[:, 1]), rank(arr[:, j]))[0, 1] for j in (0, 2, 3)]
+        print(
+            f"<!-- {key}: rank correlation of PULSE's last wrong with that T {corr[0]:.2f}, "
+            f"with UCB-E's, shared order {corr[1]:.2f}, its own order {corr[2]:.2f}; "
+            f"{args.seeds} seeds, {time.perf_counter() - start:.0f} s -->"
+        )
+        k, _, last = rows[0]
+        log = [row for row in traces[k].log if row[0] <= last["pulse"] + batch * Y.shape[0]]
+        print(f"\nPULSE's worst seed, {10000 * k} (best / runner-up):\n")
+        print(
+            "| spent | cells | PULSE's estimates | plain means | proxy's predicted means "
+            "| recommended |"
+        )
+        print("|---|---|---|---|---|---|")
+        for spent, n_obs, est, plain, f_mean in log[:: max(1, len(log) // 12)] + log[-1:]:
+            print(
+                f"| {spent:,} | {n_obs[a]} / {n_obs[b]} | {est[a]:.4f} / {est[b]:.4f} "
+                f"| {plain[a]:.4f} / {plain[b]:.4f} | {f_mean[a]:.4f} / {f_mean[b]:.4f} "
+                f"| {int(np.argmax(est))} |",
+                flush=True,
+            )
+        print(f"(true means {mu[a]:.4f} / {mu[b]:.4f})")
 
 
 def first_crossing(curve: np.ndarray, grid: np.ndarray, target: float = 0.95) -> float:
@@ -1218,10 +1319,14 @@ def schedule(args: argparse.Namespace) -> None:
                 a, c = pairs[:, 0], pairs[:, 1]
                 sv = 100 * (a - c) / np.maximum(a, 1)
                 lv = np.array(last[(v, *auto)])
+                # the paired difference in cells has no ratio to blow up where the reference
+                # crosses at 0 cells in a resample (max(a, 1) above)
+                d = c - a
                 print(
                     f"| `{v}` vs `{ref}` at {auto[0]} / {auto[1]} | | {np.nanmean(a):,.0f} "
                     f"± {np.nanstd(a):,.0f} | {np.nanmean(c):,.0f} ± {np.nanstd(c):,.0f} "
-                    f"| {np.nanmean(sv):.1f} % ± {np.nanstd(sv):.1f} | | | {lv.max():,} | |",
+                    f"| {np.nanmean(sv):.1f} % ± {np.nanstd(sv):.1f} | | | {lv.max():,} "
+                    f"| paired: {np.nanmean(d):+,.0f} ± {np.nanstd(d):,.0f} cells |",
                     flush=True,
                 )
         print(
@@ -1244,6 +1349,7 @@ def main() -> None:
             "width-over-run",
             "history-free",
             "schedule",
+            "worst-seeds",
         ],
     )
     parser.add_argument("--seeds", type=int, default=200)
@@ -1312,6 +1418,7 @@ def main() -> None:
         "width-over-run": width_over_run,
         "history-free": history_free,
         "schedule": schedule,
+        "worst-seeds": worst_seeds,
     }
     run[args.what](args)
 
