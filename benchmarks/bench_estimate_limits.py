@@ -13,6 +13,10 @@ residuals ``e = y - f``, report (means over models):
   for floors 0.5 (the default), 0.3, 0.1, 0; ``overdispersed``: the same at floor 0.5 with
   ``q_j`` scaled by the item's residual over predicted variance among the calibration models;
   ``oracle Neyman``: with ``q_j = |e_j|`` (not available to a method: a bound);
+* ``range / sd``: the range of one round's inverse-probability term under the floor-0.5 design
+  (``max_U (1 - f) / pi + max_U f / pi``) over its true standard deviation: how far the bets'
+  truncation (which must hold over the whole range) sits from the bets the variance alone
+  would allow; ``uniform range / sd`` the same for uniform draws without predictions;
 * ``oracle linear``: ``rho`` of a ridge regression (penalty 1) of ``y`` on the calibration
   models' answers fitted on **all** the model's items (in-sample: a bound no predictor from
   these calibration models can beat by much); ``best single model``: the closest calibration
@@ -24,6 +28,7 @@ residuals ``e = y - f``, report (means over models):
 from __future__ import annotations
 
 import argparse
+import math
 import warnings
 from pathlib import Path
 
@@ -36,9 +41,13 @@ from latentbench.select._estimate_design import SequentialEstimate
 DATA = Path("/work/shared/data")
 
 
-def design_variance(e: np.ndarray, U: np.ndarray, q: np.ndarray, floor: float) -> float:
+def design(U: np.ndarray, q: np.ndarray, floor: float) -> np.ndarray:
     q = np.where(U, q, 0.0)
-    pi = (1 - floor) * q / q.sum() + floor * U / U.sum()
+    return np.asarray((1 - floor) * q / q.sum() + floor * U / U.sum())
+
+
+def design_variance(e: np.ndarray, U: np.ndarray, q: np.ndarray, floor: float) -> float:
+    pi = design(U, q, floor)
     return float((e[U] ** 2 / pi[U]).sum() - e[U].sum() ** 2)
 
 
@@ -78,6 +87,10 @@ def main() -> None:
         for floor in (0.5, 0.3, 0.1, 0.0):
             v = design_variance(e, U, np.sqrt(fv), max(floor, 1e-12))
             add(f"design floor {floor}", v / uniform)
+        pi = design(U, np.sqrt(fv), 0.5)
+        span = float(((1 - f[U]) / pi[U]).max() + (f[U] / pi[U]).max())
+        add("range / sd, floor 0.5", span / math.sqrt(design_variance(e, U, np.sqrt(fv), 0.5)))
+        add("uniform range / sd", 1.0 / float(y[U].std()))
         P = _fitted(cal.model_factors, cal.V, cal.b, cal.sigma)[:, pop]
         Yc = Y[keep][:, pop]
         ok = np.isfinite(Yc)
