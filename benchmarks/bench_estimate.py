@@ -5,6 +5,11 @@ computed once per held-out model and shared by every method). At 30, 100 and 300
 
 * ``uniform``: uniform random items, sample mean, anytime-valid WoR betting interval
   (:class:`latentbench.select._betting.BettingConfSeq`, no predictions);
+  ``uniform-targeted``: the same items and mean with the interval of
+  :class:`latentbench.select._estimate_cs.WeightedBettingCS` sized for the +-0.02 target (the
+  rounds ``Z_t = (S_t + N_t y_t) / n``, ``S_t`` the revealed sum and ``N_t`` the pool size
+  before item ``t``: unbiased for the mean under uniform draws), so that ours, whose interval
+  is sized for the target, is also compared with a uniform interval sized for it;
 * ``stratified``: 10 strata on the calibration's typical-model prediction, proportional
   allocation, weighted stratum means (no interval);
 * ``anchors``: tinyBenchmarks-style (Polo et al. 2024): k-means on the items' IRT embeddings
@@ -19,7 +24,9 @@ computed once per held-out model and shared by every method). At 30, 100 and 300
   ``latentbench.estimate``), once per proxy (``ours-ridge-*``: IRT predictions corrected by the
   ridge regression on the calibration responses, ``ours-irt-*``: IRT predictions alone; same
   random stream): ``-dr`` (the default point estimate) with the anytime-valid interval's
-  coverage and items to +-0.02; ``-composite`` and ``-model`` are the other point estimates
+  coverage and items to +-0.02 (the interval sized for that precision, as ``estimate(...,
+  precision=0.02)``; ``-dr-untargeted``: the interval without the target, fed the same
+  rounds); ``-composite`` and ``-model`` are the other point estimates
   (same runs, same interval). Dumps written before the proxies existed have ``ours-dr`` etc.
   (the IRT proxy).
 
@@ -44,11 +51,13 @@ from latentbench import ResponseMatrix
 from latentbench.irt._objective import sigmoid
 from latentbench.select._betting import BettingConfSeq
 from latentbench.select._estimate_calibration import Calibration, from_matrix
+from latentbench.select._estimate_cs import WeightedBettingCS
 from latentbench.select._estimate_design import PROXIES, SequentialEstimate
 
 DATA = Path("/work/shared/data")
 MATRICES = ("mmlu_pro", "bfcl_v2", "alpacaeval2_weighted", "alpacaeval1_gpt4")
 BUDGETS = (30, 100, 300)
+PRECISION = 0.02
 
 
 def map_theta(a: np.ndarray, b: np.ndarray, y: np.ndarray, prior_sd: float = 1.0) -> float:
@@ -117,8 +126,42 @@ def pirt(cal: Calibration, pop: np.ndarray, seen: np.ndarray, y_seen: np.ndarray
     return float((y_seen.sum() + f[mask].sum()) / pop.size)
 
 
+def uniform_targeted(y: np.ndarray, perm: np.ndarray, cap: int) -> tuple[dict[int, bool], int]:
+    """Uniform draws in the order ``perm`` with the targeted WeightedBettingCS.
+
+    Returns coverage at the budgets and the items to a +-PRECISION half-width (``cap`` when
+    not reached).
+    """
+    n = y.size
+    truth = float(y.mean())
+    cs = WeightedBettingCS(0.05, target=PRECISION)
+    total, guess = 0.0, 0.5  # revealed sum; a predictable guess of the mean (sizes bets)
+    cov: dict[int, bool] = {}
+    reached = None
+    for t in range(1, min(cap, n) + 1):
+        pool = n - t + 1
+        yj = float(y[perm[t - 1]])
+        z, center = (total + pool * yj) / n, (total + pool * guess) / n
+        lo, hi = total / n, (total + pool) / n
+        total += yj
+        guess = (0.5 + total) / (t + 1)
+        cs.update(z, lo, hi, (pool / n) ** 2 * 0.25, center, (total / n, (total + n - t) / n))
+        if t in BUDGETS and t < n:
+            cov[t] = cs.lower <= truth <= cs.upper
+        if reached is None and (cs.upper - cs.lower) / 2 <= PRECISION:
+            reached = t
+        if reached is not None and t >= max(BUDGETS):
+            break
+    return cov, reached if reached is not None else min(cap, n)
+
+
 def run_matrix(
-    name: str, models: str | None, seeds: int, cap: int, only_uniform: bool = False
+    name: str,
+    models: str | None,
+    seeds: int,
+    cap: int,
+    only_uniform: bool = False,
+    proxies: tuple[str, ...] = PROXIES,
 ) -> dict[str, dict]:
     M = ResponseMatrix.read(DATA / f"{name}.parquet")
     Y = np.asarray(M.scores, dtype=np.float64)
@@ -188,6 +231,10 @@ def run_matrix(
             add("uniform", "items002", float(reached if reached is not None else min(cap, n)))
             if only_uniform:
                 continue
+            cov_t, reached_t = uniform_targeted(y, perm, cap)
+            for t, ok in cov_t.items():
+                add("uniform-targeted", f"cov{t}", float(ok))
+            add("uniform-targeted", "items002", float(reached_t))
             # stratified: 10 strata on f0, proportional allocation
             edges = np.quantile(f0, np.linspace(0, 1, 11)[1:-1])
             strata = np.searchsorted(edges, f0)
@@ -220,25 +267,37 @@ def run_matrix(
                 if t in BUDGETS and t < n:
                     add("cat", f"mae{t}", abs(float(sigmoid(a * t_hat + bb).mean()) - truth))
             # ours: both proxies, the same random stream each
-            for proxy in PROXIES:
+            for proxy in proxies:
                 tag = f"ours-{proxy}"
-                seq = SequentialEstimate(cal, pop, delta=0.05, proxy=proxy)
+                seq = SequentialEstimate(cal, pop, delta=0.05, proxy=proxy, target=PRECISION)
+                plain = WeightedBettingCS(0.05)  # the same rounds, no target
                 srng = np.random.default_rng([s, i, 7])
-                reached = None
+                reached = reached_plain = None
                 tic = time.perf_counter()
                 for t in range(1, min(cap, n) + 1):
                     j, pi = seq.choose(srng)
                     seq.observe(j, float(y[j]), pi)
+                    assert seq.last_round is not None
+                    plain.update(*seq.last_round)
                     lo, up = seq.interval
+                    lo_p, up_p = (plain.lower, plain.upper) if not seq.exhausted else (lo, up)
                     if t in BUDGETS and t < n:
                         for kind in ("dr", "composite", "model"):
                             add(f"{tag}-{kind}", f"mae{t}", abs(seq.point(kind) - truth))
                         add(f"{tag}-dr", f"cov{t}", float(lo <= truth <= up))
-                    if reached is None and (up - lo) / 2 <= 0.02:
+                        add(f"{tag}-dr-untargeted", f"cov{t}", float(lo_p <= truth <= up_p))
+                    if reached is None and (up - lo) / 2 <= PRECISION:
                         reached = t
-                    if reached is not None and t >= max(BUDGETS):
+                    if reached_plain is None and (up_p - lo_p) / 2 <= PRECISION:
+                        reached_plain = t
+                    if reached is not None and reached_plain is not None and t >= max(BUDGETS):
                         break
                 add(f"{tag}-dr", "items002", float(reached if reached is not None else min(cap, n)))
+                add(
+                    f"{tag}-dr-untargeted",
+                    "items002",
+                    float(reached_plain if reached_plain is not None else min(cap, n)),
+                )
                 add(f"{tag}-dr", "ms_per_step", 1000 * (time.perf_counter() - tic) / t)
     return rec
 
@@ -281,6 +340,24 @@ def summarise(name: str, rec: dict[str, dict], cap: int) -> list[str]:
             f"\n{method} / uniform: MAE@{'/'.join(map(str, BUDGETS))} {' / '.join(cells)}; "
             f"items to ±0.02 (medians) {items}"
         )
+    targeted = rec.get("uniform-targeted", {}).get("items002", [])
+    for method, vals in rec.items():
+        if not method.endswith(("-dr", "-dr-untargeted")) or "items002" not in vals:
+            continue
+        ours = vals["items002"]
+        if targeted and method.endswith("-dr"):
+            lines.append(
+                f"\n{method} / uniform-targeted: items to ±0.02 (medians) "
+                f"{np.median(ours) / np.median(targeted):.2f}"
+            )
+        plain = rec.get(f"{method}-untargeted", {}).get("items002", [])
+        if plain and len(plain) == len(ours):
+            d = np.asarray(ours) - np.asarray(plain)
+            lines.append(
+                f"\n{method} − {method}-untargeted: items to ±0.02 {d.mean():+.1f} ± "
+                f"{d.std(ddof=1) / np.sqrt(d.size):.1f} (paired mean ± SE, n={d.size}); "
+                f"median {np.median(ours):.0f} vs {np.median(plain):.0f}"
+            )
     for method, vals in rec.items():
         ms = vals.get("ms_per_step")
         if ms:
@@ -347,6 +424,9 @@ def main() -> None:
         action="store_true",
         help="the uniform baseline only (e.g. a larger --cap)",
     )
+    parser.add_argument(
+        "--proxies", nargs="*", default=list(PROXIES), help="proxies of ours to run"
+    )
     args = parser.parse_args()
     if args.speed:
         speed()
@@ -380,7 +460,9 @@ def main() -> None:
         return
     for name in args.matrices:
         tic = time.perf_counter()
-        rec = run_matrix(name, args.models, args.seeds, args.cap, args.only_uniform)
+        rec = run_matrix(
+            name, args.models, args.seeds, args.cap, args.only_uniform, tuple(args.proxies)
+        )
         if args.dump:
             folder = Path(args.dump)
             folder.mkdir(parents=True, exist_ok=True)

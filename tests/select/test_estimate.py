@@ -70,12 +70,19 @@ def setup():
 
 
 def coverage(
-    cal: Calibration, Y: np.ndarray, budget: int, seeds: int, proxy: str = "irt"
+    cal: Calibration,
+    Y: np.ndarray,
+    budget: int,
+    seeds: int,
+    proxy: str = "irt",
+    precision: float | None = None,
 ) -> tuple[float, int]:
     hits = []
     for i, row in enumerate(Y):
         for s in range(seeds):
-            r = estimate(cal, row, model=f"new{i}", budget=budget, seed=s, proxy=proxy)
+            r = estimate(
+                cal, row, model=f"new{i}", budget=budget, seed=s, proxy=proxy, precision=precision
+            )
             assert r.options["proxy"] == proxy
             hits.append(r.lower <= row.mean() <= r.upper)
     return float(np.mean(hits)), len(hits)
@@ -168,6 +175,55 @@ def test_precision_stop(setup):
     r = estimate(cal, Y[4], model="x", budget=None, precision=0.08, seed=0)
     assert r.stopped == "precision" and r.half_width <= 0.08
     assert r.trajectory[-2, 2] - r.trajectory[-2, 1] > 2 * 0.08  # it stopped at the first
+
+
+def test_precision_sizes_the_interval_not_the_draws(setup):
+    """A precision sizes one more capital process for that half-width: the same draws, the
+    half-width reached in fewer items than by the untargeted sequence fed the same rounds, and
+    a target set after an answer is refused."""
+    cal, Y = setup
+    row = Y[4]
+    seq = SequentialEstimate(cal, np.arange(cal.n_items), delta=0.05, target=0.05)
+    plain = WeightedBettingCS(0.05)
+    rng = np.random.default_rng(0)
+    first: dict[str, int] = {}
+    for t in range(1, cal.n_items + 1):
+        j, pi = seq.choose(rng)
+        seq.observe(j, float(row[j]), pi)
+        assert seq.last_round is not None
+        plain.update(*seq.last_round)
+        for name, cs in (("target", seq.cs), ("plain", plain)):
+            if name not in first and (cs.upper - cs.lower) / 2 <= 0.05:
+                first[name] = t
+        if len(first) == 2:
+            break
+    assert first["target"] < first["plain"]
+    with pytest.raises(InputError, match="before the first answer"):
+        seq.set_target(0.02)
+    targeted = estimate(cal, row, model="x", budget=None, precision=0.05, seed=0)
+    plain_run = estimate(cal, row, model="x", budget=targeted.n_evaluated, seed=0)
+    assert targeted.options["target"] == 0.05 and plain_run.options["target"] is None
+    assert targeted.items == plain_run.items
+
+
+def test_targeted_sequence_covers_skewed_rounds():
+    """Rounds shaped like inverse-probability terms (a rare large value, mean ``mu``): the
+    targeted sequence's miss rate over 200 runs (delta = 0.1, at any time) stays within 3 Monte
+    Carlo standard errors of delta."""
+    rng = np.random.default_rng(5)
+    mu, p, s = 0.3, 0.05, 0.02
+    misses = 0
+    for _ in range(200):
+        cs = WeightedBettingCS(0.1, grid=400, target=0.01)
+        for _ in range(150):
+            z = mu + s * (float(rng.random() < p) - p) / p
+            cs.update(z, mu - s, mu + s * (1 - p) / p, s * s * (1 - p) / p, mu)
+            if not cs.lower <= mu <= cs.upper:
+                misses += 1
+                break
+    assert misses / 200 <= 0.1 + 3 * math.sqrt(0.1 * 0.9 / 200)
+    with pytest.raises(InputError, match="target"):
+        WeightedBettingCS(0.1, target=0.0)
 
 
 def test_no_answers_keeps_calibration_spread(setup):
@@ -311,14 +367,21 @@ def test_round_estimate_is_unbiased_with_the_ridge_correction():
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("case", "proxy"),
-    [("rank1", "irt"), ("wrong", "irt"), ("wrong", "ridge"), ("two-groups", "ridge")],
+    ("case", "proxy", "precision"),
+    [
+        ("rank1", "irt", None),
+        ("wrong", "irt", None),
+        ("wrong", "irt", 0.05),
+        ("wrong", "ridge", None),
+        ("two-groups", "ridge", None),
+    ],
 )
-def test_coverage_simulation(case, proxy):
+def test_coverage_simulation(case, proxy, precision):
     """95% interval coverage over new models at a user shape (30 calibration models x 1,000 /
     3,000 items), with the IRT or the ridge proxy; ``wrong``: a rank-3 truth calibrated at rank
     1 with a third of the items' parameters and response features scrambled; ``two-groups``:
-    item structure beyond rank 1 that the ridge corrects (:func:`two_groups`). Tolerance: 3
+    item structure beyond rank 1 that the ridge corrects (:func:`two_groups`); with a
+    ``precision``, the sequence sized for it, stopped there or at 400 items. Tolerance: 3
     Monte Carlo standard errors below 0.95."""
     if case == "rank1":
         Y, _ = simulate(70, 1000, rank=1, seed=11)
@@ -330,7 +393,8 @@ def test_coverage_simulation(case, proxy):
         Y, _ = two_groups(70, 1000, seed=13)
         cal = from_matrix(matrix(Y[:30]), rank=1)
     assert cal.item_features is not None
-    cov, runs = coverage(cal, Y[30:], budget=100, seeds=1, proxy=proxy)
+    budget = 100 if precision is None else 400
+    cov, runs = coverage(cal, Y[30:], budget=budget, seeds=1, proxy=proxy, precision=precision)
     assert cov >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / runs)
 
 

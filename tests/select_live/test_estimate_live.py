@@ -45,6 +45,23 @@ def test_live_estimate_resumes_without_paying_twice(live_setup):
     assert [d["estimate"]["n_evaluated"] for d in final] == [12, 12, 20]
 
 
+def test_live_estimate_keeps_the_first_sessions_target(live_setup):
+    """A resumed session with another precision stops at its own but keeps the run's bets (the
+    first session's target), so the bets on the rounds already played stay predictable."""
+    s = live_setup
+    config = s.write_config()
+    store = s.tmp / "target.duckdb"
+    cal = _calibration(s)
+    first = estimate_live(cal, config, store, model="model-1", budget=6, precision=0.3, seed=5)
+    assert first.options["target"] == 0.3
+    more = estimate_live(cal, config, store, model="model-1", budget=10, precision=0.1, seed=5)
+    assert more.options["target"] == 0.3 and more.items[: len(first.items)] == first.items
+    with Store(store, read_only=True) as db:
+        decisions = db.selection_decisions(first.options["live"]["run_id"])
+    assert [d["target"] for d in decisions if d.get("phase") == "target"] == [0.3]
+    assert sorted(d["round"] for d in decisions if d.get("phase") == "final") == [-2, -1]
+
+
 def test_live_estimate_spend_cap_then_resume(live_setup):
     s = live_setup
     store = s.tmp / "cap.duckdb"

@@ -63,7 +63,10 @@ def estimate_command(
     ),
     budget: int | None = typer.Option(100, help="Most items to evaluate (per model)."),
     precision: float | None = typer.Option(
-        None, help="Stop when the score interval's half-width is at most this."
+        None,
+        help="Stop when the score interval's half-width is at most this; the interval is "
+        "then sized to reach it (narrower there, wider before; a live run keeps its first "
+        "session's precision for that).",
     ),
     delta: float = typer.Option(
         0.05,

@@ -443,7 +443,9 @@ def estimate(
     budget : int or None, default 100
         Most items to evaluate.
     precision : float, optional
-        Stop when the interval's half-width is at most this.
+        Stop when the interval's half-width is at most this. It also sizes one capital
+        process of the confidence sequence for that half-width (fixed before the first draw,
+        so the interval stays valid; the draws and the point estimate do not depend on it).
     delta : float, default 0.05
         Miscoverage: the interval has level ``1 - delta`` at every step simultaneously.
     seed : int, default 0
@@ -501,10 +503,18 @@ def estimate(
             "the score is the mean over those it answered"
         )
     seq = SequentialEstimate(
-        cal, available, delta=delta, floor=floor, proposal=proposal, point=point, proxy=proxy
+        cal,
+        available,
+        delta=delta,
+        floor=floor,
+        proposal=proposal,
+        point=point,
+        proxy=proxy,
+        target=precision,  # fixed before the first draw: the whole run is this one call
     )
     notes.extend(proxy_note(cal, proxy, seq.proxy_used))
     options["proxy"] = seq.proxy_used
+    options["target"] = seq.cs.target
     values = y[available]
     stopped, probs = run_sequential(
         seq, lambda j: float(values[j]), _rng(seed, name), budget=budget, precision=precision

@@ -26,7 +26,14 @@ for one arm whose rounds have *unequal, predictable* precision instead of unifor
 * every bet is truncated to ``c / (m - lo_t)`` (up) and ``c / (hi_t - m)`` (down), so no factor
   falls below ``1 - c``; a candidate outside ``[lo_t, hi_t]`` is impossible and rejected.
 
-Validity never depends on ``v_t`` or ``rho_t`` being right (they only size the bets).
+With a ``target`` half-width ``d`` fixed before the first round (the requested precision), one
+more capital process per side joins the mixture with weight ``target_weight`` (the horizons
+share the rest): its bet is the Kelly bet for a candidate ``d`` away from the mean,
+``d / (rho_t v_t)``, never above the bet sized for the current effective rounds, and truncated
+at ``target_c`` of the range instead of ``c``. It is one more predictable bet, so the mixture is
+still a nonnegative martingale at ``mu`` with initial value 1.
+
+Validity never depends on ``v_t``, ``rho_t`` or ``d`` being right (they only size the bets).
 """
 
 from __future__ import annotations
@@ -65,6 +72,14 @@ class WeightedBettingCS:
         Horizons of the mixture in effective rounds ``W_t``.
     weights : tuple of float, optional
         Prior weights of the horizons (default 0.6 on the first, the rest shared equally).
+    target : float, optional
+        Half-width the interval should reach (e.g. the requested precision), fixed before the
+        first round; adds the targeted capital process (module docstring). None: no target.
+    target_weight : float, default 0.8
+        Weight of the targeted process in the mixture (the horizons keep ``1 -
+        target_weight`` of their weights); unused without a target.
+    target_c : float, default 0.97
+        Largest fraction of the capital the targeted process stakes in one bet.
     """
 
     def __init__(
@@ -76,11 +91,20 @@ class WeightedBettingCS:
         theta: float = 0.5,
         horizons: tuple[float, ...] = (8.0, 32.0, 128.0, 512.0, 2048.0),
         weights: tuple[float, ...] | None = None,
+        target: float | None = None,
+        target_weight: float = 0.8,
+        target_c: float = 0.97,
     ) -> None:
         if not 0 < alpha < 1:
             raise InputError(f"delta={alpha!r}; expected a value in (0, 1)")
         if grid < 2:
             raise InputError(f"grid={grid!r}; expected an integer >= 2")
+        if target is not None and not (target > 0 and math.isfinite(target)):
+            raise InputError(f"target={target!r}; expected a half-width > 0")
+        if not 0 < target_weight < 1 or not 0 < target_c < 1:
+            raise InputError(
+                f"target_weight={target_weight!r}, target_c={target_c!r}; expected values in (0, 1)"
+            )
         self.alpha = float(alpha)
         k = len(horizons)
         if weights is None:
@@ -88,15 +112,23 @@ class WeightedBettingCS:
         w = np.asarray(weights, dtype=np.float64)
         if k == 0 or w.shape != (k,) or not (w > 0).all():
             raise InputError(f"horizons={horizons!r}, weights={weights!r}; expected matching")
-        self._log_weight = np.log(w / w.sum())
+        w = w / w.sum()
+        self.target = None if target is None else float(target)
+        if self.target is not None:  # the targeted process is the last row of the mixture
+            w = np.r_[w * (1.0 - target_weight), target_weight]
+        self._log_weight = np.log(w)
         self._horizons = np.asarray(horizons, dtype=np.float64)
         self._threshold = math.log(1.0 / alpha)
         self._bet_log = math.log(2.0 / alpha) - self._log_weight
         self.c, self.theta = float(c), float(theta)
+        # truncation per process (the targeted one may stake more), shape (rows, 1)
+        self._c = np.full((w.size, 1), self.c)
+        if self.target is not None:
+            self._c[-1] = float(target_c)
         self._grid = np.linspace(0.0, 1.0, grid + 1)
         self._step = 1.0 / grid
-        self._log_up = np.zeros((k, grid + 1))
-        self._log_down = np.zeros((k, grid + 1))
+        self._log_up = np.zeros((w.size, grid + 1))
+        self._log_down = np.zeros((w.size, grid + 1))
         self._rejected = np.zeros(grid + 1, dtype=bool)
         self._v_ref = 0.0
         self._effective = 0.0
@@ -140,10 +172,15 @@ class WeightedBettingCS:
             self._v_ref = v
         self._effective += self._v_ref / v
         rho = self.variance_ratio
+        k = self._horizons.size
         base = np.sqrt(
-            2.0 * self._bet_log / (rho * np.maximum(self._effective, self._horizons))
+            2.0 * self._bet_log[:k] / (rho * np.maximum(self._effective, self._horizons))
         )  # (H,)
         scale = math.sqrt(self._v_ref) / v
+        bets = base * scale
+        if self.target is not None:  # Kelly at distance d, never above the current-size bet
+            now = math.sqrt(2.0 * self._bet_log[k] / (rho * self._effective)) * scale
+            bets = np.r_[bets, min(self.target / (rho * v), now)]
         # only candidates still alive are updated (a rejected one stays rejected)
         alive = np.flatnonzero(~self._rejected)
         if alive.size:
@@ -151,9 +188,9 @@ class WeightedBettingCS:
             m = self._grid[sl]
             x = z - m
             with np.errstate(divide="ignore"):
-                cap_up = np.where(m > lo, self.c / np.maximum(m - lo, 1e-300), np.inf)
-                cap_down = np.where(m < hi, self.c / np.maximum(hi - m, 1e-300), np.inf)
-            bet = base[:, None] * scale
+                cap_up = np.where(m > lo, self._c / np.maximum(m - lo, 1e-300), np.inf)
+                cap_down = np.where(m < hi, self._c / np.maximum(hi - m, 1e-300), np.inf)
+            bet = bets[:, None]
             log_up = self._log_up[:, sl]
             log_down = self._log_down[:, sl]
             log_up += np.log1p(np.maximum(np.minimum(bet, cap_up) * x, -0.999))

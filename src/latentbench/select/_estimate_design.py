@@ -162,6 +162,11 @@ class SequentialEstimate:
         the default: see the comparison in ``benchmarks/RESULTS_estimate.md``). A calibration
         without item features (no responses) gives ``irt`` whatever is asked;
         :attr:`proxy_used` says which ran.
+    target : float, optional
+        Half-width the interval is meant to reach (the requested precision), fixed before the
+        first draw: sizes one more capital process of the confidence sequence
+        (:class:`~latentbench.select._estimate_cs.WeightedBettingCS`); None: none. The design
+        and the point estimate do not depend on it.
     """
 
     def __init__(
@@ -177,6 +182,7 @@ class SequentialEstimate:
         grid: int = 2000,
         point: str = "dr",
         proxy: str = "irt",
+        target: float | None = None,
     ) -> None:
         if not 0 < floor <= 1:
             raise InputError(f"floor={floor!r}; expected a value in (0, 1]")
@@ -214,7 +220,10 @@ class SequentialEstimate:
         self.order: list[int] = []
         self.answers: list[float] = []
         self.revealed_sum = 0.0
-        self.cs = WeightedBettingCS(delta, grid=grid)
+        self._grid = int(grid)
+        self.cs = WeightedBettingCS(delta, grid=grid, target=target)
+        self.last_round: tuple[float, float, float, float, float, tuple[float, float]] | None = None
+        """The last round's ``(z, lo, hi, variance, center, bounds)`` as given to the sequence."""
         self._wsum = 0.0
         self._wz = 0.0
         self.trajectory: list[tuple[float, float, float]] = []
@@ -254,6 +263,19 @@ class SequentialEstimate:
         p = sigmoid(X @ self.z + self.bw[idx] / self.sigma)
         H = (X.T * (p * (1.0 - p))) @ X + np.eye(r)
         self.Hinv = np.asarray(np.linalg.inv(H), dtype=np.float64)
+
+    def set_target(self, target: float | None) -> None:
+        """Size the confidence sequence for ``target`` (before the first answer only).
+
+        Raises
+        ------
+        InputError
+            If an answer was already added (a target chosen after seeing answers would not
+            be predictable).
+        """
+        if self.order:
+            raise InputError("the target half-width must be set before the first answer")
+        self.cs = WeightedBettingCS(self.delta, grid=self._grid, target=target)
 
     # ---------------------------------------------------------------- one round
     @property
@@ -297,6 +319,7 @@ class SequentialEstimate:
         remaining = n - len(self.order)
         bounds = (self.revealed_sum / n, (self.revealed_sum + remaining) / n)
         self.cs.update(z, lo, hi, variance, center, bounds)
+        self.last_round = (z, lo, hi, variance, center, bounds)
         self._wsum += 1.0 / variance
         self._wz += z / variance
         self._fit(self.newton_steps if len(self.order) > 1 else 5)

@@ -55,7 +55,9 @@ def estimate_experiment(
         Held-out models (default: all).
     precision : float or None, default 0.02
         Also record the items needed for this half-width (the run continues past the largest
-        budget until it is reached, or ``max_items``).
+        budget until it is reached, or ``max_items``); the runs' confidence sequences are sized
+        for it, as :func:`~latentbench.select.estimate` with ``precision`` (the intervals at
+        the budgets come from the same runs).
     max_items : int, optional
         Most items per run (default: all the model answered).
     delta : float, default 0.05
@@ -103,7 +105,7 @@ def estimate_experiment(
         truth = float(y.mean())
         limit = y.size if max_items is None else min(max_items, y.size)
         for seed in range(seeds):
-            seq = SequentialEstimate(cal, pop, delta=delta)
+            seq = SequentialEstimate(cal, pop, delta=delta, target=precision)
             rng = _rng(seed, name)
             reached = None
             marks: dict[int, tuple[float, float, float]] = {}

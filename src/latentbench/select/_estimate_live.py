@@ -38,6 +38,29 @@ if TYPE_CHECKING:
 
 __all__ = ["estimate_live"]
 
+_TARGET_ROUND = -(10**12)
+"""Round of the decision that fixes a run's target half-width (far below the sessions'
+results at -1, -2, ...)."""
+
+
+def _session_target(store: Store, run_id: str, precision: float | None) -> float | None:
+    """The half-width the run's confidence sequence is sized for, fixed by its first session.
+
+    A resumed session may ask another ``precision`` after seeing answers; the bets on the
+    rounds already played must not depend on it, so the first session's value (recorded as a
+    ``phase = "target"`` decision) is used for the whole run. A run started before targets
+    were recorded (item decisions but no target) keeps none.
+    """
+    decisions = store.selection_decisions(run_id)
+    for d in decisions:
+        if d.get("phase") == "target":
+            value = d.get("target")
+            return None if value is None else float(value)
+    if any(int(d["round"]) >= 0 for d in decisions):
+        return None
+    store.add_decision(run_id, _TARGET_ROUND, {"phase": "target", "target": precision})
+    return precision
+
 
 def estimate_live(
     calibration: Any,
@@ -69,7 +92,10 @@ def estimate_live(
         The DuckDB store; the run is recorded as a selection run whose id ends in
         ``-estimate-<hash>``: its observations, one decision per item (rounds 0, 1, ...) and
         the result of each completed session as a decision at round -1, -2, ...
-        (``phase = "final"``, ``estimate`` = :meth:`EstimateResult.to_dict`).
+        (``phase = "final"``, ``estimate`` = :meth:`EstimateResult.to_dict`), and the
+        half-width the interval is sized for (the first session's ``precision``: a resumed
+        session with another ``precision`` stops at its own but keeps the run's bets) as a
+        ``phase = "target"`` decision.
     model : str, optional
         The configuration's model to estimate (required when it lists several).
     budget, precision, delta, seed, proposal, floor, rank, proxy
@@ -142,6 +168,7 @@ def estimate_live(
     run_id = f"{cfg.run.run_id or cfg.default_run_id()}-estimate-{key.hexdigest()[:10]}"
     inner = cfg.build_oracle(items)
     _open_run(store, cfg, run_id)
+    seq.set_target(_session_target(store, run_id, precision))
     durable = DurableOracle(
         store,
         run_id,
@@ -182,6 +209,7 @@ def estimate_live(
         "delta": float(delta),
         "budget": budget,
         "precision": precision,
+        "target": seq.cs.target,
         "proposal": proposal,
         "floor": float(floor),
         "proxy": seq.proxy_used,
@@ -195,7 +223,7 @@ def estimate_live(
     }
     result = _finish(cal, seq, model, stopped, probs, options, notes)
     if status == "done":  # the result row: a decision at a negative round, one per session
-        finals = [d for d in store.selection_decisions(run_id) if int(d["round"]) < 0]
+        finals = [d for d in store.selection_decisions(run_id) if d.get("phase") == "final"]
         store.add_decision(
             run_id, -1 - len(finals), {"phase": "final", "estimate": result.to_dict()}
         )
