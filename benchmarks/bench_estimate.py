@@ -46,6 +46,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _estimate_common import held_out
 
 from latentbench import ResponseMatrix
 from latentbench.irt._objective import sigmoid
@@ -178,19 +179,12 @@ def run_matrix(
     def add(method: str, key: str, value: float) -> None:
         rec.setdefault(method, {}).setdefault(key, []).append(value)
 
-    for i in ids:
-        keep = [k for k in range(M.n_models) if k != i]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            cal = from_matrix(M.subset(models=[M.model_ids[k] for k in keep]), rank=1)
-        y_all = Y[i]
-        pop = np.flatnonzero(np.isfinite(y_all))
-        y = y_all[pop]
+    for i, cal, pop, y in held_out(M, ids):
         truth = float(y.mean())
         n = pop.size
         f0 = cal.population_prediction()[pop]
         # calibration models' answers on the population (for gp-IRT's lambda)
-        Yc = Y[keep][:, pop]
+        Yc = np.delete(Y, i, axis=0)[:, pop]
         for b in BUDGETS if not only_uniform else ():
             if b >= n:
                 continue

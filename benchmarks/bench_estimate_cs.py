@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import argparse
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
+from _estimate_common import held_out
 
 from latentbench import ResponseMatrix
 from latentbench.select._betting import BettingConfSeq
-from latentbench.select._estimate_calibration import from_matrix
 from latentbench.select._estimate_cs import WeightedBettingCS
 from latentbench.select._estimate_design import SequentialEstimate
 
@@ -64,7 +63,6 @@ def main() -> None:
     parser.add_argument("--floors", default="0.5", help="comma-separated uniform floors")
     args = parser.parse_args()
     M = ResponseMatrix.read(DATA / f"{args.matrix}.parquet")
-    Y = np.asarray(M.scores, dtype=np.float64)
     a, b, s_ = (int(x) for x in args.models.split(":"))
     floors = [float(x) for x in args.floors.split(",")]
     rec: dict[str, list[float]] = {}
@@ -73,13 +71,7 @@ def main() -> None:
         rec.setdefault(key, []).append(value)
 
     tic = time.time()
-    for i in list(range(M.n_models))[a:b:s_]:
-        keep = [k for k in range(M.n_models) if k != i]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            cal = from_matrix(M.subset(models=[M.model_ids[k] for k in keep]), rank=1)
-        pop = np.flatnonzero(np.isfinite(Y[i]))
-        y = Y[i][pop]
+    for i, cal, pop, y in held_out(M, list(range(M.n_models))[a:b:s_]):
         n, truth = pop.size, float(y.mean())
         cap = min(args.cap, n)
         for seed in range(args.seeds):

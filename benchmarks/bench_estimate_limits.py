@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import warnings
 from pathlib import Path
 
 import numpy as np
+from _estimate_common import held_out
 
 from latentbench import ResponseMatrix
-from latentbench.select._estimate_calibration import _fitted, from_matrix
+from latentbench.select._estimate_calibration import _fitted
 from latentbench.select._estimate_design import SequentialEstimate
 
 DATA = Path("/work/shared/data")
@@ -63,13 +63,7 @@ def main() -> None:
     def add(key: str, value: float) -> None:
         out.setdefault(key, []).append(value)
 
-    for i in range(0, M.n_models, args.step):
-        keep = [k for k in range(M.n_models) if k != i]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            cal = from_matrix(M.subset(models=[M.model_ids[k] for k in keep]), rank=1)
-        pop = np.flatnonzero(np.isfinite(Y[i]))
-        y = Y[i][pop]
+    for i, cal, pop, y in held_out(M, range(0, M.n_models, args.step)):
         n = pop.size
         if y.var() == 0:
             continue
@@ -92,7 +86,7 @@ def main() -> None:
         add("range / sd, floor 0.5", span / math.sqrt(design_variance(e, U, np.sqrt(fv), 0.5)))
         add("uniform range / sd", 1.0 / float(y[U].std()))
         P = _fitted(cal.model_factors, cal.V, cal.b, cal.sigma)[:, pop]
-        Yc = Y[keep][:, pop]
+        Yc = np.delete(Y, i, axis=0)[:, pop]
         ok = np.isfinite(Yc)
         r2 = np.where(ok, (np.nan_to_num(Yc) - P) ** 2, 0.0).sum(axis=0) + 0.25
         pv = np.where(ok, P * (1 - P), 0.0).sum(axis=0) + 0.25

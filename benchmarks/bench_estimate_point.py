@@ -14,13 +14,12 @@ the model-based ``model`` (p-IRT); paired differences with ``dr`` (mean ± SE ov
 from __future__ import annotations
 
 import argparse
-import warnings
 from pathlib import Path
 
 import numpy as np
+from _estimate_common import held_out
 
 from latentbench import ResponseMatrix
-from latentbench.select._estimate_calibration import from_matrix
 from latentbench.select._estimate_design import SequentialEstimate
 
 DATA = Path("/work/shared/data")
@@ -32,20 +31,13 @@ def main() -> None:
     parser.add_argument("--models", default="0:1000:1", help="A:B:S")
     args = parser.parse_args()
     M = ResponseMatrix.read(DATA / f"{args.matrix}.parquet")
-    Y = np.asarray(M.scores, dtype=np.float64)
     a, b, s_ = (int(x) for x in args.models.split(":"))
     rec: dict[str, list[float]] = {}
 
     def add(key: str, value: float) -> None:
         rec.setdefault(key, []).append(value)
 
-    for i in list(range(M.n_models))[a:b:s_]:
-        keep = [k for k in range(M.n_models) if k != i]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            cal = from_matrix(M.subset(models=[M.model_ids[k] for k in keep]), rank=1)
-        pop = np.flatnonzero(np.isfinite(Y[i]))
-        y = Y[i][pop]
+    for i, cal, pop, y in held_out(M, list(range(M.n_models))[a:b:s_]):
         n, truth = pop.size, float(y.mean())
         for seed in range(2):
             seq = SequentialEstimate(cal, pop, delta=0.05)
