@@ -26,6 +26,7 @@ from latentbench.io._matrix_checks import (
     _show,
     _where,
     not_a_score,
+    refuse_bad_ids,
 )
 
 __all__ = ["MatrixSummary", "ResponseMatrix"]
@@ -223,26 +224,7 @@ class ResponseMatrix:
             raise InputError(f"{_where(source)}the table has no rows; expected observed scores")
         frame = frame.reset_index(drop=True)
         for column, kind in ((model, "model"), (item, "item")):
-            ids = frame[column]
-            if ids.isna().any():
-                position = int(np.flatnonzero(ids.isna().to_numpy())[0])
-                raise InputError(
-                    f"{_where(source)}column {column!r}, {_row(source, position)}: {kind} id is "
-                    "missing; expected a string or an integer"
-                )
-            if pd.api.types.infer_dtype(ids, skipna=False) in ("string", "integer"):
-                continue  # all str or all int (checked in C, no per-row Python call)
-            kinds = ids.map(type).unique()
-            for value_type in kinds:
-                if not issubclass(value_type, (str, int, np.integer)) or issubclass(
-                    value_type, (bool, np.bool_)
-                ):
-                    position = int(np.flatnonzero((ids.map(type) == value_type).to_numpy())[0])
-                    raise InputError(
-                        f"{_where(source)}column {column!r}, {_row(source, position)}: {kind} id "
-                        f"{_show(ids.iloc[position])} has type {value_type.__name__}; expected a "
-                        "string or an integer"
-                    )
+            refuse_bad_ids(frame[column], kind, source, column)
         values = _coerce_scores(frame[score], source, score)
         missing = np.isnan(values)
         if missing.any():

@@ -73,11 +73,18 @@ def _check_ids(ids: Sequence[Any], kind: str, source: str | None, column: str) -
     return out
 
 
-def _coerce_scores(values: pd.Series, source: str | None, column: str) -> np.ndarray:
-    """Convert a column to float, naming the first non-numeric value if there is one.
+def numeric_scores(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """A column as float (NaN = missing) and where it holds something that is not a number.
 
     Text cells (CSV is read as text) may be numbers, ``true``/``false`` or a missing marker
     (:data:`~latentbench.io._files.MISSING_TOKENS`).
+
+    Returns
+    -------
+    values : ndarray of float64
+        NaN at a missing marker and at every value that is not a number.
+    bad : ndarray of bool
+        True where a value is present but is not a number.
     """
     if values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
         text = values.astype("string").str.strip().str.lower().fillna("")
@@ -85,16 +92,46 @@ def _coerce_scores(values: pd.Series, source: str | None, column: str) -> np.nda
         values = values.mask((text == "true").to_numpy(bool), 1.0)
         values = values.mask((text == "false").to_numpy(bool), 0.0)
     numeric = pd.to_numeric(values, errors="coerce")
-    bad = numeric.isna() & values.notna()
+    bad = (numeric.isna() & values.notna()).to_numpy(bool)
+    if numeric.dtype == bool:
+        numeric = numeric.astype(float)
+    return numeric.to_numpy(dtype=np.float64, na_value=np.nan), bad
+
+
+def _coerce_scores(values: pd.Series, source: str | None, column: str) -> np.ndarray:
+    """Convert a column to float, naming the first non-numeric value if there is one
+    (:func:`numeric_scores`)."""
+    numeric, bad = numeric_scores(values)
     if bool(bad.any()):
-        position = int(np.flatnonzero(bad.to_numpy())[0])
+        position = int(np.flatnonzero(bad)[0])
         raise InputError(
             f"{_where(source)}column {column!r}, {_row(source, position)}: value "
             f"{_show(values.iloc[position])} is not numeric; expected a score in [0, 1]"
         )
-    if numeric.dtype == bool:
-        numeric = numeric.astype(float)
-    return numeric.to_numpy(dtype=np.float64, na_value=np.nan)
+    return numeric
+
+
+def refuse_bad_ids(ids: pd.Series, kind: str, source: str | None, column: str) -> None:
+    """Refuse a missing id, or one that is neither a string nor an integer (e.g. ``7.0``,
+    which would not match ``7``), naming its row; vectorised when all are str or all int."""
+    if ids.isna().any():
+        position = int(np.flatnonzero(ids.isna().to_numpy())[0])
+        raise InputError(
+            f"{_where(source)}column {column!r}, {_row(source, position)}: {kind} id is "
+            "missing; expected a string or an integer"
+        )
+    if pd.api.types.infer_dtype(ids, skipna=False) in ("string", "integer"):
+        return  # all str or all int (checked in C, no per-row Python call)
+    for value_type in ids.map(type).unique():
+        if not issubclass(value_type, (str, int, np.integer)) or issubclass(
+            value_type, (bool, np.bool_)
+        ):
+            position = int(np.flatnonzero((ids.map(type) == value_type).to_numpy())[0])
+            raise InputError(
+                f"{_where(source)}column {column!r}, {_row(source, position)}: {kind} id "
+                f"{_show(ids.iloc[position])} has type {value_type.__name__}; expected a "
+                "string or an integer"
+            )
 
 
 def _holds_numbers(values: pd.Series) -> bool:

@@ -185,7 +185,10 @@ def read_responses(path: str | os.PathLike[str]) -> dict[str, pd.Series]:
 
     Long layout: columns ``item`` and ``score`` (or ``correct`` / ``is_correct``), plus
     ``model`` when the file holds several models (without it, the model is named after the
-    file). Wide layout: a ``model`` column and one column per item.
+    file). Wide layout: a ``model`` column and one column per item. An empty cell (or a
+    missing marker such as ``NA``) is not answered; anything else must be a score in [0, 1]
+    and every id a string or an integer, else the error names the file, the row or column
+    and the value.
 
     Returns
     -------
@@ -195,19 +198,32 @@ def read_responses(path: str | os.PathLike[str]) -> dict[str, pd.Series]:
     import pandas as pd
 
     from latentbench.io._files import read_table_file
+    from latentbench.io._matrix_checks import _row, _show, numeric_scores, refuse_bad_ids
 
     file = Path(path)
-    frame = read_table_file(file)
+    source = str(file)
+    frame = read_table_file(file).reset_index(drop=True)
     columns = [str(c) for c in frame.columns]
     score = next((c for c in _SCORE_COLUMNS if c in columns), None)
     if "item" in columns and score is not None:
-        values = pd.to_numeric(frame[score], errors="coerce")
-        bad = values.isna() & frame[score].notna() & (frame[score].astype(str).str.strip() != "")
+        values, bad = numeric_scores(frame[score])
         if bad.any():
-            k = int(np.flatnonzero(bad.to_numpy())[0])
+            k = int(np.flatnonzero(bad)[0])
             raise InputError(
-                f"in {file}: column {score!r}, line {k + 2}: value "
-                f"{frame[score].iloc[k]!r} is not numeric"
+                f"in {file}: column {score!r}, {_row(source, k)}: value "
+                f"{_show(frame[score].iloc[k])} is not numeric; expected a score in [0, 1] "
+                "(empty = not answered)"
+            )
+        refuse_bad_ids(frame["item"], "item", source, "item")
+        if "model" in columns:
+            refuse_bad_ids(frame["model"], "model", source, "model")
+        outside = np.isfinite(values) & ((values < 0) | (values > 1))
+        if outside.any():
+            k = int(np.flatnonzero(outside)[0])
+            raise InputError(
+                f"in {file}: column {score!r}, {_row(source, k)} (item "
+                f"{str(frame['item'].iloc[k])!r}): score {_show(values[k])} is outside [0, 1]; "
+                "expected a score in [0, 1] (empty = not answered)"
             )
         models = (
             frame["model"].astype(str)
@@ -217,18 +233,38 @@ def read_responses(path: str | os.PathLike[str]) -> dict[str, pd.Series]:
         items = frame["item"].astype(str)
         out: dict[str, pd.Series] = {}
         for name, idx in models.groupby(models, sort=False).groups.items():
-            series = pd.Series(
-                values.loc[idx].to_numpy(dtype=np.float64), index=items.loc[idx].to_numpy()
-            )
+            series = pd.Series(values[np.asarray(idx)], index=items.loc[idx].to_numpy())
             if series.index.duplicated().any():
                 dup = series.index[series.index.duplicated()][0]
                 raise InputError(f"in {file}: model {name!r} has item {dup!r} twice")
             out[str(name)] = series
         return out
     if "model" in columns:
-        wide = frame.set_index("model")
-        numeric = wide.apply(pd.to_numeric, errors="coerce")
-        return {str(m): numeric.loc[m].astype(np.float64) for m in wide.index}
+        refuse_bad_ids(frame["model"], "model", source, "model")
+        names = frame["model"].astype(str)
+        repeated = names.duplicated(keep=False).to_numpy()
+        if repeated.any():
+            first, second = np.flatnonzero(repeated & (names == names[repeated].iloc[0]))[:2]
+            raise InputError(
+                f"in {file}: model {names.iloc[first]!r} is on {_row(source, int(first))} and "
+                f"{_row(source, int(second))}; expected one row per model (wide layout)"
+            )
+        cells = frame.drop(columns="model")
+        items = [str(c) for c in cells.columns]
+        flat = pd.Series(cells.to_numpy(dtype=object).ravel())
+        values, bad = numeric_scores(flat)
+        values = values.reshape(len(cells), len(items))
+        outside = np.isfinite(values) & ((values < 0) | (values > 1))
+        for mask, what in ((bad.reshape(values.shape), "is not numeric"), (outside, None)):
+            if mask.any():
+                row, col = (int(v) for v in np.argwhere(mask)[0])
+                shown = _show(flat.iloc[row * len(items) + col])
+                raise InputError(
+                    f"in {file}: model {names.iloc[row]!r} ({_row(source, row)}), column "
+                    f"{items[col]!r}: value {shown} {what or 'is outside [0, 1]'}; expected a "
+                    "score in [0, 1] (empty = not answered)"
+                )
+        return {names.iloc[k]: pd.Series(values[k], index=items) for k in range(len(names))}
     raise InputError(
         f"{file}: no 'item' and 'score' columns (long layout) nor a 'model' column (wide "
         f"layout); found columns {columns[:8]}"

@@ -1,0 +1,93 @@
+"""Hostile inputs to ``estimate`` / ``compare`` / ``tiny``: a clear error that names the file,
+the field and the value, or a warning that names the model; never a silent loss."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from latentbench.exceptions import InputError
+from latentbench.io import ResponseMatrix
+from latentbench.select import read_responses
+from latentbench.select._estimate_calibration import from_matrix
+
+
+@pytest.fixture(scope="module")
+def cal():
+    rng = np.random.default_rng(0)
+    theta, b = rng.normal(size=12), rng.normal(size=40)
+    Y = (rng.random((12, 40)) < 1 / (1 + np.exp(-(theta[:, None] + b)))).astype(float)
+    frame = pd.DataFrame(Y, index=[f"m{i}" for i in range(12)], columns=[str(j) for j in range(40)])
+    return from_matrix(ResponseMatrix.from_wide(frame), rank=1)
+
+
+def _long(n: int = 40) -> pd.DataFrame:
+    return pd.DataFrame({"item": [str(j) for j in range(n)], "score": np.tile([1.0, 0.0], n // 2)})
+
+
+# ------------------------------------------------------------------ read_responses
+def test_wide_text_cell_is_an_error_naming_file_model_column_value(tmp_path):
+    wide = _long().set_index("item").T.assign(model="new")
+    wide = wide[["model", *map(str, range(40))]].astype(object)
+    wide.iloc[0, 4] = "yes"  # item column '3'
+    path = tmp_path / "wide.csv"
+    wide.to_csv(path, index=False)
+    with pytest.raises(InputError) as err:
+        read_responses(path)
+    text = str(err.value)
+    assert "wide.csv" in text and "'new'" in text and "'3'" in text and "'yes'" in text
+
+
+def test_wide_repeated_model_is_an_error_naming_it(tmp_path):
+    wide = _long().set_index("item").T.assign(model="new")
+    path = tmp_path / "wide.csv"
+    pd.concat([wide, wide]).to_csv(path, index=False)
+    with pytest.raises(InputError, match=r"wide\.csv: model 'new' is on line 2 and line 3"):
+        read_responses(path)
+
+
+def test_wide_score_outside_unit_interval_is_an_error(tmp_path):
+    wide = _long().set_index("item").T.assign(model="new")
+    wide["5"] = 7.0
+    path = tmp_path / "wide.parquet"
+    wide.to_parquet(path, index=False)
+    with pytest.raises(InputError, match=r"wide\.parquet: model 'new'.*'5': value 7\.0 is outside"):
+        read_responses(path)
+
+
+def test_missing_item_id_is_an_error_not_an_item_named_none(tmp_path):
+    frame = _long().astype({"item": object})
+    frame.loc[3, "item"] = None
+    path = tmp_path / "new.parquet"
+    frame.to_parquet(path, index=False)
+    with pytest.raises(InputError, match=r"new\.parquet: column 'item', row 3: item id is missing"):
+        read_responses(path)
+
+
+def test_float_item_ids_are_refused_as_by_the_matrix_reader(tmp_path):
+    frame = _long().assign(item=np.arange(40, dtype=float))  # 7.0 would never match 7
+    path = tmp_path / "new.parquet"
+    frame.to_parquet(path, index=False)
+    with pytest.raises(InputError, match=r"item id 0\.0 has type float"):
+        read_responses(path)
+
+
+def test_score_outside_unit_interval_names_file_line_and_plain_value(tmp_path):
+    frame = _long()
+    frame.loc[2, "score"] = 100.0
+    path = tmp_path / "new.csv"
+    frame.to_csv(path, index=False)
+    with pytest.raises(InputError) as err:
+        read_responses(path)
+    text = str(err.value)
+    assert "new.csv" in text and "line 4" in text and "100.0" in text
+    assert "np.float64" not in text
+
+
+def test_true_false_and_missing_markers_read_as_the_matrix_reader_does(tmp_path):
+    path = tmp_path / "new.csv"
+    path.write_text("item,score\n0,true\n1,False\n2,NA\n3,\n4,0.5\n")
+    got = read_responses(path)["new"]
+    assert got.index.tolist() == ["0", "1", "2", "3", "4"]
+    np.testing.assert_array_equal(got.to_numpy(), [1.0, 0.0, np.nan, np.nan, 0.5])
