@@ -3,13 +3,15 @@ the field and the value, or a warning that names the model; never a silent loss.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.io import ResponseMatrix
-from latentbench.select import read_responses
+from latentbench.select import estimate, read_responses
 from latentbench.select._estimate_calibration import from_matrix
 
 
@@ -91,3 +93,29 @@ def test_true_false_and_missing_markers_read_as_the_matrix_reader_does(tmp_path)
     got = read_responses(path)["new"]
     assert got.index.tolist() == ["0", "1", "2", "3", "4"]
     np.testing.assert_array_equal(got.to_numpy(), [1.0, 0.0, np.nan, np.nan, 0.5])
+
+
+# ------------------------------------------------------------------ estimate's answers
+def test_no_common_item_id_says_which_ids_differ(cal):
+    answers = pd.Series(1.0, index=[f"q{j}" for j in range(40)])
+    with pytest.raises(InputError) as err:
+        estimate(cal, answers, model="new", budget=5, cache=False)
+    text = str(err.value)
+    assert "'q0'" in text and "'0'" in text and "'new'" in text
+
+
+def test_unknown_items_warning_names_the_model_and_an_example(cal):
+    answers = pd.Series(1.0, index=[*map(str, range(40)), "extra-1"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        estimate(cal, answers, model="new", budget=5, cache=False)
+    notes = [str(w.message) for w in caught if issubclass(w.category, DataWarning)]
+    assert any("'new'" in n and "'extra-1'" in n for n in notes), notes
+
+
+def test_out_of_range_answer_shows_a_plain_number(cal):
+    answers = pd.Series(np.r_[2.0, np.zeros(39)], index=[str(j) for j in range(40)])
+    with pytest.raises(InputError) as err:
+        estimate(cal, answers, model="new", budget=5, cache=False)
+    assert "score 2.0 is outside" in str(err.value)
+    assert "np.float64" not in str(err.value)

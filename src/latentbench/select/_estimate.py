@@ -317,10 +317,20 @@ def _answers(
     if isinstance(responses, Mapping):
         responses = pd.Series(dict(responses), dtype=np.float64)
     if isinstance(responses, pd.Series):
-        pos = cal.positions([str(i) for i in responses.index])
-        unknown = int((pos < 0).sum())
-        if unknown:
-            notes.append(f"{unknown} answered item(s) are not in the calibration and are ignored")
+        ids = [str(i) for i in responses.index]
+        pos = cal.positions(ids)
+        unknown = np.flatnonzero(pos < 0)
+        if ids and unknown.size == len(ids):
+            raise InputError(
+                f"model {name!r} answered none of the {cal.n_items:,} calibrated items: none "
+                f"of its {len(ids):,} item ids is one (its first {ids[0]!r}; the calibration's "
+                f"first {cal.item_ids[0]!r}); expected the calibration's item ids"
+            )
+        if unknown.size:
+            notes.append(
+                f"model {name!r}: {unknown.size:,} answered item(s) are not in the calibration "
+                f"and are ignored (e.g. {ids[int(unknown[0])]!r})"
+            )
         y = np.full(cal.n_items, np.nan)
         values = pd.to_numeric(responses, errors="coerce").to_numpy(dtype=np.float64)
         y[pos[pos >= 0]] = values[pos >= 0]
@@ -336,8 +346,8 @@ def _answers(
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         raise InputError(
-            f"model {name!r}, item {cal.item_ids[k]!r}: score {y[k]!r}; expected a value in "
-            "[0, 1] (NaN = not answered)"
+            f"model {name!r}, item {cal.item_ids[k]!r}: score {float(y[k])!r} is outside "
+            "[0, 1]; expected a value in [0, 1] (NaN = not answered)"
         )
     return name, y, notes
 
