@@ -146,6 +146,21 @@ def fmt(value: Any, digits: int = 3) -> str:
     return f"{number:.2g}"
 
 
+_QUOTED = re.compile(r"(?<!\w)'[^'\n]*'(?!\w)|(?<!\w)\"[^\"\n]*\"(?!\w)")
+_NUMBER = re.compile(r"\d[\d.e+-]*")
+
+
+def _shape(text: str) -> str:
+    """``text`` with its numbers replaced by ``#``, except inside quoted ids: warnings about
+    ``'llama-3-8b'`` and ``'llama-3-70b'`` are two warnings, not one."""
+    parts, last = [], 0
+    for quoted in _QUOTED.finditer(text):
+        parts += [_NUMBER.sub("#", text[last : quoted.start()]), quoted.group()]
+        last = quoted.end()
+    parts.append(_NUMBER.sub("#", text[last:]))
+    return "".join(parts)
+
+
 @contextmanager
 def clean_warnings(stream: Console | None = None) -> Iterator[list[str]]:
     """Show warnings raised inside the block as one clean line each (no file path, no
@@ -158,7 +173,7 @@ def clean_warnings(stream: Console | None = None) -> Iterator[list[str]]:
     def show(message: Any, category: type, *args: Any, **kwargs: Any) -> None:
         text = cli_spelling(str(message))
         # the same warning with other numbers (e.g. each rank tried by --rank auto): once
-        shape = re.sub(r"\d[\d.e+-]*", "#", text)
+        shape = _shape(text)
         if shape in seen:
             return
         seen.add(shape)
