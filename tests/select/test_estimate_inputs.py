@@ -119,3 +119,15 @@ def test_out_of_range_answer_shows_a_plain_number(cal):
         estimate(cal, answers, model="new", budget=5, cache=False)
     assert "score 2.0 is outside" in str(err.value)
     assert "np.float64" not in str(err.value)
+
+
+def test_precision_not_reached_at_the_budget_is_said(cal):
+    answers = pd.Series(np.tile([1.0, 0.0], 20), index=[str(j) for j in range(40)])
+    with pytest.warns(DataWarning, match=r"'new': precision 0.001 not reached: half-width"):
+        result = estimate(cal, answers, model="new", budget=5, precision=0.001, cache=False)
+    assert result.stopped == "budget"
+    assert any("precision 0.001 not reached" in w for w in result.warnings)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)  # reached (every item revealed): silent
+        done = estimate(cal, answers, model="new", budget=None, precision=0.001, cache=False)
+    assert done.half_width <= 0.001

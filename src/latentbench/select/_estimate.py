@@ -378,6 +378,13 @@ def _finish(
     if len(others) < len(cal.model_scores):
         notes.append(f"model {model!r} is in the calibration; it is ranked among the others")
     others = others[np.isfinite(others)]
+    precision = options.get("precision")
+    if precision is not None and (upper - lower) / 2.0 > precision:
+        notes.append(
+            f"model {model!r}: precision {precision:g} not reached: half-width "
+            f"{(upper - lower) / 2.0:.3g} when the run stopped ({stopped}) after "
+            f"{len(seq.order):,} items; raise the budget for a narrower interval"
+        )
     trajectory = np.asarray(seq.trajectory, dtype=np.float64).reshape(-1, 3)
     for note in notes:
         warnings.warn(note, DataWarning, stacklevel=3)
