@@ -11,7 +11,7 @@ import pytest
 
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io import ResponseMatrix
-from latentbench.select import estimate, read_responses
+from latentbench.select import estimate, read_responses, tiny
 from latentbench.select._estimate_calibration import from_matrix
 
 
@@ -131,3 +131,10 @@ def test_precision_not_reached_at_the_budget_is_said(cal):
         warnings.simplefilter("error", DataWarning)  # reached (every item revealed): silent
         done = estimate(cal, answers, model="new", budget=None, precision=0.001, cache=False)
     assert done.half_width <= 0.001
+
+
+def test_a_fixed_design_refuses_a_precision_it_cannot_stop_at(cal, tmp_path):
+    design = tiny(cal, 10, cache=False)
+    answers = pd.Series(np.tile([1.0, 0.0], 20), index=[str(j) for j in range(40)])
+    with pytest.raises(InputError, match=r"precision=0\.01 with a fixed design"):
+        estimate(cal, answers, model="new", items=design, precision=0.01, cache=False)

@@ -53,6 +53,7 @@ def _writable_file(out: Path) -> None:
     ),
 )
 def estimate_command(
+    ctx: typer.Context,
     calibration: Path | None = typer.Argument(
         None,
         help="Fit directory (latentbench fit --out) or response-matrix file; with --benchmark, "
@@ -135,6 +136,19 @@ def estimate_command(
         fail("give either RESPONSES (a results file) or --live RUN.toml --store RUN.duckdb")
     if live is not None and store is None:
         fail("--live needs --store RUN.duckdb (every answer is stored there first)")
+    if items is not None and getattr(ctx.get_parameter_source("budget"), "name", "") not in (
+        "DEFAULT",
+        "DEFAULT_MAP",
+    ):
+        fail(
+            f"--budget with --items {items}: a fixed design scores every one of its items; "
+            "make a smaller design (latentbench tiny --k), or drop --items to run adaptively"
+        )
+    if items is not None and precision is not None:
+        fail(
+            f"--precision with --items {items}: a fixed design scores every one of its items "
+            "and cannot stop at a precision; drop --precision, or drop --items to run adaptively"
+        )
     if proposal not in PROPOSALS:
         fail(f"--proposal {proposal!r}: expected one of {', '.join(PROPOSALS)}")
     proposal_kind: Any = proposal  # one of PROPOSALS (checked above)

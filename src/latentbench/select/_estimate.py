@@ -515,6 +515,7 @@ def estimate(
     items : path or DataFrame, optional
         A fixed design written by :func:`tiny` (``item, order, probability``): the model
         answered exactly these items; the same kind of interval is given for that design.
+        Every design item is scored: ``budget`` is not used and ``precision`` is refused.
     rank : int, default 1
         Rank of the fit when ``calibration`` is a matrix.
     cache : bool or path, default True
@@ -532,7 +533,13 @@ def estimate(
     -------
     EstimateResult
     """
-    _check_options(budget, precision, delta) if items is None else None
+    if items is None:
+        _check_options(budget, precision, delta)
+    elif precision is not None:
+        raise InputError(
+            f"precision={precision!r} with a fixed design (items=): every design item is "
+            "scored, so the run cannot stop at a precision; drop precision, or run adaptively"
+        )
     cal = load_calibration(calibration, rank=rank, cache=cache)
     name, y, notes = _answers(cal, responses, model)
     options: dict[str, Any] = {
