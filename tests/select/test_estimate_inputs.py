@@ -138,3 +138,15 @@ def test_a_fixed_design_refuses_a_precision_it_cannot_stop_at(cal, tmp_path):
     answers = pd.Series(np.tile([1.0, 0.0], 20), index=[str(j) for j in range(40)])
     with pytest.raises(InputError, match=r"precision=0\.01 with a fixed design"):
         estimate(cal, answers, model="new", items=design, precision=0.01, cache=False)
+
+
+def test_a_design_item_without_answer_names_the_item_and_the_design_file(cal, tmp_path):
+    path = tmp_path / "items.csv"
+    design = tiny(cal, 10, cache=False)
+    design.to_csv(path, index=False)
+    missing = str(design["item"].iloc[3])
+    answers = pd.Series(1.0, index=[str(j) for j in range(40) if str(j) != missing])
+    with pytest.raises(InputError) as err:
+        estimate(cal, answers, model="new", items=path, cache=False)
+    text = str(err.value)
+    assert f"item {missing!r} of items {path} (order 4 of 10)" in text and "'new'" in text

@@ -250,21 +250,21 @@ def read_responses(path: str | os.PathLike[str]) -> dict[str, pd.Series]:
                 f"{_row(source, int(second))}; expected one row per model (wide layout)"
             )
         cells = frame.drop(columns="model")
-        items = [str(c) for c in cells.columns]
+        item_ids = [str(c) for c in cells.columns]
         flat = pd.Series(cells.to_numpy(dtype=object).ravel())
         values, bad = numeric_scores(flat)
-        values = values.reshape(len(cells), len(items))
+        values = values.reshape(len(cells), len(item_ids))
         outside = np.isfinite(values) & ((values < 0) | (values > 1))
         for mask, what in ((bad.reshape(values.shape), "is not numeric"), (outside, None)):
             if mask.any():
                 row, col = (int(v) for v in np.argwhere(mask)[0])
-                shown = _show(flat.iloc[row * len(items) + col])
+                shown = _show(flat.iloc[row * len(item_ids) + col])
                 raise InputError(
                     f"in {file}: model {names.iloc[row]!r} ({_row(source, row)}), column "
-                    f"{items[col]!r}: value {shown} {what or 'is outside [0, 1]'}; expected a "
+                    f"{item_ids[col]!r}: value {shown} {what or 'is outside [0, 1]'}; expected a "
                     "score in [0, 1] (empty = not answered)"
                 )
-        return {names.iloc[k]: pd.Series(values[k], index=items) for k in range(len(names))}
+        return {names.iloc[k]: pd.Series(values[k], index=item_ids) for k in range(len(names))}
     raise InputError(
         f"{file}: no 'item' and 'score' columns (long layout) nor a 'model' column (wide "
         f"layout); found columns {columns[:8]}"
@@ -690,11 +690,14 @@ def _estimate_fixed(
     options: dict[str, Any],
     notes: list[str],
 ) -> EstimateResult:
+    import pandas as pd
+
     design = read_design(items)
+    where = "items" if isinstance(items, pd.DataFrame) else f"items {items}"
     floor = float(design["floor"].iloc[0]) if "floor" in design else options["floor"]
     if "calibration_hash" in design and str(design["calibration_hash"].iloc[0]) != cal.hash:
         raise InputError(
-            f"items: made from calibration {str(design['calibration_hash'].iloc[0])[:12]}..., "
+            f"{where}: made from calibration {str(design['calibration_hash'].iloc[0])[:12]}..., "
             f"not this one ({cal.hash[:12]}...); make the design with this calibration"
         )
     options.update(design="fixed", budget=None, precision=None, floor=floor)
@@ -702,7 +705,7 @@ def _estimate_fixed(
     if (pos < 0).any():
         bad = design["item"].iloc[int(np.flatnonzero(pos < 0)[0])]
         raise InputError(
-            f"items: item {bad!r} is not in the calibration; the design was made "
+            f"{where}: item {bad!r} is not in the calibration; the design was made "
             "from another calibration"
         )
     seq = _fixed_sequence(cal, floor, options["proxy"])
@@ -714,15 +717,19 @@ def _estimate_fixed(
     seq.cs = WeightedBettingCS(delta)
     recorded = design["probability"].to_numpy(dtype=np.float64)
     probs: list[float] = []
-    for j, p in zip(pos.tolist(), recorded.tolist(), strict=True):
+    for k, (j, p) in enumerate(zip(pos.tolist(), recorded.tolist(), strict=True)):
         pi = seq.probabilities()
         if not math.isclose(pi[j], p, rel_tol=1e-6):
             raise InputError(
-                f"items: item {cal.item_ids[j]!r} has probability {p!r} but this calibration "
+                f"{where}: item {cal.item_ids[j]!r} has probability {p!r} but this calibration "
                 f"gives {pi[j]!r}; the design was made from another calibration or floor"
             )
         if not np.isfinite(y[j]):
-            raise InputError(f"model {name!r} did not answer design item {cal.item_ids[j]!r}")
+            raise InputError(
+                f"model {name!r} did not answer item {cal.item_ids[j]!r} of {where} (order "
+                f"{k + 1} of {len(design)}); a fixed design needs an answer to every one of its "
+                "items: run the model on exactly these (e.g. lm-eval --samples)"
+            )
         probs.append(float(pi[j]))
         seq.observe(j, float(y[j]), pi)
     return _finish(cal, seq, name, "items", probs, options, notes)
