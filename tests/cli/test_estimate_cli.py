@@ -27,3 +27,24 @@ def test_cli_refuses_budget_or_precision_with_items(tmp_path):
         outcome = runner.invoke(app, args)
         assert outcome.exit_code == 2, outcome.output
         assert f"{option[0]} with --items" in outcome.output
+
+
+def test_compare_names_the_option_for_a_file_of_several_models(tmp_path):
+    calibration, many = tmp_path / "calib.parquet", tmp_path / "many.csv"
+    _long().assign(model="a").to_parquet(calibration)  # never read: refused before
+    pd.concat([_long().assign(model=m) for m in ("x", "y", "z")]).to_csv(many, index=False)
+    outcome = runner.invoke(app, ["compare", str(calibration), str(many)])
+    assert outcome.exit_code == 2
+    assert "many.csv holds 3 models ('x', 'y', 'z'); name model A with --a" in outcome.output
+    assert "model=" not in outcome.output and "estimate_many" not in outcome.output
+    outcome = runner.invoke(app, ["compare", str(calibration), str(many), "--a", "x"])
+    assert "name model B with --b" in outcome.output
+
+
+def test_compare_of_one_model_with_itself_speaks_cli(tmp_path):
+    calibration, one = tmp_path / "calib.parquet", tmp_path / "one.csv"
+    _long().assign(model="a").to_parquet(calibration)
+    _long().assign(model="x").to_csv(one, index=False)
+    outcome = runner.invoke(app, ["compare", str(calibration), str(one), str(one)])
+    assert outcome.exit_code == 2
+    assert "A and B are both model 'x'" in outcome.output and "model_a" not in outcome.output

@@ -307,6 +307,7 @@ def compare_command(
                     a = first if b == second else second
                 else:
                     b = first if a == second else second
+            a, b = _compare_names(a, b, data_a, data_b, responses_a, responses_b or responses_a)
             result = compare(
                 calibration,
                 data_a,
@@ -326,3 +327,30 @@ def compare_command(
         typer.echo(json.dumps(result.to_dict(), indent=2))
         return
     console.print(escape(result.summary()), soft_wrap=True)
+
+
+def _compare_names(
+    a: str | None, b: str | None, data_a: Any, data_b: Any, path_a: Path, path_b: Path
+) -> tuple[str, str]:
+    """Model A's and B's names: given, or the one model of their file; two different ones."""
+    names = []
+    sides = (("A", "--a", a, data_a, path_a), ("B", "--b", b, data_b, path_b))
+    for label, flag, name, data, path in sides:
+        if name is None:
+            if len(data) != 1:
+                shown = ", ".join(repr(m) for m in list(data)[:3])
+                raise InputError(
+                    f"{path} holds {len(data)} models ({shown}{', ...' if len(data) > 3 else ''})"
+                    f"; name model {label} with {flag}"
+                )
+            name = next(iter(data))
+        elif name not in data:
+            raise InputError(f"{flag} {name!r}: no such model in {path} (models: {list(data)[:5]})")
+        names.append(str(name))
+    if names[0] == names[1]:
+        where = str(path_a) if path_a == path_b else f"{path_a} and {path_b}"
+        raise InputError(
+            f"A and B are both model {names[0]!r} ({where}); expected two different models "
+            "(name them with --a / --b, or rename one in its file)"
+        )
+    return names[0], names[1]
