@@ -216,6 +216,9 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
     )
     abilities = table("abilities.csv", "model", thetas)
     items = table("items.csv", "item", (*discs, "easiness"))
+    _check_complete(items, "item", (*discs, "easiness"), info.get("n_items"), paths["items.csv"])
+    used = ("theta_fit",) if rank == 1 and "theta_fit" in abilities.columns else thetas
+    _check_complete(abilities, "model", used, info.get("n_models"), paths["abilities.csv"])
     abilities = _fit_table(abilities, info.get("model_order"), paths["abilities.csv"])
     U = abilities[list(thetas)].to_numpy(float)
     V = items[list(discs)].to_numpy(float)
@@ -255,6 +258,29 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
         prior_selection=_prior_selection(info.get("prior_selection"), paths["fit.json"]),
         random_items=_load_random_items(paths["fit.json"].parent, info),
     )
+
+
+def _check_complete(
+    frame: pd.DataFrame, id_column: str, numeric: tuple[str, ...], count: Any, path: Path
+) -> None:
+    """Refuse a table with rows missing against fit.json's count, or an empty parameter (an
+    edited or truncated file would otherwise be fitted on, or give NaN predictions)."""
+    if isinstance(count, int) and len(frame) != count:
+        raise InputError(
+            f"{path}: {len(frame):,} rows, but fit.json says n_{id_column}s = {count:,}; "
+            "expected the files of one `latentbench fit --out DIR` (edited or truncated?)"
+        )
+    for column in numeric:
+        values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
+        bad = ~np.isfinite(values)
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                f"{path}: column {column!r}, line {k + 2} ({id_column} "
+                f"{str(frame[id_column].iloc[k])!r}): "
+                f"{'empty' if np.isnan(values[k]) else float(values[k])}; expected a finite "
+                "number (edited or truncated?)"
+            )
 
 
 def _random_items_bytes(fit: RandomItemsFit) -> bytes:
