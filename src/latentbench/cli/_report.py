@@ -38,16 +38,26 @@ def _aligned(matrix: Any, result: Any) -> Any:
     return matrix.subset(models=result.model_ids, items=result.item_ids)
 
 
-def _responses_from_fit(directory: Path) -> Path | None:
-    """The responses file a fit recorded in fit.json (``input.path``), when it still exists."""
+def _responses_from_fit(directory: Path) -> tuple[Path | None, str | None]:
+    """The responses file a fit recorded in fit.json (``input.path``), when it still exists
+    with the recorded SHA-256 (``input.sha256``); else None and, for a changed file, why."""
+    from latentbench.io import file_sha256
+
     try:
         info = json.loads((directory / "fit.json").read_text())
     except (OSError, json.JSONDecodeError):
-        return None
-    path = (info.get("input") or {}).get("path")
-    if path and Path(path).is_file():
-        return Path(path)
-    return None
+        return None, None
+    entry = info.get("input") or {}
+    path = entry.get("path")
+    if not (path and Path(path).is_file()):
+        return None, None
+    recorded = entry.get("sha256")
+    if recorded and file_sha256(path) != recorded:
+        return None, (
+            f"responses: {path} (recorded in fit.json) has changed since the fit (its SHA-256 "
+            "differs); not used: pass --responses FILE to use it anyway"
+        )
+    return Path(path), None
 
 
 @app.command(
@@ -187,9 +197,11 @@ def _report(
     if source.is_dir():
         result = load_fit(source)
         if responses is None:
-            responses = _responses_from_fit(source)
+            responses, changed = _responses_from_fit(source)
             if responses is not None:
                 notes.append(f"responses: {responses} (recorded in fit.json)")
+            if changed is not None:
+                notes.append(changed)
         if responses is not None:
             matrix = _aligned(ResponseMatrix.read(responses), result)
     elif not source.exists():
