@@ -132,8 +132,13 @@ def check(
                 f"the marginal information is near singular (eigenvalue ratio {ratio:.1e})"
             )
     gap = np.full(theta_fit.size, np.nan)
-    gap[data] = np.abs(law.theta - theta_fit)[data] / np.sqrt(se**2 + se_laplace[data] ** 2)
-    v["disagreement"] = float(np.nanmax(gap)) if data.any() else 0.0
+    with np.errstate(invalid="ignore", divide="ignore"):  # an undefined se: reported above
+        gap[data] = np.abs(law.theta - theta_fit)[data] / np.sqrt(se**2 + se_laplace[data] ** 2)
+    finite = np.isfinite(gap)
+    if finite.any():
+        v["disagreement"] = float(gap[finite].max())
+    else:  # no model with data (0), or no finite se for any (undefined)
+        v["disagreement"] = float("nan") if data.any() else 0.0
     if v["disagreement"] > DISAGREEMENT:
         worst = int(np.nanargmax(gap))
         out.reasons.append(
