@@ -9,6 +9,7 @@ fit costs seconds) also on disk beside nothing the user owns (``LATENTBENCH_CACH
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from collections.abc import Callable
@@ -401,7 +402,7 @@ def load_calibration(
         key = _content_hash(*(_file_hash(f) for f in files))
         if key not in _MEMORY:
             _MEMORY[key] = from_result(IRTResult.load(path), source=str(path), digest=key)
-        return _MEMORY[key]
+        return _named(_MEMORY[key], str(path))
     if not path.exists():
         raise InputError(
             f"calibration {path}: no such file or directory; expected a fit "
@@ -416,6 +417,11 @@ def load_calibration(
     return _fit_cached(key, cache, lambda: ResponseMatrix.read(path), rank, str(path))
 
 
+def _named(cal: Calibration, source: str) -> Calibration:
+    """``cal`` with ``source`` (a cached fit keeps the path it was first read from)."""
+    return cal if cal.source == source else dataclasses.replace(cal, source=source)
+
+
 def _fit_cached(
     key: str,
     cache: bool | str | os.PathLike[str],
@@ -423,9 +429,10 @@ def _fit_cached(
     rank: int,
     source: str,
 ) -> Calibration:
-    """The fit of ``read()`` under ``key``: from memory, the disk cache, or fitted and stored."""
+    """The fit of ``read()`` under ``key``: from memory, the disk cache, or fitted and stored;
+    its ``source`` is this call's (the same content under another path is the same fit)."""
     if key in _MEMORY:
-        return _MEMORY[key]
+        return _named(_MEMORY[key], source)
     folder = _cache_dir(cache)
     stored = folder / f"{key}.npz" if folder is not None else None
     if stored is not None and stored.exists():
@@ -435,7 +442,7 @@ def _fit_cached(
         except (OSError, ValueError, KeyError):
             cached = None  # a damaged cache entry: refit below
         if cached is not None and cached.hash == key:
-            return _MEMORY.setdefault(key, cached)
+            return _named(_MEMORY.setdefault(key, cached), source)
     cal = from_matrix(read(), rank=rank, source=source, digest=key)
     if stored is not None:
         try:
