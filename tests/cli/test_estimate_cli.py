@@ -48,3 +48,22 @@ def test_compare_of_one_model_with_itself_speaks_cli(tmp_path):
     outcome = runner.invoke(app, ["compare", str(calibration), str(one), str(one)])
     assert outcome.exit_code == 2
     assert "A and B are both model 'x'" in outcome.output and "model_a" not in outcome.output
+
+
+def test_tiny_never_overwrites_a_design_silently(tmp_path, monkeypatch):
+    calibration = tmp_path / "calib.parquet"
+    rng = np.random.default_rng(0)
+    cells = [(f"m{i}", str(j), float(rng.random() < 0.6)) for i in range(6) for j in range(20)]
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_parquet(calibration)
+    monkeypatch.chdir(tmp_path)
+    for expected in ("items.csv", "items-2.csv"):  # the default: a free name
+        outcome = runner.invoke(app, ["tiny", str(calibration), "--k", "3"])
+        assert outcome.exit_code == 0, outcome.output
+        assert f"to {expected}" in outcome.output
+    design = (tmp_path / "items.csv").read_text()
+    outcome = runner.invoke(app, ["tiny", str(calibration), "--k", "4", "--out", "items.csv"])
+    assert outcome.exit_code == 2 and "--out items.csv exists" in outcome.output
+    assert (tmp_path / "items.csv").read_text() == design
+    args = ["tiny", str(calibration), "--k", "4", "--out", "items.csv", "--force"]
+    assert runner.invoke(app, args).exit_code == 0
+    assert len(pd.read_csv(tmp_path / "items.csv")) == 4

@@ -239,7 +239,15 @@ def tiny_command(
     seed: int = typer.Option(0, help="Seed of the draw."),
     floor: float = typer.Option(0.5, help="Uniform share of the design, in (0, 1]."),
     rank: int = typer.Option(1, help="Rank of the fit when CALIBRATION is a matrix file."),
-    out: Path = typer.Option(Path("items.csv"), "--out", "-o", help="CSV file to write."),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="CSV file to write. Default ./items.csv, or ./items-2.csv, -3, ... when that "
+        "exists. An existing --out file (a design someone may have run) is refused unless "
+        "--force.",
+    ),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing --out file."),
 ) -> None:
     """Choose k items to pre-register, with their design probabilities.
 
@@ -248,6 +256,15 @@ def tiny_command(
     """
     from latentbench.select import tiny
 
+    if out is None:
+        out, k_free = Path("items.csv"), 2
+        while out.exists():
+            out, k_free = Path(f"items-{k_free}.csv"), k_free + 1
+    elif out.is_file() and not force:
+        fail(
+            f"--out {out} exists (a design that may have been run); pass --force to overwrite "
+            "it, or another --out FILE"
+        )
     _writable_file(out)
     with clean_warnings():
         try:
