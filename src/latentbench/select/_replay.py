@@ -8,13 +8,14 @@ random half of the candidates' file, or none), fits the proxy, builds the policy
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._experiment import split_models
 from latentbench.select._online import OnlineProxy
 from latentbench.select._policies import POLICIES, make_policy, parse_policy
@@ -190,6 +191,16 @@ def replay(
         candidates, ids = matrix.scores, list(matrix.model_ids)
         note = f"history: {hist.n_models} models of {where} learn the proxy; {len(ids)} candidates"
         record = {"source": where, "history models": hist.n_models, "candidates": len(ids)}
+        shared = [m for m in ids if m in set(hist.model_ids)]
+        if shared:
+            leak = (
+                f"{flag} ({where}) holds {len(shared)} of the {len(ids)} candidates (e.g. "
+                f"{shared[0]!r}): the proxy has seen their answers, so the cells used are "
+                "optimistic for a new pool"
+            )
+            warnings.warn(leak, DataWarning, stacklevel=2)
+            note += f"; {leak}"
+            record["candidates in the history"] = len(shared)
     elif no_history:
         candidates, ids = matrix.scores, list(matrix.model_ids)
         note = (

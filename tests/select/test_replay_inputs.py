@@ -1,0 +1,39 @@
+"""``select.replay`` inputs that would make its figures misleading are said, not swallowed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from latentbench.exceptions import DataWarning
+from latentbench.io import ResponseMatrix
+from latentbench.select import replay
+
+
+def _matrix(models: list[str], seed: int) -> ResponseMatrix:
+    rng = np.random.default_rng(seed)
+    theta, b = rng.normal(size=len(models)), rng.normal(size=60)
+    Y = (rng.random((len(models), 60)) < 1 / (1 + np.exp(-(theta[:, None] + b)))).astype(float)
+    return ResponseMatrix.from_wide(
+        pd.DataFrame(Y, index=models, columns=[f"q{j}" for j in range(60)])
+    )
+
+
+def test_candidates_inside_the_history_are_said_to_leak():
+    candidates = _matrix(["a", "b", "c", "d"], seed=0)
+    with pytest.warns(DataWarning, match=r"holds 4 of the 4 candidates \(e\.g\. 'a'\)"):
+        run = replay(candidates, history=candidates, budget=20)
+    assert run.params["history"]["candidates in the history"] == 4
+    assert "proxy has seen their answers" in run.params["history"]["note"]
+
+
+def test_a_separate_history_says_nothing():
+    import warnings
+
+    candidates = _matrix(["a", "b", "c", "d"], seed=0)
+    history = _matrix([f"h{i}" for i in range(6)], seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)
+        run = replay(candidates, history=history, budget=20)
+    assert "candidates in the history" not in run.params["history"]
