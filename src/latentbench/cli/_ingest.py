@@ -223,6 +223,9 @@ def export(
         help="table (.parquet/.csv, reads back with `ingest table`) or eee (Every Eval Ever "
         "0.3.0 aggregate + instance-level files, reads back with `ingest eee`).",
     ),
+    force: bool = typer.Option(
+        False, "--force", help="Overwrite an existing OUT file (refused otherwise)."
+    ),
 ) -> None:
     """Write the canonical long table as a table file or as Every Eval Ever records."""
     from latentbench.io import check_destination
@@ -233,6 +236,11 @@ def export(
         if format not in ("table", "eee"):
             raise InputError(f"--format {format!r}; expected table or eee")
         check_destination(out, "dir" if format == "eee" else "file", flag="OUT")
+        if format == "table" and out.is_file() and not force:
+            raise InputError(
+                f"OUT {out} exists (it may be the file you ingested); pass --force to overwrite "
+                "it, or another OUT"
+            )
         if not store.exists():
             raise InputError(f"{store}: store not found")
         with Store(store, read_only=True) as db:
