@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 from typer.testing import CliRunner
@@ -32,3 +34,32 @@ def test_a_recorded_responses_file_changed_since_the_fit_is_not_used_silently(tm
     text = " ".join(outcome.output.split())
     assert f"{data} (recorded in fit.json) has changed since the fit" in text
     assert "standard errors and item flags were not computed" in text
+
+
+def test_a_store_fit_records_its_benchmark_and_the_report_reads_it_while_unchanged(tmp_path):
+    rng = np.random.default_rng(1)
+    theta, b = rng.normal(size=8), rng.normal(size=24)
+    Y = (rng.random((8, 24)) < 1 / (1 + np.exp(-(theta[:, None] + b)))).astype(float)
+    cells = [(f"m{i}", f"q{j}", Y[i, j]) for i in range(8) for j in range(24)]
+    table = tmp_path / "long.csv"
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_csv(table, index=False)
+    store, fit = tmp_path / "s.duckdb", tmp_path / "fit"
+    ingest = ["ingest", "table", str(table), "--store", str(store), "--benchmark", "b"]
+    assert runner.invoke(app, ingest).exit_code == 0
+    args = ["fit", "--store", str(store), "--benchmark", "b", "--out", str(fit), "-q"]
+    outcome = runner.invoke(app, args)
+    assert outcome.exit_code == 0, outcome.output
+    recorded = json.loads((fit / "fit.json").read_text())["input"]
+    assert recorded["store"] == str(store.resolve()) and recorded["benchmark"] == "b"
+    outcome = runner.invoke(app, ["report", str(fit), "--out", str(tmp_path / "r.html")])
+    text = " ".join(outcome.output.split())
+    assert outcome.exit_code == 0 and "of store" in text and "(recorded in fit.json)" in text
+    assert "not computed" not in text
+    # a model added to the benchmark since the fit: not used, and said
+    pd.DataFrame([("new", "q0", 1.0)], columns=["model", "item", "score"]).to_csv(
+        table, index=False
+    )
+    assert runner.invoke(app, ingest).exit_code == 0
+    outcome = runner.invoke(app, ["report", str(fit), "--out", str(tmp_path / "r2.html")])
+    text = " ".join(outcome.output.split())
+    assert "has changed since the fit; not used" in text and "not computed" in text

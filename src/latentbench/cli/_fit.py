@@ -106,6 +106,33 @@ def input_record(source: Path | str, matrix: ResponseMatrix | None = None) -> di
     return entry
 
 
+def cells_sha256(matrix: ResponseMatrix) -> str:
+    """SHA-256 of a matrix's observed cells (model, item, score), in its own order: a store
+    benchmark's content, which has no file to hash."""
+    import hashlib
+
+    import pandas as pd
+
+    digest = hashlib.sha256()
+    digest.update(pd.util.hash_pandas_object(matrix.to_long(), index=False).to_numpy().tobytes())
+    return digest.hexdigest()
+
+
+def store_input_record(
+    store: Path, benchmark: str, metric: str | None, filter: str | None, matrix: ResponseMatrix
+) -> dict[str, Any]:
+    """The ``input`` entry of ``fit.json`` for a store benchmark: where it is and a hash of
+    its cells, so that ``latentbench report DIR`` reads it back while it is unchanged."""
+    return {
+        "store": str(Path(store).resolve()),
+        "benchmark": benchmark,
+        "metric": metric,
+        "filter": filter,
+        "cells_sha256": cells_sha256(matrix),
+        "layout": getattr(matrix, "layout", None),
+    }
+
+
 def fit_with_progress(estimator: TwoPL, matrix: ResponseMatrix, quiet: bool = False) -> IRTResult:
     """Fit with a progress bar on stderr naming the phase (choosing the prior, choosing the
     rank, fitting: sweep count; see :func:`~latentbench.cli._common.progress_bar`);
@@ -286,7 +313,11 @@ def fit(
                 paths = result.save(
                     target,
                     matrix,
-                    info=None if responses is None else {"input": input_record(responses, matrix)},
+                    info={"input": input_record(responses, matrix)}
+                    if responses is not None
+                    else {"input": store_input_record(store, benchmark, metric, filter, matrix)}
+                    if store is not None and benchmark is not None
+                    else None,
                     tables=None if validation is None else {"heldout": validation.table},
                 )
                 from latentbench.irt import reported_abilities

@@ -38,16 +38,36 @@ def _aligned(matrix: Any, result: Any) -> Any:
     return matrix.subset(models=result.model_ids, items=result.item_ids)
 
 
-def _responses_from_fit(directory: Path) -> tuple[Path | None, str | None]:
-    """The responses file a fit recorded in fit.json (``input.path``), when it still exists
-    with the recorded SHA-256 (``input.sha256``); else None and, for a changed file, why."""
-    from latentbench.io import file_sha256
+def _responses_from_fit(directory: Path) -> tuple[Any, str | None]:
+    """The responses a fit recorded in fit.json (``input``), read back while they are the ones
+    it was fitted on, and a line saying where they came from or why they were not used.
+
+    A file (``input.path``) is used while it exists with the recorded SHA-256; a store
+    benchmark (``input.store``, ``benchmark``, ``metric``, ``filter``) while its cells have
+    the recorded ``cells_sha256``.
+    """
+    from latentbench.io import ResponseMatrix, file_sha256
 
     try:
         info = json.loads((directory / "fit.json").read_text())
     except (OSError, json.JSONDecodeError):
         return None, None
     entry = info.get("input") or {}
+    if entry.get("store") and entry.get("benchmark") is not None:
+        from latentbench.cli._fit import cells_sha256
+        from latentbench.io.store import Store
+
+        where = f"benchmark {entry['benchmark']!r} of store {entry['store']}"
+        if not Path(entry["store"]).is_file():
+            return None, f"responses: {where} (recorded in fit.json) not found; not used"
+        with Store(entry["store"], read_only=True) as db:
+            matrix = db.matrix(entry["benchmark"], metric=entry.get("metric"),
+                               filter=entry.get("filter"))  # fmt: skip
+        if entry.get("cells_sha256") and cells_sha256(matrix) != entry["cells_sha256"]:
+            return None, (
+                f"responses: {where} (recorded in fit.json) has changed since the fit; not used"
+            )
+        return matrix, f"responses: {where} (recorded in fit.json)"
     path = entry.get("path")
     if not (path and Path(path).is_file()):
         return None, None
@@ -57,7 +77,7 @@ def _responses_from_fit(directory: Path) -> tuple[Path | None, str | None]:
             f"responses: {path} (recorded in fit.json) has changed since the fit (its SHA-256 "
             "differs); not used: pass --responses FILE to use it anyway"
         )
-    return Path(path), None
+    return ResponseMatrix.read(path), f"responses: {path} (recorded in fit.json)"
 
 
 @app.command(
@@ -197,12 +217,11 @@ def _report(
     if source.is_dir():
         result = load_fit(source)
         if responses is None:
-            responses, changed = _responses_from_fit(source)
-            if responses is not None:
-                notes.append(f"responses: {responses} (recorded in fit.json)")
-            if changed is not None:
-                notes.append(changed)
-        if responses is not None:
+            recorded, note = _responses_from_fit(source)
+            notes += [note] if note is not None else []
+            if recorded is not None:
+                matrix = _aligned(recorded, result)
+        else:
             matrix = _aligned(ResponseMatrix.read(responses), result)
     elif not source.exists():
         raise InputError(f"{source} does not exist")
