@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from latentbench._progress import ProgressCallback, notify
-from latentbench.exceptions import ConvergenceWarning, InputError, NotFittedError
+from latentbench.exceptions import ConvergenceWarning, DataWarning, InputError, NotFittedError
 from latentbench.io._cells import SPARSE_DENSITY, ObservedCells
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._cbmm import CBMMFit, fit_cbmm
@@ -323,6 +323,7 @@ class TwoPL:
         """
         self._check_matrix(matrix)
         self._validate()
+        _warn_disconnected(matrix)
         n_models, n_items = matrix.shape
         if self.rank != "auto" and int(self.rank) > min(n_models, n_items):
             raise InputError(
@@ -537,3 +538,50 @@ def _is_strict_int(value: Any, minimum: int) -> bool:
         and not isinstance(value, (bool, np.bool_))
         and value >= minimum
     )
+
+
+def disconnected_models(matrix: ResponseMatrix) -> tuple[int, list[str]]:
+    """How many groups of models the observed cells link (two models are linked when they
+    share an item, directly or through others), and the models outside the largest group.
+
+    Models without an observed cell are left out (they are flagged ``no_data``). Abilities in
+    different groups are compared only through the priors, never through the data.
+
+    Returns
+    -------
+    n_groups : int
+    outside : list of str
+        Models of every group but the largest (empty when ``n_groups <= 1``).
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    cells = matrix.observed_cells()
+    n, m = matrix.shape
+    rows = cells.row_index()
+    cols = cells.row_cols.astype(np.int64) + n
+    graph = coo_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=(n + m, n + m))
+    _, labels = connected_components(graph, directed=False)
+    has_data = np.bincount(rows, minlength=n) > 0
+    model_labels = labels[:n][has_data]
+    groups, sizes = np.unique(model_labels, return_counts=True)
+    if groups.size <= 1:
+        return int(groups.size), []
+    largest = groups[np.argmax(sizes)]
+    ids = np.asarray(matrix.model_ids, dtype=object)[has_data]
+    return int(groups.size), [str(m) for m in ids[model_labels != largest]]
+
+
+def _warn_disconnected(matrix: ResponseMatrix) -> None:
+    """One warning when the models fall in groups that share no item."""
+    n_groups, outside = disconnected_models(matrix)
+    if n_groups > 1:
+        names = ", ".join(repr(m) for m in outside[:3]) + (", ..." if len(outside) > 3 else "")
+        warnings.warn(
+            f"the observed cells split the models into {n_groups} groups that share no item "
+            f"({len(outside)} model(s) outside the largest: {names}): abilities in different "
+            "groups are compared only through the priors, not the data, and their intervals "
+            "do not show it; check the item ids, or fit each group separately",
+            DataWarning,
+            stacklevel=3,
+        )
