@@ -20,3 +20,22 @@ def test_warnings_about_models_whose_names_differ_in_digits_are_all_shown():
             warnings.warn(f"model 'x' answered {count} items", DataWarning, stacklevel=1)
     assert len(shown) == 3, shown
     assert "'Hermes-2-Pro-Llama-3-8B'" in shown[1]
+
+
+def test_refused_option_values_are_spelled_as_flags():
+    from latentbench.cli._common import cli_spelling
+
+    cases = {
+        "budget=-3; expected an integer >= 0": "--budget -3; expected an integer >= 0",
+        "policy: delta=2.0; expected (0, 1)": "policy: --delta 2.0; expected (0, 1)",
+        "k=0; expected an integer in [1, 40]": "--k 0; expected an integer in [1, 40]",
+    }
+    for text, flag in cases.items():
+        assert cli_spelling(text) == flag
+    for text in ("margin=-1.0; expected", "floor=0.0; expected", "precision=0.0; expected"):
+        assert cli_spelling(text).startswith("--")
+    # not an option's value: left alone
+    assert cli_spelling("rank=2 for a matrix of 3 models") == "rank=2 for a matrix of 3 models"
+    assert cli_spelling("a k=3 split; fine") == "a k=3 split; fine"
+    toml = "run.toml: [run] budget=-1; expected an integer >= 0"
+    assert cli_spelling(toml) == toml  # a configuration file's key, not a flag

@@ -76,6 +76,13 @@ _SPELLINGS = (
     (re.compile(r"\btol=([\w.+-]+)"), r"--tol \1"),
     (re.compile(r"\bn_boot=(\d+)"), r"--bootstrap \1"),
     (re.compile(r"; see the fit's loss history"), "; raise --max-iter (or loosen --tol)"),
+    # estimate / compare / tiny / select: an option's value refused (not a config file's
+    # "[run] budget=-1", which names its TOML key)
+    (
+        re.compile(r"(?<!\] )(?<![\w-])(budget|precision|delta|floor|margin)=(?=[-+\w.]+;)"),
+        r"--\1 ",
+    ),
+    (re.compile(r"^k=(?=[-\w.]+;)"), "--k "),
 )
 
 
