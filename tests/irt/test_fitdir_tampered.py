@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.io import ResponseMatrix
 from latentbench.irt import IRTResult, TwoPL
 
@@ -66,3 +66,28 @@ def test_an_infinite_ability_is_refused(saved, tmp_path):
     abilities.to_csv(fit / "abilities.csv", index=False)
     with pytest.raises(InputError, match=rf"abilities\.csv: column '{column}', line 4 .*: inf"):
         IRTResult.load(fit)
+
+
+def test_a_map_fit_without_its_prior_selection_says_its_intervals_change(saved, tmp_path):
+    import json
+
+    fit = _copy(saved, tmp_path)
+    record = json.loads((fit / "fit.json").read_text())
+    assert record["options"]["prior"] == "auto"
+    del record["prior_selection"]
+    (fit / "fit.json").write_text(json.dumps(record))
+    with pytest.warns(DataWarning, match=r"no prior_selection .* observed-information"):
+        loaded = IRTResult.load(fit)
+    assert loaded.prior_selection is None
+
+
+def test_a_joint_ml_fit_loads_without_a_word(tmp_path):
+    import warnings
+
+    rng = np.random.default_rng(2)
+    Y = (rng.random((6, 20)) < 0.6).astype(float)
+    frame = pd.DataFrame(Y, index=[f"m{i}" for i in range(6)], columns=[f"q{j}" for j in range(20)])
+    TwoPL(prior=None).fit(ResponseMatrix.from_wide(frame)).save(tmp_path / "fit")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)
+        assert IRTResult.load(tmp_path / "fit").prior_selection is None

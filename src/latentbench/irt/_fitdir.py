@@ -8,6 +8,7 @@ import hashlib
 import io
 import json
 import math
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import fields
 from functools import partial
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._objective import GaussianPenalty, Normalisation
 from latentbench.irt._priors import PriorSelection
@@ -228,6 +229,15 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
         if "penalty" in info
         else GaussianPenalty.ridge(float(options.get("l2", 1e-2)))
     )
+    if options.get("prior") is not None and info.get("prior_selection") is None:
+        warnings.warn(
+            f"{paths['fit.json']}: a fit with prior {options['prior']!r} but no "
+            "prior_selection (edited, or written by an older version): it is read as a "
+            "joint-ML fit, so its ability intervals are the observed-information ones, not "
+            "those `latentbench fit` reported",
+            DataWarning,
+            stacklevel=4,
+        )
     scale = None
     if "raw_shift" in info:
         detached = set(info.get("detached_models") or [])
