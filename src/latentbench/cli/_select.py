@@ -266,7 +266,16 @@ def certificate_line(record: Any) -> str:
     if record.certified is None:
         return f"best {record.best_model}: no intervals, not certified"
     word = "certified" if record.certified else "not certified"
-    return f"best {record.best_model}: {word} at delta = {record.delta:g}"
+    line = f"best {record.best_model}: {word} at delta = {record.delta:g}"
+    if not record.certified and record.stopped == "exhausted":
+        # every cell revealed: the means are exact, so only a tie leaves the best open
+        arms = record.to_frame()
+        top = arms["estimate"] == arms["estimate"].max()
+        tied = arms[top & (arms["model"].astype(str) != str(record.best_model))]
+        if len(tied):
+            names = ", ".join(str(m) for m in tied["model"].head(3))
+            line += f" (every cell revealed: tied with {names} at {arms['estimate'].max():.4f})"
+    return line
 
 
 def milestone_lines(record: Any) -> list[str]:
