@@ -37,3 +37,11 @@ def test_a_separate_history_says_nothing():
         warnings.simplefilter("error", DataWarning)
         run = replay(candidates, history=history, budget=20)
     assert "candidates in the history" not in run.params["history"]
+
+
+@pytest.mark.parametrize("n_history", [2, 3])
+def test_a_history_of_two_or_three_models_learns_a_rank_one_proxy(n_history):
+    candidates = _matrix(["a", "b", "c", "d"], seed=0)
+    history = _matrix([f"h{i}" for i in range(n_history)], seed=1)
+    run = replay(candidates, history=history, budget=20)  # rank "auto": nothing to hold out
+    assert run.params["history"]["proxy rank"] == 1

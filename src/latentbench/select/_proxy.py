@@ -250,7 +250,7 @@ class LowRankProxy:
         out: dict[int, np.ndarray] = {}
         params = self.get_params()
         for r in self.cv_grid:
-            if r >= max(train.size, 2):
+            if train.size < 2 or r >= train.size:  # a fit needs 2 models, and more than r
                 continue
             params.update(rank=int(r), random_state=self.random_state)
             proxy = LowRankProxy(**params).fit(H[train])
