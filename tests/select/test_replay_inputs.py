@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from latentbench.exceptions import DataWarning
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.io import ResponseMatrix
 from latentbench.select import replay
 
@@ -45,3 +45,9 @@ def test_a_history_of_two_or_three_models_learns_a_rank_one_proxy(n_history):
     history = _matrix([f"h{i}" for i in range(n_history)], seed=1)
     run = replay(candidates, history=history, budget=20)  # rank "auto": nothing to hold out
     assert run.params["history"]["proxy rank"] == 1
+
+
+def test_too_few_models_for_a_random_half_history_names_the_options():
+    said = r"3 models; without a history .* leaves 1 history .* --no-history"
+    with pytest.raises(InputError, match=said):
+        replay(_matrix(["a", "b", "c"], seed=0))
