@@ -101,6 +101,12 @@ def split_models(
     else:
         raise InputError(f"split={how!r}; expected 'date' or 'random'")
     half = n_models // 2
+    if half < 2:
+        raise InputError(
+            f"{n_models} models: halving them leaves {half} history model(s) and "
+            f"{n_models - half} candidate(s); a history needs at least 2 models (and a selection "
+            "2 candidates), so at least 4 models are needed"
+        )
     return np.sort(order[:half]), np.sort(order[half:])
 
 

@@ -209,14 +209,15 @@ def replay(
         )
         record = {"source": "none (history-free)", "history models": 0, "candidates": len(ids)}
     else:
-        h_rows, t_rows = split_models(matrix.n_models, how="random", random_state=random_state)
-        if len(h_rows) < 2 or len(t_rows) < 2:
+        if matrix.n_models < 4:
+            half = matrix.n_models // 2
             raise InputError(
                 f"{path or 'the responses'}: {matrix.n_models} models; without a history a "
-                f"random half of them learns the proxy, which leaves {len(h_rows)} history and "
-                f"{len(t_rows)} candidate model(s) (at least 2 of each needed): pass --history "
-                "FILE, --history-store, or --no-history (every model a candidate)"
+                f"random half of them learns the proxy, which leaves {half} history and "
+                f"{matrix.n_models - half} candidate model(s) (at least 2 of each needed): pass "
+                "--history FILE, --history-store, or --no-history (every model a candidate)"
             )
+        h_rows, t_rows = split_models(matrix.n_models, how="random", random_state=random_state)
         hist_scores = matrix.scores[h_rows]
         candidates = matrix.scores[t_rows]
         ids = [matrix.model_ids[i] for i in t_rows]
