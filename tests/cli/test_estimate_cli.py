@@ -3,6 +3,8 @@ naming the option and the value, before any work."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 from typer.testing import CliRunner
@@ -67,3 +69,20 @@ def test_tiny_never_overwrites_a_design_silently(tmp_path, monkeypatch):
     args = ["tiny", str(calibration), "--k", "4", "--out", "items.csv", "--force"]
     assert runner.invoke(app, args).exit_code == 0
     assert len(pd.read_csv(tmp_path / "items.csv")) == 4
+
+
+def test_a_model_without_answers_does_not_cost_the_others_their_estimates(tmp_path):
+    rng = np.random.default_rng(0)
+    cells = [(f"m{i}", str(j), float(rng.random() < 0.6)) for i in range(8) for j in range(40)]
+    calibration, new, out = tmp_path / "calib.parquet", tmp_path / "new.csv", tmp_path / "est"
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_parquet(calibration)
+    good = _long().assign(model="good")
+    empty = _long().assign(model="empty", score=np.nan)
+    pd.concat([good, empty]).to_csv(new, index=False)
+    args = ["estimate", str(calibration), str(new), "--budget", "5", "--out", str(out)]
+    outcome = runner.invoke(app, args)
+    assert outcome.exit_code == 2
+    text = " ".join(outcome.output.split())
+    assert "good: score" in text and "model 'empty' not estimated" in text
+    written = json.loads((out / "estimate.json").read_text())
+    assert [r["model"] for r in written] == ["good"]

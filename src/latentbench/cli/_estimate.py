@@ -9,7 +9,7 @@ from typing import Any
 import typer
 
 from latentbench.cli import Command, app, example
-from latentbench.cli._common import clean_warnings, console, escape, fail
+from latentbench.cli._common import clean_warnings, console, err_console, escape, fail
 from latentbench.exceptions import InputError
 
 PROPOSALS = ("residual", "information", "uniform")
@@ -156,6 +156,8 @@ def estimate_command(
         fail(f"--proxy {proxy!r}: expected one of {', '.join(PROXIES)}")
     proxy_kind: Any = proxy
     results = []
+    names: list[str] = []
+    failed: list[str] = []
     with clean_warnings():
         try:
             cal: Any = calibration
@@ -187,29 +189,38 @@ def estimate_command(
                 raise InputError(f"responses {responses}: no such file")
             data = read_responses(responses) if responses is not None else {}
             names = ([model] if model is not None else list(data)) if responses else []
+            if model is not None and model not in data:
+                raise InputError(f"{responses}: no model {model!r} (models: {list(data)[:5]})")
+            if len(names) > 1:  # once, before any model: its errors stop the whole run
+                from latentbench.select import load_calibration
+
+                cal = load_calibration(cal, rank=rank)
             for name in names:
-                if name not in data:
-                    raise InputError(f"{responses}: no model {name!r} (models: {list(data)[:5]})")
-                results.append(
-                    estimate(
-                        cal,
-                        data[name],
-                        model=name,
-                        budget=budget,
-                        seed=seed,
-                        precision=precision,
-                        delta=delta,
-                        items=items,
-                        proposal=proposal_kind,
-                        floor=floor,
-                        rank=rank,
-                        proxy=proxy_kind,
+                try:
+                    results.append(
+                        estimate(
+                            cal,
+                            data[name],
+                            model=name,
+                            budget=budget,
+                            seed=seed,
+                            precision=precision,
+                            delta=delta,
+                            items=items,
+                            proposal=proposal_kind,
+                            floor=floor,
+                            rank=rank,
+                            proxy=proxy_kind,
+                        )
                     )
-                )
+                except InputError as exc:  # this model's answers: the others are still scored
+                    if len(names) == 1:
+                        raise
+                    failed.append(f"model {name!r} not estimated: {exc}")
         except InputError as exc:
             fail(exc)
-    if out is not None:
-        if len(results) == 1:
+    if out is not None and results:
+        if len(names) <= 1:
             results[0].save(out)
         else:
             (out / "estimate.json").write_text(
@@ -217,13 +228,17 @@ def estimate_command(
             )
     if as_json:
         payload = [r.to_dict() for r in results]
-        typer.echo(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2))
-        return
-    for r in results:
-        prefix = f"{escape(r.model)}: " if len(results) > 1 else ""
-        console.print(f"{prefix}{escape(r.summary())}", soft_wrap=True)
-    if out is not None:
-        console.print(f"wrote {escape(str(out / 'estimate.json'))}")
+        typer.echo(json.dumps(payload[0] if len(names) <= 1 else payload, indent=2))
+    else:
+        for r in results:
+            prefix = f"{escape(r.model)}: " if len(names) > 1 else ""
+            console.print(f"{prefix}{escape(r.summary())}", soft_wrap=True)
+        if out is not None and results:
+            console.print(f"wrote {escape(str(out / 'estimate.json'))}")
+    if failed:
+        for line in failed:
+            err_console.print(f"[red]error:[/red] {escape(line)}", soft_wrap=True)
+        raise typer.Exit(2)
 
 
 @app.command(
