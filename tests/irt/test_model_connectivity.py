@@ -45,3 +45,13 @@ def test_a_linked_matrix_with_an_empty_model_says_nothing():
         warnings.simplefilter("always")
         TwoPL().fit(matrix)
     assert not any("share no item" in str(w.message) for w in caught)
+
+
+def test_the_groups_of_a_sparse_matrix_are_found_too():
+    blocks = [
+        _long([f"m{g}a", f"m{g}b"], [f"g{g}q{j}" for j in range(10)], seed=g) for g in range(5)
+    ]
+    matrix = ResponseMatrix.from_long(pd.concat(blocks))  # 20% observed: stored sparse
+    assert matrix.is_sparse
+    n_groups, outside = disconnected_models(matrix)
+    assert n_groups == 5 and len(outside) == 8

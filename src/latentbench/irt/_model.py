@@ -556,10 +556,13 @@ def disconnected_models(matrix: ResponseMatrix) -> tuple[int, list[str]]:
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
-    cells = matrix.observed_cells()
     n, m = matrix.shape
-    rows = cells.row_index()
-    cols = cells.row_cols.astype(np.int64) + n
+    if matrix.is_sparse:
+        cells = matrix.observed_cells()
+        rows, cols = cells.row_index(), cells.row_cols.astype(np.int64) + n
+    else:  # plain NumPy: no kernel compiled for a small first fit
+        rows, cols = np.nonzero(~np.isnan(matrix.scores))
+        cols = cols + n
     graph = coo_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=(n + m, n + m))
     _, labels = connected_components(graph, directed=False)
     has_data = np.bincount(rows, minlength=n) > 0
