@@ -90,10 +90,14 @@ def binomial_replica(kind: str, n_models: int, n_items: int, k: int) -> dict[str
     }
 
 
-def replica(args: tuple[str, int, int, int, int, bool]) -> dict[str, Any]:
+def replica(args: tuple[str, int, int, int, int, bool, int | None]) -> dict[str, Any]:
     """One parametric replica: redraw, refit, score; the per-replica figures."""
-    kind, n_models, n_items, seed, k, scoring = args
+    kind, n_models, n_items, seed, k, scoring, boot = args
     warnings.simplefilter("ignore")
+    if boot is not None:
+        from latentbench.irt import _fitted
+
+        _fitted.ITEM_BOOTSTRAP = boot
     if kind.startswith("binomial"):
         return binomial_replica(kind, n_models, n_items, k)
     matrix = stress_matrix(kind, n_models, n_items, seed)
@@ -139,6 +143,12 @@ def replica(args: tuple[str, int, int, int, int, bool]) -> dict[str, Any]:
         out["score_accuracy"] = scored["accuracy"].to_numpy(float)
         inside = (scored["lower"] <= target) & (target <= scored["upper"])
         out["score_covered"] = inside.to_numpy()
+        # the calibration half's own theta intervals (truth on its reporting scale)
+        cab = calibration.standard_errors().abilities
+        cal_truth = on_scale(truth[cal], reference(calibration))
+        out["cal_coverage"] = float(
+            np.mean((cab["lower"] <= cal_truth) & (cal_truth <= cab["upper"]))
+        )
     return out
 
 
@@ -189,6 +199,15 @@ def main() -> None:
         action="store_true",
         help="also score_models coverage by the scored models' accuracy band",
     )
+    parser.add_argument("--start", type=int, default=0, help="first replica (chunks of a run)")
+    parser.add_argument("--per-replica", action="store_true", help="print every replica")
+    parser.add_argument(
+        "--item-bootstrap",
+        type=int,
+        default=None,
+        help="replicates of the random-item fit's item bootstrap (0: off; default: the "
+        "library's, latentbench.irt._fitted.ITEM_BOOTSTRAP)",
+    )
     args = parser.parse_args()
     n_models, n_items = (int(x) for x in args.shape.split("x"))
     print(f"bench_coverage: {args.shape}, {args.replicas} replicas, stress seed {args.seed}")
@@ -202,13 +221,21 @@ def main() -> None:
     for kind in args.kinds.split(","):
         start = time.perf_counter()
         tasks = [
-            (kind, n_models, n_items, args.seed, k, not args.no_score) for k in range(args.replicas)
+            (kind, n_models, n_items, args.seed, k, not args.no_score, args.item_bootstrap)
+            for k in range(args.start, args.start + args.replicas)
         ]
         if args.jobs > 1:
             with ProcessPoolExecutor(args.jobs) as pool:
                 rows = list(pool.map(replica, tasks))
         else:
             rows = [replica(t) for t in tasks]
+        if args.per_replica:
+            for t, r in zip(tasks, rows, strict=True):
+                print(
+                    f"  replica {t[4]}: theta {r['coverage']:.4f}"
+                    + (f", score_models {r['score_coverage']:.4f}" if "score_coverage" in r else "")
+                    + (f", calibration half {r['cal_coverage']:.4f}" if "cal_coverage" in r else "")
+                )
         cov, cov_se = mean_se([r["coverage"] for r in rows])
         rmse = float(np.sqrt(np.mean([r["sq_error"] for r in rows])))
         line = (
@@ -222,6 +249,8 @@ def main() -> None:
             srmse = float(np.sqrt(np.mean([r["score_sq_error"] for r in rows])))
             line += f" {sc:9.3f} ± {sc_se:5.3f} {np.mean([r['score_se'] for r in rows]):7.3f}"
             line += f" {srmse:6.3f}"
+            cc, cc_se = mean_se([r["cal_coverage"] for r in rows])
+            line += f" (calibration half's own theta {cc:.3f} ± {cc_se:.3f})"
         else:
             line += f" {'':17} {'':7} {'':6}"
         print(line + f" {time.perf_counter() - start:5.0f}", flush=True)

@@ -191,7 +191,9 @@ def clone(model: TwoPL) -> TwoPL:
     return TwoPL(**model.get_params())
 
 
-def score_coverage(matrix: ResponseMatrix, replicas: int) -> tuple[float, float, float, float]:
+def score_coverage(
+    matrix: ResponseMatrix, replicas: int, start: int = 0, per_replica: bool = False
+) -> tuple[float, float, float, float]:
     """``score_models`` on a calibrate-half / score-half split of parametric replicas.
 
     Each replica redraws the matrix from the default fit, calibrates the default fit on a
@@ -205,8 +207,8 @@ def score_coverage(matrix: ResponseMatrix, replicas: int) -> tuple[float, float,
     observed = matrix.observed
     truth = fit.U[:, 0]
     ids = np.array(matrix.model_ids)
-    covered, ses, sq = [], [], []
-    for k in range(replicas):
+    covered, ses, sq, own = [], [], [], []
+    for k in range(start, start + replicas):
         rng = np.random.default_rng(2000 + k)
         Y = (rng.random(p.shape) < p).astype(np.float32)
         Y[~observed] = np.nan
@@ -220,6 +222,18 @@ def score_coverage(matrix: ResponseMatrix, replicas: int) -> tuple[float, float,
         covered.append(float(np.mean((scored["lower"] <= target) & (target <= scored["upper"]))))
         ses.append(float(se.mean()))
         sq.append(float(np.mean(err**2)))
+        # the calibration half's own theta intervals (truth on its reporting scale)
+        ab = calibration.standard_errors().abilities
+        cal_truth = on_reference_scale(truth[cal], calibration)
+        own.append(float(np.mean((ab["lower"] <= cal_truth) & (cal_truth <= ab["upper"]))))
+        if per_replica:
+            print(
+                f"  replica {k}: score_models {covered[-1]:.3f} (mean se {ses[-1]:.3f}), "
+                f"calibration half's theta {own[-1]:.3f}",
+                flush=True,
+            )
+    mean_own, se_own = float(np.mean(own)), float(np.std(own, ddof=1) / np.sqrt(len(own)))
+    print(f"  calibration half's own theta coverage: {mean_own:.3f} +/- {se_own:.3f}", flush=True)
     cov = np.asarray(covered)
     return (
         float(cov.mean()),
@@ -270,8 +284,25 @@ def main() -> None:
         "held-out choice), for truth and replicas (repeatable)",
     )
     parser.add_argument("--data", type=Path, default=SHARED, help="folder of the matrices")
+    parser.add_argument(
+        "--start", type=int, default=0, help="--score-only: first replica (chunks of a run)"
+    )
+    parser.add_argument(
+        "--per-replica", action="store_true", help="--score-only: print every replica"
+    )
+    parser.add_argument(
+        "--item-bootstrap",
+        type=int,
+        default=None,
+        help="replicates of the random-item fit's item bootstrap (0: off; default: the "
+        "library's, latentbench.irt._fitted.ITEM_BOOTSTRAP)",
+    )
     args = parser.parse_args()
     warnings.simplefilter("ignore")
+    if args.item_bootstrap is not None:
+        from latentbench.irt import _fitted
+
+        _fitted.ITEM_BOOTSTRAP = args.item_bootstrap
     for size in args.synthetic:
         n, j = (int(v) for v in size.split("x"))
         start = time.perf_counter()
@@ -289,7 +320,9 @@ def main() -> None:
         matrix = ResponseMatrix.read(path)
         start = time.perf_counter()
         if args.score_only:
-            cov, cov_se, se, rmse = score_coverage(matrix, args.replicas)
+            cov, cov_se, se, rmse = score_coverage(
+                matrix, args.replicas, args.start, args.per_replica
+            )
             print(
                 f"{name}: score_models 95% coverage, calibrate half / score half "
                 f"({args.replicas} replicas): {cov:.3f} +/- {cov_se:.3f}, mean se {se:.3f}, "
@@ -343,7 +376,9 @@ def main() -> None:
                     f"  diagnostic, a_sd fixed at {a_sd}: theta 95% coverage ({args.replicas} "
                     f"replicas) {cov:.3f} +/- {cov_se:.3f}, mean width {width:.3f}, RMSE {rmse:.3f}"
                 )
-            cov, cov_se, se, rmse = score_coverage(matrix, args.replicas)
+            cov, cov_se, se, rmse = score_coverage(
+                matrix, args.replicas, args.start, args.per_replica
+            )
             print(
                 f"  score_models 95% coverage, calibrate half / score half ({args.replicas} "
                 f"replicas): {cov:.3f} +/- {cov_se:.3f}, mean se {se:.3f}, RMSE {rmse:.3f}"

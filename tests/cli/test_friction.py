@@ -190,7 +190,11 @@ def test_fit_outputs_record_input_and_ability_intervals(tmp_path, long_frame):
     assert (abilities["theta"] < abilities["upper"]).all()
     assert abilities["rank_theta"].is_monotonic_increasing
     assert abilities["theta"].is_monotonic_decreasing
-    assert info["ability_intervals"]["method"] == "random-item marginal likelihood"
+    # 30 models: the law-fixed intervals widened by the item bootstrap, recorded in fit.json
+    assert info["ability_intervals"]["method"] == (
+        "random-item marginal likelihood + item bootstrap"
+    )
+    assert info["ability_intervals"]["checks"]["item_bootstrap"]["replicates"] == 40
     assert info["ability_intervals"]["fallback"] is None
     assert info["ability_intervals"]["checks"]["edge_mass"] <= 0.05
 

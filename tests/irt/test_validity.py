@@ -77,7 +77,8 @@ def test_detached_models_do_not_set_the_scale_and_get_prior_sensitivity_interval
         unc = result.standard_errors()
     mine = [str(w.message) for w in caught if issubclass(w.category, LatentbenchWarning)]
     assert len(mine) == 1 and "detached" in mine[0] and "model_00" in mine[0], mine
-    assert unc.method == "random-item marginal likelihood" and unc.fallback is None
+    # at most 30 models and 2,000 items: the law-fixed se widened by the item bootstrap
+    assert unc.method == "random-item marginal likelihood + item bootstrap" and unc.fallback is None
     assert unc.detached is not None and unc.detached["models"] == ["model_00", "model_01"]
     assert unc.detached["method"] == "prior sensitivity"
     ab = unc.abilities
@@ -106,7 +107,8 @@ def test_disagreement_and_a_singular_information_are_detected():
     data = simulate_2pl(20, 300, random_state=5)
     result = TwoPL().fit(data.matrix)
     unc = result.standard_errors()
-    assert unc.fallback is None and unc.method == "random-item marginal likelihood"
+    # at most 30 models and 2,000 items: the law-fixed se widened by the item bootstrap
+    assert unc.fallback is None and unc.method == "random-item marginal likelihood + item bootstrap"
     law = result.random_items
     se_laplace = np.full(20, 0.1)
     ids = data.matrix.model_ids

@@ -318,7 +318,7 @@ def _load_random_items(directory: Path, info: dict[str, Any]) -> RandomItemsFit 
         if set(values) != set(kinds):
             return None
         scalars = {"log_likelihood": float, "n_iter": int, "converged": bool, "edge_mass": float,
-                   "grid_top": float, "data_key": str}  # fmt: skip
+                   "grid_top": float, "data_key": str, "boot_seed": int}  # fmt: skip
         return RandomItemsFit(
             **{
                 name: scalars[name](value.item()) if name in scalars else value

@@ -13,13 +13,14 @@ from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._laplace import JointLaplace, joint_laplace
 from latentbench.irt._objective import GaussianPenalty
-from latentbench.irt._random_items import RandomItemsFit, fit_random_items
+from latentbench.irt._random_items import RandomItemsFit, fit_random_items, item_bootstrap
 from latentbench.irt._stats import norm_ppf
 
 if TYPE_CHECKING:
     from latentbench.irt._result import IRTResult
 
 __all__ = [
+    "ITEM_BOOTSTRAP",
     "JOINT_MAX_MODELS",
     "RANDOM_ITEMS_MAX_ITEMS",
     "RANDOM_ITEMS_MAX_MODELS",
@@ -44,6 +45,38 @@ JOINT_MAX_MODELS = 1000
 variance, is left out (block-diagonal information)."""
 
 
+ITEM_BOOTSTRAP = 40
+"""Replicates of the item bootstrap of a random-item fit (:func:`random_items_fit`); 0 turns it
+off (e.g. ``latentbench.irt._fitted.ITEM_BOOTSTRAP = 0`` in a benchmark)."""
+
+ITEM_BOOTSTRAP_MAX_MODELS = 30
+"""The item bootstrap runs on random-item fits of at most this many reference models (chosen
+by comparison, docs/model.md: with the law-fixed intervals, the AlpacaEval calibration halves
+of 26-29 models covered 0.89-0.92 and the bootstrap brought them to 0.93-0.95; BFCL's halves
+of 35 models covered 0.93-0.96 without it and 0.965-0.974 with it, over the target's 0.97;
+the full shared matrices of 53-71 models cover 0.93-0.95 without it) ..."""
+
+ITEM_BOOTSTRAP_MAX_ITEMS = 2000
+"""... and at most this many items: its cost is O(J G) per EM iteration and replicate (G =
+640), about 0.2 s per replicate at 805 items; at 12,032 items (MMLU-Pro) it would take
+minutes."""
+
+ITEM_BOOTSTRAP_TOL = 3e-3
+"""The EM's stopping tolerance in the bootstrap's replicates (abilities started at the fit's)."""
+
+ITEM_BOOTSTRAP_SEED = 0
+"""Seed of the item bootstrap's resamples (fixed: the same intervals on every call)."""
+
+
+def _item_bootstrap_applies(n_models: int, n_items: int) -> bool:
+    """Whether a random-item fit of this shape gets the item bootstrap."""
+    return (
+        ITEM_BOOTSTRAP > 1
+        and n_models <= ITEM_BOOTSTRAP_MAX_MODELS
+        and n_items <= ITEM_BOOTSTRAP_MAX_ITEMS
+    )
+
+
 def _uses_random_items(n_models: int, n_items: int) -> bool:
     """Whether a rank-1 MAP fit of this shape gets random-item ability intervals."""
     return n_models <= RANDOM_ITEMS_MAX_MODELS and n_items <= RANDOM_ITEMS_MAX_ITEMS
@@ -55,7 +88,11 @@ def random_items_fit(
     """The random-item marginal ML fit of the abilities, started from a rank-1 ``result``.
 
     Cached on the result (``result.random_items``) with a fingerprint of the scores, so the
-    diagnostics, the report and the saved tables of one fit share one computation.
+    diagnostics, the report and the saved tables of one fit share one computation. With at
+    most :data:`ITEM_BOOTSTRAP_MAX_MODELS` reference models and
+    :data:`ITEM_BOOTSTRAP_MAX_ITEMS` items it also runs the item bootstrap
+    (:func:`latentbench.irt._random_items.item_bootstrap`, :data:`ITEM_BOOTSTRAP` replicates,
+    kept on the fit: ``boot_theta``, ``boot_weights``, ``boot_seed``).
     """
     scores, _ = _observed(result, matrix)
     key = hashlib.blake2b(np.ascontiguousarray(scores).tobytes(), digest_size=16).hexdigest()
@@ -75,6 +112,20 @@ def random_items_fit(
         float(result.sigma),
         trials=trials_of(result),
     )
+    if _item_bootstrap_applies(int(reference.sum()), int(result.shape[1])):
+        # the law's own estimation error: items resampled, the EM redone from the fit
+        theta_b, fit.boot_weights = item_bootstrap(
+            scores[reference],
+            fit,
+            float(result.sigma),
+            n_boot=ITEM_BOOTSTRAP,
+            seed=ITEM_BOOTSTRAP_SEED,
+            tol=ITEM_BOOTSTRAP_TOL,
+            trials=trials_of(result),
+        )
+        fit.boot_seed = ITEM_BOOTSTRAP_SEED
+        fit.boot_theta = np.full((theta_b.shape[0], reference.size), np.nan)
+        fit.boot_theta[:, reference] = theta_b
     if not reference.all():
         theta = result.U[:, 0].copy()
         theta[reference] = fit.theta

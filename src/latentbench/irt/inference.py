@@ -124,12 +124,17 @@ class Uncertainty:
     scale_factor : float
         The correction factor k applied to the intervals (1 when not corrected).
     method : str
-        ``"observed information"``, ``"random-item marginal likelihood"``, ``"joint
-        Laplace"`` (abilities; items by observed information always).
+        ``"observed information"``, ``"random-item marginal likelihood"``,
+        ``"random-item marginal likelihood + item bootstrap"`` (few models and items,
+        :data:`~latentbench.irt._fitted.ITEM_BOOTSTRAP_MAX_MODELS`: each model's se the
+        larger of the law-fixed se and the item bootstrap's sd), ``"joint Laplace"``
+        (abilities; items by observed information always).
     checks : dict or None
         The random-item self-checks' values (:mod:`latentbench.irt._validity`) when that
         method was tried: ``edge_mass``, ``grid_top``, ``disagreement``,
-        ``min_information``, ``extreme_models``, ``converged``.
+        ``min_information``, ``extreme_models``, ``converged``, and ``item_bootstrap``
+        (``replicates``, ``seed``, ``rule``, ``sd_ratio_median``, ``sd_ratio_max``,
+        ``models_widened``) when the item bootstrap ran.
     fallback : str or None
         Why the random-item intervals were replaced by the joint Laplace ones (None: no
         fallback).
@@ -255,8 +260,14 @@ def standard_errors(
             # a detached model is not in the random-item fit: its sampling variance is the
             # joint Laplace one (its interval: irt._detached)
             var_ri = np.where(reference, items_law.se**2, var_laplace)
-            var_theta[:, 0] = var_ri * trials  # true already; undone below
             method = "random-item marginal likelihood"
+            if items_law.n_boot > 1:
+                # the law-fixed information leaves out the item law's own error: the item
+                # bootstrap's spread includes it; the law-fixed variance is a lower bound
+                var_ri, summary = _with_item_bootstrap(items_law, var_ri, reference)
+                checks["item_bootstrap"] = summary
+                method = "random-item marginal likelihood + item bootstrap"
+            var_theta[:, 0] = var_ri * trials  # true already; undone below
         else:
             var_theta[:, 0] = var_laplace * trials  # true already; undone below
             method = "joint Laplace"
@@ -351,6 +362,32 @@ def standard_errors(
         }
     )
     return Uncertainty(abilities, items, level, method, float(k), checks, fallback, detached)
+
+
+def _with_item_bootstrap(
+    law: Any, var_fixed: np.ndarray, reference: np.ndarray
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """Variances ``max(law-fixed, item-bootstrap)`` on the reference models, and a summary.
+
+    The law-fixed information treats the estimated item law as known, so its variance is
+    the one the abilities would have with the law known: a lower bound of their sampling
+    variance. The item bootstrap (:func:`latentbench.irt._random_items.item_bootstrap`)
+    estimates the whole variance, the law's error included, with the Monte Carlo noise of
+    its replicates; the larger of the two is kept per model.
+    """
+    boot = law.boot_sd**2
+    usable = reference & np.isfinite(boot)
+    out = np.where(usable, np.maximum(var_fixed, np.where(usable, boot, 0.0)), var_fixed)
+    ratio = np.sqrt(boot[usable] / np.maximum(var_fixed[usable], 1e-300))
+    summary = {
+        "replicates": int(law.n_boot),
+        "seed": int(law.boot_seed),
+        "rule": "se = max(law-fixed se, bootstrap sd) per model",
+        "sd_ratio_median": float(np.median(ratio)) if ratio.size else None,
+        "sd_ratio_max": float(np.max(ratio)) if ratio.size else None,
+        "models_widened": int(np.sum(ratio > 1.0)),
+    }
+    return out, summary
 
 
 def _detached_intervals(

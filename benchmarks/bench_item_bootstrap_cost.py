@@ -1,0 +1,64 @@
+"""Wall time the item bootstrap adds to ``standard_errors`` and ``score_models`` (issue 28).
+
+On the calibration half of replica 0 of a shared matrix (``bench_heldout.py --score-only``'s
+protocol), times the default fit's ``standard_errors()`` (random-item fit, plus the item
+bootstrap where it applies) and ``score_models`` of the other half, with the bootstrap on (the
+library's default) and off (``ITEM_BOOTSTRAP = 0``).
+
+Usage::
+
+    python benchmarks/bench_item_bootstrap_cost.py --only alpacaeval2_weighted
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from latentbench import ResponseMatrix
+from latentbench.irt import TwoPL, _fitted
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", default="alpacaeval2_weighted")
+    parser.add_argument("--data", type=Path, default=SHARED)
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    matrix = ResponseMatrix.read(args.data / f"{args.only}.parquet")
+    p = TwoPL().fit(matrix).predict_proba()
+    rng = np.random.default_rng(2000)
+    Y = (rng.random(p.shape) < p).astype(np.float32)
+    Y[~matrix.observed] = np.nan
+    perm = rng.permutation(matrix.n_models)
+    half = matrix.n_models // 2
+    cal, new = np.sort(perm[:half]), np.sort(perm[half:])
+    ids = np.array(matrix.model_ids)
+    calibration = ResponseMatrix(Y[cal], list(ids[cal]), matrix.item_ids)
+    scored = ResponseMatrix(Y[new], list(ids[new]), matrix.item_ids)
+    default = _fitted.ITEM_BOOTSTRAP
+    for replicates in (0, default):
+        _fitted.ITEM_BOOTSTRAP = replicates
+        fit = TwoPL().fit(calibration)
+        start = time.perf_counter()
+        unc = fit.standard_errors()
+        se_s = time.perf_counter() - start
+        start = time.perf_counter()
+        fit.score_models(scored)
+        score_s = time.perf_counter() - start
+        print(
+            f"{args.only} half {calibration.n_models} x {calibration.n_items}, item bootstrap "
+            f"{replicates}: standard_errors {se_s:.1f} s ({unc.method}), score_models of "
+            f"{scored.n_models} models {score_s:.1f} s",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

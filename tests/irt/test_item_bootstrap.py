@@ -1,0 +1,106 @@
+"""Item bootstrap of the random-item fit (issue 28: small calibrations' intervals)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from latentbench import ResponseMatrix
+from latentbench.irt import IRTResult, TwoPL, _fitted
+from latentbench.irt._random_items import _Problem, _run_em, resamples
+from latentbench.synthetic import simulate_2pl
+
+
+def test_multiplicities_equal_copied_items():
+    """An item counted m times (weights on its log-likelihood terms) is the same EM as the
+    matrix with the item copied m times."""
+    data = simulate_2pl(10, 60, random_state=3)
+    scores = np.asarray(data.matrix.scores, float)
+    scores[np.random.default_rng(0).random(scores.shape) < 0.1] = np.nan
+    counts = resamples(5, 60, 1)[0]
+    items = np.flatnonzero(counts)
+    grid_a = np.repeat(np.linspace(0, 3, 6), 8)
+    grid_b = np.tile(np.linspace(-4, 4, 8), 6)
+    weighted = _Problem(scores[:, items], grid_a, grid_b, weights=counts[items])
+    copied = _Problem(np.repeat(scores, counts, axis=1), grid_a, grid_b)
+    theta = np.linspace(-1.5, 1.5, 10)
+    log_w = np.full(grid_a.size, -np.log(grid_a.size))
+    assert weighted.posterior(theta, log_w)[1] == pytest.approx(copied.posterior(theta, log_w)[1])
+    ref = np.ones(10, bool)
+    one = _run_em(weighted, theta, ref, 1e-8, 300)
+    two = _run_em(copied, theta, ref, 1e-8, 300)
+    np.testing.assert_allclose(one[0], two[0], atol=1e-6)
+    np.testing.assert_allclose(one[1], two[1], atol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def few_models():
+    """A 2PL matrix of 16 models x 300 items (a calibration of the size that under-covered)."""
+    data = simulate_2pl(16, 300, random_state=11)
+    return data, TwoPL().fit(data.matrix)
+
+
+def test_intervals_of_few_models_widen_by_the_item_bootstrap(few_models):
+    """The law-fixed information leaves out the item law's own error: the intervals take
+    the larger of the law-fixed se and the item bootstrap's sd, model by model; the
+    bootstrap's replicates redo the estimator's EM from a uniform law, and their spread is
+    above the law-fixed se for most models (without the bootstrap the ratio is 1 by
+    definition: this fails without the change)."""
+    _, result = few_models
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fallback, no detached model
+        unc = result.standard_errors()
+    law = result.random_items
+    assert unc.method == "random-item marginal likelihood + item bootstrap"
+    assert law.n_boot == _fitted.ITEM_BOOTSTRAP and law.boot_theta.shape == (40, 16)
+    summary = unc.checks["item_bootstrap"]
+    assert summary["replicates"] == 40 and summary["seed"] == _fitted.ITEM_BOOTSTRAP_SEED
+    se = unc.abilities["se"].to_numpy()
+    np.testing.assert_allclose(se, np.maximum(law.se, law.boot_sd))
+    assert summary["sd_ratio_median"] > 1.0 and summary["models_widened"] >= 8
+    ab = unc.abilities
+    assert np.all((ab["lower"] <= ab["theta"]) & (ab["theta"] <= ab["upper"]))
+    # replicates are standardised like the fit (mean 0, sd 1 over the models)
+    np.testing.assert_allclose(law.boot_theta.mean(axis=1), 0.0, atol=1e-9)
+    np.testing.assert_allclose(law.boot_theta.std(axis=1), 1.0, atol=1e-9)
+
+
+def test_item_bootstrap_round_trips_and_switches_off(few_models, tmp_path, monkeypatch):
+    """Saved with the fit (random_items.npz) and read back: the same intervals without a
+    refit; ``ITEM_BOOTSTRAP = 0`` gives the law-fixed intervals."""
+    data, result = few_models
+    first = result.standard_errors()
+    result.save(tmp_path / "fit", data.matrix)
+    loaded = IRTResult.load(tmp_path / "fit")
+    assert loaded.random_items is not None and loaded.random_items.n_boot == 40
+    monkeypatch.setattr(_fitted, "item_bootstrap", None)  # a refit would fail here
+    again = loaded.standard_errors(data.matrix)
+    np.testing.assert_allclose(again.abilities["se"], first.abilities["se"])
+    assert again.method == first.method
+    monkeypatch.setattr(_fitted, "ITEM_BOOTSTRAP", 0)
+    plain = TwoPL().fit(data.matrix).standard_errors()
+    assert plain.method == "random-item marginal likelihood"
+    assert "item_bootstrap" not in plain.checks
+    assert np.all(plain.abilities["se"].to_numpy() <= first.abilities["se"].to_numpy() + 1e-12)
+
+
+def test_score_models_carries_the_bootstrap_to_new_models(few_models, monkeypatch):
+    """A new model is scored in every replicate against that replicate's law, its own items
+    resampled with the calibration's: its se is at least the law-fixed one, larger for some;
+    the reported ability and the interval are unchanged in centre."""
+    data, result = few_models
+    rng = np.random.default_rng(3)
+    theta = rng.standard_normal(4)
+    p = 1 / (1 + np.exp(-(np.outer(theta, data.a.ravel()) + data.b.ravel())))
+    new = ResponseMatrix(
+        (rng.random(p.shape) < p).astype(np.float32), [f"n{i}" for i in range(4)],
+        data.matrix.item_ids,
+    )  # fmt: skip
+    scored = result.score_models(new)
+    monkeypatch.setattr(_fitted, "ITEM_BOOTSTRAP", 0)
+    plain = TwoPL().fit(data.matrix).score_models(new)
+    np.testing.assert_allclose(scored["theta"], plain["theta"], atol=1e-8)
+    assert np.all(scored["se"].to_numpy() >= plain["se"].to_numpy() - 1e-12)
+    assert np.any(scored["se"].to_numpy() > plain["se"].to_numpy() * 1.02)
