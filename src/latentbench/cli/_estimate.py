@@ -189,7 +189,7 @@ def estimate_command(
                 raise InputError(f"responses {responses}: no such file")
             data = read_responses(responses) if responses is not None else {}
             names = ([model] if model is not None else list(data)) if responses else []
-            if model is not None and model not in data:
+            if responses is not None and model is not None and model not in data:
                 raise InputError(f"{responses}: no model {model!r} (models: {list(data)[:5]})")
             if len(names) > 1:  # once, before any model: its errors stop the whole run
                 from latentbench.select import load_calibration
