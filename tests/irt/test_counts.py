@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from latentbench.io import ResponseMatrix
-from latentbench.irt import TwoPL, detect_trials
+from latentbench.irt import TwoPL, detect_trials, reported_abilities
 from latentbench.synthetic import simulate_2pl
 
 
@@ -34,10 +36,41 @@ def test_trials_narrow_the_intervals_by_about_root_k():
     matrix, _ = _binomial(30, 200, 10, 1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        soft = TwoPL().fit(matrix).standard_errors().abilities["se"]
+        soft = TwoPL(trials=1).fit(matrix).standard_errors().abilities["se"]
         counts = TwoPL(trials=10).fit(matrix).standard_errors().abilities["se"]
     ratio = float(np.median(soft / counts))
     assert 2.0 < ratio < 4.5, ratio  # sqrt(10) = 3.2; the priors and the items' law move it
+
+
+def test_python_default_reads_the_grid_as_the_cli_does(tmp_path):
+    """TwoPL() and `latentbench fit` both read a 1/10 grid as 10 trials (the same fit, said
+    once): the Python default was 1 trial (soft labels), intervals about 3x wider."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+    from latentbench.exceptions import DataWarning
+
+    matrix, _ = _binomial(12, 60, 10, 3)
+    with pytest.warns(DataWarning, match="grid of 1/10: read as 10 trials"):
+        estimator = TwoPL()
+        result = estimator.fit(matrix)
+    assert result.options["trials"] == 10 and estimator.get_params()["trials"] == "auto"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)  # cross_validate resolves K once, quietly
+        TwoPL(trials=10).cross_validate(matrix, n_splits=1)
+    with pytest.warns(DataWarning):
+        assert TwoPL().cross_validate(matrix, n_splits=1).table.shape[0] == 2
+    path = tmp_path / "m.csv"
+    matrix.to_wide().to_csv(path)
+    _register()
+    res = CliRunner().invoke(app, ["fit", str(path), "--out", str(tmp_path / "f"), "--quiet"])
+    assert res.exit_code == 0, res.output
+    cli = pd.read_csv(tmp_path / "f" / "abilities.csv")
+    assert json.loads((tmp_path / "f" / "fit.json").read_text())["options"]["trials"] == 10
+    ours = reported_abilities(result, result.standard_errors()).set_index("model")
+    ours = ours.reindex(cli["model"].astype(str))
+    for column in ("theta", "lower", "upper"):
+        np.testing.assert_allclose(cli[column].to_numpy(), ours[column].to_numpy(), atol=1e-6)
 
 
 def test_bad_trials_are_refused():

@@ -19,6 +19,7 @@ from latentbench.exceptions import ConvergenceWarning, DataWarning, InputError, 
 from latentbench.io._cells import SPARSE_DENSITY, ObservedCells
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._cbmm import CBMMFit, fit_cbmm
+from latentbench.irt._counts import detect_trials
 from latentbench.irt._heldout import (
     fit_additive,
     heldout_mask,
@@ -99,13 +100,16 @@ class TwoPL:
         ``None``: NumPy/numba kernels on the CPU. A PyTorch device (``"cuda"``, ``"cpu"``):
         the same algorithm on PyTorch tensors (extra ``torch``); estimates agree with the
         NumPy path to about 1e-5.
-    trials : int, default 1
+    trials : int or "auto", default "auto"
         Bernoulli trials behind every cell: a score ``k / K`` is ``k`` successes in ``K``
         trials (pass@1 over K samples, K judges), and the likelihood is binomial,
         ``K [y log p + (1 - y) log(1 - p)]`` per cell. The fit is the MAP of that likelihood
         (the same as the soft-label fit with the prior's precisions divided by K), and the
         intervals use its information (K times a single trial's). 1: every cell one trial
-        (fractional scores are then soft labels).
+        (fractional scores are then soft labels). ``"auto"`` (as ``latentbench fit``):
+        K from the scores' grid (:func:`~latentbench.irt.detect_trials`; 1 for binary or
+        continuous scores), with a :class:`~latentbench.exceptions.DataWarning` when K > 1;
+        the fit's ``options["trials"]`` records the K used.
 
     Examples
     --------
@@ -129,7 +133,7 @@ class TwoPL:
         max_rank: int = 5,
         random_state: int | None = None,
         device: str | None = None,
-        trials: int = 1,
+        trials: int | Literal["auto"] = "auto",
     ) -> None:
         self.rank = rank
         self.sigma = sigma
@@ -176,7 +180,10 @@ class TwoPL:
             lambda v: v is None or isinstance(v, str),
             "None or a PyTorch device string",
         ),
-        "trials": (lambda v: _is_strict_int(v, 1), "an integer >= 1"),
+        "trials": (
+            lambda v: (isinstance(v, str) and v == "auto") or _is_strict_int(v, 1),
+            "an integer >= 1 or 'auto'",
+        ),
     }
 
     @classmethod
@@ -277,6 +284,12 @@ class TwoPL:
         ``penalty`` defaults to the estimator's (the prior resolved at rank 1, or the ridge);
         ``progress(phase, done, total)`` is told each rank as it is fitted.
         """
+        if self.trials == "auto":  # called on its own: K from this matrix, as fit does
+            self.trials = _detected_trials(matrix, warn=False)
+            try:
+                return self.select_rank(matrix, heldout_fraction, penalty, progress)
+            finally:
+                self.trials = "auto"
         scores = matrix.scores
         if penalty is None:
             penalty = self._resolve_penalty(scores, 1)[0]
@@ -323,6 +336,12 @@ class TwoPL:
         """
         self._check_matrix(matrix)
         self._validate()
+        if self.trials == "auto":  # resolved for this fit; the parameter stays "auto"
+            self.trials = _detected_trials(matrix)
+            try:
+                return self.fit(matrix, callback, progress)
+            finally:
+                self.trials = "auto"
         _warn_disconnected(matrix)
         n_models, n_items = matrix.shape
         if self.rank != "auto" and int(self.rank) > min(n_models, n_items):
@@ -403,11 +422,14 @@ class TwoPL:
             raise InputError(f"n_splits={n_splits!r}; expected an integer >= 1")
         rows_out = []
         base = 0 if random_state is None else int(random_state)
+        params = self.get_params()
+        if params["trials"] == "auto":  # K of the whole matrix for every split
+            params["trials"] = _detected_trials(matrix)
         for k in range(int(n_splits)):
             train, rows, cols = heldout_mask(matrix.scores, heldout, base + k)
             truth = matrix.scores[rows, cols].astype(np.float64)
             sub = ResponseMatrix(train, matrix.model_ids, matrix.item_ids, source=matrix.source)
-            clone = TwoPL(**self.get_params())
+            clone = TwoPL(**params)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 fitted = clone.fit(sub)
@@ -573,6 +595,19 @@ def disconnected_models(matrix: ResponseMatrix) -> tuple[int, list[str]]:
     largest = groups[np.argmax(sizes)]
     ids = np.asarray(matrix.model_ids, dtype=object)[has_data]
     return int(groups.size), [str(m) for m in ids[model_labels != largest]]
+
+
+def _detected_trials(matrix: ResponseMatrix, warn: bool = True) -> int:
+    """``trials="auto"``: K from the scores' grid (:func:`detect_trials`), said when K > 1."""
+    count = detect_trials(matrix.scores)
+    if count > 1 and warn:
+        warnings.warn(
+            f"every score lies on a grid of 1/{count}: read as {count} trials per cell "
+            "(binomial likelihood); TwoPL(trials=1) reads them as single soft labels",
+            DataWarning,
+            stacklevel=3,
+        )
+    return count
 
 
 def _warn_disconnected(matrix: ResponseMatrix) -> None:
