@@ -73,6 +73,22 @@ def test_python_default_reads_the_grid_as_the_cli_does(tmp_path):
         np.testing.assert_allclose(cli[column].to_numpy(), ours[column].to_numpy(), atol=1e-6)
 
 
+def test_scores_off_the_trials_grid_are_said():
+    """--trials 10 on scores that are not multiples of 1/10: one DataWarning with an example
+    (was silent)."""
+    from latentbench.exceptions import DataWarning
+
+    matrix, _ = _binomial(6, 30, 10, 4)
+    scores = matrix.scores.copy()
+    scores[2, 5] = 0.55
+    odd = ResponseMatrix(scores, matrix.model_ids, matrix.item_ids)
+    with pytest.warns(DataWarning, match=r"1 of 180 observed scores are not multiples of 1/10"):
+        TwoPL(trials=10).fit(odd)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)
+        TwoPL(trials=10).fit(matrix)  # on the grid: nothing to say
+
+
 def test_bad_trials_are_refused():
     from latentbench.exceptions import InputError
 

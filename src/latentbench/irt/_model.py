@@ -343,6 +343,7 @@ class TwoPL:
             finally:
                 self.trials = "auto"
         _warn_disconnected(matrix)
+        _warn_off_grid(matrix, int(self.trials))
         n_models, n_items = matrix.shape
         if self.rank != "auto" and int(self.rank) > min(n_models, n_items):
             raise InputError(
@@ -608,6 +609,27 @@ def _detected_trials(matrix: ResponseMatrix, warn: bool = True) -> int:
             stacklevel=3,
         )
     return count
+
+
+def _warn_off_grid(matrix: ResponseMatrix, trials: int) -> None:
+    """``trials=K`` with scores that are not multiples of 1/K: said (they enter as fractional
+    successes, which is not K trials' likelihood)."""
+    if trials <= 1:
+        return
+    scores = np.asarray(matrix.scores, dtype=np.float64)
+    scaled = scores * trials
+    off = ~np.isnan(scores) & (np.abs(scaled - np.round(scaled)) > 1e-4 * trials)
+    if not off.any():
+        return
+    i, j = np.argwhere(off)[0]
+    warnings.warn(
+        f"trials={trials}: {int(off.sum())} of {int((~np.isnan(scores)).sum())} observed scores "
+        f"are not multiples of 1/{trials} (e.g. {scores[i, j]:g} for model "
+        f"{matrix.model_ids[i]!r}, item {matrix.item_ids[j]!r}); they enter as fractional "
+        f"successes of {trials} trials",
+        DataWarning,
+        stacklevel=3,
+    )
 
 
 def _warn_disconnected(matrix: ResponseMatrix) -> None:
