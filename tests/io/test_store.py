@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import duckdb
@@ -65,6 +66,33 @@ def test_reingest_is_idempotent(store):
     assert store.connection.execute("SELECT count(*) FROM ingests").fetchall()[0][0] == 1
     stored = json.loads(store.connection.execute("SELECT report FROM ingests").fetchall()[0][0])
     assert stored["choices"]["gsm8k"]["filter"] == "strict-match"
+
+
+def test_items_disjoint_from_the_stored_ones_are_said(store, tmp_path):
+    """A second model whose item ids follow another convention ('doc_0' against '0') shares no
+    item with the stored models: one DataWarning and a note in the ingest's report (was silent;
+    the fit then compared the two groups only through its priors)."""
+    from latentbench.exceptions import DataWarning
+
+    first = pd.DataFrame(
+        {"model": ["m1"] * 3 + ["m2"] * 3, "item": ["0", "1", "2"] * 2, "score": [1, 0, 1, 0, 0, 1]}
+    )
+    second = pd.DataFrame(
+        {"model": ["m3"] * 3, "item": ["doc_0", "doc_1", "doc_2"], "score": [1, 0, 1]}
+    )
+    paths = []
+    for name, frame in (("a", first), ("b", second)):
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+        paths.append(tmp_path / f"{name}.csv")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)  # a first ingest has nothing to overlap
+        store.ingest_files("table", [paths[0]], benchmark="x")
+    with pytest.warns(DataWarning, match=r"none of the 3 incoming item ids is among the 3 stored"):
+        _, report = store.ingest_files("table", [paths[1]], benchmark="x")
+    assert any("'doc_0', stored '0'" in note for note in report.notes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)  # overlapping items: nothing to say
+        store.ingest_files("table", [paths[0]], benchmark="x")
 
 
 def test_second_filter_is_added_not_conflicting(store, cells):

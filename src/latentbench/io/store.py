@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,7 @@ import pandas as pd
 import pyarrow as pa
 
 from latentbench._version import __version__
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.io._store_runs import SelectionRuns
 from latentbench.io._store_schema import (
@@ -244,6 +245,10 @@ class Store(SelectionRuns):
                     )
                 if conflict:
                     n_replaced = self._resolve_stored_conflicts(duplicates)
+                for note in self._disjoint_items():
+                    if report is not None:
+                        report.notes.append(note)
+                    warnings.warn(note, DataWarning, stacklevel=2)
                 inserted = con.execute(
                     f"INSERT INTO responses ({_RESPONSE_COLUMNS}) SELECT {_INCOMING_COLUMNS}, "
                     f"?, ? FROM _incoming i ANTI JOIN responses r ON {_JOIN}",
@@ -276,6 +281,35 @@ class Store(SelectionRuns):
             n_present=n_rows - n_new - n_replaced,
             n_replaced=n_replaced,
         )
+
+    def _disjoint_items(self) -> list[str]:
+        """Notes for incoming (benchmark, metric, filter) whose items share none with the
+        stored ones (another id convention, e.g. 'doc_0' against '0'): the new models would
+        share no item with the stored models."""
+        con = self.connection
+        groups = "benchmark, metric, filter"
+        rows = con.execute(
+            f"WITH inc AS (SELECT DISTINCT {groups}, item FROM _incoming), "
+            f"st AS (SELECT DISTINCT {groups}, item FROM responses "
+            f"WHERE ({groups}) IN (SELECT DISTINCT {groups} FROM inc)) "
+            f"SELECT {groups}, "
+            "(SELECT count(*) FROM inc i2 WHERE i2.benchmark = g.benchmark AND "
+            "i2.metric = g.metric AND i2.filter = g.filter), "
+            "(SELECT min(item) FROM inc i2 WHERE i2.benchmark = g.benchmark AND "
+            "i2.metric = g.metric AND i2.filter = g.filter), "
+            "count(*), min(item) "
+            f"FROM st g GROUP BY {groups} "
+            f"HAVING NOT EXISTS (SELECT 1 FROM inc i3 JOIN st s3 USING ({groups}, item) "
+            "WHERE i3.benchmark = g.benchmark AND i3.metric = g.metric AND i3.filter = g.filter) "
+            f"ORDER BY {groups}"
+        ).fetchall()
+        return [
+            f"benchmark {bench!r} (metric {metric!r}, filter {filt!r}): none of the "
+            f"{n_in:,} incoming item ids is among the {n_st:,} stored (e.g. incoming "
+            f"{ex_in!r}, stored {ex_st!r}; another id convention?): the new rows share no item "
+            "with the stored models, whose abilities a fit then compares only through its priors"
+            for bench, metric, filt, n_in, ex_in, n_st, ex_st in rows
+        ]
 
     def _one_row_per_key(
         self, table: pa.Table, duplicates: str, report: LoadReport | None
