@@ -297,12 +297,21 @@ def main() -> None:
         help="replicates of the random-item fit's item bootstrap (0: off; default: the "
         "library's, latentbench.irt._fitted.ITEM_BOOTSTRAP)",
     )
+    parser.add_argument(
+        "--item-bootstrap-max-items",
+        type=int,
+        default=None,
+        help="diagnostic: run the item bootstrap on fits of up to this many items (default: "
+        "the library's, latentbench.irt._fitted.ITEM_BOOTSTRAP_MAX_ITEMS)",
+    )
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    if args.item_bootstrap is not None:
-        from latentbench.irt import _fitted
+    from latentbench.irt import _fitted
 
+    if args.item_bootstrap is not None:
         _fitted.ITEM_BOOTSTRAP = args.item_bootstrap
+    if args.item_bootstrap_max_items is not None:
+        _fitted.ITEM_BOOTSTRAP_MAX_ITEMS = args.item_bootstrap_max_items
     for size in args.synthetic:
         n, j = (int(v) for v in size.split("x"))
         start = time.perf_counter()
