@@ -151,6 +151,7 @@ def main() -> None:
     parser.add_argument("--budgets", default="30,100,300")
     parser.add_argument("--calibration", type=int, default=None, help="K random models")
     parser.add_argument("--calibration-seed", type=int, default=0)
+    parser.add_argument("--show", action="store_true", help="print every result's statements")
     args = parser.parse_args()
     M = ResponseMatrix.read(DATA / f"{args.matrix}.parquet")
     budgets = [int(x) for x in args.budgets.split(",")]
@@ -181,6 +182,13 @@ def main() -> None:
                     warnings.simplefilter("ignore")
                     res = _finish(cal, seq, name, stopped, list(probs), {}, [])
                 row = checks(res, cal, truth, pop, seq.theta(), theta_full)
+                if args.show:
+                    print(
+                        f"{name} seed {seed} (truth {truth:.3f}): {res.summary()}; theta "
+                        f"{res.theta:.3f} [{res.theta_lower:.3f}, {res.theta_upper:.3f}]; "
+                        f"calibration scores {np.round(cal.model_scores, 3).tolist()}, "
+                        f"abilities {np.round(cal.model_factors[:, 0], 3).tolist()}"
+                    )
                 row["model"] = i
                 rows[b].append(row)
     print(
