@@ -29,7 +29,10 @@ fitted from all its answers on the same calibration (MAP, ``theta_full``; not a 
 reference that the model-based interval targets); with the code of issue 27 also the
 half-width of the score interval restated on the ability scale alone (``restated``, the map
 ``score_ability``: a variant with no model-based part), how often that holds ``theta_full``,
-and how often the reported interval holds ``A(mu)``, the true score restated.
+and how often the reported interval holds ``A(mu)``, the true score restated; the mean
+number of ranks in the rank interval, and in the rank interval of the alternative that would
+widen it to the hull of the score's ranks and the ranks the Laplace interval implies
+against the calibration abilities (``rank width (hull)``; not what the code does).
 
     python benchmarks/bench_estimate_coherence.py bfcl_v2 --calibration 3 --models 0:20:1
     python benchmarks/bench_estimate_coherence.py alpacaeval2_weighted --models 0:58:4 --seeds 2
@@ -110,6 +113,11 @@ def checks(  # type: ignore[no-untyped-def]
     out["score_hw"] = (res.upper - res.lower) / 2.0
     centre, sd = laplace
     out["laplace_hw"] = Z * sd
+    # the alternative that widens instead of cutting: rank interval = hull of the score's ranks
+    # and the ranks the Laplace interval implies against the calibration abilities
+    l_lo, l_hi = implied(thetas, centre - Z * sd, centre + Z * sd)
+    out["rank_width"] = res.rank_upper - res.rank_lower + 1
+    out["rank_width_hull"] = max(res.rank_upper, l_hi) - min(res.rank_lower, l_lo) + 1
     out["narrower"] = out["theta_hw"] < out["laplace_hw"] - 1e-9
     out["cov_full"] = res.theta_lower <= theta_full <= res.theta_upper
     out["cov_full_laplace"] = abs(theta_full - centre) <= Z * sd
@@ -205,9 +213,9 @@ def main() -> None:
     print(
         f"| items | runs | {head} | cov score | cov rank | score hw | theta hw | narrower | "
         "cov theta_full | Laplace hw | cov theta_full (Laplace) | restated hw | "
-        "cov theta_full (restated) | cov A(mu) |"
+        "cov theta_full (restated) | cov A(mu) | rank width | rank width (hull) |"
     )
-    print("|---" * (len(CHECKS) + 13) + "|")
+    print("|---" * (len(CHECKS) + 15) + "|")
     for b in budgets:
         rs = rows[b]
         counts = " | ".join(
@@ -224,6 +232,7 @@ def main() -> None:
         else:
             cells += [f"{np.mean([r['restated_hw'] for r in rs]):.3f}"]
             cells += [per_model(rs, "cov_full_restated"), per_model(rs, "cov_restated_mu")]
+        cells += [f"{np.mean([r[k] for r in rs]):.2f}" for k in ("rank_width", "rank_width_hull")]
         print(f"| {b} | {len(rs)} | {counts} | " + " | ".join(cells) + " |")
 
 
