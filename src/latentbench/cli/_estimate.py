@@ -113,7 +113,7 @@ def estimate_command(
 
     Prints e.g. "score 0.612 [0.597, 0.627] after 140 of 12,032 items; would rank 7th (5th-9th) of 29".
 
-    The interval is anytime-valid at 1 - delta whatever the calibration's quality; theta and rank are model-based (docs/estimate.md).
+    The interval is anytime-valid at 1 - delta whatever the calibration's quality; rank and theta restate it against the calibration models (docs/estimate.md).
     """  # noqa: E501
     from latentbench.select import estimate, read_responses
 

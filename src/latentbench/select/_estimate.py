@@ -1,7 +1,9 @@
 """Score a new model from a few items: :func:`estimate` and :class:`EstimateResult`.
 
 See ``docs/estimate.md``. The score interval is design-based (valid whatever the quality of the
-IRT model); the ability and the rank are model-based.
+IRT model); the rank restates it against the calibration models' scores and the ability is
+built to imply the same ranks against their abilities, so the three never contradict each
+other.
 """
 
 from __future__ import annotations
@@ -20,7 +22,12 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from latentbench.exceptions import DataWarning, InputError
-from latentbench.select._estimate_calibration import Calibration, load_calibration
+from latentbench.select._estimate_calibration import (
+    Calibration,
+    load_calibration,
+    score_ability,
+    score_ability_knots,
+)
 from latentbench.select._estimate_design import SequentialEstimate
 
 if TYPE_CHECKING:
@@ -64,11 +71,17 @@ class EstimateResult:
     n_evaluated, n_items : int
         Items revealed, items in the benchmark.
     theta, theta_lower, theta_upper : float
-        Ability on the calibration's scale (posterior mean and interval given the revealed
-        answers and the calibration's population prior; model-based).
+        Ability on the calibration's scale, coherent with the score and the rank: the interval
+        is the hull of the score interval restated on the ability scale (a non-decreasing map
+        sending the ``i``-th lowest calibration score to the ``i``-th lowest calibration
+        ability) and the model-based (Laplace posterior) interval, cut to the abilities whose
+        rank among the calibration models' abilities lies in ``[rank_lower, rank_upper]``;
+        ``theta`` is the model-based MAP moved to the nearest ability of rank ``rank`` in it.
+        So it implies exactly the rank statements (docs/estimate.md, Method 7).
     rank, rank_lower, rank_upper, n_ranked : int
-        Where the score would rank among the calibration models (1 = best) and the range that
-        the score interval allows, out of ``n_ranked`` (the calibration models plus this one).
+        Where the score would rank among the calibration models' scores (1 = best) and the
+        ranks that the score interval allows (``1 + #(scores > upper)`` to ``1 + #(scores >
+        lower)``), out of ``n_ranked`` (the calibration models plus this one).
     stopped : {"precision", "budget", "exhausted", "items"}
     items : tuple of str
         Items evaluated, in order.
@@ -358,6 +371,45 @@ def _rng(seed: int, model: str) -> np.random.Generator:
     return np.random.default_rng([int(seed), zlib.crc32(model.encode())])
 
 
+def _ability(
+    cal: Calibration,
+    seq: SequentialEstimate,
+    ranked: np.ndarray,
+    scores: tuple[float, float, float],
+    ranks: tuple[int, int, int],
+) -> tuple[float, float, float]:
+    """``theta, theta_lower, theta_upper``, coherent with the score and rank statements.
+
+    The interval is the hull of the score interval restated on the ability scale
+    (:func:`score_ability`, valid whenever the score interval is) and the model-based Laplace
+    interval, cut to the abilities whose rank among the ``ranked`` calibration models'
+    abilities lies in ``[rank_lower, rank_upper]``; ``theta`` is the model-based (MAP) ability
+    moved to the nearest one of rank ``rank`` inside that interval. docs/estimate.md, Method 7.
+    """
+    score, lower, upper = scores
+    rank, rank_lower, rank_upper = ranks
+    a_score, a_lower, a_upper = score_ability(
+        score_ability_knots(cal, seq.population, ranked), [score, lower, upper]
+    ).tolist()
+    centre, sd = seq.theta()
+    z = NormalDist().inv_cdf(1.0 - seq.delta / 2.0)
+    th = np.sort(np.asarray(cal.model_factors, dtype=np.float64)[ranked, 0])
+    k = th.size
+
+    def band(r: int, a: float) -> tuple[float, float]:
+        """The abilities with exactly ``r - 1`` calibration abilities above (``a`` is one)."""
+        lo = float(th[k - r]) if r <= k else -math.inf
+        hi = float(np.nextafter(th[k - r + 1], -math.inf)) if r > 1 else math.inf
+        return (lo, hi) if lo <= a <= hi else (a, a)  # tied abilities: no room around a
+
+    lo_band, hi_band = band(rank_upper, a_lower), band(rank_lower, a_upper)
+    theta_lower = max(min(a_lower, centre - z * sd), lo_band[0])
+    theta_upper = min(max(a_upper, centre + z * sd), hi_band[1])
+    mid = band(rank, a_score)
+    theta = min(max(centre, mid[0], theta_lower), mid[1], theta_upper)
+    return float(theta), float(theta_lower), float(theta_upper)
+
+
 def _finish(
     cal: Calibration,
     seq: SequentialEstimate,
@@ -369,15 +421,17 @@ def _finish(
 ) -> EstimateResult:
     lower, upper = seq.interval
     score = seq.score
-    z = NormalDist().inv_cdf(1.0 - seq.delta / 2.0)
-    theta, se = seq.theta()
-    others = np.asarray(
-        [s for m, s in zip(cal.model_ids, cal.model_scores, strict=True) if m != model],
-        dtype=np.float64,
-    )
-    if len(others) < len(cal.model_scores):
+    ranked = np.asarray([m != model for m in cal.model_ids], dtype=bool)
+    if not ranked.all():
         notes.append(f"model {model!r} is in the calibration; it is ranked among the others")
-    others = others[np.isfinite(others)]
+    ranked &= np.isfinite(cal.model_scores)
+    others = np.asarray(cal.model_scores, dtype=np.float64)[ranked]
+    rank = 1 + int((others > score).sum())
+    rank_lower = 1 + int((others > upper).sum())
+    rank_upper = 1 + int((others > lower).sum())
+    theta, theta_lower, theta_upper = _ability(
+        cal, seq, ranked, (score, lower, upper), (rank, rank_lower, rank_upper)
+    )
     precision = options.get("precision")
     if precision is not None and (upper - lower) / 2.0 > precision:
         notes.append(
@@ -396,12 +450,12 @@ def _finish(
         level=1.0 - seq.delta,
         n_evaluated=len(seq.order),
         n_items=seq.n,
-        theta=theta,
-        theta_lower=theta - z * se,
-        theta_upper=theta + z * se,
-        rank=1 + int((others > score).sum()),
-        rank_lower=1 + int((others > upper).sum()),
-        rank_upper=1 + int((others > lower).sum()),
+        theta=float(theta),
+        theta_lower=float(theta_lower),
+        theta_upper=float(theta_upper),
+        rank=rank,
+        rank_lower=rank_lower,
+        rank_upper=rank_upper,
         n_ranked=int(others.size) + 1,
         stopped=stopped,
         items=tuple(cal.item_ids[int(seq.population[j])] for j in seq.order),

@@ -147,6 +147,112 @@ class Calibration:
         return np.asarray(sigmoid(mu / np.sqrt(1.0 + np.pi * s2 / 8.0)), dtype=np.float64)
 
 
+def characteristic_knots(
+    cal: Calibration,
+    population: np.ndarray | None = None,
+    *,
+    grid: int = 401,
+    span: float = 6.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Knots of the inverse test characteristic curve, strictly increasing in both.
+
+    The test characteristic curve ``T(theta)`` is the expected mean score over the
+    ``population`` items (default: all) of a model whose first factor is ``theta`` (the
+    ability on the calibration's scale) and whose other factors are their mean given it under
+    the population prior (rank 1: the 2PL's curve). It is evaluated on ``grid`` abilities
+    spanning the prior mean +- ``span`` prior standard deviations, made non-decreasing (a
+    running maximum; a curve with negative discriminations need not be monotone) and extended
+    by one prior standard deviation beyond each end to the scores 0 and 1, so that
+    ``np.interp(score, scores, abilities)`` is finite and strictly increasing on [0, 1].
+
+    Returns
+    -------
+    scores, abilities : ndarray of shape (k,)
+        Strictly increasing knots, from ``(0, low)`` to ``(1, high)``.
+    """
+    from latentbench.irt._objective import sigmoid
+
+    pop = np.arange(cal.n_items) if population is None else np.asarray(population, np.int64)
+    cov = cal.prior_chol @ cal.prior_chol.T
+    m0, sd0 = float(cal.prior_mean[0]), float(np.sqrt(cov[0, 0]))
+    slope = (cal.V[pop] @ (cov[:, 0] / cov[0, 0])) / cal.sigma  # d logit / d theta
+    base = cal.bw[pop] / cal.sigma  # logits at theta = m0
+    offsets = sd0 * np.linspace(-span, span, grid)
+    curve = np.empty(grid)
+    step = max(1, 2**20 // max(pop.size, 1))  # about 8 MB of logits at a time
+    for a in range(0, grid, step):  # a loop over chunks of the ability grid, not over items
+        logits = offsets[a : a + step, None] * slope[None, :] + base[None, :]
+        curve[a : a + step] = np.asarray(sigmoid(logits)).mean(axis=1)
+    curve = np.clip(np.maximum.accumulate(curve), 0.0, 1.0)
+    scores = np.concatenate(([0.0], curve, [1.0]))
+    abilities = np.concatenate(([m0 - (span + 1) * sd0], m0 + offsets, [m0 + (span + 1) * sd0]))
+    keep = np.concatenate(([True], np.diff(scores) > 0))  # the first of equal scores
+    return scores[keep], abilities[keep]
+
+
+def score_ability_knots(
+    cal: Calibration,
+    population: np.ndarray | None = None,
+    models: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Knots of the estimate's score -> ability map: increasing, and rank-preserving against
+    the calibration models.
+
+    Within the calibration models' range of scores the map is equipercentile: the ``i``-th
+    lowest calibration score goes to the ``i``-th lowest calibration ability (their fitted
+    ``theta``, first factor), linear in between; at a group of tied scores it jumps from just
+    below the lowest to the highest of the group's abilities. So for every score ``x``,
+    ``#(calibration abilities > map(x)) == #(calibration scores > x)``: a score interval and
+    its image imply the same ranks against the calibration. Below the lowest and above the
+    highest calibration score the map follows the shape of the inverse test characteristic
+    curve (:func:`characteristic_knots`), shifted to join, to the scores 0 and 1. The map is
+    non-decreasing everywhere and strictly increasing wherever the calibration abilities are
+    distinct.
+
+    Parameters
+    ----------
+    cal : Calibration
+    population : ndarray of int, optional
+        The items the score is a mean over (default: all).
+    models : ndarray of bool, shape (K,), optional
+        The calibration models to rank against (default: all with a finite score).
+
+    Returns
+    -------
+    scores, abilities : ndarray of shape (k,)
+        Knots for ``np.interp`` (:func:`score_ability`), scores strictly increasing over [0, 1].
+    """
+    tx, ty = characteristic_knots(cal, population)
+    keep = np.isfinite(cal.model_scores)
+    if models is not None:
+        keep &= np.asarray(models, dtype=bool)
+    if not keep.any():
+        return tx, ty
+    s = np.sort(cal.model_scores[keep])
+    th = np.sort(cal.model_factors[keep, 0])
+    uniq, first, counts = np.unique(s, return_index=True, return_counts=True)
+    tied = counts > 1
+    mid_x = np.concatenate((np.nextafter(uniq[tied], -np.inf), uniq))
+    # just below a tied score the map stays below the group's lowest ability; at the score it
+    # reaches the group's highest
+    mid_y = np.concatenate((np.nextafter(th[first[tied]], -np.inf), th[first + counts - 1]))
+    order = np.argsort(mid_x, kind="stable")
+    mid_x, mid_y = mid_x[order], mid_y[order]
+    low, high = tx < mid_x[0], tx > mid_x[-1]
+    at_low, at_high = np.interp([mid_x[0], mid_x[-1]], tx, ty)
+    xs = np.concatenate((tx[low], mid_x, tx[high]))
+    ys = np.concatenate((th[0] - (at_low - ty[low]), mid_y, th[-1] + (ty[high] - at_high)))
+    ys = np.maximum.accumulate(ys)
+    keep_x = np.concatenate(([True], np.diff(xs) > 0))
+    return xs[keep_x], ys[keep_x]
+
+
+def score_ability(knots: tuple[np.ndarray, np.ndarray], scores: Any) -> np.ndarray:
+    """Abilities of ``scores`` under the map of :func:`score_ability_knots`."""
+    xs, ys = knots
+    return np.asarray(np.interp(np.clip(np.asarray(scores, float), 0.0, 1.0), xs, ys))
+
+
 def response_features(
     Y: np.ndarray, fitted: np.ndarray, max_features: int = _MAX_FEATURES
 ) -> np.ndarray:
