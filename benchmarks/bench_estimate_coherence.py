@@ -14,7 +14,8 @@ where
   interval (or the score) against the calibration models' scores (``1 + #(s_k > x)``);
 * (e) ditto with the theta interval (or ``theta``) against the calibration models' fitted
   abilities (``Calibration.model_factors[:, 0]``, the calibration fit's ``theta``): ``e-any``
-  differs, ``e-disjoint`` no rank in common (two statements that cannot both be true),
+  differs, ``e-fewer`` the theta interval misses a rank of the rank interval,
+  ``e-disjoint`` no rank in common (two statements that cannot both be true),
   ``e-point`` the point rank is not among the ranks the theta interval implies; ``e-eq``:
   differs against the calibration models' score-equated abilities (their scores through the
   estimate's score -> ability map; only with code that has the map);
@@ -58,7 +59,7 @@ from latentbench.select._estimate_design import SequentialEstimate
 DATA = Path("/work/shared/data")
 nan = float("nan")
 Z = NormalDist().inv_cdf(0.975)  # the Laplace interval's z at delta = 0.05
-CHECKS = ("a", "b", "c", "d", "e-any", "e-disjoint", "e-point", "e-eq", "f")
+CHECKS = ("a", "b", "c", "d", "e-any", "e-fewer", "e-disjoint", "e-point", "e-eq", "f")
 
 try:  # the score -> ability map (issue 27); absent from the code before it
     from latentbench.select._estimate_calibration import score_ability, score_ability_knots
@@ -86,6 +87,7 @@ def checks(  # type: ignore[no-untyped-def]
     t_lo, t_hi = implied(thetas, res.theta_lower, res.theta_upper)
     t_pt = 1 + int((thetas > res.theta).sum())
     out["e-any"] = (t_lo, t_hi) != (res.rank_lower, res.rank_upper) or t_pt != res.rank
+    out["e-fewer"] = t_lo > res.rank_lower or t_hi < res.rank_upper  # misses a rank
     out["e-disjoint"] = t_hi < res.rank_lower or t_lo > res.rank_upper
     out["e-point"] = not t_lo <= res.rank <= t_hi
     out["e-eq"] = out["restated_hw"] = out["cov_full_restated"] = out["cov_restated_mu"] = nan
