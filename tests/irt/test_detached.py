@@ -127,8 +127,9 @@ def test_detached_new_models_are_open_on_the_far_side(monkeypatch):
     bound on the field's side. Parametric replicas of a 14 x 300 stress matrix, calibrated
     on the 12 ordinary models, the broken ones scored (the generating fit is the truth, on
     the calibration's scale, at -8.3 / +8.6): the two-sided sensitivity intervals missed the
-    truth in 5 of 19 detached cases over 12 replicas (2 of 3 in these 4: the truth beyond
-    the estimate under every candidate prior, widened by 1.96 se); the one-sided ones contain
+    truth in 5 of 16 detached cases over 12 replicas (both broken models of the first
+    replica: the truth beyond the estimate under every candidate prior, widened by 1.96 se;
+    ``python benchmarks/diag_detached_small.py --replicas 12``); the one-sided ones contain
     it in all. The random-item path is switched off (it scores only the models that are not
     detached), to keep the test under 5 s."""
     import pandas as pd

@@ -195,7 +195,7 @@ def one_sided(
     cells test the logistic shape: the estimate moves with the prior of the discriminations
     beyond its sampling error. On the 22 x 1000 stress replicas (20 replicas, the calibration
     halves' and the scored halves' detached models) the truth lay beyond the estimate under
-    every candidate prior, widened by 1.96 se, in 21 of 40 detached models (z 3-10), and
+    every candidate prior, widened by 1.96 se, in 19 of 40 detached models (z 3-10), and
     never on the field's side. So only the bound on the field's side is kept; the far side
     is infinite.
     ``theta`` is on the reporting scale (the reference models' mean is 0): a model above
