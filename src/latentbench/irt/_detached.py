@@ -81,6 +81,22 @@ def prior_sensitivity(result: IRTResult, scores: np.ndarray) -> tuple[np.ndarray
     return thetas, [f.a_sd for f in fits]
 
 
+def raw_start(result: IRTResult) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The refits' start: the fit's parameters on the raw (unnormalised) scale, rebuilt from
+    the reported ones and the normalisation (``theta = s U + mu``, ``a = V / s``,
+    ``b = b_reported - mu a``), never from ``result.raw``: a result loaded from disk has no
+    ``raw``, and a start that differs by route moved a detached model's bound by up to 0.007
+    between ``fit`` and ``fit --out d`` + load (the refits stop within their tolerance of
+    different points)."""
+    U, V, b = (np.asarray(x, dtype=float) for x in (result.U, result.V, result.b))
+    scale = result.normalisation
+    if scale is None or U.shape[1] != 1:
+        return U.copy(), V.copy(), b.copy()
+    mu, s = float(scale.shift[0]), float(scale.scale)
+    a = V / s
+    return U * s + mu, a, b - mu * a[:, 0]
+
+
 def _refit(result: IRTResult, scores: np.ndarray, a_sd: float, init: Any) -> Any:
     """One sensitivity refit: ``result``'s rank-1 fit of ``scores`` (float32) with the prior sd
     of the discriminations set to ``a_sd``, warm-started at ``init``. A refit that stops at
@@ -116,8 +132,7 @@ def prior_sensitivity_fits(result: IRTResult, scores: np.ndarray) -> list[Sensit
     grid = grid or list(Prior().a_sd_grid)
     own = selection.a_sd if selection is not None else float("nan")
     candidates = [float(g) for g in grid if not np.isclose(g, own)]
-    raw = result.raw
-    start = (raw.U, raw.V, raw.b) if raw is not None else (result.U, result.V, result.b)
+    start = raw_start(result)
     reference = reference_of(result)
     out = []
     for a_sd in candidates:
@@ -163,8 +178,7 @@ def score_sensitivity(
     candidates = [float(selection.a_sd)] + [
         float(g) for g in grid if not np.isclose(g, selection.a_sd)
     ]
-    raw = result.raw
-    start = (raw.U, raw.V, raw.b) if raw is not None else (result.U, result.V, result.b)
+    start = raw_start(result)
     scale = result.normalisation
     shift, spread = (0.0, 1.0) if scale is None else (float(scale.shift[0]), scale.scale)
     reference = np.r_[reference_of(result), False]
