@@ -243,6 +243,35 @@ def score_coverage(
     )
 
 
+def count_detached(matrix: ResponseMatrix, replicas: int, start: int = 0) -> None:
+    """Per replica of :func:`score_coverage` (same draws and split): how many calibration
+    models are detached and how many scored models ``score_models`` flags ``detached`` (the
+    only models whose intervals are open on one side). Cheap: MAP fits and items-fixed
+    scores only (the random-item path does not decide who is detached)."""
+    from latentbench.irt import _scoring
+
+    _scoring._scores_with_random_items = lambda result: False  # type: ignore[assignment]
+    fit = TwoPL().fit(matrix)
+    p = fit.predict_proba()
+    observed = matrix.observed
+    ids = np.array(matrix.model_ids)
+    total_cal = total_new = 0
+    for k in range(start, start + replicas):
+        rng = np.random.default_rng(2000 + k)
+        Y = (rng.random(p.shape) < p).astype(np.float32)
+        Y[~observed] = np.nan
+        perm = rng.permutation(matrix.n_models)
+        cal, new = np.sort(perm[: matrix.n_models // 2]), np.sort(perm[matrix.n_models // 2 :])
+        calibration = TwoPL().fit(ResponseMatrix(Y[cal], list(ids[cal]), matrix.item_ids))
+        scored = calibration.score_models(ResponseMatrix(Y[new], list(ids[new]), matrix.item_ids))
+        norm = calibration.normalisation
+        n_cal = 0 if norm is None else int((~norm.mask(len(cal))).sum())
+        n_new = int(scored["detached"].sum())
+        total_cal, total_new = total_cal + n_cal, total_new + n_new
+        print(f"  replica {k}: detached calibration models {n_cal}, scored {n_new}", flush=True)
+    print(f"  detached over {replicas} replicas: calibration {total_cal}, scored {total_new}")
+
+
 def synthetic_coverage(n_models: int, n_items: int, replicas: int) -> tuple[float, float]:
     """Coverage of 95% theta intervals of the default fit on ``simulate_2pl`` data (truth:
     the generating abilities standardised), one data set per replica; mean and MC se."""
@@ -273,6 +302,11 @@ def main() -> None:
         action="append",
         default=[],
         help="also synthetic coverage at NxJ (repeatable, e.g. 300x300, 2211x1324)",
+    )
+    parser.add_argument(
+        "--count-detached",
+        action="store_true",
+        help="with the --score-only replicas' draws: count the detached models per replica",
     )
     parser.add_argument("--skip-real", action="store_true", help="only the --synthetic runs")
     parser.add_argument(
@@ -328,6 +362,10 @@ def main() -> None:
             continue
         matrix = ResponseMatrix.read(path)
         start = time.perf_counter()
+        if args.count_detached:
+            print(f"{name}: detached models in the calibrate-half / score-half replicas")
+            count_detached(matrix, args.replicas, args.start)
+            continue
         if args.score_only:
             cov, cov_se, se, rmse = score_coverage(
                 matrix, args.replicas, args.start, args.per_replica

@@ -10,7 +10,7 @@ import pandas as pd
 
 from latentbench.exceptions import InputError, LatentbenchWarning
 from latentbench.io._matrix import ResponseMatrix
-from latentbench.irt._detached import score_sensitivity
+from latentbench.irt._detached import one_sided, score_sensitivity
 from latentbench.irt._fitted import per_trial_penalty, trials_of
 from latentbench.irt._model_factors import fit_model_factors
 from latentbench.irt._objective import DETACHED, DETACHED_BAND, sigmoid
@@ -72,7 +72,10 @@ def score_models(
         (``detached``; a rank-1 MAP fit that keeps its matrix) gets an interval that spans
         its items-fixed score and its estimates in joint refits with the calibration (itself
         alone) under the fit's ``a_sd`` and every other candidate of the prior
-        (:mod:`latentbench.irt._detached`), widened by ``1.96 se``, with a warning.
+        (:mod:`latentbench.irt._detached`), widened by ``1.96 se``, and open on the side away
+        from the calibration's models (``upper`` = inf above them, ``lower`` = -inf below;
+        not a ``constant`` model: :func:`latentbench.irt._detached.one_sided`), with a
+        warning.
     """
     scores, model_ids, item_ids = _new_models(matrix)
     lookup = {item: j for j, item in enumerate(result.item_ids)}
@@ -143,14 +146,18 @@ def score_models(
         others, candidates = score_sensitivity(result, scores[rows], cols, U[rows, 0])
         low = np.minimum(np.minimum(others.min(axis=0), centre[rows]), U[rows, 0])
         high = np.maximum(np.maximum(others.max(axis=0), centre[rows]), U[rows, 0])
-        lower[rows], upper[rows] = low - z * se[rows], high + z * se[rows]
+        # open on the far side (the data do not bound how far beyond the field it is)
+        lower[rows], upper[rows] = one_sided(
+            centre[rows], low - z * se[rows], high + z * se[rows], constant[rows]
+        )
         names = ", ".join(repr(model_ids[i]) for i in rows[:3]) + (" ..." if rows.size > 3 else "")
         span = [*candidates, float(result.prior_selection.a_sd)]
         warnings.warn(
             f"score_models: {rows.size} model(s) detached from the calibration's models "
             f"({names}): their intervals span their scores under every candidate prior of the "
             f"discriminations (a_sd {min(span):g}-{max(span):g}), which moves them beyond their "
-            "sampling error",
+            "sampling error; they are bounded on the field's side only (the data do not bound "
+            "how far beyond the field they are)",
             LatentbenchWarning,
             stacklevel=2,
         )

@@ -58,7 +58,7 @@ import pandas as pd
 from latentbench.exceptions import LatentbenchWarning
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._bootstrap import BootstrapResult, bootstrap
-from latentbench.irt._detached import prior_sensitivity
+from latentbench.irt._detached import one_sided, prior_sensitivity
 from latentbench.irt._fitted import (
     JOINT_MAX_MODELS,
     RANDOM_ITEMS_MAX_ITEMS,
@@ -143,8 +143,11 @@ class Uncertainty:
         all the others; they do not set the reporting scale) and how their intervals were
         made: ``models`` (ids), ``method`` (``"prior sensitivity"``: the range of their
         estimates under every candidate ``a_sd`` of the prior's grid, widened by ``z se``;
-        :mod:`latentbench.irt._detached`), ``a_sd`` (the candidates), ``estimates`` (per
-        model, its estimate under each candidate). None when no model is detached.
+        :mod:`latentbench.irt._detached`), ``far_side`` (``"open"``: the interval is bounded
+        on the field's side only, ``upper`` = inf above the field, ``lower`` = -inf below it;
+        :func:`latentbench.irt._detached.one_sided`), ``a_sd`` (the candidates),
+        ``estimates`` (per model, its estimate under each candidate). None when no model is
+        detached.
     """
 
     abilities: pd.DataFrame
@@ -408,29 +411,38 @@ def _detached_intervals(
     ids = [result.model_ids[i] for i in rows]
     names = ", ".join(repr(m) for m in ids[:3]) + (" ..." if len(ids) > 3 else "")
     out: dict[str, Any] = {"models": ids, "rows": rows}
+    own = result.U[rows, 0]
+    scores, _ = _observed(result, matrix)
+    # every observed score 0, or every one 1: the prior's interval by contract, two-sided
+    cells = np.asarray(scores[rows], dtype=float)
+    constant = (np.nanmax(cells, axis=1) == np.nanmin(cells, axis=1)) & np.isin(
+        np.nanmax(cells, axis=1), (0.0, 1.0)
+    )
     if not posterior:
         out["method"] = "sampling (no prior to vary)"
-        out["lower"] = result.U[rows, 0] - z * se[rows]
-        out["upper"] = result.U[rows, 0] + z * se[rows]
+        out["far_side"] = "open"
+        out["lower"], out["upper"] = one_sided(
+            own, own - z * se[rows], own + z * se[rows], constant
+        )
         warnings.warn(
             f"ability intervals: {rows.size} model(s) detached from the others ({names}): they "
             "do not set the reporting scale, and their position rests on the tails of the "
-            "item curves; their intervals are sampling intervals only",
+            "item curves; their intervals are bounded on the field's side only",
             LatentbenchWarning,
             stacklevel=3,
         )
         return out
-    scores, _ = _observed(result, matrix)
     thetas, candidates = prior_sensitivity(result, scores)
-    own = result.U[rows, 0]
     low = np.minimum(thetas[:, rows].min(axis=0, initial=np.inf), own)
     high = np.maximum(thetas[:, rows].max(axis=0, initial=-np.inf), own)
+    lower, upper = one_sided(own, low - z * se[rows], high + z * se[rows], constant)
     out.update(
         method="prior sensitivity",
+        far_side="open",
         a_sd=candidates,
         estimates={m: [float(v) for v in thetas[:, i]] for m, i in zip(ids, rows, strict=True)},
-        lower=low - z * se[rows],
-        upper=high + z * se[rows],
+        lower=lower,
+        upper=upper,
     )
     assert result.prior_selection is not None
     span = [*candidates, float(result.prior_selection.a_sd)]
@@ -438,7 +450,8 @@ def _detached_intervals(
         f"ability intervals: {rows.size} model(s) detached from the others ({names}): they do "
         "not set the reporting scale, and their intervals span their estimates under every "
         f"candidate prior of the discriminations (a_sd {min(span):g}-{max(span):g}), which "
-        "moves them beyond their sampling error",
+        "moves them beyond their sampling error; they are bounded on the field's side only "
+        "(the data do not bound how far beyond the field they are)",
         LatentbenchWarning,
         stacklevel=3,
     )

@@ -162,8 +162,17 @@ def _fit_sections(
         "labels": list(range(min(5, len(order)))),
     }
     if intervals is not None:
-        spec["lo"] = _finite(intervals["lower"].to_numpy(float)[order])
-        spec["hi"] = _finite(intervals["upper"].to_numpy(float)[order])
+        lo = intervals["lower"].to_numpy(float)[order]
+        hi = intervals["upper"].to_numpy(float)[order]
+        # an interval open on one side (a detached model's) is drawn to the plot's edge
+        finite = np.concatenate([lo, hi, abilities["theta"].to_numpy(float)])
+        finite = finite[np.isfinite(finite)]
+        if finite.size:
+            edge = 0.05 * max(float(np.ptp(finite)), 1e-9)
+            lo = np.where(lo == -np.inf, finite.min() - edge, lo)
+            hi = np.where(hi == np.inf, finite.max() + edge, hi)
+        spec["lo"] = _finite(lo)
+        spec["hi"] = _finite(hi)
     section.plots.append(_plot(spec))
     section.tables.append(_table(table.sort_values("theta", ascending=False), name="abilities"))
     sections.append(section)

@@ -220,13 +220,18 @@ def plot_abilities(
     ax = _axes(ax, (6.4, height))
     pos = np.arange(len(frame))
     est = frame[estimate].to_numpy()
+    lower, upper = frame["lower"].to_numpy(float), frame["upper"].to_numpy(float)
+    # an interval open on one side (a detached model's) is drawn to the edge of the plot
+    finite = np.concatenate([est, lower, upper])
+    finite = finite[np.isfinite(finite)]
+    if finite.size:
+        edge = 0.05 * max(float(np.ptp(finite)), 1e-9)
+        lower = np.where(lower == -np.inf, finite.min() - edge, lower)
+        upper = np.where(upper == np.inf, finite.max() + edge, upper)
     ax.errorbar(
         est,
         pos,
-        xerr=[
-            np.maximum(est - frame["lower"].to_numpy(float), 0.0),
-            np.maximum(frame["upper"].to_numpy(float) - est, 0.0),
-        ],
+        xerr=[np.maximum(est - lower, 0.0), np.maximum(upper - est, 0.0)],
         fmt="o",
         markersize=3,
         color=_BASE,
