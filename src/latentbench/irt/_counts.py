@@ -8,10 +8,15 @@ information, so intervals about ``sqrt(K)`` narrower than the soft-label fit's).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["MAX_DETECTED_TRIALS", "detect_trials"]
+if TYPE_CHECKING:
+    from latentbench.io._matrix import ResponseMatrix
+
+__all__ = ["MAX_DETECTED_TRIALS", "detect_trials", "observed_values"]
 
 MAX_DETECTED_TRIALS = 100
 """Largest K :func:`detect_trials` looks for."""
@@ -46,3 +51,21 @@ def detect_trials(scores: npt.NDArray[np.floating]) -> int:
         if np.all(np.abs(scaled - np.round(scaled)) <= _TOLERANCE * k):
             return k
     return 1
+
+
+def observed_values(matrix: ResponseMatrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The observed scores with their rows and columns, without building a sparse matrix's
+    dense grid.
+
+    Returns
+    -------
+    values, rows, cols : ndarray of shape (n_observed,)
+    """
+    if matrix.is_sparse:
+        cells = matrix.observed_cells()
+        counts = np.diff(np.asarray(cells.row_ptr))
+        rows = np.repeat(np.arange(counts.size), counts)
+        return np.asarray(cells.row_values, np.float64), rows, np.asarray(cells.row_cols)
+    scores = np.asarray(matrix.scores)
+    rows, cols = np.nonzero(~np.isnan(scores))
+    return scores[rows, cols].astype(np.float64), rows, cols

@@ -19,7 +19,7 @@ from latentbench.exceptions import ConvergenceWarning, DataWarning, InputError, 
 from latentbench.io._cells import SPARSE_DENSITY, ObservedCells
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._cbmm import CBMMFit, fit_cbmm
-from latentbench.irt._counts import detect_trials
+from latentbench.irt._counts import detect_trials, observed_values
 from latentbench.irt._heldout import (
     fit_additive,
     heldout_mask,
@@ -600,7 +600,7 @@ def disconnected_models(matrix: ResponseMatrix) -> tuple[int, list[str]]:
 
 def _detected_trials(matrix: ResponseMatrix, warn: bool = True) -> int:
     """``trials="auto"``: K from the scores' grid (:func:`detect_trials`), said when K > 1."""
-    count = detect_trials(matrix.scores)
+    count = detect_trials(observed_values(matrix)[0])  # never a sparse matrix's dense grid
     if count > 1 and warn:
         warnings.warn(
             f"every score lies on a grid of 1/{count}: read as {count} trials per cell "
@@ -616,17 +616,17 @@ def _warn_off_grid(matrix: ResponseMatrix, trials: int) -> None:
     successes, which is not K trials' likelihood)."""
     if trials <= 1:
         return
-    scores = np.asarray(matrix.scores, dtype=np.float64)
-    scaled = scores * trials
-    off = ~np.isnan(scores) & (np.abs(scaled - np.round(scaled)) > 1e-4 * trials)
+    values, rows, cols = observed_values(matrix)
+    scaled = values * trials
+    off = np.abs(scaled - np.round(scaled)) > 1e-4 * trials
     if not off.any():
         return
-    i, j = np.argwhere(off)[0]
+    k = int(np.argmax(off))
     warnings.warn(
-        f"trials={trials}: {int(off.sum())} of {int((~np.isnan(scores)).sum())} observed scores "
-        f"are not multiples of 1/{trials} (e.g. {scores[i, j]:g} for model "
-        f"{matrix.model_ids[i]!r}, item {matrix.item_ids[j]!r}); they enter as fractional "
-        f"successes of {trials} trials",
+        f"trials={trials}: {int(off.sum())} of {values.size} observed scores "
+        f"are not multiples of 1/{trials} (e.g. {values[k]:g} for model "
+        f"{matrix.model_ids[rows[k]]!r}, item {matrix.item_ids[cols[k]]!r}); they enter as "
+        f"fractional successes of {trials} trials",
         DataWarning,
         stacklevel=3,
     )
