@@ -370,14 +370,13 @@ def _int_option(name: str, value: str) -> int:
 def _trials(value: str, matrix: ResponseMatrix, quiet: bool) -> int:
     """``--trials``: an integer >= 1, or 'auto' (detected from the score grid, with a note)."""
     from latentbench.irt import detect_trials
-    from latentbench.irt._counts import observed_values
 
     if value != "auto":
         count = _int_option("trials", value)
         if count < 1:
             raise InputError(f"--trials {value}: expected an integer >= 1 or 'auto'")
         return count
-    count = detect_trials(observed_values(matrix)[0])  # never a sparse matrix's dense grid
+    count = detect_trials(matrix)  # its observed cells: never a sparse matrix's dense grid
     if count > 1 and not quiet:
         err_console.print(
             f"note: every score lies on a grid of 1/{count}: read as {count} trials per cell "

@@ -25,7 +25,7 @@ _TOLERANCE = 1e-4
 """How far ``K y`` may be from an integer (float32 scores: about 1e-7 relative)."""
 
 
-def detect_trials(scores: npt.NDArray[np.floating]) -> int:
+def detect_trials(scores: npt.NDArray[np.floating] | ResponseMatrix) -> int:
     """The number of trials per cell implied by the scores' grid; 1 when there is none.
 
     K (3 to :data:`MAX_DETECTED_TRIALS`) is returned when every observed score times K is an
@@ -35,13 +35,18 @@ def detect_trials(scores: npt.NDArray[np.floating]) -> int:
 
     Parameters
     ----------
-    scores : ndarray of shape (n_models, n_items)
-        Scores in [0, 1], NaN = missing.
+    scores : ndarray of shape (n_models, n_items), or ResponseMatrix
+        Scores in [0, 1], NaN = missing; a matrix is read by its observed cells
+        (:func:`observed_values`: a sparse matrix's dense grid is never built).
 
     Returns
     -------
     int
     """
+    from latentbench.io._matrix import ResponseMatrix
+
+    if isinstance(scores, ResponseMatrix):
+        scores = observed_values(scores)[0]
     values = np.unique(np.asarray(scores, dtype=np.float64)[~np.isnan(scores)])
     interior = values[(values > 0) & (values < 1)]
     if interior.size < 3:

@@ -600,7 +600,7 @@ def disconnected_models(matrix: ResponseMatrix) -> tuple[int, list[str]]:
 
 def _detected_trials(matrix: ResponseMatrix, warn: bool = True) -> int:
     """``trials="auto"``: K from the scores' grid (:func:`detect_trials`), said when K > 1."""
-    count = detect_trials(observed_values(matrix)[0])  # never a sparse matrix's dense grid
+    count = detect_trials(matrix)  # its observed cells: never a sparse matrix's dense grid
     if count > 1 and warn:
         warnings.warn(
             f"every score lies on a grid of 1/{count}: read as {count} trials per cell "
