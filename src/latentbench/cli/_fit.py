@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import typer
 from rich.table import Table
@@ -292,7 +292,7 @@ def fit(
             )
             describe_input(matrix, quiet)
             rank_value: int | str = "auto" if rank == "auto" else _int_option("rank", rank)
-            n_trials = _trials(trials, matrix, quiet)
+            n_trials = _trials(trials)
             estimator = TwoPL(
                 rank=rank_value,  # type: ignore[arg-type]
                 sigma=sigma,
@@ -367,19 +367,12 @@ def _int_option(name: str, value: str) -> int:
         raise InputError(f"--{name} {value!r}; expected an integer or 'auto'") from None
 
 
-def _trials(value: str, matrix: ResponseMatrix, quiet: bool) -> int:
-    """``--trials``: an integer >= 1, or 'auto' (detected from the score grid, with a note)."""
-    from latentbench.irt import detect_trials
-
-    if value != "auto":
-        count = _int_option("trials", value)
-        if count < 1:
-            raise InputError(f"--trials {value}: expected an integer >= 1 or 'auto'")
-        return count
-    count = detect_trials(matrix)  # its observed cells: never a sparse matrix's dense grid
-    if count > 1 and not quiet:
-        err_console.print(
-            f"note: every score lies on a grid of 1/{count}: read as {count} trials per cell "
-            f"(binomial likelihood); --trials 1 reads them as single soft labels"
-        )
+def _trials(value: str) -> int | Literal["auto"]:
+    """``--trials``: an integer >= 1, or 'auto' (TwoPL detects K from the score grid and
+    says so in a warning)."""
+    if value == "auto":
+        return "auto"
+    count = _int_option("trials", value)
+    if count < 1:
+        raise InputError(f"--trials {value}: expected an integer >= 1 or 'auto'")
     return count

@@ -230,12 +230,10 @@ def _report(
     elif source.suffix.lower() in (".duckdb", ".db"):
         run = SelectionRecord.from_store(source, run_id)
     else:
-        from latentbench.cli._fit import _trials
-
         progress(f"reading {source.name}")
         matrix = ResponseMatrix.read(source)
-        # as `fit` does: trials detected from the score grid (the same answer on every route)
-        estimator = TwoPL(l2=l2, trials=_trials("auto", matrix, quiet))
+        # as `fit` does: trials detected from the score grid (TwoPL's default, trials="auto")
+        estimator = TwoPL(l2=l2)
         result = estimator.fit(matrix, progress=progress)
     if selection is not None:
         run = SelectionRecord.read_json(selection)

@@ -604,7 +604,7 @@ def _detected_trials(matrix: ResponseMatrix, warn: bool = True) -> int:
     if count > 1 and warn:
         warnings.warn(
             f"every score lies on a grid of 1/{count}: read as {count} trials per cell "
-            "(binomial likelihood); TwoPL(trials=1) reads them as single soft labels",
+            "(binomial likelihood); trials=1 (fit --trials 1) reads them as single soft labels",
             DataWarning,
             stacklevel=3,
         )
