@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -191,6 +192,22 @@ def clone(model: TwoPL) -> TwoPL:
     return TwoPL(**model.get_params())
 
 
+def _half_replicas(
+    matrix: ResponseMatrix, p: np.ndarray, start: int, replicas: int
+) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+    """Parametric replicas of ``matrix`` from the fit's probabilities ``p`` (its missing cells
+    kept missing), each split into a calibration half and a scored half of the models:
+    ``(k, Y, cal, new)``, replica ``k`` seeded ``2000 + k``."""
+    observed = matrix.observed
+    for k in range(start, start + replicas):
+        rng = np.random.default_rng(2000 + k)
+        Y = (rng.random(p.shape) < p).astype(np.float32)
+        Y[~observed] = np.nan
+        perm = rng.permutation(matrix.n_models)
+        cal, new = np.sort(perm[: matrix.n_models // 2]), np.sort(perm[matrix.n_models // 2 :])
+        yield k, Y, cal, new
+
+
 def score_coverage(
     matrix: ResponseMatrix, replicas: int, start: int = 0, per_replica: bool = False
 ) -> tuple[float, float, float, float]:
@@ -204,16 +221,10 @@ def score_coverage(
     """
     fit = TwoPL().fit(matrix)
     p = fit.predict_proba()
-    observed = matrix.observed
     truth = fit.U[:, 0]
     ids = np.array(matrix.model_ids)
     covered, ses, sq, own = [], [], [], []
-    for k in range(start, start + replicas):
-        rng = np.random.default_rng(2000 + k)
-        Y = (rng.random(p.shape) < p).astype(np.float32)
-        Y[~observed] = np.nan
-        perm = rng.permutation(matrix.n_models)
-        cal, new = np.sort(perm[: matrix.n_models // 2]), np.sort(perm[matrix.n_models // 2 :])
+    for k, Y, cal, new in _half_replicas(matrix, p, start, replicas):
         calibration = TwoPL().fit(ResponseMatrix(Y[cal], list(ids[cal]), matrix.item_ids))
         scored = calibration.score_models(ResponseMatrix(Y[new], list(ids[new]), matrix.item_ids))
         target = on_reference_scale(truth[cal], calibration, truth[new])
@@ -253,15 +264,9 @@ def count_detached(matrix: ResponseMatrix, replicas: int, start: int = 0) -> Non
     _scoring._scores_with_random_items = lambda result: False  # type: ignore[assignment]
     fit = TwoPL().fit(matrix)
     p = fit.predict_proba()
-    observed = matrix.observed
     ids = np.array(matrix.model_ids)
     total_cal = total_new = 0
-    for k in range(start, start + replicas):
-        rng = np.random.default_rng(2000 + k)
-        Y = (rng.random(p.shape) < p).astype(np.float32)
-        Y[~observed] = np.nan
-        perm = rng.permutation(matrix.n_models)
-        cal, new = np.sort(perm[: matrix.n_models // 2]), np.sort(perm[matrix.n_models // 2 :])
+    for k, Y, cal, new in _half_replicas(matrix, p, start, replicas):
         calibration = TwoPL().fit(ResponseMatrix(Y[cal], list(ids[cal]), matrix.item_ids))
         scored = calibration.score_models(ResponseMatrix(Y[new], list(ids[new]), matrix.item_ids))
         norm = calibration.normalisation
