@@ -37,6 +37,8 @@ Measurements, each with its command line printed beside the table:
   interval's own coverage over 2,000 simulated 200-cell draws per model.
 * ``width-over-run``: the same ratio at 5-95 % of a model's items, default bets vs one
   horizon set to the effective cells at that point (oracle).
+* ``paired-diagnosis``: the variances a paired and a per-arm certificate bet on (best vs
+  its closest rivals, plain and doubly robust) and where each puts its cells at the stop.
 * ``worst-seeds``: why the default PULSE's worst seeds (identification, 16 / 16) stay wrong:
   the shared item order's prefix, next to UCB-E with the same and with its own order.
 * ``schedule``: evaluations to 95 % identification for batch sizes and initial batches
@@ -747,6 +749,75 @@ def certify(args: argparse.Namespace) -> None:
         )
 
 
+def paired_diagnosis(args: argparse.Namespace) -> None:
+    """Why the paired certificate does (not) pay: per-item variances and where the cells go.
+
+    For each pool, the true best against its three closest rivals: the top-two gap, the
+    variance of each row's scores, of their per-item differences (what the paired
+    certificate bets on), the rows' correlation, and the variances of the doubly robust
+    residuals under an oracle proxy (``oracle_residuals``: what the per-arm certificate bets
+    on) for each row and for their difference. Then, for ``--seeds`` seeds (``10000 k``), the
+    certified stop of the default PULSE (per-arm certificate) and of ``--variants`` (first
+    spec; default ``pulse:certificate=paired;certificate_weights=uniform``): cells of the
+    best, the runner-up, the third and all others at the stop.
+    """
+    from latentbench.select._policies import make_policy
+    from latentbench.select._schedule import default_schedule
+
+    spec = (args.variants.split("|")[0] if args.variants else "") or (
+        "pulse:certificate=paired;certificate_weights=uniform"
+    )
+    print(
+        "| pool | rival | gap | var best | var rival | var difference | correlation "
+        "| DR var best | DR var rival | DR var difference |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    pools = args.pools.split(",") if args.pools else list(REAL)
+    for name in pools:
+        history, Y = halves(name)
+        Y64 = Y.astype(np.float64)
+        mu = Y64.mean(axis=1)
+        rank = np.argsort(-mu)
+        b = int(rank[0])
+        resid = oracle_residuals(Y, history)
+        for k, j in enumerate(rank[1:4], start=2):
+            d = Y64[b] - Y64[j]
+            sd = Y64[b].std() * Y64[j].std()
+            corr = float(np.mean((Y64[b] - mu[b]) * (Y64[j] - mu[j])) / sd) if sd > 0 else 0.0
+            print(
+                f"| {name} | {k} | {mu[b] - mu[j]:.4f} | {Y64[b].var():.3f} | {Y64[j].var():.3f} "
+                f"| {d.var():.3f} | {corr:.2f} | {resid[b].var():.3f} | {resid[j].var():.3f} "
+                f"| {(resid[b] - resid[j]).var():.3f} |",
+                flush=True,
+            )
+    if args.seeds <= 0:
+        return
+    print()
+    print(f"Cells at the certified stop: default PULSE / `{spec}`")
+    print()
+    print("| pool | seed | best | runner-up | third | others | total |")
+    print("|---|---|---|---|---|---|---|")
+    for name in pools:
+        history, Y = halves(name)
+        mu = Y.mean(axis=1, dtype=np.float64)
+        top = np.argsort(-mu)[:3]
+        proxy = LowRankProxy(random_state=0).fit(history)
+        batch, init = default_schedule(Y.shape[0], Y.shape[1], None)
+        for k in range(args.seeds):
+            policies = [
+                Pulse(bonus="ci", delta=args.delta),
+                make_policy(spec, {"bonus": "ci", "delta": args.delta}),
+            ]
+            runs = [_certified_run(Y, p, batch, init, proxy, 10000 * k) for p in policies]
+            cells = [
+                (*r.n_observed[top].tolist(), int(r.evaluations_total - r.n_observed[top].sum()))
+                for r in runs
+            ]
+            row = " | ".join(f"{a:,} / {c:,}" for a, c in zip(*cells, strict=True))
+            total = " / ".join(f"{r.evaluations_total:,}" for r in runs)
+            print(f"| {name} | {10000 * k} | {row} | {total} |", flush=True)
+
+
 def width(args: argparse.Namespace) -> None:
     print(
         "| matrix | models | normal approx. (plain mean) | betting, plain | ratio "
@@ -1350,6 +1421,7 @@ def main() -> None:
             "history-free",
             "schedule",
             "worst-seeds",
+            "paired-diagnosis",
         ],
     )
     parser.add_argument("--seeds", type=int, default=200)
@@ -1419,6 +1491,7 @@ def main() -> None:
         "history-free": history_free,
         "schedule": schedule,
         "worst-seeds": worst_seeds,
+        "paired-diagnosis": paired_diagnosis,
     }
     run[args.what](args)
 

@@ -181,6 +181,11 @@ def _selection_findings(
             lo_col, hi_col = "certificate_lower", "certificate_upper"
             kind = "one-sided anytime-valid certificate bounds"
         overlap = int((others[hi_col] >= row[lo_col]).sum())
+        if "difference_lower" in arms.columns and others["difference_lower"].notna().all():
+            # the paired certificate (Pulse(certificate="paired")): lower bounds on the best's
+            # lead over each other model
+            kind = "paired anytime-valid certificate bounds on the differences"
+            overlap = int((others["difference_lower"] <= 0).sum())
         if overlap == 0:
             out.append(
                 {

@@ -222,6 +222,11 @@ class BettingConfSeq:
         Weight, in the certificate's one-sided mixtures, of one more capital process per arm
         whose bet is sized for the distance given by :meth:`set_target` before each batch
         (the fixed horizons share ``1 - target_weight``); 0 adds none.
+    certificate_levels : tuple of float, optional
+        ``(a_low, a_up)``: the levels of the certificate's lower and upper bounds instead of
+        ``alpha / (2 (n_arms - 1))`` and ``alpha / 2``; the bets are then sized for the
+        larger of the two (any predictable bet is valid). Used by the paired certificate
+        (:mod:`latentbench.select._paired`), one arm per pair.
 
     Attributes
     ----------
@@ -249,6 +254,7 @@ class BettingConfSeq:
         weights: tuple[float, ...] | None = None,
         certificate_weights: tuple[float, ...] | str | None = None,
         target_weight: float = 0.0,
+        certificate_levels: tuple[float, float] | None = None,
     ) -> None:
         if not 0 < alpha < 1:
             raise InputError(f"alpha={alpha!r}; expected a value in (0, 1)")
@@ -264,6 +270,16 @@ class BettingConfSeq:
         others = max(self.n_arms - 1, 1) if union else 1
         self._threshold_low = math.log(2.0 * others / alpha)
         self._threshold_up = math.log(2.0 / alpha)
+        bet_threshold = math.log(2.0 / level)
+        if certificate_levels is not None:
+            a_low, a_up = (float(a) for a in certificate_levels)
+            if not (0 < a_low < 1 and 0 < a_up < 1):
+                raise InputError(
+                    f"certificate_levels={certificate_levels!r}; expected two levels in (0, 1)"
+                )
+            self._threshold_low = math.log(1.0 / a_low)
+            self._threshold_up = math.log(1.0 / a_up)
+            bet_threshold = math.log(1.0 / max(a_low, a_up))
         if weights is None:  # 0.85 on the first horizon, the rest shared equally
             k = len(horizons)
             weights = (1.0,) if k == 1 else (0.85,) + (0.15 / (k - 1),) * (k - 1)
@@ -299,7 +315,7 @@ class BettingConfSeq:
         self._target = np.zeros(self.n_arms)  # distance; 0: no bet
         self._target_log = np.zeros(self.n_arms)  # the threshold the bet is sized for
         # each horizon's bet is sized for its own threshold log(2 / (level w))
-        self._bet_log = math.log(2.0 / level) - self._log_weight
+        self._bet_log = bet_threshold - self._log_weight
         # effective cells after t cells: A_t = sum_{s <= t} (n / N_s)^2, N_s = n - s + 1
         self._effective = np.cumsum(
             (n_items / (n_items - np.arange(n_items, dtype=np.float64))) ** 2
@@ -331,6 +347,8 @@ class BettingConfSeq:
         pool_sum: float,
         pool_min: float,
         pool_max: float,
+        *,
+        wager: bool = True,
     ) -> None:
         """Add one batch of an arm, revealed in order from its unobserved pool.
 
@@ -345,6 +363,11 @@ class BettingConfSeq:
             Proxy weight in [0, 1], fixed before the draw.
         pool_sum, pool_min, pool_max : float
             Sum, minimum and maximum of ``f`` over the pool before the batch.
+        wager : bool, default True
+            False: no bet on these cells (the capitals stay as they are, a bet of 0); they
+            still count in the sums, the deterministic bounds and the later bets' variance.
+            The paired certificate reveals the initial batch this way when its levels were
+            set from that batch (the capitals then start after it).
         """
         y = np.asarray(scores, dtype=np.float64)
         f = np.asarray(predictions, dtype=np.float64)
@@ -390,7 +413,7 @@ class BettingConfSeq:
         up = np.flatnonzero(~self._rejected_up[arm])
         first = min([*alive[:1].tolist(), *low[:1].tolist(), self._grid.size])
         last = max([*alive[-1:].tolist(), *up[-1:].tolist(), -1])
-        if first <= last:
+        if first <= last and wager:
             sl = slice(first, last + 1)
             log_up = np.ascontiguousarray(self._log_up[:, arm, sl])
             log_down = np.ascontiguousarray(self._log_down[:, arm, sl])

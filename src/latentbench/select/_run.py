@@ -80,6 +80,10 @@ class SelectionResult:
         ``stop="confidence"`` usually certifies with fewer cells.
     certified_arm : int or None
         The arm certified then (the recommendation at that round).
+    difference_lower : ndarray of shape (n_arms,) or None
+        With PULSE's paired certificate (``Pulse(certificate="paired")`` and a shared order):
+        lower bounds on ``mu_best - mu_j`` for every arm ``j`` (``inf`` at ``best``); the best
+        is certified when all are above 0, and ``certified`` uses them. None otherwise.
     """
 
     policy: str
@@ -109,6 +113,7 @@ class SelectionResult:
     certificate_upper: np.ndarray | None = None
     certified_after: int | None = None
     certified_arm: int | None = None
+    difference_lower: np.ndarray | None = None
 
     def interval_trajectories(self, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Simultaneous bounds of the chosen arms after every round.
@@ -135,6 +140,8 @@ class SelectionResult:
         least ``1 - delta``, whatever the stopping rule."""
         if self.lower is None or self.upper is None:
             return None
+        if self.difference_lower is not None:
+            return bool(np.all(np.delete(self.difference_lower, self.best) > 0))
         lower, upper = self.lower, self.upper
         if self.certificate_lower is not None and self.certificate_upper is not None:
             lower, upper = self.certificate_lower, self.certificate_upper
@@ -189,6 +196,8 @@ class SelectionResult:
             if self.certificate_lower is not None and self.certificate_upper is not None:
                 row["certificate_lower"] = float(self.certificate_lower[i])
                 row["certificate_upper"] = float(self.certificate_upper[i])
+            if self.difference_lower is not None and i != self.best:
+                row["difference_lower"] = float(self.difference_lower[i])
             arms.append(row)
         out: dict[str, Any] = {
             "policy": self.policy,
@@ -257,8 +266,12 @@ def _certificate(policy: Any) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 def _leader_certified(policy: Any, intervals: tuple[np.ndarray, np.ndarray], leader: int) -> bool:
-    """Whether ``leader``'s lower bound exceeds every other arm's upper bound (certificate
-    bounds when the policy has them, else its intervals)."""
+    """Whether ``leader`` is certified: by the policy's own rule when it has one
+    (``certifies``, e.g. PULSE's paired certificate), else its lower bound above every other
+    arm's upper bound (certificate bounds when the policy has them, else its intervals)."""
+    rule = getattr(policy, "certifies", None)
+    if callable(rule):
+        return bool(rule(leader))
     lo, hi = _certificate(policy) or intervals
     other = np.delete(hi, leader)
     return bool(other.size == 0 or lo[leader] > other.max())
@@ -528,6 +541,8 @@ def run_selection(
     bounds = policy.intervals() if monitor is None else monitor.intervals()
     cert = None if bounds is None else _certificate(monitor or policy)
     est = policy.estimates()
+    lead = getattr(policy, "difference_lower", None)
+    difference = lead(int(np.argmax(est))) if monitor is None and callable(lead) else None
     return SelectionResult(
         policy=policy.name,
         best=int(np.argmax(est)),
@@ -555,6 +570,7 @@ def run_selection(
         certificate_upper=None if cert is None else cert[1],
         certified_after=certified_after,
         certified_arm=certified_arm,
+        difference_lower=difference,
         params={
             "budget": int(budget),
             "n_items": n,

@@ -40,7 +40,7 @@ class SelectionState:
     rng : numpy.random.Generator
         Draws the reveal order of every arm.
     shared_order : bool, default False
-        One reveal order for all arms instead of one per arm.
+        One reveal order for all arms instead of one per arm (kept as ``shared_order``).
 
     Attributes
     ----------
@@ -64,6 +64,7 @@ class SelectionState:
         self, n_arms: int, n_items: int, rng: np.random.Generator, *, shared_order: bool = False
     ) -> None:
         self.n_arms, self.n_items = n_arms, n_items
+        self.shared_order = bool(shared_order)
         if shared_order:
             self.order = np.tile(rng.permutation(n_items).astype(np.int32), (n_arms, 1))
         else:
@@ -83,6 +84,11 @@ class SelectionState:
     def remaining(self) -> np.ndarray:
         """Unrevealed cells per arm, shape (n_arms,)."""
         return self.n_items - self.n_obs
+
+    def in_order(self, arm: int) -> bool:
+        """Whether ``arm``'s revealed cells are exactly the first ``T_arm`` items of its
+        order (only uniform draws so far)."""
+        return bool(self._pointer[arm] == self.n_obs[arm])
 
     def uniform_items(self, arm: int, size: int) -> np.ndarray:
         """``size`` unrevealed items of ``arm``, uniform without replacement given the past."""
