@@ -7,8 +7,9 @@ column sums ``sum_j w_j R_jg``, each item's ``w_j sum_g R_jg a_g`` and the per-m
 corrections ``sum_j c_ij w_j R_jg`` over the listed cells. The posterior matrix ``R`` (J, G)
 is never stored. :func:`newton` takes the M-step's Newton steps on every ability in one pass
 over (N, G). Both are serial (the fits run beside other processes and bootstrap workers);
-float64 throughout, with an exponential written out so LLVM can vectorise the loops over the
-grid (relative error below 3e-14, :func:`exp64`).
+float64 throughout, with an exponential and a ``log1p`` written out, and NumPy's error model
+(no zero-division checks: no divisor here can be 0), so that LLVM vectorises the loops over the
+grid (relative error below 3e-14, :func:`exp64`; 4e-16, :func:`log1p_unit`).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def _int64_bits_as_float64(typingctx: Any, x: Any) -> Any:  # pragma: no cover -
     return signature, codegen
 
 
-@numba.njit(inline="always", fastmath=_FASTMATH, cache=True)
+@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy", cache=True)
 def _exp(x: Any) -> Any:  # pragma: no cover - jit
     """exp(x) for float64 x in [-708.39, 709.78] (clamped there): reduction by ln 2 in two
     parts, degree-12 Taylor polynomial on |r| <= ln2 / 2, 2^n built from its bits."""
@@ -67,7 +68,7 @@ def _exp(x: Any) -> Any:  # pragma: no cover - jit
     return p * bits
 
 
-@numba.njit(inline="always", fastmath=_FASTMATH, cache=True)
+@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy", cache=True)
 def _log1p_unit(e: Any) -> Any:  # pragma: no cover - jit
     """log(1 + e) for float64 e in [0, 1] as 2 atanh(w), w = e / (2 + e) <= 1/3: the series
     to w^35 (truncation below 2e-17 relative), no library call, so loops vectorise."""
@@ -94,7 +95,7 @@ def _log1p_unit(e: Any) -> Any:  # pragma: no cover - jit
     return 2.0 * w * acc
 
 
-@numba.njit(fastmath=_FASTMATH, cache=True)
+@numba.njit(fastmath=_FASTMATH, error_model="numpy", cache=True)
 def _log1p_array(x: np.ndarray) -> np.ndarray:  # pragma: no cover - jit
     out = np.empty_like(x)
     for k in range(x.size):
@@ -108,7 +109,7 @@ def log1p_unit(x: np.ndarray) -> np.ndarray:
     return out.reshape(np.shape(x))
 
 
-@numba.njit(fastmath=_FASTMATH, cache=True)
+@numba.njit(fastmath=_FASTMATH, error_model="numpy", cache=True)
 def _exp_array(x: np.ndarray) -> np.ndarray:  # pragma: no cover - jit
     out = np.empty_like(x)
     for k in range(x.size):
@@ -122,7 +123,7 @@ def exp64(x: np.ndarray) -> np.ndarray:
     return out.reshape(np.shape(x))
 
 
-@numba.njit(fastmath=_FASTMATH, cache=True)
+@numba.njit(fastmath=_FASTMATH, error_model="numpy", cache=True)
 def e_step(  # pragma: no cover - jit
     s1: np.ndarray,
     s2: np.ndarray,
@@ -187,7 +188,7 @@ def e_step(  # pragma: no cover - jit
     return total
 
 
-@numba.njit(fastmath=_FASTMATH, cache=True)
+@numba.njit(fastmath=_FASTMATH, error_model="numpy", cache=True)
 def newton(  # pragma: no cover - jit
     theta: np.ndarray,
     correct: np.ndarray,
@@ -220,7 +221,7 @@ def newton(  # pragma: no cover - jit
     return out
 
 
-@numba.njit(fastmath=_FASTMATH, cache=True)
+@numba.njit(fastmath=_FASTMATH, error_model="numpy", cache=True)
 def log_sigmoid_lower(
     theta: np.ndarray, a: np.ndarray, b: np.ndarray
 ) -> np.ndarray:  # pragma: no cover - jit
