@@ -154,21 +154,30 @@ def e_step(  # pragma: no cover - jit
     for j in range(J):
         x1 = s1[j]
         x2 = s2[j]
-        for g in range(G):
-            ll[g] = x1 * a[g] + x2 * b[g] + base[g]
-        for k in range(indptr[j], indptr[j + 1]):
-            i = models[k]
-            c = coef[k]
+        k0 = indptr[j]
+        k1 = indptr[j + 1]
+        top = -1e308
+        if k0 == k1:  # no listed cells: the log-likelihood and its max in one loop
             for g in range(G):
-                ll[g] += c * lower[i, g]
-        top = ll[0]
-        for g in range(1, G):
-            v = ll[g]
-            top = v if v > top else top
+                v = x1 * a[g] + x2 * b[g] + base[g]
+                ll[g] = v
+                top = v if v > top else top
+        else:
+            for g in range(G):
+                ll[g] = x1 * a[g] + x2 * b[g] + base[g]
+            for k in range(k0, k1):
+                i = models[k]
+                c = coef[k]
+                for g in range(G):
+                    ll[g] += c * lower[i, g]
+            for g in range(G):
+                v = ll[g]
+                top = v if v > top else top
         norm = 0.0
         for g in range(G):
             d = ll[g] - top
-            e = _exp(d) if d >= LOG_TINY else 0.0
+            e = _exp(d)
+            e = e if d >= LOG_TINY else 0.0
             ll[g] = e
             norm += e
         scale = mult[j] / norm
@@ -179,7 +188,7 @@ def e_step(  # pragma: no cover - jit
             col[g] += r
             acc += r * a[g]
         ra[j] = acc
-        for k in range(indptr[j], indptr[j + 1]):
+        for k in range(k0, k1):
             i = models[k]
             c = coef[k]
             for g in range(G):
