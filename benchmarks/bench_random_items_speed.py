@@ -15,6 +15,7 @@ Usage::
 
     python benchmarks/bench_random_items_speed.py --only sim30x500,alpaca29x805
     python benchmarks/bench_random_items_speed.py --only mmlu14x12032 --boot 4 --repeats 1
+    python benchmarks/bench_random_items_speed.py --standard-errors --repeats 2
 """
 
 from __future__ import annotations
@@ -126,14 +127,38 @@ def _compare(name: str, args: argparse.Namespace) -> None:
         )
 
 
+def _standard_errors(repeats: int) -> None:
+    """``TwoPL().fit(simulate_2pl(30, 500, random_state=0)).standard_errors()`` on both paths,
+    alternating (the default pipeline: random-item fit and its 40-replicate bootstrap)."""
+    matrix = simulate_2pl(30, 500, random_state=0).matrix
+    tables: dict[bool, Any] = {}
+    for _ in range(repeats):
+        for fused in (False, True):
+            _random_items._FUSED = fused
+            result = TwoPL().fit(matrix)
+            start = time.perf_counter()
+            tables[fused] = result.standard_errors().abilities
+            seconds = time.perf_counter() - start
+            print(f"standard_errors 30x500 {'fused' if fused else 'reference'}: {seconds:.2f} s")
+    columns = ["theta", "se", "lower", "upper"]
+    diff = np.abs(tables[True][columns].to_numpy() - tables[False][columns].to_numpy()).max()
+    print(f"largest difference of the abilities tables: {diff:.1e}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", default="sim30x500,alpaca29x805,mmlu14x12032")
     parser.add_argument("--boot", type=int, default=_fitted.ITEM_BOOTSTRAP)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--data", type=Path, default=SHARED)
+    parser.add_argument(
+        "--standard-errors", action="store_true", help="time the 30 x 500 pipeline only"
+    )
     args = parser.parse_args()
     warnings.simplefilter("ignore")
+    if args.standard_errors:
+        _standard_errors(args.repeats)
+        return
     _fitted.ITEM_BOOTSTRAP = 0  # the pipeline's fit without its bootstrap: timed below
     warm = simulate_2pl(6, 40, random_state=1).matrix.scores
     _random_items._FUSED = True  # compile (or load) the kernels before timing

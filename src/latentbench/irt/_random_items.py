@@ -30,8 +30,11 @@ responses enter the E-step only through two per-item sums and the observed-cell 
 (J, 3 + N) x (3 + N, G) product per iteration, O(N J G) with missing cells and O(J G)
 without; G = 640 grid points. With at most :data:`SPARSE_MISSING` of the cells missing, the
 observed cells are counted as all cells minus a sparse correction on the missing ones,
-O(J G + missing G). The whole fit runs with BLAS on one thread
-(:mod:`latentbench.irt._blas`): its products are small and many.
+O(J G + missing G). The EM's iterations run this as fused numba kernels
+(:mod:`latentbench.irt._em_kernels`: one pass over the items that never stores the (J, G)
+posterior, and the Newton steps), equal to the NumPy path (:meth:`_Problem.posterior`,
+:meth:`_Problem.newton`, kept behind ``_FUSED``) up to rounding. The whole fit runs with BLAS
+on one thread (:mod:`latentbench.irt._blas`): its products are small and many.
 
 Item parameters are summarised by their posterior means and sds under ``G_hat``.
 """
