@@ -30,8 +30,11 @@ responses enter the E-step only through two per-item sums and the observed-cell 
 (J, 3 + N) x (3 + N, G) product per iteration, O(N J G) with missing cells and O(J G)
 without; G = 640 grid points. With at most :data:`SPARSE_MISSING` of the cells missing, the
 observed cells are counted as all cells minus a sparse correction on the missing ones,
-O(J G + missing G). The whole fit runs with BLAS on one thread
-(:mod:`latentbench.irt._blas`): its products are small and many.
+O(J G + missing G). The EM's iterations run this as fused numba kernels
+(:mod:`latentbench.irt._em_kernels`: one pass over the items that never stores the (J, G)
+posterior, and the Newton steps), equal to the NumPy path (:meth:`_Problem.posterior`,
+:meth:`_Problem.newton`, kept behind ``_FUSED``) up to rounding. The whole fit runs with BLAS
+on one thread (:mod:`latentbench.irt._blas`): its products are small and many.
 
 Item parameters are summarised by their posterior means and sds under ``G_hat``.
 """
@@ -46,6 +49,7 @@ from scipy.sparse import csr_array
 from scipy.special import expit
 
 from latentbench.exceptions import ConvergenceWarning
+from latentbench.irt import _em_kernels
 from latentbench.irt._blas import single_threaded_blas
 from latentbench.irt._squarem import extrapolate, next_step_max, squarem_step
 
@@ -74,6 +78,10 @@ _EDGE_ABORT = 0.1
 from :data:`EDGE_MASS` on; the stress matrices reach 0.17-0.45)."""
 _EDGE_WARMUP = 30
 _TINY = float(np.finfo(np.float64).tiny)
+_FUSED = True
+"""Whether the EM's iterations take the fused numba kernels (:mod:`._em_kernels`); False: the
+NumPy reference (:meth:`_Problem.posterior`, :meth:`_Problem.newton`), kept for comparison
+(``benchmarks/bench_random_items_speed.py``) and tests. The results agree to rounding."""
 SPARSE_MISSING = 0.05
 """Largest fraction of missing cells for which the E- and M-steps count the observed cells as
 all cells minus a sparse correction on the missing ones (O(missing G) instead of O(N J G) per
@@ -214,6 +222,55 @@ class _Problem:
             [np.zeros((J, 1)), self.Y.sum(axis=0)[:, None], np.ones((J, 1)), observed_part]
         )
         self.a, self.b = grid_a, grid_b
+        # the fused kernels' form of the same: the cells listed per item (CSR) with their
+        # coefficients, the missing ones (-K) when few are, else the observed ones (+K)
+        self.item_sums = np.ascontiguousarray(self.left[:, 1])
+        if self.complete:
+            listed = np.zeros(scores.shape, bool)
+        else:
+            listed = missing if self.sparse else observed
+        items, models = np.nonzero(listed.T)  # sorted by item
+        self.cell_ptr = np.concatenate([[0], np.cumsum(np.bincount(items, minlength=J))])
+        self.cell_model = models.astype(np.int64)
+        self.cell_coef = np.full(models.size, -float(trials) if self.sparse else float(trials))
+        self.multiplicity = (
+            np.ones(J) if self.weights is None else np.ascontiguousarray(self.weights)
+        )
+        self.total_weight = float(J) if self.weights is None else float(self.weights.sum())
+
+    def fused_step(
+        self, theta: np.ndarray, log_w: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, float]:
+        """One EM iteration by the fused kernels: the new law (weights, shape (G,)), the
+        abilities after the Newton steps (not standardised) and the marginal log-likelihood
+        at ``(theta, log_w)``; equal to :meth:`posterior`, the weighting by the items'
+        multiplicities and :meth:`newton` up to rounding."""
+        lower = _em_kernels.log_sigmoid_lower(theta, self.a, self.b)  # (N, G)
+        if self.complete or self.sparse:  # all cells in the column sums, the missing listed
+            base = log_w + float(self.trials) * lower.sum(axis=0)
+        else:  # the observed cells listed
+            base = np.ascontiguousarray(log_w, dtype=np.float64)
+        J, G = self.item_sums.size, self.a.size
+        col, ra, corr = np.empty(G), np.empty(J), np.empty((theta.size, G))
+        loglik = _em_kernels.e_step(
+            self.Y.T @ theta,
+            self.item_sums,
+            self.a,
+            self.b,
+            base,
+            self.cell_ptr,
+            self.cell_model,
+            self.cell_coef,
+            lower,
+            self.multiplicity,
+            col,
+            ra,
+            corr,
+        )
+        if self.complete or self.sparse:
+            corr += col * float(self.trials)
+        theta = _em_kernels.newton(theta, self.Y @ ra, self.a, self.b, corr, _NEWTON_STEPS)
+        return np.maximum(col / self.total_weight, 1e-300), theta, float(loglik)
 
     def posterior(self, theta: np.ndarray, log_w: np.ndarray) -> tuple[np.ndarray, float]:
         """Items' posterior over the grid, shape (J, G), and the marginal log-likelihood.
@@ -404,6 +461,9 @@ def _run_em(
 
     def em(point: _Point) -> tuple[_Point, float]:
         th, lw = point[0][:, 0], point[1][:, 0]
+        if _FUSED:
+            w, th, loglik = problem.fused_step(np.ascontiguousarray(th), np.ascontiguousarray(lw))
+            return (_standardise(th, ref)[:, None], np.log(w)[:, None], empty), loglik
         R, loglik = problem.posterior(th, lw)
         if problem.weights is not None:  # items counted by their multiplicities
             R *= problem.weights[:, None]
