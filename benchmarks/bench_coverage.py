@@ -90,14 +90,18 @@ def binomial_replica(kind: str, n_models: int, n_items: int, k: int) -> dict[str
     }
 
 
-def replica(args: tuple[str, int, int, int, int, bool, int | None]) -> dict[str, Any]:
+def replica(
+    args: tuple[str, int, int, int, int, bool, int | None, int | None],
+) -> dict[str, Any]:
     """One parametric replica: redraw, refit, score; the per-replica figures."""
-    kind, n_models, n_items, seed, k, scoring, boot = args
+    kind, n_models, n_items, seed, k, scoring, boot, jackknife = args
     warnings.simplefilter("ignore")
-    if boot is not None:
-        from latentbench.irt import _fitted
+    from latentbench.irt import _fitted
 
+    if boot is not None:
         _fitted.ITEM_BOOTSTRAP = boot
+    if jackknife is not None:
+        _fitted.MODEL_JACKKNIFE = bool(jackknife)
     if kind.startswith("binomial"):
         return binomial_replica(kind, n_models, n_items, k)
     matrix = stress_matrix(kind, n_models, n_items, seed)
@@ -208,6 +212,13 @@ def main() -> None:
         help="replicates of the random-item fit's item bootstrap (0: off; default: the "
         "library's, latentbench.irt._fitted.ITEM_BOOTSTRAP)",
     )
+    parser.add_argument(
+        "--model-jackknife",
+        type=int,
+        default=None,
+        help="score_models: 0 leaves out the jackknife over the calibration's models, 1 adds "
+        "it (default: the library's, latentbench.irt._fitted.MODEL_JACKKNIFE)",
+    )
     args = parser.parse_args()
     n_models, n_items = (int(x) for x in args.shape.split("x"))
     print(f"bench_coverage: {args.shape}, {args.replicas} replicas, stress seed {args.seed}")
@@ -221,7 +232,16 @@ def main() -> None:
     for kind in args.kinds.split(","):
         start = time.perf_counter()
         tasks = [
-            (kind, n_models, n_items, args.seed, k, not args.no_score, args.item_bootstrap)
+            (
+                kind,
+                n_models,
+                n_items,
+                args.seed,
+                k,
+                not args.no_score,
+                args.item_bootstrap,
+                args.model_jackknife,
+            )
             for k in range(args.start, args.start + args.replicas)
         ]
         if args.jobs > 1:

@@ -343,10 +343,19 @@ def main() -> None:
         help="diagnostic: run the item bootstrap on fits of up to this many items (default: "
         "the library's, latentbench.irt._fitted.ITEM_BOOTSTRAP_MAX_ITEMS)",
     )
+    parser.add_argument(
+        "--model-jackknife",
+        type=int,
+        default=None,
+        help="score_models: 0 leaves out the jackknife over the calibration's models, 1 adds "
+        "it (default: the library's, latentbench.irt._fitted.MODEL_JACKKNIFE)",
+    )
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     from latentbench.irt import _fitted
 
+    if args.model_jackknife is not None:
+        _fitted.MODEL_JACKKNIFE = bool(args.model_jackknife)
     if args.item_bootstrap is not None:
         _fitted.ITEM_BOOTSTRAP = args.item_bootstrap
     if args.item_bootstrap_max_items is not None:

@@ -1,13 +1,16 @@
-"""Wall time the item bootstrap adds to ``standard_errors`` and ``score_models`` (issue 28).
+"""Wall time the item bootstrap adds to ``standard_errors`` and ``score_models``, and the
+calibration's model jackknife to ``score_models`` (issue 28).
 
 On the calibration half of replica 0 of a shared matrix (``bench_heldout.py --score-only``'s
 protocol), times the default fit's ``standard_errors()`` (random-item fit, plus the item
-bootstrap where it applies) and ``score_models`` of the other half, with the bootstrap on (the
-library's default) and off (``ITEM_BOOTSTRAP = 0``).
+bootstrap where it applies) and ``score_models`` of the other half, with the bootstrap off
+(``ITEM_BOOTSTRAP = 0``) and on (the library's default), each without the model jackknife
+(``MODEL_JACKKNIFE = False``), then both on (the library's default).
 
 Usage::
 
     python benchmarks/bench_item_bootstrap_cost.py --only alpacaeval2_weighted
+    python benchmarks/bench_item_bootstrap_cost.py --stress 22x1000:stress
 """
 
 from __future__ import annotations
@@ -28,13 +31,29 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", default="alpacaeval2_weighted")
+    parser.add_argument(
+        "--stress",
+        default=None,
+        help="instead of a shared matrix: a simulated stress matrix of this shape and kind, "
+        "e.g. 22x1000:stress (bench_coverage's, replica 0's draw and split)",
+    )
     parser.add_argument("--data", type=Path, default=SHARED)
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    matrix = ResponseMatrix.read(args.data / f"{args.only}.parquet")
-    p = TwoPL().fit(matrix).predict_proba()
-    rng = np.random.default_rng(2000)
-    Y = (rng.random(p.shape) < p).astype(np.float32)
+    if args.stress:
+        from bench_coverage import stress_matrix
+
+        shape, kind = args.stress.split(":")
+        n_models, n_items = (int(x) for x in shape.split("x"))
+        matrix = stress_matrix(kind, n_models, n_items, 0)
+        args.only = f"{kind} {shape}"
+        rng = np.random.default_rng(1000)
+        Y = rng.binomial(1, TwoPL().fit(matrix).predict_proba()).astype(np.float32)
+    else:
+        matrix = ResponseMatrix.read(args.data / f"{args.only}.parquet")
+        p = TwoPL().fit(matrix).predict_proba()
+        rng = np.random.default_rng(2000)
+        Y = (rng.random(p.shape) < p).astype(np.float32)
     Y[~matrix.observed] = np.nan
     perm = rng.permutation(matrix.n_models)
     half = matrix.n_models // 2
@@ -43,8 +62,9 @@ def main() -> None:
     calibration = ResponseMatrix(Y[cal], list(ids[cal]), matrix.item_ids)
     scored = ResponseMatrix(Y[new], list(ids[new]), matrix.item_ids)
     default = _fitted.ITEM_BOOTSTRAP
-    for replicates in (0, default):
+    for replicates, jackknife in ((0, False), (default, False), (default, True)):
         _fitted.ITEM_BOOTSTRAP = replicates
+        _fitted.MODEL_JACKKNIFE = jackknife
         fit = TwoPL().fit(calibration)
         start = time.perf_counter()
         unc = fit.standard_errors()
@@ -54,7 +74,8 @@ def main() -> None:
         score_s = time.perf_counter() - start
         print(
             f"{args.only} half {calibration.n_models} x {calibration.n_items}, item bootstrap "
-            f"{replicates}: standard_errors {se_s:.1f} s ({unc.method}), score_models of "
+            f"{replicates}, model jackknife {jackknife}: standard_errors {se_s:.1f} s "
+            f"({unc.method}), score_models of "
             f"{scored.n_models} models {score_s:.1f} s",
             flush=True,
         )

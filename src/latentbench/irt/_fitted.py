@@ -4,6 +4,7 @@ uncertainty modules (:mod:`latentbench.irt.inference`, :mod:`latentbench.irt._bo
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from typing import TYPE_CHECKING
 
@@ -13,7 +14,13 @@ from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._laplace import JointLaplace, joint_laplace
 from latentbench.irt._objective import GaussianPenalty
-from latentbench.irt._random_items import RandomItemsFit, fit_random_items, item_bootstrap
+from latentbench.irt._random_items import (
+    ModelJackknife,
+    RandomItemsFit,
+    fit_random_items,
+    item_bootstrap,
+    model_jackknife,
+)
 from latentbench.irt._stats import norm_ppf
 
 if TYPE_CHECKING:
@@ -22,9 +29,11 @@ if TYPE_CHECKING:
 __all__ = [
     "ITEM_BOOTSTRAP",
     "JOINT_MAX_MODELS",
+    "MODEL_JACKKNIFE",
     "RANDOM_ITEMS_MAX_ITEMS",
     "RANDOM_ITEMS_MAX_MODELS",
     "laplace_of",
+    "model_jackknife_of",
     "per_trial_penalty",
     "random_items_fit",
     "reference_of",
@@ -66,6 +75,37 @@ ITEM_BOOTSTRAP_TOL = 3e-3
 
 ITEM_BOOTSTRAP_SEED = 0
 """Seed of the item bootstrap's resamples (fixed: the same intervals on every call)."""
+
+
+MODEL_JACKKNIFE = True
+"""Whether :meth:`IRTResult.score_models` adds the calibration's delete-one jackknife over its
+models to the scored abilities' variance (:func:`model_jackknife_of`); False turns it off
+(e.g. ``latentbench.irt._fitted.MODEL_JACKKNIFE = False`` in a benchmark)."""
+
+MODEL_JACKKNIFE_MAX_MODELS = 30
+"""The jackknife runs on calibrations of at most this many reference models (one EM refit per
+model; the same limit as the item bootstrap's: a scale set by few models) ..."""
+
+MODEL_JACKKNIFE_MAX_ITEMS = 2000
+"""... and at most this many items (each refit O(N J G) per EM iteration)."""
+
+MODEL_JACKKNIFE_GROUPS = 12
+"""Largest number of refits of the jackknife: up to this many reference models it leaves out
+one model at a time, above it one of this many seeded groups of models (delete-a-group; the
+cost is one EM refit per group)."""
+
+MODEL_JACKKNIFE_TOL = 1e-4
+"""The refits' EM stopping tolerance (the fit's own; 3e-3 inflated some jackknife sds by up to
+1.7 times: the jackknife multiplies each refit's deviation, convergence noise included)."""
+
+
+def _model_jackknife_applies(n_models: int, n_items: int) -> bool:
+    """Whether ``score_models`` on a calibration of this shape adds the model jackknife."""
+    return (
+        MODEL_JACKKNIFE
+        and 4 <= n_models <= MODEL_JACKKNIFE_MAX_MODELS
+        and n_items <= MODEL_JACKKNIFE_MAX_ITEMS
+    )
 
 
 def _item_bootstrap_applies(n_models: int, n_items: int) -> bool:
@@ -135,6 +175,40 @@ def random_items_fit(
     fit.data_key = key
     result.random_items = fit
     return fit
+
+
+def model_jackknife_of(result: IRTResult) -> ModelJackknife | None:
+    """The jackknife over the reference models of a random-item fit, or None (delete-one up
+    to :data:`MODEL_JACKKNIFE_GROUPS` models, delete-a-group above).
+
+    Computed on first use (by :meth:`IRTResult.score_models`) and cached on the result
+    (``result.model_jackknife``, keyed by the random-item fit's fingerprint of the scores);
+    None where it does not apply (:data:`MODEL_JACKKNIFE`, at least 4 and at most
+    :data:`MODEL_JACKKNIFE_MAX_MODELS` reference models, at most
+    :data:`MODEL_JACKKNIFE_MAX_ITEMS` items). Not saved with the fit: a loaded result keeps no
+    matrix, and ``score_models`` then holds the items fixed.
+    """
+    law = random_items_fit(result)
+    reference = reference_of(result)
+    if not _model_jackknife_applies(int(reference.sum()), int(result.shape[1])):
+        return None
+    cached = result.model_jackknife
+    if cached is not None and cached.data_key == law.data_key:
+        return cached
+    scores, _ = _observed(result, None)
+    fit = copy.copy(law)
+    fit.theta = law.theta[reference]
+    jack = model_jackknife(
+        scores[reference],
+        fit,
+        float(result.sigma),
+        groups=MODEL_JACKKNIFE_GROUPS,
+        tol=MODEL_JACKKNIFE_TOL,
+        trials=trials_of(result),
+    )
+    jack.data_key = law.data_key
+    result.model_jackknife = jack
+    return jack
 
 
 def fitted_matrix(

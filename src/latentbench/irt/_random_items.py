@@ -56,9 +56,12 @@ from latentbench.irt._squarem import extrapolate, next_step_max, squarem_step
 __all__ = [
     "EDGE_INVALID",
     "EDGE_MASS",
+    "ModelJackknife",
     "RandomItemsFit",
     "fit_random_items",
     "item_bootstrap",
+    "jackknife_groups",
+    "model_jackknife",
     "resamples",
 ]
 
@@ -739,3 +742,116 @@ def item_bootstrap(
         theta[r, rows] = theta_r
         weights[r, keep] = np.exp(log_w)
     return theta, weights
+
+
+@dataclass
+class ModelJackknife:
+    """Delete-a-group jackknife over the models of a random-item fit (:func:`model_jackknife`).
+
+    Attributes
+    ----------
+    group : ndarray of int, shape (N,)
+        Each model's group (0 .. G - 1); with at most ``groups`` models, model k is group k
+        (delete-one).
+    theta : ndarray of shape (G, N)
+        Row g: the abilities refitted without group g (on that refit's reporting scale: mean
+        0, sd 1 over the others; NaN for the group's models).
+    weights : ndarray of shape (G, G_grid)
+        Row g: that refit's item-law weights on the fit's grid.
+    tol : float
+        The refits' EM stopping tolerance.
+    data_key : str
+        Fingerprint of the scores (that of the random-item fit it was computed from).
+    """
+
+    group: np.ndarray
+    theta: np.ndarray
+    weights: np.ndarray
+    tol: float
+    data_key: str = ""
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.theta.shape[0])
+
+
+def jackknife_groups(n_models: int, groups: int, seed: int = 0) -> np.ndarray:
+    """Group labels (N,) of a delete-a-group jackknife: model k is group k when ``n_models
+    <= groups`` (delete-one), else the models of a seeded permutation split into ``groups``
+    groups of sizes differing by at most one."""
+    if n_models <= groups:
+        return np.arange(n_models)
+    order = np.random.default_rng(seed).permutation(n_models)
+    label = np.empty(n_models, dtype=np.int64)
+    for g, part in enumerate(np.array_split(order, groups)):
+        label[part] = g
+    return label
+
+
+@single_threaded_blas
+def model_jackknife(
+    scores: np.ndarray,
+    fit: RandomItemsFit,
+    sigma: float = 1.0,
+    *,
+    groups: int = 12,
+    seed: int = 0,
+    tol: float = 1e-4,
+    max_iter: int = 2000,
+    trials: int = 1,
+) -> ModelJackknife:
+    """Delete-a-group jackknife over the models of a random-item fit: the EM redone without
+    each group of models (delete-one up to ``groups`` models).
+
+    Refit g drops the models of group g (:func:`jackknife_groups`) and runs the estimator's
+    own EM on the fit's grid, from a uniform law as the fit does, with the other abilities
+    started at the fit's; its reporting scale is that of the others. New models scored
+    against each refit's item law (:func:`latentbench.irt._scoring.score_models`) show how
+    much their place on the calibration's scale depends on which models calibrated the items.
+
+    A bootstrap over the models (rows drawn with replacement) is not usable here: copies of a
+    model are identical rows, which the item law reads as independent models agreeing on
+    every item, and it bends toward that model's response pattern (one model drawn three
+    times out of 9 took the others' abilities to a correlation of 0.62 with the fit's on a
+    22 x 1000 stress calibration half; leaving models out keeps it at 0.999 or more).
+
+    Parameters
+    ----------
+    scores : ndarray of shape (N, J)
+        The matrix ``fit`` was fitted on (NaN missing; the models that set its scale).
+    fit : RandomItemsFit
+        Its ``theta`` of shape (N,), ``grid_a``, ``grid_b``.
+    sigma : float, default 1.0
+    groups : int, default 12
+        Largest number of refits (the cost: one EM each).
+    seed : int, default 0
+        Seed of the grouping (more than ``groups`` models).
+    tol : float, default 1e-4
+        The refits' EM stopping rule (as :func:`fit_random_items`): the jackknife multiplies
+        each refit's deviation by about sqrt(G), convergence noise included (at 3e-3 some
+        models' jackknife sd was up to 1.7 times that at 1e-4).
+    max_iter : int, default 2000
+    trials : int, default 1
+
+    Returns
+    -------
+    ModelJackknife
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    N = scores.shape[0]
+    label = jackknife_groups(N, groups, seed)
+    G = int(label.max()) + 1
+    grid_a, grid_b = fit.grid_a / sigma, fit.grid_b / sigma
+    log_w0 = np.full(grid_a.size, -np.log(grid_a.size))
+    theta = np.full((G, N), np.nan)
+    weights = np.zeros((G, grid_a.size))
+    start = np.asarray(fit.theta, float)
+    for g in range(G):
+        rows = np.flatnonzero(label != g)
+        problem = _Problem(scores[rows], grid_a, grid_b, trials)
+        theta_g, log_w, _, _, _ = _run_em(
+            problem, start[rows], np.ones(rows.size, bool), tol, max_iter, log_w0=log_w0
+        )
+        theta[g, rows] = theta_g
+        weights[g] = np.exp(log_w)
+    return ModelJackknife(label, theta, weights, float(tol))

@@ -25,7 +25,7 @@ from latentbench.irt._objective import (
     probabilities,
 )
 from latentbench.irt._priors import PriorSelection
-from latentbench.irt._random_items import RandomItemsFit
+from latentbench.irt._random_items import ModelJackknife, RandomItemsFit
 from latentbench.irt._sparse import predict_cells
 
 if TYPE_CHECKING:
@@ -116,6 +116,10 @@ class IRTResult:
         The abilities by marginal likelihood over the items, computed (once) by
         :meth:`standard_errors` for a rank-1 MAP fit of at most
         :data:`~latentbench.irt.inference.RANDOM_ITEMS_MAX_MODELS` models.
+    model_jackknife : ModelJackknife or None
+        The delete-one jackknife over the models of that fit, computed (once) by
+        :meth:`score_models` on calibrations of at most
+        :data:`~latentbench.irt._fitted.MODEL_JACKKNIFE_MAX_MODELS` models (not saved).
     """
 
     abilities: pd.DataFrame
@@ -141,6 +145,7 @@ class IRTResult:
     prior_selection: PriorSelection | None = None
     matrix: ResponseMatrix | None = field(default=None, repr=False, compare=False)
     random_items: RandomItemsFit | None = field(default=None, repr=False, compare=False)
+    model_jackknife: ModelJackknife | None = field(default=None, repr=False, compare=False)
 
     @property
     def model_ids(self) -> list[str]:

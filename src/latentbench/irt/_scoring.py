@@ -56,7 +56,16 @@ def score_models(
         scoring_variance`); where the calibration ran the item bootstrap (few models and
         items, :func:`latentbench.irt._fitted.random_items_fit`), ``se`` is at least the sd of
         the model's scores against the bootstrap's replicate laws, its own items resampled
-        with the calibration's (:func:`_bootstrap_scores`). Otherwise ``theta`` is
+        with the calibration's (:func:`_bootstrap_scores`). On calibrations of at most
+        :data:`~latentbench.irt._fitted.MODEL_JACKKNIFE_MAX_MODELS` reference models and
+        :data:`~latentbench.irt._fitted.MODEL_JACKKNIFE_MAX_ITEMS` items, the calibration's
+        models are treated as a sample too: ``se^2`` gains the jackknife variance
+        ``(G - 1) / G sum_g (theta_g - mean)^2`` of the model's scores ``theta_g`` against
+        the calibration refitted without its model g (without group g of G =
+        :data:`~latentbench.irt._fitted.MODEL_JACKKNIFE_GROUPS` above that many), carried to the
+        calibration's scale (:func:`_jackknife_scores`; the law of total variance: the
+        variance with the calibration's models fixed plus that over them), recorded in
+        ``DataFrame.attrs["checks"]["model_jackknife"]``. Otherwise ``theta`` is
         ``theta_fit`` and ``se`` the observed
         information at it, penalty included, plus, for rank 1 when the result holds its
         matrix, the calibration's variance (joint Laplace for a MAP fit with at most 1000
@@ -105,6 +114,7 @@ def score_models(
     spread = np.nanmax(scores, axis=1, initial=-1.0) - np.nanmin(scores, axis=1, initial=2.0)
     constant = ~no_data & (spread <= 0) & ((accuracy == 0) | (accuracy == 1))
     centre, se = U[:, 0].copy(), np.sqrt(var_own)
+    checks: dict[str, dict[str, object]] = {}
     if result.rank == 1 and result.matrix is not None:
         var_items = _calibration_variance(result, scores, cols, U[:, 0], hessian)
         se = np.sqrt(var_own + var_items)
@@ -133,6 +143,30 @@ def score_models(
                     warnings.simplefilter("ignore", RuntimeWarning)
                     sd = np.nanstd(boot, axis=0, ddof=1)
                 se[rows] = np.where(np.isfinite(sd), np.maximum(se[rows], sd), se[rows])
+            jack = _jackknife_scores(result, scores[rows], cols, theta_m)
+            if jack is not None:
+                # the calibration's models as a sample: how the new model's place on the
+                # calibration's scale moves with the models the items were calibrated on
+                # (delete-one jackknife); added to the variance with those models fixed
+                # (law of total variance)
+                values, n_groups, tol = jack
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    deviation = values - np.nanmean(values, axis=0)
+                    var_jack = (n_groups - 1) / n_groups * np.nansum(deviation**2, axis=0)
+                usable = np.isfinite(var_jack) & (np.isfinite(values).sum(axis=0) >= 2)
+                var_jack = np.where(usable, var_jack, 0.0)
+                ratio = np.sqrt(var_jack) / np.maximum(se[rows], 1e-300)
+                se[rows] = np.sqrt(se[rows] ** 2 + var_jack)
+                checks["model_jackknife"] = {
+                    "refits": int(n_groups),
+                    "tol": tol,
+                    "rule": "se^2 = se^2 with the calibration's models fixed + the jackknife "
+                    "variance over them (delete-one; delete-a-group above "
+                    "MODEL_JACKKNIFE_GROUPS models)",
+                    "sd_ratio_median": float(np.median(ratio[usable])) if usable.any() else None,
+                    "sd_ratio_max": float(np.max(ratio[usable])) if usable.any() else None,
+                }
     centre[no_data], se[no_data] = 0.0, 1.0
     z = 1.959963984540054
     lower, upper = centre - z * se, centre + z * se
@@ -161,7 +195,7 @@ def score_models(
             LatentbenchWarning,
             stacklevel=2,
         )
-    return pd.DataFrame(
+    frame = pd.DataFrame(
         {
             "model": model_ids,
             "theta": centre,
@@ -177,6 +211,8 @@ def score_models(
             "detached": detached,
         }
     )
+    frame.attrs["checks"] = checks
+    return frame
 
 
 def _new_models(
@@ -406,23 +442,98 @@ def _bootstrap_scores(
         # the calibration's abilities from the fit to the replicate)
         slope, shift = np.polyfit(law.theta[reference], th_ref, 1)
         for i in range(scores.shape[0]):  # one model at a time: (J, G) arrays
-            yi, ni = y[i, used], n[i, used]
-            th = float(shift + slope * theta[i])
-            for _ in range(steps):
-                z = ga * th + gb
-                p = 1.0 / (1.0 + np.exp(-z))
-                log_lik = np.outer(yi, z) - np.outer(ni, np.logaddexp(0.0, z))
-                log_lik -= log_lik.max(axis=1, keepdims=True)
-                Q = R_used * np.exp(log_lik)
-                Q /= np.maximum(Q.sum(axis=1, keepdims=True), 1e-300)
-                a2 = ga * ga
-                S = Q @ np.column_stack([ga, ga * p, a2, a2 * p, a2 * p * p, a2 * p * (1 - p)])
-                mean = yi * S[:, 0] - ni * S[:, 1]
-                second = yi * yi * S[:, 2] - 2.0 * yi * ni * S[:, 3] + ni * ni * S[:, 4]
-                info = float(w_used @ (ni * S[:, 5] - (second - mean * mean)))
-                step = float(w_used @ mean) / max(info, 1e-8)
-                th += float(np.clip(step, -1.0, 1.0))
-                if abs(step) < 1e-6:
-                    break
+            start = float(shift + slope * theta[i])
+            th = _newton_products(y[i, used], n[i, used], R_used, ga, gb, start, steps, w_used)
             out[r, i] = th
     return out
+
+
+def _jackknife_scores(
+    result: IRTResult, scores: np.ndarray, cols: np.ndarray, theta: np.ndarray, steps: int = 4
+) -> tuple[np.ndarray, int, float] | None:
+    """New models' abilities against every jackknife refit of the calibration, on its scale.
+
+    Refit g (:func:`latentbench.irt._fitted.model_jackknife_of`) left the calibration models
+    of group g out (one model each up to
+    :data:`~latentbench.irt._fitted.MODEL_JACKKNIFE_GROUPS` models); each new model is scored
+    against that refit's items' posterior ``R`` (given the
+    other calibration models' cells), its own cells all counted, by ``steps`` Newton steps
+    on its marginal likelihood from its full-data score carried to the refit's scale, and the
+    score is carried back by the affine map of the remaining calibration models' abilities
+    from the fit to the refit (least squares; the refit's scale is set by N - 1 models, the
+    calibration's by N: the map removes that difference, which is not an error of the new
+    model). Returns (G, M) scores on the calibration's reporting scale (a row of NaN where a
+    refit's map is degenerate), the number of groups G and the refits' tolerance, or None
+    where the jackknife does not apply.
+    """
+    from latentbench.irt._fitted import model_jackknife_of, random_items_fit, reference_of
+    from latentbench.irt._random_items import SUPPORT, _Problem
+
+    jack = model_jackknife_of(result)
+    if jack is None:
+        return None
+    law = random_items_fit(result)
+    assert result.matrix is not None
+    sigma, trials = float(result.sigma), trials_of(result)
+    reference = reference_of(result)
+    calibration = np.asarray(result.matrix.scores, float)[reference][:, cols]
+    full = law.theta[reference]
+    observed = ~np.isnan(scores)
+    y = np.where(observed, scores, 0.0) * trials  # successes
+    n = observed * float(trials)  # trials per cell
+    G = jack.n_groups
+    out = np.full((G, scores.shape[0]), np.nan)
+    for g in range(G):
+        rows = np.flatnonzero(jack.group != g)
+        keep = jack.weights[g] > SUPPORT
+        ga, gb = law.grid_a[keep] / sigma, law.grid_b[keep] / sigma
+        R = _Problem(calibration[rows], ga, gb, trials).posterior(
+            jack.theta[g, rows], np.log(jack.weights[g, keep])
+        )[0]
+        used = R.max(axis=0) > 1e-12  # grid points no item uses
+        R, ga, gb = R[:, used], ga[used], gb[used]
+        slope, shift = np.polyfit(full[rows], jack.theta[g, rows], 1)
+        if not slope > 0:
+            continue
+        for i in range(scores.shape[0]):  # one model at a time: (J, G) arrays
+            th = _newton_products(y[i], n[i], R, ga, gb, float(shift + slope * theta[i]), steps)
+            out[g, i] = (th - shift) / slope
+    return out, G, jack.tol
+
+
+def _newton_products(
+    y: np.ndarray,
+    n: np.ndarray,
+    R: np.ndarray,
+    ga: np.ndarray,
+    gb: np.ndarray,
+    theta: float,
+    steps: int,
+    weights: np.ndarray | None = None,
+) -> float:
+    """Newton steps on one model's marginal log-likelihood against items' posteriors ``R``
+    (as :func:`_newton`), every sum over the grid a product of the items' posterior given
+    the model's cells, ``Q_jg ~ R_jg exp(y_j z_g - n_j log(1 + e^z_g))``, with five grid
+    vectors; ``weights`` (J,): item multiplicities. Returns the ability."""
+    th = float(theta)
+    a2 = ga * ga
+    for _ in range(steps):
+        z = ga * th + gb
+        p = 1.0 / (1.0 + np.exp(-z))
+        log_lik = np.outer(y, z) - np.outer(n, np.logaddexp(0.0, z))
+        log_lik -= log_lik.max(axis=1, keepdims=True)
+        Q = R * np.exp(log_lik)
+        Q /= np.maximum(Q.sum(axis=1, keepdims=True), 1e-300)
+        S = Q @ np.column_stack([ga, ga * p, a2, a2 * p, a2 * p * p, a2 * p * (1 - p)])
+        mean = y * S[:, 0] - n * S[:, 1]
+        second = y * y * S[:, 2] - 2.0 * y * n * S[:, 3] + n * n * S[:, 4]
+        per_item = n * S[:, 5] - (second - mean * mean)
+        if weights is None:
+            grad, info = float(mean.sum()), float(per_item.sum())
+        else:
+            grad, info = float(weights @ mean), float(weights @ per_item)
+        step = grad / max(info, 1e-8)
+        th += float(np.clip(step, -1.0, 1.0))
+        if abs(step) < 1e-6:
+            break
+    return th
