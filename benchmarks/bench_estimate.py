@@ -28,7 +28,12 @@ computed once per held-out model and shared by every method). At 30, 100 and 300
   precision=0.02)``; ``-dr-untargeted``: the interval without the target, fed the same
   rounds); ``-composite`` and ``-model`` are the other point estimates
   (same runs, same interval). Dumps written before the proxies existed have ``ours-dr`` etc.
-  (the IRT proxy).
+  (the IRT proxy). ``--proxies`` also takes the trial variants of issue 27
+  (``_estimate_common.make_estimate``): ``resridge`` (the ridge proxy on principal directions
+  of the calibration models' IRT residuals), and any proxy suffixed ``-d`` (items drawn with
+  the IRT predictions' design: the same draws as ``irt``), ``-v`` (precision weights and bets
+  from the IRT predictions' variance) or ``-vd``; each prints its paired difference to
+  ``ours-irt-dr``.
 
 Prints per matrix: MAE with its standard error over (model, seed), coverage of the 95%
 intervals, and the median number of items to a +-0.02 half-width (capped at --cap; a capped
@@ -46,7 +51,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from _estimate_common import held_out
+from _estimate_common import held_out, make_estimate
 
 from latentbench import ResponseMatrix
 from latentbench.irt._objective import sigmoid
@@ -260,10 +265,10 @@ def run_matrix(
                 t_hat = map_theta(a[seen], bb[seen], y[seen])
                 if t in BUDGETS and t < n:
                     add("cat", f"mae{t}", abs(float(sigmoid(a * t_hat + bb).mean()) - truth))
-            # ours: both proxies, the same random stream each
+            # ours: each proxy, the same random stream each
             for proxy in proxies:
                 tag = f"ours-{proxy}"
-                seq = SequentialEstimate(cal, pop, delta=0.05, proxy=proxy, target=PRECISION)
+                seq = make_estimate(cal, np.delete(Y, i, axis=0), pop, proxy, PRECISION)
                 plain = WeightedBettingCS(0.05)  # the same rounds, no target
                 srng = np.random.default_rng([s, i, 7])
                 reached = reached_plain = None
@@ -352,6 +357,23 @@ def summarise(name: str, rec: dict[str, dict], cap: int) -> list[str]:
                 f"{d.std(ddof=1) / np.sqrt(d.size):.1f} (paired mean ± SE, n={d.size}); "
                 f"median {np.median(ours):.0f} vs {np.median(plain):.0f}"
             )
+    ref = rec.get("ours-irt-dr", {})
+    for method, vals in rec.items():  # paired against the IRT proxy (same random stream)
+        if not method.startswith("ours-") or method.startswith("ours-irt-") or not ref:
+            continue
+        if not method.endswith("-dr"):
+            continue
+        cells = []
+        for key in (*(f"mae{b}" for b in BUDGETS), "items002"):
+            a, b0 = np.asarray(vals.get(key, [])), np.asarray(ref.get(key, []))
+            if a.size < 2 or a.size != b0.size:
+                continue
+            d = a - b0
+            fmt = ".1f" if key == "items002" else ".4f"
+            se = d.std(ddof=1) / np.sqrt(d.size)
+            cells.append(f"{key} {d.mean():+{fmt}} ± {se:{fmt}}")
+        if cells:
+            lines.append(f"\n{method} − ours-irt-dr (paired, n={d.size}): " + "; ".join(cells))
     for method, vals in rec.items():
         ms = vals.get("ms_per_step")
         if ms:
@@ -437,7 +459,7 @@ def main() -> None:
                 rec_in.setdefault("ours-dr", {})[key] = old.pop(key)
             order = [
                 f"ours{tag}-{kind}"
-                for tag in ("", "-irt", "-ridge")
+                for tag in ("", "-irt", "-ridge", "-resridge")
                 for kind in ("dr", "composite", "model")
             ]
             rec_in = {

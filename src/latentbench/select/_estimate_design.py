@@ -278,6 +278,11 @@ class SequentialEstimate:
         self.cs = WeightedBettingCS(self.delta, grid=self._grid, target=target)
 
     # ---------------------------------------------------------------- one round
+    def _item_variance(self) -> np.ndarray:
+        """Per-item variance behind a round's predicted variance (bet sizing and precision
+        weights only): the Bernoulli variance of the current predictions, floored."""
+        return np.asarray(np.maximum(self.f * (1.0 - self.f), _VARIANCE_FLOOR))
+
     @property
     def exhausted(self) -> bool:
         return not self.unrevealed.any()
@@ -309,7 +314,7 @@ class SequentialEstimate:
         ratio_lo = np.where(U, -f / np.where(U, n * pi, 1.0), np.inf)
         ratio_hi = np.where(U, (1.0 - f) / np.where(U, n * pi, 1.0), -np.inf)
         lo, hi = center + float(ratio_lo.min()), center + float(ratio_hi.max())
-        var_j = np.maximum(f * (1.0 - f), _VARIANCE_FLOOR)
+        var_j = self._item_variance()
         variance = float((var_j[U] / pi[U]).sum()) / n**2
         variance = max(variance, 1e-12)
         self.unrevealed[j] = False
