@@ -147,9 +147,10 @@ def test_score_models_with_few_calibration_models_covers():
     """20 calibration models, 10 new ones on a random half of the items each: the 95%
     intervals (random-item likelihood, the calibration's uncertainty included) cover the new
     models' true abilities on the calibration's scale. Tolerance: 3.5 Monte Carlo se from
-    the spread across data sets, never below the binomial one."""
+    the spread across data sets, never below the binomial one. Eight data sets (twelve
+    before the calibration-model jackknife tripled each set's cost: the suite's time)."""
     covered = []
-    for seed in range(12):
+    for seed in range(8):
         data = simulate_2pl(30, 400, random_state=seed)
         result = TwoPL().fit(data.matrix.subset(models=np.arange(20)))
         new = np.array(data.complete[20:], copy=True)
@@ -162,7 +163,7 @@ def test_score_models_with_few_calibration_models_covers():
         truth = (theta[20:] - theta[:20].mean()) / theta[:20].std()
         covered.append(np.mean((scored["lower"] <= truth) & (truth <= scored["upper"])))
     values = np.array(covered)
-    mc = max(values.std(ddof=1) / np.sqrt(values.size), np.sqrt(0.95 * 0.05 / 120))
+    mc = max(values.std(ddof=1) / np.sqrt(values.size), np.sqrt(0.95 * 0.05 / 80))
     assert abs(values.mean() - 0.95) <= 3.5 * mc, (values.mean(), mc)
 
 
