@@ -23,9 +23,10 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from latentbench.irt._kernels import _FASTMATH  # the same flags (no "nnan", "ninf")
+
 __all__ = ["LOG_TINY", "e_step", "exp64", "log1p_unit", "log_sigmoid_lower", "newton"]
 
-_FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}  # as _kernels: no 'nnan', 'ninf'
 
 LOG_TINY = float(np.log(np.finfo(np.float64).tiny))
 """Log of the smallest normal double: posteriors below it are flushed to 0 (they change no
