@@ -2,12 +2,15 @@
 
 Every revealed batch updates each candidate mean's capital under every horizon
 (``select/_betting.py``): ``_capital_pass`` (numba, one loop) against its NumPy specification
-``_capital_pass_reference``, both in this process.
+``_capital_pass_reference``, and the mixtures' rejections ``_mix_and_reject`` (numba, exact
+mixtures only near a threshold) against ``_mix_and_reject_reference``, in this process.
 
 * kernel: one batch (b cells, H horizons, S candidates alive) at the shapes of a run;
+* mixtures: the rejections of one batch (H processes, S candidates);
 * replay: whole PULSE runs (default configuration, history proxy) on the BFCL candidate half
   of ``../shared/data``, with the compiled pass and with the NumPy one patched in; the script
-  checks that both give the same estimates and bounds.
+  checks that both give the same estimates and bounds (the NumPy run patches in both
+  references).
 
 Prints medians over repeats and the ratio NumPy / compiled.
 
@@ -23,6 +26,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +68,25 @@ def kernel_case(b: int, H: int, S: int, repeats: int) -> None:
     print(f"| kernel, b = {b}, H = {H}, S = {S} | {a:.3f} ms | {c:.3f} ms | {c / a:.1f} |")
 
 
+def mixture_case(H: int, S: int, repeats: int) -> None:
+    rng = np.random.default_rng(1)
+    up, down = rng.normal(0, 2, size=(H, S)), rng.normal(0, 2, size=(H, S))
+    w = np.log(np.r_[0.85, np.full(H - 1, 0.15 / (H - 1))]) if H > 1 else np.zeros(1)
+    args = (up, down, w, w, np.log(0.5), np.log(0.5), np.array([4.0, 3.5, 2.9]), np.zeros(S, bool))
+
+    def run(kernel: Callable[..., None]) -> Callable[[], None]:
+        def go() -> None:
+            for _ in range(100):
+                kernel(*args, np.zeros(S, bool), np.zeros(S, bool), np.zeros(S, bool))
+
+        return go
+
+    run(_betting._mix_and_reject)()
+    a = median_seconds(run(_betting._mix_and_reject), repeats) * 10
+    c = median_seconds(run(_betting._mix_and_reject_reference), repeats) * 10
+    print(f"| mixtures and rejections, H = {H}, S = {S} | {a:.3f} ms | {c:.3f} ms | {c / a:.1f} |")
+
+
 def replay_case(runs: int, repeats: int) -> None:
     scores = ResponseMatrix.read(DATA).scores.astype(np.float32)
     hist, test = split_models(scores.shape[0], random_state=0)
@@ -79,15 +102,16 @@ def replay_case(runs: int, repeats: int) -> None:
             out += [res.estimates, res.lower, res.upper, res.certificate_lower]
         return out
 
-    compiled = _betting._capital_pass
+    compiled = _betting._capital_pass, _betting._mix_and_reject
     fast = replay()
     t_fast = median_seconds(replay, repeats)
     _betting._capital_pass = _betting._capital_pass_reference
+    _betting._mix_and_reject = _betting._mix_and_reject_reference
     try:
         slow = replay()
         t_slow = median_seconds(replay, repeats)
     finally:
-        _betting._capital_pass = compiled
+        _betting._capital_pass, _betting._mix_and_reject = compiled
     same = all(np.allclose(x, y, rtol=0, atol=1e-12) for x, y in zip(fast, slow, strict=True))
     print(
         f"| replay, BFCL candidates ({candidates.shape[0]} x {candidates.shape[1]}), "
@@ -105,6 +129,8 @@ def main() -> None:
     print("|---|---|---|---|")
     for b, H, S in [(16, 4, 100), (64, 4, 100), (64, 4, 1000), (64, 1, 300)]:
         kernel_case(b, H, S, args.repeats)
+    for H, S in [(4, 1001), (5, 300)]:
+        mixture_case(H, S, args.repeats)
     if DATA.exists():
         replay_case(args.runs, max(1, args.repeats // 2))
 

@@ -175,6 +175,43 @@ def test_bad_arguments():
         cs.update(0, np.ones(5), np.zeros(5), 0.0, 0.0, 0.0, 0.0)
 
 
+def test_compiled_mixtures_match_their_numpy_specification():
+    """The compiled mixtures and rejections (exact sums only near a threshold) equal the
+    NumPy version: the same rejected candidates, with thresholds at the capitals' quantiles
+    and just beside single candidates' exact mixtures, with and without a targeted process,
+    and with candidates already rejected or impossible."""
+    from latentbench.select._betting import _mix_and_reject, _mix_and_reject_reference
+
+    rng = np.random.default_rng(1)
+    changed, near = 0, 0
+    for trial in range(60):
+        H, S = int(rng.integers(1, 5)), int(rng.integers(1, 80))
+        R = H + int(rng.integers(0, 2))
+        up, down = rng.normal(0, 3, size=(R, S)), rng.normal(0, 3, size=(R, S))
+        w, wc = np.log(rng.dirichlet(np.ones(H))), np.log(rng.dirichlet(np.ones(R)))
+        lt, ltd = math.log(0.3), math.log1p(-0.3)
+        thresholds = np.quantile(np.r_[up.ravel(), down.ravel()], [0.3, 0.5, 0.7])
+        if trial % 3 == 0:  # thresholds one rounding step beside a candidate's exact value
+            k = int(rng.integers(S))
+            hedge = np.logaddexp(
+                lt + np.logaddexp.reduce(up[:H, k] + w), ltd + np.logaddexp.reduce(down[:H, k] + w)
+            )
+            cert = np.logaddexp.reduce(up[:, k] + wc), np.logaddexp.reduce(down[:, k] + wc)
+            step = rng.choice([-1.0, 0.0, 1.0])
+            thresholds = np.array([hedge, *cert]) + step * np.spacing(np.array([hedge, *cert]))
+            near += 1
+        impossible = rng.random(S) < 0.1
+        flags = [rng.random(S) < 0.2 for _ in range(3)]
+        ref = [f.copy() for f in flags]
+        got = [f.copy() for f in flags]
+        _mix_and_reject_reference(up, down, w, wc, lt, ltd, thresholds, impossible, *ref)
+        _mix_and_reject(up, down, w, wc, lt, ltd, thresholds, impossible, *got)
+        for a, b in zip(got, ref, strict=True):
+            np.testing.assert_array_equal(a, b, err_msg=f"trial {trial}")
+        changed += sum(int((a != f).sum()) for a, f in zip(ref, flags, strict=True))
+    assert changed > 0 and near > 0
+
+
 def test_compiled_capital_pass_matches_its_numpy_specification():
     """The compiled bets (the hot path) equal the NumPy version cell for cell: capitals to
     rounding and the same impossible candidates, with capped and uncapped bets, candidates

@@ -179,6 +179,133 @@ def _capital_pass(
     return impossible
 
 
+def _mix_and_reject_reference(
+    log_up: np.ndarray,
+    log_down: np.ndarray,
+    log_weight: np.ndarray,
+    log_weight_cert: np.ndarray,
+    log_theta: float,
+    log_theta_down: float,
+    thresholds: np.ndarray,
+    impossible: np.ndarray,
+    rejected: np.ndarray,
+    rejected_low: np.ndarray,
+    rejected_up: np.ndarray,
+) -> None:
+    """The capitals' mixtures and the rejections they make, with NumPy (the specification).
+
+    Parameters
+    ----------
+    log_up, log_down : ndarray of shape (R, S)
+        Log capitals of the up- and down-bets per capital process and candidate; the first
+        ``H = len(log_weight)`` rows are the fixed horizons.
+    log_weight : ndarray of shape (H,)
+        Log prior weights of the horizons in the hedged interval.
+    log_weight_cert : ndarray of shape (R,)
+        Log prior weights of every process in the certificate's one-sided mixtures.
+    log_theta, log_theta_down : float
+        ``log theta`` and ``log (1 - theta)``, the hedge's weights.
+    thresholds : ndarray of shape (3,)
+        Log thresholds of the interval, the certificate's lower and its upper bound.
+    impossible : ndarray of bool, shape (S,)
+        Candidates made impossible by the batch.
+    rejected, rejected_low, rejected_up : ndarray of bool, shape (S,)
+        Rejections of the interval, of the certificate's lower and upper bounds, updated in
+        place (a rejected candidate stays rejected).
+    """
+    H = log_weight.size
+    mix_up = np.logaddexp.reduce(log_up[:H] + log_weight[:, None], axis=0)
+    mix_down = np.logaddexp.reduce(log_down[:H] + log_weight[:, None], axis=0)
+    log_capital = np.logaddexp(log_theta + mix_up, log_theta_down + mix_down)
+    rejected |= impossible | (log_capital >= thresholds[0])
+    cert_up = np.logaddexp.reduce(log_up + log_weight_cert[:, None], axis=0)
+    cert_down = np.logaddexp.reduce(log_down + log_weight_cert[:, None], axis=0)
+    rejected_low |= impossible | (cert_up >= thresholds[1])
+    rejected_up |= impossible | (cert_down >= thresholds[2])
+
+
+@numba.njit(cache=True)
+def _logaddexp(a: float, b: float) -> float:  # pragma: no cover - compiled
+    """``numpy.logaddexp`` of two floats, with its branches (the same value)."""
+    if a == b:
+        return a + math.log(2.0)
+    d = a - b
+    if d > 0:
+        return a + math.log1p(math.exp(-d))
+    if d <= 0:
+        return b + math.log1p(math.exp(d))
+    return d  # nan
+
+
+@numba.njit(cache=True)
+def _mixture(log_c: np.ndarray, k: int, log_weight: np.ndarray) -> float:
+    """``logaddexp.reduce(log_c[:, k] + log_weight)`` in NumPy's order (the same value)."""
+    acc = float(log_c[0, k] + log_weight[0])
+    for h in range(1, log_weight.size):
+        acc = _logaddexp(acc, log_c[h, k] + log_weight[h])
+    return acc
+
+
+@numba.njit(cache=True)
+def _mix_and_reject(
+    log_up: np.ndarray,
+    log_down: np.ndarray,
+    log_weight: np.ndarray,
+    log_weight_cert: np.ndarray,
+    log_theta: float,
+    log_theta_down: float,
+    thresholds: np.ndarray,
+    impossible: np.ndarray,
+    rejected: np.ndarray,
+    rejected_low: np.ndarray,
+    rejected_up: np.ndarray,
+) -> None:  # pragma: no cover - compiled; checked against the reference
+    """:func:`_mix_and_reject_reference`, one loop over candidates (the hot path).
+
+    Exact sums only near a threshold (:func:`_exceeds`): the same rejections as the
+    reference with a few logarithms per batch instead of a dozen per candidate.
+    """
+    H = log_weight.size
+    R = log_weight_cert.size
+    band, band_cert = math.log(2.0 * H) + 1e-9, math.log(R) + 1e-9
+    for k in range(log_up.shape[1]):
+        if impossible[k]:
+            rejected[k] = rejected_low[k] = rejected_up[k] = True
+            continue
+        # each mixture is at least its largest term (summed in the reference's order, so the
+        # reference's value is at least this one) and at most that plus log(#terms): only a
+        # candidate with a threshold inside that band needs the mixture itself
+        if not rejected[k]:
+            top_up, top_down = -np.inf, -np.inf
+            for h in range(H):
+                top_up = max(top_up, log_up[h, k] + log_weight[h])
+                top_down = max(top_down, log_down[h, k] + log_weight[h])
+            top = max(log_theta + top_up, log_theta_down + top_down)
+            if top >= thresholds[0]:
+                rejected[k] = True
+            elif top + band >= thresholds[0]:
+                log_capital = _logaddexp(
+                    log_theta + _mixture(log_up[:H], k, log_weight),
+                    log_theta_down + _mixture(log_down[:H], k, log_weight),
+                )
+                rejected[k] = log_capital >= thresholds[0]
+        if not (rejected_low[k] and rejected_up[k]):
+            top_up, top_down = -np.inf, -np.inf
+            for h in range(R):
+                top_up = max(top_up, log_up[h, k] + log_weight_cert[h])
+                top_down = max(top_down, log_down[h, k] + log_weight_cert[h])
+            if not rejected_low[k]:
+                if top_up >= thresholds[1]:
+                    rejected_low[k] = True
+                elif top_up + band_cert >= thresholds[1]:
+                    rejected_low[k] = _mixture(log_up, k, log_weight_cert) >= thresholds[1]
+            if not rejected_up[k]:
+                if top_down >= thresholds[2]:
+                    rejected_up[k] = True
+                elif top_down + band_cert >= thresholds[2]:
+                    rejected_up[k] = _mixture(log_down, k, log_weight_cert) >= thresholds[2]
+
+
 class BettingConfSeq:
     """Hedged-capital betting confidence sequences, one per arm, on a grid of candidate means.
 
@@ -312,6 +439,7 @@ class BettingConfSeq:
         if self.target_weight > 0:
             cert = np.r_[cert, self.target_weight]
         self._log_weight_cert = np.log(cert)
+        self._thresholds = np.array([self._threshold, self._threshold_low, self._threshold_up])
         self._target = np.zeros(self.n_arms)  # distance; 0: no bet
         self._target_log = np.zeros(self.n_arms)  # the threshold the bet is sized for
         # each horizon's bet is sized for its own threshold log(2 / (level w))
@@ -423,17 +551,20 @@ class BettingConfSeq:
                 self._grid[sl], n, S + lam * F, N, r, lo, hi, bet, self.c, log_up, log_down
             )
             self._log_up[:, arm, sl], self._log_down[:, arm, sl] = log_up, log_down
-            H = self.horizons.size
-            mix_up = np.logaddexp.reduce(log_up[:H] + self._log_weight[:, None], axis=0)
-            mix_down = np.logaddexp.reduce(log_down[:H] + self._log_weight[:, None], axis=0)
-            log_capital = np.logaddexp(
-                math.log(self.theta) + mix_up, math.log1p(-self.theta) + mix_down
+            # the hedged interval's and the certificate's mixtures, and their rejections
+            _mix_and_reject(
+                log_up,
+                log_down,
+                self._log_weight,
+                self._log_weight_cert,
+                math.log(self.theta),
+                math.log1p(-self.theta),
+                self._thresholds,
+                impossible,
+                self._rejected[arm, sl],
+                self._rejected_low[arm, sl],
+                self._rejected_up[arm, sl],
             )
-            self._rejected[arm, sl] |= impossible | (log_capital >= self._threshold)
-            cert_up = np.logaddexp.reduce(log_up + self._log_weight_cert[:, None], axis=0)
-            cert_down = np.logaddexp.reduce(log_down + self._log_weight_cert[:, None], axis=0)
-            self._rejected_low[arm, sl] |= impossible | (cert_up >= self._threshold_low)
-            self._rejected_up[arm, sl] |= impossible | (cert_down >= self._threshold_up)
         self._sums[arm] += (r.sum(), dev.sum())
         self.count[arm] = t0 + b
         self._sum_y[arm] += y.sum()
