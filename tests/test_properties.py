@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -107,6 +108,7 @@ def _same(matrix: ResponseMatrix, models, items, scores) -> None:
     np.testing.assert_array_equal(matrix.scores[np.ix_(rows, cols)], scores)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(tables())
 def test_ids_round_trip_through_files_and_the_store(table):

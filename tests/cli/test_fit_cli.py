@@ -58,6 +58,7 @@ def test_fit_bad_file_gives_clear_error(tmp_path):
     assert "bad.csv" in outcome.output and "outside [0, 1]" in outcome.output
 
 
+@pytest.mark.slow
 def test_demo_runs_and_finds_planted_items(tmp_path):
     outcome = runner.invoke(app, ["demo", "--out", str(tmp_path)])
     assert outcome.exit_code == 0, outcome.output

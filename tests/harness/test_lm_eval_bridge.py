@@ -121,6 +121,7 @@ def bridge_files(
     return tasks, ids, hist.set_index("model")
 
 
+@pytest.mark.slow
 def test_pulse_through_real_lm_eval_equals_replay(tmp_path: Path, monkeypatch):
     Y, H, items = make_data(m=2, n=24, n_history=30, seed=8)
     server = TableServer(Y, items, [f"model-{k}" for k in range(2)])

@@ -35,6 +35,7 @@ pytestmark = [
 BUDGET = 2  # one harness process per asked item
 
 
+@pytest.mark.slow
 def test_estimate_through_real_lm_eval_equals_replay(tmp_path: Path, monkeypatch):
     Y, H, items = make_data(m=3, n=40, n_history=30, seed=8)
     server = TableServer(Y, items, [f"model-{k}" for k in range(3)])

@@ -97,6 +97,7 @@ def _ingest(*args: object) -> str:
     return result.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lm", lm_eval_versions())
 def test_dummy_model_on_a_local_task(lm: LmEval, tmp_path: Path):
     """``--model dummy``: the run names no model, so ingest asks for one, never the random id."""
@@ -144,6 +145,7 @@ def test_dummy_model_on_a_local_task(lm: LmEval, tmp_path: Path):
     assert np.mean(list(got.values())) == pytest.approx(meta["results"]["lb_mc"]["acc,none"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lm", lm_eval_versions())
 def test_endpoint_models_filters_repeats_and_samples(lm: LmEval, tmp_path: Path, table_server):
     """Two models through ``local-chat-completions`` (one on every doc, one on a ``--samples``

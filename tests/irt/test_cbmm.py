@@ -46,6 +46,7 @@ def test_recovery_with_20_percent_mcar_missing(recovery):
     assert b >= 0.98
 
 
+@pytest.mark.slow
 def test_objective_never_increases_across_sweeps():
     """Monotone in every sweep, plain and accelerated, deep into the slow tail.
 
@@ -98,6 +99,7 @@ def test_same_normalised_estimates_from_different_random_starts():
         np.testing.assert_allclose(b, estimates[0][2], atol=2e-3)
 
 
+@pytest.mark.slow
 def test_parity_with_textbook_cbmm_at_tight_tolerance():
     data = simulate_2pl(400, 30, missing=0.1, random_state=3)
     ours = fit_cbmm(data.matrix.scores, tol=1e-12, max_iter=20000)
@@ -123,6 +125,7 @@ def test_lbfgsb_baseline_reaches_the_same_optimum():
     assert np.all(reference.V >= 0)
 
 
+@pytest.mark.slow
 def test_rank_r_not_worse_than_textbook_reference():
     data = simulate_low_rank(100, 40, rank=2, missing=0.1, random_state=3)
     ours = fit_cbmm(data.matrix.scores, rank=2, tol=1e-9, max_iter=5000)

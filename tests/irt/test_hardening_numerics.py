@@ -115,6 +115,7 @@ def test_rank_larger_than_the_matrix_is_refused_at_once():
         TwoPL(rank=20).fit(matrix)
 
 
+@pytest.mark.slow
 def test_interval_always_holds_the_reported_ability():
     """Small joint-ML fits (the scale correction applies): the interval contains theta and
     the report draws it (it crashed on 'xerr' with negative values)."""

@@ -87,6 +87,7 @@ def _coverage(n_models, n_items, seeds):
     return {k: np.array(v) for k, v in cov.items()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("n_models", "n_items"), [(300, 300), (500, 200)])
 def test_interval_coverage_in_simulation(n_models, n_items):
     """95% Wald intervals cover the true (normalised) parameters ~95% of the time.

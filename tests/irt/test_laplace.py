@@ -120,6 +120,7 @@ def test_joint_covariance_exceeds_block_and_is_standardised():
     np.testing.assert_allclose(cov @ result.theta, 0.0, atol=1e-10)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("n_models", "n_items", "n_sets"), [(30, 500, 16), (70, 1700, 5)])
 def test_ability_coverage_at_small_shapes(n_models, n_items, n_sets):
     """95% intervals of the default fit cover the (standardised) true abilities.

@@ -143,6 +143,7 @@ def test_standard_errors_of_a_small_map_fit_use_the_random_item_abilities():
     np.testing.assert_allclose(ml.abilities["theta_fit"], ml.abilities["theta"])
 
 
+@pytest.mark.slow
 def test_score_models_with_few_calibration_models_covers():
     """20 calibration models, 10 new ones on a random half of the items each: the 95%
     intervals (random-item likelihood, the calibration's uncertainty included) cover the new

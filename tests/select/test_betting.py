@@ -66,6 +66,7 @@ def test_full_enumeration_is_exact_and_width_shrinks():
     assert cs.interval()[0][0] == 0.0 and cs.interval()[1][0] == 1.0  # untouched arm
 
 
+@pytest.mark.slow
 def test_simultaneous_coverage_with_union_bound():
     """Five arms pulled in a data-dependent order; alpha = 0.3 over all arms and times."""
     n, m, alpha, reps = 200, 5, 0.3, 200
@@ -93,6 +94,7 @@ def test_simultaneous_coverage_with_union_bound():
     assert rate >= 1 - alpha - 3 * math.sqrt(alpha * (1 - alpha) / reps)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("certificate_weights", "target_weight"), [(None, 0.0), ("uniform", 0.0), (None, 0.5)]
 )

@@ -26,6 +26,7 @@ def _correlated(n: int, p: np.ndarray, rho: float, seed: int) -> np.ndarray:
     return (u < p[:, None]).astype(np.float32)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("plausible", [False, True])
 def test_paired_bounds_against_the_true_best_hold(plausible):
     """The events the paired certificate rests on: every lower bound on ``mu_j - mu_best``
@@ -70,6 +71,7 @@ def test_paired_bounds_against_the_true_best_hold(plausible):
     assert held / reps >= 1 - delta - 3 * math.sqrt(delta * (1 - delta) / reps)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("options", [{}, {"paired_levels": "uniform"}])
 def test_paired_certificate_is_wrong_at_most_delta(options, monkeypatch):
     """PULSE with the paired certificate on close, correlated arms (about 0.6 / 0.58 / 0.56

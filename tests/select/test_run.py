@@ -131,6 +131,7 @@ def test_full_evaluation_is_exact(problem):
     assert capped.evaluations_post_init == 500 and capped.stopped == "budget"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("legacy", [False, True])
 def test_per_round_estimates_unbiased_with_hostile_refitted_proxy(legacy):
     """E[Z_k] = mu for every pull k with a hostile proxy refit every round (clean formula, the
@@ -170,6 +171,7 @@ def test_per_round_estimates_unbiased_with_hostile_refitted_proxy(legacy):
         assert max(errors) < 4.5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "options, init_batch",
     [
@@ -209,6 +211,7 @@ def test_simultaneous_coverage_under_adaptive_selection(options, init_batch, pro
     assert rate >= 1 - delta - 3 * math.sqrt(delta * (1 - delta) / reps)
 
 
+@pytest.mark.slow
 def test_useless_proxy_is_not_worse_than_ucbe():
     """Predictions independent of the truth: PULSE stays close to UCB-E."""
     rng = np.random.default_rng(0)
@@ -309,6 +312,7 @@ def test_certified_by_the_initial_batch_stops_before_any_round():
     assert res.certified_after == 0 and res.best == 0 and res.evaluations_post_init == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "options",
     [
@@ -502,6 +506,7 @@ def test_full_evaluation_gives_exact_zero_width_intervals():
     np.testing.assert_allclose(res.upper, mu, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_history_free_proxy_weight_is_measured_out_of_sample():
     """Item factors learned online fit the revealed cells closely, so the slope of revealed
     scores on their own predictions is near 1 even on a matrix without item structure; the
@@ -542,6 +547,7 @@ class FixedSchedule(Pulse):
         return arm if state.n_obs[arm] < state.n_items else None
 
 
+@pytest.mark.slow
 def test_history_free_run_uses_an_order_per_arm_and_stays_unbiased():
     """With item factors learned from the candidates' cells, a shared reveal order would show
     the proxy which items an arm draws next (arms behind the leader were 0.023 and -0.017 off
@@ -574,6 +580,7 @@ def test_history_free_run_uses_an_order_per_arm_and_stays_unbiased():
     assert (np.abs(E.mean(axis=0)) < 3.5 * se).all(), (E.mean(axis=0), se)
 
 
+@pytest.mark.slow
 def test_shared_order_with_a_history_stays_unbiased():
     """With a history the item factors are fixed and each arm's factors come from its own
     cells, so the default shared order leaves every arm's draws uniform given its

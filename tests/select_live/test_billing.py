@@ -15,6 +15,7 @@ import sys
 import time
 
 import numpy as np
+import pytest
 
 from latentbench.io.store import Store
 from latentbench.select.live import LiveConfig, run_live
@@ -93,6 +94,7 @@ main()
 """
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_points_repeats_at_most_concurrency_requests(live_setup):
     s = live_setup
     concurrency, kills = 2, 3

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from latentbench.io.store import Store
 from latentbench.select.live import LiveConfig, run_live
@@ -15,6 +16,7 @@ def _reference(s):
     return ref
 
 
+@pytest.mark.slow
 def test_transient_faults_are_retried(live_setup):
     s = live_setup
     ref = _reference(s)
@@ -45,6 +47,7 @@ def test_transient_faults_are_retried(live_setup):
     assert max(s.state.answered.values()) == 1
 
 
+@pytest.mark.slow
 def test_persistent_faults_stop_then_resume(live_setup):
     s = live_setup
     ref = _reference(s)

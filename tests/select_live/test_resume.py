@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from latentbench.io.store import Store
 from latentbench.select.live import LiveConfig, run_live
@@ -67,6 +68,7 @@ def _reference(s, config: Path):
     return result
 
 
+@pytest.mark.slow
 def test_sigkill_and_resume(live_setup):
     s = live_setup
     config = s.write_config(oracle={"concurrency": CONCURRENCY})
@@ -129,6 +131,7 @@ def test_sigkill_and_resume(live_setup):
     )
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_after_batch_and_resumes(live_setup):
     s = live_setup
     config = s.write_config(oracle={"concurrency": CONCURRENCY})
