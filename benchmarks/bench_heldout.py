@@ -363,11 +363,12 @@ def main() -> None:
         "library's, latentbench.irt._fitted.ITEM_BOOTSTRAP)",
     )
     parser.add_argument(
-        "--item-bootstrap-max-items",
+        "--item-bootstrap-max-cells",
         type=int,
         default=None,
-        help="diagnostic: run the item bootstrap on fits of up to this many items (default: "
-        "the library's, latentbench.irt._fitted.ITEM_BOOTSTRAP_MAX_ITEMS)",
+        help="diagnostic: run the item bootstrap on fits of up to this many cells, reference "
+        "models x items (default: the library's, latentbench.irt._fitted."
+        "ITEM_BOOTSTRAP_MAX_CELLS)",
     )
     parser.add_argument(
         "--model-jackknife-max-items",
@@ -391,8 +392,8 @@ def main() -> None:
         _fitted.MODEL_JACKKNIFE = bool(args.model_jackknife)
     if args.item_bootstrap is not None:
         _fitted.ITEM_BOOTSTRAP = args.item_bootstrap
-    if args.item_bootstrap_max_items is not None:
-        _fitted.ITEM_BOOTSTRAP_MAX_ITEMS = args.item_bootstrap_max_items
+    if args.item_bootstrap_max_cells is not None:
+        _fitted.ITEM_BOOTSTRAP_MAX_CELLS = args.item_bootstrap_max_cells
     if args.model_jackknife_max_items is not None:
         _fitted.MODEL_JACKKNIFE_MAX_ITEMS = args.model_jackknife_max_items
     for size in args.synthetic:
