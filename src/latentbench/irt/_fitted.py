@@ -67,13 +67,15 @@ the full shared matrices of 53-71 models cover 0.93-0.95 without it) ..."""
 
 ITEM_BOOTSTRAP_MAX_CELLS = 200_000
 """... and at most this many cells (reference models x items): a replicate costs O(N J G) per
-EM iteration (G = 640). Chosen by comparison (docs/model.md, "Item bootstrap ... MMLU-Pro";
-the limit was 2,000 items before): MMLU-Pro's calibration halves (14 x 12,032 = 168,448
-cells) covered 0.87-0.90 without the bootstrap and 0.95-0.96 with it (20 replicas each), for
-about 20 s more per ``standard_errors`` (0.4 s per replicate); the whole MMLU-Pro matrix
-(29 x 12,032 = 348,928 cells) covers 0.948 without it and is left above the limit (the
-bootstrap would add about 15 s to its 56 s ``latentbench fit``). No shared matrix lies
-between the two, so the limit's place between them is not itself measured."""
+EM iteration (G = 640). Chosen by comparison (docs/model.md, "The item bootstrap on
+MMLU-Pro's halves"; the limit was 2,000 items before): MMLU-Pro's calibration halves
+(14 x 12,032 = 168,448 cells) cover 0.932 +/- 0.018 without the bootstrap and
+0.964 +/- 0.012 with it (20 parametric replicas, paired difference +0.032 +/- 0.011), for
+about 18 s more per ``standard_errors`` on the 2-core machine. The whole MMLU-Pro matrix
+(29 x 12,032 = 348,928 cells) covers 0.948 without it and stays above the limit (the
+bootstrap would add about 15 s to its ``latentbench fit``; its coverage with the bootstrap
+is not measured). No shared matrix lies between the two shapes: where the limit sits
+between them is not itself measured."""
 
 ITEM_BOOTSTRAP_TOL = 3e-3
 """The EM's stopping tolerance in the bootstrap's replicates (abilities started at the fit's)."""
@@ -93,9 +95,10 @@ model; the same limit as the item bootstrap's: a scale set by few models) ..."""
 
 MODEL_JACKKNIFE_MAX_ITEMS = 2000
 """... and at most this many items (each refit O(N J G) per EM iteration, and every new model
-is scored against each refit, O(J G) per Newton step): on an MMLU-Pro half (14 x 12,032) one
-``score_models`` with the jackknife and the bootstrap's replicate scores ran past 10 minutes
-on the 2-core machine."""
+is scored against each refit, O(J G) per Newton step): with this limit and the item
+bootstrap's raised to 20,000 items, one replica of ``benchmarks/bench_heldout.py
+--score-only`` on MMLU-Pro (a 14 x 12,032 calibration, 15 new models) ran past 590 s on the
+2-core machine."""
 
 BOOTSTRAP_SCORES_MAX_ITEMS = 2000
 """``score_models`` carries the calibration's item bootstrap to the new models (each scored
@@ -104,7 +107,7 @@ calibrations of at most this many items: it costs 2 Newton steps over a (J, G) a
 replicate and new model, 267 s more for 15 new models on an MMLU-Pro half (14 x 12,032,
 40 replicates, the 2-core machine under load). Above it ``score_models`` keeps the
 law-fixed se plus the calibration's variance, as without the bootstrap (MMLU-Pro's halves:
-0.947 coverage, docs/model.md)."""
+0.947 +/- 0.026 over 10 replicas, docs/model.md)."""
 
 MODEL_JACKKNIFE_GROUPS = 12
 """Largest number of refits of the jackknife: up to this many reference models it leaves out
