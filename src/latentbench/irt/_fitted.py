@@ -107,7 +107,8 @@ calibrations of at most this many items: it costs 2 Newton steps over a (J, G) a
 replicate and new model, 267 s more for 15 new models on an MMLU-Pro half (14 x 12,032,
 40 replicates, the 2-core machine under load). Above it ``score_models`` keeps the
 law-fixed se plus the calibration's variance, as without the bootstrap (MMLU-Pro's halves:
-0.947 +/- 0.026 over 10 replicas, docs/model.md)."""
+0.947 +/- 0.026 on replicas 0-9, 0.913 +/- 0.024 on replicas 10-19: at the target's lower
+edge, docs/model.md)."""
 
 MODEL_JACKKNIFE_GROUPS = 12
 """Largest number of refits of the jackknife: up to this many reference models it leaves out
