@@ -11,6 +11,12 @@ Usage::
 
     python benchmarks/bench_item_bootstrap_cost.py --only alpacaeval2_weighted
     python benchmarks/bench_item_bootstrap_cost.py --stress 22x1000:stress
+    python benchmarks/bench_item_bootstrap_cost.py --only mmlu_pro \
+        --item-bootstrap-max-cells 400000 --model-jackknife-max-items 20000 --full
+
+``--item-bootstrap-max-cells`` / ``--model-jackknife-max-items`` override the library's
+limits (diagnostic); ``--full`` also times ``standard_errors`` of the default fit of the whole
+matrix, bootstrap off and on.
 """
 
 from __future__ import annotations
@@ -38,8 +44,17 @@ def main() -> None:
         "e.g. 22x1000:stress (bench_coverage's, replica 0's draw and split)",
     )
     parser.add_argument("--data", type=Path, default=SHARED)
+    parser.add_argument("--item-bootstrap-max-cells", type=int, default=None)
+    parser.add_argument("--model-jackknife-max-items", type=int, default=None)
+    parser.add_argument(
+        "--full", action="store_true", help="also time standard_errors on the whole matrix"
+    )
     args = parser.parse_args()
     warnings.simplefilter("ignore")
+    if args.item_bootstrap_max_cells is not None:
+        _fitted.ITEM_BOOTSTRAP_MAX_CELLS = args.item_bootstrap_max_cells
+    if args.model_jackknife_max_items is not None:
+        _fitted.MODEL_JACKKNIFE_MAX_ITEMS = args.model_jackknife_max_items
     if args.stress:
         from bench_coverage import stress_matrix
 
@@ -62,21 +77,43 @@ def main() -> None:
     calibration = ResponseMatrix(Y[cal], list(ids[cal]), matrix.item_ids)
     scored = ResponseMatrix(Y[new], list(ids[new]), matrix.item_ids)
     default = _fitted.ITEM_BOOTSTRAP
+    if args.full:
+        for replicates in (0, default):
+            _fitted.ITEM_BOOTSTRAP = replicates
+            start = time.perf_counter()
+            fit = TwoPL().fit(matrix)
+            fit_s = time.perf_counter() - start
+            start = time.perf_counter()
+            unc = fit.standard_errors()
+            print(
+                f"{args.only} whole {matrix.n_models} x {matrix.n_items}, item bootstrap "
+                f"{replicates}: fit {fit_s:.1f} s, standard_errors "
+                f"{time.perf_counter() - start:.1f} s ({unc.method})",
+                flush=True,
+            )
+    first = None
     for replicates, jackknife in ((0, False), (default, False), (default, True)):
         _fitted.ITEM_BOOTSTRAP = replicates
         _fitted.MODEL_JACKKNIFE = jackknife
+        start = time.perf_counter()
         fit = TwoPL().fit(calibration)
+        fit_s = time.perf_counter() - start
         start = time.perf_counter()
         unc = fit.standard_errors()
         se_s = time.perf_counter() - start
         start = time.perf_counter()
-        fit.score_models(scored)
+        frame = fit.score_models(scored)
         score_s = time.perf_counter() - start
+        if first is None:
+            first = frame
+        diff = float((frame["se"] - first["se"]).abs().max())
         print(
             f"{args.only} half {calibration.n_models} x {calibration.n_items}, item bootstrap "
-            f"{replicates}, model jackknife {jackknife}: standard_errors {se_s:.1f} s "
+            f"{replicates}, model jackknife {jackknife}: fit {fit_s:.1f} s, standard_errors "
+            f"{se_s:.1f} s "
             f"({unc.method}), score_models of "
-            f"{scored.n_models} models {score_s:.1f} s",
+            f"{scored.n_models} models {score_s:.1f} s (largest se difference from the "
+            f"first line's {diff:.2g})",
             flush=True,
         )
 

@@ -104,3 +104,32 @@ def test_score_models_carries_the_bootstrap_to_new_models(few_models, monkeypatc
     np.testing.assert_allclose(scored["theta"], plain["theta"], atol=1e-8)
     assert np.all(scored["se"].to_numpy() >= plain["se"].to_numpy() - 1e-12)
     assert np.any(scored["se"].to_numpy() > plain["se"].to_numpy() * 1.02)
+
+
+def test_limits_cells_and_score_models_items(few_models, monkeypatch):
+    """The bootstrap runs on fits of at most ``ITEM_BOOTSTRAP_MAX_MODELS`` reference models and
+    ``ITEM_BOOTSTRAP_MAX_CELLS`` cells: an MMLU-Pro calibration half (14 x 12,032) gets it,
+    the whole matrix (29 x 12,032) and 31 models do not. ``score_models`` carries it to new
+    models only up to ``BOOTSTRAP_SCORES_MAX_ITEMS`` items; above, its intervals are those
+    without the bootstrap."""
+    assert _fitted._item_bootstrap_applies(14, 12_032)
+    assert not _fitted._item_bootstrap_applies(29, 12_032)
+    assert not _fitted._item_bootstrap_applies(31, 300)
+    data, result = few_models
+    rng = np.random.default_rng(3)
+    theta = rng.standard_normal(4)
+    p = 1 / (1 + np.exp(-(np.outer(theta, data.a.ravel()) + data.b.ravel())))
+    new = ResponseMatrix(
+        (rng.random(p.shape) < p).astype(np.float32), [f"n{i}" for i in range(4)],
+        data.matrix.item_ids,
+    )  # fmt: skip
+    monkeypatch.setattr(_fitted, "MODEL_JACKKNIFE", False)
+    assert result.standard_errors().method.endswith("+ item bootstrap")
+    carried = result.score_models(new)
+    monkeypatch.setattr(_fitted, "BOOTSTRAP_SCORES_MAX_ITEMS", data.matrix.n_items - 1)
+    capped = result.score_models(new)
+    monkeypatch.setattr(_fitted, "ITEM_BOOTSTRAP", 0)
+    plain = TwoPL().fit(data.matrix).score_models(new)
+    np.testing.assert_allclose(capped["se"], plain["se"], rtol=1e-10)
+    np.testing.assert_allclose(capped["theta"], plain["theta"], atol=1e-10)
+    assert np.any(carried["se"].to_numpy() > capped["se"].to_numpy() * 1.02)

@@ -65,10 +65,17 @@ of 26-29 models covered 0.89-0.92 and the bootstrap brought them to 0.93-0.95; B
 of 35 models covered 0.93-0.96 without it and 0.965-0.974 with it, over the target's 0.97;
 the full shared matrices of 53-71 models cover 0.93-0.95 without it) ..."""
 
-ITEM_BOOTSTRAP_MAX_ITEMS = 2000
-"""... and at most this many items: its cost is O(J G) per EM iteration and replicate (G =
-640), about 0.2 s per replicate at 805 items; at 12,032 items (MMLU-Pro) it would take
-minutes."""
+ITEM_BOOTSTRAP_MAX_CELLS = 200_000
+"""... and at most this many cells (reference models x items): a replicate costs O(N J G) per
+EM iteration (G = 640). Chosen by comparison (docs/model.md, "The item bootstrap on
+MMLU-Pro's halves"; the limit was 2,000 items before): MMLU-Pro's calibration halves
+(14 x 12,032 = 168,448 cells) cover 0.932 +/- 0.018 without the bootstrap and
+0.964 +/- 0.012 with it (20 parametric replicas, paired difference +0.032 +/- 0.011), for
+about 18 s more per ``standard_errors`` on the 2-core machine. The whole MMLU-Pro matrix
+(29 x 12,032 = 348,928 cells) covers 0.948 without it and stays above the limit (the
+bootstrap would add about 15 s to its ``latentbench fit``; its coverage with the bootstrap
+is not measured). No shared matrix lies between the two shapes: where the limit sits
+between them is not itself measured."""
 
 ITEM_BOOTSTRAP_TOL = 3e-3
 """The EM's stopping tolerance in the bootstrap's replicates (abilities started at the fit's)."""
@@ -87,7 +94,21 @@ MODEL_JACKKNIFE_MAX_MODELS = 30
 model; the same limit as the item bootstrap's: a scale set by few models) ..."""
 
 MODEL_JACKKNIFE_MAX_ITEMS = 2000
-"""... and at most this many items (each refit O(N J G) per EM iteration)."""
+"""... and at most this many items (each refit O(N J G) per EM iteration, and every new model
+is scored against each refit, O(J G) per Newton step): with this limit and the item
+bootstrap's raised to 20,000 items, one replica of ``benchmarks/bench_heldout.py
+--score-only`` on MMLU-Pro (a 14 x 12,032 calibration, 15 new models) ran past 590 s on the
+2-core machine."""
+
+BOOTSTRAP_SCORES_MAX_ITEMS = 2000
+"""``score_models`` carries the calibration's item bootstrap to the new models (each scored
+against every replicate's law, :func:`latentbench.irt._scoring._bootstrap_scores`) on
+calibrations of at most this many items: it costs 2 Newton steps over a (J, G) array per
+replicate and new model, 267 s more for 15 new models on an MMLU-Pro half (14 x 12,032,
+40 replicates, the 2-core machine under load). Above it ``score_models`` keeps the
+law-fixed se plus the calibration's variance, as without the bootstrap (MMLU-Pro's halves:
+0.947 +/- 0.026 on replicas 0-9, 0.913 +/- 0.024 on replicas 10-19: at the target's lower
+edge, docs/model.md)."""
 
 MODEL_JACKKNIFE_GROUPS = 12
 """Largest number of refits of the jackknife: up to this many reference models it leaves out
@@ -113,7 +134,7 @@ def _item_bootstrap_applies(n_models: int, n_items: int) -> bool:
     return (
         ITEM_BOOTSTRAP > 1
         and n_models <= ITEM_BOOTSTRAP_MAX_MODELS
-        and n_items <= ITEM_BOOTSTRAP_MAX_ITEMS
+        and n_models * n_items <= ITEM_BOOTSTRAP_MAX_CELLS
     )
 
 
@@ -130,7 +151,8 @@ def random_items_fit(
     Cached on the result (``result.random_items``) with a fingerprint of the scores, so the
     diagnostics, the report and the saved tables of one fit share one computation. With at
     most :data:`ITEM_BOOTSTRAP_MAX_MODELS` reference models and
-    :data:`ITEM_BOOTSTRAP_MAX_ITEMS` items it also runs the item bootstrap
+    :data:`ITEM_BOOTSTRAP_MAX_CELLS` cells (reference models x items) it also runs the item
+    bootstrap
     (:func:`latentbench.irt._random_items.item_bootstrap`, :data:`ITEM_BOOTSTRAP` replicates,
     kept on the fit: ``boot_theta``, ``boot_weights``, ``boot_seed``).
     """

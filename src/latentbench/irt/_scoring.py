@@ -54,9 +54,10 @@ def score_models(
         cells, :func:`_marginal_scores`), ``se`` its inverse information plus the variance
         the calibration passes on (joint Laplace, :func:`latentbench.irt._laplace.
         scoring_variance`); where the calibration ran the item bootstrap (few models and
-        items, :func:`latentbench.irt._fitted.random_items_fit`), ``se`` is at least the sd of
-        the model's scores against the bootstrap's replicate laws, its own items resampled
-        with the calibration's (:func:`_bootstrap_scores`). On calibrations of at most
+        cells, :func:`latentbench.irt._fitted.random_items_fit`) on at most
+        :data:`~latentbench.irt._fitted.BOOTSTRAP_SCORES_MAX_ITEMS` items, ``se`` is at least
+        the sd of the model's scores against the bootstrap's replicate laws, its own items
+        resampled with the calibration's (:func:`_bootstrap_scores`). On calibrations of at most
         :data:`~latentbench.irt._fitted.MODEL_JACKKNIFE_MAX_MODELS` reference models and
         :data:`~latentbench.irt._fitted.MODEL_JACKKNIFE_MAX_ITEMS` items, the calibration's
         models are treated as a sample too: ``se^2`` gains the jackknife variance
@@ -410,13 +411,18 @@ def _bootstrap_scores(
     half). Per step the items' posterior given the model's
     cells is ``Q_jg ~ R_jg exp(y_j z_g - n_j log(1 + e^z_g))`` and every sum over the grid a
     product of ``Q`` with five grid vectors. Returns (B, M) abilities on the replicates'
-    reporting scales, or None when the calibration has no bootstrap.
+    reporting scales, or None when the calibration has no bootstrap or more than
+    :data:`~latentbench.irt._fitted.BOOTSTRAP_SCORES_MAX_ITEMS` items (cost).
     """
-    from latentbench.irt._fitted import random_items_fit, reference_of
+    from latentbench.irt._fitted import (
+        BOOTSTRAP_SCORES_MAX_ITEMS,
+        random_items_fit,
+        reference_of,
+    )
     from latentbench.irt._random_items import SUPPORT, _Problem, resamples
 
     law = random_items_fit(result)
-    if law.n_boot < 2:
+    if law.n_boot < 2 or int(result.shape[1]) > BOOTSTRAP_SCORES_MAX_ITEMS:
         return None
     assert result.matrix is not None
     sigma, trials = float(result.sigma), trials_of(result)

@@ -125,8 +125,9 @@ class Uncertainty:
         The correction factor k applied to the intervals (1 when not corrected).
     method : str
         ``"observed information"``, ``"random-item marginal likelihood"``,
-        ``"random-item marginal likelihood + item bootstrap"`` (few models and items,
-        :data:`~latentbench.irt._fitted.ITEM_BOOTSTRAP_MAX_MODELS`: each model's se the
+        ``"random-item marginal likelihood + item bootstrap"`` (few models and cells,
+        :data:`~latentbench.irt._fitted.ITEM_BOOTSTRAP_MAX_MODELS`,
+        :data:`~latentbench.irt._fitted.ITEM_BOOTSTRAP_MAX_CELLS`: each model's se the
         larger of the law-fixed se and the item bootstrap's sd), ``"joint Laplace"``
         (abilities; items by observed information always).
     checks : dict or None
