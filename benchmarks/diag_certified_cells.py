@@ -32,6 +32,19 @@ from latentbench.select._policies import make_policy
 from latentbench.select._schedule import default_schedule
 
 
+def _tuple_weights(spec: str, options: dict) -> tuple[str, dict]:
+    """Take ``certificate_weights=a/b/c/d`` out of ``spec`` into ``options`` as a tuple."""
+    name, _, rest = spec.partition(":")
+    parts = []
+    for part in filter(None, rest.replace(";", ",").split(",")):
+        key, _, value = part.partition("=")
+        if key.strip() == "certificate_weights" and "/" in value:
+            options = {**options, "certificate_weights": tuple(map(float, value.split("/")))}
+        else:
+            parts.append(part)
+    return (f"{name}:{';'.join(parts)}" if parts else name), options
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("pool")
@@ -51,11 +64,7 @@ def main() -> None:
     for i, spec in enumerate(specs):
         for k in range(args.seeds):
             start = time.perf_counter()
-            policy = make_policy(spec, {"bonus": "ci", "delta": args.delta})
-            weights = getattr(policy, "certificate_weights", None)
-            if isinstance(weights, str) and "/" in weights:  # a tuple in a spec: a/b/c/d
-                policy.certificate_weights = tuple(float(w) for w in weights.split("/"))
-                policy._arm_weights = policy.certificate_weights
+            policy = make_policy(*_tuple_weights(spec, {"bonus": "ci", "delta": args.delta}))
             res = bp._certified_run(Y, policy, batch, init, proxy, 10000 * k)
             count = policy._cs.count
             ok = res.best == best and res.stopped == "confidence"
