@@ -96,14 +96,21 @@ def test_simultaneous_coverage_with_union_bound():
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("certificate_weights", "target_weight"), [(None, 0.0), ("uniform", 0.0), (None, 0.5)]
+    ("certificate_weights", "target_weight", "split"),
+    [
+        (None, 0.0, 0.5),
+        ("uniform", 0.0, 0.5),
+        (None, 0.5, 0.5),
+        ((0.55, 0.15, 0.15, 0.15), 0.0, 0.9),
+    ],
 )
-def test_certificate_covers_best_upper_and_others_lower(certificate_weights, target_weight):
+def test_certificate_covers_best_upper_and_others_lower(certificate_weights, target_weight, split):
     """The events the best-arm certificate rests on: the true best's upper bound and every
     other arm's lower bound hold at all times in >= 1 - alpha of the runs (alpha = 0.3),
     with arms chosen LUCB-style from the certificate bounds themselves; with the interval's
-    horizon weights, with uniform ones, and with the targeted process (its distances set
-    from the bounds before each batch, as PULSE does)."""
+    horizon weights, with uniform ones, with the targeted process (its distances set from
+    the bounds before each batch, as PULSE does), and with the certified configuration's
+    split (0.9 alpha on the upper bounds) and weights."""
     n, m, alpha = 200, 5, 0.3
     reps = 100 if certificate_weights == "uniform" else 200  # an option off by default: 100
     Y = np.stack([_population(n, p, 20 + k) for k, p in enumerate(np.linspace(0.45, 0.55, m))])
@@ -116,7 +123,12 @@ def test_certificate_covers_best_upper_and_others_lower(certificate_weights, tar
     for _ in range(reps):
         orders = [rng.permutation(n) for _ in range(m)]
         cs = BettingConfSeq(
-            m, n, alpha, certificate_weights=certificate_weights, target_weight=target_weight
+            m,
+            n,
+            alpha,
+            certificate_weights=certificate_weights,
+            target_weight=target_weight,
+            certificate_split=split,
         )
         t = np.zeros(m, dtype=int)
         ok = True
@@ -142,7 +154,7 @@ def test_certificate_covers_best_upper_and_others_lower(certificate_weights, tar
         tighter += bool(np.all(hi <= ihi + 1e-12))
     rate = held / reps
     assert rate >= 1 - alpha - 3 * math.sqrt(alpha * (1 - alpha) / reps)
-    if certificate_weights is None and target_weight == 0:  # the interval's mixture
+    if certificate_weights is None and target_weight == 0 and split == 0.5:  # as the interval
         assert tighter == reps
 
 
@@ -244,3 +256,26 @@ def test_compiled_capital_pass_matches_its_numpy_specification():
         np.testing.assert_allclose(down, down_ref, rtol=1e-12, atol=1e-12)
         with_impossible += bool(expected.any())
     assert 0 < with_impossible < 40  # both branches were compared
+
+
+def test_certificate_split_moves_level_from_the_lower_to_the_upper_bounds():
+    """``certificate_split=0.9`` puts 0.9 alpha on each upper bound and 0.1 alpha / (m - 1) on
+    each lower bound: on the same cells, every upper bound is at most the default split's
+    (0.5) and every lower bound at least as far down, strictly so for an arm in the
+    middle of the range; the interval, which does not use the split, is unchanged."""
+    n, m, alpha = 600, 3, 0.1
+    Y = np.stack([_population(n, p, 40 + k) for k, p in enumerate((0.4, 0.5, 0.6))])
+    half = BettingConfSeq(m, n, alpha)
+    upper = BettingConfSeq(m, n, alpha, certificate_split=0.9)
+    zero = np.zeros(16)
+    for arm in range(m):
+        for k in range(0, 320, 16):
+            for cs in (half, upper):
+                cs.update(arm, Y[arm, k : k + 16], zero, 0.0, 0.0, 0.0, 0.0)
+    lo5, hi5 = half.certificate()
+    lo9, hi9 = upper.certificate()
+    assert np.all(hi9 <= hi5 + 1e-12) and np.all(lo9 <= lo5 + 1e-12)
+    assert hi9[1] < hi5[1] - 2e-3 and lo9[1] < lo5[1] - 2e-3
+    assert np.array_equal(np.stack(half.interval()), np.stack(upper.interval()))
+    with pytest.raises(InputError, match="certificate_split"):
+        BettingConfSeq(m, n, alpha, certificate_split=1.0)

@@ -189,10 +189,12 @@ def make_confseq(
     *,
     certificate_weights: tuple[float, ...] | str | None = None,
     target_weight: float = 0.0,
+    grid: int = 1000,
+    certificate_split: float = 0.5,
 ) -> ConfSeq | None:
     """The confidence sequences named by ``ci`` at miscoverage ``delta`` (None for
-    ``"none"``); ``certificate_weights`` and ``target_weight`` go to
-    :class:`BettingConfSeq`."""
+    ``"none"``); ``certificate_weights``, ``target_weight``, ``grid`` and
+    ``certificate_split`` go to :class:`BettingConfSeq`."""
     if ci == "betting":
         return BettingConfSeq(
             n_arms,
@@ -200,6 +202,8 @@ def make_confseq(
             delta,
             certificate_weights=certificate_weights,
             target_weight=target_weight,
+            grid=grid,
+            certificate_split=certificate_split,
         )
     if ci == "eb":
         return EBConfSeq(n_arms, delta)

@@ -43,10 +43,12 @@ other arm keeps its lower bound, no arm ``j != i*`` can have its lower bound abo
 bound of ``i*``, so a best certified with these bounds is wrong with probability at most
 ``a_up + (n_arms - 1) a_low``: ``a_up = alpha / 2`` for every upper bound (no union bound:
 only the upper bound of the one true best is used) and ``a_low = alpha / (2 (n_arms - 1))``
-for every lower bound. The certificate bounds are not simultaneous over arms. Capitals are
-updated from the lowest candidate that the interval or the certificate's lower bound has not
-rejected to the highest that the interval or the upper bound has not rejected; outside that
-range a candidate is never rejected afterwards (which can only widen a bound).
+for every lower bound; any other fixed split ``a_up = s alpha``,
+``a_low = (1 - s) alpha / (n_arms - 1)`` gives the same total (``certificate_split``). The
+certificate bounds are not simultaneous over arms. Capitals are updated from the lowest
+candidate that the interval or the certificate's lower bound has not rejected to the highest
+that the interval or the upper bound has not rejected; outside that range a candidate is never
+rejected afterwards (which can only widen a bound).
 
 The certificate's one-sided mixtures may weight the horizons differently from the interval
 (``certificate_weights``) and may include one more capital process per arm whose bets the
@@ -354,6 +356,12 @@ class BettingConfSeq:
         ``alpha / (2 (n_arms - 1))`` and ``alpha / 2``; the bets are then sized for the
         larger of the two (any predictable bet is valid). Used by the paired certificate
         (:mod:`latentbench.select._paired`), one arm per pair.
+    certificate_split : float, default 0.5
+        Share ``s`` of ``alpha`` on the certificate's upper bounds: each upper bound at level
+        ``s alpha``, each lower bound at ``(1 - s) alpha / (n_arms - 1)`` (the module
+        docstring's ``a_up`` and ``a_low``; any fixed ``s`` in (0, 1) keeps a certified best
+        wrong with probability at most ``a_up + (n_arms - 1) a_low = alpha``). Ignored when
+        ``certificate_levels`` is given.
 
     Attributes
     ----------
@@ -382,6 +390,7 @@ class BettingConfSeq:
         certificate_weights: tuple[float, ...] | str | None = None,
         target_weight: float = 0.0,
         certificate_levels: tuple[float, float] | None = None,
+        certificate_split: float = 0.5,
     ) -> None:
         if not 0 < alpha < 1:
             raise InputError(f"alpha={alpha!r}; expected a value in (0, 1)")
@@ -393,10 +402,13 @@ class BettingConfSeq:
         self.alpha = float(alpha)
         level = alpha / n_arms if union else alpha
         self._threshold = math.log(1.0 / level)
-        # certificate: each lower bound at alpha / (2 (n_arms - 1)), each upper bound at alpha / 2
+        # certificate: each lower bound at (1 - s) alpha / (n_arms - 1), each upper bound at
+        # s alpha, s = certificate_split (1 / 2 by default; module docstring)
+        if not 0 < certificate_split < 1:
+            raise InputError(f"certificate_split={certificate_split!r}; expected a value in (0, 1)")
         others = max(self.n_arms - 1, 1) if union else 1
-        self._threshold_low = math.log(2.0 * others / alpha)
-        self._threshold_up = math.log(2.0 / alpha)
+        self._threshold_low = math.log(others / ((1.0 - certificate_split) * alpha))
+        self._threshold_up = math.log(1.0 / (certificate_split * alpha))
         bet_threshold = math.log(2.0 / level)
         if certificate_levels is not None:
             a_low, a_up = (float(a) for a in certificate_levels)

@@ -16,6 +16,26 @@ from latentbench.select._state import Observation, ProxyState, SelectionState
 
 __all__ = ["Pulse"]
 
+CERTIFIED_SPLIT = 0.9
+"""``Pulse(bonus="ci")``'s share of ``delta`` on the certificate's upper bounds (each at
+``0.9 delta``; each lower bound at ``0.1 delta / (n_arms - 1)``). Chosen by comparing variants
+on the four shared pools (``benchmarks/RESULTS_select.md`` §3)."""
+
+CERTIFIED_WEIGHTS = (0.55, 0.15, 0.15, 0.15)
+"""``Pulse(bonus="ci")``'s prior weights of the certificate's horizons (200, 800, 3,200 and
+12,800 effective cells); the interval keeps (0.85, 0.05, 0.05, 0.05). Chosen by comparing
+variants on the four shared pools (``benchmarks/RESULTS_select.md`` §3)."""
+
+_TIE = 1e-9
+"""Margin by which a certified arm's lower bound must exceed every other upper bound."""
+
+MIN_GRID = 1000
+"""Fewest candidate means of PULSE's confidence sequences (``BettingConfSeq``'s default).
+With ``bonus="ci"`` the grid has ``max(MIN_GRID, n_items)`` points: a bound is padded by one
+step, and 0.001 is 8 % of MMLU-Pro's top-two gap, while a step of ``1 / n_items`` is the
+resolution of a mean over the pool (binary scores: every possible mean is a grid point). The
+cost grows with the grid, so smaller pools keep 1,000."""
+
 
 class Pulse(ProxyBookkeeping):
     """PULSE: UCB-E selection on doubly robust estimates (``docs/selection.md``).
@@ -127,9 +147,27 @@ class Pulse(ProxyBookkeeping):
         leader as many cells as all challengers together; on MMLU-Pro, where the best must
         be evaluated fully, the challengers then get about as many cells as the best.
         Past data only, so the certificate stays valid.
-    certificate_weights : "uniform", tuple of float or None, default None
-        Horizon weights of the certificate's mixtures (``BettingConfSeq``); None uses the
-        interval's. Any fixed weights keep the certificate valid.
+    certificate_weights : "uniform", "interval", tuple of float or None, default None
+        Horizon weights of the certificate's mixtures (``BettingConfSeq``): None uses
+        :data:`CERTIFIED_WEIGHTS` (0.55, 0.15, 0.15, 0.15) with ``bonus="ci"`` and the
+        interval's (0.85, 0.05, 0.05, 0.05) otherwise; ``"interval"`` the interval's. Any fixed
+        weights keep the certificate valid. The interval's weights pay ``log 20`` nats at the
+        long horizons, where MMLU-Pro's close rivals are decided; ``uniform`` pays ``log 4``
+        everywhere and cost AlpacaEval, whose many far rivals are decided at the shortest
+        horizon (``benchmarks/RESULTS_select.md`` §3).
+    certificate_grid : int or None, default None
+        Candidate means of the confidence sequences, ``0, 1/grid, ..., 1`` (each bound is
+        padded by one step): None is ``max(1000, n_items)`` with ``bonus="ci"`` (a step of
+        ``1 / n_items``; :data:`MIN_GRID`), else 1,000. Any grid is valid; a finer one costs
+        time in proportion to the candidates inside the current interval.
+    certificate_split : float or None, default None
+        Share of ``delta`` on the certificate's upper bounds (``BettingConfSeq``'s
+        ``certificate_split``; each lower bound gets ``(1 - s) delta / (n_arms - 1)``): None
+        is :data:`CERTIFIED_SPLIT` (0.9) with ``bonus="ci"``, else 0.5. Only the true best's
+        upper bound and the other arms' lower bounds enter the error, so any fixed split is
+        valid. The certified arm's lower bound is rarely what decides the stop: on the shared
+        pools it is fully evaluated (MMLU-Pro, BFCL, AlpacaEval 1) or far ahead (AlpacaEval 2),
+        while the rivals' upper bounds are where the cells go.
     target_weight : float, default 0.0
         Weight in the certificate's mixtures of one more capital process per arm whose bets
         are sized, before each batch, for the distance the arm's bound has to cover: the
@@ -141,9 +179,10 @@ class Pulse(ProxyBookkeeping):
         0.6 % +- 0.7 of LUCB's cells on MMLU-Pro and cost 1.9 % (BFCL), 2.9 % (AlpacaEval 1)
         and 4.6 % (AlpacaEval 2), so it is off.
 
-        The certified configuration's defaults (``pair="greedy"`` and ``lam="slope"`` with
-        ``bonus="ci"``) were chosen by comparing variants on the four shared pools
-        (``benchmarks/RESULTS_select.md`` §3).
+        The certified configuration's defaults (``pair="greedy"``, ``lam="slope"``,
+        ``certificate_split=0.9``, ``certificate_weights=(0.55, 0.15, 0.15, 0.15)`` and a
+        grid of ``max(1000, n_items)`` with ``bonus="ci"``) were chosen by comparing variants on
+        the four shared pools (``benchmarks/RESULTS_select.md`` §3).
     certificate : {"arm", "paired"} or None, default None
         How the best is certified. ``arm`` (None: the default): its lower bound above every
         other arm's upper bound (per-arm bounds, ``BettingConfSeq.certificate``).
@@ -198,6 +237,8 @@ class Pulse(ProxyBookkeeping):
         pair: Literal["both", "greedy"] = "greedy",
         certificate_weights: tuple[float, ...] | str | None = None,
         target_weight: float = 0.0,
+        certificate_grid: int | None = None,
+        certificate_split: float | None = None,
         certificate: Literal["arm", "paired"] | None = None,
         paired_levels: Literal["plausible", "uniform"] = "plausible",
     ) -> None:
@@ -232,6 +273,29 @@ class Pulse(ProxyBookkeeping):
         if not 0 <= float(target_weight) < 1:
             raise InputError(f"target_weight={target_weight!r}; expected a value in [0, 1)")
         self.target_weight = float(target_weight)
+        # the certified configuration (bonus="ci") has its own certificate defaults
+        certified = bonus == "ci"
+        if certificate_grid is not None and int(certificate_grid) < 2:
+            raise InputError(f"certificate_grid={certificate_grid!r}; expected an integer >= 2")
+        # None: set from the pool in initialize (certified: one step per item, >= 1,000)
+        self.certificate_grid = None if certificate_grid is None else int(certificate_grid)
+        if certificate_split is None:
+            certificate_split = CERTIFIED_SPLIT if certified else 0.5
+        if not 0 < float(certificate_split) < 1:
+            raise InputError(f"certificate_split={certificate_split!r}; expected a value in (0, 1)")
+        self.certificate_split = float(certificate_split)
+        # the per-arm certificate's horizon weights ("interval": the interval's own)
+        arm_weights = certificate_weights
+        if arm_weights is None and certified:
+            arm_weights = CERTIFIED_WEIGHTS
+        if isinstance(arm_weights, str) and arm_weights == "interval":
+            arm_weights = None
+        elif isinstance(arm_weights, str) and arm_weights != "uniform":
+            raise InputError(
+                f"certificate_weights={certificate_weights!r}; expected 'uniform', 'interval', "
+                "a tuple of weights or None"
+            )
+        self._arm_weights = arm_weights
         if certificate is None:
             certificate = "arm"
         if certificate not in ("arm", "paired"):
@@ -269,6 +333,7 @@ class Pulse(ProxyBookkeeping):
         # the paired certificate needs one shared order (else no items are shared): per-arm
         self._paired = None
         shared = state.shared_order and all(state.in_order(arm) for arm in range(m))
+        pair_weights = self.certificate_weights
         if self.certificate_kind == "paired" and shared and m >= 2:
             t0 = int(state.n_obs.min())
             levels, start = None, 0
@@ -281,7 +346,7 @@ class Pulse(ProxyBookkeeping):
                 m,
                 state.n_items,
                 self.delta,
-                weights=self.certificate_weights,
+                weights=None if pair_weights == "interval" else pair_weights,
                 levels=levels,
                 start=start,
             )
@@ -291,8 +356,10 @@ class Pulse(ProxyBookkeeping):
             state.n_items,
             self.delta,
             state.n_items,
-            certificate_weights=self.certificate_weights,
+            certificate_weights=self._arm_weights,
             target_weight=self.target_weight,
+            grid=self._grid(state.n_items),
+            certificate_split=self.certificate_split,
         )
         n = state.n_items
         lam0 = 1.0 if self.init_estimate == "prior" else 0.0
@@ -333,6 +400,14 @@ class Pulse(ProxyBookkeeping):
         # the proxy is prewarmed on the initial cells by the run loop; sums use the current f
         self._stale = self.f_obs.copy()
         self._refresh_exact(state, np.arange(m))
+
+    def _grid(self, n_items: int) -> int:
+        """Candidate means of the confidence sequences: ``certificate_grid``, else
+        ``max(1000, n_items)`` with ``bonus="ci"`` (a step of ``1 / n_items``, the resolution
+        of a mean over the pool; :data:`MIN_GRID` at least) and 1,000 otherwise."""
+        if self.certificate_grid is not None:
+            return self.certificate_grid
+        return max(MIN_GRID, n_items) if self.bonus == "ci" else MIN_GRID
 
     def estimate_variance(self) -> np.ndarray:
         """Estimated variance of each arm's point estimate, shape (n_arms,)."""
@@ -419,7 +494,9 @@ class Pulse(ProxyBookkeeping):
             return False
         lo, hi = bounds
         other = np.delete(hi, arm)
-        return bool(other.size == 0 or lo[arm] > other.max())
+        # strictly above, beyond rounding: with a grid step of 1 / n_items a padded upper
+        # bound can equal an exact mean (a fully evaluated arm's) up to the last bit
+        return bool(other.size == 0 or lo[arm] > other.max() + _TIE)
 
     def _set_target(self, arm: int) -> None:
         """Size the certificate's targeted bets on ``arm`` from the past only (the estimates
