@@ -55,8 +55,10 @@ Model ``xi``: the answers are independent, ``E y_j = m_j``, ``Var y_j = s_j^2``,
     E_xi E_p (estimate - mu)^2 >= B_n = 1 / sum_{t <= n} 1 / L_t,
     L_t = (1/N^2) [ (sum_{U*_t} s)^2 - sum_{U*_t} s^2 ],
 
-``U*_t`` the ``N - t + 1`` items of smallest ``s`` (with replacement: ``L_t = L_1`` for all t,
-``B_n = L_1 / n``). Proof:
+``U*_t`` the ``N - t + 1`` items of smallest ``s``. The same ``B_n`` bounds designs with
+replacement: a proxy may set ``f = y`` on items already revealed, so a round drawn from all
+items is no better than one over the unrevealed ones (``L_1 / n`` would not be a bound).
+Proof:
 
 1. For every fixed ``y``, ``Z_t - mu`` is a martingale difference sequence, so ``E_p
    (sum w_t (Z_t - mu))^2 = E_p sum_t w_t^2 V_t`` with ``V_t = Var(Z_t | past) = (1/N^2) [
@@ -107,8 +109,10 @@ error if ``xi`` is adequate).
 
 What it does not cover
 ----------------------
-* Estimators that are not design-unbiased: p-IRT, gp-IRT, CAT, the composite (none has an
-  interval valid whatever the IRT model).
+* Point estimates that are not design-unbiased: p-IRT, gp-IRT, CAT, the composite, a
+  model-based point clipped into the DR interval. The interval is valid whatever point is
+  reported, so restricting the class to design-unbiased points is an assumption of the
+  bound, not a consequence of the target.
 * Information beyond ``I``: a method that predicts the answers better than the oracle family
   (item text, other benchmarks, a larger calibration) or knows their uncertainty item by item
   better than 10 calibrated bins. The bound is for the model ``xi`` built from the oracle; it
@@ -117,7 +121,8 @@ What it does not cover
 * Fixed-size designs with joint inclusion probabilities (Horvitz-Thompson with the
   Sen-Yates-Grundy variance): the Godambe-Joshi bound ``(1/N^2)[(sum s)^2 / n - sum s^2]``
   covers them for designs fixed in advance, not for adaptive ones.
-* The normal approximation turning variances into MAE and interval widths.
+* The MAE itself: the bound is on the RMSE (MAE <= RMSE); the normal approximation turns it
+  into an MAE ratio and into interval widths.
 
     python benchmarks/bench_estimate_bound.py alpacaeval1_gpt4 --models 0:27 --ours 20 --dump a.pkl
     python benchmarks/bench_estimate_bound.py alpacaeval1_gpt4 --merge a.pkl b.pkl
