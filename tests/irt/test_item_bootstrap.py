@@ -86,18 +86,23 @@ def test_item_bootstrap_round_trips_and_switches_off(few_models, tmp_path, monke
     assert np.all(plain.abilities["se"].to_numpy() <= first.abilities["se"].to_numpy() + 1e-12)
 
 
+def _new_models(data) -> ResponseMatrix:
+    """Four new models answering the simulated items (seeded), on the calibration's items."""
+    rng = np.random.default_rng(3)
+    theta = rng.standard_normal(4)
+    p = 1 / (1 + np.exp(-(np.outer(theta, data.a.ravel()) + data.b.ravel())))
+    return ResponseMatrix(
+        (rng.random(p.shape) < p).astype(np.float32), [f"n{i}" for i in range(4)],
+        data.matrix.item_ids,
+    )  # fmt: skip
+
+
 def test_score_models_carries_the_bootstrap_to_new_models(few_models, monkeypatch):
     """A new model is scored in every replicate against that replicate's law, its own items
     resampled with the calibration's: its se is at least the law-fixed one, larger for some;
     the reported ability and the interval are unchanged in centre."""
     data, result = few_models
-    rng = np.random.default_rng(3)
-    theta = rng.standard_normal(4)
-    p = 1 / (1 + np.exp(-(np.outer(theta, data.a.ravel()) + data.b.ravel())))
-    new = ResponseMatrix(
-        (rng.random(p.shape) < p).astype(np.float32), [f"n{i}" for i in range(4)],
-        data.matrix.item_ids,
-    )  # fmt: skip
+    new = _new_models(data)
     scored = result.score_models(new)
     monkeypatch.setattr(_fitted, "ITEM_BOOTSTRAP", 0)
     plain = TwoPL().fit(data.matrix).score_models(new)
@@ -116,13 +121,7 @@ def test_limits_cells_and_score_models_items(few_models, monkeypatch):
     assert not _fitted._item_bootstrap_applies(29, 12_032)
     assert not _fitted._item_bootstrap_applies(31, 300)
     data, result = few_models
-    rng = np.random.default_rng(3)
-    theta = rng.standard_normal(4)
-    p = 1 / (1 + np.exp(-(np.outer(theta, data.a.ravel()) + data.b.ravel())))
-    new = ResponseMatrix(
-        (rng.random(p.shape) < p).astype(np.float32), [f"n{i}" for i in range(4)],
-        data.matrix.item_ids,
-    )  # fmt: skip
+    new = _new_models(data)
     monkeypatch.setattr(_fitted, "MODEL_JACKKNIFE", False)
     assert result.standard_errors().method.endswith("+ item bootstrap")
     carried = result.score_models(new)
