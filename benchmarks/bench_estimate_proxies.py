@@ -28,15 +28,14 @@ from __future__ import annotations
 
 import argparse
 import math
-import warnings
 from pathlib import Path
 
 import numpy as np
-from _estimate_common import residual_features
+from _estimate_common import held_out, residual_features
 
 from latentbench import ResponseMatrix
 from latentbench.irt._objective import sigmoid
-from latentbench.select._estimate_calibration import from_matrix, response_features
+from latentbench.select._estimate_calibration import response_features
 from latentbench.select._estimate_design import SequentialEstimate
 
 DATA = Path("/work/shared/data")
@@ -94,13 +93,7 @@ def main() -> None:
     M = ResponseMatrix.read(DATA / f"{args.matrix}.parquet")
     Y = np.asarray(M.scores, dtype=np.float64)
     out: dict[tuple[int, str], list[float]] = {}
-    for i in range(0, M.n_models, args.step):
-        others = [m for k, m in enumerate(M.model_ids) if k != i]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            cal = from_matrix(M.subset(models=others), rank=1)
-        pop = np.flatnonzero(np.isfinite(Y[i]))
-        y = Y[i][pop]
+    for i, cal, pop, y in held_out(M, range(0, M.n_models, args.step)):
         if y.var() == 0:
             continue
         Yc = np.delete(Y, i, axis=0)

@@ -12,13 +12,12 @@ uniformly random items (the same ones for each proxy) to
 from __future__ import annotations
 
 import argparse
-import warnings
 from pathlib import Path
 
 import numpy as np
+from _estimate_common import held_out
 
 from latentbench import ResponseMatrix
-from latentbench.select._estimate_calibration import from_matrix
 from latentbench.select._estimate_design import PROXIES, SequentialEstimate
 
 DATA = Path("/work/shared/data")
@@ -31,15 +30,8 @@ def main() -> None:
     parser.add_argument("--step", type=int, default=3, help="every STEP-th model")
     args = parser.parse_args()
     M = ResponseMatrix.read(DATA / f"{args.matrix}.parquet")
-    Y = np.asarray(M.scores, dtype=np.float64)
     out: dict[tuple[int, str], list[float]] = {}
-    for i in range(0, M.n_models, args.step):
-        others = [m for k, m in enumerate(M.model_ids) if k != i]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            cal = from_matrix(M.subset(models=others), rank=1)
-        pop = np.flatnonzero(np.isfinite(Y[i]))
-        y = Y[i][pop]
+    for i, cal, pop, y in held_out(M, range(0, M.n_models, args.step)):
         if y.var() == 0:
             continue
         order = np.random.default_rng(i).permutation(pop.size)
