@@ -38,7 +38,7 @@ from latentbench.exceptions import (
     InputError,
 )
 from latentbench.irt._blas import single_threaded_blas
-from latentbench.irt._kernels import residual_pass, residual_times_factors
+from latentbench.irt._kernels import batched_nnls, residual_pass, residual_times_factors
 from latentbench.irt._model_factors import model_newton_step
 from latentbench.irt._objective import GaussianPenalty, as_scores, logit
 from latentbench.irt._squarem import MMRun, run_mm
@@ -286,31 +286,8 @@ def _item_block(
             if bad.any():
                 start = np.maximum(W_old[:, bad], 0)
                 start[r] = W_old[r, bad]
-                W[:, bad] = _batched_nnls(G, rhs[:, bad], start, r)
+                W[:, bad] = batched_nnls(G, rhs[:, bad], start, r)
     return np.ascontiguousarray(W[:r].T), W[r].copy()
-
-
-def _batched_nnls(G: np.ndarray, rhs: np.ndarray, W0: np.ndarray, r: int) -> np.ndarray:
-    """Minimise 0.5 w^T G w - rhs^T w with w[:r] >= 0 for every column (shared Gram G).
-
-    Exact cyclic coordinate descent, vectorised over columns, warm-started. Every coordinate
-    step exactly minimises the convex quadratic along that coordinate, so the surrogate never
-    increases (all that monotone MM needs); 200 cycles or a relative change below 1e-10.
-    """
-    W = W0.copy()
-    diag = np.diag(G)
-    for _ in range(200):
-        change = 0.0
-        for k in range(r + 1):
-            step = (rhs[k] - G[k] @ W) / diag[k]
-            new = W[k] + step
-            if k < r:
-                np.maximum(new, 0.0, out=new)
-            change = max(change, float(np.abs(new - W[k]).max()))
-            W[k] = new
-        if change <= 1e-10 * (1.0 + float(np.abs(W).max())):
-            break
-    return W
 
 
 def _model_block(
