@@ -18,12 +18,14 @@ def _scores(kind: str) -> tuple[np.ndarray, int, np.ndarray, np.ndarray, np.ndar
     Y = rng.binomial(trials, p) / trials
     if kind == "sparse":  # below SPARSE_MISSING: the sparse correction
         Y[rng.random(Y.shape) < 0.02] = np.nan
-    if kind == "dense":  # the observed cells listed
+    if kind == "dense":  # NumPy: the dense observed factor; fused: the missing cells listed
         Y[rng.random(Y.shape) < 0.3] = np.nan
+    if kind == "mostly-missing":  # fused: the observed cells listed (fewer than the missing)
+        Y[rng.random(Y.shape) < 0.7] = np.nan
     return Y, trials, theta, a, b
 
 
-@pytest.mark.parametrize("kind", ["complete", "sparse", "dense", "trials3"])
+@pytest.mark.parametrize("kind", ["complete", "sparse", "dense", "mostly-missing", "trials3"])
 def test_fused_em_equals_the_numpy_reference(kind, monkeypatch):
     Y, trials, theta, a, b = _scores(kind)
     out = {}
@@ -41,12 +43,15 @@ def test_fused_em_equals_the_numpy_reference(kind, monkeypatch):
     np.testing.assert_allclose(f1.theta, f0.theta, rtol=0, atol=1e-10)
     np.testing.assert_allclose(f1.weights, f0.weights, rtol=0, atol=1e-10)
     np.testing.assert_allclose(f1.log_likelihood, f0.log_likelihood, rtol=1e-12)
-    np.testing.assert_allclose(f1.covariance, f0.covariance, rtol=0, atol=1e-10)
+    # with 70% of the cells missing the information matrix is ill-conditioned: rounding
+    # differences of the two paths reach 4e-9 relative in its inverse (1e-10 absolute elsewhere)
+    rtol = 1e-8 if kind == "mostly-missing" else 0.0
+    np.testing.assert_allclose(f1.covariance, f0.covariance, rtol=rtol, atol=1e-10)
     np.testing.assert_allclose(t1, t0, rtol=0, atol=1e-9)
     np.testing.assert_allclose(w1, w0, rtol=0, atol=1e-9)
 
 
-@pytest.mark.parametrize("kind", ["complete", "sparse", "dense", "trials3"])
+@pytest.mark.parametrize("kind", ["complete", "sparse", "dense", "mostly-missing", "trials3"])
 def test_one_fused_step_equals_the_reference_step(kind):
     Y, trials, theta, _, b = _scores(kind)
     grid_a, grid_b = _random_items._grid(2.5, b)
