@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from latentbench import ResponseMatrix
-from latentbench.exceptions import InputError
+from latentbench.exceptions import ConvergenceWarning, InputError
 from latentbench.irt import Prior, TwoPL, fit_cbmm, fit_marginal
 from latentbench.irt._model_factors import model_newton_step
 from latentbench.irt._objective import GaussianPenalty
@@ -107,3 +107,18 @@ def test_convergence_requires_block_optimality():
     # a point away from the optimum has a large Newton step
     far = model_newton_step(data.matrix.scores, fit.U * 0.5, fit.V, fit.b, 1.0, penalty)
     assert np.abs(far).max() > 0.1
+
+
+def test_additive_baseline_converges_to_its_ridge_optimum_and_warns_when_stopped():
+    """The additive model's logits after its default stop equal those of a long run (the
+    ridge fixes the shift between c and b in closed form); a stop at max_iter warns."""
+    from latentbench.irt import fit_additive
+
+    scores = np.array(simulate_2pl(60, 300, missing=0.2, random_state=4).matrix.scores)
+    scores[0] = np.where(np.isnan(scores[0]), np.nan, 1.0)  # an all-correct model
+    c, b = fit_additive(scores)
+    c_long, b_long = fit_additive(scores, max_iter=20_000, tol=1e-14)
+    np.testing.assert_allclose(c[:, None] + b, c_long[:, None] + b_long, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(c.sum(), b.sum(), atol=1e-8)  # the ridge's balance
+    with pytest.warns(ConvergenceWarning, match="max_iter=2"):
+        fit_additive(scores, max_iter=2)

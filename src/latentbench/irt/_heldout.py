@@ -9,13 +9,14 @@ model worth its parameters should beat.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from latentbench.exceptions import InputError
+from latentbench.exceptions import ConvergenceWarning, InputError
 from latentbench.io._cells import ObservedCells
 from latentbench.irt._objective import sigmoid
 from latentbench.irt._stats import rankdata
@@ -145,7 +146,8 @@ def fit_additive(
     logistic regressions; one damped Newton step per block per iteration, with a small ridge
     ``l2`` keeping all-correct rows and columns finite; after each iteration the exact ridge
     minimiser along ``c + d, b - d`` (which no logit depends on). Stops when no logit
-    ``c_i + b_j`` changes by more than ``tol`` in an iteration.
+    ``c_i + b_j`` changes by more than ``tol`` in an iteration (a ``ConvergenceWarning`` when
+    ``max_iter`` comes first).
 
     Returns
     -------
@@ -177,4 +179,11 @@ def fit_additive(
         c, b = c_new, b_new
         if change < tol:
             break
+    else:
+        warnings.warn(
+            f"the additive model stopped at max_iter={max_iter} with a logit still changing by "
+            f"{change:.2e} (tol={tol:g})",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
     return c, b
