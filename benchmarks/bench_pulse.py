@@ -650,7 +650,7 @@ def certify(args: argparse.Namespace) -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     floors = []
-    from latentbench.select._policies import make_policy
+    from latentbench.select._policies import make_policy, parse_policy
 
     variants = [v for v in args.variants.split("|") if v]
     variant_rows = []
@@ -665,6 +665,8 @@ def certify(args: argparse.Namespace) -> None:
         batch, init = default_schedule(Y.shape[0], Y.shape[1], None)
         if args.pulse_init is not None:
             init = args.pulse_init
+        if args.pulse_batch is not None:
+            batch = args.pulse_batch
         rows = []
         for k in range(args.seeds):
             seed = 10000 * k
@@ -675,8 +677,11 @@ def certify(args: argparse.Namespace) -> None:
             res = _certified_run(Y, Pulse(bonus="ci", delta=args.delta), batch, init, proxy, seed)
             ok = res.best == best and res.stopped == "confidence"
             for spec in variants:  # PULSE variants on the same seed, e.g. 'pulse:pair=both'
-                policy = make_policy(spec, {"bonus": "ci", "delta": args.delta})
-                other = _certified_run(Y, policy, batch, init, proxy, seed)
+                # 'batch=N' (bench-only) and 'init_batch=N' set the variant's own schedule
+                vspec, vbatch = _spec_batch(spec, batch)
+                vinit = parse_policy(vspec)[3].get("init_batch", init)
+                policy = make_policy(vspec, {"bonus": "ci", "delta": args.delta})
+                other = _certified_run(Y, policy, vbatch, vinit, proxy, seed)
                 vok = other.best == best and other.stopped == "confidence"
                 variant_rows.append((name, spec, k, other.evaluations_total, vok))
             bias.append(res.estimates[[best, second]] - mu[[best, second]])
@@ -1513,6 +1518,12 @@ def main() -> None:
         type=int,
         default=None,
         help="certify: PULSE's initial batch per model (default: default_schedule's)",
+    )
+    parser.add_argument(
+        "--pulse-batch",
+        type=int,
+        default=None,
+        help="certify: PULSE's batch size B (default: default_schedule's)",
     )
     parser.add_argument("--no-floors", action="store_true", help="certify: skip the floors")
     parser.add_argument(
