@@ -1340,9 +1340,10 @@ def _schedule_table(
     print(
         "| batch B | initial batch | UCB-E to 95 % post-init | PULSE to 95 % post-init "
         "| saved post-init | UCB-E total | PULSE total | worst last-wrong UCB-E / PULSE "
-        "| saving - best saving (paired SE) | PULSE total - lowest (paired SE) |"
+        "| saving - best saving (paired SE) | PULSE total - lowest (paired SE) "
+        "| saving, total - the default's (paired SE) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for b, i, a, c, sv in rows:
         tag = " **(default)**" if (b, i) == auto else ""
         diff = tdiff = ""
@@ -1352,6 +1353,11 @@ def _schedule_table(
         if low_cfg is not None and np.isfinite(totals[(b, i)]).all():
             d = totals[(b, i)] - low[low_cfg]
             tdiff = "lowest" if (b, i) == low_cfg else f"{d.mean():+,.0f} ± {d.std():,.0f}"
+        vs_auto = ""
+        if auto in saving and (b, i) != auto and np.isfinite(sv).all():
+            d, t = sv - saving[auto], totals[(b, i)] - totals[auto]
+            if np.isfinite(d).all() and np.isfinite(t).all():
+                vs_auto = f"{d.mean():+.1f} ± {d.std():.1f}, {t.mean():+,.0f} ± {t.std():,.0f}"
         lu = np.array(last[("ucbe", b, i)])
         lp = np.array(last[("pulse", b, i)])
 
@@ -1363,7 +1369,7 @@ def _schedule_table(
             f"| {np.nanmean(c):,.0f} ± {np.nanstd(c):,.0f} "
             f"| {np.nanmean(sv):.1f} % ± {np.nanstd(sv):.1f} "
             f"| {np.nanmean(a) + m * i:,.0f} | {np.nanmean(c) + m * i:,.0f} "
-            f"| {worst(lu)} / {worst(lp)} | {diff} | {tdiff} |",
+            f"| {worst(lu)} / {worst(lp)} | {diff} | {tdiff} | {vs_auto} |",
             flush=True,
         )
     return boots, best_cfg
@@ -1482,7 +1488,7 @@ def schedule(args: argparse.Namespace) -> None:
                     f"| `{v}` vs `{ref}` at {auto[0]} / {auto[1]} | | {np.nanmean(a):,.0f} "
                     f"± {np.nanstd(a):,.0f} | {np.nanmean(c):,.0f} ± {np.nanstd(c):,.0f} "
                     f"| {np.nanmean(sv):.1f} % ± {np.nanstd(sv):.1f} | | | {lv.max():,} "
-                    f"| paired: {np.nanmean(d):+,.0f} ± {np.nanstd(d):,.0f} cells | |",
+                    f"| paired: {np.nanmean(d):+,.0f} ± {np.nanstd(d):,.0f} cells | | |",
                     flush=True,
                 )
         print(
