@@ -44,7 +44,11 @@ Measurements, each with its command line printed beside the table:
 * ``schedule``: evaluations to 95 % identification for batch sizes and initial batches
   (``--configs 8/8,16/16,...``), PULSE vs UCB-E with the same start and batch size, paired
   bootstrap SEs, the worst seed's last wrong budget, and the configuration
-  ``default_schedule`` picks; ``--variants`` adds PULSE/UCB-E specs at that configuration.
+  ``default_schedule`` picks; ``--variants`` adds PULSE/UCB-E specs at that configuration;
+  ``--save FILE.npz`` keeps the per-seed outcomes and ``--no-default`` runs only
+  ``--configs``.
+* ``schedule-combine FILE.npz ...``: the ``schedule`` table of configurations measured in
+  separate runs on one pool (same seeds, hence the same paired bootstrap resamples).
 
 Pools: the candidate half of a seeded random split (the other half is the history), on
 BFCL v2 (exact gap 0.02, and all candidates), MMLU-Pro, AlpacaEval 1 and AlpacaEval 2 (all
@@ -646,7 +650,7 @@ def certify(args: argparse.Namespace) -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     floors = []
-    from latentbench.select._policies import make_policy
+    from latentbench.select._policies import make_policy, parse_policy
 
     variants = [v for v in args.variants.split("|") if v]
     variant_rows = []
@@ -661,6 +665,8 @@ def certify(args: argparse.Namespace) -> None:
         batch, init = default_schedule(Y.shape[0], Y.shape[1], None)
         if args.pulse_init is not None:
             init = args.pulse_init
+        if args.pulse_batch is not None:
+            batch = args.pulse_batch
         rows = []
         for k in range(args.seeds):
             seed = 10000 * k
@@ -671,8 +677,11 @@ def certify(args: argparse.Namespace) -> None:
             res = _certified_run(Y, Pulse(bonus="ci", delta=args.delta), batch, init, proxy, seed)
             ok = res.best == best and res.stopped == "confidence"
             for spec in variants:  # PULSE variants on the same seed, e.g. 'pulse:pair=both'
-                policy = make_policy(spec, {"bonus": "ci", "delta": args.delta})
-                other = _certified_run(Y, policy, batch, init, proxy, seed)
+                # 'batch=N' (bench-only) and 'init_batch=N' set the variant's own schedule
+                vspec, vbatch = _spec_batch(spec, batch)
+                vinit = parse_policy(vspec)[3].get("init_batch", init)
+                policy = make_policy(vspec, {"bonus": "ci", "delta": args.delta})
+                other = _certified_run(Y, policy, vbatch, vinit, proxy, seed)
                 vok = other.best == best and other.stopped == "confidence"
                 variant_rows.append((name, spec, k, other.evaluations_total, vok))
             bias.append(res.estimates[[best, second]] - mu[[best, second]])
@@ -1291,6 +1300,114 @@ def first_crossing(curve: np.ndarray, grid: np.ndarray, target: float = 0.95) ->
     return float(grid[int(np.argmax(ok))]) if ok.any() else float("nan")
 
 
+def _schedule_table(
+    todo: list,
+    correct: dict,
+    last: dict,
+    grid: np.ndarray,
+    n_seeds: int,
+    m: int,
+    cap: int,
+    auto: tuple,
+) -> tuple[list, tuple | None]:
+    """Print the ``schedule`` table for the configurations ``todo`` (paired bootstrap over
+    the seeds, 200 resamples from ``default_rng(0)``: the same resamples in every run with
+    the same seed count). Returns the resamples and the configuration with the largest
+    mean saving."""
+    rng = np.random.default_rng(0)
+    boots = [rng.integers(0, n_seeds, n_seeds) for _ in range(200)]
+    saving: dict = {}
+    totals: dict = {}
+    rows = []
+    for b, i in todo:
+        U = np.array(correct[("ucbe", b, i)], dtype=float)
+        P = np.array(correct[("pulse", b, i)], dtype=float)
+        pairs = np.array(
+            [
+                (first_crossing(U[idx].mean(0), grid), first_crossing(P[idx].mean(0), grid))
+                for idx in boots
+            ]
+        )
+        a, c = pairs[:, 0], pairs[:, 1]
+        sv = 100 * (a - c) / np.maximum(a, 1)  # NaN where a resample never crossed
+        saving[(b, i)] = sv
+        totals[(b, i)] = c + m * i
+        rows.append((b, i, a, c, sv))
+    finite = {k: v for k, v in saving.items() if np.isfinite(v).all()}
+    best_cfg = max(finite, key=lambda k: np.mean(finite[k])) if finite else None
+    low = {k: v for k, v in totals.items() if np.isfinite(v).all()}
+    low_cfg = min(low, key=lambda k: np.mean(low[k])) if low else None
+    print(
+        "| batch B | initial batch | UCB-E to 95 % post-init | PULSE to 95 % post-init "
+        "| saved post-init | UCB-E total | PULSE total | worst last-wrong UCB-E / PULSE "
+        "| saving - best saving (paired SE) | PULSE total - lowest (paired SE) "
+        "| saving, total - the default's (paired SE) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for b, i, a, c, sv in rows:
+        tag = " **(default)**" if (b, i) == auto else ""
+        diff = tdiff = ""
+        if best_cfg is not None and np.isfinite(sv).all():
+            d = sv - saving[best_cfg]
+            diff = "best" if (b, i) == best_cfg else f"{d.mean():+.1f} ± {d.std():.1f}"
+        if low_cfg is not None and np.isfinite(totals[(b, i)]).all():
+            d = totals[(b, i)] - low[low_cfg]
+            tdiff = "lowest" if (b, i) == low_cfg else f"{d.mean():+,.0f} ± {d.std():,.0f}"
+        vs_auto = ""
+        if auto in saving and (b, i) != auto and np.isfinite(sv).all():
+            d, t = sv - saving[auto], totals[(b, i)] - totals[auto]
+            if np.isfinite(d).all() and np.isfinite(t).all():
+                vs_auto = f"{d.mean():+.1f} ± {d.std():.1f}, {t.mean():+,.0f} ± {t.std():,.0f}"
+        lu = np.array(last[("ucbe", b, i)])
+        lp = np.array(last[("pulse", b, i)])
+
+        def worst(x: np.ndarray, cap: int = cap) -> str:
+            return f"> {cap:,} ({(x < 0).sum()})" if (x < 0).any() else f"{x.max():,}"
+
+        print(
+            f"| {b}{tag} | {i} | {np.nanmean(a):,.0f} ± {np.nanstd(a):,.0f} "
+            f"| {np.nanmean(c):,.0f} ± {np.nanstd(c):,.0f} "
+            f"| {np.nanmean(sv):.1f} % ± {np.nanstd(sv):.1f} "
+            f"| {np.nanmean(a) + m * i:,.0f} | {np.nanmean(c) + m * i:,.0f} "
+            f"| {worst(lu)} / {worst(lp)} | {diff} | {tdiff} | {vs_auto} |",
+            flush=True,
+        )
+    return boots, best_cfg
+
+
+def schedule_combine(args: argparse.Namespace) -> None:
+    """The ``schedule`` table from the per-seed outcomes that ``schedule --save`` wrote in
+    several runs on one pool (same seeds, cap and grid: checked), so that configurations
+    measured in separate runs are compared on the same seeds and bootstrap resamples."""
+    from latentbench.select._schedule import default_schedule
+
+    correct: dict = {}
+    last: dict = {}
+    todo: list = []
+    ref = None
+    for path in args.files:
+        with np.load(path) as z:
+            meta = (z["seeds"].tolist(), z["grid"].size, z["shape"].tolist())
+            if ref is None:
+                ref = meta
+                grid = z["grid"]
+            elif meta != ref:
+                raise SystemExit(f"{path}: seeds, grid or pool differ from {args.files[0]}")
+            for k in z.files:
+                if "|" not in k:
+                    continue
+                pol, b, i, kind = k.split("|")
+                cfg = (int(b), int(i))
+                (correct if kind == "correct" else last)[(pol, *cfg)] = z[k]
+                if cfg not in todo:
+                    todo.append(cfg)
+    assert ref is not None
+    m, n, cap = ref[2]
+    auto = default_schedule(m, n, None)
+    print(f"\n{m} models x {n} items, {len(ref[0])} seeds, cap {cap:,}; files {args.files}\n")
+    _schedule_table(sorted(todo), correct, last, grid, len(ref[0]), m, cap, auto)
+
+
 def schedule(args: argparse.Namespace) -> None:
     """Evaluations to 95 % identification for batch sizes and initial batches, PULSE vs
     UCB-E with the same start and batch size, paired bootstrap over seeds; the configuration
@@ -1313,8 +1430,12 @@ def schedule(args: argparse.Namespace) -> None:
         _SCHED.clear()
         _SCHED[key] = (Y, proxy, cap, grid)
         auto = default_schedule(m, n, None)
-        todo = list(configs) + ([auto] if auto not in configs else [])
+        todo = list(configs) + ([auto] if auto not in configs and not args.no_default else [])
         variants = [v for v in args.variants.split("|") if v]
+        if variants and auto not in todo:
+            raise SystemExit(
+                "--variants run at default_schedule's configuration: drop --no-default"
+            )
         tasks = [(key, p, b, i, s) for b, i in todo for p in ("ucbe", "pulse") for s in seeds]
         tasks += [(key, v, *auto, s) for v in variants for s in seeds]
         ctx = mp.get_context("fork")
@@ -1325,55 +1446,25 @@ def schedule(args: argparse.Namespace) -> None:
         for _pool, pol, b, i, _s, ok, lw in out:
             correct.setdefault((pol, b, i), []).append(ok)
             last.setdefault((pol, b, i), []).append(lw)
-        rng = np.random.default_rng(0)
-        boots = [rng.integers(0, len(seeds), len(seeds)) for _ in range(200)]
-        saving: dict = {}
-        rows = []
-        for b, i in todo:
-            U = np.array(correct[("ucbe", b, i)], dtype=float)
-            P = np.array(correct[("pulse", b, i)], dtype=float)
-            pairs = np.array(
-                [
-                    (first_crossing(U[idx].mean(0), grid), first_crossing(P[idx].mean(0), grid))
-                    for idx in boots
-                ]
+        if args.save is not None:  # per-seed outcomes, for schedule-combine across runs
+            arrays = {
+                f"{pol}|{b}|{i}|{kind}": np.asarray(src[(pol, b, i)])
+                for pol in ("ucbe", "pulse")
+                for b, i in todo
+                for kind, src in (("correct", correct), ("last", last))
+            }
+            np.savez_compressed(
+                args.save,
+                seeds=np.asarray(seeds),
+                grid=grid,
+                shape=np.asarray([m, n, cap]),
+                **arrays,
             )
-            a, c = pairs[:, 0], pairs[:, 1]
-            sv = 100 * (a - c) / np.maximum(a, 1)  # NaN where a resample never crossed
-            saving[(b, i)] = sv
-            rows.append((b, i, a, c, sv))
-        finite = {k: v for k, v in saving.items() if np.isfinite(v).all()}
-        best_cfg = max(finite, key=lambda k: np.mean(finite[k])) if finite else None
         print(
             f"\n**{key}**: {m} models x {n} items; default_schedule -> batch {auto[0]}, "
             f"initial batch {auto[1]}\n"
         )
-        print(
-            "| batch B | initial batch | UCB-E to 95 % post-init | PULSE to 95 % post-init "
-            "| saved post-init | UCB-E total | PULSE total | worst last-wrong UCB-E / PULSE "
-            "| default - best (paired SE) |"
-        )
-        print("|---|---|---|---|---|---|---|---|---|")
-        for b, i, a, c, sv in rows:
-            tag = " **(default)**" if (b, i) == auto else ""
-            diff = ""
-            if best_cfg is not None and np.isfinite(sv).all():
-                d = sv - saving[best_cfg]
-                diff = f"{d.mean():+.1f} ± {d.std():.1f}"
-            lu = np.array(last[("ucbe", b, i)])
-            lp = np.array(last[("pulse", b, i)])
-
-            def worst(x: np.ndarray, cap: int = cap) -> str:
-                return f"> {cap:,} ({(x < 0).sum()})" if (x < 0).any() else f"{x.max():,}"
-
-            print(
-                f"| {b}{tag} | {i} | {np.nanmean(a):,.0f} ± {np.nanstd(a):,.0f} "
-                f"| {np.nanmean(c):,.0f} ± {np.nanstd(c):,.0f} "
-                f"| {np.nanmean(sv):.1f} % ± {np.nanstd(sv):.1f} "
-                f"| {np.nanmean(a) + m * i:,.0f} | {np.nanmean(c) + m * i:,.0f} "
-                f"| {worst(lu)} / {worst(lp)} | {diff} |",
-                flush=True,
-            )
+        boots, best_cfg = _schedule_table(todo, correct, last, grid, len(seeds), m, cap, auto)
         for v in variants:  # at the default schedule: against UCB-E and the default PULSE
             V = np.array(correct[(v, *auto)], dtype=float)
             for ref in ("ucbe", "pulse"):
@@ -1397,7 +1488,7 @@ def schedule(args: argparse.Namespace) -> None:
                     f"| `{v}` vs `{ref}` at {auto[0]} / {auto[1]} | | {np.nanmean(a):,.0f} "
                     f"± {np.nanstd(a):,.0f} | {np.nanmean(c):,.0f} ± {np.nanstd(c):,.0f} "
                     f"| {np.nanmean(sv):.1f} % ± {np.nanstd(sv):.1f} | | | {lv.max():,} "
-                    f"| paired: {np.nanmean(d):+,.0f} ± {np.nanstd(d):,.0f} cells |",
+                    f"| paired: {np.nanmean(d):+,.0f} ± {np.nanstd(d):,.0f} cells | | |",
                     flush=True,
                 )
         print(
@@ -1420,6 +1511,7 @@ def main() -> None:
             "width-over-run",
             "history-free",
             "schedule",
+            "schedule-combine",
             "worst-seeds",
             "paired-diagnosis",
         ],
@@ -1432,6 +1524,12 @@ def main() -> None:
         type=int,
         default=None,
         help="certify: PULSE's initial batch per model (default: default_schedule's)",
+    )
+    parser.add_argument(
+        "--pulse-batch",
+        type=int,
+        default=None,
+        help="certify: PULSE's batch size B (default: default_schedule's)",
     )
     parser.add_argument("--no-floors", action="store_true", help="certify: skip the floors")
     parser.add_argument(
@@ -1480,6 +1578,15 @@ def main() -> None:
         help="schedule (default 0.25), history-free (default: no cap): stop each run after "
         "this fraction of the pool's cells (post-init)",
     )
+    parser.add_argument(
+        "--save", default=None, help="schedule: write the per-seed outcomes to this .npz"
+    )
+    parser.add_argument(
+        "--no-default",
+        action="store_true",
+        help="schedule: only --configs (not also default_schedule's configuration)",
+    )
+    parser.add_argument("files", nargs="*", help="schedule-combine: .npz files from --save")
     args = parser.parse_args()
     run = {
         "identify": identify,
@@ -1490,6 +1597,7 @@ def main() -> None:
         "width-over-run": width_over_run,
         "history-free": history_free,
         "schedule": schedule,
+        "schedule-combine": schedule_combine,
         "worst-seeds": worst_seeds,
         "paired-diagnosis": paired_diagnosis,
     }

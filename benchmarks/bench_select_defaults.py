@@ -7,6 +7,7 @@ used (with its SE over seeds and the largest), the fraction of seeds certified a
 fraction whose recommendation is the true best of the candidates.
 
     nice -n 10 python benchmarks/bench_select_defaults.py --seeds 10
+    nice -n 10 python benchmarks/bench_select_defaults.py --seeds 10 --matrices mmlu_pro
 """
 
 from __future__ import annotations
@@ -27,8 +28,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument(
+        "--matrices",
+        default=",".join(MATRICES),
+        help="comma-separated matrix names (default: all four shared matrices)",
+    )
     args = parser.parse_args()
-    for name in MATRICES:
+    for name in args.matrices.split(","):
         matrix = ResponseMatrix.read(args.data / f"{name}.parquet")
         shares, certified, right = [], [], []
         for seed in range(args.seeds):
