@@ -156,9 +156,9 @@ def demo(
     start = time.perf_counter()
     console.rule("[bold]latentbench demo")
     console.print(
-        "A synthetic leaderboard of 200 models x 1,000 items with planted flaws; about 30 s "
-        "on 2 cores. The first run in a fresh environment also compiles one numba kernel "
-        "(about a second, cached afterwards)."
+        "A synthetic leaderboard of 200 models x 1,000 items with planted flaws; about 20 s "
+        "on 2 cores. The first run in a fresh environment also compiles a few numba kernels "
+        "(about 6 s, cached afterwards)."
     )
     with clean_warnings():
         matrix, planted = demo_matrix()
