@@ -216,6 +216,7 @@ def score_coverage(
     own_only: bool = False,
     paired_without: bool = False,
     compare_reference: bool = False,
+    paired_variants: bool = False,
 ) -> tuple[float, float, float, float]:
     """``score_models`` on a calibrate-half / score-half split of parametric replicas.
 
@@ -228,9 +229,11 @@ def score_coverage(
     returned ``score_models`` figures are NaN). ``paired_without``: per replica also the
     coverage of ``score_models`` on the same calibration without the bootstrap's replicate
     scores and the model jackknife (``BOOTSTRAP_SCORES_MAX_CELLS = 0``, ``MODEL_JACKKNIFE =
-    False``), and its mean over the replicas. ``compare_reference``: per replica also
-    ``score_models`` by the per-model reference loops (``_scoring._BATCHED = False``): the
-    largest difference of the frames and whether any model's coverage differs.
+    False``), and its mean over the replicas; ``paired_variants``: likewise with the
+    bootstrap's replicate scores only and with the jackknife only. ``compare_reference``:
+    per replica also ``score_models`` by the per-model reference loops
+    (``_scoring._BATCHED = False``): the largest difference of the frames and whether any
+    model's coverage differs.
     """
     from latentbench.irt import _fitted, _scoring
 
@@ -238,7 +241,8 @@ def score_coverage(
     p = fit.predict_proba()
     truth = fit.U[:, 0]
     ids = np.array(matrix.model_ids)
-    covered, ses, sq, own, without = [], [], [], [], []
+    covered, ses, sq, own = [], [], [], []
+    paired: dict[str, list[float]] = {}
     for k, Y, cal, new in _half_replicas(matrix, p, start, replicas):
         calibration = TwoPL().fit(ResponseMatrix(Y[cal], list(ids[cal]), matrix.item_ids))
         if own_only:
@@ -264,15 +268,23 @@ def score_coverage(
         inside_new = (scored["lower"] <= target) & (target <= scored["upper"])
         covered.append(float(np.mean(inside_new)))
         extra = ""
+        variants = []
         if paired_without:
+            variants.append(("without bootstrap scores / jackknife", 0, False))
+        if paired_variants:
+            variants += [("bootstrap scores only", None, False), ("jackknife only", 0, True)]
+        for label, cells, jackknife in variants:
             limits = (_fitted.BOOTSTRAP_SCORES_MAX_CELLS, _fitted.MODEL_JACKKNIFE)
-            _fitted.BOOTSTRAP_SCORES_MAX_CELLS, _fitted.MODEL_JACKKNIFE = 0, False
+            if cells is not None:
+                _fitted.BOOTSTRAP_SCORES_MAX_CELLS = cells
+            _fitted.MODEL_JACKKNIFE = jackknife
             try:
                 plain = calibration.score_models(new_matrix)
             finally:
                 _fitted.BOOTSTRAP_SCORES_MAX_CELLS, _fitted.MODEL_JACKKNIFE = limits
-            without.append(float(np.mean((plain["lower"] <= target) & (target <= plain["upper"]))))
-            extra += f", without bootstrap scores / jackknife {without[-1]:.3f}"
+            value = float(np.mean((plain["lower"] <= target) & (target <= plain["upper"])))
+            paired.setdefault(label, []).append(value)
+            extra += f", {label} {value:.3f}"
         if compare_reference:
             _scoring._BATCHED = False
             try:
@@ -300,8 +312,8 @@ def score_coverage(
             )
     mean_own, se_own = float(np.mean(own)), float(np.std(own, ddof=1) / np.sqrt(len(own)))
     print(f"  calibration half's own theta coverage: {mean_own:.3f} +/- {se_own:.3f}", flush=True)
-    if without:
-        print(f"  score_models without bootstrap scores / jackknife: {np.mean(without):.3f}")
+    for label, values in paired.items():
+        print(f"  score_models, {label}: {np.mean(values):.3f} over {len(values)} replicas")
     cov = np.asarray(covered)
     return (
         float(cov.mean()),
@@ -429,6 +441,12 @@ def main() -> None:
         "scores and the model jackknife (same calibration)",
     )
     parser.add_argument(
+        "--paired-variants",
+        action="store_true",
+        help="--score-only: per replica also score_models with the bootstrap's replicate "
+        "scores only and with the model jackknife only (same calibration)",
+    )
+    parser.add_argument(
         "--compare-reference",
         action="store_true",
         help="--score-only: per replica also score_models by the per-model reference loops "
@@ -484,6 +502,7 @@ def main() -> None:
                 args.own_only,
                 args.paired_without,
                 args.compare_reference,
+                args.paired_variants,
             )
             if args.own_only:
                 print(f"{name}: ({time.perf_counter() - start:.0f} s)", flush=True)
