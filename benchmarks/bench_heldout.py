@@ -214,6 +214,9 @@ def score_coverage(
     start: int = 0,
     per_replica: bool = False,
     own_only: bool = False,
+    paired_without: bool = False,
+    compare_reference: bool = False,
+    paired_variants: bool = False,
 ) -> tuple[float, float, float, float]:
     """``score_models`` on a calibrate-half / score-half split of parametric replicas.
 
@@ -223,13 +226,23 @@ def score_coverage(
     half's models that set its scale). Returns mean coverage of the 95% intervals
     ``lower``-``upper``, its Monte Carlo se, mean se and RMSE of the intervals' centre.
     ``own_only``: only the calibration half's own theta intervals (no ``score_models``; the
-    returned ``score_models`` figures are NaN).
+    returned ``score_models`` figures are NaN). ``paired_without``: per replica also the
+    coverage of ``score_models`` on the same calibration without the bootstrap's replicate
+    scores and the model jackknife (``BOOTSTRAP_SCORES_MAX_CELLS = 0``, ``MODEL_JACKKNIFE =
+    False``), and its mean over the replicas; ``paired_variants``: likewise with the
+    bootstrap's replicate scores only and with the jackknife only. ``compare_reference``:
+    per replica also ``score_models`` by the per-model reference loops
+    (``_scoring._BATCHED = False``): the largest difference of the frames and whether any
+    model's coverage differs.
     """
+    from latentbench.irt import _fitted, _scoring
+
     fit = TwoPL().fit(matrix)
     p = fit.predict_proba()
     truth = fit.U[:, 0]
     ids = np.array(matrix.model_ids)
     covered, ses, sq, own = [], [], [], []
+    paired: dict[str, list[float]] = {}
     for k, Y, cal, new in _half_replicas(matrix, p, start, replicas):
         calibration = TwoPL().fit(ResponseMatrix(Y[cal], list(ids[cal]), matrix.item_ids))
         if own_only:
@@ -247,11 +260,44 @@ def score_coverage(
                     flush=True,
                 )
             continue
-        scored = calibration.score_models(ResponseMatrix(Y[new], list(ids[new]), matrix.item_ids))
+        new_matrix = ResponseMatrix(Y[new], list(ids[new]), matrix.item_ids)
+        scored = calibration.score_models(new_matrix)
         target = on_reference_scale(truth[cal], calibration, truth[new])
         err = scored["theta"].to_numpy() - target
         se = scored["se"].to_numpy()
-        covered.append(float(np.mean((scored["lower"] <= target) & (target <= scored["upper"]))))
+        inside_new = (scored["lower"] <= target) & (target <= scored["upper"])
+        covered.append(float(np.mean(inside_new)))
+        extra = ""
+        variants = []
+        if paired_without:
+            variants.append(("without bootstrap scores / jackknife", 0, False))
+        if paired_variants:
+            variants += [("bootstrap scores only", None, False), ("jackknife only", 0, True)]
+        for label, cells, jackknife in variants:
+            limits = (_fitted.BOOTSTRAP_SCORES_MAX_CELLS, _fitted.MODEL_JACKKNIFE)
+            if cells is not None:
+                _fitted.BOOTSTRAP_SCORES_MAX_CELLS = cells
+            _fitted.MODEL_JACKKNIFE = jackknife
+            try:
+                plain = calibration.score_models(new_matrix)
+            finally:
+                _fitted.BOOTSTRAP_SCORES_MAX_CELLS, _fitted.MODEL_JACKKNIFE = limits
+            value = float(np.mean((plain["lower"] <= target) & (target <= plain["upper"])))
+            paired.setdefault(label, []).append(value)
+            extra += f", {label} {value:.3f}"
+        if compare_reference:
+            _scoring._BATCHED = False
+            try:
+                ref = calibration.score_models(new_matrix)
+            finally:
+                _scoring._BATCHED = True
+            diff = max(
+                float(np.nanmax(np.abs(ref[c].to_numpy() - scored[c].to_numpy())))
+                for c in ("theta", "se", "lower", "upper")
+            )
+            inside_ref = (ref["lower"] <= target) & (target <= ref["upper"])
+            flips = int(np.sum(inside_ref.to_numpy() != inside_new.to_numpy()))
+            extra += f", reference loops: max |diff| {diff:.2g}, coverage flips {flips}"
         ses.append(float(se.mean()))
         sq.append(float(np.mean(err**2)))
         # the calibration half's own theta intervals (truth on its reporting scale)
@@ -261,11 +307,13 @@ def score_coverage(
         if per_replica:
             print(
                 f"  replica {k}: score_models {covered[-1]:.3f} (mean se {ses[-1]:.3f}), "
-                f"calibration half's theta {own[-1]:.3f}",
+                f"calibration half's theta {own[-1]:.3f}{extra}",
                 flush=True,
             )
     mean_own, se_own = float(np.mean(own)), float(np.std(own, ddof=1) / np.sqrt(len(own)))
     print(f"  calibration half's own theta coverage: {mean_own:.3f} +/- {se_own:.3f}", flush=True)
+    for label, values in paired.items():
+        print(f"  score_models, {label}: {np.mean(values):.3f} over {len(values)} replicas")
     cov = np.asarray(covered)
     return (
         float(cov.mean()),
@@ -371,11 +419,38 @@ def main() -> None:
         "ITEM_BOOTSTRAP_MAX_CELLS)",
     )
     parser.add_argument(
-        "--model-jackknife-max-items",
+        "--model-jackknife-max-cells",
         type=int,
         default=None,
         help="diagnostic: run score_models' model jackknife on calibrations of up to this many "
-        "items (default: the library's, latentbench.irt._fitted.MODEL_JACKKNIFE_MAX_ITEMS)",
+        "cells, reference models x items (default: the library's, latentbench.irt._fitted."
+        "MODEL_JACKKNIFE_MAX_CELLS)",
+    )
+    parser.add_argument(
+        "--bootstrap-scores-max-cells",
+        type=int,
+        default=None,
+        help="diagnostic: score_models carries the calibration's item bootstrap to new models "
+        "on calibrations of up to this many cells (default: the library's, "
+        "latentbench.irt._fitted.BOOTSTRAP_SCORES_MAX_CELLS)",
+    )
+    parser.add_argument(
+        "--paired-without",
+        action="store_true",
+        help="--score-only: per replica also score_models without the bootstrap's replicate "
+        "scores and the model jackknife (same calibration)",
+    )
+    parser.add_argument(
+        "--paired-variants",
+        action="store_true",
+        help="--score-only: per replica also score_models with the bootstrap's replicate "
+        "scores only and with the model jackknife only (same calibration)",
+    )
+    parser.add_argument(
+        "--compare-reference",
+        action="store_true",
+        help="--score-only: per replica also score_models by the per-model reference loops "
+        "(largest difference, coverage flips)",
     )
     parser.add_argument(
         "--model-jackknife",
@@ -394,8 +469,10 @@ def main() -> None:
         _fitted.ITEM_BOOTSTRAP = args.item_bootstrap
     if args.item_bootstrap_max_cells is not None:
         _fitted.ITEM_BOOTSTRAP_MAX_CELLS = args.item_bootstrap_max_cells
-    if args.model_jackknife_max_items is not None:
-        _fitted.MODEL_JACKKNIFE_MAX_ITEMS = args.model_jackknife_max_items
+    if args.model_jackknife_max_cells is not None:
+        _fitted.MODEL_JACKKNIFE_MAX_CELLS = args.model_jackknife_max_cells
+    if args.bootstrap_scores_max_cells is not None:
+        _fitted.BOOTSTRAP_SCORES_MAX_CELLS = args.bootstrap_scores_max_cells
     for size in args.synthetic:
         n, j = (int(v) for v in size.split("x"))
         start = time.perf_counter()
@@ -418,7 +495,14 @@ def main() -> None:
             continue
         if args.score_only:
             cov, cov_se, se, rmse = score_coverage(
-                matrix, args.replicas, args.start, args.per_replica, args.own_only
+                matrix,
+                args.replicas,
+                args.start,
+                args.per_replica,
+                args.own_only,
+                args.paired_without,
+                args.compare_reference,
+                args.paired_variants,
             )
             if args.own_only:
                 print(f"{name}: ({time.perf_counter() - start:.0f} s)", flush=True)

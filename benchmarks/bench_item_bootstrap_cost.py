@@ -12,9 +12,10 @@ Usage::
     python benchmarks/bench_item_bootstrap_cost.py --only alpacaeval2_weighted
     python benchmarks/bench_item_bootstrap_cost.py --stress 22x1000:stress
     python benchmarks/bench_item_bootstrap_cost.py --only mmlu_pro \
-        --item-bootstrap-max-cells 400000 --model-jackknife-max-items 20000 --full
+        --item-bootstrap-max-cells 400000 --model-jackknife-max-cells 400000 --full
 
-``--item-bootstrap-max-cells`` / ``--model-jackknife-max-items`` override the library's
+``--item-bootstrap-max-cells`` / ``--model-jackknife-max-cells`` /
+``--bootstrap-scores-max-cells`` override the library's
 limits (diagnostic); ``--full`` also times ``standard_errors`` of the default fit of the whole
 matrix, bootstrap off and on.
 """
@@ -45,7 +46,8 @@ def main() -> None:
     )
     parser.add_argument("--data", type=Path, default=SHARED)
     parser.add_argument("--item-bootstrap-max-cells", type=int, default=None)
-    parser.add_argument("--model-jackknife-max-items", type=int, default=None)
+    parser.add_argument("--model-jackknife-max-cells", type=int, default=None)
+    parser.add_argument("--bootstrap-scores-max-cells", type=int, default=None)
     parser.add_argument(
         "--full", action="store_true", help="also time standard_errors on the whole matrix"
     )
@@ -53,8 +55,10 @@ def main() -> None:
     warnings.simplefilter("ignore")
     if args.item_bootstrap_max_cells is not None:
         _fitted.ITEM_BOOTSTRAP_MAX_CELLS = args.item_bootstrap_max_cells
-    if args.model_jackknife_max_items is not None:
-        _fitted.MODEL_JACKKNIFE_MAX_ITEMS = args.model_jackknife_max_items
+    if args.model_jackknife_max_cells is not None:
+        _fitted.MODEL_JACKKNIFE_MAX_CELLS = args.model_jackknife_max_cells
+    if args.bootstrap_scores_max_cells is not None:
+        _fitted.BOOTSTRAP_SCORES_MAX_CELLS = args.bootstrap_scores_max_cells
     if args.stress:
         from bench_coverage import stress_matrix
 

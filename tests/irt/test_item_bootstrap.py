@@ -111,21 +111,26 @@ def test_score_models_carries_the_bootstrap_to_new_models(few_models, monkeypatc
     assert np.any(scored["se"].to_numpy() > plain["se"].to_numpy() * 1.02)
 
 
-def test_limits_cells_and_score_models_items(few_models, monkeypatch):
+def test_limits_cells_and_score_models_cells(few_models, monkeypatch):
     """The bootstrap runs on fits of at most ``ITEM_BOOTSTRAP_MAX_MODELS`` reference models and
     ``ITEM_BOOTSTRAP_MAX_CELLS`` cells: an MMLU-Pro calibration half (14 x 12,032) gets it,
-    the whole matrix (29 x 12,032) and 31 models do not. ``score_models`` carries it to new
-    models only up to ``BOOTSTRAP_SCORES_MAX_ITEMS`` items; above, its intervals are those
-    without the bootstrap."""
+    the whole matrix (29 x 12,032) and 31 models do not; the model jackknife of
+    ``score_models`` has the same shape limits (cells, not items: MMLU-Pro's halves get it).
+    ``score_models`` carries the bootstrap to new models up to ``BOOTSTRAP_SCORES_MAX_CELLS``
+    cells; above, its intervals are those without the bootstrap."""
     assert _fitted._item_bootstrap_applies(14, 12_032)
     assert not _fitted._item_bootstrap_applies(29, 12_032)
     assert not _fitted._item_bootstrap_applies(31, 300)
+    assert _fitted._model_jackknife_applies(14, 12_032)
+    assert _fitted._model_jackknife_applies(29, 805)
+    assert not _fitted._model_jackknife_applies(29, 12_032)
+    assert not _fitted._model_jackknife_applies(31, 300)
     data, result = few_models
     new = _new_models(data)
     monkeypatch.setattr(_fitted, "MODEL_JACKKNIFE", False)
     assert result.standard_errors().method.endswith("+ item bootstrap")
     carried = result.score_models(new)
-    monkeypatch.setattr(_fitted, "BOOTSTRAP_SCORES_MAX_ITEMS", data.matrix.n_items - 1)
+    monkeypatch.setattr(_fitted, "BOOTSTRAP_SCORES_MAX_CELLS", data.matrix.scores.size - 1)
     capped = result.score_models(new)
     monkeypatch.setattr(_fitted, "ITEM_BOOTSTRAP", 0)
     plain = TwoPL().fit(data.matrix).score_models(new)

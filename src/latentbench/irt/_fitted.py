@@ -93,22 +93,29 @@ MODEL_JACKKNIFE_MAX_MODELS = 30
 """The jackknife runs on calibrations of at most this many reference models (one EM refit per
 model; the same limit as the item bootstrap's: a scale set by few models) ..."""
 
-MODEL_JACKKNIFE_MAX_ITEMS = 2000
-"""... and at most this many items (each refit O(N J G) per EM iteration, and every new model
-is scored against each refit, O(J G) per Newton step): with this limit and the item
-bootstrap's raised to 20,000 items, one replica of ``benchmarks/bench_heldout.py
---score-only`` on MMLU-Pro (a 14 x 12,032 calibration, 15 new models) ran past 590 s on the
-2-core machine."""
+MODEL_JACKKNIFE_MAX_CELLS = 200_000
+"""... and at most this many cells (reference models x items; the item bootstrap's limit,
+:data:`ITEM_BOOTSTRAP_MAX_CELLS`): each refit costs O(N J G) per EM iteration (about 38 s for
+the 12 refits of a 14 x 12,032 MMLU-Pro calibration half on the 2-core machine) and the new
+models' scores against the refits one batched product per Newton step
+(:func:`latentbench.irt._scoring._newton_batch`). Was 2,000 items (the per-model scoring
+loops made one ``score_models`` call on an MMLU-Pro half take over 10 minutes); raised with
+the batched scoring, and chosen by comparison on MMLU-Pro's halves (docs/model.md, "Carrying
+the bootstrap and the jackknife to new models at 12,000 items"): their ``score_models``
+intervals covered 0.930 +/- 0.018 without the bootstrap's replicate scores and the
+jackknife, 0.973 +/- 0.010 with both (20 parametric replicas; the same with the jackknife
+alone, 0.943 with the replicate scores alone: slightly over the target's 0.97). No shared
+fit of at most 30 models and 2,000 items changes (at most 60,000 cells)."""
 
-BOOTSTRAP_SCORES_MAX_ITEMS = 2000
+BOOTSTRAP_SCORES_MAX_CELLS = 200_000
 """``score_models`` carries the calibration's item bootstrap to the new models (each scored
 against every replicate's law, :func:`latentbench.irt._scoring._bootstrap_scores`) on
-calibrations of at most this many items: it costs 2 Newton steps over a (J, G) array per
-replicate and new model, 267 s more for 15 new models on an MMLU-Pro half (14 x 12,032,
-40 replicates, the 2-core machine under load). Above it ``score_models`` keeps the
-law-fixed se plus the calibration's variance, as without the bootstrap (MMLU-Pro's halves:
-0.947 +/- 0.026 on replicas 0-9, 0.913 +/- 0.024 on replicas 10-19: at the target's lower
-edge, docs/model.md)."""
+calibrations of at most this many cells (reference models x items): the bootstrap's own limit,
+so every calibration that ran the bootstrap carries it (0 turns the carrying off, e.g. in a
+benchmark). Was 2,000 items: the per-model loops cost 267 s more for 15 new models on an
+MMLU-Pro half (14 x 12,032, 40 replicates); the batched scoring
+(:func:`latentbench.irt._scoring._newton_batch`: all new models in one product per replicate
+and Newton step) takes a few seconds there."""
 
 MODEL_JACKKNIFE_GROUPS = 12
 """Largest number of refits of the jackknife: up to this many reference models it leaves out
@@ -125,7 +132,7 @@ def _model_jackknife_applies(n_models: int, n_items: int) -> bool:
     return (
         MODEL_JACKKNIFE
         and 4 <= n_models <= MODEL_JACKKNIFE_MAX_MODELS
-        and n_items <= MODEL_JACKKNIFE_MAX_ITEMS
+        and n_models * n_items <= MODEL_JACKKNIFE_MAX_CELLS
     )
 
 
@@ -207,7 +214,7 @@ def model_jackknife_of(result: IRTResult) -> ModelJackknife | None:
     (``result.model_jackknife``, keyed by the random-item fit's fingerprint of the scores);
     None where it does not apply (:data:`MODEL_JACKKNIFE`, at least 4 and at most
     :data:`MODEL_JACKKNIFE_MAX_MODELS` reference models, at most
-    :data:`MODEL_JACKKNIFE_MAX_ITEMS` items). Not saved with the fit: a loaded result keeps no
+    :data:`MODEL_JACKKNIFE_MAX_CELLS` cells). Not saved with the fit: a loaded result keeps no
     matrix, and ``score_models`` then holds the items fixed.
     """
     law = random_items_fit(result)

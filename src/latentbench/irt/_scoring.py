@@ -20,6 +20,17 @@ if TYPE_CHECKING:
 
 __all__ = ["score_models"]
 
+MAX_PATTERNS = 16
+"""Largest number of distinct cell values (successes, trials) among the scored models' cells
+for which :func:`_newton_batch` groups the items by value (binary cells: 2; K trials: K + 1);
+above it (soft scores) every model is scored by the per-model reference
+(:func:`_newton_products`)."""
+
+_BATCHED = True
+"""Whether ``score_models`` scores all new models at once (:func:`_newton_batch`); False: the
+per-model reference loops (:func:`_newton`, :func:`_newton_products`), kept for comparison
+(``tests/irt/test_scoring_batch.py``). The results agree to rounding."""
+
 
 def score_models(
     result: IRTResult, matrix: ResponseMatrix | pd.DataFrame | pd.Series
@@ -55,11 +66,11 @@ def score_models(
         the calibration passes on (joint Laplace, :func:`latentbench.irt._laplace.
         scoring_variance`); where the calibration ran the item bootstrap (few models and
         cells, :func:`latentbench.irt._fitted.random_items_fit`) on at most
-        :data:`~latentbench.irt._fitted.BOOTSTRAP_SCORES_MAX_ITEMS` items, ``se`` is at least
+        :data:`~latentbench.irt._fitted.BOOTSTRAP_SCORES_MAX_CELLS` cells, ``se`` is at least
         the sd of the model's scores against the bootstrap's replicate laws, its own items
         resampled with the calibration's (:func:`_bootstrap_scores`). On calibrations of at most
         :data:`~latentbench.irt._fitted.MODEL_JACKKNIFE_MAX_MODELS` reference models and
-        :data:`~latentbench.irt._fitted.MODEL_JACKKNIFE_MAX_ITEMS` items, the calibration's
+        :data:`~latentbench.irt._fitted.MODEL_JACKKNIFE_MAX_CELLS` cells, the calibration's
         models are treated as a sample too: ``se^2`` gains the jackknife variance
         ``(G - 1) / G sum_g (theta_g - mean)^2`` of the model's scores ``theta_g`` against
         the calibration refitted without its model g (without group g of G =
@@ -347,10 +358,12 @@ def _marginal_scores(
     R = R[cols]
     keep = R.max(axis=0) > 1e-12  # grid points no item uses
     R, ga, gb = R[:, keep], grid_a[keep], grid_b[keep]
-    log_R = np.log(np.maximum(R, 1e-300))
     observed = ~np.isnan(scores)
     y = np.where(observed, scores, 0.0) * trials  # successes
     n = observed * float(trials)  # trials per cell
+    if _BATCHED:  # all models at once, each on its own (no companion enters)
+        return _newton_batch(y, n, R, ga, gb, theta, steps, tol=1e-8)
+    log_R = np.log(np.maximum(R, 1e-300))
     out_theta = np.asarray(theta, float).copy()
     out_info = np.zeros(out_theta.size)
     for i in range(out_theta.size):  # one model at a time: (J, G) arrays
@@ -410,19 +423,21 @@ def _bootstrap_scores(
     at most 0.05 se from the converged score, 5 replicates x 6 models of an AlpacaEval 2
     half). Per step the items' posterior given the model's
     cells is ``Q_jg ~ R_jg exp(y_j z_g - n_j log(1 + e^z_g))`` and every sum over the grid a
-    product of ``Q`` with five grid vectors. Returns (B, M) abilities on the replicates'
+    product of ``Q`` with six grid vectors, for all new models at once
+    (:func:`_newton_batch`). Returns (B, M) abilities on the replicates'
     reporting scales, or None when the calibration has no bootstrap or more than
-    :data:`~latentbench.irt._fitted.BOOTSTRAP_SCORES_MAX_ITEMS` items (cost).
+    :data:`~latentbench.irt._fitted.BOOTSTRAP_SCORES_MAX_CELLS` cells.
     """
     from latentbench.irt._fitted import (
-        BOOTSTRAP_SCORES_MAX_ITEMS,
+        BOOTSTRAP_SCORES_MAX_CELLS,
         random_items_fit,
         reference_of,
     )
     from latentbench.irt._random_items import SUPPORT, _Problem, resamples
 
     law = random_items_fit(result)
-    if law.n_boot < 2 or int(result.shape[1]) > BOOTSTRAP_SCORES_MAX_ITEMS:
+    cells = int(reference_of(result).sum()) * int(result.shape[1])
+    if law.n_boot < 2 or cells > BOOTSTRAP_SCORES_MAX_CELLS:
         return None
     assert result.matrix is not None
     sigma, trials = float(result.sigma), trials_of(result)
@@ -447,10 +462,14 @@ def _bootstrap_scores(
         # start: the full-data score carried to the replicate's scale (the affine map of
         # the calibration's abilities from the fit to the replicate)
         slope, shift = np.polyfit(law.theta[reference], th_ref, 1)
+        start = shift + slope * np.asarray(theta, float)
+        if _BATCHED:
+            out[r] = _newton_batch(y[:, used], n[:, used], R_used, ga, gb, start, steps, w_used)[0]
+            continue
         for i in range(scores.shape[0]):  # one model at a time: (J, G) arrays
-            start = float(shift + slope * theta[i])
-            th = _newton_products(y[i, used], n[i, used], R_used, ga, gb, start, steps, w_used)
-            out[r, i] = th
+            out[r, i] = _newton_products(
+                y[i, used], n[i, used], R_used, ga, gb, float(start[i]), steps, w_used
+            )[0]
     return out
 
 
@@ -501,8 +520,12 @@ def _jackknife_scores(
         slope, shift = np.polyfit(full[rows], jack.theta[g, rows], 1)
         if not slope > 0:
             continue
+        start = shift + slope * np.asarray(theta, float)
+        if _BATCHED:
+            out[g] = (_newton_batch(y, n, R, ga, gb, start, steps)[0] - shift) / slope
+            continue
         for i in range(scores.shape[0]):  # one model at a time: (J, G) arrays
-            th = _newton_products(y[i], n[i], R, ga, gb, float(shift + slope * theta[i]), steps)
+            th = _newton_products(y[i], n[i], R, ga, gb, float(start[i]), steps)[0]
             out[g, i] = (th - shift) / slope
     return out, G, jack.tol
 
@@ -516,12 +539,15 @@ def _newton_products(
     theta: float,
     steps: int,
     weights: np.ndarray | None = None,
-) -> float:
+    tol: float = 1e-6,
+) -> tuple[float, float]:
     """Newton steps on one model's marginal log-likelihood against items' posteriors ``R``
     (as :func:`_newton`), every sum over the grid a product of the items' posterior given
-    the model's cells, ``Q_jg ~ R_jg exp(y_j z_g - n_j log(1 + e^z_g))``, with five grid
-    vectors; ``weights`` (J,): item multiplicities. Returns the ability."""
-    th = float(theta)
+    the model's cells, ``Q_jg ~ R_jg exp(y_j z_g - n_j log(1 + e^z_g))``, with six grid
+    vectors; ``weights`` (J,): item multiplicities; stops after a step below ``tol``.
+    Returns the ability and its observed information (Louis) at the last evaluated point:
+    the per-model reference of :func:`_newton_batch`."""
+    th, info = float(theta), 0.0
     a2 = ga * ga
     for _ in range(steps):
         z = ga * th + gb
@@ -540,6 +566,127 @@ def _newton_products(
             grad, info = float(weights @ mean), float(weights @ per_item)
         step = grad / max(info, 1e-8)
         th += float(np.clip(step, -1.0, 1.0))
-        if abs(step) < 1e-6:
+        if abs(step) < tol:
             break
-    return th
+    return th, info
+
+
+def _newton_batch(
+    y: np.ndarray,
+    n: np.ndarray,
+    R: np.ndarray,
+    ga: np.ndarray,
+    gb: np.ndarray,
+    theta: np.ndarray,
+    steps: int,
+    weights: np.ndarray | None = None,
+    tol: float = 1e-6,
+    chunk_columns: int = 512,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Newton steps on every new model's marginal log-likelihood against items' posteriors
+    ``R`` at once: the per-model loops of :func:`_newton_products` (and :func:`_newton`) as
+    products of ``R`` with few grid vectors per model.
+
+    A cell's likelihood over the grid, ``exp(y z_g - n log(1 + e^z_g))`` with
+    ``z_g = a_g theta + b_g``, depends on the item only through the cell's value ``(y, n)``:
+    binary cells take two values (``p_g`` or ``1 - p_g``) and a missing cell (``n = 0``)
+    none. So for each model and each value ``u`` the seven sums over the grid that a Newton
+    step needs (the items' posterior given the cell, ``Q_jg ~ R_jg L_ug``, times
+    ``1, a, a p, a^2, a^2 p, a^2 p^2, a^2 p (1 - p)``) are one column each of a single
+    product ``R @ X``, X of shape (G, models x values x 7), and every item picks the columns
+    of its own value: O(J G M U) multiply-adds per step and no (J, G) exponential. Models
+    stop individually when a step is below ``tol`` (as the reference). Falls back to the
+    reference loop above :data:`MAX_PATTERNS` values.
+
+    Parameters
+    ----------
+    y, n : ndarray of shape (M, J)
+        Successes and trials per cell (0 and 0 where missing).
+    R : ndarray of shape (J, G)
+        The items' posterior over the grid given the calibration.
+    ga, gb : ndarray of shape (G,)
+        The grid (units of sigma).
+    theta : ndarray of shape (M,)
+        Starting abilities.
+    steps : int
+        Most Newton steps.
+    weights : ndarray of shape (J,), optional
+        Item multiplicities (an item bootstrap's resample).
+    tol : float, default 1e-6
+    chunk_columns : int, default 512
+        Most columns of ``X`` per product (memory: ``8 J chunk_columns`` bytes).
+
+    Returns
+    -------
+    theta, info : ndarray of shape (M,)
+        The abilities and the observed information (Louis) at the last evaluated point.
+    """
+    y = np.asarray(y, np.float64)
+    n = np.asarray(n, np.float64)
+    th = np.asarray(theta, np.float64).copy()
+    info = np.zeros(th.size)
+    observed = n > 0
+    # one number per cell value (y <= n, n a whole number of trials): n (top + 1) + y
+    top = float(n.max(initial=0.0))
+    y_obs, n_obs = y[observed], n[observed]
+    _, first, inverse = np.unique(
+        n_obs * (top + 1.0) + y_obs, return_index=True, return_inverse=True
+    )
+    values = np.stack([y_obs[first], n_obs[first]])
+    U = values.shape[1]
+    if U > MAX_PATTERNS or U == 0:
+        for i in range(th.size):
+            th[i], info[i] = _newton_products(y[i], n[i], R, ga, gb, th[i], steps, weights, tol)
+        return th, info
+    pattern = np.zeros(y.shape, np.int64)
+    pattern[observed] = inverse.ravel()
+    yu, nu = values[0], values[1]
+    w = None if weights is None else np.asarray(weights, np.float64)
+    a2 = ga * ga
+    active = np.ones(th.size, bool)
+    per_chunk = max(1, chunk_columns // (7 * U))
+    for _ in range(steps):
+        rows = np.flatnonzero(active)
+        if rows.size == 0:
+            break
+        for start in range(0, rows.size, per_chunk):
+            part = rows[start : start + per_chunk]
+            m = part.size
+            z = np.outer(th[part], ga) + gb  # (m, G)
+            p = 1.0 / (1.0 + np.exp(-z))
+            log_l = (
+                yu[None, :, None] * z[:, None, :]
+                - nu[None, :, None] * np.logaddexp(0.0, z)[:, None, :]
+            )  # (m, U, G)
+            log_l -= log_l.max(axis=2, keepdims=True)
+            L = np.exp(log_l)
+            V = np.stack(
+                [
+                    np.ones_like(p),
+                    np.broadcast_to(ga, p.shape),
+                    ga * p,
+                    np.broadcast_to(a2, p.shape),
+                    a2 * p,
+                    a2 * p * p,
+                    a2 * p * (1.0 - p),
+                ],
+                axis=1,
+            )  # (m, 7, G)
+            X = (L[:, :, None, :] * V[:, None, :, :]).reshape(m * U * 7, -1)
+            T = (R @ X.T).reshape(R.shape[0], m, U, 7)  # (J, m, U, 7)
+            idx = pattern[part].T[:, :, None, None]  # (J, m, 1, 1)
+            S = np.take_along_axis(T, idx, axis=2)[:, :, 0, :]  # (J, m, 7)
+            S = S[:, :, 1:] / np.maximum(S[:, :, :1], 1e-300)
+            yj, nj = y[part].T, n[part].T  # (J, m)
+            mean = yj * S[..., 0] - nj * S[..., 1]
+            second = yj * yj * S[..., 2] - 2.0 * yj * nj * S[..., 3] + nj * nj * S[..., 4]
+            per_item = nj * S[..., 5] - (second - mean * mean)
+            if w is None:
+                grad, inf = mean.sum(axis=0), per_item.sum(axis=0)
+            else:
+                grad, inf = w @ mean, w @ per_item
+            step = grad / np.maximum(inf, 1e-8)
+            info[part] = inf
+            th[part] += np.clip(step, -1.0, 1.0)
+            active[part] = np.abs(step) >= tol
+    return th, info
