@@ -35,6 +35,20 @@ from latentbench.irt import TwoPL, _fitted
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
+def halves(
+    matrix: ResponseMatrix, Y: np.ndarray, rng: np.random.Generator
+) -> tuple[ResponseMatrix, ResponseMatrix]:
+    """Simulated responses ``Y`` (the matrix's missing cells kept missing) split into a
+    random half of the models (the calibration) and the other half (the models to score)."""
+    Y[~matrix.observed] = np.nan
+    perm = rng.permutation(matrix.n_models)
+    half = matrix.n_models // 2
+    cal, new = np.sort(perm[:half]), np.sort(perm[half:])
+    ids = np.array(matrix.model_ids)
+    calibration = ResponseMatrix(Y[cal], list(ids[cal]), matrix.item_ids)
+    return calibration, ResponseMatrix(Y[new], list(ids[new]), matrix.item_ids)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", default="alpacaeval2_weighted")
@@ -73,13 +87,7 @@ def main() -> None:
         p = TwoPL().fit(matrix).predict_proba()
         rng = np.random.default_rng(2000)
         Y = (rng.random(p.shape) < p).astype(np.float32)
-    Y[~matrix.observed] = np.nan
-    perm = rng.permutation(matrix.n_models)
-    half = matrix.n_models // 2
-    cal, new = np.sort(perm[:half]), np.sort(perm[half:])
-    ids = np.array(matrix.model_ids)
-    calibration = ResponseMatrix(Y[cal], list(ids[cal]), matrix.item_ids)
-    scored = ResponseMatrix(Y[new], list(ids[new]), matrix.item_ids)
+    calibration, scored = halves(matrix, Y, rng)
     default = _fitted.ITEM_BOOTSTRAP
     if args.full:
         for replicates in (0, default):

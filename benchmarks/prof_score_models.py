@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from bench_item_bootstrap_cost import halves
 
 from latentbench import ResponseMatrix
 from latentbench.irt import TwoPL, _fitted
@@ -56,13 +57,8 @@ def main() -> None:
         p = TwoPL().fit(matrix).predict_proba()
         rng = np.random.default_rng(2000)
         Y = (rng.random(p.shape) < p).astype(np.float32)
-        Y[~matrix.observed] = np.nan
-        perm = rng.permutation(matrix.n_models)
-        half = matrix.n_models // 2
-        cal, new = np.sort(perm[:half]), np.sort(perm[half:])
-        ids = np.array(matrix.model_ids)
-        calibration = ResponseMatrix(Y[cal], list(ids[cal]), matrix.item_ids)
-        scored = ResponseMatrix(Y[new][: args.new], list(ids[new][: args.new]), matrix.item_ids)
+        calibration, scored = halves(matrix, Y, rng)
+        scored = scored.subset(models=np.arange(args.new))
         start = time.perf_counter()
         fit = TwoPL().fit(calibration)
         print(f"fit {time.perf_counter() - start:.1f} s", flush=True)
