@@ -467,12 +467,9 @@ def main() -> None:
         _fitted.MODEL_JACKKNIFE = bool(args.model_jackknife)
     if args.item_bootstrap is not None:
         _fitted.ITEM_BOOTSTRAP = args.item_bootstrap
-    if args.item_bootstrap_max_cells is not None:
-        _fitted.ITEM_BOOTSTRAP_MAX_CELLS = args.item_bootstrap_max_cells
-    if args.model_jackknife_max_cells is not None:
-        _fitted.MODEL_JACKKNIFE_MAX_CELLS = args.model_jackknife_max_cells
-    if args.bootstrap_scores_max_cells is not None:
-        _fitted.BOOTSTRAP_SCORES_MAX_CELLS = args.bootstrap_scores_max_cells
+    from bench_item_bootstrap_cost import set_cell_limits
+
+    set_cell_limits(args)
     for size in args.synthetic:
         n, j = (int(v) for v in size.split("x"))
         start = time.perf_counter()

@@ -35,6 +35,18 @@ from latentbench.irt import TwoPL, _fitted
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
+def set_cell_limits(args: argparse.Namespace) -> None:
+    """The uncertainty methods' cell limits from ``--item-bootstrap-max-cells``,
+    ``--model-jackknife-max-cells`` and ``--bootstrap-scores-max-cells`` (None: the library's)."""
+    for flag, name in (
+        ("item_bootstrap_max_cells", "ITEM_BOOTSTRAP_MAX_CELLS"),
+        ("model_jackknife_max_cells", "MODEL_JACKKNIFE_MAX_CELLS"),
+        ("bootstrap_scores_max_cells", "BOOTSTRAP_SCORES_MAX_CELLS"),
+    ):
+        if getattr(args, flag) is not None:
+            setattr(_fitted, name, getattr(args, flag))
+
+
 def halves(
     matrix: ResponseMatrix, Y: np.ndarray, rng: np.random.Generator
 ) -> tuple[ResponseMatrix, ResponseMatrix]:
@@ -67,12 +79,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    if args.item_bootstrap_max_cells is not None:
-        _fitted.ITEM_BOOTSTRAP_MAX_CELLS = args.item_bootstrap_max_cells
-    if args.model_jackknife_max_cells is not None:
-        _fitted.MODEL_JACKKNIFE_MAX_CELLS = args.model_jackknife_max_cells
-    if args.bootstrap_scores_max_cells is not None:
-        _fitted.BOOTSTRAP_SCORES_MAX_CELLS = args.bootstrap_scores_max_cells
+    set_cell_limits(args)
     if args.stress:
         from bench_coverage import stress_matrix
 
