@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 from typer.testing import CliRunner
@@ -21,7 +23,7 @@ def _wide(models: list[str], seed: int) -> pd.DataFrame:
     )
 
 
-def test_a_tie_at_the_top_after_every_cell_is_named(tmp_path):
+def test_a_tie_at_the_top_is_named_and_stops_once_both_are_full(tmp_path):
     candidates = _wide(["a", "b", "c"], seed=0)
     best = candidates.mean(axis=1).idxmax()
     candidates.loc["twin"] = candidates.loc[best]  # the same answers: no certificate can exist
@@ -34,6 +36,14 @@ def test_a_tie_at_the_top_after_every_cell_is_named(tmp_path):
     outcome = runner.invoke(app, args)
     assert outcome.exit_code == 0, outcome.output
     text = " ".join(outcome.output.split())
-    assert "stopped: every cell revealed" in text and "not certified" in text
+    # the two tied rows are revealed fully; the run then stops once the others are separated
+    # from their exact mean (certified: a best model), not after revealing every cell
+    assert "stopped: certified" in text and "stopped: every cell revealed" not in text
     other = "twin" if f"best {best}:" in text else best
-    assert f"(every cell revealed: tied with {other} at" in text
+    assert f"certified at delta = 0.05 (tied with {other} at" in text
+    assert "every cell of each revealed: a best model, not the only one" in text
+    saved = json.loads((tmp_path / "run" / "selection.json").read_text())
+    n_items = saved["params"]["n_items"]
+    observed = {a["model"]: a["n_observed"] for a in saved["arms"]}
+    assert observed[best] == observed["twin"] == n_items
+    assert saved["evaluations_total"] < len(observed) * n_items

@@ -164,6 +164,13 @@ def replay(
     alpha: float | None = typer.Option(
         None, "--alpha", hidden=True, help="Deprecated spelling of --delta."
     ),
+    epsilon: float = typer.Option(
+        0.0,
+        "--epsilon",
+        help="Tolerance of the certificate in score units: certify a model within EPSILON of "
+        "the best (e.g. 0.01) instead of the best itself, so that models tied at the top are "
+        "not evaluated fully. 0: the best itself.",
+    ),
     stop: str | None = typer.Option(
         None,
         help="'confidence': stop once the best is certified at --delta (PULSE then samples "
@@ -211,6 +218,7 @@ def replay(
                     init_batch=init_batch,
                     rank=rank,
                     delta=delta,
+                    epsilon=epsilon,
                     stop=stop,
                     missing=missing,
                     random_state=seed,
@@ -262,19 +270,34 @@ def print_selection_table(record: Any, rows: int = 10) -> None:
 
 
 def certificate_line(record: Any) -> str:
-    """``best M: certified at delta = D`` (or not certified, or no intervals)."""
+    """``best M: certified at delta = D`` (or not certified, or no intervals), naming the
+    models tied with it when their every cell is revealed."""
     if record.certified is None:
         return f"best {record.best_model}: no intervals, not certified"
     word = "certified" if record.certified else "not certified"
-    line = f"best {record.best_model}: {word} at delta = {record.delta:g}"
-    if not record.certified and record.stopped == "exhausted":
-        # every cell revealed: the means are exact, so only a tie leaves the best open
-        arms = record.to_frame()
-        top = arms["estimate"] == arms["estimate"].max()
-        tied = arms[top & (arms["model"].astype(str) != str(record.best_model))]
+    within = f" within {record.epsilon:g} of the best" if record.epsilon > 0 else ""
+    line = f"best {record.best_model}: {word}{within} at delta = {record.delta:g}"
+    arms = record.to_frame()
+    n_items = record.n_items
+    if n_items and "n_observed" in arms.columns:
+        # exact ties: the leader and others with every cell revealed and the same mean
+        full = arms["n_observed"] >= n_items
+        mine = arms["model"].astype(str) == str(record.best_model)
+        top = arms["estimate"] == arms.loc[mine, "estimate"].max()
+        tied = arms[full & top & ~mine] if bool((full & mine).any()) else arms.iloc[:0]
         if len(tied):
             names = ", ".join(str(m) for m in tied["model"].head(3))
-            line += f" (every cell revealed: tied with {names} at {arms['estimate'].max():.4f})"
+            more = f" and {len(tied) - 3} more" if len(tied) > 3 else ""
+            line += (
+                f" (tied with {names}{more} at {arms.loc[mine, 'estimate'].max():.4f}, every cell "
+                "of each revealed"
+            )
+            if record.certified and record.epsilon == 0:
+                line += ": a best model, not the only one"
+            if record.epsilon == 0:
+                line += "; --epsilon 0.01 certifies a model within 0.01 of the best without "
+                line += "evaluating tied leaders fully"
+            line += ")"
     return line
 
 
@@ -285,10 +308,11 @@ def milestone_lines(record: Any) -> list[str]:
     post = record.evaluations_post_init or 0
     init = record.evaluations_init or 0
     after = record.certified_after
+    within = f" within {record.epsilon:g} of the best" if record.epsilon > 0 else ""
     if after is not None and after < post:
         lines.append(
-            f"first certified at delta = {record.delta:g} with {fmt(after)} evaluations after "
-            f"the initial batch{_cells(after + init, record.full_evaluation)}: "
+            f"first certified{within} at delta = {record.delta:g} with {fmt(after)} "
+            f"evaluations after the initial batch{_cells(after + init, record.full_evaluation)}: "
             f"{record.certified_model}; --stop confidence stops at the first certificate "
             "(sampling the leader and its strongest challenger)"
         )

@@ -180,13 +180,42 @@ def _selection_findings(
         if {"certificate_lower", "certificate_upper"} <= set(arms.columns):
             lo_col, hi_col = "certificate_lower", "certificate_upper"
             kind = "one-sided anytime-valid certificate bounds"
-        overlap = int((others[hi_col] >= row[lo_col]).sum())
+        # the certificate's tolerance (select --epsilon): a model within eps of the best
+        eps = float((data.get("params") or {}).get("epsilon") or 0.0)
+        # a fully evaluated best's fully evaluated rivals need no bound (select._certify)
+        n_items = (data.get("params") or {}).get("n_items")
+        exact = (
+            others["n_observed"] >= int(n_items)
+            if n_items and "n_observed" in arms.columns and row["n_observed"] >= int(n_items)
+            else pd.Series(False, index=others.index)
+        )
+        rivals = others[~exact]
+        overlap = int((rivals[hi_col] - eps >= row[lo_col]).sum())
         if "difference_lower" in arms.columns and others["difference_lower"].notna().all():
             # the paired certificate (Pulse(certificate="paired")): lower bounds on the best's
             # lead over each other model
             kind = "paired anytime-valid certificate bounds on the differences"
-            overlap = int((others["difference_lower"] <= 0).sum())
-        if overlap == 0:
+            overlap = int((rivals["difference_lower"] <= -eps).sum())
+        tied = others[exact & (others["estimate"] == row["estimate"])]
+        if len(tied):
+            names = ", ".join(str(m) for m in tied["model"].head(3))
+            out.append(
+                {
+                    "text": f"Tied: {names} ha{'s' if len(tied) == 1 else 've'} the same "
+                    f"mean as {name} ({_num(row['estimate'])}), every cell of each revealed; "
+                    f"{name} is a best model, not the only one.",
+                    "note": True,
+                }
+            )
+        if overlap == 0 and eps > 0:
+            out.append(
+                {
+                    "text": f"Certified within {eps:g} of the best: the recommended model's "
+                    f"lower bound exceeds every other model's upper bound minus {eps:g} "
+                    f"({kind}), so it is at most {eps:g} below the best."
+                }
+            )
+        elif overlap == 0:
             out.append(
                 {
                     "text": "Certified: the best model's lower bound exceeds every other "

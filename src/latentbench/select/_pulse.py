@@ -8,6 +8,7 @@ from typing import Literal
 import numpy as np
 
 from latentbench.exceptions import InputError
+from latentbench.select import _certify
 from latentbench.select._base import DEFAULT_DELTA, ProxyBookkeeping, make_confseq, resolve_delta
 from latentbench.select._betting import BettingConfSeq
 from latentbench.select._estimators import dr_draw_estimates, dr_round_variance, plugin_lambda
@@ -448,6 +449,8 @@ class Pulse(ProxyBookkeeping):
         leader = int(np.argmax(self.est))
         upper = hi.copy()
         upper[leader] = -np.inf
+        if self.exact[leader]:  # exact rivals of an exact leader are decided (_certify)
+            upper[self.exact] = -np.inf
         challenger = int(np.argmax(upper))
         pair = [arm for arm in (leader, challenger) if active[arm]]
         if not pair:  # both exact: the stop rule decides; otherwise keep exploring
@@ -482,21 +485,23 @@ class Pulse(ProxyBookkeeping):
             return None
         return self._paired.lower(self._state, arm)
 
-    def certifies(self, arm: int) -> bool:
-        """Whether ``arm`` is certified the best at ``delta``: every paired lower bound on its
-        lead above 0 (``certificate="paired"`` with a shared order), else its certificate
-        lower bound above every other arm's upper bound."""
+    def certifies(self, arm: int, epsilon: float = 0.0) -> bool:
+        """Whether ``arm`` is certified within ``epsilon`` of the best at ``delta`` (the best
+        itself at 0): every paired lower bound on its lead above ``-epsilon``
+        (``certificate="paired"`` with a shared order), else its certificate lower bound above
+        every other arm's upper bound minus ``epsilon``; when ``arm`` is fully evaluated, its
+        fully evaluated rivals need no bound (:func:`latentbench.select._certify.certifies`)."""
         lead = self.difference_lower(arm)
         if lead is not None:
-            return bool(np.all(lead > 0))
+            return _certify.certifies_differences(lead, arm, epsilon=epsilon, exact=self.exact)
         bounds = self.certificate()
         if bounds is None:
             return False
         lo, hi = bounds
-        other = np.delete(hi, arm)
         # strictly above, beyond rounding: with a grid step of 1 / n_items a padded upper
-        # bound can equal an exact mean (a fully evaluated arm's) up to the last bit
-        return bool(other.size == 0 or lo[arm] > other.max() + _TIE)
+        # bound can equal an exact mean (a fully evaluated arm's) up to the last bit; a fully
+        # evaluated rival of a fully evaluated leader needs no bound (_certify)
+        return _certify.certifies(lo, hi, arm, epsilon=epsilon, exact=self.exact, tie=_TIE)
 
     def _set_target(self, arm: int) -> None:
         """Size the certificate's targeted bets on ``arm`` from the past only (the estimates

@@ -65,7 +65,8 @@ class SelectionRecord:
     stopped : str or None
         ``"budget"``, ``"confidence"`` or ``"exhausted"``.
     certified : bool or None
-        Whether the best is certified at ``delta`` (None without intervals).
+        Whether the best is certified at ``delta`` (None without intervals); within
+        :attr:`epsilon` of the best when the run was given a tolerance.
     certified_after : int or None
         Post-init cells when the recommendation was first certified.
     certified_model : str or None
@@ -235,6 +236,18 @@ class SelectionRecord:
         return cls.from_dict(data, source=f"{where} run {rid}")
 
     # -- views ------------------------------------------------------------------------------
+    @property
+    def epsilon(self) -> float:
+        """The certificate's tolerance in score units (0, the best itself, for records
+        written without one)."""
+        return float(self.params.get("epsilon") or 0.0)
+
+    @property
+    def certificate_text(self) -> str:
+        """What a certificate says: ``the best`` or ``within 0.01 of the best``."""
+        eps = self.epsilon
+        return f"within {eps:g} of the best" if eps > 0 else "the best"
+
     @property
     def n_models(self) -> int:
         """Candidate models."""

@@ -20,7 +20,7 @@ from latentbench.select._experiment import split_models
 from latentbench.select._online import OnlineProxy
 from latentbench.select._policies import POLICIES, make_policy, parse_policy
 from latentbench.select._proxy import LowRankProxy
-from latentbench.select._run import SelectionResult, run_selection
+from latentbench.select._run import SelectionResult, check_epsilon, run_selection
 from latentbench.select.oracles import MatrixOracle
 
 if TYPE_CHECKING:
@@ -92,6 +92,7 @@ def replay(
     init_batch: int | None = None,
     rank: int | str = "auto",
     delta: float = 0.05,
+    epsilon: float = 0.0,
     stop: str | None = None,
     missing: str = "error",
     random_state: int = 0,
@@ -133,6 +134,11 @@ def replay(
         ``1 - delta``. It is called ``delta`` as in best-arm identification, where it is the
         probability of a wrong answer; a ``level`` (as in ``irt``) would read as the
         coverage of one interval, which this is not (the policies take the same ``delta``).
+    epsilon : float, default 0.0
+        Tolerance of the certificate in score units: certify a model within ``epsilon`` of
+        the best (with probability at least ``1 - delta``) instead of the best itself, so
+        that models tied at the top do not have to be evaluated fully
+        (:func:`~latentbench.select.run_selection`).
     stop : {"budget", "confidence"}, optional
         ``confidence`` stops at the first certificate (PULSE then samples the leader and its
         strongest challenger, LUCB-style; a policy without intervals that reveals uniform
@@ -164,6 +170,7 @@ def replay(
         raise InputError(f"{' and '.join(given)} exclude each other; give one of them")
     if (history_store is None) != (history_benchmark is None):
         raise InputError("history_store and history_benchmark go together; give both")
+    epsilon = check_epsilon(epsilon)
     say = progress or (lambda _text: None)
     say("reading the responses")
     matrix, path = _read(responses)
@@ -284,6 +291,7 @@ def replay(
         random_state=random_state,
         stop=stop,
         delta=delta,
+        epsilon=epsilon,
         model_ids=ids,
     )
     record["note"] = note

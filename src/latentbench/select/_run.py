@@ -15,6 +15,7 @@ import numpy as np
 from latentbench.exceptions import InputError
 from latentbench.select._base import Policy, UCBEBookkeeping
 from latentbench.select._betting import BettingConfSeq
+from latentbench.select._certify import certifies, certifies_differences
 from latentbench.select._policies import check_sizes
 from latentbench.select._schedule import default_schedule
 from latentbench.select._state import Observation, ProxyState, SelectionState
@@ -134,19 +135,27 @@ class SelectionResult:
         return interval_trajectories(self.to_dict(trace=True)["trace"], arms)
 
     @property
+    def epsilon(self) -> float:
+        """The certificate's tolerance (``run_selection``'s ``epsilon``; 0: the best itself)."""
+        return float(self.params.get("epsilon", 0.0) or 0.0)
+
+    @property
     def certified(self) -> bool | None:
-        """Whether the best's lower bound exceeds every other arm's upper bound (None
-        without intervals): the recommendation is then the true best with probability at
-        least ``1 - delta``, whatever the stopping rule."""
+        """Whether the best's lower bound exceeds every other arm's upper bound minus
+        :attr:`epsilon` (None without intervals): the recommendation is then within
+        ``epsilon`` of the true best with probability at least ``1 - delta`` (the true best
+        itself at ``epsilon = 0``), whatever the stopping rule."""
         if self.lower is None or self.upper is None:
             return None
+        eps = self.epsilon
+        n_items = self.params.get("n_items")
+        exact = None if n_items is None else self.n_observed >= int(n_items)
         if self.difference_lower is not None:
-            return bool(np.all(np.delete(self.difference_lower, self.best) > 0))
+            return certifies_differences(self.difference_lower, self.best, epsilon=eps, exact=exact)
         lower, upper = self.lower, self.upper
         if self.certificate_lower is not None and self.certificate_upper is not None:
             lower, upper = self.certificate_lower, self.certificate_upper
-        others = np.delete(upper, self.best)
-        return bool(others.size == 0 or lower[self.best] > others.max())
+        return certifies(lower, upper, self.best, epsilon=eps, exact=exact)
 
     @property
     def evaluations_total(self) -> int:
@@ -265,16 +274,23 @@ def _certificate(policy: Any) -> tuple[np.ndarray, np.ndarray] | None:
     return None if out is None else (np.asarray(out[0]), np.asarray(out[1]))
 
 
-def _leader_certified(policy: Any, intervals: tuple[np.ndarray, np.ndarray], leader: int) -> bool:
-    """Whether ``leader`` is certified: by the policy's own rule when it has one
-    (``certifies``, e.g. PULSE's paired certificate), else its lower bound above every other
-    arm's upper bound (certificate bounds when the policy has them, else its intervals)."""
+def _leader_certified(
+    policy: Any,
+    intervals: tuple[np.ndarray, np.ndarray],
+    leader: int,
+    epsilon: float,
+    exact: np.ndarray,
+) -> bool:
+    """Whether ``leader`` is certified within ``epsilon`` of the best: by the policy's own rule
+    when it has one (``certifies``, e.g. PULSE's paired certificate), else its lower bound
+    above every other arm's upper bound minus ``epsilon`` (certificate bounds when the policy
+    has them, else its intervals; fully evaluated rivals of a fully evaluated leader need no
+    bound, ``exact``: :func:`latentbench.select._certify.certifies`)."""
     rule = getattr(policy, "certifies", None)
     if callable(rule):
-        return bool(rule(leader))
+        return bool(rule(leader, epsilon=epsilon))
     lo, hi = _certificate(policy) or intervals
-    other = np.delete(hi, leader)
-    return bool(other.size == 0 or lo[leader] > other.max())
+    return certifies(np.asarray(lo), np.asarray(hi), leader, epsilon=epsilon, exact=exact)
 
 
 def _floats(values: np.ndarray | None) -> list[float | None]:
@@ -360,6 +376,20 @@ class _CellCertificate:
         return self._cs.certificate()
 
 
+def check_epsilon(epsilon: float) -> float:
+    """``epsilon`` as a float in [0, 1), or an :class:`InputError` that names the value."""
+    try:
+        value = float(epsilon)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not 0.0 <= value < 1.0:
+        raise InputError(
+            f"epsilon={epsilon!r}; expected a tolerance in [0, 1) in score units (0: "
+            "certify the best itself; e.g. 0.01: a model within 0.01 of the best)"
+        )
+    return value
+
+
 def run_selection(
     oracle: Oracle,
     policy: Policy,
@@ -372,6 +402,7 @@ def run_selection(
     random_state: int | np.random.Generator | None = None,
     stop: str | None = None,
     delta: float | None = None,
+    epsilon: float = 0.0,
     true_means: np.ndarray | None = None,
     model_ids: list[str] | None = None,
 ) -> SelectionResult:
@@ -418,6 +449,14 @@ def run_selection(
     delta : float, optional
         Error probability of that certificate, for a policy without intervals (default
         0.05); a policy with intervals certifies at its own ``delta``.
+    epsilon : float, default 0.0
+        Tolerance of the certificate, in score units: the recommendation is certified once
+        its lower bound exceeds every other arm's upper bound minus ``epsilon``, so that it
+        is within ``epsilon`` of the true best's mean with probability at least
+        ``1 - delta`` (an epsilon-best arm). 0 certifies the best itself; two models whose
+        means are equal then cannot be told apart before both are fully evaluated, where
+        any ``epsilon > 0`` stops once the bounds are ``epsilon`` apart
+        (``docs/selection.md``, Certified stop).
     true_means : ndarray of shape (n_arms,), optional
         Known means (replay): records whether the intervals always covered them.
     model_ids : list of str, optional
@@ -462,6 +501,7 @@ def run_selection(
     check_sizes(policy, m, n)  # before any cell is evaluated
     if stop not in ("budget", "confidence"):
         raise InputError(f"stop={stop!r}; expected 'budget' or 'confidence'")
+    epsilon = check_epsilon(epsilon)
     if model_ids is not None and len(model_ids) != m:
         raise InputError(f"model_ids has {len(model_ids)} entries; expected {m}")
     rng = np.random.default_rng(random_state)
@@ -501,7 +541,9 @@ def run_selection(
     stopped = "budget"
     certified_after: int | None = None
     certified_arm: int | None = None
-    if first is not None and _leader_certified(monitor or policy, first, trace_best[0]):
+    if first is not None and _leader_certified(
+        monitor or policy, first, trace_best[0], epsilon, state.n_obs >= n
+    ):
         certified_after, certified_arm = 0, trace_best[0]
     while state.spent < budget and not (stop == "confidence" and certified_after is not None):
         choice = policy.choose(state)
@@ -530,7 +572,9 @@ def run_selection(
         trace_hi.append(float(hi[arm]))
         if covered and mu is not None:
             covered = bool(lo[arm] <= mu[arm] + 1e-12 and mu[arm] <= hi[arm] + 1e-12)
-        if certified_after is None and _leader_certified(monitor or policy, (lo, hi), leader):
+        if certified_after is None and _leader_certified(
+            monitor or policy, (lo, hi), leader, epsilon, state.n_obs >= n
+        ):
             certified_after, certified_arm = int(state.spent), leader
             if stop == "confidence":
                 break
@@ -579,6 +623,7 @@ def run_selection(
             "item_order": item_order,
             "stop": stop,
             "delta": getattr(policy, "delta", None) if monitor is None else monitor.delta,
+            "epsilon": epsilon,
             "certificate": None if monitor is None else "betting on revealed cells",
             "a": getattr(policy, "a", None),
         },

@@ -322,6 +322,8 @@ class LiveConfig:
             "init_batch": run.init_batch,
             "stop": run.stop,
             "on_error": run.on_error,
+            # only when set: the run ids of configurations without it stay as they were
+            **({"epsilon": run.epsilon} if run.epsilon else {}),
         }
 
     def default_run_id(self) -> str:

@@ -50,7 +50,9 @@ class RunOptions:
 
     Without a ``budget`` the run stops when the best is certified (``stop`` defaults to
     ``"confidence"``; with a budget to ``"budget"``); ``batch_size`` and ``init_batch``
-    default to :func:`~latentbench.select.default_schedule` of the pool.
+    default to :func:`~latentbench.select.default_schedule` of the pool. ``epsilon`` (score
+    units, default 0) certifies a model within ``epsilon`` of the best instead of the best
+    itself (:func:`~latentbench.select.run_selection`).
     """
 
     budget: int | None = field(default=None, metadata=at_least(0))
@@ -59,6 +61,7 @@ class RunOptions:
     init_batch: int | None = field(default=None, metadata=at_least(1))
     policy: str = "pulse"
     stop: Literal["budget", "confidence"] | None = None
+    epsilon: float = field(default=0.0, metadata=between(0.0, 0.99))
     on_error: Literal["stop", "zero"] = "stop"
     spend_cap: int | None = field(default=None, metadata=at_least(0))
     run_id: str | None = None

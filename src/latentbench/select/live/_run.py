@@ -204,6 +204,7 @@ def run_live(
             proxy=proxy,
             random_state=run.seed,
             stop=stop,
+            epsilon=run.epsilon,
             model_ids=cfg.model_ids,
             true_means=inner.true_means() if isinstance(inner, MatrixOracle) else None,
         )
