@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from latentbench.io.store import Store
 from latentbench.select import MatrixOracle, SelectionRecord, default_schedule
 from latentbench.select.live import LiveConfig, run_live
@@ -27,3 +29,27 @@ def test_live_without_a_budget_stops_certified(live_setup):
     assert sel.stopped in ("confidence", "exhausted")
     assert sel.stopped == "exhausted" or (sel.certified and sel.evaluations_total < m * n)
     assert record.best_model == str(sel.best_id) and record.n_items == n
+
+
+def test_live_epsilon_is_read_from_run_and_stored(live_setup):
+    """``[run] epsilon``: an exact tie at the top (the best row permuted into another model)
+    is certified within epsilon through the store, and the stored record says so."""
+    s = live_setup
+    path = s.write_config(run={"epsilon": 0.2})
+    text = path.read_text().replace("budget = 96\n", "")
+    path.write_text(text)
+    cfg = LiveConfig.from_toml(path)
+    assert cfg.run.epsilon == 0.2 and cfg.run.budget is None
+    Y = s.Y.copy()
+    best = int(Y.mean(axis=1).argmax())
+    other = (best + 1) % Y.shape[0]
+    Y[other] = np.random.default_rng(0).permutation(Y[best])
+    with Store(s.tmp / "epsilon.duckdb") as db:
+        live = run_live(cfg, db, oracle=MatrixOracle(Y))
+        record = SelectionRecord.from_store(db, live.run_id)
+    sel = live.selection
+    assert live.status == "done" and sel is not None
+    assert sel.params["epsilon"] == 0.2 and sel.stopped == "confidence" and sel.certified
+    assert sel.best in (best, other)
+    assert record.epsilon == 0.2 and record.certified
+    assert record.certificate_text == "within 0.2 of the best"
