@@ -7,13 +7,16 @@ import pytest
 
 from latentbench.exceptions import InputError
 from latentbench.select import (
+    UCBE,
     LowRankProxy,
+    MatrixOracle,
     budget_to_accuracy,
     default_schedule,
     exact_gap_pool,
     make_policy,
     parse_policy,
     run_experiment,
+    run_selection,
     split_models,
 )
 from latentbench.select._experiment import parse_pools
@@ -155,3 +158,25 @@ def test_experiment_drops_items_with_missing_candidate_cells_when_asked():
     res = experiment_from_matrix(Y, missing="drop-items", **kw)
     assert res.params["dropped_items"] == 2  # the history's hole does not count
     assert res.pools["full"]["n_models"] == 10
+
+
+def test_an_exact_tie_at_the_top_counts_either_tied_model_as_right():
+    """Two candidates with the same mean (one row a permutation of the other), the others far
+    below: whichever of the two leads is a best model, at every budget and every seed (the
+    argmax of the true means names only the first; half of the leads went to the other)."""
+    Y, U, V, b = lowrank_data(30, 200, r=2, seed=8)
+    rng = np.random.default_rng(0)
+    Y = Y.astype(np.float64)
+    Y[0] = (rng.random(200) < 0.85).astype(float)
+    Y[1] = rng.permutation(Y[0])
+    Y[2:6] = (rng.random((4, 200)) < 0.35).astype(float)
+    proxy = LowRankProxy.from_factors(V, b, U_history=U)
+    pools = {"tie": np.arange(6)}
+    res = run_experiment(Y, pools, ["ucbe", "pulse"], seeds=6, budget=600, proxy=proxy, n_jobs=1)
+    for key, curve in res.curves.items():
+        assert curve.all(), key
+    leads = set()
+    for seed in range(3):
+        out = run_selection(MatrixOracle(Y[:6]), UCBE(), budget=600, random_state=seed)
+        leads |= set(out.trace_best.tolist())
+    assert leads == {0, 1}  # both tied models lead at some point (what the old rule missed)
