@@ -1,4 +1,4 @@
-"""``latentbench select replay``: what the last lines say when the run cannot certify."""
+"""``latentbench select replay``: what the last lines say about an exact tie at the top."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def _wide(models: list[str], seed: int) -> pd.DataFrame:
 def test_a_tie_at_the_top_is_named_and_stops_once_both_are_full(tmp_path):
     candidates = _wide(["a", "b", "c"], seed=0)
     best = candidates.mean(axis=1).idxmax()
-    candidates.loc["twin"] = candidates.loc[best]  # the same answers: no certificate can exist
+    candidates.loc["twin"] = candidates.loc[best]  # the same answers: an exact tie
     history = _wide([f"h{i}" for i in range(6)], seed=1)
     cand, hist = tmp_path / "cand.csv", tmp_path / "hist.csv"
     candidates.reset_index().to_csv(cand, index=False)

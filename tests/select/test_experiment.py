@@ -175,6 +175,12 @@ def test_an_exact_tie_at_the_top_counts_either_tied_model_as_right():
     res = run_experiment(Y, pools, ["ucbe", "pulse"], seeds=6, budget=600, proxy=proxy, n_jobs=1)
     for key, curve in res.curves.items():
         assert curve.all(), key
+    # stopped on confidence: certified in every run, and right (a best model) in every run
+    conf = run_experiment(
+        Y, pools, ["ucbe", "pulse"], seeds=4, proxy=proxy, stop="confidence", n_jobs=1
+    )
+    for row in conf.summary:
+        assert row["certified_fraction"] == 1.0 and row["certified_correct"] == 1.0, row
     leads = set()
     for seed in range(3):
         out = run_selection(MatrixOracle(Y[:6]), UCBE(), budget=600, random_state=seed)

@@ -35,21 +35,27 @@ def test_live_epsilon_is_read_from_run_and_stored(live_setup):
     """``[run] epsilon``: an exact tie at the top (the best row permuted into another model)
     is certified within epsilon through the store, and the stored record says so."""
     s = live_setup
-    path = s.write_config(run={"epsilon": 0.2})
-    text = path.read_text().replace("budget = 96\n", "")
-    path.write_text(text)
-    cfg = LiveConfig.from_toml(path)
-    assert cfg.run.epsilon == 0.2 and cfg.run.budget is None
     Y = s.Y.copy()
     best = int(Y.mean(axis=1).argmax())
     other = (best + 1) % Y.shape[0]
     Y[other] = np.random.default_rng(0).permutation(Y[best])
-    with Store(s.tmp / "epsilon.duckdb") as db:
-        live = run_live(cfg, db, oracle=MatrixOracle(Y))
-        record = SelectionRecord.from_store(db, live.run_id)
-    sel = live.selection
-    assert live.status == "done" and sel is not None
+    runs = {}
+    for eps in (0.0, 0.2):
+        path = s.write_config(s.tmp / f"eps{eps}.toml", run={"epsilon": eps})
+        path.write_text(path.read_text().replace("budget = 96\n", ""))
+        cfg = LiveConfig.from_toml(path)
+        assert cfg.run.epsilon == eps and cfg.run.budget is None
+        with Store(s.tmp / f"epsilon{eps}.duckdb") as db:
+            live = run_live(cfg, db, oracle=MatrixOracle(Y))
+            record = SelectionRecord.from_store(db, live.run_id)
+        assert live.status == "done" and live.selection is not None
+        runs[eps] = (live.selection, record)
+    sel, record = runs[0.2]
     assert sel.params["epsilon"] == 0.2 and sel.stopped == "confidence" and sel.certified
     assert sel.best in (best, other)
     assert record.epsilon == 0.2 and record.certified
     assert record.certificate_text == "within 0.2 of the best"
+    # the tolerance stopped earlier than the exact certificate, which reveals both tied rows
+    exact, _ = runs[0.0]
+    assert exact.certified and exact.n_observed[[best, other]].tolist() == [Y.shape[1]] * 2
+    assert sel.evaluations_total < exact.evaluations_total

@@ -167,9 +167,9 @@ def replay(
     epsilon: float = typer.Option(
         0.0,
         "--epsilon",
-        help="Tolerance of the certificate in score units: certify a model within EPSILON of "
-        "the best (e.g. 0.01) instead of the best itself, so that models tied at the top are "
-        "not evaluated fully. 0: the best itself.",
+        help="Tolerance of the certificate in score units (0 to 0.5): certify a model within "
+        "EPSILON of the best (e.g. 0.01) instead of the best itself, so that models tied or "
+        "nearly tied at the top need not be evaluated fully. 0: the best itself.",
     ),
     stop: str | None = typer.Option(
         None,
@@ -275,7 +275,7 @@ def certificate_line(record: Any) -> str:
     if record.certified is None:
         return f"best {record.best_model}: no intervals, not certified"
     word = "certified" if record.certified else "not certified"
-    within = f" within {record.epsilon:g} of the best" if record.epsilon > 0 else ""
+    within = f" {record.certificate_text}" if record.epsilon > 0 else ""
     line = f"best {record.best_model}: {word}{within} at delta = {record.delta:g}"
     arms = record.to_frame()
     n_items = record.n_items
@@ -295,8 +295,8 @@ def certificate_line(record: Any) -> str:
             if record.certified and record.epsilon == 0:
                 line += ": a best model, not the only one"
             if record.epsilon == 0:
-                line += "; --epsilon 0.01 certifies a model within 0.01 of the best without "
-                line += "evaluating tied leaders fully"
+                line += "; --epsilon 0.01 certifies a model within 0.01 of the best, usually "
+                line += "without evaluating tied leaders fully"
             line += ")"
     return line
 
@@ -308,7 +308,7 @@ def milestone_lines(record: Any) -> list[str]:
     post = record.evaluations_post_init or 0
     init = record.evaluations_init or 0
     after = record.certified_after
-    within = f" within {record.epsilon:g} of the best" if record.epsilon > 0 else ""
+    within = f" {record.certificate_text}" if record.epsilon > 0 else ""
     if after is not None and after < post:
         lines.append(
             f"first certified{within} at delta = {record.delta:g} with {fmt(after)} "

@@ -45,6 +45,9 @@ bound of ``i*``, so a best certified with these bounds is wrong with probability
 only the upper bound of the one true best is used) and ``a_low = alpha / (2 (n_arms - 1))``
 for every lower bound; any other fixed split ``a_up = s alpha``,
 ``a_low = (1 - s) alpha / (n_arms - 1)`` gives the same total (``certificate_split``). The
+same events bound a certificate within a tolerance ``epsilon`` (the recommendation's lower
+bound above every other upper bound minus ``epsilon``) and one that skips fully revealed
+rivals at or below a fully revealed recommendation (:mod:`latentbench.select._certify`). The
 certificate bounds are not simultaneous over arms. Capitals are updated from the lowest
 candidate that the interval or the certificate's lower bound has not rejected to the highest
 that the interval or the upper bound has not rejected; outside that range a candidate is never

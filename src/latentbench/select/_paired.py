@@ -18,12 +18,15 @@ function of the pair's own differences in the order ``pi``.
 
 A best ``b`` is certified when the lower bound on ``mu_b - mu_j`` is above 0 for every other
 arm ``j``. Each one-sided bound has level ``delta / (m - 1)``. A wrong certificate (``b``
-certified, the true best ``i* != b``) needs the lower bound on ``mu_b - mu_{i*}`` to be
-above its true value (negative); among the pairs that contain ``i*`` these are ``m - 1``
-one-sided events, so a certified best is wrong with probability at most ``delta``, at any
-stopping time. Pairs are created when first needed (the leader's) and fed the pair's whole
-common prefix then, in the same order: the bound is the same function of the pair's
-differences whenever it is created, so creating it late changes nothing in the argument.
+certified, the true best ``i* != b``) needs the lower bound on ``mu_b - mu_{i*}`` to be above
+its true value (negative); among the pairs that contain ``i*`` these are ``m - 1`` one-sided
+events, so a certified best is wrong with probability at most ``delta``, at any stopping time.
+The same holds for the lower bounds above ``-epsilon`` (a model within ``epsilon`` of the best)
+and with fully revealed rivals at or below a fully revealed ``b`` left out
+(:mod:`latentbench.select._certify`). Pairs are created when first needed (the leader's) and
+fed the pair's whole common prefix then, in the same order: the bound is the same function of
+the pair's differences whenever it is created, so creating it late changes nothing in the
+argument.
 
 **Levels from the initial batch** (``levels="plausible"``, the default). Only the ``m - 1``
 pairs that contain the true best need their level summed to ``delta``, so each arm ``i``

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -469,6 +469,8 @@ class Pulse(ProxyBookkeeping):
         leader = int(np.argmax(self.est))
         lead = self.difference_lower(leader)
         assert lead is not None
+        if self.exact[leader]:  # exact rivals of an exact leader are decided (_certify)
+            lead = np.where(self.exact, np.inf, lead)
         rival = int(np.argmin(lead))
         pair = [arm for arm in (leader, rival) if active[arm]]
         if not pair:
@@ -480,7 +482,8 @@ class Pulse(ProxyBookkeeping):
     def difference_lower(self, arm: int) -> np.ndarray | None:
         """Lower bounds of the paired certificate on ``mu_arm - mu_j`` for every arm ``j``
         (``+inf`` at ``arm``), shape (n_arms,); None without one (``certificate="arm"``, or
-        an order per arm). ``arm`` is certified when all are above 0 (``_paired``)."""
+        an order per arm). ``arm`` is certified when all are above 0 (above ``-epsilon``
+        with a tolerance; :meth:`certifies`)."""
         if self._paired is None:
             return None
         return self._paired.lower(self._state, arm)
@@ -489,11 +492,12 @@ class Pulse(ProxyBookkeeping):
         """Whether ``arm`` is certified within ``epsilon`` of the best at ``delta`` (the best
         itself at 0): every paired lower bound on its lead above ``-epsilon``
         (``certificate="paired"`` with a shared order), else its certificate lower bound above
-        every other arm's upper bound minus ``epsilon``; when ``arm`` is fully evaluated, its
-        fully evaluated rivals need no bound (:func:`latentbench.select._certify.certifies`)."""
+        every other arm's upper bound minus ``epsilon``; when ``arm``'s row is fully revealed,
+        fully revealed rivals whose means are at most its own need no bound
+        (:func:`latentbench.select._certify.certifies`)."""
         lead = self.difference_lower(arm)
         if lead is not None:
-            return _certify.certifies_differences(lead, arm, epsilon=epsilon, exact=self.exact)
+            return _certify.certifies_differences(lead, arm, **self._exact_rivals(epsilon))
         bounds = self.certificate()
         if bounds is None:
             return False
@@ -501,7 +505,17 @@ class Pulse(ProxyBookkeeping):
         # strictly above, beyond rounding: with a grid step of 1 / n_items a padded upper
         # bound can equal an exact mean (a fully evaluated arm's) up to the last bit; a fully
         # evaluated rival of a fully evaluated leader needs no bound (_certify)
-        return _certify.certifies(lo, hi, arm, epsilon=epsilon, exact=self.exact, tie=_TIE)
+        return _certify.certifies(lo, hi, arm, tie=_TIE, **self._exact_rivals(epsilon))
+
+    def _exact_rivals(self, epsilon: float) -> dict[str, Any]:
+        """``epsilon`` and the fully revealed rows with their means (the cells' own), for
+        :mod:`latentbench.select._certify`."""
+        state = self._state
+        return {
+            "epsilon": epsilon,
+            "exact": state.n_obs >= state.n_items,
+            "means": state.y_sum / state.n_items,
+        }
 
     def _set_target(self, arm: int) -> None:
         """Size the certificate's targeted bets on ``arm`` from the past only (the estimates

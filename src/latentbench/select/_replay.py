@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from latentbench.exceptions import DataWarning, InputError
+from latentbench.select._certify import check_epsilon
 from latentbench.select._experiment import split_models
 from latentbench.select._online import OnlineProxy
 from latentbench.select._policies import POLICIES, make_policy, parse_policy
 from latentbench.select._proxy import LowRankProxy
-from latentbench.select._run import SelectionResult, check_epsilon, run_selection
+from latentbench.select._run import SelectionResult, run_selection
 from latentbench.select.oracles import MatrixOracle
 
 if TYPE_CHECKING:

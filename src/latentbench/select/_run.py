@@ -15,7 +15,7 @@ import numpy as np
 from latentbench.exceptions import InputError
 from latentbench.select._base import Policy, UCBEBookkeeping
 from latentbench.select._betting import BettingConfSeq
-from latentbench.select._certify import certifies, certifies_differences
+from latentbench.select._certify import certifies, certifies_differences, check_epsilon
 from latentbench.select._policies import check_sizes
 from latentbench.select._schedule import default_schedule
 from latentbench.select._state import Observation, ProxyState, SelectionState
@@ -71,11 +71,13 @@ class SelectionResult:
     certificate_lower, certificate_upper : ndarray of shape (n_arms,) or None
         The one-sided bounds that certify the best (policies with betting intervals; see
         ``BettingConfSeq.certificate``): the best's lower bound above every other arm's upper
-        bound certifies it with error probability ``delta``. Not simultaneous intervals.
+        bound (minus :attr:`epsilon`; fully revealed rivals at or below a fully revealed best
+        left out, :mod:`latentbench.select._certify`) certifies it with error probability
+        ``delta``. Not simultaneous intervals.
     certified_after : int or None
-        Post-init cells spent when the recommended arm was first certified (its certificate
-        lower bound above every other arm's upper bound, checked after the initial batch and
-        after every round); None if it never was, or without intervals. The certificate
+        Post-init cells spent when the recommended arm was first certified (by that rule,
+        checked after the initial batch and after every round); None if it never was, or
+        without intervals. The certificate
         holds at any stopping time, so stopping there would have returned a certified best.
         With ``stop="budget"`` the pulls are the policy's (UCB-E's for PULSE), not LUCB's:
         ``stop="confidence"`` usually certifies with fewer cells.
@@ -84,7 +86,11 @@ class SelectionResult:
     difference_lower : ndarray of shape (n_arms,) or None
         With PULSE's paired certificate (``Pulse(certificate="paired")`` and a shared order):
         lower bounds on ``mu_best - mu_j`` for every arm ``j`` (``inf`` at ``best``); the best
-        is certified when all are above 0, and ``certified`` uses them. None otherwise.
+        is certified when all are above 0 (``-epsilon``), and ``certified`` uses them. None
+        otherwise.
+    final_certified : bool or None
+        The run's own verdict on the final recommendation (the rule its stop uses, with the
+        revealed cells' exact means); :attr:`certified` returns it when set.
     """
 
     policy: str
@@ -115,6 +121,7 @@ class SelectionResult:
     certified_after: int | None = None
     certified_arm: int | None = None
     difference_lower: np.ndarray | None = None
+    final_certified: bool | None = None
 
     def interval_trajectories(self, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Simultaneous bounds of the chosen arms after every round.
@@ -147,15 +154,22 @@ class SelectionResult:
         itself at ``epsilon = 0``), whatever the stopping rule."""
         if self.lower is None or self.upper is None:
             return None
+        if self.final_certified is not None:  # the run's verdict (from its cells)
+            return self.final_certified
         eps = self.epsilon
         n_items = self.params.get("n_items")
-        exact = None if n_items is None else self.n_observed >= int(n_items)
+        # a fully revealed row's estimate is its mean (every built-in policy)
+        kw: dict[str, Any] = {
+            "epsilon": eps,
+            "exact": None if n_items is None else self.n_observed >= int(n_items),
+            "means": self.estimates,
+        }
         if self.difference_lower is not None:
-            return certifies_differences(self.difference_lower, self.best, epsilon=eps, exact=exact)
+            return certifies_differences(self.difference_lower, self.best, **kw)
         lower, upper = self.lower, self.upper
         if self.certificate_lower is not None and self.certificate_upper is not None:
             lower, upper = self.certificate_lower, self.certificate_upper
-        return certifies(lower, upper, self.best, epsilon=eps, exact=exact)
+        return certifies(lower, upper, self.best, **kw)
 
     @property
     def evaluations_total(self) -> int:
@@ -279,18 +293,22 @@ def _leader_certified(
     intervals: tuple[np.ndarray, np.ndarray],
     leader: int,
     epsilon: float,
-    exact: np.ndarray,
+    state: SelectionState,
 ) -> bool:
     """Whether ``leader`` is certified within ``epsilon`` of the best: by the policy's own rule
     when it has one (``certifies``, e.g. PULSE's paired certificate), else its lower bound
     above every other arm's upper bound minus ``epsilon`` (certificate bounds when the policy
-    has them, else its intervals; fully evaluated rivals of a fully evaluated leader need no
-    bound, ``exact``: :func:`latentbench.select._certify.certifies`)."""
+    has them, else its intervals; fully revealed rivals at or below a fully revealed leader,
+    by the means of their cells, need no bound: :func:`latentbench.select._certify.certifies`)."""
     rule = getattr(policy, "certifies", None)
     if callable(rule):
         return bool(rule(leader, epsilon=epsilon))
     lo, hi = _certificate(policy) or intervals
-    return certifies(np.asarray(lo), np.asarray(hi), leader, epsilon=epsilon, exact=exact)
+    exact = state.n_obs >= state.n_items
+    means = state.y_sum / state.n_items
+    return certifies(
+        np.asarray(lo), np.asarray(hi), leader, epsilon=epsilon, exact=exact, means=means
+    )
 
 
 def _floats(values: np.ndarray | None) -> list[float | None]:
@@ -374,20 +392,6 @@ class _CellCertificate:
 
     def certificate(self) -> tuple[np.ndarray, np.ndarray]:
         return self._cs.certificate()
-
-
-def check_epsilon(epsilon: float) -> float:
-    """``epsilon`` as a float in [0, 1), or an :class:`InputError` that names the value."""
-    try:
-        value = float(epsilon)
-    except (TypeError, ValueError):
-        value = math.nan
-    if not 0.0 <= value < 1.0:
-        raise InputError(
-            f"epsilon={epsilon!r}; expected a tolerance in [0, 1) in score units (0: "
-            "certify the best itself; e.g. 0.01: a model within 0.01 of the best)"
-        )
-    return value
 
 
 def run_selection(
@@ -527,6 +531,12 @@ def run_selection(
     if stop == "confidence" and policy.intervals() is None:
         monitor = _CellCertificate.for_policy(policy, state, 0.05 if delta is None else delta)
     first = policy.intervals() if monitor is None else monitor.intervals()
+    if epsilon > 0 and first is None:
+        raise InputError(
+            f"epsilon={epsilon:g} applies to a certificate, and {policy.name!r} has none with "
+            f"stop={stop!r}; expected stop='confidence' (a betting certificate on its revealed "
+            "cells) or epsilon=0"
+        )
     mu = None if true_means is None else np.asarray(true_means, dtype=np.float64)
     covered: bool | None = None
     if mu is not None and first is not None:
@@ -542,7 +552,7 @@ def run_selection(
     certified_after: int | None = None
     certified_arm: int | None = None
     if first is not None and _leader_certified(
-        monitor or policy, first, trace_best[0], epsilon, state.n_obs >= n
+        monitor or policy, first, trace_best[0], epsilon, state
     ):
         certified_after, certified_arm = 0, trace_best[0]
     while state.spent < budget and not (stop == "confidence" and certified_after is not None):
@@ -573,7 +583,7 @@ def run_selection(
         if covered and mu is not None:
             covered = bool(lo[arm] <= mu[arm] + 1e-12 and mu[arm] <= hi[arm] + 1e-12)
         if certified_after is None and _leader_certified(
-            monitor or policy, (lo, hi), leader, epsilon, state.n_obs >= n
+            monitor or policy, (lo, hi), leader, epsilon, state
         ):
             certified_after, certified_arm = int(state.spent), leader
             if stop == "confidence":
@@ -587,6 +597,9 @@ def run_selection(
     est = policy.estimates()
     lead = getattr(policy, "difference_lower", None)
     difference = lead(int(np.argmax(est))) if monitor is None and callable(lead) else None
+    final = None
+    if bounds is not None:
+        final = _leader_certified(monitor or policy, bounds, int(np.argmax(est)), epsilon, state)
     return SelectionResult(
         policy=policy.name,
         best=int(np.argmax(est)),
@@ -615,6 +628,7 @@ def run_selection(
         certified_after=certified_after,
         certified_arm=certified_arm,
         difference_lower=difference,
+        final_certified=final,
         params={
             "budget": int(budget),
             "n_items": n,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, Union
 
 from latentbench.exceptions import InputError
+from latentbench.select._certify import EPSILON_MAX
 
 __all__ = [
     "ItemOptions",
@@ -61,7 +62,7 @@ class RunOptions:
     init_batch: int | None = field(default=None, metadata=at_least(1))
     policy: str = "pulse"
     stop: Literal["budget", "confidence"] | None = None
-    epsilon: float = field(default=0.0, metadata=between(0.0, 0.99))
+    epsilon: float = field(default=0.0, metadata=between(0.0, EPSILON_MAX))
     on_error: Literal["stop", "zero"] = "stop"
     spend_cap: int | None = field(default=None, metadata=at_least(0))
     run_id: str | None = None
