@@ -640,5 +640,6 @@ def run_selection(
             "epsilon": epsilon,
             "certificate": None if monitor is None else "betting on revealed cells",
             "a": getattr(policy, "a", None),
+            "init_estimate": getattr(policy, "init_estimate_used", None),
         },
     )
