@@ -229,7 +229,13 @@ def test_a_new_oracle_is_one_registration(live_setup):
         cfg = LiveConfig.from_toml(config)
         result = run_live(cfg, s.tmp / "echo.duckdb")
         assert result.status == "done" and built == {"level": 0.5}
-        assert set(result.selection.estimates) == {0.5}
+        # every stored cell was scored `level` by the new oracle (the estimates are doubly
+        # robust: unbiased for 0.5, not equal to it on one draw)
+        from latentbench.io.store import Store
+
+        with Store(s.tmp / "echo.duckdb", read_only=True) as db:
+            scores = db.selection_observations(result.run_id)["score"]
+        assert len(scores) == result.selection.evaluations_total and set(scores) == {0.5}
         bad = _oracle_section(s.write_config(), 'kind = "echo-test"\nlevel = 2.0')
         with pytest.raises(InputError, match=r"level=2\.0; expected a number in \[0, 1\]"):
             LiveConfig.from_toml(bad)

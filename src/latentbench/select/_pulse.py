@@ -100,7 +100,8 @@ class Pulse(ProxyBookkeeping):
         configuration (``bonus="ci"``, where the prior's wider first-round range cost the
         certificate 0.1-0.9 % of LUCB's cells on the four shared pools), history-free runs
         (an online proxy's prior is learned from those very cells, so it is not fixed before
-        the draw) and runs without a proxy. Chosen by comparing the two on the shared pools
+        the draw), runs without a proxy and runs that do not use the proxy's predictions
+        (``lam="zero"``: UCB-E's estimate exactly). Chosen by comparing the two on the shared pools
         (``benchmarks/RESULTS_select.md`` §1, "The prior's estimate of the initial batch"):
         to 95 % identification at 16 / 16, 200 seeds, the prior saved 287 +- 157 post-init
         cells on BFCL gap 0.02 (42.0 % +- 3.9 against UCB-E, 33.5 % +- 5.0 with the mean)
@@ -381,7 +382,11 @@ class Pulse(ProxyBookkeeping):
         init_estimate = self.init_estimate
         if init_estimate is None:  # identification with a history: the prior's DR estimate
             history = proxy is not None and not self._learns_items
-            init_estimate = "prior" if history and self.bonus != "ci" else "mean"
+            uses_proxy = not (
+                self.lam == "zero" or (not isinstance(self.lam, str) and not self.lam)
+            )
+            identifies = self.bonus != "ci"
+            init_estimate = "prior" if history and identifies and uses_proxy else "mean"
         self.init_estimate_used: str = init_estimate
         lam0 = 1.0 if init_estimate == "prior" else 0.0
         # pull 1: the initial batch, drawn with the prior-mean prediction fixed beforehand
