@@ -77,8 +77,8 @@ class SelectionResult:
     certified_after : int or None
         Post-init cells spent when the recommended arm was first certified (by that rule,
         checked after the initial batch and after every round); None if it never was, or
-        without intervals. The certificate
-        holds at any stopping time, so stopping there would have returned a certified best.
+        without intervals. The certificate holds at any stopping time, so stopping there
+        would have returned a certified best.
         With ``stop="budget"`` the pulls are the policy's (UCB-E's for PULSE), not LUCB's:
         ``stop="confidence"`` usually certifies with fewer cells.
     certified_arm : int or None
