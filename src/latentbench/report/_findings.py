@@ -14,6 +14,7 @@ import pandas as pd
 from latentbench.report._blocks import (
     _num,
 )
+from latentbench.select._certify import rivals
 
 FLAG_SEVERITY = {
     "constant": (1, "drop", "one observed value: says nothing about differences between models"),
@@ -182,20 +183,25 @@ def _selection_findings(
             kind = "one-sided anytime-valid certificate bounds"
         # the certificate's tolerance (select --epsilon): a model within eps of the best
         eps = float((data.get("params") or {}).get("epsilon") or 0.0)
-        # a fully evaluated best's fully evaluated rivals need no bound (select._certify)
+        # fully revealed rivals at or below a fully revealed best need no bound (the stop
+        # rule's own selection, select._certify.rivals; a full row's estimate is its mean)
         n_items = (data.get("params") or {}).get("n_items")
-        exact = (
-            others["n_observed"] >= int(n_items)
-            if n_items and "n_observed" in arms.columns and row["n_observed"] >= int(n_items)
-            else pd.Series(False, index=others.index)
+        revealed = (
+            (arms["n_observed"] >= int(n_items)).to_numpy()
+            if n_items and "n_observed" in arms.columns
+            else np.zeros(len(arms), dtype=bool)
         )
-        rivals = others[~exact]
-        overlap = int((rivals[hi_col] - eps >= row[lo_col]).sum())
+        mine = (arms["model"].astype(str) == str(name)).to_numpy()
+        leader = int(np.argmax(mine)) if mine.any() else int(arms["estimate"].to_numpy().argmax())
+        keep = rivals(leader, revealed, arms["estimate"].to_numpy(float), len(arms))[~mine]
+        exact = pd.Series(revealed[~mine] & ~keep, index=others.index)  # decided exact rivals
+        rivals_ = others[keep]
+        overlap = int((rivals_[hi_col] - eps >= row[lo_col]).sum())
         if "difference_lower" in arms.columns and others["difference_lower"].notna().all():
             # the paired certificate (Pulse(certificate="paired")): lower bounds on the best's
             # lead over each other model
             kind = "paired anytime-valid certificate bounds on the differences"
-            overlap = int((rivals["difference_lower"] <= -eps).sum())
+            overlap = int((rivals_["difference_lower"] <= -eps).sum())
         tied = others[exact & (others["estimate"] == row["estimate"])]
         if len(tied):
             names = ", ".join(str(m) for m in tied["model"].head(3))

@@ -25,7 +25,7 @@ import numpy as np
 
 from latentbench.exceptions import InputError
 
-__all__ = ["EPSILON_MAX", "certifies", "certifies_differences", "check_epsilon"]
+__all__ = ["EPSILON_MAX", "certifies", "certifies_differences", "check_epsilon", "rivals"]
 
 EPSILON_MAX = 0.5
 """Largest tolerance accepted (scores are in [0, 1]; half the range certifies nearly anything)."""
@@ -49,11 +49,12 @@ def check_epsilon(epsilon: object) -> float:
     return value
 
 
-def _rivals(
+def rivals(
     leader: int, exact: np.ndarray | None, means: np.ndarray | None, n_arms: int
 ) -> np.ndarray:
-    """Arms whose bounds the leader must clear: all but the leader, less (when the leader's row
-    is fully revealed) the fully revealed arms whose exact means are at most the leader's."""
+    """Arms whose bounds the leader must clear, shape (n_arms,) of bool: all but the leader,
+    less (when the leader's row is fully revealed) the fully revealed arms whose exact means
+    are at most the leader's."""
     rivals = np.ones(n_arms, dtype=bool)
     rivals[leader] = False
     if exact is not None and means is not None and bool(exact[leader]):
@@ -95,10 +96,10 @@ def certifies(
     -------
     bool
     """
-    rivals = _rivals(leader, exact, means, len(lower))
-    if not rivals.any():
+    rivals_ = rivals(leader, exact, means, len(lower))
+    if not rivals_.any():
         return True
-    return bool(lower[leader] > np.asarray(upper)[rivals].max() - epsilon + tie)
+    return bool(lower[leader] > np.asarray(upper)[rivals_].max() - epsilon + tie)
 
 
 def certifies_differences(
@@ -111,5 +112,5 @@ def certifies_differences(
 ) -> bool:
     """Whether every lower bound on ``mu_leader - mu_j`` (``lead``, shape (n_arms,), any value
     at ``leader``) of the rivals (as in :func:`certifies`) is above ``-epsilon``."""
-    rivals = _rivals(leader, exact, means, len(lead))
-    return bool(np.all(np.asarray(lead)[rivals] > -epsilon))
+    rivals_ = rivals(leader, exact, means, len(lead))
+    return bool(np.all(np.asarray(lead)[rivals_] > -epsilon))
