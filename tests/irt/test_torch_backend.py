@@ -1,4 +1,9 @@
-"""The PyTorch backend gives the NumPy path's estimates (CPU tensors; skipped without torch)."""
+"""The PyTorch backend gives the NumPy path's estimates.
+
+Every test runs on CPU tensors (skipped without torch) and again on ``cuda`` where PyTorch
+sees a GPU (skipped otherwise): the GPU's float32 reductions run in another order, so the
+tolerances are those of single-precision products, the same on both devices.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +16,17 @@ from latentbench.synthetic import simulate_2pl, simulate_low_rank
 
 torch = pytest.importorskip("torch", reason="PyTorch (extra 'torch') is not installed")
 
+DEVICES = [
+    "cpu",
+    pytest.param(
+        "cuda",
+        marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU visible to torch"),
+    ),
+]
 
-def test_rank1_iterates_match_numpy_path():
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_rank1_iterates_match_numpy_path(device: str) -> None:
     # same algorithm, sweep by sweep (default MAP prior, no acceleration so that no step-size
     # decision can branch differently); the only difference is the single-precision products
     data = simulate_2pl(400, 150, missing=0.2, random_state=1)
@@ -20,20 +34,21 @@ def test_rank1_iterates_match_numpy_path():
     with pytest.warns(ConvergenceWarning):
         ours = TwoPL(**kwargs).fit(data.matrix)
     with pytest.warns(ConvergenceWarning):
-        on_torch = TwoPL(device="cpu", **kwargs).fit(data.matrix)
+        on_torch = TwoPL(device=device, **kwargs).fit(data.matrix)
     np.testing.assert_allclose(on_torch.theta, ours.theta, atol=1e-6)
     np.testing.assert_allclose(on_torch.discrimination, ours.discrimination, atol=1e-6)
     np.testing.assert_allclose(on_torch.b, ours.b, atol=1e-6)
     np.testing.assert_allclose(on_torch.loss_history, ours.loss_history, rtol=1e-8)
 
 
-def test_rank1_converged_fits_agree():
+@pytest.mark.parametrize("device", DEVICES)
+def test_rank1_converged_fits_agree(device: str) -> None:
     # both stop at tol=1e-10, which guarantees the objective to ~tol relative and the
     # parameters to the stopping rule's Newton-step bound 10 * sqrt(tol) * scale
     data = simulate_2pl(400, 150, missing=0.2, random_state=1)
     tol = 1e-10
     ours = TwoPL(tol=tol, max_iter=20000).fit(data.matrix)
-    on_torch = TwoPL(tol=tol, max_iter=20000, device="cpu").fit(data.matrix)
+    on_torch = TwoPL(tol=tol, max_iter=20000, device=device).fit(data.matrix)
     assert ours.converged and on_torch.converged
     np.testing.assert_allclose(on_torch.loss_history[-1], ours.loss_history[-1], rtol=1e-8)
     scale = 1.0 + float(np.abs(ours.theta).max())
@@ -43,13 +58,14 @@ def test_rank1_converged_fits_agree():
     np.testing.assert_allclose(on_torch.b, ours.b, atol=bound)
 
 
-def test_rank2_iterates_match_numpy_path():
+@pytest.mark.parametrize("device", DEVICES)
+def test_rank2_iterates_match_numpy_path(device: str) -> None:
     data = simulate_low_rank(150, 80, rank=2, missing=0.1, random_state=2)
     kwargs = {"rank": 2, "max_iter": 40, "accelerate": False}
     with pytest.warns(Warning):
         ours = fit_cbmm(data.matrix.scores, **kwargs)
     with pytest.warns(Warning):
-        on_torch = fit_cbmm(data.matrix.scores, device="cpu", **kwargs)
+        on_torch = fit_cbmm(data.matrix.scores, device=device, **kwargs)
     X_ours = ours.U @ ours.V.T + ours.b
     X_torch = on_torch.U @ on_torch.V.T + on_torch.b
     np.testing.assert_allclose(X_torch, X_ours, atol=1e-5)
