@@ -60,7 +60,9 @@ def _abilities(U: np.ndarray) -> np.ndarray:
     return (theta - theta.mean()) / theta.std()
 
 
-def run_size(size: str, engines: dict[str, str | None], repeats: int, tol: float, skip: set) -> None:
+def run_size(
+    size: str, engines: dict[str, str | None], repeats: int, tol: float, skip: set
+) -> None:
     n, m = (int(x) for x in size.split("x"))
     Y = simulate_2pl(n, m, missing=0.2, random_state=0).matrix.scores
     print(f"\n{n} x {m}, 20% missing, float32 matrix {Y.size * 4 / 2**20:.0f} MB, tol {tol:g}")

@@ -117,7 +117,9 @@ def test_disagreement_and_a_singular_information_are_detected():
     moved[7] += (DISAGREEMENT + 1) * np.sqrt(law.se[7] ** 2 + 0.1**2)
     law_moved = type(law)(**{**law.__dict__, "theta": moved})
     found = check(law_moved, result.theta, se_laplace, data.matrix.scores, ids)
-    assert any("disagree" in r and ids[7] in r for r in found.reasons)
+    # detected and named, but not a reason to leave the random-item likelihood
+    assert found.disagrees and "disagree" in found.disagreement and ids[7] in found.disagreement
+    assert found.valid and found.values["disagreement"] > DISAGREEMENT
     singular = type(law)(**{**law.__dict__, "covariance": np.zeros_like(law.covariance)})
     found = check(singular, result.theta, se_laplace, data.matrix.scores, ids)
     assert any("singular" in r for r in found.reasons)
@@ -225,3 +227,80 @@ def test_identical_models_share_one_ability_and_rank():
         result = TwoPL().fit(matrix)
     assert result.abilities["theta"].tolist() == [0.0, 0.0, 0.0]
     assert result.abilities["rank_theta"].tolist() == [1, 1, 1]
+
+
+@pytest.fixture()
+def disagreeing(monkeypatch):
+    """A 20 x 300 2PL fit whose disagreement check fires: the limit lowered below the
+    matrix's own value (the check's statistic is the same; only where it fires moves)."""
+    import latentbench.irt._validity as validity
+
+    data = simulate_2pl(20, 300, random_state=6)
+    probe = TwoPL().fit(data.matrix)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LatentbenchWarning)  # no check fires at the real limit
+        value = probe.standard_errors().checks["disagreement"]
+    assert 0.2 < value < DISAGREEMENT
+    monkeypatch.setattr(validity, "DISAGREEMENT", value / 2)
+    return data, value
+
+
+def _one_warning(result):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        unc = result.standard_errors()
+    mine = [str(w.message) for w in caught if issubclass(w.category, LatentbenchWarning)]
+    assert len(mine) == 1, mine
+    return unc, mine[0]
+
+
+def test_a_disagreement_keeps_the_bootstrapped_random_item_intervals_and_says_so(disagreeing):
+    """Where the item bootstrap runs (<= 30 models), the random-item intervals carry the item
+    law's own error: they are kept (they covered 0.943 where the check fired on AlpacaEval 2,
+    the joint Laplace ones 0.690), with one warning naming the model and the value."""
+    data, value = disagreeing
+    result = TwoPL().fit(data.matrix)
+    unc, message = _one_warning(result)
+    assert unc.method == "random-item marginal likelihood + item bootstrap"
+    assert unc.fallback is None
+    assert "disagree" in message and "kept" in message and f"{value:.1f} combined se" in message
+    assert unc.checks["disagreement_action"].startswith("kept")
+    ab = unc.abilities
+    np.testing.assert_allclose(ab["theta"], result.random_items.theta)
+    assert _inside(ab).all()
+
+
+def test_a_disagreement_without_the_item_bootstrap_widens_to_the_union(disagreeing, monkeypatch):
+    """Where no item bootstrap runs, neither estimate is known to be right: each interval is
+    widened to cover the joint Laplace interval around the fit's own ability as well; the
+    fallback is recorded and warned, score_models leaves the random-item route."""
+    import latentbench.irt._fitted as fitted
+    from latentbench.irt._fitted import laplace_of
+
+    data, value = disagreeing
+    monkeypatch.setattr(fitted, "ITEM_BOOTSTRAP", 0)
+    result = TwoPL().fit(data.matrix)
+    unc, message = _one_warning(result)
+    assert unc.method == "random-item marginal likelihood, union with joint Laplace"
+    assert unc.fallback is not None and "disagree" in unc.fallback
+    assert "widened" in message and "theta_fit" in message
+    ab = unc.abilities
+    theta_ri = result.random_items.theta
+    se_ri = result.random_items.se
+    np.testing.assert_allclose(ab["theta"], theta_ri)
+    sd_lap = np.sqrt(np.diag(laplace_of(result, data.matrix.scores).covariance()))
+    z = 1.959963984540054
+    tol = 1e-9
+    assert (ab["lower"] <= theta_ri - z * se_ri + tol).all()
+    assert (ab["upper"] >= theta_ri + z * se_ri - tol).all()
+    assert (ab["lower"] <= result.theta - z * sd_lap + tol).all()
+    assert (ab["upper"] >= result.theta + z * sd_lap - tol).all()
+    # the union, not wider: each end is one of the two intervals' ends
+    np.testing.assert_allclose(
+        ab["lower"], np.minimum(theta_ri - z * se_ri, result.theta - z * sd_lap)
+    )
+    np.testing.assert_allclose(ab["se"], (ab["upper"] - ab["lower"]) / (2 * z))
+    assert _inside(ab).all()
+    from latentbench.irt._scoring import _scores_with_random_items
+
+    assert not _scores_with_random_items(result)

@@ -128,17 +128,21 @@ class Uncertainty:
         ``"random-item marginal likelihood + item bootstrap"`` (few models and cells,
         :data:`~latentbench.irt._fitted.ITEM_BOOTSTRAP_MAX_MODELS`,
         :data:`~latentbench.irt._fitted.ITEM_BOOTSTRAP_MAX_CELLS`: each model's se the
-        larger of the law-fixed se and the item bootstrap's sd), ``"joint Laplace"``
-        (abilities; items by observed information always).
+        larger of the law-fixed se and the item bootstrap's sd), ``"random-item marginal
+        likelihood, union with joint Laplace"`` (the marginal and the fit's abilities
+        disagree where no item bootstrap runs: each interval covers both), ``"joint
+        Laplace"`` (abilities; items by observed information always).
     checks : dict or None
         The random-item self-checks' values (:mod:`latentbench.irt._validity`) when that
         method was tried: ``edge_mass``, ``grid_top``, ``disagreement``,
         ``min_information``, ``extreme_models``, ``converged``, and ``item_bootstrap``
         (``replicates``, ``seed``, ``rule``, ``sd_ratio_median``, ``sd_ratio_max``,
-        ``models_widened``) when the item bootstrap ran.
+        ``models_widened``) when the item bootstrap ran, and ``disagreement_action`` when
+        the ``disagreement`` check fired (``"kept (...)"``: the bootstrapped random-item
+        intervals kept, with a warning; ``"union with the joint Laplace intervals"``).
     fallback : str or None
-        Why the random-item intervals were replaced by the joint Laplace ones (None: no
-        fallback).
+        Why the random-item intervals were replaced by the joint Laplace ones, or widened to
+        their union with them (None: no fallback).
     detached : dict or None
         The detached models (:func:`latentbench.irt._objective.reference_models`: far from
         all the others; they do not set the reporting scale) and how their intervals were
@@ -244,6 +248,8 @@ def standard_errors(
     method = "observed information"
     checks: dict[str, Any] | None = None
     fallback: str | None = None
+    union: np.ndarray | None = None  # models whose interval also covers the Laplace one
+    laplace_sd = np.zeros(N)
     if normalisation and r == 1 and posterior and _uses_random_items(N, J):
         # few models: abilities by marginal likelihood over the items (random-item 2PL),
         # checked; outside its validity, the joint Laplace intervals on the fit's theta
@@ -265,17 +271,44 @@ def standard_errors(
             # joint Laplace one (its interval: irt._detached)
             var_ri = np.where(reference, items_law.se**2, var_laplace)
             method = "random-item marginal likelihood"
-            if items_law.n_boot > 1:
+            with_law_error = items_law.n_boot > 1
+            if with_law_error:
                 # the law-fixed information leaves out the item law's own error: the item
                 # bootstrap's spread includes it; the law-fixed variance is a lower bound
                 var_ri, summary = _with_item_bootstrap(items_law, var_ri, reference)
                 checks["item_bootstrap"] = summary
                 method = "random-item marginal likelihood + item bootstrap"
             var_theta[:, 0] = var_ri * trials  # true already; undone below
+            if found.disagrees and with_law_error:
+                # measured where it fires: these intervals cover, the Laplace ones do not
+                checks["disagreement_action"] = "kept (the item bootstrap carries the law's error)"
+                warnings.warn(
+                    f"ability intervals: {found.disagreement}; kept the random-item intervals, "
+                    "whose item bootstrap carries the item law's own error (the fit's own "
+                    "estimate is the column theta_fit)",
+                    LatentbenchWarning,
+                    stacklevel=2,
+                )
+            elif found.disagrees:
+                # no item bootstrap at this shape: neither estimate is known to be the right
+                # one here, so each interval covers both (the union with the Laplace one)
+                union = reference.copy()
+                laplace_sd = np.sqrt(np.maximum(var_laplace, 0.0))
+                checks["disagreement_action"] = "union with the joint Laplace intervals"
+                method = "random-item marginal likelihood, union with joint Laplace"
+                fallback = found.disagreement
+                warnings.warn(
+                    f"ability intervals: {found.disagreement}; each interval is widened to "
+                    "cover the joint Laplace interval around the fit's own estimate (column "
+                    "theta_fit) as well",
+                    LatentbenchWarning,
+                    stacklevel=2,
+                )
         else:
             var_theta[:, 0] = var_laplace * trials  # true already; undone below
             method = "joint Laplace"
-            fallback = "; ".join(found.reasons)
+            extra = [found.disagreement] if found.disagreement else []
+            fallback = "; ".join([*found.reasons, *extra])
             warnings.warn(
                 f"ability intervals: the random-item likelihood is outside its validity here "
                 f"({fallback}); using the joint Laplace intervals centred on the fit's theta",
@@ -328,6 +361,11 @@ def standard_errors(
     no_data = _models_without_cells(result, matrix)
     se_first = np.where(no_data, 1.0, se_theta[:, 0])
     lower, upper = centre - z * se_first, centre + z * se_first
+    if union is not None:
+        rows = union & ~no_data
+        lower[rows] = np.minimum(lower[rows], U[rows, 0] - z * laplace_sd[rows])
+        upper[rows] = np.maximum(upper[rows], U[rows, 0] + z * laplace_sd[rows])
+        se_first = np.where(rows, (upper - lower) / (2 * z), se_first)
     detached = None
     if r == 1 and not reference.all():
         detached = _detached_intervals(result, matrix, reference & ~no_data, se_first, z, posterior)
