@@ -108,8 +108,9 @@ def save_fit(
         record["ability_intervals"] = {
             "method": uncertainty.method,
             "level": uncertainty.level,
-            "columns": "theta (the reported ability), lower/upper = theta -/+ 1.96 se; "
-            "theta_fit: the fit's own estimate",
+            "columns": "theta (the reported ability), lower/upper = theta -/+ 1.96 se (a "
+            "union fallback: the union's ends, se its half-width / 1.96; a detached model: "
+            "see detached); theta_fit: the fit's own estimate",
             "fallback": uncertainty.fallback,
             "checks": uncertainty.checks,
             "detached": uncertainty.detached,
