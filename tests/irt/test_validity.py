@@ -268,6 +268,13 @@ def test_a_disagreement_keeps_the_bootstrapped_random_item_intervals_and_says_so
     ab = unc.abilities
     np.testing.assert_allclose(ab["theta"], result.random_items.theta)
     assert _inside(ab).all()
+    # and in the outputs: the report's findings say it too
+    from latentbench.report import build_report
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        page = build_report(result, data.matrix)
+    assert "disagree beyond their uncertainty" in page and "intervals are kept" in page
 
 
 def test_a_disagreement_without_the_item_bootstrap_widens_to_the_union(disagreeing, monkeypatch):

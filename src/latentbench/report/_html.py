@@ -93,6 +93,14 @@ def _fit_sections(
         level = unc.level
         if unc.fallback is not None:
             notes = [*notes, f"Ability intervals: {unc.method} (fallback: {unc.fallback})."]
+        elif unc.checks and str(unc.checks.get("disagreement_action", "")).startswith("kept"):
+            notes = [
+                *notes,
+                f"Ability intervals: {unc.method}. The marginal and the fit's abilities "
+                f"disagree beyond their uncertainty ({unc.checks['disagreement']:.1f} combined "
+                "se); the intervals are kept, since the item bootstrap carries the item law's "
+                "own error.",
+            ]
         if boot is None or boot.theta is None:
             # one ability per model: theta is the estimate its interval is built on
             abilities = reported_abilities(result, unc)
