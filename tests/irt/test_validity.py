@@ -284,7 +284,7 @@ def test_a_disagreement_without_the_item_bootstrap_widens_to_the_union(disagreei
     import latentbench.irt._fitted as fitted
     from latentbench.irt._fitted import laplace_of
 
-    data, value = disagreeing
+    data, _ = disagreeing
     monkeypatch.setattr(fitted, "ITEM_BOOTSTRAP", 0)
     result = TwoPL().fit(data.matrix)
     unc, message = _one_warning(result)
