@@ -280,7 +280,8 @@ def test_a_disagreement_keeps_the_bootstrapped_random_item_intervals_and_says_so
 def test_a_disagreement_without_the_item_bootstrap_widens_to_the_union(disagreeing, monkeypatch):
     """Where no item bootstrap runs, neither estimate is known to be right: each interval is
     widened to cover the joint Laplace interval around the fit's own ability as well; the
-    fallback is recorded and warned, score_models leaves the random-item route."""
+    fallback is recorded and warned. score_models keeps the random-item route (its Laplace
+    route covered 0.632 on the AlpacaEval 2 replicas where the check fires, this one 0.908)."""
     import latentbench.irt._fitted as fitted
     from latentbench.irt._fitted import laplace_of
 
@@ -310,4 +311,4 @@ def test_a_disagreement_without_the_item_bootstrap_widens_to_the_union(disagreei
     assert _inside(ab).all()
     from latentbench.irt._scoring import _scores_with_random_items
 
-    assert not _scores_with_random_items(result)
+    assert _scores_with_random_items(result)

@@ -272,10 +272,12 @@ def _scores_with_random_items(result: IRTResult) -> bool:
         and _uses_random_items(result.shape[0] + 1, result.shape[1])
     ):
         return False
-    # not where the calibration's own random-item intervals fail their checks (cached)
+    # not where the random-item likelihood fails its checks on the calibration (its own
+    # intervals then fall back to joint Laplace; cached). A disagreement with the fit's
+    # abilities is no such failure: the calibration's intervals stay random-item ones
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LatentbenchWarning)
-        return result.standard_errors().fallback is None
+        return result.standard_errors().method.startswith("random-item")
 
 
 def _calibration_variance(
