@@ -55,3 +55,47 @@ def test_the_groups_of_a_sparse_matrix_are_found_too():
     assert matrix.is_sparse
     n_groups, outside = disconnected_models(matrix)
     assert n_groups == 5 and len(outside) == 8
+
+
+def test_the_dense_shortcut_agrees_with_the_graph_on_random_masks():
+    """The breadth-first shortcut (whole rows and columns of the mask) gives the graph's
+    answer: on 300 random masks, from chains of blocks that barely link to disjoint ones,
+    the number of groups and the models outside the largest are those of the sparse graph."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    from latentbench.irt._model import _one_group
+
+    rng = np.random.default_rng(0)
+    shortcut_used = 0
+    for trial in range(300):
+        n, m = int(rng.integers(2, 12)), int(rng.integers(2, 15))
+        observed = rng.random((n, m)) < rng.choice([0.05, 0.15, 0.3, 0.6])
+        if trial % 3 == 0:  # block-diagonal: groups that share no item, maybe one link
+            cut_n, cut_m = n // 2, m // 2
+            observed[:cut_n, cut_m:] = False
+            observed[cut_n:, :cut_m] = False
+            if trial % 2 == 0:
+                observed[0, m - 1] = True
+        if not observed.any():  # a matrix needs an observed cell
+            continue
+        rows, cols = np.nonzero(observed)
+        graph = coo_matrix((np.ones(rows.size), (rows, cols + n)), shape=(n + m, n + m))
+        labels = connected_components(graph, directed=False)[1]
+        has_data = observed.any(axis=1)
+        n_groups = np.unique(labels[:n][has_data]).size
+        shortcut_used += _one_group(observed)
+        if _one_group(observed):
+            assert n_groups == 1
+        scores = np.where(observed, 1.0, np.nan).astype(np.float32)
+        scores[observed & (rng.random((n, m)) < 0.5)] = 0.0
+        matrix = ResponseMatrix(scores, [f"m{i}" for i in range(n)], [f"i{j}" for j in range(m)])
+        found, outside = disconnected_models(matrix)
+        assert found == n_groups
+        if n_groups > 1:
+            model_labels = labels[:n]
+            sizes = np.bincount(model_labels[has_data])
+            largest = int(np.argmax(sizes))
+            expected = [f"m{i}" for i in np.flatnonzero(has_data & (model_labels != largest))]
+            assert outside == expected
+    assert 50 < shortcut_used < 300  # both paths taken

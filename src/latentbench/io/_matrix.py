@@ -642,7 +642,7 @@ def _nanmean(values: np.ndarray, axis: int) -> np.ndarray:
 
 
 def _constant(values: np.ndarray, axis: int) -> np.ndarray:
-    obs = ~np.isnan(values)
-    high = np.where(obs, values, -np.inf).max(axis=axis)
-    low = np.where(obs, values, np.inf).min(axis=axis)
-    return obs.any(axis=axis) & (high == low)
+    # fmax / fmin skip NaN (all missing: NaN, which equals nothing): no masked copies
+    high = np.fmax.reduce(values, axis=axis)
+    low = np.fmin.reduce(values, axis=axis)
+    return np.asarray(high == low)

@@ -46,8 +46,13 @@ def detect_trials(scores: npt.NDArray[np.floating] | ResponseMatrix) -> int:
     from latentbench.io._matrix import ResponseMatrix
 
     if isinstance(scores, ResponseMatrix):
-        scores = observed_values(scores)[0]
-    values = np.unique(np.asarray(scores, dtype=np.float64)[~np.isnan(scores)])
+        cells = observed_values(scores)[0] if scores.is_sparse else np.asarray(scores.scores)
+    else:
+        cells = np.asarray(scores)
+    # binary scores (the usual case) end here: no sort of every cell (NaN compares False)
+    if not ((cells > 0) & (cells < 1)).any():
+        return 1
+    values = np.unique(np.asarray(cells[~np.isnan(cells)], dtype=np.float64))
     interior = values[(values > 0) & (values < 1)]
     if interior.size < 3:
         return 1

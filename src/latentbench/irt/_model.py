@@ -584,7 +584,10 @@ def disconnected_models(matrix: ResponseMatrix) -> tuple[int, list[str]]:
         cells = matrix.observed_cells()
         rows, cols = cells.row_index(), cells.row_cols.astype(np.int64) + n
     else:  # plain NumPy: no kernel compiled for a small first fit
-        rows, cols = np.nonzero(~np.isnan(matrix.scores))
+        observed = ~np.isnan(matrix.scores)
+        if _one_group(observed):
+            return 1, []
+        rows, cols = np.nonzero(observed)
         cols = cols + n
     graph = coo_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=(n + m, n + m))
     _, labels = connected_components(graph, directed=False)
@@ -596,6 +599,29 @@ def disconnected_models(matrix: ResponseMatrix) -> tuple[int, list[str]]:
     largest = groups[np.argmax(sizes)]
     ids = np.asarray(matrix.model_ids, dtype=object)[has_data]
     return int(groups.size), [str(m) for m in ids[model_labels != largest]]
+
+
+def _one_group(observed: np.ndarray, steps: int = 4) -> bool:
+    """Whether every model with an observed cell is linked to the others, found by a few
+    steps of a breadth-first search over whole rows and columns of the mask (dense passes,
+    no graph built; the usual case). False means "not shown in ``steps``": the caller then
+    builds the graph."""
+    has_data = observed.any(axis=1)
+    n_data = int(np.count_nonzero(has_data))
+    if n_data == 0:
+        return False
+    # start from the most answered item: its models, then items they answered, and so on
+    models = observed[:, int(np.argmax(np.count_nonzero(observed, axis=0)))].copy()
+    for _ in range(steps):
+        reached = int(np.count_nonzero(models))
+        if reached == n_data:
+            return True
+        items = observed[models].any(axis=0)
+        grown = (observed & items).any(axis=1)
+        if int(np.count_nonzero(grown)) == reached:
+            return False  # closed: a second group exists
+        models = grown
+    return int(np.count_nonzero(models)) == n_data
 
 
 def _detected_trials(matrix: ResponseMatrix, warn: bool = True) -> int:
