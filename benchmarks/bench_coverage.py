@@ -280,7 +280,8 @@ def main() -> None:
         "width: mean 95% interval width (compare 2 x 1.96 RMSE; both over the models that set "
         "the scale, not the detached ones); inside own: share of replicas "
         "where every model's theta is in its own interval; spearman: the smallest over "
-        "replicas; fallback: share of replicas whose intervals fell back to joint Laplace; "
+        "replicas; fallback: share of replicas whose intervals fell back (to joint Laplace, or "
+        "the disagreement union); "
         "detached: mean number of detached models (not setting the scale; prior-sensitivity "
         "intervals)"
     )

@@ -60,8 +60,9 @@ def score_models(
 
         For a rank-1 MAP fit (the default) that holds its matrix, with at most
         :data:`~latentbench.irt.inference.RANDOM_ITEMS_MAX_MODELS` calibration models plus
-        one, and whose own random-item checks pass: ``theta`` is the model's marginal ML
-        against the calibration's item law (the items' posterior given the calibration's
+        one, and whose own random-item checks pass (a disagreement between its marginal and
+        MAP abilities excepted, :mod:`latentbench.irt._validity`): ``theta`` is the model's
+        marginal ML against the calibration's item law (the items' posterior given the calibration's
         cells, :func:`_marginal_scores`), ``se`` its inverse information plus the variance
         the calibration passes on (joint Laplace, :func:`latentbench.irt._laplace.
         scoring_variance`); where the calibration ran the item bootstrap (few models and
@@ -273,11 +274,14 @@ def _scores_with_random_items(result: IRTResult) -> bool:
     ):
         return False
     # not where the random-item likelihood fails its checks on the calibration (its own
-    # intervals then fall back to joint Laplace; cached). A disagreement with the fit's
-    # abilities is no such failure: the calibration's intervals stay random-item ones
+    # intervals then fall back to joint Laplace), nor on a degenerate fit (cached). A
+    # disagreement with the fit's abilities is no such failure: kept, or the union with the
+    # Laplace intervals, the calibration's intervals stay random-item ones
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LatentbenchWarning)
-        return result.standard_errors().method.startswith("random-item")
+        unc = result.standard_errors()
+    union = bool(unc.checks) and str(unc.checks.get("disagreement_action", "")).startswith("union")
+    return unc.method.startswith("random-item") and (unc.fallback is None or union)
 
 
 def _calibration_variance(

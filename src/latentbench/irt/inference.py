@@ -190,7 +190,9 @@ def standard_errors(
         The matrix the result was fitted on (default: the one the result keeps). The
         curvatures use only its observed cells; the random-item abilities use its scores.
     level : float, default 0.95
-        Level of the Wald intervals ``estimate -/+ z se``.
+        Level of the Wald intervals ``estimate -/+ z se`` (a union fallback's interval is
+        the union of two such intervals, not centred on ``theta``; a detached model's is
+        one-sided).
     normalisation : bool, default True
         Rank 1: propagate the ability variances through the Jacobian of the normalisation
         (mean 0, sd 1). Reduces every variance by O(1/N); False gives the raw block inverse.
@@ -271,7 +273,8 @@ def standard_errors(
             # joint Laplace one (its interval: irt._detached)
             var_ri = np.where(reference, items_law.se**2, var_laplace)
             method = "random-item marginal likelihood"
-            with_law_error = items_law.n_boot > 1
+            boot_sd = items_law.boot_sd if items_law.n_boot > 1 else None
+            with_law_error = boot_sd is not None and bool(np.isfinite(boot_sd[reference]).any())
             if with_law_error:
                 # the law-fixed information leaves out the item law's own error: the item
                 # bootstrap's spread includes it; the law-fixed variance is a lower bound
@@ -322,6 +325,10 @@ def standard_errors(
         var_theta[:, 0] = np.diag(laplace.covariance())
     elif normalisation and r == 1:
         var_theta[:, 0] = normalised_variance(U[:, 0], var_theta[:, 0], reference)
+    # a model without observed cells gets the prior's spread below (flagged ``no_data``):
+    # its missing variance is expected, not a degenerate fit
+    no_data = _models_without_cells(result, matrix)
+    var_theta[no_data, 0] = float(trials)
     unusable = ~np.isfinite(var_theta[:, 0]) | (var_theta[:, 0] <= 0)
     if unusable.any():
         # a degenerate fit (e.g. every discrimination 0): no finite positive variance for
@@ -358,13 +365,13 @@ def standard_errors(
     se_a = se_a / k
     # a model without observed cells: the prior's spread (sd 1 on the reporting scale),
     # never a narrow interval from the prior's curvature alone; flagged ``no_data``
-    no_data = _models_without_cells(result, matrix)
     se_first = np.where(no_data, 1.0, se_theta[:, 0])
     lower, upper = centre - z * se_first, centre + z * se_first
     if union is not None:
         rows = union & ~no_data
-        lower[rows] = np.minimum(lower[rows], U[rows, 0] - z * laplace_sd[rows])
-        upper[rows] = np.maximum(upper[rows], U[rows, 0] + z * laplace_sd[rows])
+        # fmin / fmax: an undefined Laplace sd leaves the random-item interval as it is
+        lower[rows] = np.fmin(lower[rows], U[rows, 0] - z * laplace_sd[rows])
+        upper[rows] = np.fmax(upper[rows], U[rows, 0] + z * laplace_sd[rows])
         se_first = np.where(rows, (upper - lower) / (2 * z), se_first)
     detached = None
     if r == 1 and not reference.all():
