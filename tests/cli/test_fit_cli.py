@@ -134,3 +134,38 @@ def test_fit_holdout_reports_against_the_additive_model(tmp_path):
     assert joint.exit_code == 0, joint.output
     info = json.loads((tmp_path / "j" / "fit.json").read_text())
     assert info["options"]["prior"] is None and "prior_selection" not in info
+
+
+def _small_long(tmp_path: Path) -> Path:
+    from latentbench.synthetic import simulate_2pl
+
+    data = simulate_2pl(30, 120, missing=0.1, random_state=3)
+    path = tmp_path / "small.parquet"
+    data.matrix.to_long().to_parquet(path)
+    return path
+
+
+def test_fit_device_bad_value_is_one_clear_error(tmp_path):
+    outcome = runner.invoke(app, ["fit", str(_small_long(tmp_path)), "--device", "nonsense", "-q"])
+    assert outcome.exit_code == 2
+    assert "device='nonsense'" in outcome.output
+    assert "Traceback" not in outcome.output
+
+
+def test_fit_device_cpu_tensors_give_the_default_fit(tmp_path):
+    pytest.importorskip("torch", reason="PyTorch (extra 'torch') is not installed")
+    path = _small_long(tmp_path)
+    tables = {}
+    for name, extra in (("default", []), ("torch", ["--device", "cpu"])):
+        outcome = runner.invoke(app, ["fit", str(path), "--out", str(tmp_path / name), *extra])
+        assert outcome.exit_code == 0, outcome.output
+        tables[name] = pd.read_csv(tmp_path / name / "abilities.csv").set_index("model")
+    info = json.loads((tmp_path / "torch" / "fit.json").read_text())
+    assert info["options"]["device"] == "cpu"
+    default, torch_fit = tables["default"], tables["torch"].loc[tables["default"].index]
+    # both stop at tol 1e-6: the parameters agree to the stopping rule's bound
+    # 10 sqrt(tol) (1 + max |theta|), not to machine precision
+    bound = 10 * np.sqrt(1e-6) * (1 + default["theta"].abs().max())
+    difference = (torch_fit["theta"] - default["theta"]).abs().max()
+    assert 0 <= difference <= bound
+    np.testing.assert_allclose(torch_fit["lower"], default["lower"], atol=bound)

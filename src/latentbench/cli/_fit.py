@@ -270,6 +270,12 @@ def fit(
         "samples, K judges): binomial likelihood. 'auto': detected from a score grid of 1/K "
         "(K >= 3), with a note; 1: every cell one trial (fractions are soft labels).",
     ),
+    device: str | None = typer.Option(
+        None,
+        help="Run the fit's passes on this PyTorch device, e.g. 'cuda' (needs the extra "
+        "'torch'; the same estimates within the stopping rule's tolerance). Default: the CPU "
+        "kernels.",
+    ),
     quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No tables or progress."),
 ) -> None:
     """Fit the 2PL (or rank-r) model by cBMM; write abilities.csv, items.csv and fit.json."""
@@ -301,6 +307,7 @@ def fit(
                 tol=tol,
                 max_iter=max_iter,
                 trials=n_trials,
+                device=device,
             )
             result = fit_with_progress(estimator, matrix, quiet)
             validation = None

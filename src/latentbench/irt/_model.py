@@ -99,7 +99,8 @@ class TwoPL:
     device : str or None, default None
         ``None``: NumPy/numba kernels on the CPU. A PyTorch device (``"cuda"``, ``"cpu"``):
         the same algorithm on PyTorch tensors (extra ``torch``); estimates agree with the
-        NumPy path to about 1e-5.
+        NumPy path within the stopping rule's bound (``10 sqrt(tol)`` times the abilities'
+        scale; about 1e-5 on large matrices, up to 1e-3 on small ones at the default tol).
     trials : int or "auto", default "auto"
         Bernoulli trials behind every cell: a score ``k / K`` is ``k`` successes in ``K``
         trials (pass@1 over K samples, K judges), and the likelihood is binomial,
