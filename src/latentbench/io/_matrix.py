@@ -14,6 +14,7 @@ import pandas as pd
 
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import read_table_file
+from latentbench.io._margins import Margins, dense_margins
 from latentbench.io._matrix_checks import (
     _SCORE_COLUMNS,
     _axis_ids,
@@ -508,19 +509,28 @@ class ResponseMatrix:
         values = self._scores[~np.isnan(self._scores)]
         return bool(np.all((values == 0) | (values == 1)))
 
+    def margins(self) -> Margins:
+        """Observed counts and score sums per model and per item (computed once: the scores
+        are read-only)."""
+        cached: Margins | None = getattr(self, "_margins", None)
+        if cached is None:
+            cached = dense_margins(self._scores)
+            self._margins = cached
+        return cached
+
     def model_accuracy(self) -> np.ndarray:
         """Mean observed score per model, shape (n_models,); NaN for a row with no data."""
-        return _nanmean(self._scores, axis=1)
+        return self.margins().row_mean()
 
     def item_accuracy(self) -> np.ndarray:
         """Mean observed score per item (the classical p-value), shape (n_items,)."""
-        return _nanmean(self._scores, axis=0)
+        return self.margins().col_mean()
 
     def n_observed_per_model(self) -> np.ndarray:
-        return self.observed.sum(axis=1)
+        return self.margins().row_count.copy()
 
     def n_observed_per_item(self) -> np.ndarray:
-        return self.observed.sum(axis=0)
+        return self.margins().col_count.copy()
 
     def constant_models(self) -> np.ndarray:
         """Indices of rows whose observed scores are all equal (at least one observed)."""
@@ -631,14 +641,6 @@ class ResponseMatrix:
             f"ResponseMatrix({self.n_models} models x {self.n_items} items, "
             f"{self.observed_fraction:.1%} observed)"
         )
-
-
-def _nanmean(values: np.ndarray, axis: int) -> np.ndarray:
-    obs = ~np.isnan(values)
-    count = obs.sum(axis=axis)
-    total = np.where(obs, values, 0).sum(axis=axis, dtype=np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
 def _constant(values: np.ndarray, axis: int) -> np.ndarray:

@@ -10,6 +10,7 @@ import pandas as pd
 
 from latentbench.exceptions import InputError
 from latentbench.io._cells import ObservedCells
+from latentbench.io._margins import Margins
 from latentbench.io._matrix import MatrixSummary, ResponseMatrix
 from latentbench.io._matrix_checks import _axis_ids, _refuse_repeated_ids, _where
 
@@ -100,6 +101,15 @@ class SparseResponseMatrix(ResponseMatrix):
     def is_binary(self) -> bool:
         values = self._cells.row_values
         return bool(np.all((values == 0) | (values == 1)))
+
+    def margins(self) -> Margins:
+        cells = self._cells
+        return Margins(
+            np.asarray(cells.row_counts(), np.int64),
+            np.asarray(cells.row_sums(), np.float64),
+            np.asarray(cells.col_counts(), np.int64),
+            np.asarray(cells.col_sums(), np.float64),
+        )
 
     def model_accuracy(self) -> np.ndarray:
         return _mean(self._cells.row_sums(), self._cells.row_counts())

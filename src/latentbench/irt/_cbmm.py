@@ -37,6 +37,7 @@ from latentbench.exceptions import (
     IdentifiabilityWarning,
     InputError,
 )
+from latentbench.io._margins import dense_margins
 from latentbench.irt._blas import single_threaded_blas
 from latentbench.irt._kernels import batched_nnls, residual_pass, residual_times_factors
 from latentbench.irt._model_factors import model_newton_step
@@ -169,18 +170,18 @@ def initial_parameters(
         return U, V, b
     if init != "accuracy":
         raise InputError(f"init={init!r}; expected 'accuracy' or 'random'")
-    observed = ~np.isnan(Y)
-    filled = np.where(observed, Y, np.float32(0))
+    margins = dense_margins(Y)  # one pass (parallel at leaderboard sizes)
 
     def residual(row_acc: np.ndarray, col_acc: np.ndarray, grand: float) -> np.ndarray:
+        # rank > 1 only: the double-centred residual on the observed cells
         centred = (row_acc[:, None] + col_acc[None, :] - grand).astype(np.float32)
-        return np.where(observed, Y - centred, np.float32(0))
+        return np.where(np.isnan(Y), np.float32(0), Y - centred)
 
     return accuracy_start(
-        observed.sum(axis=1),
-        observed.sum(axis=0),
-        filled.sum(axis=1, dtype=np.float64),
-        filled.sum(axis=0, dtype=np.float64),
+        margins.row_count,
+        margins.col_count,
+        margins.row_sum,
+        margins.col_sum,
         rank,
         sigma,
         residual,

@@ -35,6 +35,7 @@ import numpy.typing as npt
 
 from latentbench.exceptions import InputError
 from latentbench.io._cells import ObservedCells
+from latentbench.io._margins import dense_margins
 from latentbench.irt._heldout import (
     fit_additive,
     heldout_cells,
@@ -132,9 +133,8 @@ def item_prior_moments(scores: npt.NDArray[np.floating] | ObservedCells) -> tupl
     if isinstance(scores, ObservedCells):
         n, total = scores.col_counts(), scores.col_sums()
     else:
-        observed = ~np.isnan(scores)
-        n = observed.sum(axis=0)
-        total = np.where(observed, scores, 0).sum(axis=0, dtype=np.float64)
+        margins = dense_margins(scores)
+        n, total = margins.col_count, margins.col_sum
     keep = n > 0
     eps = 0.5 / (n[keep] + 1)
     p = np.clip(total[keep] / n[keep], eps, 1 - eps)
