@@ -50,3 +50,24 @@ def test_matrix_accuracies_are_nan_aware_means_and_empty_rows_are_nan():
     counts = matrix.n_observed_per_item()
     counts[:] = -1
     assert (matrix.n_observed_per_item() >= 0).all()
+
+
+def test_a_sparse_matrix_has_the_margins_of_its_dense_form():
+    import pandas as pd
+
+    from latentbench.io._sparse_matrix import SparseResponseMatrix
+
+    rng = np.random.default_rng(2)
+    rows = [(f"m{i}", f"i{j}", float(rng.random() < 0.5)) for i in range(8) for j in range(40)]
+    keep = rng.random(len(rows)) < 0.1
+    keep[:2] = True
+    long = pd.DataFrame([r for r, k in zip(rows, keep, strict=True) if k])
+    long.columns = ["model", "item", "score"]
+    sparse = ResponseMatrix.from_long(long)
+    assert isinstance(sparse, SparseResponseMatrix)
+    dense = dense_margins(sparse.scores)
+    got = sparse.margins()
+    assert np.array_equal(got.row_count, dense.row_count)
+    assert np.array_equal(got.col_count, dense.col_count)
+    np.testing.assert_allclose(got.row_sum, dense.row_sum)
+    np.testing.assert_allclose(got.col_sum, dense.col_sum)
