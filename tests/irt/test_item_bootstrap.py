@@ -115,13 +115,16 @@ def test_limits_cells_and_score_models_cells(few_models, monkeypatch):
     """The bootstrap runs on fits of at most ``ITEM_BOOTSTRAP_MAX_MODELS`` reference models and
     ``ITEM_BOOTSTRAP_MAX_CELLS`` cells: an MMLU-Pro calibration half (14 x 12,032) gets it,
     the whole matrix (29 x 12,032) and 31 models do not; the model jackknife of
-    ``score_models`` has the same shape limits (cells, not items: MMLU-Pro's halves get it).
+    ``score_models`` has the same limits and at most 2,000 items (MMLU-Pro's halves and the
+    22 x 2,854 stress matrices' halves do not get it: it over-covered there).
     ``score_models`` carries the bootstrap to new models up to ``BOOTSTRAP_SCORES_MAX_CELLS``
     cells; above, its intervals are those without the bootstrap."""
     assert _fitted._item_bootstrap_applies(14, 12_032)
     assert not _fitted._item_bootstrap_applies(29, 12_032)
     assert not _fitted._item_bootstrap_applies(31, 300)
-    assert _fitted._model_jackknife_applies(14, 12_032)
+    assert not _fitted._model_jackknife_applies(14, 12_032)
+    assert not _fitted._model_jackknife_applies(11, 2_854)
+    assert _fitted._model_jackknife_applies(11, 1_000)
     assert _fitted._model_jackknife_applies(29, 805)
     assert not _fitted._model_jackknife_applies(29, 12_032)
     assert not _fitted._model_jackknife_applies(31, 300)

@@ -127,12 +127,27 @@ MODEL_JACKKNIFE_TOL = 1e-4
 1.7 times: the jackknife multiplies each refit's deviation, convergence noise included)."""
 
 
+MODEL_JACKKNIFE_MAX_ITEMS = 2_000
+"""... and at most this many items. The jackknife adds how much the scale moves with *which*
+models calibrate; the truth new models are scored against is standardised over those same
+models, so that spread is estimation error only while the calibration models' abilities are
+themselves noisy, i.e. with few items per model. Measured (``score_models`` coverage, 20
+parametric replicas each, with / without the jackknife): 805 items (AlpacaEval halves)
+0.961 / 0.945 and 0.928 / 0.907; 1,000 items (stress and rank-2 halves, 11 models) 0.950 /
+0.914 and 0.950 / 0.923; 2,854 items (the stress and rank-2 matrices of the issue's shape,
+11-model halves) **0.977 / 0.955 and 0.968 / 0.950** (paired +0.023 +/- 0.011, +0.018 +/-
+0.014); 12,032 items (MMLU-Pro halves, 14 models) 0.973 / 0.943. Where the limit sits
+between 1,000 and 2,854 items is not measured; 2,000 was the jackknife's first item limit
+(benchmarks/RESULTS_item_bootstrap.md, "The model jackknife by items")."""
+
+
 def _model_jackknife_applies(n_models: int, n_items: int) -> bool:
     """Whether ``score_models`` on a calibration of this shape adds the model jackknife."""
     return (
         MODEL_JACKKNIFE
         and 4 <= n_models <= MODEL_JACKKNIFE_MAX_MODELS
         and n_models * n_items <= MODEL_JACKKNIFE_MAX_CELLS
+        and n_items <= MODEL_JACKKNIFE_MAX_ITEMS
     )
 
 
