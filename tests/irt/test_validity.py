@@ -206,13 +206,25 @@ def test_score_models_no_data_gets_the_spread_and_all_correct_a_finite_interval(
 
 
 def test_a_model_without_observed_cells_gets_the_priors_interval_and_a_flag():
+    """... and nothing else changes: no fallback, no 'degenerate fit' warning (the intervals'
+    own check says nothing), and score_models keeps the random-item route."""
+    from latentbench.irt._scoring import _scores_with_random_items
+
     data = simulate_2pl(20, 200, random_state=8)
     scores = data.matrix.scores.copy()
     scores[3] = np.nan
     matrix = ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ab = TwoPL().fit(matrix).standard_errors().abilities
+        result = TwoPL().fit(matrix)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        unc = result.standard_errors()
+    mine = [str(w.message) for w in caught if issubclass(w.category, LatentbenchWarning)]
+    assert mine == [] and unc.fallback is None
+    assert unc.method == "random-item marginal likelihood + item bootstrap"
+    assert _scores_with_random_items(result)
+    ab = unc.abilities
     assert ab["no_data"].tolist() == [i == 3 for i in range(20)]
     # the prior's spread, never narrower than an observed model's interval
     assert ab.loc[3, "se"] == 1.0
@@ -311,28 +323,4 @@ def test_a_disagreement_without_the_item_bootstrap_widens_to_the_union(disagreei
     assert _inside(ab).all()
     from latentbench.irt._scoring import _scores_with_random_items
 
-    assert _scores_with_random_items(result)
-
-
-def test_a_model_without_cells_is_not_a_degenerate_fit():
-    """A calibration model with no observed cell gets the prior's spread (``no_data``), and
-    nothing else changes: no fallback, no 'degenerate fit' warning, and score_models keeps
-    the random-item route."""
-    from latentbench.irt._scoring import _scores_with_random_items
-
-    data = simulate_2pl(20, 300, random_state=6)
-    scores = data.matrix.scores.copy()
-    scores[3] = np.nan
-    matrix = ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = TwoPL().fit(matrix)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        unc = result.standard_errors()
-    mine = [str(w.message) for w in caught if issubclass(w.category, LatentbenchWarning)]
-    assert mine == [] and unc.fallback is None
-    assert unc.method == "random-item marginal likelihood + item bootstrap"
-    row = unc.abilities.iloc[3]
-    assert bool(row["no_data"]) and row["se"] == 1.0
     assert _scores_with_random_items(result)
