@@ -514,9 +514,12 @@ class ResponseMatrix:
         are read-only)."""
         cached: Margins | None = getattr(self, "_margins", None)
         if cached is None:
-            cached = dense_margins(self._scores)
+            cached = self._compute_margins()
             self._margins = cached
         return cached
+
+    def _compute_margins(self) -> Margins:
+        return dense_margins(self._scores)
 
     def model_accuracy(self) -> np.ndarray:
         """Mean observed score per model, shape (n_models,); NaN for a row with no data."""

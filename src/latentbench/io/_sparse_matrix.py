@@ -102,26 +102,14 @@ class SparseResponseMatrix(ResponseMatrix):
         values = self._cells.row_values
         return bool(np.all((values == 0) | (values == 1)))
 
-    def margins(self) -> Margins:
-        cells = self._cells
+    def _compute_margins(self) -> Margins:
+        cells = self._cells  # the observed cells themselves: no dense grid
         return Margins(
             np.asarray(cells.row_counts(), np.int64),
             np.asarray(cells.row_sums(), np.float64),
             np.asarray(cells.col_counts(), np.int64),
             np.asarray(cells.col_sums(), np.float64),
         )
-
-    def model_accuracy(self) -> np.ndarray:
-        return _mean(self._cells.row_sums(), self._cells.row_counts())
-
-    def item_accuracy(self) -> np.ndarray:
-        return _mean(self._cells.col_sums(), self._cells.col_counts())
-
-    def n_observed_per_model(self) -> np.ndarray:
-        return self._cells.row_counts()
-
-    def n_observed_per_item(self) -> np.ndarray:
-        return self._cells.col_counts()
 
     def constant_models(self) -> np.ndarray:
         return np.flatnonzero(_constant(self._cells.row_ptr, self._cells.row_values))
@@ -199,11 +187,6 @@ def _empty_cells(n: int, m: int) -> ObservedCells:
         empty_i.copy(),
         empty_v.copy(),
     )
-
-
-def _mean(total: np.ndarray, count: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
 def _constant(indptr: np.ndarray, values: np.ndarray) -> np.ndarray:

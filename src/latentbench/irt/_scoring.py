@@ -280,7 +280,7 @@ def _scores_with_random_items(result: IRTResult) -> bool:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LatentbenchWarning)
         unc = result.standard_errors()
-    union = str((unc.checks or {}).get("disagreement_action", "")).startswith("union")
+    union = (unc.checks or {}).get("disagreement_action") == "union"
     return unc.method.startswith("random-item") and (unc.fallback is None or union)
 
 

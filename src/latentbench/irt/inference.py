@@ -138,8 +138,9 @@ class Uncertainty:
         ``min_information``, ``extreme_models``, ``converged``, and ``item_bootstrap``
         (``replicates``, ``seed``, ``rule``, ``sd_ratio_median``, ``sd_ratio_max``,
         ``models_widened``) when the item bootstrap ran, and ``disagreement_action`` when
-        the ``disagreement`` check fired (``"kept (...)"``: the bootstrapped random-item
-        intervals kept, with a warning; ``"union with the joint Laplace intervals"``).
+        the ``disagreement`` check fired (``"kept"``: the bootstrapped random-item
+        intervals kept, with a warning; ``"union"``: each widened to its union with the
+        joint Laplace interval).
     fallback : str or None
         Why the random-item intervals were replaced by the joint Laplace ones, or widened to
         their union with them (None: no fallback).
@@ -250,8 +251,7 @@ def standard_errors(
     method = "observed information"
     checks: dict[str, Any] | None = None
     fallback: str | None = None
-    union: np.ndarray | None = None  # models whose interval also covers the Laplace one
-    laplace_sd = np.zeros(N)
+    union_sd: np.ndarray | None = None  # Laplace sds the reference models' intervals cover
     if normalisation and r == 1 and posterior and _uses_random_items(N, J):
         # few models: abilities by marginal likelihood over the items (random-item 2PL),
         # checked; outside its validity, the joint Laplace intervals on the fit's theta
@@ -284,7 +284,7 @@ def standard_errors(
             var_theta[:, 0] = var_ri * trials  # true already; undone below
             if found.disagrees and with_law_error:
                 # measured where it fires: these intervals cover, the Laplace ones do not
-                checks["disagreement_action"] = "kept (the item bootstrap carries the law's error)"
+                checks["disagreement_action"] = "kept"
                 warnings.warn(
                     f"ability intervals: {found.disagreement}; kept the random-item intervals, "
                     "whose item bootstrap carries the item law's own error (the fit's own "
@@ -295,9 +295,8 @@ def standard_errors(
             elif found.disagrees:
                 # no item bootstrap at this shape: neither estimate is known to be the right
                 # one here, so each interval covers both (the union with the Laplace one)
-                union = reference.copy()
-                laplace_sd = np.sqrt(np.maximum(var_laplace, 0.0))
-                checks["disagreement_action"] = "union with the joint Laplace intervals"
+                union_sd = np.sqrt(np.maximum(var_laplace, 0.0))
+                checks["disagreement_action"] = "union"
                 method = "random-item marginal likelihood, union with joint Laplace"
                 fallback = found.disagreement
                 warnings.warn(
@@ -367,11 +366,11 @@ def standard_errors(
     # never a narrow interval from the prior's curvature alone; flagged ``no_data``
     se_first = np.where(no_data, 1.0, se_theta[:, 0])
     lower, upper = centre - z * se_first, centre + z * se_first
-    if union is not None:
-        rows = union & ~no_data
+    if union_sd is not None:
+        rows = reference & ~no_data
         # fmin / fmax: an undefined Laplace sd leaves the random-item interval as it is
-        lower[rows] = np.fmin(lower[rows], U[rows, 0] - z * laplace_sd[rows])
-        upper[rows] = np.fmax(upper[rows], U[rows, 0] + z * laplace_sd[rows])
+        lower[rows] = np.fmin(lower[rows], U[rows, 0] - z * union_sd[rows])
+        upper[rows] = np.fmax(upper[rows], U[rows, 0] + z * union_sd[rows])
         se_first = np.where(rows, (upper - lower) / (2 * z), se_first)
     detached = None
     if r == 1 and not reference.all():

@@ -93,7 +93,7 @@ def _fit_sections(
         level = unc.level
         if unc.fallback is not None:
             notes = [*notes, f"Ability intervals: {unc.method} (fallback: {unc.fallback})."]
-        if unc.checks and str(unc.checks.get("disagreement_action", "")).startswith("kept"):
+        if unc.checks and unc.checks.get("disagreement_action") == "kept":
             notes = [
                 *notes,
                 f"Ability intervals: {unc.method}. The marginal and the fit's abilities "
