@@ -136,11 +136,12 @@ models, so that spread is estimation error only while the calibration models' ab
 themselves noisy, i.e. with few items per model. Measured (``score_models`` coverage, 20
 parametric replicas each, with / without the jackknife): 805 items (AlpacaEval halves)
 0.961 / 0.945 and 0.928 / 0.907; 1,000 items (stress and rank-2 halves, 11 models) 0.950 /
-0.914 and 0.950 / 0.923; 2,854 items (the stress and rank-2 matrices of the issue's shape,
+0.914 and 0.950 / 0.923; 2,000 items (22 x 2000 halves, the limit's own shape) 0.968 /
+0.964 and 0.964 / 0.964; 2,854 items (the stress and rank-2 matrices of the issue's shape,
 11-model halves) **0.977 / 0.955 and 0.968 / 0.950** (paired +0.023 +/- 0.011, +0.018 +/-
-0.014); 12,032 items (MMLU-Pro halves, 14 models) 0.973 / 0.943. Where the limit sits
-between 1,000 and 2,854 items is not measured; 2,000 was the jackknife's first item limit
-(benchmarks/RESULTS_item_bootstrap.md, "The model jackknife by items")."""
+0.014); 12,032 items (MMLU-Pro halves, 14 models) 0.973 / 0.943. 2,000 was the jackknife's first
+item limit (benchmarks/RESULTS_item_bootstrap.md, "The model jackknife by items" and "The
+model jackknife at 2,000 items")."""
 
 
 def _model_jackknife_applies(n_models: int, n_items: int) -> bool:
