@@ -127,6 +127,13 @@ def test_error_empty_input(tmp_path):
         ResponseMatrix.read(path)
 
 
+def test_error_long_table_without_a_score_column(tmp_path):
+    path = tmp_path / "long.csv"
+    pd.DataFrame({"model": ["a", "b"], "item": ["q", "q"], "acc": [1, 0]}).to_csv(path, index=False)
+    with pytest.raises(InputError, match=r"long\.csv: columns 'model' and 'item' .* no score"):
+        ResponseMatrix.read(path)
+
+
 def test_error_single_model():
     frame = long_frame()
     frame["model"] = "only"

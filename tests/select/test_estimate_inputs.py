@@ -95,6 +95,20 @@ def test_true_false_and_missing_markers_read_as_the_matrix_reader_does(tmp_path)
     np.testing.assert_array_equal(got.to_numpy(), [1.0, 0.0, np.nan, np.nan, 0.5])
 
 
+def test_an_empty_file_is_an_error_not_a_run_with_no_model(tmp_path):
+    path = tmp_path / "new.csv"
+    path.write_text("model,item,score\n")
+    with pytest.raises(InputError, match=r"new\.csv: the table has no rows"):
+        read_responses(path)
+
+
+def test_a_long_table_without_a_score_column_says_so(tmp_path):
+    path = tmp_path / "new.csv"
+    _long().rename(columns={"score": "acc"}).assign(model="m").to_csv(path, index=False)
+    with pytest.raises(InputError, match=r"new\.csv: an 'item' column .* no score column.*'acc'"):
+        read_responses(path)
+
+
 # ------------------------------------------------------------------ estimate's answers
 def test_no_common_item_id_says_which_ids_differ(cal):
     answers = pd.Series(1.0, index=[f"q{j}" for j in range(40)])

@@ -190,7 +190,6 @@ def _ordinal(k: int) -> str:
 
 
 # ------------------------------------------------------------------------------ answers
-_SCORE_COLUMNS = ("score", "correct", "is_correct")
 
 
 def read_responses(path: str | os.PathLike[str]) -> dict[str, pd.Series]:
@@ -211,13 +210,26 @@ def read_responses(path: str | os.PathLike[str]) -> dict[str, pd.Series]:
     import pandas as pd
 
     from latentbench.io._files import read_table_file
-    from latentbench.io._matrix_checks import _row, _show, numeric_scores, refuse_bad_ids
+    from latentbench.io._matrix_checks import (
+        _SCORE_COLUMNS,
+        _row,
+        _show,
+        numeric_scores,
+        refuse_bad_ids,
+    )
 
     file = Path(path)
     source = str(file)
     frame = read_table_file(file).reset_index(drop=True)
     columns = [str(c) for c in frame.columns]
+    if len(frame) == 0:
+        raise InputError(f"in {file}: the table has no rows; expected a model's answers")
     score = next((c for c in _SCORE_COLUMNS if c in columns), None)
+    if "item" in columns and score is None:
+        raise InputError(
+            f"in {file}: an 'item' column (long layout) but no score column; expected one of "
+            f"{', '.join(repr(c) for c in _SCORE_COLUMNS)}; found columns {columns[:8]}"
+        )
     if "item" in columns and score is not None:
         values, bad = numeric_scores(frame[score])
         if bad.any():
