@@ -423,7 +423,8 @@ class ResponseMatrix:
                 raise InputError(
                     f"{source}: columns {model_col!r} and {item_col!r} (a long table) but no "
                     f"score column; expected one of {', '.join(map(repr, _SCORE_COLUMNS))} "
-                    f"(or name it with --score-col); found columns {_head(columns)}"
+                    "(or name it: score=..., `latentbench fit --score-col`); found columns "
+                    f"{_head(columns)}"
                 )
             if layout == "wide" and (item is not None or score is not None):
                 given = [c for c in (model, item, score) if c is not None and c not in columns]
