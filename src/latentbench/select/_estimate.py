@@ -625,7 +625,8 @@ def estimate(
     if available.size < cal.n_items:
         notes.append(
             f"model {name!r} answered {available.size:,} of {cal.n_items:,} calibrated items; "
-            "the score is the mean over those it answered"
+            "the score is the mean over those it answered, and its rank compares that mean with "
+            f"the calibration models' means over all {cal.n_items:,}"
         )
     seq = SequentialEstimate(
         cal,
