@@ -153,6 +153,14 @@ def test_cli_from_fit_directory_responses_and_selection(small_fit, selection_run
     outcome = runner.invoke(app, ["report", str(selection), "--out", str(out), "-q"])
     assert outcome.exit_code == 0, outcome.output
     assert section_ids(out.read_text()) == list(SELECTION_SECTIONS)
+    # the run's directory (select replay --out DIR) is read as its selection.json
+    run_dir = tmp_path / "sel"
+    run_dir.mkdir()
+    selection_run.to_json(run_dir / "selection.json")
+    out = tmp_path / "e.html"
+    outcome = runner.invoke(app, ["report", str(run_dir), "--out", str(out), "-q"])
+    assert outcome.exit_code == 0, outcome.output
+    assert section_ids(out.read_text()) == list(SELECTION_SECTIONS)
 
 
 def test_cli_errors(tmp_path):
@@ -161,6 +169,10 @@ def test_cli_errors(tmp_path):
     (tmp_path / "empty").mkdir()
     outcome = runner.invoke(app, ["report", str(tmp_path / "empty")])
     assert outcome.exit_code == 2 and "fit.json" in outcome.output
+    (tmp_path / "est").mkdir()
+    (tmp_path / "est" / "estimate.json").write_text("{}")
+    outcome = runner.invoke(app, ["report", str(tmp_path / "est")])
+    assert outcome.exit_code == 2 and "holds an estimate (estimate.json)" in outcome.output
     bad = tmp_path / "x.json"
     bad.write_text("[1, 2]")
     outcome = runner.invoke(app, ["report", str(bad)])

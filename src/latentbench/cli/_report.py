@@ -95,7 +95,8 @@ def report(
         ...,
         help="A fit directory (latentbench fit --out DIR), an experiment directory "
         "(latentbench experiment --out DIR), a responses file (fitted first), a "
-        "selection.json (latentbench select replay) or a live-run store (.duckdb).",
+        "selection run's directory or its selection.json (latentbench select replay) or a "
+        "live-run store (.duckdb).",
     ),
     out: Path | None = typer.Option(
         None,
@@ -214,6 +215,15 @@ def _report(
         return build_experiment_report(
             source, path=out, title=title or f"latentbench experiment: {source.name}"
         )
+    if source.is_dir() and not (source / "fit.json").is_file():
+        if (source / "selection.json").is_file():  # a `select replay / live --out DIR`
+            source = source / "selection.json"
+        elif (source / "estimate.json").is_file():
+            raise InputError(
+                f"{source} holds an estimate (estimate.json), which has no report; expected a "
+                "fit directory, an experiment directory, a selection (its directory or its "
+                "selection.json, or a store) or a responses file"
+            )
     if source.is_dir():
         result = load_fit(source)
         if responses is None:
