@@ -74,6 +74,14 @@ def test_repeated_column_is_an_error_in_ingest(tmp_path):
         read_results("table", path)
 
 
+def test_a_long_table_without_a_score_column_is_named_as_such_in_ingest(tmp_path):
+    # it was read as a wide table: "field 'item': value 'q1' is a string that is not a score"
+    path = tmp_path / "long.csv"
+    path.write_text("model,item,correct\nm1,q1,1\nm2,q1,0\n")
+    with pytest.raises(InputError, match=r"long\.csv: columns 'model' and 'item' .* no 'score'"):
+        read_results("table", path)
+
+
 def test_a_directory_named_like_a_table_is_an_error(tmp_path):
     # issue 15, tracebacks: a directory named x.parquet given as input
     folder = tmp_path / "x.parquet"

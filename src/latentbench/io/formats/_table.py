@@ -6,7 +6,7 @@ other canonical column (``benchmark``, ``metric``, ``filter``, ``trial``, ``item
 store export reads back
 with its provenance. Wide: one row per model (column ``model``, else the first column), one
 column per item, empty cells missing. The layout is ``long`` when ``model``, ``item`` and
-``score`` columns exist, else ``wide``.
+``score`` columns exist, else ``wide`` (``model`` and ``item`` without ``score``: an error).
 
 ``benchmark`` is, in order: the argument, a ``benchmark`` column, the file stem. ``metric``: the
 argument (one name labels every row; a mapping is ignored), a ``metric`` column, ``"score"``.
@@ -149,6 +149,12 @@ def read(
         raise InputError(f"{path}: no rows after the header; expected at least one observation")
     if layout == "auto":
         layout = "long" if set(_LONG) <= set(frame.columns) else "wide"
+        if layout == "wide" and {"model", "item"} <= set(frame.columns):
+            shown = ", ".join(repr(c) for c in list(frame.columns)[:8])
+            raise InputError(
+                f"{path}: columns 'model' and 'item' (a long table) but no 'score' column; "
+                f"found columns {shown}; expected the scores in a column named 'score'"
+            )
     report.records_read += len(frame)
     rows = np.arange(len(frame))
     if layout == "wide":
