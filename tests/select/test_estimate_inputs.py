@@ -104,8 +104,15 @@ def test_an_empty_file_is_an_error_not_a_run_with_no_model(tmp_path):
 
 def test_a_long_table_without_a_score_column_says_so(tmp_path):
     path = tmp_path / "new.csv"
+    _long().rename(columns={"score": "acc"}).to_csv(path, index=False)
+    with pytest.raises(
+        InputError, match=r"new\.csv: column 'item' \(a long table\) but no score.*'acc'"
+    ):
+        read_responses(path)
     _long().rename(columns={"score": "acc"}).assign(model="m").to_csv(path, index=False)
-    with pytest.raises(InputError, match=r"new\.csv: an 'item' column .* no score column.*'acc'"):
+    with pytest.raises(
+        InputError, match=r"new\.csv: column 'item' \(a long table\) but no score.*'acc'"
+    ):
         read_responses(path)
 
 

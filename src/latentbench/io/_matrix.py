@@ -28,6 +28,7 @@ from latentbench.io._matrix_checks import (
     _where,
     not_a_score,
     refuse_bad_ids,
+    refuse_long_without_score,
 )
 
 __all__ = ["MatrixSummary", "ResponseMatrix"]
@@ -419,12 +420,14 @@ class ResponseMatrix:
         score_col = score or next((c for c in _SCORE_COLUMNS if c in columns), "score")
         if layout == "auto":
             layout = "long" if {model_col, item_col, score_col} <= set(columns) else "wide"
-            if layout == "wide" and score is None and {model_col, item_col} <= set(columns):
-                raise InputError(
-                    f"{source}: columns {model_col!r} and {item_col!r} (a long table) but no "
-                    f"score column; expected one of {', '.join(map(repr, _SCORE_COLUMNS))} "
-                    "(or name it: score=..., `latentbench fit --score-col`); found columns "
-                    f"{_head(columns)}"
+            if layout == "wide" and score is None:
+                refuse_long_without_score(
+                    columns,
+                    source,
+                    _SCORE_COLUMNS,
+                    model=model_col,
+                    item=item_col,
+                    hint=" (or name it: score=..., `latentbench fit --score-col`)",
                 )
             if layout == "wide" and (item is not None or score is not None):
                 given = [c for c in (model, item, score) if c is not None and c not in columns]

@@ -26,6 +26,29 @@ def _head(columns: Sequence[str], n: int = 8) -> str:
     return f"[{shown}{', ...' if len(columns) > n else ''}] ({len(columns)} columns)"
 
 
+def refuse_long_without_score(
+    columns: Sequence[str],
+    source: str,
+    accepted: Sequence[str],
+    *,
+    model: str | None = "model",
+    item: str = "item",
+    hint: str = "",
+) -> None:
+    """A table with a long layout's model and item columns (``model=None``: the item column
+    alone) but none of the ``accepted`` score columns is an error that says so (read as a wide
+    table, its item column would hold text)."""
+    keys = [item] if model is None else [model, item]
+    if all(k in columns for k in keys) and not any(c in columns for c in accepted):
+        named = " and ".join(map(repr, keys))
+        raise InputError(
+            f"{source}: column{'s' if len(keys) > 1 else ''} {named} (a long table) but no "
+            "score column; "
+            f"expected one of {', '.join(map(repr, accepted))}{hint}; found columns "
+            f"{_head(columns)}"
+        )
+
+
 def _refuse_known_outputs(columns: Sequence[str], source: str) -> None:
     for name, required in _OUTPUT_COLUMNS.items():
         if required <= set(columns):

@@ -216,6 +216,7 @@ def read_responses(path: str | os.PathLike[str]) -> dict[str, pd.Series]:
         _show,
         numeric_scores,
         refuse_bad_ids,
+        refuse_long_without_score,
     )
 
     file = Path(path)
@@ -225,11 +226,7 @@ def read_responses(path: str | os.PathLike[str]) -> dict[str, pd.Series]:
     if len(frame) == 0:
         raise InputError(f"in {file}: the table has no rows; expected a model's answers")
     score = next((c for c in _SCORE_COLUMNS if c in columns), None)
-    if "item" in columns and score is None:
-        raise InputError(
-            f"in {file}: an 'item' column (long layout) but no score column; expected one of "
-            f"{', '.join(repr(c) for c in _SCORE_COLUMNS)}; found columns {columns[:8]}"
-        )
+    refuse_long_without_score(columns, f"in {file}", _SCORE_COLUMNS, model=None)
     if "item" in columns and score is not None:
         values, bad = numeric_scores(frame[score])
         if bad.any():

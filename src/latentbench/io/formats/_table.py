@@ -24,6 +24,7 @@ import pandas as pd
 
 from latentbench.exceptions import InputError
 from latentbench.io._files import read_csv_text
+from latentbench.io._matrix_checks import refuse_long_without_score
 from latentbench.io.formats._common import (
     CANONICAL_COLUMNS,
     TEXT_COLUMNS,
@@ -149,12 +150,8 @@ def read(
         raise InputError(f"{path}: no rows after the header; expected at least one observation")
     if layout == "auto":
         layout = "long" if set(_LONG) <= set(frame.columns) else "wide"
-        if layout == "wide" and {"model", "item"} <= set(frame.columns):
-            shown = ", ".join(repr(c) for c in list(frame.columns)[:8])
-            raise InputError(
-                f"{path}: columns 'model' and 'item' (a long table) but no 'score' column; "
-                f"found columns {shown}; expected the scores in a column named 'score'"
-            )
+        if layout == "wide":
+            refuse_long_without_score(list(frame.columns), str(path), ("score",))
     report.records_read += len(frame)
     rows = np.arange(len(frame))
     if layout == "wide":
