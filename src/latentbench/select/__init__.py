@@ -59,7 +59,7 @@ from latentbench.select._pulse import Pulse
 from latentbench.select._record import SelectionRecord
 from latentbench.select._replay import replay
 from latentbench.select._run import SelectionResult, interval_trajectories, run_selection
-from latentbench.select._schedule import DEFAULT_BATCH_SIZE, default_schedule
+from latentbench.select._schedule import default_schedule
 from latentbench.select._scorers import exact_match, multiple_choice
 from latentbench.select._state import Observation, SelectionState
 from latentbench.select.live import LiveConfig, LiveResult, run_live
@@ -67,7 +67,6 @@ from latentbench.select.oracles import MatrixOracle, Oracle
 from latentbench.synthetic import LeaderboardSimulator
 
 __all__ = [
-    "DEFAULT_BATCH_SIZE",
     "POLICIES",
     "UCBE",
     "UCBELRF",

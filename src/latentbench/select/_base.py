@@ -31,7 +31,6 @@ import numpy as np
 from latentbench.exceptions import InputError
 from latentbench.select._betting import BettingConfSeq
 from latentbench.select._bounds import EBConfSeq, FreedmanConfSeq
-from latentbench.select._schedule import DEFAULT_BATCH_SIZE
 from latentbench.select._state import Observation, ProxyState, SelectionState
 
 __all__ = [
@@ -127,8 +126,6 @@ class Policy(Protocol):
     needs_proxy : bool
         Whether ``initialize`` needs the proxy's predictions (a fitted
         :class:`~latentbench.select.LowRankProxy`).
-    default_init_batch : int
-        Cells per arm in the initial batch when the run does not set one.
     default_item_order : {"independent", "shared"}
         Reveal order when the run does not set one: one random order per arm, or one shared
         by all arms.
@@ -136,7 +133,6 @@ class Policy(Protocol):
 
     name: str
     needs_proxy: bool
-    default_init_batch: int
     default_item_order: str
 
     def initialize(self, state: SelectionState, proxy: ProxyState | None) -> None:
@@ -172,12 +168,6 @@ _CI = ("betting", "eb", "freedman", "none")
 REFITS = 20
 """Refits over a run with ``refit_every="auto"`` (every ``planned_rounds / REFITS`` rounds)."""
 ConfSeq = BettingConfSeq | EBConfSeq | FreedmanConfSeq
-
-
-def default_initial_batch(policy: Policy, n_items: int) -> int:
-    """The policy's ``default_init_batch`` (:data:`DEFAULT_BATCH_SIZE` if it has none), at
-    most ``n_items``."""
-    return min(int(getattr(policy, "default_init_batch", DEFAULT_BATCH_SIZE)), n_items)
 
 
 def make_confseq(
@@ -241,7 +231,6 @@ class UCBEBookkeeping:
 
     name = "policy"
     needs_proxy = False
-    default_init_batch = DEFAULT_BATCH_SIZE  # the paper: one batch of B per arm
     default_item_order = "independent"
 
     def __init__(

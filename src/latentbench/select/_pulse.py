@@ -142,8 +142,9 @@ class Pulse(ProxyBookkeeping):
         coverage.
     doubling : bool, default True
         Reveal ``min(B, T_i)`` cells per round (see
-        :class:`~latentbench.select._base.UCBEBookkeeping`): after the default initial batch
-        of 32 cells an arm's first round reveals 32 cells, later rounds ``B``.
+        :class:`~latentbench.select._base.UCBEBookkeeping`): after an initial batch of 32
+        cells with ``B = 64`` an arm's first round reveals 32 cells, later rounds ``B``
+        (with the default schedule, ``B`` equals the start, so every round reveals ``B``).
     revisit : bool, default False
         Revisit an arm whose UCB-E index has fallen below the recommended arm's estimate
         once it has waited ``T_j exp(z_j^2 / 4)`` cells (see ``_starved``), so that an arm
@@ -217,10 +218,10 @@ class Pulse(ProxyBookkeeping):
 
     Notes
     -----
-    The initial batch is paid on every arm, hopeless ones included. PULSE's default start is
-    32 cells per arm (``default_init_batch``; :func:`~latentbench.select.run_selection` uses it
-    unless ``init_batch`` is given) with ``doubling=True``, where UCB-E keeps the paper's 64:
-    with the proxy prewarmed on those cells PULSE can afford the smaller start. Every arm
+    The initial batch is paid on every arm, hopeless ones included. Its size and ``B`` are
+    the run's (:func:`~latentbench.select.run_selection`), by default
+    :func:`~latentbench.select.default_schedule` of the pool, the same for PULSE and its
+    baselines (16 cells and ``B = 16`` on every shared pool). Every arm
     reveals its items in one shared random order (``default_item_order = "shared"``, common
     random numbers): arms with the same number of cells have seen the same items, so the
     per-item effect that the proxy does not capture cancels in their comparison. Each arm's
@@ -233,7 +234,6 @@ class Pulse(ProxyBookkeeping):
     """
 
     name = "pulse"
-    default_init_batch = 32
     default_item_order = "shared"
 
     def __init__(

@@ -35,14 +35,12 @@ import math
 
 from latentbench.exceptions import InputError
 
-__all__ = ["DEFAULT_BATCH_SIZE", "MAX_BATCH", "MIN_BATCH", "ROUNDS_PER_MODEL", "default_schedule"]
+__all__ = ["MAX_BATCH", "MIN_BATCH", "ROUNDS_PER_MODEL", "default_schedule"]
 
 MIN_BATCH = 16
 """Smallest batch and start: 8-cell starts starve unlucky candidates (see the module notes)."""
 MAX_BATCH = 64
 """Largest batch and start (the paper's B)."""
-DEFAULT_BATCH_SIZE = MAX_BATCH
-"""The batch of a policy used outside :func:`default_schedule` (the paper's B = 64)."""
 ROUNDS_PER_MODEL = 640
 """Rounds that fully evaluate one candidate: ``B ~ cells per candidate / ROUNDS_PER_MODEL``."""
 

@@ -20,7 +20,6 @@ from latentbench.io._files import file_sha256
 from latentbench.select._base import (
     DEPRECATED_OPTIONS,
     Policy,
-    default_initial_batch,
     rename_deprecated,
 )
 from latentbench.select._policies import POLICIES, make_policy
@@ -364,12 +363,6 @@ class LiveConfig:
         (models, items) its size-like options are bounded by the data."""
         where = f"{self.source}: [policy]"
         return make_policy(self.run.policy, self.policy_options, where=where, shape=shape)
-
-    def initial_batch(self, n_items: int) -> int:
-        """``[run] init_batch``, or the policy's ``default_init_batch`` (at most ``n_items``)."""
-        if self.run.init_batch is not None:
-            return self.run.init_batch
-        return default_initial_batch(self.build_policy(), n_items)
 
     def build_proxy(self, item_ids: Sequence[str]) -> LowRankProxy | None:
         """Fit the low-rank proxy on ``[proxy] history`` (None when no history is given)."""
