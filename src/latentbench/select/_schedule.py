@@ -20,9 +20,13 @@ candidate).
 How the constants were chosen (``benchmarks/RESULTS_select.md``, "Batch schedule"): on the
 shared pools (BFCL gap 0.02, 29 x 1,700; MMLU-Pro, 15 x 10,326; AlpacaEval 1 and 2, 27 x 754
 and 29 x 797) evaluations to 95 % identification were measured for ``B`` in {8, 16, 32, 64}
-(MMLU-Pro: 16 and 64) with the same start for PULSE and UCB-E. ``B = 16`` with a 16-cell start
-had the largest saving on BFCL and MMLU-Pro and was within one paired-bootstrap SE of the
-best on AlpacaEval 1 (the best there was 8); AlpacaEval 2 is decided by any start. A start of
+(MMLU-Pro: 16 and 64) with the same start for PULSE and UCB-E. At 40 seeds ``B = 16`` with a
+16-cell start had the largest saving on BFCL and MMLU-Pro and was within one paired-bootstrap
+SE of the best on AlpacaEval 1 (the best there was 8); AlpacaEval 2 is decided by any start.
+With more seeds (200; 400 on BFCL) a 64-cell start saves more post-init on BFCL (45.3 % against
+39.1 % +- 4.1, a gap of 6.2 +- 3.7) but costs about 940 more cells in total; with the start held
+at 16 cells, ``B = 16`` is the best batch there, and 16 / 16 has the lowest total but for
+8 / 16 (+63 +- 83 cells). A start of
 8 cells let unlucky candidates be starved for thousands of cells (worst seeds on BFCL: 9,504
 PULSE and 11,532 UCB-E post-init cells, against about 4,700 and 3,500 from 16 cells), hence
 ``MIN_BATCH = 16``. No shared pool has more than 10,326 items, so the growth to 64 for longer
