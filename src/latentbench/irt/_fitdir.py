@@ -112,6 +112,7 @@ def save_fit(
             "union fallback: the union's ends, se its half-width / 1.96; a detached model: "
             "see detached); theta_fit: the fit's own estimate",
             "fallback": uncertainty.fallback,
+            "caveat": uncertainty.caveat,
             "checks": uncertainty.checks,
             "detached": uncertainty.detached,
         }

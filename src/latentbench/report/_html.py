@@ -93,6 +93,8 @@ def _fit_sections(
         level = unc.level
         if unc.fallback is not None:
             notes = [*notes, f"Ability intervals: {unc.method} (fallback: {unc.fallback})."]
+        if unc.caveat is not None:
+            notes = [*notes, f"Ability intervals: {unc.caveat}."]
         if unc.checks and unc.checks.get("disagreement_action") == "kept":
             notes = [
                 *notes,
