@@ -154,6 +154,25 @@ def test_precision_not_reached_at_the_budget_is_said(cal):
     assert done.half_width <= 0.001
 
 
+def test_a_calibration_of_few_models_says_theta_rests_on_their_scale(cal):
+    from latentbench.irt.inference import FEW_MODELS
+
+    rng = np.random.default_rng(1)
+    Y = (rng.random((FEW_MODELS - 3, 40)) < 0.6).astype(float)
+    ids = [f"m{i}" for i in range(FEW_MODELS - 3)]
+    frame = pd.DataFrame(Y, index=ids, columns=[str(j) for j in range(40)])
+    small = from_matrix(ResponseMatrix.from_wide(frame), rank=1)
+    answers = pd.Series(np.tile([1.0, 0.0], 20), index=[str(j) for j in range(40)])
+    with pytest.warns(DataWarning, match=rf"reporting scale of {FEW_MODELS - 3} calibration"):
+        result = estimate(small, answers, model="new", budget=5, cache=False)
+    assert any("read theta's interval as approximate" in w for w in result.warnings)
+    # the 12-model calibration is silent about it
+    assert not any(
+        "reporting scale" in w
+        for w in estimate(cal, answers, model="new", budget=5, cache=False).warnings
+    )
+
+
 def test_a_fixed_design_refuses_a_precision_it_cannot_stop_at(cal, tmp_path):
     design = tiny(cal, 10, cache=False)
     answers = pd.Series(np.tile([1.0, 0.0], 20), index=[str(j) for j in range(40)])

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from latentbench.exceptions import DataWarning, InputError
+from latentbench.irt.inference import FEW_MODELS
 from latentbench.select._estimate_calibration import (
     Calibration,
     load_calibration,
@@ -440,6 +441,14 @@ def _finish(
     rank_lower = 1 + int((others > upper).sum())
     rank_upper = 1 + int((others > lower).sum())
     theta, theta_lower, theta_upper = _ability(cal, seq, ranked, (score, lower, upper), rank)
+    n_scale = int(np.isfinite(cal.model_scores).sum())
+    if n_scale < FEW_MODELS:
+        notes.append(
+            f"theta is on the reporting scale of {n_scale} calibration model(s), fewer than "
+            f"{FEW_MODELS}, where ability intervals were measured to under-cover "
+            "(docs/model.md, 'Few models'): read theta's interval as approximate; the score, "
+            "its interval and the rank do not rest on it"
+        )
     precision = options.get("precision")
     if precision is not None and (upper - lower) / 2.0 > precision:
         notes.append(
