@@ -77,6 +77,31 @@ def test_summary_statistics_are_the_per_model_means(responses):
     assert (row["models"], row["runs"]) == (2, 4)
 
 
+def test_coverage_of_every_run_gets_an_interval_not_a_zero_se():
+    # 53 held-out models, every interval covered: the SE over models is 0, the Wilson 95%
+    # interval [53 / (53 + z^2), 1] says how little 53 runs can tell
+    table = pd.DataFrame(
+        {
+            "model": [f"m{i}" for i in range(53)],
+            "seed": 0,
+            "budget": 100,
+            "error": 0.01,
+            "covered": True,
+            "lower": 0.4,
+            "upper": 0.6,
+        }
+    )
+    row = summarize_estimate_experiment(table)["by_budget"][0]
+    assert row["coverage"] == 1.0 and row["coverage_se"] == 0.0
+    assert row["coverage_lower"] == pytest.approx(53 / (53 + 1.959963984540054**2))
+    assert row["coverage_upper"] == pytest.approx(1.0)
+    # a share in the middle: the interval brackets it and is narrower than +-0.5
+    table.loc[table.index[:20], "covered"] = False
+    row = summarize_estimate_experiment(table)["by_budget"][0]
+    assert row["coverage_lower"] < row["coverage"] < row["coverage_upper"]
+    assert row["coverage_upper"] - row["coverage_lower"] < 0.3
+
+
 def test_options_of_the_other_task_are_refused(responses, tmp_path):
     estimate = ["experiment", str(responses), "--task", "estimate", "--budget", "500"]
     outcome = runner.invoke(app, [*estimate, "--out", str(tmp_path / "a")])

@@ -632,9 +632,12 @@ def _estimate_task(
 def print_estimate_experiment(
     summary: dict[str, Any], *, delta: float, precision: float | None
 ) -> None:
-    """Per budget: mean absolute error and coverage (each ± its SE over held-out models) and
-    the mean half-width; then the items needed for ``precision``."""
-    table = Table(title=f"leave-one-model-out estimates ({1 - delta:.0%} intervals; ± SE)")
+    """Per budget: mean absolute error (± its SE over held-out models), coverage with its
+    Wilson 95% interval over held-out models, and the mean half-width; then the items needed
+    for ``precision``."""
+    table = Table(
+        title=f"leave-one-model-out ({1 - delta:.0%} intervals): error ± SE, coverage [95% CI]"
+    )
     for col in ("items", "models", "runs", "mean |error|", "coverage", "half-width"):
         table.add_column(col, justify="right")
 
@@ -644,12 +647,13 @@ def print_estimate_experiment(
         return f"{value:.{digits}f}" + ("" if se is None else f" ± {se:.{digits}f}")
 
     for row in summary["by_budget"]:
+        cov, lo, hi = row["coverage"], row.get("coverage_lower"), row.get("coverage_upper")
         table.add_row(
             fmt(row["budget"]),
             fmt(row["models"]),
             fmt(row["runs"]),
             pm(row["mae"], row["mae_se"], 4),
-            pm(row["coverage"], row["coverage_se"], 3),
+            "-" if cov is None else f"{cov:.3f}" + ("" if lo is None else f" [{lo:.3f}, {hi:.3f}]"),
             pm(row["half_width"], None, 4),
         )
     print_table(table)
