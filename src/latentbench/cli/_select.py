@@ -698,7 +698,7 @@ def print_experiment_table(result: Any) -> None:
     for col in columns:
         table.add_column(col)
     for row in result.summary:
-        cov = row["coverage"]
+        cov, cov_hi = row["coverage"], row.get("coverage_upper")
         gap = (result.pools.get(row["pool"]) or {}).get("top2_gap")
         if at_stop:
             right = row.get("certified_correct")
@@ -720,6 +720,6 @@ def print_experiment_table(result: Any) -> None:
             *cells,
             _pct(row, "saved_post_init_pct"),
             _pct(row, "saved_total_pct"),
-            "-" if cov is None else f"{cov:.3f}",
+            "-" if cov is None else f"{cov:.2f} [{row['coverage_lower']:.2f}, {cov_hi:.2f}]",
         )
     print_table(table)

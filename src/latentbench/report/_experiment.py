@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -74,8 +74,15 @@ def experiment_table(record: Any) -> pd.DataFrame:
         out["saved post-init"] = _saving(row, "saved_post_init_pct")
         out["saved total"] = _saving(row, "saved_total_pct")
         out["coverage"] = row.get("coverage")
+        out["coverage 95% interval"] = _share_interval(row)
         rows.append(out)
     return pd.DataFrame(rows)
+
+
+def _share_interval(row: Mapping[str, Any]) -> str | None:
+    """``[lower, upper]`` of the coverage's Wilson interval (None in records without it)."""
+    lo, hi = row.get("coverage_lower"), row.get("coverage_upper")
+    return None if lo is None or hi is None else f"[{lo:.2f}, {hi:.2f}]"
 
 
 def build_experiment_report(

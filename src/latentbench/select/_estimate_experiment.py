@@ -20,6 +20,7 @@ from latentbench.exceptions import InputError
 from latentbench.select._estimate import _rng
 from latentbench.select._estimate_calibration import from_matrix
 from latentbench.select._estimate_design import SequentialEstimate
+from latentbench.select._experiment_stats import wilson_interval
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -157,14 +158,6 @@ def _number(value: float) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
 
 
-def _wilson(share: float, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """Wilson score interval of a share observed on ``n`` units (95% by default): unlike
-    ``share -/+ z se`` it is not empty at a share of 0 or 1 (53 of 53 covered: [0.932, 1])."""
-    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
-    half = z / (1 + z * z / n) * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n))
-    return max(centre - half, 0.0), min(centre + half, 1.0)
-
-
 def summarize_estimate_experiment(table: pd.DataFrame) -> dict[str, Any]:
     """Per-budget error, coverage and width of an :func:`estimate_experiment` table, and the
     items its runs needed to reach the precision.
@@ -202,7 +195,7 @@ def summarize_estimate_experiment(table: pd.DataFrame) -> dict[str, Any]:
         per_model = part.groupby("model")[["abs_error", "covered", "half_width"]].mean()
         n = len(per_model)
         se = per_model.std(ddof=1) / math.sqrt(n) if n > 1 else None
-        wilson = _wilson(float(per_model["covered"].mean()), n)
+        wilson = wilson_interval(float(per_model["covered"].mean()), n)
         by_budget.append(
             {
                 "budget": int(part["budget"].iloc[0]),

@@ -26,6 +26,7 @@ from latentbench.select._experiment_stats import (
     budget_to_accuracy,
     paired_saving,
     paired_saving_at_stop,
+    wilson_interval,
 )
 from latentbench.select._policies import POLICIES, make_policy, parse_policy
 from latentbench.select._run import run_selection
@@ -260,7 +261,9 @@ class ExperimentResult:
         ``(pool, policy) -> ndarray (n_seeds, G)`` of bool (recommendation correct).
     summary : list of dict
         One row per (pool, policy): budget to target (post-init and total, bootstrap mean and
-        SD), % saved vs the reference policy, empirical coverage, seconds per run.
+        SD), % saved vs the reference policy, empirical coverage (``coverage``: the share of
+        runs whose intervals held every model's mean after every round, with its Wilson 95%
+        interval over the runs, ``coverage_lower`` and ``coverage_upper``), seconds per run.
     pools : dict
         ``pool -> {"n_models", "gap", "top2_gap"}``.
     """
@@ -500,6 +503,7 @@ def _summarise(
             stats90 = budget_to_accuracy(curves[key], grid, target=0.9)
             init = rows_[0]["init"]
             cov = [r["covered"] for r in rows_ if r["covered"] is not None]
+            cov_ci = wilson_interval(float(np.mean(cov)), len(cov)) if cov else (None, None)
             row = {
                 "pool": pool,
                 "policy": spec.strip(),
@@ -515,6 +519,8 @@ def _summarise(
                 "reached_fraction": stats["reached"],
                 "final_accuracy": float(curves[key][:, -1].mean()),
                 "coverage": float(np.mean(cov)) if cov else None,
+                "coverage_lower": cov_ci[0],
+                "coverage_upper": cov_ci[1],
                 "seconds_per_run": float(np.mean([r["seconds"] for r in rows_])),
             }
             post = np.array([r["post"] for r in rows_], dtype=float)
