@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 
 import numpy as np
@@ -29,3 +30,38 @@ def test_the_same_content_under_another_path_is_reported_under_that_path(tmp_pat
     assert from_memory.source == from_disk.source == str(second)
     assert from_memory.hash == from_disk.hash == one.hash
     np.testing.assert_array_equal(from_disk.V, one.V)
+
+
+def test_a_fit_cached_by_other_code_is_refitted_and_replaced(tmp_path, monkeypatch):
+    from latentbench.select import _estimate_calibration as ec
+
+    rng = np.random.default_rng(2)
+    Y = (rng.random((10, 30)) < 0.6).astype(float)
+    frame = pd.DataFrame(
+        Y, index=[f"m{i}" for i in range(10)], columns=[f"q{j}" for j in range(30)]
+    )
+    path = tmp_path / "m.parquet"
+    ResponseMatrix.from_wide(frame).to_long().to_parquet(path)
+    cache = tmp_path / "cache"
+    # an older version of the code stored a different fit under the same content hash
+    monkeypatch.setattr(ec, "_code_fingerprint", lambda: "0000000000000000")
+    first = load_calibration(path, cache=cache)
+    old_file = cache / f"{first.hash}-0000000000000000.npz"
+    assert old_file.exists()
+    stale = dataclasses.replace(first, b=first.b + 1.0)
+    ec._save_npz(stale, old_file)
+    _MEMORY.clear()
+    assert np.allclose(load_calibration(path, cache=cache).b, first.b + 1.0)  # that code's fit
+    # this code: refitted, not the stale entry, which is removed
+    monkeypatch.setattr(ec, "_code_fingerprint", lambda: "1111111111111111")
+    _MEMORY.clear()
+    fresh = load_calibration(path, cache=cache)
+    np.testing.assert_allclose(fresh.b, first.b)
+    assert fresh.hash == first.hash  # the calibration's identity does not depend on the code
+    assert sorted(p.name for p in cache.iterdir()) == [f"{first.hash}-1111111111111111.npz"]
+
+
+def test_the_code_fingerprint_is_stable_within_a_process():
+    from latentbench.select._estimate_calibration import _code_fingerprint
+
+    assert _code_fingerprint() == _code_fingerprint() and len(_code_fingerprint()) == 16

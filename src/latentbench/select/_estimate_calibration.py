@@ -10,6 +10,7 @@ fit costs seconds) also on disk beside nothing the user owns (``LATENTBENCH_CACH
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import os
 from collections.abc import Callable
@@ -30,6 +31,28 @@ __all__ = ["Calibration", "load_calibration"]
 _MEMORY: dict[str, Calibration] = {}
 _CACHE_VERSION = "estimate-calibration-2"
 """Part of every disk-cache key: 2 added the item features from the calibration responses."""
+
+
+@functools.cache
+def _code_fingerprint() -> str:
+    """SHA-256 (first 16 hex digits) of the installed package's version and source files.
+
+    Part of a disk-cache entry's file name, never of ``Calibration.hash``: a fit stored by
+    another version of the code is refitted, not reused (the version number alone does not
+    change between development commits, and a reused fit from older code made the same
+    command print other draws on another machine), while designs and live runs, which are
+    keyed by the calibration's hash, still match across versions that fit it the same way.
+    """
+    from latentbench import __version__
+
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256(__version__.encode())
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 _MAX_FEATURES = 16
 """Most item features kept from the calibration responses (the leading principal directions
 of the calibration models' standardized answer columns; all of them when there are fewer)."""
@@ -540,7 +563,7 @@ def _fit_cached(
     if key in _MEMORY:
         return _named(_MEMORY[key], source)
     folder = _cache_dir(cache)
-    stored = folder / f"{key}.npz" if folder is not None else None
+    stored = folder / f"{key}-{_code_fingerprint()}.npz" if folder is not None else None
     if stored is not None and stored.exists():
         cached: Calibration | None
         try:
@@ -553,6 +576,9 @@ def _fit_cached(
     if stored is not None:
         try:
             _save_npz(cal, stored)
+            for old in stored.parent.glob(f"{key}*.npz"):  # fits by other code, never read
+                if old != stored:
+                    old.unlink(missing_ok=True)
         except OSError:
             pass  # a read-only cache location costs only the refit next time
     return _MEMORY.setdefault(key, cal)
