@@ -1,7 +1,7 @@
-"""A reporting scale set by fewer than FEW_MODELS models: the ability intervals under-cover
-there (benchmarks/bench_coverage.py --kinds binomial1), so the fit says so in one warning,
-in ``Uncertainty.caveat``, in fit.json and in the report; at FEW_MODELS models it says
-nothing."""
+"""A reporting scale set by fewer than FEW_MODELS models, or by fewer than FEW_ITEMS_MODELS on
+fewer than FEW_ITEMS items: the ability intervals under-cover there
+(benchmarks/bench_coverage.py --kinds binomial1), so the fit says so in one warning, in
+``Uncertainty.caveat``, in fit.json and in the report; outside those shapes it says nothing."""
 
 from __future__ import annotations
 
@@ -14,12 +14,17 @@ import pytest
 from latentbench.exceptions import LatentbenchWarning
 from latentbench.io import ResponseMatrix
 from latentbench.irt import TwoPL
-from latentbench.irt.inference import FEW_MODELS, standard_errors
+from latentbench.irt.inference import (
+    FEW_ITEMS,
+    FEW_ITEMS_MODELS,
+    FEW_MODELS,
+    standard_errors,
+)
 from latentbench.synthetic import simulate_2pl
 
 
-def _fit(n_models: int, seed: int = 0, empty_rows: int = 0):
-    data = simulate_2pl(n_models + empty_rows, 300, random_state=seed)
+def _fit(n_models: int, seed: int = 0, empty_rows: int = 0, n_items: int = 300):
+    data = simulate_2pl(n_models + empty_rows, n_items, random_state=seed)
     scores = data.matrix.scores.astype(float)
     scores[n_models:] = np.nan  # models without a cell: they do not set the scale
     matrix = ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids)
@@ -33,7 +38,7 @@ def _caveats(result, matrix):
         warnings.simplefilter("always")
         unc = standard_errors(result, matrix)
     said = [str(w.message) for w in caught if issubclass(w.category, LatentbenchWarning)]
-    return unc, [m for m in said if "set the reporting scale" in m]
+    return unc, [m for m in said if m.startswith("ability intervals: only ")]
 
 
 def test_few_models_warn_once_and_record_the_caveat():
@@ -53,6 +58,18 @@ def test_enough_models_say_nothing(n_models):
     result, matrix = _fit(n_models)
     unc, said = _caveats(result, matrix)
     assert said == [] and unc.caveat is None
+
+
+def test_few_models_on_few_items_get_the_caveat_too():
+    n = FEW_ITEMS_MODELS - 5
+    result, matrix = _fit(n, n_items=FEW_ITEMS // 2)
+    unc, said = _caveats(result, matrix)
+    assert len(said) == 1 and f"only {n} models and {FEW_ITEMS // 2} items" in said[0]
+    assert unc.caveat is not None
+    for models, items in ((n, FEW_ITEMS), (FEW_ITEMS_MODELS, FEW_ITEMS // 2)):
+        result, matrix = _fit(models, n_items=items)
+        unc, said = _caveats(result, matrix)
+        assert said == [] and unc.caveat is None, (models, items)
 
 
 def test_models_without_cells_do_not_count():

@@ -82,6 +82,8 @@ if TYPE_CHECKING:
     from latentbench.irt._result import IRTResult
 
 __all__ = [
+    "FEW_ITEMS",
+    "FEW_ITEMS_MODELS",
     "FEW_MODELS",
     "JOINT_MAX_MODELS",
     "RANDOM_ITEMS_MAX_ITEMS",
@@ -92,6 +94,7 @@ __all__ = [
     "normal_draws",
     "random_items_fit",
     "rank_intervals",
+    "small_fit",
     "standard_errors",
 ]
 
@@ -148,7 +151,8 @@ class Uncertainty:
     caveat : str or None
         Why the ability intervals are outside the conditions their coverage was measured in,
         with nothing valid to fall back to: fewer than :data:`FEW_MODELS` models with cells
-        set a rank-1 reporting scale (None: no caveat). Warned too.
+        set a rank-1 reporting scale, or fewer than :data:`FEW_ITEMS_MODELS` on fewer than
+        :data:`FEW_ITEMS` items (None: no caveat). Warned too.
     detached : dict or None
         The detached models (:func:`latentbench.irt._objective.reference_models`: far from
         all the others; they do not set the reporting scale) and how their intervals were
@@ -179,6 +183,14 @@ them), the ability intervals under-cover, and a caveat is warned and recorded
 (``python benchmarks/bench_coverage.py --kinds binomial1 --shape NxJ --no-score``): 4 / 5 / 6
 models covered 0.881 / 0.915 / 0.921 at 300 items and 0.887 / 0.920 / 0.944 at 1,000; 7
 models 0.945 and 0.948, 8 models 0.950 and 0.955 (``docs/model.md``, "Few models")."""
+
+FEW_ITEMS = 100
+"""With fewer than :data:`FEW_ITEMS_MODELS` models, fewer than this many items with cells
+also get the caveat: 10 models covered 0.902 / 0.924 / 0.928 / 0.951 at 20 / 30 / 50 / 100
+items (100 replicas each), while 15 and 20 models at 20 items covered 0.934 and 0.937."""
+
+FEW_ITEMS_MODELS = 15
+"""See :data:`FEW_ITEMS`."""
 
 
 def standard_errors(
@@ -342,8 +354,10 @@ def standard_errors(
     # a model without observed cells gets the prior's spread below (flagged ``no_data``):
     # its missing variance is expected, not a degenerate fit
     no_data = _models_without_cells(result, matrix)
-    n_scale = int((reference & ~no_data).sum())
-    caveat = _few_models_caveat(n_scale) if r == 1 and normalisation else None
+    caveat = None
+    if r == 1 and normalisation:
+        n_scale = int((reference & ~no_data).sum())
+        caveat = _small_fit_caveat(n_scale, _items_with_cells(result, matrix))
     var_theta[no_data, 0] = float(trials)
     unusable = ~np.isfinite(var_theta[:, 0]) | (var_theta[:, 0] <= 0)
     if unusable.any():
@@ -431,16 +445,38 @@ def standard_errors(
     )
 
 
-def _few_models_caveat(n_scale: int) -> str | None:
-    """The caveat of a reporting scale set by fewer than :data:`FEW_MODELS` models (warned),
-    else None."""
-    if n_scale >= FEW_MODELS:
+def small_fit(n_models: int, n_items: int) -> bool:
+    """Whether a rank-1 reporting scale set by ``n_models`` models on ``n_items`` items is
+    outside the shapes where the ability intervals were measured to cover: fewer than
+    :data:`FEW_MODELS` models, or fewer than :data:`FEW_ITEMS_MODELS` on fewer than
+    :data:`FEW_ITEMS` items.
+
+    Examples
+    --------
+    >>> small_fit(6, 1000), small_fit(10, 50), small_fit(10, 100), small_fit(15, 20)
+    (True, True, False, False)
+    """
+    return n_models < FEW_MODELS or (n_models < FEW_ITEMS_MODELS and n_items < FEW_ITEMS)
+
+
+def _small_fit_caveat(n_scale: int, n_items: int) -> str | None:
+    """The caveat of a reporting scale set by fewer than :data:`FEW_MODELS` models, or by fewer
+    than :data:`FEW_ITEMS_MODELS` on fewer than :data:`FEW_ITEMS` items (warned), else None."""
+    if not small_fit(n_scale, n_items):
         return None
-    caveat = (
-        f"only {n_scale} model(s) set the reporting scale; below {FEW_MODELS} the 95% "
-        "intervals covered 0.88-0.94 in simulated 2PL data with 4-6 models (0.95 with 7 or "
-        "more): read them as approximate, and compare models by their accuracy too"
-    )
+    if n_scale < FEW_MODELS:
+        what = (
+            f"only {n_scale} model(s) set the reporting scale; below {FEW_MODELS} the 95% "
+            "intervals covered 0.88-0.94 in simulated 2PL data with 4-6 models (0.95 with 7 or "
+            "more)"
+        )
+    else:
+        what = (
+            f"only {n_scale} models and {n_items} items; with fewer than {FEW_ITEMS_MODELS} "
+            f"models and {FEW_ITEMS} items the 95% intervals covered 0.90-0.93 in simulated "
+            "2PL data (10 models, 20-50 items)"
+        )
+    caveat = f"{what}: read them as approximate, and compare models by their accuracy too"
     warnings.warn(f"ability intervals: {caveat}", LatentbenchWarning, stacklevel=3)
     return caveat
 
@@ -534,6 +570,14 @@ def _detached_intervals(
         stacklevel=3,
     )
     return out
+
+
+def _items_with_cells(result: IRTResult, matrix: ResponseMatrix | np.ndarray | None) -> int:
+    """How many items have at least one observed cell."""
+    source = result.matrix if matrix is None else matrix
+    if isinstance(source, ResponseMatrix):
+        return int((np.asarray(source.n_observed_per_item()) > 0).sum())
+    return int((~np.isnan(np.asarray(source, dtype=np.float32))).any(axis=0).sum())
 
 
 def _models_without_cells(result: IRTResult, matrix: ResponseMatrix | np.ndarray | None) -> Any:
