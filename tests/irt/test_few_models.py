@@ -91,3 +91,30 @@ def test_fit_json_and_report_carry_the_caveat(tmp_path):
     info = json.loads((tmp_path / "fit" / "fit.json").read_text())
     assert "set the reporting scale" in info["ability_intervals"]["caveat"]
     assert "only 5 model(s) set the reporting scale" in html
+
+
+def test_score_models_on_a_small_calibration_says_so():
+    data = simulate_2pl(FEW_MODELS + 2, 300, random_state=3)
+    ids, items = data.matrix.model_ids, data.matrix.item_ids
+    small = ResponseMatrix(data.matrix.scores[: FEW_MODELS - 2], ids[: FEW_MODELS - 2], items)
+    new = ResponseMatrix(data.matrix.scores[FEW_MODELS - 2 :], ids[FEW_MODELS - 2 :], items)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LatentbenchWarning)
+        result = TwoPL().fit(small)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scored = result.score_models(new)
+    said = [str(w.message) for w in caught if "calibration's scale is set by" in str(w.message)]
+    assert len(said) == 1 and f"set by {FEW_MODELS - 2} models on 300 items" in said[0]
+    assert "calibration's scale" in scored.attrs["checks"]["caveat"]["text"]
+    # a calibration of enough models says nothing of the kind
+    big = simulate_2pl(FEW_MODELS + 5, 300, random_state=4).matrix
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LatentbenchWarning)
+        result = TwoPL().fit(big)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fresh = [f"new{i}" for i in range(len(new.model_ids))]
+        scored = result.score_models(ResponseMatrix(new.scores, fresh, big.item_ids))
+    assert not any("calibration's scale" in str(w.message) for w in caught)
+    assert "caveat" not in scored.attrs["checks"]
