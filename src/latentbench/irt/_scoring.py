@@ -235,13 +235,9 @@ def score_models(
 def _calibration_caveat(result: IRTResult) -> str | None:
     """The warned caveat when the calibration's reporting scale is a small fit
     (:func:`latentbench.irt.inference.small_fit`), else None."""
-    from latentbench.irt._fitted import reference_of
-    from latentbench.irt.inference import small_fit
+    from latentbench.irt.inference import scale_size, small_fit
 
-    assert result.matrix is not None
-    per_model = np.asarray(result.matrix.n_observed_per_model())
-    n_scale = int((reference_of(result) & (per_model > 0)).sum())
-    n_items = int((np.asarray(result.matrix.n_observed_per_item()) > 0).sum())
+    n_scale, n_items = scale_size(result)
     if not small_fit(n_scale, n_items):
         return None
     caveat = (

@@ -94,6 +94,7 @@ __all__ = [
     "normal_draws",
     "random_items_fit",
     "rank_intervals",
+    "scale_size",
     "small_fit",
     "standard_errors",
 ]
@@ -356,8 +357,7 @@ def standard_errors(
     no_data = _models_without_cells(result, matrix)
     caveat = None
     if r == 1 and normalisation:
-        n_scale = int((reference & ~no_data).sum())
-        caveat = _small_fit_caveat(n_scale, _items_with_cells(result, matrix))
+        caveat = _small_fit_caveat(*scale_size(result, matrix))
     var_theta[no_data, 0] = float(trials)
     unusable = ~np.isfinite(var_theta[:, 0]) | (var_theta[:, 0] <= 0)
     if unusable.any():
@@ -572,12 +572,18 @@ def _detached_intervals(
     return out
 
 
-def _items_with_cells(result: IRTResult, matrix: ResponseMatrix | np.ndarray | None) -> int:
-    """How many items have at least one observed cell."""
+def scale_size(
+    result: IRTResult, matrix: ResponseMatrix | np.ndarray | None = None
+) -> tuple[int, int]:
+    """The models with cells that set a rank-1 fit's reporting scale (the reference models),
+    and the items with at least one observed cell: what :func:`small_fit` is asked about."""
     source = result.matrix if matrix is None else matrix
     if isinstance(source, ResponseMatrix):
-        return int((np.asarray(source.n_observed_per_item()) > 0).sum())
-    return int((~np.isnan(np.asarray(source, dtype=np.float32))).any(axis=0).sum())
+        items = int((np.asarray(source.n_observed_per_item()) > 0).sum())
+    else:
+        items = int((~np.isnan(np.asarray(source, dtype=np.float32))).any(axis=0).sum())
+    models = int((reference_of(result) & ~_models_without_cells(result, matrix)).sum())
+    return models, items
 
 
 def _models_without_cells(result: IRTResult, matrix: ResponseMatrix | np.ndarray | None) -> Any:
