@@ -698,7 +698,8 @@ def print_experiment_table(result: Any) -> None:
     for col in columns:
         table.add_column(col)
     for row in result.summary:
-        cov, cov_hi = row["coverage"], row.get("coverage_upper")
+        cov = row["coverage"]
+        lo, hi = row.get("coverage_lower"), row.get("coverage_upper")
         gap = (result.pools.get(row["pool"]) or {}).get("top2_gap")
         if at_stop:
             right = row.get("certified_correct")
@@ -720,6 +721,6 @@ def print_experiment_table(result: Any) -> None:
             *cells,
             _pct(row, "saved_post_init_pct"),
             _pct(row, "saved_total_pct"),
-            "-" if cov is None else f"{cov:.2f} [{row['coverage_lower']:.2f}, {cov_hi:.2f}]",
+            "-" if cov is None else f"{cov:.2f}" + ("" if lo is None else f" [{lo:.2f}, {hi:.2f}]"),
         )
     print_table(table)

@@ -39,9 +39,10 @@ def _code_fingerprint() -> str:
 
     Part of a disk-cache entry's file name, never of ``Calibration.hash``: a fit stored by
     another version of the code is refitted, not reused (the version number alone does not
-    change between development commits, and a reused fit from older code made the same
-    command print other draws on another machine), while designs and live runs, which are
-    keyed by the calibration's hash, still match across versions that fit it the same way.
+    change between development commits, and a fit reused from older code makes the same
+    command draw other items than on a machine with an empty cache), while designs and live
+    runs, which are keyed by the calibration's hash, still match across versions that fit it
+    the same way.
     """
     from latentbench import __version__
 
