@@ -30,6 +30,10 @@ def test_cli_refuses_budget_or_precision_with_items(tmp_path):
         assert outcome.exit_code == 2, outcome.output
         assert f"{option[0]} with --items" in outcome.output
 
+    args = ["estimate", str(calibration), "--items", str(items), "--live", "run.toml"]
+    outcome = runner.invoke(app, [*args, "--store", str(tmp_path / "run.duckdb")])
+    assert outcome.exit_code == 2 and "with --live" in outcome.output
+    assert not (tmp_path / "run.duckdb").exists()
 
 def test_compare_names_the_option_for_a_file_of_several_models(tmp_path):
     calibration, many = tmp_path / "calib.parquet", tmp_path / "many.csv"

@@ -259,6 +259,28 @@ def test_independent_of_companions(setup):
     assert ra.to_dict() == rb.to_dict()
 
 
+
+def test_estimate_many_filters_collects_and_loads_the_calibration_once(setup, tmp_path):
+    cal, Y = setup
+    rows = pd.DataFrame(Y[:3], index=["a", "b", "c"], columns=list(cal.item_ids))
+    rows.loc["b"] = np.nan  # no answers: b cannot be estimated, a and c still are
+    outcome = estimate_many(cal, ResponseMatrix.from_wide(rows), budget=20, errors="collect")
+    assert [r.model for r in outcome] == ["a", "c"] and list(outcome.failures) == ["b"]
+    assert "answered none" in outcome.failures["b"]
+    alone = estimate(cal, rows.loc["c"], model="c", budget=20)
+    assert outcome["c"].to_dict() == alone.to_dict()
+    with pytest.raises(InputError):  # the default stops at the first unusable model
+        estimate_many(cal, ResponseMatrix.from_wide(rows), budget=20)
+    only = estimate_many(cal, ResponseMatrix.from_wide(rows), models=["c"], budget=20)
+    assert only.single and isinstance(only.to_dict(), dict) and only[0].model == "c"
+    with pytest.raises(InputError, match="no model 'zz'"):
+        estimate_many(cal, ResponseMatrix.from_wide(rows), models=["zz"])
+    with pytest.raises(InputError):  # one model asked for: its error is the call's
+        estimate_many(cal, ResponseMatrix.from_wide(rows), models=["b"], errors="collect")
+    path = outcome.save(tmp_path)
+    assert [r["model"] for r in json.loads(path.read_text())] == ["a", "c"]
+    assert outcome.summary().splitlines()[1].startswith("c: score ")
+
 def test_single_answered_item_and_partial_answers(setup):
     cal, Y = setup
     only = pd.Series({cal.item_ids[7]: 1.0})

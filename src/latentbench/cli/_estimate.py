@@ -115,10 +115,90 @@ def estimate_command(
 
     The interval is anytime-valid at 1 - delta whatever the calibration's quality; rank and theta restate it against the calibration models (docs/estimate.md).
     """  # noqa: E501
-    from latentbench.select import estimate, read_responses
 
     if out is not None:
         _writable_dir(out)
+    calibration, responses = _sources(calibration, responses, live, store, benchmark, metric)
+    budget_given = getattr(ctx.get_parameter_source("budget"), "name", "") not in (
+        "DEFAULT",
+        "DEFAULT_MAP",
+    )
+    _check_design(items, live, precision, proposal, proxy, budget_given=budget_given)
+    proposal_kind: Any = proposal  # one of PROPOSALS (checked above)
+    proxy_kind: Any = proxy
+    with clean_warnings():
+        try:
+            outcome = _estimate(
+                calibration,
+                responses,
+                live=live,
+                store=store,
+                benchmark=benchmark,
+                metric=metric,
+                model=model,
+                budget=budget,
+                precision=precision,
+                delta=delta,
+                seed=seed,
+                items=items,
+                proposal=proposal_kind,
+                floor=floor,
+                rank=rank,
+                proxy=proxy_kind,
+            )
+        except InputError as exc:
+            fail(exc)
+    if out is not None and len(outcome):
+        outcome.save(out)
+    if as_json:
+        typer.echo(json.dumps(outcome.to_dict(), indent=2))
+    else:
+        for line in outcome.summary().splitlines():
+            console.print(escape(line), soft_wrap=True)
+        if out is not None and len(outcome):
+            console.print(f"wrote {escape(str(out / 'estimate.json'))}")
+    if outcome.failures:
+        for name, message in outcome.failures.items():
+            line = f"model {name!r} not estimated: {message}"
+            err_console.print(f"[red]error:[/red] {escape(line)}", soft_wrap=True)
+        raise typer.Exit(2)
+
+
+def _estimate(
+    calibration: Path | None,
+    responses: Path | None,
+    *,
+    live: Path | None,
+    store: Path | None,
+    benchmark: str | None,
+    metric: str | None,
+    model: str | None,
+    rank: int,
+    **options: Any,
+) -> Any:
+    """The :class:`~latentbench.select.EstimateSet` of a checked ``estimate`` command line."""
+    from latentbench.select import EstimateSet, estimate_live, estimate_many, load_calibration
+
+    cal: Any = calibration
+    if benchmark is not None and store is not None:
+        cal = load_calibration(store, benchmark=benchmark, metric=metric, rank=rank)
+    if live is not None and store is not None:  # --live without --store: refused before
+        options.pop("items")  # refused with --live before
+        one = estimate_live(cal, live, store, model=model, rank=rank, **options)
+        return EstimateSet((one,), single=True)
+    models = [model] if model is not None else None
+    return estimate_many(cal, responses, models=models, errors="collect", rank=rank, **options)
+
+
+def _sources(
+    calibration: Path | None,
+    responses: Path | None,
+    live: Path | None,
+    store: Path | None,
+    benchmark: str | None,
+    metric: str | None,
+) -> tuple[Path | None, Path | None]:
+    """``(calibration, responses)`` of the command line, or a clear error (exit 2)."""
     if benchmark is not None:
         if store is None:
             fail("--benchmark needs --store STORE.duckdb (the store holding the benchmark)")
@@ -136,13 +216,28 @@ def estimate_command(
         fail("give either RESPONSES (a results file) or --live RUN.toml --store RUN.duckdb")
     if live is not None and store is None:
         fail("--live needs --store RUN.duckdb (every answer is stored there first)")
-    if items is not None and getattr(ctx.get_parameter_source("budget"), "name", "") not in (
-        "DEFAULT",
-        "DEFAULT_MAP",
-    ):
+    return calibration, responses
+
+
+def _check_design(
+    items: Path | None,
+    live: Path | None,
+    precision: float | None,
+    proposal: str,
+    proxy: str,
+    *,
+    budget_given: bool,
+) -> None:
+    """Refuse the design options that cannot go together (exit 2)."""
+    if items is not None and budget_given:
         fail(
             f"--budget with --items {items}: a fixed design scores every one of its items; "
             "make a smaller design (latentbench tiny --k), or drop --items to run adaptively"
+        )
+    if items is not None and live is not None:
+        fail(
+            f"--items {items} with --live: a live run chooses its items as it goes; score a "
+            "fixed design by running the model on those items and giving its results file"
         )
     if items is not None and precision is not None:
         fail(
@@ -151,94 +246,8 @@ def estimate_command(
         )
     if proposal not in PROPOSALS:
         fail(f"--proposal {proposal!r}: expected one of {', '.join(PROPOSALS)}")
-    proposal_kind: Any = proposal  # one of PROPOSALS (checked above)
     if proxy not in PROXIES:
         fail(f"--proxy {proxy!r}: expected one of {', '.join(PROXIES)}")
-    proxy_kind: Any = proxy
-    results = []
-    names: list[str] = []
-    failed: list[str] = []
-    with clean_warnings():
-        try:
-            cal: Any = calibration
-            if benchmark is not None and store is not None:
-                from latentbench.select import load_calibration
-
-                cal = load_calibration(store, benchmark=benchmark, metric=metric, rank=rank)
-            if live is not None and store is not None:  # --live without --store: refused above
-                from latentbench.select import estimate_live
-
-                results.append(
-                    estimate_live(
-                        cal,
-                        live,
-                        store,
-                        model=model,
-                        budget=budget,
-                        precision=precision,
-                        delta=delta,
-                        seed=seed,
-                        proposal=proposal_kind,
-                        floor=floor,
-                        rank=rank,
-                        proxy=proxy_kind,
-                    )
-                )
-                responses = None
-            elif responses is not None and not responses.exists():
-                raise InputError(f"responses {responses}: no such file")
-            data = read_responses(responses) if responses is not None else {}
-            names = ([model] if model is not None else list(data)) if responses else []
-            if responses is not None and model is not None and model not in data:
-                raise InputError(f"{responses}: no model {model!r} (models: {list(data)[:5]})")
-            if len(names) > 1:  # once, before any model: its errors stop the whole run
-                from latentbench.select import load_calibration
-
-                cal = load_calibration(cal, rank=rank)
-            for name in names:
-                try:
-                    results.append(
-                        estimate(
-                            cal,
-                            data[name],
-                            model=name,
-                            budget=budget,
-                            seed=seed,
-                            precision=precision,
-                            delta=delta,
-                            items=items,
-                            proposal=proposal_kind,
-                            floor=floor,
-                            rank=rank,
-                            proxy=proxy_kind,
-                        )
-                    )
-                except InputError as exc:  # this model's answers: the others are still scored
-                    if len(names) == 1:
-                        raise
-                    failed.append(f"model {name!r} not estimated: {exc}")
-        except InputError as exc:
-            fail(exc)
-    if out is not None and results:
-        if len(names) <= 1:
-            results[0].save(out)
-        else:
-            (out / "estimate.json").write_text(
-                json.dumps([r.to_dict() for r in results], indent=2, allow_nan=False)
-            )
-    if as_json:
-        payload = [r.to_dict() for r in results]
-        typer.echo(json.dumps(payload[0] if len(names) <= 1 else payload, indent=2))
-    else:
-        for r in results:
-            prefix = f"{escape(r.model)}: " if len(names) > 1 else ""
-            console.print(f"{prefix}{escape(r.summary())}", soft_wrap=True)
-        if out is not None and results:
-            console.print(f"wrote {escape(str(out / 'estimate.json'))}")
-    if failed:
-        for line in failed:
-            err_console.print(f"[red]error:[/red] {escape(line)}", soft_wrap=True)
-        raise typer.Exit(2)
 
 
 @app.command(

@@ -20,6 +20,7 @@ Submodules: :mod:`latentbench.select.oracles` (where scores come from) and
 from latentbench.select._base import Policy
 from latentbench.select._estimate import (
     EstimateResult,
+    EstimateSet,
     estimate,
     estimate_many,
     read_responses,
@@ -73,6 +74,7 @@ __all__ = [
     "Calibration",
     "CompareResult",
     "EstimateResult",
+    "EstimateSet",
     "ExperimentRecord",
     "ExperimentResult",
     "FullEvaluation",

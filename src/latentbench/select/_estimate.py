@@ -13,7 +13,7 @@ import math
 import os
 import warnings
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import NormalDist
@@ -39,7 +39,15 @@ if TYPE_CHECKING:
 
     CalibrationLike = Calibration | IRTResult | ResponseMatrix | str | os.PathLike[str]
 
-__all__ = ["EstimateResult", "estimate", "estimate_many", "read_design", "read_responses", "tiny"]
+__all__ = [
+    "EstimateResult",
+    "EstimateSet",
+    "estimate",
+    "estimate_many",
+    "read_design",
+    "read_responses",
+    "tiny",
+]
 
 Proposal = Literal["residual", "information", "uniform"]
 Proxy = Literal["ridge", "irt"]
@@ -655,21 +663,149 @@ def estimate(
     return _finish(cal, seq, name, stopped, probs, options, notes)
 
 
+@dataclass(frozen=True)
+class EstimateSet:
+    """The estimates of several new models, each made independently, and the failures.
+
+    Attributes
+    ----------
+    results : tuple of EstimateResult
+        One per model estimated, in the responses' order.
+    failures : dict
+        ``model -> message`` for each model that could not be estimated (its answers were
+        unusable); the other models' estimates do not depend on it.
+    single : bool
+        The responses held one model: :meth:`to_dict` and ``estimate.json`` are then that
+        model's record rather than a list.
+    """
+
+    results: tuple[EstimateResult, ...]
+    failures: Mapping[str, str] = field(default_factory=dict)
+    single: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "results", tuple(self.results))
+        object.__setattr__(self, "failures", dict(self.failures))
+
+    def __iter__(self) -> Iterator[EstimateResult]:
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __getitem__(self, key: int | str) -> EstimateResult:
+        """The ``key``-th result, or the result of the model named ``key``."""
+        if isinstance(key, str):
+            for r in self.results:
+                if r.model == key:
+                    return r
+            raise KeyError(key)
+        return self.results[key]
+
+    def summary(self) -> str:
+        """One line per model (prefixed by its name when there are several)."""
+        if self.single:
+            return "\n".join(r.summary() for r in self.results)
+        return "\n".join(f"{r.model}: {r.summary()}" for r in self.results)
+
+    def to_dict(self) -> dict[str, Any] | list[dict[str, Any]]:
+        """The content of ``estimate.json``: one record, or a list of records."""
+        records = [r.to_dict() for r in self.results]
+        return records[0] if self.single and records else records
+
+    def save(self, out: str | os.PathLike[str]) -> Path:
+        """Write ``estimate.json`` into the directory ``out`` (created); returns its path."""
+        return write_json(out, "estimate.json", self.to_dict())
+
+
 def estimate_many(
-    calibration: CalibrationLike, responses: Any, **kwargs: Any
-) -> list[EstimateResult]:
-    """:func:`estimate` for every model of a responses file or matrix, each independently."""
+    calibration: CalibrationLike,
+    responses: Any,
+    *,
+    models: Sequence[str] | None = None,
+    errors: Literal["raise", "collect"] = "raise",
+    rank: int = 1,
+    cache: bool | str | os.PathLike[str] = True,
+    **kwargs: Any,
+) -> EstimateSet:
+    """:func:`estimate` for every model of a responses file or matrix, each independently.
+
+    The calibration is loaded (and a matrix fitted) once; each model's items, interval and
+    rank depend on its own answers, the calibration and the seed only, never on the other
+    models of the call.
+
+    Parameters
+    ----------
+    calibration : path, IRTResult, ResponseMatrix or Calibration
+        As in :func:`estimate`.
+    responses : path, dict of Series, ResponseMatrix, Series, mapping or ndarray
+        Several models' answers (a file, ``read_responses``' dict, a matrix), or one model's.
+    models : sequence of str, optional
+        Estimate only these models (each must be in ``responses``).
+    errors : {"raise", "collect"}
+        What an unusable model's answers do: stop the call (``"raise"``), or record the message
+        in :attr:`EstimateSet.failures` and go on with the others (``"collect"``; a call with
+        one model raises either way). Errors in the calibration or the options always raise.
+    rank, cache, **kwargs
+        As in :func:`estimate` (``budget``, ``precision``, ``delta``, ``seed``, ...).
+
+    Returns
+    -------
+    EstimateSet
+    """
     import pandas as pd
 
     from latentbench.io import ResponseMatrix
 
+    if errors not in ("raise", "collect"):
+        raise InputError(f"errors={errors!r}; expected 'raise' or 'collect'")
+    source = "the responses"
     if isinstance(responses, str | os.PathLike):
-        responses = read_responses(responses)
-    if isinstance(responses, dict) and all(isinstance(v, pd.Series) for v in responses.values()):
-        return [estimate(calibration, v, model=m, **kwargs) for m, v in responses.items()]
-    if not isinstance(responses, ResponseMatrix):
-        return [estimate(calibration, responses, **kwargs)]
-    return [estimate(calibration, responses, model=m, **kwargs) for m in responses.model_ids]
+        source = str(responses)
+        path = Path(responses)
+        if not path.exists():
+            raise InputError(f"responses {path}: no such file")
+        responses = read_responses(path)
+    if isinstance(responses, ResponseMatrix):
+        responses = {
+            m: pd.Series(
+                np.asarray(responses.scores[k], dtype=np.float64), index=responses.item_ids
+            )
+            for k, m in enumerate(responses.model_ids)
+        }
+    several = isinstance(responses, dict) and all(
+        isinstance(v, pd.Series) for v in responses.values()
+    )
+    if not several:  # one model's answers (a Series, a mapping, a vector)
+        if models is not None and len(models) != 1:
+            raise InputError(f"models={list(models)}: the responses hold one model's answers")
+        one = estimate(
+            calibration,
+            responses,
+            model=models[0] if models else None,
+            rank=rank,
+            cache=cache,
+            **kwargs,
+        )
+        return EstimateSet((one,), single=True)
+    names = list(responses) if models is None else [str(m) for m in models]
+    absent = [m for m in names if m not in responses]
+    if absent:
+        raise InputError(
+            f"{source}: no model {absent[0]!r} (models: {', '.join(list(responses)[:5])}"
+            f"{', ...' if len(responses) > 5 else ''})"
+        )
+    cal = load_calibration(calibration, rank=rank, cache=cache)  # once: its errors stop all
+    results: list[EstimateResult] = []
+    failures: dict[str, str] = {}
+    for name in names:
+        try:
+            results.append(estimate(cal, responses[name], model=name, **kwargs))
+        except InputError as exc:
+            if errors == "raise" or len(names) == 1:
+                raise
+            failures[name] = str(exc)
+    return EstimateSet(tuple(results), failures, single=len(names) == 1)
 
 
 # ------------------------------------------------------------------------------ fixed designs
