@@ -56,6 +56,20 @@ def test_compare_of_one_model_with_itself_speaks_cli(tmp_path):
     assert "A and B are both model 'x'" in outcome.output and "model_a" not in outcome.output
 
 
+
+def test_compare_of_two_models_with_the_same_answers_says_so(tmp_path):
+    rng = np.random.default_rng(0)
+    cells = [(f"m{i}", str(j), float(rng.random() < 0.6)) for i in range(8) for j in range(40)]
+    calibration, two = tmp_path / "calib.parquet", tmp_path / "two.csv"
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_parquet(calibration)
+    pd.concat([_long().assign(model=m) for m in ("x", "y")]).to_csv(two, index=False)
+    args = ["compare", str(calibration), str(two), "--a", "x", "--b", "y", "--budget", "3"]
+    outcome = runner.invoke(app, args)
+    text = " ".join(outcome.output.split())
+    assert outcome.exit_code == 0, outcome.output
+    assert "same answer on every one of the" in text and "--margin" in text
+    assert "not certified (the two answered all 3 evaluated items identically)" in text
+
 def test_tiny_never_overwrites_a_design_silently(tmp_path, monkeypatch):
     calibration = tmp_path / "calib.parquet"
     rng = np.random.default_rng(0)

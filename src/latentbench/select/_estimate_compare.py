@@ -83,6 +83,10 @@ class CompareResult:
             verdict = f"equivalent within +-{self.options.get('margin')}"
         else:
             verdict = "not certified"
+            if self.n_evaluated and self.answers_a == self.answers_b:
+                verdict += (
+                    f" (the two answered all {self.n_evaluated:,} evaluated items identically)"
+                )
         return (
             f"{self.model_a} - {self.model_b} = {self.difference:+.3f} "
             f"[{self.lower:+.3f}, {self.upper:+.3f}] after {self.n_evaluated:,} of "
@@ -159,6 +163,12 @@ def compare(
     if both.size < cal.n_items:
         notes.append(f"the models share answers on {both.size:,} of {cal.n_items:,} calibrated "
                      "items; the difference is over those")  # fmt: skip
+    if np.array_equal(ya[both], yb[both]):  # a data check, not part of the estimate
+        notes.append(
+            f"{name_a!r} and {name_b!r} have the same answer on every one of the {both.size:,} "
+            "items they share (the same results twice?): their difference is exactly 0, which "
+            "no finite sample certifies; give a margin (--margin) to stop when they are equivalent"
+        )
     a = SequentialEstimate(cal, both, delta=delta, floor=floor, proxy=proxy)
     b = SequentialEstimate(cal, both, delta=delta, floor=floor, proxy=proxy)
     n = both.size
