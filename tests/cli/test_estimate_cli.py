@@ -35,6 +35,7 @@ def test_cli_refuses_budget_or_precision_with_items(tmp_path):
     assert outcome.exit_code == 2 and "with --live" in outcome.output
     assert not (tmp_path / "run.duckdb").exists()
 
+
 def test_compare_names_the_option_for_a_file_of_several_models(tmp_path):
     calibration, many = tmp_path / "calib.parquet", tmp_path / "many.csv"
     _long().assign(model="a").to_parquet(calibration)  # never read: refused before
@@ -56,7 +57,6 @@ def test_compare_of_one_model_with_itself_speaks_cli(tmp_path):
     assert "A and B are both model 'x'" in outcome.output and "model_a" not in outcome.output
 
 
-
 def test_compare_of_two_models_with_the_same_answers_says_so(tmp_path):
     rng = np.random.default_rng(0)
     cells = [(f"m{i}", str(j), float(rng.random() < 0.6)) for i in range(8) for j in range(40)]
@@ -69,6 +69,7 @@ def test_compare_of_two_models_with_the_same_answers_says_so(tmp_path):
     assert outcome.exit_code == 0, outcome.output
     assert "same answer on every one of the" in text and "--margin" in text
     assert "not certified (the two answered all 3 evaluated items identically)" in text
+
 
 def test_tiny_never_overwrites_a_design_silently(tmp_path, monkeypatch):
     calibration = tmp_path / "calib.parquet"

@@ -259,7 +259,6 @@ def test_independent_of_companions(setup):
     assert ra.to_dict() == rb.to_dict()
 
 
-
 def test_estimate_many_filters_collects_and_loads_the_calibration_once(setup, tmp_path):
     cal, Y = setup
     rows = pd.DataFrame(Y[:3], index=["a", "b", "c"], columns=list(cal.item_ids))
@@ -280,6 +279,7 @@ def test_estimate_many_filters_collects_and_loads_the_calibration_once(setup, tm
     path = outcome.save(tmp_path)
     assert [r["model"] for r in json.loads(path.read_text())] == ["a", "c"]
     assert outcome.summary().splitlines()[1].startswith("c: score ")
+
 
 def test_single_answered_item_and_partial_answers(setup):
     cal, Y = setup
