@@ -269,3 +269,36 @@ def test_item_categories(small_fit, tmp_path):
     pd.DataFrame({"name": ["a"]}).to_csv(bad, index=False)
     with pytest.raises(InputError, match="no 'item' column"):
         read_item_metadata(bad)
+
+
+def test_report_from_is_the_commands_python_twin(small_fit, selection_run, tmp_path):
+    from latentbench.report import report_from
+
+    matrix, result = small_fit
+    responses = tmp_path / "responses.csv"
+    matrix.to_long().to_csv(responses, index=False)
+    fit_dir = tmp_path / "fit"
+    result.save(fit_dir)
+    bare = report_from(fit_dir)  # nothing written, no responses: said in the notes
+    assert bare.path is None and "flagged-items" not in section_ids(bare.html)
+    assert any("not computed (pass responses=FILE)" in n for n in bare.notes)
+    result.save(fit_dir, matrix, info={"input": input_record(responses, matrix)})
+    page = report_from(fit_dir, tmp_path / "fit.html")
+    assert page.path == tmp_path / "fit.html" and page.path.read_text() == page.html
+    assert section_ids(page.html) == list(FIT_SECTIONS)
+    assert [n for n in page.notes if "recorded in fit.json" in n]
+    selection = tmp_path / "selection.json"
+    selection_run.to_json(selection)
+    assert section_ids(report_from(selection).html) == list(SELECTION_SECTIONS)
+    with pytest.raises(InputError, match="n_boot=3 needs the responses"):
+        report_from(_bare_fit(result, tmp_path), n_boot=3)
+    with pytest.raises(InputError, match="method='jackknife'"):
+        report_from(fit_dir, method="jackknife")  # type: ignore[arg-type]
+    outcome = runner.invoke(app, ["report", str(fit_dir), "--method", "jackknife"])
+    assert outcome.exit_code == 2 and "--method 'jackknife'" in outcome.output
+
+
+def _bare_fit(result, tmp_path):
+    bare = tmp_path / "bare-fit"
+    result.save(bare)
+    return bare

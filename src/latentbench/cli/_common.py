@@ -83,6 +83,11 @@ _SPELLINGS = (
         r"--\1 ",
     ),
     (re.compile(r"^k=(?=[-\w.]+;)"), "--k "),
+    # report
+    (re.compile(r"\bresponses=FILE\b"), "--responses FILE"),
+    (re.compile(r"^path=(?=\S)"), "--out "),
+    (re.compile(r"^items=(?=\S)"), "--items "),
+    (re.compile(r"^method=(?='\w*'; expected 'items' or 'parametric')"), "--method "),
 )
 
 

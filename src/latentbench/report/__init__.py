@@ -7,6 +7,7 @@ from latentbench.report._experiment import (
 )
 from latentbench.report._html import FIT_SECTIONS, SELECTION_SECTIONS, build_report
 from latentbench.report._metadata import category_columns, read_item_metadata
+from latentbench.report._source import Report, report_from
 from latentbench.report.plots import (
     plot_abilities,
     plot_ability_accuracy,
@@ -21,6 +22,7 @@ __all__ = [
     "EXPERIMENT_SECTIONS",
     "FIT_SECTIONS",
     "SELECTION_SECTIONS",
+    "Report",
     "build_experiment_report",
     "build_report",
     "category_columns",
@@ -33,4 +35,5 @@ __all__ = [
     "plot_selection_evaluations",
     "plot_selection_intervals",
     "read_item_metadata",
+    "report_from",
 ]

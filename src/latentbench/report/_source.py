@@ -1,0 +1,288 @@
+"""One report from whatever the user has: the Python twin of ``latentbench report``.
+
+A fit directory, an experiment directory, a selection run (its directory, its
+``selection.json`` or a live-run store) or a responses file (fitted first) each get the page
+that :func:`~latentbench.report.build_report` or
+:func:`~latentbench.report.build_experiment_report` draws for it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from latentbench.exceptions import InputError
+
+__all__ = ["Report", "report_from"]
+
+Progress = Callable[..., None]
+
+
+@dataclass(frozen=True)
+class Report:
+    """A written (or built) HTML report and what was said while building it.
+
+    Attributes
+    ----------
+    html : str
+        The self-contained page.
+    path : Path or None
+        Where it was written (None: not written).
+    notes : tuple of str
+        One line each: where the responses came from, what could not be computed and why,
+        items without metadata, the bootstrap's time.
+    """
+
+    html: str
+    path: Path | None
+    notes: tuple[str, ...] = ()
+
+
+def _aligned(matrix: Any, result: Any) -> Any:
+    """The matrix restricted and ordered to the fit's models and items."""
+    unknown = set(result.model_ids) - set(matrix.model_ids)
+    unknown |= set(result.item_ids) - set(matrix.item_ids)
+    if unknown:
+        raise InputError(
+            f"the responses lack {len(unknown)} of the fit's models / items "
+            f"(e.g. {sorted(unknown)[0]!r}); pass the file the fit used"
+        )
+    return matrix.subset(models=result.model_ids, items=result.item_ids)
+
+
+def _responses_from_fit(directory: Path) -> tuple[Any, str | None]:
+    """The responses a fit recorded in fit.json (``input``), read back while they are the ones
+    it was fitted on, and a line saying where they came from or why they were not used.
+
+    A file (``input.path``) is used while it exists with the recorded SHA-256; a store
+    benchmark (``input.store``, ``benchmark``, ``metric``, ``filter``) while its cells have
+    the recorded ``cells_sha256``.
+    """
+    from latentbench.io import ResponseMatrix, file_sha256
+
+    try:
+        info = json.loads((directory / "fit.json").read_text())
+    except (OSError, json.JSONDecodeError):
+        return None, None
+    entry = info.get("input") or {}
+    if entry.get("store") and entry.get("benchmark") is not None:
+        from latentbench.cli._fit import cells_sha256
+        from latentbench.io.store import Store
+
+        where = f"benchmark {entry['benchmark']!r} of store {entry['store']}"
+        if not Path(entry["store"]).is_file():
+            return None, f"responses: {where} (recorded in fit.json) not found; not used"
+        with Store(entry["store"], read_only=True) as db:
+            matrix = db.matrix(entry["benchmark"], metric=entry.get("metric"),
+                               filter=entry.get("filter"))  # fmt: skip
+        if entry.get("cells_sha256") and cells_sha256(matrix) != entry["cells_sha256"]:
+            return None, (
+                f"responses: {where} (recorded in fit.json) has changed since the fit; not used"
+            )
+        return matrix, f"responses: {where} (recorded in fit.json)"
+    path = entry.get("path")
+    if not (path and Path(path).is_file()):
+        return None, None
+    recorded = entry.get("sha256")
+    if recorded and file_sha256(path) != recorded:
+        return None, (
+            f"responses: {path} (recorded in fit.json) has changed since the fit (its SHA-256 "
+            "differs); not used: pass responses=FILE to use it anyway"
+        )
+    return ResponseMatrix.read(path), f"responses: {path} (recorded in fit.json)"
+
+
+def _kind(source: Path) -> Literal["experiment", "fit", "selection", "store", "responses"]:
+    """What ``source`` holds, or a clear error."""
+    if source.is_dir():
+        if (source / "fit.json").is_file():
+            return "fit"
+        if (source / "summary.json").is_file():
+            return "experiment"
+        if (source / "selection.json").is_file():
+            return "selection"
+        if (source / "estimate.json").is_file():
+            raise InputError(
+                f"{source} holds an estimate (estimate.json), which has no report; expected a "
+                "fit directory, an experiment directory, a selection (its directory or its "
+                "selection.json, or a store) or a responses file"
+            )
+        return "fit"  # IRTResult.load names what is missing (fit.json)
+    if not source.exists():
+        raise InputError(f"{source} does not exist")
+    suffix = source.suffix.lower()
+    if suffix == ".json":
+        return "selection"
+    if suffix in (".duckdb", ".db"):
+        return "store"
+    return "responses"
+
+
+def _metadata_notes(meta: Any, items: Any, result: Any) -> list[str]:
+    """Refuse item metadata that matches none of the fit's items; note the items it lacks."""
+    known = set(map(str, result.item_ids))
+    matched = int(meta["item"].astype(str).isin(known).sum())
+    if matched == 0:
+        raise InputError(
+            f"items={items}: none of its {len(meta)} item ids is an item of the fit "
+            f"(first {str(meta['item'].iloc[0])!r}; the fit's first "
+            f"{str(result.item_ids[0])!r}); expected the fit's item ids in column 'item'"
+        )
+    if matched < len(known):
+        missing = len(known) - matched
+        return [f"items={items}: {missing} of the fit's {len(known)} items have no metadata"]
+    return []
+
+
+def report_from(
+    source: str | os.PathLike[str],
+    path: str | os.PathLike[str] | None = None,
+    *,
+    responses: str | os.PathLike[str] | None = None,
+    items: str | os.PathLike[str] | None = None,
+    selection: str | os.PathLike[str] | None = None,
+    run_id: str | None = None,
+    title: str | None = None,
+    l2: float = 1e-2,
+    top: int = 30,
+    n_boot: int = 0,
+    method: Literal["items", "parametric"] = "items",
+    n_jobs: int = 1,
+    seed: int = 0,
+    progress: Progress | None = None,
+) -> Report:
+    """Build (and write to ``path``) the HTML report of a fit, experiment, selection or matrix.
+
+    Parameters
+    ----------
+    source : path
+        A fit directory (``latentbench fit --out``), an experiment directory
+        (``latentbench experiment --out``), a selection run's directory or its
+        ``selection.json``, a live-run store (``.duckdb``), or a responses file (fitted first
+        with ``TwoPL(l2=l2)``).
+    path : path, optional
+        The HTML file to write (its folder must exist); None builds the page only.
+    responses : path, optional
+        With a fit directory: the responses it was fitted on (standard errors, item flags).
+        Default: the input recorded in ``fit.json`` while it is unchanged.
+    items : path, optional
+        Item metadata (``item`` plus category columns): results broken down by category.
+    selection : path, optional
+        A ``selection.json`` to add to a fit's page.
+    run_id : str, optional
+        The run of a live-run store (default: the latest).
+    title : str, optional
+    l2 : float
+        Ridge of the fit when ``source`` is a responses file.
+    top : int
+        Models / rows shown in figures and long tables.
+    n_boot : int
+        Bootstrap replicates for ability and rank intervals (0: plug-in); needs responses.
+    method : {"items", "parametric"}
+        The bootstrap's resampling.
+    n_jobs : int
+        Bootstrap worker processes (-1: all cores).
+    seed : int
+        Bootstrap seed.
+    progress : callable, optional
+        ``progress(phase, done=None, total=None)``, called as the work goes.
+
+    Returns
+    -------
+    Report
+    """
+    from latentbench.io import ResponseMatrix, check_destination
+    from latentbench.irt import IRTResult, TwoPL
+    from latentbench.report._experiment import build_experiment_report
+    from latentbench.report._html import build_report
+    from latentbench.report._metadata import read_item_metadata
+    from latentbench.select import SelectionRecord
+
+    def quiet(phase: str, done: int | None = None, total: int | None = None) -> None:
+        return None
+
+    tell = progress or quiet
+    if method not in ("items", "parametric"):
+        raise InputError(f"method={method!r}; expected 'items' or 'parametric'")
+    source = Path(source)
+    out = Path(path) if path is not None else None
+    if out is not None:
+        if out.is_dir():
+            raise InputError(f"path={out} is a directory; expected the HTML file to write")
+        check_destination(out, "file")  # before the fit or bootstrap, which are not cheap
+    kind = _kind(source)
+    if kind == "experiment":
+        title = title or f"latentbench experiment: {source.name}"
+        html = build_experiment_report(source, path=out, title=title)
+        return Report(html, out)
+    result = matrix = run = None
+    notes: list[str] = []
+    if kind == "fit":
+        result = IRTResult.load(source)
+        if responses is not None:
+            matrix = _aligned(ResponseMatrix.read(responses), result)
+        else:
+            recorded, note = _responses_from_fit(source)
+            notes += [note] if note is not None else []
+            matrix = _aligned(recorded, result) if recorded is not None else None
+    elif kind == "selection":
+        run = SelectionRecord.read_json(source / "selection.json" if source.is_dir() else source)
+    elif kind == "store":
+        run = SelectionRecord.from_store(source, run_id)
+    else:
+        tell(f"reading {source.name}")
+        matrix = ResponseMatrix.read(source)
+        # as `fit` does: trials detected from the score grid (TwoPL's default, trials="auto")
+        result = TwoPL(l2=l2).fit(matrix, progress=tell)
+    if selection is not None:
+        run = SelectionRecord.read_json(selection)
+    meta = read_item_metadata(items) if items is not None else None
+    if meta is not None and result is not None:
+        notes += _metadata_notes(meta, items, result)
+    boot = None
+    if n_boot and result is not None:
+        if matrix is None:
+            raise InputError(f"n_boot={n_boot} needs the responses (responses=FILE)")
+        boot = _bootstrap(result, matrix, n_boot, method, n_jobs, seed, tell)
+        notes.append(f"bootstrap: {n_boot} refits in {boot.seconds:.1f} s")
+    if result is not None and matrix is None:
+        notes.append(
+            "no responses: standard errors and item flags were not computed (pass responses=FILE)"
+        )
+    name = source.stem if source.is_file() else source.name
+    html = build_report(
+        result,
+        matrix,
+        selection=run,
+        path=out,
+        title=title or f"latentbench report: {name}",
+        top=top,
+        bootstrap=boot,
+        item_metadata=meta,
+        progress=tell,
+    )
+    return Report(html, out, tuple(notes))
+
+
+def _bootstrap(
+    result: Any, matrix: Any, n_boot: int, method: str, n_jobs: int, seed: int, tell: Progress
+) -> Any:
+    """The bootstrap, its replicates done of n passed on to ``tell``."""
+    from latentbench.irt.inference import bootstrap
+
+    def replicates(done: int, total: int) -> None:
+        tell("bootstrap refits", done, total)
+
+    return bootstrap(
+        result,
+        matrix,
+        n_boot=n_boot,
+        method=method,  # type: ignore[arg-type]
+        n_jobs=n_jobs,
+        random_state=seed,
+        progress=replicates,
+    )
