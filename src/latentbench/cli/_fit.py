@@ -337,8 +337,7 @@ def fit(
         from latentbench.io.store import Store
 
         with Store(store) as db:
-            if hasattr(db, "record_fit"):
-                db.record_fit(benchmark, result)
+            db.record_fit(benchmark, result)
     if not quiet:
         print_fit(result, abilities=reported)
         if validation is not None:
