@@ -73,8 +73,10 @@ def report(
     seed: int = typer.Option(0, help="Bootstrap seed."),
     quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No messages."),
 ) -> None:
-    """Build a self-contained HTML report that opens with findings (interactive plots,
-    sortable tables with CSV export; no network)."""
+    """Build a self-contained HTML report that opens with findings.
+
+    Interactive plots and sortable tables with CSV export, in one file that needs no network.
+    """
     from latentbench.report import report_from
 
     with clean_warnings(), progress_bar(quiet) as progress:

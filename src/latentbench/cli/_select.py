@@ -468,8 +468,11 @@ def experiment(
     ),
     quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No progress or table."),
 ) -> None:
-    """Run policies x pools x seeds; write accuracy curves, budget to 95 % and coverage
-    (--task estimate: leave-one-model-out score estimates)."""
+    """Run policies x pools x seeds: accuracy curves, budget to 95 % and coverage.
+
+    With --task estimate: leave-one-model-out score estimates (each model in turn is the new
+    one, the others calibrate).
+    """
     from rich.progress import Progress
 
     from latentbench.io import ResponseMatrix, check_destination
