@@ -394,6 +394,127 @@ class _CellCertificate:
         return self._cs.certificate()
 
 
+@dataclass(frozen=True)
+class _RunOptions:
+    """``run_selection``'s options with their defaults filled in and checked."""
+
+    budget: int
+    stop: str
+    batch_size: int
+    init_batch: int
+    item_order: str
+    epsilon: float
+
+
+def _run_options(
+    policy: Policy,
+    proxy: Any,
+    m: int,
+    n: int,
+    budget: int | None,
+    batch_size: int | None,
+    init_batch: int | None,
+    item_order: str | None,
+    stop: str | None,
+    epsilon: float,
+) -> _RunOptions:
+    """The run's options: defaults from the pool (:func:`default_schedule`), each checked."""
+    if budget is not None and budget < 0:
+        raise InputError(f"budget={budget!r}; expected a nonnegative integer or None")
+    if stop is None:
+        stop = "confidence" if budget is None else "budget"
+    schedule = default_schedule(max(m, 1), max(n, 1), budget)
+    if batch_size is None:
+        batch_size = schedule[0]
+    if batch_size < 1:
+        raise InputError(f"batch_size={batch_size!r}; expected a positive integer")
+    if init_batch is None:
+        init_batch = schedule[1]
+    # a proxy that learns item factors from the candidates' own cells (history-free) needs an
+    # order per arm: under one shared order the other arms' cells show which items an arm
+    # draws next, so its draws are not uniform given its predictions (biased estimates)
+    learns_items = policy.needs_proxy and bool(getattr(proxy, "learns_items", False))
+    if item_order is None:
+        default = str(getattr(policy, "default_item_order", "independent"))
+        item_order = "independent" if learns_items else default
+    if item_order not in ("independent", "shared"):
+        raise InputError(f"item_order={item_order!r}; expected 'independent' or 'shared'")
+    if item_order == "shared" and learns_items:
+        raise InputError(
+            "item_order='shared' with a proxy that learns its item factors from the "
+            "candidates' cells (history-free); expected item_order='independent': under one "
+            "shared order the other arms' cells show which items an arm draws next, so its "
+            "draws are not uniform given its predictions and the estimates are biased"
+        )
+    if not 1 <= init_batch <= n:
+        raise InputError(f"init_batch={init_batch!r}; expected an integer in 1..{n}")
+    check_sizes(policy, m, n)  # before any cell is evaluated
+    if stop not in ("budget", "confidence"):
+        raise InputError(f"stop={stop!r}; expected 'budget' or 'confidence'")
+    return _RunOptions(
+        budget=m * n if budget is None else int(budget),
+        stop=stop,
+        batch_size=int(batch_size),
+        init_batch=int(init_batch),
+        item_order=item_order,
+        epsilon=check_epsilon(epsilon),
+    )
+
+
+def _prewarmed_proxy(
+    policy: Policy, proxy: Any, state: SelectionState, m: int, n: int
+) -> ProxyState | None:
+    """The proxy's state, fitted on the initial cells, for a policy that uses one."""
+    if not policy.needs_proxy:
+        return None
+    if proxy is None:
+        raise InputError(f"policy {policy.name!r} needs a fitted proxy (history)")
+    if getattr(proxy, "learns_items", False):  # history-free: learn items from the batch
+        proxy = copy.copy(proxy)  # the caller's object is left unfitted
+        proxy.fit(state.values)
+    if proxy.n_items != n:
+        raise InputError(f"proxy has {proxy.n_items} items; the oracle has {n}")
+    px = ProxyState(proxy, m)
+    px.refit(state.values)  # prewarm on the initial cells
+    return px
+
+
+class _Trace:
+    """What a run records round by round: cells spent, leader, pulled arm and its interval,
+    and whether every interval held the known means (replay)."""
+
+    def __init__(
+        self,
+        leader: int,
+        first: tuple[np.ndarray, np.ndarray] | None,
+        true_means: np.ndarray | None,
+    ) -> None:
+        self.spent = [0]
+        self.best = [leader]
+        self.arm = [-1]
+        self.lower: list[float] = [np.nan]
+        self.upper: list[float] = [np.nan]
+        self.mu = None if true_means is None else np.asarray(true_means, dtype=np.float64)
+        self.covered: bool | None = None
+        if self.mu is not None and first is not None:
+            inside = (first[0] <= self.mu + 1e-12) & (self.mu <= first[1] + 1e-12)
+            self.covered = bool(np.all(inside))
+
+    def round(
+        self, spent: int, leader: int, arm: int, now: tuple[np.ndarray, np.ndarray] | None
+    ) -> None:
+        self.spent.append(spent)
+        self.best.append(leader)
+        self.arm.append(arm)
+        if now is None:
+            return
+        lo, hi = float(now[0][arm]), float(now[1][arm])
+        self.lower.append(lo)
+        self.upper.append(hi)
+        if self.covered and self.mu is not None:
+            self.covered = bool(lo <= self.mu[arm] + 1e-12 and self.mu[arm] <= hi + 1e-12)
+
+
 def run_selection(
     oracle: Oracle,
     policy: Policy,
@@ -471,65 +592,25 @@ def run_selection(
     """
     start = time.perf_counter()
     m, n = int(oracle.n_models), int(oracle.n_items)
-    if budget is not None and budget < 0:
-        raise InputError(f"budget={budget!r}; expected a nonnegative integer or None")
-    if stop is None:
-        stop = "confidence" if budget is None else "budget"
-    schedule = default_schedule(max(m, 1), max(n, 1), budget)
-    if batch_size is None:
-        batch_size = schedule[0]
-    if batch_size < 1:
-        raise InputError(f"batch_size={batch_size!r}; expected a positive integer")
-    if init_batch is None:
-        init_batch = schedule[1]
-    if budget is None:
-        budget = m * n
-    # a proxy that learns item factors from the candidates' own cells (history-free) needs an
-    # order per arm: under one shared order the other arms' cells show which items an arm
-    # draws next, so its draws are not uniform given its predictions (biased estimates)
-    learns_items = policy.needs_proxy and bool(getattr(proxy, "learns_items", False))
-    if item_order is None:
-        default = str(getattr(policy, "default_item_order", "independent"))
-        item_order = "independent" if learns_items else default
-    if item_order not in ("independent", "shared"):
-        raise InputError(f"item_order={item_order!r}; expected 'independent' or 'shared'")
-    if item_order == "shared" and learns_items:
-        raise InputError(
-            "item_order='shared' with a proxy that learns its item factors from the "
-            "candidates' cells (history-free); expected item_order='independent': under one "
-            "shared order the other arms' cells show which items an arm draws next, so its "
-            "draws are not uniform given its predictions and the estimates are biased"
-        )
-    if not 1 <= init_batch <= n:
-        raise InputError(f"init_batch={init_batch!r}; expected an integer in 1..{n}")
-    check_sizes(policy, m, n)  # before any cell is evaluated
-    if stop not in ("budget", "confidence"):
-        raise InputError(f"stop={stop!r}; expected 'budget' or 'confidence'")
-    epsilon = check_epsilon(epsilon)
+    opts = _run_options(
+        policy, proxy, m, n, budget, batch_size, init_batch, item_order, stop, epsilon
+    )
     if model_ids is not None and len(model_ids) != m:
         raise InputError(f"model_ids has {len(model_ids)} entries; expected {m}")
+    budget, stop, batch_size, epsilon = opts.budget, opts.stop, opts.batch_size, opts.epsilon
     rng = np.random.default_rng(random_state)
-    state = SelectionState(m, n, rng, shared_order=item_order == "shared")
+    state = SelectionState(m, n, rng, shared_order=opts.item_order == "shared")
     for arm in range(m):
-        items = state.uniform_items(arm, init_batch)
+        items = state.uniform_items(arm, opts.init_batch)
         state.record(Observation(arm, items, _checked(oracle, arm, items)), initial=True)
     left = int(state.remaining().sum())
     state.planned_rounds = max(1, math.ceil(min(budget, left) / batch_size))
-    px = None
-    if policy.needs_proxy:
-        if proxy is None:
-            raise InputError(f"policy {policy.name!r} needs a fitted proxy (history)")
-        if getattr(proxy, "learns_items", False):  # history-free: learn items from the batch
-            proxy = copy.copy(proxy)  # the caller's object is left unfitted
-            proxy.fit(state.values)
-        if proxy.n_items != n:
-            raise InputError(f"proxy has {proxy.n_items} items; the oracle has {n}")
-        px = ProxyState(proxy, m)
-        px.refit(state.values)  # prewarm on the initial cells
+    px = _prewarmed_proxy(policy, proxy, state, m, n)
     policy.initialize(state, px)
     monitor = None
     if stop == "confidence" and policy.intervals() is None:
         monitor = _CellCertificate.for_policy(policy, state, 0.05 if delta is None else delta)
+    judge = monitor or policy
     first = policy.intervals() if monitor is None else monitor.intervals()
     if epsilon > 0 and first is None:
         raise InputError(
@@ -537,24 +618,12 @@ def run_selection(
             f"stop={stop!r}; expected stop='confidence' (a betting certificate on its revealed "
             "cells) or epsilon=0"
         )
-    mu = None if true_means is None else np.asarray(true_means, dtype=np.float64)
-    covered: bool | None = None
-    if mu is not None and first is not None:
-        covered = bool(np.all((first[0] <= mu + 1e-12) & (mu <= first[1] + 1e-12)))
-    trace_spent = [0]
-    trace_best = [int(np.argmax(policy.estimates()))]
-    initial_lower = None if first is None else np.array(first[0], dtype=float)
-    initial_upper = None if first is None else np.array(first[1], dtype=float)
-    trace_arm = [-1]
-    trace_lo: list[float] = [np.nan]
-    trace_hi: list[float] = [np.nan]
+    trace = _Trace(int(np.argmax(policy.estimates())), first, true_means)
     stopped = "budget"
     certified_after: int | None = None
     certified_arm: int | None = None
-    if first is not None and _leader_certified(
-        monitor or policy, first, trace_best[0], epsilon, state
-    ):
-        certified_after, certified_arm = 0, trace_best[0]
+    if first is not None and _leader_certified(judge, first, trace.best[0], epsilon, state):
+        certified_after, certified_arm = 0, trace.best[0]
     while state.spent < budget and not (stop == "confidence" and certified_after is not None):
         choice = policy.choose(state)
         if choice is None:
@@ -571,20 +640,11 @@ def run_selection(
         state.rounds += 1
         policy.end_round(state, arm)
         leader = int(np.argmax(policy.estimates()))
-        trace_spent.append(state.spent)
-        trace_best.append(leader)
-        trace_arm.append(arm)
         now = policy.intervals() if monitor is None else monitor.intervals()
+        trace.round(state.spent, leader, arm, now)
         if now is None:
             continue
-        lo, hi = now
-        trace_lo.append(float(lo[arm]))
-        trace_hi.append(float(hi[arm]))
-        if covered and mu is not None:
-            covered = bool(lo[arm] <= mu[arm] + 1e-12 and mu[arm] <= hi[arm] + 1e-12)
-        if certified_after is None and _leader_certified(
-            monitor or policy, (lo, hi), leader, epsilon, state
-        ):
+        if certified_after is None and _leader_certified(judge, now, leader, epsilon, state):
             certified_after, certified_arm = int(state.spent), leader
             if stop == "confidence":
                 break
@@ -593,13 +653,13 @@ def run_selection(
     elif stopped == "budget" and np.all(state.remaining() == 0):
         stopped = "exhausted"
     bounds = policy.intervals() if monitor is None else monitor.intervals()
-    cert = None if bounds is None else _certificate(monitor or policy)
+    cert = None if bounds is None else _certificate(judge)
     est = policy.estimates()
     lead = getattr(policy, "difference_lower", None)
     difference = lead(int(np.argmax(est))) if monitor is None and callable(lead) else None
     final = None
     if bounds is not None:
-        final = _leader_certified(monitor or policy, bounds, int(np.argmax(est)), epsilon, state)
+        final = _leader_certified(judge, bounds, int(np.argmax(est)), epsilon, state)
     return SelectionResult(
         policy=policy.name,
         best=int(np.argmax(est)),
@@ -610,19 +670,19 @@ def run_selection(
         evaluations_init=int(state.spent_init),
         evaluations_post_init=int(state.spent),
         rounds=int(state.rounds),
-        trace_evaluations=np.asarray(trace_spent, dtype=np.int64),
-        trace_best=np.asarray(trace_best, dtype=np.int64),
+        trace_evaluations=np.asarray(trace.spent, dtype=np.int64),
+        trace_best=np.asarray(trace.best, dtype=np.int64),
         stopped=stopped,
         model_ids=model_ids,
         seconds=time.perf_counter() - start,
         proxy_seconds=0.0 if px is None else px.refit_seconds,
         n_refits=0 if px is None else max(px.n_refits - 1, 0),
-        covered=covered,
-        trace_arm=np.asarray(trace_arm, dtype=np.int64),
-        trace_arm_lower=np.asarray(trace_lo, dtype=float),
-        trace_arm_upper=np.asarray(trace_hi, dtype=float),
-        initial_lower=initial_lower,
-        initial_upper=initial_upper,
+        covered=trace.covered,
+        trace_arm=np.asarray(trace.arm, dtype=np.int64),
+        trace_arm_lower=np.asarray(trace.lower, dtype=float),
+        trace_arm_upper=np.asarray(trace.upper, dtype=float),
+        initial_lower=None if first is None else np.array(first[0], dtype=float),
+        initial_upper=None if first is None else np.array(first[1], dtype=float),
         certificate_lower=None if cert is None else cert[0],
         certificate_upper=None if cert is None else cert[1],
         certified_after=certified_after,
@@ -633,8 +693,8 @@ def run_selection(
             "budget": int(budget),
             "n_items": n,
             "batch_size": int(batch_size),
-            "init_batch": int(init_batch),
-            "item_order": item_order,
+            "init_batch": int(opts.init_batch),
+            "item_order": opts.item_order,
             "stop": stop,
             "delta": getattr(policy, "delta", None) if monitor is None else monitor.delta,
             "epsilon": epsilon,
