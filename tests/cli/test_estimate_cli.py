@@ -105,3 +105,4 @@ def test_a_model_without_answers_does_not_cost_the_others_their_estimates(tmp_pa
     assert "good: score" in text and "model 'empty' not estimated" in text
     written = json.loads((out / "estimate.json").read_text())
     assert [r["model"] for r in written] == ["good"]
+    assert list(pd.read_csv(out / "estimates.csv")["model"]) == ["good"]

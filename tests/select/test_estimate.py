@@ -278,6 +278,9 @@ def test_estimate_many_filters_collects_and_loads_the_calibration_once(setup, tm
         estimate_many(cal, ResponseMatrix.from_wide(rows), models=["b"], errors="collect")
     path = outcome.save(tmp_path)
     assert [r["model"] for r in json.loads(path.read_text())] == ["a", "c"]
+    table = pd.read_csv(tmp_path / "estimates.csv")
+    assert list(table["model"]) == ["a", "c"] and table.loc[1, "score"] == outcome["c"].score
+    assert table.loc[1, "rank_upper"] == outcome["c"].rank_upper
     assert outcome.summary().splitlines()[1].startswith("c: score ")
 
 

@@ -156,7 +156,8 @@ def estimate_command(
         for line in outcome.summary().splitlines():
             console.print(escape(line), soft_wrap=True)
         if out is not None and len(outcome):
-            console.print(f"wrote {escape(str(out / 'estimate.json'))}")
+            shown = escape(f"{out / 'estimate.json'}, {out / 'estimates.csv'}")
+            console.print(f"wrote {shown}", soft_wrap=True)
     if outcome.failures:
         for name, message in outcome.failures.items():
             line = f"model {name!r} not estimated: {message}"

@@ -663,6 +663,28 @@ def estimate(
     return _finish(cal, seq, name, stopped, probs, options, notes)
 
 
+TABLE_COLUMNS = (
+    "model",
+    "score",
+    "lower",
+    "upper",
+    "level",
+    "n_evaluated",
+    "n_items",
+    "theta",
+    "theta_lower",
+    "theta_upper",
+    "rank",
+    "rank_lower",
+    "rank_upper",
+    "n_ranked",
+    "stopped",
+    "calibration_hash",
+    "warnings",
+)
+"""Columns of ``estimates.csv`` (:meth:`EstimateSet.to_frame`), one row per model."""
+
+
 @dataclass(frozen=True)
 class EstimateSet:
     """The estimates of several new models, each made independently, and the failures.
@@ -713,9 +735,27 @@ class EstimateSet:
         records = [r.to_dict() for r in self.results]
         return records[0] if self.single and records else records
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row per model: :data:`TABLE_COLUMNS` (the tidy ``estimates.csv``)."""
+        import pandas as pd
+
+        rows = []
+        for r in self.results:
+            record = r.to_dict()
+            row = {c: record[c] for c in TABLE_COLUMNS[:-2]}
+            row["calibration_hash"] = r.calibration_hash
+            row["warnings"] = " | ".join(r.warnings)
+            rows.append(row)
+        return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+
     def save(self, out: str | os.PathLike[str]) -> Path:
-        """Write ``estimate.json`` into the directory ``out`` (created); returns its path."""
-        return write_json(out, "estimate.json", self.to_dict())
+        """Write ``estimate.json`` and ``estimates.csv`` (:meth:`to_frame`) into the directory
+        ``out`` (created); returns the path of ``estimate.json``."""
+        from latentbench.irt._fitdir import write_csv
+
+        path = write_json(out, "estimate.json", self.to_dict())
+        write_csv(self.to_frame(), Path(out) / "estimates.csv")
+        return path
 
 
 def estimate_many(
