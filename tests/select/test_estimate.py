@@ -349,6 +349,13 @@ def test_betting_cs_full_population_mean_and_rejection():
     for _ in range(200):  # rounds centred on 0.7 with small spread
         cs.update(0.7 + 0.01, lo=0.0, hi=1.5, variance=0.01, center=0.7)
     assert cs.lower < 0.71 < cs.upper and cs.upper - cs.lower < 0.1
+    # the reported ends are rejected candidates: excluded themselves, and everything beyond
+    assert cs.lower in set(np.linspace(0, 1, 201)) and cs.upper in set(np.linspace(0, 1, 201))
+    assert cs.excludes_at_or_below(cs.lower) and cs.excludes_at_or_below(cs.lower - 0.2)
+    assert not cs.excludes_at_or_below(cs.lower + 0.005) and not cs.excludes_at_or_below(0.71)
+    assert cs.excludes_at_or_above(cs.upper) and not cs.excludes_at_or_above(cs.upper - 0.005)
+    fresh = WeightedBettingCS(0.05, grid=200)
+    assert not fresh.excludes_at_or_below(0.0) and not fresh.excludes_at_or_above(1.0)
 
 
 def test_round_estimate_is_unbiased(setup):

@@ -79,6 +79,8 @@ class CompareResult:
         higher``."""
         if self.higher is not None:
             verdict = f"{self.higher} is higher"
+            if min(abs(self.lower), abs(self.upper)) < 5e-4:  # the end shown as 0.000
+                verdict += " (a difference of 0 is itself excluded)"
         elif self.stopped == "equivalent":
             verdict = f"equivalent within +-{self.options.get('margin')}"
         else:
@@ -183,7 +185,7 @@ def compare(
     stopped = "exhausted"
     lower, upper = -1.0, 1.0
     while unrevealed.any():
-        if order and (lower > 0 or upper < 0):
+        if order and _sign(cs) != 0:
             stopped = "sign"
             break
         if margin is not None and order and -margin <= lower and upper <= margin:
@@ -233,7 +235,8 @@ def compare(
         lower = upper = revealed / n
     point = revealed / n if not unrevealed.any() else (wz / wsum if wsum else 0.0)
     point = min(max(point, lower), upper)
-    higher = name_a if lower > 0 else name_b if upper < 0 else None
+    sign = (1 if lower > 0 else -1 if upper < 0 else 0) if not unrevealed.any() else _sign(cs)
+    higher = name_a if sign > 0 else name_b if sign < 0 else None
     import warnings
 
     from latentbench.exceptions import DataWarning
@@ -247,3 +250,11 @@ def compare(
                          tuple(cal.item_ids[int(both[j])] for j in order),
                          tuple(float(da[j]) for j in order), tuple(float(db[j]) for j in order),
                          tuple(probs), cal.source, cal.hash, options, tuple(notes))  # fmt: skip
+
+
+def _sign(cs: WeightedBettingCS) -> int:
+    """+1 when every difference <= 0 is excluded, -1 when every one >= 0 is, else 0 (the
+    sequence runs on ``(D + 1) / 2``, so a difference of 0 is 0.5)."""
+    if cs.excludes_at_or_below(0.5):
+        return 1
+    return -1 if cs.excludes_at_or_above(0.5) else 0

@@ -136,6 +136,7 @@ class WeightedBettingCS:
         self._rho_count = 1.0
         self.count = 0
         self.lower, self.upper = 0.0, 1.0
+        self._det = (0.0, 1.0)
 
     @property
     def variance_ratio(self) -> float:
@@ -207,12 +208,33 @@ class WeightedBettingCS:
         self.count += 1
         self._refresh(bounds)
 
+    def excludes_at_or_below(self, x: float) -> bool:
+        """Whether every value ``<= x`` is excluded: below the deterministic lower bound, or
+        at or below a rejected candidate that every candidate still alive lies above (the
+        reported lower bound is that candidate, itself excluded)."""
+        if x < self._det[0]:
+            return True
+        alive = np.flatnonzero(~self._rejected)
+        return bool(alive.size) and int(alive[0]) >= 1 and x <= self._grid[int(alive[0]) - 1]
+
+    def excludes_at_or_above(self, x: float) -> bool:
+        """Whether every value ``>= x`` is excluded (the mirror of
+        :meth:`excludes_at_or_below`)."""
+        if x > self._det[1]:
+            return True
+        alive = np.flatnonzero(~self._rejected)
+        last = int(alive[-1]) if alive.size else self._grid.size
+        return bool(alive.size) and last + 1 < self._grid.size and x >= self._grid[last + 1]
+
     def _refresh(self, bounds: tuple[float, float]) -> None:
         det_lo, det_hi = float(bounds[0]), float(bounds[1])
+        self._det = (det_lo, det_hi)
         alive = np.flatnonzero(~self._rejected)
-        if alive.size:
-            lower = max(self._grid[alive[0]] - self._step, det_lo, 0.0)
-            upper = min(self._grid[alive[-1]] + self._step, det_hi, 1.0)
+        if alive.size:  # padded by one step: the neighbouring (rejected) candidate
+            below = self._grid[alive[0] - 1] if alive[0] >= 1 else 0.0
+            above = self._grid[alive[-1] + 1] if alive[-1] + 1 < self._grid.size else 1.0
+            lower = max(below, det_lo, 0.0)
+            upper = min(above, det_hi, 1.0)
         else:  # every candidate rejected (a miscoverage event): keep the certain bounds
             lower, upper = det_lo, det_hi
         if det_hi - det_lo <= 1e-12:
