@@ -106,23 +106,13 @@ def input_record(source: Path | str, matrix: ResponseMatrix | None = None) -> di
     return entry
 
 
-def cells_sha256(matrix: ResponseMatrix) -> str:
-    """SHA-256 of a matrix's observed cells (model, item, score), in its own order: a store
-    benchmark's content, which has no file to hash."""
-    import hashlib
-
-    import pandas as pd
-
-    digest = hashlib.sha256()
-    digest.update(pd.util.hash_pandas_object(matrix.to_long(), index=False).to_numpy().tobytes())
-    return digest.hexdigest()
-
-
 def store_input_record(
     store: Path, benchmark: str, metric: str | None, filter: str | None, matrix: ResponseMatrix
 ) -> dict[str, Any]:
     """The ``input`` entry of ``fit.json`` for a store benchmark: where it is and a hash of
     its cells, so that ``latentbench report DIR`` reads it back while it is unchanged."""
+    from latentbench.io import cells_sha256
+
     return {
         "store": str(Path(store).resolve()),
         "benchmark": benchmark,

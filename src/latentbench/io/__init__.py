@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from latentbench.io._files import file_sha256
+from latentbench.io._files import cells_sha256, file_sha256
 from latentbench.io._items import load_items
 from latentbench.io._matrix import MatrixSummary, ResponseMatrix
 from latentbench.io._outputs import check_destination
@@ -15,6 +15,7 @@ __all__ = [
     "MatrixSummary",
     "ResponseMatrix",
     "Store",
+    "cells_sha256",
     "check_destination",
     "file_sha256",
     "load_items",

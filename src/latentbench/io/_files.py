@@ -11,12 +11,16 @@ import csv
 import hashlib
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from latentbench.exceptions import InputError
 
-__all__ = ["MISSING_TOKENS", "file_sha256", "read_csv_text", "read_table_file"]
+if TYPE_CHECKING:
+    from latentbench.io._matrix import ResponseMatrix
+
+__all__ = ["MISSING_TOKENS", "cells_sha256", "file_sha256", "read_csv_text", "read_table_file"]
 
 MISSING_TOKENS = frozenset({"", "na", "nan", "n/a", "null", "none"})
 """Score cells (after stripping, case-insensitive) read as missing. Ids are never matched."""
@@ -90,4 +94,12 @@ def file_sha256(path: str | Path) -> str:
     with Path(path).open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
+    return digest.hexdigest()
+
+
+def cells_sha256(matrix: ResponseMatrix) -> str:
+    """Hex SHA-256 of a matrix's observed cells (model, item, score), in its own order: a
+    store benchmark's content, which has no file to hash (``fit.json`` keeps it)."""
+    digest = hashlib.sha256()
+    digest.update(pd.util.hash_pandas_object(matrix.to_long(), index=False).to_numpy().tobytes())
     return digest.hexdigest()

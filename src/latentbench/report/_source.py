@@ -62,7 +62,7 @@ def _responses_from_fit(directory: Path) -> tuple[Any, str | None]:
     benchmark (``input.store``, ``benchmark``, ``metric``, ``filter``) while its cells have
     the recorded ``cells_sha256``.
     """
-    from latentbench.io import ResponseMatrix, file_sha256
+    from latentbench.io import ResponseMatrix, cells_sha256, file_sha256
 
     try:
         info = json.loads((directory / "fit.json").read_text())
@@ -70,7 +70,6 @@ def _responses_from_fit(directory: Path) -> tuple[Any, str | None]:
         return None, None
     entry = info.get("input") or {}
     if entry.get("store") and entry.get("benchmark") is not None:
-        from latentbench.cli._fit import cells_sha256
         from latentbench.io.store import Store
 
         where = f"benchmark {entry['benchmark']!r} of store {entry['store']}"
