@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 import pandas as pd
@@ -194,3 +195,23 @@ def test_live_estimate_sigkill_and_resume(live_setup, monkeypatch):
     assert out["options"]["live"]["n_replayed"] == 6 and out["options"]["live"]["n_paid"] == 10
     # nothing answered before the kill was asked again
     assert max(s.state.answered.values()) == 1 and sum(s.state.answered.values()) == 16
+
+
+def test_live_estimate_imports_a_scorer_next_to_the_config(live_setup, monkeypatch):
+    """A `module:function` scorer beside the config imports from any working directory
+    (the Python API, as `select live` does), and only for that import."""
+    s = live_setup
+    module = f"myscorer_{s.tmp.name.replace('-', '_')}"
+    (s.tmp / f"{module}.py").write_text(
+        "def score(response, reference):\n"
+        "    return float(str(response).strip() == str(reference).strip())\n"
+    )
+    config = s.write_config()
+    text = config.read_text().replace(
+        'kind = "exact_match"', f'kind = "python"\nfunction = "{module}:score"'
+    )
+    config.write_text(text)
+    monkeypatch.chdir(s.tmp.parent)
+    res = estimate_live(_calibration(s), config, s.tmp / "py.duckdb", model="model-1", budget=8)
+    assert res.n_evaluated == 8
+    assert str(s.tmp) not in sys.path

@@ -100,11 +100,6 @@ def live(
     resume = shlex.join(
         ["latentbench", "select", "live", "--config", str(config), "--store", str(store)]
     )
-    # 'module:function' names in the config resolve next to the config file, as a script's
-    # imports resolve next to the script
-    here = str(config.resolve().parent)
-    if here not in sys.path:
-        sys.path.insert(0, here)
     try:
         with clean_warnings(err):  # e.g. a deprecated key, one clean line
             cfg = LiveConfig.from_toml(config)

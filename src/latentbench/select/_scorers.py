@@ -7,9 +7,12 @@ compares strings, it never evaluates them.
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import string
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from latentbench.exceptions import InputError
@@ -74,7 +77,9 @@ def multiple_choice(response: str, reference: str) -> float:
 _BUILTIN: dict[str, Scorer] = {"exact_match": exact_match, "multiple_choice": multiple_choice}
 
 
-def resolve_scorer(spec: str | Scorer, *, where: str = "scorer") -> Scorer:
+def resolve_scorer(
+    spec: str | Scorer, *, where: str = "scorer", base: str | os.PathLike[str] | None = None
+) -> Scorer:
     """A scorer from a name (``exact_match``, ``multiple_choice``), ``"module:function"``, or
     a callable.
 
@@ -91,18 +96,24 @@ def resolve_scorer(spec: str | Scorer, *, where: str = "scorer") -> Scorer:
         )
     if spec in _BUILTIN:
         return _BUILTIN[spec]
-    return load_callable(spec, where=where)
+    return load_callable(spec, where=where, base=base)
 
 
-def load_callable(spec: str, *, where: str) -> Callable[..., Any]:
-    """Import ``"package.module:function"`` (user code named in a config file)."""
+def load_callable(
+    spec: str, *, where: str, base: str | os.PathLike[str] | None = None
+) -> Callable[..., Any]:
+    """Import ``"package.module:function"`` (user code named in a config file).
+
+    A module that is not importable from ``sys.path`` is looked for in ``base`` (the config
+    file's folder), as a script's imports resolve next to the script.
+    """
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise InputError(
             f"{where}={spec!r}; expected 'exact_match', 'multiple_choice' or 'module:function'"
         )
     try:
-        module = importlib.import_module(module_name)
+        module = _import_beside(module_name, base)
     except ImportError as exc:
         raise InputError(f"{where}={spec!r}: cannot import {module_name!r} ({exc})") from None
     target: Any = module
@@ -114,3 +125,21 @@ def load_callable(spec: str, *, where: str) -> Callable[..., Any]:
         raise InputError(f"{where}={spec!r}: {attr!r} is not callable")
     function: Callable[..., Any] = target
     return function
+
+
+def _import_beside(module_name: str, base: str | os.PathLike[str] | None) -> Any:
+    """``import module_name``; when that top-level module is not found, once more with
+    ``base`` first on ``sys.path`` (only for that import)."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        top = module_name.partition(".")[0]
+        if base is None or exc.name not in (top, module_name):
+            raise
+    folder = str(Path(base).resolve())
+    sys.path.insert(0, folder)
+    try:
+        return importlib.import_module(module_name)
+    finally:
+        if folder in sys.path:
+            sys.path.remove(folder)

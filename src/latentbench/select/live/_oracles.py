@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from latentbench.exceptions import InputError
-from latentbench.select._scorers import load_callable
+from latentbench.select._scorers import load_callable, resolve_scorer
 from latentbench.select.live._options import OracleOptions, between, expect
 from latentbench.select.oracles import (
     CallableOracle,
@@ -182,9 +182,10 @@ def _chat(config: LiveConfig, items: Sequence[dict[str, str]]) -> ChatCompletion
     names = ("concurrency", "timeout", "retries", "backoff", "max_backoff", "max_tokens",
              "temperature", "system")  # fmt: skip
     given = {k: getattr(o, k) for k in names if getattr(o, k) is not None}
-    return ChatCompletionsOracle(
-        endpoints, items, config.scorer.spec, random_state=config.run.seed, **given
+    scorer = resolve_scorer(
+        config.scorer.spec, where=f"{config.source}: [scorer]", base=_config_folder(config)
     )
+    return ChatCompletionsOracle(endpoints, items, scorer, random_state=config.run.seed, **given)
 
 
 # ---------------------------------------------------------------------------- python
@@ -206,7 +207,8 @@ def _python(config: LiveConfig, items: Sequence[dict[str, str]]) -> CallableOrac
         raise InputError(
             f"{config.source}: [oracle] kind='python' needs function = 'module:function'"
         )
-    score = load_callable(o.function, where=f"{config.source}: [oracle] function")
+    where = f"{config.source}: [oracle] function"
+    score = load_callable(o.function, where=where, base=_config_folder(config))
     return CallableOracle(score, config.model_ids, [it["id"] for it in items])
 
 
@@ -241,7 +243,7 @@ def _lm_eval(config: LiveConfig, items: Sequence[dict[str, str]]) -> LmEvalBridg
     o = options_as(config, LmEvalOracleOptions)
     if o.task is None:
         raise InputError(f"{config.source}: [oracle] kind='lm-eval' needs task = 'NAME'")
-    base = Path(config.source).parent if config.source != "<config>" else Path(".")
+    base = _config_folder(config)
     args = [m.model_args for m in config.models]
     extra: dict[str, Any] = {"backend": o.backend} if o.backend is not None else {}
     if o.command is not None:
@@ -265,3 +267,8 @@ def _lm_eval(config: LiveConfig, items: Sequence[dict[str, str]]) -> LmEvalBridg
         redact=[m.api_key_env for m in config.models if m.api_key_env],
         **extra,
     )
+
+
+def _config_folder(config: LiveConfig) -> Path:
+    """The folder of the configuration file (relative names in it resolve there)."""
+    return Path(config.source).parent if config.source != "<config>" else Path(".")
