@@ -29,6 +29,8 @@ def test_live_without_a_budget_stops_certified(live_setup):
     assert sel.stopped in ("confidence", "exhausted")
     assert sel.stopped == "exhausted" or (sel.certified and sel.evaluations_total < m * n)
     assert record.best_model == str(sel.best_id) and record.n_items == n
+    # no [policy] delta: certified at 0.05 as select replay (not the policy class's 0.1)
+    assert sel.params["delta"] == 0.05 and record.delta == 0.05
 
 
 def test_live_epsilon_is_read_from_run_and_stored(live_setup):

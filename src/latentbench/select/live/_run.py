@@ -22,7 +22,10 @@ from latentbench.select.oracles import MatrixOracle, Oracle, StreamingOracle
 if TYPE_CHECKING:
     from latentbench.io.store import Store
 
-__all__ = ["LiveResult", "run_live"]
+__all__ = ["LIVE_DELTA", "LiveResult", "run_live"]
+
+LIVE_DELTA = 0.05
+"""``delta`` of a live run's policy when ``[policy]`` sets none (as ``select replay``'s)."""
 
 
 @dataclass
@@ -164,13 +167,15 @@ def run_live(
     n_models, n_items = len(cfg.models), len(item_ids)
     policy = cfg.build_policy(shape=(n_models, n_items))
     _, name, spec_options, _ = parse_policy(run.policy)
-    if (
-        stop == "confidence"
-        and "bonus" in POLICIES[name].options
-        and "bonus" not in {**spec_options, **cfg.policy_options}
-    ):  # fixed confidence: LUCB sampling, as in a replay
+    given = {**spec_options, **cfg.policy_options}
+    defaults: dict[str, Any] = {}
+    if "delta" in POLICIES[name].options and "delta" not in given and "alpha" not in given:
+        defaults["delta"] = LIVE_DELTA  # as select replay, not the policy class's own 0.1
+    if stop == "confidence" and "bonus" in POLICIES[name].options and "bonus" not in given:
+        defaults["bonus"] = "ci"  # fixed confidence: LUCB sampling, as in a replay
+    if defaults:
         policy = make_policy(
-            run.policy, {"bonus": "ci", **cfg.policy_options}, shape=(n_models, n_items)
+            run.policy, {**defaults, **cfg.policy_options}, shape=(n_models, n_items)
         )
     batch_size, init_batch = default_schedule(n_models, n_items, run.budget)
     batch_size = run.batch_size or batch_size
