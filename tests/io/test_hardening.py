@@ -85,6 +85,26 @@ def test_a_long_table_without_a_score_column_is_named_as_such_in_ingest(tmp_path
         read_results("table", path)
 
 
+def test_a_long_table_without_its_item_column_is_named_as_such(tmp_path):
+    # it was read as a wide table: "model 'm1' is on line 2 and line 3" (estimate) or
+    # "column 'question', line 2: value 'q1' is not numeric" (fit)
+    from latentbench.select import read_responses
+
+    path = tmp_path / "long.csv"
+    path.write_text("model,question,score\nm1,q1,1\nm1,q2,0\nm2,q1,0\n")
+    expected = (
+        r"long\.csv: columns 'model' \(its ids repeat: a long table\) and 'score' but no item"
+    )
+    with pytest.raises(InputError, match=expected + r".*item=\.\.\..*'question'"):
+        ResponseMatrix.read(path)
+    with pytest.raises(InputError, match=expected):
+        read_responses(path)
+    assert ResponseMatrix.read(path, item="question").n_items == 2
+    wide = tmp_path / "wide.csv"  # one row per model: a wide table with an item named score
+    wide.write_text("model,score,q2\nm1,1,0\nm2,0,1\n")
+    assert ResponseMatrix.read(wide).item_ids == ["score", "q2"]
+
+
 def test_a_directory_named_like_a_table_is_an_error(tmp_path):
     # issue 15, tracebacks: a directory named x.parquet given as input
     folder = tmp_path / "x.parquet"

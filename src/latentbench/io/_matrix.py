@@ -28,6 +28,7 @@ from latentbench.io._matrix_checks import (
     _where,
     not_a_score,
     refuse_bad_ids,
+    refuse_long_without_item,
     refuse_long_without_score,
 )
 
@@ -420,6 +421,14 @@ class ResponseMatrix:
         score_col = score or next((c for c in _SCORE_COLUMNS if c in columns), "score")
         if layout == "auto":
             layout = "long" if {model_col, item_col, score_col} <= set(columns) else "wide"
+            if layout == "wide" and item is None:
+                refuse_long_without_item(
+                    frame,
+                    source,
+                    _SCORE_COLUMNS if score is None else (score,),
+                    model=model_col,
+                    hint=" (or name it: item=..., `latentbench fit --item-col`)",
+                )
             if layout == "wide" and score is None:
                 refuse_long_without_score(
                     columns,

@@ -49,6 +49,31 @@ def refuse_long_without_score(
         )
 
 
+def refuse_long_without_item(
+    frame: Any,
+    source: str,
+    accepted: Sequence[str],
+    *,
+    model: str = "model",
+    item: str = "item",
+    hint: str = "",
+) -> None:
+    """A table with a model column whose ids repeat and a score column, but no ``item``
+    column, is a long table missing its item ids: an error that says so (read as a wide
+    table it would fail on the repeated model ids, or on a text column)."""
+    columns = [str(c) for c in frame.columns]
+    score = next((c for c in accepted if c in columns), None)
+    if item in columns or model not in columns or score is None:
+        return
+    if not frame[model].duplicated().any():
+        return
+    raise InputError(
+        f"{source}: columns {model!r} (its ids repeat: a long table) and {score!r} but no item "
+        f"column {item!r}; expected a column of item ids named {item!r}{hint}; found columns "
+        f"{_head(columns)}"
+    )
+
+
 def _refuse_known_outputs(columns: Sequence[str], source: str) -> None:
     for name, required in _OUTPUT_COLUMNS.items():
         if required <= set(columns):

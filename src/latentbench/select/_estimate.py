@@ -225,6 +225,7 @@ def read_responses(path: str | os.PathLike[str]) -> dict[str, pd.Series]:
         _show,
         numeric_scores,
         refuse_bad_ids,
+        refuse_long_without_item,
         refuse_long_without_score,
     )
 
@@ -236,6 +237,7 @@ def read_responses(path: str | os.PathLike[str]) -> dict[str, pd.Series]:
         raise InputError(f"in {file}: the table has no rows; expected a model's answers")
     score = next((c for c in _SCORE_COLUMNS if c in columns), None)
     refuse_long_without_score(columns, f"in {file}", _SCORE_COLUMNS, model=None)
+    refuse_long_without_item(frame, f"in {file}", _SCORE_COLUMNS)
     if "item" in columns and score is not None:
         values, bad = numeric_scores(frame[score])
         if bad.any():
