@@ -526,14 +526,22 @@ def run_sequential(
         seq.observe(j, y, pi)
 
 
-def _check_options(budget: int | None, precision: float | None, delta: float) -> None:
+def _check_options(
+    budget: int | None, precision: float | None, delta: float, *, need_stop: bool = True
+) -> None:
+    """Refuse a bad budget, precision or delta (and, with ``need_stop``, neither a budget nor
+    a precision)."""
     if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 0):
         raise InputError(f"budget={budget!r}; expected an integer >= 0")
-    if precision is not None and not (precision > 0 and math.isfinite(precision)):
-        raise InputError(f"precision={precision!r}; expected a half-width > 0")
+    if precision is not None and not (0 < precision < 0.5):
+        # a score interval in [0, 1] has half-width 0.5 before any item: 0.5 or more asks
+        # for nothing
+        raise InputError(
+            f"precision={precision!r}; expected a half-width in (0, 0.5) on the score's scale"
+        )
     if not 0 < delta < 1:
         raise InputError(f"delta={delta!r}; expected a value in (0, 1)")
-    if budget is None and precision is None:
+    if need_stop and budget is None and precision is None:
         raise InputError("give a budget, a precision or both (else every item is asked)")
 
 

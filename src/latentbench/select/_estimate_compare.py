@@ -152,7 +152,7 @@ def compare(
     """
     if margin is not None and not margin > 0:
         raise InputError(f"margin={margin!r}; expected a positive number")
-    _check_options(budget, 1.0 if budget is None else None, delta)
+    _check_options(budget, None, delta, need_stop=False)
     cal = load_calibration(calibration, rank=rank)
     name_a, ya, notes = _answers(cal, responses_a, model_a)
     name_b, yb, notes_b = _answers(cal, responses_b, model_b)
