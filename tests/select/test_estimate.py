@@ -274,6 +274,10 @@ def test_estimate_many_filters_collects_and_loads_the_calibration_once(setup, tm
     assert only.single and isinstance(only.to_dict(), dict) and only[0].model == "c"
     with pytest.raises(InputError, match="no model 'zz'"):
         estimate_many(cal, ResponseMatrix.from_wide(rows), models=["zz"])
+    with pytest.raises(InputError, match="precision"):  # an option: before any model
+        estimate_many(cal, ResponseMatrix.from_wide(rows), precision=2.0, errors="collect")
+    with pytest.raises(TypeError, match="budgte"):
+        estimate_many(cal, ResponseMatrix.from_wide(rows), budgte=5)
     with pytest.raises(InputError):  # one model asked for: its error is the call's
         estimate_many(cal, ResponseMatrix.from_wide(rows), models=["b"], errors="collect")
     path = outcome.save(tmp_path)

@@ -154,13 +154,13 @@ def test_precision_not_reached_at_the_budget_is_said(cal):
     assert done.half_width <= 0.001
 
 
-
 @pytest.mark.parametrize("precision", [0.5, 2.0, 0.0, -0.1, float("nan"), float("inf")])
 def test_a_precision_outside_the_scores_half_range_is_refused(cal, precision):
     # 2.0 was taken: "score 1.000 [0.001, 1.000] after 1 of 40 items; would rank 1st"
     answers = pd.Series(np.tile([1.0, 0.0], 20), index=[str(j) for j in range(40)])
     with pytest.raises(InputError, match=r"expected a half-width in \(0, 0\.5\)"):
         estimate(cal, answers, model="new", precision=precision, cache=False)
+
 
 def test_a_calibration_of_few_models_says_theta_rests_on_their_scale(cal):
     from latentbench.irt.inference import FEW_MODELS

@@ -9,7 +9,14 @@ from typing import Any
 import typer
 
 from latentbench.cli import Command, app, example
-from latentbench.cli._common import clean_warnings, console, err_console, escape, fail
+from latentbench.cli._common import (
+    clean_warnings,
+    cli_spelling,
+    console,
+    err_console,
+    escape,
+    fail,
+)
 from latentbench.exceptions import InputError
 
 PROPOSALS = ("residual", "information", "uniform")
@@ -160,7 +167,7 @@ def estimate_command(
             console.print(f"wrote {shown}", soft_wrap=True)
     if outcome.failures:
         for name, message in outcome.failures.items():
-            line = f"model {name!r} not estimated: {message}"
+            line = f"model {name!r} not estimated: {cli_spelling(message)}"
             err_console.print(f"[red]error:[/red] {escape(line)}", soft_wrap=True)
         raise typer.Exit(2)
 

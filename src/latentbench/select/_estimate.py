@@ -8,6 +8,7 @@ other.
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import os
@@ -29,7 +30,7 @@ from latentbench.select._estimate_calibration import (
     score_ability,
     score_ability_knots,
 )
-from latentbench.select._estimate_design import SequentialEstimate
+from latentbench.select._estimate_design import SequentialEstimate, check_design_options
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -545,6 +546,27 @@ def _check_options(
         raise InputError("give a budget, a precision or both (else every item is asked)")
 
 
+def _check_call(
+    budget: int | None,
+    precision: float | None,
+    delta: float,
+    items: Any,
+    floor: float,
+    proposal: str,
+    point: str,
+    proxy: str,
+) -> None:
+    """:func:`estimate`'s options, checked before any calibration or answer is read."""
+    if items is None:
+        _check_options(budget, precision, delta)
+    elif precision is not None:
+        raise InputError(
+            f"precision={precision!r} with a fixed design (items=): every design item is "
+            "scored, so the run cannot stop at a precision; drop precision, or run adaptively"
+        )
+    check_design_options(floor, proposal, point, proxy)
+
+
 def estimate(
     calibration: CalibrationLike,
     responses: Any,
@@ -622,13 +644,7 @@ def estimate(
     -------
     EstimateResult
     """
-    if items is None:
-        _check_options(budget, precision, delta)
-    elif precision is not None:
-        raise InputError(
-            f"precision={precision!r} with a fixed design (items=): every design item is "
-            "scored, so the run cannot stop at a precision; drop precision, or run adaptively"
-        )
+    _check_call(budget, precision, delta, items, floor, proposal, point, proxy)
     cal = load_calibration(calibration, rank=rank, cache=cache)
     name, y, notes = _answers(cal, responses, model)
     options: dict[str, Any] = {
@@ -809,6 +825,14 @@ def estimate_many(
 
     if errors not in ("raise", "collect"):
         raise InputError(f"errors={errors!r}; expected 'raise' or 'collect'")
+    try:  # the options once, before any model: their errors stop the call
+        bound = inspect.signature(estimate).bind(calibration, None, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"estimate_many: {exc}") from None
+    bound.apply_defaults()
+    given = bound.arguments
+    _check_call(*(given[k] for k in ("budget", "precision", "delta", "items", "floor",
+                                     "proposal", "point", "proxy")))  # fmt: skip
     source = "the responses"
     if isinstance(responses, str | os.PathLike):
         source = str(responses)

@@ -135,6 +135,18 @@ class RidgeCorrection:
         return np.asarray(self.X @ self.w, dtype=np.float64)
 
 
+def check_design_options(floor: float, proposal: str, point: str, proxy: str) -> None:
+    """Refuse a design option outside its range (before any calibration or answer is read)."""
+    if not 0 < floor <= 1:
+        raise InputError(f"floor={floor!r}; expected a value in (0, 1]")
+    if proposal not in PROPOSALS:
+        raise InputError(f"proposal={proposal!r}; expected one of {', '.join(PROPOSALS)}")
+    if point not in ("composite", "dr", "model"):
+        raise InputError(f"point={point!r}; expected 'composite', 'dr' or 'model'")
+    if proxy not in PROXIES:
+        raise InputError(f"proxy={proxy!r}; expected one of {', '.join(PROXIES)}")
+
+
 class SequentialEstimate:
     """State of one model's estimate over a population of calibrated items.
 
@@ -184,10 +196,7 @@ class SequentialEstimate:
         proxy: str = "irt",
         target: float | None = None,
     ) -> None:
-        if not 0 < floor <= 1:
-            raise InputError(f"floor={floor!r}; expected a value in (0, 1]")
-        if proposal not in PROPOSALS:
-            raise InputError(f"proposal={proposal!r}; expected one of {', '.join(PROPOSALS)}")
+        check_design_options(floor, proposal, point, proxy)
         pop = np.asarray(population, dtype=np.int64)
         if pop.size == 0:
             raise InputError("no item to estimate over: the population is empty")
@@ -203,11 +212,7 @@ class SequentialEstimate:
             None if design_prediction is None else np.asarray(design_prediction, dtype=float)
         )
         self.newton_steps = int(newton_steps)
-        if point not in ("composite", "dr", "model"):
-            raise InputError(f"point={point!r}; expected 'composite', 'dr' or 'model'")
         self.point_kind = point
-        if proxy not in PROXIES:
-            raise InputError(f"proxy={proxy!r}; expected one of {', '.join(PROXIES)}")
         feats = calibration.item_features
         self.ridge: RidgeCorrection | None = None
         if proxy == "ridge" and feats is not None and feats.shape[1] > 0:
