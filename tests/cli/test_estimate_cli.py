@@ -34,6 +34,8 @@ def test_cli_refuses_budget_or_precision_with_items(tmp_path):
     outcome = runner.invoke(app, [*args, "--store", str(tmp_path / "run.duckdb")])
     assert outcome.exit_code == 2 and "with --live" in outcome.output
     assert not (tmp_path / "run.duckdb").exists()
+    outcome = runner.invoke(app, ["estimate", "--store", str(tmp_path / "s.duckdb"), str(new)])
+    assert outcome.exit_code == 2 and "needs --benchmark NAME" in outcome.output
 
 
 def test_compare_names_the_option_for_a_file_of_several_models(tmp_path):

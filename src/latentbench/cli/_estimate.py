@@ -218,6 +218,11 @@ def _sources(
         responses, calibration = calibration, None
     elif metric is not None:
         fail("--metric applies only with --store STORE --benchmark NAME")
+    elif store is not None and live is None:
+        fail(
+            f"--store {store} needs --benchmark NAME (calibrate on that benchmark of the store) "
+            "or --live RUN.toml (the store of a live estimate)"
+        )
     elif calibration is None:
         fail("give CALIBRATION (a fit directory or response-matrix file), or --store --benchmark")
     if (live is None) == (responses is None):
