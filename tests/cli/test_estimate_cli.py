@@ -108,3 +108,5 @@ def test_a_model_without_answers_does_not_cost_the_others_their_estimates(tmp_pa
     written = json.loads((out / "estimate.json").read_text())
     assert [r["model"] for r in written] == ["good"]
     assert list(pd.read_csv(out / "estimates.csv")["model"]) == ["good"]
+    again = " ".join(runner.invoke(app, args).output.split())  # --out DIR reused: said
+    assert "(replacing the earlier estimate.json, estimates.csv)" in again

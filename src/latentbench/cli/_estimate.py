@@ -40,6 +40,14 @@ def _writable_dir(out: Path) -> None:
         fail(f"--out {out}: cannot write there ({exc.strerror or exc})")
 
 
+def _wrote_line(out: Path, names: tuple[str, ...]) -> str:
+    """``wrote DIR/a, DIR/b``, saying which files it replaces (``--out DIR`` is reused on
+    purpose, as ``fit``'s: never silently)."""
+    line = "wrote " + ", ".join(str(out / n) for n in names)
+    there = [n for n in names if (out / n).exists()]
+    return line + (f" (replacing the earlier {', '.join(there)})" if there else "")
+
+
 def _writable_file(out: Path) -> None:
     if out.exists() and out.is_dir():
         fail(f"--out {out}: is a directory; expected a file name such as items.csv")
@@ -155,16 +163,17 @@ def estimate_command(
             )
         except InputError as exc:
             fail(exc)
+    wrote = None
     if out is not None and len(outcome):
+        wrote = _wrote_line(out, ("estimate.json", "estimates.csv"))
         outcome.save(out)
     if as_json:
         typer.echo(json.dumps(outcome.to_dict(), indent=2))
     else:
         for line in outcome.summary().splitlines():
             console.print(escape(line), soft_wrap=True)
-        if out is not None and len(outcome):
-            shown = escape(f"{out / 'estimate.json'}, {out / 'estimates.csv'}")
-            console.print(f"wrote {shown}", soft_wrap=True)
+    if wrote is not None:
+        (err_console if as_json else console).print(escape(wrote), soft_wrap=True)
     if outcome.failures:
         for name, message in outcome.failures.items():
             line = f"model {name!r} not estimated: {cli_spelling(message)}"
@@ -375,12 +384,16 @@ def compare_command(
             )
         except InputError as exc:
             fail(exc)
+    wrote = None
     if out is not None:
+        wrote = _wrote_line(out, ("compare.json",))
         result.save(out)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2))
-        return
-    console.print(escape(result.summary()), soft_wrap=True)
+    else:
+        console.print(escape(result.summary()), soft_wrap=True)
+    if wrote is not None:
+        (err_console if as_json else console).print(escape(wrote), soft_wrap=True)
 
 
 def _compare_names(
