@@ -173,6 +173,10 @@ def test_cli_errors(tmp_path):
     (tmp_path / "est" / "estimate.json").write_text("{}")
     outcome = runner.invoke(app, ["report", str(tmp_path / "est")])
     assert outcome.exit_code == 2 and "holds an estimate (estimate.json)" in outcome.output
+    (tmp_path / "exp").mkdir()  # experiment --task estimate: it said "no curves.csv"
+    (tmp_path / "exp" / "summary.json").write_text('{"params": {"task": "estimate"}}')
+    outcome = runner.invoke(app, ["report", str(tmp_path / "exp")])
+    assert outcome.exit_code == 2 and "holds an estimate experiment" in outcome.output
     bad = tmp_path / "x.json"
     bad.write_text("[1, 2]")
     outcome = runner.invoke(app, ["report", str(bad)])

@@ -101,6 +101,7 @@ def _kind(source: Path) -> Literal["experiment", "fit", "selection", "store", "r
         if (source / "fit.json").is_file():
             return "fit"
         if (source / "summary.json").is_file():
+            _refuse_estimate_experiment(source)
             return "experiment"
         if (source / "selection.json").is_file():
             return "selection"
@@ -119,6 +120,20 @@ def _kind(source: Path) -> Literal["experiment", "fit", "selection", "store", "r
     if suffix in (".duckdb", ".db"):
         return "store"
     return "responses"
+
+
+def _refuse_estimate_experiment(source: Path) -> None:
+    """An estimate experiment's directory (``experiment --task estimate``) has no report."""
+    try:
+        params = json.loads((source / "summary.json").read_text()).get("params") or {}
+    except (OSError, json.JSONDecodeError, AttributeError):
+        return  # not readable here: the experiment reader names what is wrong
+    if params.get("task") == "estimate":
+        raise InputError(
+            f"{source} holds an estimate experiment (latentbench experiment --task estimate), "
+            "which has no report; its tables are summary.csv (by budget) and runs.csv (each "
+            "held-out model). Reports are drawn for selection experiments, fits and selections"
+        )
 
 
 def _metadata_notes(meta: Any, items: Any, result: Any) -> list[str]:
