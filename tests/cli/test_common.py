@@ -29,6 +29,17 @@ def test_refused_option_values_are_spelled_as_flags():
         "budget=-3; expected an integer >= 0": "--budget -3; expected an integer >= 0",
         "policy: delta=2.0; expected (0, 1)": "policy: --delta 2.0; expected (0, 1)",
         "k=0; expected an integer in [1, 40]": "--k 0; expected an integer in [1, 40]",
+        "rank=0; expected an integer >= 1": "--rank 0; expected an integer >= 1",
+        "sigma=-1.0; expected a number": "--sigma -1.0; expected a number",
+        "epsilon=0.7; expected a tolerance": "--epsilon 0.7; expected a tolerance",
+        "--budget -1; expected a nonnegative integer or None": (
+            "--budget -1; expected a nonnegative integer"
+        ),
+        "method='x'; expected 'items' or 'parametric'": "--method 'x'; expected 'items' or "
+        "'parametric'",
+        "path=out.html is a directory; expected": "--out out.html is a directory; expected",
+        "n_boot=3 needs the responses (responses=FILE)": "--bootstrap 3 needs the responses "
+        "(--responses FILE)",
     }
     for text, flag in cases.items():
         assert cli_spelling(text) == flag

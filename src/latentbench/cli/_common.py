@@ -79,9 +79,13 @@ _SPELLINGS = (
     # estimate / compare / tiny / select: an option's value refused (not a config file's
     # "[run] budget=-1", which names its TOML key)
     (
-        re.compile(r"(?<!\] )(?<![\w-])(budget|precision|delta|floor|margin)=(?=[-+\w.]+;)"),
+        re.compile(
+            r"(?<!\] )(?<![\w-])(budget|precision|delta|floor|margin|epsilon|rank|sigma)="
+            r"(?=[-+\w.']+;)"
+        ),
         r"--\1 ",
     ),
+    (re.compile(r"(--budget [-\w.]+; expected a nonnegative integer) or None"), r"\1"),
     (re.compile(r"^k=(?=[-\w.]+;)"), "--k "),
     # report
     (re.compile(r"\bresponses=FILE\b"), "--responses FILE"),

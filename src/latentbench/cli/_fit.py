@@ -276,17 +276,7 @@ def fit(
         try:
             if out is not None:
                 check_destination(out, "dir")  # before the (not cheap) load and fit
-            matrix = load_matrix(
-                responses,
-                store,
-                benchmark,
-                metric,
-                filter,
-                model_col=model_col,
-                item_col=item_col,
-                score_col=score_col,
-            )
-            describe_input(matrix, quiet)
+            # the options before the load, so that a bad value is refused at once
             rank_value: int | str = "auto" if rank == "auto" else _int_option("rank", rank)
             n_trials = _trials(trials)
             estimator = TwoPL(
@@ -298,7 +288,18 @@ def fit(
                 max_iter=max_iter,
                 trials=n_trials,
                 device=device,
+            ).validate()
+            matrix = load_matrix(
+                responses,
+                store,
+                benchmark,
+                metric,
+                filter,
+                model_col=model_col,
+                item_col=item_col,
+                score_col=score_col,
             )
+            describe_input(matrix, quiet)
             result = fit_with_progress(estimator, matrix, quiet)
             validation = None
             with progress_bar(quiet) as progress:

@@ -207,6 +207,18 @@ class TwoPL:
             setattr(self, name, value)
         return self
 
+    def validate(self) -> TwoPL:
+        """Check every parameter now (``fit`` does too), e.g. before a costly load; returns
+        ``self``.
+
+        Raises
+        ------
+        InputError
+            Naming the first parameter outside its range and what was expected.
+        """
+        self._validate()
+        return self
+
     def _validate(self) -> None:
         for name in self._param_names():
             check, expected = self._constraints[name]
