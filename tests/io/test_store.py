@@ -294,6 +294,35 @@ def test_selection_tables_roundtrip(store):
     assert len(store.selection_observations(run_id)) == 3
 
 
+def test_few_and_many_observations_are_stored_alike(store):
+    """A live run commits each paid cell alone (a parameterised insert); a batch of many goes
+    in as a table: both paths store the same values (NaN score -> NULL, times, attempts)."""
+    from datetime import datetime
+
+    n = 20
+    t = datetime(2026, 12, 4, 12, 0, 0)
+    columns = {
+        "seq": list(range(n)),
+        "round": [k // 4 for k in range(n)],
+        "model": ["m1"] * n,
+        "item": [f"q{k}" for k in range(n)],
+        "score": [float("nan") if k % 7 == 3 else k / n for k in range(n)],
+        "error": ["timeout" if k % 7 == 3 else None for k in range(n)],
+        "requested_at": [t] * n,
+        "observed_at": [t] * n,
+        "attempts": [1 + k % 3 for k in range(n)],
+    }
+    many = store.start_selection({"x": 1})
+    assert store.add_observations(many, pd.DataFrame(columns, index=range(100, 100 + n))) == n
+    few = store.start_selection({"x": 2})
+    for k in range(n):  # one row at a time, as a dict of columns
+        assert store.add_observations(few, {c: v[k : k + 1] for c, v in columns.items()}) == 1
+    a = store.selection_observations(many).drop(columns="run_id")
+    b = store.selection_observations(few).drop(columns="run_id")
+    pd.testing.assert_frame_equal(a, b)
+    assert a["score"].isna().sum() == 3 and a["attempts"].tolist() == columns["attempts"]
+
+
 def test_ingest_files_is_the_python_twin(store):
     result, report = store.ingest_files(
         "opencompass", FORMATS / "opencompass" / "outputs", metric="correct"

@@ -182,10 +182,10 @@ def live(
         interval = ""
         if sel.lower is not None and sel.upper is not None:
             interval = f" [{sel.lower[best]:.3f}, {sel.upper[best]:.3f}]"
-        err.print(
+        err.print(  # the cells and the stop: in the spend line below
             f"[green]best model[/green] {escape(str(sel.best_id))}: estimate "
-            f"{sel.estimates[best]:.3f}{interval} after {sel.evaluations_total} cells "
-            f"({sel.stopped})"
+            f"{sel.estimates[best]:.3f}{interval}",
+            soft_wrap=True,
         )
         err.print(escape(summary), soft_wrap=True)
         from latentbench.cli._select import certificate_line, milestone_lines, spend_line

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 import uuid
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -14,6 +16,36 @@ from latentbench.exceptions import InputError
 from latentbench.io._store_schema import utc_now
 
 __all__ = ["SelectionRuns"]
+
+_FEW_ROWS = 16
+"""Up to this many observations go in as one parameterised insert (no table built)."""
+
+
+def _column(observations: Any, name: str, n: int) -> Any:
+    """Column ``name`` as an array or a list of ``n`` values (None when absent); an array,
+    not a Series, so that a frame's index never realigns it."""
+    if name not in observations.keys():
+        return [None] * n
+    column = observations[name]
+    return column.to_numpy() if hasattr(column, "to_numpy") else list(column)
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NaT
+
+
+def _none_if_missing(value: Any) -> Any:
+    if _missing(value):
+        return None
+    return value.to_pydatetime() if isinstance(value, pd.Timestamp) else value
+
+
+def _float_or_none(value: Any) -> float | None:
+    return None if _missing(value) else float(value)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if _missing(value) else int(value)
 
 
 class SelectionRuns:
@@ -42,41 +74,62 @@ class SelectionRuns:
             "UPDATE selection_runs SET status = ? WHERE run_id = ?", [status, run_id]
         )
 
-    def add_observations(self, run_id: str, observations: pd.DataFrame) -> int:
+    def add_observations(
+        self, run_id: str, observations: pd.DataFrame | Mapping[str, Sequence[Any]]
+    ) -> int:
         """Append observations of a selection run in one transaction; returns the count.
 
         Parameters
         ----------
         run_id : str
-        observations : DataFrame of shape (n, <= 9)
+        observations : DataFrame of shape (n, <= 9), or a mapping column -> n values
             Columns ``seq`` (int, unique within the run), ``model``, ``item`` and optionally
             ``round``, ``score`` (NaN/None when the request failed), ``error``,
             ``requested_at``, ``observed_at``, ``attempts`` (HTTP requests paid for the cell).
+            A live run commits each paid cell as it arrives: a few rows go in as one
+            parameterised insert, without building a table.
         """
         columns = ("seq", "round", "model", "item", "score", "error", "requested_at", "observed_at",
                    "attempts")  # fmt: skip
-        missing = [c for c in ("seq", "model", "item") if c not in observations.columns]
+        given = list(observations.keys())
+        missing = [c for c in ("seq", "model", "item") if c not in given]
         if missing:
             raise InputError(f"observations lack the columns {missing}; expected {columns}")
-        frame = pd.DataFrame({"run_id": run_id}, index=range(len(observations)))
-        for column in columns:
-            frame[column] = (
-                observations[column].to_numpy() if column in observations.columns else None
-            )
-        frame["model"] = frame["model"].astype("str")
-        frame["item"] = frame["item"].astype("str")
-        self.connection.register("_observations", frame)
+        n = len(observations["seq"])
+        values = {c: _column(observations, c, n) for c in columns}
+        insert = (
+            "INSERT INTO selection_observations (run_id, seq, round, model, item, score, "
+            "error, requested_at, observed_at, attempts) "
+        )
         try:
-            self.connection.execute(
-                "INSERT INTO selection_observations (run_id, seq, round, model, item, score, "
-                "error, requested_at, observed_at, attempts) SELECT run_id, seq, round, model, "
-                "item, score, error, requested_at, observed_at, attempts FROM _observations"
-            )
+            if n <= _FEW_ROWS:
+                rows = [
+                    (run_id, int(values["seq"][k]), _int_or_none(values["round"][k]),
+                     str(values["model"][k]), str(values["item"][k]),
+                     _float_or_none(values["score"][k]), _none_if_missing(values["error"][k]),
+                     _none_if_missing(values["requested_at"][k]),
+                     _none_if_missing(values["observed_at"][k]),
+                     _int_or_none(values["attempts"][k]))
+                    for k in range(n)
+                ]  # fmt: skip
+                self.connection.executemany(insert + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                return n
+            frame = pd.DataFrame({"run_id": run_id}, index=range(n))
+            for column in columns:
+                frame[column] = values[column]
+            frame["model"] = frame["model"].astype("str")
+            frame["item"] = frame["item"].astype("str")
+            self.connection.register("_observations", frame)
+            try:
+                self.connection.execute(
+                    insert + "SELECT run_id, seq, round, model, item, score, error, "
+                    "requested_at, observed_at, attempts FROM _observations"
+                )
+            finally:
+                self.connection.unregister("_observations")
         except duckdb.ConstraintException as exc:
             raise InputError(f"run {run_id!r}: an observation seq is repeated ({exc})") from None
-        finally:
-            self.connection.unregister("_observations")
-        return len(frame)
+        return n
 
     def add_decision(self, run_id: str, round: int, payload: dict[str, Any]) -> None:
         """Record what the policy decided at ``round`` (JSON payload)."""

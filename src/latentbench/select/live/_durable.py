@@ -178,23 +178,24 @@ class DurableOracle:
 
     # -------------------------------------------------------------- store writes
     def _commit(self, call: int, model: str, cells: list[tuple[str, CellResult]]) -> None:
-        frame = pd.DataFrame(
-            {
-                "seq": np.arange(self._seq, self._seq + len(cells), dtype=np.int64),
-                "round": call,
-                "model": model,
-                "item": [item for item, _ in cells],
-                "score": [None if math.isnan(c.score) else c.score for _, c in cells],
-                "error": [c.error for _, c in cells],
-                "requested_at": [c.requested_at for _, c in cells],
-                "observed_at": [c.observed_at for _, c in cells],
-                "attempts": np.array([c.attempts for _, c in cells], dtype=np.int64),
-            }
-        )
-        self.store.add_observations(self.run_id, frame)
-        self._seq += len(cells)
-        self.paid_total += len(cells)
-        self.requests_total += int(frame["attempts"].sum())
+        n = len(cells)
+        attempts = [int(c.attempts) for _, c in cells]
+        # columns of n values: a cell streamed alone is one cheap insert
+        rows: dict[str, list[Any]] = {
+            "seq": list(range(self._seq, self._seq + n)),
+            "round": [call] * n,
+            "model": [model] * n,
+            "item": [item for item, _ in cells],
+            "score": [None if math.isnan(c.score) else c.score for _, c in cells],
+            "error": [c.error for _, c in cells],
+            "requested_at": [c.requested_at for _, c in cells],
+            "observed_at": [c.observed_at for _, c in cells],
+            "attempts": list(attempts),
+        }
+        self.store.add_observations(self.run_id, rows)
+        self._seq += n
+        self.paid_total += n
+        self.requests_total += sum(attempts)
         for item, cell in cells:
             if not cell.capped:
                 self._known[(model, item)] = (cell.score, cell.error)
