@@ -34,7 +34,7 @@ from latentbench.select import replay
 from latentbench.select.live import LiveConfig, run_live
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import median_seconds  # noqa: E402
+from _timing import median_seconds
 
 ORACLE = """import pandas as pd
 _T = pd.read_parquet({path!r}).pivot(index="model", columns="item", values="score")
@@ -72,7 +72,7 @@ def main() -> None:
                 f.write(json.dumps({"id": item, "prompt": "-", "answer": "-"}) + "\n")
         config = folder / "run.toml"
         config.write_text(
-            f"[run]\nseed = {args.seed}\n\n[proxy]\nhistory = \"history.parquet\"\n\n"
+            f'[run]\nseed = {args.seed}\n\n[proxy]\nhistory = "history.parquet"\n\n'
             '[items]\npath = "items.jsonl"\n\n[scorer]\nkind = "exact_match"\n\n'
             '[oracle]\nkind = "python"\nfunction = "bench_oracle:score"\n'
             + "".join(f'\n[[models]]\nname = "{m}"\n' for m in candidates)
@@ -99,10 +99,14 @@ def main() -> None:
         sel_live, sel_replay = runs["live"], runs["replay"]
         cells = int(sel_live.evaluations_total)  # type: ignore[attr-defined]
         print(f"{len(candidates)} candidates x {len(items):,} items, history {len(history)}")
-        print(f"replay: {sel_replay.evaluations_total:,} cells, best "  # type: ignore[attr-defined]
-              f"{sel_replay.best_id}, median {t_replay:.2f} s")  # type: ignore[attr-defined]
-        print(f"live:   {cells:,} cells, best {sel_live.best_id}, "  # type: ignore[attr-defined]
-              f"median {t_live:.2f} s ({1000 * t_live / max(cells, 1):.2f} ms per cell)")
+        print(
+            f"replay: {sel_replay.evaluations_total:,} cells, best "  # type: ignore[attr-defined]
+            f"{sel_replay.best_id}, median {t_replay:.2f} s"
+        )  # type: ignore[attr-defined]
+        print(
+            f"live:   {cells:,} cells, best {sel_live.best_id}, "  # type: ignore[attr-defined]
+            f"median {t_live:.2f} s ({1000 * t_live / max(cells, 1):.2f} ms per cell)"
+        )
         print(f"live / replay: {t_live / t_replay:.1f}x ({args.repeats} repeats each, "
               f"{time.perf_counter() - start:.0f} s in all)")  # fmt: skip
 
