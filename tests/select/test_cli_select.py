@@ -267,3 +267,16 @@ def test_experiment_stops_on_confidence_and_reports(files):
     page = html.read_text()
     assert page.count("data:image/png") == 1 and "experiment-table" in page
     assert "pulse saves" in page and "paired bootstrap" in page
+
+
+def test_a_missing_file_is_named_with_its_role(tmp_path):
+    """`--history nosuch.parquet` said only "nosuch.parquet: file not found"."""
+    from latentbench.exceptions import InputError
+    from latentbench.select import replay
+
+    data = tmp_path / "cands.csv"
+    data.write_text("model,q1,q2\nm1,1,0\nm2,0,1\n")
+    with pytest.raises(InputError, match=r"^history .*nosuch\.parquet: file not found"):
+        replay(data, history=tmp_path / "nosuch.parquet")
+    with pytest.raises(InputError, match=r"^responses .*nope\.csv: file not found"):
+        replay(tmp_path / "nope.csv", no_history=True)

@@ -63,11 +63,17 @@ def check_complete(
         )
 
 
-def _read(source: ResponseMatrix | PathLike) -> tuple[ResponseMatrix, Path | None]:
+def _read(
+    source: ResponseMatrix | PathLike, what: str = "responses"
+) -> tuple[ResponseMatrix, Path | None]:
+    """The matrix of ``source`` and its path (None for a matrix in memory); a missing file
+    is named with its role (``what``: responses, history)."""
     from latentbench.io import ResponseMatrix
 
     if isinstance(source, ResponseMatrix):
         return source, None
+    if not Path(source).exists():
+        raise InputError(f"{what} {source}: file not found")
     return ResponseMatrix.read(source), Path(source)
 
 
@@ -179,7 +185,7 @@ def replay(
     hist_scores: np.ndarray | None = None
     if history is not None or history_store is not None:
         if history is not None:
-            hist, hist_path = _read(history)
+            hist, hist_path = _read(history, "history")
             where = str(hist_path) if hist_path is not None else "the history matrix"
             flag = "history"
         else:
