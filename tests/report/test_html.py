@@ -306,3 +306,17 @@ def _bare_fit(result, tmp_path):
     bare = tmp_path / "bare-fit"
     result.save(bare)
     return bare
+
+
+def test_a_long_tables_download_is_capped_and_says_so():
+    import base64
+
+    from latentbench.report._blocks import _table
+
+    frame = pd.DataFrame({"item_a": range(500), "p_value": [k / 500 for k in range(500)]})
+    table = _table(frame, limit=10, name="pairs", download=True, download_limit=100)
+    assert table.total == 500 and table.download_rows == 100
+    lines = base64.b64decode(table.download).decode().strip().splitlines()
+    assert len(lines) == 101 and lines[1].startswith("0,")  # header + the first 100 rows
+    whole = _table(frame, limit=10, name="pairs", download=True)
+    assert whole.download_rows == 500

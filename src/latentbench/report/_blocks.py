@@ -16,6 +16,11 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+DOWNLOAD_ROWS = 20_000
+"""Most rows a table's CSV download holds: the page stays a few MB (122,131 near-duplicate
+candidate pairs of MMLU-Pro made a 17 MB page); the full tables come from Python
+(``result.diagnostics(matrix)``)."""
+
 
 @dataclass
 class _Table:
@@ -27,6 +32,8 @@ class _Table:
     download: str = ""
     wrap: bool = False
     """A short key-value table: cells wrap instead of being cut (narrow screens)."""
+    download_rows: int = 0
+    """Rows in the download (its first rows, when ``total`` is more than the cap)."""
 
 
 @dataclass
@@ -126,14 +133,18 @@ def _table(
     name: str = "table",
     download: bool = False,
     wrap: bool = False,
+    download_limit: int = DOWNLOAD_ROWS,
 ) -> _Table:
     total = len(frame)
     shown = frame if limit is None else frame.head(limit)
     rows = [[_cell(v) for v in row] for row in shown.itertuples(index=False, name=None)]
     if limit is not None and total > limit:
         caption = (caption + " " if caption else "") + f"(showing {limit:,} of {total:,} rows)"
-    data = _csv_base64(frame) if download and total > len(shown) else ""
-    return _Table([str(c) for c in frame.columns], rows, total, caption, name, data, wrap)
+    kept = frame.head(download_limit)
+    data = _csv_base64(kept) if download and total > len(shown) else ""
+    return _Table(
+        [str(c) for c in frame.columns], rows, total, caption, name, data, wrap, len(kept)
+    )
 
 
 def _order_line(ranks: pd.DataFrame, limit: int) -> str:

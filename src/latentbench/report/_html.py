@@ -16,6 +16,7 @@ from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import InputError
 from latentbench.report import plots
 from latentbench.report._blocks import (
+    DOWNLOAD_ROWS,
     _figure,
     _finite,
     _order_line,
@@ -349,7 +350,13 @@ def _fit_sections(
             f"{n_sig:,} of them are flagged as duplicates ('duplicate': more agreement than "
             "the fitted model explains, Bonferroni over candidate pairs). Identical answers "
             "('identical: yes') are expected for very easy or very hard items and are not by "
-            "themselves evidence of a duplicate.",
+            "themselves evidence of a duplicate."
+            + (
+                f" The download holds the {DOWNLOAD_ROWS:,} most significant; all of them: "
+                "result.diagnostics(matrix).duplicates in Python."
+                if len(pairs) > DOWNLOAD_ROWS
+                else ""
+            ),
         )
         section.tables.append(_table(pairs, limit=50, name="near-duplicates", download=True))
         sections.append(section)
