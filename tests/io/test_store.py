@@ -321,6 +321,21 @@ def test_few_and_many_observations_are_stored_alike(store):
     b = store.selection_observations(few).drop(columns="run_id")
     pd.testing.assert_frame_equal(a, b)
     assert a["score"].isna().sum() == 3 and a["attempts"].tolist() == columns["attempts"]
+    small = store.start_selection({"x": 3})  # a frame of a few rows, float32 NaN and pd.NA
+    frame = pd.DataFrame(columns, index=range(50, 50 + n)).head(8)
+    frame["score"] = frame["score"].astype("float32")
+    frame.loc[frame.index[0], "error"] = pd.NA
+    store.add_observations(small, frame)
+    nulls = "SELECT run_id, count(*) FROM selection_observations WHERE score IS NULL GROUP BY 1"
+    counts = dict(store.connection.execute(nulls).fetchall())
+    assert counts == {many: 3, few: 3, small: 1}  # NULL, never a stored NaN
+    nan = "SELECT count(*) FROM selection_observations WHERE isnan(score)"
+    assert store.connection.execute(nan).fetchone() == (0,)
+    # a repeated seq in a small batch stores none of it (one statement, one transaction)
+    batch = {c: v[:3] for c, v in columns.items()} | {"seq": [100, 101, 101]}
+    with pytest.raises(InputError, match="seq is repeated"):
+        store.add_observations(small, batch)
+    assert len(store.selection_observations(small)) == 8
 
 
 def test_ingest_files_is_the_python_twin(store):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -31,7 +30,9 @@ def _column(observations: Any, name: str, n: int) -> Any:
 
 
 def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NaT
+    """None, NaN of any float type, ``pd.NA`` and ``NaT``: stored as NULL, as the table path
+    stores them."""
+    return value is None or bool(pd.isna(value))
 
 
 def _none_if_missing(value: Any) -> Any:
@@ -112,7 +113,9 @@ class SelectionRuns:
                      _int_or_none(values["attempts"][k]))
                     for k in range(n)
                 ]  # fmt: skip
-                self.connection.executemany(insert + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                # one statement (one transaction): a repeated seq stores none of the rows
+                marks = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * n)
+                self.connection.execute(insert + "VALUES " + marks, [v for r in rows for v in r])
                 return n
             frame = pd.DataFrame({"run_id": run_id}, index=range(n))
             for column in columns:
