@@ -278,6 +278,14 @@ def test_estimate_many_filters_collects_and_loads_the_calibration_once(setup, tm
         estimate_many(cal, ResponseMatrix.from_wide(rows), precision=2.0, errors="collect")
     with pytest.raises(TypeError, match="budgte"):
         estimate_many(cal, ResponseMatrix.from_wide(rows), budgte=5)
+    design = tiny(cal, 10)
+    with pytest.raises(InputError, match="delta"):  # with a fixed design too: before any model
+        estimate_many(cal, ResponseMatrix.from_wide(rows), items=design, budget=None, delta=5)
+    for bad, message in (("c", "expected a list"), (["c", "c"], "named twice"), ([], "no model")):
+        with pytest.raises(InputError, match=message):
+            estimate_many(cal, ResponseMatrix.from_wide(rows), models=bad)
+    named = estimate_many(cal, rows.loc["c"], model="c", budget=20)  # estimate's spelling
+    assert named.single and named["c"].to_dict() == alone.to_dict()
     with pytest.raises(InputError):  # one model asked for: its error is the call's
         estimate_many(cal, ResponseMatrix.from_wide(rows), models=["b"], errors="collect")
     path = outcome.save(tmp_path)

@@ -559,6 +559,8 @@ def _check_call(
     """:func:`estimate`'s options, checked before any calibration or answer is read."""
     if items is None:
         _check_options(budget, precision, delta)
+    elif not 0 < delta < 1:
+        raise InputError(f"delta={delta!r}; expected a value in (0, 1)")
     elif precision is not None:
         raise InputError(
             f"precision={precision!r} with a fixed design (items=): every design item is "
@@ -723,8 +725,8 @@ class EstimateSet:
         ``model -> message`` for each model that could not be estimated (its answers were
         unusable); the other models' estimates do not depend on it.
     single : bool
-        The responses held one model: :meth:`to_dict` and ``estimate.json`` are then that
-        model's record rather than a list.
+        One model was estimated (the responses held one, or one was named): :meth:`to_dict`
+        and ``estimate.json`` are then that model's record rather than a list.
     """
 
     results: tuple[EstimateResult, ...]
@@ -825,6 +827,19 @@ def estimate_many(
 
     if errors not in ("raise", "collect"):
         raise InputError(f"errors={errors!r}; expected 'raise' or 'collect'")
+    if "model" in kwargs:  # estimate's spelling for one model
+        one = kwargs.pop("model")
+        if models is not None and one is not None:
+            raise InputError("give models=[...] or model=..., not both")
+        models = None if one is None else [one]
+    if isinstance(models, str):
+        raise InputError(f"models={models!r}; expected a list of model names, e.g. [{models!r}]")
+    if models is not None:
+        if not models:
+            raise InputError("models=[]: no model to estimate; expected at least one name")
+        repeated = sorted({str(m) for m in models if list(models).count(m) > 1})
+        if repeated:
+            raise InputError(f"models: {repeated[0]!r} is named twice; expected each once")
     try:  # the options once, before any model: their errors stop the call
         bound = inspect.signature(estimate).bind(calibration, None, **kwargs)
     except TypeError as exc:
@@ -863,6 +878,8 @@ def estimate_many(
         )
         return EstimateSet((one,), single=True)
     names = list(responses) if models is None else [str(m) for m in models]
+    if not names:
+        raise InputError(f"{source}: no model to estimate (the responses hold none)")
     absent = [m for m in names if m not in responses]
     if absent:
         raise InputError(
