@@ -215,3 +215,17 @@ def test_live_estimate_imports_a_scorer_next_to_the_config(live_setup, monkeypat
     res = estimate_live(_calibration(s), config, s.tmp / "py.duckdb", model="model-1", budget=8)
     assert res.n_evaluated == 8
     assert str(s.tmp) not in sys.path
+
+
+def test_live_estimate_checks_its_design_before_any_work(live_setup):
+    """A bad floor / proposal / proxy is refused before the store is created or the
+    calibration fitted (it was refused only once both were done)."""
+    from latentbench.exceptions import InputError
+
+    s = live_setup
+    config = s.write_config()
+    for option in ({"floor": 0.0}, {"proposal": "best"}, {"proxy": "oracle"}):
+        path = s.tmp / "never.duckdb"
+        with pytest.raises(InputError, match=next(iter(option))):
+            estimate_live(s.tmp / "missing-calibration.parquet", config, path, **option)
+        assert not path.exists()

@@ -30,7 +30,7 @@ from latentbench.select._estimate import (
     run_sequential,
 )
 from latentbench.select._estimate_calibration import load_calibration
-from latentbench.select._estimate_design import SequentialEstimate
+from latentbench.select._estimate_design import SequentialEstimate, check_design_options
 
 if TYPE_CHECKING:
     from latentbench.io.store import Store
@@ -117,6 +117,7 @@ def estimate_live(
     from latentbench.select.live._run import _open_run
 
     _check_options(budget, precision, delta)
+    check_design_options(floor, proposal, "dr", proxy)  # before the store or the calibration
     cfg = config if isinstance(config, LiveConfig) else LiveConfig.from_toml(config)
     if not isinstance(store, Store):
         with Store(store) as db:
