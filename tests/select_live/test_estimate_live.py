@@ -199,12 +199,20 @@ def test_live_estimate_sigkill_and_resume(live_setup, monkeypatch):
 
 def test_live_estimate_imports_a_scorer_next_to_the_config(live_setup, monkeypatch):
     """A `module:function` scorer beside the config imports from any working directory
-    (the Python API, as `select live` does), and only for that import."""
+    (the Python API, as `select live` does), first there, and what it imports when it runs
+    resolves there too; a module of that name imported from elsewhere is an error."""
+    from latentbench.exceptions import InputError
+
     s = live_setup
-    module = f"myscorer_{s.tmp.name.replace('-', '_')}"
+    monkeypatch.setattr(sys, "path", list(sys.path))  # restored after the test
+    tag = s.tmp.name.replace("-", "_")
+    module, helper = f"myscorer_{tag}", f"myhelper_{tag}"
+    (s.tmp / f"{helper}.py").write_text(
+        "def same(a, b):\n    return float(str(a).strip() == str(b).strip())\n"
+    )
     (s.tmp / f"{module}.py").write_text(
-        "def score(response, reference):\n"
-        "    return float(str(response).strip() == str(reference).strip())\n"
+        f"def score(response, reference):\n    import {helper}\n"
+        f"    return {helper}.same(response, reference)\n"
     )
     config = s.write_config()
     text = config.read_text().replace(
@@ -213,8 +221,11 @@ def test_live_estimate_imports_a_scorer_next_to_the_config(live_setup, monkeypat
     config.write_text(text)
     monkeypatch.chdir(s.tmp.parent)
     res = estimate_live(_calibration(s), config, s.tmp / "py.duckdb", model="model-1", budget=8)
-    assert res.n_evaluated == 8
-    assert str(s.tmp) not in sys.path
+    assert res.n_evaluated == 8 and "failed" not in res.stopped
+    (s.tmp / "json.py").write_text("def score(response, reference):\n    return 1.0\n")
+    config.write_text(text.replace(f"{module}:score", "json:score"))
+    with pytest.raises(InputError, match=r"'json' is already imported from .* shadows"):
+        estimate_live(_calibration(s), config, s.tmp / "py2.duckdb", model="model-1", budget=8)
 
 
 def test_live_estimate_checks_its_design_before_any_work(live_setup):

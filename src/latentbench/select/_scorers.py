@@ -128,18 +128,28 @@ def load_callable(
 
 
 def _import_beside(module_name: str, base: str | os.PathLike[str] | None) -> Any:
-    """``import module_name``; when that top-level module is not found, once more with
-    ``base`` first on ``sys.path`` (only for that import)."""
-    try:
-        return importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        top = module_name.partition(".")[0]
-        if base is None or exc.name not in (top, module_name):
-            raise
-    folder = str(Path(base).resolve())
-    sys.path.insert(0, folder)
-    try:
-        return importlib.import_module(module_name)
-    finally:
-        if folder in sys.path:
-            sys.path.remove(folder)
+    """``import module_name``, looked for first in ``base`` (the config file's folder), as a
+    script's imports resolve next to the script.
+
+    When ``base`` holds the top-level module (``name.py`` or ``name/__init__.py``), the folder
+    goes first on ``sys.path`` and stays there, so that what the function imports when it runs
+    resolves there too. A module of that name already imported from elsewhere would shadow the
+    file: that is an error naming both, not a silent use of the other module.
+    """
+    top = module_name.partition(".")[0]
+    folder = Path(base).resolve() if base is not None else None
+    if folder is not None and (
+        (folder / f"{top}.py").is_file() or (folder / top / "__init__.py").is_file()
+    ):
+        cached = sys.modules.get(top)
+        origin = getattr(cached, "__file__", None) if cached is not None else None
+        if cached is not None and (origin is None or Path(origin).resolve().parent not in (
+            folder, folder / top
+        )):  # fmt: skip
+            raise ImportError(
+                f"a module {top!r} is already imported from {origin or 'a built-in'}, which "
+                f"shadows {folder / top}; rename the file beside the configuration"
+            )
+        if str(folder) not in sys.path:
+            sys.path.insert(0, str(folder))
+    return importlib.import_module(module_name)
