@@ -45,7 +45,10 @@ def test_refused_option_values_are_spelled_as_flags():
         assert cli_spelling(text) == flag
     for text in ("margin=-1.0; expected", "floor=0.0; expected", "precision=0.0; expected"):
         assert cli_spelling(text).startswith("--")
+    assert cli_spelling("pass margin=M to stop") == "pass --margin M to stop"
     # not an option's value: left alone
+    corrupt = "fit/fit.json: rank=0; expected an integer >= 1"
+    assert cli_spelling(corrupt) == corrupt  # a file's field, not --rank
     assert cli_spelling("rank=2 for a matrix of 3 models") == "rank=2 for a matrix of 3 models"
     assert cli_spelling("a k=3 split; fine") == "a k=3 split; fine"
     toml = "run.toml: [run] budget=-1; expected an integer >= 0"

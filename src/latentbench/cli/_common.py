@@ -80,12 +80,14 @@ _SPELLINGS = (
     # "[run] budget=-1", which names its TOML key)
     (
         re.compile(
-            r"(?<!\] )(?<![\w-])(budget|precision|delta|floor|margin|epsilon|rank|sigma)="
+            r"(?<!\] )(?<!\.json: )(?<![\w-])"
+            r"(budget|precision|delta|floor|margin|epsilon|rank|sigma)="
             r"(?=[-+\w.']+;)"
         ),
         r"--\1 ",
     ),
     (re.compile(r"(--budget [-\w.]+; expected a nonnegative integer) or None"), r"\1"),
+    (re.compile(r"\bmargin=M\b"), "--margin M"),
     (re.compile(r"^k=(?=[-\w.]+;)"), "--k "),
     # report
     (re.compile(r"\bresponses=FILE\b"), "--responses FILE"),

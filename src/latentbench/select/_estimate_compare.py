@@ -169,7 +169,7 @@ def compare(
         notes.append(
             f"{name_a!r} and {name_b!r} have the same answer on every one of the {both.size:,} "
             "items they share (the same results twice?): their difference is exactly 0, which "
-            "no finite sample certifies; give a margin (--margin) to stop when they are equivalent"
+            "no finite sample certifies; pass margin=M to stop when they are equivalent"
         )
     a = SequentialEstimate(cal, both, delta=delta, floor=floor, proxy=proxy)
     b = SequentialEstimate(cal, both, delta=delta, floor=floor, proxy=proxy)

@@ -494,6 +494,9 @@ class _Trace:
         self.arm = [-1]
         self.lower: list[float] = [np.nan]
         self.upper: list[float] = [np.nan]
+        # copies taken now: a policy may hand out its live arrays
+        self.initial_lower = None if first is None else np.array(first[0], dtype=float)
+        self.initial_upper = None if first is None else np.array(first[1], dtype=float)
         self.mu = None if true_means is None else np.asarray(true_means, dtype=np.float64)
         self.covered: bool | None = None
         if self.mu is not None and first is not None:
@@ -681,8 +684,8 @@ def run_selection(
         trace_arm=np.asarray(trace.arm, dtype=np.int64),
         trace_arm_lower=np.asarray(trace.lower, dtype=float),
         trace_arm_upper=np.asarray(trace.upper, dtype=float),
-        initial_lower=None if first is None else np.array(first[0], dtype=float),
-        initial_upper=None if first is None else np.array(first[1], dtype=float),
+        initial_lower=trace.initial_lower,
+        initial_upper=trace.initial_upper,
         certificate_lower=None if cert is None else cert[0],
         certificate_upper=None if cert is None else cert[1],
         certified_after=certified_after,
