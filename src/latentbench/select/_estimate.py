@@ -821,25 +821,10 @@ def estimate_many(
     -------
     EstimateSet
     """
-    import pandas as pd
-
-    from latentbench.io import ResponseMatrix
 
     if errors not in ("raise", "collect"):
         raise InputError(f"errors={errors!r}; expected 'raise' or 'collect'")
-    if "model" in kwargs:  # estimate's spelling for one model
-        one = kwargs.pop("model")
-        if models is not None and one is not None:
-            raise InputError("give models=[...] or model=..., not both")
-        models = None if one is None else [one]
-    if isinstance(models, str):
-        raise InputError(f"models={models!r}; expected a list of model names, e.g. [{models!r}]")
-    if models is not None:
-        if not models:
-            raise InputError("models=[]: no model to estimate; expected at least one name")
-        repeated = sorted({str(m) for m in models if list(models).count(m) > 1})
-        if repeated:
-            raise InputError(f"models: {repeated[0]!r} is named twice; expected each once")
+    models = _selected_models(models, kwargs)
     try:  # the options once, before any model: their errors stop the call
         bound = inspect.signature(estimate).bind(calibration, None, **kwargs)
     except TypeError as exc:
@@ -848,55 +833,85 @@ def estimate_many(
     given = bound.arguments
     _check_call(*(given[k] for k in ("budget", "precision", "delta", "items", "floor",
                                      "proposal", "point", "proxy")))  # fmt: skip
-    source = "the responses"
-    if isinstance(responses, str | os.PathLike):
-        source = str(responses)
-        path = Path(responses)
-        if not path.exists():
-            raise InputError(f"responses {path}: no such file")
-        responses = read_responses(path)
-    if isinstance(responses, ResponseMatrix):
-        responses = {
-            m: pd.Series(
-                np.asarray(responses.scores[k], dtype=np.float64), index=responses.item_ids
-            )
-            for k, m in enumerate(responses.model_ids)
-        }
-    several = isinstance(responses, dict) and all(
-        isinstance(v, pd.Series) for v in responses.values()
-    )
-    if not several:  # one model's answers (a Series, a mapping, a vector)
+    source, by_model = _by_model(responses)
+    if by_model is None:  # one model's answers (a Series, a mapping, a vector)
+        single = responses
         if models is not None and len(models) != 1:
             raise InputError(f"models={list(models)}: the responses hold one model's answers")
         one = estimate(
             calibration,
-            responses,
+            single,
             model=models[0] if models else None,
             rank=rank,
             cache=cache,
             **kwargs,
         )
         return EstimateSet((one,), single=True)
-    names = list(responses) if models is None else [str(m) for m in models]
+    names = list(by_model) if models is None else [str(m) for m in models]
     if not names:
         raise InputError(f"{source}: no model to estimate (the responses hold none)")
-    absent = [m for m in names if m not in responses]
+    absent = [m for m in names if m not in by_model]
     if absent:
         raise InputError(
-            f"{source}: no model {absent[0]!r} (models: {', '.join(list(responses)[:5])}"
-            f"{', ...' if len(responses) > 5 else ''})"
+            f"{source}: no model {absent[0]!r} (models: {', '.join(list(by_model)[:5])}"
+            f"{', ...' if len(by_model) > 5 else ''})"
         )
     cal = load_calibration(calibration, rank=rank, cache=cache)  # once: its errors stop all
     results: list[EstimateResult] = []
     failures: dict[str, str] = {}
     for name in names:
         try:
-            results.append(estimate(cal, responses[name], model=name, **kwargs))
+            results.append(estimate(cal, by_model[name], model=name, **kwargs))
         except InputError as exc:
             if errors == "raise" or len(names) == 1:
                 raise
             failures[name] = str(exc)
     return EstimateSet(tuple(results), failures, single=len(names) == 1)
+
+
+def _selected_models(models: Sequence[str] | None, kwargs: dict[str, Any]) -> list[str] | None:
+    """``estimate_many``'s model selection (``estimate``'s ``model=`` popped from ``kwargs``
+    counts as one), checked: a list of distinct names, or None for all."""
+    if "model" in kwargs:  # estimate's spelling for one model
+        one = kwargs.pop("model")
+        if models is not None and one is not None:
+            raise InputError("give models=[...] or model=..., not both")
+        models = None if one is None else [one]
+    if models is None:
+        return None
+    if isinstance(models, str):
+        raise InputError(f"models={models!r}; expected a list of model names, e.g. [{models!r}]")
+    names = [str(m) for m in models]
+    if not names:
+        raise InputError("models=[]: no model to estimate; expected at least one name")
+    repeated = sorted({m for m in names if names.count(m) > 1})
+    if repeated:
+        raise InputError(f"models: {repeated[0]!r} is named twice; expected each once")
+    return names
+
+
+def _by_model(responses: Any) -> tuple[str, dict[str, pd.Series] | None]:
+    """Where the responses come from, and their answers by model (a file or a matrix of
+    several models); None when they are one model's answers (a Series, a mapping, a vector)."""
+    import pandas as pd
+
+    from latentbench.io import ResponseMatrix
+
+    source = "the responses"
+    if isinstance(responses, str | os.PathLike):
+        source = str(responses)
+        if not Path(responses).exists():
+            raise InputError(f"responses {responses}: no such file")
+        responses = read_responses(responses)
+    if isinstance(responses, ResponseMatrix):
+        scores = np.asarray(responses.scores, dtype=np.float64)
+        responses = {
+            m: pd.Series(scores[k], index=responses.item_ids)
+            for k, m in enumerate(responses.model_ids)
+        }
+    if isinstance(responses, dict) and all(isinstance(v, pd.Series) for v in responses.values()):
+        return source, responses
+    return source, None
 
 
 # ------------------------------------------------------------------------------ fixed designs
