@@ -130,3 +130,23 @@ def test_sigkill_at_random_points_repeats_at_most_concurrency_requests(live_setu
     repeated = len(s.state.requests) - len(set(s.state.requests))
     assert set(s.state.requests) == cells
     assert repeated <= kills * concurrency, repeated
+
+
+def test_a_cap_of_zero_is_refused_and_a_capped_run_says_to_raise_it(live_setup):
+    """`spend_cap = 0` capped at once and printed a resume command that capped again."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+    from latentbench.exceptions import InputError
+
+    s = live_setup
+    zero = s.write_config(s.tmp / "zero.toml", run={"spend_cap": 0})
+    with pytest.raises(InputError, match="spend_cap"):
+        LiveConfig.from_toml(zero)
+    _register()
+    capped = s.write_config(s.tmp / "capped.toml", run={"spend_cap": 10})
+    args = ["select", "live", "--config", str(capped), "--store", str(s.tmp / "c.duckdb")]
+    outcome = CliRunner().invoke(app, args, env={s.key_env: s.api_key})
+    text = " ".join(outcome.output.split())
+    assert outcome.exit_code == 3, outcome.output
+    assert "raise [run] spend_cap in" in text and "then resume with:" in text

@@ -43,7 +43,16 @@ def load_matrix(
     """Read a matrix from a file, or from the embedded store for one benchmark."""
     from latentbench.io import ResponseMatrix
 
-    if store is not None:
+    if store is not None and responses is not None:
+        raise InputError(
+            f"give RESPONSES ({responses}) or --store {store} --benchmark NAME, not both"
+        )
+    if store is None:  # the store's options alone would be ignored: refused
+        given = [f for f, v in (("--benchmark", benchmark), ("--metric", metric),
+                                ("--filter", filter)) if v is not None]  # fmt: skip
+        if given:
+            raise InputError(f"{given[0]} applies to a store: it needs --store STORE.duckdb")
+    else:
         if benchmark is None:
             raise InputError("--store needs --benchmark NAME (see `latentbench ls --store ...`)")
         from latentbench.io.store import Store

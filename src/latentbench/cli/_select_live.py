@@ -203,6 +203,14 @@ def live(
             err.print(f"  failed: {escape(model)} / {escape(item)}: {escape(error)}")
         if result.status == "waiting":
             err.print(f"run the plan, then resume with: {escape(resume)}", soft_wrap=True)
+        elif result.status == "capped":
+            err.print(
+                escape(
+                    f"raise [run] spend_cap in {config} (every paid request counts, all "
+                    f"sessions), then resume with: {resume}"
+                ),
+                soft_wrap=True,
+            )
         else:
             err.print(f"resume with: {escape(resume)}", soft_wrap=True)
     sys.stderr.flush()

@@ -64,7 +64,7 @@ class RunOptions:
     stop: Literal["budget", "confidence"] | None = None
     epsilon: float = field(default=0.0, metadata=between(0.0, EPSILON_MAX))
     on_error: Literal["stop", "zero"] = "stop"
-    spend_cap: int | None = field(default=None, metadata=at_least(0))
+    spend_cap: int | None = field(default=None, metadata=at_least(1))
     run_id: str | None = None
     benchmark: str | None = None
 
