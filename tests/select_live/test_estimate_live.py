@@ -240,3 +240,20 @@ def test_live_estimate_checks_its_design_before_any_work(live_setup):
         with pytest.raises(InputError, match=next(iter(option))):
             estimate_live(s.tmp / "missing-calibration.parquet", config, path, **option)
         assert not path.exists()
+
+
+def test_live_estimate_names_every_model_when_none_is_given(live_setup):
+    from latentbench.cli import _register, app
+    from latentbench.exceptions import InputError
+
+    s = live_setup
+    config = s.write_config()
+    with pytest.raises(InputError, match=r"name the one to estimate with model=NAME \(one of "):
+        estimate_live(_calibration(s), config, s.tmp / "n.duckdb")
+    _register()
+    args = ["estimate", str(s.tmp / "history.csv"), "--live", str(config), "--store",
+            str(s.tmp / "n.duckdb")]  # fmt: skip
+    outcome = CliRunner().invoke(app, args)
+    text = " ".join(outcome.output.split())
+    assert outcome.exit_code == 2 and "with --model NAME" in text
+    assert all(f"model-{k}" in text for k in range(len(s.names)))

@@ -88,6 +88,7 @@ _SPELLINGS = (
     ),
     (re.compile(r"(--budget [-\w.]+; expected a nonnegative integer) or None"), r"\1"),
     (re.compile(r"\bmargin=M\b"), "--margin M"),
+    (re.compile(r"\bmodel=NAME\b"), "--model NAME"),
     (re.compile(r"^k=(?=[-\w.]+;)"), "--k "),
     # report
     (re.compile(r"\bresponses=FILE\b"), "--responses FILE"),

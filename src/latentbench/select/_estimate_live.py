@@ -141,12 +141,12 @@ def estimate_live(
     if model is None:
         if len(names) != 1:
             raise InputError(
-                f"{cfg.source}: {len(names)} models; name the one to estimate "
-                f"(model=..., --model; one of {', '.join(names[:5])})"
+                f"{cfg.source}: {len(names)} models; name the one to estimate with model=NAME "
+                f"(one of {_listed(names)})"
             )
         model = names[0]
     if model not in names:
-        raise InputError(f"{cfg.source}: no model {model!r} (models: {', '.join(names[:5])})")
+        raise InputError(f"{cfg.source}: no model {model!r} (models: {_listed(names)})")
     items = cfg.load_items()
     item_ids = [str(it["id"]) for it in items]
     pos = cal.positions(item_ids)
@@ -230,3 +230,9 @@ def estimate_live(
         )
     store.set_selection_status(run_id, status)
     return result
+
+
+def _listed(names: list[str], shown: int = 12) -> str:
+    """``a, b, c`` (every name up to ``shown``, then ``and N more``)."""
+    listed = ", ".join(names[:shown])
+    return listed + (f", and {len(names) - shown} more" if len(names) > shown else "")
