@@ -46,6 +46,8 @@ def test_refused_option_values_are_spelled_as_flags():
     for text in ("margin=-1.0; expected", "floor=0.0; expected", "precision=0.0; expected"):
         assert cli_spelling(text).startswith("--")
     assert cli_spelling("pass margin=M to stop") == "pass --margin M to stop"
+    assert cli_spelling("pool_size=1; expected") == "--pool-size 1; expected"
+    assert cli_spelling("split='dates'; expected") == "--split 'dates'; expected"
     # not an option's value: left alone
     corrupt = "fit/fit.json: rank=0; expected an integer >= 1"
     assert cli_spelling(corrupt) == corrupt  # a file's field, not --rank

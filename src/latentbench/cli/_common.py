@@ -81,10 +81,11 @@ _SPELLINGS = (
     (
         re.compile(
             r"(?<!\] )(?<!\.json: )(?<![\w-])"
-            r"(budget|precision|delta|floor|margin|epsilon|rank|sigma)="
+            r"(budget|precision|delta|floor|margin|epsilon|rank|sigma|seeds|pool_size|split|"
+            r"missing|engine|layout|duplicates|errored)="
             r"(?=[-+\w.']+;)"
         ),
-        r"--\1 ",
+        lambda m: "--" + m.group(1).replace("_", "-") + " ",
     ),
     (re.compile(r"(--budget [-\w.]+; expected a nonnegative integer) or None"), r"\1"),
     (re.compile(r"\bmargin=M\b"), "--margin M"),

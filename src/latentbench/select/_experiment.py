@@ -385,7 +385,9 @@ def run_experiment(
         raise InputError(f"engine={engine!r}; expected 'local' or 'ray'")
     seed_list = [10000 * k for k in range(seeds)] if isinstance(seeds, int) else list(seeds)
     if not seed_list:
-        raise InputError("seeds is empty")
+        raise InputError(f"seeds={seeds!r}; expected at least one seed")
+    if budget is None or isinstance(budget, bool) or int(budget) != budget or budget < 1:
+        raise InputError(f"budget={budget!r}; expected a positive number of cells per run")
     for spec in policies:
         parse_policy(spec)
     if stop not in ("budget", "confidence"):
@@ -643,6 +645,10 @@ def experiment_from_matrix(
     """
     from latentbench.select._proxy import LowRankProxy
 
+    if isinstance(pool_size, bool) or int(pool_size) != pool_size or pool_size < 2:
+        raise InputError(
+            f"pool_size={pool_size!r}; expected an integer >= 2 (a pool to choose from)"
+        )
     scores = np.asarray(getattr(matrix, "scores", matrix), dtype=np.float32)
     params: dict[str, Any] = {"split": split, "rank": rank, "pool_size": pool_size}
     if simulate is not None:
