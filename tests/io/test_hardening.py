@@ -5,6 +5,7 @@ Each test here failed before the fix it names (issue 15).
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -218,3 +219,27 @@ def test_ingest_table_float_ids_are_errors(tmp_path):
     pd.DataFrame({"model": ["m1", "m2"], "item": [1.5, 2.0], "score": [1.0, 0.0]}).to_parquet(path)
     with pytest.raises(InputError, match=r"column 'item' holds float64 values"):
         read_results("table", path)
+
+
+def test_na_scores_are_missing_in_long_tables_and_ingest(tmp_path):
+    """R's write.csv writes NA: `ingest table` refused 'NA'/'NaN'/'null' scores and `fit`
+    refused a long row with a missing score; both now read them as unobserved cells."""
+    from latentbench.exceptions import DataWarning
+
+    path = tmp_path / "na.csv"
+    path.write_text("model,item,score\nm1,q1,1\nm1,q2,NA\nm2,q1,NaN\nm2,q2,0\nm3,q1,null\n")
+    said = r"3 row\(s\) with a missing score .* line 3, model 'm1'.* left out \('m3'\)"
+    with pytest.warns(DataWarning, match=said):
+        matrix = ResponseMatrix.read(path)
+    assert matrix.model_ids == ["m1", "m2"] and int(matrix.observed.sum()) == 2
+    assert np.isnan(matrix.scores[0, 1]) and matrix.scores[1, 1] == 0.0
+    frame, report = read_results("table", path)
+    assert len(frame) == 2 and "dropped 3: empty score (missing)" in str(report)
+    wide = tmp_path / "wide.csv"
+    wide.write_text("model,q1,q2\nm1,1,NA\nm2,N/A,0\n")
+    frame, _ = read_results("table", wide)
+    assert len(frame) == 2
+    everything = tmp_path / "none.csv"
+    everything.write_text("model,item,score\nm1,q1,NA\n")
+    with pytest.raises(InputError, match="every score is missing"):
+        ResponseMatrix.read(everything)

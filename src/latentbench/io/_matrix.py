@@ -230,14 +230,28 @@ class ResponseMatrix:
             refuse_bad_ids(frame[column], kind, source, column)
         values = _coerce_scores(frame[score], source, score)
         missing = np.isnan(values)
-        if missing.any():
-            position = int(np.flatnonzero(missing)[0])
+        if missing.all():
             raise InputError(
-                f"{_where(source)}column {score!r}, {_row(source, position)}: score is missing "
-                "(NaN); a long table has one row per observed cell, so drop unobserved rows "
-                "instead"
+                f"{_where(source)}column {score!r}: every score is missing (NaN, NA, empty); "
+                "expected observed scores"
             )
-        bad = not_a_score(values, missing_ok=False)
+        if missing.any():  # NA rows (R's write.csv): unobserved cells, said, never 0
+            position = int(np.flatnonzero(missing)[0])
+            gone = sorted(set(frame[model][missing].astype(str)) - set(
+                frame[model][~missing].astype(str)
+            ))  # fmt: skip
+            shown = ", ".join(map(repr, gone[:3])) + (", ..." if len(gone) > 3 else "")
+            left_out = (
+                f"; {len(gone)} model(s) with no observed score left out ({shown})" if gone else ""
+            )
+            warnings.warn(
+                f"{_where(source)}{int(missing.sum()):,} row(s) with a missing score (NaN, NA, "
+                f"empty) read as unobserved cells (first: {_row(source, position)}, model "
+                f"{frame[model].iloc[position]!r}, item {frame[item].iloc[position]!r}){left_out}",
+                DataWarning,
+                stacklevel=2,
+            )
+        bad = not_a_score(values, missing_ok=True)
         if bad.any():
             position = int(np.flatnonzero(bad)[0])
             raise InputError(
@@ -245,6 +259,10 @@ class ResponseMatrix:
                 f"{frame[model].iloc[position]!r}, item={frame[item].iloc[position]!r}): score "
                 f"{_show(values[position])} is outside [0, 1]; expected a score in [0, 1]"
             )
+        kept = np.flatnonzero(~missing)  # the file's rows of the observed cells
+        if kept.size < len(frame):
+            frame = frame.loc[kept].reset_index(drop=True)
+            values = values[kept]
         model_codes, model_ids = _factorize_ids(frame[model])
         item_codes, item_ids = _factorize_ids(frame[item])
         n_items = len(item_ids)
@@ -258,8 +276,9 @@ class ResponseMatrix:
             if differ.any():
                 k = int(np.flatnonzero(differ)[0])
                 a, b = int(first[k]), int(second[k])
+                la, lb = sorted((int(kept[a]), int(kept[b])))
                 raise InputError(
-                    f"{_where(source)}{_row(source, min(a, b))} and {_row(source, max(a, b))} both "
+                    f"{_where(source)}{_row(source, la)} and {_row(source, lb)} both "
                     f"give model {model_ids[model_codes[a]]!r}, item "
                     f"{item_ids[item_codes[a]]!r}, with different scores "
                     f"{_show(values[a])} and {_show(values[b])}; expected one score per pair"

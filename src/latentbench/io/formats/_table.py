@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from latentbench.exceptions import InputError
-from latentbench.io._files import read_csv_text
+from latentbench.io._files import MISSING_TOKENS, read_csv_text
 from latentbench.io._matrix_checks import refuse_long_without_score
 from latentbench.io.formats._common import (
     CANONICAL_COLUMNS,
@@ -68,8 +68,9 @@ def _scores(
     else:
         text = values.astype("str").str.strip().str.lower()
         text = text.replace({"true": "1", "false": "0"})
-        numeric = pd.to_numeric(text, errors="coerce")
-        bad = (numeric.isna() & values.notna()).to_numpy()
+        missing = values.isna() | text.isin(MISSING_TOKENS)  # NA, NaN, null, ...: missing
+        numeric = pd.to_numeric(text.where(~missing), errors="coerce")
+        bad = (numeric.isna() & ~missing).to_numpy()
     array = numeric.to_numpy(dtype=np.float64, na_value=np.nan)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
