@@ -243,3 +243,11 @@ def test_na_scores_are_missing_in_long_tables_and_ingest(tmp_path):
     everything.write_text("model,item,score\nm1,q1,NA\n")
     with pytest.raises(InputError, match="every score is missing"):
         ResponseMatrix.read(everything)
+
+
+def test_a_table_without_a_model_column_says_how_it_was_read(tmp_path):
+    """`name,question,acc` (a long table with other names) was read as wide without a word."""
+    path = tmp_path / "other.csv"
+    path.write_text("name,question,acc\nm,1,1\n")
+    _, report = read_results("table", path)
+    assert any("read as a wide table" in n and "'name'" in n for n in report.notes)

@@ -161,6 +161,13 @@ def read(
             raise InputError(f"{path}: a wide table needs a model column and item columns")
         ids = _ids(frame[id_col], path, offset, id_col, rows)
         items = [c for c in frame.columns if c != id_col]
+        if id_col != "model":  # no 'model' column: say how the table was read
+            report.notes.append(
+                f"{path}: read as a wide table (no columns {', '.join(_LONG)}): model ids in "
+                f"the first column {id_col!r}, {len(items):,} item column(s) "
+                f"({', '.join(map(repr, items[:3]))}{', ...' if len(items) > 3 else ''}); "
+                "for a long table name its columns model, item, score"
+            )
         parts = []
         for column in items:
             scores = _scores(frame[column], path, offset, column, rows)
