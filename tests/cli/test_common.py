@@ -48,6 +48,17 @@ def test_refused_option_values_are_spelled_as_flags():
     assert cli_spelling("pass margin=M to stop") == "pass --margin M to stop"
     assert cli_spelling("pool_size=1; expected") == "--pool-size 1; expected"
     assert cli_spelling("split='dates'; expected") == "--split 'dates'; expected"
+    assert cli_spelling("include_perturbed=True: an option of helm; source 'table' does not") == (
+        "--include-perturbed True: an option of helm; source 'table' does not"
+    )
+    assert (
+        cli_spelling("heldout fraction=1.5; expected a number")
+        == "--holdout 1.5; expected a number"
+    )
+    assert (
+        cli_spelling("x; pass metric=, filter= and split=")
+        == "x; pass --metric, --filter and --split"
+    )
     # not an option's value: left alone
     corrupt = "fit/fit.json: rank=0; expected an integer >= 1"
     assert cli_spelling(corrupt) == corrupt  # a file's field, not --rank

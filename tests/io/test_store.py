@@ -401,3 +401,34 @@ def test_sparse_benchmark_gives_a_matrix_of_observed_cells(store):
         j = matrix.item_ids.index(row["item"])
         assert dense[i, j] == row["score"]
     assert np.isnan(dense).sum() == 64 - 8
+
+
+def test_the_default_split_is_said_and_another_can_be_asked(store, tmp_path):
+    """A benchmark with test and valid rows gave its test rows without a word, and `fit` had
+    no --split."""
+    import warnings
+
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+    from latentbench.exceptions import DataWarning
+    from latentbench.io.formats import read_results
+
+    table = tmp_path / "sp.csv"
+    rows = [(m, f"q{j}", float((i + j) % 2), split) for i, m in enumerate(["a", "b", "c"])
+            for j, split in enumerate(["test", "test", "test", "valid", "valid"])]  # fmt: skip
+    pd.DataFrame(rows, columns=["model", "item", "score", "split"]).to_csv(table, index=False)
+    store.ingest(read_results("table", table)[0])
+    with pytest.warns(DataWarning, match=r"splits 'test', 'valid'; using 'test'"):
+        assert store.matrix("sp").n_items == 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)
+        assert store.matrix("sp", split="valid").item_ids == ["q3", "q4"]
+    store.close()
+    _register()
+    out = tmp_path / "fit"
+    args = ["fit", "--store", str(store.path), "--benchmark", "sp", "--split", "valid",
+            "--out", str(out)]  # fmt: skip
+    outcome = CliRunner().invoke(app, args)
+    assert outcome.exit_code == 0, outcome.output
+    assert json.loads((out / "fit.json").read_text())["input"]["split"] == "valid"

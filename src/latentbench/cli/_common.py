@@ -90,6 +90,13 @@ _SPELLINGS = (
     (re.compile(r"(--budget [-\w.]+; expected a nonnegative integer) or None"), r"\1"),
     (re.compile(r"\bmargin=M\b"), "--margin M"),
     (re.compile(r"\bmodel=NAME\b"), "--model NAME"),
+    (re.compile(r"\bsplit=NAME\b"), "--split NAME"),
+    (re.compile(r"pass metric=, filter= and split="), "pass --metric, --filter and --split"),
+    (re.compile(r"^heldout fraction=(?=\S+;)"), "--holdout "),
+    (
+        re.compile(r"^([a-z_]+)=(?=\S+: an option of )"),
+        lambda m: "--" + m.group(1).replace("_", "-") + " ",
+    ),
     (re.compile(r"^k=(?=[-\w.]+;)"), "--k "),
     # report
     (re.compile(r"\bresponses=FILE\b"), "--responses FILE"),

@@ -36,6 +36,7 @@ def load_matrix(
     metric: str | None = None,
     filter: str | None = None,
     *,
+    split: str | None = None,
     model_col: str | None = None,
     item_col: str | None = None,
     score_col: str | None = None,
@@ -48,8 +49,9 @@ def load_matrix(
             f"give RESPONSES ({responses}) or --store {store} --benchmark NAME, not both"
         )
     if store is None:  # the store's options alone would be ignored: refused
-        given = [f for f, v in (("--benchmark", benchmark), ("--metric", metric),
-                                ("--filter", filter)) if v is not None]  # fmt: skip
+        options = {"--benchmark": benchmark, "--metric": metric, "--filter": filter,
+                   "--split": split}  # fmt: skip
+        given = [flag for flag, value in options.items() if value is not None]
         if given:
             raise InputError(f"{given[0]} applies to a store: it needs --store STORE.duckdb")
     else:
@@ -58,7 +60,7 @@ def load_matrix(
         from latentbench.io.store import Store
 
         with Store(store, read_only=True) as db:
-            matrix = db.matrix(benchmark, metric=metric, filter=filter)
+            matrix = db.matrix(benchmark, metric=metric, filter=filter, split=split)
         matrix.layout = f"store {store}, benchmark {benchmark}"
         return matrix
     if responses is None:
@@ -116,7 +118,12 @@ def input_record(source: Path | str, matrix: ResponseMatrix | None = None) -> di
 
 
 def store_input_record(
-    store: Path, benchmark: str, metric: str | None, filter: str | None, matrix: ResponseMatrix
+    store: Path,
+    benchmark: str,
+    metric: str | None,
+    filter: str | None,
+    matrix: ResponseMatrix,
+    split: str | None = None,
 ) -> dict[str, Any]:
     """The ``input`` entry of ``fit.json`` for a store benchmark: where it is and a hash of
     its cells, so that ``latentbench report DIR`` reads it back while it is unchanged."""
@@ -127,6 +134,7 @@ def store_input_record(
         "benchmark": benchmark,
         "metric": metric,
         "filter": filter,
+        "split": split,
         "cells_sha256": cells_sha256(matrix),
         "layout": getattr(matrix, "layout", None),
     }
@@ -263,6 +271,9 @@ def fit(
     benchmark: str | None = typer.Option(None, help="Benchmark to read from --store."),
     metric: str | None = typer.Option(None, help="Metric, when the benchmark has several."),
     filter: str | None = typer.Option(None, help="Filter, when the benchmark has several."),
+    split: str | None = typer.Option(
+        None, help="Split, when the benchmark has several (default: test, with a warning)."
+    ),
     trials: str = typer.Option(
         "auto",
         help="Bernoulli trials behind every cell (a score k/K is k of K: pass@1 over K "
@@ -304,6 +315,7 @@ def fit(
                 benchmark,
                 metric,
                 filter,
+                split=split,
                 model_col=model_col,
                 item_col=item_col,
                 score_col=score_col,
@@ -322,7 +334,9 @@ def fit(
                     matrix,
                     info={"input": input_record(responses, matrix)}
                     if responses is not None
-                    else {"input": store_input_record(store, benchmark, metric, filter, matrix)}
+                    else {
+                        "input": store_input_record(store, benchmark, metric, filter, matrix, split)
+                    }
                     if store is not None and benchmark is not None
                     else None,
                     tables=None if validation is None else {"heldout": validation.table},

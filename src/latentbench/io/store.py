@@ -539,6 +539,14 @@ class Store(SelectionRuns):
         ]
         if split is None and len({s for _, _, s in chosen}) > 1:
             tests = [c for c in chosen if c[2] == "test"]
+            if tests:  # the default, said: the other splits' rows are left out
+                others = sorted({s for _, _, s in chosen} - {"test"})
+                warnings.warn(
+                    f"{self.path}: benchmark {benchmark!r} holds the splits 'test', "
+                    f"{', '.join(map(repr, others))}; using 'test' (pass split=NAME for another)",
+                    DataWarning,
+                    stacklevel=2,
+                )
             chosen = tests or chosen
         listing = ", ".join(f"metric={m!r} filter={f!r} split={s!r}" for m, f, s in triples)
         if not chosen:

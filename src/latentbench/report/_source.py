@@ -77,7 +77,7 @@ def _responses_from_fit(directory: Path) -> tuple[Any, str | None]:
             return None, f"responses: {where} (recorded in fit.json) not found; not used"
         with Store(entry["store"], read_only=True) as db:
             matrix = db.matrix(entry["benchmark"], metric=entry.get("metric"),
-                               filter=entry.get("filter"))  # fmt: skip
+                               filter=entry.get("filter"), split=entry.get("split"))  # fmt: skip
         if entry.get("cells_sha256") and cells_sha256(matrix) != entry["cells_sha256"]:
             return None, (
                 f"responses: {where} (recorded in fit.json) has changed since the fit; not used"
