@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from latentbench import InputError, NotFittedError, ResponseMatrix, TwoPL
@@ -126,3 +127,30 @@ def test_not_fitted_error():
 def test_fit_rejects_raw_arrays():
     with pytest.raises(InputError, match="expected a ResponseMatrix"):
         TwoPL().fit(np.zeros((3, 3)))
+
+
+def test_a_model_without_data_is_not_ranked(tmp_path):
+    """An all-missing model sat at the prior's theta and was ranked among measured models
+    (3rd of 5 above two models with data); it is now unranked (NA) and listed last."""
+    import warnings
+
+    from latentbench.irt import IRTResult, reported_abilities
+
+    rng = np.random.default_rng(0)
+    Y = (rng.random((6, 40)) < np.linspace(0.2, 0.8, 6)[:, None]).astype(float)
+    Y[2] = np.nan
+    matrix = ResponseMatrix.from_wide(
+        pd.DataFrame(Y, index=[f"m{i}" for i in range(6)], columns=[f"q{j}" for j in range(40)])
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = TwoPL().fit(matrix)
+        table = reported_abilities(result, result.standard_errors(matrix))
+    fitted = result.abilities.set_index("model")["rank_theta"]
+    assert fitted["m2"] is pd.NA and sorted(fitted.drop("m2")) == [1, 2, 3, 4, 5]
+    assert table["model"].iloc[-1] == "m2" and table["rank_theta"].iloc[-1] is pd.NA
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result.save(tmp_path / "fit", matrix)
+        loaded = IRTResult.load(tmp_path / "fit")
+    assert loaded.abilities.set_index("model")["rank_theta"]["m2"] is pd.NA

@@ -193,14 +193,22 @@ def print_fit(result: IRTResult, top: int = 10, abilities: Any = None) -> None:
             soft_wrap=True,
         )
     table_in = result.abilities if abilities is None else abilities
-    shown = table_in.sort_values("theta", ascending=False).head(top)
+    ranked = table_in["rank_theta"].isna() if "rank_theta" in table_in.columns else None
+    shown = (
+        table_in.assign(_unranked=ranked).sort_values(
+            ["_unranked", "theta"], ascending=[True, False]
+        )
+        if ranked is not None
+        else table_in.sort_values("theta", ascending=False)
+    ).head(top)  # a model without data (not ranked) after the ranked ones
     with_interval = "lower" in shown.columns
     table = Table(title=f"Top {len(shown)} models by ability")
     columns = ["rank", "model", "theta"] + (["95% interval"] if with_interval else [])
     for column in (*columns, "accuracy", "rank by accuracy"):
         table.add_column(column, justify="left" if column == "model" else "right")
     for row in shown.itertuples():
-        cells = [str(row.rank_theta), escape(str(row.model)), fmt(row.theta)]
+        rank: Any = row.rank_theta
+        cells = [fmt(None if rank is pd.NA else rank), escape(str(row.model)), fmt(row.theta)]
         if with_interval:
             cells.append(f"[{fmt(row.lower)}, {fmt(row.upper)}]")
         cells += [fmt(row.accuracy), fmt(None if row.rank_accuracy is pd.NA else row.rank_accuracy)]

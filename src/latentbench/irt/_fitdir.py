@@ -23,7 +23,7 @@ from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._objective import GaussianPenalty, Normalisation
 from latentbench.irt._priors import PriorSelection
 from latentbench.irt._random_items import RandomItemsFit
-from latentbench.irt._reported import rank_abilities, reported_abilities
+from latentbench.irt._reported import measured_models, rank_abilities, reported_abilities
 
 if TYPE_CHECKING:
     from latentbench.irt._result import IRTResult
@@ -358,7 +358,9 @@ def _fit_table(abilities: pd.DataFrame, order: Any, path: Path) -> pd.DataFrame:
         columns.insert(at, "rank_theta")
     abilities = abilities[columns]
     if "rank_theta" in abilities.columns and "theta" in abilities.columns:
-        abilities["rank_theta"] = rank_abilities(abilities["theta"].to_numpy(float))
+        abilities["rank_theta"] = rank_abilities(
+            abilities["theta"].to_numpy(float), measured_models(abilities)
+        )
         if "rank_accuracy" in abilities.columns:
             abilities["rank_shift"] = abilities["rank_accuracy"] - abilities["rank_theta"]
     return abilities

@@ -31,8 +31,8 @@ from latentbench.irt._objective import (
     sigmoid,
 )
 from latentbench.irt._priors import Prior, PriorSelection, resolve_prior
+from latentbench.irt._reported import rank_abilities
 from latentbench.irt._sparse import fit_sparse
-from latentbench.irt._stats import rankdata
 
 if TYPE_CHECKING:
     pass
@@ -496,7 +496,8 @@ class TwoPL:
                 "theta": U[:, 0],
                 "accuracy": accuracy,  # NaN for a model with no observed cell, never 0
                 "n_observed": n_obs_models,
-                "rank_theta": rankdata(-U[:, 0], method="min").astype(int),
+                # a model with no observed cell is not ranked (NA): its theta is the prior's
+                "rank_theta": rank_abilities(U[:, 0], n_obs_models > 0),
                 # unmeasured models are not ranked (NA), rather than ranked last
                 "rank_accuracy": pd.Series(-accuracy).rank(method="min").astype("Int64"),
                 "constant": constant_models,

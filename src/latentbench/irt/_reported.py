@@ -8,7 +8,7 @@ column ``theta_fit``; ranks are by the reported ``theta``; rows are ordered by r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -19,15 +19,40 @@ if TYPE_CHECKING:
     from latentbench.irt._result import IRTResult
     from latentbench.irt.inference import Uncertainty
 
-__all__ = ["LEADING", "rank_abilities", "reported_abilities"]
+__all__ = ["LEADING", "measured_models", "rank_abilities", "reported_abilities"]
 
 LEADING = ("rank_theta", "model", "theta", "lower", "upper", "se", "theta_fit")
 """The first columns of the reported table, in order."""
 
 
-def rank_abilities(theta: np.ndarray) -> np.ndarray:
-    """Ranks of the abilities, 1 = best; equal abilities share the lowest rank (int array)."""
-    return np.asarray(rankdata(-np.asarray(theta, float), method="min"), dtype=int)
+def rank_abilities(theta: np.ndarray, measured: np.ndarray | None = None) -> Any:
+    """Ranks of the abilities, 1 = best; equal abilities share the lowest rank.
+
+    A model without an observed cell (``measured`` False) is not ranked: its ability is the
+    prior's, not a measurement (NA, as its accuracy rank), and it does not push others down.
+
+    Returns
+    -------
+    pandas IntegerArray of shape (n_models,), NA where not ranked
+    """
+    values = np.asarray(theta, float)
+    ok = np.isfinite(values)
+    if measured is not None:
+        ok &= np.asarray(measured, dtype=bool)
+    ranks = pd.array(np.zeros(values.size, dtype=np.int64), dtype="Int64")
+    ranks[~ok] = pd.NA
+    if ok.any():
+        ranks[ok] = rankdata(-values[ok], method="min").astype(np.int64)
+    return ranks
+
+
+def measured_models(table: pd.DataFrame) -> np.ndarray | None:
+    """Which models of an abilities table have an observed cell (None: not known)."""
+    if "n_observed" in table.columns:
+        return (pd.to_numeric(table["n_observed"], errors="coerce").fillna(0) > 0).to_numpy()
+    if "no_data" in table.columns:
+        return ~table["no_data"].astype(bool).to_numpy()
+    return None
 
 
 def reported_abilities(result: IRTResult, uncertainty: Uncertainty | None) -> pd.DataFrame:
@@ -54,9 +79,10 @@ def reported_abilities(result: IRTResult, uncertainty: Uncertainty | None) -> pd
         unc = uncertainty.abilities
         for column in ("theta", "se", "lower", "upper", "no_data"):
             table[column] = unc[column].to_numpy()
-    table["rank_theta"] = rank_abilities(table["theta"].to_numpy(float))
+    table["rank_theta"] = rank_abilities(table["theta"].to_numpy(float), measured_models(table))
     table["rank_shift"] = table["rank_accuracy"] - table["rank_theta"]
     leading = [c for c in LEADING if c in table.columns]
     table = table[leading + [c for c in table.columns if c not in leading]]
-    order = np.argsort(table["rank_theta"].to_numpy(), kind="stable")
+    ranks = table["rank_theta"].to_numpy(dtype=float, na_value=np.inf)  # unranked last
+    order = np.argsort(ranks, kind="stable")
     return table.iloc[order].reset_index(drop=True)

@@ -73,7 +73,8 @@ class IRTResult:
     abilities : DataFrame
         One row per model: ``model``, ``theta`` (first factor), ``accuracy`` (mean observed
         score), ``n_observed``, ``rank_theta`` and ``rank_accuracy`` (1 = best; ties share the
-        lowest rank), ``rank_shift`` (rank_accuracy - rank_theta), ``constant`` (all observed
+        lowest rank; NA for a model without an observed cell, whose theta is the prior's),
+        ``rank_shift`` (rank_accuracy - rank_theta), ``constant`` (all observed
         scores equal: the ability is finite only because of the ridge); for rank > 1 also
         ``theta_1`` ... ``theta_r``.
     items : DataFrame

@@ -211,7 +211,7 @@ def _fit_sections(
                 "info": [
                     f"accuracy #{int(a)} -> ability #{int(t)} (shift {int(d):+d})"
                     if not pd.isna(a)
-                    else f"no observed score; ability #{int(t)}"
+                    else "no observed score: not ranked"
                     for a, t, d in zip(
                         abilities["rank_accuracy"], abilities["rank_theta"], shift, strict=True
                     )
