@@ -224,7 +224,10 @@ def export(
         "0.3.0 aggregate + instance-level files, reads back with `ingest eee`).",
     ),
     force: bool = typer.Option(
-        False, "--force", help="Overwrite an existing OUT file (refused otherwise)."
+        False,
+        "--force",
+        help="Overwrite an existing OUT file, or write eee records into a folder that is not "
+        "empty (refused otherwise).",
     ),
 ) -> None:
     """Write the canonical long table as a table file or as Every Eval Ever records."""
@@ -240,6 +243,17 @@ def export(
             raise InputError(
                 f"OUT {out} exists (it may be the file you ingested); pass --force to overwrite "
                 "it, or another OUT"
+            )
+        if format == "eee" and out.suffix.lower() in (".parquet", ".csv", ".tsv", ".json"):
+            raise InputError(
+                f"OUT {out}: --format eee writes a folder of records; expected a folder name "
+                "(not a file name), or --format table for a table file"
+            )
+        if format == "eee" and out.is_dir() and any(out.iterdir()) and not force:
+            raise InputError(
+                f"OUT {out} is a folder that is not empty: records written there would mix "
+                "with the ones it holds (and `ingest eee` would read them all back); pass "
+                "--force to write into it anyway, or another OUT"
             )
         if not store.exists():
             raise InputError(f"{store}: store not found")
