@@ -64,7 +64,7 @@ from latentbench.select._schedule import default_schedule
 from latentbench.select._scorers import exact_match, multiple_choice
 from latentbench.select._state import Observation, SelectionState
 from latentbench.select.live import LiveConfig, LiveResult, run_live
-from latentbench.select.oracles import MatrixOracle, Oracle
+from latentbench.select.oracles import CallableOracle, MatrixOracle, Oracle
 from latentbench.synthetic import LeaderboardSimulator
 
 __all__ = [
@@ -72,6 +72,7 @@ __all__ = [
     "UCBE",
     "UCBELRF",
     "Calibration",
+    "CallableOracle",
     "CompareResult",
     "EstimateResult",
     "EstimateSet",

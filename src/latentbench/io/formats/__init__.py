@@ -109,7 +109,8 @@ def read_results(
     ----------
     source : str
         The tool that wrote the files: a registered reader (:data:`SOURCES`: ``"lm-eval"``,
-        ``"lighteval"``, ``"helm"``, ``"inspect"``, ``"opencompass"``, ``"table"``).
+        ``"lighteval"``, ``"helm"``, ``"inspect"``, ``"opencompass"``, ``"table"``,
+        ``"eee"``).
     paths : path-like or iterable of path-like
         Files, or directories searched recursively for the tool's result files.
     benchmark : str, optional
@@ -144,7 +145,7 @@ def read_results(
 
     Returns
     -------
-    frame : DataFrame of shape (n_rows, 12)
+    frame : DataFrame of shape (n_rows, 14)
         The canonical long table, columns :data:`CANONICAL_COLUMNS`; one row per observation,
         no NaN scores.
     report : LoadReport
