@@ -432,3 +432,17 @@ def test_the_default_split_is_said_and_another_can_be_asked(store, tmp_path):
     outcome = CliRunner().invoke(app, args)
     assert outcome.exit_code == 0, outcome.output
     assert json.loads((out / "fit.json").read_text())["input"]["split"] == "valid"
+
+
+def test_a_table_file_is_never_opened_as_a_store(tmp_path):
+    """`--store lp.parquet` said "a DuckDB file of another program", or DuckDB's own
+    "Cannot launch in-memory database in read-only mode"."""
+    table = tmp_path / "lp.parquet"
+    pd.DataFrame({"model": ["a"], "item": ["x"], "score": [1.0]}).to_parquet(table)
+    before = table.read_bytes()
+    for read_only in (True, False):
+        with pytest.raises(InputError, match=r"a store is a DuckDB file .* not a \.parquet"):
+            Store(table, read_only=read_only)
+    with pytest.raises(InputError, match="not a .csv"):
+        Store(tmp_path / "new.csv")
+    assert table.read_bytes() == before and not (tmp_path / "new.csv").exists()

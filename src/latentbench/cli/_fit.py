@@ -65,6 +65,11 @@ def load_matrix(
         return matrix
     if responses is None:
         raise InputError("give a RESPONSES file, or --store STORE --benchmark NAME")
+    if responses.suffix.lower() in (".duckdb", ".db"):
+        raise InputError(
+            f"{responses} is a store: fit one of its benchmarks with --store {responses} "
+            "--benchmark NAME (`latentbench ls --store` lists them)"
+        )
     if responses.is_dir():
         hint = (
             " (it is a fit directory: `latentbench report DIR` reports it)"

@@ -77,6 +77,10 @@ class IngestResult(dict):
     ``n_present`` already in the store with the same score (a dict, JSON-ready)."""
 
 
+_TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".json", ".jsonl")
+"""Names that are a table's, never a store's."""
+
+
 class Store(SelectionRuns):
     """An embedded DuckDB store of responses, fits and selection runs (one file).
 
@@ -96,6 +100,13 @@ class Store(SelectionRuns):
 
     def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
         self.path = str(path)
+        suffix = Path(self.path).suffix.lower()
+        if suffix in _TABLE_SUFFIXES:  # DuckDB would open (or make) it as a database
+            raise InputError(
+                f"{self.path}: a store is a DuckDB file (e.g. results.duckdb), not a {suffix} "
+                "table; read a table with `latentbench ingest table FILE --store S.duckdb`, or "
+                "give it as the responses file"
+            )
         if read_only and self.path != ":memory:" and not Path(self.path).exists():
             raise InputError(f"{self.path}: store not found")
         try:

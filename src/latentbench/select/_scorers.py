@@ -96,11 +96,16 @@ def resolve_scorer(
         )
     if spec in _BUILTIN:
         return _BUILTIN[spec]
-    return load_callable(spec, where=where, base=base)
+    expected = "'exact_match', 'multiple_choice' or 'module:function'"
+    return load_callable(spec, where=where, base=base, expected=expected)
 
 
 def load_callable(
-    spec: str, *, where: str, base: str | os.PathLike[str] | None = None
+    spec: str,
+    *,
+    where: str,
+    base: str | os.PathLike[str] | None = None,
+    expected: str = "'module:function' (a module's function, e.g. 'mycode:score')",
 ) -> Callable[..., Any]:
     """Import ``"package.module:function"`` (user code named in a config file).
 
@@ -109,9 +114,7 @@ def load_callable(
     """
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        raise InputError(
-            f"{where}={spec!r}; expected 'exact_match', 'multiple_choice' or 'module:function'"
-        )
+        raise InputError(f"{where}={spec!r}; expected {expected}")
     try:
         module = _import_beside(module_name, base)
     except ImportError as exc:
