@@ -251,3 +251,22 @@ def test_a_table_without_a_model_column_says_how_it_was_read(tmp_path):
     path.write_text("name,question,acc\nm,1,1\n")
     _, report = read_results("table", path)
     assert any("read as a wide table" in n and "'name'" in n for n in report.notes)
+
+
+def test_a_per_task_choice_for_a_task_not_read_is_an_error():
+    """`--metric typo=acc` was ignored without a word."""
+    from pathlib import Path
+
+    from latentbench.cli._common import cli_spelling
+    from latentbench.cli._ingest import parse_choice
+
+    folder = Path(__file__).resolve().parents[1] / "data/formats/lm-eval/v0.4.9"
+    choice = {"arc_easy": "acc", "typo": "acc"}
+    with pytest.raises(InputError, match=r"no benchmark 'typo' was read; expected one of") as err:
+        read_results("lm-eval", folder, metric=choice, filter={"gsm8k": "strict-match"})
+    assert cli_spelling(str(err.value)).startswith("--metric typo=acc: ")
+    with pytest.raises(InputError, match="two choices for one task"):
+        parse_choice(["gsm8k=strict-match", "gsm8k=flexible-extract"], "--filter")
+    assert parse_choice(["gsm8k=strict-match", "gsm8k=strict-match"], "--filter") == {
+        "gsm8k": "strict-match"
+    }

@@ -91,6 +91,8 @@ _SPELLINGS = (
     (re.compile(r"\bmargin=M\b"), "--margin M"),
     (re.compile(r"\bmodel=NAME\b"), "--model NAME"),
     (re.compile(r"\bsplit=NAME\b"), "--split NAME"),
+    (re.compile(r"^(metric|filter) (?=\S+=\S+: no benchmark )"), r"--\1 "),
+    (re.compile(r"^source=(?=\S+; expected one of )"), "SOURCE "),
     (re.compile(r"pass metric=, filter= and split="), "pass --metric, --filter and --split"),
     (re.compile(r"^heldout fraction=(?=\S+;)"), "--holdout "),
     (

@@ -10,7 +10,14 @@ import typer
 from rich.table import Table
 
 from latentbench.cli import Command, app, example
-from latentbench.cli._common import console, err_console, escape, print_table, progress_bar
+from latentbench.cli._common import (
+    cli_spelling,
+    console,
+    err_console,
+    escape,
+    print_table,
+    progress_bar,
+)
 from latentbench.exceptions import DataWarning, InputError
 
 
@@ -27,6 +34,11 @@ def parse_choice(values: list[str] | None, flag: str) -> str | dict[str, str] | 
             task, _, name = value.rpartition("=")
             if not task or not name:
                 raise InputError(f"{flag} {value!r}; expected NAME or TASK=NAME")
+            if mapping.get(task, name) != name:
+                raise InputError(
+                    f"{flag} {task}={mapping[task]} and {flag} {value}: two choices for one "
+                    f"task; give one {flag} per task"
+                )
             mapping[task] = name
         else:
             plain.append(value)
@@ -40,7 +52,8 @@ def parse_choice(values: list[str] | None, flag: str) -> str | dict[str, str] | 
 
 
 def _fail(exc: Exception) -> None:
-    err_console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+    text = escape(cli_spelling(str(exc)))
+    err_console.print(f"[red]error:[/red] {text}", highlight=False, soft_wrap=True)
     raise typer.Exit(2) from None
 
 

@@ -217,3 +217,12 @@ def _check_named(report: LoadReport, **choices: str | Mapping[str, str] | None) 
                     f"{', '.join(report.files)}: unknown {kind} {choice!r}; no benchmark offers "
                     f"it (chosen instead: {', '.join(offered) or '(none)'})"
                 )
+        elif isinstance(choice, Mapping):  # TASK=NAME: a task that was not read is a typo
+            unknown = [t for t in choice if t != "*" and t not in report.choices]
+            if unknown:
+                read = sorted(report.choices)
+                raise InputError(
+                    f"{kind} {unknown[0]}={choice[unknown[0]]}: no benchmark {unknown[0]!r} was "
+                    f"read; expected one of {', '.join(map(repr, read[:8]))}"
+                    f"{', ...' if len(read) > 8 else ''} (the task name as the files give it)"
+                )
