@@ -443,6 +443,6 @@ def test_a_table_file_is_never_opened_as_a_store(tmp_path):
     for read_only in (True, False):
         with pytest.raises(InputError, match=r"a store is a DuckDB file .* not a \.parquet"):
             Store(table, read_only=read_only)
-    with pytest.raises(InputError, match="not a .csv"):
+    with pytest.raises(InputError, match=r"not a \.csv"):
         Store(tmp_path / "new.csv")
     assert table.read_bytes() == before and not (tmp_path / "new.csv").exists()
