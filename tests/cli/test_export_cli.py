@@ -11,13 +11,19 @@ _register()
 runner = CliRunner()
 
 
-def test_export_refuses_an_existing_file_unless_force(tmp_path):
+
+def _ingested(tmp_path):
+    """A three-row table file and the store it was ingested into."""
     source = tmp_path / "results.parquet"
     frame = pd.DataFrame({"model": ["a", "a", "b"], "item": ["x", "y", "x"], "score": [1.0, 0, 1]})
     frame.to_parquet(source, index=False)
     store = tmp_path / "s.duckdb"
     args = ["ingest", "table", str(source), "--store", str(store), "--benchmark", "b"]
     assert runner.invoke(app, args).exit_code == 0
+    return source, store
+
+def test_export_refuses_an_existing_file_unless_force(tmp_path):
+    source, store = _ingested(tmp_path)
     before = source.read_bytes()
     outcome = runner.invoke(app, ["export", str(source), "--store", str(store)])
     assert outcome.exit_code == 2
@@ -31,12 +37,7 @@ def test_export_refuses_an_existing_file_unless_force(tmp_path):
 def test_eee_export_never_mixes_with_a_folder_of_earlier_records(tmp_path):
     """An eee export into a folder of an earlier export merged with it (and `ingest eee` read
     both back); a file name made a folder named x.parquet."""
-    source = tmp_path / "results.parquet"
-    frame = pd.DataFrame({"model": ["a", "a", "b"], "item": ["x", "y", "x"], "score": [1.0, 0, 1]})
-    frame.to_parquet(source, index=False)
-    store = tmp_path / "s.duckdb"
-    args = ["ingest", "table", str(source), "--store", str(store), "--benchmark", "b"]
-    assert runner.invoke(app, args).exit_code == 0
+    source, store = _ingested(tmp_path)
     out = tmp_path / "eee"
     export = ["export", str(out), "--format", "eee", "--store", str(store)]
     assert runner.invoke(app, export).exit_code == 0
