@@ -37,7 +37,7 @@ def test_export_refuses_an_existing_file_unless_force(tmp_path):
 def test_eee_export_never_mixes_with_a_folder_of_earlier_records(tmp_path):
     """An eee export into a folder of an earlier export merged with it (and `ingest eee` read
     both back); a file name made a folder named x.parquet."""
-    source, store = _ingested(tmp_path)
+    _, store = _ingested(tmp_path)
     out = tmp_path / "eee"
     export = ["export", str(out), "--format", "eee", "--store", str(store)]
     assert runner.invoke(app, export).exit_code == 0
