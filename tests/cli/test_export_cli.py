@@ -11,7 +11,6 @@ _register()
 runner = CliRunner()
 
 
-
 def _ingested(tmp_path):
     """A three-row table file and the store it was ingested into."""
     source = tmp_path / "results.parquet"
@@ -21,6 +20,7 @@ def _ingested(tmp_path):
     args = ["ingest", "table", str(source), "--store", str(store), "--benchmark", "b"]
     assert runner.invoke(app, args).exit_code == 0
     return source, store
+
 
 def test_export_refuses_an_existing_file_unless_force(tmp_path):
     source, store = _ingested(tmp_path)
