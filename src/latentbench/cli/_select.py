@@ -389,16 +389,24 @@ def experiment(
         "leave-one-model-out estimates (each model in turn is the new one, the others "
         "calibrate; see docs/estimate.md): error, interval coverage and items used.",
     ),
-    split: str = typer.Option("random", help="'date' (older half = history) or 'random'."),
-    pools: str = typer.Option("gap:0.02", help="Exact-gap pools, e.g. 'gap:0.01,0.02,0.03,full'."),
-    policies: str = typer.Option("pulse,ucbe,naive", help="Comma-separated policy specs."),
+    split: str = typer.Option(
+        "random", help="--task select: 'date' (older half = history) or 'random'."
+    ),
+    pools: str = typer.Option(
+        "gap:0.02", help="--task select: exact-gap pools, e.g. 'gap:0.01,0.02,0.03,full'."
+    ),
+    policies: str = typer.Option(
+        "pulse,ucbe,naive", help="--task select: comma-separated policy specs."
+    ),
     seeds: int | None = typer.Option(
         None,
         help="Number of seeds. Default: 20 for select (seed = 10000 * run; 200 for "
         "publication-grade curves), 3 for estimate (runs per held-out model).",
         show_default=False,
     ),
-    budget: int = typer.Option(400_000, help="Post-initialisation evaluations per run."),
+    budget: int = typer.Option(
+        400_000, help="--task select: post-initialisation evaluations per run."
+    ),
     budgets: str = typer.Option(
         "30,100,300", help="--task estimate: items at which each estimate is recorded."
     ),
@@ -418,47 +426,48 @@ def experiment(
         show_default=False,
     ),
     batch_size: int | None = typer.Option(
-        None, help="Evaluations per round (B; default 64).", show_default=False
+        None, help="--task select: evaluations per round (B; default 64).", show_default=False
     ),
     init_batch: int | None = typer.Option(
         None,
-        help="Initial evaluations per model. Default: one batch, the same for every policy.",
+        help="--task select: initial evaluations per model. Default: one batch, the same for "
+        "every policy.",
         show_default=False,
     ),
     stop: str = typer.Option(
         "budget",
-        help="'budget', or 'confidence': every run also stops at its first certificate at "
-        "--delta; the table then compares the cells at the stop.",
+        help="--task select: 'budget', or 'confidence': every run also stops at its first "
+        "certificate at --delta; the table then compares the cells at the stop.",
     ),
     delta: float = typer.Option(
         0.05,
         help="Error probability of the certificates (select) or of each estimate's interval "
         "(estimate: it covers the truth at every step with probability >= 1 - delta).",
     ),
-    pool_size: int = typer.Option(1000, help="Models per pool."),
+    pool_size: int = typer.Option(1000, help="--task select: models per pool."),
     rank: str = typer.Option(
         "auto",
         help="Rank of the proxy (select) or of the calibration fits (estimate: 'auto' is 1).",
     ),
     simulate: int | None = typer.Option(
-        None, help="Draw this many leaderboard-like models from a fit of RESPONSES."
+        None, help="--task select: draw this many leaderboard-like models from a fit of RESPONSES."
     ),
-    sim_rank: int = typer.Option(4, help="Rank of the simulator fit."),
-    engine: str = typer.Option("local", help="'local' processes or 'ray'."),
+    sim_rank: int = typer.Option(4, help="--task select: rank of the simulator fit."),
+    engine: str = typer.Option("local", help="--task select: 'local' processes or 'ray'."),
     jobs: int | None = typer.Option(
-        None, help="Local processes (default or -1: all cores).", show_default=False
+        None, help="--task select: local processes (default or -1: all cores).", show_default=False
     ),
     n_jobs: int | None = typer.Option(
         None, "--n-jobs", hidden=True, help="Deprecated spelling of --jobs."
     ),
-    seed: int = typer.Option(0, help="Seed of the split and the simulator."),
+    seed: int = typer.Option(0, help="--task select: seed of the split and the simulator."),
     random_state: int | None = typer.Option(
         None, "--random-state", hidden=True, help="Deprecated spelling of --seed."
     ),
     missing: str = typer.Option(
         "error",
-        help="Missing candidate cells: 'error'; 'zero' to score them 0 explicitly; or "
-        "'drop-items' to drop every item with a missing candidate cell (printed).",
+        help="--task select: missing candidate cells: 'error'; 'zero' to score them 0 "
+        "explicitly; or 'drop-items' to drop every item with a missing candidate cell (printed).",
     ),
     out: Path | None = typer.Option(
         None,
