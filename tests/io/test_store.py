@@ -93,6 +93,12 @@ def test_items_disjoint_from_the_stored_ones_are_said(store, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error", DataWarning)  # overlapping items: nothing to say
         store.ingest_files("table", [paths[0]], benchmark="x")
+    valid = second.assign(split="valid")  # another split has its own items: nothing to say
+    valid.to_csv(tmp_path / "valid.csv", index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)
+        store.ingest_files("table", [tmp_path / "valid.csv"], benchmark="y")
+        store.ingest_files("table", [paths[0]], benchmark="y")
 
 
 def test_second_filter_is_added_not_conflicting(store, cells):

@@ -298,28 +298,30 @@ class Store(SelectionRuns):
         stored ones (another id convention, e.g. 'doc_0' against '0'): the new models would
         share no item with the stored models."""
         con = self.connection
-        groups = "benchmark, metric, filter"
+        groups = "benchmark, metric, filter, split"  # another split has other items: compared
+
+        def same(alias: str) -> str:  # the incoming rows of group g
+            return " AND ".join(f"{alias}.{c} = g.{c}" for c in groups.split(", "))
+
         rows = con.execute(
             f"WITH inc AS (SELECT DISTINCT {groups}, item FROM _incoming), "
             f"st AS (SELECT DISTINCT {groups}, item FROM responses "
             f"WHERE ({groups}) IN (SELECT DISTINCT {groups} FROM inc)) "
             f"SELECT {groups}, "
-            "(SELECT count(*) FROM inc i2 WHERE i2.benchmark = g.benchmark AND "
-            "i2.metric = g.metric AND i2.filter = g.filter), "
-            "(SELECT min(item) FROM inc i2 WHERE i2.benchmark = g.benchmark AND "
-            "i2.metric = g.metric AND i2.filter = g.filter), "
+            f"(SELECT count(*) FROM inc i2 WHERE {same('i2')}), "
+            f"(SELECT min(item) FROM inc i2 WHERE {same('i2')}), "
             "count(*), min(item) "
             f"FROM st g GROUP BY {groups} "
             f"HAVING NOT EXISTS (SELECT 1 FROM inc i3 JOIN st s3 USING ({groups}, item) "
-            "WHERE i3.benchmark = g.benchmark AND i3.metric = g.metric AND i3.filter = g.filter) "
+            f"WHERE {same('i3')}) "
             f"ORDER BY {groups}"
         ).fetchall()
         return [
-            f"benchmark {bench!r} (metric {metric!r}, filter {filt!r}): none of the "
-            f"{n_in:,} incoming item ids is among the {n_st:,} stored (e.g. incoming "
+            f"benchmark {bench!r} (metric {metric!r}, filter {filt!r}, split {split!r}): none of "
+            f"the {n_in:,} incoming item ids is among the {n_st:,} stored (e.g. incoming "
             f"{ex_in!r}, stored {ex_st!r}; another id convention?): the new rows share no item "
             "with the stored models, whose abilities a fit then compares only through its priors"
-            for bench, metric, filt, n_in, ex_in, n_st, ex_st in rows
+            for bench, metric, filt, split, n_in, ex_in, n_st, ex_st in rows
         ]
 
     def _one_row_per_key(
