@@ -270,3 +270,12 @@ def test_a_per_task_choice_for_a_task_not_read_is_an_error():
     assert parse_choice(["gsm8k=strict-match", "gsm8k=strict-match"], "--filter") == {
         "gsm8k": "strict-match"
     }
+
+
+def test_an_every_eval_ever_folder_given_to_lm_eval_points_to_ingest_eee(tmp_path):
+    folder = tmp_path / "eee" / "data" / "b" / "unknown" / "m"
+    folder.mkdir(parents=True)
+    record = folder / "b199912e-8aa8-44ce-976f-a284df6e6ddd_samples.jsonl"
+    record.write_text('{"sample_id": "1"}\n')
+    with pytest.raises(InputError, match=r"Every Eval Ever record: `latentbench ingest eee"):
+        read_results("lm-eval", tmp_path / "eee")

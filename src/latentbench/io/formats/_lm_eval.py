@@ -325,9 +325,16 @@ def read(
         if task is None:
             task = benchmark
         if task is None:
+            eee = re.fullmatch(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}_samples", path.stem)
+            hint = (
+                " (a '<uuid>_samples.jsonl' file is an Every Eval Ever record: "
+                "`latentbench ingest eee FOLDER` reads it)"
+                if eee
+                else ""
+            )
             raise InputError(
                 f"{path}: cannot tell the task from the file name (no 'samples_<task>_<date>' "
-                "pattern and no results.json naming the tasks); pass --benchmark NAME"
+                f"pattern and no results.json naming the tasks); pass --benchmark NAME{hint}"
             )
         source_model = meta_model or path.stem[: -len(task) - 1] or path.stem
         canonical = meta_model or source_model
