@@ -279,3 +279,14 @@ def test_an_every_eval_ever_folder_given_to_lm_eval_points_to_ingest_eee(tmp_pat
     record.write_text('{"sample_id": "1"}\n')
     with pytest.raises(InputError, match=r"Every Eval Ever record: `latentbench ingest eee"):
         read_results("lm-eval", tmp_path / "eee")
+
+
+def test_a_per_task_choice_is_refused_where_every_row_has_one_metric(tmp_path):
+    """`--metric TASK=NAME` was ignored by the table and Every Eval Ever readers."""
+    from latentbench.cli._common import cli_spelling
+
+    path = tmp_path / "t.csv"
+    path.write_text("model,item,score\nm1,q1,1\nm2,q1,0\n")
+    with pytest.raises(InputError, match="takes one metric name for all its rows") as err:
+        read_results("table", path, metric={"t": "acc"})
+    assert cli_spelling(str(err.value)).startswith("--metric t=acc: source 'table'")

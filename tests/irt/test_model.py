@@ -154,3 +154,18 @@ def test_a_model_without_data_is_not_ranked(tmp_path):
         result.save(tmp_path / "fit", matrix)
         loaded = IRTResult.load(tmp_path / "fit")
     assert loaded.abilities.set_index("model")["rank_theta"]["m2"] is pd.NA
+    # rank intervals: the unranked model never outranks a measured one, and has none itself
+    from latentbench.irt.inference import normal_draws, rank_intervals
+    from latentbench.report import build_report
+
+    theta, se = table["theta"].to_numpy(float), table["se"].to_numpy(float)
+    measured = table["n_observed"].to_numpy() > 0
+    ranks = rank_intervals(normal_draws(theta, se, 400, 0), table["model"].tolist(),
+                           estimate=theta, measured=measured)  # fmt: skip
+    assert ranks["rank"].iloc[-1] is pd.NA and ranks["prob_best"].isna().tolist()[-1]
+    assert sorted(ranks["rank"].iloc[:-1]) == [1, 2, 3, 4, 5]
+    assert ranks["rank_upper"].max() <= 5 and not ranks["tied_with_next"].iloc[-2:].any()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        page = build_report(result, matrix)
+    assert "&lt;NA&gt;" not in page and "<NA>" not in page

@@ -81,7 +81,7 @@ _SPELLINGS = (
     (
         re.compile(
             r"(?<!\] )(?<!\.json: )(?<![\w-])"
-            r"(budget|precision|delta|floor|margin|epsilon|rank|sigma|seeds|pool_size|split|"
+            r"(budget|precision|delta|floor|margin|epsilon|rank|sigma|seeds|pool_size|"
             r"missing|engine|layout|duplicates|errored)="
             r"(?=[-+\w.']+;)"
         ),
@@ -89,9 +89,9 @@ _SPELLINGS = (
     ),
     (re.compile(r"(--budget [-\w.]+; expected a nonnegative integer) or None"), r"\1"),
     (re.compile(r"\bmargin=M\b"), "--margin M"),
-    (re.compile(r"\bmodel=NAME\b"), "--model NAME"),
-    (re.compile(r"\bsplit=NAME\b"), "--split NAME"),
-    (re.compile(r"^(metric|filter) (?=\S+=\S+: no benchmark )"), r"--\1 "),
+    (re.compile(r"\bmodel=NAME\b(?! \(CLI)"), "--model NAME"),
+    (re.compile(r"^split=(?=[-+\w.']+;)"), "--split "),  # an option; in a data key it stays
+    (re.compile(r"^(metric|filter) (?=\S+=\S+: )"), r"--\1 "),
     (re.compile(r"^source=(?=\S+; expected one of )"), "SOURCE "),
     (re.compile(r"pass metric=, filter= and split="), "pass --metric, --filter and --split"),
     (re.compile(r"^heldout fraction=(?=\S+;)"), "--holdout "),

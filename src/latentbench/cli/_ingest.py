@@ -246,7 +246,7 @@ def export(
     """Write the canonical long table as a table file or as Every Eval Ever records."""
     from latentbench.io import check_destination
     from latentbench.io.formats import write_eee
-    from latentbench.io.store import Store
+    from latentbench.io.store import TABLE_SUFFIXES, Store
 
     try:
         if format not in ("table", "eee"):
@@ -257,7 +257,7 @@ def export(
                 f"OUT {out} exists (it may be the file you ingested); pass --force to overwrite "
                 "it, or another OUT"
             )
-        if format == "eee" and out.suffix.lower() in (".parquet", ".csv", ".tsv", ".json"):
+        if format == "eee" and out.suffix.lower() in (*TABLE_SUFFIXES, ".duckdb", ".db"):
             raise InputError(
                 f"OUT {out}: --format eee writes a folder of records; expected a folder name "
                 "(not a file name), or --format table for a table file"

@@ -237,13 +237,13 @@ class ResponseMatrix:
             )
         if missing.any():  # NA rows (R's write.csv): unobserved cells, said, never 0
             position = int(np.flatnonzero(missing)[0])
-            gone = sorted(set(frame[model][missing].astype(str)) - set(
-                frame[model][~missing].astype(str)
-            ))  # fmt: skip
-            shown = ", ".join(map(repr, gone[:3])) + (", ..." if len(gone) > 3 else "")
-            left_out = (
-                f"; {len(gone)} model(s) with no observed score left out ({shown})" if gone else ""
-            )
+            left_out = ""
+            for what, column in (("model", model), ("item", item)):
+                ids = frame[column].astype(str)
+                gone = sorted(set(ids[missing]) - set(ids[~missing]))
+                if gone:
+                    shown = ", ".join(map(repr, gone[:3])) + (", ..." if len(gone) > 3 else "")
+                    left_out += f"; {len(gone)} {what}(s) with no observed score left out ({shown})"
             warnings.warn(
                 f"{_where(source)}{int(missing.sum()):,} row(s) with a missing score (NaN, NA, "
                 f"empty) read as unobserved cells (first: {_row(source, position)}, model "

@@ -77,7 +77,7 @@ class IngestResult(dict):
     ``n_present`` already in the store with the same score (a dict, JSON-ready)."""
 
 
-_TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".json", ".jsonl")
+TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".json", ".jsonl")
 """Names that are a table's, never a store's."""
 
 
@@ -101,7 +101,7 @@ class Store(SelectionRuns):
     def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
         self.path = str(path)
         suffix = Path(self.path).suffix.lower()
-        if suffix in _TABLE_SUFFIXES:  # DuckDB would open (or make) it as a database
+        if suffix in TABLE_SUFFIXES:  # DuckDB would open (or make) it as a database
             raise InputError(
                 f"{self.path}: a store is a DuckDB file (e.g. results.duckdb), not a {suffix} "
                 "table; read a table with `latentbench ingest table FILE --store S.duckdb`, or "
@@ -556,7 +556,8 @@ class Store(SelectionRuns):
                 others = sorted({s for _, _, s in chosen} - {"test"})
                 warnings.warn(
                     f"{self.path}: benchmark {benchmark!r} holds the splits 'test', "
-                    f"{', '.join(map(repr, others))}; using 'test' (pass split=NAME for another)",
+                    f"{', '.join(map(repr, others))}; using 'test' (another: Store.matrix("
+                    "split=...) in Python, `latentbench fit --split` on the command line)",
                     DataWarning,
                     stacklevel=2,
                 )

@@ -136,12 +136,19 @@ class BootstrapResult:
             }
         )
 
-    def rank_intervals(self, level: float | None = None) -> pd.DataFrame:
-        """Rank intervals from the ability draws; see :func:`rank_intervals`."""
+    def rank_intervals(
+        self, level: float | None = None, measured: np.ndarray | None = None
+    ) -> pd.DataFrame:
+        """Rank intervals from the ability draws; see :func:`rank_intervals` (``measured``:
+        the models with an observed cell; the others are not ranked)."""
         if self.theta is None:
             raise InputError(_NO_THETA)
         return rank_intervals(
-            self.theta, self.model_ids, estimate=self.estimate_theta, level=level or self.level
+            self.theta,
+            self.model_ids,
+            estimate=self.estimate_theta,
+            level=level or self.level,
+            measured=measured,
         )
 
 

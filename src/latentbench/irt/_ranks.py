@@ -35,6 +35,7 @@ def rank_intervals(
     *,
     estimate: np.ndarray | None = None,
     level: float = 0.95,
+    measured: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Intervals for ability ranks (1 = best) from draws of the abilities.
 
@@ -46,6 +47,10 @@ def rank_intervals(
     estimate : ndarray of shape (n_models,), optional
         Point estimates (default: the mean of the draws).
     level : float, default 0.95
+    measured : ndarray of bool, shape (n_models,), optional
+        Models with an observed cell. The others (their ability is the prior's) are not
+        ranked: they never outrank a measured model, and their rank, interval and
+        ``prob_best`` are missing (NaN).
 
     Returns
     -------
@@ -64,6 +69,12 @@ def rank_intervals(
     n = draws.shape[1]
     ids = list(model_ids) if model_ids is not None else [str(i) for i in range(n)]
     est = np.asarray(estimate, float) if estimate is not None else np.nanmean(draws, axis=0)
+    unranked = np.zeros(n, dtype=bool) if measured is None else ~np.asarray(measured, bool)
+    if unranked.any():  # below every measured model, in every draw and in the estimate
+        draws = np.where(unranked[None, :], -np.inf, draws)
+        est_rank = np.where(unranked, -np.inf, est)
+    else:
+        est_rank = est
     keep = ~np.isnan(draws).any(axis=1)
     draws = draws[keep]
     ranks = np.empty(draws.shape, dtype=np.int64)
@@ -72,14 +83,19 @@ def rank_intervals(
     alpha = 1 - level
     lower = np.quantile(ranks, alpha / 2, axis=0, method="lower").astype(int)
     upper = np.quantile(ranks, 1 - alpha / 2, axis=0, method="higher").astype(int)
-    point_order = np.argsort(-est, kind="stable")
+    point_order = np.argsort(-est_rank, kind="stable")
     point_rank = np.empty(n, dtype=int)
     point_rank[point_order] = np.arange(1, n + 1)
     above_next = np.full(n, np.nan)
     for pos in range(n - 1):
         i, k = point_order[pos], point_order[pos + 1]
         above_next[i] = float(np.mean(draws[:, i] > draws[:, k]))
-    return pd.DataFrame(
+    if unranked.any():
+        above_next[unranked] = np.nan
+        last = point_order[int((~unranked).sum()) - 1] if (~unranked).any() else None
+        if last is not None:
+            above_next[last] = np.nan  # the last ranked model has no ranked model below
+    table = pd.DataFrame(
         {
             "model": ids,
             "theta": est,
@@ -91,3 +107,8 @@ def rank_intervals(
             "tied_with_next": np.where(np.isnan(above_next), False, above_next < 1 - alpha / 2),
         }
     )
+    if unranked.any():
+        for column in ("rank", "rank_lower", "rank_upper"):
+            table[column] = table[column].astype("Int64").mask(unranked)
+        table["prob_best"] = table["prob_best"].mask(unranked)
+    return table

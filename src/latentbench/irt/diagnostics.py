@@ -17,7 +17,7 @@ import pandas as pd
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._fitted import _observed
-from latentbench.irt._reported import reported_abilities
+from latentbench.irt._reported import measured_models, reported_abilities
 from latentbench.irt._stats import chi2_sf, norm_sf, poisson_cdf
 from latentbench.irt.inference import normal_draws, rank_intervals, standard_errors
 
@@ -379,7 +379,9 @@ def rank_changes(
     if unc is not None:
         theta = ab["theta"].to_numpy(float)
         draws = normal_draws(theta, ab["se"].to_numpy(float), n_draws, random_state)
-        ranks = rank_intervals(draws, ab["model"].tolist(), estimate=theta, level=level)
+        ranks = rank_intervals(
+            draws, ab["model"].tolist(), estimate=theta, level=level, measured=measured_models(ab)
+        )
         out["rank_lower"] = ranks["rank_lower"].to_numpy()
         out["rank_upper"] = ranks["rank_upper"].to_numpy()
         out["significant"] = (out["rank_accuracy"] < out["rank_lower"]) | (

@@ -120,7 +120,7 @@ def _cell(value: Any) -> dict[str, str]:
             return {"text": str(v), "sort": "1e308" if v > 0 else "-1e308"}
         text = f"{v:.3g}" if (v != 0 and (abs(v) < 1e-3 or abs(v) >= 1e4)) else f"{v:.3f}"
         return {"text": text, "sort": repr(v)}
-    text = "" if value is None else str(value)
+    text = "" if value is None or value is pd.NA else str(value)  # NA: a rank not given
     if len(text) > 48:
         return {"text": text[:45] + "...", "sort": "", "title": text}
     return {"text": text, "sort": ""}
@@ -149,7 +149,7 @@ def _table(
 
 def _order_line(ranks: pd.DataFrame, limit: int) -> str:
     """``A > B ~ C > D`` for the best ``limit`` models (``~``: tied with the next)."""
-    ordered = ranks.sort_values("rank").head(limit)
+    ordered = ranks.dropna(subset=["rank"]).sort_values("rank").head(limit)  # ranked only
     parts: list[str] = []
     for row in ordered.itertuples():
         parts.append(str(row.model))

@@ -76,9 +76,10 @@ def _findings(
     leader = ab.sort_values("theta", ascending=False).iloc[0]
     headline = f"{leader['model']} leads {n_models:,} models on {n_items:,} items"
     if ranks is not None:
-        ordered = ranks.sort_values("rank").reset_index(drop=True)
+        # the ranked models (one without an observed cell has no rank)
+        ordered = ranks.dropna(subset=["rank"]).sort_values("rank").reset_index(drop=True)
         top = ordered.iloc[0]
-        contenders = ranks[ranks["rank_lower"] <= 1]
+        contenders = ranks[(ranks["rank_lower"] <= 1).fillna(False).astype(bool)]
         contenders = contenders[contenders["model"] != top["model"]]
         if top["rank_upper"] <= 1 and len(contenders) == 0:
             headline += ", statistically separated from the rest."

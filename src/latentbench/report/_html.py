@@ -82,7 +82,7 @@ def _fit_sections(
     findings = _Section("findings", "Findings")
     sections.append(findings)
 
-    from latentbench.irt._reported import reported_abilities
+    from latentbench.irt._reported import measured_models, reported_abilities
 
     abilities = result.abilities.copy()
     diag = None
@@ -109,7 +109,7 @@ def _fit_sections(
             abilities = reported_abilities(result, unc)
         if boot is not None and boot.theta is not None:
             intervals = boot.abilities()
-            ranks = boot.rank_intervals()
+            ranks = boot.rank_intervals(measured=measured_models(result.abilities))
             level = boot.level
             text = (
                 f"{int(boot.level * 100)}% basic bootstrap intervals ({boot.method} "
@@ -119,7 +119,10 @@ def _fit_sections(
             intervals = abilities
             theta = abilities["theta"].to_numpy(float)
             draws = normal_draws(theta, abilities["se"].to_numpy(float), 2000, 0)
-            ranks = rank_intervals(draws, abilities["model"].tolist(), estimate=theta)
+            measured = measured_models(abilities)
+            ranks = rank_intervals(
+                draws, abilities["model"].tolist(), estimate=theta, measured=measured
+            )
             text = (
                 f"{int(unc.level * 100)}% intervals ({unc.method}, on the reporting scale); "
                 "rank intervals from normal draws around them. "

@@ -9,6 +9,7 @@ Ray (``engine="ray"``, optional extra). Every policy of a seed gets the same ini
 from __future__ import annotations
 
 import json
+import numbers
 import os
 import time
 from collections.abc import Callable
@@ -386,7 +387,9 @@ def run_experiment(
     seed_list = [10000 * k for k in range(seeds)] if isinstance(seeds, int) else list(seeds)
     if not seed_list:
         raise InputError(f"seeds={seeds!r}; expected at least one seed")
-    if budget is None or isinstance(budget, bool) or int(budget) != budget or budget < 1:
+    if not isinstance(budget, numbers.Real) or isinstance(budget, bool) or int(budget) != budget:
+        raise InputError(f"budget={budget!r}; expected a positive number of cells per run")
+    if budget < 1:
         raise InputError(f"budget={budget!r}; expected a positive number of cells per run")
     for spec in policies:
         parse_policy(spec)

@@ -186,6 +186,14 @@ def read_results(
             "split": split,
         },
     )
+    if source in ("table", "eee"):  # one metric for every row: a TASK=NAME would be ignored
+        for kind, choice in (("metric", metric), ("filter", filter)):
+            if isinstance(choice, Mapping):
+                given = " ".join(f"{task}={name}" for task, name in choice.items())
+                raise InputError(
+                    f"{kind} {given}: source {source!r} takes one {kind} name for all its "
+                    "rows, not TASK=NAME"
+                )
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     files = reader.select(expand(paths, reader.patterns), [Path(p) for p in paths])
     report = LoadReport(source=source, files=[str(f) for f in files])
