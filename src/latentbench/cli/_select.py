@@ -450,7 +450,8 @@ def experiment(
         help="Rank of the proxy (select) or of the calibration fits (estimate: 'auto' is 1).",
     ),
     simulate: int | None = typer.Option(
-        None, help="--task select: draw this many leaderboard-like models from a fit of RESPONSES."
+        None,
+        help="--task select: draw this many leaderboard-like models, simulated by a fit of RESPONSES.",
     ),
     sim_rank: int = typer.Option(4, help="--task select: rank of the simulator fit."),
     engine: str = typer.Option("local", help="--task select: 'local' processes or 'ray'."),
