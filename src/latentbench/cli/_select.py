@@ -451,7 +451,8 @@ def experiment(
     ),
     simulate: int | None = typer.Option(
         None,
-        help="--task select: draw this many leaderboard-like models, simulated by a fit of RESPONSES.",
+        help="--task select: draw this many leaderboard-like models, simulated by a fit of "
+        "RESPONSES.",
     ),
     sim_rank: int = typer.Option(4, help="--task select: rank of the simulator fit."),
     engine: str = typer.Option("local", help="--task select: 'local' processes or 'ray'."),
