@@ -169,3 +169,28 @@ def test_fit_device_cpu_tensors_give_the_default_fit(tmp_path):
     difference = (torch_fit["theta"] - default["theta"]).abs().max()
     assert 0 <= difference <= bound
     np.testing.assert_allclose(torch_fit["lower"], default["lower"], atol=bound)
+
+
+def test_fit_refuses_options_it_would_ignore(tmp_path):
+    """A responses file with --store, store options without one, and a responses file's
+    column names with a store were ignored without a word."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    _register()
+    table = tmp_path / "r.csv"
+    table.write_text("model,item,score\nm1,q1,1\nm1,q2,0\nm2,q1,0\nm2,q2,1\n")
+    store = tmp_path / "s.duckdb"
+    runner = CliRunner()
+    assert runner.invoke(app, ["ingest", "table", str(table), "--store", str(store)]).exit_code == 0
+    cases = [
+        ([str(table), "--store", str(store), "--benchmark", "r"], "not both"),
+        ([str(table), "--benchmark", "r"], "--benchmark applies to a store"),
+        ([str(table), "--split", "valid"], "--split applies to a store"),
+        (["--store", str(store), "--benchmark", "r", "--item-col", "q"], "--item-col names a"),
+    ]
+    for args, said in cases:
+        outcome = runner.invoke(app, ["fit", *args, "--out", str(tmp_path / "fit")])
+        assert outcome.exit_code == 2 and said in " ".join(outcome.output.split()), outcome.output
+    assert not (tmp_path / "fit").exists()

@@ -57,6 +57,10 @@ def load_matrix(
     else:
         if benchmark is None:
             raise InputError("--store needs --benchmark NAME (see `latentbench ls --store ...`)")
+        columns = {"--model-col": model_col, "--item-col": item_col, "--score-col": score_col}
+        named = [flag for flag, value in columns.items() if value is not None]
+        if named:  # a store's columns are fixed: the option would be ignored
+            raise InputError(f"{named[0]} names a column of a RESPONSES file, not of a store")
         from latentbench.io.store import Store
 
         with Store(store, read_only=True) as db:
