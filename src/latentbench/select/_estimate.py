@@ -311,43 +311,20 @@ def _answers(
     """The model's id and its answers on the calibrated items (NaN = none), shape (n,)."""
     import pandas as pd
 
-    from latentbench.io import ResponseMatrix
-
     notes: list[str] = []
     name = model or "model"
-    if isinstance(responses, str | os.PathLike):
-        path = Path(responses)
-        if not path.exists():
-            raise InputError(f"responses {path}: no such file")
-        responses = read_responses(path)
-    if (
-        isinstance(responses, dict)
-        and responses
-        and all(isinstance(v, pd.Series) for v in responses.values())
-    ):
-        ids = list(responses)
+    _, by_model = _by_model(responses)  # a file or a matrix: the one model, or the named one
+    if by_model:
+        ids = list(by_model)
         if model is None and len(ids) != 1:
             raise InputError(
                 f"the responses hold {len(ids)} models ({', '.join(ids[:5])}...); "
                 "name one (model=...) or use estimate_many"
             )
         name = ids[0] if model is None else name
-        if name not in responses:
+        if name not in by_model:
             raise InputError(f"model {name!r} is not in the responses (models: {ids[:5]}...)")
-        responses = responses[name]
-    if isinstance(responses, ResponseMatrix):
-        ids = responses.model_ids
-        if model is None:
-            if len(ids) != 1:
-                raise InputError(
-                    f"the responses hold {len(ids)} models ({', '.join(ids[:5])}...); name "
-                    "one (model=...) or use estimate_many"
-                )
-            name = ids[0]
-        elif name not in ids:
-            raise InputError(f"model {name!r} is not in the responses (models: {ids[:5]}...)")
-        row = np.asarray(responses.scores[ids.index(name)], dtype=np.float64)
-        responses = pd.Series(row, index=responses.item_ids)
+        responses = by_model[name]
     if isinstance(responses, Mapping):
         responses = pd.Series(dict(responses), dtype=np.float64)
     if isinstance(responses, pd.Series):
@@ -821,7 +798,6 @@ def estimate_many(
     -------
     EstimateSet
     """
-
     if errors not in ("raise", "collect"):
         raise InputError(f"errors={errors!r}; expected 'raise' or 'collect'")
     models = _selected_models(models, kwargs)
@@ -835,12 +811,11 @@ def estimate_many(
                                      "proposal", "point", "proxy")))  # fmt: skip
     source, by_model = _by_model(responses)
     if by_model is None:  # one model's answers (a Series, a mapping, a vector)
-        single = responses
         if models is not None and len(models) != 1:
             raise InputError(f"models={list(models)}: the responses hold one model's answers")
         one = estimate(
             calibration,
-            single,
+            responses,
             model=models[0] if models else None,
             rank=rank,
             cache=cache,
