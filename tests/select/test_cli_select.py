@@ -123,6 +123,45 @@ def test_replay_history_from_store(files):
     assert bad.exit_code != 0 and "go together" in bad.output
 
 
+def test_replay_history_from_a_store_split_and_metric(files):
+    """A history benchmark with two splits and two metrics: the choice is made with
+    --history-split / --history-metric, and the store's advice names those options."""
+    from latentbench.io.store import Store
+
+    tmp, _Y = files
+    db = tmp / "hist_choices.duckdb"
+    history = pd.read_parquet(tmp / "history.parquet")
+    test, valid = tmp / "history_test.parquet", tmp / "history_valid.parquet"
+    history.assign(split="test").to_parquet(test)
+    history.assign(score=1.0 - history["score"], split="valid").to_parquet(valid)
+    with Store(db) as store:
+        store.ingest_files("table", [test, valid], benchmark="toy", metric="acc")
+    args = ["select", "replay", str(tmp / "candidates.parquet"), "--history-store", str(db)]
+    args += ["--history-benchmark", "toy", "--rank", "2", "--budget", "100"]
+    args += ["--batch-size", "16", "--init-batch", "8"]
+    result = runner.invoke(app, [*args, "--out", str(tmp / "split_default")])
+    assert result.exit_code == 0, result.output
+    assert "using 'test' (choose another with --history-split)" in " ".join(result.output.split())
+    out = tmp / "split_valid"
+    result = runner.invoke(app, [*args, "--history-split", "valid", "--out", str(out)])
+    assert result.exit_code == 0 and "using 'test'" not in result.output, result.output
+    record = json.loads((out / "selection.json").read_text())["params"]["history"]
+    assert "(split 'valid')" in record["source"] and record["history models"] == 20
+    with Store(db) as store:  # a second metric: a choice is needed
+        store.ingest_files("table", [test], benchmark="toy", metric="f1")
+    bad = runner.invoke(app, [*args, "--out", str(tmp / "split_bad")])
+    assert bad.exit_code == 2
+    text = " ".join(bad.output.split())
+    assert "pass --history-metric, --history-filter and --history-split" in text, text
+    result = runner.invoke(app, [*args, "--history-metric", "f1", "--out", str(tmp / "metric_f1")])
+    assert result.exit_code == 0, result.output
+    bad = runner.invoke(
+        app, [*args[:3], "--history", str(tmp / "history.parquet"), "--history-split", "valid"]
+    )
+    assert bad.exit_code == 2
+    assert "--history-split: only with --history-store and --history-benchmark" in bad.output
+
+
 def test_replay_drops_items_with_missing_cells_when_asked(files):
     tmp, _Y = files
     long = pd.read_parquet(tmp / "candidates.parquet")

@@ -606,6 +606,52 @@ def test_leave_one_out_experiment():
     assert wide[60] < wide[20]
 
 
+def test_calibration_from_a_store_split(tmp_path, monkeypatch):
+    """A benchmark stored with two splits calibrates on ``test`` with a warning that names
+    the option, on another split when asked (Python split=, CLI --split), and the source
+    says which; --split/--filter without --benchmark are refused."""
+    from latentbench.cli import _register, app
+    from latentbench.exceptions import DataWarning
+    from latentbench.io import Store
+
+    monkeypatch.setenv("LATENTBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    Y, _ = simulate(13, 200, rank=1, seed=8)
+    path = tmp_path / "runs.duckdb"
+    valid = _store_frame(1.0 - Y[:12], "bench").assign(split="valid")
+    with Store(path) as db:
+        db.ingest(_store_frame(Y[:12], "bench"))
+        db.ingest(valid)
+    with pytest.warns(DataWarning, match=r"using 'test' \(choose another with split=\.\.\.\)"):
+        test = load_calibration(path, benchmark="bench", cache=False)
+    assert np.allclose(test.model_scores, Y[:12].mean(axis=1))
+    other = load_calibration(path, benchmark="bench", split="valid", cache=False)
+    assert np.allclose(other.model_scores, 1.0 - Y[:12].mean(axis=1))
+    assert other.source == f"{path}:bench (split=valid)" and other.hash != test.hash
+    with pytest.raises(InputError, match=r"split='nope'.*available"):
+        load_calibration(path, benchmark="bench", split="nope", cache=False)
+    with pytest.raises(InputError, match="apply only to a store benchmark"):
+        load_calibration(ResponseMatrix.from_wide(pd.DataFrame(Y[:2])), split="valid")
+
+    _register()
+    runner = CliRunner()
+    new = tmp_path / "new.csv"
+    pd.DataFrame({"item": [f"q{j:03d}" for j in range(200)], "score": Y[12]}).to_csv(new)
+    base = ["estimate", "--store", str(path), "--benchmark", "bench", str(new), "--budget", "30"]
+    res = runner.invoke(app, base)
+    assert res.exit_code == 0, res.output
+    assert "using 'test' (choose another with --split)" in " ".join(res.output.split())
+    out = tmp_path / "est"
+    res = runner.invoke(app, [*base, "--split", "valid", "--out", str(out)])
+    assert res.exit_code == 0 and "using 'test'" not in res.output, res.output
+    data = json.loads((out / "estimate.json").read_text())
+    assert data["calibration"]["source"] == f"{path}:bench (split=valid)"
+    res = runner.invoke(app, ["estimate", str(new), str(new), "--split", "valid"])
+    assert res.exit_code == 2
+    assert "--split applies only with --store STORE --benchmark NAME" in res.output
+    res = runner.invoke(app, ["estimate", str(new), str(new), "--split", "a", "--filter", "b"])
+    assert res.exit_code == 2 and "--filter and --split apply only with --store" in res.output
+
+
 def _store_frame(Y: np.ndarray, benchmark: str, first: int = 0) -> pd.DataFrame:
     """The canonical long table of ``Y`` (models ``m{first:02d}``..., items ``q000``...)."""
     m, n = Y.shape

@@ -94,6 +94,18 @@ _SPELLINGS = (
     (re.compile(r"^(metric|filter) (?=\S+=\S+: )"), r"--\1 "),
     (re.compile(r"^source=(?=\S+; expected one of )"), "SOURCE "),
     (re.compile(r"pass metric=, filter= and split="), "pass --metric, --filter and --split"),
+    (
+        re.compile(r"pass history_metric=, history_filter= and history_split="),
+        "pass --history-metric, --history-filter and --history-split",
+    ),
+    (
+        re.compile(r"choose another with (history_)?split=\.\.\."),
+        lambda m: "choose another with --" + ("history-" if m.group(1) else "") + "split",
+    ),
+    (
+        re.compile(r"\bhistory_(metric|filter|split|store|benchmark)\b"),
+        lambda m: "--history-" + m.group(1),
+    ),
     (re.compile(r"^heldout fraction=(?=\S+;)"), "--holdout "),
     (
         re.compile(r"^([a-z_]+)=(?=\S+: an option of )"),

@@ -119,6 +119,12 @@ def estimate_command(
     metric: str | None = typer.Option(
         None, help="With --benchmark: its metric, when the store holds several."
     ),
+    filter: str | None = typer.Option(
+        None, help="With --benchmark: its filter, when the store holds several."
+    ),
+    split: str | None = typer.Option(
+        None, help="With --benchmark: its split, when it has several (default: test, warned)."
+    ),
     out: Path | None = typer.Option(
         None, "--out", "-o", help="Write estimate.json into this directory."
     ),
@@ -133,7 +139,8 @@ def estimate_command(
 
     if out is not None:
         _writable_dir(out)
-    calibration, responses = _sources(calibration, responses, live, store, benchmark, metric)
+    choice = {"metric": metric, "filter": filter, "split": split}
+    calibration, responses = _sources(calibration, responses, live, store, benchmark, choice)
     budget_given = getattr(ctx.get_parameter_source("budget"), "name", "") not in (
         "DEFAULT",
         "DEFAULT_MAP",
@@ -149,7 +156,7 @@ def estimate_command(
                 live=live,
                 store=store,
                 benchmark=benchmark,
-                metric=metric,
+                choice=choice,
                 model=model,
                 budget=budget,
                 precision=precision,
@@ -188,7 +195,7 @@ def _estimate(
     live: Path | None,
     store: Path | None,
     benchmark: str | None,
-    metric: str | None,
+    choice: dict[str, str | None],
     model: str | None,
     rank: int,
     **options: Any,
@@ -198,7 +205,14 @@ def _estimate(
 
     cal: Any = calibration
     if benchmark is not None and store is not None:
-        cal = load_calibration(store, benchmark=benchmark, metric=metric, rank=rank)
+        cal = load_calibration(
+            store,
+            benchmark=benchmark,
+            rank=rank,
+            metric=choice["metric"],
+            filter=choice["filter"],
+            split=choice["split"],
+        )
     if live is not None and store is not None:  # --live without --store: refused before
         options.pop("items")  # refused with --live before
         one = estimate_live(cal, live, store, model=model, rank=rank, **options)
@@ -213,7 +227,7 @@ def _sources(
     live: Path | None,
     store: Path | None,
     benchmark: str | None,
-    metric: str | None,
+    choice: dict[str, str | None],
 ) -> tuple[Path | None, Path | None]:
     """``(calibration, responses)`` of the command line, or a clear error (exit 2)."""
     if benchmark is not None:
@@ -225,8 +239,10 @@ def _sources(
                 f"new model's results (got {calibration} and {responses})"
             )
         responses, calibration = calibration, None
-    elif metric is not None:
-        fail("--metric applies only with --store STORE --benchmark NAME")
+    elif any(value is not None for value in choice.values()):
+        given = [f"--{name}" for name, value in choice.items() if value is not None]
+        verb = "applies" if len(given) == 1 else "apply"
+        fail(f"{' and '.join(given)} {verb} only with --store STORE --benchmark NAME")
     elif store is not None and live is None:
         fail(
             f"--store {store} needs --benchmark NAME (calibrate on that benchmark of the store) "

@@ -125,6 +125,15 @@ def replay(
     history_benchmark: str | None = typer.Option(
         None, help="Benchmark of --history-store whose models are the history."
     ),
+    history_metric: str | None = typer.Option(
+        None, help="Metric of --history-benchmark, when the store holds several."
+    ),
+    history_filter: str | None = typer.Option(
+        None, help="Filter of --history-benchmark, when the store holds several."
+    ),
+    history_split: str | None = typer.Option(
+        None, help="Split of --history-benchmark, when it has several (default: test, warned)."
+    ),
     no_history: bool = typer.Option(
         False,
         "--no-history",
@@ -211,6 +220,9 @@ def replay(
                     history=history,
                     history_store=history_store,
                     history_benchmark=history_benchmark,
+                    history_metric=history_metric,
+                    history_filter=history_filter,
+                    history_split=history_split,
                     no_history=no_history,
                     policy=policy,
                     budget=budget,

@@ -556,8 +556,7 @@ class Store(SelectionRuns):
                 others = sorted({s for _, _, s in chosen} - {"test"})
                 warnings.warn(
                     f"{self.path}: benchmark {benchmark!r} holds the splits 'test', "
-                    f"{', '.join(map(repr, others))}; using 'test' (another: Store.matrix("
-                    "split=...) in Python, `latentbench fit --split` on the command line)",
+                    f"{', '.join(map(repr, others))}; using 'test' (choose another with split=...)",
                     DataWarning,
                     stacklevel=2,
                 )

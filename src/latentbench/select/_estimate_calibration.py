@@ -467,6 +467,7 @@ def load_calibration(
     benchmark: str | None = None,
     metric: str | None = None,
     filter: str | None = None,
+    split: str | None = None,
 ) -> Calibration:
     """Build (or fetch from the cache) the calibration of :func:`~latentbench.select.estimate`.
 
@@ -484,9 +485,9 @@ def load_calibration(
         ``~/.cache/latentbench/calibrations``; a path: there; ``False``: memory only).
     benchmark : str, optional
         The store benchmark to calibrate on (required, and only allowed, with a store).
-    metric, filter : str, optional
-        The benchmark's metric and filter when the store holds several
-        (:meth:`latentbench.io.Store.matrix`).
+    metric, filter, split : str, optional
+        The benchmark's metric, filter and split when the store holds several
+        (:meth:`latentbench.io.Store.matrix`; split: ``test`` by default, with a warning).
 
     Returns
     -------
@@ -500,10 +501,14 @@ def load_calibration(
 
     if benchmark is not None:
         return _from_store(
-            calibration, benchmark, metric=metric, filter=filter, rank=rank, cache=cache
+            calibration,
+            benchmark,
+            choice={"metric": metric, "filter": filter, "split": split},
+            rank=rank,
+            cache=cache,
         )
-    if metric is not None or filter is not None:
-        raise InputError("calibration: metric / filter apply only to a store benchmark")
+    if metric is not None or filter is not None or split is not None:
+        raise InputError("calibration: metric / filter / split apply only to a store benchmark")
     if isinstance(calibration, Calibration):
         return calibration
     if isinstance(calibration, IRTResult):
@@ -589,16 +594,16 @@ def _from_store(
     store: object,  # checked here: a Store or a path
     benchmark: str,
     *,
-    metric: str | None,
-    filter: str | None,
+    choice: dict[str, str | None],
     rank: int,
     cache: bool | str | os.PathLike[str],
 ) -> Calibration:
-    """Calibration fitted on one benchmark of a store (read through the public Store API)."""
+    """Calibration fitted on one benchmark of a store (read through the public Store API);
+    ``choice`` is its metric, filter and split (:meth:`~latentbench.io.Store.matrix`)."""
     from latentbench.io import Store
 
     if isinstance(store, Store):
-        matrix = store.matrix(benchmark, metric=metric, filter=filter)
+        matrix = store.matrix(benchmark, **choice)
         where = store.path
     elif isinstance(store, str | os.PathLike):
         where = str(store)
@@ -608,7 +613,7 @@ def _from_store(
                 f"holding benchmark {benchmark!r}"
             )
         with Store(where, read_only=True) as db:
-            matrix = db.matrix(benchmark, metric=metric, filter=filter)
+            matrix = db.matrix(benchmark, **choice)
     else:
         raise InputError(
             f"calibration of type {type(store).__name__} with benchmark={benchmark!r}; "
@@ -616,4 +621,6 @@ def _from_store(
         )
     Y = np.nan_to_num(np.asarray(matrix.scores, dtype=np.float64), nan=-1.0)
     key = _content_hash(_CACHE_VERSION, "store", Y, *matrix.model_ids, *matrix.item_ids, rank)
-    return _fit_cached(key, cache, lambda: matrix, rank, f"{where}:{benchmark}")
+    chosen = ", ".join(f"{name}={value}" for name, value in choice.items() if value is not None)
+    source = f"{where}:{benchmark}" + (f" ({chosen})" if chosen else "")
+    return _fit_cached(key, cache, lambda: matrix, rank, source)

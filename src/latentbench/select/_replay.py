@@ -92,6 +92,9 @@ def replay(
     history: ResponseMatrix | PathLike | None = None,
     history_store: PathLike | None = None,
     history_benchmark: str | None = None,
+    history_metric: str | None = None,
+    history_filter: str | None = None,
+    history_split: str | None = None,
     no_history: bool = False,
     policy: str = "pulse",
     budget: int | None = None,
@@ -117,6 +120,9 @@ def replay(
         Scores of historical models on the same items; they learn the proxy.
     history_store, history_benchmark : optional
         Take the history from a benchmark of a DuckDB store instead (both together).
+    history_metric, history_filter, history_split : str, optional
+        That benchmark's metric, filter and split when the store holds several
+        (:meth:`latentbench.io.Store.matrix`; split: ``test`` by default, with a warning).
     no_history : bool, default False
         History-free: every model is a candidate and the proxy's item factors are learned
         online from the candidates' own revealed cells
@@ -177,6 +183,10 @@ def replay(
         raise InputError(f"{' and '.join(given)} exclude each other; give one of them")
     if (history_store is None) != (history_benchmark is None):
         raise InputError("history_store and history_benchmark go together; give both")
+    choice = {"metric": history_metric, "filter": history_filter, "split": history_split}
+    if history_store is None and any(value is not None for value in choice.values()):
+        named = ", ".join(f"history_{name}" for name, value in choice.items() if value)
+        raise InputError(f"{named}: only with history_store and history_benchmark")
     epsilon = check_epsilon(epsilon)
     say = progress or (lambda _text: None)
     say("reading the responses")
@@ -189,11 +199,11 @@ def replay(
             where = str(hist_path) if hist_path is not None else "the history matrix"
             flag = "history"
         else:
-            from latentbench.io.store import Store
-
-            with Store(Path(history_store), read_only=True) as db:  # type: ignore[arg-type]
-                hist = db.matrix(str(history_benchmark))
-            where = f"benchmark {history_benchmark!r} of store {history_store}"
+            store_path = Path(history_store)  # type: ignore[arg-type]
+            hist = _history_from_store(store_path, str(history_benchmark), choice)
+            chosen = ", ".join(f"{k} {v!r}" for k, v in choice.items() if v is not None)
+            chosen = f" ({chosen})" if chosen else ""
+            where = f"benchmark {history_benchmark!r}{chosen} of store {history_store}"
             flag = "history_store"
         absent = set(matrix.item_ids) - set(hist.item_ids)
         if absent:
@@ -305,3 +315,27 @@ def replay(
     result.params.setdefault("n_items", oracle.n_items)
     result.params.setdefault("history", record)
     return result
+
+
+def _history_from_store(
+    path: Path, benchmark: str, choice: dict[str, str | None]
+) -> ResponseMatrix:
+    """The history matrix of ``benchmark`` in the store at ``path``; the store's advice on
+    choosing a metric, filter or split names this function's ``history_*`` keywords."""
+    from latentbench.io.store import Store
+
+    def ours(text: str) -> str:
+        return text.replace(
+            "pass metric=, filter= and split=",
+            "pass history_metric=, history_filter= and history_split=",
+        ).replace("choose another with split=...", "choose another with history_split=...")
+
+    with warnings.catch_warnings(record=True) as caught, Store(path, read_only=True) as db:
+        warnings.simplefilter("always")
+        try:
+            hist = db.matrix(benchmark, **choice)
+        except InputError as exc:
+            raise InputError(ours(str(exc))) from None
+    for w in caught:
+        warnings.warn(ours(str(w.message)), w.category, stacklevel=3)
+    return hist
