@@ -11,7 +11,12 @@ from typer.testing import CliRunner
 
 from latentbench.cli import _register, app
 from latentbench.io import ResponseMatrix
-from latentbench.select import estimate_experiment, summarize_estimate_experiment
+from latentbench.select import (
+    EstimateExperiment,
+    estimate_experiment,
+    summarize_estimate_experiment,
+)
+from latentbench.select._estimate_experiment import uniform_error
 
 _register()
 runner = CliRunner()
@@ -43,13 +48,14 @@ def test_estimate_task_writes_what_the_function_returns(responses, tmp_path):
     assert outcome.exit_code == 0, outcome.output
     assert "mean |error|" in outcome.output and "coverage" in outcome.output
     assert "items to ±0.15" in outcome.output
-    table = estimate_experiment(
+    result = estimate_experiment(
         ResponseMatrix.read(responses),
         budgets=(10, 40),
         seeds=2,
         models=["m0", "m3", "m5"],
         precision=0.15,
     )
+    table = result.runs
     runs = pd.read_csv(out / "runs.csv")
     assert len(runs) == 3 * 2 * 2 and set(runs["budget"]) == {10, 40}
     np.testing.assert_allclose(runs["score"], table["score"])
@@ -63,12 +69,86 @@ def test_estimate_task_writes_what_the_function_returns(responses, tmp_path):
     assert summary["budget"].tolist() == [10, 40]
     # the error shrinks with items, as it must if the estimates use the answers
     assert summary["mae"].iloc[1] < summary["mae"].iloc[0]
+    # the result object: written as the CLI writes it, read back whole
+    again = EstimateExperiment.read(out)
+    pd.testing.assert_frame_equal(again.runs, table, check_dtype=False)
+    assert again.params == {**result.params, "input": str(responses)}
+    assert "random items |error|" in outcome.output and "ratio" in outcome.output
+    assert f"latentbench report {out}" in " ".join(outcome.output.split())
+
+
+def test_uniform_error_is_the_sample_means_expected_error():
+    """Exact for 0/1 scores (every subset enumerated); for fractions the normal
+    approximation, checked against simulation within its Monte Carlo error."""
+    from itertools import combinations
+
+    y = np.array([1, 0, 1, 1, 0, 1, 0, 1, 1], dtype=float)
+    for n in (1, 3, 5, 8):
+        exact = np.mean([abs(y[list(c)].mean() - y.mean()) for c in combinations(range(9), n)])
+        assert uniform_error(y, n) == pytest.approx(exact, rel=1e-12)
+    assert uniform_error(y, 9) == 0.0 and uniform_error(y, 20) == 0.0
+    rng = np.random.default_rng(3)
+    frac = rng.beta(2.0, 3.0, size=2000)
+    draws = np.array([abs(rng.choice(frac, 100, replace=False).mean() - frac.mean())
+                      for _ in range(4000)])  # fmt: skip
+    assert abs(uniform_error(frac, 100) - draws.mean()) < 4 * draws.std() / np.sqrt(4000)
+
+
+def test_summary_sets_the_error_beside_random_items(responses):
+    result = estimate_experiment(
+        ResponseMatrix.read(responses), budgets=(10, 40), seeds=2, models=["m0", "m2", "m4"]
+    )
+    for row in result.summary["by_budget"]:
+        part = result.runs[result.runs["budget"] == row["budget"]]
+        per_model = part.groupby("model")[["uniform_error"]].first()["uniform_error"]
+        assert row["uniform_mae"] == pytest.approx(per_model.mean())
+        assert row["mae_ratio"] == pytest.approx(row["mae"] / row["uniform_mae"])
+        assert row["mae_ratio_se"] > 0
+        y = ResponseMatrix.read(responses).subset(models=["m2"]).scores[0]
+        expected = uniform_error(y[np.isfinite(y)], row["budget"])
+        assert part.loc[part.model == "m2", "uniform_error"].eq(expected).all()
+    old = result.runs.drop(columns="uniform_error")  # a table written before the column
+    assert "uniform_mae" not in summarize_estimate_experiment(old)["by_budget"][0]
+
+
+def test_report_of_an_estimate_experiment(responses, tmp_path):
+    """`latentbench report DIR` draws an estimate experiment: findings per budget against
+    random items, two figures, the tables; a run that missed is listed and counted."""
+    import re
+
+    from latentbench.report import ESTIMATE_EXPERIMENT_SECTIONS, build_estimate_experiment_report
+
+    out = tmp_path / "exp"
+    args = ["experiment", str(responses), "--task", "estimate", *ARGS, "--out", str(out)]
+    assert runner.invoke(app, args).exit_code == 0
+    page = tmp_path / "page.html"
+    outcome = runner.invoke(app, ["report", str(out), "--out", str(page), "-q"])
+    assert outcome.exit_code == 0, outcome.output
+    html = page.read_text()
+    assert re.findall(r'<section id="([^"]+)"', html) == list(ESTIMATE_EXPERIMENT_SECTIONS)
+    assert len(re.findall(r"data:image/png;base64,", html)) == 2
+    assert "After 10 items: mean |error|" in html and "as many random items" in html
+    assert "missed the truth" not in html
+    for extra, said in ((["--bootstrap", "50"], "--bootstrap 50: not an option"),
+                        (["--responses", str(responses)], "--responses "),
+                        (["--run-id", "x"], "--run-id x: not an option")):  # fmt: skip
+        outcome = runner.invoke(app, ["report", str(out), *extra, "--out", str(tmp_path / "x")])
+        assert outcome.exit_code == 2 and said in " ".join(outcome.output.split())
+        assert "an experiment's report" in " ".join(outcome.output.split())
+    result = EstimateExperiment.read(out)
+    runs = result.runs.copy()
+    runs.loc[0, ["lower", "upper", "covered"]] = [0.0, 0.01, False]
+    missed = EstimateExperiment(runs, result.params, ("without 'm3': did not converge",))
+    html = build_estimate_experiment_report(missed)
+    assert "1 of 12 (run, budget) intervals missed the truth" in html
+    assert "Calibration fit without &#39;m3&#39;: did not converge" in html
+    assert 'data-name="estimate-missed"' in html or "estimate-missed" in html
 
 
 def test_summary_statistics_are_the_per_model_means(responses):
     table = estimate_experiment(
         ResponseMatrix.read(responses), budgets=(10,), seeds=2, models=["m1", "m4"]
-    )
+    ).runs
     row = summarize_estimate_experiment(table)["by_budget"][0]
     per_model = table.assign(a=table["error"].abs()).groupby("model")["a"].mean()
     assert row["mae"] == pytest.approx(per_model.mean())

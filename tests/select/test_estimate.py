@@ -594,7 +594,7 @@ def test_leave_one_out_experiment():
     Y, _ = simulate(8, 400, rank=1, seed=21)
     table = estimate_experiment(
         matrix(Y), budgets=(20, 60), models=["m0", "m5"], seeds=2, precision=0.1
-    )
+    ).runs
     assert len(table) == 2 * 2 * 2
     assert set(table["budget"]) == {20, 60} and set(table["model"]) == {"m0", "m5"}
     assert np.allclose(table["error"], table["score"] - table["truth"])

@@ -116,6 +116,12 @@ _SPELLINGS = (
     (re.compile(r"\bresponses=FILE\b"), "--responses FILE"),
     (re.compile(r"^path=(?=\S)"), "--out "),
     (re.compile(r"^items=(?=\S)"), "--items "),
+    (
+        re.compile(r"^(responses|selection|run_id|n_boot)=(?=\S+: not an option of an exp)"),
+        lambda m: {"run_id": "--run-id ", "n_boot": "--bootstrap "}.get(
+            m.group(1), f"--{m.group(1)} "
+        ),
+    ),
     (re.compile(r"^method=(?='\w*'; expected 'items' or 'parametric')"), "--method "),
 )
 

@@ -590,14 +590,12 @@ def _estimate_task(
     quiet: bool,
 ) -> None:
     """``experiment --task estimate``: a shell over :func:`latentbench.select.
-    estimate_experiment` and :func:`~latentbench.select.summarize_estimate_experiment`."""
-    import json
-
-    import pandas as pd
+    estimate_experiment` (its :class:`~latentbench.select.EstimateExperiment` is saved and
+    printed)."""
     from rich.progress import Progress
 
     from latentbench.io import ResponseMatrix, check_destination
-    from latentbench.select import estimate_experiment, summarize_estimate_experiment
+    from latentbench.select import estimate_experiment
 
     target = fresh_out(out, "latentbench-experiment")
     with clean_warnings():
@@ -616,7 +614,7 @@ def _estimate_task(
             held_out = None if models is None else [m.strip() for m in models.split(",") if m]
             with Progress(console=console, disable=quiet, transient=True) as bar:
                 runs = bar.add_task("held-out runs", total=None)
-                table = estimate_experiment(
+                result = estimate_experiment(
                     matrix,
                     budgets=marks,
                     seeds=seeds,
@@ -627,32 +625,16 @@ def _estimate_task(
                     rank=int(fit_rank),
                     progress=lambda done, total: bar.update(runs, completed=done, total=total),
                 )
-            summary = summarize_estimate_experiment(table)
         except InputError as exc:
             _fail(exc)
-    params = {
-        "task": "estimate",
-        "input": str(responses),
-        "budgets": list(marks),
-        "seeds": seeds,
-        "models": held_out,
-        "precision": precision or None,
-        "max_items": max_items,
-        "delta": delta,
-        "rank": int(fit_rank),
-        "warnings": list(table.attrs.get("warnings", [])),
-    }
     try:
-        target.mkdir(parents=True, exist_ok=True)
-        table.to_csv(target / "runs.csv", index=False)
-        pd.DataFrame(summary["by_budget"]).to_csv(target / "summary.csv", index=False)
-        text = json.dumps({"params": params, **summary}, indent=1, allow_nan=False)
-        (target / "summary.json").write_text(text)
+        result.save(target)
     except OSError as exc:  # the disk filled during the runs
         _fail(InputError(f"--out {target}: cannot write ({exc.strerror or exc})"))
     if not quiet:
-        print_estimate_experiment(summary, delta=delta, precision=precision or None)
+        print_estimate_experiment(result.summary, delta=delta, precision=precision or None)
         console.print(f"wrote {escape(str(target))}/runs.csv, summary.csv, summary.json")
+        console.print(f"report: latentbench report {escape(str(target))}", soft_wrap=True)
 
 
 def print_estimate_experiment(
@@ -664,7 +646,12 @@ def print_estimate_experiment(
     table = Table(
         title=f"leave-one-model-out ({1 - delta:.0%} intervals): error ± SE, coverage [95% CI]"
     )
-    for col in ("items", "models", "runs", "mean |error|", "coverage", "half-width"):
+    rows = summary["by_budget"]
+    against = any(row.get("uniform_mae") is not None for row in rows)
+    columns = ["items", "models", "runs", "mean |error|", "coverage", "half-width"]
+    if against:
+        columns += ["random items |error|", "ratio"]
+    for col in columns:
         table.add_column(col, justify="right")
 
     def pm(value: float | None, se: float | None, digits: int) -> str:
@@ -672,17 +659,28 @@ def print_estimate_experiment(
             return "-"
         return f"{value:.{digits}f}" + ("" if se is None else f" ± {se:.{digits}f}")
 
-    for row in summary["by_budget"]:
+    for row in rows:
         cov, lo, hi = row["coverage"], row.get("coverage_lower"), row.get("coverage_upper")
-        table.add_row(
+        cells = [
             fmt(row["budget"]),
             fmt(row["models"]),
             fmt(row["runs"]),
             pm(row["mae"], row["mae_se"], 4),
             "-" if cov is None else f"{cov:.3f}" + ("" if lo is None else f" [{lo:.3f}, {hi:.3f}]"),
             pm(row["half_width"], None, 4),
-        )
+        ]
+        if against:
+            cells += [pm(row.get("uniform_mae"), None, 4),
+                      pm(row.get("mae_ratio"), row.get("mae_ratio_se"), 2)]  # fmt: skip
+        table.add_row(*cells)
     print_table(table)
+    if against:
+        console.print(
+            "random items |error|: the expected error of the mean of as many items drawn "
+            "uniformly from the model's answers (exact for 0/1 scores); ratio: mean |error| / "
+            "that, ± SE over held-out models",
+            soft_wrap=True,
+        )
     if precision is not None:
         p = summary["precision"]
         if p["reached"]:

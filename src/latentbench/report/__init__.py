@@ -1,5 +1,9 @@
-"""Figures and self-contained HTML reports for fits and selection runs."""
+"""Figures and self-contained HTML reports for fits, selection runs and experiments."""
 
+from latentbench.report._estimate_experiment import (
+    ESTIMATE_EXPERIMENT_SECTIONS,
+    build_estimate_experiment_report,
+)
 from latentbench.report._experiment import (
     EXPERIMENT_SECTIONS,
     build_experiment_report,
@@ -11,6 +15,8 @@ from latentbench.report._source import Report, report_from
 from latentbench.report.plots import (
     plot_abilities,
     plot_ability_accuracy,
+    plot_estimate_errors,
+    plot_estimate_intervals,
     plot_experiment_curves,
     plot_item_curves,
     plot_item_map,
@@ -19,16 +25,20 @@ from latentbench.report.plots import (
 )
 
 __all__ = [
+    "ESTIMATE_EXPERIMENT_SECTIONS",
     "EXPERIMENT_SECTIONS",
     "FIT_SECTIONS",
     "SELECTION_SECTIONS",
     "Report",
+    "build_estimate_experiment_report",
     "build_experiment_report",
     "build_report",
     "category_columns",
     "experiment_table",
     "plot_abilities",
     "plot_ability_accuracy",
+    "plot_estimate_errors",
+    "plot_estimate_intervals",
     "plot_experiment_curves",
     "plot_item_curves",
     "plot_item_map",

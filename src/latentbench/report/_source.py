@@ -95,14 +95,16 @@ def _responses_from_fit(directory: Path) -> tuple[Any, str | None]:
     return ResponseMatrix.read(path), f"responses: {path} (recorded in fit.json)"
 
 
-def _kind(source: Path) -> Literal["experiment", "fit", "selection", "store", "responses"]:
+_Kind = Literal["experiment", "estimate-experiment", "fit", "selection", "store", "responses"]
+
+
+def _kind(source: Path) -> _Kind:
     """What ``source`` holds, or a clear error."""
     if source.is_dir():
         if (source / "fit.json").is_file():
             return "fit"
         if (source / "summary.json").is_file():
-            _refuse_estimate_experiment(source)
-            return "experiment"
+            return "estimate-experiment" if _estimate_experiment(source) else "experiment"
         if (source / "selection.json").is_file():
             return "selection"
         if (source / "estimate.json").is_file():
@@ -122,18 +124,13 @@ def _kind(source: Path) -> Literal["experiment", "fit", "selection", "store", "r
     return "responses"
 
 
-def _refuse_estimate_experiment(source: Path) -> None:
-    """An estimate experiment's directory (``experiment --task estimate``) has no report."""
+def _estimate_experiment(source: Path) -> bool:
+    """Is ``source`` an estimate experiment's directory (``experiment --task estimate``)?"""
     try:
         params = json.loads((source / "summary.json").read_text()).get("params") or {}
     except (OSError, json.JSONDecodeError, AttributeError):
-        return  # not readable here: the experiment reader names what is wrong
-    if params.get("task") == "estimate":
-        raise InputError(
-            f"{source} holds an estimate experiment (latentbench experiment --task estimate), "
-            "which has no report; its tables are summary.csv (by budget) and runs.csv (each "
-            "held-out model). Reports are drawn for selection experiments, fits and selections"
-        )
+        return False  # not readable here: the experiment reader names what is wrong
+    return isinstance(params, dict) and params.get("task") == "estimate"
 
 
 def _metadata_notes(meta: Any, items: Any, result: Any) -> list[str]:
@@ -211,6 +208,7 @@ def report_from(
     """
     from latentbench.io import ResponseMatrix, check_destination
     from latentbench.irt import IRTResult, TwoPL
+    from latentbench.report._estimate_experiment import build_estimate_experiment_report
     from latentbench.report._experiment import build_experiment_report
     from latentbench.report._html import build_report
     from latentbench.report._metadata import read_item_metadata
@@ -229,9 +227,22 @@ def report_from(
             raise InputError(f"path={out} is a directory; expected the HTML file to write")
         check_destination(out, "file")  # before the fit or bootstrap, which are not cheap
     kind = _kind(source)
+    if kind in ("experiment", "estimate-experiment"):
+        given = {"responses": responses, "items": items, "selection": selection,
+                 "run_id": run_id, "n_boot": n_boot or None}  # fmt: skip
+        extra = [f"{name}={value}" for name, value in given.items() if value is not None]
+        if extra:
+            raise InputError(
+                f"{extra[0]}: not an option of an experiment's report ({source} is an "
+                "experiment directory; its page is drawn from its own files)"
+            )
     if kind == "experiment":
         title = title or f"latentbench experiment: {source.name}"
         html = build_experiment_report(source, path=out, title=title)
+        return Report(html, out)
+    if kind == "estimate-experiment":
+        title = title or f"latentbench estimate experiment: {source.name}"
+        html = build_estimate_experiment_report(source, path=out, title=title)
         return Report(html, out)
     result = matrix = run = None
     notes: list[str] = []

@@ -16,12 +16,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.ticker import NullFormatter
 
 from latentbench.exceptions import InputError
 
 __all__ = [
     "plot_abilities",
     "plot_ability_accuracy",
+    "plot_estimate_errors",
+    "plot_estimate_intervals",
     "plot_experiment_curves",
     "plot_item_curves",
     "plot_item_map",
@@ -407,4 +410,87 @@ def plot_experiment_curves(
     ax.set_ylabel("identification accuracy (band: 95 % pointwise)")
     ax.set_title(f"Pool {_text(pool)}")
     ax.legend(fontsize=8, loc="lower right", frameon=False)
+    return ax
+
+
+def plot_estimate_errors(by_budget: pd.DataFrame, ax: Axes | None = None) -> Axes:
+    """Mean absolute error of a leave-one-model-out estimate experiment against the items
+    evaluated, beside the uniform sample mean's expected error, with the mean half-width.
+
+    Parameters
+    ----------
+    by_budget : DataFrame
+        ``EstimateExperiment.by_budget()``: ``budget``, ``mae``, ``mae_se``, ``half_width``
+        and, when recorded, ``uniform_mae``.
+    ax : Axes, optional
+
+    Returns
+    -------
+    Axes
+        Log-log axes: the estimate's error (bars: +-1.96 SE over held-out models), random
+        items' expected error (dashed) and the interval's mean half-width (dotted).
+    """
+    ax = _axes(ax)
+    frame = by_budget.sort_values("budget")
+    x = frame["budget"].to_numpy(dtype=float)
+    mae = frame["mae"].to_numpy(dtype=float)
+    se = (
+        pd.to_numeric(frame["mae_se"], errors="coerce").to_numpy(dtype=float)
+        if "mae_se" in frame
+        else np.zeros(len(frame))
+    )
+    ax.errorbar(x, mae, yerr=np.nan_to_num(1.96 * se), color=_BASE, marker="o", capsize=3,
+                linewidth=1.4, label="estimate: mean |error|")  # fmt: skip
+    if "uniform_mae" in frame and frame["uniform_mae"].notna().any():
+        ax.plot(x, frame["uniform_mae"].to_numpy(dtype=float), color="0.35", linestyle="--",
+                marker="s", linewidth=1.2, label="random items: expected |error|")  # fmt: skip
+    ax.plot(x, frame["half_width"].to_numpy(dtype=float), color=_FLAG, linestyle=":",
+            marker="^", linewidth=1.2, label="interval half-width (mean)")  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xticks(x, [f"{int(b):,}" for b in x])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("items evaluated")
+    ax.set_ylabel("score units")
+    ax.legend(fontsize=8, frameon=False)
+    return ax
+
+
+def plot_estimate_intervals(runs: pd.DataFrame, budget: int, ax: Axes | None = None) -> Axes:
+    """Every run's estimate and interval at ``budget`` items against the model's true
+    score; runs whose interval missed the truth in red.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        ``EstimateExperiment.runs``: ``budget``, ``truth``, ``score``, ``lower``, ``upper``,
+        ``covered``.
+    budget : int
+    ax : Axes, optional
+
+    Returns
+    -------
+    Axes
+        One vertical interval per run, the diagonal score = truth.
+    """
+    ax = _axes(ax)
+    part = runs[runs["budget"] == budget]
+    if part.empty:
+        raise InputError(f"no runs at budget {budget}; budgets: {sorted(set(runs['budget']))}")
+    covered = part["covered"].astype(bool).to_numpy()
+    for mask, colour, label in ((covered, _BASE, "interval holds the truth"),
+                                (~covered, _FLAG, "interval misses the truth")):  # fmt: skip
+        if not mask.any():
+            continue
+        sub = part[mask]
+        truth, score = sub["truth"].to_numpy(float), sub["score"].to_numpy(float)
+        ax.errorbar(truth, score, yerr=[score - sub["lower"].to_numpy(float),
+                    sub["upper"].to_numpy(float) - score], fmt="o", markersize=3, color=colour,
+                    elinewidth=0.7, alpha=0.8, label=f"{label} ({int(mask.sum())})")  # fmt: skip
+    low = float(min(part["truth"].min(), part["lower"].min()))
+    high = float(max(part["truth"].max(), part["upper"].max()))
+    ax.plot([low, high], [low, high], color="0.5", linewidth=0.8)
+    ax.set_xlabel("true score (all the model's items)")
+    ax.set_ylabel(f"estimate after {int(budget):,} items")
+    ax.legend(fontsize=8, loc="upper left", frameon=False)
     return ax

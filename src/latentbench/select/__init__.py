@@ -29,6 +29,7 @@ from latentbench.select._estimate import (
 from latentbench.select._estimate_calibration import Calibration, load_calibration
 from latentbench.select._estimate_compare import CompareResult, compare
 from latentbench.select._estimate_experiment import (
+    EstimateExperiment,
     estimate_experiment,
     summarize_estimate_experiment,
 )
@@ -74,6 +75,7 @@ __all__ = [
     "Calibration",
     "CallableOracle",
     "CompareResult",
+    "EstimateExperiment",
     "EstimateResult",
     "EstimateSet",
     "ExperimentRecord",

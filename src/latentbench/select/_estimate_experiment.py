@@ -9,9 +9,13 @@ comparison with the baselines).
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
+import os
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,7 +31,95 @@ if TYPE_CHECKING:
 
     from latentbench.io import ResponseMatrix
 
-__all__ = ["estimate_experiment", "summarize_estimate_experiment"]
+__all__ = ["EstimateExperiment", "estimate_experiment", "summarize_estimate_experiment"]
+
+RUN_COLUMNS = ("model", "seed", "budget", "truth", "score", "lower", "upper", "error",
+               "covered", "items_to_precision", "n_items", "uniform_error")  # fmt: skip
+"""Columns of :attr:`EstimateExperiment.runs` (``runs.csv``)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class EstimateExperiment:
+    """A leave-one-model-out experiment of :func:`~latentbench.select.estimate`: what
+    :func:`estimate_experiment` returns and ``latentbench experiment --task estimate``
+    writes (``runs.csv``, ``summary.csv``, ``summary.json``).
+
+    Attributes
+    ----------
+    runs : DataFrame
+        One row per (held-out model, seed, budget), columns :data:`RUN_COLUMNS`: the score's
+        ``truth`` (the model's mean over the items it answered, ``n_items``), the estimate
+        ``score`` with its interval ``[lower, upper]``, ``error`` (score - truth),
+        ``covered``, ``items_to_precision`` (NaN when not reached) and ``uniform_error``:
+        the expected absolute error of the mean of ``budget`` items drawn uniformly without
+        replacement from the model's own answers (exact for 0/1 scores, the normal
+        approximation otherwise), the baseline the estimate has to beat.
+    params : dict
+        The experiment's options (``task``, ``input``, ``budgets``, ``seeds``, ``models``,
+        ``precision``, ``max_items``, ``delta``, ``rank``).
+    warnings : tuple of str
+        One line per calibration fit that warned (``without 'MODEL': message``).
+    """
+
+    runs: pd.DataFrame
+    params: dict[str, Any]
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """:func:`summarize_estimate_experiment` of :attr:`runs` (``by_budget``,
+        ``precision``)."""
+        return summarize_estimate_experiment(self.runs)
+
+    def by_budget(self) -> pd.DataFrame:
+        """The per-budget summary as a table (``summary.csv``)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.summary["by_budget"])
+
+    def save(self, directory: str | os.PathLike[str]) -> list[Path]:
+        """Write ``runs.csv``, ``summary.csv`` and ``summary.json`` into ``directory``
+        (created); returns their paths."""
+        folder = Path(directory)
+        folder.mkdir(parents=True, exist_ok=True)
+        paths = [folder / name for name in ("runs.csv", "summary.csv", "summary.json")]
+        self.runs.to_csv(paths[0], index=False)
+        self.by_budget().to_csv(paths[1], index=False)
+        params = {**self.params, "warnings": list(self.warnings)}
+        text = json.dumps({"params": params, **self.summary}, indent=1, allow_nan=False)
+        paths[2].write_text(text, encoding="utf-8")
+        return paths
+
+    @classmethod
+    def read(cls, directory: str | os.PathLike[str]) -> EstimateExperiment:
+        """An experiment written by :meth:`save` (or ``latentbench experiment --task
+        estimate --out DIR``); a missing or foreign file is named."""
+        import pandas as pd
+
+        folder = Path(directory)
+        for name in ("summary.json", "runs.csv"):
+            if not (folder / name).is_file():
+                raise InputError(
+                    f"{folder}: no {name}; expected the directory of `latentbench experiment "
+                    "--task estimate --out DIR`"
+                )
+        summary = folder / "summary.json"
+        try:
+            params = json.loads(summary.read_text(encoding="utf-8"))["params"]
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise InputError(f"{summary}: not an experiment summary ({exc})") from None
+        task = params.get("task") if isinstance(params, dict) else None
+        if task != "estimate":
+            raise InputError(
+                f"{summary}: task {task!r}; expected an estimate experiment (latentbench "
+                "experiment --task estimate)"
+            )
+        runs = pd.read_csv(folder / "runs.csv", dtype={"model": str})
+        missing = [c for c in RUN_COLUMNS if c not in runs.columns and c != "uniform_error"]
+        if missing:
+            raise InputError(f"{folder / 'runs.csv'}: lacks column(s) {missing}")
+        kept = {k: v for k, v in params.items() if k != "warnings"}
+        return cls(runs, kept, tuple(params.get("warnings") or ()))
 
 
 def estimate_experiment(
@@ -41,7 +133,7 @@ def estimate_experiment(
     delta: float = 0.05,
     rank: int = 1,
     progress: Callable[[int, int], None] | None = None,
-) -> pd.DataFrame:
+) -> EstimateExperiment:
     """Leave-one-model-out estimates of every model's full-benchmark score.
 
     Parameters
@@ -71,11 +163,10 @@ def estimate_experiment(
 
     Returns
     -------
-    DataFrame
-        One row per (model, seed, budget): ``model``, ``seed``, ``budget``, ``truth``,
-        ``score``, ``lower``, ``upper``, ``error`` (score - truth), ``covered``, and
-        ``items_to_precision`` (NaN when not reached), ``n_items``. ``attrs["warnings"]``
-        lists the calibration fits that warned (one warning is also emitted for them all).
+    EstimateExperiment
+        ``runs``: one row per (model, seed, budget), with the error of the uniform sample
+        mean at the same budget beside it; ``params``; ``warnings``: the calibration fits
+        that warned (one warning is also emitted for them all).
     """
     import pandas as pd
 
@@ -104,6 +195,7 @@ def estimate_experiment(
         pop = cal.positions([matrix.item_ids[j] for j in np.flatnonzero(np.isfinite(Y[i]))])
         y = Y[i][np.isfinite(Y[i])]
         truth = float(y.mean())
+        uniform = {b: uniform_error(y, b) for b in budgets}
         limit = y.size if max_items is None else min(max_items, y.size)
         for seed in range(seeds):
             seq = SequentialEstimate(cal, pop, delta=delta, target=precision)
@@ -137,28 +229,62 @@ def estimate_experiment(
                         "covered": bool(lo <= truth <= up),
                         "items_to_precision": np.nan if reached is None else reached,
                         "n_items": y.size,
+                        "uniform_error": uniform[b],
                     }
                 )
             done += 1
             if progress is not None:
                 progress(done, total)
-    table = pd.DataFrame(rows)
-    if fit_warnings:  # one line for all the held-out fits, kept with the table
+    table = pd.DataFrame(rows, columns=list(RUN_COLUMNS))
+    params = {
+        "task": "estimate",
+        "input": matrix.source,
+        "budgets": [int(b) for b in budgets],
+        "seeds": int(seeds),
+        "models": None if models is None else list(chosen),
+        "precision": precision,
+        "max_items": max_items,
+        "delta": delta,
+        "rank": int(rank),
+    }
+    lines = tuple(f"without {m!r}: {text}" for m, _, text in fit_warnings)
+    if fit_warnings:  # one line for all the held-out fits, kept with the result
         name, category, message = fit_warnings[0]
         note = (
             f"{len(fit_warnings)} of {len(chosen)} calibration fits warned (first, without "
             f"{name!r}: {message})"
         )
-        table.attrs["warnings"] = [f"without {m!r}: {text}" for m, _, text in fit_warnings]
         warnings.warn(note, category, stacklevel=2)
-    return table
+    return EstimateExperiment(table, params, lines)
+
+
+def uniform_error(y: np.ndarray, n: int) -> float:
+    """Expected absolute error of the mean of ``n`` of the scores ``y`` drawn uniformly
+    without replacement, as an estimate of ``y.mean()``.
+
+    Exact for 0/1 scores (hypergeometric); otherwise the normal approximation
+    ``sqrt(2 / pi) * sd``, ``sd**2 = var(y) (N - n) / (n (N - 1))``. 0 when ``n >= N``.
+    """
+    from scipy.stats import hypergeom
+
+    y = np.asarray(y, dtype=np.float64)
+    size = y.size
+    if n >= size:
+        return 0.0
+    if np.all((y == 0.0) | (y == 1.0)):
+        ones = int(y.sum())
+        k = np.arange(max(0, n - (size - ones)), min(n, ones) + 1)
+        pmf = hypergeom.pmf(k, size, ones, n)
+        return float(np.sum(pmf * np.abs(k / n - ones / size)))
+    sd = math.sqrt(float(y.var()) * (size - n) / (n * (size - 1)))
+    return math.sqrt(2.0 / math.pi) * sd
 
 
 def _number(value: float) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
 
 
-def summarize_estimate_experiment(table: pd.DataFrame) -> dict[str, Any]:
+def summarize_estimate_experiment(table: pd.DataFrame | EstimateExperiment) -> dict[str, Any]:
     """Per-budget error, coverage and width of an :func:`estimate_experiment` table, and the
     items its runs needed to reach the precision.
 
@@ -167,8 +293,8 @@ def summarize_estimate_experiment(table: pd.DataFrame) -> dict[str, Any]:
 
     Parameters
     ----------
-    table : DataFrame
-        The output of :func:`estimate_experiment`.
+    table : DataFrame or EstimateExperiment
+        The output of :func:`estimate_experiment` (or its ``runs``).
 
     Returns
     -------
@@ -179,8 +305,13 @@ def summarize_estimate_experiment(table: pd.DataFrame) -> dict[str, Any]:
         (the Wilson 95% interval of ``coverage`` over the held-out models, which stays
         informative where every run covered and the SE is 0), ``half_width`` (mean); ``precision``:
         ``runs``, ``reached`` (runs that reached the precision), ``median_items`` and
-        ``mean_items`` over those (None when none did). SEs are None with one model.
+        ``mean_items`` over those (None when none did). SEs are None with one model. With
+        the ``uniform_error`` column, also ``uniform_mae`` (the uniform sample mean's expected
+        error at the same budget, averaged like ``mae``), ``mae_ratio`` (``mae /
+        uniform_mae``) and ``mae_ratio_se`` (delta method over held-out models).
     """
+    if isinstance(table, EstimateExperiment):
+        table = table.runs
     needed = {"model", "seed", "budget", "error", "covered", "lower", "upper"}
     missing = sorted(needed - set(table.columns))
     if missing:
@@ -208,6 +339,7 @@ def summarize_estimate_experiment(table: pd.DataFrame) -> dict[str, Any]:
                 "coverage_lower": _number(wilson[0]),
                 "coverage_upper": _number(wilson[1]),
                 "half_width": _number(per_model["half_width"].mean()),
+                **_against_uniform(part),
             }
         )
     runs = frame.drop_duplicates(["model", "seed"])
@@ -220,3 +352,24 @@ def summarize_estimate_experiment(table: pd.DataFrame) -> dict[str, Any]:
         "mean_items": _number(float(reached.mean())) if len(reached) else None,
     }
     return {"by_budget": by_budget, "precision": precision}
+
+
+def _against_uniform(part: pd.DataFrame) -> dict[str, float | None]:
+    """``uniform_mae``, ``mae_ratio`` and its SE over models for one budget's runs (empty
+    without the ``uniform_error`` column, as in tables written before it)."""
+    if "uniform_error" not in part or part["uniform_error"].isna().all():
+        return {}
+    per_model = part.groupby("model")[["abs_error", "uniform_error"]].mean()
+    mine, base = per_model["abs_error"].to_numpy(), per_model["uniform_error"].to_numpy()
+    n, level = len(per_model), float(base.mean())
+    ratio = float(mine.mean()) / level if level > 0 else math.nan
+    se = (
+        float(np.std(mine - ratio * base, ddof=1)) / math.sqrt(n) / level
+        if n > 1 and level > 0
+        else None
+    )
+    return {
+        "uniform_mae": _number(level),
+        "mae_ratio": _number(ratio),
+        "mae_ratio_se": None if se is None else _number(se),
+    }
