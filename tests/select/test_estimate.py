@@ -741,3 +741,27 @@ def test_calibration_from_store_benchmark(tmp_path, monkeypatch):
     assert res.exit_code == 2 and "give only the new model's results" in res.output
     res = runner.invoke(app, ["estimate", "--store", str(path), "--benchmark", "x", str(new)])
     assert res.exit_code == 2 and "unknown benchmark 'x'" in res.output
+
+
+def test_a_fit_in_memory_calibrates_like_its_saved_directory(tmp_path):
+    """An IRTResult fresh from TwoPL().fit (its matrix attached) is a calibration: the same
+    estimate as its saved fit directory (it crashed reading the matrix's accuracy), and
+    tiny / compare take it too; a negative seed is refused by name."""
+    from latentbench.irt import TwoPL
+    from latentbench.select import compare
+
+    Y, _ = simulate(13, 200, rank=1, seed=5)
+    fitted = TwoPL().fit(matrix(Y[:12]))
+    assert fitted.matrix is not None
+    fitted.save(tmp_path / "fit", matrix(Y[:12]))
+    answers = dict(zip([f"q{j}" for j in range(200)], Y[12], strict=True))
+    live = estimate(fitted, answers, model="new", budget=40, cache=False)
+    saved = estimate(tmp_path / "fit", answers, model="new", budget=40, cache=False)
+    assert live.items == saved.items and live.score == pytest.approx(saved.score)
+    assert (live.lower, live.upper) == pytest.approx((saved.lower, saved.upper))
+    assert len(tiny(fitted, 10)) == 10
+    other = dict(zip(answers, Y[0], strict=True))
+    assert compare(fitted, answers, other, model_a="new", model_b="m0", budget=30).n_evaluated
+    for call in (lambda: estimate(fitted, answers, seed=-1), lambda: tiny(fitted, 10, seed=-1)):
+        with pytest.raises(InputError, match=r"seed=-1; expected an integer >= 0"):
+            call()

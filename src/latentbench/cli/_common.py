@@ -82,13 +82,14 @@ _SPELLINGS = (
         re.compile(
             r"(?<!\] )(?<!\.json: )(?<![\w-])"
             r"(budget|precision|delta|floor|margin|epsilon|rank|sigma|seeds|pool_size|"
-            r"missing|engine|layout|duplicates|errored)="
+            r"missing|engine|layout|duplicates|errored|seed)="
             r"(?=[-+\w.']+;)"
         ),
         lambda m: "--" + m.group(1).replace("_", "-") + " ",
     ),
     (re.compile(r"(--budget [-\w.]+; expected a nonnegative integer) or None"), r"\1"),
     (re.compile(r"\bmargin=M\b"), "--margin M"),
+    (re.compile(r"^random_state=(?=[-+\w.']+; expected an integer >= 0)"), "--seed "),
     (re.compile(r"\bmodel=NAME\b(?! \(CLI)"), "--model NAME"),
     (re.compile(r"^split=(?=[-+\w.']+;)"), "--split "),  # an option; in a data key it stays
     (re.compile(r"^(metric|filter) (?=\S+=\S+: )"), r"--\1 "),

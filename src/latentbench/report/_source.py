@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from latentbench._checks import check_seed
 from latentbench.exceptions import InputError
 
 __all__ = ["Report", "report_from"]
@@ -206,6 +207,7 @@ def report_from(
     -------
     Report
     """
+    seed = check_seed(seed, "seed")
     from latentbench.io import ResponseMatrix, check_destination
     from latentbench.irt import IRTResult, TwoPL
     from latentbench.report._estimate_experiment import build_estimate_experiment_report

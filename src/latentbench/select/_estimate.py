@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from latentbench._checks import check_seed
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.irt.inference import FEW_MODELS
 from latentbench.select._estimate_calibration import (
@@ -623,6 +624,7 @@ def estimate(
     -------
     EstimateResult
     """
+    seed = check_seed(seed, "seed")
     _check_call(budget, precision, delta, items, floor, proposal, point, proxy)
     cal = load_calibration(calibration, rank=rank, cache=cache)
     name, y, notes = _answers(cal, responses, model)
@@ -809,6 +811,7 @@ def estimate_many(
     given = bound.arguments
     _check_call(*(given[k] for k in ("budget", "precision", "delta", "items", "floor",
                                      "proposal", "point", "proxy")))  # fmt: skip
+    check_seed(given["seed"], "seed")
     source, by_model = _by_model(responses)
     if by_model is None:  # one model's answers (a Series, a mapping, a vector)
         if models is not None and len(models) != 1:
@@ -912,6 +915,7 @@ def tiny(
         ``item``, ``order`` (1-based), ``probability`` (of the draw), ``weight`` (``1 / (n pi)``),
         one row per item; ``attrs`` holds the calibration hash and the options.
     """
+    seed = check_seed(seed, "seed")
     import pandas as pd
 
     cal = load_calibration(calibration, rank=rank, cache=cache)

@@ -354,7 +354,7 @@ def from_result(
 ) -> Calibration:
     """Calibration from an IRT fit (its normalised item and model parameters)."""
     if result.matrix is not None:
-        scores = np.asarray(result.matrix.model_accuracy, dtype=np.float64)
+        scores = np.asarray(result.matrix.model_accuracy(), dtype=np.float64)
     else:
         scores = result.abilities["accuracy"].to_numpy(dtype=np.float64)
     V, b, U = np.asarray(result.V), np.asarray(result.b), np.asarray(result.U)

@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from latentbench._checks import check_seed
 from latentbench.exceptions import InputError
 from latentbench.select._estimate import _answers, _check_options, _rng, write_json
 from latentbench.select._estimate_calibration import load_calibration
@@ -150,6 +151,7 @@ def compare(
     -------
     CompareResult
     """
+    seed = check_seed(seed, "seed")
     if margin is not None and not margin > 0:
         raise InputError(f"margin={margin!r}; expected a positive number")
     _check_options(budget, None, delta, need_stop=False)

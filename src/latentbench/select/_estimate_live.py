@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from latentbench._checks import check_seed
 from latentbench.exceptions import InputError, LiveStop
 from latentbench.select._estimate import (
     EstimateResult,
@@ -112,6 +113,7 @@ def estimate_live(
         early (``capped``, ``interrupted``, ``failed``): the interval is anytime-valid, so a
         run stopped early still reports a valid (wider) interval.
     """
+    seed = check_seed(seed, "seed")
     from latentbench.io.store import Store
     from latentbench.select.live import DurableOracle, LiveConfig
     from latentbench.select.live._run import _open_run

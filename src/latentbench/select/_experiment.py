@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from latentbench._checks import check_seed
 from latentbench.exceptions import InputError
 from latentbench.select._experiment_record import CURVE_COLUMNS, ExperimentRecord
 from latentbench.select._experiment_stats import (
@@ -94,6 +95,7 @@ def split_models(
     -------
     history, test : ndarray of int
     """
+    random_state = check_seed(random_state, "random_state")
     if how == "date":
         if dates is None:
             raise InputError("split='date' needs model release dates")
@@ -646,6 +648,7 @@ def experiment_from_matrix(
     -------
     ExperimentResult
     """
+    random_state = check_seed(random_state, "random_state")
     from latentbench.select._proxy import LowRankProxy
 
     if isinstance(pool_size, bool) or int(pool_size) != pool_size or pool_size < 2:

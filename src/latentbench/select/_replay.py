@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from latentbench._checks import check_seed
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._certify import check_epsilon
 from latentbench.select._experiment import split_models
@@ -176,6 +177,7 @@ def replay(
         Exclusive or incomplete history options, items missing from the history, missing
         candidate cells (``missing="error"``), an unknown policy or option.
     """
+    random_state = check_seed(random_state, "random_state")
     given = [name for name, on in (("history", history is not None),
                                    ("history_store", history_store is not None),
                                    ("no_history", no_history)) if on]  # fmt: skip
