@@ -81,6 +81,9 @@ def test_replay_split_is_recorded_and_printed(files):
     assert record["history ids"] and record["proxy rank"] == 2
     assert len(record["input_sha256"]) == 64 and record["input"].endswith("all.parquet")
     assert "random half" in result.output and "delta = 0.05" in result.output
+    text = " ".join(result.output.split())  # the note, once, in CLI words; not a warning
+    assert "pass --history, --history-store or --no-history" in text
+    assert text.count("history split") == 1 and "warning: history split" not in text
     assert data["params"]["delta"] == 0.05 and data["certified"] in (True, False)
 
 

@@ -48,6 +48,15 @@ def test_a_history_of_two_or_three_models_learns_a_rank_one_proxy(n_history):
 
 
 def test_too_few_models_for_a_random_half_history_names_the_options():
-    said = r"3 models; without a history .* leaves 1 history .* --no-history"
+    said = r"3 models; without a history .* leaves 1 history .* no_history=True"
     with pytest.raises(InputError, match=said):
         replay(_matrix(["a", "b", "c"], seed=0))
+
+
+def test_a_random_half_history_is_a_warning_in_python():
+    """Without a history, half the models silently became history in Python (the best among
+    them never a candidate); it is a DataWarning now, and the note says how to avoid it."""
+    with pytest.warns(DataWarning, match=r"history split: .* random half .* no_history=True"):
+        run = replay(_matrix([f"m{i}" for i in range(8)], seed=0), budget=20)
+    assert run.params["history"]["history models"] == 4
+    assert "pass history=, history_store= or no_history=True" in run.params["history"]["note"]

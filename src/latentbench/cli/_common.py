@@ -104,6 +104,10 @@ _SPELLINGS = (
         lambda m: "choose another with --" + ("history-" if m.group(1) else "") + "split",
     ),
     (
+        re.compile(r"pass history=, history_store= or no_history=True"),
+        "pass --history, --history-store or --no-history",
+    ),
+    (
         re.compile(r"\bhistory_(metric|filter|split|store|benchmark)\b"),
         lambda m: "--history-" + m.group(1),
     ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +12,7 @@ from rich.table import Table
 from latentbench.cli import Command, Group, app, example
 from latentbench.cli._common import (
     clean_warnings,
+    cli_spelling,
     console,
     deprecated_option,
     escape,
@@ -19,7 +21,7 @@ from latentbench.cli._common import (
     fresh_out,
     print_table,
 )
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -213,6 +215,8 @@ def replay(
     except InputError as exc:
         _fail(exc)
     with clean_warnings():
+        # the history split is a warning in Python; here it is the note printed with the table
+        warnings.filterwarnings("ignore", message="history split: ", category=DataWarning)
         try:
             with console.status("reading the responses ...") as status:
                 result = replay_selection(
@@ -247,7 +251,8 @@ def replay(
     record = SelectionRecord.from_result(result, source=str(path))
     if not quiet:
         print_selection_table(record)
-        console.print(escape(str(record.params["history"]["note"])), soft_wrap=True)
+        note = cli_spelling(str(record.params["history"]["note"]))
+        console.print(escape(note), soft_wrap=True)
         for line in milestone_lines(record):
             console.print(escape(line), soft_wrap=True)
     console.print(spend_line(record) + f"; {result.seconds:.1f} s", soft_wrap=True)

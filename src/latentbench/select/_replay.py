@@ -241,7 +241,7 @@ def replay(
                 f"{path or 'the responses'}: {matrix.n_models} models; without a history a "
                 f"random half of them learns the proxy, which leaves {half} history and "
                 f"{matrix.n_models - half} candidate model(s) (at least 2 of each needed): pass "
-                "--history FILE, --history-store, or --no-history (every model a candidate)"
+                "history=, history_store= or no_history=True (every model a candidate)"
             )
         h_rows, t_rows = split_models(matrix.n_models, how="random", random_state=random_state)
         hist_scores = matrix.scores[h_rows]
@@ -249,11 +249,12 @@ def replay(
         ids = [matrix.model_ids[i] for i in t_rows]
         name = path.name if path is not None else "the responses"
         note = (
-            f"history split: no --history given, so a random half of RESPONSES "
+            f"history split: no history given, so a random half of the responses "
             f"({len(h_rows)} models, seed {random_state}) learns the proxy and only the other "
-            f"{len(ids)} models are candidates; pass --history, --history-store or "
-            "--no-history to use all of them"
+            f"{len(ids)} models are candidates; pass history=, history_store= or "
+            "no_history=True to use all of them"
         )
+        warnings.warn(note, DataWarning, stacklevel=2)
         record = {
             "source": f"random half of {name} (seed {random_state})",
             "history models": len(h_rows),
