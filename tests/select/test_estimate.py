@@ -765,3 +765,35 @@ def test_a_fit_in_memory_calibrates_like_its_saved_directory(tmp_path):
     for call in (lambda: estimate(fitted, answers, seed=-1), lambda: tiny(fitted, 10, seed=-1)):
         with pytest.raises(InputError, match=r"seed=-1; expected an integer >= 0"):
             call()
+
+
+def test_python_twins_take_what_the_commands_take(tmp_path):
+    """A long table in memory is a responses file's equivalent; estimate_experiment and
+    experiment_from_matrix read a path; a string where a list is expected is refused by name
+    (it was split into characters)."""
+    from latentbench.select import estimate_experiment, experiment_from_matrix
+
+    Y, _ = simulate(9, 120, rank=1, seed=4)
+    cal = from_matrix(matrix(Y[:8]), rank=1)
+    long = pd.DataFrame({"item": [f"q{j}" for j in range(120)], "score": Y[8]})
+    from_table = estimate(cal, long, budget=30)
+    from_dict = estimate(cal, dict(zip(long["item"], Y[8], strict=True)), model="new", budget=30)
+    assert from_table.score == from_dict.score and from_table.items == from_dict.items
+    two = pd.concat([long.assign(model="a"), long.assign(model="b", score=1 - Y[8])])
+    assert [r.model for r in estimate_many(cal, two, budget=20).results] == ["a", "b"]
+    with pytest.raises(InputError, match=r"the responses table: column 'score', row 3"):
+        estimate(cal, long.assign(score=long["score"].astype(object).where(long.index != 3, "x")))
+    path = tmp_path / "all.parquet"
+    wide = pd.DataFrame(Y, index=[f"m{i}" for i in range(9)], columns=list(long["item"]))
+    wide.rename_axis("model").reset_index().to_parquet(path)
+    runs = estimate_experiment(path, budgets=(10,), seeds=1, models=["m1"]).runs
+    assert len(runs) == 1 and runs["model"].iloc[0] == "m1"
+    for bad, said in (
+        (dict(models="m1"), r"models='m1'; expected a list of model names"),
+        (dict(budgets="10,20"), r"budgets='10,20'; expected item counts"),
+        (dict(seeds="2"), r"seeds='2'; expected an integer"),
+    ):
+        with pytest.raises(InputError, match=said):
+            estimate_experiment(path, **bad)
+    with pytest.raises(InputError, match=r"policies='pulse,ucbe'; expected a list"):
+        experiment_from_matrix(path, policies="pulse,ucbe", seeds=1, budget=10)

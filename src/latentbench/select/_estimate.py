@@ -203,15 +203,16 @@ def _ordinal(k: int) -> str:
 # ------------------------------------------------------------------------------ answers
 
 
-def read_responses(path: str | os.PathLike[str]) -> dict[str, pd.Series]:
-    """A new model's (or several models') results from a file, one Series per model.
+def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.Series]:
+    """A new model's (or several models') results from a file or a table (a DataFrame laid
+    out as a file), one Series per model.
 
     Long layout: columns ``item`` and ``score`` (or ``correct`` / ``is_correct``), plus
     ``model`` when the file holds several models (without it, the model is named after the
-    file). Wide layout: a ``model`` column and one column per item. An empty cell (or a
-    missing marker such as ``NA``) is not answered; anything else must be a score in [0, 1]
-    and every id a string or an integer, else the error names the file, the row or column
-    and the value.
+    file, ``new`` for a DataFrame). Wide layout: a ``model`` column and one column per item.
+    An empty cell (or a missing marker such as ``NA``) is not answered; anything else must be
+    a score in [0, 1] and every id a string or an integer, else the error names the file, the
+    row or column and the value.
 
     Returns
     -------
@@ -231,9 +232,12 @@ def read_responses(path: str | os.PathLike[str]) -> dict[str, pd.Series]:
         refuse_long_without_score,
     )
 
-    file = Path(path)
-    source = str(file)
-    frame = read_table_file(file).reset_index(drop=True)
+    if isinstance(path, pd.DataFrame):  # a table in memory: named so in the messages
+        file, stem, frame = "the responses table", "new", path.reset_index(drop=True)
+    else:
+        file, stem = str(path), Path(path).stem
+        frame = read_table_file(Path(path)).reset_index(drop=True)
+    source = file
     columns = [str(c) for c in frame.columns]
     if len(frame) == 0:
         raise InputError(f"in {file}: the table has no rows; expected a model's answers")
@@ -263,7 +267,7 @@ def read_responses(path: str | os.PathLike[str]) -> dict[str, pd.Series]:
         models = (
             frame["model"].astype(str)
             if "model" in columns
-            else pd.Series([file.stem] * len(frame), index=frame.index)
+            else pd.Series([stem] * len(frame), index=frame.index)
         )
         items = frame["item"].astype(str)
         out: dict[str, pd.Series] = {}
@@ -577,8 +581,9 @@ def estimate(
     calibration : path, IRTResult, ResponseMatrix or Calibration
         A fit directory, a response-matrix file (fitted once at ``rank`` and cached), a fit or
         a matrix in memory.
-    responses : path, ResponseMatrix, Series, mapping or ndarray of shape (n_items,)
-        The new model's answers (replay): a results file, a matrix (``model`` names the row
+    responses : path, DataFrame, ResponseMatrix, Series, mapping or ndarray of shape (n_items,)
+        The new model's answers (replay): a results file or a DataFrame laid out as one
+        (:func:`read_responses`), a matrix (``model`` names the row
         when it holds several), a Series / mapping item -> score, or a vector in the
         calibration's item order. NaN or absent = not answered: the target is then the mean
         over the answered calibrated items (a warning says so).
@@ -785,8 +790,9 @@ def estimate_many(
     ----------
     calibration : path, IRTResult, ResponseMatrix or Calibration
         As in :func:`estimate`.
-    responses : path, dict of Series, ResponseMatrix, Series, mapping or ndarray
-        Several models' answers (a file, ``read_responses``' dict, a matrix), or one model's.
+    responses : path, DataFrame, dict of Series, ResponseMatrix, Series, mapping or ndarray
+        Several models' answers (a file or a DataFrame laid out as one, ``read_responses``'
+        dict, a matrix), or one model's.
     models : sequence of str, optional
         Estimate only these models (each must be in ``responses``).
     errors : {"raise", "collect"}
@@ -880,6 +886,9 @@ def _by_model(responses: Any) -> tuple[str, dict[str, pd.Series] | None]:
         source = str(responses)
         if not Path(responses).exists():
             raise InputError(f"responses {responses}: no such file")
+        responses = read_responses(responses)
+    elif isinstance(responses, pd.DataFrame):  # a long or wide table, as in a file
+        source = "the responses table"
         responses = read_responses(responses)
     if isinstance(responses, ResponseMatrix):
         scores = np.asarray(responses.scores, dtype=np.float64)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import numbers
 import os
 import warnings
 from collections.abc import Callable
@@ -123,10 +124,10 @@ class EstimateExperiment:
 
 
 def estimate_experiment(
-    matrix: ResponseMatrix,
+    matrix: ResponseMatrix | str | os.PathLike[str],
     *,
     budgets: tuple[int, ...] = (30, 100, 300),
-    seeds: int = 1,
+    seeds: int = 3,
     models: list[str] | None = None,
     precision: float | None = 0.02,
     max_items: int | None = None,
@@ -138,12 +139,12 @@ def estimate_experiment(
 
     Parameters
     ----------
-    matrix : ResponseMatrix
-        At least 3 models.
-    budgets : tuple of int
+    matrix : ResponseMatrix or path
+        At least 3 models; a path is read with :meth:`~latentbench.io.ResponseMatrix.read`.
+    budgets : tuple of int, default (30, 100, 300)
         Items at which the estimate is recorded.
-    seeds : int
-        Runs per model (seeds ``0 .. seeds - 1``).
+    seeds : int, default 3
+        Runs per model (seeds ``0 .. seeds - 1``), as the command's default.
     models : list of str, optional
         Held-out models (default: all).
     precision : float or None, default 0.02
@@ -170,6 +171,20 @@ def estimate_experiment(
     """
     import pandas as pd
 
+    from latentbench.io import ResponseMatrix
+
+    if isinstance(matrix, str | os.PathLike):
+        matrix = ResponseMatrix.read(matrix)
+    if isinstance(models, str):
+        raise InputError(f"models={models!r}; expected a list of model names, e.g. [{models!r}]")
+    if isinstance(budgets, numbers.Integral):
+        budgets = (int(budgets),)
+    if isinstance(budgets, str) or not all(
+        isinstance(b, numbers.Integral) and not isinstance(b, bool) for b in budgets
+    ):
+        raise InputError(f"budgets={budgets!r}; expected item counts such as (30, 100, 300)")
+    if isinstance(seeds, bool) or not isinstance(seeds, numbers.Integral):
+        raise InputError(f"seeds={seeds!r}; expected an integer >= 1")
     if matrix.n_models < 3:
         raise InputError(f"{matrix.n_models} models; the experiment needs at least 3")
     ids = matrix.model_ids

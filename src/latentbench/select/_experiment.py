@@ -384,6 +384,10 @@ def run_experiment(
     -------
     ExperimentResult
     """
+    if isinstance(policies, str):
+        raise InputError(
+            f"policies={policies!r}; expected a list of policy specs, e.g. ['pulse', 'ucbe']"
+        )
     if engine not in ("local", "ray"):
         raise InputError(f"engine={engine!r}; expected 'local' or 'ray'")
     seed_list = [10000 * k for k in range(seeds)] if isinstance(seeds, int) else list(seeds)
@@ -591,14 +595,14 @@ def _label_by_gap(pools: dict[str, np.ndarray], means: np.ndarray) -> dict[str, 
 
 
 def experiment_from_matrix(
-    matrix: ResponseMatrix | np.ndarray,
+    matrix: ResponseMatrix | np.ndarray | str | os.PathLike[str],
     *,
     split: str = "random",
     dates: np.ndarray | None = None,
     pools: str | list[tuple[str, float | None]] = "gap:0.02",
     pool_size: int = 1000,
-    policies: list[str] | tuple[str, ...] = ("pulse", "ucbe"),
-    seeds: int | list[int] = 200,
+    policies: list[str] | tuple[str, ...] = ("pulse", "ucbe", "naive"),
+    seeds: int | list[int] = 20,
     budget: int = 400_000,
     batch_size: int | None = None,
     init_batch: int | None = None,
@@ -617,8 +621,9 @@ def experiment_from_matrix(
 
     Parameters
     ----------
-    matrix : ResponseMatrix or ndarray of shape (n_models, n_items)
-        Source scores, NaN = missing (see ``missing``).
+    matrix : ResponseMatrix, ndarray of shape (n_models, n_items) or path
+        Source scores, NaN = missing (see ``missing``); a path is read with
+        :meth:`~latentbench.io.ResponseMatrix.read`.
     split : {"random", "date"}
         How rows are halved into history and candidates (see :func:`split_models`).
     dates : array-like, optional
@@ -627,7 +632,12 @@ def experiment_from_matrix(
         ``"gap:0.01,0.02,full"`` or parsed pairs (see :func:`parse_pools`).
     pool_size : int
         Models per pool (at most the candidates available).
-    policies, seeds, budget, batch_size, init_batch, stop, delta, engine, n_jobs, progress
+    policies : list of str, default ("pulse", "ucbe", "naive")
+        Policy specs (:func:`~latentbench.select.parse_policy`), as the command's.
+    seeds : int or list of int, default 20
+        As the command's default (200 for publication-grade curves); see
+        :func:`run_experiment`.
+    budget, batch_size, init_batch, stop, delta, engine, n_jobs, progress
         See :func:`run_experiment`; ``budget`` is capped at the pool's unrevealed cells.
         The schedule (:func:`~latentbench.select.default_schedule`) is the largest pool's,
         the same for every policy.
@@ -650,6 +660,15 @@ def experiment_from_matrix(
     """
     random_state = check_seed(random_state, "random_state")
     from latentbench.select._proxy import LowRankProxy
+
+    if isinstance(policies, str):
+        raise InputError(
+            f"policies={policies!r}; expected a list of policy specs, e.g. ['pulse', 'ucbe']"
+        )
+    if isinstance(matrix, str | os.PathLike):
+        from latentbench.io import ResponseMatrix
+
+        matrix = ResponseMatrix.read(matrix)
 
     if isinstance(pool_size, bool) or int(pool_size) != pool_size or pool_size < 2:
         raise InputError(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import numbers
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -419,7 +420,9 @@ def _run_options(
     epsilon: float,
 ) -> _RunOptions:
     """The run's options: defaults from the pool (:func:`default_schedule`), each checked."""
-    if budget is not None and budget < 0:
+    if budget is not None and (
+        isinstance(budget, bool) or not isinstance(budget, numbers.Integral) or budget < 0
+    ):
         raise InputError(f"budget={budget!r}; expected a nonnegative integer or None")
     if stop is None:
         stop = "confidence" if budget is None else "budget"

@@ -36,6 +36,7 @@ benchmarks follows the cost of rounds, not a measured saving.
 from __future__ import annotations
 
 import math
+import numbers
 
 from latentbench.exceptions import InputError
 
@@ -86,7 +87,9 @@ def default_schedule(n_models: int, n_items: int, budget: int | None = None) -> 
     for name, value in (("n_models", n_models), ("n_items", n_items)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise InputError(f"{name}={value!r}; expected an integer >= 1")
-    if budget is not None and (isinstance(budget, bool) or budget < 0):
+    if budget is not None and (
+        isinstance(budget, bool) or not isinstance(budget, numbers.Integral) or budget < 0
+    ):
         raise InputError(f"budget={budget!r}; expected a nonnegative integer or None")
     per_model = float(n_items)
     if budget is not None:
