@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from latentbench.cli import _register, app
-from latentbench.cli._fit import input_record
+from latentbench.io._files import input_record
 from latentbench.exceptions import InputError
 from latentbench.irt import IRTResult
 from latentbench.report import FIT_SECTIONS, SELECTION_SECTIONS, build_report
@@ -134,6 +134,18 @@ def test_cli_from_fit_directory_responses_and_selection(small_fit, selection_run
     assert outcome.exit_code == 0, outcome.output
     assert section_ids(out.read_text()) == list(FIT_SECTIONS)
     assert "recorded in fit.json" in outcome.output
+    # a matrix read from a file records itself (a Python save was thinner than `fit --out`)
+    from latentbench.io import ResponseMatrix
+
+    read = ResponseMatrix.read(responses)  # ids sorted: aligned to the fit (keeps its source)
+    read = read.subset(models=list(result.model_ids), items=list(result.item_ids))
+    result.save(tmp_path / "py_fit", read)
+    recorded = json.loads((tmp_path / "py_fit" / "fit.json").read_text())["input"]
+    assert recorded == input_record(responses, read)
+    out = tmp_path / "a3.html"
+    outcome = runner.invoke(app, ["report", str(tmp_path / "py_fit"), "--out", str(out)])
+    assert outcome.exit_code == 0 and "recorded in fit.json" in outcome.output
+    assert section_ids(out.read_text()) == list(FIT_SECTIONS)
 
     out = tmp_path / "b.html"
     outcome = runner.invoke(

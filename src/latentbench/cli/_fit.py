@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from latentbench.io import ResponseMatrix
     from latentbench.irt import IRTResult, TwoPL
 
-__all__ = ["describe_input", "fit", "fit_with_progress", "input_record", "load_matrix", "print_fit"]
+__all__ = ["describe_input", "fit", "fit_with_progress", "load_matrix", "print_fit"]
 
 
 def load_matrix(
@@ -111,19 +111,6 @@ def describe_input(matrix: ResponseMatrix, quiet: bool = False) -> None:
             "per model and one column per item; if the rows are items, transpose the file.",
             soft_wrap=True,
         )
-
-
-def input_record(source: Path | str, matrix: ResponseMatrix | None = None) -> dict[str, Any]:
-    """The ``input`` entry of ``fit.json``: the responses' path, SHA-256 and layout, so that
-    ``latentbench report DIR`` finds them again."""
-    from latentbench.io import file_sha256
-
-    entry: dict[str, Any] = {"path": str(Path(source).resolve())}
-    if Path(source).is_file():
-        entry["sha256"] = file_sha256(source)
-    if matrix is not None and getattr(matrix, "layout", None):
-        entry["layout"] = matrix.layout
-    return entry
 
 
 def store_input_record(
@@ -349,12 +336,11 @@ def fit(
                 paths = result.save(
                     target,
                     matrix,
-                    info={"input": input_record(responses, matrix)}
-                    if responses is not None
-                    else {
+                    # a responses file is recorded by save itself (the matrix's source)
+                    info={
                         "input": store_input_record(store, benchmark, metric, filter, matrix, split)
                     }
-                    if store is not None and benchmark is not None
+                    if responses is None and store is not None and benchmark is not None
                     else None,
                     tables=None if validation is None else {"heldout": validation.table},
                 )

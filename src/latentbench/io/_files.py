@@ -11,7 +11,7 @@ import csv
 import hashlib
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -103,3 +103,15 @@ def cells_sha256(matrix: ResponseMatrix) -> str:
     digest = hashlib.sha256()
     digest.update(pd.util.hash_pandas_object(matrix.to_long(), index=False).to_numpy().tobytes())
     return digest.hexdigest()
+
+
+def input_record(source: Path | str, matrix: Any = None) -> dict[str, Any]:
+    """The ``input`` entry of ``fit.json``: the responses' path, SHA-256 and layout, so that
+    ``latentbench report DIR`` finds them again (written by ``fit`` and by
+    :meth:`IRTResult.save <latentbench.irt.IRTResult.save>` for a matrix read from a file)."""
+    entry: dict[str, Any] = {"path": str(Path(source).resolve())}
+    if Path(source).is_file():
+        entry["sha256"] = file_sha256(source)
+    if matrix is not None and getattr(matrix, "layout", None):
+        entry["layout"] = matrix.layout
+    return entry

@@ -76,6 +76,9 @@ def save_fit(
     info : mapping, optional
         Extra JSON-ready entries for ``fit.json`` (e.g. the CLI's ``input``: path, SHA-256
         and layout of the responses), after the package version and :meth:`fit_info`.
+        Without an ``input`` entry, a ``matrix`` read from a file
+        (:meth:`ResponseMatrix.read <latentbench.io.ResponseMatrix.read>`) records its path,
+        SHA-256 and layout there, as ``latentbench fit`` does, so that ``report`` finds it.
     tables : mapping of str to DataFrame, optional
         Extra tables, each written as ``<name>.csv`` (e.g. ``heldout``).
 
@@ -104,6 +107,11 @@ def save_fit(
     # the fit's model order (abilities.csv is ordered by rank): load restores it
     record["model_order"] = list(result.model_ids)
     record.update(info or {})
+    source = getattr(matrix, "source", None)
+    if "input" not in record and source and Path(source).is_file():  # read from a file
+        from latentbench.io._files import input_record
+
+        record["input"] = input_record(source, matrix)
     if uncertainty is not None:
         record["ability_intervals"] = {
             "method": uncertainty.method,
