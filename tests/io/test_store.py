@@ -206,8 +206,9 @@ def test_coverage_summary_and_models(store):
 
 def test_matrix_errors_list_the_choices(store):
     store.ingest(*lm_eval())
-    with pytest.raises(InputError, match=r"unknown benchmark 'mmlu'; stored: arc_easy, gsm8k"):
-        store.matrix("mmlu")
+    for read in (store.matrix, store.coverage, store.long):  # not an empty table
+        with pytest.raises(InputError, match=r"unknown benchmark 'mmlu'; stored: arc_easy, gsm8k"):
+            read("mmlu")
     with pytest.raises(InputError, match=r"no rows with metric='acc_norm'.*metric='acc'"):
         store.matrix("arc_easy", metric="acc_norm")
 

@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from latentbench.cli import _register, app
-from latentbench.io._files import input_record
 from latentbench.exceptions import InputError
+from latentbench.io._files import input_record
 from latentbench.irt import IRTResult
 from latentbench.report import FIT_SECTIONS, SELECTION_SECTIONS, build_report
 

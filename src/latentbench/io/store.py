@@ -452,6 +452,14 @@ class Store(SelectionRuns):
             """
         ).df()
 
+    def _known(self, benchmark: str) -> None:
+        """Refuse a benchmark the store does not hold, listing those it does."""
+        if benchmark not in set(self.benchmarks()):
+            raise InputError(
+                f"{self.path}: unknown benchmark {benchmark!r}; stored: "
+                f"{', '.join(self.benchmarks()) or '(none)'}"
+            )
+
     def coverage(self, benchmark: str | None = None) -> pd.DataFrame:
         """Per benchmark and model: items observed and the fraction of the benchmark's items.
 
@@ -461,6 +469,8 @@ class Store(SelectionRuns):
             Columns ``benchmark``, ``model``, ``n_items`` (observed for the model, any metric),
             ``fraction`` (of the distinct items anyone has for the benchmark), ``is_binary``.
         """
+        if benchmark is not None:
+            self._known(benchmark)
         where = "WHERE benchmark = ?" if benchmark is not None else ""
         params = [benchmark] if benchmark is not None else []
         return self.connection.execute(
@@ -483,7 +493,10 @@ class Store(SelectionRuns):
         metric: str | None = None,
         filter: str | None = None,
     ) -> pd.DataFrame:
-        """The canonical long table (optionally one benchmark / metric / filter)."""
+        """The canonical long table (optionally one benchmark / metric / filter; an unknown
+        benchmark is an error, not an empty table)."""
+        if benchmark is not None:
+            self._known(benchmark)
         clauses, params = [], []
         for column, value in (("benchmark", benchmark), ("metric", metric), ("filter", filter)):
             if value is not None:
@@ -533,11 +546,7 @@ class Store(SelectionRuns):
             Unknown benchmark, several choices and none given, or a store (upgraded from
             schema 1) holding several rows for one key.
         """
-        if benchmark not in set(self.benchmarks()):
-            raise InputError(
-                f"{self.path}: unknown benchmark {benchmark!r}; stored: "
-                f"{', '.join(self.benchmarks()) or '(none)'}"
-            )
+        self._known(benchmark)
         triples = self.connection.execute(
             "SELECT DISTINCT metric, filter, split FROM responses WHERE benchmark = ? "
             "ORDER BY metric, filter, split",
@@ -662,8 +671,8 @@ class Store(SelectionRuns):
             f"SELECT {', '.join(CANONICAL_COLUMNS)} FROM responses {where} "
             "ORDER BY benchmark, model, item, metric, filter, trial, split"
         )
-        if benchmark is not None and benchmark not in set(self.benchmarks()):
-            raise InputError(f"{self.path}: unknown benchmark {benchmark!r}")
+        if benchmark is not None:
+            self._known(benchmark)
         if out.is_dir():
             raise InputError(f"{out} is a directory; expected the file to write")
         if not out.parent.is_dir():

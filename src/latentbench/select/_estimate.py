@@ -916,16 +916,34 @@ def tiny(
     Items are drawn in order with probabilities proportional to the calibration's predicted
     residual standard deviation for a typical model (mixed with a uniform ``floor``), fixed
     before any answer; :func:`estimate` with ``items=`` then gives a valid interval for the
-    full-benchmark mean from the answers to exactly these items.
+    full-benchmark mean from the answers to exactly these items. The Python twin of
+    ``latentbench tiny`` (which writes this table as ``items.csv``).
+
+    Parameters
+    ----------
+    calibration : path, IRTResult, ResponseMatrix or Calibration
+        As :func:`estimate`'s.
+    k : int, default 100
+        Items to draw, in [1, the calibration's items].
+    seed : int, default 0
+        Seed of the draw (an integer >= 0).
+    floor : float, default 0.5
+        Uniform share of the design, in (0, 1].
+    rank : int, default 1
+        Rank of the fit when ``calibration`` is a matrix.
+    cache : bool or path, default True
+        As :func:`load_calibration`'s.
 
     Returns
     -------
-    DataFrame
-        ``item``, ``order`` (1-based), ``probability`` (of the draw), ``weight`` (``1 / (n pi)``),
-        one row per item; ``attrs`` holds the calibration hash and the options.
+    DataFrame of shape (k, 6)
+        One row per item in draw order: ``item``, ``order`` (1-based), ``probability`` (of
+        its draw), ``weight`` (``1 / (N pi)``, N the calibration's items), ``floor`` and
+        ``calibration_hash`` (checked when the design is used with another calibration).
     """
-    seed = check_seed(seed, "seed")
     import pandas as pd
+
+    seed = check_seed(seed, "seed")
 
     cal = load_calibration(calibration, rank=rank, cache=cache)
     if isinstance(k, bool) or int(k) != k or not 1 <= k <= cal.n_items:
