@@ -797,3 +797,17 @@ def test_python_twins_take_what_the_commands_take(tmp_path):
             estimate_experiment(path, **bad)
     with pytest.raises(InputError, match=r"policies='pulse,ucbe'; expected a list"):
         experiment_from_matrix(path, policies="pulse,ucbe", seeds=1, budget=10)
+
+
+def test_python_messages_name_python_arguments(tmp_path):
+    """A Python caller is told the keyword it passed, not the command's flag."""
+    from latentbench.report import report_from
+    from latentbench.select import compare
+
+    Y, _ = simulate(9, 80, rank=1, seed=6)
+    cal = from_matrix(matrix(Y[:6]), rank=1)
+    several = matrix(Y[6:], prefix="n")
+    with pytest.raises(InputError, match=r"hold 3 models .*; name one \(model_a=\.\.\.\)$"):
+        compare(cal, several, several, model_b="n1")
+    with pytest.raises(InputError, match=r"^path=/nope/r\.html: the folder /nope does not exist"):
+        report_from(tmp_path, "/nope/r.html")

@@ -101,18 +101,21 @@ def check_destination(out: Path, kind: str = "dir", flag: str = "--out") -> None
         Naming ``flag``, ``out`` and what is wrong.
     """
     out = Path(out)
+    sep = "" if flag.endswith("=") else " "  # "--out PATH" or "path=PATH"
     if kind == "dir" and out.exists() and not out.is_dir():
-        raise InputError(f"{flag} {out} is a file; expected a directory (new or to reuse)")
+        raise InputError(f"{flag}{sep}{out} is a file; expected a directory (new or to reuse)")
     if kind == "file" and out.is_dir():
-        raise InputError(f"{flag} {out} is a directory; expected the file to write")
+        raise InputError(f"{flag}{sep}{out} is a directory; expected the file to write")
     probe = out if kind == "dir" and out.is_dir() else out.parent
     while not probe.exists() and probe != probe.parent:
         probe = probe.parent
     if not probe.is_dir():
-        raise InputError(f"{flag} {out}: {probe} is a file; expected a folder there")
+        raise InputError(f"{flag}{sep}{out}: {probe} is a file; expected a folder there")
     if kind == "file" and probe != out.parent:
-        raise InputError(f"{flag} {out}: the folder {out.parent} does not exist")
+        raise InputError(f"{flag}{sep}{out}: the folder {out.parent} does not exist")
     try:
         shutil.rmtree(tempfile.mkdtemp(prefix=".latentbench-probe-", dir=probe))
     except OSError as exc:
-        raise InputError(f"{flag} {out}: cannot write in {probe} ({exc.strerror or exc})") from None
+        raise InputError(
+            f"{flag}{sep}{out}: cannot write in {probe} ({exc.strerror or exc})"
+        ) from None

@@ -227,7 +227,7 @@ def report_from(
     if out is not None:
         if out.is_dir():
             raise InputError(f"path={out} is a directory; expected the HTML file to write")
-        check_destination(out, "file")  # before the fit or bootstrap, which are not cheap
+        check_destination(out, "file", flag="path=")  # before the fit or bootstrap (not cheap)
     kind = _kind(source)
     if kind in ("experiment", "estimate-experiment"):
         given = {"responses": responses, "items": items, "selection": selection,

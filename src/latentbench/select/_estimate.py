@@ -311,9 +311,10 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
 
 
 def _answers(
-    cal: Calibration, responses: Any, model: str | None
+    cal: Calibration, responses: Any, model: str | None, keyword: str = "model"
 ) -> tuple[str, np.ndarray, list[str]]:
-    """The model's id and its answers on the calibrated items (NaN = none), shape (n,)."""
+    """The model's id and its answers on the calibrated items (NaN = none), shape (n,);
+    ``keyword`` is the caller's argument that names the model (in messages)."""
     import pandas as pd
 
     notes: list[str] = []
@@ -324,7 +325,8 @@ def _answers(
         if model is None and len(ids) != 1:
             raise InputError(
                 f"the responses hold {len(ids)} models ({', '.join(ids[:5])}...); "
-                "name one (model=...) or use estimate_many"
+                f"name one ({keyword}=...)"
+                + (" or use estimate_many" if keyword == "model" else "")
             )
         name = ids[0] if model is None else name
         if name not in by_model:

@@ -156,8 +156,8 @@ def compare(
         raise InputError(f"margin={margin!r}; expected a positive number")
     _check_options(budget, None, delta, need_stop=False)
     cal = load_calibration(calibration, rank=rank)
-    name_a, ya, notes = _answers(cal, responses_a, model_a)
-    name_b, yb, notes_b = _answers(cal, responses_b, model_b)
+    name_a, ya, notes = _answers(cal, responses_a, model_a, "model_a")
+    name_b, yb, notes_b = _answers(cal, responses_b, model_b, "model_b")
     notes += notes_b
     if name_a == name_b:
         raise InputError(f"model_a and model_b are both {name_a!r}; expected two models")
