@@ -811,3 +811,7 @@ def test_python_messages_name_python_arguments(tmp_path):
         compare(cal, several, several, model_b="n1")
     with pytest.raises(InputError, match=r"^path=/nope/r\.html: the folder /nope does not exist"):
         report_from(tmp_path, "/nope/r.html")
+    for bad, said in ((dict(top=0), "top=0; expected an integer >= 1"),
+                      (dict(n_boot=-1), r"n_boot=-1; expected 0 \(plug-in intervals\) or")):  # fmt: skip
+        with pytest.raises(InputError, match=said):
+            report_from(tmp_path, **bad)

@@ -74,7 +74,8 @@ _SPELLINGS = (
     (re.compile(r"\bmissing='drop-items'"), "--missing drop-items"),
     (re.compile(r"\bmax_iter=(\d+)"), r"--max-iter \1"),
     (re.compile(r"\btol=([\w.+-]+)"), r"--tol \1"),
-    (re.compile(r"\bn_boot=(\d+)"), r"--bootstrap \1"),
+    (re.compile(r"\bn_boot=(-?\d+)"), r"--bootstrap \1"),
+    (re.compile(r"^top=(?=-?\d+; expected an integer >= 1)"), "--top "),
     (re.compile(r"; see the fit's loss history"), "; raise --max-iter (or loosen --tol)"),
     # estimate / compare / tiny / select: an option's value refused (not a config file's
     # "[run] budget=-1", which names its TOML key)

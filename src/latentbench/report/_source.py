@@ -222,6 +222,10 @@ def report_from(
     tell = progress or quiet
     if method not in ("items", "parametric"):
         raise InputError(f"method={method!r}; expected 'items' or 'parametric'")
+    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+        raise InputError(f"top={top!r}; expected an integer >= 1 (models / rows shown)")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot == 1 or n_boot < 0:
+        raise InputError(f"n_boot={n_boot!r}; expected 0 (plug-in intervals) or an integer >= 2")
     source = Path(source)
     out = Path(path) if path is not None else None
     if out is not None:
