@@ -811,7 +811,35 @@ def test_python_messages_name_python_arguments(tmp_path):
         compare(cal, several, several, model_b="n1")
     with pytest.raises(InputError, match=r"^path=/nope/r\.html: the folder /nope does not exist"):
         report_from(tmp_path, "/nope/r.html")
-    for bad, said in ((dict(top=0), "top=0; expected an integer >= 1"),
-                      (dict(n_boot=-1), r"n_boot=-1; expected 0 \(plug-in intervals\) or")):  # fmt: skip
-        with pytest.raises(InputError, match=said):
-            report_from(tmp_path, **bad)
+    with pytest.raises(InputError, match="top=0; expected an integer >= 1"):
+        report_from(tmp_path, top=0)
+    with pytest.raises(InputError, match=r"n_boot=-1; expected 0 \(plug-in intervals\) or"):
+        report_from(tmp_path, n_boot=-1)
+
+
+def test_saved_estimates_and_comparisons_read_back(tmp_path):
+    """estimate.json (one record or several) and compare.json read back as the results that
+    wrote them (the trajectory, which is not saved, aside)."""
+    from latentbench.select import CompareResult, EstimateSet, compare
+
+    Y, _ = simulate(10, 90, rank=1, seed=7)
+    cal = from_matrix(matrix(Y[:7]), rank=1)
+    several = estimate_many(cal, matrix(Y[7:], prefix="n"), budget=25)
+    several.save(tmp_path / "many")
+    back = EstimateSet.read(tmp_path / "many")
+    assert not back.single and [r.model for r in back] == ["n0", "n1", "n2"]
+    for a, b in zip(back, several, strict=True):
+        assert a.to_dict() == b.to_dict() and a.trajectory.shape == (0, 3)
+    pd.testing.assert_frame_equal(back.to_frame(), several.to_frame())
+    one = estimate_many(cal, {"n0": pd.Series(Y[7], index=cal.item_ids)}, budget=25)
+    one.save(tmp_path / "one")
+    again = EstimateSet.read(tmp_path / "one" / "estimate.json")
+    assert again.single and again.to_dict() == one.to_dict()
+    pair = compare(cal, Y[7], Y[8], model_a="x", model_b="y", budget=30)
+    pair.save(tmp_path / "cmp")
+    assert CompareResult.read(tmp_path / "cmp").to_dict() == pair.to_dict()
+    (tmp_path / "bad.json").write_text('{"model": "x"}')
+    with pytest.raises(InputError, match=r"bad\.json: not an estimate record"):
+        EstimateSet.read(tmp_path / "bad.json")
+    with pytest.raises(InputError, match=r"no such file; expected a compare\.json"):
+        CompareResult.read(tmp_path / "many")

@@ -8,6 +8,7 @@ other.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import math
@@ -184,6 +185,23 @@ class EstimateResult:
     def save(self, out: str | os.PathLike[str]) -> Path:
         """Write ``estimate.json`` into the directory ``out`` (created); returns its path."""
         return write_json(out, "estimate.json", self.to_dict())
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> EstimateResult:
+        """The result a :meth:`to_dict` record (one entry of ``estimate.json``) describes;
+        without its ``trajectory``, which the record does not hold."""
+        fields = {f.name for f in dataclasses.fields(cls)} - {"trajectory"}
+        try:
+            calibration = record["calibration"]
+            values = {k: v for k, v in record.items() if k in fields}
+            values.update(
+                calibration_source=calibration["source"], calibration_hash=calibration["hash"]
+            )
+            for name in ("items", "answers", "probabilities", "warnings"):
+                values[name] = tuple(values.get(name, ()))
+            return cls(**values)
+        except (KeyError, TypeError) as exc:
+            raise InputError(f"not an estimate record ({type(exc).__name__}: {exc})") from None
 
 
 def write_json(out: str | os.PathLike[str], name: str, data: Any) -> Path:
@@ -770,6 +788,29 @@ class EstimateSet:
         path = write_json(out, "estimate.json", self.to_dict())
         write_csv(self.to_frame(), Path(out) / "estimates.csv")
         return path
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> EstimateSet:
+        """The estimates saved in ``path`` (an ``estimate.json``, or the directory of
+        ``latentbench estimate --out DIR``), without their trajectories (not saved). The
+        failures are not saved either: the set read back has none."""
+        file = Path(path)
+        if file.is_dir():
+            file = file / "estimate.json"
+        if not file.is_file():
+            raise InputError(f"{file}: no such file; expected an estimate.json")
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{file}: not JSON ({exc})") from None
+        records = [data] if isinstance(data, dict) else data
+        if not isinstance(records, list):
+            raise InputError(f"{file}: expected an estimate record or a list of them")
+        try:
+            results = tuple(EstimateResult.from_dict(r) for r in records)
+        except InputError as exc:
+            raise InputError(f"{file}: {exc}") from None
+        return cls(results, single=isinstance(data, dict))
 
 
 def estimate_many(

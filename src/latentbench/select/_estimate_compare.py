@@ -17,6 +17,8 @@ items run out.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,6 +112,29 @@ class CompareResult:
     def save(self, out: str | os.PathLike[str]) -> Path:
         """Write ``compare.json`` into the directory ``out`` (created)."""
         return write_json(out, "compare.json", self.to_dict())
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> CompareResult:
+        """The comparison saved in ``path`` (a ``compare.json``, or the directory of
+        ``latentbench compare --out DIR``)."""
+        file = Path(path)
+        if file.is_dir():
+            file = file / "compare.json"
+        if not file.is_file():
+            raise InputError(f"{file}: no such file; expected a compare.json")
+        try:
+            record = json.loads(file.read_text(encoding="utf-8"))
+            fields = {f.name for f in dataclasses.fields(cls)}
+            values = {k: v for k, v in record.items() if k in fields}
+            values.update(
+                calibration_source=record["calibration"]["source"],
+                calibration_hash=record["calibration"]["hash"],
+            )
+            for name in ("items", "answers_a", "answers_b", "probabilities", "warnings"):
+                values[name] = tuple(values.get(name, ()))
+            return cls(**values)
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+            raise InputError(f"{file}: not a compare.json ({type(exc).__name__}: {exc})") from None
 
 
 def compare(
