@@ -44,9 +44,11 @@ def assert_coherent(r: EstimateResult, cal: Calibration) -> None:
     # validity: it holds A(mu) whenever [lower, upper] holds mu)
     a_lower, a_upper = score_ability(score_ability_knots(cal), [r.lower, r.upper])
     assert r.theta_lower <= a_lower <= a_upper <= r.theta_upper
-    # the one-line summary repeats the JSON's numbers
+    # the one-line summary repeats the JSON's numbers, the interval's ends rounded outward
     line = r.summary()
-    assert line.startswith(f"score {r.score:.3f} [{r.lower:.3f}, {r.upper:.3f}]")
+    shown = [float(v) for v in line.split("[")[1].split("]")[0].split(", ")]
+    assert line.startswith(f"score {r.score:.3f} [")
+    assert shown[0] <= r.lower < shown[0] + 1e-3 and shown[1] - 1e-3 < r.upper <= shown[1]
     ranks = [int(k) for k in re.findall(r"(\d+)(?:st|nd|rd|th)", line)]
     assert ranks == (
         [r.rank] if r.rank_lower == r.rank_upper else [r.rank, r.rank_lower, r.rank_upper]

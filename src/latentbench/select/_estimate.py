@@ -149,8 +149,9 @@ class EstimateResult:
         rank = f"would rank {_ordinal(self.rank)}"
         if self.rank_lower != self.rank_upper:
             rank += f" ({_ordinal(self.rank_lower)}\u2013{_ordinal(self.rank_upper)})"
+        lower, upper = outward(self.lower, self.upper)
         return (
-            f"score {self.score:.3f} [{self.lower:.3f}, {self.upper:.3f}] after "
+            f"score {self.score:.3f} [{lower}, {upper}] after "
             f"{self.n_evaluated:,} of {self.n_items:,} items; {rank} of {self.n_ranked}"
         )
 
@@ -211,6 +212,17 @@ def write_json(out: str | os.PathLike[str], name: str, data: Any) -> Path:
     path = folder / name
     path.write_text(json.dumps(data, indent=2, allow_nan=False))
     return path
+
+
+def outward(lower: float, upper: float, fmt: str = ".3f") -> tuple[str, str]:
+    """``lower`` and ``upper`` printed with ``fmt``'s decimals, rounded outward (down, up), so
+    that the printed interval holds the computed one (rounding to nearest narrowed it by up to
+    half a unit of the last digit)."""
+    digits = int(fmt.rstrip("f").lstrip("+").lstrip(".") or 0)
+    unit = 10.0**digits
+    down = math.floor(lower * unit + 1e-6) / unit  # 1e-6: 0.874 stored as 0.87399.. stays
+    up = math.ceil(upper * unit - 1e-6) / unit
+    return format(down + 0.0, fmt), format(up + 0.0, fmt)
 
 
 def _ordinal(k: int) -> str:

@@ -28,7 +28,7 @@ import numpy as np
 
 from latentbench._checks import check_seed
 from latentbench.exceptions import InputError
-from latentbench.select._estimate import _answers, _check_options, _rng, write_json
+from latentbench.select._estimate import _answers, _check_options, _rng, outward, write_json
 from latentbench.select._estimate_calibration import load_calibration
 from latentbench.select._estimate_cs import WeightedBettingCS
 from latentbench.select._estimate_design import _VARIANCE_FLOOR, SequentialEstimate
@@ -92,9 +92,10 @@ class CompareResult:
                 verdict += (
                     f" (the two answered all {self.n_evaluated:,} evaluated items identically)"
                 )
+        lower, upper = outward(self.lower, self.upper, "+.3f")
         return (
             f"{self.model_a} - {self.model_b} = {self.difference:+.3f} "
-            f"[{self.lower:+.3f}, {self.upper:+.3f}] after {self.n_evaluated:,} of "
+            f"[{lower}, {upper}] after {self.n_evaluated:,} of "
             f"{self.n_items:,} items; {verdict}"
         )
 
