@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from latentbench.cli import _register, app
+from latentbench.exceptions import InputError
 from latentbench.io import ResponseMatrix
 from latentbench.select import (
     EstimateExperiment,
@@ -224,3 +225,17 @@ def test_calibration_warnings_are_said_once_and_recorded(responses, tmp_path, mo
     assert "--max-iter 5" in lines[0] or "max_iter=5" in lines[0]
     data = json.loads((out / "summary.json").read_text())
     assert len(data["params"]["warnings"]) == 2
+
+
+def test_budgets_beyond_the_items_are_said_and_precision_is_checked(responses, tmp_path):
+    args = ["experiment", str(responses), "--task", "estimate", "--seeds", "1", "--models"]
+    outcome = runner.invoke(app, [*args, "m0,m2", "--budgets", "10,500", "-o", str(tmp_path / "a")])
+    assert outcome.exit_code == 0, outcome.output
+    text = " ".join(outcome.output.split())
+    assert "budget 500: more than the items (answered) of 2 of 2 held-out models" in text
+    outcome = runner.invoke(
+        app, [*args, "m0", "--budgets", "10", "--precision", "0.6", "-o", str(tmp_path / "b")]
+    )
+    assert outcome.exit_code == 2 and "--precision 0.6; expected a half-width" in outcome.output
+    with pytest.raises(InputError, match=r"precision=0.5; expected a half-width in \(0, 0.5\)"):
+        estimate_experiment(ResponseMatrix.read(responses), precision=0.5, models=["m0"])

@@ -843,3 +843,46 @@ def test_saved_estimates_and_comparisons_read_back(tmp_path):
         EstimateSet.read(tmp_path / "bad.json")
     with pytest.raises(InputError, match=r"no such file; expected a compare\.json"):
         CompareResult.read(tmp_path / "many")
+
+
+def test_a_hand_edited_design_is_named_for_what_was_edited(tmp_path):
+    """A design with a middle row deleted or repeated, or a probability edited, is refused for
+    that reason (it said 'made from another calibration'); cutting its last rows is a valid
+    shorter design; proposal / floor with a design are refused (they were recorded, unused)."""
+    Y, _ = simulate(9, 150, rank=1, seed=11)
+    cal = from_matrix(matrix(Y[:8]), rank=1)
+    design = tiny(cal, 12)
+    answers = dict(zip(cal.item_ids, Y[8], strict=True))
+    for edited, said in (
+        (design.drop(index=4), r"'order' holds 6 where 5 is expected"),
+        (pd.concat([design.iloc[:5], design.iloc[4:]]), r"'order' holds 5 where 6 is expected"),
+        (design.assign(item=[design["item"].iloc[0]] * 12), r"is drawn twice \(orders 1 and 2\)"),
+        (
+            design.assign(probability=design["probability"] * ([1.0] * 3 + [1.2] + [1.0] * 8)),
+            r"\(order 4\) has probability [0-9.e-]+ but this calibration gives",
+        ),
+    ):
+        with pytest.raises(InputError, match=said):
+            estimate(cal, answers, items=edited)
+    short = estimate(cal, answers, items=design.iloc[:8])
+    assert short.n_evaluated == 8 and short.options["proposal"] == "residual"
+    for bad in (dict(proposal="uniform"), dict(floor=0.9)):
+        with pytest.raises(InputError, match=r"with a fixed design \(items=\)"):
+            estimate(cal, answers, items=design, **bad)
+
+
+def test_rank_applies_to_a_matrix_only(tmp_path):
+    """rank= with a calibration already fitted at another rank is refused (it was ignored);
+    rank 0 says what is expected."""
+    from latentbench.irt import TwoPL
+
+    Y, _ = simulate(9, 100, rank=1, seed=12)
+    fitted = TwoPL().fit(matrix(Y[:8]))
+    fitted.save(tmp_path / "fit")
+    answers = dict(zip([f"q{j}" for j in range(100)], Y[8], strict=True))
+    for cal in (fitted, tmp_path / "fit", from_matrix(matrix(Y[:8]), rank=1)):
+        with pytest.raises(InputError, match=r"rank=3: .* already fitted, at rank 1"):
+            estimate(cal, answers, rank=3, cache=False)
+        assert estimate(cal, answers, rank=1, budget=10, cache=False).n_evaluated == 10
+    with pytest.raises(InputError, match=r"rank=0; expected an integer >= 1"):
+        load_calibration(matrix(Y[:8]), rank=0)

@@ -90,6 +90,11 @@ _SPELLINGS = (
     ),
     (re.compile(r"(--budget [-\w.]+; expected a nonnegative integer) or None"), r"\1"),
     (re.compile(r"\bmargin=M\b"), "--margin M"),
+    (re.compile(r"^rank=(?=\S+: \S.* is already fitted)"), "--rank "),
+    (
+        re.compile(r"^(proposal|floor)=(\S+) with a fixed design \(items=\)"),
+        r"--\1 \2 with --items",
+    ),
     (re.compile(r"^random_state=(?=[-+\w.']+; expected an integer >= 0)"), "--seed "),
     (re.compile(r"\bmodel=NAME\b(?! \(CLI)"), "--model NAME"),
     (re.compile(r"^split=(?=[-+\w.']+;)"), "--split "),  # an option; in a data key it stays

@@ -613,8 +613,10 @@ def _estimate_task(
                     f"--budgets {budgets!r}; expected item counts such as '30,100,300'"
                 ) from None
             fit_rank = 1 if rank == "auto" else _rank(rank)
-            if precision < 0:
-                raise InputError(f"--precision {precision!r}; expected >= 0 (0: skip)")
+            if not 0 <= precision < 0.5:
+                raise InputError(
+                    f"--precision {precision!r}; expected a half-width in (0, 0.5), or 0 to skip"
+                )
             matrix = ResponseMatrix.read(responses)
             held_out = None if models is None else [m.strip() for m in models.split(",") if m]
             with Progress(console=console, disable=quiet, transient=True) as bar:

@@ -580,6 +580,12 @@ def _check_call(
             f"precision={precision!r} with a fixed design (items=): every design item is "
             "scored, so the run cannot stop at a precision; drop precision, or run adaptively"
         )
+    elif proposal != "residual" or floor != 0.5:
+        given = f"proposal={proposal!r}" if proposal != "residual" else f"floor={floor!r}"
+        raise InputError(
+            f"{given} with a fixed design (items=): the design's own probabilities are used "
+            "(drawn by tiny, its floor in the items table); drop it, or run adaptively"
+        )
     check_design_options(floor, proposal, point, proxy)
 
 
@@ -1043,9 +1049,9 @@ def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
         frame = items
         source = "items"
     else:
-        source = str(items)
+        source = f"items {items}"
         if not Path(items).exists():
-            raise InputError(f"items {source}: no such file")
+            raise InputError(f"{source}: no such file")
         frame = pd.read_csv(items, dtype={"item": str})
     missing = [c for c in ("item", "order", "probability") if c not in frame.columns]
     if missing:
@@ -1053,7 +1059,34 @@ def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
             f"{source}: lacks column(s) {', '.join(missing)}; expected the "
             "output of `latentbench tiny` (item, order, probability, weight)"
         )
-    return frame.sort_values("order", kind="stable").reset_index(drop=True)
+    frame = frame.sort_values("order", kind="stable").reset_index(drop=True)
+    order = pd.to_numeric(frame["order"], errors="coerce").to_numpy(dtype=np.float64)
+    expected = np.arange(1, len(frame) + 1)
+    if not np.array_equal(order, expected):  # a row deleted, repeated or renumbered by hand
+        k = int(np.flatnonzero(order != expected)[0])
+        raise InputError(
+            f"{source}: column 'order' holds {_show_order(frame['order'].iloc[k])} where "
+            f"{k + 1} is expected (row {k + 1} of {len(frame)} after sorting); a design is "
+            "its draws 1, 2, ... in order: a middle row deleted or repeated breaks it (cutting "
+            "the last rows keeps a valid, shorter design)"
+        )
+    ids = frame["item"].astype(str).tolist()
+    repeated = pd.Series(ids).duplicated().to_numpy()
+    if repeated.any():
+        k = int(np.flatnonzero(repeated)[0])
+        raise InputError(
+            f"{source}: item {ids[k]!r} is drawn twice (orders {ids.index(ids[k]) + 1} and "
+            f"{k + 1}); a design draws each item once"
+        )
+    return frame
+
+
+def _show_order(value: Any) -> str:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return repr(value)
+    return str(int(number)) if number.is_integer() else repr(value)
 
 
 def _estimate_fixed(
@@ -1073,9 +1106,11 @@ def _estimate_fixed(
     if "calibration_hash" in design and str(design["calibration_hash"].iloc[0]) != cal.hash:
         raise InputError(
             f"{where}: made from calibration {str(design['calibration_hash'].iloc[0])[:12]}..., "
-            f"not this one ({cal.hash[:12]}...); make the design with this calibration"
+            f"not this one ({cal.hash[:12]}...); make the design with this calibration (the "
+            "same responses fitted at another rank, or read from a store instead of a file, "
+            "are another calibration)"
         )
-    options.update(design="fixed", budget=None, precision=None, floor=floor)
+    options.update(design="fixed", budget=None, precision=None, floor=floor, proposal="residual")
     pos = cal.positions(design["item"].astype(str).tolist())
     if (pos < 0).any():
         bad = design["item"].iloc[int(np.flatnonzero(pos < 0)[0])]
@@ -1096,8 +1131,9 @@ def _estimate_fixed(
         pi = seq.probabilities()
         if not math.isclose(pi[j], p, rel_tol=1e-6):
             raise InputError(
-                f"{where}: item {cal.item_ids[j]!r} has probability {p!r} but this calibration "
-                f"gives {pi[j]!r}; the design was made from another calibration or floor"
+                f"{where}: item {cal.item_ids[j]!r} (order {k + 1}) has probability {p:.6g} "
+                f"but this calibration gives {float(pi[j]):.6g}; its probability or floor was "
+                "edited, or the design was made from another calibration or floor"
             )
         if not np.isfinite(y[j]):
             raise InputError(

@@ -499,6 +499,8 @@ def load_calibration(
     from latentbench.io import ResponseMatrix
     from latentbench.irt import IRTResult
 
+    if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
+        raise InputError(f"rank={rank!r}; expected an integer >= 1")
     if benchmark is not None:
         return _from_store(
             calibration,
@@ -510,10 +512,10 @@ def load_calibration(
     if metric is not None or filter is not None or split is not None:
         raise InputError("calibration: metric / filter / split apply only to a store benchmark")
     if isinstance(calibration, Calibration):
-        return calibration
+        return _fitted_rank(calibration, rank, "the calibration")
     if isinstance(calibration, IRTResult):
         cal = from_result(calibration)
-        return _MEMORY.setdefault(cal.hash, cal)
+        return _fitted_rank(_MEMORY.setdefault(cal.hash, cal), rank, "the IRTResult")
     if isinstance(calibration, ResponseMatrix):
         Y = np.nan_to_num(np.asarray(calibration.scores, dtype=np.float64), nan=-1.0)
         key = _content_hash(_CACHE_VERSION, Y, *calibration.model_ids, *calibration.item_ids, rank)
@@ -537,7 +539,7 @@ def load_calibration(
         key = _content_hash(*(_file_hash(f) for f in files))
         if key not in _MEMORY:
             _MEMORY[key] = from_result(IRTResult.load(path), source=str(path), digest=key)
-        return _named(_MEMORY[key], str(path))
+        return _fitted_rank(_named(_MEMORY[key], str(path)), rank, f"fit directory {path}")
     if not path.exists():
         raise InputError(
             f"calibration {path}: no such file or directory; expected a fit "
@@ -550,6 +552,18 @@ def load_calibration(
         )
     key = _content_hash(_CACHE_VERSION, _file_hash(path), rank)
     return _fit_cached(key, cache, lambda: ResponseMatrix.read(path), rank, str(path))
+
+
+def _fitted_rank(cal: Calibration, rank: int, what: str) -> Calibration:
+    """``cal`` (already fitted), unless ``rank`` asks for another rank than its own: ``rank``
+    applies to a matrix fitted here (1, the default, is taken as not given)."""
+    own = int(np.asarray(cal.V).reshape(len(cal.item_ids), -1).shape[1])
+    if rank != 1 and rank != own:
+        raise InputError(
+            f"rank={rank!r}: {what} is already fitted, at rank {own}; rank applies to a "
+            "response matrix fitted here (refit at that rank with `latentbench fit --rank`)"
+        )
+    return cal
 
 
 def _named(cal: Calibration, source: str) -> Calibration:

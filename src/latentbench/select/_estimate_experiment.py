@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._estimate import _rng
 from latentbench.select._estimate_calibration import from_matrix
 from latentbench.select._estimate_design import SequentialEstimate
@@ -196,7 +196,13 @@ def estimate_experiment(
         raise InputError(f"budgets={tuple(budgets)!r}; expected positive item counts")
     if seeds < 1:
         raise InputError(f"seeds={seeds!r}; expected at least 1")
+    if precision is not None and not 0 < precision < 0.5:
+        raise InputError(
+            f"precision={precision!r}; expected a half-width in (0, 0.5) or None (a score in "
+            "[0, 1] has an interval of half-width 0.5 before any item)"
+        )
     Y = np.asarray(matrix.scores, dtype=np.float64)
+    short: dict[int, list[str]] = {}  # budget -> models with fewer items than it
     rows: list[dict[str, object]] = []
     total, done = len(chosen) * seeds, 0
     fit_warnings: list[tuple[str, type[Warning], str]] = []
@@ -212,6 +218,9 @@ def estimate_experiment(
         truth = float(y.mean())
         uniform = {b: uniform_error(y, b) for b in budgets}
         limit = y.size if max_items is None else min(max_items, y.size)
+        for b in budgets:
+            if b > limit:
+                short.setdefault(int(b), []).append(name)
         for seed in range(seeds):
             seq = SequentialEstimate(cal, pop, delta=delta, target=precision)
             rng = _rng(seed, name)
@@ -251,6 +260,14 @@ def estimate_experiment(
             if progress is not None:
                 progress(done, total)
     table = pd.DataFrame(rows, columns=list(RUN_COLUMNS))
+    for b, names in sorted(short.items()):  # said, not dropped silently
+        cap = "answered" if max_items is None else f"answered or max_items={max_items}"
+        warnings.warn(
+            f"budget {b}: more than the items ({cap}) of {len(names)} of {len(chosen)} "
+            f"held-out models (e.g. {names[0]!r}); not recorded for them",
+            DataWarning,
+            stacklevel=2,
+        )
     params = {
         "task": "estimate",
         "input": matrix.source,
