@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 import latentbench
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.io import ResponseMatrix
 from latentbench.select import Calibration, EstimateResult, estimate, estimate_many, tiny
 from latentbench.select._estimate_calibration import from_matrix, load_calibration
@@ -886,3 +886,27 @@ def test_rank_applies_to_a_matrix_only(tmp_path):
         assert estimate(cal, answers, rank=1, budget=10, cache=False).n_evaluated == 10
     with pytest.raises(InputError, match=r"rank=0; expected an integer >= 1"):
         load_calibration(matrix(Y[:8]), rank=0)
+
+
+def test_a_partial_answer_set_is_said_in_the_one_line_summary():
+    """A model that answered some of the calibrated items: the summary says its score is over
+    those and its rank against the others' full means (it read as a full-benchmark rank); the
+    same for a comparison over the shared items."""
+    from latentbench.select import compare
+
+    Y, _ = simulate(9, 100, rank=1, seed=13)
+    cal = from_matrix(matrix(Y[:8]), rank=1)
+    half = pd.Series(Y[8], index=cal.item_ids).iloc[:50]
+    with pytest.warns(DataWarning, match="answered 50 of 100 calibrated items"):
+        r = estimate(cal, half, model="x", budget=20)
+    assert r.n_items == 50 and r.n_calibrated == 100
+    assert "after 20 of the 50 items it answered (of 100);" in r.summary()
+    assert r.summary().endswith("against the others' means on all 100")
+    full = estimate(cal, pd.Series(Y[8], index=cal.item_ids), model="x", budget=20)
+    assert "of 100 items; would rank" in full.summary() and "answered" not in full.summary()
+    with pytest.warns(DataWarning):
+        c = compare(cal, half, pd.Series(Y[0], index=cal.item_ids), model_a="x", model_b="m0")
+    assert "items both answered (of 100)" in c.summary()
+    with pytest.warns(DataWarning) as said:
+        compare(cal, Y[0], Y[0], model_a="x", model_b="y", margin=0.05, budget=None)
+    assert not any("pass margin=M" in str(w.message) for w in said)

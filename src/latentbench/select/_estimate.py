@@ -107,6 +107,10 @@ class EstimateResult:
     warnings : tuple of str
     trajectory : ndarray of shape (n_evaluated, 3)
         ``score, lower, upper`` after each item (read-only).
+    n_calibrated : int
+        Items of the calibration. More than ``n_items`` when the model answered only some of
+        them: ``score`` is then its mean over those it answered, while the rank compares it
+        with the calibration models' means over all ``n_calibrated`` (the summary says so).
     """
 
     model: str
@@ -132,6 +136,7 @@ class EstimateResult:
     options: Mapping[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     trajectory: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), repr=False)
+    n_calibrated: int = 0
 
     def __post_init__(self) -> None:
         traj = np.array(self.trajectory, dtype=np.float64).reshape(-1, 3)
@@ -150,6 +155,12 @@ class EstimateResult:
         if self.rank_lower != self.rank_upper:
             rank += f" ({_ordinal(self.rank_lower)}\u2013{_ordinal(self.rank_upper)})"
         lower, upper = outward(self.lower, self.upper)
+        if self.n_calibrated > self.n_items:  # a subset: what the score and rank are over
+            return (
+                f"score {self.score:.3f} [{lower}, {upper}] after {self.n_evaluated:,} of the "
+                f"{self.n_items:,} items it answered (of {self.n_calibrated:,}); {rank} of "
+                f"{self.n_ranked} against the others' means on all {self.n_calibrated:,}"
+            )
         return (
             f"score {self.score:.3f} [{lower}, {upper}] after "
             f"{self.n_evaluated:,} of {self.n_items:,} items; {rank} of {self.n_ranked}"
@@ -179,6 +190,7 @@ class EstimateResult:
             "calibration": {"source": self.calibration_source, "hash": self.calibration_hash},
             "options": dict(self.options),
             "warnings": list(self.warnings),
+            "n_calibrated": self.n_calibrated,
             "summary": self.summary(),
         }
         return out
@@ -508,6 +520,7 @@ def _finish(
         options=options,
         warnings=tuple(notes),
         trajectory=trajectory,
+        n_calibrated=cal.n_items,
     )
 
 

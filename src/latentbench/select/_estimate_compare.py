@@ -56,6 +56,10 @@ class CompareResult:
     calibration_source, calibration_hash : str
     options : dict
     warnings : tuple of str
+    n_calibrated : int
+        Items of the calibration; more than ``n_items`` when the two share answers on only
+        some of them: the difference and the verdict are then over those (said in the
+        summary).
     """
 
     model_a: str
@@ -76,6 +80,7 @@ class CompareResult:
     calibration_hash: str
     options: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    n_calibrated: int = 0
 
     def summary(self) -> str:
         """One line, e.g. ``A - B = +0.032 [+0.011, +0.054] after 240 of 12,032 items; A is
@@ -93,10 +98,13 @@ class CompareResult:
                     f" (the two answered all {self.n_evaluated:,} evaluated items identically)"
                 )
         lower, upper = outward(self.lower, self.upper, "+.3f")
+        of = f"{self.n_items:,} items"
+        if self.n_calibrated > self.n_items:  # the difference is over the shared items only
+            of = f"the {self.n_items:,} items both answered (of {self.n_calibrated:,})"
+            verdict += " on those" if self.higher is not None else ""
         return (
             f"{self.model_a} - {self.model_b} = {self.difference:+.3f} "
-            f"[{lower}, {upper}] after {self.n_evaluated:,} of "
-            f"{self.n_items:,} items; {verdict}"
+            f"[{lower}, {upper}] after {self.n_evaluated:,} of {of}; {verdict}"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -197,7 +205,8 @@ def compare(
         notes.append(
             f"{name_a!r} and {name_b!r} have the same answer on every one of the {both.size:,} "
             "items they share (the same results twice?): their difference is exactly 0, which "
-            "no finite sample certifies; pass margin=M to stop when they are equivalent"
+            "no finite sample certifies"
+            + ("" if margin is not None else "; pass margin=M to stop when they are equivalent")
         )
     a = SequentialEstimate(cal, both, delta=delta, floor=floor, proxy=proxy)
     b = SequentialEstimate(cal, both, delta=delta, floor=floor, proxy=proxy)
@@ -277,7 +286,8 @@ def compare(
                          len(order), n, stopped, higher,
                          tuple(cal.item_ids[int(both[j])] for j in order),
                          tuple(float(da[j]) for j in order), tuple(float(db[j]) for j in order),
-                         tuple(probs), cal.source, cal.hash, options, tuple(notes))  # fmt: skip
+                         tuple(probs), cal.source, cal.hash, options, tuple(notes),
+                         cal.n_items)  # fmt: skip
 
 
 def _sign(cs: WeightedBettingCS) -> int:
