@@ -257,3 +257,54 @@ def test_live_estimate_names_every_model_when_none_is_given(live_setup):
     text = " ".join(outcome.output.split())
     assert outcome.exit_code == 2 and "with --model NAME" in text
     assert all(f"model-{k}" in text for k in range(len(s.names)))
+
+
+def test_a_new_run_reuses_answers_paid_by_another(live_setup):
+    """Another seed or calibration on the same store starts a new run, but the answers already
+    paid for the same model, items, scorer and oracle are stored into it, not paid again; a
+    changed oracle option (temperature) or an injected oracle's answers are never reused."""
+    s = live_setup
+    config = s.write_config()
+    store = s.tmp / "reuse.duckdb"
+    cal = _calibration(s)
+    first = estimate_live(cal, config, store, model="model-2", budget=12, seed=3)
+    paid = sum(s.state.answered.values())
+    assert paid == 12
+    other = estimate_live(cal, config, store, model="model-2", budget=12, seed=4)
+    shared = set(first.items) & set(other.items)
+    live = other.options["live"]
+    assert other.options["live"]["run_id"] != first.options["live"]["run_id"]
+    assert live["n_reused"] == len(shared) and live["n_paid"] == 12 - len(shared)
+    assert sum(s.state.answered.values()) == paid + 12 - len(shared)
+    cols = [int(i[1:]) for i in other.items]  # reused answers are the endpoint's
+    assert np.array_equal(np.asarray(other.answers), s.Y[2, cols])
+    if shared:
+        assert any("not paid again" in w for w in other.warnings)
+    # a retry option does not change answers; a temperature does
+    again = s.write_config(s.tmp / "retries.toml", oracle={"retries": 5})
+    third = estimate_live(cal, again, store, model="model-2", budget=12, seed=6)
+    known = set(first.items) | set(other.items)
+    assert third.options["live"]["n_reused"] == len(set(third.items) & known)
+    assert third.options["live"]["n_paid"] == 12 - len(set(third.items) & known)
+    hot = s.write_config(s.tmp / "hot.toml", oracle={"temperature": 1.0})
+    fourth = estimate_live(cal, hot, store, model="model-2", budget=12, seed=3)
+    assert fourth.options["live"]["n_reused"] == 0 and fourth.options["live"]["n_paid"] == 12
+
+
+def test_a_run_stored_before_answer_options_were_part_of_its_identity_resumes(live_setup):
+    """The identity now holds the oracle's answer options and the models' endpoints (a run
+    resumed with another temperature mixed two configurations' answers); a run stored before
+    that resumes under its run_id as it was."""
+    from latentbench.select.live import LiveConfig
+    from latentbench.select.live._run import _open_run
+
+    s = live_setup
+    cfg = LiveConfig.from_toml(s.write_config(run={"run_id": "old-run"}))
+    record = cfg.to_record()
+    record["identity"].pop("answers")
+    with Store(s.tmp / "old.duckdb") as db:
+        db.start_selection(record, run_id="old-run")
+        assert _open_run(db, cfg, "old-run") is True
+    hot = LiveConfig.from_toml(s.write_config(s.tmp / "hot.toml", oracle={"temperature": 1.0}))
+    assert hot.default_run_id() != LiveConfig.from_toml(s.write_config()).default_run_id()
+    assert hot.identity()["answers"]["oracle"] == {"temperature": 1.0}

@@ -116,7 +116,7 @@ def estimate_live(
     seed = check_seed(seed, "seed")
     from latentbench.io.store import Store
     from latentbench.select.live import DurableOracle, LiveConfig
-    from latentbench.select.live._run import _open_run
+    from latentbench.select.live._run import _open_run, reusable_answers
 
     _check_options(budget, precision, delta)
     check_design_options(floor, proposal, "dr", proxy)  # before the store or the calibration
@@ -182,6 +182,7 @@ def estimate_live(
         spend_cap=cfg.run.spend_cap,
         planned=budget or len(columns),
         stop_event=stop_event,
+        reuse=reusable_answers(store, cfg, run_id, [model]),
     )
     row = names.index(model)
 
@@ -222,8 +223,15 @@ def estimate_live(
             "store": str(store.path),
             "n_paid": durable.n_paid,
             "n_replayed": durable.n_replayed,
+            "n_reused": durable.n_reused,
         },
     }
+    if durable.n_reused:
+        notes.append(
+            f"{durable.n_reused} answer(s) came from earlier runs in {store.path} with the same "
+            "model, items, scorer and oracle options (another seed or calibration): stored "
+            "here, not paid again"
+        )
     result = _finish(cal, seq, model, stopped, probs, options, notes)
     if status == "done":  # the result row: a decision at a negative round, one per session
         finals = [d for d in store.selection_decisions(run_id) if d.get("phase") == "final"]

@@ -82,6 +82,10 @@ def legacy_policy_params(params: dict[str, Any]) -> dict[str, Any]:
     return {old_for.get(k, k): v for k, v in params.items()}
 
 
+TRANSPORT_OPTIONS = frozenset({"concurrency", "timeout", "retries", "backoff", "max_backoff"})
+"""Oracle options that change how a request is made, not the answer it gets."""
+
+
 def canonical_identity(identity: dict[str, Any]) -> dict[str, Any]:
     """A stored :meth:`LiveConfig.identity` with its policy options in today's spelling (a run
     stored before the rename holds ``alpha``), for comparison with the file's."""
@@ -323,7 +327,26 @@ class LiveConfig:
             "on_error": run.on_error,
             # only when set: the run ids of configurations without it stay as they were
             **({"epsilon": run.epsilon} if run.epsilon else {}),
+            "answers": self.answer_options(),
         }
+
+    def answer_options(self) -> dict[str, Any]:
+        """What the answers depend on beyond the items and the scorer: the oracle's options
+        except how requests are made (:data:`TRANSPORT_OPTIONS`), and each model's endpoint
+        and served name (not its key's variable). Part of :meth:`identity`: a run resumed
+        with another temperature, endpoint or served model would mix answers of two
+        configurations."""
+        oracle = {
+            k: v
+            for k, v in asdict(self.oracle).items()
+            if v is not None and k != "kind" and k not in TRANSPORT_OPTIONS
+        }
+        models = {
+            m.name: {k: v for k, v in asdict(m).items() if v is not None and k not in (
+                "name", "api_key_env")}
+            for m in self.models
+        }  # fmt: skip
+        return {"oracle": oracle, "models": models}
 
     def default_run_id(self) -> str:
         """``live-`` and 16 hex digits of the SHA-256 of :meth:`identity`.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -112,13 +112,18 @@ class DurableOracle:
         and is committed).
     progress : callable, optional
         Called with a :class:`LiveProgress` after each batch.
+    reuse : mapping, optional
+        ``(model, item) -> score`` paid for by other runs with the same answers to give
+        (:func:`~latentbench.select.live._run.reusable_answers`): a cell found there is
+        committed to this run with 0 requests instead of being asked again.
 
     Attributes
     ----------
     n_paid : int
         Cells evaluated by ``inner`` in this session.
     n_replayed : int
-        Cells answered from the store in this session.
+        Cells answered from the store in this session (this run's, or reused from another
+        run's: ``n_reused`` of them).
     n_calls : int
         Batches seen.
     requests_total : int
@@ -139,6 +144,7 @@ class DurableOracle:
         planned: int = 0,
         stop_event: threading.Event | None = None,
         progress: Callable[[LiveProgress], None] | None = None,
+        reuse: Mapping[tuple[str, str], float] | None = None,
     ) -> None:
         if on_error not in ("stop", "zero"):
             raise InputError(f"on_error={on_error!r}; expected 'stop' or 'zero'")
@@ -153,7 +159,8 @@ class DurableOracle:
         self.n_models, self.n_items = inner.n_models, inner.n_items
         self.policy, self.on_error, self.spend_cap = policy, on_error, spend_cap
         self.planned, self.stop_event, self.progress = planned, stop_event, progress
-        self.n_paid = self.n_replayed = self.n_calls = self.revealed = 0
+        self.n_paid = self.n_replayed = self.n_calls = self.revealed = self.n_reused = 0
+        self.reuse = dict(reuse or {})
         self.n_errors_replayed = 0
         self._known: dict[tuple[str, str], tuple[float, str | None]] = {}
         stored = store.selection_observations(run_id)
@@ -252,6 +259,15 @@ class DurableOracle:
                 self.n_errors_replayed += int(math.isnan(hit[0]))
             else:
                 todo.append(pos)
+        found = [pos for pos in todo if (model, ids[pos]) in self.reuse]
+        if found:  # paid for by another run with the same answers: stored here, not asked
+            stamp = now_utc()
+            reused = [self.reuse[(model, ids[pos])] for pos in found]
+            self._commit(call, model, [(ids[pos], CellResult(pos, v, None, 0, stamp, stamp))
+                                       for pos, v in zip(found, reused, strict=True)])  # fmt: skip
+            scores[found] = reused
+            self.n_reused += len(found)
+            todo = [pos for pos in todo if (model, ids[pos]) not in self.reuse]
         n_replayed = len(items) - len(todo)
         failures: list[tuple[str, str, str]] = []
         if todo:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,7 @@ from latentbench.exceptions import InputError, LiveStop
 from latentbench.select._policies import POLICIES, make_policy, parse_policy
 from latentbench.select._run import SelectionResult, run_selection
 from latentbench.select._schedule import default_schedule
-from latentbench.select.live._config import LiveConfig, canonical_identity
+from latentbench.select.live._config import TRANSPORT_OPTIONS, LiveConfig, canonical_identity
 from latentbench.select.live._durable import DurableOracle, LiveProgress
 from latentbench.select.oracles import MatrixOracle, Oracle, StreamingOracle
 
@@ -98,14 +99,21 @@ def _items(
     return items, item_ids
 
 
-def _open_run(store: Store, cfg: LiveConfig, run_id: str) -> bool:
-    """Start the run in the store, or check that a stored one matches; True if resumed."""
+def _open_run(store: Store, cfg: LiveConfig, run_id: str, injected: bool = False) -> bool:
+    """Start the run in the store, or check that a stored one matches; True if resumed.
+    ``injected``: the run's answers come from an oracle passed in, not the configuration's
+    (recorded, so that :func:`reusable_answers` never hands them to another run)."""
     stored = store.selection_run(run_id)
     if stored is None:
-        store.start_selection(cfg.to_record(), run_id=run_id)
+        record = cfg.to_record()
+        if injected:
+            record["oracle_injected"] = True
+        store.start_selection(record, run_id=run_id)
         return False
     identity = json.loads(json.dumps(cfg.identity(), sort_keys=True, default=str))
     before = canonical_identity(stored["config"].get("identity") or {})
+    if "answers" not in before:  # a run stored before the identity held them resumes as it was
+        identity.pop("answers", None)
     if before != identity:
         changed = sorted(k for k in set(identity) | set(before) if before.get(k) != identity.get(k))
         raise InputError(
@@ -114,6 +122,55 @@ def _open_run(store: Store, cfg: LiveConfig, run_id: str) -> bool:
         )
     store.set_selection_status(run_id, "running")
     return True
+
+
+def answer_key(record: Mapping[str, Any], model: str) -> str | None:
+    """What fixes ``model``'s answer to an item in a stored run's configuration record
+    (:meth:`LiveConfig.to_record`): the items file and its fields, the scorer, the oracle and
+    its options, and the model's own entry (endpoint, served name). None when the record
+    lacks one of them (a run stored before they were recorded is never reused)."""
+    identity = record.get("identity") or {}
+    entries = [m for m in record.get("models") or () if m.get("name") == model]
+    if not entries or "oracle" not in record or "items_sha256" not in identity:
+        return None
+    if record.get("oracle_injected"):  # answers of an oracle passed in, not the configured one
+        return None
+    oracle = {k: v for k, v in (record.get("oracle") or {}).items() if k not in TRANSPORT_OPTIONS}
+    key = {
+        "items": identity.get("items_sha256"),
+        "item_fields": identity.get("item_fields"),
+        "scorer": identity.get("scorer"),
+        "oracle": oracle,
+        "model": entries[0],
+    }
+    text = json.dumps(key, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def reusable_answers(
+    store: Store, cfg: LiveConfig, run_id: str, models: Sequence[str]
+) -> dict[tuple[str, str], float]:
+    """Answers that other runs in ``store`` paid for and that this configuration would get
+    again: the same model, items, scorer and oracle options (:func:`answer_key`), whatever
+    the seed, the policy or the calibration. ``(model, item) -> score``; failed cells are not
+    reused. The answer is the model's, not the design's: reusing it leaves every interval
+    valid (the items a run asks are chosen independently of the answers)."""
+    mine = cfg.to_record()
+    keys = {m: answer_key(mine, m) for m in models}
+    found: dict[tuple[str, str], float] = {}
+    for run in store.selection_runs():
+        if run["run_id"] == run_id or not isinstance(run.get("config"), dict):
+            continue
+        same = [
+            m for m in models if keys[m] is not None and answer_key(run["config"], m) == keys[m]
+        ]
+        if not same:
+            continue
+        stored = store.selection_observations(run["run_id"])
+        good = stored[stored["model"].isin(same) & stored["score"].notna() & stored["error"].isna()]
+        for model, item, score in zip(good["model"], good["item"], good["score"], strict=True):
+            found.setdefault((str(model), str(item)), float(score))
+    return found
 
 
 def run_live(
@@ -183,7 +240,7 @@ def run_live(
     budget = n_models * n_items if run.budget is None else run.budget
     proxy = cfg.build_proxy(item_ids)
     inner = oracle if oracle is not None else cfg.build_oracle(items)
-    resumed = _open_run(store, cfg, run_id)
+    resumed = _open_run(store, cfg, run_id, injected=oracle is not None)
     durable = DurableOracle(
         store,
         run_id,
@@ -196,6 +253,7 @@ def run_live(
         planned=n_models * n_items if run.budget is None else n_models * init_batch + budget,
         stop_event=stop_event,
         progress=progress,
+        reuse=reusable_answers(store, cfg, run_id, cfg.model_ids) if oracle is None else None,
     )
     selection: SelectionResult | None = None
     status, message = "done", ""
