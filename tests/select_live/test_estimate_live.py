@@ -308,3 +308,45 @@ def test_a_run_stored_before_answer_options_were_part_of_its_identity_resumes(li
     hot = LiveConfig.from_toml(s.write_config(s.tmp / "hot.toml", oracle={"temperature": 1.0}))
     assert hot.default_run_id() != LiveConfig.from_toml(s.write_config()).default_run_id()
     assert hot.identity()["answers"]["oracle"] == {"temperature": 1.0}
+
+
+def test_live_estimate_ctrl_c_prints_a_valid_interval_and_resumes(live_setup, monkeypatch):
+    """Ctrl-C (SIGINT) during `estimate --live`: the item in flight is finished and stored,
+    the interval so far is printed with stopped = interrupted, exit 130; the same command
+    then resumes without asking a stored item again (it exited 130 silently before)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from collections import Counter
+
+    s = live_setup
+    config = s.write_config()
+    cal_path = s.tmp / "calib.csv"
+    pd.read_csv(s.tmp / "history.csv").to_csv(cal_path, index=False)
+    env = {**os.environ, s.key_env: s.api_key, "LATENTBENCH_CACHE_DIR": str(s.tmp / "cache")}
+    store = s.tmp / "int.duckdb"
+    command = [sys.executable, "-c", "from latentbench.cli import main; main()", "estimate",
+               str(cal_path), "--live", str(config), "--store", str(store), "--model",
+               "model-1", "--budget", "12", "--seed", "4", "--json"]  # fmt: skip
+    s.state.hold_after = 5  # the 6th request is held: five items stored, one in flight
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert s.state.held.wait(s.wait), "the run never reached the hold"
+        proc.send_signal(signal.SIGINT)
+        s.state.hold_after = None
+        s.state.release.set()  # the item in flight is answered, then the run stops
+        out, err = proc.communicate(timeout=s.wait)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err.decode()
+    first = json.loads(out)
+    assert first["stopped"] == "interrupted" and first["n_evaluated"] == 6
+    assert first["lower"] <= first["score"] <= first["upper"]
+    assert "re-run the same command to resume" in " ".join(err.decode().split())
+    assert sum(Counter(s.state.answered).values()) == 6
+    resumed = subprocess.run(command, env=env, capture_output=True, timeout=s.wait)
+    assert resumed.returncode == 0, resumed.stderr.decode()
+    done = json.loads(resumed.stdout)
+    assert done["n_evaluated"] == 12 and done["items"][:6] == first["items"]
+    assert max(s.state.answered.values()) == 1 and sum(s.state.answered.values()) == 12

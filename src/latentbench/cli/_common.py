@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import math
 import re
+import signal
 import sys
+import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -300,3 +302,24 @@ def progress_bar(quiet: bool = False, stream: Console | None = None) -> Iterator
             bar.update(task, description=phase, completed=done or 0, total=total, count=count)
 
         yield update
+
+
+@contextmanager
+def stop_on_sigint(say: Callable[[], None]) -> Iterator[threading.Event]:
+    """A first Ctrl-C sets the yielded event (the run stops after what is in flight and
+    commits it; ``say()`` tells the user) and a second one aborts (KeyboardInterrupt); the
+    previous handler is restored after the block. Off the main thread, no handler is set."""
+    event = threading.Event()
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        event.set()
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl-C aborts
+        say()
+
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, on_sigint) if in_main else None
+    try:
+        yield event
+    finally:
+        if in_main and previous is not None:
+            signal.signal(signal.SIGINT, previous)

@@ -16,6 +16,7 @@ from latentbench.cli._common import (
     err_console,
     escape,
     fail,
+    stop_on_sigint,
 )
 from latentbench.exceptions import InputError
 
@@ -181,6 +182,15 @@ def estimate_command(
             console.print(escape(line), soft_wrap=True)
     if wrote is not None:
         (err_console if as_json else console).print(escape(wrote), soft_wrap=True)
+    stopped = outcome[0].stopped if live is not None and len(outcome) else None
+    if stopped in ("interrupted", "capped", "failed"):  # the exit status of select live's
+        err_console.print(
+            f"live run {stopped}: the interval above is valid (anytime); the stored answers are "
+            "kept: re-run the same command to resume"
+            + (" (raise [run] spend_cap first)" if stopped == "capped" else ""),
+            soft_wrap=True,
+        )
+        raise typer.Exit({"interrupted": 130, "capped": 3, "failed": 1}[stopped])
     if outcome.failures:
         for name, message in outcome.failures.items():
             line = f"model {name!r} not estimated: {cli_spelling(message)}"
@@ -215,7 +225,15 @@ def _estimate(
         )
     if live is not None and store is not None:  # --live without --store: refused before
         options.pop("items")  # refused with --live before
-        one = estimate_live(cal, live, store, model=model, rank=rank, **options)
+
+        def say() -> None:
+            err_console.print(
+                "[yellow]stopping after the item in flight (Ctrl-C again to abort)[/yellow]"
+            )
+
+        with stop_on_sigint(say) as stop:
+            one = estimate_live(cal, live, store, model=model, rank=rank, stop_event=stop,
+                                **options)  # fmt: skip
         return EstimateSet((one,), single=True)
     models = [model] if model is not None else None
     return estimate_many(cal, responses, models=models, errors="collect", rank=rank, **options)

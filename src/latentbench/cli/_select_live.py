@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
-import signal
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -14,7 +12,7 @@ from typing import Any
 import typer
 
 from latentbench.cli import Command, example
-from latentbench.cli._common import clean_warnings, escape
+from latentbench.cli._common import clean_warnings, escape, stop_on_sigint
 from latentbench.cli._common import err_console as err
 from latentbench.exceptions import InputError
 
@@ -107,15 +105,9 @@ def live(
         err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
 
-    stop_event = threading.Event()
-
-    def on_sigint(signum: int, frame: Any) -> None:
-        stop_event.set()
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl-C aborts
+    def say() -> None:
         err.print("[yellow]stopping after the batch in flight (Ctrl-C again to abort)[/yellow]")
 
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, on_sigint) if in_main else None
     progress = Progress(
         TextColumn("[bold]select live[/bold]"),
         BarColumn(),
@@ -128,7 +120,7 @@ def live(
     last_line = [-1e9]
 
     try:
-        with progress:
+        with stop_on_sigint(say) as stop_event, progress:
             task = progress.add_task("starting", total=None)
 
             def show(p: Any) -> None:
@@ -165,9 +157,6 @@ def live(
     except KeyboardInterrupt:
         err.print(f"[red]aborted[/red]; stored cells are kept. Resume with: {escape(resume)}")
         raise typer.Exit(130) from None
-    finally:
-        if in_main and previous is not None:
-            signal.signal(signal.SIGINT, previous)
 
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=1))
