@@ -198,3 +198,35 @@ def test_a_design_item_without_answer_names_the_item_and_the_design_file(cal, tm
         estimate(cal, answers, model="new", items=path, cache=False)
     text = str(err.value)
     assert f"item {missing!r} of items {path} (order 4 of 10)" in text and "'new'" in text
+
+
+def test_a_model_column_under_another_name_is_named(tmp_path):
+    """Two models under 'Model': refused, naming the column (it read as one model with each
+    item twice); one model under 'model_name': read, with a warning naming the column."""
+    two = pd.concat([_long().assign(Model="a"), _long().assign(Model="b")])
+    path = tmp_path / "two.csv"
+    two.to_csv(path, index=False)
+    with pytest.raises(InputError, match=r"no 'model' column and item '0' is on line \d+ again.*"
+                       r"rename 'Model' to 'model'"):  # fmt: skip
+        read_responses(path)
+    path = tmp_path / "one.csv"
+    _long().assign(model_name="a").to_csv(path, index=False)
+    with pytest.warns(DataWarning, match=r"named after the file 'one'\); if 'model_name'"):
+        assert list(read_responses(path)) == ["one"]
+    path = tmp_path / "renamed.csv"  # a long table whose item / score columns are named else
+    _long().rename(columns={"item": "question", "score": "ok"}).assign(model="a").to_csv(
+        path, index=False
+    )
+    with pytest.raises(InputError, match=r"or a long table with columns 'item' and 'score'"):
+        read_responses(path)
+
+
+def test_ids_spelled_with_leading_zeros_are_pointed_out(cal):
+    """Zero-padded ids match no calibrated item: the warning (or error) says that they would
+    without the zeros (it only said they were ignored)."""
+    two = pd.Series(1.0, index=[f"{j:02d}" for j in range(40)])  # '00'-'09' vs '0'-'9'
+    with pytest.warns(DataWarning, match=r"10 of them match a calibrated item once leading zeros"):
+        estimate(cal, two, model="new", budget=5, cache=False)
+    three = pd.Series(1.0, index=[f"{j:03d}" for j in range(40)])
+    with pytest.raises(InputError, match=r"40 of them match .* \(e\.g\. '000' and '0'\)"):
+        estimate(cal, three, model="new", budget=5, cache=False)

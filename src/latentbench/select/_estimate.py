@@ -245,6 +245,10 @@ def _ordinal(k: int) -> str:
 # ------------------------------------------------------------------------------ answers
 
 
+_MODEL_LOOKALIKES = frozenset({"model", "model_name", "model_id", "models", "name", "system"})
+"""Column names (lower case) a results file may give its model column instead of ``model``."""
+
+
 def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.Series]:
     """A new model's (or several models') results from a file or a table (a DataFrame laid
     out as a file), one Series per model.
@@ -306,6 +310,28 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
                 f"{str(frame['item'].iloc[k])!r}): score {_show(values[k])} is outside [0, 1]; "
                 "expected a score in [0, 1] (empty = not answered)"
             )
+        if "model" not in columns:  # one model, named after the file, unless ...
+            lookalike = [c for c in columns if c.lower().replace("-", "_") in _MODEL_LOOKALIKES]
+            again = frame["item"].astype(str).duplicated().to_numpy()
+            if again.any() or lookalike:
+                k = int(np.flatnonzero(again)[0]) if again.any() else -1
+                said = (
+                    f"item {str(frame['item'].iloc[k])!r} is on {_row(source, k)} again"
+                    if k >= 0
+                    else "it is read as one model's answers, named after the file"
+                )
+                advice = f": rename {lookalike[0]!r} to 'model'" if lookalike else ""
+                if k >= 0:  # several models without their column: refused
+                    raise InputError(
+                        f"in {file}: no 'model' column and {said}; a file of several models "
+                        f"needs their ids in a column named 'model'{advice}"
+                    )
+                warnings.warn(
+                    f"in {file}: no 'model' column ({said} {stem!r}); if {lookalike[0]!r} "
+                    "holds the model's name, name it 'model'",
+                    DataWarning,
+                    stacklevel=3,
+                )
         models = (
             frame["model"].astype(str)
             if "model" in columns
@@ -328,7 +354,9 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
             first, second = np.flatnonzero(repeated & (names == names[repeated].iloc[0]))[:2]
             raise InputError(
                 f"in {file}: model {names.iloc[first]!r} is on {_row(source, int(first))} and "
-                f"{_row(source, int(second))}; expected one row per model (wide layout)"
+                f"{_row(source, int(second))}; expected one row per model (wide layout), or a "
+                "long table with columns 'item' and 'score' (or 'correct' / 'is_correct'); "
+                f"found columns {columns[:8]}"
             )
         cells = frame.drop(columns="model")
         item_ids = [str(c) for c in cells.columns]
@@ -380,16 +408,17 @@ def _answers(
         ids = [str(i) for i in responses.index]
         pos = cal.positions(ids)
         unknown = np.flatnonzero(pos < 0)
+        hint = _spelling_hint([ids[int(k)] for k in unknown], cal.item_ids)
         if ids and unknown.size == len(ids):
             raise InputError(
                 f"model {name!r} answered none of the {cal.n_items:,} calibrated items: none "
                 f"of its {len(ids):,} item ids is one (its first {ids[0]!r}; the calibration's "
-                f"first {cal.item_ids[0]!r}); expected the calibration's item ids"
+                f"first {cal.item_ids[0]!r}); expected the calibration's item ids{hint}"
             )
         if unknown.size:
             notes.append(
                 f"model {name!r}: {unknown.size:,} answered item(s) are not in the calibration "
-                f"and are ignored (e.g. {ids[int(unknown[0])]!r})"
+                f"and are ignored (e.g. {ids[int(unknown[0])]!r}){hint}"
             )
         y = np.full(cal.n_items, np.nan)
         values = pd.to_numeric(responses, errors="coerce").to_numpy(dtype=np.float64)
@@ -410,6 +439,30 @@ def _answers(
             "[0, 1]; expected a value in [0, 1] (NaN = not answered)"
         )
     return name, y, notes
+
+
+def _digits(text: str) -> str:
+    """An id without the leading zeros of a number (``'0007'`` -> ``'7'``), else itself."""
+    stripped = text.strip()
+    return stripped.lstrip("0") or "0" if stripped.isdigit() else stripped
+
+
+def _spelling_hint(unknown: Sequence[str], known: Sequence[str]) -> str:
+    """When ids that match no calibrated item would match one without leading zeros or
+    surrounding spaces, say so (a file written with zero-padded ids, or read as numbers by
+    one tool and as text by another): ``''`` otherwise."""
+    if not unknown:
+        return ""
+    plain = {_digits(k): k for k in known}
+    matched = [(u, plain[_digits(u)]) for u in unknown if _digits(u) in plain]
+    if not matched:
+        return ""
+    u, k = matched[0]
+    return (
+        f"; {len(matched):,} of them match a calibrated item once leading zeros or spaces are "
+        f"dropped (e.g. {u!r} and {k!r}): the two files spell the ids differently; write them "
+        "the same way"
+    )
 
 
 # ------------------------------------------------------------------------------ the loop
