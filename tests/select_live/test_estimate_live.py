@@ -350,3 +350,28 @@ def test_live_estimate_ctrl_c_prints_a_valid_interval_and_resumes(live_setup, mo
     done = json.loads(resumed.stdout)
     assert done["n_evaluated"] == 12 and done["items"][:6] == first["items"]
     assert max(s.state.answered.values()) == 1 and sum(s.state.answered.values()) == 12
+
+
+def test_a_live_estimate_store_is_listed_and_refused_by_report_for_what_it_is(live_setup):
+    """`ls` on a store that holds only live runs said nothing (an empty table); `report` on it
+    said 'not a selection.json (no arms)'; on a compare directory 'expected a fit'."""
+    from latentbench.cli import _register, app
+
+    _register()
+    s = live_setup
+    store = s.tmp / "est_only.duckdb"
+    estimate_live(_calibration(s), s.write_config(), store, model="model-0", budget=4, seed=1)
+    runner = CliRunner()
+    listed = runner.invoke(app, ["ls", "--store", str(store)])
+    assert listed.exit_code == 0, listed.output
+    assert "live runs: 0 selection (select live), 1 estimate (estimate --live)" in " ".join(
+        listed.output.split()
+    )
+    refused = runner.invoke(app, ["report", str(store), "--out", str(s.tmp / "r.html")])
+    text = " ".join(refused.output.split())
+    assert refused.exit_code == 2 and "is a live estimate (latentbench estimate --live)" in text
+    assert "the store holds no selection run" in text
+    (s.tmp / "cmp").mkdir()
+    (s.tmp / "cmp" / "compare.json").write_text("{}")
+    refused = runner.invoke(app, ["report", str(s.tmp / "cmp"), "--out", str(s.tmp / "c.html")])
+    assert refused.exit_code == 2 and "holds a comparison (compare.json)" in refused.output

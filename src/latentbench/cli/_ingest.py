@@ -200,6 +200,7 @@ def ls(
             raise InputError(f"{store}: store not found")
         with Store(store, read_only=True) as db:
             frame = db.summary() if benchmark is None else db.coverage(benchmark)
+            runs = db.selection_runs() if benchmark is None else []
     except InputError as exc:
         _fail(exc)
     if as_json:
@@ -213,6 +214,15 @@ def ls(
     for row in frame.itertuples(index=False):
         table.add_row(*(f"{v:.3f}" if isinstance(v, float) else escape(v) for v in row))
     print_table(table)
+    if runs:  # live runs are not benchmarks: said, so that a live store does not look empty
+        kinds = ["estimate" if "-estimate-" in str(r["run_id"]) else "selection" for r in runs]
+        console.print(
+            f"live runs: {kinds.count('selection')} selection (select live), "
+            f"{kinds.count('estimate')} estimate (estimate --live); latest "
+            f"{escape(str(runs[-1]['run_id']))} ({escape(str(runs[-1]['status']))}). A "
+            "selection run's report: latentbench report STORE --run-id RUN",
+            soft_wrap=True,
+        )
 
 
 @app.command(

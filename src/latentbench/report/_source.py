@@ -108,12 +108,13 @@ def _kind(source: Path) -> _Kind:
             return "estimate-experiment" if _estimate_experiment(source) else "experiment"
         if (source / "selection.json").is_file():
             return "selection"
-        if (source / "estimate.json").is_file():
-            raise InputError(
-                f"{source} holds an estimate (estimate.json), which has no report; expected a "
-                "fit directory, an experiment directory, a selection (its directory or its "
-                "selection.json, or a store) or a responses file"
-            )
+        for name, what in (("estimate.json", "an estimate"), ("compare.json", "a comparison")):
+            if (source / name).is_file():
+                raise InputError(
+                    f"{source} holds {what} ({name}), which has no report; expected a fit "
+                    "directory, an experiment directory, a selection (its directory or its "
+                    "selection.json, or a store) or a responses file"
+                )
         return "fit"  # IRTResult.load names what is missing (fit.json)
     if not source.exists():
         raise InputError(f"{source} does not exist")

@@ -203,6 +203,18 @@ class SelectionRecord:
             names = ", ".join(str(r["run_id"]) for r in runs)
             raise InputError(f"{where}: no run {run_id!r}; stored runs: {names}")
         rid, status = chosen["run_id"], chosen["status"]
+        if "-estimate-" in str(rid):  # estimate --live: a model's estimate, not a selection
+            selections = [str(r["run_id"]) for r in runs if "-estimate-" not in str(r["run_id"])]
+            raise InputError(
+                f"{where}: run {rid!r} is a live estimate (latentbench estimate --live), not a "
+                "selection: its result is the estimate that command prints (stored as its "
+                "decision with phase 'final'); "
+                + (
+                    f"selection runs here: {', '.join(selections)}"
+                    if selections
+                    else "the store holds no selection run"
+                )
+            )
         decisions = store.selection_decisions(rid)
         final = next((d for d in reversed(decisions) if d.get("phase") == "final"), None)
         observations = store.selection_observations(rid)
