@@ -47,3 +47,15 @@ def test_negative_seed_is_refused_by_name(files, tmp_path, args):
     assert outcome.exit_code == 2, outcome.output
     assert "--seed -1; expected an integer >= 0" in " ".join(outcome.output.split())
     assert "Traceback" not in outcome.output
+
+
+@pytest.mark.parametrize("command", [["tiny"], ["compare"]])
+def test_a_store_as_calibration_points_to_the_fit_that_makes_one(files, tmp_path, command):
+    """tiny / compare on a .duckdb advised '--store STORE --benchmark NAME', options they do
+    not have; they point to `fit --store` now."""
+    store = tmp_path / "s.duckdb"
+    store.write_bytes(b"")
+    extra = [] if command == ["tiny"] else [str(files / "new.parquet")]
+    outcome = runner.invoke(app, [*command, str(store), *extra])
+    text = " ".join(outcome.output.split())
+    assert outcome.exit_code == 2 and "fit the benchmark first (latentbench fit --store" in text

@@ -306,6 +306,22 @@ def _check_design(
         fail(f"--proxy {proxy!r}: expected one of {', '.join(PROXIES)}")
 
 
+def _refuse_store(calibration: Path, command: str) -> None:
+    """``tiny`` / ``compare`` take a fit directory or a matrix file: a store is pointed to
+    the fit that makes one (exit 2), not to options these commands do not have."""
+    if calibration.suffix.lower() in (".duckdb", ".db"):
+        fail(
+            f"CALIBRATION {calibration} is a store; {command} takes a fit directory or a "
+            f"response-matrix file: fit the benchmark first (latentbench fit --store "
+            f"{calibration} --benchmark NAME --out fit/) and give fit/"
+            + (
+                " (and score with the same fit/: a design records its calibration)"
+                if command == "tiny"
+                else ""
+            )  # fmt: skip
+        )
+
+
 @app.command(
     "tiny",
     cls=Command,
@@ -345,6 +361,7 @@ def tiny_command(
             f"--out {out} exists (a design that may have been run); pass --force to overwrite "
             "it, or another --out FILE"
         )
+    _refuse_store(calibration, "tiny")
     _writable_file(out)
     with clean_warnings():
         try:
@@ -387,6 +404,7 @@ def compare_command(
     """Is A's full-benchmark score higher than B's? Paired items, stops when certified."""
     from latentbench.select import compare, read_responses
 
+    _refuse_store(calibration, "compare")
     if out is not None:
         _writable_dir(out)
     with clean_warnings():
