@@ -318,7 +318,7 @@ def _refuse_store(calibration: Path, command: str) -> None:
                 " (and score with the same fit/: a design records its calibration)"
                 if command == "tiny"
                 else ""
-            )  # fmt: skip
+            )
         )
 
 
