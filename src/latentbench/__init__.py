@@ -11,6 +11,8 @@ The public API:
 - :func:`estimate`: a new model's full-benchmark score from a few items, with an anytime-valid
   interval, returning an :class:`EstimateResult`;
 - :func:`build_report` in :mod:`latentbench.report`;
+- :func:`demo`: the main job on a built-in synthetic leaderboard (``latentbench demo``),
+  returning a :class:`DemoResult`;
 - warnings under :class:`LatentbenchWarning`.
 
 Subpackages: :mod:`latentbench.io`, :mod:`latentbench.irt`, :mod:`latentbench.select`,
@@ -30,6 +32,7 @@ from latentbench.exceptions import (
 )
 
 if TYPE_CHECKING:
+    from latentbench._demo import DemoResult, demo
     from latentbench.io import ResponseMatrix, read_results
     from latentbench.io.store import Store
     from latentbench.irt import IRTResult, TwoPL
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ConvergenceWarning",
     "DataWarning",
+    "DemoResult",
     "EstimateResult",
     "IRTResult",
     "IdentifiabilityWarning",
@@ -49,6 +53,7 @@ __all__ = [
     "Store",
     "TwoPL",
     "__version__",
+    "demo",
     "estimate",
     "read_results",
     "run_selection",
@@ -66,6 +71,8 @@ _LAZY = {
     "run_selection": "latentbench.select",
     "EstimateResult": "latentbench.select",
     "estimate": "latentbench.select",
+    "demo": "latentbench._demo",
+    "DemoResult": "latentbench._demo",
 }
 
 

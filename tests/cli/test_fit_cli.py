@@ -96,10 +96,25 @@ def test_demo_runs_and_finds_planted_items(tmp_path):
     html = (tmp_path / "report.html").read_text()
     assert 'id="selection-summary"' in html and 'id="abilities"' in html
     assert "of a full evaluation (100 models x 1,000 items" in html
+    # the Python twin computes what the command printed
+    import latentbench
+
+    twin = latentbench.demo(tmp_path / "py", seeds=2)  # the certified run is seed-free
+    assert twin.selection.evaluations_total == cells and twin.selection.best_id == certified[1]
+    assert twin.seeds == 2 and twin.paths["report"].is_file()
+    assert set(twin.planted["zero_discrimination"]) <= set(twin.uninformative)
+
+
+def test_demo_twin_refuses_too_few_seeds(tmp_path):
+    import latentbench
+
+    with pytest.raises(latentbench.InputError, match=r"seeds=1; expected at least 2"):
+        latentbench.demo(tmp_path, seeds=1)
+    assert not any(tmp_path.iterdir())  # refused before any work
 
 
 def test_demo_saving_is_paired_over_seeds():
-    from latentbench.cli._demo import saving
+    from latentbench._demo import saving
 
     grid = np.arange(0, 1000, 100)
     rng = np.random.default_rng(0)

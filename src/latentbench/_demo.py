@@ -1,0 +1,352 @@
+"""The demo: the main job on a built-in synthetic leaderboard (no download, no server).
+
+:func:`demo` is the Python twin of ``latentbench demo``: it fits a 200 x 1,000 leaderboard
+with planted flaws, then picks the best candidate of a second, leaderboard-like matrix with
+PULSE (one certified run, then PULSE against UCB-E on several seeds), writes the fit, the
+responses and an HTML report, and returns everything in a :class:`DemoResult`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from latentbench._progress import ProgressCallback, notify
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from latentbench.io import ResponseMatrix
+    from latentbench.irt import IRTResult
+    from latentbench.select import ExperimentResult, SelectionResult
+
+__all__ = ["DEMO_SEEDS", "DemoResult", "demo", "demo_matrix", "first_budget", "saving"]
+
+DEMO_MODELS = 200
+DEMO_ITEMS = 1000
+DEMO_SEEDS = 12
+TARGET = 0.95
+
+
+def demo_matrix(
+    n_models: int = DEMO_MODELS,
+    n_items: int = DEMO_ITEMS,
+    missing: float = 0.1,
+    random_state: int = 7,
+) -> tuple[ResponseMatrix, dict[str, list[str]]]:
+    """A leaderboard-like synthetic matrix with planted flaws.
+
+    2PL responses (theta ~ N(0, 1), a ~ LogNormal(0, 0.3), b ~ N(0, 1)), a fraction
+    ``missing`` of cells missing at random, plus 20 items answered at random (zero
+    discrimination), 20 exact duplicates of other items and 10 items everyone gets right.
+    Returns the matrix and the planted ids.
+    """
+    import numpy as np
+
+    from latentbench.io import ResponseMatrix
+    from latentbench.synthetic import simulate_2pl
+
+    data = simulate_2pl(n_models, n_items, missing=missing, random_state=random_state)
+    rng = np.random.default_rng(random_state + 1)
+    scores = np.array(data.matrix.scores, copy=True)
+    observed = ~np.isnan(scores)
+    columns = rng.choice(n_items, size=50, replace=False)
+    noise, duplicate, easy = columns[:20], columns[20:40], columns[40:]
+    scores[:, noise] = (rng.random((n_models, noise.size)) < 0.5).astype(np.float32)
+    sources = rng.choice(np.setdiff1d(np.arange(n_items), columns), size=duplicate.size)
+    scores[:, duplicate] = scores[:, sources]
+    scores[:, easy] = 1.0
+    scores[~observed] = np.nan
+    ids = data.matrix.item_ids
+    matrix = ResponseMatrix(
+        scores,
+        [f"llm-{i:03d}" for i in range(n_models)],
+        ids,
+        source="latentbench demo (synthetic)",
+    )
+    planted = {
+        "zero_discrimination": [ids[j] for j in noise],
+        "duplicates": [ids[j] for j in duplicate],
+        "constant": [ids[j] for j in easy],
+    }
+    return matrix, planted
+
+
+def first_budget(curves: np.ndarray, grid: np.ndarray, target: float = TARGET) -> np.ndarray:
+    """First budget at which the mean of each row block of ``curves`` reaches ``target``.
+
+    Parameters
+    ----------
+    curves : ndarray of shape (B, S, G)
+        B resamples of S seeds' 0/1 identification curves over the budget grid.
+    grid : ndarray of shape (G,)
+
+    Returns
+    -------
+    ndarray of shape (B,)
+        NaN where the mean curve never reaches the target.
+    """
+    import numpy as np
+
+    reached = curves.mean(axis=1) >= target
+    first = np.argmax(reached, axis=1)
+    return np.where(reached.any(axis=1), grid[first].astype(float), np.nan)
+
+
+def saving(
+    pulse: np.ndarray,
+    reference: np.ndarray,
+    grid: np.ndarray,
+    init: int,
+    full: int | None = None,
+    n_boot: int = 2000,
+    random_state: int = 0,
+) -> dict[str, float]:
+    """Evaluations (initial batch included) at which PULSE finds the best model in
+    ``TARGET`` of the seeds, and the saving against ``reference`` (UCB-E curves of the same
+    seeds) or against a full evaluation of ``full`` cells; a paired bootstrap over seeds gives
+    90% intervals.
+
+    Parameters
+    ----------
+    pulse, reference : ndarray of bool, shape (n_seeds, G)
+        Per seed, whether the recommendation after ``grid[g]`` post-init cells was right.
+    grid : ndarray of shape (G,)
+    init : int
+        Cells of the initial batch (added to every budget).
+    full : int, optional
+        Cells of a full evaluation.
+
+    Returns
+    -------
+    dict
+        ``pulse`` (evaluations, point estimate on all seeds), ``pulse_lo`` / ``pulse_hi``,
+        ``vs_full`` / ``vs_full_lo`` / ``vs_full_hi`` (% saved; NaN without ``full``),
+        ``vs_reference`` / ``vs_reference_lo`` / ``vs_reference_hi`` (% saved).
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(random_state)
+    n_seeds = pulse.shape[0]
+    rows = np.vstack([np.arange(n_seeds), rng.integers(0, n_seeds, size=(n_boot, n_seeds))])
+    p = first_budget(np.asarray(pulse, float)[rows], grid) + init
+    r = first_budget(np.asarray(reference, float)[rows], grid) + init
+    out: dict[str, float] = {"pulse": float(p[0])}
+    out["pulse_lo"], out["pulse_hi"] = (float(v) for v in np.nanquantile(p[1:], [0.05, 0.95]))
+    vs_ref = 100 * (1 - p / r)
+    out["vs_reference"] = float(vs_ref[0])
+    out["vs_reference_lo"], out["vs_reference_hi"] = (
+        float(v) for v in np.nanquantile(vs_ref[1:], [0.05, 0.95])
+    )
+    if full:
+        vs_full = 100 * (1 - p / full)
+        out["vs_full"] = float(vs_full[0])
+        out["vs_full_lo"], out["vs_full_hi"] = (
+            float(v) for v in np.nanquantile(vs_full[1:], [0.05, 0.95])
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    """What :func:`demo` computed and wrote.
+
+    Attributes
+    ----------
+    matrix : ResponseMatrix
+        The fitted synthetic leaderboard (200 x 1,000, 10% of cells missing).
+    planted : dict
+        Planted item ids: ``zero_discrimination``, ``duplicates``, ``constant``.
+    fit : IRTResult
+    uninformative : list of str
+        Items whose discrimination is not significantly above 0 (score test, 5%).
+    selection : SelectionResult
+        One PULSE run on the second leaderboard's candidates, stopped when the best is
+        certified at ``delta``.
+    candidates : list of str
+        The candidates' ids (the other models are the proxy's history).
+    truth : ndarray of shape (n_candidates,)
+        Their true mean scores.
+    true_best : str
+    n_history, batch_size, init_batch, full : int
+        History models, cells per round, initial cells per candidate, cells of a full
+        evaluation of the candidates.
+    delta : float
+    experiment : ExperimentResult
+        PULSE and UCB-E on ``seeds`` seeds each, same start and batch size.
+    stats : dict
+        :func:`saving` of PULSE against UCB-E and against a full evaluation.
+    ucbe : float
+        UCB-E's evaluations to find the best in 95% of the seeds (initial batch included).
+    seeds : int
+    paths : dict
+        ``abilities``, ``items``, ``fit`` (the fit's files), ``responses``, ``report``.
+    seconds : float
+    """
+
+    matrix: ResponseMatrix
+    planted: dict[str, list[str]]
+    fit: IRTResult
+    uninformative: list[str]
+    selection: SelectionResult
+    candidates: list[str]
+    truth: np.ndarray
+    true_best: str
+    n_history: int
+    batch_size: int
+    init_batch: int
+    full: int
+    delta: float
+    experiment: ExperimentResult
+    stats: dict[str, float]
+    ucbe: float
+    seeds: int
+    paths: dict[str, Path]
+    seconds: float
+
+
+def demo(
+    out: str | Path = "latentbench-demo",
+    *,
+    seeds: int = DEMO_SEEDS,
+    progress: ProgressCallback | None = None,
+) -> DemoResult:
+    """Run the main job on the built-in synthetic leaderboard: the Python twin of
+    ``latentbench demo``.
+
+    Parameters
+    ----------
+    out : path, default "latentbench-demo"
+        Folder for ``fit/``, ``responses.parquet`` and ``report.html`` (created; reused).
+    seeds : int, default 12
+        Selection runs per policy.
+    progress : callable, optional
+        ``progress(phase, done=None, total=None)`` as the work goes (the fit's phases, then
+        the selection's).
+
+    Returns
+    -------
+    DemoResult
+    """
+    import numpy as np
+
+    from latentbench._checks import check_seed
+    from latentbench.exceptions import InputError
+    from latentbench.irt import TwoPL
+    from latentbench.irt.diagnostics import uninformative_items
+    from latentbench.report import build_report
+    from latentbench.select import (
+        LowRankProxy,
+        MatrixOracle,
+        Pulse,
+        default_schedule,
+        run_experiment,
+        run_selection,
+        split_models,
+    )
+    from latentbench.synthetic import leaderboard_like
+
+    if check_seed(seeds, "seeds") < 2:
+        raise InputError(f"seeds={seeds!r}; expected at least 2 (a saving needs seeds)")
+
+    def tell(phase: str) -> None:
+        notify(progress, phase)
+
+    start = time.perf_counter()
+    folder = Path(out)
+    matrix, planted = demo_matrix()
+    fit = TwoPL().fit(matrix, progress=progress)
+    paths = dict(fit.save(folder / "fit", matrix))
+    paths["responses"] = folder / "responses.parquet"
+    matrix.to_long().to_parquet(paths["responses"], index=False)
+    info = uninformative_items(fit, matrix)
+    flat = [str(i) for i in info[info["uninformative"]]["item"]]
+
+    # best-model selection on a leaderboard with the structure of real ones
+    # (latentbench.synthetic.leaderboard_like, calibrated to the shared real matrices): half
+    # the models are history (they teach PULSE's proxy the items), the other half candidates
+    tell("best-model selection: one certified PULSE run")
+    scores = leaderboard_like(DEMO_MODELS, DEMO_ITEMS, random_state=7)
+    model_ids = [f"llm-{i:03d}" for i in range(DEMO_MODELS)]
+    history, candidates = split_models(DEMO_MODELS, how="random", random_state=0)
+    Y = scores[candidates]
+    n_items = Y.shape[1]
+    full = Y.size
+    batch, init_cells = default_schedule(len(candidates), n_items, None)
+    ids = [model_ids[i] for i in candidates]
+    proxy = LowRankProxy(rank="auto", random_state=0).fit(scores[history])
+    truth = Y.mean(axis=1, dtype=np.float64)
+    delta = 0.05
+    run = run_selection(
+        MatrixOracle(Y),
+        Pulse(bonus="ci", delta=delta),
+        budget=full,
+        batch_size=batch,
+        init_batch=init_cells,
+        proxy=proxy,
+        random_state=1,
+        stop="confidence",
+        model_ids=ids,
+    )
+    run.params["n_items"] = n_items
+    run.params["history"] = {
+        "split": "random half of the demo leaderboard's models (seed 0)",
+        "history models": len(history),
+        "candidates": len(candidates),
+    }
+    tell(f"running PULSE and UCB-E on {seeds} seeds each")
+    budget = min(full - len(candidates) * init_cells, 8_000)
+    experiment = run_experiment(
+        Y,
+        {"full": np.arange(len(candidates))},
+        ["pulse", "ucbe"],
+        seeds=seeds,
+        budget=budget,
+        batch_size=batch,
+        init_batch=init_cells,
+        proxy=proxy,
+        n_jobs=2,
+    )
+    init = len(candidates) * init_cells
+    grid = np.asarray(experiment.grid)
+    stats = saving(
+        experiment.curves[("full", "pulse")],
+        experiment.curves[("full", "ucbe")],
+        grid,
+        init=init,
+        full=full,
+    )
+    ucbe_curves = np.asarray(experiment.curves[("full", "ucbe")], float)[None]
+    ucbe = float(first_budget(ucbe_curves, grid)[0] + init)
+    tell("writing the HTML report")
+    paths["report"] = folder / "report.html"
+    build_report(
+        fit,
+        matrix,
+        selection=run,
+        path=paths["report"],
+        title="latentbench demo: synthetic leaderboard",
+    )
+    return DemoResult(
+        matrix=matrix,
+        planted=planted,
+        fit=fit,
+        uninformative=flat,
+        selection=run,
+        candidates=ids,
+        truth=truth,
+        true_best=ids[int(np.argmax(truth))],
+        n_history=len(history),
+        batch_size=batch,
+        init_batch=init_cells,
+        full=full,
+        delta=delta,
+        experiment=experiment,
+        stats=stats,
+        ucbe=ucbe,
+        seeds=seeds,
+        paths={k: Path(v) for k, v in paths.items()},
+        seconds=time.perf_counter() - start,
+    )
