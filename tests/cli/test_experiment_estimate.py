@@ -239,3 +239,15 @@ def test_budgets_beyond_the_items_are_said_and_precision_is_checked(responses, t
     assert outcome.exit_code == 2 and "--precision 0.6; expected a half-width" in outcome.output
     with pytest.raises(InputError, match=r"precision=0.5; expected a half-width in \(0, 0.5\)"):
         estimate_experiment(ResponseMatrix.read(responses), precision=0.5, models=["m0"])
+
+
+def test_progress_is_the_callback_every_long_call_takes(responses):
+    calls = []
+    estimate_experiment(
+        ResponseMatrix.read(responses),
+        budgets=(10,),
+        seeds=1,
+        models=["m0", "m1"],
+        progress=lambda phase, done, total: calls.append((phase, done, total)),
+    )
+    assert calls == [("held-out runs", 1, 2), ("held-out runs", 2, 2)]

@@ -62,7 +62,7 @@ def test_replay_takes_matrices_and_reports_stages(files):
         batch_size=10,
         init_batch=5,
         rank=2,
-        progress=stages.append,
+        progress=lambda phase, done, total: stages.append(phase),  # as fit's callback
     )
     assert stages[0] == "reading the responses" and "learning item factors" in stages[1]
     assert result.evaluations_post_init == 100 and "input" not in result.params["history"]

@@ -238,7 +238,7 @@ def replay(
                     stop=stop,
                     missing=missing,
                     random_state=seed,
-                    progress=lambda stage: status.update(f"{stage} ..."),
+                    progress=lambda stage, *_: status.update(f"{stage} ..."),
                 )
         except InputError as exc:
             _fail(exc)
@@ -630,7 +630,9 @@ def _estimate_task(
                     max_items=max_items,
                     delta=delta,
                     rank=int(fit_rank),
-                    progress=lambda done, total: bar.update(runs, completed=done, total=total),
+                    progress=lambda _phase, done, total: bar.update(
+                        runs, completed=done, total=total
+                    ),
                 )
         except InputError as exc:
             _fail(exc)

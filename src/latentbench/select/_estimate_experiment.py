@@ -15,12 +15,12 @@ import math
 import numbers
 import os
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._estimate import _rng
 from latentbench.select._estimate_calibration import from_matrix
@@ -133,7 +133,7 @@ def estimate_experiment(
     max_items: int | None = None,
     delta: float = 0.05,
     rank: int = 1,
-    progress: Callable[[int, int], None] | None = None,
+    progress: ProgressCallback | None = None,
 ) -> EstimateExperiment:
     """Leave-one-model-out estimates of every model's full-benchmark score.
 
@@ -160,7 +160,8 @@ def estimate_experiment(
     rank : int
         Rank of the calibration fits.
     progress : callable, optional
-        Called as ``progress(done, total)`` after each (model, seed) run.
+        ``progress("held-out runs", done, total)`` after each (model, seed) run (a
+        :data:`~latentbench._progress.ProgressCallback`, as every long call takes).
 
     Returns
     -------
@@ -257,8 +258,7 @@ def estimate_experiment(
                     }
                 )
             done += 1
-            if progress is not None:
-                progress(done, total)
+            notify(progress, "held-out runs", done, total)
     table = pd.DataFrame(rows, columns=list(RUN_COLUMNS))
     for b, names in sorted(short.items()):  # said, not dropped silently
         cap = "answered" if max_items is None else f"answered or max_items={max_items}"

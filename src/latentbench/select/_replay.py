@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from latentbench._checks import check_seed
+from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._certify import check_epsilon
 from latentbench.select._experiment import split_models
@@ -107,7 +107,7 @@ def replay(
     stop: str | None = None,
     missing: str = "error",
     random_state: int = 0,
-    progress: Callable[[str], None] | None = None,
+    progress: ProgressCallback | None = None,
 ) -> SelectionResult:
     """Replay a best-model selection on a recorded matrix.
 
@@ -162,8 +162,9 @@ def replay(
         Missing candidate cells (see :class:`~latentbench.select.MatrixOracle`).
     random_state : int, default 0
         Seeds the history split, the proxy and the run.
-    progress : callable(str), optional
-        Called with a short description of each slow stage as it starts.
+    progress : callable, optional
+        ``progress(phase, done, total)`` (a :data:`~latentbench._progress.ProgressCallback`,
+        as every long call takes) as each slow stage starts (``done`` and ``total`` None).
 
     Returns
     -------
@@ -190,7 +191,10 @@ def replay(
         named = ", ".join(f"history_{name}" for name, value in choice.items() if value)
         raise InputError(f"{named}: only with history_store and history_benchmark")
     epsilon = check_epsilon(epsilon)
-    say = progress or (lambda _text: None)
+
+    def say(phase: str) -> None:
+        notify(progress, phase)
+
     say("reading the responses")
     matrix, path = _read(responses)
     record: dict[str, Any]
