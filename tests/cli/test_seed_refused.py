@@ -59,3 +59,17 @@ def test_a_store_as_calibration_points_to_the_fit_that_makes_one(files, tmp_path
     outcome = runner.invoke(app, [*command, str(store), *extra])
     text = " ".join(outcome.output.split())
     assert outcome.exit_code == 2 and "fit the benchmark first (latentbench fit --store" in text
+
+
+def test_ctrl_c_is_said_not_a_silent_exit(files, monkeypatch, tmp_path):
+    """typer turned Ctrl-C into a silent exit 130; every command now says it stopped."""
+    import latentbench.select as select
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(select, "estimate_experiment", interrupted)
+    argv = ["experiment", str(files / "all.parquet"), "--task", "estimate", "--out"]
+    outcome = runner.invoke(app, [*argv, str(tmp_path / "o")])
+    assert outcome.exit_code == 130
+    assert "interrupted (Ctrl-C): latentbench experiment stopped" in outcome.output

@@ -22,10 +22,25 @@ def _plain_flags(params: list[Any]) -> list[Any]:
 
 
 class Command(TyperCommand):
-    """A command whose on/off flags show no value placeholder in ``--help``."""
+    """A command whose on/off flags show no value placeholder in ``--help``, and which says
+    so when Ctrl-C stops it (typer exited 130 without a word)."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         return _plain_flags(super().get_params(ctx))
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            import sys
+
+            print(
+                f"interrupted (Ctrl-C): latentbench {ctx.info_name} stopped before it "
+                "finished; only the files it said it wrote are complete. Re-run the same "
+                "command to start again (a live run resumes from its store).",
+                file=sys.stderr,
+            )
+            raise typer.Exit(130) from None
 
 
 class Group(TyperGroup):
