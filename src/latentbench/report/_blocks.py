@@ -6,9 +6,12 @@ import base64
 import io
 import json
 import math
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -176,3 +179,29 @@ def _value(value: Any) -> str:
     if isinstance(value, (int, float, np.integer, np.floating)):
         return _num(value)
     return short_hashes(str(value))
+
+
+def render_page(
+    sections: list[_Section], title: str, path: str | os.PathLike[str] | None = None
+) -> str:
+    """The self-contained HTML page of ``sections`` (the one template of every report),
+    also written to ``path`` when given."""
+    from jinja2 import Environment, FileSystemLoader
+
+    from latentbench import __version__
+
+    env = Environment(
+        loader=FileSystemLoader(str(Path(__file__).parent / "templates")),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    html = env.get_template("report.html.j2").render(
+        title=title,
+        sections=sections,
+        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        version=__version__,
+    )
+    if path is not None:
+        Path(path).write_text(html, encoding="utf-8")
+    return html

@@ -5,22 +5,18 @@ from __future__ import annotations
 
 import math
 import os
-from datetime import datetime, timezone
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from jinja2 import Environment, FileSystemLoader
 
 from latentbench.report import plots
-from latentbench.report._blocks import _figure, _Section, _table
+from latentbench.report._blocks import _figure, _Section, _table, render_page
 
 if TYPE_CHECKING:
     from latentbench.select import EstimateExperiment
 
 __all__ = ["ESTIMATE_EXPERIMENT_SECTIONS", "build_estimate_experiment_report"]
 
-TEMPLATES = Path(__file__).parent / "templates"
 ESTIMATE_EXPERIMENT_SECTIONS = ("estimate-summary", "estimate-figures", "estimate-tables")
 """Ids of the sections of an estimate experiment's page."""
 
@@ -192,20 +188,4 @@ def build_estimate_experiment_report(
                 limit=100,
             )
         )
-    env = Environment(
-        loader=FileSystemLoader(str(TEMPLATES)),
-        autoescape=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    from latentbench import __version__
-
-    html = env.get_template("report.html.j2").render(
-        title=title or "latentbench estimate experiment",
-        sections=[section, figures, tables],
-        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        version=__version__,
-    )
-    if path is not None:
-        Path(path).write_text(html, encoding="utf-8")
-    return html
+    return render_page([section, figures, tables], title or "latentbench estimate experiment", path)

@@ -5,22 +5,18 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Mapping
-from datetime import datetime, timezone
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from jinja2 import Environment, FileSystemLoader
 
 from latentbench.report import plots
-from latentbench.report._blocks import _figure, _Section, _table
+from latentbench.report._blocks import _figure, _Section, _table, render_page
 
 if TYPE_CHECKING:
     from latentbench.select import ExperimentRecord, ExperimentResult
 
 __all__ = ["EXPERIMENT_SECTIONS", "build_experiment_report"]
 
-TEMPLATES = Path(__file__).parent / "templates"
 EXPERIMENT_SECTIONS = ("experiment-summary", "experiment-curves", "experiment-table")
 """Ids of the sections of an experiment page."""
 
@@ -165,20 +161,4 @@ def build_experiment_report(
         )
     table = _Section("experiment-table", "Budgets and savings")
     table.tables.append(_table(experiment_table(record), name="experiment-summary"))
-    env = Environment(
-        loader=FileSystemLoader(str(TEMPLATES)),
-        autoescape=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    from latentbench import __version__
-
-    html = env.get_template("report.html.j2").render(
-        title=title or "latentbench experiment report",
-        sections=[summary, curves, table],
-        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        version=__version__,
-    )
-    if path is not None:
-        Path(path).write_text(html, encoding="utf-8")
-    return html
+    return render_page([summary, curves, table], title or "latentbench experiment report", path)

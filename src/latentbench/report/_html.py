@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from jinja2 import Environment, FileSystemLoader
 
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import InputError
@@ -24,6 +22,7 @@ from latentbench.report._blocks import (
     _Section,
     _table,
     _value,
+    render_page,
     short_hashes,
 )
 from latentbench.report._findings import (
@@ -37,7 +36,6 @@ if TYPE_CHECKING:
 
 __all__ = ["build_report", "selection_record"]
 
-TEMPLATES = Path(__file__).parent / "templates"
 
 #: ids of the sections a fit report has (with a matrix: all; without: findings, abilities,
 #: rank-shifts, items, rank-agreement and summary)
@@ -704,25 +702,9 @@ def build_report(
         s, info = _selection_sections(selection_record(selection), top)
         sections += s
         facts = facts or info
-    from latentbench import __version__
-
     for section in sections:  # findings name files by path, never by a 64-character digest
         section.headline = short_hashes(section.headline)
         for finding in section.findings:
             finding["text"] = short_hashes(str(finding["text"]))
     notify(progress, "report: writing the page")
-    env = Environment(
-        loader=FileSystemLoader(str(TEMPLATES)),
-        autoescape=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    html = env.get_template("report.html.j2").render(
-        title=title or "latentbench report",
-        sections=sections,
-        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        version=__version__,
-    )
-    if path is not None:
-        Path(path).write_text(html, encoding="utf-8")
-    return html
+    return render_page(sections, title or "latentbench report", path)
