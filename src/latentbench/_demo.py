@@ -232,7 +232,6 @@ def demo(
     """
     import numpy as np
 
-    from latentbench._checks import check_seed
     from latentbench.exceptions import InputError
     from latentbench.irt import TwoPL
     from latentbench.irt.diagnostics import uninformative_items
@@ -248,8 +247,8 @@ def demo(
     )
     from latentbench.synthetic import leaderboard_like
 
-    if check_seed(seeds, "seeds") < 2:
-        raise InputError(f"seeds={seeds!r}; expected at least 2 (a saving needs seeds)")
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 2:
+        raise InputError(f"seeds={seeds!r}; expected an integer >= 2 (a saving needs seeds)")
 
     def tell(phase: str) -> None:
         notify(progress, phase)

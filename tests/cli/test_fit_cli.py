@@ -108,7 +108,7 @@ def test_demo_runs_and_finds_planted_items(tmp_path):
 def test_demo_twin_refuses_too_few_seeds(tmp_path):
     import latentbench
 
-    with pytest.raises(latentbench.InputError, match=r"seeds=1; expected at least 2"):
+    with pytest.raises(latentbench.InputError, match=r"seeds=1; expected an integer >= 2"):
         latentbench.demo(tmp_path, seeds=1)
     assert not any(tmp_path.iterdir())  # refused before any work
 

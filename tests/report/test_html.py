@@ -146,6 +146,11 @@ def test_cli_from_fit_directory_responses_and_selection(small_fit, selection_run
     outcome = runner.invoke(app, ["report", str(tmp_path / "py_fit"), "--out", str(out)])
     assert outcome.exit_code == 0 and "recorded in fit.json" in outcome.output
     assert section_ids(out.read_text()) == list(FIT_SECTIONS)
+    part = read.subset(models=list(result.model_ids)[:6])  # not the file: nothing recorded
+    from latentbench.irt import TwoPL
+
+    TwoPL().fit(part).save(tmp_path / "part_fit", part)
+    assert "input" not in json.loads((tmp_path / "part_fit" / "fit.json").read_text())
 
     out = tmp_path / "b.html"
     outcome = runner.invoke(

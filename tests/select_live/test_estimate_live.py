@@ -310,6 +310,80 @@ def test_a_run_stored_before_answer_options_were_part_of_its_identity_resumes(li
     assert hot.identity()["answers"]["oracle"] == {"temperature": 1.0}
 
 
+def test_a_run_stored_under_its_old_default_id_resumes_there(live_setup):
+    """A capped run stored before the identity held the answer options, under the default
+    run id of then: the same configuration resumes it (its cap, its paid cells), where the
+    new default id would have started a new run and gone past the cap (review of the day)."""
+    from latentbench.select.live import LiveConfig
+    from latentbench.select.live._run import resolve_run_id
+
+    s = live_setup
+    store = s.tmp / "legacy.duckdb"
+    capped = s.write_config(s.tmp / "cap6.toml", run={"spend_cap": 6})
+    cfg = LiveConfig.from_toml(capped)
+    first = estimate_live(_calibration(s), cfg, store, model="model-2", budget=12, seed=3)
+    assert first.stopped == "capped" and sum(s.state.answered.values()) == 6
+    new_id = first.options["live"]["run_id"]
+    suffix = new_id[len(cfg.default_run_id()) :]
+    old_id = cfg.default_run_id(legacy=True) + suffix
+    with Store(store) as db:  # the same run as code before the change stored it
+        record = db.selection_run(new_id)["config"]
+        record["identity"].pop("answers")
+        for key in ("task", "answers_from"):
+            record.pop(key)
+        db.start_selection(record, run_id=old_id)
+        cells = db.selection_observations(new_id).drop(columns=["run_id"], errors="ignore")
+        db.add_observations(old_id, cells)
+        db.connection.execute("DELETE FROM selection_observations WHERE run_id = ?", [new_id])
+        db.connection.execute("DELETE FROM selection_decisions WHERE run_id = ?", [new_id])
+        db.connection.execute("DELETE FROM selection_runs WHERE run_id = ?", [new_id])
+        assert resolve_run_id(db, cfg, suffix) == old_id
+    again = estimate_live(_calibration(s), cfg, store, model="model-2", budget=12, seed=3)
+    assert again.options["live"]["run_id"] == old_id and again.stopped == "capped"
+    assert sum(s.state.answered.values()) == 6  # the cap holds: nothing new was paid
+
+
+def test_answers_of_an_injected_oracle_are_never_reused(live_setup):
+    """A run whose answers came from an oracle passed in (a replay through the store) gives
+    none to later runs, and a configured run is not resumed with another oracle."""
+    from latentbench.select import MatrixOracle
+    from latentbench.select.live import LiveConfig, run_live
+
+    s = live_setup
+    store = s.tmp / "injected.duckdb"
+    cfg = LiveConfig.from_toml(s.write_config(run={"budget": 16}))
+    with Store(store) as db:
+        run_live(cfg, db, oracle=MatrixOracle(np.ones_like(s.Y)))  # all answers 1: not real
+    r = estimate_live(_calibration(s), cfg, store, model="model-1", budget=10, seed=2)
+    assert r.options["live"]["n_reused"] == 0 and r.options["live"]["n_paid"] == 10
+    cols = [int(i[1:]) for i in r.items]
+    assert np.array_equal(np.asarray(r.answers), s.Y[1, cols])
+    other = s.tmp / "configured.duckdb"
+    small = LiveConfig.from_toml(s.write_config(s.tmp / "small.toml", run={"budget": 16}))
+    with Store(other) as db:
+        run_live(small, db)  # the configured oracle
+        with pytest.raises(Exception, match="started with the configured oracle"):
+            run_live(small, db, oracle=MatrixOracle(np.ones_like(s.Y)))
+
+
+def test_workflow_options_keep_the_run_and_a_selection_named_estimate_is_a_selection(
+    live_setup,
+):
+    """Options that change how answers are obtained (retries, timeouts; the harness's
+    timeout, folders, execute) stay out of the identity; a selection run whose run_id holds
+    '-estimate-' is still a selection for report and ls."""
+    from latentbench.select.live import LiveConfig
+    from latentbench.select.live._run import is_estimate_run
+
+    s = live_setup
+    base = LiveConfig.from_toml(s.write_config())
+    slow = LiveConfig.from_toml(s.write_config(s.tmp / "slow.toml", oracle={"retries": 9}))
+    assert slow.default_run_id() == base.default_run_id()
+    assert is_estimate_run({"run_id": "gpt-estimate-1", "config": {"task": "select"}}) is False
+    assert is_estimate_run({"run_id": "live-0123-estimate-0123456789", "config": {}}) is True
+    assert is_estimate_run({"run_id": "gpt-estimate-1", "config": {}}) is False
+
+
 def test_live_estimate_ctrl_c_prints_a_valid_interval_and_resumes(live_setup, monkeypatch):
     """Ctrl-C (SIGINT) during `estimate --live`: the item in flight is finished and stored,
     the interval so far is printed with stopped = interrupted, exit 130; the same command

@@ -115,6 +115,9 @@ _SPELLINGS = (
         re.compile(r"pass history=, history_store= or no_history=True"),
         "pass --history, --history-store or --no-history",
     ),
+    (re.compile(r"\bno_history\b(?!=)"), "--no-history"),
+    (re.compile(r"^history and "), "--history and "),
+    (re.compile(r"^history \((?=.*\) lacks )"), "--history ("),
     (
         re.compile(r"\bhistory_(metric|filter|split|store|benchmark)\b"),
         lambda m: "--history-" + m.group(1),

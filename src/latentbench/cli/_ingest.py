@@ -215,7 +215,9 @@ def ls(
         table.add_row(*(f"{v:.3f}" if isinstance(v, float) else escape(v) for v in row))
     print_table(table)
     if runs:  # live runs are not benchmarks: said, so that a live store does not look empty
-        kinds = ["estimate" if "-estimate-" in str(r["run_id"]) else "selection" for r in runs]
+        from latentbench.select.live._run import is_estimate_run
+
+        kinds = ["estimate" if is_estimate_run(r) else "selection" for r in runs]
         console.print(
             f"live runs: {kinds.count('selection')} selection (select live), "
             f"{kinds.count('estimate')} estimate (estimate --live); latest "

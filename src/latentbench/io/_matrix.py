@@ -642,6 +642,10 @@ class ResponseMatrix:
         out._model_ids = [self._model_ids[i] for i in rows]
         out._item_ids = [self._item_ids[j] for j in cols]
         out.source = self.source
+        # still the file's content (every row and column, reordered at most): its layout, so
+        # that IRTResult.save records the file as the fit's input; a true subset is not it
+        whole = len(set(rows.tolist())) == self.n_models and len(set(cols.tolist())) == self.n_items
+        out.layout = getattr(self, "layout", None) if whole else None
         return out
 
     def __getitem__(self, key: tuple[Any, Any]) -> ResponseMatrix:

@@ -77,8 +77,9 @@ def save_fit(
         Extra JSON-ready entries for ``fit.json`` (e.g. the CLI's ``input``: path, SHA-256
         and layout of the responses), after the package version and :meth:`fit_info`.
         Without an ``input`` entry, a ``matrix`` read from a file
-        (:meth:`ResponseMatrix.read <latentbench.io.ResponseMatrix.read>`) records its path,
-        SHA-256 and layout there, as ``latentbench fit`` does, so that ``report`` finds it.
+        (:meth:`ResponseMatrix.read <latentbench.io.ResponseMatrix.read>`, all its rows and
+        columns, in any order) records its path, SHA-256 and layout there, as ``latentbench
+        fit`` does, so that ``report`` finds it; a subset of the file records nothing.
     tables : mapping of str to DataFrame, optional
         Extra tables, each written as ``<name>.csv`` (e.g. ``heldout``).
 
@@ -108,10 +109,11 @@ def save_fit(
     record["model_order"] = list(result.model_ids)
     record.update(info or {})
     source = getattr(matrix, "source", None)
-    if "input" not in record and source and Path(source).is_file():  # read from a file
+    # read from a file (ResponseMatrix.read sets layout), all of it: the file is the input
+    if "input" not in record and getattr(matrix, "layout", None) and Path(str(source)).is_file():
         from latentbench.io._files import input_record
 
-        record["input"] = input_record(source, matrix)
+        record["input"] = input_record(str(source), matrix)
     if uncertainty is not None:
         record["ability_intervals"] = {
             "method": uncertainty.method,

@@ -232,8 +232,9 @@ def outward(lower: float, upper: float, fmt: str = ".3f") -> tuple[str, str]:
     half a unit of the last digit)."""
     digits = int(fmt.rstrip("f").lstrip("+").lstrip(".") or 0)
     unit = 10.0**digits
-    down = math.floor(lower * unit + 1e-6) / unit  # 1e-6: 0.874 stored as 0.87399.. stays
-    up = math.ceil(upper * unit - 1e-6) / unit
+    # 1e-9 of a unit absorbs representation error only (0.874 stored as 0.87399999999999)
+    down = math.floor(lower * unit + 1e-9) / unit
+    up = math.ceil(upper * unit - 1e-9) / unit
     # a bound rounded to 0 keeps its sign: -0.0003 shows as -0.000, not +0.000
     down, up = (-0.0 if r == 0 and v < 0 else r + 0.0 for r, v in ((down, lower), (up, upper)))
     return format(down, fmt), format(up, fmt)

@@ -116,7 +116,7 @@ def estimate_live(
     seed = check_seed(seed, "seed")
     from latentbench.io.store import Store
     from latentbench.select.live import DurableOracle, LiveConfig
-    from latentbench.select.live._run import _open_run, reusable_answers
+    from latentbench.select.live._run import _open_run, resolve_run_id, reusable_answers
 
     _check_options(budget, precision, delta)
     check_design_options(floor, proposal, "dr", proxy)  # before the store or the calibration
@@ -168,9 +168,9 @@ def estimate_live(
     notes.extend(proxy_note(cal, proxy, seq.proxy_used))
     tag = "" if seq.proxy_used == "irt" else f"|{seq.proxy_used}"
     key = hashlib.sha256(f"{model}|{cal.hash}|{seed}|{proposal}|{floor}|{delta}{tag}".encode())
-    run_id = f"{cfg.run.run_id or cfg.default_run_id()}-estimate-{key.hexdigest()[:10]}"
+    run_id = resolve_run_id(store, cfg, f"-estimate-{key.hexdigest()[:10]}")
     inner = cfg.build_oracle(items)
-    _open_run(store, cfg, run_id)
+    _open_run(store, cfg, run_id, task="estimate")
     seq.set_target(_session_target(store, run_id, precision))
     durable = DurableOracle(
         store,

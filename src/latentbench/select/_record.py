@@ -203,8 +203,10 @@ class SelectionRecord:
             names = ", ".join(str(r["run_id"]) for r in runs)
             raise InputError(f"{where}: no run {run_id!r}; stored runs: {names}")
         rid, status = chosen["run_id"], chosen["status"]
-        if "-estimate-" in str(rid):  # estimate --live: a model's estimate, not a selection
-            selections = [str(r["run_id"]) for r in runs if "-estimate-" not in str(r["run_id"])]
+        from latentbench.select.live._run import is_estimate_run
+
+        if is_estimate_run(chosen):  # estimate --live: a model's estimate, not a selection
+            selections = [str(r["run_id"]) for r in runs if not is_estimate_run(r)]
             raise InputError(
                 f"{where}: run {rid!r} is a live estimate (latentbench estimate --live), not a "
                 "selection: its result is the estimate that command prints (stored as its "

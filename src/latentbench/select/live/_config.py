@@ -10,7 +10,7 @@ import re
 import sys
 import urllib.parse
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -80,10 +80,6 @@ def legacy_policy_params(params: dict[str, Any]) -> dict[str, Any]:
     ``alpha``): the form the default run id hashes."""
     old_for = {new: old for old, new in DEPRECATED_OPTIONS.items()}
     return {old_for.get(k, k): v for k, v in params.items()}
-
-
-TRANSPORT_OPTIONS = frozenset({"concurrency", "timeout", "retries", "backoff", "max_backoff"})
-"""Oracle options that change how a request is made, not the answer it gets."""
 
 
 def canonical_identity(identity: dict[str, Any]) -> dict[str, Any]:
@@ -332,15 +328,13 @@ class LiveConfig:
 
     def answer_options(self) -> dict[str, Any]:
         """What the answers depend on beyond the items and the scorer: the oracle's options
-        except how requests are made (:data:`TRANSPORT_OPTIONS`), and each model's endpoint
+        except those marked :func:`~latentbench.select.live._options.workflow` (timeouts,
+        retries, concurrency, the harness's folders and command), and each model's endpoint
         and served name (not its key's variable). Part of :meth:`identity`: a run resumed
         with another temperature, endpoint or served model would mix answers of two
         configurations."""
-        oracle = {
-            k: v
-            for k, v in asdict(self.oracle).items()
-            if v is not None and k != "kind" and k not in TRANSPORT_OPTIONS
-        }
+        skip = {f.name for f in fields(self.oracle) if f.metadata.get("workflow")} | {"kind"}
+        oracle = {k: v for k, v in asdict(self.oracle).items() if v is not None and k not in skip}
         models = {
             m.name: {k: v for k, v in asdict(m).items() if v is not None and k not in (
                 "name", "api_key_env")}
@@ -348,14 +342,17 @@ class LiveConfig:
         }  # fmt: skip
         return {"oracle": oracle, "models": models}
 
-    def default_run_id(self) -> str:
+    def default_run_id(self, legacy: bool = False) -> str:
         """``live-`` and 16 hex digits of the SHA-256 of :meth:`identity`.
 
         The hash reads policy options in their spelling before the rename (``alpha`` for
         ``delta``), so that a run started then resumes under the same id whichever spelling
-        the file uses now.
+        the file uses now. ``legacy``: the id before the identity held
+        :meth:`answer_options` (a run stored then resumes under it).
         """
         identity = self.identity()
+        if legacy:
+            identity.pop("answers")
         identity["policy_params"] = legacy_policy_params(identity["policy_params"])
         text = json.dumps(identity, sort_keys=True, default=str)
         return "live-" + hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -25,6 +25,7 @@ __all__ = [
     "RunOptions",
     "ScorerOptions",
     "load_section",
+    "workflow",
 ]
 
 T = TypeVar("T")
@@ -43,6 +44,14 @@ def between(low: float, high: float) -> dict[str, Any]:
 def expect(text: str) -> dict[str, Any]:
     """Field metadata: what the messages say is expected."""
     return {"expect": text}
+
+
+def workflow(metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Field metadata: an oracle option that changes how answers are obtained (timeouts,
+    retries, folders, running the harness yourself or not), not which answers come back. It
+    stays out of the run's identity, so changing it resumes the run, and answers stored under
+    another value of it are reused (:meth:`LiveConfig.answer_options`)."""
+    return {**(metadata or {}), "workflow": True}
 
 
 @dataclass(frozen=True)

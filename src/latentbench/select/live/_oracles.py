@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from latentbench.exceptions import InputError
 from latentbench.select._scorers import load_callable, resolve_scorer
-from latentbench.select.live._options import OracleOptions, between, expect
+from latentbench.select.live._options import OracleOptions, between, expect, workflow
 from latentbench.select.oracles import (
     CallableOracle,
     ChatCompletionsOracle,
@@ -157,11 +157,11 @@ class ChatOracleOptions(OracleOptions):
     """``[oracle] kind = "openai"``: unset options take the defaults of
     :class:`~latentbench.select.oracles.ChatCompletionsOracle` (written there only)."""
 
-    concurrency: int | None = field(default=None, metadata=between(1, 256))
-    timeout: float | None = field(default=None, metadata=between(0.001, 3600))
-    retries: int | None = field(default=None, metadata=between(0, 100))
-    backoff: float | None = field(default=None, metadata=between(0, 3600))
-    max_backoff: float | None = field(default=None, metadata=between(0, 3600))
+    concurrency: int | None = field(default=None, metadata=workflow(between(1, 256)))
+    timeout: float | None = field(default=None, metadata=workflow(between(0.001, 3600)))
+    retries: int | None = field(default=None, metadata=workflow(between(0, 100)))
+    backoff: float | None = field(default=None, metadata=workflow(between(0, 3600)))
+    max_backoff: float | None = field(default=None, metadata=workflow(between(0, 3600)))
     max_tokens: int | None = field(default=None, metadata=between(1, 1_000_000))
     temperature: float | None = field(default=None, metadata=between(0, 2))
     system: str | None = None
@@ -218,18 +218,20 @@ class LmEvalOracleOptions(OracleOptions):
     """``[oracle] kind = "lm-eval"``: the task, the folders and the harness command."""
 
     task: str | None = None
-    samples_dir: str | None = path_option()
-    plan_dir: str | None = path_option()
+    samples_dir: str | None = path_option(workflow=True)
+    plan_dir: str | None = path_option(workflow=True)
     backend: str | None = None
     metric: str | None = None
     filter: str | None = None
-    execute: bool = False
-    command: str | None = field(default=None, metadata=expect("a command line, e.g. 'lm-eval run'"))
+    execute: bool = field(default=False, metadata=workflow())
+    command: str | None = field(
+        default=None, metadata=workflow(expect("a command line, e.g. 'lm-eval run'"))
+    )
     include_path: str | None = None
     extra_args: str | None = field(
         default=None, metadata=expect("arguments, e.g. '--apply_chat_template'")
     )
-    harness_timeout: float | None = field(default=None, metadata=between(1, 7 * 86400))
+    harness_timeout: float | None = field(default=None, metadata=workflow(between(1, 7 * 86400)))
 
 
 @oracle(

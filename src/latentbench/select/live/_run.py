@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from latentbench.exceptions import InputError, LiveStop
 from latentbench.select._policies import POLICIES, make_policy, parse_policy
 from latentbench.select._run import SelectionResult, run_selection
 from latentbench.select._schedule import default_schedule
-from latentbench.select.live._config import TRANSPORT_OPTIONS, LiveConfig, canonical_identity
+from latentbench.select.live._config import LiveConfig, canonical_identity
 from latentbench.select.live._durable import DurableOracle, LiveProgress
 from latentbench.select.oracles import MatrixOracle, Oracle, StreamingOracle
 
@@ -99,15 +100,54 @@ def _items(
     return items, item_ids
 
 
-def _open_run(store: Store, cfg: LiveConfig, run_id: str, injected: bool = False) -> bool:
+ESTIMATE_RUN = re.compile(r"-estimate-[0-9a-f]{10}$")
+"""The end of an ``estimate --live`` run's id (runs stored before ``task`` was recorded)."""
+
+
+def is_estimate_run(run: Mapping[str, Any]) -> bool:
+    """Is this stored run (a :meth:`Store.selection_runs` row) a live estimate rather than a
+    selection? Its record says so (``task``); older ones by the end of their id."""
+    config = run.get("config") if isinstance(run.get("config"), dict) else {}
+    task = (config or {}).get("task")
+    return task == "estimate" if task else bool(ESTIMATE_RUN.search(str(run.get("run_id"))))
+
+
+def resolve_run_id(store: Store, cfg: LiveConfig, suffix: str = "") -> str:
+    """The run's id: ``[run] run_id``, else the default id (plus ``suffix``); a run stored
+    under the id the same configuration had before its identity held the answer options is
+    resumed under that id (its paid cells, its spend cap)."""
+    if cfg.run.run_id:
+        return cfg.run.run_id + suffix
+    current = cfg.default_run_id() + suffix
+    if store.selection_run(current) is None:
+        older = cfg.default_run_id(legacy=True) + suffix
+        stored = store.selection_run(older)
+        if stored is not None and "answers" not in (stored["config"].get("identity") or {}):
+            return older
+    return current
+
+
+def _open_run(
+    store: Store,
+    cfg: LiveConfig,
+    run_id: str,
+    *,
+    injected: bool = False,
+    task: str = "select",
+) -> bool:
     """Start the run in the store, or check that a stored one matches; True if resumed.
-    ``injected``: the run's answers come from an oracle passed in, not the configuration's
-    (recorded, so that :func:`reusable_answers` never hands them to another run)."""
+
+    ``injected``: the run's answers come from an oracle passed in, not the configuration's.
+    A run started with the configured oracle records ``answers_from = "config"``, the only
+    runs whose answers :func:`reusable_answers` hands to others; one resumed with another
+    oracle would mix the two, and is refused (so is the reverse, a run of an injected
+    oracle resumed with the configured one). ``task``: ``select`` or ``estimate``.
+    """
     stored = store.selection_run(run_id)
     if stored is None:
-        record = cfg.to_record()
-        if injected:
-            record["oracle_injected"] = True
+        record = {**cfg.to_record(), "task": task}
+        if not injected:
+            record["answers_from"] = "config"
         store.start_selection(record, run_id=run_id)
         return False
     identity = json.loads(json.dumps(cfg.identity(), sort_keys=True, default=str))
@@ -120,28 +160,40 @@ def _open_run(store: Store, cfg: LiveConfig, run_id: str, injected: bool = False
             f"{store.path}: run {run_id!r} was started with a different configuration "
             f"(changed: {', '.join(changed)}); use another run_id or store"
         )
+    from_config = stored["config"].get("answers_from") == "config"
+    if "task" in stored["config"] and from_config == injected:  # recorded, and it differs
+        started, now = (
+            ("the configured", "another") if from_config else ("another", "the configured")
+        )
+        raise InputError(
+            f"{store.path}: run {run_id!r} was started with {started} oracle; resuming it with "
+            f"{now} would mix two oracles' answers; use another run_id or store"
+        )
     store.set_selection_status(run_id, "running")
     return True
 
 
 def answer_key(record: Mapping[str, Any], model: str) -> str | None:
     """What fixes ``model``'s answer to an item in a stored run's configuration record
-    (:meth:`LiveConfig.to_record`): the items file and its fields, the scorer, the oracle and
-    its options, and the model's own entry (endpoint, served name). None when the record
-    lacks one of them (a run stored before they were recorded is never reused)."""
+    (:meth:`LiveConfig.to_record` with ``answers_from``): the items file and its fields, the
+    scorer, the oracle's answer options and the model's own entry (endpoint, served name:
+    :meth:`LiveConfig.answer_options`). None for a run whose answers did not come from its
+    configured oracle, or one stored before these were recorded: its answers are never
+    reused."""
     identity = record.get("identity") or {}
-    entries = [m for m in record.get("models") or () if m.get("name") == model]
-    if not entries or "oracle" not in record or "items_sha256" not in identity:
+    answers = identity.get("answers")
+    if record.get("answers_from") != "config" or not isinstance(answers, dict):
         return None
-    if record.get("oracle_injected"):  # answers of an oracle passed in, not the configured one
+    models = answers.get("models") or {}
+    if model not in models:
         return None
-    oracle = {k: v for k, v in (record.get("oracle") or {}).items() if k not in TRANSPORT_OPTIONS}
     key = {
         "items": identity.get("items_sha256"),
         "item_fields": identity.get("item_fields"),
         "scorer": identity.get("scorer"),
-        "oracle": oracle,
-        "model": entries[0],
+        "oracle_kind": identity.get("oracle_kind"),
+        "oracle": answers.get("oracle"),
+        "model": models[model],
     }
     text = json.dumps(key, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
@@ -155,7 +207,7 @@ def reusable_answers(
     the seed, the policy or the calibration. ``(model, item) -> score``; failed cells are not
     reused. The answer is the model's, not the design's: reusing it leaves every interval
     valid (the items a run asks are chosen independently of the answers)."""
-    mine = cfg.to_record()
+    mine = {**cfg.to_record(), "answers_from": "config"}
     keys = {m: answer_key(mine, m) for m in models}
     found: dict[tuple[str, str], float] = {}
     for run in store.selection_runs():
@@ -217,7 +269,7 @@ def run_live(
         with Store(store) as db:
             return run_live(cfg, db, oracle=oracle, progress=progress, stop_event=stop_event)
     items, item_ids = _items(cfg, oracle)
-    run_id = cfg.run.run_id or cfg.default_run_id()
+    run_id = resolve_run_id(store, cfg)
     # everything that can refuse the configuration runs before the run row is written
     run = cfg.run
     stop = run.stop or ("confidence" if run.budget is None else "budget")
@@ -240,7 +292,7 @@ def run_live(
     budget = n_models * n_items if run.budget is None else run.budget
     proxy = cfg.build_proxy(item_ids)
     inner = oracle if oracle is not None else cfg.build_oracle(items)
-    resumed = _open_run(store, cfg, run_id, injected=oracle is not None)
+    resumed = _open_run(store, cfg, run_id, injected=oracle is not None, task="select")
     durable = DurableOracle(
         store,
         run_id,
