@@ -215,7 +215,7 @@ def ls(
         table.add_row(*(f"{v:.3f}" if isinstance(v, float) else escape(v) for v in row))
     print_table(table)
     if runs:  # live runs are not benchmarks: said, so that a live store does not look empty
-        from latentbench.select.live._run import is_estimate_run
+        from latentbench.select.live import is_estimate_run
 
         kinds = ["estimate" if is_estimate_run(r) else "selection" for r in runs]
         console.print(
