@@ -8,6 +8,7 @@ responses and an HTML report, and returns everything in a :class:`DemoResult`.
 
 from __future__ import annotations
 
+import numbers
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -247,7 +248,7 @@ def demo(
     )
     from latentbench.synthetic import leaderboard_like
 
-    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 2:
+    if isinstance(seeds, bool) or not isinstance(seeds, numbers.Integral) or seeds < 2:
         raise InputError(f"seeds={seeds!r}; expected an integer >= 2 (a saving needs seeds)")
 
     def tell(phase: str) -> None:

@@ -191,3 +191,17 @@ def test_integer_ids_are_accepted_and_stringified():
     frame = pd.DataFrame({"model": [1, 1, 2, 2], "item": [10, 11, 10, 11], "score": [1, 0, 0, 1]})
     m = ResponseMatrix.from_long(frame)
     assert m.model_ids == ["1", "2"] and m.item_ids == ["10", "11"]
+
+
+def test_a_subset_keeps_the_files_layout_only_when_it_is_the_whole_file(tmp_path):
+    """IRTResult.save records the file as the input of a matrix with its layout: a reorder of
+    every row and column keeps it; a true subset, or a row taken twice, does not."""
+    path = tmp_path / "m.csv"
+    pd.DataFrame({"model": ["a", "b", "c"], "q1": [1.0, 0.0, 1.0], "q2": [0.0, 1.0, 1.0]}).to_csv(
+        path, index=False
+    )
+    read = ResponseMatrix.read(path)
+    assert read.layout is not None
+    assert read.subset(models=["c", "a", "b"]).layout == read.layout
+    assert read.subset(models=["a", "b"]).layout is None
+    assert read.subset(models=["a", "b", "c", "a"]).layout is None

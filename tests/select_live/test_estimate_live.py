@@ -449,3 +449,47 @@ def test_a_live_estimate_store_is_listed_and_refused_by_report_for_what_it_is(li
     (s.tmp / "cmp" / "compare.json").write_text("{}")
     refused = runner.invoke(app, ["report", str(s.tmp / "cmp"), "--out", str(s.tmp / "c.html")])
     assert refused.exit_code == 2 and "holds a comparison (compare.json)" in refused.output
+
+
+def test_python_oracles_in_two_folders_do_not_share_answers(tmp_path):
+    """The same run.toml beside two different myoracle.py: other answers, so another answer
+    key and another run (a second review: one took the other's stored scores)."""
+    from latentbench.select.live import LiveConfig
+
+    ids = []
+    for name, value in (("a", 1.0), ("b", 0.0)):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "items.jsonl").write_text('{"id": "q1", "prompt": "p", "answer": "x"}\n')
+        (folder / "myoracle.py").write_text(f"def score(model, item):\n    return {value}\n")
+        (folder / "run.toml").write_text(
+            '[run]\nbudget = 4\n[oracle]\nkind = "python"\nfunction = "myoracle:score"\n'
+            '[items]\npath = "items.jsonl"\n[scorer]\nkind = "exact_match"\n'
+            '[[models]]\nname = "m"\n[[models]]\nname = "n"\n'
+        )
+        cfg = LiveConfig.from_toml(folder / "run.toml")
+        assert cfg.answer_options()["code"]["oracle"] is not None
+        ids.append((cfg.default_run_id(), cfg.answer_options()["code"]["oracle"]))
+    assert ids[0][0] != ids[1][0] and ids[0][1] != ids[1][1]
+
+
+def test_an_old_run_with_other_answer_options_is_not_resumed(live_setup):
+    """A run stored before the identity held the answer options, at temperature 0.2: the same
+    configuration at 1.0 would have resumed it under the old default id and mixed answers; it
+    is an error naming the option (a new run beside it would start past its cap)."""
+    from latentbench.select.live import LiveConfig
+    from latentbench.select.live._run import resolve_run_id
+
+    s = live_setup
+    cool = LiveConfig.from_toml(s.write_config(s.tmp / "cool.toml", oracle={"temperature": 0.2}))
+    hot = LiveConfig.from_toml(s.write_config(s.tmp / "hot2.toml", oracle={"temperature": 1.0}))
+    assert cool.default_run_id(legacy=True) == hot.default_run_id(legacy=True)
+    record = cool.to_record()
+    record["identity"].pop("answers")
+    with Store(s.tmp / "old_hot.duckdb") as db:
+        db.start_selection(record, run_id=cool.default_run_id(legacy=True))
+        assert resolve_run_id(db, cool) == cool.default_run_id(legacy=True)
+        with pytest.raises(
+            Exception, match=r"other answer options \(changed: oracle.temperature\)"
+        ):
+            resolve_run_id(db, hot)

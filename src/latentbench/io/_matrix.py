@@ -644,7 +644,8 @@ class ResponseMatrix:
         out.source = self.source
         # still the file's content (every row and column, reordered at most): its layout, so
         # that IRTResult.save records the file as the fit's input; a true subset is not it
-        whole = len(set(rows.tolist())) == self.n_models and len(set(cols.tolist())) == self.n_items
+        whole = (len(rows) == len(set(rows.tolist())) == self.n_models
+                 and len(cols) == len(set(cols.tolist())) == self.n_items)  # fmt: skip
         out.layout = getattr(self, "layout", None) if whole else None
         return out
 

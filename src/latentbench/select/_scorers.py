@@ -130,6 +130,35 @@ def load_callable(
     return function
 
 
+def module_sha256(spec: str, base: str | os.PathLike[str] | None) -> str | None:
+    """SHA-256 of the file that ``"module:function"`` would be imported from (beside the
+    configuration first, as :func:`load_callable` does), without importing it; None when no
+    file is found. What a live run's answers depend on for a ``python`` oracle or scorer (the
+    function's own file; what it imports in turn is not covered)."""
+    import hashlib
+    import importlib.util
+
+    module_name = spec.partition(":")[0]
+    parts = module_name.split(".")
+    folder = Path(base).resolve() if base is not None else None
+    candidates = []
+    if folder is not None:
+        candidates += [
+            folder.joinpath(*parts).with_suffix(".py"),
+            folder.joinpath(*parts, "__init__.py"),
+        ]
+    found = next((c for c in candidates if c.is_file()), None)
+    if found is None:
+        try:
+            origin = getattr(importlib.util.find_spec(module_name), "origin", None)
+        except (ImportError, ValueError):
+            origin = None
+        found = Path(origin) if origin and Path(origin).is_file() else None
+    if found is None:
+        return None
+    return hashlib.sha256(found.read_bytes()).hexdigest()
+
+
 def _import_beside(module_name: str, base: str | os.PathLike[str] | None) -> Any:
     """``import module_name``, looked for first in ``base`` (the config file's folder), as a
     script's imports resolve next to the script.

@@ -340,6 +340,32 @@ class LiveConfig:
                 "name", "api_key_env")}
             for m in self.models
         }  # fmt: skip
+        # a python oracle's or scorer's answers are its code's: the file it is imported from
+        from latentbench.select._scorers import module_sha256
+
+        base = Path(self.source).parent if self.source != "<config>" else Path(".")
+        code = {}
+        function = getattr(self.oracle, "function", None)
+        if self.oracle.kind == "python" and function:
+            code["oracle"] = module_sha256(function, base)
+        if self.scorer.kind == "python" and self.scorer.function:
+            code["scorer"] = module_sha256(self.scorer.function, base)
+        return {"oracle": oracle, "models": models, **({"code": code} if code else {})}
+
+    def stored_answer_options(self, record: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`answer_options` rebuilt from a run record stored before the identity held
+        them (its ``oracle`` and ``models``, read with this configuration's oracle kind; the
+        ``code`` of a python oracle or scorer was not recorded then), for comparison with
+        ``{"oracle": ..., "models": ...}`` of :meth:`answer_options`."""
+        skip = {f.name for f in fields(self.oracle) if f.metadata.get("workflow")} | {"kind"}
+        oracle = {k: v for k, v in (record.get("oracle") or {}).items()
+                  if v is not None and k not in skip}  # fmt: skip
+        models = {
+            str(m.get("name")): {k: v for k, v in m.items()
+                                 if v is not None and k not in ("name", "api_key_env")}
+            for m in record.get("models") or ()
+            if isinstance(m, dict)
+        }  # fmt: skip
         return {"oracle": oracle, "models": models}
 
     def default_run_id(self, legacy: bool = False) -> str:

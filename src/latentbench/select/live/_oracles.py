@@ -225,8 +225,8 @@ class LmEvalOracleOptions(OracleOptions):
     filter: str | None = None
     execute: bool = field(default=False, metadata=workflow())
     command: str | None = field(
-        default=None, metadata=workflow(expect("a command line, e.g. 'lm-eval run'"))
-    )
+        default=None, metadata=expect("a command line, e.g. 'lm-eval run'")
+    )  # not a workflow option: '--num_fewshot 5' or another install changes the answers
     include_path: str | None = None
     extra_args: str | None = field(
         default=None, metadata=expect("arguments, e.g. '--apply_chat_template'")

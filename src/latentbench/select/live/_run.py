@@ -112,10 +112,28 @@ def is_estimate_run(run: Mapping[str, Any]) -> bool:
     return task == "estimate" if task else bool(ESTIMATE_RUN.search(str(run.get("run_id"))))
 
 
+def _same_answers_as_stored(cfg: LiveConfig, record: dict[str, Any]) -> list[str]:
+    """For a run stored before the identity held the answer options: the options (oracle
+    option names, model names) whose value differs from this configuration's; empty when the
+    run got the answers this configuration would get."""
+    mine = json.loads(json.dumps(cfg.answer_options(), sort_keys=True, default=str))
+    theirs = json.loads(json.dumps(cfg.stored_answer_options(record), sort_keys=True, default=str))
+    changed = []
+    for part in ("oracle", "models"):
+        a, b = mine.get(part) or {}, theirs.get(part) or {}
+        changed += [f"{part}.{k}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    return changed
+
+
 def resolve_run_id(store: Store, cfg: LiveConfig, suffix: str = "") -> str:
-    """The run's id: ``[run] run_id``, else the default id (plus ``suffix``); a run stored
-    under the id the same configuration had before its identity held the answer options is
-    resumed under that id (its paid cells, its spend cap)."""
+    """The run's id: ``[run] run_id``, else the default id (plus ``suffix``).
+
+    A run stored under the id the same configuration had before its identity held the
+    answer options is resumed under that id (its paid cells, its spend cap) when it got the
+    answers this configuration gets; one with other answer options (a temperature, an
+    endpoint changed since) is an error naming them: a new run beside it would start past
+    its cap, a resume would mix two configurations' answers.
+    """
     if cfg.run.run_id:
         return cfg.run.run_id + suffix
     current = cfg.default_run_id() + suffix
@@ -123,6 +141,14 @@ def resolve_run_id(store: Store, cfg: LiveConfig, suffix: str = "") -> str:
         older = cfg.default_run_id(legacy=True) + suffix
         stored = store.selection_run(older)
         if stored is not None and "answers" not in (stored["config"].get("identity") or {}):
+            changed = _same_answers_as_stored(cfg, stored["config"])
+            if changed:
+                raise InputError(
+                    f"{store.path}: run {older!r}, stored by an earlier version for this "
+                    f"configuration, was started with other answer options (changed: "
+                    f"{', '.join(changed)}); set [run] run_id to start a new run, or use "
+                    "another store"
+                )
             return older
     return current
 
@@ -152,8 +178,14 @@ def _open_run(
         return False
     identity = json.loads(json.dumps(cfg.identity(), sort_keys=True, default=str))
     before = canonical_identity(stored["config"].get("identity") or {})
-    if "answers" not in before:  # a run stored before the identity held them resumes as it was
-        identity.pop("answers", None)
+    if "answers" not in before:  # stored before the identity held them: compared from its
+        identity.pop("answers", None)  # record's oracle and models
+        changed = _same_answers_as_stored(cfg, stored["config"])
+        if changed:
+            raise InputError(
+                f"{store.path}: run {run_id!r} was started with other answer options (changed: "
+                f"{', '.join(changed)}); use another run_id or store"
+            )
     if before != identity:
         changed = sorted(k for k in set(identity) | set(before) if before.get(k) != identity.get(k))
         raise InputError(
