@@ -293,6 +293,7 @@ def test_estimate_many_filters_collects_and_loads_the_calibration_once(setup, tm
     table = pd.read_csv(tmp_path / "estimates.csv")
     assert list(table["model"]) == ["a", "c"] and table.loc[1, "score"] == outcome["c"].score
     assert table.loc[1, "rank_upper"] == outcome["c"].rank_upper
+    assert (table["n_calibrated"] == cal.n_items).all()
     assert outcome.summary().splitlines()[1].startswith("c: score ")
 
 

@@ -790,6 +790,7 @@ TABLE_COLUMNS = (
     "level",
     "n_evaluated",
     "n_items",
+    "n_calibrated",
     "theta",
     "theta_lower",
     "theta_upper",
