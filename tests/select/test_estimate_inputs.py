@@ -206,8 +206,12 @@ def test_a_model_column_under_another_name_is_named(tmp_path):
     two = pd.concat([_long().assign(Model="a"), _long().assign(Model="b")])
     path = tmp_path / "two.csv"
     two.to_csv(path, index=False)
-    with pytest.raises(InputError, match=r"no 'model' column and item '0' is on line \d+ again.*"
+    with pytest.raises(InputError, match=r"no 'model' column and column 'Model' holds 2 names.*"
                        r"rename 'Model' to 'model'"):  # fmt: skip
+        read_responses(path)
+    other = pd.concat([_long().assign(M="a"), _long().assign(M="b", score=1 - _long()["score"])])
+    other.to_csv(path, index=False)  # no look-alike column: the items repeat with other scores
+    with pytest.raises(InputError, match=r"item '0' is on line \d+ again with another score"):
         read_responses(path)
     path = tmp_path / "one.csv"
     _long().assign(model_name="a").to_csv(path, index=False)
@@ -230,3 +234,22 @@ def test_ids_spelled_with_leading_zeros_are_pointed_out(cal):
     three = pd.Series(1.0, index=[f"{j:03d}" for j in range(40)])
     with pytest.raises(InputError, match=r"40 of them match .* \(e\.g\. '000' and '0'\)"):
         estimate(cal, three, model="new", budget=5, cache=False)
+
+
+def test_a_repeated_row_is_collapsed_and_a_conflicting_one_named(tmp_path):
+    """As the matrix reader: the same (model, item, score) twice is collapsed with a warning
+    (it was refused); the same pair with two scores names both rows."""
+    path = tmp_path / "rep.csv"
+    frame = _long().assign(model="a")
+    pd.concat([frame, frame.iloc[[3]]]).to_csv(path, index=False)
+    with pytest.warns(DataWarning, match=r"1 repeated \(model, item\) rows with identical"):
+        assert len(read_responses(path)["a"]) == 40
+    clash = frame.iloc[[3]].assign(score=1.0 - frame["score"].iloc[3])
+    pd.concat([frame, clash]).to_csv(path, index=False)
+    with pytest.raises(InputError, match=r"line 5 and line 42 both give model 'a', item '3', "
+                       r"with different scores"):  # fmt: skip
+        read_responses(path)
+    one = tmp_path / "one.csv"  # one model, no model column: the same
+    pd.concat([_long(), _long().iloc[[3]]]).to_csv(one, index=False)
+    with pytest.warns(DataWarning, match="identical scores were collapsed"):
+        assert list(read_responses(one)) == ["one"]

@@ -315,23 +315,28 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
             )
         if "model" not in columns:  # one model, named after the file, unless ...
             lookalike = [c for c in columns if c.lower().replace("-", "_") in _MODEL_LOOKALIKES]
-            again = frame["item"].astype(str).duplicated().to_numpy()
-            if again.any() or lookalike:
+            varied = [c for c in lookalike if frame[c].nunique(dropna=True) > 1]
+            pairs = pd.DataFrame({"i": frame["item"].astype(str).to_numpy(), "v": values})
+            # an item again with another score (the same row twice is collapsed below)
+            again = (pairs["i"].duplicated() & ~pairs.duplicated()).to_numpy()
+            advice = f": rename {lookalike[0]!r} to 'model'" if lookalike else ""
+            if again.any() or varied:  # several models without their column: refused
                 k = int(np.flatnonzero(again)[0]) if again.any() else -1
                 said = (
-                    f"item {str(frame['item'].iloc[k])!r} is on {_row(source, k)} again"
+                    f"item {str(frame['item'].iloc[k])!r} is on {_row(source, k)} again with "
+                    "another score"
                     if k >= 0
-                    else "it is read as one model's answers, named after the file"
+                    else f"column {varied[0]!r} holds {frame[varied[0]].nunique()} names"
                 )
-                advice = f": rename {lookalike[0]!r} to 'model'" if lookalike else ""
-                if k >= 0:  # several models without their column: refused
-                    raise InputError(
-                        f"in {file}: no 'model' column and {said}; a file of several models "
-                        f"needs their ids in a column named 'model'{advice}"
-                    )
+                raise InputError(
+                    f"in {file}: no 'model' column and {said}; a file of several models "
+                    f"needs their ids in a column named 'model'{advice}"
+                )
+            if lookalike:
                 warnings.warn(
-                    f"in {file}: no 'model' column ({said} {stem!r}); if {lookalike[0]!r} "
-                    "holds the model's name, name it 'model'",
+                    f"in {file}: no 'model' column (it is read as one model's answers, named "
+                    f"after the file {stem!r}); if {lookalike[0]!r} holds the model's name, "
+                    "name it 'model'",
                     DataWarning,
                     stacklevel=3,
                 )
@@ -341,12 +346,33 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
             else pd.Series([stem] * len(frame), index=frame.index)
         )
         items = frame["item"].astype(str)
+        # a (model, item) row repeated with the same score is collapsed, as the matrix reader
+        # does (with a warning); with another score it is an error naming both rows
+        keyed = pd.DataFrame({"m": models.to_numpy(), "i": items.to_numpy(), "v": values})
+        exact = keyed.duplicated(keep="first").to_numpy()
+        clash = keyed[~exact].duplicated(["m", "i"], keep=False).to_numpy()
+        if clash.any():
+            rows = np.flatnonzero(~exact)[clash]
+            m, i = keyed["m"][rows[0]], keyed["i"][rows[0]]
+            a, b = np.flatnonzero(((keyed["m"] == m) & (keyed["i"] == i)).to_numpy() & ~exact)[:2]
+            raise InputError(
+                f"in {file}: {_row(source, int(a))} and {_row(source, int(b))} both give model "
+                f"{m!r}, item {i!r}, with different scores {_show(values[a])} and "
+                f"{_show(values[b])}; expected one score per (model, item)"
+            )
+        if exact.any():
+            warnings.warn(
+                f"in {file}: {int(exact.sum())} repeated (model, item) rows with identical "
+                "scores were collapsed",
+                DataWarning,
+                stacklevel=3,
+            )
+            models, items, values = models[~exact], items[~exact], values[~exact]
         out: dict[str, pd.Series] = {}
         for name, idx in models.groupby(models, sort=False).groups.items():
-            series = pd.Series(values[np.asarray(idx)], index=items.loc[idx].to_numpy())
-            if series.index.duplicated().any():
-                dup = series.index[series.index.duplicated()][0]
-                raise InputError(f"in {file}: model {name!r} has item {dup!r} twice")
+            series = pd.Series(
+                values[models.index.get_indexer(idx)], index=items.loc[idx].to_numpy()
+            )
             out[str(name)] = series
         return out
     if "model" in columns:
