@@ -493,3 +493,20 @@ def test_an_old_run_with_other_answer_options_is_not_resumed(live_setup):
             Exception, match=r"other answer options \(changed: oracle.temperature\)"
         ):
             resolve_run_id(db, hot)
+
+
+def test_lm_eval_model_args_are_per_model(tmp_path):
+    """One [[models]] entry without model_args replaced every model's by the defaults (the
+    other's base_url was lost without a word); each model now keeps its own."""
+    from latentbench.select.live import LiveConfig
+
+    (tmp_path / "items.jsonl").write_text('{"id": "0"}\n{"id": "1"}\n')
+    (tmp_path / "run.toml").write_text(
+        '[run]\nbudget = 4\n[oracle]\nkind = "lm-eval"\ntask = "t"\n'
+        'backend = "local-chat-completions"\n[items]\npath = "items.jsonl"\n'
+        '[[models]]\nname = "model-a"\nmodel_args = "model=model-a,base_url=http://h/v1"\n'
+        '[[models]]\nname = "model-b"\nlm_eval_model = "org/b"\n'
+    )
+    cfg = LiveConfig.from_toml(tmp_path / "run.toml")
+    oracle = cfg.build_oracle(cfg.load_items())
+    assert oracle.model_args == ["model=model-a,base_url=http://h/v1", "pretrained=org/b"]

@@ -44,7 +44,8 @@ def demo(
         print_fit(result.fit, top=5)
         _fit_findings(result)
         paths = result.paths
-        console.print(f"Wrote {paths['abilities']}, {paths['items']}, {paths['fit']}.")
+        fit_files = [p for name, p in paths.items() if name not in ("responses", "report")]
+        console.print(f"Wrote {', '.join(map(str, fit_files))}.")
         console.rule("[bold]best-model selection: PULSE vs UCB-E")
         _print_selection(result)
     console.print(f"Wrote the HTML report {paths['report']} (open it in a browser).")

@@ -364,11 +364,8 @@ def fit(
             if out is not None or target.name == "latentbench-fit"
             else (" (./latentbench-fit exists and was kept; pass --out DIR to choose)")
         )
-        console.print(
-            f"wrote {escape(str(paths['abilities']))}, {escape(str(paths['items']))}, "
-            f"{escape(str(paths['fit']))}{note}",
-            soft_wrap=True,
-        )
+        written = ", ".join(escape(str(p)) for p in paths.values())  # every file it wrote
+        console.print(f"wrote {written}{note}", soft_wrap=True)
         console.print(f"next: latentbench report {escape(str(target))} --out report.html")
 
 

@@ -86,7 +86,8 @@ def save_fit(
     Returns
     -------
     dict
-        ``{"abilities": path, "items": path, "fit": path}`` plus one entry per extra table.
+        ``{"abilities": path, "items": path, "fit": path}``, ``random_items`` when the
+        random-item fit was written, and one entry per extra table: every file written.
     """
     from latentbench._version import __version__
     from latentbench.io._outputs import escape_spreadsheet, write_directory
@@ -139,6 +140,7 @@ def save_fit(
             "sha256": hashlib.sha256(blob).hexdigest(),
         }
         writers[RANDOM_ITEMS_FILE] = lambda path: path.write_bytes(blob)
+        paths["random_items"] = out / RANDOM_ITEMS_FILE
     for name, table in (tables or {}).items():
         paths[name] = out / f"{name}.csv"
         writers[f"{name}.csv"] = partial(write_csv, table)

@@ -246,7 +246,9 @@ def _lm_eval(config: LiveConfig, items: Sequence[dict[str, str]]) -> LmEvalBridg
     if o.task is None:
         raise InputError(f"{config.source}: [oracle] kind='lm-eval' needs task = 'NAME'")
     base = _config_folder(config)
-    args = [m.model_args for m in config.models]
+    # each model's --model_args: its own, else the bridge's default for it (pretrained=...);
+    # a model without them no longer drops the others' (all were replaced by the defaults)
+    args = [m.model_args or f"pretrained={m.lm_eval_model or m.name}" for m in config.models]
     extra: dict[str, Any] = {"backend": o.backend} if o.backend is not None else {}
     if o.command is not None:
         extra["command"] = shlex.split(o.command)
@@ -261,7 +263,7 @@ def _lm_eval(config: LiveConfig, items: Sequence[dict[str, str]]) -> LmEvalBridg
         o.task,
         o.samples_dir or str(base / "lm_eval_out"),
         o.plan_dir or str(base / "lm_eval_plans"),
-        model_args=[a for a in args if a is not None] if all(args) else None,
+        model_args=args,
         metric=o.metric,
         filter=o.filter,
         include_path=o.include_path,
