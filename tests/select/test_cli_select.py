@@ -322,3 +322,33 @@ def test_a_missing_file_is_named_with_its_role(tmp_path):
         replay(data, history=tmp_path / "nosuch.parquet")
     with pytest.raises(InputError, match=r"^responses .*nope\.csv: file not found"):
         replay(tmp_path / "nope.csv", no_history=True)
+
+
+def test_release_dates_come_from_the_sidecar_in_python_too(files, tmp_path):
+    """experiment_from_matrix(path, split="date") reads NAME_models.parquet as the command
+    does (only the command read it; Python needed dates=)."""
+    import numpy as np
+
+    from latentbench.exceptions import InputError
+    from latentbench.io import ResponseMatrix
+    from latentbench.select import experiment_from_matrix, release_dates
+
+    tmp, _Y = files
+    path = tmp_path / "lb.parquet"
+    pd.read_parquet(tmp / "all.parquet").to_parquet(path)
+    matrix = ResponseMatrix.read(path)
+    days = pd.date_range("2024-01-01", periods=matrix.n_models, freq="7D")[::-1]
+    pd.DataFrame({"model": matrix.model_ids, "created_date": days}).to_parquet(
+        tmp_path / "lb_models.parquet"
+    )
+    dates = release_dates(path, matrix.model_ids)
+    assert np.array_equal(dates, np.asarray(days, dtype="datetime64[ns]"))
+    kw = {"split": "date", "seeds": 1, "budget": 50, "policies": ["ucbe"], "pool_size": 8}
+    by_path = experiment_from_matrix(path, **kw)
+    by_hand = experiment_from_matrix(matrix, dates=dates, **kw)
+    assert by_path.pools == by_hand.pools and by_path.curves.keys() == by_hand.curves.keys()
+    for key, curve in by_path.curves.items():
+        assert np.array_equal(curve, by_hand.curves[key])
+    (tmp_path / "lb_models.parquet").unlink()
+    with pytest.raises(InputError, match=r"lb_models.parquet .* not found .*; pass dates= or"):
+        experiment_from_matrix(path, **kw)

@@ -24,7 +24,7 @@ from latentbench.cli._common import (
 from latentbench.exceptions import DataWarning, InputError
 
 if TYPE_CHECKING:
-    import numpy as np
+    pass
 
 select_app = typer.Typer(
     help="Best-model identification (PULSE and baselines) with few evaluations.",
@@ -64,30 +64,6 @@ def _rank(text: str) -> int | str:
         return int(text)
     except ValueError:
         raise InputError(f"--rank {text!r}; expected an integer or 'auto'") from None
-
-
-def _read_dates(responses: Path, n_models: int, model_ids: list[str]) -> np.ndarray:
-    import numpy as np
-
-    side = responses.with_name(responses.stem + "_models.parquet")
-    if not side.exists():
-        raise InputError(
-            f"--split date needs release dates: {side.name} with a 'created_date' column "
-            "was not found; use --split random"
-        )
-    import pandas as pd
-
-    frame = pd.read_parquet(side)
-    column = next((c for c in ("created_date", "release_date", "date") if c in frame.columns), None)
-    if column is None or "model" not in frame.columns:
-        raise InputError(
-            f"{side.name} has no 'model' and 'created_date' columns; use --split random"
-        )
-    lookup = dict(zip(frame["model"].astype(str), pd.to_datetime(frame[column]), strict=False))
-    missing = [m for m in model_ids if m not in lookup]
-    if missing:
-        raise InputError(f"{side.name} has no date for model {missing[0]!r}")
-    return np.array([lookup[m] for m in model_ids], dtype="datetime64[ns]")
 
 
 class _ReplayCommand(Command):
@@ -504,7 +480,7 @@ def experiment(
     from rich.progress import Progress
 
     from latentbench.io import ResponseMatrix, check_destination
-    from latentbench.select import experiment_from_matrix
+    from latentbench.select import experiment_from_matrix, release_dates
 
     if task not in ("select", "estimate"):
         _fail(InputError(f"--task {task!r}; expected 'select' or 'estimate'"))
@@ -538,11 +514,7 @@ def experiment(
     with clean_warnings():
         try:
             matrix = ResponseMatrix.read(responses)
-            dates = (
-                _read_dates(responses, matrix.n_models, matrix.model_ids)
-                if split == "date"
-                else None
-            )
+            dates = release_dates(responses, matrix.model_ids) if split == "date" else None
             specs = _split_specs(policies)
             with Progress(console=console, disable=quiet, transient=True) as bar:
                 runs = bar.add_task("runs", total=None)

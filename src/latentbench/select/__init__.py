@@ -40,6 +40,7 @@ from latentbench.select._experiment import (
     budget_to_accuracy,
     exact_gap_pool,
     experiment_from_matrix,
+    release_dates,
     run_experiment,
     split_models,
 )
@@ -114,6 +115,7 @@ __all__ = [
     "parse_policy",
     "policy_help",
     "read_responses",
+    "release_dates",
     "replay",
     "run_experiment",
     "run_live",

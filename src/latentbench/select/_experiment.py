@@ -12,7 +12,7 @@ import json
 import numbers
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +55,7 @@ __all__ = [
     "paired_saving",
     "paired_saving_at_stop",
     "parse_pools",
+    "release_dates",
     "run_experiment",
     "split_models",
 ]
@@ -594,6 +595,43 @@ def _label_by_gap(pools: dict[str, np.ndarray], means: np.ndarray) -> dict[str, 
     return out
 
 
+def release_dates(responses: str | os.PathLike[str], model_ids: Sequence[str]) -> np.ndarray:
+    """The models' release dates from the sidecar beside a responses file
+    (``NAME_models.parquet`` beside ``NAME.parquet``, columns ``model`` and ``created_date``,
+    ``release_date`` or ``date``), in the order of ``model_ids``: what ``split="date"`` needs.
+
+    Returns
+    -------
+    ndarray of datetime64[ns], shape (n_models,)
+
+    Raises
+    ------
+    InputError
+        No sidecar, no model or date column, or a model without a date.
+    """
+    import pandas as pd
+
+    path = Path(responses)
+    side = path.with_name(path.stem + "_models.parquet")
+    if not side.exists():
+        raise InputError(
+            f"split='date' needs release dates: {side.name} with a 'created_date' column was "
+            "not found beside the responses; pass dates= or use split='random'"
+        )
+    frame = pd.read_parquet(side)
+    column = next((c for c in ("created_date", "release_date", "date") if c in frame.columns), None)
+    if column is None or "model" not in frame.columns:
+        raise InputError(
+            f"{side.name} has no 'model' and 'created_date' columns; pass dates= or use "
+            "split='random'"
+        )
+    lookup = dict(zip(frame["model"].astype(str), pd.to_datetime(frame[column]), strict=False))
+    missing = [m for m in model_ids if str(m) not in lookup]
+    if missing:
+        raise InputError(f"{side.name} has no date for model {missing[0]!r}")
+    return np.array([lookup[str(m)] for m in model_ids], dtype="datetime64[ns]")
+
+
 def experiment_from_matrix(
     matrix: ResponseMatrix | np.ndarray | str | os.PathLike[str],
     *,
@@ -627,7 +665,8 @@ def experiment_from_matrix(
     split : {"random", "date"}
         How rows are halved into history and candidates (see :func:`split_models`).
     dates : array-like, optional
-        Release dates for ``split="date"``.
+        Release dates for ``split="date"`` (with a path as ``matrix``, default: the sidecar
+        beside it, :func:`release_dates`).
     pools : str or list
         ``"gap:0.01,0.02,full"`` or parsed pairs (see :func:`parse_pools`).
     pool_size : int
@@ -668,7 +707,10 @@ def experiment_from_matrix(
     if isinstance(matrix, str | os.PathLike):
         from latentbench.io import ResponseMatrix
 
-        matrix = ResponseMatrix.read(matrix)
+        path = matrix
+        matrix = ResponseMatrix.read(path)
+        if split == "date" and dates is None:  # the release dates beside the file
+            dates = release_dates(path, matrix.model_ids)
 
     if isinstance(pool_size, bool) or int(pool_size) != pool_size or pool_size < 2:
         raise InputError(
