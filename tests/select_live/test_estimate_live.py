@@ -471,6 +471,32 @@ def test_python_oracles_in_two_folders_do_not_share_answers(tmp_path):
         assert cfg.answer_options()["code"]["oracle"] is not None
         ids.append((cfg.default_run_id(), cfg.answer_options()["code"]["oracle"]))
     assert ids[0][0] != ids[1][0] and ids[0][1] != ids[1][1]
+    # a's answers stored in a store: b finds none to reuse (the key holds the code too; a
+    # third review found that b took a's stored 1.0s though its own oracle returns 0.0)
+    from latentbench.select.live._run import _open_run, reusable_answers
+
+    cfg_a = LiveConfig.from_toml(tmp_path / "a" / "run.toml")
+    cfg_b = LiveConfig.from_toml(tmp_path / "b" / "run.toml")
+    with Store(tmp_path / "shared.duckdb") as db:
+        _open_run(db, cfg_a, ids[0][0])
+        db.add_observations(ids[0][0], {"seq": [0], "model": ["m"], "item": ["q1"], "score": [1.0]})
+        assert reusable_answers(db, cfg_b, ids[1][0], ["m"]) == {}
+        assert reusable_answers(db, cfg_a, "another-run", ["m"]) == {("m", "q1"): 1.0}
+
+
+def test_an_old_record_with_other_kinds_defaults_resumes(live_setup):
+    """Records stored before each oracle kind had its own options held every kind's defaults
+    (execute = false for an openai oracle): not a change of answer options."""
+    from latentbench.select.live import LiveConfig
+    from latentbench.select.live._run import _same_answers_as_stored
+
+    s = live_setup
+    cfg = LiveConfig.from_toml(s.write_config())
+    record = cfg.to_record()
+    record["oracle"] = {**record["oracle"], "execute": False, "harness_timeout": None}
+    assert _same_answers_as_stored(cfg, record) == []
+    record["oracle"]["temperature"] = 0.7
+    assert _same_answers_as_stored(cfg, record) == ["oracle.temperature"]
 
 
 def test_an_old_run_with_other_answer_options_is_not_resumed(live_setup):
@@ -510,3 +536,20 @@ def test_lm_eval_model_args_are_per_model(tmp_path):
     cfg = LiveConfig.from_toml(tmp_path / "run.toml")
     oracle = cfg.build_oracle(cfg.load_items())
     assert oracle.model_args == ["model=model-a,base_url=http://h/v1", "pretrained=org/b"]
+
+
+def test_module_sha256_finds_what_python_imports_and_never_raises(tmp_path, monkeypatch):
+    import hashlib
+
+    from latentbench.select._scorers import module_sha256
+
+    (tmp_path / "name.py").write_text("x = 1\n")
+    (tmp_path / "name").mkdir()
+    (tmp_path / "name" / "__init__.py").write_text("x = 2\n")  # a package wins, as in Python
+    expected = hashlib.sha256((tmp_path / "name" / "__init__.py").read_bytes()).hexdigest()
+    assert module_sha256("name:f", tmp_path) == expected
+    (tmp_path / "boom").mkdir()
+    (tmp_path / "boom" / "__init__.py").write_text("raise RuntimeError('side effect')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))  # found on sys.path: its parent raises
+    assert module_sha256("boom.sub:f", None) is None  # no traceback from the user's code
+    assert module_sha256(":f", tmp_path) is None and module_sha256("sys:exit", tmp_path) is None

@@ -132,28 +132,33 @@ def load_callable(
 
 def module_sha256(spec: str, base: str | os.PathLike[str] | None) -> str | None:
     """SHA-256 of the file that ``"module:function"`` would be imported from (beside the
-    configuration first, as :func:`load_callable` does), without importing it; None when no
-    file is found. What a live run's answers depend on for a ``python`` oracle or scorer (the
-    function's own file; what it imports in turn is not covered)."""
+    configuration first, a package before a module of the same name, as Python does), found
+    without importing it where possible; None when no source file is found. What a live run's
+    answers depend on for a ``python`` oracle or scorer (the function's own file; what it
+    imports in turn is not covered)."""
     import hashlib
     import importlib.util
 
-    module_name = spec.partition(":")[0]
-    parts = module_name.split(".")
+    module_name = spec.partition(":")[0].strip()
+    parts = [p for p in module_name.split(".") if p]
+    if not parts:
+        return None
     folder = Path(base).resolve() if base is not None else None
     candidates = []
     if folder is not None:
         candidates += [
-            folder.joinpath(*parts).with_suffix(".py"),
             folder.joinpath(*parts, "__init__.py"),
+            folder.joinpath(*parts[:-1], parts[-1] + ".py"),
         ]
     found = next((c for c in candidates if c.is_file()), None)
     if found is None:
-        try:
+        try:  # may import a parent package; whatever it raises, the answer is "not found"
             origin = getattr(importlib.util.find_spec(module_name), "origin", None)
-        except (ImportError, ValueError):
+        except Exception:  # user code of any kind
             origin = None
-        found = Path(origin) if origin and Path(origin).is_file() else None
+        found = Path(origin) if origin and Path(origin).is_absolute() else None
+        if found is not None and not found.is_file():
+            found = None
     if found is None:
         return None
     return hashlib.sha256(found.read_bytes()).hexdigest()

@@ -357,9 +357,10 @@ class LiveConfig:
         them (its ``oracle`` and ``models``, read with this configuration's oracle kind; the
         ``code`` of a python oracle or scorer was not recorded then), for comparison with
         ``{"oracle": ..., "models": ...}`` of :meth:`answer_options`."""
-        skip = {f.name for f in fields(self.oracle) if f.metadata.get("workflow")} | {"kind"}
+        # this kind's own answer options (an older record also holds other kinds' defaults)
+        keep = {f.name for f in fields(self.oracle) if not f.metadata.get("workflow")}
         oracle = {k: v for k, v in (record.get("oracle") or {}).items()
-                  if v is not None and k not in skip}  # fmt: skip
+                  if v is not None and k in keep - {"kind"}}  # fmt: skip
         models = {
             str(m.get("name")): {k: v for k, v in m.items()
                                  if v is not None and k not in ("name", "api_key_env")}

@@ -225,6 +225,7 @@ def answer_key(record: Mapping[str, Any], model: str) -> str | None:
         "scorer": identity.get("scorer"),
         "oracle_kind": identity.get("oracle_kind"),
         "oracle": answers.get("oracle"),
+        "code": answers.get("code"),  # a python oracle's or scorer's file
         "model": models[model],
     }
     text = json.dumps(key, sort_keys=True, default=str)
