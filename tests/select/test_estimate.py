@@ -911,3 +911,16 @@ def test_a_partial_answer_set_is_said_in_the_one_line_summary():
     with pytest.warns(DataWarning) as said:
         compare(cal, Y[0], Y[0], model_a="x", model_b="y", margin=0.05, budget=None)
     assert not any("pass margin=M" in str(w.message) for w in said)
+
+
+def test_estimate_many_reports_its_progress_per_model():
+    Y, _ = simulate(10, 60, rank=1, seed=9)
+    cal = from_matrix(matrix(Y[:7]), rank=1)
+    calls = []
+    estimate_many(
+        cal,
+        matrix(Y[7:], prefix="n"),
+        budget=10,
+        progress=lambda phase, done, total: calls.append((phase, done, total)),
+    )
+    assert calls == [("models", 1, 3), ("models", 2, 3), ("models", 3, 3)]

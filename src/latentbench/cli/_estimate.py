@@ -16,6 +16,7 @@ from latentbench.cli._common import (
     err_console,
     escape,
     fail,
+    progress_bar,
     stop_on_sigint,
 )
 from latentbench.exceptions import InputError
@@ -236,7 +237,16 @@ def _estimate(
                                 **options)  # fmt: skip
         return EstimateSet((one,), single=True)
     models = [model] if model is not None else None
-    return estimate_many(cal, responses, models=models, errors="collect", rank=rank, **options)
+    with progress_bar() as progress:  # a file of many models takes a while: say how far
+        return estimate_many(
+            cal,
+            responses,
+            models=models,
+            errors="collect",
+            rank=rank,
+            progress=progress,
+            **options,
+        )
 
 
 def _sources(

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from latentbench._checks import check_seed
+from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.irt.inference import FEW_MODELS
 from latentbench.select._estimate_calibration import (
@@ -935,6 +936,7 @@ def estimate_many(
     errors: Literal["raise", "collect"] = "raise",
     rank: int = 1,
     cache: bool | str | os.PathLike[str] = True,
+    progress: ProgressCallback | None = None,
     **kwargs: Any,
 ) -> EstimateSet:
     """:func:`estimate` for every model of a responses file or matrix, each independently.
@@ -958,6 +960,9 @@ def estimate_many(
         one model raises either way). Errors in the calibration or the options always raise.
     rank, cache, **kwargs
         As in :func:`estimate` (``budget``, ``precision``, ``delta``, ``seed``, ...).
+    progress : callable, optional
+        ``progress("models", done, total)`` after each model of several (a
+        :data:`~latentbench._progress.ProgressCallback`).
 
     Returns
     -------
@@ -1000,13 +1005,14 @@ def estimate_many(
     cal = load_calibration(calibration, rank=rank, cache=cache)  # once: its errors stop all
     results: list[EstimateResult] = []
     failures: dict[str, str] = {}
-    for name in names:
+    for done, name in enumerate(names, start=1):
         try:
             results.append(estimate(cal, by_model[name], model=name, **kwargs))
         except InputError as exc:
             if errors == "raise" or len(names) == 1:
                 raise
             failures[name] = str(exc)
+        notify(progress, "models", done, len(names))
     return EstimateSet(tuple(results), failures, single=len(names) == 1)
 
 
