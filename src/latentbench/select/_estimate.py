@@ -1147,6 +1147,8 @@ def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
     """Read a fixed design (``latentbench tiny --out items.csv``)."""
     import pandas as pd
 
+    from latentbench.io._matrix_checks import _show
+
     if isinstance(items, pd.DataFrame):
         frame = items
         source = "items"
@@ -1167,7 +1169,7 @@ def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
     if not np.array_equal(order, expected):  # a row deleted, repeated or renumbered by hand
         k = int(np.flatnonzero(order != expected)[0])
         raise InputError(
-            f"{source}: column 'order' holds {_show_order(frame['order'].iloc[k])} where "
+            f"{source}: column 'order' holds {_show(frame['order'].iloc[k])} where "
             f"{k + 1} is expected (row {k + 1} of {len(frame)} after sorting); a design is "
             "its draws 1, 2, ... in order: a middle row deleted or repeated breaks it (cutting "
             "the last rows keeps a valid, shorter design)"
@@ -1181,14 +1183,6 @@ def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
             f"{k + 1}); a design draws each item once"
         )
     return frame
-
-
-def _show_order(value: Any) -> str:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return repr(value)
-    return str(int(number)) if number.is_integer() else repr(value)
 
 
 def _estimate_fixed(
