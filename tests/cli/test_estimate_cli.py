@@ -110,3 +110,82 @@ def test_a_model_without_answers_does_not_cost_the_others_their_estimates(tmp_pa
     assert list(pd.read_csv(out / "estimates.csv")["model"]) == ["good"]
     again = " ".join(runner.invoke(app, args).output.split())  # --out DIR reused: said
     assert "(replacing the earlier estimate.json, estimates.csv)" in again
+
+
+def _calibration_and_models(tmp_path, n_new: int = 4):
+    """A small calibration file and a results file of ``n_new`` new models."""
+    rng = np.random.default_rng(3)
+    ability, easy = rng.normal(size=10 + n_new), rng.normal(size=60)
+    Y = (rng.random((10 + n_new, 60)) < 1 / (1 + np.exp(-(ability[:, None] + easy)))) * 1.0
+
+    def cells(rows, prefix):
+        return [(f"{prefix}{i}", str(j), Y[i, j]) for i in rows for j in range(60)]
+
+    calibration, many = tmp_path / "calib.parquet", tmp_path / "many.csv"
+    frame = pd.DataFrame(cells(range(10), "m"), columns=["model", "item", "score"])
+    frame.to_parquet(calibration)
+    new = pd.DataFrame(cells(range(10, 10 + n_new), "new"), columns=["model", "item", "score"])
+    new.to_csv(many, index=False)
+    return calibration, many
+
+
+def test_estimate_many_stops_after_the_model_in_flight_and_keeps_the_others(tmp_path):
+    """A stop (Ctrl-C in the command) during several models keeps the finished estimates,
+    identical to a complete call's, and names the models not reached (they were lost)."""
+    import threading
+
+    from latentbench.select import estimate_many
+
+    calibration, many = _calibration_and_models(tmp_path)
+    full = estimate_many(calibration, many, budget=20, seed=1)
+    stop = threading.Event()
+
+    def progress(phase, done, total):
+        if phase == "models" and done == 2:
+            stop.set()  # as the signal handler does, while model 2 ends
+
+    part = estimate_many(calibration, many, budget=20, seed=1, progress=progress,
+                         stop_event=stop)  # fmt: skip
+    assert [r.model for r in part] == ["new10", "new11"]
+    assert part.not_estimated == ("new12", "new13")
+    assert [r.to_dict() for r in part] == [r.to_dict() for r in full.results[:2]]
+    assert part.summary().splitlines()[-1] == (
+        "stopped after 2 of 4 models; not estimated: new12, new13"
+    )
+    assert full.not_estimated == () and "stopped" not in full.summary()
+
+
+def test_estimate_command_ctrl_c_writes_the_finished_models_and_exits_130(tmp_path):
+    """SIGINT during `estimate` over a file of several models: the finished ones are printed
+    and written, the rest named, exit 130 (everything was lost before)."""
+    import subprocess
+    import sys
+
+    calibration, many = _calibration_and_models(tmp_path)
+    out = tmp_path / "est"
+    # the real handler: the process interrupts itself once the second model is estimated
+    script = (
+        "import functools, os, signal\n"
+        "import latentbench.select._estimate as e\n"
+        "from latentbench.cli import main\n"
+        "inner, calls = e.estimate, []\n"
+        "@functools.wraps(inner)\n"
+        "def estimate(*a, **k):\n"
+        "    r = inner(*a, **k); calls.append(1)\n"
+        "    if len(calls) == 2: os.kill(os.getpid(), signal.SIGINT)\n"
+        "    return r\n"
+        "e.estimate = estimate\n"
+        "main()\n"
+    )
+    args = [sys.executable, "-c", script, "estimate", str(calibration), str(many),
+            "--budget", "20", "--seed", "1", "--out", str(out)]  # fmt: skip
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ,
+                               "LATENTBENCH_CACHE_DIR": str(tmp_path / "cache")})  # fmt: skip
+    assert done.returncode == 130, done.stderr
+    assert "stopping after the model in flight" in done.stderr
+    assert "stopped after 2 of 4 models; not estimated: new12, new13" in done.stdout
+    assert "interrupted (Ctrl-C): the estimates above are complete" in done.stderr
+    saved = json.loads((out / "estimate.json").read_text())
+    assert [r["model"] for r in saved] == ["new10", "new11"]
+    assert len(pd.read_csv(out / "estimates.csv")) == 2

@@ -251,3 +251,60 @@ def test_progress_is_the_callback_every_long_call_takes(responses):
         progress=lambda phase, done, total: calls.append((phase, done, total)),
     )
     assert calls == [("held-out runs", 1, 2), ("held-out runs", 2, 2)]
+
+
+def test_a_stopped_experiment_keeps_the_finished_models(responses, tmp_path):
+    """stop_event (Ctrl-C in the command) stops after the held-out model in flight: its
+    runs equal a complete experiment's, the rest are named in params and summary.json, and
+    the command writes them and exits 130 (everything was lost before)."""
+    import os
+    import subprocess
+    import sys
+    import threading
+
+    full = estimate_experiment(responses, budgets=(10, 30), seeds=2, precision=None)
+    stop = threading.Event()
+
+    def progress(phase, done, total):
+        if done == 3:  # the second model's first seed: its second seed still runs
+            stop.set()
+
+    with pytest.warns(Warning, match="stopped after 2 of 6 held-out models; not run: m2, m3"):
+        part = estimate_experiment(responses, budgets=(10, 30), seeds=2, precision=None,
+                                   progress=progress, stop_event=stop)  # fmt: skip
+    assert part.not_run == ("m2", "m3", "m4", "m5") and full.not_run == ()
+    assert sorted(set(part.runs["model"])) == ["m0", "m1"]
+    pd.testing.assert_frame_equal(part.runs, full.runs[full.runs["model"].isin(["m0", "m1"])])
+    part.save(tmp_path / "saved")
+    assert EstimateExperiment.read(tmp_path / "saved").not_run == part.not_run
+    from latentbench.report import build_estimate_experiment_report
+
+    html = " ".join(build_estimate_experiment_report(tmp_path / "saved").split())
+    assert "Interrupted: 4 held-out models were not run (m2, m3, m4, m5)" in html
+    assert "covers the 2 models finished before" in html
+
+    script = (
+        "import functools, os, signal\n"
+        "import latentbench.select._estimate_experiment as e\n"
+        "from latentbench.cli import main\n"
+        "inner, calls = e.from_matrix, []\n"
+        "@functools.wraps(inner)\n"
+        "def fit(*a, **k):\n"  # the real handler: SIGINT during the second model's fit
+        "    calls.append(1)\n"
+        "    if len(calls) == 2: os.kill(os.getpid(), signal.SIGINT)\n"
+        "    return inner(*a, **k)\n"
+        "e.from_matrix = fit\n"
+        "main()\n"
+    )
+    out = tmp_path / "exp"
+    args = [sys.executable, "-c", script, "experiment", str(responses), "--task", "estimate",
+            "--budgets", "10,30", "--seeds", "2", "--precision", "0",
+            "--out", str(out)]  # fmt: skip
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300, env=os.environ)
+    assert done.returncode == 130, done.stderr
+    text = " ".join(done.stderr.split())
+    assert "stopping after the held-out model in flight" in text
+    assert "stopped after 2 of 6 held-out models" in text and "interrupted (Ctrl-C)" in text
+    saved = EstimateExperiment.read(out)
+    assert sorted(set(saved.runs["model"])) == ["m0", "m1"]
+    assert saved.not_run == ("m2", "m3", "m4", "m5")

@@ -34,6 +34,8 @@ __all__ = [
     "fresh_out",
     "print_table",
     "progress_bar",
+    "say_stopping",
+    "stop_on_sigint",
 ]
 
 
@@ -307,6 +309,18 @@ def progress_bar(quiet: bool = False, stream: Console | None = None) -> Iterator
             bar.update(task, description=phase, completed=done or 0, total=total, count=count)
 
         yield update
+
+
+def say_stopping(what: str) -> Callable[[], None]:
+    """What a first Ctrl-C prints (for :func:`stop_on_sigint`) while a long call finishes
+    the ``what`` in flight."""
+
+    def say() -> None:
+        err_console.print(
+            f"[yellow]stopping after the {what} in flight (Ctrl-C again to abort)[/yellow]"
+        )
+
+    return say
 
 
 @contextmanager

@@ -17,6 +17,7 @@ from latentbench.cli._common import (
     escape,
     fail,
     progress_bar,
+    say_stopping,
     stop_on_sigint,
 )
 from latentbench.exceptions import InputError
@@ -192,11 +193,19 @@ def estimate_command(
             soft_wrap=True,
         )
         raise typer.Exit({"interrupted": 130, "capped": 3, "failed": 1}[stopped])
+    if outcome.not_estimated:
+        err_console.print(
+            "interrupted (Ctrl-C): the estimates above are complete; re-run the command for "
+            "the rest (every model's estimate is the same again), or --model NAME for one",
+            soft_wrap=True,
+        )
     if outcome.failures:
         for name, message in outcome.failures.items():
             line = f"model {name!r} not estimated: {cli_spelling(message)}"
             err_console.print(f"[red]error:[/red] {escape(line)}", soft_wrap=True)
         raise typer.Exit(2)
+    if outcome.not_estimated:
+        raise typer.Exit(130)
 
 
 def _estimate(
@@ -226,18 +235,13 @@ def _estimate(
         )
     if live is not None and store is not None:  # --live without --store: refused before
         options.pop("items")  # refused with --live before
-
-        def say() -> None:
-            err_console.print(
-                "[yellow]stopping after the item in flight (Ctrl-C again to abort)[/yellow]"
-            )
-
-        with stop_on_sigint(say) as stop:
+        with stop_on_sigint(say_stopping("item")) as stop:
             one = estimate_live(cal, live, store, model=model, rank=rank, stop_event=stop,
                                 **options)  # fmt: skip
         return EstimateSet((one,), single=True)
     models = [model] if model is not None else None
-    with progress_bar() as progress:  # a file of many models takes a while: say how far
+    # a file of many models takes a while: say how far, and keep the finished ones on Ctrl-C
+    with progress_bar() as progress, stop_on_sigint(say_stopping("model")) as stop:
         return estimate_many(
             cal,
             responses,
@@ -245,6 +249,7 @@ def _estimate(
             errors="collect",
             rank=rank,
             progress=progress,
+            stop_event=stop,
             **options,
         )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 from rich.table import Table
@@ -15,16 +15,16 @@ from latentbench.cli._common import (
     cli_spelling,
     console,
     deprecated_option,
+    err_console,
     escape,
     fail,
     fmt,
     fresh_out,
     print_table,
+    say_stopping,
+    stop_on_sigint,
 )
 from latentbench.exceptions import DataWarning, InputError
-
-if TYPE_CHECKING:
-    pass
 
 select_app = typer.Typer(
     help="Best-model identification (PULSE and baselines) with few evaluations.",
@@ -591,7 +591,10 @@ def _estimate_task(
                 )
             matrix = ResponseMatrix.read(responses)
             held_out = None if models is None else [m.strip() for m in models.split(",") if m]
-            with Progress(console=console, disable=quiet, transient=True) as bar:
+            with (
+                Progress(console=console, disable=quiet, transient=True) as bar,
+                stop_on_sigint(say_stopping("held-out model")) as stop,
+            ):
                 runs = bar.add_task("held-out runs", total=None)
                 result = estimate_experiment(
                     matrix,
@@ -605,6 +608,7 @@ def _estimate_task(
                     progress=lambda _phase, done, total: bar.update(
                         runs, completed=done, total=total
                     ),
+                    stop_event=stop,
                 )
         except InputError as exc:
             _fail(exc)
@@ -616,6 +620,14 @@ def _estimate_task(
         print_estimate_experiment(result.summary, delta=delta, precision=precision or None)
         console.print(f"wrote {escape(str(target))}/runs.csv, summary.csv, summary.json")
         console.print(f"report: latentbench report {escape(str(target))}", soft_wrap=True)
+    if result.not_run:
+        err_console.print(
+            f"interrupted (Ctrl-C): the table and {escape(str(target))} cover the held-out "
+            "models finished before it; re-run the command for all (the runs are "
+            "deterministic), or --models for the rest",
+            soft_wrap=True,
+        )
+        raise typer.Exit(130)
 
 
 def print_estimate_experiment(

@@ -124,6 +124,16 @@ def build_estimate_experiment_report(
         f"in turn is the new one and the others calibrate (rank {params.get('rank', 1)} fit); "
         f"{params.get('seeds', '?')} runs per model; intervals at {level:.0%}, anytime-valid."
     )
+    if record.not_run:
+        rest = record.not_run
+        section.findings.append(
+            {
+                "text": f"Interrupted: {len(rest)} held-out models were not run "
+                f"({', '.join(rest[:5])}{', ...' if len(rest) > 5 else ''}); every figure "
+                f"covers the {models} models finished before.",
+                "note": True,
+            }
+        )
     section.findings.extend(_budget_finding(row, level) for row in summary["by_budget"])
     precision, reach = params.get("precision"), summary["precision"]
     if precision:

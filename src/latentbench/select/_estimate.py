@@ -36,6 +36,8 @@ from latentbench.select._estimate_calibration import (
 from latentbench.select._estimate_design import SequentialEstimate, check_design_options
 
 if TYPE_CHECKING:
+    import threading
+
     import pandas as pd
 
     from latentbench.io import ResponseMatrix
@@ -846,15 +848,21 @@ class EstimateSet:
     single : bool
         One model was estimated (the responses held one, or one was named): :meth:`to_dict`
         and ``estimate.json`` are then that model's record rather than a list.
+    not_estimated : tuple of str
+        The models the call did not reach because it was stopped (``stop_event``, Ctrl-C in
+        the command) after the model in flight; empty for a complete call. The results of
+        the models before are complete: re-run with ``models=not_estimated`` for the rest.
     """
 
     results: tuple[EstimateResult, ...]
     failures: Mapping[str, str] = field(default_factory=dict)
     single: bool = False
+    not_estimated: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "results", tuple(self.results))
         object.__setattr__(self, "failures", dict(self.failures))
+        object.__setattr__(self, "not_estimated", tuple(self.not_estimated))
 
     def __iter__(self) -> Iterator[EstimateResult]:
         return iter(self.results)
@@ -875,7 +883,15 @@ class EstimateSet:
         """One line per model (prefixed by its name when there are several)."""
         if self.single:
             return "\n".join(r.summary() for r in self.results)
-        return "\n".join(f"{r.model}: {r.summary()}" for r in self.results)
+        lines = [f"{r.model}: {r.summary()}" for r in self.results]
+        if self.not_estimated:
+            rest = self.not_estimated
+            done = len(self.results) + len(self.failures)
+            lines.append(
+                f"stopped after {done:,} of {done + len(rest):,} models; not estimated: "
+                f"{', '.join(rest[:5])}{', ...' if len(rest) > 5 else ''}"
+            )
+        return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any] | list[dict[str, Any]]:
         """The content of ``estimate.json``: one record, or a list of records."""
@@ -937,6 +953,7 @@ def estimate_many(
     rank: int = 1,
     cache: bool | str | os.PathLike[str] = True,
     progress: ProgressCallback | None = None,
+    stop_event: threading.Event | None = None,
     **kwargs: Any,
 ) -> EstimateSet:
     """:func:`estimate` for every model of a responses file or matrix, each independently.
@@ -963,6 +980,10 @@ def estimate_many(
     progress : callable, optional
         ``progress("models", done, total)`` after each model of several (a
         :data:`~latentbench._progress.ProgressCallback`).
+    stop_event : threading.Event, optional
+        When set (from another thread or a signal handler), the call stops after the model
+        in flight and returns the models finished so far; the others are listed in
+        :attr:`EstimateSet.not_estimated` (and its summary's last line).
 
     Returns
     -------
@@ -1013,6 +1034,9 @@ def estimate_many(
                 raise
             failures[name] = str(exc)
         notify(progress, "models", done, len(names))
+        if stop_event is not None and stop_event.is_set() and done < len(names):
+            rest = tuple(names[done:])  # the summary says so
+            return EstimateSet(tuple(results), failures, single=False, not_estimated=rest)
     return EstimateSet(tuple(results), failures, single=len(names) == 1)
 
 

@@ -28,6 +28,8 @@ from latentbench.select._estimate_design import SequentialEstimate
 from latentbench.select._experiment_stats import wilson_interval
 
 if TYPE_CHECKING:
+    import threading
+
     import pandas as pd
 
     from latentbench.io import ResponseMatrix
@@ -57,7 +59,7 @@ class EstimateExperiment:
         approximation otherwise), the baseline the estimate has to beat.
     params : dict
         The experiment's options (``task``, ``input``, ``budgets``, ``seeds``, ``models``,
-        ``precision``, ``max_items``, ``delta``, ``rank``).
+        ``precision``, ``max_items``, ``delta``, ``rank``; ``not_run`` when it was stopped).
     warnings : tuple of str
         One line per calibration fit that warned (``without 'MODEL': message``).
     """
@@ -65,6 +67,12 @@ class EstimateExperiment:
     runs: pd.DataFrame
     params: dict[str, Any]
     warnings: tuple[str, ...] = ()
+
+    @property
+    def not_run(self) -> tuple[str, ...]:
+        """The held-out models an interrupted experiment did not reach (``stop_event``,
+        Ctrl-C in the command); empty when it ran to the end."""
+        return tuple(self.params.get("not_run") or ())
 
     @property
     def summary(self) -> dict[str, Any]:
@@ -134,6 +142,7 @@ def estimate_experiment(
     delta: float = 0.05,
     rank: int = 1,
     progress: ProgressCallback | None = None,
+    stop_event: threading.Event | None = None,
 ) -> EstimateExperiment:
     """Leave-one-model-out estimates of every model's full-benchmark score.
 
@@ -162,6 +171,11 @@ def estimate_experiment(
     progress : callable, optional
         ``progress("held-out runs", done, total)`` after each (model, seed) run (a
         :data:`~latentbench._progress.ProgressCallback`, as every long call takes).
+    stop_event : threading.Event, optional
+        When set (another thread, a signal handler: Ctrl-C in the command), the experiment
+        stops after the held-out model in flight (all its seeds) and returns the models
+        finished; the others are listed in ``params["not_run"]``
+        (:attr:`EstimateExperiment.not_run`) and one warning says so.
 
     Returns
     -------
@@ -207,7 +221,11 @@ def estimate_experiment(
     rows: list[dict[str, object]] = []
     total, done = len(chosen) * seeds, 0
     fit_warnings: list[tuple[str, type[Warning], str]] = []
-    for name in chosen:
+    not_run: list[str] = []
+    for k, name in enumerate(chosen):
+        if stop_event is not None and stop_event.is_set():
+            not_run = list(chosen[k:])
+            break
         i = ids.index(name)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -279,6 +297,14 @@ def estimate_experiment(
         "delta": delta,
         "rank": int(rank),
     }
+    if not_run:  # stopped: the table covers the models before
+        params["not_run"] = not_run
+        warnings.warn(
+            f"stopped after {len(chosen) - len(not_run):,} of {len(chosen):,} held-out models; "
+            f"not run: {', '.join(not_run[:5])}{', ...' if len(not_run) > 5 else ''}",
+            DataWarning,
+            stacklevel=2,
+        )
     lines = tuple(f"without {m!r}: {text}" for m, _, text in fit_warnings)
     if fit_warnings:  # one line for all the held-out fits, kept with the result
         name, category, message = fit_warnings[0]
