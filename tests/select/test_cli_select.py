@@ -311,6 +311,45 @@ def test_experiment_stops_on_confidence_and_reports(files):
     assert "pulse saves" in page and "paired bootstrap" in page
 
 
+def test_experiment_ctrl_c_writes_the_complete_seeds_and_exits_130(files):
+    """SIGINT during `experiment`: the runs in flight finish, the seeds every policy
+    completed are printed, written and reported as interrupted, exit 130 (all was lost)."""
+    import os
+    import subprocess
+    import sys
+
+    tmp, _ = files
+    out = tmp / "exp-int"
+    script = (
+        "import functools, os, signal\n"
+        "import latentbench.select._experiment as e\n"
+        "from latentbench.cli import main\n"
+        "inner, calls = e._run_one, []\n"
+        "@functools.wraps(inner)\n"
+        "def run(*a, **k):\n"  # the real handler: SIGINT during the fifth run (seed 2)
+        "    calls.append(1)\n"
+        "    if len(calls) == 5: os.kill(os.getpid(), signal.SIGINT)\n"
+        "    return inner(*a, **k)\n"
+        "e._run_one = run\n"
+        "main()\n"
+    )
+    args = [sys.executable, "-c", script, "experiment", str(tmp / "all.parquet"), "--pools",
+            "full", "--policies", "pulse,ucbe", "--seeds", "4", "--budget", "300",
+            "--pool-size", "8", "--rank", "2", "--jobs", "1", "--out", str(out)]  # fmt: skip
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300, env=os.environ)
+    assert done.returncode == 130, done.stderr
+    text = " ".join(done.stderr.split())
+    assert "stopping after the runs in flight" in text
+    # the fifth run (seed 2's first policy) finishes; its second is never started
+    assert "cover the 2 of 4 seeds that every pool and policy completed" in text
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["params"]["n_seeds"] == 2 and summary["params"]["seeds_asked"] == 4
+    html = tmp / "exp-int.html"
+    assert runner.invoke(app, ["report", str(out), "--out", str(html)]).exit_code == 0
+    page = " ".join(html.read_text().split())
+    assert "Interrupted: 2 of 4 seeds were completed by every pool and policy" in page
+
+
 def test_a_missing_file_is_named_with_its_role(tmp_path):
     """`--history nosuch.parquet` said only "nosuch.parquet: file not found"."""
     from latentbench.exceptions import InputError

@@ -105,6 +105,37 @@ def test_run_experiment_local_processes_match_in_process():
     assert own.params["batch_size"] == batch and own.params["init_batch"] == start
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_a_stopped_experiment_keeps_the_seeds_every_policy_completed(n_jobs):
+    """stop_event (Ctrl-C in the command): the runs in flight finish, the rest are not
+    started, and the summary covers whole seeds, each as in a complete experiment (all was
+    lost before); a stop before any complete seed is an interrupt."""
+    import threading
+
+    Y, U, V, b = lowrank_data(30, 200, r=2, seed=8)
+    proxy = LowRankProxy.from_factors(V, b, U_history=U)
+    pools = {"gap0.02": exact_gap_pool(Y.mean(axis=1), 0.02, 12)}
+    kw = dict(seeds=12, budget=800, batch_size=16, init_batch=8, proxy=proxy, n_jobs=n_jobs)
+    full = run_experiment(Y, pools, ["ucbe", "pulse"], **kw)
+    stop = threading.Event()
+
+    def progress(done, total):
+        if done >= 5:  # during the third seed (two policies per seed); with two workers,
+            stop.set()  # the runs in flight (and those done meanwhile) are kept
+
+    with pytest.warns(Warning, match=r"stopped after \d of 12 seeds; the summary covers"):
+        part = run_experiment(Y, pools, ["ucbe", "pulse"], progress=progress,
+                              stop_event=stop, **kw)  # fmt: skip
+    n = part.params["n_seeds"]
+    assert part.params["seeds_asked"] == 12 and (n == 2 if n_jobs == 1 else 2 <= n < 10)
+    for key, curve in part.curves.items():
+        np.testing.assert_array_equal(curve, full.curves[key][:n])
+    assert "seeds_asked" not in full.params
+    stop.set()  # already set: nothing completes
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(Y, pools, ["ucbe", "pulse"], stop_event=stop, **kw)
+
+
 def test_run_experiment_on_ray_local_cluster():
     ray = pytest.importorskip("ray")
     Y, U, V, b = lowrank_data(20, 120, r=1, seed=9)

@@ -516,7 +516,10 @@ def experiment(
             matrix = ResponseMatrix.read(responses)
             dates = release_dates(responses, matrix.model_ids) if split == "date" else None
             specs = _split_specs(policies)
-            with Progress(console=console, disable=quiet, transient=True) as bar:
+            with (
+                Progress(console=console, disable=quiet, transient=True) as bar,
+                stop_on_sigint(say_stopping("runs")) as stop_now,
+            ):
                 runs = bar.add_task("runs", total=None)
 
                 progress = _with_estimate(bar, runs, jobs, quiet)
@@ -541,6 +544,7 @@ def experiment(
                     n_jobs=jobs,
                     missing=missing,
                     progress=progress,
+                    stop_event=stop_now,
                 )
         except InputError as exc:
             _fail(exc)
@@ -551,6 +555,14 @@ def experiment(
     if not quiet:
         print_experiment_table(result)
         console.print(f"wrote {escape(str(target))}/summary.json, summary.csv, curves.csv")
+    if "seeds_asked" in result.params:
+        err_console.print(
+            f"interrupted (Ctrl-C): the table and {escape(str(target))} cover the "
+            f"{result.params['n_seeds']:,} of {result.params['seeds_asked']:,} seeds that every "
+            "pool and policy completed; re-run the command for all (the runs are deterministic)",
+            soft_wrap=True,
+        )
+        raise typer.Exit(130)
 
 
 def _estimate_task(

@@ -121,6 +121,14 @@ def build_experiment_report(
         f"{params.get('n_seeds', '?')} seeds per policy and pool; savings in {measure} against "
         f"{reference} (paired bootstrap over seeds: same initial cells for every policy)."
     )
+    if params.get("seeds_asked"):
+        summary.findings.append(
+            {
+                "text": f"Interrupted: {params.get('n_seeds')} of {params['seeds_asked']} seeds "
+                "were completed by every pool and policy; every figure covers those.",
+                "note": True,
+            }
+        )
     for row in record.summary:
         if reference is None or row["policy"] == reference:
             continue

@@ -11,7 +11,10 @@ from __future__ import annotations
 import json
 import numbers
 import os
+import signal
 import time
+import warnings
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -21,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from latentbench._checks import check_seed
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._experiment_record import CURVE_COLUMNS, ExperimentRecord
 from latentbench.select._experiment_stats import (
     _se,
@@ -36,6 +39,8 @@ from latentbench.select._schedule import default_schedule
 from latentbench.select.oracles import MatrixOracle
 
 if TYPE_CHECKING:
+    import threading
+
     import pandas as pd
 
     from latentbench.io import ResponseMatrix
@@ -204,6 +209,7 @@ _SETTINGS: list[ExperimentSettings] = []
 
 
 def _init_worker(settings: ExperimentSettings) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     limit_blas_threads(1)
     _SETTINGS[:] = [settings]
 
@@ -343,6 +349,7 @@ def run_experiment(
     grid_step: int | None = None,
     ray_address: str | None = None,
     progress: Progress | None = None,
+    stop_event: threading.Event | None = None,
 ) -> ExperimentResult:
     """Run every policy on every pool for every seed and summarise.
 
@@ -380,6 +387,12 @@ def run_experiment(
         Resolution of the curves (default ``batch_size``).
     ray_address : str, optional
     progress : callable(done, total), optional
+    stop_event : threading.Event, optional
+        When set (another thread, a signal handler: Ctrl-C in the command), the runs in
+        flight finish, the others are not started, and the summary covers the seeds that
+        every pool and policy completed (``params["n_seeds"]``, with ``params["seeds_asked"]``
+        and one warning saying so; paired comparisons need the same seeds everywhere). The
+        runs go seed by seed, so little is lost. Local engine only.
 
     Returns
     -------
@@ -420,7 +433,8 @@ def run_experiment(
         stop=stop,
         delta=float(delta),
     )
-    tasks = [(p, spec, s) for p in pools for spec in policies for s in seed_list]
+    # seed by seed: a stopped experiment keeps whole seeds (every pool and policy)
+    tasks = [(p, spec, s) for s in seed_list for p in pools for spec in policies]
     start = time.perf_counter()
     results: list[dict[str, Any]] = []
     if engine == "ray":
@@ -429,23 +443,75 @@ def run_experiment(
         workers = n_jobs if n_jobs is not None and n_jobs > 0 else os.cpu_count() or 1
         if workers == 1:
             for k, t in enumerate(tasks):
+                if stop_event is not None and stop_event.is_set():
+                    break
                 results.append(_run_one(shared, *t))
                 if progress:
                     progress(k + 1, len(tasks))
         else:
-            import multiprocessing as mp
-
-            methods = mp.get_all_start_methods()
-            ctx = mp.get_context("fork" if "fork" in methods else "spawn")
-            with ProcessPoolExecutor(
-                workers, mp_context=ctx, initializer=_init_worker, initargs=(shared,)
-            ) as ex:
-                for k, res in enumerate(ex.map(_run_task, tasks, chunksize=1)):
-                    results.append(res)
-                    if progress:
-                        progress(k + 1, len(tasks))
+            results = _run_local_pool(shared, tasks, workers, progress, stop_event)
+    asked = len(seed_list)
+    if len(results) < len(tasks):  # stopped: the seeds every pool and policy completed
+        per_seed = len(pools) * len(policies)
+        counts = Counter(r["seed"] for r in results)
+        seed_list = [s for s in seed_list if counts[s] == per_seed]
+        if not seed_list:
+            raise KeyboardInterrupt("stopped before any seed was complete")
+        kept = set(seed_list)
+        results = [r for r in results if r["seed"] in kept]
+        warnings.warn(
+            f"stopped after {len(seed_list):,} of {asked:,} seeds; the summary covers those",
+            DataWarning,
+            stacklevel=2,
+        )
     elapsed = time.perf_counter() - start
-    return _summarise(results, shared, pools, policies, seed_list, target, reference, elapsed)
+    result = _summarise(results, shared, pools, policies, seed_list, target, reference, elapsed)
+    if len(seed_list) < asked:
+        result.params["seeds_asked"] = asked
+    return result
+
+
+def _run_local_pool(
+    shared: ExperimentSettings,
+    tasks: list[Task],
+    workers: int,
+    progress: Progress | None,
+    stop_event: threading.Event | None,
+) -> list[dict[str, Any]]:
+    """``tasks`` in ``workers`` processes, results in the tasks' order; once ``stop_event``
+    is set, the tasks not started are cancelled and those in flight finish (the workers
+    ignore Ctrl-C: the parent decides). An exception (a second Ctrl-C) cancels the queue
+    instead of waiting for it."""
+    import multiprocessing as mp
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    if stop_event is not None and stop_event.is_set():
+        return []
+    methods = mp.get_all_start_methods()
+    ctx = mp.get_context("fork" if "fork" in methods else "spawn")
+    ex = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
+                             initargs=(shared,))  # fmt: skip
+    try:
+        futures = [ex.submit(_run_task, t) for t in tasks]
+        pending, n_done = set(futures), 0
+        while pending:
+            done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            n_done += len(done)
+            if done and progress:
+                progress(n_done, len(tasks))
+            if stop_event is not None and stop_event.is_set():
+                for f in pending:
+                    f.cancel()  # not started: never run; in flight: finishes
+                wait(pending)
+                break
+        return [f.result() for f in futures if not f.cancelled()]
+    except BaseException:  # a second Ctrl-C, a failed run: stop the workers, keep nothing
+        for process in list((getattr(ex, "_processes", None) or {}).values()):
+            process.terminate()
+        ex.shutdown(wait=False, cancel_futures=True)
+        raise
+    finally:
+        ex.shutdown(wait=True)
 
 
 def _run_ray(
@@ -654,6 +720,7 @@ def experiment_from_matrix(
     n_jobs: int | None = None,
     progress: Progress | None = None,
     missing: str = "error",
+    stop_event: threading.Event | None = None,
 ) -> ExperimentResult:
     """Python twin of ``latentbench experiment``: split, fit the proxy, build pools, run.
 
@@ -676,7 +743,7 @@ def experiment_from_matrix(
     seeds : int or list of int, default 20
         As the command's default (200 for publication-grade curves); see
         :func:`run_experiment`.
-    budget, batch_size, init_batch, stop, delta, engine, n_jobs, progress
+    budget, batch_size, init_batch, stop, delta, engine, n_jobs, progress, stop_event
         See :func:`run_experiment`; ``budget`` is capped at the pool's unrevealed cells.
         The schedule (:func:`~latentbench.select.default_schedule`) is the largest pool's,
         the same for every policy.
@@ -759,6 +826,7 @@ def experiment_from_matrix(
         engine=engine,
         n_jobs=n_jobs,
         progress=progress,
+        stop_event=stop_event,
     )
     params.update(
         n_history=int(hist.size),
