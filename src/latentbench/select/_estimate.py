@@ -33,7 +33,11 @@ from latentbench.select._estimate_calibration import (
     score_ability,
     score_ability_knots,
 )
-from latentbench.select._estimate_design import SequentialEstimate, check_design_options
+from latentbench.select._estimate_design import (
+    SequentialEstimate,
+    check_design_options,
+    draw_item,
+)
 
 if TYPE_CHECKING:
     import threading
@@ -1140,10 +1144,7 @@ def tiny(
     picks, probs = [], []
     for _ in range(int(k)):
         pi = seq.probabilities()
-        cum = np.cumsum(pi)
-        j = min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), seq.n - 1)
-        while not seq.unrevealed[j] or pi[j] <= 0:
-            j -= 1
+        j = draw_item(pi, seq.unrevealed, rng, seq.draw_order)
         seq.unrevealed[j] = False
         picks.append(j)
         probs.append(float(pi[j]))

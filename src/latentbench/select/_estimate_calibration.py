@@ -309,7 +309,10 @@ def response_features(
     Z = C[keep] / sd[keep, None]
     _, S, Vt = np.linalg.svd(Z, full_matrices=False)
     k = int(min(max_features, int((S > 1e-8 * S[0]).sum())))
-    return np.ascontiguousarray(Vt[:k].T * S[:k])
+    # each direction's sign set by the items (its largest entry positive), not by the order
+    # the SVD met them in: the same items listed in another order give the same features
+    top = Vt[np.arange(k), np.abs(Vt[:k]).argmax(axis=1)]
+    return np.ascontiguousarray(Vt[:k].T * (S[:k] * np.where(top < 0, -1.0, 1.0)))
 
 
 def _fitted(U: np.ndarray, V: np.ndarray, b: np.ndarray, sigma: float) -> np.ndarray:
@@ -392,11 +395,20 @@ def from_matrix(
     Y = np.asarray(matrix.scores, dtype=np.float64)
     if Y.shape[0] < 2:
         raise InputError(f"{source}: {Y.shape[0]} model(s); a calibration needs at least 2 models")
-    proxy = LowRankProxy(rank=rank, random_state=random_state).fit(Y)
+    # fitted with rows and columns in the canonical order (ids sorted as strings), then put
+    # back: the same cells from a store, a file or a permutation give the same calibration
+    rows, cols = (
+        np.argsort(np.asarray(matrix.model_ids, dtype=str), kind="stable"),
+        np.argsort(np.asarray(matrix.item_ids, dtype=str), kind="stable"),
+    )
+    Yc = Y[np.ix_(rows, cols)]
+    proxy = LowRankProxy(rank=rank, random_state=random_state).fit(Yc)
     U, V, b = _normalise(proxy.U_history_, proxy.V_, proxy.b_)
+    feats = response_features(Yc, _fitted(U, V, b, float(proxy.sigma)))
+    back_rows, back_cols = np.argsort(rows), np.argsort(cols)
+    U, V, b, feats = U[back_rows], V[back_cols], b[back_cols], feats[back_cols]
     with np.errstate(invalid="ignore"):
         scores = np.nanmean(Y, axis=1)
-    feats = response_features(Y, _fitted(U, V, b, float(proxy.sigma)))
     digest = digest or _content_hash(
         np.nan_to_num(Y, nan=-1.0), *matrix.model_ids, *matrix.item_ids, rank
     )

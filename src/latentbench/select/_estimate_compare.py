@@ -31,7 +31,7 @@ from latentbench.exceptions import InputError
 from latentbench.select._estimate import _answers, _check_options, _rng, outward, write_json
 from latentbench.select._estimate_calibration import load_calibration
 from latentbench.select._estimate_cs import WeightedBettingCS
-from latentbench.select._estimate_design import _VARIANCE_FLOOR, SequentialEstimate
+from latentbench.select._estimate_design import _VARIANCE_FLOOR, SequentialEstimate, draw_item
 
 __all__ = ["CompareResult", "compare"]
 
@@ -238,10 +238,7 @@ def compare(
         count = int(unrevealed.sum())
         pi = (1 - floor) * q / q.sum() + floor * unrevealed / count if q.sum() > 0 else (
             unrevealed / count)  # fmt: skip
-        cum = np.cumsum(pi)
-        j = min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), n - 1)
-        while not unrevealed[j] or pi[j] <= 0:
-            j -= 1
+        j = draw_item(pi, unrevealed, rng, a.draw_order)
         d = float(da[j] - db[j])
         center = (revealed + g[unrevealed].sum()) / n
         z = center + (d - g[j]) / (n * pi[j])

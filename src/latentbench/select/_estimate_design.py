@@ -28,7 +28,37 @@ from latentbench.irt._objective import sigmoid
 from latentbench.select._estimate_calibration import Calibration
 from latentbench.select._estimate_cs import WeightedBettingCS
 
-__all__ = ["PROPOSALS", "PROXIES", "SequentialEstimate", "design_probabilities"]
+__all__ = [
+    "PROPOSALS",
+    "PROXIES",
+    "SequentialEstimate",
+    "canonical_order",
+    "design_probabilities",
+    "draw_item",
+]
+
+
+def canonical_order(item_ids: object) -> np.ndarray:
+    """The permutation that sorts ``item_ids`` as strings, shape (n,): the order in which
+    :func:`draw_item` lays the items out, so that a draw depends on the items' ids and
+    probabilities, never on the order a file, a store or a fit listed them in."""
+    ids = np.asarray([str(i) for i in np.asarray(item_ids, dtype=object)], dtype=str)
+    return np.argsort(ids, kind="stable")
+
+
+def draw_item(
+    pi: np.ndarray, unrevealed: np.ndarray, rng: np.random.Generator, order: np.ndarray
+) -> int:
+    """One item drawn with the probabilities ``pi`` (shape (n,), zero off ``unrevealed``)
+    from one uniform of ``rng``, inverting their cumulative sum in the canonical ``order``
+    (:func:`canonical_order`); returns its index in ``pi``."""
+    ranked = pi[order]
+    cum = np.cumsum(ranked)
+    k = min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), pi.size - 1)
+    while not unrevealed[order[k]] or ranked[k] <= 0:  # rounding at the end of the cumsum
+        k -= 1
+    return int(order[k])
+
 
 PROPOSALS = ("residual", "information", "uniform")
 PROXIES = ("irt", "ridge")
@@ -203,6 +233,7 @@ class SequentialEstimate:
         self.cal = calibration
         self.population = pop
         self.n = int(pop.size)
+        self.draw_order = canonical_order(np.asarray(calibration.item_ids, dtype=object)[pop])
         self.Vw = np.ascontiguousarray(calibration.Vw[pop])
         self.bw = np.ascontiguousarray(calibration.bw[pop])
         self.sigma = float(calibration.sigma)
@@ -300,12 +331,7 @@ class SequentialEstimate:
     def choose(self, rng: np.random.Generator) -> tuple[int, np.ndarray]:
         """Draw the next item: its population index and the design it was drawn from."""
         pi = self.probabilities()
-        cum = np.cumsum(pi)
-        j = int(np.searchsorted(cum, rng.random() * cum[-1], side="right"))
-        j = min(j, self.n - 1)
-        while not self.unrevealed[j] or pi[j] <= 0:  # rounding at the end of the cumsum
-            j -= 1
-        return j, pi
+        return draw_item(pi, self.unrevealed, rng, self.draw_order), pi
 
     def observe(self, j: int, y: float, pi: np.ndarray) -> None:
         """Add the answer ``y`` to item ``j`` drawn with the design ``pi``."""
