@@ -164,3 +164,48 @@ def test_ctrl_c_stops_after_batch_and_resumes(live_setup):
     assert result["n_replayed"] == len(stored)
     assert result["selection"]["best_model"] == str(reference.selection.best_id)
     assert max(s.state.answered.values()) == 1
+
+
+def test_a_new_endpoint_url_resumes_the_run_without_paying_again(live_setup):
+    """The endpoint's URL may change between sessions (a server moved): the same
+    configuration resumes its run, its cap included, and pays for no stored cell (it started
+    a new run, paid every cell again and reset the cap). A run stored while the URLs were part
+    of the identity (another default id) is found and resumed too."""
+    s = live_setup
+    capped = s.write_config(s.tmp / "cap.toml", run={"spend_cap": 40})
+    store = s.tmp / "moved.duckdb"
+    first = run_live(LiveConfig.from_toml(capped), store)
+    assert first.status == "capped"
+    paid = sum(s.state.answered.values())
+    moved = s.tmp / "moved.toml"  # the same server under another name, a larger cap
+    moved.write_text(capped.read_text().replace("127.0.0.1", "localhost").replace(
+        "spend_cap = 40", "spend_cap = 48"))  # fmt: skip
+    cfg = LiveConfig.from_toml(moved)
+    assert cfg.default_run_id() == LiveConfig.from_toml(capped).default_run_id()
+    second = run_live(cfg, store)
+    assert second.run_id == first.run_id and second.status == "capped"
+    assert sum(s.state.answered.values()) - paid <= 8  # the 8 cells the cap was raised by
+    with Store(store, read_only=True) as db:
+        assert len(db.selection_runs()) == 1
+
+    # a run stored by the code before: the URLs in its identity and so in its default id
+    old = s.tmp / "old.duckdb"
+    ran = run_live(LiveConfig.from_toml(capped), old)
+    with Store(old) as db:
+        record = db.selection_run(ran.run_id)["config"]
+        for name, entry in record["identity"]["answers"]["models"].items():
+            entry["base_url"] = f"http://127.0.0.1:{s.port}/v1"
+        db.connection.execute(
+            "UPDATE selection_runs SET run_id = 'live-0123456789abcdef', config = ? "
+            "WHERE run_id = ?",
+            [json.dumps(record), ran.run_id],
+        )
+        for table in ("selection_observations", "selection_decisions"):
+            db.connection.execute(
+                f"UPDATE {table} SET run_id = 'live-0123456789abcdef' WHERE run_id = ?",
+                [ran.run_id],
+            )
+    before = sum(s.state.answered.values())
+    again = run_live(cfg, old)
+    assert again.run_id == "live-0123456789abcdef" and again.status == "capped"
+    assert sum(s.state.answered.values()) - before <= 8

@@ -82,14 +82,39 @@ def legacy_policy_params(params: dict[str, Any]) -> dict[str, Any]:
     return {old_for.get(k, k): v for k, v in params.items()}
 
 
+ENDPOINT_FIELDS = ("base_url",)
+"""A model entry's fields that say where to reach it, not what it answers: they may change
+between sessions of a run (a server moved to another port) and are not part of its
+identity or of the key under which its answers are reused."""
+
+
+def without_endpoints(models: Any) -> Any:
+    """The ``answers.models`` of an identity without :data:`ENDPOINT_FIELDS` (runs stored
+    before the endpoint left the identity hold it)."""
+    if not isinstance(models, dict):
+        return models
+    return {
+        name: {k: v for k, v in entry.items() if k not in ENDPOINT_FIELDS}
+        if isinstance(entry, dict)
+        else entry
+        for name, entry in models.items()
+    }
+
+
 def canonical_identity(identity: dict[str, Any]) -> dict[str, Any]:
-    """A stored :meth:`LiveConfig.identity` with its policy options in today's spelling (a run
-    stored before the rename holds ``alpha``), for comparison with the file's."""
+    """A stored :meth:`LiveConfig.identity` in today's terms, for comparison with the file's:
+    its policy options in today's spelling (a run stored before the rename holds ``alpha``),
+    and its models' endpoints left out (a run stored before they left the identity holds
+    them)."""
     params = identity.get("policy_params")
-    if not isinstance(params, dict):
-        return identity
-    renamed = {DEPRECATED_OPTIONS.get(k, k): v for k, v in params.items()}
-    return {**identity, "policy_params": renamed}
+    if isinstance(params, dict):
+        renamed = {DEPRECATED_OPTIONS.get(k, k): v for k, v in params.items()}
+        identity = {**identity, "policy_params": renamed}
+    answers = identity.get("answers")
+    if isinstance(answers, dict) and isinstance(answers.get("models"), dict):
+        answers = {**answers, "models": without_endpoints(answers["models"])}
+        identity = {**identity, "answers": answers}
+    return identity
 
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -329,15 +354,16 @@ class LiveConfig:
     def answer_options(self) -> dict[str, Any]:
         """What the answers depend on beyond the items and the scorer: the oracle's options
         except those marked :func:`~latentbench.select.live._options.workflow` (timeouts,
-        retries, concurrency, the harness's folders and command), and each model's endpoint
-        and served name (not its key's variable). Part of :meth:`identity`: a run resumed
-        with another temperature, endpoint or served model would mix answers of two
+        retries, concurrency, the harness's folders), and each model's served name and
+        harness options (not its key's variable, nor its ``base_url``: where to reach a model
+        may change between sessions, :data:`ENDPOINT_FIELDS`). Part of :meth:`identity`: a
+        run resumed with another temperature or served model would mix answers of two
         configurations."""
         skip = {f.name for f in fields(self.oracle) if f.metadata.get("workflow")} | {"kind"}
         oracle = {k: v for k, v in asdict(self.oracle).items() if v is not None and k not in skip}
         models = {
             m.name: {k: v for k, v in asdict(m).items() if v is not None and k not in (
-                "name", "api_key_env")}
+                "name", "api_key_env", *ENDPOINT_FIELDS)}
             for m in self.models
         }  # fmt: skip
         # a python oracle's or scorer's answers are its code's: the file it is imported from
@@ -363,7 +389,8 @@ class LiveConfig:
                   if v is not None and k in keep - {"kind"}}  # fmt: skip
         models = {
             str(m.get("name")): {k: v for k, v in m.items()
-                                 if v is not None and k not in ("name", "api_key_env")}
+                                 if v is not None and k not in ("name", "api_key_env",
+                                                                 *ENDPOINT_FIELDS)}
             for m in record.get("models") or ()
             if isinstance(m, dict)
         }  # fmt: skip

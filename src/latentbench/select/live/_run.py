@@ -17,7 +17,7 @@ from latentbench.exceptions import InputError, LiveStop
 from latentbench.select._policies import POLICIES, make_policy, parse_policy
 from latentbench.select._run import SelectionResult, run_selection
 from latentbench.select._schedule import default_schedule
-from latentbench.select.live._config import LiveConfig, canonical_identity
+from latentbench.select.live._config import LiveConfig, canonical_identity, without_endpoints
 from latentbench.select.live._durable import DurableOracle, LiveProgress
 from latentbench.select.oracles import MatrixOracle, Oracle, StreamingOracle
 
@@ -138,6 +138,21 @@ def resolve_run_id(store: Store, cfg: LiveConfig, suffix: str = "") -> str:
         return cfg.run.run_id + suffix
     current = cfg.default_run_id() + suffix
     if store.selection_run(current) is None:
+        # a run stored while its models' endpoints were part of the identity has another
+        # id: the same configuration (endpoints aside) resumes it, with its cells and cap
+        mine = json.loads(json.dumps(cfg.identity(), sort_keys=True, default=str))
+        for run in store.selection_runs():
+            config = run.get("config") if isinstance(run.get("config"), dict) else {}
+            stored = (config or {}).get("identity")
+            if (
+                str(run["run_id"]).startswith("live-")
+                and str(run["run_id"]).endswith(suffix)
+                and is_estimate_run(run) == bool(suffix)  # a selection never an estimate's
+                and isinstance(stored, dict)
+                and "answers" in stored
+                and canonical_identity(stored) == mine
+            ):
+                return str(run["run_id"])
         older = cfg.default_run_id(legacy=True) + suffix
         stored = store.selection_run(older)
         if stored is not None and "answers" not in (stored["config"].get("identity") or {}):
@@ -226,7 +241,7 @@ def answer_key(record: Mapping[str, Any], model: str) -> str | None:
         "oracle_kind": identity.get("oracle_kind"),
         "oracle": answers.get("oracle"),
         "code": answers.get("code"),  # a python oracle's or scorer's file
-        "model": models[model],
+        "model": without_endpoints({model: models[model]})[model],  # not where it was asked
     }
     text = json.dumps(key, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
