@@ -193,7 +193,7 @@ def test_a_new_endpoint_url_resumes_the_run_without_paying_again(live_setup):
     ran = run_live(LiveConfig.from_toml(capped), old)
     with Store(old) as db:
         record = db.selection_run(ran.run_id)["config"]
-        for name, entry in record["identity"]["answers"]["models"].items():
+        for entry in record["identity"]["answers"]["models"].values():
             entry["base_url"] = f"http://127.0.0.1:{s.port}/v1"
         db.connection.execute(
             "UPDATE selection_runs SET run_id = 'live-0123456789abcdef', config = ? "
