@@ -242,6 +242,20 @@ def test_live_estimate_checks_its_design_before_any_work(live_setup):
         assert not path.exists()
 
 
+def test_live_estimate_refuses_failed_cells_scored_zero(live_setup):
+    """on_error = "zero" scored a failed cell 0 in the estimate without a word (a model
+    whose every request failed printed score 0.000 [0.000, 0.252], exit 0): refused before
+    anything is asked or stored, naming the file and the key."""
+    from latentbench.exceptions import InputError
+
+    s = live_setup
+    config = s.write_config(s.tmp / "zero.toml", run={"on_error": "zero"})
+    path = s.tmp / "zero.duckdb"
+    with pytest.raises(InputError, match=r"zero.toml: \[run\] on_error = 'zero' does not"):
+        estimate_live(_calibration(s), config, path, model="model-1", budget=8)
+    assert not path.exists() and not s.state.requests
+
+
 def test_live_estimate_names_every_model_when_none_is_given(live_setup):
     from latentbench.cli import _register, app
     from latentbench.exceptions import InputError

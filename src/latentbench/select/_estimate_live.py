@@ -87,7 +87,8 @@ def estimate_live(
         As in :func:`~latentbench.select.estimate`.
     config : LiveConfig or path
         A ``select live`` configuration (``[[models]]``, ``[items]``, ``[oracle]``,
-        ``[scorer]``, ``[run]``: its ``spend_cap``, ``on_error`` and ``run_id`` apply; its
+        ``[scorer]``, ``[run]``: its ``spend_cap`` and ``run_id`` apply (``on_error`` must be
+        ``"stop"``, the default: a failed cell scored 0 would void the interval); its
         policy, budget and proxy are not used).
     store : Store or path
         The DuckDB store; the run is recorded as a selection run whose id ends in
@@ -121,6 +122,13 @@ def estimate_live(
     _check_options(budget, precision, delta)
     check_design_options(floor, proposal, "dr", proxy)  # before the store or the calibration
     cfg = config if isinstance(config, LiveConfig) else LiveConfig.from_toml(config)
+    if cfg.run.on_error != "stop":  # refused before anything is asked or stored
+        raise InputError(
+            f"{cfg.source}: [run] on_error = {cfg.run.on_error!r} does not apply to estimate "
+            "--live: a failed cell scored 0 is not the model's answer, and the score's "
+            "interval would not hold its true score; expected on_error = 'stop' (the "
+            "default: a failed cell stops the run, and the same command asks it again)"
+        )
     if not isinstance(store, Store):
         with Store(store) as db:
             return estimate_live(
@@ -187,10 +195,8 @@ def estimate_live(
     row = names.index(model)
 
     def answer(j: int) -> float:
-        value = float(durable.evaluate(row, np.array([columns[j]]))[0])
-        if not np.isfinite(value):  # on_error = "zero": a failed cell scores 0, as in select
-            return 0.0
-        return value
+        # on_error is "stop" (checked above): a failed cell raises LiveStop, never a score
+        return float(durable.evaluate(row, np.array([columns[j]]))[0])
 
     probs: list[float] = []
     status = "done"
