@@ -259,3 +259,20 @@ def test_size_like_policy_options_are_bounded_by_the_data(live_setup):
     assert s.state.requests == []  # nothing was paid for
     with Store(s.tmp / "policy.duckdb", read_only=True) as db:  # refused before any run row
         assert db.connection.execute("SELECT count(*) FROM selection_runs").fetchone()[0] == 0
+
+
+def test_a_misspelt_answer_field_is_refused_before_any_request(live_setup):
+    """`answer_field = "anwser"` read every reference as "" and scored every paid answer 0
+    (the run ended `done`, exit 0): refused, naming the file, the line and the field."""
+    s = live_setup
+    config = _edit(s.write_config(s.tmp / "typo.toml"), 'path = "items.jsonl"',
+                   'path = "items.jsonl"\nanswer_field = "anwser"')  # fmt: skip
+    store = s.tmp / "typo.duckdb"
+    with pytest.raises(InputError, match=r"items.jsonl:1: field 'anwser' is missing \(fields: "):
+        run_live(LiveConfig.from_toml(config), store)
+    assert not s.state.requests
+    # a python scorer may not need a reference: a missing one is still read as ""
+    from latentbench.io import load_items
+
+    items = load_items(s.tmp / "items.jsonl", answer_field="anwser")
+    assert {it["answer"] for it in items} == {""}

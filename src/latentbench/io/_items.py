@@ -18,6 +18,7 @@ def load_items(
     prompt_field: str = "prompt",
     answer_field: str = "answer",
     require_prompt: bool = True,
+    require_answer: bool = False,
 ) -> list[dict[str, str]]:
     """Read a JSONL dataset of items: one JSON object per line with id, prompt and answer.
 
@@ -30,6 +31,10 @@ def load_items(
         Field names in each object.
     require_prompt : bool
         ``False`` for the lm-eval bridge (only ids are needed).
+    require_answer : bool
+        Every item must hold ``answer_field`` (a scorer compares the model's completion with
+        it: an absent reference, e.g. a misspelt field name, would score every answer 0).
+        Otherwise a missing answer is read as ``""``.
 
     Returns
     -------
@@ -90,6 +95,13 @@ def load_items(
             entry = {"id": item_id}
             for name, key in (("prompt", prompt_field), ("answer", answer_field)):
                 value = record.get(key)
+                if value is None and name == "answer" and require_answer:
+                    fields = ", ".join(map(repr, list(record)[:8]))
+                    raise InputError(
+                        f"{file}:{lineno}: field {key!r} is missing (fields: {fields}); "
+                        "expected the reference answer the scorer compares with (name the "
+                        "field with [items] answer_field)"
+                    )
                 if value is None and (name == "answer" or not require_prompt):
                     entry[name] = ""
                     continue

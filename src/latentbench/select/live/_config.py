@@ -317,6 +317,8 @@ class LiveConfig:
             prompt_field=self.items.prompt_field,
             answer_field=self.items.answer_field,
             require_prompt=self.oracle_info.needs_prompt,
+            # a built-in scorer compares the completion with the reference: it must be there
+            require_answer=self.oracle_info.needs_prompt and self.scorer.kind != "python",
         )
 
     def identity(self) -> dict[str, Any]:
