@@ -276,3 +276,29 @@ def test_a_misspelt_answer_field_is_refused_before_any_request(live_setup):
 
     items = load_items(s.tmp / "items.jsonl", answer_field="anwser")
     assert {it["answer"] for it in items} == {""}
+
+
+def test_pulse_without_a_history_and_a_missing_history_are_refused_before_paying(live_setup):
+    """policy = "pulse" without [proxy] was refused after its initial batch was paid (32
+    requests, a failed run stored); a missing history file was reported as a store that
+    could not be written (exit 1). Both are now configuration errors naming the key."""
+    s = live_setup
+    store = s.tmp / "early.duckdb"
+    config = s.write_config(s.tmp / "noproxy.toml")
+    text = config.read_text()
+    config.write_text(text.replace('[proxy]\nhistory = "history.csv"\nrank = 2\n', ""))
+    with pytest.raises(InputError, match=r"noproxy.toml: \[run\] policy = 'pulse' needs \[proxy\]"):
+        run_live(LiveConfig.from_toml(config), store)
+    assert not s.state.requests
+    with Store(store, read_only=True) as db:
+        assert db.selection_runs() == []
+    for name, target in (("missing", "histroy.csv"), ("folder", ".")):
+        bad = _edit(s.write_config(s.tmp / f"{name}.toml"), 'history = "history.csv"',
+                    f'history = "{target}"')  # fmt: skip
+        with pytest.raises(InputError, match=rf"{name}.toml: \[proxy\] history = .*: (no such "
+                           "file|not a file); expected a response matrix file"):  # fmt: skip
+            run_live(LiveConfig.from_toml(bad), s.tmp / f"{name}.duckdb")
+    outcome = CliRunner().invoke(app, ["select", "live", "--config", str(s.tmp / "missing.toml"),
+                                       "--store", str(s.tmp / "m.duckdb")])  # fmt: skip
+    assert outcome.exit_code == 2 and "no such file" in " ".join(outcome.output.split())
+    assert not s.state.requests

@@ -341,7 +341,7 @@ class LiveConfig:
             "policy": run.policy,
             "policy_params": self.policy_options,
             "proxy": self.proxy_options,
-            "history_sha256": file_sha256(self.history) if self.history else None,
+            "history_sha256": file_sha256(self._history_file()) if self.history else None,
             "seed": run.seed,
             "budget": run.budget,
             "batch_size": run.batch_size,
@@ -440,13 +440,23 @@ class LiveConfig:
         where = f"{self.source}: [policy]"
         return make_policy(self.run.policy, self.policy_options, where=where, shape=shape)
 
+    def _history_file(self) -> Path:
+        """``[proxy] history``, checked: an existing file (else an error naming the key)."""
+        assert self.history is not None
+        where = f"{self.source}: [proxy] history = {str(self.history)!r}"
+        if not self.history.exists():
+            raise InputError(f"{where}: no such file; expected a response matrix file")
+        if not self.history.is_file():
+            raise InputError(f"{where}: not a file; expected a response matrix file")
+        return self.history
+
     def build_proxy(self, item_ids: Sequence[str]) -> LowRankProxy | None:
         """Fit the low-rank proxy on ``[proxy] history`` (None when no history is given)."""
         if self.history is None:
             return None
         from latentbench.io import ResponseMatrix
 
-        matrix = ResponseMatrix.read(self.history)
+        matrix = ResponseMatrix.read(self._history_file())
         columns = {str(i): k for k, i in enumerate(matrix.item_ids)}
         missing = [i for i in item_ids if i not in columns]
         if missing:

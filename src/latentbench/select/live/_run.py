@@ -339,6 +339,11 @@ def run_live(
     init_batch = run.init_batch or init_batch
     budget = n_models * n_items if run.budget is None else run.budget
     proxy = cfg.build_proxy(item_ids)
+    if proxy is None and policy.needs_proxy:  # it failed after the paid initial batch
+        raise InputError(
+            f"{cfg.source}: [run] policy = {run.policy!r} needs [proxy] history = FILE (a "
+            "matrix of earlier models' scores on these items); add it, or use policy = 'ucbe'"
+        )
     inner = oracle if oracle is not None else cfg.build_oracle(items)
     resumed = _open_run(store, cfg, run_id, injected=oracle is not None, task="select")
     durable = DurableOracle(
