@@ -567,3 +567,33 @@ def test_module_sha256_finds_what_python_imports_and_never_raises(tmp_path, monk
     monkeypatch.syspath_prepend(str(tmp_path))  # found on sys.path: its parent raises
     assert module_sha256("boom.sub:f", None) is None  # no traceback from the user's code
     assert module_sha256(":f", tmp_path) is None and module_sha256("sys:exit", tmp_path) is None
+
+
+def test_a_new_run_beside_one_with_other_answer_code_is_said(tmp_path):
+    """Editing a python oracle (or scorer) after a failed run, then re-running the printed
+    command, started a new run that paid every cell again without a word: a warning now
+    names the run it does not resume and what changed."""
+    import warnings as w
+
+    from latentbench.exceptions import DataWarning
+    from latentbench.select.live import LiveConfig, run_live
+
+    (tmp_path / "items.jsonl").write_text(
+        "".join(f'{{"id": "q{j}", "prompt": "p", "answer": "x"}}\n' for j in range(6))
+    )
+    (tmp_path / "myoracle.py").write_text("def score(model, item):\n    return 1.0\n")
+    (tmp_path / "run.toml").write_text(
+        '[run]\nbudget = 4\npolicy = "ucbe"\ninit_batch = 1\nbatch_size = 1\n'
+        '[oracle]\nkind = "python"\nfunction = "myoracle:score"\n'
+        '[items]\npath = "items.jsonl"\n[scorer]\nkind = "exact_match"\n'
+        '[[models]]\nname = "m"\n[[models]]\nname = "n"\n'
+    )
+    store = tmp_path / "s.duckdb"
+    with w.catch_warnings():
+        w.simplefilter("error", DataWarning)  # the first run: nothing to say
+        first = run_live(LiveConfig.from_toml(tmp_path / "run.toml"), store)
+    (tmp_path / "myoracle.py").write_text("def score(model, item):\n    return 0.0\n")
+    with pytest.warns(DataWarning, match=rf"starting run 'live-\w+'; run {first.run_id!r} has "
+                      r"this configuration except .*changed: answers\.code\.oracle"):  # fmt: skip
+        second = run_live(LiveConfig.from_toml(tmp_path / "run.toml"), store)
+    assert second.run_id != first.run_id

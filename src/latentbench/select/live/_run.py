@@ -7,13 +7,14 @@ import json
 import os
 import re
 import threading
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from latentbench.exceptions import InputError, LiveStop
+from latentbench.exceptions import DataWarning, InputError, LiveStop
 from latentbench.select._policies import POLICIES, make_policy, parse_policy
 from latentbench.select._run import SelectionResult, run_selection
 from latentbench.select._schedule import default_schedule
@@ -165,7 +166,50 @@ def resolve_run_id(store: Store, cfg: LiveConfig, suffix: str = "") -> str:
                     "another store"
                 )
             return older
+        _say_near_runs(store, mine, current, suffix)
     return current
+
+
+def _flat(value: Any, prefix: str) -> dict[str, Any]:
+    """``{"a": {"b": 1}}`` as ``{"prefix.a.b": 1}`` (the paths of a nested record)."""
+    if not isinstance(value, dict) or not value:
+        return {prefix: value}
+    out: dict[str, Any] = {}
+    for key, inner in value.items():
+        out.update(_flat(inner, f"{prefix}.{key}"))
+    return out
+
+
+def _say_near_runs(store: Store, mine: dict[str, Any], run_id: str, suffix: str) -> None:
+    """Warn when a new run starts beside a stored one of the same configuration except the
+    options that fix its answers (a scorer or oracle file edited, a temperature, a served
+    model): its answers are not reused, so the new run pays for its cells again."""
+    for run in store.selection_runs():
+        config = run.get("config") if isinstance(run.get("config"), dict) else {}
+        stored = (config or {}).get("identity")
+        if (
+            not isinstance(stored, dict)
+            or "answers" not in stored
+            or not str(run["run_id"]).endswith(suffix)
+            or is_estimate_run(run) != bool(suffix)
+        ):
+            continue
+        theirs = canonical_identity(stored)
+        rest = [k for k in set(mine) | set(theirs) if k != "answers"]
+        if any(mine.get(k) != theirs.get(k) for k in rest):
+            continue
+        a, b = _flat(theirs["answers"], "answers"), _flat(mine["answers"], "answers")
+        changed = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+        shown = ", ".join(changed[:4]) + (", ..." if len(changed) > 4 else "")
+        warnings.warn(
+            f"{store.path}: starting run {run_id!r}; run {run['run_id']!r} has this "
+            f"configuration except what fixes its answers (changed: {shown}: a python "
+            "scorer's or oracle's file hash when its code was edited), so its answers are not "
+            "reused and this run pays for its cells again (with a spend cap of its own)",
+            DataWarning,
+            stacklevel=3,
+        )
+        return
 
 
 def _open_run(
