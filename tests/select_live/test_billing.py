@@ -150,3 +150,35 @@ def test_a_cap_of_zero_is_refused_and_a_capped_run_says_to_raise_it(live_setup):
     text = " ".join(outcome.output.split())
     assert outcome.exit_code == 3, outcome.output
     assert "raise [run] spend_cap in" in text and "then resume with:" in text
+
+
+def test_abort_cuts_the_requests_in_flight_and_sends_no_retry(live_setup):
+    """A second Ctrl-C (``abort``) waited for every retry of the batch (13.9 s at a 5 s
+    timeout, 8 requests sent after it, paid and never stored): the requests in flight are
+    cut, no request or retry follows, and the cells end with an error at once."""
+    import threading
+
+    s = live_setup
+    for item in s.items[:4]:
+        s.state.faults[("model-0", item["id"])] = ["timeout"] * 4
+    endpoint = ChatEndpoint(
+        "model-0", f"http://127.0.0.1:{s.port}/v1", "model-0", api_key_env=s.key_env
+    )
+    oracle = ChatCompletionsOracle([endpoint], s.items, timeout=5.0, retries=3,
+                                   concurrency=2, backoff=0.01)  # fmt: skip
+    cells = []
+    worker = threading.Thread(target=lambda: cells.extend(oracle.evaluate_cells(0, np.arange(4))))
+    worker.start()
+    deadline = time.monotonic() + 10
+    while len(s.state.requests) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(s.state.requests) == 2  # two requests in flight, held past the timeout
+    started = time.monotonic()
+    oracle.abort()
+    worker.join(5)
+    elapsed = time.monotonic() - started
+    oracle.close()
+    s.state.timeout_release.set()
+    assert not worker.is_alive() and elapsed < 2.0, elapsed
+    assert len(s.state.requests) == 2 and oracle.n_requests == 2  # nothing sent after it
+    assert len(cells) == 4 and all(np.isnan(c.score) and "aborted" in c.error for c in cells)

@@ -117,7 +117,12 @@ def estimate_live(
     seed = check_seed(seed, "seed")
     from latentbench.io.store import Store
     from latentbench.select.live import DurableOracle, LiveConfig
-    from latentbench.select.live._run import _open_run, resolve_run_id, reusable_answers
+    from latentbench.select.live._run import (
+        _open_run,
+        abort_oracle,
+        resolve_run_id,
+        reusable_answers,
+    )
 
     _check_options(budget, precision, delta)
     check_design_options(floor, proposal, "dr", proxy)  # before the store or the calibration
@@ -208,6 +213,7 @@ def estimate_live(
         stopped = status = exc.status
         notes.append(f"live run stopped early ({exc}); re-run the same command to resume")
     except BaseException:
+        abort_oracle(inner)  # a second Ctrl-C: nothing more is asked
         store.set_selection_status(run_id, "failed")
         raise
     finally:

@@ -170,6 +170,15 @@ def resolve_run_id(store: Store, cfg: LiveConfig, suffix: str = "") -> str:
     return current
 
 
+def abort_oracle(oracle: Any) -> None:
+    """Stop an oracle's requests in flight and its retries (``abort()``, where it has one)
+    when the run ends by an exception: a second Ctrl-C then ends at once instead of after
+    every retry of the batch (about 14 s at a 5 s timeout, the retries paid, never stored)."""
+    abort = getattr(oracle, "abort", None)
+    if callable(abort):
+        abort()
+
+
 def _flat(value: Any, prefix: str) -> dict[str, Any]:
     """``{"a": {"b": 1}}`` as ``{"prefix.a.b": 1}`` (the paths of a nested record)."""
     if not isinstance(value, dict) or not value:
@@ -422,10 +431,12 @@ def run_live(
         )
     except LiveStop as exc:
         status, message = exc.status, str(exc)
-    except KeyboardInterrupt:  # a second Ctrl-C: stored cells are kept
+    except KeyboardInterrupt:  # a second Ctrl-C: stored cells are kept, nothing more asked
+        abort_oracle(inner)
         store.set_selection_status(run_id, "interrupted")
         raise
     except BaseException:
+        abort_oracle(inner)
         store.set_selection_status(run_id, "failed")
         raise
     finally:

@@ -18,7 +18,6 @@ import random
 import re
 import socket
 import threading
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -40,6 +39,9 @@ __all__ = ["ChatCompletionsOracle", "ChatEndpoint"]
 
 _MAX_BODY = 4 << 20
 """Largest endpoint answer read (bytes)."""
+
+_ABORTED = "aborted (Ctrl-C)"
+"""The error of a cell ended by :meth:`ChatCompletionsOracle.abort`."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,11 @@ class _Deadline:
             self.expired = True
             for sock in self._sockets:
                 _shutdown(sock)
+
+    def expire(self) -> None:
+        """End the request now (its socket shut down), as if its time were up."""
+        self._timer.cancel()
+        self._expire()
 
     def cancel(self) -> None:
         self._timer.cancel()
@@ -310,6 +317,8 @@ class ChatCompletionsOracle:
         self._direct = urllib.request.build_opener(urllib.request.ProxyHandler({}), *handlers)
         self._default = urllib.request.build_opener(*handlers)
         self._pool: ThreadPoolExecutor | None = None
+        self._aborted = threading.Event()
+        self._active: set[_Deadline] = set()
 
     # -------------------------------------------------------------- lifecycle
     def close(self) -> None:
@@ -317,6 +326,16 @@ class ChatCompletionsOracle:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+
+    def abort(self) -> None:
+        """Stop at once (a second Ctrl-C): no new request or retry is sent, the requests in
+        flight are cut (their answers would not be stored), and the cells not done end with
+        an error; then :meth:`close` returns without waiting for retries."""
+        self._aborted.set()
+        with self._lock:
+            active = list(self._active)
+        for deadline in active:
+            deadline.expire()
 
     def __enter__(self) -> ChatCompletionsOracle:
         return self
@@ -362,12 +381,15 @@ class ChatCompletionsOracle:
             headers["Authorization"] = f"Bearer {key}"
         opener = self._direct if _is_loopback(endpoint.base_url) else self._default
         with self._lock:
+            if self._aborted.is_set():
+                raise _Fatal(_ABORTED)
             if self._allowance is not None:
                 if self._allowance <= 0:
                     raise _Capped
                 self._allowance -= 1
             self.n_requests += 1
-        deadline = _Deadline(self.timeout)
+            deadline = _Deadline(self.timeout)
+            self._active.add(deadline)
         request = _Request(
             endpoint.url(),
             data=json.dumps(body).encode(),
@@ -378,11 +400,15 @@ class ChatCompletionsOracle:
         try:
             return self._send(opener, request, key)
         except (_Retry, _Fatal):
+            if self._aborted.is_set():
+                raise _Fatal(_ABORTED) from None
             if deadline.expired:
                 raise _Retry(f"timeout after {self.timeout:g}s") from None
             raise
         finally:
             deadline.cancel()
+            with self._lock:
+                self._active.discard(deadline)
 
     def _send(
         self, opener: urllib.request.OpenerDirector, request: _Request, key: str | None
@@ -454,7 +480,9 @@ class ChatCompletionsOracle:
                 delay = min(self.max_backoff, self.backoff * 2**attempt) * jitter
                 if exc.retry_after is not None:
                     delay = min(self.max_backoff, exc.retry_after)
-                time.sleep(delay)
+                if self._aborted.wait(delay):  # an abort ends the wait: no retry is sent
+                    reason = _ABORTED
+                    break
                 continue
             try:
                 value = float(self.scorer(content, item["answer"]))
