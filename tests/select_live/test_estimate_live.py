@@ -101,6 +101,13 @@ def test_live_estimate_cli(live_setup):
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     assert data["model"] == "model-1" and data["n_evaluated"] == 8
+    # capped: the hint keeps its "[run]" (rich read it as markup and printed "raise  spend_cap")
+    capped = s.write_config(s.tmp / "capped.toml", run={"spend_cap": 3})
+    args = ["estimate", str(cal_path), "--live", str(capped), "--store",
+            str(s.tmp / "cap.duckdb"), "--model", "model-1", "--budget", "8"]  # fmt: skip
+    env = {s.key_env: s.api_key, "LATENTBENCH_CACHE_DIR": str(s.tmp / "cache")}
+    res = CliRunner().invoke(app, args, env=env)
+    assert res.exit_code == 3 and "(raise [run] spend_cap first)" in " ".join(res.output.split())
 
 
 def test_live_estimate_calibrated_on_the_same_store(live_setup):

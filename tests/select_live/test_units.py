@@ -92,7 +92,14 @@ def test_changed_config_is_refused(tmp_path):
     with Store(tmp_path / "s.duckdb") as db:
         run_live(path, db, oracle=MatrixOracle(Y))
         path.write_text(path.read_text().replace("budget = 8", "budget = 10"))
-        with pytest.raises(InputError, match="changed: budget"):
+        with pytest.raises(InputError, match=r"changed: budget: 8 -> 10\)"):
+            run_live(path, db, oracle=MatrixOracle(Y))
+        # a changed answer option is named to the field, with both values (it said only
+        # "changed: answers")
+        path.write_text(path.read_text().replace("budget = 10", "budget = 8").replace(
+            '"x:y"', '"x:z"'))  # fmt: skip
+        with pytest.raises(InputError, match=r'changed: answers\.oracle\.function: "x:y" -> '
+                           r'"x:z"\)'):  # fmt: skip
             run_live(path, db, oracle=MatrixOracle(Y))
 
 

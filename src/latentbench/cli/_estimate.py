@@ -189,7 +189,7 @@ def estimate_command(
         err_console.print(
             f"live run {stopped}: the interval above is valid (anytime); the stored answers are "
             "kept: re-run the same command to resume"
-            + (" (raise [run] spend_cap first)" if stopped == "capped" else ""),
+            + (escape(" (raise [run] spend_cap first)") if stopped == "capped" else ""),
             soft_wrap=True,
         )
         raise typer.Exit({"interrupted": 130, "capped": 3, "failed": 1}[stopped])

@@ -179,6 +179,12 @@ def abort_oracle(oracle: Any) -> None:
         abort()
 
 
+def _short(value: Any) -> str:
+    """A stored option's value for a message (``None``: not set), at most 60 characters."""
+    text = "(not set)" if value is None else json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _flat(value: Any, prefix: str) -> dict[str, Any]:
     """``{"a": {"b": 1}}`` as ``{"prefix.a.b": 1}`` (the paths of a nested record)."""
     if not isinstance(value, dict) or not value:
@@ -255,10 +261,15 @@ def _open_run(
                 f"{', '.join(changed)}); use another run_id or store"
             )
     if before != identity:
-        changed = sorted(k for k in set(identity) | set(before) if before.get(k) != identity.get(k))
+        a, b = _flat(before, "identity"), _flat(identity, "identity")
+        changed = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+        shown = "; ".join(
+            f"{k.removeprefix('identity.')}: {_short(a.get(k))} -> {_short(b.get(k))}"
+            for k in changed[:4]
+        ) + ("; ..." if len(changed) > 4 else "")
         raise InputError(
             f"{store.path}: run {run_id!r} was started with a different configuration "
-            f"(changed: {', '.join(changed)}); use another run_id or store"
+            f"(changed: {shown}); use another run_id or store"
         )
     from_config = stored["config"].get("answers_from") == "config"
     if "task" in stored["config"] and from_config == injected:  # recorded, and it differs
