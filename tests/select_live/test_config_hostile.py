@@ -302,3 +302,12 @@ def test_pulse_without_a_history_and_a_missing_history_are_refused_before_paying
                                        "--store", str(s.tmp / "m.duckdb")])  # fmt: skip
     assert outcome.exit_code == 2 and "no such file" in " ".join(outcome.output.split())
     assert not s.state.requests
+
+
+def test_a_base_url_without_a_scheme_names_the_file_and_the_table(live_setup):
+    s = live_setup
+    config = _edit(s.write_config(s.tmp / "scheme.toml"), f'"http://127.0.0.1:{s.port}/v1"',
+                   f'"127.0.0.1:{s.port}/v1"')  # fmt: skip
+    with pytest.raises(InputError, match=r"scheme.toml: \[\[models\]\] #1: base_url = "
+                       r"'127\.0\.0\.1:\d+/v1'; expected an http:// or https:// URL"):  # fmt: skip
+        LiveConfig.from_toml(config)

@@ -183,3 +183,20 @@ def test_retry_after_header():
     assert _retry_after(None) is None and _retry_after("soon") is None
     assert _retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # a past date: no wait
     assert 3000 < _retry_after("Fri, 01 Jan 2100 00:00:00 GMT")
+
+
+def test_a_python_oracle_returning_text_or_exiting_fails_its_cells():
+    """`["1", ...]` was read as scores of 1.0, and `sys.exit(3)` in the function ended the
+    process with the status of a capped run: both are per-cell errors now."""
+
+    def text(model, items):
+        return ["1"] * len(items)
+
+    def leave(model, items):
+        raise SystemExit(3)
+
+    for function, said in ((text, "returned text ('1')"), (leave, "raised SystemExit: 3")):
+        cells = list(CallableOracle(function, ["m"], ["a", "b"]).evaluate_cells(0, np.arange(2)))
+        assert all(np.isnan(c.score) and said in c.error for c in cells)
+    booleans = CallableOracle(lambda m, items: [True, False], ["m"], ["a", "b"])
+    assert booleans.evaluate(0, np.arange(2)).tolist() == [1.0, 0.0]  # correct / wrong

@@ -136,6 +136,11 @@ def _check_base_url(url: str, label: str) -> None:
             "expected e.g. 'https://api.example.com/v1'"
         ) from None
     secret = [name for name, _ in query if _SECRET_QUERY.search(name)]
+    if not (userinfo or secret) and parts.scheme not in ("http", "https"):
+        raise InputError(
+            f"{label}: base_url = {url!r}; expected an http:// or https:// URL such as "
+            "'https://api.example.com/v1'"
+        )
     if userinfo or secret:
         where = "a user name or password" if userinfo else f"the query parameter {secret[0]!r}"
         raise InputError(

@@ -49,12 +49,19 @@ class CallableOracle:
         error: str | None = None
         values = np.full(len(items), np.nan)
         try:
-            raw = np.asarray(self.score(self.model_ids[model_index], items), dtype=np.float64)
-            if raw.shape != (len(items),):
-                error = f"score() returned shape {raw.shape}; expected ({len(items)},)"
+            returned = self.score(self.model_ids[model_index], items)
+            given = np.asarray(returned, dtype=object).ravel()
+            texts = [v for v in given if isinstance(v, str | bytes)]
+            if texts:  # "1" would read as 1.0: a score is a number, never text
+                error = f"score() returned text ({texts[0]!r}); expected numbers in [0, 1]"
             else:
-                values = raw
-        except Exception as exc:  # user code: any failure is a per-cell error
+                raw = np.asarray(returned, dtype=np.float64)
+                if raw.shape != (len(items),):
+                    error = f"score() returned shape {raw.shape}; expected ({len(items)},)"
+                else:
+                    values = raw
+        except (Exception, SystemExit) as exc:  # user code: any failure is a per-cell error
+            # (SystemExit too: sys.exit() in a scorer ended the run with status 3, "capped")
             error = f"score() raised {type(exc).__name__}: {exc}"
         done = now_utc()
         for k, value in enumerate(values):
