@@ -189,3 +189,24 @@ def test_estimate_command_ctrl_c_writes_the_finished_models_and_exits_130(tmp_pa
     saved = json.loads((out / "estimate.json").read_text())
     assert [r["model"] for r in saved] == ["new10", "new11"]
     assert len(pd.read_csv(out / "estimates.csv")) == 2
+
+
+def test_compare_two_checkpoints_exported_under_one_model_name(tmp_path):
+    """Two files of one model name (checkpoints) were refused with a hint (--a / --b) that
+    could not work: they are compared, each labelled by its file."""
+    rng = np.random.default_rng(0)
+    cells = [(f"m{i}", str(j), float(rng.random() < 0.6)) for i in range(8) for j in range(40)]
+    calibration = tmp_path / "calib.parquet"
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_parquet(calibration)
+    for name, ones in (("ckpt1000", 10), ("ckpt2000", 34)):
+        scores = np.r_[np.ones(ones), np.zeros(40 - ones)]
+        frame = pd.DataFrame({"item": [str(j) for j in range(40)], "score": scores})
+        frame.assign(model="org/my-model").to_csv(tmp_path / f"{name}.csv", index=False)
+    args = ["compare", str(calibration), str(tmp_path / "ckpt1000.csv"),
+            str(tmp_path / "ckpt2000.csv"), "--budget", "40", "--json"]  # fmt: skip
+    outcome = runner.invoke(app, args)
+    assert outcome.exit_code == 0, outcome.output
+    record = json.loads(outcome.output)
+    assert (record["model_a"], record["model_b"]) == (
+        "org/my-model (ckpt1000)", "org/my-model (ckpt2000)")  # fmt: skip
+    assert record["upper"] < 0  # the later checkpoint (0.85 against 0.25) certified higher

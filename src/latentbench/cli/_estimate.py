@@ -438,6 +438,12 @@ def compare_command(
                 else:
                     b = first if a == second else second
             a, b = _compare_names(a, b, data_a, data_b, responses_a, responses_b or responses_a)
+            if a == b and responses_b is not None:  # one name in two files (checkpoints)
+                name = a
+                a, b = f"{name} ({responses_a.stem})", f"{name} ({responses_b.stem})"
+                if a == b:
+                    a, b = f"{name} ({responses_a})", f"{name} ({responses_b})"
+                data_a, data_b = {a: data_a[name]}, {b: data_b[name]}
             result = compare(
                 calibration,
                 data_a,
@@ -481,10 +487,10 @@ def _compare_names(
         elif name not in data:
             raise InputError(f"{flag} {name!r}: no such model in {path} (models: {list(data)[:5]})")
         names.append(str(name))
-    if names[0] == names[1]:
-        where = str(path_a) if path_a == path_b else f"{path_a} and {path_b}"
+    if names[0] == names[1] and path_a == path_b:
         raise InputError(
-            f"A and B are both model {names[0]!r} ({where}); expected two different models "
-            "(name them with --a / --b, or rename one in its file)"
+            f"A and B are both model {names[0]!r} ({path_a}); expected two different models "
+            "(name them with --a / --b)"
         )
     return names[0], names[1]
+
