@@ -72,6 +72,14 @@ def print_table(table: Table) -> None:
 
 # Python keyword spellings in library messages -> the flags a CLI user types
 _SPELLINGS = (
+    # a long table's key column with several values (ResponseMatrix.read, read_responses)
+    (
+        re.compile(r"Store\(STORE\)\.matrix\(NAME(?:, (metric|filter|split)=(\w))?\)"),
+        lambda m: (
+            "--store STORE --benchmark NAME"
+            + (f" --{m.group(1)} {m.group(2)}" if m.group(1) else "")
+        ),
+    ),
     (re.compile(r"\bMatrixOracle\(missing='zero'\)"), "--missing zero"),
     (re.compile(r"\bmissing='zero'"), "--missing zero"),
     (re.compile(r"\bmissing='error'"), "--missing error"),
