@@ -111,6 +111,7 @@ _SPELLINGS = (
     ),
     (re.compile(r"^random_state=(?=[-+\w.']+; expected an integer >= 0)"), "--seed "),
     (re.compile(r"\bmodel=NAME\b(?! \(CLI)"), "--model NAME"),
+    (re.compile(r"^benchmark=(?='[^']*': the files hold)"), "--benchmark "),
     (re.compile(r"^split=(?=[-+\w.']+;)"), "--split "),  # an option; in a data key it stays
     (re.compile(r"^(metric|filter) (?=\S+=\S+: )"), r"--\1 "),
     (re.compile(r"^source=(?=\S+; expected one of )"), "SOURCE "),

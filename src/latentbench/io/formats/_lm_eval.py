@@ -22,6 +22,7 @@ belongs to the n-th filter of that list (a note records it). The split is the ta
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -134,6 +135,26 @@ def _parse_lines(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
             )
         records.append((number, record))
     return records, False
+
+
+def _holds_samples(path: Path) -> bool:
+    """Whether the first record of ``path`` (a JSON line, or the first element of a JSON
+    array) is an lm-eval sample: an object with ``doc_id``. A file that is not JSON, or whose
+    first record is something else, is not a samples file."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            head = handle.read(1 << 16).lstrip()
+            if head.startswith("["):
+                loaded = json.loads(head + handle.read())
+                first = loaded[0] if isinstance(loaded, list) and loaded else None
+            else:
+                line = head.partition("\n")[0]
+                while not line.endswith("}") and (more := handle.readline()):
+                    line += more.rstrip("\n")  # a first record longer than the chunk
+                first = json.loads(line)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    return isinstance(first, dict) and "doc_id" in first
 
 
 def _loc(path: Path, position: int, array: bool) -> str:
@@ -322,16 +343,23 @@ def read(
             report.notes.append(note)
     else:
         meta_model, task, source, meta = _old_layout_meta(path, model is not None)
+        eee = re.fullmatch(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}_samples", path.stem)
+        hint = (
+            " (a '<uuid>_samples.jsonl' file is an Every Eval Ever record: "
+            "`latentbench ingest eee FOLDER` reads it)"
+            if eee
+            else ""
+        )
+        if task is None and not _holds_samples(path):  # notes.jsonl beside the samples
+            report.skip_file(
+                path,
+                "not an lm-eval samples file (its name is not samples_<task>_<date>.jsonl and "
+                f"its first record has no 'doc_id'){hint}",
+            )
+            return Columns().frame(source, str(path), None)
         if task is None:
             task = benchmark
         if task is None:
-            eee = re.fullmatch(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}_samples", path.stem)
-            hint = (
-                " (a '<uuid>_samples.jsonl' file is an Every Eval Ever record: "
-                "`latentbench ingest eee FOLDER` reads it)"
-                if eee
-                else ""
-            )
             raise InputError(
                 f"{path}: cannot tell the task from the file name (no 'samples_<task>_<date>' "
                 f"pattern and no results.json naming the tasks); pass --benchmark NAME{hint}"
@@ -342,6 +370,10 @@ def read(
     if model is not None:
         canonical = model
     name = benchmark or task
+    if benchmark is not None:  # the files' task names, refused when several (read_results)
+        tasks = report.renamed.setdefault(benchmark, [])
+        if task not in tasks:
+            tasks.append(task)
     records, array = _parse_lines(path)
     report.records_read += len(records)
     if not records:
