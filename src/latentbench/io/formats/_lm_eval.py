@@ -181,11 +181,13 @@ def _new_layout_meta(
 ) -> tuple[str | None, str, dict[str, Any], Path | None]:
     """(model name, source, results, results path) from the results file of the same run.
 
-    The name is the one lm-eval derives from ``model_args`` (see :func:`_named_in_args`),
-    else the recorded ``model_name``. When ``model_args`` is recorded but names no model
-    (``--model dummy``, an endpoint without ``model=``), lm-eval made ``model_name`` up (a
-    random id): that is an error naming the file unless the caller names the model
-    (``override``).
+    The name is the one lm-eval derives from ``model_args`` (see :func:`_named_in_args`):
+    lm-eval writes ``model_name`` from the same derivation
+    (``GeneralConfigTracker._get_model_name``), so the two agree in its output, and the
+    arguments stay right where ``model_name`` was made up. Without ``model_args`` the recorded
+    ``model_name`` is used. When ``model_args`` is recorded but names no model (``--model
+    dummy``, an endpoint without ``model=``), lm-eval made ``model_name`` up (a random id):
+    that is an error naming the file unless the caller names the model (``override``).
     """
     results = _results_file(path, date)
     if results is None:
@@ -261,8 +263,19 @@ def _subsample_note(meta: dict[str, Any], task: str, model: str) -> str | None:
 
 
 #: ``model_args`` keys lm-eval takes the model name from, in its order
-#: (``GeneralConfigTracker._get_model_name``): an adapter before its base model.
-_NAME_KEYS = ("peft", "delta", "pretrained", "model", "path", "engine")
+#: (``GeneralConfigTracker._get_model_name``; recent versions also read ``model_version``,
+#: ``model_name`` and ``model_id``): an adapter before its base model.
+_NAME_KEYS = (
+    "peft",
+    "delta",
+    "pretrained",
+    "model",
+    "model_version",
+    "model_name",
+    "model_id",
+    "path",
+    "engine",
+)
 
 
 def _named_in_args(model_args: Any) -> str | None:
@@ -338,6 +351,19 @@ def read(
                 f"<name>_{date}.json); the model is named after the folder: {canonical!r} "
                 "(--model sets it)"
             )
+        elif meta_model is None and model is None:
+            report.notes.append(
+                f"{results_path}: names no model (no 'config.model_args', no 'model_name'); "
+                f"the model is named after the folder: {canonical!r} (--model sets it)"
+            )
+        elif model is None:
+            recorded = meta.get("model_name")
+            if isinstance(recorded, str) and recorded and recorded != meta_model:
+                report.notes.append(
+                    f"{results_path}: 'model_name' {recorded!r} differs from the model of "
+                    f"'config.model_args' {meta_model!r} (lm-eval writes the one from the "
+                    f"other; the file was edited?); the model is {meta_model!r} (--model sets it)"
+                )
         note = _subsample_note(meta, task, canonical)
         if note:
             report.notes.append(note)
