@@ -109,6 +109,13 @@ class Store(SelectionRuns):
             )
         if read_only and self.path != ":memory:" and not Path(self.path).exists():
             raise InputError(f"{self.path}: store not found")
+        folder = Path(self.path).parent
+        if self.path != ":memory:" and not folder.is_dir():  # as export says it
+            state = "is not a folder" if folder.exists() else "does not exist"
+            raise InputError(
+                f"{self.path}: the folder {folder} {state}; expected the store's folder to "
+                "exist (create it first)"
+            )
         try:
             self.connection = duckdb.connect(self.path, read_only=read_only)
         except duckdb.Error as exc:
