@@ -98,6 +98,14 @@ def _factorize_ids(ids: pd.Series) -> tuple[np.ndarray, list[str]]:
 class ResponseMatrix:
     """A partly observed matrix of scores: rows are models, columns are items.
 
+    Attributes
+    ----------
+    store_query : dict or None
+        Set by :meth:`Store.matrix <latentbench.io.store.Store.matrix>`: the store, benchmark,
+        metric, filter and split the matrix holds, so that a fit saved with it records its
+        input (``fit.json``) as ``latentbench fit --store`` does. None otherwise, and on every
+        subset.
+
     Parameters
     ----------
     scores : array-like of shape (n_models, n_items)
@@ -119,6 +127,8 @@ class ResponseMatrix:
     >>> round(m.observed_fraction, 3)
     0.833
     """
+
+    store_query: dict[str, Any] | None = None
 
     def __init__(
         self,

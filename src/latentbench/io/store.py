@@ -542,7 +542,10 @@ class Store(SelectionRuns):
         -------
         ResponseMatrix of shape (n_models, n_items)
             Models sorted by name; items in numeric order when every id is an integer, else
-            sorted as strings. ``source`` is ``"<store path>:<benchmark>"``. When fewer than
+            sorted as strings. ``source`` is ``"<store path>:<benchmark>"``, and
+            ``store_query`` the store, benchmark, metric, filter and split read (so that
+            :meth:`IRTResult.save <latentbench.irt.IRTResult.save>` records the fit's input as
+            ``latentbench fit --store`` does, and ``report`` reads it back). When fewer than
             25% of the cells are observed it stores only those cells (a
             :class:`~latentbench.io._sparse_matrix.SparseResponseMatrix`, built from the query
             result without a dense array).
@@ -642,7 +645,7 @@ class Store(SelectionRuns):
 
         if len(scores) < SPARSE_DENSITY * len(model_ids) * len(item_ids):
             # mostly missing: keep the observed cells only (never the dense array)
-            return ResponseMatrix.from_cells(
+            out = ResponseMatrix.from_cells(
                 np.asarray(model_codes),
                 item_codes,
                 np.asarray(scores),
@@ -650,9 +653,19 @@ class Store(SelectionRuns):
                 list(item_ids),
                 source=source,
             )
-        dense = np.full((len(model_ids), len(item_ids)), np.nan, dtype=np.float32)
-        dense[model_codes, item_codes] = scores
-        return ResponseMatrix(dense, list(model_ids), list(item_ids), source=source)
+        else:
+            dense = np.full((len(model_ids), len(item_ids)), np.nan, dtype=np.float32)
+            dense[model_codes, item_codes] = scores
+            out = ResponseMatrix(dense, list(model_ids), list(item_ids), source=source)
+        if self.path != ":memory:":  # where the cells come from, for a saved fit's input
+            out.store_query = {
+                "store": str(Path(self.path).resolve()),
+                "benchmark": benchmark,
+                "metric": m,
+                "filter": f,
+                "split": s,
+            }
+        return out
 
     # ------------------------------------------------------------------ export
     def export(self, path: str | os.PathLike[str], benchmark: str | None = None) -> int:
