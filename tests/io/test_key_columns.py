@@ -145,7 +145,7 @@ def test_rows_repeated_within_one_trial_keep_the_duplicate_rules():
     assert cells(matrix)[("m1", "a")] == 0.5
     other = same.copy()
     other.loc[5, "score"] = 0.0
-    clash = r"row 2 and row 5 both give model 'm1', item 'b', trial 0, with different scores"
+    clash = r"row 3 and row 6 both give model 'm1', item 'b', trial 0, with different scores"
     with pytest.raises(InputError, match=clash):
         ResponseMatrix.from_long(other)
 

@@ -72,6 +72,8 @@ def print_table(table: Table) -> None:
 
 # Python keyword spellings in library messages -> the flags a CLI user types
 _SPELLINGS = (
+    (re.compile(r'\bduplicates="(latest|mean|error)"'), r"--duplicates \1"),
+    (re.compile(r'with --duplicates latest or "mean"'), "with --duplicates latest or mean"),
     # a long table's key column with several values (ResponseMatrix.read, read_responses)
     (
         re.compile(r"Store\(STORE\)\.matrix\(NAME(?:, (metric|filter|split)=(\w))?\)"),

@@ -258,8 +258,8 @@ class Store(SelectionRuns):
                         f"{c[9]} ({c[11]}) gives score {c[7]!r} but {c[10]} ({c[12]}) is stored "
                         f"with {c[8]!r} for model={c[0]!r}, benchmark={c[1]!r}, item={c[2]!r}, "
                         f"metric={c[3]!r}, filter={c[4]!r}, trial={c[5]}, split={c[6]!r}; "
-                        "expected one value per key (choose --duplicates latest or --duplicates "
-                        "mean); nothing was ingested"
+                        'expected one value per key (choose duplicates="latest" or '
+                        'duplicates="mean"); nothing was ingested'
                     )
                 if conflict:
                     n_replaced = self._resolve_stored_conflicts(duplicates)
@@ -615,7 +615,7 @@ class Store(SelectionRuns):
                 f"{self.path}: model {r[0]!r}, item {r[1]!r}, trial "
                 f"{r[2]} of {benchmark!r} is stored more than once ({r[3]}); "
                 "expected one row per key (a store from before schema 2 kept one row per tool "
-                "version; export it and re-ingest with --duplicates)"
+                'version; export it and re-ingest with duplicates="latest" or "mean")'
             )
         mixed = (
             self.connection.execute(

@@ -485,7 +485,7 @@ def read(
             report.drop("other filter")
             continue
         if chosen_metric not in record:
-            report.drop("metric absent")
+            report.drop(f"metric {chosen_metric!r} absent in {path}")
             continue
         loc = _loc(path, position, array)
         score = coerce_score(record[chosen_metric], loc, chosen_metric)
