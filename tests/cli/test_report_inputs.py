@@ -63,3 +63,44 @@ def test_a_store_fit_records_its_benchmark_and_the_report_reads_it_while_unchang
     outcome = runner.invoke(app, ["report", str(fit), "--out", str(tmp_path / "r2.html")])
     text = " ".join(outcome.output.split())
     assert "has changed since the fit; not used" in text and "not computed" in text
+
+
+def test_a_fit_saved_from_python_on_a_store_matrix_reports_as_the_cli_fit(tmp_path):
+    """The Python twin of `fit --store` (Store.matrix, TwoPL().fit, result.save) records its
+    input, so its report has the standard errors and item flags (finding f4)."""
+    import re
+
+    from latentbench.io.store import Store
+    from latentbench.report import report_from
+
+    rng = np.random.default_rng(1)
+    theta, b = rng.normal(size=10), rng.normal(size=30)
+    Y = (rng.random((10, 30)) < 1 / (1 + np.exp(-(theta[:, None] + b)))).astype(float)
+    cells = [(f"m{i}", f"q{j}", Y[i, j]) for i in range(10) for j in range(30)]
+    table = tmp_path / "long.csv"
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_csv(table, index=False)
+    store = tmp_path / "s.duckdb"
+    ingest = ["ingest", "table", str(table), "--store", str(store), "--benchmark", "b"]
+    assert runner.invoke(app, ingest).exit_code == 0
+    cli_fit, py_fit = tmp_path / "cli_fit", tmp_path / "py_fit"
+    args = ["fit", "--store", str(store), "--benchmark", "b", "--out", str(cli_fit), "-q"]
+    assert runner.invoke(app, args).exit_code == 0
+    with Store(store, read_only=True) as db:
+        matrix = db.matrix("b")
+    TwoPL().fit(matrix).save(py_fit, matrix)
+    recorded = {d: json.loads((d / "fit.json").read_text())["input"] for d in (cli_fit, py_fit)}
+    for entry in recorded.values():
+        entry.pop("layout")  # the store as given (CLI) or resolved (Python)
+    assert recorded[py_fit] == recorded[cli_fit]
+    assert (
+        recorded[py_fit]["store"] == str(store.resolve()) and recorded[py_fit]["benchmark"] == "b"
+    )
+    reports = {d: report_from(d, tmp_path / f"{d.name}.html") for d in (cli_fit, py_fit)}
+    assert reports[py_fit].notes == reports[cli_fit].notes
+    assert any("(recorded in fit.json)" in note for note in reports[py_fit].notes)
+
+    def headings(html: str) -> list[str]:
+        return re.findall(r"<h[23][^>]*>(.*?)</h[23]>", html)
+
+    assert headings(reports[py_fit].html) == headings(reports[cli_fit].html)
+    assert len(headings(reports[py_fit].html)) > 3

@@ -128,3 +128,12 @@ def test_missing_store(tmp_path, command):
     args = ["ls"] if command == "ls" else ["export", tmp_path / "x.csv"]
     result = run(*args, "--store", tmp_path / "nope.duckdb")
     assert result.exit_code == 2 and "store not found" in result.output
+
+
+def test_ingest_into_a_missing_folder_says_so(tmp_path):
+    store = tmp_path / "no" / "such" / "s.duckdb"
+    result = run("ingest", "table", FORMATS / "table" / "long.csv", "--store", store,
+                 "--benchmark", "b")  # fmt: skip
+    assert result.exit_code == 2
+    assert f"the folder {store.parent} does not exist" in result.output
+    assert "IO Error" not in result.output

@@ -90,6 +90,23 @@ def test_a_latin1_file_is_found_and_refused_by_line_not_skipped(tmp_path):
         assert "x_samples.jsonl:4" in text and "UTF-8" in text
 
 
+@pytest.mark.parametrize("bad", [0, 1])
+def test_a_samples_file_beside_its_aggregate_missing_a_field_is_refused_by_line(tmp_path, bad):
+    # finding f2: the defect in the FIRST record made the file "not EEE" (0 rows, exit 0)
+    run = tmp_path / "run"
+    for aggregate in DEMO.glob("*.json"):
+        (run / aggregate.name).parent.mkdir(parents=True, exist_ok=True)
+        (run / aggregate.name).write_bytes(aggregate.read_bytes())
+    samples = next(DEMO.glob("*_samples.jsonl")).name
+    rows = records(3)
+    del rows[bad]["sample_id"]
+    write_lines(run / samples, [json.dumps(r) for r in rows])
+    text = clean_error(ingest([run], tmp_path / "s.duckdb"))
+    assert f"{samples}:{bad + 1}: field 'sample_id' is missing" in text
+    with pytest.raises(InputError, match=rf"{samples}:{bad + 1}: field 'sample_id' is missing"):
+        read_results("eee", run)
+
+
 def test_a_folder_without_eee_records_still_says_so(tmp_path):
     write_lines(tmp_path / "run" / "other.jsonl", ['{"a": 1}', "", "null"])
     with pytest.raises(InputError, match="no Every Eval Ever files found"):

@@ -326,7 +326,8 @@ def test_tables_long_wide_csv_and_parquet(tmp_path, cells, expand):
             "helm",
             "helm/bad",
             {"metric": "exact_match"},
-            r"per_instance_stats\.json, record 1: field 'exact_match\.mean': value 'wrong'",
+            r"per_instance_stats\.json, record 1 \(instance 'id1'\): field 'exact_match\.mean': "
+            r"value 'wrong'",
         ),
         (
             "opencompass",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.io.formats import read_results
 
 DATE = "2026-11-30T20-45-15.568185"
@@ -49,6 +49,7 @@ def test_dummy_run_needs_a_name_and_never_gets_the_random_folder(tmp_path):
         ({"model": "model-2", "base_url": "http://127.0.0.1:8000/v1"}, "model-2"),
         ("pretrained=org/base,peft=org/adapter", "org/adapter"),
         ("pretrained=EleutherAI/pythia-160m,dtype=float16", "EleutherAI/pythia-160m"),
+        ("model_id=org/served,base_url=http://127.0.0.1:8000/v1", "org/served"),
     ],
 )
 def test_name_comes_from_model_args(tmp_path, model_args, expected):
@@ -75,3 +76,41 @@ def test_old_layout_without_a_name_needs_one(tmp_path):
         read_results("lm-eval", tmp_path)
     frame, _ = read_results("lm-eval", tmp_path, model="dummy-b")
     assert set(frame["model"]) == {"dummy-b"} and set(frame["benchmark"]) == {"tiny"}
+
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "formats"
+
+
+@pytest.mark.parametrize(
+    "results",
+    sorted(p for p in REAL.rglob("results_*.json") if "lm-eval" in p.parts),
+    ids=lambda p: p.parent.name,
+)
+def test_real_model_name_is_the_one_model_args_give(results):
+    """Why the model comes from ``model_args``: lm-eval writes ``model_name`` from them, so in
+    its real output they agree (and the arguments are there when the name is made up)."""
+    from latentbench.io.formats._lm_eval import _named_in_args
+
+    meta = json.loads(results.read_text())
+    assert _named_in_args(meta["config"]["model_args"]) == meta["model_name"]
+
+
+def test_an_edited_model_name_is_said_and_model_args_win(tmp_path):
+    _run(tmp_path, "org__m", {"model": "hf", "model_args": "pretrained=base/m"}, "mine/ft")
+    with pytest.warns(DataWarning, match="differs from the model of 'config.model_args'"):
+        frame, report = read_results("lm-eval", tmp_path)
+    assert set(frame["model"]) == {"base/m"}
+    (note,) = report.notes
+    assert "'model_name' 'mine/ft'" in note and "'base/m'" in note
+
+
+def test_a_results_file_naming_no_model_gives_the_folder_name_said(tmp_path):
+    run = _run(tmp_path, "org__m", {"model": "hf"}, "x")
+    meta = json.loads((run / f"results_{DATE}.json").read_text())
+    del meta["model_name"], meta["model_name_sanitized"]
+    (run / f"results_{DATE}.json").write_text(json.dumps(meta))
+    with pytest.warns(DataWarning, match="named after the folder"):
+        frame, report = read_results("lm-eval", tmp_path)
+    assert set(frame["model"]) == {"org/m"}
+    (note,) = report.notes
+    assert f"results_{DATE}.json: names no model" in note and "'org/m'" in note

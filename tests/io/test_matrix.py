@@ -116,7 +116,7 @@ def test_error_conflicting_duplicate_pair():
     with pytest.raises(InputError) as info:
         ResponseMatrix.from_long(frame, source="dup.parquet")
     message = str(info.value)
-    assert "dup.parquet" in message and "row 0 and row 5" in message
+    assert "dup.parquet" in message and "row 1 and row 6" in message  # 1-based rows
     assert "'m1'" in message and "'q1'" in message and "different scores" in message
 
 
@@ -156,14 +156,14 @@ def test_error_ids_not_strings_or_ints():
     with pytest.raises(InputError) as info:
         ResponseMatrix.from_long(frame, source="ids.parquet")
     message = str(info.value)
-    assert "ids.parquet" in message and "'item'" in message and "row 1" in message
+    assert "ids.parquet" in message and "'item'" in message and "row 2:" in message
     assert "2.5" in message and "float" in message and "string or an integer" in message
 
 
 def test_error_missing_id():
     frame = long_frame().astype({"model": object})
     frame.loc[4, "model"] = None
-    with pytest.raises(InputError, match=r"column 'model', row 4: model id is missing"):
+    with pytest.raises(InputError, match=r"column 'model', row 5: model id is missing"):
         ResponseMatrix.from_long(frame)
 
 

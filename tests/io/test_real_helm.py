@@ -66,6 +66,39 @@ def test_non_scores_are_not_offered():
         read_results("helm", MMLU, metric="num_prompt_tokens")
 
 
+def test_one_value_outside_0_1_is_a_bad_cell_named_by_instance(tmp_path):
+    # finding f5: one bad exact_match made the whole stat "not an item score"
+    run = tmp_path / MMLU.name
+    shutil.copytree(MMLU, run)
+    entries = json.loads((run / "per_instance_stats.json").read_text())
+    index, entry = next(
+        (k, e)
+        for k, e in enumerate(entries)
+        if e.get("perturbation") is None
+        and any(s["name"] == {"name": "exact_match", "split": "test"} for s in e["stats"])
+    )
+    for stat in entry["stats"]:
+        if stat["name"] == {"name": "exact_match", "split": "test"}:
+            stat["mean"] = 3.0
+    (run / "per_instance_stats.json").write_text(json.dumps(entries))
+    with pytest.raises(InputError) as info:
+        read_results("helm", run, metric="exact_match")
+    message = str(info.value)
+    assert (
+        f"per_instance_stats.json, record {index} (instance {entry['instance_id']!r}): field "
+        "'exact_match.mean': value 3.0 is outside [0, 1]; expected a score in [0, 1]"
+    ) in message
+    assert "not an item score" not in message and "choose one of" not in message
+    # every value outside [0, 1]: not a score at all, and the others are offered
+    for entry in entries:
+        for stat in entry["stats"]:
+            if stat["name"]["name"] == "exact_match":
+                stat["mean"] = 3.0
+    (run / "per_instance_stats.json").write_text(json.dumps(entries))
+    with pytest.raises(InputError, match=r"'exact_match' is not an item score.*choose one of"):
+        read_results("helm", run, metric="exact_match")
+
+
 def test_three_real_runs_store_with_their_split(tmp_path):
     frame, report = read_results("helm", REAL, metric="exact_match")
     assert frame.groupby("benchmark")["model"].first().to_dict() == {

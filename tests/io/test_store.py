@@ -274,6 +274,16 @@ def test_persistence_and_read_only(tmp_path):
         Store(text)
 
 
+def test_a_store_in_a_missing_folder_says_the_folder_does_not_exist(tmp_path):
+    missing = tmp_path / "no" / "such" / "s.duckdb"
+    with pytest.raises(InputError, match=r"s\.duckdb: the folder .*such does not exist"):
+        Store(missing)
+    assert not missing.parent.exists()  # nothing made on the way
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError, match=r"the folder .*file is not a folder"):
+        Store(tmp_path / "file" / "s.duckdb")
+
+
 def test_selection_tables_roundtrip(store):
     run_id = store.start_selection({"policy": "pulse", "budget": 10})
     observations = pd.DataFrame(

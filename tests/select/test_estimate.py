@@ -782,7 +782,7 @@ def test_python_twins_take_what_the_commands_take(tmp_path):
     assert from_table.score == from_dict.score and from_table.items == from_dict.items
     two = pd.concat([long.assign(model="a"), long.assign(model="b", score=1 - Y[8])])
     assert [r.model for r in estimate_many(cal, two, budget=20).results] == ["a", "b"]
-    with pytest.raises(InputError, match=r"the responses table: column 'score', row 3"):
+    with pytest.raises(InputError, match=r"the responses table: column 'score', row 4"):
         estimate(cal, long.assign(score=long["score"].astype(object).where(long.index != 3, "x")))
     path = tmp_path / "all.parquet"
     wide = pd.DataFrame(Y, index=[f"m{i}" for i in range(9)], columns=list(long["item"]))

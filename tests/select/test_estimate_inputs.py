@@ -63,7 +63,7 @@ def test_missing_item_id_is_an_error_not_an_item_named_none(tmp_path):
     frame.loc[3, "item"] = None
     path = tmp_path / "new.parquet"
     frame.to_parquet(path, index=False)
-    with pytest.raises(InputError, match=r"new\.parquet: column 'item', row 3: item id is missing"):
+    with pytest.raises(InputError, match=r"new\.parquet: column 'item', row 4: item id is missing"):
         read_responses(path)
 
 

@@ -72,6 +72,16 @@ def print_table(table: Table) -> None:
 
 # Python keyword spellings in library messages -> the flags a CLI user types
 _SPELLINGS = (
+    (re.compile(r'\bduplicates="(latest|mean|error)"'), r"--duplicates \1"),
+    (re.compile(r'with --duplicates latest or "mean"'), "with --duplicates latest or mean"),
+    # a long table's key column with several values (ResponseMatrix.read, read_responses)
+    (
+        re.compile(r"Store\(STORE\)\.matrix\(NAME(?:, (metric|filter|split)=(\w))?\)"),
+        lambda m: (
+            "--store STORE --benchmark NAME"
+            + (f" --{m.group(1)} {m.group(2)}" if m.group(1) else "")
+        ),
+    ),
     (re.compile(r"\bMatrixOracle\(missing='zero'\)"), "--missing zero"),
     (re.compile(r"\bmissing='zero'"), "--missing zero"),
     (re.compile(r"\bmissing='error'"), "--missing error"),
@@ -103,6 +113,7 @@ _SPELLINGS = (
     ),
     (re.compile(r"^random_state=(?=[-+\w.']+; expected an integer >= 0)"), "--seed "),
     (re.compile(r"\bmodel=NAME\b(?! \(CLI)"), "--model NAME"),
+    (re.compile(r"^benchmark=(?='[^']*': the files hold)"), "--benchmark "),
     (re.compile(r"^split=(?=[-+\w.']+;)"), "--split "),  # an option; in a data key it stays
     (re.compile(r"^(metric|filter) (?=\S+=\S+: )"), r"--\1 "),
     (re.compile(r"^source=(?=\S+; expected one of )"), "SOURCE "),

@@ -113,29 +113,6 @@ def describe_input(matrix: ResponseMatrix, quiet: bool = False) -> None:
         )
 
 
-def store_input_record(
-    store: Path,
-    benchmark: str,
-    metric: str | None,
-    filter: str | None,
-    matrix: ResponseMatrix,
-    split: str | None = None,
-) -> dict[str, Any]:
-    """The ``input`` entry of ``fit.json`` for a store benchmark: where it is and a hash of
-    its cells, so that ``latentbench report DIR`` reads it back while it is unchanged."""
-    from latentbench.io import cells_sha256
-
-    return {
-        "store": str(Path(store).resolve()),
-        "benchmark": benchmark,
-        "metric": metric,
-        "filter": filter,
-        "split": split,
-        "cells_sha256": cells_sha256(matrix),
-        "layout": getattr(matrix, "layout", None),
-    }
-
-
 def fit_with_progress(estimator: TwoPL, matrix: ResponseMatrix, quiet: bool = False) -> IRTResult:
     """Fit with a progress bar on stderr naming the phase (choosing the prior, choosing the
     rank, fitting: sweep count; see :func:`~latentbench.cli._common.progress_bar`);
@@ -336,12 +313,8 @@ def fit(
                 paths = result.save(
                     target,
                     matrix,
-                    # a responses file is recorded by save itself (the matrix's source)
-                    info={
-                        "input": store_input_record(store, benchmark, metric, filter, matrix, split)
-                    }
-                    if responses is None and store is not None and benchmark is not None
-                    else None,
+                    # the input (a responses file, or the store's benchmark) is recorded by
+                    # save itself, as for a fit saved from Python
                     tables=None if validation is None else {"heldout": validation.table},
                 )
                 from latentbench.irt import reported_abilities

@@ -20,7 +20,14 @@ from latentbench.exceptions import InputError
 if TYPE_CHECKING:
     from latentbench.io._matrix import ResponseMatrix
 
-__all__ = ["MISSING_TOKENS", "cells_sha256", "file_sha256", "read_csv_text", "read_table_file"]
+__all__ = [
+    "MISSING_TOKENS",
+    "cells_sha256",
+    "file_sha256",
+    "read_csv_text",
+    "read_table_file",
+    "store_input_record",
+]
 
 MISSING_TOKENS = frozenset({"", "na", "nan", "n/a", "null", "none"})
 """Score cells (after stripping, case-insensitive) read as missing. Ids are never matched."""
@@ -115,3 +122,21 @@ def input_record(source: Path | str, matrix: Any = None) -> dict[str, Any]:
     if matrix is not None and getattr(matrix, "layout", None):
         entry["layout"] = matrix.layout
     return entry
+
+
+def store_input_record(matrix: Any) -> dict[str, Any] | None:
+    """The ``input`` entry of ``fit.json`` for a matrix read from a store
+    (:meth:`Store.matrix <latentbench.io.store.Store.matrix>`, which sets its
+    ``store_query``): the store, the benchmark and the (metric, filter, split) read, and a
+    hash of the cells, so that ``latentbench report DIR`` reads them back while they are
+    unchanged (written by ``fit --store`` and by :meth:`IRTResult.save
+    <latentbench.irt.IRTResult.save>`). None for a matrix that did not come from a store."""
+    query = getattr(matrix, "store_query", None)
+    if not query:
+        return None
+    layout = getattr(matrix, "layout", None)
+    return {
+        **query,
+        "cells_sha256": cells_sha256(matrix),
+        "layout": layout or f"store {query['store']}, benchmark {query['benchmark']}",
+    }

@@ -14,6 +14,7 @@ import pandas as pd
 
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import read_table_file
+from latentbench.io._long_keys import check_key_columns, mean_over_trials, text_labels
 from latentbench.io._margins import Margins, dense_margins
 from latentbench.io._matrix_checks import (
     _SCORE_COLUMNS,
@@ -97,6 +98,14 @@ def _factorize_ids(ids: pd.Series) -> tuple[np.ndarray, list[str]]:
 class ResponseMatrix:
     """A partly observed matrix of scores: rows are models, columns are items.
 
+    Attributes
+    ----------
+    store_query : dict or None
+        Set by :meth:`Store.matrix <latentbench.io.store.Store.matrix>`: the store, benchmark,
+        metric, filter and split the matrix holds, so that a fit saved with it records its
+        input (``fit.json``) as ``latentbench fit --store`` does. None otherwise, and on every
+        subset.
+
     Parameters
     ----------
     scores : array-like of shape (n_models, n_items)
@@ -118,6 +127,8 @@ class ResponseMatrix:
     >>> round(m.observed_fraction, 3)
     0.833
     """
+
+    store_query: dict[str, Any] | None = None
 
     def __init__(
         self,
@@ -178,7 +189,8 @@ class ResponseMatrix:
         self._item_ids = items
         self.source = source
         self.layout: str | None = None
-        """How :meth:`read` interpreted the file (None when built otherwise)."""
+        """How :meth:`read` interpreted the file, or how :meth:`from_long` read the key columns
+        of its table (several benchmarks, trials averaged); None otherwise."""
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -200,10 +212,17 @@ class ResponseMatrix:
         Parameters
         ----------
         frame : DataFrame
-            Columns ``model``, ``item``, ``score`` (names configurable). Extra columns are
-            ignored. A (model, item) pair that is absent is missing, never zero. Repeated pairs
-            with the same score are collapsed (with a :class:`DataWarning`); repeated pairs with
-            different scores are an error.
+            Columns ``model``, ``item``, ``score`` (names configurable). A (model, item) pair
+            that is absent is missing, never zero. Repeated pairs with the same score are
+            collapsed (with a :class:`DataWarning`); repeated pairs with different scores are an
+            error. The canonical key columns of the store's long table (``latentbench
+            export``), when present, are read as :meth:`Store.matrix
+            <latentbench.io.store.Store.matrix>` reads them: ``metric``, ``filter`` or
+            ``split`` with several values is an error (one matrix, one quantity); several
+            ``benchmark`` values are an error when an item id occurs under two of them, else
+            read as one matrix (said in a :class:`DataWarning` and in ``layout``); several
+            ``trial`` values of one (model, item) are averaged into the cell (said, with the
+            count). Other columns are ignored.
         model, item, score : str
             Column names.
         source : str, optional
@@ -228,6 +247,15 @@ class ResponseMatrix:
         frame = frame.reset_index(drop=True)
         for column, kind in ((model, "model"), (item, "item")):
             refuse_bad_ids(frame[column], kind, source, column)
+        keys = check_key_columns(
+            frame,
+            _where(source),
+            model=frame[model].astype(str),
+            item=frame[item].astype(str),
+            used=(model, item, score),
+        )
+        for note in keys.notes:
+            warnings.warn(f"{_where(source)}{note}", DataWarning, stacklevel=2)
         values = _coerce_scores(frame[score], source, score)
         missing = np.isnan(values)
         if missing.all():
@@ -263,6 +291,31 @@ class ResponseMatrix:
         if kept.size < len(frame):
             frame = frame.loc[kept].reset_index(drop=True)
             values = values[kept]
+        if keys.trial is not None:  # several trials of a cell: their mean, as Store.matrix
+            rows_in_file = kept
+            first, means, n_averaged, most, n_collapsed = mean_over_trials(
+                frame[model].astype(str),
+                frame[item].astype(str),
+                text_labels(frame[keys.trial]),
+                values,
+                _where(source),
+                lambda k: _row(source, int(rows_in_file[k])),
+            )
+            if n_collapsed:
+                warnings.warn(
+                    f"{_where(source)}{n_collapsed} repeated (model, item, trial) rows with "
+                    "identical scores were collapsed",
+                    DataWarning,
+                    stacklevel=2,
+                )
+            note = (
+                f"{n_averaged:,} (model, item) cell(s) have several trials (column "
+                f"{keys.trial!r}, up to {most} per cell): each is the mean of its trials"
+            )
+            keys.notes.append(note)
+            warnings.warn(f"{_where(source)}{note}", DataWarning, stacklevel=2)
+            frame = frame.loc[first].reset_index(drop=True)
+            values, kept = means, kept[first]
         model_codes, model_ids = _factorize_ids(frame[model])
         item_codes, item_ids = _factorize_ids(frame[item])
         n_items = len(item_ids)
@@ -314,10 +367,16 @@ class ResponseMatrix:
                 (len(model_ids), n_items),
                 source=source,
             )
-            return SparseResponseMatrix(cells, list(model_ids), list(item_ids), source=source)
-        dense = np.full((len(model_ids), n_items), np.nan, dtype=np.float32)
-        dense.reshape(-1)[flat] = values
-        return cls(dense, list(model_ids), list(item_ids), source=source)
+            matrix: ResponseMatrix = SparseResponseMatrix(
+                cells, list(model_ids), list(item_ids), source=source
+            )
+        else:
+            dense = np.full((len(model_ids), n_items), np.nan, dtype=np.float32)
+            dense.reshape(-1)[flat] = values
+            matrix = cls(dense, list(model_ids), list(item_ids), source=source)
+        if keys.notes:  # how the key columns were read: said in the layout too
+            matrix.layout = f"long: columns {model}, {item}, {score}; " + "; ".join(keys.notes)
+        return matrix
 
     @classmethod
     def from_cells(
@@ -467,7 +526,11 @@ class ResponseMatrix:
             matrix = cls.from_long(
                 frame, model=model_col, item=item_col, score=score_col, source=source
             )
-            matrix.layout = f"long: columns {model_col}, {item_col}, {score_col}"
+            # from_long's layout, when set, also says how the key columns were read
+            matrix.layout = (
+                getattr(matrix, "layout", None)
+                or f"long: columns {model_col}, {item_col}, {score_col}"
+            )
             return matrix
         if model is not None or "model" in columns:
             id_col = model_col

@@ -96,10 +96,10 @@ def _where(source: str | None) -> str:
 
 def _row(source: str | None, position: int) -> str:
     """Where row ``position`` (0-based) of a table is: its line in a CSV file (the header is
-    line 1), else its 0-based row (a DataFrame, a Parquet file)."""
+    line 1), else its 1-based row (a DataFrame, a Parquet file)."""
     if source and source.lower().endswith((".csv", ".tsv", ".txt")):
         return f"line {position + 2}"
-    return f"row {position}"
+    return f"row {position + 1}"
 
 
 def _check_ids(ids: Sequence[Any], kind: str, source: str | None, column: str) -> list[str]:

@@ -109,6 +109,13 @@ class Store(SelectionRuns):
             )
         if read_only and self.path != ":memory:" and not Path(self.path).exists():
             raise InputError(f"{self.path}: store not found")
+        folder = Path(self.path).parent
+        if self.path != ":memory:" and not folder.is_dir():  # as export says it
+            state = "is not a folder" if folder.exists() else "does not exist"
+            raise InputError(
+                f"{self.path}: the folder {folder} {state}; expected the store's folder to "
+                "exist (create it first)"
+            )
         try:
             self.connection = duckdb.connect(self.path, read_only=read_only)
         except duckdb.Error as exc:
@@ -251,8 +258,8 @@ class Store(SelectionRuns):
                         f"{c[9]} ({c[11]}) gives score {c[7]!r} but {c[10]} ({c[12]}) is stored "
                         f"with {c[8]!r} for model={c[0]!r}, benchmark={c[1]!r}, item={c[2]!r}, "
                         f"metric={c[3]!r}, filter={c[4]!r}, trial={c[5]}, split={c[6]!r}; "
-                        "expected one value per key (choose --duplicates latest or --duplicates "
-                        "mean); nothing was ingested"
+                        'expected one value per key (choose duplicates="latest" or '
+                        'duplicates="mean"); nothing was ingested'
                     )
                 if conflict:
                     n_replaced = self._resolve_stored_conflicts(duplicates)
@@ -535,7 +542,10 @@ class Store(SelectionRuns):
         -------
         ResponseMatrix of shape (n_models, n_items)
             Models sorted by name; items in numeric order when every id is an integer, else
-            sorted as strings. ``source`` is ``"<store path>:<benchmark>"``. When fewer than
+            sorted as strings. ``source`` is ``"<store path>:<benchmark>"``, and
+            ``store_query`` the store, benchmark, metric, filter and split read (so that
+            :meth:`IRTResult.save <latentbench.irt.IRTResult.save>` records the fit's input as
+            ``latentbench fit --store`` does, and ``report`` reads it back). When fewer than
             25% of the cells are observed it stores only those cells (a
             :class:`~latentbench.io._sparse_matrix.SparseResponseMatrix`, built from the query
             result without a dense array).
@@ -605,7 +615,7 @@ class Store(SelectionRuns):
                 f"{self.path}: model {r[0]!r}, item {r[1]!r}, trial "
                 f"{r[2]} of {benchmark!r} is stored more than once ({r[3]}); "
                 "expected one row per key (a store from before schema 2 kept one row per tool "
-                "version; export it and re-ingest with --duplicates)"
+                'version; export it and re-ingest with duplicates="latest" or "mean")'
             )
         mixed = (
             self.connection.execute(
@@ -635,7 +645,7 @@ class Store(SelectionRuns):
 
         if len(scores) < SPARSE_DENSITY * len(model_ids) * len(item_ids):
             # mostly missing: keep the observed cells only (never the dense array)
-            return ResponseMatrix.from_cells(
+            out = ResponseMatrix.from_cells(
                 np.asarray(model_codes),
                 item_codes,
                 np.asarray(scores),
@@ -643,9 +653,19 @@ class Store(SelectionRuns):
                 list(item_ids),
                 source=source,
             )
-        dense = np.full((len(model_ids), len(item_ids)), np.nan, dtype=np.float32)
-        dense[model_codes, item_codes] = scores
-        return ResponseMatrix(dense, list(model_ids), list(item_ids), source=source)
+        else:
+            dense = np.full((len(model_ids), len(item_ids)), np.nan, dtype=np.float32)
+            dense[model_codes, item_codes] = scores
+            out = ResponseMatrix(dense, list(model_ids), list(item_ids), source=source)
+        if self.path != ":memory:":  # where the cells come from, for a saved fit's input
+            out.store_query = {
+                "store": str(Path(self.path).resolve()),
+                "benchmark": benchmark,
+                "metric": m,
+                "filter": f,
+                "split": s,
+            }
+        return out
 
     # ------------------------------------------------------------------ export
     def export(self, path: str | os.PathLike[str], benchmark: str | None = None) -> int:

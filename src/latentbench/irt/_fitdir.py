@@ -79,7 +79,10 @@ def save_fit(
         Without an ``input`` entry, a ``matrix`` read from a file
         (:meth:`ResponseMatrix.read <latentbench.io.ResponseMatrix.read>`, all its rows and
         columns, in any order) records its path, SHA-256 and layout there, as ``latentbench
-        fit`` does, so that ``report`` finds it; a subset of the file records nothing.
+        fit`` does, so that ``report`` finds it; a subset of the file records nothing. A
+        ``matrix`` from :meth:`Store.matrix <latentbench.io.store.Store.matrix>` records the
+        store, benchmark, metric, filter, split and a hash of its cells, as ``latentbench fit
+        --store`` does.
     tables : mapping of str to DataFrame, optional
         Extra tables, each written as ``<name>.csv`` (e.g. ``heldout``).
 
@@ -115,6 +118,11 @@ def save_fit(
         from latentbench.io._files import input_record
 
         record["input"] = input_record(str(source), matrix)
+    if "input" not in record and getattr(matrix, "store_query", None):
+        # from Store.matrix: the store's benchmark is the input, as `fit --store` records it
+        from latentbench.io._files import store_input_record
+
+        record["input"] = store_input_record(matrix)
     if uncertainty is not None:
         record["ability_intervals"] = {
             "method": uncertainty.method,

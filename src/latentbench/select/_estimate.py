@@ -265,7 +265,11 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
 
     Long layout: columns ``item`` and ``score`` (or ``correct`` / ``is_correct``), plus
     ``model`` when the file holds several models (without it, the model is named after the
-    file, ``new`` for a DataFrame). Wide layout: a ``model`` column and one column per item.
+    file, ``new`` for a DataFrame). The store's key columns (``latentbench export``) are read
+    as :meth:`ResponseMatrix.read <latentbench.io.ResponseMatrix.read>` reads them: several
+    ``metric``, ``filter`` or ``split`` values are an error, several ``benchmark`` values too
+    when they share an item id (disjoint ones are said in a DataWarning), and the trials of
+    one (model, item) are averaged (said). Wide layout: a ``model`` column and one column per item.
     An empty cell (or a missing marker such as ``NA``) is not answered; anything else must be
     a score in [0, 1] and every id a string or an integer, else the error names the file, the
     row or column and the value.
@@ -320,6 +324,7 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
                 f"{str(frame['item'].iloc[k])!r}): score {_show(values[k])} is outside [0, 1]; "
                 "expected a score in [0, 1] (empty = not answered)"
             )
+        frame, values = _reduce_key_columns(frame, values, file, stem, score)
         if "model" not in columns:  # one model, named after the file, unless ...
             lookalike = [c for c in columns if c.lower().replace("-", "_") in _MODEL_LOOKALIKES]
             varied = [c for c in lookalike if frame[c].nunique(dropna=True) > 1]
@@ -414,6 +419,49 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
         f"{file}: no 'item' and 'score' columns (long layout) nor a 'model' column (wide "
         f"layout); found columns {columns[:8]}"
     )
+
+
+def _reduce_key_columns(
+    frame: pd.DataFrame, values: np.ndarray, file: str, stem: str, score: str
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """The canonical key columns of a long answers table read as ``Store.matrix`` reads them
+    (:func:`latentbench.io._long_keys.check_key_columns`): several metrics, filters or splits,
+    or benchmarks sharing an item id, are refused; disjoint benchmarks are said; the trials of
+    one (model, item) become their mean (said, with the count)."""
+    import pandas as pd
+
+    from latentbench.io._long_keys import check_key_columns, mean_over_trials, text_labels
+    from latentbench.io._matrix_checks import _row
+
+    where = f"in {file}: "
+    models = (
+        frame["model"].astype(str)
+        if "model" in frame.columns
+        else pd.Series([stem] * len(frame), index=frame.index)
+    )
+    items = frame["item"].astype(str)
+    keys = check_key_columns(frame, where, model=models, item=items, used=("model", "item", score))
+    for note in keys.notes:
+        warnings.warn(f"{where}{note}", DataWarning, stacklevel=4)
+    if keys.trial is None:
+        return frame, values
+    first, means, n_averaged, most, n_collapsed = mean_over_trials(
+        models, items, text_labels(frame[keys.trial]), values, where, lambda k: _row(file, k)
+    )
+    if n_collapsed:
+        warnings.warn(
+            f"{where}{n_collapsed} repeated (model, item, trial) rows with identical scores "
+            "were collapsed",
+            DataWarning,
+            stacklevel=4,
+        )
+    warnings.warn(
+        f"{where}{n_averaged:,} (model, item) cell(s) have several trials (column "
+        f"{keys.trial!r}, up to {most} per cell): each is the mean of its trials",
+        DataWarning,
+        stacklevel=4,
+    )
+    return frame.iloc[first].reset_index(drop=True), means
 
 
 def _answers(

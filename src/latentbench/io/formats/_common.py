@@ -198,8 +198,9 @@ def coerce_score(value: Any, loc: str, field_name: str, *, inspect: bool = False
     if math.isnan(number):
         return None
     if not math.isfinite(number) or number < 0 or number > 1:
+        shown = value.item() if isinstance(value, np.generic) else value  # 2.0, not np.float64
         raise InputError(
-            f"{loc}: field {field_name!r}: value {value!r} is outside [0, 1]; expected a score "
+            f"{loc}: field {field_name!r}: value {shown!r} is outside [0, 1]; expected a score "
             "in [0, 1] (rescale percentages or perplexities before ingesting)"
         )
     return number
@@ -405,8 +406,8 @@ PRIVATE_COLUMNS = ("_record", "_at", "_member", "_file")
 
 
 def location(row: Mapping[Hashable, Any]) -> str:
-    """Where one row of a reader frame came from: ``file:line``, ``file, record N`` or
-    ``file: member samples/...`` (Inspect ``.eval``)."""
+    """Where one row of a reader frame came from: ``file:line``, ``file, row N`` (a Parquet
+    table, 1-based), ``file, record N`` or ``file: member samples/...`` (Inspect ``.eval``)."""
     read = row.get("_file")
     file = read if isinstance(read, str) and read else row["source_file"]
     member = row.get("_member")
@@ -417,6 +418,8 @@ def location(row: Mapping[Hashable, Any]) -> str:
         return str(file)
     if row.get("_at") == "line":
         return f"{file}:{int(record)}"
+    if row.get("_at") == "row":  # a Parquet table's 1-based row
+        return f"{file}, row {int(record)}"
     return where(file, record=int(record))
 
 
@@ -526,8 +529,8 @@ def resolve_duplicates(
         raise InputError(
             f"{location(first)} and {location(other)} give different scores "
             f"({float(first['score'])!r} and {float(other['score'])!r}) for "
-            f"{_describe_key(first)}; expected one value per key (choose --duplicates latest or "
-            "--duplicates mean to resolve conflicts)"
+            f'{_describe_key(first)}; expected one value per key (choose duplicates="latest" '
+            'or duplicates="mean" to resolve conflicts)'
         )
     n_conflicting = len(bad)
     if duplicates == "latest":

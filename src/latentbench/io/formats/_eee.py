@@ -331,9 +331,18 @@ def _is_aggregate_file(path: Path) -> bool:
     )
 
 
+def _beside_its_aggregate(path: Path) -> bool:
+    """``<uuid>_samples.jsonl`` next to its aggregate ``<uuid>.json``: an EEE samples file
+    whatever its first record holds (a defect there is refused by line, never skipped)."""
+    if not path.name.endswith("_samples.jsonl"):
+        return False
+    return _is_aggregate_file(path.with_name(path.name[: -len("_samples.jsonl")] + ".json"))
+
+
 def looks_like_eee(path: Path) -> bool:
-    """An instance-level ``.jsonl`` or an aggregate ``.json`` of Every Eval Ever."""
-    return _is_instance_file(path) or _is_aggregate_file(path)
+    """An instance-level ``.jsonl`` (by its first record, or by its name beside its aggregate)
+    or an aggregate ``.json`` of Every Eval Ever."""
+    return _is_instance_file(path) or _beside_its_aggregate(path) or _is_aggregate_file(path)
 
 
 def _aggregate_for(path: Path) -> tuple[dict[str, Any] | None, Path | None]:

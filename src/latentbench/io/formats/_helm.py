@@ -198,21 +198,29 @@ def read(
 
     entries, flat = _entries(path)
     report.records_read += len(entries)
-    offered: dict[str, bool] = {}
+    # a stat is an item score when its name is one and not every value is outside [0, 1]: a
+    # count, a cost or a token number is not; a single value outside is a bad cell, refused
+    # below naming its instance
+    n_numeric: dict[str, int] = {}
+    n_outside: dict[str, int] = {}
     splits: dict[str, None] = {}
     for entry in entries:
         for stat_name, stat_split, mean, _has in entry["_values"]:
             splits.setdefault(stat_split, None)
             numeric = isinstance(mean, (int, float)) and not isinstance(mean, bool)
             outside = numeric and not 0 <= mean <= 1
-            ok = is_score_name(stat_name) and not outside
-            offered[stat_name] = offered.get(stat_name, True) and ok
+            n_numeric[stat_name] = n_numeric.get(stat_name, 0) + int(numeric)
+            n_outside[stat_name] = n_outside.get(stat_name, 0) + int(outside)
+    offered = {
+        n: is_score_name(n) and not (n_numeric[n] and n_outside[n] == n_numeric[n])
+        for n in n_numeric
+    }
     available = sorted(n for n, ok in offered.items() if ok)
     wanted = requested(metric, name)
     if wanted is not None and wanted in offered and not offered[wanted]:
         raise InputError(
             f"{path}: stat {wanted!r} is not an item score (a count, cost, runtime, token number "
-            f"or a value outside [0, 1]); choose one of {', '.join(available) or '(none)'}"
+            f"or every value outside [0, 1]); choose one of {', '.join(available) or '(none)'}"
         )
     chosen, how = resolve("metric", metric, name, available, str(path))
     report.choose(name, "metric", chosen, how)
@@ -231,7 +239,7 @@ def read(
         if perturbation is not None and not include_perturbed:
             report.drop("perturbed instance (include_perturbed=False)")
             continue
-        loc = where(path, record=index)
+        loc = f"{where(path, record=index)} (instance {str(entry['instance_id'])!r})"
         matches = [v for v in entry["_values"] if v[0] == chosen]
         if not matches:
             report.drop("stat absent (HELM drops NaN stats)")

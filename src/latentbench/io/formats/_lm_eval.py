@@ -22,6 +22,7 @@ belongs to the n-th filter of that list (a note records it). The split is the ta
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -136,6 +137,26 @@ def _parse_lines(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
     return records, False
 
 
+def _holds_samples(path: Path) -> bool:
+    """Whether the first record of ``path`` (a JSON line, or the first element of a JSON
+    array) is an lm-eval sample: an object with ``doc_id``. A file that is not JSON, or whose
+    first record is something else, is not a samples file."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            head = handle.read(1 << 16).lstrip()
+            if head.startswith("["):
+                loaded = json.loads(head + handle.read())
+                first = loaded[0] if isinstance(loaded, list) and loaded else None
+            else:
+                line = head.partition("\n")[0]
+                while not line.endswith("}") and (more := handle.readline()):
+                    line += more.rstrip("\n")  # a first record longer than the chunk
+                first = json.loads(line)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    return isinstance(first, dict) and "doc_id" in first
+
+
 def _loc(path: Path, position: int, array: bool) -> str:
     return where(path, record=position) if array else where(path, line=position)
 
@@ -160,11 +181,13 @@ def _new_layout_meta(
 ) -> tuple[str | None, str, dict[str, Any], Path | None]:
     """(model name, source, results, results path) from the results file of the same run.
 
-    The name is the one lm-eval derives from ``model_args`` (see :func:`_named_in_args`),
-    else the recorded ``model_name``. When ``model_args`` is recorded but names no model
-    (``--model dummy``, an endpoint without ``model=``), lm-eval made ``model_name`` up (a
-    random id): that is an error naming the file unless the caller names the model
-    (``override``).
+    The name is the one lm-eval derives from ``model_args`` (see :func:`_named_in_args`):
+    lm-eval writes ``model_name`` from the same derivation
+    (``GeneralConfigTracker._get_model_name``), so the two agree in its output, and the
+    arguments stay right where ``model_name`` was made up. Without ``model_args`` the recorded
+    ``model_name`` is used. When ``model_args`` is recorded but names no model (``--model
+    dummy``, an endpoint without ``model=``), lm-eval made ``model_name`` up (a random id):
+    that is an error naming the file unless the caller names the model (``override``).
     """
     results = _results_file(path, date)
     if results is None:
@@ -240,8 +263,19 @@ def _subsample_note(meta: dict[str, Any], task: str, model: str) -> str | None:
 
 
 #: ``model_args`` keys lm-eval takes the model name from, in its order
-#: (``GeneralConfigTracker._get_model_name``): an adapter before its base model.
-_NAME_KEYS = ("peft", "delta", "pretrained", "model", "path", "engine")
+#: (``GeneralConfigTracker._get_model_name``; recent versions also read ``model_version``,
+#: ``model_name`` and ``model_id``): an adapter before its base model.
+_NAME_KEYS = (
+    "peft",
+    "delta",
+    "pretrained",
+    "model",
+    "model_version",
+    "model_name",
+    "model_id",
+    "path",
+    "engine",
+)
 
 
 def _named_in_args(model_args: Any) -> str | None:
@@ -317,21 +351,41 @@ def read(
                 f"<name>_{date}.json); the model is named after the folder: {canonical!r} "
                 "(--model sets it)"
             )
+        elif meta_model is None and model is None:
+            report.notes.append(
+                f"{results_path}: names no model (no 'config.model_args', no 'model_name'); "
+                f"the model is named after the folder: {canonical!r} (--model sets it)"
+            )
+        elif model is None:
+            recorded = meta.get("model_name")
+            if isinstance(recorded, str) and recorded and recorded != meta_model:
+                report.notes.append(
+                    f"{results_path}: 'model_name' {recorded!r} differs from the model of "
+                    f"'config.model_args' {meta_model!r} (lm-eval writes the one from the "
+                    f"other; the file was edited?); the model is {meta_model!r} (--model sets it)"
+                )
         note = _subsample_note(meta, task, canonical)
         if note:
             report.notes.append(note)
     else:
         meta_model, task, source, meta = _old_layout_meta(path, model is not None)
+        eee = re.fullmatch(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}_samples", path.stem)
+        hint = (
+            " (a '<uuid>_samples.jsonl' file is an Every Eval Ever record: "
+            "`latentbench ingest eee FOLDER` reads it)"
+            if eee
+            else ""
+        )
+        if task is None and not _holds_samples(path):  # notes.jsonl beside the samples
+            report.skip_file(
+                path,
+                "not an lm-eval samples file (its name is not samples_<task>_<date>.jsonl and "
+                f"its first record has no 'doc_id'){hint}",
+            )
+            return Columns().frame(source, str(path), None)
         if task is None:
             task = benchmark
         if task is None:
-            eee = re.fullmatch(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}_samples", path.stem)
-            hint = (
-                " (a '<uuid>_samples.jsonl' file is an Every Eval Ever record: "
-                "`latentbench ingest eee FOLDER` reads it)"
-                if eee
-                else ""
-            )
             raise InputError(
                 f"{path}: cannot tell the task from the file name (no 'samples_<task>_<date>' "
                 f"pattern and no results.json naming the tasks); pass --benchmark NAME{hint}"
@@ -342,6 +396,10 @@ def read(
     if model is not None:
         canonical = model
     name = benchmark or task
+    if benchmark is not None:  # the files' task names, refused when several (read_results)
+        tasks = report.renamed.setdefault(benchmark, [])
+        if task not in tasks:
+            tasks.append(task)
     records, array = _parse_lines(path)
     report.records_read += len(records)
     if not records:
@@ -427,7 +485,7 @@ def read(
             report.drop("other filter")
             continue
         if chosen_metric not in record:
-            report.drop("metric absent")
+            report.drop(f"metric {chosen_metric!r} absent in {path}")
             continue
         loc = _loc(path, position, array)
         score = coerce_score(record[chosen_metric], loc, chosen_metric)

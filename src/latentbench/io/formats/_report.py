@@ -45,6 +45,9 @@ class LoadReport:
         cancelled before any sample was scored); their records count in ``dropped``.
     flagged : dict of str to int
         Rows kept with a ``flag`` (e.g. errored samples scored 0), by reason.
+    renamed : dict of str to list of str
+        Per benchmark named by ``benchmark=``: the task names the files give (readers that
+        know them, e.g. lm-eval); several are refused, since their items would merge.
     """
 
     source: str
@@ -58,6 +61,7 @@ class LoadReport:
     notes: list[str] = field(default_factory=list)
     skipped_files: list[dict[str, str]] = field(default_factory=list)
     flagged: dict[str, int] = field(default_factory=dict)
+    renamed: dict[str, list[str]] = field(default_factory=dict)
 
     def skip_file(self, path: str | Path, reason: str, records: int = 0) -> None:
         """Record a file that gave no rows, with the reason; its records count as dropped."""

@@ -24,7 +24,7 @@ import pandas as pd
 
 from latentbench.exceptions import InputError
 from latentbench.io._files import MISSING_TOKENS, read_csv_text
-from latentbench.io._matrix_checks import refuse_long_without_score
+from latentbench.io._matrix_checks import _show, refuse_long_without_score
 from latentbench.io.formats._common import (
     CANONICAL_COLUMNS,
     TEXT_COLUMNS,
@@ -41,11 +41,12 @@ _LONG = ("model", "item", "score")
 
 
 def _read(path: Path) -> tuple[pd.DataFrame, int]:
-    """The table and the offset from row position to file line (CSV header = line 1)."""
+    """The table and the offset from row position to what messages say: the file line of a
+    CSV (header = line 1), the 1-based row of a Parquet file."""
     suffix = path.suffix.lower()
     try:
         if suffix in (".parquet", ".pq"):
-            return pd.read_parquet(path), 0
+            return pd.read_parquet(path), 1
         if suffix in (".csv", ".tsv", ".txt"):
             return read_csv_text(path), 2
     except Exception as exc:
@@ -53,8 +54,13 @@ def _read(path: Path) -> tuple[pd.DataFrame, int]:
     raise InputError(f"{path}: unknown file type {suffix!r}; expected .csv, .tsv or .parquet")
 
 
+def _is_text(path: Path) -> bool:
+    return path.suffix.lower() in (".csv", ".tsv", ".txt")
+
+
 def _place(path: Path, row: int, offset: int) -> str:
-    return f"{path}:{row + offset}" if offset else f"{path}, row {row}"
+    """``file:LINE`` (CSV) or ``file, row N`` (Parquet, 1-based) of 0-based row ``row``."""
+    return f"{path}:{row + offset}" if _is_text(path) else f"{path}, row {row + offset}"
 
 
 def _scores(
@@ -82,8 +88,8 @@ def _scores(
     if outside.any():
         k = int(np.flatnonzero(outside)[0])
         raise InputError(
-            f"{_place(path, int(rows[k]), offset)}: field {column!r}: value {values.iloc[k]!r} "
-            "is outside [0, 1]; expected a score in [0, 1]"
+            f"{_place(path, int(rows[k]), offset)}: field {column!r}: value "
+            f"{_show(values.iloc[k])} is outside [0, 1]; expected a score in [0, 1]"
         )
     return array
 
@@ -237,7 +243,7 @@ def read(
             k = int(np.flatnonzero(bad)[0])
             raise InputError(
                 f"{_place(path, int(data['_record'].iloc[k]) - offset, offset)}: field 'trial': "
-                f"value {extra['trial'].iloc[k]!r}; expected a whole number >= 0"
+                f"value {_show(extra['trial'].iloc[k])}; expected a whole number >= 0"
             )
         out["trial"] = values.astype(np.int64)
     else:
@@ -278,7 +284,7 @@ def read(
         if out[column].dtype != "str":
             out[column] = out[column].astype("str")
     out["_record"] = data["_record"].to_numpy()
-    out["_at"] = "line" if offset else "record"
+    out["_at"] = "line" if _is_text(path) else "row"
     for bench, group in out.groupby("benchmark", sort=True):
         for kind, choice in (("metric", metric), ("filter", filter)):
             names = sorted(group[kind].unique().tolist())

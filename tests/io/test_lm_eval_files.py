@@ -1,0 +1,82 @@
+"""lm-eval: files beside the samples that are not samples, and one benchmark name for several
+tasks (finding f6)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from latentbench.cli import _register, app
+from latentbench.exceptions import InputError
+from latentbench.io.formats import read_results
+
+DATE = "2024-05-01T12-30-45.123456"
+
+
+def two_tasks(root: Path) -> Path:
+    """A model folder with taskA and taskB (doc ids 0-2 each), its results file and notes."""
+    run = root / "out" / "org__m"
+    run.mkdir(parents=True)
+    for task, scores in (("taskA", [1, 1, 1]), ("taskB", [0, 1, 0])):
+        lines = [
+            json.dumps(
+                {
+                    "doc_id": i,
+                    "doc": {},
+                    "target": 0,
+                    "filter": "none",
+                    "metrics": ["acc"],
+                    "acc": float(s),
+                }
+            )
+            for i, s in enumerate(scores)
+        ]
+        (run / f"samples_{task}_{DATE}.jsonl").write_text("\n".join(lines) + "\n")
+    results = {
+        "results": {"taskA": {}, "taskB": {}},
+        "model_name": "org/m",
+        "lm_eval_version": "0.4.9",
+        "config": {"model_args": "pretrained=org/m"},
+    }
+    (run / f"results_{DATE}.json").write_text(json.dumps(results))
+    (run / "notes.jsonl").write_text('{"foo": 1}\n')
+    return run
+
+
+def test_a_file_that_is_not_samples_is_skipped_and_said(tmp_path):
+    run = two_tasks(tmp_path)
+    frame, report = read_results("lm-eval", tmp_path / "out")
+    assert sorted(frame["benchmark"].unique()) == ["taskA", "taskB"]
+    assert len(frame) == 6
+    (skipped,) = report.skipped_files
+    assert skipped["file"] == str(run / "notes.jsonl")
+    assert "not an lm-eval samples file" in skipped["reason"]
+    assert "notes.jsonl: not an lm-eval samples file" in str(report)
+
+
+def test_a_file_of_samples_without_a_task_name_still_needs_one(tmp_path):
+    run = two_tasks(tmp_path)
+    (run / "mystery.jsonl").write_text('{"doc_id": 0, "acc": 1.0}\n')
+    with pytest.raises(InputError, match=r"mystery.jsonl: cannot tell the task"):
+        read_results("lm-eval", tmp_path / "out")
+
+
+def test_one_benchmark_name_for_several_tasks_is_refused(tmp_path):
+    run = two_tasks(tmp_path)
+    files = [run / f"samples_{task}_{DATE}.jsonl" for task in ("taskA", "taskB")]
+    with pytest.raises(
+        InputError, match=r"benchmark='X': the files hold 2 tasks \('taskA', 'taskB'\)"
+    ):
+        read_results("lm-eval", files, benchmark="X")
+    frame, _ = read_results("lm-eval", files[:1], benchmark="X")  # one task: renamed
+    assert set(frame["benchmark"]) == {"X"} and len(frame) == 3
+    _register()
+    store = tmp_path / "s.duckdb"
+    outcome = CliRunner().invoke(
+        app, ["ingest", "lm-eval", *map(str, files), "--store", str(store), "--benchmark", "X"]
+    )
+    assert outcome.exit_code == 2
+    assert "--benchmark 'X': the files hold 2 tasks ('taskA', 'taskB')" in outcome.output
