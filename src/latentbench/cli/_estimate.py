@@ -493,4 +493,3 @@ def _compare_names(
             "(name them with --a / --b)"
         )
     return names[0], names[1]
-
