@@ -182,3 +182,24 @@ def test_abort_cuts_the_requests_in_flight_and_sends_no_retry(live_setup):
     assert not worker.is_alive() and elapsed < 2.0, elapsed
     assert len(s.state.requests) == 2 and oracle.n_requests == 2  # nothing sent after it
     assert len(cells) == 4 and all(np.isnan(c.score) and "aborted" in c.error for c in cells)
+
+
+def test_an_oracle_passed_in_is_not_aborted_by_an_error_of_the_run(live_setup):
+    """run_live(..., oracle=X) aborted the caller's own oracle on any exception (a bug in a
+    progress callback): every later run with it failed, 'aborted (Ctrl-C)'. Only a run's own
+    oracle is aborted, and only by a second Ctrl-C."""
+
+    s = live_setup
+    cfg = LiveConfig.from_toml(s.write_config(s.tmp / "r.toml"))
+    endpoints = [ChatEndpoint(n, f"http://127.0.0.1:{s.port}/v1", n, api_key_env=s.key_env)
+                 for n in s.names]  # fmt: skip
+    oracle = ChatCompletionsOracle(endpoints, s.items, timeout=5.0, retries=0)
+
+    def broken(progress):
+        raise RuntimeError("a bug in my progress callback")
+
+    with pytest.raises(RuntimeError, match="progress callback"):
+        run_live(cfg, s.tmp / "a.duckdb", oracle=oracle, progress=broken)
+    again = run_live(cfg, s.tmp / "b.duckdb", oracle=oracle)
+    assert again.status == "done" and len(again.errors) == 0
+    oracle.close()

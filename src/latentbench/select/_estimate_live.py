@@ -212,8 +212,11 @@ def estimate_live(
     except LiveStop as exc:
         stopped = status = exc.status
         notes.append(f"live run stopped early ({exc}); re-run the same command to resume")
+    except KeyboardInterrupt:  # a second Ctrl-C: nothing more is asked (its own oracle)
+        abort_oracle(inner)
+        store.set_selection_status(run_id, "failed")
+        raise
     except BaseException:
-        abort_oracle(inner)  # a second Ctrl-C: nothing more is asked
         store.set_selection_status(run_id, "failed")
         raise
     finally:

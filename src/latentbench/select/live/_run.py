@@ -172,8 +172,9 @@ def resolve_run_id(store: Store, cfg: LiveConfig, suffix: str = "") -> str:
 
 def abort_oracle(oracle: Any) -> None:
     """Stop an oracle's requests in flight and its retries (``abort()``, where it has one)
-    when the run ends by an exception: a second Ctrl-C then ends at once instead of after
-    every retry of the batch (about 14 s at a 5 s timeout, the retries paid, never stored)."""
+    when a second Ctrl-C ends a run that built it: the run then ends at once instead of after
+    every retry of the batch (about 14 s at a 5 s timeout, the retries paid, never stored).
+    The oracle stays aborted (it is closed next)."""
     abort = getattr(oracle, "abort", None)
     if callable(abort):
         abort()
@@ -443,11 +444,11 @@ def run_live(
     except LiveStop as exc:
         status, message = exc.status, str(exc)
     except KeyboardInterrupt:  # a second Ctrl-C: stored cells are kept, nothing more asked
-        abort_oracle(inner)
+        if oracle is None:  # an oracle passed in is the caller's to stop (as to close)
+            abort_oracle(inner)
         store.set_selection_status(run_id, "interrupted")
         raise
     except BaseException:
-        abort_oracle(inner)
         store.set_selection_status(run_id, "failed")
         raise
     finally:
