@@ -604,3 +604,24 @@ def test_a_new_run_beside_one_with_other_answer_code_is_said(tmp_path):
                       r"this configuration except .*changed: answers\.code\.oracle"):  # fmt: skip
         second = run_live(LiveConfig.from_toml(tmp_path / "run.toml"), store)
     assert second.run_id != first.run_id
+
+
+def test_the_items_file_order_does_not_change_a_live_estimate(live_setup):
+    """Draws follow the items' canonical order, whatever order the items file lists them
+    in; such a run is capped and resumed as any other. (Its id differs from the one code
+    before the change gave it, which drew in the file's order: such a stored run is not
+    replayed with other items; checked against that code by hand, review of 2026-12-05.)"""
+    s = live_setup
+    cal = _calibration(s)
+    sorted_run = estimate_live(cal, s.write_config(), s.tmp / "a.duckdb", model="model-2",
+                               budget=10, seed=3)  # fmt: skip
+    lines = (s.tmp / "items.jsonl").read_text().splitlines(keepends=True)
+    order = np.random.default_rng(0).permutation(len(lines))
+    (s.tmp / "items.jsonl").write_text("".join(lines[k] for k in order))
+    capped = s.write_config(s.tmp / "cap.toml", run={"spend_cap": 4})
+    first = estimate_live(cal, capped, s.tmp / "b.duckdb", model="model-2", budget=10, seed=3)
+    assert first.stopped == "capped"
+    capped.write_text(capped.read_text().replace("spend_cap = 4", "spend_cap = 40"))
+    resumed = estimate_live(cal, capped, s.tmp / "b.duckdb", model="model-2", budget=10, seed=3)
+    assert resumed.items == sorted_run.items and resumed.score == sorted_run.score
+    assert resumed.options["live"]["run_id"] == first.options["live"]["run_id"]

@@ -180,6 +180,11 @@ def estimate_live(
     )
     notes.extend(proxy_note(cal, proxy, seq.proxy_used))
     tag = "" if seq.proxy_used == "irt" else f"|{seq.proxy_used}"
+    if not np.array_equal(seq.draw_order, np.arange(seq.n)):
+        # items listed out of their canonical order: draws made before they followed it
+        # (2026-12-05) were in the file's order, so such a run is another run, not a resume
+        # that would replay other items (its stored answers are reused, never paid again)
+        tag += "|canonical"
     key = hashlib.sha256(f"{model}|{cal.hash}|{seed}|{proposal}|{floor}|{delta}{tag}".encode())
     run_id = resolve_run_id(store, cfg, f"-estimate-{key.hexdigest()[:10]}")
     inner = cfg.build_oracle(items)
