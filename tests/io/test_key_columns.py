@@ -159,3 +159,25 @@ def test_cli_fit_names_the_store_options(tmp_path):
     assert result.exit_code != 0
     assert "column 'metric' holds 2 values ('acc', 'arc')" in result.output
     assert "--store STORE --benchmark NAME --metric M" in result.output
+
+
+def test_two_models_under_a_misnamed_column_are_never_averaged_as_trials(tmp_path):
+    """Columns model_name, item, trial, score (review of 2026-12-05): the rows of models a
+    and b were read as two trials of one model and averaged to 0.5 (the reader refused the
+    file before the trial column was read); a column of unobserved trials says nothing."""
+    frame = pd.DataFrame(
+        {"model_name": ["a", "a", "b", "b"], "item": ["q1", "q2", "q1", "q2"],
+         "trial": ["r1", "r1", "r2", "r2"], "score": [1.0, 1.0, 0.0, 0.0]}
+    )  # fmt: skip
+    frame.to_csv(tmp_path / "two.csv", index=False)
+    with pytest.raises(InputError, match=r"column 'model_name' holds 2 names; .*rename"):
+        read_responses(tmp_path / "two.csv")
+    observed = pd.DataFrame(
+        {"model": ["a", "a", "b", "b", "a"], "item": ["q1", "q2", "q1", "q2", "q1"],
+         "trial": [0, 0, 0, 0, 1], "score": [1.0, 0.0, 1.0, 1.0, None]}
+    )  # fmt: skip
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        matrix = ResponseMatrix.from_long(observed)
+    assert not any("several trials" in str(w.message) for w in caught)
+    assert "trials" not in (matrix.layout or "")

@@ -308,12 +308,13 @@ class ResponseMatrix:
                     DataWarning,
                     stacklevel=2,
                 )
-            note = (
-                f"{n_averaged:,} (model, item) cell(s) have several trials (column "
-                f"{keys.trial!r}, up to {most} per cell): each is the mean of its trials"
-            )
-            keys.notes.append(note)
-            warnings.warn(f"{_where(source)}{note}", DataWarning, stacklevel=2)
+            if n_averaged:  # (the other trials of a cell may all have been unobserved)
+                note = (
+                    f"{n_averaged:,} (model, item) cell(s) have several trials (column "
+                    f"{keys.trial!r}, up to {most} per cell): each is the mean of its trials"
+                )
+                keys.notes.append(note)
+                warnings.warn(f"{_where(source)}{note}", DataWarning, stacklevel=2)
             frame = frame.loc[first].reset_index(drop=True)
             values, kept = means, kept[first]
         model_codes, model_ids = _factorize_ids(frame[model])

@@ -324,10 +324,19 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
                 f"{str(frame['item'].iloc[k])!r}): score {_show(values[k])} is outside [0, 1]; "
                 "expected a score in [0, 1] (empty = not answered)"
             )
+        lookalike = [c for c in columns if c.lower().replace("-", "_") in _MODEL_LOOKALIKES]
+        # looked at before trials are averaged: rows of two models under a misnamed column
+        # are not two trials of one model
+        names = {c: int(frame[c].nunique(dropna=True)) for c in lookalike}
+        varied = [c for c in lookalike if names[c] > 1]
+        if "model" not in columns and varied:  # several models without their column
+            raise InputError(
+                f"in {file}: no 'model' column and column {varied[0]!r} holds "
+                f"{names[varied[0]]} names; a file of several models needs their ids in a "
+                f"column named 'model': rename {varied[0]!r} to 'model'"
+            )
         frame, values = _reduce_key_columns(frame, values, file, stem, score)
         if "model" not in columns:  # one model, named after the file, unless ...
-            lookalike = [c for c in columns if c.lower().replace("-", "_") in _MODEL_LOOKALIKES]
-            varied = [c for c in lookalike if frame[c].nunique(dropna=True) > 1]
             pairs = pd.DataFrame({"i": frame["item"].astype(str).to_numpy(), "v": values})
             # an item again with another score (the same row twice is collapsed below)
             again = (pairs["i"].duplicated() & ~pairs.duplicated()).to_numpy()
@@ -338,7 +347,7 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
                     f"item {str(frame['item'].iloc[k])!r} is on {_row(source, k)} again with "
                     "another score"
                     if k >= 0
-                    else f"column {varied[0]!r} holds {frame[varied[0]].nunique()} names"
+                    else f"column {varied[0]!r} holds {names[varied[0]]} names"
                 )
                 raise InputError(
                     f"in {file}: no 'model' column and {said}; a file of several models "
@@ -455,12 +464,13 @@ def _reduce_key_columns(
             DataWarning,
             stacklevel=4,
         )
-    warnings.warn(
-        f"{where}{n_averaged:,} (model, item) cell(s) have several trials (column "
-        f"{keys.trial!r}, up to {most} per cell): each is the mean of its trials",
-        DataWarning,
-        stacklevel=4,
-    )
+    if n_averaged:  # (the other trials of a cell may all have been unobserved)
+        warnings.warn(
+            f"{where}{n_averaged:,} (model, item) cell(s) have several trials (column "
+            f"{keys.trial!r}, up to {most} per cell): each is the mean of its trials",
+            DataWarning,
+            stacklevel=4,
+        )
     return frame.iloc[first].reset_index(drop=True), means
 
 
