@@ -198,3 +198,25 @@ def test_two_helm_releases_share_one_store(tmp_path):
         long = store.long()
         assert set(long["benchmark"]) >= {BBQ, "narrative_qa"}
         assert store.ingest(*read_results("helm", REAL_051, metric="exact_match"))["n_new"] == 0
+
+
+def test_an_index_stat_that_takes_0_and_1_is_not_offered_as_a_score(tmp_path):
+    """predicted_index (0 to 3) was offered beside exact_match once a stat needed only some
+    values in [0, 1] (review of 2026-12-05): the ingest stopped on 'several metrics'. Only
+    correctness stats keep a value outside [0, 1] as a bad cell."""
+    run = tmp_path / "boolq:model=openai_gpt2"
+    run.mkdir()
+
+    def stat(name, value):
+        return {"name": {"name": name, "split": "test"}, "count": 1, "sum": value, "mean": value}
+
+    entries = [
+        {"instance_id": f"id{k}", "train_trial_index": 0,
+         "stats": [stat("exact_match", float(k % 2)), stat("predicted_index", float(k % 4))]}
+        for k in range(8)
+    ]  # fmt: skip
+    (run / "per_instance_stats.json").write_text(json.dumps(entries))
+    frame, _ = read_results("helm", run)
+    assert len(frame) == 8 and set(frame["metric"]) == {"exact_match"}
+    with pytest.raises(InputError, match=r"'predicted_index' is not an item score"):
+        read_results("helm", run, metric="predicted_index")

@@ -16,7 +16,9 @@ instances of other splits are dropped with a reason, never merged.
 
 Metrics: only item scores are offered (stats whose every mean lies in [0, 1], excluding
 counts, costs, runtimes, token numbers, log-probabilities and finish reasons such as
-``batch_size``, ``num_prompt_tokens`` or ``training_co2_cost``).
+``batch_size``, ``num_prompt_tokens`` or ``training_co2_cost``). A correctness stat
+(``exact_match`` and its kin) stays offered when a value lies outside: that cell is refused,
+naming its instance.
 
 ``display_predictions.json`` (written by ``helm-summarize``: ``instance_id``,
 ``train_trial_index``, ``stats: {name: value}``) is read when a run folder has no
@@ -25,6 +27,7 @@ counts, costs, runtimes, token numbers, log-probabilities and finish reasons suc
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +64,17 @@ _NOT_SCORES = frozenset(
         "logprob_per_byte",
     }
 )
+
+
+_CORRECTNESS = re.compile(
+    r"^(?:(?:quasi_|prefix_|quasi_prefix_)?exact_match(?:@\d+)?(?:_indicator)?|"
+    r"(?:f1|f1_score|rouge_[12l]|bleu_[14]|math_equiv(?:_chain_of_thought)?|"
+    r"(?:ifeval|wildbench|omni_math)_score|chain_of_thought_correctness|equivalent|accuracy)"
+    r")$"
+)
+"""HELM's correctness stats, scores in [0, 1] by definition: one value outside is a bad cell
+(refused naming it). Any other stat is an item score only when every value lies in [0, 1]
+(an index such as ``predicted_index``, 0 to 3, takes 0 and 1 too)."""
 
 
 def is_score_name(name: str) -> bool:
@@ -198,9 +212,9 @@ def read(
 
     entries, flat = _entries(path)
     report.records_read += len(entries)
-    # a stat is an item score when its name is one and not every value is outside [0, 1]: a
-    # count, a cost or a token number is not; a single value outside is a bad cell, refused
-    # below naming its instance
+    # a stat is an item score when its name is one and every value lies in [0, 1] (a count, a
+    # cost, a token number or an index is not); for a correctness stat (exact_match, ...) a
+    # value outside is a bad cell, refused below naming its instance
     n_numeric: dict[str, int] = {}
     n_outside: dict[str, int] = {}
     splits: dict[str, None] = {}
@@ -212,7 +226,10 @@ def read(
             n_numeric[stat_name] = n_numeric.get(stat_name, 0) + int(numeric)
             n_outside[stat_name] = n_outside.get(stat_name, 0) + int(outside)
     offered = {
-        n: is_score_name(n) and not (n_numeric[n] and n_outside[n] == n_numeric[n])
+        n: is_score_name(n)
+        and (
+            n_outside[n] == 0 or (_CORRECTNESS.match(n) is not None and n_outside[n] < n_numeric[n])
+        )
         for n in n_numeric
     }
     available = sorted(n for n, ok in offered.items() if ok)
@@ -220,7 +237,7 @@ def read(
     if wanted is not None and wanted in offered and not offered[wanted]:
         raise InputError(
             f"{path}: stat {wanted!r} is not an item score (a count, cost, runtime, token number "
-            f"or every value outside [0, 1]); choose one of {', '.join(available) or '(none)'}"
+            f"or index: values outside [0, 1]); choose one of {', '.join(available) or '(none)'}"
         )
     chosen, how = resolve("metric", metric, name, available, str(path))
     report.choose(name, "metric", chosen, how)
