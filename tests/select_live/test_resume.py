@@ -170,7 +170,9 @@ def test_a_new_endpoint_url_resumes_the_run_without_paying_again(live_setup):
     """The endpoint's URL may change between sessions (a server moved): the same
     configuration resumes its run, its cap included, and pays for no stored cell (it started
     a new run, paid every cell again and reset the cap). A run stored while the URLs were part
-    of the identity (another default id) is found and resumed too."""
+    of the identity (another default id) is found and resumed too. Both say where the
+    stored answers were asked (a review found two servers serving different models under
+    one name would share them)."""
     s = live_setup
     capped = s.write_config(s.tmp / "cap.toml", run={"spend_cap": 40})
     store = s.tmp / "moved.duckdb"
@@ -182,7 +184,9 @@ def test_a_new_endpoint_url_resumes_the_run_without_paying_again(live_setup):
         "spend_cap = 40", "spend_cap = 48"))  # fmt: skip
     cfg = LiveConfig.from_toml(moved)
     assert cfg.default_run_id() == LiveConfig.from_toml(capped).default_run_id()
-    second = run_live(cfg, store)
+    with pytest.warns(Warning, match=r"resumes with model 'model-0' at http://localhost:\d+/v1 "
+                      r"\(asked at http://127\.0\.0\.1:\d+/v1 before\)"):  # fmt: skip
+        second = run_live(cfg, store)
     assert second.run_id == first.run_id and second.status == "capped"
     assert sum(s.state.answered.values()) - paid <= 8  # the 8 cells the cap was raised by
     with Store(store, read_only=True) as db:
@@ -206,6 +210,12 @@ def test_a_new_endpoint_url_resumes_the_run_without_paying_again(live_setup):
                 [ran.run_id],
             )
     before = sum(s.state.answered.values())
-    again = run_live(cfg, old)
+    with pytest.warns(Warning, match="resumes with model"):
+        again = run_live(cfg, old)
     assert again.run_id == "live-0123456789abcdef" and again.status == "capped"
     assert sum(s.state.answered.values()) - before <= 8
+    # another seed at the new address: a new run, reusing the answers, said
+    other = s.tmp / "seed8.toml"
+    other.write_text(moved.read_text().replace("seed = 7", "seed = 8"))
+    with pytest.warns(Warning, match=r"answers of run 'live-\w+' are reused for model"):
+        run_live(LiveConfig.from_toml(other), store)

@@ -281,8 +281,37 @@ def _open_run(
             f"{store.path}: run {run_id!r} was started with {started} oracle; resuming it with "
             f"{now} would mix two oracles' answers; use another run_id or store"
         )
+    moved = _moved_endpoints(cfg, stored["config"])
+    if moved:
+        warnings.warn(
+            f"{store.path}: run {run_id!r} resumes with {moved}: its stored answers are kept "
+            "as the same model's (a base_url says where to reach a model, not which one; a "
+            "different model served under the same name needs another [[models]] name)",
+            DataWarning,
+            stacklevel=3,
+        )
     store.set_selection_status(run_id, "running")
     return True
+
+
+def _moved_endpoints(cfg: LiveConfig, record: Mapping[str, Any], models: Any = None) -> str:
+    """``model 'm' at URL (asked at OLD before)`` for each model (of ``models``, default all)
+    whose ``base_url`` differs from the one a stored run's record holds; empty if none."""
+    before = {
+        str(m.get("name")): m.get("base_url")
+        for m in record.get("models") or ()
+        if isinstance(m, dict)
+    }
+    moved = [
+        f"model {m.name!r} at {m.base_url} (asked at {before[m.name]} before)"
+        for m in cfg.models
+        if (models is None or m.name in models)
+        and m.name in before
+        and before[m.name] is not None
+        and m.base_url is not None
+        and before[m.name] != m.base_url
+    ]
+    return "; ".join(moved[:3]) + ("; ..." if len(moved) > 3 else "")
 
 
 def answer_key(record: Mapping[str, Any], model: str) -> str | None:
@@ -333,6 +362,15 @@ def reusable_answers(
             continue
         stored = store.selection_observations(run["run_id"])
         good = stored[stored["model"].isin(same) & stored["score"].notna() & stored["error"].isna()]
+        moved = _moved_endpoints(cfg, run["config"], set(good["model"].astype(str)))
+        if moved and len(good):
+            warnings.warn(
+                f"{store.path}: {len(good):,} answers of run {run['run_id']!r} are reused for "
+                f"{moved} (the same model name, served name and options: the same answers; a "
+                "different model served under the same name needs another [[models]] name)",
+                DataWarning,
+                stacklevel=3,
+            )
         for model, item, score in zip(good["model"], good["item"], good["score"], strict=True):
             found.setdefault((str(model), str(item)), float(score))
     return found
