@@ -221,3 +221,11 @@ def test_an_exact_tie_at_the_top_counts_either_tied_model_as_right():
         out = run_selection(MatrixOracle(Y[:6]), UCBE(), budget=600, random_state=seed)
         leads |= set(out.trace_best.tolist())
     assert leads == {0, 1}  # both tied models lead at some point (what the old rule missed)
+
+
+def test_repeated_seeds_are_refused():
+    """A repeated seed counted one run twice (and a stopped experiment dropped it)."""
+    Y = lowrank_data(30, 200, r=2, seed=8)[0]
+    pools = {"gap0.02": exact_gap_pool(Y.mean(axis=1), 0.02, 12)}
+    with pytest.raises(InputError, match="seeds: 1 repeats; expected distinct seeds"):
+        run_experiment(Y, pools, ["ucbe"], seeds=[1, 2, 1], budget=100, n_jobs=1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from pathlib import Path
 from typing import Any
@@ -518,7 +519,12 @@ def experiment(
             specs = _split_specs(policies)
             with (
                 Progress(console=console, disable=quiet, transient=True) as bar,
-                stop_on_sigint(say_stopping("runs")) as stop_now,
+                # Ray runs cannot stop part-way: there Ctrl-C interrupts as before
+                (
+                    stop_on_sigint(say_stopping("runs"))
+                    if engine == "local"
+                    else contextlib.nullcontext(None)
+                ) as stop_now,
             ):
                 runs = bar.add_task("runs", total=None)
 

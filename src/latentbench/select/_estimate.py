@@ -327,12 +327,12 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
         lookalike = [c for c in columns if c.lower().replace("-", "_") in _MODEL_LOOKALIKES]
         # looked at before trials are averaged: rows of two models under a misnamed column
         # are not two trials of one model
-        names = {c: int(frame[c].nunique(dropna=True)) for c in lookalike}
-        varied = [c for c in lookalike if names[c] > 1]
+        n_names = {c: int(frame[c].nunique(dropna=True)) for c in lookalike}
+        varied = [c for c in lookalike if n_names[c] > 1]
         if "model" not in columns and varied:  # several models without their column
             raise InputError(
                 f"in {file}: no 'model' column and column {varied[0]!r} holds "
-                f"{names[varied[0]]} names; a file of several models needs their ids in a "
+                f"{n_names[varied[0]]} names; a file of several models needs their ids in a "
                 f"column named 'model': rename {varied[0]!r} to 'model'"
             )
         frame, values = _reduce_key_columns(frame, values, file, stem, score)
@@ -347,7 +347,7 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
                     f"item {str(frame['item'].iloc[k])!r} is on {_row(source, k)} again with "
                     "another score"
                     if k >= 0
-                    else f"column {varied[0]!r} holds {names[varied[0]]} names"
+                    else f"column {varied[0]!r} holds {n_names[varied[0]]} names"
                 )
                 raise InputError(
                     f"in {file}: no 'model' column and {said}; a file of several models "

@@ -407,6 +407,9 @@ def run_experiment(
     seed_list = [10000 * k for k in range(seeds)] if isinstance(seeds, int) else list(seeds)
     if not seed_list:
         raise InputError(f"seeds={seeds!r}; expected at least one seed")
+    if len(set(seed_list)) < len(seed_list):  # a repeated seed is one run counted twice
+        again = next(s for s in seed_list if seed_list.count(s) > 1)
+        raise InputError(f"seeds: {again!r} repeats; expected distinct seeds")
     if not isinstance(budget, numbers.Real) or isinstance(budget, bool) or int(budget) != budget:
         raise InputError(f"budget={budget!r}; expected a positive number of cells per run")
     if budget < 1:

@@ -263,18 +263,19 @@ def _subsample_note(meta: dict[str, Any], task: str, model: str) -> str | None:
 
 
 #: ``model_args`` keys lm-eval takes the model name from, in its order
-#: (``GeneralConfigTracker._get_model_name``; recent versions also read ``model_version``,
-#: ``model_name`` and ``model_id``): an adapter before its base model.
+#: (``GeneralConfigTracker._get_model_name``: an adapter before its base model), then
+#: ``model_version``, ``model_name`` and ``model_id``, which lmms-eval's variant also reads
+#: (after lm-eval's own keys, so that the name is lm-eval's whenever it gives one).
 _NAME_KEYS = (
     "peft",
     "delta",
     "pretrained",
     "model",
+    "path",
+    "engine",
     "model_version",
     "model_name",
     "model_id",
-    "path",
-    "engine",
 )
 
 
