@@ -181,3 +181,8 @@ def test_two_models_under_a_misnamed_column_are_never_averaged_as_trials(tmp_pat
         matrix = ResponseMatrix.from_long(observed)
     assert not any("several trials" in str(w.message) for w in caught)
     assert "trials" not in (matrix.layout or "")
+    with warnings.catch_warnings(record=True) as caught:  # the new model's reader too
+        warnings.simplefilter("always")
+        answers = read_responses(observed[observed["model"] == "a"])
+    assert answers["a"].to_dict() == {"q1": 1.0, "q2": 0.0}
+    assert not any("several trials" in str(w.message) for w in caught)

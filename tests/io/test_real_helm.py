@@ -220,3 +220,27 @@ def test_an_index_stat_that_takes_0_and_1_is_not_offered_as_a_score(tmp_path):
     assert len(frame) == 8 and set(frame["metric"]) == {"exact_match"}
     with pytest.raises(InputError, match=r"'predicted_index' is not an item score"):
         read_results("helm", run, metric="predicted_index")
+
+
+def test_wildbench_score_is_a_judge_scale_and_only_its_rescaled_form_a_score(tmp_path):
+    """wildbench_score (1 to 10) was taken for a correctness stat once one instance scored
+    1.0, and the ingest stopped on 'several metrics' (second review); only
+    wildbench_score_rescaled is an item score."""
+    run = tmp_path / "wildbench:subset=v2,model=openai_gpt-4o"
+    run.mkdir()
+
+    def stat(name, value):
+        return {"name": {"name": name, "split": "test"}, "count": 1, "sum": value, "mean": value}
+
+    judged = [1.0, 7.5, 9.0, 4.0, 10.0, 6.5]
+    entries = [
+        {"instance_id": f"id{k}", "train_trial_index": 0,
+         "stats": [stat("wildbench_score", v), stat("wildbench_score_rescaled", (v - 1) / 9)]}
+        for k, v in enumerate(judged)
+    ]  # fmt: skip
+    (run / "per_instance_stats.json").write_text(json.dumps(entries))
+    with pytest.warns(Warning, match="non-binary"):
+        frame, _ = read_results("helm", run)
+    assert set(frame["metric"]) == {"wildbench_score_rescaled"} and len(frame) == 6
+    with pytest.raises(InputError, match=r"'wildbench_score' is not an item score"):
+        read_results("helm", run, metric="wildbench_score")

@@ -203,3 +203,38 @@ def test_an_oracle_passed_in_is_not_aborted_by_an_error_of_the_run(live_setup):
     again = run_live(cfg, s.tmp / "b.duckdb", oracle=oracle)
     assert again.status == "done" and len(again.errors) == 0
     oracle.close()
+
+
+def test_a_store_error_mid_batch_sends_no_more_requests(live_setup, monkeypatch):
+    """A store write that fails mid-batch (a full disk) ends the run at once: its own
+    oracle is aborted, so the requests in flight are cut and none is retried (it waited for
+    every retry, 12 requests paid after the error and never stored; second review)."""
+    import duckdb
+
+    s = live_setup
+    cfg = LiveConfig.from_toml(s.write_config(oracle={"timeout": 1.0, "retries": 3,
+                                                      "concurrency": 4}))  # fmt: skip
+    real = Store.add_decision
+    seen = {}
+
+    def spy(self, run_id, call, payload):
+        if call == 0 and not seen:  # the first batch: every cell but the first hangs
+            seen["items"] = payload["items"]
+            for item in payload["items"][1:]:
+                s.state.faults[("model-0", item)] = ["timeout"] * 4
+        return real(self, run_id, call, payload)
+
+    at = {}
+
+    def broken(self, run_id, rows):
+        at.update(time=time.monotonic(), requests=len(s.state.requests))
+        raise duckdb.IOException("disk full (simulated)")
+
+    monkeypatch.setattr(Store, "add_decision", spy)
+    monkeypatch.setattr(Store, "add_observations", broken)
+    with pytest.raises(duckdb.IOException):
+        run_live(cfg, s.tmp / "full.duckdb")
+    elapsed = time.monotonic() - at["time"]
+    s.state.timeout_release.set()
+    assert elapsed < 1.0, elapsed
+    assert len(s.state.requests) - at["requests"] <= 1  # at most one already on its way

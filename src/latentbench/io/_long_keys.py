@@ -23,7 +23,7 @@ import pandas as pd
 from latentbench.exceptions import InputError
 from latentbench.io._matrix_checks import _show
 
-__all__ = ["KeyColumns", "check_key_columns", "mean_over_trials", "text_labels"]
+__all__ = ["KeyColumns", "check_key_columns", "mean_over_trials", "text_labels", "trial_notes"]
 
 ONE_VALUE_COLUMNS: tuple[str, ...] = ("metric", "filter", "split")
 """Key columns whose values are different quantities: a matrix holds one of each."""
@@ -144,6 +144,23 @@ def check_key_columns(
         if cells.drop_duplicates().duplicated(["m", "i"]).any():
             found.trial = "trial"
     return found
+
+
+def trial_notes(n_collapsed: int, n_averaged: int, most: int, column: str) -> tuple[str, str]:
+    """What :func:`mean_over_trials` did, in words: the repeated rows collapsed and the cells
+    averaged (each ``""`` when there were none)."""
+    collapsed = (
+        f"{n_collapsed} repeated (model, item, trial) rows with identical scores were collapsed"
+        if n_collapsed
+        else ""
+    )
+    averaged = (  # (the other trials of a cell may all have been unobserved)
+        f"{n_averaged:,} (model, item) cell(s) have several trials (column {column!r}, up to "
+        f"{most} per cell): each is the mean of its trials"
+        if n_averaged
+        else ""
+    )
+    return collapsed, averaged
 
 
 def mean_over_trials(

@@ -14,7 +14,12 @@ import pandas as pd
 
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import read_table_file
-from latentbench.io._long_keys import check_key_columns, mean_over_trials, text_labels
+from latentbench.io._long_keys import (
+    check_key_columns,
+    mean_over_trials,
+    text_labels,
+    trial_notes,
+)
 from latentbench.io._margins import Margins, dense_margins
 from latentbench.io._matrix_checks import (
     _SCORE_COLUMNS,
@@ -301,20 +306,12 @@ class ResponseMatrix:
                 _where(source),
                 lambda k: _row(source, int(rows_in_file[k])),
             )
-            if n_collapsed:
-                warnings.warn(
-                    f"{_where(source)}{n_collapsed} repeated (model, item, trial) rows with "
-                    "identical scores were collapsed",
-                    DataWarning,
-                    stacklevel=2,
-                )
-            if n_averaged:  # (the other trials of a cell may all have been unobserved)
-                note = (
-                    f"{n_averaged:,} (model, item) cell(s) have several trials (column "
-                    f"{keys.trial!r}, up to {most} per cell): each is the mean of its trials"
-                )
-                keys.notes.append(note)
-                warnings.warn(f"{_where(source)}{note}", DataWarning, stacklevel=2)
+            collapsed, averaged = trial_notes(n_collapsed, n_averaged, most, keys.trial)
+            if averaged:
+                keys.notes.append(averaged)
+            for note in (collapsed, averaged):
+                if note:
+                    warnings.warn(f"{_where(source)}{note}", DataWarning, stacklevel=2)
             frame = frame.loc[first].reset_index(drop=True)
             values, kept = means, kept[first]
         model_codes, model_ids = _factorize_ids(frame[model])

@@ -439,7 +439,12 @@ def _reduce_key_columns(
     one (model, item) become their mean (said, with the count)."""
     import pandas as pd
 
-    from latentbench.io._long_keys import check_key_columns, mean_over_trials, text_labels
+    from latentbench.io._long_keys import (
+        check_key_columns,
+        mean_over_trials,
+        text_labels,
+        trial_notes,
+    )
     from latentbench.io._matrix_checks import _row
 
     where = f"in {file}: "
@@ -454,24 +459,21 @@ def _reduce_key_columns(
         warnings.warn(f"{where}{note}", DataWarning, stacklevel=4)
     if keys.trial is None:
         return frame, values
+    # the observed trials only (an empty score is a trial not answered: the cell is the mean
+    # of the others, and a cell with none stays unanswered, as an absent row)
+    seen = np.flatnonzero(np.isfinite(values))
     first, means, n_averaged, most, n_collapsed = mean_over_trials(
-        models, items, text_labels(frame[keys.trial]), values, where, lambda k: _row(file, k)
+        models.iloc[seen].reset_index(drop=True),
+        items.iloc[seen].reset_index(drop=True),
+        text_labels(frame[keys.trial]).iloc[seen].reset_index(drop=True),
+        values[seen],
+        where,
+        lambda k: _row(file, int(seen[k])),
     )
-    if n_collapsed:
-        warnings.warn(
-            f"{where}{n_collapsed} repeated (model, item, trial) rows with identical scores "
-            "were collapsed",
-            DataWarning,
-            stacklevel=4,
-        )
-    if n_averaged:  # (the other trials of a cell may all have been unobserved)
-        warnings.warn(
-            f"{where}{n_averaged:,} (model, item) cell(s) have several trials (column "
-            f"{keys.trial!r}, up to {most} per cell): each is the mean of its trials",
-            DataWarning,
-            stacklevel=4,
-        )
-    return frame.iloc[first].reset_index(drop=True), means
+    for note in trial_notes(n_collapsed, n_averaged, most, keys.trial):
+        if note:
+            warnings.warn(f"{where}{note}", DataWarning, stacklevel=4)
+    return frame.iloc[seen[first]].reset_index(drop=True), means
 
 
 def _answers(

@@ -217,11 +217,8 @@ def estimate_live(
     except LiveStop as exc:
         stopped = status = exc.status
         notes.append(f"live run stopped early ({exc}); re-run the same command to resume")
-    except KeyboardInterrupt:  # a second Ctrl-C: nothing more is asked (its own oracle)
+    except BaseException:  # a second Ctrl-C, a failed store write: nothing more is asked
         abort_oracle(inner)
-        store.set_selection_status(run_id, "failed")
-        raise
-    except BaseException:
         store.set_selection_status(run_id, "failed")
         raise
     finally:

@@ -62,18 +62,23 @@ _NOT_SCORES = frozenset(
         "perplexity",
         "bits_per_byte",
         "logprob_per_byte",
+        "predicted_index",  # the option chosen (0, 1, 2, ...): an index, never a score
     }
 )
 
 
 _CORRECTNESS = re.compile(
-    r"^(?:(?:quasi_|prefix_|quasi_prefix_)?exact_match(?:@\d+)?(?:_indicator)?|"
-    r"(?:f1|f1_score|rouge_[12l]|bleu_[14]|math_equiv(?:_chain_of_thought)?|"
-    r"(?:ifeval|wildbench|omni_math)_score|chain_of_thought_correctness|equivalent|accuracy)"
+    r"^(?:(?:quasi_|prefix_|quasi_prefix_|quasi_leave_articles_|final_number_)?exact_match"
+    r"(?:@\d+)?(?:_indicator)?|"
+    r"(?:f1|f1_score|rouge_[12l]|bleu_[14]|chinese_bleu_1|chinese_rouge_[12]|"
+    r"(?:exact|iou|f1)_set_match|math_equiv(?:_chain_of_thought)?|code_eval_acc|pass|"
+    r"cleva_math_result_match|ifeval_strict_accuracy|omni_math_accuracy|"
+    r"wildbench_score_rescaled|chain_of_thought_correctness|equivalent|accuracy)"
     r")$"
 )
-"""HELM's correctness stats, scores in [0, 1] by definition: one value outside is a bad cell
-(refused naming it). Any other stat is an item score only when every value lies in [0, 1]
+"""HELM's correctness stats, scores in [0, 1] by definition (``wildbench_score`` is a 1-10
+judge score: only its ``_rescaled`` form is one): one value outside is a bad cell (refused
+naming it). Any other stat is an item score only when every value lies in [0, 1]
 (an index such as ``predicted_index``, 0 to 3, takes 0 and 1 too)."""
 
 

@@ -172,9 +172,10 @@ def resolve_run_id(store: Store, cfg: LiveConfig, suffix: str = "") -> str:
 
 def abort_oracle(oracle: Any) -> None:
     """Stop an oracle's requests in flight and its retries (``abort()``, where it has one)
-    when a second Ctrl-C ends a run that built it: the run then ends at once instead of after
-    every retry of the batch (about 14 s at a 5 s timeout, the retries paid, never stored).
-    The oracle stays aborted (it is closed next)."""
+    when an exception (a second Ctrl-C, a store write that failed) ends a run that built it:
+    the run then ends at once instead of after every retry of the batch (about 14 s at a 5 s
+    timeout, the answers paid and never stored). The oracle stays aborted (it is closed
+    next)."""
     abort = getattr(oracle, "abort", None)
     if callable(abort):
         abort()
@@ -481,13 +482,11 @@ def run_live(
         )
     except LiveStop as exc:
         status, message = exc.status, str(exc)
-    except KeyboardInterrupt:  # a second Ctrl-C: stored cells are kept, nothing more asked
-        if oracle is None:  # an oracle passed in is the caller's to stop (as to close)
+    except BaseException as exc:  # a second Ctrl-C, a store that cannot be written, ...
+        if oracle is None:  # its own oracle: nothing more asked (a passed one is the caller's)
             abort_oracle(inner)
-        store.set_selection_status(run_id, "interrupted")
-        raise
-    except BaseException:
-        store.set_selection_status(run_id, "failed")
+        interrupted = isinstance(exc, KeyboardInterrupt)  # stored cells are kept either way
+        store.set_selection_status(run_id, "interrupted" if interrupted else "failed")
         raise
     finally:
         close = getattr(inner, "close", None)
