@@ -237,4 +237,6 @@ def test_a_store_error_mid_batch_sends_no_more_requests(live_setup, monkeypatch)
     elapsed = time.monotonic() - at["time"]
     s.state.timeout_release.set()
     assert elapsed < 1.0, elapsed
-    assert len(s.state.requests) - at["requests"] <= 1  # at most one already on its way
+    # the batch's first requests only (4 in flight, some still on their way to the server
+    # at the error): one per cell, no retry (16 before: every hanging cell retried 3 times)
+    assert len(s.state.requests) <= 4 and at["requests"] >= 1
