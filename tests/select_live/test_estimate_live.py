@@ -625,3 +625,27 @@ def test_the_items_file_order_does_not_change_a_live_estimate(live_setup):
     resumed = estimate_live(cal, capped, s.tmp / "b.duckdb", model="model-2", budget=10, seed=3)
     assert resumed.items == sorted_run.items and resumed.score == sorted_run.score
     assert resumed.options["live"]["run_id"] == first.options["live"]["run_id"]
+
+
+def test_a_second_ctrl_c_marks_a_live_estimate_interrupted(live_setup, monkeypatch):
+    """An abort (KeyboardInterrupt) left the estimate run 'failed' where select live says
+    'interrupted'; its stored answers are kept either way."""
+    from latentbench.select.live import DurableOracle
+
+    s = live_setup
+    real, calls = DurableOracle.evaluate, []
+
+    def evaluate(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(DurableOracle, "evaluate", evaluate)
+    store = s.tmp / "abort.duckdb"
+    with pytest.raises(KeyboardInterrupt):
+        estimate_live(_calibration(s), s.write_config(), store, model="model-1", budget=8)
+    with Store(store, read_only=True) as db:
+        (run,) = db.selection_runs()
+        assert run["status"] == "interrupted"
+        assert len(db.selection_observations(run["run_id"])) == 2

@@ -217,9 +217,10 @@ def estimate_live(
     except LiveStop as exc:
         stopped = status = exc.status
         notes.append(f"live run stopped early ({exc}); re-run the same command to resume")
-    except BaseException:  # a second Ctrl-C, a failed store write: nothing more is asked
+    except BaseException as exc:  # a second Ctrl-C, a failed store write: nothing more asked
         abort_oracle(inner)
-        store.set_selection_status(run_id, "failed")
+        interrupted = isinstance(exc, KeyboardInterrupt)  # as select live says it
+        store.set_selection_status(run_id, "interrupted" if interrupted else "failed")
         raise
     finally:
         close = getattr(inner, "close", None)
