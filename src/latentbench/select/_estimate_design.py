@@ -42,8 +42,7 @@ def canonical_order(item_ids: object) -> np.ndarray:
     """The permutation that sorts ``item_ids`` as strings, shape (n,): the order in which
     :func:`draw_item` lays the items out, so that a draw depends on the items' ids and
     probabilities, never on the order a file, a store or a fit listed them in."""
-    ids = np.asarray([str(i) for i in np.asarray(item_ids, dtype=object)], dtype=str)
-    return np.argsort(ids, kind="stable")
+    return np.argsort(np.asarray(item_ids, dtype=str), kind="stable")  # one array op
 
 
 def draw_item(
