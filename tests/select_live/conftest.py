@@ -140,6 +140,12 @@ def _handler(state: FakeOpenAI):
                 return self._send(200, b"<html>oops</html>")
             if fault == "nochoices":
                 return self._send(200, b'{"id": "x", "choices": []}')
+            if fault in ("null_length", "empty"):  # complete answers without text
+                content = None if fault == "null_length" else "  "
+                finish = "length" if fault == "null_length" else "stop"
+                message = {"role": "assistant", "content": content}
+                reply = {"choices": [{"index": 0, "message": message, "finish_reason": finish}]}
+                return self._send(200, json.dumps(reply).encode())
             answer = state.items[i]["answer"]
             content = answer if state.Y[m, i] == 1 else f"not {answer}"
             reply = {

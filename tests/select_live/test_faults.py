@@ -100,3 +100,55 @@ def test_on_error_zero_reports_failures(live_setup):
     again = run_live(cfg, path)  # failures are replayed as failures: nothing requested
     assert len(s.state.requests) == n and again.selection.best == result.selection.best
     assert f"{n_failed} failed cell(s)" in again.message
+
+
+def test_an_answer_without_text_fails_its_cell_once_and_empty_text_is_said(live_setup):
+    # content null with finish_reason "length" (the token limit spent on reasoning): the same
+    # request would be paid for the same answer, so it is not retried (it was, 1 + retries)
+    s = live_setup
+    for item in s.items:
+        s.state.faults[("model-0", item["id"])] = ["empty"] * 10
+        s.state.faults[("model-1", item["id"])] = ["null_length"] * 10
+    cfg = LiveConfig.from_toml(s.write_config(oracle={"retries": 3}))
+    with pytest.warns(Warning, match=r"\d+ answer\(s\) received this session had empty text"):
+        result = run_live(cfg, s.tmp / "null.duckdb")
+    assert result.status == "failed"
+    failed = result.errors[result.errors["model"] == "model-1"]
+    assert len(failed) > 0
+    assert (
+        failed["error"]
+        .str.contains(r"content null, finish_reason 'length'\); not retried; raise max_tokens")
+        .all()
+    )
+    asked = [c for c in s.state.requests if c[0] == "model-1"]
+    assert len(asked) == len(set(asked)) == len(failed)  # one request per cell, no retry
+    # blank text is an answer: scored by the scorer (exact_match: 0), stored as such
+    with Store(s.tmp / "null.duckdb", read_only=True) as db:
+        obs = db.selection_observations(result.run_id)
+    blank = obs[obs["model"] == "model-0"]
+    assert len(blank) > 0 and (blank["score"] == 0).all() and blank["error"].isna().all()
+
+
+def test_a_refused_connection_is_not_a_paid_request():
+    # nothing listens on the port: every attempt is refused before a request is sent, so the
+    # spend cap's allowance and the cells' attempts stay at 0 (they counted 1 + retries each)
+    import socket
+
+    from latentbench.select.oracles import ChatEndpoint
+    from latentbench.select.oracles._openai import ChatCompletionsOracle
+
+    with socket.socket() as sock:  # a free port, closed again
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    items = [{"id": f"q{k}", "prompt": f"p{k}", "answer": "a"} for k in range(3)]
+    endpoint = ChatEndpoint("m", f"http://127.0.0.1:{port}/v1", "m")
+    oracle = ChatCompletionsOracle(
+        [endpoint], items, retries=2, backoff=0.0, max_backoff=0.0, timeout=5.0, concurrency=1
+    )  # one at a time: a request in flight holds its share of the allowance until it ends
+    with oracle:
+        oracle.limit_requests(1)
+        cells = list(oracle.evaluate_cells(0, np.arange(3)))
+    assert [c.attempts for c in cells] == [0, 0, 0]
+    assert not any(c.capped for c in cells)  # an allowance of 1 was never used up
+    assert all("after 3 attempt(s)" in c.error and "connection" in c.error for c in cells)
+    assert oracle.n_requests == 0 and oracle._allowance == 1

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -191,6 +192,16 @@ def test_a_new_endpoint_url_resumes_the_run_without_paying_again(live_setup):
     assert sum(s.state.answered.values()) - paid <= 8  # the 8 cells the cap was raised by
     with Store(store, read_only=True) as db:
         assert len(db.selection_runs()) == 1
+        record = db.selection_run(first.run_id)["config"]
+    # said once: the record now holds the new address, and the move
+    assert {m["base_url"] for m in record["models"]} == {f"http://localhost:{s.port}/v1"}
+    assert [m["model"] for m in record["endpoint_moves"]] == s.names
+    assert record["endpoint_moves"][0]["from"] == f"http://127.0.0.1:{s.port}/v1"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        third = run_live(cfg, store)
+    assert third.status == "capped"
+    assert not [w for w in caught if "resumes with" in str(w.message)]
 
     # a run stored by the code before: the URLs in its identity and so in its default id
     old = s.tmp / "old.duckdb"
@@ -217,5 +228,9 @@ def test_a_new_endpoint_url_resumes_the_run_without_paying_again(live_setup):
     # another seed at the new address: a new run, reusing the answers, said
     other = s.tmp / "seed8.toml"
     other.write_text(moved.read_text().replace("seed = 7", "seed = 8"))
-    with pytest.warns(Warning, match=r"answers of run 'live-\w+' are reused for model"):
+    with pytest.warns(
+        Warning,
+        match=r"answers of run 'live-\w+' \(\d+ stored\) are reused where this run asks "
+        r"the same cells, for model",
+    ):
         run_live(LiveConfig.from_toml(other), store)

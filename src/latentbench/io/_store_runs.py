@@ -75,6 +75,14 @@ class SelectionRuns:
             "UPDATE selection_runs SET status = ? WHERE run_id = ?", [status, run_id]
         )
 
+    def set_selection_config(self, run_id: str, config: dict[str, Any]) -> None:
+        """Replace the ``config`` record of a selection run (e.g. the endpoints it is asked at
+        now, after a resume from another address)."""
+        self.connection.execute(
+            "UPDATE selection_runs SET config = ? WHERE run_id = ?",
+            [json.dumps(config, default=str, sort_keys=True), run_id],
+        )
+
     def add_observations(
         self, run_id: str, observations: pd.DataFrame | Mapping[str, Sequence[Any]]
     ) -> int:

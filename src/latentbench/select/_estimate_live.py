@@ -120,6 +120,7 @@ def estimate_live(
     from latentbench.select.live._run import (
         _open_run,
         abort_oracle,
+        empty_answers_note,
         resolve_run_id,
         reusable_answers,
     )
@@ -226,6 +227,9 @@ def estimate_live(
         close = getattr(inner, "close", None)
         if callable(close):
             close()
+    empty = empty_answers_note(inner)
+    if empty:
+        notes.append(empty)
     options = {
         "seed": int(seed),
         "delta": float(delta),

@@ -21,6 +21,7 @@ from latentbench.select._schedule import default_schedule
 from latentbench.select.live._config import LiveConfig, canonical_identity, without_endpoints
 from latentbench.select.live._durable import DurableOracle, LiveProgress
 from latentbench.select.oracles import MatrixOracle, Oracle, StreamingOracle
+from latentbench.select.oracles._protocol import now_utc
 
 if TYPE_CHECKING:
     from latentbench.io.store import Store
@@ -181,6 +182,19 @@ def abort_oracle(oracle: Any) -> None:
         abort()
 
 
+def empty_answers_note(oracle: Any) -> str:
+    """A line saying how many answers had empty text this session (``n_empty`` of an oracle
+    that counts them, e.g. a chat endpoint whose ``max_tokens`` cuts every answer short);
+    empty if none. The scorer scored them (``exact_match``: 0)."""
+    n = int(getattr(oracle, "n_empty", 0) or 0)
+    if n <= 0:
+        return ""
+    return (
+        f"{n} answer(s) received this session had empty text and were scored as such "
+        "(exact_match: 0); if the model was cut off, raise [oracle] max_tokens"
+    )
+
+
 def _short(value: Any) -> str:
     """A stored option's value for a message (``None``: not set), at most 60 characters."""
     text = "(not set)" if value is None else json.dumps(value, default=str)
@@ -291,27 +305,51 @@ def _open_run(
             DataWarning,
             stacklevel=3,
         )
+        # said once: the record holds the addresses asked now, and the earlier ones
+        record = dict(stored["config"])
+        now = {m.name: m.base_url for m in cfg.models}
+        moves = list(record.get("endpoint_moves") or [])
+        models = []
+        for entry in record.get("models") or ():
+            if isinstance(entry, dict) and now.get(str(entry.get("name"))) not in (
+                None,
+                entry.get("base_url"),
+            ):
+                moves.append(
+                    {"model": entry.get("name"), "from": entry.get("base_url"),
+                     "to": now[str(entry.get("name"))], "at": now_utc().isoformat()}
+                )  # fmt: skip
+                entry = {**entry, "base_url": now[str(entry.get("name"))]}
+            models.append(entry)
+        store.set_selection_config(run_id, {**record, "models": models, "endpoint_moves": moves})
     store.set_selection_status(run_id, "running")
     return True
 
 
-def _moved_endpoints(cfg: LiveConfig, record: Mapping[str, Any], models: Any = None) -> str:
+def _moved_endpoints(
+    cfg: LiveConfig, record: Mapping[str, Any], models: Any = None, *, every: bool = False
+) -> str:
     """``model 'm' at URL (asked at OLD before)`` for each model (of ``models``, default all)
-    whose ``base_url`` differs from the one a stored run's record holds; empty if none."""
-    before = {
-        str(m.get("name")): m.get("base_url")
-        for m in record.get("models") or ()
-        if isinstance(m, dict)
-    }
-    moved = [
-        f"model {m.name!r} at {m.base_url} (asked at {before[m.name]} before)"
-        for m in cfg.models
-        if (models is None or m.name in models)
-        and m.name in before
-        and before[m.name] is not None
-        and m.base_url is not None
-        and before[m.name] != m.base_url
-    ]
+    whose ``base_url`` differs from the one a stored run's record holds; empty if none.
+    ``every``: also the addresses the run was asked at before a resume moved it (its
+    ``endpoint_moves``), i.e. wherever its stored answers may come from."""
+    before: dict[str, list[str]] = {}
+    for m in record.get("models") or ():
+        if isinstance(m, dict) and m.get("base_url") is not None:
+            before.setdefault(str(m.get("name")), []).append(str(m["base_url"]))
+    if every:
+        for move in record.get("endpoint_moves") or ():
+            if isinstance(move, dict) and move.get("from") is not None:
+                urls = before.setdefault(str(move.get("model")), [])
+                if str(move["from"]) not in urls:
+                    urls.append(str(move["from"]))
+    moved = []
+    for m in cfg.models:
+        if (models is not None and m.name not in models) or m.base_url is None:
+            continue
+        others = [url for url in before.get(m.name, ()) if url != m.base_url]
+        if others:
+            moved.append(f"model {m.name!r} at {m.base_url} (asked at {', '.join(others)} before)")
     return "; ".join(moved[:3]) + ("; ..." if len(moved) > 3 else "")
 
 
@@ -363,10 +401,11 @@ def reusable_answers(
             continue
         stored = store.selection_observations(run["run_id"])
         good = stored[stored["model"].isin(same) & stored["score"].notna() & stored["error"].isna()]
-        moved = _moved_endpoints(cfg, run["config"], set(good["model"].astype(str)))
+        moved = _moved_endpoints(cfg, run["config"], set(good["model"].astype(str)), every=True)
         if moved and len(good):
             warnings.warn(
-                f"{store.path}: {len(good):,} answers of run {run['run_id']!r} are reused for "
+                f"{store.path}: answers of run {run['run_id']!r} ({len(good):,} stored) are "
+                f"reused where this run asks the same cells, for "
                 f"{moved} (the same model name, served name and options: the same answers; a "
                 "different model served under the same name needs another [[models]] name)",
                 DataWarning,
@@ -492,6 +531,9 @@ def run_live(
         close = getattr(inner, "close", None)
         if oracle is None and callable(close):
             close()
+    empty = empty_answers_note(inner)
+    if empty:
+        warnings.warn(f"run {run_id!r}: {empty}", DataWarning, stacklevel=2)
     if selection is not None:
         durable.record_final({"phase": "final", **selection.to_dict(trace=False)})
         n_errors = durable.n_errors_replayed + len(durable.errors)

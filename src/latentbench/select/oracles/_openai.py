@@ -71,13 +71,18 @@ class ChatEndpoint:
 
 
 class _Retry(Exception):
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self, reason: str, retry_after: float | None = None, *, unsent: bool = False
+    ) -> None:
         super().__init__(reason)
         self.retry_after = retry_after
+        self.unsent = unsent  # the request never reached a server (refused, unknown host)
 
 
 class _Fatal(Exception):
-    pass
+    def __init__(self, reason: str, *, sent: bool = True) -> None:
+        super().__init__(reason)
+        self.sent = sent  # False: raised before the request was sent
 
 
 class _Capped(Exception):
@@ -227,8 +232,9 @@ class ChatCompletionsOracle:
         the body (a slowly dripped answer is cut off at the deadline and retried).
     retries : int, default 3
         Extra attempts per cell after a timeout, connection error, HTTP 429 or 5xx, or a
-        malformed answer. Other 4xx answers are not retried, and redirects are refused (the
-        key would follow them).
+        malformed answer. Other 4xx answers are not retried, nor is a complete answer
+        without text (``content`` null: a refusal, a tool call, ``finish_reason`` "length"),
+        which a retry would pay for again; redirects are refused (the key would follow them).
     backoff : float, default 1.0
         Base delay in seconds; attempt ``k`` waits ``uniform(0.5, 1) * backoff * 2**k``
         (at most ``max_backoff``), or the server's ``Retry-After`` when given (also capped).
@@ -243,7 +249,9 @@ class ChatCompletionsOracle:
     Attributes
     ----------
     n_calls : int
-        Cells evaluated. ``n_requests`` : int, HTTP requests sent (retries included).
+        Cells evaluated. ``n_requests`` : int, HTTP requests sent (retries included; a
+        refused connection or an unknown host sends none). ``n_empty`` : int, answers whose
+        text was empty or blank (handed to the scorer as they are; the run says how many).
 
     Notes
     -----
@@ -310,6 +318,7 @@ class ChatCompletionsOracle:
         self.n_models, self.n_items = len(self.endpoints), len(self.items)
         self.n_calls = 0
         self.n_requests = 0
+        self.n_empty = 0
         self._lock = threading.Lock()
         self._jitter = random.Random(random_state)
         self._allowance: int | None = None
@@ -382,7 +391,7 @@ class ChatCompletionsOracle:
         opener = self._direct if _is_loopback(endpoint.base_url) else self._default
         with self._lock:
             if self._aborted.is_set():
-                raise _Fatal(_ABORTED)
+                raise _Fatal(_ABORTED, sent=False)
             if self._allowance is not None:
                 if self._allowance <= 0:
                     raise _Capped
@@ -399,7 +408,18 @@ class ChatCompletionsOracle:
         )
         try:
             return self._send(opener, request, key)
-        except (_Retry, _Fatal):
+        except _Retry as exc:
+            if exc.unsent:  # nothing reached a server: not a paid request
+                with self._lock:
+                    self.n_requests -= 1
+                    if self._allowance is not None:
+                        self._allowance += 1
+            if self._aborted.is_set():
+                raise _Fatal(_ABORTED, sent=not exc.unsent) from None
+            if deadline.expired:
+                raise _Retry(f"timeout after {self.timeout:g}s") from None
+            raise
+        except _Fatal:
             if self._aborted.is_set():
                 raise _Fatal(_ABORTED) from None
             if deadline.expired:
@@ -432,9 +452,12 @@ class ChatCompletionsOracle:
         except urllib.error.URLError as exc:
             if isinstance(exc.reason, TimeoutError):
                 raise _Retry(f"timeout after {self.timeout:g}s") from None
-            raise _Retry(f"connection error: {exc.reason}") from None
+            unsent = isinstance(exc.reason, (ConnectionRefusedError, socket.gaierror))
+            raise _Retry(f"connection error: {exc.reason}", unsent=unsent) from None
         except TimeoutError:
             raise _Retry(f"timeout after {self.timeout:g}s") from None
+        except ConnectionRefusedError as exc:
+            raise _Retry(f"connection error: {exc}", unsent=True) from None
         except (HTTPException, ConnectionError, OSError) as exc:
             raise _Retry(f"connection error: {type(exc).__name__}: {exc}") from None
         if request.deadline.expired:  # the body was cut off at the deadline
@@ -446,9 +469,21 @@ class ChatCompletionsOracle:
         except (UnicodeDecodeError, json.JSONDecodeError):
             raise _Retry(f"malformed answer: not JSON ({_excerpt(raw, key, 60)!r})") from None
         try:
-            content = payload["choices"][0]["message"]["content"]
+            choice = payload["choices"][0]
+            message = choice["message"]
+            content = message["content"] if "content" in message else None
         except (KeyError, IndexError, TypeError):
             raise _Retry("malformed answer: no choices[0].message.content") from None
+        if content is None:
+            # a complete answer without text (a refusal, a tool call, the token limit spent
+            # on reasoning): the same request would be paid again for the same answer
+            finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+            refusal = message.get("refusal") if isinstance(message, dict) else None
+            detail = f"finish_reason {finish!r}" if finish is not None else "no finish_reason"
+            if refusal:
+                detail += f", refusal {_excerpt(str(refusal).encode(), key, 60)!r}"
+            hint = "; raise max_tokens" if finish == "length" else ""
+            raise _Fatal(f"answer without text (content null, {detail}); not retried{hint}")
         if not isinstance(content, str):
             raise _Retry(f"malformed answer: content is {type(content).__name__}, not text")
         return content
@@ -460,18 +495,19 @@ class ChatCompletionsOracle:
         started = now_utc()
         reason = ""
         attempt = 0
+        sent = 0  # requests that reached a server (a refused connection is not one)
         for attempt in range(self.retries + 1):
             try:
                 content = self._post(endpoint, item["prompt"], key)
             except _Capped:
-                error = f"{CAPPED} after {attempt} request(s) for this cell"
-                return CellResult(
-                    position, math.nan, error, attempt, started, now_utc(), capped=True
-                )
+                error = f"{CAPPED} after {sent} request(s) for this cell"
+                return CellResult(position, math.nan, error, sent, started, now_utc(), capped=True)
             except _Fatal as exc:
+                sent += int(exc.sent)
                 reason = str(exc)
                 break
             except _Retry as exc:
+                sent += int(not exc.unsent)
                 reason = str(exc)
                 if attempt == self.retries:
                     break
@@ -484,6 +520,10 @@ class ChatCompletionsOracle:
                     reason = _ABORTED
                     break
                 continue
+            sent += 1
+            if not content.strip():
+                with self._lock:
+                    self.n_empty += 1
             try:
                 value = float(self.scorer(content, item["answer"]))
             except Exception as exc:  # user scorer: a failure is a per-cell error
@@ -491,7 +531,7 @@ class ChatCompletionsOracle:
                     position,
                     math.nan,
                     _redact(f"scorer raised {type(exc).__name__}: {exc}", key),
-                    attempt + 1,
+                    sent,
                     started,
                     now_utc(),
                 )
@@ -500,13 +540,13 @@ class ChatCompletionsOracle:
                     position,
                     math.nan,
                     f"scorer returned {value!r}; expected a score in [0, 1]",
-                    attempt + 1,
+                    sent,
                     started,
                     now_utc(),
                 )
-            return CellResult(position, value, None, attempt + 1, started, now_utc())
+            return CellResult(position, value, None, sent, started, now_utc())
         error = _redact(f"{reason} (after {attempt + 1} attempt(s))", key)
-        return CellResult(position, math.nan, error, attempt + 1, started, now_utc())
+        return CellResult(position, math.nan, error, sent, started, now_utc())
 
     # -------------------------------------------------------------- batches
     def evaluate_cells(self, model_index: int, item_indices: np.ndarray) -> Iterator[CellResult]:

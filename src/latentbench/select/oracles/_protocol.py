@@ -63,7 +63,8 @@ class CellResult:
     error : str or None
         Why it failed (after retries), without secrets.
     attempts : int
-        Requests made for this cell.
+        Requests made for this cell that reached a server (what a provider may bill: a
+        refused connection or an unknown host is not counted).
     requested_at, observed_at : datetime
         UTC time of the first request and of the final answer.
     capped : bool
