@@ -109,7 +109,18 @@ def test_a_model_without_answers_does_not_cost_the_others_their_estimates(tmp_pa
     assert [r["model"] for r in written] == ["good"]
     assert list(pd.read_csv(out / "estimates.csv")["model"]) == ["good"]
     again = " ".join(runner.invoke(app, args).output.split())  # --out DIR reused: said
-    assert "(replacing the earlier estimate.json, estimates.csv)" in again
+    assert "(replacing the earlier estimate.json, estimates.csv" in again
+    # the failure is saved beside the estimates and read back (it was lost)
+    status = json.loads((out / "estimate_status.json").read_text())
+    assert status["complete"] is False and list(status["failures"]) == ["empty"]
+    from latentbench.select import EstimateSet
+
+    back = EstimateSet.read(out)
+    assert not back.complete and list(back.failures) == ["empty"]
+    # a complete call into the same folder removes the stale status
+    pd.concat([good]).to_csv(new, index=False)
+    assert runner.invoke(app, args).exit_code == 0
+    assert not (out / "estimate_status.json").exists() and EstimateSet.read(out).complete
 
 
 def _calibration_and_models(tmp_path, n_new: int = 4):
@@ -189,6 +200,13 @@ def test_estimate_command_ctrl_c_writes_the_finished_models_and_exits_130(tmp_pa
     saved = json.loads((out / "estimate.json").read_text())
     assert [r["model"] for r in saved] == ["new10", "new11"]
     assert len(pd.read_csv(out / "estimates.csv")) == 2
+    # the folder says it is partial (estimate.json alone did not)
+    assert "estimate_status.json" in " ".join(done.stdout.split())
+    status = json.loads((out / "estimate_status.json").read_text())
+    assert status == {"complete": False, "not_estimated": ["new12", "new13"], "failures": {}}
+    from latentbench.select import EstimateSet
+
+    assert EstimateSet.read(out).not_estimated == ("new12", "new13")
 
 
 def test_compare_two_checkpoints_exported_under_one_model_name(tmp_path):

@@ -175,7 +175,8 @@ def estimate_command(
             fail(exc)
     wrote = None
     if out is not None and len(outcome):
-        wrote = _wrote_line(out, ("estimate.json", "estimates.csv"))
+        names = ("estimate.json", "estimates.csv")
+        wrote = _wrote_line(out, names if outcome.complete else (*names, outcome.STATUS_FILE))
         outcome.save(out)
     if as_json:
         typer.echo(json.dumps(outcome.to_dict(), indent=2))

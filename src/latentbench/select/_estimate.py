@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import NormalDist
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
@@ -923,6 +923,9 @@ class EstimateSet:
     single: bool = False
     not_estimated: tuple[str, ...] = ()
 
+    STATUS_FILE: ClassVar[str] = "estimate_status.json"
+    """Written beside ``estimate.json`` when the call did not estimate every model."""
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "results", tuple(self.results))
         object.__setattr__(self, "failures", dict(self.failures))
@@ -975,20 +978,40 @@ class EstimateSet:
             rows.append(row)
         return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
 
+    @property
+    def complete(self) -> bool:
+        """Every model asked for was estimated (none stopped before, none failed)."""
+        return not self.not_estimated and not self.failures
+
     def save(self, out: str | os.PathLike[str]) -> Path:
         """Write ``estimate.json`` and ``estimates.csv`` (:meth:`to_frame`) into the directory
-        ``out`` (created); returns the path of ``estimate.json``."""
+        ``out`` (created); returns the path of ``estimate.json``.
+
+        A set that is not :attr:`complete` also writes ``estimate_status.json``
+        (``complete``, ``not_estimated``, ``failures``), which :meth:`read` reads back; a
+        complete one removes a ``estimate_status.json`` left there by an earlier call.
+        """
         from latentbench.irt._fitdir import write_csv
 
         path = write_json(out, "estimate.json", self.to_dict())
         write_csv(self.to_frame(), Path(out) / "estimates.csv")
+        status = Path(out) / self.STATUS_FILE
+        if not self.complete:
+            write_json(out, self.STATUS_FILE, {
+                "complete": False,
+                "not_estimated": list(self.not_estimated),
+                "failures": dict(self.failures),
+            })  # fmt: skip
+        elif status.is_file():
+            status.unlink()
         return path
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> EstimateSet:
         """The estimates saved in ``path`` (an ``estimate.json``, or the directory of
         ``latentbench estimate --out DIR``), without their trajectories (not saved). The
-        failures are not saved either: the set read back has none."""
+        models not estimated and the failures of an incomplete call are read from the
+        ``estimate_status.json`` beside it."""
         file = Path(path)
         if file.is_dir():
             file = file / "estimate.json"
@@ -1005,7 +1028,20 @@ class EstimateSet:
             results = tuple(EstimateResult.from_dict(r) for r in records)
         except InputError as exc:
             raise InputError(f"{file}: {exc}") from None
-        return cls(results, single=isinstance(data, dict))
+        rest: tuple[str, ...] = ()
+        failures: dict[str, str] = {}
+        status = file.parent / cls.STATUS_FILE
+        if status.is_file():
+            try:
+                state = json.loads(status.read_text(encoding="utf-8"))
+                rest = tuple(str(m) for m in state.get("not_estimated") or ())
+                failures = {str(k): str(v) for k, v in (state.get("failures") or {}).items()}
+            except (json.JSONDecodeError, AttributeError, TypeError) as exc:
+                raise InputError(
+                    f"{status}: not an estimate status ({exc}); expected the "
+                    "estimate_status.json that latentbench estimate --out writes"
+                ) from None
+        return cls(results, failures, single=isinstance(data, dict), not_estimated=rest)
 
 
 def estimate_many(
