@@ -55,3 +55,15 @@ def test_report_items_matching_none_of_the_fit_is_an_error(tmp_path, responses):
     )
     assert outcome.exit_code == 0, outcome.output
     assert "6 of the fit's 8 items have no metadata" in outcome.output
+
+
+def test_live_progress_never_prints_a_leader_estimate_outside_the_score_range():
+    # a doubly robust mean is unbiased and can be negative after few cells; the line printed
+    # "-0.031 [0.000, 0.304]", the estimate outside its own (clipped) interval
+    from latentbench.cli._select_live import _progress_line
+    from latentbench.select.live import LiveProgress
+
+    p = LiveProgress(call=9, phase="loop", model="m", n_new=8, n_replayed=0, n_errors=0,
+                     paid_total=80, replayed_total=0, revealed=80, planned=400, leader="m",
+                     estimate=-0.031, lower=0.0, upper=0.304)  # fmt: skip
+    assert "leader m 0.000 [0.000, 0.304]" in _progress_line(p)
