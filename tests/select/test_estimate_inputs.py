@@ -253,3 +253,56 @@ def test_a_repeated_row_is_collapsed_and_a_conflicting_one_named(tmp_path):
     pd.concat([_long(), _long().iloc[[3]]]).to_csv(one, index=False)
     with pytest.warns(DataWarning, match="identical scores were collapsed"):
         assert list(read_responses(one)) == ["one"]
+
+
+def test_answers_labelled_with_another_benchmark_are_flagged_on_every_route(tmp_path, monkeypatch):
+    """Item ids such as 0, 1, 2 are shared by many benchmarks: a new model's answers to
+    another benchmark were scored against the calibration without a word (helper-45, f1b).
+    The labels of the answers' file are compared with the calibration's, whether it comes
+    from a file (fitted, or from the disk cache), a fit directory or a store benchmark."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+    from latentbench.io.store import Store
+    from latentbench.select import load_calibration
+
+    _register()
+
+    monkeypatch.setenv("LATENTBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    rng = np.random.default_rng(0)
+    Y = (rng.random((8, 40)) < 0.6).astype(float)
+    cells = pd.DataFrame(
+        [(f"m{i}", str(j), Y[i, j]) for i in range(8) for j in range(40)],
+        columns=["model", "item", "score"],
+    ).assign(benchmark="mmlu", metric="acc")
+    cells.to_parquet(tmp_path / "cal.parquet")
+    answers = pd.DataFrame({"model": "new", "item": [str(j) for j in range(40)],
+                            "score": (rng.random(40) < 0.5) * 1.0, "metric": "acc"})  # fmt: skip
+    answers.assign(benchmark="gsm8k").to_csv(tmp_path / "other.csv", index=False)
+    answers.assign(benchmark="mmlu").to_csv(tmp_path / "same.csv", index=False)
+    said = "its answers are labelled benchmark 'gsm8k' (calibration: 'mmlu')"
+
+    def warned(calibration, file, **kw):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = estimate(calibration, tmp_path / file, budget=10, seed=0, **kw)
+        return any(said in w for w in result.warnings)
+
+    assert warned(tmp_path / "cal.parquet", "other.csv")  # fitted here
+    assert warned(tmp_path / "cal.parquet", "other.csv")  # again, from the disk cache
+    assert not warned(tmp_path / "cal.parquet", "same.csv")
+    fit = CliRunner().invoke(app, ["fit", str(tmp_path / "cal.parquet"), "--out",
+                                   str(tmp_path / "fit")])  # fmt: skip
+    assert fit.exit_code == 0, fit.output
+    assert warned(tmp_path / "fit", "other.csv") and not warned(tmp_path / "fit", "same.csv")
+    frame = cells.assign(filter="none", trial=0, split="test", source="t", source_file="t",
+                         run_timestamp=pd.NaT, item_hash=None, source_model=cells["model"],
+                         flag=None)  # fmt: skip
+    with Store(tmp_path / "s.duckdb") as db:
+        db.ingest(frame)
+    store = load_calibration(tmp_path / "s.duckdb", benchmark="mmlu", cache=False)
+    assert warned(store, "other.csv") and not warned(store, "same.csv")
+    # the command prints it
+    out = CliRunner().invoke(app, ["estimate", str(tmp_path / "cal.parquet"),
+                                   str(tmp_path / "other.csv"), "--budget", "10"])  # fmt: skip
+    assert said in " ".join(out.output.split())

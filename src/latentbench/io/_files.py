@@ -121,6 +121,8 @@ def input_record(source: Path | str, matrix: Any = None) -> dict[str, Any]:
         entry["sha256"] = file_sha256(source)
     if matrix is not None and getattr(matrix, "layout", None):
         entry["layout"] = matrix.layout
+    if matrix is not None and getattr(matrix, "labels", None):
+        entry["labels"] = dict(matrix.labels)
     return entry
 
 

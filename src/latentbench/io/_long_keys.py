@@ -39,6 +39,8 @@ class KeyColumns:
     ----------
     trial : str or None
         The ``trial`` column when some (model, item) has several trials (to average), else None.
+    labels : dict
+        The one value of each of ``benchmark``, ``metric``, ``filter``, ``split`` present.
     notes : list of str
         One sentence per thing read in a way the user should know (several benchmarks as one
         matrix), without the file name; the caller says each in a
@@ -47,6 +49,10 @@ class KeyColumns:
 
     trial: str | None = None
     notes: list[str] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
+    """``benchmark``, ``metric``, ``filter`` and ``split`` when the column holds one
+    (non-empty) value: what the rows say they are (e.g. to check that a new model's answers
+    are labelled as its calibration's)."""
 
 
 def text_labels(values: pd.Series) -> pd.Series:
@@ -133,6 +139,11 @@ def check_key_columns(
                 f"column 'benchmark' holds {len(names)} benchmarks ({_first(names)}), "
                 "with disjoint item ids: read as one matrix"
             )
+    for column in ("benchmark", *ONE_VALUE_COLUMNS):
+        if column in columns:
+            values = pd.unique(frame[column].dropna().astype(str))
+            if len(values) == 1 and values[0].strip():
+                found.labels[column] = str(values[0])
     if "trial" in columns:
         cells = pd.DataFrame(
             {

@@ -110,6 +110,12 @@ class ResponseMatrix:
         metric, filter and split the matrix holds, so that a fit saved with it records its
         input (``fit.json``) as ``latentbench fit --store`` does. None otherwise, and on every
         subset.
+    labels : dict or None
+        What the rows were labelled, where a long table or the store says it: the one
+        ``benchmark``, ``metric``, ``filter`` and ``split`` read (set by :meth:`from_long`,
+        :meth:`read` and :meth:`Store.matrix <latentbench.io.store.Store.matrix>`; a fit
+        saved with the matrix records them, and ``estimate`` compares a new model's answers
+        with them). None otherwise, and on a true subset.
 
     Parameters
     ----------
@@ -134,6 +140,7 @@ class ResponseMatrix:
     """
 
     store_query: dict[str, Any] | None = None
+    labels: dict[str, str] | None = None
 
     def __init__(
         self,
@@ -374,6 +381,7 @@ class ResponseMatrix:
             matrix = cls(dense, list(model_ids), list(item_ids), source=source)
         if keys.notes:  # how the key columns were read: said in the layout too
             matrix.layout = f"long: columns {model}, {item}, {score}; " + "; ".join(keys.notes)
+        matrix.labels = dict(keys.labels) or None
         return matrix
 
     @classmethod
@@ -708,6 +716,7 @@ class ResponseMatrix:
         whole = (len(rows) == len(set(rows.tolist())) == self.n_models
                  and len(cols) == len(set(cols.tolist())) == self.n_items)  # fmt: skip
         out.layout = getattr(self, "layout", None) if whole else None
+        out.labels = getattr(self, "labels", None) if whole else None
         return out
 
     def __getitem__(self, key: tuple[Any, Any]) -> ResponseMatrix:

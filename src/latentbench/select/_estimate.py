@@ -335,7 +335,7 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
                 f"{n_names[varied[0]]} names; a file of several models needs their ids in a "
                 f"column named 'model': rename {varied[0]!r} to 'model'"
             )
-        frame, values = _reduce_key_columns(frame, values, file, stem, score)
+        frame, values, labels = _reduce_key_columns(frame, values, file, stem, score)
         if "model" not in columns:  # one model, named after the file, unless ...
             pairs = pd.DataFrame({"i": frame["item"].astype(str).to_numpy(), "v": values})
             # an item again with another score (the same row twice is collapsed below)
@@ -394,6 +394,8 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
             series = pd.Series(
                 values[models.index.get_indexer(idx)], index=items.loc[idx].to_numpy()
             )
+            if labels:  # the file's benchmark / metric / filter / split, compared with the
+                series.attrs["labels"] = dict(labels)  # calibration's in the estimate
             out[str(name)] = series
         return out
     if "model" in columns:
@@ -432,11 +434,12 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
 
 def _reduce_key_columns(
     frame: pd.DataFrame, values: np.ndarray, file: str, stem: str, score: str
-) -> tuple[pd.DataFrame, np.ndarray]:
+) -> tuple[pd.DataFrame, np.ndarray, dict[str, str]]:
     """The canonical key columns of a long answers table read as ``Store.matrix`` reads them
     (:func:`latentbench.io._long_keys.check_key_columns`): several metrics, filters or splits,
     or benchmarks sharing an item id, are refused; disjoint benchmarks are said; the trials of
-    one (model, item) become their mean (said, with the count)."""
+    one (model, item) become their mean (said, with the count). Also returns the table's
+    labels (its one benchmark, metric, filter, split)."""
     import pandas as pd
 
     from latentbench.io._long_keys import (
@@ -458,7 +461,7 @@ def _reduce_key_columns(
     for note in keys.notes:
         warnings.warn(f"{where}{note}", DataWarning, stacklevel=4)
     if keys.trial is None:
-        return frame, values
+        return frame, values, keys.labels
     # the observed trials only (an empty score is a trial not answered: the cell is the mean
     # of the others, and a cell with none stays unanswered, as an absent row)
     seen = np.flatnonzero(np.isfinite(values))
@@ -473,7 +476,7 @@ def _reduce_key_columns(
     for note in trial_notes(n_collapsed, n_averaged, most, keys.trial):
         if note:
             warnings.warn(f"{where}{note}", DataWarning, stacklevel=4)
-    return frame.iloc[seen[first]].reset_index(drop=True), means
+    return frame.iloc[seen[first]].reset_index(drop=True), means, keys.labels
 
 
 def _answers(
@@ -516,6 +519,7 @@ def _answers(
                 f"model {name!r}: {unknown.size:,} answered item(s) are not in the calibration "
                 f"and are ignored (e.g. {ids[int(unknown[0])]!r}){hint}"
             )
+        notes.extend(_label_mismatch(cal, name, responses.attrs.get("labels") or {}))
         y = np.full(cal.n_items, np.nan)
         values = pd.to_numeric(responses, errors="coerce").to_numpy(dtype=np.float64)
         y[pos[pos >= 0]] = values[pos >= 0]
@@ -535,6 +539,22 @@ def _answers(
             "[0, 1]; expected a value in [0, 1] (NaN = not answered)"
         )
     return name, y, notes
+
+
+def _label_mismatch(cal: Calibration, name: str, labels: Mapping[str, str]) -> list[str]:
+    """A note when the answers' file labels its rows (``benchmark``, ``metric``, ``filter``,
+    ``split``) otherwise than the calibration's responses were: items are matched by id
+    alone, and ids such as ``0, 1, 2`` are shared by many benchmarks."""
+    theirs = dict(getattr(cal, "labels", None) or {})
+    differ = [k for k in ("benchmark", "metric", "filter", "split")
+              if k in labels and k in theirs and labels[k] != theirs[k]]  # fmt: skip
+    if not differ:
+        return []
+    said = ", ".join(f"{k} {labels[k]!r} (calibration: {theirs[k]!r})" for k in differ)
+    return [
+        f"model {name!r}: its answers are labelled {said}; items are matched by id alone, so "
+        "check that they are the calibration's items scored the same way"
+    ]
 
 
 def _digits(text: str) -> str:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -89,6 +90,11 @@ class Calibration:
         (:func:`response_features`), used by the ``ridge`` proxy of the estimate; None when the
         source carries no responses (a fit directory, an IRTResult without its matrix): the
         estimate then uses the IRT predictions alone and says so.
+    labels : dict
+        What the calibration's responses were labelled (``benchmark``, ``metric``,
+        ``filter``, ``split``, where its file or store says: :attr:`ResponseMatrix.labels
+        <latentbench.io.ResponseMatrix.labels>`, or a fit directory's ``fit.json``); a new
+        model's answers labelled otherwise are flagged. Empty when unknown.
     """
 
     item_ids: tuple[str, ...]
@@ -101,6 +107,7 @@ class Calibration:
     source: str
     hash: str
     item_features: np.ndarray | None = field(default=None, repr=False, compare=False)
+    labels: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
     prior_mean: np.ndarray = field(init=False, repr=False)
     prior_chol: np.ndarray = field(init=False, repr=False)
     Vw: np.ndarray = field(init=False, repr=False)
@@ -423,6 +430,7 @@ def from_matrix(
         source,
         digest,
         feats,
+        dict(getattr(matrix, "labels", None) or {}),
     )
 
 
@@ -451,6 +459,8 @@ def _save_npz(cal: Calibration, path: Path) -> None:
     }
     if cal.item_features is not None:
         arrays["features"] = cal.item_features
+    if cal.labels:
+        arrays["labels"] = json.dumps(dict(cal.labels), sort_keys=True)
     np.savez(tmp, **arrays)
     os.replace(tmp, path)
 
@@ -468,6 +478,7 @@ def _load_npz(path: Path) -> Calibration:
             str(z["source"]),
             str(z["hash"]),
             z["features"] if "features" in z.files else None,
+            json.loads(str(z["labels"])) if "labels" in z.files else {},
         )
 
 
@@ -550,7 +561,8 @@ def load_calibration(
             )
         key = _content_hash(*(_file_hash(f) for f in files))
         if key not in _MEMORY:
-            _MEMORY[key] = from_result(IRTResult.load(path), source=str(path), digest=key)
+            cal = from_result(IRTResult.load(path), source=str(path), digest=key)
+            _MEMORY[key] = dataclasses.replace(cal, labels=_fit_labels(files[0]))
         return _fitted_rank(_named(_MEMORY[key], str(path)), rank, f"fit directory {path}")
     if not path.exists():
         raise InputError(
@@ -564,6 +576,23 @@ def load_calibration(
         )
     key = _content_hash(_CACHE_VERSION, _file_hash(path), rank)
     return _fit_cached(key, cache, lambda: ResponseMatrix.read(path), rank, str(path))
+
+
+def _fit_labels(fit_json: Path) -> dict[str, str]:
+    """What a fit directory's responses were labelled, from its ``fit.json`` ``input``: the
+    labels of a file read by ``ResponseMatrix.read``, or the benchmark, metric, filter and
+    split of a store benchmark; empty when it does not say."""
+    try:
+        entry = json.loads(fit_json.read_text(encoding="utf-8")).get("input") or {}
+    except (OSError, ValueError, AttributeError):
+        return {}
+    if not isinstance(entry, dict):
+        return {}
+    labels = entry.get("labels")
+    if isinstance(labels, dict):
+        return {str(k): str(v) for k, v in labels.items() if v is not None}
+    keys = ("benchmark", "metric", "filter", "split")
+    return {k: str(entry[k]) for k in keys if entry.get(k) is not None}
 
 
 def _fitted_rank(cal: Calibration, rank: int, what: str) -> Calibration:
