@@ -16,7 +16,7 @@ from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._cbmm import fit_cbmm
 from latentbench.irt._fitted import _observed, _z, reference_of
-from latentbench.irt._objective import normalise
+from latentbench.irt._objective import general_direction, normalise
 from latentbench.irt._ranks import rank_intervals
 
 if TYPE_CHECKING:
@@ -225,7 +225,9 @@ def _replicates(
         if ref is not None and ref.sum() < 2:
             ref = None  # a resample without two reference models: its own reference
         U_n, V_n, b_n, _ = normalise(fit.U, fit.V, fit.b, ref)
-        theta, a, b = U_n[:, 0], V_n[:, 0], b_n
+        # rank > 1: along the replicate's own mean loading (its factors' rotation is its own)
+        w = general_direction(V_n)
+        theta, a, b = U_n @ w, V_n @ w, b_n
         if method in ("parametric", "items"):
             out_theta[k] = theta
         if method in ("parametric", "models"):
@@ -371,7 +373,7 @@ def bootstrap(
         theta=theta if method != "models" else None,
         discrimination=a if method != "items" else None,
         easiness=b if method != "items" else None,
-        estimate_theta=np.asarray(result.U[:, 0], dtype=float),
+        estimate_theta=np.asarray(result.theta, dtype=float),
         estimate_discrimination=np.asarray(result.V[:, 0], dtype=float),
         estimate_easiness=np.asarray(result.b, dtype=float),
         model_ids=list(result.model_ids),

@@ -27,6 +27,7 @@ from latentbench.irt._heldout import (
 )
 from latentbench.irt._objective import (
     GaussianPenalty,
+    general_direction,
     normalise,
     sigmoid,
 )
@@ -387,7 +388,7 @@ class TwoPL:
         result.prior_selection = prior_selection
         result.seconds = time.perf_counter() - start
         self.result_ = result
-        self.ability_ = result.U[:, 0].copy()
+        self.ability_ = result.theta.copy()
         self.discrimination_ = result.V[:, 0].copy()
         self.intercept_ = result.b.copy()
         self.difficulty_ = -result.b
@@ -487,17 +488,20 @@ class TwoPL:
     ) -> IRTResult:
         accuracy = matrix.model_accuracy()
         U, V, b, scale = normalise(raw.U, raw.V, raw.b, accuracy=accuracy)
+        # the ability for any rank: along the items' mean loading (rank 1: the factor)
+        w = general_direction(V)
+        theta, a = U @ w, V @ w
         n_obs_models = matrix.n_observed_per_model()
         constant_models = np.zeros(matrix.n_models, dtype=bool)
         constant_models[matrix.constant_models()] = True
         abilities = pd.DataFrame(
             {
                 "model": matrix.model_ids,
-                "theta": U[:, 0],
+                "theta": theta,
                 "accuracy": accuracy,  # NaN for a model with no observed cell, never 0
                 "n_observed": n_obs_models,
                 # a model with no observed cell is not ranked (NA): its theta is the prior's
-                "rank_theta": rank_abilities(U[:, 0], n_obs_models > 0),
+                "rank_theta": rank_abilities(theta, n_obs_models > 0),
                 # unmeasured models are not ranked (NA), rather than ranked last
                 "rank_accuracy": pd.Series(-accuracy).rank(method="min").astype("Int64"),
                 "constant": constant_models,
@@ -507,13 +511,12 @@ class TwoPL:
         constant_items = np.zeros(matrix.n_items, dtype=bool)
         constant_items[matrix.constant_items()] = True
         proportion_correct = matrix.item_accuracy()
-        a = V[:, 0]
         with np.errstate(divide="ignore", invalid="ignore"):
             location = np.where((a > 0) & (rank == 1), -b / np.where(a > 0, a, 1.0), np.nan)
         items = pd.DataFrame(
             {
                 "item": matrix.item_ids,
-                "discrimination": V[:, 0],
+                "discrimination": a,
                 "easiness": b,
                 "difficulty": -b,
                 "location": location,

@@ -41,6 +41,7 @@ __all__ = [
     "GaussianPenalty",
     "Normalisation",
     "as_scores",
+    "general_direction",
     "logit",
     "logits",
     "normalise",
@@ -411,6 +412,27 @@ def normalise(
         )
     mean = U.mean(axis=0)
     return U - mean, V.copy(), b + V @ mean, Normalisation(mean, 1.0)
+
+
+def general_direction(V: Array) -> np.ndarray:
+    """The unit direction of the items' mean loading, shape (r,): ``mean_j V_j / |...|``.
+
+    A model's ability for any rank is its factor vector's position along it, ``theta = U w``
+    (rank 1: ``w = [1]``, ``theta = U[:, 0]``): the direction in which every item's logit
+    rises on average (``V >= 0``), so ``theta`` orders models by their mean predicted logit up
+    to the intercepts, whatever the fit's rotation. A single factor of a rank-r fit is not an
+    ability (it is identified only up to a rotation, and may even order models against their
+    scores); an item's discrimination along it is ``V w``. All loadings zero: the first axis.
+    """
+    V = np.asarray(V, dtype=np.float64)
+    r = V.shape[1] if V.ndim == 2 else 1
+    mean = V.reshape(-1, r).mean(axis=0) if V.size else np.zeros(r)
+    norm = float(np.linalg.norm(mean))
+    if r == 1 or not np.isfinite(norm) or norm <= 0:
+        out = np.zeros(r)
+        out[0] = 1.0
+        return out
+    return np.asarray(mean / norm)
 
 
 def as_scores(scores: np.ndarray) -> np.ndarray:

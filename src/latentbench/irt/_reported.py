@@ -74,7 +74,7 @@ def reported_abilities(result: IRTResult, uncertainty: Uncertainty | None) -> pd
         ``no_data`` (and ``theta_1`` ... for rank > 1).
     """
     table = result.abilities.copy()
-    table["theta_fit"] = result.U[:, 0]
+    table["theta_fit"] = result.theta
     if uncertainty is not None:
         unc = uncertainty.abilities
         for column in ("theta", "se", "lower", "upper", "no_data"):

@@ -21,6 +21,7 @@ from latentbench.irt._heldout import (
 from latentbench.irt._objective import (
     GaussianPenalty,
     Normalisation,
+    general_direction,
     logits,
     probabilities,
 )
@@ -157,14 +158,21 @@ class IRTResult:
         return self.items["item"].tolist()
 
     @property
+    def direction(self) -> np.ndarray:
+        """The ability direction ``w`` in factor space, shape (rank,): ``[1]`` for rank 1; for
+        rank > 1 the items' mean loading (:func:`~latentbench.irt._objective.general_direction`)."""
+        return general_direction(self.V)
+
+    @property
     def theta(self) -> np.ndarray:
-        """Abilities (first factor), shape (n_models,)."""
-        return self.U[:, 0]
+        """Abilities, shape (n_models,): ``U w`` (:attr:`direction`; rank 1: ``U[:, 0]``), the
+        models' positions along the items' mean loading, never a single factor of a rank-r fit."""
+        return np.asarray(self.U @ self.direction)
 
     @property
     def discrimination(self) -> np.ndarray:
-        """Discriminations a (first factor), shape (n_items,)."""
-        return self.V[:, 0]
+        """Discriminations along :attr:`direction`, ``V w``, shape (n_items,) (rank 1: ``a``)."""
+        return np.asarray(self.V @ self.direction)
 
     def logits(self) -> np.ndarray:
         """``(U V^T + b) / sigma``, shape (n_models, n_items)."""

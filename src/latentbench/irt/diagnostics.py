@@ -304,7 +304,7 @@ def item_fit(
     G = n_groups or min(10, max(3, N // 10))
     if G < 3:
         raise InputError(f"n_groups={G}; expected at least 3")
-    order = np.argsort(result.U[:, 0], kind="stable")
+    order = np.argsort(result.theta, kind="stable")
     groups = np.array_split(order, G)
     stat = np.zeros(J)
     for g in groups:

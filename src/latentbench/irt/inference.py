@@ -75,6 +75,7 @@ from latentbench.irt._fitted import (
 )
 from latentbench.irt._information import information_blocks
 from latentbench.irt._laplace import normalised_variance
+from latentbench.irt._objective import general_direction
 from latentbench.irt._ranks import normal_draws, rank_intervals
 from latentbench.irt._validity import check
 
@@ -273,9 +274,15 @@ def standard_errors(
     H_models = info_models + s * s * penalty.model_curvature(r)
     cov_models = np.linalg.inv(H_models)
     var_theta = np.array([np.diag(c) for c in cov_models])  # (N, r)
+    # the ability for any rank is U w (w: the items' mean loading; rank 1: w = [1]), its
+    # variance w^T C w; the per-factor variances stay in se_1 ... se_r
+    w = general_direction(V)
+    var_factors = var_theta.copy()
+    if r > 1:
+        var_theta[:, 0] = np.einsum("i,nij,j->n", w, cov_models, w)
     posterior = result.prior_selection is not None  # MAP fit: Laplace posterior
     reference = reference_of(result) if r == 1 else np.ones(N, dtype=bool)
-    centre = U[:, 0].copy()
+    centre = U @ w
     method = "observed information"
     checks: dict[str, Any] | None = None
     fallback: str | None = None
@@ -375,6 +382,7 @@ def standard_errors(
             stacklevel=2,
         )
     se_theta = np.sqrt(var_theta / trials)
+    se_factors = np.sqrt(np.maximum(var_factors, 0.0) / trials)
     k = 1.0
     if scale_correction and r == 1 and not posterior:
         # joint ML only: a MAP fit's shrinkage and the noise inflation of the reporting scale
@@ -388,9 +396,10 @@ def standard_errors(
     A[r, r] = 1.0
     H_items = info_items + A.T @ penalty.item_curvature(r) @ A
     cov_items = np.linalg.inv(H_items) / trials
-    se_a = np.sqrt(cov_items[:, 0, 0])
+    # discrimination along w (rank 1: a), its variance w^T C_a w
+    se_a = np.sqrt(np.maximum(np.einsum("i,nij,j->n", w, cov_items[:, :r, :r], w), 0.0))
     se_b = np.sqrt(cov_items[:, r, r])
-    a = V[:, 0]
+    a = V @ w
     se_theta[:, 0] *= k * k
     se_a = se_a / k
     # a model without observed cells: the prior's spread (sd 1 on the reporting scale),
@@ -417,13 +426,13 @@ def standard_errors(
             "se": se_first,
             "lower": lower,
             "upper": upper,
-            "theta_fit": U[:, 0],
+            "theta_fit": U @ w,
             "no_data": no_data,
         }
     )
-    if r > 1:
-        for k in range(r):
-            abilities[f"se_{k + 1}"] = se_theta[:, k]
+    if r > 1:  # (not k: the scale correction's, used for the items below)
+        for factor in range(r):
+            abilities[f"se_{factor + 1}"] = se_factors[:, factor]
     items = pd.DataFrame(
         {
             "item": result.item_ids,
@@ -436,7 +445,7 @@ def standard_errors(
             "easiness_lower": b - z * se_b,
             "easiness_upper": b + z * se_b,
             "difficulty": -b,
-            "cov_discrimination_easiness": cov_items[:, 0, r],
+            "cov_discrimination_easiness": cov_items[:, :r, r] @ w,
             "at_bound": a <= 0,
         }
     )

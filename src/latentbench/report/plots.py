@@ -129,12 +129,13 @@ def plot_item_curves(
             cols.append(lookup[str(item)])
         else:
             raise InputError(f"unknown item {item!r}")
-    theta = result.U[:, 0]
+    theta = result.theta  # rank > 1: along the items' mean loading
     lo = min(theta_range[0], float(theta.min()))
     hi = max(theta_range[1], float(theta.max()))
     grid = np.linspace(lo, hi, 200)
+    discrimination = result.discrimination
     for j in cols:
-        a, b = result.V[j, 0], result.b[j]
+        a, b = discrimination[j], result.b[j]
         prob = 1.0 / (1.0 + np.exp(-(a * grid + b) / result.sigma))
         ax.plot(grid, prob, label=_text(ids[j]))
     if show_models:
