@@ -99,3 +99,39 @@ def test_the_dense_shortcut_agrees_with_the_graph_on_random_masks():
             expected = [f"m{i}" for i in np.flatnonzero(has_data & (model_labels != largest))]
             assert outside == expected
     assert 50 < shortcut_used < 300  # both paths taken
+
+
+def test_the_split_is_kept_in_fit_json_and_said_by_the_report(tmp_path):
+    # the warning was printed once by `fit` and lost: fit.json did not hold it, and the
+    # report named a leader and one ability order across the groups without a word
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+    from latentbench.irt import IRTResult
+
+    _register()
+    items = [f"q{j}" for j in range(20)]
+    frame = pd.concat(
+        [
+            _long(["a", "b", "c", "d"], items[:10], seed=0),
+            _long(["w", "x", "y", "z"], items[10:], seed=1),
+        ]
+    )
+    path = tmp_path / "split.csv"
+    frame.to_csv(path, index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = TwoPL().fit(ResponseMatrix.from_long(frame))
+    assert result.disconnected == {"n_groups": 2, "outside": ["w", "x", "y", "z"]}
+    runner = CliRunner()
+    fit = runner.invoke(app, ["fit", str(path), "--out", str(tmp_path / "fit")])
+    assert fit.exit_code == 0, fit.output
+    info = __import__("json").loads((tmp_path / "fit" / "fit.json").read_text())
+    assert info["disconnected"]["n_groups"] == 2
+    assert IRTResult.load(tmp_path / "fit").disconnected == info["disconnected"]
+    report = runner.invoke(app, ["report", str(tmp_path / "fit"), "--out",
+                                 str(tmp_path / "r.html")])  # fmt: skip
+    assert report.exit_code == 0, report.output
+    html = " ".join((tmp_path / "r.html").read_text().split())
+    assert "models in 2 groups that share no item" in html
+    assert "Not one scale: the observed cells split the models into 2 groups" in html

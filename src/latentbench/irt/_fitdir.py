@@ -289,6 +289,9 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
         normalisation=scale,
         prior_selection=_prior_selection(info.get("prior_selection"), paths["fit.json"]),
         random_items=_load_random_items(paths["fit.json"].parent, info),
+        disconnected=info.get("disconnected")
+        if isinstance(info.get("disconnected"), dict)
+        else None,
     )
 
 

@@ -356,7 +356,7 @@ class TwoPL:
                 return self.fit(matrix, callback, progress)
             finally:
                 self.trials = "auto"
-        _warn_disconnected(matrix)
+        disconnected = _warn_disconnected(matrix)
         _warn_off_grid(matrix, int(self.trials))
         n_models, n_items = matrix.shape
         if self.rank != "auto" and int(self.rank) > min(n_models, n_items):
@@ -386,10 +386,11 @@ class TwoPL:
         result = self._build_result(matrix, raw, int(rank), selection)
         result.penalty = penalty
         result.prior_selection = prior_selection
+        result.disconnected = disconnected
         result.seconds = time.perf_counter() - start
         self.result_ = result
         self.ability_ = result.theta.copy()
-        self.discrimination_ = result.V[:, 0].copy()
+        self.discrimination_ = result.discrimination.copy()
         self.intercept_ = result.b.copy()
         self.difficulty_ = -result.b
         self.n_iter_ = result.n_iter
@@ -675,16 +676,19 @@ def _warn_off_grid(matrix: ResponseMatrix, trials: int) -> None:
     )
 
 
-def _warn_disconnected(matrix: ResponseMatrix) -> None:
-    """One warning when the models fall in groups that share no item."""
+def _warn_disconnected(matrix: ResponseMatrix) -> dict[str, Any] | None:
+    """One warning when the models fall in groups that share no item; returns
+    ``{"n_groups", "outside"}`` then (:attr:`IRTResult.disconnected`), else None."""
     n_groups, outside = disconnected_models(matrix)
-    if n_groups > 1:
-        names = ", ".join(repr(m) for m in outside[:3]) + (", ..." if len(outside) > 3 else "")
-        warnings.warn(
-            f"the observed cells split the models into {n_groups} groups that share no item "
-            f"({len(outside)} model(s) outside the largest: {names}): abilities in different "
-            "groups are compared only through the priors, not the data, and their intervals "
-            "do not show it; check the item ids, or fit each group separately",
-            DataWarning,
-            stacklevel=3,
-        )
+    if n_groups <= 1:
+        return None
+    names = ", ".join(repr(m) for m in outside[:3]) + (", ..." if len(outside) > 3 else "")
+    warnings.warn(
+        f"the observed cells split the models into {n_groups} groups that share no item "
+        f"({len(outside)} model(s) outside the largest: {names}): abilities in different "
+        "groups are compared only through the priors, not the data, and their intervals "
+        "do not show it; check the item ids, or fit each group separately",
+        DataWarning,
+        stacklevel=3,
+    )
+    return {"n_groups": int(n_groups), "outside": [str(m) for m in outside]}

@@ -72,7 +72,8 @@ class IRTResult:
     Attributes
     ----------
     abilities : DataFrame
-        One row per model: ``model``, ``theta`` (first factor), ``accuracy`` (mean observed
+        One row per model: ``model``, ``theta`` (rank > 1: along the items' mean loading,
+        :attr:`direction`), ``accuracy`` (mean observed
         score), ``n_observed``, ``rank_theta`` and ``rank_accuracy`` (1 = best; ties share the
         lowest rank; NA for a model without an observed cell, whose theta is the prior's),
         ``rank_shift`` (rank_accuracy - rank_theta), ``constant`` (all observed
@@ -122,6 +123,11 @@ class IRTResult:
         The delete-one jackknife over the models of that fit, computed (once) by
         :meth:`score_models` on calibrations of at most
         :data:`~latentbench.irt._fitted.MODEL_JACKKNIFE_MAX_MODELS` models (not saved).
+    disconnected : dict or None
+        When the observed cells split the models into groups that share no item:
+        ``n_groups`` and ``outside`` (the models of every group but the largest), whose
+        abilities are compared with the others' only through the priors. Saved in
+        ``fit.json`` and said in the report's findings. None when the models are linked.
     """
 
     abilities: pd.DataFrame
@@ -148,6 +154,7 @@ class IRTResult:
     matrix: ResponseMatrix | None = field(default=None, repr=False, compare=False)
     random_items: RandomItemsFit | None = field(default=None, repr=False, compare=False)
     model_jackknife: ModelJackknife | None = field(default=None, repr=False, compare=False)
+    disconnected: dict[str, Any] | None = field(default=None, compare=False)
 
     @property
     def model_ids(self) -> list[str]:
@@ -275,7 +282,7 @@ class IRTResult:
             "seconds": self.seconds,
             "options": self.options,
             "normalisation": "theta mean 0, sd 1 over the models that are not detached (rank 1); "
-            "factors centred (rank > 1)",
+            "factors centred, theta = U w along the items' mean loading w (rank > 1)",
             "penalty": self.penalty.to_dict(),
         }
         if self.prior_selection is not None:
@@ -307,6 +314,8 @@ class IRTResult:
                 if ref is None
                 else [m for m, keep in zip(self.model_ids, ref, strict=True) if not keep]
             )
+        if self.disconnected:
+            info["disconnected"] = dict(self.disconnected)
         if self.rank_selection is not None:
             info["rank_selection"] = {
                 "ranks": self.rank_selection.ranks,

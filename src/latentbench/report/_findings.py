@@ -75,6 +75,23 @@ def _findings(
     n_models, n_items = result.shape
     leader = ab.sort_values("theta", ascending=False).iloc[0]
     headline = f"{leader['model']} leads {n_models:,} models on {n_items:,} items"
+    split = getattr(result, "disconnected", None)
+    if split and int(split.get("n_groups", 1)) > 1:
+        outside = [str(m) for m in split.get("outside") or []]
+        names = ", ".join(outside[:5]) + (
+            f" and {len(outside) - 5} more" if len(outside) > 5 else ""
+        )
+        headline += f" (models in {int(split['n_groups'])} groups that share no item)"
+        out.append(
+            {
+                "text": f"Not one scale: the observed cells split the models into "
+                f"{int(split['n_groups'])} groups that share no item ({len(outside)} model(s) "
+                f"outside the largest group: {names}). Abilities, ranks and the leader below "
+                "compare models of different groups only through the priors, not the data; "
+                "check the item ids, or fit each group separately.",
+                "note": True,
+            }
+        )
     if ranks is not None:
         # the ranked models (one without an observed cell has no rank)
         ordered = ranks.dropna(subset=["rank"]).sort_values("rank").reset_index(drop=True)
