@@ -104,3 +104,31 @@ def test_a_fit_saved_from_python_on_a_store_matrix_reports_as_the_cli_fit(tmp_pa
 
     assert headings(reports[py_fit].html) == headings(reports[cli_fit].html)
     assert len(headings(reports[py_fit].html)) > 3
+
+
+def test_a_report_without_the_responses_shows_the_abilities_fit_saved(tmp_path):
+    # the report showed the fit's own estimate (theta_fit) labelled theta, in another order
+    # than abilities.csv, whose theta and interval it left unused
+    import re
+
+    rng = np.random.default_rng(3)
+    theta, b = rng.normal(size=10), rng.normal(size=40)
+    Y = (rng.random((10, 40)) < 1 / (1 + np.exp(-(theta[:, None] + b)))).astype(float)
+    frame = pd.DataFrame(
+        Y, index=[f"m{i}" for i in range(10)], columns=[f"q{j}" for j in range(40)]
+    )
+    data, fit = tmp_path / "wide.csv", tmp_path / "fit"
+    frame.rename_axis("model").reset_index().to_csv(data, index=False)
+    assert runner.invoke(app, ["fit", str(data), "--out", str(fit), "-q"]).exit_code == 0
+    data.rename(tmp_path / "moved.csv")
+    outcome = runner.invoke(app, ["report", str(fit), "--out", str(tmp_path / "r.html")])
+    assert outcome.exit_code == 0, outcome.output
+    assert "the abilities and intervals are those fit saved" in " ".join(outcome.output.split())
+    saved = pd.read_csv(fit / "abilities.csv")
+    assert not np.allclose(saved["theta"], saved["theta_fit"])  # the two estimates differ
+    html = (tmp_path / "r.html").read_text()
+    order = re.search(r"tied\): ([^<]+)</p>", html).group(1).replace("&gt;", ">")
+    shown = [m.strip() for m in re.split(r"[>~]", order)]
+    assert shown == saved.sort_values("theta", ascending=False)["model"].tolist()[: len(shown)]
+    for row in saved.itertuples():
+        assert f"{row.lower:.3f}" in html and f"{row.upper:.3f}" in html

@@ -242,6 +242,14 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
     _check_complete(items, "item", (*discs, "easiness"), info.get("n_items"), paths["items.csv"])
     used = ("theta_fit",) if rank == 1 and "theta_fit" in abilities.columns else thetas
     _check_complete(abilities, "model", used, info.get("n_models"), paths["abilities.csv"])
+    # the reported abilities with their intervals, as `fit` wrote them (for a report made
+    # without the responses: the same theta and interval as the file, not the fit's own)
+    reported = ("theta", "se", "lower", "upper")
+    saved = abilities.copy() if set(reported) <= set(abilities.columns) else None
+    if saved is not None and not all(
+        np.isfinite(pd.to_numeric(saved[c], errors="coerce")).all() for c in reported
+    ):
+        saved = None  # an edited or partial table: not shown as the fit's
     abilities = _fit_table(abilities, info.get("model_order"), paths["abilities.csv"])
     U = abilities[list(thetas)].to_numpy(float)
     V = items[list(discs)].to_numpy(float)
@@ -292,6 +300,7 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
         disconnected=info.get("disconnected")
         if isinstance(info.get("disconnected"), dict)
         else None,
+        saved_abilities=saved,
     )
 
 

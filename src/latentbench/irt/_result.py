@@ -128,6 +128,10 @@ class IRTResult:
         ``n_groups`` and ``outside`` (the models of every group but the largest), whose
         abilities are compared with the others' only through the priors. Saved in
         ``fit.json`` and said in the report's findings. None when the models are linked.
+    saved_abilities : DataFrame or None
+        For a result loaded from a fit directory: its ``abilities.csv`` as written (the
+        reported ``theta`` with ``se``, ``lower``, ``upper``), which a report made without
+        the responses shows; None for a fresh fit.
     """
 
     abilities: pd.DataFrame
@@ -155,6 +159,7 @@ class IRTResult:
     random_items: RandomItemsFit | None = field(default=None, repr=False, compare=False)
     model_jackknife: ModelJackknife | None = field(default=None, repr=False, compare=False)
     disconnected: dict[str, Any] | None = field(default=None, compare=False)
+    saved_abilities: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
     @property
     def model_ids(self) -> list[str]:

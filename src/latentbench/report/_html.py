@@ -146,6 +146,38 @@ def _fit_sections(
         )
         notify(progress, "report: item diagnostics")
         diag = diagnose(result, matrix, top=min(top, 10))
+    elif getattr(result, "saved_abilities", None) is not None:
+        # a fit directory without its responses: the abilities and intervals `fit` wrote
+        # (abilities.csv), not the fit's own estimates, which differ from them
+        abilities = result.saved_abilities.copy()
+        intervals = abilities
+        theta = abilities["theta"].to_numpy(float)
+        draws = normal_draws(theta, abilities["se"].to_numpy(float), 2000, 0)
+        ranks = rank_intervals(
+            draws, abilities["model"].tolist(), estimate=theta, measured=measured_models(abilities)
+        )
+        text = (
+            "95% intervals as fit saved them (abilities.csv); rank intervals from normal draws "
+            "around them. No response matrix: no item diagnostics (pass the responses). "
+        )
+        text += "Order of the top models ('>' significant, '~' tied): " + _order_line(
+            ranks, limit=min(top, 15)
+        )
+        table = pd.DataFrame(
+            {
+                "model": abilities["model"],
+                "theta": abilities["theta"],
+                "se": abilities["se"],
+                "lower": abilities["lower"],
+                "upper": abilities["upper"],
+                "rank": abilities["rank_theta"],
+                "rank_lower": ranks["rank_lower"],
+                "rank_upper": ranks["rank_upper"],
+                "tied_with_next": ranks["tied_with_next"],
+                "accuracy": abilities["accuracy"],
+                "rank_accuracy": abilities["rank_accuracy"],
+            }
+        )
     else:
         table = abilities[["model", "theta", "rank_theta", "accuracy", "rank_accuracy"]]
         intervals = None

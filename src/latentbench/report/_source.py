@@ -281,7 +281,12 @@ def report_from(
             raise InputError(f"n_boot={n_boot} needs the responses (responses=FILE)")
         boot = _bootstrap(result, matrix, n_boot, method, n_jobs, seed, tell)
         notes.append(f"bootstrap: {n_boot} refits in {boot.seconds:.1f} s")
-    if result is not None and matrix is None:
+    if result is not None and matrix is None and result.saved_abilities is not None:
+        notes.append(
+            "no responses: the abilities and intervals are those fit saved (abilities.csv); "
+            "item flags were not computed (pass responses=FILE)"
+        )
+    elif result is not None and matrix is None:
         notes.append(
             "no responses: standard errors and item flags were not computed (pass responses=FILE)"
         )
