@@ -237,3 +237,36 @@ def test_degenerate_fit_gets_the_priors_spread_not_nan():
     theta = unc.abilities["theta"].to_numpy()
     ranks = rank_intervals(normal_draws(theta, se, 200, 0), ["0", "1"])
     assert ranks["rank_lower"].between(1, 2).all() and ranks["rank_upper"].between(1, 2).all()
+
+
+@pytest.mark.parametrize("flip", [1.0, 0.0])
+def test_a_perfect_model_is_not_the_most_precise_one(flip):
+    """A model with every answer right (or wrong) is bounded by the data on one side only;
+    its interval came from the curvature at the mode (Laplace) and was the narrowest of all
+    (se 0.24, upper 2.75, below the upper 3.23 of the same model one item short). It is now
+    the fit's posterior quantiles, and its open side reaches beyond the near-perfect one's."""
+    import warnings
+
+    rng = np.random.default_rng(0)
+    theta, a, b = np.linspace(-1.5, 1.5, 10), rng.uniform(0.8, 1.6, 40), rng.normal(0, 1, 40)
+    Y = (rng.random((10, 40)) < 1 / (1 + np.exp(-(np.outer(theta, a) + b)))).astype(float)
+    top = 9 if flip == 1.0 else 0
+    Y[top] = flip
+    short = Y.copy()
+    short[top, 0] = 1.0 - flip  # one item short of constant
+    ids = [f"m{i}" for i in range(10)], [f"q{j}" for j in range(40)]
+    out = []
+    for scores in (Y, short):
+        matrix = ResponseMatrix(scores, *ids)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ab = standard_errors(TwoPL().fit(matrix), matrix).abilities
+        out.append(ab)
+    perfect, near = out[0].iloc[top], out[1].iloc[top]
+    assert perfect["lower"] <= perfect["theta"] <= perfect["upper"]
+    if flip == 1.0:
+        assert perfect["upper"] > near["upper"]
+    else:
+        assert perfect["lower"] < near["lower"]
+    others = out[0].drop(index=top)
+    assert perfect["se"] > others["se"].median()

@@ -412,6 +412,18 @@ def standard_errors(
         lower[rows] = np.fmin(lower[rows], U[rows, 0] - z * union_sd[rows])
         upper[rows] = np.fmax(upper[rows], U[rows, 0] + z * union_sd[rows])
         se_first = np.where(rows, (upper - lower) / (2 * z), se_first)
+    constant_rows = np.zeros(N, dtype=bool)
+    if r == 1 and posterior and float(result.penalty.precision_U) > 0:
+        # every observed score 1 (or 0): the data bound the ability on one side only, and the
+        # Gaussian at the mode (Laplace) made its interval the narrowest of all (a perfect
+        # model: se 0.24, upper 2.7, below the upper 3.2 of the same model one item short);
+        # the exact posterior's quantiles on the reporting scale instead (items fixed)
+        constant_rows = _constant_models(result, matrix) & reference & ~no_data
+        if constant_rows.any():
+            lo, hi = _constant_posterior_interval(result, matrix, constant_rows, level)
+            lower[constant_rows] = np.minimum(lo, centre[constant_rows])
+            upper[constant_rows] = np.maximum(hi, centre[constant_rows])
+            se_first = np.where(constant_rows, (upper - lower) / (2 * z), se_first)
     detached = None
     if r == 1 and not reference.all():
         detached = _detached_intervals(result, matrix, reference & ~no_data, se_first, z, posterior)
@@ -514,6 +526,54 @@ def _with_item_bootstrap(
         "models_widened": int(np.sum(ratio > 1.0)),
     }
     return out, summary
+
+
+def _constant_models(result: IRTResult, matrix: ResponseMatrix | np.ndarray | None) -> np.ndarray:
+    """Models whose every observed score is 1, or every one 0 (shape (N,), bool)."""
+    scores, observed = _observed(result, matrix)
+    values = np.where(observed, scores, np.nan).astype(np.float64)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # rows without cells: NaN, not constant
+        top, bottom = np.nanmax(values, axis=1), np.nanmin(values, axis=1)
+    return np.asarray((top == bottom) & np.isin(top, (0.0, 1.0)))
+
+
+def _constant_posterior_interval(
+    result: IRTResult,
+    matrix: ResponseMatrix | np.ndarray | None,
+    rows: np.ndarray,
+    level: float,
+    n_grid: int = 2001,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Equal-tailed ``level`` posterior interval of the ability of each model in ``rows``
+    (constant models), by quadrature on a grid: the fit's prior on the reporting scale times
+    the likelihood of its observed cells (K trials each) with the items' reported parameters
+    fixed. The open side follows the prior's tail, not the curvature at the mode."""
+    scores, observed = _observed(result, matrix)
+    prior = result.penalty.on_reported_scale(result.normalisation)
+    m, sd = float(prior.mean_U), 1.0 / np.sqrt(float(prior.precision_U))
+    trials = trials_of(result)
+    a, b, sigma = result.V[:, 0], result.b, float(result.sigma)
+    idx = np.flatnonzero(rows)
+    centre = result.U[idx, 0]
+    lo_end = np.minimum(centre, m) - 10.0 * max(sd, 1.0)
+    hi_end = np.maximum(centre, m) + 10.0 * max(sd, 1.0)
+    t = np.linspace(0.0, 1.0, n_grid)
+    grid = lo_end[:, None] + (hi_end - lo_end)[:, None] * t[None, :]  # (M, G)
+    lower, upper = np.empty(idx.size), np.empty(idx.size)
+    tail = (1.0 - level) / 2
+    for k, i in enumerate(idx):  # a few constant models; each is one (G, J_i) pass
+        cells = np.flatnonzero(observed[i])
+        sign = 1.0 if float(np.nanmax(scores[i, cells])) == 1.0 else -1.0
+        x = (np.outer(grid[k], a[cells]) + b[cells]) / sigma  # (G, J_i)
+        loglik = -trials * np.logaddexp(0.0, -sign * x).sum(axis=1)
+        logpost = loglik - 0.5 * ((grid[k] - m) / sd) ** 2
+        weights = np.exp(logpost - logpost.max())
+        cdf = np.cumsum(weights)
+        cdf /= cdf[-1]
+        lower[k] = float(np.interp(tail, cdf, grid[k]))
+        upper[k] = float(np.interp(1.0 - tail, cdf, grid[k]))
+    return lower, upper
 
 
 def _detached_intervals(
