@@ -60,3 +60,22 @@ def test_a_random_half_history_is_a_warning_in_python():
         run = replay(_matrix([f"m{i}" for i in range(8)], seed=0), budget=20)
     assert run.params["history"]["history models"] == 4
     assert "pass history=, history_store= or no_history=True" in run.params["history"]["note"]
+
+
+@pytest.mark.parametrize(("low", "high", "n"), [(0.985, 0.998, 6), (0.0, 0.02, 10)])
+def test_a_saturated_or_very_hard_benchmark_runs_without_a_history(low, high, n):
+    # the first batch's scores all equal: the online proxy's rank-2 start ran ARPACK on an
+    # all-zero residual and the run died with "ArpackError: Starting vector is zero"
+    rng = np.random.default_rng(0)
+    Y = (rng.random((n, 1000)) < np.linspace(low, high, n)[:, None]).astype(float)
+    matrix = ResponseMatrix(Y, [f"m{i}" for i in range(n)], [f"i{j}" for j in range(1000)])
+    for seed in range(6):
+        result = replay(matrix, no_history=True, random_state=seed)
+        assert result.evaluations_total <= Y.size
+
+
+def test_a_rank_two_start_on_equal_scores_keeps_the_extra_factor_at_zero():
+    from latentbench.irt._cbmm import initial_parameters
+
+    U, V, b = initial_parameters(np.ones((4, 30), dtype=np.float32), 2, 1.0)
+    assert np.all(U[:, 1] == 0) and np.isfinite(b).all()

@@ -218,10 +218,18 @@ def accuracy_start(
     if rank > 1:
         resid = residual(row_acc, col_acc, grand)
         k = rank - 1
+        flat = resid if isinstance(resid, np.ndarray) else resid.data
+        if not np.any(flat):
+            # no structure beyond the margins (e.g. every observed score equal, a saturated
+            # benchmark's first batch): the extra factors start at 0 (ARPACK fails on it)
+            return U, V, b
         if k < min(n, m) - 1:
-            from scipy.sparse.linalg import svds  # here: slow to import, rank > 1 only
+            from scipy.sparse.linalg import ArpackError, svds  # slow to import: rank > 1 only
 
-            left, values, right = svds(resid, k=k, random_state=0)
+            try:
+                left, values, right = svds(resid, k=k, random_state=0)
+            except ArpackError:  # a degenerate residual: the extra factors start at 0
+                return U, V, b
             order = np.argsort(values)[::-1]
             left, values, right = left[:, order], values[order], right[order]
         else:
