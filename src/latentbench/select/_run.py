@@ -41,7 +41,8 @@ class SelectionResult:
     best : int
         Recommended arm (argmax of the final estimates).
     estimates : ndarray of shape (n_arms,)
-        Final point estimates (for PULSE: the average of per-round DR estimates).
+        Final point estimates (for PULSE: the average of per-round DR estimates), clipped to
+        [0, 1], the range of a mean score (``best`` is the argmax before clipping).
     lower, upper : ndarray of shape (n_arms,) or None
         Simultaneous anytime-valid bounds (None for policies without intervals).
     n_observed : ndarray of shape (n_arms,)
@@ -660,15 +661,21 @@ def run_selection(
         stopped = "exhausted"
     bounds = policy.intervals() if monitor is None else monitor.intervals()
     cert = None if bounds is None else _certificate(judge)
-    est = policy.estimates()
+    raw = policy.estimates()
+    best = int(np.argmax(raw))  # the policy's recommendation, from its own estimates
+    # reported in the score range, as the intervals are: a doubly robust mean can leave
+    # [0, 1] early in a run (-0.012 printed beside [0.0006, 0.916])
+    est = np.clip(raw, 0.0, 1.0)
     lead = getattr(policy, "difference_lower", None)
-    difference = lead(int(np.argmax(est))) if monitor is None and callable(lead) else None
+    difference = lead(best) if monitor is None and callable(lead) else None
     final = None
     if bounds is not None:
-        final = _leader_certified(judge, bounds, int(np.argmax(est)), epsilon, state)
+        final = _leader_certified(judge, bounds, best, epsilon, state)
+        # reported, an interval holds its estimate (widened to it: still valid)
+        bounds = (np.minimum(bounds[0], est), np.maximum(bounds[1], est))
     return SelectionResult(
         policy=policy.name,
-        best=int(np.argmax(est)),
+        best=best,
         estimates=est,
         lower=None if bounds is None else bounds[0],
         upper=None if bounds is None else bounds[1],
