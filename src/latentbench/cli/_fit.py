@@ -259,7 +259,8 @@ def fit(
         "auto",
         help="Bernoulli trials behind every cell (a score k/K is k of K: pass@1 over K "
         "samples, K judges): binomial likelihood. 'auto': detected from a score grid of 1/K "
-        "(K >= 3), with a note; 1: every cell one trial (fractions are soft labels).",
+        "(K >= 3) on at least 10% of the cells, with a note; 1: every cell one trial "
+        "(fractions are soft labels).",
     ),
     device: str | None = typer.Option(
         None,

@@ -19,7 +19,7 @@ from latentbench.exceptions import ConvergenceWarning, DataWarning, InputError, 
 from latentbench.io._cells import SPARSE_DENSITY, ObservedCells
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._cbmm import CBMMFit, fit_cbmm
-from latentbench.irt._counts import detect_trials, observed_values
+from latentbench.irt._counts import MIN_FRACTIONAL_SHARE, observed_values, trials_grid
 from latentbench.irt._heldout import (
     fit_additive,
     heldout_mask,
@@ -639,12 +639,25 @@ def _one_group(observed: np.ndarray, steps: int = 4) -> bool:
 
 
 def _detected_trials(matrix: ResponseMatrix, warn: bool = True) -> int:
-    """``trials="auto"``: K from the scores' grid (:func:`detect_trials`), said when K > 1."""
-    count = detect_trials(matrix)  # its observed cells: never a sparse matrix's dense grid
-    if count > 1 and warn:
+    """``trials="auto"``: K from the scores' grid (:func:`detect_trials`), said when K > 1,
+    and said when a grid is seen on too few fractional cells to be read as K trials."""
+    grid = trials_grid(matrix)  # its observed cells: never a sparse matrix's dense grid
+    count = grid.trials if grid.enough else 1
+    share = f"{grid.n_fractional} of {grid.n_observed} observed cells are fractional"
+    if warn and count > 1:
         warnings.warn(
-            f"every score lies on a grid of 1/{count}: read as {count} trials per cell "
-            "(binomial likelihood); trials=1 (fit --trials 1) reads them as single soft labels",
+            f"every score lies on a grid of 1/{count} ({share}): read as {count} trials per "
+            "cell (binomial likelihood); trials=1 (fit --trials 1) reads them as single soft "
+            "labels",
+            DataWarning,
+            stacklevel=3,
+        )
+    elif warn and grid.trials > 1:
+        warnings.warn(
+            f"{share} (a grid of 1/{grid.trials}): too few (under "
+            f"{MIN_FRACTIONAL_SHARE:.0%}) for {grid.trials} trials per cell, read as 1 trial "
+            f"(fractions are soft labels); trials={grid.trials} (fit --trials {grid.trials}) "
+            f"reads every cell as {grid.trials} trials",
             DataWarning,
             stacklevel=3,
         )
