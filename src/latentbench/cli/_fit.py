@@ -134,8 +134,8 @@ def fit_with_progress(estimator: TwoPL, matrix: ResponseMatrix, quiet: bool = Fa
                 for r, s in zip(selection.ranks, selection.heldout_log_likelihood, strict=True)
             )
             console.print(
-                f"rank auto: chose rank [bold]{selection.chosen}[/bold] (highest held-out "
-                f"log-likelihood per cell; {scores})"
+                f"rank auto: chose rank [bold]{selection.chosen}[/bold] (the smallest within one "
+                f"standard error of the highest held-out log-likelihood per cell; {scores})"
             )
     return result
 

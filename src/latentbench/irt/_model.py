@@ -68,8 +68,10 @@ class TwoPL:
     ----------
     rank : int or "auto", default 1
         Number of latent factors. ``"auto"`` holds out 10% of the observed cells (seeded by
-        ``random_state``), fits ranks 1..``max_rank`` on the rest, and picks the rank with the
-        best mean held-out log-likelihood; the final fit then uses all cells.
+        ``random_state``), fits ranks 1..``max_rank`` (at most the smaller side of the
+        matrix) on the rest, and picks the smallest rank whose mean held-out log-likelihood
+        is within one standard error of the best (paired over the held-out cells; a tie keeps
+        the smaller rank); the final fit then uses all cells.
     sigma : float, default 1.0
         Temperature of the link (fixed; not identifiable together with the scale of theta).
     prior : Prior, "auto" or None, default "auto"
@@ -93,7 +95,7 @@ class TwoPL:
     accelerate : bool, default True
         Monotone over-relaxed MM steps.
     max_rank : int, default 5
-        Largest rank tried by ``rank="auto"``.
+        Largest rank tried by ``rank="auto"`` (capped at ``min(n_models, n_items)``).
     random_state : int or None
         Seed for ``init="random"`` and for the held-out split of ``rank="auto"``.
     device : str or None, default None
@@ -309,17 +311,18 @@ class TwoPL:
         seed = 0 if self.random_state is None else self.random_state
         train, rows, cols = heldout_mask(scores, heldout_fraction, seed)
         truth = scores[rows, cols].astype(np.float64)
-        ranks = list(range(1, int(self.max_rank) + 1))
-        scores_by_rank = []
+        # never more factors than a rank the fit itself accepts (the smaller side)
+        ranks = list(range(1, min(int(self.max_rank), *matrix.shape) + 1))
+        logliks = []
         for done, rank in enumerate(ranks):
             notify(progress, "choosing the rank (held-out fits)", done, len(ranks))
             raw = self._fit_arrays(train, rank, None, penalty, quiet=True)
             logit = (
                 np.einsum("nk,nk->n", raw.U[rows], raw.V[cols]) + raw.b[cols]
             ) / self.sigma  # cellwise logits of the held-out cells only
-            loglik = truth * logit - np.logaddexp(0.0, logit)
-            scores_by_rank.append(float(loglik.mean()))
-        chosen = ranks[int(np.argmax(scores_by_rank))]
+            logliks.append(truth * logit - np.logaddexp(0.0, logit))
+        scores_by_rank = [float(loglik.mean()) for loglik in logliks]
+        chosen = ranks[_smallest_within_noise(np.stack(logliks))]
         return RankSelection(ranks, scores_by_rank, chosen, heldout_fraction)
 
     def fit(
@@ -636,6 +639,40 @@ def _one_group(observed: np.ndarray, steps: int = 4) -> bool:
             return False  # closed: a second group exists
         models = grown
     return int(np.count_nonzero(models)) == n_data
+
+
+_RANK_TIE = 1e-6
+"""Held-out mean log-likelihoods this close (relative) are equal for ``rank="auto"``."""
+
+
+def _smallest_within_noise(logliks: np.ndarray) -> int:
+    """The first (smallest) rank whose mean held-out log-likelihood is within one standard
+    error of the best one's (the one-standard-error rule; the standard error of the paired
+    per-cell differences): a larger rank must predict the held-out cells better than noise
+    does, and a tie (equal scores) keeps the smaller rank.
+
+    Parameters
+    ----------
+    logliks : ndarray of shape (n_ranks, n_heldout)
+        Held-out log-likelihood of every cell under each rank, ranks in increasing order.
+
+    With a single held-out cell, nothing measures the noise: the smallest rank.
+
+    Returns
+    -------
+    int
+        Row of the chosen rank.
+    """
+    means = logliks.mean(axis=1)
+    best = int(np.argmax(means))
+    n = logliks.shape[1]
+    if n < 2:  # one held-out cell measures no noise: no larger rank is shown to be better
+        return 0
+    diff = logliks[best] - logliks  # (n_ranks, n_heldout), row best all 0
+    se = diff.std(axis=1, ddof=1) / np.sqrt(n)
+    # plus the fits' own precision (tol 1e-6 relative): equal scores up to it are a tie
+    slack = se + _RANK_TIE * max(1.0, abs(float(means[best])))
+    return int(np.flatnonzero(means >= means[best] - slack)[0])
 
 
 def _detected_trials(matrix: ResponseMatrix, warn: bool = True) -> int:
