@@ -227,7 +227,11 @@ def fit(
         "--joint-ml",
         help="Joint maximum likelihood with the ridge --l2 instead of the default priors.",
     ),
-    l2: float = typer.Option(1e-2, help="Ridge of the --joint-ml fit (keeps estimates finite)."),
+    l2: float | None = typer.Option(
+        None,
+        help="Ridge of the --joint-ml fit (keeps estimates finite; default 0.01). Only with "
+        "--joint-ml: the default fit's priors take its place.",
+    ),
     holdout: float | None = typer.Option(
         None,
         help="Also hide this fraction of the observed cells (e.g. 0.1), refit on the rest and "
@@ -279,13 +283,19 @@ def fit(
             if out is not None:
                 check_destination(out, "dir")  # before the (not cheap) load and fit
             # the options before the load, so that a bad value is refused at once
+            if l2 is not None and not joint_ml:
+                raise InputError(
+                    f"--l2 {l2:g} without --joint-ml: the ridge is the penalty of the joint-ML "
+                    "fit, and the default fit uses priors instead; expected --joint-ml with "
+                    "--l2, or no --l2"
+                )
             rank_value: int | str = "auto" if rank == "auto" else _int_option("rank", rank)
             n_trials = _trials(trials)
             estimator = TwoPL(
                 rank=rank_value,  # type: ignore[arg-type]
                 sigma=sigma,
                 prior=None if joint_ml else "auto",
-                l2=l2,
+                l2=1e-2 if l2 is None else l2,
                 tol=tol,
                 max_iter=max_iter,
                 trials=n_trials,

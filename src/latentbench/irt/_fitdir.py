@@ -249,7 +249,7 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
     penalty = (
         GaussianPenalty.from_dict(info["penalty"])
         if "penalty" in info
-        else GaussianPenalty.ridge(float(options.get("l2", 1e-2)))
+        else GaussianPenalty.ridge(1e-2 if options.get("l2") is None else float(options["l2"]))
     )
     if options.get("prior") is not None and info.get("prior_selection") is None:
         warnings.warn(

@@ -544,7 +544,7 @@ class TwoPL:
             n_iter=raw.n_iter,
             converged=raw.converged,
             seconds=raw.seconds,
-            options=self.get_params(),
+            options=self._used_options(),
             shape=matrix.shape,
             n_observed=int(matrix.n_observed_per_model().sum()),
             raw=raw,
@@ -553,6 +553,14 @@ class TwoPL:
             normalisation=scale,
             matrix=matrix,
         )
+
+    def _used_options(self) -> dict[str, Any]:
+        """The parameters as a fit records them (``IRTResult.options``, fit.json): ``l2`` is
+        None under a prior, which the ridge does not enter."""
+        options = self.get_params()
+        if options.get("prior") is not None:
+            options["l2"] = None
+        return options
 
     @property
     def result(self) -> IRTResult:

@@ -53,6 +53,18 @@ FIT_SECTIONS = (
 SELECTION_SECTIONS = ("selection-summary", "selection-intervals", "selection-evaluations")
 
 
+def _penalty_used(result: Any) -> str:
+    """The penalty the fit used, for "Fit details": the prior (with its a_sd) or the ridge of
+    joint ML (a prior fit recorded an unused ``l2`` before, shown as "ridge l2")."""
+    options = result.options
+    if options.get("prior") is None:
+        l2 = options.get("l2")
+        return f"ridge l2 = {1e-2 if l2 is None else float(l2):g} (joint ML)"
+    chosen = getattr(result, "prior_selection", None)
+    a_sd = f", a_sd = {chosen.a_sd:g}" if chosen is not None else ""
+    return f"priors (MAP: theta ~ N(0, 1){a_sd})"
+
+
 def _fit_sections(
     result: Any,
     matrix: Any | None,
@@ -72,7 +84,7 @@ def _fit_sections(
         "observed cells": result.n_observed,
         "rank": result.rank,
         "sigma": result.sigma,
-        "ridge l2": result.options.get("l2"),
+        "penalty": _penalty_used(result),
         "loss": result.loss,
         "sweeps": result.n_iter,
         "converged": result.converged,

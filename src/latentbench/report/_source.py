@@ -160,7 +160,7 @@ def report_from(
     selection: str | os.PathLike[str] | None = None,
     run_id: str | None = None,
     title: str | None = None,
-    l2: float = 1e-2,
+    l2: float | None = None,
     top: int = 30,
     n_boot: int = 0,
     method: Literal["items", "parametric"] = "items",
@@ -176,7 +176,7 @@ def report_from(
         A fit directory (``latentbench fit --out``), an experiment directory
         (``latentbench experiment --out``), a selection run's directory or its
         ``selection.json``, a live-run store (``.duckdb``), or a responses file (fitted first
-        with ``TwoPL(l2=l2)``).
+        with ``TwoPL()``: the default priors).
     path : path, optional
         The HTML file to write (its folder must exist); None builds the page only.
     responses : path, optional
@@ -189,8 +189,11 @@ def report_from(
     run_id : str, optional
         The run of a live-run store (default: the latest).
     title : str, optional
-    l2 : float
-        Ridge of the fit when ``source`` is a responses file.
+    l2 : None
+        Refused when given: a responses file is fitted with the default priors, which a ridge
+        does not enter (it was accepted and ignored). For a joint-ML fit, fit with
+        ``TwoPL(prior=None, l2=...)`` and save it (``latentbench fit --joint-ml --l2``), then
+        report that directory.
     top : int
         Models / rows shown in figures and long tables.
     n_boot : int
@@ -221,6 +224,13 @@ def report_from(
         return None
 
     tell = progress or quiet
+    if l2 is not None:  # was passed to TwoPL(l2=l2), whose default priors never used it
+        raise InputError(
+            f"l2={l2!r}: a report fits a responses file with the default priors, which the "
+            "ridge does not enter; expected no l2 (for a joint-ML fit, save "
+            "TwoPL(prior=None, l2=...).fit(matrix) or run `latentbench fit FILE --joint-ml "
+            "--l2 X --out DIR`, and report the directory)"
+        )
     if method not in ("items", "parametric"):
         raise InputError(f"method={method!r}; expected 'items' or 'parametric'")
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
@@ -269,7 +279,7 @@ def report_from(
         tell(f"reading {source.name}")
         matrix = ResponseMatrix.read(source)
         # as `fit` does: trials detected from the score grid (TwoPL's default, trials="auto")
-        result = TwoPL(l2=l2).fit(matrix, progress=tell)
+        result = TwoPL().fit(matrix, progress=tell)
     if selection is not None:
         run = SelectionRecord.read_json(selection)
     meta = read_item_metadata(items) if items is not None else None
