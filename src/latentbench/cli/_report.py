@@ -72,7 +72,10 @@ def report(
     ),
     top: int = typer.Option(30, help="Models / rows shown in figures and long tables."),
     n_boot: int = typer.Option(
-        0, "--bootstrap", help="Bootstrap replicates for ability and rank intervals (0: plug-in)."
+        0,
+        "--bootstrap",
+        help="Bootstrap replicates for ability and rank intervals (0: plug-in; else at least "
+        "100, 200 or more recommended).",
     ),
     method: str = typer.Option("items", help="Bootstrap: 'items' or 'parametric'."),
     jobs: int = typer.Option(1, help="Bootstrap worker processes (-1: all cores)."),

@@ -18,7 +18,13 @@ from typing import Any, Literal
 from latentbench._checks import check_seed
 from latentbench.exceptions import InputError
 
-__all__ = ["Report", "report_from"]
+__all__ = ["MIN_REPORT_BOOTSTRAP", "Report", "report_from"]
+
+MIN_REPORT_BOOTSTRAP = 100
+"""Fewest bootstrap replicates :func:`report_from` (``report --bootstrap``) accepts: the 95%
+interval's ends are the 2.5% and 97.5% quantiles of the replicates, and with fewer than 100
+each tail holds fewer than 2.5 of them (2 replicates gave intervals that excluded their own
+estimates, and rank intervals that excluded the rank)."""
 
 Progress = Callable[..., None]
 
@@ -197,7 +203,8 @@ def report_from(
     top : int
         Models / rows shown in figures and long tables.
     n_boot : int
-        Bootstrap replicates for ability and rank intervals (0: plug-in); needs responses.
+        Bootstrap replicates for ability and rank intervals (0: plug-in, at least
+        :data:`MIN_REPORT_BOOTSTRAP` otherwise); needs responses.
     method : {"items", "parametric"}
         The bootstrap's resampling.
     n_jobs : int
@@ -235,8 +242,18 @@ def report_from(
         raise InputError(f"method={method!r}; expected 'items' or 'parametric'")
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise InputError(f"top={top!r}; expected an integer >= 1 (models / rows shown)")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot == 1 or n_boot < 0:
-        raise InputError(f"n_boot={n_boot!r}; expected 0 (plug-in intervals) or an integer >= 2")
+    if (
+        isinstance(n_boot, bool)
+        or not isinstance(n_boot, int)
+        or n_boot < 0
+        or 0 < n_boot < MIN_REPORT_BOOTSTRAP
+    ):
+        raise InputError(
+            f"n_boot={n_boot!r}; expected 0 (plug-in intervals) or an integer >= "
+            f"{MIN_REPORT_BOOTSTRAP}: a 95% interval's ends are the 2.5% and 97.5% quantiles of "
+            f"the replicates, which fewer than {MIN_REPORT_BOOTSTRAP} leave to the one or two "
+            "most extreme refits (200 or more is better)"
+        )
     source = Path(source)
     out = Path(path) if path is not None else None
     if out is not None:
