@@ -349,6 +349,10 @@ def fit(
             else (" (./latentbench-fit exists and was kept; pass --out DIR to choose)")
         )
         written = ", ".join(escape(str(p)) for p in paths.values())  # every file it wrote
+        removed = getattr(paths, "removed", [])  # an earlier fit's files this one replaces
+        if removed:
+            names = ", ".join(escape(p.name) for p in removed)
+            note += f"; removed {names} (from an earlier fit in {escape(str(target))})"
         console.print(f"wrote {written}{note}", soft_wrap=True)
         console.print(f"next: latentbench report {escape(str(target))} --out report.html")
 
