@@ -233,11 +233,13 @@ class TwoPL:
         scores: np.ndarray | ObservedCells,
         rank: int,
         progress: ProgressCallback | None = None,
+        ids: tuple[list[str], list[str]] | None = None,
     ) -> tuple[GaussianPenalty, PriorSelection | None]:
         """The penalty of the fit: the ridge (``prior=None``) or the resolved prior.
 
         ``scores``: what the fit itself receives (:meth:`_fit_data`): the observed cells on the
-        sparse path, so that resolving the prior never builds the dense array."""
+        sparse path, so that resolving the prior never builds the dense array. ``ids``: the
+        matrix's (model ids, item ids), the order the held-out cells are drawn in."""
         if self.prior is None:
             return GaussianPenalty.ridge(float(self.l2)), None
         prior = Prior() if isinstance(self.prior, str) else self.prior
@@ -252,8 +254,9 @@ class TwoPL:
             return raw.U, raw.V, raw.b
 
         # the held-out mask of the prior's choice is fixed (seed 0), whatever random_state
-        # (which seeds only the random start): the same data give the same prior
-        return resolve_prior(prior, scores, float(self.sigma), fit, 0)
+        # (which seeds only the random start), and drawn in the order of the ids, not of
+        # the positions: the same data give the same prior, in any order of rows or columns
+        return resolve_prior(prior, scores, float(self.sigma), fit, 0, ids)
 
     def _fit_arrays(
         self,
@@ -307,9 +310,9 @@ class TwoPL:
                 self.trials = "auto"
         scores = matrix.scores
         if penalty is None:
-            penalty = self._resolve_penalty(scores, 1)[0]
+            penalty = self._resolve_penalty(scores, 1, ids=_ids(matrix))[0]
         seed = 0 if self.random_state is None else self.random_state
-        train, rows, cols = heldout_mask(scores, heldout_fraction, seed)
+        train, rows, cols = heldout_mask(scores, heldout_fraction, seed, _ids(matrix))
         truth = scores[rows, cols].astype(np.float64)
         # never more factors than a rank the fit itself accepts (the smaller side)
         ranks = list(range(1, min(int(self.max_rank), *matrix.shape) + 1))
@@ -371,7 +374,7 @@ class TwoPL:
         rank = self.rank
         first = 1 if rank == "auto" else int(rank)
         data = self._fit_data(matrix)
-        penalty, prior_selection = self._resolve_penalty(data, first, progress)
+        penalty, prior_selection = self._resolve_penalty(data, first, progress, _ids(matrix))
         if rank == "auto":
             selection = self.select_rank(matrix, penalty=penalty, progress=progress)
             rank = selection.chosen
@@ -443,7 +446,7 @@ class TwoPL:
         if params["trials"] == "auto":  # K of the whole matrix for every split
             params["trials"] = _detected_trials(matrix)
         for k in range(int(n_splits)):
-            train, rows, cols = heldout_mask(matrix.scores, heldout, base + k)
+            train, rows, cols = heldout_mask(matrix.scores, heldout, base + k, _ids(matrix))
             truth = matrix.scores[rows, cols].astype(np.float64)
             sub = ResponseMatrix(train, matrix.model_ids, matrix.item_ids, source=matrix.source)
             clone = TwoPL(**params)
@@ -647,6 +650,11 @@ def _one_group(observed: np.ndarray, steps: int = 4) -> bool:
             return False  # closed: a second group exists
         models = grown
     return int(np.count_nonzero(models)) == n_data
+
+
+def _ids(matrix: ResponseMatrix) -> tuple[list[str], list[str]]:
+    """The (model ids, item ids) the held-out draws follow (:func:`heldout_mask`)."""
+    return list(matrix.model_ids), list(matrix.item_ids)
 
 
 _RANK_TIE = 1e-6
