@@ -121,12 +121,13 @@ def test_a_few_fractional_cells_are_not_k_trials():
     binary items) were read as K trials per cell, so every binary cell counted K times and the
     intervals shrank about 2x: now 1 trial, said with the count of fractional cells."""
     from latentbench.exceptions import DataWarning
-    from latentbench.irt._counts import trials_grid
 
     data = simulate_2pl(10, 40, random_state=5)
     scores = data.matrix.scores.copy()
     scores[0, 3], scores[1, 10], scores[3, 0] = 0.25, 0.5, 0.75
     assert detect_trials(scores) == 1
+    from latentbench.irt._counts import trials_grid
+
     assert trials_grid(scores) == (4, 3, 400)
     matrix = ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids)
     with pytest.warns(DataWarning, match=r"3 of 400 observed cells are fractional") as record:

@@ -70,7 +70,7 @@ def _canonical_order(
     could change with the order of the ids)."""
     if ids is None:
         return None
-    ranks = []
+    ranks: list[npt.NDArray[np.int64] | None] = []
     for names in ids:
         text = np.asarray([str(name) for name in names], dtype=str)
         if text.size < 2 or bool(np.all(text[:-1] <= text[1:])):
