@@ -44,4 +44,5 @@ def test_shared_options_have_one_spelling_everywhere():
     for old in ("--alpha", "--n-jobs", "--random-state"):
         assert old not in visible  # deprecated spellings stay hidden
     hidden = {o.opts[0] for rows in options.values() for _, o in rows if o.hidden}
-    assert hidden == {"--alpha", "--n-jobs", "--random-state"}
+    # report --l2 stays only to refuse it with a clear error (it was ignored by the prior fit)
+    assert hidden == {"--alpha", "--n-jobs", "--random-state", "--l2"}

@@ -9,6 +9,7 @@ interrupted ``fit`` that left a new abilities.csv next to a stale fit.json. Also
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -233,3 +234,35 @@ def test_formula_like_ids_are_escaped_in_fit_tables_and_read_back(tmp_path):
         runner.invoke(app, ["report", str(out), "--out", str(tmp_path / "r.html"), "-q"]).exit_code
         == 0
     )
+
+
+def test_a_refit_into_the_same_out_removes_the_earlier_fits_optional_files(tmp_path):
+    """`fit --out DIR --holdout 0.1` then `fit --out DIR` (other options) left heldout.csv
+    (and random_items.npz) of the first fit beside the second, unsaid; they are removed and
+    named in the "wrote" line. A folder that is not a fit directory keeps its files."""
+    import numpy as np
+
+    rng = np.random.default_rng(4)
+    theta, b = rng.normal(size=10), rng.normal(size=30)
+    Y = (rng.random((10, 30)) < 1 / (1 + np.exp(-(theta[:, None] + b)))).astype(float)
+    path = tmp_path / "wide.csv"
+    frame = pd.DataFrame(Y, index=[f"m{i}" for i in range(10)])
+    frame.columns = [f"q{j}" for j in range(30)]
+    frame.rename_axis("model").to_csv(path)
+    out = tmp_path / "fit"
+    first = runner.invoke(app, ["fit", str(path), "--out", str(out), "-q", "--holdout", "0.1"])
+    assert first.exit_code == 0, first.output
+    assert (out / "heldout.csv").exists()
+    (out / "notes.txt").write_text("mine")
+    second = runner.invoke(app, ["fit", str(path), "--out", str(out), "--rank", "2"])
+    assert second.exit_code == 0, second.output
+    assert not (out / "heldout.csv").exists() and not (out / "random_items.npz").exists()
+    assert (out / "notes.txt").read_text() == "mine"  # not a file latentbench writes
+    line = " ".join(second.output.split())
+    assert re.search(r"; removed [^;]*heldout\.csv[^;]* \(from an earlier fit in ", line), line
+    # a folder without fit.json: a heldout.csv there is not ours, kept
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "heldout.csv").write_text("x")
+    saved = IRTResult.load(out).save(other)
+    assert (other / "heldout.csv").read_text() == "x" and saved.removed == []

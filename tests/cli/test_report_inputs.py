@@ -132,3 +132,55 @@ def test_a_report_without_the_responses_shows_the_abilities_fit_saved(tmp_path):
     assert shown == saved.sort_values("theta", ascending=False)["model"].tolist()[: len(shown)]
     for row in saved.itertuples():
         assert f"{row.lower:.3f}" in html and f"{row.upper:.3f}" in html
+
+
+def _small_wide(tmp_path):
+    rng = np.random.default_rng(3)
+    theta, b = rng.normal(size=8), rng.normal(size=24)
+    Y = (rng.random((8, 24)) < 1 / (1 + np.exp(-(theta[:, None] + b)))).astype(float)
+    path = tmp_path / "wide.csv"
+    frame = pd.DataFrame(Y, index=[f"m{i}" for i in range(8)])
+    frame.columns = [f"q{j}" for j in range(24)]
+    frame.rename_axis("model").to_csv(path)
+    return path
+
+
+def test_l2_without_joint_ml_is_refused_and_an_unused_l2_is_not_recorded(tmp_path):
+    """`fit --l2 0.5` (no --joint-ml) and `report FILE --l2 5` fitted the default prior fit,
+    ignoring the ridge, but fit.json and the report's "Fit details" showed it as applied."""
+    path = _small_wide(tmp_path)
+    outcome = runner.invoke(app, ["fit", str(path), "--out", str(tmp_path / "a"), "--l2", "0.5"])
+    assert outcome.exit_code == 2, outcome.output
+    text = " ".join(outcome.output.split())
+    assert "--l2 0.5 without --joint-ml" in text and not (tmp_path / "a").exists()
+    outcome = runner.invoke(
+        app, ["report", str(path), "--l2", "5", "--out", str(tmp_path / "r.html")]
+    )
+    assert outcome.exit_code == 2 and "--l2 5" in outcome.output
+    assert not (tmp_path / "r.html").exists()
+    # the default fit: no l2 recorded, and the page names the priors, not "ridge l2 0.01"
+    outcome = runner.invoke(app, ["fit", str(path), "--out", str(tmp_path / "p"), "-q"])
+    assert outcome.exit_code == 0, outcome.output
+    assert json.loads((tmp_path / "p" / "fit.json").read_text())["options"]["l2"] is None
+    outcome = runner.invoke(app, ["report", str(tmp_path / "p"), "--out", str(tmp_path / "p.html")])
+    assert outcome.exit_code == 0, outcome.output
+    html = (tmp_path / "p.html").read_text()
+    assert "priors (MAP" in html and "ridge l2" not in html
+    # --joint-ml --l2: applied and recorded
+    args = ["fit", str(path), "--out", str(tmp_path / "j"), "-q", "--joint-ml", "--l2", "0.5"]
+    outcome = runner.invoke(app, args)
+    assert outcome.exit_code == 0, outcome.output
+    assert json.loads((tmp_path / "j" / "fit.json").read_text())["options"]["l2"] == 0.5
+    outcome = runner.invoke(app, ["report", str(tmp_path / "j"), "--out", str(tmp_path / "j.html")])
+    assert outcome.exit_code == 0, outcome.output
+    assert "ridge l2 = 0.5 (joint ML)" in (tmp_path / "j.html").read_text()
+
+
+def test_report_from_refuses_an_l2_it_would_not_use(tmp_path):
+    import pytest
+
+    from latentbench.exceptions import InputError
+    from latentbench.report import report_from
+
+    with pytest.raises(InputError, match=r"l2=5: a report fits a responses file"):
+        report_from(_small_wide(tmp_path), l2=5)

@@ -205,3 +205,16 @@ def test_a_subset_keeps_the_files_layout_only_when_it_is_the_whole_file(tmp_path
     assert read.subset(models=["c", "a", "b"]).layout == read.layout
     assert read.subset(models=["a", "b"]).layout is None
     assert read.subset(models=["a", "b", "c", "a"]).layout is None
+
+
+def test_wide_trailing_comma_is_no_item(tmp_path):
+    """A wide CSV with a trailing comma on every line had a phantom item 'Unnamed: 3' with no
+    data (fitted, with a discrimination, in items.csv); it is left out and named, as the long
+    reader leaves out an item with no observed score."""
+    path = tmp_path / "wide.csv"
+    path.write_text("model,q0,q1,q2,\nm0,1,0,1,\nm1,0,0,1,\nm2,1,1,,\n")
+    with pytest.warns(DataWarning, match=r"1 item column\(s\) with no observed score left out "):
+        matrix = ResponseMatrix.read(path)
+    assert matrix.item_ids == ["q0", "q1", "q2"]
+    assert "3 item columns" in matrix.layout
+    assert np.isnan(matrix.scores[2, 2])  # an empty cell in a kept column stays missing

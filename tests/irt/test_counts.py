@@ -51,7 +51,7 @@ def test_python_default_reads_the_grid_as_the_cli_does(tmp_path):
     from latentbench.exceptions import DataWarning
 
     matrix, _ = _binomial(12, 60, 10, 3)
-    with pytest.warns(DataWarning, match="grid of 1/10: read as 10 trials"):
+    with pytest.warns(DataWarning, match=r"grid of 1/10 \(.*\): read as 10 trials"):
         estimator = TwoPL()
         result = estimator.fit(matrix)
     assert result.options["trials"] == 10 and estimator.get_params()["trials"] == "auto"
@@ -114,3 +114,35 @@ def test_binomial_intervals_cover_and_match_the_error():
     assert abs(values.mean() - 0.95) <= 3.5 * mc, (values.mean(), mc)
     ratio = float(np.mean(se) / np.sqrt(np.mean(sq)))
     assert 0.85 <= ratio <= 1.15, ratio
+
+
+def test_a_few_fractional_cells_are_not_k_trials():
+    """Three partial-credit cells among 397 binary answers (or one average column among 40
+    binary items) were read as K trials per cell, so every binary cell counted K times and the
+    intervals shrank about 2x: now 1 trial, said with the count of fractional cells."""
+    from latentbench.exceptions import DataWarning
+
+    data = simulate_2pl(10, 40, random_state=5)
+    scores = data.matrix.scores.copy()
+    scores[0, 3], scores[1, 10], scores[3, 0] = 0.25, 0.5, 0.75
+    assert detect_trials(scores) == 1
+    from latentbench.irt._counts import trials_grid
+
+    assert trials_grid(scores) == (4, 3, 400)
+    matrix = ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids)
+    with pytest.warns(DataWarning, match=r"3 of 400 observed cells are fractional") as record:
+        result = TwoPL().fit(matrix)
+    assert result.options["trials"] == 1
+    assert not any("read as 4 trials" in str(w.message) for w in record)
+    # an average column: 10 of 410 cells on a 1/40 grid
+    avg = np.round(data.matrix.scores.mean(axis=1, keepdims=True) * 40) / 40
+    assert detect_trials(np.hstack([data.matrix.scores, avg])) == 1
+
+
+def test_the_k_trials_note_counts_the_fractional_cells():
+    from latentbench.exceptions import DataWarning
+
+    matrix, _ = _binomial(8, 30, 10, 6)
+    fractional = int(np.count_nonzero((matrix.scores > 0) & (matrix.scores < 1)))
+    with pytest.warns(DataWarning, match=rf"grid of 1/10 \({fractional} of 240 observed cells"):
+        assert TwoPL().fit(matrix).options["trials"] == 10

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -99,6 +101,40 @@ def test_rank_auto_picks_the_true_rank():
         simulate_2pl(400, 300, random_state=5).matrix
     )
     assert one.rank == 1
+
+
+def test_rank_auto_never_tries_more_factors_than_the_smaller_side():
+    """rank="auto" on a 2 x 2 matrix fitted ranks up to 5 (U of shape (2, 5)), and the CLI
+    then refused the rank it had chosen itself."""
+    matrix = ResponseMatrix(np.array([[1.0, 1.0], [0.0, 0.0]]), ["a", "b"], ["x", "y"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = TwoPL(rank="auto").fit(matrix)
+    assert result.rank_selection is not None
+    assert max(result.rank_selection.ranks) <= 2
+    assert result.U.shape[1] == result.rank <= 2
+
+
+def test_rank_auto_prefers_the_smallest_rank_on_a_tie():
+    """Held-out scores equal up to the fits' precision (a 3 x 3 diagonal: -0.50023 for every
+    rank) chose rank 3: ties now keep the smallest rank, and so do differences within one
+    standard error."""
+    matrix = ResponseMatrix(
+        np.array([[1.0, np.nan, np.nan], [np.nan, 0.0, np.nan], [np.nan, np.nan, 1.0]]),
+        ["a", "b", "c"],
+        ["x", "y", "z"],
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert TwoPL(rank="auto").fit(matrix).rank == 1
+    from latentbench.irt._model import _smallest_within_noise
+
+    rng = np.random.default_rng(0)
+    base = -rng.exponential(0.6, 500)
+    assert _smallest_within_noise(np.stack([base, base, base])) == 0  # exactly equal
+    noisy = base + rng.normal(0.0, 0.05, 500)  # no better on average: noise
+    assert _smallest_within_noise(np.stack([base, noisy + 0.001])) == 0
+    assert _smallest_within_noise(np.stack([base, base + 0.05, base + 0.05])) == 1
 
 
 @pytest.mark.parametrize(

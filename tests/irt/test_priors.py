@@ -122,3 +122,40 @@ def test_additive_baseline_converges_to_its_ridge_optimum_and_warns_when_stopped
     np.testing.assert_allclose(c.sum(), b.sum(), atol=1e-8)  # the ridge's balance
     with pytest.warns(ConvergenceWarning, match="max_iter=2"):
         fit_additive(scores, max_iter=2)
+
+
+def test_the_heldout_mask_and_the_prior_do_not_depend_on_the_order_of_the_ids():
+    """The same cells with rows and columns in another order (a long file's sorted ids
+    q0, q1, q10, ... against a wide file's q0..q39) hid other cells in the prior's held-out
+    choice, and chose another a_sd (0.25 against 1.0 on a 10 x 40 matrix)."""
+    from latentbench.irt._heldout import heldout_cells, heldout_mask
+
+    data = simulate_2pl(10, 40, missing=0.1, random_state=7)
+    models = [f"m{i}" for i in range(10)]
+    items = [f"q{j}" for j in range(40)]  # position order is not string order: q10 < q2
+    matrix = ResponseMatrix(data.matrix.scores, models, items)
+    rng = np.random.default_rng(1)
+    rperm, cperm = rng.permutation(10), rng.permutation(40)
+    shuffled = matrix[rperm, cperm]
+
+    def hidden(m: ResponseMatrix) -> set[tuple[str, str]]:
+        _, rows, cols = heldout_mask(m.scores, 0.1, 0, (m.model_ids, m.item_ids))
+        return {(m.model_ids[r], m.item_ids[c]) for r, c in zip(rows, cols, strict=True)}
+
+    assert hidden(matrix) == hidden(shuffled)
+    # the observed-cells twin hides the same cells
+    from latentbench.io._cells import ObservedCells
+
+    cells = ObservedCells.from_dense(shuffled.scores)
+    _, rows, cols, _ = heldout_cells(cells, 0.1, 0, (shuffled.model_ids, shuffled.item_ids))
+    assert {
+        (shuffled.model_ids[r], shuffled.item_ids[c]) for r, c in zip(rows, cols, strict=True)
+    } == hidden(shuffled)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one, two = TwoPL().fit(matrix), TwoPL().fit(shuffled)
+    assert one.prior_selection.a_sd == two.prior_selection.a_sd
+    assert one.prior_selection.heldout_log_loss == pytest.approx(
+        two.prior_selection.heldout_log_loss, rel=1e-4
+    )
+    assert one.loss == pytest.approx(two.loss, rel=1e-6)

@@ -98,6 +98,36 @@ def test_report_with_bootstrap_intervals(small_fit):
     assert section_ids(html) == list(FIT_SECTIONS)
 
 
+def test_bootstrap_findings_name_the_tables_interval_method(small_fit):
+    """With a bootstrap, the table's intervals are the bootstrap's, but the Findings still said
+    "Ability intervals: joint Laplace (fallback ...)": now they name the bootstrap, and warn
+    when it has fewer than 100 replicates."""
+    from latentbench.irt.inference import bootstrap
+
+    matrix, result = small_fit
+    boot = bootstrap(result, matrix, n_boot=20, method="items", random_state=0)
+    html = build_report(result, matrix, bootstrap=boot)
+    findings = html.split('id="findings"')[1].split('id="abilities"')[0]
+    assert "Ability intervals: 95% basic bootstrap intervals (items bootstrap, 20 replicates)" in (
+        findings
+    )
+    assert "Only 20 replicates" in findings
+    assert "(fallback:" not in findings
+
+
+def test_report_refuses_too_few_bootstrap_replicates(small_fit, tmp_path):
+    """`report --bootstrap 2` gave intervals that excluded their own estimates, unannounced."""
+    from latentbench.report import report_from
+
+    matrix, _ = small_fit
+    path = tmp_path / "m.csv"
+    matrix.to_wide().to_csv(path)
+    with pytest.raises(InputError, match=r"n_boot=50; expected 0 .* or an integer >= 100"):
+        report_from(path, n_boot=50)
+    outcome = runner.invoke(app, ["report", str(path), "--bootstrap", "2", "-q"])
+    assert outcome.exit_code == 2 and "--bootstrap 2; expected 0" in outcome.output
+
+
 def test_report_lists_flagged_items_and_rank_movers(small_fit):
     matrix, result = small_fit
     html = build_report(result, matrix)
@@ -312,8 +342,8 @@ def test_report_from_is_the_commands_python_twin(small_fit, selection_run, tmp_p
     selection = tmp_path / "selection.json"
     selection_run.to_json(selection)
     assert section_ids(report_from(selection).html) == list(SELECTION_SECTIONS)
-    with pytest.raises(InputError, match="n_boot=3 needs the responses"):
-        report_from(_bare_fit(result, tmp_path), n_boot=3)
+    with pytest.raises(InputError, match="n_boot=100 needs the responses"):
+        report_from(_bare_fit(result, tmp_path), n_boot=100)
     with pytest.raises(InputError, match="method='jackknife'"):
         report_from(fit_dir, method="jackknife")  # type: ignore[arg-type]
     outcome = runner.invoke(app, ["report", str(fit_dir), "--method", "jackknife"])

@@ -134,8 +134,8 @@ def fit_with_progress(estimator: TwoPL, matrix: ResponseMatrix, quiet: bool = Fa
                 for r, s in zip(selection.ranks, selection.heldout_log_likelihood, strict=True)
             )
             console.print(
-                f"rank auto: chose rank [bold]{selection.chosen}[/bold] (highest held-out "
-                f"log-likelihood per cell; {scores})"
+                f"rank auto: chose rank [bold]{selection.chosen}[/bold] (the smallest within one "
+                f"standard error of the highest held-out log-likelihood per cell; {scores})"
             )
     return result
 
@@ -227,7 +227,11 @@ def fit(
         "--joint-ml",
         help="Joint maximum likelihood with the ridge --l2 instead of the default priors.",
     ),
-    l2: float = typer.Option(1e-2, help="Ridge of the --joint-ml fit (keeps estimates finite)."),
+    l2: float | None = typer.Option(
+        None,
+        help="Ridge of the --joint-ml fit (keeps estimates finite; default 0.01). Only with "
+        "--joint-ml: the default fit's priors take its place.",
+    ),
     holdout: float | None = typer.Option(
         None,
         help="Also hide this fraction of the observed cells (e.g. 0.1), refit on the rest and "
@@ -259,7 +263,8 @@ def fit(
         "auto",
         help="Bernoulli trials behind every cell (a score k/K is k of K: pass@1 over K "
         "samples, K judges): binomial likelihood. 'auto': detected from a score grid of 1/K "
-        "(K >= 3), with a note; 1: every cell one trial (fractions are soft labels).",
+        "(K >= 3) on at least 10% of the cells, with a note; 1: every cell one trial "
+        "(fractions are soft labels).",
     ),
     device: str | None = typer.Option(
         None,
@@ -278,13 +283,19 @@ def fit(
             if out is not None:
                 check_destination(out, "dir")  # before the (not cheap) load and fit
             # the options before the load, so that a bad value is refused at once
+            if l2 is not None and not joint_ml:
+                raise InputError(
+                    f"--l2 {l2:g} without --joint-ml: the ridge is the penalty of the joint-ML "
+                    "fit, and the default fit uses priors instead; expected --joint-ml with "
+                    "--l2, or no --l2"
+                )
             rank_value: int | str = "auto" if rank == "auto" else _int_option("rank", rank)
             n_trials = _trials(trials)
             estimator = TwoPL(
                 rank=rank_value,  # type: ignore[arg-type]
                 sigma=sigma,
                 prior=None if joint_ml else "auto",
-                l2=l2,
+                l2=1e-2 if l2 is None else l2,
                 tol=tol,
                 max_iter=max_iter,
                 trials=n_trials,
@@ -338,6 +349,10 @@ def fit(
             else (" (./latentbench-fit exists and was kept; pass --out DIR to choose)")
         )
         written = ", ".join(escape(str(p)) for p in paths.values())  # every file it wrote
+        removed = getattr(paths, "removed", [])  # an earlier fit's files this one replaces
+        if removed:
+            names = ", ".join(escape(p.name) for p in removed)
+            note += f"; removed {names} (from an earlier fit in {escape(str(target))})"
         console.print(f"wrote {written}{note}", soft_wrap=True)
         console.print(f"next: latentbench report {escape(str(target))} --out report.html")
 

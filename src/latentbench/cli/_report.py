@@ -63,10 +63,19 @@ def report(
     ),
     run_id: str | None = typer.Option(None, help="Live-run store: the run (default: latest)."),
     title: str | None = typer.Option(None, help="Page title."),
-    l2: float = typer.Option(1e-2, help="Ridge, when SOURCE is a responses file."),
+    l2: float | None = typer.Option(
+        None,
+        help="Not supported: a responses file is fitted with the default priors, which a ridge "
+        "does not enter; for a joint-ML fit run `latentbench fit FILE --joint-ml --l2 X --out "
+        "DIR` and report DIR.",
+        hidden=True,
+    ),
     top: int = typer.Option(30, help="Models / rows shown in figures and long tables."),
     n_boot: int = typer.Option(
-        0, "--bootstrap", help="Bootstrap replicates for ability and rank intervals (0: plug-in)."
+        0,
+        "--bootstrap",
+        help="Bootstrap replicates for ability and rank intervals (0: plug-in; else at least "
+        "100, 200 or more recommended).",
     ),
     method: str = typer.Option("items", help="Bootstrap: 'items' or 'parametric'."),
     jobs: int = typer.Option(1, help="Bootstrap worker processes (-1: all cores)."),
@@ -81,6 +90,12 @@ def report(
 
     with clean_warnings(), progress_bar(quiet) as progress:
         try:
+            if l2 is not None:
+                raise InputError(
+                    f"--l2 {l2:g}: report fits a responses file with the default priors, which "
+                    "the ridge does not enter; expected no --l2 (for a joint-ML fit, run "
+                    "`latentbench fit FILE --joint-ml --l2 X --out DIR` and report DIR)"
+                )
             out = report_path(out, force)
             page = report_from(
                 source,
@@ -90,7 +105,6 @@ def report(
                 selection=selection,
                 run_id=run_id,
                 title=title,
-                l2=l2,
                 top=top,
                 n_boot=n_boot,
                 method=method,  # type: ignore[arg-type]  # checked by report_from

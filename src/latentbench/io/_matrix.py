@@ -460,7 +460,22 @@ class ResponseMatrix:
         for name in frame.columns:
             columns[name] = _coerce_scores(frame[name], source, str(name))
         scores = np.column_stack([columns[name] for name in frame.columns])
-        return cls(scores, list(frame.index), list(frame.columns), source=source)
+        items = list(frame.columns)
+        empty = np.isnan(scores).all(axis=0)
+        if empty.any() and not empty.all():  # all empty: the constructor's error
+            # an empty column (a trailing comma: 'Unnamed: 41') is no item, as from_long
+            # leaves out an item with no observed score
+            gone = [str(items[j]) for j in np.flatnonzero(empty)]
+            shown = ", ".join(map(repr, gone[:3])) + (", ..." if len(gone) > 3 else "")
+            warnings.warn(
+                f"{_where(source)}{len(gone)} item column(s) with no observed score left out "
+                f"({shown})",
+                DataWarning,
+                stacklevel=2,
+            )
+            scores = scores[:, ~empty]
+            items = [name for name, drop in zip(items, empty, strict=True) if not drop]
+        return cls(scores, list(frame.index), items, source=source)
 
     @classmethod
     def read(

@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -49,15 +49,21 @@ def unescape_spreadsheet(values: pd.Series) -> pd.Series:
     return text.where(~text.str.startswith("'"), text.str.slice(1))
 
 
-def write_directory(out: Path, writers: Mapping[str, Callable[[Path], object]], last: str) -> None:
+def write_directory(
+    out: Path,
+    writers: Mapping[str, Callable[[Path], object]],
+    last: str,
+    remove: Sequence[str] = (),
+) -> None:
     """Write the files of ``writers`` (name -> function writing that path) into ``out``
     all together: into a temporary folder beside ``out`` first, then moved in, ``last``
     (the file that says the directory is complete) after the others.
 
-    An existing ``out`` is reused (other files in it are kept): its ``last`` file is removed
-    before the others are replaced, so an interruption leaves no new table next to a stale
-    ``last`` file. Any failure is an :class:`InputError` naming ``out``; nothing partial is
-    left behind.
+    An existing ``out`` is reused (other files in it are kept, except those named in
+    ``remove``, files of an earlier write that this one does not replace): its ``last`` file
+    is removed before the others are removed or replaced, so an interruption leaves no new
+    table next to a stale ``last`` file. Any failure is an :class:`InputError` naming
+    ``out``; nothing partial is left behind.
     """
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -77,6 +83,8 @@ def write_directory(out: Path, writers: Mapping[str, Callable[[Path], object]], 
             os.replace(staging, out)
             return
         (out / last).unlink(missing_ok=True)
+        for name in remove:
+            (out / name).unlink(missing_ok=True)
         for name in writers:
             if name != last:
                 os.replace(staging / name, out / name)

@@ -28,13 +28,39 @@ from latentbench.irt._reported import measured_models, rank_abilities, reported_
 if TYPE_CHECKING:
     from latentbench.irt._result import IRTResult
 
-__all__ = ["FILES", "RANDOM_ITEMS_FILE", "load_fit", "save_fit", "write_csv"]
+__all__ = [
+    "FILES",
+    "OPTIONAL_FILES",
+    "RANDOM_ITEMS_FILE",
+    "SavedPaths",
+    "load_fit",
+    "save_fit",
+    "write_csv",
+]
 
 FILES = ("abilities.csv", "items.csv", "fit.json")
 
 RANDOM_ITEMS_FILE = "random_items.npz"
 """The random-item fit behind the ability intervals (:class:`RandomItemsFit`), when they
 used it: optional, read back only when fit.json names it with a matching SHA-256."""
+
+OPTIONAL_FILES = (RANDOM_ITEMS_FILE, "heldout.csv")
+"""Files a fit directory holds only from some fits (``fit --holdout`` writes heldout.csv):
+a save into a former fit directory removes those it does not write, so that no file of an
+earlier fit is left beside the new one."""
+
+
+class SavedPaths(dict[str, Path]):
+    """What :func:`save_fit` returns: every file written (name -> path), plus ``removed``:
+    the files of an earlier fit in the same directory that this fit does not write
+    (:data:`OPTIONAL_FILES`), removed."""
+
+    removed: list[Path]
+
+    def __init__(self, paths: Mapping[str, Path], removed: list[Path]) -> None:
+        super().__init__(paths)
+        self.removed = removed
+
 
 _INTERVAL_COLUMNS = ("se", "lower", "upper", "theta_fit", "no_data", "center")
 """Columns of the reported abilities table that the fit's own table does not have."""
@@ -88,9 +114,12 @@ def save_fit(
 
     Returns
     -------
-    dict
-        ``{"abilities": path, "items": path, "fit": path}``, ``random_items`` when the
-        random-item fit was written, and one entry per extra table: every file written.
+    SavedPaths
+        A dict ``{"abilities": path, "items": path, "fit": path}``, ``random_items`` when the
+        random-item fit was written, and one entry per extra table: every file written. Its
+        ``removed`` lists the files of an earlier fit that this one does not write
+        (``random_items.npz``, ``heldout.csv``: :data:`OPTIONAL_FILES`), removed when the
+        directory held a ``fit.json``; other files in the directory are kept.
     """
     from latentbench._version import __version__
     from latentbench.io._outputs import escape_spreadsheet, write_directory
@@ -157,9 +186,15 @@ def save_fit(
     writers["fit.json"] = lambda path: path.write_text(
         json.dumps(strict, indent=2, allow_nan=False)
     )
+    # a former fit directory: its optional files that this fit does not write are stale
+    stale = (
+        [out / name for name in OPTIONAL_FILES if name not in writers and (out / name).is_file()]
+        if (out / "fit.json").is_file()
+        else []
+    )
     # all together: a staging folder beside ``out``, fit.json moved in last
-    write_directory(out, writers, last="fit.json")
-    return paths
+    write_directory(out, writers, last="fit.json", remove=[path.name for path in stale])
+    return SavedPaths(paths, stale)
 
 
 def load_fit(cls: type[IRTResult], directory: str | Path) -> IRTResult:
@@ -257,7 +292,7 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
     penalty = (
         GaussianPenalty.from_dict(info["penalty"])
         if "penalty" in info
-        else GaussianPenalty.ridge(float(options.get("l2", 1e-2)))
+        else GaussianPenalty.ridge(1e-2 if options.get("l2") is None else float(options["l2"]))
     )
     if options.get("prior") is not None and info.get("prior_selection") is None:
         warnings.warn(

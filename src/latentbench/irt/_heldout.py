@@ -10,7 +10,7 @@ model worth its parameters should beat.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,12 +54,73 @@ class HeldOutScores:
     n_cells: int
 
 
+Ids = tuple[Sequence[str], Sequence[str]]
+"""Model and item ids of a matrix's rows and columns."""
+
+
+def _canonical_order(
+    rows: npt.NDArray[np.integer], cols: npt.NDArray[np.integer], ids: Ids | None
+) -> npt.NDArray[np.intp] | None:
+    """Positions (into ``rows``, ``cols``) of the observed cells sorted by (model id, item id)
+    as strings; None when that is their order already (ids sorted, or not given).
+
+    The held-out draw picks cells in this order, so that the same cells under another order
+    of the rows or columns (a wide file's columns against a long file's sorted ids, renamed
+    ids sorting differently) are hidden alike (it picked positions, so the prior's choice
+    could change with the order of the ids)."""
+    if ids is None:
+        return None
+    ranks: list[npt.NDArray[np.int64] | None] = []
+    for names in ids:
+        text = np.asarray([str(name) for name in names], dtype=str)
+        if text.size < 2 or bool(np.all(text[:-1] <= text[1:])):
+            ranks.append(None)  # already in string order
+            continue
+        rank = np.empty(text.size, dtype=np.int64)
+        rank[np.argsort(text, kind="stable")] = np.arange(text.size)
+        ranks.append(rank)
+    if ranks[0] is None and ranks[1] is None:
+        return None  # rows, cols are row-major (np.nonzero, CSR): the canonical order
+    n_items = len(ids[1])
+    model_rank = np.asarray(rows, dtype=np.int64) if ranks[0] is None else ranks[0][rows]
+    item_rank = np.asarray(cols, dtype=np.int64) if ranks[1] is None else ranks[1][cols]
+    return np.argsort(model_rank * n_items + item_rank, kind="stable")
+
+
+def _pick(
+    rng: np.random.Generator,
+    n_obs: int,
+    n_hold: int,
+    rows: npt.NDArray[np.integer],
+    cols: npt.NDArray[np.integer],
+    ids: Ids | None,
+) -> npt.NDArray[np.intp]:
+    """Sorted positions of the ``n_hold`` held-out cells among the ``n_obs`` observed ones,
+    drawn in the canonical (id) order of the cells."""
+    pick = rng.choice(n_obs, size=n_hold, replace=False)
+    order = _canonical_order(rows, cols, ids)
+    return np.sort(pick if order is None else order[pick])
+
+
 def heldout_mask(
     scores: npt.NDArray[np.floating],
     fraction: float,
     random_state: int | np.random.Generator | None = None,
+    ids: Ids | None = None,
 ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.intp], npt.NDArray[np.intp]]:
     """Hide a random ``fraction`` of the observed cells.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (N, J)
+        NaN = missing.
+    fraction : float
+        In (0, 1); at least one cell is hidden.
+    random_state : int, Generator or None
+    ids : (model_ids, item_ids), optional
+        The ids of the rows and columns: the cells are drawn in the order of (model id, item
+        id) as strings, so the same cells give the same mask whatever the order of the rows
+        and columns. Without them, in the order of the positions.
 
     Returns
     -------
@@ -78,7 +139,7 @@ def heldout_mask(
             f"heldout={fraction!r} hides all {rows.size} observed cells, leaving none to fit "
             "on; expected a smaller held-out fraction (e.g. 0.1)"
         )
-    pick = np.sort(rng.choice(rows.size, size=n_hold, replace=False))
+    pick = _pick(rng, rows.size, n_hold, rows, cols, ids)
     train = np.array(scores, dtype=np.float32, copy=True)
     train[rows[pick], cols[pick]] = np.nan
     return train, rows[pick], cols[pick]
@@ -88,9 +149,11 @@ def heldout_cells(
     cells: ObservedCells,
     fraction: float,
     random_state: int | np.random.Generator | None = None,
+    ids: Ids | None = None,
 ) -> tuple[ObservedCells, npt.NDArray[np.intp], npt.NDArray[np.intp], Array]:
     """:func:`heldout_mask` on observed cells (no dense array): the same cells are hidden as
-    :func:`heldout_mask` hides on the dense form of the same matrix with the same seed.
+    :func:`heldout_mask` hides on the dense form of the same matrix with the same seed (and
+    ``ids``).
 
     Returns
     -------
@@ -106,10 +169,10 @@ def heldout_cells(
     rng = np.random.default_rng(random_state)
     n_obs = cells.n_observed
     n_hold = max(1, round(fraction * n_obs))
-    pick = np.sort(rng.choice(n_obs, size=n_hold, replace=False))
+    rows = cells.row_index()
+    pick = _pick(rng, n_obs, n_hold, rows, cells.row_cols, ids)
     keep = np.ones(n_obs, dtype=bool)
     keep[pick] = False
-    rows = cells.row_index()
     row_ptr = np.zeros(cells.shape[0] + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows[keep], minlength=cells.shape[0]), out=row_ptr[1:])
     train = ObservedCells.from_csr(

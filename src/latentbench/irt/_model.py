@@ -19,7 +19,7 @@ from latentbench.exceptions import ConvergenceWarning, DataWarning, InputError, 
 from latentbench.io._cells import SPARSE_DENSITY, ObservedCells
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._cbmm import CBMMFit, fit_cbmm
-from latentbench.irt._counts import detect_trials, observed_values
+from latentbench.irt._counts import MIN_FRACTIONAL_SHARE, observed_values, trials_grid
 from latentbench.irt._heldout import (
     fit_additive,
     heldout_mask,
@@ -69,8 +69,10 @@ class TwoPL:
     ----------
     rank : int or "auto", default 1
         Number of latent factors. ``"auto"`` holds out 10% of the observed cells (seeded by
-        ``random_state``), fits ranks 1..``max_rank`` on the rest, and picks the rank with the
-        best mean held-out log-likelihood; the final fit then uses all cells.
+        ``random_state``), fits ranks 1..``max_rank`` (at most the smaller side of the
+        matrix) on the rest, and picks the smallest rank whose mean held-out log-likelihood
+        is within one standard error of the best (paired over the held-out cells; a tie keeps
+        the smaller rank); the final fit then uses all cells.
     sigma : float, default 1.0
         Temperature of the link (fixed; not identifiable together with the scale of theta).
     prior : Prior, "auto" or None, default "auto"
@@ -94,7 +96,7 @@ class TwoPL:
     accelerate : bool, default True
         Monotone over-relaxed MM steps.
     max_rank : int, default 5
-        Largest rank tried by ``rank="auto"``.
+        Largest rank tried by ``rank="auto"`` (capped at ``min(n_models, n_items)``).
     random_state : int or None
         Seed for ``init="random"`` and for the held-out split of ``rank="auto"``.
     device : str or None, default None
@@ -232,11 +234,13 @@ class TwoPL:
         scores: np.ndarray | ObservedCells,
         rank: int,
         progress: ProgressCallback | None = None,
+        ids: tuple[list[str], list[str]] | None = None,
     ) -> tuple[GaussianPenalty, PriorSelection | None]:
         """The penalty of the fit: the ridge (``prior=None``) or the resolved prior.
 
         ``scores``: what the fit itself receives (:meth:`_fit_data`): the observed cells on the
-        sparse path, so that resolving the prior never builds the dense array."""
+        sparse path, so that resolving the prior never builds the dense array. ``ids``: the
+        matrix's (model ids, item ids), the order the held-out cells are drawn in."""
         if self.prior is None:
             return GaussianPenalty.ridge(float(self.l2)), None
         prior = Prior() if isinstance(self.prior, str) else self.prior
@@ -251,8 +255,9 @@ class TwoPL:
             return raw.U, raw.V, raw.b
 
         # the held-out mask of the prior's choice is fixed (seed 0), whatever random_state
-        # (which seeds only the random start): the same data give the same prior
-        return resolve_prior(prior, scores, float(self.sigma), fit, 0)
+        # (which seeds only the random start), and drawn in the order of the ids, not of
+        # the positions: the same data give the same prior, in any order of rows or columns
+        return resolve_prior(prior, scores, float(self.sigma), fit, 0, ids)
 
     def _fit_arrays(
         self,
@@ -306,21 +311,22 @@ class TwoPL:
                 self.trials = "auto"
         scores = matrix.scores
         if penalty is None:
-            penalty = self._resolve_penalty(scores, 1)[0]
+            penalty = self._resolve_penalty(scores, 1, ids=_ids(matrix))[0]
         seed = 0 if self.random_state is None else self.random_state
-        train, rows, cols = heldout_mask(scores, heldout_fraction, seed)
+        train, rows, cols = heldout_mask(scores, heldout_fraction, seed, _ids(matrix))
         truth = scores[rows, cols].astype(np.float64)
-        ranks = list(range(1, int(self.max_rank) + 1))
-        scores_by_rank = []
+        # never more factors than a rank the fit itself accepts (the smaller side)
+        ranks = list(range(1, min(int(self.max_rank), *matrix.shape) + 1))
+        logliks = []
         for done, rank in enumerate(ranks):
             notify(progress, "choosing the rank (held-out fits)", done, len(ranks))
             raw = self._fit_arrays(train, rank, None, penalty, quiet=True)
             logit = (
                 np.einsum("nk,nk->n", raw.U[rows], raw.V[cols]) + raw.b[cols]
             ) / self.sigma  # cellwise logits of the held-out cells only
-            loglik = truth * logit - np.logaddexp(0.0, logit)
-            scores_by_rank.append(float(loglik.mean()))
-        chosen = ranks[int(np.argmax(scores_by_rank))]
+            logliks.append(truth * logit - np.logaddexp(0.0, logit))
+        scores_by_rank = [float(loglik.mean()) for loglik in logliks]
+        chosen = ranks[_smallest_within_noise(np.stack(logliks))]
         return RankSelection(ranks, scores_by_rank, chosen, heldout_fraction)
 
     def fit(
@@ -369,7 +375,7 @@ class TwoPL:
         rank = self.rank
         first = 1 if rank == "auto" else int(rank)
         data = self._fit_data(matrix)
-        penalty, prior_selection = self._resolve_penalty(data, first, progress)
+        penalty, prior_selection = self._resolve_penalty(data, first, progress, _ids(matrix))
         if rank == "auto":
             selection = self.select_rank(matrix, penalty=penalty, progress=progress)
             rank = selection.chosen
@@ -442,7 +448,7 @@ class TwoPL:
         if params["trials"] == "auto":  # K of the whole matrix for every split
             params["trials"] = _detected_trials(matrix)
         for k in range(int(n_splits)):
-            train, rows, cols = heldout_mask(matrix.scores, heldout, base + k)
+            train, rows, cols = heldout_mask(matrix.scores, heldout, base + k, _ids(matrix))
             truth = matrix.scores[rows, cols].astype(np.float64)
             sub = ResponseMatrix(train, matrix.model_ids, matrix.item_ids, source=matrix.source)
             clone = TwoPL(**params)
@@ -545,7 +551,7 @@ class TwoPL:
             n_iter=raw.n_iter,
             converged=raw.converged,
             seconds=raw.seconds,
-            options=self.get_params(),
+            options=self._used_options(),
             shape=matrix.shape,
             n_observed=int(matrix.n_observed_per_model().sum()),
             raw=raw,
@@ -554,6 +560,14 @@ class TwoPL:
             normalisation=scale,
             matrix=matrix,
         )
+
+    def _used_options(self) -> dict[str, Any]:
+        """The parameters as a fit records them (``IRTResult.options``, fit.json): ``l2`` is
+        None under a prior, which the ridge does not enter."""
+        options = self.get_params()
+        if options.get("prior") is not None:
+            options["l2"] = None
+        return options
 
     @property
     def result(self) -> IRTResult:
@@ -642,13 +656,65 @@ def _one_group(observed: np.ndarray, steps: int = 4) -> bool:
     return int(np.count_nonzero(models)) == n_data
 
 
+def _ids(matrix: ResponseMatrix) -> tuple[list[str], list[str]]:
+    """The (model ids, item ids) the held-out draws follow (:func:`heldout_mask`)."""
+    return list(matrix.model_ids), list(matrix.item_ids)
+
+
+_RANK_TIE = 1e-6
+"""Held-out mean log-likelihoods this close (relative) are equal for ``rank="auto"``."""
+
+
+def _smallest_within_noise(logliks: np.ndarray) -> int:
+    """The first (smallest) rank whose mean held-out log-likelihood is within one standard
+    error of the best one's (the one-standard-error rule; the standard error of the paired
+    per-cell differences): a larger rank must predict the held-out cells better than noise
+    does, and a tie (equal scores) keeps the smaller rank.
+
+    Parameters
+    ----------
+    logliks : ndarray of shape (n_ranks, n_heldout)
+        Held-out log-likelihood of every cell under each rank, ranks in increasing order.
+
+    With a single held-out cell, nothing measures the noise: the smallest rank.
+
+    Returns
+    -------
+    int
+        Row of the chosen rank.
+    """
+    means = logliks.mean(axis=1)
+    best = int(np.argmax(means))
+    n = logliks.shape[1]
+    if n < 2:  # one held-out cell measures no noise: no larger rank is shown to be better
+        return 0
+    diff = logliks[best] - logliks  # (n_ranks, n_heldout), row best all 0
+    se = diff.std(axis=1, ddof=1) / np.sqrt(n)
+    # plus the fits' own precision (tol 1e-6 relative): equal scores up to it are a tie
+    slack = se + _RANK_TIE * max(1.0, abs(float(means[best])))
+    return int(np.flatnonzero(means >= means[best] - slack)[0])
+
+
 def _detected_trials(matrix: ResponseMatrix, warn: bool = True) -> int:
-    """``trials="auto"``: K from the scores' grid (:func:`detect_trials`), said when K > 1."""
-    count = detect_trials(matrix)  # its observed cells: never a sparse matrix's dense grid
-    if count > 1 and warn:
+    """``trials="auto"``: K from the scores' grid (:func:`detect_trials`), said when K > 1,
+    and said when a grid is seen on too few fractional cells to be read as K trials."""
+    grid = trials_grid(matrix)  # its observed cells: never a sparse matrix's dense grid
+    count = grid.trials if grid.enough else 1
+    share = f"{grid.n_fractional} of {grid.n_observed} observed cells are fractional"
+    if warn and count > 1:
         warnings.warn(
-            f"every score lies on a grid of 1/{count}: read as {count} trials per cell "
-            "(binomial likelihood); trials=1 (fit --trials 1) reads them as single soft labels",
+            f"every score lies on a grid of 1/{count} ({share}): read as {count} trials per "
+            "cell (binomial likelihood); trials=1 (fit --trials 1) reads them as single soft "
+            "labels",
+            DataWarning,
+            stacklevel=3,
+        )
+    elif warn and grid.trials > 1:
+        warnings.warn(
+            f"{share} (a grid of 1/{grid.trials}): too few (under "
+            f"{MIN_FRACTIONAL_SHARE:.0%}) for {grid.trials} trials per cell, read as 1 trial "
+            f"(fractions are soft labels); trials={grid.trials} (fit --trials {grid.trials}) "
+            f"reads every cell as {grid.trials} trials",
             DataWarning,
             stacklevel=3,
         )

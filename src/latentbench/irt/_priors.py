@@ -26,7 +26,7 @@ kind of penalty, :mod:`latentbench.irt._objective`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -156,6 +156,7 @@ def resolve_prior(
     sigma: float,
     fit: FitFunction,
     random_state: int | np.random.Generator | None = None,
+    ids: tuple[Sequence[str], Sequence[str]] | None = None,
 ) -> tuple[GaussianPenalty, PriorSelection]:
     """Resolve ``"auto"`` hyperparameters on ``scores`` and return the penalty.
 
@@ -171,6 +172,9 @@ def resolve_prior(
         receives the same kind (dense or cells) as ``scores``.
     random_state : int, Generator or None
         Seed of the held-out mask (default 0: the choice is deterministic).
+    ids : (model_ids, item_ids), optional
+        The matrix's ids: the held-out cells are drawn in their order (:func:`heldout_mask`),
+        so the same cells under another order of the rows or columns give the same prior.
     """
     b_mean_auto, b_sd_auto = item_prior_moments(scores)
     b_mean = b_mean_auto if prior.b_mean == "auto" else float(prior.b_mean)
@@ -185,9 +189,9 @@ def resolve_prior(
     seed = 0 if random_state is None else random_state
     train: npt.NDArray[np.float32] | ObservedCells
     if isinstance(scores, ObservedCells):
-        train, rows, cols, truth = heldout_cells(scores, prior.heldout_fraction, seed)
+        train, rows, cols, truth = heldout_cells(scores, prior.heldout_fraction, seed, ids)
     else:
-        train, rows, cols = heldout_mask(scores, prior.heldout_fraction, seed)
+        train, rows, cols = heldout_mask(scores, prior.heldout_fraction, seed, ids)
         truth = np.asarray(scores[rows, cols], dtype=float)
     losses = []
     for a_sd in grid:

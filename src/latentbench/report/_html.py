@@ -53,6 +53,36 @@ FIT_SECTIONS = (
 SELECTION_SECTIONS = ("selection-summary", "selection-intervals", "selection-evaluations")
 
 
+def _bootstrap_note(boot: Any, unc: Any) -> str:
+    """The Findings' statement of the interval method when the table shows the bootstrap's
+    intervals (it named the plug-in method, which the table did not use)."""
+    text = (
+        f"Ability intervals: {int(boot.level * 100)}% basic bootstrap intervals "
+        f"({boot.method} bootstrap, {boot.n_boot} replicates), as in the Abilities table, in "
+        f"place of the plug-in {unc.method} intervals"
+        + (f" (themselves a fallback: {unc.fallback})" if unc.fallback is not None else "")
+        + "."
+    )
+    if boot.n_boot < 100:
+        text += (
+            f" Only {boot.n_boot} replicates: the interval ends are the most extreme refits and "
+            "may exclude the estimate; use 200 or more."
+        )
+    return text
+
+
+def _penalty_used(result: Any) -> str:
+    """The penalty the fit used, for "Fit details": the prior (with its a_sd) or the ridge of
+    joint ML (a prior fit recorded an unused ``l2`` before, shown as "ridge l2")."""
+    options = result.options
+    if options.get("prior") is None:
+        l2 = options.get("l2")
+        return f"ridge l2 = {1e-2 if l2 is None else float(l2):g} (joint ML)"
+    chosen = getattr(result, "prior_selection", None)
+    a_sd = f", a_sd = {chosen.a_sd:g}" if chosen is not None else ""
+    return f"priors (MAP: theta ~ N(0, 1){a_sd})"
+
+
 def _fit_sections(
     result: Any,
     matrix: Any | None,
@@ -72,7 +102,7 @@ def _fit_sections(
         "observed cells": result.n_observed,
         "rank": result.rank,
         "sigma": result.sigma,
-        "ridge l2": result.options.get("l2"),
+        "penalty": _penalty_used(result),
         "loss": result.loss,
         "sweeps": result.n_iter,
         "converged": result.converged,
@@ -90,11 +120,14 @@ def _fit_sections(
         notify(progress, "report: ability intervals")
         unc = standard_errors(result, matrix)
         level = unc.level
-        if unc.fallback is not None:
+        booted = boot is not None and boot.theta is not None
+        if booted:  # the table's intervals: the notes name the same method
+            notes = [*notes, _bootstrap_note(boot, unc)]
+        if unc.fallback is not None and not booted:
             notes = [*notes, f"Ability intervals: {unc.method} (fallback: {unc.fallback})."]
         if unc.caveat is not None:
             notes = [*notes, f"Ability intervals: {unc.caveat}."]
-        if unc.checks and unc.checks.get("disagreement_action") == "kept":
+        if unc.checks and unc.checks.get("disagreement_action") == "kept" and not booted:
             notes = [
                 *notes,
                 f"Ability intervals: {unc.method}. The marginal and the fit's abilities "

@@ -18,7 +18,13 @@ from typing import Any, Literal
 from latentbench._checks import check_seed
 from latentbench.exceptions import InputError
 
-__all__ = ["Report", "report_from"]
+__all__ = ["MIN_REPORT_BOOTSTRAP", "Report", "report_from"]
+
+MIN_REPORT_BOOTSTRAP = 100
+"""Fewest bootstrap replicates :func:`report_from` (``report --bootstrap``) accepts: the 95%
+interval's ends are the 2.5% and 97.5% quantiles of the replicates, and with fewer than 100
+each tail holds fewer than 2.5 of them (2 replicates gave intervals that excluded their own
+estimates, and rank intervals that excluded the rank)."""
 
 Progress = Callable[..., None]
 
@@ -160,7 +166,7 @@ def report_from(
     selection: str | os.PathLike[str] | None = None,
     run_id: str | None = None,
     title: str | None = None,
-    l2: float = 1e-2,
+    l2: float | None = None,
     top: int = 30,
     n_boot: int = 0,
     method: Literal["items", "parametric"] = "items",
@@ -176,7 +182,7 @@ def report_from(
         A fit directory (``latentbench fit --out``), an experiment directory
         (``latentbench experiment --out``), a selection run's directory or its
         ``selection.json``, a live-run store (``.duckdb``), or a responses file (fitted first
-        with ``TwoPL(l2=l2)``).
+        with ``TwoPL()``: the default priors).
     path : path, optional
         The HTML file to write (its folder must exist); None builds the page only.
     responses : path, optional
@@ -189,12 +195,16 @@ def report_from(
     run_id : str, optional
         The run of a live-run store (default: the latest).
     title : str, optional
-    l2 : float
-        Ridge of the fit when ``source`` is a responses file.
+    l2 : None
+        Refused when given: a responses file is fitted with the default priors, which a ridge
+        does not enter (it was accepted and ignored). For a joint-ML fit, fit with
+        ``TwoPL(prior=None, l2=...)`` and save it (``latentbench fit --joint-ml --l2``), then
+        report that directory.
     top : int
         Models / rows shown in figures and long tables.
     n_boot : int
-        Bootstrap replicates for ability and rank intervals (0: plug-in); needs responses.
+        Bootstrap replicates for ability and rank intervals (0: plug-in, at least
+        :data:`MIN_REPORT_BOOTSTRAP` otherwise); needs responses.
     method : {"items", "parametric"}
         The bootstrap's resampling.
     n_jobs : int
@@ -221,12 +231,29 @@ def report_from(
         return None
 
     tell = progress or quiet
+    if l2 is not None:  # was passed to TwoPL(l2=l2), whose default priors never used it
+        raise InputError(
+            f"l2={l2!r}: a report fits a responses file with the default priors, which the "
+            "ridge does not enter; expected no l2 (for a joint-ML fit, save "
+            "TwoPL(prior=None, l2=...).fit(matrix) or run `latentbench fit FILE --joint-ml "
+            "--l2 X --out DIR`, and report the directory)"
+        )
     if method not in ("items", "parametric"):
         raise InputError(f"method={method!r}; expected 'items' or 'parametric'")
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise InputError(f"top={top!r}; expected an integer >= 1 (models / rows shown)")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot == 1 or n_boot < 0:
-        raise InputError(f"n_boot={n_boot!r}; expected 0 (plug-in intervals) or an integer >= 2")
+    if (
+        isinstance(n_boot, bool)
+        or not isinstance(n_boot, int)
+        or n_boot < 0
+        or 0 < n_boot < MIN_REPORT_BOOTSTRAP
+    ):
+        raise InputError(
+            f"n_boot={n_boot!r}; expected 0 (plug-in intervals) or an integer >= "
+            f"{MIN_REPORT_BOOTSTRAP}: a 95% interval's ends are the 2.5% and 97.5% quantiles of "
+            f"the replicates, which fewer than {MIN_REPORT_BOOTSTRAP} leave to the one or two "
+            "most extreme refits (200 or more is better)"
+        )
     source = Path(source)
     out = Path(path) if path is not None else None
     if out is not None:
@@ -269,7 +296,7 @@ def report_from(
         tell(f"reading {source.name}")
         matrix = ResponseMatrix.read(source)
         # as `fit` does: trials detected from the score grid (TwoPL's default, trials="auto")
-        result = TwoPL(l2=l2).fit(matrix, progress=tell)
+        result = TwoPL().fit(matrix, progress=tell)
     if selection is not None:
         run = SelectionRecord.read_json(selection)
     meta = read_item_metadata(items) if items is not None else None
