@@ -141,9 +141,9 @@ def check_key_columns(
             )
     for column in ("benchmark", *ONE_VALUE_COLUMNS):
         if column in columns:
-            values = pd.unique(frame[column].dropna().astype(str))
-            if len(values) == 1 and values[0].strip():
-                found.labels[column] = str(values[0])
+            distinct = pd.unique(frame[column].dropna().astype(str))
+            if len(distinct) == 1 and str(distinct[0]).strip():
+                found.labels[column] = str(distinct[0])
     if "trial" in columns:
         cells = pd.DataFrame(
             {

@@ -657,8 +657,8 @@ class Store(SelectionRuns):
             dense = np.full((len(model_ids), len(item_ids)), np.nan, dtype=np.float32)
             dense[model_codes, item_codes] = scores
             out = ResponseMatrix(dense, list(model_ids), list(item_ids), source=source)
-        chosen = (("benchmark", benchmark), ("metric", m), ("filter", f), ("split", s))
-        out.labels = {name: str(value) for name, value in chosen if value is not None}
+        read = (("benchmark", benchmark), ("metric", m), ("filter", f), ("split", s))
+        out.labels = {name: str(value) for name, value in read if value is not None}
         if self.path != ":memory:":  # where the cells come from, for a saved fit's input
             out.store_query = {
                 "store": str(Path(self.path).resolve()),

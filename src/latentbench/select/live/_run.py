@@ -307,19 +307,19 @@ def _open_run(
         )
         # said once: the record holds the addresses asked now, and the earlier ones
         record = dict(stored["config"])
-        now = {m.name: m.base_url for m in cfg.models}
+        urls = {m.name: m.base_url for m in cfg.models}
         moves = list(record.get("endpoint_moves") or [])
         models = []
         for entry in record.get("models") or ():
-            if isinstance(entry, dict) and now.get(str(entry.get("name"))) not in (
+            if isinstance(entry, dict) and urls.get(str(entry.get("name"))) not in (
                 None,
                 entry.get("base_url"),
             ):
                 moves.append(
                     {"model": entry.get("name"), "from": entry.get("base_url"),
-                     "to": now[str(entry.get("name"))], "at": now_utc().isoformat()}
+                     "to": urls[str(entry.get("name"))], "at": now_utc().isoformat()}
                 )  # fmt: skip
-                entry = {**entry, "base_url": now[str(entry.get("name"))]}
+                entry = {**entry, "base_url": urls[str(entry.get("name"))]}
             models.append(entry)
         store.set_selection_config(run_id, {**record, "models": models, "endpoint_moves": moves})
     store.set_selection_status(run_id, "running")
