@@ -48,7 +48,8 @@ class RankSelection:
     heldout_log_likelihood : list of float
         Mean held-out Bernoulli log-likelihood per cell for each candidate rank.
     chosen : int
-        The rank with the highest held-out log-likelihood.
+        The smallest rank whose held-out log-likelihood is within one standard error of the
+        best (the one-standard-error rule; ties keep the smaller rank).
     heldout_fraction : float
         Fraction of observed cells masked for validation.
     """
