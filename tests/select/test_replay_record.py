@@ -146,3 +146,33 @@ def test_old_option_spellings_warn_and_still_work(files):
     both = runner.invoke(app, [*args[:-3], "--delta", "0.1", "--out", str(files / "both"), "-q"])
     assert both.exit_code == 2 and "--alpha and --delta both given" in both.output
     assert not (files / "both").exists()
+
+
+def test_the_record_holds_the_seed_the_missing_rule_and_the_history_file(tmp_path):
+    # --missing zero (which changes each model's target), the seed and the history file's
+    # hash were not recorded: the record could not be audited or rerun on its own
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    from latentbench.select import replay
+
+    rng = np.random.default_rng(0)
+    Y = (rng.random((30, 60)) < np.linspace(0.2, 0.8, 30)[:, None]).astype(float)
+    cols = [f"q{j}" for j in range(60)]
+    pool = pd.DataFrame(Y[:6], index=[f"m{i}" for i in range(6)], columns=cols)
+    pool.iloc[0, :20] = np.nan
+    hist = pd.DataFrame(Y[6:], index=[f"h{i}" for i in range(24)], columns=cols)
+    pool.rename_axis("model").to_csv(tmp_path / "pool.csv")
+    hist.rename_axis("model").to_csv(tmp_path / "hist.csv")
+    result = replay(tmp_path / "pool.csv", history=tmp_path / "hist.csv", missing="zero",
+                    random_state=5)  # fmt: skip
+    params = json.loads(json.dumps(result.to_dict()["params"], default=str))
+    assert params["seed"] == 5 and params["missing"] == "zero"
+    record = params["history"]
+    assert record["missing cells scored 0"] == 20
+    assert "--missing zero: 20 missing candidate cell(s) are scored 0" in record["note"]
+    from latentbench.io._files import file_sha256
+
+    assert record["history_sha256"] == file_sha256(tmp_path / "hist.csv")

@@ -221,6 +221,10 @@ def replay(
         candidates, ids = matrix.scores, list(matrix.model_ids)
         note = f"history: {hist.n_models} models of {where} learn the proxy; {len(ids)} candidates"
         record = {"source": where, "history models": hist.n_models, "candidates": len(ids)}
+        if history is not None and hist_path is not None:
+            from latentbench.io._files import file_sha256
+
+            record["history_sha256"] = file_sha256(hist_path)
         shared = [m for m in ids if m in set(hist.model_ids)]
         if shared:
             leak = (
@@ -278,6 +282,13 @@ def replay(
         record["dropped items"] = dropped
         if hist_scores is not None:
             hist_scores = hist_scores[:, kept]
+    zeros = int(np.isnan(candidates).sum()) if missing == "zero" else 0
+    if zeros:  # the user's choice, recorded and said (it changes what "best" means)
+        note += (
+            f"; --missing zero: {zeros:,} missing candidate cell(s) are scored 0, so each "
+            "model's target is its mean with those zeros"
+        )
+        record["missing cells scored 0"] = zeros
     if stop is None:
         stop = "confidence" if budget is None else "budget"
     _, name, spec_options, run_kw = parse_policy(policy)
@@ -320,6 +331,8 @@ def replay(
     )
     record["note"] = note
     result.params.setdefault("n_items", oracle.n_items)
+    result.params.setdefault("seed", random_state)
+    result.params.setdefault("missing", missing)
     result.params.setdefault("history", record)
     return result
 
