@@ -218,3 +218,17 @@ def test_wide_trailing_comma_is_no_item(tmp_path):
     assert matrix.item_ids == ["q0", "q1", "q2"]
     assert "3 item columns" in matrix.layout
     assert np.isnan(matrix.scores[2, 2])  # an empty cell in a kept column stays missing
+
+
+def test_a_long_table_whose_model_column_has_another_name_says_so(tmp_path):
+    # it was read as a wide table and failed with "column 'item' ... is not numeric"
+    rows = [(m, f"q{j}", float((i + j) % 2)) for i, m in enumerate("abc") for j in range(4)]
+    path = tmp_path / "long.csv"
+    pd.DataFrame(rows, columns=["level_0", "item", "score"]).to_csv(path, index=False)
+    with pytest.raises(InputError) as caught:
+        ResponseMatrix.read(path)
+    text = str(caught.value)
+    assert "no model column 'model'; column 'level_0' may hold them" in text
+    assert "not numeric" not in text
+    # named, it reads
+    assert ResponseMatrix.read(path, model="level_0").shape == (3, 4)

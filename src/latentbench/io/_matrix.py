@@ -35,6 +35,7 @@ from latentbench.io._matrix_checks import (
     not_a_score,
     refuse_bad_ids,
     refuse_long_without_item,
+    refuse_long_without_model,
     refuse_long_without_score,
 )
 
@@ -527,6 +528,14 @@ class ResponseMatrix:
                     _SCORE_COLUMNS if score is None else (score,),
                     model=model_col,
                     hint=" (or name it: item=..., `latentbench fit --item-col`)",
+                )
+            if layout == "wide" and model is None:
+                refuse_long_without_model(
+                    frame,
+                    source,
+                    _SCORE_COLUMNS if score is None else (score,),
+                    item=item_col,
+                    hint=" (or name it: model=..., `latentbench fit --model-col`)",
                 )
             if layout == "wide" and score is None:
                 refuse_long_without_score(

@@ -74,6 +74,42 @@ def refuse_long_without_item(
     )
 
 
+def refuse_long_without_model(
+    frame: Any,
+    source: str,
+    accepted: Sequence[str],
+    *,
+    model: str = "model",
+    item: str = "item",
+    hint: str = "",
+) -> None:
+    """A table with an ``item`` column whose ids repeat and a score column, but no model
+    column, is a long table whose model ids sit under another name (``level_0``, ``name``):
+    an error that says so and names the candidate column (read as a wide table it failed on
+    the item column, "not numeric")."""
+    columns = [str(c) for c in frame.columns]
+    score = next((c for c in accepted if c in columns), None)
+    if model in columns or item not in columns or score is None:
+        return
+    if not frame[item].duplicated().any():
+        return
+    text = [c for c in columns if c not in (item, score) and not _holds_numbers_like(frame[c])]
+    guess = f"; column {text[0]!r} may hold them" if text else ""
+    raise InputError(
+        f"{source}: columns {item!r} (its ids repeat: a long table) and {score!r} but no model "
+        f"column {model!r}{guess}; expected the model ids in a column named {model!r}{hint}; "
+        f"found columns {_head(columns)}"
+    )
+
+
+def _holds_numbers_like(values: Any) -> bool:
+    """Whether a column reads as numbers (so it cannot be a column of model names)."""
+    import pandas as pd
+
+    converted = pd.to_numeric(values, errors="coerce")
+    return bool(converted.notna().sum() >= values.notna().sum())
+
+
 def _refuse_known_outputs(columns: Sequence[str], source: str) -> None:
     for name, required in _OUTPUT_COLUMNS.items():
         if required <= set(columns):
