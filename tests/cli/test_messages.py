@@ -67,3 +67,30 @@ def test_live_progress_never_prints_a_leader_estimate_outside_the_score_range():
                      paid_total=80, replayed_total=0, revealed=80, planned=400, leader="m",
                      estimate=-0.031, lower=0.0, upper=0.304)  # fmt: skip
     assert "leader m 0.000 [0.000, 0.304]" in _progress_line(p)
+
+
+def test_selection_lines_say_what_they_leave_out():
+    # "20,399 of 20,400 (100.0% ...)" with a cell unrevealed; a table of 10 of 36 models
+    # without a word; a certified best of the candidates read as the file's best
+    from latentbench.cli._select import _share, certificate_line
+    from latentbench.select import SelectionRecord
+
+    assert _share(20_399 / 20_400) == ">99.9%" and _share(1.0) == "100.0%"
+    assert _share(1 / 5000) == "<0.1%" and _share(0.216) == "21.6%"
+    arms = [{"model": f"m{i}", "estimate": 0.5 + i / 100, "lower": 0.4, "upper": 0.9,
+             "n_observed": 10} for i in range(3)]  # fmt: skip
+    data = {"arms": arms, "best_model": "m2", "certified": True, "params": {"delta": 0.05,
+            "history": {"source": "random half of f.csv (seed 0)"}}}  # fmt: skip
+    line = certificate_line(SelectionRecord.from_dict(data))
+    assert line.startswith("best m2: certified at delta = 0.05 among the 3 candidates")
+    data["params"]["history"] = {"source": "hist.csv"}
+    assert "candidates" not in certificate_line(SelectionRecord.from_dict(data))
+
+
+def test_the_selection_table_says_it_shows_the_top_rows(capsys):
+    from latentbench.cli._select import print_selection_table
+    from latentbench.select import SelectionRecord
+
+    arms = [{"model": f"m{i:02d}", "estimate": i / 40, "n_observed": 5} for i in range(12)]
+    print_selection_table(SelectionRecord.from_dict({"arms": arms, "policy": "pulse"}))
+    assert "top 10 of 12 models by estimate" in " ".join(capsys.readouterr().out.split())

@@ -242,7 +242,7 @@ def spend_line(record: Any) -> str:
     """``cells used: 2,429 of 46,690 (5.2% of a full evaluation), 280 in the initial batch;
     stopped: certified``."""
     full = record.full_evaluation
-    share = f" ({record.share:.1%} of a full evaluation)" if full else ""
+    share = f" ({_share(record.share)} of a full evaluation)" if full else ""
     stopped = {"confidence": "certified", "budget": "budget spent",
                "exhausted": "every cell revealed"}.get(record.stopped, record.stopped)  # fmt: skip
     text = f"cells used: {fmt(record.evaluations_total)}"
@@ -252,10 +252,24 @@ def spend_line(record: Any) -> str:
     return text + (f"; stopped: {stopped}" if stopped else "")
 
 
+def _share(share: float) -> str:
+    """A share as a percentage that never rounds to 100.0% (or 0.0%) when it is not."""
+    text = f"{share:.1%}"
+    if share < 1 and text == "100.0%":
+        return ">99.9%"
+    if share > 0 and text == "0.0%":
+        return "<0.1%"
+    return text
+
+
 def print_selection_table(record: Any, rows: int = 10) -> None:
     """The leading ``rows`` models of a run (estimate, bounds, cells), best first."""
-    frame = record.to_frame().sort_values("estimate", ascending=False).head(rows)
-    table = Table(title=f"{record.policy}: best model {escape(str(record.best_model))}")
+    every = record.to_frame()
+    frame = every.sort_values("estimate", ascending=False).head(rows)
+    title = f"{record.policy}: best model {escape(str(record.best_model))}"
+    if len(every) > len(frame):  # say that the rest exist (selection.json has them all)
+        title += f" (top {len(frame)} of {len(every)} models by estimate)"
+    table = Table(title=title)
     for col in frame.columns:
         table.add_column(col, justify="left" if col == "model" else "right")
     for _, row in frame.iterrows():
@@ -271,6 +285,10 @@ def certificate_line(record: Any) -> str:
     word = "certified" if record.certified else "not certified"
     within = f" {record.certificate_text}" if record.epsilon > 0 else ""
     line = f"best {record.best_model}: {word}{within} at delta = {record.delta:g}"
+    history = (record.params or {}).get("history") or {}
+    if str(history.get("source", "")).startswith("random half"):
+        # the other half of the file's models learned the proxy: not among the candidates
+        line += f" among the {len(record.arms)} candidates"
     arms = record.to_frame()
     n_items = record.n_items
     if n_items and "n_observed" in arms.columns:
