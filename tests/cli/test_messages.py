@@ -94,3 +94,17 @@ def test_the_selection_table_says_it_shows_the_top_rows(capsys):
     arms = [{"model": f"m{i:02d}", "estimate": i / 40, "n_observed": 5} for i in range(12)]
     print_selection_table(SelectionRecord.from_dict({"arms": arms, "policy": "pulse"}))
     assert "top 10 of 12 models by estimate" in " ".join(capsys.readouterr().out.split())
+
+
+def test_selection_option_errors_use_the_flags():
+    from latentbench.cli._common import cli_spelling
+
+    assert cli_spelling("batch_size=0; expected a positive integer") == (
+        "--batch-size 0; expected a positive integer"
+    )
+    assert cli_spelling("max_iter=-5; expected an integer >= 1").startswith("--max-iter -5")
+    text = cli_spelling(
+        "stop='confidence' (the default without a budget: stop when the best is certified) "
+        "needs ...: give a budget, or stop='budget' to evaluate every cell"
+    )
+    assert text.startswith("--stop confidence (the default") and "--stop budget" in text

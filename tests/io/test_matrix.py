@@ -232,3 +232,25 @@ def test_a_long_table_whose_model_column_has_another_name_says_so(tmp_path):
     assert "not numeric" not in text
     # named, it reads
     assert ResponseMatrix.read(path, model="level_0").shape == (3, 4)
+
+
+def test_a_semicolon_file_and_a_column_in_two_roles_are_named(tmp_path):
+    # "the table is empty" for a ';'-separated file of 4 rows; --model-col score fitted the
+    # scores as model ids
+    semi = tmp_path / "semi.csv"
+    semi.write_text("model;item;score\na;q1;1\na;q2;0\nb;q1;0\nb;q2;1\n")
+    with pytest.raises(InputError, match=r"one column named 'model;item;score': the file seems "
+                       r"separated by ';'"):  # fmt: skip
+        ResponseMatrix.read(semi)
+    good = tmp_path / "long.csv"
+    good.write_text("model,item,score\na,q1,1\na,q2,0\nb,q1,0\nb,q2,1\n")
+    with pytest.raises(InputError, match="column 'score' given as the model column is also the "
+                       "score column"):  # fmt: skip
+        ResponseMatrix.read(good, model="score")
+
+
+def test_a_missing_selection_file_is_named():
+    from latentbench.select import SelectionRecord
+
+    with pytest.raises(InputError, match=r"nowhere\.json: no such file; expected a selection\.json"):
+        SelectionRecord.read_json("nowhere.json")

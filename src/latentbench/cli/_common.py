@@ -86,7 +86,9 @@ _SPELLINGS = (
     (re.compile(r"\bmissing='zero'"), "--missing zero"),
     (re.compile(r"\bmissing='error'"), "--missing error"),
     (re.compile(r"\bmissing='drop-items'"), "--missing drop-items"),
-    (re.compile(r"\bmax_iter=(\d+)"), r"--max-iter \1"),
+    (re.compile(r"\bmax_iter=(-?\d+)"), r"--max-iter \1"),
+    (re.compile(r"^stop='confidence' \(the default"), "--stop confidence (the default"),
+    (re.compile(r"give a budget, or stop='budget'"), "give --budget N, or --stop budget"),
     (re.compile(r"\btol=([\w.+-]+)"), r"--tol \1"),
     (re.compile(r"\bn_boot=(-?\d+)"), r"--bootstrap \1"),
     (re.compile(r"^top=(?=-?\d+; expected an integer >= 1)"), "--top "),
@@ -97,7 +99,7 @@ _SPELLINGS = (
         re.compile(
             r"(?<!\] )(?<!\.json: )(?<![\w-])"
             r"(budget|precision|delta|floor|margin|epsilon|rank|sigma|seeds|pool_size|"
-            r"missing|engine|layout|duplicates|errored|seed)="
+            r"missing|engine|layout|duplicates|errored|seed|batch_size|init_batch|stop)="
             r"(?=[-+\w.']+;)"
         ),
         lambda m: "--" + m.group(1).replace("_", "-") + " ",

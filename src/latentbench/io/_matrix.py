@@ -456,6 +456,13 @@ class ResponseMatrix:
                 raise InputError(f"{_where(source)}column {model!r} is missing; expected model ids")
             frame = frame.set_index(model)
         if frame.shape[0] == 0 or frame.shape[1] == 0:
+            header = f"{frame.index.name or ''}{''.join(map(str, frame.columns))}"
+            separator = next((c for c in (";", "\t", "|") if c in header), None)
+            if separator is not None and frame.shape[1] <= 1:  # one column: another separator
+                raise InputError(
+                    f"{_where(source)}one column named {header!r}: the file seems separated by "
+                    f"{separator!r}; expected a comma-separated CSV (or Parquet)"
+                )
             raise InputError(f"{_where(source)}the table is empty; expected models x items")
         columns = {}
         for name in frame.columns:
@@ -519,6 +526,16 @@ class ResponseMatrix:
         model_col = model or "model"
         item_col = item or "item"
         score_col = score or next((c for c in _SCORE_COLUMNS if c in columns), "score")
+        roles = {"model": model_col, "item": item_col, "score": score_col}
+        given = [name for name, value in (("model", model), ("item", item), ("score", score))
+                 if value is not None]  # fmt: skip
+        for name in given:
+            other = next((k for k, v in roles.items() if k != name and v == roles[name]), None)
+            if other is not None:
+                raise InputError(
+                    f"{source}: column {roles[name]!r} given as the {name} column is also the "
+                    f"{other} column; expected a column of its own for each"
+                )
         if layout == "auto":
             layout = "long" if {model_col, item_col, score_col} <= set(columns) else "wide"
             if layout == "wide" and item is None:

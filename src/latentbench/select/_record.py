@@ -163,6 +163,9 @@ class SelectionRecord:
             Not JSON, or not a selection record (naming the file and the field).
         """
         path = Path(path)
+        if not path.is_file():
+            what = "a directory" if path.is_dir() else "no such file"
+            raise InputError(f"{path}: {what}; expected a selection.json (select replay --out)")
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:

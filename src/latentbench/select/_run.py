@@ -380,8 +380,10 @@ class _CellCertificate:
         )
         if not uniform:
             raise InputError(
-                f"stop='confidence' needs a policy with intervals or one that reveals uniform "
-                f"cells; {policy.name!r} has no intervals and chooses its items"
+                f"stop='confidence' (the default without a budget: stop when the best is "
+                f"certified) needs a policy with intervals or one that reveals uniform cells; "
+                f"{policy.name!r} has no intervals and chooses its items: give a budget, or "
+                "stop='budget' to evaluate every cell"
             )
         return cls(state, delta)
 
