@@ -252,5 +252,6 @@ def test_a_semicolon_file_and_a_column_in_two_roles_are_named(tmp_path):
 def test_a_missing_selection_file_is_named():
     from latentbench.select import SelectionRecord
 
-    with pytest.raises(InputError, match=r"nowhere\.json: no such file; expected a selection\.json"):
+    said = r"nowhere\.json: no such file; expected a selection\.json"
+    with pytest.raises(InputError, match=said):
         SelectionRecord.read_json("nowhere.json")
