@@ -91,3 +91,37 @@ def test_a_joint_ml_fit_loads_without_a_word(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error", DataWarning)
         assert IRTResult.load(tmp_path / "fit").prior_selection is None
+
+
+def test_a_table_edited_since_the_fit_is_said_on_load(tmp_path):
+    # an edited discrimination flowed into IRTResult.load without a word, and an edited
+    # theta in abilities.csv was silently ignored
+    import warnings
+
+    from latentbench.exceptions import DataWarning
+    from latentbench.io import ResponseMatrix
+    from latentbench.irt import IRTResult, TwoPL
+
+    rng = np.random.default_rng(0)
+    Y = (rng.random((8, 30)) < 0.6).astype(float)
+    matrix = ResponseMatrix(Y, [f"m{i}" for i in range(8)], [f"q{j}" for j in range(30)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        TwoPL().fit(matrix).save(tmp_path / "fit", matrix)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)  # an untouched directory: silent
+        assert IRTResult.load(tmp_path / "fit").saved_abilities is not None
+    items = tmp_path / "fit" / "items.csv"
+    items.write_text(items.read_text().replace('"q0",', '"q0",9', 1))
+    with pytest.warns(DataWarning, match=r"items\.csv: edited since the fit"):
+        IRTResult.load(tmp_path / "fit")
+    import csv
+
+    abilities = tmp_path / "fit" / "abilities.csv"
+    table = pd.read_csv(abilities)
+    table.loc[0, "theta"] = 9.99
+    table.to_csv(abilities, index=False, quoting=csv.QUOTE_NONNUMERIC)
+    with pytest.warns(DataWarning, match=r"abilities\.csv: edited since the fit .* its theta, se "
+                      "and intervals are not used"):  # fmt: skip
+        loaded = IRTResult.load(tmp_path / "fit")
+    assert loaded.saved_abilities is None  # a report does not show edited intervals as fitted

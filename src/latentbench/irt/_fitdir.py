@@ -164,9 +164,16 @@ def save_fit(
             "checks": uncertainty.checks,
             "detached": uncertainty.detached,
         }
+    # the tables as text, hashed into fit.json: load says when one was edited since
+    texts = {
+        "abilities.csv": abilities.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC).encode(),
+        "items.csv": items.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC).encode(),
+    }
+    record["tables_sha256"] = {
+        name: hashlib.sha256(data).hexdigest() for name, data in texts.items()
+    }
     writers: dict[str, Callable[[Path], object]] = {
-        "abilities.csv": partial(write_csv, abilities),
-        "items.csv": partial(write_csv, items),
+        name: partial(Path.write_bytes, data=data) for name, data in texts.items()
     }
     if uncertainty is not None and result.random_items is not None:
         # the random-item fit (the costly part of the intervals) is kept with the fit, so a
@@ -274,13 +281,18 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
     )
     abilities = table("abilities.csv", "model", thetas)
     items = table("items.csv", "item", (*discs, "easiness"))
+    edited = _say_edited(paths, info)
     _check_complete(items, "item", (*discs, "easiness"), info.get("n_items"), paths["items.csv"])
     used = ("theta_fit",) if rank == 1 and "theta_fit" in abilities.columns else thetas
     _check_complete(abilities, "model", used, info.get("n_models"), paths["abilities.csv"])
     # the reported abilities with their intervals, as `fit` wrote them (for a report made
     # without the responses: the same theta and interval as the file, not the fit's own)
     reported = ("theta", "se", "lower", "upper")
-    saved = abilities.copy() if set(reported) <= set(abilities.columns) else None
+    saved = (
+        abilities.copy()
+        if set(reported) <= set(abilities.columns) and "abilities.csv" not in edited
+        else None
+    )
     if saved is not None and not all(
         np.isfinite(pd.to_numeric(saved[c], errors="coerce")).all() for c in reported
     ):
@@ -337,6 +349,36 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
         else None,
         saved_abilities=saved,
     )
+
+
+def _say_edited(paths: Mapping[str, Path], info: Mapping[str, Any]) -> set[str]:
+    """A warning per table whose content differs from the SHA-256 ``fit`` recorded: it is read
+    as it is now (an edited discrimination is used as edited; the abilities are the fit's own
+    ``theta_fit``, so an edited ``theta`` is not). Fits written before the hashes: silent.
+    Returns the names of the edited tables."""
+    edited: set[str] = set()
+    recorded = info.get("tables_sha256")
+    if not isinstance(recorded, Mapping):
+        return edited
+    for name in ("abilities.csv", "items.csv"):
+        expected = recorded.get(name)
+        if expected is None or name not in paths:
+            continue
+        if hashlib.sha256(paths[name].read_bytes()).hexdigest() != expected:
+            effect = (
+                "its parameters are used as they are now"
+                if name == "items.csv"
+                else "the fit's own abilities (theta_fit and the factors) are read from it as "
+                "they are now; its theta, se and intervals are not used"
+            )
+            edited.add(name)
+            warnings.warn(
+                f"{paths[name]}: edited since the fit (its SHA-256 differs from the one in "
+                f"fit.json): {effect}",
+                DataWarning,
+                stacklevel=4,
+            )
+    return edited
 
 
 def _check_complete(
