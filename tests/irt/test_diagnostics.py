@@ -162,3 +162,23 @@ def test_random_answer_items_flagged_under_the_default_prior_at_a_small_shape():
     # (36% at this seed: very easy or hard items carry little signal); far below the random ones
     regular = np.setdiff1d(np.arange(200), random_items)
     assert flagged[regular].mean() < 0.5
+
+
+def test_rank_agreement_of_equal_models_is_nan_without_a_scipy_warning():
+    # every model scored the same: scipy's ConstantInputWarning leaked into `report`
+    import warnings
+
+    from latentbench.io import ResponseMatrix
+    from latentbench.irt import TwoPL
+    from latentbench.irt.diagnostics import rank_agreement
+
+    Y = np.ones((5, 12))
+    Y[:, :6] = 0.0  # every model the same answers
+    matrix = ResponseMatrix(Y, [f"m{i}" for i in range(5)], [f"q{j}" for j in range(12)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = TwoPL().fit(matrix)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table = rank_agreement(result)
+    assert np.isnan(table.loc[0, "spearman"]) and table.loc[0, "n_models"] == 5

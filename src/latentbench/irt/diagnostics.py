@@ -412,6 +412,11 @@ def rank_agreement(result: IRTResult, *, top: int | tuple[int, ...] = 10) -> pd.
     for name, part in [("all", ab)] + [(f"top {k}", ab.head(k)) for k in sizes if k < len(ab)]:
         if len(part) < 3:
             continue
+        if part["theta"].nunique() < 2 or part["accuracy"].nunique() < 2:
+            # a constant column (every model equal): no correlation, NaN (scipy warned)
+            rows.append({"subset": name, "n_models": len(part), "spearman": float("nan"),
+                         "kendall": float("nan"), "kendall_p_value": float("nan")})  # fmt: skip
+            continue
         rho = spearmanr(part["theta"], part["accuracy"]).statistic
         tau = kendalltau(part["theta"], part["accuracy"])
         rows.append(
