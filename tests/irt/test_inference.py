@@ -243,30 +243,43 @@ def test_degenerate_fit_gets_the_priors_spread_not_nan():
 def test_a_perfect_model_is_not_the_most_precise_one(flip):
     """A model with every answer right (or wrong) is bounded by the data on one side only;
     its interval came from the curvature at the mode (Laplace) and was the narrowest of all
-    (se 0.24, upper 2.75, below the upper 3.23 of the same model one item short). It is now
-    the fit's posterior quantiles, and its open side reaches beyond the near-perfect one's."""
+    (se 0.24, upper 2.75 against a median se of 0.25). It is now the equal-tailed quantiles of
+    its posterior under the fit's prior (items fixed), checked here by adaptive quadrature."""
     import warnings
+
+    from scipy import integrate, optimize
 
     rng = np.random.default_rng(0)
     theta, a, b = np.linspace(-1.5, 1.5, 10), rng.uniform(0.8, 1.6, 40), rng.normal(0, 1, 40)
     Y = (rng.random((10, 40)) < 1 / (1 + np.exp(-(np.outer(theta, a) + b)))).astype(float)
     top = 9 if flip == 1.0 else 0
     Y[top] = flip
-    short = Y.copy()
-    short[top, 0] = 1.0 - flip  # one item short of constant
-    ids = [f"m{i}" for i in range(10)], [f"q{j}" for j in range(40)]
-    out = []
-    for scores in (Y, short):
-        matrix = ResponseMatrix(scores, *ids)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ab = standard_errors(TwoPL().fit(matrix), matrix).abilities
-        out.append(ab)
-    perfect, near = out[0].iloc[top], out[1].iloc[top]
+    matrix = ResponseMatrix(Y, [f"m{i}" for i in range(10)], [f"q{j}" for j in range(40)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = TwoPL().fit(matrix)
+        ab = standard_errors(result, matrix).abilities
+    perfect = ab.iloc[top]
     assert perfect["lower"] <= perfect["theta"] <= perfect["upper"]
-    if flip == 1.0:
-        assert perfect["upper"] > near["upper"]
-    else:
-        assert perfect["lower"] < near["lower"]
-    others = out[0].drop(index=top)
-    assert perfect["se"] > others["se"].median()
+    assert perfect["se"] > ab.drop(index=top)["se"].median()
+    # the same quantiles by adaptive quadrature of the posterior density
+    prior = result.penalty.on_reported_scale(result.normalisation)
+    m, sd = prior.mean_U, 1 / np.sqrt(prior.precision_U)
+    V, c, sigma = result.V[:, 0], result.b, result.sigma
+    sign = 1.0 if flip == 1.0 else -1.0
+
+    def density(t):
+        x = (V * t + c) / sigma
+        return np.exp(-np.logaddexp(0.0, -sign * x).sum() - 0.5 * ((t - m) / sd) ** 2)
+
+    lo, hi = m - 12 * max(sd, 1), m + 12 * max(sd, 1)
+    total = integrate.quad(density, lo, hi, limit=200)[0]
+
+    def quantile(q):
+        return optimize.brentq(lambda x: integrate.quad(density, lo, x, limit=200)[0] / total - q,
+                               lo, hi)  # fmt: skip
+
+    assert perfect["lower"] == pytest.approx(
+        max(min(quantile(0.025), perfect["theta"]), lo), abs=0.02
+    )
+    assert perfect["upper"] == pytest.approx(max(quantile(0.975), perfect["theta"]), abs=0.02)

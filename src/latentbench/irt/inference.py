@@ -67,6 +67,7 @@ from latentbench.irt._fitted import (
     _observed,
     _uses_random_items,
     _z,
+    fitted_matrix,
     laplace_of,
     per_trial_penalty,
     random_items_fit,
@@ -528,14 +529,37 @@ def _with_item_bootstrap(
     return out, summary
 
 
+def _row_cells(
+    result: IRTResult, matrix: ResponseMatrix | np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each model's observed cells without a dense grid: ``(row_ptr, cols, values)`` in CSR
+    form (a sparse matrix stays sparse)."""
+    fitted = fitted_matrix(result, matrix)
+    if isinstance(fitted, ResponseMatrix):
+        cells = fitted.observed_cells()
+        return cells.row_ptr, cells.row_cols, cells.row_values
+    dense = np.asarray(fitted, dtype=np.float32)
+    rows, cols = np.nonzero(~np.isnan(dense))
+    ptr = np.zeros(dense.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=dense.shape[0]), out=ptr[1:])
+    return ptr, cols, dense[rows, cols]
+
+
 def _constant_models(result: IRTResult, matrix: ResponseMatrix | np.ndarray | None) -> np.ndarray:
     """Models whose every observed score is 1, or every one 0 (shape (N,), bool)."""
-    scores, observed = _observed(result, matrix)
-    values = np.where(observed, scores, np.nan).astype(np.float64)
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # rows without cells: NaN, not constant
-        top, bottom = np.nanmax(values, axis=1), np.nanmin(values, axis=1)
-    return np.asarray((top == bottom) & np.isin(top, (0.0, 1.0)))
+    ptr, _, values = _row_cells(result, matrix)
+    n = ptr.size - 1
+    counts = np.diff(ptr)
+    seen = counts > 0
+    starts = np.minimum(ptr[:-1], max(values.size - 1, 0))
+    first = values[starts] if values.size else np.zeros(n)
+    out = np.zeros(n, dtype=bool)
+    if values.size:
+        row_of = np.repeat(np.arange(n), counts)
+        differs = np.zeros(n, dtype=bool)
+        np.logical_or.at(differs, row_of, values != first[row_of])
+        out = seen & ~differs & np.isin(first, (0.0, 1.0))
+    return out
 
 
 def _constant_posterior_interval(
@@ -549,7 +573,7 @@ def _constant_posterior_interval(
     (constant models), by quadrature on a grid: the fit's prior on the reporting scale times
     the likelihood of its observed cells (K trials each) with the items' reported parameters
     fixed. The open side follows the prior's tail, not the curvature at the mode."""
-    scores, observed = _observed(result, matrix)
+    ptr, cols, values = _row_cells(result, matrix)
     prior = result.penalty.on_reported_scale(result.normalisation)
     m, sd = float(prior.mean_U), 1.0 / np.sqrt(float(prior.precision_U))
     trials = trials_of(result)
@@ -563,8 +587,8 @@ def _constant_posterior_interval(
     lower, upper = np.empty(idx.size), np.empty(idx.size)
     tail = (1.0 - level) / 2
     for k, i in enumerate(idx):  # a few constant models; each is one (G, J_i) pass
-        cells = np.flatnonzero(observed[i])
-        sign = 1.0 if float(np.nanmax(scores[i, cells])) == 1.0 else -1.0
+        cells = cols[ptr[i] : ptr[i + 1]]
+        sign = 1.0 if float(values[ptr[i]]) == 1.0 else -1.0
         x = (np.outer(grid[k], a[cells]) + b[cells]) / sigma  # (G, J_i)
         loglik = -trials * np.logaddexp(0.0, -sign * x).sum(axis=1)
         logpost = loglik - 0.5 * ((grid[k] - m) / sd) ** 2
