@@ -70,10 +70,17 @@ def test_budget_to_accuracy():
     correct = np.zeros((200, 10), dtype=bool)
     correct[:, 4:] = True  # every seed right from budget 40
     out = budget_to_accuracy(correct, grid)
-    assert out["first"] == 40 and out["first_sd"] == 0 and out["reached"] == 1
+    assert out["point"] == 40 and out["first_sd"] == 0 and out["reached"] == 1
     correct[:20, 6] = False  # a dip to 90 % at 60: first crossing 40, sustained 70
     out = budget_to_accuracy(correct, grid, n_boot=50)
-    assert out["first"] == 40 and out["sustained"] == pytest.approx(70, abs=5)
+    assert out["point"] == 40 and out["sustained_point"] == 70  # all the seeds' curve
+    assert out["first"] == 40 and out["sustained"] == pytest.approx(70, abs=5)  # resamples
+    correct[:11, -1] = False  # 94.5 % at the end: reached, but not sustained
+    out = budget_to_accuracy(correct, grid, n_boot=50)
+    assert out["point"] == 40 and np.isnan(out["sustained_point"])
+    correct[:11] = False  # never 95 %: no budget, whatever some resamples do
+    out = budget_to_accuracy(correct, grid, n_boot=50)
+    assert np.isnan(out["point"]) and 0 < out["reached"] < 1
 
 
 def test_run_experiment_local_processes_match_in_process():

@@ -270,10 +270,15 @@ class ExperimentResult:
     curves : dict
         ``(pool, policy) -> ndarray (n_seeds, G)`` of bool (recommendation correct).
     summary : list of dict
-        One row per (pool, policy): budget to target (post-init and total, bootstrap mean and
-        SD), % saved vs the reference policy, empirical coverage (``coverage``: the share of
-        runs whose intervals held every model's mean after every round, with its Wilson 95%
-        interval over the runs, ``coverage_lower`` and ``coverage_upper``), seconds per run.
+        One row per (pool, policy): budget to target (post-init and total: the crossing of the
+        accuracy curve of all the seeds, None when that curve never reaches the target, with
+        ``reached`` False and ``final_accuracy`` saying where it ended; ``_sd``: the SD of the
+        crossing over bootstrap resamples of the seeds, None with one seed), % saved vs the
+        reference policy (from the same crossings; None when either never reaches the
+        target; its SE and interval None with one seed), empirical coverage (``coverage``:
+        the share of runs whose intervals held every model's mean after every round, with
+        its Wilson 95% interval over the runs, ``coverage_lower`` and ``coverage_upper``),
+        seconds per run.
     pools : dict
         ``pool -> {"n_models", "gap", "top2_gap"}``.
     """
@@ -301,11 +306,9 @@ class ExperimentResult:
 
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "summary.json").write_text(
-            json.dumps(
-                {"params": self.params, "pools": self.pools, "summary": self.summary}, indent=1
-            )
-        )
+        record = {"params": self.params, "pools": self.pools, "summary": self.summary}
+        # strict JSON: a missing value is null, never a bare NaN token
+        (out / "summary.json").write_text(json.dumps(_plain(record), indent=1, allow_nan=False))
         self.to_frame().to_csv(out / "summary.csv", index=False)
         self.curve_frame().to_csv(out / "curves.csv", index=False)
 
@@ -585,18 +588,22 @@ def _summarise(
             init = rows_[0]["init"]
             cov = [r["covered"] for r in rows_ if r["covered"] is not None]
             cov_ci = wilson_interval(float(np.mean(cov)), len(cov)) if cov else (None, None)
+            # the estimate is the crossing of all the seeds' curve; the bootstrap its spread
+            # (none from one seed: every resample is that seed)
+            spread = len(rows_) > 1
             row = {
                 "pool": pool,
                 "policy": spec.strip(),
                 "n_models": m,
                 "n_seeds": len(rows_),
                 "init_evaluations": init,
-                "budget_post_init": stats["first"],
-                "budget_post_init_sd": stats["first_sd"],
-                "budget_post_init_sustained": stats["sustained"],
-                "budget_total": stats["first"] + init,
-                "budget_post_init_90": stats90["first"],
-                "budget_post_init_90_sd": stats90["first_sd"],
+                "budget_post_init": stats["point"],
+                "budget_post_init_sd": stats["first_sd"] if spread else None,
+                "budget_post_init_sustained": stats["sustained_point"],
+                "budget_total": stats["point"] + init,
+                "budget_post_init_90": stats90["point"],
+                "budget_post_init_90_sd": stats90["first_sd"] if spread else None,
+                "reached": bool(np.isfinite(stats["point"])),
                 "reached_fraction": stats["reached"],
                 "final_accuracy": float(curves[key][:, -1].mean()),
                 "coverage": float(np.mean(cov)) if cov else None,
@@ -630,7 +637,12 @@ def _summarise(
                             target=target,
                         )
                     )
-            summary.append(row)
+            if not spread:  # one seed: a saving, but no SE or interval
+                for name in ("saved_post_init_pct", "saved_total_pct"):
+                    for part in ("se", "lo", "hi"):
+                        if f"{name}_{part}" in row:
+                            row[f"{name}_{part}"] = None
+            summary.append(_plain(row))
     params = {
         "budget": shared.budget,
         "batch_size": shared.batch_size,
@@ -645,6 +657,22 @@ def _summarise(
     return ExperimentResult(
         grid=grid, curves=curves, summary=summary, pools=pool_info, params=params
     )
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as strict JSON: NaN and infinities (a budget never reached, a saving without
+    its two crossings, an SE of one seed) become None, NumPy scalars Python ones."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (numbers.Integral, np.integer)):
+        return int(value)
+    if isinstance(value, (numbers.Real, np.floating)):
+        return float(value) if np.isfinite(value) else None
+    return value
 
 
 def _label_by_gap(pools: dict[str, np.ndarray], means: np.ndarray) -> dict[str, np.ndarray]:
