@@ -236,3 +236,32 @@ def test_repeated_seeds_are_refused():
     pools = {"gap0.02": exact_gap_pool(Y.mean(axis=1), 0.02, 12)}
     with pytest.raises(InputError, match="seeds: 1 repeats; expected distinct seeds"):
         run_experiment(Y, pools, ["ucbe"], seeds=[1, 2, 1], budget=100, n_jobs=1)
+
+
+@pytest.mark.parametrize("key", ["delta", "alpha"])
+def test_delta_in_a_policy_spec_is_refused_not_overridden(key):
+    """`pulse:delta=0.3` ran at the run's delta (0.05), silently: the spec is refused, naming
+    the argument that sets it (and the CLI flag on the command line)."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+    from latentbench.select import experiment_from_matrix
+    from latentbench.select._policies import refuse_spec_delta
+
+    Y = lowrank_data(30, 200, r=2, seed=8)[0]
+    pools = {"gap0.02": exact_gap_pool(Y.mean(axis=1), 0.02, 12)}
+    spec = f"pulse:{key}=0.3"
+    said = rf"policies='pulse:{key}=0\.3': {key}( \(the old spelling of delta\))? is set by"
+    with pytest.raises(InputError, match=said + r" the delta= argument \(delta=0\.3\), not in"):
+        run_experiment(Y, pools, ["ucbe", spec], seeds=1, budget=100, n_jobs=1)
+    with pytest.raises(InputError, match=said):
+        experiment_from_matrix(Y, policies=["ucbe", spec], seeds=1, budget=100, n_jobs=1)
+    with pytest.raises(InputError, match=r"^--policy 'pulse:delta=0\.1': delta is set by --delta"):
+        refuse_spec_delta("pulse:delta=0.1", "--policy")
+    refuse_spec_delta("pulse:weights=precision", "--policy")  # nothing to refuse
+    refuse_spec_delta("ucbe", "policy")
+    _register()
+    out = CliRunner().invoke(app, ["experiment", "nosuch.csv", "--policies", f"ucbe,{spec}"])
+    assert out.exit_code == 2
+    text = " ".join(out.output.split())
+    assert f"--policies '{spec}': {key}" in text and "is set by --delta (--delta 0.3)" in text

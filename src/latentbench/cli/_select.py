@@ -482,6 +482,7 @@ def experiment(
 
     from latentbench.io import ResponseMatrix, check_destination
     from latentbench.select import experiment_from_matrix, release_dates
+    from latentbench.select._policies import refuse_spec_delta
 
     if task not in ("select", "estimate"):
         _fail(InputError(f"--task {task!r}; expected 'select' or 'estimate'"))
@@ -514,9 +515,11 @@ def experiment(
         _fail(exc)
     with clean_warnings():
         try:
+            specs = _split_specs(policies)
+            for spec in specs:  # before reading the data: --delta sets it for every run
+                refuse_spec_delta(spec, "--policies")
             matrix = ResponseMatrix.read(responses)
             dates = release_dates(responses, matrix.model_ids) if split == "date" else None
-            specs = _split_specs(policies)
             with (
                 Progress(console=console, disable=quiet, transient=True) as bar,
                 # Ray runs cannot stop part-way: there Ctrl-C interrupts as before

@@ -33,7 +33,12 @@ from latentbench.select._experiment_stats import (
     paired_saving_at_stop,
     wilson_interval,
 )
-from latentbench.select._policies import POLICIES, make_policy, parse_policy
+from latentbench.select._policies import (
+    POLICIES,
+    make_policy,
+    parse_policy,
+    refuse_spec_delta,
+)
 from latentbench.select._run import run_selection
 from latentbench.select._schedule import default_schedule
 from latentbench.select.oracles import MatrixOracle
@@ -418,7 +423,7 @@ def run_experiment(
     if budget < 1:
         raise InputError(f"budget={budget!r}; expected a positive number of cells per run")
     for spec in policies:
-        parse_policy(spec)
+        refuse_spec_delta(spec, "policies")  # the run's delta= would override it, silently
     if stop not in ("budget", "confidence"):
         raise InputError(f"stop={stop!r}; expected 'budget' or 'confidence'")
     largest = max((len(rows) for rows in pools.values()), default=1)
@@ -802,6 +807,8 @@ def experiment_from_matrix(
         raise InputError(
             f"policies={policies!r}; expected a list of policy specs, e.g. ['pulse', 'ucbe']"
         )
+    for spec in policies:  # before the proxy fit
+        refuse_spec_delta(spec, "policies")
     if isinstance(matrix, str | os.PathLike):
         from latentbench.io import ResponseMatrix
 
