@@ -265,3 +265,19 @@ def test_delta_in_a_policy_spec_is_refused_not_overridden(key):
     assert out.exit_code == 2
     text = " ".join(out.output.split())
     assert f"--policies '{spec}': {key}" in text and "is set by --delta (--delta 0.3)" in text
+
+
+def test_experiment_help_gives_the_batch_size_default_of_the_schedule():
+    """`--batch-size` said 'default 64'; the default comes from the pool's schedule (16 on
+    every experiment the tester ran)."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    _register()
+    out = CliRunner().invoke(app, ["experiment", "--help"], env={"COLUMNS": "200"})
+    text = " ".join(out.output.replace("│", " ").split())
+    assert "default 64" not in text
+    assert "Default: from the largest pool's shape and --budget" in text
+    batch, _ = default_schedule(36, 1700, 3000)  # BFCL's candidates: not 64
+    assert batch == 16

@@ -420,7 +420,11 @@ def experiment(
         show_default=False,
     ),
     batch_size: int | None = typer.Option(
-        None, help="--task select: evaluations per round (B; default 64).", show_default=False
+        None,
+        help="--task select: evaluations per round (B). Default: from the largest pool's shape "
+        "and --budget, the same for every policy (16 to 64; see docs/selection.md, Schedule); "
+        "summary.json records it.",
+        show_default=False,
     ),
     init_batch: int | None = typer.Option(
         None,
