@@ -274,6 +274,35 @@ def test_selection_findings(selection_run):
     assert "Certified" in build_report(selection=data)
 
 
+def test_selection_findings_follow_the_allocation_and_the_stop(selection_run):
+    """`--policy full` (every cell revealed) was said to have 'spent little on clearly weaker
+    ones', and a run stopped because every cell was revealed 'went on to its budget'."""
+
+    def findings(data):
+        page = build_report(selection=data).split('id="selection-summary"')[1]
+        return " ".join(page.split("</section>")[0].split())
+
+    data = json.loads(selection_run.to_json())
+    data["params"] = {"n_items": 300}
+    text = findings(data)  # an adaptive allocation: the counts, not a verdict
+    assert "spent little" not in text
+    assert "the policy gave the best model 260 and the others a median of 90 (fewest 64" in text
+    for arm in data["arms"]:
+        arm["n_observed"] = 300
+    data["evaluations_total"], data["stopped"] = 1800, "exhausted"
+    data["certified_after_post_init"], data["certified_model"] = 0, "m0"
+    text = findings(data)
+    assert "spent little" not in text and "went on to its budget" not in text
+    assert "every model got all its 300 cells (every cell revealed)" in text
+    assert "the run went on until every cell was revealed" in text
+    for arm in data["arms"]:
+        arm["n_observed"] = 100
+    data["evaluations_total"], data["stopped"] = 600, "budget"
+    text = findings(data)
+    assert "spread the 600 cells evenly (100 to the best model)" in text
+    assert "the run went on to its budget" in text
+
+
 def test_item_categories(small_fit, tmp_path):
     from latentbench.report import read_item_metadata
 
