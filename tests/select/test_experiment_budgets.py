@@ -165,3 +165,44 @@ def test_one_seed_gives_no_spread_and_says_so(capsys):
     assert "1 seed per policy and pool" in page and "1 seeds" not in page
     assert "pulse saves 50.0 % post-init, 30.0 % in total." in page
     assert "95 % interval" not in page
+
+
+def test_report_refuses_incomplete_or_hand_edited_experiment_directories(tmp_path):
+    """No summary.json gave 'lacks abilities.csv, items.csv, fit.json' (a fit's files); a
+    word in curves.csv a ValueError traceback; no params 'against None'."""
+    from latentbench.exceptions import InputError
+    from latentbench.report import report_from
+
+    res, _ = _experiment({"pulse": PULSE, "ucbe": UCBE_LATE})
+    res.write(tmp_path / "ok")
+    report_from(tmp_path / "ok")  # the complete directory reports
+    (tmp_path / "ok" / "summary.json").rename(tmp_path / "summary.json")
+    with pytest.raises(InputError, match=r"ok holds curves\.csv, summary\.csv of an experiment "
+                       r"directory but no summary\.json") as caught:  # fmt: skip
+        report_from(tmp_path / "ok")
+    assert "fit.json" not in str(caught.value)
+    (tmp_path / "summary.json").rename(tmp_path / "ok" / "summary.json")
+    curves = tmp_path / "ok" / "curves.csv"
+    good = curves.read_text()
+    lines = good.splitlines()
+    lines[3] = ",".join([*lines[3].split(",")[:3], "abc", "0.1"])
+    curves.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=r"curves\.csv: column 'accuracy', line 4: value 'abc'; "
+                       r"expected a share in \[0, 1\]"):  # fmt: skip
+        report_from(tmp_path / "ok")
+    curves.write_text(good)
+    summary = tmp_path / "ok" / "summary.json"
+    data = json.loads(summary.read_text())
+    data["summary"][0]["budget_post_init"] = "soon"
+    summary.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"summary\[0\] \(p, pulse\): budget_post_init is 'soon'"):
+        report_from(tmp_path / "ok")
+    data["summary"][0]["budget_post_init"] = None
+    data["params"]["reference"] = "naive"
+    summary.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"params\.reference is 'naive', which has no row"):
+        report_from(tmp_path / "ok")
+    del data["params"]
+    summary.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"summary\.json: no 'params' object"):
+        report_from(tmp_path / "ok")
