@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from latentbench.exceptions import InputError
@@ -281,3 +282,33 @@ def test_experiment_help_gives_the_batch_size_default_of_the_schedule():
     assert "Default: from the largest pool's shape and --budget" in text
     batch, _ = default_schedule(36, 1700, 3000)  # BFCL's candidates: not 64
     assert batch == 16
+
+
+def test_a_missing_candidate_cell_is_named_by_its_ids_and_file(tmp_path):
+    """`experiment` named 'model row 10, item column 409' (a position inside the candidate
+    half), no file, and no --missing drop-items."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+    from latentbench.select import experiment_from_matrix
+
+    Y = lowrank_data(20, 120, r=2, seed=5)[0].astype(np.float64)
+    _hist, test = split_models(20, random_state=0)
+    Y[test[3], 40] = np.nan
+    models = [f"model-{k}" for k in range(20)]
+    items = [f"q{k:03d}" for k in range(120)]
+    path = tmp_path / "holes.csv"
+    pd.DataFrame(Y, columns=items).assign(model=models)[["model", *items]].to_csv(path, index=False)
+    kw = dict(pools="full", policies=["ucbe"], seeds=1, budget=100, pool_size=10, rank=1)
+    said = (
+        rf"holes\.csv: 1 candidate cell is missing \(first: model 'model-{test[3]}', item "
+        r"'q040'\).*missing='drop-items'"
+    )
+    with pytest.raises(InputError, match=said):
+        experiment_from_matrix(path, n_jobs=1, **kw)
+    _register()
+    out = CliRunner().invoke(app, ["experiment", str(path), "--seeds", "1", "--pools", "full",
+                                   "--policies", "ucbe", "--out", str(tmp_path / "x")])  # fmt: skip
+    text = " ".join(out.output.split())
+    assert out.exit_code == 2 and f"(first: model 'model-{test[3]}', item 'q040')" in text
+    assert "pass --missing drop-items to drop the items" in text

@@ -734,6 +734,28 @@ def release_dates(responses: str | os.PathLike[str], model_ids: Sequence[str]) -
     return np.array([lookup[str(m)] for m in model_ids], dtype="datetime64[ns]")
 
 
+def _refuse_missing_candidate_cells(scores: np.ndarray, test: np.ndarray, matrix: Any) -> None:
+    """A missing candidate cell, named by its model and item ids (of the file, not
+    positions inside the candidate half) and the file when known, with the ways out."""
+    holes = np.isnan(scores[test])
+    if not holes.any():
+        return
+    row, col = (int(v) for v in np.argwhere(holes)[0])
+    model_ids, item_ids = getattr(matrix, "model_ids", None), getattr(matrix, "item_ids", None)
+    model = repr(str(model_ids[test[row]])) if model_ids is not None else f"row {test[row]}"
+    item = repr(str(item_ids[col])) if item_ids is not None else f"column {col}"
+    source = getattr(matrix, "source", None)
+    n = int(holes.sum())
+    count = "1 candidate cell is missing " if n == 1 else f"{n:,} candidate cells are missing "
+    raise InputError(
+        f"{f'{source}: ' if source else ''}{count}"
+        f"(first: model {model}, item {item}); an experiment scores each candidate by its mean "
+        "over every item: pass missing='drop-items' to drop the items with a missing "
+        "candidate cell, missing='zero' to score them 0 explicitly, or drop incomplete models "
+        "from the file"
+    )
+
+
 def experiment_from_matrix(
     matrix: ResponseMatrix | np.ndarray | str | os.PathLike[str],
     *,
@@ -831,6 +853,8 @@ def experiment_from_matrix(
         params.update(simulate=int(simulate), sim_rank=sim_rank, fidelity=sim.fidelity(scores))
         split, dates = "random", None
     hist, test = split_models(scores.shape[0], how=split, dates=dates, random_state=random_state)
+    if missing == "error" and simulate is None:
+        _refuse_missing_candidate_cells(scores, test, matrix)
     oracle = MatrixOracle(scores[test], missing=missing)
     candidates = oracle.scores
     if oracle.kept_items.size < scores.shape[1]:
