@@ -9,6 +9,7 @@ Ray (``engine="ray"``, optional extra). Every policy of a seed gets the same ini
 from __future__ import annotations
 
 import json
+import math
 import numbers
 import os
 import signal
@@ -676,7 +677,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (numbers.Integral, np.integer)):
         return int(value)
     if isinstance(value, (numbers.Real, np.floating)):
-        return float(value) if np.isfinite(value) else None
+        return float(value) if math.isfinite(float(value)) else None
     return value
 
 

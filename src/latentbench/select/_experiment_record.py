@@ -159,14 +159,14 @@ def _check_curves(curves: pd.DataFrame, path: Path) -> None:
     (>= 0); the first bad cell is named with its line."""
     import pandas as pd
 
-    rules = {
-        "evaluations": (lambda v: v >= 0, "a number of cells >= 0"),
-        "accuracy": (lambda v: (v >= 0) & (v <= 1), "a share in [0, 1]"),
-        "se": (lambda v: v >= 0, "a standard error >= 0"),
+    rules = {  # column: (lowest, highest, what is expected)
+        "evaluations": (0.0, math.inf, "a number of cells >= 0"),
+        "accuracy": (0.0, 1.0, "a share in [0, 1]"),
+        "se": (0.0, math.inf, "a standard error >= 0"),
     }
-    for column, (ok, expected) in rules.items():
+    for column, (low, high, expected) in rules.items():
         values = pd.to_numeric(curves[column], errors="coerce")
-        bad = values.isna() | ~ok(values.fillna(0))
+        bad = values.isna() | (values < low) | (values > high)
         if bad.any():
             k = int(bad.to_numpy().argmax())
             raise InputError(

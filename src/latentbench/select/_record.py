@@ -82,13 +82,16 @@ def _check_fields(data: Mapping[str, Any], arms: list[dict[str, Any]], where: st
             raise InputError(f"{where}: {key} is {value!r:.40}; expected a count (integer >= 0)")
         counts[key] = None if value is None else int(value)
     total = counts["evaluations_total"]
-    observed = [a.get("n_observed") for a in arms]
+    observed: list[int] = [int(a["n_observed"]) for a in arms if a.get("n_observed") is not None]
     live = bool(data.get("live_run"))  # a live run's total counts its failed cells too
-    if total is not None and not live and all(n is not None for n in observed):
-        if total != sum(observed):
+    if total is not None and not live and len(observed) == len(arms):
+        revealed = 0
+        for n in observed:
+            revealed += n
+        if total != revealed:
             raise InputError(
                 f"{where}: evaluations_total is {total:,} but the arms' n_observed add up to "
-                f"{int(sum(observed)):,}; expected the same count"
+                f"{revealed:,}; expected the same count"
             )
     init = counts["evaluations_init"]
     if total is not None and init is not None and init > total:
