@@ -48,29 +48,35 @@ def table(result, title: str) -> str:
         f"proxy rank {result.params.get('proxy_rank')}; wall time "
         f"{result.params['seconds']:.0f} s",
         "",
-        "| policy | init cells | to 95 % post-init (mean ± SD) | sustained | to 95 % total "
+        "| policy | init cells | to 95 % post-init (all seeds ± bootstrap SD) | sustained "
+        "| to 95 % total "
         "| saved post-init vs UCB-E | saved total vs UCB-E | coverage | s/run |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
+
+    def pct(value) -> str:
+        return "-" if value is None else f"{value:.1f} %"
+
     for r in result.summary:
         cov = "-" if r["coverage"] is None else f"{r['coverage']:.3f}"
         if r["reached_fraction"] < 1:
             note = f" (reached in {100 * r['reached_fraction']:.0f} % of resamples)"
         else:
             note = ""
-        if not r["reached_fraction"]:
+        if r["budget_post_init"] is None:  # the curve of all the seeds never reaches 95 %
             rows.append(
                 f"| `{r['policy']}` | {r['init_evaluations']:,} | not reached "
                 f"(final accuracy {100 * r['final_accuracy']:.1f} %) | | | | | {cov} | "
                 f"{r['seconds_per_run']:.2f} |"
             )
             continue
+        sd = r["budget_post_init_sd"]
+        sustained = r["budget_post_init_sustained"]
         rows.append(
             f"| `{r['policy']}` | {r['init_evaluations']:,} | "
-            f"{r['budget_post_init']:,.0f} ± {r['budget_post_init_sd']:,.0f}{note} | "
-            f"{r['budget_post_init_sustained']:,.0f} | {r['budget_total']:,.0f} | "
-            f"{r.get('saved_post_init_pct', float('nan')):.1f} % | "
-            f"{r.get('saved_total_pct', float('nan')):.1f} % | {cov} | "
+            f"{r['budget_post_init']:,.0f}{'' if sd is None else f' ± {sd:,.0f}'}{note} | "
+            f"{'-' if sustained is None else f'{sustained:,.0f}'} | {r['budget_total']:,.0f} | "
+            f"{pct(r.get('saved_post_init_pct'))} | {pct(r.get('saved_total_pct'))} | {cov} | "
             f"{r['seconds_per_run']:.2f} |"
         )
     return "\n".join(rows)

@@ -304,6 +304,37 @@ def test_selection_findings(selection_run):
     assert "Certified" in build_report(selection=data)
 
 
+def test_selection_findings_follow_the_allocation_and_the_stop(selection_run):
+    """`--policy full` (every cell revealed) was said to have 'spent little on clearly weaker
+    ones', and a run stopped because every cell was revealed 'went on to its budget'."""
+
+    def findings(data):
+        page = build_report(selection=data).split('id="selection-summary"')[1]
+        return " ".join(page.split("</section>")[0].split())
+
+    data = json.loads(selection_run.to_json())
+    data["params"] = {"n_items": 300}
+    text = findings(data)  # an adaptive allocation: the counts, not a verdict
+    assert "spent little" not in text
+    assert "the policy gave the best model 260 and the others a median of 90 (fewest 64" in text
+    for arm in data["arms"]:
+        arm["n_observed"] = 300
+    data["evaluations_total"], data["stopped"] = 1800, "exhausted"
+    data["evaluations_post_init"] = 1800 - data["evaluations_init"]
+    data["certified_after_post_init"], data["certified_model"] = 0, "m0"
+    text = findings(data)
+    assert "spent little" not in text and "went on to its budget" not in text
+    assert "every model got all its 300 cells (every cell revealed)" in text
+    assert "the run went on until every cell was revealed" in text
+    for arm in data["arms"]:
+        arm["n_observed"] = 100
+    data["evaluations_total"], data["stopped"] = 600, "budget"
+    data["evaluations_post_init"] = 600 - data["evaluations_init"]
+    text = findings(data)
+    assert "spread the 600 cells evenly (100 to the best model)" in text
+    assert "the run went on to its budget" in text
+
+
 def test_item_categories(small_fit, tmp_path):
     from latentbench.report import read_item_metadata
 
@@ -368,3 +399,28 @@ def test_a_long_tables_download_is_capped_and_says_so():
     assert len(lines) == 101 and lines[1].startswith("0,")  # header + the first 100 rows
     whole = _table(frame, limit=10, name="pairs", download=True)
     assert whole.download_rows == 500
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda d: d["trace"].update(arm=d["trace"]["arm"][:2]), r"trace\.arm has 2, "),
+        (lambda d: d["arms"][0].update(lower="abc"), r"arms\[0\]\.lower is 'abc'; expected a"),
+        (lambda d: d.update(best_model="nobody"), r"best_model 'nobody' is none of the 6 arms'"),
+        (lambda d: d.update(evaluations_total=5), r"evaluations_total is 5 but the arms' "),
+    ],
+)
+def test_hand_edited_selection_json_is_refused(selection_run, tmp_path, edit, said):
+    """A shortened trace or a string bound gave a traceback; a best model that is no arm or
+    a total that is not the cells revealed gave a page that stated them."""
+    from latentbench.report import report_from
+
+    data = json.loads(selection_run.to_json())
+    data["trace"].update(arm=[-1, 0, 1, 2], arm_lower=[0.1] * 4, arm_upper=[0.9] * 4)
+    path = tmp_path / "selection.json"
+    path.write_text(json.dumps(data))
+    report_from(path)  # consistent: reports
+    edit(data)
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=said):
+        report_from(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from latentbench.exceptions import InputError
@@ -70,10 +71,17 @@ def test_budget_to_accuracy():
     correct = np.zeros((200, 10), dtype=bool)
     correct[:, 4:] = True  # every seed right from budget 40
     out = budget_to_accuracy(correct, grid)
-    assert out["first"] == 40 and out["first_sd"] == 0 and out["reached"] == 1
+    assert out["point"] == 40 and out["first_sd"] == 0 and out["reached"] == 1
     correct[:20, 6] = False  # a dip to 90 % at 60: first crossing 40, sustained 70
     out = budget_to_accuracy(correct, grid, n_boot=50)
-    assert out["first"] == 40 and out["sustained"] == pytest.approx(70, abs=5)
+    assert out["point"] == 40 and out["sustained_point"] == 70  # all the seeds' curve
+    assert out["first"] == 40 and out["sustained"] == pytest.approx(70, abs=5)  # resamples
+    correct[:11, -1] = False  # 94.5 % at the end: reached, but not sustained
+    out = budget_to_accuracy(correct, grid, n_boot=50)
+    assert out["point"] == 40 and np.isnan(out["sustained_point"])
+    correct[:11] = False  # never 95 %: no budget, whatever some resamples do
+    out = budget_to_accuracy(correct, grid, n_boot=50)
+    assert np.isnan(out["point"]) and 0 < out["reached"] < 1
 
 
 def test_run_experiment_local_processes_match_in_process():
@@ -229,3 +237,78 @@ def test_repeated_seeds_are_refused():
     pools = {"gap0.02": exact_gap_pool(Y.mean(axis=1), 0.02, 12)}
     with pytest.raises(InputError, match="seeds: 1 repeats; expected distinct seeds"):
         run_experiment(Y, pools, ["ucbe"], seeds=[1, 2, 1], budget=100, n_jobs=1)
+
+
+@pytest.mark.parametrize("key", ["delta", "alpha"])
+def test_delta_in_a_policy_spec_is_refused_not_overridden(key):
+    """`pulse:delta=0.3` ran at the run's delta (0.05), silently: the spec is refused, naming
+    the argument that sets it (and the CLI flag on the command line)."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+    from latentbench.select import experiment_from_matrix
+    from latentbench.select._policies import refuse_spec_delta
+
+    Y = lowrank_data(30, 200, r=2, seed=8)[0]
+    pools = {"gap0.02": exact_gap_pool(Y.mean(axis=1), 0.02, 12)}
+    spec = f"pulse:{key}=0.3"
+    said = rf"policies='pulse:{key}=0\.3': {key}( \(the old spelling of delta\))? is set by"
+    with pytest.raises(InputError, match=said + r" the delta= argument \(delta=0\.3\), not in"):
+        run_experiment(Y, pools, ["ucbe", spec], seeds=1, budget=100, n_jobs=1)
+    with pytest.raises(InputError, match=said):
+        experiment_from_matrix(Y, policies=["ucbe", spec], seeds=1, budget=100, n_jobs=1)
+    with pytest.raises(InputError, match=r"^--policy 'pulse:delta=0\.1': delta is set by --delta"):
+        refuse_spec_delta("pulse:delta=0.1", "--policy")
+    refuse_spec_delta("pulse:weights=precision", "--policy")  # nothing to refuse
+    refuse_spec_delta("ucbe", "policy")
+    _register()
+    out = CliRunner().invoke(app, ["experiment", "nosuch.csv", "--policies", f"ucbe,{spec}"])
+    assert out.exit_code == 2
+    text = " ".join(out.output.split())
+    assert f"--policies '{spec}': {key}" in text and "is set by --delta (--delta 0.3)" in text
+
+
+def test_experiment_help_gives_the_batch_size_default_of_the_schedule():
+    """`--batch-size` said 'default 64'; the default comes from the pool's schedule (16 on
+    every experiment the tester ran)."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    _register()
+    out = CliRunner().invoke(app, ["experiment", "--help"], env={"COLUMNS": "200"})
+    text = " ".join(out.output.replace("│", " ").split())
+    assert "default 64" not in text
+    assert "Default: from the largest pool's shape and --budget" in text
+    batch, _ = default_schedule(36, 1700, 3000)  # BFCL's candidates: not 64
+    assert batch == 16
+
+
+def test_a_missing_candidate_cell_is_named_by_its_ids_and_file(tmp_path):
+    """`experiment` named 'model row 10, item column 409' (a position inside the candidate
+    half), no file, and no --missing drop-items."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+    from latentbench.select import experiment_from_matrix
+
+    Y = lowrank_data(20, 120, r=2, seed=5)[0].astype(np.float64)
+    _hist, test = split_models(20, random_state=0)
+    Y[test[3], 40] = np.nan
+    models = [f"model-{k}" for k in range(20)]
+    items = [f"q{k:03d}" for k in range(120)]
+    path = tmp_path / "holes.csv"
+    pd.DataFrame(Y, columns=items).assign(model=models)[["model", *items]].to_csv(path, index=False)
+    kw = dict(pools="full", policies=["ucbe"], seeds=1, budget=100, pool_size=10, rank=1)
+    said = (
+        rf"holes\.csv: 1 candidate cell is missing \(first: model 'model-{test[3]}', item "
+        r"'q040'\).*missing='drop-items'"
+    )
+    with pytest.raises(InputError, match=said):
+        experiment_from_matrix(path, n_jobs=1, **kw)
+    _register()
+    out = CliRunner().invoke(app, ["experiment", str(path), "--seeds", "1", "--pools", "full",
+                                   "--policies", "ucbe", "--out", str(tmp_path / "x")])  # fmt: skip
+    text = " ".join(out.output.split())
+    assert out.exit_code == 2 and f"(first: model 'model-{test[3]}', item 'q040')" in text
+    assert "pass --missing drop-items to drop the items" in text

@@ -438,7 +438,11 @@ def experiment(
         show_default=False,
     ),
     batch_size: int | None = typer.Option(
-        None, help="--task select: evaluations per round (B; default 64).", show_default=False
+        None,
+        help="--task select: evaluations per round (B). Default: from the largest pool's shape "
+        "and --budget, the same for every policy (16 to 64; see docs/selection.md, Schedule); "
+        "summary.json records it.",
+        show_default=False,
     ),
     init_batch: int | None = typer.Option(
         None,
@@ -500,6 +504,7 @@ def experiment(
 
     from latentbench.io import ResponseMatrix, check_destination
     from latentbench.select import experiment_from_matrix, release_dates
+    from latentbench.select._policies import refuse_spec_delta
 
     if task not in ("select", "estimate"):
         _fail(InputError(f"--task {task!r}; expected 'select' or 'estimate'"))
@@ -532,9 +537,11 @@ def experiment(
         _fail(exc)
     with clean_warnings():
         try:
+            specs = _split_specs(policies)
+            for spec in specs:  # before reading the data: --delta sets it for every run
+                refuse_spec_delta(spec, "--policies")
             matrix = ResponseMatrix.read(responses)
             dates = release_dates(responses, matrix.model_ids) if split == "date" else None
-            specs = _split_specs(policies)
             with (
                 Progress(console=console, disable=quiet, transient=True) as bar,
                 # Ray runs cannot stop part-way: there Ctrl-C interrupts as before
@@ -723,31 +730,68 @@ def print_estimate_experiment(
             console.print(f"items to ±{precision:g}: not reached in any of {p['runs']} runs")
 
 
-def _pct(row: dict[str, Any], name: str) -> str:
-    value = row.get(name)
-    if value is None or value != value:
-        return "-"
-    se, lo, hi = (row.get(f"{name}_{k}") for k in ("se", "lo", "hi"))
-    if se is None or se != se:
+def _pct(
+    row: dict[str, Any], name: str, ref: dict[str, Any] | None, reference: Any, at_stop: bool
+) -> str:
+    """A saving with its SE and interval (without them from one seed), or why there is none."""
+    from latentbench.select._experiment_record import number, saving_missing
+
+    if ref is not None and ref.get("policy") == row.get("policy"):
+        return "reference"
+    value = number(row.get(name))
+    if value is None:
+        return escape(saving_missing(row, ref, reference, at_stop=at_stop))
+    se, lo, hi = (number(row.get(f"{name}_{k}")) for k in ("se", "lo", "hi"))
+    if se is None or lo is None or hi is None:
         return f"{value:.1f}"
     return f"{value:.1f} ± {se:.1f} [{lo:.1f}, {hi:.1f}]"
 
 
+def _budget_cell(row: dict[str, Any]) -> str:
+    """The budget to 95 % (± its bootstrap SD), with the share of resamples that reach it
+    when some do not, or ``not reached (final accuracy 92 %)``."""
+    from latentbench.select._experiment_record import budget_text, number
+
+    text = budget_text(row.get("budget_post_init"), row.get("budget_post_init_sd"),
+                       row.get("final_accuracy"))  # fmt: skip
+    share = number(row.get("reached_fraction"))
+    if number(row.get("budget_post_init")) is not None and share is not None and share < 1:
+        text += f" (reached in {100 * share:.0f} % of resamples)"
+    return text
+
+
 def print_experiment_table(result: Any) -> None:
-    """Per pool and policy: the budget to 95 % (or the cells at a certified stop) and each
-    saving with its paired-bootstrap SE and 95 % interval."""
+    """Per pool and policy: the budget to 95 % (the crossing of all the seeds' accuracy
+    curve, ± its bootstrap SD; ``not reached`` with the final accuracy when the curve never
+    gets there) or the cells at a certified stop, and each saving with its paired-bootstrap
+    SE and 95 % interval (the saving columns only with a reference policy; no SD or interval
+    from one seed, said under the table)."""
+    from latentbench.select._experiment_record import (
+        budget_text,
+        number,
+        reference_row,
+        seeds_text,
+    )
+
     at_stop = result.params.get("stop") == "confidence"
     reference = result.params.get("reference")
+    n_seeds = result.params.get("n_seeds")
+    one = n_seeds == 1
     title = (
-        f"cells at the certified stop (delta = {result.params.get('delta'):g}; mean ± SE)"
+        f"cells at the certified stop (delta = {result.params.get('delta'):g}; mean"
+        + ("" if one else " ± SE")
+        + ")"
         if at_stop
-        else "budget to 95 % identification accuracy (bootstrap mean ± SD)"
+        else "budget to 95 % identification accuracy (all seeds' curve"
+        + ("" if one else "; ± bootstrap SD")
+        + ")"
     )
     table = Table(title=title)
     first = ("cells post-init", "certified", "certified right") if at_stop else (
         "post-init", "total", "to 90 %")  # fmt: skip
-    columns = ("pool", "top-2 gap", "policy", *first, f"% saved post vs {reference}",
-               "% saved total", "coverage")  # fmt: skip
+    savings = () if reference is None else (
+        f"% saved post vs {escape(str(reference))}", "% saved total")  # fmt: skip
+    columns = ("pool", "top-2 gap", "policy", *first, *savings, "coverage")
     for col in columns:
         table.add_column(col)
     for row in result.summary:
@@ -756,24 +800,43 @@ def print_experiment_table(result: Any) -> None:
         gap = (result.pools.get(row["pool"]) or {}).get("top2_gap")
         if at_stop:
             right = row.get("certified_correct")
-            cells = (
-                f"{row['cells_at_stop_post_init']:,.0f} ± {row['cells_at_stop_post_init_se']:,.0f}",
+            cells: tuple[str, ...] = (
+                budget_text(
+                    row.get("cells_at_stop_post_init"), row.get("cells_at_stop_post_init_se")
+                ),
                 f"{row['certified_fraction']:.0%}",
                 "-" if right is None else f"{right:.0%}",
             )
         else:
+            total = number(row.get("budget_total"))
             cells = (
-                f"{row['budget_post_init']:,.0f} ± {row['budget_post_init_sd']:,.0f}",
-                f"{row['budget_total']:,.0f}",
-                f"{row['budget_post_init_90']:,.0f}",
+                _budget_cell(row),
+                "not reached" if total is None else f"{total:,.0f}",
+                budget_text(row.get("budget_post_init_90"), row.get("budget_post_init_90_sd")),
+            )
+        if reference is not None:
+            ref = reference_row(result.summary, row, reference)
+            cells += (
+                _pct(row, "saved_post_init_pct", ref, reference, at_stop),
+                _pct(row, "saved_total_pct", ref, reference, at_stop),
             )
         table.add_row(
             row["pool"],
             "-" if gap is None else f"{gap:.3f}",
             escape(row["policy"]),
             *cells,
-            _pct(row, "saved_post_init_pct"),
-            _pct(row, "saved_total_pct"),
             "-" if cov is None else f"{cov:.2f}" + ("" if lo is None else f" [{lo:.2f}, {hi:.2f}]"),
         )
     print_table(table)
+    if reference is None:
+        console.print(
+            "no saving columns: no reference policy (the savings are against UCB-E; add ucbe "
+            "to --policies)",
+            soft_wrap=True,
+        )
+    if one:
+        console.print(
+            f"{seeds_text(n_seeds)}: every figure is that of one run, with no uncertainty (no SD "
+            "or interval); use --seeds 2 or more (20 by default) for them",
+            soft_wrap=True,
+        )

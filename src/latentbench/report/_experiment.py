@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -11,6 +10,13 @@ import pandas as pd
 
 from latentbench.report import plots
 from latentbench.report._blocks import _figure, _Section, _table, render_page
+from latentbench.select._experiment_record import (
+    budget_text,
+    number,
+    reference_row,
+    saving_missing,
+    seeds_text,
+)
 
 if TYPE_CHECKING:
     from latentbench.select import ExperimentRecord, ExperimentResult
@@ -22,17 +28,35 @@ EXPERIMENT_SECTIONS = ("experiment-summary", "experiment-curves", "experiment-ta
 
 
 def _finite(value: Any) -> bool:
-    return isinstance(value, (int, float)) and math.isfinite(value)
+    return number(value) is not None
 
 
 def _saving(row: dict[str, Any], name: str) -> str:
-    value = row.get(name)
-    if not _finite(value):
+    """A saving with its SE and 95 % interval (the value alone without them: one seed);
+    ``-`` when there is none (the findings and the table's other columns say why)."""
+    value = number(row.get(name))
+    if value is None:
         return "-"
-    se, lo, hi = (row.get(f"{name}_{k}") for k in ("se", "lo", "hi"))
-    if not _finite(se):
+    se, lo, hi = (number(row.get(f"{name}_{k}")) for k in ("se", "lo", "hi"))
+    if se is None or lo is None or hi is None:
         return f"{value:.1f} %"
     return f"{value:.1f} % ± {se:.1f} (95 % interval {lo:.1f} to {hi:.1f})"
+
+
+def _saving_cell(record: Any, row: dict[str, Any], name: str, reference: Any, at_stop: bool) -> str:
+    """:func:`_saving`, or why there is none, in words."""
+    ref = reference_row(record.summary, row, reference)
+    if ref is not None and ref.get("policy") == row.get("policy"):
+        return "reference"
+    if number(row.get(name)) is None:
+        return saving_missing(row, ref, reference, at_stop=at_stop)
+    return _saving(row, name)
+
+
+def _budget(value: Any) -> Any:
+    """A budget as a number (sortable), or ``not reached``."""
+    v = number(value)
+    return "not reached" if v is None else v
 
 
 def _record(experiment: ExperimentRecord | ExperimentResult | str | os.PathLike[str]) -> Any:
@@ -47,8 +71,13 @@ def _record(experiment: ExperimentRecord | ExperimentResult | str | os.PathLike[
 
 def experiment_table(record: Any) -> pd.DataFrame:
     """Per pool and policy: measured top-two gap, budgets to 90 % and 95 % accuracy
-    (post-init, bootstrap mean), cells at a certified stop when the runs stopped so, and the
-    savings against the reference with their paired-bootstrap SE and interval."""
+    (post-init: the crossing of all the seeds' accuracy curve, ``not reached`` when it never
+    gets there; the SD of the crossing over bootstrap resamples of the seeds), the final
+    accuracy, cells at a certified stop when the runs stopped so, and the savings against the
+    reference with their paired-bootstrap SE and interval (or why there is none)."""
+    params = record.params
+    reference = params.get("reference")
+    at_stop = params.get("stop") == "confidence"
     rows = []
     for row in record.summary:
         gap = (record.pools.get(row["pool"]) or {}).get("top2_gap")
@@ -58,17 +87,21 @@ def experiment_table(record: Any) -> pd.DataFrame:
             "policy": row["policy"],
             "seeds": row.get("n_seeds"),
             "initial cells": row.get("init_evaluations"),
-            "to 90 % (post-init)": row.get("budget_post_init_90"),
-            "to 95 % (post-init)": row.get("budget_post_init"),
-            "to 95 % SD": row.get("budget_post_init_sd"),
-            "to 95 % (total)": row.get("budget_total"),
+            "to 90 % (post-init)": _budget(row.get("budget_post_init_90")),
+            "to 95 % (post-init)": _budget(row.get("budget_post_init")),
+            "to 95 % SD": number(row.get("budget_post_init_sd")),
+            "to 95 % (total)": _budget(row.get("budget_total")),
+            "final accuracy": number(row.get("final_accuracy")),
         }
         if "cells_at_stop_post_init" in row:
             out["cells at certified stop"] = row["cells_at_stop_post_init"]
             out["certified"] = row.get("certified_fraction")
             out["certified and right"] = row.get("certified_correct")
-        out["saved post-init"] = _saving(row, "saved_post_init_pct")
-        out["saved total"] = _saving(row, "saved_total_pct")
+        if reference is not None:
+            out["saved post-init"] = _saving_cell(
+                record, row, "saved_post_init_pct", reference, at_stop
+            )
+            out["saved total"] = _saving_cell(record, row, "saved_total_pct", reference, at_stop)
         out["coverage"] = row.get("coverage")
         out["coverage 95% interval"] = _share_interval(row)
         rows.append(out)
@@ -117,10 +150,25 @@ def build_experiment_report(
         if stop == "confidence"
         else "cells to 95 % identification accuracy"
     )
-    summary.headline = (
-        f"{params.get('n_seeds', '?')} seeds per policy and pool; savings in {measure} against "
-        f"{reference} (paired bootstrap over seeds: same initial cells for every policy)."
-    )
+    n_seeds = params.get("n_seeds")
+    if reference is None:
+        summary.headline = (
+            f"{seeds_text(n_seeds)} per policy and pool; no savings: no reference policy (the "
+            "savings are against UCB-E, ucbe, which was not among the policies)."
+        )
+    else:
+        summary.headline = (
+            f"{seeds_text(n_seeds)} per policy and pool; savings in {measure} against "
+            f"{reference} (paired bootstrap over seeds: same initial cells for every policy)."
+        )
+    if n_seeds == 1:
+        summary.findings.append(
+            {
+                "text": "1 seed: every budget and saving is that of one run, with no "
+                "uncertainty (no SD or interval); run 2 or more seeds (20 by default) for them.",
+                "note": True,
+            }
+        )
     if params.get("seeds_asked"):
         summary.findings.append(
             {
@@ -129,24 +177,49 @@ def build_experiment_report(
                 "note": True,
             }
         )
+    budget = number(params.get("budget"))
+    within = "" if budget is None else f" within {budget:,.0f} post-init cells"
     for row in record.summary:
         if reference is None or row["policy"] == reference:
             continue
         gap = (record.pools.get(row["pool"]) or {}).get("top2_gap")
         gap_text = f" (top-two gap {gap:.3f})" if _finite(gap) else ""
+        head = f"Pool {row['pool']}{gap_text}: {row['policy']}"
+        if _finite(row.get("saved_post_init_pct")):
+            text = (
+                f"{head} saves {_saving(row, 'saved_post_init_pct')} post-init, "
+                f"{_saving(row, 'saved_total_pct')} in total."
+            )
+        elif stop == "confidence":
+            text = f"{head}: no saving, {reference} used no post-init cells before its stop."
+        else:
+            ref = reference_row(record.summary, row, reference) or {}
+            parts = []
+            for who, r in ((row["policy"], row), (reference, ref)):
+                b = number(r.get("budget_post_init"))
+                if b is None:
+                    final = number(r.get("final_accuracy"))
+                    end = "" if final is None else f" (final accuracy {100 * final:.0f} %)"
+                    parts.append(f"{who} does not reach 95 % accuracy{within}{end}")
+                else:
+                    parts.append(f"{who} reaches 95 % at {budget_text(b)} post-init cells")
+            text = f"Pool {row['pool']}{gap_text}: " + "; ".join(parts) + ": no saving to state."
         summary.findings.append(
             {
-                "text": f"Pool {row['pool']}{gap_text}: {row['policy']} saves "
-                f"{_saving(row, 'saved_post_init_pct')} post-init, "
-                f"{_saving(row, 'saved_total_pct')} in total.",
+                "text": text,
                 "note": _finite(row.get("saved_post_init_hi")) and row["saved_post_init_hi"] < 0,
             }
         )
     batch, init = params.get("batch_size"), params.get("init_batch")
+
+    def said(value: Any, unit: str) -> str:
+        return f"{value} {unit}" if value is not None else f"{unit} not recorded"
+
     summary.findings.append(
         {
-            "text": f"Schedule: {batch} cells per round, {init} initial cells per model; budget "
-            f"{params.get('budget')} post-init cells per run; stop: {stop}."
+            "text": f"Schedule: {said(batch, 'cells per round')}, "
+            f"{said(init, 'initial cells per model')}; budget "
+            f"{said(params.get('budget'), 'post-init cells per run')}; stop: {stop}."
         }
     )
     curves = _Section(

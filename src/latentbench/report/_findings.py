@@ -180,6 +180,35 @@ def _findings(
     return headline, out
 
 
+def _baseline_text(arms: pd.DataFrame, row: Any, name: Any, total: int, n_items: Any) -> str:
+    """How the policy spread its cells against an even spread, from the counts per model:
+    an even (or complete) allocation is said as such, not as a saving on weaker models."""
+    counts = pd.to_numeric(arms["n_observed"], errors="coerce").to_numpy(float)
+    n_models = len(arms)
+    leader_n = int(float(row["n_observed"]))
+    if n_items and counts.size and (counts >= int(n_items)).all():
+        return (
+            f"Baseline: every model got all its {int(n_items):,} cells (every cell revealed), "
+            "so no model was spared evaluations."
+        )
+    if counts.size and counts.max() - counts.min() <= 1:
+        return (
+            f"Baseline: the policy spread the {total:,} cells evenly ({leader_n:,} to the best "
+            "model), as an even spread would."
+        )
+    others = counts[(arms["model"].astype(str) != str(name)).to_numpy()]
+    text = (
+        f"Baseline: spread evenly, the same {total:,} cells would give every model "
+        f"{total / max(n_models, 1):,.0f}; the policy gave the best model {leader_n:,}"
+    )
+    if others.size:
+        text += (
+            f" and the others a median of {np.median(others):,.0f} (fewest "
+            f"{others.min():,.0f}, most {others.max():,.0f})"
+        )
+    return text + " (see 'Evaluations per model')."
+
+
 def _selection_findings(
     data: dict[str, Any], arms: pd.DataFrame
 ) -> tuple[str, list[dict[str, Any]]]:
@@ -278,21 +307,19 @@ def _selection_findings(
     if after is not None and post is not None and int(after) < int(post):
         paid = int(after) + int(data.get("evaluations_init") or 0)
         share = f", {paid / (n_models * int(n_items)):.1%} of a full evaluation" if n_items else ""
+        stopped = data.get("stopped")
+        went_on = {
+            "budget": "the run went on to its budget",
+            "exhausted": "the run went on until every cell was revealed",
+        }.get(str(stopped), "the run went on" + (f" (stopped: {stopped})" if stopped else ""))
         out.append(
             {
                 "text": f"First certified after {paid:,} cells{share} "
-                f"({data.get('certified_model')}): the run went on to its budget; "
+                f"({data.get('certified_model')}): {went_on}; "
                 "--stop confidence stops at the first certificate."
             }
         )
-    leader_n = int(float(row["n_observed"]))
-    out.append(
-        {
-            "text": f"Baseline: spread evenly, the same {total:,} cells would give every model "
-            f"{total / max(n_models, 1):,.0f}; the policy gave the best model {leader_n:,} "
-            "and spent little on clearly weaker ones (see 'Evaluations per model')."
-        }
-    )
+    out.append({"text": _baseline_text(arms, row, name, total, n_items)})
     history = params.get("history") or data.get("history")
     if isinstance(history, dict):
         parts = ", ".join(f"{k}: {v}" for k, v in history.items() if not isinstance(v, list))

@@ -114,6 +114,13 @@ def _kind(source: Path) -> _Kind:
             return "estimate-experiment" if _estimate_experiment(source) else "experiment"
         if (source / "selection.json").is_file():
             return "selection"
+        parts = [n for n in ("curves.csv", "summary.csv", "runs.csv") if (source / n).is_file()]
+        if parts:  # an experiment's other files, without the one a report reads
+            raise InputError(
+                f"{source} holds {', '.join(parts)} of an experiment directory but no "
+                "summary.json, which its report reads; expected the whole output of "
+                "`latentbench experiment --out DIR` (run it again to write it)"
+            )
         for name, what in (("estimate.json", "an estimate"), ("compare.json", "a comparison")):
             if (source / name).is_file():
                 raise InputError(

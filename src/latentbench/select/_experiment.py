@@ -9,6 +9,7 @@ Ray (``engine="ray"``, optional extra). Every policy of a seed gets the same ini
 from __future__ import annotations
 
 import json
+import math
 import numbers
 import os
 import signal
@@ -33,7 +34,12 @@ from latentbench.select._experiment_stats import (
     paired_saving_at_stop,
     wilson_interval,
 )
-from latentbench.select._policies import POLICIES, make_policy, parse_policy
+from latentbench.select._policies import (
+    POLICIES,
+    make_policy,
+    parse_policy,
+    refuse_spec_delta,
+)
 from latentbench.select._run import run_selection
 from latentbench.select._schedule import default_schedule
 from latentbench.select.oracles import MatrixOracle
@@ -270,10 +276,15 @@ class ExperimentResult:
     curves : dict
         ``(pool, policy) -> ndarray (n_seeds, G)`` of bool (recommendation correct).
     summary : list of dict
-        One row per (pool, policy): budget to target (post-init and total, bootstrap mean and
-        SD), % saved vs the reference policy, empirical coverage (``coverage``: the share of
-        runs whose intervals held every model's mean after every round, with its Wilson 95%
-        interval over the runs, ``coverage_lower`` and ``coverage_upper``), seconds per run.
+        One row per (pool, policy): budget to target (post-init and total: the crossing of the
+        accuracy curve of all the seeds, None when that curve never reaches the target, with
+        ``reached`` False and ``final_accuracy`` saying where it ended; ``_sd``: the SD of the
+        crossing over bootstrap resamples of the seeds, None with one seed), % saved vs the
+        reference policy (from the same crossings; None when either never reaches the
+        target; its SE and interval None with one seed), empirical coverage (``coverage``:
+        the share of runs whose intervals held every model's mean after every round, with
+        its Wilson 95% interval over the runs, ``coverage_lower`` and ``coverage_upper``),
+        seconds per run.
     pools : dict
         ``pool -> {"n_models", "gap", "top2_gap"}``.
     """
@@ -301,11 +312,9 @@ class ExperimentResult:
 
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "summary.json").write_text(
-            json.dumps(
-                {"params": self.params, "pools": self.pools, "summary": self.summary}, indent=1
-            )
-        )
+        record = {"params": self.params, "pools": self.pools, "summary": self.summary}
+        # strict JSON: a missing value is null, never a bare NaN token
+        (out / "summary.json").write_text(json.dumps(_plain(record), indent=1, allow_nan=False))
         self.to_frame().to_csv(out / "summary.csv", index=False)
         self.curve_frame().to_csv(out / "curves.csv", index=False)
 
@@ -415,7 +424,7 @@ def run_experiment(
     if budget < 1:
         raise InputError(f"budget={budget!r}; expected a positive number of cells per run")
     for spec in policies:
-        parse_policy(spec)
+        refuse_spec_delta(spec, "policies")  # the run's delta= would override it, silently
     if stop not in ("budget", "confidence"):
         raise InputError(f"stop={stop!r}; expected 'budget' or 'confidence'")
     largest = max((len(rows) for rows in pools.values()), default=1)
@@ -585,18 +594,22 @@ def _summarise(
             init = rows_[0]["init"]
             cov = [r["covered"] for r in rows_ if r["covered"] is not None]
             cov_ci = wilson_interval(float(np.mean(cov)), len(cov)) if cov else (None, None)
+            # the estimate is the crossing of all the seeds' curve; the bootstrap its spread
+            # (none from one seed: every resample is that seed)
+            spread = len(rows_) > 1
             row = {
                 "pool": pool,
                 "policy": spec.strip(),
                 "n_models": m,
                 "n_seeds": len(rows_),
                 "init_evaluations": init,
-                "budget_post_init": stats["first"],
-                "budget_post_init_sd": stats["first_sd"],
-                "budget_post_init_sustained": stats["sustained"],
-                "budget_total": stats["first"] + init,
-                "budget_post_init_90": stats90["first"],
-                "budget_post_init_90_sd": stats90["first_sd"],
+                "budget_post_init": stats["point"],
+                "budget_post_init_sd": stats["first_sd"] if spread else None,
+                "budget_post_init_sustained": stats["sustained_point"],
+                "budget_total": stats["point"] + init,
+                "budget_post_init_90": stats90["point"],
+                "budget_post_init_90_sd": stats90["first_sd"] if spread else None,
+                "reached": bool(np.isfinite(stats["point"])),
                 "reached_fraction": stats["reached"],
                 "final_accuracy": float(curves[key][:, -1].mean()),
                 "coverage": float(np.mean(cov)) if cov else None,
@@ -630,7 +643,12 @@ def _summarise(
                             target=target,
                         )
                     )
-            summary.append(row)
+            if not spread:  # one seed: a saving, but no SE or interval
+                for name in ("saved_post_init_pct", "saved_total_pct"):
+                    for part in ("se", "lo", "hi"):
+                        if f"{name}_{part}" in row:
+                            row[f"{name}_{part}"] = None
+            summary.append(_plain(row))
     params = {
         "budget": shared.budget,
         "batch_size": shared.batch_size,
@@ -645,6 +663,22 @@ def _summarise(
     return ExperimentResult(
         grid=grid, curves=curves, summary=summary, pools=pool_info, params=params
     )
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as strict JSON: NaN and infinities (a budget never reached, a saving without
+    its two crossings, an SE of one seed) become None, NumPy scalars Python ones."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (numbers.Integral, np.integer)):
+        return int(value)
+    if isinstance(value, (numbers.Real, np.floating)):
+        return float(value) if math.isfinite(float(value)) else None
+    return value
 
 
 def _label_by_gap(pools: dict[str, np.ndarray], means: np.ndarray) -> dict[str, np.ndarray]:
@@ -699,6 +733,28 @@ def release_dates(responses: str | os.PathLike[str], model_ids: Sequence[str]) -
     if missing:
         raise InputError(f"{side.name} has no date for model {missing[0]!r}")
     return np.array([lookup[str(m)] for m in model_ids], dtype="datetime64[ns]")
+
+
+def _refuse_missing_candidate_cells(scores: np.ndarray, test: np.ndarray, matrix: Any) -> None:
+    """A missing candidate cell, named by its model and item ids (of the file, not
+    positions inside the candidate half) and the file when known, with the ways out."""
+    holes = np.isnan(scores[test])
+    if not holes.any():
+        return
+    row, col = (int(v) for v in np.argwhere(holes)[0])
+    model_ids, item_ids = getattr(matrix, "model_ids", None), getattr(matrix, "item_ids", None)
+    model = repr(str(model_ids[test[row]])) if model_ids is not None else f"row {test[row]}"
+    item = repr(str(item_ids[col])) if item_ids is not None else f"column {col}"
+    source = getattr(matrix, "source", None)
+    n = int(holes.sum())
+    count = "1 candidate cell is missing " if n == 1 else f"{n:,} candidate cells are missing "
+    raise InputError(
+        f"{f'{source}: ' if source else ''}{count}"
+        f"(first: model {model}, item {item}); an experiment scores each candidate by its mean "
+        "over every item: pass missing='drop-items' to drop the items with a missing "
+        "candidate cell, missing='zero' to score them 0 explicitly, or drop incomplete models "
+        "from the file"
+    )
 
 
 def experiment_from_matrix(
@@ -774,6 +830,8 @@ def experiment_from_matrix(
         raise InputError(
             f"policies={policies!r}; expected a list of policy specs, e.g. ['pulse', 'ucbe']"
         )
+    for spec in policies:  # before the proxy fit
+        refuse_spec_delta(spec, "policies")
     if isinstance(matrix, str | os.PathLike):
         from latentbench.io import ResponseMatrix
 
@@ -796,6 +854,8 @@ def experiment_from_matrix(
         params.update(simulate=int(simulate), sim_rank=sim_rank, fidelity=sim.fidelity(scores))
         split, dates = "random", None
     hist, test = split_models(scores.shape[0], how=split, dates=dates, random_state=random_state)
+    if missing == "error" and simulate is None:
+        _refuse_missing_candidate_cells(scores, test, matrix)
     oracle = MatrixOracle(scores[test], missing=missing)
     candidates = oracle.scores
     if oracle.kept_items.size < scores.shape[1]:

@@ -4,6 +4,7 @@ report needs, read back with its checks."""
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,15 @@ if TYPE_CHECKING:
 
     from latentbench.select._experiment import ExperimentResult
 
-__all__ = ["CURVE_COLUMNS", "ExperimentRecord"]
+__all__ = [
+    "CURVE_COLUMNS",
+    "ExperimentRecord",
+    "budget_text",
+    "number",
+    "reference_row",
+    "saving_missing",
+    "seeds_text",
+]
 
 
 CURVE_COLUMNS = ("pool", "policy", "evaluations", "accuracy", "se")
@@ -76,10 +85,27 @@ class ExperimentRecord:
             raise InputError(f"{summary_path}: not JSON ({exc})") from None
         if not isinstance(data, dict) or not isinstance(data.get("summary"), list):
             raise InputError(f"{summary_path}: no 'summary' list; expected an experiment summary")
-        curves = pd.read_csv(curves_path)
+        if not isinstance(data.get("params"), dict):
+            raise InputError(
+                f"{summary_path}: no 'params' object (the seeds, budget, reference policy, "
+                "...); expected the summary.json of `latentbench experiment --out DIR`"
+            )
+        _check_summary(data["summary"], summary_path)
+        reference = data["params"].get("reference")
+        policies = sorted({row["policy"] for row in data["summary"]})
+        if reference is not None and reference not in policies:
+            raise InputError(
+                f"{summary_path}: params.reference is {reference!r:.40}, which has no row in "
+                f"'summary' (policies {policies}); expected the policy the savings are against"
+            )
+        try:
+            curves = pd.read_csv(curves_path)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+            raise InputError(f"{curves_path}: not a CSV table ({exc})") from None
         absent = [c for c in CURVE_COLUMNS if c not in curves.columns]
         if absent:
             raise InputError(f"{curves_path}: lacks column(s) {absent}; expected {CURVE_COLUMNS}")
+        _check_curves(curves, curves_path)
         return cls(
             dict(data.get("params") or {}),
             dict(data.get("pools") or {}),
@@ -87,3 +113,124 @@ class ExperimentRecord:
             curves,
             str(directory),
         )
+
+
+_SUMMARY_NUMBERS = (
+    "n_models", "n_seeds", "init_evaluations", "budget_post_init", "budget_post_init_sd",
+    "budget_post_init_sustained", "budget_total", "budget_post_init_90",
+    "budget_post_init_90_sd", "reached_fraction", "final_accuracy", "coverage",
+    "coverage_lower", "coverage_upper", "seconds_per_run", "cells_at_stop_post_init",
+    "cells_at_stop_post_init_se", "certified_fraction", "certified_correct",
+    *(f"{name}{part}" for name in ("saved_post_init_pct", "saved_total_pct")
+      for part in ("", "_se", "_lo", "_hi")),
+)  # fmt: skip
+"""Fields of a summary row that are numbers (or null: not reached, no reference, one seed)."""
+
+
+def _check_summary(rows: list[Any], path: Path) -> None:
+    """Each row of ``summary.json``: an object with a pool and a policy, and numbers (or
+    null) where the table and the report print numbers."""
+    for k, row in enumerate(rows):
+        if not isinstance(row, dict) or not all(
+            isinstance(row.get(key), str) for key in ("pool", "policy")
+        ):
+            raise InputError(
+                f"{path}: summary[{k}] is {row!r:.60}; expected an object with a 'pool' and a "
+                "'policy' name"
+            )
+        for key in _SUMMARY_NUMBERS:
+            value = row.get(key)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float))
+            ):
+                raise InputError(
+                    f"{path}: summary[{k}] ({row['pool']}, {row['policy']}): {key} is "
+                    f"{value!r:.40}; expected a number or null"
+                )
+
+
+def _nan(value: Any) -> bool:
+    """A NaN or infinity read back from a summary.json written before null (allowed)."""
+    return isinstance(value, float) and not math.isfinite(value)
+
+
+def _check_curves(curves: pd.DataFrame, path: Path) -> None:
+    """``curves.csv``: numbers in ``evaluations`` (>= 0), ``accuracy`` (in [0, 1]) and ``se``
+    (>= 0); the first bad cell is named with its line."""
+    import pandas as pd
+
+    rules = {  # column: (lowest, highest, what is expected)
+        "evaluations": (0.0, math.inf, "a number of cells >= 0"),
+        "accuracy": (0.0, 1.0, "a share in [0, 1]"),
+        "se": (0.0, math.inf, "a standard error >= 0"),
+    }
+    for column, (low, high, expected) in rules.items():
+        values = pd.to_numeric(curves[column], errors="coerce")
+        bad = values.isna() | (values < low) | (values > high)
+        if bad.any():
+            k = int(bad.to_numpy().argmax())
+            raise InputError(
+                f"{path}: column {column!r}, line {k + 2}: value {curves[column].iloc[k]!r}; "
+                f"expected {expected}"
+            )
+
+
+# ------------------------------------------------------------------ wording shared by the
+# table of `latentbench experiment` and the report, so that the two say the same
+
+
+def number(value: Any) -> float | None:
+    """``value`` as a finite float, or None (a missing value: None, NaN, text)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def seeds_text(n: Any) -> str:
+    """``1 seed``, ``3 seeds`` (``? seeds`` when not recorded)."""
+    return "1 seed" if n == 1 else f"{n if n is not None else '?'} seeds"
+
+
+def budget_text(value: Any, sd: Any = None, final: Any = None) -> str:
+    """A budget to the target accuracy (``1,824 ± 159``), or what happened instead
+    (``not reached (final accuracy 92 %)``): a curve that never reaches the target has no
+    budget to print."""
+    v = number(value)
+    if v is None:
+        f = number(final)
+        return "not reached" + ("" if f is None else f" (final accuracy {100 * f:.0f} %)")
+    s = number(sd)
+    return f"{v:,.0f}" + ("" if s is None else f" ± {s:,.0f}")
+
+
+def reference_row(
+    summary: list[dict[str, Any]], row: dict[str, Any], reference: Any
+) -> dict[str, Any] | None:
+    """The reference policy's row of ``row``'s pool (None: no reference)."""
+    if reference is None:
+        return None
+    return next(
+        (r for r in summary if r.get("pool") == row.get("pool") and r.get("policy") == reference),
+        None,
+    )
+
+
+def saving_missing(
+    row: dict[str, Any], ref: dict[str, Any] | None, reference: Any, *, at_stop: bool = False
+) -> str:
+    """Why ``row`` has no saving against the reference, in words."""
+    if ref is None:
+        return "no reference"
+    if ref is row or ref.get("policy") == row.get("policy"):
+        return "reference"
+    if at_stop:
+        return f"{reference} used no post-init cells"
+    own = number(row.get("budget_post_init")) is not None
+    theirs = number(ref.get("budget_post_init")) is not None
+    if not own and not theirs:
+        return f"neither it nor {reference} reached it"
+    if not own:
+        return "not reached"
+    if not theirs:
+        return f"{reference} not reached"
+    return f"{reference} needs no post-init cells"

@@ -36,10 +36,14 @@ def budget_to_accuracy(
     Returns
     -------
     dict
-        ``first`` / ``first_sd``: mean and SD over resamples of the first budget where the mean
-        curve is >= target; ``sustained`` / ``sustained_sd``: the first budget after which it
-        stays >= target; ``reached``: the fraction of resamples that reach it (budgets of
-        resamples that never do are NaN and left out of the means).
+        ``point``: the estimate, the first budget where the accuracy curve of all the seeds
+        together is >= target (NaN: it never is, within ``grid``); ``sustained_point``: the
+        first budget after which that curve stays >= target. The bootstrap gives only their
+        spread: ``first_sd`` / ``sustained_sd`` are the SDs of the resamples' crossings,
+        ``reached`` the fraction of resamples whose curve reaches the target (those that
+        never do have no crossing and are left out of the SDs). ``first`` / ``sustained``
+        are the means of the resamples' crossings (biased towards the early crossings of the
+        resamples that reach the target: not an estimate to report).
     """
     correct = np.asarray(correct, dtype=np.float64)
     grid = np.asarray(grid)
@@ -49,29 +53,40 @@ def budget_to_accuracy(
     sustained = np.full(n_boot, np.nan)
     for k in range(n_boot):
         curve = correct[rng.integers(0, S, S)].mean(axis=0)
-        ok = curve >= target - 1e-12
-        if ok.any():
-            first[k] = grid[int(np.argmax(ok))]
-            bad = np.flatnonzero(~ok)
-            if bad.size == 0:
-                sustained[k] = grid[0]
-            elif bad[-1] + 1 < grid.size:
-                sustained[k] = grid[bad[-1] + 1]
-    full_curve = correct.mean(axis=0)
-    ok = full_curve >= target - 1e-12
-    with np.errstate(invalid="ignore"):
-        return {
-            "first": float(np.nanmean(first)) if np.isfinite(first).any() else float("nan"),
-            "first_sd": float(np.nanstd(first)) if np.isfinite(first).any() else float("nan"),
-            "sustained": float(np.nanmean(sustained))
-            if np.isfinite(sustained).any()
-            else float("nan"),
-            "sustained_sd": float(np.nanstd(sustained))
-            if np.isfinite(sustained).any()
-            else float("nan"),
-            "reached": float(np.isfinite(first).mean()),
-            "point": float(grid[int(np.argmax(ok))]) if ok.any() else float("nan"),
-        }
+        first[k], sustained[k] = _crossings(curve, grid, target)
+    point, sustained_point = _crossings(correct.mean(axis=0), grid, target)
+
+    def mean(draws: np.ndarray) -> float:
+        return float(np.nanmean(draws)) if np.isfinite(draws).any() else float("nan")
+
+    def sd(draws: np.ndarray) -> float:
+        return float(np.nanstd(draws)) if np.isfinite(draws).any() else float("nan")
+
+    return {
+        "point": point,
+        "sustained_point": sustained_point,
+        "first": mean(first),
+        "first_sd": sd(first),
+        "sustained": mean(sustained),
+        "sustained_sd": sd(sustained),
+        "reached": float(np.isfinite(first).mean()),
+    }
+
+
+def _crossings(curve: np.ndarray, grid: np.ndarray, target: float) -> tuple[float, float]:
+    """The first budget of ``grid`` where ``curve`` is >= ``target``, and the first after
+    which it stays there (NaN, NaN: never; a curve that dips at the last budget has a first
+    crossing but no sustained one)."""
+    ok = curve >= target - 1e-12
+    if not ok.any():
+        return float("nan"), float("nan")
+    first = float(grid[int(np.argmax(ok))])
+    bad = np.flatnonzero(~ok)
+    if bad.size == 0:
+        return first, float(grid[0])
+    if bad[-1] + 1 < grid.size:
+        return first, float(grid[bad[-1] + 1])
+    return first, float("nan")
 
 
 def _se(values: np.ndarray) -> float:

@@ -38,6 +38,7 @@ __all__ = [
     "make_policy",
     "parse_policy",
     "policy_help",
+    "refuse_spec_delta",
 ]
 
 
@@ -447,6 +448,50 @@ def make_policy(
     except InputError as exc:
         raise InputError(f"{prefix}{exc}") from None
     return policy
+
+
+def refuse_spec_delta(spec: str, where: str) -> None:
+    """Refuse ``delta`` (or its old spelling ``alpha``) inside a policy spec where the run
+    sets the error probability itself (``--delta``, ``delta=``): the run's value overrode the
+    spec's, silently.
+
+    Parameters
+    ----------
+    spec : str
+        A policy spec (see :func:`parse_policy`).
+    where : str
+        How the user gave the spec, for the message: a flag (``"--policy"``,
+        ``"--policies"``: the fix named is ``--delta``) or a Python argument (``"policy"``,
+        ``"policies"``: the fix named is the ``delta=`` argument).
+
+    Raises
+    ------
+    InputError
+        The spec has ``delta`` or ``alpha`` and its policy takes ``delta`` (an option the
+        policy does not take at all is left to :func:`make_policy`, which lists those it
+        does); an unknown policy name.
+
+    Examples
+    --------
+    >>> refuse_spec_delta("pulse:weights=precision", "--policy")  # no delta: nothing to say
+    >>> refuse_spec_delta("pulse:delta=0.1", "--policy")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    latentbench.exceptions.InputError: --policy 'pulse:delta=0.1': delta is set by --delta ...
+    """
+    _, name, options, _ = parse_policy(spec)
+    if "delta" not in POLICIES[name].options:
+        return
+    spellings = ("delta", *(old for old, new in DEPRECATED_OPTIONS.items() if new == "delta"))
+    key = next((k for k in options if k in spellings), None)
+    if key is None:
+        return
+    what = key if key == "delta" else f"{key} (the old spelling of delta)"
+    if where.startswith("--"):
+        given, fix = f"{where} {spec.strip()!r}", f"--delta (--delta {options[key]})"
+    else:
+        given, fix = f"{where}={spec.strip()!r}", f"the delta= argument (delta={options[key]})"
+    raise InputError(f"{given}: {what} is set by {fix}, not in the policy spec")
 
 
 def check_sizes(policy: Policy, n_models: int, n_items: int) -> None:

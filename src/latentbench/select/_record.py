@@ -40,6 +40,108 @@ def _check_arms(arms: Any, where: str) -> list[dict[str, Any]]:
     return arms
 
 
+_ARM_NUMBERS = ("lower", "upper", "certificate_lower", "certificate_upper", "difference_lower")
+
+
+_TRACE_LISTS = ("evaluations_post_init", "best_index", "arm", "arm_lower", "arm_upper",
+                "initial_lower", "initial_upper")  # fmt: skip
+
+
+def _is_number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float))
+
+
+def _check_fields(data: Mapping[str, Any], arms: list[dict[str, Any]], where: str) -> None:
+    """The fields a report and the command line read, beyond ``arms``' estimates: numbers
+    where numbers are expected, a best model among the arms, counts that add up, a trace
+    whose lists have matching lengths. A hand-edited file is refused here, naming the field
+    and the value, not later with a traceback or a page that states the wrong thing."""
+    for k, arm in enumerate(arms):
+        for key in _ARM_NUMBERS:
+            value = arm.get(key)
+            if value is not None and not _is_number(value):
+                raise InputError(
+                    f"{where}: arms[{k}].{key} is {value!r:.40}; expected a number or null"
+                )
+        n = arm.get("n_observed")
+        if n is not None and (not _is_number(n) or n < 0 or int(n) != n):
+            raise InputError(
+                f"{where}: arms[{k}].n_observed is {n!r:.40}; expected a count (integer >= 0)"
+            )
+    models = [str(a["model"]) for a in arms]
+    best = data.get("best_model")
+    if best is not None and str(best) not in models:
+        raise InputError(
+            f"{where}: best_model {best!r:.60} is none of the {len(models)} arms' models "
+            f"(e.g. {models[0]!r}); expected one of them"
+        )
+    counts = {}
+    for key in ("evaluations_total", "evaluations_init", "evaluations_post_init"):
+        value = data.get(key)
+        if value is not None and (not _is_number(value) or value < 0 or int(value) != value):
+            raise InputError(f"{where}: {key} is {value!r:.40}; expected a count (integer >= 0)")
+        counts[key] = None if value is None else int(value)
+    total = counts["evaluations_total"]
+    observed: list[int] = [int(a["n_observed"]) for a in arms if a.get("n_observed") is not None]
+    live = bool(data.get("live_run"))  # a live run's total counts its failed cells too
+    if total is not None and not live and len(observed) == len(arms):
+        revealed = 0
+        for n in observed:
+            revealed += n
+        if total != revealed:
+            raise InputError(
+                f"{where}: evaluations_total is {total:,} but the arms' n_observed add up to "
+                f"{revealed:,}; expected the same count"
+            )
+    init = counts["evaluations_init"]
+    if total is not None and init is not None and init > total:
+        raise InputError(
+            f"{where}: evaluations_init is {init:,}, more than evaluations_total {total:,}; "
+            "expected the initial batch to be part of the total"
+        )
+    trace = data.get("trace")
+    if trace is None:
+        return
+    if not isinstance(trace, Mapping):
+        raise InputError(f"{where}: 'trace' is {type(trace).__name__}; expected an object")
+    for key, value in trace.items():
+        if key in ("lower", "upper"):  # the dense form: one row of bounds per round
+            rows = value if isinstance(value, list) else None
+            if rows is None or not all(
+                isinstance(r, list) and len(r) == len(arms) and all(map(_is_number, r))
+                for r in rows
+            ):
+                raise InputError(
+                    f"{where}: trace.{key} is {value!r:.40}; expected one list of "
+                    f"{len(arms)} numbers (one per arm) per round"
+                )
+        elif key in _TRACE_LISTS and (
+            not isinstance(value, list) or not all(_is_number(v) or v is None for v in value)
+        ):
+            raise InputError(f"{where}: trace.{key} is {value!r:.40}; expected a list of numbers")
+    groups = (("evaluations_post_init", "best_index", "lower", "upper"),
+              ("arm", "arm_lower", "arm_upper"))  # fmt: skip
+    for group in groups:
+        lengths = {key: len(trace[key]) for key in group if key in trace}
+        if len(set(lengths.values())) > 1:
+            said = ", ".join(f"trace.{k} has {n:,}" for k, n in lengths.items())
+            raise InputError(f"{where}: {said} entries; expected as many in each")
+    for key in ("initial_lower", "initial_upper"):
+        if key in trace and len(trace[key]) != len(arms):
+            raise InputError(
+                f"{where}: trace.{key} has {len(trace[key]):,} entries for {len(arms):,} arms; "
+                "expected one per arm"
+            )
+    for key, low in (("arm", -1), ("best_index", 0)):  # arm -1: the initial batch's round
+        values = trace.get(key, [])
+        bad = [v for v in values if v is None or not low <= v < len(arms) or v != int(v)]
+        if bad:
+            raise InputError(
+                f"{where}: trace.{key} holds {bad[0]!r}; expected arm indices in "
+                f"{low}..{len(arms) - 1}"
+            )
+
+
 def _int(value: Any) -> int | None:
     return None if value is None else int(value)
 
@@ -112,7 +214,11 @@ class SelectionRecord:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str = "") -> SelectionRecord:
         """The record of a ``selection.json``-shaped dict, checked: an ``arms`` list whose
-        entries name a ``model`` and hold a numeric ``estimate``.
+        entries name a ``model`` and hold a numeric ``estimate`` (bounds: numbers or null;
+        ``n_observed``: counts), a ``best_model`` among them, counts that add up
+        (``evaluations_total`` is the sum of ``n_observed``, except in a live run, whose
+        total counts its failed cells, and at least ``evaluations_init``) and a ``trace``
+        whose lists match in length.
 
         Raises
         ------
@@ -123,6 +229,7 @@ class SelectionRecord:
         if not isinstance(data, Mapping) or "arms" not in data:
             raise InputError(f"{where} is not a selection.json (no 'arms'); {_EXPECTED}")
         arms = _check_arms(data["arms"], where)
+        _check_fields(data, arms, where)
         params = dict(data.get("params") or {})
         if "alpha" in params and "delta" not in params:  # records written before the rename
             params["delta"] = params.pop("alpha")

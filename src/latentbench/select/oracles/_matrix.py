@@ -55,8 +55,9 @@ class MatrixOracle:
                 row, col = np.argwhere(holes)[0]
                 raise InputError(
                     f"the replay matrix has {int(holes.sum())} missing cells (first: model row "
-                    f"{row}, item column {col}); a replay needs complete rows: drop incomplete "
-                    "models or items, or pass missing='zero' to score them 0 explicitly"
+                    f"{row}, item column {col}); a replay needs complete rows: pass "
+                    "missing='drop-items' to drop the items with a missing cell, missing='zero' "
+                    "to score them 0 explicitly, or drop incomplete models"
                 )
             values = np.where(holes, np.float32(0), values)
         finite = values[~np.isnan(values)]
