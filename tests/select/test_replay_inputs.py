@@ -97,3 +97,26 @@ def test_reported_estimates_are_scores_inside_their_intervals():
     est = result.estimates
     assert np.all((est >= 0) & (est <= 1))
     assert np.all((result.lower <= est) & (est <= result.upper))
+
+
+@pytest.mark.parametrize("spec", ["pulse:delta=0.3", "pulse:alpha=0.3"])
+def test_a_delta_in_the_policy_spec_is_refused_not_overridden(spec, tmp_path):
+    # replay passed delta= over the spec's value: the run certified at 0.05, silently
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    rng = np.random.default_rng(0)
+    Y = (rng.random((8, 40)) < np.linspace(0.3, 0.7, 8)[:, None]).astype(float)
+    matrix = ResponseMatrix(Y, [f"m{i}" for i in range(8)], [f"q{j}" for j in range(40)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(InputError, match=r"is set by the delta= argument"):
+            replay(matrix, policy=spec, no_history=True)
+    path = tmp_path / "m.csv"
+    pd.DataFrame(Y, index=matrix.model_ids, columns=matrix.item_ids).rename_axis("model").to_csv(
+        path
+    )
+    _register()
+    out = CliRunner().invoke(app, ["select", "replay", str(path), "--no-history", "--policy", spec])
+    assert out.exit_code == 2 and "is set by --delta" in " ".join(out.output.split())

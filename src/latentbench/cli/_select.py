@@ -184,11 +184,13 @@ def replay(
     from latentbench.io import check_destination
     from latentbench.select import SelectionRecord
     from latentbench.select import replay as replay_selection
+    from latentbench.select._policies import refuse_spec_delta
 
     delta = deprecated_option(ctx, "delta", delta, "--alpha", alpha)
     target = fresh_out(out, "latentbench-select")
     try:  # before the replay runs, so that its result is never lost to a bad --out
         check_destination(target, "dir")
+        refuse_spec_delta(policy, "--policy")  # --delta sets it; the spec's was overridden
     except InputError as exc:
         _fail(exc)
     with clean_warnings():

@@ -20,7 +20,7 @@ from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._certify import check_epsilon
 from latentbench.select._experiment import split_models
 from latentbench.select._online import OnlineProxy
-from latentbench.select._policies import POLICIES, make_policy, parse_policy
+from latentbench.select._policies import POLICIES, make_policy, parse_policy, refuse_spec_delta
 from latentbench.select._proxy import LowRankProxy
 from latentbench.select._run import SelectionResult, run_selection
 from latentbench.select.oracles import MatrixOracle
@@ -291,6 +291,7 @@ def replay(
         record["missing cells scored 0"] = zeros
     if stop is None:
         stop = "confidence" if budget is None else "budget"
+    refuse_spec_delta(policy, "policy")  # delta= sets it; the spec's was overridden silently
     _, name, spec_options, run_kw = parse_policy(policy)
     options = POLICIES[name].options
     extra: dict[str, Any] = {"delta": delta} if "delta" in options else {}
