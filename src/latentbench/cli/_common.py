@@ -87,6 +87,11 @@ _SPELLINGS = (
     (re.compile(r"\bmissing='error'"), "--missing error"),
     (re.compile(r"\bmissing='drop-items'"), "--missing drop-items"),
     (re.compile(r"\bmax_iter=(-?\d+)"), r"--max-iter \1"),
+    # a delta inside a policy spec (select._policies.refuse_spec_delta's Python spelling)
+    (
+        re.compile(r"^(policy|policies)=('[^']*'): (.*) is set by the delta= argument \(delta="),
+        r"--\1 \2: \3 is set by --delta (--delta ",
+    ),
     (re.compile(r"^stop='confidence' \(the default"), "--stop confidence (the default"),
     (re.compile(r"give a budget, or stop='budget'"), "give --budget N, or --stop budget"),
     (re.compile(r"\btol=([\w.+-]+)"), r"--tol \1"),

@@ -184,13 +184,11 @@ def replay(
     from latentbench.io import check_destination
     from latentbench.select import SelectionRecord
     from latentbench.select import replay as replay_selection
-    from latentbench.select._policies import refuse_spec_delta
 
     delta = deprecated_option(ctx, "delta", delta, "--alpha", alpha)
     target = fresh_out(out, "latentbench-select")
     try:  # before the replay runs, so that its result is never lost to a bad --out
         check_destination(target, "dir")
-        refuse_spec_delta(policy, "--policy")  # --delta sets it; the spec's was overridden
     except InputError as exc:
         _fail(exc)
     with clean_warnings():
@@ -441,7 +439,7 @@ def experiment(
     ),
     batch_size: int | None = typer.Option(
         None,
-        help="--task select: evaluations per round (B). Default: from the largest pool's shape "
+        help="--task select: evaluations per round (B). Default: set by the largest pool's shape "
         "and --budget, the same for every policy (16 to 64; see docs/selection.md, Schedule); "
         "summary.json records it.",
         show_default=False,
@@ -506,7 +504,6 @@ def experiment(
 
     from latentbench.io import ResponseMatrix, check_destination
     from latentbench.select import experiment_from_matrix, release_dates
-    from latentbench.select._policies import refuse_spec_delta
 
     if task not in ("select", "estimate"):
         _fail(InputError(f"--task {task!r}; expected 'select' or 'estimate'"))
@@ -540,8 +537,6 @@ def experiment(
     with clean_warnings():
         try:
             specs = _split_specs(policies)
-            for spec in specs:  # before reading the data: --delta sets it for every run
-                refuse_spec_delta(spec, "--policies")
             matrix = ResponseMatrix.read(responses)
             dates = release_dates(responses, matrix.model_ids) if split == "date" else None
             with (
@@ -736,7 +731,9 @@ def _pct(
     row: dict[str, Any], name: str, ref: dict[str, Any] | None, reference: Any, at_stop: bool
 ) -> str:
     """A saving with its SE and interval (without them from one seed), or why there is none."""
-    from latentbench.select._experiment_record import number, saving_missing
+    from latentbench.select import ExperimentRecord
+
+    number, saving_missing = ExperimentRecord.number, ExperimentRecord.saving_missing
 
     if ref is not None and ref.get("policy") == row.get("policy"):
         return "reference"
@@ -752,7 +749,9 @@ def _pct(
 def _budget_cell(row: dict[str, Any]) -> str:
     """The budget to 95 % (± its bootstrap SD), with the share of resamples that reach it
     when some do not, or ``not reached (final accuracy 92 %)``."""
-    from latentbench.select._experiment_record import budget_text, number
+    from latentbench.select import ExperimentRecord
+
+    budget_text, number = ExperimentRecord.budget_text, ExperimentRecord.number
 
     text = budget_text(row.get("budget_post_init"), row.get("budget_post_init_sd"),
                        row.get("final_accuracy"))  # fmt: skip
@@ -768,12 +767,10 @@ def print_experiment_table(result: Any) -> None:
     gets there) or the cells at a certified stop, and each saving with its paired-bootstrap
     SE and 95 % interval (the saving columns only with a reference policy; no SD or interval
     from one seed, said under the table)."""
-    from latentbench.select._experiment_record import (
-        budget_text,
-        number,
-        reference_row,
-        seeds_text,
-    )
+    from latentbench.select import ExperimentRecord
+
+    budget_text, number = ExperimentRecord.budget_text, ExperimentRecord.number
+    reference_row, seeds_text = ExperimentRecord.reference_row, ExperimentRecord.seeds_text
 
     at_stop = result.params.get("stop") == "confidence"
     reference = result.params.get("reference")

@@ -249,12 +249,8 @@ def report_from(
         raise InputError(f"method={method!r}; expected 'items' or 'parametric'")
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise InputError(f"top={top!r}; expected an integer >= 1 (models / rows shown)")
-    if (
-        isinstance(n_boot, bool)
-        or not isinstance(n_boot, int)
-        or n_boot < 0
-        or 0 < n_boot < MIN_REPORT_BOOTSTRAP
-    ):
+    bad_boot = isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 0
+    if bad_boot:
         raise InputError(
             f"n_boot={n_boot!r}; expected 0 (plug-in intervals) or an integer >= "
             f"{MIN_REPORT_BOOTSTRAP}: a 95% interval's ends are the 2.5% and 97.5% quantiles of "
@@ -285,6 +281,13 @@ def report_from(
         title = title or f"latentbench estimate experiment: {source.name}"
         html = build_estimate_experiment_report(source, path=out, title=title)
         return Report(html, out)
+    if 0 < n_boot < MIN_REPORT_BOOTSTRAP:  # (after an experiment's report refused it)
+        raise InputError(
+            f"n_boot={n_boot!r}; expected 0 (plug-in intervals) or an integer >= "
+            f"{MIN_REPORT_BOOTSTRAP}: a 95% interval's ends are the 2.5% and 97.5% quantiles of "
+            f"the replicates, which fewer than {MIN_REPORT_BOOTSTRAP} leave to the one or two "
+            "most extreme refits (200 or more is better)"
+        )
     result = matrix = run = None
     notes: list[str] = []
     if kind == "fit":

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from latentbench.exceptions import InputError
 
@@ -54,6 +55,14 @@ class ExperimentRecord:
     summary: list[dict[str, Any]]
     curves: pd.DataFrame
     source: str = ""
+
+    # the wording of a summary row (set below the class: the module's functions of the same
+    # names), for the report and the command line
+    number: ClassVar[Callable[[Any], float | None]]
+    seeds_text: ClassVar[Callable[[Any], str]]
+    budget_text: ClassVar[Callable[..., str]]
+    reference_row: ClassVar[Callable[..., dict[str, Any] | None]]
+    saving_missing: ClassVar[Callable[..., str]]
 
     @classmethod
     def from_result(cls, result: ExperimentResult) -> ExperimentRecord:
@@ -234,3 +243,12 @@ def saving_missing(
     if not theirs:
         return f"{reference} not reached"
     return f"{reference} needs no post-init cells"
+
+
+# the wording above, shared by the report and the command line (which reaches the library
+# through its public names only): ExperimentRecord.number(...), .budget_text(...), ...
+ExperimentRecord.number = number
+ExperimentRecord.seeds_text = seeds_text
+ExperimentRecord.budget_text = budget_text
+ExperimentRecord.reference_row = reference_row
+ExperimentRecord.saving_missing = saving_missing
