@@ -152,3 +152,59 @@ def test_a_refused_connection_is_not_a_paid_request():
     assert not any(c.capped for c in cells)  # an allowance of 1 was never used up
     assert all("after 3 attempt(s)" in c.error and "connection" in c.error for c in cells)
     assert oracle.n_requests == 0 and oracle._allowance == 1
+
+
+def test_a_cell_is_not_capped_while_a_refundable_request_is_in_flight():
+    # (review) with an allowance of 2 and 2 cells in flight, a cell retrying after a 500
+    # found the allowance spent while the other's request was still to come back unsent
+    # (refunded): it was capped "after 1 request" with a request left, and the run said
+    # "raise spend_cap"
+    import time
+
+    from latentbench.select.oracles import ChatEndpoint
+    from latentbench.select.oracles._openai import ChatCompletionsOracle, _Retry
+
+    items = [{"id": "a", "prompt": "A", "answer": "x"}, {"id": "b", "prompt": "B", "answer": "x"}]
+    oracle = ChatCompletionsOracle([ChatEndpoint("m", "http://127.0.0.1:9/v1", "m")], items,
+                                   concurrency=2, retries=3, backoff=0.0, timeout=5)  # fmt: skip
+    calls = {"A": 0}
+
+    def send(opener, request, key):
+        if '"A"' in request.data.decode():
+            calls["A"] += 1
+            if calls["A"] == 1:
+                time.sleep(0.05)
+                raise _Retry("HTTP 500")
+            return "x"
+        time.sleep(0.3)  # a slow refused connection: never sent
+        raise _Retry("connection error: refused", unsent=True)
+
+    oracle._send = send
+    oracle.limit_requests(2)
+    with oracle:
+        cells = sorted(oracle.evaluate_cells(0, np.array([0, 1])), key=lambda c: c.position)
+    assert cells[0].score == 1.0 and not cells[0].capped and cells[0].attempts == 2
+    assert not cells[1].capped and cells[1].attempts == 0
+    assert oracle.n_requests == 2
+
+
+def test_an_unsent_request_past_its_deadline_stays_unpaid_and_keeps_its_reason():
+    import time
+
+    from latentbench.select.oracles import ChatEndpoint
+    from latentbench.select.oracles._openai import ChatCompletionsOracle, _Retry
+
+    items = [{"id": "a", "prompt": "A", "answer": "x"}]
+    oracle = ChatCompletionsOracle([ChatEndpoint("m", "http://unknown.invalid/v1", "m")], items,
+                                   retries=0, timeout=0.2)  # fmt: skip
+
+    def send(opener, request, key):  # a DNS lookup slower than the timeout, then gaierror
+        time.sleep(0.3)
+        raise _Retry("connection error: Name or service not known", unsent=True)
+
+    oracle._send = send
+    oracle.limit_requests(5)
+    with oracle:
+        (cell,) = list(oracle.evaluate_cells(0, np.array([0])))
+    assert cell.attempts == 0 and "Name or service not known" in cell.error
+    assert oracle.n_requests == 0 and oracle._allowance == 5

@@ -38,7 +38,8 @@ class BootstrapResult:
     ----------
     method : {"parametric", "items", "models"}
     theta : ndarray of shape (n_boot, n_models) or None
-        Ability draws (first factor), on each replicate's normalised scale. None for
+        Ability draws (rank > 1: along each replicate's mean loading, as
+        :attr:`IRTResult.theta`), on each replicate's normalised scale. None for
         ``method="models"`` (resampled models have no identity).
     discrimination, easiness : ndarray of shape (n_boot, n_items) or None
         Item draws; None for ``method="items"``.
@@ -374,7 +375,7 @@ def bootstrap(
         discrimination=a if method != "items" else None,
         easiness=b if method != "items" else None,
         estimate_theta=np.asarray(result.theta, dtype=float),
-        estimate_discrimination=np.asarray(result.V[:, 0], dtype=float),
+        estimate_discrimination=np.asarray(result.discrimination, dtype=float),
         estimate_easiness=np.asarray(result.b, dtype=float),
         model_ids=list(result.model_ids),
         item_ids=list(result.item_ids),

@@ -39,7 +39,8 @@ class SelectionResult:
     policy : str
         Policy name.
     best : int
-        Recommended arm (argmax of the final estimates).
+        Recommended arm: the argmax of the policy's final estimates, before they are
+        clipped to [0, 1] for ``estimates``.
     estimates : ndarray of shape (n_arms,)
         Final point estimates (for PULSE: the average of per-round DR estimates), clipped to
         [0, 1], the range of a mean score (``best`` is the argmax before clipping).

@@ -320,6 +320,9 @@ class ChatCompletionsOracle:
         self.n_requests = 0
         self.n_empty = 0
         self._lock = threading.Lock()
+        # a request in flight that comes back unsent returns its share of the allowance:
+        # a cell that finds the allowance spent waits for those before it is capped
+        self._settled = threading.Condition(self._lock)
         self._jitter = random.Random(random_state)
         self._allowance: int | None = None
         handlers = (_NoRedirect, _DeadlineHTTPHandler, _DeadlineHTTPSHandler)
@@ -343,6 +346,7 @@ class ChatCompletionsOracle:
         self._aborted.set()
         with self._lock:
             active = list(self._active)
+            self._settled.notify_all()
         for deadline in active:
             deadline.expire()
 
@@ -393,6 +397,10 @@ class ChatCompletionsOracle:
             if self._aborted.is_set():
                 raise _Fatal(_ABORTED, sent=False)
             if self._allowance is not None:
+                while self._allowance <= 0 and self._active and not self._aborted.is_set():
+                    self._settled.wait(1.0)  # one in flight may be refunded (never sent)
+                if self._aborted.is_set():
+                    raise _Fatal(_ABORTED, sent=False)
                 if self._allowance <= 0:
                     raise _Capped
                 self._allowance -= 1
@@ -416,7 +424,7 @@ class ChatCompletionsOracle:
                         self._allowance += 1
             if self._aborted.is_set():
                 raise _Fatal(_ABORTED, sent=not exc.unsent) from None
-            if deadline.expired:
+            if deadline.expired and not exc.unsent:  # (an unsent one keeps its reason)
                 raise _Retry(f"timeout after {self.timeout:g}s") from None
             raise
         except _Fatal:
@@ -429,6 +437,7 @@ class ChatCompletionsOracle:
             deadline.cancel()
             with self._lock:
                 self._active.discard(deadline)
+                self._settled.notify_all()
 
     def _send(
         self, opener: urllib.request.OpenerDirector, request: _Request, key: str | None
