@@ -110,3 +110,37 @@ def test_rank2_bootstrap_item_intervals_are_centred_on_the_reported_discriminati
         result.discrimination <= items["discrimination_upper"]
     )
     assert inside.mean() > 0.8
+
+
+def test_a_rank2_fit_directory_of_the_previous_version_loads_with_the_ability(tmp_path):
+    # (review) a directory written when theta was the first factor: load rebuilt theta and
+    # rank_theta from it while result.theta was U w, and a report without the responses
+    # showed the saved (first-factor) table: two different leaders
+    import json
+
+    import pandas as pd
+
+    from latentbench.irt import IRTResult
+
+    matrix = _rank2_matrix(seed=3, n=30, j=120)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = TwoPL(rank=2).fit(matrix)
+        result.save(tmp_path / "fit", matrix)
+    # as the previous version wrote it: theta (and theta_fit) the first factor, no hashes
+    table = pd.read_csv(tmp_path / "fit" / "abilities.csv")
+    table["theta"] = table["theta_1"]
+    if "theta_fit" in table.columns:
+        table["theta_fit"] = table["theta_1"]
+    table.to_csv(tmp_path / "fit" / "abilities.csv", index=False)
+    info = json.loads((tmp_path / "fit" / "fit.json").read_text())
+    info.pop("tables_sha256")
+    (tmp_path / "fit" / "fit.json").write_text(json.dumps(info))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loaded = IRTResult.load(tmp_path / "fit")
+    np.testing.assert_allclose(loaded.abilities["theta"], loaded.theta)
+    np.testing.assert_allclose(loaded.theta, result.theta, atol=1e-6)
+    assert loaded.saved_abilities is None
+    best = loaded.abilities.sort_values("rank_theta").iloc[0]["model"]
+    assert best == result.abilities.sort_values("rank_theta").iloc[0]["model"]

@@ -20,7 +20,7 @@ import pandas as pd
 
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._matrix import ResponseMatrix
-from latentbench.irt._objective import GaussianPenalty, Normalisation
+from latentbench.irt._objective import GaussianPenalty, Normalisation, general_direction
 from latentbench.irt._priors import PriorSelection
 from latentbench.irt._random_items import RandomItemsFit
 from latentbench.irt._reported import measured_models, rank_abilities, reported_abilities
@@ -288,9 +288,14 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
     # the reported abilities with their intervals, as `fit` wrote them (for a report made
     # without the responses: the same theta and interval as the file, not the fit's own)
     reported = ("theta", "se", "lower", "upper")
+    # (a rank > 1 fit written before the ability was U w, i.e. before the tables' hashes:
+    # its saved theta is the first factor, not the ability)
+    old_factor = rank > 1 and "tables_sha256" not in info
     saved = (
         abilities.copy()
-        if set(reported) <= set(abilities.columns) and "abilities.csv" not in edited
+        if set(reported) <= set(abilities.columns)
+        and "abilities.csv" not in edited
+        and not old_factor
         else None
     )
     if saved is not None and not all(
@@ -300,6 +305,16 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
     abilities = _fit_table(abilities, info.get("model_order"), paths["abilities.csv"])
     U = abilities[list(thetas)].to_numpy(float)
     V = items[list(discs)].to_numpy(float)
+    if rank > 1:  # the ability along the items' mean loading, whichever version wrote theta
+        w = general_direction(V)
+        abilities["theta"] = U @ w
+        if "rank_theta" in abilities.columns:
+            abilities["rank_theta"] = rank_abilities(
+                abilities["theta"].to_numpy(float), measured_models(abilities)
+            )
+            if "rank_accuracy" in abilities.columns:
+                abilities["rank_shift"] = abilities["rank_accuracy"] - abilities["rank_theta"]
+        items["discrimination"] = V @ w
     options = dict(info.get("options", {}))
     penalty = (
         GaussianPenalty.from_dict(info["penalty"])
