@@ -306,3 +306,33 @@ def test_answers_labelled_with_another_benchmark_are_flagged_on_every_route(tmp_
     out = CliRunner().invoke(app, ["estimate", str(tmp_path / "cal.parquet"),
                                    str(tmp_path / "other.csv"), "--budget", "10"])  # fmt: skip
     assert said in " ".join(out.output.split())
+
+
+def test_a_cached_calibration_carries_the_labels_of_the_benchmark_asked_for(tmp_path):
+    # (review) two benchmarks with identical cells share one cached calibration, which kept
+    # the first one's labels: gsm8k answers against the mmlu calibration were not flagged
+    from latentbench.io.store import Store
+    from latentbench.select import load_calibration
+
+    rng = np.random.default_rng(0)
+    Y = (rng.random((8, 40)) < 0.6).astype(float)
+    cells = pd.DataFrame(
+        [(f"m{i}", str(j), Y[i, j]) for i in range(8) for j in range(40)],
+        columns=["model", "item", "score"],
+    )
+
+    def frame(bench):
+        c = cells.assign(benchmark=bench, metric="acc")
+        return c.assign(filter="none", trial=0, split="test", source="t", source_file="t",
+                        run_timestamp=pd.NaT, item_hash=None, source_model=c["model"],
+                        flag=None)  # fmt: skip
+
+    with Store(tmp_path / "s.duckdb") as db:
+        db.ingest(frame("gsm8k"))
+        db.ingest(frame("mmlu"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = load_calibration(tmp_path / "s.duckdb", benchmark="gsm8k", cache=tmp_path / "c")
+        second = load_calibration(tmp_path / "s.duckdb", benchmark="mmlu", cache=tmp_path / "c")
+    assert first.hash == second.hash  # one fit, shared
+    assert first.labels["benchmark"] == "gsm8k" and second.labels["benchmark"] == "mmlu"

@@ -544,7 +544,7 @@ def load_calibration(
         key = _content_hash(_CACHE_VERSION, Y, *calibration.model_ids, *calibration.item_ids, rank)
         if key not in _MEMORY:
             _MEMORY[key] = from_matrix(calibration, rank=rank, digest=key)
-        return _MEMORY[key]
+        return _labelled(_MEMORY[key], getattr(calibration, "labels", None))
     if not isinstance(calibration, str | os.PathLike):
         raise InputError(
             f"calibration of type {type(calibration).__name__}; expected a fit directory, a "
@@ -605,6 +605,13 @@ def _fitted_rank(cal: Calibration, rank: int, what: str) -> Calibration:
             "response matrix fitted here (refit at that rank with `latentbench fit --rank`)"
         )
     return cal
+
+
+def _labelled(cal: Calibration, labels: Mapping[str, str] | None) -> Calibration:
+    """``cal`` with the labels of the matrix it was asked for: a cache entry is keyed on the
+    cells and ids, which two benchmarks (or metrics) can share; their labels differ."""
+    labels = dict(labels or {})
+    return cal if dict(cal.labels) == labels else dataclasses.replace(cal, labels=labels)
 
 
 def _named(cal: Calibration, source: str) -> Calibration:
@@ -678,4 +685,4 @@ def _from_store(
     key = _content_hash(_CACHE_VERSION, "store", Y, *matrix.model_ids, *matrix.item_ids, rank)
     chosen = ", ".join(f"{name}={value}" for name, value in choice.items() if value is not None)
     source = f"{where}:{benchmark}" + (f" ({chosen})" if chosen else "")
-    return _fit_cached(key, cache, lambda: matrix, rank, source)
+    return _labelled(_fit_cached(key, cache, lambda: matrix, rank, source), matrix.labels)
