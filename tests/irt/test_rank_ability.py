@@ -144,3 +144,40 @@ def test_a_rank2_fit_directory_of_the_previous_version_loads_with_the_ability(tm
     assert loaded.saved_abilities is None
     best = loaded.abilities.sort_values("rank_theta").iloc[0]["model"]
     assert best == result.abilities.sort_values("rank_theta").iloc[0]["model"]
+
+
+def test_rank2_score_models_puts_new_models_on_the_fits_ability():
+    # (review) score_models returned the first factor: scoring the fit's own rows gave a
+    # correlation of 0.38 with the fit's theta
+    import pandas as pd
+
+    matrix = _rank2_matrix(seed=4, n=30, j=150)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = TwoPL(rank=2).fit(matrix)
+        frame = pd.DataFrame(matrix.scores, index=matrix.model_ids, columns=matrix.item_ids)
+        scored = result.score_models(frame)
+    assert np.corrcoef(scored["theta"], result.theta)[0, 1] > 0.99
+
+
+def test_rank2_estimate_restates_a_score_on_the_calibrations_ability():
+    # (review) estimate's theta was the first factor: a calibration model's own answers gave
+    # theta [-3.46, -0.85] against its fitted ability -4.53
+    import pandas as pd
+
+    from latentbench.select import estimate, load_calibration
+
+    matrix = _rank2_matrix(seed=5, n=30, j=150)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cal = load_calibration(matrix, rank=2, cache=False)
+        w = cal.direction
+        assert w.shape == (2,) and np.all(w > 0)
+        np.testing.assert_allclose(cal.abilities, cal.model_factors @ w)
+        thetas = []
+        for k in range(0, 30, 3):
+            answers = pd.Series(matrix.scores[k], index=matrix.item_ids)
+            result = estimate(cal, answers, budget=150, seed=0)
+            assert result.theta_lower <= cal.abilities[k] <= result.theta_upper
+            thetas.append(result.theta)
+    assert spearmanr(thetas, cal.abilities[::3])[0] > 0.9

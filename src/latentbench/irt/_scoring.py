@@ -118,7 +118,10 @@ def score_models(
     )
     # K trials per cell: the per-trial curvatures are the true ones divided by K
     trials = trials_of(result)
-    var_own = np.linalg.inv(hessian)[:, 0, 0] / trials
+    # the ability along the fit's direction w (rank 1: the factor): U w, variance w' H^-1 w
+    w = result.direction
+    own = U @ w
+    var_own = np.einsum("i,nij,j->n", w, np.linalg.inv(hessian), w) / trials
     observed = ~np.isnan(scores)
     n_obs = observed.sum(axis=1)
     total = np.where(observed, scores, 0.0).sum(axis=1)
@@ -126,7 +129,7 @@ def score_models(
     no_data = n_obs == 0
     spread = np.nanmax(scores, axis=1, initial=-1.0) - np.nanmin(scores, axis=1, initial=2.0)
     constant = ~no_data & (spread <= 0) & ((accuracy == 0) | (accuracy == 1))
-    centre, se = U[:, 0].copy(), np.sqrt(var_own)
+    centre, se = own.copy(), np.sqrt(var_own)
     checks: dict[str, dict[str, object]] = {}
     if result.rank == 1 and result.matrix is not None:
         var_items = _calibration_variance(result, scores, cols, U[:, 0], hessian)
@@ -138,14 +141,14 @@ def score_models(
     # items-fixed score (its marginal likelihood against the calibration's law has no finite
     # maximum in practice: -40 sds at 22 x 1000)
     near_bound = (accuracy <= DETACHED_BAND) | (accuracy >= 1.0 - DETACHED_BAND)
-    detached = ~no_data & near_bound & (np.abs(U[:, 0]) > DETACHED)
+    detached = ~no_data & near_bound & (np.abs(own) > DETACHED)
     if _scores_with_random_items(result):
         # each model on its own against the calibration's item law (independent of its
         # companions): the items' posterior given the calibration, the model's marginal ML
         rows = np.flatnonzero(~no_data & ~constant & ~detached)
         if rows.size:
             var_items = se[rows] ** 2 - var_own[rows]
-            theta_m, info = _marginal_scores(result, scores[rows], cols, U[rows, 0])
+            theta_m, info = _marginal_scores(result, scores[rows], cols, own[rows])
             centre[rows] = theta_m
             se[rows] = np.sqrt(1.0 / np.maximum(info, 1e-12) + var_items)
             boot = _bootstrap_scores(result, scores[rows], cols, theta_m)
@@ -190,9 +193,9 @@ def score_models(
         and result.matrix is not None
     ):
         rows = np.flatnonzero(detached)
-        others, candidates = score_sensitivity(result, scores[rows], cols, U[rows, 0])
-        low = np.minimum(np.minimum(others.min(axis=0), centre[rows]), U[rows, 0])
-        high = np.maximum(np.maximum(others.max(axis=0), centre[rows]), U[rows, 0])
+        others, candidates = score_sensitivity(result, scores[rows], cols, own[rows])
+        low = np.minimum(np.minimum(others.min(axis=0), centre[rows]), own[rows])
+        high = np.maximum(np.maximum(others.max(axis=0), centre[rows]), own[rows])
         # open on the far side (the data do not bound how far beyond the field it is)
         lower[rows], upper[rows] = one_sided(
             centre[rows], low - z * se[rows], high + z * se[rows], constant[rows]
@@ -215,7 +218,7 @@ def score_models(
             "se": se,
             "lower": lower,
             "upper": upper,
-            "theta_fit": U[:, 0],
+            "theta_fit": own,
             "se_own": np.sqrt(var_own),
             "n_observed": n_obs,
             "accuracy": accuracy,

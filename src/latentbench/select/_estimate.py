@@ -608,7 +608,7 @@ def _ability(
     ).tolist()
     centre, sd = seq.theta()
     z = NormalDist().inv_cdf(1.0 - seq.delta / 2.0)
-    th = np.sort(np.asarray(cal.model_factors, dtype=np.float64)[ranked, 0])
+    th = np.sort(np.asarray(cal.abilities, dtype=np.float64)[ranked])
     k = th.size
 
     def band(r: int, a: float) -> tuple[float, float]:

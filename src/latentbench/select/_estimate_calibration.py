@@ -164,6 +164,20 @@ class Calibration:
     def rank(self) -> int:
         return int(self.V.shape[1])
 
+    @property
+    def direction(self) -> np.ndarray:
+        """The ability direction ``w`` in factor space, shape (r,): ``[1]`` for rank 1, the
+        items' mean loading for rank > 1 (as :attr:`IRTResult.direction
+        <latentbench.irt.IRTResult.direction>`): an ability is ``u w``, never one factor."""
+        from latentbench.irt._objective import general_direction
+
+        return general_direction(self.V)
+
+    @property
+    def abilities(self) -> np.ndarray:
+        """The calibration models' abilities ``U w``, shape (K,)."""
+        return np.asarray(self.model_factors @ self.direction)
+
     def positions(self, items: list[str]) -> np.ndarray:
         """Positions of item ids in the calibration (-1 where unknown), shape (len(items),)."""
         get = self._positions.get
@@ -205,8 +219,11 @@ def characteristic_knots(
 
     pop = np.arange(cal.n_items) if population is None else np.asarray(population, np.int64)
     cov = cal.prior_chol @ cal.prior_chol.T
-    m0, sd0 = float(cal.prior_mean[0]), float(np.sqrt(cov[0, 0]))
-    slope = (cal.V[pop] @ (cov[:, 0] / cov[0, 0])) / cal.sigma  # d logit / d theta
+    # along the ability direction w (rank 1: the factor): the factors' regression on u w
+    w = cal.direction
+    var0 = float(w @ cov @ w)
+    m0, sd0 = float(cal.prior_mean @ w), float(np.sqrt(var0))
+    slope = (cal.V[pop] @ (cov @ w / var0)) / cal.sigma  # d logit / d theta
     base = cal.bw[pop] / cal.sigma  # logits at theta = m0
     offsets = sd0 * np.linspace(-span, span, grid)
     curve = np.empty(grid)
@@ -231,8 +248,9 @@ def score_ability_knots(
 
     Within the calibration models' range of scores the map is equipercentile: the ``i``-th
     lowest calibration score goes to the ``i``-th lowest calibration ability (their fitted
-    ``theta``, first factor), linear in between; at a group of tied scores it jumps from just
-    below the lowest to the highest of the group's abilities. So for every score ``x``,
+    ``theta``, :attr:`Calibration.abilities`), linear in between; at a group of tied scores
+    it jumps from just below the lowest to the highest of the group's abilities. So for every
+    score ``x``,
     ``#(calibration abilities > map(x)) == #(calibration scores > x)``: a score interval and
     its image imply the same ranks against the calibration. Below the lowest and above the
     highest calibration score the map follows the shape of the inverse test characteristic
@@ -260,7 +278,7 @@ def score_ability_knots(
     if not keep.any():
         return tx, ty
     s = np.sort(cal.model_scores[keep])
-    th = np.sort(cal.model_factors[keep, 0])
+    th = np.sort(cal.abilities[keep])
     uniq, first, counts = np.unique(s, return_index=True, return_counts=True)
     tied = counts > 1
     mid_x = np.concatenate((np.nextafter(uniq[tied], -np.inf), uniq))

@@ -401,8 +401,10 @@ class SequentialEstimate:
         return self.cs.lower, self.cs.upper
 
     def theta(self) -> tuple[float, float]:
-        """Ability (first factor, calibration scale) and its posterior standard deviation."""
+        """Ability (``u w``, calibration scale; rank 1: the factor) and its posterior standard
+        deviation."""
         L = self.cal.prior_chol
         u = self.cal.prior_mean + L @ self.z
         cov = L @ self.Hinv @ L.T
-        return float(u[0]), float(np.sqrt(max(cov[0, 0], 0.0)))
+        w = self.cal.direction
+        return float(u @ w), float(np.sqrt(max(float(w @ cov @ w), 0.0)))
