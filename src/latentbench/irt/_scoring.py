@@ -147,8 +147,32 @@ def score_models(
         # companions): the items' posterior given the calibration, the model's marginal ML
         rows = np.flatnonzero(~no_data & ~constant & ~detached)
         if rows.size:
+            probe, probe_info = _marginal_scores(result, scores[rows], cols, own[rows])
+            # near the floor or ceiling (199 of 200 right) the marginal likelihood can rise
+            # without end (an item of the law with a ~ 0 explains the one miss): its Newton
+            # ran to its step limit (theta 32.8, se 2,495); such a model keeps the
+            # items-fixed estimate and interval, said
+            runaway = (
+                ~np.isfinite(probe)
+                | (probe_info < _MIN_MARGINAL_INFORMATION)
+                | (np.abs(probe - own[rows]) > _MAX_MARGINAL_SHIFT)
+            )
+            if runaway.any():
+                runaways = [model_ids[i] for i in rows[runaway]]
+                checks["no_marginal_estimate"] = {"models": runaways}
+                warnings.warn(
+                    f"score_models: {len(runaways)} model(s) near the floor or ceiling have no "
+                    f"finite marginal estimate ({', '.join(map(repr, runaways[:3]))}"
+                    f"{' ...' if len(runaways) > 3 else ''}): they keep the items-fixed estimate "
+                    "and its interval",
+                    LatentbenchWarning,
+                    stacklevel=2,
+                )
+                rows = rows[~runaway]
+                probe, probe_info = probe[~runaway], probe_info[~runaway]
+        if rows.size:
             var_items = se[rows] ** 2 - var_own[rows]
-            theta_m, info = _marginal_scores(result, scores[rows], cols, own[rows])
+            theta_m, info = probe, probe_info
             centre[rows] = theta_m
             se[rows] = np.sqrt(1.0 / np.maximum(info, 1e-12) + var_items)
             boot = _bootstrap_scores(result, scores[rows], cols, theta_m)
@@ -359,6 +383,14 @@ def _item_variance_of_scores(
     d_b = -w * a / sigma**2
     spread = (d_a**2 * var_a + 2 * d_a * d_b * cov_ab + d_b**2 * var_b).sum(axis=1)
     return np.asarray(spread / hessian[:, 0, 0] ** 2)
+
+
+_MIN_MARGINAL_INFORMATION = 1e-3
+"""Below this observed information (se above 30 sds) a new model's marginal estimate is taken
+as not existing (a likelihood that rises without end near the floor or ceiling)."""
+
+_MAX_MARGINAL_SHIFT = 10.0
+"""A marginal estimate this many sds from the items-fixed one is taken as a runaway."""
 
 
 def _marginal_scores(
