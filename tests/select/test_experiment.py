@@ -279,7 +279,7 @@ def test_experiment_help_gives_the_batch_size_default_of_the_schedule():
     out = CliRunner().invoke(app, ["experiment", "--help"], env={"COLUMNS": "200"})
     text = " ".join(out.output.replace("│", " ").split())
     assert "default 64" not in text
-    assert "Default: from the largest pool's shape and --budget" in text
+    assert "Default: set by the largest pool's shape and --budget" in text
     batch, _ = default_schedule(36, 1700, 3000)  # BFCL's candidates: not 64
     assert batch == 16
 

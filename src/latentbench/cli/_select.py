@@ -503,7 +503,7 @@ def experiment(
     from rich.progress import Progress
 
     from latentbench.io import ResponseMatrix, check_destination
-    from latentbench.select import experiment_from_matrix, release_dates
+    from latentbench.select import experiment_from_matrix, refuse_spec_delta, release_dates
 
     if task not in ("select", "estimate"):
         _fail(InputError(f"--task {task!r}; expected 'select' or 'estimate'"))
@@ -537,6 +537,8 @@ def experiment(
     with clean_warnings():
         try:
             specs = _split_specs(policies)
+            for spec in specs:  # before reading the data: --delta sets it for every run
+                refuse_spec_delta(spec, "--policies")
             matrix = ResponseMatrix.read(responses)
             dates = release_dates(responses, matrix.model_ids) if split == "date" else None
             with (

@@ -56,6 +56,7 @@ from latentbench.select._policies import (
     make_policy,
     parse_policy,
     policy_help,
+    refuse_spec_delta,
 )
 from latentbench.select._proxy import LowRankProxy
 from latentbench.select._pulse import Pulse
@@ -115,6 +116,7 @@ __all__ = [
     "parse_policy",
     "policy_help",
     "read_responses",
+    "refuse_spec_delta",
     "release_dates",
     "replay",
     "run_experiment",
