@@ -150,8 +150,10 @@ def score_models(
             probe, probe_info = _marginal_scores(result, scores[rows], cols, own[rows])
             # near the floor or ceiling (199 of 200 right) the marginal likelihood can rise
             # without end (an item of the law with a ~ 0 explains the one miss): its Newton
-            # ran to its step limit (theta 32.8, se 2,495); such a model keeps the
-            # items-fixed estimate and interval, said
+            # ran to its step limit (theta 32.8, se 2,495). Such a model is placed as a
+            # detached one (below): the items-fixed score, its interval open on the far side
+            # (the data do not bound how far it is; a model with fewer right answers can get
+            # a higher marginal estimate, so its point is a lower bound), said
             runaway = (
                 ~np.isfinite(probe)
                 | (probe_info < _MIN_MARGINAL_INFORMATION)
@@ -161,13 +163,14 @@ def score_models(
                 runaways = [model_ids[i] for i in rows[runaway]]
                 checks["no_marginal_estimate"] = {"models": runaways}
                 warnings.warn(
-                    f"score_models: {len(runaways)} model(s) near the floor or ceiling have no "
-                    f"finite marginal estimate ({', '.join(map(repr, runaways[:3]))}"
-                    f"{' ...' if len(runaways) > 3 else ''}): they keep the items-fixed estimate "
-                    "and its interval",
+                    f"score_models: {len(runaways)} model(s) have no finite marginal estimate "
+                    f"(the likelihood rises without end: {', '.join(map(repr, runaways[:3]))}"
+                    f"{' ...' if len(runaways) > 3 else ''}): each keeps its items-fixed score "
+                    "as a bound, its interval open on the far side",
                     LatentbenchWarning,
                     stacklevel=2,
                 )
+                detached[rows[runaway]] = True
                 rows = rows[~runaway]
                 probe, probe_info = probe[~runaway], probe_info[~runaway]
         if rows.size:
