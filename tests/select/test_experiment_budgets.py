@@ -206,3 +206,46 @@ def test_report_refuses_incomplete_or_hand_edited_experiment_directories(tmp_pat
     summary.write_text(json.dumps(data))
     with pytest.raises(InputError, match=r"summary\.json: no 'params' object"):
         report_from(tmp_path / "ok")
+
+
+def test_an_old_summary_gets_its_budgets_again_from_the_curves(tmp_path):
+    # (review) a summary.json written before the budgets were the crossing of all the seeds'
+    # curve held the mean over the resamples that reached 95 %: a number even where the curve
+    # never reaches it, shown as the crossing
+    import json
+
+    import numpy as np
+
+    from latentbench.select import ExperimentRecord, run_experiment
+
+    rng = np.random.default_rng(0)
+    S = (rng.random((6, 200)) < np.linspace(0.3, 0.7, 6)[:, None]).astype(float)
+    res = run_experiment(S, {"all": np.arange(6)}, ["uniform", "ucbe"], seeds=3, budget=400,
+                         n_jobs=1)  # fmt: skip
+    res.write(tmp_path / "exp")
+    path = tmp_path / "exp" / "summary.json"
+    data = json.loads(path.read_text())
+    fresh = {r["policy"]: r["budget_post_init"] for r in data["summary"]}
+    for row in data["summary"]:  # as an earlier version wrote it
+        row.pop("reached")
+        row["budget_post_init"] = 123.0
+    path.write_text(json.dumps(data))
+    record = ExperimentRecord.read(tmp_path / "exp")
+    assert {r["policy"]: r["budget_post_init"] for r in record.summary} == fresh
+    assert "budgets recomputed" in record.params["budgets_recomputed"]
+
+
+def test_the_reference_policy_is_checked_and_stripped_before_the_runs():
+    import numpy as np
+    import pytest
+
+    from latentbench.exceptions import InputError
+    from latentbench.select import run_experiment
+
+    S = (np.random.default_rng(0).random((6, 100)) < 0.5).astype(float)
+    with pytest.raises(InputError, match=r"reference='pulse'; expected one of the policies"):
+        run_experiment(S, {"all": np.arange(6)}, ["uniform", "ucbe"], seeds=2, budget=100,
+                       reference="pulse", n_jobs=1)  # fmt: skip
+    res = run_experiment(S, {"all": np.arange(6)}, ["uniform", " ucbe"], seeds=2, budget=100,
+                         n_jobs=1)  # fmt: skip
+    assert res.params["reference"] == "ucbe"

@@ -161,6 +161,8 @@ def build_experiment_report(
             f"{seeds_text(n_seeds)} per policy and pool; savings in {measure} against "
             f"{reference} (paired bootstrap over seeds: same initial cells for every policy)."
         )
+    if params.get("budgets_recomputed"):
+        summary.findings.append({"text": str(params["budgets_recomputed"]) + ".", "note": True})
     if n_seeds == 1:
         summary.findings.append(
             {

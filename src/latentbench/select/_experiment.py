@@ -425,6 +425,13 @@ def run_experiment(
         raise InputError(f"budget={budget!r}; expected a positive number of cells per run")
     for spec in policies:
         refuse_spec_delta(spec, "policies")  # the run's delta= would override it, silently
+    if reference is not None:  # checked before the runs (it raised KeyError after them)
+        reference = reference.strip()
+        if reference not in [spec.strip() for spec in policies]:
+            raise InputError(
+                f"reference={reference!r}; expected one of the policies "
+                f"{[spec.strip() for spec in policies]}"
+            )
     if stop not in ("budget", "confidence"):
         raise InputError(f"stop={stop!r}; expected 'budget' or 'confidence'")
     largest = max((len(rows) for rows in pools.values()), default=1)
@@ -578,6 +585,7 @@ def _summarise(
         curves[key] = np.stack([r["correct"] for r in rows])
     if reference is None:
         reference = next((p for p in policies if p.split(":")[0].strip() == "ucbe"), None)
+    reference = None if reference is None else reference.strip()
     summary = []
     pool_info = {}
     for pool, pool_rows in pools.items():

@@ -115,13 +115,17 @@ class ExperimentRecord:
         if absent:
             raise InputError(f"{curves_path}: lacks column(s) {absent}; expected {CURVE_COLUMNS}")
         _check_curves(curves, curves_path)
-        return cls(
-            dict(data.get("params") or {}),
-            dict(data.get("pools") or {}),
-            list(data["summary"]),
-            curves,
-            str(directory),
-        )
+        params, summary = dict(data.get("params") or {}), list(data["summary"])
+        if params.get("stop") != "confidence" and any("reached" not in r for r in summary):
+            # written before the budgets were the crossing of all the seeds' curve (they were
+            # the mean over the bootstrap resamples that reached the target, a number even
+            # when the curve never does): the crossings again, from curves.csv, said
+            summary = _crossings(summary, curves, float(params.get("target", 0.95)))
+            params["budgets_recomputed"] = (
+                "budgets recomputed from curves.csv as the crossing of all the seeds' curve "
+                "(this summary.json was written by an earlier version)"
+            )
+        return cls(params, dict(data.get("pools") or {}), summary, curves, str(directory))
 
 
 _SUMMARY_NUMBERS = (
@@ -156,6 +160,27 @@ def _check_summary(rows: list[Any], path: Path) -> None:
                     f"{path}: summary[{k}] ({row['pool']}, {row['policy']}): {key} is "
                     f"{value!r:.40}; expected a number or null"
                 )
+
+
+def _crossings(
+    summary: list[dict[str, Any]], curves: pd.DataFrame, target: float
+) -> list[dict[str, Any]]:
+    """Rows with ``budget_post_init`` (``_90``), ``budget_total`` and ``reached`` set to the
+    first ``evaluations`` at which the row's curve reaches ``target`` (0.9), None if never."""
+    out = []
+    for row in summary:
+        part = curves[(curves["pool"] == row.get("pool")) & (curves["policy"] == row.get("policy"))]
+        part = part.sort_values("evaluations")
+        row = dict(row)
+        for key, level in (("budget_post_init", target), ("budget_post_init_90", 0.9)):
+            hit = part.loc[part["accuracy"] >= level - 1e-12, "evaluations"]
+            row[key] = float(hit.iloc[0]) if len(hit) else None
+        first = row["budget_post_init"]
+        init = number(row.get("init_evaluations"))
+        row["budget_total"] = None if first is None or init is None else first + init
+        row["reached"] = first is not None
+        out.append(row)
+    return out
 
 
 def _nan(value: Any) -> bool:
