@@ -93,7 +93,7 @@ def _fit_sections(
     progress: ProgressCallback | None = None,
 ) -> tuple[list[_Section], dict[str, Any]]:
     from latentbench.irt.diagnostics import diagnose, rank_agreement, rank_changes
-    from latentbench.irt.inference import normal_draws, rank_intervals, standard_errors
+    from latentbench.irt.inference import standard_errors
 
     sections: list[_Section] = []
     info = {
@@ -148,12 +148,7 @@ def _fit_sections(
             )
         else:
             intervals = abilities
-            theta = abilities["theta"].to_numpy(float)
-            draws = normal_draws(theta, abilities["se"].to_numpy(float), 2000, 0)
-            measured = measured_models(abilities)
-            ranks = rank_intervals(
-                draws, abilities["model"].tolist(), estimate=theta, measured=measured
-            )
+            ranks = _normal_ranks(abilities)
             text = (
                 f"{int(unc.level * 100)}% intervals ({unc.method}, on the reporting scale); "
                 "rank intervals from normal draws around them. "
@@ -162,33 +157,14 @@ def _fit_sections(
         text += "Order of the top models ('>' significant, '~' tied): " + _order_line(
             ranks, limit=min(top, 15)
         )
-        table = pd.DataFrame(
-            {
-                "model": abilities["model"],
-                "theta": abilities["theta"],
-                "se": intervals["se"],
-                "lower": intervals["lower"],
-                "upper": intervals["upper"],
-                "rank": abilities["rank_theta"],
-                "rank_lower": ranks["rank_lower"],
-                "rank_upper": ranks["rank_upper"],
-                "tied_with_next": ranks["tied_with_next"],
-                "accuracy": abilities["accuracy"],
-                "rank_accuracy": abilities["rank_accuracy"],
-            }
-        )
+        table = _ability_table(abilities, intervals, ranks)
         notify(progress, "report: item diagnostics")
         diag = diagnose(result, matrix, top=min(top, 10))
     elif getattr(result, "saved_abilities", None) is not None:
         # a fit directory without its responses: the abilities and intervals `fit` wrote
         # (abilities.csv), not the fit's own estimates, which differ from them
-        abilities = result.saved_abilities.copy()
-        intervals = abilities
-        theta = abilities["theta"].to_numpy(float)
-        draws = normal_draws(theta, abilities["se"].to_numpy(float), 2000, 0)
-        ranks = rank_intervals(
-            draws, abilities["model"].tolist(), estimate=theta, measured=measured_models(abilities)
-        )
+        abilities = intervals = result.saved_abilities.copy()
+        ranks = _normal_ranks(abilities)
         text = (
             "95% intervals as fit saved them (abilities.csv); rank intervals from normal draws "
             "around them. No response matrix: no item diagnostics (pass the responses). "
@@ -196,21 +172,7 @@ def _fit_sections(
         text += "Order of the top models ('>' significant, '~' tied): " + _order_line(
             ranks, limit=min(top, 15)
         )
-        table = pd.DataFrame(
-            {
-                "model": abilities["model"],
-                "theta": abilities["theta"],
-                "se": abilities["se"],
-                "lower": abilities["lower"],
-                "upper": abilities["upper"],
-                "rank": abilities["rank_theta"],
-                "rank_lower": ranks["rank_lower"],
-                "rank_upper": ranks["rank_upper"],
-                "tied_with_next": ranks["tied_with_next"],
-                "accuracy": abilities["accuracy"],
-                "rank_accuracy": abilities["rank_accuracy"],
-            }
-        )
+        table = _ability_table(abilities, intervals, ranks)
     else:
         table = abilities[["model", "theta", "rank_theta", "accuracy", "rank_accuracy"]]
         intervals = None
@@ -690,6 +652,39 @@ def _selection_sections(record: SelectionRecord, top: int) -> tuple[list[_Sectio
     )
     sections.append(section)
     return sections, info
+
+
+def _normal_ranks(abilities: pd.DataFrame) -> pd.DataFrame:
+    """Rank intervals from normal draws around ``theta`` with sd ``se`` (the measured models)."""
+    from latentbench.irt._reported import measured_models
+    from latentbench.irt.inference import normal_draws, rank_intervals
+
+    theta = abilities["theta"].to_numpy(float)
+    draws = normal_draws(theta, abilities["se"].to_numpy(float), 2000, 0)
+    return rank_intervals(
+        draws, abilities["model"].tolist(), estimate=theta, measured=measured_models(abilities)
+    )
+
+
+def _ability_table(
+    abilities: pd.DataFrame, intervals: pd.DataFrame, ranks: pd.DataFrame
+) -> pd.DataFrame:
+    """The report's abilities table: estimate, interval, rank and its interval, accuracy."""
+    return pd.DataFrame(
+        {
+            "model": abilities["model"],
+            "theta": abilities["theta"],
+            "se": intervals["se"],
+            "lower": intervals["lower"],
+            "upper": intervals["upper"],
+            "rank": abilities["rank_theta"],
+            "rank_lower": ranks["rank_lower"],
+            "rank_upper": ranks["rank_upper"],
+            "tied_with_next": ranks["tied_with_next"],
+            "accuracy": abilities["accuracy"],
+            "rank_accuracy": abilities["rank_accuracy"],
+        }
+    )
 
 
 def build_report(
