@@ -249,3 +249,21 @@ def test_the_reference_policy_is_checked_and_stripped_before_the_runs():
     res = run_experiment(S, {"all": np.arange(6)}, ["uniform", " ucbe"], seeds=2, budget=100,
                          n_jobs=1)  # fmt: skip
     assert res.params["reference"] == "ucbe"
+
+
+def test_the_report_words_the_runs_own_target(tmp_path):
+    # (review) run_experiment(target=0.6): the report said "reaches 95 %" and titled the
+    # columns "to 95 %"
+    import numpy as np
+
+    from latentbench.report import report_from
+    from latentbench.select import run_experiment
+
+    rng = np.random.default_rng(0)
+    S = (rng.random((6, 200)) < np.linspace(0.3, 0.7, 6)[:, None]).astype(float)
+    res = run_experiment(S, {"all": np.arange(6)}, ["uniform", "ucbe"], seeds=3, budget=400,
+                         target=0.6, n_jobs=1)  # fmt: skip
+    res.write(tmp_path / "exp")
+    html = report_from(tmp_path / "exp").html
+    assert "to 60 % (post-init)" in html and "to 95 % (post-init)" not in html
+    assert "reaches 95 %" not in html and "reach 95 %" not in html

@@ -78,6 +78,7 @@ def experiment_table(record: Any) -> pd.DataFrame:
     params = record.params
     reference = params.get("reference")
     at_stop = params.get("stop") == "confidence"
+    goal = f"{100 * float(params.get('target', 0.95)):g} %"  # the run's target (default 95 %)
     rows = []
     for row in record.summary:
         gap = (record.pools.get(row["pool"]) or {}).get("top2_gap")
@@ -88,9 +89,9 @@ def experiment_table(record: Any) -> pd.DataFrame:
             "seeds": row.get("n_seeds"),
             "initial cells": row.get("init_evaluations"),
             "to 90 % (post-init)": _budget(row.get("budget_post_init_90")),
-            "to 95 % (post-init)": _budget(row.get("budget_post_init")),
-            "to 95 % SD": number(row.get("budget_post_init_sd")),
-            "to 95 % (total)": _budget(row.get("budget_total")),
+            f"to {goal} (post-init)": _budget(row.get("budget_post_init")),
+            f"to {goal} SD": number(row.get("budget_post_init_sd")),
+            f"to {goal} (total)": _budget(row.get("budget_total")),
             "final accuracy": number(row.get("final_accuracy")),
         }
         if "cells_at_stop_post_init" in row:
@@ -142,13 +143,14 @@ def build_experiment_report(
     """
     record = _record(experiment)
     params = record.params
+    goal = f"{100 * float(params.get('target', 0.95)):g} %"  # the run's target
     reference = params.get("reference")
     summary = _Section("experiment-summary", "Experiment findings")
     stop = params.get("stop", "budget")
     measure = (
         "mean cells at the certified stop"
         if stop == "confidence"
-        else "cells to 95 % identification accuracy"
+        else f"cells to {goal} identification accuracy"
     )
     n_seeds = params.get("n_seeds")
     if reference is None:
@@ -202,9 +204,9 @@ def build_experiment_report(
                 if b is None:
                     final = number(r.get("final_accuracy"))
                     end = "" if final is None else f" (final accuracy {100 * final:.0f} %)"
-                    parts.append(f"{who} does not reach 95 % accuracy{within}{end}")
+                    parts.append(f"{who} does not reach {goal} accuracy{within}{end}")
                 else:
-                    parts.append(f"{who} reaches 95 % at {budget_text(b)} post-init cells")
+                    parts.append(f"{who} reaches {goal} at {budget_text(b)} post-init cells")
             text = f"Pool {row['pool']}{gap_text}: " + "; ".join(parts) + ": no saving to state."
         summary.findings.append(
             {
