@@ -208,3 +208,16 @@ def test_an_unsent_request_past_its_deadline_stays_unpaid_and_keeps_its_reason()
         (cell,) = list(oracle.evaluate_cells(0, np.array([0])))
     assert cell.attempts == 0 and "Name or service not known" in cell.error
     assert oracle.n_requests == 0 and oracle._allowance == 5
+
+
+def test_a_cell_aborted_before_its_request_says_none_was_sent():
+    # it said "(after 1 attempt(s))" while its attempts were 0
+    from latentbench.select.oracles import ChatEndpoint
+    from latentbench.select.oracles._openai import ChatCompletionsOracle
+
+    items = [{"id": "a", "prompt": "A", "answer": "x"}]
+    oracle = ChatCompletionsOracle([ChatEndpoint("m", "http://127.0.0.1:9/v1", "m")], items)
+    oracle.abort()  # a second Ctrl-C before the batch
+    with oracle:
+        (cell,) = list(oracle.evaluate_cells(0, np.array([0])))
+    assert cell.attempts == 0 and cell.error == "aborted (Ctrl-C) (none sent)"

@@ -554,7 +554,8 @@ class ChatCompletionsOracle:
                     now_utc(),
                 )
             return CellResult(position, value, None, sent, started, now_utc())
-        error = _redact(f"{reason} (after {attempt + 1} attempt(s))", key)
+        tried = f"after {attempt + 1} attempt(s)" if sent or reason != _ABORTED else "none sent"
+        error = _redact(f"{reason} ({tried})", key)
         return CellResult(position, math.nan, error, sent, started, now_utc())
 
     # -------------------------------------------------------------- batches
