@@ -147,3 +147,55 @@ def test_a_near_perfect_new_model_keeps_a_finite_estimate():
            and "no finite marginal estimate" in str(w.message)]  # fmt: skip
     # said when it fell back, and then open above (the data do not bound it there)
     assert (ran and row["upper"] == np.inf) or (not ran and row["se"] < 2)
+
+
+def test_a_runaway_new_model_is_open_towards_where_its_likelihood_rises():
+    # (review) the open side followed the sign of the items-fixed score and such models were
+    # called detached: 1 of the 5 hardest BFCL items right ran to -15 but got [-1.74, inf)
+    import warnings
+    from pathlib import Path
+
+    import pandas as pd
+
+    import latentbench.irt._scoring as scoring
+    from latentbench.io import ResponseMatrix
+    from latentbench.irt import TwoPL
+
+    path = Path(__file__).resolve().parents[3] / "shared" / "data" / "bfcl_v2.parquet"
+    if not path.exists():
+        pytest.skip(f"shared data not found at {path}")
+    d = pd.read_parquet(path).pivot(index="model", columns="item", values="score")
+    d = d.iloc[:, np.random.default_rng(0).choice(d.shape[1], 200, replace=False)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = TwoPL().fit(ResponseMatrix.from_wide(d))
+    seen = {}
+    original = scoring._marginal_scores
+
+    def spy(*args, **kwargs):
+        probe, info = original(*args, **kwargs)
+        seen.update(probe=probe, own=args[3])
+        return probe, info
+
+    hard = np.argsort(d.mean().values)
+    rows = {}
+    for k, hit in ((5, 0), (10, 8)):
+        x = np.full(200, np.nan)
+        x[hard[:k]] = 0
+        x[hard[hit]] = 1
+        rows[f"hard{k}_hit{hit}"] = x
+    new = pd.DataFrame(rows, index=d.columns).T
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scoring._marginal_scores = spy
+        try:
+            scored = result.score_models(new)
+        finally:
+            scoring._marginal_scores = original
+    assert not scored["detached"].any()
+    for i, row in scored.reset_index(drop=True).iterrows():
+        runaway = abs(seen["probe"][i] - seen["own"][i]) > 10
+        if runaway and seen["probe"][i] > seen["own"][i]:
+            assert row["upper"] == np.inf and np.isfinite(row["lower"])
+        elif runaway:
+            assert row["lower"] == -np.inf and np.isfinite(row["upper"])

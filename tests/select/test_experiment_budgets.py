@@ -267,3 +267,31 @@ def test_the_report_words_the_runs_own_target(tmp_path):
     html = report_from(tmp_path / "exp").html
     assert "to 60 % (post-init)" in html and "to 95 % (post-init)" not in html
     assert "reaches 95 %" not in html and "reach 95 %" not in html
+
+
+def test_an_old_summary_with_a_numeric_pool_name_finds_its_curves(tmp_path):
+    # (review) curves.csv read "2024" as a number: no curve matched, every budget None;
+    # and the sustained budget kept the old bootstrap mean
+    import json
+
+    import numpy as np
+
+    from latentbench.select import ExperimentRecord, run_experiment
+
+    rng = np.random.default_rng(0)
+    S = (rng.random((6, 200)) < np.linspace(0.3, 0.7, 6)[:, None]).astype(float)
+    res = run_experiment(S, {"2024": np.arange(6)}, ["uniform", "ucbe"], seeds=3, budget=400,
+                         n_jobs=1)  # fmt: skip
+    res.write(tmp_path / "exp")
+    path = tmp_path / "exp" / "summary.json"
+    data = json.loads(path.read_text())
+    fresh = {r["policy"]: (r["budget_post_init"], r["budget_post_init_sustained"])
+             for r in data["summary"]}  # fmt: skip
+    for row in data["summary"]:
+        row.pop("reached")
+        row["budget_post_init_sustained"] = 999.0
+    path.write_text(json.dumps(data))
+    record = ExperimentRecord.read(tmp_path / "exp")
+    again = {r["policy"]: (r["budget_post_init"], r["budget_post_init_sustained"])
+             for r in record.summary}  # fmt: skip
+    assert again == fresh

@@ -142,18 +142,19 @@ def score_models(
     # maximum in practice: -40 sds at 22 x 1000)
     near_bound = (accuracy <= DETACHED_BAND) | (accuracy >= 1.0 - DETACHED_BAND)
     detached = ~no_data & near_bound & (np.abs(own) > DETACHED)
+    open_rows = np.zeros(0, dtype=np.int64)  # no finite marginal estimate (below)
+    open_up = np.zeros(0, dtype=bool)
     if _scores_with_random_items(result):
         # each model on its own against the calibration's item law (independent of its
         # companions): the items' posterior given the calibration, the model's marginal ML
         rows = np.flatnonzero(~no_data & ~constant & ~detached)
         if rows.size:
             probe, probe_info = _marginal_scores(result, scores[rows], cols, own[rows])
-            # near the floor or ceiling (199 of 200 right) the marginal likelihood can rise
-            # without end (an item of the law with a ~ 0 explains the one miss): its Newton
-            # ran to its step limit (theta 32.8, se 2,495). Such a model is placed as a
-            # detached one (below): the items-fixed score, its interval open on the far side
-            # (the data do not bound how far it is; a model with fewer right answers can get
-            # a higher marginal estimate, so its point is a lower bound), said
+            # near the floor or ceiling (199 of 200 right), or on a few items, the marginal
+            # likelihood can rise without end (an item of the law with a ~ 0 explains a miss):
+            # its Newton ran to its step limit (theta 32.8, se 2,495). Such a model keeps its
+            # items-fixed score as a bound, its interval open on the side the likelihood
+            # rises towards (below; the data do not bound it there), said
             runaway = (
                 ~np.isfinite(probe)
                 | (probe_info < _MIN_MARGINAL_INFORMATION)
@@ -166,11 +167,12 @@ def score_models(
                     f"score_models: {len(runaways)} model(s) have no finite marginal estimate "
                     f"(the likelihood rises without end: {', '.join(map(repr, runaways[:3]))}"
                     f"{' ...' if len(runaways) > 3 else ''}): each keeps its items-fixed score "
-                    "as a bound, its interval open on the far side",
+                    "as a bound, its interval open on the side its likelihood rises towards",
                     LatentbenchWarning,
                     stacklevel=2,
                 )
-                detached[rows[runaway]] = True
+                open_rows = rows[runaway]
+                open_up = ~(probe[runaway] < own[rows[runaway]])  # NaN: up, as a bound
                 rows = rows[~runaway]
                 probe, probe_info = probe[~runaway], probe_info[~runaway]
         if rows.size:
@@ -213,6 +215,9 @@ def score_models(
     centre[no_data], se[no_data] = 0.0, 1.0
     z = 1.959963984540054
     lower, upper = centre - z * se, centre + z * se
+    # no finite marginal estimate: open towards where the likelihood rises (a bound)
+    upper[open_rows[open_up]] = np.inf
+    lower[open_rows[~open_up]] = -np.inf
     if (
         detached.any()
         and result.rank == 1

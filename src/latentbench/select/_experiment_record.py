@@ -108,7 +108,8 @@ class ExperimentRecord:
                 f"'summary' (policies {policies}); expected the policy the savings are against"
             )
         try:
-            curves = pd.read_csv(curves_path)
+            # ids as text, as summary.json holds them (a pool named "2024" is not a number)
+            curves = pd.read_csv(curves_path, dtype={"pool": str, "policy": str})
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
             raise InputError(f"{curves_path}: not a CSV table ({exc})") from None
         absent = [c for c in CURVE_COLUMNS if c not in curves.columns]
@@ -165,16 +166,29 @@ def _check_summary(rows: list[Any], path: Path) -> None:
 def _crossings(
     summary: list[dict[str, Any]], curves: pd.DataFrame, target: float
 ) -> list[dict[str, Any]]:
-    """Rows with ``budget_post_init`` (``_90``), ``budget_total`` and ``reached`` set to the
-    first ``evaluations`` at which the row's curve reaches ``target`` (0.9), None if never."""
+    """Rows with ``budget_post_init`` (``_90``), ``budget_total``, ``reached`` and
+    ``budget_post_init_sustained`` set from the row's curve: the first ``evaluations`` at which
+    it reaches ``target`` (0.9), and the first after which it stays there; None if never."""
+    import numpy as np
+
     out = []
     for row in summary:
-        part = curves[(curves["pool"] == row.get("pool")) & (curves["policy"] == row.get("policy"))]
-        part = part.sort_values("evaluations")
+        mine = (curves["pool"].astype(str) == str(row.get("pool"))) & (
+            curves["policy"].astype(str) == str(row.get("policy"))
+        )
+        part = curves[mine].sort_values("evaluations")
         row = dict(row)
         for key, level in (("budget_post_init", target), ("budget_post_init_90", 0.9)):
             hit = part.loc[part["accuracy"] >= level - 1e-12, "evaluations"]
             row[key] = float(hit.iloc[0]) if len(hit) else None
+        # the first budget after which the curve stays at or above the target
+        below = np.flatnonzero((part["accuracy"] < target - 1e-12).to_numpy())
+        after = (
+            part["evaluations"].to_numpy()[below[-1] + 1 :]
+            if below.size
+            else part["evaluations"].to_numpy()
+        )
+        row["budget_post_init_sustained"] = float(after[0]) if after.size else None
         first = row["budget_post_init"]
         init = number(row.get("init_evaluations"))
         row["budget_total"] = None if first is None or init is None else first + init
