@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -49,6 +49,29 @@ def refuse_long_without_score(
         )
 
 
+def _refuse_long_without(
+    frame: Any,
+    accepted: Sequence[str],
+    present: str,
+    absent: str,
+    message: Callable[[str, str, str], str],
+) -> None:
+    """A table with a ``present`` id column whose ids repeat and a score column, but no
+    ``absent`` column, is a long table missing that column: raise ``message(score, guess,
+    columns)`` (``guess`` names a text column that may hold the missing ids). Read as a
+    wide table it would fail on the repeated ids or on a text column, which says nothing of
+    the cause."""
+    columns = [str(c) for c in frame.columns]
+    score = next((c for c in accepted if c in columns), None)
+    if absent in columns or present not in columns or score is None:
+        return
+    if not frame[present].duplicated().any():
+        return
+    text = [c for c in columns if c not in (present, score) and not _holds_numbers(frame[c])]
+    guess = f"; column {text[0]!r} may hold them" if text else ""
+    raise InputError(message(repr(score), guess, _head(columns)))
+
+
 def refuse_long_without_item(
     frame: Any,
     source: str,
@@ -58,20 +81,15 @@ def refuse_long_without_item(
     item: str = "item",
     hint: str = "",
 ) -> None:
-    """A table with a model column whose ids repeat and a score column, but no ``item``
-    column, is a long table missing its item ids: an error that says so (read as a wide
-    table it would fail on the repeated model ids, or on a text column)."""
-    columns = [str(c) for c in frame.columns]
-    score = next((c for c in accepted if c in columns), None)
-    if item in columns or model not in columns or score is None:
-        return
-    if not frame[model].duplicated().any():
-        return
-    raise InputError(
-        f"{source}: columns {model!r} (its ids repeat: a long table) and {score!r} but no item "
-        f"column {item!r}; expected a column of item ids named {item!r}{hint}; found columns "
-        f"{_head(columns)}"
-    )
+    """A long table (model ids repeat, a score column) without its ``item`` column."""
+    _refuse_long_without(
+        frame, accepted, model, item,
+        lambda score, _, columns: (
+            f"{source}: columns {model!r} (its ids repeat: a long table) and {score} but no "
+            f"item column {item!r}; expected a column of item ids named {item!r}{hint}; found "
+            f"columns {columns}"
+        ),
+    )  # fmt: skip
 
 
 def refuse_long_without_model(
@@ -83,31 +101,16 @@ def refuse_long_without_model(
     item: str = "item",
     hint: str = "",
 ) -> None:
-    """A table with an ``item`` column whose ids repeat and a score column, but no model
-    column, is a long table whose model ids sit under another name (``level_0``, ``name``):
-    an error that says so and names the candidate column (read as a wide table it failed on
-    the item column, "not numeric")."""
-    columns = [str(c) for c in frame.columns]
-    score = next((c for c in accepted if c in columns), None)
-    if model in columns or item not in columns or score is None:
-        return
-    if not frame[item].duplicated().any():
-        return
-    text = [c for c in columns if c not in (item, score) and not _holds_numbers_like(frame[c])]
-    guess = f"; column {text[0]!r} may hold them" if text else ""
-    raise InputError(
-        f"{source}: columns {item!r} (its ids repeat: a long table) and {score!r} but no model "
-        f"column {model!r}{guess}; expected the model ids in a column named {model!r}{hint}; "
-        f"found columns {_head(columns)}"
-    )
-
-
-def _holds_numbers_like(values: Any) -> bool:
-    """Whether a column reads as numbers (so it cannot be a column of model names)."""
-    import pandas as pd
-
-    converted = pd.to_numeric(values, errors="coerce")
-    return bool(converted.notna().sum() >= values.notna().sum())
+    """A long table (item ids repeat, a score column) whose model ids sit under another name
+    (``level_0``, ``name``): the error names the text column that may hold them."""
+    _refuse_long_without(
+        frame, accepted, item, model,
+        lambda score, guess, columns: (
+            f"{source}: columns {item!r} (its ids repeat: a long table) and {score} but no "
+            f"model column {model!r}{guess}; expected the model ids in a column named "
+            f"{model!r}{hint}; found columns {columns}"
+        ),
+    )  # fmt: skip
 
 
 def _refuse_known_outputs(columns: Sequence[str], source: str) -> None:
