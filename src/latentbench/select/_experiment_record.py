@@ -167,9 +167,11 @@ def _crossings(
     summary: list[dict[str, Any]], curves: pd.DataFrame, target: float
 ) -> list[dict[str, Any]]:
     """Rows with ``budget_post_init`` (``_90``), ``budget_total``, ``reached`` and
-    ``budget_post_init_sustained`` set from the row's curve: the first ``evaluations`` at which
-    it reaches ``target`` (0.9), and the first after which it stays there; None if never."""
+    ``budget_post_init_sustained`` set from the row's curve as a new experiment sets them
+    (:func:`latentbench.select._experiment_stats._crossings`); None where never."""
     import numpy as np
+
+    from latentbench.select._experiment_stats import _crossings as crossings
 
     out = []
     for row in summary:
@@ -177,22 +179,19 @@ def _crossings(
             curves["policy"].astype(str) == str(row.get("policy"))
         )
         part = curves[mine].sort_values("evaluations")
-        row = dict(row)
-        for key, level in (("budget_post_init", target), ("budget_post_init_90", 0.9)):
-            hit = part.loc[part["accuracy"] >= level - 1e-12, "evaluations"]
-            row[key] = float(hit.iloc[0]) if len(hit) else None
-        # the first budget after which the curve stays at or above the target
-        below = np.flatnonzero((part["accuracy"] < target - 1e-12).to_numpy())
-        after = (
-            part["evaluations"].to_numpy()[below[-1] + 1 :]
-            if below.size
-            else part["evaluations"].to_numpy()
-        )
-        row["budget_post_init_sustained"] = float(after[0]) if after.size else None
-        first = row["budget_post_init"]
+        grid = part["evaluations"].to_numpy(float)
+        accuracy = part["accuracy"].to_numpy(float)
+        first, sustained = crossings(accuracy, grid, target)
+        first90, _ = crossings(accuracy, grid, 0.9)
+        row = {**row, "budget_post_init": number(first), "budget_post_init_90": number(first90),
+               "budget_post_init_sustained": number(sustained)}  # fmt: skip
         init = number(row.get("init_evaluations"))
-        row["budget_total"] = None if first is None or init is None else first + init
-        row["reached"] = first is not None
+        row["budget_total"] = (
+            None
+            if row["budget_post_init"] is None or init is None
+            else (row["budget_post_init"] + init)
+        )
+        row["reached"] = bool(np.isfinite(first))
         out.append(row)
     return out
 
