@@ -58,6 +58,7 @@ import pandas as pd
 from latentbench.exceptions import LatentbenchWarning
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._bootstrap import BootstrapResult, bootstrap
+from latentbench.irt._counts import observed_values
 from latentbench.irt._detached import one_sided, prior_sensitivity
 from latentbench.irt._fitted import (
     JOINT_MAX_MODELS,
@@ -419,9 +420,8 @@ def standard_errors(
         # Gaussian at the mode (Laplace) made its interval the narrowest of all (a perfect
         # model: se 0.24, upper 2.7, below the upper 3.2 of the same model one item short);
         # the exact posterior's quantiles on the reporting scale instead (items fixed)
-        constant_rows = _constant_models(result, matrix) & reference & ~no_data
+        constant_rows, lo, hi = _constant_intervals(result, matrix, reference & ~no_data, level)
         if constant_rows.any():
-            lo, hi = _constant_posterior_interval(result, matrix, constant_rows, level)
             lower[constant_rows] = np.minimum(lo, centre[constant_rows])
             upper[constant_rows] = np.maximum(hi, centre[constant_rows])
             se_first = np.where(constant_rows, (upper - lower) / (2 * z), se_first)
@@ -529,66 +529,53 @@ def _with_item_bootstrap(
     return out, summary
 
 
-def _row_cells(
-    result: IRTResult, matrix: ResponseMatrix | np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each model's observed cells without a dense grid: ``(row_ptr, cols, values)`` in CSR
-    form (a sparse matrix stays sparse)."""
-    fitted = fitted_matrix(result, matrix)
-    if isinstance(fitted, ResponseMatrix):
-        cells = fitted.observed_cells()
-        return cells.row_ptr, cells.row_cols, cells.row_values
-    dense = np.asarray(fitted, dtype=np.float32)
-    rows, cols = np.nonzero(~np.isnan(dense))
-    ptr = np.zeros(dense.shape[0] + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=dense.shape[0]), out=ptr[1:])
-    return ptr, cols, dense[rows, cols]
-
-
-def _constant_models(result: IRTResult, matrix: ResponseMatrix | np.ndarray | None) -> np.ndarray:
-    """Models whose every observed score is 1, or every one 0 (shape (N,), bool)."""
-    ptr, _, values = _row_cells(result, matrix)
-    n = ptr.size - 1
-    counts = np.diff(ptr)
-    seen = counts > 0
-    starts = np.minimum(ptr[:-1], max(values.size - 1, 0))
-    first = values[starts] if values.size else np.zeros(n)
-    out = np.zeros(n, dtype=bool)
-    if values.size:
-        row_of = np.repeat(np.arange(n), counts)
-        differs = np.zeros(n, dtype=bool)
-        np.logical_or.at(differs, row_of, values != first[row_of])
-        out = seen & ~differs & np.isin(first, (0.0, 1.0))
-    return out
-
-
-def _constant_posterior_interval(
+def _constant_intervals(
     result: IRTResult,
     matrix: ResponseMatrix | np.ndarray | None,
-    rows: np.ndarray,
+    candidates: np.ndarray,
     level: float,
     n_grid: int = 2001,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Equal-tailed ``level`` posterior interval of the ability of each model in ``rows``
-    (constant models), by quadrature on a grid: the fit's prior on the reporting scale times
-    the likelihood of its observed cells (K trials each) with the items' reported parameters
-    fixed. The open side follows the prior's tail, not the curvature at the mode."""
-    ptr, cols, values = _row_cells(result, matrix)
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``candidates`` (bool, shape (N,)) whose every observed score is 1, or every one 0,
+    and their equal-tailed ``level`` posterior intervals, by quadrature on a grid: the fit's
+    prior on the reporting scale times the likelihood of the model's cells (K trials each),
+    the items' reported parameters fixed. The open side follows the prior's tail, not the
+    curvature at the mode. Cells are read without a dense grid (a sparse matrix stays so).
+
+    Returns
+    -------
+    rows : ndarray of bool, shape (N,)
+    lower, upper : ndarray of shape (rows.sum(),)
+    """
+    fitted = fitted_matrix(result, matrix)
+    if isinstance(fitted, ResponseMatrix):
+        values, row_of, cols = observed_values(fitted)
+    else:
+        dense = np.asarray(fitted, dtype=np.float64)
+        row_of, cols = np.nonzero(~np.isnan(dense))
+        values = dense[row_of, cols]
+    n = int(result.shape[0])
+    top, bottom = np.full(n, -np.inf), np.full(n, np.inf)
+    np.maximum.at(top, row_of, values)
+    np.minimum.at(bottom, row_of, values)
+    rows = np.asarray(candidates, bool) & (top == bottom) & np.isin(top, (0.0, 1.0))
+    idx = np.flatnonzero(rows)
+    lower, upper = np.empty(idx.size), np.empty(idx.size)
+    if idx.size == 0:
+        return rows, lower, upper
     prior = result.penalty.on_reported_scale(result.normalisation)
     m, sd = float(prior.mean_U), 1.0 / np.sqrt(float(prior.precision_U))
     trials = trials_of(result)
     a, b, sigma = result.V[:, 0], result.b, float(result.sigma)
-    idx = np.flatnonzero(rows)
     centre = result.U[idx, 0]
     lo_end = np.minimum(centre, m) - 10.0 * max(sd, 1.0)
     hi_end = np.maximum(centre, m) + 10.0 * max(sd, 1.0)
     t = np.linspace(0.0, 1.0, n_grid)
     grid = lo_end[:, None] + (hi_end - lo_end)[:, None] * t[None, :]  # (M, G)
-    lower, upper = np.empty(idx.size), np.empty(idx.size)
     tail = (1.0 - level) / 2
     for k, i in enumerate(idx):  # a few constant models; each is one (G, J_i) pass
-        cells = cols[ptr[i] : ptr[i + 1]]
-        sign = 1.0 if float(values[ptr[i]]) == 1.0 else -1.0
+        cells = cols[row_of == i]
+        sign = 1.0 if top[i] == 1.0 else -1.0
         x = (np.outer(grid[k], a[cells]) + b[cells]) / sigma  # (G, J_i)
         loglik = -trials * np.logaddexp(0.0, -sign * x).sum(axis=1)
         logpost = loglik - 0.5 * ((grid[k] - m) / sd) ** 2
@@ -597,7 +584,7 @@ def _constant_posterior_interval(
         cdf /= cdf[-1]
         lower[k] = float(np.interp(tail, cdf, grid[k]))
         upper[k] = float(np.interp(1.0 - tail, cdf, grid[k]))
-    return lower, upper
+    return rows, lower, upper
 
 
 def _detached_intervals(
