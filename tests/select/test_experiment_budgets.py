@@ -214,14 +214,9 @@ def test_an_old_summary_gets_its_budgets_again_from_the_curves(tmp_path):
     # never reaches it, shown as the crossing
     import json
 
-    import numpy as np
+    from latentbench.select import ExperimentRecord
 
-    from latentbench.select import ExperimentRecord, run_experiment
-
-    rng = np.random.default_rng(0)
-    S = (rng.random((6, 200)) < np.linspace(0.3, 0.7, 6)[:, None]).astype(float)
-    res = run_experiment(S, {"all": np.arange(6)}, ["uniform", "ucbe"], seeds=3, budget=400,
-                         n_jobs=1)  # fmt: skip
+    res = _six_models("all", n_jobs=1)
     res.write(tmp_path / "exp")
     path = tmp_path / "exp" / "summary.json"
     data = json.loads(path.read_text())
@@ -254,15 +249,10 @@ def test_the_reference_policy_is_checked_and_stripped_before_the_runs():
 def test_the_report_words_the_runs_own_target(tmp_path):
     # (review) run_experiment(target=0.6): the report said "reaches 95 %" and titled the
     # columns "to 95 %"
-    import numpy as np
 
     from latentbench.report import report_from
-    from latentbench.select import run_experiment
 
-    rng = np.random.default_rng(0)
-    S = (rng.random((6, 200)) < np.linspace(0.3, 0.7, 6)[:, None]).astype(float)
-    res = run_experiment(S, {"all": np.arange(6)}, ["uniform", "ucbe"], seeds=3, budget=400,
-                         target=0.6, n_jobs=1)  # fmt: skip
+    res = _six_models("all", target=0.6, n_jobs=1)
     res.write(tmp_path / "exp")
     html = report_from(tmp_path / "exp").html
     assert "to 60 % (post-init)" in html and "to 95 % (post-init)" not in html
@@ -274,14 +264,9 @@ def test_an_old_summary_with_a_numeric_pool_name_finds_its_curves(tmp_path):
     # and the sustained budget kept the old bootstrap mean
     import json
 
-    import numpy as np
+    from latentbench.select import ExperimentRecord
 
-    from latentbench.select import ExperimentRecord, run_experiment
-
-    rng = np.random.default_rng(0)
-    S = (rng.random((6, 200)) < np.linspace(0.3, 0.7, 6)[:, None]).astype(float)
-    res = run_experiment(S, {"2024": np.arange(6)}, ["uniform", "ucbe"], seeds=3, budget=400,
-                         n_jobs=1)  # fmt: skip
+    res = _six_models("2024", n_jobs=1)
     res.write(tmp_path / "exp")
     path = tmp_path / "exp" / "summary.json"
     data = json.loads(path.read_text())
@@ -295,3 +280,15 @@ def test_an_old_summary_with_a_numeric_pool_name_finds_its_curves(tmp_path):
     again = {r["policy"]: (r["budget_post_init"], r["budget_post_init_sustained"])
              for r in record.summary}  # fmt: skip
     assert again == fresh
+
+
+def _six_models(pool: str, **options):
+    """An experiment on 6 models x 200 items (uniform against UCB-E, 3 seeds, 400 cells)."""
+    import numpy as np
+
+    from latentbench.select import run_experiment
+
+    rng = np.random.default_rng(0)
+    S = (rng.random((6, 200)) < np.linspace(0.3, 0.7, 6)[:, None]).astype(float)
+    return run_experiment(S, {pool: np.arange(6)}, ["uniform", "ucbe"], seeds=3, budget=400,
+                          **options)  # fmt: skip
