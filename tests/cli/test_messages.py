@@ -60,12 +60,23 @@ def test_report_items_matching_none_of_the_fit_is_an_error(tmp_path, responses):
 def test_live_progress_never_prints_a_leader_estimate_outside_the_score_range():
     # a doubly robust mean is unbiased and can be negative after few cells; the line printed
     # "-0.031 [0.000, 0.304]", the estimate outside its own (clipped) interval
+    import numpy as np
+
     from latentbench.cli._select_live import _progress_line
     from latentbench.select.live import LiveProgress
+    from latentbench.select.live._durable import _leader
 
+    class Policy:
+        def estimates(self):
+            return np.array([-0.031, -0.2])
+
+        def intervals(self):
+            return np.array([0.0, 0.0]), np.array([0.304, 0.1])
+
+    leader = _leader(Policy(), ["m", "n"], started=True)
     p = LiveProgress(call=9, phase="loop", model="m", n_new=8, n_replayed=0, n_errors=0,
-                     paid_total=80, replayed_total=0, revealed=80, planned=400, leader="m",
-                     estimate=-0.031, lower=0.0, upper=0.304)  # fmt: skip
+                     paid_total=80, replayed_total=0, revealed=80, planned=400,
+                     **leader)  # fmt: skip
     assert "leader m 0.000 [0.000, 0.304]" in _progress_line(p)
 
 

@@ -36,8 +36,7 @@ LOG_EVERY = 5.0
 def _progress_line(p: Any, init_total: int | None = None) -> str:
     leader = ""
     if p.leader is not None:
-        # a doubly robust mean can leave [0, 1] early on; the interval is clipped to it
-        leader = f" | leader {escape(p.leader)} {min(max(p.estimate, 0.0), 1.0):.3f}"
+        leader = f" | leader {escape(p.leader)} {p.estimate:.3f}"
         if p.lower is not None and p.upper is not None:
             leader += f" [{p.lower:.3f}, {p.upper:.3f}]"
     errors = f" | [red]{p.n_errors} failed[/red]" if p.n_errors else ""
@@ -174,7 +173,7 @@ def live(
             interval = f" [{sel.lower[best]:.3f}, {sel.upper[best]:.3f}]"
         err.print(  # the cells and the stop: in the spend line below
             f"[green]best model[/green] {escape(str(sel.best_id))}: estimate "
-            f"{min(max(float(sel.estimates[best]), 0.0), 1.0):.3f}{interval}",
+            f"{sel.estimates[best]:.3f}{interval}",
             soft_wrap=True,
         )
         err.print(escape(summary), soft_wrap=True)

@@ -74,10 +74,13 @@ def _leader(policy: Policy | None, model_ids: Sequence[str], started: bool) -> d
         return {}
     est = policy.estimates()
     best = int(np.argmax(est))
-    out: dict[str, Any] = {"leader": model_ids[best], "estimate": float(est[best])}
+    # as a SelectionResult reports it: in the score range, inside its (widened) interval
+    value = min(max(float(est[best]), 0.0), 1.0)
+    out: dict[str, Any] = {"leader": model_ids[best], "estimate": value}
     bounds = policy.intervals()
     if bounds is not None:
-        out["lower"], out["upper"] = float(bounds[0][best]), float(bounds[1][best])
+        out["lower"] = min(float(bounds[0][best]), value)
+        out["upper"] = max(float(bounds[1][best]), value)
     return out
 
 
