@@ -31,7 +31,7 @@ from scipy.special import expit
 
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
-from latentbench.irt._objective import probabilities
+from latentbench.irt._objective import general_direction, probabilities
 
 __all__ = [
     "LeaderboardSimulator",
@@ -76,12 +76,24 @@ class SyntheticData:
     complete: np.ndarray
 
     @property
+    def direction(self) -> np.ndarray:
+        """The true items' mean-loading direction, shape (rank,): ``[1]`` at rank 1."""
+        return general_direction(self.V)
+
+    @property
     def theta(self) -> np.ndarray:
-        return self.U[:, 0]
+        """True abilities, shape (n_models,): ``U w`` along :attr:`direction`.
+
+        The same definition as a fit's ability (:attr:`latentbench.IRTResult.direction`), so a
+        rank-r fit's ``theta`` is compared with the truth's ability, not with an arbitrary first
+        factor (rank 1: ``U[:, 0]``).
+        """
+        return np.asarray(self.U @ self.direction)
 
     @property
     def a(self) -> np.ndarray:
-        return self.V[:, 0]
+        """True discriminations along :attr:`direction`, shape (n_items,): ``V w``."""
+        return np.asarray(self.V @ self.direction)
 
 
 def apply_missing(

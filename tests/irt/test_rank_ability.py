@@ -181,3 +181,19 @@ def test_rank2_estimate_restates_a_score_on_the_calibrations_ability():
             assert result.theta_lower <= cal.abilities[k] <= result.theta_upper
             thetas.append(result.theta)
     assert spearmanr(thetas, cal.abilities[::3])[0] > 0.9
+
+
+def test_synthetic_truth_uses_the_same_ability_direction_as_a_fit():
+    """``SyntheticData.theta`` at rank > 1 is ``U w`` (it was the first factor, which a rank-2 fit
+    is not comparable with); rank 1 is unchanged."""
+    from latentbench.synthetic import simulate_2pl, simulate_low_rank
+
+    one = simulate_2pl(20, 30, random_state=0)
+    assert np.array_equal(one.theta, one.U[:, 0]) and np.array_equal(one.a, one.V[:, 0])
+    data = simulate_low_rank(60, 300, rank=2, random_state=3)
+    w = general_direction(data.V)
+    assert np.allclose(data.theta, data.U @ w) and np.allclose(data.a, data.V @ w)
+    fit = TwoPL(rank=2, tol=1e-6, max_iter=400).fit(data.matrix)
+    truth_logit = (data.U @ data.V.T + data.b).mean(axis=1)
+    assert spearmanr(data.theta, truth_logit)[0] > 0.95
+    assert spearmanr(fit.theta, data.theta)[0] > 0.9
