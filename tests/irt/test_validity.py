@@ -89,16 +89,66 @@ def test_detached_models_do_not_set_the_scale_and_get_prior_sensitivity_interval
     assert spearmanr(ab["theta"], data.matrix.model_accuracy())[0] >= 0.95
 
 
-def test_a_model_at_the_floor_is_a_reason_to_fall_back():
+def test_a_model_at_the_floor_is_left_out_of_the_item_law_not_a_reason_to_fall_back():
+    """One broken model (every answer wrong) switched every model to the joint Laplace
+    intervals; now the item law is fitted without it, the others keep their random-item
+    intervals (the same as without the broken model, up to the reporting scale), and it gets
+    its exact posterior interval; said in one warning and in the checks."""
+    from latentbench.irt._fitted import random_items_fit
+
     data = simulate_2pl(20, 300, random_state=4)
     scores = data.matrix.scores.copy()
     scores[0] = 0.0  # every answer wrong
     matrix = ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids)
-    with pytest.warns(LatentbenchWarning, match="floor or ceiling"):
-        unc = TwoPL().fit(matrix).standard_errors()
-    assert unc.method == "joint Laplace"
+    fit = TwoPL().fit(matrix)
+    assert fit.normalisation is not None and fit.normalisation.mask(20)[0]  # not detached
+    with pytest.warns(LatentbenchWarning, match="floor or ceiling") as caught:
+        unc = fit.standard_errors()
+    assert not any("outside its validity" in str(w.message) for w in caught)
+    assert unc.method.startswith("random-item")
+    assert unc.fallback is None
     assert unc.checks["constant_models"] == [data.matrix.model_ids[0]]
     assert _inside(unc.abilities).all()
+    law = random_items_fit(fit)
+    assert not law.in_law[0] and law.in_law[1:].all()
+    # the law's abilities sit on the fit's reporting scale (same mean and sd over its models)
+    np.testing.assert_allclose(
+        [law.theta[1:].mean(), law.theta[1:].std()],
+        [fit.theta[1:].mean(), fit.theta[1:].std()],
+        atol=1e-9,
+    )
+    # ... and are the clean fit's, standardised the same way (the broken model changes only
+    # the reporting scale)
+    clean_fit = TwoPL().fit(data.matrix.subset(models=np.arange(1, 20)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LatentbenchWarning)
+        clean = clean_fit.standard_errors().abilities
+    ours = unc.abilities.iloc[1:]
+    shift, scale = law.theta[1:].mean(), law.theta[1:].std()
+    np.testing.assert_allclose((ours["theta"] - shift) / scale, clean["theta"], atol=0.02)
+    np.testing.assert_allclose(ours["se"] / scale, clean["se"], rtol=0.1)
+    # a new model scored against it takes the random-item route, on its own
+    new = pd.Series(data.complete[5].astype(float), index=data.matrix.item_ids, name="copy5")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LatentbenchWarning)
+        scored = fit.score_models(new)
+    assert abs(float(scored["theta"].iloc[0]) - float(unc.abilities["theta"].iloc[5])) < 0.1
+
+
+def test_rescaled_item_law_keeps_every_probability():
+    from latentbench.irt._fitted import random_items_fit
+    from latentbench.irt._random_items import rescaled
+
+    data = simulate_2pl(15, 60, random_state=2)
+    fit = TwoPL().fit(data.matrix)
+    law = random_items_fit(fit)
+    scores = data.matrix.scores.astype(float)
+    moved = rescaled(law, 0.7, 1.9, scores, float(fit.sigma))
+    logits = np.outer(law.theta, law.grid_a) + law.grid_b
+    np.testing.assert_allclose(np.outer(moved.theta, moved.grid_a) + moved.grid_b, logits)
+    np.testing.assert_allclose(moved.se, 1.9 * law.se)
+    np.testing.assert_allclose(moved.item_mean[:, 0], law.item_mean[:, 0] / 1.9, rtol=1e-6)
+    assert moved.weights is law.weights and moved.edge_mass == law.edge_mass
 
 
 def test_disagreement_and_a_singular_information_are_detected():

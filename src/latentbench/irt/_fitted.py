@@ -20,6 +20,7 @@ from latentbench.irt._random_items import (
     fit_random_items,
     item_bootstrap,
     model_jackknife,
+    rescaled,
 )
 from latentbench.irt._stats import norm_ppf
 
@@ -187,22 +188,25 @@ def random_items_fit(
     if cached is not None and cached.data_key == key:
         return cached
     reference = reference_of(result)
+    law_rows = reference & ~constant_models(scores)
     # the detached models (far from all the others) are left out: their marginal likelihood
     # against a law the others set has no finite maximum in practice (the EM diverged), and
-    # their intervals come from the prior sensitivity (irt._detached); put back at the fit's
-    # estimate with zero (co)variance
+    # their intervals come from the prior sensitivity (irt._detached); so are the models at
+    # the floor or the ceiling (every observed score 0, or every one 1: no finite marginal
+    # estimate at all; their intervals are their exact posteriors, inference
+    # ._constant_intervals); both put back at the fit's estimate with zero (co)variance
     fit = fit_random_items(
-        scores[reference],
-        result.U[reference, 0],
+        scores[law_rows],
+        result.U[law_rows, 0],
         result.V[:, 0],
         result.b,
         float(result.sigma),
         trials=trials_of(result),
     )
-    if _item_bootstrap_applies(int(reference.sum()), int(result.shape[1])):
+    if _item_bootstrap_applies(int(law_rows.sum()), int(result.shape[1])):
         # the law's own estimation error: items resampled, the EM redone from the fit
         theta_b, fit.boot_weights = item_bootstrap(
-            scores[reference],
+            scores[law_rows],
             fit,
             float(result.sigma),
             n_boot=ITEM_BOOTSTRAP,
@@ -211,14 +215,35 @@ def random_items_fit(
             trials=trials_of(result),
         )
         fit.boot_seed = ITEM_BOOTSTRAP_SEED
-        fit.boot_theta = np.full((theta_b.shape[0], reference.size), np.nan)
-        fit.boot_theta[:, reference] = theta_b
-    if not reference.all():
+        fit.boot_theta = theta_b
+    if (reference & ~law_rows).any():
+        # the law standardised its models (mean 0, sd 1 over those with cells); the reporting
+        # scale standardises every reference model, a constant one included: matched by the
+        # mean and sd of the law's models' fitted abilities (so the law's models, with the
+        # constant ones at their fitted abilities, have mean 0 and sd 1 again)
+        with_cells = ~np.isnan(scores[law_rows]).all(axis=1)
+        fitted = result.U[law_rows, 0][with_cells]
+        if fitted.size >= 2 and float(fitted.std()) > 0:
+            fit = rescaled(
+                fit,
+                float(fitted.mean()),
+                float(fitted.std()),
+                scores[law_rows],
+                float(result.sigma),
+                trials_of(result),
+            )
+            fit.theta[~with_cells] = result.U[law_rows, 0][~with_cells]  # at their start
+    if fit.boot_theta.size:
+        boot = np.full((fit.boot_theta.shape[0], reference.size), np.nan)
+        boot[:, law_rows] = fit.boot_theta
+        fit.boot_theta = boot
+    if not law_rows.all():
         theta = result.U[:, 0].copy()
-        theta[reference] = fit.theta
-        covariance = np.zeros((reference.size, reference.size))
-        covariance[np.ix_(reference, reference)] = fit.covariance
+        theta[law_rows] = fit.theta
+        covariance = np.zeros((law_rows.size, law_rows.size))
+        covariance[np.ix_(law_rows, law_rows)] = fit.covariance
         fit.theta, fit.covariance = theta, covariance
+    fit.in_law = law_rows
     fit.data_key = key
     result.random_items = fit
     return fit
@@ -236,7 +261,7 @@ def model_jackknife_of(result: IRTResult) -> ModelJackknife | None:
     matrix, and ``score_models`` then holds the items fixed.
     """
     law = random_items_fit(result)
-    reference = reference_of(result)
+    reference = law_models_of(result, law)
     if not _model_jackknife_applies(int(reference.sum()), int(result.shape[1])):
         return None
     cached = result.model_jackknife
@@ -298,6 +323,23 @@ def _observed(
             f"matrix has shape {scores.shape}; expected the fitted shape {tuple(result.shape)}"
         )
     return scores, ~np.isnan(scores)
+
+
+def constant_models(scores: np.ndarray) -> np.ndarray:
+    """Boolean (N,): the models with observed cells all 0 or all 1 (at the floor or the
+    ceiling: no finite marginal or likelihood estimate), from (N, J) scores, NaN missing."""
+    scores = np.asarray(scores, dtype=float)
+    observed = ~np.isnan(scores)
+    low = np.where(observed, scores, np.inf).min(axis=1, initial=np.inf)
+    high = np.where(observed, scores, -np.inf).max(axis=1, initial=-np.inf)
+    return np.asarray(observed.any(axis=1) & (low == high) & ((low == 0) | (low == 1)))
+
+
+def law_models_of(result: IRTResult, law: RandomItemsFit) -> np.ndarray:
+    """Boolean (N,): the models ``law`` (the result's random-item fit) was fitted on
+    (``law.in_law``; a fit that did not record them: the reference models)."""
+    rows = np.asarray(law.in_law, dtype=bool)
+    return rows if rows.size == int(result.shape[0]) else reference_of(result)
 
 
 def reference_of(result: IRTResult) -> np.ndarray:

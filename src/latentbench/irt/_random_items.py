@@ -41,6 +41,7 @@ Item parameters are summarised by their posterior means and sds under ``G_hat``.
 
 from __future__ import annotations
 
+import copy
 import warnings
 from dataclasses import dataclass, field
 
@@ -131,6 +132,10 @@ class RandomItemsFit:
         The replicates' item-law weights on the same grid.
     boot_seed : int
         Seed of the replicates' item resamples (:func:`resamples` regenerates them).
+    in_law : ndarray of bool, shape (N,)
+        The models the law was fitted on (set by :func:`latentbench.irt._fitted.
+        random_items_fit`: the reference models with a finite marginal estimate); the others
+        sit at the fit's estimate with zero (co)variance. Shape (0,): not recorded (all).
     """
 
     theta: np.ndarray
@@ -149,6 +154,7 @@ class RandomItemsFit:
     boot_theta: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     boot_weights: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     boot_seed: int = 0
+    in_law: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     @property
     def valid(self) -> bool:
@@ -649,6 +655,38 @@ def fit_random_items(
 SUPPORT = 1e-10
 """Grid points whose weight in a bootstrap replicate's law is at most this are left out when a
 new model is scored against that replicate (they change no posterior)."""
+
+
+def rescaled(
+    fit: RandomItemsFit,
+    shift: float,
+    scale: float,
+    scores: np.ndarray,
+    sigma: float = 1.0,
+    trials: int = 1,
+) -> RandomItemsFit:
+    """``fit`` on the ability scale ``theta' = shift + scale theta`` (``scale`` > 0).
+
+    The same model: abilities, their covariance (times ``scale**2``) and the bootstrap
+    replicates move; the law's grid follows (``a' = a / scale``, ``b' = b - a shift / scale``,
+    so every cell's probability is unchanged), and the items' posterior means and sds are
+    recomputed on it from the same posterior (``scores``, shape (N, J), the cells the law was
+    fitted on). The likelihood, weights and edge mass are unchanged.
+    """
+    out = copy.copy(fit)
+    out.theta = shift + scale * np.asarray(fit.theta, float)
+    out.covariance = scale * scale * np.asarray(fit.covariance, float)
+    out.grid_a = np.asarray(fit.grid_a, float) / scale
+    out.grid_b = np.asarray(fit.grid_b, float) - np.asarray(fit.grid_a, float) * shift / scale
+    out.grid_top = float(fit.grid_top) / scale
+    if fit.boot_theta.size:
+        out.boot_theta = shift + scale * np.asarray(fit.boot_theta, float)
+    problem = _Problem(np.asarray(scores, float), out.grid_a / sigma, out.grid_b / sigma, trials)
+    R = problem.posterior(out.theta, np.log(np.maximum(out.weights, 1e-300)))[0]
+    grid = np.column_stack([out.grid_a, out.grid_b])
+    out.item_mean = R @ grid
+    out.item_sd = np.sqrt(np.maximum(R @ grid**2 - out.item_mean**2, 0.0))
+    return out
 
 
 def resamples(seed: int, n_items: int, n_boot: int) -> list[np.ndarray]:

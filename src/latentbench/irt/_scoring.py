@@ -413,15 +413,16 @@ def _marginal_scores(
     reporting scale and their observed information (Louis: the complete-data information
     minus the posterior variance of the complete-data score), both shape (M,).
     """
-    from latentbench.irt._fitted import random_items_fit, reference_of
+    from latentbench.irt._fitted import law_models_of, random_items_fit
     from latentbench.irt._random_items import _Problem
 
     law = random_items_fit(result)
     assert result.matrix is not None
     sigma, trials = float(result.sigma), trials_of(result)
     grid_a, grid_b = law.grid_a / sigma, law.grid_b / sigma
-    # the items' posterior given the models the law was fitted on (the reference models)
-    reference = reference_of(result)
+    # the items' posterior given the models the law was fitted on (the reference models
+    # with a finite marginal estimate)
+    reference = law_models_of(result, law)
     calibration = _Problem(
         np.asarray(result.matrix.scores, float)[reference], grid_a, grid_b, trials
     )
@@ -501,18 +502,18 @@ def _bootstrap_scores(
     """
     from latentbench.irt._fitted import (
         BOOTSTRAP_SCORES_MAX_CELLS,
+        law_models_of,
         random_items_fit,
-        reference_of,
     )
     from latentbench.irt._random_items import SUPPORT, _Problem, resamples
 
     law = random_items_fit(result)
-    cells = int(reference_of(result).sum()) * int(result.shape[1])
+    reference = law_models_of(result, law)
+    cells = int(reference.sum()) * int(result.shape[1])
     if law.n_boot < 2 or cells > BOOTSTRAP_SCORES_MAX_CELLS:
         return None
     assert result.matrix is not None
     sigma, trials = float(result.sigma), trials_of(result)
-    reference = reference_of(result)
     calibration = np.asarray(result.matrix.scores, float)[reference][:, cols]
     observed = ~np.isnan(scores)
     y = np.where(observed, scores, 0.0) * trials  # successes
@@ -562,7 +563,7 @@ def _jackknife_scores(
     refit's map is degenerate), the number of groups G and the refits' tolerance, or None
     where the jackknife does not apply.
     """
-    from latentbench.irt._fitted import model_jackknife_of, random_items_fit, reference_of
+    from latentbench.irt._fitted import law_models_of, model_jackknife_of, random_items_fit
     from latentbench.irt._random_items import SUPPORT, _Problem
 
     jack = model_jackknife_of(result)
@@ -571,7 +572,7 @@ def _jackknife_scores(
     law = random_items_fit(result)
     assert result.matrix is not None
     sigma, trials = float(result.sigma), trials_of(result)
-    reference = reference_of(result)
+    reference = law_models_of(result, law)
     calibration = np.asarray(result.matrix.scores, float)[reference][:, cols]
     full = law.theta[reference]
     observed = ~np.isnan(scores)

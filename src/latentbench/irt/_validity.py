@@ -30,9 +30,12 @@ check is handled apart (below):
 - ``min_information``: the smallest eigenvalue of the marginal information on the
   non-gauge directions, relative to its largest (limit :data:`MIN_RELATIVE_EIGENVALUE`), and
   non-finite or zero standard errors: Hessian trouble;
-- ``constant_models``: reference models at the floor or the ceiling, every observed score 0
-  or every one 1: their marginal likelihood has no finite maximum. (``extreme_models``, those within
-  :data:`EXTREME` of 0 or 1, are recorded, not a reason: AlpacaEval 2 has three, and its
+- ``constant_models``: models of the law at the floor or the ceiling, every observed score 0
+  or every one 1: their marginal likelihood has no finite maximum. The law is fitted without
+  them (:func:`latentbench.irt._fitted.random_items_fit`; they get their exact posterior
+  interval, :func:`latentbench.irt.inference.standard_errors` records them under the same
+  key), so this fires only for a law given such models directly. (``extreme_models``, those
+  within :data:`EXTREME` of 0 or 1, are recorded, not a reason: AlpacaEval 2 has three, and its
   random-item intervals cover, 0.934 in parametric replicas.)
 """
 

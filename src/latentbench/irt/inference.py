@@ -70,6 +70,7 @@ from latentbench.irt._fitted import (
     _z,
     fitted_matrix,
     laplace_of,
+    law_models_of,
     per_trial_penalty,
     random_items_fit,
     reference_of,
@@ -294,6 +295,7 @@ def standard_errors(
         # checked; outside its validity, the joint Laplace intervals on the fit's theta
         scores, _ = _observed(result, matrix)
         items_law = random_items_fit(result, matrix)
+        in_law = law_models_of(result, items_law)
         var_laplace = np.diag(laplace_of(result, scores).covariance()) / trials
         found = check(
             items_law,
@@ -301,21 +303,34 @@ def standard_errors(
             np.sqrt(np.maximum(var_laplace, 0.0)),
             scores,
             result.model_ids,
-            reference=reference,
+            reference=in_law,
         )
         checks = found.values
+        apart = np.flatnonzero(reference & ~in_law)  # at the floor or ceiling
+        if apart.size:
+            checks["constant_models"] = [result.model_ids[i] for i in apart]
+            names = ", ".join(repr(result.model_ids[i]) for i in apart[:3])
+            warnings.warn(
+                f"ability intervals: {apart.size} model(s) at the floor or ceiling ({names}"
+                f"{' ...' if apart.size > 3 else ''}: every observed score 0, or every one 1) "
+                "have no marginal estimate; the item law is fitted without them, and each "
+                "gets its exact posterior interval under the fit's prior (items fixed)",
+                LatentbenchWarning,
+                stacklevel=2,
+            )
         if found.valid:
             centre = items_law.theta
-            # a detached model is not in the random-item fit: its sampling variance is the
-            # joint Laplace one (its interval: irt._detached)
-            var_ri = np.where(reference, items_law.se**2, var_laplace)
+            # a detached or constant model is not in the random-item fit: its sampling
+            # variance is the joint Laplace one (its interval: irt._detached, or the exact
+            # posterior below)
+            var_ri = np.where(in_law, items_law.se**2, var_laplace)
             method = "random-item marginal likelihood"
             boot_sd = items_law.boot_sd if items_law.n_boot > 1 else None
-            with_law_error = boot_sd is not None and bool(np.isfinite(boot_sd[reference]).any())
+            with_law_error = boot_sd is not None and bool(np.isfinite(boot_sd[in_law]).any())
             if with_law_error:
                 # the law-fixed information leaves out the item law's own error: the item
                 # bootstrap's spread includes it; the law-fixed variance is a lower bound
-                var_ri, summary = _with_item_bootstrap(items_law, var_ri, reference)
+                var_ri, summary = _with_item_bootstrap(items_law, var_ri, in_law)
                 checks["item_bootstrap"] = summary
                 method = "random-item marginal likelihood + item bootstrap"
             var_theta[:, 0] = var_ri * trials  # true already; undone below
