@@ -154,9 +154,7 @@ def test_rows_of_a_design_must_agree_and_a_rounded_probability_is_accepted(setup
     with pytest.raises(InputError) as err:
         estimate(cal, answers, items=edited)
     recorded, derived = (float(f["probability"].iloc[4]) for f in (edited, design))
-    assert f"has probability {recorded!r} but this calibration gives {derived!r}" in str(
-        err.value
-    )
+    assert f"has probability {recorded!r} but this calibration gives {derived!r}" in str(err.value)
     assert "relative difference 0.001" in str(err.value)
     for column, value in (("calibration_hash", "deadbeef"), ("floor", 0.3), ("seed", 9)):
         mixed = design.copy()

@@ -305,9 +305,7 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
     columns = [str(c) for c in frame.columns]
     if len(frame) == 0:
         raise InputError(f"in {file}: the table has no rows; expected a model's answers")
-    if {"item", "order", "probability"} <= set(columns) and not set(columns) & set(
-        _SCORE_COLUMNS
-    ):
+    if {"item", "order", "probability"} <= set(columns) and not set(columns) & set(_SCORE_COLUMNS):
         raise InputError(
             f"{file}: a fixed design (columns {', '.join(columns[:7])}: the output of "
             "`latentbench tiny`), not a model's answers; give it as the design (estimate "

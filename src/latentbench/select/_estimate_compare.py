@@ -98,8 +98,7 @@ class CompareResult:
                 verdict += (
                     " (the two answered the one evaluated item identically)"
                     if self.n_evaluated == 1
-                    else f" (the two answered all {self.n_evaluated:,} evaluated items "
-                    "identically)"
+                    else f" (the two answered all {self.n_evaluated:,} evaluated items identically)"
                 )
         lower, upper = outward(self.lower, self.upper, "+.3f")
         # an interval of width 0 (every shared item revealed) is the exact difference
