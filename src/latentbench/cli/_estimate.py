@@ -104,7 +104,9 @@ def estimate_command(
     seed: int = typer.Option(0, help="Seed; a model's draws depend on it and its name only."),
     model: str | None = typer.Option(None, help="Estimate only this model of RESPONSES."),
     items: Path | None = typer.Option(
-        None, help="A fixed design from `latentbench tiny`: the model answered these items."
+        None,
+        help="A fixed design from `latentbench tiny` (.csv or .parquet): the model answered "
+        "these items (the draw is replayed: an edited item is refused).",
     ),
     proposal: str = typer.Option(
         "residual", help="Design: residual (predicted sd), information or uniform."
