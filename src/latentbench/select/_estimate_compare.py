@@ -178,11 +178,12 @@ def compare(
     budget : int or None, default 500
         Most items (each answered by both models).
     margin : float, optional
-        Also stop when the interval lies within ``[-margin, margin]``.
+        Also stop when the interval lies within ``[-margin, margin]``; a number in (0, 1).
     delta : float, default 0.05
         The sign is wrong, or the interval misses, with probability at most ``delta``.
     seed, floor, rank
-        As in :func:`estimate`.
+        As in :func:`estimate`. The draw depends on the seed and the unordered pair of
+        names: ``compare(B, A)`` draws the same items as ``compare(A, B)`` and mirrors it.
     proxy : {"irt", "ridge"}, default "irt"
         Each model's predictions, as in :func:`estimate`.
 
