@@ -9,7 +9,8 @@ The public API:
 - :func:`run_selection` with the policies in :mod:`latentbench.select` (PULSE, UCB-E, ...),
   returning a :class:`SelectionResult`;
 - :func:`estimate`: a new model's full-benchmark score from a few items, with an anytime-valid
-  interval, returning an :class:`EstimateResult`;
+  interval, returning an :class:`EstimateResult` (its twins, in :mod:`latentbench.select`:
+  ``estimate_many``, ``tiny`` for a fixed design to pre-register, ``compare`` for two models);
 - :func:`build_report` in :mod:`latentbench.report`;
 - :func:`demo`: the main job on a built-in synthetic leaderboard (``latentbench demo``),
   returning a :class:`DemoResult`;

@@ -228,3 +228,87 @@ def test_compare_two_checkpoints_exported_under_one_model_name(tmp_path):
     assert (record["model_a"], record["model_b"]) == (
         "org/my-model (ckpt1000)", "org/my-model (ckpt2000)")  # fmt: skip
     assert record["upper"] < 0  # the later checkpoint (0.85 against 0.25) certified higher
+
+
+def _calibration(tmp_path):
+    """A 10-model, 40-item calibration file and one new model's answers (long CSV)."""
+    rng = np.random.default_rng(3)
+    theta, b = rng.normal(size=11), rng.normal(size=40)
+    Y = (rng.random((11, 40)) < 1 / (1 + np.exp(-(theta[:, None] + b)))).astype(float)
+    cells = [(f"m{i}", str(j), Y[i, j]) for i in range(10) for j in range(40)]
+    calibration, new = tmp_path / "calib.parquet", tmp_path / "new.csv"
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_parquet(calibration)
+    pd.DataFrame({"item": [str(j) for j in range(40)], "score": Y[10]}).to_csv(new, index=False)
+    return calibration, new
+
+
+def test_a_fixed_design_refuses_seed_and_names_bad_design_files(tmp_path, monkeypatch):
+    """Findings 3 and 4 (hostile walk 2026-12-05): --seed with --items was recorded unused;
+    a header-only file, a directory or a parquet design gave tracebacks (exit 1)."""
+    monkeypatch.setenv("LATENTBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    calibration, new = _calibration(tmp_path)
+    items = tmp_path / "items.csv"
+    made = runner.invoke(app, ["tiny", str(calibration), "--k", "8", "--out", str(items)])
+    assert made.exit_code == 0, made.output
+    args = ["estimate", str(calibration), str(new), "--items"]
+    outcome = runner.invoke(app, [*args, str(items), "--seed", "5"])
+    assert outcome.exit_code == 2 and "--seed with --items" in outcome.output
+    ok = runner.invoke(app, [*args, str(items), "--json"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.stdout)["options"]["seed"] == 0  # the design's own
+    header = tmp_path / "header.csv"
+    header.write_text(items.read_text().splitlines()[0] + "\n")
+    for bad, said in ((header, "no rows"), (tmp_path, "is a directory")):
+        outcome = runner.invoke(app, [*args, str(bad)])
+        assert outcome.exit_code == 2 and said in outcome.output, outcome.output
+        assert "Traceback" not in outcome.output
+    parquet = tmp_path / "items.parquet"
+    outcome = runner.invoke(app, ["tiny", str(calibration), "--k", "8", "--out", str(parquet)])
+    assert outcome.exit_code == 0 and pd.read_parquet(parquet)["item"].tolist() == (
+        pd.read_csv(items, dtype={"item": str})["item"].tolist()
+    )
+    from_parquet = runner.invoke(app, [*args, str(parquet), "--json"])
+    assert from_parquet.exit_code == 0, from_parquet.output
+    assert json.loads(from_parquet.stdout)["summary"] == json.loads(ok.stdout)["summary"]
+
+
+def test_tiny_out_suffixes_stdout_and_grammar(tmp_path, monkeypatch):
+    """Finding 11: --out x.parquet held CSV text, --out - wrote a file named '-',
+    'wrote 1 items'."""
+    monkeypatch.setenv("LATENTBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    calibration, _ = _calibration(tmp_path)
+    one = runner.invoke(app, ["tiny", str(calibration), "--k", "1", "--out", "one.csv"])
+    assert one.exit_code == 0 and "wrote 1 item to one.csv" in one.output
+    outcome = runner.invoke(app, ["tiny", str(calibration), "--k", "3", "--out", "-"])
+    assert outcome.exit_code == 0 and not (tmp_path / "-").exists()
+    assert outcome.stdout.startswith("item,order,probability,weight,floor,seed,calibration_hash")
+    assert len(outcome.stdout.splitlines()) == 4
+    outcome = runner.invoke(app, ["tiny", str(calibration), "--k", "3", "--out", "items.tsv"])
+    assert outcome.exit_code == 2 and "expected a file name ending in .csv" in outcome.output
+    assert not (tmp_path / "items.tsv").exists()
+
+
+def test_a_failed_command_leaves_no_empty_out_folder(tmp_path, monkeypatch):
+    """Finding 11: estimate / compare created --out DIR before failing."""
+    monkeypatch.setenv("LATENTBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    calibration, new = _calibration(tmp_path)
+    items = tmp_path / "items.csv"
+    runner.invoke(app, ["tiny", str(calibration), "--k", "8", "--out", str(items)])
+    partial = tmp_path / "partial.csv"
+    first = pd.read_csv(items, dtype={"item": str})["item"].iloc[0]
+    frame = pd.read_csv(new, dtype={"item": str})
+    frame[frame["item"] != first].to_csv(partial, index=False)
+    out = tmp_path / "est"
+    outcome = runner.invoke(
+        app, ["estimate", str(calibration), str(partial), "--items", str(items), "--out", str(out)]
+    )
+    assert outcome.exit_code == 2 and "did not answer 1 of the 8 items" in outcome.output
+    assert not out.exists()
+    out = tmp_path / "cmp" / "deeper"
+    args = ["compare", str(calibration), str(new), "--a", "nosuch", "--out", str(out)]
+    assert runner.invoke(app, args).exit_code == 2
+    assert not (tmp_path / "cmp").exists()
+    args = ["compare", str(calibration), str(new), str(partial), "--margin", "1"]
+    outcome = runner.invoke(app, args)
+    assert outcome.exit_code == 2 and "--margin 1.0; expected a number in (0, 1)" in outcome.output

@@ -197,7 +197,8 @@ def test_a_design_item_without_answer_names_the_item_and_the_design_file(cal, tm
     with pytest.raises(InputError) as err:
         estimate(cal, answers, model="new", items=path, cache=False)
     text = str(err.value)
-    assert f"item {missing!r} of items {path} (order 4 of 10)" in text and "'new'" in text
+    assert f"did not answer 1 of the 10 items of {path}: {missing!r} (order 4)" in text
+    assert "'new'" in text
 
 
 def test_a_model_column_under_another_name_is_named(tmp_path):

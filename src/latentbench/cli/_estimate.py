@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +32,19 @@ __all__ = ["compare_command", "estimate_command", "tiny_command"]
 
 
 def _writable_dir(out: Path) -> None:
-    """Fail before any work when ``out`` cannot receive the outputs."""
+    """Fail before any work when ``out`` cannot receive the outputs. A folder that does not
+    exist yet is not created here (the results create it), so that a command that fails
+    leaves no empty ``--out`` folder behind: its nearest existing folder must be writable."""
     if out.exists() and not out.is_dir():
         fail(f"--out {out}: exists and is not a directory; expected a directory to write into")
+    if not out.exists():
+        above = next((p for p in out.absolute().parents if p.exists()), Path("/"))
+        if not above.is_dir():
+            fail(f"--out {out}: {above} is not a directory; expected a directory to write into")
+        if not os.access(above, os.W_OK | os.X_OK):
+            fail(f"--out {out}: cannot create it (folder {above} is not writable)")
+        return
     try:
-        out.mkdir(parents=True, exist_ok=True)
         probe = out / ".latentbench-write-check"
         probe.write_text("")
         probe.unlink()
@@ -95,7 +104,9 @@ def estimate_command(
     seed: int = typer.Option(0, help="Seed; a model's draws depend on it and its name only."),
     model: str | None = typer.Option(None, help="Estimate only this model of RESPONSES."),
     items: Path | None = typer.Option(
-        None, help="A fixed design from `latentbench tiny`: the model answered these items."
+        None,
+        help="A fixed design from `latentbench tiny` (.csv or .parquet): the model answered "
+        "these items (the draw is replayed: an edited item is refused).",
     ),
     proposal: str = typer.Option(
         "residual", help="Design: residual (predicted sd), information or uniform."
@@ -144,11 +155,12 @@ def estimate_command(
         _writable_dir(out)
     choice = {"metric": metric, "filter": filter, "split": split}
     calibration, responses = _sources(calibration, responses, live, store, benchmark, choice)
-    budget_given = getattr(ctx.get_parameter_source("budget"), "name", "") not in (
-        "DEFAULT",
-        "DEFAULT_MAP",
-    )
-    _check_design(items, live, precision, proposal, proxy, budget_given=budget_given)
+    given = {
+        name
+        for name in ("budget", "seed")
+        if getattr(ctx.get_parameter_source(name), "name", "") not in ("DEFAULT", "DEFAULT_MAP")
+    }
+    _check_design(items, live, precision, proposal, proxy, given=given)
     proposal_kind: Any = proposal  # one of PROPOSALS (checked above)
     proxy_kind: Any = proxy
     with clean_warnings():
@@ -240,6 +252,8 @@ def _estimate(
             one = estimate_live(cal, live, store, model=model, rank=rank, stop_event=stop,
                                 **options)  # fmt: skip
         return EstimateSet((one,), single=True)
+    if options["items"] is not None:  # a fixed design: its own size and seed (checked)
+        del options["budget"], options["seed"]
     models = [model] if model is not None else None
     # a file of many models takes a while: say how far, and keep the finished ones on Ctrl-C
     with progress_bar() as progress, stop_on_sigint(say_stopping("model")) as stop:
@@ -298,13 +312,20 @@ def _check_design(
     proposal: str,
     proxy: str,
     *,
-    budget_given: bool,
+    given: set[str],
 ) -> None:
-    """Refuse the design options that cannot go together (exit 2)."""
-    if items is not None and budget_given:
+    """Refuse the design options that cannot go together (exit 2); ``given`` holds the
+    options among ``budget`` and ``seed`` given on the command line."""
+    if items is not None and "budget" in given:
         fail(
             f"--budget with --items {items}: a fixed design scores every one of its items; "
             "make a smaller design (latentbench tiny --k), or drop --items to run adaptively"
+        )
+    if items is not None and "seed" in given:
+        fail(
+            f"--seed with --items {items}: the design's items were drawn by latentbench tiny "
+            "with its own seed (the file's seed column); drop --seed, or make another design "
+            "(latentbench tiny --seed)"
         )
     if items is not None and live is not None:
         fail(
@@ -349,15 +370,19 @@ def tiny_command(
     ),
     k: int = typer.Option(100, "--k", help="Number of items."),
     seed: int = typer.Option(0, help="Seed of the draw."),
-    floor: float = typer.Option(0.5, help="Uniform share of the design, in (0, 1]."),
+    floor: float = typer.Option(
+        0.5,
+        help="Uniform share of the design, in (0, 1]; 1 draws uniform items (narrower "
+        "intervals, a larger error at 30 items: docs/estimate.md).",
+    ),
     rank: int = typer.Option(1, help="Rank of the fit when CALIBRATION is a matrix file."),
     out: Path | None = typer.Option(
         None,
         "--out",
         "-o",
-        help="CSV file to write. Default ./items.csv, or ./items-2.csv, -3, ... when that "
-        "exists. An existing --out file (a design someone may have run) is refused unless "
-        "--force.",
+        help="File to write: .csv (the default ./items.csv, or ./items-2.csv, -3, ... when "
+        "that exists) or .parquet; - prints the CSV. An existing --out file (a design someone "
+        "may have run) is refused unless --force.",
     ),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing --out file."),
 ) -> None:
@@ -368,24 +393,39 @@ def tiny_command(
     """
     from latentbench.select import tiny
 
+    to_stdout = out is not None and str(out) == "-"
     if out is None:
         out, k_free = Path("items.csv"), 2
         while out.exists():
             out, k_free = Path(f"items-{k_free}.csv"), k_free + 1
+    elif not to_stdout and out.suffix.lower() not in (".csv", ".parquet"):
+        fail(
+            f"--out {out}: expected a file name ending in .csv (the design as tiny's CSV) or "
+            ".parquet, or - for the CSV on standard output"
+        )
     elif out.is_file() and not force:
         fail(
             f"--out {out} exists (a design that may have been run); pass --force to overwrite "
             "it, or another --out FILE"
         )
     _refuse_store(calibration, "tiny")
-    _writable_file(out)
+    if not to_stdout:
+        _writable_file(out)
     with clean_warnings():
         try:
             frame = tiny(calibration, k, seed=seed, floor=floor, rank=rank)
         except InputError as exc:
             fail(exc)
-    frame.to_csv(out, index=False)
-    console.print(f"wrote {len(frame):,} items to {escape(str(out))}")
+    noun = "item" if len(frame) == 1 else "items"
+    if to_stdout:
+        typer.echo(frame.to_csv(index=False), nl=False)
+        err_console.print(f"wrote {len(frame):,} {noun} to standard output")
+        return
+    if out.suffix.lower() == ".parquet":
+        frame.to_parquet(out, index=False)
+    else:
+        frame.to_csv(out, index=False)
+    console.print(f"wrote {len(frame):,} {noun} to {escape(str(out))}")
 
 
 @app.command(

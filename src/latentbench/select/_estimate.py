@@ -12,6 +12,7 @@ import dataclasses
 import inspect
 import json
 import math
+import numbers
 import os
 import warnings
 import zlib
@@ -162,14 +163,17 @@ class EstimateResult:
         if self.rank_lower != self.rank_upper:
             rank += f" ({_ordinal(self.rank_lower)}\u2013{_ordinal(self.rank_upper)})"
         lower, upper = outward(self.lower, self.upper)
+        # an interval of width 0 (every item revealed) is the exact mean: outward rounding
+        # would print it as [0.906, 0.907]
+        interval = "(exact)" if self.lower == self.upper else f"[{lower}, {upper}]"
         if self.n_calibrated > self.n_items:  # a subset: what the score and rank are over
             return (
-                f"score {self.score:.3f} [{lower}, {upper}] after {self.n_evaluated:,} of the "
+                f"score {self.score:.3f} {interval} after {self.n_evaluated:,} of the "
                 f"{self.n_items:,} items it answered (of {self.n_calibrated:,}); {rank} of "
                 f"{self.n_ranked} against the others' means on all {self.n_calibrated:,}"
             )
         return (
-            f"score {self.score:.3f} [{lower}, {upper}] after "
+            f"score {self.score:.3f} {interval} after "
             f"{self.n_evaluated:,} of {self.n_items:,} items; {rank} of {self.n_ranked}"
         )
 
@@ -301,6 +305,13 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
     columns = [str(c) for c in frame.columns]
     if len(frame) == 0:
         raise InputError(f"in {file}: the table has no rows; expected a model's answers")
+    if {"item", "order", "probability"} <= set(columns) and not set(columns) & set(_SCORE_COLUMNS):
+        raise InputError(
+            f"{file}: a fixed design (columns {', '.join(columns[:7])}: the output of "
+            "`latentbench tiny`), not a model's answers; give it as the design (estimate "
+            "--items FILE, items= in Python) and the model's results on its items as the "
+            "responses"
+        )
     score = next((c for c in _SCORE_COLUMNS if c in columns), None)
     refuse_long_without_score(columns, f"in {file}", _SCORE_COLUMNS, model=None)
     refuse_long_without_item(frame, f"in {file}", _SCORE_COLUMNS)
@@ -723,6 +734,22 @@ def run_sequential(
         seq.observe(j, y, pi)
 
 
+class _Default(int):
+    """An integer option's default as :func:`estimate`'s signature holds it: the same number,
+    but told apart (by identity) from the same value passed by a caller, so that a fixed
+    design (``items=``) refuses a ``budget`` or ``seed`` it would not use instead of
+    ignoring it."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return int.__repr__(self)
+
+
+_DEFAULT_BUDGET = _Default(100)
+_DEFAULT_SEED = _Default(0)
+
+
 def _check_options(
     budget: int | None, precision: float | None, delta: float, *, need_stop: bool = True
 ) -> None:
@@ -751,8 +778,10 @@ def _check_call(
     proposal: str,
     point: str,
     proxy: str,
+    seed: Any = None,
 ) -> None:
-    """:func:`estimate`'s options, checked before any calibration or answer is read."""
+    """:func:`estimate`'s options, checked before any calibration or answer is read (a
+    ``budget`` or ``seed`` other than the defaults' own objects was passed by the caller)."""
     if items is None:
         _check_options(budget, precision, delta)
     elif not 0 < delta < 1:
@@ -768,6 +797,18 @@ def _check_call(
             f"{given} with a fixed design (items=): the design's own probabilities are used "
             "(drawn by tiny, its floor in the items table); drop it, or run adaptively"
         )
+    elif budget is not _DEFAULT_BUDGET:
+        raise InputError(
+            f"budget={budget!r} with a fixed design (items=): every design item is scored; "
+            "make a smaller design (tiny(k=...)), cut its last rows, or drop items= to run "
+            "adaptively"
+        )
+    elif seed is not _DEFAULT_SEED:
+        raise InputError(
+            f"seed={seed!r} with a fixed design (items=): the items were drawn by tiny with "
+            "the design's own seed (its 'seed' column); drop seed, or make another design "
+            "with tiny(seed=...)"
+        )
     check_design_options(floor, proposal, point, proxy)
 
 
@@ -776,10 +817,10 @@ def estimate(
     responses: Any,
     *,
     model: str | None = None,
-    budget: int | None = 100,
+    budget: int | None = _DEFAULT_BUDGET,
     precision: float | None = None,
     delta: float = 0.05,
-    seed: int = 0,
+    seed: int = _DEFAULT_SEED,
     proposal: Proposal = "residual",
     floor: float = 0.5,
     point: Literal["composite", "dr", "model"] = "dr",
@@ -810,7 +851,7 @@ def estimate(
     model : str, optional
         The model's name (its row in a multi-model file).
     budget : int or None, default 100
-        Most items to evaluate.
+        Most items to evaluate (refused with ``items=``, which scores every design item).
     precision : float, optional
         Stop when the interval's half-width is at most this. It also sizes one capital
         process of the confidence sequence for that half-width (fixed before the first draw,
@@ -818,7 +859,8 @@ def estimate(
     delta : float, default 0.05
         Miscoverage: the interval has level ``1 - delta`` at every step simultaneously.
     seed : int, default 0
-        Seed; a model's draws depend on the seed and its name only.
+        Seed; a model's draws depend on the seed and its name only. Refused with ``items=``:
+        the design's own seed drew its items (``options["seed"]`` is then the design's).
     proposal : {"residual", "information", "uniform"}, default "residual"
     floor : float, default 0.5
         Uniform share of the design.
@@ -829,9 +871,13 @@ def estimate(
         one (``model``: revealed scores plus predictions, as p-IRT), or their positive-part
         shrinkage combination (``composite``).
     items : path or DataFrame, optional
-        A fixed design written by :func:`tiny` (``item, order, probability``): the model
-        answered exactly these items; the same kind of interval is given for that design.
-        Every design item is scored: ``budget`` is not used and ``precision`` is refused.
+        A fixed design written by :func:`tiny` (a CSV or parquet file, or its table): the
+        model answered exactly these items; the same kind of interval is given for that
+        design. The draw is replayed from the design's ``seed``, ``floor`` and this
+        calibration, and a row whose item is not the one drawn at its order is refused (a
+        design without a ``seed`` column, written by an earlier version, is read with a
+        warning that its items cannot be checked). Every design item is scored: ``budget``,
+        ``seed``, ``precision``, ``proposal`` and ``floor`` are refused; ``point`` applies.
     rank : int, default 1
         Rank of the fit when ``calibration`` is a matrix.
     cache : bool or path, default True
@@ -849,8 +895,8 @@ def estimate(
     -------
     EstimateResult
     """
+    _check_call(budget, precision, delta, items, floor, proposal, point, proxy, seed)
     seed = check_seed(seed, "seed")
-    _check_call(budget, precision, delta, items, floor, proposal, point, proxy)
     cal = load_calibration(calibration, rank=rank, cache=cache)
     name, y, notes = _answers(cal, responses, model)
     options: dict[str, Any] = {
@@ -1119,7 +1165,7 @@ def estimate_many(
     bound.apply_defaults()
     given = bound.arguments
     _check_call(*(given[k] for k in ("budget", "precision", "delta", "items", "floor",
-                                     "proposal", "point", "proxy")))  # fmt: skip
+                                     "proposal", "point", "proxy", "seed")))  # fmt: skip
     check_seed(given["seed"], "seed")
     source, by_model = _by_model(responses)
     if by_model is None:  # one model's answers (a Series, a mapping, a vector)
@@ -1243,22 +1289,28 @@ def tiny(
 
     Returns
     -------
-    DataFrame of shape (k, 6)
+    DataFrame of shape (k, 7)
         One row per item in draw order: ``item``, ``order`` (1-based), ``probability`` (of
-        its draw), ``weight`` (``1 / (N pi)``, N the calibration's items), ``floor`` and
-        ``calibration_hash`` (checked when the design is used with another calibration).
+        its draw), ``weight`` (``1 / (N pi)``, N the calibration's items), ``floor``, ``seed``
+        and ``calibration_hash``. What the draw depends on (the calibration, ``floor`` and
+        ``seed``; the first ``k'`` items of a ``k``-item design are the ``k'``-item design) is
+        recorded, so that :func:`estimate` with ``items=`` replays the draw and refuses a row
+        whose item is not the one drawn at its order. Save it with ``to_csv`` (as
+        ``latentbench tiny`` does) or ``to_parquet``: ``items=`` reads either.
     """
     import pandas as pd
 
     seed = check_seed(seed, "seed")
-
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise InputError(f"k={k!r}; expected an integer >= 1 (the number of items to draw)")
+    k = int(k)
     cal = load_calibration(calibration, rank=rank, cache=cache)
-    if isinstance(k, bool) or int(k) != k or not 1 <= k <= cal.n_items:
+    if not 1 <= k <= cal.n_items:
         raise InputError(f"k={k!r}; expected an integer in [1, {cal.n_items}]")
     seq = _fixed_sequence(cal, floor)
-    rng = np.random.default_rng([int(seed), 0x7199])
+    rng = _design_rng(seed)
     picks, probs = [], []
-    for _ in range(int(k)):
+    for _ in range(k):
         pi = seq.probabilities()
         j = draw_item(pi, seq.unrevealed, rng, seq.draw_order)
         seq.unrevealed[j] = False
@@ -1271,21 +1323,50 @@ def tiny(
             "probability": probs,
             "weight": 1.0 / (cal.n_items * np.asarray(probs)),
             "floor": float(floor),
+            "seed": seed,
             "calibration_hash": cal.hash,
         }
     )
     return frame
 
 
-def _fixed_sequence(cal: Calibration, floor: float, proxy: str = "irt") -> SequentialEstimate:
+def _design_rng(seed: int) -> np.random.Generator:
+    """The random stream of :func:`tiny`'s draw (replayed by ``estimate(items=)``)."""
+    return np.random.default_rng([int(seed), 0x7199])
+
+
+def _fixed_sequence(
+    cal: Calibration, floor: float, proxy: str = "irt", point: str = "dr"
+) -> SequentialEstimate:
+    """The engine of a fixed design: its probabilities depend on the calibration, ``floor``
+    and the items already drawn only (the typical model's predictions), never on answers."""
     f0 = cal.population_prediction()
     return SequentialEstimate(
-        cal, np.arange(cal.n_items), delta=0.05, floor=floor, design_prediction=f0, proxy=proxy
+        cal,
+        np.arange(cal.n_items),
+        delta=0.05,
+        floor=floor,
+        design_prediction=f0,
+        proxy=proxy,
+        point=point,
     )
 
 
+_DESIGN_COLUMNS = "item, order, probability, weight, floor, seed, calibration_hash"
+"""The columns :func:`tiny` writes (in messages)."""
+
+
 def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
-    """Read a fixed design (``latentbench tiny --out items.csv``)."""
+    """Read a fixed design (``latentbench tiny --out items.csv``, or :func:`tiny`'s table
+    saved as CSV or parquet), checked: at least one row, orders ``1, 2, ...`` (after sorting),
+    each item once, and one ``floor``, ``seed`` and ``calibration_hash`` for all rows (the
+    columns a design written before ``seed`` was recorded lacks are not required).
+
+    Returns
+    -------
+    DataFrame
+        The rows sorted by ``order``, ``item`` as text.
+    """
     import pandas as pd
 
     from latentbench.io._matrix_checks import _show
@@ -1294,15 +1375,19 @@ def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
         frame = items
         source = "items"
     else:
-        source = f"items {items}"
-        if not Path(items).exists():
-            raise InputError(f"{source}: no such file")
-        frame = pd.read_csv(items, dtype={"item": str})
+        frame, source = _read_design_file(Path(items))
+    if "item" in frame.columns:
+        frame = frame.assign(item=frame["item"].astype(str))
     missing = [c for c in ("item", "order", "probability") if c not in frame.columns]
     if missing:
         raise InputError(
             f"{source}: lacks column(s) {', '.join(missing)}; expected the "
-            "output of `latentbench tiny` (item, order, probability, weight)"
+            f"output of `latentbench tiny` ({_DESIGN_COLUMNS})"
+        )
+    if len(frame) == 0:
+        raise InputError(
+            f"{source}: no rows; expected the output of `latentbench tiny` (k >= 1 rows of "
+            f"{_DESIGN_COLUMNS})"
         )
     frame = frame.sort_values("order", kind="stable").reset_index(drop=True)
     order = pd.to_numeric(frame["order"], errors="coerce").to_numpy(dtype=np.float64)
@@ -1315,7 +1400,7 @@ def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
             "its draws 1, 2, ... in order: a middle row deleted or repeated breaks it (cutting "
             "the last rows keeps a valid, shorter design)"
         )
-    ids = frame["item"].astype(str).tolist()
+    ids = frame["item"].tolist()
     repeated = pd.Series(ids).duplicated().to_numpy()
     if repeated.any():
         k = int(np.flatnonzero(repeated)[0])
@@ -1323,7 +1408,65 @@ def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
             f"{source}: item {ids[k]!r} is drawn twice (orders {ids.index(ids[k]) + 1} and "
             f"{k + 1}); a design draws each item once"
         )
+    for column in ("floor", "seed", "calibration_hash"):  # one value for the whole design
+        if column not in frame.columns:
+            continue
+        values = frame[column].astype(str)
+        if column != "calibration_hash":  # 0.5 and 0.50 are one floor
+            numeric = pd.to_numeric(frame[column], errors="coerce")
+            values = numeric.astype(str).where(numeric.notna(), frame[column].astype(str))
+        other = np.flatnonzero((values != values.iloc[0]).to_numpy())
+        if other.size:
+            k = int(other[0])
+            raise InputError(
+                f"{source}: column {column!r} holds {_show(frame[column].iloc[k])} at order "
+                f"{k + 1} but {_show(frame[column].iloc[0])} at order 1; a design has one "
+                f"{column} for all its rows (rows from two designs, or edited by hand)"
+            )
+    if "seed" in frame.columns:
+        seed = pd.to_numeric(frame["seed"], errors="coerce").iloc[0]
+        if not (np.isfinite(seed) and seed >= 0 and float(seed).is_integer()):
+            raise InputError(
+                f"{source}: column 'seed' holds {_show(frame['seed'].iloc[0])}; expected the "
+                "integer >= 0 that `latentbench tiny` drew the design with"
+            )
     return frame
+
+
+def _read_design_file(path: Path) -> tuple[pd.DataFrame, str]:
+    """A design file's table (CSV, or parquet by its suffix) and its name in messages."""
+    import pandas as pd
+
+    source = f"items {path}"
+    if not path.exists():
+        raise InputError(f"{source}: no such file")
+    if path.is_dir():
+        raise InputError(
+            f"{source}: is a directory; expected the design file that `latentbench tiny` "
+            "writes (items.csv)"
+        )
+    if path.suffix.lower() in (".parquet", ".pq"):
+        try:
+            return pd.read_parquet(path), source
+        except Exception as exc:  # pyarrow raises many types for a damaged file
+            raise InputError(
+                f"{source}: could not be read as parquet ({type(exc).__name__}: {exc}); "
+                "expected a design written by tiny (a .csv, or a .parquet)"
+            ) from None
+    try:
+        return pd.read_csv(path, dtype={"item": str}), source
+    except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        said = "is empty" if isinstance(exc, pd.errors.EmptyDataError) else "is not a CSV file"
+        raise InputError(
+            f"{source}: {said} ({type(exc).__name__}); expected the CSV file that "
+            f"`latentbench tiny` writes ({_DESIGN_COLUMNS}), or a .parquet of tiny's table"
+        ) from None
+
+
+_PROBABILITY_RTOL = 1e-5
+"""Relative tolerance on a design's recorded probabilities: they are re-derived from the
+calibration (the recomputed ones are used), so the check only has to catch an edit; 1e-5
+accepts a file rounded to 6 significant digits (a spreadsheet's round-trip)."""
 
 
 def _estimate_fixed(
@@ -1340,44 +1483,90 @@ def _estimate_fixed(
     design = read_design(items)
     where = "items" if isinstance(items, pd.DataFrame) else f"items {items}"
     floor = float(design["floor"].iloc[0]) if "floor" in design else options["floor"]
-    if "calibration_hash" in design and str(design["calibration_hash"].iloc[0]) != cal.hash:
-        raise InputError(
-            f"{where}: made from calibration {str(design['calibration_hash'].iloc[0])[:12]}..., "
-            f"not this one ({cal.hash[:12]}...); make the design with this calibration (the "
-            "same responses fitted at another rank, or read from a store instead of a file, "
-            "are another calibration)"
-        )
-    options.update(design="fixed", budget=None, precision=None, floor=floor, proposal="residual")
-    pos = cal.positions(design["item"].astype(str).tolist())
+    if "calibration_hash" in design:
+        _check_design_hash(str(design["calibration_hash"].iloc[0]), cal, where)
+    seed = int(float(design["seed"].iloc[0])) if "seed" in design else None
+    # the design's options: its seed drew the items (None: a design that does not say)
+    options.update(design="fixed", budget=None, precision=None, floor=floor, seed=seed,
+                   proposal="residual")  # fmt: skip
+    pos = cal.positions(design["item"].tolist())
     if (pos < 0).any():
         bad = design["item"].iloc[int(np.flatnonzero(pos < 0)[0])]
         raise InputError(
             f"{where}: item {bad!r} is not in the calibration; the design was made "
             "from another calibration"
         )
-    seq = _fixed_sequence(cal, floor, options["proxy"])
+    if seed is None:
+        notes.append(
+            f"{where}: no 'seed' column (a design written before tiny recorded its seed, or "
+            "with the column removed): its probabilities are checked but not that its items "
+            "are the ones tiny drew; make the design again with `latentbench tiny` to have "
+            "its items checked"
+        )
+    missing = [k for k, j in enumerate(pos.tolist()) if not np.isfinite(y[j])]
+    if missing:
+        shown = ", ".join(f"{cal.item_ids[pos[k]]!r} (order {k + 1})" for k in missing[:5])
+        of = "the design" if isinstance(items, pd.DataFrame) else str(items)
+        raise InputError(
+            f"model {name!r} did not answer {len(missing)} of the {len(design)} items of "
+            f"{of}: {shown}{', ...' if len(missing) > 5 else ''}; a fixed design needs an "
+            "answer to every one of its items: run the model on exactly these (e.g. lm-eval "
+            "--samples)"
+        )
+    seq = _fixed_sequence(cal, floor, options["proxy"], options["point"])
     notes.extend(proxy_note(cal, options["proxy"], seq.proxy_used))
     options["proxy"] = seq.proxy_used
     seq.delta = float(delta)
     from latentbench.select._estimate_cs import WeightedBettingCS
 
     seq.cs = WeightedBettingCS(delta)
-    recorded = design["probability"].to_numpy(dtype=np.float64)
+    rng = _design_rng(seed) if seed is not None else None
+    recorded = pd.to_numeric(design["probability"], errors="coerce").to_numpy(dtype=np.float64)
     probs: list[float] = []
     for k, (j, p) in enumerate(zip(pos.tolist(), recorded.tolist(), strict=True)):
         pi = seq.probabilities()
-        if not math.isclose(pi[j], p, rel_tol=1e-6):
+        if rng is not None:  # the draw replayed: the item at order k + 1 is the one drawn
+            drawn = draw_item(pi, seq.unrevealed, rng, seq.draw_order)
+            if drawn != j:
+                raise InputError(
+                    f"{where}: the row of order {k + 1} holds item {cal.item_ids[j]!r}, but "
+                    f"the item drawn at order {k + 1} by seed {seed} (floor {floor:g}, this "
+                    f"calibration) is {cal.item_ids[drawn]!r}; the design's items were edited "
+                    "(a pre-registered design is tiny's draws, in order): use the file tiny "
+                    "wrote, or cut only its last rows"
+                )
+        if not math.isclose(pi[j], p, rel_tol=_PROBABILITY_RTOL):
+            rel = abs(p - float(pi[j])) / float(pi[j]) if math.isfinite(p) else math.inf
             raise InputError(
-                f"{where}: item {cal.item_ids[j]!r} (order {k + 1}) has probability {p:.6g} "
-                f"but this calibration gives {float(pi[j]):.6g}; its probability or floor was "
-                "edited, or the design was made from another calibration or floor"
-            )
-        if not np.isfinite(y[j]):
-            raise InputError(
-                f"model {name!r} did not answer item {cal.item_ids[j]!r} of {where} (order "
-                f"{k + 1} of {len(design)}); a fixed design needs an answer to every one of its "
-                "items: run the model on exactly these (e.g. lm-eval --samples)"
+                f"{where}: item {cal.item_ids[j]!r} (order {k + 1}) has probability {p!r} but "
+                f"this calibration gives {float(pi[j])!r} (relative difference {rel:.2g}, more "
+                f"than the {_PROBABILITY_RTOL:g} that rounding to 6 significant digits "
+                "makes); its probability or floor was edited, or the design was made from "
+                "another calibration or floor"
             )
         probs.append(float(pi[j]))
         seq.observe(j, float(y[j]), pi)
     return _finish(cal, seq, name, "items", probs, options, notes)
+
+
+def _check_design_hash(recorded: str, cal: Calibration, where: str) -> None:
+    """Refuse a design whose ``calibration_hash`` is not ``cal``'s, saying why it may be."""
+    if recorded == cal.hash:
+        return
+    if recorded and len(recorded) < len(cal.hash) and cal.hash.startswith(recorded):
+        raise InputError(
+            f"{where}: column 'calibration_hash' holds {recorded!r}, the first "
+            f"{len(recorded)} of the {len(cal.hash)} characters of this calibration's hash "
+            f"{cal.hash!r}: the column was truncated (edited by hand or by a spreadsheet); "
+            "restore it from the file tiny wrote"
+        )
+    shown = 12 if recorded[:12] != cal.hash[:12] else len(cal.hash)  # enough to differ
+    raise InputError(
+        f"{where}: made from calibration {recorded[:shown]!r}"
+        f"{'...' if len(recorded) > shown else ''}, not this one ({cal.hash[:shown]!r}"
+        f"{'...' if len(cal.hash) > shown else ''}); make the "
+        "design with this calibration (the same responses fitted at another rank, read from a "
+        "store instead of a file, or passed in Python as a ResponseMatrix or IRTResult instead "
+        "of the file's path, are another calibration: a file is identified by its bytes, a "
+        "matrix in memory by its content)"
+    )

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import numbers
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,7 @@ import numpy as np
 from latentbench._checks import check_seed
 from latentbench.exceptions import InputError
 from latentbench.select._estimate import _answers, _check_options, _rng, outward, write_json
-from latentbench.select._estimate_calibration import load_calibration
+from latentbench.select._estimate_calibration import Calibration, load_calibration
 from latentbench.select._estimate_cs import WeightedBettingCS
 from latentbench.select._estimate_design import _VARIANCE_FLOOR, SequentialEstimate, draw_item
 
@@ -95,16 +96,20 @@ class CompareResult:
             verdict = "not certified"
             if self.n_evaluated and self.answers_a == self.answers_b:
                 verdict += (
-                    f" (the two answered all {self.n_evaluated:,} evaluated items identically)"
+                    " (the two answered the one evaluated item identically)"
+                    if self.n_evaluated == 1
+                    else f" (the two answered all {self.n_evaluated:,} evaluated items identically)"
                 )
         lower, upper = outward(self.lower, self.upper, "+.3f")
+        # an interval of width 0 (every shared item revealed) is the exact difference
+        interval = "(exact)" if self.lower == self.upper else f"[{lower}, {upper}]"
         of = f"{self.n_items:,} items"
         if self.n_calibrated > self.n_items:  # the difference is over the shared items only
             of = f"the {self.n_items:,} items both answered (of {self.n_calibrated:,})"
             verdict += " on those" if self.higher is not None else ""
         return (
             f"{self.model_a} - {self.model_b} = {self.difference:+.3f} "
-            f"[{lower}, {upper}] after {self.n_evaluated:,} of {of}; {verdict}"
+            f"{interval} after {self.n_evaluated:,} of {of}; {verdict}"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -173,11 +178,12 @@ def compare(
     budget : int or None, default 500
         Most items (each answered by both models).
     margin : float, optional
-        Also stop when the interval lies within ``[-margin, margin]``.
+        Also stop when the interval lies within ``[-margin, margin]``; a number in (0, 1).
     delta : float, default 0.05
         The sign is wrong, or the interval misses, with probability at most ``delta``.
     seed, floor, rank
-        As in :func:`estimate`.
+        As in :func:`estimate`. The draw depends on the seed and the unordered pair of
+        names: ``compare(B, A)`` draws the same items as ``compare(A, B)`` and mirrors it.
     proxy : {"irt", "ridge"}, default "irt"
         Each model's predictions, as in :func:`estimate`.
 
@@ -186,8 +192,7 @@ def compare(
     CompareResult
     """
     seed = check_seed(seed, "seed")
-    if margin is not None and not margin > 0:
-        raise InputError(f"margin={margin!r}; expected a positive number")
+    _check_margin(margin)
     _check_options(budget, None, delta, need_stop=False)
     cal = load_calibration(calibration, rank=rank)
     name_a, ya, notes = _answers(cal, responses_a, model_a, "model_a")
@@ -208,12 +213,54 @@ def compare(
             "no finite sample certifies"
             + ("" if margin is not None else "; pass margin=M to stop when they are equivalent")
         )
+    # the draw is the unordered pair's: the models in sorted order, the result mirrored
+    # back, so that compare(A, B) and compare(B, A) draw the same items and mirror each other
+    swap = name_b < name_a
+    x, y = (yb, ya) if swap else (ya, yb)
+    rng = _rng(seed, "\x00".join(sorted((name_a, name_b))))
+    run = _paired(cal, both, x[both], y[both], rng, budget, margin, delta, floor, proxy)
+    order, probs, point, lower, upper, sign, stopped, proxy_used = run
+    if swap:  # (+ 0.0: a difference of 0 stays +0.000, not -0.000)
+        point, lower, upper, sign = -point + 0.0, -upper + 0.0, -lower + 0.0, -sign
+    higher = name_a if sign > 0 else name_b if sign < 0 else None
+    n, da, db = both.size, ya[both], yb[both]
+    import warnings
+
+    from latentbench.exceptions import DataWarning
+
+    for note in notes:
+        warnings.warn(note, DataWarning, stacklevel=2)
+    margin = None if margin is None else float(margin)
+    options = {"seed": int(seed), "delta": float(delta), "budget": budget, "margin": margin,
+               "floor": float(floor), "proxy": proxy_used}  # fmt: skip
+    return CompareResult(name_a, name_b, float(point), float(lower), float(upper), 1 - delta,
+                         len(order), n, stopped, higher,
+                         tuple(cal.item_ids[int(both[j])] for j in order),
+                         tuple(float(da[j]) for j in order), tuple(float(db[j]) for j in order),
+                         tuple(probs), cal.source, cal.hash, options, tuple(notes),
+                         cal.n_items)  # fmt: skip
+
+
+def _paired(
+    cal: Calibration,
+    both: np.ndarray,
+    da: np.ndarray,
+    db: np.ndarray,
+    rng: np.random.Generator,
+    budget: int | None,
+    margin: float | None,
+    delta: float,
+    floor: float,
+    proxy: str,
+) -> tuple[list[int], list[float], float, float, float, int, str, str]:
+    """The paired run of :func:`compare` on the items ``both`` (A's answers ``da``, B's
+    ``db``, shape (n,)): the items drawn (indices into ``both``), their probabilities, the
+    difference, its interval, the certified sign (+1, -1 or 0), why it stopped, and the
+    proxy used."""
     a = SequentialEstimate(cal, both, delta=delta, floor=floor, proxy=proxy)
     b = SequentialEstimate(cal, both, delta=delta, floor=floor, proxy=proxy)
     n = both.size
-    da, db = ya[both], yb[both]
     cs = WeightedBettingCS(delta)
-    rng = _rng(seed, f"{name_a}\x00{name_b}")
     unrevealed = np.ones(n, dtype=bool)
     order: list[int] = []
     probs: list[float] = []
@@ -270,21 +317,23 @@ def compare(
     point = revealed / n if not unrevealed.any() else (wz / wsum if wsum else 0.0)
     point = min(max(point, lower), upper)
     sign = (1 if lower > 0 else -1 if upper < 0 else 0) if not unrevealed.any() else _sign(cs)
-    higher = name_a if sign > 0 else name_b if sign < 0 else None
-    import warnings
+    return order, probs, float(point), float(lower), float(upper), sign, stopped, a.proxy_used
 
-    from latentbench.exceptions import DataWarning
 
-    for note in notes:
-        warnings.warn(note, DataWarning, stacklevel=2)
-    options = {"seed": int(seed), "delta": float(delta), "budget": budget, "margin": margin,
-               "floor": float(floor), "proxy": a.proxy_used}  # fmt: skip
-    return CompareResult(name_a, name_b, float(point), float(lower), float(upper), 1 - delta,
-                         len(order), n, stopped, higher,
-                         tuple(cal.item_ids[int(both[j])] for j in order),
-                         tuple(float(da[j]) for j in order), tuple(float(db[j]) for j in order),
-                         tuple(probs), cal.source, cal.hash, options, tuple(notes),
-                         cal.n_items)  # fmt: skip
+def _check_margin(margin: object) -> None:
+    """Refuse a margin that is not a number in (0, 1): a difference of two scores in [0, 1]
+    lies in [-1, 1], so a margin of 1 or more certifies any two models equivalent."""
+    if margin is None:
+        return
+    if (
+        isinstance(margin, bool)
+        or not isinstance(margin, numbers.Real)
+        or not 0 < float(margin) < 1
+    ):
+        raise InputError(
+            f"margin={margin!r}; expected a number in (0, 1): the difference of two scores in "
+            "[0, 1] lies in [-1, 1], so a margin of 1 or more calls any two models equivalent"
+        )
 
 
 def _sign(cs: WeightedBettingCS) -> int:

@@ -1,0 +1,254 @@
+"""Fixed designs (``tiny`` + ``estimate(items=)``) and ``compare`` against a hostile user: an
+edited design is refused for what was edited, options a fixed design does not use are
+refused, and two orders of one comparison mirror each other (hostile walk, 2026-12-05)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from latentbench.exceptions import DataWarning, InputError
+from latentbench.io import ResponseMatrix
+from latentbench.select import compare, estimate, estimate_many, tiny
+from latentbench.select._estimate import read_design
+from latentbench.select._estimate_calibration import Calibration, from_matrix
+
+
+def _matrix(seed: int = 5, m: int = 11, n: int = 60) -> tuple[ResponseMatrix, np.ndarray]:
+    """``m`` models on ``2 n`` items, item ``n + j`` a copy of item ``j`` (the same responses,
+    so the same fitted parameters and design probability: twins)."""
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(size=m)
+    b = rng.normal(size=n)
+    Y = (rng.random((m, n)) < 1 / (1 + np.exp(-(theta[:, None] + b)))).astype(np.float64)
+    Y = np.hstack([Y, Y])
+    frame = pd.DataFrame(
+        Y[:-1], index=[f"m{i}" for i in range(m - 1)], columns=[f"q{j:03d}" for j in range(2 * n)]
+    )
+    return ResponseMatrix.from_wide(frame), Y[-1]
+
+
+@pytest.fixture(scope="module")
+def setup() -> tuple[Calibration, dict[str, float], ResponseMatrix]:
+    M, new = _matrix()
+    cal = from_matrix(M, rank=1)
+    return cal, dict(zip(cal.item_ids, new, strict=True)), M
+
+
+def _twin(cal: Calibration, item: str, taken: set[str]) -> str | None:
+    """An item outside ``taken`` with exactly ``item``'s parameters (its copy)."""
+    j = cal.item_ids.index(item)
+    for k, other in enumerate(cal.item_ids):
+        if other not in taken and np.allclose(cal.V[k], cal.V[j]) and cal.b[k] == cal.b[j]:
+            return other
+    return None
+
+
+def test_a_swapped_item_with_the_same_probability_is_refused_by_the_replayed_draw(setup):
+    """Finding 1: swapping a design item for an unregistered twin left every probability
+    unchanged and was accepted; the draw is now replayed from the design's seed."""
+    cal, answers, _ = setup
+    design = tiny(cal, 20, seed=3)
+    assert list(design.columns) == [
+        "item", "order", "probability", "weight", "floor", "seed", "calibration_hash",
+    ]  # fmt: skip
+    assert (design["seed"] == 3).all()
+    taken = set(design["item"])
+    order = next(k for k in range(20) if _twin(cal, design["item"].iloc[k], taken))
+    twin = _twin(cal, design["item"].iloc[order], taken)
+    edited = design.copy()
+    edited.loc[order, "item"] = twin
+    assert np.allclose(  # the probabilities cannot tell: the old check accepted it
+        tiny(cal, 20, seed=3)["probability"], edited["probability"]
+    )
+    expected = design["item"].iloc[order]
+    with pytest.raises(InputError) as err:
+        estimate(cal, answers, items=edited)
+    text = str(err.value)
+    assert f"the row of order {order + 1} holds item {twin!r}" in text
+    assert f"drawn at order {order + 1} by seed 3" in text and f"is {expected!r}" in text
+    # cutting the last rows keeps a verified design, and the check still holds in it
+    short = estimate(cal, answers, items=design.iloc[: order + 1])
+    assert short.n_evaluated == order + 1 and short.options["seed"] == 3
+    with pytest.raises(InputError, match=f"order {order + 1} holds item"):
+        estimate(cal, answers, items=edited.iloc[: order + 1])
+    # another seed written in the file draws other items: refused at the first that differs
+    with pytest.raises(InputError, match=r"by seed 4 "):
+        estimate(cal, answers, items=design.assign(seed=4))
+
+
+def test_a_design_without_a_seed_column_is_read_with_one_warning(setup):
+    cal, answers, _ = setup
+    design = tiny(cal, 15).drop(columns="seed")  # as written before the seed was recorded
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = estimate(cal, answers, items=design)
+    said = [str(w.message) for w in caught if "no 'seed' column" in str(w.message)]
+    assert len(said) == 1 and "not that its items are the ones tiny drew" in said[0]
+    assert result.n_evaluated == 15 and result.options["seed"] is None
+
+
+def test_a_fixed_design_honours_point_and_refuses_budget_and_seed(setup):
+    """Findings 2 and 3: point= was ignored but recorded; budget= and seed= were accepted,
+    ignored and (seed) recorded."""
+    cal, answers, _ = setup
+    design = tiny(cal, 25, seed=2)
+    dr = estimate(cal, answers, items=design)
+    model = estimate(cal, answers, items=design, point="model")
+    assert model.options["point"] == "model" and dr.options["point"] == "dr"
+    assert model.score != dr.score and (model.lower, model.upper) == (dr.lower, dr.upper)
+    assert dr.options["seed"] == 2 and dr.options["budget"] is None  # the design's seed
+    for bad, said in (
+        (dict(budget=5), r"budget=5 with a fixed design"),
+        (dict(budget=0), r"budget=0 with a fixed design"),
+        (dict(budget=100), r"budget=100 with a fixed design"),
+        (dict(budget=None), r"budget=None with a fixed design"),
+        (dict(seed=7), r"seed=7 with a fixed design"),
+        (dict(seed=0), r"seed=0 with a fixed design"),
+    ):
+        with pytest.raises(InputError, match=said):
+            estimate(cal, answers, items=design, **bad)  # type: ignore[arg-type]
+        with pytest.raises(InputError, match=said):
+            estimate_many(cal, pd.Series(answers), items=design, **bad)
+    assert estimate(cal, answers, budget=100, seed=0).options["seed"] == 0  # adaptive: fine
+
+
+def test_bad_design_files_are_named(setup, tmp_path):
+    """Finding 4: a header-only file, a directory and a parquet design raised tracebacks."""
+    cal, answers, _ = setup
+    header = tmp_path / "empty.csv"
+    header.write_text("item,order,probability,weight,floor,seed,calibration_hash\n")
+    blank = tmp_path / "blank.csv"
+    blank.write_text("")
+    binary = tmp_path / "items.bin"
+    binary.write_bytes(b"PAR1\xd0\xff\xfe\x00\x01")
+    for path, said in (
+        (header, rf"items {header}: no rows; expected the output of `latentbench tiny`"),
+        (blank, rf"items {blank}: is empty"),
+        (tmp_path, rf"items {tmp_path}: is a directory; expected the design file"),
+        (binary, rf"items {binary}: is not a CSV file"),
+    ):
+        with pytest.raises(InputError, match=said):
+            read_design(path)
+    design = tiny(cal, 12)
+    design.to_parquet(tmp_path / "items.parquet", index=False)
+    design.to_csv(tmp_path / "items.csv", index=False)
+    from_parquet = estimate(cal, answers, items=tmp_path / "items.parquet")
+    from_csv = estimate(cal, answers, items=tmp_path / "items.csv")
+    assert (from_parquet.score, from_parquet.items) == (from_csv.score, from_csv.items)
+
+
+def test_rows_of_a_design_must_agree_and_a_rounded_probability_is_accepted(setup, tmp_path):
+    """Findings 7 and 13: a 6-significant-digit round-trip was refused with two identical
+    printed values; rows with another hash or floor were accepted silently."""
+    cal, answers, _ = setup
+    design = tiny(cal, 20)
+    rounded = tmp_path / "rounded.csv"
+    design.to_csv(rounded, index=False, float_format="%.6g")
+    assert estimate(cal, answers, items=rounded).n_evaluated == 20
+    edited = design.assign(probability=design["probability"] * ([1.0] * 4 + [1.001] * 16))
+    with pytest.raises(InputError) as err:
+        estimate(cal, answers, items=edited)
+    recorded, derived = (float(f["probability"].iloc[4]) for f in (edited, design))
+    assert f"has probability {recorded!r} but this calibration gives {derived!r}" in str(err.value)
+    assert "relative difference 0.001" in str(err.value)
+    for column, value in (("calibration_hash", "deadbeef"), ("floor", 0.3), ("seed", 9)):
+        mixed = design.copy()
+        mixed.loc[10:, column] = value
+        with pytest.raises(InputError, match=rf"column '{column}' holds .* at order 11"):
+            estimate(cal, answers, items=mixed)
+    short = design.assign(calibration_hash=design["calibration_hash"].str[:12])
+    with pytest.raises(InputError, match=r"the first 12 of the 64 characters .* truncated"):
+        estimate(cal, answers, items=short)
+
+
+def test_a_matrix_in_memory_and_its_file_are_another_calibration_said_so(setup, tmp_path):
+    """Finding 8: the message listed other causes (rank, store) but not this one."""
+    _, answers, M = setup
+    path = tmp_path / "cal.parquet"
+    M.to_long().to_parquet(path)
+    design = tiny(ResponseMatrix.read(path), 10, cache=False)
+    with pytest.raises(InputError) as err:
+        estimate(path, answers, items=design, cache=False)
+    assert "passed in Python as a ResponseMatrix" in str(err.value)
+    assert "made from calibration '" in str(err.value)
+
+
+def test_every_missing_design_item_is_named_in_one_error(setup):
+    """Finding 9: only the first missing item was named."""
+    cal, answers, _ = setup
+    design = tiny(cal, 20)
+    gone = list(design["item"].iloc[[2, 5, 6, 9, 11, 17]])
+    partial = {k: v for k, v in answers.items() if k not in gone}
+    with pytest.raises(InputError) as err:
+        estimate(cal, partial, items=design)
+    text = str(err.value)
+    assert "did not answer 6 of the 20 items of the design" in text
+    assert all(f"{g!r} (order" in text for g in gone[:5]) and text.count("(order") == 5
+
+
+def test_tiny_k_must_be_an_integer(setup):
+    """Finding 13: k=50.0 wrote float orders, k=None raised a TypeError."""
+    cal, _, _ = setup
+    for bad in (50.0, True, None, "5"):
+        with pytest.raises(InputError, match=r"k=.*; expected an integer"):
+            tiny(cal, bad)  # type: ignore[arg-type]
+    assert tiny(cal, np.int64(3))["order"].tolist() == [1, 2, 3]
+
+
+def test_a_fully_revealed_design_prints_the_exact_score(setup):
+    """Finding 12: lower == upper printed as [0.906, 0.907]."""
+    cal, answers, _ = setup
+    result = estimate(cal, answers, items=tiny(cal, cal.n_items))
+    assert result.lower == result.upper
+    assert f"score {result.score:.3f} (exact) after {cal.n_items} of {cal.n_items}" in (
+        result.summary()
+    )
+
+
+def test_a_design_given_as_responses_is_recognised(setup, tmp_path):
+    cal, _, _ = setup
+    path = tmp_path / "items.csv"
+    tiny(cal, 5).to_csv(path, index=False)
+    with pytest.raises(InputError, match=r"a fixed design .* --items FILE, items= in Python"):
+        estimate(cal, path)
+
+
+def test_compare_margin_must_be_a_number_in_0_1(setup):
+    """Finding 5: margin >= 1 certified any two models equivalent after one item."""
+    cal, answers, _ = setup
+    other = {k: 1.0 - v for k, v in answers.items()}
+    for bad in (1, 2.0, math.inf, True, math.nan, 0, -0.1, "0.1"):
+        with pytest.raises(InputError, match=r"margin=.*; expected a number in \(0, 1\)"):
+            compare(cal, answers, other, model_a="a", model_b="b", margin=bad)  # type: ignore[arg-type]
+    assert compare(cal, answers, other, model_a="a", model_b="b", margin=0.5).n_evaluated >= 1
+
+
+def test_compare_of_b_and_a_mirrors_compare_of_a_and_b(setup):
+    """Finding 10: the stream was seeded on the ordered pair, so the two orders drew other
+    items and could disagree."""
+    cal, answers, M = setup
+    Y = np.asarray(M.scores, dtype=np.float64)
+    b = dict(zip(cal.item_ids, Y[3], strict=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        ab = compare(cal, answers, b, model_a="zeta", model_b="alpha", budget=40, seed=1)
+        ba = compare(cal, b, answers, model_a="alpha", model_b="zeta", budget=40, seed=1)
+    assert ab.items == ba.items and ab.probabilities == ba.probabilities
+    assert ab.difference == -ba.difference
+    assert (ab.lower, ab.upper) == (-ba.upper, -ba.lower)
+    assert ab.higher == ba.higher and ab.stopped == ba.stopped
+    assert ab.answers_a == ba.answers_b
+
+
+def test_compare_grammar_for_one_item():
+    """'all 1 evaluated items' read as a typo."""
+    from latentbench.select import CompareResult
+
+    one = CompareResult("a", "b", 0.0, -1.0, 1.0, 0.95, 1, 10, "budget", None, ("x",), (1.0,),
+                        (1.0,), (0.1,), "s", "h")  # fmt: skip
+    assert "the two answered the one evaluated item identically" in one.summary()
