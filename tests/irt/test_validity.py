@@ -3,7 +3,9 @@ announce themselves, stress matrices shaped like the failure, scoring one model 
 
 from __future__ import annotations
 
+import copy
 import warnings
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -375,3 +377,85 @@ def test_a_disagreement_without_the_item_bootstrap_widens_to_the_union(disagreei
     from latentbench.irt._scoring import _scores_with_random_items
 
     assert _scores_with_random_items(result)
+
+
+def test_every_model_at_the_floor_or_ceiling_falls_back_instead_of_crashing():
+    """With no model left for the item law the fit crashed (review, 2026-12-05); now the law
+    is fitted with the constant models, and the check names them and falls back."""
+    data = simulate_2pl(8, 30, random_state=3)
+    scores = data.matrix.scores.copy()
+    scores[:4], scores[4:] = 0.0, 1.0
+    matrix = ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LatentbenchWarning)
+        unc = TwoPL().fit(matrix).standard_errors()
+    assert unc.method == "joint Laplace"
+    assert "floor or ceiling" in (unc.fallback or "")
+    assert np.isfinite(unc.abilities[["lower", "upper"]].to_numpy()).all()
+
+
+def _broken_calibration() -> tuple[Any, Any, pd.DataFrame]:
+    """15 simulated models, the lowest one's row set to 0 (broken), the clean 14 and a
+    mid-range new model (accuracy 0.59)."""
+    data = simulate_2pl(18, 80, random_state=7)
+    scores = data.matrix.scores.astype(float)
+    ids, items = data.matrix.model_ids, data.matrix.item_ids
+    low = int(np.argsort(scores[:15].mean(axis=1))[0])
+    broken = scores[:15].copy()
+    broken[low] = 0.0
+    keep = [i for i in range(15) if i != low]
+    with_broken = TwoPL().fit(ResponseMatrix(broken, ids[:15], items))
+    clean = TwoPL().fit(ResponseMatrix(scores[keep], [ids[i] for i in keep], items))
+    new = pd.DataFrame(scores[15:16], index=[ids[15]], columns=items)
+    return with_broken, clean, new
+
+
+def test_a_mid_range_new_model_against_a_calibration_with_a_broken_model_is_finite():
+    """The undamped Newton bounced between 0.872 and -0.128 (negative information there) and
+    was read as a likelihood without a maximum: upper = inf (review, 2026-12-05). Now the new
+    model's score is the clean calibration's, up to the reporting scale."""
+    from latentbench.irt._fitted import law_scale, random_items_fit
+
+    with_broken, clean, new = _broken_calibration()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scored = with_broken.score_models(new)
+        reference = clean.score_models(new)
+    assert not any("no finite marginal estimate" in str(w.message) for w in caught)
+    assert np.isfinite(scored[["lower", "upper"]].to_numpy()).all()
+    shift, scale = law_scale(with_broken, random_items_fit(with_broken))
+    assert scale < 0.9  # the broken model widens the reporting scale
+    standardised = (float(scored["theta"].iloc[0]) - shift) / scale
+    assert standardised == pytest.approx(float(reference["theta"].iloc[0]), abs=0.03)
+
+
+def test_the_model_jackknife_runs_on_the_laws_own_scale():
+    """The jackknife refits standardise their abilities; run on the rescaled law they were
+    another estimator (new models' se x 0.6-1.6, review 2026-12-05). Its abilities are the
+    jackknife of the law on its own standardised scale, carried to the reporting scale."""
+    from latentbench.irt._fitted import (
+        MODEL_JACKKNIFE_GROUPS,
+        MODEL_JACKKNIFE_TOL,
+        law_models_of,
+        law_scale,
+        model_jackknife_of,
+        random_items_fit,
+    )
+    from latentbench.irt._random_items import model_jackknife, rescaled
+
+    with_broken, _, _ = _broken_calibration()
+    law = random_items_fit(with_broken)
+    rows = law_models_of(with_broken, law)
+    shift, scale = law_scale(with_broken, law)
+    scores = np.asarray(with_broken.matrix.scores, float)[rows]
+    part = copy.copy(law)
+    part.theta = law.theta[rows]
+    own = rescaled(part, -shift / scale, 1.0 / scale, scores, float(with_broken.sigma))
+    np.testing.assert_allclose([own.theta.mean(), own.theta.std()], [0.0, 1.0], atol=1e-9)
+    direct = model_jackknife(
+        scores, own, float(with_broken.sigma), groups=MODEL_JACKKNIFE_GROUPS,
+        tol=MODEL_JACKKNIFE_TOL,
+    )  # fmt: skip
+    jack = model_jackknife_of(with_broken)
+    assert jack is not None
+    np.testing.assert_allclose(jack.theta, shift + scale * direct.theta, atol=1e-9)

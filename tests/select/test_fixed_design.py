@@ -92,6 +92,18 @@ def test_a_design_without_a_seed_column_is_read_with_one_warning(setup):
     assert result.n_evaluated == 15 and result.options["seed"] is None
 
 
+def test_a_seed_above_2_to_the_53_is_replayed_exactly(setup, tmp_path):
+    """A CSV seed was read through a float: 2**53 + 1 became 2**53, the replay drew other
+    items and the design was called edited (review, 2026-12-05)."""
+    cal, answers, _ = setup
+    seed = 2**53 + 1
+    path = tmp_path / "big.csv"
+    tiny(cal, 12, seed=seed).to_csv(path, index=False)
+    assert str(seed) in path.read_text()
+    result = estimate(cal, answers, items=path)
+    assert result.n_evaluated == 12 and result.options["seed"] == seed
+
+
 def test_a_fixed_design_honours_point_and_refuses_budget_and_seed(setup):
     """Findings 2 and 3: point= was ignored but recorded; budget= and seed= were accepted,
     ignored and (seed) recorded."""

@@ -189,19 +189,29 @@ def random_items_fit(
         return cached
     reference = reference_of(result)
     law_rows = reference & ~constant_models(scores)
+    if int((law_rows & ~np.isnan(scores).all(axis=1)).sum()) < _LAW_MIN_MODELS:
+        # (nearly) every model at the floor or ceiling: no law without them; fitted with them,
+        # and the validity check names them and falls back to the joint Laplace intervals
+        law_rows = reference
     # the detached models (far from all the others) are left out: their marginal likelihood
     # against a law the others set has no finite maximum in practice (the EM diverged), and
     # their intervals come from the prior sensitivity (irt._detached); so are the models at
     # the floor or the ceiling (every observed score 0, or every one 1: no finite marginal
     # estimate at all; their intervals are their exact posteriors, inference
     # ._constant_intervals); both put back at the fit's estimate with zero (co)variance
+    theta0, a0, b0 = result.U[law_rows, 0], result.V[:, 0], result.b
+    shift, scale = 0.0, 1.0
+    if (reference & ~law_rows).any():
+        # constant models left out: the EM starts on the law's models' own standardised
+        # scale (mean 0, sd 1 over those with cells), which it keeps; from the reporting scale
+        # (which the constant models help to set) its grid of discriminations was too steep
+        # by 1 / sd (a top of 11.25 instead of 5.06 with one broken model among 15)
+        fitted = theta0[~np.isnan(scores[law_rows]).all(axis=1)]
+        if fitted.size >= 2 and float(fitted.std()) > 0:
+            shift, scale = float(fitted.mean()), float(fitted.std())
+            theta0, a0, b0 = (theta0 - shift) / scale, a0 * scale, b0 + a0 * shift
     fit = fit_random_items(
-        scores[law_rows],
-        result.U[law_rows, 0],
-        result.V[:, 0],
-        result.b,
-        float(result.sigma),
-        trials=trials_of(result),
+        scores[law_rows], theta0, a0, b0, float(result.sigma), trials=trials_of(result)
     )
     if _item_bootstrap_applies(int(law_rows.sum()), int(result.shape[1])):
         # the law's own estimation error: items resampled, the EM redone from the fit
@@ -216,23 +226,14 @@ def random_items_fit(
         )
         fit.boot_seed = ITEM_BOOTSTRAP_SEED
         fit.boot_theta = theta_b
-    if (reference & ~law_rows).any():
+    if (shift, scale) != (0.0, 1.0):
         # the law standardised its models (mean 0, sd 1 over those with cells); the reporting
         # scale standardises every reference model, a constant one included: matched by the
         # mean and sd of the law's models' fitted abilities (so the law's models, with the
         # constant ones at their fitted abilities, have mean 0 and sd 1 again)
+        fit = rescaled(fit, shift, scale, scores[law_rows], float(result.sigma), trials_of(result))
         with_cells = ~np.isnan(scores[law_rows]).all(axis=1)
-        fitted = result.U[law_rows, 0][with_cells]
-        if fitted.size >= 2 and float(fitted.std()) > 0:
-            fit = rescaled(
-                fit,
-                float(fitted.mean()),
-                float(fitted.std()),
-                scores[law_rows],
-                float(result.sigma),
-                trials_of(result),
-            )
-            fit.theta[~with_cells] = result.U[law_rows, 0][~with_cells]  # at their start
+        fit.theta[~with_cells] = result.U[law_rows, 0][~with_cells]  # at their start
     if fit.boot_theta.size:
         boot = np.full((fit.boot_theta.shape[0], reference.size), np.nan)
         boot[:, law_rows] = fit.boot_theta
@@ -270,6 +271,19 @@ def model_jackknife_of(result: IRTResult) -> ModelJackknife | None:
     scores, _ = _observed(result, None)
     fit = copy.copy(law)
     fit.theta = law.theta[reference]
+    shift, scale = law_scale(result, law)
+    if (shift, scale) != (0.0, 1.0):
+        # the refits standardise their abilities (mean 0, sd 1): run them on the law's own
+        # standardised scale, as it was fitted, and carry their abilities to the reporting
+        # scale after (on the rescaled grid they were another estimator: se x 0.6-1.6)
+        fit = rescaled(
+            fit,
+            -shift / scale,
+            1.0 / scale,
+            scores[reference],
+            float(result.sigma),
+            trials_of(result),
+        )
     jack = model_jackknife(
         scores[reference],
         fit,
@@ -278,6 +292,8 @@ def model_jackknife_of(result: IRTResult) -> ModelJackknife | None:
         tol=MODEL_JACKKNIFE_TOL,
         trials=trials_of(result),
     )
+    if (shift, scale) != (0.0, 1.0):
+        jack.theta = shift + scale * jack.theta
     jack.data_key = law.data_key
     result.model_jackknife = jack
     return jack
@@ -323,6 +339,24 @@ def _observed(
             f"matrix has shape {scores.shape}; expected the fitted shape {tuple(result.shape)}"
         )
     return scores, ~np.isnan(scores)
+
+
+_LAW_MIN_MODELS = 3
+"""Fewest models with cells, none at the floor or ceiling, for the item law to be fitted
+without the constant ones (fewer: with them, and the intervals fall back)."""
+
+
+def law_scale(result: IRTResult, law: RandomItemsFit) -> tuple[float, float]:
+    """(shift, scale) that :func:`random_items_fit` applied to the law's standardised abilities
+    to put them on the fit's reporting scale (``theta = shift + scale * standardised``): (0, 1)
+    unless constant reference models were left out of the law."""
+    rows = law_models_of(result, law)
+    if np.array_equal(rows, reference_of(result)):
+        return 0.0, 1.0
+    scores, _ = _observed(result, None)
+    with_cells = rows & ~np.isnan(scores).all(axis=1)
+    theta = np.asarray(law.theta, float)[with_cells]
+    return float(theta.mean()), float(theta.std())
 
 
 def constant_models(scores: np.ndarray) -> np.ndarray:

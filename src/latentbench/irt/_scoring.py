@@ -443,6 +443,25 @@ def _marginal_scores(
     return out_theta, out_info
 
 
+def _safeguarded(
+    grad: np.ndarray, info: np.ndarray, previous: np.ndarray, radius: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One safeguarded Newton move per model on a marginal log-likelihood (shapes (M,)).
+
+    The Newton step ``grad / info`` (``info`` floored at 1e-8: where the likelihood is not
+    concave the step follows the gradient) is clipped to a radius that starts at 1 and halves
+    each time the move reverses direction: between a point of negative information and one
+    beyond the maximum, the undamped step bounced for ever (0.872 <-> -0.128 on a
+    mid-range model, read as a likelihood without a maximum). A likelihood that rises without
+    end never reverses and keeps unit moves. Returns the raw step (for the stopping rule),
+    the move and the new radius.
+    """
+    step = grad / np.maximum(info, 1e-8)
+    reversed_ = (previous != 0.0) & (np.sign(step) != np.sign(previous))
+    radius = np.where(reversed_, radius * 0.5, radius)
+    return step, np.clip(step, -radius, radius), radius
+
+
 def _newton(
     y: np.ndarray,
     n: np.ndarray,
@@ -460,6 +479,7 @@ def _newton(
     ability and its observed information (Louis)."""
     yi, ni = y[:, None], n[:, None]
     th, info = float(theta), 0.0
+    previous, radius = np.zeros(1), np.ones(1)
     for _ in range(steps):
         z = ga * th + gb
         p = 1.0 / (1.0 + np.exp(-z))
@@ -475,9 +495,9 @@ def _newton(
             grad, info = float(mean.sum()), float((complete - variance).sum())
         else:
             grad, info = float(weights @ mean), float(weights @ (complete - variance))
-        step = grad / max(info, 1e-8)
-        th += float(np.clip(step, -1.0, 1.0))
-        if abs(step) < 1e-8:
+        step, previous, radius = _safeguarded(np.array([grad]), np.array([info]), previous, radius)
+        th += float(previous[0])
+        if abs(float(step[0])) < 1e-8:
             break
     return th, info
 
@@ -621,6 +641,7 @@ def _newton_products(
     the per-model reference of :func:`_newton_batch`."""
     th, info = float(theta), 0.0
     a2 = ga * ga
+    previous, radius = np.zeros(1), np.ones(1)
     for _ in range(steps):
         z = ga * th + gb
         p = 1.0 / (1.0 + np.exp(-z))
@@ -636,9 +657,9 @@ def _newton_products(
             grad, info = float(mean.sum()), float(per_item.sum())
         else:
             grad, info = float(weights @ mean), float(weights @ per_item)
-        step = grad / max(info, 1e-8)
-        th += float(np.clip(step, -1.0, 1.0))
-        if abs(step) < tol:
+        step, previous, radius = _safeguarded(np.array([grad]), np.array([info]), previous, radius)
+        th += float(previous[0])
+        if abs(float(step[0])) < tol:
             break
     return th, info
 
@@ -716,6 +737,7 @@ def _newton_batch(
     w = None if weights is None else np.asarray(weights, np.float64)
     a2 = ga * ga
     active = np.ones(th.size, bool)
+    previous, radius = np.zeros(th.size), np.ones(th.size)
     per_chunk = max(1, chunk_columns // (7 * U))
     for _ in range(steps):
         rows = np.flatnonzero(active)
@@ -757,8 +779,9 @@ def _newton_batch(
                 grad, inf = mean.sum(axis=0), per_item.sum(axis=0)
             else:
                 grad, inf = w @ mean, w @ per_item
-            step = grad / np.maximum(inf, 1e-8)
+            step, move, radius[part] = _safeguarded(grad, inf, previous[part], radius[part])
+            previous[part] = move
             info[part] = inf
-            th[part] += np.clip(step, -1.0, 1.0)
+            th[part] += move
             active[part] = np.abs(step) >= tol
     return th, info

@@ -1433,6 +1433,16 @@ def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def _design_seed(value: Any) -> int:
+    """A design's seed as the exact integer (``read_design`` checked it: an integer >= 0,
+    possibly written ``12.0`` by a spreadsheet)."""
+    text = str(value).strip()
+    try:
+        return int(text)
+    except ValueError:
+        return int(float(text))
+
+
 def _read_design_file(path: Path) -> tuple[pd.DataFrame, str]:
     """A design file's table (CSV, or parquet by its suffix) and its name in messages."""
     import pandas as pd
@@ -1454,7 +1464,8 @@ def _read_design_file(path: Path) -> tuple[pd.DataFrame, str]:
                 "expected a design written by tiny (a .csv, or a .parquet)"
             ) from None
     try:
-        return pd.read_csv(path, dtype={"item": str}), source
+        # the seed as text: a seed above 2**53 read as a float was rounded (another draw)
+        return pd.read_csv(path, dtype={"item": str, "seed": str}), source
     except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         said = "is empty" if isinstance(exc, pd.errors.EmptyDataError) else "is not a CSV file"
         raise InputError(
@@ -1485,7 +1496,7 @@ def _estimate_fixed(
     floor = float(design["floor"].iloc[0]) if "floor" in design else options["floor"]
     if "calibration_hash" in design:
         _check_design_hash(str(design["calibration_hash"].iloc[0]), cal, where)
-    seed = int(float(design["seed"].iloc[0])) if "seed" in design else None
+    seed = _design_seed(design["seed"].iloc[0]) if "seed" in design else None
     # the design's options: its seed drew the items (None: a design that does not say)
     options.update(design="fixed", budget=None, precision=None, floor=floor, seed=seed,
                    proposal="residual")  # fmt: skip
