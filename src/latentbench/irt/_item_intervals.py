@@ -14,7 +14,9 @@ fitted ones the same posterior intervals covered the same.
 log-likelihood alone, the abilities held at the fit's reported ones, from the fit's
 ``(v_j, b_j)`` to the item's maximum likelihood given the abilities, and the inverse of that
 likelihood's observed information there. Every item is one ``(r + 1) x (r + 1)`` problem;
-all are solved at once (one pass over the observed cells per step, a sparse matrix in chunks).
+all are solved at once: one pass per step over the cells of the items not yet settled, in
+blocks of about :data:`~latentbench.irt._information.CHUNK_CELLS` cells (a sparse matrix
+read by columns, never made dense).
 Where the likelihood has no maximum (the responses separated by the abilities: every model
 above some ability right and every one below it wrong, a constant item, or too few cells), the
 steps never settle: the item is reported ``bounded`` False, and the data do not bound its
@@ -37,7 +39,7 @@ from latentbench.irt._fitted import (
     per_trial_penalty,
     trials_of,
 )
-from latentbench.irt._information import cells_item_terms, information_blocks
+from latentbench.irt._information import CHUNK_CELLS, cells_item_terms, information_blocks
 from latentbench.irt._objective import sigmoid
 
 if TYPE_CHECKING:
@@ -117,13 +119,20 @@ def likelihood_items(
             cells = source.observed_cells()
             return cells_item_terms(cells, U, x[:, :r], x[:, r], sigma, np.flatnonzero(active))
         assert scores is not None
-        y = np.asarray(scores[:, active], dtype=np.float64)
-        seen = ~np.isnan(y)
-        p = sigmoid((U @ x[active, :r].T + x[active, r]) / sigma)
-        resid = np.where(seen, y - p, 0.0) / sigma
-        w = p * (1.0 - p) * seen / sigma**2
-        n_active = int(active.sum())
-        return resid.T @ U1, (w.T @ UU).reshape(n_active, r + 1, r + 1)
+        idx = np.flatnonzero(active)
+        gradient = np.empty((idx.size, r + 1))
+        information = np.empty((idx.size, (r + 1) ** 2))
+        width = max(1, CHUNK_CELLS // N)  # columns per block: O(chunk) memory
+        for lo in range(0, idx.size, width):
+            cols = idx[lo : lo + width]
+            y = np.asarray(scores[:, cols], dtype=np.float64)
+            seen = ~np.isnan(y)
+            p = sigmoid((U @ x[cols, :r].T + x[cols, r]) / sigma)
+            resid = np.where(seen, y - p, 0.0) / sigma
+            w = p * (1.0 - p) * seen / sigma**2
+            gradient[lo : lo + width] = resid.T @ U1
+            information[lo : lo + width] = w.T @ UU
+        return gradient, information.reshape(idx.size, r + 1, r + 1)
 
     active = np.ones(J, dtype=bool)
     bounded = np.zeros(J, dtype=bool)
