@@ -186,3 +186,22 @@ def test_scoring_keeps_the_posterior_item_covariance():
     cov = posterior_item_covariance(result)
     np.testing.assert_allclose(unc.items["easiness_se"], np.sqrt(cov[:, 1, 1]))
     np.testing.assert_allclose(unc.items["cov_discrimination_easiness"], cov[:, 0, 1])
+
+
+def test_random_answer_items_intervals_reach_zero():
+    # the case of test_diagnostics (30 models, a_sd 0.25): the posterior intervals sat around
+    # the MAP a ~ 0.6 and excluded 0 for every random item (lower ends 0.17-0.40), hiding
+    # them; the likelihood intervals hold 0
+    data = simulate_2pl(30, 200, random_state=12)
+    rng = np.random.default_rng(13)
+    scores = np.array(data.complete, copy=True)
+    scores[:, :20] = (rng.random((30, 20)) < 0.6).astype(np.float32)
+    matrix = ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = TwoPL().fit(matrix)
+        items = standard_errors(result, matrix).items
+    se_old = np.sqrt(posterior_item_covariance(result, matrix)[:20, 0, 0])
+    assert (result.discrimination[:20] - Z * se_old > 0).all()  # the old intervals
+    assert (items["discrimination_lower"][:20] == 0).all()
+    assert (items["discrimination_upper"][:20] < 1.5).all()  # still bounded, not vacuous
