@@ -556,7 +556,10 @@ def _discrimination_intervals(
         "fallback": None,
     }
     if not posterior:
-        record["fallback"] = "joint ML: no prior on the items, the fit is the likelihood's"
+        record["fallback"] = (
+            "joint ML: no prior on the items, the fit's intervals are the likelihood's (with "
+            "its ridge l2, 0.01 by default)"
+        )
     elif w.size > 1:
         record["method"] = "Laplace posterior (the prior's curvature included)"
         record["fallback"] = (
