@@ -113,3 +113,68 @@ def cells_information(
             for m in range(r + 1):
                 items[:, k * (r + 1) + m] += np.bincount(cols, w * U1[:, k] * U1[:, m], minlength=J)
     return models.reshape(N, r, r), items.reshape(J, r + 1, r + 1)
+
+
+def cells_item_terms(
+    cells: ObservedCells,
+    U: Array,
+    V: Array,
+    b: Array,
+    sigma: float,
+    items: npt.NDArray[np.intp] | None = None,
+) -> tuple[Array, Array]:
+    """The items' log-likelihood gradients and information at ``(V, b)``, the abilities ``U``
+    fixed, from the observed cells of the items asked about only (read column by column),
+    in groups of about :data:`CHUNK_CELLS` cells: memory O(chunk), time O(their cells).
+
+    Parameters
+    ----------
+    cells : ObservedCells
+        Shape (N, J).
+    U : ndarray of shape (N, r)
+    V : ndarray of shape (J, r)
+    b : ndarray of shape (J,)
+    sigma : float
+    items : ndarray of int, shape (M,), optional
+        The items asked about, in increasing order (default: all J).
+
+    Returns
+    -------
+    gradient : ndarray of shape (M, r + 1)
+        ``sum_i (y_ij - p_ij) [u_i, 1] / sigma`` (per trial: the scores are proportions).
+    information : ndarray of shape (M, r + 1, r + 1)
+        ``sum_i w_ij [u_i, 1][u_i, 1]^T / sigma^2``.
+    """
+    idx = np.arange(cells.shape[1]) if items is None else np.asarray(items, dtype=np.intp)
+    r = U.shape[1]
+    counts = np.diff(cells.col_ptr)[idx]
+    gradient = np.zeros((idx.size, r + 1))
+    information = np.zeros((idx.size, (r + 1) * (r + 1)))
+    # consecutive groups of items with about CHUNK_CELLS cells each (an item is never split)
+    group = np.cumsum(counts) // CHUNK_CELLS
+    bounds = np.flatnonzero(np.diff(group)) + 1
+    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, idx.size], strict=True):
+        n_cells = counts[lo:hi]
+        total = int(n_cells.sum())
+        if total == 0:
+            continue
+        starts = cells.col_ptr[idx[lo:hi]]
+        offset = np.repeat(starts - (np.cumsum(n_cells) - n_cells), n_cells)
+        where = offset + np.arange(total)
+        local = np.repeat(np.arange(hi - lo), n_cells)
+        rows = cells.col_rows[where]
+        y = np.asarray(cells.col_values[where], dtype=np.float64)
+        item = idx[lo:hi][local]
+        U1 = np.hstack([U[rows], np.ones((total, 1))])
+        logit = (np.einsum("nk,nk->n", U1[:, :r], V[item]) + b[item]) / sigma
+        p = 1.0 / (1.0 + np.exp(-logit))
+        resid = (y - p) / sigma
+        w = p * (1.0 - p) / sigma**2
+        del logit, p, y
+        for k in range(r + 1):
+            gradient[lo:hi, k] = np.bincount(local, resid * U1[:, k], minlength=hi - lo)
+            for m in range(r + 1):
+                information[lo:hi, k * (r + 1) + m] = np.bincount(
+                    local, w * U1[:, k] * U1[:, m], minlength=hi - lo
+                )
+    return gradient, information.reshape(idx.size, r + 1, r + 1)

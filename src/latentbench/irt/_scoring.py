@@ -12,6 +12,7 @@ from latentbench.exceptions import InputError, LatentbenchWarning
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._detached import one_sided, score_sensitivity
 from latentbench.irt._fitted import per_trial_penalty, trials_of
+from latentbench.irt._item_intervals import posterior_item_covariance
 from latentbench.irt._model_factors import fit_model_factors
 from latentbench.irt._objective import DETACHED, DETACHED_BAND, sigmoid
 
@@ -378,10 +379,11 @@ def _item_variance_of_scores(
     (independent across items) the added variance is
     ``sum_j d_ij^T Cov_j d_ij / H_i^2``.
     """
-    items = result.standard_errors(scale_correction=False).items
-    var_a = items["discrimination_se"].to_numpy(float)[cols] ** 2
-    var_b = items["easiness_se"].to_numpy(float)[cols] ** 2
-    cov_ab = items["cov_discrimination_easiness"].to_numpy(float)[cols]
+    # the spread of the calibration's own (MAP) estimates, which the scores are computed
+    # from: the Laplace posterior's item blocks, not the items' likelihood intervals of
+    # standard_errors (those are centred on the likelihood's maximum, not on the estimates)
+    cov = posterior_item_covariance(result)[cols]
+    var_a, var_b, cov_ab = cov[:, 0, 0], cov[:, 1, 1], cov[:, 0, 1]
     a, b, sigma = result.V[cols, 0], result.b[cols], result.sigma
     observed = ~np.isnan(scores)
     y = np.where(observed, scores, 0.0)

@@ -75,7 +75,11 @@ def uninformative_items(
     Returns
     -------
     DataFrame
-        One row per item (all items): ``item``, ``discrimination``, ``se`` (plug-in),
+        One row per item (all items): ``item``, ``discrimination`` (the fit's estimate),
+        ``se`` (that of the discrimination's interval in
+        :func:`~latentbench.irt.inference.standard_errors`: for the default MAP fit the
+        items' likelihood at the fitted abilities, the prior left out; NaN where that
+        likelihood has no finite maximum, e.g. a constant item),
         ``z`` (score statistic), ``p_value`` (one-sided test of a = 0), ``uninformative``
         (flag). Constant items are flagged too (nothing to correlate).
     """
