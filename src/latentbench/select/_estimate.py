@@ -512,9 +512,17 @@ def _answers(
         if name not in by_model:
             raise InputError(f"model {name!r} is not in the responses (models: {ids[:5]}...)")
         responses = by_model[name]
+    elif model is None and isinstance(responses, pd.Series):
+        name = _series_name(responses) or name  # a named Series is that model's answers
     if isinstance(responses, Mapping):
-        responses = pd.Series(dict(responses), dtype=np.float64)
+        responses = pd.Series(dict(responses), dtype=object)
     if isinstance(responses, pd.Series):
+        responses, repeated = _one_score_per_item(responses, name)
+        if repeated:
+            notes.append(
+                f"model {name!r}: {repeated:,} item(s) given more than once with the same "
+                "score are counted once"
+            )
         ids = [str(i) for i in responses.index]
         pos = cal.positions(ids)
         unknown = np.flatnonzero(pos < 0)
@@ -532,7 +540,7 @@ def _answers(
             )
         notes.extend(_label_mismatch(cal, name, responses.attrs.get("labels") or {}))
         y = np.full(cal.n_items, np.nan)
-        values = pd.to_numeric(responses, errors="coerce").to_numpy(dtype=np.float64)
+        values = _series_scores(responses, name)
         y[pos[pos >= 0]] = values[pos >= 0]
     else:
         y = np.asarray(responses, dtype=np.float64)
@@ -550,6 +558,64 @@ def _answers(
             "[0, 1]; expected a value in [0, 1] (NaN = not answered)"
         )
     return name, y, notes
+
+
+def _series_name(responses: pd.Series) -> str | None:
+    """The model a Series' ``name`` names: a text name other than a score column's (the
+    ``score`` of ``frame.set_index('item').score`` is not a model), else None."""
+    from latentbench.io._matrix_checks import _SCORE_COLUMNS
+
+    named = responses.name
+    if isinstance(named, str) and named.strip() and named not in _SCORE_COLUMNS:
+        return named
+    return None
+
+
+def _series_scores(responses: pd.Series, name: str) -> np.ndarray:
+    """A Series' scores as floats, read as a file's are (``True``/``False``, and missing
+    markers such as ``''``, ``'NA'``, ``None`` as not answered); a value that is not a number
+    (e.g. ``'correct'``) is an error naming the item and the value, not a silent NaN."""
+    from latentbench.io._matrix_checks import _show, numeric_scores
+
+    values, bad = numeric_scores(responses.reset_index(drop=True))
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"model {name!r}, item {str(responses.index[k])!r}: value "
+            f"{_show(responses.iloc[k])} is not numeric ({int(bad.sum()):,} such value(s)); "
+            "expected a score in [0, 1] (NaN or None = not answered)"
+        )
+    return values
+
+
+def _one_score_per_item(responses: pd.Series, name: str) -> tuple[pd.Series, int]:
+    """The Series with one entry per item id (as text), and how many repeated entries were
+    dropped: a repeat with the same score (or none) is collapsed, as a file's repeated row;
+    two different scores for one item are an error naming the item and both scores."""
+    import pandas as pd
+
+    from latentbench.io._matrix_checks import _show, numeric_scores
+
+    keys = pd.Index([str(i) for i in responses.index])
+    if keys.is_unique:
+        return responses, 0
+    values, _ = numeric_scores(responses.reset_index(drop=True))
+    frame = pd.DataFrame({"key": keys, "value": values})
+    answered = frame[np.isfinite(values)]
+    spread = answered.groupby("key", sort=False)["value"].agg(["min", "max"])
+    conflict = spread[spread["min"] != spread["max"]]
+    if len(conflict):
+        item = str(conflict.index[0])
+        raise InputError(
+            f"model {name!r}, item {item!r}: given {int((keys == item).sum())} times with "
+            f"different scores {_show(conflict['min'].iloc[0])} and "
+            f"{_show(conflict['max'].iloc[0])} ({len(conflict):,} such item(s)); expected one "
+            "score per item"
+        )
+    # keep an answered entry where there is one (a repeat without a score adds nothing)
+    order = np.argsort(~np.isfinite(values), kind="stable")
+    keep = np.sort(order[~keys[order].duplicated()])
+    return responses.iloc[keep], len(responses) - len(keep)
 
 
 def _label_mismatch(cal: Calibration, name: str, labels: Mapping[str, str]) -> list[str]:
@@ -1454,7 +1520,9 @@ def _read_design_file(path: Path) -> tuple[pd.DataFrame, str]:
                 "expected a design written by tiny (a .csv, or a .parquet)"
             ) from None
     try:
-        return pd.read_csv(path, dtype={"item": str}), source
+        from latentbench.io._files import read_csv_ids
+
+        return read_csv_ids(path, ("item",)), source
     except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         said = "is empty" if isinstance(exc, pd.errors.EmptyDataError) else "is not a CSV file"
         raise InputError(

@@ -22,6 +22,7 @@ import numpy as np
 
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
+from latentbench.io._files import read_csv_ids
 from latentbench.select._estimate import _rng
 from latentbench.select._estimate_calibration import from_matrix
 from latentbench.select._estimate_design import SequentialEstimate
@@ -123,7 +124,10 @@ class EstimateExperiment:
                 f"{summary}: task {task!r}; expected an estimate experiment (latentbench "
                 "experiment --task estimate)"
             )
-        runs = pd.read_csv(folder / "runs.csv", dtype={"model": str})
+        try:  # ids as text: a model called NA, null or None keeps its name
+            runs = read_csv_ids(folder / "runs.csv", ("model",))
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+            raise InputError(f"{folder / 'runs.csv'}: not a CSV table ({exc})") from None
         missing = [c for c in RUN_COLUMNS if c not in runs.columns and c != "uniform_error"]
         if missing:
             raise InputError(f"{folder / 'runs.csv'}: lacks column(s) {missing}")
