@@ -93,3 +93,58 @@ def test_a_named_series_is_that_model_unless_model_is_given(cal):
     assert estimate(cal, answers.rename("score"), budget=20, seed=1).model == "model"
     named = estimate(cal, answers.rename("my-model"), model="other", budget=20, seed=1)
     assert named.model == "other"
+
+
+# -- 3, 10. a model without any answer ---------------------------------------------------------
+def _with_empty_model() -> ResponseMatrix:
+    frame = _matrix([f"m{i}" for i in range(5)] + ["empty_model", "few"])
+    frame.loc["empty_model"] = np.nan
+    frame.loc["few", frame.columns[5:]] = np.nan  # 5 answers
+    return ResponseMatrix.from_wide(frame)
+
+
+def test_a_model_without_answers_is_left_out_said_and_recorded(tmp_path):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = estimate_experiment(_with_empty_model(), budgets=(3, 30), seeds=1, precision=None)
+    said = [str(w.message) for w in caught]
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], said
+    assert any("'empty_model' has no observed score" in line for line in said)
+    assert "empty_model" not in set(result.runs["model"])
+    assert set(result.runs["model"]) == {"m0", "m1", "m2", "m3", "m4", "few"}
+    assert result.params["no_score"] == ["empty_model"]
+    assert not any("Mean of empty slice" in line for line in result.warnings)
+    result.save(tmp_path)
+    saved = json.loads((tmp_path / "summary.json").read_text())["params"]
+    assert any("empty_model" in line for line in saved["warnings"])
+
+
+def test_a_calibration_row_without_answers_is_left_out_with_a_data_warning():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cal = from_matrix(_with_empty_model(), rank=1, source="wide.csv")
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert any("wide.csv" in str(w.message) and "'empty_model'" in str(w.message) for w in caught)
+    assert "empty_model" not in cal.model_ids and np.isfinite(cal.model_scores).all()
+
+
+# -- 4, 13. options that record nothing, or twice ----------------------------------------------
+def test_options_that_record_nothing_are_refused():
+    matrix = ResponseMatrix.from_wide(_matrix([f"m{i}" for i in range(5)]))
+    with pytest.raises(InputError, match=r"budgets=\[500\].*at most 60"):
+        estimate_experiment(matrix, budgets=(500,), seeds=1)
+    with pytest.raises(InputError, match=r"models=\[\]"):
+        estimate_experiment(matrix, budgets=(10,), seeds=1, models=[])
+    for bad in (0, -3):
+        with pytest.raises(InputError, match=f"max_items={bad}"):
+            estimate_experiment(matrix, budgets=(10,), seeds=1, max_items=bad)
+
+
+def test_repeated_models_and_budgets_are_run_and_counted_once():
+    matrix = ResponseMatrix.from_wide(_matrix([f"m{i}" for i in range(5)]))
+    with pytest.warns(DataWarning, match="'m1' given more than once"):
+        result = estimate_experiment(
+            matrix, budgets=(10, 10, 20), seeds=1, models=["m1", "m1"], precision=None
+        )
+    assert [row["runs"] for row in result.summary["by_budget"]] == [1, 1]
+    assert result.params["budgets"] == [10, 20] and result.params["models"] == ["m1"]

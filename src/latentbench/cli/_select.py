@@ -623,16 +623,20 @@ def _estimate_task(
             try:
                 marks = tuple(int(b) for b in budgets.split(",") if b.strip())
             except ValueError:
+                marks = ()
+            if not marks or min(marks) < 1:
                 raise InputError(
-                    f"--budgets {budgets!r}; expected item counts such as '30,100,300'"
-                ) from None
+                    f"--budgets {budgets!r}; expected positive item counts such as '30,100,300'"
+                )
+            if max_items is not None and max_items < 1:
+                raise InputError(f"--max-items {max_items}; expected an item count of at least 1")
             fit_rank = 1 if rank == "auto" else _rank(rank)
             if not 0 <= precision < 0.5:
                 raise InputError(
                     f"--precision {precision!r}; expected a half-width in (0, 0.5), or 0 to skip"
                 )
             matrix = ResponseMatrix.read(responses)
-            held_out = None if models is None else [m.strip() for m in models.split(",") if m]
+            held_out = None if models is None else _held_out(models, matrix.model_ids)
             with (
                 Progress(console=console, disable=quiet, transient=True) as bar,
                 stop_on_sigint(say_stopping("held-out model")) as stop,
@@ -653,7 +657,10 @@ def _estimate_task(
                     stop_event=stop,
                 )
         except InputError as exc:
-            _fail(exc)
+            said = str(exc)  # the function's argument, as the command spells it
+            if said.startswith("budgets=") and ":" in said:
+                said = f"--budgets {budgets!r}:{said.split(':', 1)[1]}"
+            _fail(InputError(said))
     try:
         result.save(target)
     except OSError as exc:  # the disk filled during the runs
@@ -670,6 +677,20 @@ def _estimate_task(
             soft_wrap=True,
         )
         raise typer.Exit(130)
+
+
+def _held_out(text: str, ids: list[str]) -> list[str]:
+    """``--models a,b``: the names, each as written when the matrix has a model of that
+    exact id (``'  padded  '``), else stripped; empty pieces (a trailing comma) are skipped,
+    and no name at all is an error."""
+    known = set(ids)
+    names = [m if m in known else m.strip() for m in text.split(",") if m.strip()]
+    if not names:
+        raise InputError(
+            f"--models {text!r}: no model name; expected names separated by commas (leave "
+            "--models out to hold out every model)"
+        )
+    return names
 
 
 def print_estimate_experiment(

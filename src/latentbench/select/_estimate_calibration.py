@@ -14,6 +14,7 @@ import functools
 import hashlib
 import json
 import os
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 
 if TYPE_CHECKING:
     from latentbench.io import ResponseMatrix, Store
@@ -418,6 +419,19 @@ def from_matrix(
     from latentbench.select._proxy import LowRankProxy
 
     Y = np.asarray(matrix.scores, dtype=np.float64)
+    empty = ~np.isfinite(Y).any(axis=1)
+    if empty.any():  # nothing to fit, and no score to rank against: left out, said
+        names = [str(matrix.model_ids[k]) for k in np.flatnonzero(empty)]
+        warnings.warn(
+            f"{source}: {len(names)} model(s) without any observed score left out of the "
+            f"calibration ({', '.join(repr(m) for m in names[:5])}"
+            f"{', ...' if len(names) > 5 else ''})",
+            DataWarning,
+            stacklevel=2,
+        )
+        kept = np.flatnonzero(~empty)
+        matrix = matrix.subset(models=[matrix.model_ids[k] for k in kept])
+        Y = np.asarray(matrix.scores, dtype=np.float64)
     if Y.shape[0] < 2:
         raise InputError(f"{source}: {Y.shape[0]} model(s); a calibration needs at least 2 models")
     # fitted with rows and columns in the canonical order (ids sorted as strings), then put

@@ -60,9 +60,13 @@ class EstimateExperiment:
         approximation otherwise), the baseline the estimate has to beat.
     params : dict
         The experiment's options (``task``, ``input``, ``budgets``, ``seeds``, ``models``,
-        ``precision``, ``max_items``, ``delta``, ``rank``; ``not_run`` when it was stopped).
+        ``precision``, ``max_items``, ``delta``, ``rank``; ``not_run`` when it was stopped;
+        ``no_score``: models without an observed score, left out; ``not_recorded``: budget ->
+        the held-out models with fewer items than it).
     warnings : tuple of str
-        One line per calibration fit that warned (``without 'MODEL': message``).
+        What the experiment said about its inputs (repeated options, models without a
+        score, budgets beyond some models' items), then one line per calibration fit that
+        warned (``calibration fit without 'MODEL': message``).
     """
 
     runs: pd.DataFrame
@@ -155,7 +159,8 @@ def estimate_experiment(
     matrix : ResponseMatrix or path
         At least 3 models; a path is read with :meth:`~latentbench.io.ResponseMatrix.read`.
     budgets : tuple of int, default (30, 100, 300)
-        Items at which the estimate is recorded.
+        Items at which the estimate is recorded (a repeat is recorded once). A budget above
+        a model's items is not recorded for it (``params["not_recorded"]``, and a warning).
     seeds : int, default 3
         Runs per model (seeds ``0 .. seeds - 1``), as the command's default.
     models : list of str, optional
@@ -185,8 +190,17 @@ def estimate_experiment(
     -------
     EstimateExperiment
         ``runs``: one row per (model, seed, budget), with the error of the uniform sample
-        mean at the same budget beside it; ``params``; ``warnings``: the calibration fits
-        that warned (one warning is also emitted for them all).
+        mean at the same budget beside it; ``params``; ``warnings``: the notes on the inputs
+        (each also emitted as a :class:`~latentbench.exceptions.DataWarning`) and the
+        calibration fits that warned (one warning is also emitted for them all).
+
+    Raises
+    ------
+    InputError
+        An empty ``models``, ``max_items < 1``, budgets above every held-out model's items
+        (nothing would be recorded; the largest usable budget is named), or no held-out
+        model with an observed score. A model without any observed score is left out, and
+        said (``params["no_score"]``).
     """
     import pandas as pd
 
@@ -207,20 +221,62 @@ def estimate_experiment(
     if matrix.n_models < 3:
         raise InputError(f"{matrix.n_models} models; the experiment needs at least 3")
     ids = matrix.model_ids
-    chosen = ids if models is None else list(models)
+    notes: list[str] = []  # said once each, and kept in the result (summary.json)
+    if models is not None and not list(models):
+        raise InputError(
+            "models=[] (no held-out model); expected at least one model name, or None for all"
+        )
+    chosen = ids if models is None else list(dict.fromkeys(models))
+    if models is not None and len(chosen) < len(list(models)):
+        twice = [m for m in chosen if list(models).count(m) > 1]
+        notes.append(f"models: {_names(twice)} given more than once; held out once")
     unknown = [m for m in chosen if m not in ids]
     if unknown:
         raise InputError(f"models {unknown[:3]} are not in the matrix")
     if not budgets or any(int(b) < 1 for b in budgets):
         raise InputError(f"budgets={tuple(budgets)!r}; expected positive item counts")
+    if len(set(budgets)) < len(budgets):
+        notes.append(f"budgets: repeated value(s) in {list(budgets)} recorded once")
+    budgets = tuple(sorted({int(b) for b in budgets}))
     if seeds < 1:
         raise InputError(f"seeds={seeds!r}; expected at least 1")
+    if max_items is not None and (
+        isinstance(max_items, bool) or not isinstance(max_items, numbers.Integral) or max_items < 1
+    ):
+        raise InputError(f"max_items={max_items!r}; expected an item count >= 1, or None")
     if precision is not None and not 0 < precision < 0.5:
         raise InputError(
             f"precision={precision!r}; expected a half-width in (0, 0.5) or None (a score in "
             "[0, 1] has an interval of half-width 0.5 before any item)"
         )
     Y = np.asarray(matrix.scores, dtype=np.float64)
+    answered = {m: int(np.isfinite(Y[k]).sum()) for k, m in enumerate(ids)}
+    empty = [m for m in ids if answered[m] == 0]
+    if empty:  # no truth to estimate, nothing to calibrate with: left out, said
+        notes.append(
+            f"{_names(empty)} ha{'s' if len(empty) == 1 else 've'} no observed score: left "
+            "out (not held out, not in the calibrations)"
+        )
+        chosen = [m for m in chosen if m not in empty]
+        if not chosen:
+            raise InputError(
+                f"{matrix.source}: every held-out model ({_names(empty)}) has no observed "
+                "score; expected models with answers"
+            )
+        if len(ids) - len(empty) < 3:
+            raise InputError(
+                f"{matrix.source}: {len(ids) - len(empty)} models with an observed score "
+                f"({_names(empty)} ha{'s' if len(empty) == 1 else 've'} none); the experiment "
+                "needs at least 3"
+            )
+    cap = "answered" if max_items is None else f"answered or max_items={max_items}"
+    limits = {m: answered[m] if max_items is None else min(max_items, answered[m]) for m in chosen}
+    if min(budgets) > max(limits.values()):
+        raise InputError(
+            f"budgets={list(budgets)}: more than the items ({cap}) of every held-out model, so "
+            f"no estimate would be recorded; expected a budget of at most "
+            f"{max(limits.values()):,}"
+        )
     short: dict[int, list[str]] = {}  # budget -> models with fewer items than it
     rows: list[dict[str, object]] = []
     total, done = len(chosen) * seeds, 0
@@ -233,7 +289,8 @@ def estimate_experiment(
         i = ids.index(name)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            cal = from_matrix(matrix.subset(models=[m for m in ids if m != name]), rank=rank)
+            others = [m for m in ids if m != name and m not in empty]
+            cal = from_matrix(matrix.subset(models=others), rank=rank)
         if caught:
             fit_warnings.append((name, caught[0].category, str(caught[0].message)))
         pop = cal.positions([matrix.item_ids[j] for j in np.flatnonzero(np.isfinite(Y[i]))])
@@ -283,12 +340,9 @@ def estimate_experiment(
             notify(progress, "held-out runs", done, total)
     table = pd.DataFrame(rows, columns=list(RUN_COLUMNS))
     for b, names in sorted(short.items()):  # said, not dropped silently
-        cap = "answered" if max_items is None else f"answered or max_items={max_items}"
-        warnings.warn(
+        notes.append(
             f"budget {b}: more than the items ({cap}) of {len(names)} of {len(chosen)} "
-            f"held-out models (e.g. {names[0]!r}); not recorded for them",
-            DataWarning,
-            stacklevel=2,
+            f"held-out models ({_names(names)}); not recorded for them"
         )
     params = {
         "task": "estimate",
@@ -301,6 +355,12 @@ def estimate_experiment(
         "delta": delta,
         "rank": int(rank),
     }
+    if empty:
+        params["no_score"] = list(empty)
+    if short:
+        params["not_recorded"] = {str(b): names for b, names in sorted(short.items())}
+    for note in notes:
+        warnings.warn(note, DataWarning, stacklevel=2)
     if not_run:  # stopped: the table covers the models before
         params["not_run"] = not_run
         warnings.warn(
@@ -309,7 +369,7 @@ def estimate_experiment(
             DataWarning,
             stacklevel=2,
         )
-    lines = tuple(f"without {m!r}: {text}" for m, _, text in fit_warnings)
+    lines = (*notes, *(f"calibration fit without {m!r}: {text}" for m, _, text in fit_warnings))
     if fit_warnings:  # one line for all the held-out fits, kept with the result
         name, category, message = fit_warnings[0]
         note = (
@@ -318,6 +378,12 @@ def estimate_experiment(
         )
         warnings.warn(note, category, stacklevel=2)
     return EstimateExperiment(table, params, lines)
+
+
+def _names(names: list[str], most: int = 5) -> str:
+    """``'a', 'b' and 3 more``: model ids quoted, so that a space or a comma in one shows."""
+    shown = ", ".join(repr(m) for m in names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 def uniform_error(y: np.ndarray, n: int) -> float:
