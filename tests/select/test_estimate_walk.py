@@ -148,3 +148,65 @@ def test_repeated_models_and_budgets_are_run_and_counted_once():
         )
     assert [row["runs"] for row in result.summary["by_budget"]] == [1, 1]
     assert result.params["budgets"] == [10, 20] and result.params["models"] == ["m1"]
+
+
+# -- 5. a confidence sequence the answers contradict -------------------------------------------
+def test_an_emptied_confidence_sequence_is_recorded_not_silently_reset():
+    from latentbench.select._estimate_cs import WeightedBettingCS
+
+    cs = WeightedBettingCS(0.5)
+    for t in range(200):  # 100 rounds near 0.9, then 100 near 0.1: no mean fits both
+        cs.update(0.9 if t < 100 else 0.1, 0.0, 1.0, 0.01, 0.5, (0.2, 0.95))
+        if cs.contradicted_at is None:
+            narrow = (cs.lower, cs.upper)
+    assert cs.contradicted_at is not None and 100 < cs.contradicted_at < 200
+    assert narrow[1] - narrow[0] < 0.1
+    assert (cs.lower, cs.upper) == (0.2, 0.95)  # the certain bounds: valid, and flagged
+
+
+def _contradicting_answers() -> tuple[object, pd.Series]:
+    """A model far weaker than every calibration model (10% correct), and a large delta:
+    with seed 0 its confidence sequence empties at item 26 (found by a scan of seeds)."""
+    frame = _matrix([f"m{i}" for i in range(8)], n_items=200, seed=2)
+    cal = from_matrix(ResponseMatrix.from_wide(frame), rank=1)
+    rng = np.random.default_rng(2)
+    rng.random(200)
+    return cal, pd.Series((rng.random(200) < 0.1).astype(float), index=frame.columns)
+
+
+def test_estimate_says_when_the_answers_contradicted_its_sequence():
+    cal, answers = _contradicting_answers()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = estimate(cal, answers, budget=150, seed=0, delta=0.9)
+    assert result.contradicted_at is not None, result.summary()
+    said = [str(w.message) for w in caught]
+    assert any(f"contradicted the confidence sequence at item {result.contradicted_at}" in line
+               for line in said), said  # fmt: skip
+    assert result.to_dict()["contradicted_at"] == result.contradicted_at
+    assert any("contradicted" in line for line in result.warnings)
+
+
+def test_the_experiment_counts_contradicted_runs_and_coverage_at_every_step(tmp_path):
+    _, answers = _contradicting_answers()
+    frame = _matrix([f"m{i}" for i in range(8)], n_items=200, seed=2)
+    frame.loc["weak"] = answers
+    with pytest.warns(DataWarning, match="the answers contradicted the confidence sequence"):
+        result = estimate_experiment(
+            ResponseMatrix.from_wide(frame),
+            budgets=(20, 150),
+            seeds=4,
+            models=["weak"],
+            precision=None,
+            delta=0.9,
+        )
+    runs = result.runs
+    assert runs["contradicted"].any()
+    # covered after every item implies covered at the budget, never the other way round
+    assert (runs["covered"] | ~runs["covered_throughout"]).all()
+    last = result.summary["by_budget"][-1]
+    assert last["contradicted"] == int(runs[runs["budget"] == 150]["contradicted"].sum())
+    assert last["coverage_throughout"] <= last["coverage"]
+    result.save(tmp_path)
+    back = EstimateExperiment.read(tmp_path)
+    assert back.summary == result.summary

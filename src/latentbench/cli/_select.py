@@ -737,6 +737,18 @@ def print_estimate_experiment(
             "that, ± SE over held-out models",
             soft_wrap=True,
         )
+    emptied = [r for r in rows if r.get("contradicted")]
+    if emptied:  # the per-budget coverage overstates the anytime guarantee there
+        said = "; ".join(
+            f"{fmt(r['budget'])} items: {fmt(r['contradicted'])} of {fmt(r['runs'])} runs "
+            f"contradicted, covered after every item {r['coverage_throughout']:.3f}"
+            for r in emptied
+        )
+        console.print(
+            f"confidence sequences the answers contradicted (interval reset to the certain "
+            f"range): {said}",
+            soft_wrap=True,
+        )
     if precision is not None:
         p = summary["precision"]
         if p["reached"]:

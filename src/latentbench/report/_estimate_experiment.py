@@ -49,6 +49,12 @@ def _budget_finding(row: dict[str, Any], level: float) -> dict[str, Any]:
         f"{_plural(row['runs'], 'run')}; mean half-width "
         f"{row['half_width']:.4f}."
     )
+    if row.get("contradicted"):  # the anytime guarantee is about every step, not this one
+        text += (
+            f" {_plural(row['contradicted'], 'run')} had the confidence sequence contradicted "
+            "by the answers (interval reset to the certain range); covered after every item: "
+            f"{row['coverage_throughout']:.3f}."
+        )
     low_cover = hi is not None and _finite(hi) and hi < level
     worse = _finite(row.get("mae_ratio")) and (
         row["mae_ratio"] - 1.96 * (row.get("mae_ratio_se") or 0.0) > 1.0
@@ -57,7 +63,7 @@ def _budget_finding(row: dict[str, Any], level: float) -> dict[str, Any]:
         text += f" The coverage is below the intervals' level {level:.2f}."
     if worse:
         text += " The estimate is worse than random items here."
-    return {"text": text, "note": bool(low_cover or worse)}
+    return {"text": text, "note": bool(low_cover or worse or row.get("contradicted"))}
 
 
 def _plural(n: int, word: str) -> str:

@@ -119,6 +119,11 @@ class EstimateResult:
         Items of the calibration. More than ``n_items`` when the model answered only some of
         them: ``score`` is then its mean over those it answered, while the rank compares it
         with the calibration models' means over all ``n_calibrated`` (the summary says so).
+    contradicted_at : int or None
+        The item count after which the answers rejected every candidate score (the
+        confidence sequence emptied: an event of probability at most ``1 - level`` when its
+        assumptions hold); from then on ``[lower, upper]`` is the certain range that the
+        answers leave, and a warning says so. None: never.
     """
 
     model: str
@@ -145,6 +150,7 @@ class EstimateResult:
     warnings: tuple[str, ...] = ()
     trajectory: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), repr=False)
     n_calibrated: int = 0
+    contradicted_at: int | None = None
 
     def __post_init__(self) -> None:
         traj = np.array(self.trajectory, dtype=np.float64).reshape(-1, 3)
@@ -202,6 +208,7 @@ class EstimateResult:
             "options": dict(self.options),
             "warnings": list(self.warnings),
             "n_calibrated": self.n_calibrated,
+            "contradicted_at": self.contradicted_at,
             "summary": self.summary(),
         }
         return out
@@ -739,6 +746,14 @@ def _finish(
             f"{(upper - lower) / 2.0:.3g} when the run stopped ({stopped}) after "
             f"{len(seq.order):,} items; raise the budget for a narrower interval"
         )
+    contradicted = seq.cs.contradicted_at
+    if contradicted is not None:  # kept valid (the certain bounds), and said
+        notes.append(
+            f"model {model!r}: the answers contradicted the confidence sequence at item "
+            f"{contradicted:,} (every candidate score rejected, which happens with probability "
+            f"at most delta={seq.delta:g}); the interval is the certain range the answers "
+            f"leave, [{lower:.3g}, {upper:.3g}], wider than before"
+        )
     trajectory = np.asarray(seq.trajectory, dtype=np.float64).reshape(-1, 3)
     for note in notes:
         warnings.warn(note, DataWarning, stacklevel=3)
@@ -767,6 +782,7 @@ def _finish(
         warnings=tuple(notes),
         trajectory=trajectory,
         n_calibrated=cal.n_items,
+        contradicted_at=contradicted,
     )
 
 

@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 __all__ = ["EstimateExperiment", "estimate_experiment", "summarize_estimate_experiment"]
 
 RUN_COLUMNS = ("model", "seed", "budget", "truth", "score", "lower", "upper", "error",
-               "covered", "items_to_precision", "n_items", "uniform_error")  # fmt: skip
+               "covered", "items_to_precision", "n_items", "uniform_error",
+               "covered_throughout", "contradicted")  # fmt: skip
 """Columns of :attr:`EstimateExperiment.runs` (``runs.csv``)."""
 
 
@@ -54,10 +55,15 @@ class EstimateExperiment:
         One row per (held-out model, seed, budget), columns :data:`RUN_COLUMNS`: the score's
         ``truth`` (the model's mean over the items it answered, ``n_items``), the estimate
         ``score`` with its interval ``[lower, upper]``, ``error`` (score - truth),
-        ``covered``, ``items_to_precision`` (NaN when not reached) and ``uniform_error``:
+        ``covered``, ``items_to_precision`` (NaN when not reached), ``uniform_error``:
         the expected absolute error of the mean of ``budget`` items drawn uniformly without
         replacement from the model's own answers (exact for 0/1 scores, the normal
-        approximation otherwise), the baseline the estimate has to beat.
+        approximation otherwise), the baseline the estimate has to beat;
+        ``covered_throughout``: the interval held the truth after every item up to
+        ``budget`` (what the anytime guarantee is about), and ``contradicted``: the answers
+        had rejected every candidate score by then (the confidence sequence emptied, and
+        the interval fell back to the certain range; see
+        :attr:`~latentbench.select.EstimateResult.contradicted_at`).
     params : dict
         The experiment's options (``task``, ``input``, ``budgets``, ``seeds``, ``models``,
         ``precision``, ``max_items``, ``delta``, ``rank``; ``not_run`` when it was stopped;
@@ -132,7 +138,8 @@ class EstimateExperiment:
             runs = read_csv_ids(folder / "runs.csv", ("model",))
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
             raise InputError(f"{folder / 'runs.csv'}: not a CSV table ({exc})") from None
-        missing = [c for c in RUN_COLUMNS if c not in runs.columns and c != "uniform_error"]
+        later = ("uniform_error", "covered_throughout", "contradicted")  # not in older files
+        missing = [c for c in RUN_COLUMNS if c not in runs.columns and c not in later]
         if missing:
             raise InputError(f"{folder / 'runs.csv'}: lacks column(s) {missing}")
         kept = {k: v for k, v in params.items() if k != "warnings"}
@@ -305,13 +312,16 @@ def estimate_experiment(
             seq = SequentialEstimate(cal, pop, delta=delta, target=precision)
             rng = _rng(seed, name)
             reached = None
-            marks: dict[int, tuple[float, float, float]] = {}
+            marks: dict[int, tuple[float, float, float, bool, bool]] = {}
+            throughout = True  # covered after every item so far
             for t in range(1, limit + 1):
                 j, pi = seq.choose(rng)
                 seq.observe(j, float(y[j]), pi)
                 lo, up = seq.interval
+                throughout = throughout and lo <= truth <= up
                 if t in budgets:
-                    marks[t] = (seq.score, lo, up)
+                    emptied = seq.cs.contradicted_at is not None
+                    marks[t] = (seq.score, lo, up, throughout, emptied)
                 if precision is not None and reached is None and (up - lo) / 2 <= precision:
                     reached = t
                 if t >= max(budgets) and (precision is None or reached is not None):
@@ -319,7 +329,7 @@ def estimate_experiment(
             for b in budgets:
                 if b not in marks:
                     continue
-                score, lo, up = marks[b]
+                score, lo, up, held, emptied = marks[b]
                 rows.append(
                     {
                         "model": name,
@@ -334,11 +344,23 @@ def estimate_experiment(
                         "items_to_precision": np.nan if reached is None else reached,
                         "n_items": y.size,
                         "uniform_error": uniform[b],
+                        "covered_throughout": held,
+                        "contradicted": emptied,
                     }
                 )
             done += 1
             notify(progress, "held-out runs", done, total)
     table = pd.DataFrame(rows, columns=list(RUN_COLUMNS))
+    emptied = table[table["contradicted"].astype(bool)].drop_duplicates(["model", "seed"])
+    if len(emptied):  # valid (the certain range) but wider: said, and counted per budget
+        n_runs = len(table.drop_duplicates(["model", "seed"]))
+        notes.append(
+            f"{len(emptied)} of {n_runs} runs: the answers contradicted the confidence "
+            f"sequence (every candidate score rejected; e.g. {emptied['model'].iloc[0]!r}, "
+            f"seed {int(emptied['seed'].iloc[0])}); their intervals fell back to the certain "
+            "range from then on (summary: 'contradicted', and 'coverage_throughout', the "
+            "runs covered after every item)"
+        )
     for b, names in sorted(short.items()):  # said, not dropped silently
         notes.append(
             f"budget {b}: more than the items ({cap}) of {len(names)} of {len(chosen)} "
@@ -434,6 +456,9 @@ def summarize_estimate_experiment(table: pd.DataFrame | EstimateExperiment) -> d
         informative where every run covered and the SE is 0), ``half_width`` (mean); ``precision``:
         ``runs``, ``reached`` (runs that reached the precision), ``median_items`` and
         ``mean_items`` over those (None when none did). SEs are None with one model. With
+        the ``covered_throughout`` and ``contradicted`` columns, also ``coverage_throughout``
+        (the runs covered after every item up to the budget, the anytime guarantee) and
+        ``contradicted`` (runs whose confidence sequence had emptied). With
         the ``uniform_error`` column, also ``uniform_mae`` (the uniform sample mean's expected
         error at the same budget, averaged like ``mae``), ``mae_ratio`` (``mae /
         uniform_mae``) and ``mae_ratio_se`` (delta method over held-out models).
@@ -467,6 +492,7 @@ def summarize_estimate_experiment(table: pd.DataFrame | EstimateExperiment) -> d
                 "coverage_lower": _number(wilson[0]),
                 "coverage_upper": _number(wilson[1]),
                 "half_width": _number(per_model["half_width"].mean()),
+                **_throughout(part),
                 **_against_uniform(part),
             }
         )
@@ -480,6 +506,21 @@ def summarize_estimate_experiment(table: pd.DataFrame | EstimateExperiment) -> d
         "mean_items": _number(float(reached.mean())) if len(reached) else None,
     }
     return {"by_budget": by_budget, "precision": precision}
+
+
+def _throughout(part: pd.DataFrame) -> dict[str, float | int | None]:
+    """``coverage_throughout`` (runs whose interval held the truth after every item up to
+    the budget, averaged per model as ``coverage``) and ``contradicted`` (runs whose
+    confidence sequence had emptied by then); empty for tables written before them."""
+    if "covered_throughout" not in part or part["covered_throughout"].isna().any():
+        return {}
+    held = part.assign(held=part["covered_throughout"].astype(float))
+    out: dict[str, float | int | None] = {
+        "coverage_throughout": _number(held.groupby("model")["held"].mean().mean())
+    }
+    if "contradicted" in part and not part["contradicted"].isna().any():
+        out["contradicted"] = int(part["contradicted"].astype(bool).sum())
+    return out
 
 
 def _against_uniform(part: pd.DataFrame) -> dict[str, float | None]:
