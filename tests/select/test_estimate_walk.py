@@ -210,3 +210,23 @@ def test_the_experiment_counts_contradicted_runs_and_coverage_at_every_step(tmp_
     result.save(tmp_path)
     back = EstimateExperiment.read(tmp_path)
     assert back.summary == result.summary
+
+
+# -- 6. a matrix and a fit directory of the same cells are two fits: recorded ------------------
+def test_the_calibration_record_says_which_fit_theta_is_on(tmp_path):
+    from latentbench.irt import TwoPL
+    from latentbench.select import EstimateResult, load_calibration
+
+    frame = _matrix([f"m{i}" for i in range(8)])
+    answers = _answers()
+    matrix_cal = from_matrix(ResponseMatrix.from_wide(frame), rank=1)
+    TwoPL(rank=1, prior=None, max_iter=200).fit(ResponseMatrix.from_wide(frame)).save(
+        tmp_path / "fit"
+    )
+    fit_cal = load_calibration(tmp_path / "fit")
+    assert (matrix_cal.fit, fit_cal.fit) == ("matrix", "fit")
+    records = [estimate(c, answers, budget=20, seed=1).to_dict() for c in (matrix_cal, fit_cal)]
+    assert [r["calibration"]["fit"] for r in records] == ["matrix", "fit"]
+    assert "abilities.csv" in records[1]["calibration"]["theta_scale"]
+    assert "not the scale of a `latentbench fit`" in records[0]["calibration"]["theta_scale"]
+    assert EstimateResult.from_dict(records[1]).calibration_fit == "fit"

@@ -110,6 +110,11 @@ class EstimateResult:
     probabilities : tuple of float
         The probability with which each was drawn (its design weight is ``1 / (n pi)``).
     calibration_source, calibration_hash : str
+    calibration_fit : str
+        :attr:`Calibration.fit <latentbench.select.Calibration.fit>`: ``"matrix"`` (the
+        low-rank fit made here from responses: ``theta`` on its own scale) or ``"fit"`` (a
+        ``latentbench fit``: ``theta`` on its ``abilities.csv`` scale); empty when read from
+        a record written before it.
     options : dict
         ``seed``, ``delta``, ``budget``, ``precision``, ``proposal``, ``floor``, ``design``.
     warnings : tuple of str
@@ -151,6 +156,7 @@ class EstimateResult:
     trajectory: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), repr=False)
     n_calibrated: int = 0
     contradicted_at: int | None = None
+    calibration_fit: str = ""
 
     def __post_init__(self) -> None:
         traj = np.array(self.trajectory, dtype=np.float64).reshape(-1, 3)
@@ -204,7 +210,12 @@ class EstimateResult:
             "items": list(self.items),
             "answers": list(self.answers),
             "probabilities": list(self.probabilities),
-            "calibration": {"source": self.calibration_source, "hash": self.calibration_hash},
+            "calibration": {
+                "source": self.calibration_source,
+                "hash": self.calibration_hash,
+                "fit": self.calibration_fit,
+                "theta_scale": _THETA_SCALE.get(self.calibration_fit, ""),
+            },
             "options": dict(self.options),
             "warnings": list(self.warnings),
             "n_calibrated": self.n_calibrated,
@@ -226,13 +237,24 @@ class EstimateResult:
             calibration = record["calibration"]
             values = {k: v for k, v in record.items() if k in fields}
             values.update(
-                calibration_source=calibration["source"], calibration_hash=calibration["hash"]
+                calibration_source=calibration["source"],
+                calibration_hash=calibration["hash"],
+                calibration_fit=str(calibration.get("fit") or ""),
             )
             for name in ("items", "answers", "probabilities", "warnings"):
                 values[name] = tuple(values.get(name, ()))
             return cls(**values)
         except (KeyError, TypeError) as exc:
             raise InputError(f"not an estimate record ({type(exc).__name__}: {exc})") from None
+
+
+_THETA_SCALE = {
+    "matrix": "the low-rank fit made from the calibration's responses (calibration models: "
+    "mean 0, sd 1 at rank 1); not the scale of a `latentbench fit` of the same cells",
+    "fit": "the abilities.csv scale of the `latentbench fit` given as the calibration",
+}
+"""What ``theta`` is measured on, by :attr:`Calibration.fit` (``estimate.json``'s
+``calibration.theta_scale``)."""
 
 
 def write_json(out: str | os.PathLike[str], name: str, data: Any) -> Path:
@@ -783,6 +805,7 @@ def _finish(
         trajectory=trajectory,
         n_calibrated=cal.n_items,
         contradicted_at=contradicted,
+        calibration_fit=cal.fit,
     )
 
 

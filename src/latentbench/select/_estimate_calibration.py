@@ -96,6 +96,13 @@ class Calibration:
         ``filter``, ``split``, where its file or store says: :attr:`ResponseMatrix.labels
         <latentbench.io.ResponseMatrix.labels>`, or a fit directory's ``fit.json``); a new
         model's answers labelled otherwise are flagged. Empty when unknown.
+    fit : {"matrix", "fit"}
+        Which fit the parameters come from: ``"matrix"``, the low-rank logistic fit made
+        here from a response matrix (a file, a store benchmark, a ``ResponseMatrix``), whose
+        ``theta`` is on that fit's own scale; ``"fit"``, a ``latentbench fit`` (a fit
+        directory, an ``IRTResult``), whose ``theta`` is on its ``abilities.csv`` scale. The
+        two fits of the same cells differ, so they draw other items and give other (equally
+        valid) intervals (docs/estimate.md, "Inputs").
     """
 
     item_ids: tuple[str, ...]
@@ -109,6 +116,7 @@ class Calibration:
     hash: str
     item_features: np.ndarray | None = field(default=None, repr=False, compare=False)
     labels: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    fit: str = field(default="matrix", compare=False)
     prior_mean: np.ndarray = field(init=False, repr=False)
     prior_chol: np.ndarray = field(init=False, repr=False)
     Vw: np.ndarray = field(init=False, repr=False)
@@ -404,6 +412,7 @@ def from_result(
         source,
         digest,
         feats,
+        fit="fit",
     )
 
 
