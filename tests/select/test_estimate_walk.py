@@ -230,3 +230,23 @@ def test_the_calibration_record_says_which_fit_theta_is_on(tmp_path):
     assert "abilities.csv" in records[1]["calibration"]["theta_scale"]
     assert "not the scale of a `latentbench fit`" in records[0]["calibration"]["theta_scale"]
     assert EstimateResult.from_dict(records[1]).calibration_fit == "fit"
+
+
+# -- 8. a fit directory's accuracies are checked ----------------------------------------------
+@pytest.mark.parametrize(("value", "said"), [(np.nan, "empty"), (1.7, "1.7")])
+def test_an_impossible_accuracy_in_a_fit_directory_is_refused(tmp_path, value, said):
+    from latentbench.irt import TwoPL
+    from latentbench.select import load_calibration
+
+    frame = _matrix([f"m{i}" for i in range(6)])
+    TwoPL(rank=1, prior=None, max_iter=200).fit(ResponseMatrix.from_wide(frame)).save(
+        tmp_path / "fit"
+    )
+    path = tmp_path / "fit" / "abilities.csv"
+    table = pd.read_csv(path)
+    table.loc[1, "accuracy"] = value
+    table.to_csv(path, index=False)
+    with pytest.raises(InputError, match=rf"abilities.csv: column 'accuracy', line 3 .*: {said};"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DataWarning)  # "edited since the fit"
+            load_calibration(tmp_path / "fit", cache=False)
