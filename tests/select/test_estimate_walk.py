@@ -250,3 +250,14 @@ def test_an_impossible_accuracy_in_a_fit_directory_is_refused(tmp_path, value, s
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DataWarning)  # "edited since the fit"
             load_calibration(tmp_path / "fit", cache=False)
+
+
+# -- 12. a rank above the calibration's models -------------------------------------------------
+def test_a_rank_above_the_calibration_models_is_refused_as_fit_does():
+    matrix = ResponseMatrix.from_wide(_matrix([f"m{i}" for i in range(5)]))
+    with pytest.raises(
+        InputError, match=r"rank=10 for a matrix of 5 models x 60 items; .*at most 5"
+    ):
+        from_matrix(matrix, rank=10)
+    with pytest.raises(InputError, match=r"rank=6: each held-out calibration has 4 models"):
+        estimate_experiment(matrix, budgets=(10,), seeds=1, rank=6)

@@ -658,6 +658,8 @@ def _estimate_task(
                 )
         except InputError as exc:
             said = str(exc)  # the function's argument, as the command spells it
+            if said.startswith("rank=") and ":" in said:
+                said = f"--rank {rank}:{said.split(':', 1)[1]}"
             if said.startswith("budgets=") and ":" in said:
                 said = f"--budgets {budgets!r}:{said.split(':', 1)[1]}"
             _fail(InputError(said))

@@ -443,6 +443,11 @@ def from_matrix(
         Y = np.asarray(matrix.scores, dtype=np.float64)
     if Y.shape[0] < 2:
         raise InputError(f"{source}: {Y.shape[0]} model(s); a calibration needs at least 2 models")
+    if isinstance(rank, int) and rank > min(Y.shape):  # as `fit` refuses it
+        raise InputError(
+            f"{source}: rank={rank} for a matrix of {Y.shape[0]} models x {Y.shape[1]} items; "
+            f"expected at most {min(Y.shape)} (the smaller side)"
+        )
     # fitted with rows and columns in the canonical order (ids sorted as strings), then put
     # back: the same cells from a store, a file or a permutation give the same calibration
     rows, cols = (

@@ -276,6 +276,12 @@ def estimate_experiment(
                 f"({_names(empty)} ha{'s' if len(empty) == 1 else 've'} none); the experiment "
                 "needs at least 3"
             )
+    fitted = len(ids) - len(empty) - 1  # models in each held-out calibration
+    if rank > fitted:  # as `fit` refuses it, before the first fit
+        raise InputError(
+            f"rank={rank}: each held-out calibration has {fitted} models; expected a rank of "
+            f"at most {fitted}"
+        )
     cap = "answered" if max_items is None else f"answered or max_items={max_items}"
     limits = {m: answered[m] if max_items is None else min(max_items, answered[m]) for m in chosen}
     if min(budgets) > max(limits.values()):
