@@ -261,3 +261,20 @@ def test_a_rank_above_the_calibration_models_is_refused_as_fit_does():
         from_matrix(matrix, rank=10)
     with pytest.raises(InputError, match=r"rank=6: each held-out calibration has 4 models"):
         estimate_experiment(matrix, budgets=(10,), seeds=1, rank=6)
+
+
+# -- 9. ids that differ only by spaces ---------------------------------------------------------
+def test_ids_differing_only_by_spaces_are_said_and_quoted(tmp_path):
+    frame = _matrix(["m0", "m1", "m2", "m3", "m3 "])
+    with pytest.warns(DataWarning, match=r"model ids 'm3', 'm3 ' differ only by spaces or case"):
+        estimate_experiment(
+            ResponseMatrix.from_wide(frame), budgets=(10,), seeds=1, models=["m0"], precision=None
+        )
+    from latentbench.select import estimate_many
+
+    long = frame.rename(index={"m3 ": "  padded  "}).rename_axis("model").reset_index()
+    path = tmp_path / "new.csv"
+    long.melt(id_vars="model", var_name="item", value_name="score").to_csv(path, index=False)
+    cal = from_matrix(ResponseMatrix.from_wide(frame.iloc[:4]), rank=1)
+    with pytest.raises(InputError, match=r"'  padded  '\); did you mean '  padded  '\?"):
+        estimate_many(cal, path, models=["padded"], budget=10)

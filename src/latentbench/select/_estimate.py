@@ -539,7 +539,11 @@ def _answers(
             )
         name = ids[0] if model is None else name
         if name not in by_model:
-            raise InputError(f"model {name!r} is not in the responses (models: {ids[:5]}...)")
+            raise InputError(
+                f"model {name!r} is not in the responses (models: "
+                f"{', '.join(repr(m) for m in ids[:5])}{', ...' if len(ids) > 5 else ''})"
+                f"{_near_id(name, ids)}"
+            )
         responses = by_model[name]
     elif model is None and isinstance(responses, pd.Series):
         name = _series_name(responses) or name  # a named Series is that model's answers
@@ -587,6 +591,18 @@ def _answers(
             "[0, 1]; expected a value in [0, 1] (NaN = not answered)"
         )
     return name, y, notes
+
+
+def same_id(name: str) -> str:
+    """An id as compared for near twins: stripped and case-folded."""
+    return name.strip().casefold()
+
+
+def _near_id(name: str, ids: list[str]) -> str:
+    """``; did you mean '  padded  '?`` when an id differs from ``name`` only by spaces or
+    case, else empty."""
+    near = [m for m in ids if m != name and same_id(m) == same_id(name)]
+    return f"; did you mean {near[0]!r}?" if near else ""
 
 
 def _series_name(responses: pd.Series) -> str | None:
@@ -1291,8 +1307,9 @@ def estimate_many(
     absent = [m for m in names if m not in by_model]
     if absent:
         raise InputError(
-            f"{source}: no model {absent[0]!r} (models: {', '.join(list(by_model)[:5])}"
-            f"{', ...' if len(by_model) > 5 else ''})"
+            f"{source}: no model {absent[0]!r} (models: "
+            f"{', '.join(repr(m) for m in list(by_model)[:5])}"
+            f"{', ...' if len(by_model) > 5 else ''}){_near_id(absent[0], list(by_model))}"
         )
     cal = load_calibration(calibration, rank=rank, cache=cache)  # once: its errors stop all
     results: list[EstimateResult] = []

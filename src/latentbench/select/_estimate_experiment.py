@@ -23,7 +23,7 @@ import numpy as np
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import read_csv_ids
-from latentbench.select._estimate import _rng
+from latentbench.select._estimate import _rng, same_id
 from latentbench.select._estimate_calibration import from_matrix
 from latentbench.select._estimate_design import SequentialEstimate
 from latentbench.select._experiment_stats import wilson_interval
@@ -255,6 +255,15 @@ def estimate_experiment(
         raise InputError(
             f"precision={precision!r}; expected a half-width in (0, 0.5) or None (a score in "
             "[0, 1] has an interval of half-width 0.5 before any item)"
+        )
+    twins: dict[str, list[str]] = {}
+    for m in ids:
+        twins.setdefault(same_id(m), []).append(m)
+    for group in (g for g in twins.values() if len(g) > 1):  # "m" and "m ": two models?
+        notes.append(
+            f"model ids {_names(group)} differ only by spaces or case: they are run as "
+            f"{len(group)} models, each calibrated with the others; merge them in the input "
+            "if they are one"
         )
     Y = np.asarray(matrix.scores, dtype=np.float64)
     answered = {m: int(np.isfinite(Y[k]).sum()) for k, m in enumerate(ids)}
