@@ -94,3 +94,30 @@ def test_report_of_a_directory_without_runs_says_so(wide, tmp_path):
     outcome = runner.invoke(app, ["report", str(folder), "--out", str(tmp_path / "r.html")])
     assert outcome.exit_code == 0, outcome.output
     assert "No runs recorded" in (tmp_path / "r.html").read_text()
+
+
+def test_report_top_is_used_and_bootstrap_options_refused(wide, tmp_path):
+    assert _run(wide, tmp_path / "e", "--budgets", "10", "--precision", "0").exit_code == 0
+    page = tmp_path / "r.html"
+    outcome = runner.invoke(app, ["report", str(tmp_path / "e"), "--top", "2", "--out", str(page)])
+    assert outcome.exit_code == 0, outcome.output
+    assert "showing 2 of 6 rows" in page.read_text()
+    for extra, said in ((["--method", "parametric"], "--method parametric: not an option"),
+                        (["--seed", "5"], "--seed 5: not an option"),
+                        (["--jobs", "2"], "--jobs 2: not an option")):  # fmt: skip
+        outcome = runner.invoke(
+            app, ["report", str(tmp_path / "e"), *extra, "--out", str(page), "--force"]
+        )
+        assert outcome.exit_code == 2 and said in " ".join(outcome.output.split())
+
+
+def test_items_to_precision_are_set_beside_the_items_answered(wide, tmp_path):
+    outcome = runner.invoke(
+        app,
+        ["experiment", str(wide), "--task", "estimate", "--seeds", "1", "--budgets", "10",
+         "--models", "m1,m2", "--precision", "0.02", "--out", str(tmp_path / "e")],
+    )  # fmt: skip
+    assert outcome.exit_code == 0, outcome.output
+    assert "of a median 60 answered" in " ".join(outcome.output.split())
+    summary = json.loads((tmp_path / "e" / "summary.json").read_text())
+    assert summary["precision"]["median_answered"] == 60

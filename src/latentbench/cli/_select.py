@@ -754,8 +754,10 @@ def print_estimate_experiment(
     if precision is not None:
         p = summary["precision"]
         if p["reached"]:
+            of = p.get("median_answered")
+            scale = f" of a median {of:,.0f} answered ({p['median_items'] / of:.0%})" if of else ""
             console.print(
-                f"items to ±{precision:g}: median {p['median_items']:,.0f} (mean "
+                f"items to ±{precision:g}: median {p['median_items']:,.0f}{scale} (mean "
                 f"{p['mean_items']:,.0f}) in the {fmt(p['reached'])} of {fmt(p['runs'])} runs "
                 "that reached it",
                 soft_wrap=True,

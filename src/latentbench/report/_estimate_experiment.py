@@ -114,6 +114,7 @@ def build_estimate_experiment_report(
     *,
     path: str | os.PathLike[str] | None = None,
     title: str | None = None,
+    top: int = 100,
 ) -> str:
     """One self-contained HTML page for an estimate experiment (``latentbench experiment
     --task estimate --out DIR``).
@@ -131,6 +132,9 @@ def build_estimate_experiment_report(
     path : path-like, optional
         Also write the page there.
     title : str, optional
+    top : int, default 100
+        Rows shown of the per-model table and of the runs that missed (the rest are in the
+        page's CSV download); ``report --top``.
 
     Returns
     -------
@@ -199,8 +203,12 @@ def build_estimate_experiment_report(
     precision, reach = params.get("precision"), summary["precision"]
     if precision:
         if reach["reached"]:
+            of = reach.get("median_answered")
+            scale = (
+                f" of a median {of:,.0f} answered ({reach['median_items'] / of:.0%})" if of else ""
+            )
             text = (
-                f"Items to ±{precision:g}: median {reach['median_items']:,.0f} (mean "
+                f"Items to ±{precision:g}: median {reach['median_items']:,.0f}{scale} (mean "
                 f"{reach['mean_items']:,.0f}) in the {reach['reached']} of {reach['runs']} runs "
                 "that reached it."
             )
@@ -245,7 +253,7 @@ def build_estimate_experiment_report(
             caption=f"Per held-out model after {last:,} items (a model with fewer, at its "
             "largest recorded budget), worst error first.",
             download=True,
-            limit=100,
+            limit=top,
         )
     )
     if len(missed):
@@ -255,7 +263,7 @@ def build_estimate_experiment_report(
                 name="estimate-missed",
                 caption="Runs whose interval missed the truth.",
                 download=True,
-                limit=100,
+                limit=top,
             )
         )
     return render_page([section, figures, tables], title or "latentbench estimate experiment", path)

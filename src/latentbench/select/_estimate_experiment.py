@@ -470,7 +470,9 @@ def summarize_estimate_experiment(table: pd.DataFrame | EstimateExperiment) -> d
         (the Wilson 95% interval of ``coverage`` over the held-out models, which stays
         informative where every run covered and the SE is 0), ``half_width`` (mean); ``precision``:
         ``runs``, ``reached`` (runs that reached the precision), ``median_items`` and
-        ``mean_items`` over those (None when none did). SEs are None with one model. With
+        ``mean_items`` over those (None when none did), ``median_answered`` (the median of
+        the runs' items answered, the scale of those counts: a count near it was reached by
+        running out of items). SEs are None with one model. With
         the ``covered_throughout`` and ``contradicted`` columns, also ``coverage_throughout``
         (the runs covered after every item up to the budget, the anytime guarantee) and
         ``contradicted`` (runs whose confidence sequence had emptied). With
@@ -520,6 +522,9 @@ def summarize_estimate_experiment(table: pd.DataFrame | EstimateExperiment) -> d
         "median_items": _number(float(reached.median())) if len(reached) else None,
         "mean_items": _number(float(reached.mean())) if len(reached) else None,
     }
+    if "n_items" in runs and len(runs):  # the scale of those counts: near it, the deterministic
+        # bounds closed the interval (the benchmark ran out), not the estimate
+        precision["median_answered"] = _number(float(runs["n_items"].median()))
     return {"by_budget": by_budget, "precision": precision}
 
 
