@@ -121,3 +121,34 @@ def test_items_to_precision_are_set_beside_the_items_answered(wide, tmp_path):
     assert "of a median 60 answered" in " ".join(outcome.output.split())
     summary = json.loads((tmp_path / "e" / "summary.json").read_text())
     assert summary["precision"]["median_answered"] == 60
+
+
+def test_a_failed_estimate_marks_the_earlier_one_in_out_as_stale(wide, tmp_path):
+    from latentbench.select import EstimateSet
+
+    frame = pd.read_csv(wide).set_index("model")
+    calib, new = tmp_path / "calib.csv", tmp_path / "new.csv"
+    frame.drop(index=["m4", "empty_model"]).to_csv(calib)
+    answers = frame.loc["m4"].rename_axis("item").rename("score").reset_index()
+    answers.to_csv(new, index=False)
+    out = tmp_path / "est"
+    args = ["estimate", str(calib), "--budget", "20", "--out", str(out)]
+    assert runner.invoke(app, [*args[:2], str(new), *args[2:]]).exit_code == 0
+    answers.assign(item="x_" + answers["item"]).to_csv(new, index=False)  # no calibrated item
+    outcome = runner.invoke(app, [*args[:2], str(new), *args[2:]])
+    assert outcome.exit_code == 2
+    assert "is from an earlier call" in " ".join(outcome.output.split())
+    assert not EstimateSet.read(out).complete
+
+
+def test_an_experiment_out_reused_says_what_it_replaces(wide, tmp_path):
+    args = ("--budgets", "10", "--models", "m1", "--precision", "0")
+    assert _run(wide, tmp_path / "e", *args).exit_code == 0
+    outcome = runner.invoke(
+        app,
+        ["experiment", str(wide), "--task", "estimate", "--seeds", "1", *args,
+         "--out", str(tmp_path / "e")],
+    )  # fmt: skip
+    assert "(replacing the earlier runs.csv, summary.csv, summary.json)" in " ".join(
+        outcome.output.split()
+    )

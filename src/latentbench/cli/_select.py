@@ -663,13 +663,19 @@ def _estimate_task(
             if said.startswith("budgets=") and ":" in said:
                 said = f"--budgets {budgets!r}:{said.split(':', 1)[1]}"
             _fail(InputError(said))
+    names = ("runs.csv", "summary.csv", "summary.json")
+    there = [n for n in names if (target / n).exists()]  # --out reused: never silently
     try:
         result.save(target)
     except OSError as exc:  # the disk filled during the runs
         _fail(InputError(f"--out {target}: cannot write ({exc.strerror or exc})"))
     if not quiet:
         print_estimate_experiment(result.summary, delta=delta, precision=precision or None)
-        console.print(f"wrote {escape(str(target))}/runs.csv, summary.csv, summary.json")
+        replaced = f" (replacing the earlier {', '.join(there)})" if there else ""
+        console.print(
+            f"wrote {escape(str(target))}/runs.csv, summary.csv, summary.json{escape(replaced)}",
+            soft_wrap=True,
+        )
         console.print(f"report: latentbench report {escape(str(target))}", soft_wrap=True)
     if result.not_run:
         err_console.print(
