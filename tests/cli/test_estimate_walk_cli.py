@@ -152,3 +152,16 @@ def test_an_experiment_out_reused_says_what_it_replaces(wide, tmp_path):
     assert "(replacing the earlier runs.csv, summary.csv, summary.json)" in " ".join(
         outcome.output.split()
     )
+
+
+def test_report_headline_says_how_many_models_the_matrix_has(wide, tmp_path):
+    assert (
+        _run(
+            wide, tmp_path / "e", "--budgets", "10", "--models", "m1", "--precision", "0"
+        ).exit_code
+        == 0
+    )
+    page = tmp_path / "r.html"
+    assert runner.invoke(app, ["report", str(tmp_path / "e"), "--out", str(page)]).exit_code == 0
+    text = " ".join(page.read_text().split())
+    assert "each of 1 model (of 7 in the matrix) in turn" in text and "1 run per model" in text

@@ -70,6 +70,12 @@ def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 
+def _of_matrix(params: dict[str, Any], held_out: int) -> str:
+    """`` (of 7 in the matrix)`` when only some models were held out (``--models``)."""
+    total = params.get("n_models")
+    return f" (of {total:,} in the matrix)" if isinstance(total, int) and total > held_out else ""
+
+
 def per_model_table(
     runs: pd.DataFrame, budget: int, missing: tuple[str, ...] | list[str] = ()
 ) -> pd.DataFrame:
@@ -160,7 +166,8 @@ def build_estimate_experiment_report(
     section = _Section("estimate-summary", "Experiment findings")
     section.headline = (
         f"Leave-one-model-out on {params.get('input') or 'a matrix'}: each of "
-        f"{_plural(models + len(missing), 'model')} in turn is the new one and the others "
+        f"{_plural(models + len(missing), 'model')}"
+        f"{_of_matrix(params, models + len(missing))} in turn is the new one and the others "
         f"calibrate (rank {params.get('rank', 1)} fit); "
         f"{_plural(seeds, 'run') if isinstance(seeds, int) else seeds} per model; intervals "
         f"at {level:.0%}, anytime-valid."

@@ -65,7 +65,8 @@ class EstimateExperiment:
         the interval fell back to the certain range; see
         :attr:`~latentbench.select.EstimateResult.contradicted_at`).
     params : dict
-        The experiment's options (``task``, ``input``, ``budgets``, ``seeds``, ``models``,
+        The experiment's options (``task``, ``input`` and its ``n_models``, ``budgets``,
+        ``seeds``, ``models``,
         ``precision``, ``max_items``, ``delta``, ``rank``; ``not_run`` when it was stopped;
         ``no_score``: models without an observed score, left out; ``not_recorded``: budget ->
         the held-out models with fewer items than it).
@@ -387,6 +388,7 @@ def estimate_experiment(
         "budgets": [int(b) for b in budgets],
         "seeds": int(seeds),
         "models": None if models is None else list(chosen),
+        "n_models": int(matrix.n_models),
         "precision": precision,
         "max_items": max_items,
         "delta": delta,
