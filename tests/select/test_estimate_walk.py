@@ -278,3 +278,20 @@ def test_ids_differing_only_by_spaces_are_said_and_quoted(tmp_path):
     cal = from_matrix(ResponseMatrix.from_wide(frame.iloc[:4]), rank=1)
     with pytest.raises(InputError, match=r"'  padded  '\); did you mean '  padded  '\?"):
         estimate_many(cal, path, models=["padded"], budget=10)
+
+
+def test_reading_an_experiment_whose_runs_disagree_with_its_summary_warns(tmp_path):
+    result = estimate_experiment(
+        ResponseMatrix.from_wide(_matrix([f"m{i}" for i in range(5)])),
+        budgets=(10,),
+        seeds=1,
+        precision=None,
+    )
+    result.save(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)
+        EstimateExperiment.read(tmp_path)  # as written: silent
+    runs = pd.read_csv(tmp_path / "runs.csv")
+    runs.iloc[1:].to_csv(tmp_path / "runs.csv", index=False)
+    with pytest.warns(DataWarning, match=r"runs.csv and summary.json disagree at budget 10"):
+        EstimateExperiment.read(tmp_path)

@@ -126,7 +126,8 @@ class EstimateExperiment:
                 )
         summary = folder / "summary.json"
         try:
-            params = json.loads(summary.read_text(encoding="utf-8"))["params"]
+            saved = json.loads(summary.read_text(encoding="utf-8"))
+            params = saved["params"]
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise InputError(f"{summary}: not an experiment summary ({exc})") from None
         task = params.get("task") if isinstance(params, dict) else None
@@ -144,7 +145,9 @@ class EstimateExperiment:
         if missing:
             raise InputError(f"{folder / 'runs.csv'}: lacks column(s) {missing}")
         kept = {k: v for k, v in params.items() if k != "warnings"}
-        return cls(runs, kept, tuple(params.get("warnings") or ()))
+        record = cls(runs, kept, tuple(params.get("warnings") or ()))
+        _check_agrees(record, saved.get("by_budget"), folder)
+        return record
 
 
 def estimate_experiment(
@@ -417,6 +420,33 @@ def estimate_experiment(
         )
         warnings.warn(note, category, stacklevel=2)
     return EstimateExperiment(table, params, lines)
+
+
+def _check_agrees(record: EstimateExperiment, saved: Any, folder: Path) -> None:
+    """Warn when ``runs.csv`` no longer gives the per-budget models, runs and error that
+    ``summary.json`` holds (an edited file): every page drawn from the directory is
+    recomputed from ``runs.csv``."""
+    if not isinstance(saved, list):
+        return
+    now = {row["budget"]: row for row in record.summary["by_budget"]}
+    for row in saved:
+        if not isinstance(row, dict):
+            return
+        mine = now.get(row.get("budget"))
+        same = mine is not None and all(mine.get(k) == row.get(k) for k in ("models", "runs"))
+        if same and mine is not None and None not in (mine.get("mae"), row.get("mae")):
+            same = math.isclose(float(mine["mae"]), float(row["mae"]), rel_tol=1e-9)
+        if not same:
+            warnings.warn(
+                f"{folder}: runs.csv and summary.json disagree at budget {row.get('budget')!r} "
+                f"(summary.json: {row.get('models')!r} models, {row.get('runs')!r} runs; "
+                f"runs.csv: {None if mine is None else mine['models']!r} models, "
+                f"{None if mine is None else mine['runs']!r} runs); the figures are "
+                "recomputed from runs.csv (edited?)",
+                DataWarning,
+                stacklevel=3,
+            )
+            return
 
 
 def _names(names: list[str], most: int = 5) -> str:
