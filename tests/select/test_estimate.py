@@ -733,7 +733,8 @@ def test_calibration_from_store_benchmark(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     assert "after 40 of 300 items; would rank" in res.output and "of 14" in res.output
     data = json.loads((out / "estimate.json").read_text())
-    assert data["calibration"] == {"source": f"{path}:bench", "hash": grown.hash}
+    recorded = {k: data["calibration"][k] for k in ("source", "hash", "fit")}
+    assert recorded == {"source": f"{path}:bench", "hash": grown.hash, "fit": "matrix"}
     direct = estimate(grown, dict(zip(grown.item_ids, Y[13], strict=True)), model="new", budget=40)
     assert data["score"] == pytest.approx(direct.score) and data["n_evaluated"] == 40
     res = runner.invoke(app, ["estimate", "--benchmark", "bench", str(new)])

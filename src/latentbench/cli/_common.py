@@ -155,8 +155,11 @@ _SPELLINGS = (
     (re.compile(r"^path=(?=\S)"), "--out "),
     (re.compile(r"^items=(?=\S)"), "--items "),
     (
-        re.compile(r"^(responses|selection|run_id|n_boot)=(?=\S+: not an option of an exp)"),
-        lambda m: {"run_id": "--run-id ", "n_boot": "--bootstrap "}.get(
+        re.compile(
+            r"^(responses|selection|run_id|n_boot|method|n_jobs|seed)="
+            r"(?=\S+: not an option of an exp)"
+        ),
+        lambda m: {"run_id": "--run-id ", "n_boot": "--bootstrap ", "n_jobs": "--jobs "}.get(
             m.group(1), f"--{m.group(1)} "
         ),
     ),

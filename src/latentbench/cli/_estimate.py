@@ -52,6 +52,34 @@ def _writable_dir(out: Path) -> None:
         fail(f"--out {out}: cannot write there ({exc.strerror or exc})")
 
 
+def _mark_stale(out: Path, message: str) -> None:
+    """After a failed call, an ``estimate.json`` already in ``--out`` is an earlier call's:
+    record the failure in ``estimate_status.json`` beside it (``EstimateSet.read`` then
+    reads the set as not complete) and say so, rather than leave it looking current."""
+    from latentbench.select import EstimateSet
+
+    if not (out / "estimate.json").is_file():
+        return
+    status = {
+        "complete": False,
+        "not_estimated": [],
+        "failures": {"(the last call)": message},
+        "note": "estimate.json and estimates.csv here are from an earlier call; the last "
+        "call failed and wrote nothing else",
+    }
+    try:
+        (out / EstimateSet.STATUS_FILE).write_text(json.dumps(status, indent=1), encoding="utf-8")
+    except OSError:
+        return
+    err_console.print(
+        escape(
+            f"note: {out / 'estimate.json'} is from an earlier call (the failure is recorded "
+            f"in {out / EstimateSet.STATUS_FILE})"
+        ),
+        soft_wrap=True,
+    )
+
+
 def _wrote_line(out: Path, names: tuple[str, ...]) -> str:
     """``wrote DIR/a, DIR/b``, saying which files it replaces (``--out DIR`` is reused on
     purpose, as ``fit``'s: never silently)."""
@@ -184,6 +212,8 @@ def estimate_command(
                 proxy=proxy_kind,
             )
         except InputError as exc:
+            if out is not None:
+                _mark_stale(out, cli_spelling(str(exc)))
             fail(exc)
     wrote = None
     if out is not None and len(outcome):

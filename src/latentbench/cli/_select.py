@@ -623,16 +623,20 @@ def _estimate_task(
             try:
                 marks = tuple(int(b) for b in budgets.split(",") if b.strip())
             except ValueError:
+                marks = ()
+            if not marks or min(marks) < 1:
                 raise InputError(
-                    f"--budgets {budgets!r}; expected item counts such as '30,100,300'"
-                ) from None
+                    f"--budgets {budgets!r}; expected positive item counts such as '30,100,300'"
+                )
+            if max_items is not None and max_items < 1:
+                raise InputError(f"--max-items {max_items}; expected an item count of at least 1")
             fit_rank = 1 if rank == "auto" else _rank(rank)
             if not 0 <= precision < 0.5:
                 raise InputError(
                     f"--precision {precision!r}; expected a half-width in (0, 0.5), or 0 to skip"
                 )
             matrix = ResponseMatrix.read(responses)
-            held_out = None if models is None else [m.strip() for m in models.split(",") if m]
+            held_out = None if models is None else _held_out(models, matrix.model_ids)
             with (
                 Progress(console=console, disable=quiet, transient=True) as bar,
                 stop_on_sigint(say_stopping("held-out model")) as stop,
@@ -653,14 +657,25 @@ def _estimate_task(
                     stop_event=stop,
                 )
         except InputError as exc:
-            _fail(exc)
+            said = str(exc)  # the function's argument, as the command spells it
+            if said.startswith("rank=") and ":" in said:
+                said = f"--rank {rank}:{said.split(':', 1)[1]}"
+            if said.startswith("budgets=") and ":" in said:
+                said = f"--budgets {budgets!r}:{said.split(':', 1)[1]}"
+            _fail(InputError(said))
+    names = ("runs.csv", "summary.csv", "summary.json")
+    there = [n for n in names if (target / n).exists()]  # --out reused: never silently
     try:
         result.save(target)
     except OSError as exc:  # the disk filled during the runs
         _fail(InputError(f"--out {target}: cannot write ({exc.strerror or exc})"))
     if not quiet:
         print_estimate_experiment(result.summary, delta=delta, precision=precision or None)
-        console.print(f"wrote {escape(str(target))}/runs.csv, summary.csv, summary.json")
+        replaced = f" (replacing the earlier {', '.join(there)})" if there else ""
+        console.print(
+            f"wrote {escape(str(target))}/runs.csv, summary.csv, summary.json{escape(replaced)}",
+            soft_wrap=True,
+        )
         console.print(f"report: latentbench report {escape(str(target))}", soft_wrap=True)
     if result.not_run:
         err_console.print(
@@ -670,6 +685,20 @@ def _estimate_task(
             soft_wrap=True,
         )
         raise typer.Exit(130)
+
+
+def _held_out(text: str, ids: list[str]) -> list[str]:
+    """``--models a,b``: the names, each as written when the matrix has a model of that
+    exact id (``'  padded  '``), else stripped; empty pieces (a trailing comma) are skipped,
+    and no name at all is an error."""
+    known = set(ids)
+    names = [m if m in known else m.strip() for m in text.split(",") if m.strip()]
+    if not names:
+        raise InputError(
+            f"--models {text!r}: no model name; expected names separated by commas (leave "
+            "--models out to hold out every model)"
+        )
+    return names
 
 
 def print_estimate_experiment(
@@ -716,11 +745,25 @@ def print_estimate_experiment(
             "that, ± SE over held-out models",
             soft_wrap=True,
         )
+    emptied = [r for r in rows if r.get("contradicted")]
+    if emptied:  # the per-budget coverage overstates the anytime guarantee there
+        said = "; ".join(
+            f"{fmt(r['budget'])} items: {fmt(r['contradicted'])} of {fmt(r['runs'])} runs "
+            f"contradicted, covered after every item {r['coverage_throughout']:.3f}"
+            for r in emptied
+        )
+        console.print(
+            f"confidence sequences the answers contradicted (interval reset to the certain "
+            f"range): {said}",
+            soft_wrap=True,
+        )
     if precision is not None:
         p = summary["precision"]
         if p["reached"]:
+            of = p.get("median_answered")
+            scale = f" of a median {of:,.0f} answered ({p['median_items'] / of:.0%})" if of else ""
             console.print(
-                f"items to ±{precision:g}: median {p['median_items']:,.0f} (mean "
+                f"items to ±{precision:g}: median {p['median_items']:,.0f}{scale} (mean "
                 f"{p['mean_items']:,.0f}) in the {fmt(p['reached'])} of {fmt(p['runs'])} runs "
                 "that reached it",
                 soft_wrap=True,

@@ -24,6 +24,7 @@ __all__ = [
     "MISSING_TOKENS",
     "cells_sha256",
     "file_sha256",
+    "read_csv_ids",
     "read_csv_text",
     "read_table_file",
     "store_input_record",
@@ -45,6 +46,26 @@ def _check_header(path: Path, sep: str) -> None:
             f"{path}: line 1: column {repeated[0]!r} appears {header.count(repeated[0])} times; "
             "expected each column name once"
         )
+
+
+_NUMBER_NA = ("", "nan", "NaN", "NA", "<NA>", "N/A", "n/a", "null", "NULL", "None", "-nan")
+"""What pandas writes (and reads) as a missing number: read as NaN in every column but ids."""
+
+
+def read_csv_ids(path: str | Path, ids: tuple[str, ...], **options: Any) -> pd.DataFrame:
+    """Read a CSV that this package wrote, with the columns ``ids`` as text: a model, pool
+    or item called ``NA``, ``null`` or ``None`` keeps its name (an empty id stays NaN), while
+    the other columns are parsed as pandas does (a blank number is NaN). ``options`` go to
+    :func:`pandas.read_csv`."""
+    header = pd.read_csv(path, nrows=0, **options).columns
+    numbers = {str(c): list(_NUMBER_NA) for c in header if c not in ids}
+    return pd.read_csv(
+        path,
+        dtype={c: str for c in ids if c in header},
+        keep_default_na=False,
+        na_values={**numbers, **{c: [""] for c in ids if c in header}},
+        **options,
+    )
 
 
 def read_csv_text(path: str | Path) -> pd.DataFrame:

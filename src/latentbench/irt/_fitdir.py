@@ -285,6 +285,7 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
     _check_complete(items, "item", (*discs, "easiness"), info.get("n_items"), paths["items.csv"])
     used = ("theta_fit",) if rank == 1 and "theta_fit" in abilities.columns else thetas
     _check_complete(abilities, "model", used, info.get("n_models"), paths["abilities.csv"])
+    _check_accuracy(abilities, paths["abilities.csv"])
     # the reported abilities with their intervals, as `fit` wrote them (for a report made
     # without the responses: the same theta and interval as the file, not the fit's own)
     reported = ("theta", "se", "lower", "upper")
@@ -417,6 +418,31 @@ def _check_complete(
                 f"{'empty' if np.isnan(values[k]) else float(values[k])}; expected a finite "
                 "number (edited or truncated?)"
             )
+
+
+def _check_accuracy(abilities: pd.DataFrame, path: Path) -> None:
+    """Refuse an ``accuracy`` outside [0, 1], or a blank one for a model with observed
+    scores (``n_observed`` > 0): the estimate ranks a new model against these, and would
+    otherwise drop the model or rank against an impossible score."""
+    if "accuracy" not in abilities.columns:
+        return
+    values = pd.to_numeric(abilities["accuracy"], errors="coerce").to_numpy(dtype=float)
+    observed = (
+        pd.to_numeric(abilities["n_observed"], errors="coerce").fillna(1).to_numpy() > 0
+        if "n_observed" in abilities.columns
+        else np.ones(values.size, dtype=bool)
+    )
+    bad = (np.isnan(values) & observed) | (np.isfinite(values) & ((values < 0) | (values > 1)))
+    bad |= np.isinf(values)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raw = abilities["accuracy"].iloc[k]
+        shown = "empty" if pd.isna(raw) else repr(raw) if isinstance(raw, str) else str(raw)
+        raise InputError(
+            f"{path}: column 'accuracy', line {k + 2} (model "
+            f"{str(abilities['model'].iloc[k])!r}): {shown}; expected a score in [0, 1] "
+            f"(edited?; {int(bad.sum()):,} such row(s))"
+        )
 
 
 def _random_items_bytes(fit: RandomItemsFit) -> bytes:

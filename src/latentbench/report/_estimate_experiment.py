@@ -45,9 +45,16 @@ def _budget_finding(row: dict[str, Any], level: float) -> dict[str, Any]:
     if _finite(lo) and _finite(hi):
         cover += f" (95% interval {lo:.3f} to {hi:.3f})"
     text += (
-        f"; coverage {cover} over {row['models']} models, {row['runs']} runs; mean half-width "
+        f"; coverage {cover} over {_plural(row['models'], 'model')}, "
+        f"{_plural(row['runs'], 'run')}; mean half-width "
         f"{row['half_width']:.4f}."
     )
+    if row.get("contradicted"):  # the anytime guarantee is about every step, not this one
+        text += (
+            f" {_plural(row['contradicted'], 'run')} had the confidence sequence contradicted "
+            "by the answers (interval reset to the certain range); covered after every item: "
+            f"{row['coverage_throughout']:.3f}."
+        )
     low_cover = hi is not None and _finite(hi) and hi < level
     worse = _finite(row.get("mae_ratio")) and (
         row["mae_ratio"] - 1.96 * (row.get("mae_ratio_se") or 0.0) > 1.0
@@ -56,15 +63,32 @@ def _budget_finding(row: dict[str, Any], level: float) -> dict[str, Any]:
         text += f" The coverage is below the intervals' level {level:.2f}."
     if worse:
         text += " The estimate is worse than random items here."
-    return {"text": text, "note": bool(low_cover or worse)}
+    return {"text": text, "note": bool(low_cover or worse or row.get("contradicted"))}
 
 
-def per_model_table(runs: pd.DataFrame, budget: int) -> pd.DataFrame:
-    """Per held-out model at ``budget`` items: its true score, the mean estimate, mean
-    absolute error (and random items' expected one), the runs' coverage and the median items
-    to the precision; worst error first."""
-    part = runs[runs["budget"] == budget].assign(abs_error=lambda f: f["error"].abs())
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def _of_matrix(params: dict[str, Any], held_out: int) -> str:
+    """`` (of 7 in the matrix)`` when only some models were held out (``--models``)."""
+    total = params.get("n_models")
+    return f" (of {total:,} in the matrix)" if isinstance(total, int) and total > held_out else ""
+
+
+def per_model_table(
+    runs: pd.DataFrame, budget: int, missing: tuple[str, ...] | list[str] = ()
+) -> pd.DataFrame:
+    """Per held-out model at ``budget`` items (a model with fewer items at its own largest
+    recorded budget, said in ``note``; ``missing``: the models with no recorded budget, as
+    rows that say so): its true score, the mean estimate, mean absolute error (and random
+    items' expected one), the runs' coverage and the median items to the precision; worst
+    error first."""
+    runs = runs[runs["budget"] <= budget]
+    own = runs.groupby("model", sort=False)["budget"].transform("max")
+    part = runs[runs["budget"] == own].assign(abs_error=lambda f: f["error"].abs())
     agg: dict[str, tuple[str, str]] = {
+        "after items": ("budget", "first"),
         "true score": ("truth", "first"),
         "items answered": ("n_items", "first"),
         "runs": ("seed", "size"),
@@ -76,7 +100,19 @@ def per_model_table(runs: pd.DataFrame, budget: int) -> pd.DataFrame:
     agg["coverage"] = ("covered", "mean")
     agg["items to precision (median)"] = ("items_to_precision", "median")
     table = part.groupby("model", sort=False).agg(**agg).reset_index()
-    return table.sort_values("mean |error|", ascending=False, kind="stable")
+    table = table.sort_values("mean |error|", ascending=False, kind="stable")
+    median = table["items to precision (median)"]
+    table["items to precision (median)"] = [
+        "not reached" if not _finite(v) else (int(v) if float(v).is_integer() else float(v))
+        for v in median
+    ]
+    notes = ["" if b == budget else f"fewer items than {budget:,}" for b in table["after items"]]
+    absent = [m for m in missing if m not in set(table["model"])]
+    if absent or any(notes):
+        table["note"] = notes
+        gone = pd.DataFrame({"model": absent, "note": "no recorded budget (too few items)"})
+        table = pd.concat([table, gone], ignore_index=True) if absent else table
+    return table
 
 
 def build_estimate_experiment_report(
@@ -84,6 +120,7 @@ def build_estimate_experiment_report(
     *,
     path: str | os.PathLike[str] | None = None,
     title: str | None = None,
+    top: int = 100,
 ) -> str:
     """One self-contained HTML page for an estimate experiment (``latentbench experiment
     --task estimate --out DIR``).
@@ -101,6 +138,9 @@ def build_estimate_experiment_report(
     path : path-like, optional
         Also write the page there.
     title : str, optional
+    top : int, default 100
+        Rows shown of the per-model table and of the runs that missed (the rest are in the
+        page's CSV download); ``report --top``.
 
     Returns
     -------
@@ -118,12 +158,44 @@ def build_estimate_experiment_report(
     level = 1.0 - float(params.get("delta") or 0.05)
     by_budget = record.by_budget()
     models = runs["model"].nunique()
+    not_recorded = params.get("not_recorded") or {}
+    missing = sorted(
+        {str(m) for names in not_recorded.values() for m in names} - set(runs["model"])
+    )
+    seeds = params.get("seeds", "?")
     section = _Section("estimate-summary", "Experiment findings")
     section.headline = (
-        f"Leave-one-model-out on {params.get('input') or 'a matrix'}: each of {models} models "
-        f"in turn is the new one and the others calibrate (rank {params.get('rank', 1)} fit); "
-        f"{params.get('seeds', '?')} runs per model; intervals at {level:.0%}, anytime-valid."
+        f"Leave-one-model-out on {params.get('input') or 'a matrix'}: each of "
+        f"{_plural(models + len(missing), 'model')}"
+        f"{_of_matrix(params, models + len(missing))} in turn is the new one and the others "
+        f"calibrate (rank {params.get('rank', 1)} fit); "
+        f"{_plural(seeds, 'run') if isinstance(seeds, int) else seeds} per model; intervals "
+        f"at {level:.0%}, anytime-valid."
     )
+    for line in record.warnings:  # what the experiment said, kept in summary.json
+        text = "Calibration fit " + line if line.startswith("without ") else line
+        section.findings.append({"text": text[:1].upper() + text[1:], "note": True})
+    if missing:
+        section.findings.append(
+            {
+                "text": f"{_plural(len(missing), 'held-out model')} ha"
+                f"{'s' if len(missing) == 1 else 've'} no recorded budget (fewer items than "
+                f"{min(int(b) for b in not_recorded):,}): "
+                f"{', '.join(repr(m) for m in missing[:5])}"
+                f"{', ...' if len(missing) > 5 else ''}; every figure leaves "
+                f"{'it' if len(missing) == 1 else 'them'} out.",
+                "note": True,
+            }
+        )
+    if runs.empty:  # e.g. a directory written before budgets beyond every model were refused
+        section.findings.append(
+            {
+                "text": "No runs recorded: every budget "
+                f"{params.get('budgets')} is above the items of every held-out model.",
+                "note": True,
+            }
+        )
+        return render_page([section], title or "latentbench estimate experiment", path)
     if record.not_run:
         rest = record.not_run
         section.findings.append(
@@ -138,8 +210,12 @@ def build_estimate_experiment_report(
     precision, reach = params.get("precision"), summary["precision"]
     if precision:
         if reach["reached"]:
+            of = reach.get("median_answered")
+            scale = (
+                f" of a median {of:,.0f} answered ({reach['median_items'] / of:.0%})" if of else ""
+            )
             text = (
-                f"Items to ±{precision:g}: median {reach['median_items']:,.0f} (mean "
+                f"Items to ±{precision:g}: median {reach['median_items']:,.0f}{scale} (mean "
                 f"{reach['mean_items']:,.0f}) in the {reach['reached']} of {reach['runs']} runs "
                 "that reached it."
             )
@@ -155,8 +231,6 @@ def build_estimate_experiment_report(
                 "note": False,
             }
         )
-    for line in record.warnings:
-        section.findings.append({"text": f"Calibration fit {line}", "note": True})
     figures = _Section(
         "estimate-figures",
         "Error and intervals",
@@ -181,11 +255,12 @@ def build_estimate_experiment_report(
     tables.tables.append(_table(by_budget, name="estimate-by-budget", caption="Per budget."))
     tables.tables.append(
         _table(
-            per_model_table(runs, last),
+            per_model_table(runs, last, missing),
             name="estimate-per-model",
-            caption=f"Per held-out model after {last:,} items, worst error first.",
+            caption=f"Per held-out model after {last:,} items (a model with fewer, at its "
+            "largest recorded budget), worst error first.",
             download=True,
-            limit=100,
+            limit=top,
         )
     )
     if len(missed):
@@ -195,7 +270,7 @@ def build_estimate_experiment_report(
                 name="estimate-missed",
                 caption="Runs whose interval missed the truth.",
                 download=True,
-                limit=100,
+                limit=top,
             )
         )
     return render_page([section, figures, tables], title or "latentbench estimate experiment", path)

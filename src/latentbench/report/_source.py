@@ -266,7 +266,10 @@ def report_from(
     kind = _kind(source)
     if kind in ("experiment", "estimate-experiment"):
         given = {"responses": responses, "items": items, "selection": selection,
-                 "run_id": run_id, "n_boot": n_boot or None}  # fmt: skip
+                 "run_id": run_id, "n_boot": n_boot or None,
+                 "method": None if method == "items" else method,
+                 "n_jobs": None if n_jobs == 1 else n_jobs,
+                 "seed": seed or None}  # fmt: skip
         extra = [f"{name}={value}" for name, value in given.items() if value is not None]
         if extra:
             raise InputError(
@@ -279,7 +282,7 @@ def report_from(
         return Report(html, out)
     if kind == "estimate-experiment":
         title = title or f"latentbench estimate experiment: {source.name}"
-        html = build_estimate_experiment_report(source, path=out, title=title)
+        html = build_estimate_experiment_report(source, path=out, title=title, top=top)
         return Report(html, out)
     if 0 < n_boot < MIN_REPORT_BOOTSTRAP:  # (after an experiment's report refused it)
         raise InputError(

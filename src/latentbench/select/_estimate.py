@@ -110,6 +110,11 @@ class EstimateResult:
     probabilities : tuple of float
         The probability with which each was drawn (its design weight is ``1 / (n pi)``).
     calibration_source, calibration_hash : str
+    calibration_fit : str
+        :attr:`Calibration.fit <latentbench.select.Calibration.fit>`: ``"matrix"`` (the
+        low-rank fit made here from responses: ``theta`` on its own scale) or ``"fit"`` (a
+        ``latentbench fit``: ``theta`` on its ``abilities.csv`` scale); empty when read from
+        a record written before it.
     options : dict
         ``seed``, ``delta``, ``budget``, ``precision``, ``proposal``, ``floor``, ``design``.
     warnings : tuple of str
@@ -119,6 +124,11 @@ class EstimateResult:
         Items of the calibration. More than ``n_items`` when the model answered only some of
         them: ``score`` is then its mean over those it answered, while the rank compares it
         with the calibration models' means over all ``n_calibrated`` (the summary says so).
+    contradicted_at : int or None
+        The item count after which the answers rejected every candidate score (the
+        confidence sequence emptied: an event of probability at most ``1 - level`` when its
+        assumptions hold); from then on ``[lower, upper]`` is the certain range that the
+        answers leave, and a warning says so. None: never.
     """
 
     model: str
@@ -145,6 +155,8 @@ class EstimateResult:
     warnings: tuple[str, ...] = ()
     trajectory: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), repr=False)
     n_calibrated: int = 0
+    contradicted_at: int | None = None
+    calibration_fit: str = ""
 
     def __post_init__(self) -> None:
         traj = np.array(self.trajectory, dtype=np.float64).reshape(-1, 3)
@@ -198,10 +210,16 @@ class EstimateResult:
             "items": list(self.items),
             "answers": list(self.answers),
             "probabilities": list(self.probabilities),
-            "calibration": {"source": self.calibration_source, "hash": self.calibration_hash},
+            "calibration": {
+                "source": self.calibration_source,
+                "hash": self.calibration_hash,
+                "fit": self.calibration_fit,
+                "theta_scale": _THETA_SCALE.get(self.calibration_fit, ""),
+            },
             "options": dict(self.options),
             "warnings": list(self.warnings),
             "n_calibrated": self.n_calibrated,
+            "contradicted_at": self.contradicted_at,
             "summary": self.summary(),
         }
         return out
@@ -219,13 +237,24 @@ class EstimateResult:
             calibration = record["calibration"]
             values = {k: v for k, v in record.items() if k in fields}
             values.update(
-                calibration_source=calibration["source"], calibration_hash=calibration["hash"]
+                calibration_source=calibration["source"],
+                calibration_hash=calibration["hash"],
+                calibration_fit=str(calibration.get("fit") or ""),
             )
             for name in ("items", "answers", "probabilities", "warnings"):
                 values[name] = tuple(values.get(name, ()))
             return cls(**values)
         except (KeyError, TypeError) as exc:
             raise InputError(f"not an estimate record ({type(exc).__name__}: {exc})") from None
+
+
+_THETA_SCALE = {
+    "matrix": "the low-rank fit made from the calibration's responses (calibration models: "
+    "mean 0, sd 1 at rank 1); not the scale of a `latentbench fit` of the same cells",
+    "fit": "the abilities.csv scale of the `latentbench fit` given as the calibration",
+}
+"""What ``theta`` is measured on, by :attr:`Calibration.fit` (``estimate.json``'s
+``calibration.theta_scale``)."""
 
 
 def write_json(out: str | os.PathLike[str], name: str, data: Any) -> Path:
@@ -510,11 +539,23 @@ def _answers(
             )
         name = ids[0] if model is None else name
         if name not in by_model:
-            raise InputError(f"model {name!r} is not in the responses (models: {ids[:5]}...)")
+            raise InputError(
+                f"model {name!r} is not in the responses (models: "
+                f"{', '.join(repr(m) for m in ids[:5])}{', ...' if len(ids) > 5 else ''})"
+                f"{_near_id(name, ids)}"
+            )
         responses = by_model[name]
+    elif model is None and isinstance(responses, pd.Series):
+        name = _series_name(responses) or name  # a named Series is that model's answers
     if isinstance(responses, Mapping):
-        responses = pd.Series(dict(responses), dtype=np.float64)
+        responses = pd.Series(dict(responses), dtype=object)
     if isinstance(responses, pd.Series):
+        responses, repeated = _one_score_per_item(responses, name)
+        if repeated:
+            notes.append(
+                f"model {name!r}: {repeated:,} item(s) given more than once with the same "
+                "score are counted once"
+            )
         ids = [str(i) for i in responses.index]
         pos = cal.positions(ids)
         unknown = np.flatnonzero(pos < 0)
@@ -532,7 +573,7 @@ def _answers(
             )
         notes.extend(_label_mismatch(cal, name, responses.attrs.get("labels") or {}))
         y = np.full(cal.n_items, np.nan)
-        values = pd.to_numeric(responses, errors="coerce").to_numpy(dtype=np.float64)
+        values = _series_scores(responses, name)
         y[pos[pos >= 0]] = values[pos >= 0]
     else:
         y = np.asarray(responses, dtype=np.float64)
@@ -550,6 +591,76 @@ def _answers(
             "[0, 1]; expected a value in [0, 1] (NaN = not answered)"
         )
     return name, y, notes
+
+
+def same_id(name: str) -> str:
+    """An id as compared for near twins: stripped and case-folded."""
+    return name.strip().casefold()
+
+
+def _near_id(name: str, ids: list[str]) -> str:
+    """``; did you mean '  padded  '?`` when an id differs from ``name`` only by spaces or
+    case, else empty."""
+    near = [m for m in ids if m != name and same_id(m) == same_id(name)]
+    return f"; did you mean {near[0]!r}?" if near else ""
+
+
+def _series_name(responses: pd.Series) -> str | None:
+    """The model a Series' ``name`` names: a text name other than a score column's (the
+    ``score`` of ``frame.set_index('item').score`` is not a model), else None."""
+    from latentbench.io._matrix_checks import _SCORE_COLUMNS
+
+    named = responses.name
+    if isinstance(named, str) and named.strip() and named not in _SCORE_COLUMNS:
+        return named
+    return None
+
+
+def _series_scores(responses: pd.Series, name: str) -> np.ndarray:
+    """A Series' scores as floats, read as a file's are (``True``/``False``, and missing
+    markers such as ``''``, ``'NA'``, ``None`` as not answered); a value that is not a number
+    (e.g. ``'correct'``) is an error naming the item and the value, not a silent NaN."""
+    from latentbench.io._matrix_checks import _show, numeric_scores
+
+    values, bad = numeric_scores(responses.reset_index(drop=True))
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"model {name!r}, item {str(responses.index[k])!r}: value "
+            f"{_show(responses.iloc[k])} is not numeric ({int(bad.sum()):,} such value(s)); "
+            "expected a score in [0, 1] (NaN or None = not answered)"
+        )
+    return values
+
+
+def _one_score_per_item(responses: pd.Series, name: str) -> tuple[pd.Series, int]:
+    """The Series with one entry per item id (as text), and how many repeated entries were
+    dropped: a repeat with the same score (or none) is collapsed, as a file's repeated row;
+    two different scores for one item are an error naming the item and both scores."""
+    import pandas as pd
+
+    from latentbench.io._matrix_checks import _show, numeric_scores
+
+    keys = pd.Index([str(i) for i in responses.index])
+    if keys.is_unique:
+        return responses, 0
+    values, _ = numeric_scores(responses.reset_index(drop=True))
+    frame = pd.DataFrame({"key": keys, "value": values})
+    answered = frame[np.isfinite(values)]
+    spread = answered.groupby("key", sort=False)["value"].agg(["min", "max"])
+    conflict = spread[spread["min"] != spread["max"]]
+    if len(conflict):
+        item = str(conflict.index[0])
+        raise InputError(
+            f"model {name!r}, item {item!r}: given {int((keys == item).sum())} times with "
+            f"different scores {_show(conflict['min'].iloc[0])} and "
+            f"{_show(conflict['max'].iloc[0])} ({len(conflict):,} such item(s)); expected one "
+            "score per item"
+        )
+    # keep an answered entry where there is one (a repeat without a score adds nothing)
+    order = np.argsort(~np.isfinite(values), kind="stable")
+    keep = np.sort(order[~keys[order].duplicated()])
+    return responses.iloc[keep], len(responses) - len(keep)
 
 
 def _label_mismatch(cal: Calibration, name: str, labels: Mapping[str, str]) -> list[str]:
@@ -673,6 +784,14 @@ def _finish(
             f"{(upper - lower) / 2.0:.3g} when the run stopped ({stopped}) after "
             f"{len(seq.order):,} items; raise the budget for a narrower interval"
         )
+    contradicted = seq.cs.contradicted_at
+    if contradicted is not None:  # kept valid (the certain bounds), and said
+        notes.append(
+            f"model {model!r}: the answers contradicted the confidence sequence at item "
+            f"{contradicted:,} (every candidate score rejected, which happens with probability "
+            f"at most delta={seq.delta:g}); the interval is the certain range the answers "
+            f"leave, [{lower:.3g}, {upper:.3g}], wider than before"
+        )
     trajectory = np.asarray(seq.trajectory, dtype=np.float64).reshape(-1, 3)
     for note in notes:
         warnings.warn(note, DataWarning, stacklevel=3)
@@ -701,6 +820,8 @@ def _finish(
         warnings=tuple(notes),
         trajectory=trajectory,
         n_calibrated=cal.n_items,
+        contradicted_at=contradicted,
+        calibration_fit=cal.fit,
     )
 
 
@@ -1186,8 +1307,9 @@ def estimate_many(
     absent = [m for m in names if m not in by_model]
     if absent:
         raise InputError(
-            f"{source}: no model {absent[0]!r} (models: {', '.join(list(by_model)[:5])}"
-            f"{', ...' if len(by_model) > 5 else ''})"
+            f"{source}: no model {absent[0]!r} (models: "
+            f"{', '.join(repr(m) for m in list(by_model)[:5])}"
+            f"{', ...' if len(by_model) > 5 else ''}){_near_id(absent[0], list(by_model))}"
         )
     cal = load_calibration(calibration, rank=rank, cache=cache)  # once: its errors stop all
     results: list[EstimateResult] = []
@@ -1464,8 +1586,10 @@ def _read_design_file(path: Path) -> tuple[pd.DataFrame, str]:
                 "expected a design written by tiny (a .csv, or a .parquet)"
             ) from None
     try:
-        # the seed as text: a seed above 2**53 read as a float was rounded (another draw)
-        return pd.read_csv(path, dtype={"item": str, "seed": str}), source
+        from latentbench.io._files import read_csv_ids
+
+        # the seed as text too: a seed above 2**53 read as a float was rounded (another draw)
+        return read_csv_ids(path, ("item", "seed")), source
     except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         said = "is empty" if isinstance(exc, pd.errors.EmptyDataError) else "is not a CSV file"
         raise InputError(

@@ -14,6 +14,7 @@ import functools
 import hashlib
 import json
 import os
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 
 if TYPE_CHECKING:
     from latentbench.io import ResponseMatrix, Store
@@ -95,6 +96,13 @@ class Calibration:
         ``filter``, ``split``, where its file or store says: :attr:`ResponseMatrix.labels
         <latentbench.io.ResponseMatrix.labels>`, or a fit directory's ``fit.json``); a new
         model's answers labelled otherwise are flagged. Empty when unknown.
+    fit : {"matrix", "fit"}
+        Which fit the parameters come from: ``"matrix"``, the low-rank logistic fit made
+        here from a response matrix (a file, a store benchmark, a ``ResponseMatrix``), whose
+        ``theta`` is on that fit's own scale; ``"fit"``, a ``latentbench fit`` (a fit
+        directory, an ``IRTResult``), whose ``theta`` is on its ``abilities.csv`` scale. The
+        two fits of the same cells differ, so they draw other items and give other (equally
+        valid) intervals (docs/estimate.md, "Inputs").
     """
 
     item_ids: tuple[str, ...]
@@ -108,6 +116,7 @@ class Calibration:
     hash: str
     item_features: np.ndarray | None = field(default=None, repr=False, compare=False)
     labels: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    fit: str = field(default="matrix", compare=False)
     prior_mean: np.ndarray = field(init=False, repr=False)
     prior_chol: np.ndarray = field(init=False, repr=False)
     Vw: np.ndarray = field(init=False, repr=False)
@@ -403,6 +412,7 @@ def from_result(
         source,
         digest,
         feats,
+        fit="fit",
     )
 
 
@@ -418,8 +428,26 @@ def from_matrix(
     from latentbench.select._proxy import LowRankProxy
 
     Y = np.asarray(matrix.scores, dtype=np.float64)
+    empty = ~np.isfinite(Y).any(axis=1)
+    if empty.any():  # nothing to fit, and no score to rank against: left out, said
+        names = [str(matrix.model_ids[k]) for k in np.flatnonzero(empty)]
+        warnings.warn(
+            f"{source}: {len(names)} model(s) without any observed score left out of the "
+            f"calibration ({', '.join(repr(m) for m in names[:5])}"
+            f"{', ...' if len(names) > 5 else ''})",
+            DataWarning,
+            stacklevel=2,
+        )
+        kept = np.flatnonzero(~empty)
+        matrix = matrix.subset(models=[matrix.model_ids[k] for k in kept])
+        Y = np.asarray(matrix.scores, dtype=np.float64)
     if Y.shape[0] < 2:
         raise InputError(f"{source}: {Y.shape[0]} model(s); a calibration needs at least 2 models")
+    if isinstance(rank, int) and rank > min(Y.shape):  # as `fit` refuses it
+        raise InputError(
+            f"{source}: rank={rank} for a matrix of {Y.shape[0]} models x {Y.shape[1]} items; "
+            f"expected at most {min(Y.shape)} (the smaller side)"
+        )
     # fitted with rows and columns in the canonical order (ids sorted as strings), then put
     # back: the same cells from a store, a file or a permutation give the same calibration
     rows, cols = (

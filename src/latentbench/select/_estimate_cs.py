@@ -137,6 +137,10 @@ class WeightedBettingCS:
         self.count = 0
         self.lower, self.upper = 0.0, 1.0
         self._det = (0.0, 1.0)
+        self.contradicted_at: int | None = None
+        """The round after which every candidate was rejected (None: never): a miscoverage
+        event, of probability at most ``alpha`` when the rounds are unbiased; the interval is
+        then the deterministic bounds (certain, and wider)."""
 
     @property
     def variance_ratio(self) -> float:
@@ -235,8 +239,10 @@ class WeightedBettingCS:
             above = self._grid[alive[-1] + 1] if alive[-1] + 1 < self._grid.size else 1.0
             lower = max(below, det_lo, 0.0)
             upper = min(above, det_hi, 1.0)
-        else:  # every candidate rejected (a miscoverage event): keep the certain bounds
-            lower, upper = det_lo, det_hi
+        else:  # every candidate rejected (a miscoverage event): keep the certain bounds,
+            lower, upper = det_lo, det_hi  # and record when (the caller says so)
+            if self.contradicted_at is None:
+                self.contradicted_at = self.count
         if det_hi - det_lo <= 1e-12:
             lower = upper = det_lo
         self.lower, self.upper = lower, max(upper, lower)

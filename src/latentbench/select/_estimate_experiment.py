@@ -22,7 +22,8 @@ import numpy as np
 
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
-from latentbench.select._estimate import _rng
+from latentbench.io._files import read_csv_ids
+from latentbench.select._estimate import _rng, same_id
 from latentbench.select._estimate_calibration import from_matrix
 from latentbench.select._estimate_design import SequentialEstimate
 from latentbench.select._experiment_stats import wilson_interval
@@ -37,7 +38,8 @@ if TYPE_CHECKING:
 __all__ = ["EstimateExperiment", "estimate_experiment", "summarize_estimate_experiment"]
 
 RUN_COLUMNS = ("model", "seed", "budget", "truth", "score", "lower", "upper", "error",
-               "covered", "items_to_precision", "n_items", "uniform_error")  # fmt: skip
+               "covered", "items_to_precision", "n_items", "uniform_error",
+               "covered_throughout", "contradicted")  # fmt: skip
 """Columns of :attr:`EstimateExperiment.runs` (``runs.csv``)."""
 
 
@@ -53,15 +55,25 @@ class EstimateExperiment:
         One row per (held-out model, seed, budget), columns :data:`RUN_COLUMNS`: the score's
         ``truth`` (the model's mean over the items it answered, ``n_items``), the estimate
         ``score`` with its interval ``[lower, upper]``, ``error`` (score - truth),
-        ``covered``, ``items_to_precision`` (NaN when not reached) and ``uniform_error``:
+        ``covered``, ``items_to_precision`` (NaN when not reached), ``uniform_error``:
         the expected absolute error of the mean of ``budget`` items drawn uniformly without
         replacement from the model's own answers (exact for 0/1 scores, the normal
-        approximation otherwise), the baseline the estimate has to beat.
+        approximation otherwise), the baseline the estimate has to beat;
+        ``covered_throughout``: the interval held the truth after every item up to
+        ``budget`` (what the anytime guarantee is about), and ``contradicted``: the answers
+        had rejected every candidate score by then (the confidence sequence emptied, and
+        the interval fell back to the certain range; see
+        :attr:`~latentbench.select.EstimateResult.contradicted_at`).
     params : dict
-        The experiment's options (``task``, ``input``, ``budgets``, ``seeds``, ``models``,
-        ``precision``, ``max_items``, ``delta``, ``rank``; ``not_run`` when it was stopped).
+        The experiment's options (``task``, ``input`` and its ``n_models``, ``budgets``,
+        ``seeds``, ``models``,
+        ``precision``, ``max_items``, ``delta``, ``rank``; ``not_run`` when it was stopped;
+        ``no_score``: models without an observed score, left out; ``not_recorded``: budget ->
+        the held-out models with fewer items than it).
     warnings : tuple of str
-        One line per calibration fit that warned (``without 'MODEL': message``).
+        What the experiment said about its inputs (repeated options, models without a
+        score, budgets beyond some models' items), then one line per calibration fit that
+        warned (``calibration fit without 'MODEL': message``).
     """
 
     runs: pd.DataFrame
@@ -114,7 +126,8 @@ class EstimateExperiment:
                 )
         summary = folder / "summary.json"
         try:
-            params = json.loads(summary.read_text(encoding="utf-8"))["params"]
+            saved = json.loads(summary.read_text(encoding="utf-8"))
+            params = saved["params"]
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise InputError(f"{summary}: not an experiment summary ({exc})") from None
         task = params.get("task") if isinstance(params, dict) else None
@@ -123,12 +136,18 @@ class EstimateExperiment:
                 f"{summary}: task {task!r}; expected an estimate experiment (latentbench "
                 "experiment --task estimate)"
             )
-        runs = pd.read_csv(folder / "runs.csv", dtype={"model": str})
-        missing = [c for c in RUN_COLUMNS if c not in runs.columns and c != "uniform_error"]
+        try:  # ids as text: a model called NA, null or None keeps its name
+            runs = read_csv_ids(folder / "runs.csv", ("model",))
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+            raise InputError(f"{folder / 'runs.csv'}: not a CSV table ({exc})") from None
+        later = ("uniform_error", "covered_throughout", "contradicted")  # not in older files
+        missing = [c for c in RUN_COLUMNS if c not in runs.columns and c not in later]
         if missing:
             raise InputError(f"{folder / 'runs.csv'}: lacks column(s) {missing}")
         kept = {k: v for k, v in params.items() if k != "warnings"}
-        return cls(runs, kept, tuple(params.get("warnings") or ()))
+        record = cls(runs, kept, tuple(params.get("warnings") or ()))
+        _check_agrees(record, saved.get("by_budget"), folder)
+        return record
 
 
 def estimate_experiment(
@@ -151,7 +170,8 @@ def estimate_experiment(
     matrix : ResponseMatrix or path
         At least 3 models; a path is read with :meth:`~latentbench.io.ResponseMatrix.read`.
     budgets : tuple of int, default (30, 100, 300)
-        Items at which the estimate is recorded.
+        Items at which the estimate is recorded (a repeat is recorded once). A budget above
+        a model's items is not recorded for it (``params["not_recorded"]``, and a warning).
     seeds : int, default 3
         Runs per model (seeds ``0 .. seeds - 1``), as the command's default.
     models : list of str, optional
@@ -181,8 +201,17 @@ def estimate_experiment(
     -------
     EstimateExperiment
         ``runs``: one row per (model, seed, budget), with the error of the uniform sample
-        mean at the same budget beside it; ``params``; ``warnings``: the calibration fits
-        that warned (one warning is also emitted for them all).
+        mean at the same budget beside it; ``params``; ``warnings``: the notes on the inputs
+        (each also emitted as a :class:`~latentbench.exceptions.DataWarning`) and the
+        calibration fits that warned (one warning is also emitted for them all).
+
+    Raises
+    ------
+    InputError
+        An empty ``models``, ``max_items < 1``, budgets above every held-out model's items
+        (nothing would be recorded; the largest usable budget is named), or no held-out
+        model with an observed score. A model without any observed score is left out, and
+        said (``params["no_score"]``).
     """
     import pandas as pd
 
@@ -203,20 +232,77 @@ def estimate_experiment(
     if matrix.n_models < 3:
         raise InputError(f"{matrix.n_models} models; the experiment needs at least 3")
     ids = matrix.model_ids
-    chosen = ids if models is None else list(models)
+    notes: list[str] = []  # said once each, and kept in the result (summary.json)
+    if models is not None and not list(models):
+        raise InputError(
+            "models=[] (no held-out model); expected at least one model name, or None for all"
+        )
+    chosen = ids if models is None else list(dict.fromkeys(models))
+    if models is not None and len(chosen) < len(list(models)):
+        twice = [m for m in chosen if list(models).count(m) > 1]
+        notes.append(f"models: {_names(twice)} given more than once; held out once")
     unknown = [m for m in chosen if m not in ids]
     if unknown:
         raise InputError(f"models {unknown[:3]} are not in the matrix")
     if not budgets or any(int(b) < 1 for b in budgets):
         raise InputError(f"budgets={tuple(budgets)!r}; expected positive item counts")
+    if len(set(budgets)) < len(budgets):
+        notes.append(f"budgets: repeated value(s) in {list(budgets)} recorded once")
+    budgets = tuple(sorted({int(b) for b in budgets}))
     if seeds < 1:
         raise InputError(f"seeds={seeds!r}; expected at least 1")
+    if max_items is not None and (
+        isinstance(max_items, bool) or not isinstance(max_items, numbers.Integral) or max_items < 1
+    ):
+        raise InputError(f"max_items={max_items!r}; expected an item count >= 1, or None")
     if precision is not None and not 0 < precision < 0.5:
         raise InputError(
             f"precision={precision!r}; expected a half-width in (0, 0.5) or None (a score in "
             "[0, 1] has an interval of half-width 0.5 before any item)"
         )
+    twins: dict[str, list[str]] = {}
+    for m in ids:
+        twins.setdefault(same_id(m), []).append(m)
+    for group in (g for g in twins.values() if len(g) > 1):  # "m" and "m ": two models?
+        notes.append(
+            f"model ids {_names(group)} differ only by spaces or case: they are run as "
+            f"{len(group)} models, each calibrated with the others; merge them in the input "
+            "if they are one"
+        )
     Y = np.asarray(matrix.scores, dtype=np.float64)
+    answered = {m: int(np.isfinite(Y[k]).sum()) for k, m in enumerate(ids)}
+    empty = [m for m in ids if answered[m] == 0]
+    if empty:  # no truth to estimate, nothing to calibrate with: left out, said
+        notes.append(
+            f"{_names(empty)} ha{'s' if len(empty) == 1 else 've'} no observed score: left "
+            "out (not held out, not in the calibrations)"
+        )
+        chosen = [m for m in chosen if m not in empty]
+        if not chosen:
+            raise InputError(
+                f"{matrix.source}: every held-out model ({_names(empty)}) has no observed "
+                "score; expected models with answers"
+            )
+        if len(ids) - len(empty) < 3:
+            raise InputError(
+                f"{matrix.source}: {len(ids) - len(empty)} models with an observed score "
+                f"({_names(empty)} ha{'s' if len(empty) == 1 else 've'} none); the experiment "
+                "needs at least 3"
+            )
+    fitted = len(ids) - len(empty) - 1  # models in each held-out calibration
+    if rank > fitted:  # as `fit` refuses it, before the first fit
+        raise InputError(
+            f"rank={rank}: each held-out calibration has {fitted} models; expected a rank of "
+            f"at most {fitted}"
+        )
+    cap = "answered" if max_items is None else f"answered or max_items={max_items}"
+    limits = {m: answered[m] if max_items is None else min(max_items, answered[m]) for m in chosen}
+    if min(budgets) > max(limits.values()):
+        raise InputError(
+            f"budgets={list(budgets)}: more than the items ({cap}) of every held-out model, so "
+            f"no estimate would be recorded; expected a budget of at most "
+            f"{max(limits.values()):,}"
+        )
     short: dict[int, list[str]] = {}  # budget -> models with fewer items than it
     rows: list[dict[str, object]] = []
     total, done = len(chosen) * seeds, 0
@@ -229,7 +315,8 @@ def estimate_experiment(
         i = ids.index(name)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            cal = from_matrix(matrix.subset(models=[m for m in ids if m != name]), rank=rank)
+            others = [m for m in ids if m != name and m not in empty]
+            cal = from_matrix(matrix.subset(models=others), rank=rank)
         if caught:
             fit_warnings.append((name, caught[0].category, str(caught[0].message)))
         pop = cal.positions([matrix.item_ids[j] for j in np.flatnonzero(np.isfinite(Y[i]))])
@@ -244,13 +331,16 @@ def estimate_experiment(
             seq = SequentialEstimate(cal, pop, delta=delta, target=precision)
             rng = _rng(seed, name)
             reached = None
-            marks: dict[int, tuple[float, float, float]] = {}
+            marks: dict[int, tuple[float, float, float, bool, bool]] = {}
+            throughout = True  # covered after every item so far
             for t in range(1, limit + 1):
                 j, pi = seq.choose(rng)
                 seq.observe(j, float(y[j]), pi)
                 lo, up = seq.interval
+                throughout = throughout and lo <= truth <= up
                 if t in budgets:
-                    marks[t] = (seq.score, lo, up)
+                    emptied = seq.cs.contradicted_at is not None
+                    marks[t] = (seq.score, lo, up, throughout, emptied)
                 if precision is not None and reached is None and (up - lo) / 2 <= precision:
                     reached = t
                 if t >= max(budgets) and (precision is None or reached is not None):
@@ -258,7 +348,7 @@ def estimate_experiment(
             for b in budgets:
                 if b not in marks:
                     continue
-                score, lo, up = marks[b]
+                score, lo, up, held, emptied = marks[b]
                 rows.append(
                     {
                         "model": name,
@@ -273,18 +363,27 @@ def estimate_experiment(
                         "items_to_precision": np.nan if reached is None else reached,
                         "n_items": y.size,
                         "uniform_error": uniform[b],
+                        "covered_throughout": held,
+                        "contradicted": emptied,
                     }
                 )
             done += 1
             notify(progress, "held-out runs", done, total)
     table = pd.DataFrame(rows, columns=list(RUN_COLUMNS))
+    emptied = table[table["contradicted"].astype(bool)].drop_duplicates(["model", "seed"])
+    if len(emptied):  # valid (the certain range) but wider: said, and counted per budget
+        n_runs = len(table.drop_duplicates(["model", "seed"]))
+        notes.append(
+            f"{len(emptied)} of {n_runs} runs: the answers contradicted the confidence "
+            f"sequence (every candidate score rejected; e.g. {emptied['model'].iloc[0]!r}, "
+            f"seed {int(emptied['seed'].iloc[0])}); their intervals fell back to the certain "
+            "range from then on (summary: 'contradicted', and 'coverage_throughout', the "
+            "runs covered after every item)"
+        )
     for b, names in sorted(short.items()):  # said, not dropped silently
-        cap = "answered" if max_items is None else f"answered or max_items={max_items}"
-        warnings.warn(
+        notes.append(
             f"budget {b}: more than the items ({cap}) of {len(names)} of {len(chosen)} "
-            f"held-out models (e.g. {names[0]!r}); not recorded for them",
-            DataWarning,
-            stacklevel=2,
+            f"held-out models ({_names(names)}); not recorded for them"
         )
     params = {
         "task": "estimate",
@@ -292,11 +391,18 @@ def estimate_experiment(
         "budgets": [int(b) for b in budgets],
         "seeds": int(seeds),
         "models": None if models is None else list(chosen),
+        "n_models": int(matrix.n_models),
         "precision": precision,
         "max_items": max_items,
         "delta": delta,
         "rank": int(rank),
     }
+    if empty:
+        params["no_score"] = list(empty)
+    if short:
+        params["not_recorded"] = {str(b): names for b, names in sorted(short.items())}
+    for note in notes:
+        warnings.warn(note, DataWarning, stacklevel=2)
     if not_run:  # stopped: the table covers the models before
         params["not_run"] = not_run
         warnings.warn(
@@ -305,7 +411,7 @@ def estimate_experiment(
             DataWarning,
             stacklevel=2,
         )
-    lines = tuple(f"without {m!r}: {text}" for m, _, text in fit_warnings)
+    lines = (*notes, *(f"calibration fit without {m!r}: {text}" for m, _, text in fit_warnings))
     if fit_warnings:  # one line for all the held-out fits, kept with the result
         name, category, message = fit_warnings[0]
         note = (
@@ -314,6 +420,39 @@ def estimate_experiment(
         )
         warnings.warn(note, category, stacklevel=2)
     return EstimateExperiment(table, params, lines)
+
+
+def _check_agrees(record: EstimateExperiment, saved: Any, folder: Path) -> None:
+    """Warn when ``runs.csv`` no longer gives the per-budget models, runs and error that
+    ``summary.json`` holds (an edited file): every page drawn from the directory is
+    recomputed from ``runs.csv``."""
+    if not isinstance(saved, list):
+        return
+    now = {row["budget"]: row for row in record.summary["by_budget"]}
+    for row in saved:
+        if not isinstance(row, dict):
+            return
+        mine = now.get(row.get("budget"))
+        same = mine is not None and all(mine.get(k) == row.get(k) for k in ("models", "runs"))
+        if same and mine is not None and None not in (mine.get("mae"), row.get("mae")):
+            same = math.isclose(float(mine["mae"]), float(row["mae"]), rel_tol=1e-9)
+        if not same:
+            warnings.warn(
+                f"{folder}: runs.csv and summary.json disagree at budget {row.get('budget')!r} "
+                f"(summary.json: {row.get('models')!r} models, {row.get('runs')!r} runs; "
+                f"runs.csv: {None if mine is None else mine['models']!r} models, "
+                f"{None if mine is None else mine['runs']!r} runs); the figures are "
+                "recomputed from runs.csv (edited?)",
+                DataWarning,
+                stacklevel=3,
+            )
+            return
+
+
+def _names(names: list[str], most: int = 5) -> str:
+    """``'a', 'b' and 3 more``: model ids quoted, so that a space or a comma in one shows."""
+    shown = ", ".join(repr(m) for m in names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 def uniform_error(y: np.ndarray, n: int) -> float:
@@ -363,7 +502,12 @@ def summarize_estimate_experiment(table: pd.DataFrame | EstimateExperiment) -> d
         (the Wilson 95% interval of ``coverage`` over the held-out models, which stays
         informative where every run covered and the SE is 0), ``half_width`` (mean); ``precision``:
         ``runs``, ``reached`` (runs that reached the precision), ``median_items`` and
-        ``mean_items`` over those (None when none did). SEs are None with one model. With
+        ``mean_items`` over those (None when none did), ``median_answered`` (the median of
+        the runs' items answered, the scale of those counts: a count near it was reached by
+        running out of items). SEs are None with one model. With
+        the ``covered_throughout`` and ``contradicted`` columns, also ``coverage_throughout``
+        (the runs covered after every item up to the budget, the anytime guarantee) and
+        ``contradicted`` (runs whose confidence sequence had emptied). With
         the ``uniform_error`` column, also ``uniform_mae`` (the uniform sample mean's expected
         error at the same budget, averaged like ``mae``), ``mae_ratio`` (``mae /
         uniform_mae``) and ``mae_ratio_se`` (delta method over held-out models).
@@ -397,6 +541,7 @@ def summarize_estimate_experiment(table: pd.DataFrame | EstimateExperiment) -> d
                 "coverage_lower": _number(wilson[0]),
                 "coverage_upper": _number(wilson[1]),
                 "half_width": _number(per_model["half_width"].mean()),
+                **_throughout(part),
                 **_against_uniform(part),
             }
         )
@@ -409,7 +554,25 @@ def summarize_estimate_experiment(table: pd.DataFrame | EstimateExperiment) -> d
         "median_items": _number(float(reached.median())) if len(reached) else None,
         "mean_items": _number(float(reached.mean())) if len(reached) else None,
     }
+    if "n_items" in runs and len(runs):  # the scale of those counts: near it, the deterministic
+        # bounds closed the interval (the benchmark ran out), not the estimate
+        precision["median_answered"] = _number(float(runs["n_items"].median()))
     return {"by_budget": by_budget, "precision": precision}
+
+
+def _throughout(part: pd.DataFrame) -> dict[str, float | int | None]:
+    """``coverage_throughout`` (runs whose interval held the truth after every item up to
+    the budget, averaged per model as ``coverage``) and ``contradicted`` (runs whose
+    confidence sequence had emptied by then); empty for tables written before them."""
+    if "covered_throughout" not in part or part["covered_throughout"].isna().any():
+        return {}
+    held = part.assign(held=part["covered_throughout"].astype(float))
+    out: dict[str, float | int | None] = {
+        "coverage_throughout": _number(held.groupby("model")["held"].mean().mean())
+    }
+    if "contradicted" in part and not part["contradicted"].isna().any():
+        out["contradicted"] = int(part["contradicted"].astype(bool).sum())
+    return out
 
 
 def _against_uniform(part: pd.DataFrame) -> dict[str, float | None]:

@@ -108,8 +108,11 @@ class ExperimentRecord:
                 f"'summary' (policies {policies}); expected the policy the savings are against"
             )
         try:
-            # ids as text, as summary.json holds them (a pool named "2024" is not a number)
-            curves = pd.read_csv(curves_path, dtype={"pool": str, "policy": str})
+            # ids as text, as summary.json holds them (a pool named "2024" is not a number,
+            # nor one named "NA" a missing value)
+            from latentbench.io._files import read_csv_ids
+
+            curves = read_csv_ids(curves_path, ("pool", "policy"))
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
             raise InputError(f"{curves_path}: not a CSV table ({exc})") from None
         absent = [c for c in CURVE_COLUMNS if c not in curves.columns]
