@@ -200,16 +200,13 @@ def random_items_fit(
     # estimate at all; their intervals are their exact posteriors, inference
     # ._constant_intervals); both put back at the fit's estimate with zero (co)variance
     theta0, a0, b0 = result.U[law_rows, 0], result.V[:, 0], result.b
-    shift, scale = 0.0, 1.0
-    if (reference & ~law_rows).any():
-        # constant models left out: the EM starts on the law's models' own standardised
-        # scale (mean 0, sd 1 over those with cells), which it keeps; from the reporting scale
-        # (which the constant models help to set) its grid of discriminations was too steep
-        # by 1 / sd (a top of 11.25 instead of 5.06 with one broken model among 15)
-        fitted = theta0[~np.isnan(scores[law_rows]).all(axis=1)]
-        if fitted.size >= 2 and float(fitted.std()) > 0:
-            shift, scale = float(fitted.mean()), float(fitted.std())
-            theta0, a0, b0 = (theta0 - shift) / scale, a0 * scale, b0 + a0 * shift
+    # constant models left out: the EM starts on the law's models' own standardised scale
+    # (mean 0, sd 1 over those with cells), which it keeps; from the reporting scale (which
+    # the constant models help to set) its grid of discriminations was too steep by 1 / sd (a
+    # top of 11.25 instead of 5.06 with one broken model among 15)
+    shift, scale = _law_standardising(result, scores, law_rows)
+    if (shift, scale) != (0.0, 1.0):
+        theta0, a0, b0 = (theta0 - shift) / scale, a0 * scale, b0 + a0 * shift
     fit = fit_random_items(
         scores[law_rows], theta0, a0, b0, float(result.sigma), trials=trials_of(result)
     )
@@ -346,17 +343,25 @@ _LAW_MIN_MODELS = 3
 without the constant ones (fewer: with them, and the intervals fall back)."""
 
 
+def _law_standardising(
+    result: IRTResult, scores: np.ndarray, law_rows: np.ndarray
+) -> tuple[float, float]:
+    """(shift, scale): the mean and sd of the fit's abilities over the law's models with cells,
+    which map the law's standardised abilities to the reporting scale (``theta = shift +
+    scale * standardised``); (0, 1) when the law holds every reference model (or fewer than two
+    with cells, or no spread)."""
+    if np.array_equal(law_rows, reference_of(result)):
+        return 0.0, 1.0
+    fitted = result.U[law_rows & ~np.isnan(scores).all(axis=1), 0]
+    if fitted.size < 2 or not float(fitted.std()) > 0:
+        return 0.0, 1.0
+    return float(fitted.mean()), float(fitted.std())
+
+
 def law_scale(result: IRTResult, law: RandomItemsFit) -> tuple[float, float]:
     """(shift, scale) that :func:`random_items_fit` applied to the law's standardised abilities
-    to put them on the fit's reporting scale (``theta = shift + scale * standardised``): (0, 1)
-    unless constant reference models were left out of the law."""
-    rows = law_models_of(result, law)
-    if np.array_equal(rows, reference_of(result)):
-        return 0.0, 1.0
-    scores, _ = _observed(result, None)
-    with_cells = rows & ~np.isnan(scores).all(axis=1)
-    theta = np.asarray(law.theta, float)[with_cells]
-    return float(theta.mean()), float(theta.std())
+    to put them on the fit's reporting scale (:func:`_law_standardising`)."""
+    return _law_standardising(result, _observed(result, None)[0], law_models_of(result, law))
 
 
 def constant_models(scores: np.ndarray) -> np.ndarray:
