@@ -94,8 +94,10 @@ def test_detached_models_do_not_set_the_scale_and_get_prior_sensitivity_interval
 def test_a_model_at_the_floor_is_left_out_of_the_item_law_not_a_reason_to_fall_back():
     """One broken model (every answer wrong) switched every model to the joint Laplace
     intervals; now the item law is fitted without it, the others keep their random-item
-    intervals (the same as without the broken model, up to the reporting scale), and it gets
-    its exact posterior interval; said in one warning and in the checks."""
+    intervals (the same as without the broken model), and it gets its exact posterior
+    interval; said in one warning and in the checks. It does not set the reporting scale
+    either: its position is where the prior stops it (it had compressed the others' sd to
+    about 0.8), so the others have mean 0 and sd 1."""
     from latentbench.irt._fitted import random_items_fit
 
     data = simulate_2pl(20, 300, random_state=4)
@@ -103,10 +105,14 @@ def test_a_model_at_the_floor_is_left_out_of_the_item_law_not_a_reason_to_fall_b
     scores[0] = 0.0  # every answer wrong
     matrix = ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids)
     fit = TwoPL().fit(matrix)
-    assert fit.normalisation is not None and fit.normalisation.mask(20)[0]  # not detached
+    assert fit.normalisation is not None
+    assert list(np.flatnonzero(~fit.normalisation.mask(20))) == [0]  # (old: [])
+    np.testing.assert_allclose([fit.theta[1:].mean(), fit.theta[1:].std()], [0, 1], atol=1e-6)
     with pytest.warns(LatentbenchWarning, match="floor or ceiling") as caught:
         unc = fit.standard_errors()
     assert not any("outside its validity" in str(w.message) for w in caught)
+    assert not any("detached" in str(w.message) for w in caught)  # it is not detached
+    assert unc.detached is None
     assert unc.method.startswith("random-item")
     assert unc.fallback is None
     assert unc.checks["constant_models"] == [data.matrix.model_ids[0]]
@@ -129,6 +135,12 @@ def test_a_model_at_the_floor_is_left_out_of_the_item_law_not_a_reason_to_fall_b
     shift, scale = law.theta[1:].mean(), law.theta[1:].std()
     np.testing.assert_allclose((ours["theta"] - shift) / scale, clean["theta"], atol=0.02)
     np.testing.assert_allclose(ours["se"] / scale, clean["se"], rtol=0.1)
+    # ... and that standardisation is now the identity: the others are not rescaled
+    assert abs(shift) < 0.05 and abs(scale - 1.0) < 0.05  # (old: sd about 0.8)
+    np.testing.assert_allclose(ours["theta"], clean["theta"], atol=0.1)
+    # its own interval: the exact posterior below the field, two-sided and finite
+    row = unc.abilities.iloc[0]
+    assert np.isfinite(row["lower"]) and np.isfinite(row["upper"]) and row["upper"] < -1.0
     # a new model scored against it takes the random-item route, on its own
     new = pd.Series(data.complete[5].astype(float), index=data.matrix.item_ids, name="copy5")
     with warnings.catch_warnings():
@@ -413,7 +425,7 @@ def _broken_calibration() -> tuple[Any, Any, pd.DataFrame]:
 def test_a_mid_range_new_model_against_a_calibration_with_a_broken_model_is_finite():
     """The undamped Newton bounced between 0.872 and -0.128 (negative information there) and
     was read as a likelihood without a maximum: upper = inf (review, 2026-12-05). Now the new
-    model's score is the clean calibration's, up to the reporting scale."""
+    model's score is the clean calibration's (the broken model does not set the scale)."""
     from latentbench.irt._fitted import law_scale, random_items_fit
 
     with_broken, clean, new = _broken_calibration()
@@ -424,7 +436,8 @@ def test_a_mid_range_new_model_against_a_calibration_with_a_broken_model_is_fini
     assert not any("no finite marginal estimate" in str(w.message) for w in caught)
     assert np.isfinite(scored[["lower", "upper"]].to_numpy()).all()
     shift, scale = law_scale(with_broken, random_items_fit(with_broken))
-    assert scale < 0.9  # the broken model widens the reporting scale
+    # the broken model does not set the reporting scale (old: scale < 0.9, it widened it)
+    assert scale == pytest.approx(1.0, abs=1e-9) and shift == pytest.approx(0.0, abs=1e-9)
     standardised = (float(scored["theta"].iloc[0]) - shift) / scale
     assert standardised == pytest.approx(float(reference["theta"].iloc[0]), abs=0.03)
 

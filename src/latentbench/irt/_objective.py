@@ -280,11 +280,23 @@ DETACHED_MIN_MODELS = 10
 """Below this many models every model sets the scale (a spread from fewer is too noisy to
 call one of them detached)."""
 
+CONSTANT_MIN_OTHERS = 3
+"""A model at the floor or the ceiling (every observed score 0, or every one 1) sets the
+reporting scale only when fewer than this many other models (with a spread) would be left."""
+
 
 def reference_models(
     theta: Array, limit: float = DETACHED, accuracy: Array | None = None
 ) -> npt.NDArray[np.bool_]:
-    """The models that set the reporting scale: all but the detached ones.
+    """The models that set the reporting scale: all but the constant and the detached ones.
+
+    A model at the floor or the ceiling (``accuracy`` exactly 0 or 1: every observed score 0,
+    or every one 1) has no position of its own: its likelihood rises without bound away from
+    the field, and its estimate is where the prior stops it. It never sets the scale (at any
+    number of models, while at least :data:`CONSTANT_MIN_OTHERS` others with a spread are
+    left); with one broken model among 12-20, its prior-driven position had compressed the
+    others' abilities to an sd of 0.65-0.8 (``benchmarks/bench_constant_models.py``). The rule
+    below then runs on the other models.
 
     A model is detached when its ability lies more than ``limit`` sds from the mean of the
     others that set the scale and (when ``accuracy`` is given) its mean score is within
@@ -313,7 +325,16 @@ def reference_models(
     theta = np.asarray(theta, dtype=float)
     n = theta.size
     every = np.ones(n, dtype=bool)
-    if n < DETACHED_MIN_MODELS or not np.all(np.isfinite(theta)):
+    if not np.all(np.isfinite(theta)):
+        return every
+    if accuracy is not None:
+        acc = np.asarray(accuracy, dtype=float)
+        rest = ~((acc == 0.0) | (acc == 1.0))  # NaN (no cell): not constant
+        if not rest.all() and int(rest.sum()) >= CONSTANT_MIN_OTHERS and np.ptp(theta[rest]) > 0:
+            keep = np.zeros(n, dtype=bool)
+            keep[rest] = reference_models(theta[rest], limit, acc[rest])
+            return keep
+    if n < DETACHED_MIN_MODELS:
         return every
     if accuracy is None:
         may = every

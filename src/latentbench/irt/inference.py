@@ -73,6 +73,7 @@ from latentbench.irt._fitted import (
     _observed,
     _uses_random_items,
     _z,
+    constant_models,
     fitted_matrix,
     laplace_of,
     law_models_of,
@@ -346,7 +347,8 @@ def standard_errors(
             reference=in_law,
         )
         checks = found.values
-        apart = np.flatnonzero(reference & ~in_law)  # at the floor or ceiling
+        # at the floor or ceiling (they never set the scale: irt._objective.reference_models)
+        apart = np.flatnonzero(~in_law & constant_models(scores))
         if apart.size:
             checks["constant_models"] = [result.model_ids[i] for i in apart]
             names = ", ".join(repr(result.model_ids[i]) for i in apart[:3])
@@ -473,14 +475,17 @@ def standard_errors(
         # Gaussian at the mode (Laplace) made its interval the narrowest of all (a perfect
         # model: se 0.24, upper 2.7, below the upper 3.2 of the same model one item short);
         # the exact posterior's quantiles on the reporting scale instead (items fixed)
-        constant_rows, lo, hi = _constant_intervals(result, matrix, reference & ~no_data, level)
+        # (any such model: it does not set the reporting scale, but it is not detached)
+        constant_rows, lo, hi = _constant_intervals(result, matrix, ~no_data, level)
         if constant_rows.any():
             lower[constant_rows] = np.minimum(lo, centre[constant_rows])
             upper[constant_rows] = np.maximum(hi, centre[constant_rows])
             se_first = np.where(constant_rows, (upper - lower) / (2 * z), se_first)
     detached = None
-    if r == 1 and not reference.all():
-        detached = _detached_intervals(result, matrix, reference & ~no_data, se_first, z, posterior)
+    if r == 1 and not (reference | constant_rows).all():
+        detached = _detached_intervals(
+            result, matrix, (reference | constant_rows) & ~no_data, se_first, z, posterior
+        )
         if detached is not None:
             rows = detached.pop("rows")
             centre[rows] = U[rows, 0]  # the fit's estimate, inside its range
