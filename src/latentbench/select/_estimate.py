@@ -1148,9 +1148,43 @@ class EstimateSet:
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any] | list[dict[str, Any]]:
-        """The content of ``estimate.json``: one record, or a list of records."""
+        """The content of ``estimate.json`` (and of ``estimate --json``).
+
+        One record (:attr:`single`), or a list of records when every model asked for was
+        estimated. A call that did not estimate every model (:attr:`complete` is False: a
+        model failed, or the call was stopped) gives an object instead, so that the file
+        itself says it is partial: ``{"complete": false, "estimates": [records],
+        "not_estimated": [{"model", "reason", "message"}]}``, ``reason`` being ``"failed"``
+        (``message``: why) or ``"interrupted"`` (the call stopped before the model).
+        """
         records = [r.to_dict() for r in self.results]
-        return records[0] if self.single and records else records
+        if self.single and records:
+            return records[0]
+        if self.complete:
+            return records
+        return {
+            "complete": False,
+            "estimates": records,
+            "not_estimated": self.not_estimated_records(),
+        }
+
+    def not_estimated_records(self) -> list[dict[str, str]]:
+        """``{"model", "reason", "message"}`` for each model asked for and not estimated: the
+        :attr:`failures` (``reason`` ``"failed"``), then the models a stop did not reach
+        (:attr:`not_estimated`, ``reason`` ``"interrupted"``)."""
+        rows = [
+            {"model": m, "reason": "failed", "message": str(message)}
+            for m, message in self.failures.items()
+        ]
+        rows += [
+            {
+                "model": m,
+                "reason": "interrupted",
+                "message": "not reached: the call was stopped (Ctrl-C) before this model",
+            }
+            for m in self.not_estimated
+        ]
+        return rows
 
     def to_frame(self) -> pd.DataFrame:
         """One row per model: :data:`TABLE_COLUMNS` (the tidy ``estimates.csv``)."""
@@ -1208,7 +1242,8 @@ class EstimateSet:
             data = json.loads(file.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise InputError(f"{file}: not JSON ({exc})") from None
-        records = [data] if isinstance(data, dict) else data
+        partial = isinstance(data, dict) and "estimates" in data and "model" not in data
+        records = data["estimates"] if partial else [data] if isinstance(data, dict) else data
         if not isinstance(records, list):
             raise InputError(f"{file}: expected an estimate record or a list of them")
         try:
@@ -1217,6 +1252,18 @@ class EstimateSet:
             raise InputError(f"{file}: {exc}") from None
         rest: tuple[str, ...] = ()
         failures: dict[str, str] = {}
+        if partial:  # the file says which models it lacks, and why
+            rows = data.get("not_estimated") or []
+            for row in rows if isinstance(rows, list) else [rows]:
+                if not (isinstance(row, dict) and "model" in row and "reason" in row):
+                    raise InputError(
+                        f"{file}: field 'not_estimated' holds {row!r}; expected records with "
+                        "'model' and 'reason' ('failed' or 'interrupted')"
+                    )
+                if row["reason"] == "failed":
+                    failures[str(row["model"])] = str(row.get("message", ""))
+                else:
+                    rest += (str(row["model"]),)
         status = file.parent / cls.STATUS_FILE
         if status.is_file():
             try:
@@ -1228,7 +1275,8 @@ class EstimateSet:
                     f"{status}: not an estimate status ({exc}); expected the "
                     "estimate_status.json that latentbench estimate --out writes"
                 ) from None
-        return cls(results, failures, single=isinstance(data, dict), not_estimated=rest)
+        single = isinstance(data, dict) and not partial
+        return cls(results, failures, single=single, not_estimated=rest)
 
 
 def estimate_many(
