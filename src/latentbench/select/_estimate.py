@@ -436,6 +436,7 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
             )
             if labels:  # the file's benchmark / metric / filter / split, compared with the
                 series.attrs["labels"] = dict(labels)  # calibration's in the estimate
+                series.attrs["source"] = file
             out[str(name)] = series
         return out
     if "model" in columns:
@@ -571,7 +572,11 @@ def _answers(
                 f"model {name!r}: {unknown.size:,} answered item(s) are not in the calibration "
                 f"and are ignored (e.g. {ids[int(unknown[0])]!r}){hint}"
             )
-        notes.extend(_label_mismatch(cal, name, responses.attrs.get("labels") or {}))
+        notes.extend(
+            _label_mismatch(
+                cal, name, responses.attrs.get("labels") or {}, responses.attrs.get("source")
+            )
+        )
         y = np.full(cal.n_items, np.nan)
         values = _series_scores(responses, name)
         y[pos[pos >= 0]] = values[pos >= 0]
@@ -663,19 +668,40 @@ def _one_score_per_item(responses: pd.Series, name: str) -> tuple[pd.Series, int
     return responses.iloc[keep], len(responses) - len(keep)
 
 
-def _label_mismatch(cal: Calibration, name: str, labels: Mapping[str, str]) -> list[str]:
-    """A note when the answers' file labels its rows (``benchmark``, ``metric``, ``filter``,
-    ``split``) otherwise than the calibration's responses were: items are matched by id
-    alone, and ids such as ``0, 1, 2`` are shared by many benchmarks."""
+def _label_mismatch(
+    cal: Calibration, name: str, labels: Mapping[str, str], source: str | None = None
+) -> list[str]:
+    """Compare the labels of the answers' file (``benchmark``, ``metric``, ``filter``,
+    ``split``) with the calibration's: items are matched by id alone, and ids such as
+    ``0, 1, 2`` are shared by many benchmarks. Another ``benchmark`` is an error (the answers
+    are to other items); another metric, filter or split is a note (the same items, maybe
+    scored otherwise). Both name the file, the column, its value and the calibration's."""
     theirs = dict(getattr(cal, "labels", None) or {})
     differ = [k for k in ("benchmark", "metric", "filter", "split")
               if k in labels and k in theirs and labels[k] != theirs[k]]  # fmt: skip
     if not differ:
         return []
+    where = f"in {source}: " if source else ""
     said = ", ".join(f"{k} {labels[k]!r} (calibration: {theirs[k]!r})" for k in differ)
+    if "benchmark" in differ:
+        others = [k for k in differ if k != "benchmark"]
+        also = (
+            " (also "
+            + ", ".join(f"{k} {labels[k]!r}, calibration {theirs[k]!r}" for k in others)
+            + ")"
+            if others
+            else ""
+        )
+        raise InputError(
+            f"{where}column 'benchmark' is {labels['benchmark']!r} for model {name!r}; expected "
+            f"the calibration's benchmark {theirs['benchmark']!r} ({cal.source}){also}: items "
+            "are matched by id alone and ids such as '0', '1' are shared by many benchmarks, so "
+            "these answers would be scored as other items. If they are the calibration's items "
+            f"under another name, write {theirs['benchmark']!r} in that column (or drop it)"
+        )
     return [
-        f"model {name!r}: its answers are labelled {said}; items are matched by id alone, so "
-        "check that they are the calibration's items scored the same way"
+        f"{where}model {name!r}: its answers are labelled {said}; items are matched by id "
+        "alone, so check that they are the calibration's items scored the same way"
     ]
 
 
