@@ -358,3 +358,41 @@ def test_models_that_never_reach_the_precision_count(capsys):
     done = EstimateExperiment(full, record.params, ()).summary["precision"]
     assert done["median_all"] == 20 and done["median_all_exact"] is True
     assert record.precision_text(0.02, done).endswith("in the 6 of 6 runs that reached it")
+
+
+def _html_tables(html: str) -> list[dict[str, list[str]]]:
+    """Each table of a page as column -> the texts of its cells."""
+    import re
+
+    tables = []
+    for body in re.findall(r"<table.*?</table>", html, flags=re.S):
+        heads = re.findall(r"<th[^>]*>(.*?)</th>", body, flags=re.S)
+        rows = [re.findall(r"<td[^>]*>(.*?)</td>", r, flags=re.S)
+                for r in re.findall(r"<tr>(.*?)</tr>", body, flags=re.S)]  # fmt: skip
+        rows = [r for r in rows if len(r) == len(heads)]
+        tables.append({h: [r[j] for r in rows] for j, h in enumerate(heads)})
+    return tables
+
+
+def test_each_column_of_the_estimate_experiment_tables_has_one_number_format():
+    """Each cell had its own format: an error of 0.0004 printed 0.0004 beside 0.034 and an
+    interval of 0.000 (three decimals), a count stored as a float 25.000. A column now reads
+    alike: the decimals its smallest value needs, whole counts as whole numbers."""
+    import re
+
+    from latentbench.report import build_estimate_experiment_report
+
+    record = _censored_experiment()
+    runs = record.runs.copy()
+    runs["score"] = [0.005, 0.5004, 0.512, 0.5, 0.521, 0.4993]
+    runs["error"] = runs["score"] - runs["truth"]
+    runs.loc[[0, 1], ["lower", "upper", "covered"]] = [[0.0, 0.01, False], [0.5004, 0.9, False]]
+    html = build_estimate_experiment_report(EstimateExperiment(runs, record.params, ()))
+    missed = next(t for t in _html_tables(html) if "items_to_precision" in t)
+    assert missed["error"] == ["-0.49500", "0.00040"]
+    assert missed["upper"] == ["0.010", "0.900"]
+    assert missed["items_to_precision"] == ["20", "30"]
+    for table in _html_tables(html):
+        for column, cells in table.items():
+            decimals = {len(c.split(".")[1]) for c in cells if re.fullmatch(r"-?[\d,]+\.\d+", c)}
+            assert len(decimals) <= 1, (column, cells)

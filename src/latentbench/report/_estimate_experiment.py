@@ -259,7 +259,9 @@ def build_estimate_experiment_report(
         }
     )
     tables = _Section("estimate-tables", "Tables")
-    tables.tables.append(_table(by_budget, name="estimate-by-budget", caption="Per budget."))
+    tables.tables.append(  # each column in one number format (consistent)
+        _table(by_budget, name="estimate-by-budget", caption="Per budget.", consistent=True)
+    )
     tables.tables.append(
         _table(
             per_model_table(runs, last, missing, max_items=params.get("max_items")),
@@ -268,6 +270,7 @@ def build_estimate_experiment_report(
             "largest recorded budget), worst error first.",
             download=True,
             limit=top,
+            consistent=True,
         )
     )
     if len(missed):
@@ -278,6 +281,7 @@ def build_estimate_experiment_report(
                 caption="Runs whose interval missed the truth.",
                 download=True,
                 limit=top,
+                consistent=True,
             )
         )
     return render_page([section, figures, tables], title or "latentbench estimate experiment", path)
