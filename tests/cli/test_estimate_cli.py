@@ -369,3 +369,27 @@ def test_a_failed_command_leaves_no_empty_out_folder(tmp_path, monkeypatch):
     args = ["compare", str(calibration), str(new), str(partial), "--margin", "1"]
     outcome = runner.invoke(app, args)
     assert outcome.exit_code == 2 and "--margin 1.0; expected a number in (0, 1)" in outcome.output
+
+
+def test_a_call_that_estimates_no_model_marks_an_earlier_estimate_in_out(tmp_path):
+    """Every model of a call failing (or Ctrl-C before the first ended) wrote nothing and
+    left the earlier call's estimate.json in --out looking current: it is marked stale, with
+    this call's failures."""
+    from latentbench.select import EstimateSet
+
+    rng = np.random.default_rng(0)
+    cells = [(f"m{i}", str(j), float(rng.random() < 0.6)) for i in range(8) for j in range(40)]
+    calibration, new, out = tmp_path / "calib.parquet", tmp_path / "new.csv", tmp_path / "est"
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_parquet(calibration)
+    _long().assign(model="good").to_csv(new, index=False)
+    args = ["estimate", str(calibration), str(new), "--budget", "5", "--out", str(out)]
+    assert runner.invoke(app, args).exit_code == 0 and EstimateSet.read(out).complete
+    empty = _long().assign(score=np.nan)
+    pd.concat([empty.assign(model="e1"), empty.assign(model="e2")]).to_csv(new, index=False)
+    outcome = runner.invoke(app, [*args, "--json"])
+    assert outcome.exit_code == 2
+    assert [r["model"] for r in json.loads(outcome.stdout)["not_estimated"]] == ["e1", "e2"]
+    assert "is from an earlier call" in " ".join(outcome.stderr.split())
+    back = EstimateSet.read(out)
+    assert not back.complete and {"e1", "e2"} <= set(back.failures)
+    assert [r.model for r in back] == ["good"]  # the earlier estimate, kept and marked
