@@ -106,7 +106,10 @@ def test_a_model_without_answers_does_not_cost_the_others_their_estimates(tmp_pa
     text = " ".join(outcome.output.split())
     assert "good: score" in text and "model 'empty' not estimated" in text
     written = json.loads((out / "estimate.json").read_text())
-    assert [r["model"] for r in written] == ["good"]
+    # the file itself says it is partial, and why (only estimate_status.json did)
+    assert written["complete"] is False
+    assert [r["model"] for r in written["estimates"]] == ["good"]
+    assert [(r["model"], r["reason"]) for r in written["not_estimated"]] == [("empty", "failed")]
     assert list(pd.read_csv(out / "estimates.csv")["model"]) == ["good"]
     again = " ".join(runner.invoke(app, args).output.split())  # --out DIR reused: said
     assert "(replacing the earlier estimate.json, estimates.csv" in again
@@ -121,6 +124,55 @@ def test_a_model_without_answers_does_not_cost_the_others_their_estimates(tmp_pa
     pd.concat([good]).to_csv(new, index=False)
     assert runner.invoke(app, args).exit_code == 0
     assert not (out / "estimate_status.json").exists() and EstimateSet.read(out).complete
+
+
+def test_estimate_json_names_the_models_not_estimated(tmp_path):
+    """`estimate --json` on several models, one without usable answers: the JSON itself lists
+    the model not estimated and why (it was only on stderr), and the exit status is 2."""
+    rng = np.random.default_rng(0)
+    cells = [(f"m{i}", str(j), float(rng.random() < 0.6)) for i in range(8) for j in range(40)]
+    calibration, new = tmp_path / "calib.parquet", tmp_path / "new.csv"
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_parquet(calibration)
+    good = _long().assign(model="good")
+    empty = _long().assign(model="empty", score=np.nan)
+    pd.concat([good, empty]).to_csv(new, index=False)
+    args = ["estimate", str(calibration), str(new), "--budget", "5", "--json"]
+    outcome = runner.invoke(app, args)
+    assert outcome.exit_code == 2
+    data = json.loads(outcome.stdout)
+    assert data["complete"] is False and [r["model"] for r in data["estimates"]] == ["good"]
+    (row,) = data["not_estimated"]
+    assert row["model"] == "empty" and row["reason"] == "failed"
+    assert "answered none" in row["message"] or "no usable" in row["message"], row
+    assert "model 'empty' not estimated" in " ".join(outcome.stderr.split())
+    # a complete call keeps the documented list of records
+    good.to_csv(new, index=False)
+    ok = runner.invoke(app, args)
+    assert ok.exit_code == 0 and isinstance(json.loads(ok.stdout), dict)  # one model: a record
+    pd.concat([good, good.assign(model="good2")]).to_csv(new, index=False)
+    both = runner.invoke(app, args)
+    assert both.exit_code == 0 and [r["model"] for r in json.loads(both.stdout)] == [
+        "good",
+        "good2",
+    ]
+
+
+def test_a_partial_estimate_json_reads_back_without_its_status_file(tmp_path):
+    """estimate.json of a stopped call is marked partial by itself: read back without
+    estimate_status.json, it still says which models are missing and why."""
+    import threading
+
+    from latentbench.select import EstimateSet, estimate_many
+
+    calibration, many = _calibration_and_models(tmp_path)
+    stop = threading.Event()
+    part = estimate_many(calibration, many, budget=20, seed=1, stop_event=stop,
+                         progress=lambda phase, done, total: done == 1 and stop.set())  # fmt: skip
+    part.save(tmp_path / "est")
+    (tmp_path / "est" / EstimateSet.STATUS_FILE).unlink()
+    back = EstimateSet.read(tmp_path / "est")
+    assert not back.complete and back.not_estimated == ("new11", "new12", "new13")
+    assert [r.model for r in back] == ["new10"] and not back.single
 
 
 def _calibration_and_models(tmp_path, n_new: int = 4):
@@ -198,7 +250,12 @@ def test_estimate_command_ctrl_c_writes_the_finished_models_and_exits_130(tmp_pa
     assert "stopped after 2 of 4 models; not estimated: new12, new13" in done.stdout
     assert "interrupted (Ctrl-C): the estimates above are complete" in done.stderr
     saved = json.loads((out / "estimate.json").read_text())
-    assert [r["model"] for r in saved] == ["new10", "new11"]
+    assert saved["complete"] is False  # the file itself is marked partial (it was not)
+    assert [r["model"] for r in saved["estimates"]] == ["new10", "new11"]
+    assert [(r["model"], r["reason"]) for r in saved["not_estimated"]] == [
+        ("new12", "interrupted"),
+        ("new13", "interrupted"),
+    ]
     assert len(pd.read_csv(out / "estimates.csv")) == 2
     # the folder says it is partial (estimate.json alone did not)
     assert "estimate_status.json" in " ".join(done.stdout.split())
@@ -312,3 +369,27 @@ def test_a_failed_command_leaves_no_empty_out_folder(tmp_path, monkeypatch):
     args = ["compare", str(calibration), str(new), str(partial), "--margin", "1"]
     outcome = runner.invoke(app, args)
     assert outcome.exit_code == 2 and "--margin 1.0; expected a number in (0, 1)" in outcome.output
+
+
+def test_a_call_that_estimates_no_model_marks_an_earlier_estimate_in_out(tmp_path):
+    """Every model of a call failing (or Ctrl-C before the first ended) wrote nothing and
+    left the earlier call's estimate.json in --out looking current: it is marked stale, with
+    this call's failures."""
+    from latentbench.select import EstimateSet
+
+    rng = np.random.default_rng(0)
+    cells = [(f"m{i}", str(j), float(rng.random() < 0.6)) for i in range(8) for j in range(40)]
+    calibration, new, out = tmp_path / "calib.parquet", tmp_path / "new.csv", tmp_path / "est"
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_parquet(calibration)
+    _long().assign(model="good").to_csv(new, index=False)
+    args = ["estimate", str(calibration), str(new), "--budget", "5", "--out", str(out)]
+    assert runner.invoke(app, args).exit_code == 0 and EstimateSet.read(out).complete
+    empty = _long().assign(score=np.nan)
+    pd.concat([empty.assign(model="e1"), empty.assign(model="e2")]).to_csv(new, index=False)
+    outcome = runner.invoke(app, [*args, "--json"])
+    assert outcome.exit_code == 2
+    assert [r["model"] for r in json.loads(outcome.stdout)["not_estimated"]] == ["e1", "e2"]
+    assert "is from an earlier call" in " ".join(outcome.stderr.split())
+    back = EstimateSet.read(out)
+    assert not back.complete and {"e1", "e2"} <= set(back.failures)
+    assert [r.model for r in back] == ["good"]  # the earlier estimate, kept and marked

@@ -308,3 +308,91 @@ def test_a_stopped_experiment_keeps_the_finished_models(responses, tmp_path):
     saved = EstimateExperiment.read(out)
     assert sorted(set(saved.runs["model"])) == ["m0", "m1"]
     assert saved.not_run == ("m2", "m3", "m4", "m5")
+
+
+def _censored_experiment() -> EstimateExperiment:
+    """Three held-out models, two seeds, a 50-item cap: 'a' reaches the precision in both
+    runs, 'b' in one, 'c' in none."""
+    rows = []
+    reached = {"a": (20.0, 30.0), "b": (np.nan, 25.0), "c": (np.nan, np.nan)}
+    for model, items in reached.items():
+        for seed, k in enumerate(items):
+            rows.append({"model": model, "seed": seed, "budget": 10, "truth": 0.5,
+                         "score": 0.5, "lower": 0.4, "upper": 0.6, "error": 0.0,
+                         "covered": True, "items_to_precision": k, "n_items": 100,
+                         "uniform_error": 0.05, "covered_throughout": True,
+                         "contradicted": False})  # fmt: skip
+    params = {"task": "estimate", "input": "x.parquet", "budgets": [10], "seeds": 2,
+              "precision": 0.02, "max_items": 50, "delta": 0.05, "rank": 1}  # fmt: skip
+    return EstimateExperiment(pd.DataFrame(rows), params, ())
+
+
+def test_models_that_never_reach_the_precision_count(capsys):
+    """The items to the precision were a median over the runs that reached it: a model that
+    never did vanished from the summary, the printed line and the report. They count: how
+    many models and runs did not, which, and a median over every run marked >=."""
+    from latentbench.cli._select import print_estimate_experiment
+    from latentbench.report import build_estimate_experiment_report
+    from latentbench.report._estimate_experiment import per_model_table
+
+    record = _censored_experiment()
+    reach = record.summary["precision"]
+    assert reach["runs"] == 6 and reach["reached"] == 3 and reach["median_items"] == 25
+    assert reach["models"] == 3 and reach["not_reached_models"] == ["c"]
+    # every run: 20, 25, 30 and three runs beyond their 50 items: the median is at least 40
+    assert reach["limit"] == 50 and reach["median_all"] == 40
+    assert reach["median_all_exact"] is False
+    line = record.precision_text(0.02, reach)
+    assert "reached in 3 of 6 runs within 50 items" in line
+    assert "not reached by 1 of 3 models: c" in line and "median over all 6 runs >= 40" in line
+    print_estimate_experiment(record.summary, delta=0.05, precision=0.02)
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "not reached by 1 of 3 models: c" in printed and ">= 40" in printed
+    html = " ".join(build_estimate_experiment_report(record).split())
+    assert "not reached by 1 of 3 models: c" in html and "&gt;= 40" in html
+    table = per_model_table(record.runs, 10, max_items=50).set_index("model")
+    cells = table["items to precision (median)"]
+    assert cells["a"] == "25" and cells["b"] == ">= 37.5" and cells["c"] == "not reached"
+    # all runs reached: the line is the one it was
+    full = record.runs.assign(items_to_precision=20.0)
+    done = EstimateExperiment(full, record.params, ()).summary["precision"]
+    assert done["median_all"] == 20 and done["median_all_exact"] is True
+    assert record.precision_text(0.02, done).endswith("in the 6 of 6 runs that reached it")
+
+
+def _html_tables(html: str) -> list[dict[str, list[str]]]:
+    """Each table of a page as column -> the texts of its cells."""
+    import re
+
+    tables = []
+    for body in re.findall(r"<table.*?</table>", html, flags=re.S):
+        heads = re.findall(r"<th[^>]*>(.*?)</th>", body, flags=re.S)
+        rows = [re.findall(r"<td[^>]*>(.*?)</td>", r, flags=re.S)
+                for r in re.findall(r"<tr>(.*?)</tr>", body, flags=re.S)]  # fmt: skip
+        rows = [r for r in rows if len(r) == len(heads)]
+        tables.append({h: [r[j] for r in rows] for j, h in enumerate(heads)})
+    return tables
+
+
+def test_each_column_of_the_estimate_experiment_tables_has_one_number_format():
+    """Each cell had its own format: an error of 0.0004 printed 0.0004 beside 0.034 and an
+    interval of 0.000 (three decimals), a count stored as a float 25.000. A column now reads
+    alike: the decimals its smallest value needs, whole counts as whole numbers."""
+    import re
+
+    from latentbench.report import build_estimate_experiment_report
+
+    record = _censored_experiment()
+    runs = record.runs.copy()
+    runs["score"] = [0.005, 0.5004, 0.512, 0.5, 0.521, 0.4993]
+    runs["error"] = runs["score"] - runs["truth"]
+    runs.loc[[0, 1], ["lower", "upper", "covered"]] = [[0.0, 0.01, False], [0.5004, 0.9, False]]
+    html = build_estimate_experiment_report(EstimateExperiment(runs, record.params, ()))
+    missed = next(t for t in _html_tables(html) if "items_to_precision" in t)
+    assert missed["error"] == ["-0.49500", "0.00040"]
+    assert missed["upper"] == ["0.010", "0.900"]
+    assert missed["items_to_precision"] == ["20", "30"]
+    for table in _html_tables(html):
+        for column, cells in table.items():
+            decimals = {len(c.split(".")[1]) for c in cells if re.fullmatch(r"-?[\d,]+\.\d+", c)}
+            assert len(decimals) <= 1, (column, cells)

@@ -184,3 +184,29 @@ def test_report_from_refuses_an_l2_it_would_not_use(tmp_path):
 
     with pytest.raises(InputError, match=r"l2=5: a report fits a responses file"):
         report_from(_small_wide(tmp_path), l2=5)
+
+
+def test_a_tiny_design_given_to_report_or_fit_says_what_it_is_and_what_reads_it(tmp_path):
+    """`latentbench report items.csv` (the design `latentbench tiny` writes) was read as a
+    wide response table and failed on its layout ('no model-id column'): the error now says
+    it is a fixed design, with its size, seed and calibration, and names the command that
+    reads it. `fit` gets the same."""
+    rng = np.random.default_rng(0)
+    Y = (rng.random((8, 40)) < 0.6).astype(float)
+    cells = [(f"m{i}", str(j), Y[i, j]) for i in range(8) for j in range(40)]
+    calibration = tmp_path / "calib.parquet"
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_parquet(calibration)
+    for name in ("items.csv", "items.parquet"):
+        design = tmp_path / name
+        made = runner.invoke(app, ["tiny", str(calibration), "--k", "5", "--out", str(design)])
+        assert made.exit_code == 0, made.output
+        digest = str(pd.read_csv(tmp_path / "items.csv")["calibration_hash"].iloc[0])[:12]
+        for command in (["report", str(design), "--out", str(tmp_path / "r.html")],
+                        ["fit", str(design), "--out", str(tmp_path / "fit")]):  # fmt: skip
+            outcome = runner.invoke(app, command)
+            text = " ".join(outcome.output.split())
+            assert outcome.exit_code == 2, text
+            assert f"{design}: this is a fixed design written by `latentbench tiny`" in text
+            assert f"(5 items, seed 0, calibration {digest}...)" in text
+            assert f"latentbench estimate CALIBRATION RESULTS --items {design}" in text
+        assert not (tmp_path / "r.html").exists()

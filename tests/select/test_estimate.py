@@ -289,7 +289,9 @@ def test_estimate_many_filters_collects_and_loads_the_calibration_once(setup, tm
     with pytest.raises(InputError):  # one model asked for: its error is the call's
         estimate_many(cal, ResponseMatrix.from_wide(rows), models=["b"], errors="collect")
     path = outcome.save(tmp_path)
-    assert [r["model"] for r in json.loads(path.read_text())] == ["a", "c"]
+    saved = json.loads(path.read_text())  # partial (b failed): the file says so
+    assert saved["complete"] is False and [r["model"] for r in saved["estimates"]] == ["a", "c"]
+    assert [r["model"] for r in saved["not_estimated"]] == ["b"]
     table = pd.read_csv(tmp_path / "estimates.csv")
     assert list(table["model"]) == ["a", "c"] and table.loc[1, "score"] == outcome["c"].score
     assert table.loc[1, "rank_upper"] == outcome["c"].rank_upper

@@ -281,15 +281,30 @@ def test_answers_labelled_with_another_benchmark_are_flagged_on_every_route(tmp_
                             "score": (rng.random(40) < 0.5) * 1.0, "metric": "acc"})  # fmt: skip
     answers.assign(benchmark="gsm8k").to_csv(tmp_path / "other.csv", index=False)
     answers.assign(benchmark="mmlu").to_csv(tmp_path / "same.csv", index=False)
-    said = "its answers are labelled benchmark 'gsm8k' (calibration: 'mmlu')"
+    # another benchmark is refused (it was only a warning), naming the file, the column, its
+    # value and the calibration's; another metric is a warning naming the file
+    said = (
+        "column 'benchmark' is 'gsm8k' for model 'new'; expected the calibration's benchmark 'mmlu'"
+    )
+    answers.assign(benchmark="mmlu", metric="f1").to_csv(tmp_path / "metric.csv", index=False)
+    said_metric = (
+        "metric.csv: model 'new': its answers are labelled metric 'f1' (calibration: 'acc')"
+    )
 
     def warned(calibration, file, **kw):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = estimate(calibration, tmp_path / file, budget=10, seed=0, **kw)
-        return any(said in w for w in result.warnings)
+            try:
+                result = estimate(calibration, tmp_path / file, budget=10, seed=0, **kw)
+            except InputError as exc:
+                text = " ".join(str(exc).split())
+                assert f"in {tmp_path / file}: " in text and said in text, text
+                return True
+        assert any(said_metric in w for w in result.warnings) == (file == "metric.csv")
+        return False
 
     assert warned(tmp_path / "cal.parquet", "other.csv")  # fitted here
+    assert not warned(tmp_path / "cal.parquet", "metric.csv")  # a warning, checked inside
     assert warned(tmp_path / "cal.parquet", "other.csv")  # again, from the disk cache
     assert not warned(tmp_path / "cal.parquet", "same.csv")
     fit = CliRunner().invoke(app, ["fit", str(tmp_path / "cal.parquet"), "--out",
@@ -306,7 +321,7 @@ def test_answers_labelled_with_another_benchmark_are_flagged_on_every_route(tmp_
     # the command prints it
     out = CliRunner().invoke(app, ["estimate", str(tmp_path / "cal.parquet"),
                                    str(tmp_path / "other.csv"), "--budget", "10"])  # fmt: skip
-    assert said in " ".join(out.output.split())
+    assert out.exit_code == 2 and said in " ".join(out.output.split())
 
 
 def test_a_cached_calibration_carries_the_labels_of_the_benchmark_asked_for(tmp_path):

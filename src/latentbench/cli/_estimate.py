@@ -52,18 +52,23 @@ def _writable_dir(out: Path) -> None:
         fail(f"--out {out}: cannot write there ({exc.strerror or exc})")
 
 
-def _mark_stale(out: Path, message: str) -> None:
-    """After a failed call, an ``estimate.json`` already in ``--out`` is an earlier call's:
-    record the failure in ``estimate_status.json`` beside it (``EstimateSet.read`` then
-    reads the set as not complete) and say so, rather than leave it looking current."""
+def _mark_stale(out: Path, message: str, outcome: Any = None) -> None:
+    """After a failed call (or one that estimated no model: ``outcome``, its empty
+    :class:`~latentbench.select.EstimateSet`), an ``estimate.json`` already in ``--out`` is
+    an earlier call's: record the failure in ``estimate_status.json`` beside it
+    (``EstimateSet.read`` then reads the set as not complete) and say so, rather than leave
+    it looking current."""
     from latentbench.select import EstimateSet
 
     if not (out / "estimate.json").is_file():
         return
+    failures = {"(the last call)": message}
+    if outcome is not None:
+        failures.update(outcome.failures)
     status = {
         "complete": False,
-        "not_estimated": [],
-        "failures": {"(the last call)": message},
+        "not_estimated": [] if outcome is None else list(outcome.not_estimated),
+        "failures": failures,
         "note": "estimate.json and estimates.csv here are from an earlier call; the last "
         "call failed and wrote nothing else",
     }
@@ -220,6 +225,10 @@ def estimate_command(
         names = ("estimate.json", "estimates.csv")
         wrote = _wrote_line(out, names if outcome.complete else (*names, outcome.STATUS_FILE))
         outcome.save(out)
+    elif out is not None and not outcome.complete:  # no model estimated: nothing written,
+        # and an earlier call's estimate.json there must not look like this one's
+        missed = len(outcome.failures) + len(outcome.not_estimated)
+        _mark_stale(out, f"no model estimated ({missed:,} not estimated)", outcome)
     if as_json:
         typer.echo(json.dumps(outcome.to_dict(), indent=2))
     else:

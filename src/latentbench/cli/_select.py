@@ -757,19 +757,11 @@ def print_estimate_experiment(
             f"range): {said}",
             soft_wrap=True,
         )
-    if precision is not None:
-        p = summary["precision"]
-        if p["reached"]:
-            of = p.get("median_answered")
-            scale = f" of a median {of:,.0f} answered ({p['median_items'] / of:.0%})" if of else ""
-            console.print(
-                f"items to ±{precision:g}: median {p['median_items']:,.0f}{scale} (mean "
-                f"{p['mean_items']:,.0f}) in the {fmt(p['reached'])} of {fmt(p['runs'])} runs "
-                "that reached it",
-                soft_wrap=True,
-            )
-        else:
-            console.print(f"items to ±{precision:g}: not reached in any of {p['runs']} runs")
+    if precision is not None:  # the runs and models that did not reach it count
+        from latentbench.select import EstimateExperiment
+
+        line = EstimateExperiment.precision_text(precision, summary["precision"])
+        console.print(escape(line), soft_wrap=True)
 
 
 def _pct(

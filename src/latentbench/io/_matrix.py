@@ -522,7 +522,7 @@ class ResponseMatrix:
         if layout not in ("auto", "long", "wide"):
             raise InputError(f"layout={layout!r}; expected 'auto', 'long' or 'wide'")
         columns = [str(c) for c in frame.columns]
-        _refuse_known_outputs(columns, source)
+        _refuse_known_outputs(columns, source, frame)
         model_col = model or "model"
         item_col = item or "item"
         score_col = score or next((c for c in _SCORE_COLUMNS if c in columns), "score")

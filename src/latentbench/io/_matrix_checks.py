@@ -113,7 +113,31 @@ def refuse_long_without_model(
     )  # fmt: skip
 
 
-def _refuse_known_outputs(columns: Sequence[str], source: str) -> None:
+_DESIGN_COLUMNS = {"item", "order", "probability"}
+"""Columns of a fixed design (``latentbench tiny``'s items.csv), which is not a response table."""
+
+
+def _design_details(frame: Any) -> str:
+    """`` (30 items, seed 0, calibration 6dd2c689...)`` of a design table, as far as known."""
+    parts = [f"{len(frame):,} items"]
+    for column, label in (("seed", "seed"), ("calibration_hash", "calibration")):
+        if column in frame.columns and len(frame):
+            value = str(frame[column].iloc[0])
+            parts.append(f"{label} {value[:12] + '...' if len(value) > 12 else value}")
+    return " (" + ", ".join(parts) + ")"
+
+
+def _refuse_known_outputs(columns: Sequence[str], source: str, frame: Any = None) -> None:
+    """latentbench's own outputs given where a response table is expected: say what the file
+    is and which command reads it, rather than fail on its layout."""
+    if _DESIGN_COLUMNS <= set(columns) and not set(columns) & set(_SCORE_COLUMNS):
+        details = "" if frame is None else _design_details(frame)
+        raise InputError(
+            f"{source}: this is a fixed design written by `latentbench tiny`{details}, not a "
+            "response table (columns item, order, probability, ...); the command that reads "
+            f"it is `latentbench estimate CALIBRATION RESULTS --items {source}`, after running "
+            "the model on exactly these items"
+        )
     for name, required in _OUTPUT_COLUMNS.items():
         if required <= set(columns):
             raise InputError(

@@ -129,6 +129,39 @@ def _cell(value: Any) -> dict[str, str]:
     return {"text": text, "sort": ""}
 
 
+def _column_format(values: pd.Series) -> Callable[[float], str] | None:
+    """One number format for a whole column, so that its cells read alike (each cell's own
+    format gave ``0.021`` beside ``0.0004`` and ``1.23e+04``): counts stored as floats (every
+    value whole, some above 1) as whole numbers; otherwise fixed decimals, 3 unless the
+    smallest non-zero value needs more (at most 6; below 1e-6 the column is in scientific
+    notation); thousands separated. None when the column holds no finite float."""
+    floats = [
+        float(v)
+        for v in values
+        if isinstance(v, (float, np.floating))
+        and not isinstance(v, (bool, np.bool_))
+        and math.isfinite(float(v))
+    ]
+    if not floats:
+        return None
+    array = np.abs(np.asarray(floats))
+    if np.all(array == np.round(array)) and array.max() > 1:
+        return lambda v: f"{v:,.0f}"
+    nonzero = array[array > 0]
+    smallest = float(nonzero.min()) if nonzero.size else 1.0
+    if smallest < 1e-6:
+        return lambda v: f"{v:.2e}"
+    digits = 3 if smallest >= 1e-3 else min(6, 1 - math.floor(math.log10(smallest)))
+    return lambda v: f"{v:,.{digits}f}"
+
+
+def _consistent_cell(value: Any, form: Callable[[float], str] | None) -> dict[str, str]:
+    """:func:`_cell`, a finite float written in its column's format."""
+    if form is not None and isinstance(value, (float, np.floating)) and math.isfinite(float(value)):
+        return {"text": form(float(value)), "sort": repr(float(value))}
+    return _cell(value)
+
+
 def _table(
     frame: pd.DataFrame,
     limit: int | None = None,
@@ -137,10 +170,20 @@ def _table(
     download: bool = False,
     wrap: bool = False,
     download_limit: int = DOWNLOAD_ROWS,
+    consistent: bool = False,
 ) -> _Table:
+    """A page table of ``frame`` (its first ``limit`` rows); ``consistent``: every float
+    column in one format (:func:`_column_format`), decided over all its rows."""
     total = len(frame)
     shown = frame if limit is None else frame.head(limit)
-    rows = [[_cell(v) for v in row] for row in shown.itertuples(index=False, name=None)]
+    if consistent:
+        forms = [_column_format(frame.iloc[:, j]) for j in range(frame.shape[1])]
+        rows = [
+            [_consistent_cell(v, f) for v, f in zip(row, forms, strict=True)]
+            for row in shown.itertuples(index=False, name=None)
+        ]
+    else:
+        rows = [[_cell(v) for v in row] for row in shown.itertuples(index=False, name=None)]
     if limit is not None and total > limit:
         caption = (caption + " " if caption else "") + f"(showing {limit:,} of {total:,} rows)"
     kept = frame.head(download_limit)

@@ -7,6 +7,7 @@ import math
 import os
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from latentbench.report import plots
@@ -77,13 +78,20 @@ def _of_matrix(params: dict[str, Any], held_out: int) -> str:
 
 
 def per_model_table(
-    runs: pd.DataFrame, budget: int, missing: tuple[str, ...] | list[str] = ()
+    runs: pd.DataFrame,
+    budget: int,
+    missing: tuple[str, ...] | list[str] = (),
+    max_items: int | None = None,
 ) -> pd.DataFrame:
     """Per held-out model at ``budget`` items (a model with fewer items at its own largest
     recorded budget, said in ``note``; ``missing``: the models with no recorded budget, as
     rows that say so): its true score, the mean estimate, mean absolute error (and random
     items' expected one), the runs' coverage and the median items to the precision; worst
-    error first."""
+    error first. The median items to the precision counts the runs that did not reach it
+    (within ``max_items``, or the model's items): ``>= N`` when they bound it, ``not
+    reached`` when none did."""
+    from latentbench.select import EstimateExperiment
+
     runs = runs[runs["budget"] <= budget]
     own = runs.groupby("model", sort=False)["budget"].transform("max")
     part = runs[runs["budget"] == own].assign(abs_error=lambda f: f["error"].abs())
@@ -101,11 +109,20 @@ def per_model_table(
     agg["items to precision (median)"] = ("items_to_precision", "median")
     table = part.groupby("model", sort=False).agg(**agg).reset_index()
     table = table.sort_values("mean |error|", ascending=False, kind="stable")
-    median = table["items to precision (median)"]
-    table["items to precision (median)"] = [
-        "not reached" if not _finite(v) else (int(v) if float(v).is_integer() else float(v))
-        for v in median
-    ]
+    cells = []
+    for name in table["model"]:
+        own = part[part["model"] == name]
+        items = own["items_to_precision"].to_numpy(dtype=float)
+        limits = own["n_items"].to_numpy(dtype=float)
+        if max_items is not None:
+            limits = np.minimum(limits, float(max_items))
+        value, exact = EstimateExperiment.censored_median(items, limits)
+        if not np.isfinite(items).any() or value is None:
+            cells.append("not reached")
+        else:
+            shown = f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+            cells.append(shown if exact else f">= {shown}")
+    table["items to precision (median)"] = cells
     notes = ["" if b == budget else f"fewer items than {budget:,}" for b in table["after items"]]
     absent = [m for m in missing if m not in set(table["model"])]
     if absent or any(notes):
@@ -208,19 +225,9 @@ def build_estimate_experiment_report(
         )
     section.findings.extend(_budget_finding(row, level) for row in summary["by_budget"])
     precision, reach = params.get("precision"), summary["precision"]
-    if precision:
-        if reach["reached"]:
-            of = reach.get("median_answered")
-            scale = (
-                f" of a median {of:,.0f} answered ({reach['median_items'] / of:.0%})" if of else ""
-            )
-            text = (
-                f"Items to ±{precision:g}: median {reach['median_items']:,.0f}{scale} (mean "
-                f"{reach['mean_items']:,.0f}) in the {reach['reached']} of {reach['runs']} runs "
-                "that reached it."
-            )
-        else:
-            text = f"Items to ±{precision:g}: not reached in any of {reach['runs']} runs."
+    if precision:  # the runs and models that did not reach it count (they were left out)
+        line = record.precision_text(float(precision), reach)
+        text = line[:1].upper() + line[1:] + "."
         section.findings.append({"text": text, "note": reach["reached"] < reach["runs"]})
     missed = runs[~runs["covered"].astype(bool)]
     if len(missed):
@@ -252,15 +259,18 @@ def build_estimate_experiment_report(
         }
     )
     tables = _Section("estimate-tables", "Tables")
-    tables.tables.append(_table(by_budget, name="estimate-by-budget", caption="Per budget."))
+    tables.tables.append(  # each column in one number format (consistent)
+        _table(by_budget, name="estimate-by-budget", caption="Per budget.", consistent=True)
+    )
     tables.tables.append(
         _table(
-            per_model_table(runs, last, missing),
+            per_model_table(runs, last, missing, max_items=params.get("max_items")),
             name="estimate-per-model",
             caption=f"Per held-out model after {last:,} items (a model with fewer, at its "
             "largest recorded budget), worst error first.",
             download=True,
             limit=top,
+            consistent=True,
         )
     )
     if len(missed):
@@ -271,6 +281,7 @@ def build_estimate_experiment_report(
                 caption="Runs whose interval missed the truth.",
                 download=True,
                 limit=top,
+                consistent=True,
             )
         )
     return render_page([section, figures, tables], title or "latentbench estimate experiment", path)

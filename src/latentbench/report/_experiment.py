@@ -245,5 +245,7 @@ def build_experiment_report(
             }
         )
     table = _Section("experiment-table", "Budgets and savings")
-    table.tables.append(_table(experiment_table(record), name="experiment-summary"))
+    table.tables.append(
+        _table(experiment_table(record), name="experiment-summary", consistent=True)
+    )
     return render_page([summary, curves, table], title or "latentbench experiment report", path)

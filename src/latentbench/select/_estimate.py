@@ -436,6 +436,7 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
             )
             if labels:  # the file's benchmark / metric / filter / split, compared with the
                 series.attrs["labels"] = dict(labels)  # calibration's in the estimate
+                series.attrs["source"] = file
             out[str(name)] = series
         return out
     if "model" in columns:
@@ -571,7 +572,11 @@ def _answers(
                 f"model {name!r}: {unknown.size:,} answered item(s) are not in the calibration "
                 f"and are ignored (e.g. {ids[int(unknown[0])]!r}){hint}"
             )
-        notes.extend(_label_mismatch(cal, name, responses.attrs.get("labels") or {}))
+        notes.extend(
+            _label_mismatch(
+                cal, name, responses.attrs.get("labels") or {}, responses.attrs.get("source")
+            )
+        )
         y = np.full(cal.n_items, np.nan)
         values = _series_scores(responses, name)
         y[pos[pos >= 0]] = values[pos >= 0]
@@ -663,19 +668,40 @@ def _one_score_per_item(responses: pd.Series, name: str) -> tuple[pd.Series, int
     return responses.iloc[keep], len(responses) - len(keep)
 
 
-def _label_mismatch(cal: Calibration, name: str, labels: Mapping[str, str]) -> list[str]:
-    """A note when the answers' file labels its rows (``benchmark``, ``metric``, ``filter``,
-    ``split``) otherwise than the calibration's responses were: items are matched by id
-    alone, and ids such as ``0, 1, 2`` are shared by many benchmarks."""
+def _label_mismatch(
+    cal: Calibration, name: str, labels: Mapping[str, str], source: str | None = None
+) -> list[str]:
+    """Compare the labels of the answers' file (``benchmark``, ``metric``, ``filter``,
+    ``split``) with the calibration's: items are matched by id alone, and ids such as
+    ``0, 1, 2`` are shared by many benchmarks. Another ``benchmark`` is an error (the answers
+    are to other items); another metric, filter or split is a note (the same items, maybe
+    scored otherwise). Both name the file, the column, its value and the calibration's."""
     theirs = dict(getattr(cal, "labels", None) or {})
     differ = [k for k in ("benchmark", "metric", "filter", "split")
               if k in labels and k in theirs and labels[k] != theirs[k]]  # fmt: skip
     if not differ:
         return []
+    where = f"in {source}: " if source else ""
     said = ", ".join(f"{k} {labels[k]!r} (calibration: {theirs[k]!r})" for k in differ)
+    if "benchmark" in differ:
+        others = [k for k in differ if k != "benchmark"]
+        also = (
+            " (also "
+            + ", ".join(f"{k} {labels[k]!r}, calibration {theirs[k]!r}" for k in others)
+            + ")"
+            if others
+            else ""
+        )
+        raise InputError(
+            f"{where}column 'benchmark' is {labels['benchmark']!r} for model {name!r}; expected "
+            f"the calibration's benchmark {theirs['benchmark']!r} ({cal.source}){also}: items "
+            "are matched by id alone and ids such as '0', '1' are shared by many benchmarks, so "
+            "these answers would be scored as other items. If they are the calibration's items "
+            f"under another name, write {theirs['benchmark']!r} in that column (or drop it)"
+        )
     return [
-        f"model {name!r}: its answers are labelled {said}; items are matched by id alone, so "
-        "check that they are the calibration's items scored the same way"
+        f"{where}model {name!r}: its answers are labelled {said}; items are matched by id "
+        "alone, so check that they are the calibration's items scored the same way"
     ]
 
 
@@ -1148,9 +1174,43 @@ class EstimateSet:
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any] | list[dict[str, Any]]:
-        """The content of ``estimate.json``: one record, or a list of records."""
+        """The content of ``estimate.json`` (and of ``estimate --json``).
+
+        One record (:attr:`single`), or a list of records when every model asked for was
+        estimated. A call that did not estimate every model (:attr:`complete` is False: a
+        model failed, or the call was stopped) gives an object instead, so that the file
+        itself says it is partial: ``{"complete": false, "estimates": [records],
+        "not_estimated": [{"model", "reason", "message"}]}``, ``reason`` being ``"failed"``
+        (``message``: why) or ``"interrupted"`` (the call stopped before the model).
+        """
         records = [r.to_dict() for r in self.results]
-        return records[0] if self.single and records else records
+        if self.single and records:
+            return records[0]
+        if self.complete:
+            return records
+        return {
+            "complete": False,
+            "estimates": records,
+            "not_estimated": self.not_estimated_records(),
+        }
+
+    def not_estimated_records(self) -> list[dict[str, str]]:
+        """``{"model", "reason", "message"}`` for each model asked for and not estimated: the
+        :attr:`failures` (``reason`` ``"failed"``), then the models a stop did not reach
+        (:attr:`not_estimated`, ``reason`` ``"interrupted"``)."""
+        rows = [
+            {"model": m, "reason": "failed", "message": str(message)}
+            for m, message in self.failures.items()
+        ]
+        rows += [
+            {
+                "model": m,
+                "reason": "interrupted",
+                "message": "not reached: the call was stopped (Ctrl-C) before this model",
+            }
+            for m in self.not_estimated
+        ]
+        return rows
 
     def to_frame(self) -> pd.DataFrame:
         """One row per model: :data:`TABLE_COLUMNS` (the tidy ``estimates.csv``)."""
@@ -1208,7 +1268,8 @@ class EstimateSet:
             data = json.loads(file.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise InputError(f"{file}: not JSON ({exc})") from None
-        records = [data] if isinstance(data, dict) else data
+        partial = isinstance(data, dict) and "estimates" in data and "model" not in data
+        records = data["estimates"] if partial else [data] if isinstance(data, dict) else data
         if not isinstance(records, list):
             raise InputError(f"{file}: expected an estimate record or a list of them")
         try:
@@ -1217,6 +1278,18 @@ class EstimateSet:
             raise InputError(f"{file}: {exc}") from None
         rest: tuple[str, ...] = ()
         failures: dict[str, str] = {}
+        if partial:  # the file says which models it lacks, and why
+            rows = data.get("not_estimated") or []
+            for row in rows if isinstance(rows, list) else [rows]:
+                if not (isinstance(row, dict) and "model" in row and "reason" in row):
+                    raise InputError(
+                        f"{file}: field 'not_estimated' holds {row!r}; expected records with "
+                        "'model' and 'reason' ('failed' or 'interrupted')"
+                    )
+                if row["reason"] == "failed":
+                    failures[str(row["model"])] = str(row.get("message", ""))
+                else:
+                    rest += (str(row["model"]),)
         status = file.parent / cls.STATUS_FILE
         if status.is_file():
             try:
@@ -1228,7 +1301,8 @@ class EstimateSet:
                     f"{status}: not an estimate status ({exc}); expected the "
                     "estimate_status.json that latentbench estimate --out writes"
                 ) from None
-        return cls(results, failures, single=isinstance(data, dict), not_estimated=rest)
+        single = isinstance(data, dict) and not partial
+        return cls(results, failures, single=single, not_estimated=rest)
 
 
 def estimate_many(

@@ -15,6 +15,7 @@ import math
 import numbers
 import os
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -90,7 +91,19 @@ class EstimateExperiment:
     def summary(self) -> dict[str, Any]:
         """:func:`summarize_estimate_experiment` of :attr:`runs` (``by_budget``,
         ``precision``)."""
-        return summarize_estimate_experiment(self.runs)
+        return summarize_estimate_experiment(self)
+
+    @staticmethod
+    def precision_text(precision: float, reach: Mapping[str, Any]) -> str:
+        """The items to ``±precision`` in words (:func:`precision_line`), as the command and
+        the report print them."""
+        return precision_line(precision, reach)
+
+    @staticmethod
+    def censored_median(items: np.ndarray, limits: np.ndarray) -> tuple[float | None, bool]:
+        """:func:`censored_median`: a median of items to the precision where the runs that
+        did not reach it count."""
+        return censored_median(items, limits)
 
     def by_budget(self) -> pd.DataFrame:
         """The per-budget summary as a table (``summary.csv``)."""
@@ -481,6 +494,59 @@ def _number(value: float) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
 
 
+def precision_line(precision: float, reach: Mapping[str, Any]) -> str:
+    """The items to ``±precision`` in words, from :func:`summarize_estimate_experiment`'s
+    ``precision`` (``reach``): the runs and the models that did not reach it count (how
+    many, which, and a median over every run, ``>=`` when they bound it), never left out."""
+    runs, reached = int(reach["runs"]), int(reach["reached"])
+    of = reach.get("median_answered")
+    head = f"items to ±{precision:g}: "
+    if runs and reached == runs:
+        scale = f" of a median {of:,.0f} answered ({reach['median_items'] / of:.0%})" if of else ""
+        return (
+            f"{head}median {reach['median_items']:,.0f}{scale} (mean {reach['mean_items']:,.0f}) "
+            f"in the {reached:,} of {runs:,} runs that reached it"
+        )
+    limit = reach.get("limit")
+    within = f" within {limit:,.0f} items" if limit is not None else ""
+    models = reach.get("models")
+    never = list(reach.get("not_reached_models") or ())
+    who = ""
+    if models is not None:
+        who = f" (not reached by {len(never):,} of {int(models):,} models"
+        shown = ", ".join(never[:5]) + (", ..." if len(never) > 5 else "")
+        who += f": {shown})" if never else ")"
+    if not reached:
+        return f"{head}not reached in any of {runs:,} runs{within}{who}"
+    median_all, exact = reach.get("median_all"), bool(reach.get("median_all_exact", True))
+    if median_all is None:
+        overall = "beyond the items a run could use"
+    else:
+        overall = f"{'' if exact else '>= '}{median_all:,.0f}"
+    return (
+        f"{head}reached in {reached:,} of {runs:,} runs{within}{who}; median over all "
+        f"{runs:,} runs {overall} (the runs that did not reach it count as needing more), "
+        f"{reach['median_items']:,.0f} (mean {reach['mean_items']:,.0f}) over the "
+        f"{reached:,} that reached it"
+    )
+
+
+def censored_median(items: np.ndarray, limits: np.ndarray) -> tuple[float | None, bool]:
+    """The median of the items runs needed to reach a precision, runs that did not reach it
+    (NaN in ``items``) counted as needing more than their ``limits`` (the items they could
+    use): ``(median, exact)``. ``exact`` is False when those runs can move the median; the
+    value is then its lower bound (each such run counted at its limit: the median is at
+    least that). None when there are no runs."""
+    items = np.asarray(items, dtype=np.float64)
+    if items.size == 0:
+        return None, True
+    limits = np.broadcast_to(np.asarray(limits, dtype=np.float64), items.shape)
+    missed = ~np.isfinite(items)
+    low = float(np.median(np.where(missed, limits, items)))
+    high = float(np.median(np.where(missed, np.inf, items)))
+    return _number(low), bool(missed.sum() == 0 or low == high)
+
+
 def summarize_estimate_experiment(table: pd.DataFrame | EstimateExperiment) -> dict[str, Any]:
     """Per-budget error, coverage and width of an :func:`estimate_experiment` table, and the
     items its runs needed to reach the precision.
@@ -504,7 +570,13 @@ def summarize_estimate_experiment(table: pd.DataFrame | EstimateExperiment) -> d
         ``runs``, ``reached`` (runs that reached the precision), ``median_items`` and
         ``mean_items`` over those (None when none did), ``median_answered`` (the median of
         the runs' items answered, the scale of those counts: a count near it was reached by
-        running out of items). SEs are None with one model. With
+        running out of items); so that the runs and models that never reached it count,
+        also ``models`` (held-out models), ``not_reached_models`` (those none of whose runs
+        reached it), ``limit`` (the most items a run could use: ``max_items``, or the
+        model's items; None when unknown), ``median_all`` and ``median_all_exact`` (the
+        median over every run, one that did not reach the precision counted as needing more
+        than its limit: :func:`censored_median`; when not exact, ``median_all`` is a lower
+        bound, printed ``>=``). SEs are None with one model. With
         the ``covered_throughout`` and ``contradicted`` columns, also ``coverage_throughout``
         (the runs covered after every item up to the budget, the anytime guarantee) and
         ``contradicted`` (runs whose confidence sequence had emptied). With
@@ -512,7 +584,9 @@ def summarize_estimate_experiment(table: pd.DataFrame | EstimateExperiment) -> d
         error at the same budget, averaged like ``mae``), ``mae_ratio`` (``mae /
         uniform_mae``) and ``mae_ratio_se`` (delta method over held-out models).
     """
+    max_items = None
     if isinstance(table, EstimateExperiment):
+        max_items = table.params.get("max_items")
         table = table.runs
     needed = {"model", "seed", "budget", "error", "covered", "lower", "upper"}
     missing = sorted(needed - set(table.columns))
@@ -548,7 +622,7 @@ def summarize_estimate_experiment(table: pd.DataFrame | EstimateExperiment) -> d
     runs = frame.drop_duplicates(["model", "seed"])
     items = runs["items_to_precision"] if "items_to_precision" in runs else runs["budget"] * np.nan
     reached = items.dropna()
-    precision = {
+    precision: dict[str, Any] = {
         "runs": len(runs),
         "reached": len(reached),
         "median_items": _number(float(reached.median())) if len(reached) else None,
@@ -557,6 +631,23 @@ def summarize_estimate_experiment(table: pd.DataFrame | EstimateExperiment) -> d
     if "n_items" in runs and len(runs):  # the scale of those counts: near it, the deterministic
         # bounds closed the interval (the benchmark ran out), not the estimate
         precision["median_answered"] = _number(float(runs["n_items"].median()))
+    # the runs and models that never reached it count: a median over the others alone
+    # would leave them out without a word
+    limits = (
+        runs["n_items"].to_numpy(dtype=np.float64)
+        if "n_items" in runs
+        else np.full(len(runs), np.inf)
+    )
+    if max_items is not None:
+        limits = np.minimum(limits, float(max_items))
+    median_all, exact = censored_median(items.to_numpy(dtype=np.float64), limits)
+    hit = items.notna().groupby(runs["model"], sort=False).any()
+    precision["models"] = len(hit)
+    precision["not_reached_models"] = [str(m) for m in hit.index[~hit.to_numpy()]]
+    finite = limits[np.isfinite(limits)]
+    precision["limit"] = _number(float(finite.max())) if finite.size else None
+    precision["median_all"] = median_all
+    precision["median_all_exact"] = exact
     return {"by_budget": by_budget, "precision": precision}
 
 
