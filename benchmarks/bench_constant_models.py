@@ -10,7 +10,7 @@ Each replica: a fresh 2PL (``simulate_2pl``, N - 1 models with N(0, 1) abilities
 model of true ability ``--floor`` whose row is redrawn until every cell is 0 (a draw from
 the data's law given that it is constant). Fitted with the default ``TwoPL()``; the truth is
 the generating abilities standardised over the models that set the fit's reporting scale
-(the constant model included, at its true ability; ``IRTResult.normalisation``), as in
+(``IRTResult.normalisation``; since 2026-12-05 the constant model never does), as in
 ``bench_coverage.py``. Printed per shape, over the N - 1 other models: coverage of the
 default 95% intervals (``standard_errors()``: what a user gets now) and of the joint Laplace
 intervals centred on the fit's ability (what the fallback gave before), each with its Monte
@@ -89,7 +89,8 @@ def replica(shape: tuple[int, int], floor: float, k: int, clean: bool = False) -
         "width_new": float(np.mean(hi[others] - lo[others])),
         "width_old": float(np.mean(hi_l[others] - lo_l[others])),
         "random_item": unc.method.startswith("random-item"),
-        "detached": not bool(ref[-1]),
+        # (it never sets the scale since 2026-12-05; detached: it got the detached interval)
+        "detached": unc.detached is not None and mat.model_ids[-1] in unc.detached["models"],
         "floor_covered": bool(lo[-1] <= truth[-1] <= hi[-1]),
         "floor": float(floor),
     }

@@ -143,6 +143,21 @@ def test_a_model_at_the_floor_is_left_out_of_the_item_law_not_a_reason_to_fall_b
     assert np.isfinite(row["lower"]) and np.isfinite(row["upper"]) and row["upper"] < -1.0
     # a new model scored against it takes the random-item route, on its own
     new = pd.Series(data.complete[5].astype(float), index=data.matrix.item_ids, name="copy5")
+    # saved and loaded: the same scale; fit.json says it is off the scale, not detached
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from latentbench.irt import IRTResult
+
+    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore", LatentbenchWarning)
+        fit.save(Path(tmp) / "fit", matrix)
+        info = json.loads((Path(tmp) / "fit" / "fit.json").read_text())
+        loaded = IRTResult.load(Path(tmp) / "fit")
+    assert info["off_scale_models"] == [data.matrix.model_ids[0]] and info["detached_models"] == []
+    assert loaded.normalisation is not None
+    np.testing.assert_array_equal(loaded.normalisation.mask(20), fit.normalisation.mask(20))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LatentbenchWarning)
         scored = fit.score_models(new)

@@ -105,3 +105,20 @@ def test_the_same_cells_in_another_item_order_give_the_same_estimate(tmp_path):
     assert runs[0].score == pytest.approx(runs[2].score, rel=1e-12)
     design = [tiny(c, k=20, seed=3)["item"].tolist() for c in (tmp_path / "cal.csv", by_store)]
     assert design[0] == design[1]
+
+
+def test_a_broken_calibration_model_does_not_set_the_reporting_scale():
+    """A calibration model with every answer wrong has no position of its own (the fit's
+    penalty stops it): the others have mean 0 and sd 1, as in ``latentbench fit``; before,
+    its position compressed them."""
+    from latentbench.select._estimate_calibration import from_matrix
+    from latentbench.synthetic import simulate_2pl
+
+    data = simulate_2pl(15, 120, random_state=3)
+    scores = data.matrix.scores.astype(float)
+    scores[4] = 0.0
+    cal = from_matrix(ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids))
+    theta = cal.abilities
+    others = np.delete(theta, 4)
+    np.testing.assert_allclose([others.mean(), others.std()], [0.0, 1.0], atol=1e-9)
+    assert theta[4] < others.min()

@@ -333,7 +333,8 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
         )
     scale = None
     if "raw_shift" in info:
-        detached = set(info.get("detached_models") or [])
+        # every model that does not set the scale (older fit.json: the detached ones only)
+        detached = set(info.get("off_scale_models", info.get("detached_models")) or [])
         ids = [str(m) for m in abilities["model"]]
         reference = np.array([m not in detached for m in ids]) if detached else None
         scale = Normalisation(

@@ -314,12 +314,19 @@ class IRTResult:
             info["raw_shift"] = self.normalisation.shift.tolist()
             info["raw_scale"] = self.normalisation.scale
             ref = self.normalisation.reference
-            # the detached models (not in the reporting scale's reference): ids
-            info["detached_models"] = (
+            # the models not in the reporting scale's reference (ids): the detached ones and
+            # those at the floor or the ceiling (irt._objective.reference_models)
+            off = (
                 []
                 if ref is None
-                else [m for m, keep in zip(self.model_ids, ref, strict=True) if not keep]
+                else [m for m, k in zip(self.model_ids, ref, strict=True) if not k]
             )
+            constant = set()
+            if "constant" in self.abilities:
+                flags = self.abilities["constant"].to_numpy(dtype=bool)
+                constant = {m for m, c in zip(self.model_ids, flags, strict=True) if c}
+            info["detached_models"] = [m for m in off if m not in constant]
+            info["off_scale_models"] = off
         if self.disconnected:
             info["disconnected"] = dict(self.disconnected)
         if self.rank_selection is not None:

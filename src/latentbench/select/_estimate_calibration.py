@@ -67,7 +67,7 @@ class Calibration:
 
     The model is ``P(y_j = 1) = sigmoid((V_j . u + b_j) / sigma)``; ``u[0]`` is the ability
     ``theta`` on the calibration's reporting scale (calibration models: mean 0, sd 1 for rank 1,
-    centred factors for rank > 1).
+    centred factors for rank > 1; a model with every score 0 or every one 1 left out of both).
 
     Attributes
     ----------
@@ -355,13 +355,28 @@ def _fitted(U: np.ndarray, V: np.ndarray, b: np.ndarray, sigma: float) -> np.nda
     return np.asarray(sigmoid((U @ V.T + b) / sigma), dtype=np.float64)
 
 
-def _normalise(U: np.ndarray, V: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Centre the factors (and scale a rank-1 ability to sd 1), the fitted logits unchanged."""
-    mu = U.mean(axis=0)
+def _normalise(
+    U: np.ndarray, V: np.ndarray, b: np.ndarray, Y: np.ndarray | None = None
+) -> tuple[np.ndarray, ...]:
+    """Centre the factors (and scale a rank-1 ability to sd 1), the fitted logits unchanged.
+
+    Over the models with a position of their own: a model whose observed scores in ``Y``
+    (N, J; NaN missing) are all 0 or all 1 sits where the fit's penalty stops it, and does
+    not set the scale (as in ``latentbench fit``, :func:`latentbench.irt._objective.
+    reference_models`), while at least three others are left."""
+    ref = np.ones(U.shape[0], dtype=bool)
+    if Y is not None:
+        from latentbench.irt._fitted import constant_models
+        from latentbench.irt._objective import CONSTANT_MIN_OTHERS
+
+        rest = ~constant_models(Y)
+        if int(rest.sum()) >= CONSTANT_MIN_OTHERS:
+            ref = rest
+    mu = U[ref].mean(axis=0)
     b = b + V @ mu
     U = U - mu
     if U.shape[1] == 1:
-        s = float(U[:, 0].std())
+        s = float(U[ref, 0].std())
         if s > 0:
             U, V = U / s, V * s
     return U, V, b
@@ -456,7 +471,7 @@ def from_matrix(
     )
     Yc = Y[np.ix_(rows, cols)]
     proxy = LowRankProxy(rank=rank, random_state=random_state).fit(Yc)
-    U, V, b = _normalise(proxy.U_history_, proxy.V_, proxy.b_)
+    U, V, b = _normalise(proxy.U_history_, proxy.V_, proxy.b_, Yc)
     feats = response_features(Yc, _fitted(U, V, b, float(proxy.sigma)))
     back_rows, back_cols = np.argsort(rows), np.argsort(cols)
     U, V, b, feats = U[back_rows], V[back_cols], b[back_cols], feats[back_cols]
