@@ -121,6 +121,7 @@ def estimate_live(
         _open_run,
         abort_oracle,
         empty_answers_note,
+        no_text_note,
         resolve_run_id,
         reusable_answers,
     )
@@ -227,9 +228,9 @@ def estimate_live(
         close = getattr(inner, "close", None)
         if callable(close):
             close()
-    empty = empty_answers_note(inner)
-    if empty:
-        notes.append(empty)
+    for line in (empty_answers_note(inner), no_text_note(inner)):
+        if line:  # scored answers (noted on their cells), said in the result's notes
+            notes.append(line)
     options = {
         "seed": int(seed),
         "delta": float(delta),
