@@ -147,3 +147,36 @@ def test_select_live_prints_the_count_of_answers_without_text(live_setup):
     assert outcome.exit_code == 0, outcome.output
     assert "answer(s) had empty text" in text
     assert "answer(s) had no text (content null) and were scored 0" in text
+
+
+def test_notes_are_stored_by_both_insert_paths_and_an_older_store_reads_without_them(tmp_path):
+    import duckdb
+    import pandas as pd
+
+    n = 20  # one row at a time (a parameterised insert) and a table of many
+    columns = {
+        "seq": list(range(n)),
+        "model": ["m"] * n,
+        "item": [f"q{k}" for k in range(n)],
+        "score": [0.0] * n,
+        "note": ["empty answer (blank text)" if k % 3 == 0 else None for k in range(n)],
+    }
+    path = tmp_path / "notes.duckdb"
+    with Store(path) as db:
+        many = db.start_selection({"x": 1})
+        db.add_observations(many, pd.DataFrame(columns))
+        few = db.start_selection({"x": 2})
+        for k in range(n):
+            db.add_observations(few, {c: v[k : k + 1] for c, v in columns.items()})
+        for run in (many, few):
+            notes = db.selection_observations(run)["note"]
+            assert [None if pd.isna(v) else v for v in notes] == columns["note"]
+    with duckdb.connect(str(path)) as con:  # a store written before notes
+        con.execute("ALTER TABLE selection_observations DROP COLUMN note")
+    with Store(path, read_only=True) as db:
+        old = db.selection_observations(many)
+    assert len(old) == n and old["note"].isna().all()
+    with Store(path) as db:  # opened for writing: the column is added, empty
+        assert db.selection_observations(many)["note"].isna().all()
+        db.add_observations(many, {"seq": [n], "model": ["m"], "item": ["z"], "note": ["x"]})
+        assert db.selection_observations(many)["note"].iloc[-1] == "x"
