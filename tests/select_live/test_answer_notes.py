@@ -180,3 +180,24 @@ def test_notes_are_stored_by_both_insert_paths_and_an_older_store_reads_without_
         assert db.selection_observations(many)["note"].isna().all()
         db.add_observations(many, {"seq": [n], "model": ["m"], "item": ["z"], "note": ["x"]})
         assert db.selection_observations(many)["note"].iloc[-1] == "x"
+
+
+def test_an_answer_reused_from_another_run_keeps_its_note(live_setup):
+    # a second run (another seed) reuses the paid cells of the first: a null-content answer
+    # came over as a plain 0, and the second run's summary did not count it
+    s = live_setup
+    for item in s.items:
+        s.state.faults[("model-1", item["id"])] = ["null_length"] * 10
+    path = s.tmp / "reuse.duckdb"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = run_live(LiveConfig.from_toml(s.write_config()), path)
+        n = len(s.state.requests)
+        second = run_live(LiveConfig.from_toml(s.write_config(run={"seed": 8})), path)
+    assert first.run_id != second.run_id
+    obs = _observations(path, second.run_id)
+    reused = obs[(obs["attempts"] == 0) & (obs["model"] == "model-1")]
+    assert len(reused) > 0 and len(s.state.requests) > n
+    assert reused["note"].str.contains("content null").all()
+    counted = int(obs["note"].notna().sum())
+    assert f"{counted} answer(s) had no text (content null)" in second.message

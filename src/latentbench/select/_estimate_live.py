@@ -192,6 +192,7 @@ def estimate_live(
     inner = cfg.build_oracle(items)
     _open_run(store, cfg, run_id, task="estimate")
     seq.set_target(_session_target(store, run_id, precision))
+    reused_notes: dict[tuple[str, str], str] = {}
     durable = DurableOracle(
         store,
         run_id,
@@ -202,7 +203,8 @@ def estimate_live(
         spend_cap=cfg.run.spend_cap,
         planned=budget or len(columns),
         stop_event=stop_event,
-        reuse=reusable_answers(store, cfg, run_id, [model]),
+        reuse=reusable_answers(store, cfg, run_id, [model], notes=reused_notes),
+        reuse_notes=reused_notes,
     )
     row = names.index(model)
 

@@ -130,6 +130,9 @@ class DurableOracle:
         ``(model, item) -> score`` paid for by other runs with the same answers to give
         (:func:`~latentbench.select.live._run.reusable_answers`): a cell found there is
         committed to this run with 0 requests instead of being asked again.
+    reuse_notes : mapping, optional
+        ``(model, item) -> note`` of reused answers that carry one (empty text, content
+        null): stored with the cell here too.
 
     Attributes
     ----------
@@ -159,6 +162,7 @@ class DurableOracle:
         stop_event: threading.Event | None = None,
         progress: Callable[[LiveProgress], None] | None = None,
         reuse: Mapping[tuple[str, str], float] | None = None,
+        reuse_notes: Mapping[tuple[str, str], str] | None = None,
     ) -> None:
         if on_error not in ("stop", "zero"):
             raise InputError(f"on_error={on_error!r}; expected 'stop' or 'zero'")
@@ -175,6 +179,7 @@ class DurableOracle:
         self.planned, self.stop_event, self.progress = planned, stop_event, progress
         self.n_paid = self.n_replayed = self.n_calls = self.revealed = self.n_reused = 0
         self.reuse = dict(reuse or {})
+        self.reuse_notes = reuse_notes if reuse_notes is not None else {}
         self.n_errors_replayed = 0
         self._known: dict[tuple[str, str], tuple[float, str | None]] = {}
         stored = store.selection_observations(run_id)
@@ -278,8 +283,11 @@ class DurableOracle:
         if found:  # paid for by another run with the same answers: stored here, not asked
             stamp = now_utc()
             reused = [self.reuse[(model, ids[pos])] for pos in found]
-            self._commit(call, model, [(ids[pos], CellResult(pos, v, None, 0, stamp, stamp))
-                                       for pos, v in zip(found, reused, strict=True)])  # fmt: skip
+            notes = [self.reuse_notes.get((model, ids[pos])) for pos in found]
+            self._commit(call, model, [(ids[pos], CellResult(pos, v, None, 0, stamp, stamp,
+                                                             note=note))
+                                       for pos, v, note in zip(found, reused, notes,
+                                                               strict=True)])  # fmt: skip
             scores[found] = reused
             self.n_reused += len(found)
             todo = [pos for pos in todo if (model, ids[pos]) not in self.reuse]

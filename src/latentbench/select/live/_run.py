@@ -416,13 +416,19 @@ def answer_key(record: Mapping[str, Any], model: str) -> str | None:
 
 
 def reusable_answers(
-    store: Store, cfg: LiveConfig, run_id: str, models: Sequence[str]
+    store: Store,
+    cfg: LiveConfig,
+    run_id: str,
+    models: Sequence[str],
+    notes: dict[tuple[str, str], str] | None = None,
 ) -> dict[tuple[str, str], float]:
     """Answers that other runs in ``store`` paid for and that this configuration would get
     again: the same model, items, scorer and oracle options (:func:`answer_key`), whatever
     the seed, the policy or the calibration. ``(model, item) -> score``; failed cells are not
     reused. The answer is the model's, not the design's: reusing it leaves every interval
-    valid (the items a run asks are chosen independently of the answers)."""
+    valid (the items a run asks are chosen independently of the answers). ``notes``, when
+    given, receives the stored note of each reused answer that has one (empty text, content
+    null), so the reusing run stores and counts it too."""
     mine = {**cfg.to_record(), "answers_from": "config"}
     keys = {m: answer_key(mine, m) for m in models}
     found: dict[tuple[str, str], float] = {}
@@ -446,8 +452,14 @@ def reusable_answers(
                 DataWarning,
                 stacklevel=3,
             )
-        for model, item, score in zip(good["model"], good["item"], good["score"], strict=True):
-            found.setdefault((str(model), str(item)), float(score))
+        for model, item, score, note in zip(
+            good["model"], good["item"], good["score"], good["note"], strict=True
+        ):
+            cell = (str(model), str(item))
+            if cell not in found:
+                found[cell] = float(score)
+                if notes is not None and isinstance(note, str):
+                    notes[cell] = note
     return found
 
 
@@ -524,6 +536,7 @@ def run_live(
         )
     inner = oracle if oracle is not None else cfg.build_oracle(items)
     resumed = _open_run(store, cfg, run_id, injected=oracle is not None, task="select")
+    reused_notes: dict[tuple[str, str], str] = {}
     durable = DurableOracle(
         store,
         run_id,
@@ -536,7 +549,10 @@ def run_live(
         planned=n_models * n_items if run.budget is None else n_models * init_batch + budget,
         stop_event=stop_event,
         progress=progress,
-        reuse=reusable_answers(store, cfg, run_id, cfg.model_ids) if oracle is None else None,
+        reuse=reusable_answers(store, cfg, run_id, cfg.model_ids, notes=reused_notes)
+        if oracle is None
+        else None,
+        reuse_notes=reused_notes,
     )
     selection: SelectionResult | None = None
     status, message = "done", ""
