@@ -13,6 +13,7 @@ __all__ = [
     "CellsFailed",
     "ConvergenceWarning",
     "DataWarning",
+    "EndpointUnreachable",
     "HarnessFailed",
     "IdentifiabilityWarning",
     "InputError",
@@ -82,6 +83,30 @@ class CellsFailed(LiveStop):
         first = "; ".join(f"{m}/{i}: {e}" for m, i, e in failures[:3])
         more = f" (and {len(failures) - 3} more)" if len(failures) > 3 else ""
         super().__init__(f"{len(failures)} cell(s) failed after retries: {first}{more}")
+
+
+class EndpointUnreachable(LiveStop):
+    """Some cells got no request through (connection refused, unknown host), after retries.
+
+    Nothing reached a server, so nothing was paid and ``spend_cap`` does not count them; the
+    cells are not stored (they are no answers, never scored 0 even with ``on_error =
+    "zero"``) and a resumed run asks for them again. The run ends after the batch in flight.
+
+    Attributes
+    ----------
+    unreached : list of (model, item, error)
+    """
+
+    status = "failed"
+
+    def __init__(self, unreached: list[tuple[str, str, str]]) -> None:
+        self.unreached = unreached
+        models = sorted({m for m, _, _ in unreached})
+        super().__init__(
+            f"{len(unreached)} cell(s) of {', '.join(repr(m) for m in models)} got no request "
+            f"through: nothing reached a server, nothing paid, not stored "
+            f"(first: {unreached[0][2]}); check that the endpoint at base_url is up, then resume"
+        )
 
 
 class HarnessFailed(LiveStop):

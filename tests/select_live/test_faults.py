@@ -102,9 +102,11 @@ def test_on_error_zero_reports_failures(live_setup):
     assert f"{n_failed} failed cell(s)" in again.message
 
 
-def test_an_answer_without_text_fails_its_cell_once_and_empty_text_is_said(live_setup):
+def test_an_answer_without_text_is_paid_once_scored_0_and_empty_text_is_said(live_setup):
     # content null with finish_reason "length" (the token limit spent on reasoning): the same
-    # request would be paid for the same answer, so it is not retried (it was, 1 + retries)
+    # request would be paid for the same answer, so it is not retried (it was, 1 + retries);
+    # it is the model's answer, scored 0 with its reason (it failed the cell, and a resume
+    # under on_error = "stop" paid for it again)
     s = live_setup
     for item in s.items:
         s.state.faults[("model-0", item["id"])] = ["empty"] * 10
@@ -112,19 +114,21 @@ def test_an_answer_without_text_fails_its_cell_once_and_empty_text_is_said(live_
     cfg = LiveConfig.from_toml(s.write_config(oracle={"retries": 3}))
     with pytest.warns(Warning, match=r"\d+ answer\(s\) received this session had empty text"):
         result = run_live(cfg, s.tmp / "null.duckdb")
-    assert result.status == "failed"
-    failed = result.errors[result.errors["model"] == "model-1"]
-    assert len(failed) > 0
+    assert result.status == "done" and result.errors.empty
+    with Store(s.tmp / "null.duckdb", read_only=True) as db:
+        obs = db.selection_observations(result.run_id)
+    null = obs[obs["model"] == "model-1"]
+    assert len(null) > 0 and (null["score"] == 0).all() and null["error"].isna().all()
     assert (
-        failed["error"]
-        .str.contains(r"content null, finish_reason 'length'\); not retried; raise max_tokens")
+        null["note"]
+        .str.contains(
+            r"content null, finish_reason 'length'\); scored 0, not retried; raise max_tokens"
+        )
         .all()
     )
     asked = [c for c in s.state.requests if c[0] == "model-1"]
-    assert len(asked) == len(set(asked)) == len(failed)  # one request per cell, no retry
+    assert len(asked) == len(set(asked)) == len(null)  # one request per cell, no retry
     # blank text is an answer: scored by the scorer (exact_match: 0), stored as such
-    with Store(s.tmp / "null.duckdb", read_only=True) as db:
-        obs = db.selection_observations(result.run_id)
     blank = obs[obs["model"] == "model-0"]
     assert len(blank) > 0 and (blank["score"] == 0).all() and blank["error"].isna().all()
 

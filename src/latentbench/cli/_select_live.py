@@ -183,8 +183,11 @@ def live(
         record = SelectionRecord.from_result(sel)
         for line in [*milestone_lines(record), spend_line(record), certificate_line(record)]:
             err.print(escape(line), soft_wrap=True)
-        if result.message and "failed" in result.message:
+        if result.message and "failed" in result.message:  # the notes are in it
             err.print(f"[yellow]{escape(result.message)}[/yellow]")
+        else:
+            for note in result.notes:  # answers without text: scored, and said
+                err.print(f"[yellow]{escape(note)}[/yellow]", soft_wrap=True)
     else:
         err.print(f"[yellow]{escape(summary)}[/yellow]")
         err.print(escape(result.message), soft_wrap=True)

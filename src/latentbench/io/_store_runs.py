@@ -91,15 +91,16 @@ class SelectionRuns:
         Parameters
         ----------
         run_id : str
-        observations : DataFrame of shape (n, <= 9), or a mapping column -> n values
+        observations : DataFrame of shape (n, <= 10), or a mapping column -> n values
             Columns ``seq`` (int, unique within the run), ``model``, ``item`` and optionally
             ``round``, ``score`` (NaN/None when the request failed), ``error``,
-            ``requested_at``, ``observed_at``, ``attempts`` (HTTP requests paid for the cell).
+            ``requested_at``, ``observed_at``, ``attempts`` (HTTP requests paid for the cell),
+            ``note`` (a remark on a scored answer, e.g. its text was empty).
             A live run commits each paid cell as it arrives: a few rows go in as one
             parameterised insert, without building a table.
         """
         columns = ("seq", "round", "model", "item", "score", "error", "requested_at", "observed_at",
-                   "attempts")  # fmt: skip
+                   "attempts", "note")  # fmt: skip
         given = list(observations.keys())
         missing = [c for c in ("seq", "model", "item") if c not in given]
         if missing:
@@ -108,7 +109,7 @@ class SelectionRuns:
         values = {c: _column(observations, c, n) for c in columns}
         insert = (
             "INSERT INTO selection_observations (run_id, seq, round, model, item, score, "
-            "error, requested_at, observed_at, attempts) "
+            "error, requested_at, observed_at, attempts, note) "
         )
         try:
             if n <= _FEW_ROWS:
@@ -118,11 +119,11 @@ class SelectionRuns:
                      _float_or_none(values["score"][k]), _none_if_missing(values["error"][k]),
                      _none_if_missing(values["requested_at"][k]),
                      _none_if_missing(values["observed_at"][k]),
-                     _int_or_none(values["attempts"][k]))
+                     _int_or_none(values["attempts"][k]), _none_if_missing(values["note"][k]))
                     for k in range(n)
                 ]  # fmt: skip
                 # one statement (one transaction): a repeated seq stores none of the rows
-                marks = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * n)
+                marks = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * n)
                 self.connection.execute(insert + "VALUES " + marks, [v for r in rows for v in r])
                 return n
             frame = pd.DataFrame({"run_id": run_id}, index=range(n))
@@ -134,7 +135,7 @@ class SelectionRuns:
             try:
                 self.connection.execute(
                     insert + "SELECT run_id, seq, round, model, item, score, error, "
-                    "requested_at, observed_at, attempts FROM _observations"
+                    "requested_at, observed_at, attempts, note FROM _observations"
                 )
             finally:
                 self.connection.unregister("_observations")
@@ -186,10 +187,14 @@ class SelectionRuns:
         ]
 
     def selection_observations(self, run_id: str) -> pd.DataFrame:
-        """Observations of a run in ``seq`` order."""
-        return self.connection.execute(
+        """Observations of a run in ``seq`` order (``note`` None throughout for a store
+        written before notes, opened read-only)."""
+        frame = self.connection.execute(
             "SELECT * FROM selection_observations WHERE run_id = ? ORDER BY seq", [run_id]
         ).df()
+        if "note" not in frame.columns:
+            frame["note"] = pd.Series([None] * len(frame), index=frame.index, dtype=object)
+        return frame
 
     def selection_decisions(self, run_id: str) -> list[dict[str, Any]]:
         """Decision payloads of a run in round order (each with its ``round``)."""

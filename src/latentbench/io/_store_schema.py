@@ -93,6 +93,7 @@ CREATE TABLE IF NOT EXISTS selection_observations (
     requested_at TIMESTAMP,
     observed_at TIMESTAMP,
     attempts INTEGER,
+    note VARCHAR,
     PRIMARY KEY (run_id, seq)
 );
 CREATE TABLE IF NOT EXISTS selection_decisions (

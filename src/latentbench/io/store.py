@@ -19,8 +19,9 @@ Tables
 ``selection_runs`` (run_id, created_at, config JSON, package_version, status)
     One row per live selection run.
 ``selection_observations`` (run_id, seq, round, model, item, score, error, ...)
-    Columns ``requested_at`` and ``observed_at`` end the row. Every observation of a
-    selection run, in order (``seq``), written before it is used.
+    Then ``requested_at``, ``observed_at``, ``attempts`` (paid requests) and ``note`` (a
+    scored answer's remark: empty text, content null). Every observation of a selection run,
+    in order (``seq``), written before it is used.
     ``score`` is NULL when the request failed; ``error`` then holds the reason.
 ``selection_decisions`` (run_id, round, payload JSON)
     What the policy decided at each round.
@@ -126,6 +127,10 @@ class Store(SelectionRuns):
             # paid requests per observation (spend cap); absent in stores written before it
             self.connection.execute(
                 "ALTER TABLE selection_observations ADD COLUMN IF NOT EXISTS attempts INTEGER"
+            )
+            # a scored answer's remark (empty text, content null); absent in older stores
+            self.connection.execute(
+                "ALTER TABLE selection_observations ADD COLUMN IF NOT EXISTS note VARCHAR"
             )
             self.connection.execute(
                 "INSERT INTO meta VALUES ('schema_version', ?), ('package_version', ?) "

@@ -121,6 +121,7 @@ def estimate_live(
         _open_run,
         abort_oracle,
         empty_answers_note,
+        no_text_note,
         resolve_run_id,
         reusable_answers,
     )
@@ -191,6 +192,7 @@ def estimate_live(
     inner = cfg.build_oracle(items)
     _open_run(store, cfg, run_id, task="estimate")
     seq.set_target(_session_target(store, run_id, precision))
+    reused_notes: dict[tuple[str, str], str] = {}
     durable = DurableOracle(
         store,
         run_id,
@@ -201,7 +203,8 @@ def estimate_live(
         spend_cap=cfg.run.spend_cap,
         planned=budget or len(columns),
         stop_event=stop_event,
-        reuse=reusable_answers(store, cfg, run_id, [model]),
+        reuse=reusable_answers(store, cfg, run_id, [model], notes=reused_notes),
+        reuse_notes=reused_notes,
     )
     row = names.index(model)
 
@@ -227,9 +230,9 @@ def estimate_live(
         close = getattr(inner, "close", None)
         if callable(close):
             close()
-    empty = empty_answers_note(inner)
-    if empty:
-        notes.append(empty)
+    for line in (empty_answers_note(inner), no_text_note(inner)):
+        if line:  # scored answers (noted on their cells), said in the result's notes
+            notes.append(line)
     options = {
         "seed": int(seed),
         "delta": float(delta),

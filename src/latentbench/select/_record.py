@@ -40,7 +40,8 @@ def _check_arms(arms: Any, where: str) -> list[dict[str, Any]]:
     return arms
 
 
-_ARM_NUMBERS = ("lower", "upper", "certificate_lower", "certificate_upper", "difference_lower")
+_ARM_NUMBERS = ("lower", "upper", "certificate_lower", "certificate_upper", "difference_lower",
+                "estimate_unclipped")  # fmt: skip
 
 
 _TRACE_LISTS = ("evaluations_post_init", "best_index", "arm", "arm_lower", "arm_upper",

@@ -94,6 +94,11 @@ class SelectionResult:
     final_certified : bool or None
         The run's own verdict on the final recommendation (the rule its stop uses, with the
         revealed cells' exact means); :attr:`certified` returns it when set.
+    estimates_unclipped : ndarray of shape (n_arms,) or None
+        The policy's final estimates before clipping (for PULSE the unbiased doubly robust
+        mean, which can leave [0, 1] early in a run); kept for the record as
+        ``estimate_unclipped`` per arm in :meth:`to_dict`. ``estimates`` is what is printed,
+        inside the printed interval.
     """
 
     policy: str
@@ -125,6 +130,7 @@ class SelectionResult:
     certified_arm: int | None = None
     difference_lower: np.ndarray | None = None
     final_certified: bool | None = None
+    estimates_unclipped: np.ndarray | None = None
 
     def interval_trajectories(self, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Simultaneous bounds of the chosen arms after every round.
@@ -224,6 +230,8 @@ class SelectionResult:
                 row["certificate_upper"] = float(self.certificate_upper[i])
             if self.difference_lower is not None and i != self.best:
                 row["difference_lower"] = float(self.difference_lower[i])
+            if self.estimates_unclipped is not None:  # the record's raw value, labelled
+                row["estimate_unclipped"] = float(self.estimates_unclipped[i])
             arms.append(row)
         out: dict[str, Any] = {
             "policy": self.policy,
@@ -705,6 +713,7 @@ def run_selection(
         certified_arm=certified_arm,
         difference_lower=difference,
         final_certified=final,
+        estimates_unclipped=np.asarray(raw, dtype=np.float64).copy(),
         params={
             "budget": int(budget),
             "n_items": n,

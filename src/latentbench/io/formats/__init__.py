@@ -206,9 +206,10 @@ def read_results(
             shown = ", ".join(map(repr, tasks[:6])) + (", ..." if len(tasks) > 6 else "")
             raise InputError(
                 f"benchmark={name!r}: the files hold {len(tasks)} tasks ({shown}); one "
-                "benchmark name for all of them would merge their items (doc ids restart at 0 in "
-                "every task). Expected the files of one task: ingest each task's files "
-                "with its own benchmark name, or leave benchmark unset to keep the task names"
+                "benchmark name for all of them would merge their items (item ids such as "
+                "lm-eval's doc ids restart in every task). Expected the files of one task: "
+                "ingest each task's files with its own benchmark name, or leave benchmark "
+                "unset to keep the task names"
             )
     if reader.names_choices:
         _check_named(report, metric=metric, filter=filter)

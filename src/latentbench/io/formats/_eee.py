@@ -510,9 +510,11 @@ def read(
                     ours.get("metric", metric_name) if wanted != "is_correct" else metric_name
                 )
             source_model = ours.get("source_model", record["model_id"])
+            original = ours.get("benchmark", record["evaluation_name"])
+            report.rename(benchmark, str(original))
             out.add(
                 model or record["model_id"],
-                benchmark or ours.get("benchmark", record["evaluation_name"]),
+                benchmark or original,
                 str(record["sample_id"]),
                 score,
                 metric_name,

@@ -214,6 +214,7 @@ def read(
     source_model = str(spec_model or arg_model or run_dir.name)
     canonical = model or source_model
     name = benchmark or bench
+    report.rename(benchmark, bench)
 
     entries, flat = _entries(path)
     report.records_read += len(entries)

@@ -200,6 +200,7 @@ def read(
     source_model = str(spec.get("model") or "unknown")
     canonical = model or source_model
     name = benchmark or task
+    report.rename(benchmark, task)
     packages = spec.get("packages") or {}
     version = packages.get("inspect_ai") if isinstance(packages, dict) else None
     source = f"inspect_ai {version}" if version else "inspect_ai"

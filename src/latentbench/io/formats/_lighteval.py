@@ -190,6 +190,7 @@ def read(
     source_model = _model_from_path(path, in_ts_dir)
     canonical = model or source_model
     name = benchmark or task
+    report.rename(benchmark, task)
     import pyarrow.parquet as pq  # deferred: ~0.25 s to import
 
     try:

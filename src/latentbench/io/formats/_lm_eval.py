@@ -397,10 +397,7 @@ def read(
     if model is not None:
         canonical = model
     name = benchmark or task
-    if benchmark is not None:  # the files' task names, refused when several (read_results)
-        tasks = report.renamed.setdefault(benchmark, [])
-        if task not in tasks:
-            tasks.append(task)
+    report.rename(benchmark, task)  # the files' task names, refused when several
     records, array = _parse_lines(path)
     report.records_read += len(records)
     if not records:

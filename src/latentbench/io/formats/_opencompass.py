@@ -115,6 +115,7 @@ def read(
     source_model = path.parent.name
     canonical = model or source_model
     name = benchmark or path.stem
+    report.rename(benchmark, path.stem)
     present: dict[str, None] = {}
     for key, entry in entries:
         if not isinstance(entry, dict):

@@ -46,8 +46,9 @@ class LoadReport:
     flagged : dict of str to int
         Rows kept with a ``flag`` (e.g. errored samples scored 0), by reason.
     renamed : dict of str to list of str
-        Per benchmark named by ``benchmark=``: the task names the files give (readers that
-        know them, e.g. lm-eval); several are refused, since their items would merge.
+        Per benchmark named by ``benchmark=``: the benchmark (task) names the files give,
+        which it replaces (every reader records them: :meth:`rename`); several are refused,
+        since their items would merge.
     """
 
     source: str
@@ -62,6 +63,14 @@ class LoadReport:
     skipped_files: list[dict[str, str]] = field(default_factory=list)
     flagged: dict[str, int] = field(default_factory=dict)
     renamed: dict[str, list[str]] = field(default_factory=dict)
+
+    def rename(self, benchmark: str | None, original: str) -> None:
+        """Record that ``benchmark=`` (when given) replaces the files' benchmark ``original``."""
+        if benchmark is None:
+            return
+        names = self.renamed.setdefault(benchmark, [])
+        if original not in names:
+            names.append(original)
 
     def skip_file(self, path: str | Path, reason: str, records: int = 0) -> None:
         """Record a file that gave no rows, with the reason; its records count as dropped."""

@@ -218,6 +218,10 @@ def read(
         out["model"] = model
     if benchmark is not None:
         out["benchmark"] = benchmark
+        if "benchmark" in extra:  # the names a column gives (a file stem is no task name:
+            # split files of one benchmark still go in under one name)
+            for original in extra["benchmark"].dropna().astype("str").unique():
+                report.rename(benchmark, str(original))
     elif "benchmark" in extra:
         out["benchmark"] = _ids(
             extra["benchmark"], path, offset, "benchmark", data["_record"].to_numpy() - offset

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pandas as pd
 
-from latentbench.exceptions import CellsFailed, InputError, RunInterrupted, SpendCapReached
+from latentbench.exceptions import (
+    CellsFailed,
+    EndpointUnreachable,
+    InputError,
+    RunInterrupted,
+    SpendCapReached,
+)
 from latentbench.select.oracles import CellResult, Oracle, StreamingOracle
 from latentbench.select.oracles._protocol import CAPPED, now_utc
 
@@ -44,7 +50,9 @@ class LiveProgress:
         ``n_models * init_batch + budget``.
     leader : str or None
         Current recommendation (after the previous round), with ``estimate``, ``lower``,
-        ``upper`` (None before the loop starts or without intervals).
+        ``upper`` (None before the loop starts or without intervals). ``estimate`` is in
+        [0, 1] and inside ``[lower, upper]``; ``estimate_unclipped`` is the policy's own value
+        when it differs (a doubly robust mean can leave [0, 1]), else None.
     """
 
     call: int
@@ -61,6 +69,7 @@ class LiveProgress:
     estimate: float | None = None
     lower: float | None = None
     upper: float | None = None
+    estimate_unclipped: float | None = None
 
     @property
     def budget_left(self) -> int:
@@ -77,6 +86,8 @@ def _leader(policy: Policy | None, model_ids: Sequence[str], started: bool) -> d
     # as a SelectionResult reports it: in the score range, inside its (widened) interval
     value = min(max(float(est[best]), 0.0), 1.0)
     out: dict[str, Any] = {"leader": model_ids[best], "estimate": value}
+    if value != float(est[best]):  # the policy's own value, kept labelled in the decision
+        out["estimate_unclipped"] = float(est[best])
     bounds = policy.intervals()
     if bounds is not None:
         out["lower"] = min(float(bounds[0][best]), value)
@@ -119,6 +130,9 @@ class DurableOracle:
         ``(model, item) -> score`` paid for by other runs with the same answers to give
         (:func:`~latentbench.select.live._run.reusable_answers`): a cell found there is
         committed to this run with 0 requests instead of being asked again.
+    reuse_notes : mapping, optional
+        ``(model, item) -> note`` of reused answers that carry one (empty text, content
+        null): stored with the cell here too.
 
     Attributes
     ----------
@@ -148,6 +162,7 @@ class DurableOracle:
         stop_event: threading.Event | None = None,
         progress: Callable[[LiveProgress], None] | None = None,
         reuse: Mapping[tuple[str, str], float] | None = None,
+        reuse_notes: Mapping[tuple[str, str], str] | None = None,
     ) -> None:
         if on_error not in ("stop", "zero"):
             raise InputError(f"on_error={on_error!r}; expected 'stop' or 'zero'")
@@ -164,6 +179,7 @@ class DurableOracle:
         self.planned, self.stop_event, self.progress = planned, stop_event, progress
         self.n_paid = self.n_replayed = self.n_calls = self.revealed = self.n_reused = 0
         self.reuse = dict(reuse or {})
+        self.reuse_notes = reuse_notes if reuse_notes is not None else {}
         self.n_errors_replayed = 0
         self._known: dict[tuple[str, str], tuple[float, str | None]] = {}
         stored = store.selection_observations(run_id)
@@ -201,6 +217,7 @@ class DurableOracle:
             "requested_at": [c.requested_at for _, c in cells],
             "observed_at": [c.observed_at for _, c in cells],
             "attempts": list(attempts),
+            "note": [c.note for _, c in cells],
         }
         self.store.add_observations(self.run_id, rows)
         self._seq += n
@@ -266,8 +283,11 @@ class DurableOracle:
         if found:  # paid for by another run with the same answers: stored here, not asked
             stamp = now_utc()
             reused = [self.reuse[(model, ids[pos])] for pos in found]
-            self._commit(call, model, [(ids[pos], CellResult(pos, v, None, 0, stamp, stamp))
-                                       for pos, v in zip(found, reused, strict=True)])  # fmt: skip
+            notes = [self.reuse_notes.get((model, ids[pos])) for pos in found]
+            self._commit(call, model, [(ids[pos], CellResult(pos, v, None, 0, stamp, stamp,
+                                                             note=note))
+                                       for pos, v, note in zip(found, reused, notes,
+                                                               strict=True)])  # fmt: skip
             scores[found] = reused
             self.n_reused += len(found)
             todo = [pos for pos in todo if (model, ids[pos]) not in self.reuse]
@@ -287,9 +307,13 @@ class DurableOracle:
             sub = items[todo]
             stream = getattr(self.inner, "evaluate_cells", None)
             n_capped = 0
+            unreached: list[tuple[str, str, str]] = []
             if stream is not None:
                 for cell in stream(model_index, sub):
                     pos = todo[cell.position]
+                    if cell.unsent:  # nothing reached a server: no answer, nothing paid
+                        unreached.append((model, ids[pos], cell.error or "not sent"))
+                        continue
                     if cell.capped:
                         n_capped += 1
                         if cell.attempts > 0:  # paid requests are stored, never forgotten
@@ -299,6 +323,9 @@ class DurableOracle:
                     scores[pos] = cell.score
                     if cell.error is not None or math.isnan(cell.score):
                         failures.append((model, ids[pos], cell.error or "NaN score"))
+                if unreached:  # a dead endpoint ends the run (spend_cap never counts it)
+                    self.errors.extend(failures + unreached)
+                    raise EndpointUnreachable(unreached)
                 if n_capped:
                     raise SpendCapReached(
                         f"{n_capped} cell(s) of the batch were not answered: "

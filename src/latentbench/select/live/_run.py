@@ -9,7 +9,7 @@ import re
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -21,7 +21,7 @@ from latentbench.select._schedule import default_schedule
 from latentbench.select.live._config import LiveConfig, canonical_identity, without_endpoints
 from latentbench.select.live._durable import DurableOracle, LiveProgress
 from latentbench.select.oracles import MatrixOracle, Oracle, StreamingOracle
-from latentbench.select.oracles._protocol import now_utc
+from latentbench.select.oracles._protocol import EMPTY_NOTE, NO_TEXT_NOTE, now_utc
 
 if TYPE_CHECKING:
     from latentbench.io.store import Store
@@ -53,6 +53,9 @@ class LiveResult:
     errors : DataFrame
         Failed cells of this session: ``model``, ``item``, ``error``.
     message : str
+    notes : list of str
+        Lines counting the run's answers with a note (empty text; no text, content null),
+        all sessions; also in ``message``.
     """
 
     run_id: str
@@ -64,6 +67,7 @@ class LiveResult:
     paid_total: int
     errors: pd.DataFrame
     message: str = ""
+    notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary."""
@@ -76,6 +80,7 @@ class LiveResult:
             "paid_total": self.paid_total,
             "n_errors": len(self.errors),
             "message": self.message,
+            "notes": list(self.notes),
             "selection": None if self.selection is None else self.selection.to_dict(trace=False),
         }
 
@@ -193,6 +198,36 @@ def empty_answers_note(oracle: Any) -> str:
         f"{n} answer(s) received this session had empty text and were scored as such "
         "(exact_match: 0); if the model was cut off, raise [oracle] max_tokens"
     )
+
+
+def no_text_note(oracle: Any) -> str:
+    """A line saying how many answers came without text this session (``n_no_text``:
+    ``content`` null, a refusal, a tool call or the token limit spent on reasoning); empty if
+    none. Each was scored 0, with its reason stored on the cell."""
+    n = int(getattr(oracle, "n_no_text", 0) or 0)
+    if n <= 0:
+        return ""
+    return (
+        f"{n} answer(s) received this session came without text (content null) and were "
+        "scored 0, not retried (the reason is stored as each cell's note); if finish_reason "
+        "was 'length', raise [oracle] max_tokens"
+    )
+
+
+def stored_answer_notes(store: Store, run_id: str) -> list[str]:
+    """Lines counting the run's stored answers with a note (all sessions): empty text
+    (:data:`~latentbench.select.oracles._protocol.EMPTY_NOTE`) and no text (content null,
+    :data:`~latentbench.select.oracles._protocol.NO_TEXT_NOTE`); empty if none."""
+    notes = store.selection_observations(run_id)["note"]
+    text = notes[notes.notna()].astype(str)
+    n_empty = int(text.str.startswith(EMPTY_NOTE).sum())
+    n_null = int(text.str.startswith(NO_TEXT_NOTE).sum())
+    lines = []
+    if n_empty:
+        lines.append(f"{n_empty} answer(s) had empty text (scored as given; see the cells' note)")
+    if n_null:
+        lines.append(f"{n_null} answer(s) had no text (content null) and were scored 0")
+    return lines
 
 
 def _short(value: Any) -> str:
@@ -381,13 +416,19 @@ def answer_key(record: Mapping[str, Any], model: str) -> str | None:
 
 
 def reusable_answers(
-    store: Store, cfg: LiveConfig, run_id: str, models: Sequence[str]
+    store: Store,
+    cfg: LiveConfig,
+    run_id: str,
+    models: Sequence[str],
+    notes: dict[tuple[str, str], str] | None = None,
 ) -> dict[tuple[str, str], float]:
     """Answers that other runs in ``store`` paid for and that this configuration would get
     again: the same model, items, scorer and oracle options (:func:`answer_key`), whatever
     the seed, the policy or the calibration. ``(model, item) -> score``; failed cells are not
     reused. The answer is the model's, not the design's: reusing it leaves every interval
-    valid (the items a run asks are chosen independently of the answers)."""
+    valid (the items a run asks are chosen independently of the answers). ``notes``, when
+    given, receives the stored note of each reused answer that has one (empty text, content
+    null), so the reusing run stores and counts it too."""
     mine = {**cfg.to_record(), "answers_from": "config"}
     keys = {m: answer_key(mine, m) for m in models}
     found: dict[tuple[str, str], float] = {}
@@ -411,8 +452,14 @@ def reusable_answers(
                 DataWarning,
                 stacklevel=3,
             )
-        for model, item, score in zip(good["model"], good["item"], good["score"], strict=True):
-            found.setdefault((str(model), str(item)), float(score))
+        for model, item, score, note in zip(
+            good["model"], good["item"], good["score"], good["note"], strict=True
+        ):
+            cell = (str(model), str(item))
+            if cell not in found:
+                found[cell] = float(score)
+                if notes is not None and isinstance(note, str):
+                    notes[cell] = note
     return found
 
 
@@ -489,6 +536,7 @@ def run_live(
         )
     inner = oracle if oracle is not None else cfg.build_oracle(items)
     resumed = _open_run(store, cfg, run_id, injected=oracle is not None, task="select")
+    reused_notes: dict[tuple[str, str], str] = {}
     durable = DurableOracle(
         store,
         run_id,
@@ -501,7 +549,10 @@ def run_live(
         planned=n_models * n_items if run.budget is None else n_models * init_batch + budget,
         stop_event=stop_event,
         progress=progress,
-        reuse=reusable_answers(store, cfg, run_id, cfg.model_ids) if oracle is None else None,
+        reuse=reusable_answers(store, cfg, run_id, cfg.model_ids, notes=reused_notes)
+        if oracle is None
+        else None,
+        reuse_notes=reused_notes,
     )
     selection: SelectionResult | None = None
     status, message = "done", ""
@@ -531,15 +582,17 @@ def run_live(
         close = getattr(inner, "close", None)
         if oracle is None and callable(close):
             close()
-    empty = empty_answers_note(inner)
-    if empty:
-        warnings.warn(f"run {run_id!r}: {empty}", DataWarning, stacklevel=2)
+    for line in (empty_answers_note(inner), no_text_note(inner)):
+        if line:
+            warnings.warn(f"run {run_id!r}: {line}", DataWarning, stacklevel=2)
+    notes = stored_answer_notes(store, run_id)
     if selection is not None:
         durable.record_final({"phase": "final", **selection.to_dict(trace=False)})
         n_errors = durable.n_errors_replayed + len(durable.errors)
         message = f"best model {selection.best_id} after {selection.evaluations_total} cells" + (
             f"; {n_errors} failed cell(s) were scored 0 (on_error = 'zero')" if n_errors else ""
         )
+    message = "; ".join([message, *notes]) if message else "; ".join(notes)
     try:
         store.publish_selection(run_id, **cfg.publish_options())
     except InputError as exc:  # the selection tables are complete; say why responses are not
@@ -555,4 +608,5 @@ def run_live(
         paid_total=durable.paid_total,
         errors=pd.DataFrame(durable.errors, columns=["model", "item", "error"]),
         message=message,
+        notes=notes,
     )

@@ -33,7 +33,13 @@ import numpy as np
 
 from latentbench.exceptions import InputError
 from latentbench.select._scorers import Scorer, resolve_scorer
-from latentbench.select.oracles._protocol import CAPPED, CellResult, now_utc
+from latentbench.select.oracles._protocol import (
+    CAPPED,
+    EMPTY_NOTE,
+    NO_TEXT_NOTE,
+    CellResult,
+    now_utc,
+)
 
 __all__ = ["ChatCompletionsOracle", "ChatEndpoint"]
 
@@ -83,6 +89,10 @@ class _Fatal(Exception):
     def __init__(self, reason: str, *, sent: bool = True) -> None:
         super().__init__(reason)
         self.sent = sent  # False: raised before the request was sent
+
+
+class _NoText(Exception):
+    """A complete, paid answer without text (``content`` null): scored 0, not retried."""
 
 
 class _Capped(Exception):
@@ -232,9 +242,11 @@ class ChatCompletionsOracle:
         the body (a slowly dripped answer is cut off at the deadline and retried).
     retries : int, default 3
         Extra attempts per cell after a timeout, connection error, HTTP 429 or 5xx, or a
-        malformed answer. Other 4xx answers are not retried, nor is a complete answer
-        without text (``content`` null: a refusal, a tool call, ``finish_reason`` "length"),
-        which a retry would pay for again; redirects are refused (the key would follow them).
+        malformed answer. Other 4xx answers are not retried (the cell fails); redirects are
+        refused (the key would follow them). A complete answer without text (``content``
+        null: a refusal, a tool call, ``finish_reason`` "length") is not retried either (a
+        retry would pay again for the same answer): it is the model's answer, scored 0 with
+        the reason in :attr:`CellResult.note` (starting ``no text (content null``).
     backoff : float, default 1.0
         Base delay in seconds; attempt ``k`` waits ``uniform(0.5, 1) * backoff * 2**k``
         (at most ``max_backoff``), or the server's ``Retry-After`` when given (also capped).
@@ -251,7 +263,8 @@ class ChatCompletionsOracle:
     n_calls : int
         Cells evaluated. ``n_requests`` : int, HTTP requests sent (retries included; a
         refused connection or an unknown host sends none). ``n_empty`` : int, answers whose
-        text was empty or blank (handed to the scorer as they are; the run says how many).
+        text was empty or blank (handed to the scorer as they are, noted on the cell; the run
+        says how many). ``n_no_text`` : int, answers with ``content`` null (scored 0, noted).
 
     Notes
     -----
@@ -319,6 +332,7 @@ class ChatCompletionsOracle:
         self.n_calls = 0
         self.n_requests = 0
         self.n_empty = 0
+        self.n_no_text = 0
         self._lock = threading.Lock()
         # a request in flight that comes back unsent returns its share of the allowance:
         # a cell that finds the allowance spent waits for those before it is capped
@@ -492,7 +506,7 @@ class ChatCompletionsOracle:
             if refusal:
                 detail += f", refusal {_excerpt(str(refusal).encode(), key, 60)!r}"
             hint = "; raise max_tokens" if finish == "length" else ""
-            raise _Fatal(f"answer without text (content null, {detail}); not retried{hint}")
+            raise _NoText(f"{NO_TEXT_NOTE}, {detail}); scored 0, not retried{hint}")
         if not isinstance(content, str):
             raise _Retry(f"malformed answer: content is {type(content).__name__}, not text")
         return content
@@ -511,6 +525,11 @@ class ChatCompletionsOracle:
             except _Capped:
                 error = f"{CAPPED} after {sent} request(s) for this cell"
                 return CellResult(position, math.nan, error, sent, started, now_utc(), capped=True)
+            except _NoText as exc:  # a paid answer: scored 0 with its reason, never re-asked
+                with self._lock:
+                    self.n_no_text += 1
+                said = _redact(str(exc), key)
+                return CellResult(position, 0.0, None, sent + 1, started, now_utc(), note=said)
             except _Fatal as exc:
                 sent += int(exc.sent)
                 reason = str(exc)
@@ -530,9 +549,11 @@ class ChatCompletionsOracle:
                     break
                 continue
             sent += 1
+            note: str | None = None
             if not content.strip():
                 with self._lock:
                     self.n_empty += 1
+                note = f"{EMPTY_NOTE} (blank text, {len(content)} character(s)); scored as given"
             try:
                 value = float(self.scorer(content, item["answer"]))
             except Exception as exc:  # user scorer: a failure is a per-cell error
@@ -553,10 +574,11 @@ class ChatCompletionsOracle:
                     started,
                     now_utc(),
                 )
-            return CellResult(position, value, None, sent, started, now_utc())
+            return CellResult(position, value, None, sent, started, now_utc(), note=note)
         tried = f"after {attempt + 1} attempt(s)" if sent or reason != _ABORTED else "none sent"
         error = _redact(f"{reason} ({tried})", key)
-        return CellResult(position, math.nan, error, sent, started, now_utc())
+        unsent = sent == 0 and reason != _ABORTED  # every attempt refused before sending
+        return CellResult(position, math.nan, error, sent, started, now_utc(), unsent=unsent)
 
     # -------------------------------------------------------------- batches
     def evaluate_cells(self, model_index: int, item_indices: np.ndarray) -> Iterator[CellResult]:

@@ -9,11 +9,18 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["CellResult", "Oracle", "StreamingOracle", "now_utc"]
+__all__ = ["EMPTY_NOTE", "NO_TEXT_NOTE", "CellResult", "Oracle", "StreamingOracle", "now_utc"]
 
 
 CAPPED = "spend cap reached"
 """Start of the error of a cell the spend cap stopped (stored for its requests, not an answer)."""
+
+EMPTY_NOTE = "empty answer"
+"""Start of the note of a cell whose answer text was empty or blank (scored by the scorer)."""
+
+NO_TEXT_NOTE = "no text (content null"
+"""Start of the note of a cell answered without text (``content`` null: a refusal, a tool
+call, the token limit spent on reasoning): a paid answer, scored 0 and not asked again."""
 
 
 def now_utc() -> datetime:
@@ -70,6 +77,12 @@ class CellResult:
     capped : bool
         The spend cap stopped this cell before it was answered (``attempts`` requests were
         made for it): it is no answer, and a resumed run asks for it again.
+    note : str or None
+        A remark on a scored answer that a reader of the scores should see (it starts with
+        :data:`EMPTY_NOTE` or :data:`NO_TEXT_NOTE`); stored with the cell.
+    unsent : bool
+        No attempt reached a server (connection refused, unknown host): nothing was paid, the
+        cell is no answer (never scored, even with ``on_error = "zero"``) and it ends the run.
     """
 
     position: int
@@ -79,6 +92,8 @@ class CellResult:
     requested_at: datetime = field(default_factory=now_utc)
     observed_at: datetime = field(default_factory=now_utc)
     capped: bool = False
+    note: str | None = None
+    unsent: bool = False
 
 
 @runtime_checkable
