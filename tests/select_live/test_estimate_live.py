@@ -649,3 +649,36 @@ def test_a_second_ctrl_c_marks_a_live_estimate_interrupted(live_setup, monkeypat
         (run,) = db.selection_runs()
         assert run["status"] == "interrupted"
         assert len(db.selection_observations(run["run_id"])) == 2
+
+
+def test_a_live_estimate_against_a_dead_endpoint_stops_unpaid_and_resumes(live_setup):
+    """Connection refused on every attempt (nothing reached a server): the estimate stops
+    early with the calibration's interval, stores no answer, says so, and a resumed call
+    against a live endpoint pays every cell once."""
+    import socket
+
+    s = live_setup
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead_port = sock.getsockname()[1]
+    path = s.write_config(oracle={"retries": 1})
+    live_text = path.read_text()
+    dead = s.tmp / "dead.toml"
+    dead.write_text(live_text.replace(f"127.0.0.1:{s.port}/", f"127.0.0.1:{dead_port}/"))
+    store = s.tmp / "dead.duckdb"
+    cal = _calibration(s)
+    r = estimate_live(cal, dead, store, model="model-2", budget=8, seed=3)
+    assert r.stopped == "failed" and r.n_evaluated == 0
+    assert 0.0 <= r.lower <= r.upper <= 1.0 and r.upper - r.lower > 0.2  # no narrow interval
+    said = " ".join(r.warnings)
+    assert "stopped early" in said and "resume" in said, said
+    assert "model-2" in said and "nothing paid" in said, said
+    assert sum(s.state.answered.values()) == 0
+    with Store(store, read_only=True) as db:
+        run_id = r.options["live"]["run_id"]
+        assert db.selection_observations(run_id).empty  # nothing stored for unsent cells
+    # the endpoint back: the same call pays its cells once
+    dead.write_text(live_text)
+    again = estimate_live(cal, dead, store, model="model-2", budget=8, seed=3)
+    assert again.stopped == "budget" and again.n_evaluated == 8
+    assert sum(s.state.answered.values()) == 8
