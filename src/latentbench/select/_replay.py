@@ -172,6 +172,13 @@ def replay(
         ``params["n_items"]`` and ``params["history"]`` (source, counts, proxy rank, the
         input's SHA-256, and ``note``: one line saying where the history came from) added.
 
+    Warns
+    -----
+    DataWarning
+        Without a history (a random half of the responses learns the proxy); with
+        ``missing="zero"`` or ``"drop-items"`` when candidate cells are missing (how many are
+        scored 0 or how many items are dropped: the target changes); candidates in the history.
+
     Raises
     ------
     InputError
@@ -280,6 +287,13 @@ def replay(
             f"{kept.size:,}"
         )
         record["dropped items"] = dropped
+        warnings.warn(
+            f"missing='drop-items': dropped {dropped:,} of {matrix.n_items:,} items with a "
+            f"missing candidate cell; each model's target is its mean over the other "
+            f"{kept.size:,} (recorded in params['history']['dropped items'])",
+            DataWarning,
+            stacklevel=2,
+        )
         if hist_scores is not None:
             hist_scores = hist_scores[:, kept]
     zeros = int(np.isnan(candidates).sum()) if missing == "zero" else 0
@@ -289,6 +303,13 @@ def replay(
             "model's target is its mean with those zeros"
         )
         record["missing cells scored 0"] = zeros
+        warnings.warn(
+            f"missing='zero': {zeros:,} missing candidate cell(s) are scored 0, so each "
+            "model's target is its mean with those zeros (recorded in "
+            "params['history']['missing cells scored 0'])",
+            DataWarning,
+            stacklevel=2,
+        )
     if stop is None:
         stop = "confidence" if budget is None else "budget"
     refuse_spec_delta(policy, "policy")  # delta= sets it; the spec's was overridden silently
