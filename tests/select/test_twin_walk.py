@@ -36,3 +36,52 @@ def test_replay_warns_of_its_missing_rule_without_a_history(missing, said):
     ours = [w for w in caught if issubclass(w.category, DataWarning) and said in str(w.message)]
     assert len(ours) == 1, [str(w.message) for w in caught]
     assert ours[0].filename == __file__  # it points at the caller's line
+
+
+@pytest.mark.parametrize(
+    ("missing", "said", "key"),
+    [
+        ("drop-items", "dropped 2 of 120 items", "dropped_items"),
+        ("zero", "2 missing candidate cell(s) are scored 0", "missing_cells_scored_0"),
+    ],
+)
+def test_experiment_from_matrix_says_what_its_missing_rule_did(missing, said, key):
+    # F2: the dropped items were only in params["dropped_items"]; no warning, nothing printed
+    from latentbench.select import experiment_from_matrix
+    from latentbench.select._experiment import split_models
+
+    rng = np.random.default_rng(5)
+    Y = (rng.random((20, 120)) < np.linspace(0.2, 0.8, 20)[:, None]).astype(np.float64)
+    _, test = split_models(20, random_state=0)
+    Y[test[0], [7, 40]] = np.nan
+    kw = dict(pools="full", policies=["ucbe"], seeds=1, budget=100, batch_size=16)
+    kw.update(init_batch=8, pool_size=10, rank=1, n_jobs=1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = experiment_from_matrix(Y, missing=missing, **kw)
+    ours = [w for w in caught if issubclass(w.category, DataWarning) and said in str(w.message)]
+    assert len(ours) == 1, [str(w.message) for w in caught]
+    assert ours[0].filename == __file__
+    assert res.params[key] == 2
+
+
+def test_experiment_command_prints_the_dropped_items(tmp_path):
+    # F2: the help says "(printed)", but nothing was
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    _register()
+    rng = np.random.default_rng(5)
+    Y = (rng.random((20, 60)) < np.linspace(0.2, 0.8, 20)[:, None]).astype(np.float64)
+    Y[:-1, 7] = np.nan  # 19 models miss q07: a candidate cell whatever the split
+    frame = pd.DataFrame(Y, index=[f"m{i:02d}" for i in range(20)],
+                         columns=[f"q{j:02d}" for j in range(60)])  # fmt: skip
+    frame.rename_axis("model").to_csv(tmp_path / "holes.csv")
+    args = ["experiment", str(tmp_path / "holes.csv"), "--policies", "ucbe", "--seeds", "1"]
+    args += ["--budget", "60", "--jobs", "1", "--pools", "full", "--pool-size", "10"]
+    args += ["--rank", "1", "--missing", "drop-items", "--out", str(tmp_path / "x")]
+    outcome = CliRunner().invoke(app, args)
+    assert outcome.exit_code == 0, outcome.output
+    text = " ".join(outcome.output.split())
+    assert "--missing drop-items: dropped 1 of 60 items" in text
