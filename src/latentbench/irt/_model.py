@@ -47,6 +47,7 @@ _SIGMA_RANGE = (1e-3, 1e3)
 """Allowed temperatures of the logistic link (outside it the fit under- or overflows)."""
 
 _L2_MAX = 1e6
+_L2_DEFAULT = 1e-2
 """Largest ridge (beyond it every estimate is 0 to machine precision)."""
 
 
@@ -86,7 +87,8 @@ class TwoPL:
         Ridge on all parameters of the joint-ML fit (``prior=None`` only). It keeps abilities of
         all-correct / all-wrong models and intercepts of constant items finite (they have no
         finite joint-ML estimate); such rows and columns are flagged ``constant`` in the result.
-        0 gives plain joint ML.
+        0 gives plain joint ML. Another value than the default with a prior is refused
+        (a prior replaces the ridge).
     tol : float, default 1e-6
         Relative objective change for stopping (``1e-4`` reproduces the paper's setting).
     max_iter : int, default 5000
@@ -129,7 +131,7 @@ class TwoPL:
         rank: int | Literal["auto"] = 1,
         sigma: float = 1.0,
         prior: Prior | Literal["auto"] | None = "auto",
-        l2: float = 1e-2,
+        l2: float = _L2_DEFAULT,
         tol: float = 1e-6,
         max_iter: int = 5000,
         init: Literal["accuracy", "random"] = "accuracy",
@@ -228,6 +230,12 @@ class TwoPL:
             value = getattr(self, name)
             if not check(value):
                 raise InputError(f"{name}={value!r}; expected {expected}")
+        if self.prior is not None and self.l2 != _L2_DEFAULT:  # ignored silently before
+            raise InputError(
+                f"l2={self.l2!r} with prior={self.prior!r}: the ridge l2 is the penalty of the "
+                "joint-ML fit only, and a prior replaces it; expected prior=None with l2= "
+                f"(joint ML), or no l2 (default {_L2_DEFAULT:g})"
+            )
 
     def _resolve_penalty(
         self,
