@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from latentbench.cli import _register, app
+from latentbench.exceptions import DataWarning
 from latentbench.io import ResponseMatrix, file_sha256
 from latentbench.irt import TwoPL
 
@@ -24,9 +27,11 @@ def test_a_recorded_responses_file_changed_since_the_fit_is_not_used_silently(tm
     data = tmp_path / "responses.csv"
     frame.rename_axis("model").reset_index().to_csv(data, index=False)
     fit = tmp_path / "fit"  # as `latentbench fit` records its input
-    TwoPL().fit(ResponseMatrix.from_wide(frame)).save(
-        fit, info={"input": {"path": str(data), "sha256": file_sha256(data)}}
-    )
+    fitted = TwoPL().fit(ResponseMatrix.from_wide(frame))
+    with pytest.warns(DataWarning, match="saved without the fitted matrix"):  # no intervals
+        dataclasses.replace(fitted, matrix=None).save(
+            fit, info={"input": {"path": str(data), "sha256": file_sha256(data)}}
+        )
     # the same ids, other scores: the report would mix the fit with data it was not fitted on
     (1 - frame).rename_axis("model").reset_index().to_csv(data, index=False)
     outcome = runner.invoke(app, ["report", str(fit), "--out", str(tmp_path / "r.html")])

@@ -18,3 +18,31 @@ def test_an_l2_with_the_default_prior_is_refused_as_the_command_refuses_it():
         TwoPL(l2=1.0).validate()
     assert TwoPL(prior=None, l2=1.0).fit(matrix).options["l2"] == 1.0
     assert TwoPL().fit(matrix).options["l2"] is None  # the default still fits
+
+
+def test_save_without_a_matrix_uses_the_one_the_result_keeps(tmp_path):
+    # F4: result.save(dir) wrote no intervals, no random_items.npz and no input, silently,
+    # though result.matrix was kept for exactly this
+    import warnings
+
+    from latentbench.exceptions import DataWarning
+    from latentbench.irt import IRTResult
+
+    path = tmp_path / "m.csv"
+    simulate_2pl(20, 120, random_state=0).matrix.to_wide().rename_axis("model").to_csv(path)
+    from latentbench.io import ResponseMatrix
+
+    matrix = ResponseMatrix.read(path)
+    result = TwoPL().fit(matrix)
+    full = result.save(tmp_path / "full", matrix)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*saved without")  # nothing left out
+        short = result.save(tmp_path / "short")
+    assert sorted(p.name for p in full.values()) == sorted(p.name for p in short.values())
+    assert short["abilities"].read_text() == full["abilities"].read_text()
+    assert {"lower", "upper", "se"} <= set(short["abilities"].read_text().splitlines()[0]
+                                           .replace('"', "").split(","))  # fmt: skip
+    loaded = IRTResult.load(tmp_path / "full")  # keeps no matrix: what is left out is said
+    with pytest.warns(DataWarning, match="saved without the fitted matrix") as caught:
+        loaded.save(tmp_path / "again")
+    assert caught[0].filename == __file__
