@@ -85,3 +85,47 @@ def test_experiment_command_prints_the_dropped_items(tmp_path):
     assert outcome.exit_code == 0, outcome.output
     text = " ".join(outcome.output.split())
     assert "--missing drop-items: dropped 1 of 60 items" in text
+
+
+@pytest.fixture(scope="module")
+def cal():
+    from latentbench.select._estimate_calibration import from_matrix
+
+    rng = np.random.default_rng(0)
+    theta, b = rng.normal(size=12), rng.normal(size=40)
+    Y = (rng.random((12, 40)) < 1 / (1 + np.exp(-(theta[:, None] + b)))).astype(float)
+    frame = pd.DataFrame(
+        Y, index=[f"m{i}" for i in range(12)], columns=[f"q{j}" for j in range(40)]
+    )
+    return from_matrix(ResponseMatrix.from_wide(frame), rank=1)
+
+
+def _answers(cal) -> pd.DataFrame:
+    rng = np.random.default_rng(1)
+    return pd.DataFrame({"item": list(cal.item_ids), "score": (rng.random(40) < 0.6) * 1.0})
+
+
+def test_the_same_unnamed_answers_get_one_name_and_one_estimate_in_any_container(cal):
+    # F5: a DataFrame was named 'new', a dict or an array 'model': different draws, scores
+    from latentbench.select import estimate
+
+    table = _answers(cal)
+    forms = {
+        "frame": table,
+        "dict": dict(zip(table["item"], table["score"], strict=True)),
+        "array": table["score"].to_numpy(),
+        "series": pd.Series(table["score"].to_numpy(), index=table["item"]),
+    }
+    got = {k: estimate(cal, v, budget=15, seed=2, cache=False) for k, v in forms.items()}
+    assert {r.model for r in got.values()} == {"model"}
+    assert len({r.score for r in got.values()}) == 1, {k: r.score for k, r in got.items()}
+
+
+def test_a_table_in_memory_is_not_said_to_be_named_after_a_file(cal):
+    # F5: "named after the file 'new'" for a DataFrame, which has no file
+    from latentbench.select import read_responses
+
+    with pytest.warns(DataWarning, match="no 'model' column") as caught:
+        read_responses(_answers(cal).assign(name="gpt"))
+    text = str(caught[0].message)
+    assert "file" not in text.split("(", 1)[1] and "named 'model'" in text

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     CalibrationLike = Calibration | IRTResult | ResponseMatrix | str | os.PathLike[str]
 
 __all__ = [
+    "DEFAULT_MODEL_NAME",
     "EstimateResult",
     "EstimateSet",
     "estimate",
@@ -288,6 +289,11 @@ def _ordinal(k: int) -> str:
 # ------------------------------------------------------------------------------ answers
 
 
+#: The name of a model whose answers carry none (a table without a ``model`` column, a
+#: mapping, an array, an unnamed Series), whatever the container: the name seeds the draws,
+#: so the same answers give the same estimate in any of them.
+DEFAULT_MODEL_NAME = "model"
+
 _MODEL_LOOKALIKES = frozenset({"model", "model_name", "model_id", "models", "name", "system"})
 """Column names (lower case) a results file may give its model column instead of ``model``."""
 
@@ -298,8 +304,9 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
 
     Long layout: columns ``item`` and ``score`` (or ``correct`` / ``is_correct``), plus
     ``model`` when the file holds several models (without it, the model is named after the
-    file, ``new`` for a DataFrame). The store's key columns (``latentbench export``) are read
-    as :meth:`ResponseMatrix.read <latentbench.io.ResponseMatrix.read>` reads them: several
+    file; ``"model"`` for a DataFrame, as for every in-memory input). The store's key columns
+    (``latentbench export``) are read as
+    :meth:`ResponseMatrix.read <latentbench.io.ResponseMatrix.read>` reads them: several
     ``metric``, ``filter`` or ``split`` values are an error, several ``benchmark`` values too
     when they share an item id (disjoint ones are said in a DataWarning), and the trials of
     one (model, item) are averaged (said). Wide layout: a ``model`` column and one column per item.
@@ -326,7 +333,8 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
     )
 
     if isinstance(path, pd.DataFrame):  # a table in memory: named so in the messages
-        file, stem, frame = "the responses table", "new", path.reset_index(drop=True)
+        file, stem = "the responses table", DEFAULT_MODEL_NAME
+        frame = path.reset_index(drop=True)
     else:
         file, stem = str(path), Path(path).stem
         frame = read_table_file(Path(path)).reset_index(drop=True)
@@ -394,10 +402,14 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
                     f"needs their ids in a column named 'model'{advice}"
                 )
             if lookalike:
+                named = (
+                    f"named {stem!r}, the name of answers that carry none"
+                    if isinstance(path, pd.DataFrame)
+                    else f"named after the file {stem!r}"
+                )
                 warnings.warn(
-                    f"in {file}: no 'model' column (it is read as one model's answers, named "
-                    f"after the file {stem!r}); if {lookalike[0]!r} holds the model's name, "
-                    "name it 'model'",
+                    f"in {file}: no 'model' column (it is read as one model's answers, "
+                    f"{named}); if {lookalike[0]!r} holds the model's name, name it 'model'",
                     DataWarning,
                     stacklevel=3,
                 )
@@ -528,7 +540,7 @@ def _answers(
     import pandas as pd
 
     notes: list[str] = []
-    name = model or "model"
+    name = model or DEFAULT_MODEL_NAME
     _, by_model = _by_model(responses)  # a file or a matrix: the one model, or the named one
     if by_model:
         ids = list(by_model)
@@ -996,7 +1008,10 @@ def estimate(
         calibration's item order. NaN or absent = not answered: the target is then the mean
         over the answered calibrated items (a warning says so).
     model : str, optional
-        The model's name (its row in a multi-model file).
+        The model's name (its row in a multi-model file). Answers that carry no name (a
+        table without a ``model`` column, a mapping, an array, an unnamed Series) are named
+        ``"model"`` (:data:`DEFAULT_MODEL_NAME`) in every container; a file's model is named
+        after the file. The name seeds the draws.
     budget : int or None, default 100
         Most items to evaluate (refused with ``items=``, which scores every design item).
     precision : float, optional
