@@ -129,3 +129,38 @@ def test_a_table_in_memory_is_not_said_to_be_named_after_a_file(cal):
         read_responses(_answers(cal).assign(name="gpt"))
     text = str(caught[0].message)
     assert "file" not in text.split("(", 1)[1] and "named 'model'" in text
+
+
+@pytest.mark.parametrize("budget", [0, -1])
+def test_a_budget_of_no_items_is_refused(cal, budget):
+    # F13: budget=0 reported a score and a rank from 0 items, without a word
+    from latentbench.exceptions import InputError
+    from latentbench.select import compare, estimate
+
+    answers = _answers(cal)
+    with pytest.raises(InputError, match=rf"budget={budget}; expected a positive integer"):
+        estimate(cal, answers, budget=budget, cache=False)
+    with pytest.raises(InputError, match=rf"budget={budget}; expected a positive integer"):
+        compare(cal, answers, answers.assign(score=1 - answers["score"]), budget=budget)
+
+
+def test_estimate_command_refuses_budget_0(tmp_path, cal):
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    _register()
+    wide = pd.DataFrame(cal_rows(), columns=[f"q{j}" for j in range(40)])
+    wide.index = [f"m{i}" for i in range(12)]
+    wide.rename_axis("model").to_csv(tmp_path / "calib.csv")
+    _answers(cal).to_csv(tmp_path / "new.csv", index=False)
+    args = ["estimate", str(tmp_path / "calib.csv"), str(tmp_path / "new.csv"), "--budget", "0"]
+    outcome = CliRunner().invoke(app, args)
+    assert outcome.exit_code == 2, outcome.output
+    assert "--budget 0; expected a positive integer" in " ".join(outcome.output.split())
+
+
+def cal_rows() -> np.ndarray:
+    rng = np.random.default_rng(0)
+    theta, b = rng.normal(size=12), rng.normal(size=40)
+    return (rng.random((12, 40)) < 1 / (1 + np.exp(-(theta[:, None] + b)))).astype(float)

@@ -914,8 +914,12 @@ def _check_options(
 ) -> None:
     """Refuse a bad budget, precision or delta (and, with ``need_stop``, neither a budget nor
     a precision)."""
-    if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 0):
-        raise InputError(f"budget={budget!r}; expected an integer >= 0")
+    if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 1):
+        # 0 items gave a score and a rank from no evidence (the calibration's spread)
+        raise InputError(
+            f"budget={budget!r}; expected a positive integer (items to evaluate), or None "
+            "with a precision"
+        )
     if precision is not None and not (0 < precision < 0.5):
         # a score interval in [0, 1] has half-width 0.5 before any item: 0.5 or more asks
         # for nothing
