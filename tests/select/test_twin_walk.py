@@ -164,3 +164,23 @@ def cal_rows() -> np.ndarray:
     rng = np.random.default_rng(0)
     theta, b = rng.normal(size=12), rng.normal(size=40)
     return (rng.random((12, 40)) < 1 / (1 + np.exp(-(theta[:, None] + b)))).astype(float)
+
+
+def test_wrong_types_are_refused_by_name_not_by_a_type_error(cal):
+    # F11: raw TypeErrors from os.fspath and from comparing a str with 0
+    from latentbench.exceptions import InputError
+    from latentbench.select import estimate, replay
+
+    answers = _answers(cal)
+    with pytest.raises(InputError, match=r"responses: a DataFrame; expected a ResponseMatrix.*"
+                       r"ResponseMatrix\.from_long"):  # fmt: skip
+        replay(answers.assign(model="a"), no_history=True)
+    with pytest.raises(InputError, match=r"history: a list; expected a ResponseMatrix"):
+        replay(_holey(), history=["h.csv"])
+    for delta in ("0.05", True, None):
+        with pytest.raises(InputError, match=r"delta=.*; expected a value in \(0, 1\)"):
+            estimate(cal, answers, budget=10, delta=delta, cache=False)
+    with pytest.raises(InputError, match=r"delta='0.05'"):
+        estimate(cal, answers, items=answers, delta="0.05", cache=False)
+    with pytest.raises(InputError, match=r"items=\['q0', 'q1'\]: a list; expected a fixed design"):
+        estimate(cal, answers, items=["q0", "q1"], cache=False)

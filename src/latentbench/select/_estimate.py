@@ -909,6 +909,14 @@ _DEFAULT_BUDGET = _Default(100)
 _DEFAULT_SEED = _Default(0)
 
 
+def _check_delta(delta: Any) -> bool:
+    """Refuse a ``delta`` that is not a number in (0, 1) (a string, a bool: the error names
+    it, not a TypeError); returns False for a good one."""
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < delta < 1:
+        raise InputError(f"delta={delta!r}; expected a value in (0, 1)")
+    return False
+
+
 def _check_options(
     budget: int | None, precision: float | None, delta: float, *, need_stop: bool = True
 ) -> None:
@@ -926,8 +934,7 @@ def _check_options(
         raise InputError(
             f"precision={precision!r}; expected a half-width in (0, 0.5) on the score's scale"
         )
-    if not 0 < delta < 1:
-        raise InputError(f"delta={delta!r}; expected a value in (0, 1)")
+    _check_delta(delta)
     if need_stop and budget is None and precision is None:
         raise InputError("give a budget, a precision or both (else every item is asked)")
 
@@ -947,8 +954,8 @@ def _check_call(
     ``budget`` or ``seed`` other than the defaults' own objects was passed by the caller)."""
     if items is None:
         _check_options(budget, precision, delta)
-    elif not 0 < delta < 1:
-        raise InputError(f"delta={delta!r}; expected a value in (0, 1)")
+    elif _check_delta(delta):
+        pass
     elif precision is not None:
         raise InputError(
             f"precision={precision!r} with a fixed design (items=): every design item is "
@@ -1571,6 +1578,11 @@ _DESIGN_COLUMNS = "item, order, probability, weight, floor, seed, calibration_ha
 """The columns :func:`tiny` writes (in messages)."""
 
 
+def _short(value: Any, width: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
     """Read a fixed design (``latentbench tiny --out items.csv``, or :func:`tiny`'s table
     saved as CSV or parquet), checked: at least one row, orders ``1, 2, ...`` (after sorting),
@@ -1589,6 +1601,12 @@ def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
     if isinstance(items, pd.DataFrame):
         frame = items
         source = "items"
+    elif not isinstance(items, str | os.PathLike):
+        raise InputError(
+            f"items={_short(items)}: a {type(items).__name__}; expected a fixed design written "
+            "by tiny (its CSV/parquet path or its DataFrame: item, order, probability), made "
+            "with tiny(calibration, k=...); to let the estimate choose the items, drop items="
+        )
     else:
         frame, source = _read_design_file(Path(items))
     if "item" in frame.columns:

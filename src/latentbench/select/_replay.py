@@ -73,6 +73,19 @@ def _read(
 
     if isinstance(source, ResponseMatrix):
         return source, None
+    if not isinstance(source, str | os.PathLike):
+        import pandas as pd
+
+        table = (
+            " (a table: ResponseMatrix.from_long(frame) or ResponseMatrix.from_wide(frame) "
+            "makes it a matrix)"
+            if isinstance(source, pd.DataFrame)
+            else ""
+        )
+        raise InputError(
+            f"{what}: a {type(source).__name__}; expected a ResponseMatrix or the path of a "
+            f"Parquet/CSV file{table}"
+        )
     if not Path(source).exists():
         raise InputError(f"{what} {source}: file not found")
     return ResponseMatrix.read(source), Path(source)
