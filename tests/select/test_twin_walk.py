@@ -184,3 +184,19 @@ def test_wrong_types_are_refused_by_name_not_by_a_type_error(cal):
         estimate(cal, answers, items=answers, delta="0.05", cache=False)
     with pytest.raises(InputError, match=r"items=\['q0', 'q1'\]: a list; expected a fixed design"):
         estimate(cal, answers, items=["q0", "q1"], cache=False)
+
+
+def test_a_wide_pivot_with_the_models_as_index_is_read_as_from_wide_reads_it(cal):
+    # F12: estimate refused the pivot that the data README recipe produces
+    from latentbench.select import estimate, read_responses
+
+    long = _answers(cal).assign(model="newbie")
+    wide = long.pivot(index="model", columns="item", values="score")
+    got = read_responses(wide)
+    assert list(got) == ["newbie"]
+    assert got["newbie"].sort_index().equals(long.set_index("item")["score"].sort_index())
+    from_wide = estimate(cal, wide, budget=15, seed=2, cache=False)
+    from_long = estimate(cal, long, budget=15, seed=2, cache=False)
+    assert from_wide.model == "newbie" and from_wide.score == from_long.score
+    # a plain long table (default index) is still read as long
+    assert list(read_responses(long)) == ["newbie"]

@@ -298,6 +298,19 @@ _MODEL_LOOKALIKES = frozenset({"model", "model_name", "model_id", "models", "nam
 """Column names (lower case) a results file may give its model column instead of ``model``."""
 
 
+def _default_index(frame: pd.DataFrame) -> bool:
+    """Whether ``frame``'s index is pandas' default ``0, 1, ...`` (it holds no model ids)."""
+    import pandas as pd
+
+    index = frame.index
+    return (
+        isinstance(index, pd.RangeIndex)
+        and index.start == 0
+        and index.step == 1
+        and index.name is None
+    )
+
+
 def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.Series]:
     """A new model's (or several models') results from a file or a table (a DataFrame laid
     out as a file), one Series per model.
@@ -309,7 +322,10 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
     :meth:`ResponseMatrix.read <latentbench.io.ResponseMatrix.read>` reads them: several
     ``metric``, ``filter`` or ``split`` values are an error, several ``benchmark`` values too
     when they share an item id (disjoint ones are said in a DataWarning), and the trials of
-    one (model, item) are averaged (said). Wide layout: a ``model`` column and one column per item.
+    one (model, item) are averaged (said). Wide layout: a ``model`` column and one column per
+    item; a DataFrame may hold the model ids as its index instead (the pivot
+    ``frame.pivot(index="model", columns="item", values="score")``, as
+    :meth:`ResponseMatrix.from_wide <latentbench.io.ResponseMatrix.from_wide>` reads it).
     An empty cell (or a missing marker such as ``NA``) is not answered; anything else must be
     a score in [0, 1] and every id a string or an integer, else the error names the file, the
     row or column and the value.
@@ -334,7 +350,12 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
 
     if isinstance(path, pd.DataFrame):  # a table in memory: named so in the messages
         file, stem = "the responses table", DEFAULT_MODEL_NAME
-        frame = path.reset_index(drop=True)
+        names = {str(c) for c in path.columns}
+        if "model" not in names and "item" not in names and not _default_index(path):
+            # a wide pivot with the models as its index (as ResponseMatrix.from_wide reads it)
+            frame = path.rename_axis("model").reset_index()
+        else:
+            frame = path.reset_index(drop=True)
     else:
         file, stem = str(path), Path(path).stem
         frame = read_table_file(Path(path)).reset_index(drop=True)
