@@ -215,3 +215,17 @@ def test_a_tiny_design_given_to_report_or_fit_says_what_it_is_and_what_reads_it(
             assert f"(5 items, seed 0, calibration {digest}...)" in text
             assert f"latentbench estimate CALIBRATION RESULTS --items {design}" in text
         assert not (tmp_path / "r.html").exists()
+
+
+def test_report_from_refuses_an_existing_file_without_force(tmp_path):
+    # F8: report_from replaced an existing page silently; `report --out` refuses it
+    from latentbench.exceptions import InputError
+    from latentbench.report import report_from
+
+    out = tmp_path / "r.html"
+    out.write_text("an earlier page")
+    with pytest.raises(InputError, match=r"path=.*r\.html exists; pass force=True"):
+        report_from(_small_wide(tmp_path), out)
+    assert out.read_text() == "an earlier page"
+    report_from(_small_wide(tmp_path), out, force=True)
+    assert out.read_text().startswith("<!DOCTYPE html>")

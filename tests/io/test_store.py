@@ -463,3 +463,14 @@ def test_a_table_file_is_never_opened_as_a_store(tmp_path):
     with pytest.raises(InputError, match=r"not a \.csv"):
         Store(tmp_path / "new.csv")
     assert table.read_bytes() == before and not (tmp_path / "new.csv").exists()
+
+
+def test_export_refuses_an_existing_file_without_force(store, tmp_path):
+    # F8: the twin replaced a file silently where `latentbench export` refuses without --force
+    store.ingest(*lm_eval())
+    out = tmp_path / "export.csv"
+    out.write_text("the ingested file\n")
+    with pytest.raises(InputError, match=r"export\.csv exists .*pass force=True"):
+        store.export(out)
+    assert out.read_text() == "the ingested file\n"
+    assert store.export(out, force=True) == 17
