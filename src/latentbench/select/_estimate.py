@@ -350,8 +350,8 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
 
     if isinstance(path, pd.DataFrame):  # a table in memory: named so in the messages
         file, stem = "the responses table", DEFAULT_MODEL_NAME
-        names = {str(c) for c in path.columns}
-        if "model" not in names and "item" not in names and not _default_index(path):
+        headers = {str(c) for c in path.columns}
+        if "model" not in headers and "item" not in headers and not _default_index(path):
             # a wide pivot with the models as its index (as ResponseMatrix.from_wide reads it)
             frame = path.rename_axis("model").reset_index()
         else:
@@ -933,7 +933,7 @@ _DEFAULT_SEED = _Default(0)
 def _check_delta(delta: Any) -> bool:
     """Refuse a ``delta`` that is not a number in (0, 1) (a string, a bool: the error names
     it, not a TypeError); returns False for a good one."""
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < delta < 1:
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < float(delta) < 1:
         raise InputError(f"delta={delta!r}; expected a value in (0, 1)")
     return False
 
