@@ -46,3 +46,26 @@ def test_save_without_a_matrix_uses_the_one_the_result_keeps(tmp_path):
     with pytest.warns(DataWarning, match="saved without the fitted matrix") as caught:
         loaded.save(tmp_path / "again")
     assert caught[0].filename == __file__
+
+
+def test_reprs_are_short_and_say_the_key_numbers():
+    # F9: repr(IRTResult) was 42 KB (U, V, b and the tables); TwoPL's was <... object at 0x>
+    import numpy as np
+
+    from latentbench.select import MatrixOracle, run_selection
+    from latentbench.select._policies import make_policy
+
+    assert repr(TwoPL()) == "TwoPL()"
+    assert repr(TwoPL(rank=2, prior=None)) == "TwoPL(rank=2, prior=None)"
+    matrix = simulate_2pl(20, 120, random_state=0).matrix
+    result = TwoPL().fit(matrix)
+    text = repr(result)
+    assert len(text) < 300 and str(result) == text, text
+    assert text.startswith("IRTResult(20 models x 120 items") and "rank 1, MAP" in text
+    run = run_selection(
+        MatrixOracle(np.nan_to_num(matrix.scores)), make_policy("ucbe", {}, where="policy"),
+        budget=200, random_state=0, model_ids=list(matrix.model_ids),
+    )  # fmt: skip
+    text = repr(run)
+    assert len(text) < 300 and text.startswith("SelectionResult(policy 'ucbe', 20 arms: best ")
+    assert f"{run.evaluations_total:,} evaluations" in text and repr(run.best_id) in text

@@ -200,3 +200,31 @@ def test_a_wide_pivot_with_the_models_as_index_is_read_as_from_wide_reads_it(cal
     assert from_wide.model == "newbie" and from_wide.score == from_long.score
     # a plain long table (default index) is still read as long
     assert list(read_responses(long)) == ["newbie"]
+
+
+def test_demo_result_says_its_headline_and_has_a_short_repr():
+    # F9: the headline lines were built in the CLI only; repr(DemoResult) was 73 KB
+    from types import SimpleNamespace
+
+    from latentbench._demo import DemoResult
+
+    run = SimpleNamespace(best_id="llm-7", stopped="confidence", evaluations_total=12_345)
+    stats = dict(pulse=20_000.0, pulse_lo=15_000.0, pulse_hi=25_000.0, vs_full=80.0)
+    stats.update(vs_full_lo=75.0, vs_full_hi=85.0, vs_reference=30.0)
+    stats.update(vs_reference_lo=10.0, vs_reference_hi=50.0)
+    result = DemoResult(
+        matrix=SimpleNamespace(n_models=200, n_items=1000), planted={}, fit=SimpleNamespace(rank=1),
+        uninformative=["a"] * 20, selection=run, candidates=[f"c{i}" for i in range(50)],
+        truth=np.zeros(50), true_best="llm-7", n_history=50, batch_size=40, init_batch=10,
+        full=100_000, delta=0.05, experiment=None, stats=stats, ucbe=28_000.0, seeds=12,
+        paths={}, seconds=21.0,
+    )  # type: ignore[arg-type]  # fmt: skip
+    lines = result.summary().splitlines()
+    assert len(lines) == 4
+    assert lines[0].startswith("A second leaderboard") and "costs 100,000 cells" in lines[0]
+    assert lines[1].startswith("PULSE certified llm-7 as the best candidate (the true best) "
+                               "after 12,345 evaluations: 12.3% of a full evaluation")  # fmt: skip
+    assert lines[2].startswith("PULSE finds the best candidate in 95% of 12 runs after 20,000")
+    assert lines[3].endswith("PULSE needs fewer evaluations than UCB-E on this leaderboard).")
+    text = repr(result)
+    assert len(text) < 300 and "PULSE certified 'llm-7' (the true best)" in text

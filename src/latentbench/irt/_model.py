@@ -197,6 +197,23 @@ class TwoPL:
         signature = inspect.signature(cls.__init__)
         return [name for name in signature.parameters if name != "self"]
 
+    def __repr__(self) -> str:
+        """``TwoPL(rank=2, prior=None)``: the parameters that differ from their defaults, as
+        scikit-learn shows an estimator."""
+        signature = inspect.signature(type(self).__init__)
+        shown = []
+        for name in self._param_names():
+            value, default = getattr(self, name, None), signature.parameters[name].default
+            same = value is default
+            if not same:
+                try:
+                    same = bool(value == default) and type(value) is type(default)
+                except (TypeError, ValueError):
+                    same = False
+            if not same:
+                shown.append(f"{name}={value!r}")
+        return f"{type(self).__name__}({', '.join(shown)})"
+
     def get_params(self) -> dict[str, Any]:
         """The constructor parameters, by name (derived from the ``__init__`` signature)."""
         return {name: getattr(self, name) for name in self._param_names()}
