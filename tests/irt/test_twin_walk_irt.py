@@ -69,3 +69,13 @@ def test_reprs_are_short_and_say_the_key_numbers():
     text = repr(run)
     assert len(text) < 300 and text.startswith("SelectionResult(policy 'ucbe', 20 arms: best ")
     assert f"{run.evaluations_total:,} evaluations" in text and repr(run.best_id) in text
+
+
+def test_the_convergence_warning_points_at_the_callers_line():
+    # F14: it pointed at latentbench/irt/_blas.py (the single-threaded BLAS wrapper)
+    from latentbench.exceptions import ConvergenceWarning
+
+    matrix = simulate_2pl(12, 40, random_state=0).matrix
+    with pytest.warns(ConvergenceWarning, match="max_iter=2") as caught:
+        TwoPL(max_iter=2).fit(matrix)
+    assert {w.filename for w in caught if w.category is ConvergenceWarning} == {__file__}
