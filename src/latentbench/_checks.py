@@ -4,10 +4,27 @@ the argument, the value and what was expected)."""
 from __future__ import annotations
 
 import numbers
+import os
+import sys
 
 from latentbench.exceptions import InputError
 
-__all__ = ["check_seed"]
+__all__ = ["check_seed", "user_stacklevel"]
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for :func:`warnings.warn` that points at the first frame outside
+    latentbench (the caller's line), however deep in the library the warning is raised (a
+    fixed level points inside the library when the call goes through a wrapper or another
+    public function). Call it in the function that warns."""
+    frame = sys._getframe(1)  # the function that warns: stacklevel 1
+    level = 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
 
 
 def check_seed(value: object, name: str = "seed") -> int:

@@ -8,6 +8,7 @@ responses and an HTML report, and returns everything in a :class:`DemoResult`.
 
 from __future__ import annotations
 
+import math
 import numbers
 import time
 from dataclasses import dataclass
@@ -206,6 +207,86 @@ class DemoResult:
     seeds: int
     paths: dict[str, Path]
     seconds: float
+
+    def __repr__(self) -> str:
+        """Short: the leaderboard, the fit, the certified selection and the saving (the
+        headline in full: :meth:`summary`)."""
+        run = self.selection
+        found = "the true best" if run.best_id == self.true_best else f"true: {self.true_best}"
+        certified = (
+            f"PULSE certified {run.best_id!r} ({found}) after {run.evaluations_total:,} evaluations"
+            if run.stopped == "confidence"
+            else f"PULSE did not certify a best ({found})"
+        )
+        return (
+            f"DemoResult({self.matrix.n_models:,} x {self.matrix.n_items:,} leaderboard, fit "
+            f"rank {self.fit.rank}, {len(self.uninformative)} uninformative items; "
+            f"{certified}; saves {self.stats['vs_full']:.1f}% of a full evaluation; "
+            f"{self.seconds:.0f} s)"
+        )
+
+    def summary(self) -> str:
+        """The selection's headline, as ``latentbench demo`` prints it: the second
+        leaderboard, PULSE's certified run, its saving over a full evaluation and its
+        difference from UCB-E with the paired-bootstrap interval and the verdict.
+
+        Returns
+        -------
+        str
+            Four lines.
+        """
+        run, full, n_cand = self.selection, self.full, len(self.candidates)
+        n_models = self.n_history + n_cand
+        lines = [
+            f"A second leaderboard, calibrated to the structure of real ones: {n_models} models "
+            f"x {_count(full // n_cand)} items. History: {self.n_history} models (they teach "
+            "PULSE which items are alike; they are not candidates). Candidates: "
+            f"{n_cand} models; a full evaluation costs {_count(full)} cells. Batches of "
+            f"{self.batch_size} cells, {self.init_batch} per candidate to start."
+        ]
+        verdict = (
+            "the true best" if run.best_id == self.true_best else f"true best: {self.true_best}"
+        )
+        if run.stopped == "confidence":
+            lines.append(
+                f"PULSE certified {run.best_id} as the best candidate ({verdict}) after "
+                f"{_count(run.evaluations_total)} evaluations: "
+                f"{100 * run.evaluations_total / full:.1f}% of a full evaluation (error "
+                f"probability at most {self.delta}, whatever the data)."
+            )
+        else:
+            lines.append(
+                f"PULSE did not certify a best candidate before evaluating every cell ({verdict})."
+            )
+        stats = self.stats
+        lines.append(
+            f"PULSE finds the best candidate in {TARGET:.0%} of {self.seeds} runs after "
+            f"{_count(stats['pulse'])} evaluations (90% interval {_count(stats['pulse_lo'])} "
+            f"to {_count(stats['pulse_hi'])}): it saves {stats['vs_full']:.1f}% of a full "
+            f"evaluation ({stats['vs_full_lo']:.1f}% to {stats['vs_full_hi']:.1f}%)."
+        )
+        if stats["vs_reference_lo"] > 0:
+            said = "PULSE needs fewer evaluations than UCB-E on this leaderboard"
+        elif stats["vs_reference_hi"] < 0:
+            said = "PULSE needs more evaluations than UCB-E on this leaderboard"
+        else:
+            said = "the interval covers 0: no demonstrated difference on this leaderboard"
+        lines.append(
+            f"UCB-E (no proxy, same start) needs {_count(self.ucbe)}: PULSE saves "
+            f"{stats['vs_reference']:+.1f}% against it (90% interval "
+            f"{stats['vs_reference_lo']:+.1f}% to {stats['vs_reference_hi']:+.1f}%; {said})."
+        )
+        return "\n".join(lines)
+
+
+def _count(value: float) -> str:
+    """A count for people, as the commands write it: ``12,032``, ``NaN`` as ``-``."""
+    number = float(value)
+    if math.isnan(number):
+        return "-"
+    if isinstance(value, numbers.Integral) or abs(number) >= 1000:
+        return f"{number:,.0f}"
+    return f"{number:.3f}"
 
 
 def demo(

@@ -103,6 +103,10 @@ def test_demo_runs_and_finds_planted_items(tmp_path):
     assert twin.selection.evaluations_total == cells and twin.selection.best_id == certified[1]
     assert twin.seeds == 2 and twin.paths["report"].is_file()
     assert set(twin.planted["zero_discrimination"]) <= set(twin.uninformative)
+    # the headline the command printed is the twin's summary (the certified run is seed-free)
+    head = twin.summary().splitlines()
+    assert len(head) == 4 and head[1] in " ".join(outcome.output.split())
+    assert len(repr(twin)) < 400
 
 
 def test_demo_twin_refuses_too_few_seeds(tmp_path):

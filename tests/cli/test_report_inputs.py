@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from latentbench.cli import _register, app
+from latentbench.exceptions import DataWarning
 from latentbench.io import ResponseMatrix, file_sha256
 from latentbench.irt import TwoPL
 
@@ -24,9 +27,11 @@ def test_a_recorded_responses_file_changed_since_the_fit_is_not_used_silently(tm
     data = tmp_path / "responses.csv"
     frame.rename_axis("model").reset_index().to_csv(data, index=False)
     fit = tmp_path / "fit"  # as `latentbench fit` records its input
-    TwoPL().fit(ResponseMatrix.from_wide(frame)).save(
-        fit, info={"input": {"path": str(data), "sha256": file_sha256(data)}}
-    )
+    fitted = TwoPL().fit(ResponseMatrix.from_wide(frame))
+    with pytest.warns(DataWarning, match="saved without the fitted matrix"):  # no intervals
+        dataclasses.replace(fitted, matrix=None).save(
+            fit, info={"input": {"path": str(data), "sha256": file_sha256(data)}}
+        )
     # the same ids, other scores: the report would mix the fit with data it was not fitted on
     (1 - frame).rename_axis("model").reset_index().to_csv(data, index=False)
     outcome = runner.invoke(app, ["report", str(fit), "--out", str(tmp_path / "r.html")])
@@ -210,3 +215,17 @@ def test_a_tiny_design_given_to_report_or_fit_says_what_it_is_and_what_reads_it(
             assert f"(5 items, seed 0, calibration {digest}...)" in text
             assert f"latentbench estimate CALIBRATION RESULTS --items {design}" in text
         assert not (tmp_path / "r.html").exists()
+
+
+def test_report_from_refuses_an_existing_file_without_force(tmp_path):
+    # F8: report_from replaced an existing page silently; `report --out` refuses it
+    from latentbench.exceptions import InputError
+    from latentbench.report import report_from
+
+    out = tmp_path / "r.html"
+    out.write_text("an earlier page")
+    with pytest.raises(InputError, match=r"path=.*r\.html exists; pass force=True"):
+        report_from(_small_wide(tmp_path), out)
+    assert out.read_text() == "an earlier page"
+    report_from(_small_wide(tmp_path), out, force=True)
+    assert out.read_text().startswith("<!DOCTYPE html>")

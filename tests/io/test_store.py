@@ -463,3 +463,25 @@ def test_a_table_file_is_never_opened_as_a_store(tmp_path):
     with pytest.raises(InputError, match=r"not a \.csv"):
         Store(tmp_path / "new.csv")
     assert table.read_bytes() == before and not (tmp_path / "new.csv").exists()
+
+
+def test_export_refuses_an_existing_file_without_force(store, tmp_path):
+    # F8: the twin replaced a file silently where `latentbench export` refuses without --force
+    store.ingest(*lm_eval())
+    out = tmp_path / "export.csv"
+    out.write_text("the ingested file\n")
+    with pytest.raises(InputError, match=r"export\.csv exists .*pass force=True"):
+        store.export(out)
+    assert out.read_text() == "the ingested file\n"
+    assert store.export(out, force=True) == 17
+
+
+def test_ingest_files_warns_at_the_callers_line(store, tmp_path):
+    # F14: the read's DataWarning pointed at latentbench/io/store.py
+    from latentbench.exceptions import DataWarning
+
+    path = tmp_path / "wide.csv"
+    pd.DataFrame({"name": ["m1", "m2"], "q0": [1, 0], "q1": [0, 1]}).to_csv(path, index=False)
+    with pytest.warns(DataWarning, match="read as a wide table") as caught:
+        store.ingest_files("table", [path], benchmark="x")
+    assert caught[0].filename == __file__

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import io
 import json
 import re
@@ -12,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from latentbench.cli import _register, app
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import input_record
 from latentbench.irt import IRTResult
 from latentbench.report import FIT_SECTIONS, SELECTION_SECTIONS, build_report
@@ -143,7 +144,9 @@ def test_report_lists_flagged_items_and_rank_movers(small_fit):
 def test_cli_from_fit_directory_responses_and_selection(small_fit, selection_run, tmp_path):
     matrix, result = small_fit
     fit_dir = tmp_path / "fit"
-    result.save(fit_dir)
+    # a fit directory without intervals (save() now uses the kept matrix): one saved without it
+    with pytest.warns(DataWarning, match="saved without the fitted matrix"):
+        dataclasses.replace(result, matrix=None).save(fit_dir)
     loaded = IRTResult.load(fit_dir)
     assert loaded.model_ids == result.model_ids and loaded.item_ids == result.item_ids
     pd.testing.assert_series_equal(loaded.abilities["theta"], result.abilities["theta"])

@@ -227,8 +227,19 @@ def test_targeted_sequence_covers_skewed_rounds():
 
 
 def test_no_answers_keeps_calibration_spread(setup):
+    # estimate(budget=0) is refused (a score from no evidence); the posterior before the
+    # first item is still the calibration's spread, checked on the sequence itself
+    from latentbench.select._estimate import _finish, run_sequential
+    from latentbench.select._estimate_design import SequentialEstimate
+
     cal, Y = setup
-    r = estimate(cal, Y[5], model="x", budget=0, seed=0)
+    with pytest.raises(InputError, match=r"budget=0; expected a positive integer"):
+        estimate(cal, Y[5], model="x", budget=0, seed=0)
+    seq = SequentialEstimate(cal, np.arange(cal.n_items), delta=0.05)
+    stopped, probs = run_sequential(
+        seq, lambda j: float(Y[5][j]), np.random.default_rng(0), budget=0, precision=None
+    )
+    r = _finish(cal, seq, "x", stopped, probs, {}, [])
     assert r.n_evaluated == 0 and (r.lower, r.upper) == (0.0, 1.0)
     spread = float(np.std(cal.model_factors[:, 0]))
     # the ability interval is at least as wide as the calibration models' spread
@@ -781,7 +792,9 @@ def test_python_twins_take_what_the_commands_take(tmp_path):
     cal = from_matrix(matrix(Y[:8]), rank=1)
     long = pd.DataFrame({"item": [f"q{j}" for j in range(120)], "score": Y[8]})
     from_table = estimate(cal, long, budget=30)
-    from_dict = estimate(cal, dict(zip(long["item"], Y[8], strict=True)), model="new", budget=30)
+    # one default name for answers without one, whatever the container (it seeds the draws)
+    from_dict = estimate(cal, dict(zip(long["item"], Y[8], strict=True)), budget=30)
+    assert from_table.model == from_dict.model == "model"
     assert from_table.score == from_dict.score and from_table.items == from_dict.items
     two = pd.concat([long.assign(model="a"), long.assign(model="b", score=1 - Y[8])])
     assert [r.model for r in estimate_many(cal, two, budget=20).results] == ["a", "b"]

@@ -111,6 +111,7 @@ _SPELLINGS = (
     ),
     (re.compile(r"(--budget [-\w.]+; expected a nonnegative integer) or None"), r"\1"),
     (re.compile(r"\bmargin=M\b"), "--margin M"),
+    (re.compile(r"\bpass force=True\b"), "pass --force"),
     (re.compile(r"\bsplit='(date|random)'"), r"--split \1"),
     (re.compile(r"; pass dates= or use --split random"), "; use --split random"),
     (re.compile(r"^rank=(?=\S+: \S.* is already fitted)"), "--rank "),

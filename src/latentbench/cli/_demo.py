@@ -9,9 +9,16 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from latentbench._demo import DEMO_SEEDS, TARGET
+from latentbench._demo import DEMO_SEEDS
 from latentbench.cli import Command, app, example
-from latentbench.cli._common import clean_warnings, console, fmt, print_table, progress_bar
+from latentbench.cli._common import (
+    clean_warnings,
+    console,
+    escape,
+    fmt,
+    print_table,
+    progress_bar,
+)
 from latentbench.cli._fit import print_fit
 
 
@@ -85,52 +92,12 @@ def _print_selection(result: Any) -> None:
     its paired-bootstrap interval, and the top candidates at the certified stop."""
     import numpy as np
 
-    run, full, n_cand = result.selection, result.full, len(result.candidates)
-    n_models = result.n_history + n_cand
-    console.print(
-        f"A second leaderboard, calibrated to the structure of real ones: {n_models} models "
-        f"x {fmt(full // n_cand)} items. History: {result.n_history} models (they teach PULSE "
-        f"which items are alike; they are not candidates). Candidates: {n_cand} models; a "
-        f"full evaluation costs {fmt(full)} cells. Batches of {result.batch_size} cells, "
-        f"{result.init_batch} per candidate to start.",
-        soft_wrap=True,
-    )
-    verdict = (
-        "the true best" if run.best_id == result.true_best else f"true best: {result.true_best}"
-    )
-    if run.stopped == "confidence":
-        console.print(
-            f"[bold]PULSE certified {run.best_id} as the best candidate ({verdict}) after "
-            f"{fmt(run.evaluations_total)} evaluations: {100 * run.evaluations_total / full:.1f}% "
-            f"of a full evaluation[/bold] (error probability at most {result.delta}, whatever "
-            "the data).",
-            soft_wrap=True,
-        )
-    else:
-        console.print(
-            f"PULSE did not certify a best candidate before evaluating every cell ({verdict}).",
-            soft_wrap=True,
-        )
-    stats, seeds = result.stats, result.seeds
-    console.print(
-        f"[bold]PULSE finds the best candidate in {TARGET:.0%} of {seeds} runs after "
-        f"{fmt(stats['pulse'])} evaluations[/bold] (90% interval {fmt(stats['pulse_lo'])} to "
-        f"{fmt(stats['pulse_hi'])}): it saves [bold]{stats['vs_full']:.1f}%[/bold] of a full "
-        f"evaluation ({stats['vs_full_lo']:.1f}% to {stats['vs_full_hi']:.1f}%).",
-        soft_wrap=True,
-    )
-    if stats["vs_reference_lo"] > 0:
-        verdict = "PULSE needs fewer evaluations than UCB-E on this leaderboard"
-    elif stats["vs_reference_hi"] < 0:
-        verdict = "PULSE needs more evaluations than UCB-E on this leaderboard"
-    else:
-        verdict = "the interval covers 0: no demonstrated difference on this leaderboard"
-    console.print(
-        f"UCB-E (no proxy, same start) needs {fmt(result.ucbe)}: PULSE saves "
-        f"{stats['vs_reference']:+.1f}% against it (90% interval "
-        f"{stats['vs_reference_lo']:+.1f}% to {stats['vs_reference_hi']:+.1f}%; {verdict}).",
-        soft_wrap=True,
-    )
+    run = result.selection
+    # the headline is the library's (DemoResult.summary), the bold lines are the findings
+    for k, line in enumerate(result.summary().splitlines()):
+        shown = escape(line)
+        bold = k == 2 or (k == 1 and run.stopped == "confidence")
+        console.print(f"[bold]{shown}[/bold]" if bold else shown, soft_wrap=True)
     table = Table(
         title=f"PULSE at its certified stop: top candidates, {result.delta:.0%} certificate"
     )

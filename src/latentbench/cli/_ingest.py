@@ -279,7 +279,7 @@ def export(
             raise InputError(f"{store}: store not found")
         with Store(store, read_only=True) as db:
             if format == "table":
-                n = db.export(out, benchmark=benchmark)
+                n = db.export(out, benchmark=benchmark, force=force)
             else:
                 frame = db.long(benchmark)  # an unknown benchmark: an error naming the others
                 n = len(frame)

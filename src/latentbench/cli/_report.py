@@ -111,6 +111,7 @@ def report(
                 n_jobs=jobs,
                 seed=seed,
                 progress=progress,
+                force=force,
             )
         except (InputError, json.JSONDecodeError, OSError) as exc:
             fail(exc)

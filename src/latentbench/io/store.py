@@ -675,15 +675,33 @@ class Store(SelectionRuns):
         return out
 
     # ------------------------------------------------------------------ export
-    def export(self, path: str | os.PathLike[str], benchmark: str | None = None) -> int:
+    def export(
+        self, path: str | os.PathLike[str], benchmark: str | None = None, *, force: bool = False
+    ) -> int:
         """Write the canonical long table (optionally one benchmark) to ``.parquet`` or ``.csv``.
 
         The file reads back with ``read_results("table", path)``, provenance included.
+
+        Parameters
+        ----------
+        path : path-like
+            The file to write (``.parquet`` / ``.pq`` or ``.csv``); its folder must exist.
+        benchmark : str, optional
+            Only this benchmark.
+        force : bool, default False
+            Replace an existing file (refused otherwise, as ``latentbench export`` refuses it
+            without ``--force``: it may be the file that was ingested).
 
         Returns
         -------
         int
             Rows written.
+
+        Raises
+        ------
+        InputError
+            An unknown suffix or benchmark, a missing folder, or an existing file without
+            ``force``.
         """
         out = Path(path)
         suffix = out.suffix.lower()
@@ -704,6 +722,11 @@ class Store(SelectionRuns):
             raise InputError(f"{out} is a directory; expected the file to write")
         if not out.parent.is_dir():
             raise InputError(f"{out}: the folder {out.parent} does not exist")
+        if out.is_file() and not force:
+            raise InputError(
+                f"{out} exists (it may be the file that was ingested); pass force=True to "
+                "overwrite it, or another path"
+            )
         params = {"benchmark": benchmark} if benchmark is not None else None
         # a regular file (new or replaced) is written beside its final place and moved in, so
         # a failure (disk full) leaves the previous file, or none; a device or pipe is written

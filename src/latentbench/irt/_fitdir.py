@@ -97,8 +97,13 @@ def save_fit(
         ids that a spreadsheet would run as formulas get a leading apostrophe (undone by
         :meth:`load`).
     matrix : ResponseMatrix, optional
-        The fitted matrix: ``abilities.csv`` then gains ``center``, ``se``, ``lower`` and
-        ``upper`` (95% intervals, :func:`latentbench.irt.standard_errors`) after ``theta``.
+        The fitted matrix; by default the one the result keeps (``result.matrix``, set by
+        :meth:`TwoPL.fit <latentbench.irt.TwoPL.fit>`). With a matrix, ``abilities.csv``
+        gains ``lower``, ``upper`` and ``se`` (95% intervals,
+        :func:`latentbench.irt.standard_errors`) after ``theta``, which becomes the reported
+        ability (``theta_fit`` keeps the fit's own estimate), and ``no_data``; the
+        random-item fit is written as ``random_items.npz``. Without any (a loaded result), a
+        :class:`~latentbench.exceptions.DataWarning` says that these are left out.
     info : mapping, optional
         Extra JSON-ready entries for ``fit.json`` (e.g. the CLI's ``input``: path, SHA-256
         and layout of the responses), after the package version and :meth:`fit_info`.
@@ -131,7 +136,17 @@ def save_fit(
         "fit": out / "fit.json",
     }
     uncertainty = None
-    if matrix is not None:
+    if matrix is None:
+        matrix = result.matrix
+    if matrix is None:
+        warnings.warn(
+            f"{directory}: saved without the fitted matrix (none given, and the result keeps "
+            "none, e.g. a loaded fit): abilities.csv has no intervals (lower, upper, se) and "
+            "fit.json no input; pass save(directory, matrix) for the full fit directory",
+            DataWarning,
+            stacklevel=3,
+        )
+    else:
         from latentbench.irt.inference import standard_errors
 
         uncertainty = standard_errors(result, matrix)

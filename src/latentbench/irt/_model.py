@@ -47,6 +47,7 @@ _SIGMA_RANGE = (1e-3, 1e3)
 """Allowed temperatures of the logistic link (outside it the fit under- or overflows)."""
 
 _L2_MAX = 1e6
+_L2_DEFAULT = 1e-2
 """Largest ridge (beyond it every estimate is 0 to machine precision)."""
 
 
@@ -86,7 +87,8 @@ class TwoPL:
         Ridge on all parameters of the joint-ML fit (``prior=None`` only). It keeps abilities of
         all-correct / all-wrong models and intercepts of constant items finite (they have no
         finite joint-ML estimate); such rows and columns are flagged ``constant`` in the result.
-        0 gives plain joint ML.
+        0 gives plain joint ML. Another value than the default with a prior is refused
+        (a prior replaces the ridge).
     tol : float, default 1e-6
         Relative objective change for stopping (``1e-4`` reproduces the paper's setting).
     max_iter : int, default 5000
@@ -129,7 +131,7 @@ class TwoPL:
         rank: int | Literal["auto"] = 1,
         sigma: float = 1.0,
         prior: Prior | Literal["auto"] | None = "auto",
-        l2: float = 1e-2,
+        l2: float = _L2_DEFAULT,
         tol: float = 1e-6,
         max_iter: int = 5000,
         init: Literal["accuracy", "random"] = "accuracy",
@@ -195,6 +197,23 @@ class TwoPL:
         signature = inspect.signature(cls.__init__)
         return [name for name in signature.parameters if name != "self"]
 
+    def __repr__(self) -> str:
+        """``TwoPL(rank=2, prior=None)``: the parameters that differ from their defaults, as
+        scikit-learn shows an estimator."""
+        signature = inspect.signature(type(self).__init__)
+        shown = []
+        for name in self._param_names():
+            value, default = getattr(self, name, None), signature.parameters[name].default
+            same = value is default
+            if not same:
+                try:
+                    same = bool(value == default) and type(value) is type(default)
+                except (TypeError, ValueError):
+                    same = False
+            if not same:
+                shown.append(f"{name}={value!r}")
+        return f"{type(self).__name__}({', '.join(shown)})"
+
     def get_params(self) -> dict[str, Any]:
         """The constructor parameters, by name (derived from the ``__init__`` signature)."""
         return {name: getattr(self, name) for name in self._param_names()}
@@ -228,6 +247,12 @@ class TwoPL:
             value = getattr(self, name)
             if not check(value):
                 raise InputError(f"{name}={value!r}; expected {expected}")
+        if self.prior is not None and self.l2 != _L2_DEFAULT:  # ignored silently before
+            raise InputError(
+                f"l2={self.l2!r} with prior={self.prior!r}: the ridge l2 is the penalty of the "
+                "joint-ML fit only, and a prior replaces it; expected prior=None with l2= "
+                f"(joint ML), or no l2 (default {_L2_DEFAULT:g})"
+            )
 
     def _resolve_penalty(
         self,

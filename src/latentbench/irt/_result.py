@@ -261,6 +261,17 @@ class IRTResult:
 
         return diagnose(self, matrix, **kwargs)
 
+    def __repr__(self) -> str:
+        """Short: shape, rank, penalty, loss and convergence (the tables: :meth:`summary`,
+        ``abilities``, ``items``)."""
+        kind = "joint ML" if self.options.get("prior", "auto") is None else "MAP (priors)"
+        state = "converged" if self.converged else "NOT converged"
+        return (
+            f"IRTResult({self.shape[0]:,} models x {self.shape[1]:,} items, "
+            f"{self.n_observed:,} observed cells; rank {self.rank}, {kind}; loss "
+            f"{self.loss:.6g}, {state} after {self.n_iter:,} sweeps in {self.seconds:.2f} s)"
+        )
+
     def summary(self, top: int = 10) -> str:
         """Plain-text summary: shape, convergence, top models, most / least discriminating."""
         lines = [

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from latentbench._checks import user_stacklevel
 from latentbench.exceptions import ConvergenceWarning
 
 __all__ = [
@@ -145,7 +146,7 @@ def run_mm(
             f"{name} stopped at max_iter={max_iter} before meeting tol={tol} (last relative "
             f"gap estimate {rel:.2e}); see the fit's loss history",
             ConvergenceWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),  # through the fit's wrappers: the caller's line
         )
     return MMRun(point, f, nll, history, sweeps, passes, converged)
 

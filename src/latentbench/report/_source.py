@@ -180,6 +180,7 @@ def report_from(
     n_jobs: int = 1,
     seed: int = 0,
     progress: Progress | None = None,
+    force: bool = False,
 ) -> Report:
     """Build (and write to ``path``) the HTML report of a fit, experiment, selection or matrix.
 
@@ -191,7 +192,8 @@ def report_from(
         ``selection.json``, a live-run store (``.duckdb``), or a responses file (fitted first
         with ``TwoPL()``: the default priors).
     path : path, optional
-        The HTML file to write (its folder must exist); None builds the page only.
+        The HTML file to write (its folder must exist); None builds the page only. An
+        existing file is refused unless ``force``.
     responses : path, optional
         With a fit directory: the responses it was fitted on (standard errors, item flags).
         Default: the input recorded in ``fit.json`` while it is unchanged.
@@ -220,6 +222,8 @@ def report_from(
         Bootstrap seed.
     progress : callable, optional
         ``progress(phase, done=None, total=None)``, called as the work goes.
+    force : bool, default False
+        Overwrite an existing ``path`` (as ``latentbench report --force``).
 
     Returns
     -------
@@ -257,6 +261,8 @@ def report_from(
             f"the replicates, which fewer than {MIN_REPORT_BOOTSTRAP} leave to the one or two "
             "most extreme refits (200 or more is better)"
         )
+    if path is not None and Path(path).is_file() and not force:  # before any work
+        raise InputError(f"path={path} exists; pass force=True to overwrite it, or another path")
     source = Path(source)
     out = Path(path) if path is not None else None
     if out is not None:

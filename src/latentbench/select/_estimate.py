@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     CalibrationLike = Calibration | IRTResult | ResponseMatrix | str | os.PathLike[str]
 
 __all__ = [
+    "DEFAULT_MODEL_NAME",
     "EstimateResult",
     "EstimateSet",
     "estimate",
@@ -288,8 +289,26 @@ def _ordinal(k: int) -> str:
 # ------------------------------------------------------------------------------ answers
 
 
+#: The name of a model whose answers carry none (a table without a ``model`` column, a
+#: mapping, an array, an unnamed Series), whatever the container: the name seeds the draws,
+#: so the same answers give the same estimate in any of them.
+DEFAULT_MODEL_NAME = "model"
+
 _MODEL_LOOKALIKES = frozenset({"model", "model_name", "model_id", "models", "name", "system"})
 """Column names (lower case) a results file may give its model column instead of ``model``."""
+
+
+def _default_index(frame: pd.DataFrame) -> bool:
+    """Whether ``frame``'s index is pandas' default ``0, 1, ...`` (it holds no model ids)."""
+    import pandas as pd
+
+    index = frame.index
+    return (
+        isinstance(index, pd.RangeIndex)
+        and index.start == 0
+        and index.step == 1
+        and index.name is None
+    )
 
 
 def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.Series]:
@@ -298,11 +317,15 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
 
     Long layout: columns ``item`` and ``score`` (or ``correct`` / ``is_correct``), plus
     ``model`` when the file holds several models (without it, the model is named after the
-    file, ``new`` for a DataFrame). The store's key columns (``latentbench export``) are read
-    as :meth:`ResponseMatrix.read <latentbench.io.ResponseMatrix.read>` reads them: several
+    file; ``"model"`` for a DataFrame, as for every in-memory input). The store's key columns
+    (``latentbench export``) are read as
+    :meth:`ResponseMatrix.read <latentbench.io.ResponseMatrix.read>` reads them: several
     ``metric``, ``filter`` or ``split`` values are an error, several ``benchmark`` values too
     when they share an item id (disjoint ones are said in a DataWarning), and the trials of
-    one (model, item) are averaged (said). Wide layout: a ``model`` column and one column per item.
+    one (model, item) are averaged (said). Wide layout: a ``model`` column and one column per
+    item; a DataFrame may hold the model ids as its index instead (the pivot
+    ``frame.pivot(index="model", columns="item", values="score")``, as
+    :meth:`ResponseMatrix.from_wide <latentbench.io.ResponseMatrix.from_wide>` reads it).
     An empty cell (or a missing marker such as ``NA``) is not answered; anything else must be
     a score in [0, 1] and every id a string or an integer, else the error names the file, the
     row or column and the value.
@@ -326,7 +349,13 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
     )
 
     if isinstance(path, pd.DataFrame):  # a table in memory: named so in the messages
-        file, stem, frame = "the responses table", "new", path.reset_index(drop=True)
+        file, stem = "the responses table", DEFAULT_MODEL_NAME
+        headers = {str(c) for c in path.columns}
+        if "model" not in headers and "item" not in headers and not _default_index(path):
+            # a wide pivot with the models as its index (as ResponseMatrix.from_wide reads it)
+            frame = path.rename_axis("model").reset_index()
+        else:
+            frame = path.reset_index(drop=True)
     else:
         file, stem = str(path), Path(path).stem
         frame = read_table_file(Path(path)).reset_index(drop=True)
@@ -394,10 +423,14 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
                     f"needs their ids in a column named 'model'{advice}"
                 )
             if lookalike:
+                named = (
+                    f"named {stem!r}, the name of answers that carry none"
+                    if isinstance(path, pd.DataFrame)
+                    else f"named after the file {stem!r}"
+                )
                 warnings.warn(
-                    f"in {file}: no 'model' column (it is read as one model's answers, named "
-                    f"after the file {stem!r}); if {lookalike[0]!r} holds the model's name, "
-                    "name it 'model'",
+                    f"in {file}: no 'model' column (it is read as one model's answers, "
+                    f"{named}); if {lookalike[0]!r} holds the model's name, name it 'model'",
                     DataWarning,
                     stacklevel=3,
                 )
@@ -528,7 +561,7 @@ def _answers(
     import pandas as pd
 
     notes: list[str] = []
-    name = model or "model"
+    name = model or DEFAULT_MODEL_NAME
     _, by_model = _by_model(responses)  # a file or a matrix: the one model, or the named one
     if by_model:
         ids = list(by_model)
@@ -897,21 +930,32 @@ _DEFAULT_BUDGET = _Default(100)
 _DEFAULT_SEED = _Default(0)
 
 
+def _check_delta(delta: Any) -> bool:
+    """Refuse a ``delta`` that is not a number in (0, 1) (a string, a bool: the error names
+    it, not a TypeError); returns False for a good one."""
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < float(delta) < 1:
+        raise InputError(f"delta={delta!r}; expected a value in (0, 1)")
+    return False
+
+
 def _check_options(
     budget: int | None, precision: float | None, delta: float, *, need_stop: bool = True
 ) -> None:
     """Refuse a bad budget, precision or delta (and, with ``need_stop``, neither a budget nor
     a precision)."""
-    if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 0):
-        raise InputError(f"budget={budget!r}; expected an integer >= 0")
+    if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 1):
+        # 0 items gave a score and a rank from no evidence (the calibration's spread)
+        raise InputError(
+            f"budget={budget!r}; expected a positive integer (items to evaluate), or None "
+            "with a precision"
+        )
     if precision is not None and not (0 < precision < 0.5):
         # a score interval in [0, 1] has half-width 0.5 before any item: 0.5 or more asks
         # for nothing
         raise InputError(
             f"precision={precision!r}; expected a half-width in (0, 0.5) on the score's scale"
         )
-    if not 0 < delta < 1:
-        raise InputError(f"delta={delta!r}; expected a value in (0, 1)")
+    _check_delta(delta)
     if need_stop and budget is None and precision is None:
         raise InputError("give a budget, a precision or both (else every item is asked)")
 
@@ -931,8 +975,8 @@ def _check_call(
     ``budget`` or ``seed`` other than the defaults' own objects was passed by the caller)."""
     if items is None:
         _check_options(budget, precision, delta)
-    elif not 0 < delta < 1:
-        raise InputError(f"delta={delta!r}; expected a value in (0, 1)")
+    elif _check_delta(delta):
+        pass
     elif precision is not None:
         raise InputError(
             f"precision={precision!r} with a fixed design (items=): every design item is "
@@ -996,7 +1040,10 @@ def estimate(
         calibration's item order. NaN or absent = not answered: the target is then the mean
         over the answered calibrated items (a warning says so).
     model : str, optional
-        The model's name (its row in a multi-model file).
+        The model's name (its row in a multi-model file). Answers that carry no name (a
+        table without a ``model`` column, a mapping, an array, an unnamed Series) are named
+        ``"model"`` (:data:`DEFAULT_MODEL_NAME`) in every container; a file's model is named
+        after the file. The name seeds the draws.
     budget : int or None, default 100
         Most items to evaluate (refused with ``items=``, which scores every design item).
     precision : float, optional
@@ -1552,6 +1599,11 @@ _DESIGN_COLUMNS = "item, order, probability, weight, floor, seed, calibration_ha
 """The columns :func:`tiny` writes (in messages)."""
 
 
+def _short(value: Any, width: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
     """Read a fixed design (``latentbench tiny --out items.csv``, or :func:`tiny`'s table
     saved as CSV or parquet), checked: at least one row, orders ``1, 2, ...`` (after sorting),
@@ -1570,6 +1622,12 @@ def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
     if isinstance(items, pd.DataFrame):
         frame = items
         source = "items"
+    elif not isinstance(items, str | os.PathLike):
+        raise InputError(
+            f"items={_short(items)}: a {type(items).__name__}; expected a fixed design written "
+            "by tiny (its CSV/parquet path or its DataFrame: item, order, probability), made "
+            "with tiny(calibration, k=...); to let the estimate choose the items, drop items="
+        )
     else:
         frame, source = _read_design_file(Path(items))
     if "item" in frame.columns:

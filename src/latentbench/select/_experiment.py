@@ -825,7 +825,9 @@ def experiment_from_matrix(
     missing : {"error", "zero", "drop-items"}, default "error"
         Missing cells of the candidate models: an error (the target mean needs every cell),
         scored 0 on purpose, or every item with a missing candidate cell dropped (for the
-        history too; recorded in ``params["dropped_items"]``).
+        history too; recorded in ``params["dropped_items"]``). A
+        :class:`~latentbench.exceptions.DataWarning` says how many cells were scored 0 or
+        items dropped (``params["missing_cells_scored_0"]`` / ``params["dropped_items"]``).
 
     Returns
     -------
@@ -868,6 +870,22 @@ def experiment_from_matrix(
     candidates = oracle.scores
     if oracle.kept_items.size < scores.shape[1]:
         params["dropped_items"] = int(scores.shape[1] - oracle.kept_items.size)
+        warnings.warn(
+            f"missing='drop-items': dropped {params['dropped_items']:,} of {scores.shape[1]:,} "
+            "items with a missing candidate cell (for the history too); each model's target is "
+            f"its mean over the other {oracle.kept_items.size:,} (params['dropped_items'])",
+            DataWarning,
+            stacklevel=2,
+        )
+    zeros = int(np.isnan(scores[test]).sum()) if missing == "zero" else 0
+    if zeros:  # the user's choice, said (it changes each model's target)
+        params["missing_cells_scored_0"] = zeros
+        warnings.warn(
+            f"missing='zero': {zeros:,} missing candidate cell(s) are scored 0, so each "
+            "model's target is its mean with those zeros (params['missing_cells_scored_0'])",
+            DataWarning,
+            stacklevel=2,
+        )
     proxy = LowRankProxy(rank=rank, random_state=random_state).fit(
         scores[hist][:, oracle.kept_items]
     )

@@ -73,6 +73,19 @@ def _read(
 
     if isinstance(source, ResponseMatrix):
         return source, None
+    if not isinstance(source, str | os.PathLike):
+        import pandas as pd
+
+        table = (
+            " (a table: ResponseMatrix.from_long(frame) or ResponseMatrix.from_wide(frame) "
+            "makes it a matrix)"
+            if isinstance(source, pd.DataFrame)
+            else ""
+        )
+        raise InputError(
+            f"{what}: a {type(source).__name__}; expected a ResponseMatrix or the path of a "
+            f"Parquet/CSV file{table}"
+        )
     if not Path(source).exists():
         raise InputError(f"{what} {source}: file not found")
     return ResponseMatrix.read(source), Path(source)
@@ -171,6 +184,13 @@ def replay(
     SelectionResult
         ``params["n_items"]`` and ``params["history"]`` (source, counts, proxy rank, the
         input's SHA-256, and ``note``: one line saying where the history came from) added.
+
+    Warns
+    -----
+    DataWarning
+        Without a history (a random half of the responses learns the proxy); with
+        ``missing="zero"`` or ``"drop-items"`` when candidate cells are missing (how many are
+        scored 0 or how many items are dropped: the target changes); candidates in the history.
 
     Raises
     ------
@@ -280,6 +300,13 @@ def replay(
             f"{kept.size:,}"
         )
         record["dropped items"] = dropped
+        warnings.warn(
+            f"missing='drop-items': dropped {dropped:,} of {matrix.n_items:,} items with a "
+            f"missing candidate cell; each model's target is its mean over the other "
+            f"{kept.size:,} (recorded in params['history']['dropped items'])",
+            DataWarning,
+            stacklevel=2,
+        )
         if hist_scores is not None:
             hist_scores = hist_scores[:, kept]
     zeros = int(np.isnan(candidates).sum()) if missing == "zero" else 0
@@ -289,6 +316,13 @@ def replay(
             "model's target is its mean with those zeros"
         )
         record["missing cells scored 0"] = zeros
+        warnings.warn(
+            f"missing='zero': {zeros:,} missing candidate cell(s) are scored 0, so each "
+            "model's target is its mean with those zeros (recorded in "
+            "params['history']['missing cells scored 0'])",
+            DataWarning,
+            stacklevel=2,
+        )
     if stop is None:
         stop = "confidence" if budget is None else "budget"
     refuse_spec_delta(policy, "policy")  # delta= sets it; the spec's was overridden silently

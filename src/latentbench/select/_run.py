@@ -132,6 +132,24 @@ class SelectionResult:
     final_certified: bool | None = None
     estimates_unclipped: np.ndarray | None = None
 
+    def __repr__(self) -> str:
+        """Short: the policy, the pool, the recommendation with its estimate (and interval),
+        the certificate and the cells spent (the arrays: :meth:`to_dict`)."""
+        best = self.best
+        interval = (
+            f" [{float(self.lower[best]):.3f}, {float(self.upper[best]):.3f}]"
+            if self.lower is not None and self.upper is not None
+            else ""
+        )
+        certified = {True: "certified", False: "not certified", None: "no certificate"}
+        return (
+            f"SelectionResult(policy {self.policy!r}, {len(self.estimates):,} arms: best "
+            f"{self.best_id!r} at {float(self.estimates[best]):.3f}{interval}, "
+            f"{certified[self.certified]}; {self.evaluations_total:,} evaluations "
+            f"({self.evaluations_init:,} initial), {self.rounds:,} rounds, stopped "
+            f"{self.stopped!r})"
+        )
+
     def interval_trajectories(self, arms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Simultaneous bounds of the chosen arms after every round.
 

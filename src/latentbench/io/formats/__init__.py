@@ -40,6 +40,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from latentbench._checks import user_stacklevel
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io.formats._common import (
@@ -220,7 +221,10 @@ def read_results(
         raise InputError(f"no usable results in {len(report.files)} files: {reasons}")
     report.summarise(frame)
     if report.notes:
-        warnings.warn(f"{source}: " + "; ".join(report.notes), DataWarning, stacklevel=2)
+        # the caller's line, also through Store.ingest_files
+        warnings.warn(
+            f"{source}: " + "; ".join(report.notes), DataWarning, stacklevel=user_stacklevel()
+        )
     return frame, report
 
 

@@ -1,0 +1,81 @@
+"""The IRT twins of ``latentbench fit`` (the hostile walk of 2026-12-05)."""
+
+from __future__ import annotations
+
+import pytest
+
+from latentbench.exceptions import InputError
+from latentbench.irt import TwoPL
+from latentbench.synthetic import simulate_2pl
+
+
+def test_an_l2_with_the_default_prior_is_refused_as_the_command_refuses_it():
+    # F3: TwoPL(l2=1.0).fit(m) gave the default fit and recorded l2=None, silently
+    matrix = simulate_2pl(12, 40, random_state=0).matrix
+    with pytest.raises(InputError, match=r"l2=1\.0 with prior='auto'.*expected prior=None"):
+        TwoPL(l2=1.0).fit(matrix)
+    with pytest.raises(InputError, match=r"l2=1\.0"):
+        TwoPL(l2=1.0).validate()
+    assert TwoPL(prior=None, l2=1.0).fit(matrix).options["l2"] == 1.0
+    assert TwoPL().fit(matrix).options["l2"] is None  # the default still fits
+
+
+def test_save_without_a_matrix_uses_the_one_the_result_keeps(tmp_path):
+    # F4: result.save(dir) wrote no intervals, no random_items.npz and no input, silently,
+    # though result.matrix was kept for exactly this
+    import warnings
+
+    from latentbench.exceptions import DataWarning
+    from latentbench.irt import IRTResult
+
+    path = tmp_path / "m.csv"
+    simulate_2pl(20, 120, random_state=0).matrix.to_wide().rename_axis("model").to_csv(path)
+    from latentbench.io import ResponseMatrix
+
+    matrix = ResponseMatrix.read(path)
+    result = TwoPL().fit(matrix)
+    full = result.save(tmp_path / "full", matrix)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*saved without")  # nothing left out
+        short = result.save(tmp_path / "short")
+    assert sorted(p.name for p in full.values()) == sorted(p.name for p in short.values())
+    assert short["abilities"].read_text() == full["abilities"].read_text()
+    assert {"lower", "upper", "se"} <= set(short["abilities"].read_text().splitlines()[0]
+                                           .replace('"', "").split(","))  # fmt: skip
+    loaded = IRTResult.load(tmp_path / "full")  # keeps no matrix: what is left out is said
+    with pytest.warns(DataWarning, match="saved without the fitted matrix") as caught:
+        loaded.save(tmp_path / "again")
+    assert caught[0].filename == __file__
+
+
+def test_reprs_are_short_and_say_the_key_numbers():
+    # F9: repr(IRTResult) was 42 KB (U, V, b and the tables); TwoPL's was <... object at 0x>
+    import numpy as np
+
+    from latentbench.select import MatrixOracle, run_selection
+    from latentbench.select._policies import make_policy
+
+    assert repr(TwoPL()) == "TwoPL()"
+    assert repr(TwoPL(rank=2, prior=None)) == "TwoPL(rank=2, prior=None)"
+    matrix = simulate_2pl(20, 120, random_state=0).matrix
+    result = TwoPL().fit(matrix)
+    text = repr(result)
+    assert len(text) < 300 and str(result) == text, text
+    assert text.startswith("IRTResult(20 models x 120 items") and "rank 1, MAP" in text
+    run = run_selection(
+        MatrixOracle(np.nan_to_num(matrix.scores)), make_policy("ucbe", {}, where="policy"),
+        budget=200, random_state=0, model_ids=list(matrix.model_ids),
+    )  # fmt: skip
+    text = repr(run)
+    assert len(text) < 300 and text.startswith("SelectionResult(policy 'ucbe', 20 arms: best ")
+    assert f"{run.evaluations_total:,} evaluations" in text and repr(run.best_id) in text
+
+
+def test_the_convergence_warning_points_at_the_callers_line():
+    # F14: it pointed at latentbench/irt/_blas.py (the single-threaded BLAS wrapper)
+    from latentbench.exceptions import ConvergenceWarning
+
+    matrix = simulate_2pl(12, 40, random_state=0).matrix
+    with pytest.warns(ConvergenceWarning, match="max_iter=2") as caught:
+        TwoPL(max_iter=2).fit(matrix)
+    assert {w.filename for w in caught if w.category is ConvergenceWarning} == {__file__}

@@ -1,0 +1,230 @@
+"""The Python twins say what their commands print (the hostile walk of 2026-12-05)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from latentbench.exceptions import DataWarning
+from latentbench.io import ResponseMatrix
+
+
+def _holey(n_models: int = 8, n_items: int = 40) -> ResponseMatrix:
+    rng = np.random.default_rng(0)
+    Y = (rng.random((n_models, n_items)) < np.linspace(0.2, 0.8, n_models)[:, None]).astype(float)
+    Y[0, :3] = np.nan  # three holes in one candidate row
+    frame = pd.DataFrame(
+        Y, index=[f"m{i}" for i in range(n_models)], columns=[f"q{j:02d}" for j in range(n_items)]
+    )
+    return ResponseMatrix.from_wide(frame)
+
+
+@pytest.mark.parametrize(
+    ("missing", "said"),
+    [("zero", "3 missing candidate cell(s) are scored 0"), ("drop-items", "dropped 3 of 40 items")],
+)
+def test_replay_warns_of_its_missing_rule_without_a_history(missing, said):
+    # F1: with no_history=True, missing="zero" was never said to a Python user
+    from latentbench.select import replay
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        replay(_holey(), no_history=True, missing=missing, budget=40, random_state=0)
+    ours = [w for w in caught if issubclass(w.category, DataWarning) and said in str(w.message)]
+    assert len(ours) == 1, [str(w.message) for w in caught]
+    assert ours[0].filename == __file__  # it points at the caller's line
+
+
+@pytest.mark.parametrize(
+    ("missing", "said", "key"),
+    [
+        ("drop-items", "dropped 2 of 120 items", "dropped_items"),
+        ("zero", "2 missing candidate cell(s) are scored 0", "missing_cells_scored_0"),
+    ],
+)
+def test_experiment_from_matrix_says_what_its_missing_rule_did(missing, said, key):
+    # F2: the dropped items were only in params["dropped_items"]; no warning, nothing printed
+    from latentbench.select import experiment_from_matrix
+    from latentbench.select._experiment import split_models
+
+    rng = np.random.default_rng(5)
+    Y = (rng.random((20, 120)) < np.linspace(0.2, 0.8, 20)[:, None]).astype(np.float64)
+    _, test = split_models(20, random_state=0)
+    Y[test[0], [7, 40]] = np.nan
+    kw = dict(pools="full", policies=["ucbe"], seeds=1, budget=100, batch_size=16)
+    kw.update(init_batch=8, pool_size=10, rank=1, n_jobs=1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = experiment_from_matrix(Y, missing=missing, **kw)
+    ours = [w for w in caught if issubclass(w.category, DataWarning) and said in str(w.message)]
+    assert len(ours) == 1, [str(w.message) for w in caught]
+    assert ours[0].filename == __file__
+    assert res.params[key] == 2
+
+
+def test_experiment_command_prints_the_dropped_items(tmp_path):
+    # F2: the help says "(printed)", but nothing was
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    _register()
+    rng = np.random.default_rng(5)
+    Y = (rng.random((20, 60)) < np.linspace(0.2, 0.8, 20)[:, None]).astype(np.float64)
+    Y[:-1, 7] = np.nan  # 19 models miss q07: a candidate cell whatever the split
+    frame = pd.DataFrame(Y, index=[f"m{i:02d}" for i in range(20)],
+                         columns=[f"q{j:02d}" for j in range(60)])  # fmt: skip
+    frame.rename_axis("model").to_csv(tmp_path / "holes.csv")
+    args = ["experiment", str(tmp_path / "holes.csv"), "--policies", "ucbe", "--seeds", "1"]
+    args += ["--budget", "60", "--jobs", "1", "--pools", "full", "--pool-size", "10"]
+    args += ["--rank", "1", "--missing", "drop-items", "--out", str(tmp_path / "x")]
+    outcome = CliRunner().invoke(app, args)
+    assert outcome.exit_code == 0, outcome.output
+    text = " ".join(outcome.output.split())
+    assert "--missing drop-items: dropped 1 of 60 items" in text
+
+
+@pytest.fixture(scope="module")
+def cal():
+    from latentbench.select._estimate_calibration import from_matrix
+
+    rng = np.random.default_rng(0)
+    theta, b = rng.normal(size=12), rng.normal(size=40)
+    Y = (rng.random((12, 40)) < 1 / (1 + np.exp(-(theta[:, None] + b)))).astype(float)
+    frame = pd.DataFrame(
+        Y, index=[f"m{i}" for i in range(12)], columns=[f"q{j}" for j in range(40)]
+    )
+    return from_matrix(ResponseMatrix.from_wide(frame), rank=1)
+
+
+def _answers(cal) -> pd.DataFrame:
+    rng = np.random.default_rng(1)
+    return pd.DataFrame({"item": list(cal.item_ids), "score": (rng.random(40) < 0.6) * 1.0})
+
+
+def test_the_same_unnamed_answers_get_one_name_and_one_estimate_in_any_container(cal):
+    # F5: a DataFrame was named 'new', a dict or an array 'model': different draws, scores
+    from latentbench.select import estimate
+
+    table = _answers(cal)
+    forms = {
+        "frame": table,
+        "dict": dict(zip(table["item"], table["score"], strict=True)),
+        "array": table["score"].to_numpy(),
+        "series": pd.Series(table["score"].to_numpy(), index=table["item"]),
+    }
+    got = {k: estimate(cal, v, budget=15, seed=2, cache=False) for k, v in forms.items()}
+    assert {r.model for r in got.values()} == {"model"}
+    assert len({r.score for r in got.values()}) == 1, {k: r.score for k, r in got.items()}
+
+
+def test_a_table_in_memory_is_not_said_to_be_named_after_a_file(cal):
+    # F5: "named after the file 'new'" for a DataFrame, which has no file
+    from latentbench.select import read_responses
+
+    with pytest.warns(DataWarning, match="no 'model' column") as caught:
+        read_responses(_answers(cal).assign(name="gpt"))
+    text = str(caught[0].message)
+    assert "file" not in text.split("(", 1)[1] and "named 'model'" in text
+
+
+@pytest.mark.parametrize("budget", [0, -1])
+def test_a_budget_of_no_items_is_refused(cal, budget):
+    # F13: budget=0 reported a score and a rank from 0 items, without a word
+    from latentbench.exceptions import InputError
+    from latentbench.select import compare, estimate
+
+    answers = _answers(cal)
+    with pytest.raises(InputError, match=rf"budget={budget}; expected a positive integer"):
+        estimate(cal, answers, budget=budget, cache=False)
+    with pytest.raises(InputError, match=rf"budget={budget}; expected a positive integer"):
+        compare(cal, answers, answers.assign(score=1 - answers["score"]), budget=budget)
+
+
+def test_estimate_command_refuses_budget_0(tmp_path, cal):
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    _register()
+    wide = pd.DataFrame(cal_rows(), columns=[f"q{j}" for j in range(40)])
+    wide.index = [f"m{i}" for i in range(12)]
+    wide.rename_axis("model").to_csv(tmp_path / "calib.csv")
+    _answers(cal).to_csv(tmp_path / "new.csv", index=False)
+    args = ["estimate", str(tmp_path / "calib.csv"), str(tmp_path / "new.csv"), "--budget", "0"]
+    outcome = CliRunner().invoke(app, args)
+    assert outcome.exit_code == 2, outcome.output
+    assert "--budget 0; expected a positive integer" in " ".join(outcome.output.split())
+
+
+def cal_rows() -> np.ndarray:
+    rng = np.random.default_rng(0)
+    theta, b = rng.normal(size=12), rng.normal(size=40)
+    return (rng.random((12, 40)) < 1 / (1 + np.exp(-(theta[:, None] + b)))).astype(float)
+
+
+def test_wrong_types_are_refused_by_name_not_by_a_type_error(cal):
+    # F11: raw TypeErrors from os.fspath and from comparing a str with 0
+    from latentbench.exceptions import InputError
+    from latentbench.select import estimate, replay
+
+    answers = _answers(cal)
+    with pytest.raises(InputError, match=r"responses: a DataFrame; expected a ResponseMatrix.*"
+                       r"ResponseMatrix\.from_long"):  # fmt: skip
+        replay(answers.assign(model="a"), no_history=True)
+    with pytest.raises(InputError, match=r"history: a list; expected a ResponseMatrix"):
+        replay(_holey(), history=["h.csv"])
+    for delta in ("0.05", True, None):
+        with pytest.raises(InputError, match=r"delta=.*; expected a value in \(0, 1\)"):
+            estimate(cal, answers, budget=10, delta=delta, cache=False)
+    with pytest.raises(InputError, match=r"delta='0.05'"):
+        estimate(cal, answers, items=answers, delta="0.05", cache=False)
+    with pytest.raises(InputError, match=r"items=\['q0', 'q1'\]: a list; expected a fixed design"):
+        estimate(cal, answers, items=["q0", "q1"], cache=False)
+
+
+def test_a_wide_pivot_with_the_models_as_index_is_read_as_from_wide_reads_it(cal):
+    # F12: estimate refused the pivot that the data README recipe produces
+    from latentbench.select import estimate, read_responses
+
+    long = _answers(cal).assign(model="newbie")
+    wide = long.pivot(index="model", columns="item", values="score")
+    got = read_responses(wide)
+    assert list(got) == ["newbie"]
+    assert got["newbie"].sort_index().equals(long.set_index("item")["score"].sort_index())
+    from_wide = estimate(cal, wide, budget=15, seed=2, cache=False)
+    from_long = estimate(cal, long, budget=15, seed=2, cache=False)
+    assert from_wide.model == "newbie" and from_wide.score == from_long.score
+    # a plain long table (default index) is still read as long
+    assert list(read_responses(long)) == ["newbie"]
+
+
+def test_demo_result_says_its_headline_and_has_a_short_repr():
+    # F9: the headline lines were built in the CLI only; repr(DemoResult) was 73 KB
+    from types import SimpleNamespace
+
+    from latentbench._demo import DemoResult
+
+    run = SimpleNamespace(best_id="llm-7", stopped="confidence", evaluations_total=12_345)
+    stats = dict(pulse=20_000.0, pulse_lo=15_000.0, pulse_hi=25_000.0, vs_full=80.0)
+    stats.update(vs_full_lo=75.0, vs_full_hi=85.0, vs_reference=30.0)
+    stats.update(vs_reference_lo=10.0, vs_reference_hi=50.0)
+    result = DemoResult(
+        matrix=SimpleNamespace(n_models=200, n_items=1000), planted={}, fit=SimpleNamespace(rank=1),
+        uninformative=["a"] * 20, selection=run, candidates=[f"c{i}" for i in range(50)],
+        truth=np.zeros(50), true_best="llm-7", n_history=50, batch_size=40, init_batch=10,
+        full=100_000, delta=0.05, experiment=None, stats=stats, ucbe=28_000.0, seeds=12,
+        paths={}, seconds=21.0,
+    )  # type: ignore[arg-type]  # fmt: skip
+    lines = result.summary().splitlines()
+    assert len(lines) == 4
+    assert lines[0].startswith("A second leaderboard") and "costs 100,000 cells" in lines[0]
+    assert lines[1].startswith("PULSE certified llm-7 as the best candidate (the true best) "
+                               "after 12,345 evaluations: 12.3% of a full evaluation")  # fmt: skip
+    assert lines[2].startswith("PULSE finds the best candidate in 95% of 12 runs after 20,000")
+    assert lines[3].endswith("PULSE needs fewer evaluations than UCB-E on this leaderboard).")
+    text = repr(result)
+    assert len(text) < 300 and "PULSE certified 'llm-7' (the true best)" in text
