@@ -86,7 +86,9 @@ def replica(shape: tuple[int, int], floor: float, k: int, clean: bool = False) -
         "cov_old": float(
             np.mean((lo_l[others] <= truth[others]) & (truth[others] <= hi_l[others]))
         ),
-        "width_new": float(np.mean(hi[others] - lo[others])),
+        # finite intervals only; a far model of the others may be detached (one-sided)
+        "width_new": float(np.mean((hi - lo)[others][np.isfinite((hi - lo)[others])])),
+        "others_open": int(np.sum(~np.isfinite((hi - lo)[others]))),
         "width_old": float(np.mean(hi_l[others] - lo_l[others])),
         "random_item": unc.method.startswith("random-item"),
         # (it never sets the scale since 2026-12-05; detached: it got the detached interval)
@@ -108,6 +110,7 @@ def summarise(shape: tuple[int, int], rows: list[dict[str, Any]]) -> str:
         f"| {np.mean([r['width_new'] for r in rows]):.3f} / "
         f"{np.mean([r['width_old'] for r in rows]):.3f} "
         f"| {np.mean([r['random_item'] for r in rows]):.2f} "
+        f"| {np.mean([r['others_open'] > 0 for r in rows]):.2f} "
         f"| {1 - len(kept) / len(rows):.2f} | {floor:.2f} "
         f"| {np.mean([r['floor'] for r in rows]):.2f} |"
     )
@@ -126,10 +129,10 @@ def main() -> None:
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")]
     print(
         "| shape (models x items) | replicas | coverage, other models: default now | joint "
-        "Laplace (before) | mean width now / before | random-item share | constant model "
-        "detached | its interval covers | its ability (mean) |"
+        "Laplace (before) | mean width now (finite) / before | random-item share | another "
+        "model detached | constant model detached | its interval covers | its ability (mean) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     with ProcessPoolExecutor(args.jobs) as pool:
         for shape in shapes:
             start = time.perf_counter()
