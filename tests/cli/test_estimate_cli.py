@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from latentbench.cli import _register, app
@@ -393,3 +394,34 @@ def test_a_call_that_estimates_no_model_marks_an_earlier_estimate_in_out(tmp_pat
     back = EstimateSet.read(out)
     assert not back.complete and {"e1", "e2"} <= set(back.failures)
     assert [r.model for r in back] == ["good"]  # the earlier estimate, kept and marked
+
+
+def test_compare_twin_reads_one_file_of_two_models_and_the_command_takes_its_options(tmp_path):
+    """``compare(cal, file)`` pairs a file's two models as the command does (``responses_b``
+    was required in Python), and the command passes ``--floor``, ``--rank``, ``--proxy``
+    (Python-only before): the same result from both."""
+    from latentbench.select import compare
+
+    rng = np.random.default_rng(1)
+    ability = rng.normal(size=10)
+    easy = rng.normal(size=60)
+    p = 1 / (1 + np.exp(-(ability[:, None] + easy[None, :])))
+    cells = [(f"m{i}", f"q{j}", float(rng.random() < p[i, j])) for i in range(8) for j in range(60)]
+    calibration, two = tmp_path / "calib.parquet", tmp_path / "two.csv"
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_parquet(calibration)
+    new = [(f"m{i}", f"q{j}", float(rng.random() < p[i, j])) for i in (8, 9) for j in range(60)]
+    pd.DataFrame(new, columns=["model", "item", "score"]).to_csv(two, index=False)
+    options = {"budget": 30, "seed": 2, "floor": 0.3, "proxy": "ridge"}
+    ours = compare(calibration, two, **options)  # (old: TypeError, responses_b missing)
+    assert (ours.model_a, ours.model_b) == ("m8", "m9")
+    assert ours.options["floor"] == 0.3 and ours.options["proxy"] == "ridge"
+    assert compare(calibration, two, model_b="m8", **options).model_a == "m9"
+    args = ["compare", str(calibration), str(two), "--budget", "30", "--seed", "2",
+            "--floor", "0.3", "--proxy", "ridge", "--json"]  # fmt: skip
+    outcome = runner.invoke(app, args)
+    assert outcome.exit_code == 0, outcome.output
+    printed = json.loads(outcome.stdout)
+    assert printed["items"] == list(ours.items)
+    assert printed["difference"] == pytest.approx(ours.difference)
+    outcome = runner.invoke(app, [*args[:3], "--proxy", "nearest"])
+    assert outcome.exit_code == 2 and "--proxy 'nearest'" in outcome.output

@@ -491,6 +491,13 @@ def compare_command(
     ),
     delta: float = typer.Option(0.05, help="Error probability of the certificate."),
     seed: int = typer.Option(0, help="Seed."),
+    floor: float = typer.Option(0.5, help="Uniform share of the design, in (0, 1]."),
+    rank: int = typer.Option(1, help="Rank of the fit when CALIBRATION is a matrix file."),
+    proxy: str = typer.Option(
+        "irt",
+        help="Predictions: irt (the IRT model alone) or ridge (IRT corrected from the "
+        "calibration responses). Either keeps the interval valid.",
+    ),
     out: Path | None = typer.Option(
         None, "--out", "-o", help="Write compare.json into this directory."
     ),
@@ -498,8 +505,12 @@ def compare_command(
 ) -> None:
     """Is A's full-benchmark score higher than B's? Paired items, stops when certified."""
     from latentbench.select import compare, read_responses
+    from latentbench.select._estimate_compare import _pair
 
     _refuse_store(calibration, "compare")
+    if proxy not in PROXIES:
+        fail(f"--proxy {proxy!r}: expected one of {', '.join(PROXIES)}")
+    proxy_kind: Any = proxy
     if out is not None:
         _writable_dir(out)
     with clean_warnings():
@@ -509,14 +520,8 @@ def compare_command(
                     raise InputError(f"responses {path}: no such file")
             data_a = read_responses(responses_a)
             data_b = data_a if responses_b is None else read_responses(responses_b)
-            if responses_b is None and (a is None or b is None) and len(data_a) == 2:
-                first, second = list(data_a)
-                if a is None and b is None:
-                    a, b = first, second
-                elif a is None:
-                    a = first if b == second else second
-                else:
-                    b = first if a == second else second
+            if responses_b is None:  # one file of both models: as compare() pairs them
+                a, b = _pair(a, b, data_a)
             a, b = _compare_names(a, b, data_a, data_b, responses_a, responses_b or responses_a)
             if a == b and responses_b is not None:  # one name in two files (checkpoints)
                 name = a
@@ -534,6 +539,9 @@ def compare_command(
                 margin=margin,
                 delta=delta,
                 seed=seed,
+                floor=floor,
+                rank=rank,
+                proxy=proxy_kind,
             )
         except InputError as exc:
             fail(exc)

@@ -154,7 +154,7 @@ class CompareResult:
 def compare(
     calibration: Any,
     responses_a: Any,
-    responses_b: Any,
+    responses_b: Any = None,
     *,
     model_a: str | None = None,
     model_b: str | None = None,
@@ -173,8 +173,11 @@ def compare(
     calibration : path, IRTResult, ResponseMatrix or Calibration
     responses_a, responses_b : as ``responses`` of :func:`estimate`
         The two models' answers (the same file twice with ``model_a`` / ``model_b`` naming
-        its rows is fine).
+        its rows is fine). ``responses_b`` defaults to ``responses_a`` (one file or table of
+        both models, as ``latentbench compare`` reads one file).
     model_a, model_b : str, optional
+        The models' names in their answers; with one source of exactly two models, a name
+        left out is the other model (both left out: the two in the source's order).
     budget : int or None, default 500
         Most items (each answered by both models).
     margin : float, optional
@@ -195,6 +198,9 @@ def compare(
     _check_margin(margin)
     _check_options(budget, None, delta, need_stop=False)
     cal = load_calibration(calibration, rank=rank)
+    if responses_b is None:
+        responses_a = responses_b = _as_models(responses_a)
+        model_a, model_b = _pair(model_a, model_b, responses_a)
     name_a, ya, notes = _answers(cal, responses_a, model_a, "model_a")
     name_b, yb, notes_b = _answers(cal, responses_b, model_b, "model_b")
     notes += notes_b
@@ -239,6 +245,31 @@ def compare(
                          tuple(float(da[j]) for j in order), tuple(float(db[j]) for j in order),
                          tuple(probs), cal.source, cal.hash, options, tuple(notes),
                          cal.n_items)  # fmt: skip
+
+
+def _as_models(responses: Any) -> Any:
+    """A file or table of answers read once into ``model -> Series`` (other inputs as they
+    are), so that both sides of a one-source comparison read the same models."""
+    import pandas as pd
+
+    from latentbench.select._estimate import read_responses
+
+    if isinstance(responses, str | os.PathLike | pd.DataFrame):
+        return read_responses(responses)
+    return responses
+
+
+def _pair(model_a: str | None, model_b: str | None, data: Any) -> tuple[str | None, str | None]:
+    """Names for a one-source comparison: with exactly two models in ``data`` (a mapping), a
+    name left out is the other one; both left out, the two in their order."""
+    if not isinstance(data, dict) or len(data) != 2 or (model_a and model_b):
+        return model_a, model_b
+    first, second = (str(m) for m in data)
+    if model_a is None and model_b is None:
+        return first, second
+    if model_a is None:
+        return (first if model_b == second else second), model_b
+    return model_a, (first if model_a == second else second)
 
 
 def _paired(
