@@ -228,3 +228,24 @@ def test_demo_result_says_its_headline_and_has_a_short_repr():
     assert lines[3].endswith("PULSE needs fewer evaluations than UCB-E on this leaderboard).")
     text = repr(result)
     assert len(text) < 300 and "PULSE certified 'llm-7' (the true best)" in text
+
+
+def test_estimate_and_compare_results_have_short_reprs():
+    """Their dataclass reprs listed every item drawn, answer and probability (1.3 KB after 20
+    items, tens of KB after a few hundred): one line now, whatever the budget."""
+    from latentbench.select import compare, estimate, estimate_many
+
+    rng = np.random.default_rng(0)
+    Y = (rng.random((12, 600)) < 0.6).astype(float)
+    m = ResponseMatrix(Y[:10], [f"m{i}" for i in range(10)], [f"q{j}" for j in range(600)])
+    a, b = (pd.Series(Y[k], index=m.item_ids) for k in (10, 11))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = estimate(m, a.rename("x"), budget=300)
+        pair = compare(m, {"a": a, "b": b}, budget=300)
+        many = estimate_many(m, {"a": a, "b": b}, budget=300)
+    for result, head in ((one, "EstimateResult('x': score "), (pair, "CompareResult('a' vs 'b'"),
+                         (many, "EstimateSet(2 model(s) estimated")):  # fmt: skip
+        text = repr(result)
+        assert text.startswith(head) and len(text) < 300 and "\n" not in text, text
+    assert one.summary() in repr(one)

@@ -169,6 +169,11 @@ class EstimateResult:
     def half_width(self) -> float:
         return (self.upper - self.lower) / 2.0
 
+    def __repr__(self) -> str:
+        """Short: the model, its summary line and why it stopped (the items and answers:
+        ``items``, ``answers``; everything: :meth:`to_dict`)."""
+        return f"EstimateResult({self.model!r}: {self.summary()}; stopped {self.stopped})"
+
     def summary(self) -> str:
         """One line: ``score 0.612 [0.597, 0.627] after 140 of 12,032 items; would rank 7th
         (5th-9th) of 29``."""
@@ -1205,6 +1210,17 @@ class EstimateSet:
                     return r
             raise KeyError(key)
         return self.results[key]
+
+    def __repr__(self) -> str:
+        """Short: how many models, and which were not estimated (each result's repr is short
+        too)."""
+        missed = len(self.failures) + len(self.not_estimated)
+        return (
+            f"EstimateSet({len(self.results):,} model(s) estimated"
+            + (f", {missed:,} not" if missed else "")
+            + (f": {self.results[0]!r}" if len(self.results) == 1 else "")
+            + ")"
+        )
 
     def summary(self) -> str:
         """One line per model (prefixed by its name when there are several)."""

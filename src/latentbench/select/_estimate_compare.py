@@ -83,6 +83,11 @@ class CompareResult:
     warnings: tuple[str, ...] = ()
     n_calibrated: int = 0
 
+    def __repr__(self) -> str:
+        """Short: the pair and the summary line (the items and answers: ``items``,
+        ``answers_a``, ``answers_b``; everything: :meth:`to_dict`)."""
+        return f"CompareResult({self.model_a!r} vs {self.model_b!r}: {self.summary()})"
+
     def summary(self) -> str:
         """One line, e.g. ``A - B = +0.032 [+0.011, +0.054] after 240 of 12,032 items; A is
         higher``."""
