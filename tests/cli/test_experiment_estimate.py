@@ -360,6 +360,22 @@ def test_models_that_never_reach_the_precision_count(capsys):
     assert record.precision_text(0.02, done).endswith("in the 6 of 6 runs that reached it")
 
 
+def test_a_runs_table_without_its_limits_never_overstates_the_median():
+    """Review: summarising the runs table alone (the documented DataFrame input) took each
+    model's items as its limit: runs capped at 50 of 100 items printed "within 100 items ...
+    >= 62.5". The runs now record their limit; a table without it bounds the median by the
+    budgets the runs recorded, and gives no limit."""
+    from latentbench.select import summarize_estimate_experiment
+
+    record = _censored_experiment()
+    reach = summarize_estimate_experiment(record.runs)["precision"]  # no limit column
+    assert reach["limit"] is None and reach["median_all_exact"] is False
+    assert reach["median_all"] == 15  # 20, 25, 30 and three runs beyond 10 (old: 62.5)
+    assert "within" not in record.precision_text(0.02, reach)
+    with_limits = summarize_estimate_experiment(record.runs.assign(limit=50))["precision"]
+    assert with_limits["limit"] == 50 and with_limits["median_all"] == 40
+
+
 def _html_tables(html: str) -> list[dict[str, list[str]]]:
     """Each table of a page as column -> the texts of its cells."""
     import re

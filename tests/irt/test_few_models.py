@@ -64,7 +64,10 @@ def test_few_models_on_few_items_get_the_caveat_too():
     n = FEW_ITEMS_MODELS - 5
     result, matrix = _fit(n, n_items=FEW_ITEMS // 2)
     unc, said = _caveats(result, matrix)
-    assert len(said) == 1 and f"only {n} models and {FEW_ITEMS // 2} items" in said[0]
+    assert (
+        len(said) == 1
+        and f"only {n} models set the reporting scale, on {FEW_ITEMS // 2} items" in said[0]
+    )
     assert unc.caveat is not None
     for models, items in ((n, FEW_ITEMS), (FEW_ITEMS_MODELS, FEW_ITEMS // 2)):
         result, matrix = _fit(models, n_items=items)

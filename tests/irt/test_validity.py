@@ -487,3 +487,26 @@ def test_the_model_jackknife_runs_on_the_laws_own_scale():
     jack = model_jackknife_of(with_broken)
     assert jack is not None
     np.testing.assert_allclose(jack.theta, shift + scale * direct.theta, atol=1e-9)
+
+
+def test_a_joint_ml_fit_says_a_constant_model_is_off_the_scale_not_detached():
+    """Review, 2026-12-05: with constant models off the scale, a joint-ML fit (no prior, so
+    no exact posterior) sent a model with every score 1 to the detached intervals: warned
+    "detached", listed so in the uncertainty while fit.json said it was not. Now it is said
+    once as at the ceiling, and its interval is open upwards (the likelihood has no maximum)."""
+    data = simulate_2pl(15, 80, random_state=2)
+    scores = data.matrix.scores.copy()
+    scores[9] = 1.0  # every answer right
+    matrix = ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids)
+    fit = TwoPL(prior=None).fit(matrix)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        unc = fit.standard_errors()
+    said = [str(w.message) for w in caught if issubclass(w.category, LatentbenchWarning)]
+    assert not any("detached" in m for m in said), said  # (old: "2 model(s) detached")
+    assert sum("floor or ceiling" in m and "model_09" in m for m in said) == 1, said
+    assert unc.detached is None or "model_09" not in unc.detached["models"]
+    assert unc.checks is not None and unc.checks["constant_models"] == ["model_09"]
+    row = unc.abilities.iloc[9]
+    assert row["upper"] == np.inf and np.isfinite(row["lower"])
+    assert row["lower"] > unc.abilities["theta"].drop(index=9).median()

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from latentbench.exceptions import DataWarning
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.io import ResponseMatrix
 
 
@@ -200,6 +200,13 @@ def test_a_wide_pivot_with_the_models_as_index_is_read_as_from_wide_reads_it(cal
     assert from_wide.model == "newbie" and from_wide.score == from_long.score
     # a plain long table (default index) is still read as long
     assert list(read_responses(long)) == ["newbie"]
+    # review: an item-indexed table of scores is a long table without its item column (the
+    # error says so), and a row taken by position is not a model named after its position
+    with pytest.raises(InputError, match="reset_index"):
+        read_responses(long.set_index("item")[["score"]])
+    rows = pd.concat([wide.reset_index(drop=True)] * 6, ignore_index=True)
+    with pytest.raises(InputError):
+        read_responses(rows.iloc[[5]])  # (before this fix: a model named '5')
 
 
 def test_demo_result_says_its_headline_and_has_a_short_repr():

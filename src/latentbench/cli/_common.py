@@ -109,7 +109,13 @@ _SPELLINGS = (
         ),
         lambda m: "--" + m.group(1).replace("_", "-") + " ",
     ),
-    (re.compile(r"(--budget [-\w.]+; expected a nonnegative integer) or None"), r"\1"),
+    (
+        re.compile(
+            r"(--budget [-\w.]+; expected a positive integer \(items to evaluate\))"
+            r", or None with a precision"
+        ),
+        r"\1",
+    ),
     (re.compile(r"\bmargin=M\b"), "--margin M"),
     (re.compile(r"\bpass force=True\b"), "pass --force"),
     (re.compile(r"\bsplit='(date|random)'"), r"--split \1"),

@@ -62,15 +62,27 @@ def _mark_stale(out: Path, message: str, outcome: Any = None) -> None:
 
     if not (out / "estimate.json").is_file():
         return
-    failures = {"(the last call)": message}
-    if outcome is not None:
-        failures.update(outcome.failures)
+    # the earlier call's own status (a partial call's) is kept: failures and not_estimated
+    # describe the models of the estimate.json here; the last call's go under last_call (a
+    # model estimated earlier and failed now is not both in one set)
+    earlier: dict[str, Any] = {}
+    try:
+        loaded = json.loads((out / EstimateSet.STATUS_FILE).read_text(encoding="utf-8"))
+        earlier = loaded if isinstance(loaded, dict) else {}
+    except (OSError, ValueError):
+        pass
+    failures = {**dict(earlier.get("failures") or {}), "(the last call)": message}
     status = {
         "complete": False,
-        "not_estimated": [] if outcome is None else list(outcome.not_estimated),
+        "not_estimated": list(earlier.get("not_estimated") or []),
         "failures": failures,
+        "last_call": {
+            "message": message,
+            "failures": {} if outcome is None else dict(outcome.failures),
+            "not_estimated": [] if outcome is None else list(outcome.not_estimated),
+        },
         "note": "estimate.json and estimates.csv here are from an earlier call; the last "
-        "call failed and wrote nothing else",
+        "call failed and wrote nothing else (last_call)",
     }
     try:
         (out / EstimateSet.STATUS_FILE).write_text(json.dumps(status, indent=1), encoding="utf-8")

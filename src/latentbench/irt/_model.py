@@ -47,8 +47,11 @@ _SIGMA_RANGE = (1e-3, 1e3)
 """Allowed temperatures of the logistic link (outside it the fit under- or overflows)."""
 
 _L2_MAX = 1e6
-_L2_DEFAULT = 1e-2
 """Largest ridge (beyond it every estimate is 0 to machine precision)."""
+
+_L2_DEFAULT = 1e-2
+"""The ridge of a joint-ML fit when none is given (``TwoPL(l2=...)``'s default; a fit with a
+prior refuses another value)."""
 
 
 class TwoPL:

@@ -470,7 +470,17 @@ def standard_errors(
         upper[rows] = np.fmax(upper[rows], U[rows, 0] + z * union_sd[rows])
         se_first = np.where(rows, (upper - lower) / (2 * z), se_first)
     constant_rows = np.zeros(N, dtype=bool)
-    if r == 1 and posterior and float(result.penalty.precision_U) > 0:
+    said_constant = bool(checks and checks.get("constant_models"))
+    if r == 1 and not (posterior and float(result.penalty.precision_U) > 0):
+        # joint ML (no prior on the abilities): a constant model's likelihood has no maximum,
+        # its estimate is where the fit's ridge stopped it; it does not set the reporting
+        # scale either (not detached): its interval is open on its far side
+        constant_rows, at_top = _floor_or_ceiling(result, matrix, ~no_data)
+        idx = np.flatnonzero(constant_rows)
+        upper[idx[at_top]] = np.inf
+        lower[idx[~at_top]] = -np.inf
+        how = "their intervals are open on the far side (no maximum of the likelihood)"
+    elif r == 1:
         # every observed score 1 (or 0): the data bound the ability on one side only, and the
         # Gaussian at the mode (Laplace) made its interval the narrowest of all (a perfect
         # model: se 0.24, upper 2.7, below the upper 3.2 of the same model one item short);
@@ -481,6 +491,18 @@ def standard_errors(
             lower[constant_rows] = np.minimum(lo, centre[constant_rows])
             upper[constant_rows] = np.maximum(hi, centre[constant_rows])
             se_first = np.where(constant_rows, (upper - lower) / (2 * z), se_first)
+        how = "each gets its exact posterior interval under the fit's prior (items fixed)"
+    if constant_rows.any() and not said_constant:
+        ids = [result.model_ids[i] for i in np.flatnonzero(constant_rows)]
+        checks = {**(checks or {}), "constant_models": ids}
+        names = ", ".join(repr(m) for m in ids[:3]) + (" ..." if len(ids) > 3 else "")
+        warnings.warn(
+            f"ability intervals: {len(ids)} model(s) at the floor or ceiling ({names}: every "
+            "observed score 0, or every one 1) have no position of their own and do not set "
+            f"the reporting scale; {how}",
+            LatentbenchWarning,
+            stacklevel=2,
+        )
     detached = None
     if r == 1 and not (reference | constant_rows).all():
         detached = _detached_intervals(
@@ -623,7 +645,8 @@ def _small_fit_caveat(n_scale: int, n_items: int) -> str | None:
         )
     else:
         what = (
-            f"only {n_scale} models and {n_items} items; with fewer than {FEW_ITEMS_MODELS} "
+            f"only {n_scale} models set the reporting scale, on {n_items} items; with fewer "
+            f"than {FEW_ITEMS_MODELS} "
             f"models and {FEW_ITEMS} items the 95% intervals covered 0.90-0.93 in simulated "
             "2PL data (10 models, 20-50 items)"
         )
@@ -676,18 +699,7 @@ def _constant_intervals(
     rows : ndarray of bool, shape (N,)
     lower, upper : ndarray of shape (rows.sum(),)
     """
-    fitted = fitted_matrix(result, matrix)
-    if isinstance(fitted, ResponseMatrix):
-        values, row_of, cols = observed_values(fitted)
-    else:
-        dense = np.asarray(fitted, dtype=np.float64)
-        row_of, cols = np.nonzero(~np.isnan(dense))
-        values = dense[row_of, cols]
-    n = int(result.shape[0])
-    top, bottom = np.full(n, -np.inf), np.full(n, np.inf)
-    np.maximum.at(top, row_of, values)
-    np.minimum.at(bottom, row_of, values)
-    rows = np.asarray(candidates, bool) & (top == bottom) & np.isin(top, (0.0, 1.0))
+    rows, top, row_of, cols = _floor_ceiling_cells(result, matrix, candidates)
     idx = np.flatnonzero(rows)
     lower, upper = np.empty(idx.size), np.empty(idx.size)
     if idx.size == 0:
@@ -714,6 +726,36 @@ def _constant_intervals(
         lower[k] = float(np.interp(tail, cdf, grid[k]))
         upper[k] = float(np.interp(1.0 - tail, cdf, grid[k]))
     return rows, lower, upper
+
+
+def _floor_ceiling_cells(
+    result: IRTResult, matrix: ResponseMatrix | np.ndarray | None, candidates: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The ``candidates`` (bool, shape (N,)) whose every observed score is 1, or every one 0,
+    read without a dense grid (a sparse matrix stays so): ``rows`` (bool, (N,)), each model's
+    highest score ``top`` (N,), and the observed cells' rows and columns."""
+    fitted = fitted_matrix(result, matrix)
+    if isinstance(fitted, ResponseMatrix):
+        values, row_of, cols = observed_values(fitted)
+    else:
+        dense = np.asarray(fitted, dtype=np.float64)
+        row_of, cols = np.nonzero(~np.isnan(dense))
+        values = dense[row_of, cols]
+    n = int(result.shape[0])
+    top, bottom = np.full(n, -np.inf), np.full(n, np.inf)
+    np.maximum.at(top, row_of, values)
+    np.minimum.at(bottom, row_of, values)
+    rows = np.asarray(candidates, bool) & (top == bottom) & np.isin(top, (0.0, 1.0))
+    return rows, top, row_of, cols
+
+
+def _floor_or_ceiling(
+    result: IRTResult, matrix: ResponseMatrix | np.ndarray | None, candidates: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``rows`` (bool, (N,)): the ``candidates`` at the floor or the ceiling; ``at_top``
+    (bool, (rows.sum(),)): which of them have every score 1."""
+    rows, top, _, _ = _floor_ceiling_cells(result, matrix, candidates)
+    return rows, top[rows] == 1.0
 
 
 def _detached_intervals(

@@ -303,16 +303,24 @@ _MODEL_LOOKALIKES = frozenset({"model", "model_name", "model_id", "models", "nam
 """Column names (lower case) a results file may give its model column instead of ``model``."""
 
 
-def _default_index(frame: pd.DataFrame) -> bool:
-    """Whether ``frame``'s index is pandas' default ``0, 1, ...`` (it holds no model ids)."""
+def _models_index(frame: pd.DataFrame) -> bool:
+    """Whether ``frame`` is a wide pivot with the model ids as its index (as
+    ``ResponseMatrix.from_wide`` reads it): no ``model``, ``item`` or score column, and an
+    index named ``model``, or an unnamed one that is not integers (a row position such as
+    ``full.iloc[[5]]``'s ``5`` is not a model id; a table of scores indexed by item ids has a
+    score column)."""
     import pandas as pd
 
+    from latentbench.io._matrix_checks import _SCORE_COLUMNS
+
+    headers = {str(c) for c in frame.columns}
+    if headers & {"model", "item", *_SCORE_COLUMNS}:
+        return False
     index = frame.index
-    return (
-        isinstance(index, pd.RangeIndex)
-        and index.start == 0
-        and index.step == 1
-        and index.name is None
+    if index.name == "model":
+        return True
+    return index.name is None and not (
+        pd.api.types.is_integer_dtype(index.dtype) or pd.api.types.is_bool_dtype(index.dtype)
     )
 
 
@@ -355,8 +363,7 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
 
     if isinstance(path, pd.DataFrame):  # a table in memory: named so in the messages
         file, stem = "the responses table", DEFAULT_MODEL_NAME
-        headers = {str(c) for c in path.columns}
-        if "model" not in headers and "item" not in headers and not _default_index(path):
+        if _models_index(path):
             # a wide pivot with the models as its index (as ResponseMatrix.from_wide reads it)
             frame = path.rename_axis("model").reset_index()
         else:
@@ -505,9 +512,12 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
                     "score in [0, 1] (empty = not answered)"
                 )
         return {names.iloc[k]: pd.Series(values[k], index=item_ids) for k in range(len(names))}
+    hint = ""
+    if isinstance(path, pd.DataFrame) and set(columns) & set(_SCORE_COLUMNS):
+        hint = " (item ids in the index? frame.reset_index(names='item') makes them a column)"
     raise InputError(
         f"{file}: no 'item' and 'score' columns (long layout) nor a 'model' column (wide "
-        f"layout); found columns {columns[:8]}"
+        f"layout); found columns {columns[:8]}{hint}"
     )
 
 
@@ -951,8 +961,8 @@ def _check_options(
     if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 1):
         # 0 items gave a score and a rank from no evidence (the calibration's spread)
         raise InputError(
-            f"budget={budget!r}; expected a positive integer (items to evaluate), or None "
-            "with a precision"
+            f"budget={budget!r}; expected a positive integer (items to evaluate)"
+            + (", or None with a precision" if need_stop else "")
         )
     if precision is not None and not (0 < precision < 0.5):
         # a score interval in [0, 1] has half-width 0.5 before any item: 0.5 or more asks

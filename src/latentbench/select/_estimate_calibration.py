@@ -362,10 +362,11 @@ def _normalise(
 
     Over the models with a position of their own: a model whose observed scores in ``Y``
     (N, J; NaN missing) are all 0 or all 1 sits where the fit's penalty stops it, and does
-    not set the scale (as in ``latentbench fit``, :func:`latentbench.irt._objective.
-    reference_models`), while at least three others are left."""
+    not set a rank-1 scale (as in ``latentbench fit``, :func:`latentbench.irt._objective.
+    reference_models`), while at least three others are left; rank > 1 factors are centred
+    over every model, as ``latentbench fit`` centres them."""
     ref = np.ones(U.shape[0], dtype=bool)
-    if Y is not None:
+    if Y is not None and U.shape[1] == 1:  # (rank > 1: centred over every model, as fit)
         from latentbench.irt._fitted import constant_models
         from latentbench.irt._objective import CONSTANT_MIN_OTHERS
 

@@ -40,7 +40,7 @@ __all__ = ["EstimateExperiment", "estimate_experiment", "summarize_estimate_expe
 
 RUN_COLUMNS = ("model", "seed", "budget", "truth", "score", "lower", "upper", "error",
                "covered", "items_to_precision", "n_items", "uniform_error",
-               "covered_throughout", "contradicted")  # fmt: skip
+               "covered_throughout", "contradicted", "limit")  # fmt: skip
 """Columns of :attr:`EstimateExperiment.runs` (``runs.csv``)."""
 
 
@@ -61,10 +61,11 @@ class EstimateExperiment:
         replacement from the model's own answers (exact for 0/1 scores, the normal
         approximation otherwise), the baseline the estimate has to beat;
         ``covered_throughout``: the interval held the truth after every item up to
-        ``budget`` (what the anytime guarantee is about), and ``contradicted``: the answers
+        ``budget`` (what the anytime guarantee is about), ``contradicted``: the answers
         had rejected every candidate score by then (the confidence sequence emptied, and
         the interval fell back to the certain range; see
-        :attr:`~latentbench.select.EstimateResult.contradicted_at`).
+        :attr:`~latentbench.select.EstimateResult.contradicted_at`), and ``limit``: the
+        most items the run could use (its model's answered items, or ``max_items``).
     params : dict
         The experiment's options (``task``, ``input`` and its ``n_models``, ``budgets``,
         ``seeds``, ``models``,
@@ -153,7 +154,7 @@ class EstimateExperiment:
             runs = read_csv_ids(folder / "runs.csv", ("model",))
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
             raise InputError(f"{folder / 'runs.csv'}: not a CSV table ({exc})") from None
-        later = ("uniform_error", "covered_throughout", "contradicted")  # not in older files
+        later = ("uniform_error", "covered_throughout", "contradicted", "limit")  # newer
         missing = [c for c in RUN_COLUMNS if c not in runs.columns and c not in later]
         if missing:
             raise InputError(f"{folder / 'runs.csv'}: lacks column(s) {missing}")
@@ -378,6 +379,7 @@ def estimate_experiment(
                         "uniform_error": uniform[b],
                         "covered_throughout": held,
                         "contradicted": emptied,
+                        "limit": limit,  # the most items the run could use
                     }
                 )
             done += 1
@@ -573,7 +575,9 @@ def summarize_estimate_experiment(table: pd.DataFrame | EstimateExperiment) -> d
         running out of items); so that the runs and models that never reached it count,
         also ``models`` (held-out models), ``not_reached_models`` (those none of whose runs
         reached it), ``limit`` (the most items a run could use: ``max_items``, or the
-        model's items; None when unknown), ``median_all`` and ``median_all_exact`` (the
+        model's items; the runs' ``limit`` column; None when unknown, a table without that
+        column: its runs' largest recorded budgets then bound it below), ``median_all`` and
+        ``median_all_exact`` (the
         median over every run, one that did not reach the precision counted as needing more
         than its limit: :func:`censored_median`; when not exact, ``median_all`` is a lower
         bound, printed ``>=``). SEs are None with one model. With
@@ -584,9 +588,9 @@ def summarize_estimate_experiment(table: pd.DataFrame | EstimateExperiment) -> d
         error at the same budget, averaged like ``mae``), ``mae_ratio`` (``mae /
         uniform_mae``) and ``mae_ratio_se`` (delta method over held-out models).
     """
-    max_items = None
+    max_items, known = None, False  # known: each run's limit (the items it could use)
     if isinstance(table, EstimateExperiment):
-        max_items = table.params.get("max_items")
+        max_items, known = table.params.get("max_items"), True
         table = table.runs
     needed = {"model", "seed", "budget", "error", "covered", "lower", "upper"}
     missing = sorted(needed - set(table.columns))
@@ -633,19 +637,26 @@ def summarize_estimate_experiment(table: pd.DataFrame | EstimateExperiment) -> d
         precision["median_answered"] = _number(float(runs["n_items"].median()))
     # the runs and models that never reached it count: a median over the others alone
     # would leave them out without a word
-    limits = (
-        runs["n_items"].to_numpy(dtype=np.float64)
-        if "n_items" in runs
-        else np.full(len(runs), np.inf)
-    )
-    if max_items is not None:
-        limits = np.minimum(limits, float(max_items))
+    if "limit" in runs and runs["limit"].notna().all():  # recorded with each run
+        limits, known = runs["limit"].to_numpy(dtype=np.float64), True
+    elif known and "n_items" in runs:  # an older experiment's: its items, capped
+        limits = runs["n_items"].to_numpy(dtype=np.float64)
+        if max_items is not None:
+            limits = np.minimum(limits, float(max_items))
+    else:  # a table without its limits (a cap is not known): a run that missed the
+        # precision used at least its largest recorded budget, a lower bound of its limit
+        largest = frame.groupby(["model", "seed"], sort=False)["budget"].max()
+        keys = list(zip(runs["model"], runs["seed"], strict=True))
+        limits = largest.reindex(keys).to_numpy(dtype=np.float64)
+        known = False
     median_all, exact = censored_median(items.to_numpy(dtype=np.float64), limits)
     hit = items.notna().groupby(runs["model"], sort=False).any()
     precision["models"] = len(hit)
     precision["not_reached_models"] = [str(m) for m in hit.index[~hit.to_numpy()]]
     finite = limits[np.isfinite(limits)]
-    precision["limit"] = _number(float(finite.max())) if finite.size else None
+    precision["limit"] = _number(float(finite.max())) if finite.size and known else None
+    if not known:
+        exact = exact and bool(items.notna().all())  # a lower bound unless all reached
     precision["median_all"] = median_all
     precision["median_all_exact"] = exact
     return {"by_budget": by_budget, "precision": precision}
