@@ -122,3 +122,16 @@ def test_a_broken_calibration_model_does_not_set_the_reporting_scale():
     others = np.delete(theta, 4)
     np.testing.assert_allclose([others.mean(), others.std()], [0.0, 1.0], atol=1e-9)
     assert theta[4] < others.min()
+
+
+def test_a_rank_2_calibration_is_centred_over_every_model_as_fit_centres_it():
+    """Review: the constant-model rule centred a rank-2 calibration over the other models,
+    while ``latentbench fit`` centres rank > 1 factors over every model."""
+    from latentbench.select._estimate_calibration import from_matrix
+    from latentbench.synthetic import simulate_2pl
+
+    data = simulate_2pl(15, 120, random_state=3)
+    scores = data.matrix.scores.astype(float)
+    scores[4] = 0.0
+    cal = from_matrix(ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids), rank=2)
+    np.testing.assert_allclose(cal.model_factors.mean(axis=0), 0.0, atol=1e-9)
