@@ -201,3 +201,22 @@ def test_an_answer_reused_from_another_run_keeps_its_note(live_setup):
     assert reused["note"].str.contains("content null").all()
     counted = int(obs["note"].notna().sum())
     assert f"{counted} answer(s) had no text (content null)" in second.message
+
+
+def test_select_live_prints_its_warnings_as_clean_lines(live_setup):
+    """The run's warnings came out raw (a file path and the ``return run_live(...)`` source
+    line, helper-68's walk): one ``warning:`` line each, as every other command prints them."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    s = live_setup
+    for item in s.items:
+        s.state.faults[("model-0", item["id"])] = ["empty"] * 10
+    _register()
+    args = ["select", "live", "--config", str(s.write_config()), "--store", str(s.tmp / "w.duckdb")]
+    outcome = CliRunner().invoke(app, args, env={s.key_env: s.api_key})
+    assert outcome.exit_code == 0, outcome.output
+    text = " ".join(outcome.output.split())
+    assert "warning: run " in text and "had empty text" in text
+    assert ".py:" not in outcome.output and "run_live(" not in outcome.output

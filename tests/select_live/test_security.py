@@ -182,3 +182,19 @@ def test_a_key_pasted_as_api_key_env_is_not_echoed_nor_stored(live_setup, pasted
         assert piece not in str(info.value)
         if path.exists():
             assert piece.encode() not in _store_bytes(path)
+
+
+def test_a_short_placeholder_key_is_redacted_where_it_stands_alone_not_inside_words():
+    """A local server's placeholder key (``x``, ``EMPTY``) was replaced everywhere: the key
+    ``x`` turned the stored note "no text" into "no te***t", and the summary lost its count.
+    A key of ``_FRAGMENT`` characters or more is still redacted in any run of them."""
+    from latentbench.select.oracles._openai import _redact
+
+    assert (
+        _redact("no text (content null); max tokens", "x") == "no text (content null); max tokens"
+    )
+    assert _redact("bad key x, expected another", "x") == "bad key ***, expected another"
+    assert _redact("Authorization: Bearer EMPTY", "EMPTY") == "Authorization: Bearer ***"
+    assert _redact("EMPTYING the queue", "EMPTY") == "EMPTYING the queue"
+    key = "sk-abcdef123456"
+    assert "abcdef" not in _redact(f"echo {key[:9]}... truncated", key)

@@ -185,13 +185,17 @@ def estimate_command(
         None, help="With --benchmark: its split, when it has several (default: test, warned)."
     ),
     out: Path | None = typer.Option(
-        None, "--out", "-o", help="Write estimate.json into this directory."
+        None,
+        "--out",
+        "-o",
+        help="Write estimate.json and estimates.csv into this directory (and "
+        "estimate_status.json when some model was not estimated).",
     ),
     as_json: bool = typer.Option(False, "--json/--no-json", help="Print the result as JSON."),
 ) -> None:
     """Estimate a new model's full-benchmark score from a few adaptively chosen items.
 
-    Prints e.g. "score 0.612 [0.597, 0.627] after 140 of 12,032 items; would rank 7th (5th-9th) of 29".
+    Prints e.g. "score 0.612 [0.597, 0.627] after 140 of 12,032 items; would rank 7th (5th–9th) of 29".
 
     The interval is anytime-valid at 1 - delta whatever the calibration's quality; rank and theta restate it against the calibration models (docs/estimate.md).
     """  # noqa: E501

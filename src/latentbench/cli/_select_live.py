@@ -141,7 +141,8 @@ def live(
                     last_line[0] = now
                     err.print(_progress_line(p, init_total), soft_wrap=True)
 
-            result = run_live(cfg, store, progress=show, stop_event=stop_event)
+            with clean_warnings(err):  # one clean line each, not a file path and source
+                result = run_live(cfg, store, progress=show, stop_event=stop_event)
     except InputError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None

@@ -176,7 +176,7 @@ class EstimateResult:
 
     def summary(self) -> str:
         """One line: ``score 0.612 [0.597, 0.627] after 140 of 12,032 items; would rank 7th
-        (5th-9th) of 29``."""
+        (5th–9th) of 29``."""
         rank = f"would rank {_ordinal(self.rank)}"
         if self.rank_lower != self.rank_upper:
             rank += f" ({_ordinal(self.rank_lower)}\u2013{_ordinal(self.rank_upper)})"

@@ -657,12 +657,17 @@ def _redact(text: str, key: str | None) -> str:
     """``text`` with every run of ``_FRAGMENT`` or more characters of ``key`` replaced.
 
     Catches the whole key, a truncated key, a key split across fields and an escaped key
-    (escapes are decoded first). Keys shorter than ``_FRAGMENT`` are replaced whole.
+    (escapes are decoded first). A key shorter than ``_FRAGMENT`` (a local server's
+    placeholder such as ``x`` or ``EMPTY``) is replaced where it stands alone, not inside a
+    word: replaced everywhere, the key ``x`` turned the note "no text" into "no te***t".
     """
     if not key:
         return text
     text = _unescape(text)
-    size = min(_FRAGMENT, len(key))
+    if len(key) < _FRAGMENT:
+        alone = rf"(?<![A-Za-z0-9]){re.escape(key)}(?![A-Za-z0-9])"
+        return re.sub(alone, "***", text)
+    size = _FRAGMENT
     pieces = {key[i : i + size] for i in range(len(key) - size + 1)}
     hidden = [False] * len(text)
     for i in range(len(text) - size + 1):
