@@ -521,7 +521,6 @@ def compare_command(
 ) -> None:
     """Is A's full-benchmark score higher than B's? Paired items, stops when certified."""
     from latentbench.select import compare, read_responses
-    from latentbench.select._estimate_compare import _pair
 
     _refuse_store(calibration, "compare")
     if proxy not in PROXIES:
@@ -536,8 +535,15 @@ def compare_command(
                     raise InputError(f"responses {path}: no such file")
             data_a = read_responses(responses_a)
             data_b = data_a if responses_b is None else read_responses(responses_b)
-            if responses_b is None:  # one file of both models: as compare() pairs them
-                a, b = _pair(a, b, data_a)
+            if responses_b is None and (a is None or b is None) and len(data_a) == 2:
+                # one file of both models: a name left out is the other (as compare() does)
+                first, second = list(data_a)
+                if a is None and b is None:
+                    a, b = first, second
+                elif a is None:
+                    a = first if b == second else second
+                else:
+                    b = first if a == second else second
             a, b = _compare_names(a, b, data_a, data_b, responses_a, responses_b or responses_a)
             if a == b and responses_b is not None:  # one name in two files (checkpoints)
                 name = a
