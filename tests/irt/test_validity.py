@@ -510,3 +510,40 @@ def test_a_joint_ml_fit_says_a_constant_model_is_off_the_scale_not_detached():
     row = unc.abilities.iloc[9]
     assert row["upper"] == np.inf and np.isfinite(row["lower"])
     assert row["lower"] > unc.abilities["theta"].drop(index=9).median()
+
+
+def test_a_constant_model_does_not_inflate_a_joint_ml_fits_scale_correction():
+    """Review (helper-71): the joint-ML scale correction ``k`` averaged the abilities' se**2
+    over every model; a constant model's (20-30) pushed it to its cap of 2: every ability se
+    x 4, every item se / 2 (the items' intervals then under-cover). Over the models that set
+    the scale, one broken model leaves the others' intervals as they were."""
+    data = simulate_2pl(30, 120, random_state=4)
+    scores = data.matrix.scores.copy()
+    clean = TwoPL(prior=None).fit(data.matrix)
+    scores[0] = 1.0
+    broken = TwoPL(prior=None).fit(
+        ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids)
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LatentbenchWarning)
+        ref, ours = clean.standard_errors(), broken.standard_errors()
+    assert ours.scale_factor < 1.2 and ours.scale_factor == pytest.approx(
+        ref.scale_factor, abs=0.05
+    )
+    items = ours.items["discrimination_se"].median() / ref.items["discrimination_se"].median()
+    models = ours.abilities["se"].iloc[1:].median() / ref.abilities["se"].iloc[1:].median()
+    assert 0.8 < items < 1.25 and 0.8 < models < 1.25, (items, models)  # (old: 0.49, 3.8)
+
+
+def test_a_constant_model_among_too_few_others_is_said_to_set_the_scale():
+    """Review (helper-71): with fewer than three other models a constant model still sets
+    the scale (``CONSTANT_MIN_OTHERS``), but the warning said it did not."""
+    rng = np.random.default_rng(0)
+    scores = (rng.random((3, 40)) < np.array([[0.4], [0.6], [0.5]])).astype(float)
+    scores[0] = 1.0
+    fit = TwoPL(prior=None).fit(ResponseMatrix(scores, ["m0", "m1", "m2"], list(range(40))))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit.standard_errors()
+    said = [str(w.message) for w in caught if "floor or ceiling" in str(w.message)]
+    assert len(said) == 1 and "still set the reporting scale" in said[0], said

@@ -205,8 +205,12 @@ def test_a_wide_pivot_with_the_models_as_index_is_read_as_from_wide_reads_it(cal
     with pytest.raises(InputError, match="reset_index"):
         read_responses(long.set_index("item")[["score"]])
     rows = pd.concat([wide.reset_index(drop=True)] * 6, ignore_index=True)
-    with pytest.raises(InputError):
+    with pytest.raises(InputError, match="rename_axis"):
         read_responses(rows.iloc[[5]])  # (before this fix: a model named '5')
+    # integer model ids in a named index, or an index named as a model column may be
+    for name in ("model", "model_id", "name"):
+        named = rows.iloc[[5]].rename_axis(name)
+        assert list(read_responses(named)) == ["5"]
 
 
 def test_demo_result_says_its_headline_and_has_a_short_repr():

@@ -196,5 +196,9 @@ def test_a_short_placeholder_key_is_redacted_where_it_stands_alone_not_inside_wo
     assert _redact("bad key x, expected another", "x") == "bad key ***, expected another"
     assert _redact("Authorization: Bearer EMPTY", "EMPTY") == "Authorization: Bearer ***"
     assert _redact("EMPTYING the queue", "EMPTY") == "EMPTYING the queue"
+    # (review) an edge that is punctuation has no word to be inside of; unicode letters and
+    # underscores are word characters
+    assert _redact("id9-ab! here", "-ab!") == "id9*** here"
+    assert _redact("ab_c \u00e9ab ab", "ab") == "ab_c \u00e9ab ***"
     key = "sk-abcdef123456"
     assert "abcdef" not in _redact(f"echo {key[:9]}... truncated", key)

@@ -85,7 +85,7 @@ from latentbench.irt._fitted import (
 from latentbench.irt._information import information_blocks
 from latentbench.irt._item_intervals import likelihood_items, posterior_item_covariance
 from latentbench.irt._laplace import normalised_variance
-from latentbench.irt._objective import general_direction
+from latentbench.irt._objective import CONSTANT_MIN_OTHERS, general_direction
 from latentbench.irt._ranks import normal_draws, rank_intervals
 from latentbench.irt._validity import check
 
@@ -416,6 +416,7 @@ def standard_errors(
         scores, _ = _observed(result, matrix)
         laplace = laplace_of(result, scores)
         var_theta[:, 0] = np.diag(laplace.covariance())
+        method = "joint Laplace"  # (it said "observed information": review, 2026-12-05)
     elif normalisation and r == 1:
         var_theta[:, 0] = normalised_variance(U[:, 0], var_theta[:, 0], reference)
     # a model without observed cells gets the prior's spread below (flagged ``no_data``):
@@ -447,7 +448,12 @@ def standard_errors(
         # joint ML only: a MAP fit's shrinkage and the noise inflation of the reporting scale
         # roughly cancel (measured: 95% intervals cover 0.93 at 40 x 200 and 0.95 at 70 x 1000
         # without the correction, 0.82 / 0.89 with k = s)
-        k = 1.0 / np.sqrt(max(1.0 - float(np.mean(se_theta[:, 0] ** 2)), 0.25))
+        # over the models that set the scale, with a position of their own: a constant
+        # model's se (20-30, no maximum of its likelihood), a detached one's or one without
+        # cells (se 1) had pushed k to its cap of 2, every ability se x 4, every item se / 2
+        sets = reference & ~no_data & ~_floor_or_ceiling(result, matrix, ~no_data)[0]
+        if sets.any():
+            k = 1.0 / np.sqrt(max(1.0 - float(np.mean(se_theta[sets, 0] ** 2)), 0.25))
     # items: (r + 1) x (r + 1) blocks in reported coordinates
     cov_items = posterior_item_covariance(result, matrix, info_items)
     # discrimination along w (rank 1: a), its variance w^T C_a w
@@ -496,10 +502,16 @@ def standard_errors(
         ids = [result.model_ids[i] for i in np.flatnonzero(constant_rows)]
         checks = {**(checks or {}), "constant_models": ids}
         names = ", ".join(repr(m) for m in ids[:3]) + (" ..." if len(ids) > 3 else "")
+        scale = (
+            "do not set the reporting scale"
+            if not (constant_rows & reference).any()
+            else "still set the reporting scale (fewer than "
+            f"{CONSTANT_MIN_OTHERS} other models with a spread are left)"
+        )
         warnings.warn(
             f"ability intervals: {len(ids)} model(s) at the floor or ceiling ({names}: every "
-            "observed score 0, or every one 1) have no position of their own and do not set "
-            f"the reporting scale; {how}",
+            f"observed score 0, or every one 1) have no position of their own and {scale}; "
+            f"{how}",
             LatentbenchWarning,
             stacklevel=2,
         )

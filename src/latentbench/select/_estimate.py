@@ -303,12 +303,20 @@ _MODEL_LOOKALIKES = frozenset({"model", "model_name", "model_id", "models", "nam
 """Column names (lower case) a results file may give its model column instead of ``model``."""
 
 
+def _default_range(index: pd.Index) -> bool:
+    """Whether ``index`` is pandas' default ``0, 1, ...`` (it holds nothing of the user's)."""
+    import pandas as pd
+
+    return isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
+
+
 def _models_index(frame: pd.DataFrame) -> bool:
     """Whether ``frame`` is a wide pivot with the model ids as its index (as
     ``ResponseMatrix.from_wide`` reads it): no ``model``, ``item`` or score column, and an
-    index named ``model``, or an unnamed one that is not integers (a row position such as
-    ``full.iloc[[5]]``'s ``5`` is not a model id; a table of scores indexed by item ids has a
-    score column)."""
+    index named ``model`` (or ``model_id``, ``name``, ...: :data:`_MODEL_LOOKALIKES`), or an
+    unnamed one that is not integers (a row position such as ``full.iloc[[5]]``'s ``5`` is
+    not a model id: integer ids need the index named; a table of scores indexed by item ids
+    has a score column)."""
     import pandas as pd
 
     from latentbench.io._matrix_checks import _SCORE_COLUMNS
@@ -317,7 +325,7 @@ def _models_index(frame: pd.DataFrame) -> bool:
     if headers & {"model", "item", *_SCORE_COLUMNS}:
         return False
     index = frame.index
-    if index.name == "model":
+    if str(index.name).lower().replace("-", "_") in _MODEL_LOOKALIKES:  # named: any ids
         return True
     return index.name is None and not (
         pd.api.types.is_integer_dtype(index.dtype) or pd.api.types.is_bool_dtype(index.dtype)
@@ -513,8 +521,11 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
                 )
         return {names.iloc[k]: pd.Series(values[k], index=item_ids) for k in range(len(names))}
     hint = ""
-    if isinstance(path, pd.DataFrame) and set(columns) & set(_SCORE_COLUMNS):
-        hint = " (item ids in the index? frame.reset_index(names='item') makes them a column)"
+    if isinstance(path, pd.DataFrame) and not _default_range(path.index):
+        hint = (
+            " (the index was not read: item ids in it? frame.reset_index(names='item'); "
+            "model ids in it? frame.rename_axis('model'))"
+        )
     raise InputError(
         f"{file}: no 'item' and 'score' columns (long layout) nor a 'model' column (wide "
         f"layout); found columns {columns[:8]}{hint}"

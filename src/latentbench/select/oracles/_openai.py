@@ -664,9 +664,10 @@ def _redact(text: str, key: str | None) -> str:
     if not key:
         return text
     text = _unescape(text)
-    if len(key) < _FRAGMENT:
-        alone = rf"(?<![A-Za-z0-9]){re.escape(key)}(?![A-Za-z0-9])"
-        return re.sub(alone, "***", text)
+    if len(key) < _FRAGMENT:  # a word character beside an edge that is one: inside a word
+        before = r"(?<!\w)" if re.match(r"\w", key[0]) else ""
+        after = r"(?!\w)" if re.match(r"\w", key[-1]) else ""
+        return re.sub(before + re.escape(key) + after, "***", text)
     size = _FRAGMENT
     pieces = {key[i : i + size] for i in range(len(key) - size + 1)}
     hidden = [False] * len(text)
