@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from latentbench._checks import user_stacklevel
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import read_table_file
 from latentbench.io._long_keys import (
@@ -268,7 +269,7 @@ class ResponseMatrix:
             used=(model, item, score),
         )
         for note in keys.notes:
-            warnings.warn(f"{_where(source)}{note}", DataWarning, stacklevel=2)
+            warnings.warn(f"{_where(source)}{note}", DataWarning, stacklevel=user_stacklevel())
         values = _coerce_scores(frame[score], source, score)
         missing = np.isnan(values)
         if missing.all():
@@ -290,7 +291,7 @@ class ResponseMatrix:
                 f"empty) read as unobserved cells (first: {_row(source, position)}, model "
                 f"{frame[model].iloc[position]!r}, item {frame[item].iloc[position]!r}){left_out}",
                 DataWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         bad = not_a_score(values, missing_ok=True)
         if bad.any():
@@ -319,7 +320,9 @@ class ResponseMatrix:
                 keys.notes.append(averaged)
             for note in (collapsed, averaged):
                 if note:
-                    warnings.warn(f"{_where(source)}{note}", DataWarning, stacklevel=2)
+                    warnings.warn(
+                        f"{_where(source)}{note}", DataWarning, stacklevel=user_stacklevel()
+                    )
             frame = frame.loc[first].reset_index(drop=True)
             values, kept = means, kept[first]
         model_codes, model_ids = _factorize_ids(frame[model])
@@ -346,7 +349,7 @@ class ResponseMatrix:
                 f"{_where(source)}{repeated.size} repeated (model, item) rows with identical "
                 "scores were collapsed",
                 DataWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         from latentbench.io._cells import SPARSE_DENSITY
 
@@ -479,7 +482,7 @@ class ResponseMatrix:
                 f"{_where(source)}{len(gone)} item column(s) with no observed score left out "
                 f"({shown})",
                 DataWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
             scores = scores[:, ~empty]
             items = [name for name, drop in zip(items, empty, strict=True) if not drop]

@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from latentbench._checks import user_stacklevel
 from latentbench._version import __version__
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._matrix import ResponseMatrix
@@ -271,7 +272,7 @@ class Store(SelectionRuns):
                 for note in self._disjoint_items():
                     if report is not None:
                         report.notes.append(note)
-                    warnings.warn(note, DataWarning, stacklevel=2)
+                    warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
                 inserted = con.execute(
                     f"INSERT INTO responses ({_RESPONSE_COLUMNS}) SELECT {_INCOMING_COLUMNS}, "
                     f"?, ? FROM _incoming i ANTI JOIN responses r ON {_JOIN}",
@@ -582,7 +583,7 @@ class Store(SelectionRuns):
                     f"{self.path}: benchmark {benchmark!r} holds the splits 'test', "
                     f"{', '.join(map(repr, others))}; using 'test' (choose another with split=...)",
                     DataWarning,
-                    stacklevel=2,
+                    stacklevel=user_stacklevel(),
                 )
             chosen = tests or chosen
         listing = ", ".join(f"metric={m!r} filter={f!r} split={s!r}" for m, f, s in triples)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
+from latentbench._checks import user_stacklevel
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._cbmm import fit_cbmm
@@ -398,11 +399,12 @@ def _warn_refits(converged: np.ndarray, raised: dict[str, int], tol: float) -> N
             f"{failed} of {converged.size} bootstrap refits did not meet tol={tol:g} (their "
             "draws are kept; BootstrapResult.converged says which)",
             ConvergenceWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
     for message, count in raised.items():
         if message.startswith("ConvergenceWarning"):
             continue  # counted above
         warnings.warn(
-            f"{count} of {converged.size} bootstrap refits warned: {message}", stacklevel=3
+            f"{count} of {converged.size} bootstrap refits warned: {message}",
+            stacklevel=user_stacklevel(),
         )

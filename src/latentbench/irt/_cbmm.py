@@ -33,6 +33,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
+from latentbench._checks import user_stacklevel
 from latentbench.exceptions import (
     IdentifiabilityWarning,
     InputError,
@@ -508,7 +509,7 @@ def fit_cbmm(
             "the fit collapsed to an intercept-only model (all discriminations ~0) from the "
             "given start; restarting from the accuracy-based start",
             IdentifiabilityWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
         return fit_cbmm(
             scores,
@@ -529,6 +530,6 @@ def fit_cbmm(
             "every item discrimination is ~0: the fit is an intercept-only model (the data may "
             "carry no signal about model differences)",
             IdentifiabilityWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     return CBMMFit.from_run(run, start)

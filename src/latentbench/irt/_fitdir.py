@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from latentbench._checks import user_stacklevel
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._objective import GaussianPenalty, Normalisation, general_direction
@@ -144,7 +145,7 @@ def save_fit(
             "none, e.g. a loaded fit): abilities.csv has no intervals (lower, upper, se) and "
             "fit.json no input; pass save(directory, matrix) for the full fit directory",
             DataWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
     else:
         from latentbench.irt.inference import standard_errors
@@ -344,7 +345,7 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
             "joint-ML fit, so its ability intervals are the observed-information ones, not "
             "those `latentbench fit` reported",
             DataWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
     scale = None
     if "raw_shift" in info:
@@ -408,7 +409,7 @@ def _say_edited(paths: Mapping[str, Path], info: Mapping[str, Any]) -> set[str]:
                 f"{paths[name]}: edited since the fit (its SHA-256 differs from the one in "
                 f"fit.json): {effect}",
                 DataWarning,
-                stacklevel=4,
+                stacklevel=user_stacklevel(),
             )
     return edited
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from latentbench._checks import user_stacklevel
 from latentbench.exceptions import ConvergenceWarning, InputError
 from latentbench.io._cells import ObservedCells
 from latentbench.irt._objective import sigmoid
@@ -247,6 +248,6 @@ def fit_additive(
             f"the additive model stopped at max_iter={max_iter} with a logit still changing by "
             f"{change:.2e} (tol={tol:g})",
             ConvergenceWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     return c, b

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 import pandas as pd
 
+from latentbench._checks import user_stacklevel
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import ConvergenceWarning, DataWarning, InputError, NotFittedError
 from latentbench.io._cells import SPARSE_DENSITY, ObservedCells
@@ -735,7 +736,7 @@ def _detected_trials(matrix: ResponseMatrix, warn: bool = True) -> int:
             "cell (binomial likelihood); trials=1 (fit --trials 1) reads them as single soft "
             "labels",
             DataWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
     elif warn and grid.trials > 1:
         warnings.warn(
@@ -744,7 +745,7 @@ def _detected_trials(matrix: ResponseMatrix, warn: bool = True) -> int:
             f"(fractions are soft labels); trials={grid.trials} (fit --trials {grid.trials}) "
             f"reads every cell as {grid.trials} trials",
             DataWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
     return count
 
@@ -766,7 +767,7 @@ def _warn_off_grid(matrix: ResponseMatrix, trials: int) -> None:
         f"{matrix.model_ids[rows[k]]!r}, item {matrix.item_ids[cols[k]]!r}); they enter as "
         f"fractional successes of {trials} trials",
         DataWarning,
-        stacklevel=3,
+        stacklevel=user_stacklevel(),
     )
 
 
@@ -783,6 +784,6 @@ def _warn_disconnected(matrix: ResponseMatrix) -> dict[str, Any] | None:
         "groups are compared only through the priors, not the data, and their intervals "
         "do not show it; check the item ids, or fit each group separately",
         DataWarning,
-        stacklevel=3,
+        stacklevel=user_stacklevel(),
     )
     return {"n_groups": int(n_groups), "outside": [str(m) for m in outside]}

@@ -49,6 +49,7 @@ import numpy as np
 from scipy.sparse import csr_array
 from scipy.special import expit
 
+from latentbench._checks import user_stacklevel
 from latentbench.exceptions import ConvergenceWarning
 from latentbench.irt import _em_kernels
 from latentbench.irt._blas import single_threaded_blas
@@ -624,7 +625,7 @@ def fit_random_items(
             f"random-item abilities stopped at max_iter={max_iter} before meeting tol={tol} "
             f"(last change {change:.2e} sd); the intervals are from the last iterate",
             ConvergenceWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     R, loglik = problem.posterior(theta_hat, log_w)
     info = problem.information(theta_hat, R)

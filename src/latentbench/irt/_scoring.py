@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from latentbench._checks import user_stacklevel
 from latentbench.exceptions import InputError, LatentbenchWarning
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._detached import one_sided, score_sensitivity
@@ -170,7 +171,7 @@ def score_models(
                     f"{' ...' if len(runaways) > 3 else ''}): each keeps its items-fixed score "
                     "as a bound, its interval open on the side its likelihood rises towards",
                     LatentbenchWarning,
-                    stacklevel=2,
+                    stacklevel=user_stacklevel(),
                 )
                 open_rows = rows[runaway]
                 open_up = ~(probe[runaway] < own[rows[runaway]])  # NaN: up, as a bound
@@ -242,7 +243,7 @@ def score_models(
             "sampling error; they are bounded on the field's side only (the data do not bound "
             "how far beyond the field they are)",
             LatentbenchWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     frame = pd.DataFrame(
         {
@@ -282,7 +283,7 @@ def _calibration_caveat(result: IRTResult) -> str | None:
         "models'); new models' intervals on it covered 0.71 +- 0.07 on 12-model stress "
         "matrices calibrated on 6: read them as approximate"
     )
-    warnings.warn(f"score_models: {caveat}", LatentbenchWarning, stacklevel=3)
+    warnings.warn(f"score_models: {caveat}", LatentbenchWarning, stacklevel=user_stacklevel())
     return caveat
 
 

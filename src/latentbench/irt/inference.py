@@ -60,6 +60,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from latentbench._checks import user_stacklevel
 from latentbench.exceptions import LatentbenchWarning
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._bootstrap import BootstrapResult, bootstrap
@@ -358,7 +359,7 @@ def standard_errors(
                 "have no marginal estimate; the item law is fitted without them, and each "
                 "gets its exact posterior interval under the fit's prior (items fixed)",
                 LatentbenchWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         if found.valid:
             centre = items_law.theta
@@ -384,7 +385,7 @@ def standard_errors(
                     "whose item bootstrap carries the item law's own error (the fit's own "
                     "estimate is the column theta_fit)",
                     LatentbenchWarning,
-                    stacklevel=2,
+                    stacklevel=user_stacklevel(),
                 )
             elif found.disagrees:
                 # no item bootstrap at this shape: neither estimate is known to be the right
@@ -398,7 +399,7 @@ def standard_errors(
                     "cover the joint Laplace interval around the fit's own estimate (column "
                     "theta_fit) as well",
                     LatentbenchWarning,
-                    stacklevel=2,
+                    stacklevel=user_stacklevel(),
                 )
         else:
             var_theta[:, 0] = var_laplace * trials  # true already; undone below
@@ -409,7 +410,7 @@ def standard_errors(
                 f"ability intervals: the random-item likelihood is outside its validity here "
                 f"({fallback}); using the joint Laplace intervals centred on the fit's theta",
                 LatentbenchWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
     elif normalisation and r == 1 and posterior and N <= JOINT_MAX_MODELS:
         # joint Laplace: the items integrated out (Schur complement), then standardised
@@ -439,7 +440,7 @@ def standard_errors(
             f"ability intervals: {int(unusable.sum())} model(s) have no finite positive "
             "variance (a degenerate fit); they get the prior's spread (se 1)",
             LatentbenchWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     se_theta = np.sqrt(var_theta / trials)
     se_factors = np.sqrt(np.maximum(var_factors, 0.0) / trials)
@@ -663,7 +664,7 @@ def _small_fit_caveat(n_scale: int, n_items: int) -> str | None:
             "2PL data (10 models, 20-50 items)"
         )
     caveat = f"{what}: read them as approximate, and compare models by their accuracy too"
-    warnings.warn(f"ability intervals: {caveat}", LatentbenchWarning, stacklevel=3)
+    warnings.warn(f"ability intervals: {caveat}", LatentbenchWarning, stacklevel=user_stacklevel())
     return caveat
 
 
@@ -806,7 +807,7 @@ def _detached_intervals(
             "do not set the reporting scale, and their position rests on the tails of the "
             "item curves; their intervals are bounded on the field's side only",
             LatentbenchWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
         return out
     thetas, candidates = prior_sensitivity(result, scores)
@@ -830,7 +831,7 @@ def _detached_intervals(
         "moves them beyond their sampling error; they are bounded on the field's side only "
         "(the data do not bound how far beyond the field they are)",
         LatentbenchWarning,
-        stacklevel=3,
+        stacklevel=user_stacklevel(),
     )
     return out
 

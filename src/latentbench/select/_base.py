@@ -28,6 +28,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from latentbench._checks import user_stacklevel
 from latentbench.exceptions import InputError
 from latentbench.select._betting import BettingConfSeq
 from latentbench.select._bounds import EBConfSeq, FreedmanConfSeq
@@ -78,7 +79,7 @@ def resolve_delta(
             f"alpha={alpha!r} and delta={delta!r}; alpha is the deprecated spelling of delta: "
             "give delta only"
         )
-    warnings.warn(_deprecation("alpha", "delta", ""), FutureWarning, stacklevel=3)
+    warnings.warn(_deprecation("alpha", "delta", ""), FutureWarning, stacklevel=user_stacklevel())
     return alpha
 
 
@@ -88,11 +89,10 @@ def rename_deprecated(
     *,
     where: str = "",
     warn: bool = True,
-    stacklevel: int = 2,
 ) -> dict[str, Any]:
     """``options`` with every deprecated key (:data:`DEPRECATED_OPTIONS`) renamed to its name
     now, where ``accepted`` (the policy's options) has that name; one :class:`FutureWarning`
-    per renamed key when ``warn`` (``stacklevel`` counted from the caller of this function).
+    per renamed key when ``warn``, pointing at the first line outside latentbench.
 
     Raises
     ------
@@ -110,7 +110,9 @@ def rename_deprecated(
                 f"spelling of {new}: give {new} only"
             )
         if warn:
-            warnings.warn(_deprecation(old, new, where), FutureWarning, stacklevel=stacklevel + 1)
+            warnings.warn(
+                _deprecation(old, new, where), FutureWarning, stacklevel=user_stacklevel()
+            )
         out[new] = out.pop(old)
     return out
 
@@ -256,12 +258,16 @@ class UCBEBookkeeping:
     @property
     def alpha(self) -> float:
         """Deprecated spelling of :attr:`delta` (one release; warns)."""
-        warnings.warn(_deprecation("alpha", "delta", ""), FutureWarning, stacklevel=2)
+        warnings.warn(
+            _deprecation("alpha", "delta", ""), FutureWarning, stacklevel=user_stacklevel()
+        )
         return self.delta
 
     @alpha.setter
     def alpha(self, value: float) -> None:
-        warnings.warn(_deprecation("alpha", "delta", ""), FutureWarning, stacklevel=2)
+        warnings.warn(
+            _deprecation("alpha", "delta", ""), FutureWarning, stacklevel=user_stacklevel()
+        )
         self.delta = value
 
     # -- lifecycle -------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
-from latentbench._checks import check_seed
+from latentbench._checks import check_seed, user_stacklevel
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.irt.inference import FEW_MODELS
@@ -452,7 +452,7 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
                     f"in {file}: no 'model' column (it is read as one model's answers, "
                     f"{named}); if {lookalike[0]!r} holds the model's name, name it 'model'",
                     DataWarning,
-                    stacklevel=3,
+                    stacklevel=user_stacklevel(),
                 )
         models = (
             frame["model"].astype(str)
@@ -479,7 +479,7 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
                 f"in {file}: {int(exact.sum())} repeated (model, item) rows with identical "
                 "scores were collapsed",
                 DataWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
             models, items, values = models[~exact], items[~exact], values[~exact]
         out: dict[str, pd.Series] = {}
@@ -559,7 +559,7 @@ def _reduce_key_columns(
     items = frame["item"].astype(str)
     keys = check_key_columns(frame, where, model=models, item=items, used=("model", "item", score))
     for note in keys.notes:
-        warnings.warn(f"{where}{note}", DataWarning, stacklevel=4)
+        warnings.warn(f"{where}{note}", DataWarning, stacklevel=user_stacklevel())
     if keys.trial is None:
         return frame, values, keys.labels
     # the observed trials only (an empty score is a trial not answered: the cell is the mean
@@ -575,7 +575,7 @@ def _reduce_key_columns(
     )
     for note in trial_notes(n_collapsed, n_averaged, most, keys.trial):
         if note:
-            warnings.warn(f"{where}{note}", DataWarning, stacklevel=4)
+            warnings.warn(f"{where}{note}", DataWarning, stacklevel=user_stacklevel())
     return frame.iloc[seen[first]].reset_index(drop=True), means, keys.labels
 
 
@@ -879,7 +879,7 @@ def _finish(
         )
     trajectory = np.asarray(seq.trajectory, dtype=np.float64).reshape(-1, 3)
     for note in notes:
-        warnings.warn(note, DataWarning, stacklevel=3)
+        warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
     return EstimateResult(
         model=model,
         score=float(score),

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from latentbench._checks import user_stacklevel
 from latentbench.exceptions import DataWarning, InputError
 
 if TYPE_CHECKING:
@@ -452,7 +453,7 @@ def from_matrix(
             f"calibration ({', '.join(repr(m) for m in names[:5])}"
             f"{', ...' if len(names) > 5 else ''})",
             DataWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
         kept = np.flatnonzero(~empty)
         matrix = matrix.subset(models=[matrix.model_ids[k] for k in kept])

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from latentbench._checks import check_seed
+from latentbench._checks import check_seed, user_stacklevel
 from latentbench.exceptions import InputError
 from latentbench.select._estimate import _answers, _check_options, _rng, outward, write_json
 from latentbench.select._estimate_calibration import Calibration, load_calibration
@@ -240,7 +240,7 @@ def compare(
     from latentbench.exceptions import DataWarning
 
     for note in notes:
-        warnings.warn(note, DataWarning, stacklevel=2)
+        warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
     margin = None if margin is None else float(margin)
     options = {"seed": int(seed), "delta": float(delta), "budget": budget, "margin": margin,
                "floor": float(floor), "proxy": proxy_used}  # fmt: skip

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from latentbench._checks import user_stacklevel
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import read_csv_ids
@@ -417,14 +418,14 @@ def estimate_experiment(
     if short:
         params["not_recorded"] = {str(b): names for b, names in sorted(short.items())}
     for note in notes:
-        warnings.warn(note, DataWarning, stacklevel=2)
+        warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
     if not_run:  # stopped: the table covers the models before
         params["not_run"] = not_run
         warnings.warn(
             f"stopped after {len(chosen) - len(not_run):,} of {len(chosen):,} held-out models; "
             f"not run: {', '.join(not_run[:5])}{', ...' if len(not_run) > 5 else ''}",
             DataWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     lines = (*notes, *(f"calibration fit without {m!r}: {text}" for m, _, text in fit_warnings))
     if fit_warnings:  # one line for all the held-out fits, kept with the result
@@ -433,7 +434,7 @@ def estimate_experiment(
             f"{len(fit_warnings)} of {len(chosen)} calibration fits warned (first, without "
             f"{name!r}: {message})"
         )
-        warnings.warn(note, category, stacklevel=2)
+        warnings.warn(note, category, stacklevel=user_stacklevel())
     return EstimateExperiment(table, params, lines)
 
 
@@ -459,7 +460,7 @@ def _check_agrees(record: EstimateExperiment, saved: Any, folder: Path) -> None:
                 f"{None if mine is None else mine['runs']!r} runs); the figures are "
                 "recomputed from runs.csv (edited?)",
                 DataWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
             return
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from latentbench._checks import check_seed
+from latentbench._checks import check_seed, user_stacklevel
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._experiment_record import CURVE_COLUMNS, ExperimentRecord
 from latentbench.select._experiment_stats import (
@@ -481,7 +481,7 @@ def run_experiment(
         warnings.warn(
             f"stopped after {len(seed_list):,} of {asked:,} seeds; the summary covers those",
             DataWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     elapsed = time.perf_counter() - start
     result = _summarise(results, shared, pools, policies, seed_list, target, reference, elapsed)
@@ -875,7 +875,7 @@ def experiment_from_matrix(
             "items with a missing candidate cell (for the history too); each model's target is "
             f"its mean over the other {oracle.kept_items.size:,} (params['dropped_items'])",
             DataWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     zeros = int(np.isnan(scores[test]).sum()) if missing == "zero" else 0
     if zeros:  # the user's choice, said (it changes each model's target)
@@ -884,7 +884,7 @@ def experiment_from_matrix(
             f"missing='zero': {zeros:,} missing candidate cell(s) are scored 0, so each "
             "model's target is its mean with those zeros (params['missing_cells_scored_0'])",
             DataWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     proxy = LowRankProxy(rank=rank, random_state=random_state).fit(
         scores[hist][:, oracle.kept_items]

@@ -432,8 +432,8 @@ def make_policy(
     info = POLICIES[name]
     label = f"{prefix}policy {name!r}"
     accepted = info.options
-    spec_options = rename_deprecated(spec_options, accepted, where=label, stacklevel=2)
-    extra = rename_deprecated(options or {}, accepted, where=label, stacklevel=2)
+    spec_options = rename_deprecated(spec_options, accepted, where=label)
+    extra = rename_deprecated(options or {}, accepted, where=label)
     kwargs = {**info.defaults, **spec_options, **extra}
     unknown = sorted(set(kwargs) - set(info.options))
     if unknown:

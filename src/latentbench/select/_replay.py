@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from latentbench._checks import check_seed
+from latentbench._checks import check_seed, user_stacklevel
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._certify import check_epsilon
@@ -252,7 +252,7 @@ def replay(
                 f"{shared[0]!r}): the proxy has seen their answers, so the cells used are "
                 "optimistic for a new pool"
             )
-            warnings.warn(leak, DataWarning, stacklevel=2)
+            warnings.warn(leak, DataWarning, stacklevel=user_stacklevel())
             note += f"; {leak}"
             record["candidates in the history"] = len(shared)
     elif no_history:
@@ -282,7 +282,7 @@ def replay(
             f"{len(ids)} models are candidates; pass history=, history_store= or "
             "no_history=True to use all of them"
         )
-        warnings.warn(note, DataWarning, stacklevel=2)
+        warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
         record = {
             "source": f"random half of {name} (seed {random_state})",
             "history models": len(h_rows),
@@ -305,7 +305,7 @@ def replay(
             f"missing candidate cell; each model's target is its mean over the other "
             f"{kept.size:,} (recorded in params['history']['dropped items'])",
             DataWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
         if hist_scores is not None:
             hist_scores = hist_scores[:, kept]
@@ -321,7 +321,7 @@ def replay(
             "model's target is its mean with those zeros (recorded in "
             "params['history']['missing cells scored 0'])",
             DataWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     if stop is None:
         stop = "confidence" if budget is None else "budget"
@@ -392,5 +392,5 @@ def _history_from_store(
         except InputError as exc:
             raise InputError(ours(str(exc))) from None
     for w in caught:
-        warnings.warn(ours(str(w.message)), w.category, stacklevel=3)
+        warnings.warn(ours(str(w.message)), w.category, stacklevel=user_stacklevel())
     return hist

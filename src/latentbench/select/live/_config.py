@@ -272,7 +272,7 @@ class LiveConfig:
         policy = _free_table(
             data, "policy", where, (*accepted, *policy_info.deprecated_options)
         )  # [policy] alpha: the deprecated spelling of delta, renamed with a warning
-        policy = rename_deprecated(policy, accepted, where=f"{where}: [policy]", stacklevel=3)
+        policy = rename_deprecated(policy, accepted, where=f"{where}: [policy]")
         return cls(
             run=run,
             models=models,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from latentbench._checks import user_stacklevel
 from latentbench.exceptions import DataWarning, InputError, LiveStop
 from latentbench.select._policies import POLICIES, make_policy, parse_policy
 from latentbench.select._run import SelectionResult, run_selection
@@ -273,7 +274,7 @@ def _say_near_runs(store: Store, mine: dict[str, Any], run_id: str, suffix: str)
             "scorer's or oracle's file hash when its code was edited), so its answers are not "
             "reused and this run pays for its cells again (with a spend cap of its own)",
             DataWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
         return
 
@@ -338,7 +339,7 @@ def _open_run(
             "as the same model's (a base_url says where to reach a model, not which one; a "
             "different model served under the same name needs another [[models]] name)",
             DataWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
         # said once: the record holds the addresses asked now, and the earlier ones
         record = dict(stored["config"])
@@ -450,7 +451,7 @@ def reusable_answers(
                 f"{moved} (the same model name, served name and options: the same answers; a "
                 "different model served under the same name needs another [[models]] name)",
                 DataWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
         for model, item, score, note in zip(
             good["model"], good["item"], good["score"], good["note"], strict=True
@@ -584,7 +585,7 @@ def run_live(
             close()
     for line in (empty_answers_note(inner), no_text_note(inner)):
         if line:
-            warnings.warn(f"run {run_id!r}: {line}", DataWarning, stacklevel=2)
+            warnings.warn(f"run {run_id!r}: {line}", DataWarning, stacklevel=user_stacklevel())
     notes = stored_answer_notes(store, run_id)
     if selection is not None:
         durable.record_final({"phase": "final", **selection.to_dict(trace=False)})
