@@ -84,8 +84,18 @@ def test_three_model_calibration_statements_agree(small):
 
 @pytest.mark.parametrize("value", [0.0, 1.0])
 def test_no_answers_and_saturated_models_agree(small, value):
+    from latentbench.select._estimate import _finish, run_sequential
+    from latentbench.select._estimate_design import SequentialEstimate
+
     cal, Y = small
-    none = estimate(cal, Y[0], model="none", budget=0)
+    # the state before any item (estimate(budget=0) is refused: a score from no evidence),
+    # reached through the sequence itself, as estimate builds it
+    seq = SequentialEstimate(cal, np.arange(cal.n_items), delta=0.05)
+    stopped, probs = run_sequential(
+        seq, lambda j: float(Y[0][j]), np.random.default_rng(0), budget=0, precision=None
+    )
+    none = _finish(cal, seq, "none", stopped, probs, {}, [])
+    assert none.n_evaluated == 0
     assert_coherent(none, cal)
     # no answers: every rank, and an ability range beyond every calibration model's
     assert (none.rank_lower, none.rank_upper) == (1, none.n_ranked)

@@ -514,7 +514,7 @@ def standard_errors(
             f"observed score 0, or every one 1) have no position of their own and {scale}; "
             f"{how}",
             LatentbenchWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     detached = None
     if r == 1 and not (reference | constant_rows).all():
