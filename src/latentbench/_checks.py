@@ -6,6 +6,7 @@ from __future__ import annotations
 import numbers
 import os
 import sys
+import types
 
 from latentbench.exceptions import InputError
 
@@ -21,10 +22,20 @@ def user_stacklevel() -> int:
     public function). Call it in the function that warns."""
     frame = sys._getframe(1)  # the function that warns: stacklevel 1
     level = 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+    while frame is not None and _in_package(frame):
         frame = frame.f_back  # type: ignore[assignment]
         level += 1
     return level
+
+
+def _in_package(frame: types.FrameType) -> bool:
+    """Whether ``frame`` runs latentbench's code: by its module's name, or by its file under
+    this package's folder (a module imported a second time from another copy of the source,
+    e.g. a source tree's doctests beside an installed package, keeps its name, not its path)."""
+    name = str(frame.f_globals.get("__name__", ""))
+    if name == "latentbench" or name.startswith("latentbench."):
+        return True
+    return os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE)
 
 
 def check_seed(value: object, name: str = "seed") -> int:

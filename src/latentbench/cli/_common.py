@@ -109,6 +109,7 @@ _SPELLINGS = (
         ),
         lambda m: "--" + m.group(1).replace("_", "-") + " ",
     ),
+    (re.compile(r"(--budget [-\w.]+; expected a nonnegative integer) or None"), r"\1"),
     (
         re.compile(
             r"(--budget [-\w.]+; expected a positive integer \(items to evaluate\))"
