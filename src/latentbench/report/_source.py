@@ -230,18 +230,70 @@ def report_from(
     Report
     """
     seed = check_seed(seed, "seed")
-    from latentbench.io import ResponseMatrix, check_destination
-    from latentbench.irt import IRTResult, TwoPL
-    from latentbench.report._estimate_experiment import build_estimate_experiment_report
-    from latentbench.report._experiment import build_experiment_report
     from latentbench.report._html import build_report
     from latentbench.report._metadata import read_item_metadata
     from latentbench.select import SelectionRecord
 
-    def quiet(phase: str, done: int | None = None, total: int | None = None) -> None:
-        return None
+    tell = progress or _quiet
+    _check_options(l2, method, top, n_boot)
+    if path is not None and Path(path).is_file() and not force:  # before any work
+        raise InputError(f"path={path} exists; pass force=True to overwrite it, or another path")
+    source = Path(source)
+    out = _destination(path)
+    kind = _kind(source)
+    if kind in ("experiment", "estimate-experiment"):
+        given = {"responses": responses, "items": items, "selection": selection,
+                 "run_id": run_id, "n_boot": n_boot or None,
+                 "method": None if method == "items" else method,
+                 "n_jobs": None if n_jobs == 1 else n_jobs,
+                 "seed": seed or None}  # fmt: skip
+        return _experiment_page(kind, source, out, title=title, top=top, given=given)
+    if 0 < n_boot < MIN_REPORT_BOOTSTRAP:  # (after an experiment's report refused it)
+        raise _too_few_replicates(n_boot)
+    result, matrix, run, notes = _read_source(kind, source, responses, run_id, tell)
+    if selection is not None:
+        run = SelectionRecord.read_json(selection)
+    meta = read_item_metadata(items) if items is not None else None
+    if meta is not None and result is not None:
+        notes += _metadata_notes(meta, items, result)
+    boot = None
+    if n_boot and result is not None:
+        boot, note = _bootstrap_with_note(result, matrix, n_boot, method, n_jobs, seed, tell)
+        notes.append(note)
+    notes += _missing_responses_notes(result, matrix)
+    name = source.stem if source.is_file() else source.name
+    html = build_report(
+        result,
+        matrix,
+        selection=run,
+        path=out,
+        title=title or f"latentbench report: {name}",
+        top=top,
+        bootstrap=boot,
+        item_metadata=meta,
+        progress=tell,
+    )
+    return Report(html, out, tuple(notes))
 
-    tell = progress or quiet
+
+def _quiet(phase: str, done: int | None = None, total: int | None = None) -> None:
+    """The progress callback that says nothing."""
+    return None
+
+
+def _too_few_replicates(n_boot: object) -> InputError:
+    """The error for an ``n_boot`` that is neither 0 nor at least :data:`MIN_REPORT_BOOTSTRAP`."""
+    return InputError(
+        f"n_boot={n_boot!r}; expected 0 (plug-in intervals) or an integer >= "
+        f"{MIN_REPORT_BOOTSTRAP}: a 95% interval's ends are the 2.5% and 97.5% quantiles of "
+        f"the replicates, which fewer than {MIN_REPORT_BOOTSTRAP} leave to the one or two "
+        "most extreme refits (200 or more is better)"
+    )
+
+
+def _check_options(l2: float | None, method: str, top: object, n_boot: object) -> None:
+    """Refuse, before any work, an ``l2``, an unknown ``method``, a ``top`` that is not an
+    integer >= 1 and an ``n_boot`` that is not an integer >= 0."""
     if l2 is not None:  # was passed to TwoPL(l2=l2), whose default priors never used it
         raise InputError(
             f"l2={l2!r}: a report fits a responses file with the default priors, which the "
@@ -253,50 +305,64 @@ def report_from(
         raise InputError(f"method={method!r}; expected 'items' or 'parametric'")
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise InputError(f"top={top!r}; expected an integer >= 1 (models / rows shown)")
-    bad_boot = isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 0
-    if bad_boot:
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 0:
+        raise _too_few_replicates(n_boot)
+
+
+def _destination(path: str | os.PathLike[str] | None) -> Path | None:
+    """The HTML file to write (None: none), checked before the fit or bootstrap (not cheap)."""
+    from latentbench.io import check_destination
+
+    if path is None:
+        return None
+    out = Path(path)
+    if out.is_dir():
+        raise InputError(f"path={out} is a directory; expected the HTML file to write")
+    check_destination(out, "file", flag="path=")
+    return out
+
+
+def _experiment_page(
+    kind: _Kind,
+    source: Path,
+    out: Path | None,
+    *,
+    title: str | None,
+    top: int,
+    given: dict[str, Any],
+) -> Report:
+    """The report of an experiment directory, drawn from its own files: an option of a fit's
+    report among ``given`` (None: not given) is refused."""
+    from latentbench.report._estimate_experiment import build_estimate_experiment_report
+    from latentbench.report._experiment import build_experiment_report
+
+    extra = [f"{name}={value}" for name, value in given.items() if value is not None]
+    if extra:
         raise InputError(
-            f"n_boot={n_boot!r}; expected 0 (plug-in intervals) or an integer >= "
-            f"{MIN_REPORT_BOOTSTRAP}: a 95% interval's ends are the 2.5% and 97.5% quantiles of "
-            f"the replicates, which fewer than {MIN_REPORT_BOOTSTRAP} leave to the one or two "
-            "most extreme refits (200 or more is better)"
+            f"{extra[0]}: not an option of an experiment's report ({source} is an "
+            "experiment directory; its page is drawn from its own files)"
         )
-    if path is not None and Path(path).is_file() and not force:  # before any work
-        raise InputError(f"path={path} exists; pass force=True to overwrite it, or another path")
-    source = Path(source)
-    out = Path(path) if path is not None else None
-    if out is not None:
-        if out.is_dir():
-            raise InputError(f"path={out} is a directory; expected the HTML file to write")
-        check_destination(out, "file", flag="path=")  # before the fit or bootstrap (not cheap)
-    kind = _kind(source)
-    if kind in ("experiment", "estimate-experiment"):
-        given = {"responses": responses, "items": items, "selection": selection,
-                 "run_id": run_id, "n_boot": n_boot or None,
-                 "method": None if method == "items" else method,
-                 "n_jobs": None if n_jobs == 1 else n_jobs,
-                 "seed": seed or None}  # fmt: skip
-        extra = [f"{name}={value}" for name, value in given.items() if value is not None]
-        if extra:
-            raise InputError(
-                f"{extra[0]}: not an option of an experiment's report ({source} is an "
-                "experiment directory; its page is drawn from its own files)"
-            )
     if kind == "experiment":
         title = title or f"latentbench experiment: {source.name}"
-        html = build_experiment_report(source, path=out, title=title)
-        return Report(html, out)
-    if kind == "estimate-experiment":
-        title = title or f"latentbench estimate experiment: {source.name}"
-        html = build_estimate_experiment_report(source, path=out, title=title, top=top)
-        return Report(html, out)
-    if 0 < n_boot < MIN_REPORT_BOOTSTRAP:  # (after an experiment's report refused it)
-        raise InputError(
-            f"n_boot={n_boot!r}; expected 0 (plug-in intervals) or an integer >= "
-            f"{MIN_REPORT_BOOTSTRAP}: a 95% interval's ends are the 2.5% and 97.5% quantiles of "
-            f"the replicates, which fewer than {MIN_REPORT_BOOTSTRAP} leave to the one or two "
-            "most extreme refits (200 or more is better)"
-        )
+        return Report(build_experiment_report(source, path=out, title=title), out)
+    title = title or f"latentbench estimate experiment: {source.name}"
+    html = build_estimate_experiment_report(source, path=out, title=title, top=top)
+    return Report(html, out)
+
+
+def _read_source(
+    kind: _Kind,
+    source: Path,
+    responses: str | os.PathLike[str] | None,
+    run_id: str | None,
+    tell: Progress,
+) -> tuple[Any, Any, Any, list[str]]:
+    """``(result, matrix, run, notes)`` of a fit directory (with its responses when known),
+    a selection, a live-run store or a responses file (fitted with the default priors)."""
+    from latentbench.io import ResponseMatrix
+    from latentbench.irt import IRTResult, TwoPL
+    from latentbench.select import SelectionRecord
+
     result = matrix = run = None
     notes: list[str] = []
     if kind == "fit":
@@ -316,39 +382,29 @@ def report_from(
         matrix = ResponseMatrix.read(source)
         # as `fit` does: trials detected from the score grid (TwoPL's default, trials="auto")
         result = TwoPL().fit(matrix, progress=tell)
-    if selection is not None:
-        run = SelectionRecord.read_json(selection)
-    meta = read_item_metadata(items) if items is not None else None
-    if meta is not None and result is not None:
-        notes += _metadata_notes(meta, items, result)
-    boot = None
-    if n_boot and result is not None:
-        if matrix is None:
-            raise InputError(f"n_boot={n_boot} needs the responses (responses=FILE)")
-        boot = _bootstrap(result, matrix, n_boot, method, n_jobs, seed, tell)
-        notes.append(f"bootstrap: {n_boot} refits in {boot.seconds:.1f} s")
-    if result is not None and matrix is None and result.saved_abilities is not None:
-        notes.append(
+    return result, matrix, run, notes
+
+
+def _bootstrap_with_note(
+    result: Any, matrix: Any, n_boot: int, method: str, n_jobs: int, seed: int, tell: Progress
+) -> tuple[Any, str]:
+    """:func:`_bootstrap` (refused without the responses) and a note of its time."""
+    if matrix is None:
+        raise InputError(f"n_boot={n_boot} needs the responses (responses=FILE)")
+    boot = _bootstrap(result, matrix, n_boot, method, n_jobs, seed, tell)
+    return boot, f"bootstrap: {n_boot} refits in {boot.seconds:.1f} s"
+
+
+def _missing_responses_notes(result: Any, matrix: Any) -> list[str]:
+    """What a fit's page lacks without the responses (none with them, or without a fit)."""
+    if result is None or matrix is not None:
+        return []
+    if result.saved_abilities is not None:
+        return [
             "no responses: the abilities and intervals are those fit saved (abilities.csv); "
             "item flags were not computed (pass responses=FILE)"
-        )
-    elif result is not None and matrix is None:
-        notes.append(
-            "no responses: standard errors and item flags were not computed (pass responses=FILE)"
-        )
-    name = source.stem if source.is_file() else source.name
-    html = build_report(
-        result,
-        matrix,
-        selection=run,
-        path=out,
-        title=title or f"latentbench report: {name}",
-        top=top,
-        bootstrap=boot,
-        item_metadata=meta,
-        progress=tell,
-    )
-    return Report(html, out, tuple(notes))
+        ]
+    return ["no responses: standard errors and item flags were not computed (pass responses=FILE)"]
 
 
 def _bootstrap(

@@ -26,7 +26,7 @@ from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import read_csv_ids
 from latentbench.select._estimate import _rng, same_id
-from latentbench.select._estimate_calibration import from_matrix
+from latentbench.select._estimate_calibration import Calibration, from_matrix
 from latentbench.select._estimate_design import SequentialEstimate
 from latentbench.select._experiment_stats import wilson_interval
 
@@ -234,6 +234,76 @@ def estimate_experiment(
 
     if isinstance(matrix, str | os.PathLike):
         matrix = ResponseMatrix.read(matrix)
+    chosen, budgets, notes = _checked_options(matrix, models, budgets, seeds, max_items, precision)
+    ids = matrix.model_ids
+    notes += _twin_notes(ids)  # notes: said once each, and kept in the result (summary.json)
+    Y = np.asarray(matrix.scores, dtype=np.float64)
+    answered = {m: int(np.isfinite(Y[k]).sum()) for k, m in enumerate(ids)}
+    empty = [m for m in ids if answered[m] == 0]
+    chosen, said = _leave_out_unscored(matrix.source, ids, chosen, empty)
+    notes += said
+    settings = _Settings(budgets, seeds, precision, max_items, delta, rank)
+    _check_feasible(settings, len(ids) - len(empty) - 1, [answered[m] for m in chosen])
+    runs = _run_held_out(matrix, Y, chosen, empty, settings, progress, stop_event)
+    table = pd.DataFrame(runs.rows, columns=list(RUN_COLUMNS))
+    notes += _outcome_notes(table, runs.short, _cap(max_items), len(chosen))
+    params = _experiment_params(matrix, models, chosen, empty, settings, runs)
+    return EstimateExperiment(table, params, _warn_outcome(notes, runs, len(chosen)))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Settings:
+    """The checked options of one :func:`estimate_experiment` (budgets sorted, unique)."""
+
+    budgets: tuple[int, ...]
+    seeds: int
+    precision: float | None
+    max_items: int | None
+    delta: float
+    rank: int
+
+
+@dataclasses.dataclass
+class _Runs:
+    """What the held-out loop gathers: the table's rows, budget -> the models with fewer
+    items than it, the first warning of each calibration fit that warned, the models an
+    interruption left, and the (model, seed) runs done."""
+
+    rows: list[dict[str, object]] = dataclasses.field(default_factory=list)
+    short: dict[int, list[str]] = dataclasses.field(default_factory=dict)
+    fit_warnings: list[tuple[str, type[Warning], str]] = dataclasses.field(default_factory=list)
+    not_run: list[str] = dataclasses.field(default_factory=list)
+    done: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class _HeldOut:
+    """One held-out model: its answers ``y`` (answered items only), their positions ``pop``
+    in its calibration, its ``truth`` (their mean), the most items a run can use, and the
+    uniform sample mean's expected error at each budget."""
+
+    name: str
+    pop: np.ndarray
+    y: np.ndarray
+    truth: float
+    limit: int
+    uniform: dict[int, float]
+
+
+_Mark = tuple[float, float, float, bool, bool]
+"""A run at a budget: ``(score, lower, upper, covered_throughout, contradicted)``."""
+
+
+def _checked_options(
+    matrix: ResponseMatrix,
+    models: list[str] | None,
+    budgets: Any,
+    seeds: Any,
+    max_items: int | None,
+    precision: float | None,
+) -> tuple[list[str], tuple[int, ...], list[str]]:
+    """The held-out models, the budgets (sorted, each once) and the notes on repeats; an
+    :class:`~latentbench.exceptions.InputError` for the first option that is wrong."""
     if isinstance(models, str):
         raise InputError(f"models={models!r}; expected a list of model names, e.g. [{models!r}]")
     if isinstance(budgets, numbers.Integral):
@@ -246,8 +316,21 @@ def estimate_experiment(
         raise InputError(f"seeds={seeds!r}; expected an integer >= 1")
     if matrix.n_models < 3:
         raise InputError(f"{matrix.n_models} models; the experiment needs at least 3")
-    ids = matrix.model_ids
-    notes: list[str] = []  # said once each, and kept in the result (summary.json)
+    chosen, notes = _held_out_models(matrix.model_ids, models)
+    if not budgets or any(int(b) < 1 for b in budgets):
+        raise InputError(f"budgets={tuple(budgets)!r}; expected positive item counts")
+    if len(set(budgets)) < len(budgets):
+        notes.append(f"budgets: repeated value(s) in {list(budgets)} recorded once")
+    if seeds < 1:
+        raise InputError(f"seeds={seeds!r}; expected at least 1")
+    _check_run_length(max_items, precision)
+    return chosen, tuple(sorted({int(b) for b in budgets})), notes
+
+
+def _held_out_models(ids: list[str], models: list[str] | None) -> tuple[list[str], list[str]]:
+    """``models`` (default: all of ``ids``), each once, and a note when one was repeated;
+    an :class:`~latentbench.exceptions.InputError` when none or an unknown one is given."""
+    notes: list[str] = []
     if models is not None and not list(models):
         raise InputError(
             "models=[] (no held-out model); expected at least one model name, or None for all"
@@ -259,13 +342,11 @@ def estimate_experiment(
     unknown = [m for m in chosen if m not in ids]
     if unknown:
         raise InputError(f"models {unknown[:3]} are not in the matrix")
-    if not budgets or any(int(b) < 1 for b in budgets):
-        raise InputError(f"budgets={tuple(budgets)!r}; expected positive item counts")
-    if len(set(budgets)) < len(budgets):
-        notes.append(f"budgets: repeated value(s) in {list(budgets)} recorded once")
-    budgets = tuple(sorted({int(b) for b in budgets}))
-    if seeds < 1:
-        raise InputError(f"seeds={seeds!r}; expected at least 1")
+    return chosen, notes
+
+
+def _check_run_length(max_items: int | None, precision: float | None) -> None:
+    """Refuse a ``max_items`` that is not an item count and a ``precision`` outside (0, 0.5)."""
     if max_items is not None and (
         isinstance(max_items, bool) or not isinstance(max_items, numbers.Integral) or max_items < 1
     ):
@@ -275,117 +356,191 @@ def estimate_experiment(
             f"precision={precision!r}; expected a half-width in (0, 0.5) or None (a score in "
             "[0, 1] has an interval of half-width 0.5 before any item)"
         )
+
+
+def _twin_notes(ids: list[str]) -> list[str]:
+    """One note per group of model ids that differ only by spaces or case."""
     twins: dict[str, list[str]] = {}
     for m in ids:
         twins.setdefault(same_id(m), []).append(m)
-    for group in (g for g in twins.values() if len(g) > 1):  # "m" and "m ": two models?
-        notes.append(
-            f"model ids {_names(group)} differ only by spaces or case: they are run as "
-            f"{len(group)} models, each calibrated with the others; merge them in the input "
-            "if they are one"
+    return [  # "m" and "m ": two models?
+        f"model ids {_names(group)} differ only by spaces or case: they are run as "
+        f"{len(group)} models, each calibrated with the others; merge them in the input "
+        "if they are one"
+        for group in twins.values()
+        if len(group) > 1
+    ]
+
+
+def _leave_out_unscored(
+    source: str | None, ids: list[str], chosen: list[str], empty: list[str]
+) -> tuple[list[str], list[str]]:
+    """The held-out models less those without an observed score (``empty``: no truth to
+    estimate, nothing to calibrate with), and the note saying so; an
+    :class:`~latentbench.exceptions.InputError` when no held-out model or fewer than 3
+    models are left."""
+    if not empty:
+        return chosen, []
+    note = (
+        f"{_names(empty)} ha{'s' if len(empty) == 1 else 've'} no observed score: left "
+        "out (not held out, not in the calibrations)"
+    )
+    chosen = [m for m in chosen if m not in empty]
+    if not chosen:
+        raise InputError(
+            f"{source}: every held-out model ({_names(empty)}) has no observed "
+            "score; expected models with answers"
         )
-    Y = np.asarray(matrix.scores, dtype=np.float64)
-    answered = {m: int(np.isfinite(Y[k]).sum()) for k, m in enumerate(ids)}
-    empty = [m for m in ids if answered[m] == 0]
-    if empty:  # no truth to estimate, nothing to calibrate with: left out, said
-        notes.append(
-            f"{_names(empty)} ha{'s' if len(empty) == 1 else 've'} no observed score: left "
-            "out (not held out, not in the calibrations)"
+    if len(ids) - len(empty) < 3:
+        raise InputError(
+            f"{source}: {len(ids) - len(empty)} models with an observed score "
+            f"({_names(empty)} ha{'s' if len(empty) == 1 else 've'} none); the experiment "
+            "needs at least 3"
         )
-        chosen = [m for m in chosen if m not in empty]
-        if not chosen:
-            raise InputError(
-                f"{matrix.source}: every held-out model ({_names(empty)}) has no observed "
-                "score; expected models with answers"
-            )
-        if len(ids) - len(empty) < 3:
-            raise InputError(
-                f"{matrix.source}: {len(ids) - len(empty)} models with an observed score "
-                f"({_names(empty)} ha{'s' if len(empty) == 1 else 've'} none); the experiment "
-                "needs at least 3"
-            )
-    fitted = len(ids) - len(empty) - 1  # models in each held-out calibration
+    return chosen, [note]
+
+
+def _cap(max_items: int | None) -> str:
+    """What bounds a run's items, in words."""
+    return "answered" if max_items is None else f"answered or max_items={max_items}"
+
+
+def _check_feasible(settings: _Settings, fitted: int, answered: list[int]) -> None:
+    """Refuse, before the first fit, a rank above the ``fitted`` models of each held-out
+    calibration and budgets above every held-out model's items (``answered``, capped)."""
+    rank, max_items = settings.rank, settings.max_items
     if rank > fitted:  # as `fit` refuses it, before the first fit
         raise InputError(
             f"rank={rank}: each held-out calibration has {fitted} models; expected a rank of "
             f"at most {fitted}"
         )
-    cap = "answered" if max_items is None else f"answered or max_items={max_items}"
-    limits = {m: answered[m] if max_items is None else min(max_items, answered[m]) for m in chosen}
-    if min(budgets) > max(limits.values()):
+    most = max(n if max_items is None else min(max_items, n) for n in answered)
+    if min(settings.budgets) > most:
         raise InputError(
-            f"budgets={list(budgets)}: more than the items ({cap}) of every held-out model, so "
-            f"no estimate would be recorded; expected a budget of at most "
-            f"{max(limits.values()):,}"
+            f"budgets={list(settings.budgets)}: more than the items ({_cap(max_items)}) of "
+            f"every held-out model, so no estimate would be recorded; expected a budget of at "
+            f"most {most:,}"
         )
-    short: dict[int, list[str]] = {}  # budget -> models with fewer items than it
-    rows: list[dict[str, object]] = []
-    total, done = len(chosen) * seeds, 0
-    fit_warnings: list[tuple[str, type[Warning], str]] = []
-    not_run: list[str] = []
+
+
+def _run_held_out(
+    matrix: ResponseMatrix,
+    Y: np.ndarray,
+    chosen: list[str],
+    empty: list[str],
+    settings: _Settings,
+    progress: ProgressCallback | None,
+    stop_event: threading.Event | None,
+) -> _Runs:
+    """Every held-out model's runs, in ``chosen``'s order, until ``stop_event`` is set (then
+    the models left are ``not_run``)."""
+    ids = matrix.model_ids
+    runs = _Runs()
+    total = len(chosen) * settings.seeds
     for k, name in enumerate(chosen):
         if stop_event is not None and stop_event.is_set():
-            not_run = list(chosen[k:])
+            runs.not_run = list(chosen[k:])
             break
         i = ids.index(name)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             others = [m for m in ids if m != name and m not in empty]
-            cal = from_matrix(matrix.subset(models=others), rank=rank)
+            cal = from_matrix(matrix.subset(models=others), rank=settings.rank)
         if caught:
-            fit_warnings.append((name, caught[0].category, str(caught[0].message)))
-        pop = cal.positions([matrix.item_ids[j] for j in np.flatnonzero(np.isfinite(Y[i]))])
-        y = Y[i][np.isfinite(Y[i])]
-        truth = float(y.mean())
-        uniform = {b: uniform_error(y, b) for b in budgets}
-        limit = y.size if max_items is None else min(max_items, y.size)
-        for b in budgets:
-            if b > limit:
-                short.setdefault(int(b), []).append(name)
-        for seed in range(seeds):
-            seq = SequentialEstimate(cal, pop, delta=delta, target=precision)
-            rng = _rng(seed, name)
-            reached = None
-            marks: dict[int, tuple[float, float, float, bool, bool]] = {}
-            throughout = True  # covered after every item so far
-            for t in range(1, limit + 1):
-                j, pi = seq.choose(rng)
-                seq.observe(j, float(y[j]), pi)
-                lo, up = seq.interval
-                throughout = throughout and lo <= truth <= up
-                if t in budgets:
-                    emptied = seq.cs.contradicted_at is not None
-                    marks[t] = (seq.score, lo, up, throughout, emptied)
-                if precision is not None and reached is None and (up - lo) / 2 <= precision:
-                    reached = t
-                if t >= max(budgets) and (precision is None or reached is not None):
-                    break
-            for b in budgets:
-                if b not in marks:
-                    continue
-                score, lo, up, held, emptied = marks[b]
-                rows.append(
-                    {
-                        "model": name,
-                        "seed": seed,
-                        "budget": b,
-                        "truth": truth,
-                        "score": score,
-                        "lower": lo,
-                        "upper": up,
-                        "error": score - truth,
-                        "covered": bool(lo <= truth <= up),
-                        "items_to_precision": np.nan if reached is None else reached,
-                        "n_items": y.size,
-                        "uniform_error": uniform[b],
-                        "covered_throughout": held,
-                        "contradicted": emptied,
-                        "limit": limit,  # the most items the run could use
-                    }
-                )
-            done += 1
-            notify(progress, "held-out runs", done, total)
-    table = pd.DataFrame(rows, columns=list(RUN_COLUMNS))
+            runs.fit_warnings.append((name, caught[0].category, str(caught[0].message)))
+        model = _held_out(matrix, cal, Y[i], name, settings)
+        for b in settings.budgets:
+            if b > model.limit:
+                runs.short.setdefault(int(b), []).append(name)
+        for seed in range(settings.seeds):
+            reached, marks = _run_seed(cal, model, seed, settings)
+            runs.rows += _seed_rows(model, seed, reached, marks, settings.budgets)
+            runs.done += 1
+            notify(progress, "held-out runs", runs.done, total)
+    return runs
+
+
+def _held_out(
+    matrix: ResponseMatrix, cal: Calibration, scores: np.ndarray, name: str, settings: _Settings
+) -> _HeldOut:
+    """The held-out model ``name`` with its row of ``scores``, as its runs see it."""
+    answered = np.isfinite(scores)
+    item_ids = matrix.item_ids
+    pop = cal.positions([item_ids[j] for j in np.flatnonzero(answered)])
+    y = scores[answered]
+    limit = y.size if settings.max_items is None else min(settings.max_items, y.size)
+    uniform = {b: uniform_error(y, b) for b in settings.budgets}
+    return _HeldOut(name, pop, y, float(y.mean()), limit, uniform)
+
+
+def _run_seed(
+    cal: Calibration, model: _HeldOut, seed: int, settings: _Settings
+) -> tuple[int | None, dict[int, _Mark]]:
+    """One run of the estimate on ``model``: the items it took to reach the precision (None:
+    not reached) and its :data:`_Mark` at each budget it got to."""
+    budgets, precision, truth = settings.budgets, settings.precision, model.truth
+    seq = SequentialEstimate(cal, model.pop, delta=settings.delta, target=precision)
+    rng = _rng(seed, model.name)
+    reached = None
+    marks: dict[int, _Mark] = {}
+    throughout = True  # covered after every item so far
+    for t in range(1, model.limit + 1):
+        j, pi = seq.choose(rng)
+        seq.observe(j, float(model.y[j]), pi)
+        lo, up = seq.interval
+        throughout = throughout and lo <= truth <= up
+        if t in budgets:
+            emptied = seq.cs.contradicted_at is not None
+            marks[t] = (seq.score, lo, up, throughout, emptied)
+        if precision is not None and reached is None and (up - lo) / 2 <= precision:
+            reached = t
+        if t >= max(budgets) and (precision is None or reached is not None):
+            break
+    return reached, marks
+
+
+def _seed_rows(
+    model: _HeldOut,
+    seed: int,
+    reached: int | None,
+    marks: dict[int, _Mark],
+    budgets: tuple[int, ...],
+) -> list[dict[str, object]]:
+    """The rows (:data:`RUN_COLUMNS`) of one run, one per budget it got to."""
+    rows: list[dict[str, object]] = []
+    truth = model.truth
+    for b in budgets:
+        if b not in marks:
+            continue
+        score, lo, up, held, emptied = marks[b]
+        rows.append(
+            {
+                "model": model.name,
+                "seed": seed,
+                "budget": b,
+                "truth": truth,
+                "score": score,
+                "lower": lo,
+                "upper": up,
+                "error": score - truth,
+                "covered": bool(lo <= truth <= up),
+                "items_to_precision": np.nan if reached is None else reached,
+                "n_items": model.y.size,
+                "uniform_error": model.uniform[b],
+                "covered_throughout": held,
+                "contradicted": emptied,
+                "limit": model.limit,  # the most items the run could use
+            }
+        )
+    return rows
+
+
+def _outcome_notes(
+    table: pd.DataFrame, short: dict[int, list[str]], cap: str, n_chosen: int
+) -> list[str]:
+    """The notes on the runs: those whose confidence sequence emptied, and the budgets not
+    recorded for some models (said, not dropped silently)."""
+    notes: list[str] = []
     emptied = table[table["contradicted"].astype(bool)].drop_duplicates(["model", "seed"])
     if len(emptied):  # valid (the certain range) but wider: said, and counted per budget
         n_runs = len(table.drop_duplicates(["model", "seed"]))
@@ -396,33 +551,53 @@ def estimate_experiment(
             "range from then on (summary: 'contradicted', and 'coverage_throughout', the "
             "runs covered after every item)"
         )
-    for b, names in sorted(short.items()):  # said, not dropped silently
+    for b, names in sorted(short.items()):
         notes.append(
-            f"budget {b}: more than the items ({cap}) of {len(names)} of {len(chosen)} "
+            f"budget {b}: more than the items ({cap}) of {len(names)} of {n_chosen} "
             f"held-out models ({_names(names)}); not recorded for them"
         )
-    params = {
+    return notes
+
+
+def _experiment_params(
+    matrix: ResponseMatrix,
+    models: list[str] | None,
+    chosen: list[str],
+    empty: list[str],
+    settings: _Settings,
+    runs: _Runs,
+) -> dict[str, Any]:
+    """:attr:`EstimateExperiment.params`."""
+    params: dict[str, Any] = {
         "task": "estimate",
         "input": matrix.source,
-        "budgets": [int(b) for b in budgets],
-        "seeds": int(seeds),
+        "budgets": [int(b) for b in settings.budgets],
+        "seeds": int(settings.seeds),
         "models": None if models is None else list(chosen),
         "n_models": int(matrix.n_models),
-        "precision": precision,
-        "max_items": max_items,
-        "delta": delta,
-        "rank": int(rank),
+        "precision": settings.precision,
+        "max_items": settings.max_items,
+        "delta": settings.delta,
+        "rank": int(settings.rank),
     }
     if empty:
         params["no_score"] = list(empty)
-    if short:
-        params["not_recorded"] = {str(b): names for b, names in sorted(short.items())}
+    if runs.short:
+        params["not_recorded"] = {str(b): names for b, names in sorted(runs.short.items())}
+    if runs.not_run:  # stopped: the table covers the models before
+        params["not_run"] = runs.not_run
+    return params
+
+
+def _warn_outcome(notes: list[str], runs: _Runs, n_chosen: int) -> tuple[str, ...]:
+    """Emit the notes, the interruption and one warning for all the calibration fits that
+    warned (pointing at the caller's line); the lines kept with the result."""
     for note in notes:
         warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
-    if not_run:  # stopped: the table covers the models before
-        params["not_run"] = not_run
+    not_run, fit_warnings = runs.not_run, runs.fit_warnings
+    if not_run:
         warnings.warn(
-            f"stopped after {len(chosen) - len(not_run):,} of {len(chosen):,} held-out models; "
+            f"stopped after {n_chosen - len(not_run):,} of {n_chosen:,} held-out models; "
             f"not run: {', '.join(not_run[:5])}{', ...' if len(not_run) > 5 else ''}",
             DataWarning,
             stacklevel=user_stacklevel(),
@@ -431,11 +606,11 @@ def estimate_experiment(
     if fit_warnings:  # one line for all the held-out fits, kept with the result
         name, category, message = fit_warnings[0]
         note = (
-            f"{len(fit_warnings)} of {len(chosen)} calibration fits warned (first, without "
+            f"{len(fit_warnings)} of {n_chosen} calibration fits warned (first, without "
             f"{name!r}: {message})"
         )
         warnings.warn(note, category, stacklevel=user_stacklevel())
-    return EstimateExperiment(table, params, lines)
+    return lines
 
 
 def _check_agrees(record: EstimateExperiment, saved: Any, folder: Path) -> None:
