@@ -376,6 +376,16 @@ def test_report_from_is_the_commands_python_twin(small_fit, selection_run, tmp_p
     selection = tmp_path / "selection.json"
     selection_run.to_json(selection)
     assert section_ids(report_from(selection).html) == list(SELECTION_SECTIONS)
+    # a selection's page shows its own run: a second one (drawn instead, silently, before)
+    # and item metadata (no item table to annotate) are refused
+    other = tmp_path / "other.json"
+    selection_run.to_json(other)
+    with pytest.raises(InputError, match=r"selection=.*other\.json: .* is a selection run"):
+        report_from(selection, selection=other)
+    with pytest.raises(InputError, match=r"items=.*: .* no item table"):
+        report_from(selection, items=responses)
+    said = runner.invoke(app, ["report", str(selection), "--selection", str(other)])
+    assert said.exit_code == 2 and "error: --selection " in " ".join(said.output.split())
     with pytest.raises(InputError, match="n_boot=100 needs the responses"):
         report_from(_bare_fit(result, tmp_path), n_boot=100)
     with pytest.raises(InputError, match="method='jackknife'"):

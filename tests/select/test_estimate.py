@@ -809,6 +809,11 @@ def test_python_twins_take_what_the_commands_take(tmp_path):
         (dict(models="m1"), r"models='m1'; expected a list of model names"),
         (dict(budgets="10,20"), r"budgets='10,20'; expected item counts"),
         (dict(seeds="2"), r"seeds='2'; expected an integer"),
+        # a bare True was read as the integer 1 (a 1-item experiment); (True,) was refused
+        (dict(budgets=True), r"budgets=True; expected item counts"),
+        (dict(budgets=(True,)), r"budgets=\(True,\); expected item counts"),
+        # 'auto' (which from_matrix takes) failed in a comparison with a bare TypeError
+        (dict(rank="auto"), r"rank='auto'; expected an integer >= 1"),
     ):
         with pytest.raises(InputError, match=said):
             estimate_experiment(path, **bad)

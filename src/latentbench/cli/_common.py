@@ -162,6 +162,7 @@ _SPELLINGS = (
     (re.compile(r"\bresponses=FILE\b"), "--responses FILE"),
     (re.compile(r"^path=(?=\S)"), "--out "),
     (re.compile(r"^items=(?=\S)"), "--items "),
+    (re.compile(r"^selection=(?=\S+: \S+ is a selection run)"), "--selection "),
     (
         re.compile(
             r"^(responses|selection|run_id|n_boot|method|n_jobs|seed)="

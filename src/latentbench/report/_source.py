@@ -250,6 +250,8 @@ def report_from(
         return _experiment_page(kind, source, out, title=title, top=top, given=given)
     if 0 < n_boot < MIN_REPORT_BOOTSTRAP:  # (after an experiment's report refused it)
         raise _too_few_replicates(n_boot)
+    if kind in ("selection", "store"):
+        _check_run_options(source, selection, items)
     result, matrix, run, notes = _read_source(kind, source, responses, run_id, tell)
     if selection is not None:
         run = SelectionRecord.read_json(selection)
@@ -274,6 +276,24 @@ def report_from(
         progress=tell,
     )
     return Report(html, out, tuple(notes))
+
+
+def _check_run_options(
+    source: Path,
+    selection: str | os.PathLike[str] | None,
+    items: str | os.PathLike[str] | None,
+) -> None:
+    """Refuse, for a selection run's source, a second ``selection`` (the page would show it
+    instead of the source's) and item metadata (a run's page has no item table)."""
+    for name, value, why in (
+        ("selection", selection, "its page shows the source's own run"),
+        ("items", items, "its page has no item table to annotate"),
+    ):
+        if value is not None:
+            raise InputError(
+                f"{name}={value}: {source} is a selection run and {why}; expected {name} only "
+                "with a fit directory or a responses file"
+            )
 
 
 def _quiet(phase: str, done: int | None = None, total: int | None = None) -> None:

@@ -306,9 +306,9 @@ def _checked_options(
     :class:`~latentbench.exceptions.InputError` for the first option that is wrong."""
     if isinstance(models, str):
         raise InputError(f"models={models!r}; expected a list of model names, e.g. [{models!r}]")
-    if isinstance(budgets, numbers.Integral):
+    if isinstance(budgets, numbers.Integral) and not isinstance(budgets, bool):
         budgets = (int(budgets),)
-    if isinstance(budgets, str) or not all(
+    if isinstance(budgets, (str, bool)) or not all(
         isinstance(b, numbers.Integral) and not isinstance(b, bool) for b in budgets
     ):
         raise InputError(f"budgets={budgets!r}; expected item counts such as (30, 100, 300)")
@@ -409,6 +409,11 @@ def _check_feasible(settings: _Settings, fitted: int, answered: list[int]) -> No
     """Refuse, before the first fit, a rank above the ``fitted`` models of each held-out
     calibration and budgets above every held-out model's items (``answered``, capped)."""
     rank, max_items = settings.rank, settings.max_items
+    if isinstance(rank, bool) or not isinstance(rank, numbers.Integral) or rank < 1:
+        raise InputError(
+            f"rank={rank!r}; expected an integer >= 1 (each held-out calibration is fitted at "
+            "this rank; 'auto' would choose a rank per held-out model)"
+        )
     if rank > fitted:  # as `fit` refuses it, before the first fit
         raise InputError(
             f"rank={rank}: each held-out calibration has {fitted} models; expected a rank of "
