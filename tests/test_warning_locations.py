@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -294,3 +295,54 @@ def test_the_deprecated_alpha_spelling(how):
         policy = Pulse(delta=0.1)
         caught = _recorded(lambda: policy.alpha)
     _assert_here(caught, "deprecated", ours=False)
+
+
+def test_a_doctest_example_of_a_library_module_is_the_callers_line():
+    """A docstring example runs with a copy of its module's globals (its ``__name__`` is
+    latentbench's): the example's line, not doctest.py (review of 2026-12-05)."""
+    import doctest
+
+    import latentbench.select._base as module
+
+    test = doctest.DocTestParser().get_doctest(
+        ">>> resolve_delta(None, 0.1)\n0.1\n",
+        dict(vars(module)),
+        "latentbench.select._base.example",
+        "example.py",
+        0,
+    )
+    caught = _recorded(lambda: doctest.DocTestRunner().run(test))
+    said = [w for w in caught if "alpha is deprecated" in str(w.message)]
+    assert said and all(w.filename.startswith("<doctest latentbench.") for w in said), [
+        w.filename for w in said
+    ]
+
+
+def test_python_c_from_inside_the_package_folder_is_the_callers_line():
+    """``<string>`` is not a path: run from inside latentbench's own folder it was resolved
+    against the working directory, taken for library code, and the warning said ``sys:1``."""
+    import subprocess
+    import sys
+
+    import latentbench.irt
+
+    folder = Path(latentbench.irt.__file__).parent
+    out = subprocess.run(
+        [sys.executable, "-W", "always", "-c",
+         "from latentbench.select._base import resolve_delta; resolve_delta(None, 0.1)"],
+        cwd=folder, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "<string>:1: FutureWarning: alpha is deprecated" in out.stderr, out.stderr
+
+
+def test_the_bootstraps_refit_warnings_keep_their_category():
+    """Refits' warnings travel from the workers by name; re-emitted, each keeps its category
+    (a LatentbenchWarning filter missed them as plain UserWarnings)."""
+    from latentbench.exceptions import DataWarning
+    from latentbench.irt._bootstrap import _warn_refits
+
+    raised = {"DataWarning: a": 2, "RuntimeWarning: overflow": 1, "NoSuchName: b": 1}
+    caught = _recorded(lambda: _warn_refits(np.ones(3, dtype=bool), raised, 1e-6))
+    category = {str(w.message).rsplit(": ", 1)[-1]: w.category for w in caught}
+    assert category == {"a": DataWarning, "overflow": RuntimeWarning, "b": UserWarning}
+    assert all(w.filename == __file__ for w in caught)

@@ -32,10 +32,15 @@ def _in_package(frame: types.FrameType) -> bool:
     """Whether ``frame`` runs latentbench's code: by its module's name, or by its file under
     this package's folder (a module imported a second time from another copy of the source,
     e.g. a source tree's doctests beside an installed package, keeps its name, not its path)."""
+    filename = frame.f_code.co_filename
+    if filename.startswith("<doctest "):
+        return False  # an example run with a copy of a module's globals: the caller's line
     name = str(frame.f_globals.get("__name__", ""))
     if name == "latentbench" or name.startswith("latentbench."):
-        return True
-    return os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE)
+        return True  # (a dataclass's generated __init__, "<string>", is the library's too)
+    if filename.startswith("<"):
+        return False  # "<string>", "<stdin>", a notebook cell: not a path, whatever the cwd
+    return os.path.abspath(filename).startswith(_PACKAGE)
 
 
 def check_seed(value: object, name: str = "seed") -> int:

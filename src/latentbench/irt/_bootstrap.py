@@ -389,8 +389,10 @@ def bootstrap(
 
 def _warn_refits(converged: np.ndarray, raised: dict[str, int], tol: float) -> None:
     """One warning for the replicates that did not converge, one per other distinct warning."""
+    import builtins
     import warnings
 
+    from latentbench import exceptions
     from latentbench.exceptions import ConvergenceWarning
 
     failed = int((~converged).sum())
@@ -404,7 +406,14 @@ def _warn_refits(converged: np.ndarray, raised: dict[str, int], tol: float) -> N
     for message, count in raised.items():
         if message.startswith("ConvergenceWarning"):
             continue  # counted above
+        # the refit's own category (recorded by name: workers send strings), so that a
+        # filter on LatentbenchWarning or RuntimeWarning still catches it
+        name = message.split(":", 1)[0]
+        category = getattr(exceptions, name, None) or getattr(builtins, name, None)
+        if not (isinstance(category, type) and issubclass(category, Warning)):
+            category = UserWarning
         warnings.warn(
             f"{count} of {converged.size} bootstrap refits warned: {message}",
+            category,
             stacklevel=user_stacklevel(),
         )
