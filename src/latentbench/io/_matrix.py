@@ -16,6 +16,7 @@ from latentbench._checks import user_stacklevel
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import read_table_file
 from latentbench.io._long_keys import (
+    KeyColumns,
     check_key_columns,
     mean_over_trials,
     text_labels,
@@ -246,143 +247,17 @@ class ResponseMatrix:
         -------
         ResponseMatrix
         """
-        if not isinstance(frame, pd.DataFrame):
-            raise InputError(
-                f"{_where(source)}expected a pandas DataFrame, got {type(frame).__name__}"
-            )
-        for column in (model, item, score):
-            if column not in frame.columns:
-                raise InputError(
-                    f"{_where(source)}column {column!r} is missing; found columns "
-                    f"{list(map(str, frame.columns))}, expected {model!r}, {item!r}, {score!r}"
-                )
-        if len(frame) == 0:
-            raise InputError(f"{_where(source)}the table has no rows; expected observed scores")
-        frame = frame.reset_index(drop=True)
-        for column, kind in ((model, "model"), (item, "item")):
-            refuse_bad_ids(frame[column], kind, source, column)
-        keys = check_key_columns(
-            frame,
-            _where(source),
-            model=frame[model].astype(str),
-            item=frame[item].astype(str),
-            used=(model, item, score),
-        )
-        for note in keys.notes:
-            warnings.warn(f"{_where(source)}{note}", DataWarning, stacklevel=user_stacklevel())
-        values = _coerce_scores(frame[score], source, score)
-        missing = np.isnan(values)
-        if missing.all():
-            raise InputError(
-                f"{_where(source)}column {score!r}: every score is missing (NaN, NA, empty); "
-                "expected observed scores"
-            )
-        if missing.any():  # NA rows (R's write.csv): unobserved cells, said, never 0
-            position = int(np.flatnonzero(missing)[0])
-            left_out = ""
-            for what, column in (("model", model), ("item", item)):
-                ids = frame[column].astype(str)
-                gone = sorted(set(ids[missing]) - set(ids[~missing]))
-                if gone:
-                    shown = ", ".join(map(repr, gone[:3])) + (", ..." if len(gone) > 3 else "")
-                    left_out += f"; {len(gone)} {what}(s) with no observed score left out ({shown})"
-            warnings.warn(
-                f"{_where(source)}{int(missing.sum()):,} row(s) with a missing score (NaN, NA, "
-                f"empty) read as unobserved cells (first: {_row(source, position)}, model "
-                f"{frame[model].iloc[position]!r}, item {frame[item].iloc[position]!r}){left_out}",
-                DataWarning,
-                stacklevel=user_stacklevel(),
-            )
-        bad = not_a_score(values, missing_ok=True)
-        if bad.any():
-            position = int(np.flatnonzero(bad)[0])
-            raise InputError(
-                f"{_where(source)}column {score!r}, {_row(source, position)} (model="
-                f"{frame[model].iloc[position]!r}, item={frame[item].iloc[position]!r}): score "
-                f"{_show(values[position])} is outside [0, 1]; expected a score in [0, 1]"
-            )
+        frame, keys = _long_frame_and_keys(frame, model, item, score, source)
+        values, missing = _observed_long_scores(frame, model, item, score, source)
         kept = np.flatnonzero(~missing)  # the file's rows of the observed cells
         if kept.size < len(frame):
             frame = frame.loc[kept].reset_index(drop=True)
             values = values[kept]
         if keys.trial is not None:  # several trials of a cell: their mean, as Store.matrix
-            rows_in_file = kept
-            first, means, n_averaged, most, n_collapsed = mean_over_trials(
-                frame[model].astype(str),
-                frame[item].astype(str),
-                text_labels(frame[keys.trial]),
-                values,
-                _where(source),
-                lambda k: _row(source, int(rows_in_file[k])),
+            frame, values, kept = _mean_of_long_trials(
+                frame, values, kept, keys.trial, keys.notes, model, item, source
             )
-            collapsed, averaged = trial_notes(n_collapsed, n_averaged, most, keys.trial)
-            if averaged:
-                keys.notes.append(averaged)
-            for note in (collapsed, averaged):
-                if note:
-                    warnings.warn(
-                        f"{_where(source)}{note}", DataWarning, stacklevel=user_stacklevel()
-                    )
-            frame = frame.loc[first].reset_index(drop=True)
-            values, kept = means, kept[first]
-        model_codes, model_ids = _factorize_ids(frame[model])
-        item_codes, item_ids = _factorize_ids(frame[item])
-        n_items = len(item_ids)
-        flat = model_codes.astype(np.int64) * n_items + item_codes
-        order = np.argsort(flat, kind="stable")
-        sorted_flat = flat[order]
-        repeated = np.flatnonzero(sorted_flat[1:] == sorted_flat[:-1])
-        if repeated.size:
-            first, second = order[repeated], order[repeated + 1]
-            differ = values[first] != values[second]
-            if differ.any():
-                k = int(np.flatnonzero(differ)[0])
-                a, b = int(first[k]), int(second[k])
-                la, lb = sorted((int(kept[a]), int(kept[b])))
-                raise InputError(
-                    f"{_where(source)}{_row(source, la)} and {_row(source, lb)} both "
-                    f"give model {model_ids[model_codes[a]]!r}, item "
-                    f"{item_ids[item_codes[a]]!r}, with different scores "
-                    f"{_show(values[a])} and {_show(values[b])}; expected one score per pair"
-                )
-            warnings.warn(
-                f"{_where(source)}{repeated.size} repeated (model, item) rows with identical "
-                "scores were collapsed",
-                DataWarning,
-                stacklevel=user_stacklevel(),
-            )
-        from latentbench.io._cells import SPARSE_DENSITY
-
-        if len(frame) < SPARSE_DENSITY * len(model_ids) * n_items:
-            # cells already in row-major order: straight to the row-compressed layout
-            from latentbench.io._cells import ObservedCells
-            from latentbench.io._sparse_matrix import SparseResponseMatrix
-
-            del flat
-            if repeated.size:  # the first of each repeated pair (scores equal, checked above)
-                unique = np.r_[True, sorted_flat[1:] != sorted_flat[:-1]]
-                order, sorted_flat = order[unique], sorted_flat[unique]
-            cell_values = values[order]
-            del order
-            rows, cols = np.divmod(sorted_flat, n_items)
-            del sorted_flat
-            row_ptr = np.zeros(len(model_ids) + 1, dtype=np.int64)
-            np.cumsum(np.bincount(rows, minlength=len(model_ids)), out=row_ptr[1:])
-            del rows
-            cells = ObservedCells.from_csr(
-                row_ptr,
-                cols.astype(np.int32),
-                cell_values,
-                (len(model_ids), n_items),
-                source=source,
-            )
-            matrix: ResponseMatrix = SparseResponseMatrix(
-                cells, list(model_ids), list(item_ids), source=source
-            )
-        else:
-            dense = np.full((len(model_ids), n_items), np.nan, dtype=np.float32)
-            dense.reshape(-1)[flat] = values
-            matrix = cls(dense, list(model_ids), list(item_ids), source=source)
+        matrix = _matrix_of_cells(cls, frame, values, kept, model, item, source)
         if keys.notes:  # how the key columns were read: said in the layout too
             matrix.layout = f"long: columns {model}, {item}, {score}; " + "; ".join(keys.notes)
         matrix.labels = dict(keys.labels) or None
@@ -808,3 +683,198 @@ def _constant(values: np.ndarray, axis: int) -> np.ndarray:
     high = np.fmax.reduce(values, axis=axis)
     low = np.fmin.reduce(values, axis=axis)
     return np.asarray(high == low)
+
+
+def _long_frame_and_keys(
+    frame: Any, model: str, item: str, score: str, source: str | None
+) -> tuple[pd.DataFrame, KeyColumns]:
+    """``frame`` with a fresh index, refused when it is not a DataFrame, lacks a column, has
+    no rows or holds bad ids; and its key columns as ``Store.matrix`` reads them (their notes
+    warned)."""
+    if not isinstance(frame, pd.DataFrame):
+        raise InputError(f"{_where(source)}expected a pandas DataFrame, got {type(frame).__name__}")
+    for column in (model, item, score):
+        if column not in frame.columns:
+            raise InputError(
+                f"{_where(source)}column {column!r} is missing; found columns "
+                f"{list(map(str, frame.columns))}, expected {model!r}, {item!r}, {score!r}"
+            )
+    if len(frame) == 0:
+        raise InputError(f"{_where(source)}the table has no rows; expected observed scores")
+    frame = frame.reset_index(drop=True)
+    for column, kind in ((model, "model"), (item, "item")):
+        refuse_bad_ids(frame[column], kind, source, column)
+    keys = check_key_columns(
+        frame,
+        _where(source),
+        model=frame[model].astype(str),
+        item=frame[item].astype(str),
+        used=(model, item, score),
+    )
+    for note in keys.notes:
+        warnings.warn(f"{_where(source)}{note}", DataWarning, stacklevel=user_stacklevel())
+    return frame, keys
+
+
+def _observed_long_scores(
+    frame: pd.DataFrame, model: str, item: str, score: str, source: str | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The scores of a long table and its mask of missing ones: every score missing, or one
+    outside [0, 1], is refused; missing ones are warned about (rows read as unobserved)."""
+    values = _coerce_scores(frame[score], source, score)
+    missing = np.isnan(values)
+    if missing.all():
+        raise InputError(
+            f"{_where(source)}column {score!r}: every score is missing (NaN, NA, empty); "
+            "expected observed scores"
+        )
+    if missing.any():  # NA rows (R's write.csv): unobserved cells, said, never 0
+        _warn_missing_scores(frame, missing, model, item, source)
+    bad = not_a_score(values, missing_ok=True)
+    if bad.any():
+        position = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"{_where(source)}column {score!r}, {_row(source, position)} (model="
+            f"{frame[model].iloc[position]!r}, item={frame[item].iloc[position]!r}): score "
+            f"{_show(values[position])} is outside [0, 1]; expected a score in [0, 1]"
+        )
+    return values, missing
+
+
+def _warn_missing_scores(
+    frame: pd.DataFrame, missing: np.ndarray, model: str, item: str, source: str | None
+) -> None:
+    """Warn that the rows with a missing score are read as unobserved cells, naming the first
+    and the models and items left with no observed score."""
+    position = int(np.flatnonzero(missing)[0])
+    left_out = ""
+    for what, column in (("model", model), ("item", item)):
+        ids = frame[column].astype(str)
+        gone = sorted(set(ids[missing]) - set(ids[~missing]))
+        if gone:
+            shown = ", ".join(map(repr, gone[:3])) + (", ..." if len(gone) > 3 else "")
+            left_out += f"; {len(gone)} {what}(s) with no observed score left out ({shown})"
+    warnings.warn(
+        f"{_where(source)}{int(missing.sum()):,} row(s) with a missing score (NaN, NA, "
+        f"empty) read as unobserved cells (first: {_row(source, position)}, model "
+        f"{frame[model].iloc[position]!r}, item {frame[item].iloc[position]!r}){left_out}",
+        DataWarning,
+        stacklevel=user_stacklevel(),
+    )
+
+
+def _mean_of_long_trials(
+    frame: pd.DataFrame,
+    values: np.ndarray,
+    kept: np.ndarray,
+    trial: str,
+    notes: list[str],
+    model: str,
+    item: str,
+    source: str | None,
+) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """One row per (model, item), its score the mean of the cell's trials (column ``trial``,
+    as ``Store.matrix``), and the file rows (``kept``) of the rows left; said in warnings and
+    in ``notes`` (the key columns' notes)."""
+    rows_in_file = kept
+    first, means, n_averaged, most, n_collapsed = mean_over_trials(
+        frame[model].astype(str),
+        frame[item].astype(str),
+        text_labels(frame[trial]),
+        values,
+        _where(source),
+        lambda k: _row(source, int(rows_in_file[k])),
+    )
+    collapsed, averaged = trial_notes(n_collapsed, n_averaged, most, trial)
+    if averaged:
+        notes.append(averaged)
+    for note in (collapsed, averaged):
+        if note:
+            warnings.warn(f"{_where(source)}{note}", DataWarning, stacklevel=user_stacklevel())
+    return frame.loc[first].reset_index(drop=True), means, kept[first]
+
+
+def _collapse_repeated_cells(
+    order: np.ndarray,
+    repeated: np.ndarray,
+    values: np.ndarray,
+    kept: np.ndarray,
+    codes: tuple[np.ndarray, np.ndarray],
+    ids: tuple[list[str], list[str]],
+    source: str | None,
+) -> None:
+    """Refuse a (model, item) given twice with different scores (naming both file rows), else
+    warn that the repeats are collapsed; ``repeated`` indexes the repeats in cell ``order``."""
+    (model_codes, item_codes), (model_ids, item_ids) = codes, ids
+    first, second = order[repeated], order[repeated + 1]
+    differ = values[first] != values[second]
+    if differ.any():
+        k = int(np.flatnonzero(differ)[0])
+        a, b = int(first[k]), int(second[k])
+        la, lb = sorted((int(kept[a]), int(kept[b])))
+        raise InputError(
+            f"{_where(source)}{_row(source, la)} and {_row(source, lb)} both "
+            f"give model {model_ids[model_codes[a]]!r}, item "
+            f"{item_ids[item_codes[a]]!r}, with different scores "
+            f"{_show(values[a])} and {_show(values[b])}; expected one score per pair"
+        )
+    warnings.warn(
+        f"{_where(source)}{repeated.size} repeated (model, item) rows with identical "
+        "scores were collapsed",
+        DataWarning,
+        stacklevel=user_stacklevel(),
+    )
+
+
+def _matrix_of_cells(
+    cls: type[ResponseMatrix],
+    frame: pd.DataFrame,
+    values: np.ndarray,
+    kept: np.ndarray,
+    model: str,
+    item: str,
+    source: str | None,
+) -> ResponseMatrix:
+    """The matrix of the long table's observed rows (``kept``: their rows in the file), a
+    repeated (model, item) collapsed or refused; sparse-backed below
+    :data:`~latentbench.io._cells.SPARSE_DENSITY`, else a dense ``cls``."""
+    model_codes, model_ids = _factorize_ids(frame[model])
+    item_codes, item_ids = _factorize_ids(frame[item])
+    n_items = len(item_ids)
+    flat = model_codes.astype(np.int64) * n_items + item_codes
+    order = np.argsort(flat, kind="stable")
+    sorted_flat = flat[order]
+    repeated = np.flatnonzero(sorted_flat[1:] == sorted_flat[:-1])
+    if repeated.size:
+        _collapse_repeated_cells(
+            order, repeated, values, kept, (model_codes, item_codes), (model_ids, item_ids), source
+        )
+    from latentbench.io._cells import SPARSE_DENSITY
+
+    if len(frame) < SPARSE_DENSITY * len(model_ids) * n_items:
+        # cells already in row-major order: straight to the row-compressed layout
+        from latentbench.io._cells import ObservedCells
+        from latentbench.io._sparse_matrix import SparseResponseMatrix
+
+        del flat
+        if repeated.size:  # the first of each repeated pair (scores equal, checked above)
+            unique = np.r_[True, sorted_flat[1:] != sorted_flat[:-1]]
+            order, sorted_flat = order[unique], sorted_flat[unique]
+        cell_values = values[order]
+        del order
+        rows, cols = np.divmod(sorted_flat, n_items)
+        del sorted_flat
+        row_ptr = np.zeros(len(model_ids) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=len(model_ids)), out=row_ptr[1:])
+        del rows
+        cells = ObservedCells.from_csr(
+            row_ptr,
+            cols.astype(np.int32),
+            cell_values,
+            (len(model_ids), n_items),
+            source=source,
+        )
+        return SparseResponseMatrix(cells, list(model_ids), list(item_ids), source=source)
+    dense = np.full((len(model_ids), n_items), np.nan, dtype=np.float32)
+    dense.reshape(-1)[flat] = values
+    return cls(dense, list(model_ids), list(item_ids), source=source)

@@ -358,28 +358,13 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
     """
     import pandas as pd
 
-    from latentbench.io._files import read_table_file
     from latentbench.io._matrix_checks import (
         _SCORE_COLUMNS,
-        _row,
-        _show,
-        numeric_scores,
-        refuse_bad_ids,
         refuse_long_without_item,
         refuse_long_without_score,
     )
 
-    if isinstance(path, pd.DataFrame):  # a table in memory: named so in the messages
-        file, stem = "the responses table", DEFAULT_MODEL_NAME
-        if _models_index(path):
-            # a wide pivot with the models as its index (as ResponseMatrix.from_wide reads it)
-            frame = path.rename_axis("model").reset_index()
-        else:
-            frame = path.reset_index(drop=True)
-    else:
-        file, stem = str(path), Path(path).stem
-        frame = read_table_file(Path(path)).reset_index(drop=True)
-    source = file
+    frame, file, stem = _responses_frame(path)
     columns = [str(c) for c in frame.columns]
     if len(frame) == 0:
         raise InputError(f"in {file}: the table has no rows; expected a model's answers")
@@ -394,132 +379,10 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
     refuse_long_without_score(columns, f"in {file}", _SCORE_COLUMNS, model=None)
     refuse_long_without_item(frame, f"in {file}", _SCORE_COLUMNS)
     if "item" in columns and score is not None:
-        values, bad = numeric_scores(frame[score])
-        if bad.any():
-            k = int(np.flatnonzero(bad)[0])
-            raise InputError(
-                f"in {file}: column {score!r}, {_row(source, k)}: value "
-                f"{_show(frame[score].iloc[k])} is not numeric; expected a score in [0, 1] "
-                "(empty = not answered)"
-            )
-        refuse_bad_ids(frame["item"], "item", source, "item")
-        if "model" in columns:
-            refuse_bad_ids(frame["model"], "model", source, "model")
-        outside = np.isfinite(values) & ((values < 0) | (values > 1))
-        if outside.any():
-            k = int(np.flatnonzero(outside)[0])
-            raise InputError(
-                f"in {file}: column {score!r}, {_row(source, k)} (item "
-                f"{str(frame['item'].iloc[k])!r}): score {_show(values[k])} is outside [0, 1]; "
-                "expected a score in [0, 1] (empty = not answered)"
-            )
-        lookalike = [c for c in columns if c.lower().replace("-", "_") in _MODEL_LOOKALIKES]
-        # looked at before trials are averaged: rows of two models under a misnamed column
-        # are not two trials of one model
-        n_names = {c: int(frame[c].nunique(dropna=True)) for c in lookalike}
-        varied = [c for c in lookalike if n_names[c] > 1]
-        if "model" not in columns and varied:  # several models without their column
-            raise InputError(
-                f"in {file}: no 'model' column and column {varied[0]!r} holds "
-                f"{n_names[varied[0]]} names; a file of several models needs their ids in a "
-                f"column named 'model': rename {varied[0]!r} to 'model'"
-            )
-        frame, values, labels = _reduce_key_columns(frame, values, file, stem, score)
-        if "model" not in columns:  # one model, named after the file, unless ...
-            pairs = pd.DataFrame({"i": frame["item"].astype(str).to_numpy(), "v": values})
-            # an item again with another score (the same row twice is collapsed below)
-            again = (pairs["i"].duplicated() & ~pairs.duplicated()).to_numpy()
-            advice = f": rename {lookalike[0]!r} to 'model'" if lookalike else ""
-            if again.any() or varied:  # several models without their column: refused
-                k = int(np.flatnonzero(again)[0]) if again.any() else -1
-                said = (
-                    f"item {str(frame['item'].iloc[k])!r} is on {_row(source, k)} again with "
-                    "another score"
-                    if k >= 0
-                    else f"column {varied[0]!r} holds {n_names[varied[0]]} names"
-                )
-                raise InputError(
-                    f"in {file}: no 'model' column and {said}; a file of several models "
-                    f"needs their ids in a column named 'model'{advice}"
-                )
-            if lookalike:
-                named = (
-                    f"named {stem!r}, the name of answers that carry none"
-                    if isinstance(path, pd.DataFrame)
-                    else f"named after the file {stem!r}"
-                )
-                warnings.warn(
-                    f"in {file}: no 'model' column (it is read as one model's answers, "
-                    f"{named}); if {lookalike[0]!r} holds the model's name, name it 'model'",
-                    DataWarning,
-                    stacklevel=user_stacklevel(),
-                )
-        models = (
-            frame["model"].astype(str)
-            if "model" in columns
-            else pd.Series([stem] * len(frame), index=frame.index)
-        )
-        items = frame["item"].astype(str)
-        # a (model, item) row repeated with the same score is collapsed, as the matrix reader
-        # does (with a warning); with another score it is an error naming both rows
-        keyed = pd.DataFrame({"m": models.to_numpy(), "i": items.to_numpy(), "v": values})
-        exact = keyed.duplicated(keep="first").to_numpy()
-        clash = keyed[~exact].duplicated(["m", "i"], keep=False).to_numpy()
-        if clash.any():
-            rows = np.flatnonzero(~exact)[clash]
-            m, i = keyed["m"][rows[0]], keyed["i"][rows[0]]
-            a, b = np.flatnonzero(((keyed["m"] == m) & (keyed["i"] == i)).to_numpy() & ~exact)[:2]
-            raise InputError(
-                f"in {file}: {_row(source, int(a))} and {_row(source, int(b))} both give model "
-                f"{m!r}, item {i!r}, with different scores {_show(values[a])} and "
-                f"{_show(values[b])}; expected one score per (model, item)"
-            )
-        if exact.any():
-            warnings.warn(
-                f"in {file}: {int(exact.sum())} repeated (model, item) rows with identical "
-                "scores were collapsed",
-                DataWarning,
-                stacklevel=user_stacklevel(),
-            )
-            models, items, values = models[~exact], items[~exact], values[~exact]
-        out: dict[str, pd.Series] = {}
-        for name, idx in models.groupby(models, sort=False).groups.items():
-            series = pd.Series(
-                values[models.index.get_indexer(idx)], index=items.loc[idx].to_numpy()
-            )
-            if labels:  # the file's benchmark / metric / filter / split, compared with the
-                series.attrs["labels"] = dict(labels)  # calibration's in the estimate
-                series.attrs["source"] = file
-            out[str(name)] = series
-        return out
+        in_memory = isinstance(path, pd.DataFrame)
+        return _long_responses(frame, columns, score, file, stem, in_memory)
     if "model" in columns:
-        refuse_bad_ids(frame["model"], "model", source, "model")
-        names = frame["model"].astype(str)
-        repeated = names.duplicated(keep=False).to_numpy()
-        if repeated.any():
-            first, second = np.flatnonzero(repeated & (names == names[repeated].iloc[0]))[:2]
-            raise InputError(
-                f"in {file}: model {names.iloc[first]!r} is on {_row(source, int(first))} and "
-                f"{_row(source, int(second))}; expected one row per model (wide layout), or a "
-                "long table with columns 'item' and 'score' (or 'correct' / 'is_correct'); "
-                f"found columns {columns[:8]}"
-            )
-        cells = frame.drop(columns="model")
-        item_ids = [str(c) for c in cells.columns]
-        flat = pd.Series(cells.to_numpy(dtype=object).ravel())
-        values, bad = numeric_scores(flat)
-        values = values.reshape(len(cells), len(item_ids))
-        outside = np.isfinite(values) & ((values < 0) | (values > 1))
-        for mask, what in ((bad.reshape(values.shape), "is not numeric"), (outside, None)):
-            if mask.any():
-                row, col = (int(v) for v in np.argwhere(mask)[0])
-                shown = _show(flat.iloc[row * len(item_ids) + col])
-                raise InputError(
-                    f"in {file}: model {names.iloc[row]!r} ({_row(source, row)}), column "
-                    f"{item_ids[col]!r}: value {shown} {what or 'is outside [0, 1]'}; expected a "
-                    "score in [0, 1] (empty = not answered)"
-                )
-        return {names.iloc[k]: pd.Series(values[k], index=item_ids) for k in range(len(names))}
+        return _wide_responses(frame, columns, file)
     hint = ""
     if isinstance(path, pd.DataFrame) and not _default_range(path.index):
         hint = (
@@ -530,6 +393,214 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
         f"{file}: no 'item' and 'score' columns (long layout) nor a 'model' column (wide "
         f"layout); found columns {columns[:8]}{hint}"
     )
+
+
+def _responses_frame(path: str | os.PathLike[str] | pd.DataFrame) -> tuple[pd.DataFrame, str, str]:
+    """The answers table with a fresh index (a wide pivot's model index made its ``model``
+    column), what messages call it, and the name of a model that the table does not name."""
+    import pandas as pd
+
+    from latentbench.io._files import read_table_file
+
+    if isinstance(path, pd.DataFrame):  # a table in memory: named so in the messages
+        if _models_index(path):
+            # a wide pivot with the models as its index (as ResponseMatrix.from_wide reads it)
+            return (
+                path.rename_axis("model").reset_index(),
+                "the responses table",
+                DEFAULT_MODEL_NAME,
+            )
+        return path.reset_index(drop=True), "the responses table", DEFAULT_MODEL_NAME
+    return read_table_file(Path(path)).reset_index(drop=True), str(path), Path(path).stem
+
+
+def _long_responses(
+    frame: pd.DataFrame, columns: list[str], score: str, file: str, stem: str, in_memory: bool
+) -> dict[str, pd.Series]:
+    """The answers of a long table (columns ``item``, ``score`` and maybe ``model``), one
+    Series per model; ``in_memory``: the table was a DataFrame (said in a warning)."""
+    values = _long_scores(frame, columns, score, file)
+    lookalike = _model_lookalikes(frame, columns, file)
+    frame, values, labels = _reduce_key_columns(frame, values, file, stem, score)
+    if "model" not in columns:  # one model, named after the file, unless ...
+        _refuse_several_unnamed(frame, values, file, lookalike)
+        if lookalike:
+            named = (
+                f"named {stem!r}, the name of answers that carry none"
+                if in_memory
+                else f"named after the file {stem!r}"
+            )
+            warnings.warn(
+                f"in {file}: no 'model' column (it is read as one model's answers, "
+                f"{named}); if {lookalike[0]!r} holds the model's name, name it 'model'",
+                DataWarning,
+                stacklevel=user_stacklevel(),
+            )
+    return _answers_by_model(frame, values, labels, columns, file, stem)
+
+
+def _long_scores(frame: pd.DataFrame, columns: list[str], score: str, file: str) -> np.ndarray:
+    """The scores of a long answers table (NaN = not answered), its ids checked: a score that
+    is not a number or is outside [0, 1], or a bad item or model id, is refused."""
+    from latentbench.io._matrix_checks import _row, _show, numeric_scores, refuse_bad_ids
+
+    values, bad = numeric_scores(frame[score])
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"in {file}: column {score!r}, {_row(file, k)}: value "
+            f"{_show(frame[score].iloc[k])} is not numeric; expected a score in [0, 1] "
+            "(empty = not answered)"
+        )
+    refuse_bad_ids(frame["item"], "item", file, "item")
+    if "model" in columns:
+        refuse_bad_ids(frame["model"], "model", file, "model")
+    outside = np.isfinite(values) & ((values < 0) | (values > 1))
+    if outside.any():
+        k = int(np.flatnonzero(outside)[0])
+        raise InputError(
+            f"in {file}: column {score!r}, {_row(file, k)} (item "
+            f"{str(frame['item'].iloc[k])!r}): score {_show(values[k])} is outside [0, 1]; "
+            "expected a score in [0, 1] (empty = not answered)"
+        )
+    return values
+
+
+def _model_lookalikes(frame: pd.DataFrame, columns: list[str], file: str) -> list[str]:
+    """The columns named like a model column (:data:`_MODEL_LOOKALIKES`); without a ``model``
+    column, one holding several names is refused (looked at before trials are averaged: rows
+    of two models under a misnamed column are not two trials of one model)."""
+    lookalike = [c for c in columns if c.lower().replace("-", "_") in _MODEL_LOOKALIKES]
+    n_names = {c: int(frame[c].nunique(dropna=True)) for c in lookalike}
+    varied = [c for c in lookalike if n_names[c] > 1]
+    if "model" not in columns and varied:  # several models without their column
+        raise InputError(
+            f"in {file}: no 'model' column and column {varied[0]!r} holds "
+            f"{n_names[varied[0]]} names; a file of several models needs their ids in a "
+            f"column named 'model': rename {varied[0]!r} to 'model'"
+        )
+    return lookalike
+
+
+def _refuse_several_unnamed(
+    frame: pd.DataFrame, values: np.ndarray, file: str, lookalike: list[str]
+) -> None:
+    """Refuse a table without a ``model`` column that gives an item again with another score
+    (answers of several models; the same row twice is collapsed later)."""
+    import pandas as pd
+
+    from latentbench.io._matrix_checks import _row
+
+    pairs = pd.DataFrame({"i": frame["item"].astype(str).to_numpy(), "v": values})
+    again = (pairs["i"].duplicated() & ~pairs.duplicated()).to_numpy()
+    if again.any():
+        k = int(np.flatnonzero(again)[0])
+        advice = f": rename {lookalike[0]!r} to 'model'" if lookalike else ""
+        raise InputError(
+            f"in {file}: no 'model' column and item {str(frame['item'].iloc[k])!r} is on "
+            f"{_row(file, k)} again with another score; a file of several models needs their "
+            f"ids in a column named 'model'{advice}"
+        )
+
+
+def _answers_by_model(
+    frame: pd.DataFrame,
+    values: np.ndarray,
+    labels: dict[str, str],
+    columns: list[str],
+    file: str,
+    stem: str,
+) -> dict[str, pd.Series]:
+    """One Series of scores per model, indexed by item id, from a long table's rows (a
+    (model, item) repeated with the same score collapsed, said; with another, refused); the
+    table's labels go in each Series' ``attrs``."""
+    import pandas as pd
+
+    models = (
+        frame["model"].astype(str)
+        if "model" in columns
+        else pd.Series([stem] * len(frame), index=frame.index)
+    )
+    items = frame["item"].astype(str)
+    exact = _repeated_answers(models, items, values, file)
+    if exact.any():
+        models, items, values = models[~exact], items[~exact], values[~exact]
+    out: dict[str, pd.Series] = {}
+    for name, idx in models.groupby(models, sort=False).groups.items():
+        series = pd.Series(values[models.index.get_indexer(idx)], index=items.loc[idx].to_numpy())
+        if labels:  # the file's benchmark / metric / filter / split, compared with the
+            series.attrs["labels"] = dict(labels)  # calibration's in the estimate
+            series.attrs["source"] = file
+        out[str(name)] = series
+    return out
+
+
+def _repeated_answers(
+    models: pd.Series, items: pd.Series, values: np.ndarray, file: str
+) -> np.ndarray:
+    """The mask of rows repeating an earlier (model, item) with the same score (warned: they
+    are collapsed, as the matrix reader does); one with another score is an error naming both
+    rows."""
+    import pandas as pd
+
+    from latentbench.io._matrix_checks import _row, _show
+
+    keyed = pd.DataFrame({"m": models.to_numpy(), "i": items.to_numpy(), "v": values})
+    exact = keyed.duplicated(keep="first").to_numpy()
+    clash = keyed[~exact].duplicated(["m", "i"], keep=False).to_numpy()
+    if clash.any():
+        rows = np.flatnonzero(~exact)[clash]
+        m, i = keyed["m"][rows[0]], keyed["i"][rows[0]]
+        a, b = np.flatnonzero(((keyed["m"] == m) & (keyed["i"] == i)).to_numpy() & ~exact)[:2]
+        raise InputError(
+            f"in {file}: {_row(file, int(a))} and {_row(file, int(b))} both give model "
+            f"{m!r}, item {i!r}, with different scores {_show(values[a])} and "
+            f"{_show(values[b])}; expected one score per (model, item)"
+        )
+    if exact.any():
+        warnings.warn(
+            f"in {file}: {int(exact.sum())} repeated (model, item) rows with identical "
+            "scores were collapsed",
+            DataWarning,
+            stacklevel=user_stacklevel(),
+        )
+    return exact
+
+
+def _wide_responses(frame: pd.DataFrame, columns: list[str], file: str) -> dict[str, pd.Series]:
+    """The answers of a wide table (a ``model`` column, one column per item), one Series per
+    model; a model on two rows, or a cell that is not a score in [0, 1], is refused."""
+    import pandas as pd
+
+    from latentbench.io._matrix_checks import _row, _show, numeric_scores, refuse_bad_ids
+
+    refuse_bad_ids(frame["model"], "model", file, "model")
+    names = frame["model"].astype(str)
+    repeated = names.duplicated(keep=False).to_numpy()
+    if repeated.any():
+        first, second = np.flatnonzero(repeated & (names == names[repeated].iloc[0]))[:2]
+        raise InputError(
+            f"in {file}: model {names.iloc[first]!r} is on {_row(file, int(first))} and "
+            f"{_row(file, int(second))}; expected one row per model (wide layout), or a "
+            "long table with columns 'item' and 'score' (or 'correct' / 'is_correct'); "
+            f"found columns {columns[:8]}"
+        )
+    cells = frame.drop(columns="model")
+    item_ids = [str(c) for c in cells.columns]
+    flat = pd.Series(cells.to_numpy(dtype=object).ravel())
+    values, bad = numeric_scores(flat)
+    values = values.reshape(len(cells), len(item_ids))
+    outside = np.isfinite(values) & ((values < 0) | (values > 1))
+    for mask, what in ((bad.reshape(values.shape), "is not numeric"), (outside, None)):
+        if mask.any():
+            row, col = (int(v) for v in np.argwhere(mask)[0])
+            shown = _show(flat.iloc[row * len(item_ids) + col])
+            raise InputError(
+                f"in {file}: model {names.iloc[row]!r} ({_row(file, row)}), column "
+                f"{item_ids[col]!r}: value {shown} {what or 'is outside [0, 1]'}; expected a "
+                "score in [0, 1] (empty = not answered)"
+            )
+    return {names.iloc[k]: pd.Series(values[k], index=item_ids) for k in range(len(names))}
 
 
 def _reduce_key_columns(

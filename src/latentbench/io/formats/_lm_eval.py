@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -323,139 +324,219 @@ def _canonical_model(raw: str) -> str:
     return raw.replace("__", "/") if raw.count("__") == 1 else raw
 
 
-@reader(
-    "lm-eval",
-    summary="lm-evaluation-harness --log_samples (samples_*.jsonl)",
-    patterns=PATTERNS,
-    keep=lambda path: not path.name.startswith("results"),
-)
-def read(
-    path: Path,
-    report: LoadReport,
-    *,
-    benchmark: str | None,
-    metric: Choice,
-    filter: Choice,
-    model: str | None,
-) -> pd.DataFrame:
-    """Read one samples file into canonical rows."""
-    match = _SAMPLES.match(path.name)
-    if match:
-        task, date = match.group("task"), match.group("date")
-        meta_model, source, meta, results_path = _new_layout_meta(path, date, model is not None)
-        source_model = meta_model or path.parent.name
-        canonical = meta_model or _canonical_model(path.parent.name)
-        timestamp = parse_dashed_iso(date)
-        if results_path is None:
-            report.notes.append(
-                f"{path}: no results file of run {date} beside it (results_{date}.json or "
-                f"<name>_{date}.json); the model is named after the folder: {canonical!r} "
-                "(--model sets it)"
-            )
-        elif meta_model is None and model is None:
-            report.notes.append(
-                f"{results_path}: names no model (no 'config.model_args', no 'model_name'); "
-                f"the model is named after the folder: {canonical!r} (--model sets it)"
-            )
-        elif model is None:
-            recorded = meta.get("model_name")
-            if isinstance(recorded, str) and recorded and recorded != meta_model:
-                report.notes.append(
-                    f"{results_path}: 'model_name' {recorded!r} differs from the model of "
-                    f"'config.model_args' {meta_model!r} (lm-eval writes the one from the "
-                    f"other; the file was edited?); the model is {meta_model!r} (--model sets it)"
-                )
-        note = _subsample_note(meta, task, canonical)
-        if note:
-            report.notes.append(note)
-    else:
-        meta_model, task, source, meta = _old_layout_meta(path, model is not None)
-        eee = re.fullmatch(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}_samples", path.stem)
-        hint = (
-            " (a '<uuid>_samples.jsonl' file is an Every Eval Ever record: "
-            "`latentbench ingest eee FOLDER` reads it)"
-            if eee
-            else ""
-        )
-        if task is None and not _holds_samples(path):  # notes.jsonl beside the samples
-            report.skip_file(
-                path,
-                "not an lm-eval samples file (its name is not samples_<task>_<date>.jsonl and "
-                f"its first record has no 'doc_id'){hint}",
-            )
-            return Columns().frame(source, str(path), None)
-        if task is None:
-            task = benchmark
-        if task is None:
-            raise InputError(
-                f"{path}: cannot tell the task from the file name (no 'samples_<task>_<date>' "
-                f"pattern and no results.json naming the tasks); pass --benchmark NAME{hint}"
-            )
-        source_model = meta_model or path.stem[: -len(task) - 1] or path.stem
-        canonical = meta_model or source_model
-        timestamp = None
-    if model is not None:
-        canonical = model
-    name = benchmark or task
-    report.rename(benchmark, task)  # the files' task names, refused when several
-    records, array = _parse_lines(path)
-    report.records_read += len(records)
-    if not records:
-        return Columns().frame(source, str(path), timestamp)
+@dataclass(frozen=True)
+class _Origin:
+    """Where one samples file comes from: its task (None: not a samples file, skipped), the
+    tool version, the run's results, the model as the files name it and canonically, and the
+    run's time."""
 
-    metrics_seen: dict[str, int] = {}
-    filters_seen: dict[str, int] = {}
+    task: str | None
+    source: str
+    meta: dict[str, Any]
+    source_model: str
+    canonical: str
+    timestamp: pd.Timestamp | None
+
+
+@dataclass
+class _Scan:
+    """What the first pass over a file's records found: each record's filter, the filters and
+    scalar metrics seen (with the first position of each), and whether filters were assigned
+    by line order (files before lm-eval 0.4.7)."""
+
+    row_filters: list[str] = field(default_factory=list)
+    filters_seen: dict[str, int] = field(default_factory=dict)
+    metrics_seen: dict[str, int] = field(default_factory=dict)
+    recovered: bool = False
+
+
+def _new_layout_origin(
+    path: Path, task: str, date: str, report: LoadReport, model: str | None
+) -> _Origin:
+    """The origin of a ``samples_<task>_<date>`` file, from the results file of its run (notes
+    on how the model was named and on a subsample go to ``report``)."""
+    meta_model, source, meta, results_path = _new_layout_meta(path, date, model is not None)
+    canonical = meta_model or _canonical_model(path.parent.name)
+    note = _naming_note(path, date, results_path, meta, meta_model, canonical, model)
+    if note:
+        report.notes.append(note)
+    note = _subsample_note(meta, task, canonical)
+    if note:
+        report.notes.append(note)
+    return _Origin(
+        task,
+        source,
+        meta,
+        meta_model or path.parent.name,
+        canonical,
+        parse_dashed_iso(date),
+    )
+
+
+def _naming_note(
+    path: Path,
+    date: str,
+    results_path: Path | None,
+    meta: dict[str, Any],
+    meta_model: str | None,
+    canonical: str,
+    model: str | None,
+) -> str | None:
+    """A note when the model is named after the folder (no results file of the run, or one
+    naming no model) or when the results file's ``model_name`` was edited; None otherwise."""
+    if results_path is None:
+        return (
+            f"{path}: no results file of run {date} beside it (results_{date}.json or "
+            f"<name>_{date}.json); the model is named after the folder: {canonical!r} "
+            "(--model sets it)"
+        )
+    if meta_model is None and model is None:
+        return (
+            f"{results_path}: names no model (no 'config.model_args', no 'model_name'); "
+            f"the model is named after the folder: {canonical!r} (--model sets it)"
+        )
+    if model is None:
+        recorded = meta.get("model_name")
+        if isinstance(recorded, str) and recorded and recorded != meta_model:
+            return (
+                f"{results_path}: 'model_name' {recorded!r} differs from the model of "
+                f"'config.model_args' {meta_model!r} (lm-eval writes the one from the "
+                f"other; the file was edited?); the model is {meta_model!r} (--model sets it)"
+            )
+    return None
+
+
+def _old_layout_origin(
+    path: Path, report: LoadReport, benchmark: str | None, model: str | None
+) -> _Origin:
+    """The origin of a 0.4.0-0.4.2 file (task and model from ``results.json`` beside it). A
+    file that holds no samples is skipped (said in ``report``; its origin has no task)."""
+    meta_model, task, source, meta = _old_layout_meta(path, model is not None)
+    eee = re.fullmatch(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}_samples", path.stem)
+    hint = (
+        " (a '<uuid>_samples.jsonl' file is an Every Eval Ever record: "
+        "`latentbench ingest eee FOLDER` reads it)"
+        if eee
+        else ""
+    )
+    if task is None and not _holds_samples(path):  # notes.jsonl beside the samples
+        report.skip_file(
+            path,
+            "not an lm-eval samples file (its name is not samples_<task>_<date>.jsonl and "
+            f"its first record has no 'doc_id'){hint}",
+        )
+        return _Origin(None, source, meta, "", "", None)
+    if task is None:
+        task = benchmark
+    if task is None:
+        raise InputError(
+            f"{path}: cannot tell the task from the file name (no 'samples_<task>_<date>' "
+            f"pattern and no results.json naming the tasks); pass --benchmark NAME{hint}"
+        )
+    source_model = meta_model or path.stem[: -len(task) - 1] or path.stem
+    return _Origin(task, source, meta, source_model, meta_model or source_model, None)
+
+
+def _row_filter(
+    record: dict[str, Any], occurrences: dict[str, int], listed_filters: list[str]
+) -> tuple[str, bool]:
+    """The filter of one record, and whether it was recovered from line order (a doc's n-th
+    line belongs to the n-th filter of ``filter_list`` in files before lm-eval 0.4.7)."""
+    if "filter" in record:
+        return str(record["filter"]), False
+    doc = str(record["doc_id"])
+    nth = occurrences.get(doc, 0)
+    occurrences[doc] = nth + 1
+    if nth < len(listed_filters):
+        return listed_filters[nth], nth > 0
+    # a repeat the filter list cannot explain: reported as a repeat by the caller
+    return (listed_filters[0] if listed_filters else "none"), False
+
+
+def _repeat_error(
+    path: Path,
+    array: bool,
+    record: dict[str, Any],
+    filt: str,
+    positions: tuple[int, int],
+    task: str,
+    listed_filters: list[str],
+) -> InputError:
+    """The error for a (doc, filter) that a record at ``positions[0]`` repeats from
+    ``positions[1]``."""
+    hint = (
+        " and no 'filter' field (a multi-filter task written before lm-eval 0.4.7; "
+        f"results configs[{task!r}].filter_list names {len(listed_filters)} filters, "
+        "so its lines cannot be told apart)"
+        if "filter" not in record
+        else ""
+    )
+    return InputError(
+        f"{_loc(path, positions[0], array)}: doc_id {record['doc_id']!r} with filter {filt!r} "
+        f"repeats {_loc(path, positions[1], array)}{hint}; expected one row per doc "
+        "and filter"
+    )
+
+
+def _scalar_metrics(record: dict[str, Any]) -> list[str]:
+    """The record's metrics (its ``metrics`` list, else its fields that are not sample fields)
+    that hold a scalar score and are not perplexities."""
+    listed = record.get("metrics")
+    keys = listed if isinstance(listed, list) else [k for k in record if k not in _NOT_METRICS]
+    return [
+        str(field_name)
+        for field_name in keys
+        if (
+            field_name in record
+            and field_name not in PERPLEXITY_METRICS
+            and is_scalar_score(record[field_name])
+        )
+    ]
+
+
+def _scan(
+    path: Path,
+    records: list[tuple[int, dict[str, Any]]],
+    array: bool,
+    task: str,
+    listed_filters: list[str],
+) -> _Scan:
+    """The first pass: every record's doc_id and filter, refusing a repeated (doc, filter),
+    and the filters and metrics offered."""
+    scan = _Scan()
     first_line: dict[tuple[str, str], int] = {}
-    listed_filters = _filter_names(meta, task)
     occurrences: dict[str, int] = {}
-    row_filters: list[str] = []
-    recovered = False
     for position, record in records:
         if "doc_id" not in record:
             raise InputError(
                 f"{_loc(path, position, array)}: field 'doc_id' is missing; expected an lm-eval "
                 "sample with doc_id"
             )
-        if "filter" in record:
-            filt = str(record["filter"])
-        else:
-            # before 0.4.7: the n-th line of a doc belongs to the n-th filter of filter_list
-            doc = str(record["doc_id"])
-            nth = occurrences.get(doc, 0)
-            occurrences[doc] = nth + 1
-            if nth < len(listed_filters):
-                filt = listed_filters[nth]
-                recovered = recovered or nth > 0
-            else:  # a repeat the filter list cannot explain: reported as a repeat below
-                filt = listed_filters[0] if listed_filters else "none"
-        row_filters.append(filt)
-        filters_seen.setdefault(filt, position)
+        filt, recovered = _row_filter(record, occurrences, listed_filters)
+        scan.recovered = scan.recovered or recovered
+        scan.row_filters.append(filt)
+        scan.filters_seen.setdefault(filt, position)
         key = (str(record["doc_id"]), filt)
         if key in first_line:
-            hint = (
-                " and no 'filter' field (a multi-filter task written before lm-eval 0.4.7; "
-                f"results configs[{task!r}].filter_list names {len(listed_filters)} filters, "
-                "so its lines cannot be told apart)"
-                if "filter" not in record
-                else ""
-            )
-            raise InputError(
-                f"{_loc(path, position, array)}: doc_id {record['doc_id']!r} with filter {filt!r} "
-                f"repeats {_loc(path, first_line[key], array)}{hint}; expected one row per doc "
-                "and filter"
+            raise _repeat_error(
+                path, array, record, filt, (position, first_line[key]), task, listed_filters
             )
         first_line[key] = position
-        listed = record.get("metrics")
-        keys = listed if isinstance(listed, list) else [k for k in record if k not in _NOT_METRICS]
-        for field_name in keys:
-            if (
-                field_name in record
-                and field_name not in PERPLEXITY_METRICS
-                and is_scalar_score(record[field_name])
-            ):
-                metrics_seen.setdefault(str(field_name), position)
-    first = _loc(path, records[0][0], array)
-    chosen_filter, how_f = resolve("filter", filter, name, list(filters_seen), first)
+        for name in _scalar_metrics(record):
+            scan.metrics_seen.setdefault(name, position)
+    return scan
+
+
+def _choose_metric(
+    metric: Choice,
+    name: str,
+    task: str,
+    metrics_seen: dict[str, int],
+    records: list[tuple[int, dict[str, Any]]],
+    first: str,
+) -> tuple[str, str]:
+    """The metric for benchmark ``name`` and how it was chosen; a metric asked for by name is
+    offered when a record has it (its values are judged when read), a perplexity is refused."""
     wanted = requested(metric, name)
     if wanted is not None and wanted not in metrics_seen:
         present = any(wanted in rec for _, rec in records)
@@ -466,18 +547,23 @@ def read(
                 f"{first}: metric {wanted!r} is a perplexity-type value, not an item score; "
                 f"choose one of {', '.join(sorted(metrics_seen)) or '(none)'}"
             )
-    chosen_metric, how_m = resolve(
-        "metric", metric, name, list(metrics_seen), first, default=_default_metric(task)
-    )
-    report.choose(name, "metric", chosen_metric, how_m)
-    report.choose(name, "filter", chosen_filter, how_f)
+    return resolve("metric", metric, name, list(metrics_seen), first, default=_default_metric(task))
 
-    if recovered:
-        report.notes.append(
-            f"{path}: no 'filter' field (lm-eval < 0.4.7); filters assigned by line order from "
-            f"configs[{task!r}].filter_list: {', '.join(listed_filters)}"
-        )
-    columns = Columns(at="record" if array else "line", split=_split(meta, task))
+
+def _add_rows(
+    columns: Columns,
+    report: LoadReport,
+    path: Path,
+    records: list[tuple[int, dict[str, Any]]],
+    array: bool,
+    row_filters: list[str],
+    chosen: tuple[str, str],
+    labels: tuple[str, str, str],
+) -> None:
+    """Add the records of the ``chosen`` (filter, metric) to ``columns``, counting the others
+    as dropped; ``labels`` are the canonical model, the benchmark and the source model."""
+    chosen_filter, chosen_metric = chosen
+    canonical, name, source_model = labels
     for (position, record), filt in zip(records, row_filters, strict=True):
         if filt != chosen_filter:
             report.drop("other filter")
@@ -503,4 +589,62 @@ def read(
             position,
             str(doc_hash) if doc_hash is not None else None,
         )
-    return columns.frame(source, str(path), timestamp)
+
+
+@reader(
+    "lm-eval",
+    summary="lm-evaluation-harness --log_samples (samples_*.jsonl)",
+    patterns=PATTERNS,
+    keep=lambda path: not path.name.startswith("results"),
+)
+def read(
+    path: Path,
+    report: LoadReport,
+    *,
+    benchmark: str | None,
+    metric: Choice,
+    filter: Choice,
+    model: str | None,
+) -> pd.DataFrame:
+    """Read one samples file into canonical rows."""
+    match = _SAMPLES.match(path.name)
+    if match:
+        origin = _new_layout_origin(path, match.group("task"), match.group("date"), report, model)
+    else:
+        origin = _old_layout_origin(path, report, benchmark, model)
+    task, meta = origin.task, origin.meta
+    if task is None:  # not a samples file: skipped
+        return Columns().frame(origin.source, str(path), None)
+    canonical = model if model is not None else origin.canonical
+    name = benchmark or task
+    report.rename(benchmark, task)  # the files' task names, refused when several
+    records, array = _parse_lines(path)
+    report.records_read += len(records)
+    if not records:
+        return Columns().frame(origin.source, str(path), origin.timestamp)
+
+    listed_filters = _filter_names(meta, task)
+    scan = _scan(path, records, array, task, listed_filters)
+    first = _loc(path, records[0][0], array)
+    chosen_filter, how_f = resolve("filter", filter, name, list(scan.filters_seen), first)
+    chosen_metric, how_m = _choose_metric(metric, name, task, scan.metrics_seen, records, first)
+    report.choose(name, "metric", chosen_metric, how_m)
+    report.choose(name, "filter", chosen_filter, how_f)
+
+    if scan.recovered:
+        report.notes.append(
+            f"{path}: no 'filter' field (lm-eval < 0.4.7); filters assigned by line order from "
+            f"configs[{task!r}].filter_list: {', '.join(listed_filters)}"
+        )
+    columns = Columns(at="record" if array else "line", split=_split(meta, task))
+    _add_rows(
+        columns,
+        report,
+        path,
+        records,
+        array,
+        scan.row_filters,
+        (chosen_filter, chosen_metric),
+        (canonical, name, origin.source_model),
+    )
+    return columns.frame(origin.source, str(path), origin.timestamp)

@@ -134,102 +134,94 @@ def _timestamps(values: pd.Series, path: Path, offset: int, data: pd.DataFrame) 
     return stamps
 
 
-@reader(
-    "table",
-    summary="CSV or Parquet tables, long or wide (a store export reads back)",
-    patterns=PATTERNS,
-    names_choices=False,
-)
-def read(
-    path: Path,
-    report: LoadReport,
-    *,
-    benchmark: str | None,
-    metric: Choice,
-    filter: Choice,
-    model: str | None,
-    layout: Literal["auto", "long", "wide"] = "auto",
+def _wide_rows(
+    frame: pd.DataFrame, path: Path, offset: int, rows: np.ndarray, report: LoadReport
 ) -> pd.DataFrame:
-    """Read one table into canonical rows."""
-    frame, offset = _read(path)
-    frame.columns = [str(c) for c in frame.columns]
-    if len(frame) == 0:
-        raise InputError(f"{path}: no rows after the header; expected at least one observation")
-    if layout == "auto":
-        layout = "long" if set(_LONG) <= set(frame.columns) else "wide"
-        if layout == "wide":
-            refuse_long_without_score(list(frame.columns), str(path), ("score",))
-    report.records_read += len(frame)
-    rows = np.arange(len(frame))
-    if layout == "wide":
-        id_col = "model" if "model" in frame.columns else frame.columns[0]
-        if frame.shape[1] < 2:
-            raise InputError(f"{path}: a wide table needs a model column and item columns")
-        ids = _ids(frame[id_col], path, offset, id_col, rows)
-        items = [c for c in frame.columns if c != id_col]
-        if id_col != "model":  # no 'model' column: say how the table was read
-            report.notes.append(
-                f"{path}: read as a wide table (no columns {', '.join(_LONG)}): model ids in "
-                f"the first column {id_col!r}, {len(items):,} item column(s) "
-                f"({', '.join(map(repr, items[:3]))}{', ...' if len(items) > 3 else ''}); "
-                "for a long table name its columns model, item, score"
-            )
-        parts = []
-        for column in items:
-            scores = _scores(frame[column], path, offset, column, rows)
-            keep = ~np.isnan(scores)
-            parts.append(
-                pd.DataFrame(
-                    {
-                        "model": ids[keep].to_numpy(),
-                        "item": column,
-                        "score": scores[keep],
-                        "_record": rows[keep] + offset,
-                    }
-                )
-            )
-        long = pd.concat(parts, ignore_index=True)
-        report.drop("empty cell (missing)", int(frame[items].isna().to_numpy().sum()))
-        bench_default = path.stem
-        data = long
-        extra: dict[str, Any] = {}
-    else:
-        scores = _scores(frame["score"], path, offset, "score", rows)
-        keep = ~np.isnan(scores)
-        report.drop("empty score (missing)", int((~keep).sum()))
-        kept = frame.loc[keep].reset_index(drop=True)
-        kept_rows = rows[keep]
-        data = pd.DataFrame(
-            {
-                # string arrays stay Arrow-backed: no Python str object per cell
-                "model": _ids(kept["model"], path, offset, "model", kept_rows).array,
-                "item": _ids(kept["item"], path, offset, "item", kept_rows).array,
-                "score": scores[keep],
-                "_record": kept_rows + offset,
-            }
+    """The observed cells of a wide table (one row per model, one column per item) as rows
+    ``model``, ``item``, ``score``, ``_record``; empty cells are counted as dropped."""
+    id_col = "model" if "model" in frame.columns else frame.columns[0]
+    if frame.shape[1] < 2:
+        raise InputError(f"{path}: a wide table needs a model column and item columns")
+    ids = _ids(frame[id_col], path, offset, id_col, rows)
+    items = [c for c in frame.columns if c != id_col]
+    if id_col != "model":  # no 'model' column: say how the table was read
+        report.notes.append(
+            f"{path}: read as a wide table (no columns {', '.join(_LONG)}): model ids in "
+            f"the first column {id_col!r}, {len(items):,} item column(s) "
+            f"({', '.join(map(repr, items[:3]))}{', ...' if len(items) > 3 else ''}); "
+            "for a long table name its columns model, item, score"
         )
-        extra = {c: kept[c] for c in CANONICAL_COLUMNS if c in kept.columns and c not in _LONG}
-        bench_default = path.stem
-    n = len(data)
-    out = pd.DataFrame(index=pd.RangeIndex(n))
-    if model is None:
-        out["model"] = pd.array(data["model"].astype("str"), dtype="str")  # type: ignore[call-overload]
-    else:
-        out["model"] = model
+    parts = []
+    for column in items:
+        scores = _scores(frame[column], path, offset, column, rows)
+        keep = ~np.isnan(scores)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "model": ids[keep].to_numpy(),
+                    "item": column,
+                    "score": scores[keep],
+                    "_record": rows[keep] + offset,
+                }
+            )
+        )
+    long = pd.concat(parts, ignore_index=True)
+    report.drop("empty cell (missing)", int(frame[items].isna().to_numpy().sum()))
+    return long
+
+
+def _long_rows(
+    frame: pd.DataFrame, path: Path, offset: int, rows: np.ndarray, report: LoadReport
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The rows of a long table with a score (empty scores counted as dropped): ``model``,
+    ``item``, ``score``, ``_record``, and its other canonical columns by name."""
+    scores = _scores(frame["score"], path, offset, "score", rows)
+    keep = ~np.isnan(scores)
+    report.drop("empty score (missing)", int((~keep).sum()))
+    kept = frame.loc[keep].reset_index(drop=True)
+    kept_rows = rows[keep]
+    data = pd.DataFrame(
+        {
+            # string arrays stay Arrow-backed: no Python str object per cell
+            "model": _ids(kept["model"], path, offset, "model", kept_rows).array,
+            "item": _ids(kept["item"], path, offset, "item", kept_rows).array,
+            "score": scores[keep],
+            "_record": kept_rows + offset,
+        }
+    )
+    extra = {c: kept[c] for c in CANONICAL_COLUMNS if c in kept.columns and c not in _LONG}
+    return data, extra
+
+
+def _benchmarks(
+    data: pd.DataFrame,
+    extra: dict[str, Any],
+    path: Path,
+    offset: int,
+    benchmark: str | None,
+    report: LoadReport,
+) -> Any:
+    """The ``benchmark`` column: the argument (the names a ``benchmark`` column gives are
+    recorded as renamed), else the column, else the file stem."""
     if benchmark is not None:
-        out["benchmark"] = benchmark
         if "benchmark" in extra:  # the names a column gives (a file stem is no task name:
             # split files of one benchmark still go in under one name)
             for original in extra["benchmark"].dropna().astype("str").unique():
                 report.rename(benchmark, str(original))
-    elif "benchmark" in extra:
-        out["benchmark"] = _ids(
+        return benchmark
+    if "benchmark" in extra:
+        return _ids(
             extra["benchmark"], path, offset, "benchmark", data["_record"].to_numpy() - offset
         ).to_numpy()
-    else:
-        out["benchmark"] = constant_text(bench_default, n)
-    out["item"] = data["item"].astype("str").array
-    out["score"] = data["score"].to_numpy(dtype=np.float64)
+    return constant_text(path.stem, len(data))
+
+
+def _add_metric_and_filter(
+    out: pd.DataFrame, extra: dict[str, Any], metric: Choice, filter: Choice
+) -> None:
+    """Fill ``metric`` and ``filter`` of ``out``: the name given for every row, else the
+    table's column (empty cells: ``"score"`` / ``"none"``), else that default."""
+    n = len(out)
     for name, given, fallback in (("metric", metric, "score"), ("filter", filter, "none")):
         if isinstance(given, str):
             out[name] = constant_text(given, n)
@@ -237,21 +229,32 @@ def read(
             out[name] = extra[name].fillna(fallback).astype("str").to_numpy()
         else:
             out[name] = constant_text(fallback, n)
-    if "trial" in extra:
-        trial = pd.to_numeric(extra["trial"], errors="coerce").astype("float64")
-        values = trial.to_numpy()
-        # an integer in [0, 2**53): 1.5 is not rounded, 1e30 does not wrap around
-        bad = ~np.isfinite(values) | (values != np.round(values)) | (values < 0)
-        bad |= np.abs(values) >= 2.0**53
-        if bad.any():
-            k = int(np.flatnonzero(bad)[0])
-            raise InputError(
-                f"{_place(path, int(data['_record'].iloc[k]) - offset, offset)}: field 'trial': "
-                f"value {_show(extra['trial'].iloc[k])}; expected a whole number >= 0"
-            )
-        out["trial"] = values.astype(np.int64)
-    else:
-        out["trial"] = 0
+
+
+def _trials(extra: dict[str, Any], data: pd.DataFrame, path: Path, offset: int) -> Any:
+    """The ``trial`` column: whole numbers >= 0 from a ``trial`` column, else 0."""
+    if "trial" not in extra:
+        return 0
+    trial = pd.to_numeric(extra["trial"], errors="coerce").astype("float64")
+    values = trial.to_numpy()
+    # an integer in [0, 2**53): 1.5 is not rounded, 1e30 does not wrap around
+    bad = ~np.isfinite(values) | (values != np.round(values)) | (values < 0)
+    bad |= np.abs(values) >= 2.0**53
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"{_place(path, int(data['_record'].iloc[k]) - offset, offset)}: field 'trial': "
+            f"value {_show(extra['trial'].iloc[k])}; expected a whole number >= 0"
+        )
+    return values.astype(np.int64)
+
+
+def _add_provenance(
+    out: pd.DataFrame, extra: dict[str, Any], data: pd.DataFrame, path: Path, offset: int
+) -> None:
+    """Fill ``split``, ``source``, ``source_file``, ``run_timestamp``, ``item_hash``,
+    ``source_model`` and ``flag`` of ``out`` from the table's columns, else their defaults."""
+    n = len(data)
     out["split"] = (
         extra["split"].fillna(UNKNOWN_SPLIT).astype("str").to_numpy()
         if "split" in extra
@@ -284,14 +287,67 @@ def read(
         else data["model"].astype("str").array
     )
     out["flag"] = extra["flag"].to_numpy() if "flag" in extra else constant_text(None, n)
-    for column in TEXT_COLUMNS:
-        if out[column].dtype != "str":
-            out[column] = out[column].astype("str")
-    out["_record"] = data["_record"].to_numpy()
-    out["_at"] = "line" if _is_text(path) else "row"
+
+
+def _record_choices(
+    out: pd.DataFrame, extra: dict[str, Any], metric: Choice, filter: Choice, report: LoadReport
+) -> None:
+    """Record each benchmark's metric and filter names in ``report``, and how they were set."""
     for bench, group in out.groupby("benchmark", sort=True):
         for kind, choice in (("metric", metric), ("filter", filter)):
             names = sorted(group[kind].unique().tolist())
             how = "given" if isinstance(choice, str) else ("column" if kind in extra else "default")
             report.choose(str(bench), kind, ", ".join(names), how)
+
+
+@reader(
+    "table",
+    summary="CSV or Parquet tables, long or wide (a store export reads back)",
+    patterns=PATTERNS,
+    names_choices=False,
+)
+def read(
+    path: Path,
+    report: LoadReport,
+    *,
+    benchmark: str | None,
+    metric: Choice,
+    filter: Choice,
+    model: str | None,
+    layout: Literal["auto", "long", "wide"] = "auto",
+) -> pd.DataFrame:
+    """Read one table into canonical rows."""
+    frame, offset = _read(path)
+    frame.columns = [str(c) for c in frame.columns]
+    if len(frame) == 0:
+        raise InputError(f"{path}: no rows after the header; expected at least one observation")
+    if layout == "auto":
+        layout = "long" if set(_LONG) <= set(frame.columns) else "wide"
+        if layout == "wide":
+            refuse_long_without_score(list(frame.columns), str(path), ("score",))
+    report.records_read += len(frame)
+    rows = np.arange(len(frame))
+    extra: dict[str, Any] = {}
+    if layout == "wide":
+        data = _wide_rows(frame, path, offset, rows, report)
+    else:
+        data, extra = _long_rows(frame, path, offset, rows, report)
+    n = len(data)
+    out = pd.DataFrame(index=pd.RangeIndex(n))
+    if model is None:
+        out["model"] = pd.array(data["model"].astype("str"), dtype="str")  # type: ignore[call-overload]
+    else:
+        out["model"] = model
+    out["benchmark"] = _benchmarks(data, extra, path, offset, benchmark, report)
+    out["item"] = data["item"].astype("str").array
+    out["score"] = data["score"].to_numpy(dtype=np.float64)
+    _add_metric_and_filter(out, extra, metric, filter)
+    out["trial"] = _trials(extra, data, path, offset)
+    _add_provenance(out, extra, data, path, offset)
+    for column in TEXT_COLUMNS:
+        if out[column].dtype != "str":
+            out[column] = out[column].astype("str")
+    out["_record"] = data["_record"].to_numpy()
+    out["_at"] = "line" if _is_text(path) else "row"
+    _record_choices(out, extra, metric, filter, report)
     return out
