@@ -450,3 +450,15 @@ def test_lm_eval_repeated_doc_without_filter_field(tmp_path):
         r" and no 'filter' field",
     ):
         read_results("lm-eval", tmp_path)
+
+
+def test_a_wide_table_read_as_long_is_refused_by_name(tmp_path):
+    """layout='long' on a table without item/score columns: an InputError naming the file,
+    the missing columns and the other layout (a bare KeyError: 'score' before)."""
+    from latentbench.exceptions import InputError
+    from latentbench.io import read_results
+
+    path = tmp_path / "wide.csv"
+    path.write_text("model,q1,q2\nm1,1,0\nm2,0,1\n")
+    with pytest.raises(InputError, match=r"wide\.csv: layout='long'; .*'item', 'score' missing"):
+        read_results("table", path, layout="long")

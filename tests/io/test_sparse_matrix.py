@@ -26,6 +26,7 @@ def test_from_long_low_density_is_sparse_and_agrees_with_dense() -> None:
     frame = _long(40, 60, 0.1)
     sparse = ResponseMatrix.from_long(frame)
     assert isinstance(sparse, SparseResponseMatrix) and sparse.is_sparse
+    assert sparse.layout is None  # as a dense matrix's (an AttributeError before)
     dense = ResponseMatrix(sparse.scores, sparse.model_ids, sparse.item_ids)
     assert not dense.is_sparse
     assert sparse.shape == dense.shape

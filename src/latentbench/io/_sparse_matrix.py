@@ -65,6 +65,9 @@ class SparseResponseMatrix(ResponseMatrix):
         self._model_ids = models
         self._item_ids = items
         self.source = source
+        self.layout: str | None = None
+        """As :attr:`ResponseMatrix.layout`: how the file or the table's key columns were
+        read; None otherwise."""
 
     # ------------------------------------------------------------------ sparse access
     @property

@@ -325,6 +325,15 @@ def read(
         layout = "long" if set(_LONG) <= set(frame.columns) else "wide"
         if layout == "wide":
             refuse_long_without_score(list(frame.columns), str(path), ("score",))
+    elif layout == "long":
+        lacking = [c for c in _LONG if c not in frame.columns]
+        if lacking:
+            raise InputError(
+                f"{path}: layout='long'; expected a long table with the columns model, item "
+                f"and score ({', '.join(map(repr, lacking))} missing; columns: "
+                f"{list(frame.columns)[:8]}{' ...' if len(frame.columns) > 8 else ''}), or the "
+                "wide layout (models as rows, items as columns)"
+            )
     report.records_read += len(frame)
     rows = np.arange(len(frame))
     extra: dict[str, Any] = {}
