@@ -407,18 +407,46 @@ def run_experiment(
     -------
     ExperimentResult
     """
+    seed_list, reference = _check_run_options(policies, engine, seeds, budget, reference, stop)
+    shared = _settings(scores, pools, budget, batch_size, init_batch, grid_step, proxy, stop,
+                       delta)  # fmt: skip
+    # seed by seed: a stopped experiment keeps whole seeds (every pool and policy)
+    tasks = [(p, spec, s) for s in seed_list for p in pools for spec in policies]
+    start = time.perf_counter()
+    results = _run_tasks(shared, tasks, engine, n_jobs, ray_address, progress, stop_event)
+    asked = len(seed_list)
+    if len(results) < len(tasks):  # stopped: the seeds every pool and policy completed
+        seed_list, results = _complete_seeds(results, seed_list, len(pools) * len(policies))
+        warnings.warn(
+            f"stopped after {len(seed_list):,} of {asked:,} seeds; the summary covers those",
+            DataWarning,
+            stacklevel=user_stacklevel(),
+        )
+    elapsed = time.perf_counter() - start
+    result = _summarise(results, shared, pools, policies, seed_list, target, reference, elapsed)
+    if len(seed_list) < asked:
+        result.params["seeds_asked"] = asked
+    return result
+
+
+def _check_run_options(
+    policies: list[str],
+    engine: str,
+    seeds: int | list[int],
+    budget: int,
+    reference: str | None,
+    stop: str,
+) -> tuple[list[int], str | None]:
+    """Refuse bad options of :func:`run_experiment` (in this order: policies, engine, seeds,
+    budget, a delta in a spec, reference, stop); return the seeds and the stripped
+    reference."""
     if isinstance(policies, str):
         raise InputError(
             f"policies={policies!r}; expected a list of policy specs, e.g. ['pulse', 'ucbe']"
         )
     if engine not in ("local", "ray"):
         raise InputError(f"engine={engine!r}; expected 'local' or 'ray'")
-    seed_list = [10000 * k for k in range(seeds)] if isinstance(seeds, int) else list(seeds)
-    if not seed_list:
-        raise InputError(f"seeds={seeds!r}; expected at least one seed")
-    if len(set(seed_list)) < len(seed_list):  # a repeated seed is one run counted twice
-        again = next(s for s in seed_list if seed_list.count(s) > 1)
-        raise InputError(f"seeds: {again!r} repeats; expected distinct seeds")
+    seed_list = _seed_list(seeds)
     if not isinstance(budget, numbers.Real) or isinstance(budget, bool) or int(budget) != budget:
         raise InputError(f"budget={budget!r}; expected a positive number of cells per run")
     if budget < 1:
@@ -434,6 +462,33 @@ def run_experiment(
             )
     if stop not in ("budget", "confidence"):
         raise InputError(f"stop={stop!r}; expected 'budget' or 'confidence'")
+    return seed_list, reference
+
+
+def _seed_list(seeds: int | list[int]) -> list[int]:
+    """The seeds of ``seeds`` (a count: ``10000 * run``), at least one and distinct."""
+    seed_list = [10000 * k for k in range(seeds)] if isinstance(seeds, int) else list(seeds)
+    if not seed_list:
+        raise InputError(f"seeds={seeds!r}; expected at least one seed")
+    if len(set(seed_list)) < len(seed_list):  # a repeated seed is one run counted twice
+        again = next(s for s in seed_list if seed_list.count(s) > 1)
+        raise InputError(f"seeds: {again!r} repeats; expected distinct seeds")
+    return seed_list
+
+
+def _settings(
+    scores: np.ndarray,
+    pools: dict[str, np.ndarray],
+    budget: int,
+    batch_size: int | None,
+    init_batch: int | None,
+    grid_step: int | None,
+    proxy: LowRankProxy | None,
+    stop: str,
+    delta: float,
+) -> ExperimentSettings:
+    """What every run shares: the schedule (by default that of the largest pool) and the
+    grid of the curves (``grid_step`` apart, ending at ``budget``)."""
     largest = max((len(rows) for rows in pools.values()), default=1)
     schedule = default_schedule(largest, int(np.shape(scores)[1]), budget)
     batch_size = schedule[0] if batch_size is None else batch_size
@@ -441,7 +496,7 @@ def run_experiment(
     grid = np.arange(0, budget + 1, grid_step or batch_size)
     if grid[-1] != budget:
         grid = np.append(grid, budget)
-    shared = ExperimentSettings(
+    return ExperimentSettings(
         scores=np.asarray(scores, dtype=np.float32),
         pools={k: np.asarray(v) for k, v in pools.items()},
         budget=int(budget),
@@ -452,42 +507,51 @@ def run_experiment(
         stop=stop,
         delta=float(delta),
     )
-    # seed by seed: a stopped experiment keeps whole seeds (every pool and policy)
-    tasks = [(p, spec, s) for s in seed_list for p in pools for spec in policies]
-    start = time.perf_counter()
-    results: list[dict[str, Any]] = []
+
+
+def _run_tasks(
+    shared: ExperimentSettings,
+    tasks: list[Task],
+    engine: str,
+    n_jobs: int | None,
+    ray_address: str | None,
+    progress: Progress | None,
+    stop_event: threading.Event | None,
+) -> list[dict[str, Any]]:
+    """The tasks' results, in their order: on Ray, in-process (one worker) or in a local
+    pool of processes; a set ``stop_event`` starts no more tasks (local engine)."""
     if engine == "ray":
-        results = _run_ray(shared, tasks, ray_address, progress)
-    else:
-        workers = n_jobs if n_jobs is not None and n_jobs > 0 else os.cpu_count() or 1
-        if workers == 1:
-            for k, t in enumerate(tasks):
-                if stop_event is not None and stop_event.is_set():
-                    break
-                results.append(_run_one(shared, *t))
-                if progress:
-                    progress(k + 1, len(tasks))
-        else:
-            results = _run_local_pool(shared, tasks, workers, progress, stop_event)
-    asked = len(seed_list)
-    if len(results) < len(tasks):  # stopped: the seeds every pool and policy completed
-        per_seed = len(pools) * len(policies)
-        counts = Counter(r["seed"] for r in results)
-        seed_list = [s for s in seed_list if counts[s] == per_seed]
-        if not seed_list:
-            raise KeyboardInterrupt("stopped before any seed was complete")
-        kept = set(seed_list)
-        results = [r for r in results if r["seed"] in kept]
-        warnings.warn(
-            f"stopped after {len(seed_list):,} of {asked:,} seeds; the summary covers those",
-            DataWarning,
-            stacklevel=user_stacklevel(),
-        )
-    elapsed = time.perf_counter() - start
-    result = _summarise(results, shared, pools, policies, seed_list, target, reference, elapsed)
-    if len(seed_list) < asked:
-        result.params["seeds_asked"] = asked
-    return result
+        return _run_ray(shared, tasks, ray_address, progress)
+    workers = n_jobs if n_jobs is not None and n_jobs > 0 else os.cpu_count() or 1
+    if workers != 1:
+        return _run_local_pool(shared, tasks, workers, progress, stop_event)
+    results: list[dict[str, Any]] = []
+    for k, t in enumerate(tasks):
+        if stop_event is not None and stop_event.is_set():
+            break
+        results.append(_run_one(shared, *t))
+        if progress:
+            progress(k + 1, len(tasks))
+    return results
+
+
+def _complete_seeds(
+    results: list[dict[str, Any]], seed_list: list[int], per_seed: int
+) -> tuple[list[int], list[dict[str, Any]]]:
+    """The seeds whose ``per_seed`` runs (every pool and policy) all finished, and their
+    results.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        No seed finished.
+    """
+    counts = Counter(r["seed"] for r in results)
+    seed_list = [s for s in seed_list if counts[s] == per_seed]
+    if not seed_list:
+        raise KeyboardInterrupt("stopped before any seed was complete")
+    kept = set(seed_list)
+    return seed_list, [r for r in results if r["seed"] in kept]
 
 
 def _run_local_pool(

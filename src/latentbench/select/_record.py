@@ -57,6 +57,22 @@ def _check_fields(data: Mapping[str, Any], arms: list[dict[str, Any]], where: st
     where numbers are expected, a best model among the arms, counts that add up, a trace
     whose lists have matching lengths. A hand-edited file is refused here, naming the field
     and the value, not later with a traceback or a page that states the wrong thing."""
+    _check_arm_numbers(arms, where)
+    _check_best_model(data, arms, where)
+    counts = _check_counts(data, where)
+    _check_totals(data, arms, counts, where)
+    trace = data.get("trace")
+    if trace is None:
+        return
+    if not isinstance(trace, Mapping):
+        raise InputError(f"{where}: 'trace' is {type(trace).__name__}; expected an object")
+    _check_trace_values(trace, len(arms), where)
+    _check_trace_lengths(trace, len(arms), where)
+    _check_trace_indices(trace, len(arms), where)
+
+
+def _check_arm_numbers(arms: list[dict[str, Any]], where: str) -> None:
+    """Each arm's bounds: numbers or null; its ``n_observed``: a count or null."""
     for k, arm in enumerate(arms):
         for key in _ARM_NUMBERS:
             value = arm.get(key)
@@ -69,6 +85,10 @@ def _check_fields(data: Mapping[str, Any], arms: list[dict[str, Any]], where: st
             raise InputError(
                 f"{where}: arms[{k}].n_observed is {n!r:.40}; expected a count (integer >= 0)"
             )
+
+
+def _check_best_model(data: Mapping[str, Any], arms: list[dict[str, Any]], where: str) -> None:
+    """``best_model``, when given, is one of the arms' models."""
     models = [str(a["model"]) for a in arms]
     best = data.get("best_model")
     if best is not None and str(best) not in models:
@@ -76,12 +96,27 @@ def _check_fields(data: Mapping[str, Any], arms: list[dict[str, Any]], where: st
             f"{where}: best_model {best!r:.60} is none of the {len(models)} arms' models "
             f"(e.g. {models[0]!r}); expected one of them"
         )
+
+
+def _check_counts(data: Mapping[str, Any], where: str) -> dict[str, int | None]:
+    """The record's evaluation counts, each a count or null, as ints (None when absent)."""
     counts = {}
     for key in ("evaluations_total", "evaluations_init", "evaluations_post_init"):
         value = data.get(key)
         if value is not None and (not _is_number(value) or value < 0 or int(value) != value):
             raise InputError(f"{where}: {key} is {value!r:.40}; expected a count (integer >= 0)")
         counts[key] = None if value is None else int(value)
+    return counts
+
+
+def _check_totals(
+    data: Mapping[str, Any],
+    arms: list[dict[str, Any]],
+    counts: Mapping[str, int | None],
+    where: str,
+) -> None:
+    """``evaluations_total`` is the sum of the arms' ``n_observed`` (not in a live run) and
+    at least ``evaluations_init``."""
     total = counts["evaluations_total"]
     observed: list[int] = [int(a["n_observed"]) for a in arms if a.get("n_observed") is not None]
     live = bool(data.get("live_run"))  # a live run's total counts its failed cells too
@@ -100,26 +135,28 @@ def _check_fields(data: Mapping[str, Any], arms: list[dict[str, Any]], where: st
             f"{where}: evaluations_init is {init:,}, more than evaluations_total {total:,}; "
             "expected the initial batch to be part of the total"
         )
-    trace = data.get("trace")
-    if trace is None:
-        return
-    if not isinstance(trace, Mapping):
-        raise InputError(f"{where}: 'trace' is {type(trace).__name__}; expected an object")
+
+
+def _check_trace_values(trace: Mapping[str, Any], n_arms: int, where: str) -> None:
+    """The trace's known lists hold numbers (``lower`` / ``upper``: one row per round)."""
     for key, value in trace.items():
         if key in ("lower", "upper"):  # the dense form: one row of bounds per round
             rows = value if isinstance(value, list) else None
             if rows is None or not all(
-                isinstance(r, list) and len(r) == len(arms) and all(map(_is_number, r))
-                for r in rows
+                isinstance(r, list) and len(r) == n_arms and all(map(_is_number, r)) for r in rows
             ):
                 raise InputError(
                     f"{where}: trace.{key} is {value!r:.40}; expected one list of "
-                    f"{len(arms)} numbers (one per arm) per round"
+                    f"{n_arms} numbers (one per arm) per round"
                 )
         elif key in _TRACE_LISTS and (
             not isinstance(value, list) or not all(_is_number(v) or v is None for v in value)
         ):
             raise InputError(f"{where}: trace.{key} is {value!r:.40}; expected a list of numbers")
+
+
+def _check_trace_lengths(trace: Mapping[str, Any], n_arms: int, where: str) -> None:
+    """The per-round lists match in length; the initial bounds have one entry per arm."""
     groups = (("evaluations_post_init", "best_index", "lower", "upper"),
               ("arm", "arm_lower", "arm_upper"))  # fmt: skip
     for group in groups:
@@ -128,18 +165,23 @@ def _check_fields(data: Mapping[str, Any], arms: list[dict[str, Any]], where: st
             said = ", ".join(f"trace.{k} has {n:,}" for k, n in lengths.items())
             raise InputError(f"{where}: {said} entries; expected as many in each")
     for key in ("initial_lower", "initial_upper"):
-        if key in trace and len(trace[key]) != len(arms):
+        if key in trace and len(trace[key]) != n_arms:
             raise InputError(
-                f"{where}: trace.{key} has {len(trace[key]):,} entries for {len(arms):,} arms; "
+                f"{where}: trace.{key} has {len(trace[key]):,} entries for {n_arms:,} arms; "
                 "expected one per arm"
             )
+
+
+def _check_trace_indices(trace: Mapping[str, Any], n_arms: int, where: str) -> None:
+    """``trace.arm`` and ``trace.best_index`` hold arm indices (``arm``: -1 for the initial
+    batch's round)."""
     for key, low in (("arm", -1), ("best_index", 0)):  # arm -1: the initial batch's round
         values = trace.get(key, [])
-        bad = [v for v in values if v is None or not low <= v < len(arms) or v != int(v)]
+        bad = [v for v in values if v is None or not low <= v < n_arms or v != int(v)]
         if bad:
             raise InputError(
                 f"{where}: trace.{key} holds {bad[0]!r}; expected arm indices in "
-                f"{low}..{len(arms) - 1}"
+                f"{low}..{n_arms - 1}"
             )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ from latentbench.select.oracles import MatrixOracle
 
 if TYPE_CHECKING:
     from latentbench.io import ResponseMatrix
+    from latentbench.select._base import Policy
 
 __all__ = ["check_complete", "replay"]
 
@@ -199,157 +201,34 @@ def replay(
         candidate cells (``missing="error"``), an unknown policy or option.
     """
     random_state = check_seed(random_state, "random_state")
-    given = [name for name, on in (("history", history is not None),
-                                   ("history_store", history_store is not None),
-                                   ("no_history", no_history)) if on]  # fmt: skip
-    if len(given) > 1:
-        raise InputError(f"{' and '.join(given)} exclude each other; give one of them")
-    if (history_store is None) != (history_benchmark is None):
-        raise InputError("history_store and history_benchmark go together; give both")
-    choice = {"metric": history_metric, "filter": history_filter, "split": history_split}
-    if history_store is None and any(value is not None for value in choice.values()):
-        named = ", ".join(f"history_{name}" for name, value in choice.items() if value)
-        raise InputError(f"{named}: only with history_store and history_benchmark")
+    choice = _check_history_options(
+        history, history_store, history_benchmark, no_history,
+        {"metric": history_metric, "filter": history_filter, "split": history_split},
+    )  # fmt: skip
     epsilon = check_epsilon(epsilon)
-
-    def say(phase: str) -> None:
-        notify(progress, phase)
-
-    say("reading the responses")
+    notify(progress, "reading the responses")
     matrix, path = _read(responses)
-    record: dict[str, Any]
-    hist_scores: np.ndarray | None = None
     if history is not None or history_store is not None:
-        if history is not None:
-            hist, hist_path = _read(history, "history")
-            where = str(hist_path) if hist_path is not None else "the history matrix"
-            flag = "history"
-        else:
-            store_path = Path(history_store)  # type: ignore[arg-type]
-            hist = _history_from_store(store_path, str(history_benchmark), choice)
-            chosen = ", ".join(f"{k} {v!r}" for k, v in choice.items() if v is not None)
-            chosen = f" ({chosen})" if chosen else ""
-            where = f"benchmark {history_benchmark!r}{chosen} of store {history_store}"
-            flag = "history_store"
-        absent = set(matrix.item_ids) - set(hist.item_ids)
-        if absent:
-            raise InputError(
-                f"{flag} ({where}) lacks {len(absent)} items of the responses, e.g. "
-                f"{sorted(absent)[0]!r}; the history must cover the candidates' items"
-            )
-        hist_scores = hist.subset(items=matrix.item_ids).scores
-        candidates, ids = matrix.scores, list(matrix.model_ids)
-        note = f"history: {hist.n_models} models of {where} learn the proxy; {len(ids)} candidates"
-        record = {"source": where, "history models": hist.n_models, "candidates": len(ids)}
-        if history is not None and hist_path is not None:
-            from latentbench.io._files import file_sha256
-
-            record["history_sha256"] = file_sha256(hist_path)
-        shared = [m for m in ids if m in set(hist.model_ids)]
-        if shared:
-            leak = (
-                f"{flag} ({where}) holds {len(shared)} of the {len(ids)} candidates (e.g. "
-                f"{shared[0]!r}): the proxy has seen their answers, so the cells used are "
-                "optimistic for a new pool"
-            )
-            warnings.warn(leak, DataWarning, stacklevel=user_stacklevel())
-            note += f"; {leak}"
-            record["candidates in the history"] = len(shared)
+        split = _given_history(matrix, history, history_store, history_benchmark, choice)
     elif no_history:
-        candidates, ids = matrix.scores, list(matrix.model_ids)
-        note = (
-            f"history-free (--no-history): all {len(ids)} models are candidates; the proxy "
-            "is learned from their own revealed cells as the run goes"
-        )
-        record = {"source": "none (history-free)", "history models": 0, "candidates": len(ids)}
+        split = _no_history(matrix)
     else:
-        if matrix.n_models < 4:
-            half = matrix.n_models // 2
-            raise InputError(
-                f"{path or 'the responses'}: {matrix.n_models} models; without a history a "
-                f"random half of them learns the proxy, which leaves {half} history and "
-                f"{matrix.n_models - half} candidate model(s) (at least 2 of each needed): pass "
-                "history=, history_store= or no_history=True (every model a candidate)"
-            )
-        h_rows, t_rows = split_models(matrix.n_models, how="random", random_state=random_state)
-        hist_scores = matrix.scores[h_rows]
-        candidates = matrix.scores[t_rows]
-        ids = [matrix.model_ids[i] for i in t_rows]
-        name = path.name if path is not None else "the responses"
-        note = (
-            f"history split: no history given, so a random half of the responses "
-            f"({len(h_rows)} models, seed {random_state}) learns the proxy and only the other "
-            f"{len(ids)} models are candidates; pass history=, history_store= or "
-            "no_history=True to use all of them"
-        )
-        warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
-        record = {
-            "source": f"random half of {name} (seed {random_state})",
-            "history models": len(h_rows),
-            "candidates": len(ids),
-            "history ids": [matrix.model_ids[i] for i in h_rows],
-        }
-    check_complete(candidates, ids, list(matrix.item_ids), missing)
-    oracle = MatrixOracle(candidates, missing=missing)
-    kept = oracle.kept_items
-    if kept.size < matrix.n_items:
-        dropped = matrix.n_items - kept.size
-        note += (
-            f"; --missing drop-items: dropped {dropped:,} of {matrix.n_items:,} items with a "
-            f"missing candidate cell, so the target is each model's mean over the other "
-            f"{kept.size:,}"
-        )
-        record["dropped items"] = dropped
-        warnings.warn(
-            f"missing='drop-items': dropped {dropped:,} of {matrix.n_items:,} items with a "
-            f"missing candidate cell; each model's target is its mean over the other "
-            f"{kept.size:,} (recorded in params['history']['dropped items'])",
-            DataWarning,
-            stacklevel=user_stacklevel(),
-        )
-        if hist_scores is not None:
-            hist_scores = hist_scores[:, kept]
-    zeros = int(np.isnan(candidates).sum()) if missing == "zero" else 0
-    if zeros:  # the user's choice, recorded and said (it changes what "best" means)
-        note += (
-            f"; --missing zero: {zeros:,} missing candidate cell(s) are scored 0, so each "
-            "model's target is its mean with those zeros"
-        )
-        record["missing cells scored 0"] = zeros
-        warnings.warn(
-            f"missing='zero': {zeros:,} missing candidate cell(s) are scored 0, so each "
-            "model's target is its mean with those zeros (recorded in "
-            "params['history']['missing cells scored 0'])",
-            DataWarning,
-            stacklevel=user_stacklevel(),
-        )
+        split = _random_half_history(matrix, path, random_state)
+    check_complete(split.candidates, split.ids, list(matrix.item_ids), missing)
+    oracle = MatrixOracle(split.candidates, missing=missing)
+    _drop_items(split, oracle, matrix)
+    _zero_cells(split, missing)
     if stop is None:
         stop = "confidence" if budget is None else "budget"
-    refuse_spec_delta(policy, "policy")  # delta= sets it; the spec's was overridden silently
-    _, name, spec_options, run_kw = parse_policy(policy)
-    options = POLICIES[name].options
-    extra: dict[str, Any] = {"delta": delta} if "delta" in options else {}
-    if stop == "confidence" and "bonus" in options and "bonus" not in spec_options:
-        extra["bonus"] = "ci"  # fixed confidence: LUCB sampling
-    pol = make_policy(policy, extra, where="policy")
-    proxy: LowRankProxy | OnlineProxy | None = None
-    if pol.needs_proxy and hist_scores is None:  # history-free
-        online_rank = _rank(rank)
-        proxy = OnlineProxy(
-            rank=2 if online_rank == "auto" else int(online_rank), random_state=random_state
-        )
-        record["proxy rank"] = proxy.rank
-    elif pol.needs_proxy and hist_scores is not None:
-        say("learning item factors from the history")
-        fitted = LowRankProxy(rank=_rank(rank), random_state=random_state).fit(hist_scores)
-        record["proxy rank"] = fitted.rank_
-        proxy = fitted
+    pol, run_kw = _policy(policy, delta, stop)
+    proxy = _proxy(pol, split, rank, random_state, progress)
+    record = split.record
     if path is not None:
         from latentbench.io._files import file_sha256
 
         record["input"] = str(path)
         record["input_sha256"] = file_sha256(path)
-    say("running the selection")
+    notify(progress, "running the selection")
     result = run_selection(
         oracle,
         pol,
@@ -362,14 +241,217 @@ def replay(
         stop=stop,
         delta=delta,
         epsilon=epsilon,
-        model_ids=ids,
+        model_ids=split.ids,
     )
-    record["note"] = note
+    record["note"] = split.note
     result.params.setdefault("n_items", oracle.n_items)
     result.params.setdefault("seed", random_state)
     result.params.setdefault("missing", missing)
     result.params.setdefault("history", record)
     return result
+
+
+def _check_history_options(
+    history: object,
+    history_store: PathLike | None,
+    history_benchmark: str | None,
+    no_history: bool,
+    choice: dict[str, str | None],
+) -> dict[str, str | None]:
+    """Refuse exclusive or incomplete history options; return ``choice`` (the store
+    benchmark's metric, filter and split)."""
+    given = [name for name, on in (("history", history is not None),
+                                   ("history_store", history_store is not None),
+                                   ("no_history", no_history)) if on]  # fmt: skip
+    if len(given) > 1:
+        raise InputError(f"{' and '.join(given)} exclude each other; give one of them")
+    if (history_store is None) != (history_benchmark is None):
+        raise InputError("history_store and history_benchmark go together; give both")
+    if history_store is None and any(value is not None for value in choice.values()):
+        named = ", ".join(f"history_{name}" for name, value in choice.items() if value)
+        raise InputError(f"{named}: only with history_store and history_benchmark")
+    return choice
+
+
+@dataclass
+class _Split:
+    """Who learns the proxy and who is a candidate, with the record and note saying so."""
+
+    candidates: np.ndarray
+    ids: list[str]
+    hist_scores: np.ndarray | None
+    note: str
+    record: dict[str, Any]
+
+
+def _given_history(
+    matrix: ResponseMatrix,
+    history: ResponseMatrix | PathLike | None,
+    history_store: PathLike | None,
+    history_benchmark: str | None,
+    choice: dict[str, str | None],
+) -> _Split:
+    """Every model a candidate, the history from ``history`` or a store's benchmark (it
+    must cover the candidates' items; candidates inside it are a warning)."""
+    if history is not None:
+        hist, hist_path = _read(history, "history")
+        where = str(hist_path) if hist_path is not None else "the history matrix"
+        flag = "history"
+    else:
+        store_path = Path(history_store)  # type: ignore[arg-type]
+        hist = _history_from_store(store_path, str(history_benchmark), choice)
+        chosen = ", ".join(f"{k} {v!r}" for k, v in choice.items() if v is not None)
+        chosen = f" ({chosen})" if chosen else ""
+        where = f"benchmark {history_benchmark!r}{chosen} of store {history_store}"
+        flag = "history_store"
+    absent = set(matrix.item_ids) - set(hist.item_ids)
+    if absent:
+        raise InputError(
+            f"{flag} ({where}) lacks {len(absent)} items of the responses, e.g. "
+            f"{sorted(absent)[0]!r}; the history must cover the candidates' items"
+        )
+    hist_scores = hist.subset(items=matrix.item_ids).scores
+    candidates, ids = matrix.scores, list(matrix.model_ids)
+    note = f"history: {hist.n_models} models of {where} learn the proxy; {len(ids)} candidates"
+    record: dict[str, Any] = {
+        "source": where,
+        "history models": hist.n_models,
+        "candidates": len(ids),
+    }
+    if history is not None and hist_path is not None:
+        from latentbench.io._files import file_sha256
+
+        record["history_sha256"] = file_sha256(hist_path)
+    shared = [m for m in ids if m in set(hist.model_ids)]
+    if shared:
+        leak = (
+            f"{flag} ({where}) holds {len(shared)} of the {len(ids)} candidates (e.g. "
+            f"{shared[0]!r}): the proxy has seen their answers, so the cells used are "
+            "optimistic for a new pool"
+        )
+        warnings.warn(leak, DataWarning, stacklevel=user_stacklevel())
+        note += f"; {leak}"
+        record["candidates in the history"] = len(shared)
+    return _Split(candidates, ids, hist_scores, note, record)
+
+
+def _no_history(matrix: ResponseMatrix) -> _Split:
+    """History-free: every model a candidate, no history scores."""
+    ids = list(matrix.model_ids)
+    note = (
+        f"history-free (--no-history): all {len(ids)} models are candidates; the proxy "
+        "is learned from their own revealed cells as the run goes"
+    )
+    record = {"source": "none (history-free)", "history models": 0, "candidates": len(ids)}
+    return _Split(matrix.scores, ids, None, note, record)
+
+
+def _random_half_history(matrix: ResponseMatrix, path: Path | None, random_state: int) -> _Split:
+    """No history given: a random half of the models (at least 2) learns the proxy and the
+    other half are the candidates, with a warning saying so."""
+    if matrix.n_models < 4:
+        half = matrix.n_models // 2
+        raise InputError(
+            f"{path or 'the responses'}: {matrix.n_models} models; without a history a "
+            f"random half of them learns the proxy, which leaves {half} history and "
+            f"{matrix.n_models - half} candidate model(s) (at least 2 of each needed): pass "
+            "history=, history_store= or no_history=True (every model a candidate)"
+        )
+    h_rows, t_rows = split_models(matrix.n_models, how="random", random_state=random_state)
+    ids = [matrix.model_ids[i] for i in t_rows]
+    name = path.name if path is not None else "the responses"
+    note = (
+        f"history split: no history given, so a random half of the responses "
+        f"({len(h_rows)} models, seed {random_state}) learns the proxy and only the other "
+        f"{len(ids)} models are candidates; pass history=, history_store= or "
+        "no_history=True to use all of them"
+    )
+    warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
+    record = {
+        "source": f"random half of {name} (seed {random_state})",
+        "history models": len(h_rows),
+        "candidates": len(ids),
+        "history ids": [matrix.model_ids[i] for i in h_rows],
+    }
+    return _Split(matrix.scores[t_rows], ids, matrix.scores[h_rows], note, record)
+
+
+def _drop_items(split: _Split, oracle: MatrixOracle, matrix: ResponseMatrix) -> None:
+    """``missing="drop-items"`` dropped items: say so (note, record, warning) and drop them
+    from the history too."""
+    kept = oracle.kept_items
+    if kept.size >= matrix.n_items:
+        return
+    dropped = matrix.n_items - kept.size
+    split.note += (
+        f"; --missing drop-items: dropped {dropped:,} of {matrix.n_items:,} items with a "
+        f"missing candidate cell, so the target is each model's mean over the other "
+        f"{kept.size:,}"
+    )
+    split.record["dropped items"] = dropped
+    warnings.warn(
+        f"missing='drop-items': dropped {dropped:,} of {matrix.n_items:,} items with a "
+        f"missing candidate cell; each model's target is its mean over the other "
+        f"{kept.size:,} (recorded in params['history']['dropped items'])",
+        DataWarning,
+        stacklevel=user_stacklevel(),
+    )
+    if split.hist_scores is not None:
+        split.hist_scores = split.hist_scores[:, kept]
+
+
+def _zero_cells(split: _Split, missing: str) -> None:
+    """``missing="zero"`` scored missing candidate cells 0: say so (note, record, warning)."""
+    zeros = int(np.isnan(split.candidates).sum()) if missing == "zero" else 0
+    if zeros:  # the user's choice, recorded and said (it changes what "best" means)
+        split.note += (
+            f"; --missing zero: {zeros:,} missing candidate cell(s) are scored 0, so each "
+            "model's target is its mean with those zeros"
+        )
+        split.record["missing cells scored 0"] = zeros
+        warnings.warn(
+            f"missing='zero': {zeros:,} missing candidate cell(s) are scored 0, so each "
+            "model's target is its mean with those zeros (recorded in "
+            "params['history']['missing cells scored 0'])",
+            DataWarning,
+            stacklevel=user_stacklevel(),
+        )
+
+
+def _policy(policy: str, delta: float, stop: str) -> tuple[Policy, dict[str, Any]]:
+    """The policy of the spec ``policy`` with the run's ``delta`` (and LUCB sampling for a
+    fixed-confidence stop), and the spec's run options."""
+    refuse_spec_delta(policy, "policy")  # delta= sets it; the spec's was overridden silently
+    _, name, spec_options, run_kw = parse_policy(policy)
+    options = POLICIES[name].options
+    extra: dict[str, Any] = {"delta": delta} if "delta" in options else {}
+    if stop == "confidence" and "bonus" in options and "bonus" not in spec_options:
+        extra["bonus"] = "ci"  # fixed confidence: LUCB sampling
+    return make_policy(policy, extra, where="policy"), run_kw
+
+
+def _proxy(
+    pol: Policy,
+    split: _Split,
+    rank: int | str,
+    random_state: int,
+    progress: ProgressCallback | None,
+) -> LowRankProxy | OnlineProxy | None:
+    """The proxy ``pol`` needs (online without a history, else fitted on it), its rank
+    recorded; None when it needs none."""
+    proxy: LowRankProxy | OnlineProxy | None = None
+    if pol.needs_proxy and split.hist_scores is None:  # history-free
+        online_rank = _rank(rank)
+        proxy = OnlineProxy(
+            rank=2 if online_rank == "auto" else int(online_rank), random_state=random_state
+        )
+        split.record["proxy rank"] = proxy.rank
+    elif pol.needs_proxy and split.hist_scores is not None:
+        notify(progress, "learning item factors from the history")
+        fitted = LowRankProxy(rank=_rank(rank), random_state=random_state).fit(split.hist_scores)
+        split.record["proxy rank"] = fitted.rank_
+        proxy = fitted
+    return proxy
 
 
 def _history_from_store(

@@ -271,6 +271,28 @@ class DurableOracle:
         ids = [self.item_ids[k] for k in items]
         self._decide(call, model, ids)
         scores = np.full(len(items), np.nan)
+        todo = self._replay_known(model, ids, scores)
+        todo = self._store_reused(call, model, ids, todo, scores)
+        n_replayed = len(items) - len(todo)
+        failures: list[tuple[str, str, str]] = []
+        if todo:
+            self._limit_spend(len(todo))
+            sub = items[todo]
+            stream = getattr(self.inner, "evaluate_cells", None)
+            if stream is not None:
+                self._evaluate_streamed(stream, call, model_index, sub, todo, ids, scores,
+                                        failures)  # fmt: skip
+            else:
+                self._evaluate_plain(call, model_index, sub, todo, ids, scores, failures)
+        self._account(call, model, len(items), len(todo), n_replayed, failures)
+        if failures and self.on_error == "stop":
+            raise CellsFailed(failures)
+        # on_error = "zero": the user chose to score failed cells 0; do it here, explicitly
+        return np.where(np.isnan(scores), 0.0, scores)
+
+    def _replay_known(self, model: str, ids: list[str], scores: np.ndarray) -> list[int]:
+        """Fill ``scores`` with the stored answers (a stored failure too with
+        ``on_error="zero"``); return the positions still to evaluate."""
         todo: list[int] = []
         for pos, item in enumerate(ids):
             hit = self._known.get((model, item))
@@ -279,76 +301,123 @@ class DurableOracle:
                 self.n_errors_replayed += int(math.isnan(hit[0]))
             else:
                 todo.append(pos)
+        return todo
+
+    def _store_reused(
+        self, call: int, model: str, ids: list[str], todo: list[int], scores: np.ndarray
+    ) -> list[int]:
+        """Store and use the cells of ``todo`` that another run paid for with the same
+        answers (not asked again); return the positions still to evaluate."""
         found = [pos for pos in todo if (model, ids[pos]) in self.reuse]
-        if found:  # paid for by another run with the same answers: stored here, not asked
-            stamp = now_utc()
-            reused = [self.reuse[(model, ids[pos])] for pos in found]
-            notes = [self.reuse_notes.get((model, ids[pos])) for pos in found]
-            self._commit(call, model, [(ids[pos], CellResult(pos, v, None, 0, stamp, stamp,
-                                                             note=note))
-                                       for pos, v, note in zip(found, reused, notes,
-                                                               strict=True)])  # fmt: skip
-            scores[found] = reused
-            self.n_reused += len(found)
-            todo = [pos for pos in todo if (model, ids[pos]) not in self.reuse]
-        n_replayed = len(items) - len(todo)
-        failures: list[tuple[str, str, str]] = []
-        if todo:
-            limit = getattr(self.inner, "limit_requests", None)
-            if self.spend_cap is not None:
-                left = self.spend_cap - self.requests_total
-                if len(todo) > left:
-                    raise SpendCapReached(
-                        f"the next batch needs {len(todo)} or more requests; "
-                        f"{self.requests_total} of spend_cap={self.spend_cap} are used"
-                    )
-                if callable(limit):
-                    limit(left)
-            sub = items[todo]
-            stream = getattr(self.inner, "evaluate_cells", None)
-            n_capped = 0
-            unreached: list[tuple[str, str, str]] = []
-            if stream is not None:
-                for cell in stream(model_index, sub):
-                    pos = todo[cell.position]
-                    if cell.unsent:  # nothing reached a server: no answer, nothing paid
-                        unreached.append((model, ids[pos], cell.error or "not sent"))
-                        continue
-                    if cell.capped:
-                        n_capped += 1
-                        if cell.attempts > 0:  # paid requests are stored, never forgotten
-                            self._commit(call, model, [(ids[pos], cell)])
-                        continue
-                    self._commit(call, model, [(ids[pos], cell)])  # stored before use
-                    scores[pos] = cell.score
-                    if cell.error is not None or math.isnan(cell.score):
-                        failures.append((model, ids[pos], cell.error or "NaN score"))
-                if unreached:  # a dead endpoint ends the run (spend_cap never counts it)
-                    self.errors.extend(failures + unreached)
-                    raise EndpointUnreachable(unreached)
-                if n_capped:
-                    raise SpendCapReached(
-                        f"{n_capped} cell(s) of the batch were not answered: "
-                        f"{self.requests_total} of spend_cap={self.spend_cap} requests are used"
-                    )
-            else:
-                started = now_utc()
-                plain = cast(Oracle, self.inner)
-                values = np.asarray(plain.evaluate(model_index, sub), dtype=np.float64)
-                done = now_utc()
-                cells = []
-                for k, pos in enumerate(todo):
-                    value = float(values[k])
-                    error = "oracle returned NaN" if math.isnan(value) else None
-                    cells.append((ids[pos], CellResult(k, value, error, 1, started, done)))
-                    if error:
-                        failures.append((model, ids[pos], error))
-                self._commit(call, model, cells)
-                scores[todo] = values
+        if not found:
+            return todo
+        stamp = now_utc()
+        reused = [self.reuse[(model, ids[pos])] for pos in found]
+        notes = [self.reuse_notes.get((model, ids[pos])) for pos in found]
+        self._commit(call, model, [(ids[pos], CellResult(pos, v, None, 0, stamp, stamp,
+                                                         note=note))
+                                   for pos, v, note in zip(found, reused, notes,
+                                                           strict=True)])  # fmt: skip
+        scores[found] = reused
+        self.n_reused += len(found)
+        return [pos for pos in todo if (model, ids[pos]) not in self.reuse]
+
+    def _limit_spend(self, n_todo: int) -> None:
+        """Refuse a batch of ``n_todo`` new cells that the spend cap cannot pay for; tell the
+        oracle (``limit_requests``) how many requests are left."""
+        limit = getattr(self.inner, "limit_requests", None)
+        if self.spend_cap is None:
+            return
+        left = self.spend_cap - self.requests_total
+        if n_todo > left:
+            raise SpendCapReached(
+                f"the next batch needs {n_todo} or more requests; "
+                f"{self.requests_total} of spend_cap={self.spend_cap} are used"
+            )
+        if callable(limit):
+            limit(left)
+
+    def _evaluate_streamed(
+        self,
+        stream: Callable[[int, np.ndarray], Any],
+        call: int,
+        model_index: int,
+        sub: np.ndarray,
+        todo: list[int],
+        ids: list[str],
+        scores: np.ndarray,
+        failures: list[tuple[str, str, str]],
+    ) -> None:
+        """Evaluate cell by cell, each committed as it arrives (before use); failures are
+        appended to ``failures``. An unsent cell ends the run, a capped one too (after the
+        batch)."""
+        model = self.model_ids[model_index]
+        n_capped = 0
+        unreached: list[tuple[str, str, str]] = []
+        for cell in stream(model_index, sub):
+            pos = todo[cell.position]
+            if cell.unsent:  # nothing reached a server: no answer, nothing paid
+                unreached.append((model, ids[pos], cell.error or "not sent"))
+                continue
+            if cell.capped:
+                n_capped += 1
+                if cell.attempts > 0:  # paid requests are stored, never forgotten
+                    self._commit(call, model, [(ids[pos], cell)])
+                continue
+            self._commit(call, model, [(ids[pos], cell)])  # stored before use
+            scores[pos] = cell.score
+            if cell.error is not None or math.isnan(cell.score):
+                failures.append((model, ids[pos], cell.error or "NaN score"))
+        if unreached:  # a dead endpoint ends the run (spend_cap never counts it)
+            self.errors.extend(failures + unreached)
+            raise EndpointUnreachable(unreached)
+        if n_capped:
+            raise SpendCapReached(
+                f"{n_capped} cell(s) of the batch were not answered: "
+                f"{self.requests_total} of spend_cap={self.spend_cap} requests are used"
+            )
+
+    def _evaluate_plain(
+        self,
+        call: int,
+        model_index: int,
+        sub: np.ndarray,
+        todo: list[int],
+        ids: list[str],
+        scores: np.ndarray,
+        failures: list[tuple[str, str, str]],
+    ) -> None:
+        """Evaluate the batch in one call of a plain oracle, committed as one before use; NaN
+        answers are appended to ``failures``."""
+        model = self.model_ids[model_index]
+        started = now_utc()
+        plain = cast(Oracle, self.inner)
+        values = np.asarray(plain.evaluate(model_index, sub), dtype=np.float64)
+        done = now_utc()
+        cells = []
+        for k, pos in enumerate(todo):
+            value = float(values[k])
+            error = "oracle returned NaN" if math.isnan(value) else None
+            cells.append((ids[pos], CellResult(k, value, error, 1, started, done)))
+            if error:
+                failures.append((model, ids[pos], error))
+        self._commit(call, model, cells)
+        scores[todo] = values
+
+    def _account(
+        self,
+        call: int,
+        model: str,
+        n_items: int,
+        n_new: int,
+        n_replayed: int,
+        failures: list[tuple[str, str, str]],
+    ) -> None:
+        """Count the finished batch and report it to ``progress``."""
         self.n_calls += 1
-        self.n_paid += len(todo)
+        self.n_paid += n_new
         self.n_replayed += n_replayed
-        self.revealed += len(items)
+        self.revealed += n_items
         self.errors.extend(failures)
         if self.progress is not None:
             self.progress(
@@ -356,7 +425,7 @@ class DurableOracle:
                     call=call,
                     phase="init" if call < self.n_models else "loop",
                     model=model,
-                    n_new=len(todo),
+                    n_new=n_new,
                     n_replayed=n_replayed,
                     n_errors=len(failures),
                     paid_total=self.paid_total,
@@ -366,7 +435,3 @@ class DurableOracle:
                     **_leader(self.policy, self.model_ids, call >= self.n_models),
                 )
             )
-        if failures and self.on_error == "stop":
-            raise CellsFailed(failures)
-        # on_error = "zero": the user chose to score failed cells 0; do it here, explicitly
-        return np.where(np.isnan(scores), 0.0, scores)
