@@ -6,6 +6,7 @@ import base64
 import dataclasses
 import io
 import json
+import math
 import re
 
 import pandas as pd
@@ -421,6 +422,10 @@ def test_a_long_tables_download_is_capped_and_says_so():
         (lambda d: d["arms"][0].update(lower="abc"), r"arms\[0\]\.lower is 'abc'; expected a"),
         (lambda d: d.update(best_model="nobody"), r"best_model 'nobody' is none of the 6 arms'"),
         (lambda d: d.update(evaluations_total=5), r"evaluations_total is 5 but the arms' "),
+        # JSON's NaN / Infinity are read by Python's json: a count, not a bare ValueError or
+        # OverflowError from int() (helper-75)
+        (lambda d: d["arms"][0].update(n_observed=math.nan), r"arms\[0\]\.n_observed is nan; "),
+        (lambda d: d.update(evaluations_init=math.inf), r"evaluations_init is inf; expected a "),
     ],
 )
 def test_hand_edited_selection_json_is_refused(selection_run, tmp_path, edit, said):

@@ -237,6 +237,11 @@ def test_repeated_seeds_are_refused():
     pools = {"gap0.02": exact_gap_pool(Y.mean(axis=1), 0.02, 12)}
     with pytest.raises(InputError, match="seeds: 1 repeats; expected distinct seeds"):
         run_experiment(Y, pools, ["ucbe"], seeds=[1, 2, 1], budget=100, n_jobs=1)
+    # a budget that is not an integer is refused before the runs (60.0 passed this check and
+    # every run refused it; NaN raised a bare ValueError from int())
+    for bad in (60.0, float("nan"), 0, True):
+        with pytest.raises(InputError, match=r"budget=.*; expected a positive number of cells"):
+            run_experiment(Y, pools, ["ucbe"], seeds=1, budget=bad, n_jobs=1)
 
 
 @pytest.mark.parametrize("key", ["delta", "alpha"])

@@ -447,9 +447,8 @@ def _check_run_options(
     if engine not in ("local", "ray"):
         raise InputError(f"engine={engine!r}; expected 'local' or 'ray'")
     seed_list = _seed_list(seeds)
-    if not isinstance(budget, numbers.Real) or isinstance(budget, bool) or int(budget) != budget:
-        raise InputError(f"budget={budget!r}; expected a positive number of cells per run")
-    if budget < 1:
+    # an integer: 60.0 passed here and was refused by every run; NaN / inf raised from int()
+    if not isinstance(budget, numbers.Integral) or isinstance(budget, bool) or budget < 1:
         raise InputError(f"budget={budget!r}; expected a positive number of cells per run")
     for spec in policies:
         refuse_spec_delta(spec, "policies")  # the run's delta= would override it, silently

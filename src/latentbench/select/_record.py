@@ -9,6 +9,7 @@ re-reads or re-checks the files itself.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -52,6 +53,12 @@ def _is_number(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, float))
 
 
+def _is_count(value: Any) -> bool:
+    """An integer >= 0 (as an int or a whole float; not NaN or infinity, which JSON readers
+    accept and ``int()`` refuses with a traceback)."""
+    return _is_number(value) and math.isfinite(value) and value >= 0 and int(value) == value
+
+
 def _check_fields(data: Mapping[str, Any], arms: list[dict[str, Any]], where: str) -> None:
     """The fields a report and the command line read, beyond ``arms``' estimates: numbers
     where numbers are expected, a best model among the arms, counts that add up, a trace
@@ -81,7 +88,7 @@ def _check_arm_numbers(arms: list[dict[str, Any]], where: str) -> None:
                     f"{where}: arms[{k}].{key} is {value!r:.40}; expected a number or null"
                 )
         n = arm.get("n_observed")
-        if n is not None and (not _is_number(n) or n < 0 or int(n) != n):
+        if n is not None and not _is_count(n):
             raise InputError(
                 f"{where}: arms[{k}].n_observed is {n!r:.40}; expected a count (integer >= 0)"
             )
@@ -103,7 +110,7 @@ def _check_counts(data: Mapping[str, Any], where: str) -> dict[str, int | None]:
     counts = {}
     for key in ("evaluations_total", "evaluations_init", "evaluations_post_init"):
         value = data.get(key)
-        if value is not None and (not _is_number(value) or value < 0 or int(value) != value):
+        if value is not None and not _is_count(value):
             raise InputError(f"{where}: {key} is {value!r:.40}; expected a count (integer >= 0)")
         counts[key] = None if value is None else int(value)
     return counts
