@@ -6,8 +6,9 @@ import json
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -15,6 +16,11 @@ from latentbench.cli import Command, example
 from latentbench.cli._common import clean_warnings, escape, stop_on_sigint
 from latentbench.cli._common import err_console as err
 from latentbench.exceptions import InputError
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+    from latentbench.select import LiveConfig, LiveResult, SelectionResult
 
 try:
     from latentbench.cli._select import select_app
@@ -90,59 +96,54 @@ def live(
     Cells already stored are never requested again. Ctrl-C stops after the batch in flight
     (press it twice to abort at once; stored cells are kept either way).
     """
-    import duckdb
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    from latentbench.select.live import LiveConfig, run_live
-
     resume = shlex.join(
         ["latentbench", "select", "live", "--config", str(config), "--store", str(store)]
     )
+    cfg = _read_config(config)
+    result = _run(cfg, store, quiet, resume)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=1))
+    code = EXIT_CODES.get(result.status, 1)
+    summary = (
+        f"run {result.run_id}: {result.status}; {result.n_paid} new evaluations, "
+        f"{result.n_replayed} from the store, {result.paid_total} stored in all"
+    )
+    if result.status == "done" and result.selection is not None:
+        _say_done(result, result.selection, summary)
+    else:
+        _say_not_done(result, summary, config, resume)
+    sys.stderr.flush()
+    if code:
+        raise typer.Exit(code)
+
+
+def _read_config(config: Path) -> LiveConfig:
+    """The run's :class:`~latentbench.select.LiveConfig`; a bad one is said, exit 2."""
+    from latentbench.select.live import LiveConfig
+
     try:
         with clean_warnings(err):  # e.g. a deprecated key, one clean line
-            cfg = LiveConfig.from_toml(config)
+            return LiveConfig.from_toml(config)
     except InputError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
 
-    def say() -> None:
-        err.print("[yellow]stopping after the batch in flight (Ctrl-C again to abort)[/yellow]")
 
-    progress = Progress(
-        TextColumn("[bold]select live[/bold]"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.description}"),
-        console=err,
-        disable=quiet or not err.is_terminal,
-        transient=False,
-    )
-    last_line = [-1e9]
+def _run(cfg: LiveConfig, store: Path, quiet: bool, resume: str) -> LiveResult:
+    """:func:`~latentbench.select.run_live` under the progress display and the Ctrl-C
+    handler; bad input (exit 2), a store that cannot be written (1) and an abort (130) are
+    said with the command that resumes."""
+    import duckdb
 
+    from latentbench.select.live import run_live
+
+    progress = _progress_display(quiet)
     try:
-        with stop_on_sigint(say) as stop_event, progress:
+        with stop_on_sigint(_say_stopping) as stop_event, progress:
             task = progress.add_task("starting", total=None)
-
-            def show(p: Any) -> None:
-                # planned = the initial batch of every model + the budget
-                init_total = None if cfg.run.budget is None else p.planned - cfg.run.budget
-                progress.update(
-                    task,
-                    completed=p.revealed,
-                    total=p.planned,
-                    description=_progress_line(p, init_total),
-                )
-                now = time.monotonic()
-                if (
-                    not quiet
-                    and not err.is_terminal
-                    and (now - last_line[0] >= LOG_EVERY or p.budget_left == 0 or p.n_errors)
-                ):  # logs (not a terminal): one line at most every LOG_EVERY seconds
-                    last_line[0] = now
-                    err.print(_progress_line(p, init_total), soft_wrap=True)
-
+            show = _progress_callback(progress, task, cfg, quiet)
             with clean_warnings(err):  # one clean line each, not a file path and source
-                result = run_live(cfg, store, progress=show, stop_event=stop_event)
+                return run_live(cfg, store, progress=show, stop_event=stop_event)
     except InputError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
@@ -159,53 +160,99 @@ def live(
         err.print(f"[red]aborted[/red]; stored cells are kept. Resume with: {escape(resume)}")
         raise typer.Exit(130) from None
 
-    if as_json:
-        typer.echo(json.dumps(result.to_dict(), indent=1))
-    code = EXIT_CODES.get(result.status, 1)
-    summary = (
-        f"run {result.run_id}: {result.status}; {result.n_paid} new evaluations, "
-        f"{result.n_replayed} from the store, {result.paid_total} stored in all"
+
+def _say_stopping() -> None:
+    """What a first Ctrl-C says."""
+    err.print("[yellow]stopping after the batch in flight (Ctrl-C again to abort)[/yellow]")
+
+
+def _progress_display(quiet: bool) -> Progress:
+    """The progress bar on stderr (off with ``quiet`` or when stderr is not a terminal)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    return Progress(
+        TextColumn("[bold]select live[/bold]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        console=err,
+        disable=quiet or not err.is_terminal,
+        transient=False,
     )
-    if result.status == "done" and result.selection is not None:
-        sel = result.selection
-        best = sel.best
-        interval = ""
-        if sel.lower is not None and sel.upper is not None:
-            interval = f" [{sel.lower[best]:.3f}, {sel.upper[best]:.3f}]"
-        err.print(  # the cells and the stop: in the spend line below
-            f"[green]best model[/green] {escape(str(sel.best_id))}: estimate "
-            f"{sel.estimates[best]:.3f}{interval}",
+
+
+def _progress_callback(
+    progress: Progress, task: TaskID, cfg: LiveConfig, quiet: bool
+) -> Callable[[Any], None]:
+    """The ``progress`` callback of :func:`~latentbench.select.run_live`: it updates the bar,
+    and (stderr not a terminal) prints a line at most every :data:`LOG_EVERY` seconds, at
+    the end of the budget and on every batch with failures."""
+    last_line = [-1e9]
+
+    def show(p: Any) -> None:
+        # planned = the initial batch of every model + the budget
+        init_total = None if cfg.run.budget is None else p.planned - cfg.run.budget
+        progress.update(
+            task,
+            completed=p.revealed,
+            total=p.planned,
+            description=_progress_line(p, init_total),
+        )
+        now = time.monotonic()
+        if (
+            not quiet
+            and not err.is_terminal
+            and (now - last_line[0] >= LOG_EVERY or p.budget_left == 0 or p.n_errors)
+        ):  # logs (not a terminal): one line at most every LOG_EVERY seconds
+            last_line[0] = now
+            err.print(_progress_line(p, init_total), soft_wrap=True)
+
+    return show
+
+
+def _say_done(result: LiveResult, sel: SelectionResult, summary: str) -> None:
+    """The outcome of a finished run (``sel``: its selection): the best model, the
+    ``summary`` line, the spend and certificate lines, and the notes (or the failures'
+    message)."""
+    from latentbench.cli._select import certificate_line, milestone_lines, spend_line
+    from latentbench.select import SelectionRecord
+
+    best = sel.best
+    interval = ""
+    if sel.lower is not None and sel.upper is not None:
+        interval = f" [{sel.lower[best]:.3f}, {sel.upper[best]:.3f}]"
+    err.print(  # the cells and the stop: in the spend line below
+        f"[green]best model[/green] {escape(str(sel.best_id))}: estimate "
+        f"{sel.estimates[best]:.3f}{interval}",
+        soft_wrap=True,
+    )
+    err.print(escape(summary), soft_wrap=True)
+    record = SelectionRecord.from_result(sel)
+    for line in [*milestone_lines(record), spend_line(record), certificate_line(record)]:
+        err.print(escape(line), soft_wrap=True)
+    if result.message and "failed" in result.message:  # the notes are in it
+        err.print(f"[yellow]{escape(result.message)}[/yellow]")
+    else:
+        for note in result.notes:  # answers without text: scored, and said
+            err.print(f"[yellow]{escape(note)}[/yellow]", soft_wrap=True)
+
+
+def _say_not_done(result: LiveResult, summary: str, config: Path, resume: str) -> None:
+    """The outcome of a run that did not finish: the ``summary``, its message and failed
+    cells, and how to go on (run the plan, raise the cap, or resume)."""
+    err.print(f"[yellow]{escape(summary)}[/yellow]")
+    err.print(escape(result.message), soft_wrap=True)
+    for model, item, error in result.errors.itertuples(index=False):
+        err.print(f"  failed: {escape(model)} / {escape(item)}: {escape(error)}")
+    if result.status == "waiting":
+        err.print(f"run the plan, then resume with: {escape(resume)}", soft_wrap=True)
+    elif result.status == "capped":
+        err.print(
+            escape(
+                f"raise [run] spend_cap in {config} (every paid request counts, all "
+                f"sessions), then resume with: {resume}"
+            ),
             soft_wrap=True,
         )
-        err.print(escape(summary), soft_wrap=True)
-        from latentbench.cli._select import certificate_line, milestone_lines, spend_line
-        from latentbench.select import SelectionRecord
-
-        record = SelectionRecord.from_result(sel)
-        for line in [*milestone_lines(record), spend_line(record), certificate_line(record)]:
-            err.print(escape(line), soft_wrap=True)
-        if result.message and "failed" in result.message:  # the notes are in it
-            err.print(f"[yellow]{escape(result.message)}[/yellow]")
-        else:
-            for note in result.notes:  # answers without text: scored, and said
-                err.print(f"[yellow]{escape(note)}[/yellow]", soft_wrap=True)
     else:
-        err.print(f"[yellow]{escape(summary)}[/yellow]")
-        err.print(escape(result.message), soft_wrap=True)
-        for model, item, error in result.errors.itertuples(index=False):
-            err.print(f"  failed: {escape(model)} / {escape(item)}: {escape(error)}")
-        if result.status == "waiting":
-            err.print(f"run the plan, then resume with: {escape(resume)}", soft_wrap=True)
-        elif result.status == "capped":
-            err.print(
-                escape(
-                    f"raise [run] spend_cap in {config} (every paid request counts, all "
-                    f"sessions), then resume with: {resume}"
-                ),
-                soft_wrap=True,
-            )
-        else:
-            err.print(f"resume with: {escape(resume)}", soft_wrap=True)
-    sys.stderr.flush()
-    if code:
-        raise typer.Exit(code)
+        err.print(f"resume with: {escape(resume)}", soft_wrap=True)

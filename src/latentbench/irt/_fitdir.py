@@ -248,90 +248,26 @@ def load_fit(cls: type[IRTResult], directory: str | Path) -> IRTResult:
 
 
 def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
-    from latentbench.io._outputs import unescape_spreadsheet
-
-    def table(name: str, id_column: str, numeric: tuple[str, ...]) -> pd.DataFrame:
-        path = paths[name]
-        try:
-            frame = pd.read_csv(path, dtype={id_column: str}, keep_default_na=False)
-        except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-            raise InputError(f"{path}: not a readable CSV table ({exc})") from None
-        missing = [c for c in (id_column, *numeric) if c not in frame.columns]
-        if missing:
-            raise InputError(
-                f"{path}: lacks the column(s) {', '.join(missing)}; expected the table "
-                "`latentbench fit` writes"
-            )
-        frame[id_column] = unescape_spreadsheet(frame[id_column])
-        for column in frame.columns:  # empty cells of number columns are NaN (never "")
-            if column == id_column or pd.api.types.is_numeric_dtype(frame[column]):
-                continue
-            text = frame[column].astype(str)
-            values = pd.to_numeric(text.where(text != ""), errors="coerce")
-            wrong = values.isna() & (text != "")
-            if not wrong.any():
-                frame[column] = values
-            elif column in numeric:
-                raise InputError(
-                    f"{path}: column {column!r} holds {text[wrong].iloc[0]!r}; expected numbers"
-                )
-        return frame
-
-    try:
-        info = json.loads(paths["fit.json"].read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{paths['fit.json']}: not JSON ({exc})") from None
-    if not isinstance(info, dict):
-        raise InputError(f"{paths['fit.json']}: expected a JSON object")
-    try:
-        rank = int(info.get("rank", 1))
-    except (TypeError, ValueError):
-        raise InputError(
-            f"{paths['fit.json']}: rank={info.get('rank')!r}; expected an integer"
-        ) from None
-    if rank < 1:
-        raise InputError(f"{paths['fit.json']}: rank={rank}; expected an integer >= 1")
+    """The result of a fit directory whose files exist (``paths``: name -> path), each file
+    read and checked in turn; a malformed one is refused by name."""
+    info, rank = _read_info(paths["fit.json"])
     thetas = ("theta",) if rank == 1 else tuple(f"theta_{k + 1}" for k in range(rank))
     discs = (
         ("discrimination",) if rank == 1 else tuple(f"discrimination_{k + 1}" for k in range(rank))
     )
-    abilities = table("abilities.csv", "model", thetas)
-    items = table("items.csv", "item", (*discs, "easiness"))
+    abilities = _read_table(paths["abilities.csv"], "model", thetas)
+    items = _read_table(paths["items.csv"], "item", (*discs, "easiness"))
     edited = _say_edited(paths, info)
     _check_complete(items, "item", (*discs, "easiness"), info.get("n_items"), paths["items.csv"])
     used = ("theta_fit",) if rank == 1 and "theta_fit" in abilities.columns else thetas
     _check_complete(abilities, "model", used, info.get("n_models"), paths["abilities.csv"])
     _check_accuracy(abilities, paths["abilities.csv"])
-    # the reported abilities with their intervals, as `fit` wrote them (for a report made
-    # without the responses: the same theta and interval as the file, not the fit's own)
-    reported = ("theta", "se", "lower", "upper")
-    # (a rank > 1 fit written before the ability was U w, i.e. before the tables' hashes:
-    # its saved theta is the first factor, not the ability)
-    old_factor = rank > 1 and "tables_sha256" not in info
-    saved = (
-        abilities.copy()
-        if set(reported) <= set(abilities.columns)
-        and "abilities.csv" not in edited
-        and not old_factor
-        else None
-    )
-    if saved is not None and not all(
-        np.isfinite(pd.to_numeric(saved[c], errors="coerce")).all() for c in reported
-    ):
-        saved = None  # an edited or partial table: not shown as the fit's
+    saved = _saved_abilities(abilities, info, edited, rank)
     abilities = _fit_table(abilities, info.get("model_order"), paths["abilities.csv"])
     U = abilities[list(thetas)].to_numpy(float)
     V = items[list(discs)].to_numpy(float)
-    if rank > 1:  # the ability along the items' mean loading, whichever version wrote theta
-        w = general_direction(V)
-        abilities["theta"] = U @ w
-        if "rank_theta" in abilities.columns:
-            abilities["rank_theta"] = rank_abilities(
-                abilities["theta"].to_numpy(float), measured_models(abilities)
-            )
-            if "rank_accuracy" in abilities.columns:
-                abilities["rank_shift"] = abilities["rank_accuracy"] - abilities["rank_theta"]
-        items["discrimination"] = V @ w
+    if rank > 1:
+        _rank_r_abilities(abilities, items, U, V)
     options = dict(info.get("options", {}))
     penalty = (
         GaussianPenalty.from_dict(info["penalty"])
@@ -347,15 +283,7 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
             DataWarning,
             stacklevel=user_stacklevel(),
         )
-    scale = None
-    if "raw_shift" in info:
-        # every model that does not set the scale (older fit.json: the detached ones only)
-        detached = set(info.get("off_scale_models", info.get("detached_models")) or [])
-        ids = [str(m) for m in abilities["model"]]
-        reference = np.array([m not in detached for m in ids]) if detached else None
-        scale = Normalisation(
-            np.asarray(info["raw_shift"], float), float(info["raw_scale"]), reference
-        )
+    scale = _saved_normalisation(info, abilities)
     return cls(
         abilities=abilities,
         items=items,
@@ -382,6 +310,101 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
         else None,
         saved_abilities=saved,
     )
+
+
+def _read_info(path: Path) -> tuple[dict[str, Any], int]:
+    """fit.json as a dict, and its rank (an integer >= 1), or an InputError naming ``path``."""
+    try:
+        info = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(info, dict):
+        raise InputError(f"{path}: expected a JSON object")
+    try:
+        rank = int(info.get("rank", 1))
+    except (TypeError, ValueError):
+        raise InputError(f"{path}: rank={info.get('rank')!r}; expected an integer") from None
+    if rank < 1:
+        raise InputError(f"{path}: rank={rank}; expected an integer >= 1")
+    return info, rank
+
+
+def _read_table(path: Path, id_column: str, numeric: tuple[str, ...]) -> pd.DataFrame:
+    """A table ``fit`` wrote: the ids unescaped, the ``numeric`` columns (required) and every
+    other column of numbers as floats (empty cells NaN); refused by name when unreadable, a
+    required column is missing, or one holds text."""
+    from latentbench.io._outputs import unescape_spreadsheet
+
+    try:
+        frame = pd.read_csv(path, dtype={id_column: str}, keep_default_na=False)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not a readable CSV table ({exc})") from None
+    missing = [c for c in (id_column, *numeric) if c not in frame.columns]
+    if missing:
+        raise InputError(
+            f"{path}: lacks the column(s) {', '.join(missing)}; expected the table "
+            "`latentbench fit` writes"
+        )
+    frame[id_column] = unescape_spreadsheet(frame[id_column])
+    for column in frame.columns:  # empty cells of number columns are NaN (never "")
+        if column == id_column or pd.api.types.is_numeric_dtype(frame[column]):
+            continue
+        text = frame[column].astype(str)
+        values = pd.to_numeric(text.where(text != ""), errors="coerce")
+        wrong = values.isna() & (text != "")
+        if not wrong.any():
+            frame[column] = values
+        elif column in numeric:
+            raise InputError(
+                f"{path}: column {column!r} holds {text[wrong].iloc[0]!r}; expected numbers"
+            )
+    return frame
+
+
+def _saved_abilities(
+    abilities: pd.DataFrame, info: Mapping[str, Any], edited: set[str], rank: int
+) -> pd.DataFrame | None:
+    """The reported abilities with their intervals, as `fit` wrote them (for a report made
+    without the responses: the same theta and interval as the file, not the fit's own);
+    None when the table was edited, lacks them or holds a non-finite one, or holds an old
+    rank > 1 fit's first factor."""
+    reported = ("theta", "se", "lower", "upper")
+    # (a rank > 1 fit written before the ability was U w, i.e. before the tables' hashes:
+    # its saved theta is the first factor, not the ability)
+    old_factor = rank > 1 and "tables_sha256" not in info
+    if not set(reported) <= set(abilities.columns) or "abilities.csv" in edited or old_factor:
+        return None
+    saved = abilities.copy()
+    if not all(np.isfinite(pd.to_numeric(saved[c], errors="coerce")).all() for c in reported):
+        return None  # an edited or partial table: not shown as the fit's
+    return saved
+
+
+def _rank_r_abilities(
+    abilities: pd.DataFrame, items: pd.DataFrame, U: np.ndarray, V: np.ndarray
+) -> None:
+    """A rank > 1 fit's ability along the items' mean loading, whichever version wrote
+    theta, with its ranks, and the discrimination along it (the tables changed in place)."""
+    w = general_direction(V)
+    abilities["theta"] = U @ w
+    if "rank_theta" in abilities.columns:
+        abilities["rank_theta"] = rank_abilities(
+            abilities["theta"].to_numpy(float), measured_models(abilities)
+        )
+        if "rank_accuracy" in abilities.columns:
+            abilities["rank_shift"] = abilities["rank_accuracy"] - abilities["rank_theta"]
+    items["discrimination"] = V @ w
+
+
+def _saved_normalisation(info: Mapping[str, Any], abilities: pd.DataFrame) -> Normalisation | None:
+    """The normalisation fit.json records (None when it records none), with the models that
+    do not set the scale (older fit.json: the detached ones only) left out of its reference."""
+    if "raw_shift" not in info:
+        return None
+    detached = set(info.get("off_scale_models", info.get("detached_models")) or [])
+    ids = [str(m) for m in abilities["model"]]
+    reference = np.array([m not in detached for m in ids]) if detached else None
+    return Normalisation(np.asarray(info["raw_shift"], float), float(info["raw_scale"]), reference)
 
 
 def _say_edited(paths: Mapping[str, Path], info: Mapping[str, Any]) -> set[str]:

@@ -91,7 +91,9 @@ from latentbench.irt._ranks import normal_draws, rank_intervals
 from latentbench.irt._validity import check
 
 if TYPE_CHECKING:
+    from latentbench.irt._random_items import RandomItemsFit
     from latentbench.irt._result import IRTResult
+    from latentbench.irt._validity import AbilityChecks
 
 __all__ = [
     "FEW_ITEMS",
@@ -309,7 +311,6 @@ def standard_errors(
     info_models, info_items = information_blocks(result, matrix)
     U, V, b = result.U, result.V, result.b
     r = U.shape[1]
-    N, J = result.shape
     # K trials per cell: everything below in the per-trial convention (penalty / K), the
     # variances divided by K at the end
     trials = trials_of(result)
@@ -326,100 +327,11 @@ def standard_errors(
     if r > 1:
         var_theta[:, 0] = np.einsum("i,nij,j->n", w, cov_models, w)
     posterior = result.prior_selection is not None  # MAP fit: Laplace posterior
-    reference = reference_of(result) if r == 1 else np.ones(N, dtype=bool)
-    centre = U @ w
-    method = "observed information"
-    checks: dict[str, Any] | None = None
-    fallback: str | None = None
-    union_sd: np.ndarray | None = None  # Laplace sds the reference models' intervals cover
-    if normalisation and r == 1 and posterior and _uses_random_items(N, J):
-        # few models: abilities by marginal likelihood over the items (random-item 2PL),
-        # checked; outside its validity, the joint Laplace intervals on the fit's theta
-        scores, _ = _observed(result, matrix)
-        items_law = random_items_fit(result, matrix)
-        in_law = law_models_of(result, items_law)
-        var_laplace = np.diag(laplace_of(result, scores).covariance()) / trials
-        found = check(
-            items_law,
-            U[:, 0],
-            np.sqrt(np.maximum(var_laplace, 0.0)),
-            scores,
-            result.model_ids,
-            reference=in_law,
-        )
-        checks = found.values
-        # at the floor or ceiling (they never set the scale: irt._objective.reference_models)
-        apart = np.flatnonzero(~in_law & constant_models(scores))
-        if apart.size:
-            checks["constant_models"] = [result.model_ids[i] for i in apart]
-            names = ", ".join(repr(result.model_ids[i]) for i in apart[:3])
-            warnings.warn(
-                f"ability intervals: {apart.size} model(s) at the floor or ceiling ({names}"
-                f"{' ...' if apart.size > 3 else ''}: every observed score 0, or every one 1) "
-                "have no marginal estimate; the item law is fitted without them, and each "
-                "gets its exact posterior interval under the fit's prior (items fixed)",
-                LatentbenchWarning,
-                stacklevel=user_stacklevel(),
-            )
-        if found.valid:
-            centre = items_law.theta
-            # a detached or constant model is not in the random-item fit: its sampling
-            # variance is the joint Laplace one (its interval: irt._detached, or the exact
-            # posterior below)
-            var_ri = np.where(in_law, items_law.se**2, var_laplace)
-            method = "random-item marginal likelihood"
-            boot_sd = items_law.boot_sd if items_law.n_boot > 1 else None
-            with_law_error = boot_sd is not None and bool(np.isfinite(boot_sd[in_law]).any())
-            if with_law_error:
-                # the law-fixed information leaves out the item law's own error: the item
-                # bootstrap's spread includes it; the law-fixed variance is a lower bound
-                var_ri, summary = _with_item_bootstrap(items_law, var_ri, in_law)
-                checks["item_bootstrap"] = summary
-                method = "random-item marginal likelihood + item bootstrap"
-            var_theta[:, 0] = var_ri * trials  # true already; undone below
-            if found.disagrees and with_law_error:
-                # measured where it fires: these intervals cover, the Laplace ones do not
-                checks["disagreement_action"] = "kept"
-                warnings.warn(
-                    f"ability intervals: {found.disagreement}; kept the random-item intervals, "
-                    "whose item bootstrap carries the item law's own error (the fit's own "
-                    "estimate is the column theta_fit)",
-                    LatentbenchWarning,
-                    stacklevel=user_stacklevel(),
-                )
-            elif found.disagrees:
-                # no item bootstrap at this shape: neither estimate is known to be the right
-                # one here, so each interval covers both (the union with the Laplace one)
-                union_sd = np.sqrt(np.maximum(var_laplace, 0.0))
-                checks["disagreement_action"] = "union"
-                method = "random-item marginal likelihood, union with joint Laplace"
-                fallback = found.disagreement
-                warnings.warn(
-                    f"ability intervals: {found.disagreement}; each interval is widened to "
-                    "cover the joint Laplace interval around the fit's own estimate (column "
-                    "theta_fit) as well",
-                    LatentbenchWarning,
-                    stacklevel=user_stacklevel(),
-                )
-        else:
-            var_theta[:, 0] = var_laplace * trials  # true already; undone below
-            method = "joint Laplace"
-            extra = [found.disagreement] if found.disagreement else []
-            fallback = "; ".join([*found.reasons, *extra])
-            warnings.warn(
-                f"ability intervals: the random-item likelihood is outside its validity here "
-                f"({fallback}); using the joint Laplace intervals centred on the fit's theta",
-                LatentbenchWarning,
-                stacklevel=user_stacklevel(),
-            )
-    elif normalisation and r == 1 and posterior and N <= JOINT_MAX_MODELS:
-        # joint Laplace: the items integrated out (Schur complement), then standardised
-        scores, _ = _observed(result, matrix)
-        laplace = laplace_of(result, scores)
-        var_theta[:, 0] = np.diag(laplace.covariance())
-        method = "joint Laplace"  # (it said "observed information": review, 2026-12-05)
-    elif normalisation and r == 1:
-        var_theta[:, 0] = normalised_variance(U[:, 0], var_theta[:, 0], reference)
+    reference = reference_of(result) if r == 1 else np.ones(result.shape[0], dtype=bool)
+    route = _ability_route(
+        result, matrix, var_theta[:, 0], U @ w, normalisation and r == 1, posterior, reference
+    )
+    var_theta[:, 0] = route.var
     # a model without observed cells gets the prior's spread below (flagged ``no_data``):
     # its missing variance is expected, not a degenerate fit
     no_data = _models_without_cells(result, matrix)
@@ -427,34 +339,12 @@ def standard_errors(
     if r == 1 and normalisation:
         caveat = _small_fit_caveat(*scale_size(result, matrix))
     var_theta[no_data, 0] = float(trials)
-    unusable = ~np.isfinite(var_theta[:, 0]) | (var_theta[:, 0] <= 0)
-    if unusable.any():
-        # a degenerate fit (e.g. every discrimination 0): no finite positive variance for
-        # these models; they get the prior's spread (sd 1 on the reporting scale), never NaN
-        var_theta[unusable, 0] = float(trials)
-        fallback = "; ".join(
-            [*([fallback] if fallback else []), f"{int(unusable.sum())} model(s) without a "
-             "usable variance: the prior's spread (se 1)"]
-        )  # fmt: skip
-        warnings.warn(
-            f"ability intervals: {int(unusable.sum())} model(s) have no finite positive "
-            "variance (a degenerate fit); they get the prior's spread (se 1)",
-            LatentbenchWarning,
-            stacklevel=user_stacklevel(),
-        )
+    fallback = _prior_spread_where_unusable(var_theta, trials, route.fallback)
     se_theta = np.sqrt(var_theta / trials)
     se_factors = np.sqrt(np.maximum(var_factors, 0.0) / trials)
     k = 1.0
     if scale_correction and r == 1 and not posterior:
-        # joint ML only: a MAP fit's shrinkage and the noise inflation of the reporting scale
-        # roughly cancel (measured: 95% intervals cover 0.93 at 40 x 200 and 0.95 at 70 x 1000
-        # without the correction, 0.82 / 0.89 with k = s)
-        # over the models that set the scale, with a position of their own: a constant
-        # model's se (20-30, no maximum of its likelihood), a detached one's or one without
-        # cells (se 1) had pushed k to its cap of 2, every ability se x 4, every item se / 2
-        sets = reference & ~no_data & ~_floor_or_ceiling(result, matrix, ~no_data)[0]
-        if sets.any():
-            k = 1.0 / np.sqrt(max(1.0 - float(np.mean(se_theta[sets, 0] ** 2)), 0.25))
+        k = _scale_correction(result, matrix, se_theta[:, 0], reference, no_data)
     # items: (r + 1) x (r + 1) blocks in reported coordinates
     cov_items = posterior_item_covariance(result, matrix, info_items)
     # discrimination along w (rank 1: a), its variance w^T C_a w
@@ -466,72 +356,16 @@ def standard_errors(
     a_centre, se_a, a_lower, a_upper, bounded, item_record = _discrimination_intervals(
         result, matrix, a / k, se_a, z, posterior, w
     )
-    # a model without observed cells: the prior's spread (sd 1 on the reporting scale),
-    # never a narrow interval from the prior's curvature alone; flagged ``no_data``
-    se_first = np.where(no_data, 1.0, se_theta[:, 0])
-    lower, upper = centre - z * se_first, centre + z * se_first
-    if union_sd is not None:
-        rows = reference & ~no_data
-        # fmin / fmax: an undefined Laplace sd leaves the random-item interval as it is
-        lower[rows] = np.fmin(lower[rows], U[rows, 0] - z * union_sd[rows])
-        upper[rows] = np.fmax(upper[rows], U[rows, 0] + z * union_sd[rows])
-        se_first = np.where(rows, (upper - lower) / (2 * z), se_first)
-    constant_rows = np.zeros(N, dtype=bool)
-    said_constant = bool(checks and checks.get("constant_models"))
-    if r == 1 and not (posterior and float(result.penalty.precision_U) > 0):
-        # joint ML (no prior on the abilities): a constant model's likelihood has no maximum,
-        # its estimate is where the fit's ridge stopped it; it does not set the reporting
-        # scale either (not detached): its interval is open on its far side
-        constant_rows, at_top = _floor_or_ceiling(result, matrix, ~no_data)
-        idx = np.flatnonzero(constant_rows)
-        upper[idx[at_top]] = np.inf
-        lower[idx[~at_top]] = -np.inf
-        how = "their intervals are open on the far side (no maximum of the likelihood)"
-    elif r == 1:
-        # every observed score 1 (or 0): the data bound the ability on one side only, and the
-        # Gaussian at the mode (Laplace) made its interval the narrowest of all (a perfect
-        # model: se 0.24, upper 2.7, below the upper 3.2 of the same model one item short);
-        # the exact posterior's quantiles on the reporting scale instead (items fixed)
-        # (any such model: it does not set the reporting scale, but it is not detached)
-        constant_rows, lo, hi = _constant_intervals(result, matrix, ~no_data, level)
-        if constant_rows.any():
-            lower[constant_rows] = np.minimum(lo, centre[constant_rows])
-            upper[constant_rows] = np.maximum(hi, centre[constant_rows])
-            se_first = np.where(constant_rows, (upper - lower) / (2 * z), se_first)
-        how = "each gets its exact posterior interval under the fit's prior (items fixed)"
-    if constant_rows.any() and not said_constant:
-        ids = [result.model_ids[i] for i in np.flatnonzero(constant_rows)]
-        checks = {**(checks or {}), "constant_models": ids}
-        names = ", ".join(repr(m) for m in ids[:3]) + (" ..." if len(ids) > 3 else "")
-        scale = (
-            "do not set the reporting scale"
-            if not (constant_rows & reference).any()
-            else "still set the reporting scale (fewer than "
-            f"{CONSTANT_MIN_OTHERS} other models with a spread are left)"
-        )
-        warnings.warn(
-            f"ability intervals: {len(ids)} model(s) at the floor or ceiling ({names}: every "
-            f"observed score 0, or every one 1) have no position of their own and {scale}; "
-            f"{how}",
-            LatentbenchWarning,
-            stacklevel=user_stacklevel(),
-        )
-    detached = None
-    if r == 1 and not (reference | constant_rows).all():
-        detached = _detached_intervals(
-            result, matrix, (reference | constant_rows) & ~no_data, se_first, z, posterior
-        )
-        if detached is not None:
-            rows = detached.pop("rows")
-            centre[rows] = U[rows, 0]  # the fit's estimate, inside its range
-            lower[rows], upper[rows] = detached.pop("lower"), detached.pop("upper")
+    found = _ability_intervals(
+        result, matrix, route, se_theta[:, 0], no_data, reference, z, level, posterior
+    )
     abilities = pd.DataFrame(
         {
             "model": result.model_ids,
-            "theta": centre,
-            "se": se_first,
-            "lower": lower,
-            "upper": upper,
+            "theta": found.theta,
+            "se": found.se,
+            "lower": found.lower,
+            "upper": found.upper,
             "theta_fit": U @ w,
             "no_data": no_data,
         }
@@ -558,8 +392,338 @@ def standard_errors(
         }
     )
     return Uncertainty(
-        abilities, items, level, method, float(k), checks, fallback, detached, caveat, item_record
+        abilities,
+        items,
+        level,
+        route.method,
+        float(k),
+        found.checks,
+        fallback,
+        found.detached,
+        caveat,
+        item_record,
     )
+
+
+@dataclass
+class _AbilityRoute:
+    """How the abilities' variances were made (:func:`_ability_route`)."""
+
+    var: np.ndarray
+    """(N,): the first factor's variances, in the per-trial convention (times K)."""
+    centre: np.ndarray
+    """(N,): the estimates the intervals are centred on."""
+    method: str
+    checks: dict[str, Any] | None = None
+    fallback: str | None = None
+    union_sd: np.ndarray | None = None
+    """Laplace sds the reference models' intervals cover as well (a union fallback)."""
+
+
+def _ability_route(
+    result: IRTResult,
+    matrix: ResponseMatrix | np.ndarray | None,
+    var: np.ndarray,
+    centre: np.ndarray,
+    normalised: bool,
+    posterior: bool,
+    reference: np.ndarray,
+) -> _AbilityRoute:
+    """The abilities' variances (first factor) and centres, by the route the fit's shape
+    takes: random-item marginal likelihood, joint Laplace, or the block information ``var``
+    passed through the normalisation (``normalised``: rank 1 with ``normalisation``)."""
+    n_models, n_items = result.shape
+    if normalised and posterior and _uses_random_items(n_models, n_items):
+        # few models: abilities by marginal likelihood over the items (random-item 2PL),
+        # checked; outside its validity, the joint Laplace intervals on the fit's theta
+        return _random_item_route(result, matrix, centre)
+    if normalised and posterior and n_models <= JOINT_MAX_MODELS:
+        # joint Laplace: the items integrated out (Schur complement), then standardised
+        scores, _ = _observed(result, matrix)
+        laplace = laplace_of(result, scores)
+        # (it said "observed information": review, 2026-12-05)
+        return _AbilityRoute(np.diag(laplace.covariance()), centre, "joint Laplace")
+    if normalised:
+        var = normalised_variance(result.U[:, 0], var, reference)
+    return _AbilityRoute(var, centre, "observed information")
+
+
+def _random_item_route(
+    result: IRTResult, matrix: ResponseMatrix | np.ndarray | None, centre: np.ndarray
+) -> _AbilityRoute:
+    """The random-item route: the marginal likelihood's abilities where its self-checks
+    pass (:func:`_random_item_intervals`), else the joint Laplace variances around the fit's
+    ``centre`` (warned)."""
+    trials = trials_of(result)
+    scores, _ = _observed(result, matrix)
+    items_law = random_items_fit(result, matrix)
+    in_law = law_models_of(result, items_law)
+    var_laplace = np.diag(laplace_of(result, scores).covariance()) / trials
+    found = check(
+        items_law,
+        result.U[:, 0],
+        np.sqrt(np.maximum(var_laplace, 0.0)),
+        scores,
+        result.model_ids,
+        reference=in_law,
+    )
+    checks = found.values
+    # at the floor or ceiling (they never set the scale: irt._objective.reference_models)
+    _say_outside_law(result, np.flatnonzero(~in_law & constant_models(scores)), checks)
+    if found.valid:
+        return _random_item_intervals(items_law, in_law, var_laplace, found, trials, checks)
+    extra = [found.disagreement] if found.disagreement else []
+    fallback = "; ".join([*found.reasons, *extra])
+    warnings.warn(
+        f"ability intervals: the random-item likelihood is outside its validity here "
+        f"({fallback}); using the joint Laplace intervals centred on the fit's theta",
+        LatentbenchWarning,
+        stacklevel=user_stacklevel(),
+    )
+    # true already; undone below
+    return _AbilityRoute(var_laplace * trials, centre, "joint Laplace", checks, fallback)
+
+
+def _say_outside_law(result: IRTResult, apart: np.ndarray, checks: dict[str, Any]) -> None:
+    """Record (``checks["constant_models"]``) and warn the models at the floor or ceiling
+    left out of the random-item fit (rows ``apart``); nothing when there are none."""
+    if not apart.size:
+        return
+    checks["constant_models"] = [result.model_ids[i] for i in apart]
+    names = ", ".join(repr(result.model_ids[i]) for i in apart[:3])
+    warnings.warn(
+        f"ability intervals: {apart.size} model(s) at the floor or ceiling ({names}"
+        f"{' ...' if apart.size > 3 else ''}: every observed score 0, or every one 1) "
+        "have no marginal estimate; the item law is fitted without them, and each "
+        "gets its exact posterior interval under the fit's prior (items fixed)",
+        LatentbenchWarning,
+        stacklevel=user_stacklevel(),
+    )
+
+
+def _random_item_intervals(
+    items_law: RandomItemsFit,
+    in_law: np.ndarray,
+    var_laplace: np.ndarray,
+    found: AbilityChecks,
+    trials: int,
+    checks: dict[str, Any],
+) -> _AbilityRoute:
+    """The route of a random-item fit whose self-checks pass: its abilities and variances
+    (with the item bootstrap's where it ran); a disagreement with the fit's abilities keeps
+    them (bootstrapped) or widens each interval to the union with the Laplace one."""
+    # a detached or constant model is not in the random-item fit: its sampling
+    # variance is the joint Laplace one (its interval: irt._detached, or the exact
+    # posterior below)
+    var_ri = np.where(in_law, items_law.se**2, var_laplace)
+    method = "random-item marginal likelihood"
+    boot_sd = items_law.boot_sd if items_law.n_boot > 1 else None
+    with_law_error = boot_sd is not None and bool(np.isfinite(boot_sd[in_law]).any())
+    if with_law_error:
+        # the law-fixed information leaves out the item law's own error: the item
+        # bootstrap's spread includes it; the law-fixed variance is a lower bound
+        var_ri, summary = _with_item_bootstrap(items_law, var_ri, in_law)
+        checks["item_bootstrap"] = summary
+        method = "random-item marginal likelihood + item bootstrap"
+    # true already; undone below
+    route = _AbilityRoute(var_ri * trials, items_law.theta, method, checks)
+    if found.disagrees and with_law_error:
+        # measured where it fires: these intervals cover, the Laplace ones do not
+        checks["disagreement_action"] = "kept"
+        warnings.warn(
+            f"ability intervals: {found.disagreement}; kept the random-item intervals, "
+            "whose item bootstrap carries the item law's own error (the fit's own "
+            "estimate is the column theta_fit)",
+            LatentbenchWarning,
+            stacklevel=user_stacklevel(),
+        )
+    elif found.disagrees:
+        # no item bootstrap at this shape: neither estimate is known to be the right
+        # one here, so each interval covers both (the union with the Laplace one)
+        route.union_sd = np.sqrt(np.maximum(var_laplace, 0.0))
+        checks["disagreement_action"] = "union"
+        route.method = "random-item marginal likelihood, union with joint Laplace"
+        route.fallback = found.disagreement
+        warnings.warn(
+            f"ability intervals: {found.disagreement}; each interval is widened to "
+            "cover the joint Laplace interval around the fit's own estimate (column "
+            "theta_fit) as well",
+            LatentbenchWarning,
+            stacklevel=user_stacklevel(),
+        )
+    return route
+
+
+def _prior_spread_where_unusable(
+    var_theta: np.ndarray, trials: int, fallback: str | None
+) -> str | None:
+    """Give the models without a finite positive variance (first factor, in place) the
+    prior's spread, warned; returns ``fallback`` with that said (unchanged if none)."""
+    unusable = ~np.isfinite(var_theta[:, 0]) | (var_theta[:, 0] <= 0)
+    if not unusable.any():
+        return fallback
+    # a degenerate fit (e.g. every discrimination 0): no finite positive variance for
+    # these models; they get the prior's spread (sd 1 on the reporting scale), never NaN
+    var_theta[unusable, 0] = float(trials)
+    fallback = "; ".join(
+        [*([fallback] if fallback else []), f"{int(unusable.sum())} model(s) without a "
+         "usable variance: the prior's spread (se 1)"]
+    )  # fmt: skip
+    warnings.warn(
+        f"ability intervals: {int(unusable.sum())} model(s) have no finite positive "
+        "variance (a degenerate fit); they get the prior's spread (se 1)",
+        LatentbenchWarning,
+        stacklevel=user_stacklevel(),
+    )
+    return fallback
+
+
+def _scale_correction(
+    result: IRTResult,
+    matrix: ResponseMatrix | np.ndarray | None,
+    se: np.ndarray,
+    reference: np.ndarray,
+    no_data: np.ndarray,
+) -> float:
+    """The factor ``k = 1 / sqrt(1 - mean(se^2))`` (at most 2) over the models that set
+    the scale with a position of their own (1 if none), for a joint-ML fit."""
+    # joint ML only: a MAP fit's shrinkage and the noise inflation of the reporting scale
+    # roughly cancel (measured: 95% intervals cover 0.93 at 40 x 200 and 0.95 at 70 x 1000
+    # without the correction, 0.82 / 0.89 with k = s)
+    # over the models that set the scale, with a position of their own: a constant
+    # model's se (20-30, no maximum of its likelihood), a detached one's or one without
+    # cells (se 1) had pushed k to its cap of 2, every ability se x 4, every item se / 2
+    sets = reference & ~no_data & ~_floor_or_ceiling(result, matrix, ~no_data)[0]
+    if not sets.any():
+        return 1.0
+    return np.float64(1.0 / np.sqrt(max(1.0 - float(np.mean(se[sets] ** 2)), 0.25)))
+
+
+@dataclass
+class _AbilityIntervals:
+    """The abilities' columns and records (:func:`_ability_intervals`)."""
+
+    theta: np.ndarray
+    se: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    checks: dict[str, Any] | None
+    detached: dict[str, Any] | None
+
+
+def _ability_intervals(
+    result: IRTResult,
+    matrix: ResponseMatrix | np.ndarray | None,
+    route: _AbilityRoute,
+    se: np.ndarray,
+    no_data: np.ndarray,
+    reference: np.ndarray,
+    z: float,
+    level: float,
+    posterior: bool,
+) -> _AbilityIntervals:
+    """The abilities' intervals ``centre -/+ z se``, then widened to a union, opened or made
+    exact for the constant models, and replaced for the detached ones."""
+    U = result.U
+    centre = route.centre
+    # a model without observed cells: the prior's spread (sd 1 on the reporting scale),
+    # never a narrow interval from the prior's curvature alone; flagged ``no_data``
+    se_first = np.where(no_data, 1.0, se)
+    lower, upper = centre - z * se_first, centre + z * se_first
+    if route.union_sd is not None:
+        rows = reference & ~no_data
+        # fmin / fmax: an undefined Laplace sd leaves the random-item interval as it is
+        lower[rows] = np.fmin(lower[rows], U[rows, 0] - z * route.union_sd[rows])
+        upper[rows] = np.fmax(upper[rows], U[rows, 0] + z * route.union_sd[rows])
+        se_first = np.where(rows, (upper - lower) / (2 * z), se_first)
+    checks = route.checks
+    constant_rows = np.zeros(result.shape[0], dtype=bool)
+    if U.shape[1] == 1:
+        said_constant = bool(checks and checks.get("constant_models"))
+        constant_rows, se_first, how = _constant_model_intervals(
+            result, matrix, no_data, level, posterior, (centre, se_first, lower, upper), z
+        )
+        if constant_rows.any() and not said_constant:
+            checks = _say_constant(result, constant_rows, reference, how, checks)
+    detached = None
+    if U.shape[1] == 1 and not (reference | constant_rows).all():
+        detached = _detached_intervals(
+            result, matrix, (reference | constant_rows) & ~no_data, se_first, z, posterior
+        )
+        if detached is not None:
+            rows = detached.pop("rows")
+            centre[rows] = U[rows, 0]  # the fit's estimate, inside its range
+            lower[rows], upper[rows] = detached.pop("lower"), detached.pop("upper")
+    return _AbilityIntervals(centre, se_first, lower, upper, checks, detached)
+
+
+def _constant_model_intervals(
+    result: IRTResult,
+    matrix: ResponseMatrix | np.ndarray | None,
+    no_data: np.ndarray,
+    level: float,
+    posterior: bool,
+    intervals: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    z: float,
+) -> tuple[np.ndarray, np.ndarray, str]:
+    """The rank-1 intervals of the models at the floor or ceiling (``lower`` and ``upper``
+    of ``intervals = (centre, se, lower, upper)`` changed in place): ``(rows, se, how)``."""
+    centre, se_first, lower, upper = intervals
+    if not (posterior and float(result.penalty.precision_U) > 0):
+        # joint ML (no prior on the abilities): a constant model's likelihood has no maximum,
+        # its estimate is where the fit's ridge stopped it; it does not set the reporting
+        # scale either (not detached): its interval is open on its far side
+        constant_rows, at_top = _floor_or_ceiling(result, matrix, ~no_data)
+        idx = np.flatnonzero(constant_rows)
+        upper[idx[at_top]] = np.inf
+        lower[idx[~at_top]] = -np.inf
+        return (
+            constant_rows,
+            se_first,
+            "their intervals are open on the far side (no maximum of the likelihood)",
+        )
+    # every observed score 1 (or 0): the data bound the ability on one side only, and the
+    # Gaussian at the mode (Laplace) made its interval the narrowest of all (a perfect
+    # model: se 0.24, upper 2.7, below the upper 3.2 of the same model one item short);
+    # the exact posterior's quantiles on the reporting scale instead (items fixed)
+    # (any such model: it does not set the reporting scale, but it is not detached)
+    constant_rows, lo, hi = _constant_intervals(result, matrix, ~no_data, level)
+    if constant_rows.any():
+        lower[constant_rows] = np.minimum(lo, centre[constant_rows])
+        upper[constant_rows] = np.maximum(hi, centre[constant_rows])
+        se_first = np.where(constant_rows, (upper - lower) / (2 * z), se_first)
+    return (
+        constant_rows,
+        se_first,
+        "each gets its exact posterior interval under the fit's prior (items fixed)",
+    )
+
+
+def _say_constant(
+    result: IRTResult,
+    constant_rows: np.ndarray,
+    reference: np.ndarray,
+    how: str,
+    checks: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """Warn the models at the floor or ceiling (``how``: what their intervals are); returns
+    ``checks`` with them under ``constant_models`` (a new dict)."""
+    ids = [result.model_ids[i] for i in np.flatnonzero(constant_rows)]
+    names = ", ".join(repr(m) for m in ids[:3]) + (" ..." if len(ids) > 3 else "")
+    scale = (
+        "do not set the reporting scale"
+        if not (constant_rows & reference).any()
+        else "still set the reporting scale (fewer than "
+        f"{CONSTANT_MIN_OTHERS} other models with a spread are left)"
+    )
+    warnings.warn(
+        f"ability intervals: {len(ids)} model(s) at the floor or ceiling ({names}: every "
+        f"observed score 0, or every one 1) have no position of their own and {scale}; "
+        f"{how}",
+        LatentbenchWarning,
+        stacklevel=user_stacklevel(),
+    )
+    return {**(checks or {}), "constant_models": ids}
 
 
 ITEM_INTERVALS_MEASURED = (
