@@ -150,6 +150,11 @@ def test_a_cap_of_zero_is_refused_and_a_capped_run_says_to_raise_it(live_setup):
     text = " ".join(outcome.output.split())
     assert outcome.exit_code == 3, outcome.output
     assert "raise [run] spend_cap in" in text and "then resume with:" in text
+    # every line whole, however narrow the terminal (a log broke "0 stored / in all")
+    narrow = CliRunner().invoke(app, args, env={s.key_env: s.api_key, "COLUMNS": "40"})
+    lines = narrow.output.splitlines()
+    assert any(line.startswith("run live-") and "stored in all" in line for line in lines), lines
+    assert any(line.startswith("the next batch needs") and "are used" in line for line in lines)
 
 
 def test_abort_cuts_the_requests_in_flight_and_sends_no_retry(live_setup):

@@ -157,7 +157,10 @@ def _run(cfg: LiveConfig, store: Path, quiet: bool, resume: str) -> LiveResult:
         )
         raise typer.Exit(1) from None
     except KeyboardInterrupt:
-        err.print(f"[red]aborted[/red]; stored cells are kept. Resume with: {escape(resume)}")
+        err.print(
+            f"[red]aborted[/red]; stored cells are kept. Resume with: {escape(resume)}",
+            soft_wrap=True,
+        )
         raise typer.Exit(130) from None
 
 
@@ -231,7 +234,7 @@ def _say_done(result: LiveResult, sel: SelectionResult, summary: str) -> None:
     for line in [*milestone_lines(record), spend_line(record), certificate_line(record)]:
         err.print(escape(line), soft_wrap=True)
     if result.message and "failed" in result.message:  # the notes are in it
-        err.print(f"[yellow]{escape(result.message)}[/yellow]")
+        err.print(f"[yellow]{escape(result.message)}[/yellow]", soft_wrap=True)
     else:
         for note in result.notes:  # answers without text: scored, and said
             err.print(f"[yellow]{escape(note)}[/yellow]", soft_wrap=True)
@@ -240,10 +243,10 @@ def _say_done(result: LiveResult, sel: SelectionResult, summary: str) -> None:
 def _say_not_done(result: LiveResult, summary: str, config: Path, resume: str) -> None:
     """The outcome of a run that did not finish: the ``summary``, its message and failed
     cells, and how to go on (run the plan, raise the cap, or resume)."""
-    err.print(f"[yellow]{escape(summary)}[/yellow]")
+    err.print(f"[yellow]{escape(summary)}[/yellow]", soft_wrap=True)
     err.print(escape(result.message), soft_wrap=True)
     for model, item, error in result.errors.itertuples(index=False):
-        err.print(f"  failed: {escape(model)} / {escape(item)}: {escape(error)}")
+        err.print(f"  failed: {escape(model)} / {escape(item)}: {escape(error)}", soft_wrap=True)
     if result.status == "waiting":
         err.print(f"run the plan, then resume with: {escape(resume)}", soft_wrap=True)
     elif result.status == "capped":
