@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from latentbench.exceptions import InputError
 
@@ -48,6 +49,32 @@ def load_items(
         repeated id, or no items; the message names the file, line and field.
     """
     file = Path(path)
+    _check_file(file, id_field)
+    items: list[dict[str, str]] = []
+    seen: dict[str, int] = {}
+    with file.open("rb") as handle:
+        for lineno, raw in enumerate(handle, start=1):
+            where = f"{file}:{lineno}"
+            line = _decode(raw, where)
+            if not line.strip():
+                continue
+            record = _parse_object(line, where)
+            item_id = _item_id(record, id_field, where)
+            if item_id in seen:
+                raise InputError(
+                    f"{where}: id {item_id!r} repeats line {seen[item_id]}; expected unique ids"
+                )
+            seen[item_id] = lineno
+            prompt = _prompt(record, prompt_field, require_prompt, where)
+            answer = _answer(record, answer_field, require_answer, where)
+            items.append({"id": item_id, "prompt": prompt, "answer": answer})
+    if not items:
+        raise InputError(f"{file}: no items; expected one JSON object per line")
+    return items
+
+
+def _check_file(file: Path, id_field: str) -> None:
+    """Refuse a path that is not a regular file (missing, a folder, a device or a pipe)."""
     if file.exists() and not file.is_file():
         raise InputError(
             f"{file}: the items file is not a regular file (a folder, device or pipe); "
@@ -55,64 +82,71 @@ def load_items(
         )
     if not file.is_file():
         raise InputError(f"{file}: items file not found; expected JSONL with {id_field!r}")
-    items: list[dict[str, str]] = []
-    seen: dict[str, int] = {}
-    with file.open("rb") as handle:
-        for lineno, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(
-                    f"{file}:{lineno}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
-                    f"{exc.start + 1}); expected UTF-8 JSON lines"
-                ) from None
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{file}:{lineno}: not valid JSON ({exc.msg})") from None
-            except RecursionError:
-                raise InputError(
-                    f"{file}:{lineno}: not valid JSON (nested too deeply); expected one flat "
-                    "object per line"
-                ) from None
-            if not isinstance(record, dict):
-                raise InputError(f"{file}:{lineno}: a {type(record).__name__}; expected an object")
-            raw_id = record.get(id_field)
-            if raw_id is None or isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
-                raise InputError(
-                    f"{file}:{lineno}: field {id_field!r} is {raw_id!r}; expected a string or "
-                    "integer id"
-                )
-            item_id = str(raw_id)
-            if item_id in seen:
-                raise InputError(
-                    f"{file}:{lineno}: id {item_id!r} repeats line {seen[item_id]}; expected "
-                    "unique ids"
-                )
-            seen[item_id] = lineno
-            entry = {"id": item_id}
-            for name, key in (("prompt", prompt_field), ("answer", answer_field)):
-                value = record.get(key)
-                if value is None and name == "answer" and require_answer:
-                    fields = ", ".join(map(repr, list(record)[:8]))
-                    raise InputError(
-                        f"{file}:{lineno}: field {key!r} is missing (fields: {fields}); "
-                        "expected the reference answer the scorer compares with (name the "
-                        "field with [items] answer_field)"
-                    )
-                if value is None and (name == "answer" or not require_prompt):
-                    entry[name] = ""
-                    continue
-                if not isinstance(value, str | int | float) or isinstance(value, bool):
-                    raise InputError(
-                        f"{file}:{lineno}: field {key!r} is {value!r}; expected a string"
-                    )
-                if name == "prompt" and not str(value).strip():
-                    raise InputError(f"{file}:{lineno}: field {key!r} is empty; expected text")
-                entry[name] = str(value)
-            items.append(entry)
-    if not items:
-        raise InputError(f"{file}: no items; expected one JSON object per line")
-    return items
+
+
+def _decode(raw: bytes, where: str) -> str:
+    """One line as UTF-8 text; ``where`` is ``file:line``."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{where}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
+            f"{exc.start + 1}); expected UTF-8 JSON lines"
+        ) from None
+
+
+def _parse_object(line: str, where: str) -> dict[str, Any]:
+    """One line's JSON object."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{where}: not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise InputError(
+            f"{where}: not valid JSON (nested too deeply); expected one flat object per line"
+        ) from None
+    if not isinstance(record, dict):
+        raise InputError(f"{where}: a {type(record).__name__}; expected an object")
+    return record
+
+
+def _item_id(record: dict[str, Any], id_field: str, where: str) -> str:
+    """The item's id: a string or an integer (not a bool), as text."""
+    raw_id = record.get(id_field)
+    if raw_id is None or isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
+        raise InputError(
+            f"{where}: field {id_field!r} is {raw_id!r}; expected a string or integer id"
+        )
+    return str(raw_id)
+
+
+def _prompt(record: dict[str, Any], key: str, required: bool, where: str) -> str:
+    """The prompt, as non-blank text; ``""`` when absent and not ``required``."""
+    value = record.get(key)
+    if value is None and not required:
+        return ""
+    text = _text(value, key, where)
+    if not text.strip():
+        raise InputError(f"{where}: field {key!r} is empty; expected text")
+    return text
+
+
+def _answer(record: dict[str, Any], key: str, required: bool, where: str) -> str:
+    """The reference answer, as text; ``""`` when absent and not ``required``."""
+    value = record.get(key)
+    if value is None and required:
+        fields = ", ".join(map(repr, list(record)[:8]))
+        raise InputError(
+            f"{where}: field {key!r} is missing (fields: {fields}); expected the reference "
+            "answer the scorer compares with (name the field with [items] answer_field)"
+        )
+    if value is None:
+        return ""
+    return _text(value, key, where)
+
+
+def _text(value: Any, key: str, where: str) -> str:
+    """A string or a number (not a bool), as text."""
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        raise InputError(f"{where}: field {key!r} is {value!r}; expected a string")
+    return str(value)

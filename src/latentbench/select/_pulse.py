@@ -261,28 +261,56 @@ class Pulse(ProxyBookkeeping):
     ) -> None:
         delta = resolve_delta(delta, alpha, default=DEFAULT_DELTA)
         super().__init__(a=a, delta=delta, ci=ci, refit_every=refit_every, doubling=doubling)
+        self._set_estimator(bonus, ci, lam, init_estimate, weights)
+        self.legacy_stale_predictions = legacy_stale_predictions
+        self.revisit = bool(revisit)
+        self._set_certificate(
+            certified=bonus == "ci",
+            pair=pair,
+            certificate_weights=certificate_weights,
+            target_weight=target_weight,
+            certificate_grid=certificate_grid,
+            certificate_split=certificate_split,
+            certificate=certificate,
+            paired_levels=paired_levels,
+        )
+
+    def _set_estimator(
+        self,
+        bonus: Literal["ucbe", "effective", "ci"],
+        ci: str,
+        lam: str | float | None,
+        init_estimate: Literal["mean", "prior"] | None,
+        weights: Literal["equal", "precision"],
+    ) -> None:
+        """Check and store the selection rule and the estimate's options (in this order)."""
         if bonus not in ("ucbe", "effective", "ci"):
             raise InputError(f"bonus={bonus!r}; expected 'ucbe', 'effective' or 'ci'")
         if bonus == "ci" and ci == "none":
             raise InputError("bonus='ci' needs intervals; set ci='betting'")
         self.bonus = bonus
-        if lam is None:  # the certified configuration minimises each arm's variance
-            lam = "slope" if bonus == "ci" else "plugin"
-        if isinstance(lam, str) and lam not in ("plugin", "slope", "one", "zero"):
-            raise InputError(
-                f"lam={lam!r}; expected 'plugin', 'slope', 'one', 'zero' or a number in [0, 1]"
-            )
-        if not isinstance(lam, str) and not 0 <= float(lam) <= 1:
-            raise InputError(f"lam={lam!r}; expected a number in [0, 1]")
+        self.lam = _checked_lam(lam, bonus)
         if init_estimate not in (None, "mean", "prior"):
             raise InputError(f"init_estimate={init_estimate!r}; expected 'mean' or 'prior'")
         if weights not in ("equal", "precision"):
             raise InputError(f"weights={weights!r}; expected 'equal' or 'precision'")
-        self.lam = lam
         self.init_estimate = init_estimate
         self.weights = weights
-        self.legacy_stale_predictions = legacy_stale_predictions
-        self.revisit = bool(revisit)
+
+    def _set_certificate(
+        self,
+        *,
+        certified: bool,
+        pair: Literal["both", "greedy"],
+        certificate_weights: tuple[float, ...] | str | None,
+        target_weight: float,
+        certificate_grid: int | None,
+        certificate_split: float | None,
+        certificate: Literal["arm", "paired"] | None,
+        paired_levels: Literal["plausible", "uniform"],
+    ) -> None:
+        """Check and store the certificate's options (in this order); ``certified``: the
+        certified configuration (``bonus="ci"``), which has its own defaults."""
         if pair not in ("both", "greedy"):
             raise InputError(f"pair={pair!r}; expected 'both' or 'greedy'")
         self.pair = pair
@@ -290,29 +318,10 @@ class Pulse(ProxyBookkeeping):
         if not 0 <= float(target_weight) < 1:
             raise InputError(f"target_weight={target_weight!r}; expected a value in [0, 1)")
         self.target_weight = float(target_weight)
-        # the certified configuration (bonus="ci") has its own certificate defaults
-        certified = bonus == "ci"
-        if certificate_grid is not None and int(certificate_grid) < 2:
-            raise InputError(f"certificate_grid={certificate_grid!r}; expected an integer >= 2")
         # None: set from the pool in initialize (certified: one step per item, >= 1,000)
-        self.certificate_grid = None if certificate_grid is None else int(certificate_grid)
-        if certificate_split is None:
-            certificate_split = CERTIFIED_SPLIT if certified else 0.5
-        if not 0 < float(certificate_split) < 1:
-            raise InputError(f"certificate_split={certificate_split!r}; expected a value in (0, 1)")
-        self.certificate_split = float(certificate_split)
-        # the per-arm certificate's horizon weights ("interval": the interval's own)
-        arm_weights = certificate_weights
-        if arm_weights is None and certified:
-            arm_weights = CERTIFIED_WEIGHTS
-        if isinstance(arm_weights, str) and arm_weights == "interval":
-            arm_weights = None
-        elif isinstance(arm_weights, str) and arm_weights != "uniform":
-            raise InputError(
-                f"certificate_weights={certificate_weights!r}; expected 'uniform', 'interval', "
-                "a tuple of weights or None"
-            )
-        self._arm_weights = arm_weights
+        self.certificate_grid = _checked_grid(certificate_grid)
+        self.certificate_split = _checked_split(certificate_split, certified)
+        self._arm_weights = _arm_weights(certificate_weights, certified)
         if certificate is None:
             certificate = "arm"
         if certificate not in ("arm", "paired"):
@@ -690,6 +699,55 @@ class Pulse(ProxyBookkeeping):
 _GAIN_T = 1.0 + math.sqrt(2.0)
 """The out-of-sample slope's t-statistic above which the proxy gets a weight: the estimated
 variance gain ``(b^2 - s^2) Var f`` then exceeds its own standard error (``2 b s Var f``)."""
+
+
+def _checked_lam(lam: str | float | None, bonus: str) -> str | float:
+    """``lam`` checked; None: ``slope`` in the certified configuration (it minimises each
+    arm's variance), else ``plugin``."""
+    if lam is None:
+        lam = "slope" if bonus == "ci" else "plugin"
+    if isinstance(lam, str) and lam not in ("plugin", "slope", "one", "zero"):
+        raise InputError(
+            f"lam={lam!r}; expected 'plugin', 'slope', 'one', 'zero' or a number in [0, 1]"
+        )
+    if not isinstance(lam, str) and not 0 <= float(lam) <= 1:
+        raise InputError(f"lam={lam!r}; expected a number in [0, 1]")
+    return lam
+
+
+def _checked_grid(certificate_grid: int | None) -> int | None:
+    """``certificate_grid`` as an integer >= 2, or None (set from the pool later)."""
+    if certificate_grid is not None and int(certificate_grid) < 2:
+        raise InputError(f"certificate_grid={certificate_grid!r}; expected an integer >= 2")
+    return None if certificate_grid is None else int(certificate_grid)
+
+
+def _checked_split(certificate_split: float | None, certified: bool) -> float:
+    """``certificate_split`` in (0, 1); None: :data:`CERTIFIED_SPLIT` if ``certified``,
+    else 0.5."""
+    if certificate_split is None:
+        certificate_split = CERTIFIED_SPLIT if certified else 0.5
+    if not 0 < float(certificate_split) < 1:
+        raise InputError(f"certificate_split={certificate_split!r}; expected a value in (0, 1)")
+    return float(certificate_split)
+
+
+def _arm_weights(
+    certificate_weights: tuple[float, ...] | str | None, certified: bool
+) -> tuple[float, ...] | str | None:
+    """The per-arm certificate's horizon weights: ``"interval"`` gives None (the interval's
+    own), None gives :data:`CERTIFIED_WEIGHTS` when ``certified``."""
+    arm_weights = certificate_weights
+    if arm_weights is None and certified:
+        arm_weights = CERTIFIED_WEIGHTS
+    if isinstance(arm_weights, str) and arm_weights == "interval":
+        arm_weights = None
+    elif isinstance(arm_weights, str) and arm_weights != "uniform":
+        raise InputError(
+            f"certificate_weights={certificate_weights!r}; expected 'uniform', 'interval', "
+            "a tuple of weights or None"
+        )
+    return arm_weights
 
 
 def _centred_sums(sums: np.ndarray) -> tuple[float, float, float, float]:

@@ -429,17 +429,47 @@ def read(
 ) -> pd.DataFrame:
     """Read one EEE file: an instance-level ``.jsonl`` gives rows, an aggregate is checked."""
     if path.suffix == ".json" and not path.name.endswith("_samples.jsonl"):
-        doc = load_json(path)
-        validate_aggregate(doc, str(path))
-        detail = doc.get("detailed_evaluation_results") or {}
-        samples = path.with_name(f"{path.stem}_samples.jsonl")
-        if not samples.exists():
-            report.skip_file(
-                path,
-                "aggregate only: no instance-level records "
-                f"({Path(str(detail.get('file_path', samples.name))).name} not found)",
-            )
-        return Columns().frame("every_eval_ever", str(path), None)
+        return _aggregate_only(path, report)
+    wanted = _wanted_metric(metric, benchmark)
+    aggregate, aggregate_path = _aggregate_for(path)
+    library, timestamp, results = _aggregate_context(aggregate, aggregate_path)
+    validator = _schema_validator("instance_level_eval.schema.json")
+    rows = _InstanceRows(path, report, benchmark, model, wanted, results, library, timestamp)
+    rows.read(validator)
+    report.records_read += rows.n_records
+    if aggregate is None and rows.schema_versions:
+        library = f"every_eval_ever {'/'.join(sorted(rows.schema_versions))}"
+    frame = rows.out.frame(library, str(path), timestamp)
+    if rows.restored and len(frame):
+        rows.restore_columns(frame)
+    _report_choices(frame, report, wanted)
+    if aggregate_path is None:
+        report.notes.append(
+            f"{path}: no aggregate {path.name.replace('_samples.jsonl', '.json')} "
+            "beside it; source and metric names are unknown"
+        )
+    return frame
+
+
+def _aggregate_only(path: Path, report: LoadReport) -> pd.DataFrame:
+    """Check an aggregate file; no rows (they are in its instance-level file), and the file is
+    reported as skipped when that file is absent."""
+    doc = load_json(path)
+    validate_aggregate(doc, str(path))
+    detail = doc.get("detailed_evaluation_results") or {}
+    samples = path.with_name(f"{path.stem}_samples.jsonl")
+    if not samples.exists():
+        report.skip_file(
+            path,
+            "aggregate only: no instance-level records "
+            f"({Path(str(detail.get('file_path', samples.name))).name} not found)",
+        )
+    return Columns().frame("every_eval_ever", str(path), None)
+
+
+def _wanted_metric(metric: Any, benchmark: str | None) -> str | None:
+    """The metric asked for (``metric`` or its entry for ``benchmark``, else ``"*"``): None,
+    ``score`` or ``is_correct``."""
     wanted = (
         metric
         if isinstance(metric, str) or metric is None
@@ -447,102 +477,170 @@ def read(
     )
     if wanted not in (None, "score", "is_correct"):
         raise InputError(f"metric={wanted!r}; EEE records give 'score' or 'is_correct'")
-    aggregate, aggregate_path = _aggregate_for(path)
+    return wanted
+
+
+def _aggregate_context(
+    aggregate: dict[str, Any] | None, aggregate_path: Path | None
+) -> tuple[str, pd.Timestamp | None, dict[str, Mapping[str, Any]]]:
+    """From the aggregate, when there is one: the source (``eval_library``), the run time and
+    the evaluation results by id."""
     results: dict[str, Mapping[str, Any]] = {}
-    library = "every_eval_ever"
-    timestamp = None
-    if aggregate is not None:
-        lib = aggregate["eval_library"]
-        version = "" if lib["version"] == "unknown" else lib["version"]
-        library = f"{lib['name']} {version}".strip()
-        timestamp = _epoch_timestamp(aggregate.get("evaluation_timestamp"), str(aggregate_path))
-        for result in aggregate["evaluation_results"]:
-            key = result.get("evaluation_result_id") or result["evaluation_name"]
-            results[str(key)] = result
-    validator = _schema_validator("instance_level_eval.schema.json")
-    out = Columns(at="line")
-    extra: dict[str, list[Any]] = {c: [] for c in ("source", "source_file", "run_timestamp")}
-    restored = False
-    n_records = 0
-    schema_versions: set[str] = set()
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(
-                    f"{path}:{number}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
-                    f"{exc.start + 1}); expected UTF-8 JSON lines (re-encode the file, e.g. "
-                    "iconv -f latin1 -t utf-8)"
-                ) from None
-            n_records += 1
-            loc = f"{path}:{number}"
-            record = parse_json(line, str(path), line=number, what="JSON line")
-            validate_instance(record, loc)
-            _package_check(validator, record, loc)
-            schema_versions.add(record["schema_version"])
-            meta = record.get("metadata") or {}
-            ours = {k[len(_META) :]: v for k, v in meta.items() if k.startswith(_META)}
-            result = results.get(
-                str(record.get("evaluation_result_id") or record["evaluation_name"])
-            )
-            evaluation = record["evaluation"]
-            score: float | None
-            if wanted == "is_correct":
-                score = float(evaluation["is_correct"])
-                metric_name = "is_correct"
-            else:
-                score = coerce_score(evaluation["score"], loc, "evaluation.score")
-                config = (result or {}).get("metric_config") or {}
-                metric_name = str(config.get("metric_id") or "score")
-            if score is None:
-                report.drop("evaluation.score missing (NaN)")
-                continue
-            split = UNKNOWN_SPLIT
-            source_data = (result or {}).get("source_data") or {}
-            if source_data.get("hf_split"):
-                split = str(source_data["hf_split"])
-            if ours:
-                restored = True
-                metric_name = (
-                    ours.get("metric", metric_name) if wanted != "is_correct" else metric_name
-                )
-            source_model = ours.get("source_model", record["model_id"])
-            original = ours.get("benchmark", record["evaluation_name"])
-            report.rename(benchmark, str(original))
-            out.add(
-                model or record["model_id"],
-                benchmark or original,
-                str(record["sample_id"]),
-                score,
-                metric_name,
-                ours.get("filter", "none"),
-                _restored_trial(ours["trial"], loc) if "trial" in ours else 0,
-                source_model,
-                number,
-                ours.get("item_hash", record.get("sample_hash")),
-                split=ours.get("split", split),
-                flag=ours.get("flag"),
-            )
-            extra["source"].append(ours.get("source", library))
-            extra["source_file"].append(ours.get("source_file", str(path)))
-            stamp = ours.get("run_timestamp")
-            restored_stamp = _restored_timestamp(stamp, loc) if stamp else None
-            # a record with our metadata and no run time had none (the aggregate's time is
-            # the latest of its group)
-            extra["run_timestamp"].append(restored_stamp if ours else timestamp)
-    report.records_read += n_records
-    if aggregate is None and schema_versions:
-        library = f"every_eval_ever {'/'.join(sorted(schema_versions))}"
-    frame = out.frame(library, str(path), timestamp)
-    if restored and len(frame):
-        frame["source"] = pd.array(extra["source"], dtype="str")
-        frame["source_file"] = pd.array(extra["source_file"], dtype="str")
-        stamps = pd.to_datetime(pd.Series(extra["run_timestamp"], dtype=object), utc=True)
+    if aggregate is None:
+        return "every_eval_ever", None, results
+    lib = aggregate["eval_library"]
+    version = "" if lib["version"] == "unknown" else lib["version"]
+    library = f"{lib['name']} {version}".strip()
+    timestamp = _epoch_timestamp(aggregate.get("evaluation_timestamp"), str(aggregate_path))
+    for result in aggregate["evaluation_results"]:
+        key = result.get("evaluation_result_id") or result["evaluation_name"]
+        results[str(key)] = result
+    return library, timestamp, results
+
+
+def _decode_line(raw: bytes, number: int, path: Path) -> str:
+    """Line ``number`` as UTF-8 text (a byte-order mark allowed on the first)."""
+    try:
+        return raw.decode("utf-8-sig" if number == 1 else "utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}:{number}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
+            f"{exc.start + 1}); expected UTF-8 JSON lines (re-encode the file, e.g. "
+            "iconv -f latin1 -t utf-8)"
+        ) from None
+
+
+def _record_score(
+    evaluation: Mapping[str, Any],
+    result: Mapping[str, Any] | None,
+    wanted: str | None,
+    loc: str,
+) -> tuple[float | None, str]:
+    """The record's score (None: missing) and its metric name (``is_correct``, or the linked
+    result's ``metric_id``, else ``score``)."""
+    if wanted == "is_correct":
+        return float(evaluation["is_correct"]), "is_correct"
+    score = coerce_score(evaluation["score"], loc, "evaluation.score")
+    config = (result or {}).get("metric_config") or {}
+    return score, str(config.get("metric_id") or "score")
+
+
+def _result_split(result: Mapping[str, Any] | None) -> str:
+    """The linked result's ``source_data.hf_split``, else the unknown split."""
+    split = UNKNOWN_SPLIT
+    source_data = (result or {}).get("source_data") or {}
+    if source_data.get("hf_split"):
+        split = str(source_data["hf_split"])
+    return split
+
+
+class _InstanceRows:
+    """The rows of one instance-level file, with the columns our metadata restores.
+
+    Attributes
+    ----------
+    out : Columns
+        The canonical rows.
+    extra : dict of str to list
+        Per row: ``source``, ``source_file`` and ``run_timestamp`` (used when ``restored``).
+    restored : bool
+        Whether a record carried our ``latentbench.*`` metadata.
+    n_records : int
+        Records read (blank lines are not records).
+    schema_versions : set of str
+        The records' ``schema_version`` values.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        report: LoadReport,
+        benchmark: str | None,
+        model: str | None,
+        wanted: str | None,
+        results: dict[str, Mapping[str, Any]],
+        library: str,
+        timestamp: pd.Timestamp | None,
+    ) -> None:
+        self.path, self.report = path, report
+        self.benchmark, self.model, self.wanted = benchmark, model, wanted
+        self.results, self.library, self.timestamp = results, library, timestamp
+        self.out = Columns(at="line")
+        self.extra: dict[str, list[Any]] = {
+            c: [] for c in ("source", "source_file", "run_timestamp")
+        }
+        self.restored = False
+        self.n_records = 0
+        self.schema_versions: set[str] = set()
+
+    def read(self, validator: Any) -> None:
+        """Read, check and add every record of the file."""
+        with open(self.path, "rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                if not raw.strip():
+                    continue
+                line = _decode_line(raw, number, self.path)
+                self.n_records += 1
+                loc = f"{self.path}:{number}"
+                record = parse_json(line, str(self.path), line=number, what="JSON line")
+                validate_instance(record, loc)
+                _package_check(validator, record, loc)
+                self.schema_versions.add(record["schema_version"])
+                self.add(record, number, loc)
+
+    def add(self, record: Mapping[str, Any], number: int, loc: str) -> None:
+        """Add one checked record's row (a missing score is dropped and reported)."""
+        meta = record.get("metadata") or {}
+        ours = {k[len(_META) :]: v for k, v in meta.items() if k.startswith(_META)}
+        result = self.results.get(
+            str(record.get("evaluation_result_id") or record["evaluation_name"])
+        )
+        score, metric_name = _record_score(record["evaluation"], result, self.wanted, loc)
+        if score is None:
+            self.report.drop("evaluation.score missing (NaN)")
+            return
+        split = _result_split(result)
+        if ours:
+            self.restored = True
+            if self.wanted != "is_correct":
+                metric_name = ours.get("metric", metric_name)
+        source_model = ours.get("source_model", record["model_id"])
+        original = ours.get("benchmark", record["evaluation_name"])
+        self.report.rename(self.benchmark, str(original))
+        self.out.add(
+            self.model or record["model_id"],
+            self.benchmark or original,
+            str(record["sample_id"]),
+            score,
+            metric_name,
+            ours.get("filter", "none"),
+            _restored_trial(ours["trial"], loc) if "trial" in ours else 0,
+            source_model,
+            number,
+            ours.get("item_hash", record.get("sample_hash")),
+            split=ours.get("split", split),
+            flag=ours.get("flag"),
+        )
+        self.extra["source"].append(ours.get("source", self.library))
+        self.extra["source_file"].append(ours.get("source_file", str(self.path)))
+        stamp = ours.get("run_timestamp")
+        restored_stamp = _restored_timestamp(stamp, loc) if stamp else None
+        # a record with our metadata and no run time had none (the aggregate's time is
+        # the latest of its group)
+        self.extra["run_timestamp"].append(restored_stamp if ours else self.timestamp)
+
+    def restore_columns(self, frame: pd.DataFrame) -> None:
+        """Set the per-row ``source``, ``source_file`` and ``run_timestamp`` our metadata
+        gave, and ``_file`` (the file read)."""
+        frame["source"] = pd.array(self.extra["source"], dtype="str")
+        frame["source_file"] = pd.array(self.extra["source_file"], dtype="str")
+        stamps = pd.to_datetime(pd.Series(self.extra["run_timestamp"], dtype=object), utc=True)
         frame["run_timestamp"] = stamps.dt.tz_localize(None).astype("datetime64[us]").to_numpy()
-        frame["_file"] = pd.array([str(path)] * len(frame), dtype="str")
+        frame["_file"] = pd.array([str(self.path)] * len(frame), dtype="str")
+
+
+def _report_choices(frame: pd.DataFrame, report: LoadReport, wanted: str | None) -> None:
+    """Record each benchmark's metric (given or the default) and filter (the only one)."""
     for name in frame["benchmark"].unique():
         report.choose(
             str(name),
@@ -551,12 +649,6 @@ def read(
             "given" if wanted else "default",
         )
         report.choose(str(name), "filter", "none", "only")
-    if aggregate_path is None:
-        report.notes.append(
-            f"{path}: no aggregate {path.name.replace('_samples.jsonl', '.json')} "
-            "beside it; source and metric names are unknown"
-        )
-    return frame
 
 
 # ---------------------------------------------------------------------------------- writing

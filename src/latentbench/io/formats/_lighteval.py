@@ -191,15 +191,40 @@ def read(
     canonical = model or source_model
     name = benchmark or task
     report.rename(benchmark, task)
+    table = _read_table(path)
+    metric_col, doc_col, layout = _layout(table.column_names, path)
+    metric_values: list[Any] = table.column(metric_col).to_pylist()
+    ids = _item_ids(table, layout, doc_col, path, report)
+    report.records_read += len(metric_values)
+    source = "lighteval"
+    chosen = _chosen_metric(metric, name, _available(metric_values, metric_col, path), path, report)
+    out = Columns(split=_split(_results_file(path, stamp, source_model), task, report))
+    for row, values in enumerate(metric_values):
+        value = None if values is None else values.get(chosen)
+        score = coerce_score(value, where(path, record=row), f"{metric_col}.{chosen}")
+        if score is None:
+            report.drop("metric value missing (null/NaN)")
+            continue
+        item = ids[row] if ids is not None and ids[row] is not None else row
+        out.add(canonical, name, str(item), score, chosen, "none", 0, source_model, row)
+    return out.frame(source, str(path), timestamp)
+
+
+def _read_table(path: Path) -> Any:
+    """The details file as a pyarrow table."""
     import pyarrow.parquet as pq  # deferred: ~0.25 s to import
 
     try:
-        table = pq.read_table(path)
+        return pq.read_table(path)
     except Exception as exc:
         raise InputError(
             f"{path}: not a readable parquet file ({exc}); expected lighteval details"
         ) from None
-    columns = table.column_names
+
+
+def _layout(columns: list[str], path: Path) -> tuple[str, str | None, str]:
+    """The metric column, the doc column and the layout: ``struct`` (``metric`` and ``doc``,
+    lighteval >= 0.11) or ``flat`` (``metrics``, <= 0.10)."""
     metric_col = _column(columns, "metric", "__metric__")
     doc_col = _column(columns, "doc", "__doc__")
     layout = "struct"
@@ -211,7 +236,15 @@ def read(
             f"{path}: no 'metric' (lighteval >= 0.11) or 'metrics' (<= 0.10) column; found "
             f"{columns}; expected a lighteval details file"
         )
-    metric_values: list[Any] = table.column(metric_col).to_pylist()
+    return metric_col, doc_col, layout
+
+
+def _item_ids(
+    table: Any, layout: str, doc_col: str | None, path: Path, report: LoadReport
+) -> list[Any] | None:
+    """Each row's item id (the doc's ``id``, or the example's query hash), or None when the
+    rows are items by position (noted for a flat file without an ``example`` column)."""
+    columns = table.column_names
     ids: list[Any] | None = None
     if layout == "struct" and doc_col is not None:
         doc_type = table.schema.field(doc_col).type
@@ -224,9 +257,12 @@ def read(
             f"{path}: no 'example' column; items are row positions, which follow lighteval's "
             "processing order, not the dataset's"
         )
-    report.records_read += len(metric_values)
-    source = "lighteval"
+    return ids
 
+
+def _available(metric_values: list[Any], metric_col: str, path: Path) -> dict[str, int]:
+    """The metrics with a value (perplexity-type ones left out), each with its first row;
+    every row must be a mapping or null."""
     available: dict[str, int] = {}
     for row, values in enumerate(metric_values):
         if values is None:
@@ -239,6 +275,13 @@ def read(
         for key, value in values.items():
             if value is not None and key not in PERPLEXITY_METRICS:
                 available.setdefault(key, row)
+    return available
+
+
+def _chosen_metric(
+    metric: Choice, name: str, available: dict[str, int], path: Path, report: LoadReport
+) -> str:
+    """The metric read (a perplexity-type one is refused), recorded with the filter."""
     wanted = requested(metric, name)
     if wanted in PERPLEXITY_METRICS:
         raise InputError(
@@ -248,15 +291,4 @@ def read(
     chosen, how = resolve("metric", metric, name, list(available), str(path))
     report.choose(name, "metric", chosen, how)
     report.choose(name, "filter", "none", "only")
-
-    out = Columns(split=_split(_results_file(path, stamp, source_model), task, report))
-    for row, values in enumerate(metric_values):
-        value = None if values is None else values.get(chosen)
-        loc = where(path, record=row)
-        score = coerce_score(value, loc, f"{metric_col}.{chosen}")
-        if score is None:
-            report.drop("metric value missing (null/NaN)")
-            continue
-        item = ids[row] if ids is not None and ids[row] is not None else row
-        out.add(canonical, name, str(item), score, chosen, "none", 0, source_model, row)
-    return out.frame(source, str(path), timestamp)
+    return chosen

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -83,6 +84,26 @@ def read(
     model: str | None,
 ) -> pd.DataFrame:
     """Read one OpenCompass results file into canonical rows."""
+    entries, kind = _entries(_load_results(path), path)
+    source_model = path.parent.name
+    canonical = model or source_model
+    name = benchmark or path.stem
+    report.rename(benchmark, path.stem)
+    present = _correctness_fields(entries, path)
+    if not present and entries:
+        return _predictions_only(path, report, entries, kind)
+    chosen, how = resolve("metric", metric, name, list(present), str(path), default="correct")
+    report.choose(name, "metric", chosen, how)
+    report.choose(name, "filter", "none", "only")
+    out = Columns()
+    for position, (key, entry) in enumerate(entries):
+        _add_entry(out, report, path, key, entry, chosen, (canonical, name, source_model, position))
+    return out.frame("opencompass", str(path), _timestamp(path))
+
+
+def _load_results(path: Path) -> dict[str, Any]:
+    """A results file's top-level object, with its ``details`` (a predictions file holds no
+    correctness and is refused)."""
     if "predictions" in path.parts[-3:-1]:
         raise InputError(
             f"{path}: an OpenCompass predictions file holds no correctness; ingest "
@@ -96,26 +117,33 @@ def read(
             f"{path}: field 'details' is missing; expected per-example details (run OpenCompass "
             "with --dump-eval-details)"
         )
+    return data
+
+
+def _entries(data: dict[str, Any], path: Path) -> tuple[list[tuple[str, Any]], str | None]:
+    """The per-example entries as ``(key, entry)`` pairs, and the ``type`` marker (PPL, GEN).
+
+    ``OpenCompassTask.format_details`` (since 2023-10) marks the entries ``{"type": "PPL" |
+    "GEN"}``; 0.3.x moves the marker out of ``details`` to the top level.
+    """
     details = data["details"]
-    # OpenCompassTask.format_details (since 2023-10) marks the entries {"type": "PPL" | "GEN"};
-    # 0.3.x moves the marker out of ``details`` to the top level
     kind = data.get("type") if isinstance(data.get("type"), str) else None
     if isinstance(details, dict) and isinstance(details.get("type"), str):
         kind = details["type"]
         details = {k: v for k, v in details.items() if k != "type"}
     if isinstance(details, dict):
-        entries = list(details.items())
-    elif isinstance(details, list):
-        entries = [(str(i), e) for i, e in enumerate(details)]
-    else:
-        raise InputError(
-            f"{path}: field 'details' has type {type(details).__name__}; expected a list or a "
-            "dict of per-example entries"
-        )
-    source_model = path.parent.name
-    canonical = model or source_model
-    name = benchmark or path.stem
-    report.rename(benchmark, path.stem)
+        return list(details.items()), kind
+    if isinstance(details, list):
+        return [(str(i), e) for i, e in enumerate(details)], kind
+    raise InputError(
+        f"{path}: field 'details' has type {type(details).__name__}; expected a list or a "
+        "dict of per-example entries"
+    )
+
+
+def _correctness_fields(entries: list[tuple[str, Any]], path: Path) -> dict[str, None]:
+    """The correctness fields the entries hold, in order of appearance (every entry must be
+    an object)."""
     present: dict[str, None] = {}
     for key, entry in entries:
         if not isinstance(entry, dict):
@@ -125,37 +153,50 @@ def read(
         for field_name in CORRECTNESS_FIELDS:
             if field_name in entry:
                 present.setdefault(field_name, None)
-    if not present and entries:
-        what = f"{kind} details" if kind else "details"
-        report.records_read += len(entries)
-        report.skip_file(
-            path,
-            f"{what} without a correctness field ({', '.join(CORRECTNESS_FIELDS)}): the "
-            "evaluator wrote predictions only",
-            len(entries),
-        )
-        return Columns().frame("opencompass", str(path), _timestamp(path))
-    chosen, how = resolve("metric", metric, name, list(present), str(path), default="correct")
-    report.choose(name, "metric", chosen, how)
-    report.choose(name, "filter", "none", "only")
+    return present
 
-    out = Columns()
-    for position, (key, entry) in enumerate(entries):
-        loc = f"{path}: details[{key}]"
-        if chosen not in entry:
-            report.records_read += 1
-            report.drop("correctness field absent")
+
+def _predictions_only(
+    path: Path, report: LoadReport, entries: list[tuple[str, Any]], kind: str | None
+) -> pd.DataFrame:
+    """No rows: the entries hold no correctness field (the file is reported as skipped)."""
+    what = f"{kind} details" if kind else "details"
+    report.records_read += len(entries)
+    report.skip_file(
+        path,
+        f"{what} without a correctness field ({', '.join(CORRECTNESS_FIELDS)}): the "
+        "evaluator wrote predictions only",
+        len(entries),
+    )
+    return Columns().frame("opencompass", str(path), _timestamp(path))
+
+
+def _add_entry(
+    out: Columns,
+    report: LoadReport,
+    path: Path,
+    key: str,
+    entry: dict[str, Any],
+    chosen: str,
+    row: tuple[str, str, str, int],
+) -> None:
+    """Add the rows of entry ``key``, one per replica of its ``chosen`` field; ``row`` is the
+    model, benchmark, source model and position. A missing field or replica is dropped."""
+    canonical, name, source_model, position = row
+    loc = f"{path}: details[{key}]"
+    if chosen not in entry:
+        report.records_read += 1
+        report.drop("correctness field absent")
+        return
+    item = _item(entry.get("example_abbr"), path.stem, key)
+    value = entry[chosen]
+    replicas = value if isinstance(value, list) else [value]
+    report.records_read += len(replicas)
+    for trial, replica in enumerate(replicas):
+        score = coerce_score(
+            replica, loc, f"{chosen}[{trial}]" if isinstance(value, list) else chosen
+        )
+        if score is None:
+            report.drop("replica value missing (null)")
             continue
-        item = _item(entry.get("example_abbr"), path.stem, key)
-        value = entry[chosen]
-        replicas = value if isinstance(value, list) else [value]
-        report.records_read += len(replicas)
-        for trial, replica in enumerate(replicas):
-            score = coerce_score(
-                replica, loc, f"{chosen}[{trial}]" if isinstance(value, list) else chosen
-            )
-            if score is None:
-                report.drop("replica value missing (null)")
-                continue
-            out.add(canonical, name, item, score, chosen, "none", trial, source_model, position)
-    return out.frame("opencompass", str(path), _timestamp(path))
+        out.add(canonical, name, item, score, chosen, "none", trial, source_model, position)

@@ -393,6 +393,35 @@ class ChatCompletionsOracle:
         return os.environ[endpoint.api_key_env].strip()
 
     def _post(self, endpoint: ChatEndpoint, prompt: str, key: str | None) -> str:
+        body = self._body(endpoint, prompt)
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        opener = self._direct if _is_loopback(endpoint.base_url) else self._default
+        deadline = self._reserve()
+        request = _Request(
+            endpoint.url(),
+            data=json.dumps(body).encode(),
+            headers=headers,
+            method="POST",
+            deadline=deadline,
+        )
+        try:
+            return self._send(opener, request, key)
+        except _Retry as exc:
+            self._after_retry(exc, deadline)
+            raise
+        except _Fatal:
+            self._after_fatal(deadline)
+            raise
+        finally:
+            deadline.cancel()
+            with self._lock:
+                self._active.discard(deadline)
+                self._settled.notify_all()
+
+    def _body(self, endpoint: ChatEndpoint, prompt: str) -> dict[str, Any]:
+        """The request's JSON body: the model, the messages and the sampling options."""
         messages = [{"role": "user", "content": prompt}]
         if self.system:
             messages.insert(0, {"role": "system", "content": self.system})
@@ -403,10 +432,14 @@ class ChatCompletionsOracle:
         }
         if self.max_tokens is not None:
             body["max_tokens"] = int(self.max_tokens)
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        opener = self._direct if _is_loopback(endpoint.base_url) else self._default
+        return body
+
+    def _reserve(self) -> _Deadline:
+        """Count one request against the allowance and start its deadline.
+
+        Raises :class:`_Fatal` (not sent) after an abort, :class:`_Capped` when the allowance
+        is spent (after waiting for the requests in flight, whose share may be refunded).
+        """
         with self._lock:
             if self._aborted.is_set():
                 raise _Fatal(_ABORTED, sent=False)
@@ -421,95 +454,58 @@ class ChatCompletionsOracle:
             self.n_requests += 1
             deadline = _Deadline(self.timeout)
             self._active.add(deadline)
-        request = _Request(
-            endpoint.url(),
-            data=json.dumps(body).encode(),
-            headers=headers,
-            method="POST",
-            deadline=deadline,
-        )
-        try:
-            return self._send(opener, request, key)
-        except _Retry as exc:
-            if exc.unsent:  # nothing reached a server: not a paid request
-                with self._lock:
-                    self.n_requests -= 1
-                    if self._allowance is not None:
-                        self._allowance += 1
-            if self._aborted.is_set():
-                raise _Fatal(_ABORTED, sent=not exc.unsent) from None
-            if deadline.expired and not exc.unsent:  # (an unsent one keeps its reason)
-                raise _Retry(f"timeout after {self.timeout:g}s") from None
-            raise
-        except _Fatal:
-            if self._aborted.is_set():
-                raise _Fatal(_ABORTED) from None
-            if deadline.expired:
-                raise _Retry(f"timeout after {self.timeout:g}s") from None
-            raise
-        finally:
-            deadline.cancel()
+        return deadline
+
+    def _after_retry(self, exc: _Retry, deadline: _Deadline) -> None:
+        """Refund a request that never reached a server; raise what replaces ``exc`` (an
+        abort, or the deadline that cut the request), else return (``exc`` stands)."""
+        if exc.unsent:  # nothing reached a server: not a paid request
             with self._lock:
-                self._active.discard(deadline)
-                self._settled.notify_all()
+                self.n_requests -= 1
+                if self._allowance is not None:
+                    self._allowance += 1
+        if self._aborted.is_set():
+            raise _Fatal(_ABORTED, sent=not exc.unsent) from None
+        if deadline.expired and not exc.unsent:  # (an unsent one keeps its reason)
+            raise _Retry(f"timeout after {self.timeout:g}s") from None
+
+    def _after_fatal(self, deadline: _Deadline) -> None:
+        """Raise what replaces a fatal error (an abort, or the deadline that cut the
+        request), else return (the error stands)."""
+        if self._aborted.is_set():
+            raise _Fatal(_ABORTED) from None
+        if deadline.expired:
+            raise _Retry(f"timeout after {self.timeout:g}s") from None
 
     def _send(
         self, opener: urllib.request.OpenerDirector, request: _Request, key: str | None
     ) -> str:
+        raw = self._open(opener, request, key)
+        if request.deadline.expired:  # the body was cut off at the deadline
+            raise _Retry(f"timeout after {self.timeout:g}s")
+        if len(raw) > _MAX_BODY:
+            raise _Retry(f"malformed answer: body larger than {_MAX_BODY} bytes")
+        return _content(raw, key)
+
+    def _open(
+        self, opener: urllib.request.OpenerDirector, request: _Request, key: str | None
+    ) -> bytes:
+        """Send the request and read the answer's body (at most ``_MAX_BODY + 1`` bytes);
+        every failure becomes :class:`_Retry` or :class:`_Fatal`."""
         try:
             with opener.open(request, timeout=self.timeout) as response:
-                raw = response.read(_MAX_BODY + 1)
+                raw: bytes = response.read(_MAX_BODY + 1)
         except urllib.error.HTTPError as exc:
-            try:
-                # redact the whole excerpt first, then shorten it: a key cut in two by the
-                # shortening would no longer be found
-                detail = _excerpt(exc.read(_MAX_ERROR_BODY), key, 300)
-            except Exception:
-                detail = ""
-            reason = f"HTTP {exc.code}" + (f": {detail}" if detail else "")
-            if exc.code == 429 or exc.code >= 500:
-                raise _Retry(reason, _retry_after(exc.headers.get("Retry-After"))) from None
-            if 300 <= exc.code < 400:
-                reason = f"HTTP {exc.code}: redirects are not followed (check base_url)"
-            raise _Fatal(reason) from None
+            raise _http_error(exc, key) from None
         except urllib.error.URLError as exc:
-            if isinstance(exc.reason, TimeoutError):
-                raise _Retry(f"timeout after {self.timeout:g}s") from None
-            unsent = isinstance(exc.reason, (ConnectionRefusedError, socket.gaierror))
-            raise _Retry(f"connection error: {exc.reason}", unsent=unsent) from None
+            raise _url_error(exc, self.timeout) from None
         except TimeoutError:
             raise _Retry(f"timeout after {self.timeout:g}s") from None
         except ConnectionRefusedError as exc:
             raise _Retry(f"connection error: {exc}", unsent=True) from None
         except (HTTPException, ConnectionError, OSError) as exc:
             raise _Retry(f"connection error: {type(exc).__name__}: {exc}") from None
-        if request.deadline.expired:  # the body was cut off at the deadline
-            raise _Retry(f"timeout after {self.timeout:g}s")
-        if len(raw) > _MAX_BODY:
-            raise _Retry(f"malformed answer: body larger than {_MAX_BODY} bytes")
-        try:
-            payload = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise _Retry(f"malformed answer: not JSON ({_excerpt(raw, key, 60)!r})") from None
-        try:
-            choice = payload["choices"][0]
-            message = choice["message"]
-            content = message["content"] if "content" in message else None
-        except (KeyError, IndexError, TypeError):
-            raise _Retry("malformed answer: no choices[0].message.content") from None
-        if content is None:
-            # a complete answer without text (a refusal, a tool call, the token limit spent
-            # on reasoning): the same request would be paid again for the same answer
-            finish = choice.get("finish_reason") if isinstance(choice, dict) else None
-            refusal = message.get("refusal") if isinstance(message, dict) else None
-            detail = f"finish_reason {finish!r}" if finish is not None else "no finish_reason"
-            if refusal:
-                detail += f", refusal {_excerpt(str(refusal).encode(), key, 60)!r}"
-            hint = "; raise max_tokens" if finish == "length" else ""
-            raise _NoText(f"{NO_TEXT_NOTE}, {detail}); scored 0, not retried{hint}")
-        if not isinstance(content, str):
-            raise _Retry(f"malformed answer: content is {type(content).__name__}, not text")
-        return content
+        return raw
 
     def _cell(self, position: int, model_index: int, item_index: int) -> CellResult:
         endpoint = self.endpoints[model_index]
@@ -622,6 +618,66 @@ class ChatCompletionsOracle:
         for cell in self.evaluate_cells(model_index, item_indices):
             out[cell.position] = cell.score
         return out
+
+
+def _http_error(exc: urllib.error.HTTPError, key: str | None) -> _Retry | _Fatal:
+    """An HTTP error status as the exception to raise: 429 and 5xx are retried (following
+    ``Retry-After``), redirects and other 4xx are fatal; the body's excerpt is redacted."""
+    try:
+        # redact the whole excerpt first, then shorten it: a key cut in two by the
+        # shortening would no longer be found
+        detail = _excerpt(exc.read(_MAX_ERROR_BODY), key, 300)
+    except Exception:
+        detail = ""
+    reason = f"HTTP {exc.code}" + (f": {detail}" if detail else "")
+    if exc.code == 429 or exc.code >= 500:
+        return _Retry(reason, _retry_after(exc.headers.get("Retry-After")))
+    if 300 <= exc.code < 400:
+        reason = f"HTTP {exc.code}: redirects are not followed (check base_url)"
+    return _Fatal(reason)
+
+
+def _url_error(exc: urllib.error.URLError, timeout: float) -> _Retry:
+    """A failed connection as a retry: a timeout, or a connection error (unsent when the
+    connection was refused or the host is unknown)."""
+    if isinstance(exc.reason, TimeoutError):
+        return _Retry(f"timeout after {timeout:g}s")
+    unsent = isinstance(exc.reason, (ConnectionRefusedError, socket.gaierror))
+    return _Retry(f"connection error: {exc.reason}", unsent=unsent)
+
+
+def _content(raw: bytes, key: str | None) -> str:
+    """The text of a complete answer's ``choices[0].message.content``.
+
+    Raises :class:`_Retry` for a malformed answer, :class:`_NoText` for content null.
+    """
+    try:
+        payload = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise _Retry(f"malformed answer: not JSON ({_excerpt(raw, key, 60)!r})") from None
+    try:
+        choice = payload["choices"][0]
+        message = choice["message"]
+        content = message["content"] if "content" in message else None
+    except (KeyError, IndexError, TypeError):
+        raise _Retry("malformed answer: no choices[0].message.content") from None
+    if content is None:
+        raise _no_text(choice, message, key)
+    if not isinstance(content, str):
+        raise _Retry(f"malformed answer: content is {type(content).__name__}, not text")
+    return content
+
+
+def _no_text(choice: Any, message: Any, key: str | None) -> _NoText:
+    """A complete answer without text (a refusal, a tool call, the token limit spent on
+    reasoning): the same request would be paid again for the same answer."""
+    finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+    refusal = message.get("refusal") if isinstance(message, dict) else None
+    detail = f"finish_reason {finish!r}" if finish is not None else "no finish_reason"
+    if refusal:
+        detail += f", refusal {_excerpt(str(refusal).encode(), key, 60)!r}"
+    hint = "; raise max_tokens" if finish == "length" else ""
+    return _NoText(f"{NO_TEXT_NOTE}, {detail}); scored 0, not retried{hint}")
 
 
 def _variable_name(name: str | None) -> str:
