@@ -89,3 +89,13 @@ def test_gen_without_correctness_is_reported_not_fatal(tmp_path):
     _write(only, "m", "summ", GEN_NO_DETAILS)
     with pytest.raises(InputError, match=r"no usable results in 1 files"):
         read_results("opencompass", only)
+
+
+def test_a_run_folder_that_is_no_date_is_refused_by_name(tmp_path):
+    """A folder shaped like a run folder but no date (month 13) raised a bare ValueError from
+    strptime (helper-77)."""
+    path = tmp_path / "outputs" / "20241399_101010" / "results" / "m" / "ARC-c.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(PPL))
+    with pytest.raises(InputError, match=r"ARC-c\.json: folder '20241399_101010' has the shape"):
+        read_results("opencompass", tmp_path)

@@ -225,3 +225,33 @@ def test_a_cell_aborted_before_its_request_says_none_was_sent():
     with oracle:
         (cell,) = list(oracle.evaluate_cells(0, np.array([0])))
     assert cell.attempts == 0 and cell.error == "aborted (Ctrl-C) (none sent)"
+
+
+def test_a_numpy_temperature_is_sent_as_a_number_and_a_bad_one_refused():
+    """temperature=np.float32(0.5) is not JSON: the request was counted against the allowance
+    and left in flight, then a TypeError escaped (helper-77). It is a float from the start,
+    and a temperature that is no number >= 0 is refused when the oracle is made."""
+    import json as json_module
+
+    from latentbench.exceptions import InputError
+    from latentbench.select.oracles import ChatEndpoint
+    from latentbench.select.oracles._openai import ChatCompletionsOracle
+
+    items = [{"id": "a", "prompt": "A", "answer": "x"}]
+    endpoint = ChatEndpoint("m", "http://127.0.0.1:9/v1", "m")
+    oracle = ChatCompletionsOracle([endpoint], items, temperature=np.float32(0.5), retries=0)
+    sent = []
+
+    def send(opener, request, key):
+        sent.append(json_module.loads(request.data.decode()))
+        return "x"
+
+    oracle._send = send
+    with oracle:
+        oracle.limit_requests(3)
+        cells = list(oracle.evaluate_cells(0, np.arange(1)))
+    assert cells[0].score == 1.0 and sent[0]["temperature"] == 0.5
+    assert oracle.n_requests == 1 and oracle._allowance == 2
+    for bad in (-0.1, "0.5", float("nan"), True):
+        with pytest.raises(InputError, match=r"temperature=.*; expected a number >= 0"):
+            ChatCompletionsOracle([endpoint], items, temperature=bad)

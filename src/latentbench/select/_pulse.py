@@ -747,6 +747,18 @@ def _arm_weights(
             f"certificate_weights={certificate_weights!r}; expected 'uniform', 'interval', "
             "a tuple of weights or None"
         )
+    elif arm_weights is not None and not isinstance(arm_weights, str):
+        # checked here, not first when a run starts (the sequences are built then)
+        try:
+            w = np.asarray(arm_weights, dtype=np.float64)
+        except (TypeError, ValueError):
+            w = np.full(1, np.nan)
+        if w.shape != (len(CERTIFIED_WEIGHTS),) or not (np.isfinite(w) & (w > 0)).all():
+            raise InputError(
+                f"certificate_weights={certificate_weights!r}; expected "
+                f"{len(CERTIFIED_WEIGHTS)} positive weights, one per horizon of the "
+                "certificate (e.g. (0.55, 0.15, 0.15, 0.15)), 'uniform', 'interval' or None"
+            )
     return arm_weights
 
 

@@ -53,9 +53,18 @@ _RUN_DIR = re.compile(r"^\d{8}_\d{6}$")
 
 
 def _timestamp(path: Path) -> datetime | None:
+    """The time of the run folder (``YYYYMMDD_HHMMSS``, OpenCompass's work-dir name) the file
+    lies in, or None; a folder of that shape that is no date is refused by name."""
     for part in reversed(path.parts):
         if _RUN_DIR.match(part):
-            return datetime.strptime(part, "%Y%m%d_%H%M%S")
+            try:
+                return datetime.strptime(part, "%Y%m%d_%H%M%S")
+            except ValueError:
+                raise InputError(
+                    f"{path}: folder {part!r} has the shape of an OpenCompass run folder "
+                    "(YYYYMMDD_HHMMSS) but is no date and time; expected a run folder as "
+                    "OpenCompass names it (e.g. '20240915_101010'), or rename the folder"
+                ) from None
     return None
 
 

@@ -298,6 +298,12 @@ class ChatCompletionsOracle:
             raise InputError(f"timeout={timeout!r}; expected a positive number of seconds")
         if retries < 0:
             raise InputError(f"retries={retries!r}; expected an integer >= 0")
+        try:
+            warmth = math.nan if isinstance(temperature, (bool, str)) else float(temperature)
+        except (TypeError, ValueError):
+            warmth = math.nan
+        if not 0 <= warmth < math.inf:
+            raise InputError(f"temperature={temperature!r}; expected a number >= 0")
         if backoff < 0 or max_backoff < 0:
             raise InputError(f"backoff={backoff!r}, max_backoff={max_backoff!r}; expected >= 0")
         for endpoint in endpoints:
@@ -327,7 +333,9 @@ class ChatCompletionsOracle:
         self.scorer = resolve_scorer(scorer)
         self.concurrency, self.timeout, self.retries = int(concurrency), float(timeout), retries
         self.backoff, self.max_backoff = float(backoff), float(max_backoff)
-        self.max_tokens, self.temperature, self.system = max_tokens, temperature, system
+        # a plain float: numpy's (np.float32(0.5)) is not JSON and failed after the request
+        # was counted against the allowance
+        self.max_tokens, self.temperature, self.system = max_tokens, warmth, system
         self.n_models, self.n_items = len(self.endpoints), len(self.items)
         self.n_calls = 0
         self.n_requests = 0
@@ -398,10 +406,11 @@ class ChatCompletionsOracle:
         if key:
             headers["Authorization"] = f"Bearer {key}"
         opener = self._direct if _is_loopback(endpoint.base_url) else self._default
+        data = json.dumps(body).encode()  # before the allowance: a body that is no JSON costs none
         deadline = self._reserve()
         request = _Request(
             endpoint.url(),
-            data=json.dumps(body).encode(),
+            data=data,
             headers=headers,
             method="POST",
             deadline=deadline,
