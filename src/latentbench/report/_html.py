@@ -190,7 +190,7 @@ def _matrix_ability_view(
     result: Any,
     matrix: Any,
     top: int,
-    boot: Any | None,
+    boot: Any,
     notes: Sequence[str],
     progress: ProgressCallback | None,
 ) -> _AbilityView:
