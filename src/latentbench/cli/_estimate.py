@@ -204,47 +204,30 @@ def estimate_command(
         _writable_dir(out)
     choice = {"metric": metric, "filter": filter, "split": split}
     calibration, responses = _sources(calibration, responses, live, store, benchmark, choice)
-    given = {
-        name
-        for name in ("budget", "seed")
-        if getattr(ctx.get_parameter_source(name), "name", "") not in ("DEFAULT", "DEFAULT_MAP")
-    }
-    _check_design(items, live, precision, proposal, proxy, given=given)
+    _check_design(items, live, precision, proposal, proxy, given=_given(ctx, ("budget", "seed")))
     proposal_kind: Any = proposal  # one of PROPOSALS (checked above)
     proxy_kind: Any = proxy
     with clean_warnings():
-        try:
-            outcome = _estimate(
-                calibration,
-                responses,
-                live=live,
-                store=store,
-                benchmark=benchmark,
-                choice=choice,
-                model=model,
-                budget=budget,
-                precision=precision,
-                delta=delta,
-                seed=seed,
-                items=items,
-                proposal=proposal_kind,
-                floor=floor,
-                rank=rank,
-                proxy=proxy_kind,
-            )
-        except InputError as exc:
-            if out is not None:
-                _mark_stale(out, cli_spelling(str(exc)))
-            fail(exc)
-    wrote = None
-    if out is not None and len(outcome):
-        names = ("estimate.json", "estimates.csv")
-        wrote = _wrote_line(out, names if outcome.complete else (*names, outcome.STATUS_FILE))
-        outcome.save(out)
-    elif out is not None and not outcome.complete:  # no model estimated: nothing written,
-        # and an earlier call's estimate.json there must not look like this one's
-        missed = len(outcome.failures) + len(outcome.not_estimated)
-        _mark_stale(out, f"no model estimated ({missed:,} not estimated)", outcome)
+        outcome = _estimate_or_fail(
+            out,
+            calibration,
+            responses,
+            live=live,
+            store=store,
+            benchmark=benchmark,
+            choice=choice,
+            model=model,
+            budget=budget,
+            precision=precision,
+            delta=delta,
+            seed=seed,
+            items=items,
+            proposal=proposal_kind,
+            floor=floor,
+            rank=rank,
+            proxy=proxy_kind,
+        )
+    wrote = _save_estimates(out, outcome)
     if as_json:
         typer.echo(json.dumps(outcome.to_dict(), indent=2))
     else:
@@ -252,6 +235,51 @@ def estimate_command(
             console.print(escape(line), soft_wrap=True)
     if wrote is not None:
         (err_console if as_json else console).print(escape(wrote), soft_wrap=True)
+    _exit_live(outcome, live)
+    _exit_estimate(outcome)
+
+
+def _given(ctx: typer.Context, names: tuple[str, ...]) -> set[str]:
+    """The options among ``names`` given on the command line (not left at their default)."""
+    return {
+        name
+        for name in names
+        if getattr(ctx.get_parameter_source(name), "name", "") not in ("DEFAULT", "DEFAULT_MAP")
+    }
+
+
+def _estimate_or_fail(out: Path | None, *args: Any, **kwargs: Any) -> Any:
+    """:func:`_estimate` of ``args`` and ``kwargs``; on an :class:`InputError`, an earlier
+    ``estimate.json`` in ``out`` is marked stale and the command fails (exit 2)."""
+    try:
+        return _estimate(*args, **kwargs)
+    except InputError as exc:
+        if out is not None:
+            _mark_stale(out, cli_spelling(str(exc)))
+        fail(exc)
+
+
+def _save_estimates(out: Path | None, outcome: Any) -> str | None:
+    """Save ``outcome`` (an :class:`~latentbench.select.EstimateSet`) into ``out``, returning
+    the ``wrote ...`` line (None when nothing was written); a call that estimated no model
+    marks an earlier ``estimate.json`` there stale instead."""
+    if out is None:
+        return None
+    if len(outcome):
+        names = ("estimate.json", "estimates.csv")
+        wrote = _wrote_line(out, names if outcome.complete else (*names, outcome.STATUS_FILE))
+        outcome.save(out)
+        return wrote
+    if not outcome.complete:  # no model estimated: nothing written, and an earlier
+        # call's estimate.json there must not look like this one's
+        missed = len(outcome.failures) + len(outcome.not_estimated)
+        _mark_stale(out, f"no model estimated ({missed:,} not estimated)", outcome)
+    return None
+
+
+def _exit_live(outcome: Any, live: Path | None) -> None:
+    """Exit as ``select live`` does when a live run stopped early (interrupted 130, capped 3,
+    failed 1), saying how to resume; return otherwise."""
     stopped = outcome[0].stopped if live is not None and len(outcome) else None
     if stopped in ("interrupted", "capped", "failed"):  # the exit status of select live's
         err_console.print(
@@ -261,6 +289,11 @@ def estimate_command(
             soft_wrap=True,
         )
         raise typer.Exit({"interrupted": 130, "capped": 3, "failed": 1}[stopped])
+
+
+def _exit_estimate(outcome: Any) -> None:
+    """Say what was not estimated: exit 2 when a model failed, 130 when Ctrl-C stopped the
+    call; return when every model was estimated."""
     if outcome.not_estimated:
         err_console.print(
             "interrupted (Ctrl-C): the estimates above are complete; re-run the command for "
@@ -520,7 +553,7 @@ def compare_command(
     as_json: bool = typer.Option(False, "--json/--no-json", help="Print the result as JSON."),
 ) -> None:
     """Is A's full-benchmark score higher than B's? Paired items, stops when certified."""
-    from latentbench.select import compare, read_responses
+    from latentbench.select import compare
 
     _refuse_store(calibration, "compare")
     if proxy not in PROXIES:
@@ -530,27 +563,7 @@ def compare_command(
         _writable_dir(out)
     with clean_warnings():
         try:
-            for path in (responses_a, responses_b):
-                if path is not None and not path.exists():
-                    raise InputError(f"responses {path}: no such file")
-            data_a = read_responses(responses_a)
-            data_b = data_a if responses_b is None else read_responses(responses_b)
-            if responses_b is None and (a is None or b is None) and len(data_a) == 2:
-                # one file of both models: a name left out is the other (as compare() does)
-                first, second = list(data_a)
-                if a is None and b is None:
-                    a, b = first, second
-                elif a is None:
-                    a = first if b == second else second
-                else:
-                    b = first if a == second else second
-            a, b = _compare_names(a, b, data_a, data_b, responses_a, responses_b or responses_a)
-            if a == b and responses_b is not None:  # one name in two files (checkpoints)
-                name = a
-                a, b = f"{name} ({responses_a.stem})", f"{name} ({responses_b.stem})"
-                if a == b:
-                    a, b = f"{name} ({responses_a})", f"{name} ({responses_b})"
-                data_a, data_b = {a: data_a[name]}, {b: data_b[name]}
+            data_a, data_b, a, b = _compare_sides(responses_a, responses_b, a, b)
             result = compare(
                 calibration,
                 data_a,
@@ -577,6 +590,51 @@ def compare_command(
         console.print(escape(result.summary()), soft_wrap=True)
     if wrote is not None:
         (err_console if as_json else console).print(escape(wrote), soft_wrap=True)
+
+
+def _compare_sides(
+    responses_a: Path, responses_b: Path | None, a: str | None, b: str | None
+) -> tuple[Any, Any, str, str]:
+    """``(data A, data B, name A, name B)`` of ``compare``'s files and ``--a`` / ``--b``:
+    read, named (:func:`_compare_names`) and, for one model name in two files, labelled by
+    file; raises :class:`InputError`."""
+    from latentbench.select import read_responses
+
+    for path in (responses_a, responses_b):
+        if path is not None and not path.exists():
+            raise InputError(f"responses {path}: no such file")
+    data_a = read_responses(responses_a)
+    data_b = data_a if responses_b is None else read_responses(responses_b)
+    if responses_b is None:
+        a, b = _other_model(a, b, data_a)
+    name_a, name_b = _compare_names(a, b, data_a, data_b, responses_a, responses_b or responses_a)
+    if name_a == name_b and responses_b is not None:  # one name in two files (checkpoints)
+        return _checkpoints(name_a, data_a, data_b, responses_a, responses_b)
+    return data_a, data_b, name_a, name_b
+
+
+def _other_model(a: str | None, b: str | None, data: Any) -> tuple[str | None, str | None]:
+    """In one file of two models, a name left out is the other one (as ``compare()`` does);
+    otherwise ``(a, b)`` as given."""
+    if (a is None or b is None) and len(data) == 2:
+        first, second = list(data)
+        if a is None and b is None:
+            return first, second
+        if a is None:
+            return (first if b == second else second), b
+        return a, (first if a == second else second)
+    return a, b
+
+
+def _checkpoints(
+    name: str, data_a: Any, data_b: Any, path_a: Path, path_b: Path
+) -> tuple[Any, Any, str, str]:
+    """One model ``name`` in two files: each side labelled by its file's stem (by its path
+    when the stems are the same)."""
+    a, b = f"{name} ({path_a.stem})", f"{name} ({path_b.stem})"
+    if a == b:
+        a, b = f"{name} ({path_a})", f"{name} ({path_b})"
+    return {a: data_a[name]}, {b: data_b[name]}, a, b
 
 
 def _compare_names(

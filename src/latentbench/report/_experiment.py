@@ -147,6 +147,31 @@ def build_experiment_report(
     reference = params.get("reference")
     summary = _Section("experiment-summary", "Experiment findings")
     stop = params.get("stop", "budget")
+    summary.headline = _experiment_headline(params, reference, stop, goal)
+    summary.findings += _run_notes(params)
+    budget = number(params.get("budget"))
+    within = "" if budget is None else f" within {budget:,.0f} post-init cells"
+    for row in record.summary:
+        if reference is None or row["policy"] == reference:
+            continue
+        text = _saving_text(record, row, reference, stop, goal, within)
+        summary.findings.append(
+            {
+                "text": text,
+                "note": _finite(row.get("saved_post_init_hi")) and row["saved_post_init_hi"] < 0,
+            }
+        )
+    summary.findings.append({"text": _schedule_text(params, stop)})
+    curves = _curves_section(record)
+    table = _Section("experiment-table", "Budgets and savings")
+    table.tables.append(
+        _table(experiment_table(record), name="experiment-summary", consistent=True)
+    )
+    return render_page([summary, curves, table], title or "latentbench experiment report", path)
+
+
+def _experiment_headline(params: Mapping[str, Any], reference: Any, stop: Any, goal: str) -> str:
+    """The summary's headline: seeds per policy and pool, and what the savings measure."""
     measure = (
         "mean cells at the certified stop"
         if stop == "confidence"
@@ -154,19 +179,23 @@ def build_experiment_report(
     )
     n_seeds = params.get("n_seeds")
     if reference is None:
-        summary.headline = (
+        return (
             f"{seeds_text(n_seeds)} per policy and pool; no savings: no reference policy (the "
             "savings are against UCB-E, ucbe, which was not among the policies)."
         )
-    else:
-        summary.headline = (
-            f"{seeds_text(n_seeds)} per policy and pool; savings in {measure} against "
-            f"{reference} (paired bootstrap over seeds: same initial cells for every policy)."
-        )
+    return (
+        f"{seeds_text(n_seeds)} per policy and pool; savings in {measure} against "
+        f"{reference} (paired bootstrap over seeds: same initial cells for every policy)."
+    )
+
+
+def _run_notes(params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Notes on the run itself: recomputed budgets, a single seed, an interrupted run."""
+    notes: list[dict[str, Any]] = []
     if params.get("budgets_recomputed"):
-        summary.findings.append({"text": str(params["budgets_recomputed"]) + ".", "note": True})
-    if n_seeds == 1:
-        summary.findings.append(
+        notes.append({"text": str(params["budgets_recomputed"]) + ".", "note": True})
+    if params.get("n_seeds") == 1:
+        notes.append(
             {
                 "text": "1 seed: every budget and saving is that of one run, with no "
                 "uncertainty (no SD or interval); run 2 or more seeds (20 by default) for them.",
@@ -174,58 +203,60 @@ def build_experiment_report(
             }
         )
     if params.get("seeds_asked"):
-        summary.findings.append(
+        notes.append(
             {
                 "text": f"Interrupted: {params.get('n_seeds')} of {params['seeds_asked']} seeds "
                 "were completed by every pool and policy; every figure covers those.",
                 "note": True,
             }
         )
-    budget = number(params.get("budget"))
-    within = "" if budget is None else f" within {budget:,.0f} post-init cells"
-    for row in record.summary:
-        if reference is None or row["policy"] == reference:
-            continue
-        gap = (record.pools.get(row["pool"]) or {}).get("top2_gap")
-        gap_text = f" (top-two gap {gap:.3f})" if _finite(gap) else ""
-        head = f"Pool {row['pool']}{gap_text}: {row['policy']}"
-        if _finite(row.get("saved_post_init_pct")):
-            text = (
-                f"{head} saves {_saving(row, 'saved_post_init_pct')} post-init, "
-                f"{_saving(row, 'saved_total_pct')} in total."
-            )
-        elif stop == "confidence":
-            text = f"{head}: no saving, {reference} used no post-init cells before its stop."
-        else:
-            ref = reference_row(record.summary, row, reference) or {}
-            parts = []
-            for who, r in ((row["policy"], row), (reference, ref)):
-                b = number(r.get("budget_post_init"))
-                if b is None:
-                    final = number(r.get("final_accuracy"))
-                    end = "" if final is None else f" (final accuracy {100 * final:.0f} %)"
-                    parts.append(f"{who} does not reach {goal} accuracy{within}{end}")
-                else:
-                    parts.append(f"{who} reaches {goal} at {budget_text(b)} post-init cells")
-            text = f"Pool {row['pool']}{gap_text}: " + "; ".join(parts) + ": no saving to state."
-        summary.findings.append(
-            {
-                "text": text,
-                "note": _finite(row.get("saved_post_init_hi")) and row["saved_post_init_hi"] < 0,
-            }
+    return notes
+
+
+def _saving_text(
+    record: Any, row: dict[str, Any], reference: Any, stop: Any, goal: str, within: str
+) -> str:
+    """One policy's finding in one pool: its saving against the reference, or why none."""
+    gap = (record.pools.get(row["pool"]) or {}).get("top2_gap")
+    gap_text = f" (top-two gap {gap:.3f})" if _finite(gap) else ""
+    head = f"Pool {row['pool']}{gap_text}: {row['policy']}"
+    if _finite(row.get("saved_post_init_pct")):
+        return (
+            f"{head} saves {_saving(row, 'saved_post_init_pct')} post-init, "
+            f"{_saving(row, 'saved_total_pct')} in total."
         )
+    if stop == "confidence":
+        return f"{head}: no saving, {reference} used no post-init cells before its stop."
+    ref = reference_row(record.summary, row, reference) or {}
+    parts = []
+    for who, r in ((row["policy"], row), (reference, ref)):
+        b = number(r.get("budget_post_init"))
+        if b is None:
+            final = number(r.get("final_accuracy"))
+            end = "" if final is None else f" (final accuracy {100 * final:.0f} %)"
+            parts.append(f"{who} does not reach {goal} accuracy{within}{end}")
+        else:
+            parts.append(f"{who} reaches {goal} at {budget_text(b)} post-init cells")
+    return f"Pool {row['pool']}{gap_text}: " + "; ".join(parts) + ": no saving to state."
+
+
+def _said(value: Any, unit: str) -> str:
+    """``VALUE UNIT``, or ``UNIT not recorded``."""
+    return f"{value} {unit}" if value is not None else f"{unit} not recorded"
+
+
+def _schedule_text(params: Mapping[str, Any], stop: Any) -> str:
+    """The run's schedule: cells per round, initial cells, budget and stop rule."""
     batch, init = params.get("batch_size"), params.get("init_batch")
-
-    def said(value: Any, unit: str) -> str:
-        return f"{value} {unit}" if value is not None else f"{unit} not recorded"
-
-    summary.findings.append(
-        {
-            "text": f"Schedule: {said(batch, 'cells per round')}, "
-            f"{said(init, 'initial cells per model')}; budget "
-            f"{said(params.get('budget'), 'post-init cells per run')}; stop: {stop}."
-        }
+    return (
+        f"Schedule: {_said(batch, 'cells per round')}, "
+        f"{_said(init, 'initial cells per model')}; budget "
+        f"{_said(params.get('budget'), 'post-init cells per run')}; stop: {stop}."
     )
+
+
+def _curves_section(record: Any) -> _Section:
+    """The ``experiment-curves`` section: one accuracy figure per pool."""
     curves = _Section(
         "experiment-curves",
         "Identification accuracy over evaluations",
@@ -244,8 +275,4 @@ def build_experiment_report(
                 "alt": f"accuracy curves of pool {pool}",
             }
         )
-    table = _Section("experiment-table", "Budgets and savings")
-    table.tables.append(
-        _table(experiment_table(record), name="experiment-summary", consistent=True)
-    )
-    return render_page([summary, curves, table], title or "latentbench experiment report", path)
+    return curves

@@ -223,73 +223,98 @@ def _selection_findings(
     headline = f"Best model: {name} (estimate {_num(row['estimate'])}"
     if has_bounds:
         headline += f", interval [{_num(row['lower'])}, {_num(row['upper'])}]"
-        others = arms[arms["model"].astype(str) != str(name)]
-        lo_col, hi_col, kind = "lower", "upper", "simultaneous anytime-valid intervals"
-        if {"certificate_lower", "certificate_upper"} <= set(arms.columns):
-            lo_col, hi_col = "certificate_lower", "certificate_upper"
-            kind = "one-sided anytime-valid certificate bounds"
-        # the certificate's tolerance (select --epsilon): a model within eps of the best
-        eps = float((data.get("params") or {}).get("epsilon") or 0.0)
-        # fully revealed rivals at or below a fully revealed best need no bound (the stop
-        # rule's own selection, select._certify.rivals; a full row's estimate is its mean)
-        n_items = (data.get("params") or {}).get("n_items")
-        revealed = (
-            (arms["n_observed"] >= int(n_items)).to_numpy()
-            if n_items and "n_observed" in arms.columns
-            else np.zeros(len(arms), dtype=bool)
-        )
-        mine = (arms["model"].astype(str) == str(name)).to_numpy()
-        leader = int(np.argmax(mine)) if mine.any() else int(arms["estimate"].to_numpy().argmax())
-        keep = rivals(leader, revealed, arms["estimate"].to_numpy(float), len(arms))[~mine]
-        exact = pd.Series(revealed[~mine] & ~keep, index=others.index)  # decided exact rivals
-        rivals_ = others[keep]
-        overlap = int((rivals_[hi_col] - eps >= row[lo_col]).sum())
-        if "difference_lower" in arms.columns and others["difference_lower"].notna().all():
-            # the paired certificate (Pulse(certificate="paired")): lower bounds on the best's
-            # lead over each other model
-            kind = "paired anytime-valid certificate bounds on the differences"
-            overlap = int((rivals_["difference_lower"] <= -eps).sum())
-        tied = others[exact & (others["estimate"] == row["estimate"])]
-        if len(tied):
-            names = ", ".join(str(m) for m in tied["model"].head(3))
-            out.append(
-                {
-                    "text": f"Tied: {names} ha{'s' if len(tied) == 1 else 've'} the same "
-                    f"mean as {name} ({_num(row['estimate'])}), every cell of each revealed; "
-                    f"{name} is a best model, not the only one.",
-                    "note": True,
-                }
-            )
-        if overlap == 0 and eps > 0:
-            out.append(
-                {
-                    "text": f"Certified within {eps:g} of the best: the recommended model's "
-                    f"lower bound exceeds every other model's upper bound minus {eps:g} "
-                    f"({kind}), so it is at most {eps:g} below the best."
-                }
-            )
-        elif overlap == 0:
-            out.append(
-                {
-                    "text": "Certified: the best model's lower bound exceeds every other "
-                    f"model's upper bound ({kind})."
-                }
-            )
-        else:
-            out.append(
-                {
-                    "text": f"Not certified: {overlap} other model(s) have intervals reaching the "
-                    "best model's lower bound, so the data do not yet rule them out; a larger "
-                    "budget (or --stop confidence) would separate them.",
-                    "note": True,
-                }
-            )
+        out += _certificate_findings(data, arms, name, row)
     headline += ")."
     total = int(data.get("evaluations_total") or arms["n_observed"].sum())
     n_models = len(arms)
     params = data.get("params") or {}
     live = data.get("live_run") or {}
     n_items = params.get("n_items") or (live.get("config") or {}).get("n_items")
+    out.append({"text": _evaluations_text(data, total, n_models, n_items)})
+    first = _first_certified(data, n_models, n_items)
+    if first is not None:
+        out.append(first)
+    out.append({"text": _baseline_text(arms, row, name, total, n_items)})
+    history = params.get("history") or data.get("history")
+    if isinstance(history, dict):
+        parts = ", ".join(f"{k}: {v}" for k, v in history.items() if not isinstance(v, list))
+        out.append({"text": f"History (learns the proxy, not candidates): {parts}."})
+    elif isinstance(history, str):
+        out.append({"text": f"History: {history}"})
+    if live:
+        out.append(_live_finding(live))
+    return headline, out
+
+
+def _certificate_findings(
+    data: dict[str, Any], arms: pd.DataFrame, name: Any, row: pd.Series
+) -> list[dict[str, Any]]:
+    """Ties with the best model, then whether it is certified (and by which bounds)."""
+    out: list[dict[str, Any]] = []
+    others = arms[arms["model"].astype(str) != str(name)]
+    lo_col, hi_col, kind = "lower", "upper", "simultaneous anytime-valid intervals"
+    if {"certificate_lower", "certificate_upper"} <= set(arms.columns):
+        lo_col, hi_col = "certificate_lower", "certificate_upper"
+        kind = "one-sided anytime-valid certificate bounds"
+    # the certificate's tolerance (select --epsilon): a model within eps of the best
+    eps = float((data.get("params") or {}).get("epsilon") or 0.0)
+    # fully revealed rivals at or below a fully revealed best need no bound (the stop
+    # rule's own selection, select._certify.rivals; a full row's estimate is its mean)
+    n_items = (data.get("params") or {}).get("n_items")
+    revealed = (
+        (arms["n_observed"] >= int(n_items)).to_numpy()
+        if n_items and "n_observed" in arms.columns
+        else np.zeros(len(arms), dtype=bool)
+    )
+    mine = (arms["model"].astype(str) == str(name)).to_numpy()
+    leader = int(np.argmax(mine)) if mine.any() else int(arms["estimate"].to_numpy().argmax())
+    keep = rivals(leader, revealed, arms["estimate"].to_numpy(float), len(arms))[~mine]
+    exact = pd.Series(revealed[~mine] & ~keep, index=others.index)  # decided exact rivals
+    rivals_ = others[keep]
+    overlap = int((rivals_[hi_col] - eps >= row[lo_col]).sum())
+    if "difference_lower" in arms.columns and others["difference_lower"].notna().all():
+        # the paired certificate (Pulse(certificate="paired")): lower bounds on the best's
+        # lead over each other model
+        kind = "paired anytime-valid certificate bounds on the differences"
+        overlap = int((rivals_["difference_lower"] <= -eps).sum())
+    tied = others[exact & (others["estimate"] == row["estimate"])]
+    if len(tied):
+        names = ", ".join(str(m) for m in tied["model"].head(3))
+        out.append(
+            {
+                "text": f"Tied: {names} ha{'s' if len(tied) == 1 else 've'} the same "
+                f"mean as {name} ({_num(row['estimate'])}), every cell of each revealed; "
+                f"{name} is a best model, not the only one.",
+                "note": True,
+            }
+        )
+    out.append(_certified_finding(overlap, eps, kind))
+    return out
+
+
+def _certified_finding(overlap: int, eps: float, kind: str) -> dict[str, Any]:
+    """Certified (within ``eps``) when no rival's bound reaches the best's, else not."""
+    if overlap == 0 and eps > 0:
+        return {
+            "text": f"Certified within {eps:g} of the best: the recommended model's "
+            f"lower bound exceeds every other model's upper bound minus {eps:g} "
+            f"({kind}), so it is at most {eps:g} below the best."
+        }
+    if overlap == 0:
+        return {
+            "text": "Certified: the best model's lower bound exceeds every other "
+            f"model's upper bound ({kind})."
+        }
+    return {
+        "text": f"Not certified: {overlap} other model(s) have intervals reaching the "
+        "best model's lower bound, so the data do not yet rule them out; a larger "
+        "budget (or --stop confidence) would separate them.",
+        "note": True,
+    }
+
+
+def _evaluations_text(data: dict[str, Any], total: int, n_models: int, n_items: Any) -> str:
+    """The cells evaluated, and their share of a full evaluation when the items are known."""
     text = f"Evaluations: {total:,} cells"
     if data.get("evaluations_init") is not None:
         text += f" ({int(data['evaluations_init']):,} in the initial batch)"
@@ -301,37 +326,35 @@ def _selection_findings(
         )
     else:
         text += "."
-    out.append({"text": text})
+    return text
+
+
+def _first_certified(data: dict[str, Any], n_models: int, n_items: Any) -> dict[str, Any] | None:
+    """When a run certified before it stopped: after how many cells (None otherwise)."""
     after = data.get("certified_after_post_init")
     post = data.get("evaluations_post_init")
-    if after is not None and post is not None and int(after) < int(post):
-        paid = int(after) + int(data.get("evaluations_init") or 0)
-        share = f", {paid / (n_models * int(n_items)):.1%} of a full evaluation" if n_items else ""
-        stopped = data.get("stopped")
-        went_on = {
-            "budget": "the run went on to its budget",
-            "exhausted": "the run went on until every cell was revealed",
-        }.get(str(stopped), "the run went on" + (f" (stopped: {stopped})" if stopped else ""))
-        out.append(
-            {
-                "text": f"First certified after {paid:,} cells{share} "
-                f"({data.get('certified_model')}): {went_on}; "
-                "--stop confidence stops at the first certificate."
-            }
-        )
-    out.append({"text": _baseline_text(arms, row, name, total, n_items)})
-    history = params.get("history") or data.get("history")
-    if isinstance(history, dict):
-        parts = ", ".join(f"{k}: {v}" for k, v in history.items() if not isinstance(v, list))
-        out.append({"text": f"History (learns the proxy, not candidates): {parts}."})
-    elif isinstance(history, str):
-        out.append({"text": f"History: {history}"})
-    if live:
-        text = (
-            f"Live run {live.get('run_id')} in {live.get('store')}: status {live.get('status')}, "
-            f"{int(live.get('failed_cells', 0)):,} failed cell(s)"
-        )
-        if int(live.get("runs_in_store", 1)) > 1:
-            text += f"; the store holds {live['runs_in_store']} runs (choose with --run-id)"
-        out.append({"text": text + ".", "note": live.get("status") != "done"})
-    return headline, out
+    if after is None or post is None or int(after) >= int(post):
+        return None
+    paid = int(after) + int(data.get("evaluations_init") or 0)
+    share = f", {paid / (n_models * int(n_items)):.1%} of a full evaluation" if n_items else ""
+    stopped = data.get("stopped")
+    went_on = {
+        "budget": "the run went on to its budget",
+        "exhausted": "the run went on until every cell was revealed",
+    }.get(str(stopped), "the run went on" + (f" (stopped: {stopped})" if stopped else ""))
+    return {
+        "text": f"First certified after {paid:,} cells{share} "
+        f"({data.get('certified_model')}): {went_on}; "
+        "--stop confidence stops at the first certificate."
+    }
+
+
+def _live_finding(live: dict[str, Any]) -> dict[str, Any]:
+    """The live run's status, failed cells and the other runs in its store."""
+    text = (
+        f"Live run {live.get('run_id')} in {live.get('store')}: status {live.get('status')}, "
+        f"{int(live.get('failed_cells', 0)):,} failed cell(s)"
+    )
+    if int(live.get("runs_in_store", 1)) > 1:
+        text += f"; the store holds {live['runs_in_store']} runs (choose with --run-id)"
+    return {"text": text + ".", "note": live.get("status") != "done"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -92,11 +93,41 @@ def _fit_sections(
     notes: Sequence[str] = (),
     progress: ProgressCallback | None = None,
 ) -> tuple[list[_Section], dict[str, Any]]:
-    from latentbench.irt.diagnostics import diagnose, rank_agreement, rank_changes
-    from latentbench.irt.inference import standard_errors
+    from latentbench.irt.diagnostics import rank_agreement, rank_changes
 
-    sections: list[_Section] = []
-    info = {
+    info = _fit_info(result)
+    findings = _Section("findings", "Findings")
+    sections: list[_Section] = [findings]
+    view = _ability_view(result, matrix, top, boot, notes, progress)
+    notify(progress, "report: figures and tables")
+    sections.append(_abilities_section(view))
+    diag = view.diag
+    movers = diag.rank_changes if diag is not None else rank_changes(result)
+    sections.append(_rank_shift_section(view.abilities, movers, top))
+    sections.append(_items_section(result, diag))
+    if diag is not None:
+        sections += _diagnostic_sections(result, diag, n_curves)
+    agreement = diag.rank_agreement if diag is not None else rank_agreement(result, top=10)
+    section = _Section(
+        "rank-agreement",
+        "Rank agreement of accuracy and ability",
+        "Spearman and Kendall correlations, all models and the top models by ability.",
+    )
+    section.tables.append(_table(agreement, name="rank-agreement"))
+    sections.append(section)
+    if diag is not None:
+        sections.append(_duplicates_section(diag))
+    sections.append(_summary_section(info))
+    findings.headline, findings.findings = _findings(
+        result, view.ranks, movers, diag, view.level, view.abilities
+    )
+    findings.findings += [{"text": note, "note": True} for note in view.notes]
+    return sections, info
+
+
+def _fit_info(result: Any) -> dict[str, Any]:
+    """The fit details (the ``summary`` section's table)."""
+    return {
         "models": result.shape[0],
         "items": result.shape[1],
         "observed cells": result.n_observed,
@@ -107,60 +138,35 @@ def _fit_sections(
         "sweeps": result.n_iter,
         "converged": result.converged,
     }
-    findings = _Section("findings", "Findings")
-    sections.append(findings)
 
-    from latentbench.irt._reported import measured_models, reported_abilities
 
-    abilities = result.abilities.copy()
-    diag = None
-    ranks = None
-    level = 0.95
+@dataclasses.dataclass
+class _AbilityView:
+    """What the ``abilities`` section shows, and what the findings need of it."""
+
+    abilities: pd.DataFrame
+    intervals: pd.DataFrame | None
+    ranks: Any
+    table: pd.DataFrame
+    text: str
+    level: float
+    diag: Any
+    notes: Sequence[str]
+
+
+def _ability_view(
+    result: Any,
+    matrix: Any | None,
+    top: int,
+    boot: Any | None,
+    notes: Sequence[str],
+    progress: ProgressCallback | None,
+) -> _AbilityView:
+    """The abilities, their intervals and rank intervals: with the matrix (standard errors or
+    the bootstrap), as a fit directory saved them, or the fit's own estimates alone."""
     if matrix is not None:
-        notify(progress, "report: ability intervals")
-        unc = standard_errors(result, matrix)
-        level = unc.level
-        booted = boot is not None and boot.theta is not None
-        if booted:  # the table's intervals: the notes name the same method
-            notes = [*notes, _bootstrap_note(boot, unc)]
-        if unc.fallback is not None and not booted:
-            notes = [*notes, f"Ability intervals: {unc.method} (fallback: {unc.fallback})."]
-        if unc.caveat is not None:
-            notes = [*notes, f"Ability intervals: {unc.caveat}."]
-        if unc.checks and unc.checks.get("disagreement_action") == "kept" and not booted:
-            notes = [
-                *notes,
-                f"Ability intervals: {unc.method}. The marginal and the fit's abilities "
-                f"disagree beyond their uncertainty ({unc.checks['disagreement']:.1f} combined "
-                "se); the intervals are kept, since the item bootstrap carries the item law's "
-                "own error.",
-            ]
-        if boot is None or boot.theta is None:
-            # one ability per model: theta is the estimate its interval is built on
-            abilities = reported_abilities(result, unc)
-        if boot is not None and boot.theta is not None:
-            intervals = boot.abilities()
-            ranks = boot.rank_intervals(measured=measured_models(result.abilities))
-            level = boot.level
-            text = (
-                f"{int(boot.level * 100)}% basic bootstrap intervals ({boot.method} "
-                f"bootstrap, {boot.n_boot} replicates); rank intervals from the same draws. "
-            )
-        else:
-            intervals = abilities
-            ranks = _normal_ranks(abilities)
-            text = (
-                f"{int(unc.level * 100)}% intervals ({unc.method}, on the reporting scale); "
-                "rank intervals from normal draws around them. "
-            )
-        text += "'tied_with_next': not significantly better than the next model. "
-        text += "Order of the top models ('>' significant, '~' tied): " + _order_line(
-            ranks, limit=min(top, 15)
-        )
-        table = _ability_table(abilities, intervals, ranks)
-        notify(progress, "report: item diagnostics")
-        diag = diagnose(result, matrix, top=min(top, 10))
-    elif getattr(result, "saved_abilities", None) is not None:
+        return _matrix_ability_view(result, matrix, top, boot, notes, progress)
+    if getattr(result, "saved_abilities", None) is not None:
         # a fit directory without its responses: the abilities and intervals `fit` wrote
         # (abilities.csv), not the fit's own estimates, which differ from them
         abilities = intervals = result.saved_abilities.copy()
@@ -173,12 +179,82 @@ def _fit_sections(
             ranks, limit=min(top, 15)
         )
         table = _ability_table(abilities, intervals, ranks)
+        return _AbilityView(abilities, intervals, ranks, table, text, 0.95, None, notes)
+    abilities = result.abilities.copy()
+    table = abilities[["model", "theta", "rank_theta", "accuracy", "rank_accuracy"]]
+    text = "No response matrix was given: no standard errors (pass the responses)."
+    return _AbilityView(abilities, None, None, table, text, 0.95, None, notes)
+
+
+def _matrix_ability_view(
+    result: Any,
+    matrix: Any,
+    top: int,
+    boot: Any,
+    notes: Sequence[str],
+    progress: ProgressCallback | None,
+) -> _AbilityView:
+    """:func:`_ability_view` with the response matrix: intervals, ranks and diagnostics."""
+    from latentbench.irt._reported import measured_models, reported_abilities
+    from latentbench.irt.diagnostics import diagnose
+    from latentbench.irt.inference import standard_errors
+
+    notify(progress, "report: ability intervals")
+    unc = standard_errors(result, matrix)
+    level = unc.level
+    booted = boot is not None and boot.theta is not None
+    notes = _interval_notes(notes, boot, unc, booted=booted)
+    if booted:
+        abilities = result.abilities.copy()
+        intervals = boot.abilities()
+        ranks = boot.rank_intervals(measured=measured_models(result.abilities))
+        level = boot.level
+        text = (
+            f"{int(boot.level * 100)}% basic bootstrap intervals ({boot.method} "
+            f"bootstrap, {boot.n_boot} replicates); rank intervals from the same draws. "
+        )
     else:
-        table = abilities[["model", "theta", "rank_theta", "accuracy", "rank_accuracy"]]
-        intervals = None
-        text = "No response matrix was given: no standard errors (pass the responses)."
-    notify(progress, "report: figures and tables")
-    section = _Section("abilities", "Abilities", text)
+        # one ability per model: theta is the estimate its interval is built on
+        abilities = reported_abilities(result, unc)
+        intervals = abilities
+        ranks = _normal_ranks(abilities)
+        text = (
+            f"{int(unc.level * 100)}% intervals ({unc.method}, on the reporting scale); "
+            "rank intervals from normal draws around them. "
+        )
+    text += "'tied_with_next': not significantly better than the next model. "
+    text += "Order of the top models ('>' significant, '~' tied): " + _order_line(
+        ranks, limit=min(top, 15)
+    )
+    table = _ability_table(abilities, intervals, ranks)
+    notify(progress, "report: item diagnostics")
+    diag = diagnose(result, matrix, top=min(top, 10))
+    return _AbilityView(abilities, intervals, ranks, table, text, level, diag, notes)
+
+
+def _interval_notes(notes: Sequence[str], boot: Any, unc: Any, *, booted: bool) -> Sequence[str]:
+    """``notes`` and the notes on the ability intervals (the method the table uses)."""
+    if booted:  # the table's intervals: the notes name the same method
+        notes = [*notes, _bootstrap_note(boot, unc)]
+    if unc.fallback is not None and not booted:
+        notes = [*notes, f"Ability intervals: {unc.method} (fallback: {unc.fallback})."]
+    if unc.caveat is not None:
+        notes = [*notes, f"Ability intervals: {unc.caveat}."]
+    if unc.checks and unc.checks.get("disagreement_action") == "kept" and not booted:
+        notes = [
+            *notes,
+            f"Ability intervals: {unc.method}. The marginal and the fit's abilities "
+            f"disagree beyond their uncertainty ({unc.checks['disagreement']:.1f} combined "
+            "se); the intervals are kept, since the item bootstrap carries the item law's "
+            "own error.",
+        ]
+    return notes
+
+
+def _abilities_section(view: _AbilityView) -> _Section:
+    """The ``abilities`` section: the ability plot (with intervals) and table."""
+    abilities, intervals, level = view.abilities, view.intervals, view.level
+    section = _Section("abilities", "Abilities", view.text)
     order = np.argsort(-abilities["theta"].to_numpy(float), kind="stable")
     spec: dict[str, Any] = {
         "title": "Abilities (theta), best first",
@@ -213,10 +289,14 @@ def _fit_sections(
         spec["lo"] = _finite(lo)
         spec["hi"] = _finite(hi)
     section.plots.append(_plot(spec))
-    section.tables.append(_table(table.sort_values("theta", ascending=False), name="abilities"))
-    sections.append(section)
+    section.tables.append(
+        _table(view.table.sort_values("theta", ascending=False), name="abilities")
+    )
+    return section
 
-    movers = diag.rank_changes if diag is not None else rank_changes(result)
+
+def _rank_shift_section(abilities: pd.DataFrame, movers: pd.DataFrame, top: int) -> _Section:
+    """The ``rank-shifts`` section: ability against accuracy, the largest moves labelled."""
     section = _Section(
         "rank-shifts",
         "Ability vs accuracy: rank shifts",
@@ -261,8 +341,11 @@ def _fit_sections(
     section.tables.append(
         _table(movers, limit=top, caption="Models whose rank moves most", name="rank-shifts")
     )
-    sections.append(section)
+    return section
 
+
+def _items_section(result: Any, diag: Any) -> _Section:
+    """The ``items`` section: the item map and the counts of flagged items."""
     items = result.items
     correct = "proportion_correct"
     flagged = diag.items["flagged"].to_numpy() if diag is not None else None
@@ -324,71 +407,71 @@ def _fit_sections(
             pd.DataFrame({"flag": list(counts), "items": list(counts.values())}), name="item-flags"
         )
     )
-    sections.append(section)
+    return section
 
-    if diag is not None:
-        flagged_items = _item_flags(diag)
-        n_models = result.shape[0]
-        section = _Section(
-            "flagged-items",
-            "Flagged items",
-            "Most severe first: 1 constant (drop), 2 duplicate (drop one of the pair), 3 poor "
-            "fit (review: grouped chi-square, Yen's Q1 type, Benjamini-Hochberg q <= 0.05), 4 "
-            f"uninformative (advisory: a below 0.1 or not significantly above 0, one-sided 5%; "
-            f"with {n_models:,} models many sound items cannot be shown to discriminate). "
-            "Within a severity, lowest discrimination first.",
-        )
-        section.tables.append(_table(flagged_items, limit=300, name="flagged-items", download=True))
-        sections.append(section)
 
-        chosen = list(diag.items.loc[diag.items["poor_fit"], "item"][: n_curves // 2])
-        by_a = result.items.sort_values("discrimination", ascending=False)["item"]
-        for item in list(by_a.head(2)) + list(by_a.tail(1)):
-            if len(chosen) < n_curves and item not in chosen:
-                chosen.append(item)
-        section = _Section(
-            "item-curves",
-            "Item characteristic curves",
-            "Poorly fitting items first, then the most and least discriminating.",
-        )
-        section.figures.append(
-            {
-                "png": _figure(lambda ax: plots.plot_item_curves(result, chosen, ax)),
-                "alt": "item characteristic curves",
-            }
-        )
-        sections.append(section)
-
-    agreement = diag.rank_agreement if diag is not None else rank_agreement(result, top=10)
+def _diagnostic_sections(result: Any, diag: Any, n_curves: int) -> list[_Section]:
+    """The ``flagged-items`` and ``item-curves`` sections (with the matrix only)."""
+    sections: list[_Section] = []
+    flagged_items = _item_flags(diag)
+    n_models = result.shape[0]
     section = _Section(
-        "rank-agreement",
-        "Rank agreement of accuracy and ability",
-        "Spearman and Kendall correlations, all models and the top models by ability.",
+        "flagged-items",
+        "Flagged items",
+        "Most severe first: 1 constant (drop), 2 duplicate (drop one of the pair), 3 poor "
+        "fit (review: grouped chi-square, Yen's Q1 type, Benjamini-Hochberg q <= 0.05), 4 "
+        f"uninformative (advisory: a below 0.1 or not significantly above 0, one-sided 5%; "
+        f"with {n_models:,} models many sound items cannot be shown to discriminate). "
+        "Within a severity, lowest discrimination first.",
     )
-    section.tables.append(_table(agreement, name="rank-agreement"))
+    section.tables.append(_table(flagged_items, limit=300, name="flagged-items", download=True))
     sections.append(section)
 
-    if diag is not None:
-        pairs = diag.duplicates
-        n_sig = int(pairs["duplicate"].sum()) if "duplicate" in pairs.columns else 0
-        section = _Section(
-            "duplicates",
-            "Near-duplicate items",
-            f"{len(pairs):,} candidate pairs answered alike by at least 95% of models; "
-            f"{n_sig:,} of them are flagged as duplicates ('duplicate': more agreement than "
-            "the fitted model explains, Bonferroni over candidate pairs). Identical answers "
-            "('identical: yes') are expected for very easy or very hard items and are not by "
-            "themselves evidence of a duplicate."
-            + (
-                f" The download holds the {DOWNLOAD_ROWS:,} most significant; all of them: "
-                "result.diagnostics(matrix).duplicates in Python."
-                if len(pairs) > DOWNLOAD_ROWS
-                else ""
-            ),
-        )
-        section.tables.append(_table(pairs, limit=50, name="near-duplicates", download=True))
-        sections.append(section)
+    chosen = list(diag.items.loc[diag.items["poor_fit"], "item"][: n_curves // 2])
+    by_a = result.items.sort_values("discrimination", ascending=False)["item"]
+    for item in list(by_a.head(2)) + list(by_a.tail(1)):
+        if len(chosen) < n_curves and item not in chosen:
+            chosen.append(item)
+    section = _Section(
+        "item-curves",
+        "Item characteristic curves",
+        "Poorly fitting items first, then the most and least discriminating.",
+    )
+    section.figures.append(
+        {
+            "png": _figure(lambda ax: plots.plot_item_curves(result, chosen, ax)),
+            "alt": "item characteristic curves",
+        }
+    )
+    sections.append(section)
+    return sections
 
+
+def _duplicates_section(diag: Any) -> _Section:
+    """The ``duplicates`` section: near-duplicate item pairs (with the matrix only)."""
+    pairs = diag.duplicates
+    n_sig = int(pairs["duplicate"].sum()) if "duplicate" in pairs.columns else 0
+    section = _Section(
+        "duplicates",
+        "Near-duplicate items",
+        f"{len(pairs):,} candidate pairs answered alike by at least 95% of models; "
+        f"{n_sig:,} of them are flagged as duplicates ('duplicate': more agreement than "
+        "the fitted model explains, Bonferroni over candidate pairs). Identical answers "
+        "('identical: yes') are expected for very easy or very hard items and are not by "
+        "themselves evidence of a duplicate."
+        + (
+            f" The download holds the {DOWNLOAD_ROWS:,} most significant; all of them: "
+            "result.diagnostics(matrix).duplicates in Python."
+            if len(pairs) > DOWNLOAD_ROWS
+            else ""
+        ),
+    )
+    section.tables.append(_table(pairs, limit=50, name="near-duplicates", download=True))
+    return section
+
+
+def _summary_section(info: dict[str, Any]) -> _Section:
+    """The ``summary`` section: the fit details."""
     summary = _Section(
         "summary",
         "Fit details",
@@ -401,11 +484,7 @@ def _fit_sections(
             wrap=True,
         )
     )
-    sections.append(summary)
-
-    findings.headline, findings.findings = _findings(result, ranks, movers, diag, level, abilities)
-    findings.findings += [{"text": note, "note": True} for note in notes]
-    return sections, info
+    return summary
 
 
 def _category_sections(result: Any, matrix: Any | None, meta: pd.DataFrame) -> list[_Section]:
@@ -568,7 +647,7 @@ def _selection_sections(record: SelectionRecord, top: int) -> tuple[list[_Sectio
         if key in data
     }
     info["models"] = len(arms)
-    sections = []
+    sections: list[_Section] = []
     findings = _Section("selection-summary", "Selection findings")
     findings.headline, findings.findings = _selection_findings(data, arms)
     findings.tables.append(

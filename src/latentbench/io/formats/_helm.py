@@ -218,9 +218,35 @@ def read(
 
     entries, flat = _entries(path)
     report.records_read += len(entries)
-    # a stat is an item score when its name is one and every value lies in [0, 1] (a count, a
-    # cost, a token number or an index is not); for a correctness stat (exact_match, ...) a
-    # value outside is a bad cell, refused below naming its instance
+    offered, splits = _offered_stats(entries)
+    chosen = _choose_stat(path, report, name, metric, offered)
+    report.choose(name, "filter", "none" if not include_perturbed else "perturbation", "default")
+    keep_split = _keep_split(split, splits)
+    report.choose(name, "split", keep_split, "given" if split is not None else "default")
+
+    out = Columns(split=keep_split)
+    for index, entry in enumerate(entries):
+        _read_entry(
+            out,
+            report,
+            path,
+            entry,
+            (canonical, name, source_model, chosen),
+            index=index,
+            keep_split=keep_split,
+            include_perturbed=include_perturbed,
+            flat=flat,
+        )
+    return out.frame("helm", str(path), None)
+
+
+def _offered_stats(entries: list[dict[str, Any]]) -> tuple[dict[str, bool], dict[str, None]]:
+    """Per stat name, whether it is offered as an item score; and the splits, in order.
+
+    A stat is an item score when its name is one and every value lies in [0, 1] (a count, a
+    cost, a token number or an index is not); for a correctness stat (exact_match, ...) a
+    value outside is a bad cell, refused when read, naming its instance.
+    """
     n_numeric: dict[str, int] = {}
     n_outside: dict[str, int] = {}
     splits: dict[str, None] = {}
@@ -238,6 +264,14 @@ def read(
         )
         for n in n_numeric
     }
+    return offered, splits
+
+
+def _choose_stat(
+    path: Path, report: LoadReport, name: str, metric: Choice, offered: dict[str, bool]
+) -> str:
+    """The stat read as the score (recorded in ``report``); a stat asked for that is no item
+    score is refused."""
     available = sorted(n for n, ok in offered.items() if ok)
     wanted = requested(metric, name)
     if wanted is not None and wanted in offered and not offered[wanted]:
@@ -247,55 +281,76 @@ def read(
         )
     chosen, how = resolve("metric", metric, name, available, str(path))
     report.choose(name, "metric", chosen, how)
-    report.choose(name, "filter", "none" if not include_perturbed else "perturbation", "default")
-    if split is not None:
-        keep_split = split
-    elif DEFAULT_SPLIT in splits or len(splits) != 1:
-        keep_split = DEFAULT_SPLIT
-    else:
-        keep_split = next(iter(splits))
-    report.choose(name, "split", keep_split, "given" if split is not None else "default")
+    return chosen
 
-    out = Columns(split=keep_split)
-    for index, entry in enumerate(entries):
-        perturbation = _perturbation_name(entry.get("perturbation"))
-        if perturbation is not None and not include_perturbed:
-            report.drop("perturbed instance (include_perturbed=False)")
-            continue
-        loc = f"{where(path, record=index)} (instance {str(entry['instance_id'])!r})"
-        matches = [v for v in entry["_values"] if v[0] == chosen]
-        if not matches:
-            report.drop("stat absent (HELM drops NaN stats)")
-            continue
-        if len(matches) > 1:
-            raise InputError(
-                f"{loc}: stat {chosen!r} appears {len(matches)} times for instance "
-                f"{entry['instance_id']!r}; expected one"
-            )
-        _stat, stat_split, mean, has_mean = matches[0]
-        if stat_split != keep_split:
-            report.drop(f"other split ({stat_split}; --split {stat_split} keeps it)")
-            continue
-        if not has_mean:
-            raise InputError(f"{loc}: stat {chosen!r} has no field 'mean'; expected a HELM Stat")
-        score = coerce_score(mean, loc, chosen if flat else f"{chosen}.mean")
-        if score is None:
-            report.drop("metric value missing (null/NaN)")
-            continue
-        trial = entry.get("train_trial_index", 0)
-        if not isinstance(trial, int) or isinstance(trial, bool):
-            raise InputError(
-                f"{loc}: field 'train_trial_index': value {trial!r}; expected an integer"
-            )
-        out.add(
-            canonical,
-            name,
-            str(entry["instance_id"]),
-            score,
-            chosen,
-            perturbation or "none",
-            trial,
-            source_model,
-            index,
+
+def _keep_split(split: str | None, splits: dict[str, None]) -> str:
+    """The split read: ``split`` when given, else the default one, or the only one."""
+    if split is not None:
+        return split
+    if DEFAULT_SPLIT in splits or len(splits) != 1:
+        return DEFAULT_SPLIT
+    return next(iter(splits))
+
+
+def _entry_stat(entry: dict[str, Any], chosen: str, loc: str) -> Any:
+    """The instance's ``chosen`` stat (None when absent); a stat given twice is refused."""
+    matches = [v for v in entry["_values"] if v[0] == chosen]
+    if not matches:
+        return None
+    if len(matches) > 1:
+        raise InputError(
+            f"{loc}: stat {chosen!r} appears {len(matches)} times for instance "
+            f"{entry['instance_id']!r}; expected one"
         )
-    return out.frame("helm", str(path), None)
+    return matches[0]
+
+
+def _read_entry(
+    out: Columns,
+    report: LoadReport,
+    path: Path,
+    entry: dict[str, Any],
+    names: tuple[str, str, str, str],
+    *,
+    index: int,
+    keep_split: str,
+    include_perturbed: bool,
+    flat: bool,
+) -> None:
+    """Add one instance's row to ``out`` (or say in ``report`` why it has none); ``names``
+    is (model, benchmark, source model, stat)."""
+    canonical, name, source_model, chosen = names
+    perturbation = _perturbation_name(entry.get("perturbation"))
+    if perturbation is not None and not include_perturbed:
+        report.drop("perturbed instance (include_perturbed=False)")
+        return
+    loc = f"{where(path, record=index)} (instance {str(entry['instance_id'])!r})"
+    stat = _entry_stat(entry, chosen, loc)
+    if stat is None:
+        report.drop("stat absent (HELM drops NaN stats)")
+        return
+    _stat, stat_split, mean, has_mean = stat
+    if stat_split != keep_split:
+        report.drop(f"other split ({stat_split}; --split {stat_split} keeps it)")
+        return
+    if not has_mean:
+        raise InputError(f"{loc}: stat {chosen!r} has no field 'mean'; expected a HELM Stat")
+    score = coerce_score(mean, loc, chosen if flat else f"{chosen}.mean")
+    if score is None:
+        report.drop("metric value missing (null/NaN)")
+        return
+    trial = entry.get("train_trial_index", 0)
+    if not isinstance(trial, int) or isinstance(trial, bool):
+        raise InputError(f"{loc}: field 'train_trial_index': value {trial!r}; expected an integer")
+    out.add(
+        canonical,
+        name,
+        str(entry["instance_id"]),
+        score,
+        chosen,
+        perturbation or "none",
+        trial,
+        source_model,
+        index,
+    )

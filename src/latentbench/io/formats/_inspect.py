@@ -201,9 +201,7 @@ def read(
     canonical = model or source_model
     name = benchmark or task
     report.rename(benchmark, task)
-    packages = spec.get("packages") or {}
-    version = packages.get("inspect_ai") if isinstance(packages, dict) else None
-    source = f"inspect_ai {version}" if version else "inspect_ai"
+    source = _source_name(spec)
     timestamp = spec.get("created")
     status = str(header.get("status") or "unknown")
     report.records_read += len(samples)
@@ -211,81 +209,26 @@ def read(
     if not samples:
         report.skip_file(path, f"no samples (status {status}; a header-only or empty log)")
         return out.frame(source, str(path), timestamp)
-
-    scorers: dict[str, None] = {}
-    n_errored = 0
-    for _loc, _member, sample in samples:
-        n_errored += bool(sample.get("error"))
-        for scorer in sample.get("scores") or {}:
-            scorers.setdefault(str(scorer), None)
-    if not scorers:
-        if n_errored and errored == "zero":
-            declared = _declared_scorers(spec, header)
-            scorers = dict.fromkeys(declared or ["none"])
-        else:
-            if n_errored == len(samples):
-                reason = (
-                    f"all {n_errored} samples errored (status {status}; --errored zero scores "
-                    "them 0)"
-                )
-            else:
-                reason = (
-                    f"no sample has a score (status {status}; run without a scorer or "
-                    f"cancelled before scoring; {n_errored} of {len(samples)} samples errored)"
-                )
-            report.skip_file(path, reason, len(samples))
-            return out.frame(source, str(path), timestamp)
-    chosen, how = resolve("scorer", filter, name, list(scorers), str(path), flag="--filter")
+    scorers = _sample_scorers(path, report, spec, header, samples, errored)
+    if scorers is None:
+        return out.frame(source, str(path), timestamp)
+    chosen, how = resolve("scorer", filter, name, scorers, str(path), flag="--filter")
     report.choose(name, "filter", chosen, how)
     key = requested(metric, name)
     metric_name: str | None = None
     for index, (loc, member, sample) in enumerate(samples):
-        if "id" not in sample:
-            raise InputError(f"{loc}: field 'id' is missing; expected an EvalSample")
-        epoch = sample.get("epoch", 1)
-        if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 1:
-            raise InputError(f"{loc}: field 'epoch': value {epoch!r}; expected an integer >= 1")
-        scores = sample.get("scores") or {}
-        if sample.get("error"):
-            if errored == "zero":
-                out.add(
-                    canonical,
-                    name,
-                    str(sample["id"]),
-                    0.0,
-                    "",
-                    chosen,
-                    epoch - 1,
-                    source_model,
-                    index,
-                    flag="errored sample scored 0",
-                    member=member,
-                )
-                report.flag("errored sample scored 0 (--errored zero)")
-                continue
-            report.drop("errored sample (missing; --errored zero scores it 0)")
-            continue
-        if chosen not in scores:
-            report.drop("scorer absent")
-            continue
-        got, raw = _value(scores[chosen], key, loc, chosen)
-        metric_name = metric_name or got
-        score = coerce_score(raw, loc, f"scores.{chosen}.value", inspect=True)
-        if score is None:
-            report.drop("score value missing (null)")
-            continue
-        out.add(
-            canonical,
-            name,
-            str(sample["id"]),
-            score,
-            got,
-            chosen,
-            epoch - 1,
-            source_model,
-            index,
+        got = _read_sample(
+            out,
+            report,
+            sample,
+            loc,
+            (canonical, name, source_model, chosen),
+            index=index,
             member=member,
+            key=key,
+            errored=errored,
         )
+        metric_name = metric_name or got
     final = metric_name or key or "value"
     report.choose(name, "metric", final, "given" if key else "only")
     out.metric = [final] * len(out)
@@ -294,3 +237,112 @@ def read(
             f"{path}: status {status}; {len(out)} rows from {len(samples)} samples were read"
         )
     return out.frame(source, str(path), timestamp)
+
+
+def _source_name(spec: dict[str, Any]) -> str:
+    """``inspect_ai VERSION`` as the log's spec records it (``inspect_ai`` without one)."""
+    packages = spec.get("packages") or {}
+    version = packages.get("inspect_ai") if isinstance(packages, dict) else None
+    return f"inspect_ai {version}" if version else "inspect_ai"
+
+
+def _sample_scorers(
+    path: Path,
+    report: LoadReport,
+    spec: dict[str, Any],
+    header: dict[str, Any],
+    samples: list[Sample],
+    errored: str,
+) -> list[str] | None:
+    """The scorers of the samples, in order; None (the file skipped, said in ``report``)
+    when no sample has a score and errored samples are not scored 0."""
+    status = str(header.get("status") or "unknown")
+    scorers: dict[str, None] = {}
+    n_errored = 0
+    for _loc, _member, sample in samples:
+        n_errored += bool(sample.get("error"))
+        for scorer in sample.get("scores") or {}:
+            scorers.setdefault(str(scorer), None)
+    if scorers:
+        return list(scorers)
+    if n_errored and errored == "zero":
+        declared = _declared_scorers(spec, header)
+        return list(dict.fromkeys(declared or ["none"]))
+    if n_errored == len(samples):
+        reason = f"all {n_errored} samples errored (status {status}; --errored zero scores them 0)"
+    else:
+        reason = (
+            f"no sample has a score (status {status}; run without a scorer or "
+            f"cancelled before scoring; {n_errored} of {len(samples)} samples errored)"
+        )
+    report.skip_file(path, reason, len(samples))
+    return None
+
+
+def _sample_epoch(sample: dict[str, Any], loc: str) -> int:
+    """The sample's epoch (from 1), once its ``id`` and ``epoch`` are checked."""
+    if "id" not in sample:
+        raise InputError(f"{loc}: field 'id' is missing; expected an EvalSample")
+    epoch = sample.get("epoch", 1)
+    if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 1:
+        raise InputError(f"{loc}: field 'epoch': value {epoch!r}; expected an integer >= 1")
+    return epoch
+
+
+def _read_sample(
+    out: Columns,
+    report: LoadReport,
+    sample: dict[str, Any],
+    loc: str,
+    names: tuple[str, str, str, str],
+    *,
+    index: int,
+    member: str | None,
+    key: str | None,
+    errored: str,
+) -> str | None:
+    """Add one sample's row to ``out`` (or say in ``report`` why it has none); ``names`` is
+    (model, benchmark, source model, scorer). Returns the metric its score was read from."""
+    canonical, name, source_model, chosen = names
+    epoch = _sample_epoch(sample, loc)
+    scores = sample.get("scores") or {}
+    if sample.get("error"):
+        if errored == "zero":
+            out.add(
+                canonical,
+                name,
+                str(sample["id"]),
+                0.0,
+                "",
+                chosen,
+                epoch - 1,
+                source_model,
+                index,
+                flag="errored sample scored 0",
+                member=member,
+            )
+            report.flag("errored sample scored 0 (--errored zero)")
+            return None
+        report.drop("errored sample (missing; --errored zero scores it 0)")
+        return None
+    if chosen not in scores:
+        report.drop("scorer absent")
+        return None
+    got, raw = _value(scores[chosen], key, loc, chosen)
+    score = coerce_score(raw, loc, f"scores.{chosen}.value", inspect=True)
+    if score is None:
+        report.drop("score value missing (null)")
+        return got
+    out.add(
+        canonical,
+        name,
+        str(sample["id"]),
+        score,
+        got,
+        chosen,
+        epoch - 1,
+        source_model,
+        index,
+        member=member,
+    )
+    return got
