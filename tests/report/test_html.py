@@ -9,6 +9,7 @@ import json
 import math
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -442,3 +443,30 @@ def test_hand_edited_selection_json_is_refused(selection_run, tmp_path, edit, sa
     path.write_text(json.dumps(data))
     with pytest.raises(InputError, match=said):
         report_from(path)
+
+
+@pytest.mark.parametrize("where", ["params", "live_run"])
+def test_a_live_records_fully_revealed_tie_is_said(where):
+    """A live run's record keeps its items count in its configuration: the evaluations line
+    read it there, the tie / revealed-rival check only in params, so a live page missed an
+    exact tie between two fully revealed models."""
+    from latentbench.report._html import build_report
+    from latentbench.select import SelectionResult
+
+    est = np.array([0.3, 0.4, 0.5, 0.6, 0.7, 0.7])
+    run = SelectionResult(
+        policy="pulse", best=5, estimates=est, lower=est - 0.1, upper=est + 0.1,
+        n_observed=np.array([64, 70, 90, 120, 260, 260]), evaluations_init=384,
+        evaluations_post_init=480, rounds=5, trace_evaluations=np.array([0, 64]),
+        trace_best=np.array([4, 5]), stopped="confidence",
+        model_ids=[f"arm-{i}" for i in range(6)],
+    )  # fmt: skip
+    data = json.loads(run.to_json())
+    for k in (4, 5):  # both fully revealed: their bounds are their exact means
+        data["arms"][k]["lower"] = data["arms"][k]["upper"] = 0.7
+    if where == "params":
+        data.setdefault("params", {})["n_items"] = 260
+    else:
+        data["live_run"] = {"config": {"n_items": 260}}
+    findings = build_report(selection=data).split('id="selection-summary"')[1]
+    assert "Tied: arm-4" in findings

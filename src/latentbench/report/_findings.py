@@ -220,16 +220,17 @@ def _selection_findings(
     matching = arms[arms["model"].astype(str) == str(name)]
     row = matching.iloc[0] if len(matching) else best
     has_bounds = {"lower", "upper"} <= set(arms.columns) and arms["lower"].notna().all()
+    params = data.get("params") or {}
+    live = data.get("live_run") or {}
+    # a live run's record keeps its items count in its configuration
+    n_items = params.get("n_items") or (live.get("config") or {}).get("n_items")
     headline = f"Best model: {name} (estimate {_num(row['estimate'])}"
     if has_bounds:
         headline += f", interval [{_num(row['lower'])}, {_num(row['upper'])}]"
-        out += _certificate_findings(data, arms, name, row)
+        out += _certificate_findings(data, arms, name, row, n_items)
     headline += ")."
     total = int(data.get("evaluations_total") or arms["n_observed"].sum())
     n_models = len(arms)
-    params = data.get("params") or {}
-    live = data.get("live_run") or {}
-    n_items = params.get("n_items") or (live.get("config") or {}).get("n_items")
     out.append({"text": _evaluations_text(data, total, n_models, n_items)})
     first = _first_certified(data, n_models, n_items)
     if first is not None:
@@ -247,9 +248,10 @@ def _selection_findings(
 
 
 def _certificate_findings(
-    data: dict[str, Any], arms: pd.DataFrame, name: Any, row: pd.Series
+    data: dict[str, Any], arms: pd.DataFrame, name: Any, row: pd.Series, n_items: Any
 ) -> list[dict[str, Any]]:
-    """Ties with the best model, then whether it is certified (and by which bounds)."""
+    """Ties with the best model, then whether it is certified (and by which bounds);
+    ``n_items`` (the run's items, or None) tells which models are fully revealed."""
     out: list[dict[str, Any]] = []
     others = arms[arms["model"].astype(str) != str(name)]
     lo_col, hi_col, kind = "lower", "upper", "simultaneous anytime-valid intervals"
@@ -260,7 +262,6 @@ def _certificate_findings(
     eps = float((data.get("params") or {}).get("epsilon") or 0.0)
     # fully revealed rivals at or below a fully revealed best need no bound (the stop
     # rule's own selection, select._certify.rivals; a full row's estimate is its mean)
-    n_items = (data.get("params") or {}).get("n_items")
     revealed = (
         (arms["n_observed"] >= int(n_items)).to_numpy()
         if n_items and "n_observed" in arms.columns
