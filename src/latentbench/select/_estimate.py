@@ -1723,21 +1723,7 @@ def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
     DataFrame
         The rows sorted by ``order``, ``item`` as text.
     """
-    import pandas as pd
-
-    from latentbench.io._matrix_checks import _show
-
-    if isinstance(items, pd.DataFrame):
-        frame = items
-        source = "items"
-    elif not isinstance(items, str | os.PathLike):
-        raise InputError(
-            f"items={_short(items)}: a {type(items).__name__}; expected a fixed design written "
-            "by tiny (its CSV/parquet path or its DataFrame: item, order, probability), made "
-            "with tiny(calibration, k=...); to let the estimate choose the items, drop items="
-        )
-    else:
-        frame, source = _read_design_file(Path(items))
+    frame, source = _design_frame(items)
     if "item" in frame.columns:
         frame = frame.assign(item=frame["item"].astype(str))
     missing = [c for c in ("item", "order", "probability") if c not in frame.columns]
@@ -1752,6 +1738,34 @@ def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
             f"{_DESIGN_COLUMNS})"
         )
     frame = frame.sort_values("order", kind="stable").reset_index(drop=True)
+    _check_draws(frame, source)
+    _check_constant_columns(frame, source)
+    return frame
+
+
+def _design_frame(items: str | os.PathLike[str] | pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The design's table as given (a DataFrame, or read from its file) and what messages
+    call it."""
+    import pandas as pd
+
+    if isinstance(items, pd.DataFrame):
+        return items, "items"
+    if not isinstance(items, str | os.PathLike):
+        raise InputError(
+            f"items={_short(items)}: a {type(items).__name__}; expected a fixed design written "
+            "by tiny (its CSV/parquet path or its DataFrame: item, order, probability), made "
+            "with tiny(calibration, k=...); to let the estimate choose the items, drop items="
+        )
+    return _read_design_file(Path(items))
+
+
+def _check_draws(frame: pd.DataFrame, source: str) -> None:
+    """Refuse a design (sorted by ``order``) whose orders are not ``1, 2, ...`` or that draws
+    an item twice."""
+    import pandas as pd
+
+    from latentbench.io._matrix_checks import _show
+
     order = pd.to_numeric(frame["order"], errors="coerce").to_numpy(dtype=np.float64)
     expected = np.arange(1, len(frame) + 1)
     if not np.array_equal(order, expected):  # a row deleted, repeated or renumbered by hand
@@ -1770,6 +1784,15 @@ def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
             f"{source}: item {ids[k]!r} is drawn twice (orders {ids.index(ids[k]) + 1} and "
             f"{k + 1}); a design draws each item once"
         )
+
+
+def _check_constant_columns(frame: pd.DataFrame, source: str) -> None:
+    """Refuse a design whose ``floor``, ``seed`` or ``calibration_hash`` (where present)
+    differ between rows, or whose seed is no integer >= 0."""
+    import pandas as pd
+
+    from latentbench.io._matrix_checks import _show
+
     for column in ("floor", "seed", "calibration_hash"):  # one value for the whole design
         if column not in frame.columns:
             continue
@@ -1792,7 +1815,6 @@ def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
                 f"{source}: column 'seed' holds {_show(frame['seed'].iloc[0])}; expected the "
                 "integer >= 0 that `latentbench tiny` drew the design with"
             )
-    return frame
 
 
 def _design_seed(value: Any) -> int:

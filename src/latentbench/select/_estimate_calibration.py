@@ -583,7 +583,6 @@ def load_calibration(
         while the benchmark's cells are unchanged, whatever else the store gains.
     """
     from latentbench.io import ResponseMatrix
-    from latentbench.irt import IRTResult
 
     if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
         raise InputError(f"rank={rank!r}; expected an integer >= 1")
@@ -597,17 +596,9 @@ def load_calibration(
         )
     if metric is not None or filter is not None or split is not None:
         raise InputError("calibration: metric / filter / split apply only to a store benchmark")
-    if isinstance(calibration, Calibration):
-        return _fitted_rank(calibration, rank, "the calibration")
-    if isinstance(calibration, IRTResult):
-        cal = from_result(calibration)
-        return _fitted_rank(_MEMORY.setdefault(cal.hash, cal), rank, "the IRTResult")
-    if isinstance(calibration, ResponseMatrix):
-        Y = np.nan_to_num(np.asarray(calibration.scores, dtype=np.float64), nan=-1.0)
-        key = _content_hash(_CACHE_VERSION, Y, *calibration.model_ids, *calibration.item_ids, rank)
-        if key not in _MEMORY:
-            _MEMORY[key] = from_matrix(calibration, rank=rank, digest=key)
-        return _labelled(_MEMORY[key], getattr(calibration, "labels", None))
+    in_memory = _from_object(calibration, rank)
+    if in_memory is not None:
+        return in_memory
     if not isinstance(calibration, str | os.PathLike):
         raise InputError(
             f"calibration of type {type(calibration).__name__}; expected a fit directory, a "
@@ -615,18 +606,7 @@ def load_calibration(
         )
     path = Path(calibration)
     if path.is_dir():
-        files = [path / name for name in ("fit.json", "abilities.csv", "items.csv")]
-        missing = [f.name for f in files if not f.exists()]
-        if missing:
-            raise InputError(
-                f"{path}: lacks {', '.join(missing)}; expected a fit directory "
-                "(`latentbench fit --out DIR`) or a response-matrix file"
-            )
-        key = _content_hash(*(_file_hash(f) for f in files))
-        if key not in _MEMORY:
-            cal = from_result(IRTResult.load(path), source=str(path), digest=key)
-            _MEMORY[key] = dataclasses.replace(cal, labels=_fit_labels(files[0]))
-        return _fitted_rank(_named(_MEMORY[key], str(path)), rank, f"fit directory {path}")
+        return _from_fit_dir(path, rank)
     if not path.exists():
         raise InputError(
             f"calibration {path}: no such file or directory; expected a fit "
@@ -639,6 +619,45 @@ def load_calibration(
         )
     key = _content_hash(_CACHE_VERSION, _file_hash(path), rank)
     return _fit_cached(key, cache, lambda: ResponseMatrix.read(path), rank, str(path))
+
+
+def _from_object(calibration: Any, rank: int) -> Calibration | None:
+    """The calibration of a :class:`Calibration`, an ``IRTResult`` or a ``ResponseMatrix``
+    (fitted at ``rank``, kept in memory); None for anything else."""
+    from latentbench.io import ResponseMatrix
+    from latentbench.irt import IRTResult
+
+    if isinstance(calibration, Calibration):
+        return _fitted_rank(calibration, rank, "the calibration")
+    if isinstance(calibration, IRTResult):
+        cal = from_result(calibration)
+        return _fitted_rank(_MEMORY.setdefault(cal.hash, cal), rank, "the IRTResult")
+    if isinstance(calibration, ResponseMatrix):
+        Y = np.nan_to_num(np.asarray(calibration.scores, dtype=np.float64), nan=-1.0)
+        key = _content_hash(_CACHE_VERSION, Y, *calibration.model_ids, *calibration.item_ids, rank)
+        if key not in _MEMORY:
+            _MEMORY[key] = from_matrix(calibration, rank=rank, digest=key)
+        return _labelled(_MEMORY[key], getattr(calibration, "labels", None))
+    return None
+
+
+def _from_fit_dir(path: Path, rank: int) -> Calibration:
+    """The calibration of a fit directory (``fit.json``, ``abilities.csv``, ``items.csv``),
+    kept in memory under its files' content."""
+    from latentbench.irt import IRTResult
+
+    files = [path / name for name in ("fit.json", "abilities.csv", "items.csv")]
+    missing = [f.name for f in files if not f.exists()]
+    if missing:
+        raise InputError(
+            f"{path}: lacks {', '.join(missing)}; expected a fit directory "
+            "(`latentbench fit --out DIR`) or a response-matrix file"
+        )
+    key = _content_hash(*(_file_hash(f) for f in files))
+    if key not in _MEMORY:
+        cal = from_result(IRTResult.load(path), source=str(path), digest=key)
+        _MEMORY[key] = dataclasses.replace(cal, labels=_fit_labels(files[0]))
+    return _fitted_rank(_named(_MEMORY[key], str(path)), rank, f"fit directory {path}")
 
 
 def _fit_labels(fit_json: Path) -> dict[str, str]:

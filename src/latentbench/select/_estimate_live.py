@@ -34,7 +34,10 @@ from latentbench.select._estimate_calibration import load_calibration
 from latentbench.select._estimate_design import SequentialEstimate, check_design_options
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from latentbench.io.store import Store
+    from latentbench.select._estimate_calibration import Calibration
     from latentbench.select.live import LiveConfig
 
 __all__ = ["estimate_live"]
@@ -116,10 +119,9 @@ def estimate_live(
     """
     seed = check_seed(seed, "seed")
     from latentbench.io.store import Store
-    from latentbench.select.live import DurableOracle, LiveConfig
+    from latentbench.select.live import DurableOracle
     from latentbench.select.live._run import (
         _open_run,
-        abort_oracle,
         empty_answers_note,
         no_text_note,
         resolve_run_id,
@@ -128,14 +130,7 @@ def estimate_live(
 
     _check_options(budget, precision, delta)
     check_design_options(floor, proposal, "dr", proxy)  # before the store or the calibration
-    cfg = config if isinstance(config, LiveConfig) else LiveConfig.from_toml(config)
-    if cfg.run.on_error != "stop":  # refused before anything is asked or stored
-        raise InputError(
-            f"{cfg.source}: [run] on_error = {cfg.run.on_error!r} does not apply to estimate "
-            "--live: a failed cell scored 0 is not the model's answer, and the score's "
-            "interval would not hold its true score; expected on_error = 'stop' (the "
-            "default: a failed cell stops the run, and the same command asks it again)"
-        )
+    cfg = _estimate_config(config)
     if not isinstance(store, Store):
         with Store(store) as db:
             return estimate_live(
@@ -155,40 +150,16 @@ def estimate_live(
             )
     cal = load_calibration(calibration, rank=rank)
     names = cfg.model_ids
-    if model is None:
-        if len(names) != 1:
-            raise InputError(
-                f"{cfg.source}: {len(names)} models; name the one to estimate with model=NAME "
-                f"(one of {_listed(names)})"
-            )
-        model = names[0]
-    if model not in names:
-        raise InputError(f"{cfg.source}: no model {model!r} (models: {_listed(names)})")
+    model = _chosen_model(cfg, model)
     items = cfg.load_items()
     item_ids = [str(it["id"]) for it in items]
-    pos = cal.positions(item_ids)
-    columns = np.flatnonzero(pos >= 0)
-    if columns.size == 0:
-        raise InputError(f"{cfg.source}: none of the {len(item_ids)} items is in the calibration")
-    notes: list[str] = []
-    if columns.size < cal.n_items:
-        notes.append(
-            f"the configuration has {columns.size:,} of the {cal.n_items:,} calibrated "
-            "items; the score is the mean over those"
-        )
-    population = pos[columns]
+    columns, population, notes = _calibrated_columns(cfg, cal, item_ids)
     seq = SequentialEstimate(
         cal, population, delta=delta, floor=floor, proposal=proposal, proxy=proxy
     )
     notes.extend(proxy_note(cal, proxy, seq.proxy_used))
-    tag = "" if seq.proxy_used == "irt" else f"|{seq.proxy_used}"
-    if not np.array_equal(seq.draw_order, np.arange(seq.n)):
-        # items listed out of their canonical order: draws made before they followed it
-        # (2026-12-05) were in the file's order, so such a run is another run, not a resume
-        # that would replay other items (its stored answers are reused, never paid again)
-        tag += "|canonical"
-    key = hashlib.sha256(f"{model}|{cal.hash}|{seed}|{proposal}|{floor}|{delta}{tag}".encode())
-    run_id = resolve_run_id(store, cfg, f"-estimate-{key.hexdigest()[:10]}")
+    key = _run_key(seq, model, cal.hash, seed, proposal, floor, delta)
+    run_id = resolve_run_id(store, cfg, f"-estimate-{key}")
     inner = cfg.build_oracle(items)
     _open_run(store, cfg, run_id, task="estimate")
     seq.set_target(_session_target(store, run_id, precision))
@@ -212,27 +183,10 @@ def estimate_live(
         # on_error is "stop" (checked above): a failed cell raises LiveStop, never a score
         return float(durable.evaluate(row, np.array([columns[j]]))[0])
 
-    probs: list[float] = []
-    status = "done"
-    try:
-        stopped, probs = run_sequential(
-            seq, answer, _rng(seed, model), budget=budget, precision=precision, probs=probs
-        )
-    except LiveStop as exc:
-        stopped = status = exc.status
-        notes.append(f"live run stopped early ({exc}); re-run the same command to resume")
-    except BaseException as exc:  # a second Ctrl-C, a failed store write: nothing more asked
-        abort_oracle(inner)
-        interrupted = isinstance(exc, KeyboardInterrupt)  # as select live says it
-        store.set_selection_status(run_id, "interrupted" if interrupted else "failed")
-        raise
-    finally:
-        close = getattr(inner, "close", None)
-        if callable(close):
-            close()
-    for line in (empty_answers_note(inner), no_text_note(inner)):
-        if line:  # scored answers (noted on their cells), said in the result's notes
-            notes.append(line)
+    stopped, status, probs = _play(
+        seq, answer, inner, store, run_id, notes, _rng(seed, model), budget, precision
+    )
+    notes.extend(line for line in (empty_answers_note(inner), no_text_note(inner)) if line)
     options = {
         "seed": int(seed),
         "delta": float(delta),
@@ -258,13 +212,126 @@ def estimate_live(
             "here, not paid again"
         )
     result = _finish(cal, seq, model, stopped, probs, options, notes)
-    if status == "done":  # the result row: a decision at a negative round, one per session
+    _record_session(store, run_id, status, result)
+    return result
+
+
+def _estimate_config(config: LiveConfig | str | os.PathLike[str]) -> LiveConfig:
+    """The configuration, refused unless its ``on_error`` is ``"stop"`` (before anything is
+    asked or stored)."""
+    from latentbench.select.live import LiveConfig
+
+    cfg = config if isinstance(config, LiveConfig) else LiveConfig.from_toml(config)
+    if cfg.run.on_error != "stop":
+        raise InputError(
+            f"{cfg.source}: [run] on_error = {cfg.run.on_error!r} does not apply to estimate "
+            "--live: a failed cell scored 0 is not the model's answer, and the score's "
+            "interval would not hold its true score; expected on_error = 'stop' (the "
+            "default: a failed cell stops the run, and the same command asks it again)"
+        )
+    return cfg
+
+
+def _chosen_model(cfg: LiveConfig, model: str | None) -> str:
+    """The configuration's model to estimate: ``model``, or its only one."""
+    names = cfg.model_ids
+    if model is None:
+        if len(names) != 1:
+            raise InputError(
+                f"{cfg.source}: {len(names)} models; name the one to estimate with model=NAME "
+                f"(one of {_listed(names)})"
+            )
+        model = names[0]
+    if model not in names:
+        raise InputError(f"{cfg.source}: no model {model!r} (models: {_listed(names)})")
+    return model
+
+
+def _calibrated_columns(
+    cfg: LiveConfig, cal: Calibration, item_ids: list[str]
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The positions in ``item_ids`` of the calibrated items, their positions in the
+    calibration, and the note that says when some calibrated items are not configured."""
+    pos = cal.positions(item_ids)
+    columns = np.flatnonzero(pos >= 0)
+    if columns.size == 0:
+        raise InputError(f"{cfg.source}: none of the {len(item_ids)} items is in the calibration")
+    notes: list[str] = []
+    if columns.size < cal.n_items:
+        notes.append(
+            f"the configuration has {columns.size:,} of the {cal.n_items:,} calibrated "
+            "items; the score is the mean over those"
+        )
+    return columns, pos[columns], notes
+
+
+def _run_key(
+    seq: SequentialEstimate,
+    model: str,
+    cal_hash: str,
+    seed: int,
+    proposal: Proposal,
+    floor: float,
+    delta: float,
+) -> str:
+    """The hash that ends the run's id: the model, calibration and options the draws depend
+    on (and the proxy and item order, when not the first ones)."""
+    tag = "" if seq.proxy_used == "irt" else f"|{seq.proxy_used}"
+    if not np.array_equal(seq.draw_order, np.arange(seq.n)):
+        # items listed out of their canonical order: draws made before they followed it
+        # (2026-12-05) were in the file's order, so such a run is another run, not a resume
+        # that would replay other items (its stored answers are reused, never paid again)
+        tag += "|canonical"
+    key = hashlib.sha256(f"{model}|{cal_hash}|{seed}|{proposal}|{floor}|{delta}{tag}".encode())
+    return key.hexdigest()[:10]
+
+
+def _play(
+    seq: SequentialEstimate,
+    answer: Callable[[int], float],
+    inner: Any,
+    store: Store,
+    run_id: str,
+    notes: list[str],
+    rng: np.random.Generator,
+    budget: int | None,
+    precision: float | None,
+) -> tuple[str, str, list[float]]:
+    """Run the sequential estimate on the live answers: why it stopped, the run's status
+    (``done``, or why the live run stopped early, noted in ``notes``) and the draws'
+    probabilities. Any other exception marks the run interrupted or failed and propagates."""
+    from latentbench.select.live._run import abort_oracle
+
+    probs: list[float] = []
+    status = "done"
+    try:
+        stopped, probs = run_sequential(
+            seq, answer, rng, budget=budget, precision=precision, probs=probs
+        )
+    except LiveStop as exc:
+        stopped = status = exc.status
+        notes.append(f"live run stopped early ({exc}); re-run the same command to resume")
+    except BaseException as exc:  # a second Ctrl-C, a failed store write: nothing more asked
+        abort_oracle(inner)
+        interrupted = isinstance(exc, KeyboardInterrupt)  # as select live says it
+        store.set_selection_status(run_id, "interrupted" if interrupted else "failed")
+        raise
+    finally:
+        close = getattr(inner, "close", None)
+        if callable(close):
+            close()
+    return stopped, status, probs
+
+
+def _record_session(store: Store, run_id: str, status: str, result: EstimateResult) -> None:
+    """Store the session's result (a decision at a negative round, one per completed session)
+    and the run's status."""
+    if status == "done":
         finals = [d for d in store.selection_decisions(run_id) if d.get("phase") == "final"]
         store.add_decision(
             run_id, -1 - len(finals), {"phase": "final", "estimate": result.to_dict()}
         )
     store.set_selection_status(run_id, status)
-    return result
 
 
 def _listed(names: list[str], shown: int = 12) -> str:

@@ -636,58 +636,17 @@ def run_selection(
     budget, stop, batch_size, epsilon = opts.budget, opts.stop, opts.batch_size, opts.epsilon
     rng = np.random.default_rng(random_state)
     state = SelectionState(m, n, rng, shared_order=opts.item_order == "shared")
-    for arm in range(m):
-        items = state.uniform_items(arm, opts.init_batch)
-        state.record(Observation(arm, items, _checked(oracle, arm, items)), initial=True)
+    _initial_batch(oracle, state, m, opts.init_batch)
     left = int(state.remaining().sum())
     state.planned_rounds = max(1, math.ceil(min(budget, left) / batch_size))
     px = _prewarmed_proxy(policy, proxy, state, m, n)
     policy.initialize(state, px)
-    monitor = None
-    if stop == "confidence" and policy.intervals() is None:
-        monitor = _CellCertificate.for_policy(policy, state, 0.05 if delta is None else delta)
+    monitor, first = _certifier(policy, state, stop, delta, epsilon)
     judge = monitor or policy
-    first = policy.intervals() if monitor is None else monitor.intervals()
-    if epsilon > 0 and first is None:
-        raise InputError(
-            f"epsilon={epsilon:g} applies to a certificate, and {policy.name!r} has none with "
-            f"stop={stop!r}; expected stop='confidence' (a betting certificate on its revealed "
-            "cells) or epsilon=0"
-        )
     trace = _Trace(int(np.argmax(policy.estimates())), first, true_means)
-    stopped = "budget"
-    certified_after: int | None = None
-    certified_arm: int | None = None
-    if first is not None and _leader_certified(judge, first, trace.best[0], epsilon, state):
-        certified_after, certified_arm = 0, trace.best[0]
-    while state.spent < budget and not (stop == "confidence" and certified_after is not None):
-        choice = policy.choose(state)
-        if choice is None:
-            stopped = "exhausted"
-            break
-        arm = choice
-        size = int(min(batch_size, state.remaining()[arm], budget - state.spent))
-        items = policy.select_items(state, arm, size)[: budget - state.spent]
-        obs = Observation(arm, items, _checked(oracle, arm, items))
-        policy.update(state, obs)
-        if monitor is not None:
-            monitor.update(obs)
-        state.record(obs)
-        state.rounds += 1
-        policy.end_round(state, arm)
-        leader = int(np.argmax(policy.estimates()))
-        now = policy.intervals() if monitor is None else monitor.intervals()
-        trace.round(state.spent, leader, arm, now)
-        if now is None:
-            continue
-        if certified_after is None and _leader_certified(judge, now, leader, epsilon, state):
-            certified_after, certified_arm = int(state.spent), leader
-            if stop == "confidence":
-                break
-    if stop == "confidence" and certified_after is not None:
-        stopped = "confidence"
-    elif stopped == "budget" and np.all(state.remaining() == 0):
-        stopped = "exhausted"
+    stopped, certified_after, certified_arm = _rounds(
+        oracle, policy, monitor, judge, state, trace, first, budget, batch_size, stop, epsilon
+    )
     bounds = policy.intervals() if monitor is None else monitor.intervals()
     cert = None if bounds is None else _certificate(judge)
     raw = policy.estimates()
@@ -746,3 +705,81 @@ def run_selection(
             "init_estimate": getattr(policy, "init_estimate_used", None),
         },
     )
+
+
+def _initial_batch(oracle: Oracle, state: SelectionState, m: int, init_batch: int) -> None:
+    """Reveal ``init_batch`` uniform cells of every arm (not charged to the budget)."""
+    for arm in range(m):
+        items = state.uniform_items(arm, init_batch)
+        state.record(Observation(arm, items, _checked(oracle, arm, items)), initial=True)
+
+
+def _certifier(
+    policy: Policy, state: SelectionState, stop: str, delta: float | None, epsilon: float
+) -> tuple[_CellCertificate | None, tuple[np.ndarray, np.ndarray] | None]:
+    """The betting certificate on revealed cells, for a run that stops at a certificate with
+    a policy without intervals (else None), and the first intervals (None: no certificate,
+    which ``epsilon > 0`` needs)."""
+    monitor = None
+    if stop == "confidence" and policy.intervals() is None:
+        monitor = _CellCertificate.for_policy(policy, state, 0.05 if delta is None else delta)
+    first = policy.intervals() if monitor is None else monitor.intervals()
+    if epsilon > 0 and first is None:
+        raise InputError(
+            f"epsilon={epsilon:g} applies to a certificate, and {policy.name!r} has none with "
+            f"stop={stop!r}; expected stop='confidence' (a betting certificate on its revealed "
+            "cells) or epsilon=0"
+        )
+    return monitor, first
+
+
+def _rounds(
+    oracle: Oracle,
+    policy: Policy,
+    monitor: _CellCertificate | None,
+    judge: Any,
+    state: SelectionState,
+    trace: _Trace,
+    first: tuple[np.ndarray, np.ndarray] | None,
+    budget: int,
+    batch_size: int,
+    stop: str,
+    epsilon: float,
+) -> tuple[str, int | None, int | None]:
+    """The selection loop: a round per arm the policy picks, until the budget is spent, the
+    cells run out or (``stop="confidence"``) the leader is certified. Returns why it stopped,
+    and the cells spent when the leader was first certified and which arm it was."""
+    stopped = "budget"
+    certified_after: int | None = None
+    certified_arm: int | None = None
+    if first is not None and _leader_certified(judge, first, trace.best[0], epsilon, state):
+        certified_after, certified_arm = 0, trace.best[0]
+    while state.spent < budget and not (stop == "confidence" and certified_after is not None):
+        choice = policy.choose(state)
+        if choice is None:
+            stopped = "exhausted"
+            break
+        arm = choice
+        size = int(min(batch_size, state.remaining()[arm], budget - state.spent))
+        items = policy.select_items(state, arm, size)[: budget - state.spent]
+        obs = Observation(arm, items, _checked(oracle, arm, items))
+        policy.update(state, obs)
+        if monitor is not None:
+            monitor.update(obs)
+        state.record(obs)
+        state.rounds += 1
+        policy.end_round(state, arm)
+        leader = int(np.argmax(policy.estimates()))
+        now = policy.intervals() if monitor is None else monitor.intervals()
+        trace.round(state.spent, leader, arm, now)
+        if now is None:
+            continue
+        if certified_after is None and _leader_certified(judge, now, leader, epsilon, state):
+            certified_after, certified_arm = int(state.spent), leader
+            if stop == "confidence":
+                break
+    if stop == "confidence" and certified_after is not None:
+        stopped = "confidence"
+    elif stopped == "budget" and np.all(state.remaining() == 0):
+        stopped = "exhausted"
+    return stopped, certified_after, certified_arm

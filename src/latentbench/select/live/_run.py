@@ -26,6 +26,7 @@ from latentbench.select.oracles._protocol import EMPTY_NOTE, NO_TEXT_NOTE, now_u
 
 if TYPE_CHECKING:
     from latentbench.io.store import Store
+    from latentbench.select._base import Policy
 
 __all__ = ["LIVE_DELTA", "LiveResult", "run_live"]
 
@@ -513,18 +514,7 @@ def run_live(
     run = cfg.run
     stop = run.stop or ("confidence" if run.budget is None else "budget")
     n_models, n_items = len(cfg.models), len(item_ids)
-    policy = cfg.build_policy(shape=(n_models, n_items))
-    _, name, spec_options, _ = parse_policy(run.policy)
-    given = {**spec_options, **cfg.policy_options}
-    defaults: dict[str, Any] = {}
-    if "delta" in POLICIES[name].options and "delta" not in given and "alpha" not in given:
-        defaults["delta"] = LIVE_DELTA  # as select replay, not the policy class's own 0.1
-    if stop == "confidence" and "bonus" in POLICIES[name].options and "bonus" not in given:
-        defaults["bonus"] = "ci"  # fixed confidence: LUCB sampling, as in a replay
-    if defaults:
-        policy = make_policy(
-            run.policy, {**defaults, **cfg.policy_options}, shape=(n_models, n_items)
-        )
+    policy = _live_policy(cfg, stop, (n_models, n_items))
     batch_size, init_batch = default_schedule(n_models, n_items, run.budget)
     batch_size = run.batch_size or batch_size
     init_batch = run.init_batch or init_batch
@@ -555,6 +545,74 @@ def run_live(
         else None,
         reuse_notes=reused_notes,
     )
+    selection, status, message = _select(
+        durable,
+        policy,
+        cfg,
+        inner,
+        store,
+        run_id,
+        own_oracle=oracle is None,
+        batch_size=batch_size,
+        init_batch=init_batch,
+        proxy=proxy,
+        stop=stop,
+    )
+    for line in (empty_answers_note(inner), no_text_note(inner)):
+        if line:
+            warnings.warn(f"run {run_id!r}: {line}", DataWarning, stacklevel=user_stacklevel())
+    notes = stored_answer_notes(store, run_id)
+    message = _final_message(store, cfg, run_id, durable, selection, message, notes)
+    store.set_selection_status(run_id, status)
+    return LiveResult(
+        run_id=run_id,
+        status=status,
+        selection=selection,
+        resumed=resumed,
+        n_paid=durable.n_paid,
+        n_replayed=durable.n_replayed,
+        paid_total=durable.paid_total,
+        errors=pd.DataFrame(durable.errors, columns=["model", "item", "error"]),
+        message=message,
+        notes=notes,
+    )
+
+
+def _live_policy(cfg: LiveConfig, stop: str, shape: tuple[int, int]) -> Policy:
+    """The configuration's policy, with ``select replay``'s defaults where it gives none: the
+    live ``delta`` and, at fixed confidence, LUCB sampling (``bonus = "ci"``)."""
+    run = cfg.run
+    policy = cfg.build_policy(shape=shape)
+    _, name, spec_options, _ = parse_policy(run.policy)
+    given = {**spec_options, **cfg.policy_options}
+    defaults: dict[str, Any] = {}
+    if "delta" in POLICIES[name].options and "delta" not in given and "alpha" not in given:
+        defaults["delta"] = LIVE_DELTA  # as select replay, not the policy class's own 0.1
+    if stop == "confidence" and "bonus" in POLICIES[name].options and "bonus" not in given:
+        defaults["bonus"] = "ci"  # fixed confidence: LUCB sampling, as in a replay
+    if defaults:
+        policy = make_policy(run.policy, {**defaults, **cfg.policy_options}, shape=shape)
+    return policy
+
+
+def _select(
+    durable: DurableOracle,
+    policy: Policy,
+    cfg: LiveConfig,
+    inner: Any,
+    store: Store,
+    run_id: str,
+    *,
+    own_oracle: bool,
+    batch_size: int,
+    init_batch: int,
+    proxy: Any,
+    stop: str,
+) -> tuple[SelectionResult | None, str, str]:
+    """Run the selection through the durable oracle: its result (None when the live run
+    stopped early), the status and why it stopped. Any other exception marks the run
+    interrupted or failed (aborting an oracle of its own) and propagates."""
+    run = cfg.run
     selection: SelectionResult | None = None
     status, message = "done", ""
     try:
@@ -574,19 +632,29 @@ def run_live(
     except LiveStop as exc:
         status, message = exc.status, str(exc)
     except BaseException as exc:  # a second Ctrl-C, a store that cannot be written, ...
-        if oracle is None:  # its own oracle: nothing more asked (a passed one is the caller's)
+        if own_oracle:  # its own oracle: nothing more asked (a passed one is the caller's)
             abort_oracle(inner)
         interrupted = isinstance(exc, KeyboardInterrupt)  # stored cells are kept either way
         store.set_selection_status(run_id, "interrupted" if interrupted else "failed")
         raise
     finally:
         close = getattr(inner, "close", None)
-        if oracle is None and callable(close):
+        if own_oracle and callable(close):
             close()
-    for line in (empty_answers_note(inner), no_text_note(inner)):
-        if line:
-            warnings.warn(f"run {run_id!r}: {line}", DataWarning, stacklevel=user_stacklevel())
-    notes = stored_answer_notes(store, run_id)
+    return selection, status, message
+
+
+def _final_message(
+    store: Store,
+    cfg: LiveConfig,
+    run_id: str,
+    durable: DurableOracle,
+    selection: SelectionResult | None,
+    message: str,
+    notes: list[str],
+) -> str:
+    """Record a finished selection's final decision and publish the run's scores; the run's
+    message (the best model, or why it stopped, then the stored answers' notes)."""
     if selection is not None:
         durable.record_final({"phase": "final", **selection.to_dict(trace=False)})
         n_errors = durable.n_errors_replayed + len(durable.errors)
@@ -598,16 +666,4 @@ def run_live(
         store.publish_selection(run_id, **cfg.publish_options())
     except InputError as exc:  # the selection tables are complete; say why responses are not
         message += f"; scores not copied to responses: {exc}"
-    store.set_selection_status(run_id, status)
-    return LiveResult(
-        run_id=run_id,
-        status=status,
-        selection=selection,
-        resumed=resumed,
-        n_paid=durable.n_paid,
-        n_replayed=durable.n_replayed,
-        paid_total=durable.paid_total,
-        errors=pd.DataFrame(durable.errors, columns=["model", "item", "error"]),
-        message=message,
-        notes=notes,
-    )
+    return message
