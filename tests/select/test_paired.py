@@ -146,6 +146,7 @@ def test_without_a_shared_order_pulse_falls_back_to_the_per_arm_certificate():
     # weights of another length, or not positive, are refused when the policy is made (they
     # were first refused by the sequences, when a run started: helper-77)
     for bad in ((0.5, 0.5), (0.55, 0.15, 0.15, -0.15), (0.55, 0.15, 0.15, math.nan)):
-        with pytest.raises(InputError, match=r"certificate_weights=.*; expected 4 positive"):
+        said = r"certificate_weights=.*; expected 'uniform' or 4 positive weights, one per horizon"
+        with pytest.raises(InputError, match=said):
             Pulse(bonus="ci", certificate_weights=bad)
     Pulse(bonus="ci", certificate_weights=(1.0, 1.0, 1.0, 1.0))  # one per horizon: accepted

@@ -77,6 +77,25 @@ _TOLERANCE = 1e-7
 impossible (the tolerance absorbs rounding in the pool sums)."""
 
 
+HORIZONS = (200, 800, 3200, 12800)
+"""The default horizons of :class:`BettingConfSeq`'s mixture, in effective cells."""
+
+
+def checked_weights(weights: object, horizons: tuple[float, ...] = HORIZONS) -> np.ndarray:
+    """``weights`` as one positive finite weight per horizon, shape (len(horizons),), or an
+    :class:`~latentbench.exceptions.InputError` naming ``certificate_weights``."""
+    try:
+        w = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        w = np.full(1, np.nan)
+    if w.shape != (len(horizons),) or not (np.isfinite(w) & (w > 0)).all():
+        raise InputError(
+            f"certificate_weights={weights!r}; expected 'uniform' or {len(horizons)} positive "
+            f"weights, one per horizon {tuple(int(h) for h in horizons)}"
+        )
+    return w
+
+
 def _shifted_cumsum(v: np.ndarray) -> np.ndarray:
     """Sums of the entries before each position, shape (len(v),)."""
     out = np.zeros(v.size)
@@ -388,7 +407,7 @@ class BettingConfSeq:
         grid: int = 1000,
         c: float = 0.5,
         theta: float = 0.5,
-        horizons: tuple[int, ...] = (200, 800, 3200, 12800),
+        horizons: tuple[int, ...] = HORIZONS,
         weights: tuple[float, ...] | None = None,
         certificate_weights: tuple[float, ...] | str | None = None,
         target_weight: float = 0.0,
@@ -438,12 +457,7 @@ class BettingConfSeq:
         elif isinstance(certificate_weights, str) and certificate_weights == "uniform":
             wc = np.ones(len(horizons))
         else:
-            wc = np.asarray(certificate_weights, dtype=np.float64)
-        if wc.shape != (len(horizons),) or not (wc > 0).all():
-            raise InputError(
-                f"certificate_weights={certificate_weights!r}; expected 'uniform' or as many "
-                "positive weights as horizons"
-            )
+            wc = checked_weights(certificate_weights, tuple(horizons))
         if not 0 <= target_weight < 1:
             raise InputError(f"target_weight={target_weight!r}; expected a value in [0, 1)")
         self.target_weight = float(target_weight)

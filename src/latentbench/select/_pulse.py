@@ -10,7 +10,7 @@ import numpy as np
 from latentbench.exceptions import InputError
 from latentbench.select import _certify
 from latentbench.select._base import DEFAULT_DELTA, ProxyBookkeeping, make_confseq, resolve_delta
-from latentbench.select._betting import BettingConfSeq
+from latentbench.select._betting import BettingConfSeq, checked_weights
 from latentbench.select._estimators import dr_draw_estimates, dr_round_variance, plugin_lambda
 from latentbench.select._paired import PairedCertificate, plausible_levels
 from latentbench.select._state import Observation, ProxyState, SelectionState
@@ -748,17 +748,7 @@ def _arm_weights(
             "a tuple of weights or None"
         )
     elif arm_weights is not None and not isinstance(arm_weights, str):
-        # checked here, not first when a run starts (the sequences are built then)
-        try:
-            w = np.asarray(arm_weights, dtype=np.float64)
-        except (TypeError, ValueError):
-            w = np.full(1, np.nan)
-        if w.shape != (len(CERTIFIED_WEIGHTS),) or not (np.isfinite(w) & (w > 0)).all():
-            raise InputError(
-                f"certificate_weights={certificate_weights!r}; expected "
-                f"{len(CERTIFIED_WEIGHTS)} positive weights, one per horizon of the "
-                "certificate (e.g. (0.55, 0.15, 0.15, 0.15)), 'uniform', 'interval' or None"
-            )
+        checked_weights(arm_weights)  # when the policy is made, not first when a run starts
     return arm_weights
 
 
