@@ -24,7 +24,7 @@ import pandas as pd
 
 from latentbench.exceptions import InputError
 from latentbench.io._files import MISSING_TOKENS, read_csv_text
-from latentbench.io._matrix_checks import _show, refuse_long_without_score
+from latentbench.io._matrix_checks import _head, _show, refuse_long_without_score
 from latentbench.io.formats._common import (
     CANONICAL_COLUMNS,
     TEXT_COLUMNS,
@@ -330,9 +330,9 @@ def read(
         if lacking:
             raise InputError(
                 f"{path}: layout='long'; expected a long table with the columns model, item "
-                f"and score ({', '.join(map(repr, lacking))} missing; columns: "
-                f"{list(frame.columns)[:8]}{' ...' if len(frame.columns) > 8 else ''}), or the "
-                "wide layout (models as rows, items as columns)"
+                f"and score ({', '.join(map(repr, lacking))} missing; found columns "
+                f"{_head(list(frame.columns))}), or the wide layout (models as rows, items as "
+                "columns)"
             )
     report.records_read += len(frame)
     rows = np.arange(len(frame))
