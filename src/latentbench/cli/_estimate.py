@@ -132,7 +132,15 @@ def estimate_command(
         "the new model's results.",
     ),
     responses: Path | None = typer.Argument(
-        None, help="The new model's results (long or wide file); only asked items are read."
+        None,
+        help="The new model's results (long or wide file, or a tool's results with --source); "
+        "only asked items are read.",
+    ),
+    source: str = typer.Option(
+        "table",
+        help="What wrote RESPONSES: table (a CSV/Parquet file), or a tool, read as `latentbench "
+        "ingest SOURCE` reads it (lm-eval, lighteval, helm, inspect, opencompass, eee; a file "
+        "or folder of one benchmark's results).",
     ),
     budget: int | None = typer.Option(100, help="Most items to evaluate (per model)."),
     precision: float | None = typer.Option(
@@ -176,13 +184,19 @@ def estimate_command(
         None, help="Calibrate on this benchmark of --store (instead of CALIBRATION)."
     ),
     metric: str | None = typer.Option(
-        None, help="With --benchmark: its metric, when the store holds several."
+        None,
+        help="With --benchmark: its metric, when the store holds several; with --source: the "
+        "metric read from the tool's results.",
     ),
     filter: str | None = typer.Option(
-        None, help="With --benchmark: its filter, when the store holds several."
+        None,
+        help="With --benchmark: its filter, when the store holds several; with --source: the "
+        "filter read from the tool's results.",
     ),
     split: str | None = typer.Option(
-        None, help="With --benchmark: its split, when it has several (default: test, warned)."
+        None,
+        help="With --benchmark: its split, when it has several (default: test, warned); with "
+        "--source helm: the split read.",
     ),
     out: Path | None = typer.Option(
         None,
@@ -203,7 +217,9 @@ def estimate_command(
     if out is not None:
         _writable_dir(out)
     choice = {"metric": metric, "filter": filter, "split": split}
-    calibration, responses = _sources(calibration, responses, live, store, benchmark, choice)
+    calibration, responses = _sources(
+        calibration, responses, live, store, benchmark, choice, source
+    )
     _check_design(items, live, precision, proposal, proxy, given=_given(ctx, ("budget", "seed")))
     proposal_kind: Any = proposal  # one of PROPOSALS (checked above)
     proxy_kind: Any = proxy
@@ -216,6 +232,7 @@ def estimate_command(
             store=store,
             benchmark=benchmark,
             choice=choice,
+            source=source,
             model=model,
             budget=budget,
             precision=precision,
@@ -317,12 +334,19 @@ def _estimate(
     store: Path | None,
     benchmark: str | None,
     choice: dict[str, str | None],
+    source: str,
     model: str | None,
     rank: int,
     **options: Any,
 ) -> Any:
     """The :class:`~latentbench.select.EstimateSet` of a checked ``estimate`` command line."""
-    from latentbench.select import EstimateSet, estimate_live, estimate_many, load_calibration
+    from latentbench.select import (
+        EstimateSet,
+        estimate_live,
+        estimate_many,
+        load_calibration,
+        read_responses,
+    )
 
     cal: Any = calibration
     if benchmark is not None and store is not None:
@@ -342,12 +366,15 @@ def _estimate(
         return EstimateSet((one,), single=True)
     if options["items"] is not None:  # a fixed design: its own size and seed (checked)
         del options["budget"], options["seed"]
+    answers: Any = responses
+    if source != "table" and responses is not None:  # a tool's results, read as ingest does
+        answers = read_responses(responses, source=source, **choice)
     models = [model] if model is not None else None
     # a file of many models takes a while: say how far, and keep the finished ones on Ctrl-C
     with progress_bar() as progress, stop_on_sigint(say_stopping("model")) as stop:
         return estimate_many(
             cal,
-            responses,
+            answers,
             models=models,
             errors="collect",
             rank=rank,
@@ -364,8 +391,10 @@ def _sources(
     store: Path | None,
     benchmark: str | None,
     choice: dict[str, str | None],
+    source: str = "table",
 ) -> tuple[Path | None, Path | None]:
     """``(calibration, responses)`` of the command line, or a clear error (exit 2)."""
+    _check_source(source, live)
     if benchmark is not None:
         if store is None:
             fail("--benchmark needs --store STORE.duckdb (the store holding the benchmark)")
@@ -375,10 +404,13 @@ def _sources(
                 f"new model's results (got {calibration} and {responses})"
             )
         responses, calibration = calibration, None
-    elif any(value is not None for value in choice.values()):
+    elif source == "table" and any(value is not None for value in choice.values()):
         given = [f"--{name}" for name, value in choice.items() if value is not None]
         verb = "applies" if len(given) == 1 else "apply"
-        fail(f"{' and '.join(given)} {verb} only with --store STORE --benchmark NAME")
+        fail(
+            f"{' and '.join(given)} {verb} only with --store STORE --benchmark NAME, or with "
+            "--source TOOL (the tool's results to read)"
+        )
     elif store is not None and live is None:
         fail(
             f"--store {store} needs --benchmark NAME (calibrate on that benchmark of the store) "
@@ -390,7 +422,40 @@ def _sources(
         fail("give either RESPONSES (a results file) or --live RUN.toml --store RUN.duckdb")
     if live is not None and store is None:
         fail("--live needs --store RUN.duckdb (every answer is stored there first)")
+    if source == "table" and responses is not None:
+        _refuse_tool_results(responses, "RESPONSES")
     return calibration, responses
+
+
+def _tools() -> list[str]:
+    """The tools ``--source`` reads (every ingest source but ``table``)."""
+    from latentbench.io.formats import SOURCES
+
+    return [name for name in SOURCES if name != "table"]
+
+
+def _check_source(source: str, live: Path | None) -> None:
+    """``--source``: ``table`` or a registered tool, and not with ``--live``."""
+    if source != "table" and source not in _tools():
+        fail(f"--source {source!r}: expected table or one of {', '.join(_tools())}")
+    if source != "table" and live is not None:
+        fail("--source reads a results file; with --live the endpoint answers (no RESPONSES)")
+
+
+TOOL_SUFFIXES = (".json", ".jsonl", ".eval", ".gz", ".zst")
+"""Suffixes of the tools' result files (lm-eval, HELM, Inspect, OpenCompass, EEE), never a
+table's: a RESPONSES path with one of them (or a folder) names ``--source``."""
+
+
+def _refuse_tool_results(path: Path, name: str) -> None:
+    """A folder or a tool's result file given as a table: fail naming ``--source``."""
+    if path.is_dir() or path.suffix.lower() in TOOL_SUFFIXES:
+        what = "a folder" if path.is_dir() else f"a {path.suffix} file"
+        fail(
+            f"{name} {path}: {what}, not a results table (.csv or .parquet); a tool's results? "
+            f"give --source TOOL ({', '.join(_tools())}), which reads them as `latentbench "
+            "ingest TOOL` does"
+        )
 
 
 def _check_design(
@@ -532,6 +597,13 @@ def compare_command(
     responses_b: Path | None = typer.Argument(
         None, help="Results of model B (default: RESPONSES_A)."
     ),
+    source: str = typer.Option(
+        "table",
+        help="What wrote the results: table (CSV/Parquet files), or a tool, read as "
+        "`latentbench ingest SOURCE` reads it (lm-eval, ...; one benchmark's results).",
+    ),
+    metric: str | None = typer.Option(None, help="With --source: the metric read."),
+    filter: str | None = typer.Option(None, help="With --source: the filter read."),
     a: str | None = typer.Option(None, "--a", help="Model A's name in its file."),
     b: str | None = typer.Option(None, "--b", help="Model B's name in its file."),
     budget: int | None = typer.Option(500, help="Most items (each answered by both)."),
@@ -556,6 +628,13 @@ def compare_command(
     from latentbench.select import compare
 
     _refuse_store(calibration, "compare")
+    _check_source(source, None)
+    if source == "table":
+        if metric is not None or filter is not None:
+            fail("--metric and --filter choose among a tool's results: give --source TOOL")
+        for path in (responses_a, responses_b):
+            if path is not None:
+                _refuse_tool_results(path, "RESPONSES")
     if proxy not in PROXIES:
         fail(f"--proxy {proxy!r}: expected one of {', '.join(PROXIES)}")
     proxy_kind: Any = proxy
@@ -563,7 +642,8 @@ def compare_command(
         _writable_dir(out)
     with clean_warnings():
         try:
-            data_a, data_b, a, b = _compare_sides(responses_a, responses_b, a, b)
+            read = {"source": source, "metric": metric, "filter": filter}
+            data_a, data_b, a, b = _compare_sides(responses_a, responses_b, a, b, read)
             result = compare(
                 calibration,
                 data_a,
@@ -593,18 +673,24 @@ def compare_command(
 
 
 def _compare_sides(
-    responses_a: Path, responses_b: Path | None, a: str | None, b: str | None
+    responses_a: Path,
+    responses_b: Path | None,
+    a: str | None,
+    b: str | None,
+    read: dict[str, Any] | None = None,
 ) -> tuple[Any, Any, str, str]:
-    """``(data A, data B, name A, name B)`` of ``compare``'s files and ``--a`` / ``--b``:
-    read, named (:func:`_compare_names`) and, for one model name in two files, labelled by
-    file; raises :class:`InputError`."""
+    """``(data A, data B, name A, name B)`` of ``compare``'s files (read with ``read``:
+    ``source`` and its ``metric`` / ``filter``) and ``--a`` / ``--b``: read, named
+    (:func:`_compare_names`) and, for one model name in two files, labelled by file; raises
+    :class:`InputError`."""
     from latentbench.select import read_responses
 
+    read = read or {}
     for path in (responses_a, responses_b):
         if path is not None and not path.exists():
             raise InputError(f"responses {path}: no such file")
-    data_a = read_responses(responses_a)
-    data_b = data_a if responses_b is None else read_responses(responses_b)
+    data_a = read_responses(responses_a, **read)
+    data_b = data_a if responses_b is None else read_responses(responses_b, **read)
     if responses_b is None:
         a, b = _other_model(a, b, data_a)
     name_a, name_b = _compare_names(a, b, data_a, data_b, responses_a, responses_b or responses_a)

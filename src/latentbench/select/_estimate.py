@@ -332,9 +332,16 @@ def _models_index(frame: pd.DataFrame) -> bool:
     )
 
 
-def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.Series]:
+def read_responses(
+    path: str | os.PathLike[str] | pd.DataFrame,
+    *,
+    source: str = "table",
+    metric: str | None = None,
+    filter: str | None = None,
+    split: str | None = None,
+) -> dict[str, pd.Series]:
     """A new model's (or several models') results from a file or a table (a DataFrame laid
-    out as a file), one Series per model.
+    out as a file), or from a tool's result files, one Series per model.
 
     Long layout: columns ``item`` and ``score`` (or ``correct`` / ``is_correct``), plus
     ``model`` when the file holds several models (without it, the model is named after the
@@ -351,6 +358,20 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
     a score in [0, 1] and every id a string or an integer, else the error names the file, the
     row or column and the value.
 
+    Parameters
+    ----------
+    path : path-like or DataFrame
+        The results: a table file or DataFrame (``source="table"``), or a tool's result file
+        or folder.
+    source : str
+        ``"table"`` (default), or the tool that wrote ``path``: any source of
+        :func:`latentbench.io.formats.read_results` (``"lm-eval"``, ``"lighteval"``,
+        ``"helm"``, ``"inspect"``, ``"opencompass"``, ``"eee"``), read as ``latentbench ingest
+        SOURCE PATH`` reads it; the results must then be of one benchmark.
+    metric, filter, split : str, optional
+        With a tool's ``source``: the metric, filter and (HELM) split to read, as
+        :func:`~latentbench.io.formats.read_results` chooses them.
+
     Returns
     -------
     dict
@@ -364,7 +385,17 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
         refuse_long_without_score,
     )
 
-    frame, file, stem = _responses_frame(path)
+    if source == "table":
+        given = [f"{k}={v!r}" for k, v in (("metric", metric), ("filter", filter), ("split", split))
+                 if v is not None]  # fmt: skip
+        if given:
+            raise InputError(
+                f"{', '.join(given)}: chooses among a tool's results; expected source= the tool "
+                "that wrote the results (lm-eval, ...), or a table holding one metric"
+            )
+        frame, file, stem = _responses_frame(path)
+    else:
+        frame, file, stem = _tool_results(path, source, metric, filter, split)
     columns = [str(c) for c in frame.columns]
     if len(frame) == 0:
         raise InputError(f"in {file}: the table has no rows; expected a model's answers")
@@ -393,6 +424,41 @@ def read_responses(path: str | os.PathLike[str] | pd.DataFrame) -> dict[str, pd.
         f"{file}: no 'item' and 'score' columns (long layout) nor a 'model' column (wide "
         f"layout); found columns {columns[:8]}{hint}"
     )
+
+
+def _tool_results(
+    path: str | os.PathLike[str] | pd.DataFrame,
+    source: str,
+    metric: str | None,
+    filter: str | None,
+    split: str | None,
+) -> tuple[pd.DataFrame, str, str]:
+    """A tool's result files (``read_results(source, path)``) as a results table of one
+    benchmark, what messages call them, and the file's stem."""
+    import pandas as pd
+
+    from latentbench.io.formats import read_results
+
+    if isinstance(path, pd.DataFrame):
+        raise InputError(
+            f"source={source!r} reads a tool's result files; expected a path, not a DataFrame "
+            "(a DataFrame is read as a results table: leave source at 'table')"
+        )
+    if not Path(path).exists():
+        raise InputError(f"responses {path}: no such file or folder")
+    options: dict[str, Any] = {"metric": metric, "filter": filter, "split": split}
+    chosen = {k: v for k, v in options.items() if v is not None}
+    frame, _ = read_results(source, Path(path), **chosen)
+    benchmarks = sorted(map(str, frame["benchmark"].unique()))
+    if len(benchmarks) > 1:
+        shown = ", ".join(repr(b) for b in benchmarks[:5]) + (
+            ", ..." if len(benchmarks) > 5 else ""
+        )
+        raise InputError(
+            f"{path}: {source} results of {len(benchmarks)} benchmarks ({shown}); expected one "
+            "benchmark's results: give its result file(s) only"
+        )
+    return frame.reset_index(drop=True), str(path), Path(path).stem
 
 
 def _responses_frame(path: str | os.PathLike[str] | pd.DataFrame) -> tuple[pd.DataFrame, str, str]:

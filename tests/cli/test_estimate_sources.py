@@ -1,0 +1,169 @@
+"""``estimate`` / ``compare`` read a new model's results as a tool wrote them (``--source``):
+the same answers give the same estimate as their table; a folder or a tool's file given as a
+table, several benchmarks, a misplaced ``--metric`` are refused naming what to do."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from latentbench.cli import _register, app
+from latentbench.exceptions import DataWarning, InputError
+from latentbench.io.formats import read_results
+from latentbench.select import estimate, read_responses
+
+_register()
+runner = CliRunner()
+
+DATE = "2024-05-01T12-30-45.123456"
+N_ITEMS = 120
+REAL = Path(__file__).parents[1] / "data" / "formats" / "real" / "lm-eval"
+
+
+def _samples(folder: Path, model: str, task: str, scores: np.ndarray) -> Path:
+    """lm-eval's ``--log_samples`` output of one model on one task (doc ids 0..n-1)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [
+        json.dumps(dict(doc_id=i, doc={}, target=0, filter="none", metrics=["acc"], acc=float(s)))
+        for i, s in enumerate(scores)
+    ]
+    (folder / f"samples_{task}_{DATE}.jsonl").write_text("\n".join(lines) + "\n")
+    results = {
+        "results": {task: {}},
+        "model_name": model,
+        "lm_eval_version": "0.4.9",
+        "config": {"model_args": f"pretrained={model}"},
+    }
+    (folder / f"results_{DATE}.json").write_text(json.dumps(results))
+    return folder
+
+
+@pytest.fixture
+def setup(tmp_path):
+    """A 25-model calibration of ``taskA`` and two new models' lm-eval folders."""
+    rng = np.random.default_rng(3)
+    theta, b = rng.normal(size=27), rng.normal(size=N_ITEMS)
+    Y = (rng.random((27, N_ITEMS)) < 1 / (1 + np.exp(-(theta[:, None] + b)))).astype(float)
+    cal = pd.DataFrame(
+        [(f"m{i}", "taskA", str(j), Y[i, j]) for i in range(25) for j in range(N_ITEMS)],
+        columns=["model", "benchmark", "item", "score"],
+    )
+    cal.to_parquet(tmp_path / "cal.parquet")
+    new = _samples(tmp_path / "out" / "org__new", "org/new", "taskA", Y[25])
+    other = _samples(tmp_path / "out2" / "org__other", "org/other", "taskA", Y[26])
+    return tmp_path, new, other
+
+
+def _as_table(folder: Path, out: Path) -> Path:
+    """The same answers as a long table (what ``ingest`` + ``export`` would give)."""
+    frame, _ = read_results("lm-eval", folder)
+    frame[["model", "benchmark", "item", "score", "metric"]].to_csv(out, index=False)
+    return out
+
+
+def _json(outcome) -> dict:
+    assert outcome.exit_code == 0, outcome.output
+    return json.loads(outcome.stdout)
+
+
+def test_a_tool_folder_gives_the_estimate_of_its_table(setup):
+    root, new, _ = setup
+    cal = str(root / "cal.parquet")
+    table = _as_table(new, root / "new.csv")
+    args = ["--budget", "30", "--json"]
+    by_tool = _json(runner.invoke(app, ["estimate", cal, str(new), "--source", "lm-eval", *args]))
+    by_table = _json(runner.invoke(app, ["estimate", cal, str(table), "--budget", "30", "--json"]))
+    assert by_tool["model"] == "org/new" == by_table["model"]
+    for key in ("score", "lower", "upper", "n_evaluated", "rank", "theta"):
+        assert by_tool[key] == by_table[key], key
+    assert by_tool["n_evaluated"] == 30
+    # the Python twin: read_responses(path, source=...) then estimate
+    answers = read_responses(new, source="lm-eval")
+    assert list(answers) == ["org/new"]
+    result = estimate(root / "cal.parquet", answers["org/new"].rename("org/new"), budget=30)
+    assert (result.score, result.lower, result.upper) == (
+        by_tool["score"],
+        by_tool["lower"],
+        by_tool["upper"],
+    )
+
+
+def test_a_fixed_design_is_scored_from_the_tools_results(setup):
+    root, new, _ = setup
+    cal, items = str(root / "cal.parquet"), root / "items.csv"
+    outcome = runner.invoke(app, ["tiny", cal, "--k", "20", "--out", str(items)])
+    assert outcome.exit_code == 0, outcome.output
+    args = ["estimate", cal, "--items", str(items), "--json"]
+    by_tool = _json(runner.invoke(app, [*args[:2], str(new), *args[2:], "--source", "lm-eval"]))
+    table = str(_as_table(new, root / "new.csv"))
+    by_table = _json(runner.invoke(app, [*args[:2], table, *args[2:]]))
+    assert by_tool["n_evaluated"] == 20 and by_tool["stopped"] == "items"
+    assert (by_tool["score"], by_tool["lower"], by_tool["upper"]) == (
+        by_table["score"],
+        by_table["lower"],
+        by_table["upper"],
+    )
+
+
+def test_compare_reads_two_tool_folders(setup):
+    root, new, other = setup
+    cal = str(root / "cal.parquet")
+    args = ["compare", cal, str(new), str(other), "--budget", "60", "--json"]
+    by_tool = _json(runner.invoke(app, [*args, "--source", "lm-eval"]))
+    tables = [str(_as_table(f, root / f"{f.name}.csv")) for f in (new, other)]
+    by_table = _json(runner.invoke(app, ["compare", cal, *tables, "--budget", "60", "--json"]))
+    assert by_tool == by_table
+
+
+def test_a_folder_or_a_tool_file_given_as_a_table_names_source(setup):
+    root, new, _ = setup
+    cal = str(root / "cal.parquet")
+    samples = next(new.glob("samples_*.jsonl"))
+    for path in (new, samples):
+        for command in (["estimate", cal, str(path)], ["compare", cal, str(path), str(path)]):
+            outcome = runner.invoke(app, command)
+            assert outcome.exit_code == 2, outcome.output
+            assert f"RESPONSES {path}" in outcome.output
+            assert "give --source TOOL (lm-eval, lighteval" in outcome.output
+            assert "Traceback" not in outcome.output
+
+
+def test_results_of_several_benchmarks_are_refused_naming_them():
+    folder = REAL / "v0.4.13.dev0" / "Qwen__Qwen3-8B"  # two tasks, doc ids 0-9 each
+    with (
+        pytest.raises(InputError, match=r"lm-eval results of 2 benchmarks \('negotiationtom_b"),
+        pytest.warns(DataWarning, match="missing by design"),  # run with --limit
+    ):
+        read_responses(folder, source="lm-eval")
+    one = next(folder.glob("samples_negotiationtom_belief_*.jsonl"))
+    with pytest.warns(DataWarning, match="missing by design"):
+        answers = read_responses(one, source="lm-eval")
+    assert list(answers) == ["Qwen/Qwen3-8B"] and len(answers["Qwen/Qwen3-8B"]) == 10
+
+
+def test_metric_and_source_options_are_checked(setup, tmp_path):
+    root, new, _ = setup
+    cal = str(root / "cal.parquet")
+    table = str(_as_table(new, root / "new.csv"))
+    outcome = runner.invoke(app, ["estimate", cal, table, "--metric", "acc"])
+    assert outcome.exit_code == 2 and "or with --source TOOL" in outcome.output
+    outcome = runner.invoke(app, ["estimate", cal, str(new), "--source", "lm-evall"])
+    assert outcome.exit_code == 2
+    assert "--source 'lm-evall': expected table or one of lm-eval, lighteval" in outcome.output
+    assert ", table," not in outcome.output
+    args = ["--source", "lm-eval", "--metric", "acc", "--json"]
+    outcome = runner.invoke(app, ["estimate", cal, str(new), *args])
+    assert _json(outcome)["n_evaluated"] == 100
+    outcome = runner.invoke(app, ["compare", cal, table, table, "--metric", "acc"])
+    assert outcome.exit_code == 2 and "give --source TOOL" in outcome.output
+    with pytest.raises(InputError, match="metric='acc': chooses among a tool's results"):
+        read_responses(table, metric="acc")
+    with pytest.raises(InputError, match="expected a path, not a DataFrame"):
+        read_responses(pd.read_csv(table), source="lm-eval")
+    with pytest.raises(InputError, match="no such file or folder"):
+        read_responses(tmp_path / "nowhere", source="lm-eval")
