@@ -167,3 +167,14 @@ def test_metric_and_source_options_are_checked(setup, tmp_path):
         read_responses(pd.read_csv(table), source="lm-eval")
     with pytest.raises(InputError, match="no such file or folder"):
         read_responses(tmp_path / "nowhere", source="lm-eval")
+
+
+def test_commands_reading_a_table_name_ingest_for_a_tools_results(setup):
+    _, new, _ = setup
+    samples = next(new.glob("samples_*.jsonl"))
+    for command in (["fit", str(new)], ["fit", str(samples)], ["select", "replay", str(samples)]):
+        outcome = runner.invoke(app, command)
+        assert outcome.exit_code == 2, outcome.output
+        assert "a tool's results? read them into a store with `latentbench ingest TOOL" in (
+            outcome.output
+        ), command

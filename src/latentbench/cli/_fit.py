@@ -74,14 +74,10 @@ def load_matrix(
             f"{responses} is a store: fit one of its benchmarks with --store {responses} "
             "--benchmark NAME (`latentbench ls --store` lists them)"
         )
-    if responses.is_dir():
-        hint = (
-            " (it is a fit directory: `latentbench report DIR` reports it)"
-            if (responses / "fit.json").exists()
-            else ""
-        )
+    if responses.is_dir() and (responses / "fit.json").exists():
         raise InputError(
-            f"{responses} is a directory{hint}; expected a .parquet or .csv file of responses"
+            f"{responses} is a directory (it is a fit directory: `latentbench report DIR` "
+            "reports it); expected a .parquet or .csv file of responses"
         )
     return ResponseMatrix.read(responses, model=model_col, item=item_col, score=score_col)
 

@@ -99,7 +99,7 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
     if not file.exists():
         raise InputError(f"{file}: file not found")
     if not file.is_file():
-        raise InputError(f"{file}: is a directory; expected a .parquet or .csv file")
+        raise InputError(f"{file}: is a directory; expected a .parquet or .csv file{_tools_hint()}")
     suffix = file.suffix.lower()
     if suffix in (".csv", ".tsv", ".txt"):
         return read_csv_text(file)
@@ -112,7 +112,19 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
         if repeated:
             raise InputError(f"{file}: column {repeated[0]!r} appears more than once")
         return frame
-    raise InputError(f"{file}: unknown file type {suffix!r}; expected .parquet, .csv or .tsv")
+    hint = _tools_hint() if suffix in (".json", ".jsonl", ".eval") else ""
+    raise InputError(f"{file}: unknown file type {suffix!r}; expected .parquet, .csv or .tsv{hint}")
+
+
+def _tools_hint() -> str:
+    """What to do with a tool's result files given where a table is read."""
+    from latentbench.io.formats import SOURCES
+
+    tools = ", ".join(name for name in SOURCES if name != "table")
+    return (
+        f" (a tool's results? read them into a store with `latentbench ingest TOOL PATH --store "
+        f"S.duckdb`, TOOL one of {tools})"
+    )
 
 
 def file_sha256(path: str | Path) -> str:
