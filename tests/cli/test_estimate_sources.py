@@ -161,7 +161,7 @@ def test_metric_and_source_options_are_checked(setup, tmp_path):
     assert _json(outcome)["n_evaluated"] == 100
     outcome = runner.invoke(app, ["compare", cal, table, table, "--metric", "acc"])
     assert outcome.exit_code == 2 and "give --source TOOL" in outcome.output
-    with pytest.raises(InputError, match="metric='acc': chooses among a tool's results"):
+    with pytest.raises(InputError, match="metric='acc': applies to a tool's results"):
         read_responses(table, metric="acc")
     with pytest.raises(InputError, match="expected a path, not a DataFrame"):
         read_responses(pd.read_csv(table), source="lm-eval")
@@ -178,3 +178,72 @@ def test_commands_reading_a_table_name_ingest_for_a_tools_results(setup):
         assert "a tool's results? read them into a store with `latentbench ingest TOOL" in (
             outcome.output
         ), command
+
+
+def _mmlu_like(root: Path, models: list[str], Y: np.ndarray, tasks: int = 3) -> Path:
+    """lm-eval folders of ``tasks`` tasks ``mmlu_t0 ...`` whose doc ids restart in each (the
+    items of ``Y``'s columns split between them)."""
+    per = Y.shape[1] // tasks
+    for m, name in enumerate(models):
+        folder = root / name.replace("/", "__")
+        folder.mkdir(parents=True)
+        for t in range(tasks):
+            scores = Y[m, t * per : (t + 1) * per]
+            one = _samples(root / "tmp" / name / f"t{t}", name, f"mmlu_t{t}", scores)
+            sample = next(one.glob("samples_*.jsonl"))
+            sample.rename(folder / sample.name)
+        results = {
+            "results": {f"mmlu_t{t}": {} for t in range(tasks)},
+            "model_name": name,
+            "lm_eval_version": "0.4.9",
+            "config": {"model_args": f"pretrained={name}"},
+        }
+        (folder / f"results_{DATE}.json").write_text(json.dumps(results))
+    return root
+
+
+def test_tasks_read_as_one_benchmark_calibrate_and_estimate(tmp_path):
+    rng = np.random.default_rng(5)
+    theta, b = rng.normal(size=21), rng.normal(size=90)
+    Y = (rng.random((21, 90)) < 1 / (1 + np.exp(-(theta[:, None] + b)))).astype(float)
+    names = [f"org/m{i}" for i in range(20)]
+    history = _mmlu_like(tmp_path / "hist", names, Y[:20])
+    new = _mmlu_like(tmp_path / "new", ["org/new"], Y[20:]) / "org__new"
+    store = str(tmp_path / "s.duckdb")
+    outcome = runner.invoke(  # without --group: three benchmarks whose doc ids restart
+        app, ["ingest", "lm-eval", str(history), "--store", str(tmp_path / "t.duckdb")]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    outcome = runner.invoke(
+        app, ["ingest", "lm-eval", str(history), "--store", store, "--group", "mmlu"]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    frame, _ = read_results("lm-eval", history, group="mmlu")
+    assert set(frame["benchmark"]) == {"mmlu"} and frame["item"].nunique() == 90
+    assert {"mmlu_t0/0", "mmlu_t2/29"} <= set(frame["item"])
+    base = ["estimate", "--store", store, "--benchmark", "mmlu", str(new), "--source", "lm-eval"]
+    outcome = runner.invoke(app, base)  # the new model's three tasks, not grouped: refused
+    assert outcome.exit_code == 2 and "results of 3 benchmarks" in outcome.output
+    assert "--group NAME" in outcome.output
+    by_tool = _json(runner.invoke(app, [*base, "--group", "mmlu", "--budget", "40", "--json"]))
+    assert by_tool["n_items"] == 90 and by_tool["n_evaluated"] == 40
+    table = tmp_path / "new.csv"
+    grouped, _ = read_results("lm-eval", new, group="mmlu")
+    grouped[["model", "benchmark", "item", "score"]].to_csv(table, index=False)
+    args = ["estimate", "--store", store, "--benchmark", "mmlu", str(table), "--budget", "40"]
+    by_table = _json(runner.invoke(app, [*args, "--json"]))
+    for key in ("score", "lower", "upper", "rank", "theta"):
+        assert by_tool[key] == by_table[key], key
+
+
+def test_a_group_of_tasks_with_different_metrics_or_with_benchmark_is_refused(tmp_path):
+    folder = REAL / "v0.4.13.dev0" / "Qwen__Qwen3-8B"  # acc on one task, exact_match on the other
+    with pytest.raises(InputError, match=r"group='n': its 2 tasks were read with different metr"):
+        read_results("lm-eval", folder, group="n")
+    with pytest.raises(InputError, match="benchmark='x' and group='n'"):
+        read_results("lm-eval", folder, group="n", benchmark="x")
+    with pytest.warns(DataWarning):  # one task: still TASK/ID, as its group's other tasks
+        frame, _ = read_results("lm-eval", next(folder.glob("*belief*.jsonl")), group="n")
+    assert set(frame["item"]) == {f"negotiationtom_belief/{i}" for i in range(10)}
+    outcome = runner.invoke(app, ["estimate", "c.parquet", "r.csv", "--group", "g"])
+    assert outcome.exit_code == 2 and "--group reads a tool's tasks" in outcome.output

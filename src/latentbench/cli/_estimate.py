@@ -142,6 +142,11 @@ def estimate_command(
         "ingest SOURCE` reads it (lm-eval, lighteval, helm, inspect, opencompass, eee; a file "
         "or folder of one benchmark's results).",
     ),
+    group: str | None = typer.Option(
+        None,
+        help="With --source: read the tool's tasks as one benchmark of this name, items "
+        "TASK/ID, as `latentbench ingest --group` did for the calibration.",
+    ),
     budget: int | None = typer.Option(100, help="Most items to evaluate (per model)."),
     precision: float | None = typer.Option(
         None,
@@ -217,6 +222,8 @@ def estimate_command(
     if out is not None:
         _writable_dir(out)
     choice = {"metric": metric, "filter": filter, "split": split}
+    if group is not None and source == "table":
+        fail("--group reads a tool's tasks as one benchmark: give --source TOOL")
     calibration, responses = _sources(
         calibration, responses, live, store, benchmark, choice, source
     )
@@ -233,6 +240,7 @@ def estimate_command(
             benchmark=benchmark,
             choice=choice,
             source=source,
+            group=group,
             model=model,
             budget=budget,
             precision=precision,
@@ -335,6 +343,7 @@ def _estimate(
     benchmark: str | None,
     choice: dict[str, str | None],
     source: str,
+    group: str | None,
     model: str | None,
     rank: int,
     **options: Any,
@@ -368,7 +377,7 @@ def _estimate(
         del options["budget"], options["seed"]
     answers: Any = responses
     if source != "table" and responses is not None:  # a tool's results, read as ingest does
-        answers = read_responses(responses, source=source, **choice)
+        answers = read_responses(responses, source=source, group=group, **choice)
     models = [model] if model is not None else None
     # a file of many models takes a while: say how far, and keep the finished ones on Ctrl-C
     with progress_bar() as progress, stop_on_sigint(say_stopping("model")) as stop:
@@ -604,6 +613,9 @@ def compare_command(
     ),
     metric: str | None = typer.Option(None, help="With --source: the metric read."),
     filter: str | None = typer.Option(None, help="With --source: the filter read."),
+    group: str | None = typer.Option(
+        None, help="With --source: read the tasks as one benchmark of this name (TASK/ID)."
+    ),
     a: str | None = typer.Option(None, "--a", help="Model A's name in its file."),
     b: str | None = typer.Option(None, "--b", help="Model B's name in its file."),
     budget: int | None = typer.Option(500, help="Most items (each answered by both)."),
@@ -630,8 +642,8 @@ def compare_command(
     _refuse_store(calibration, "compare")
     _check_source(source, None)
     if source == "table":
-        if metric is not None or filter is not None:
-            fail("--metric and --filter choose among a tool's results: give --source TOOL")
+        if metric is not None or filter is not None or group is not None:
+            fail("--metric, --filter and --group read a tool's results: give --source TOOL")
         for path in (responses_a, responses_b):
             if path is not None:
                 _refuse_tool_results(path, "RESPONSES")
@@ -642,7 +654,7 @@ def compare_command(
         _writable_dir(out)
     with clean_warnings():
         try:
-            read = {"source": source, "metric": metric, "filter": filter}
+            read = {"source": source, "metric": metric, "filter": filter, "group": group}
             data_a, data_b, a, b = _compare_sides(responses_a, responses_b, a, b, read)
             result = compare(
                 calibration,

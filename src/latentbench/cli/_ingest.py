@@ -105,6 +105,7 @@ class _IngestCommand(Command):
     epilog=example(
         "latentbench ingest lm-eval results/ --store results.duckdb --metric acc",
         "latentbench ingest table scores.csv --store results.duckdb --benchmark mybench",
+        "latentbench ingest lm-eval mmlu-out/ --store results.duckdb --group mmlu",
     ),
 )
 def ingest(
@@ -112,6 +113,11 @@ def ingest(
     paths: list[Path] = typer.Argument(..., help="Result files or folders (searched recursively)."),
     store: Path = typer.Option(..., "--store", help="DuckDB store file (created if absent)."),
     benchmark: str | None = typer.Option(None, help="Benchmark name for every row."),
+    group: str | None = typer.Option(
+        None,
+        help="Read every task as one benchmark of this name, items TASK/ID (e.g. lm-eval's "
+        "57 mmlu_* tasks as mmlu); the tasks must share a metric and filter.",
+    ),
     metric: list[str] | None = typer.Option(
         None, help="Metric: NAME, or TASK=NAME (repeatable). Required when a task has several."
     ),
@@ -160,6 +166,7 @@ def ingest(
                 duplicates=duplicates,
                 layout=layout,
                 split=split,
+                group=group,
                 progress=progress,
             )
             progress(f"writing {len(frame):,} rows to the store")

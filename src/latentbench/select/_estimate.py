@@ -339,6 +339,7 @@ def read_responses(
     metric: str | None = None,
     filter: str | None = None,
     split: str | None = None,
+    group: str | None = None,
 ) -> dict[str, pd.Series]:
     """A new model's (or several models') results from a file or a table (a DataFrame laid
     out as a file), or from a tool's result files, one Series per model.
@@ -368,9 +369,11 @@ def read_responses(
         :func:`latentbench.io.formats.read_results` (``"lm-eval"``, ``"lighteval"``,
         ``"helm"``, ``"inspect"``, ``"opencompass"``, ``"eee"``), read as ``latentbench ingest
         SOURCE PATH`` reads it; the results must then be of one benchmark.
-    metric, filter, split : str, optional
-        With a tool's ``source``: the metric, filter and (HELM) split to read, as
-        :func:`~latentbench.io.formats.read_results` chooses them.
+    metric, filter, split, group : str, optional
+        With a tool's ``source``: the metric, filter and (HELM) split to read, and the name
+        under which several tasks are read as one benchmark (items ``TASK/ID``), as
+        :func:`~latentbench.io.formats.read_results` takes them: read the new model's results
+        with the ``group`` its calibration was ingested with.
 
     Returns
     -------
@@ -386,16 +389,17 @@ def read_responses(
     )
 
     if source == "table":
-        given = [f"{k}={v!r}" for k, v in (("metric", metric), ("filter", filter), ("split", split))
-                 if v is not None]  # fmt: skip
+        chosen = (("metric", metric), ("filter", filter), ("split", split), ("group", group))
+        given = [f"{k}={v!r}" for k, v in chosen if v is not None]
         if given:
             raise InputError(
-                f"{', '.join(given)}: chooses among a tool's results; expected source= the tool "
+                f"{', '.join(given)}: applies to a tool's results; expected source= the tool "
                 "that wrote the results (lm-eval, ...), or a table holding one metric"
             )
         frame, file, stem = _responses_frame(path)
     else:
-        frame, file, stem = _tool_results(path, source, metric, filter, split)
+        options = {"metric": metric, "filter": filter, "split": split, "group": group}
+        frame, file, stem = _tool_results(path, source, options)
     columns = [str(c) for c in frame.columns]
     if len(frame) == 0:
         raise InputError(f"in {file}: the table has no rows; expected a model's answers")
@@ -429,9 +433,7 @@ def read_responses(
 def _tool_results(
     path: str | os.PathLike[str] | pd.DataFrame,
     source: str,
-    metric: str | None,
-    filter: str | None,
-    split: str | None,
+    options: dict[str, Any],
 ) -> tuple[pd.DataFrame, str, str]:
     """A tool's result files (``read_results(source, path)``) as a results table of one
     benchmark, what messages call them, and the file's stem."""
@@ -446,7 +448,6 @@ def _tool_results(
         )
     if not Path(path).exists():
         raise InputError(f"responses {path}: no such file or folder")
-    options: dict[str, Any] = {"metric": metric, "filter": filter, "split": split}
     chosen = {k: v for k, v in options.items() if v is not None}
     frame, _ = read_results(source, Path(path), **chosen)
     benchmarks = sorted(map(str, frame["benchmark"].unique()))
@@ -456,7 +457,8 @@ def _tool_results(
         )
         raise InputError(
             f"{path}: {source} results of {len(benchmarks)} benchmarks ({shown}); expected one "
-            "benchmark's results: give its result file(s) only"
+            "benchmark's results: give its result file(s) only, or read the tasks as one "
+            "benchmark as the calibration was ingested (group=NAME; --group NAME)"
         )
     return frame.reset_index(drop=True), str(path), Path(path).stem
 

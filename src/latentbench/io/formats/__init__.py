@@ -102,6 +102,7 @@ def read_results(
     duplicates: str = "error",
     layout: str = "auto",
     split: str | None = None,
+    group: str | None = None,
     progress: ProgressCallback | None = None,
 ) -> tuple[pd.DataFrame, LoadReport]:
     """Read result files of one tool into the canonical long table.
@@ -137,6 +138,14 @@ def read_results(
         HELM: the split to keep (default ``test``; other splits are dropped with a reason).
     layout : {"auto", "long", "wide"}
         ``table`` only.
+    group : str, optional
+        Read every task (benchmark) the files hold as **one** benchmark of this name, each
+        item named ``TASK/ID``: lm-eval's MMLU, say, is 57 tasks whose doc ids restart in
+        each (``group="mmlu"`` gives one 14,042-item benchmark to fit, select on or estimate
+        against). Always prefixed, even for one task, so that a later model's results read the
+        same way have the same ids. The tasks must share one metric, filter and split (choose
+        them with ``metric=`` / ``filter=`` / ``split=``). Not with ``benchmark=``, which
+        renames one task and keeps its ids.
     progress : callable(phase, done, total), optional
         Told each file as it is read (``"reading files"``, files done of total) and the final
         ``"combining rows"`` step; see :mod:`latentbench._progress`.
@@ -171,6 +180,13 @@ def read_results(
     >>> frame, report = read_results("lm-eval", "out/", filter="strict-match")  # doctest: +SKIP
     """
     reader = get_reader(source)
+    if group is not None and (not isinstance(group, str) or not group.strip()):
+        raise InputError(f"group={group!r}; expected a benchmark name")
+    if group is not None and benchmark is not None:
+        raise InputError(
+            f"benchmark={benchmark!r} and group={group!r}: benchmark renames one task, group "
+            "reads several as one benchmark; expected one of them"
+        )
     if duplicates not in DUPLICATE_POLICIES:
         raise InputError(
             f"duplicates={duplicates!r}; expected one of {', '.join(DUPLICATE_POLICIES)}"
@@ -216,6 +232,8 @@ def read_results(
         _check_named(report, metric=metric, filter=filter)
     notify(progress, "combining rows", len(files), len(files))
     frame = finish(frames, duplicates, report)
+    if group is not None:
+        frame = _grouped(frame, group)
     if not len(frame) and report.skipped_files:
         reasons = "; ".join(f"{s['file']}: {s['reason']}" for s in report.skipped_files)
         raise InputError(f"no usable results in {len(report.files)} files: {reasons}")
@@ -226,6 +244,38 @@ def read_results(
             f"{source}: " + "; ".join(report.notes), DataWarning, stacklevel=user_stacklevel()
         )
     return frame, report
+
+
+def _grouped(frame: pd.DataFrame, group: str) -> pd.DataFrame:
+    """The tasks of ``frame`` as one benchmark ``group``, items ``TASK/ID``; refused when the
+    tasks were read with different metrics, filters or splits (the group's matrix holds one
+    score per (model, item))."""
+    if not len(frame):
+        return frame
+    for column in ("metric", "filter", "split"):
+        chosen = frame.groupby("benchmark", sort=True)[column].unique()
+        values = sorted({str(v) for vs in chosen for v in vs})
+        if len(values) > 1:
+            shown = "; ".join(
+                f"{task}: {', '.join(map(str, vs))}" for task, vs in list(chosen.items())[:6]
+            )
+            raise InputError(
+                f"group={group!r}: its {len(chosen)} tasks were read with different {column}s "
+                f"({shown}{'; ...' if len(chosen) > 6 else ''}); expected one {column} for "
+                f"the group: choose it with {column}="
+            )
+    frame = frame.assign(
+        item=frame["benchmark"].astype(str) + "/" + frame["item"].astype(str),
+        benchmark=group,
+    )
+    clash = frame.duplicated(list(KEY_COLUMNS), keep=False)
+    if clash.any():
+        row = frame.loc[clash].iloc[0]
+        raise InputError(
+            f"group={group!r}: two tasks give the same item id {row['item']!r} (a task name "
+            "and an item id with '/' in them); expected distinct TASK/ID names"
+        )
+    return frame.reset_index(drop=True)
 
 
 def _check_named(report: LoadReport, **choices: str | Mapping[str, str] | None) -> None:
