@@ -262,7 +262,7 @@ def _grouped(frame: pd.DataFrame, group: str) -> pd.DataFrame:
             raise InputError(
                 f"group={group!r}: its {len(chosen)} tasks were read with different {column}s "
                 f"({shown}{'; ...' if len(chosen) > 6 else ''}); expected one {column} for "
-                f"the group: choose it with {column}="
+                f"the group: choose it with {column}= (--{column} on the command line)"
             )
     frame = frame.assign(
         item=frame["benchmark"].astype(str) + "/" + frame["item"].astype(str),
