@@ -259,10 +259,15 @@ def _grouped(frame: pd.DataFrame, group: str) -> pd.DataFrame:
             shown = "; ".join(
                 f"{task}: {', '.join(map(str, vs))}" for task, vs in list(chosen.items())[:6]
             )
+            how = (
+                "give the files of tasks evaluated on one split"
+                if column == "split"
+                else f"choose it with {column}= (--{column} on the command line)"
+            )
             raise InputError(
                 f"group={group!r}: its {len(chosen)} tasks were read with different {column}s "
                 f"({shown}{'; ...' if len(chosen) > 6 else ''}); expected one {column} for "
-                f"the group: choose it with {column}= (--{column} on the command line)"
+                f"the group: {how}"
             )
     frame = frame.assign(
         item=frame["benchmark"].astype(str) + "/" + frame["item"].astype(str),
