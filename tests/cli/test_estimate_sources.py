@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from latentbench.cli import _register, app
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io.formats import read_results
-from latentbench.select import estimate, read_responses
+from latentbench.select import estimate, lm_eval_samples, read_responses, tiny
 
 _register()
 runner = CliRunner()
@@ -247,3 +247,76 @@ def test_a_group_of_tasks_with_different_metrics_or_with_benchmark_is_refused(tm
     assert set(frame["item"]) == {f"negotiationtom_belief/{i}" for i in range(10)}
     outcome = runner.invoke(app, ["estimate", "c.parquet", "r.csv", "--group", "g"])
     assert outcome.exit_code == 2 and "--group reads a tool's tasks" in outcome.output
+
+
+def _calibration(tmp_path: Path, items: list[str], benchmark: str | None) -> Path:
+    rng = np.random.default_rng(9)
+    theta, b = rng.normal(size=20), rng.normal(size=len(items))
+    Y = (rng.random((20, len(items))) < 1 / (1 + np.exp(-(theta[:, None] + b)))).astype(float)
+    frame = pd.DataFrame(
+        [(f"m{i}", item, Y[i, j]) for i in range(20) for j, item in enumerate(items)],
+        columns=["model", "item", "score"],
+    )
+    if benchmark is not None:
+        frame["benchmark"] = benchmark
+    path = tmp_path / f"cal-{benchmark}.parquet"
+    frame.to_parquet(path)
+    return path
+
+
+def test_tiny_writes_lm_eval_samples_sorted_per_task(tmp_path):
+    cal = _calibration(tmp_path, [str(j) for j in range(60)], "arc_easy")
+    items, samples = tmp_path / "items.csv", tmp_path / "samples.json"
+    args = ["tiny", str(cal), "--k", "15", "--out", str(items), "--lm-eval-samples", str(samples)]
+    outcome = runner.invoke(app, args)
+    assert outcome.exit_code == 0, outcome.output
+    design = pd.read_csv(items, dtype={"item": str})
+    written = json.loads(samples.read_text())
+    # lm-eval logs the k-th listed doc as the k-th id: the ids must be sorted
+    assert written == {"arc_easy": sorted(int(i) for i in design["item"])}
+    assert "--tasks arc_easy --samples" in outcome.output
+    assert f"--source lm-eval --items {items}" in outcome.output
+    assert lm_eval_samples(items, task="arc_easy") == written
+    # a group's TASK/ID items: one list per task, in the order of the tasks' first items
+    grouped = _calibration(tmp_path, [f"mmlu_{t}/{j}" for t in "abc" for j in range(20)], "mmlu")
+    items2, samples2 = tmp_path / "items2.csv", tmp_path / "samples2.json"
+    args = ["tiny", str(grouped), "--k", "12", "--out", str(items2), "--lm-eval-samples",
+            str(samples2)]  # fmt: skip
+    assert runner.invoke(app, args).exit_code == 0
+    design = pd.read_csv(items2, dtype={"item": str})
+    written = json.loads(samples2.read_text())
+    tasks = list(dict.fromkeys(item.split("/")[0] for item in design["item"]))
+    assert list(written) == tasks
+    for name in tasks:
+        ids = [int(i.split("/")[1]) for i in design["item"] if i.startswith(name + "/")]
+        assert written[name] == sorted(ids)
+
+
+def test_tiny_lm_eval_samples_refusals(tmp_path):
+    unnamed = _calibration(tmp_path, [str(j) for j in range(30)], None)
+    out, samples = str(tmp_path / "items.csv"), tmp_path / "s.json"
+    base = ["tiny", str(unnamed), "--k", "5", "--out", out]
+    outcome = runner.invoke(app, [*base, "--lm-eval-samples", str(samples)])
+    assert outcome.exit_code == 2 and "the calibration names no benchmark; give --task" in (
+        outcome.output
+    )
+    outcome = runner.invoke(app, [*base, "--force", "--task", "arc"])
+    assert outcome.exit_code == 2 and "--task names the lm-eval task of --lm-eval-samples" in (
+        outcome.output
+    )
+    outcome = runner.invoke(app, [*base, "--force", "--lm-eval-samples", str(tmp_path / "s.txt")])
+    assert outcome.exit_code == 2 and "expected a file name ending in .json" in outcome.output
+    samples.write_text("{}")
+    outcome = runner.invoke(app, [*base, "--lm-eval-samples", str(samples)])
+    assert outcome.exit_code == 2 and "exists; pass --force" in outcome.output
+    outcome = runner.invoke(
+        app, [*base, "--force", "--lm-eval-samples", str(samples), "--task", "arc"]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    assert list(json.loads(samples.read_text())) == ["arc"]
+    grouped = _calibration(tmp_path, [f"t{t}/{j}" for t in range(2) for j in range(10)], "g")
+    design = tiny(grouped, 4)
+    with pytest.raises(InputError, match=r"is not an lm-eval doc id \(a TASK/ID of a group"):
+        lm_eval_samples(design, task="t0")
+    with pytest.raises(InputError, match=r"item '\d+' names no task"):
+        lm_eval_samples(tiny(unnamed, 3))

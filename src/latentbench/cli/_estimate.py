@@ -547,13 +547,25 @@ def tiny_command(
         "may have run) is refused unless --force.",
     ),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing --out file."),
+    samples_out: Path | None = typer.Option(
+        None,
+        "--lm-eval-samples",
+        help="Also write the items as lm-eval's --samples JSON ({task: [doc ids]}, sorted) "
+        "to this .json file.",
+    ),
+    task: str | None = typer.Option(
+        None,
+        help="With --lm-eval-samples: the lm-eval task of a benchmark whose item ids are doc "
+        "ids (default: the calibration's benchmark name); unset for TASK/ID ids (--group).",
+    ),
 ) -> None:
     """Choose k items to pre-register, with their design probabilities.
 
-    Run the model on exactly these items (e.g. lm-eval --samples), then score it with
-    `latentbench estimate CALIBRATION RESULTS --items items.csv`.
+    Run the model on exactly these items (e.g. lm-eval --samples, written by
+    --lm-eval-samples), then score it with `latentbench estimate CALIBRATION RESULTS --items
+    items.csv` (--source lm-eval for lm-eval's logs).
     """
-    from latentbench.select import tiny
+    from latentbench.select import lm_eval_samples, load_calibration, tiny
 
     to_stdout = out is not None and str(out) == "-"
     if out is None:
@@ -573,12 +585,22 @@ def tiny_command(
     _refuse_store(calibration, "tiny")
     if not to_stdout:
         _writable_file(out)
+    if samples_out is not None:
+        _check_samples_out(samples_out, force)
+    elif task is not None:
+        fail("--task names the lm-eval task of --lm-eval-samples FILE: give that too")
+    samples = None
     with clean_warnings():
         try:
-            frame = tiny(calibration, k, seed=seed, floor=floor, rank=rank)
+            cal = load_calibration(calibration, rank=rank)
+            frame = tiny(cal, k, seed=seed, floor=floor, rank=rank)
+            if samples_out is not None:
+                samples = lm_eval_samples(frame, task=_samples_task(task, frame, cal))
         except InputError as exc:
             fail(exc)
     noun = "item" if len(frame) == 1 else "items"
+    if samples is not None and samples_out is not None:
+        _write_samples(samples, samples_out, "items.csv" if to_stdout else str(out))
     if to_stdout:
         typer.echo(frame.to_csv(index=False), nl=False)
         err_console.print(f"wrote {len(frame):,} {noun} to standard output")
@@ -588,6 +610,48 @@ def tiny_command(
     else:
         frame.to_csv(out, index=False)
     console.print(f"wrote {len(frame):,} {noun} to {escape(str(out))}")
+
+
+def _write_samples(samples: dict[str, list[int]], path: Path, design: str) -> None:
+    """Write lm-eval's ``--samples`` JSON and say (on stderr) how to run and score it."""
+    path.write_text(json.dumps(samples, indent=1) + "\n")
+    err_console.print(
+        escape(
+            f"wrote lm-eval's --samples for {len(samples)} task(s) to {path}: run `lm-eval run "
+            f"... --tasks {','.join(samples)} --samples {path} --log_samples --output_path OUT`, "
+            f"then `latentbench estimate CALIBRATION OUT --source lm-eval --items {design}`"
+        ),
+        soft_wrap=True,
+    )
+
+
+def _check_samples_out(path: Path, force: bool) -> None:
+    """``--lm-eval-samples``: a ``.json`` file name, not an existing file unless ``--force``."""
+    if path.suffix.lower() != ".json":
+        fail(f"--lm-eval-samples {path}: expected a file name ending in .json")
+    if path.is_dir():
+        fail(f"--lm-eval-samples {path} is a directory; expected a file name such as samples.json")
+    if path.exists() and not force:
+        fail(f"--lm-eval-samples {path} exists; pass --force to overwrite it")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        fail(f"--lm-eval-samples {path}: folder {parent} does not exist")
+
+
+def _samples_task(task: str | None, frame: Any, cal: Any) -> str | None:
+    """The lm-eval task of the design's doc ids: ``--task``, else the calibration's benchmark
+    name when its ids are doc ids (not a group's ``TASK/ID``), else None."""
+    if task is not None:
+        return task
+    if all(str(item).isdigit() for item in frame["item"]):
+        name = cal.labels.get("benchmark")
+        if not name:
+            fail(
+                "--lm-eval-samples: the calibration names no benchmark; give --task, the lm-eval "
+                "task whose doc ids these items are"
+            )
+        return str(name)
+    return None
 
 
 @app.command(

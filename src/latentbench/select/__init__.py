@@ -23,6 +23,7 @@ from latentbench.select._estimate import (
     EstimateSet,
     estimate,
     estimate_many,
+    lm_eval_samples,
     read_responses,
     tiny,
 )
@@ -110,6 +111,7 @@ __all__ = [
     "exact_match",
     "experiment_from_matrix",
     "interval_trajectories",
+    "lm_eval_samples",
     "load_calibration",
     "make_policy",
     "multiple_choice",

@@ -1780,6 +1780,57 @@ def _short(value: Any, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
+def lm_eval_samples(
+    items: str | os.PathLike[str] | pd.DataFrame, task: str | None = None
+) -> dict[str, list[int]]:
+    """A fixed design's items as lm-eval's ``--samples`` mapping ``{task: [doc ids]}``.
+
+    Run the harness on exactly the design's items (``lm-eval run ... --tasks T --samples
+    samples.json --log_samples``), then score its logs with ``latentbench estimate CALIBRATION
+    OUT --source lm-eval --items items.csv``.
+
+    Parameters
+    ----------
+    items : path-like or DataFrame
+        A design from :func:`tiny` (``latentbench tiny --out items.csv``).
+    task : str, optional
+        The lm-eval task of a benchmark whose item ids are doc ids (``12``). Leave it unset for
+        a benchmark ingested with ``group=`` (``latentbench ingest --group``), whose ids are
+        ``TASK/ID`` (``mmlu_anatomy/12``): each id then names its task.
+
+    Returns
+    -------
+    dict of str to list of int
+        Each task's doc ids, **sorted**: lm-eval (0.4.9-0.4.13) evaluates the listed docs in
+        the dataset's order and logs the k-th as the list's k-th id, so an unsorted list would
+        mislabel its logs. Tasks in the order of their first item in the design.
+    """
+    import re
+
+    frame = read_design(items)
+    if task is not None and (not isinstance(task, str) or not task.strip()):
+        raise InputError(f"task={task!r}; expected the lm-eval task name")
+    docs: dict[str, set[int]] = {}
+    for item in frame["item"]:
+        if task is not None:
+            if not item.isdigit():
+                hint = " (a TASK/ID of a group: leave task unset)" if "/" in item else ""
+                raise InputError(
+                    f"items: item {item!r} is not an lm-eval doc id{hint}; expected doc ids "
+                    f"(0, 1, ...) of task {task!r}"
+                )
+            docs.setdefault(task, set()).add(int(item))
+            continue
+        match = re.fullmatch(r"(.+)/(\d+)", item)
+        if match is None:
+            raise InputError(
+                f"items: item {item!r} names no task; expected TASK/ID ids (a benchmark ingested "
+                "with --group), or give the lm-eval task of the benchmark (task=, --task)"
+            )
+        docs.setdefault(match.group(1), set()).add(int(match.group(2)))
+    return {name: sorted(ids) for name, ids in docs.items()}
+
+
 def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
     """Read a fixed design (``latentbench tiny --out items.csv``, or :func:`tiny`'s table
     saved as CSV or parquet), checked: at least one row, orders ``1, 2, ...`` (after sorting),
