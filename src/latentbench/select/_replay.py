@@ -93,6 +93,18 @@ def _read(
     return ResponseMatrix.read(source), Path(source)
 
 
+def _canonical(matrix: ResponseMatrix) -> ResponseMatrix:
+    """``matrix`` with its models and items in the canonical order (ids sorted as strings,
+    the order a long file is read in): a run's draws, history split and proxy fit follow the
+    matrix's rows and columns, so the same cells as a wide file in another order, a long file
+    or a matrix in memory give the same run (as the estimate's calibration does)."""
+    rows = np.argsort(np.asarray(matrix.model_ids, dtype=str), kind="stable")
+    cols = np.argsort(np.asarray(matrix.item_ids, dtype=str), kind="stable")
+    if np.array_equal(rows, np.arange(rows.size)) and np.array_equal(cols, np.arange(cols.size)):
+        return matrix
+    return matrix.subset(models=rows, items=cols)
+
+
 def _rank(value: int | str) -> int | str:
     if value == "auto":
         return "auto"
@@ -208,6 +220,7 @@ def replay(
     epsilon = check_epsilon(epsilon)
     notify(progress, "reading the responses")
     matrix, path = _read(responses)
+    matrix = _canonical(matrix)
     if history is not None or history_store is not None:
         split = _given_history(matrix, history, history_store, history_benchmark, choice)
     elif no_history:
@@ -310,7 +323,7 @@ def _given_history(
             f"{flag} ({where}) lacks {len(absent)} items of the responses, e.g. "
             f"{sorted(absent)[0]!r}; the history must cover the candidates' items"
         )
-    hist_scores = hist.subset(items=matrix.item_ids).scores
+    hist_scores = _canonical(hist).subset(items=matrix.item_ids).scores  # rows: the fit's order
     candidates, ids = matrix.scores, list(matrix.model_ids)
     note = f"history: {hist.n_models} models of {where} learn the proxy; {len(ids)} candidates"
     record: dict[str, Any] = {
