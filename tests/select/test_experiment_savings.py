@@ -50,3 +50,16 @@ def test_pools_are_named_by_their_measured_gap():
     means = np.array([0.80, 0.74, 0.73, 0.70, 0.60])
     pools = {"gap0.02": np.array([0, 1, 2]), "gap0.03": np.array([0, 1, 3]), "full": np.arange(5)}
     assert list(_label_by_gap(pools, means)) == ["gap0.060", "gap0.060-2", "full"]
+
+
+def test_a_saving_that_is_not_there_has_no_interval():
+    grid = np.arange(1, 11) * 10.0
+    policy = np.ones((20, 10), dtype=bool)
+    # the reference ends at 90 % (18 of 20 seeds right): no saving on the full sample, though
+    # some resamples (19 or 20 of the right seeds drawn) reach 95 %
+    reference = np.zeros((20, 10), dtype=bool)
+    reference[:18, -1] = True
+    out = paired_saving(policy, reference, grid, n_boot=200, random_state=0)
+    assert np.isnan(out["saved_post_init_pct"])
+    for key in ("_se", "_lo", "_hi"):
+        assert np.isnan(out["saved_post_init_pct" + key]), key

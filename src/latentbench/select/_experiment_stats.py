@@ -101,8 +101,11 @@ def _first_crossing(curve: np.ndarray, grid: np.ndarray, target: float) -> float
 
 
 def _interval(draws: np.ndarray, point: float, name: str) -> dict[str, float]:
+    """``point`` with the SE and 95 % interval of the finite ``draws``; all NaN around a
+    point that is NaN (no saving on the full sample: a spread from the resamples that happen
+    to reach the target would describe a number that is not there)."""
     finite = draws[np.isfinite(draws)]
-    if finite.size < 2:
+    if finite.size < 2 or not np.isfinite(point):
         nan = float("nan")
         return {name: point, f"{name}_se": nan, f"{name}_lo": nan, f"{name}_hi": nan}
     lo, hi = np.percentile(finite, [2.5, 97.5])
@@ -148,7 +151,8 @@ def paired_saving(
     dict
         ``saved_post_init_pct`` and ``saved_total_pct`` (``100 (ref - policy) / ref`` from
         the full-sample curves), each with ``_se``, ``_lo``, ``_hi`` from the resamples
-        (resamples where either never reaches ``target`` are left out).
+        (resamples where either never reaches ``target`` are left out; all NaN when the
+        full-sample saving is NaN).
     """
     a = np.asarray(correct, dtype=np.float64)
     r = np.asarray(reference, dtype=np.float64)
