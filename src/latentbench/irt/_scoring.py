@@ -542,7 +542,7 @@ def _bootstrap_scores(
     y = np.where(observed, scores, 0.0) * trials  # successes
     n = observed * float(trials)  # trials per cell
     out = np.full((law.n_boot, scores.shape[0]), np.nan)
-    draws = resamples(law.boot_seed, int(result.shape[1]), law.n_boot)
+    draws = resamples(law.boot_seed, int(result.shape[1]), law.n_boot, law.boot_order)
     for r, counts in enumerate(draws):
         th_ref = law.boot_theta[r, reference]
         if not np.all(np.isfinite(th_ref)):
