@@ -156,3 +156,25 @@ def test_score_models_does_not_depend_on_the_calibrations_order():
     # to the EMs' tolerances (the new models' theta moves with the calibration's law)
     for column in ("theta", "se", "lower", "upper"):
         np.testing.assert_allclose(other[column], first[column], atol=5e-3, err_msg=column)
+
+
+def test_a_model_without_cells_does_not_count_towards_the_route_of_the_intervals(monkeypatch):
+    """The random-item intervals apply to fits of at most ``RANDOM_ITEMS_MAX_MODELS`` models
+    (200): an unevaluated model listed as the 201st sent every other model to the joint
+    Laplace intervals. Only the models with an observed cell count now (the limit lowered to
+    20 here, to keep the test small)."""
+    from latentbench.irt import _fitted
+
+    monkeypatch.setattr(_fitted, "RANDOM_ITEMS_MAX_MODELS", 20)
+    data = simulate_2pl(20, 100, missing=0.1, random_state=4)
+    scores = np.asarray(data.matrix.scores, dtype=float)
+    models = [f"m{i}" for i in range(20)]
+    items = [f"q{j}" for j in range(100)]
+    _, uncertainty, table = _fit(ResponseMatrix(scores, models, items))
+    padded = np.vstack([scores, np.full((1, len(items)), np.nan)])
+    _, unc, other = _fit(ResponseMatrix(padded, [*models, "unevaluated"], items))
+    assert uncertainty.method.startswith("random-item marginal likelihood")
+    assert unc.method == uncertainty.method
+    kept = other.loc[table.index]
+    for column in ("theta", "se", "lower", "upper"):
+        np.testing.assert_allclose(kept[column], table[column], atol=1e-3, err_msg=column)

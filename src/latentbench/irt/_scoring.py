@@ -329,7 +329,10 @@ def _scores_with_random_items(result: IRTResult) -> bool:
         result.rank == 1
         and result.prior_selection is not None
         and result.matrix is not None
-        and _uses_random_items(result.shape[0] + 1, result.shape[1])
+        # the calibration's models with an observed cell (as its own intervals count them)
+        and _uses_random_items(
+            int(np.count_nonzero(result.matrix.n_observed_per_model())) + 1, result.shape[1]
+        )
     ):
         return False
     # not where the random-item likelihood fails its checks on the calibration (its own
