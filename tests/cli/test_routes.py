@@ -46,6 +46,25 @@ def test_report_of_a_file_equals_report_of_its_fit_directory(tmp_path):
     assert direct == via_fit
 
 
+def test_report_of_a_wide_file_with_an_unevaluated_model_equals_its_fit_directorys(tmp_path):
+    """A wide file's empty row is a model without cells: not ranked, so its rank columns are
+    empty in abilities.csv, and read back as floats they showed rank_accuracy 1.000, 2.000,
+    ... on the fit directory's page (1, 2, ... on the file's)."""
+    data = simulate_2pl(20, 80, random_state=14)
+    wide = data.matrix.to_wide()
+    wide.loc["unevaluated"] = np.nan
+    path = tmp_path / "scores.csv"
+    wide.rename_axis("model").reset_index().to_csv(path, index=False)
+    _invoke("report", path, "--out", tmp_path / "direct.html", "-q")
+    _invoke("fit", path, "--out", tmp_path / "fit", "-q")
+    _invoke("report", tmp_path / "fit", "--out", tmp_path / "via_fit.html", "-q")
+    direct, via_fit = _page(tmp_path / "direct.html"), _page(tmp_path / "via_fit.html")
+    assert "unevaluated" in direct
+    assert direct == via_fit
+    loaded = IRTResult.load(tmp_path / "fit")
+    assert loaded.abilities["rank_accuracy"].dtype == "Int64"
+
+
 def test_a_saved_fit_reloads_what_changes_an_output(tmp_path):
     data = simulate_2pl(20, 150, random_state=12)
     result = TwoPL().fit(data.matrix)

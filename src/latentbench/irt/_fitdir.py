@@ -256,6 +256,8 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
         ("discrimination",) if rank == 1 else tuple(f"discrimination_{k + 1}" for k in range(rank))
     )
     abilities = _read_table(paths["abilities.csv"], "model", thetas)
+    if "rank_accuracy" in abilities.columns:  # (rank_theta and rank_shift are recomputed)
+        abilities["rank_accuracy"] = _ranks(abilities["rank_accuracy"])
     items = _read_table(paths["items.csv"], "item", (*discs, "easiness"))
     edited = _say_edited(paths, info)
     _check_complete(items, "item", (*discs, "easiness"), info.get("n_items"), paths["items.csv"])
@@ -359,6 +361,17 @@ def _read_table(path: Path, id_column: str, numeric: tuple[str, ...]) -> pd.Data
                 f"{path}: column {column!r} holds {text[wrong].iloc[0]!r}; expected numbers"
             )
     return frame
+
+
+def _ranks(values: pd.Series) -> pd.Series:
+    """A rank column read back as the fit builds it: whole numbers with NA where a model is
+    not ranked (``Int64``; read as floats when one is empty, the report showed 1.000 for 1);
+    left as read when it holds another number (an edited table)."""
+    numbers = pd.to_numeric(values, errors="coerce")
+    known = numbers.dropna().to_numpy(dtype=float)
+    if not (np.isfinite(known).all() and (known == np.round(known)).all()):
+        return values
+    return numbers.astype("Int64")
 
 
 def _saved_abilities(

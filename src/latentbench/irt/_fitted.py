@@ -21,6 +21,7 @@ from latentbench.irt._random_items import (
     item_bootstrap,
     model_jackknife,
     rescaled,
+    text_order,
 )
 from latentbench.irt._stats import norm_ppf
 
@@ -212,6 +213,9 @@ def random_items_fit(
     )
     if _item_bootstrap_applies(int(law_rows.sum()), int(result.shape[1])):
         # the law's own estimation error: items resampled, the EM redone from the fit
+        # (drawn in the order of the item ids, not of the columns: the same cells in a wide
+        # file's column order and a long file's sorted ids get the same replicates)
+        order = text_order(result.item_ids)
         theta_b, fit.boot_weights = item_bootstrap(
             scores[law_rows],
             fit,
@@ -220,8 +224,10 @@ def random_items_fit(
             seed=ITEM_BOOTSTRAP_SEED,
             tol=ITEM_BOOTSTRAP_TOL,
             trials=trials_of(result),
+            order=order,
         )
         fit.boot_seed = ITEM_BOOTSTRAP_SEED
+        fit.boot_order = order
         fit.boot_theta = theta_b
     if (shift, scale) != (0.0, 1.0):
         # the law standardised its models (mean 0, sd 1 over those with cells); the reporting
@@ -288,6 +294,7 @@ def model_jackknife_of(result: IRTResult) -> ModelJackknife | None:
         groups=MODEL_JACKKNIFE_GROUPS,
         tol=MODEL_JACKKNIFE_TOL,
         trials=trials_of(result),
+        order=text_order([result.model_ids[i] for i in np.flatnonzero(reference)]),
     )
     if (shift, scale) != (0.0, 1.0):
         jack.theta = shift + scale * jack.theta

@@ -372,6 +372,22 @@ def reference_models(
     return keep
 
 
+def _models_with_positions(theta: Array, accuracy: Array | None) -> npt.NDArray[np.bool_]:
+    """:func:`reference_models` among the models with an observed cell (``accuracy`` not
+    NaN): a model without any has no position (its estimate is the prior's mean), so it never
+    sets the scale, and listing an unevaluated model (a wide file's empty row, which a long
+    file leaves out) moves no other model's ability."""
+    if accuracy is None:
+        return reference_models(theta)
+    acc = np.asarray(accuracy, dtype=float)
+    with_cells = ~np.isnan(acc)
+    if with_cells.all() or int(with_cells.sum()) < 2:
+        return reference_models(theta, accuracy=acc)
+    keep = np.zeros(theta.size, dtype=bool)
+    keep[with_cells] = reference_models(theta[with_cells], accuracy=acc[with_cells])
+    return keep
+
+
 def normalise(
     U: Array,
     V: Array,
@@ -394,7 +410,7 @@ def normalise(
     b : ndarray of shape (J,)
     reference : ndarray of bool, shape (N,), optional
         Rank 1: the models that set the scale (default: :func:`reference_models` of ``U``
-        and ``accuracy``).
+        and ``accuracy`` among the models with an observed cell, ``accuracy`` not NaN).
     accuracy : ndarray of shape (N,), optional
         The models' mean observed scores, for the default ``reference``.
 
@@ -408,7 +424,7 @@ def normalise(
     if r == 1:
         theta, a = U[:, 0], V[:, 0]
         ref = (
-            reference_models(theta, accuracy=accuracy)
+            _models_with_positions(theta, accuracy)
             if reference is None
             else np.asarray(reference, bool)
         )

@@ -43,7 +43,9 @@ from __future__ import annotations
 
 import copy
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy.sparse import csr_array
@@ -65,6 +67,7 @@ __all__ = [
     "jackknife_groups",
     "model_jackknife",
     "resamples",
+    "text_order",
 ]
 
 _GRID_A = 16
@@ -133,6 +136,10 @@ class RandomItemsFit:
         The replicates' item-law weights on the same grid.
     boot_seed : int
         Seed of the replicates' item resamples (:func:`resamples` regenerates them).
+    boot_order : ndarray of int, shape (J,)
+        The items' positions in the order the resamples draw them (:func:`text_order` of
+        their ids), so that the same cells in another column order get the same replicates;
+        shape (0,): their positions.
     in_law : ndarray of bool, shape (N,)
         The models the law was fitted on (set by :func:`latentbench.irt._fitted.
         random_items_fit`: the reference models with a finite marginal estimate); the others
@@ -155,6 +162,7 @@ class RandomItemsFit:
     boot_theta: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     boot_weights: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     boot_seed: int = 0
+    boot_order: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     in_law: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     @property
@@ -690,13 +698,32 @@ def rescaled(
     return out
 
 
-def resamples(seed: int, n_items: int, n_boot: int) -> list[np.ndarray]:
+def text_order(ids: Sequence[Any]) -> np.ndarray:
+    """Positions of ``ids`` sorted as text (stable): the order seeded draws over models or
+    items follow, so that the same data with the rows or columns in another order (a wide
+    file's columns against a long file's sorted ids) draw alike."""
+    text = [str(name) for name in ids]
+    return np.asarray(sorted(range(len(text)), key=text.__getitem__), dtype=np.int64)
+
+
+def resamples(
+    seed: int, n_items: int, n_boot: int, order: np.ndarray | None = None
+) -> list[np.ndarray]:
     """The item multiplicities of an item bootstrap: ``n_boot`` arrays of shape (n_items,),
-    each the counts of ``n_items`` draws with replacement (seeded: the same on every call)."""
+    each the counts of ``n_items`` draws with replacement (seeded: the same on every call).
+    ``order`` (:func:`text_order` of the item ids): the draws number the items in this order,
+    not by position (default, or shape (0,): by position)."""
     rng = np.random.default_rng(seed)
-    return [
+    draws = [
         np.bincount(rng.integers(0, n_items, n_items), minlength=n_items) for _ in range(n_boot)
     ]
+    if order is None or len(order) == 0:
+        return draws
+    position = np.asarray(order, dtype=np.intp)
+    placed = [np.empty_like(counts) for counts in draws]
+    for counts, out in zip(draws, placed, strict=True):
+        out[position] = counts
+    return placed
 
 
 @single_threaded_blas
@@ -713,6 +740,7 @@ def item_bootstrap(
     trials: int = 1,
     support: float = 0.0,
     mix: float = 1.0,
+    order: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Item bootstrap of a random-item fit: items resampled with replacement, the EM redone.
 
@@ -749,6 +777,8 @@ def item_bootstrap(
     reference : ndarray of bool, shape (N,), optional
         The models that set the reporting scale (default all).
     trials : int, default 1
+    order : ndarray of int, shape (J,), optional
+        The items' order for the resamples (:func:`resamples`; default their positions).
 
     Returns
     -------
@@ -770,7 +800,7 @@ def item_bootstrap(
     theta = np.full((n_boot, N), np.nan)
     weights = np.zeros((n_boot, fit.weights.size))
     sub = scores[rows]
-    for r, counts in enumerate(resamples(seed, J, n_boot)):
+    for r, counts in enumerate(resamples(seed, J, n_boot, order)):
         items = np.flatnonzero(counts)
         cells = observed[rows][:, items].any(axis=1)
         if not cells.all():  # a model without cells in this resample: left NaN here
@@ -815,15 +845,20 @@ class ModelJackknife:
         return int(self.theta.shape[0])
 
 
-def jackknife_groups(n_models: int, groups: int, seed: int = 0) -> np.ndarray:
+def jackknife_groups(
+    n_models: int, groups: int, seed: int = 0, order: np.ndarray | None = None
+) -> np.ndarray:
     """Group labels (N,) of a delete-a-group jackknife: model k is group k when ``n_models
     <= groups`` (delete-one), else the models of a seeded permutation split into ``groups``
-    groups of sizes differing by at most one."""
+    groups of sizes differing by at most one. ``order`` (:func:`text_order` of the model ids):
+    the permutation is of the models in this order, not of their positions."""
     if n_models <= groups:
         return np.arange(n_models)
-    order = np.random.default_rng(seed).permutation(n_models)
+    permutation = np.random.default_rng(seed).permutation(n_models)
+    if order is not None and len(order):
+        permutation = np.asarray(order, dtype=np.intp)[permutation]
     label = np.empty(n_models, dtype=np.int64)
-    for g, part in enumerate(np.array_split(order, groups)):
+    for g, part in enumerate(np.array_split(permutation, groups)):
         label[part] = g
     return label
 
@@ -839,6 +874,7 @@ def model_jackknife(
     tol: float = 1e-4,
     max_iter: int = 2000,
     trials: int = 1,
+    order: np.ndarray | None = None,
 ) -> ModelJackknife:
     """Delete-a-group jackknife over the models of a random-item fit: the EM redone without
     each group of models (delete-one up to ``groups`` models).
@@ -872,6 +908,9 @@ def model_jackknife(
         models' jackknife sd was up to 1.7 times that at 1e-4).
     max_iter : int, default 2000
     trials : int, default 1
+    order : ndarray of int, shape (N,), optional
+        The models' order for the grouping (:func:`jackknife_groups`; default their
+        positions).
 
     Returns
     -------
@@ -879,7 +918,7 @@ def model_jackknife(
     """
     scores = np.asarray(scores, dtype=np.float64)
     N = scores.shape[0]
-    label = jackknife_groups(N, groups, seed)
+    label = jackknife_groups(N, groups, seed, order)
     G = int(label.max()) + 1
     grid_a, grid_b = fit.grid_a / sigma, fit.grid_b / sigma
     log_w0 = np.full(grid_a.size, -np.log(grid_a.size))

@@ -324,19 +324,20 @@ class IRTResult:
         if self.normalisation is not None:
             info["raw_shift"] = self.normalisation.shift.tolist()
             info["raw_scale"] = self.normalisation.scale
-            ref = self.normalisation.reference
-            # the models not in the reporting scale's reference (ids): the detached ones and
-            # those at the floor or the ceiling (irt._objective.reference_models)
-            off = (
-                []
-                if ref is None
-                else [m for m, k in zip(self.model_ids, ref, strict=True) if not k]
-            )
-            constant = set()
+            ids = self.model_ids
+            # the models not in the reporting scale's reference (ids): the detached ones,
+            # those at the floor or the ceiling and those without an observed cell
+            # (irt._objective.reference_models); only the first are detached
+            sets = self.normalisation.mask(len(ids))
+            off = [m for m, k in zip(ids, sets, strict=True) if not k]
+            not_detached = np.zeros(len(ids), dtype=bool)
             if "constant" in self.abilities:
-                flags = self.abilities["constant"].to_numpy(dtype=bool)
-                constant = {m for m, c in zip(self.model_ids, flags, strict=True) if c}
-            info["detached_models"] = [m for m in off if m not in constant]
+                not_detached |= self.abilities["constant"].to_numpy(dtype=bool)
+            if "n_observed" in self.abilities:
+                not_detached |= self.abilities["n_observed"].to_numpy() == 0
+            info["detached_models"] = [
+                m for m, k, x in zip(ids, sets, not_detached, strict=True) if not (k or x)
+            ]
             info["off_scale_models"] = off
         if self.disconnected:
             info["disconnected"] = dict(self.disconnected)

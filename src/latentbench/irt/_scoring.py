@@ -329,7 +329,10 @@ def _scores_with_random_items(result: IRTResult) -> bool:
         result.rank == 1
         and result.prior_selection is not None
         and result.matrix is not None
-        and _uses_random_items(result.shape[0] + 1, result.shape[1])
+        # the calibration's models with an observed cell (as its own intervals count them)
+        and _uses_random_items(
+            int(np.count_nonzero(result.matrix.n_observed_per_model())) + 1, result.shape[1]
+        )
     ):
         return False
     # not where the random-item likelihood fails its checks on the calibration (its own
@@ -542,7 +545,7 @@ def _bootstrap_scores(
     y = np.where(observed, scores, 0.0) * trials  # successes
     n = observed * float(trials)  # trials per cell
     out = np.full((law.n_boot, scores.shape[0]), np.nan)
-    draws = resamples(law.boot_seed, int(result.shape[1]), law.n_boot)
+    draws = resamples(law.boot_seed, int(result.shape[1]), law.n_boot, law.boot_order)
     for r, counts in enumerate(draws):
         th_ref = law.boot_theta[r, reference]
         if not np.all(np.isfinite(th_ref)):

@@ -431,8 +431,11 @@ def _ability_route(
 ) -> _AbilityRoute:
     """The abilities' variances (first factor) and centres, by the route the fit's shape
     takes: random-item marginal likelihood, joint Laplace, or the block information ``var``
-    passed through the normalisation (``normalised``: rank 1 with ``normalisation``)."""
-    n_models, n_items = result.shape
+    passed through the normalisation (``normalised``: rank 1 with ``normalisation``). The
+    models counted are those with an observed cell: an unevaluated one (a wide file's empty
+    row) changes no other model's route."""
+    n_items = result.shape[1]
+    n_models = int(np.count_nonzero(~_models_without_cells(result, matrix)))
     if normalised and posterior and _uses_random_items(n_models, n_items):
         # few models: abilities by marginal likelihood over the items (random-item 2PL),
         # checked; outside its validity, the joint Laplace intervals on the fit's theta
