@@ -19,16 +19,19 @@ from latentbench._progress import ProgressCallback, notify
 
 if TYPE_CHECKING:
     import numpy as np
+    import pandas as pd
 
     from latentbench.io import ResponseMatrix
     from latentbench.irt import IRTResult
-    from latentbench.select import ExperimentResult, SelectionResult
+    from latentbench.select import EstimateResult, ExperimentResult, SelectionResult
 
 __all__ = ["DEMO_SEEDS", "DemoResult", "demo", "demo_matrix", "first_budget", "saving"]
 
 DEMO_MODELS = 200
 DEMO_ITEMS = 1000
 DEMO_SEEDS = 12
+DEMO_ESTIMATE_BUDGET = 100
+"""Items the demo's new model is estimated from (of the second leaderboard's 1,000)."""
 TARGET = 0.95
 
 
@@ -183,8 +186,16 @@ class DemoResult:
     ucbe : float
         UCB-E's evaluations to find the best in 95% of the seeds (initial batch included).
     seeds : int
+    estimate : EstimateResult
+        A new model's full-benchmark score from :data:`DEMO_ESTIMATE_BUDGET` items: the
+        candidate of median true score, estimated against the history models (the
+        calibration), as ``latentbench estimate CALIBRATION NEW_MODEL --budget 100`` does on
+        the files ``calibration`` and ``new_model``.
+    estimate_truth : float
+        That model's true full-benchmark score (its mean over every item).
     paths : dict
-        ``abilities``, ``items``, ``fit`` (the fit's files), ``responses``, ``report``.
+        ``abilities``, ``items``, ``fit`` (the fit's files), ``responses``, ``calibration``,
+        ``new_model``, ``report``.
     seconds : float
     """
 
@@ -205,6 +216,8 @@ class DemoResult:
     stats: dict[str, float]
     ucbe: float
     seeds: int
+    estimate: EstimateResult
+    estimate_truth: float
     paths: dict[str, Path]
     seconds: float
 
@@ -289,6 +302,32 @@ def _count(value: float) -> str:
     return f"{number:.3f}"
 
 
+def _median_candidate(truth: np.ndarray, candidates: np.ndarray) -> int:
+    """The row (of the whole leaderboard) of the candidate whose true score is the median
+    one: a typical new model."""
+    import numpy as np
+
+    k = int(np.argsort(truth, kind="stable")[truth.size // 2])
+    return int(candidates[k])
+
+
+def _long_table(scores: np.ndarray, models: list[str]) -> pd.DataFrame:
+    """``scores`` (models x items, the demo leaderboard's ``item-0000`` ...) as a long
+    results table (``model``, ``item``, ``score``), as a user's file would hold them."""
+    import numpy as np
+    import pandas as pd
+
+    n_models, n_items = scores.shape
+    items = [f"item-{j:04d}" for j in range(n_items)]
+    return pd.DataFrame(
+        {
+            "model": np.repeat(models, n_items),
+            "item": np.tile(items, n_models),
+            "score": np.asarray(scores, dtype=np.float64).ravel(),
+        }
+    )
+
+
 def demo(
     out: str | Path = "latentbench-demo",
     *,
@@ -323,6 +362,7 @@ def demo(
         MatrixOracle,
         Pulse,
         default_schedule,
+        estimate,
         run_experiment,
         run_selection,
         split_models,
@@ -401,6 +441,20 @@ def demo(
     )
     ucbe_curves = np.asarray(experiment.curves[("full", "ucbe")], float)[None]
     ucbe = float(first_budget(ucbe_curves, grid)[0] + init)
+
+    # the job users do most: a new model's score from a few items, against the models known
+    tell(f"estimating a new model from {DEMO_ESTIMATE_BUDGET} items")
+    new = _median_candidate(truth, candidates)
+    new_id = model_ids[new]
+    paths["calibration"] = folder / "calibration.parquet"
+    paths["new_model"] = folder / "new_model.parquet"
+    _long_table(scores[history], [model_ids[i] for i in history]).to_parquet(
+        paths["calibration"], index=False
+    )
+    _long_table(scores[[new]], [new_id]).to_parquet(paths["new_model"], index=False)
+    new_estimate = estimate(
+        paths["calibration"], paths["new_model"], budget=DEMO_ESTIMATE_BUDGET, seed=0
+    )
     tell("writing the HTML report")
     paths["report"] = folder / "report.html"
     build_report(
@@ -428,6 +482,8 @@ def demo(
         stats=stats,
         ucbe=ucbe,
         seeds=seeds,
+        estimate=new_estimate,
+        estimate_truth=float(scores[new].mean(dtype=np.float64)),
         paths={k: Path(v) for k, v in paths.items()},
         seconds=time.perf_counter() - start,
     )

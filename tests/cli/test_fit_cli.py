@@ -107,6 +107,20 @@ def test_demo_runs_and_finds_planted_items(tmp_path):
     head = twin.summary().splitlines()
     assert len(head) == 4 and head[1] in " ".join(outcome.output.split())
     assert len(repr(twin)) < 400
+    # a new model's estimate from 100 items, its truth, and the command that repeats it
+    est = twin.estimate
+    assert est.n_evaluated == 100 and est.n_items == 1_000 and est.model in twin.candidates
+    assert est.n_ranked == twin.n_history + 1  # the history calibrates; the new model joins
+    assert est.summary().splitlines()[0] in outcome.output
+    inside = est.lower <= twin.estimate_truth <= est.upper
+    said = "inside" if inside else "outside"
+    assert f"Its true score (all 1,000 items): {twin.estimate_truth:.3f}, {said}" in (
+        " ".join(outcome.output.split())
+    )
+    again = runner.invoke(
+        app, ["estimate", str(twin.paths["calibration"]), str(twin.paths["new_model"])]
+    )
+    assert again.exit_code == 0 and again.output.strip() == est.summary().splitlines()[0]
 
 
 def test_demo_twin_refuses_too_few_seeds(tmp_path):

@@ -228,7 +228,7 @@ def test_demo_result_says_its_headline_and_has_a_short_repr():
         uninformative=["a"] * 20, selection=run, candidates=[f"c{i}" for i in range(50)],
         truth=np.zeros(50), true_best="llm-7", n_history=50, batch_size=40, init_batch=10,
         full=100_000, delta=0.05, experiment=None, stats=stats, ucbe=28_000.0, seeds=12,
-        paths={}, seconds=21.0,
+        estimate=None, estimate_truth=0.5, paths={}, seconds=21.0,
     )  # type: ignore[arg-type]  # fmt: skip
     lines = result.summary().splitlines()
     assert len(lines) == 4

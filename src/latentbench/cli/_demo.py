@@ -55,6 +55,8 @@ def demo(
         console.print(f"Wrote {', '.join(map(str, fit_files))}.")
         console.rule("[bold]best-model selection: PULSE vs UCB-E")
         _print_selection(result)
+        console.rule("[bold]a new model's score from a few items")
+        _print_estimate(result)
     console.print(f"Wrote the HTML report {paths['report']} (open it in a browser).")
     console.print(f"demo finished in {result.seconds:.0f} s")
     console.rule("next")
@@ -62,8 +64,39 @@ def demo(
         "Fit your own results:  latentbench fit RESPONSES.parquet --out DIR\n"
         "Ingest harness logs:   latentbench ingest lm-eval OUTPUT_DIR --store results.duckdb\n"
         "Find the best model:   latentbench select replay RESPONSES.parquet (stops certified)\n"
+        "Score a new model:     latentbench estimate CALIBRATION.parquet NEW.parquet --budget 100\n"
         "Report:                latentbench report DIR --out report.html\n"
         f"Responses used here:   {paths['responses']}",
+        soft_wrap=True,
+    )
+
+
+def _print_estimate(result: Any) -> None:
+    """The new model's estimate, its true score, and the command that gives the same line."""
+    est, paths = result.estimate, result.paths
+    inside = est.lower <= result.estimate_truth <= est.upper
+    console.print(
+        escape(
+            f"A new model ({est.model}, not among the {result.n_history} calibration models, "
+            f"the second leaderboard's history), from {est.n_evaluated} items chosen by the "
+            "estimate:"
+        ),
+        soft_wrap=True,
+    )
+    console.print(escape(est.summary().splitlines()[0]), soft_wrap=True)
+    console.print(
+        escape(
+            f"Its true score (all {est.n_items:,} items): {result.estimate_truth:.3f}, "
+            f"{'inside' if inside else 'outside'} the {est.level:.0%} interval (which holds "
+            "whether or not the IRT model fits)."
+        ),
+        soft_wrap=True,
+    )
+    console.print(
+        escape(
+            f"The same with the command: latentbench estimate {paths['calibration']} "
+            f"{paths['new_model']} --budget {est.n_evaluated}"
+        ),
         soft_wrap=True,
     )
 
