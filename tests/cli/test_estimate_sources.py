@@ -282,7 +282,9 @@ def test_tiny_writes_lm_eval_samples_sorted_per_task(tmp_path):
     items2, samples2 = tmp_path / "items2.csv", tmp_path / "samples2.json"
     args = ["tiny", str(grouped), "--k", "12", "--out", str(items2), "--lm-eval-samples",
             str(samples2)]  # fmt: skip
-    assert runner.invoke(app, args).exit_code == 0
+    outcome = runner.invoke(app, args)
+    assert outcome.exit_code == 0, outcome.output
+    assert f"--source lm-eval --group mmlu --items {items2}" in " ".join(outcome.output.split())
     design = pd.read_csv(items2, dtype={"item": str})
     written = json.loads(samples2.read_text())
     tasks = list(dict.fromkeys(item.split("/")[0] for item in design["item"]))

@@ -600,7 +600,10 @@ def tiny_command(
             fail(exc)
     noun = "item" if len(frame) == 1 else "items"
     if samples is not None and samples_out is not None:
-        _write_samples(samples, samples_out, "items.csv" if to_stdout else str(out))
+        design = "items.csv" if to_stdout else str(out)
+        grouped = all("/" in str(item) for item in frame["item"]) and task is None
+        group = f" --group {cal.labels.get('benchmark') or 'NAME'}" if grouped else ""
+        _write_samples(samples, samples_out, f"{group} --items {design}")
     if to_stdout:
         typer.echo(frame.to_csv(index=False), nl=False)
         err_console.print(f"wrote {len(frame):,} {noun} to standard output")
@@ -612,14 +615,15 @@ def tiny_command(
     console.print(f"wrote {len(frame):,} {noun} to {escape(str(out))}")
 
 
-def _write_samples(samples: dict[str, list[int]], path: Path, design: str) -> None:
-    """Write lm-eval's ``--samples`` JSON and say (on stderr) how to run and score it."""
+def _write_samples(samples: dict[str, list[int]], path: Path, options: str) -> None:
+    """Write lm-eval's ``--samples`` JSON and say (on stderr) how to run and score it
+    (``options``: the estimate's ``--group`` and ``--items``)."""
     path.write_text(json.dumps(samples, indent=1) + "\n")
     err_console.print(
         escape(
             f"wrote lm-eval's --samples for {len(samples)} task(s) to {path}: run `lm-eval run "
             f"... --tasks {','.join(samples)} --samples {path} --log_samples --output_path OUT`, "
-            f"then `latentbench estimate CALIBRATION OUT --source lm-eval --items {design}`"
+            f"then `latentbench estimate CALIBRATION OUT --source lm-eval{options}`"
         ),
         soft_wrap=True,
     )
