@@ -18,6 +18,7 @@ from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._cbmm import fit_cbmm
 from latentbench.irt._fitted import _observed, _z, reference_of
 from latentbench.irt._objective import general_direction, normalise
+from latentbench.irt._random_items import text_order
 from latentbench.irt._ranks import rank_intervals
 
 if TYPE_CHECKING:
@@ -181,8 +182,12 @@ def _replicates(
     method: str,
     seeds: list[np.random.SeedSequence],
     fit_options: dict[str, Any],
+    order: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, int]]:
     """Run a chunk of replicates (top level so that worker processes can import it).
+
+    ``order``: the models' and the items' positions in the order the draws number them
+    (:func:`text_order` of their ids; default, or None: their positions).
 
     Returns the draws, each replicate's convergence and the distinct warnings the refits
     raised with their counts (recorded, not shown: :func:`bootstrap` warns once).
@@ -191,6 +196,14 @@ def _replicates(
 
     U0, V0, b0 = init
     N, J = scores.shape
+    # the draws number the models and items in the ids' text order, not by position, so that
+    # the same cells in another row or column order get the same replicates (an order that
+    # is the positions' leaves the draws exactly as they were)
+    row_order, col_order = (np.arange(N), np.arange(J)) if order is None else order
+    row_order = np.asarray(row_order, dtype=np.intp)
+    col_order = np.asarray(col_order, dtype=np.intp)
+    rows_moved = not np.array_equal(row_order, np.arange(N))
+    cols_moved = not np.array_equal(col_order, np.arange(J))
     # the fit's reporting scale: the same reference models in every replicate
     fit_options = dict(fit_options)
     reference = fit_options.pop("reference", None)
@@ -203,15 +216,20 @@ def _replicates(
     for k, seed in enumerate(seeds):
         rng = np.random.default_rng(seed)
         if method == "parametric":
-            Y = (rng.random((N, J)) < probabilities).astype(np.float32)
+            uniform = rng.random((N, J))  # cell (i, j): the i-th model and j-th item as text
+            if rows_moved or cols_moved:
+                placed = np.empty_like(uniform)
+                placed[np.ix_(row_order, col_order)] = uniform
+                uniform = placed
+            Y = (uniform < probabilities).astype(np.float32)
             Y[~observed] = np.nan
             start = (U0, V0, b0)
         elif method == "items":
-            cols = rng.integers(0, J, size=J)
+            cols = col_order[rng.integers(0, J, size=J)]
             Y = scores[:, cols]
             start = (U0, V0[cols], b0[cols])
         else:
-            rows = rng.integers(0, N, size=N)
+            rows = row_order[rng.integers(0, N, size=N)]
             Y = scores[rows]
             start = (U0[rows], V0, b0)
 
@@ -282,6 +300,9 @@ def bootstrap(
     tol : float, default 1e-5
         Stopping tolerance of each refit (warm-started at the fit, so few sweeps are needed).
     random_state : int, SeedSequence or None
+        Seed of the draws, which number the models and items in the text order of their ids,
+        not by position: the same cells in another row or column order get the same
+        replicates (to the refits' tolerance).
     progress : callable(done, total), optional
         Called as replicates finish (the work is then split into smaller chunks; the results
         do not change).
@@ -319,6 +340,9 @@ def bootstrap(
         else np.random.SeedSequence(random_state)
     )
     seeds = seed.spawn(int(n_boot))
+    # the draws follow the ids' text order (a wide file's columns and a long file's sorted
+    # ids get the same replicates)
+    order = (text_order(result.model_ids), text_order(result.item_ids))
     if n_jobs == -1:
         n_jobs = os.cpu_count() or 1
     n_jobs = max(1, min(int(n_jobs), int(n_boot)))
@@ -330,7 +354,13 @@ def bootstrap(
         for chunk in chunks:
             parts.append(
                 _replicates(
-                    scores, init, probabilities, method, [seeds[i] for i in chunk], fit_options
+                    scores,
+                    init,
+                    probabilities,
+                    method,
+                    [seeds[i] for i in chunk],
+                    fit_options,
+                    order,
                 )
             )
             if progress is not None:
@@ -351,6 +381,7 @@ def bootstrap(
                     method,
                     [seeds[i] for i in chunk],
                     fit_options,
+                    order,
                 )
                 for chunk in chunks
             ]
