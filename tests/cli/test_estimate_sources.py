@@ -320,3 +320,27 @@ def test_tiny_lm_eval_samples_refusals(tmp_path):
         lm_eval_samples(design, task="t0")
     with pytest.raises(InputError, match=r"item '\d+' names no task"):
         lm_eval_samples(tiny(unnamed, 3))
+
+
+def test_tiny_prints_the_estimate_command_that_scores_its_design(tmp_path):
+    """The printed command is runnable as printed: it names the calibration given to tiny
+    and, for a group's TASK/ID items, the --group that reads the logs with those ids."""
+    grouped = _calibration(tmp_path, [f"mmlu_{t}/{j}" for t in "ab" for j in range(20)], "mmlu")
+    items, samples = tmp_path / "items.csv", tmp_path / "samples.json"
+    args = ["tiny", str(grouped), "--k", "8", "--out", str(items), "--lm-eval-samples",
+            str(samples)]  # fmt: skip
+    outcome = runner.invoke(app, args)
+    assert outcome.exit_code == 0, outcome.output
+    assert f"latentbench estimate {grouped} OUT --source lm-eval --group mmlu --items {items}" in (
+        outcome.output
+    )
+    plain = _calibration(tmp_path, [str(j) for j in range(40)], "arc_easy")
+    outcome = runner.invoke(app, [*args[:1], str(plain), *args[2:], "--force"])
+    assert outcome.exit_code == 0, outcome.output
+    assert f"latentbench estimate {plain} OUT --source lm-eval --items {items}" in outcome.output
+    # the design on standard output: no file name to guess (./items.csv may be another design)
+    stdout = ["tiny", str(plain), "--k", "8", "--out", "-", "--force", "--lm-eval-samples",
+              str(samples)]  # fmt: skip
+    outcome = runner.invoke(app, stdout)
+    assert outcome.exit_code == 0, outcome.output
+    assert "--source lm-eval --items ITEMS.csv`" in outcome.output

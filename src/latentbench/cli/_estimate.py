@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -600,7 +601,10 @@ def tiny_command(
             fail(exc)
     noun = "item" if len(frame) == 1 else "items"
     if samples is not None and samples_out is not None:
-        _write_samples(samples, samples_out, "items.csv" if to_stdout else str(out))
+        design = "ITEMS.csv" if to_stdout else str(out)
+        grouped = task is None and not all(str(item).isdigit() for item in frame["item"])
+        group = (cal.labels.get("benchmark") or "NAME") if grouped else None
+        _write_samples(samples, samples_out, design, calibration, group)
     if to_stdout:
         typer.echo(frame.to_csv(index=False), nl=False)
         err_console.print(f"wrote {len(frame):,} {noun} to standard output")
@@ -612,14 +616,24 @@ def tiny_command(
     console.print(f"wrote {len(frame):,} {noun} to {escape(str(out))}")
 
 
-def _write_samples(samples: dict[str, list[int]], path: Path, design: str) -> None:
-    """Write lm-eval's ``--samples`` JSON and say (on stderr) how to run and score it."""
+def _write_samples(
+    samples: dict[str, list[int]],
+    path: Path,
+    design: str,
+    calibration: Path,
+    group: str | None,
+) -> None:
+    """Write lm-eval's ``--samples`` JSON and say (on stderr) how to run and score it: the
+    estimate command names the calibration given to ``tiny`` and, for a group's ``TASK/ID``
+    items, the ``--group`` that reads the logs with those ids."""
     path.write_text(json.dumps(samples, indent=1) + "\n")
+    grouped = f" --group {shlex.quote(group)}" if group is not None else ""
     err_console.print(
         escape(
             f"wrote lm-eval's --samples for {len(samples)} task(s) to {path}: run `lm-eval run "
-            f"... --tasks {','.join(samples)} --samples {path} --log_samples --output_path OUT`, "
-            f"then `latentbench estimate CALIBRATION OUT --source lm-eval --items {design}`"
+            f"... --tasks {','.join(samples)} --samples {shlex.quote(str(path))} --log_samples "
+            f"--output_path OUT`, then `latentbench estimate {shlex.quote(str(calibration))} "
+            f"OUT --source lm-eval{grouped} --items {shlex.quote(design)}`"
         ),
         soft_wrap=True,
     )
