@@ -344,3 +344,19 @@ def test_tiny_prints_the_estimate_command_that_scores_its_design(tmp_path):
     outcome = runner.invoke(app, stdout)
     assert outcome.exit_code == 0, outcome.output
     assert "--source lm-eval --items ITEMS.csv`" in outcome.output
+
+
+def test_results_that_give_no_answers_say_which_records_were_dropped(tmp_path):
+    """--split of no run drops every record: the error says so, not 'the table has no rows'
+    (nor only the HELM files skipped for the run's per_instance_stats.json)."""
+    import shutil
+
+    helm = REAL.parent / "helm-0.5.1"
+    with pytest.raises(InputError, match=r"records dropped from the other files: other split"):
+        read_results("helm", helm, metric="exact_match", split="valid")
+    runs = tmp_path / "runs"
+    shutil.copytree(helm, runs)
+    for extra in runs.rglob("display_predictions.json"):
+        extra.unlink()
+    with pytest.raises(InputError, match=r"gave no answers \(other split \(test; --split test"):
+        read_responses(runs, source="helm", metric="exact_match", split="valid")

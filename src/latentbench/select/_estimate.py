@@ -449,7 +449,13 @@ def _tool_results(
     if not Path(path).exists():
         raise InputError(f"responses {path}: no such file or folder")
     chosen = {k: v for k, v in options.items() if v is not None}
-    frame, _ = read_results(source, Path(path), **chosen)
+    frame, report = read_results(source, Path(path), **chosen)
+    if not len(frame):  # every record dropped (say, --split of no run): say why
+        why = "; ".join(f"{reason}: {n:,}" for reason, n in report.dropped.items())
+        raise InputError(
+            f"{path}: {source} results of {len(report.files):,} file(s) gave no answers "
+            f"({why or 'no records'}); expected a model's answers"
+        )
     benchmarks = sorted(map(str, frame["benchmark"].unique()))
     if len(benchmarks) > 1:
         shown = ", ".join(repr(b) for b in benchmarks[:5]) + (

@@ -236,7 +236,10 @@ def read_results(
         frame = _grouped(frame, group)
     if not len(frame) and report.skipped_files:
         reasons = "; ".join(f"{s['file']}: {s['reason']}" for s in report.skipped_files)
-        raise InputError(f"no usable results in {len(report.files)} files: {reasons}")
+        other = [f"{reason}: {n:,}" for reason, n in report.dropped.items()
+                 if not reason.startswith("file skipped: ")]  # fmt: skip
+        also = f" (records dropped from the other files: {'; '.join(other)})" if other else ""
+        raise InputError(f"no usable results in {len(report.files)} files: {reasons}{also}")
     report.summarise(frame)
     if report.notes:
         # the caller's line, also through Store.ingest_files
