@@ -360,3 +360,33 @@ def test_results_that_give_no_answers_say_which_records_were_dropped(tmp_path):
         extra.unlink()
     with pytest.raises(InputError, match=r"gave no answers \(other split \(test; --split test"):
         read_responses(runs, source="helm", metric="exact_match", split="valid")
+
+
+def test_a_task_run_twice_into_one_folder_is_read_with_duplicates(setup):
+    """lm-eval writes a re-run beside the first run (another timestamp): the conflict names
+    --duplicates, which estimate and compare take (as ingest does), and read_responses too."""
+    root, new, other = setup
+    later = "2024-06-01T08-00-00.000000"
+    first = next(new.glob("samples_*.jsonl"))
+    lines = [json.loads(line) for line in first.read_text().splitlines()]
+    lines[0]["acc"] = 1.0 - lines[0]["acc"]
+    (new / first.name.replace(DATE, later)).write_text(
+        "\n".join(json.dumps(line) for line in lines) + "\n"
+    )
+    results = new / f"results_{DATE}.json"
+    (new / results.name.replace(DATE, later)).write_text(results.read_text())
+    cal = str(root / "cal.parquet")
+    base = ["estimate", cal, str(new), "--source", "lm-eval", "--budget", "20", "--json"]
+    outcome = runner.invoke(app, base)
+    assert outcome.exit_code == 2 and "--duplicates latest" in outcome.output
+    latest = _json(runner.invoke(app, [*base, "--duplicates", "latest"]))
+    answers = read_responses(new, source="lm-eval", duplicates="latest")["org/new"]
+    assert answers["0"] == lines[0]["acc"]
+    by_python = estimate(cal, answers.rename("org/new"), budget=20)
+    assert (latest["score"], latest["lower"]) == (by_python.score, by_python.lower)
+    args = ["compare", cal, str(new), str(other), "--source", "lm-eval", "--budget", "20"]
+    assert runner.invoke(app, [*args, "--duplicates", "mean"]).exit_code == 0
+    outcome = runner.invoke(app, ["estimate", cal, "r.csv", "--duplicates", "latest"])
+    assert outcome.exit_code == 2 and "--duplicates reads a tool's results" in outcome.output
+    with pytest.raises(InputError, match="duplicates='mean': applies to a tool's results"):
+        read_responses(root / "r.csv", duplicates="mean")

@@ -340,6 +340,7 @@ def read_responses(
     filter: str | None = None,
     split: str | None = None,
     group: str | None = None,
+    duplicates: str | None = None,
 ) -> dict[str, pd.Series]:
     """A new model's (or several models') results from a file or a table (a DataFrame laid
     out as a file), or from a tool's result files, one Series per model.
@@ -374,6 +375,10 @@ def read_responses(
         under which several tasks are read as one benchmark (items ``TASK/ID``), as
         :func:`~latentbench.io.formats.read_results` takes them: read the new model's results
         with the ``group`` its calibration was ingested with.
+    duplicates : {"error", "latest", "mean"}, optional
+        With a tool's ``source``: one answer given different scores by two files (a task run
+        twice into one folder) is an error naming both (the default), or the latest run's
+        score, or the mean, as :func:`~latentbench.io.formats.read_results` takes it.
 
     Returns
     -------
@@ -389,7 +394,13 @@ def read_responses(
     )
 
     if source == "table":
-        chosen = (("metric", metric), ("filter", filter), ("split", split), ("group", group))
+        chosen = (
+            ("metric", metric),
+            ("filter", filter),
+            ("split", split),
+            ("group", group),
+            ("duplicates", duplicates),
+        )
         given = [f"{k}={v!r}" for k, v in chosen if v is not None]
         if given:
             raise InputError(
@@ -398,7 +409,13 @@ def read_responses(
             )
         frame, file, stem = _responses_frame(path)
     else:
-        options = {"metric": metric, "filter": filter, "split": split, "group": group}
+        options = {
+            "metric": metric,
+            "filter": filter,
+            "split": split,
+            "group": group,
+            "duplicates": duplicates,
+        }
         frame, file, stem = _tool_results(path, source, options)
     columns = [str(c) for c in frame.columns]
     if len(frame) == 0:
