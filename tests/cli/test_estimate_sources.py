@@ -390,3 +390,46 @@ def test_a_task_run_twice_into_one_folder_is_read_with_duplicates(setup):
     assert outcome.exit_code == 2 and "--duplicates reads a tool's results" in outcome.output
     with pytest.raises(InputError, match="duplicates='mean': applies to a tool's results"):
         read_responses(root / "r.csv", duplicates="mean")
+
+
+def test_a_tools_results_not_read_as_the_calibration_was_say_how_to_read_them(tmp_path):
+    """A tool's results carry no 'benchmark' column to rewrite: results read with another
+    group name, without the calibration's group, with a group the calibration lacks, or of a
+    task the calibration renamed (ingest --benchmark) are refused saying how to read them."""
+    rng = np.random.default_rng(2)
+    Y = (rng.random((21, 60)) < 0.5).astype(float)
+    history = _mmlu_like(tmp_path / "hist", [f"org/m{i}" for i in range(20)], Y[:20], tasks=2)
+    new = _mmlu_like(tmp_path / "new", ["org/new"], Y[20:], tasks=2) / "org__new"
+    grouped, _ = read_results("lm-eval", history, group="mmlu")
+    grouped.to_parquet(tmp_path / "grouped.parquet")
+    task0 = next(new.glob("samples_mmlu_t0_*"))
+    base = ["estimate", str(tmp_path / "grouped.parquet"), "--source", "lm-eval"]
+    outcome = runner.invoke(app, [*base[:2], str(new), *base[2:], "--group", "mmlux"])
+    assert outcome.exit_code == 2, outcome.output
+    assert "lm-eval results of benchmark 'mmlux'" in outcome.output
+    assert "read them with that group name (group='mmlu'; --group mmlu)" in outcome.output
+    assert "write 'mmlu' in that column" not in outcome.output
+    outcome = runner.invoke(app, [*base[:2], str(task0), *base[2:]])
+    assert outcome.exit_code == 2
+    assert (
+        "its tasks were ingested as one benchmark; read these results the same way"
+        in (outcome.output)
+        and "--group mmlu)" in outcome.output
+    )
+    # a calibration of one task's own ids, the results read as a group
+    frame, _ = read_results("lm-eval", [next(f.glob("samples_mmlu_t0_*")) for f in
+                                        history.glob("org__m*")])  # fmt: skip
+    frame.to_parquet(tmp_path / "t0.parquet")
+    answers = read_responses(task0, source="lm-eval", group="mmlu_t0")
+    with pytest.raises(InputError, match=r"read as a group's TASK/ID ids \('mmlu_t0/0'\) but"):
+        estimate(tmp_path / "t0.parquet", answers["org/new"].rename("org/new"), budget=5)
+    # the task renamed at ingest (--benchmark anatomy): ingest and export under that name
+    frame.assign(benchmark="anatomy").to_parquet(tmp_path / "anatomy.parquet")
+    outcome = runner.invoke(
+        app, ["estimate", str(tmp_path / "anatomy.parquet"), str(task0), "--source", "lm-eval"]
+    )
+    assert outcome.exit_code == 2
+    assert "`latentbench ingest lm-eval PATH --store new.duckdb --benchmark anatomy`" in (
+        outcome.output
+    )
+    assert "group=" not in outcome.output and "in that column" not in outcome.output
