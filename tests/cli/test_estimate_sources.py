@@ -433,3 +433,19 @@ def test_a_tools_results_not_read_as_the_calibration_was_say_how_to_read_them(tm
         outcome.output
     )
     assert "group=" not in outcome.output and "in that column" not in outcome.output
+
+
+def test_a_group_metric_that_some_task_lacks_is_said(tmp_path):
+    """--metric acc for a group whose other task has no acc: the error says that task lacks
+    it (it said to choose a metric with --metric, which had been given)."""
+    folder = REAL / "v0.4.13.dev0" / "Qwen__Qwen3-8B"  # acc on one task, exact_match on the other
+    with pytest.raises(
+        InputError,
+        match=r"metric='acc' \(--metric acc\) was given, but 1 of its 2 tasks have no metric "
+        r"'acc' and were read with another \(negotiationtom_intention: exact_match\)",
+    ):
+        read_results("lm-eval", folder, group="n", metric="acc")
+    store = str(tmp_path / "s.duckdb")
+    args = ["ingest", "lm-eval", str(folder), "--store", store, "--group", "n", "--metric", "acc"]
+    outcome = runner.invoke(app, args)
+    assert outcome.exit_code == 2 and "have no metric 'acc'" in outcome.output
