@@ -172,7 +172,16 @@ def test_metric_and_source_options_are_checked(setup, tmp_path):
 def test_commands_reading_a_table_name_ingest_for_a_tools_results(setup):
     _, new, _ = setup
     samples = next(new.glob("samples_*.jsonl"))
-    for command in (["fit", str(new)], ["fit", str(samples)], ["select", "replay", str(samples)]):
+    results = next(new.glob("results_*.json"))
+    commands = (
+        ["fit", str(new)],
+        ["fit", str(samples)],
+        ["select", "replay", str(samples)],
+        ["report", str(samples)],
+        ["report", str(new)],  # said 'lacks abilities.csv, items.csv, fit.json'
+        ["report", str(results)],  # said 'is not a selection.json (no 'arms')'
+    )
+    for command in commands:
         outcome = runner.invoke(app, command)
         assert outcome.exit_code == 2, outcome.output
         assert "a tool's results? read them into a store with `latentbench ingest TOOL" in (
