@@ -172,7 +172,16 @@ def test_metric_and_source_options_are_checked(setup, tmp_path):
 def test_commands_reading_a_table_name_ingest_for_a_tools_results(setup):
     _, new, _ = setup
     samples = next(new.glob("samples_*.jsonl"))
-    for command in (["fit", str(new)], ["fit", str(samples)], ["select", "replay", str(samples)]):
+    results = next(new.glob("results_*.json"))
+    commands = (
+        ["fit", str(new)],
+        ["fit", str(samples)],
+        ["select", "replay", str(samples)],
+        ["report", str(samples)],
+        ["report", str(new)],  # said 'lacks abilities.csv, items.csv, fit.json'
+        ["report", str(results)],  # said 'is not a selection.json (no 'arms')'
+    )
+    for command in commands:
         outcome = runner.invoke(app, command)
         assert outcome.exit_code == 2, outcome.output
         assert "a tool's results? read them into a store with `latentbench ingest TOOL" in (
@@ -322,3 +331,132 @@ def test_tiny_lm_eval_samples_refusals(tmp_path):
         lm_eval_samples(design, task="t0")
     with pytest.raises(InputError, match=r"item '\d+' names no task"):
         lm_eval_samples(tiny(unnamed, 3))
+
+
+def test_tiny_prints_the_estimate_command_that_scores_its_design(tmp_path):
+    """The printed command is runnable as printed: it names the calibration given to tiny
+    and, for a group's TASK/ID items, the --group that reads the logs with those ids."""
+    grouped = _calibration(tmp_path, [f"mmlu_{t}/{j}" for t in "ab" for j in range(20)], "mmlu")
+    items, samples = tmp_path / "items.csv", tmp_path / "samples.json"
+    args = ["tiny", str(grouped), "--k", "8", "--out", str(items), "--lm-eval-samples",
+            str(samples)]  # fmt: skip
+    outcome = runner.invoke(app, args)
+    assert outcome.exit_code == 0, outcome.output
+    assert f"latentbench estimate {grouped} OUT --source lm-eval --group mmlu --items {items}" in (
+        outcome.output
+    )
+    plain = _calibration(tmp_path, [str(j) for j in range(40)], "arc_easy")
+    outcome = runner.invoke(app, [*args[:1], str(plain), *args[2:], "--force"])
+    assert outcome.exit_code == 0, outcome.output
+    assert f"latentbench estimate {plain} OUT --source lm-eval --items {items}" in outcome.output
+    # the design on standard output: no file name to guess (./items.csv may be another design)
+    stdout = ["tiny", str(plain), "--k", "8", "--out", "-", "--force", "--lm-eval-samples",
+              str(samples)]  # fmt: skip
+    outcome = runner.invoke(app, stdout)
+    assert outcome.exit_code == 0, outcome.output
+    assert "--source lm-eval --items ITEMS.csv`" in outcome.output
+
+
+def test_results_that_give_no_answers_say_which_records_were_dropped(tmp_path):
+    """--split of no run drops every record: the error says so, not 'the table has no rows'
+    (nor only the HELM files skipped for the run's per_instance_stats.json)."""
+    import shutil
+
+    helm = REAL.parent / "helm-0.5.1"
+    with pytest.raises(InputError, match=r"records dropped from the other files: other split"):
+        read_results("helm", helm, metric="exact_match", split="valid")
+    runs = tmp_path / "runs"
+    shutil.copytree(helm, runs)
+    for extra in runs.rglob("display_predictions.json"):
+        extra.unlink()
+    with pytest.raises(InputError, match=r"gave no answers \(other split \(test; --split test"):
+        read_responses(runs, source="helm", metric="exact_match", split="valid")
+
+
+def test_a_task_run_twice_into_one_folder_is_read_with_duplicates(setup):
+    """lm-eval writes a re-run beside the first run (another timestamp): the conflict names
+    --duplicates, which estimate and compare take (as ingest does), and read_responses too."""
+    root, new, other = setup
+    later = "2024-06-01T08-00-00.000000"
+    first = next(new.glob("samples_*.jsonl"))
+    lines = [json.loads(line) for line in first.read_text().splitlines()]
+    lines[0]["acc"] = 1.0 - lines[0]["acc"]
+    (new / first.name.replace(DATE, later)).write_text(
+        "\n".join(json.dumps(line) for line in lines) + "\n"
+    )
+    results = new / f"results_{DATE}.json"
+    (new / results.name.replace(DATE, later)).write_text(results.read_text())
+    cal = str(root / "cal.parquet")
+    base = ["estimate", cal, str(new), "--source", "lm-eval", "--budget", "20", "--json"]
+    outcome = runner.invoke(app, base)
+    assert outcome.exit_code == 2 and "--duplicates latest" in outcome.output
+    latest = _json(runner.invoke(app, [*base, "--duplicates", "latest"]))
+    answers = read_responses(new, source="lm-eval", duplicates="latest")["org/new"]
+    assert answers["0"] == lines[0]["acc"]
+    by_python = estimate(cal, answers.rename("org/new"), budget=20)
+    assert (latest["score"], latest["lower"]) == (by_python.score, by_python.lower)
+    args = ["compare", cal, str(new), str(other), "--source", "lm-eval", "--budget", "20"]
+    assert runner.invoke(app, [*args, "--duplicates", "mean"]).exit_code == 0
+    outcome = runner.invoke(app, ["estimate", cal, "r.csv", "--duplicates", "latest"])
+    assert outcome.exit_code == 2 and "--duplicates reads a tool's results" in outcome.output
+    with pytest.raises(InputError, match="duplicates='mean': applies to a tool's results"):
+        read_responses(root / "r.csv", duplicates="mean")
+
+
+def test_a_tools_results_not_read_as_the_calibration_was_say_how_to_read_them(tmp_path):
+    """A tool's results carry no 'benchmark' column to rewrite: results read with another
+    group name, without the calibration's group, with a group the calibration lacks, or of a
+    task the calibration renamed (ingest --benchmark) are refused saying how to read them."""
+    rng = np.random.default_rng(2)
+    Y = (rng.random((21, 60)) < 0.5).astype(float)
+    history = _mmlu_like(tmp_path / "hist", [f"org/m{i}" for i in range(20)], Y[:20], tasks=2)
+    new = _mmlu_like(tmp_path / "new", ["org/new"], Y[20:], tasks=2) / "org__new"
+    grouped, _ = read_results("lm-eval", history, group="mmlu")
+    grouped.to_parquet(tmp_path / "grouped.parquet")
+    task0 = next(new.glob("samples_mmlu_t0_*"))
+    base = ["estimate", str(tmp_path / "grouped.parquet"), "--source", "lm-eval"]
+    outcome = runner.invoke(app, [*base[:2], str(new), *base[2:], "--group", "mmlux"])
+    assert outcome.exit_code == 2, outcome.output
+    assert "lm-eval results of benchmark 'mmlux'" in outcome.output
+    assert "read them with that group name (group='mmlu'; --group mmlu)" in outcome.output
+    assert "write 'mmlu' in that column" not in outcome.output
+    outcome = runner.invoke(app, [*base[:2], str(task0), *base[2:]])
+    assert outcome.exit_code == 2
+    assert (
+        "its tasks were ingested as one benchmark; read these results the same way"
+        in (outcome.output)
+        and "--group mmlu)" in outcome.output
+    )
+    # a calibration of one task's own ids, the results read as a group
+    frame, _ = read_results("lm-eval", [next(f.glob("samples_mmlu_t0_*")) for f in
+                                        history.glob("org__m*")])  # fmt: skip
+    frame.to_parquet(tmp_path / "t0.parquet")
+    answers = read_responses(task0, source="lm-eval", group="mmlu_t0")
+    with pytest.raises(InputError, match=r"read as a group's TASK/ID ids \('mmlu_t0/0'\) but"):
+        estimate(tmp_path / "t0.parquet", answers["org/new"].rename("org/new"), budget=5)
+    # the task renamed at ingest (--benchmark anatomy): ingest and export under that name
+    frame.assign(benchmark="anatomy").to_parquet(tmp_path / "anatomy.parquet")
+    outcome = runner.invoke(
+        app, ["estimate", str(tmp_path / "anatomy.parquet"), str(task0), "--source", "lm-eval"]
+    )
+    assert outcome.exit_code == 2
+    assert "`latentbench ingest lm-eval PATH --store new.duckdb --benchmark anatomy`" in (
+        outcome.output
+    )
+    assert "group=" not in outcome.output and "in that column" not in outcome.output
+
+
+def test_a_group_metric_that_some_task_lacks_is_said(tmp_path):
+    """--metric acc for a group whose other task has no acc: the error says that task lacks
+    it (it said to choose a metric with --metric, which had been given)."""
+    folder = REAL / "v0.4.13.dev0" / "Qwen__Qwen3-8B"  # acc on one task, exact_match on the other
+    with pytest.raises(
+        InputError,
+        match=r"metric='acc' \(--metric acc\) was given, but 1 of its 2 tasks have no metric "
+        r"'acc' and were read with another \(negotiationtom_intention: exact_match\)",
+    ):
+        read_results("lm-eval", folder, group="n", metric="acc")
+    store = str(tmp_path / "s.duckdb")
+    args = ["ingest", "lm-eval", str(folder), "--store", store, "--group", "n", "--metric", "acc"]
+    outcome = runner.invoke(app, args)
+    assert outcome.exit_code == 2 and "have no metric 'acc'" in outcome.output

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +148,11 @@ def estimate_command(
         help="With --source: read the tool's tasks as one benchmark of this name, items "
         "TASK/ID, as `latentbench ingest --group` did for the calibration.",
     ),
+    duplicates: str | None = typer.Option(
+        None,
+        help="With --source: an answer scored differently by two runs in RESPONSES: error "
+        "(default), latest (later run wins) or mean, as `latentbench ingest` takes it.",
+    ),
     budget: int | None = typer.Option(100, help="Most items to evaluate (per model)."),
     precision: float | None = typer.Option(
         None,
@@ -224,6 +230,8 @@ def estimate_command(
     choice = {"metric": metric, "filter": filter, "split": split}
     if group is not None and source == "table":
         fail("--group reads a tool's tasks as one benchmark: give --source TOOL")
+    if duplicates is not None and source == "table":
+        fail("--duplicates reads a tool's results: give --source TOOL")
     calibration, responses = _sources(
         calibration, responses, live, store, benchmark, choice, source
     )
@@ -241,6 +249,7 @@ def estimate_command(
             choice=choice,
             source=source,
             group=group,
+            duplicates=duplicates,
             model=model,
             budget=budget,
             precision=precision,
@@ -346,6 +355,7 @@ def _estimate(
     group: str | None,
     model: str | None,
     rank: int,
+    duplicates: str | None = None,
     **options: Any,
 ) -> Any:
     """The :class:`~latentbench.select.EstimateSet` of a checked ``estimate`` command line."""
@@ -377,7 +387,9 @@ def _estimate(
         del options["budget"], options["seed"]
     answers: Any = responses
     if source != "table" and responses is not None:  # a tool's results, read as ingest does
-        answers = read_responses(responses, source=source, group=group, **choice)
+        answers = read_responses(
+            responses, source=source, group=group, duplicates=duplicates, **choice
+        )
     models = [model] if model is not None else None
     # a file of many models takes a while: say how far, and keep the finished ones on Ctrl-C
     with progress_bar() as progress, stop_on_sigint(say_stopping("model")) as stop:
@@ -600,10 +612,10 @@ def tiny_command(
             fail(exc)
     noun = "item" if len(frame) == 1 else "items"
     if samples is not None and samples_out is not None:
-        design = "items.csv" if to_stdout else str(out)
-        grouped = all("/" in str(item) for item in frame["item"]) and task is None
-        group = f" --group {cal.labels.get('benchmark') or 'NAME'}" if grouped else ""
-        _write_samples(samples, samples_out, f"{group} --items {design}")
+        design = "ITEMS.csv" if to_stdout else str(out)
+        grouped = task is None and not all(str(item).isdigit() for item in frame["item"])
+        group = (cal.labels.get("benchmark") or "NAME") if grouped else None
+        _write_samples(samples, samples_out, design, calibration, group)
     if to_stdout:
         typer.echo(frame.to_csv(index=False), nl=False)
         err_console.print(f"wrote {len(frame):,} {noun} to standard output")
@@ -615,15 +627,24 @@ def tiny_command(
     console.print(f"wrote {len(frame):,} {noun} to {escape(str(out))}")
 
 
-def _write_samples(samples: dict[str, list[int]], path: Path, options: str) -> None:
-    """Write lm-eval's ``--samples`` JSON and say (on stderr) how to run and score it
-    (``options``: the estimate's ``--group`` and ``--items``)."""
+def _write_samples(
+    samples: dict[str, list[int]],
+    path: Path,
+    design: str,
+    calibration: Path,
+    group: str | None,
+) -> None:
+    """Write lm-eval's ``--samples`` JSON and say (on stderr) how to run and score it: the
+    estimate command names the calibration given to ``tiny`` and, for a group's ``TASK/ID``
+    items, the ``--group`` that reads the logs with those ids."""
     path.write_text(json.dumps(samples, indent=1) + "\n")
+    grouped = f" --group {shlex.quote(group)}" if group is not None else ""
     err_console.print(
         escape(
             f"wrote lm-eval's --samples for {len(samples)} task(s) to {path}: run `lm-eval run "
-            f"... --tasks {','.join(samples)} --samples {path} --log_samples --output_path OUT`, "
-            f"then `latentbench estimate CALIBRATION OUT --source lm-eval{options}`"
+            f"... --tasks {','.join(samples)} --samples {shlex.quote(str(path))} --log_samples "
+            f"--output_path OUT`, then `latentbench estimate {shlex.quote(str(calibration))} "
+            f"OUT --source lm-eval{grouped} --items {shlex.quote(design)}`"
         ),
         soft_wrap=True,
     )
@@ -684,6 +705,9 @@ def compare_command(
     group: str | None = typer.Option(
         None, help="With --source: read the tasks as one benchmark of this name (TASK/ID)."
     ),
+    duplicates: str | None = typer.Option(
+        None, help="With --source: an answer scored differently by two runs: error, latest, mean."
+    ),
     a: str | None = typer.Option(None, "--a", help="Model A's name in its file."),
     b: str | None = typer.Option(None, "--b", help="Model B's name in its file."),
     budget: int | None = typer.Option(500, help="Most items (each answered by both)."),
@@ -710,8 +734,11 @@ def compare_command(
     _refuse_store(calibration, "compare")
     _check_source(source, None)
     if source == "table":
-        if metric is not None or filter is not None or group is not None:
-            fail("--metric, --filter and --group read a tool's results: give --source TOOL")
+        if any(o is not None for o in (metric, filter, group, duplicates)):
+            fail(
+                "--metric, --filter, --group and --duplicates read a tool's results: give "
+                "--source TOOL"
+            )
         for path in (responses_a, responses_b):
             if path is not None:
                 _refuse_tool_results(path, "RESPONSES")
@@ -722,7 +749,13 @@ def compare_command(
         _writable_dir(out)
     with clean_warnings():
         try:
-            read = {"source": source, "metric": metric, "filter": filter, "group": group}
+            read = {
+                "source": source,
+                "metric": metric,
+                "filter": filter,
+                "group": group,
+                "duplicates": duplicates,
+            }
             data_a, data_b, a, b = _compare_sides(responses_a, responses_b, a, b, read)
             result = compare(
                 calibration,

@@ -8,6 +8,7 @@ that :func:`~latentbench.report.build_report` or
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from typing import Any, Literal
 
 from latentbench._checks import check_seed
 from latentbench.exceptions import InputError
+from latentbench.io._files import _tools_hint
 
 __all__ = ["MIN_REPORT_BOOTSTRAP", "Report", "report_from"]
 
@@ -128,15 +130,45 @@ def _kind(source: Path) -> _Kind:
                     "directory, an experiment directory, a selection (its directory or its "
                     "selection.json, or a store) or a responses file"
                 )
+        if _tool_results(source):  # a harness's output folder, not a fit directory
+            raise InputError(
+                f"{source} holds no fit.json but a tool's result files; expected a fit "
+                "directory (latentbench fit --out DIR), an experiment or a selection"
+                + _tools_hint()
+            )
         return "fit"  # IRTResult.load names what is missing (fit.json)
     if not source.exists():
         raise InputError(f"{source} does not exist")
     suffix = source.suffix.lower()
     if suffix == ".json":
+        if not _json_has(source, "arms"):  # a tool's results (lm-eval, HELM, Inspect, ...)
+            raise InputError(
+                f"{source} is not a selection.json (no 'arms'); expected the output of "
+                f"`latentbench select replay`{_tools_hint()}"
+            )
         return "selection"
     if suffix in (".duckdb", ".db"):
         return "store"
     return "responses"
+
+
+def _tool_results(folder: Path) -> bool:
+    """Does ``folder`` (no fit's files in it) hold a tool's result files (``.json``,
+    ``.jsonl``, ``.eval``: lm-eval, HELM, Inspect, ...)? The first 2,000 entries are looked at."""
+    if any((folder / name).is_file() for name in ("abilities.csv", "items.csv")):
+        return False  # a fit directory lacking fit.json: IRTResult.load names what is missing
+    entries = itertools.islice(folder.rglob("*"), 2000)
+    return any(p.suffix.lower() in (".json", ".jsonl", ".eval") for p in entries)
+
+
+def _json_has(path: Path, key: str) -> bool:
+    """Is ``path`` a JSON object with ``key``? (Unreadable JSON: True, for the reader that
+    follows to name what is wrong.)"""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return True
+    return isinstance(data, dict) and key in data
 
 
 def _estimate_experiment(source: Path) -> bool:

@@ -340,6 +340,7 @@ def read_responses(
     filter: str | None = None,
     split: str | None = None,
     group: str | None = None,
+    duplicates: str | None = None,
 ) -> dict[str, pd.Series]:
     """A new model's (or several models') results from a file or a table (a DataFrame laid
     out as a file), or from a tool's result files, one Series per model.
@@ -374,6 +375,10 @@ def read_responses(
         under which several tasks are read as one benchmark (items ``TASK/ID``), as
         :func:`~latentbench.io.formats.read_results` takes them: read the new model's results
         with the ``group`` its calibration was ingested with.
+    duplicates : {"error", "latest", "mean"}, optional
+        With a tool's ``source``: one answer given different scores by two files (a task run
+        twice into one folder) is an error naming both (the default), or the latest run's
+        score, or the mean, as :func:`~latentbench.io.formats.read_results` takes it.
 
     Returns
     -------
@@ -389,7 +394,13 @@ def read_responses(
     )
 
     if source == "table":
-        chosen = (("metric", metric), ("filter", filter), ("split", split), ("group", group))
+        chosen = (
+            ("metric", metric),
+            ("filter", filter),
+            ("split", split),
+            ("group", group),
+            ("duplicates", duplicates),
+        )
         given = [f"{k}={v!r}" for k, v in chosen if v is not None]
         if given:
             raise InputError(
@@ -398,7 +409,13 @@ def read_responses(
             )
         frame, file, stem = _responses_frame(path)
     else:
-        options = {"metric": metric, "filter": filter, "split": split, "group": group}
+        options = {
+            "metric": metric,
+            "filter": filter,
+            "split": split,
+            "group": group,
+            "duplicates": duplicates,
+        }
         frame, file, stem = _tool_results(path, source, options)
     columns = [str(c) for c in frame.columns]
     if len(frame) == 0:
@@ -415,7 +432,11 @@ def read_responses(
     refuse_long_without_item(frame, f"in {file}", _SCORE_COLUMNS)
     if "item" in columns and score is not None:
         in_memory = isinstance(path, pd.DataFrame)
-        return _long_responses(frame, columns, score, file, stem, in_memory)
+        answers = _long_responses(frame, columns, score, file, stem, in_memory)
+        if source != "table":  # how they were read, for the advice when they do not match
+            for series in answers.values():
+                series.attrs["read"] = {"tool": source, "group": group}
+        return answers
     if "model" in columns:
         return _wide_responses(frame, columns, file)
     hint = ""
@@ -449,7 +470,13 @@ def _tool_results(
     if not Path(path).exists():
         raise InputError(f"responses {path}: no such file or folder")
     chosen = {k: v for k, v in options.items() if v is not None}
-    frame, _ = read_results(source, Path(path), **chosen)
+    frame, report = read_results(source, Path(path), **chosen)
+    if not len(frame):  # every record dropped (say, --split of no run): say why
+        why = "; ".join(f"{reason}: {n:,}" for reason, n in report.dropped.items())
+        raise InputError(
+            f"{path}: {source} results of {len(report.files):,} file(s) gave no answers "
+            f"({why or 'no records'}); expected a model's answers"
+        )
     benchmarks = sorted(map(str, frame["benchmark"].unique()))
     if len(benchmarks) > 1:
         shown = ", ".join(repr(b) for b in benchmarks[:5]) + (
@@ -760,6 +787,7 @@ def _answers(
         unknown = np.flatnonzero(pos < 0)
         hint = _spelling_hint([ids[int(k)] for k in unknown], cal.item_ids)
         if ids and unknown.size == len(ids):
+            hint = hint or _group_hint(ids, cal, responses.attrs)
             raise InputError(
                 f"model {name!r} answered none of the {cal.n_items:,} calibrated items: none "
                 f"of its {len(ids):,} item ids is one (its first {ids[0]!r}; the calibration's "
@@ -772,7 +800,11 @@ def _answers(
             )
         notes.extend(
             _label_mismatch(
-                cal, name, responses.attrs.get("labels") or {}, responses.attrs.get("source")
+                cal,
+                name,
+                responses.attrs.get("labels") or {},
+                responses.attrs.get("source"),
+                responses.attrs.get("read"),
             )
         )
         y = np.full(cal.n_items, np.nan)
@@ -867,7 +899,11 @@ def _one_score_per_item(responses: pd.Series, name: str) -> tuple[pd.Series, int
 
 
 def _label_mismatch(
-    cal: Calibration, name: str, labels: Mapping[str, str], source: str | None = None
+    cal: Calibration,
+    name: str,
+    labels: Mapping[str, str],
+    source: str | None = None,
+    read: Mapping[str, Any] | None = None,
 ) -> list[str]:
     """Compare the labels of the answers' file (``benchmark``, ``metric``, ``filter``,
     ``split``) with the calibration's: items are matched by id alone, and ids such as
@@ -890,17 +926,67 @@ def _label_mismatch(
             if others
             else ""
         )
+        what = f"column 'benchmark' is {labels['benchmark']!r}"
+        advice = (
+            f"write {theirs['benchmark']!r} in that column (or drop it)"
+            if read is None
+            else _tool_advice(theirs["benchmark"], read, grouped=_grouped_ids(cal.item_ids))
+        )
+        if read is not None:
+            what = f"{read['tool']} results of benchmark {labels['benchmark']!r}"
         raise InputError(
-            f"{where}column 'benchmark' is {labels['benchmark']!r} for model {name!r}; expected "
+            f"{where}{what} for model {name!r}; expected "
             f"the calibration's benchmark {theirs['benchmark']!r} ({cal.source}){also}: items "
             "are matched by id alone and ids such as '0', '1' are shared by many benchmarks, so "
             "these answers would be scored as other items. If they are the calibration's items "
-            f"under another name, write {theirs['benchmark']!r} in that column (or drop it)"
+            f"under another name, {advice}"
         )
     return [
         f"{where}model {name!r}: its answers are labelled {said}; items are matched by id "
         "alone, so check that they are the calibration's items scored the same way"
     ]
+
+
+def _grouped_ids(ids: Sequence[str]) -> bool:
+    """Whether item ids look like a group's ``TASK/ID`` (``latentbench ingest --group``)."""
+    return any("/" in str(i) for i in ids[:100])
+
+
+def _tool_advice(theirs: str, read: Mapping[str, Any], *, grouped: bool) -> str:
+    """What to do when a tool's results (read as ``read`` says: ``tool``, ``group``) name
+    another benchmark ``theirs`` than the calibration's: they carry no column to rewrite;
+    ``grouped``: the calibration's ids are a group's ``TASK/ID``."""
+    if grouped:  # the group name the calibration was ingested with
+        return f"read them with that group name (group={theirs!r}; --group {theirs})"
+    return (
+        "read them as the calibration's were (a task ingested under another name): "
+        f"`latentbench ingest {read['tool']} PATH --store new.duckdb --benchmark {theirs}`, "
+        "`latentbench export new.csv --store new.duckdb`, and give new.csv"
+    )
+
+
+def _group_hint(ids: Sequence[str], cal: Calibration, attrs: Mapping[str, Any]) -> str:
+    """When none of a tool's answers match and the ids differ only by a group's ``TASK/``
+    prefix (results read without the calibration's ``group``, or with one it lacks), say so."""
+    read = attrs.get("read")
+    bench = (attrs.get("labels") or {}).get("benchmark")
+    if read is None or bench is None:
+        return ""
+    known = set(cal.item_ids)
+    theirs = (getattr(cal, "labels", None) or {}).get("benchmark") or "NAME"
+    if read.get("group") is None and any(f"{bench}/{i}" in known for i in ids[:1000]):
+        return (
+            f"; the calibration's ids are TASK/ID ({bench}/{ids[0]}): its tasks were ingested "
+            f"as one benchmark; read these results the same way (group={theirs!r}; --group "
+            f"{theirs})"
+        )
+    stripped = [i.split("/", 1)[1] for i in ids[:1000] if "/" in i]
+    if read.get("group") is not None and any(i in known for i in stripped):
+        return (
+            f"; these were read as a group's TASK/ID ids ({ids[0]!r}) but the calibration's "
+            f"are one task's own ({cal.item_ids[0]!r}): read them without group= (--group)"
+        )
+    return ""
 
 
 def _digits(text: str) -> str:

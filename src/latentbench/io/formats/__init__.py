@@ -233,10 +233,13 @@ def read_results(
     notify(progress, "combining rows", len(files), len(files))
     frame = finish(frames, duplicates, report)
     if group is not None:
-        frame = _grouped(frame, group)
+        frame = _grouped(frame, group, {"metric": metric, "filter": filter})
     if not len(frame) and report.skipped_files:
         reasons = "; ".join(f"{s['file']}: {s['reason']}" for s in report.skipped_files)
-        raise InputError(f"no usable results in {len(report.files)} files: {reasons}")
+        other = [f"{reason}: {n:,}" for reason, n in report.dropped.items()
+                 if not reason.startswith("file skipped: ")]  # fmt: skip
+        also = f" (records dropped from the other files: {'; '.join(other)})" if other else ""
+        raise InputError(f"no usable results in {len(report.files)} files: {reasons}{also}")
     report.summarise(frame)
     if report.notes:
         # the caller's line, also through Store.ingest_files
@@ -246,15 +249,30 @@ def read_results(
     return frame, report
 
 
-def _grouped(frame: pd.DataFrame, group: str) -> pd.DataFrame:
+def _grouped(
+    frame: pd.DataFrame, group: str, given: Mapping[str, object] | None = None
+) -> pd.DataFrame:
     """The tasks of ``frame`` as one benchmark ``group``, items ``TASK/ID``; refused when the
     tasks were read with different metrics, filters or splits (the group's matrix holds one
-    score per (model, item))."""
+    score per (model, item)); ``given``: the ``metric`` / ``filter`` asked for (a name some
+    task lacks is said: choosing it again cannot help)."""
     if not len(frame):
         return frame
     for column in ("metric", "filter", "split"):
         chosen = frame.groupby("benchmark", sort=True)[column].unique()
         values = sorted({str(v) for vs in chosen for v in vs})
+        name = (given or {}).get(column)
+        if len(values) > 1 and isinstance(name, str):
+            lacking = [(t, vs) for t, vs in chosen.items() if name not in map(str, vs)]
+            shown = "; ".join(f"{t}: {', '.join(map(str, vs))}" for t, vs in lacking[:6])
+            raise InputError(
+                f"group={group!r}: {column}={name!r} (--{column} {name}) was given, but "
+                f"{len(lacking)} of its {len(chosen)} tasks have no {column} {name!r} and were "
+                "read with another "
+                f"({shown}{'; ...' if len(lacking) > 6 else ''}); expected tasks that share one "
+                f"{column}: group only those, and read the others as benchmarks of their own "
+                "(without group=)"
+            )
         if len(values) > 1:
             shown = "; ".join(
                 f"{task}: {', '.join(map(str, vs))}" for task, vs in list(chosen.items())[:6]
