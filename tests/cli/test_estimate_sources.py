@@ -460,3 +460,18 @@ def test_a_group_metric_that_some_task_lacks_is_said(tmp_path):
     args = ["ingest", "lm-eval", str(folder), "--store", store, "--group", "n", "--metric", "acc"]
     outcome = runner.invoke(app, args)
     assert outcome.exit_code == 2 and "have no metric 'acc'" in outcome.output
+
+
+def test_compare_reads_a_tools_split(tmp_path, setup):
+    root, new, _ = setup
+    cal, table = str(root / "cal.parquet"), str(_as_table(new, root / "new.csv"))
+    outcome = runner.invoke(app, ["compare", cal, table, table, "--split", "valid"])
+    assert outcome.exit_code == 2 and "--split, --group and --duplicates read a tool's" in (
+        " ".join(outcome.output.split())
+    )
+    helm = REAL.parent / "helm-0.5.1"
+    args = ["compare", cal, str(helm), str(helm), "--source", "helm", "--metric", "exact_match"]
+    outcome = runner.invoke(app, [*args, "--split", "valid"])  # read: no run has that split
+    assert outcome.exit_code == 2 and "other split (test; --split test keeps it)" in (
+        " ".join(outcome.output.split())
+    )

@@ -702,6 +702,7 @@ def compare_command(
     ),
     metric: str | None = typer.Option(None, help="With --source: the metric read."),
     filter: str | None = typer.Option(None, help="With --source: the filter read."),
+    split: str | None = typer.Option(None, help="With --source helm: the split read."),
     group: str | None = typer.Option(
         None, help="With --source: read the tasks as one benchmark of this name (TASK/ID)."
     ),
@@ -734,10 +735,10 @@ def compare_command(
     _refuse_store(calibration, "compare")
     _check_source(source, None)
     if source == "table":
-        if any(o is not None for o in (metric, filter, group, duplicates)):
+        if any(o is not None for o in (metric, filter, split, group, duplicates)):
             fail(
-                "--metric, --filter, --group and --duplicates read a tool's results: give "
-                "--source TOOL"
+                "--metric, --filter, --split, --group and --duplicates read a tool's results: "
+                "give --source TOOL"
             )
         for path in (responses_a, responses_b):
             if path is not None:
@@ -753,6 +754,7 @@ def compare_command(
                 "source": source,
                 "metric": metric,
                 "filter": filter,
+                "split": split,
                 "group": group,
                 "duplicates": duplicates,
             }
