@@ -111,6 +111,10 @@ def test_an_unevaluated_model_is_listed_last(
     assert abilities["model"].tolist() == table["model"].astype(str).tolist()
     assert abilities["model"].iloc[-1] == "never evaluated"
     assert abilities["rank"].iloc[-1] == ""
+    # the findings count the 21 ranked models, as the table ranks them
+    findings = section_text(page, "findings")
+    assert "leads 21 models on 60 items (1 more without an observed cell, not ranked)" in findings
+    assert "with 21 models" in findings and "with 21 models" in section_text(page, "flagged-items")
     # the rank bounds of the rank-shift table are whole numbers, as in the Abilities table
     shifts = page_table(page, "rank-shifts")
     assert shifts["rank_lower"].str.fullmatch(r"\d*").all()
@@ -157,3 +161,24 @@ def test_a_rank_two_fits_scale_is_not_called_sd_1(sim25):
     assert np.std(result.theta) < 0.95  # theta = U w: centred, its sd not fixed
     text = section_text(build_report(result), "summary")
     assert "sd 1" not in text and "mean 0" in text
+
+
+def test_identical_models_share_their_rank():
+    """Two models with the same answers: the fit left their abilities 6e-7 apart (its
+    convergence tolerance), printed the same, and ranked them 1st and 2nd; their accuracy
+    ranks were both 1."""
+    data = simulate_2pl(40, 120, random_state=3)
+    scores = data.matrix.scores
+    best = int(np.argmax(np.nanmean(scores, axis=1)))
+    matrix = ResponseMatrix(
+        np.vstack([scores, scores[best]]), [*data.matrix.model_ids, "twin"], data.matrix.item_ids
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = TwoPL().fit(matrix)
+        table = reported_abilities(result, result.standard_errors(matrix))
+    pair = [data.matrix.model_ids[best], "twin"]
+    for frame in (table, result.abilities):
+        rows = frame.set_index("model").loc[pair]
+        assert rows["rank_theta"].tolist() == [1, 1]
+        assert rows["rank_shift"].tolist() == [0, 0]

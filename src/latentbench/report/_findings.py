@@ -70,11 +70,22 @@ def _findings(
 ) -> tuple[str, list[dict[str, Any]]]:
     """The headline and the bullet findings of a fit (``abilities``: the table the report
     shows, default the fit's)."""
+    from latentbench.irt._reported import measured_models
+
     out: list[dict[str, Any]] = []
     ab = result.abilities if abilities is None else abilities
     n_models, n_items = result.shape
-    leader = ab.sort_values("theta", ascending=False).iloc[0]
-    headline = f"{leader['model']} leads {n_models:,} models on {n_items:,} items"
+    # the ranked models: one without an observed cell has no rank (listed last, not counted)
+    measured = measured_models(ab)
+    ranked = ab if measured is None or not measured.any() else ab[measured]
+    n_ranked = len(ranked)
+    if ranks is not None and ranks["rank"].notna().any():  # the "Leader:" line's model
+        leader = ranks.dropna(subset=["rank"]).sort_values("rank").iloc[0]
+    else:
+        leader = ranked.sort_values("theta", ascending=False).iloc[0]
+    headline = f"{leader['model']} leads {n_ranked:,} models on {n_items:,} items"
+    if n_ranked < n_models:
+        headline += f" ({n_models - n_ranked:,} more without an observed cell, not ranked)"
     split = getattr(result, "disconnected", None)
     if split and int(split.get("n_groups", 1)) > 1:
         outside = [str(m) for m in split.get("outside") or []]
@@ -171,7 +182,7 @@ def _findings(
             out.append(
                 {
                     "text": f"Weakly informative: {weak:,} items ({weak / n_items:.0%}) have a "
-                    f"discrimination not distinguishable from 0 with {n_models:,} models. This "
+                    f"discrimination not distinguishable from 0 with {n_ranked:,} models. This "
                     "is advisory: with few models even useful items cannot be shown to "
                     "discriminate; it is not a reason to drop them on its own.",
                     "note": weak / n_items > 0.25,

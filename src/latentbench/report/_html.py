@@ -456,7 +456,8 @@ def _diagnostic_sections(result: Any, diag: Any, n_curves: int) -> list[_Section
     """The ``flagged-items`` and ``item-curves`` sections (with the matrix only)."""
     sections: list[_Section] = []
     flagged_items = _item_flags(diag)
-    n_models = result.shape[0]
+    # the models with an observed cell (one without says nothing about an item)
+    n_models = int((pd.to_numeric(result.abilities["n_observed"], errors="coerce") > 0).sum())
     section = _Section(
         "flagged-items",
         "Flagged items",
