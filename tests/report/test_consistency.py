@@ -182,3 +182,23 @@ def test_identical_models_share_their_rank():
         rows = frame.set_index("model").loc[pair]
         assert rows["rank_theta"].tolist() == [1, 1]
         assert rows["rank_shift"].tolist() == [0, 0]
+
+
+def test_a_selection_pages_share_is_the_printed_lines(selection_run):
+    """One cell short of a full evaluation: `select replay` printed >99.9% of a full
+    evaluation, the report 100.0% (and 0.0% saved)."""
+    from latentbench.cli._select import spend_line
+    from latentbench.select import SelectionRecord
+
+    data = json.loads(selection_run.to_json())
+    full = 6 * 1000
+    data["arms"][0]["n_observed"] += full - 1 - data["evaluations_total"]
+    data["evaluations_post_init"] = full - 1 - data["evaluations_init"]
+    data["evaluations_total"] = full - 1
+    data["params"] = {"n_items": 1000}
+    printed = spend_line(SelectionRecord.from_dict(data))
+    assert "5,999 of 6,000 (>99.9% of a full evaluation)" in printed
+    text = section_text(build_report(selection=data), "selection-summary")
+    assert ">99.9% of a full evaluation (6 models x 1,000 items = 6,000 cells): <0.1% saved" in (
+        text
+    )

@@ -15,6 +15,7 @@ from latentbench.report._blocks import (
     _num,
 )
 from latentbench.select._certify import rivals
+from latentbench.select._record import share_text
 
 FLAG_SEVERITY = {
     "constant": (1, "drop", "one observed value: says nothing about differences between models"),
@@ -333,8 +334,8 @@ def _evaluations_text(data: dict[str, Any], total: int, n_models: int, n_items: 
     if n_items:
         full = n_models * int(n_items)
         text += (
-            f", {total / full:.1%} of a full evaluation ({n_models:,} models x "
-            f"{int(n_items):,} items = {full:,} cells): {1 - total / full:.1%} saved."
+            f", {share_text(total, full)} of a full evaluation ({n_models:,} models x "
+            f"{int(n_items):,} items = {full:,} cells): {share_text(full - total, full)} saved."
         )
     else:
         text += "."
@@ -348,7 +349,7 @@ def _first_certified(data: dict[str, Any], n_models: int, n_items: Any) -> dict[
     if after is None or post is None or int(after) >= int(post):
         return None
     paid = int(after) + int(data.get("evaluations_init") or 0)
-    share = f", {paid / (n_models * int(n_items)):.1%} of a full evaluation" if n_items else ""
+    share = f", {share_text(paid, n_models * int(n_items))} of a full evaluation" if n_items else ""
     stopped = data.get("stopped")
     went_on = {
         "budget": "the run went on to its budget",
