@@ -202,3 +202,25 @@ def test_a_selection_pages_share_is_the_printed_lines(selection_run):
     assert ">99.9% of a full evaluation (6 models x 1,000 items = 6,000 cells): <0.1% saved" in (
         text
     )
+
+
+def test_a_fit_directory_without_responses_shows_one_table_of_abilities(with_unevaluated, tmp_path):
+    """Without the responses the Abilities table shows abilities.csv, but the rank-shift table
+    showed the fit's own theta and its ranks (another order), and the ranks read back as
+    1.000, 2.000 where a model is not ranked."""
+    from latentbench.irt import IRTResult
+
+    matrix, result, _, table = with_unevaluated
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result.save(tmp_path / "fit", matrix)
+        loaded = IRTResult.load(tmp_path / "fit")
+        page = build_report(loaded)
+    abilities = page_table(page, "abilities").rename(columns={"rank": "rank_theta"})
+    shifts = page_table(page, "rank-shifts")
+    assert abilities["model"].tolist() == table["model"].astype(str).tolist()
+    columns = ["theta", "rank_theta", "rank_lower", "rank_upper", "rank_accuracy"]
+    left, right = _by_model(abilities, columns), _by_model(shifts, columns)
+    pd.testing.assert_frame_equal(left.loc[right.index], right)
+    assert abilities["rank_theta"].str.fullmatch(r"\d*").all()
+    assert shifts["rank_theta"].str.fullmatch(r"\d*").all()
