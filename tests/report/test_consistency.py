@@ -83,6 +83,10 @@ def test_a_bootstrap_pages_rank_shifts_are_its_abilities_tables(sim25):
     columns = ["theta", "rank_theta", "rank_lower", "rank_upper", "rank_accuracy"]
     left, right = _by_model(abilities, columns), _by_model(shifts, columns)
     pd.testing.assert_frame_equal(left, right.loc[left.index])
+    # the table's theta is the fit's own (abilities.csv's theta_fit), and the page says so
+    fit_theta = result.abilities.set_index("model")["theta"]
+    assert (left["theta"] == [f"{fit_theta[m]:.3f}" for m in left.index]).all()
+    assert "abilities.csv's theta_fit" in section_text(page, "abilities")
 
 
 @pytest.fixture(scope="module")

@@ -215,6 +215,8 @@ def _matrix_ability_view(
         text = (
             f"{int(boot.level * 100)}% basic bootstrap intervals ({boot.method} "
             f"bootstrap, {boot.n_boot} replicates); rank intervals from the same draws. "
+            "theta and its ranks are the fit's own estimate, which the refits repeat "
+            "(abilities.csv's theta_fit; its theta and rank_theta are the plug-in route's). "
         )
     else:
         # one ability per model: theta is the estimate its interval is built on
