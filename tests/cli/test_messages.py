@@ -83,11 +83,12 @@ def test_live_progress_never_prints_a_leader_estimate_outside_the_score_range():
 def test_selection_lines_say_what_they_leave_out():
     # "20,399 of 20,400 (100.0% ...)" with a cell unrevealed; a table of 10 of 36 models
     # without a word; a certified best of the candidates read as the file's best
-    from latentbench.cli._select import _share, certificate_line
+    from latentbench.cli._select import certificate_line
     from latentbench.select import SelectionRecord
+    from latentbench.select._record import share_text
 
-    assert _share(20_399 / 20_400) == ">99.9%" and _share(1.0) == "100.0%"
-    assert _share(1 / 5000) == "<0.1%" and _share(0.216) == "21.6%"
+    assert share_text(20_399, 20_400) == ">99.9%" and share_text(1, 1) == "100.0%"
+    assert share_text(1, 5000) == "<0.1%" and share_text(216, 1000) == "21.6%"
     arms = [{"model": f"m{i}", "estimate": 0.5 + i / 100, "lower": 0.4, "upper": 0.9,
              "n_observed": 10} for i in range(3)]  # fmt: skip
     data = {"arms": arms, "best_model": "m2", "certified": True, "params": {"delta": 0.05,

@@ -182,3 +182,38 @@ def test_rank_agreement_of_equal_models_is_nan_without_a_scipy_warning():
         warnings.simplefilter("error")
         table = rank_agreement(result)
     assert np.isnan(table.loc[0, "spearman"]) and table.loc[0, "n_models"] == 5
+
+
+def test_rank_changes_intervals_are_the_reported_tables():
+    """A joint-ML fit's reported se carries the scale correction (abilities.csv, the report);
+    rank_changes drew its rank intervals (and 'significant') from the uncorrected se."""
+    import warnings
+
+    from latentbench.irt._reported import reported_abilities
+    from latentbench.irt.inference import normal_draws, rank_intervals
+
+    data = simulate_2pl(25, 60, missing=0.05, random_state=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = TwoPL(prior=None).fit(data.matrix)
+        table = reported_abilities(result, result.standard_errors(data.matrix))
+        moves = rank_changes(result, data.matrix).set_index("model")
+    draws = normal_draws(table["theta"].to_numpy(), table["se"].to_numpy(), 2000, 0)
+    ranks = rank_intervals(draws, table["model"].tolist(), estimate=table["theta"].to_numpy())
+    ranks = ranks.set_index("model")
+    assert (moves.loc[ranks.index, "rank_lower"].to_numpy() == ranks["rank_lower"]).all()
+    assert (moves.loc[ranks.index, "rank_upper"].to_numpy() == ranks["rank_upper"]).all()
+
+
+def test_rank_agreement_leaves_out_a_model_without_cells():
+    import warnings
+
+    data = simulate_2pl(20, 40, random_state=1)
+    scores = np.vstack([data.matrix.scores, np.full((1, 40), np.nan)])
+    matrix = ResponseMatrix(scores, [*data.matrix.model_ids, "none"], data.matrix.item_ids)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = TwoPL().fit(matrix)
+        agreement = diagnose(result, matrix).rank_agreement.set_index("subset")
+    assert agreement.loc["all", "n_models"] == 20
+    assert np.isfinite(agreement.loc["all", "spearman"])

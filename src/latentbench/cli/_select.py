@@ -245,7 +245,7 @@ def spend_line(record: Any) -> str:
     """``cells used: 2,429 of 46,690 (5.2% of a full evaluation), 280 in the initial batch;
     stopped: certified``."""
     full = record.full_evaluation
-    share = f" ({_share(record.share)} of a full evaluation)" if full else ""
+    share = f" ({record.share_text()} of a full evaluation)" if full else ""
     stopped = {"confidence": "certified", "budget": "budget spent",
                "exhausted": "every cell revealed"}.get(record.stopped, record.stopped)  # fmt: skip
     text = f"cells used: {fmt(record.evaluations_total)}"
@@ -253,16 +253,6 @@ def spend_line(record: Any) -> str:
     if record.evaluations_init is not None:
         text += f", {fmt(record.evaluations_init)} in the initial batch"
     return text + (f"; stopped: {stopped}" if stopped else "")
-
-
-def _share(share: float) -> str:
-    """A share as a percentage that never rounds to 100.0% (or 0.0%) when it is not."""
-    text = f"{share:.1%}"
-    if share < 1 and text == "100.0%":
-        return ">99.9%"
-    if share > 0 and text == "0.0%":
-        return "<0.1%"
-    return text
 
 
 def print_selection_table(record: Any, rows: int = 10) -> None:
@@ -327,15 +317,16 @@ def milestone_lines(record: Any) -> list[str]:
     if after is not None and after < post:
         lines.append(
             f"first certified{within} at delta = {record.delta:g} with {fmt(after)} "
-            f"evaluations after the initial batch{_cells(after + init, record.full_evaluation)}: "
+            f"evaluations after the initial batch{_cells(after + init, record)}: "
             f"{record.certified_model}; --stop confidence stops at the first certificate "
             "(sampling the leader and its strongest challenger)"
         )
     return lines
 
 
-def _cells(total: int, full: int | None) -> str:
-    return f" ({fmt(total)} in total, {total / full:.1%} of all cells)" if full else ""
+def _cells(total: int, record: Any) -> str:
+    share = record.share_text(total)
+    return f" ({fmt(total)} in total, {share} of all cells)" if share else ""
 
 
 def _with_estimate(bar: Any, task: Any, n_jobs: int | None, quiet: bool) -> Any:

@@ -256,8 +256,12 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
         ("discrimination",) if rank == 1 else tuple(f"discrimination_{k + 1}" for k in range(rank))
     )
     abilities = _read_table(paths["abilities.csv"], "model", thetas)
-    if "rank_accuracy" in abilities.columns:  # (rank_theta and rank_shift are recomputed)
-        abilities["rank_accuracy"] = _ranks(abilities["rank_accuracy"])
+    # whole numbers, as the fit wrote them: the fit's table recomputes rank_theta and
+    # rank_shift, but the saved table (a report without the responses) showed them as read,
+    # 15.000 beside a model that is not ranked
+    for column in ("rank_accuracy", "rank_theta", "rank_shift"):
+        if column in abilities.columns:
+            abilities[column] = _ranks(abilities[column])
     items = _read_table(paths["items.csv"], "item", (*discs, "easiness"))
     edited = _say_edited(paths, info)
     _check_complete(items, "item", (*discs, "easiness"), info.get("n_items"), paths["items.csv"])

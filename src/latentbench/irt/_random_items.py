@@ -21,7 +21,7 @@ in Laird 1978), jointly with the abilities. With the items integrated out agains
 estimated from all J items, the abilities are consistent as J grows with N fixed, and their
 standard errors come from the observed information of ``l(., G_hat)`` (the Louis identity,
 exact derivatives), mapped through the standardisation of the reporting scale (mean 0, sd 1
-over the fitted models).
+over the models that set it, fit.json's off_scale_models left out).
 
 EM, accelerated by SQUAREM (:mod:`latentbench.irt._squarem`): the E-step gives every item's
 posterior over the grid, ``R_jg``; the M-step sets ``w = mean_j R_j`` and takes Newton steps on

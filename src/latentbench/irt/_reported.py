@@ -13,20 +13,31 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from latentbench.irt._stats import rankdata
-
 if TYPE_CHECKING:
     from latentbench.irt._result import IRTResult
     from latentbench.irt.inference import Uncertainty
 
-__all__ = ["LEADING", "measured_models", "rank_abilities", "reported_abilities"]
+__all__ = [
+    "LEADING",
+    "TIE_TOLERANCE",
+    "measured_models",
+    "rank_abilities",
+    "reported_abilities",
+]
 
 LEADING = ("rank_theta", "model", "theta", "lower", "upper", "se", "theta_fit")
 """The first columns of the reported table, in order."""
 
 
+TIE_TOLERANCE = 1e-6
+"""Abilities closer than this (on the reporting scale, sd 1) are equal for the ranks: the
+fit's convergence tolerance leaves identical response rows up to 6e-7 apart, which ranked
+one of two identical models 1st and the other 2nd (their theta printed the same)."""
+
+
 def rank_abilities(theta: np.ndarray, measured: np.ndarray | None = None) -> Any:
-    """Ranks of the abilities, 1 = best; equal abilities share the lowest rank.
+    """Ranks of the abilities, 1 = best; equal abilities (within :data:`TIE_TOLERANCE` of the
+    next one down) share the lowest rank.
 
     A model without an observed cell (``measured`` False) is not ranked: its ability is the
     prior's, not a measurement (NA, as its accuracy rank), and it does not push others down.
@@ -42,7 +53,13 @@ def rank_abilities(theta: np.ndarray, measured: np.ndarray | None = None) -> Any
     ranks = pd.array(np.zeros(values.size, dtype=np.int64), dtype="Int64")
     ranks[~ok] = pd.NA
     if ok.any():
-        ranks[ok] = rankdata(-values[ok], method="min").astype(np.int64)
+        down = -values[ok]
+        order = np.argsort(down, kind="stable")
+        new_value = np.r_[True, np.diff(down[order]) > TIE_TOLERANCE]
+        first = np.maximum.accumulate(np.where(new_value, np.arange(1, down.size + 1), 0))
+        tied = np.empty(down.size, dtype=np.int64)
+        tied[order] = first
+        ranks[ok] = tied
     return ranks
 
 

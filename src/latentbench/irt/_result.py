@@ -298,7 +298,8 @@ class IRTResult:
             "converged": self.converged,
             "seconds": self.seconds,
             "options": self.options,
-            "normalisation": "theta mean 0, sd 1 over the models that are not detached (rank 1); "
+            "normalisation": "theta mean 0, sd 1 over the models that set the scale, every "
+            "model not in off_scale_models (rank 1); "
             "factors centred, theta = U w along the items' mean loading w (rank > 1)",
             "penalty": self.penalty.to_dict(),
         }

@@ -351,9 +351,10 @@ def rank_changes(
 ) -> pd.DataFrame:
     """Models whose ability rank differs from their accuracy rank, biggest moves first.
 
-    With the matrix, ability ranks get intervals (from normal draws around the plug-in
-    standard errors, :func:`~latentbench.irt.inference.rank_intervals`), and a move is called
-    significant when the accuracy rank lies outside the ability-rank interval.
+    With the matrix, ability ranks get intervals (from normal draws around the reported
+    abilities and standard errors, the ones ``abilities.csv`` and the report show,
+    :func:`~latentbench.irt.inference.rank_intervals`), and a move is called significant
+    when the accuracy rank lies outside the ability-rank interval.
 
     Returns
     -------
@@ -366,7 +367,10 @@ def rank_changes(
     """
     unc = None
     if matrix is not None:
-        unc = standard_errors(result, matrix, scale_correction=False)
+        # the reported intervals (abilities.csv, the report's table): a joint-ML fit's scale
+        # correction included, so the rank intervals here are the table's (they were drawn
+        # from the uncorrected se: [7, 19] here, [6, 19] in the table)
+        unc = standard_errors(result, matrix)
     # one ability per model: with the matrix, the reported theta (the intervals' estimate)
     ab = reported_abilities(result, unc) if unc is not None else result.abilities
     out = pd.DataFrame(
@@ -386,21 +390,42 @@ def rank_changes(
         ranks = rank_intervals(
             draws, ab["model"].tolist(), estimate=theta, level=level, measured=measured_models(ab)
         )
-        out["rank_lower"] = ranks["rank_lower"].to_numpy()
-        out["rank_upper"] = ranks["rank_upper"].to_numpy()
-        out["significant"] = (out["rank_accuracy"] < out["rank_lower"]) | (
-            out["rank_accuracy"] > out["rank_upper"]
-        )
+        # whole numbers, NA for a model not ranked (a float array printed 7.000)
+        out["rank_lower"] = ranks["rank_lower"].astype("Int64").array
+        out["rank_upper"] = ranks["rank_upper"].astype("Int64").array
+        out["significant"] = outside_rank_interval(out)
     return out.sort_values(["abs_shift", "rank_theta"], ascending=[False, True], ignore_index=True)
 
 
-def rank_agreement(result: IRTResult, *, top: int | tuple[int, ...] = 10) -> pd.DataFrame:
+def outside_rank_interval(table: pd.DataFrame) -> np.ndarray:
+    """Whether each model's accuracy rank lies outside its ability-rank interval
+    (``rank_accuracy``, ``rank_lower``, ``rank_upper``); False where one is missing."""
+    acc = pd.to_numeric(table["rank_accuracy"], errors="coerce").to_numpy(float, na_value=np.nan)
+    lo = pd.to_numeric(table["rank_lower"], errors="coerce").to_numpy(float, na_value=np.nan)
+    hi = pd.to_numeric(table["rank_upper"], errors="coerce").to_numpy(float, na_value=np.nan)
+    with np.errstate(invalid="ignore"):
+        return np.asarray((acc < lo) | (acc > hi), dtype=bool)
+
+
+def rank_agreement(
+    result: IRTResult,
+    *,
+    top: int | tuple[int, ...] = 10,
+    abilities: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Rank correlation between accuracy and ability, overall and among the top models.
+
+    Only the ranked models count: a model without an observed cell has neither an accuracy
+    nor a measured ability (it made every correlation NaN).
 
     Parameters
     ----------
     top : int or tuple of int, default 10
         Sizes of the top groups (top by ability).
+    abilities : DataFrame, optional
+        The abilities to correlate (``model``, ``theta``, ``accuracy``): the reported table
+        (:func:`~latentbench.irt.reported_abilities`, what ``abilities.csv`` and the report
+        show); default the fit's own (``result.abilities``).
 
     Returns
     -------
@@ -410,7 +435,12 @@ def rank_agreement(result: IRTResult, *, top: int | tuple[int, ...] = 10) -> pd.
     """
     from scipy.stats import kendalltau, spearmanr  # here: scipy.stats is slow to import
 
-    ab = result.abilities.sort_values("theta", ascending=False)
+    ab = result.abilities if abilities is None else abilities
+    ranked = pd.to_numeric(ab["accuracy"], errors="coerce").notna().to_numpy(dtype=bool)
+    measured = measured_models(ab)
+    if measured is not None:
+        ranked = ranked & measured
+    ab = ab[ranked].sort_values("theta", ascending=False, kind="stable")
     sizes = (top,) if isinstance(top, int) else tuple(top)
     rows = []
     for name, part in [("all", ab)] + [(f"top {k}", ab.head(k)) for k in sizes if k < len(ab)]:
@@ -501,6 +531,7 @@ def diagnose(
             partner.setdefault(str(row.item_b), str(row.item_a))
             partner.setdefault(str(row.item_a), str(row.item_b))
     items["duplicate_of"] = [partner.get(i, "") for i in items["item"]]
+    moves = rank_changes(result, matrix)
     items["flagged"] = (
         items["uninformative"]
         | items["constant"]
@@ -511,6 +542,7 @@ def diagnose(
         items=items,
         duplicates=dups,
         constant=const,
-        rank_changes=rank_changes(result, matrix),
-        rank_agreement=rank_agreement(result, top=top),
+        rank_changes=moves,
+        # the reported abilities (rank_changes' theta), as abilities.csv and the report rank
+        rank_agreement=rank_agreement(result, top=top, abilities=moves),
     )

@@ -47,7 +47,7 @@ in the abilities is the O(1/J) incidental-parameter bias of joint ML (fitted
 discriminations slightly too large make the information slightly too large); it shrinks as
 both dimensions grow.
 
-Abilities are always on the fit's reporting scale (mean 0, sd 1 over the fitted models for
+Abilities are always on the fit's reporting scale (mean 0, sd 1 over the models that set it for
 rank 1), so an interval is a statement about a model's position relative to the others.
 """
 

@@ -15,6 +15,7 @@ from latentbench.report._blocks import (
     _num,
 )
 from latentbench.select._certify import rivals
+from latentbench.select._record import share_text
 
 FLAG_SEVERITY = {
     "constant": (1, "drop", "one observed value: says nothing about differences between models"),
@@ -70,11 +71,22 @@ def _findings(
 ) -> tuple[str, list[dict[str, Any]]]:
     """The headline and the bullet findings of a fit (``abilities``: the table the report
     shows, default the fit's)."""
+    from latentbench.irt._reported import measured_models
+
     out: list[dict[str, Any]] = []
     ab = result.abilities if abilities is None else abilities
     n_models, n_items = result.shape
-    leader = ab.sort_values("theta", ascending=False).iloc[0]
-    headline = f"{leader['model']} leads {n_models:,} models on {n_items:,} items"
+    # the ranked models: one without an observed cell has no rank (listed last, not counted)
+    measured = measured_models(ab)
+    ranked = ab if measured is None or not measured.any() else ab[measured]
+    n_ranked = len(ranked)
+    if ranks is not None and ranks["rank"].notna().any():  # the "Leader:" line's model
+        leader = ranks.dropna(subset=["rank"]).sort_values("rank").iloc[0]
+    else:
+        leader = ranked.sort_values("theta", ascending=False).iloc[0]
+    headline = f"{leader['model']} leads {n_ranked:,} models on {n_items:,} items"
+    if n_ranked < n_models:
+        headline += f" ({n_models - n_ranked:,} more without an observed cell, not ranked)"
     split = getattr(result, "disconnected", None)
     if split and int(split.get("n_groups", 1)) > 1:
         outside = [str(m) for m in split.get("outside") or []]
@@ -171,7 +183,7 @@ def _findings(
             out.append(
                 {
                     "text": f"Weakly informative: {weak:,} items ({weak / n_items:.0%}) have a "
-                    f"discrimination not distinguishable from 0 with {n_models:,} models. This "
+                    f"discrimination not distinguishable from 0 with {n_ranked:,} models. This "
                     "is advisory: with few models even useful items cannot be shown to "
                     "discriminate; it is not a reason to drop them on its own.",
                     "note": weak / n_items > 0.25,
@@ -322,8 +334,8 @@ def _evaluations_text(data: dict[str, Any], total: int, n_models: int, n_items: 
     if n_items:
         full = n_models * int(n_items)
         text += (
-            f", {total / full:.1%} of a full evaluation ({n_models:,} models x "
-            f"{int(n_items):,} items = {full:,} cells): {1 - total / full:.1%} saved."
+            f", {share_text(total, full)} of a full evaluation ({n_models:,} models x "
+            f"{int(n_items):,} items = {full:,} cells): {share_text(full - total, full)} saved."
         )
     else:
         text += "."
@@ -337,7 +349,7 @@ def _first_certified(data: dict[str, Any], n_models: int, n_items: Any) -> dict[
     if after is None or post is None or int(after) >= int(post):
         return None
     paid = int(after) + int(data.get("evaluations_init") or 0)
-    share = f", {paid / (n_models * int(n_items)):.1%} of a full evaluation" if n_items else ""
+    share = f", {share_text(paid, n_models * int(n_items))} of a full evaluation" if n_items else ""
     stopped = data.get("stopped")
     went_on = {
         "budget": "the run went on to its budget",

@@ -93,7 +93,7 @@ def _fit_sections(
     notes: Sequence[str] = (),
     progress: ProgressCallback | None = None,
 ) -> tuple[list[_Section], dict[str, Any]]:
-    from latentbench.irt.diagnostics import rank_agreement, rank_changes
+    from latentbench.irt.diagnostics import rank_agreement
 
     info = _fit_info(result)
     findings = _Section("findings", "Findings")
@@ -102,12 +102,15 @@ def _fit_sections(
     notify(progress, "report: figures and tables")
     sections.append(_abilities_section(view))
     diag = view.diag
-    movers = diag.rank_changes if diag is not None else rank_changes(result)
+    # the rank shifts, their rank intervals and the rank agreement of the abilities the
+    # Abilities table shows (with its rank intervals), not a second computation of them: the
+    # bootstrap's table and a joint-ML fit's corrected se gave other intervals there
+    movers = _movers(view)
     sections.append(_rank_shift_section(view.abilities, movers, top))
     sections.append(_items_section(result, diag))
     if diag is not None:
         sections += _diagnostic_sections(result, diag, n_curves)
-    agreement = diag.rank_agreement if diag is not None else rank_agreement(result, top=10)
+    agreement = rank_agreement(result, top=10, abilities=view.abilities)
     section = _Section(
         "rank-agreement",
         "Rank agreement of accuracy and ability",
@@ -117,7 +120,7 @@ def _fit_sections(
     sections.append(section)
     if diag is not None:
         sections.append(_duplicates_section(diag))
-    sections.append(_summary_section(info))
+    sections.append(_summary_section(info, _scale_text(result)))
     findings.headline, findings.findings = _findings(
         result, view.ranks, movers, diag, view.level, view.abilities
     )
@@ -212,6 +215,8 @@ def _matrix_ability_view(
         text = (
             f"{int(boot.level * 100)}% basic bootstrap intervals ({boot.method} "
             f"bootstrap, {boot.n_boot} replicates); rank intervals from the same draws. "
+            "theta and its ranks are the fit's own estimate, which the refits repeat "
+            "(abilities.csv's theta_fit; its theta and rank_theta are the plug-in route's). "
         )
     else:
         # one ability per model: theta is the estimate its interval is built on
@@ -230,6 +235,32 @@ def _matrix_ability_view(
     notify(progress, "report: item diagnostics")
     diag = diagnose(result, matrix, top=min(top, 10))
     return _AbilityView(abilities, intervals, ranks, table, text, level, diag, notes)
+
+
+def _movers(view: _AbilityView) -> pd.DataFrame:
+    """The rank-shift table of the abilities the page shows (``view.abilities``), with the
+    Abilities table's rank intervals when it has them; biggest moves first (as
+    :func:`~latentbench.irt.diagnostics.rank_changes`)."""
+    from latentbench.irt.diagnostics import outside_rank_interval
+
+    ab = view.abilities.reset_index(drop=True)
+    out = pd.DataFrame(
+        {
+            column: ab[column]
+            for column in ("model", "theta", "accuracy", "rank_theta", "rank_accuracy")
+        }
+    )
+    out["rank_shift"] = ab["rank_accuracy"].astype("Int64") - ab["rank_theta"].astype("Int64")
+    out["abs_shift"] = out["rank_shift"].abs()
+    if view.ranks is not None:  # the rows of the ranks are the abilities' (one per model)
+        ranks = view.ranks.reset_index(drop=True)
+        if ranks["model"].astype(str).tolist() != out["model"].astype(str).tolist():
+            ranks = ranks.set_index(ranks["model"].astype(str)).loc[out["model"].astype(str)]
+            ranks = ranks.reset_index(drop=True)
+        out["rank_lower"] = ranks["rank_lower"].astype("Int64").array
+        out["rank_upper"] = ranks["rank_upper"].astype("Int64").array
+        out["significant"] = outside_rank_interval(out)
+    return out.sort_values(["abs_shift", "rank_theta"], ascending=[False, True], ignore_index=True)
 
 
 def _interval_notes(notes: Sequence[str], boot: Any, unc: Any, *, booted: bool) -> Sequence[str]:
@@ -255,7 +286,9 @@ def _abilities_section(view: _AbilityView) -> _Section:
     """The ``abilities`` section: the ability plot (with intervals) and table."""
     abilities, intervals, level = view.abilities, view.intervals, view.level
     section = _Section("abilities", "Abilities", view.text)
-    order = np.argsort(-abilities["theta"].to_numpy(float), kind="stable")
+    # best first, a model that is not ranked (no observed cell) last, as in abilities.csv and
+    # the printed table (it stood among the ranked ones by its prior's theta)
+    order = _rank_order(abilities)
     spec: dict[str, Any] = {
         "title": "Abilities (theta), best first",
         "x_label": "ability theta"
@@ -289,10 +322,21 @@ def _abilities_section(view: _AbilityView) -> _Section:
         spec["lo"] = _finite(lo)
         spec["hi"] = _finite(hi)
     section.plots.append(_plot(spec))
-    section.tables.append(
-        _table(view.table.sort_values("theta", ascending=False), name="abilities")
-    )
+    section.tables.append(_table(view.table.iloc[_rank_order(view.table)], name="abilities"))
     return section
+
+
+def _rank_order(table: pd.DataFrame) -> np.ndarray:
+    """Row order of an abilities table: by ``theta``, best first, and the models without a
+    rank (``rank_theta`` or ``rank`` missing: no observed cell) after the ranked ones."""
+    column = "rank_theta" if "rank_theta" in table.columns else "rank"
+    unranked = (
+        pd.isna(table[column]).to_numpy(bool)
+        if column in table.columns
+        else np.zeros(len(table), dtype=bool)
+    )
+    theta = table["theta"].to_numpy(float)
+    return np.lexsort((-theta, unranked))
 
 
 def _rank_shift_section(abilities: pd.DataFrame, movers: pd.DataFrame, top: int) -> _Section:
@@ -414,7 +458,8 @@ def _diagnostic_sections(result: Any, diag: Any, n_curves: int) -> list[_Section
     """The ``flagged-items`` and ``item-curves`` sections (with the matrix only)."""
     sections: list[_Section] = []
     flagged_items = _item_flags(diag)
-    n_models = result.shape[0]
+    # the models with an observed cell (one without says nothing about an item)
+    n_models = int((pd.to_numeric(result.abilities["n_observed"], errors="coerce") > 0).sum())
     section = _Section(
         "flagged-items",
         "Flagged items",
@@ -470,13 +515,31 @@ def _duplicates_section(diag: Any) -> _Section:
     return section
 
 
-def _summary_section(info: dict[str, Any]) -> _Section:
-    """The ``summary`` section: the fit details."""
-    summary = _Section(
-        "summary",
-        "Fit details",
-        "Abilities are on the fit's reporting scale: mean 0, sd 1 over the fitted models.",
+def _scale_text(result: Any) -> str:
+    """What the reporting scale is, over which models (fit.json's ``off_scale_models`` do not
+    set it: the page said "mean 0, sd 1 over the fitted models" when they had sd 1.4)."""
+    if result.rank > 1:
+        return (
+            "Abilities (theta = U w, along the items' mean loading) have mean 0 over the "
+            "fitted models: the factors are centred; their sd is not fixed to 1."
+        )
+    n = int(result.shape[0])
+    norm = getattr(result, "normalisation", None)
+    sets = np.ones(n, dtype=bool) if norm is None else norm.mask(n)
+    off = [str(m) for m, k in zip(result.model_ids, sets, strict=True) if not k]
+    if not off:
+        return "Abilities are on the fit's reporting scale: mean 0, sd 1 over the fitted models."
+    names = ", ".join(off[:5]) + (f" and {len(off) - 5} more" if len(off) > 5 else "")
+    return (
+        f"Abilities are on the fit's reporting scale: mean 0, sd 1 over the {n - len(off):,} "
+        f"of {n:,} models that set it; {len(off):,} do not ({names}: every observed score 0 "
+        "or every one 1, no observed cell, or detached; fit.json's off_scale_models)."
     )
+
+
+def _summary_section(info: dict[str, Any], scale: str) -> _Section:
+    """The ``summary`` section: the fit details (``scale``: what the reporting scale is)."""
+    summary = _Section("summary", "Fit details", scale)
     summary.tables.append(
         _table(
             pd.DataFrame({"quantity": list(info), "value": [_value(v) for v in info.values()]}),

@@ -24,7 +24,22 @@ if TYPE_CHECKING:
     from latentbench.io.store import Store
     from latentbench.select._run import SelectionResult
 
-__all__ = ["SelectionRecord"]
+__all__ = ["SelectionRecord", "share_text"]
+
+
+def share_text(cells: float, full: float) -> str:
+    """``cells`` as a percentage of ``full`` with one decimal that never reads 100.0% or 0.0%
+    when it is not (``>99.9%``, ``<0.1%``): the one wording of "n of a full evaluation" for
+    the printed lines and the report (the report said 100.0%, and 0.0% saved, for a run the
+    command said used >99.9%)."""
+    share = cells / full
+    text = f"{share:.1%}"
+    if share < 1 and text == "100.0%":
+        return ">99.9%"
+    if share > 0 and text == "0.0%":
+        return "<0.1%"
+    return text
+
 
 _EXPECTED = "expected the output of `latentbench select replay`"
 
@@ -445,6 +460,14 @@ class SelectionRecord:
         """``evaluations_total`` as a fraction of a full evaluation, or None."""
         full = self.full_evaluation
         return None if not full else self.evaluations_total / full
+
+    def share_text(self, cells: int | None = None) -> str | None:
+        """``cells`` (default ``evaluations_total``) as a percentage of a full evaluation
+        (:func:`share_text`), or None when the record does not say its items."""
+        full = self.full_evaluation
+        if not full:
+            return None
+        return share_text(self.evaluations_total if cells is None else cells, full)
 
     def to_frame(self) -> pd.DataFrame:
         """Per-model table (pandas DataFrame): ``model``, ``estimate``, ``n_observed`` and the
