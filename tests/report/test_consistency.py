@@ -208,6 +208,19 @@ def test_a_selection_pages_share_is_the_printed_lines(selection_run):
     )
 
 
+def test_a_selection_pages_stop_reads_as_the_printed_lines(selection_run):
+    """`select replay` says "stopped: certified"; the page's details said "confidence"."""
+    from latentbench.cli._select import spend_line
+    from latentbench.select import SelectionRecord
+
+    for stopped, said in (("confidence", "certified"), ("budget", "budget spent")):
+        data = json.loads(selection_run.to_json())
+        data["stopped"] = stopped
+        assert spend_line(SelectionRecord.from_dict(data)).endswith(f"stopped: {said}")
+        table = page_table(build_report(selection=data), "selection-details")
+        assert table.set_index("quantity").loc["stopped", "value"] == said
+
+
 def test_a_fit_directory_without_responses_shows_one_table_of_abilities(with_unevaluated, tmp_path):
     """Without the responses the Abilities table shows abilities.csv, but the rank-shift table
     showed the fit's own theta and its ranks (another order), and the ranks read back as

@@ -246,8 +246,7 @@ def spend_line(record: Any) -> str:
     stopped: certified``."""
     full = record.full_evaluation
     share = f" ({record.share_text()} of a full evaluation)" if full else ""
-    stopped = {"confidence": "certified", "budget": "budget spent",
-               "exhausted": "every cell revealed"}.get(record.stopped, record.stopped)  # fmt: skip
+    stopped = record.stopped_text()
     text = f"cells used: {fmt(record.evaluations_total)}"
     text += f" of {fmt(full)}{share}" if full else ""
     if record.evaluations_init is not None:

@@ -709,6 +709,8 @@ def _selection_sections(record: SelectionRecord, top: int) -> tuple[list[_Sectio
         )
         if key in data
     }
+    if "stopped" in info:  # as the printed lines say it
+        info["stopped"] = record.stopped_text()
     info["models"] = len(arms)
     sections: list[_Section] = []
     findings = _Section("selection-summary", "Selection findings")

@@ -26,6 +26,13 @@ if TYPE_CHECKING:
 
 __all__ = ["SelectionRecord", "share_text"]
 
+_STOP_WORDS = {
+    "confidence": "certified",
+    "budget": "budget spent",
+    "exhausted": "every cell revealed",
+}
+"""How a run's ``stopped`` field reads in the printed lines and the report."""
+
 
 def share_text(cells: float, full: float) -> str:
     """``cells`` as a percentage of ``full`` with one decimal that never reads 100.0% or 0.0%
@@ -460,6 +467,13 @@ class SelectionRecord:
         """``evaluations_total`` as a fraction of a full evaluation, or None."""
         full = self.full_evaluation
         return None if not full else self.evaluations_total / full
+
+    def stopped_text(self) -> str | None:
+        """Why the run stopped, in the words of the printed lines and the report
+        (``certified``, ``budget spent``, ``every cell revealed``; a live run's ``capped``,
+        ``interrupted``, ... as they are); None when the record does not say."""
+        stopped = self.stopped
+        return None if stopped is None else _STOP_WORDS.get(stopped, stopped)
 
     def share_text(self, cells: int | None = None) -> str | None:
         """``cells`` (default ``evaluations_total``) as a percentage of a full evaluation
