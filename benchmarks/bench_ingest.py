@@ -2,16 +2,21 @@
 
 Usage::
 
-    python benchmarks/bench_ingest.py [--rows 2000000] [--repeats 3]
+    python benchmarks/bench_ingest.py [--rows 2000000] [--repeats 3] [--lm-eval-models 10]
 
 Prints rows per second and seconds (median of ``--repeats``) for reading the rows from a long
 Parquet file with the ``table`` reader, for ``Store.ingest`` into a fresh store file, for
 re-ingesting the same rows (idempotent: nothing new), and for ``Store.matrix`` on one benchmark.
+Then reads ``--lm-eval-models`` models' lm-eval ``--log_samples`` folders of MMLU as one
+benchmark (``read_results("lm-eval", ..., group="mmlu")``: 57 tasks of 100-1,500 docs, about
+14,000 lines of 2-3 kB per model, as lm-eval 0.4.x writes them); 0 skips it.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import statistics
 import tempfile
 import time
@@ -70,10 +75,75 @@ def synthetic(
     return frame
 
 
+def write_lm_eval_mmlu(root: Path, n_models: int, seed: int = 0) -> int:
+    """``n_models`` lm-eval output folders (``org__model-k/``) of 57 MMLU-like tasks, each a
+    ``results_<date>.json`` and one ``samples_<task>_<date>.jsonl`` per task whose lines carry
+    what lm-eval 0.4.x logs for a 4-choice question (doc, the 4 prompts, resps,
+    filtered_resps, hashes, acc). Returns the number of lines written."""
+    rng = np.random.default_rng(seed)
+    sizes = np.clip(rng.lognormal(5.2, 0.7, 57).astype(int), 100, 1500)
+    words = np.array("the of a which following is most likely when process system value".split())
+    sha = lambda text: hashlib.sha256(text.encode()).hexdigest()  # noqa: E731
+    tasks = {}
+    for t, size in enumerate(sizes):
+        docs = []
+        for i in range(size):
+            question = " ".join(rng.choice(words, rng.integers(12, 60)))
+            choices = [" ".join(rng.choice(words, rng.integers(1, 8))) for _ in range(4)]
+            prompt = f"About subject {t}.\n\n{question}\n" + "".join(
+                f"{letter}. {c}\n" for letter, c in zip("ABCD", choices, strict=True)
+            )
+            doc = {"question": question, "subject": f"s{t}", "choices": choices, "answer": i % 4}
+            args = {
+                f"gen_args_{k}": {"arg_0": prompt, "arg_1": f" {c}"} for k, c in enumerate("ABCD")
+            }
+            docs.append((doc, args, sha(json.dumps(doc)), sha(prompt)))
+        tasks[f"mmlu_s{t:02d}"] = docs
+    difficulty = {task: rng.normal(size=len(docs)) for task, docs in tasks.items()}
+    lines = 0
+    for m in range(n_models):
+        date = f"2025-01-01T00-00-{m % 60:02d}.{m:06d}"
+        folder = root / f"org__model-{m}"
+        folder.mkdir(parents=True)
+        ability = rng.normal()
+        for task, docs in tasks.items():
+            p = 1 / (1 + np.exp(-(ability - difficulty[task])))
+            correct = rng.random(len(docs)) < p
+            with open(folder / f"samples_{task}_{date}.jsonl", "w") as handle:
+                for i, (doc, args, doc_hash, prompt_hash) in enumerate(docs):
+                    ll = [round(float(x), 6) for x in -rng.exponential(2.0, 4)]
+                    record = {
+                        "doc_id": i,
+                        "doc": doc,
+                        "target": doc["answer"],
+                        "arguments": args,
+                        "resps": [[[x, False]] for x in ll],
+                        "filtered_resps": [[x, False] for x in ll],
+                        "filter": "none",
+                        "metrics": ["acc"],
+                        "doc_hash": doc_hash,
+                        "prompt_hash": prompt_hash,
+                        "target_hash": sha(str(doc["answer"])),
+                        "acc": float(correct[i]),
+                    }
+                    handle.write(json.dumps(record) + "\n")
+            lines += len(docs)
+        results = {
+            "results": {task: {"acc,none": 0.5} for task in tasks},
+            "configs": {task: {"task": task, "test_split": "test"} for task in tasks},
+            "config": {"model": "hf", "model_args": f"pretrained=org/model-{m}"},
+            "model_name": f"org/model-{m}",
+            "lm_eval_version": "0.4.9",
+        }
+        (folder / f"results_{date}.json").write_text(json.dumps(results))
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--lm-eval-models", type=int, default=10)
     args = parser.parse_args()
 
     frame = synthetic(args.rows)
@@ -118,6 +188,20 @@ def main() -> None:
         f"matrix bench_0 {shape[0]}x{shape[1]}: {t_matrix:7.2f} s  "
         f"{n_bench / t_matrix:12,.0f} rows/s ({n_bench:,} rows)"
     )
+    if args.lm_eval_models > 0:
+        with tempfile.TemporaryDirectory() as tmp:
+            lines = write_lm_eval_mmlu(Path(tmp), args.lm_eval_models)
+            times = []
+            for _ in range(args.repeats):
+                start = time.perf_counter()
+                table, _report = read_results("lm-eval", tmp, group="mmlu")
+                times.append(time.perf_counter() - start)
+                assert len(table) == lines
+        t_lm = statistics.median(times)
+        print(
+            f"read lm-eval MMLU logs ({args.lm_eval_models} models x 57 tasks, "
+            f"{lines:,} lines, group='mmlu'): {t_lm:6.2f} s  {lines / t_lm:12,.0f} lines/s"
+        )
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -427,6 +428,34 @@ def test_limit_subsample_is_noted(tmp_path):
         "filter_chosen": "only",
     }
     assert frame["model"].tolist() == ["org/model", "org/model"]
+
+
+def test_a_design_over_many_tasks_is_one_note_per_model(tmp_path):
+    """A tiny design run with lm-eval --samples touches most of MMLU's 57 tasks: one note
+    for the model (the first five tasks, then the totals), not one sentence per task."""
+    date = "2024-07-01T00-00-00.000001"
+    tasks = [f"mmlu_t{t}" for t in range(7)]
+    line = '{"doc_id": %d, "filter": "none", "acc": 1}\n'
+    for name in ("org/a", "org/b"):
+        run = tmp_path / name.replace("/", "__")
+        run.mkdir()
+        counts = {task: {"original": 10 + t, "effective": 2} for t, task in enumerate(tasks)}
+        (run / f"results_{date}.json").write_text(
+            json.dumps({"model_name": name, "n-samples": counts})
+        )
+        for task in tasks:
+            (run / f"samples_{task}_{date}.jsonl").write_text(line % 3 + line % 5)
+    with pytest.warns(DataWarning) as caught:
+        frame, report = read_results("lm-eval", tmp_path, group="mmlu")
+    assert len(frame) == 28 and len(caught) == 1
+    notes = [note for note in report.notes if "missing by design" in note]
+    assert notes == [
+        f"'{name}' evaluated 14 of 91 docs of 7 tasks ('mmlu_t0' 2 of 10, 'mmlu_t1' 2 of 11, "
+        "'mmlu_t2' 2 of 12, 'mmlu_t3' 2 of 13, 'mmlu_t4' 2 of 14, ... 2 more) (--limit or "
+        "--samples): the other items are missing by design"
+        for name in ("org/a", "org/b")
+    ]
+    assert report.subsampled["org/a"]["mmlu_t6"] == [2, 16]
 
 
 def test_table_overrides_keep_the_raw_model(tmp_path):

@@ -80,3 +80,32 @@ def test_one_benchmark_name_for_several_tasks_is_refused(tmp_path):
     )
     assert outcome.exit_code == 2
     assert "--benchmark 'X': the files hold 2 tasks ('taskA', 'taskB')" in outcome.output
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_files_are_parsed_with_the_collector_paused_and_it_is_left_as_found(
+    tmp_path, monkeypatch, enabled
+):
+    """Speed (40 models' MMLU logs read in half the time): the cyclic garbage collector is off
+    while a file's records are parsed, and afterwards as the caller had it."""
+    import gc
+
+    from latentbench.io.formats import _lm_eval
+
+    two_tasks(tmp_path)
+    during = []
+    parse = _lm_eval._parse_lines
+
+    def spy(path):
+        during.append(gc.isenabled())
+        return parse(path)
+
+    monkeypatch.setattr(_lm_eval, "_parse_lines", spy)
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        frame, _ = read_results("lm-eval", tmp_path / "out")
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert len(frame) == 6 and during == [False, False]

@@ -34,8 +34,10 @@ name for every benchmark or a mapping ``{benchmark: name}`` (key ``"*"`` for the
 
 from __future__ import annotations
 
+import gc
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -87,6 +89,22 @@ __all__ = [
 
 SOURCES: tuple[str, ...] = tuple(READERS)
 """Names accepted by :func:`read_results` and ``latentbench ingest``."""
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while one file is read (on again after, if it
+    was on). A file's parsed records (JSON objects, thousands per file) hold no reference
+    cycles, yet each allocation burst triggers collections that walk the whole heap: on 40
+    models' lm-eval MMLU logs (2,280 files, 560,000 lines) they took half of the reading time.
+    Whatever cyclic garbage a reader makes is collected once the collector is back on."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def read_results(
@@ -217,7 +235,8 @@ def read_results(
     frames = []
     for done, file in enumerate(files):
         notify(progress, "reading files", done, len(files))
-        frames.append(reader.read(file, report, **kwargs))
+        with _collector_paused():
+            frames.append(reader.read(file, report, **kwargs))
     for name, tasks in report.renamed.items():
         if len(tasks) > 1:
             shown = ", ".join(map(repr, tasks[:6])) + (", ..." if len(tasks) > 6 else "")

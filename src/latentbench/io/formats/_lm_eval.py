@@ -251,18 +251,6 @@ def _split(meta: dict[str, Any], task: str) -> str:
     return UNKNOWN_SPLIT
 
 
-def _subsample_note(meta: dict[str, Any], task: str, model: str) -> str | None:
-    """A note when ``n-samples`` shows a ``--limit`` / ``--samples`` subsample."""
-    counts = (meta.get("n-samples") or {}).get(task) or {}
-    original, effective = counts.get("original"), counts.get("effective")
-    if isinstance(original, int) and isinstance(effective, int) and effective < original:
-        return (
-            f"{task!r} for {model!r} evaluated {effective} of {original} docs (--limit or "
-            "--samples): the other items are missing by design"
-        )
-    return None
-
-
 #: ``model_args`` keys lm-eval takes the model name from, in its order
 #: (``GeneralConfigTracker._get_model_name``: an adapter before its base model), then
 #: ``model_version``, ``model_name`` and ``model_id``, which lmms-eval's variant also reads
@@ -360,9 +348,10 @@ def _new_layout_origin(
     note = _naming_note(path, date, results_path, meta, meta_model, canonical, model)
     if note:
         report.notes.append(note)
-    note = _subsample_note(meta, task, canonical)
-    if note:
-        report.notes.append(note)
+    counts = (meta.get("n-samples") or {}).get(task) or {}
+    original, effective = counts.get("original"), counts.get("effective")
+    if isinstance(original, int) and isinstance(effective, int) and effective < original:
+        report.subsample(canonical, task, effective, original)  # said in one note per model
     return _Origin(
         task,
         source,

@@ -49,6 +49,10 @@ class LoadReport:
         Per benchmark named by ``benchmark=``: the benchmark (task) names the files give,
         which it replaces (every reader records them: :meth:`rename`); several are refused,
         since their items would merge.
+    subsampled : dict of str to dict
+        Per model, the tasks it was evaluated on only in part (lm-eval ``--limit`` or
+        ``--samples``, from the run's ``n-samples``): task -> ``[evaluated, of]`` docs; said in
+        one note per model.
     """
 
     source: str
@@ -63,6 +67,7 @@ class LoadReport:
     skipped_files: list[dict[str, str]] = field(default_factory=list)
     flagged: dict[str, int] = field(default_factory=dict)
     renamed: dict[str, list[str]] = field(default_factory=dict)
+    subsampled: dict[str, dict[str, list[int]]] = field(default_factory=dict)
 
     def rename(self, benchmark: str | None, original: str) -> None:
         """Record that ``benchmark=`` (when given) replaces the files' benchmark ``original``."""
@@ -119,6 +124,12 @@ class LoadReport:
                 )
         for bench in self.non_binary:
             self.notes.append(f"{bench!r} has non-binary scores (kept as fractions)")
+        for model, tasks in self.subsampled.items():
+            self.notes.append(_subsample_note(model, tasks))
+
+    def subsample(self, model: str, task: str, evaluated: int, of: int) -> None:
+        """Record that ``model`` was evaluated on ``evaluated`` of the ``of`` docs of ``task``."""
+        self.subsampled.setdefault(model, {})[task] = [evaluated, of]
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable copy."""
@@ -144,3 +155,20 @@ class LoadReport:
             )
         lines.extend(f"  note: {note}" for note in self.notes)
         return "\n".join(lines)
+
+
+def _subsample_note(model: str, tasks: dict[str, list[int]]) -> str:
+    """One note for a model's subsampled tasks: each task with its counts (the first five of
+    many, then the totals), so that a design spread over MMLU's 57 tasks is one sentence."""
+    how = "(--limit or --samples): the other items are missing by design"
+    if len(tasks) == 1:
+        ((task, (evaluated, of)),) = tasks.items()
+        return f"{task!r} for {model!r} evaluated {evaluated} of {of} docs {how}"
+    shown = [f"{task!r} {evaluated} of {of}" for task, (evaluated, of) in list(tasks.items())[:5]]
+    more = f", ... {len(tasks) - 5} more" if len(tasks) > 5 else ""
+    evaluated = sum(counts[0] for counts in tasks.values())
+    of = sum(counts[1] for counts in tasks.values())
+    return (
+        f"{model!r} evaluated {evaluated:,} of {of:,} docs of {len(tasks)} tasks "
+        f"({', '.join(shown)}{more}) {how}"
+    )
