@@ -463,7 +463,7 @@ def _check_source(source: str, live: Path | None) -> None:
         fail("--source reads a results file; with --live the endpoint answers (no RESPONSES)")
 
 
-TOOL_SUFFIXES = (".json", ".jsonl", ".eval", ".gz", ".zst")
+TOOL_SUFFIXES = (".json", ".jsonl", ".eval")
 """Suffixes of the tools' result files (lm-eval, HELM, Inspect, OpenCompass, EEE), never a
 table's: a RESPONSES path with one of them (or a folder) names ``--source``."""
 
