@@ -109,3 +109,31 @@ def test_files_are_parsed_with_the_collector_paused_and_it_is_left_as_found(
     finally:
         (gc.enable if was else gc.disable)()
     assert len(frame) == 6 and during == [False, False]
+
+
+def test_many_tasks_chosen_alike_share_one_report_line(tmp_path):
+    """MMLU's 57 tasks read as one group printed 57 identical metric lines."""
+    run = tmp_path / "out" / "org__m"
+    run.mkdir(parents=True)
+    tasks = [f"mmlu_{k}" for k in range(5)]
+    for task in tasks:
+        line = json.dumps({"doc_id": 0, "doc": {}, "target": 0, "filter": "none",
+                           "metrics": ["acc"], "acc": 1.0})  # fmt: skip
+        (run / f"samples_{task}_{DATE}.jsonl").write_text(line + "\n")
+    results = {
+        "results": {task: {} for task in tasks},
+        "model_name": "org/m",
+        "lm_eval_version": "0.4.9",
+        "config": {"model_args": "pretrained=org/m"},
+    }
+    (run / f"results_{DATE}.json").write_text(json.dumps(results))
+    _, report = read_results("lm-eval", tmp_path / "out", group="mmlu")
+    lines = str(report).splitlines()
+    alike = "metric='acc' (only), filter='none' (only)"
+    assert f"  5 tasks (mmlu_0, mmlu_1, mmlu_2, ... 2 more): {alike}" in lines
+    assert sum(alike in line for line in lines) == 1
+    _, report = read_results("lm-eval", sorted(run.glob("samples_mmlu_[01]_*")), group="mmlu")
+    assert [line for line in str(report).splitlines() if alike in line] == [
+        f"  mmlu_0: {alike}",
+        f"  mmlu_1: {alike}",
+    ]

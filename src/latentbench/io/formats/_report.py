@@ -148,13 +148,31 @@ class LoadReport:
             lines.append(f"  flagged {count}: {reason}")
         for skipped in self.skipped_files:
             lines.append(f"  skipped {skipped['file']}: {skipped['reason']}")
-        for bench, choice in sorted(self.choices.items()):
-            lines.append(
-                f"  {bench}: metric={choice.get('metric')!r} ({choice.get('metric_chosen')}), "
-                f"filter={choice.get('filter')!r} ({choice.get('filter_chosen')})"
-            )
+        lines.extend(self._choice_lines())
         lines.extend(f"  note: {note}" for note in self.notes)
         return "\n".join(lines)
+
+    def _choice_lines(self, most: int = 3) -> list[str]:
+        """One line per benchmark's metric and filter choice; more than ``most`` benchmarks
+        chosen alike (MMLU's 57 tasks read as one group) share one line naming the first
+        ``most``."""
+        alike: dict[str, list[str]] = {}
+        for bench, choice in sorted(self.choices.items()):
+            said = (
+                f"metric={choice.get('metric')!r} ({choice.get('metric_chosen')}), "
+                f"filter={choice.get('filter')!r} ({choice.get('filter_chosen')})"
+            )
+            alike.setdefault(said, []).append(bench)
+        lines = []
+        for said, benches in alike.items():
+            if len(benches) <= most:
+                lines.extend(f"  {bench}: {said}" for bench in benches)
+            else:
+                shown = ", ".join(benches[:most])
+                lines.append(
+                    f"  {len(benches)} tasks ({shown}, ... {len(benches) - most} more): {said}"
+                )
+        return sorted(lines)
 
 
 def _subsample_note(model: str, tasks: dict[str, list[int]]) -> str:
