@@ -389,10 +389,15 @@ class SelectionRecord:
 
         if is_estimate_run(chosen):  # estimate --live: a model's estimate, not a selection
             selections = [str(r["run_id"]) for r in runs if not is_estimate_run(r)]
+            # a capped or interrupted session stores no result (only a completed one does)
+            stored = (
+                "stored as its decision with phase 'final'"
+                if status == "done"
+                else f"none stored: the run is {status}; re-run that command to resume it"
+            )
             raise InputError(
                 f"{where}: run {rid!r} is a live estimate (latentbench estimate --live), not a "
-                "selection: its result is the estimate that command prints (stored as its "
-                "decision with phase 'final'); "
+                f"selection: its result is the estimate that command prints ({stored}); "
                 + (
                     f"selection runs here: {', '.join(selections)}"
                     if selections
