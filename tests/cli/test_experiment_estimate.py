@@ -412,3 +412,26 @@ def test_each_column_of_the_estimate_experiment_tables_has_one_number_format():
         for column, cells in table.items():
             decimals = {len(c.split(".")[1]) for c in cells if re.fullmatch(r"-?[\d,]+\.\d+", c)}
             assert len(decimals) <= 1, (column, cells)
+
+
+def test_a_report_without_precision_says_nothing_of_items_to_it(responses, tmp_path):
+    """With --precision 0 (not measured), the printed output says nothing of items to a
+    precision, but the report's per-model table said "not reached" for every model."""
+    from latentbench.report import build_estimate_experiment_report
+
+    out = tmp_path / "exp"
+    args = ["experiment", str(responses), "--task", "estimate", "--budgets", "10,40",
+            "--seeds", "2", "--models", "m0,m3", "--precision", "0", "--out", str(out)]  # fmt: skip
+    outcome = runner.invoke(app, args)
+    assert outcome.exit_code == 0, outcome.output
+    assert "items to" not in outcome.output
+    html = build_estimate_experiment_report(out)
+    (per_model,) = [t for t in _html_tables(html) if "true score" in t]
+    assert "items to precision (median)" not in per_model
+    assert "not reached" not in html
+    # with a precision, the column is there
+    record = EstimateExperiment.read(out)
+    asked = EstimateExperiment(record.runs, {**record.params, "precision": 0.15}, ())
+    (per_model,) = [t for t in _html_tables(build_estimate_experiment_report(asked))
+                    if "true score" in t]  # fmt: skip
+    assert "items to precision (median)" in per_model

@@ -292,3 +292,18 @@ def _six_models(pool: str, **options):
     S = (rng.random((6, 200)) < np.linspace(0.3, 0.7, 6)[:, None]).astype(float)
     return run_experiment(S, {pool: np.arange(6)}, ["uniform", "ucbe"], seeds=3, budget=400,
                           **options)  # fmt: skip
+
+
+def test_the_report_gives_no_sd_beside_a_budget_not_reached(capsys):
+    """The printed table said "not reached (final accuracy 92 %)" for UCB-E; the report's
+    table put an SD (that of the bootstrap resamples that happen to reach 95 %) beside its
+    "not reached", the spread of a budget that is not there."""
+    from latentbench.report._experiment import experiment_table
+
+    res, rows = _experiment({"pulse": PULSE, "ucbe": UCBE_NEVER})
+    assert rows["ucbe"]["budget_post_init_sd"] is not None  # summary.json keeps the spread
+    table = experiment_table(res).set_index("policy")
+    assert table.loc["ucbe", "to 95 % (post-init)"] == "not reached"
+    assert np.isnan(table.loc["ucbe", "to 95 % SD"])
+    assert "not reached (final accuracy 92 %)" in _table_text(res, capsys)  # no ± there
+    assert table.loc["pulse", "to 95 % SD"] == pytest.approx(rows["pulse"]["budget_post_init_sd"])

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from latentbench.exceptions import DataWarning
 from latentbench.io import ResponseMatrix
 from latentbench.io.store import Store
 from latentbench.select._estimate_live import estimate_live
@@ -466,6 +467,25 @@ def test_a_live_estimate_store_is_listed_and_refused_by_report_for_what_it_is(li
     text = " ".join(refused.output.split())
     assert refused.exit_code == 2 and "is a live estimate (latentbench estimate --live)" in text
     assert "the store holds no selection run" in text
+    assert "stored as its decision with phase 'final'" in text
+    # a capped session stores no result: the refusal said it was stored all the same
+    capped = s.tmp / "est_capped.duckdb"
+    config = s.write_config(s.tmp / "capped.toml", run={"spend_cap": 2})
+    with pytest.warns(DataWarning, match="live run stopped early"):
+        result = estimate_live(_calibration(s), config, capped, model="model-0", budget=4)
+    assert result.stopped == "capped"
+    refused = runner.invoke(app, ["report", str(capped), "--out", str(s.tmp / "r2.html")])
+    text = " ".join(refused.output.split())
+    assert refused.exit_code == 2 and "phase 'final')" not in text
+    assert "none stored: the run is capped; re-run that command to resume it" in text
+    # a completed session, then a capped one: the completed one's result is the one stored
+    both = s.tmp / "est_both.duckdb"
+    estimate_live(_calibration(s), config, both, model="model-1", budget=2)
+    with pytest.warns(DataWarning, match="live run stopped early"):
+        estimate_live(_calibration(s), config, both, model="model-1", budget=4)
+    refused = runner.invoke(app, ["report", str(both), "--out", str(s.tmp / "r3.html")])
+    text = " ".join(refused.output.split())
+    assert "the run is capped: its last completed session's is stored as a decision" in text
     (s.tmp / "cmp").mkdir()
     (s.tmp / "cmp" / "compare.json").write_text("{}")
     refused = runner.invoke(app, ["report", str(s.tmp / "cmp"), "--out", str(s.tmp / "c.html")])

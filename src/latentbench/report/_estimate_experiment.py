@@ -262,9 +262,12 @@ def build_estimate_experiment_report(
     tables.tables.append(  # each column in one number format (consistent)
         _table(by_budget, name="estimate-by-budget", caption="Per budget.", consistent=True)
     )
+    per_model = per_model_table(runs, last, missing, max_items=params.get("max_items"))
+    if not precision:  # --precision 0: not measured (the column said "not reached" for all)
+        per_model = per_model.drop(columns="items to precision (median)")
     tables.tables.append(
         _table(
-            per_model_table(runs, last, missing, max_items=params.get("max_items")),
+            per_model,
             name="estimate-per-model",
             caption=f"Per held-out model after {last:,} items (a model with fewer, at its "
             "largest recorded budget), worst error first.",

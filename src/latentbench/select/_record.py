@@ -389,10 +389,20 @@ class SelectionRecord:
 
         if is_estimate_run(chosen):  # estimate --live: a model's estimate, not a selection
             selections = [str(r["run_id"]) for r in runs if not is_estimate_run(r)]
+            # only a completed session stores its result: a capped or interrupted one has none
+            finals = [d for d in store.selection_decisions(rid) if d.get("phase") == "final"]
+            if status == "done":
+                stored = "stored as its decision with phase 'final'"
+            elif finals:
+                stored = (
+                    f"the run is {status}: its last completed session's is stored as a decision "
+                    "with phase 'final'; re-run that command to resume it"
+                )
+            else:
+                stored = f"none stored: the run is {status}; re-run that command to resume it"
             raise InputError(
                 f"{where}: run {rid!r} is a live estimate (latentbench estimate --live), not a "
-                "selection: its result is the estimate that command prints (stored as its "
-                "decision with phase 'final'); "
+                f"selection: its result is the estimate that command prints ({stored}); "
                 + (
                     f"selection runs here: {', '.join(selections)}"
                     if selections
