@@ -163,7 +163,7 @@ class LoadReport:
                 f"filter={choice.get('filter')!r} ({choice.get('filter_chosen')})"
             )
             alike.setdefault(said, []).append(bench)
-        lines = []
+        lines: list[str] = []
         for said, benches in alike.items():
             if len(benches) <= most:
                 lines.extend(f"  {bench}: {said}" for bench in benches)
