@@ -19,7 +19,6 @@ from latentbench._progress import ProgressCallback, notify
 
 if TYPE_CHECKING:
     import numpy as np
-    import pandas as pd
 
     from latentbench.io import ResponseMatrix
     from latentbench.irt import IRTResult
@@ -311,23 +310,6 @@ def _median_candidate(truth: np.ndarray, candidates: np.ndarray) -> int:
     return int(candidates[k])
 
 
-def _long_table(scores: np.ndarray, models: list[str]) -> pd.DataFrame:
-    """``scores`` (models x items, the demo leaderboard's ``item-0000`` ...) as a long
-    results table (``model``, ``item``, ``score``), as a user's file would hold them."""
-    import numpy as np
-    import pandas as pd
-
-    n_models, n_items = scores.shape
-    items = [f"item-{j:04d}" for j in range(n_items)]
-    return pd.DataFrame(
-        {
-            "model": np.repeat(models, n_items),
-            "item": np.tile(items, n_models),
-            "score": np.asarray(scores, dtype=np.float64).ravel(),
-        }
-    )
-
-
 def demo(
     out: str | Path = "latentbench-demo",
     *,
@@ -354,6 +336,7 @@ def demo(
     import numpy as np
 
     from latentbench.exceptions import InputError
+    from latentbench.io import ResponseMatrix
     from latentbench.irt import TwoPL
     from latentbench.irt.diagnostics import uninformative_items
     from latentbench.report import build_report
@@ -445,13 +428,15 @@ def demo(
     # the job users do most: a new model's score from a few items, against the models known
     tell(f"estimating a new model from {DEMO_ESTIMATE_BUDGET} items")
     new = _median_candidate(truth, candidates)
-    new_id = model_ids[new]
     paths["calibration"] = folder / "calibration.parquet"
     paths["new_model"] = folder / "new_model.parquet"
-    _long_table(scores[history], [model_ids[i] for i in history]).to_parquet(
-        paths["calibration"], index=False
-    )
-    _long_table(scores[[new]], [new_id]).to_parquet(paths["new_model"], index=False)
+    rows = [*history, new]  # one long table, then the new model's rows apart
+    long = ResponseMatrix(
+        scores[rows], [model_ids[i] for i in rows], [f"item-{j:04d}" for j in range(n_items)]
+    ).to_long()
+    is_new = (long["model"] == model_ids[new]).to_numpy()
+    long[~is_new].to_parquet(paths["calibration"], index=False)
+    long[is_new].to_parquet(paths["new_model"], index=False)
     new_estimate = estimate(
         paths["calibration"], paths["new_model"], budget=DEMO_ESTIMATE_BUDGET, seed=0
     )
