@@ -126,6 +126,53 @@ def test_replay_history_from_store(files):
     assert bad.exit_code != 0 and "go together" in bad.output
 
 
+def test_replay_candidates_from_a_store(files):
+    """--store --benchmark reads the candidates from the store: the same run as from the file
+    the store was filled from, recorded with the store's query and a hash of its cells; the
+    history's benchmark defaults to the same store."""
+    from latentbench.io.store import Store
+
+    tmp, _Y = files
+    db = tmp / "runs.duckdb"
+    with Store(db) as store:
+        store.ingest_files("table", [tmp / "candidates.parquet"], benchmark="new")
+        store.ingest_files("table", [tmp / "history.parquet"], benchmark="old")
+    common = ["--rank", "2", "--budget", "200", "--batch-size", "16", "--init-batch", "8"]
+    from_file = runner.invoke(
+        app, ["select", "replay", str(tmp / "candidates.parquet"), "--history",
+              str(tmp / "history.parquet"), *common, "--out", str(tmp / "sf")],
+    )  # fmt: skip
+    assert from_file.exit_code == 0, from_file.output
+    args = ["select", "replay", "--store", str(db), "--benchmark", "new"]
+    result = runner.invoke(app, [*args, "--history-benchmark", "old", *common, "--out",
+                                 str(tmp / "ss")])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    a = json.loads((tmp / "sf" / "selection.json").read_text())
+    b = json.loads((tmp / "ss" / "selection.json").read_text())
+    assert a["best_model"] == b["best_model"] and a["trace"] == b["trace"]
+    assert [r["estimate"] for r in a["arms"]] == [r["estimate"] for r in b["arms"]]
+    record = b["params"]["history"]
+    assert record["input_store"]["benchmark"] == "new" and "old" in record["source"]
+    assert len(record["input_store"]["cells_sha256"]) == 64
+    assert record["input"] == f"store {db}, benchmark new"
+    # without a history: the random half is named by the store's benchmark
+    half = runner.invoke(app, [*args, *common, "--out", str(tmp / "sh")])
+    assert half.exit_code == 0, half.output
+    record = json.loads((tmp / "sh" / "selection.json").read_text())["params"]["history"]
+    assert record["source"] == f"random half of store {db}, benchmark new (seed 0)"
+    # a file and a store, a benchmark without a store, nothing: clear errors
+    for bad_args, said in (
+        ([*args, str(tmp / "candidates.parquet")], "not both"),
+        (["select", "replay", "--benchmark", "new"], "needs --store"),
+        (["select", "replay"], "--store STORE --benchmark NAME"),
+        (["select", "replay", "--store", str(db)], "needs --benchmark"),
+        ([*args[:4], "--benchmark", "nope"], "nope"),
+    ):
+        bad = runner.invoke(app, [*bad_args, "--out", str(tmp / "bad")])
+        assert bad.exit_code != 0 and said in " ".join(bad.output.split()), bad.output
+        assert not (tmp / "bad" / "selection.json").exists()
+
+
 def test_replay_history_from_a_store_split_and_metric(files):
     """A history benchmark with two splits and two metrics: the choice is made with
     --history-split / --history-metric, and the store's advice names those options."""

@@ -71,7 +71,7 @@ def load_matrix(
         raise InputError("give a RESPONSES file, or --store STORE --benchmark NAME")
     if responses.suffix.lower() in (".duckdb", ".db"):
         raise InputError(
-            f"{responses} is a store: fit one of its benchmarks with --store {responses} "
+            f"{responses} is a store: read one of its benchmarks with --store {responses} "
             "--benchmark NAME (`latentbench ls --store` lists them)"
         )
     if responses.is_dir() and (responses / "fit.json").exists():

@@ -85,12 +85,32 @@ class _ReplayCommand(Command):
     "replay",
     cls=_ReplayCommand,
     epilog=example(
-        "latentbench select replay candidates.parquet --history history.parquet --out run/"
+        "latentbench select replay candidates.parquet --history history.parquet --out run/",
+        "latentbench select replay --store runs.duckdb --benchmark mmlu --out run/",
     ),
 )
 def replay(
     ctx: typer.Context,
-    responses: Path = typer.Argument(..., help="Scores of the candidate models (Parquet/CSV)."),
+    responses: Path | None = typer.Argument(
+        None,
+        help="Scores of the candidate models (Parquet/CSV); or --store STORE --benchmark NAME.",
+        show_default=False,
+    ),
+    store: Path | None = typer.Option(
+        None, help="Read the candidates from this DuckDB store, with --benchmark."
+    ),
+    benchmark: str | None = typer.Option(
+        None, help="Benchmark of --store whose models are the candidates."
+    ),
+    metric: str | None = typer.Option(
+        None, help="Metric of --benchmark, when the store holds several."
+    ),
+    filter: str | None = typer.Option(
+        None, help="Filter of --benchmark, when the store holds several."
+    ),
+    split: str | None = typer.Option(
+        None, help="Split of --benchmark, when it has several (default: test, warned)."
+    ),
     history: Path | None = typer.Option(
         None,
         help="Scores of historical models on the same items (learns the proxy). Without a "
@@ -99,7 +119,8 @@ def replay(
     ),
     history_store: Path | None = typer.Option(
         None,
-        help="Take the history from this store (e.g. earlier runs), with --history-benchmark.",
+        help="Take the history from this store (e.g. earlier runs), with --history-benchmark "
+        "(default with --history-benchmark: --store).",
     ),
     history_benchmark: str | None = typer.Option(
         None, help="Benchmark of --history-store whose models are the history."
@@ -199,8 +220,11 @@ def replay(
             warnings.filterwarnings("ignore", message=f"missing='{rule}': ", category=DataWarning)
         try:
             with console.status("reading the responses ...") as status:
+                candidates = _candidates(responses, store, benchmark, metric, filter, split)
+                if history_store is None and history_benchmark is not None:
+                    history_store = store  # the history's benchmark in the same store
                 result = replay_selection(
-                    responses,
+                    candidates,
                     history=history,
                     history_store=history_store,
                     history_benchmark=history_benchmark,
@@ -239,6 +263,25 @@ def replay(
     console.print(escape(certificate_line(record)), soft_wrap=True)
     if not quiet:
         console.print(f"wrote {escape(str(path))}")
+
+
+def _candidates(
+    responses: Path | None,
+    store: Path | None,
+    benchmark: str | None,
+    metric: str | None,
+    filter: str | None,
+    split: str | None,
+) -> Any:
+    """RESPONSES (a path: the replay records its hash), or the matrix of a store's
+    benchmark (recorded with its query and a hash of its cells)."""
+    from latentbench.cli._fit import load_matrix
+
+    if store is None and all(v is None for v in (benchmark, metric, filter, split)):
+        if responses is None:
+            raise InputError("give a RESPONSES file, or --store STORE --benchmark NAME")
+        return responses
+    return load_matrix(responses, store, benchmark, metric, filter, split=split)
 
 
 def spend_line(record: Any) -> str:

@@ -220,13 +220,15 @@ def replay(
     epsilon = check_epsilon(epsilon)
     notify(progress, "reading the responses")
     matrix, path = _read(responses)
+    stored = None if path is not None else _store_input(matrix)
     matrix = _canonical(matrix)
     if history is not None or history_store is not None:
         split = _given_history(matrix, history, history_store, history_benchmark, choice)
     elif no_history:
         split = _no_history(matrix)
     else:
-        split = _random_half_history(matrix, path, random_state)
+        name = path.name if path is not None else (stored or {}).get("layout")
+        split = _random_half_history(matrix, name, random_state)
     check_complete(split.candidates, split.ids, list(matrix.item_ids), missing)
     oracle = MatrixOracle(split.candidates, missing=missing)
     _drop_items(split, oracle, matrix)
@@ -241,6 +243,9 @@ def replay(
 
         record["input"] = str(path)
         record["input_sha256"] = file_sha256(path)
+    elif stored is not None:  # a store's benchmark: its query and a hash of its cells
+        record["input"] = stored["layout"]
+        record["input_store"] = stored
     notify(progress, "running the selection")
     result = run_selection(
         oracle,
@@ -359,20 +364,29 @@ def _no_history(matrix: ResponseMatrix) -> _Split:
     return _Split(matrix.scores, ids, None, note, record)
 
 
-def _random_half_history(matrix: ResponseMatrix, path: Path | None, random_state: int) -> _Split:
+def _store_input(matrix: ResponseMatrix) -> dict[str, Any] | None:
+    """The store, benchmark, (metric, filter, split) and cells' hash of a matrix read by
+    :meth:`Store.matrix <latentbench.io.store.Store.matrix>`; None for another matrix."""
+    from latentbench.io._files import store_input_record
+
+    return store_input_record(matrix)
+
+
+def _random_half_history(matrix: ResponseMatrix, name: str | None, random_state: int) -> _Split:
     """No history given: a random half of the models (at least 2) learns the proxy and the
-    other half are the candidates, with a warning saying so."""
+    other half are the candidates, with a warning saying so (``name``: the responses' file
+    name or store benchmark, for the messages)."""
     if matrix.n_models < 4:
         half = matrix.n_models // 2
         raise InputError(
-            f"{path or 'the responses'}: {matrix.n_models} models; without a history a "
+            f"{name or 'the responses'}: {matrix.n_models} models; without a history a "
             f"random half of them learns the proxy, which leaves {half} history and "
             f"{matrix.n_models - half} candidate model(s) (at least 2 of each needed): pass "
             "history=, history_store= or no_history=True (every model a candidate)"
         )
     h_rows, t_rows = split_models(matrix.n_models, how="random", random_state=random_state)
     ids = [matrix.model_ids[i] for i in t_rows]
-    name = path.name if path is not None else "the responses"
+    name = name or "the responses"
     note = (
         f"history split: no history given, so a random half of the responses "
         f"({len(h_rows)} models, seed {random_state}) learns the proxy and only the other "
