@@ -85,3 +85,66 @@ def test_execute_failures_name_the_plan(tmp_path):
         list(_bridge(tmp_path, True, "--fail").evaluate_cells(0, np.array([1])))
     with pytest.raises(HarnessFailed, match=r"no 't' sample for model 'm-b'.*doc_id\(s\) 8"):
         list(_bridge(tmp_path, True, "--skip-last").evaluate_cells(1, np.array([8, 2])))
+
+
+FAKE_GROUP = """\
+import json, sys
+from pathlib import Path
+args = sys.argv[1:]
+get = lambda flag: args[args.index(flag) + 1]
+name = dict(kv.split("=", 1) for kv in get("--model_args").split(","))["model"]
+samples = json.loads(get("--samples"))
+assert get("--tasks").split(",") == list(samples), "--tasks must list the --samples tasks"
+Path(sys.argv[0]).with_name("calls.jsonl").open("a").write(json.dumps([name, samples]) + "\\n")
+out = Path(get("--output_path")) / name
+out.mkdir(parents=True, exist_ok=True)
+date = "2026-01-01T00-00-0%d.000000" % len(list(out.glob("results_*")))
+meta = {"config": {"model": "x", "model_args": get("--model_args")}, "lm_eval_version": "fake"}
+(out / f"results_{date}.json").write_text(json.dumps(meta))
+for task, docs in samples.items():
+    rows = [{"doc_id": d, "filter": "none", "metrics": ["acc"], "acc": (d + len(task)) % 2}
+            for d in docs]
+    (out / f"samples_{task}_{date}.jsonl").write_text("".join(json.dumps(r) + "\\n" for r in rows))
+"""
+
+
+def test_a_group_asks_each_task_for_its_docs_in_one_run(tmp_path):
+    """[oracle] group: items TASK/DOC_ID of two tasks; one harness run per batch lists both
+    tasks and each task's sorted docs, and the logs read back under the items' ids."""
+    script = tmp_path / "fake_lm_eval.py"
+    script.write_text(FAKE_GROUP)
+    items = [f"mmlu_bb/{k}" for k in range(5)] + [f"mmlu_a/{k}" for k in range(5)]
+    bridge = LmEvalBridgeOracle(
+        ["a"], ["m-a"], items, None, tmp_path / "out", tmp_path / "plans",
+        model_args=["model=m-a"], command=[sys.executable, str(script)], execute=True,
+        group="mmlu",
+    )  # fmt: skip
+    asked = np.array([3, 8, 1, 6, 0])  # mmlu_bb/3, mmlu_a/3, mmlu_bb/1, mmlu_a/1, mmlu_bb/0
+    got = dict((c.position, c.score) for c in bridge.evaluate_cells(0, asked))
+    # the fake scores doc d of task t as (d + len(t)) % 2: a doc of the other task differs
+    assert got == {0: 0.0, 1: 1.0, 2: 0.0, 3: 1.0, 4: 1.0}
+    plan = json.loads((tmp_path / "plans" / "next_plan.json").read_text())
+    assert plan["samples"] == {"mmlu_a": [1, 3], "mmlu_bb": [0, 1, 3]} and plan["group"] == "mmlu"
+    assert plan["doc_ids"] == ["mmlu_a/1", "mmlu_a/3", "mmlu_bb/0", "mmlu_bb/1", "mmlu_bb/3"]
+    assert plan["argv"][plan["argv"].index("--tasks") + 1] == "mmlu_a,mmlu_bb"
+    # a later batch asks only for what is not logged yet
+    got = dict((c.position, c.score) for c in bridge.evaluate_cells(0, np.array([3, 9, 4])))
+    assert got == {0: 0.0, 1: 0.0, 2: 1.0}
+    calls = [json.loads(x) for x in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    assert calls == [["m-a", {"mmlu_a": [1, 3], "mmlu_bb": [0, 1, 3]}],
+                     ["m-a", {"mmlu_a": [4], "mmlu_bb": [4]}]]  # fmt: skip
+    assert bridge.n_runs == 2
+
+
+def test_a_group_needs_task_slash_doc_ids_and_excludes_task(tmp_path):
+    from latentbench.exceptions import InputError
+
+    common = (tmp_path / "out", tmp_path / "plans")
+    with pytest.raises(InputError, match=r"item id '12'.*group 'mmlu' needs item ids TASK/DOC_ID"):
+        LmEvalBridgeOracle(["a"], ["m"], ["12"], None, *common, group="mmlu")
+    with pytest.raises(InputError, match=r"'mmlu_a/12'.*\[oracle\] group = 'NAME' instead"):
+        LmEvalBridgeOracle(["a"], ["m"], ["mmlu_a/12"], "mmlu_a", *common)
+    with pytest.raises(InputError, match="not both"):
+        LmEvalBridgeOracle(["a"], ["m"], ["a/1"], "t", *common, group="g")
+    with pytest.raises(InputError, match="not neither"):
+        LmEvalBridgeOracle(["a"], ["m"], ["1"], None, *common)

@@ -200,3 +200,16 @@ def test_a_python_oracle_returning_text_or_exiting_fails_its_cells():
         assert all(np.isnan(c.score) and said in c.error for c in cells)
     booleans = CallableOracle(lambda m, items: [True, False], ["m"], ["a", "b"])
     assert booleans.evaluate(0, np.arange(2)).tolist() == [1.0, 0.0]  # correct / wrong
+
+
+def test_lm_eval_group_names_the_benchmark_and_excludes_task(tmp_path):
+    """[oracle] group: the stored benchmark is the group's name; task and group together, or
+    neither, are refused naming both keys."""
+    path = _config(tmp_path, oracle='kind = "lm-eval"\ngroup = "mmlu"')
+    assert LiveConfig.from_toml(path).benchmark_name == "mmlu"
+    path = _config(tmp_path, oracle='kind = "lm-eval"\ntask = "mmlu_a"')
+    assert LiveConfig.from_toml(path).benchmark_name == "mmlu_a"
+    for oracle, said in (('task = "a"\ngroup = "g"', "not both"), ("", "has neither")):
+        path = _config(tmp_path, oracle=f'kind = "lm-eval"\n{oracle}')
+        with pytest.raises(InputError, match=f"task = 'NAME'.*group = 'NAME'.*{said}"):
+            run_live(path, tmp_path / "s.duckdb")

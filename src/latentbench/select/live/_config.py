@@ -307,9 +307,10 @@ class LiveConfig:
         if self.run.benchmark:
             return self.run.benchmark
         option = self.oracle_info.benchmark_option
-        named = getattr(self.oracle, option, None) if option else None
-        if named:
-            return str(named)
+        for key in (option,) if isinstance(option, str) else option or ():
+            named = getattr(self.oracle, key, None)
+            if named:
+                return str(named)
         return self.items_path.stem if self.items_path is not None else "live"
 
     def load_items(self) -> list[dict[str, str]]:

@@ -77,8 +77,9 @@ class OracleInfo:
         Whether every item needs a prompt (the oracle sends it).
     metric : str or None
         The metric label of its scores in the ``responses`` table; None: the scorer's name.
-    benchmark_option : str or None
-        An ``[oracle]`` key whose value is the default benchmark name (``lm-eval``: ``task``).
+    benchmark_option : str or tuple of str or None
+        ``[oracle]`` keys whose value is the default benchmark name, the first one set
+        (``lm-eval``: ``group``, then ``task``).
     """
 
     name: str
@@ -88,7 +89,7 @@ class OracleInfo:
     model_keys: tuple[str, ...] = ()
     needs_prompt: bool = False
     metric: str | None = None
-    benchmark_option: str | None = None
+    benchmark_option: str | tuple[str, ...] | None = None
 
 
 ORACLES: dict[str, OracleInfo] = {}
@@ -103,7 +104,7 @@ def oracle(
     model_keys: tuple[str, ...] = (),
     needs_prompt: bool = False,
     metric: str | None = None,
-    benchmark_option: str | None = None,
+    benchmark_option: str | tuple[str, ...] | None = None,
 ) -> Callable[[_B], _B]:
     """Register ``build(config, items)`` as the builder of ``[oracle] kind = name``."""
 
@@ -215,9 +216,11 @@ def _python(config: LiveConfig, items: Sequence[dict[str, str]]) -> CallableOrac
 # ---------------------------------------------------------------------------- lm-eval
 @dataclass(frozen=True)
 class LmEvalOracleOptions(OracleOptions):
-    """``[oracle] kind = "lm-eval"``: the task, the folders and the harness command."""
+    """``[oracle] kind = "lm-eval"``: the task (or a group of tasks), the folders and the
+    harness command."""
 
     task: str | None = None
+    group: str | None = None
     samples_dir: str | None = path_option(workflow=True)
     plan_dir: str | None = path_option(workflow=True)
     backend: str | None = None
@@ -239,12 +242,16 @@ class LmEvalOracleOptions(OracleOptions):
     summary="the lm-evaluation-harness, one plan per batch (run by you, or execute = true)",
     options=LmEvalOracleOptions,
     metric="lm-eval",
-    benchmark_option="task",
+    benchmark_option=("group", "task"),
 )
 def _lm_eval(config: LiveConfig, items: Sequence[dict[str, str]]) -> LmEvalBridgeOracle:
     o = options_as(config, LmEvalOracleOptions)
-    if o.task is None:
-        raise InputError(f"{config.source}: [oracle] kind='lm-eval' needs task = 'NAME'")
+    if (o.task is None) == (o.group is None):
+        raise InputError(
+            f"{config.source}: [oracle] kind='lm-eval' needs task = 'NAME' (one lm-eval task; "
+            "item ids its doc ids) or group = 'NAME' (several tasks as one benchmark; item ids "
+            "TASK/DOC_ID), " + ("not both" if o.task is not None else "and has neither")
+        )
     base = _config_folder(config)
     # each model's --model_args: its own, else the bridge's default for it (pretrained=...);
     # a model without them no longer drops the others' (all were replaced by the defaults)
@@ -269,6 +276,7 @@ def _lm_eval(config: LiveConfig, items: Sequence[dict[str, str]]) -> LmEvalBridg
         include_path=o.include_path,
         execute=o.execute,
         redact=[m.api_key_env for m in config.models if m.api_key_env],
+        group=o.group,
         **extra,
     )
 

@@ -49,8 +49,11 @@ class LmEvalBridgeOracle:
     lm_eval_models : sequence of str
         The model id the harness reports for each (``model_name`` in ``results_*.json``).
     item_ids : sequence of str
-        Document indices of the task's evaluated split (``doc_id``), one per column.
-    task : str
+        Document indices of the task's evaluated split (``doc_id``), one per column; with
+        ``group``, ``TASK/DOC_ID`` (items of several tasks, as ``read_results(...,
+        group=...)`` and ``latentbench ingest lm-eval --group`` name them).
+    task : str or None
+        The lm-eval task; None with ``group``.
     samples_dir, plan_dir : path-like
     model_args : sequence of str, optional
         ``--model_args`` per model for the command line (default ``pretrained=<id>``).
@@ -74,6 +77,11 @@ class LmEvalBridgeOracle:
         Names of environment variables whose values (keys) are hidden in the harness output
         quoted by errors; variables named like ``*KEY*``, ``*TOKEN*``, ``*SECRET*`` and
         ``*PASSWORD*`` are hidden as well.
+    group : str, optional
+        Several tasks as one benchmark of this name (e.g. MMLU's 57 ``mmlu_*`` tasks): the
+        item ids are ``TASK/DOC_ID`` and one harness run per batch asks each task for its
+        docs (``--tasks T1,T2 --samples '{"T1": [...], "T2": [...]}'``). Exclusive with
+        ``task``.
 
     Raises
     ------
@@ -89,7 +97,7 @@ class LmEvalBridgeOracle:
         models: Sequence[str],
         lm_eval_models: Sequence[str],
         item_ids: Sequence[str],
-        task: str,
+        task: str | None,
         samples_dir: str | os.PathLike[str],
         plan_dir: str | os.PathLike[str],
         *,
@@ -103,19 +111,23 @@ class LmEvalBridgeOracle:
         execute: bool = False,
         timeout: float = HARNESS_TIMEOUT,
         redact: Sequence[str] = (),
+        group: str | None = None,
     ) -> None:
         if len(models) != len(lm_eval_models):
             raise InputError(
                 f"lm_eval_models has {len(lm_eval_models)} entries; expected {len(models)}"
             )
-        bad = [i for i in item_ids if not str(i).isdigit()]
-        if bad:
+        if (task is None) == (group is None):
             raise InputError(
-                f"item id {bad[0]!r}: the lm-eval bridge needs doc_id integers as item ids"
+                "give task= (one lm-eval task, item ids doc ids) or group= (several tasks as "
+                "one benchmark, item ids TASK/DOC_ID), not "
+                + ("both" if task is not None else "neither")
             )
         self.models, self.lm_eval_models = list(models), list(lm_eval_models)
         self.item_ids = [str(i) for i in item_ids]
-        self.task = task
+        self.task, self.group = task, group
+        for item in self.item_ids:  # every id a doc id (TASK/DOC_ID in a group), said now
+            _task_doc(item, task, group)
         self.samples_dir, self.plan_dir = Path(samples_dir), Path(plan_dir)
         self.model_args = (
             list(model_args) if model_args else [f"pretrained={m}" for m in self.lm_eval_models]
@@ -151,19 +163,25 @@ class LmEvalBridgeOracle:
                 metric=self.metric,
                 filter=self.filter,
                 duplicates="latest",
+                group=self.group,
             )
-        frame = frame[frame["benchmark"] == self.task]
+        frame = frame[frame["benchmark"] == (self.group or self.task)]
         return {
             (str(m), str(i)): float(s)
             for m, i, s in zip(frame["model"], frame["item"], frame["score"], strict=True)
         }
 
     def plan(self, model_index: int, doc_ids: Sequence[str]) -> tuple[Path, str]:
-        """Write the plan for one model's missing docs; returns its path and command line."""
+        """Write the plan for one model's missing items (doc ids; ``TASK/DOC_ID`` with a
+        group); returns its path and command line."""
+        per_task: dict[str, set[int]] = {}
+        for item in doc_ids:
+            task, doc = _task_doc(str(item), self.task, self.group)
+            per_task.setdefault(task, set()).add(int(doc))
         # sorted: lm-eval (0.4.9-0.4.13) evaluates --samples docs in dataset order but labels
         # them doc_id = the list's k-th entry, so an unsorted list mislabels the logged docs
-        docs = sorted({int(d) for d in doc_ids})
-        samples = json.dumps({self.task: docs}, separators=(",", ":"))
+        chosen = {task: sorted(per_task[task]) for task in sorted(per_task)}
+        samples = json.dumps(chosen, separators=(",", ":"))
         argv = [
             *self.command,
             "--model",
@@ -171,7 +189,7 @@ class LmEvalBridgeOracle:
             "--model_args",
             self.model_args[model_index],
             "--tasks",
-            self.task,
+            ",".join(chosen),
             *(["--include_path", self.include_path] if self.include_path else []),
             "--samples",
             samples,
@@ -183,12 +201,17 @@ class LmEvalBridgeOracle:
         command = shlex.join(argv)
         self.plan_dir.mkdir(parents=True, exist_ok=True)
         path = self.plan_dir / "next_plan.json"
+        docs: list[int] | list[str] = (
+            chosen[str(self.task)]
+            if self.group is None
+            else [f"{task}/{doc}" for task, ids in chosen.items() for doc in ids]
+        )
         plan = {
             "model": self.models[model_index],
             "lm_eval_model": self.lm_eval_models[model_index],
-            "task": self.task,
+            **({"task": self.task} if self.group is None else {"group": self.group}),
             "doc_ids": docs,
-            "samples": {self.task: docs},
+            "samples": chosen,
             "argv": argv,
             "command": command,
         }
@@ -225,8 +248,9 @@ class LmEvalBridgeOracle:
         absent = [doc for _, doc in missing if (name, doc) not in logged]
         if absent:
             raise HarnessFailed(
-                f"{path}: the harness exited 0 but {self.samples_dir} has no {self.task!r} "
-                f"sample for model {name!r} (model_name from its model_args) and doc_id(s) "
+                f"{path}: the harness exited 0 but {self.samples_dir} has no "
+                f"{self.group or self.task!r} sample for model {name!r} (model_name from its "
+                f"model_args) and {'item' if self.group else 'doc_id'}(s) "
                 f"{', '.join(absent[:5])}{' ...' if len(absent) > 5 else ''}; expected every "
                 "doc of the plan"
             )
@@ -285,6 +309,26 @@ class LmEvalBridgeOracle:
             )
         if code != 0:
             raise HarnessFailed(f"{head} exited {code}:\n{tail}")
+
+
+def _task_doc(item: str, task: str | None, group: str | None) -> tuple[str, str]:
+    """The (task, doc id) of an item id: a doc id of ``task``, or ``TASK/DOC_ID`` in a
+    group; an id of another form is an :class:`InputError` naming it."""
+    if group is None:
+        if not item.isdigit():
+            raise InputError(
+                f"item id {item!r}: the lm-eval bridge needs doc_id integers as item ids "
+                "(items TASK/DOC_ID are a group's: [oracle] group = 'NAME' instead of task)"
+            )
+        return str(task), item
+    name, _, doc = item.rpartition("/")
+    if not name or not doc.isdigit():
+        raise InputError(
+            f"item id {item!r}: the lm-eval bridge with group {group!r} needs item ids "
+            "TASK/DOC_ID (e.g. mmlu_anatomy/12), as `latentbench ingest lm-eval --group` "
+            "names them"
+        )
+    return name, doc
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
