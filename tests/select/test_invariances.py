@@ -158,3 +158,31 @@ def test_a_fixed_design_is_read_alike_in_any_row_order_and_either_format(world, 
     assert _estimate(runs[1]) == _estimate(runs[0]) == _estimate(runs[2])
     cut = estimate(matrix, new, items=design.iloc[:12], cache=False)
     assert tuple(np.asarray(runs[0].trajectory)[11]) == (cut.score, cut.lower, cut.upper)
+
+
+@pytest.mark.parametrize("split", ["random", "date"])
+def test_an_experiment_on_the_same_cells_in_another_order_is_the_same(split):
+    """experiment_from_matrix took the rows and columns in the order given (a wide file's):
+    the pools, history split and draws followed it, so the same cells gave another table. The
+    release dates of a date split follow their rows."""
+    from latentbench.select import experiment_from_matrix
+
+    frame = _frame(30, 300, seed=5)
+    shuffled = _shuffled(frame, 4)
+    days = np.datetime64("2024-01-01") + 7 * np.arange(30)  # m00 oldest
+    by_id = dict(zip(frame.index, days, strict=True))
+    kw = {"split": split, "seeds": 2, "budget": 120, "policies": ["pulse", "ucbe"],
+          "pool_size": 8, "pools": "full", "random_state": 3}  # fmt: skip
+
+    def run(f: pd.DataFrame) -> tuple[object, ...]:
+        dates = np.asarray([by_id[m] for m in f.index]) if split == "date" else None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DataWarning)
+            out = experiment_from_matrix(ResponseMatrix.from_wide(f), dates=dates, **kw)
+        curves = {key: np.asarray(value).tolist() for key, value in out.curves.items()}
+        summary = [{k: None if isinstance(v, float) and np.isnan(v) else v
+                    for k, v in row.items() if not k.startswith("seconds")}
+                   for row in out.summary]  # fmt: skip
+        return out.pools, summary, curves
+
+    assert run(shuffled) == run(frame)

@@ -828,6 +828,24 @@ def _refuse_missing_candidate_cells(scores: np.ndarray, test: np.ndarray, matrix
     )
 
 
+def _canonical_with_dates(
+    matrix: ResponseMatrix, dates: np.ndarray | None
+) -> tuple[ResponseMatrix, np.ndarray | None]:
+    """``matrix`` in the canonical order of its ids (:func:`~latentbench.select._replay.
+    _canonical`: the same cells as a wide file in another order or a long file give the same
+    runs), and ``dates`` (one per row) in the same order."""
+    from latentbench.select._replay import _canonical
+
+    canonical = _canonical(matrix)
+    if canonical is matrix or dates is None:
+        return canonical, dates
+    given = np.asarray(dates)
+    if given.shape[:1] != (matrix.n_models,):
+        return canonical, dates  # refused below with the count (split_models)
+    row = {m: k for k, m in enumerate(matrix.model_ids)}
+    return canonical, given[[row[m] for m in canonical.model_ids]]
+
+
 def experiment_from_matrix(
     matrix: ResponseMatrix | np.ndarray | str | os.PathLike[str],
     *,
@@ -912,6 +930,8 @@ def experiment_from_matrix(
         matrix = ResponseMatrix.read(path)
         if split == "date" and dates is None:  # the release dates beside the file
             dates = release_dates(path, matrix.model_ids)
+    if not isinstance(matrix, np.ndarray):  # ids: the canonical order, as replay takes it
+        matrix, dates = _canonical_with_dates(matrix, dates)
 
     if isinstance(pool_size, bool) or int(pool_size) != pool_size or pool_size < 2:
         raise InputError(
