@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from latentbench.exceptions import HarnessFailed, PlanPending
@@ -148,3 +149,44 @@ def test_a_group_needs_task_slash_doc_ids_and_excludes_task(tmp_path):
         LmEvalBridgeOracle(["a"], ["m"], ["a/1"], "t", *common, group="g")
     with pytest.raises(InputError, match="not neither"):
         LmEvalBridgeOracle(["a"], ["m"], ["1"], None, *common)
+
+
+def test_estimate_live_waiting_for_a_plan_exits_4_as_select_live(tmp_path):
+    """estimate --live through the bridge without execute: each round writes a plan and the
+    command exits 4 (waiting), as select live does, so that a script running the plans until
+    the exit status is 0 does not stop at the first plan; run, re-run, then 0."""
+    import shlex
+    import subprocess
+
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    _register()
+    (tmp_path / "fake_lm_eval.py").write_text(FAKE_GROUP)
+    ids = [f"mmlu_{t}/{k}" for t in ("a", "bb") for k in range(5)]
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps({"id": i}) + "\n" for i in ids))
+    rng = np.random.default_rng(0)
+    cal = pd.DataFrame((rng.random((6, 10)) < 0.5).astype(int), columns=ids)
+    cal.insert(0, "model", [f"h{k}" for k in range(6)])
+    cal.to_csv(tmp_path / "cal.csv", index=False)
+    command = shlex.join([sys.executable, str(tmp_path / "fake_lm_eval.py")])
+    (tmp_path / "run.toml").write_text(
+        f'[items]\npath = "items.jsonl"\n[scorer]\nkind = "exact_match"\n[oracle]\n'
+        f'kind = "lm-eval"\ngroup = "mmlu"\ncommand = {json.dumps(command)}\n'
+        'samples_dir = "out"\nplan_dir = "plans"\n'
+        '[[models]]\nname = "a"\nlm_eval_model = "m-a"\nmodel_args = "model=m-a"\n'
+    )
+    args = ["estimate", str(tmp_path / "cal.csv"), "--live", str(tmp_path / "run.toml"),
+            "--store", str(tmp_path / "run.duckdb"), "--budget", "2"]  # fmt: skip
+    codes = []
+    for _ in range(4):
+        res = CliRunner().invoke(app, args)
+        codes.append(res.exit_code)
+        if res.exit_code != 4:
+            break
+        assert "live run waiting" in " ".join(res.output.split()), res.output
+        plan = json.loads((tmp_path / "plans" / "next_plan.json").read_text())
+        subprocess.run(plan["argv"], check=True)
+    assert codes == [4, 4, 0], res.output
+    assert "after 2 of 10 items" in res.output
