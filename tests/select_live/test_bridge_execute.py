@@ -190,3 +190,18 @@ def test_estimate_live_waiting_for_a_plan_exits_4_as_select_live(tmp_path):
         subprocess.run(plan["argv"], check=True)
     assert codes == [4, 4, 0], res.output
     assert "after 2 of 10 items" in res.output
+
+
+@pytest.mark.parametrize("group", [None, "mmlu"])
+@pytest.mark.parametrize("doc", ["007", "٣", "²"])
+def test_a_doc_id_not_written_as_lm_eval_logs_it_is_refused_before_any_run(tmp_path, doc, group):
+    """'007' was asked of the harness as doc 7 (paid), logged as '7' and never found under
+    '007': the run failed after the harness ran ('²' raised a bare ValueError)."""
+    from latentbench.exceptions import InputError
+
+    item = doc if group is None else f"mmlu_a/{doc}"
+    with pytest.raises(InputError, match=rf"item id '{item}': doc id '{doc}' is not written"):
+        LmEvalBridgeOracle(
+            ["a"], ["m"], ["1", item] if group is None else ["mmlu_a/1", item],
+            None if group else "t", tmp_path / "out", tmp_path / "plans", group=group,
+        )  # fmt: skip

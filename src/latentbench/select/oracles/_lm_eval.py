@@ -313,13 +313,16 @@ class LmEvalBridgeOracle:
 
 def _task_doc(item: str, task: str | None, group: str | None) -> tuple[str, str]:
     """The (task, doc id) of an item id: a doc id of ``task``, or ``TASK/DOC_ID`` in a
-    group; an id of another form is an :class:`InputError` naming it."""
+    group; an id of another form is an :class:`InputError` naming it. A doc id is written
+    as lm-eval logs it (``12``, not ``012`` or ``+12``): the logs read back under that
+    name, so another spelling would be asked of the harness, paid, and never found."""
     if group is None:
         if not item.isdigit():
             raise InputError(
                 f"item id {item!r}: the lm-eval bridge needs doc_id integers as item ids "
                 "(items TASK/DOC_ID are a group's: [oracle] group = 'NAME' instead of task)"
             )
+        _check_doc(item, item)
         return str(task), item
     name, _, doc = item.rpartition("/")
     if not name or not doc.isdigit():
@@ -328,7 +331,20 @@ def _task_doc(item: str, task: str | None, group: str | None) -> tuple[str, str]
             "TASK/DOC_ID (e.g. mmlu_anatomy/12), as `latentbench ingest lm-eval --group` "
             "names them"
         )
+    _check_doc(item, doc)
     return name, doc
+
+
+def _check_doc(item: str, doc: str) -> None:
+    """Refuse a doc id of digits that lm-eval would log under another name (``012``, ``٣``)."""
+    if not (doc.isascii() and str(int(doc)) == doc):
+        canonical = str(int(doc)) if doc.isdecimal() else None
+        raise InputError(
+            f"item id {item!r}: doc id {doc!r} is not written as lm-eval logs it "
+            + (f"({canonical!r}); " if canonical is not None else "; ")
+            + "expected digits 0-9 without leading zeros, so that the harness's logs read "
+            "back under the item's id"
+        )
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
