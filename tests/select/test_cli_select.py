@@ -171,6 +171,11 @@ def test_replay_candidates_from_a_store(files):
         (["select", "replay"], "--store STORE --benchmark NAME"),
         (["select", "replay", "--store", str(db)], "needs --benchmark"),
         ([*args[:4], "--benchmark", "nope"], "nope"),
+        # --history-store defaults to --store: not named when the user gave --history instead
+        (
+            [*args, "--history", str(tmp / "history.parquet"), "--history-benchmark", "old"],
+            "--history-benchmark old exclude each other",
+        ),
     ):
         bad = runner.invoke(app, [*bad_args, "--out", str(tmp / "bad")])
         assert bad.exit_code != 0 and said in " ".join(bad.output.split()), bad.output
