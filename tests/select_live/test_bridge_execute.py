@@ -205,3 +205,26 @@ def test_a_doc_id_not_written_as_lm_eval_logs_it_is_refused_before_any_run(tmp_p
             ["a"], ["m"], ["1", item] if group is None else ["mmlu_a/1", item],
             None if group else "t", tmp_path / "out", tmp_path / "plans", group=group,
         )  # fmt: skip
+
+
+def test_estimate_live_with_doc_ids_against_a_group_calibration_names_both(tmp_path):
+    """[oracle] task with doc ids against a calibration ingested with --group (TASK/DOC_ID):
+    the error said only 'none of the 10 items is in the calibration'."""
+    from latentbench.exceptions import InputError
+    from latentbench.io import ResponseMatrix
+    from latentbench.select import estimate_live
+
+    ids = [f"mmlu_a/{k}" for k in range(10)]
+    rng = np.random.default_rng(0)
+    cal = ResponseMatrix.from_wide(
+        pd.DataFrame((rng.random((6, 10)) < 0.5).astype(int), columns=ids,
+                     index=[f"h{k}" for k in range(6)])
+    )  # fmt: skip
+    (tmp_path / "items.jsonl").write_text("".join(f'{{"id": "{k}"}}\n' for k in range(10)))
+    (tmp_path / "run.toml").write_text(
+        '[items]\npath = "items.jsonl"\n[scorer]\nkind = "exact_match"\n[oracle]\n'
+        'kind = "lm-eval"\ntask = "mmlu_a"\n[[models]]\nname = "a"\nlm_eval_model = "m-a"\n'
+    )
+    with pytest.raises(InputError, match=r"\(e\.g\. '0'\).*expected its item ids \(e\.g\. "
+                       r"'mmlu_a/0'\).*group = 'NAME'"):  # fmt: skip
+        estimate_live(cal, tmp_path / "run.toml", tmp_path / "run.duckdb", budget=2)
