@@ -563,8 +563,9 @@ def tiny_command(
     samples_out: Path | None = typer.Option(
         None,
         "--lm-eval-samples",
-        help="Also write the items as lm-eval's --samples JSON ({task: [doc ids]}, sorted) "
-        "to this .json file.",
+        # \\[: rich took "[doc ids]" for markup and printed "({task: }, sorted)"
+        help="Also write the items as lm-eval's --samples JSON ({task: \\[doc ids]}, doc ids "
+        "sorted) to this .json file.",
     ),
     task: str | None = typer.Option(
         None,
