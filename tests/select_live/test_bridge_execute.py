@@ -228,3 +228,49 @@ def test_estimate_live_with_doc_ids_against_a_group_calibration_names_both(tmp_p
     with pytest.raises(InputError, match=r"\(e\.g\. '0'\).*expected its item ids \(e\.g\. "
                        r"'mmlu_a/0'\).*group = 'NAME'"):  # fmt: skip
         estimate_live(cal, tmp_path / "run.toml", tmp_path / "run.duckdb", budget=2)
+
+
+def test_a_session_after_a_crash_waits_for_the_harness_still_running(tmp_path):
+    """select live killed (SIGKILL) while its harness ran: the harness, in a session of its
+    own, went on, and the resumed run started a second harness for the same docs beside it
+    (a batch paid twice). The resumed run now waits for it and reads its logs."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    script = tmp_path / "fake_lm_eval.py"
+    slow = "import time; time.sleep(3)\nout = Path("  # after the call is logged, before the logs
+    script.write_text(FAKE_GROUP.replace("out = Path(", slow, 1))
+    items = [f"mmlu_bb/{k}" for k in range(3)] + [f"mmlu_a/{k}" for k in range(3)]
+    setup = (
+        "import sys, numpy as np\n"
+        "from latentbench.select.oracles import LmEvalBridgeOracle\n"
+        f"b = LmEvalBridgeOracle(['a'], ['m-a'], {items!r}, None, {str(tmp_path / 'out')!r}, "
+        f"{str(tmp_path / 'plans')!r}, model_args=['model=m-a'], "
+        f"command=[sys.executable, {str(script)!r}], execute=True, group='mmlu')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    first = subprocess.Popen(
+        [sys.executable, "-c", setup + "list(b.evaluate_cells(0, np.arange(6)))"], env=env
+    )
+    calls = tmp_path / "calls.jsonl"
+    deadline = time.monotonic() + 60
+    while not calls.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert calls.exists() and first.poll() is None
+    first.send_signal(signal.SIGKILL)  # the harness goes on, writing its logs in ~3 s
+    first.wait()
+    namespace: dict = {}
+    exec(setup, namespace)
+    bridge = namespace["b"]
+    got = {c.position: c.score for c in bridge.evaluate_cells(0, np.arange(6))}
+    assert got == {k: float((k % 3 + len("mmlu_bb" if k < 3 else "mmlu_a")) % 2) for k in range(6)}
+    assert bridge.n_runs == 0 and len(calls.read_text().splitlines()) == 1  # paid once
+    assert not (tmp_path / "plans" / "harness_running.json").exists()
+    # a record whose process is gone (or is another program) is not waited for
+    (tmp_path / "plans" / "harness_running.json").write_text(
+        json.dumps({"pid": os.getpid(), "argv": ["lm_eval", "--tasks", "other"]})
+    )
+    got = {c.position: c.score for c in bridge.evaluate_cells(0, np.arange(6))}
+    assert len(got) == 6 and bridge.n_runs == 0

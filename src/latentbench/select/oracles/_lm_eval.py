@@ -24,6 +24,10 @@ __all__ = ["HARNESS_TIMEOUT", "LmEvalBridgeOracle"]
 HARNESS_TIMEOUT = 3600.0
 """Default seconds one harness run (one batch) may take (``[oracle] harness_timeout``)."""
 
+RUNNING_FILE = "harness_running.json"
+"""In ``plan_dir`` while a harness runs (``execute``): its pid and argv, so that a session
+started after a crash waits for it instead of asking (and paying) for its cells again."""
+
 TAIL_BYTES = 2000
 """Characters of the harness's output quoted by :class:`HarnessFailed`."""
 
@@ -221,6 +225,8 @@ class LmEvalBridgeOracle:
     def evaluate_cells(self, model_index: int, item_indices: np.ndarray) -> Iterator[CellResult]:
         """Yield the logged cells; for the rest run the plan (``execute``) or raise
         :class:`PlanPending`."""
+        if self.execute:  # a harness an earlier session started may still be writing logs
+            self._await_earlier()
         logged = self._logged()
         name = self.lm_eval_models[model_index]
         missing: list[tuple[int, str]] = []
@@ -258,6 +264,30 @@ class LmEvalBridgeOracle:
             self.n_calls += 1
             yield CellResult(pos, logged[(name, doc)])
 
+    def _await_earlier(self) -> None:
+        """Wait for a harness that an earlier session started and did not see finish (that
+        session was killed: the harness runs in its own session and goes on), at most
+        :attr:`timeout` seconds: its logs answer the cells it was asked for, which would
+        otherwise be asked (and paid) again by a second harness run beside it."""
+        import time
+
+        running = self.plan_dir / RUNNING_FILE
+        try:
+            earlier = json.loads(running.read_text())
+            pid, argv = int(earlier["pid"]), [str(a) for a in earlier["argv"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            return
+        deadline = time.monotonic() + self.timeout
+        while _alive(pid, argv):
+            if time.monotonic() > deadline:
+                raise HarnessFailed(
+                    f"{running}: the harness an earlier session started (pid {pid}: "
+                    f"{shlex.join(argv[:4])} ...) is still running after {self.timeout:g} s "
+                    "(harness_timeout); expected it to finish: stop it (or wait), then re-run"
+                )
+            time.sleep(0.2)
+        running.unlink(missing_ok=True)
+
     def _secrets(self) -> list[str]:
         """Values of the environment variables that may hold keys (never shown)."""
         names = set(self.redact) | {k for k in os.environ if _SECRET_NAME.search(k)}
@@ -293,6 +323,8 @@ class LmEvalBridgeOracle:
                 )
             except OSError as exc:
                 raise HarnessFailed(f"{plan_path}: cannot start {argv[0]!r} ({exc})") from None
+            running = self.plan_dir / RUNNING_FILE  # said to a session started after a crash
+            running.write_text(json.dumps({"pid": process.pid, "argv": argv}))
             try:
                 code = process.wait(timeout=self.timeout)
             except subprocess.TimeoutExpired:
@@ -301,6 +333,8 @@ class LmEvalBridgeOracle:
             except BaseException:  # Ctrl-C: no harness left behind
                 _kill_group(process)
                 raise
+            finally:
+                running.unlink(missing_ok=True)
             tail = self._tail(output)
         if code is None:
             raise HarnessFailed(
@@ -345,6 +379,27 @@ def _check_doc(item: str, doc: str) -> None:
             + "expected digits 0-9 without leading zeros, so that the harness's logs read "
             "back under the item's id"
         )
+
+
+def _alive(pid: int, argv: list[str]) -> bool:
+    """Whether process ``pid`` runs and, where ``/proc`` tells, runs ``argv``'s arguments
+    (not another program that took the number of a harness long gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # another user's process: not our harness, but said to exist
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc: trust the number
+    if stat.rsplit(")", 1)[-1].split()[:1] == ["Z"]:
+        return False  # exited, not yet reaped
+    # its arguments (a script's interpreter may come first: `lm_eval` runs as python + path)
+    words, args = raw.split(b"\0")[:-1], [a.encode() for a in argv[1:]]
+    return len(words) > len(args) and words[len(words) - len(args) :] == args
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
