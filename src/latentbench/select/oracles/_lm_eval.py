@@ -149,31 +149,55 @@ class LmEvalBridgeOracle:
         self.n_models, self.n_items = len(self.models), len(self.item_ids)
         self.n_calls = 0
         self.n_runs = 0  #: harness processes started (``execute``)
+        #: each samples file read: its key (see ``_file_key``) and its cells
+        self._read: dict[Path, tuple[object, list[tuple[str, str, float, float]]]] = {}
 
     def _logged(self) -> dict[tuple[str, str], float]:
-        from latentbench.io.formats import read_results
-
-        if not self.samples_dir.is_dir() or not any(self.samples_dir.rglob("*.json*")):
-            return {}
+        """The logged cells ``(model, item) -> score`` under :attr:`samples_dir`, the latest
+        run's where a cell was logged twice. A file read before is not read again while it
+        and its folder's ``results_*`` files are unchanged: every batch adds files, and
+        reading them all again each batch grew with the run (quadratic in its batches)."""
         import warnings
 
         from latentbench.exceptions import DataWarning
+        from latentbench.io.formats import read_results
+        from latentbench.io.formats._lm_eval import PATTERNS
 
-        with warnings.catch_warnings():  # partial logs are the point of --samples
-            warnings.simplefilter("ignore", DataWarning)
-            frame, _ = read_results(
-                "lm-eval",
-                self.samples_dir,
-                metric=self.metric,
-                filter=self.filter,
-                duplicates="latest",
-                group=self.group,
-            )
-        frame = frame[frame["benchmark"] == (self.group or self.task)]
-        return {
-            (str(m), str(i)): float(s)
-            for m, i, s in zip(frame["model"], frame["item"], frame["score"], strict=True)
-        }
+        if not self.samples_dir.is_dir():
+            return {}
+        found = {q.resolve() for pattern in PATTERNS for q in self.samples_dir.glob(pattern)}
+        files = sorted(q for q in found if q.is_file() and not q.name.startswith("results"))
+        keys = {q: _file_key(q) for q in files}
+        fresh = [q for q in files if self._read.get(q, (None,))[0] != keys[q]]
+        for gone in set(self._read) - set(keys):
+            del self._read[gone]
+        if fresh:
+            with warnings.catch_warnings():  # partial logs are the point of --samples
+                warnings.simplefilter("ignore", DataWarning)
+                frame, _ = read_results(
+                    "lm-eval",
+                    fresh,
+                    metric=self.metric,
+                    filter=self.filter,
+                    duplicates="latest",
+                    group=self.group,
+                )
+            frame = frame[frame["benchmark"] == (self.group or self.task)]
+            rows: dict[Path, list[tuple[str, str, float, float]]] = {q: [] for q in fresh}
+            for m, i, s, t, f in zip(
+                frame["model"], frame["item"], frame["score"], frame["run_timestamp"],
+                frame["source_file"], strict=True,
+            ):  # fmt: skip
+                when = t.timestamp() if t is not None and t == t else float("-inf")
+                rows.setdefault(Path(f).resolve(), []).append((str(m), str(i), when, float(s)))
+            for q in fresh:
+                self._read[q] = (keys[q], rows.get(q, []))
+        latest: dict[tuple[str, str], tuple[float, float]] = {}
+        for q in files:  # the latest run's score of a cell logged by several
+            for m, i, when, score in self._read[q][1]:
+                if (m, i) not in latest or when >= latest[(m, i)][0]:
+                    latest[(m, i)] = (when, score)
+        return {cell: score for cell, (_, score) in latest.items()}
 
     def plan(self, model_index: int, doc_ids: Sequence[str]) -> tuple[Path, str]:
         """Write the plan for one model's missing items (doc ids; ``TASK/DOC_ID`` with a
@@ -379,6 +403,23 @@ def _check_doc(item: str, doc: str) -> None:
             + "expected digits 0-9 without leading zeros, so that the harness's logs read "
             "back under the item's id"
         )
+
+
+def _file_key(path: Path) -> tuple[object, ...]:
+    """What makes a samples file's reading stale: its size and time, and those of the
+    results files of its run (``results_<date>.json`` beside ``samples_<task>_<date>``; the
+    model's name and the task's metadata come from them), or of its folder's results files
+    when its name gives no date."""
+    from latentbench.io.formats._lm_eval import _SAMPLES
+
+    def stamp(q: Path) -> tuple[str, int, int]:
+        st = q.stat()
+        return (q.name, st.st_mtime_ns, st.st_size)
+
+    match = _SAMPLES.match(path.name)
+    date = match.group("date") if match else ""
+    results = [q for q in path.parent.glob("*.json") if date in q.name and q != path]
+    return (stamp(path), *sorted(stamp(q) for q in results if not q.name.startswith("samples_")))
 
 
 def _alive(pid: int, argv: list[str]) -> bool:
