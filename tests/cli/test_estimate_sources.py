@@ -234,6 +234,11 @@ def test_tasks_read_as_one_benchmark_calibrate_and_estimate(tmp_path):
     outcome = runner.invoke(app, base)  # the new model's three tasks, not grouped: refused
     assert outcome.exit_code == 2 and "results of 3 benchmarks" in outcome.output
     assert "--group NAME" in outcome.output
+    # a calibration of one task is not told to read the new results "as it was ingested"
+    # with a group (it was not: its ids are doc ids, and TASK/ID would match none of them)
+    said = " ".join(outcome.output.split())
+    assert "as the calibration was ingested" not in said
+    assert "for a calibration of one of them (item ids its doc ids), give that" in said
     by_tool = _json(runner.invoke(app, [*base, "--group", "mmlu", "--budget", "40", "--json"]))
     assert by_tool["n_items"] == 90 and by_tool["n_evaluated"] == 40
     table = tmp_path / "new.csv"

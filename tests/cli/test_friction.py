@@ -532,3 +532,29 @@ def test_from_long_keeps_ids_and_first_of_repeated_pairs():
     cells = matrix.to_long().set_index(["model", "item"])["score"]
     assert cells[("1", "x")] == 1.0 and cells[("2", "x")] == 0.5 and cells[("b", "y")] == 0.0
     assert len(cells) == 24
+
+
+def test_help_keeps_the_bracketed_text_of_every_option():
+    """rich reads "[doc ids]" in a help text as markup and drops it: tiny's --lm-eval-samples
+    said "JSON ({task: }, sorted)". Every option's bracketed words must reach the screen."""
+    import typer.main
+
+    def walk(command, path: list[str]):  # typer's click, duck-typed
+        if hasattr(command, "list_commands"):
+            ctx = command.context_class(command)
+            for name in command.list_commands(ctx):
+                yield from walk(command.get_command(ctx, name), [*path, name])
+        else:
+            yield path, command
+
+    checked = 0
+    for path, command in walk(typer.main.get_command(app), []):
+        said = None
+        for param in command.params:
+            for word in re.findall(r"\\?\[([^\[\]]+)\]", getattr(param, "help", None) or ""):
+                if said is None:
+                    outcome = _invoke(*path, "--help")
+                    said = " ".join(outcome.output.replace("│", " ").split())
+                assert f"[{' '.join(word.split())}]" in said, (path, param.name, word)
+                checked += 1
+    assert checked  # tiny's --lm-eval-samples at least

@@ -232,3 +232,25 @@ def test_0_4_8_regression_metric_is_refused_naming_line_and_value():
     path = BAD_048 / "samples_polymer_tg_prediction_2025-06-30T19-40-09.461247.jsonl"
     with pytest.raises(InputError, match=rf"{path.name}:1: field 'mae': value inf is outside"):
         read_results("lm-eval", BAD_048)
+
+
+def test_a_samples_file_short_of_the_docs_its_run_evaluated_is_said(tmp_path):
+    """A samples file cut short (a copy interrupted at a line, lines removed) lost those docs
+    without a word: they are missing, and nothing said that the run evaluated them. The
+    results file's n-samples 'effective' gives the count; the file's docs are compared."""
+    out = tmp_path / "run"
+    out.mkdir()
+    results = json.loads(RESULTS.read_text())
+    results["n-samples"]["math_perturbed_full"] = {"original": 5000, "effective": 10}
+    (out / RESULTS.name).write_text(json.dumps(results))
+    lines = SAMPLES.read_text().splitlines()
+    (out / SAMPLES.name).write_text("\n".join(lines) + "\n")
+    _, whole = read_results("lm-eval", out)
+    assert not any("docs of task" in note for note in whole.notes)
+    (out / SAMPLES.name).write_text("\n".join(lines[:7]) + "\n")
+    frame, report = read_results("lm-eval", out)
+    assert len(frame) == 7
+    said = [note for note in report.notes if "docs of task" in note]
+    assert len(said) == 1 and SAMPLES.name in said[0], report.notes
+    assert "7 docs of task 'math_perturbed_full'" in said[0] and "says 10 were" in said[0]
+    assert "3 are missing" in said[0]

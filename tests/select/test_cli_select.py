@@ -154,6 +154,10 @@ def test_replay_candidates_from_a_store(files):
     record = b["params"]["history"]
     assert record["input_store"]["benchmark"] == "new" and "old" in record["source"]
     assert len(record["input_store"]["cells_sha256"]) == 64
+    # the history read from the store is recorded as the candidates are (a file's has its hash)
+    assert record["history_store"]["benchmark"] == "old"
+    assert record["history_store"]["cells_sha256"] != record["input_store"]["cells_sha256"]
+    assert len(record["history_store"]["cells_sha256"]) == 64 and "history_sha256" not in record
     assert record["input"] == f"store {db}, benchmark new"
     # without a history: the random half is named by the store's benchmark
     half = runner.invoke(app, [*args, *common, "--out", str(tmp / "sh")])
@@ -167,6 +171,11 @@ def test_replay_candidates_from_a_store(files):
         (["select", "replay"], "--store STORE --benchmark NAME"),
         (["select", "replay", "--store", str(db)], "needs --benchmark"),
         ([*args[:4], "--benchmark", "nope"], "nope"),
+        # --history-store defaults to --store: not named when the user gave --history instead
+        (
+            [*args, "--history", str(tmp / "history.parquet"), "--history-benchmark", "old"],
+            "--history-benchmark old exclude each other",
+        ),
     ):
         bad = runner.invoke(app, [*bad_args, "--out", str(tmp / "bad")])
         assert bad.exit_code != 0 and said in " ".join(bad.output.split()), bad.output

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from latentbench.exceptions import HarnessFailed, PlanPending
@@ -148,3 +149,174 @@ def test_a_group_needs_task_slash_doc_ids_and_excludes_task(tmp_path):
         LmEvalBridgeOracle(["a"], ["m"], ["a/1"], "t", *common, group="g")
     with pytest.raises(InputError, match="not neither"):
         LmEvalBridgeOracle(["a"], ["m"], ["1"], None, *common)
+
+
+def test_estimate_live_waiting_for_a_plan_exits_4_as_select_live(tmp_path):
+    """estimate --live through the bridge without execute: each round writes a plan and the
+    command exits 4 (waiting), as select live does, so that a script running the plans until
+    the exit status is 0 does not stop at the first plan; run, re-run, then 0."""
+    import shlex
+    import subprocess
+
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    _register()
+    (tmp_path / "fake_lm_eval.py").write_text(FAKE_GROUP)
+    ids = [f"mmlu_{t}/{k}" for t in ("a", "bb") for k in range(5)]
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps({"id": i}) + "\n" for i in ids))
+    rng = np.random.default_rng(0)
+    cal = pd.DataFrame((rng.random((6, 10)) < 0.5).astype(int), columns=ids)
+    cal.insert(0, "model", [f"h{k}" for k in range(6)])
+    cal.to_csv(tmp_path / "cal.csv", index=False)
+    command = shlex.join([sys.executable, str(tmp_path / "fake_lm_eval.py")])
+    (tmp_path / "run.toml").write_text(
+        f'[items]\npath = "items.jsonl"\n[scorer]\nkind = "exact_match"\n[oracle]\n'
+        f'kind = "lm-eval"\ngroup = "mmlu"\ncommand = {json.dumps(command)}\n'
+        'samples_dir = "out"\nplan_dir = "plans"\n'
+        '[[models]]\nname = "a"\nlm_eval_model = "m-a"\nmodel_args = "model=m-a"\n'
+    )
+    args = ["estimate", str(tmp_path / "cal.csv"), "--live", str(tmp_path / "run.toml"),
+            "--store", str(tmp_path / "run.duckdb"), "--budget", "2"]  # fmt: skip
+    codes = []
+    for _ in range(4):
+        res = CliRunner().invoke(app, args)
+        codes.append(res.exit_code)
+        if res.exit_code != 4:
+            break
+        assert "live run waiting" in " ".join(res.output.split()), res.output
+        plan = json.loads((tmp_path / "plans" / "next_plan.json").read_text())
+        subprocess.run(plan["argv"], check=True)
+    assert codes == [4, 4, 0], res.output
+    assert "after 2 of 10 items" in res.output
+
+
+@pytest.mark.parametrize("group", [None, "mmlu"])
+@pytest.mark.parametrize("doc", ["007", "٣", "²"])
+def test_a_doc_id_not_written_as_lm_eval_logs_it_is_refused_before_any_run(tmp_path, doc, group):
+    """'007' was asked of the harness as doc 7 (paid), logged as '7' and never found under
+    '007': the run failed after the harness ran ('²' raised a bare ValueError)."""
+    from latentbench.exceptions import InputError
+
+    item = doc if group is None else f"mmlu_a/{doc}"
+    with pytest.raises(InputError, match=rf"item id '{item}': doc id '{doc}' is not written"):
+        LmEvalBridgeOracle(
+            ["a"], ["m"], ["1", item] if group is None else ["mmlu_a/1", item],
+            None if group else "t", tmp_path / "out", tmp_path / "plans", group=group,
+        )  # fmt: skip
+
+
+def test_estimate_live_with_doc_ids_against_a_group_calibration_names_both(tmp_path):
+    """[oracle] task with doc ids against a calibration ingested with --group (TASK/DOC_ID):
+    the error said only 'none of the 10 items is in the calibration'."""
+    from latentbench.exceptions import InputError
+    from latentbench.io import ResponseMatrix
+    from latentbench.select import estimate_live
+
+    ids = [f"mmlu_a/{k}" for k in range(10)]
+    rng = np.random.default_rng(0)
+    cal = ResponseMatrix.from_wide(
+        pd.DataFrame((rng.random((6, 10)) < 0.5).astype(int), columns=ids,
+                     index=[f"h{k}" for k in range(6)])
+    )  # fmt: skip
+    (tmp_path / "items.jsonl").write_text("".join(f'{{"id": "{k}"}}\n' for k in range(10)))
+    (tmp_path / "run.toml").write_text(
+        '[items]\npath = "items.jsonl"\n[scorer]\nkind = "exact_match"\n[oracle]\n'
+        'kind = "lm-eval"\ntask = "mmlu_a"\n[[models]]\nname = "a"\nlm_eval_model = "m-a"\n'
+    )
+    with pytest.raises(InputError, match=r"\(e\.g\. '0'\).*expected its item ids \(e\.g\. "
+                       r"'mmlu_a/0'\).*group = 'NAME'"):  # fmt: skip
+        estimate_live(cal, tmp_path / "run.toml", tmp_path / "run.duckdb", budget=2)
+
+
+def test_a_session_after_a_crash_waits_for_the_harness_still_running(tmp_path):
+    """select live killed (SIGKILL) while its harness ran: the harness, in a session of its
+    own, went on, and the resumed run started a second harness for the same docs beside it
+    (a batch paid twice). The resumed run now waits for it and reads its logs."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    script = tmp_path / "fake_lm_eval.py"
+    slow = "import time; time.sleep(3)\nout = Path("  # after the call is logged, before the logs
+    script.write_text(FAKE_GROUP.replace("out = Path(", slow, 1))
+    items = [f"mmlu_bb/{k}" for k in range(3)] + [f"mmlu_a/{k}" for k in range(3)]
+    setup = (
+        "import sys, numpy as np\n"
+        "from latentbench.select.oracles import LmEvalBridgeOracle\n"
+        f"b = LmEvalBridgeOracle(['a'], ['m-a'], {items!r}, None, {str(tmp_path / 'out')!r}, "
+        f"{str(tmp_path / 'plans')!r}, model_args=['model=m-a'], "
+        f"command=[sys.executable, {str(script)!r}], execute=True, group='mmlu')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    first = subprocess.Popen(
+        [sys.executable, "-c", setup + "list(b.evaluate_cells(0, np.arange(6)))"], env=env
+    )
+    calls = tmp_path / "calls.jsonl"
+    deadline = time.monotonic() + 60
+    while not calls.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert calls.exists() and first.poll() is None
+    first.send_signal(signal.SIGKILL)  # the harness goes on, writing its logs in ~3 s
+    first.wait()
+    namespace: dict = {}
+    exec(setup, namespace)
+    bridge = namespace["b"]
+    got = {c.position: c.score for c in bridge.evaluate_cells(0, np.arange(6))}
+    assert got == {k: float((k % 3 + len("mmlu_bb" if k < 3 else "mmlu_a")) % 2) for k in range(6)}
+    assert bridge.n_runs == 0 and len(calls.read_text().splitlines()) == 1  # paid once
+    assert not (tmp_path / "plans" / "harness_running.json").exists()
+    # a record whose process is gone (or is another program) is not waited for
+    (tmp_path / "plans" / "harness_running.json").write_text(
+        json.dumps({"pid": os.getpid(), "argv": ["lm_eval", "--tasks", "other"]})
+    )
+    got = {c.position: c.score for c in bridge.evaluate_cells(0, np.arange(6))}
+    assert len(got) == 6 and bridge.n_runs == 0
+
+
+def test_the_logs_are_read_once_and_read_back_as_a_full_read(tmp_path, monkeypatch):
+    """Every batch read every samples file again (quadratic in the batches: 0.6 s a batch
+    after 76 MMLU batches, minutes on a full run). A file is now read once while it and its
+    folder's results files are unchanged; the cells equal a full read's, a rewritten file
+    is read again, and the later run's score wins as before."""
+    import latentbench.io.formats as formats
+
+    script = tmp_path / "fake_lm_eval.py"
+    script.write_text(FAKE_GROUP)
+    items = [f"mmlu_bb/{k}" for k in range(6)] + [f"mmlu_a/{k}" for k in range(6)]
+
+    def bridge():
+        return LmEvalBridgeOracle(
+            ["a", "b"], ["m-a", "m-b"], items, None, tmp_path / "out", tmp_path / "plans",
+            model_args=["model=m-a", "model=m-b"], command=[sys.executable, str(script)],
+            execute=True, group="mmlu",
+        )  # fmt: skip
+
+    read: list[int] = []
+    real = formats.read_results
+
+    def counting(source, paths, **kw):
+        read.append(len(paths) if isinstance(paths, list) else -1)
+        return real(source, paths, **kw)
+
+    monkeypatch.setattr(formats, "read_results", counting)
+    b = bridge()
+    for model, batch in ((0, [0, 7]), (1, [1, 8]), (0, [2, 9, 0]), (1, [3, 10])):
+        list(b.evaluate_cells(model, np.array(batch)))
+    assert sum(read) == 8  # each of the 8 samples files once (2 tasks x 4 runs)
+    full = bridge()._logged()
+    assert b._logged() == full and len(full) == 8
+    # a file rewritten (another score) is read again; the later run still wins
+    out = tmp_path / "out" / "m-a"
+    first = sorted(out.glob("samples_mmlu_bb_*"))[0]
+    row = json.loads(first.read_text().splitlines()[0])
+    row["acc"] = 1 - row["acc"]
+    first.write_text(json.dumps(row) + "\n")
+    assert b._logged() == bridge()._logged()
+    assert b._logged()[("m-a", "mmlu_bb/0")] == row["acc"]
+    later = sorted(out.glob("samples_mmlu_bb_*"))[-1]
+    later.write_text(later.read_text() + json.dumps({**row, "acc": 1 - row["acc"]}) + "\n")
+    assert b._logged() == bridge()._logged()
+    assert b._logged()[("m-a", "mmlu_bb/0")] == 1 - row["acc"]

@@ -313,16 +313,17 @@ def _save_estimates(out: Path | None, outcome: Any) -> str | None:
 
 def _exit_live(outcome: Any, live: Path | None) -> None:
     """Exit as ``select live`` does when a live run stopped early (interrupted 130, capped 3,
-    failed 1), saying how to resume; return otherwise."""
+    failed 1, waiting 4: an lm-eval plan to run), saying how to resume; return otherwise."""
     stopped = outcome[0].stopped if live is not None and len(outcome) else None
-    if stopped in ("interrupted", "capped", "failed"):  # the exit status of select live's
+    codes = {"interrupted": 130, "capped": 3, "failed": 1, "waiting": 4}
+    if stopped in codes:  # the exit status of select live's
+        first = {"capped": " (raise [run] spend_cap first)", "waiting": " (run the plan first)"}
         err_console.print(
             f"live run {stopped}: the interval above is valid (anytime); the stored answers are "
-            "kept: re-run the same command to resume"
-            + (escape(" (raise [run] spend_cap first)") if stopped == "capped" else ""),
+            "kept: re-run the same command to resume" + escape(first.get(stopped, "")),
             soft_wrap=True,
         )
-        raise typer.Exit({"interrupted": 130, "capped": 3, "failed": 1}[stopped])
+        raise typer.Exit(codes[stopped])
 
 
 def _exit_estimate(outcome: Any) -> None:
@@ -562,8 +563,9 @@ def tiny_command(
     samples_out: Path | None = typer.Option(
         None,
         "--lm-eval-samples",
-        help="Also write the items as lm-eval's --samples JSON ({task: [doc ids]}, sorted) "
-        "to this .json file.",
+        # \\[: rich took "[doc ids]" for markup and printed "({task: }, sorted)"
+        help="Also write the items as lm-eval's --samples JSON ({task: \\[doc ids]}, doc ids "
+        "sorted) to this .json file.",
     ),
     task: str | None = typer.Option(
         None,

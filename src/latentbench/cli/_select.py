@@ -222,6 +222,12 @@ def replay(
             with console.status("reading the responses ...") as status:
                 candidates = _candidates(responses, store, benchmark, metric, filter, split)
                 if history_store is None and history_benchmark is not None:
+                    if history is not None:  # not "--history-store" (not given)
+                        raise InputError(
+                            f"--history {history} and --history-benchmark "
+                            f"{history_benchmark} exclude each other: the history is a file, "
+                            "or a benchmark of a store (--history-store, by default --store)"
+                        )
                     history_store = store  # the history's benchmark in the same store
                 result = replay_selection(
                     candidates,

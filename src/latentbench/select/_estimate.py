@@ -484,8 +484,10 @@ def _tool_results(
         )
         raise InputError(
             f"{path}: {source} results of {len(benchmarks)} benchmarks ({shown}); expected one "
-            "benchmark's results: give its result file(s) only, or read the tasks as one "
-            "benchmark as the calibration was ingested (group=NAME; --group NAME)"
+            "benchmark's results: for a calibration of one of them (item ids its doc ids), "
+            "give that benchmark's result file(s) only; for a calibration ingested with "
+            "--group NAME (item ids TASK/ID), read them with the same group (group=NAME; "
+            "--group NAME)"
         )
     return frame.reset_index(drop=True), str(path), Path(path).stem
 

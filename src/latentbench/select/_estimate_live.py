@@ -255,7 +255,17 @@ def _calibrated_columns(
     pos = cal.positions(item_ids)
     columns = np.flatnonzero(pos >= 0)
     if columns.size == 0:
-        raise InputError(f"{cfg.source}: none of the {len(item_ids)} items is in the calibration")
+        slashed = ["/" in str(i) for i in (item_ids[0], cal.item_ids[0])]
+        hint = (
+            " (the calibration's ids are a group's TASK/DOC_ID, as `ingest --group` names "
+            "them: [oracle] group = 'NAME' with items TASK/DOC_ID, not task)"
+            if slashed == [False, True] and cfg.oracle.kind == "lm-eval"
+            else ""
+        )
+        raise InputError(
+            f"{cfg.source}: none of the {len(item_ids):,} items (e.g. {item_ids[0]!r}) is in "
+            f"the calibration; expected its item ids (e.g. {cal.item_ids[0]!r}){hint}"
+        )
     notes: list[str] = []
     if columns.size < cal.n_items:
         notes.append(

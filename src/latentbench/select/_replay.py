@@ -340,6 +340,9 @@ def _given_history(
         from latentbench.io._files import file_sha256
 
         record["history_sha256"] = file_sha256(hist_path)
+    stored = _store_input(hist)  # a store's benchmark: its query and a hash of its cells
+    if stored is not None:
+        record["history_store"] = stored
     shared = [m for m in ids if m in set(hist.model_ids)]
     if shared:
         leak = (

@@ -362,6 +362,27 @@ def _new_layout_origin(
     )
 
 
+def _say_short(
+    path: Path,
+    task: str,
+    meta: dict[str, Any],
+    records: list[tuple[int, dict[str, Any]]],
+    report: LoadReport,
+) -> None:
+    """Note a samples file holding fewer docs than its run's results file says the task
+    evaluated (``n-samples`` ``effective``): a file cut short or edited loses those docs
+    without a word otherwise (they are missing, never 0)."""
+    counts = (meta.get("n-samples") or {}).get(task) or {}
+    effective = counts.get("effective")
+    docs = {str(record.get("doc_id")) for _, record in records}
+    if isinstance(effective, int) and 0 < len(docs) < effective:
+        report.notes.append(
+            f"{path}: {len(docs):,} docs of task {task!r}, but its run's results file says "
+            f"{effective:,} were evaluated (n-samples 'effective'): {effective - len(docs):,} "
+            "are missing (a file cut short or edited?)"
+        )
+
+
 def _naming_note(
     path: Path,
     date: str,
@@ -612,6 +633,7 @@ def read(
     if not records:
         return Columns().frame(origin.source, str(path), origin.timestamp)
 
+    _say_short(path, task, meta, records, report)
     listed_filters = _filter_names(meta, task)
     scan = _scan(path, records, array, task, listed_filters)
     first = _loc(path, records[0][0], array)

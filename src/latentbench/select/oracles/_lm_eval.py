@@ -24,6 +24,10 @@ __all__ = ["HARNESS_TIMEOUT", "LmEvalBridgeOracle"]
 HARNESS_TIMEOUT = 3600.0
 """Default seconds one harness run (one batch) may take (``[oracle] harness_timeout``)."""
 
+RUNNING_FILE = "harness_running.json"
+"""In ``plan_dir`` while a harness runs (``execute``): its pid and argv, so that a session
+started after a crash waits for it instead of asking (and paying) for its cells again."""
+
 TAIL_BYTES = 2000
 """Characters of the harness's output quoted by :class:`HarnessFailed`."""
 
@@ -145,31 +149,55 @@ class LmEvalBridgeOracle:
         self.n_models, self.n_items = len(self.models), len(self.item_ids)
         self.n_calls = 0
         self.n_runs = 0  #: harness processes started (``execute``)
+        #: each samples file read: its key (see ``_file_key``) and its cells
+        self._read: dict[Path, tuple[object, list[tuple[str, str, float, float]]]] = {}
 
     def _logged(self) -> dict[tuple[str, str], float]:
-        from latentbench.io.formats import read_results
-
-        if not self.samples_dir.is_dir() or not any(self.samples_dir.rglob("*.json*")):
-            return {}
+        """The logged cells ``(model, item) -> score`` under :attr:`samples_dir`, the latest
+        run's where a cell was logged twice. A file read before is not read again while it
+        and its folder's ``results_*`` files are unchanged: every batch adds files, and
+        reading them all again each batch grew with the run (quadratic in its batches)."""
         import warnings
 
         from latentbench.exceptions import DataWarning
+        from latentbench.io.formats import read_results
+        from latentbench.io.formats._lm_eval import PATTERNS
 
-        with warnings.catch_warnings():  # partial logs are the point of --samples
-            warnings.simplefilter("ignore", DataWarning)
-            frame, _ = read_results(
-                "lm-eval",
-                self.samples_dir,
-                metric=self.metric,
-                filter=self.filter,
-                duplicates="latest",
-                group=self.group,
-            )
-        frame = frame[frame["benchmark"] == (self.group or self.task)]
-        return {
-            (str(m), str(i)): float(s)
-            for m, i, s in zip(frame["model"], frame["item"], frame["score"], strict=True)
-        }
+        if not self.samples_dir.is_dir():
+            return {}
+        found = {q.resolve() for pattern in PATTERNS for q in self.samples_dir.glob(pattern)}
+        files = sorted(q for q in found if q.is_file() and not q.name.startswith("results"))
+        keys = {q: _file_key(q) for q in files}
+        fresh = [q for q in files if self._read.get(q, (None,))[0] != keys[q]]
+        for gone in set(self._read) - set(keys):
+            del self._read[gone]
+        if fresh:
+            with warnings.catch_warnings():  # partial logs are the point of --samples
+                warnings.simplefilter("ignore", DataWarning)
+                frame, _ = read_results(
+                    "lm-eval",
+                    fresh,
+                    metric=self.metric,
+                    filter=self.filter,
+                    duplicates="latest",
+                    group=self.group,
+                )
+            frame = frame[frame["benchmark"] == (self.group or self.task)]
+            rows: dict[Path, list[tuple[str, str, float, float]]] = {q: [] for q in fresh}
+            for m, i, s, t, f in zip(
+                frame["model"], frame["item"], frame["score"], frame["run_timestamp"],
+                frame["source_file"], strict=True,
+            ):  # fmt: skip
+                when = t.timestamp() if t is not None and t == t else float("-inf")
+                rows.setdefault(Path(f).resolve(), []).append((str(m), str(i), when, float(s)))
+            for q in fresh:
+                self._read[q] = (keys[q], rows.get(q, []))
+        latest: dict[tuple[str, str], tuple[float, float]] = {}
+        for q in files:  # the latest run's score of a cell logged by several
+            for m, i, when, score in self._read[q][1]:
+                if (m, i) not in latest or when >= latest[(m, i)][0]:
+                    latest[(m, i)] = (when, score)
+        return {cell: score for cell, (_, score) in latest.items()}
 
     def plan(self, model_index: int, doc_ids: Sequence[str]) -> tuple[Path, str]:
         """Write the plan for one model's missing items (doc ids; ``TASK/DOC_ID`` with a
@@ -221,6 +249,8 @@ class LmEvalBridgeOracle:
     def evaluate_cells(self, model_index: int, item_indices: np.ndarray) -> Iterator[CellResult]:
         """Yield the logged cells; for the rest run the plan (``execute``) or raise
         :class:`PlanPending`."""
+        if self.execute:  # a harness an earlier session started may still be writing logs
+            self._await_earlier()
         logged = self._logged()
         name = self.lm_eval_models[model_index]
         missing: list[tuple[int, str]] = []
@@ -258,6 +288,30 @@ class LmEvalBridgeOracle:
             self.n_calls += 1
             yield CellResult(pos, logged[(name, doc)])
 
+    def _await_earlier(self) -> None:
+        """Wait for a harness that an earlier session started and did not see finish (that
+        session was killed: the harness runs in its own session and goes on), at most
+        :attr:`timeout` seconds: its logs answer the cells it was asked for, which would
+        otherwise be asked (and paid) again by a second harness run beside it."""
+        import time
+
+        running = self.plan_dir / RUNNING_FILE
+        try:
+            earlier = json.loads(running.read_text())
+            pid, argv = int(earlier["pid"]), [str(a) for a in earlier["argv"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            return
+        deadline = time.monotonic() + self.timeout
+        while _alive(pid, argv):
+            if time.monotonic() > deadline:
+                raise HarnessFailed(
+                    f"{running}: the harness an earlier session started (pid {pid}: "
+                    f"{shlex.join(argv[:4])} ...) is still running after {self.timeout:g} s "
+                    "(harness_timeout); expected it to finish: stop it (or wait), then re-run"
+                )
+            time.sleep(0.2)
+        running.unlink(missing_ok=True)
+
     def _secrets(self) -> list[str]:
         """Values of the environment variables that may hold keys (never shown)."""
         names = set(self.redact) | {k for k in os.environ if _SECRET_NAME.search(k)}
@@ -293,6 +347,8 @@ class LmEvalBridgeOracle:
                 )
             except OSError as exc:
                 raise HarnessFailed(f"{plan_path}: cannot start {argv[0]!r} ({exc})") from None
+            running = self.plan_dir / RUNNING_FILE  # said to a session started after a crash
+            running.write_text(json.dumps({"pid": process.pid, "argv": argv}))
             try:
                 code = process.wait(timeout=self.timeout)
             except subprocess.TimeoutExpired:
@@ -301,6 +357,8 @@ class LmEvalBridgeOracle:
             except BaseException:  # Ctrl-C: no harness left behind
                 _kill_group(process)
                 raise
+            finally:
+                running.unlink(missing_ok=True)
             tail = self._tail(output)
         if code is None:
             raise HarnessFailed(
@@ -313,13 +371,16 @@ class LmEvalBridgeOracle:
 
 def _task_doc(item: str, task: str | None, group: str | None) -> tuple[str, str]:
     """The (task, doc id) of an item id: a doc id of ``task``, or ``TASK/DOC_ID`` in a
-    group; an id of another form is an :class:`InputError` naming it."""
+    group; an id of another form is an :class:`InputError` naming it. A doc id is written
+    as lm-eval logs it (``12``, not ``012`` or ``+12``): the logs read back under that
+    name, so another spelling would be asked of the harness, paid, and never found."""
     if group is None:
         if not item.isdigit():
             raise InputError(
                 f"item id {item!r}: the lm-eval bridge needs doc_id integers as item ids "
                 "(items TASK/DOC_ID are a group's: [oracle] group = 'NAME' instead of task)"
             )
+        _check_doc(item, item)
         return str(task), item
     name, _, doc = item.rpartition("/")
     if not name or not doc.isdigit():
@@ -328,7 +389,58 @@ def _task_doc(item: str, task: str | None, group: str | None) -> tuple[str, str]
             "TASK/DOC_ID (e.g. mmlu_anatomy/12), as `latentbench ingest lm-eval --group` "
             "names them"
         )
+    _check_doc(item, doc)
     return name, doc
+
+
+def _check_doc(item: str, doc: str) -> None:
+    """Refuse a doc id of digits that lm-eval would log under another name (``012``, ``٣``)."""
+    if not (doc.isascii() and str(int(doc)) == doc):
+        canonical = str(int(doc)) if doc.isdecimal() else None
+        raise InputError(
+            f"item id {item!r}: doc id {doc!r} is not written as lm-eval logs it "
+            + (f"({canonical!r}); " if canonical is not None else "; ")
+            + "expected digits 0-9 without leading zeros, so that the harness's logs read "
+            "back under the item's id"
+        )
+
+
+def _file_key(path: Path) -> tuple[object, ...]:
+    """What makes a samples file's reading stale: its size and time, and those of the
+    results files of its run (``results_<date>.json`` beside ``samples_<task>_<date>``; the
+    model's name and the task's metadata come from them), or of its folder's results files
+    when its name gives no date."""
+    from latentbench.io.formats._lm_eval import _SAMPLES
+
+    def stamp(q: Path) -> tuple[str, int, int]:
+        st = q.stat()
+        return (q.name, st.st_mtime_ns, st.st_size)
+
+    match = _SAMPLES.match(path.name)
+    date = match.group("date") if match else ""
+    results = [q for q in path.parent.glob("*.json") if date in q.name and q != path]
+    return (stamp(path), *sorted(stamp(q) for q in results if not q.name.startswith("samples_")))
+
+
+def _alive(pid: int, argv: list[str]) -> bool:
+    """Whether process ``pid`` runs and, where ``/proc`` tells, runs ``argv``'s arguments
+    (not another program that took the number of a harness long gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # another user's process: not our harness, but said to exist
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc: trust the number
+    if stat.rsplit(")", 1)[-1].split()[:1] == ["Z"]:
+        return False  # exited, not yet reaped
+    # its arguments (a script's interpreter may come first: `lm_eval` runs as python + path)
+    words, args = raw.split(b"\0")[:-1], [a.encode() for a in argv[1:]]
+    return len(words) > len(args) and words[len(words) - len(args) :] == args
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
