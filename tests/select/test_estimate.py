@@ -101,7 +101,8 @@ def test_result_fields_interval_and_summary(setup):
     # the answers are the model's own
     pos = cal.positions(list(r.items))
     assert np.array_equal(np.asarray(r.answers), Y[0][pos])
-    assert r.summary().startswith(f"score {r.score:.3f} [{r.lower:.3f}, {r.upper:.3f}] after 60")
+    low, up = math.floor(r.lower * 1000) / 1000, math.ceil(r.upper * 1000) / 1000  # outward
+    assert r.summary().startswith(f"score {r.score:.3f} [{low:.3f}, {up:.3f}] after 60")
     assert "of 1,000 items; would rank" in r.summary()
     with pytest.raises(dataclasses.FrozenInstanceError):
         r.score = 0.0  # type: ignore[misc]
@@ -202,8 +203,42 @@ def test_precision_sizes_the_interval_not_the_draws(setup):
         seq.set_target(0.02)
     targeted = estimate(cal, row, model="x", budget=None, precision=0.05, seed=0)
     plain_run = estimate(cal, row, model="x", budget=targeted.n_evaluated, seed=0)
-    assert targeted.options["target"] == 0.05 and plain_run.options["target"] is None
+    assert targeted.options["target"] == 0.05 and targeted.options["sized_for"] == "precision"
+    assert plain_run.options["sized_for"] == "budget"  # a budget sizes it for its end instead
     assert targeted.items == plain_run.items
+    everything = estimate(cal, row, model="x", budget=cal.n_items, seed=0)
+    assert everything.options["target"] is None and everything.options["sized_for"] is None
+
+
+def test_a_budget_sizes_the_interval_for_its_end(setup):
+    """Without a precision, the budget (fixed before the first draw) sizes the targeted
+    process for the half-width anticipated after it: the same draws, a narrower interval at
+    the budget than the horizons' mixture alone on the same rounds, for every model here;
+    the target is set from the design before any answer and refused after one."""
+    cal, Y = setup
+    budget = 60
+    for row in Y[:6]:
+        result = estimate(cal, row, model="x", budget=budget, seed=3)
+        seq = SequentialEstimate(cal, np.arange(cal.n_items), delta=0.05)
+        target = seq.budget_target(budget)
+        assert target is not None and result.options["target"] == pytest.approx(target)
+        assert result.options["sized_for"] == "budget"
+        plain = WeightedBettingCS(0.05)
+        seq.set_target(target)
+        # the run's draws replayed on a second sequence, the same rounds fed to the plain one
+        drawn = cal.positions(list(result.items))
+        for k, answer, prob in zip(drawn, result.answers, result.probabilities, strict=True):
+            pi = seq.probabilities()
+            assert pi[k] == pytest.approx(prob)
+            seq.observe(k, float(answer), pi)
+            plain.update(*seq.last_round)  # type: ignore[misc]
+        assert (seq.cs.lower, seq.cs.upper) == (result.lower, result.upper)
+        assert seq.cs.upper - seq.cs.lower < plain.upper - plain.lower
+        assert seq.cs.lower <= float(row.mean()) <= seq.cs.upper
+    with pytest.raises(InputError, match="before the first answer"):
+        seq.budget_target(budget)
+    fresh = SequentialEstimate(cal, np.arange(cal.n_items), delta=0.05)
+    assert fresh.budget_target(cal.n_items) is None  # every item revealed: nothing to size
 
 
 def test_targeted_sequence_covers_skewed_rounds():

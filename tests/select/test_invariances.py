@@ -130,7 +130,9 @@ def test_an_estimate_does_not_depend_on_how_the_same_answers_are_laid_out(world)
 
 def test_a_shorter_budget_is_the_start_of_a_longer_run(world):
     """The draws depend on the seed, the name and the answers so far, never on the budget:
-    a run stopped at 30 items is the first 30 items of a run of 80."""
+    a run stopped at 30 items draws the first 30 items of a run of 80. The budget sizes the
+    interval for its end (docs/estimate.md, Method 4), so the interval after 30 items is the
+    80-item run's only where both are unsized (a budget that reveals every item)."""
     from latentbench.select import estimate
 
     cal, new = world
@@ -138,13 +140,18 @@ def test_a_shorter_budget_is_the_start_of_a_longer_run(world):
     short = estimate(matrix, new, budget=30, seed=1, cache=False)
     long = estimate(matrix, new, budget=80, seed=1, cache=False)
     assert long.items[:30] == short.items and long.probabilities[:30] == short.probabilities
-    assert tuple(np.asarray(long.trajectory)[29]) == (short.score, short.lower, short.upper)
+    assert short.options["target"] > long.options["target"]  # sized for 30, for 80
+    whole = estimate(matrix, new, budget=300, seed=1, cache=False)
+    again = estimate(matrix, new, budget=300, seed=1, cache=False, precision=None)
+    assert whole.options["target"] is None and whole.items[:80] == long.items
+    assert np.array_equal(np.asarray(whole.trajectory), np.asarray(again.trajectory))
 
 
 def test_a_fixed_design_is_read_alike_in_any_row_order_and_either_format(world, tmp_path):
     """``tiny``'s first k' items are its k'-item design; the design file's rows in another
     order, as Parquet or CSV, give the same estimate, and a design cut after k' rows the
-    estimate the whole design had after k' items."""
+    draws and answers of the whole design's first k' items (its interval is sized for its own
+    k' items: docs/estimate.md, Method 4)."""
     from latentbench.select import estimate, tiny
 
     cal, new = world
@@ -157,7 +164,9 @@ def test_a_fixed_design_is_read_alike_in_any_row_order_and_either_format(world, 
             for d in (design, tmp_path / "items.csv", tmp_path / "items.parquet")]  # fmt: skip
     assert _estimate(runs[1]) == _estimate(runs[0]) == _estimate(runs[2])
     cut = estimate(matrix, new, items=design.iloc[:12], cache=False)
-    assert tuple(np.asarray(runs[0].trajectory)[11]) == (cut.score, cut.lower, cut.upper)
+    assert cut.items == runs[0].items[:12] and cut.answers == runs[0].answers[:12]
+    assert cut.probabilities == runs[0].probabilities[:12]
+    assert cut.options["target"] > runs[0].options["target"]  # sized for 12 items, for 30
 
 
 @pytest.mark.parametrize("split", ["random", "date"])

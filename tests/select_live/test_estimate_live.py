@@ -64,6 +64,34 @@ def test_live_estimate_keeps_the_first_sessions_target(live_setup):
     assert sorted(d["round"] for d in decisions if d.get("phase") == "final") == [-2, -1]
 
 
+def test_live_estimate_sized_for_its_first_budget_equals_the_replay(live_setup):
+    """Without a precision the first session's budget sizes the run's sequence (recorded as
+    the target decision with ``sized_for = "budget"``): the live result equals the replay of
+    the same answers with that budget, and a resumed session with a larger budget or a
+    precision keeps that target (its bets on the rounds played are the first session's)."""
+    from latentbench.select import estimate
+
+    s = live_setup
+    config = s.write_config()
+    store = s.tmp / "budget.duckdb"
+    cal = _calibration(s)
+    first = estimate_live(cal, config, store, model="model-0", budget=8, seed=2)
+    answers = dict(zip([f"q{k:03d}" for k in range(s.Y.shape[1])], s.Y[0], strict=True))
+    replay = estimate(cal, answers, model="model-0", budget=8, seed=2)
+    assert first.options["sized_for"] == "budget" and first.options["target"] is not None
+    assert first.options["target"] == pytest.approx(replay.options["target"])
+    assert (first.items, first.lower, first.upper) == (replay.items, replay.lower, replay.upper)
+    more = estimate_live(cal, config, store, model="model-0", budget=14, precision=0.2, seed=2)
+    assert more.options["target"] == first.options["target"]
+    assert more.options["sized_for"] == "budget" and more.items[:8] == first.items
+    with Store(store, read_only=True) as db:
+        decisions = db.selection_decisions(first.options["live"]["run_id"])
+    targets = [d for d in decisions if d.get("phase") == "target"]
+    assert [(d["target"], d["sized_for"]) for d in targets] == [
+        (first.options["target"], "budget")
+    ]
+
+
 def test_live_estimate_spend_cap_then_resume(live_setup):
     s = live_setup
     store = s.tmp / "cap.duckdb"

@@ -153,7 +153,11 @@ def estimate_command(
         help="With --source: an answer scored differently by two runs in RESPONSES: error "
         "(default), latest (later run wins) or mean, as `latentbench ingest` takes it.",
     ),
-    budget: int | None = typer.Option(100, help="Most items to evaluate (per model)."),
+    budget: int | None = typer.Option(
+        100,
+        help="Most items to evaluate (per model); without --precision the interval is sized "
+        "for the end of the budget (narrowest there).",
+    ),
     precision: float | None = typer.Option(
         None,
         help="Stop when the score interval's half-width is at most this; the interval is "

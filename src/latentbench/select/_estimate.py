@@ -65,6 +65,15 @@ Proposal = Literal["residual", "information", "uniform"]
 Proxy = Literal["ridge", "irt"]
 
 
+def sized_for(precision: float | None, target: float | None) -> str | None:
+    """What the run's confidence sequence was sized for (``options["sized_for"]``):
+    ``precision`` (the requested half-width), ``budget`` (the half-width anticipated at the
+    budget's end) or None (neither: the horizons' mixture alone)."""
+    if target is None:
+        return None
+    return "precision" if precision is not None and target == precision else "budget"
+
+
 def proxy_note(cal: Calibration, proxy: str, used: str) -> list[str]:
     """The warning when the ridge proxy was asked for but the calibration cannot give it."""
     if proxy == used:
@@ -1299,6 +1308,9 @@ def estimate(
         after the file. The name seeds the draws.
     budget : int or None, default 100
         Most items to evaluate (refused with ``items=``, which scores every design item).
+        Without a ``precision`` it sizes the confidence sequence for the half-width
+        anticipated after ``budget`` items (fixed before the first draw: docs/estimate.md,
+        Method 4; ``options["sized_for"]``); the draws do not depend on it.
     precision : float, optional
         Stop when the interval's half-width is at most this. It also sizes one capital
         process of the confidence sequence for that half-width (fixed before the first draw,
@@ -1377,9 +1389,12 @@ def estimate(
         proxy=proxy,
         target=precision,  # fixed before the first draw: the whole run is this one call
     )
+    if precision is None and budget is not None:  # sized for the budget's end instead
+        seq.set_target(seq.budget_target(budget))
     notes.extend(proxy_note(cal, proxy, seq.proxy_used))
     options["proxy"] = seq.proxy_used
     options["target"] = seq.cs.target
+    options["sized_for"] = sized_for(precision, seq.cs.target)
     values = y[available]
     stopped, probs = run_sequential(
         seq, lambda j: float(values[j]), _rng(seed, name), budget=budget, precision=precision
@@ -2124,6 +2139,9 @@ def _estimate_fixed(
     from latentbench.select._estimate_cs import WeightedBettingCS
 
     seq.cs = WeightedBettingCS(delta)
+    # the design's size is its budget, fixed before any answer: sized for its end
+    seq.set_target(seq.budget_target(len(design)))
+    options.update(target=seq.cs.target, sized_for=sized_for(None, seq.cs.target))
     rng = _design_rng(seed) if seed is not None else None
     recorded = pd.to_numeric(design["probability"], errors="coerce").to_numpy(dtype=np.float64)
     probs: list[float] = []

@@ -114,6 +114,7 @@ class WeightedBettingCS:
             raise InputError(f"horizons={horizons!r}, weights={weights!r}; expected matching")
         w = w / w.sum()
         self.target = None if target is None else float(target)
+        self.target_weight = float(target_weight)
         if self.target is not None:  # the targeted process is the last row of the mixture
             w = np.r_[w * (1.0 - target_weight), target_weight]
         self._log_weight = np.log(w)

@@ -312,6 +312,32 @@ class SequentialEstimate:
             raise InputError("the target half-width must be set before the first answer")
         self.cs = WeightedBettingCS(self.delta, grid=self._grid, target=target)
 
+    def budget_target(self, budget: int) -> float | None:
+        """The half-width to size the confidence sequence for when the run ends after
+        ``budget`` items (a budget fixed before the first draw; None when the budget reveals
+        every item, where the interval closes on the mean anyway).
+
+        ``sqrt(2 log(2 / (delta w)) v_1 / budget)``: the half-width of a normal interval at
+        level ``delta w`` (``w`` the targeted process's weight in the mixture) from
+        ``budget`` rounds of the first round's predicted variance ``v_1`` (computed from the
+        design and predictions before any answer, so the target is predictable).
+        docs/estimate.md, Method 4.
+
+        Raises
+        ------
+        InputError
+            If an answer was already added.
+        """
+        if self.order:
+            raise InputError("the budget's target must be set before the first answer")
+        if budget >= self.n:
+            return None
+        pi = self.probabilities()
+        U = self.unrevealed
+        v1 = float((self._item_variance()[U] / pi[U]).sum()) / self.n**2
+        weight = self.cs.target_weight
+        return math.sqrt(2.0 * math.log(2.0 / (self.delta * weight)) * max(v1, 1e-12) / budget)
+
     # ---------------------------------------------------------------- one round
     def _item_variance(self) -> np.ndarray:
         """Per-item variance behind a round's predicted variance (bet sizing and precision

@@ -47,23 +47,30 @@ _TARGET_ROUND = -(10**12)
 results at -1, -2, ...)."""
 
 
-def _session_target(store: Store, run_id: str, precision: float | None) -> float | None:
-    """The half-width the run's confidence sequence is sized for, fixed by its first session.
+def _session_target(
+    store: Store, run_id: str, target: float | None, kind: str | None
+) -> tuple[float | None, str | None]:
+    """The half-width the run's confidence sequence is sized for, and what it was sized for
+    (``precision`` or ``budget``), fixed by its first session.
 
-    A resumed session may ask another ``precision`` after seeing answers; the bets on the
-    rounds already played must not depend on it, so the first session's value (recorded as a
-    ``phase = "target"`` decision) is used for the whole run. A run started before targets
-    were recorded (item decisions but no target) keeps none.
+    A resumed session may ask another precision or budget after seeing answers; the bets on
+    the rounds already played must not depend on it, so the first session's value (recorded
+    as a ``phase = "target"`` decision) is used for the whole run. A run started before
+    targets were recorded (item decisions but no target) keeps none; one recorded before
+    budgets sized the sequence was sized for its precision.
     """
     decisions = store.selection_decisions(run_id)
     for d in decisions:
         if d.get("phase") == "target":
             value = d.get("target")
-            return None if value is None else float(value)
+            if value is None:
+                return None, None
+            return float(value), str(d.get("sized_for") or "precision")
     if any(int(d["round"]) >= 0 for d in decisions):
-        return None
-    store.add_decision(run_id, _TARGET_ROUND, {"phase": "target", "target": precision})
-    return precision
+        return None, None
+    decision = {"phase": "target", "target": target, "sized_for": kind}
+    store.add_decision(run_id, _TARGET_ROUND, decision)
+    return target, kind
 
 
 def estimate_live(
@@ -162,7 +169,15 @@ def estimate_live(
     run_id = resolve_run_id(store, cfg, f"-estimate-{key}")
     inner = cfg.build_oracle(items)
     _open_run(store, cfg, run_id, task="estimate")
-    seq.set_target(_session_target(store, run_id, precision))
+    wanted: float | None
+    kind: str | None
+    if precision is not None:
+        wanted, kind = precision, "precision"
+    else:  # sized for the budget's end (None when it reveals every item)
+        wanted = None if budget is None else seq.budget_target(budget)
+        kind = None if wanted is None else "budget"
+    target, kind = _session_target(store, run_id, wanted, kind)
+    seq.set_target(target)
     reused_notes: dict[tuple[str, str], str] = {}
     durable = DurableOracle(
         store,
@@ -193,6 +208,7 @@ def estimate_live(
         "budget": budget,
         "precision": precision,
         "target": seq.cs.target,
+        "sized_for": kind,
         "proposal": proposal,
         "floor": float(floor),
         "proxy": seq.proxy_used,
