@@ -323,7 +323,7 @@ def _exit_live(outcome: Any, live: Path | None) -> None:
     if stopped in codes:  # the exit status of select live's
         first = {"capped": " (raise [run] spend_cap first)", "waiting": " (run the plan first)"}
         err_console.print(
-            f"live run {stopped}: the interval above is valid (anytime); the stored answers are "
+            f"live run {stopped}: the interval printed is valid (anytime); the stored answers are "
             "kept: re-run the same command to resume" + escape(first.get(stopped, "")),
             soft_wrap=True,
         )
