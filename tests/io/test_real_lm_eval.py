@@ -254,3 +254,18 @@ def test_a_samples_file_short_of_the_docs_its_run_evaluated_is_said(tmp_path):
     assert len(said) == 1 and SAMPLES.name in said[0], report.notes
     assert "7 docs of task 'math_perturbed_full'" in said[0] and "says 10 were" in said[0]
     assert "3 are missing" in said[0]
+
+
+def test_a_model_folder_linked_into_the_results_folder_is_read(tmp_path):
+    """A results folder whose model folders are symbolic links (runs gathered from several
+    places) is read as the real folders are; a link back up the tree is no cycle."""
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "model").symlink_to(RUN, target_is_directory=True)
+    (results / "loop").symlink_to(results, target_is_directory=True)
+    linked, _ = read_results("lm-eval", results)
+    direct, _ = read_results("lm-eval", RUN)
+    assert len(linked) == len(direct) > 0
+    assert dict(zip(linked["item"], linked["score"], strict=True)) == dict(
+        zip(direct["item"], direct["score"], strict=True)
+    )

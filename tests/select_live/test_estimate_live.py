@@ -87,9 +87,7 @@ def test_live_estimate_sized_for_its_first_budget_equals_the_replay(live_setup):
     with Store(store, read_only=True) as db:
         decisions = db.selection_decisions(first.options["live"]["run_id"])
     targets = [d for d in decisions if d.get("phase") == "target"]
-    assert [(d["target"], d["sized_for"]) for d in targets] == [
-        (first.options["target"], "budget")
-    ]
+    assert [(d["target"], d["sized_for"]) for d in targets] == [(first.options["target"], "budget")]
 
 
 def test_live_estimate_spend_cap_then_resume(live_setup):

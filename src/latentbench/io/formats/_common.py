@@ -574,7 +574,7 @@ def expand(paths: Iterable[str | Path], patterns: Sequence[str]) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found = sorted({p for pattern in patterns for p in path.glob(pattern) if p.is_file()})
+            found = sorted({p for pattern in patterns for p in _glob(path, pattern) if p.is_file()})
             if not found:
                 raise InputError(
                     f"{path}: no result files found (looked for {', '.join(patterns)})"
@@ -585,6 +585,27 @@ def expand(paths: Iterable[str | Path], patterns: Sequence[str]) -> list[Path]:
         else:
             raise InputError(f"{path}: no such file or directory")
     return list(dict.fromkeys(p.resolve() for p in out))
+
+
+def _glob(folder: Path, pattern: str) -> Iterable[Path]:
+    """``folder.glob(pattern)``, except that ``**/NAME`` also descends into folders that are
+    symbolic links (a results folder often links each model's run in; ``Path.glob`` before
+    Python 3.13 does not follow them), each real folder once (a link back up is no cycle)."""
+    if not pattern.startswith("**/") or "/" in pattern[3:]:
+        return folder.glob(pattern)
+    import fnmatch
+    import os
+
+    name, seen, found = pattern[3:], set(), []
+    for root, dirs, files in os.walk(folder, followlinks=True):
+        real = os.path.realpath(root)
+        if real in seen:
+            dirs[:] = []
+            continue
+        seen.add(real)
+        dirs.sort()
+        found += [Path(root) / f for f in sorted(files) if fnmatch.fnmatch(f, name)]
+    return found
 
 
 def parse_json(
