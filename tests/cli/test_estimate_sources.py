@@ -291,7 +291,7 @@ def test_tiny_writes_lm_eval_samples_sorted_per_task(tmp_path):
     assert "--tasks arc_easy --samples" in outcome.output
     assert f"--source lm-eval --items {items}" in outcome.output
     assert lm_eval_samples(items, task="arc_easy") == written
-    # a group's TASK/ID items: one list per task, in the order of the tasks' first items
+    # a group's TASK/ID items: one list per task, tasks sorted (as the bridge's plans)
     grouped = _calibration(tmp_path, [f"mmlu_{t}/{j}" for t in "abc" for j in range(20)], "mmlu")
     items2, samples2 = tmp_path / "items2.csv", tmp_path / "samples2.json"
     args = ["tiny", str(grouped), "--k", "12", "--out", str(items2), "--lm-eval-samples",
@@ -301,8 +301,8 @@ def test_tiny_writes_lm_eval_samples_sorted_per_task(tmp_path):
     assert f"--source lm-eval --group mmlu --items {items2}" in " ".join(outcome.output.split())
     design = pd.read_csv(items2, dtype={"item": str})
     written = json.loads(samples2.read_text())
-    tasks = list(dict.fromkeys(item.split("/")[0] for item in design["item"]))
-    assert list(written) == tasks
+    tasks = sorted({item.split("/")[0] for item in design["item"]})
+    assert list(written) == tasks and len(tasks) > 1
     for name in tasks:
         ids = [int(i.split("/")[1]) for i in design["item"] if i.startswith(name + "/")]
         assert written[name] == sorted(ids)
@@ -330,6 +330,12 @@ def test_tiny_lm_eval_samples_refusals(tmp_path):
     )
     assert outcome.exit_code == 0, outcome.output
     assert list(json.loads(samples.read_text())) == ["arc"]
+    padded = pd.DataFrame({"item": ["007", "12"], "order": [1, 2], "probability": [0.5, 0.5]})
+    with pytest.raises(InputError, match=r"'007'.*not written as lm-eval logs it \('7'\)"):
+        lm_eval_samples(padded, task="arc")
+    padded["item"] = ["arc/7", "arc/012"]
+    with pytest.raises(InputError, match=r"'arc/012'.*not written as lm-eval logs it \('12'\)"):
+        lm_eval_samples(padded)
     grouped = _calibration(tmp_path, [f"t{t}/{j}" for t in range(2) for j in range(10)], "g")
     design = tiny(grouped, 4)
     with pytest.raises(InputError, match=r"is not an lm-eval doc id \(a TASK/ID of a group"):

@@ -1906,9 +1906,13 @@ def lm_eval_samples(
     dict of str to list of int
         Each task's doc ids, **sorted**: lm-eval (0.4.9-0.4.13) evaluates the listed docs in
         the dataset's order and logs the k-th as the list's k-th id, so an unsorted list would
-        mislabel its logs. Tasks in the order of their first item in the design.
+        mislabel its logs. Tasks sorted by name, as the live bridge's plans list them. A doc
+        id written otherwise than lm-eval logs it (``007``, ``٣``) is refused: the harness
+        would log it as ``7``, which the design's item ``007`` never matches.
     """
     import re
+
+    from latentbench.select.oracles._lm_eval import _check_doc
 
     frame = read_design(items)
     if task is not None and (not isinstance(task, str) or not task.strip()):
@@ -1922,6 +1926,7 @@ def lm_eval_samples(
                     f"items: item {item!r} is not an lm-eval doc id{hint}; expected doc ids "
                     f"(0, 1, ...) of task {task!r}"
                 )
+            _check_doc(item, item)
             docs.setdefault(task, set()).add(int(item))
             continue
         match = re.fullmatch(r"(.+)/(\d+)", item)
@@ -1930,8 +1935,9 @@ def lm_eval_samples(
                 f"items: item {item!r} names no task; expected TASK/ID ids (a benchmark ingested "
                 "with --group), or give the lm-eval task of the benchmark (task=, --task)"
             )
+        _check_doc(item, match.group(2))
         docs.setdefault(match.group(1), set()).add(int(match.group(2)))
-    return {name: sorted(ids) for name, ids in docs.items()}
+    return {name: sorted(docs[name]) for name in sorted(docs)}
 
 
 def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
