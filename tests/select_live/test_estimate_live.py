@@ -733,3 +733,20 @@ def test_a_live_estimate_against_a_dead_endpoint_stops_unpaid_and_resumes(live_s
     again = estimate_live(cal, dead, store, model="model-2", budget=8, seed=3)
     assert again.stopped == "budget" and again.n_evaluated == 8
     assert sum(s.state.answered.values()) == 8
+
+
+def test_exporting_a_store_of_live_estimates_only_says_where_the_answers_are(live_setup):
+    """`export` of a store that holds only an `estimate --live` run wrote 0 rows without a
+    word; it says that the answers stay with the run, naming it."""
+    from latentbench.cli import _register, app
+
+    _register()
+    s = live_setup
+    store = s.tmp / "only.duckdb"
+    first = estimate_live(_calibration(s), s.write_config(), store, model="model-1", budget=4)
+    out = s.tmp / "all.parquet"
+    res = CliRunner().invoke(app, ["export", str(out), "--store", str(store)])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "wrote 0 rows" in text and "holds no responses, only 1 live run(s)" in text
+    assert first.options["live"]["run_id"] in text and "selection_observations" in text

@@ -291,6 +291,8 @@ def export(
                 frame = db.long(benchmark)  # an unknown benchmark: an error naming the others
                 n = len(frame)
                 files = write_eee(frame, out)
+            # a store of live estimates only: their answers stay with their runs, said
+            runs = db.selection_runs() if n == 0 and benchmark is None else []
     except InputError as exc:
         _fail(exc)
     except OSError as exc:  # unwritable folder, disk full
@@ -299,5 +301,15 @@ def export(
         console.print(
             f"wrote {n} rows as {len(files)} evaluations under {escape(out)}", highlight=False
         )
-        return
-    console.print(f"wrote {n} rows to {escape(out)}", highlight=False)
+    else:
+        console.print(f"wrote {n} rows to {escape(out)}", highlight=False)
+    if runs:
+        err_console.print(
+            f"note: {escape(str(store))} holds no responses, only {len(runs):,} live run(s) "
+            f"(e.g. {escape(str(runs[0]['run_id']))}) whose answers stay with the run: "
+            "`estimate --live` never copies them into the responses (that would change the "
+            "calibration's benchmark), `select live` copies them when its run ends; its "
+            "estimate.json lists them, and in Python Store(STORE).selection_observations"
+            "(RUN_ID) returns them",
+            soft_wrap=True,
+        )
