@@ -90,7 +90,11 @@ def _handler(state: FakeOpenAI):
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", 0))
-            body = json.loads(self.rfile.read(length))
+            raw = self.rfile.read(length)
+            if len(raw) < length:  # the client went away mid-request (a run aborted)
+                self.close_connection = True
+                return
+            body = json.loads(raw)
             if self.path.endswith("/v1/chat/completions"):
                 with state.lock:
                     state.n_posts += 1
