@@ -9,6 +9,7 @@ can hold requests (to kill or interrupt a client mid-batch).
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -89,7 +90,11 @@ def _handler(state: FakeOpenAI):
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", 0))
-            body = json.loads(self.rfile.read(length))
+            raw = self.rfile.read(length)
+            if len(raw) < length:  # the client went away mid-request (a run aborted)
+                self.close_connection = True
+                return
+            body = json.loads(raw)
             if self.path.endswith("/v1/chat/completions"):
                 with state.lock:
                     state.n_posts += 1
@@ -194,13 +199,23 @@ def make_data(m: int = 4, n: int = 48, n_history: int = 24, seed: int = 3):
     return Y, H, items
 
 
+class _Server(ThreadingHTTPServer):
+    """The stand-in server, quiet when a client resets or drops its connection (a run aborted
+    mid-request): socketserver printed the traceback to the ``sys.stderr`` of the moment, a
+    ``CliRunner``'s while a command ran, so the command's output held it."""
+
+    def handle_error(self, request, client_address) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 @pytest.fixture
 def live_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Start the fake server; write items, history and a config; yield a namespace."""
     Y, H, items = make_data()
     names = [f"model-{k}" for k in range(Y.shape[0])]
     state = FakeOpenAI(names, items, Y)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    server = _Server(("127.0.0.1", 0), _handler(state))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -105,9 +105,10 @@ def estimate_live(
         ``-estimate-<hash>``: its observations, one decision per item (rounds 0, 1, ...) and
         the result of each completed session as a decision at round -1, -2, ...
         (``phase = "final"``, ``estimate`` = :meth:`EstimateResult.to_dict`), and the
-        half-width the interval is sized for (the first session's ``precision``: a resumed
-        session with another ``precision`` stops at its own but keeps the run's bets) as a
-        ``phase = "target"`` decision.
+        half-width the interval is sized for (the first session's ``precision``, else the
+        half-width anticipated at the end of its ``budget``: a resumed session with another
+        ``precision`` or ``budget`` stops at its own but keeps the run's bets) as a
+        ``phase = "target"`` decision (with ``sized_for``: ``precision`` or ``budget``).
     model : str, optional
         The configuration's model to estimate (required when it lists several).
     budget, precision, delta, seed, proposal, floor, rank, proxy
