@@ -54,8 +54,9 @@ def test_a_swapped_item_with_the_same_probability_is_refused_by_the_replayed_dra
     cal, answers, _ = setup
     design = tiny(cal, 20, seed=3)
     assert list(design.columns) == [
-        "item", "order", "probability", "weight", "floor", "seed", "calibration_hash",
+        "item", "order", "probability", "weight", "floor", "seed", "calibration_hash", "k",
     ]  # fmt: skip
+    assert (design["k"] == 20).all()
     assert (design["seed"] == 3).all()
     taken = set(design["item"])
     order = next(k for k in range(20) if _twin(cal, design["item"].iloc[k], taken))

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from latentbench.exceptions import DataWarning
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.io import ResponseMatrix
 from latentbench.select import SelectionResult, replay
 
@@ -148,25 +148,31 @@ def test_a_shorter_budget_is_the_start_of_a_longer_run(world):
 
 
 def test_a_fixed_design_is_read_alike_in_any_row_order_and_either_format(world, tmp_path):
-    """``tiny``'s first k' items are its k'-item design; the design file's rows in another
-    order, as Parquet or CSV, give the same estimate, and a design cut after k' rows the
-    draws and answers of the whole design's first k' items (its interval is sized for its own
-    k' items: docs/estimate.md, Method 4)."""
+    """``tiny``'s first k' items are its k'-item design's (but for the registered ``k``); the
+    design file's rows in another order, as Parquet or CSV, give the same estimate, and a
+    design cut after k' rows the estimate the whole design had after k' items (both sized for
+    the registered k: a cut is a point on the registered run, however it was chosen)."""
     from latentbench.select import estimate, tiny
 
     cal, new = world
     matrix = ResponseMatrix.from_wide(cal)
     design = tiny(matrix, k=30, seed=6, cache=False)
-    pd.testing.assert_frame_equal(design.iloc[:12], tiny(matrix, k=12, seed=6, cache=False))
+    twelve = tiny(matrix, k=12, seed=6, cache=False)
+    pd.testing.assert_frame_equal(design.iloc[:12].drop(columns="k"), twelve.drop(columns="k"))
+    assert set(design["k"]) == {30} and set(twelve["k"]) == {12}
     design.sample(frac=1.0, random_state=3).to_csv(tmp_path / "items.csv", index=False)
     design.to_parquet(tmp_path / "items.parquet")
     runs = [estimate(matrix, new, items=d, cache=False)
             for d in (design, tmp_path / "items.csv", tmp_path / "items.parquet")]  # fmt: skip
     assert _estimate(runs[1]) == _estimate(runs[0]) == _estimate(runs[2])
     cut = estimate(matrix, new, items=design.iloc[:12], cache=False)
-    assert cut.items == runs[0].items[:12] and cut.answers == runs[0].answers[:12]
-    assert cut.probabilities == runs[0].probabilities[:12]
-    assert cut.options["target"] > runs[0].options["target"]  # sized for 12 items, for 30
+    assert tuple(np.asarray(runs[0].trajectory)[11]) == (cut.score, cut.lower, cut.upper)
+    assert cut.options["target"] == runs[0].options["target"]  # both sized for k = 30
+    # the k'-item design (registered k' = 12) is sized for its own end: narrower there
+    own = estimate(matrix, new, items=twelve, cache=False)
+    assert own.items == cut.items and own.options["target"] > cut.options["target"]
+    with pytest.raises(InputError, match=r"column 'k' holds 12 for a design of 30 rows"):
+        estimate(matrix, new, items=design.assign(k=12), cache=False)
 
 
 @pytest.mark.parametrize("split", ["random", "date"])

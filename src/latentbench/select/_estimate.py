@@ -1811,10 +1811,12 @@ def tiny(
 
     Returns
     -------
-    DataFrame of shape (k, 7)
+    DataFrame of shape (k, 8)
         One row per item in draw order: ``item``, ``order`` (1-based), ``probability`` (of
-        its draw), ``weight`` (``1 / (N pi)``, N the calibration's items), ``floor``, ``seed``
-        and ``calibration_hash``. What the draw depends on (the calibration, ``floor`` and
+        its draw), ``weight`` (``1 / (N pi)``, N the calibration's items), ``floor``, ``seed``,
+        ``calibration_hash`` and ``k`` (the registered size: :func:`estimate` sizes the
+        interval for it, so a design cut after ``k'`` rows gives the interval the whole design
+        had after ``k'`` items). What the draw depends on (the calibration, ``floor`` and
         ``seed``; the first ``k'`` items of a ``k``-item design are the ``k'``-item design) is
         recorded, so that :func:`estimate` with ``items=`` replays the draw and refuses a row
         whose item is not the one drawn at its order. Save it with ``to_csv`` (as
@@ -1847,6 +1849,7 @@ def tiny(
             "floor": float(floor),
             "seed": seed,
             "calibration_hash": cal.hash,
+            "k": k,
         }
     )
     return frame
@@ -1874,7 +1877,7 @@ def _fixed_sequence(
     )
 
 
-_DESIGN_COLUMNS = "item, order, probability, weight, floor, seed, calibration_hash"
+_DESIGN_COLUMNS = "item, order, probability, weight, floor, seed, calibration_hash, k"
 """The columns :func:`tiny` writes (in messages)."""
 
 
@@ -2021,7 +2024,7 @@ def _check_constant_columns(frame: pd.DataFrame, source: str) -> None:
 
     from latentbench.io._matrix_checks import _show
 
-    for column in ("floor", "seed", "calibration_hash"):  # one value for the whole design
+    for column in ("floor", "seed", "calibration_hash", "k"):  # one value for the whole design
         if column not in frame.columns:
             continue
         values = frame[column].astype(str)
@@ -2145,8 +2148,9 @@ def _estimate_fixed(
     from latentbench.select._estimate_cs import WeightedBettingCS
 
     seq.cs = WeightedBettingCS(delta)
-    # the design's size is its budget, fixed before any answer: sized for its end
-    seq.set_target(seq.budget_target(len(design)))
+    # the design's registered size is its budget, fixed before any answer: sized for its end
+    # (a design cut after k' rows keeps the registered k: a point on the registered run)
+    seq.set_target(seq.budget_target(_registered_size(design, where)))
     options.update(target=seq.cs.target, sized_for=sized_for(None, seq.cs.target))
     rng = _design_rng(seed) if seed is not None else None
     recorded = pd.to_numeric(design["probability"], errors="coerce").to_numpy(dtype=np.float64)
@@ -2175,6 +2179,25 @@ def _estimate_fixed(
         probs.append(float(pi[j]))
         seq.observe(j, float(y[j]), pi)
     return _finish(cal, seq, name, "items", probs, options, notes)
+
+
+def _registered_size(design: pd.DataFrame, where: str) -> int:
+    """The design's registered ``k`` (its rows for a design written before ``k`` was
+    recorded); more rows than ``k`` is an :class:`InputError`."""
+    import pandas as pd
+
+    from latentbench.io._matrix_checks import _show
+
+    if "k" not in design.columns:
+        return len(design)
+    value = pd.to_numeric(design["k"], errors="coerce").iloc[0]
+    if not (np.isfinite(value) and float(value).is_integer() and value >= len(design)):
+        raise InputError(
+            f"{where}: column 'k' holds {_show(design['k'].iloc[0])} for a design of {len(design)} "
+            "rows; expected the integer k that `latentbench tiny --k` drew, at least the rows "
+            "(a design's rows can be cut, not added)"
+        )
+    return int(value)
 
 
 def _check_design_hash(recorded: str, cal: Calibration, where: str) -> None:
