@@ -36,6 +36,7 @@ from latentbench.select._estimate_design import SequentialEstimate
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 DELTA = 0.05
+K0 = math.sqrt(2 * math.log(2 / (DELTA * 0.8)))  # the default's K (the targeted weight 0.8)
 
 
 def main() -> None:
@@ -64,12 +65,10 @@ def main() -> None:
                 seq = SequentialEstimate(cal, pop, delta=DELTA)
                 target = seq.budget_target(B)
                 seq.set_target(target)
-                pi = seq.probabilities()
-                U = seq.unrevealed
-                v1 = float((seq._item_variance()[U] / pi[U]).sum()) / n**2
+                assert target is not None  # B < n
                 css = {"sized": seq.cs, "unsized": WeightedBettingCS(DELTA)}
-                for k in scales:
-                    css[f"K={k:g}"] = WeightedBettingCS(DELTA, target=k * math.sqrt(v1 / B))
+                for k in scales:  # K sqrt(v_1 / B) is the default's target times K / K_0
+                    css[f"K={k:g}"] = WeightedBettingCS(DELTA, target=target * k / K0)
                 path = dict.fromkeys(css, True)
                 rng = np.random.default_rng([seed, i, 7])
                 for _ in range(B):

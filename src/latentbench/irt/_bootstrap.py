@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from functools import partial
 from multiprocessing import get_all_start_methods, get_context
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -349,20 +350,12 @@ def bootstrap(
     # with a progress hook: about 20 chunks, so that the hook is called often
     n_chunks = n_jobs if progress is None else max(n_jobs, min(int(n_boot), 20))
     chunks = [list(c) for c in np.array_split(np.arange(n_boot), n_chunks)]
+    # one chunk's replicates: the same fit for every chunk, its own seeds (picklable)
+    run = partial(_replicates, scores, init, probabilities, method)
     if n_jobs == 1:
         parts = []
         for chunk in chunks:
-            parts.append(
-                _replicates(
-                    scores,
-                    init,
-                    probabilities,
-                    method,
-                    [seeds[i] for i in chunk],
-                    fit_options,
-                    order,
-                )
-            )
+            parts.append(run([seeds[i] for i in chunk], fit_options, order))
             if progress is not None:
                 progress(sum(len(c) for c in chunks[: len(parts)]), int(n_boot))
     else:
@@ -373,17 +366,7 @@ def bootstrap(
             max_workers=n_jobs, mp_context=get_context(method_name), initializer=_worker_init
         ) as pool:
             futures = [
-                pool.submit(
-                    _replicates,
-                    scores,
-                    init,
-                    probabilities,
-                    method,
-                    [seeds[i] for i in chunk],
-                    fit_options,
-                    order,
-                )
-                for chunk in chunks
+                pool.submit(run, [seeds[i] for i in chunk], fit_options, order) for chunk in chunks
             ]
             if progress is not None:
                 done = 0
