@@ -144,6 +144,13 @@ def test_report_of_an_estimate_experiment(responses, tmp_path):
     assert "1 of 12 (run, budget) intervals missed the truth" in html
     assert "Calibration fit without &#39;m3&#39;: did not converge" in html
     assert 'data-name="estimate-missed"' in html or "estimate-missed" in html
+    # what the intervals are: each budget's as `estimate --budget B`; a directory written
+    # before (no params.sized_for, a precision) says its intervals were sized for that
+    text = " ".join(html.split())
+    assert "each budget&#39;s as &#39;estimate --budget B&#39; reports it" in text
+    old = {k: v for k, v in result.params.items() if k != "sized_for"}
+    text = " ".join(build_estimate_experiment_report(EstimateExperiment(runs, old, ())).split())
+    assert "sized for the precision (written before 2026-12-06)" in text
 
 
 def test_summary_statistics_are_the_per_model_means(responses):

@@ -655,6 +655,32 @@ def test_leave_one_out_experiment():
     assert wide[60] < wide[20]
 
 
+def test_experiment_intervals_are_the_budgets_estimates():
+    """At each budget the experiment records what ``estimate(budget=b)`` reports for the
+    held-out model against the same calibration (interval sized for ``b``, same draws and
+    point), whatever precision the runs continue to; the precision-sized run gives the items
+    to the precision."""
+    from latentbench.select._estimate_experiment import estimate_experiment
+
+    Y, _ = simulate(8, 300, rank=1, seed=5)
+    Y[3, :7] = np.nan  # a held-out model that skipped some items
+    m = matrix(Y)
+    for precision in (0.1, None):
+        table = estimate_experiment(
+            m, budgets=(25, 80), models=["m3"], seeds=2, precision=precision
+        ).runs
+        cal = from_matrix(m.subset(models=[x for x in m.model_ids if x != "m3"]))
+        answered = {i: float(v) for i, v in zip(m.item_ids, Y[3], strict=True) if np.isfinite(v)}
+        for row in table.itertuples():
+            with pytest.warns(DataWarning, match="answered 293 of 300"):
+                want = estimate(cal, answered, model="m3", budget=row.budget, seed=row.seed)
+            assert (row.lower, row.upper) == (want.lower, want.upper)
+            assert row.score == pytest.approx(want.score, abs=1e-12)
+            assert want.options["sized_for"] == "budget"
+        if precision is not None:
+            assert table["items_to_precision"].notna().all()
+
+
 def test_calibration_from_a_store_split(tmp_path, monkeypatch):
     """A benchmark stored with two splits calibrates on ``test`` with a warning that names
     the option, on another split when asked (Python split=, CLI --split), and the source

@@ -467,7 +467,8 @@ def experiment(
     precision: float = typer.Option(
         0.02,
         help="--task estimate: also record the items each run needs for this interval "
-        "half-width (runs continue past the largest budget until then; 0: skip).",
+        "half-width (runs continue past the largest budget until then; 0: skip). The "
+        "interval at each budget B is the one 'estimate --budget B' prints.",
     ),
     max_items: int | None = typer.Option(
         None,

@@ -187,7 +187,14 @@ def build_estimate_experiment_report(
         f"{_of_matrix(params, models + len(missing))} in turn is the new one and the others "
         f"calibrate (rank {params.get('rank', 1)} fit); "
         f"{_plural(seeds, 'run') if isinstance(seeds, int) else seeds} per model; intervals "
-        f"at {level:.0%}, anytime-valid."
+        f"at {level:.0%}, anytime-valid"
+        + (
+            ", each budget's as 'estimate --budget B' reports it (sized for B)."
+            if params.get("sized_for") == "budget"
+            else ", sized for the precision (written before 2026-12-06)."
+            if params.get("precision")
+            else "."
+        )
     )
     for line in record.warnings:  # what the experiment said, kept in summary.json
         text = "Calibration fit " + line if line.startswith("without ") else line

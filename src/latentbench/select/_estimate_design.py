@@ -312,6 +312,13 @@ class SequentialEstimate:
             raise InputError("the target half-width must be set before the first answer")
         self.cs = WeightedBettingCS(self.delta, grid=self._grid, target=target)
 
+    def sized_sequence(self, budget: int) -> WeightedBettingCS:
+        """A confidence sequence like this run's, sized for ending after ``budget`` items
+        (:meth:`budget_target`), to be fed the same rounds (:attr:`last_round`) beside it:
+        the interval :func:`~latentbench.select.estimate` with that budget reports, from the
+        same draws (before the first answer only, as :meth:`budget_target`)."""
+        return WeightedBettingCS(self.delta, grid=self._grid, target=self.budget_target(budget))
+
     def budget_target(self, budget: int) -> float | None:
         """The half-width to size the confidence sequence for when the run ends after
         ``budget`` items (a budget fixed before the first draw; None when the budget reveals
@@ -388,8 +395,9 @@ class SequentialEstimate:
         self.trajectory.append((self.score, self.cs.lower, self.cs.upper))
 
     # ---------------------------------------------------------------- results
-    def point(self, kind: str = "dr") -> float:
-        """Point estimate of the mean, inside the interval.
+    def point(self, kind: str = "dr", cs: WeightedBettingCS | None = None) -> float:
+        """Point estimate of the mean, inside the interval (of ``cs`` when given: a
+        confidence sequence fed the same rounds, :attr:`last_round`, sized otherwise).
 
         ``dr`` (default): the precision-weighted mean of the rounds (design-based). ``model``:
         the revealed scores plus the current predictions of the others (p-IRT). ``composite``:
@@ -399,6 +407,7 @@ class SequentialEstimate:
         """
         if self.exhausted:
             return self.revealed_sum / self.n
+        cs = self.cs if cs is None else cs
         model = float((self.revealed_sum + self.f[self.unrevealed].sum()) / self.n)
         if not self.order:
             return model
@@ -408,11 +417,11 @@ class SequentialEstimate:
         elif kind == "model":
             value = model
         else:
-            var = self.cs.variance_ratio / self._wsum
+            var = cs.variance_ratio / self._wsum
             gap2 = (dr - model) ** 2
             k = 0.0 if gap2 <= 0 else max(0.0, 1.0 - var / gap2)
             value = model + k * (dr - model)
-        return float(min(max(value, self.cs.lower), self.cs.upper))
+        return float(min(max(value, cs.lower), cs.upper))
 
     @property
     def score(self) -> float:

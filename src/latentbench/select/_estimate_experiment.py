@@ -2,7 +2,9 @@
 
 Each model in turn is the new one and the others calibrate (one fit per held-out model);
 the estimate runs to the largest budget (and on to ``precision`` when asked), and every
-budget's score, interval, error and coverage is recorded. The engine of
+budget's score, interval, error and coverage is recorded: at each budget ``b``, what
+:func:`~latentbench.select.estimate` with ``budget=b`` reports (its interval sized for ``b``;
+the same draws). The engine of
 ``latentbench experiment --task estimate`` (see ``benchmarks/bench_estimate.py`` for the
 comparison with the baselines).
 """
@@ -193,9 +195,11 @@ def estimate_experiment(
         Held-out models (default: all).
     precision : float or None, default 0.02
         Also record the items needed for this half-width (the run continues past the largest
-        budget until it is reached, or ``max_items``); the runs' confidence sequences are sized
-        for it, as :func:`~latentbench.select.estimate` with ``precision`` (the intervals at
-        the budgets come from the same runs).
+        budget until it is reached, or ``max_items``), from a confidence sequence sized for it,
+        as :func:`~latentbench.select.estimate` with ``precision``. The interval at each budget
+        ``b`` is the one ``estimate(budget=b)`` reports: a sequence sized for ``b`` fed the
+        same rounds (``params["sized_for"] == "budget"``; the draws do not depend on the
+        sizing).
     max_items : int, optional
         Most items per run (default: all the model answered).
     delta : float, default 0.05
@@ -485,18 +489,26 @@ def _run_seed(
     not reached) and its :data:`_Mark` at each budget it got to."""
     budgets, precision, truth = settings.budgets, settings.precision, model.truth
     seq = SequentialEstimate(cal, model.pop, delta=settings.delta, target=precision)
+    # each budget's interval from a sequence sized for it, fed the same rounds: what
+    # ``estimate(budget=b)`` reports (the draws do not depend on the sizing)
+    sized = {b: seq.sized_sequence(b) for b in budgets if b <= model.limit}
+    throughout = dict.fromkeys(sized, True)  # covered after every item so far
     rng = _rng(seed, model.name)
     reached = None
     marks: dict[int, _Mark] = {}
-    throughout = True  # covered after every item so far
     for t in range(1, model.limit + 1):
         j, pi = seq.choose(rng)
         seq.observe(j, float(model.y[j]), pi)
+        for b in [b for b in sized if b >= t]:
+            cs = sized[b]
+            assert seq.last_round is not None  # set by observe
+            cs.update(*seq.last_round)
+            lo, up = seq.interval if seq.exhausted else (cs.lower, cs.upper)
+            throughout[b] = throughout[b] and lo <= truth <= up
+            if b == t:
+                emptied = cs.contradicted_at is not None
+                marks[t] = (seq.point(seq.point_kind, cs), lo, up, throughout[b], emptied)
         lo, up = seq.interval
-        throughout = throughout and lo <= truth <= up
-        if t in budgets:
-            emptied = seq.cs.contradicted_at is not None
-            marks[t] = (seq.score, lo, up, throughout, emptied)
         if precision is not None and reached is None and (up - lo) / 2 <= precision:
             reached = t
         if t >= max(budgets) and (precision is None or reached is not None):
@@ -584,6 +596,7 @@ def _experiment_params(
         "max_items": settings.max_items,
         "delta": settings.delta,
         "rank": int(settings.rank),
+        "sized_for": "budget",  # each budget's interval; runs saved before 2026-12-06: precision
     }
     if empty:
         params["no_score"] = list(empty)
