@@ -10,7 +10,13 @@ B items, and the same rounds feed
 * ``unsized`` (the default before): the horizons' mixture alone;
 * ``K=...`` (``--scales``): the targeted process at ``K sqrt(v_1 / B)`` instead, to show how
   the width depends on the anticipated half-width (the default's ``K`` is
-  ``sqrt(2 log(2 / (delta w)))`` = 2.80 at delta 0.05, w 0.8; not chosen on these runs).
+  ``sqrt(2 log(2 / (delta w)))`` = 2.80 at delta 0.05, w 0.8; not chosen on these runs);
+* ``shrink`` (``--shrink``, a variant, not the default): the target with the pool's shrinking,
+  ``H_B sqrt(B / S_B)``, ``S_B = sum_t (n / (n - t + 1))^2`` (a round's predicted variance
+  falls as the square of the unrevealed items under a design proportional to a fixed score).
+
+``--items N`` runs on N items drawn at random (seed 123) from the matrix: a smaller benchmark,
+where budgets are a larger share of the items.
 
 Printed per budget: mean half-width at B, the paired ratio to ``unsized`` (mean ± SE over
 runs), coverage at B and over the whole path up to B, and, for scale, the half-width of a
@@ -46,12 +52,17 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--budgets", default="30,100,300")
     parser.add_argument("--scales", default="", help="comma-separated K of extra variants")
+    parser.add_argument("--shrink", action="store_true", help="add the 'shrink' variant")
+    parser.add_argument("--items", type=int, default=0, help="N random items (0: all)")
     args = parser.parse_args()
     M = ResponseMatrix.read(DATA / f"{args.matrix}.parquet")
+    if 0 < args.items < M.n_items:
+        keep = np.random.default_rng(123).choice(M.n_items, args.items, replace=False)
+        M = M.subset(items=[M.item_ids[j] for j in sorted(keep)])
     a, b, s_ = (int(x) for x in args.models.split(":"))
     budgets = tuple(int(x) for x in args.budgets.split(","))
     scales = [float(x) for x in args.scales.split(",") if x]
-    names = ["sized", "unsized", *(f"K={k:g}" for k in scales)]
+    names = ["sized", "unsized", *(f"K={k:g}" for k in scales), *(["shrink"] * args.shrink)]
     rec: dict[str, list[float]] = {}
 
     def add(key: str, value: float) -> None:
@@ -69,6 +80,9 @@ def main() -> None:
                 css = {"sized": seq.cs, "unsized": WeightedBettingCS(DELTA)}
                 for k in scales:  # K sqrt(v_1 / B) is the default's target times K / K_0
                     css[f"K={k:g}"] = WeightedBettingCS(DELTA, target=target * k / K0)
+                if args.shrink:
+                    s_b = float(np.sum((n / (n - np.arange(B))) ** 2))
+                    css["shrink"] = WeightedBettingCS(DELTA, target=target * math.sqrt(B / s_b))
                 path = dict.fromkeys(css, True)
                 rng = np.random.default_rng([seed, i, 7])
                 for _ in range(B):
@@ -85,7 +99,7 @@ def main() -> None:
                 sd = float(y.std())
                 add(f"{B}-normal", 1.96 * sd * math.sqrt((n - B) / (B * (n - 1))))
         print(f"model {i} done ({time.time() - tic:.0f} s)", flush=True)
-    print(f"\n{args.matrix}, models {args.models}, {args.seeds} seed(s)")
+    print(f"\n{args.matrix} ({M.n_items} items), models {args.models}, {args.seeds} seed(s)")
     for B in budgets:
         if f"{B}-unsized-hw" not in rec:
             continue
