@@ -177,6 +177,58 @@ def test_source_version_is_provenance_not_identity(store, tmp_path):
     assert row["flag"].tolist() == ["mean of stored and incoming conflicting values"]
 
 
+def _one_cell(path: Path, score: float, run_timestamp: str | None = None) -> Path:
+    frame = pd.DataFrame({"model": ["m"], "item": ["x"], "score": [score]})
+    if run_timestamp is not None:
+        frame["run_timestamp"] = [run_timestamp]
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _stored(store: Store) -> tuple[float, str | None]:
+    ((score, flag),) = store.connection.execute("SELECT score, flag FROM responses").fetchall()
+    return score, flag
+
+
+def test_mean_reingest_is_idempotent(store, tmp_path):
+    """Re-ingesting a file already averaged in by --duplicates mean adds nothing (it averaged
+    it in again: 0 and 1 stored 0.5, then 0.75, 0.875 on each re-run of the second file); a new
+    conflicting value enters the mean of every value once."""
+    a = _one_cell(tmp_path / "a.csv", 0.0)
+    b = _one_cell(tmp_path / "b.csv", 1.0)
+    c = _one_cell(tmp_path / "c.csv", 1.0)
+    store.ingest_files("table", [a], benchmark="t")
+    result, _ = store.ingest_files("table", [b], benchmark="t", duplicates="mean")
+    assert result["n_replaced"] == 1 and _stored(store)[0] == 0.5
+    for path in (b, a, b):
+        result, _ = store.ingest_files("table", [path], benchmark="t", duplicates="mean")
+        assert (result["n_new"], result["n_present"], result["n_replaced"]) == (0, 1, 0)
+        assert _stored(store) == (0.5, "mean of stored and incoming conflicting values")
+    result, _ = store.ingest_files("table", [c], benchmark="t", duplicates="mean")
+    assert result["n_replaced"] == 1
+    assert _stored(store)[0] == pytest.approx(2 / 3)  # the mean of 0, 1 and 1
+    # a value that replaced the mean (--duplicates latest) starts a new mean
+    d = _one_cell(tmp_path / "d.csv", 0.0)
+    store.ingest_files("table", [d], benchmark="t", duplicates="latest")
+    assert _stored(store) == (0.0, None)
+    store.ingest_files("table", [b], benchmark="t", duplicates="mean")
+    assert _stored(store)[0] == 0.5
+
+
+def test_latest_counts_incoming_rows_older_than_the_stored_one(store, tmp_path):
+    """An incoming conflicting row older than the stored one is not written under
+    --duplicates latest: it is counted as such, not as 'already present'."""
+    new = _one_cell(tmp_path / "new.csv", 0.0, "2026-01-02")
+    old = _one_cell(tmp_path / "old.csv", 1.0, "2025-01-01")
+    store.ingest_files("table", [new], benchmark="t")
+    result, _ = store.ingest_files("table", [old], benchmark="t", duplicates="latest")
+    assert (result["n_new"], result["n_present"], result["n_replaced"]) == (0, 0, 0)
+    assert result["n_older"] == 1
+    assert _stored(store)[0] == 0.0
+    result, _ = store.ingest_files("table", [new], benchmark="t", duplicates="latest")
+    assert (result["n_present"], result["n_older"]) == (1, 0)
+
+
 def test_ingest_validates_the_frame(store):
     frame, _ = lm_eval()
     with pytest.raises(InputError, match=r"lacks the canonical columns \['score'\]"):
