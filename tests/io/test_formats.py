@@ -370,6 +370,16 @@ def test_duplicate_key_across_files_names_both(tmp_path):
     assert report.records_read == report.rows + sum(report.dropped.values())
 
 
+def test_a_conflict_names_two_rows_that_differ(tmp_path):
+    """A key given 0, 0 and 1: the error names a row with 0 and the row with 1 (it named the
+    first two rows, 'give different scores (0.0 and 0.0)')."""
+    (tmp_path / "t.csv").write_text("model,item,score\nm1,q1,0\nm1,q2,1\nm1,q1,0\nm1,q1,1\n")
+    with pytest.raises(
+        InputError, match=r"t\.csv:2 and .*t\.csv:5 give different scores \(0\.0 and 1\.0\)"
+    ):
+        read_results("table", tmp_path / "t.csv", benchmark="b")
+
+
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
