@@ -229,3 +229,45 @@ def test_report_from_refuses_an_existing_file_without_force(tmp_path):
     assert out.read_text() == "an earlier page"
     report_from(_small_wide(tmp_path), out, force=True)
     assert out.read_text().startswith("<!DOCTYPE html>")
+
+
+def _findings(html: str) -> str:
+    import html as html_lib
+    import re
+
+    section = html.split('id="findings"')[1].split("</section>")[0]
+    return " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", section)).split())
+
+
+def test_the_report_says_the_fits_interval_statements_with_and_without_the_responses(tmp_path):
+    """A fit with a model at the ceiling and one at the floor, and with too few models for the
+    reporting scale: the report said neither the floor/ceiling models (with or without the
+    responses) nor, without the responses, the caveat that fit.json records (the saved
+    intervals were shown as if nothing had been said about them)."""
+    rng = np.random.default_rng(5)
+    theta, b = rng.normal(size=6), rng.normal(size=40)
+    Y = (rng.random((6, 40)) < 1 / (1 + np.exp(-(theta[:, None] + b)))).astype(float)
+    Y[0], Y[1] = 1.0, 0.0  # 'top' at the ceiling, 'bottom' at the floor
+    models = ["top", "bottom", *(f"m{i}" for i in range(4))]
+    frame = pd.DataFrame(Y, index=models, columns=[f"q{j}" for j in range(40)])
+    data, fit = tmp_path / "wide.csv", tmp_path / "fit"
+    frame.rename_axis("model").reset_index().to_csv(data, index=False)
+    outcome = runner.invoke(app, ["fit", str(data), "--out", str(fit), "-q"])
+    assert outcome.exit_code == 0, outcome.output
+    record = json.loads((fit / "fit.json").read_text())["ability_intervals"]
+    assert record["checks"]["constant_models"] == ["top", "bottom"]
+    assert record["caveat"] is not None
+    floor = (
+        "2 model(s) at the floor or ceiling ('top', 'bottom': every observed score 0, or every "
+        "one 1)"
+    )
+    for responses in (True, False):
+        if not responses:
+            data.rename(tmp_path / "moved.csv")
+        out = tmp_path / f"r{int(responses)}.html"
+        outcome = runner.invoke(app, ["report", str(fit), "--out", str(out), "-q"])
+        assert outcome.exit_code == 0, outcome.output
+        findings = _findings(out.read_text())
+        assert floor in findings, (responses, findings)
+        assert f"Ability intervals: {record['caveat']}." in findings, responses
+    assert f"(abilities.csv; {record['method']})" in " ".join(out.read_text().split())

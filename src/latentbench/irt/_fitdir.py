@@ -315,6 +315,9 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
         if isinstance(info.get("disconnected"), dict)
         else None,
         saved_abilities=saved,
+        saved_intervals=info.get("ability_intervals")
+        if isinstance(info.get("ability_intervals"), dict)
+        else None,
     )
 
 
