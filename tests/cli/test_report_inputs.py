@@ -271,3 +271,27 @@ def test_the_report_says_the_fits_interval_statements_with_and_without_the_respo
         assert floor in findings, (responses, findings)
         assert f"Ability intervals: {record['caveat']}." in findings, responses
     assert f"(abilities.csv; {record['method']})" in " ".join(out.read_text().split())
+
+
+def test_the_report_says_the_detached_models(tmp_path):
+    """Two broken models far from the field (a stress matrix) are detached: their intervals
+    are open on the far side and they do not set the scale. The fit warned, but the report
+    said it only as one of four reasons in its Fit details, while its headline named one of
+    them the leader; now the Findings say it, with or without the responses."""
+    from latentbench.synthetic import simulate_stress
+
+    data, fit = tmp_path / "stress.csv", tmp_path / "fit"
+    simulate_stress(20, 500, random_state=2).matrix.to_wide().to_csv(data)
+    outcome = runner.invoke(app, ["fit", str(data), "--out", str(fit), "-q"])
+    assert outcome.exit_code == 0, outcome.output
+    detached = json.loads((fit / "fit.json").read_text())["ability_intervals"]["detached"]
+    assert detached["models"] == ["model_00", "model_01"]
+    said = "2 model(s) detached from the others ('model_00', 'model_01':"
+    for responses in (True, False):
+        if not responses:
+            data.rename(tmp_path / "moved.csv")
+        out = tmp_path / f"r{int(responses)}.html"
+        outcome = runner.invoke(app, ["report", str(fit), "--out", str(out), "-q"])
+        assert outcome.exit_code == 0, outcome.output
+        findings = _findings(out.read_text())
+        assert said in findings and "open on the far side" in findings, (responses, findings)

@@ -192,6 +192,7 @@ def _ability_view(
                 record.get("caveat"),
                 record.get("checks"),
                 booted=False,
+                detached=record.get("detached"),
             ),
         ]
         text += "Order of the top models ('>' significant, '~' tied): " + _order_line(
@@ -285,16 +286,18 @@ def _interval_notes(notes: Sequence[str], boot: Any, unc: Any, *, booted: bool) 
         notes = [*notes, _bootstrap_note(boot, unc)]
     return [
         *notes,
-        *_record_notes(unc.method, unc.fallback, unc.caveat, unc.checks, booted=booted),
+        *_record_notes(
+            unc.method, unc.fallback, unc.caveat, unc.checks, booted=booted, detached=unc.detached
+        ),
     ]
 
 
 def _record_notes(
-    method: Any, fallback: Any, caveat: Any, checks: Any, *, booted: bool
+    method: Any, fallback: Any, caveat: Any, checks: Any, *, booted: bool, detached: Any = None
 ) -> list[str]:
     """The statements on the ability intervals that ``standard_errors`` made (or ``fit.json``'s
-    ``ability_intervals`` records): their fallback, caveat, a kept disagreement and the models
-    at the floor or ceiling."""
+    ``ability_intervals`` records): their fallback, caveat, a kept disagreement, the models
+    at the floor or ceiling and the detached models."""
     checks = checks if isinstance(checks, dict) else {}
     out = []
     if isinstance(fallback, str) and not booted:
@@ -317,6 +320,23 @@ def _record_notes(
             "side only, so their theta is where the fit's prior (or ridge) stops it; compare "
             "them by their accuracy."
         )
+    apart = (
+        [str(m) for m in (detached or {}).get("models") or []] if isinstance(detached, dict) else []
+    )
+    if apart:
+        names = ", ".join(repr(m) for m in apart[:3]) + (" ..." if len(apart) > 3 else "")
+        text = (
+            f"Ability intervals: {len(apart)} model(s) detached from the others ({names}: "
+            "near a score of 0 or 1, far from every other model): they do not set the "
+            "reporting scale, and their position rests on the tails of the item curves"
+        )
+        if not booted:
+            how = detached.get("method")
+            text += (
+                f"; their intervals{f' ({how})' if isinstance(how, str) else ''} are open on "
+                "the far side (the data do not bound how far beyond the field they are)"
+            )
+        out.append(text + ".")
     return out
 
 
