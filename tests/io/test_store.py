@@ -537,3 +537,39 @@ def test_ingest_files_warns_at_the_callers_line(store, tmp_path):
     with pytest.warns(DataWarning, match="read as a wide table") as caught:
         store.ingest_files("table", [path], benchmark="x")
     assert caught[0].filename == __file__
+
+
+def test_a_store_held_by_another_process_is_said_as_such(tmp_path):
+    """Another process writing the store (an ingest) holds DuckDB's lock: opening it said
+    'cannot open as a DuckDB store', as if the file were not a store; now it says the store is
+    in use, by which process, and what to do."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "held.duckdb"
+    Store(path).close()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from latentbench.io.store import Store; "
+            f"s = Store({str(path)!r}); print('ready', flush=True); sys.stdin.readline()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        for read_only in (False, True):
+            with pytest.raises(InputError) as caught:
+                Store(path, read_only=read_only)
+            message = str(caught.value)
+            assert f"{path}: the store is in use by another process" in message, message
+            assert "cannot open as a DuckDB store" not in message
+            assert f"PID {holder.pid}" in message
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    Store(path, read_only=True).close()  # free again

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 import warnings
 from collections.abc import Iterable
@@ -127,6 +128,14 @@ class Store(SelectionRuns):
         try:
             self.connection = duckdb.connect(self.path, read_only=read_only)
         except duckdb.Error as exc:
+            held = re.search(r"Conflicting lock is held in (.*?)(?:\. See also|$)", str(exc))
+            if held is not None:  # another process's lock: the file is a store, in use
+                raise InputError(
+                    f"{self.path}: the store is in use by another process ({held.group(1)}): "
+                    "DuckDB lets one process write a store or several read it, never both at "
+                    "once; expected it free: wait until that process (an ingest, a live run, "
+                    "a reader while this one writes) ends, or work on a copy of the file"
+                ) from None
             raise InputError(f"{self.path}: cannot open as a DuckDB store ({exc})") from None
         self._refuse_foreign()
         if not read_only:
