@@ -539,10 +539,11 @@ def test_ingest_files_warns_at_the_callers_line(store, tmp_path):
     assert caught[0].filename == __file__
 
 
-def test_a_store_held_by_another_process_is_said_as_such(tmp_path):
+@pytest.mark.parametrize("holder_reads", [False, True])
+def test_a_store_held_by_another_process_is_said_as_such(tmp_path, holder_reads):
     """Another process writing the store (an ingest) holds DuckDB's lock: opening it said
     'cannot open as a DuckDB store', as if the file were not a store; now it says the store is
-    in use, by which process, and what to do."""
+    in use, by which process, and what to do. A process reading it bars a writer alike."""
     import subprocess
     import sys
 
@@ -553,7 +554,8 @@ def test_a_store_held_by_another_process_is_said_as_such(tmp_path):
             sys.executable,
             "-c",
             "import sys, time; from latentbench.io.store import Store; "
-            f"s = Store({str(path)!r}); print('ready', flush=True); sys.stdin.readline()",
+            f"s = Store({str(path)!r}, read_only={holder_reads}); print('ready', flush=True); "
+            "sys.stdin.readline()",
         ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -561,13 +563,15 @@ def test_a_store_held_by_another_process_is_said_as_such(tmp_path):
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
-        for read_only in (False, True):
+        for read_only in (False,) if holder_reads else (False, True):
             with pytest.raises(InputError) as caught:
                 Store(path, read_only=read_only)
             message = str(caught.value)
             assert f"{path}: the store is in use by another process" in message, message
             assert "cannot open as a DuckDB store" not in message
-            assert f"PID {holder.pid}" in message
+            assert f"(PID {holder.pid})): DuckDB lets one process write" in message, message
+        if holder_reads:  # readers share it
+            Store(path, read_only=True).close()
     finally:
         assert holder.stdin is not None
         holder.stdin.close()

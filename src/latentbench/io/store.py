@@ -128,7 +128,7 @@ class Store(SelectionRuns):
         try:
             self.connection = duckdb.connect(self.path, read_only=read_only)
         except duckdb.Error as exc:
-            held = re.search(r"Conflicting lock is held in (.*?)(?:\. See also|$)", str(exc))
+            held = re.search(r"Conflicting lock is held in (.*?\(PID \d+\)|\S+)", str(exc))
             if held is not None:  # another process's lock: the file is a store, in use
                 raise InputError(
                     f"{self.path}: the store is in use by another process ({held.group(1)}): "
