@@ -295,3 +295,24 @@ def test_the_report_says_the_detached_models(tmp_path):
         assert outcome.exit_code == 0, outcome.output
         findings = _findings(out.read_text())
         assert said in findings and "open on the far side" in findings, (responses, findings)
+
+
+def test_a_bootstrap_with_no_workers_is_refused(tmp_path):
+    """`report --bootstrap 100 --jobs 0` (or -5) ran with one worker, unsaid: the value is
+    refused, naming the option and what it takes, as --top and --bootstrap are."""
+    from latentbench.exceptions import InputError
+    from latentbench.irt.inference import bootstrap
+
+    data = _small_wide(tmp_path)
+    matrix = ResponseMatrix.read(data)
+    result = TwoPL().fit(matrix)
+    for jobs in (0, -5, 1.5):
+        with pytest.raises(InputError, match=rf"n_jobs={jobs!r}; expected -1 \(all cores\)"):
+            bootstrap(result, matrix, n_boot=4, n_jobs=jobs)  # type: ignore[arg-type]
+    outcome = runner.invoke(
+        app, ["report", str(data), "--bootstrap", "100", "--jobs", "0", "-q", "--out",
+              str(tmp_path / "r.html")]
+    )  # fmt: skip
+    assert outcome.exit_code == 2, outcome.output
+    assert "--jobs 0; expected -1 (all cores) or an integer >= 1" in outcome.output
+    assert not (tmp_path / "r.html").exists()
