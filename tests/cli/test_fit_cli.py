@@ -227,3 +227,53 @@ def test_fit_refuses_options_it_would_ignore(tmp_path):
         outcome = runner.invoke(app, ["fit", *args, "--out", str(tmp_path / "fit")])
         assert outcome.exit_code == 2 and said in " ".join(outcome.output.split()), outcome.output
     assert not (tmp_path / "fit").exists()
+
+
+def test_fit_from_a_store_another_process_reads(tmp_path):
+    """`fit --store` reads the store, fits, writes the fit directory, then records the fit in
+    the store: another process reading the store at that moment (an `ls`, a report) made
+    that last step end in a traceback, after the files were written. Now one warning says the
+    fit was not recorded, the tables print and the command succeeds."""
+    import subprocess
+    import sys
+
+    from latentbench.io.store import Store
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        [(f"m{i}", f"q{j}", float(rng.random() < 0.5)) for i in range(12) for j in range(30)],
+        columns=["model", "item", "score"],
+    )
+    table, store = tmp_path / "t.csv", tmp_path / "s.duckdb"
+    frame.to_csv(table, index=False)
+    with Store(store) as db:
+        db.ingest_files("table", [table], benchmark="b")
+    reader = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from latentbench.io.store import Store; "
+            f"s = Store({str(store)!r}, read_only=True); print('ready', flush=True); "
+            "sys.stdin.readline()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert reader.stdout is not None and reader.stdout.readline().strip() == "ready"
+        out = tmp_path / "fit"
+        result = runner.invoke(
+            app, ["fit", "--store", str(store), "--benchmark", "b", "--out", str(out)]
+        )
+    finally:
+        assert reader.stdin is not None
+        reader.stdin.close()
+        reader.wait(timeout=30)
+    assert result.exit_code == 0, result.output
+    assert result.exception is None
+    text = " ".join(result.output.split())
+    assert f"the fit was not recorded in {store}" in text and "in use by another process" in text
+    assert (out / "abilities.csv").exists() and "Top 10 models by ability" in text
+    with Store(store, read_only=True) as db:
+        assert len(db.fits()) == 0

@@ -229,3 +229,90 @@ def test_report_from_refuses_an_existing_file_without_force(tmp_path):
     assert out.read_text() == "an earlier page"
     report_from(_small_wide(tmp_path), out, force=True)
     assert out.read_text().startswith("<!DOCTYPE html>")
+
+
+def _findings(html: str) -> str:
+    import html as html_lib
+    import re
+
+    section = html.split('id="findings"')[1].split("</section>")[0]
+    return " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", section)).split())
+
+
+def test_the_report_says_the_fits_interval_statements_with_and_without_the_responses(tmp_path):
+    """A fit with a model at the ceiling and one at the floor, and with too few models for the
+    reporting scale: the report said neither the floor/ceiling models (with or without the
+    responses) nor, without the responses, the caveat that fit.json records (the saved
+    intervals were shown as if nothing had been said about them)."""
+    rng = np.random.default_rng(5)
+    theta, b = rng.normal(size=6), rng.normal(size=40)
+    Y = (rng.random((6, 40)) < 1 / (1 + np.exp(-(theta[:, None] + b)))).astype(float)
+    Y[0], Y[1] = 1.0, 0.0  # 'top' at the ceiling, 'bottom' at the floor
+    models = ["top", "bottom", *(f"m{i}" for i in range(4))]
+    frame = pd.DataFrame(Y, index=models, columns=[f"q{j}" for j in range(40)])
+    data, fit = tmp_path / "wide.csv", tmp_path / "fit"
+    frame.rename_axis("model").reset_index().to_csv(data, index=False)
+    outcome = runner.invoke(app, ["fit", str(data), "--out", str(fit), "-q"])
+    assert outcome.exit_code == 0, outcome.output
+    record = json.loads((fit / "fit.json").read_text())["ability_intervals"]
+    assert record["checks"]["constant_models"] == ["top", "bottom"]
+    assert record["caveat"] is not None
+    floor = (
+        "2 model(s) at the floor or ceiling ('top', 'bottom': every observed score 0, or every "
+        "one 1)"
+    )
+    for responses in (True, False):
+        if not responses:
+            data.rename(tmp_path / "moved.csv")
+        out = tmp_path / f"r{int(responses)}.html"
+        outcome = runner.invoke(app, ["report", str(fit), "--out", str(out), "-q"])
+        assert outcome.exit_code == 0, outcome.output
+        findings = _findings(out.read_text())
+        assert floor in findings, (responses, findings)
+        assert f"Ability intervals: {record['caveat']}." in findings, responses
+    assert f"(abilities.csv; {record['method']})" in " ".join(out.read_text().split())
+
+
+def test_the_report_says_the_detached_models(tmp_path):
+    """Two broken models far from the field (a stress matrix) are detached: their intervals
+    are open on the far side and they do not set the scale. The fit warned, but the report
+    said it only as one of four reasons in its Fit details, while its headline named one of
+    them the leader; now the Findings say it, with or without the responses."""
+    from latentbench.synthetic import simulate_stress
+
+    data, fit = tmp_path / "stress.csv", tmp_path / "fit"
+    simulate_stress(20, 500, random_state=2).matrix.to_wide().to_csv(data)
+    outcome = runner.invoke(app, ["fit", str(data), "--out", str(fit), "-q"])
+    assert outcome.exit_code == 0, outcome.output
+    detached = json.loads((fit / "fit.json").read_text())["ability_intervals"]["detached"]
+    assert detached["models"] == ["model_00", "model_01"]
+    said = "2 model(s) detached from the others ('model_00', 'model_01':"
+    for responses in (True, False):
+        if not responses:
+            data.rename(tmp_path / "moved.csv")
+        out = tmp_path / f"r{int(responses)}.html"
+        outcome = runner.invoke(app, ["report", str(fit), "--out", str(out), "-q"])
+        assert outcome.exit_code == 0, outcome.output
+        findings = _findings(out.read_text())
+        assert said in findings and "open on the far side" in findings, (responses, findings)
+
+
+def test_a_bootstrap_with_no_workers_is_refused(tmp_path):
+    """`report --bootstrap 100 --jobs 0` (or -5) ran with one worker, unsaid: the value is
+    refused, naming the option and what it takes, as --top and --bootstrap are."""
+    from latentbench.exceptions import InputError
+    from latentbench.irt.inference import bootstrap
+
+    data = _small_wide(tmp_path)
+    matrix = ResponseMatrix.read(data)
+    result = TwoPL().fit(matrix)
+    for jobs in (0, -5, 1.5):
+        with pytest.raises(InputError, match=rf"n_jobs={jobs!r}; expected -1 \(all cores\)"):
+            bootstrap(result, matrix, n_boot=4, n_jobs=jobs)  # type: ignore[arg-type]
+    outcome = runner.invoke(
+        app, ["report", str(data), "--bootstrap", "100", "--jobs", "0", "-q", "--out",
+              str(tmp_path / "r.html")]
+    )  # fmt: skip
+    assert outcome.exit_code == 2, outcome.output
+    assert "--jobs 0; expected -1 (all cores) or an integer >= 1" in outcome.output
+    assert not (tmp_path / "r.html").exists()

@@ -137,3 +137,22 @@ def test_ingest_into_a_missing_folder_says_so(tmp_path):
     assert result.exit_code == 2
     assert f"the folder {store.parent} does not exist" in result.output
     assert "IO Error" not in result.output
+
+
+def test_ingest_says_rows_older_than_the_stored_ones(tmp_path):
+    """--duplicates latest with an older file: its conflicting row is said as not written
+    (the line counted it as 'already present')."""
+    store = tmp_path / "s.duckdb"
+    for name, score, stamp in (("new", 0.0, "2026-01-02"), ("old", 1.0, "2025-01-01")):
+        (tmp_path / f"{name}.csv").write_text(
+            f"model,item,score,run_timestamp\nm,x,{score},{stamp}\nm,y,1.0,{stamp}\n"
+        )
+    common = ("--store", store, "--benchmark", "t")
+    assert run("ingest", "table", tmp_path / "new.csv", *common).exit_code == 0
+    result = run("ingest", "table", tmp_path / "old.csv", *common, "--duplicates", "latest")
+    assert result.exit_code == 0, result.output
+    assert (
+        "0 new rows in " in result.output
+        and "(1 already present, 0 replaced, 1 older than the stored row: not written)"
+        in " ".join(result.output.split())
+    )

@@ -370,6 +370,33 @@ def test_duplicate_key_across_files_names_both(tmp_path):
     assert report.records_read == report.rows + sum(report.dropped.values())
 
 
+def test_models_and_items_without_a_score_are_named(tmp_path):
+    """A model whose every cell is empty (a failed run) is stored with no row: the load
+    report only counted its empty cells among the others; now a note names it (and an item
+    column or item with no score), in a wide and in a long table."""
+    (tmp_path / "wide.csv").write_text("model,q1,q2,q3\na,1,0,\nbroken,,,\nc,0,1,\n")
+    (tmp_path / "long.csv").write_text(
+        "model,item,score\na,q1,1\nbroken,q1,\nbroken,q2,\na,q2,0\na,q3,\n"
+    )
+    for name in ("wide.csv", "long.csv"):
+        frame, report = read_results("table", tmp_path / name, benchmark="b")
+        assert "broken" not in set(frame["model"])
+        notes = " ".join(report.notes)
+        assert f"{name}: 1 model(s) with no observed score ('broken'): no row of theirs" in notes
+        assert f"{name}: 1 item(s) with no observed score ('q3'): no row of theirs" in notes
+        assert "note: " in str(report) and "'broken'" in str(report)
+
+
+def test_a_conflict_names_two_rows_that_differ(tmp_path):
+    """A key given 0, 0 and 1: the error names a row with 0 and the row with 1 (it named the
+    first two rows, 'give different scores (0.0 and 0.0)')."""
+    (tmp_path / "t.csv").write_text("model,item,score\nm1,q1,0\nm1,q2,1\nm1,q1,0\nm1,q1,1\n")
+    with pytest.raises(
+        InputError, match=r"t\.csv:2 and .*t\.csv:5 give different scores \(0\.0 and 1\.0\)"
+    ):
+        read_results("table", tmp_path / "t.csv", benchmark="b")
+
+
 @pytest.mark.parametrize(
     ("value", "expected"),
     [

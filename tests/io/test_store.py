@@ -177,6 +177,58 @@ def test_source_version_is_provenance_not_identity(store, tmp_path):
     assert row["flag"].tolist() == ["mean of stored and incoming conflicting values"]
 
 
+def _one_cell(path: Path, score: float, run_timestamp: str | None = None) -> Path:
+    frame = pd.DataFrame({"model": ["m"], "item": ["x"], "score": [score]})
+    if run_timestamp is not None:
+        frame["run_timestamp"] = [run_timestamp]
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _stored(store: Store) -> tuple[float, str | None]:
+    ((score, flag),) = store.connection.execute("SELECT score, flag FROM responses").fetchall()
+    return score, flag
+
+
+def test_mean_reingest_is_idempotent(store, tmp_path):
+    """Re-ingesting a file already averaged in by --duplicates mean adds nothing (it averaged
+    it in again: 0 and 1 stored 0.5, then 0.75, 0.875 on each re-run of the second file); a new
+    conflicting value enters the mean of every value once."""
+    a = _one_cell(tmp_path / "a.csv", 0.0)
+    b = _one_cell(tmp_path / "b.csv", 1.0)
+    c = _one_cell(tmp_path / "c.csv", 1.0)
+    store.ingest_files("table", [a], benchmark="t")
+    result, _ = store.ingest_files("table", [b], benchmark="t", duplicates="mean")
+    assert result["n_replaced"] == 1 and _stored(store)[0] == 0.5
+    for path in (b, a, b):
+        result, _ = store.ingest_files("table", [path], benchmark="t", duplicates="mean")
+        assert (result["n_new"], result["n_present"], result["n_replaced"]) == (0, 1, 0)
+        assert _stored(store) == (0.5, "mean of stored and incoming conflicting values")
+    result, _ = store.ingest_files("table", [c], benchmark="t", duplicates="mean")
+    assert result["n_replaced"] == 1
+    assert _stored(store)[0] == pytest.approx(2 / 3)  # the mean of 0, 1 and 1
+    # a value that replaced the mean (--duplicates latest) starts a new mean
+    d = _one_cell(tmp_path / "d.csv", 0.0)
+    store.ingest_files("table", [d], benchmark="t", duplicates="latest")
+    assert _stored(store) == (0.0, None)
+    store.ingest_files("table", [b], benchmark="t", duplicates="mean")
+    assert _stored(store)[0] == 0.5
+
+
+def test_latest_counts_incoming_rows_older_than_the_stored_one(store, tmp_path):
+    """An incoming conflicting row older than the stored one is not written under
+    --duplicates latest: it is counted as such, not as 'already present'."""
+    new = _one_cell(tmp_path / "new.csv", 0.0, "2026-01-02")
+    old = _one_cell(tmp_path / "old.csv", 1.0, "2025-01-01")
+    store.ingest_files("table", [new], benchmark="t")
+    result, _ = store.ingest_files("table", [old], benchmark="t", duplicates="latest")
+    assert (result["n_new"], result["n_present"], result["n_replaced"]) == (0, 0, 0)
+    assert result["n_older"] == 1
+    assert _stored(store)[0] == 0.0
+    result, _ = store.ingest_files("table", [new], benchmark="t", duplicates="latest")
+    assert (result["n_present"], result["n_older"]) == (1, 0)
+
+
 def test_ingest_validates_the_frame(store):
     frame, _ = lm_eval()
     with pytest.raises(InputError, match=r"lacks the canonical columns \['score'\]"):
@@ -485,3 +537,43 @@ def test_ingest_files_warns_at_the_callers_line(store, tmp_path):
     with pytest.warns(DataWarning, match="read as a wide table") as caught:
         store.ingest_files("table", [path], benchmark="x")
     assert caught[0].filename == __file__
+
+
+@pytest.mark.parametrize("holder_reads", [False, True])
+def test_a_store_held_by_another_process_is_said_as_such(tmp_path, holder_reads):
+    """Another process writing the store (an ingest) holds DuckDB's lock: opening it said
+    'cannot open as a DuckDB store', as if the file were not a store; now it says the store is
+    in use, by which process, and what to do. A process reading it bars a writer alike."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "held.duckdb"
+    Store(path).close()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from latentbench.io.store import Store; "
+            f"s = Store({str(path)!r}, read_only={holder_reads}); print('ready', flush=True); "
+            "sys.stdin.readline()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        for read_only in (False,) if holder_reads else (False, True):
+            with pytest.raises(InputError) as caught:
+                Store(path, read_only=read_only)
+            message = str(caught.value)
+            assert f"{path}: the store is in use by another process" in message, message
+            assert "cannot open as a DuckDB store" not in message
+            assert f"(PID {holder.pid})): DuckDB lets one process write" in message, message
+        if holder_reads:  # readers share it
+            Store(path, read_only=True).close()
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    Store(path, read_only=True).close()  # free again

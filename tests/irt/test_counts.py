@@ -32,6 +32,19 @@ def test_detect_trials_reads_the_score_grid():
     assert detect_trials(np.array([[0.1234, 0.5, 0.77, 0.9]])) == 1  # continuous
 
 
+def test_three_trials_are_read_from_their_grid():
+    """A 1/3 grid (pass@1 over 3 samples, 3 judges, a store's mean over 3 epochs) has two
+    fractional values, 1/3 and 2/3: it was never read as 3 trials (three distinct fractional
+    values were required), although `fit --trials auto` says K >= 3 and a 1/4 or 1/5 grid
+    is read. Both grid values must occur; a single fractional value is no grid."""
+    matrix, _ = _binomial(12, 60, 3, 4)
+    assert detect_trials(matrix.scores) == 3
+    assert detect_trials(np.array([[0.0, 1 / 3, 1.0, 1 / 3]])) == 1  # one value: no grid
+    assert detect_trials(np.array([[0.0, 0.25, 0.75, 1.0]])) == 1  # 2 of a 1/4 grid's 3 values
+    with pytest.warns(match=r"read as 3 trials"):
+        assert TwoPL().fit(matrix).options["trials"] == 3
+
+
 def test_trials_narrow_the_intervals_by_about_root_k():
     matrix, _ = _binomial(30, 200, 10, 1)
     with warnings.catch_warnings():

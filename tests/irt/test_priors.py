@@ -124,6 +124,27 @@ def test_additive_baseline_converges_to_its_ridge_optimum_and_warns_when_stopped
         fit_additive(scores, max_iter=2)
 
 
+def test_additive_baseline_converges_on_models_in_groups_that_share_no_item():
+    """Two groups of models with no item in common: each group's shift between c and b is
+    fixed by the ridge alone, which the Newton blocks reach very slowly, so the additive
+    model stopped at max_iter with a ConvergenceWarning (printed by `fit` as '--max-iter 200
+    ... --tol 1e-09', options the user never gave) although no logit of a cell moved. Each
+    group's shift is now solved in closed form, as the single shift of a linked matrix."""
+    from latentbench.irt import fit_additive
+
+    rng = np.random.default_rng(0)
+    scores = np.full((10, 30), np.nan)
+    scores[:5, :15] = rng.random((5, 15)) < 0.5
+    scores[5:, 15:] = rng.random((5, 15)) < 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        c, b = fit_additive(scores)
+    c_long, b_long = fit_additive(scores, max_iter=20_000, tol=1e-14)
+    np.testing.assert_allclose(c[:, None] + b, c_long[:, None] + b_long, rtol=0, atol=1e-8)
+    for rows, cols in ((slice(0, 5), slice(0, 15)), (slice(5, 10), slice(15, 30))):
+        np.testing.assert_allclose(c[rows].sum(), b[cols].sum(), atol=1e-8)  # each group's
+
+
 def test_the_heldout_mask_and_the_prior_do_not_depend_on_the_order_of_the_ids():
     """The same cells with rows and columns in another order (a long file's sorted ids
     q0, q1, q10, ... against a wide file's q0..q39) hid other cells in the prior's held-out

@@ -96,6 +96,7 @@ _SPELLINGS = (
     (re.compile(r"give a budget, or stop='budget'"), "give --budget N, or --stop budget"),
     (re.compile(r"\btol=([\w.+-]+)"), r"--tol \1"),
     (re.compile(r"\bn_boot=(-?\d+)"), r"--bootstrap \1"),
+    (re.compile(r"\bn_jobs=(-?\d+)"), r"--jobs \1"),
     (re.compile(r"^top=(?=-?\d+; expected an integer >= 1)"), "--top "),
     (re.compile(r"; see the fit's loss history"), "; raise --max-iter (or loosen --tol)"),
     # estimate / compare / tiny / select: an option's value refused (not a config file's

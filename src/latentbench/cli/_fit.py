@@ -333,8 +333,15 @@ def fit(
     if store is not None and benchmark is not None:
         from latentbench.io.store import Store
 
-        with Store(store) as db:
-            db.record_fit(benchmark, result)
+        try:
+            with Store(store) as db:
+                db.record_fit(benchmark, result)
+        except InputError as exc:  # the fit's files are written: said, not a failure
+            err_console.print(
+                f"[yellow]warning:[/yellow] the fit was not recorded in {escape(store)}'s fits "
+                f"table ({escape(exc)}); its files are written",
+                soft_wrap=True,
+            )
     if not quiet:
         print_fit(result, abilities=reported)
         if validation is not None:

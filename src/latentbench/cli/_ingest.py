@@ -178,9 +178,12 @@ def ingest(
         console.print_json(json.dumps({"ingest": dict(result), "report": report.to_dict()}))
         return
     console.print(escape(str(report)), highlight=False, soft_wrap=True)
+    older = result.get("n_older", 0)
     console.print(
         f"[bold]{result['n_new']}[/bold] new rows in {escape(store)} "
-        f"({result['n_present']} already present, {result['n_replaced']} replaced)",
+        f"({result['n_present']} already present, {result['n_replaced']} replaced"
+        + (f", {older} older than the stored row: not written" if older else "")
+        + ")",
         highlight=False,
         soft_wrap=True,
     )

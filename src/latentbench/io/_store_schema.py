@@ -58,6 +58,19 @@ CREATE TABLE IF NOT EXISTS responses (
     run_id VARCHAR NOT NULL,
     ingested_at TIMESTAMP NOT NULL
 );
+CREATE TABLE IF NOT EXISTS merged_values (
+    model VARCHAR NOT NULL,
+    benchmark VARCHAR NOT NULL,
+    item VARCHAR NOT NULL,
+    metric VARCHAR NOT NULL,
+    filter VARCHAR NOT NULL,
+    trial BIGINT NOT NULL,
+    split VARCHAR NOT NULL,
+    score DOUBLE NOT NULL,
+    source VARCHAR NOT NULL,
+    source_file VARCHAR NOT NULL,
+    ingested_at TIMESTAMP NOT NULL
+);
 CREATE TABLE IF NOT EXISTS ingests (
     run_id VARCHAR PRIMARY KEY,
     created_at TIMESTAMP NOT NULL,

@@ -11,6 +11,9 @@ Tables
     ``metric``, ``filter``, ``trial``, ``split``): the tool and its version (``source``) are
     provenance, so the same value written by two tool versions is stored once and a different
     value is a conflict.
+``merged_values`` (the key columns, score, source, source_file, ingested_at)
+    The values a ``duplicates="mean"`` row of ``responses`` is the mean of, one per
+    (file, value): re-ingesting a file already averaged in adds nothing.
 ``ingests`` (run_id, created_at, source, n_rows, n_new, report JSON, package_version)
     One row per :meth:`Store.ingest` call that added rows; ``report`` is the
     :class:`~latentbench.io.formats.LoadReport` (choices of metric and filter included).
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 import warnings
 from collections.abc import Iterable
@@ -75,8 +79,11 @@ _JOIN = " AND ".join(f"i.{c} = r.{c}" for c in STORE_KEY)
 
 
 class IngestResult(dict):
-    """What :meth:`Store.ingest` did: ``run_id``, ``n_rows`` offered, ``n_new`` inserted and
-    ``n_present`` already in the store with the same score (a dict, JSON-ready)."""
+    """What :meth:`Store.ingest` did: ``run_id``, ``n_rows`` offered, ``n_new`` inserted,
+    ``n_present`` already in the store with the same score (or already averaged in by
+    ``duplicates="mean"``), ``n_replaced`` stored rows changed and ``n_older`` conflicting
+    rows not written because the stored row is newer (``duplicates="latest"``) (a dict,
+    JSON-ready)."""
 
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".json", ".jsonl")
@@ -121,6 +128,14 @@ class Store(SelectionRuns):
         try:
             self.connection = duckdb.connect(self.path, read_only=read_only)
         except duckdb.Error as exc:
+            held = re.search(r"Conflicting lock is held in (.*?\(PID \d+\)|\S+)", str(exc))
+            if held is not None:  # another process's lock: the file is a store, in use
+                raise InputError(
+                    f"{self.path}: the store is in use by another process ({held.group(1)}): "
+                    "DuckDB lets one process write a store or several read it, never both at "
+                    "once; expected it free: wait until that process (an ingest, a live run, "
+                    "a reader while this one writes) ends, or work on a copy of the file"
+                ) from None
             raise InputError(f"{self.path}: cannot open as a DuckDB store ({exc})") from None
         self._refuse_foreign()
         if not read_only:
@@ -222,14 +237,17 @@ class Store(SelectionRuns):
         duplicates : {"error", "latest", "mean"}
             A conflicting score (in ``frame`` or against the store): ``error`` raises naming
             both files; ``latest`` keeps the row with the later ``run_timestamp`` (the
-            incoming row on ties or when either is unknown); ``mean`` stores the mean of the
-            stored and the incoming score, flagged. Nothing is averaged unless asked.
+            incoming row on ties or when either is unknown); ``mean`` stores the mean of
+            every conflicting value ingested for the key (one per file and value: re-ingesting
+            a file adds nothing), flagged. Nothing is averaged unless asked.
 
         Returns
         -------
         IngestResult
             ``run_id``, ``n_rows``, ``n_new`` (inserted), ``n_present`` (already stored with
-            the same score) and ``n_replaced`` (stored rows changed by ``latest``/``mean``).
+            the same score, or already in the stored mean), ``n_replaced`` (stored rows changed
+            by ``latest``/``mean``) and ``n_older`` (conflicting rows older than the stored
+            one, not written by ``latest``).
 
         Raises
         ------
@@ -248,7 +266,7 @@ class Store(SelectionRuns):
         now = utc_now()
         con = self.connection
         con.register("_incoming", table)
-        n_replaced = 0
+        n_replaced = n_older = 0
         try:
             con.execute("BEGIN TRANSACTION")
             try:
@@ -268,7 +286,7 @@ class Store(SelectionRuns):
                         'duplicates="mean"); nothing was ingested'
                     )
                 if conflict:
-                    n_replaced = self._resolve_stored_conflicts(duplicates)
+                    n_replaced, n_older = self._resolve_stored_conflicts(duplicates, now)
                 for note in self._disjoint_items():
                     if report is not None:
                         report.notes.append(note)
@@ -302,8 +320,9 @@ class Store(SelectionRuns):
             run_id=run_id,
             n_rows=n_rows,
             n_new=n_new,
-            n_present=n_rows - n_new - n_replaced,
+            n_present=n_rows - n_new - n_replaced - n_older,
             n_replaced=n_replaced,
+            n_older=n_older,
         )
 
     def _disjoint_items(self) -> list[str]:
@@ -364,8 +383,9 @@ class Store(SelectionRuns):
         frame = resolve_duplicates(table.to_pandas(), duplicates, report)
         return to_arrow(frame.reset_index(drop=True))
 
-    def _resolve_stored_conflicts(self, duplicates: str) -> int:
-        """Apply ``latest`` or ``mean`` to stored rows that ``_incoming`` contradicts."""
+    def _resolve_stored_conflicts(self, duplicates: str, now: object) -> tuple[int, int]:
+        """Apply ``latest`` or ``mean`` to stored rows that ``_incoming`` contradicts; return
+        the stored rows changed and (``latest``) the incoming rows older than the stored."""
         con = self.connection
         differs = f"{_JOIN} AND abs(i.score - r.score) > {SCORE_TOLERANCE}"
         if duplicates == "latest":
@@ -373,18 +393,57 @@ class Store(SelectionRuns):
                 "(i.run_timestamp IS NULL OR r.run_timestamp IS NULL "
                 "OR i.run_timestamp >= r.run_timestamp)"
             )
+            ((n_older,),) = con.execute(
+                f"SELECT count(*) FROM _incoming i JOIN responses r ON {differs} WHERE NOT {newer}"
+            ).fetchall()
             updated = con.execute(
                 "UPDATE responses r SET score = i.score, source = i.source, "
                 "source_file = i.source_file, run_timestamp = i.run_timestamp, "
                 "item_hash = i.item_hash, source_model = i.source_model, flag = i.flag "
                 f"FROM _incoming i WHERE {differs} AND {newer}"
             ).fetchall()
-        else:
-            updated = con.execute(
-                "UPDATE responses r SET score = (r.score + i.score) / 2, "
-                "flag = 'mean of stored and incoming conflicting values' "
-                f"FROM _incoming i WHERE {differs}"
-            ).fetchall()
+            return (int(updated[0][0]) if updated else 0), int(n_older)
+        return self._merge_means(differs, now), 0
+
+    def _merge_means(self, differs: str, now: object) -> int:
+        """``duplicates="mean"``: each stored row an incoming row contradicts becomes the mean
+        of every value recorded for its key in ``merged_values`` (the stored value first, then
+        one per incoming file and value): a file already averaged in changes nothing."""
+        con = self.connection
+        key = ", ".join(STORE_KEY)
+
+        def same_key(a: str, b: str) -> str:
+            return " AND ".join(f"{a}.{c} = {b}.{c}" for c in STORE_KEY)
+
+        contested = f"SELECT r.* FROM _incoming i JOIN responses r ON {differs}"  # stored rows
+        # values recorded for a stored row that is no longer their mean (replaced since, by
+        # duplicates="latest") describe nothing stored: dropped, the stored value starts anew
+        con.execute(
+            f"DELETE FROM merged_values m WHERE EXISTS (SELECT 1 FROM ({contested}) r "
+            f"WHERE {same_key('m', 'r')} AND abs(r.score - (SELECT avg(m2.score) FROM "
+            f"merged_values m2 WHERE {same_key('m2', 'r')})) > {SCORE_TOLERANCE})"
+        )
+        con.execute(
+            f"INSERT INTO merged_values SELECT {key}, r.score, r.source, r.source_file, ? "
+            f"FROM ({contested}) r WHERE NOT EXISTS "
+            f"(SELECT 1 FROM merged_values m WHERE {same_key('m', 'r')})",
+            [now],
+        )
+        con.execute(
+            f"INSERT INTO merged_values SELECT {', '.join(f'i.{c}' for c in STORE_KEY)}, "
+            f"i.score, i.source, i.source_file, ? FROM _incoming i JOIN responses r ON "
+            f"{differs} WHERE NOT EXISTS (SELECT 1 FROM merged_values m WHERE "
+            f"{same_key('m', 'i')} AND m.source_file = i.source_file "
+            f"AND abs(m.score - i.score) <= {SCORE_TOLERANCE})",
+            [now],
+        )
+        updated = con.execute(
+            "UPDATE responses r SET score = m.score, "
+            "flag = 'mean of stored and incoming conflicting values' "
+            f"FROM (SELECT {key}, avg(score) AS score FROM merged_values GROUP BY {key}) m "
+            f"WHERE {same_key('m', 'r')} AND abs(m.score - r.score) > {SCORE_TOLERANCE} "
+            f"AND EXISTS (SELECT 1 FROM _incoming i WHERE {same_key('i', 'r')})"
+        ).fetchall()
         return int(updated[0][0]) if updated else 0
 
     def ingest_files(

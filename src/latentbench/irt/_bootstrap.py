@@ -318,6 +318,8 @@ def bootstrap(
         raise InputError(f"method={method!r}; expected 'parametric', 'items' or 'models'")
     if int(n_boot) != n_boot or n_boot < 2:
         raise InputError(f"n_boot={n_boot!r}; expected an integer >= 2")
+    if n_jobs != -1 and (int(n_jobs) != n_jobs or n_jobs < 1):  # 0 or -5 ran one worker
+        raise InputError(f"n_jobs={n_jobs!r}; expected -1 (all cores) or an integer >= 1")
     _z(level)
     start_time = time.perf_counter()
     scores, _ = _observed(result, matrix)

@@ -45,9 +45,10 @@ def detect_trials(scores: npt.NDArray[np.floating] | ResponseMatrix) -> int:
 
     K (3 to :data:`MAX_DETECTED_TRIALS`) is returned when every observed score times K is an
     integer, at least three distinct values strictly between 0 and 1 occur (so that a grid
-    is seen, not guessed) and at least :data:`MIN_FRACTIONAL_SHARE` of the observed cells
-    are fractional. Binary scores give 1, and so does a 1/2 grid: in the matrices we know,
-    0.5 codes a draw or a tie (AlpacaEval), not two trials. So do a few fractional cells
+    is seen, not guessed; for K = 3 both of its two, 1/3 and 2/3) and at least
+    :data:`MIN_FRACTIONAL_SHARE` of the observed cells are fractional. Binary scores give
+    1, and so does a 1/2 grid: in the matrices we know, 0.5 codes a draw or a tie
+    (AlpacaEval), not two trials. So do a few fractional cells
     among binary ones (partial credit, an average column): K trials per cell would multiply
     the information of every binary cell by K (see :func:`trials_grid`).
 
@@ -120,11 +121,18 @@ def trials_grid(scores: npt.NDArray[np.floating] | ResponseMatrix) -> TrialsGrid
         return TrialsGrid(1, 0, n_observed)
     values = np.unique(np.asarray(cells[~np.isnan(cells)], dtype=np.float64))
     interior = values[(values > 0) & (values < 1)]
-    if interior.size < 3:
+    # float32 scores give each grid value a few neighbours (1/3 as 0.33333334 and
+    # 0.3333333): counted once per grid point below
+    if interior.size < 2:
         return TrialsGrid(1, n_fractional, n_observed)
     for k in range(3, MAX_DETECTED_TRIALS + 1):
         scaled = values * k
         if np.all(np.abs(scaled - np.round(scaled)) <= _TOLERANCE * k):
+            # a grid is seen, not guessed: three distinct fractional values, or a 1/3
+            # grid's two (both of them: 1/3 and 2/3)
+            points = np.unique(np.round(interior * k)).size
+            if points < min(3, k - 1):
+                break
             return TrialsGrid(k, n_fractional, n_observed)
     return TrialsGrid(1, n_fractional, n_observed)
 

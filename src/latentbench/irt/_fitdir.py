@@ -315,6 +315,9 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
         if isinstance(info.get("disconnected"), dict)
         else None,
         saved_abilities=saved,
+        saved_intervals=info.get("ability_intervals")
+        if isinstance(info.get("ability_intervals"), dict)
+        else None,
     )
 
 
@@ -383,8 +386,9 @@ def _saved_abilities(
 ) -> pd.DataFrame | None:
     """The reported abilities with their intervals, as `fit` wrote them (for a report made
     without the responses: the same theta and interval as the file, not the fit's own);
-    None when the table was edited, lacks them or holds a non-finite one, or holds an old
-    rank > 1 fit's first factor."""
+    None when the table was edited, lacks them, holds a missing one or an infinite theta or
+    se (an interval's end is infinite where it is open), or holds an old rank > 1 fit's first
+    factor."""
     reported = ("theta", "se", "lower", "upper")
     # (a rank > 1 fit written before the ability was U w, i.e. before the tables' hashes:
     # its saved theta is the first factor, not the ability)
@@ -392,7 +396,13 @@ def _saved_abilities(
     if not set(reported) <= set(abilities.columns) or "abilities.csv" in edited or old_factor:
         return None
     saved = abilities.copy()
-    if not all(np.isfinite(pd.to_numeric(saved[c], errors="coerce")).all() for c in reported):
+    values = {c: pd.to_numeric(saved[c], errors="coerce").to_numpy(float) for c in reported}
+    # an interval open on its far side (a detached model's, a joint-ML fit's model at the
+    # floor or ceiling) ends at +-inf as fit wrote it: only a missing value or an infinite
+    # theta or se marks an edited or partial table (one open end dropped every interval)
+    if not all(np.isfinite(values[c]).all() for c in ("theta", "se")) or any(
+        np.isnan(values[c]).any() for c in ("lower", "upper")
+    ):
         return None  # an edited or partial table: not shown as the fit's
     return saved
 

@@ -198,6 +198,40 @@ def predictive_scores(p: npt.NDArray[np.floating], y: npt.NDArray[np.floating]) 
     return HeldOutScores(log_loss, brier, auc, int(y.size))
 
 
+def _linked_groups(observed: npt.NDArray[np.bool_]) -> tuple[Array, Array, Array] | None:
+    """The groups of models and items linked by observed cells: each model's and each
+    item's group and the groups' sizes (models plus items); None when there is one group."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n_models, n_items = observed.shape
+    with_cells = observed.any(axis=1)
+    if not with_cells.any():
+        return None
+    # the usual case, linked, checked without a list of the cells (a dense matrix's would
+    # take 16 bytes a cell): the models and items reached from one model, as boolean sweeps
+    models = np.zeros(n_models, dtype=bool)
+    models[int(np.argmax(with_cells))] = True
+    items = np.zeros(n_items, dtype=bool)
+    while True:
+        reached = np.asarray(observed.any(axis=0, where=models[:, None]))
+        more = np.asarray(observed.any(axis=1, where=reached[None, :])) | models
+        if np.array_equal(reached, items) and np.array_equal(more, models):
+            break
+        items, models = reached, more
+    if models.sum() == with_cells.sum() and items.sum() == observed.any(axis=0).sum():
+        return None  # one group (models and items without a cell take the one shift too)
+    rows, cols = np.nonzero(observed)
+    graph = coo_matrix(
+        (np.ones(rows.size), (rows, n_models + cols)), shape=(n_models + n_items,) * 2
+    )
+    n_groups, labels = connected_components(graph, directed=False)
+    if n_groups == 1:
+        return None
+    sizes = np.bincount(labels, minlength=n_groups).astype(float)
+    return labels[:n_models], labels[n_models:], sizes
+
+
 def fit_additive(
     scores: npt.NDArray[np.floating],
     l2: float = 1e-2,
@@ -209,7 +243,8 @@ def fit_additive(
     Each block (all c_i given b, then all b_j given c) is a set of independent one-variable
     logistic regressions; one damped Newton step per block per iteration, with a small ridge
     ``l2`` keeping all-correct rows and columns finite; after each iteration the exact ridge
-    minimiser along ``c + d, b - d`` (which no logit depends on). Stops when no logit
+    minimiser along ``c + d, b - d`` (which no logit depends on; one ``d`` per group of
+    models and items linked by observed cells). Stops when no logit
     ``c_i + b_j`` changes by more than ``tol`` in an iteration (a ``ConvergenceWarning`` when
     ``max_iter`` comes first).
 
@@ -224,6 +259,7 @@ def fit_additive(
     w = observed.astype(float)
     c = np.zeros(Y.shape[0])
     b = np.zeros(Y.shape[1])
+    groups = _linked_groups(observed)
 
     def step(x: Array, other: Array, axis: int, fn: Callable[[Array, Array], Array]) -> Array:
         p = sigmoid(fn(x, other))
@@ -235,9 +271,16 @@ def fit_additive(
         c_new = step(c, b, 1, lambda c_, b_: c_[:, None] + b_[None, :])
         b_new = step(b, c_new, 0, lambda b_, c_: c_[:, None] + b_[None, :])
         # c + d, b - d leaves every logit unchanged: only the ridge sets d, in closed form
-        # (the Newton blocks alone move along this direction very slowly)
-        shift = (b_new.sum() - c_new.sum()) / (c_new.size + b_new.size)
-        c_new, b_new = c_new + shift, b_new - shift
+        # (the Newton blocks alone move along this direction very slowly); models in groups
+        # that share no item have one such d per group
+        if groups is None:
+            shift = (b_new.sum() - c_new.sum()) / (c_new.size + b_new.size)
+            c_new, b_new = c_new + shift, b_new - shift
+        else:
+            of_c, of_b, sizes = groups
+            k = sizes.size
+            shifts = (np.bincount(of_b, b_new, k) - np.bincount(of_c, c_new, k)) / sizes
+            c_new, b_new = c_new + shifts[of_c], b_new - shifts[of_b]
         dc, db = c_new - c, b_new - b  # the largest change of a logit c_i + b_j
         change = max(float(dc.max() + db.max()), -float(dc.min() + db.min()))
         c, b = c_new, b_new

@@ -133,6 +133,10 @@ class IRTResult:
         For a result loaded from a fit directory: its ``abilities.csv`` as written (the
         reported ``theta`` with ``se``, ``lower``, ``upper``), which a report made without
         the responses shows; None for a fresh fit.
+    saved_intervals : dict or None
+        For a result loaded from a fit directory: ``fit.json``'s ``ability_intervals`` (the
+        method, fallback, caveat and checks of those intervals), which such a report says;
+        None for a fresh fit or a fit.json without it.
     """
 
     abilities: pd.DataFrame
@@ -161,6 +165,7 @@ class IRTResult:
     model_jackknife: ModelJackknife | None = field(default=None, repr=False, compare=False)
     disconnected: dict[str, Any] | None = field(default=None, compare=False)
     saved_abilities: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+    saved_intervals: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def model_ids(self) -> list[str]:

@@ -174,10 +174,27 @@ def _ability_view(
         # (abilities.csv), not the fit's own estimates, which differ from them
         abilities = intervals = result.saved_abilities.copy()
         ranks = _normal_ranks(abilities)
+        record = getattr(result, "saved_intervals", None) or {}
+        method = record.get("method")
         text = (
-            "95% intervals as fit saved them (abilities.csv); rank intervals from normal draws "
-            "around them. No response matrix: no item diagnostics (pass the responses). "
+            "95% intervals as fit saved them (abilities.csv"
+            + (f"; {method}" if isinstance(method, str) else "")
+            + "); rank intervals from normal draws around them. No response matrix: no item "
+            "diagnostics (pass the responses). "
         )
+        # what the fit said of these intervals (fit.json), said here too: a caveat or a
+        # fallback was lost with the responses
+        notes = [
+            *notes,
+            *_record_notes(
+                method,
+                record.get("fallback"),
+                record.get("caveat"),
+                record.get("checks"),
+                booted=False,
+                detached=record.get("detached"),
+            ),
+        ]
         text += "Order of the top models ('>' significant, '~' tied): " + _order_line(
             ranks, limit=min(top, 15)
         )
@@ -267,19 +284,60 @@ def _interval_notes(notes: Sequence[str], boot: Any, unc: Any, *, booted: bool) 
     """``notes`` and the notes on the ability intervals (the method the table uses)."""
     if booted:  # the table's intervals: the notes name the same method
         notes = [*notes, _bootstrap_note(boot, unc)]
-    if unc.fallback is not None and not booted:
-        notes = [*notes, f"Ability intervals: {unc.method} (fallback: {unc.fallback})."]
-    if unc.caveat is not None:
-        notes = [*notes, f"Ability intervals: {unc.caveat}."]
-    if unc.checks and unc.checks.get("disagreement_action") == "kept" and not booted:
-        notes = [
-            *notes,
-            f"Ability intervals: {unc.method}. The marginal and the fit's abilities "
-            f"disagree beyond their uncertainty ({unc.checks['disagreement']:.1f} combined "
+    return [
+        *notes,
+        *_record_notes(
+            unc.method, unc.fallback, unc.caveat, unc.checks, booted=booted, detached=unc.detached
+        ),
+    ]
+
+
+def _record_notes(
+    method: Any, fallback: Any, caveat: Any, checks: Any, *, booted: bool, detached: Any = None
+) -> list[str]:
+    """The statements on the ability intervals that ``standard_errors`` made (or ``fit.json``'s
+    ``ability_intervals`` records): their fallback, caveat, a kept disagreement, the models
+    at the floor or ceiling and the detached models."""
+    checks = checks if isinstance(checks, dict) else {}
+    out = []
+    if isinstance(fallback, str) and not booted:
+        out.append(f"Ability intervals: {method} (fallback: {fallback}).")
+    if isinstance(caveat, str):
+        out.append(f"Ability intervals: {caveat}.")
+    if checks.get("disagreement_action") == "kept" and not booted:
+        out.append(
+            f"Ability intervals: {method}. The marginal and the fit's abilities "
+            f"disagree beyond their uncertainty ({float(checks['disagreement']):.1f} combined "
             "se); the intervals are kept, since the item bootstrap carries the item law's "
-            "own error.",
-        ]
-    return notes
+            "own error."
+        )
+    constant = [str(m) for m in checks.get("constant_models") or []]
+    if constant and not (isinstance(fallback, str) and "floor or ceiling" in fallback):
+        names = ", ".join(repr(m) for m in constant[:3]) + (" ..." if len(constant) > 3 else "")
+        out.append(
+            f"Ability intervals: {len(constant)} model(s) at the floor or ceiling ({names}: "
+            "every observed score 0, or every one 1): the data bound their ability on one "
+            "side only, so their theta is where the fit's prior (or ridge) stops it; compare "
+            "them by their accuracy."
+        )
+    apart = (
+        [str(m) for m in (detached or {}).get("models") or []] if isinstance(detached, dict) else []
+    )
+    if apart:
+        names = ", ".join(repr(m) for m in apart[:3]) + (" ..." if len(apart) > 3 else "")
+        text = (
+            f"Ability intervals: {len(apart)} model(s) detached from the others ({names}: "
+            "near a score of 0 or 1, far from every other model): they do not set the "
+            "reporting scale, and their position rests on the tails of the item curves"
+        )
+        if not booted:
+            how = detached.get("method")
+            text += (
+                f"; their intervals{f' ({how})' if isinstance(how, str) else ''} are open on "
+                "the far side (the data do not bound how far beyond the field they are)"
+            )
+        out.append(text + ".")
+    return out
 
 
 def _abilities_section(view: _AbilityView) -> _Section:

@@ -525,7 +525,12 @@ def resolve_duplicates(
     bad = sub.loc[conflicting].sort_values(keys, kind="stable")
     if duplicates == "error":
         first = bad.iloc[0].to_dict()
-        other = bad.iloc[1].to_dict()
+        # the first row of the same key whose score differs (rows in between may repeat the
+        # first's value: naming one of those said 'different scores (0.0 and 0.0)')
+        group_ids = bad.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+        same_key = group_ids == group_ids[0]
+        differs = np.abs(bad["score"].to_numpy(dtype=float) - float(first["score"]))
+        other = bad.iloc[int(np.flatnonzero(same_key & (differs > SCORE_TOLERANCE))[0])].to_dict()
         raise InputError(
             f"{location(first)} and {location(other)} give different scores "
             f"({float(first['score'])!r} and {float(other['score'])!r}) for "

@@ -167,7 +167,23 @@ def _wide_rows(
         )
     long = pd.concat(parts, ignore_index=True)
     report.drop("empty cell (missing)", int(frame[items].isna().to_numpy().sum()))
+    _say_without_scores(path, ids, long["model"], "model", report)
+    _say_without_scores(path, pd.Series(items), long["item"], "item", report)
     return long
+
+
+def _say_without_scores(
+    path: Path, every: pd.Series, kept: pd.Series, what: str, report: LoadReport
+) -> None:
+    """A note naming the models (or items) of the table with no observed score: no row of
+    theirs is stored, which the count of empty cells alone did not say."""
+    gone = sorted(set(every.astype(str)) - set(kept.astype(str)))
+    if gone:
+        shown = ", ".join(map(repr, gone[:3])) + (", ..." if len(gone) > 3 else "")
+        report.notes.append(
+            f"{path}: {len(gone):,} {what}(s) with no observed score ({shown}): no row of "
+            "theirs is stored"
+        )
 
 
 def _long_rows(
@@ -190,6 +206,10 @@ def _long_rows(
         }
     )
     extra = {c: kept[c] for c in CANONICAL_COLUMNS if c in kept.columns and c not in _LONG}
+    if not keep.all():  # the ids as read (both sides alike), before any conversion
+        for column in ("model", "item"):
+            raw = frame[column]
+            _say_without_scores(path, raw.dropna(), raw[keep].dropna(), column, report)
     return data, extra
 
 
