@@ -87,6 +87,28 @@ def test_score_outside_unit_interval_names_file_line_and_plain_value(tmp_path):
     assert "np.float64" not in text
 
 
+@pytest.mark.parametrize("layout", ["long", "wide"])
+@pytest.mark.parametrize("value", [np.inf, -np.inf])
+def test_an_infinite_score_is_refused_not_read_as_unanswered(tmp_path, layout, value):
+    # inf was read as a missing answer (a fixed design then said the item was not answered)
+    frame = _long()
+    frame.loc[2, "score"] = value
+    if layout == "wide":
+        frame = frame.set_index("item").T.assign(model="new")
+    path = tmp_path / "new.csv"
+    frame.to_csv(path, index=False)
+    with pytest.raises(InputError, match=rf"new\.csv: .*'2'.*'?{value!r}'? is outside \[0, 1\]"):
+        read_responses(path)
+
+
+@pytest.mark.parametrize("kind", ["series", "vector"])
+def test_an_infinite_answer_in_memory_is_refused_not_read_as_unanswered(cal, kind):
+    y = np.r_[0.0, 1.0, np.inf, np.zeros(37)]
+    answers = pd.Series(y, index=[str(j) for j in range(40)]) if kind == "series" else y
+    with pytest.raises(InputError, match=r"item '2': score inf is outside \[0, 1\]"):
+        estimate(cal, answers, model="new", budget=5, cache=False)
+
+
 def test_true_false_and_missing_markers_read_as_the_matrix_reader_does(tmp_path):
     path = tmp_path / "new.csv"
     path.write_text("item,score\n0,true\n1,False\n2,NA\n3,\n4,0.5\n")

@@ -561,7 +561,7 @@ def _long_scores(frame: pd.DataFrame, columns: list[str], score: str, file: str)
     refuse_bad_ids(frame["item"], "item", file, "item")
     if "model" in columns:
         refuse_bad_ids(frame["model"], "model", file, "model")
-    outside = np.isfinite(values) & ((values < 0) | (values > 1))
+    outside = ~np.isnan(values) & ((values < 0) | (values > 1))  # inf too: not missing
     if outside.any():
         k = int(np.flatnonzero(outside)[0])
         raise InputError(
@@ -696,7 +696,7 @@ def _wide_responses(frame: pd.DataFrame, columns: list[str], file: str) -> dict[
     flat = pd.Series(cells.to_numpy(dtype=object).ravel())
     values, bad = numeric_scores(flat)
     values = values.reshape(len(cells), len(item_ids))
-    outside = np.isfinite(values) & ((values < 0) | (values > 1))
+    outside = ~np.isnan(values) & ((values < 0) | (values > 1))  # inf too: not missing
     for mask, what in ((bad.reshape(values.shape), "is not numeric"), (outside, None)):
         if mask.any():
             row, col = (int(v) for v in np.argwhere(mask)[0])
@@ -829,7 +829,7 @@ def _answers(
                 "calibrated item in the calibration's order (NaN = not answered)"
             )
         y = y.copy()
-    bad = np.isfinite(y) & ((y < 0) | (y > 1))
+    bad = ~np.isnan(y) & ((y < 0) | (y > 1))  # inf too: not missing
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         raise InputError(
