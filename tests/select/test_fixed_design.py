@@ -93,6 +93,46 @@ def test_a_design_without_a_seed_column_is_read_with_one_warning(setup):
     assert result.n_evaluated == 15 and result.options["seed"] is None
 
 
+def test_a_design_without_a_k_column_is_sized_for_its_rows_with_one_warning(setup):
+    """A design without its registered ``k`` (written before k was recorded, or with the
+    column removed) was sized for its rows without a word: a cut design then got the narrower
+    interval of a design of that size (hostile walk, 2026-12-06)."""
+    cal, answers, _ = setup
+    design = tiny(cal, 30)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cut = estimate(cal, answers, items=design.iloc[:12].drop(columns="k"))
+    said = [str(w.message) for w in caught if "no 'k' column" in str(w.message)]
+    assert len(said) == 1 and "sized for its 12 rows" in said[0], said
+    assert any("no 'k' column" in w for w in cut.warnings)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the design as tiny wrote it: nothing to say
+        estimate(cal, answers, items=design.iloc[:12])
+
+
+def test_a_design_k_above_the_calibrated_items_is_refused(setup):
+    """tiny draws at most the calibration's items; a larger ``k`` (edited) dropped the
+    sizing silently (hostile walk, 2026-12-06)."""
+    cal, answers, _ = setup
+    design = tiny(cal, 20)
+    with pytest.raises(InputError, match=rf"column 'k' holds 5000 .*at most the {cal.n_items}"):
+        estimate(cal, answers, items=design.assign(k=5000))
+    assert estimate(cal, answers, items=design.assign(k=cal.n_items)).n_evaluated == 20
+
+
+def test_a_design_row_without_an_item_is_named_as_such(setup, tmp_path):
+    """An empty ``item`` cell was reported as item 'nan' not in the calibration, 'the design
+    was made from another calibration' (hostile walk, 2026-12-06)."""
+    cal, answers, _ = setup
+    design = tiny(cal, 10).astype({"item": object})
+    design.loc[3, "item"] = None
+    path = tmp_path / "items.csv"
+    design.to_csv(path, index=False)
+    for given in (design, path):
+        with pytest.raises(InputError, match=r"column 'item' is empty at order 4; expected"):
+            estimate(cal, answers, items=given)
+
+
 def test_a_seed_above_2_to_the_53_is_replayed_exactly(setup, tmp_path):
     """A CSV seed was read through a float: 2**53 + 1 became 2**53, the replay drew other
     items and the design was called edited (review, 2026-12-05)."""

@@ -1954,9 +1954,9 @@ def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
     DataFrame
         The rows sorted by ``order``, ``item`` as text.
     """
+    from latentbench.io._matrix_checks import _show
+
     frame, source = _design_frame(items)
-    if "item" in frame.columns:
-        frame = frame.assign(item=frame["item"].astype(str))
     missing = [c for c in ("item", "order", "probability") if c not in frame.columns]
     if missing:
         raise InputError(
@@ -1968,6 +1968,14 @@ def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
             f"{source}: no rows; expected the output of `latentbench tiny` (k >= 1 rows of "
             f"{_DESIGN_COLUMNS})"
         )
+    empty = frame["item"].isna().to_numpy(bool)
+    if empty.any():  # not an item 'nan' of another calibration
+        k = int(np.flatnonzero(empty)[0])
+        raise InputError(
+            f"{source}: column 'item' is empty at order {_show(frame['order'].iloc[k])}; "
+            "expected the item id tiny drew at that order"
+        )
+    frame = frame.assign(item=frame["item"].astype(str))
     frame = frame.sort_values("order", kind="stable").reset_index(drop=True)
     _check_draws(frame, source)
     _check_constant_columns(frame, source)
@@ -2150,7 +2158,7 @@ def _estimate_fixed(
     seq.cs = WeightedBettingCS(delta)
     # the design's registered size is its budget, fixed before any answer: sized for its end
     # (a design cut after k' rows keeps the registered k: a point on the registered run)
-    seq.set_target(seq.budget_target(_registered_size(design, where)))
+    seq.set_target(seq.budget_target(_registered_size(design, where, cal.n_items, notes)))
     options.update(target=seq.cs.target, sized_for=sized_for(None, seq.cs.target))
     rng = _design_rng(seed) if seed is not None else None
     recorded = pd.to_numeric(design["probability"], errors="coerce").to_numpy(dtype=np.float64)
@@ -2181,21 +2189,29 @@ def _estimate_fixed(
     return _finish(cal, seq, name, "items", probs, options, notes)
 
 
-def _registered_size(design: pd.DataFrame, where: str) -> int:
+def _registered_size(design: pd.DataFrame, where: str, n_items: int, notes: list[str]) -> int:
     """The design's registered ``k`` (its rows for a design written before ``k`` was
-    recorded); more rows than ``k`` is an :class:`InputError`."""
+    recorded, said in ``notes``); more rows than ``k``, or a ``k`` above the calibration's
+    ``n_items`` (more than tiny can draw), is an :class:`InputError`."""
     import pandas as pd
 
     from latentbench.io._matrix_checks import _show
 
     if "k" not in design.columns:
+        notes.append(
+            f"{where}: no 'k' column (a design written before tiny recorded its k, or with the "
+            f"column removed): its interval is sized for its {len(design):,} rows, not for the "
+            "k registered; make the design again with `latentbench tiny` to have it sized for "
+            "its k"
+        )
         return len(design)
     value = pd.to_numeric(design["k"], errors="coerce").iloc[0]
-    if not (np.isfinite(value) and float(value).is_integer() and value >= len(design)):
+    if not (np.isfinite(value) and float(value).is_integer() and len(design) <= value <= n_items):
         raise InputError(
             f"{where}: column 'k' holds {_show(design['k'].iloc[0])} for a design of {len(design)} "
             "rows; expected the integer k that `latentbench tiny --k` drew, at least the rows "
-            "(a design's rows can be cut, not added)"
+            f"(a design's rows can be cut, not added) and at most the {n_items:,} calibrated "
+            "items"
         )
     return int(value)
 
