@@ -61,6 +61,11 @@ class CompareResult:
         Items of the calibration; more than ``n_items`` when the two share answers on only
         some of them: the difference and the verdict are then over those (said in the
         summary).
+    contradicted_at : int or None
+        The item after which the answers contradicted the confidence sequence (every
+        candidate difference rejected, an event of probability at most ``delta``): the
+        interval is then the certain range the answers leave (said in ``warnings``). None
+        when they never did.
     """
 
     model_a: str
@@ -82,6 +87,7 @@ class CompareResult:
     options: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     n_calibrated: int = 0
+    contradicted_at: int | None = None
 
     def __repr__(self) -> str:
         """Short: the pair and the summary line (the items and answers: ``items``,
@@ -230,10 +236,17 @@ def compare(
     x, y = (yb, ya) if swap else (ya, yb)
     rng = _rng(seed, "\x00".join(sorted((name_a, name_b))))
     run = _paired(cal, both, x[both], y[both], rng, budget, margin, delta, floor, proxy)
-    order, probs, point, lower, upper, sign, stopped, proxy_used = run
+    order, probs, point, lower, upper, sign, stopped, proxy_used, contradicted = run
     if swap:  # (+ 0.0: a difference of 0 stays +0.000, not -0.000)
         point, lower, upper, sign = -point + 0.0, -upper + 0.0, -lower + 0.0, -sign
     higher = name_a if sign > 0 else name_b if sign < 0 else None
+    if contradicted is not None:  # kept valid (the certain bounds), and said
+        notes.append(
+            f"{name_a!r} - {name_b!r}: the answers contradicted the confidence sequence at "
+            f"item {contradicted:,} (every candidate difference rejected, which happens with "
+            f"probability at most delta={delta:g}); the interval is the certain range the "
+            f"answers leave, [{lower:.3g}, {upper:.3g}], wider than before"
+        )
     n, da, db = both.size, ya[both], yb[both]
     import warnings
 
@@ -249,7 +262,7 @@ def compare(
                          tuple(cal.item_ids[int(both[j])] for j in order),
                          tuple(float(da[j]) for j in order), tuple(float(db[j]) for j in order),
                          tuple(probs), cal.source, cal.hash, options, tuple(notes),
-                         cal.n_items)  # fmt: skip
+                         cal.n_items, contradicted)  # fmt: skip
 
 
 def _as_models(responses: Any) -> Any:
@@ -288,11 +301,11 @@ def _paired(
     delta: float,
     floor: float,
     proxy: str,
-) -> tuple[list[int], list[float], float, float, float, int, str, str]:
+) -> tuple[list[int], list[float], float, float, float, int, str, str, int | None]:
     """The paired run of :func:`compare` on the items ``both`` (A's answers ``da``, B's
     ``db``, shape (n,)): the items drawn (indices into ``both``), their probabilities, the
-    difference, its interval, the certified sign (+1, -1 or 0), why it stopped, and the
-    proxy used."""
+    difference, its interval, the certified sign (+1, -1 or 0), why it stopped, the proxy
+    used, and the item after which the answers contradicted the sequence (or None)."""
     a = SequentialEstimate(cal, both, delta=delta, floor=floor, proxy=proxy)
     b = SequentialEstimate(cal, both, delta=delta, floor=floor, proxy=proxy)
     n = both.size
@@ -353,7 +366,8 @@ def _paired(
     point = revealed / n if not unrevealed.any() else (wz / wsum if wsum else 0.0)
     point = min(max(point, lower), upper)
     sign = (1 if lower > 0 else -1 if upper < 0 else 0) if not unrevealed.any() else _sign(cs)
-    return order, probs, float(point), float(lower), float(upper), sign, stopped, a.proxy_used
+    return (order, probs, float(point), float(lower), float(upper), sign, stopped,
+            a.proxy_used, cs.contradicted_at)  # fmt: skip
 
 
 def _check_margin(margin: object) -> None:
