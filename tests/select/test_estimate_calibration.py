@@ -135,3 +135,42 @@ def test_a_rank_2_calibration_is_centred_over_every_model_as_fit_centres_it():
     scores[4] = 0.0
     cal = from_matrix(ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids), rank=2)
     np.testing.assert_allclose(cal.model_factors.mean(axis=0), 0.0, atol=1e-9)
+
+
+def test_a_cached_calibration_says_what_its_fit_said_on_every_call(tmp_path, monkeypatch):
+    """The fit's warnings (here: every item answered alike, an intercept-only fit; and a model
+    without any score left out) were said only by the call that fitted: the same command
+    again, served from the disk or memory cache, said nothing, and estimate.json never
+    recorded them (hostile walk, 2026-12-06)."""
+    import warnings
+
+    from latentbench.exceptions import LatentbenchWarning
+    from latentbench.select import compare, estimate
+
+    cells = [(f"m{i}", f"q{j}", 1.0) for i in range(6) for j in range(30)]
+    cells += [("empty", "q0", None)]
+    path = tmp_path / "cal.csv"
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_csv(path, index=False)
+    answers = pd.Series(np.tile([1.0, 0.0], 15), index=[f"q{j}" for j in range(30)])
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("LATENTBENCH_CACHE_DIR", str(cache))  # compare's cache
+
+    def said(call):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = call()
+        return result, {
+            str(w.message) for w in caught if issubclass(w.category, LatentbenchWarning)
+        }
+
+    _, fitted = said(lambda: load_calibration(path, cache=cache))
+    assert any("intercept-only" in m for m in fitted), fitted
+    assert any("'empty'" in m for m in fitted), fitted
+    _, from_memory = said(lambda: load_calibration(path, cache=cache))
+    _MEMORY.clear()
+    _, from_disk = said(lambda: load_calibration(path, cache=cache))
+    assert from_memory >= fitted and from_disk >= fitted
+    result, _ = said(lambda: estimate(path, answers.rename("new"), budget=5, cache=cache))
+    assert fitted <= set(result.warnings)
+    pair, _ = said(lambda: compare(path, answers.rename("a"), (1 - answers).rename("b")))
+    assert fitted <= set(pair.warnings)

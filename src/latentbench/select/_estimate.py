@@ -1138,7 +1138,7 @@ def _finish(
         calibration_source=cal.source,
         calibration_hash=cal.hash,
         options=options,
-        warnings=tuple(notes),
+        warnings=(*(message for _, message in cal.fit_warnings), *notes),
         trajectory=trajectory,
         n_calibrated=cal.n_items,
         contradicted_at=contradicted,

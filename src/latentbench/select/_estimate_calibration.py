@@ -23,7 +23,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from latentbench._checks import user_stacklevel
-from latentbench.exceptions import DataWarning, InputError
+from latentbench.exceptions import (
+    ConvergenceWarning,
+    DataWarning,
+    IdentifiabilityWarning,
+    InputError,
+    LatentbenchWarning,
+)
 
 if TYPE_CHECKING:
     from latentbench.io import ResponseMatrix, Store
@@ -32,6 +38,11 @@ if TYPE_CHECKING:
 __all__ = ["Calibration", "load_calibration"]
 
 _MEMORY: dict[str, Calibration] = {}
+_FIT_WARNINGS = {
+    c.__name__: c
+    for c in (LatentbenchWarning, DataWarning, ConvergenceWarning, IdentifiabilityWarning)
+}
+"""The warning categories a calibration's ``fit_warnings`` are said again under."""
 _CACHE_VERSION = "estimate-calibration-2"
 """Part of every disk-cache key: 2 added the item features from the calibration responses."""
 
@@ -104,6 +115,10 @@ class Calibration:
         directory, an ``IRTResult``), whose ``theta`` is on its ``abilities.csv`` scale. The
         two fits of the same cells differ, so they draw other items and give other (equally
         valid) intervals (docs/estimate.md, "Inputs").
+    fit_warnings : tuple of (str, str)
+        The warnings (category name, message) said while reading and fitting the responses
+        (e.g. an intercept-only fit, a model left out): said again whenever the fit is
+        served from a cache, and recorded in each estimate's and comparison's ``warnings``.
     """
 
     item_ids: tuple[str, ...]
@@ -118,6 +133,7 @@ class Calibration:
     item_features: np.ndarray | None = field(default=None, repr=False, compare=False)
     labels: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
     fit: str = field(default="matrix", compare=False)
+    fit_warnings: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)
     prior_mean: np.ndarray = field(init=False, repr=False)
     prior_chol: np.ndarray = field(init=False, repr=False)
     Vw: np.ndarray = field(init=False, repr=False)
@@ -524,6 +540,8 @@ def _save_npz(cal: Calibration, path: Path) -> None:
         arrays["features"] = cal.item_features
     if cal.labels:
         arrays["labels"] = json.dumps(dict(cal.labels), sort_keys=True)
+    if cal.fit_warnings:
+        arrays["fit_warnings"] = json.dumps([list(w) for w in cal.fit_warnings])
     np.savez(tmp, **arrays)
     os.replace(tmp, path)
 
@@ -542,6 +560,9 @@ def _load_npz(path: Path) -> Calibration:
             str(z["hash"]),
             z["features"] if "features" in z.files else None,
             json.loads(str(z["labels"])) if "labels" in z.files else {},
+            fit_warnings=tuple((str(c), str(m)) for c, m in json.loads(str(z["fit_warnings"])))
+            if "fit_warnings" in z.files
+            else (),
         )
 
 
@@ -636,7 +657,9 @@ def _from_object(calibration: Any, rank: int) -> Calibration | None:
         Y = np.nan_to_num(np.asarray(calibration.scores, dtype=np.float64), nan=-1.0)
         key = _content_hash(_CACHE_VERSION, Y, *calibration.model_ids, *calibration.item_ids, rank)
         if key not in _MEMORY:
-            _MEMORY[key] = from_matrix(calibration, rank=rank, digest=key)
+            _MEMORY[key] = _recorded(lambda: from_matrix(calibration, rank=rank, digest=key))
+        else:
+            _say_again(_MEMORY[key])
         return _labelled(_MEMORY[key], getattr(calibration, "labels", None))
     return None
 
@@ -711,7 +734,7 @@ def _fit_cached(
     """The fit of ``read()`` under ``key``: from memory, the disk cache, or fitted and stored;
     its ``source`` is this call's (the same content under another path is the same fit)."""
     if key in _MEMORY:
-        return _named(_MEMORY[key], source)
+        return _named(_say_again(_MEMORY[key]), source)
     folder = _cache_dir(cache)
     stored = folder / f"{key}-{_code_fingerprint()}.npz" if folder is not None else None
     if stored is not None and stored.exists():
@@ -721,8 +744,8 @@ def _fit_cached(
         except (OSError, ValueError, KeyError):
             cached = None  # a damaged cache entry: refit below
         if cached is not None and cached.hash == key:
-            return _named(_MEMORY.setdefault(key, cached), source)
-    cal = from_matrix(read(), rank=rank, source=source, digest=key)
+            return _named(_say_again(_MEMORY.setdefault(key, cached)), source)
+    cal = _recorded(lambda: from_matrix(read(), rank=rank, source=source, digest=key))
     if stored is not None:
         try:
             _save_npz(cal, stored)
@@ -732,6 +755,33 @@ def _fit_cached(
         except OSError:
             pass  # a read-only cache location costs only the refit next time
     return _MEMORY.setdefault(key, cal)
+
+
+def _recorded(fit: Callable[[], Calibration]) -> Calibration:
+    """``fit()``'s calibration carrying the latentbench warnings said while it ran (said
+    as they came, and kept in ``fit_warnings`` so that a cached fit says them again)."""
+    from latentbench.exceptions import LatentbenchWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cal = fit()
+    kept: list[tuple[str, str]] = []
+    for w in caught:
+        warnings.warn(w.message, w.category, stacklevel=user_stacklevel())
+        if issubclass(w.category, LatentbenchWarning) and w.category in _FIT_WARNINGS.values():
+            if (w.category.__name__, str(w.message)) not in kept:
+                kept.append((w.category.__name__, str(w.message)))
+    return dataclasses.replace(cal, fit_warnings=tuple(kept)) if kept else cal
+
+
+def _say_again(cal: Calibration) -> Calibration:
+    """Say a cached calibration's ``fit_warnings`` again (the same call says the same, from
+    a cache or not); returns ``cal``."""
+    for category, message in cal.fit_warnings:
+        warnings.warn(
+            message, _FIT_WARNINGS.get(category, DataWarning), stacklevel=user_stacklevel()
+        )
+    return cal
 
 
 def _from_store(

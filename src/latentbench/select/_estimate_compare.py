@@ -261,7 +261,8 @@ def compare(
                          len(order), n, stopped, higher,
                          tuple(cal.item_ids[int(both[j])] for j in order),
                          tuple(float(da[j]) for j in order), tuple(float(db[j]) for j in order),
-                         tuple(probs), cal.source, cal.hash, options, tuple(notes),
+                         tuple(probs), cal.source, cal.hash, options,
+                         (*(message for _, message in cal.fit_warnings), *notes),
                          cal.n_items, contradicted)  # fmt: skip
 
 
