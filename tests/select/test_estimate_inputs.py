@@ -374,3 +374,29 @@ def test_a_cached_calibration_carries_the_labels_of_the_benchmark_asked_for(tmp_
         second = load_calibration(tmp_path / "s.duckdb", benchmark="mmlu", cache=tmp_path / "c")
     assert first.hash == second.hash  # one fit, shared
     assert first.labels["benchmark"] == "gsm8k" and second.labels["benchmark"] == "mmlu"
+
+
+@pytest.mark.parametrize("delta", [1e-20, 5e-324])
+def test_a_tiny_delta_gives_a_valid_result_not_a_traceback(cal, delta):
+    """delta=1e-20 raised StatisticsError (the ability's normal quantile at 1 - delta/2,
+    which is 1.0 in floating point) and 5e-324 'target=inf; expected a half-width > 0' (the
+    budget's target from 2 / (delta w), which overflows) (hostile walk, 2026-12-06)."""
+    from latentbench.select import compare
+
+    y = np.tile([1.0, 0.0, 1.0, 1.0], 10)
+    answers = pd.Series(y, index=[str(j) for j in range(40)])
+    for kw in (dict(budget=10), dict(items=tiny(cal, 10))):
+        result = estimate(cal, answers, model="new", delta=delta, cache=False, **kw)
+        assert result.lower <= y.mean() <= result.upper
+        assert np.isfinite([result.theta, result.theta_lower, result.theta_upper]).all()
+        assert result.level == 1 - delta
+    pair = compare(cal, answers.rename("a"), (1 - answers).rename("b"), delta=delta, budget=10)
+    assert pair.lower <= 2 * y.mean() - 1 <= pair.upper
+
+
+def test_a_delta_near_1_is_shown_as_given_in_the_contradiction_note(cal):
+    answers = pd.Series(np.tile([1.0, 0.0], 20), index=[str(j) for j in range(40)])
+    kw = dict(model="new", budget=30, delta=0.9999999, cache=False, seed=2)
+    result = estimate(cal, answers, **kw)  # seed 2: contradicted at item 3 (a scan)
+    said = [w for w in result.warnings if "contradicted" in w]
+    assert said and all("delta=0.9999999" in w for w in said), result.warnings

@@ -1050,7 +1050,10 @@ def _ability(
         score_ability_knots(cal, seq.population, ranked), [score, lower, upper]
     ).tolist()
     centre, sd = seq.theta()
-    z = NormalDist().inv_cdf(1.0 - seq.delta / 2.0)
+    # 1 - delta/2 is 1.0 for a delta below 1e-16: the lower tail then (delta/2 at least the
+    # smallest float: 5e-324 / 2 is 0)
+    half = max(seq.delta / 2.0, math.ulp(0.0))
+    z = NormalDist().inv_cdf(1.0 - half) if 1.0 - half < 1.0 else -NormalDist().inv_cdf(half)
     th = np.sort(np.asarray(cal.abilities, dtype=np.float64)[ranked])
     k = th.size
 
@@ -1110,7 +1113,7 @@ def _finish(
         notes.append(
             f"model {model!r}: the answers contradicted the confidence sequence at item "
             f"{contradicted:,} (every candidate score rejected, which happens with probability "
-            f"at most delta={seq.delta:g}); the interval is the certain range the answers "
+            f"at most delta={seq.delta:.15g}); the interval is the certain range the answers "
             f"leave, [{lower:.3g}, {upper:.3g}], wider than before"
         )
     trajectory = np.asarray(seq.trajectory, dtype=np.float64).reshape(-1, 3)

@@ -244,7 +244,7 @@ def compare(
         notes.append(
             f"{name_a!r} - {name_b!r}: the answers contradicted the confidence sequence at "
             f"item {contradicted:,} (every candidate difference rejected, which happens with "
-            f"probability at most delta={delta:g}); the interval is the certain range the "
+            f"probability at most delta={delta:.15g}); the interval is the certain range the "
             f"answers leave, [{lower:.3g}, {upper:.3g}], wider than before"
         )
     n, da, db = both.size, ya[both], yb[both]
