@@ -128,9 +128,45 @@ def test_a_design_row_without_an_item_is_named_as_such(setup, tmp_path):
     design.loc[3, "item"] = None
     path = tmp_path / "items.csv"
     design.to_csv(path, index=False)
-    for given in (design, path):
-        with pytest.raises(InputError, match=r"column 'item' is empty at order 4; expected"):
+    for given, where in ((design, "row 4"), (path, "line 5")):
+        with pytest.raises(InputError, match=rf"column 'item' is empty on {where} \(order 4\)"):
             estimate(cal, answers, items=given)
+    trailing = tmp_path / "trailing.csv"  # a spreadsheet's empty last row: no order either
+    trailing.write_text(tiny(cal, 10).to_csv(index=False) + ",,,,,,,\n")
+    with pytest.raises(InputError, match=r"empty on line 12; expected .*the row is empty"):
+        estimate(cal, answers, items=trailing)
+
+
+def test_a_design_item_edited_or_in_another_layout_is_named_as_such(setup, tmp_path):
+    """An item id padded with spaces in a design of this calibration (its hash matches) was
+    said to come from 'another calibration'; a design saved with ';' (a spreadsheet's
+    locale) or a column renamed 'Item' lacked columns without saying which it had (hostile
+    walk, 2026-12-06)."""
+    cal, answers, _ = setup
+    design = tiny(cal, 10)
+    padded = design.assign(item=" " + design["item"])
+    with pytest.raises(InputError) as err:
+        estimate(cal, answers, items=padded)
+    text = str(err.value)
+    assert "was edited" in text and "another calibration" not in text, text
+    assert f"did you mean {design['item'].iloc[0]!r}" in text
+    other = padded.assign(calibration_hash="f" * 64).drop(columns="seed")
+    with pytest.raises(InputError, match=r"made from calibration 'ffff"):
+        estimate(cal, answers, items=other)
+    semicolons = tmp_path / "items.csv"
+    design.to_csv(semicolons, sep=";", index=False)
+    with pytest.raises(
+        InputError,
+        match=r"lacks column\(s\) item, order, probability; .*found "
+        r"columns \['item;order;probability",
+    ):
+        estimate(cal, answers, items=semicolons)
+    with pytest.raises(
+        InputError,
+        match=r"lacks column\(s\) item, probability; .*found columns "
+        r"\['Item', 'order'\]",
+    ):
+        estimate(cal, answers, items=design.rename(columns={"item": "Item"})[["Item", "order"]])
 
 
 def test_a_seed_above_2_to_the_53_is_replayed_exactly(setup, tmp_path):

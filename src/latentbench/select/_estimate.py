@@ -1957,14 +1957,18 @@ def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
     DataFrame
         The rows sorted by ``order``, ``item`` as text.
     """
-    from latentbench.io._matrix_checks import _show
+    import pandas as pd
+
+    from latentbench.io._matrix_checks import _row, _show
 
     frame, source = _design_frame(items)
     missing = [c for c in ("item", "order", "probability") if c not in frame.columns]
     if missing:
+        found = [str(c) for c in frame.columns]
         raise InputError(
             f"{source}: lacks column(s) {', '.join(missing)}; expected the "
-            f"output of `latentbench tiny` ({_DESIGN_COLUMNS})"
+            f"output of `latentbench tiny` ({_DESIGN_COLUMNS}); found columns {found[:8]}"
+            f"{f' ({len(found)} columns)' if len(found) > 8 else ''}"
         )
     if len(frame) == 0:
         raise InputError(
@@ -1974,9 +1978,13 @@ def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
     empty = frame["item"].isna().to_numpy(bool)
     if empty.any():  # not an item 'nan' of another calibration
         k = int(np.flatnonzero(empty)[0])
+        order = frame["order"].iloc[k]
+        at = "" if pd.isna(order) else f" (order {_show(order)})"
+        blank = bool(frame.iloc[k].isna().all())  # every cell: a spreadsheet's empty row
         raise InputError(
-            f"{source}: column 'item' is empty at order {_show(frame['order'].iloc[k])}; "
-            "expected the item id tiny drew at that order"
+            f"{source}: column 'item' is empty on {_row(source, k)}{at}; expected the item id "
+            "tiny drew at that order"
+            + (" (the row is empty, as a spreadsheet may leave: delete it)" if blank else "")
         )
     frame = frame.assign(item=frame["item"].astype(str))
     frame = frame.sort_values("order", kind="stable").reset_index(drop=True)
@@ -2131,9 +2139,15 @@ def _estimate_fixed(
     pos = cal.positions(design["item"].tolist())
     if (pos < 0).any():
         bad = design["item"].iloc[int(np.flatnonzero(pos < 0)[0])]
+        why = (
+            "this calibration's hash is the design's, so the item was edited: use the file "
+            "tiny wrote"
+            if "calibration_hash" in design
+            else "the design was made from another calibration, or edited"
+        )
         raise InputError(
-            f"{where}: item {bad!r} is not in the calibration; the design was made "
-            "from another calibration"
+            f"{where}: item {bad!r} is not in the calibration{_near_id(bad, list(cal.item_ids))}"
+            f"; {why}"
         )
     if seed is None:
         notes.append(
