@@ -280,6 +280,26 @@ def test_every_missing_design_item_is_named_in_one_error(setup):
     assert all(f"{g!r} (order" in text for g in gone[:5]) and text.count("(order") == 5
 
 
+def test_a_run_that_stopped_early_is_told_it_may_cut_the_design(setup):
+    """A model that answered only the first rows of a design (its run stopped) was told to
+    run exactly those items, not that the first rows are a valid design (docs: cutting the
+    last rows keeps one) (hostile walk, 2026-12-06)."""
+    cal, answers, _ = setup
+    design = tiny(cal, 20)
+    first = {k: v for k, v in answers.items() if k in set(design["item"].iloc[:12])}
+    with pytest.raises(
+        InputError,
+        match=r"answered its first 12: keep only the design's rows "
+        r"of order 1 to 12",
+    ):
+        estimate(cal, first, items=design)
+    assert estimate(cal, first, items=design.iloc[:12]).n_evaluated == 12
+    gaps = {k: v for k, v in answers.items() if k != design["item"].iloc[3]}
+    with pytest.raises(InputError) as err:
+        estimate(cal, gaps, items=design)
+    assert "keep only" not in str(err.value)  # a gap is not a cut
+
+
 def test_tiny_k_must_be_an_integer(setup):
     """Finding 13: k=50.0 wrote float orders, k=None raised a TypeError."""
     cal, _, _ = setup

@@ -2160,11 +2160,18 @@ def _estimate_fixed(
     if missing:
         shown = ", ".join(f"{cal.item_ids[pos[k]]!r} (order {k + 1})" for k in missing[:5])
         of = "the design" if isinstance(items, pd.DataFrame) else str(items)
+        done = missing[0]  # answered orders 1..done and none after: a run that stopped
+        cut = (
+            f"; it answered its first {done:,}: keep only the design's rows of order 1 to "
+            f"{done:,} (cutting the last rows keeps a valid design)"
+            if done and missing == list(range(done, len(design)))
+            else ""
+        )
         raise InputError(
             f"model {name!r} did not answer {len(missing)} of the {len(design)} items of "
             f"{of}: {shown}{', ...' if len(missing) > 5 else ''}; a fixed design needs an "
             "answer to every one of its items: run the model on exactly these (e.g. lm-eval "
-            "--samples)"
+            f"--samples){cut}"
         )
     seq = _fixed_sequence(cal, floor, options["proxy"], options["point"])
     notes.extend(proxy_note(cal, options["proxy"], seq.proxy_used))
