@@ -300,6 +300,22 @@ def test_a_run_that_stopped_early_is_told_it_may_cut_the_design(setup):
     assert "keep only" not in str(err.value)  # a gap is not a cut
 
 
+def test_a_design_refused_by_its_own_calibration_names_other_code_as_a_cause(setup):
+    """A matrix file is refitted by each version of latentbench's code (the cache is keyed
+    on it), so a design pre-registered under one version can be refused under another with
+    the calibration's hash matching; the message only said the design was edited (hostile
+    walk, 2026-12-06). Simulated: the same calibration (same hash) with other intercepts."""
+    import dataclasses
+
+    cal, answers, _ = setup
+    design = tiny(cal, 15)
+    refitted = dataclasses.replace(cal, b=np.asarray(cal.b) + 0.3)
+    assert refitted.hash == cal.hash
+    for given in (design, design.drop(columns="seed")):  # the replayed draw; the probabilities
+        with pytest.raises(InputError, match=r"edited.*or made by other latentbench code"):
+            estimate(refitted, answers, items=given)
+
+
 def test_tiny_k_must_be_an_integer(setup):
     """Finding 13: k=50.0 wrote float orders, k=None raised a TypeError."""
     cal, _, _ = setup

@@ -2110,6 +2110,12 @@ def _read_design_file(path: Path) -> tuple[pd.DataFrame, str]:
         ) from None
 
 
+_OTHER_CODE = (
+    "or made by other latentbench code: a response-matrix calibration is refitted by each "
+    "version (a fit directory's parameters are fixed: pre-register a design made from one)"
+)
+"""The other cause of a design its own calibration (same hash) refuses."""
+
 _PROBABILITY_RTOL = 1e-5
 """Relative tolerance on a design's recorded probabilities: they are re-derived from the
 calibration (the recomputed ones are used), so the check only has to catch an edit; 1e-5
@@ -2197,7 +2203,7 @@ def _estimate_fixed(
                     f"the item drawn at order {k + 1} by seed {seed} (floor {floor:g}, this "
                     f"calibration) is {cal.item_ids[drawn]!r}; the design's items were edited "
                     "(a pre-registered design is tiny's draws, in order): use the file tiny "
-                    "wrote, or cut only its last rows"
+                    f"wrote, or cut only its last rows; {_OTHER_CODE}"
                 )
         if not math.isclose(pi[j], p, rel_tol=_PROBABILITY_RTOL):
             rel = abs(p - float(pi[j])) / float(pi[j]) if math.isfinite(p) else math.inf
@@ -2206,7 +2212,7 @@ def _estimate_fixed(
                 f"this calibration gives {float(pi[j])!r} (relative difference {rel:.2g}, more "
                 f"than the {_PROBABILITY_RTOL:g} that rounding to 6 significant digits "
                 "makes); its probability or floor was edited, or the design was made from "
-                "another calibration or floor"
+                f"another calibration or floor; {_OTHER_CODE}"
             )
         probs.append(float(pi[j]))
         seq.observe(j, float(y[j]), pi)
