@@ -316,6 +316,25 @@ def test_a_design_refused_by_its_own_calibration_names_other_code_as_a_cause(set
             estimate(refitted, answers, items=given)
 
 
+def test_compare_says_when_the_ridge_proxy_asked_for_is_not_available(setup):
+    """compare(proxy="ridge") on a calibration without responses (a fit directory) ran the
+    IRT predictions with options["proxy"] = "irt" and no word, where estimate warns (hostile
+    walk, 2026-12-06)."""
+    import dataclasses
+
+    cal, answers, _ = setup
+    bare = dataclasses.replace(cal, item_features=None)  # as a fit directory's
+    a = pd.Series(answers).rename("a")
+    b = (1 - pd.Series(answers)).rename("b")
+    with pytest.warns(DataWarning, match=r"proxy 'irt' instead of 'ridge'"):
+        result = compare(bare, a, b, proxy="ridge", budget=10)
+    assert result.options["proxy"] == "irt"
+    assert any("instead of 'ridge'" in w for w in result.warnings)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert compare(cal, a, b, proxy="ridge", budget=10).options["proxy"] == "ridge"
+
+
 def test_tiny_k_must_be_an_integer(setup):
     """Finding 13: k=50.0 wrote float orders, k=None raised a TypeError."""
     cal, _, _ = setup

@@ -29,7 +29,14 @@ import numpy as np
 
 from latentbench._checks import check_seed, user_stacklevel
 from latentbench.exceptions import InputError
-from latentbench.select._estimate import _answers, _check_options, _rng, outward, write_json
+from latentbench.select._estimate import (
+    _answers,
+    _check_options,
+    _rng,
+    outward,
+    proxy_note,
+    write_json,
+)
 from latentbench.select._estimate_calibration import Calibration, load_calibration
 from latentbench.select._estimate_cs import WeightedBettingCS
 from latentbench.select._estimate_design import _VARIANCE_FLOOR, SequentialEstimate, draw_item
@@ -240,6 +247,7 @@ def compare(
     if swap:  # (+ 0.0: a difference of 0 stays +0.000, not -0.000)
         point, lower, upper, sign = -point + 0.0, -upper + 0.0, -lower + 0.0, -sign
     higher = name_a if sign > 0 else name_b if sign < 0 else None
+    notes.extend(proxy_note(cal, proxy, proxy_used))
     if contradicted is not None:  # kept valid (the certain bounds), and said
         notes.append(
             f"{name_a!r} - {name_b!r}: the answers contradicted the confidence sequence at "
