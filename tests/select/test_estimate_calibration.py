@@ -174,3 +174,14 @@ def test_a_cached_calibration_says_what_its_fit_said_on_every_call(tmp_path, mon
     assert fitted <= set(result.warnings)
     pair, _ = said(lambda: compare(path, answers.rename("a"), (1 - answers).rename("b")))
     assert fitted <= set(pair.warnings)
+
+
+def test_a_fit_that_fails_still_says_what_it_said_before_failing(tmp_path):
+    """The warnings said on the way to a refused calibration (a model without any score left
+    out, then too few models) are shown, not swallowed with the error."""
+    from latentbench.exceptions import DataWarning, InputError
+
+    path = tmp_path / "cal.csv"
+    path.write_text("model,item,score\na,q0,1\na,q1,0\nb,q0,\n")
+    with pytest.warns(DataWarning, match=r"left out"), pytest.raises(InputError, match="2 models"):
+        load_calibration(path, cache=tmp_path / "cache")

@@ -762,12 +762,16 @@ def _recorded(fit: Callable[[], Calibration]) -> Calibration:
     as they came, and kept in ``fit_warnings`` so that a cached fit says them again)."""
     from latentbench.exceptions import LatentbenchWarning
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        cal = fit()
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cal = fit()
+    finally:  # said even when the fit then fails
+        for w in caught:
+            warnings.warn(w.message, w.category, stacklevel=user_stacklevel())
     kept: list[tuple[str, str]] = []
     for w in caught:
-        warnings.warn(w.message, w.category, stacklevel=user_stacklevel())
         if issubclass(w.category, LatentbenchWarning) and w.category in _FIT_WARNINGS.values():
             if (w.category.__name__, str(w.message)) not in kept:
                 kept.append((w.category.__name__, str(w.message)))
