@@ -105,9 +105,12 @@ def test_a_design_without_a_k_column_is_sized_for_its_rows_with_one_warning(setu
     said = [str(w.message) for w in caught if "no 'k' column" in str(w.message)]
     assert len(said) == 1 and "sized for its 12 rows" in said[0], said
     assert any("no 'k' column" in w for w in cut.warnings)
+    assert cut.options["k"] == 12  # what the interval was sized for, in estimate.json
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the design as tiny wrote it: nothing to say
-        estimate(cal, answers, items=design.iloc[:12])
+        registered = estimate(cal, answers, items=design.iloc[:12])
+    assert registered.options["k"] == 30 and registered.to_dict()["options"]["k"] == 30
+    assert "k" not in estimate(cal, answers, budget=12).options  # an adaptive run: its budget
 
 
 def test_a_design_k_above_the_calibrated_items_is_refused(setup):

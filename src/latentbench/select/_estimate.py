@@ -2188,8 +2188,9 @@ def _estimate_fixed(
     seq.cs = WeightedBettingCS(delta)
     # the design's registered size is its budget, fixed before any answer: sized for its end
     # (a design cut after k' rows keeps the registered k: a point on the registered run)
-    seq.set_target(seq.budget_target(_registered_size(design, where, cal.n_items, notes)))
-    options.update(target=seq.cs.target, sized_for=sized_for(None, seq.cs.target))
+    registered = _registered_size(design, where, cal.n_items, notes)
+    seq.set_target(seq.budget_target(registered))
+    options.update(target=seq.cs.target, sized_for=sized_for(None, seq.cs.target), k=registered)
     rng = _design_rng(seed) if seed is not None else None
     recorded = pd.to_numeric(design["probability"], errors="coerce").to_numpy(dtype=np.float64)
     probs: list[float] = []
