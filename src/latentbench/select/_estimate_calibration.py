@@ -760,8 +760,6 @@ def _fit_cached(
 def _recorded(fit: Callable[[], Calibration]) -> Calibration:
     """``fit()``'s calibration carrying the latentbench warnings said while it ran (said
     as they came, and kept in ``fit_warnings`` so that a cached fit says them again)."""
-    from latentbench.exceptions import LatentbenchWarning
-
     caught: list[warnings.WarningMessage] = []
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -772,7 +770,7 @@ def _recorded(fit: Callable[[], Calibration]) -> Calibration:
             warnings.warn(w.message, w.category, stacklevel=user_stacklevel())
     kept: list[tuple[str, str]] = []
     for w in caught:
-        if issubclass(w.category, LatentbenchWarning) and w.category in _FIT_WARNINGS.values():
+        if w.category in _FIT_WARNINGS.values():  # latentbench's own (all of them)
             if (w.category.__name__, str(w.message)) not in kept:
                 kept.append((w.category.__name__, str(w.message)))
     return dataclasses.replace(cal, fit_warnings=tuple(kept)) if kept else cal
