@@ -338,6 +338,45 @@ def test_compare_says_when_the_ridge_proxy_asked_for_is_not_available(setup):
         assert compare(cal, a, b, proxy="ridge", budget=10).options["proxy"] == "ridge"
 
 
+@pytest.mark.parametrize("column", ["floor", "seed", "calibration_hash", "k"])
+def test_a_design_column_left_empty_is_named_as_empty(setup, tmp_path, column):
+    """A column emptied by hand read 'holds nan at order 1 but nan at order 1' (hostile walk,
+    2026-12-06)."""
+    cal, answers, _ = setup
+    design = tiny(cal, 10).astype({column: object})
+    design.loc[:, column] = None
+    path = tmp_path / "items.csv"
+    design.to_csv(path, index=False)
+    with pytest.raises(
+        InputError,
+        match=rf"items .*items\.csv: column '{column}' is empty at "
+        r"order 1; expected",
+    ):
+        estimate(cal, answers, items=path)
+
+
+@pytest.mark.parametrize("value", ["half", 1.5, 0, -0.2])
+def test_a_design_floor_that_is_no_floor_is_named_in_the_file(setup, value):
+    """floor 'half' raised a ValueError traceback; 1.5 and 0 were refused as '--floor 1.5',
+    an option the user never gave (hostile walk, 2026-12-06)."""
+    cal, answers, _ = setup
+    design = tiny(cal, 10).astype({"floor": object}).assign(floor=value)
+    with pytest.raises(
+        InputError,
+        match=rf"items: column 'floor' holds {value!r}; expected the "
+        r"floor tiny drew the design with, a number in \(0, 1\]",
+    ):
+        estimate(cal, answers, items=design)
+
+
+def test_a_design_probability_that_is_no_number_is_shown_as_written(setup):
+    cal, answers, _ = setup
+    design = tiny(cal, 10).astype({"probability": object})
+    design.loc[3, "probability"] = "abc"
+    with pytest.raises(InputError, match=r"\(order 4\) has probability 'abc' but"):
+        estimate(cal, answers, items=design)
+
+
 def test_tiny_k_must_be_an_integer(setup):
     """Finding 13: k=50.0 wrote float orders, k=None raised a TypeError."""
     cal, _, _ = setup

@@ -2036,6 +2036,15 @@ def _check_draws(frame: pd.DataFrame, source: str) -> None:
         )
 
 
+_DESIGN_VALUES = {
+    "floor": "the floor tiny drew the design with, a number in (0, 1]",
+    "seed": "the integer >= 0 tiny drew the design with",
+    "calibration_hash": "the SHA-256 of the calibration tiny drew from",
+    "k": "the integer k that `latentbench tiny --k` drew",
+}
+"""What a design's one-value columns hold (for the messages that refuse them)."""
+
+
 def _check_constant_columns(frame: pd.DataFrame, source: str) -> None:
     """Refuse a design whose ``floor``, ``seed`` or ``calibration_hash`` (where present)
     differ between rows, or whose seed is no integer >= 0."""
@@ -2046,6 +2055,12 @@ def _check_constant_columns(frame: pd.DataFrame, source: str) -> None:
     for column in ("floor", "seed", "calibration_hash", "k"):  # one value for the whole design
         if column not in frame.columns:
             continue
+        empty = frame[column].isna().to_numpy(bool)
+        if empty.any():  # NaN differs from NaN: an emptied column is not two designs
+            raise InputError(
+                f"{source}: column {column!r} is empty at order {int(np.flatnonzero(empty)[0]) + 1}"
+                f"; expected {_DESIGN_VALUES[column]}, which tiny writes on every row"
+            )
         values = frame[column].astype(str)
         if column != "calibration_hash":  # 0.5 and 0.50 are one floor
             numeric = pd.to_numeric(frame[column], errors="coerce")
@@ -2057,6 +2072,13 @@ def _check_constant_columns(frame: pd.DataFrame, source: str) -> None:
                 f"{source}: column {column!r} holds {_show(frame[column].iloc[k])} at order "
                 f"{k + 1} but {_show(frame[column].iloc[0])} at order 1; a design has one "
                 f"{column} for all its rows (rows from two designs, or edited by hand)"
+            )
+    if "floor" in frame.columns:
+        floor = pd.to_numeric(frame["floor"], errors="coerce").iloc[0]
+        if not (np.isfinite(floor) and 0 < floor <= 1):
+            raise InputError(
+                f"{source}: column 'floor' holds {_show(frame['floor'].iloc[0])}; expected "
+                f"{_DESIGN_VALUES['floor']}"
             )
     if "seed" in frame.columns:
         seed = pd.to_numeric(frame["seed"], errors="coerce").iloc[0]
@@ -2208,8 +2230,11 @@ def _estimate_fixed(
                 )
         if not math.isclose(pi[j], p, rel_tol=_PROBABILITY_RTOL):
             rel = abs(p - float(pi[j])) / float(pi[j]) if math.isfinite(p) else math.inf
+            from latentbench.io._matrix_checks import _show
+
+            shown = repr(p) if math.isfinite(p) else _show(design["probability"].iloc[k])
             raise InputError(
-                f"{where}: item {cal.item_ids[j]!r} (order {k + 1}) has probability {p!r} but "
+                f"{where}: item {cal.item_ids[j]!r} (order {k + 1}) has probability {shown} but "
                 f"this calibration gives {float(pi[j])!r} (relative difference {rel:.2g}, more "
                 f"than the {_PROBABILITY_RTOL:g} that rounding to 6 significant digits "
                 "makes); its probability or floor was edited, or the design was made from "
