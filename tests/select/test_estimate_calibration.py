@@ -185,3 +185,36 @@ def test_a_fit_that_fails_still_says_what_it_said_before_failing(tmp_path):
     path.write_text("model,item,score\na,q0,1\na,q1,0\nb,q0,\n")
     with pytest.warns(DataWarning, match=r"left out"), pytest.raises(InputError, match="2 models"):
         load_calibration(path, cache=tmp_path / "cache")
+
+
+def test_a_fit_directory_says_what_loading_it_said_on_every_call_and_in_the_result(tmp_path):
+    """A fit directory's items.csv edited since the fit: said when loaded, but not in
+    estimate.json's warnings, and not again by a second call served from memory (hostile
+    walk, 2026-12-06)."""
+    import warnings
+
+    from latentbench.io import ResponseMatrix
+    from latentbench.irt import TwoPL
+    from latentbench.select import estimate
+
+    rng = np.random.default_rng(2)
+    Y = (rng.random((10, 30)) < 0.6).astype(float)
+    frame = pd.DataFrame(
+        Y, index=[f"m{i}" for i in range(10)], columns=[f"q{j}" for j in range(30)]
+    )
+    matrix = ResponseMatrix.from_wide(frame)
+    fit = tmp_path / "fit"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the few models' scale: not what is tested
+        TwoPL().fit(matrix).save(fit, matrix)
+    items = pd.read_csv(fit / "items.csv")
+    items.loc[0, "discrimination"] *= 1.5
+    items.to_csv(fit / "items.csv", index=False)
+    answers = pd.Series(np.tile([1.0, 0.0], 15), index=frame.columns, name="new")
+    for _ in range(2):  # loaded, then from memory
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = estimate(fit, answers, budget=5)
+        said = [str(w.message) for w in caught if "edited since the fit" in str(w.message)]
+        assert said, [str(w.message) for w in caught]
+        assert any("edited since the fit" in w for w in result.warnings), result.warnings

@@ -117,8 +117,9 @@ class Calibration:
         valid) intervals (docs/estimate.md, "Inputs").
     fit_warnings : tuple of (str, str)
         The warnings (category name, message) said while reading and fitting the responses
-        (e.g. an intercept-only fit, a model left out): said again whenever the fit is
-        served from a cache, and recorded in each estimate's and comparison's ``warnings``.
+        (e.g. an intercept-only fit, a model left out) or loading a fit directory (e.g. a
+        table edited since the fit): said again whenever the calibration is served from a
+        cache, and recorded in each estimate's and comparison's ``warnings``.
     """
 
     item_ids: tuple[str, ...]
@@ -678,8 +679,10 @@ def _from_fit_dir(path: Path, rank: int) -> Calibration:
         )
     key = _content_hash(*(_file_hash(f) for f in files))
     if key not in _MEMORY:
-        cal = from_result(IRTResult.load(path), source=str(path), digest=key)
+        cal = _recorded(lambda: from_result(IRTResult.load(path), source=str(path), digest=key))
         _MEMORY[key] = dataclasses.replace(cal, labels=_fit_labels(files[0]))
+    else:
+        _say_again(_MEMORY[key])
     return _fitted_rank(_named(_MEMORY[key], str(path)), rank, f"fit directory {path}")
 
 
