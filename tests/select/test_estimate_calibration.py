@@ -218,3 +218,38 @@ def test_a_fit_directory_says_what_loading_it_said_on_every_call_and_in_the_resu
         said = [str(w.message) for w in caught if "edited since the fit" in str(w.message)]
         assert said, [str(w.message) for w in caught]
         assert any("edited since the fit" in w for w in result.warnings), result.warnings
+
+
+def test_a_store_benchmarks_default_split_is_recorded_with_the_estimate(tmp_path):
+    """A benchmark of several splits is calibrated on 'test', said in a warning; estimate.json
+    neither recorded the warning nor named the split anywhere (hostile walk, 2026-12-06)."""
+    import warnings
+
+    from latentbench.io.store import Store
+    from latentbench.select import estimate
+
+    rng = np.random.default_rng(0)
+    Y = (rng.random((8, 40)) < 0.6).astype(float)
+    cells = pd.DataFrame(
+        [(f"m{i}", str(j), Y[i, j]) for i in range(8) for j in range(40)],
+        columns=["model", "item", "score"],
+    )
+
+    def frame(split):
+        c = cells.assign(benchmark="b", metric="acc")
+        return c.assign(filter="none", trial=0, split=split, source="t", source_file="t",
+                        run_timestamp=pd.NaT, item_hash=None, source_model=c["model"],
+                        flag=None)  # fmt: skip
+
+    with Store(tmp_path / "s.duckdb") as db:
+        db.ingest(frame("test"))
+        db.ingest(frame("validation"))
+    answers = pd.Series(np.tile([1.0, 0.0], 20), index=[str(j) for j in range(40)], name="new")
+    for _ in range(2):  # fitted, then from the cache
+        cal = load_calibration(tmp_path / "s.duckdb", benchmark="b", cache=tmp_path / "c")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = estimate(cal, answers, budget=5, cache=tmp_path / "c")
+        assert any("using 'test'" in w for w in result.warnings), result.warnings
+        said = [str(w.message) for w in caught if "using 'test'" in str(w.message)]
+        assert not said, said  # said by load_calibration, not twice

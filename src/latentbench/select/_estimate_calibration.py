@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from latentbench.irt import IRTResult
 
 __all__ = ["Calibration", "load_calibration"]
+
+_T = TypeVar("_T")
 
 _MEMORY: dict[str, Calibration] = {}
 _FIT_WARNINGS = {
@@ -763,12 +765,19 @@ def _fit_cached(
 def _recorded(fit: Callable[[], Calibration]) -> Calibration:
     """``fit()``'s calibration carrying the latentbench warnings said while it ran (said
     as they came, and kept in ``fit_warnings`` so that a cached fit says them again)."""
+    cal, kept = _said_while(fit)
+    return dataclasses.replace(cal, fit_warnings=kept) if kept else cal
+
+
+def _said_while(call: Callable[[], _T]) -> tuple[_T, tuple[tuple[str, str], ...]]:
+    """``call()``'s value and the latentbench warnings (category name, message) said while
+    it ran, each once; they are said as they came, even when ``call`` then fails."""
     caught: list[warnings.WarningMessage] = []
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            cal = fit()
-    finally:  # said even when the fit then fails
+            value = call()
+    finally:
         for w in caught:
             warnings.warn(w.message, w.category, stacklevel=user_stacklevel())
     kept: list[tuple[str, str]] = []
@@ -776,7 +785,7 @@ def _recorded(fit: Callable[[], Calibration]) -> Calibration:
         if w.category in _FIT_WARNINGS.values():  # latentbench's own (all of them)
             if (w.category.__name__, str(w.message)) not in kept:
                 kept.append((w.category.__name__, str(w.message)))
-    return dataclasses.replace(cal, fit_warnings=tuple(kept)) if kept else cal
+    return value, tuple(kept)
 
 
 def _say_again(cal: Calibration) -> Calibration:
@@ -802,7 +811,7 @@ def _from_store(
     from latentbench.io import Store
 
     if isinstance(store, Store):
-        matrix = store.matrix(benchmark, **choice)
+        matrix, said = _said_while(lambda: store.matrix(benchmark, **choice))
         where = store.path
     elif isinstance(store, str | os.PathLike):
         where = str(store)
@@ -812,7 +821,7 @@ def _from_store(
                 f"holding benchmark {benchmark!r}"
             )
         with Store(where, read_only=True) as db:
-            matrix = db.matrix(benchmark, **choice)
+            matrix, said = _said_while(lambda: db.matrix(benchmark, **choice))
     else:
         raise InputError(
             f"calibration of type {type(store).__name__} with benchmark={benchmark!r}; "
@@ -822,4 +831,10 @@ def _from_store(
     key = _content_hash(_CACHE_VERSION, "store", Y, *matrix.model_ids, *matrix.item_ids, rank)
     chosen = ", ".join(f"{name}={value}" for name, value in choice.items() if value is not None)
     source = f"{where}:{benchmark}" + (f" ({chosen})" if chosen else "")
-    return _labelled(_fit_cached(key, cache, lambda: matrix, rank, source), matrix.labels)
+    cal = _labelled(_fit_cached(key, cache, lambda: matrix, rank, source), matrix.labels)
+    # what reading the benchmark said (e.g. the split chosen by default) is said on every
+    # call by the read itself: recorded with the result, not kept in the cached fit
+    if not said:
+        return cal
+    fit_said = tuple(w for w in said if w not in cal.fit_warnings)
+    return dataclasses.replace(cal, fit_warnings=fit_said + cal.fit_warnings)
