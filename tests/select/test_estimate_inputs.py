@@ -400,3 +400,33 @@ def test_a_delta_near_1_is_shown_as_given_in_the_contradiction_note(cal):
     result = estimate(cal, answers, **kw)  # seed 2: contradicted at item 3 (a scan)
     said = [w for w in result.warnings if "contradicted" in w]
     assert said and all("delta=0.9999999" in w for w in said), result.warnings
+
+
+def test_what_reading_the_answers_said_is_kept_with_the_result_and_said_once(cal, tmp_path):
+    """Reading the answers' file said that rows were collapsed (or trials averaged, ...), but
+    estimate.json's and compare.json's warnings did not keep it (hostile walk, 2026-12-06)."""
+    from latentbench.select import compare, estimate_many
+
+    frame = _long().assign(model="new")
+    path = tmp_path / "new.csv"
+    pd.concat([frame, frame.iloc[[3]]]).to_csv(path, index=False)
+    collapsed = "1 repeated (model, item) rows with identical scores were collapsed"
+    for run in (
+        lambda: estimate(cal, path, budget=5, cache=False),
+        lambda: next(iter(estimate_many(cal, path, budget=5, cache=False))),
+    ):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = run()
+        said = [str(w.message) for w in caught if collapsed in str(w.message)]
+        assert len(said) == 1, said  # at the read, not again with the result
+        assert any(collapsed in w for w in result.warnings), result.warnings
+        assert any(collapsed in w for w in result.to_dict()["warnings"])
+    other = _long().assign(model="other", score=1.0)
+    both = tmp_path / "both.csv"
+    pd.concat([frame, frame.iloc[[3]], other]).to_csv(both, index=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pair = compare(cal, both, model_a="new", model_b="other", budget=5)
+    assert len([w for w in caught if collapsed in str(w.message)]) == 1
+    assert len([w for w in pair.warnings if collapsed in w]) == 1, pair.warnings

@@ -394,6 +394,43 @@ def read_responses(
     dict
         ``model -> Series`` of scores indexed by item id (NaN = not answered).
     """
+    from latentbench.select._estimate_calibration import _said_while
+
+    answers, said = _said_while(
+        lambda: _read_responses(
+            path,
+            source=source,
+            metric=metric,
+            filter=filter,
+            split=split,
+            group=group,
+            duplicates=duplicates,
+        )
+    )
+    if said:  # said once here, and kept with each model's result (estimate.json's warnings)
+        for series in answers.values():
+            series.attrs["read_notes"] = tuple(_Said(message) for _, message in said)
+    return answers
+
+
+class _Said(str):
+    """A note already said as a warning where it arose (reading the answers): kept in the
+    result's ``warnings`` without being said again."""
+
+    __slots__ = ()
+
+
+def _read_responses(
+    path: str | os.PathLike[str] | pd.DataFrame,
+    *,
+    source: str,
+    metric: str | None,
+    filter: str | None,
+    split: str | None,
+    group: str | None,
+    duplicates: str | None,
+) -> dict[str, pd.Series]:
+    """:func:`read_responses`, its warnings said as they come."""
     import pandas as pd
 
     from latentbench.io._matrix_checks import (
@@ -787,6 +824,7 @@ def _answers(
     if isinstance(responses, Mapping):
         responses = pd.Series(dict(responses), dtype=object)
     if isinstance(responses, pd.Series):
+        notes.extend(responses.attrs.get("read_notes", ()))  # said when read: kept, not again
         responses, repeated = _one_score_per_item(responses, name)
         if repeated:
             notes.append(
@@ -1118,7 +1156,8 @@ def _finish(
         )
     trajectory = np.asarray(seq.trajectory, dtype=np.float64).reshape(-1, 3)
     for note in notes:
-        warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
+        if not isinstance(note, _Said):
+            warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
     return EstimateResult(
         model=model,
         score=float(score),

@@ -33,6 +33,7 @@ from latentbench.select._estimate import (
     _answers,
     _check_options,
     _rng,
+    _Said,
     outward,
     proxy_note,
     write_json,
@@ -221,7 +222,7 @@ def compare(
         model_a, model_b = _pair(model_a, model_b, responses_a)
     name_a, ya, notes = _answers(cal, responses_a, model_a, "model_a")
     name_b, yb, notes_b = _answers(cal, responses_b, model_b, "model_b")
-    notes += notes_b
+    notes += [note for note in notes_b if note not in notes]  # one file read: said once
     if name_a == name_b:
         raise InputError(f"model_a and model_b are both {name_a!r}; expected two models")
     both = np.flatnonzero(np.isfinite(ya) & np.isfinite(yb))
@@ -261,7 +262,8 @@ def compare(
     from latentbench.exceptions import DataWarning
 
     for note in notes:
-        warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
+        if not isinstance(note, _Said):  # said when the answers were read
+            warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
     margin = None if margin is None else float(margin)
     options = {"seed": int(seed), "delta": float(delta), "budget": budget, "margin": margin,
                "floor": float(floor), "proxy": proxy_used}  # fmt: skip
