@@ -84,7 +84,12 @@ def __getattr__(name: str) -> Any:
         return importlib.import_module(f"{__name__}.{name}")
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        hint = ""
+        if not name.startswith("_"):  # a command's twin (tiny, compare): say where it lives
+            select = importlib.import_module(f"{__name__}.select")
+            if name in getattr(select, "__all__", ()):
+                hint = f"; it is latentbench.select.{name} (from latentbench.select import {name})"
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}{hint}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -4,6 +4,7 @@ naming the option and the value, before any work."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -91,6 +92,36 @@ def test_tiny_never_overwrites_a_design_silently(tmp_path, monkeypatch):
     args = ["tiny", str(calibration), "--k", "4", "--out", "items.csv", "--force"]
     assert runner.invoke(app, args).exit_code == 0
     assert len(pd.read_csv(tmp_path / "items.csv")) == 4
+
+
+def test_tiny_never_overwrites_its_calibration_even_with_force(tmp_path, monkeypatch):
+    """``tiny fit/ --out fit/items.csv --force`` replaced the fit's item parameters with the
+    design (the fit was then unreadable), and ``tiny cal.parquet --out cal.parquet --force``
+    the calibration matrix itself (hostile walk, 2026-12-06)."""
+    calibration = tmp_path / "calib.parquet"
+    rng = np.random.default_rng(0)
+    cells = [(f"m{i}", str(j), float(rng.random() < 0.6)) for i in range(6) for j in range(20)]
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_parquet(calibration)
+    fit = tmp_path / "fit"
+    assert runner.invoke(app, ["fit", str(calibration), "--out", str(fit)]).exit_code == 0
+    monkeypatch.chdir(tmp_path)
+    kept = {path: path.read_bytes() for path in (calibration, *fit.iterdir())}
+    for cal, out, option in (
+        (fit, fit / "items.csv", "--out"),
+        (fit, "fit/./items.csv", "--out"),
+        (calibration, calibration, "--out"),
+        (calibration, "calib.parquet", "--out"),
+        (fit, fit / "fit.json", "--lm-eval-samples"),
+    ):
+        extra = ["--out", "design.csv"] if option != "--out" else []
+        args = ["tiny", str(cal), "--k", "3", option, str(out), *extra, "--force"]
+        outcome = runner.invoke(app, args)
+        said = " ".join(outcome.output.split())
+        assert outcome.exit_code == 2 and "the calibration" in said, (args, said)
+        assert f"{option} {Path(out)}" in said
+    assert {path: path.read_bytes() for path in kept} == kept
+    outcome = runner.invoke(app, ["tiny", str(fit), "--k", "3", "--out", "fit/design.csv"])
+    assert outcome.exit_code == 0, outcome.output  # a new file beside the fit's: fine
 
 
 def test_a_model_without_answers_does_not_cost_the_others_their_estimates(tmp_path):

@@ -135,3 +135,121 @@ def test_a_rank_2_calibration_is_centred_over_every_model_as_fit_centres_it():
     scores[4] = 0.0
     cal = from_matrix(ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids), rank=2)
     np.testing.assert_allclose(cal.model_factors.mean(axis=0), 0.0, atol=1e-9)
+
+
+def test_a_cached_calibration_says_what_its_fit_said_on_every_call(tmp_path, monkeypatch):
+    """The fit's warnings (here: every item answered alike, an intercept-only fit; and a model
+    without any score left out) were said only by the call that fitted: the same command
+    again, served from the disk or memory cache, said nothing, and estimate.json never
+    recorded them (hostile walk, 2026-12-06)."""
+    import warnings
+
+    from latentbench.exceptions import LatentbenchWarning
+    from latentbench.select import compare, estimate
+
+    cells = [(f"m{i}", f"q{j}", 1.0) for i in range(6) for j in range(30)]
+    cells += [("empty", "q0", None)]
+    path = tmp_path / "cal.csv"
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_csv(path, index=False)
+    answers = pd.Series(np.tile([1.0, 0.0], 15), index=[f"q{j}" for j in range(30)])
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("LATENTBENCH_CACHE_DIR", str(cache))  # compare's cache
+
+    def said(call):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = call()
+        return result, {
+            str(w.message) for w in caught if issubclass(w.category, LatentbenchWarning)
+        }
+
+    _, fitted = said(lambda: load_calibration(path, cache=cache))
+    assert any("intercept-only" in m for m in fitted), fitted
+    assert any("'empty'" in m for m in fitted), fitted
+    _, from_memory = said(lambda: load_calibration(path, cache=cache))
+    _MEMORY.clear()
+    _, from_disk = said(lambda: load_calibration(path, cache=cache))
+    assert from_memory >= fitted and from_disk >= fitted
+    result, _ = said(lambda: estimate(path, answers.rename("new"), budget=5, cache=cache))
+    assert fitted <= set(result.warnings)
+    pair, _ = said(lambda: compare(path, answers.rename("a"), (1 - answers).rename("b")))
+    assert fitted <= set(pair.warnings)
+
+
+def test_a_fit_that_fails_still_says_what_it_said_before_failing(tmp_path):
+    """The warnings said on the way to a refused calibration (a model without any score left
+    out, then too few models) are shown, not swallowed with the error."""
+    from latentbench.exceptions import DataWarning, InputError
+
+    path = tmp_path / "cal.csv"
+    path.write_text("model,item,score\na,q0,1\na,q1,0\nb,q0,\n")
+    with pytest.warns(DataWarning, match=r"left out"), pytest.raises(InputError, match="2 models"):
+        load_calibration(path, cache=tmp_path / "cache")
+
+
+def test_a_fit_directory_says_what_loading_it_said_on_every_call_and_in_the_result(tmp_path):
+    """A fit directory's items.csv edited since the fit: said when loaded, but not in
+    estimate.json's warnings, and not again by a second call served from memory (hostile
+    walk, 2026-12-06)."""
+    import warnings
+
+    from latentbench.io import ResponseMatrix
+    from latentbench.irt import TwoPL
+    from latentbench.select import estimate
+
+    rng = np.random.default_rng(2)
+    Y = (rng.random((10, 30)) < 0.6).astype(float)
+    frame = pd.DataFrame(
+        Y, index=[f"m{i}" for i in range(10)], columns=[f"q{j}" for j in range(30)]
+    )
+    matrix = ResponseMatrix.from_wide(frame)
+    fit = tmp_path / "fit"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the few models' scale: not what is tested
+        TwoPL().fit(matrix).save(fit, matrix)
+    items = pd.read_csv(fit / "items.csv")
+    items.loc[0, "discrimination"] *= 1.5
+    items.to_csv(fit / "items.csv", index=False)
+    answers = pd.Series(np.tile([1.0, 0.0], 15), index=frame.columns, name="new")
+    for _ in range(2):  # loaded, then from memory
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = estimate(fit, answers, budget=5)
+        said = [str(w.message) for w in caught if "edited since the fit" in str(w.message)]
+        assert said, [str(w.message) for w in caught]
+        assert any("edited since the fit" in w for w in result.warnings), result.warnings
+
+
+def test_a_store_benchmarks_default_split_is_recorded_with_the_estimate(tmp_path):
+    """A benchmark of several splits is calibrated on 'test', said in a warning; estimate.json
+    neither recorded the warning nor named the split anywhere (hostile walk, 2026-12-06)."""
+    import warnings
+
+    from latentbench.io.store import Store
+    from latentbench.select import estimate
+
+    rng = np.random.default_rng(0)
+    Y = (rng.random((8, 40)) < 0.6).astype(float)
+    cells = pd.DataFrame(
+        [(f"m{i}", str(j), Y[i, j]) for i in range(8) for j in range(40)],
+        columns=["model", "item", "score"],
+    )
+
+    def frame(split):
+        c = cells.assign(benchmark="b", metric="acc")
+        return c.assign(filter="none", trial=0, split=split, source="t", source_file="t",
+                        run_timestamp=pd.NaT, item_hash=None, source_model=c["model"],
+                        flag=None)  # fmt: skip
+
+    with Store(tmp_path / "s.duckdb") as db:
+        db.ingest(frame("test"))
+        db.ingest(frame("validation"))
+    answers = pd.Series(np.tile([1.0, 0.0], 20), index=[str(j) for j in range(40)], name="new")
+    for _ in range(2):  # fitted, then from the cache
+        cal = load_calibration(tmp_path / "s.duckdb", benchmark="b", cache=tmp_path / "c")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = estimate(cal, answers, budget=5, cache=tmp_path / "c")
+        assert any("using 'test'" in w for w in result.warnings), result.warnings
+        said = [str(w.message) for w in caught if "using 'test'" in str(w.message)]
+        assert not said, said  # said by load_calibration, not twice

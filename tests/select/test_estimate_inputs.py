@@ -87,6 +87,28 @@ def test_score_outside_unit_interval_names_file_line_and_plain_value(tmp_path):
     assert "np.float64" not in text
 
 
+@pytest.mark.parametrize("layout", ["long", "wide"])
+@pytest.mark.parametrize("value", [np.inf, -np.inf])
+def test_an_infinite_score_is_refused_not_read_as_unanswered(tmp_path, layout, value):
+    # inf was read as a missing answer (a fixed design then said the item was not answered)
+    frame = _long()
+    frame.loc[2, "score"] = value
+    if layout == "wide":
+        frame = frame.set_index("item").T.assign(model="new")
+    path = tmp_path / "new.csv"
+    frame.to_csv(path, index=False)
+    with pytest.raises(InputError, match=rf"new\.csv: .*'2'.*'?{value!r}'? is outside \[0, 1\]"):
+        read_responses(path)
+
+
+@pytest.mark.parametrize("kind", ["series", "vector"])
+def test_an_infinite_answer_in_memory_is_refused_not_read_as_unanswered(cal, kind):
+    y = np.r_[0.0, 1.0, np.inf, np.zeros(37)]
+    answers = pd.Series(y, index=[str(j) for j in range(40)]) if kind == "series" else y
+    with pytest.raises(InputError, match=r"item '2': score inf is outside \[0, 1\]"):
+        estimate(cal, answers, model="new", budget=5, cache=False)
+
+
 def test_true_false_and_missing_markers_read_as_the_matrix_reader_does(tmp_path):
     path = tmp_path / "new.csv"
     path.write_text("item,score\n0,true\n1,False\n2,NA\n3,\n4,0.5\n")
@@ -352,3 +374,59 @@ def test_a_cached_calibration_carries_the_labels_of_the_benchmark_asked_for(tmp_
         second = load_calibration(tmp_path / "s.duckdb", benchmark="mmlu", cache=tmp_path / "c")
     assert first.hash == second.hash  # one fit, shared
     assert first.labels["benchmark"] == "gsm8k" and second.labels["benchmark"] == "mmlu"
+
+
+@pytest.mark.parametrize("delta", [1e-20, 5e-324])
+def test_a_tiny_delta_gives_a_valid_result_not_a_traceback(cal, delta):
+    """delta=1e-20 raised StatisticsError (the ability's normal quantile at 1 - delta/2,
+    which is 1.0 in floating point) and 5e-324 'target=inf; expected a half-width > 0' (the
+    budget's target from 2 / (delta w), which overflows) (hostile walk, 2026-12-06)."""
+    from latentbench.select import compare
+
+    y = np.tile([1.0, 0.0, 1.0, 1.0], 10)
+    answers = pd.Series(y, index=[str(j) for j in range(40)])
+    for kw in (dict(budget=10), dict(items=tiny(cal, 10))):
+        result = estimate(cal, answers, model="new", delta=delta, cache=False, **kw)
+        assert result.lower <= y.mean() <= result.upper
+        assert np.isfinite([result.theta, result.theta_lower, result.theta_upper]).all()
+        assert result.level == 1 - delta
+    pair = compare(cal, answers.rename("a"), (1 - answers).rename("b"), delta=delta, budget=10)
+    assert pair.lower <= 2 * y.mean() - 1 <= pair.upper
+
+
+def test_a_delta_near_1_is_shown_as_given_in_the_contradiction_note(cal):
+    answers = pd.Series(np.tile([1.0, 0.0], 20), index=[str(j) for j in range(40)])
+    kw = dict(model="new", budget=30, delta=0.9999999, cache=False, seed=2)
+    result = estimate(cal, answers, **kw)  # seed 2: contradicted at item 3 (a scan)
+    said = [w for w in result.warnings if "contradicted" in w]
+    assert said and all("delta=0.9999999" in w for w in said), result.warnings
+
+
+def test_what_reading_the_answers_said_is_kept_with_the_result_and_said_once(cal, tmp_path):
+    """Reading the answers' file said that rows were collapsed (or trials averaged, ...), but
+    estimate.json's and compare.json's warnings did not keep it (hostile walk, 2026-12-06)."""
+    from latentbench.select import compare, estimate_many
+
+    frame = _long().assign(model="new")
+    path = tmp_path / "new.csv"
+    pd.concat([frame, frame.iloc[[3]]]).to_csv(path, index=False)
+    collapsed = "1 repeated (model, item) rows with identical scores were collapsed"
+    for run in (
+        lambda: estimate(cal, path, budget=5, cache=False),
+        lambda: next(iter(estimate_many(cal, path, budget=5, cache=False))),
+    ):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = run()
+        said = [str(w.message) for w in caught if collapsed in str(w.message)]
+        assert len(said) == 1, said  # at the read, not again with the result
+        assert any(collapsed in w for w in result.warnings), result.warnings
+        assert any(collapsed in w for w in result.to_dict()["warnings"])
+    other = _long().assign(model="other", score=1.0)
+    both = tmp_path / "both.csv"
+    pd.concat([frame, frame.iloc[[3]], other]).to_csv(both, index=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pair = compare(cal, both, model_a="new", model_b="other", budget=5)
+    assert len([w for w in caught if collapsed in str(w.message)]) == 1
+    assert len([w for w in pair.warnings if collapsed in w]) == 1, pair.warnings

@@ -187,6 +187,32 @@ def test_estimate_says_when_the_answers_contradicted_its_sequence():
     assert any("contradicted" in line for line in result.warnings)
 
 
+def test_compare_says_when_the_answers_contradicted_its_sequence(tmp_path):
+    """compare fell back to the certain range silently: ``a - b = -0.008 [-0.250, +0.250]
+    after 150 of 200 items; not certified`` with no warning and nothing in compare.json
+    (hostile walk, 2026-12-06; the pair and seed found by a scan: emptied at item 7)."""
+    from latentbench.select import CompareResult, compare
+
+    frame = _matrix([f"m{i}" for i in range(8)], n_items=200, seed=2)
+    cal = from_matrix(ResponseMatrix.from_wide(frame), rank=1)
+    rng = np.random.default_rng(2)
+    a = pd.Series((rng.random(200) < 0.5).astype(float), index=frame.columns)
+    b = a.copy()
+    flip = rng.choice(200, 60, replace=False)
+    b.iloc[flip] = 1 - b.iloc[flip]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = compare(cal, a, b, model_a="a", model_b="b", delta=0.99, seed=0, budget=150)
+    assert result.contradicted_at is not None, result.summary()
+    line = f"the answers contradicted the confidence sequence at item {result.contradicted_at}"
+    assert any(line in str(w.message) for w in caught), [str(w.message) for w in caught]
+    assert any(line in note for note in result.warnings)
+    result.save(tmp_path)
+    assert CompareResult.read(tmp_path).contradicted_at == result.contradicted_at
+    quiet = compare(cal, a, b, model_a="a", model_b="b", seed=0, budget=150)
+    assert quiet.contradicted_at is None and not any("contradicted" in w for w in quiet.warnings)
+
+
 def test_the_experiment_counts_contradicted_runs_and_coverage_at_every_step(tmp_path):
     _, answers = _contradicting_answers()
     frame = _matrix([f"m{i}" for i in range(8)], n_items=200, seed=2)

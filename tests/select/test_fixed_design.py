@@ -93,6 +93,85 @@ def test_a_design_without_a_seed_column_is_read_with_one_warning(setup):
     assert result.n_evaluated == 15 and result.options["seed"] is None
 
 
+def test_a_design_without_a_k_column_is_sized_for_its_rows_with_one_warning(setup):
+    """A design without its registered ``k`` (written before k was recorded, or with the
+    column removed) was sized for its rows without a word: a cut design then got the narrower
+    interval of a design of that size (hostile walk, 2026-12-06)."""
+    cal, answers, _ = setup
+    design = tiny(cal, 30)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cut = estimate(cal, answers, items=design.iloc[:12].drop(columns="k"))
+    said = [str(w.message) for w in caught if "no 'k' column" in str(w.message)]
+    assert len(said) == 1 and "sized for its 12 rows" in said[0], said
+    assert any("no 'k' column" in w for w in cut.warnings)
+    assert cut.options["k"] == 12  # what the interval was sized for, in estimate.json
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the design as tiny wrote it: nothing to say
+        registered = estimate(cal, answers, items=design.iloc[:12])
+    assert registered.options["k"] == 30 and registered.to_dict()["options"]["k"] == 30
+    assert "k" not in estimate(cal, answers, budget=12).options  # an adaptive run: its budget
+
+
+def test_a_design_k_above_the_calibrated_items_is_refused(setup):
+    """tiny draws at most the calibration's items; a larger ``k`` (edited) dropped the
+    sizing silently (hostile walk, 2026-12-06)."""
+    cal, answers, _ = setup
+    design = tiny(cal, 20)
+    with pytest.raises(InputError, match=rf"column 'k' holds 5000 .*at most the {cal.n_items}"):
+        estimate(cal, answers, items=design.assign(k=5000))
+    assert estimate(cal, answers, items=design.assign(k=cal.n_items)).n_evaluated == 20
+
+
+def test_a_design_row_without_an_item_is_named_as_such(setup, tmp_path):
+    """An empty ``item`` cell was reported as item 'nan' not in the calibration, 'the design
+    was made from another calibration' (hostile walk, 2026-12-06)."""
+    cal, answers, _ = setup
+    design = tiny(cal, 10).astype({"item": object})
+    design.loc[3, "item"] = None
+    path = tmp_path / "items.csv"
+    design.to_csv(path, index=False)
+    for given, where in ((design, "row 4"), (path, "line 5")):
+        with pytest.raises(InputError, match=rf"column 'item' is empty on {where} \(order 4\)"):
+            estimate(cal, answers, items=given)
+    trailing = tmp_path / "trailing.csv"  # a spreadsheet's empty last row: no order either
+    trailing.write_text(tiny(cal, 10).to_csv(index=False) + ",,,,,,,\n")
+    with pytest.raises(InputError, match=r"empty on line 12; expected .*the row is empty"):
+        estimate(cal, answers, items=trailing)
+
+
+def test_a_design_item_edited_or_in_another_layout_is_named_as_such(setup, tmp_path):
+    """An item id padded with spaces in a design of this calibration (its hash matches) was
+    said to come from 'another calibration'; a design saved with ';' (a spreadsheet's
+    locale) or a column renamed 'Item' lacked columns without saying which it had (hostile
+    walk, 2026-12-06)."""
+    cal, answers, _ = setup
+    design = tiny(cal, 10)
+    padded = design.assign(item=" " + design["item"])
+    with pytest.raises(InputError) as err:
+        estimate(cal, answers, items=padded)
+    text = str(err.value)
+    assert "was edited" in text and "another calibration" not in text, text
+    assert f"did you mean {design['item'].iloc[0]!r}" in text
+    other = padded.assign(calibration_hash="f" * 64).drop(columns="seed")
+    with pytest.raises(InputError, match=r"made from calibration 'ffff"):
+        estimate(cal, answers, items=other)
+    semicolons = tmp_path / "items.csv"
+    design.to_csv(semicolons, sep=";", index=False)
+    with pytest.raises(
+        InputError,
+        match=r"lacks column\(s\) item, order, probability; .*found "
+        r"columns \['item;order;probability",
+    ):
+        estimate(cal, answers, items=semicolons)
+    with pytest.raises(
+        InputError,
+        match=r"lacks column\(s\) item, probability; .*found columns "
+        r"\['Item', 'order'\]",
+    ):
+        estimate(cal, answers, items=design.rename(columns={"item": "Item"})[["Item", "order"]])
+
+
 def test_a_seed_above_2_to_the_53_is_replayed_exactly(setup, tmp_path):
     """A CSV seed was read through a float: 2**53 + 1 became 2**53, the replay drew other
     items and the design was called edited (review, 2026-12-05)."""
@@ -202,6 +281,100 @@ def test_every_missing_design_item_is_named_in_one_error(setup):
     text = str(err.value)
     assert "did not answer 6 of the 20 items of the design" in text
     assert all(f"{g!r} (order" in text for g in gone[:5]) and text.count("(order") == 5
+
+
+def test_a_run_that_stopped_early_is_told_it_may_cut_the_design(setup):
+    """A model that answered only the first rows of a design (its run stopped) was told to
+    run exactly those items, not that the first rows are a valid design (docs: cutting the
+    last rows keeps one) (hostile walk, 2026-12-06)."""
+    cal, answers, _ = setup
+    design = tiny(cal, 20)
+    first = {k: v for k, v in answers.items() if k in set(design["item"].iloc[:12])}
+    with pytest.raises(
+        InputError,
+        match=r"answered its first 12: keep only the design's rows "
+        r"of order 1 to 12",
+    ):
+        estimate(cal, first, items=design)
+    assert estimate(cal, first, items=design.iloc[:12]).n_evaluated == 12
+    gaps = {k: v for k, v in answers.items() if k != design["item"].iloc[3]}
+    with pytest.raises(InputError) as err:
+        estimate(cal, gaps, items=design)
+    assert "keep only" not in str(err.value)  # a gap is not a cut
+
+
+def test_a_design_refused_by_its_own_calibration_names_other_code_as_a_cause(setup):
+    """A matrix file is refitted by each version of latentbench's code (the cache is keyed
+    on it), so a design pre-registered under one version can be refused under another with
+    the calibration's hash matching; the message only said the design was edited (hostile
+    walk, 2026-12-06). Simulated: the same calibration (same hash) with other intercepts."""
+    import dataclasses
+
+    cal, answers, _ = setup
+    design = tiny(cal, 15)
+    refitted = dataclasses.replace(cal, b=np.asarray(cal.b) + 0.3)
+    assert refitted.hash == cal.hash
+    for given in (design, design.drop(columns="seed")):  # the replayed draw; the probabilities
+        with pytest.raises(InputError, match=r"edited.*or made by other latentbench code"):
+            estimate(refitted, answers, items=given)
+
+
+def test_compare_says_when_the_ridge_proxy_asked_for_is_not_available(setup):
+    """compare(proxy="ridge") on a calibration without responses (a fit directory) ran the
+    IRT predictions with options["proxy"] = "irt" and no word, where estimate warns (hostile
+    walk, 2026-12-06)."""
+    import dataclasses
+
+    cal, answers, _ = setup
+    bare = dataclasses.replace(cal, item_features=None)  # as a fit directory's
+    a = pd.Series(answers).rename("a")
+    b = (1 - pd.Series(answers)).rename("b")
+    with pytest.warns(DataWarning, match=r"proxy 'irt' instead of 'ridge'"):
+        result = compare(bare, a, b, proxy="ridge", budget=10)
+    assert result.options["proxy"] == "irt"
+    assert any("instead of 'ridge'" in w for w in result.warnings)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert compare(cal, a, b, proxy="ridge", budget=10).options["proxy"] == "ridge"
+
+
+@pytest.mark.parametrize("column", ["floor", "seed", "calibration_hash", "k"])
+def test_a_design_column_left_empty_is_named_as_empty(setup, tmp_path, column):
+    """A column emptied by hand read 'holds nan at order 1 but nan at order 1' (hostile walk,
+    2026-12-06)."""
+    cal, answers, _ = setup
+    design = tiny(cal, 10).astype({column: object})
+    design.loc[:, column] = None
+    path = tmp_path / "items.csv"
+    design.to_csv(path, index=False)
+    with pytest.raises(
+        InputError,
+        match=rf"items .*items\.csv: column '{column}' is empty at "
+        r"order 1; expected",
+    ):
+        estimate(cal, answers, items=path)
+
+
+@pytest.mark.parametrize("value", ["half", 1.5, 0, -0.2])
+def test_a_design_floor_that_is_no_floor_is_named_in_the_file(setup, value):
+    """floor 'half' raised a ValueError traceback; 1.5 and 0 were refused as '--floor 1.5',
+    an option the user never gave (hostile walk, 2026-12-06)."""
+    cal, answers, _ = setup
+    design = tiny(cal, 10).astype({"floor": object}).assign(floor=value)
+    with pytest.raises(
+        InputError,
+        match=rf"items: column 'floor' holds {value!r}; expected the "
+        r"floor tiny drew the design with, a number in \(0, 1\]",
+    ):
+        estimate(cal, answers, items=design)
+
+
+def test_a_design_probability_that_is_no_number_is_shown_as_written(setup):
+    cal, answers, _ = setup
+    design = tiny(cal, 10).astype({"probability": object})
+    design.loc[3, "probability"] = "abc"
+    with pytest.raises(InputError, match=r"\(order 4\) has probability 'abc' but"):
+        estimate(cal, answers, items=design)
 
 
 def test_tiny_k_must_be_an_integer(setup):

@@ -260,3 +260,16 @@ def test_estimate_and_compare_results_have_short_reprs():
         text = repr(result)
         assert text.startswith(head) and len(text) < 300 and "\n" not in text, text
     assert one.summary() in repr(one)
+
+
+@pytest.mark.parametrize("name", ["tiny", "compare", "estimate_many", "CompareResult"])
+def test_a_command_twin_asked_of_the_top_package_names_where_it_lives(name):
+    """``latentbench.tiny`` / ``latentbench.compare`` (the commands' twins, in
+    latentbench.select beside ``estimate``, which the top package exports) raised a bare
+    AttributeError (hostile walk, 2026-12-06)."""
+    import latentbench
+
+    with pytest.raises(AttributeError, match=rf"it is latentbench\.select\.{name}\b"):
+        getattr(latentbench, name)
+    with pytest.raises(AttributeError, match=r"no attribute 'no_such_name'$"):
+        latentbench.no_such_name  # noqa: B018

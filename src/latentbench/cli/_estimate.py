@@ -602,8 +602,10 @@ def tiny_command(
         )
     _refuse_store(calibration, "tiny")
     if not to_stdout:
+        _refuse_calibration_file(out, calibration, "--out")
         _writable_file(out)
     if samples_out is not None:
+        _refuse_calibration_file(samples_out, calibration, "--lm-eval-samples")
         _check_samples_out(samples_out, force)
     elif task is not None:
         fail("--task names the lm-eval task of --lm-eval-samples FILE: give that too")
@@ -653,6 +655,24 @@ def _write_samples(
             f"OUT --source lm-eval{grouped} --items {shlex.quote(design)}`"
         ),
         soft_wrap=True,
+    )
+
+
+def _refuse_calibration_file(path: Path, calibration: Path, option: str) -> None:
+    """Refuse to write ``tiny``'s output over its calibration: the matrix file itself, or a
+    file of the fit directory (its ``items.csv`` is the item parameters), even with --force,
+    which would destroy the calibration the design was drawn from."""
+    target, source = path.resolve(), calibration.resolve()
+    if target == source:
+        what = "the calibration itself"
+    elif source.is_dir() and target.parent == source and target.exists():
+        what = f"a file of the calibration, the fit directory {calibration}"
+    else:
+        return
+    fail(
+        f"{option} {path} is {what}; writing there would destroy the calibration the design "
+        "is drawn from (--force does not allow it): expected another file, e.g. "
+        f"{'items.csv' if option == '--out' else 'samples.json'} outside it"
     )
 
 

@@ -394,6 +394,43 @@ def read_responses(
     dict
         ``model -> Series`` of scores indexed by item id (NaN = not answered).
     """
+    from latentbench.select._estimate_calibration import _said_while
+
+    answers, said = _said_while(
+        lambda: _read_responses(
+            path,
+            source=source,
+            metric=metric,
+            filter=filter,
+            split=split,
+            group=group,
+            duplicates=duplicates,
+        )
+    )
+    if said:  # said once here, and kept with each model's result (estimate.json's warnings)
+        for series in answers.values():
+            series.attrs["read_notes"] = tuple(_Said(message) for _, message in said)
+    return answers
+
+
+class _Said(str):
+    """A note already said as a warning where it arose (reading the answers): kept in the
+    result's ``warnings`` without being said again."""
+
+    __slots__ = ()
+
+
+def _read_responses(
+    path: str | os.PathLike[str] | pd.DataFrame,
+    *,
+    source: str,
+    metric: str | None,
+    filter: str | None,
+    split: str | None,
+    group: str | None,
+    duplicates: str | None,
+) -> dict[str, pd.Series]:
+    """:func:`read_responses`, its warnings said as they come."""
     import pandas as pd
 
     from latentbench.io._matrix_checks import (
@@ -561,7 +598,7 @@ def _long_scores(frame: pd.DataFrame, columns: list[str], score: str, file: str)
     refuse_bad_ids(frame["item"], "item", file, "item")
     if "model" in columns:
         refuse_bad_ids(frame["model"], "model", file, "model")
-    outside = np.isfinite(values) & ((values < 0) | (values > 1))
+    outside = ~np.isnan(values) & ((values < 0) | (values > 1))  # inf too: not missing
     if outside.any():
         k = int(np.flatnonzero(outside)[0])
         raise InputError(
@@ -696,7 +733,7 @@ def _wide_responses(frame: pd.DataFrame, columns: list[str], file: str) -> dict[
     flat = pd.Series(cells.to_numpy(dtype=object).ravel())
     values, bad = numeric_scores(flat)
     values = values.reshape(len(cells), len(item_ids))
-    outside = np.isfinite(values) & ((values < 0) | (values > 1))
+    outside = ~np.isnan(values) & ((values < 0) | (values > 1))  # inf too: not missing
     for mask, what in ((bad.reshape(values.shape), "is not numeric"), (outside, None)):
         if mask.any():
             row, col = (int(v) for v in np.argwhere(mask)[0])
@@ -787,6 +824,7 @@ def _answers(
     if isinstance(responses, Mapping):
         responses = pd.Series(dict(responses), dtype=object)
     if isinstance(responses, pd.Series):
+        notes.extend(responses.attrs.get("read_notes", ()))  # said when read: kept, not again
         responses, repeated = _one_score_per_item(responses, name)
         if repeated:
             notes.append(
@@ -829,7 +867,7 @@ def _answers(
                 "calibrated item in the calibration's order (NaN = not answered)"
             )
         y = y.copy()
-    bad = np.isfinite(y) & ((y < 0) | (y > 1))
+    bad = ~np.isnan(y) & ((y < 0) | (y > 1))  # inf too: not missing
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         raise InputError(
@@ -1050,7 +1088,10 @@ def _ability(
         score_ability_knots(cal, seq.population, ranked), [score, lower, upper]
     ).tolist()
     centre, sd = seq.theta()
-    z = NormalDist().inv_cdf(1.0 - seq.delta / 2.0)
+    # 1 - delta/2 is 1.0 for a delta below 1e-16: the lower tail then (delta/2 at least the
+    # smallest float: 5e-324 / 2 is 0)
+    half = max(seq.delta / 2.0, math.ulp(0.0))
+    z = NormalDist().inv_cdf(1.0 - half) if 1.0 - half < 1.0 else -NormalDist().inv_cdf(half)
     th = np.sort(np.asarray(cal.abilities, dtype=np.float64)[ranked])
     k = th.size
 
@@ -1110,12 +1151,13 @@ def _finish(
         notes.append(
             f"model {model!r}: the answers contradicted the confidence sequence at item "
             f"{contradicted:,} (every candidate score rejected, which happens with probability "
-            f"at most delta={seq.delta:g}); the interval is the certain range the answers "
+            f"at most delta={seq.delta:.15g}); the interval is the certain range the answers "
             f"leave, [{lower:.3g}, {upper:.3g}], wider than before"
         )
     trajectory = np.asarray(seq.trajectory, dtype=np.float64).reshape(-1, 3)
     for note in notes:
-        warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
+        if not isinstance(note, _Said):
+            warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
     return EstimateResult(
         model=model,
         score=float(score),
@@ -1138,7 +1180,7 @@ def _finish(
         calibration_source=cal.source,
         calibration_hash=cal.hash,
         options=options,
-        warnings=tuple(notes),
+        warnings=(*(message for _, message in cal.fit_warnings), *notes),
         trajectory=trajectory,
         n_calibrated=cal.n_items,
         contradicted_at=contradicted,
@@ -1954,20 +1996,36 @@ def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
     DataFrame
         The rows sorted by ``order``, ``item`` as text.
     """
+    import pandas as pd
+
+    from latentbench.io._matrix_checks import _row, _show
+
     frame, source = _design_frame(items)
-    if "item" in frame.columns:
-        frame = frame.assign(item=frame["item"].astype(str))
     missing = [c for c in ("item", "order", "probability") if c not in frame.columns]
     if missing:
+        found = [str(c) for c in frame.columns]
         raise InputError(
             f"{source}: lacks column(s) {', '.join(missing)}; expected the "
-            f"output of `latentbench tiny` ({_DESIGN_COLUMNS})"
+            f"output of `latentbench tiny` ({_DESIGN_COLUMNS}); found columns {found[:8]}"
+            f"{f' ({len(found)} columns)' if len(found) > 8 else ''}"
         )
     if len(frame) == 0:
         raise InputError(
             f"{source}: no rows; expected the output of `latentbench tiny` (k >= 1 rows of "
             f"{_DESIGN_COLUMNS})"
         )
+    empty = frame["item"].isna().to_numpy(bool)
+    if empty.any():  # not an item 'nan' of another calibration
+        k = int(np.flatnonzero(empty)[0])
+        order = frame["order"].iloc[k]
+        at = "" if pd.isna(order) else f" (order {_show(order)})"
+        blank = bool(frame.iloc[k].isna().all())  # every cell: a spreadsheet's empty row
+        raise InputError(
+            f"{source}: column 'item' is empty on {_row(source, k)}{at}; expected the item id "
+            "tiny drew at that order"
+            + (" (the row is empty, as a spreadsheet may leave: delete it)" if blank else "")
+        )
+    frame = frame.assign(item=frame["item"].astype(str))
     frame = frame.sort_values("order", kind="stable").reset_index(drop=True)
     _check_draws(frame, source)
     _check_constant_columns(frame, source)
@@ -2017,6 +2075,15 @@ def _check_draws(frame: pd.DataFrame, source: str) -> None:
         )
 
 
+_DESIGN_VALUES = {
+    "floor": "the floor tiny drew the design with, a number in (0, 1]",
+    "seed": "the integer >= 0 tiny drew the design with",
+    "calibration_hash": "the SHA-256 of the calibration tiny drew from",
+    "k": "the integer k that `latentbench tiny --k` drew",
+}
+"""What a design's one-value columns hold (for the messages that refuse them)."""
+
+
 def _check_constant_columns(frame: pd.DataFrame, source: str) -> None:
     """Refuse a design whose ``floor``, ``seed`` or ``calibration_hash`` (where present)
     differ between rows, or whose seed is no integer >= 0."""
@@ -2027,6 +2094,12 @@ def _check_constant_columns(frame: pd.DataFrame, source: str) -> None:
     for column in ("floor", "seed", "calibration_hash", "k"):  # one value for the whole design
         if column not in frame.columns:
             continue
+        empty = frame[column].isna().to_numpy(bool)
+        if empty.any():  # NaN differs from NaN: an emptied column is not two designs
+            raise InputError(
+                f"{source}: column {column!r} is empty at order {int(np.flatnonzero(empty)[0]) + 1}"
+                f"; expected {_DESIGN_VALUES[column]}, which tiny writes on every row"
+            )
         values = frame[column].astype(str)
         if column != "calibration_hash":  # 0.5 and 0.50 are one floor
             numeric = pd.to_numeric(frame[column], errors="coerce")
@@ -2038,6 +2111,13 @@ def _check_constant_columns(frame: pd.DataFrame, source: str) -> None:
                 f"{source}: column {column!r} holds {_show(frame[column].iloc[k])} at order "
                 f"{k + 1} but {_show(frame[column].iloc[0])} at order 1; a design has one "
                 f"{column} for all its rows (rows from two designs, or edited by hand)"
+            )
+    if "floor" in frame.columns:
+        floor = pd.to_numeric(frame["floor"], errors="coerce").iloc[0]
+        if not (np.isfinite(floor) and 0 < floor <= 1):
+            raise InputError(
+                f"{source}: column 'floor' holds {_show(frame['floor'].iloc[0])}; expected "
+                f"{_DESIGN_VALUES['floor']}"
             )
     if "seed" in frame.columns:
         seed = pd.to_numeric(frame["seed"], errors="coerce").iloc[0]
@@ -2091,6 +2171,12 @@ def _read_design_file(path: Path) -> tuple[pd.DataFrame, str]:
         ) from None
 
 
+_OTHER_CODE = (
+    "or made by other latentbench code: a response-matrix calibration is refitted by each "
+    "version (a fit directory's parameters are fixed: pre-register a design made from one)"
+)
+"""The other cause of a design its own calibration (same hash) refuses."""
+
 _PROBABILITY_RTOL = 1e-5
 """Relative tolerance on a design's recorded probabilities: they are re-derived from the
 calibration (the recomputed ones are used), so the check only has to catch an edit; 1e-5
@@ -2120,9 +2206,15 @@ def _estimate_fixed(
     pos = cal.positions(design["item"].tolist())
     if (pos < 0).any():
         bad = design["item"].iloc[int(np.flatnonzero(pos < 0)[0])]
+        why = (
+            "this calibration's hash is the design's, so the item was edited: use the file "
+            "tiny wrote"
+            if "calibration_hash" in design
+            else "the design was made from another calibration, or edited"
+        )
         raise InputError(
-            f"{where}: item {bad!r} is not in the calibration; the design was made "
-            "from another calibration"
+            f"{where}: item {bad!r} is not in the calibration{_near_id(bad, list(cal.item_ids))}"
+            f"; {why}"
         )
     if seed is None:
         notes.append(
@@ -2135,11 +2227,18 @@ def _estimate_fixed(
     if missing:
         shown = ", ".join(f"{cal.item_ids[pos[k]]!r} (order {k + 1})" for k in missing[:5])
         of = "the design" if isinstance(items, pd.DataFrame) else str(items)
+        done = missing[0]  # answered orders 1..done and none after: a run that stopped
+        cut = (
+            f"; it answered its first {done:,}: keep only the design's rows of order 1 to "
+            f"{done:,} (cutting the last rows keeps a valid design)"
+            if done and missing == list(range(done, len(design)))
+            else ""
+        )
         raise InputError(
             f"model {name!r} did not answer {len(missing)} of the {len(design)} items of "
             f"{of}: {shown}{', ...' if len(missing) > 5 else ''}; a fixed design needs an "
             "answer to every one of its items: run the model on exactly these (e.g. lm-eval "
-            "--samples)"
+            f"--samples){cut}"
         )
     seq = _fixed_sequence(cal, floor, options["proxy"], options["point"])
     notes.extend(proxy_note(cal, options["proxy"], seq.proxy_used))
@@ -2150,8 +2249,9 @@ def _estimate_fixed(
     seq.cs = WeightedBettingCS(delta)
     # the design's registered size is its budget, fixed before any answer: sized for its end
     # (a design cut after k' rows keeps the registered k: a point on the registered run)
-    seq.set_target(seq.budget_target(_registered_size(design, where)))
-    options.update(target=seq.cs.target, sized_for=sized_for(None, seq.cs.target))
+    registered = _registered_size(design, where, cal.n_items, notes)
+    seq.set_target(seq.budget_target(registered))
+    options.update(target=seq.cs.target, sized_for=sized_for(None, seq.cs.target), k=registered)
     rng = _design_rng(seed) if seed is not None else None
     recorded = pd.to_numeric(design["probability"], errors="coerce").to_numpy(dtype=np.float64)
     probs: list[float] = []
@@ -2165,37 +2265,48 @@ def _estimate_fixed(
                     f"the item drawn at order {k + 1} by seed {seed} (floor {floor:g}, this "
                     f"calibration) is {cal.item_ids[drawn]!r}; the design's items were edited "
                     "(a pre-registered design is tiny's draws, in order): use the file tiny "
-                    "wrote, or cut only its last rows"
+                    f"wrote, or cut only its last rows; {_OTHER_CODE}"
                 )
         if not math.isclose(pi[j], p, rel_tol=_PROBABILITY_RTOL):
             rel = abs(p - float(pi[j])) / float(pi[j]) if math.isfinite(p) else math.inf
+            from latentbench.io._matrix_checks import _show
+
+            shown = repr(p) if math.isfinite(p) else _show(design["probability"].iloc[k])
             raise InputError(
-                f"{where}: item {cal.item_ids[j]!r} (order {k + 1}) has probability {p!r} but "
+                f"{where}: item {cal.item_ids[j]!r} (order {k + 1}) has probability {shown} but "
                 f"this calibration gives {float(pi[j])!r} (relative difference {rel:.2g}, more "
                 f"than the {_PROBABILITY_RTOL:g} that rounding to 6 significant digits "
                 "makes); its probability or floor was edited, or the design was made from "
-                "another calibration or floor"
+                f"another calibration or floor; {_OTHER_CODE}"
             )
         probs.append(float(pi[j]))
         seq.observe(j, float(y[j]), pi)
     return _finish(cal, seq, name, "items", probs, options, notes)
 
 
-def _registered_size(design: pd.DataFrame, where: str) -> int:
+def _registered_size(design: pd.DataFrame, where: str, n_items: int, notes: list[str]) -> int:
     """The design's registered ``k`` (its rows for a design written before ``k`` was
-    recorded); more rows than ``k`` is an :class:`InputError`."""
+    recorded, said in ``notes``); more rows than ``k``, or a ``k`` above the calibration's
+    ``n_items`` (more than tiny can draw), is an :class:`InputError`."""
     import pandas as pd
 
     from latentbench.io._matrix_checks import _show
 
     if "k" not in design.columns:
+        notes.append(
+            f"{where}: no 'k' column (a design written before tiny recorded its k, or with the "
+            f"column removed): its interval is sized for its {len(design):,} rows, not for the "
+            "k registered; make the design again with `latentbench tiny` to have it sized for "
+            "its k"
+        )
         return len(design)
     value = pd.to_numeric(design["k"], errors="coerce").iloc[0]
-    if not (np.isfinite(value) and float(value).is_integer() and value >= len(design)):
+    if not (np.isfinite(value) and float(value).is_integer() and len(design) <= value <= n_items):
         raise InputError(
             f"{where}: column 'k' holds {_show(design['k'].iloc[0])} for a design of {len(design)} "
             "rows; expected the integer k that `latentbench tiny --k` drew, at least the rows "
-            "(a design's rows can be cut, not added)"
+            f"(a design's rows can be cut, not added) and at most the {n_items:,} calibrated "
+            "items"
         )
     return int(value)
 

@@ -18,12 +18,18 @@ import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from latentbench._checks import user_stacklevel
-from latentbench.exceptions import DataWarning, InputError
+from latentbench.exceptions import (
+    ConvergenceWarning,
+    DataWarning,
+    IdentifiabilityWarning,
+    InputError,
+    LatentbenchWarning,
+)
 
 if TYPE_CHECKING:
     from latentbench.io import ResponseMatrix, Store
@@ -31,7 +37,14 @@ if TYPE_CHECKING:
 
 __all__ = ["Calibration", "load_calibration"]
 
+_T = TypeVar("_T")
+
 _MEMORY: dict[str, Calibration] = {}
+_FIT_WARNINGS = {
+    c.__name__: c
+    for c in (LatentbenchWarning, DataWarning, ConvergenceWarning, IdentifiabilityWarning)
+}
+"""The warning categories a calibration's ``fit_warnings`` are said again under."""
 _CACHE_VERSION = "estimate-calibration-2"
 """Part of every disk-cache key: 2 added the item features from the calibration responses."""
 
@@ -104,6 +117,11 @@ class Calibration:
         directory, an ``IRTResult``), whose ``theta`` is on its ``abilities.csv`` scale. The
         two fits of the same cells differ, so they draw other items and give other (equally
         valid) intervals (docs/estimate.md, "Inputs").
+    fit_warnings : tuple of (str, str)
+        The warnings (category name, message) said while reading and fitting the responses
+        (e.g. an intercept-only fit, a model left out) or loading a fit directory (e.g. a
+        table edited since the fit): said again whenever the calibration is served from a
+        cache, and recorded in each estimate's and comparison's ``warnings``.
     """
 
     item_ids: tuple[str, ...]
@@ -118,6 +136,7 @@ class Calibration:
     item_features: np.ndarray | None = field(default=None, repr=False, compare=False)
     labels: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
     fit: str = field(default="matrix", compare=False)
+    fit_warnings: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)
     prior_mean: np.ndarray = field(init=False, repr=False)
     prior_chol: np.ndarray = field(init=False, repr=False)
     Vw: np.ndarray = field(init=False, repr=False)
@@ -524,6 +543,8 @@ def _save_npz(cal: Calibration, path: Path) -> None:
         arrays["features"] = cal.item_features
     if cal.labels:
         arrays["labels"] = json.dumps(dict(cal.labels), sort_keys=True)
+    if cal.fit_warnings:
+        arrays["fit_warnings"] = json.dumps([list(w) for w in cal.fit_warnings])
     np.savez(tmp, **arrays)
     os.replace(tmp, path)
 
@@ -542,6 +563,9 @@ def _load_npz(path: Path) -> Calibration:
             str(z["hash"]),
             z["features"] if "features" in z.files else None,
             json.loads(str(z["labels"])) if "labels" in z.files else {},
+            fit_warnings=tuple((str(c), str(m)) for c, m in json.loads(str(z["fit_warnings"])))
+            if "fit_warnings" in z.files
+            else (),
         )
 
 
@@ -636,7 +660,9 @@ def _from_object(calibration: Any, rank: int) -> Calibration | None:
         Y = np.nan_to_num(np.asarray(calibration.scores, dtype=np.float64), nan=-1.0)
         key = _content_hash(_CACHE_VERSION, Y, *calibration.model_ids, *calibration.item_ids, rank)
         if key not in _MEMORY:
-            _MEMORY[key] = from_matrix(calibration, rank=rank, digest=key)
+            _MEMORY[key] = _recorded(lambda: from_matrix(calibration, rank=rank, digest=key))
+        else:
+            _say_again(_MEMORY[key])
         return _labelled(_MEMORY[key], getattr(calibration, "labels", None))
     return None
 
@@ -655,8 +681,10 @@ def _from_fit_dir(path: Path, rank: int) -> Calibration:
         )
     key = _content_hash(*(_file_hash(f) for f in files))
     if key not in _MEMORY:
-        cal = from_result(IRTResult.load(path), source=str(path), digest=key)
+        cal = _recorded(lambda: from_result(IRTResult.load(path), source=str(path), digest=key))
         _MEMORY[key] = dataclasses.replace(cal, labels=_fit_labels(files[0]))
+    else:
+        _say_again(_MEMORY[key])
     return _fitted_rank(_named(_MEMORY[key], str(path)), rank, f"fit directory {path}")
 
 
@@ -711,7 +739,7 @@ def _fit_cached(
     """The fit of ``read()`` under ``key``: from memory, the disk cache, or fitted and stored;
     its ``source`` is this call's (the same content under another path is the same fit)."""
     if key in _MEMORY:
-        return _named(_MEMORY[key], source)
+        return _named(_say_again(_MEMORY[key]), source)
     folder = _cache_dir(cache)
     stored = folder / f"{key}-{_code_fingerprint()}.npz" if folder is not None else None
     if stored is not None and stored.exists():
@@ -721,8 +749,8 @@ def _fit_cached(
         except (OSError, ValueError, KeyError):
             cached = None  # a damaged cache entry: refit below
         if cached is not None and cached.hash == key:
-            return _named(_MEMORY.setdefault(key, cached), source)
-    cal = from_matrix(read(), rank=rank, source=source, digest=key)
+            return _named(_say_again(_MEMORY.setdefault(key, cached)), source)
+    cal = _recorded(lambda: from_matrix(read(), rank=rank, source=source, digest=key))
     if stored is not None:
         try:
             _save_npz(cal, stored)
@@ -732,6 +760,42 @@ def _fit_cached(
         except OSError:
             pass  # a read-only cache location costs only the refit next time
     return _MEMORY.setdefault(key, cal)
+
+
+def _recorded(fit: Callable[[], Calibration]) -> Calibration:
+    """``fit()``'s calibration carrying the latentbench warnings said while it ran (said
+    as they came, and kept in ``fit_warnings`` so that a cached fit says them again)."""
+    cal, kept = _said_while(fit)
+    return dataclasses.replace(cal, fit_warnings=kept) if kept else cal
+
+
+def _said_while(call: Callable[[], _T]) -> tuple[_T, tuple[tuple[str, str], ...]]:
+    """``call()``'s value and the latentbench warnings (category name, message) said while
+    it ran, each once; they are said as they came, even when ``call`` then fails."""
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = call()
+    finally:
+        for w in caught:
+            warnings.warn(w.message, w.category, stacklevel=user_stacklevel())
+    kept: list[tuple[str, str]] = []
+    for w in caught:
+        if w.category in _FIT_WARNINGS.values():  # latentbench's own (all of them)
+            if (w.category.__name__, str(w.message)) not in kept:
+                kept.append((w.category.__name__, str(w.message)))
+    return value, tuple(kept)
+
+
+def _say_again(cal: Calibration) -> Calibration:
+    """Say a cached calibration's ``fit_warnings`` again (the same call says the same, from
+    a cache or not); returns ``cal``."""
+    for category, message in cal.fit_warnings:
+        warnings.warn(
+            message, _FIT_WARNINGS.get(category, DataWarning), stacklevel=user_stacklevel()
+        )
+    return cal
 
 
 def _from_store(
@@ -747,7 +811,7 @@ def _from_store(
     from latentbench.io import Store
 
     if isinstance(store, Store):
-        matrix = store.matrix(benchmark, **choice)
+        matrix, said = _said_while(lambda: store.matrix(benchmark, **choice))
         where = store.path
     elif isinstance(store, str | os.PathLike):
         where = str(store)
@@ -757,7 +821,7 @@ def _from_store(
                 f"holding benchmark {benchmark!r}"
             )
         with Store(where, read_only=True) as db:
-            matrix = db.matrix(benchmark, **choice)
+            matrix, said = _said_while(lambda: db.matrix(benchmark, **choice))
     else:
         raise InputError(
             f"calibration of type {type(store).__name__} with benchmark={benchmark!r}; "
@@ -767,4 +831,10 @@ def _from_store(
     key = _content_hash(_CACHE_VERSION, "store", Y, *matrix.model_ids, *matrix.item_ids, rank)
     chosen = ", ".join(f"{name}={value}" for name, value in choice.items() if value is not None)
     source = f"{where}:{benchmark}" + (f" ({chosen})" if chosen else "")
-    return _labelled(_fit_cached(key, cache, lambda: matrix, rank, source), matrix.labels)
+    cal = _labelled(_fit_cached(key, cache, lambda: matrix, rank, source), matrix.labels)
+    # what reading the benchmark said (e.g. the split chosen by default) is said on every
+    # call by the read itself: recorded with the result, not kept in the cached fit
+    if not said:
+        return cal
+    fit_said = tuple(w for w in said if w not in cal.fit_warnings)
+    return dataclasses.replace(cal, fit_warnings=fit_said + cal.fit_warnings)

@@ -29,7 +29,15 @@ import numpy as np
 
 from latentbench._checks import check_seed, user_stacklevel
 from latentbench.exceptions import InputError
-from latentbench.select._estimate import _answers, _check_options, _rng, outward, write_json
+from latentbench.select._estimate import (
+    _answers,
+    _check_options,
+    _rng,
+    _Said,
+    outward,
+    proxy_note,
+    write_json,
+)
 from latentbench.select._estimate_calibration import Calibration, load_calibration
 from latentbench.select._estimate_cs import WeightedBettingCS
 from latentbench.select._estimate_design import _VARIANCE_FLOOR, SequentialEstimate, draw_item
@@ -61,6 +69,11 @@ class CompareResult:
         Items of the calibration; more than ``n_items`` when the two share answers on only
         some of them: the difference and the verdict are then over those (said in the
         summary).
+    contradicted_at : int or None
+        The item after which the answers contradicted the confidence sequence (every
+        candidate difference rejected, an event of probability at most ``delta``): the
+        interval is then the certain range the answers leave (said in ``warnings``). None
+        when they never did.
     """
 
     model_a: str
@@ -82,6 +95,7 @@ class CompareResult:
     options: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     n_calibrated: int = 0
+    contradicted_at: int | None = None
 
     def __repr__(self) -> str:
         """Short: the pair and the summary line (the items and answers: ``items``,
@@ -208,7 +222,7 @@ def compare(
         model_a, model_b = _pair(model_a, model_b, responses_a)
     name_a, ya, notes = _answers(cal, responses_a, model_a, "model_a")
     name_b, yb, notes_b = _answers(cal, responses_b, model_b, "model_b")
-    notes += notes_b
+    notes += [note for note in notes_b if note not in notes]  # one file read: said once
     if name_a == name_b:
         raise InputError(f"model_a and model_b are both {name_a!r}; expected two models")
     both = np.flatnonzero(np.isfinite(ya) & np.isfinite(yb))
@@ -230,17 +244,26 @@ def compare(
     x, y = (yb, ya) if swap else (ya, yb)
     rng = _rng(seed, "\x00".join(sorted((name_a, name_b))))
     run = _paired(cal, both, x[both], y[both], rng, budget, margin, delta, floor, proxy)
-    order, probs, point, lower, upper, sign, stopped, proxy_used = run
+    order, probs, point, lower, upper, sign, stopped, proxy_used, contradicted = run
     if swap:  # (+ 0.0: a difference of 0 stays +0.000, not -0.000)
         point, lower, upper, sign = -point + 0.0, -upper + 0.0, -lower + 0.0, -sign
     higher = name_a if sign > 0 else name_b if sign < 0 else None
+    notes.extend(proxy_note(cal, proxy, proxy_used))
+    if contradicted is not None:  # kept valid (the certain bounds), and said
+        notes.append(
+            f"{name_a!r} - {name_b!r}: the answers contradicted the confidence sequence at "
+            f"item {contradicted:,} (every candidate difference rejected, which happens with "
+            f"probability at most delta={delta:.15g}); the interval is the certain range the "
+            f"answers leave, [{lower:.3g}, {upper:.3g}], wider than before"
+        )
     n, da, db = both.size, ya[both], yb[both]
     import warnings
 
     from latentbench.exceptions import DataWarning
 
     for note in notes:
-        warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
+        if not isinstance(note, _Said):  # said when the answers were read
+            warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
     margin = None if margin is None else float(margin)
     options = {"seed": int(seed), "delta": float(delta), "budget": budget, "margin": margin,
                "floor": float(floor), "proxy": proxy_used}  # fmt: skip
@@ -248,8 +271,9 @@ def compare(
                          len(order), n, stopped, higher,
                          tuple(cal.item_ids[int(both[j])] for j in order),
                          tuple(float(da[j]) for j in order), tuple(float(db[j]) for j in order),
-                         tuple(probs), cal.source, cal.hash, options, tuple(notes),
-                         cal.n_items)  # fmt: skip
+                         tuple(probs), cal.source, cal.hash, options,
+                         (*(message for _, message in cal.fit_warnings), *notes),
+                         cal.n_items, contradicted)  # fmt: skip
 
 
 def _as_models(responses: Any) -> Any:
@@ -288,11 +312,11 @@ def _paired(
     delta: float,
     floor: float,
     proxy: str,
-) -> tuple[list[int], list[float], float, float, float, int, str, str]:
+) -> tuple[list[int], list[float], float, float, float, int, str, str, int | None]:
     """The paired run of :func:`compare` on the items ``both`` (A's answers ``da``, B's
     ``db``, shape (n,)): the items drawn (indices into ``both``), their probabilities, the
-    difference, its interval, the certified sign (+1, -1 or 0), why it stopped, and the
-    proxy used."""
+    difference, its interval, the certified sign (+1, -1 or 0), why it stopped, the proxy
+    used, and the item after which the answers contradicted the sequence (or None)."""
     a = SequentialEstimate(cal, both, delta=delta, floor=floor, proxy=proxy)
     b = SequentialEstimate(cal, both, delta=delta, floor=floor, proxy=proxy)
     n = both.size
@@ -353,7 +377,8 @@ def _paired(
     point = revealed / n if not unrevealed.any() else (wz / wsum if wsum else 0.0)
     point = min(max(point, lower), upper)
     sign = (1 if lower > 0 else -1 if upper < 0 else 0) if not unrevealed.any() else _sign(cs)
-    return order, probs, float(point), float(lower), float(upper), sign, stopped, a.proxy_used
+    return (order, probs, float(point), float(lower), float(upper), sign, stopped,
+            a.proxy_used, cs.contradicted_at)  # fmt: skip
 
 
 def _check_margin(margin: object) -> None:

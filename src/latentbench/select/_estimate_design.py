@@ -343,7 +343,10 @@ class SequentialEstimate:
         U = self.unrevealed
         v1 = float((self._item_variance()[U] / pi[U]).sum()) / self.n**2
         weight = self.cs.target_weight
-        return math.sqrt(2.0 * math.log(2.0 / (self.delta * weight)) * max(v1, 1e-12) / budget)
+        ratio = 2.0 / (self.delta * weight)  # overflows for a delta near 5e-324: in logs then
+        log_ratio = math.log(ratio) if math.isfinite(ratio) else (
+            math.log(2.0) - math.log(self.delta) - math.log(weight))  # fmt: skip
+        return math.sqrt(2.0 * log_ratio * max(v1, 1e-12) / budget)
 
     # ---------------------------------------------------------------- one round
     def _item_variance(self) -> np.ndarray:
