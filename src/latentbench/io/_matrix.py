@@ -205,7 +205,9 @@ class ResponseMatrix:
         self.source = source
         self.layout: str | None = None
         """How :meth:`read` interpreted the file, or how :meth:`from_long` read the key columns
-        of its table (several benchmarks, trials averaged); None otherwise."""
+        of its table (several benchmarks, trials averaged), or the store and benchmark that
+        :meth:`Store.matrix <latentbench.io.store.Store.matrix>` read (trials averaged); None
+        otherwise."""
 
     # ------------------------------------------------------------------ constructors
     @classmethod

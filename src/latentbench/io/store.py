@@ -51,6 +51,7 @@ import pyarrow as pa
 from latentbench._checks import user_stacklevel
 from latentbench._version import __version__
 from latentbench.exceptions import DataWarning, InputError
+from latentbench.io._long_keys import trial_notes
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.io._store_runs import SelectionRuns
 from latentbench.io._store_schema import (
@@ -608,7 +609,10 @@ class Store(SelectionRuns):
         ResponseMatrix of shape (n_models, n_items)
             Models sorted by name; items in numeric order when every id is an integer, else
             sorted as strings. ``source`` is ``"<store path>:<benchmark>"``, and
-            ``store_query`` the store, benchmark, metric, filter and split read (so that
+            ``layout`` says where it was read, and that trials were averaged when a cell
+            has several (with the count, also said in a
+            :class:`~latentbench.exceptions.DataWarning`, as reading the exported file says
+            it); ``store_query`` the store, benchmark, metric, filter and split read (so that
             :meth:`IRTResult.save <latentbench.irt.IRTResult.save>` records the fit's input as
             ``latentbench fit --store`` does, and ``report`` reads it back). When fewer than
             25% of the cells are observed it stores only those cells (a
@@ -700,6 +704,20 @@ class Store(SelectionRuns):
                 "gave. Expected the trials of a cell from one run: ingest the other file under "
                 "another --benchmark or --metric"
             )
+        # several trials of a cell (repeats were refused above): their mean, said as reading
+        # the exported file says it, and recorded in the layout (fit.json's input)
+        counts = np.asarray(table["n"])
+        averaged = (
+            trial_notes(0, int((counts > 1).sum()), int(counts.max()), "trial")[1]
+            if counts.size
+            else ""
+        )
+        if averaged:
+            warnings.warn(
+                f"{self.path}: benchmark {benchmark!r}: {averaged}",
+                DataWarning,
+                stacklevel=user_stacklevel(),
+            )
         models, items, scores = table["model"], table["item"], table["score"]
         model_codes, model_ids = pd.factorize(models, sort=True)
         item_ids = pd.unique(items)
@@ -722,6 +740,9 @@ class Store(SelectionRuns):
             dense = np.full((len(model_ids), len(item_ids)), np.nan, dtype=np.float32)
             dense[model_codes, item_codes] = scores
             out = ResponseMatrix(dense, list(model_ids), list(item_ids), source=source)
+        out.layout = f"store {self.path}, benchmark {benchmark}" + (
+            f"; {averaged}" if averaged else ""
+        )
         read = (("benchmark", benchmark), ("metric", m), ("filter", f), ("split", s))
         out.labels = {name: str(value) for name, value in read if value is not None}
         if self.path != ":memory:":  # where the cells come from, for a saved fit's input
