@@ -116,9 +116,11 @@ def test_several_metrics_filters_or_splits_are_refused(tmp_path, column, keyword
     )
     path = tmp_path / "t.parquet"
     frame.to_parquet(path)
+    # the export that keeps one: `--split S` (an export of one benchmark holds every split)
     pattern = (
         rf"t.parquet: column '{column}' holds 2 values \('x', 'y'\).*keep one {column}.*"
-        rf"Store\(STORE\).matrix\(NAME, {keyword}\)"
+        rf"latentbench export FILE --store STORE --benchmark NAME --{column} "
+        rf"{keyword[-1]}`.*Store\(STORE\).matrix\(NAME, {keyword}\)"
     )
     with pytest.raises(InputError, match=pattern):
         ResponseMatrix.read(path)
