@@ -317,3 +317,7 @@ def test_fit_records_the_items_the_reader_left_out_and_keeps_an_empty_model(tmp_
         said = "1 item(s) with no observed score left out when the responses were read"
         assert said in " ".join(report.output.split()), report.output
         assert said in page.read_text()
+    page = tmp_path / "file.html"  # a responses file reported (fitted) directly: the same
+    report = runner.invoke(app, ["report", str(tmp_path / "long.csv"), "--out", str(page)])
+    assert report.exit_code == 0, report.output
+    assert said in " ".join(report.output.split()) and said in page.read_text()
