@@ -49,3 +49,18 @@ def check_seed(value: object, name: str = "seed") -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 0:
         raise InputError(f"{name}={value!r}; expected an integer >= 0")
     return int(value)
+
+
+def check_jobs(value: object, name: str = "n_jobs", *, none_ok: bool = False) -> int | None:
+    """``value`` as a number of worker processes: -1 (all cores) or an integer >= 1 (None too
+    where ``none_ok``: the caller's default); 0, -5 or 1.5 are refused naming ``name`` (they
+    ran as one worker, or as all cores, unsaid)."""
+    if value is None and none_ok:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Integral)
+        or (int(value) != -1 and int(value) < 1)
+    ):
+        raise InputError(f"{name}={value!r}; expected -1 (all cores) or an integer >= 1")
+    return int(value)

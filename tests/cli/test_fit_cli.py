@@ -277,3 +277,47 @@ def test_fit_from_a_store_another_process_reads(tmp_path):
     assert (out / "abilities.csv").exists() and "Top 10 models by ability" in text
     with Store(store, read_only=True) as db:
         assert len(db.fits()) == 0
+
+
+def test_fit_records_the_items_the_reader_left_out_and_keeps_an_empty_model(tmp_path):
+    """The reader's empty item column (wide) or all-missing item (long) was said on stderr
+    only: fit.json's layout counted the columns after it (39 for a 40-column file) and the
+    report never said it; a long file's model with no score was left out where a wide file's
+    was kept. Both layouts now give the same fit: the model listed with no data, the item
+    recorded in fit.json (``input.dropped_items``, the file's count in ``layout``) and said
+    in the report."""
+    rng = np.random.default_rng(5)
+    models = [f"m{i:02d}" for i in range(12)]
+    items = [f"q{j:02d}" for j in range(40)]
+    scores = (rng.random((12, 40)) < 0.55).astype(float)
+    scores[5] = np.nan
+    scores[:, 7] = np.nan
+    wide = pd.DataFrame(scores, columns=items).assign(model=models)[["model", *items]]
+    wide.to_csv(tmp_path / "wide.csv", index=False)
+    wide.melt(id_vars="model", var_name="item", value_name="score").to_csv(
+        tmp_path / "long.csv", index=False
+    )
+    for layout in ("wide", "long"):
+        out = tmp_path / f"fit_{layout}"
+        outcome = runner.invoke(app, ["fit", str(tmp_path / f"{layout}.csv"), "-q", "--out",
+                                      str(out)])  # fmt: skip
+        assert outcome.exit_code == 0, outcome.output
+        recorded = json.loads((out / "fit.json").read_text())["input"]
+        assert recorded["dropped_items"] == ["q07"], recorded
+        assert "with no observed score left out ('q07')" in recorded["layout"]
+        if layout == "wide":
+            assert "40 item columns" in recorded["layout"], recorded["layout"]
+        abilities = pd.read_csv(out / "abilities.csv").set_index("model")
+        assert sorted(abilities.index) == models
+        assert abilities.loc["m05", "no_data"] and pd.isna(abilities.loc["m05", "rank_theta"])
+        assert "q07" not in set(pd.read_csv(out / "items.csv")["item"])
+        page = tmp_path / f"{layout}.html"
+        report = runner.invoke(app, ["report", str(out), "--out", str(page)])
+        assert report.exit_code == 0, report.output
+        said = "1 item(s) with no observed score left out when the responses were read"
+        assert said in " ".join(report.output.split()), report.output
+        assert said in page.read_text()
+    page = tmp_path / "file.html"  # a responses file reported (fitted) directly: the same
+    report = runner.invoke(app, ["report", str(tmp_path / "long.csv"), "--out", str(page)])
+    assert report.exit_code == 0, report.output
+    assert said in " ".join(report.output.split()) and said in page.read_text()

@@ -228,10 +228,15 @@ def test_na_scores_are_missing_in_long_tables_and_ingest(tmp_path):
 
     path = tmp_path / "na.csv"
     path.write_text("model,item,score\nm1,q1,1\nm1,q2,NA\nm2,q1,NaN\nm2,q2,0\nm3,q1,null\n")
-    said = r"3 row\(s\) with a missing score .* line 3, model 'm1'.* left out \('m3'\)"
+    # m3, with no observed score, is kept as a row with no data, as a wide file keeps it
+    said = (
+        r"3 row\(s\) with a missing score .* line 3, model 'm1'.* kept as rows with no data "
+        r"\('m3'\)"
+    )
     with pytest.warns(DataWarning, match=said):
         matrix = ResponseMatrix.read(path)
-    assert matrix.model_ids == ["m1", "m2"] and int(matrix.observed.sum()) == 2
+    assert matrix.model_ids == ["m1", "m2", "m3"] and int(matrix.observed.sum()) == 2
+    assert np.isnan(matrix.scores[2]).all()
     assert np.isnan(matrix.scores[0, 1]) and matrix.scores[1, 1] == 0.0
     frame, report = read_results("table", path)
     assert len(frame) == 2 and "dropped 3: empty score (missing)" in str(report)

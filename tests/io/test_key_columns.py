@@ -5,6 +5,7 @@ benchmarks or metrics into one cell."""
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 
@@ -115,9 +116,11 @@ def test_several_metrics_filters_or_splits_are_refused(tmp_path, column, keyword
     )
     path = tmp_path / "t.parquet"
     frame.to_parquet(path)
+    # the export that keeps one: `--split S` (an export of one benchmark holds every split)
     pattern = (
         rf"t.parquet: column '{column}' holds 2 values \('x', 'y'\).*keep one {column}.*"
-        rf"Store\(STORE\).matrix\(NAME, {keyword}\)"
+        rf"latentbench export FILE --store STORE --benchmark NAME --{column} "
+        rf"{keyword[-1]}`.*Store\(STORE\).matrix\(NAME, {keyword}\)"
     )
     with pytest.raises(InputError, match=pattern):
         ResponseMatrix.read(path)
@@ -186,3 +189,37 @@ def test_two_models_under_a_misnamed_column_are_never_averaged_as_trials(tmp_pat
         answers = read_responses(observed[observed["model"] == "a"])
     assert answers["a"].to_dict() == {"q1": 1.0, "q2": 0.0}
     assert not any("several trials" in str(w.message) for w in caught)
+
+
+def test_store_matrix_says_that_it_averaged_trials(epochs_store, tmp_path):
+    """Store.matrix averaged a cell's trials unsaid, where reading its export says it with the
+    count: it says the same in a warning and in its layout, which a saved fit records as its
+    input (fit.json), from Python and from `fit --store`."""
+    from latentbench.irt import TwoPL
+
+    said = r"6 \(model, item\) cell\(s\) have several trials \(column 'trial', up to 2"
+    with Store(epochs_store, read_only=True) as store:
+        with pytest.warns(DataWarning, match=said):
+            matrix = store.matrix("arc_challenge")
+    assert "each is the mean of its trials" in str(matrix.layout)
+    assert str(matrix.layout).startswith(f"store {epochs_store}, benchmark arc_challenge; 6 ")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a tiny matrix: the intervals' caveats
+        TwoPL().fit(matrix).save(tmp_path / "fit", matrix)
+    recorded = json.loads((tmp_path / "fit" / "fit.json").read_text())["input"]
+    assert recorded["layout"] == matrix.layout
+    _register()
+    out = tmp_path / "cli-fit"
+    outcome = CliRunner().invoke(
+        app, ["fit", "--store", str(epochs_store), "--benchmark", "arc_challenge", "-q",
+              "--out", str(out)]
+    )  # fmt: skip
+    assert outcome.exit_code == 0, outcome.output
+    assert "6 (model, item) cell(s) have several trials" in outcome.output
+    recorded = json.loads((out / "fit.json").read_text())["input"]
+    assert "6 (model, item) cell(s) have several trials" in recorded["layout"]
+    with Store(epochs_store, read_only=True) as store:  # one trial per cell: nothing to say
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DataWarning)
+            single = store.matrix("theory_of_mind")
+    assert single.layout == f"store {epochs_store}, benchmark theory_of_mind"

@@ -216,7 +216,11 @@ def test_wide_trailing_comma_is_no_item(tmp_path):
     with pytest.warns(DataWarning, match=r"1 item column\(s\) with no observed score left out "):
         matrix = ResponseMatrix.read(path)
     assert matrix.item_ids == ["q0", "q1", "q2"]
-    assert "3 item columns" in matrix.layout
+    # the file's four item columns, the one left out named (it said 3 item columns)
+    assert "4 item columns; 1 item column(s) with no observed score left out ('Unnamed: 4')" in (
+        matrix.layout
+    )
+    assert matrix.dropped_items == ("Unnamed: 4",)
     assert np.isnan(matrix.scores[2, 2])  # an empty cell in a kept column stays missing
 
 
@@ -255,3 +259,49 @@ def test_a_missing_selection_file_is_named():
     said = r"nowhere\.json: no such file; expected a selection\.json"
     with pytest.raises(InputError, match=said):
         SelectionRecord.read_json("nowhere.json")
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_an_empty_model_and_an_empty_item_read_alike_in_both_layouts(tmp_path, sparse):
+    """A wide file kept a model with no observed score as a row with no data, a long file
+    left it out; an item with none was left out by both, said in a warning only (the wide
+    layout counted the item columns after it). Both layouts now keep the model (no data) and
+    leave the item out, recorded in ``dropped_items`` and in ``layout`` with the file's
+    count."""
+    rng = np.random.default_rng(3)
+    n_models, n_items = 12, 40
+    scores = (rng.random((n_models, n_items)) < 0.5).astype(float)
+    if sparse:  # below SPARSE_DENSITY: the long reader's sparse path
+        scores[rng.random(scores.shape) < 0.92] = np.nan
+        others = [i for i in range(n_models) if i != 5]
+        for j in range(n_items):  # every item observed once at least (but q07, below)
+            scores[others[j % len(others)], j] = 1.0
+    scores[5] = np.nan  # model m05: no observed score
+    scores[:, 7] = np.nan  # item q07: none either
+    models = [f"m{i:02d}" for i in range(n_models)]
+    items = [f"q{j:02d}" for j in range(n_items)]
+    wide = pd.DataFrame(scores, columns=items).assign(model=models)[["model", *items]]
+    wide.to_csv(tmp_path / "wide.csv", index=False)
+    long = wide.melt(id_vars="model", var_name="item", value_name="score")
+    long.to_csv(tmp_path / "long.csv", index=False)
+    with pytest.warns(DataWarning, match=r"1 item column\(s\) with no observed score left out"):
+        from_wide = ResponseMatrix.read(tmp_path / "wide.csv")
+    said = r"1 model\(s\) with no observed score kept as rows with no data \('m05'\); 1 item"
+    with pytest.warns(DataWarning, match=said):
+        from_long = ResponseMatrix.read(tmp_path / "long.csv")
+    assert from_long.is_sparse == sparse
+    for matrix in (from_wide, from_long):
+        assert matrix.model_ids == models
+        assert matrix.item_ids == [name for name in items if name != "q07"]
+        assert matrix.dropped_items == ("q07",)
+        assert np.isnan(matrix.scores[5]).all() and matrix.summary().empty_models == ["m05"]
+        assert matrix.subset(models=models[::-1]).dropped_items == ("q07",)  # the whole file
+        assert matrix.subset(models=models[:3]).dropped_items == ()
+    assert np.array_equal(from_wide.scores, from_long.scores, equal_nan=True)
+    assert from_wide.layout == (
+        "wide: model ids in column 'model', 40 item columns; 1 item column(s) with no "
+        "observed score left out ('q07')"
+    )
+    assert from_long.layout == (
+        "long: columns model, item, score; 1 item(s) with no observed score left out ('q07')"
+    )

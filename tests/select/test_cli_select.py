@@ -447,3 +447,17 @@ def test_release_dates_come_from_the_sidecar_in_python_too(files, tmp_path):
     (tmp_path / "lb_models.parquet").unlink()
     with pytest.raises(InputError, match=r"lb_models.parquet .* not found .*; pass dates= or"):
         experiment_from_matrix(path, **kw)
+
+
+@pytest.mark.parametrize("jobs", ["0", "-5"])
+def test_experiment_with_no_workers_is_refused(files, jobs):
+    """`experiment --jobs 0` (or -5) ran on every core, unsaid: refused, naming the option
+    and what it takes, before any run (no output directory written)."""
+    tmp, _ = files
+    out = tmp / f"exp-jobs{jobs}"
+    args = ["experiment", str(tmp / "all.parquet"), "--pools", "full", "--policies", "ucbe",
+            "--seeds", "1", "--budget", "100", "--jobs", jobs, "--out", str(out)]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert f"--jobs {jobs}; expected -1 (all cores) or an integer >= 1" in result.output
+    assert not (out / "summary.json").exists()

@@ -317,3 +317,18 @@ def test_a_missing_candidate_cell_is_named_by_its_ids_and_file(tmp_path):
     text = " ".join(out.output.split())
     assert out.exit_code == 2 and f"(first: model 'model-{test[3]}', item 'q040')" in text
     assert "pass --missing drop-items to drop the items" in text
+
+
+def test_no_workers_or_a_fraction_of_one_is_refused():
+    """`experiment --jobs 0` (or -5) ran on every core, unsaid, and n_jobs=1.5 failed inside
+    the process pool: refused, naming the argument and what it takes (as the bootstrap's)."""
+    from latentbench.select import experiment_from_matrix
+
+    Y = lowrank_data(30, 200, r=2, seed=8)[0]
+    pools = {"gap0.02": exact_gap_pool(Y.mean(axis=1), 0.02, 12)}
+    for jobs in (0, -5, 1.5, True):
+        said = rf"n_jobs={jobs!r}; expected -1 \(all cores\) or an integer >= 1"
+        with pytest.raises(InputError, match=said):
+            run_experiment(Y, pools, ["ucbe"], seeds=1, budget=100, n_jobs=jobs)
+        with pytest.raises(InputError, match=said):
+            experiment_from_matrix(Y, policies=["ucbe"], seeds=1, budget=100, n_jobs=jobs)

@@ -64,9 +64,8 @@ def load_matrix(
         from latentbench.io.store import Store
 
         with Store(store, read_only=True) as db:
-            matrix = db.matrix(benchmark, metric=metric, filter=filter, split=split)
-        matrix.layout = f"store {store}, benchmark {benchmark}"
-        return matrix
+            # its layout names the store and benchmark, and the trials averaged, if any
+            return db.matrix(benchmark, metric=metric, filter=filter, split=split)
     if responses is None:
         raise InputError("give a RESPONSES file, or --store STORE --benchmark NAME")
     if responses.suffix.lower() in (".duckdb", ".db"):

@@ -239,7 +239,10 @@ def ls(
 
 @app.command(
     cls=Command,
-    epilog=example("latentbench export responses.parquet --store results.duckdb --benchmark mmlu"),
+    epilog=example(
+        "latentbench export responses.parquet --store results.duckdb --benchmark mmlu",
+        "latentbench export arc_test.csv --store results.duckdb --benchmark arc --split test",
+    ),
 )
 def export(
     out: Path = typer.Argument(
@@ -247,6 +250,13 @@ def export(
     ),
     store: Path = typer.Option(..., "--store", help="DuckDB store file."),
     benchmark: str | None = typer.Option(None, help="Only this benchmark."),
+    metric: str | None = typer.Option(None, help="Only the rows of this metric."),
+    filter: str | None = typer.Option(None, help="Only the rows of this filter."),
+    split: str | None = typer.Option(
+        None,
+        help="Only the rows of this split (one matrix's rows, for `fit FILE`, where the "
+        "benchmark holds several).",
+    ),
     format: str = typer.Option(
         "table",
         "--format",
@@ -289,9 +299,12 @@ def export(
             raise InputError(f"{store}: store not found")
         with Store(store, read_only=True) as db:
             if format == "table":
-                n = db.export(out, benchmark=benchmark, force=force)
-            else:
-                frame = db.long(benchmark)  # an unknown benchmark: an error naming the others
+                n = db.export(
+                    out, benchmark=benchmark, metric=metric, filter=filter, split=split,
+                    force=force,
+                )  # fmt: skip
+            else:  # an unknown benchmark (metric, filter, split): an error naming the others
+                frame = db.long(benchmark, metric=metric, filter=filter, split=split)
                 n = len(frame)
                 files = write_eee(frame, out)
             # a store of live estimates only: their answers stay with their runs, said

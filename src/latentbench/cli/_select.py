@@ -516,7 +516,9 @@ def experiment(
     sim_rank: int = typer.Option(4, help="--task select: rank of the simulator fit."),
     engine: str = typer.Option("local", help="--task select: 'local' processes or 'ray'."),
     jobs: int | None = typer.Option(
-        None, help="--task select: local processes (default or -1: all cores).", show_default=False
+        None,
+        help="--task select: local processes, >= 1 (default or -1: all cores).",
+        show_default=False,
     ),
     n_jobs: int | None = typer.Option(
         None, "--n-jobs", hidden=True, help="Deprecated spelling of --jobs."

@@ -146,7 +146,8 @@ def cells_sha256(matrix: ResponseMatrix) -> str:
 
 
 def input_record(source: Path | str, matrix: Any = None) -> dict[str, Any]:
-    """The ``input`` entry of ``fit.json``: the responses' path, SHA-256 and layout, so that
+    """The ``input`` entry of ``fit.json``: the responses' path, SHA-256 and layout (and the
+    items with no observed score that the reader left out, ``dropped_items``), so that
     ``latentbench report DIR`` finds them again (written by ``fit`` and by
     :meth:`IRTResult.save <latentbench.irt.IRTResult.save>` for a matrix read from a file)."""
     entry: dict[str, Any] = {"path": str(Path(source).resolve())}
@@ -156,6 +157,9 @@ def input_record(source: Path | str, matrix: Any = None) -> dict[str, Any]:
         entry["layout"] = matrix.layout
     if matrix is not None and getattr(matrix, "labels", None):
         entry["labels"] = dict(matrix.labels)
+    if matrix is not None and getattr(matrix, "dropped_items", None):
+        # the file's items with no observed score, left out by the reader: not in the fit
+        entry["dropped_items"] = list(matrix.dropped_items)
     return entry
 
 

@@ -67,11 +67,17 @@ def _first(values: Sequence[str], n: int = 4) -> str:
 
 def _fix(column: str) -> str:
     keyword = _STORE_KEYWORD.get(column, "")
-    narrow = f", {keyword}" if keyword else ""
+    if not keyword:  # several benchmarks: export one
+        return (
+            f"keep one {column}: filter the rows, export one benchmark (`latentbench export "
+            "FILE --store STORE --benchmark NAME`), or read the store instead: "
+            "Store(STORE).matrix(NAME)"
+        )
+    option = keyword.split("=")[0]
     return (
-        f"keep one {column}: filter the rows, export one benchmark (`latentbench export FILE "
-        f"--store STORE --benchmark NAME`), or read the store instead: "
-        f"Store(STORE).matrix(NAME{narrow})"
+        f"keep one {column}: filter the rows, export one (`latentbench export FILE --store "
+        f"STORE --benchmark NAME --{option} {option[0].upper()}`), or read the store instead: "
+        f"Store(STORE).matrix(NAME, {keyword})"
     )
 
 

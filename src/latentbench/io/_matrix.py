@@ -119,6 +119,14 @@ class ResponseMatrix:
         :meth:`read` and :meth:`Store.matrix <latentbench.io.store.Store.matrix>`; a fit
         saved with the matrix records them, and ``estimate`` compares a new model's answers
         with them). None otherwise, and on a true subset.
+    dropped_items : tuple of str
+        The items the reader left out because no model has an observed score on them (a
+        wide file's empty columns, a long file's items whose every score is missing), set by
+        :meth:`from_long`, :meth:`from_wide` and :meth:`read` (said in a
+        :class:`~latentbench.exceptions.DataWarning` and in ``layout``; a fit saved with the
+        matrix records them in ``fit.json``'s ``input``, and its report says them). Empty
+        otherwise, and on a true subset. A model with no observed score is never left out: it
+        is a row with no data, in either layout (``no_data`` in the fit's abilities).
 
     Parameters
     ----------
@@ -144,6 +152,7 @@ class ResponseMatrix:
 
     store_query: dict[str, Any] | None = None
     labels: dict[str, str] | None = None
+    dropped_items: tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -205,7 +214,9 @@ class ResponseMatrix:
         self.source = source
         self.layout: str | None = None
         """How :meth:`read` interpreted the file, or how :meth:`from_long` read the key columns
-        of its table (several benchmarks, trials averaged); None otherwise."""
+        of its table (several benchmarks, trials averaged), or the store and benchmark that
+        :meth:`Store.matrix <latentbench.io.store.Store.matrix>` read (trials averaged); None
+        otherwise."""
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -228,7 +239,11 @@ class ResponseMatrix:
         ----------
         frame : DataFrame
             Columns ``model``, ``item``, ``score`` (names configurable). A (model, item) pair
-            that is absent is missing, never zero. Repeated pairs with the same score are
+            that is absent is missing, never zero; so is a row whose score is missing. A
+            model whose every score is missing is kept as a row with no data (as a wide
+            table's empty row); an item whose every score is missing is left out (as a wide
+            table's empty column), in ``dropped_items`` and ``layout`` (both said in a
+            :class:`DataWarning`). Repeated pairs with the same score are
             collapsed (with a :class:`DataWarning`); repeated pairs with different scores are an
             error. The canonical key columns of the store's long table (``latentbench
             export``), when present, are read as :meth:`Store.matrix
@@ -250,17 +265,25 @@ class ResponseMatrix:
         frame, keys = _long_frame_and_keys(frame, model, item, score, source)
         values, missing = _observed_long_scores(frame, model, item, score, source)
         kept = np.flatnonzero(~missing)  # the file's rows of the observed cells
+        empty_models: list[str] = []
+        dropped: list[str] = []
         if kept.size < len(frame):
+            # a model with no observed score stays, a row with no data (as in a wide file);
+            # an item with none is left out (as a wide file's empty column), recorded
+            empty_models = _without_score(frame[model], missing)
+            dropped = _without_score(frame[item], missing)
             frame = frame.loc[kept].reset_index(drop=True)
             values = values[kept]
         if keys.trial is not None:  # several trials of a cell: their mean, as Store.matrix
             frame, values, kept = _mean_of_long_trials(
                 frame, values, kept, keys.trial, keys.notes, model, item, source
             )
-        matrix = _matrix_of_cells(cls, frame, values, kept, model, item, source)
-        if keys.notes:  # how the key columns were read: said in the layout too
-            matrix.layout = f"long: columns {model}, {item}, {score}; " + "; ".join(keys.notes)
+        matrix = _matrix_of_cells(cls, frame, values, kept, model, item, source, empty_models)
+        notes = [*keys.notes, *([_left_out(dropped, "item")] if dropped else [])]
+        if notes:  # how the key columns were read, the items left out: said in the layout too
+            matrix.layout = f"long: columns {model}, {item}, {score}; " + "; ".join(notes)
         matrix.labels = dict(keys.labels) or None
+        matrix.dropped_items = tuple(dropped)
         return matrix
 
     @classmethod
@@ -317,7 +340,8 @@ class ResponseMatrix:
         frame : DataFrame
             Scores with items as columns. Model ids are taken from the column ``model`` when
             given (or when a column named ``model`` exists), else from the index. Empty cells
-            are missing.
+            are missing; an empty row is a model with no data (kept); an empty column is left
+            out (in ``dropped_items``, said in a :class:`DataWarning`).
         model : str, optional
             Name of the column holding model ids.
         source : str, optional
@@ -348,20 +372,21 @@ class ResponseMatrix:
         scores = np.column_stack([columns[name] for name in frame.columns])
         items = list(frame.columns)
         empty = np.isnan(scores).all(axis=0)
+        gone: list[str] = []
         if empty.any() and not empty.all():  # all empty: the constructor's error
             # an empty column (a trailing comma: 'Unnamed: 41') is no item, as from_long
             # leaves out an item with no observed score
             gone = [str(items[j]) for j in np.flatnonzero(empty)]
-            shown = ", ".join(map(repr, gone[:3])) + (", ..." if len(gone) > 3 else "")
             warnings.warn(
-                f"{_where(source)}{len(gone)} item column(s) with no observed score left out "
-                f"({shown})",
+                f"{_where(source)}{_left_out(gone, 'item column')}",
                 DataWarning,
                 stacklevel=user_stacklevel(),
             )
             scores = scores[:, ~empty]
             items = [name for name, drop in zip(items, empty, strict=True) if not drop]
-        return cls(scores, list(frame.index), items, source=source)
+        matrix = cls(scores, list(frame.index), items, source=source)
+        matrix.dropped_items = tuple(gone)
+        return matrix
 
     @classmethod
     def read(
@@ -476,7 +501,12 @@ class ResponseMatrix:
             id_col = str(first)
             frame = frame.rename(columns={first: id_col})
         matrix = cls.from_wide(frame, model=id_col, source=source)
-        matrix.layout = f"wide: model ids in column {id_col!r}, {matrix.n_items} item columns"
+        # the file's item columns, the empty ones among them (left out) said
+        dropped = matrix.dropped_items
+        matrix.layout = (
+            f"wide: model ids in column {id_col!r}, {matrix.n_items + len(dropped)} item columns"
+            + (f"; {_left_out(list(dropped), 'item column')}" if dropped else "")
+        )
         return matrix
 
     # ------------------------------------------------------------------ accessors
@@ -636,6 +666,7 @@ class ResponseMatrix:
                  and len(cols) == len(set(cols.tolist())) == self.n_items)  # fmt: skip
         out.layout = getattr(self, "layout", None) if whole else None
         out.labels = getattr(self, "labels", None) if whole else None
+        out.dropped_items = self.dropped_items if whole else ()
         return out
 
     def __getitem__(self, key: tuple[Any, Any]) -> ResponseMatrix:
@@ -744,16 +775,19 @@ def _observed_long_scores(
 def _warn_missing_scores(
     frame: pd.DataFrame, missing: np.ndarray, model: str, item: str, source: str | None
 ) -> None:
-    """Warn that the rows with a missing score are read as unobserved cells, naming the first
-    and the models and items left with no observed score."""
+    """Warn that the rows with a missing score are read as unobserved cells, naming the first,
+    the models left with no observed score (kept, with no data) and the items (left out)."""
     position = int(np.flatnonzero(missing)[0])
     left_out = ""
-    for what, column in (("model", model), ("item", item)):
-        ids = frame[column].astype(str)
-        gone = sorted(set(ids[missing]) - set(ids[~missing]))
-        if gone:
-            shown = ", ".join(map(repr, gone[:3])) + (", ..." if len(gone) > 3 else "")
-            left_out += f"; {len(gone)} {what}(s) with no observed score left out ({shown})"
+    empty = _without_score(frame[model], missing)
+    if empty:
+        left_out += (
+            f"; {len(empty)} model(s) with no observed score kept as rows with no data "
+            f"({_shown(empty)})"
+        )
+    gone = _without_score(frame[item], missing)
+    if gone:
+        left_out += f"; {_left_out(gone, 'item')}"
     warnings.warn(
         f"{_where(source)}{int(missing.sum()):,} row(s) with a missing score (NaN, NA, "
         f"empty) read as unobserved cells (first: {_row(source, position)}, model "
@@ -761,6 +795,22 @@ def _warn_missing_scores(
         DataWarning,
         stacklevel=user_stacklevel(),
     )
+
+
+def _without_score(ids: pd.Series, missing: np.ndarray) -> list[str]:
+    """The ids (as text, sorted) whose every row has a missing score."""
+    text = ids.astype(str)
+    return sorted(set(text[missing]) - set(text[~missing]))
+
+
+def _shown(ids: Sequence[str]) -> str:
+    """The first three ids, quoted."""
+    return ", ".join(map(repr, ids[:3])) + (", ..." if len(ids) > 3 else "")
+
+
+def _left_out(ids: Sequence[str], what: str) -> str:
+    """``N item(s) with no observed score left out ('a', 'b', ...)``."""
+    return f"{len(ids)} {what}(s) with no observed score left out ({_shown(ids)})"
 
 
 def _mean_of_long_trials(
@@ -834,11 +884,17 @@ def _matrix_of_cells(
     model: str,
     item: str,
     source: str | None,
+    empty_models: Sequence[str] = (),
 ) -> ResponseMatrix:
     """The matrix of the long table's observed rows (``kept``: their rows in the file), a
-    repeated (model, item) collapsed or refused; sparse-backed below
+    repeated (model, item) collapsed or refused, and a row with no data for each of
+    ``empty_models`` (models whose every score is missing); sparse-backed below
     :data:`~latentbench.io._cells.SPARSE_DENSITY`, else a dense ``cls``."""
     model_codes, model_ids = _factorize_ids(frame[model])
+    if empty_models:  # in the sorted order of the others (no model is observed and empty)
+        every = np.unique(np.array([*model_ids, *empty_models], dtype=str))
+        model_codes = np.searchsorted(every, np.array(model_ids, dtype=str))[model_codes]
+        model_ids = [str(name) for name in every]
     item_codes, item_ids = _factorize_ids(frame[item])
     n_items = len(item_ids)
     flat = model_codes.astype(np.int64) * n_items + item_codes

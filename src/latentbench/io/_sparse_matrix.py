@@ -175,6 +175,13 @@ class SparseResponseMatrix(ResponseMatrix):
         out._model_ids = [self._model_ids[i] for i in rows]
         out._item_ids = [self._item_ids[j] for j in cols]
         out.source = self.source
+        # as the dense subset: the file's content (every row and column, reordered at most)
+        # keeps what was read from it (layout, labels, the items left out)
+        whole = (len(rows) == len(set(rows.tolist())) == self.n_models
+                 and len(cols) == len(set(cols.tolist())) == self.n_items)  # fmt: skip
+        out.layout = getattr(self, "layout", None) if whole else None
+        out.labels = getattr(self, "labels", None) if whole else None
+        out.dropped_items = self.dropped_items if whole else ()
         return out
 
 

@@ -51,6 +51,7 @@ import pyarrow as pa
 from latentbench._checks import user_stacklevel
 from latentbench._version import __version__
 from latentbench.exceptions import DataWarning, InputError
+from latentbench.io._long_keys import trial_notes
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.io._store_runs import SelectionRuns
 from latentbench.io._store_schema import (
@@ -564,22 +565,55 @@ class Store(SelectionRuns):
         *,
         metric: str | None = None,
         filter: str | None = None,
+        split: str | None = None,
     ) -> pd.DataFrame:
-        """The canonical long table (optionally one benchmark / metric / filter; an unknown
-        benchmark is an error, not an empty table)."""
-        if benchmark is not None:
-            self._known(benchmark)
-        clauses, params = [], []
-        for column, value in (("benchmark", benchmark), ("metric", metric), ("filter", filter)):
-            if value is not None:
-                clauses.append(f"{column} = ?")
-                params.append(value)
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        """The canonical long table (optionally one benchmark / metric / filter / split; an
+        unknown benchmark, or a metric, filter or split that no row (of the benchmark) holds,
+        is an error listing the values stored, not an empty table)."""
+        where, params = self._rows_of(benchmark, metric=metric, filter=filter, split=split)
         return self.connection.execute(
             f"SELECT {', '.join(CANONICAL_COLUMNS)} FROM responses {where} "
             "ORDER BY benchmark, model, item, metric, filter, trial, split",
             params,
         ).df()
+
+    def _rows_of(
+        self,
+        benchmark: str | None,
+        *,
+        metric: str | None = None,
+        filter: str | None = None,
+        split: str | None = None,
+    ) -> tuple[str, list[str]]:
+        """The ``WHERE`` clause (and its parameters) of the rows of ``benchmark`` (None: all)
+        with the given ``metric``, ``filter`` and ``split``; an unknown benchmark, or a value
+        that none of its rows holds, is refused, listing the values stored."""
+        if benchmark is not None:
+            self._known(benchmark)
+        clauses, params = [], []
+        for column, value in (("benchmark", benchmark), ("metric", metric), ("filter", filter),
+                              ("split", split)):  # fmt: skip
+            if value is None:
+                continue
+            if column != "benchmark":
+                stored = [
+                    str(row[0])
+                    for row in self.connection.execute(
+                        f"SELECT DISTINCT {column} FROM responses "
+                        f"{'WHERE benchmark = ?' if benchmark is not None else ''} "
+                        f"ORDER BY {column}",
+                        [benchmark] if benchmark is not None else [],
+                    ).fetchall()
+                ]
+                if value not in stored:
+                    scope = f"benchmark {benchmark!r}" if benchmark is not None else "the store"
+                    raise InputError(
+                        f"{self.path}: {column}={value!r}: no row of {scope} has it; stored "
+                        f"{column}s: {', '.join(map(repr, stored)) or '(none)'}"
+                    )
+            clauses.append(f"{column} = ?")
+            params.append(value)
+        return (f"WHERE {' AND '.join(clauses)}" if clauses else ""), params
 
     def matrix(
         self,
@@ -608,7 +642,10 @@ class Store(SelectionRuns):
         ResponseMatrix of shape (n_models, n_items)
             Models sorted by name; items in numeric order when every id is an integer, else
             sorted as strings. ``source`` is ``"<store path>:<benchmark>"``, and
-            ``store_query`` the store, benchmark, metric, filter and split read (so that
+            ``layout`` says where it was read, and that trials were averaged when a cell
+            has several (with the count, also said in a
+            :class:`~latentbench.exceptions.DataWarning`, as reading the exported file says
+            it); ``store_query`` the store, benchmark, metric, filter and split read (so that
             :meth:`IRTResult.save <latentbench.irt.IRTResult.save>` records the fit's input as
             ``latentbench fit --store`` does, and ``report`` reads it back). When fewer than
             25% of the cells are observed it stores only those cells (a
@@ -700,6 +737,20 @@ class Store(SelectionRuns):
                 "gave. Expected the trials of a cell from one run: ingest the other file under "
                 "another --benchmark or --metric"
             )
+        # several trials of a cell (repeats were refused above): their mean, said as reading
+        # the exported file says it, and recorded in the layout (fit.json's input)
+        counts = np.asarray(table["n"])
+        averaged = (
+            trial_notes(0, int((counts > 1).sum()), int(counts.max()), "trial")[1]
+            if counts.size
+            else ""
+        )
+        if averaged:
+            warnings.warn(
+                f"{self.path}: benchmark {benchmark!r}: {averaged}",
+                DataWarning,
+                stacklevel=user_stacklevel(),
+            )
         models, items, scores = table["model"], table["item"], table["score"]
         model_codes, model_ids = pd.factorize(models, sort=True)
         item_ids = pd.unique(items)
@@ -722,6 +773,9 @@ class Store(SelectionRuns):
             dense = np.full((len(model_ids), len(item_ids)), np.nan, dtype=np.float32)
             dense[model_codes, item_codes] = scores
             out = ResponseMatrix(dense, list(model_ids), list(item_ids), source=source)
+        out.layout = f"store {self.path}, benchmark {benchmark}" + (
+            f"; {averaged}" if averaged else ""
+        )
         read = (("benchmark", benchmark), ("metric", m), ("filter", f), ("split", s))
         out.labels = {name: str(value) for name, value in read if value is not None}
         if self.path != ":memory:":  # where the cells come from, for a saved fit's input
@@ -736,11 +790,20 @@ class Store(SelectionRuns):
 
     # ------------------------------------------------------------------ export
     def export(
-        self, path: str | os.PathLike[str], benchmark: str | None = None, *, force: bool = False
+        self,
+        path: str | os.PathLike[str],
+        benchmark: str | None = None,
+        *,
+        metric: str | None = None,
+        filter: str | None = None,
+        split: str | None = None,
+        force: bool = False,
     ) -> int:
         """Write the canonical long table (optionally one benchmark) to ``.parquet`` or ``.csv``.
 
-        The file reads back with ``read_results("table", path)``, provenance included.
+        The file reads back with ``read_results("table", path)``, provenance included, and as
+        a matrix (``ResponseMatrix.read``, ``latentbench fit FILE``) when it holds one metric,
+        filter and split.
 
         Parameters
         ----------
@@ -748,6 +811,10 @@ class Store(SelectionRuns):
             The file to write (``.parquet`` / ``.pq`` or ``.csv``); its folder must exist.
         benchmark : str, optional
             Only this benchmark.
+        metric, filter, split : str, optional
+            Only the rows with this metric, filter or split (``latentbench export --metric,
+            --filter, --split``): one matrix's rows, where the benchmark holds several. A value
+            that no row (of the benchmark) holds is an error listing those stored.
         force : bool, default False
             Replace an existing file (refused otherwise, as ``latentbench export`` refuses it
             without ``--force``: it may be the file that was ingested).
@@ -760,7 +827,8 @@ class Store(SelectionRuns):
         Raises
         ------
         InputError
-            An unknown suffix or benchmark, a missing folder, or an existing file without
+            An unknown suffix or benchmark, a metric, filter or split that no row holds, a
+            missing folder, or an existing file without
             ``force``.
         """
         out = Path(path)
@@ -771,13 +839,11 @@ class Store(SelectionRuns):
             options = "FORMAT csv, HEADER true"
         else:
             raise InputError(f"{out}: unknown export type {suffix!r}; expected .parquet or .csv")
-        where = "WHERE benchmark = $benchmark" if benchmark is not None else ""
+        where, params = self._rows_of(benchmark, metric=metric, filter=filter, split=split)
         query = (
             f"SELECT {', '.join(CANONICAL_COLUMNS)} FROM responses {where} "
             "ORDER BY benchmark, model, item, metric, filter, trial, split"
         )
-        if benchmark is not None:
-            self._known(benchmark)
         if out.is_dir():
             raise InputError(f"{out} is a directory; expected the file to write")
         if not out.parent.is_dir():
@@ -787,7 +853,6 @@ class Store(SelectionRuns):
                 f"{out} exists (it may be the file that was ingested); pass force=True to "
                 "overwrite it, or another path"
             )
-        params = {"benchmark": benchmark} if benchmark is not None else None
         # a regular file (new or replaced) is written beside its final place and moved in, so
         # a failure (disk full) leaves the previous file, or none; a device or pipe is written
         # through

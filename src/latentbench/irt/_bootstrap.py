@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
-from latentbench._checks import user_stacklevel
+from latentbench._checks import check_jobs, user_stacklevel
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._cbmm import fit_cbmm
@@ -318,8 +318,7 @@ def bootstrap(
         raise InputError(f"method={method!r}; expected 'parametric', 'items' or 'models'")
     if int(n_boot) != n_boot or n_boot < 2:
         raise InputError(f"n_boot={n_boot!r}; expected an integer >= 2")
-    if n_jobs != -1 and (int(n_jobs) != n_jobs or n_jobs < 1):  # 0 or -5 ran one worker
-        raise InputError(f"n_jobs={n_jobs!r}; expected -1 (all cores) or an integer >= 1")
+    n_jobs = check_jobs(n_jobs)  # type: ignore[assignment]  # 0 or -5 ran one worker
     _z(level)
     start_time = time.perf_counter()
     scores, _ = _observed(result, matrix)

@@ -295,6 +295,9 @@ def report_from(
         boot, note = _bootstrap_with_note(result, matrix, n_boot, method, n_jobs, seed, tell)
         notes.append(note)
     notes += _missing_responses_notes(result, matrix)
+    # the items the reader left out (no observed score): on the page too, as fit.json has them
+    dropped = _dropped_items_notes(kind, source, matrix)
+    notes += dropped
     name = source.stem if source.is_file() else source.name
     html = build_report(
         result,
@@ -305,9 +308,33 @@ def report_from(
         top=top,
         bootstrap=boot,
         item_metadata=meta,
+        notes=dropped,
         progress=tell,
     )
     return Report(html, out, tuple(notes))
+
+
+def _dropped_items_notes(kind: _Kind, source: Path, matrix: Any) -> list[str]:
+    """A note naming the items with no observed score that the reader left out of the
+    fitted matrix: those ``fit.json`` records (``input.dropped_items``) for a fit directory,
+    those of the responses file read here otherwise; none when there are none."""
+    if kind == "fit":
+        try:
+            entry = json.loads((source / "fit.json").read_text()).get("input") or {}
+        except (OSError, json.JSONDecodeError, AttributeError):
+            return []  # IRTResult.load has read it: not reached
+        items = entry.get("dropped_items") if isinstance(entry, dict) else None
+    elif kind == "responses":
+        items = getattr(matrix, "dropped_items", ())
+    else:
+        return []
+    if not items or not isinstance(items, list | tuple):
+        return []
+    shown = ", ".join(repr(str(i)) for i in items[:3]) + (", ..." if len(items) > 3 else "")
+    return [
+        f"responses: {len(items)} item(s) with no observed score left out when the responses "
+        f"were read ({shown}): the fit has no parameters for them"
+    ]
 
 
 def _check_run_options(

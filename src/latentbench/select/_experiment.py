@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from latentbench._checks import check_seed, user_stacklevel
+from latentbench._checks import check_jobs, check_seed, user_stacklevel
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._experiment_record import CURVE_COLUMNS, ExperimentRecord
 from latentbench.select._experiment_stats import (
@@ -391,7 +391,8 @@ def run_experiment(
         Policy spec that "% saved" is computed against (default: the first ``ucbe`` spec).
     engine : {"local", "ray"}
     n_jobs : int, optional
-        Local processes (default, or -1 as elsewhere: all cores; 1 runs in-process).
+        Local processes (default, or -1 as elsewhere: all cores; 1 runs in-process); 0, a
+        negative number other than -1 or a fraction is refused.
     grid_step : int, optional
         Resolution of the curves (default ``batch_size``).
     ray_address : str, optional
@@ -408,6 +409,7 @@ def run_experiment(
     ExperimentResult
     """
     seed_list, reference = _check_run_options(policies, engine, seeds, budget, reference, stop)
+    n_jobs = check_jobs(n_jobs, none_ok=True)  # 0 and -5 ran on all cores, unsaid
     shared = _settings(scores, pools, budget, batch_size, init_batch, grid_step, proxy, stop,
                        delta)  # fmt: skip
     # seed by seed: a stopped experiment keeps whole seeds (every pool and policy)
@@ -915,6 +917,7 @@ def experiment_from_matrix(
     ExperimentResult
     """
     random_state = check_seed(random_state, "random_state")
+    n_jobs = check_jobs(n_jobs, none_ok=True)  # before the split and the proxy fit
     from latentbench.select._proxy import LowRankProxy
 
     if isinstance(policies, str):
