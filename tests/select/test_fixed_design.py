@@ -438,3 +438,23 @@ def test_compare_grammar_for_one_item():
     one = CompareResult("a", "b", 0.0, -1.0, 1.0, 0.95, 1, 10, "budget", None, ("x",), (1.0,),
                         (1.0,), (0.1,), "s", "h")  # fmt: skip
     assert "the two answered the one evaluated item identically" in one.summary()
+
+
+def test_an_edited_weight_column_is_said_not_followed(setup, tmp_path):
+    """Hostile walk (2026-12-06): a design's ``weight`` column (tiny writes it for reading;
+    the estimate weighs by the probability) edited by hand was ignored without a word; the
+    estimate is unchanged, and the edit is said."""
+    cal, answers, _ = setup
+    design = tiny(cal, 20)
+    rounded = tmp_path / "rounded.csv"
+    design.to_csv(rounded, index=False, float_format="%.6g")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the file as tiny wrote it: nothing to say
+        plain = estimate(cal, answers, items=rounded)
+    edited = design.assign(weight=design["weight"].where(design["order"] != 3, 5.0))
+    with pytest.warns(
+        DataWarning, match=r"column 'weight' disagrees .* in 1 row\(s\) \(e\.g\. order 3: 5"
+    ):
+        result = estimate(cal, answers, items=edited)
+    assert (result.score, result.lower, result.upper) == (plain.score, plain.lower, plain.upper)
+    assert any("column 'weight' disagrees" in w for w in result.warnings)

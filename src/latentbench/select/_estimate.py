@@ -2281,7 +2281,33 @@ def _estimate_fixed(
             )
         probs.append(float(pi[j]))
         seq.observe(j, float(y[j]), pi)
+    notes.extend(_weight_note(design, cal.n_items, where))
     return _finish(cal, seq, name, "items", probs, options, notes)
+
+
+def _weight_note(design: pd.DataFrame, n_items: int, where: str) -> list[str]:
+    """A note when the design's ``weight`` column (written by tiny for reading, ``1 / (N
+    probability)``; not read back) disagrees with its probabilities: an edit the estimate did
+    not follow, said rather than ignored."""
+    import pandas as pd
+
+    if "weight" not in design.columns:
+        return []
+    weight = pd.to_numeric(design["weight"], errors="coerce").to_numpy(dtype=np.float64)
+    prob = pd.to_numeric(design["probability"], errors="coerce").to_numpy(dtype=np.float64)
+    expected = 1.0 / (n_items * prob)
+    off = np.flatnonzero(~np.isclose(weight, expected, rtol=10 * _PROBABILITY_RTOL, atol=0.0))
+    if not off.size:
+        return []
+    k = int(off[0])
+    from latentbench.io._matrix_checks import _show
+
+    return [
+        f"{where}: column 'weight' disagrees with 1 / ({n_items:,} x probability) in "
+        f"{off.size:,} row(s) (e.g. order {k + 1}: {_show(design['weight'].iloc[k])}, expected "
+        f"{expected[k]:.6g}); the weight is not read (the estimate weighs each item by its "
+        "probability), so the edit was not followed"
+    ]
 
 
 def _registered_size(design: pd.DataFrame, where: str, n_items: int, notes: list[str]) -> int:
