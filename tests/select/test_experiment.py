@@ -317,3 +317,14 @@ def test_a_missing_candidate_cell_is_named_by_its_ids_and_file(tmp_path):
     text = " ".join(out.output.split())
     assert out.exit_code == 2 and f"(first: model 'model-{test[3]}', item 'q040')" in text
     assert "pass --missing drop-items to drop the items" in text
+
+
+def test_a_rank_above_what_the_history_can_hold_is_refused():
+    # --rank 300 on a 35-model history fitted a rank-300 proxy and recorded proxy_rank 300
+    from latentbench.select import experiment_from_matrix
+
+    Y = lowrank_data(20, 120, r=2, seed=5)[0]
+    kw = dict(pools="full", policies=["ucbe"], seeds=1, budget=50, pool_size=10, n_jobs=1)
+    with pytest.raises(InputError, match=r"rank=11; expected an integer in \[1, 10\]"):
+        experiment_from_matrix(Y, rank=11, **kw)
+    assert experiment_from_matrix(Y, rank=10, **kw).params["proxy_rank"] == 10

@@ -120,3 +120,21 @@ def test_a_delta_in_the_policy_spec_is_refused_not_overridden(spec, tmp_path):
     _register()
     out = CliRunner().invoke(app, ["select", "replay", str(path), "--no-history", "--policy", spec])
     assert out.exit_code == 2 and "is set by --delta" in " ".join(out.output.split())
+
+
+def test_a_rank_above_what_the_history_can_hold_is_refused_naming_the_bound(tmp_path):
+    # rank 1000 on a 51 x 400 history fitted a rank-1000 proxy (24 s instead of 0.1 s) and
+    # recorded "proxy rank: 1000"; the live run's [proxy] rank was already bounded this way
+    candidates = _matrix(["a", "b", "c", "d"], seed=0)
+    history = _matrix([f"h{i}" for i in range(6)], seed=1)
+    with pytest.raises(InputError, match=r"rank=7; expected an integer in \[1, 6\] .*the history"):
+        replay(candidates, history=history, rank=7, budget=20)
+    assert (
+        replay(candidates, history=history, rank=6, budget=20).params["history"]["proxy rank"] == 6
+    )
+    with pytest.raises(InputError, match=r"rank=5; expected an integer in \[1, 4\] .*history-free"):
+        replay(candidates, no_history=True, rank=5, budget=20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)  # the history split
+        with pytest.raises(InputError, match=r"rank=5; .*\[1, 4\] .*random half"):
+            replay(_matrix([f"m{i}" for i in range(8)], seed=0), rank=5, budget=20)

@@ -915,7 +915,7 @@ def experiment_from_matrix(
     ExperimentResult
     """
     random_state = check_seed(random_state, "random_state")
-    from latentbench.select._proxy import LowRankProxy
+    from latentbench.select._proxy import LowRankProxy, check_rank
 
     if isinstance(policies, str):
         raise InputError(
@@ -969,9 +969,9 @@ def experiment_from_matrix(
             DataWarning,
             stacklevel=user_stacklevel(),
         )
-    proxy = LowRankProxy(rank=rank, random_state=random_state).fit(
-        scores[hist][:, oracle.kept_items]
-    )
+    history = scores[hist][:, oracle.kept_items]
+    check_rank(rank, history.shape, f"the history ({len(hist)} models of the split)")
+    proxy = LowRankProxy(rank=rank, random_state=random_state).fit(history)
     means = candidates.mean(axis=1, dtype=np.float64)
     parsed = parse_pools(pools) if isinstance(pools, str) else list(pools)
     pool_rows = _label_by_gap(

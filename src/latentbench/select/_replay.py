@@ -22,7 +22,7 @@ from latentbench.select._certify import check_epsilon
 from latentbench.select._experiment import split_models
 from latentbench.select._online import OnlineProxy
 from latentbench.select._policies import POLICIES, make_policy, parse_policy, refuse_spec_delta
-from latentbench.select._proxy import LowRankProxy
+from latentbench.select._proxy import LowRankProxy, check_rank
 from latentbench.select._run import SelectionResult, run_selection
 from latentbench.select.oracles import MatrixOracle
 
@@ -472,11 +472,13 @@ def _proxy(
     proxy: LowRankProxy | OnlineProxy | None = None
     if pol.needs_proxy and split.hist_scores is None:  # history-free
         online_rank = _rank(rank)
+        check_rank(online_rank, split.candidates.shape, "the candidates (history-free)")
         proxy = OnlineProxy(
             rank=2 if online_rank == "auto" else int(online_rank), random_state=random_state
         )
         split.record["proxy rank"] = proxy.rank
     elif pol.needs_proxy and split.hist_scores is not None:
+        check_rank(_rank(rank), split.hist_scores.shape, f"the history ({split.record['source']})")
         notify(progress, "learning item factors from the history")
         fitted = LowRankProxy(rank=_rank(rank), random_state=random_state).fit(split.hist_scores)
         split.record["proxy rank"] = fitted.rank_
