@@ -138,3 +138,20 @@ def test_a_rank_above_what_the_history_can_hold_is_refused_naming_the_bound(tmp_
         warnings.simplefilter("ignore", DataWarning)  # the history split
         with pytest.raises(InputError, match=r"rank=5; .*\[1, 4\] .*random half"):
             replay(_matrix([f"m{i}" for i in range(8)], seed=0), rank=5, budget=20)
+
+
+def test_a_spec_without_intervals_is_the_documented_ci_none():
+    # "pulse:ci=none" was parsed to None and refused as "ci=None; expected one of (...,
+    # 'none')"; without a budget replay then added LUCB sampling, refused as "bonus='ci' needs
+    # intervals", a bonus the user never set
+    from latentbench.select import parse_policy
+
+    assert parse_policy("pulse:ci=none")[2] == {"ci": "none"}
+    assert parse_policy("naive:refit_every=none")[2] == {"refit_every": None}  # never refit
+    candidates = _matrix(["a", "b", "c", "d"], seed=0)
+    history = _matrix([f"h{i}" for i in range(6)], seed=1)
+    spent = replay(candidates, history=history, policy="pulse:ci=none", budget=20)
+    assert spent.lower is None and spent.params["stop"] == "budget"
+    certified = replay(candidates, history=history, policy="pulse:ci=none")
+    assert certified.params["certificate"] == "betting on revealed cells"
+    assert certified.certified_after is not None or certified.evaluations_total == 4 * 60

@@ -36,6 +36,7 @@ from latentbench.select._experiment_stats import (
 )
 from latentbench.select._policies import (
     POLICIES,
+    lucb_bonus,
     make_policy,
     parse_policy,
     refuse_spec_delta,
@@ -230,8 +231,7 @@ def _run_one(settings: ExperimentSettings, pool_name: str, spec: str, seed: int)
     label, name, spec_kw, run_kw = parse_policy(spec)
     options = POLICIES[name].options
     extra: dict[str, Any] = {"delta": settings.delta} if "delta" in options else {}
-    if settings.stop == "confidence" and "bonus" in options and "bonus" not in spec_kw:
-        extra["bonus"] = "ci"  # fixed confidence: LUCB sampling, as in a replay
+    extra.update(lucb_bonus(name, settings.stop, spec_kw))  # LUCB sampling, as in a replay
     policy = make_policy(spec, extra)
     oracle = MatrixOracle(scores)
     mu = oracle.true_means()

@@ -21,7 +21,13 @@ from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._certify import check_epsilon
 from latentbench.select._experiment import split_models
 from latentbench.select._online import OnlineProxy
-from latentbench.select._policies import POLICIES, make_policy, parse_policy, refuse_spec_delta
+from latentbench.select._policies import (
+    POLICIES,
+    lucb_bonus,
+    make_policy,
+    parse_policy,
+    refuse_spec_delta,
+)
 from latentbench.select._proxy import LowRankProxy, check_rank
 from latentbench.select._run import SelectionResult, run_selection
 from latentbench.select.oracles import MatrixOracle
@@ -455,8 +461,7 @@ def _policy(policy: str, delta: float, stop: str) -> tuple[Policy, dict[str, Any
     _, name, spec_options, run_kw = parse_policy(policy)
     options = POLICIES[name].options
     extra: dict[str, Any] = {"delta": delta} if "delta" in options else {}
-    if stop == "confidence" and "bonus" in options and "bonus" not in spec_options:
-        extra["bonus"] = "ci"  # fixed confidence: LUCB sampling
+    extra.update(lucb_bonus(name, stop, spec_options))  # fixed confidence: LUCB sampling
     return make_policy(policy, extra, where="policy"), run_kw
 
 

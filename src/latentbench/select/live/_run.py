@@ -16,7 +16,7 @@ import pandas as pd
 
 from latentbench._checks import user_stacklevel
 from latentbench.exceptions import DataWarning, InputError, LiveStop
-from latentbench.select._policies import POLICIES, make_policy, parse_policy
+from latentbench.select._policies import POLICIES, lucb_bonus, make_policy, parse_policy
 from latentbench.select._run import SelectionResult, run_selection
 from latentbench.select._schedule import default_schedule
 from latentbench.select.live._config import LiveConfig, canonical_identity, without_endpoints
@@ -588,8 +588,7 @@ def _live_policy(cfg: LiveConfig, stop: str, shape: tuple[int, int]) -> Policy:
     defaults: dict[str, Any] = {}
     if "delta" in POLICIES[name].options and "delta" not in given and "alpha" not in given:
         defaults["delta"] = LIVE_DELTA  # as select replay, not the policy class's own 0.1
-    if stop == "confidence" and "bonus" in POLICIES[name].options and "bonus" not in given:
-        defaults["bonus"] = "ci"  # fixed confidence: LUCB sampling, as in a replay
+    defaults.update(lucb_bonus(name, stop, given))  # LUCB sampling, as in a replay
     if defaults:
         policy = make_policy(run.policy, {**defaults, **cfg.policy_options}, shape=shape)
     return policy
