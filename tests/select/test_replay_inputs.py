@@ -155,3 +155,35 @@ def test_a_spec_without_intervals_is_the_documented_ci_none():
     certified = replay(candidates, history=history, policy="pulse:ci=none")
     assert certified.params["certificate"] == "betting on revealed cells"
     assert certified.certified_after is not None or certified.evaluations_total == 4 * 60
+
+
+def test_a_missing_cell_names_the_file_and_a_history_on_other_items_the_way_out(tmp_path):
+    # the replay's message named no file ("120 candidate cells are missing ..."), where the
+    # experiment's named it; a history lacking the items gave no way to run at all
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    matrix = _matrix(["a", "b", "c", "d"], seed=0)
+    frame = pd.DataFrame(matrix.scores, index=matrix.model_ids, columns=matrix.item_ids)
+    frame.iloc[1, 7] = np.nan
+    path = tmp_path / "holes.csv"
+    frame.rename_axis("model").to_csv(path)
+    other = _matrix([f"h{i}" for i in range(6)], seed=1)
+    elsewhere = tmp_path / "other.csv"
+    pd.DataFrame(other.scores, index=other.model_ids, columns=[f"z{j}" for j in range(60)]).to_csv(
+        elsewhere
+    )
+    said = r"holes\.csv: 1 candidate cell is missing \(first: model 'b', item 'q7'\)"
+    with pytest.raises(InputError, match=said):
+        replay(path, history=other)
+    with pytest.raises(InputError, match=r"lacks 60 items .*pass no_history=True to learn"):
+        replay(matrix, history=elsewhere)
+    _register()
+    runner = CliRunner()
+    out = runner.invoke(app, ["select", "replay", str(path), "--history", str(elsewhere)])
+    text = " ".join(out.output.split())
+    assert out.exit_code == 2 and "lacks 60 items" in text and "pass --no-history to" in text
+    out = runner.invoke(app, ["select", "replay", str(path), "--no-history"])
+    text = " ".join(out.output.split())
+    assert out.exit_code == 2 and "holes.csv: 1 candidate cell is missing" in text

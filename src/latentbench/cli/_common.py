@@ -145,6 +145,7 @@ _SPELLINGS = (
         re.compile(r"pass history=, history_store= or no_history=True"),
         "pass --history, --history-store or --no-history",
     ),
+    (re.compile(r"\bpass no_history=True\b"), "pass --no-history"),
     (re.compile(r"\bno_history\b(?!=)"), "--no-history"),
     (re.compile(r"^history and "), "--history and "),
     (re.compile(r"^history \((?=.*\) lacks )"), "--history ("),

@@ -42,7 +42,11 @@ PathLike = str | os.PathLike[str]
 
 
 def check_complete(
-    scores: np.ndarray, model_ids: list[str], item_ids: list[str], missing: str
+    scores: np.ndarray,
+    model_ids: list[str],
+    item_ids: list[str],
+    missing: str,
+    source: str | None = None,
 ) -> None:
     """A replay needs every candidate cell unless ``missing`` says otherwise: name the first
     hole by its model and item ids.
@@ -53,6 +57,8 @@ def check_complete(
         NaN = missing.
     model_ids, item_ids : list of str
     missing : {"error", "zero", "drop-items"}
+    source : str, optional
+        Where the scores come from (a file, a store's benchmark), named first in the error.
 
     Raises
     ------
@@ -64,8 +70,10 @@ def check_complete(
     holes = np.isnan(scores)
     if holes.any():
         row, col = (int(v) for v in np.argwhere(holes)[0])
+        n = int(holes.sum())
+        count = "1 candidate cell is missing" if n == 1 else f"{n:,} candidate cells are missing"
         raise InputError(
-            f"{int(holes.sum()):,} candidate cells are missing (first: model "
+            f"{f'{source}: ' if source else ''}{count} (first: model "
             f"{model_ids[row]!r}, item {item_ids[col]!r}); a replay needs complete rows: pass "
             "missing='drop-items' to drop the items with a missing cell, missing='zero' to "
             "score them 0 explicitly, or drop incomplete models from the file"
@@ -235,7 +243,8 @@ def replay(
     else:
         name = path.name if path is not None else (stored or {}).get("layout")
         split = _random_half_history(matrix, name, random_state)
-    check_complete(split.candidates, split.ids, list(matrix.item_ids), missing)
+    where = str(path) if path is not None else (stored or {}).get("layout") or matrix.source
+    check_complete(split.candidates, split.ids, list(matrix.item_ids), missing, where)
     oracle = MatrixOracle(split.candidates, missing=missing)
     _drop_items(split, oracle, matrix)
     _zero_cells(split, missing)
@@ -332,7 +341,9 @@ def _given_history(
     if absent:
         raise InputError(
             f"{flag} ({where}) lacks {len(absent)} items of the responses, e.g. "
-            f"{sorted(absent)[0]!r}; the history must cover the candidates' items"
+            f"{sorted(absent)[0]!r}; the history must cover the candidates' items: give one "
+            "that does, or pass no_history=True to learn the proxy from the candidates' own "
+            "revealed cells"
         )
     hist_scores = _canonical(hist).subset(items=matrix.item_ids).scores  # rows: the fit's order
     candidates, ids = matrix.scores, list(matrix.model_ids)
