@@ -187,3 +187,27 @@ def test_a_missing_cell_names_the_file_and_a_history_on_other_items_the_way_out(
     out = runner.invoke(app, ["select", "replay", str(path), "--no-history"])
     text = " ".join(out.output.split())
     assert out.exit_code == 2 and "holes.csv: 1 candidate cell is missing" in text
+
+
+@pytest.mark.parametrize(
+    ("rule", "said"),
+    [("drop-items", "dropped 1 of 60 items"), ("zero", "1 missing candidate cell(s) are scored 0")],
+)
+def test_quiet_still_says_that_the_missing_rule_changed_the_target(rule, said, tmp_path):
+    # the rule's note is printed with the table; --quiet (no table) dropped it, and the run
+    # said "cells used: ... of 236" (drop-items) with nothing on why the target changed
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    matrix = _matrix(["a", "b", "c", "d"], seed=0)
+    frame = pd.DataFrame(matrix.scores, index=matrix.model_ids, columns=matrix.item_ids)
+    frame.iloc[1, 7] = np.nan
+    path = tmp_path / "holes.csv"
+    frame.rename_axis("model").to_csv(path)
+    _register()
+    for quiet in (["-q"], []):
+        args = ["select", "replay", str(path), "--no-history", "--missing", rule, "--budget", "20"]
+        out = CliRunner().invoke(app, [*args, *quiet, "--out", str(tmp_path / f"o{len(quiet)}")])
+        text = " ".join(out.output.split())
+        assert out.exit_code == 0 and text.count(said) == 1, text

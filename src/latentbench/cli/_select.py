@@ -215,8 +215,9 @@ def replay(
     with clean_warnings():
         # the history split is a warning in Python; here it is the note printed with the table
         warnings.filterwarnings("ignore", message="history split: ", category=DataWarning)
-        # and so is the missing-cell rule (--missing zero / drop-items)
-        for rule in ("zero", "drop-items"):
+        # and so is the missing-cell rule (--missing zero / drop-items), which changes the
+        # target: with --quiet (no table, no note) it stays a warning line
+        for rule in ("zero", "drop-items") if not quiet else ():
             warnings.filterwarnings("ignore", message=f"missing='{rule}': ", category=DataWarning)
         try:
             with console.status("reading the responses ...") as status:
