@@ -92,6 +92,15 @@ _SPELLINGS = (
         re.compile(r"^(policy|policies)=('[^']*'): (.*) is set by the delta= argument \(delta="),
         r"--\1 \2: \3 is set by --delta (--delta ",
     ),
+    # a tolerance without a certificate (select._run): every spelling a flag
+    (
+        re.compile(
+            r"^epsilon=(\S+) applies to a certificate, (.*) with stop='(\w+)'; expected "
+            r"stop='confidence' (.*) or epsilon=0$"
+        ),
+        r"--epsilon \1 applies to a certificate, \2 with --stop \3; expected --stop confidence "
+        r"\4 or --epsilon 0",
+    ),
     (re.compile(r"^stop='confidence' \(the default"), "--stop confidence (the default"),
     (re.compile(r"give a budget, or stop='budget'"), "give --budget N, or --stop budget"),
     (re.compile(r"\btol=([\w.+-]+)"), r"--tol \1"),
