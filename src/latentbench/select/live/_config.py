@@ -479,6 +479,17 @@ class LiveConfig:
             raise InputError(f"{self.source}: [proxy] {params!r}: {exc}") from None
         return proxy.fit(H)
 
+    def history_candidates(self) -> list[str]:
+        """The ``[[models]]`` names that ``[proxy] history`` holds too (its model ids): the
+        proxy has seen their answers, so the cells a run uses are optimistic for a new pool
+        (``select replay`` says the same of its ``--history``). Empty without a history."""
+        if self.history is None:
+            return []
+        from latentbench.io import ResponseMatrix
+
+        held = {str(m) for m in ResponseMatrix.read(self._history_file()).model_ids}
+        return [m for m in self.model_ids if m in held]
+
     def build_oracle(self, items: Sequence[dict[str, str]]) -> Oracle | StreamingOracle:
         """The inner oracle named by ``[oracle] kind`` (built by its registry entry)."""
         return self.oracle_info.build(self, items)

@@ -525,6 +525,15 @@ def run_live(
             f"{cfg.source}: [run] policy = {run.policy!r} needs [proxy] history = FILE (a "
             "matrix of earlier models' scores on these items); add it, or use policy = 'ucbe'"
         )
+    shared = cfg.history_candidates() if proxy is not None else []
+    if shared:  # as select replay says of its --history (the certificate stays valid)
+        warnings.warn(
+            f"{cfg.source}: [proxy] history ({cfg.history}) holds {len(shared)} of the "
+            f"{n_models} candidates (e.g. {shared[0]!r}): the proxy has seen their answers, so "
+            "the cells used are optimistic for a new pool",
+            DataWarning,
+            stacklevel=user_stacklevel(),
+        )
     inner = oracle if oracle is not None else cfg.build_oracle(items)
     resumed = _open_run(store, cfg, run_id, injected=oracle is not None, task="select")
     reused_notes: dict[tuple[str, str], str] = {}
@@ -558,6 +567,8 @@ def run_live(
         proxy=proxy,
         stop=stop,
     )
+    if selection is not None and shared:  # in the final decision's record too
+        selection.params["candidates in the history"] = len(shared)
     for line in (empty_answers_note(inner), no_text_note(inner)):
         if line:
             warnings.warn(f"run {run_id!r}: {line}", DataWarning, stacklevel=user_stacklevel())
