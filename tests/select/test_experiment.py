@@ -328,3 +328,21 @@ def test_a_rank_above_what_the_history_can_hold_is_refused():
     with pytest.raises(InputError, match=r"rank=11; expected an integer in \[1, 10\]"):
         experiment_from_matrix(Y, rank=11, **kw)
     assert experiment_from_matrix(Y, rank=10, **kw).params["proxy_rank"] == 10
+
+
+def test_a_repeated_policy_is_refused(tmp_path):
+    # '--policies ucbe,ucbe' ran every run twice and printed two identical 'reference' rows
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    Y = lowrank_data(30, 200, r=2, seed=8)[0]
+    pools = {"gap0.02": exact_gap_pool(Y.mean(axis=1), 0.02, 12)}
+    with pytest.raises(InputError, match=r"policies: 'ucbe' repeats; expected distinct"):
+        run_experiment(Y, pools, ["ucbe", " ucbe"], seeds=1, budget=100, n_jobs=1)
+    path = tmp_path / "y.csv"
+    pd.DataFrame(Y, index=[f"m{i}" for i in range(30)]).rename_axis("model").to_csv(path)
+    _register()
+    args = ["experiment", str(path), "--policies", "ucbe,ucbe", "--seeds", "1", "--jobs", "1"]
+    out = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "x")])
+    assert out.exit_code == 2 and "--policies: 'ucbe' repeats" in " ".join(out.output.split())

@@ -101,6 +101,7 @@ _SPELLINGS = (
         r"--epsilon \1 applies to a certificate, \2 with --stop \3; expected --stop confidence "
         r"\4 or --epsilon 0",
     ),
+    (re.compile(r"^policies: (?='[^']*' repeats)"), "--policies: "),
     (re.compile(r"^stop='confidence' \(the default"), "--stop confidence (the default"),
     (re.compile(r"give a budget, or stop='budget'"), "give --budget N, or --stop budget"),
     (re.compile(r"\btol=([\w.+-]+)"), r"--tol \1"),

@@ -452,6 +452,10 @@ def _check_run_options(
         raise InputError(f"budget={budget!r}; expected a positive number of cells per run")
     for spec in policies:
         refuse_spec_delta(spec, "policies")  # the run's delta= would override it, silently
+    labels = [spec.strip() for spec in policies]
+    if len(set(labels)) < len(labels):  # one label: its rows and curves counted each run twice
+        again = next(label for label in labels if labels.count(label) > 1)
+        raise InputError(f"policies: {again!r} repeats; expected distinct policy specs")
     if reference is not None:  # checked before the runs (it raised KeyError after them)
         reference = reference.strip()
         if reference not in [spec.strip() for spec in policies]:
