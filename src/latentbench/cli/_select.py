@@ -323,6 +323,9 @@ def certificate_line(record: Any) -> str:
     """``best M: certified at delta = D`` (or not certified, or no intervals), naming the
     models tied with it when their every cell is revealed."""
     if record.certified is None:
+        arms, n_items = record.to_frame(), record.n_items
+        if n_items and "n_observed" in arms.columns and (arms["n_observed"] >= n_items).all():
+            return f"best {record.best_model}: exact, every cell of every model revealed"
         return f"best {record.best_model}: no intervals, not certified"
     word = "certified" if record.certified else "not certified"
     within = f" {record.certificate_text}" if record.epsilon > 0 else ""
