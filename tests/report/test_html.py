@@ -504,3 +504,20 @@ def test_a_run_without_intervals_says_what_backs_its_recommendation(
     line = certificate_line(SelectionRecord.from_dict(data))
     assert line.endswith("exact, every cell of every model revealed" if revealed == 300 else
                          "no intervals, not certified")  # fmt: skip
+
+
+def test_an_unfinished_live_run_says_why_it_has_no_intervals():
+    data = {
+        "policy": "live (unfinished)",
+        "best_model": "a",
+        "arms": [
+            {"model": "a", "estimate": 0.8, "n_observed": 16},
+            {"model": "b", "estimate": 0.6, "n_observed": 16},
+        ],  # fmt: skip
+        "evaluations_total": 32,
+        "live_run": {"store": "s.duckdb", "run_id": "r", "status": "failed", "failed_cells": 16},
+    }
+    page = build_report(selection=data)
+    text = " ".join(page.split('id="selection-summary"')[1].split("</section>")[0].split())
+    assert "Not certified: the run has not finished (status failed)" in text
+    assert "--stop confidence" not in text

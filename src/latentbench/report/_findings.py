@@ -241,8 +241,18 @@ def _selection_findings(
         headline += f", interval [{_num(row['lower'])}, {_num(row['upper'])}]"
         out += _certificate_findings(data, arms, name, row, n_items)
     elif n_items and "n_observed" in arms.columns and (arms["n_observed"] >= int(n_items)).all():
-        out.append({"text": "Exact: every cell of every model is revealed, so the best model "
-                    "is known without an interval (its mean is the largest)."})  # fmt: skip
+        exact = (
+            "Exact: every cell of every model is revealed, so the best model is known without "
+            "an interval (its mean is the largest)."
+        )
+        out.append({"text": exact})
+    elif live and data.get("policy") == "live (unfinished)":  # no final decision yet
+        unfinished = (
+            f"Not certified: the run has not finished (status {live.get('status')}), so the "
+            "estimates are the plain means of the cells stored so far, without intervals; "
+            "resume it to finish."
+        )
+        out.append({"text": unfinished, "note": True})
     else:  # as select replay prints it ("no intervals, not certified"), not left unsaid
         out.append(_no_intervals_finding(str(data.get("policy", ""))))
     headline += ")."
