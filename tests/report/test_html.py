@@ -513,7 +513,7 @@ def test_an_unfinished_live_run_says_why_it_has_no_intervals():
         "arms": [
             {"model": "a", "estimate": 0.8, "n_observed": 16},
             {"model": "b", "estimate": 0.6, "n_observed": 16},
-        ],  # fmt: skip
+        ],
         "evaluations_total": 32,
         "live_run": {"store": "s.duckdb", "run_id": "r", "status": "failed", "failed_cells": 16},
     }
