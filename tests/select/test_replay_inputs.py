@@ -211,3 +211,21 @@ def test_quiet_still_says_that_the_missing_rule_changed_the_target(rule, said, t
         out = CliRunner().invoke(app, [*args, *quiet, "--out", str(tmp_path / f"o{len(quiet)}")])
         text = " ".join(out.output.split())
         assert out.exit_code == 0 and text.count(said) == 1, text
+
+
+def test_a_history_without_signal_is_named_in_its_warning(tmp_path):
+    # a history whose models all score 0 warned "every item discrimination is ~0: the fit is
+    # an intercept-only model", naming no file and speaking of an IRT fit, three times
+    from latentbench.exceptions import IdentifiabilityWarning
+
+    candidates = _matrix(["a", "b", "c", "d"], seed=0)
+    flat = pd.DataFrame(0.0, index=[f"h{i}" for i in range(6)], columns=candidates.item_ids)
+    path = tmp_path / "flat.csv"
+    flat.rename_axis("model").to_csv(path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        replay(candidates, history=path, budget=20)
+    said = [str(w.message) for w in caught if issubclass(w.category, IdentifiabilityWarning)]
+    assert len(said) == 1 and said[0].startswith("the history (")
+    assert "flat.csv): every item discrimination is ~0" in said[0]
+    assert "estimates and intervals stay valid" in said[0]

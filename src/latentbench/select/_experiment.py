@@ -919,7 +919,7 @@ def experiment_from_matrix(
     ExperimentResult
     """
     random_state = check_seed(random_state, "random_state")
-    from latentbench.select._proxy import LowRankProxy, check_rank
+    from latentbench.select._proxy import LowRankProxy, check_rank, fit_history
 
     if isinstance(policies, str):
         raise InputError(
@@ -974,8 +974,9 @@ def experiment_from_matrix(
             stacklevel=user_stacklevel(),
         )
     history = scores[hist][:, oracle.kept_items]
-    check_rank(rank, history.shape, f"the history ({len(hist)} models of the split)")
-    proxy = LowRankProxy(rank=rank, random_state=random_state).fit(history)
+    what = f"the history ({len(hist)} models of the split)"
+    check_rank(rank, history.shape, what)
+    proxy = fit_history(LowRankProxy(rank=rank, random_state=random_state), history, what)
     means = candidates.mean(axis=1, dtype=np.float64)
     parsed = parse_pools(pools) if isinstance(pools, str) else list(pools)
     pool_rows = _label_by_gap(

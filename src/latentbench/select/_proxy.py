@@ -28,7 +28,37 @@ from latentbench.irt._objective import probabilities, sigmoid
 if TYPE_CHECKING:
     from latentbench.irt import IRTResult
 
-__all__ = ["LowRankProxy", "check_rank"]
+__all__ = ["LowRankProxy", "check_rank", "fit_history"]
+
+
+def fit_history(proxy: LowRankProxy, history: np.ndarray, what: str) -> LowRankProxy:
+    """``proxy.fit(history)``, with the warning of a history that carries no signal about
+    model differences (every item discrimination ~0) naming ``what`` ("the history
+    (hist.parquet)") and what it means for a selection: the cBMM engine's own message named
+    no file and spoke of an IRT fit."""
+    import warnings
+
+    from latentbench._checks import user_stacklevel
+    from latentbench.exceptions import IdentifiabilityWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        proxy.fit(history)
+    said: set[tuple[type[Warning], str]] = set()  # rank="auto" fits several ranks
+    for w in caught:
+        text = str(w.message)
+        if issubclass(w.category, IdentifiabilityWarning) and text.startswith(
+            "every item discrimination is ~0"
+        ):
+            text = (
+                f"{what}: every item discrimination is ~0, so the proxy it learns predicts "
+                "every candidate alike (an item's difficulty only) and saves few evaluations; "
+                "the estimates and intervals stay valid (they hold for any proxy)"
+            )
+        if (w.category, text) not in said:
+            said.add((w.category, text))
+            warnings.warn(text, w.category, stacklevel=user_stacklevel())
+    return proxy
 
 
 def check_rank(rank: int | str, shape: tuple[int, int], what: str) -> None:

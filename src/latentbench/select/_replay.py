@@ -28,7 +28,7 @@ from latentbench.select._policies import (
     parse_policy,
     refuse_spec_delta,
 )
-from latentbench.select._proxy import LowRankProxy, check_rank
+from latentbench.select._proxy import LowRankProxy, check_rank, fit_history
 from latentbench.select._run import SelectionResult, run_selection
 from latentbench.select.oracles import MatrixOracle
 
@@ -494,9 +494,11 @@ def _proxy(
         )
         split.record["proxy rank"] = proxy.rank
     elif pol.needs_proxy and split.hist_scores is not None:
-        check_rank(_rank(rank), split.hist_scores.shape, f"the history ({split.record['source']})")
+        what = f"the history ({split.record['source']})"
+        check_rank(_rank(rank), split.hist_scores.shape, what)
         notify(progress, "learning item factors from the history")
-        fitted = LowRankProxy(rank=_rank(rank), random_state=random_state).fit(split.hist_scores)
+        fitted = LowRankProxy(rank=_rank(rank), random_state=random_state)
+        fit_history(fitted, split.hist_scores, what)
         split.record["proxy rank"] = fitted.rank_
         proxy = fitted
     return proxy
