@@ -85,3 +85,19 @@ def test_a_history_holding_candidates_is_said_and_recorded(live_setup):
     assert live.selection is not None
     assert live.selection.params["candidates in the history"] == 1
     assert record.params["candidates in the history"] == 1
+
+
+def test_a_policy_without_intervals_is_certified_on_its_revealed_cells(live_setup):
+    """``[policy] ci = "none"`` without a budget was given LUCB sampling (``bonus="ci"``) and
+    refused: "bonus='ci' needs intervals", a bonus the configuration never set."""
+    s = live_setup
+    path = s.write_config()
+    path.write_text(
+        path.read_text()
+        .replace("budget = 96\n", "")
+        .replace("[policy]\n", '[policy]\nci = "none"\n')
+    )
+    with Store(s.tmp / "cinone.duckdb") as db:
+        live = run_live(LiveConfig.from_toml(path), db, oracle=MatrixOracle(s.Y))
+    assert live.status == "done" and live.selection is not None
+    assert live.selection.params["certificate"] == "betting on revealed cells"
