@@ -346,3 +346,17 @@ def test_a_repeated_policy_is_refused(tmp_path):
     args = ["experiment", str(path), "--policies", "ucbe,ucbe", "--seeds", "1", "--jobs", "1"]
     out = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "x")])
     assert out.exit_code == 2 and "--policies: 'ucbe' repeats" in " ".join(out.output.split())
+
+
+def test_two_gap_targets_that_select_the_same_models_are_one_pool():
+    # 'gap:0.01,0.011,0.012' on a small leaderboard built three identical pools, run three
+    # times under gap0.010, gap0.010-2, gap0.010-3 as if they were replicates
+    from latentbench.exceptions import DataWarning
+    from latentbench.select import experiment_from_matrix
+
+    Y = lowrank_data(20, 120, r=2, seed=5)[0]
+    kw = dict(policies=["ucbe"], seeds=1, budget=50, pool_size=10, rank=1, n_jobs=1)
+    with pytest.warns(DataWarning, match=r"'gap0\.0101' selects the same 10 models as 'gap0\.01'"):
+        res = experiment_from_matrix(Y, pools="gap:0.01,0.0101,full", **kw)
+    assert len(res.pools) == 2 and "full" in res.pools
+    assert not any(name.endswith("-2") for name in res.pools)

@@ -759,9 +759,28 @@ def _plain(value: Any) -> Any:
 def _label_by_gap(pools: dict[str, np.ndarray], means: np.ndarray) -> dict[str, np.ndarray]:
     """Name each gap pool by its measured top-two gap (``gap0.063``), not the target it was
     built for (the nearest model may be far from the target on a small leaderboard); ``full``
-    keeps its name. Equal names get ``-2``, ``-3``, ..."""
+    keeps its name. Equal names of different models get ``-2``, ``-3``, ...; a pool of the
+    same models as an earlier gap pool (two targets whose nearest gap is the same) is run
+    once, with a warning (it was run again under ``-2``, as if it were another pool)."""
     out: dict[str, np.ndarray] = {}
+    asked: dict[str, str] = {}  # label -> the pool name that built it
     for name, rows in pools.items():
+        same = next(
+            (
+                k
+                for k, r in out.items()
+                if k != "full" and np.array_equal(np.sort(r), np.sort(rows))
+            ),
+            None,
+        )
+        if same is not None and name != "full":  # "full" keeps its name and its row
+            warnings.warn(
+                f"pools: {name!r} selects the same {len(rows)} models as {asked[same]!r} "
+                f"(measured top-two gap {same[3:]}); it is run once, as {same!r}",
+                DataWarning,
+                stacklevel=user_stacklevel(),
+            )
+            continue
         label = name
         if name != "full" and len(rows) > 1:
             top = np.sort(means[rows])[::-1]
@@ -769,7 +788,7 @@ def _label_by_gap(pools: dict[str, np.ndarray], means: np.ndarray) -> dict[str, 
         base, k = label, 2
         while label in out:
             label, k = f"{base}-{k}", k + 1
-        out[label] = rows
+        out[label], asked[label] = rows, name
     return out
 
 
