@@ -360,3 +360,7 @@ def test_two_gap_targets_that_select_the_same_models_are_one_pool():
         res = experiment_from_matrix(Y, pools="gap:0.01,0.0101,full", **kw)
     assert len(res.pools) == 2 and "full" in res.pools
     assert not any(name.endswith("-2") for name in res.pools)
+    from latentbench.cli._common import cli_spelling
+
+    said = "pools: 'gap0.0101' selects the same 10 models as 'gap0.01' (measured top-two gap"
+    assert cli_spelling(said).startswith("--pools: 'gap0.0101' selects the same")

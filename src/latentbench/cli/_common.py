@@ -102,6 +102,7 @@ _SPELLINGS = (
         r"\4 or --epsilon 0",
     ),
     (re.compile(r"^policies: (?='[^']*' repeats)"), "--policies: "),
+    (re.compile(r"^pools: (?='[^']*' selects the same)"), "--pools: "),
     (re.compile(r"^stop='confidence' \(the default"), "--stop confidence (the default"),
     (re.compile(r"give a budget, or stop='budget'"), "give --budget N, or --stop budget"),
     (re.compile(r"\btol=([\w.+-]+)"), r"--tol \1"),
