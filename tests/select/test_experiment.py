@@ -364,3 +364,13 @@ def test_two_gap_targets_that_select_the_same_models_are_one_pool():
 
     said = "pools: 'gap0.0101' selects the same 10 models as 'gap0.01' (measured top-two gap"
     assert cli_spelling(said).startswith("--pools: 'gap0.0101' selects the same")
+
+
+@pytest.mark.parametrize("key", ["batch_size", "grid_step"])
+@pytest.mark.parametrize("bad", [0, -4, 2.5])
+def test_a_batch_size_or_grid_step_below_one_is_refused_not_a_traceback(key, bad):
+    # '--batch-size 0' raised ZeroDivisionError and '--batch-size -4' an IndexError
+    Y = lowrank_data(30, 200, r=2, seed=8)[0]
+    pools = {"gap0.02": exact_gap_pool(Y.mean(axis=1), 0.02, 12)}
+    with pytest.raises(InputError, match=rf"{key}={bad}; expected a positive integer"):
+        run_experiment(Y, pools, ["ucbe"], seeds=1, budget=100, n_jobs=1, **{key: bad})

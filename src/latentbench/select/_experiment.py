@@ -492,6 +492,12 @@ def _settings(
 ) -> ExperimentSettings:
     """What every run shares: the schedule (by default that of the largest pool) and the
     grid of the curves (``grid_step`` apart, ending at ``budget``)."""
+    for key, value in (("batch_size", batch_size), ("grid_step", grid_step)):
+        # before the curves' grid (0 divided by zero there, -4 left it empty: tracebacks)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1
+        ):
+            raise InputError(f"{key}={value!r}; expected a positive integer")
     largest = max((len(rows) for rows in pools.values()), default=1)
     schedule = default_schedule(largest, int(np.shape(scores)[1]), budget)
     batch_size = schedule[0] if batch_size is None else batch_size
