@@ -229,3 +229,17 @@ def test_a_history_without_signal_is_named_in_its_warning(tmp_path):
     assert len(said) == 1 and said[0].startswith("the history (")
     assert "flat.csv): every item discrimination is ~0" in said[0]
     assert "estimates and intervals stay valid" in said[0]
+
+
+def test_a_transposed_file_is_named_as_such(tmp_path):
+    # a wide export with items as rows was "lacks 3 items of the responses, e.g. 'a'": a model
+    # id called an item, with no word on why
+    candidates = _matrix(["a", "b", "c", "d"], seed=0)
+    history = _matrix([f"h{i}" for i in range(6)], seed=1)
+    for name, matrix in (("cand", candidates), ("hist", history)):
+        frame = pd.DataFrame(matrix.scores, index=matrix.model_ids, columns=matrix.item_ids)
+        frame.T.rename_axis("model").to_csv(tmp_path / f"{name}_t.csv")
+    with pytest.raises(InputError, match=r"the responses file's rows are item ids: is it trans"):
+        replay(tmp_path / "cand_t.csv", history=history)
+    with pytest.raises(InputError, match=r"the history file's rows are item ids: is it trans"):
+        replay(candidates, history=tmp_path / "hist_t.csv")

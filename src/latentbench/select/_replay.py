@@ -341,9 +341,9 @@ def _given_history(
     if absent:
         raise InputError(
             f"{flag} ({where}) lacks {len(absent)} items of the responses, e.g. "
-            f"{sorted(absent)[0]!r}; the history must cover the candidates' items: give one "
-            "that does, or pass no_history=True to learn the proxy from the candidates' own "
-            "revealed cells"
+            f"{sorted(absent)[0]!r}{_transposed(matrix, hist)}; the history must cover the "
+            "candidates' items: give one that does, or pass no_history=True to learn the "
+            "proxy from the candidates' own revealed cells"
         )
     hist_scores = _canonical(hist).subset(items=matrix.item_ids).scores  # rows: the fit's order
     candidates, ids = matrix.scores, list(matrix.model_ids)
@@ -371,6 +371,18 @@ def _given_history(
         note += f"; {leak}"
         record["candidates in the history"] = len(shared)
     return _Split(candidates, ids, hist_scores, note, record)
+
+
+def _transposed(matrix: ResponseMatrix, hist: ResponseMatrix) -> str:
+    """A hint when one of the two files has models and items swapped (a wide export written
+    with items as rows): the responses' models are the history's items, or the reverse."""
+    for rows, cols, which in ((matrix, hist, "responses"), (hist, matrix, "history")):
+        if set(map(str, rows.model_ids)) & set(map(str, cols.item_ids)):
+            return (
+                f" (the {which} file's rows are item ids: is it transposed, items as rows? "
+                "expected one row per model)"
+            )
+    return ""
 
 
 def _no_history(matrix: ResponseMatrix) -> _Split:
