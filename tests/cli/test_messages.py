@@ -120,3 +120,13 @@ def test_selection_option_errors_use_the_flags():
         "needs ...: give a budget, or stop='budget' to evaluate every cell"
     )
     assert text.startswith("--stop confidence (the default") and "--stop budget" in text
+    # it printed "epsilon=0.01 applies ... with --stop 'budget'; expected stop='confidence'
+    # (...) or epsilon=0": half flags, half keywords
+    text = cli_spelling(
+        "epsilon=0.01 applies to a certificate, and 'ucbe' has none with stop='budget'; "
+        "expected stop='confidence' (a betting certificate on its revealed cells) or epsilon=0"
+    )
+    assert text == (
+        "--epsilon 0.01 applies to a certificate, and 'ucbe' has none with --stop budget; "
+        "expected --stop confidence (a betting certificate on its revealed cells) or --epsilon 0"
+    )

@@ -470,3 +470,54 @@ def test_a_live_records_fully_revealed_tie_is_said(where):
         data["live_run"] = {"config": {"n_items": 260}}
     findings = build_report(selection=data).split('id="selection-summary"')[1]
     assert "Tied: arm-4" in findings
+
+
+@pytest.mark.parametrize(
+    ("policy", "revealed", "said"),
+    [
+        ("ucbe", 100, "Not certified: ucbe reports no intervals"),
+        ("ucbe_lrf", 100, "its estimates impute unrevealed cells and are biased"),
+        ("full", 300, "Exact: every cell of every model is revealed"),
+    ],
+)
+def test_a_run_without_intervals_says_what_backs_its_recommendation(
+    selection_run, policy, revealed, said
+):
+    """`select replay` prints 'no intervals, not certified' for a run without intervals; the
+    report said nothing about it (and 'the final intervals' of a run that has none), and a
+    full evaluation, whose best is exact, was 'not certified' on the command line."""
+    from latentbench.cli._select import certificate_line
+    from latentbench.select import SelectionRecord
+
+    data = json.loads(selection_run.to_json())
+    data["params"], data["policy"] = {"n_items": 300}, policy
+    for arm in data["arms"]:
+        arm.pop("lower"), arm.pop("upper")
+        arm["n_observed"] = revealed
+    data["evaluations_total"], data["certified"] = 6 * revealed, None
+    data["evaluations_post_init"] = 6 * revealed - data["evaluations_init"]
+    page = build_report(selection=data)
+    text = " ".join(page.split('id="selection-summary"')[1].split("</section>")[0].split())
+    assert said in text and "Certified" not in text
+    intervals = " ".join(page.split('id="selection-intervals"')[1].split("</section>")[0].split())
+    assert "the final intervals" not in intervals and "no intervals" in intervals
+    line = certificate_line(SelectionRecord.from_dict(data))
+    assert line.endswith("exact, every cell of every model revealed" if revealed == 300 else
+                         "no intervals, not certified")  # fmt: skip
+
+
+def test_an_unfinished_live_run_says_why_it_has_no_intervals():
+    data = {
+        "policy": "live (unfinished)",
+        "best_model": "a",
+        "arms": [
+            {"model": "a", "estimate": 0.8, "n_observed": 16},
+            {"model": "b", "estimate": 0.6, "n_observed": 16},
+        ],
+        "evaluations_total": 32,
+        "live_run": {"store": "s.duckdb", "run_id": "r", "status": "failed", "failed_cells": 16},
+    }
+    page = build_report(selection=data)
+    text = " ".join(page.split('id="selection-summary"')[1].split("</section>")[0].split())
+    assert "Not certified: the run has not finished (status failed)" in text
+    assert "--stop confidence" not in text

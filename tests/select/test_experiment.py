@@ -332,3 +332,60 @@ def test_no_workers_or_a_fraction_of_one_is_refused():
             run_experiment(Y, pools, ["ucbe"], seeds=1, budget=100, n_jobs=jobs)
         with pytest.raises(InputError, match=said):
             experiment_from_matrix(Y, policies=["ucbe"], seeds=1, budget=100, n_jobs=jobs)
+
+
+def test_a_rank_above_what_the_history_can_hold_is_refused():
+    # --rank 300 on a 35-model history fitted a rank-300 proxy and recorded proxy_rank 300
+    from latentbench.select import experiment_from_matrix
+
+    Y = lowrank_data(20, 120, r=2, seed=5)[0]
+    kw = dict(pools="full", policies=["ucbe"], seeds=1, budget=50, pool_size=10, n_jobs=1)
+    with pytest.raises(InputError, match=r"rank=11; expected an integer in \[1, 10\]"):
+        experiment_from_matrix(Y, rank=11, **kw)
+    assert experiment_from_matrix(Y, rank=10, **kw).params["proxy_rank"] == 10
+
+
+def test_a_repeated_policy_is_refused(tmp_path):
+    # '--policies ucbe,ucbe' ran every run twice and printed two identical 'reference' rows
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    Y = lowrank_data(30, 200, r=2, seed=8)[0]
+    pools = {"gap0.02": exact_gap_pool(Y.mean(axis=1), 0.02, 12)}
+    with pytest.raises(InputError, match=r"policies: 'ucbe' repeats; expected distinct"):
+        run_experiment(Y, pools, ["ucbe", " ucbe"], seeds=1, budget=100, n_jobs=1)
+    path = tmp_path / "y.csv"
+    pd.DataFrame(Y, index=[f"m{i}" for i in range(30)]).rename_axis("model").to_csv(path)
+    _register()
+    args = ["experiment", str(path), "--policies", "ucbe,ucbe", "--seeds", "1", "--jobs", "1"]
+    out = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "x")])
+    assert out.exit_code == 2 and "--policies: 'ucbe' repeats" in " ".join(out.output.split())
+
+
+def test_two_gap_targets_that_select_the_same_models_are_one_pool():
+    # 'gap:0.01,0.011,0.012' on a small leaderboard built three identical pools, run three
+    # times under gap0.010, gap0.010-2, gap0.010-3 as if they were replicates
+    from latentbench.exceptions import DataWarning
+    from latentbench.select import experiment_from_matrix
+
+    Y = lowrank_data(20, 120, r=2, seed=5)[0]
+    kw = dict(policies=["ucbe"], seeds=1, budget=50, pool_size=10, rank=1, n_jobs=1)
+    with pytest.warns(DataWarning, match=r"'gap0\.0101' selects the same 10 models as 'gap0\.01'"):
+        res = experiment_from_matrix(Y, pools="gap:0.01,0.0101,full", **kw)
+    assert len(res.pools) == 2 and "full" in res.pools
+    assert not any(name.endswith("-2") for name in res.pools)
+    from latentbench.cli._common import cli_spelling
+
+    said = "pools: 'gap0.0101' selects the same 10 models as 'gap0.01' (measured top-two gap"
+    assert cli_spelling(said).startswith("--pools: 'gap0.0101' selects the same")
+
+
+@pytest.mark.parametrize("key", ["batch_size", "grid_step"])
+@pytest.mark.parametrize("bad", [0, -4, 2.5])
+def test_a_batch_size_or_grid_step_below_one_is_refused_not_a_traceback(key, bad):
+    # '--batch-size 0' raised ZeroDivisionError and '--batch-size -4' an IndexError
+    Y = lowrank_data(30, 200, r=2, seed=8)[0]
+    pools = {"gap0.02": exact_gap_pool(Y.mean(axis=1), 0.02, 12)}
+    with pytest.raises(InputError, match=rf"{key}={bad}; expected a positive integer"):
+        run_experiment(Y, pools, ["ucbe"], seeds=1, budget=100, n_jobs=1, **{key: bad})

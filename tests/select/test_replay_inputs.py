@@ -120,3 +120,126 @@ def test_a_delta_in_the_policy_spec_is_refused_not_overridden(spec, tmp_path):
     _register()
     out = CliRunner().invoke(app, ["select", "replay", str(path), "--no-history", "--policy", spec])
     assert out.exit_code == 2 and "is set by --delta" in " ".join(out.output.split())
+
+
+def test_a_rank_above_what_the_history_can_hold_is_refused_naming_the_bound(tmp_path):
+    # rank 1000 on a 51 x 400 history fitted a rank-1000 proxy (24 s instead of 0.1 s) and
+    # recorded "proxy rank: 1000"; the live run's [proxy] rank was already bounded this way
+    candidates = _matrix(["a", "b", "c", "d"], seed=0)
+    history = _matrix([f"h{i}" for i in range(6)], seed=1)
+    with pytest.raises(InputError, match=r"rank=7; expected an integer in \[1, 6\] .*the history"):
+        replay(candidates, history=history, rank=7, budget=20)
+    assert (
+        replay(candidates, history=history, rank=6, budget=20).params["history"]["proxy rank"] == 6
+    )
+    with pytest.raises(InputError, match=r"rank=5; expected an integer in \[1, 4\] .*history-free"):
+        replay(candidates, no_history=True, rank=5, budget=20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)  # the history split
+        with pytest.raises(InputError, match=r"rank=5; .*\[1, 4\] .*random half"):
+            replay(_matrix([f"m{i}" for i in range(8)], seed=0), rank=5, budget=20)
+
+
+def test_a_spec_without_intervals_is_the_documented_ci_none():
+    # "pulse:ci=none" was parsed to None and refused as "ci=None; expected one of (...,
+    # 'none')"; without a budget replay then added LUCB sampling, refused as "bonus='ci' needs
+    # intervals", a bonus the user never set
+    from latentbench.select import parse_policy
+
+    assert parse_policy("pulse:ci=none")[2] == {"ci": "none"}
+    assert parse_policy("naive:refit_every=none")[2] == {"refit_every": None}  # never refit
+    candidates = _matrix(["a", "b", "c", "d"], seed=0)
+    history = _matrix([f"h{i}" for i in range(6)], seed=1)
+    spent = replay(candidates, history=history, policy="pulse:ci=none", budget=20)
+    assert spent.lower is None and spent.params["stop"] == "budget"
+    certified = replay(candidates, history=history, policy="pulse:ci=none")
+    assert certified.params["certificate"] == "betting on revealed cells"
+    assert certified.certified_after is not None or certified.evaluations_total == 4 * 60
+
+
+def test_a_missing_cell_names_the_file_and_a_history_on_other_items_the_way_out(tmp_path):
+    # the replay's message named no file ("120 candidate cells are missing ..."), where the
+    # experiment's named it; a history lacking the items gave no way to run at all
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    matrix = _matrix(["a", "b", "c", "d"], seed=0)
+    frame = pd.DataFrame(matrix.scores, index=matrix.model_ids, columns=matrix.item_ids)
+    frame.iloc[1, 7] = np.nan
+    path = tmp_path / "holes.csv"
+    frame.rename_axis("model").to_csv(path)
+    other = _matrix([f"h{i}" for i in range(6)], seed=1)
+    elsewhere = tmp_path / "other.csv"
+    pd.DataFrame(other.scores, index=other.model_ids, columns=[f"z{j}" for j in range(60)]).to_csv(
+        elsewhere
+    )
+    said = r"holes\.csv: 1 candidate cell is missing \(first: model 'b', item 'q7'\)"
+    with pytest.raises(InputError, match=said):
+        replay(path, history=other)
+    with pytest.raises(InputError, match=r"lacks 60 items .*pass no_history=True to learn"):
+        replay(matrix, history=elsewhere)
+    _register()
+    runner = CliRunner()
+    out = runner.invoke(app, ["select", "replay", str(path), "--history", str(elsewhere)])
+    text = " ".join(out.output.split())
+    assert out.exit_code == 2 and "lacks 60 items" in text and "pass --no-history to" in text
+    out = runner.invoke(app, ["select", "replay", str(path), "--no-history"])
+    text = " ".join(out.output.split())
+    assert out.exit_code == 2 and "holes.csv: 1 candidate cell is missing" in text
+
+
+@pytest.mark.parametrize(
+    ("rule", "said"),
+    [("drop-items", "dropped 1 of 60 items"), ("zero", "1 missing candidate cell(s) are scored 0")],
+)
+def test_quiet_still_says_that_the_missing_rule_changed_the_target(rule, said, tmp_path):
+    # the rule's note is printed with the table; --quiet (no table) dropped it, and the run
+    # said "cells used: ... of 236" (drop-items) with nothing on why the target changed
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    matrix = _matrix(["a", "b", "c", "d"], seed=0)
+    frame = pd.DataFrame(matrix.scores, index=matrix.model_ids, columns=matrix.item_ids)
+    frame.iloc[1, 7] = np.nan
+    path = tmp_path / "holes.csv"
+    frame.rename_axis("model").to_csv(path)
+    _register()
+    for quiet in (["-q"], []):
+        args = ["select", "replay", str(path), "--no-history", "--missing", rule, "--budget", "20"]
+        out = CliRunner().invoke(app, [*args, *quiet, "--out", str(tmp_path / f"o{len(quiet)}")])
+        text = " ".join(out.output.split())
+        assert out.exit_code == 0 and text.count(said) == 1, text
+
+
+def test_a_history_without_signal_is_named_in_its_warning(tmp_path):
+    # a history whose models all score 0 warned "every item discrimination is ~0: the fit is
+    # an intercept-only model", naming no file and speaking of an IRT fit, three times
+    from latentbench.exceptions import IdentifiabilityWarning
+
+    candidates = _matrix(["a", "b", "c", "d"], seed=0)
+    flat = pd.DataFrame(0.0, index=[f"h{i}" for i in range(6)], columns=candidates.item_ids)
+    path = tmp_path / "flat.csv"
+    flat.rename_axis("model").to_csv(path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        replay(candidates, history=path, budget=20)
+    said = [str(w.message) for w in caught if issubclass(w.category, IdentifiabilityWarning)]
+    assert len(said) == 1 and said[0].startswith("the history (")
+    assert "flat.csv): every item discrimination is ~0" in said[0]
+    assert "estimates and intervals stay valid" in said[0]
+
+
+def test_a_transposed_file_is_named_as_such(tmp_path):
+    # a wide export with items as rows was "lacks 3 items of the responses, e.g. 'a'": a model
+    # id called an item, with no word on why
+    candidates = _matrix(["a", "b", "c", "d"], seed=0)
+    history = _matrix([f"h{i}" for i in range(6)], seed=1)
+    for name, matrix in (("cand", candidates), ("hist", history)):
+        frame = pd.DataFrame(matrix.scores, index=matrix.model_ids, columns=matrix.item_ids)
+        frame.T.rename_axis("model").to_csv(tmp_path / f"{name}_t.csv")
+    with pytest.raises(InputError, match=r"the responses file's rows are item ids: is it trans"):
+        replay(tmp_path / "cand_t.csv", history=history)
+    with pytest.raises(InputError, match=r"the history file's rows are item ids: is it trans"):
+        replay(candidates, history=tmp_path / "hist_t.csv")

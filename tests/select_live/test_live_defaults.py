@@ -61,3 +61,43 @@ def test_live_epsilon_is_read_from_run_and_stored(live_setup):
     exact, _ = runs[0.0]
     assert exact.certified and exact.n_observed[[best, other]].tolist() == [Y.shape[1]] * 2
     assert sel.evaluations_total < exact.evaluations_total
+
+
+def test_a_history_holding_candidates_is_said_and_recorded(live_setup):
+    """``select replay`` warns when its history holds candidates (the proxy has seen their
+    answers: the cells used are optimistic); a live run with such a ``[proxy] history`` said
+    nothing, and its record did not say it either."""
+    import pandas as pd
+    import pytest
+
+    from latentbench.exceptions import DataWarning
+
+    s = live_setup
+    hist = pd.read_csv(s.tmp / "history.csv")
+    leak = pd.DataFrame(s.Y[1:2], columns=[it["id"] for it in s.items])
+    leak.insert(0, "model", [s.names[1]])
+    pd.concat([hist, leak]).to_csv(s.tmp / "history.csv", index=False)
+    cfg = LiveConfig.from_toml(s.write_config())
+    with Store(s.tmp / "leak.duckdb") as db:
+        with pytest.warns(DataWarning, match=r"holds 1 of the 4 candidates \(e\.g\. 'model-1'\)"):
+            live = run_live(cfg, db, oracle=MatrixOracle(s.Y))
+        record = SelectionRecord.from_store(db, live.run_id)
+    assert live.selection is not None
+    assert live.selection.params["candidates in the history"] == 1
+    assert record.params["candidates in the history"] == 1
+
+
+def test_a_policy_without_intervals_is_certified_on_its_revealed_cells(live_setup):
+    """``[policy] ci = "none"`` without a budget was given LUCB sampling (``bonus="ci"``) and
+    refused: "bonus='ci' needs intervals", a bonus the configuration never set."""
+    s = live_setup
+    path = s.write_config()
+    path.write_text(
+        path.read_text()
+        .replace("budget = 96\n", "")
+        .replace("[policy]\n", '[policy]\nci = "none"\n')
+    )
+    with Store(s.tmp / "cinone.duckdb") as db:
+        live = run_live(LiveConfig.from_toml(path), db, oracle=MatrixOracle(s.Y))
+    assert live.status == "done" and live.selection is not None
+    assert live.selection.params["certificate"] == "betting on revealed cells"

@@ -92,6 +92,17 @@ _SPELLINGS = (
         re.compile(r"^(policy|policies)=('[^']*'): (.*) is set by the delta= argument \(delta="),
         r"--\1 \2: \3 is set by --delta (--delta ",
     ),
+    # a tolerance without a certificate (select._run): every spelling a flag
+    (
+        re.compile(
+            r"^epsilon=(\S+) applies to a certificate, (.*) with stop='(\w+)'; expected "
+            r"stop='confidence' (.*) or epsilon=0$"
+        ),
+        r"--epsilon \1 applies to a certificate, \2 with --stop \3; expected --stop confidence "
+        r"\4 or --epsilon 0",
+    ),
+    (re.compile(r"^policies: (?='[^']*' repeats)"), "--policies: "),
+    (re.compile(r"^pools: (?='[^']*' selects the same)"), "--pools: "),
     (re.compile(r"^stop='confidence' \(the default"), "--stop confidence (the default"),
     (re.compile(r"give a budget, or stop='budget'"), "give --budget N, or --stop budget"),
     (re.compile(r"\btol=([\w.+-]+)"), r"--tol \1"),
@@ -146,6 +157,7 @@ _SPELLINGS = (
         re.compile(r"pass history=, history_store= or no_history=True"),
         "pass --history, --history-store or --no-history",
     ),
+    (re.compile(r"\bpass no_history=True\b"), "pass --no-history"),
     (re.compile(r"\bno_history\b(?!=)"), "--no-history"),
     (re.compile(r"^history and "), "--history and "),
     (re.compile(r"^history \((?=.*\) lacks )"), "--history ("),

@@ -215,8 +215,9 @@ def replay(
     with clean_warnings():
         # the history split is a warning in Python; here it is the note printed with the table
         warnings.filterwarnings("ignore", message="history split: ", category=DataWarning)
-        # and so is the missing-cell rule (--missing zero / drop-items)
-        for rule in ("zero", "drop-items"):
+        # and so is the missing-cell rule (--missing zero / drop-items), which changes the
+        # target: with --quiet (no table, no note) it stays a warning line
+        for rule in ("zero", "drop-items") if not quiet else ():
             warnings.filterwarnings("ignore", message=f"missing='{rule}': ", category=DataWarning)
         try:
             with console.status("reading the responses ...") as status:
@@ -322,6 +323,9 @@ def certificate_line(record: Any) -> str:
     """``best M: certified at delta = D`` (or not certified, or no intervals), naming the
     models tied with it when their every cell is revealed."""
     if record.certified is None:
+        arms, n_items = record.to_frame(), record.n_items
+        if n_items and "n_observed" in arms.columns and (arms["n_observed"] >= n_items).all():
+            return f"best {record.best_model}: exact, every cell of every model revealed"
         return f"best {record.best_model}: no intervals, not certified"
     word = "certified" if record.certified else "not certified"
     within = f" {record.certificate_text}" if record.epsilon > 0 else ""

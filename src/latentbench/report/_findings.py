@@ -240,6 +240,21 @@ def _selection_findings(
     if has_bounds:
         headline += f", interval [{_num(row['lower'])}, {_num(row['upper'])}]"
         out += _certificate_findings(data, arms, name, row, n_items)
+    elif n_items and "n_observed" in arms.columns and (arms["n_observed"] >= int(n_items)).all():
+        exact = (
+            "Exact: every cell of every model is revealed, so the best model is known without "
+            "an interval (its mean is the largest)."
+        )
+        out.append({"text": exact})
+    elif live and data.get("policy") == "live (unfinished)":  # no final decision yet
+        unfinished = (
+            f"Not certified: the run has not finished (status {live.get('status')}), so the "
+            "estimates are the plain means of the cells stored so far, without intervals; "
+            "resume it to finish."
+        )
+        out.append({"text": unfinished, "note": True})
+    else:  # as select replay prints it ("no intervals, not certified"), not left unsaid
+        out.append(_no_intervals_finding(str(data.get("policy", ""))))
     headline += ")."
     total = int(data.get("evaluations_total") or arms["n_observed"].sum())
     n_models = len(arms)
@@ -257,6 +272,22 @@ def _selection_findings(
     if live:
         out.append(_live_finding(live))
     return headline, out
+
+
+def _no_intervals_finding(policy: str) -> dict[str, Any]:
+    """A run without intervals: nothing certifies its recommendation (and the estimates of a
+    policy that imputes cells are biased, as its summary in ``select.POLICIES`` says)."""
+    from latentbench.select import POLICIES
+
+    info = POLICIES.get(policy.split(":")[0].strip().lower())
+    biased = info is not None and "(biased)" in info.summary
+    text = (
+        f"Not certified: {policy or 'the policy'} reports no intervals, so nothing bounds how "
+        "far its recommendation is from the best"
+        + ("; its estimates impute unrevealed cells and are biased" if biased else "")
+        + " (--stop confidence certifies a policy that reveals uniform cells on those cells)."
+    )
+    return {"text": text, "note": True}
 
 
 def _certificate_findings(

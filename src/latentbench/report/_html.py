@@ -784,6 +784,7 @@ def _selection_sections(record: SelectionRecord, top: int) -> tuple[list[_Sectio
     has_trace = bool(trace.get("initial_lower") and trace.get("arm")) or (
         "lower" in trace and "upper" in trace
     )
+    final = {"lower", "upper"} <= set(arms.columns)
     section = _Section(
         "selection-intervals",
         "Intervals over evaluations",
@@ -791,11 +792,11 @@ def _selection_sections(record: SelectionRecord, top: int) -> tuple[list[_Sectio
         if has_trace
         else "The run recorded no per-round bounds"
         + (" (a live run keeps only the final ones)" if data.get("live_run") else "")
-        + ": the final intervals.",
+        + (": the final intervals." if final else ", and no intervals: its policy has none."),
     )
     if has_trace:
         section.plots.append(_plot(_interval_trajectories_spec(selection, arms, trace)))
-    if {"lower", "upper"} <= set(arms.columns):
+    if final:
         order = arms.sort_values("estimate", ascending=False).reset_index(drop=True)
         section.plots.append(
             _plot(

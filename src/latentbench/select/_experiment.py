@@ -36,6 +36,7 @@ from latentbench.select._experiment_stats import (
 )
 from latentbench.select._policies import (
     POLICIES,
+    lucb_bonus,
     make_policy,
     parse_policy,
     refuse_spec_delta,
@@ -230,8 +231,7 @@ def _run_one(settings: ExperimentSettings, pool_name: str, spec: str, seed: int)
     label, name, spec_kw, run_kw = parse_policy(spec)
     options = POLICIES[name].options
     extra: dict[str, Any] = {"delta": settings.delta} if "delta" in options else {}
-    if settings.stop == "confidence" and "bonus" in options and "bonus" not in spec_kw:
-        extra["bonus"] = "ci"  # fixed confidence: LUCB sampling, as in a replay
+    extra.update(lucb_bonus(name, settings.stop, spec_kw))  # LUCB sampling, as in a replay
     policy = make_policy(spec, extra)
     oracle = MatrixOracle(scores)
     mu = oracle.true_means()
@@ -454,6 +454,10 @@ def _check_run_options(
         raise InputError(f"budget={budget!r}; expected a positive number of cells per run")
     for spec in policies:
         refuse_spec_delta(spec, "policies")  # the run's delta= would override it, silently
+    labels = [spec.strip() for spec in policies]
+    if len(set(labels)) < len(labels):  # one label: its rows and curves counted each run twice
+        again = next(label for label in labels if labels.count(label) > 1)
+        raise InputError(f"policies: {again!r} repeats; expected distinct policy specs")
     if reference is not None:  # checked before the runs (it raised KeyError after them)
         reference = reference.strip()
         if reference not in [spec.strip() for spec in policies]:
@@ -490,6 +494,12 @@ def _settings(
 ) -> ExperimentSettings:
     """What every run shares: the schedule (by default that of the largest pool) and the
     grid of the curves (``grid_step`` apart, ending at ``budget``)."""
+    for key, value in (("batch_size", batch_size), ("grid_step", grid_step)):
+        # before the curves' grid (0 divided by zero there, -4 left it empty: tracebacks)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1
+        ):
+            raise InputError(f"{key}={value!r}; expected a positive integer")
     largest = max((len(rows) for rows in pools.values()), default=1)
     schedule = default_schedule(largest, int(np.shape(scores)[1]), budget)
     batch_size = schedule[0] if batch_size is None else batch_size
@@ -757,9 +767,28 @@ def _plain(value: Any) -> Any:
 def _label_by_gap(pools: dict[str, np.ndarray], means: np.ndarray) -> dict[str, np.ndarray]:
     """Name each gap pool by its measured top-two gap (``gap0.063``), not the target it was
     built for (the nearest model may be far from the target on a small leaderboard); ``full``
-    keeps its name. Equal names get ``-2``, ``-3``, ..."""
+    keeps its name. Equal names of different models get ``-2``, ``-3``, ...; a pool of the
+    same models as an earlier gap pool (two targets whose nearest gap is the same) is run
+    once, with a warning (it was run again under ``-2``, as if it were another pool)."""
     out: dict[str, np.ndarray] = {}
+    asked: dict[str, str] = {}  # label -> the pool name that built it
     for name, rows in pools.items():
+        same = next(
+            (
+                k
+                for k, r in out.items()
+                if k != "full" and np.array_equal(np.sort(r), np.sort(rows))
+            ),
+            None,
+        )
+        if same is not None and name != "full":  # "full" keeps its name and its row
+            warnings.warn(
+                f"pools: {name!r} selects the same {len(rows)} models as {asked[same]!r} "
+                f"(measured top-two gap {same[3:]}); it is run once, as {same!r}",
+                DataWarning,
+                stacklevel=user_stacklevel(),
+            )
+            continue
         label = name
         if name != "full" and len(rows) > 1:
             top = np.sort(means[rows])[::-1]
@@ -767,7 +796,7 @@ def _label_by_gap(pools: dict[str, np.ndarray], means: np.ndarray) -> dict[str, 
         base, k = label, 2
         while label in out:
             label, k = f"{base}-{k}", k + 1
-        out[label] = rows
+        out[label], asked[label] = rows, name
     return out
 
 
@@ -918,7 +947,7 @@ def experiment_from_matrix(
     """
     random_state = check_seed(random_state, "random_state")
     n_jobs = check_jobs(n_jobs, none_ok=True)  # before the split and the proxy fit
-    from latentbench.select._proxy import LowRankProxy
+    from latentbench.select._proxy import LowRankProxy, check_rank, fit_history
 
     if isinstance(policies, str):
         raise InputError(
@@ -972,9 +1001,10 @@ def experiment_from_matrix(
             DataWarning,
             stacklevel=user_stacklevel(),
         )
-    proxy = LowRankProxy(rank=rank, random_state=random_state).fit(
-        scores[hist][:, oracle.kept_items]
-    )
+    history = scores[hist][:, oracle.kept_items]
+    what = f"the history ({len(hist)} models of the split)"
+    check_rank(rank, history.shape, what)
+    proxy = fit_history(LowRankProxy(rank=rank, random_state=random_state), history, what)
     means = candidates.mean(axis=1, dtype=np.float64)
     parsed = parse_pools(pools) if isinstance(pools, str) else list(pools)
     pool_rows = _label_by_gap(

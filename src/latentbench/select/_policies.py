@@ -388,8 +388,36 @@ def parse_policy(spec: str) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
         key, eq, value = part.partition("=")
         if not eq:
             raise InputError(f"policy option {part!r} in {spec!r}; expected key=value")
-        (run_kwargs if key in _RUN_KEYS else kwargs)[key.strip()] = _convert(value.strip())
+        key, value = key.strip(), value.strip()
+        converted = _convert(value)
+        if converted is None and not _admits_none(name, key):
+            converted = value.lower()  # a word among the option's choices: ci=none
+        (run_kwargs if key in _RUN_KEYS else kwargs)[key] = converted
     return spec.strip(), name, kwargs, run_kwargs
+
+
+def lucb_bonus(name: str, stop: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"bonus": "ci"}`` (LUCB sampling) for a fixed-confidence stop of a policy that takes a
+    ``bonus`` and was given none, else ``{}``: the one rule ``select replay``, experiments and
+    live runs apply. A policy given ``ci="none"`` has no intervals for LUCB to sample on and
+    keeps its bonus; the run then certifies it on its revealed cells, as UCB-E (with LUCB it
+    was refused: "bonus='ci' needs intervals", a bonus the user never set)."""
+    if (
+        stop == "confidence"
+        and "bonus" in POLICIES[name].options
+        and "bonus" not in given
+        and given.get("ci") != "none"
+    ):
+        return {"bonus": "ci"}
+    return {}
+
+
+def _admits_none(name: str, key: str) -> bool:
+    """Whether option ``key`` of policy ``name`` takes None (``refit_every=none``: never
+    refit); one that does not (``ci``, whose choices include the word ``"none"``) keeps the
+    word, so that ``pulse:ci=none`` is the documented ``ci="none"``, not a refused None."""
+    param = inspect.signature(POLICIES[name].factory).parameters.get(key)
+    return param is None or "None" in str(param.annotation)
 
 
 def make_policy(

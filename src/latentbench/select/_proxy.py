@@ -28,7 +28,61 @@ from latentbench.irt._objective import probabilities, sigmoid
 if TYPE_CHECKING:
     from latentbench.irt import IRTResult
 
-__all__ = ["LowRankProxy"]
+__all__ = ["LowRankProxy", "check_rank", "fit_history"]
+
+
+def fit_history(proxy: LowRankProxy, history: np.ndarray, what: str) -> LowRankProxy:
+    """``proxy.fit(history)``, with the warning of a history that carries no signal about
+    model differences (every item discrimination ~0) naming ``what`` ("the history
+    (hist.parquet)") and what it means for a selection: the cBMM engine's own message named
+    no file and spoke of an IRT fit."""
+    import warnings
+
+    from latentbench._checks import user_stacklevel
+    from latentbench.exceptions import IdentifiabilityWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        proxy.fit(history)
+    said: set[tuple[type[Warning], str]] = set()  # rank="auto" fits several ranks
+    for w in caught:
+        text = str(w.message)
+        if issubclass(w.category, IdentifiabilityWarning) and text.startswith(
+            "every item discrimination is ~0"
+        ):
+            text = (
+                f"{what}: every item discrimination is ~0, so the proxy it learns predicts "
+                "every candidate alike (an item's difficulty only) and saves few evaluations; "
+                "the estimates and intervals stay valid (they hold for any proxy)"
+            )
+        if (w.category, text) not in said:
+            said.add((w.category, text))
+            warnings.warn(text, w.category, stacklevel=user_stacklevel())
+    return proxy
+
+
+def check_rank(rank: int | str, shape: tuple[int, int], what: str) -> None:
+    """Refuse a fixed ``rank`` above ``min(shape)``, the largest rank the matrix the factors
+    are learned from can have (``what`` names it: "the history (hist.parquet)").
+
+    A larger rank describes nothing more and costs time and memory in proportion (rank 1,000
+    on a 51 x 400 history took 24 s instead of 0.1 s); the live run's ``[proxy] rank`` is
+    bounded the same way.
+
+    Raises
+    ------
+    InputError
+        ``rank`` an integer above ``min(shape)``.
+    """
+    if rank == "auto" or not isinstance(rank, int | np.integer) or isinstance(rank, bool):
+        return  # "auto", or a value the proxy itself refuses
+    top = max(1, min(shape))
+    if rank > top:
+        raise InputError(
+            f"rank={int(rank)}; expected an integer in [1, {top}] or 'auto' (min(models, "
+            f"items) = min({shape[0]}, {shape[1]}) of {what}, from which the proxy's factors "
+            "are learned)"
+        )
 
 
 def _one_se_choice(scores: dict[int, np.ndarray]) -> int:

@@ -21,8 +21,14 @@ from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._certify import check_epsilon
 from latentbench.select._experiment import split_models
 from latentbench.select._online import OnlineProxy
-from latentbench.select._policies import POLICIES, make_policy, parse_policy, refuse_spec_delta
-from latentbench.select._proxy import LowRankProxy
+from latentbench.select._policies import (
+    POLICIES,
+    lucb_bonus,
+    make_policy,
+    parse_policy,
+    refuse_spec_delta,
+)
+from latentbench.select._proxy import LowRankProxy, check_rank, fit_history
 from latentbench.select._run import SelectionResult, run_selection
 from latentbench.select.oracles import MatrixOracle
 
@@ -36,7 +42,11 @@ PathLike = str | os.PathLike[str]
 
 
 def check_complete(
-    scores: np.ndarray, model_ids: list[str], item_ids: list[str], missing: str
+    scores: np.ndarray,
+    model_ids: list[str],
+    item_ids: list[str],
+    missing: str,
+    source: str | None = None,
 ) -> None:
     """A replay needs every candidate cell unless ``missing`` says otherwise: name the first
     hole by its model and item ids.
@@ -47,6 +57,8 @@ def check_complete(
         NaN = missing.
     model_ids, item_ids : list of str
     missing : {"error", "zero", "drop-items"}
+    source : str, optional
+        Where the scores come from (a file, a store's benchmark), named first in the error.
 
     Raises
     ------
@@ -58,8 +70,10 @@ def check_complete(
     holes = np.isnan(scores)
     if holes.any():
         row, col = (int(v) for v in np.argwhere(holes)[0])
+        n = int(holes.sum())
+        count = "1 candidate cell is missing" if n == 1 else f"{n:,} candidate cells are missing"
         raise InputError(
-            f"{int(holes.sum()):,} candidate cells are missing (first: model "
+            f"{f'{source}: ' if source else ''}{count} (first: model "
             f"{model_ids[row]!r}, item {item_ids[col]!r}); a replay needs complete rows: pass "
             "missing='drop-items' to drop the items with a missing cell, missing='zero' to "
             "score them 0 explicitly, or drop incomplete models from the file"
@@ -229,7 +243,8 @@ def replay(
     else:
         name = path.name if path is not None else (stored or {}).get("layout")
         split = _random_half_history(matrix, name, random_state)
-    check_complete(split.candidates, split.ids, list(matrix.item_ids), missing)
+    where = str(path) if path is not None else (stored or {}).get("layout") or matrix.source
+    check_complete(split.candidates, split.ids, list(matrix.item_ids), missing, where)
     oracle = MatrixOracle(split.candidates, missing=missing)
     _drop_items(split, oracle, matrix)
     _zero_cells(split, missing)
@@ -326,7 +341,9 @@ def _given_history(
     if absent:
         raise InputError(
             f"{flag} ({where}) lacks {len(absent)} items of the responses, e.g. "
-            f"{sorted(absent)[0]!r}; the history must cover the candidates' items"
+            f"{sorted(absent)[0]!r}{_transposed(matrix, hist)}; the history must cover the "
+            "candidates' items: give one that does, or pass no_history=True to learn the "
+            "proxy from the candidates' own revealed cells"
         )
     hist_scores = _canonical(hist).subset(items=matrix.item_ids).scores  # rows: the fit's order
     candidates, ids = matrix.scores, list(matrix.model_ids)
@@ -354,6 +371,18 @@ def _given_history(
         note += f"; {leak}"
         record["candidates in the history"] = len(shared)
     return _Split(candidates, ids, hist_scores, note, record)
+
+
+def _transposed(matrix: ResponseMatrix, hist: ResponseMatrix) -> str:
+    """A hint when one of the two files has models and items swapped (a wide export written
+    with items as rows): the responses' models are the history's items, or the reverse."""
+    for rows, cols, which in ((matrix, hist, "responses"), (hist, matrix, "history")):
+        if set(map(str, rows.model_ids)) & set(map(str, cols.item_ids)):
+            return (
+                f" (the {which} file's rows are item ids: is it transposed, items as rows? "
+                "expected one row per model)"
+            )
+    return ""
 
 
 def _no_history(matrix: ResponseMatrix) -> _Split:
@@ -455,8 +484,7 @@ def _policy(policy: str, delta: float, stop: str) -> tuple[Policy, dict[str, Any
     _, name, spec_options, run_kw = parse_policy(policy)
     options = POLICIES[name].options
     extra: dict[str, Any] = {"delta": delta} if "delta" in options else {}
-    if stop == "confidence" and "bonus" in options and "bonus" not in spec_options:
-        extra["bonus"] = "ci"  # fixed confidence: LUCB sampling
+    extra.update(lucb_bonus(name, stop, spec_options))  # fixed confidence: LUCB sampling
     return make_policy(policy, extra, where="policy"), run_kw
 
 
@@ -472,13 +500,17 @@ def _proxy(
     proxy: LowRankProxy | OnlineProxy | None = None
     if pol.needs_proxy and split.hist_scores is None:  # history-free
         online_rank = _rank(rank)
+        check_rank(online_rank, split.candidates.shape, "the candidates (history-free)")
         proxy = OnlineProxy(
             rank=2 if online_rank == "auto" else int(online_rank), random_state=random_state
         )
         split.record["proxy rank"] = proxy.rank
     elif pol.needs_proxy and split.hist_scores is not None:
+        what = f"the history ({split.record['source']})"
+        check_rank(_rank(rank), split.hist_scores.shape, what)
         notify(progress, "learning item factors from the history")
-        fitted = LowRankProxy(rank=_rank(rank), random_state=random_state).fit(split.hist_scores)
+        fitted = LowRankProxy(rank=_rank(rank), random_state=random_state)
+        fit_history(fitted, split.hist_scores, what)
         split.record["proxy rank"] = fitted.rank_
         proxy = fitted
     return proxy

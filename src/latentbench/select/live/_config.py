@@ -23,7 +23,7 @@ from latentbench.select._base import (
     rename_deprecated,
 )
 from latentbench.select._policies import POLICIES, make_policy
-from latentbench.select._proxy import LowRankProxy
+from latentbench.select._proxy import LowRankProxy, fit_history
 from latentbench.select.live._options import (
     ItemOptions,
     ModelOptions,
@@ -477,7 +477,18 @@ class LiveConfig:
             proxy = LowRankProxy(**params)
         except (TypeError, ValueError) as exc:
             raise InputError(f"{self.source}: [proxy] {params!r}: {exc}") from None
-        return proxy.fit(H)
+        return fit_history(proxy, H, f"[proxy] history ({self.history})")
+
+    def history_candidates(self) -> list[str]:
+        """The ``[[models]]`` names that ``[proxy] history`` holds too (its model ids): the
+        proxy has seen their answers, so the cells a run uses are optimistic for a new pool
+        (``select replay`` says the same of its ``--history``). Empty without a history."""
+        if self.history is None:
+            return []
+        from latentbench.io import ResponseMatrix
+
+        held = {str(m) for m in ResponseMatrix.read(self._history_file()).model_ids}
+        return [m for m in self.model_ids if m in held]
 
     def build_oracle(self, items: Sequence[dict[str, str]]) -> Oracle | StreamingOracle:
         """The inner oracle named by ``[oracle] kind`` (built by its registry entry)."""

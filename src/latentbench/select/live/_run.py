@@ -16,7 +16,7 @@ import pandas as pd
 
 from latentbench._checks import user_stacklevel
 from latentbench.exceptions import DataWarning, InputError, LiveStop
-from latentbench.select._policies import POLICIES, make_policy, parse_policy
+from latentbench.select._policies import POLICIES, lucb_bonus, make_policy, parse_policy
 from latentbench.select._run import SelectionResult, run_selection
 from latentbench.select._schedule import default_schedule
 from latentbench.select.live._config import LiveConfig, canonical_identity, without_endpoints
@@ -525,6 +525,15 @@ def run_live(
             f"{cfg.source}: [run] policy = {run.policy!r} needs [proxy] history = FILE (a "
             "matrix of earlier models' scores on these items); add it, or use policy = 'ucbe'"
         )
+    shared = cfg.history_candidates() if proxy is not None else []
+    if shared:  # as select replay says of its --history (the certificate stays valid)
+        warnings.warn(
+            f"{cfg.source}: [proxy] history ({cfg.history}) holds {len(shared)} of the "
+            f"{n_models} candidates (e.g. {shared[0]!r}): the proxy has seen their answers, so "
+            "the cells used are optimistic for a new pool",
+            DataWarning,
+            stacklevel=user_stacklevel(),
+        )
     inner = oracle if oracle is not None else cfg.build_oracle(items)
     resumed = _open_run(store, cfg, run_id, injected=oracle is not None, task="select")
     reused_notes: dict[tuple[str, str], str] = {}
@@ -558,6 +567,8 @@ def run_live(
         proxy=proxy,
         stop=stop,
     )
+    if selection is not None and shared:  # in the final decision's record too
+        selection.params["candidates in the history"] = len(shared)
     for line in (empty_answers_note(inner), no_text_note(inner)):
         if line:
             warnings.warn(f"run {run_id!r}: {line}", DataWarning, stacklevel=user_stacklevel())
@@ -588,8 +599,7 @@ def _live_policy(cfg: LiveConfig, stop: str, shape: tuple[int, int]) -> Policy:
     defaults: dict[str, Any] = {}
     if "delta" in POLICIES[name].options and "delta" not in given and "alpha" not in given:
         defaults["delta"] = LIVE_DELTA  # as select replay, not the policy class's own 0.1
-    if stop == "confidence" and "bonus" in POLICIES[name].options and "bonus" not in given:
-        defaults["bonus"] = "ci"  # fixed confidence: LUCB sampling, as in a replay
+    defaults.update(lucb_bonus(name, stop, given))  # LUCB sampling, as in a replay
     if defaults:
         policy = make_policy(run.policy, {**defaults, **cfg.policy_options}, shape=shape)
     return policy
