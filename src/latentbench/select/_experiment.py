@@ -800,6 +800,13 @@ def _label_by_gap(pools: dict[str, np.ndarray], means: np.ndarray) -> dict[str, 
     return out
 
 
+def _show_columns(frame: Any) -> str:
+    """A sidecar's columns for an error: the first eight, quoted, and how many more."""
+    names = [repr(str(c)) for c in frame.columns]
+    more = f" and {len(names) - 8} more" if len(names) > 8 else ""
+    return ", ".join(names[:8]) + more if names else "no columns"
+
+
 def release_dates(responses: str | os.PathLike[str], model_ids: Sequence[str]) -> np.ndarray:
     """The models' release dates from the sidecar beside a responses file
     (``NAME_models.parquet`` beside ``NAME.parquet``, columns ``model`` and ``created_date``,
@@ -820,15 +827,21 @@ def release_dates(responses: str | os.PathLike[str], model_ids: Sequence[str]) -
     side = path.with_name(path.stem + "_models.parquet")
     if not side.exists():
         raise InputError(
-            f"split='date' needs release dates: {side.name} with a 'created_date' column was "
-            "not found beside the responses; pass dates= or use split='random'"
+            f"split='date' needs release dates: {side.name} (columns 'model' and "
+            "'created_date', 'release_date' or 'date') was not found beside the responses; "
+            "pass dates= or use split='random'"
         )
     frame = pd.read_parquet(side)
     column = next((c for c in ("created_date", "release_date", "date") if c in frame.columns), None)
-    if column is None or "model" not in frame.columns:
+    if "model" not in frame.columns:
         raise InputError(
-            f"{side.name} has no 'model' and 'created_date' columns; pass dates= or use "
-            "split='random'"
+            f"{side.name} has no 'model' column (it has {_show_columns(frame)}); pass dates= "
+            "or use split='random'"
+        )
+    if column is None:
+        raise InputError(
+            f"{side.name} has no date column: expected 'created_date', 'release_date' or "
+            f"'date' (it has {_show_columns(frame)}); pass dates= or use split='random'"
         )
     lookup = dict(zip(frame["model"].astype(str), pd.to_datetime(frame[column]), strict=False))
     missing = [m for m in model_ids if str(m) not in lookup]
