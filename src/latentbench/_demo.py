@@ -447,6 +447,7 @@ def demo(
         matrix,
         selection=run,
         path=paths["report"],
+        force=True,  # the demo's folder is reused (its fit/ and files too)
         title="latentbench demo: synthetic leaderboard",
     )
     return DemoResult(

@@ -521,3 +521,22 @@ def test_an_unfinished_live_run_says_why_it_has_no_intervals():
     text = " ".join(page.split('id="selection-summary"')[1].split("</section>")[0].split())
     assert "Not certified: the run has not finished (status failed)" in text
     assert "--stop confidence" not in text
+
+
+def test_every_report_builder_refuses_an_existing_file_unless_forced(small_fit, tmp_path):
+    """Docs walk (2026-12-06): ``build_report(path=...)`` overwrote an existing page while
+    ``report_from`` and ``latentbench report`` refuse one without ``force``; every builder
+    now refuses before any work, and ``force=True`` overwrites."""
+    from latentbench.report import build_estimate_experiment_report, build_experiment_report
+
+    matrix, result = small_fit
+    page = tmp_path / "page.html"
+    page.write_text("mine")
+    with pytest.raises(InputError, match=r"page\.html exists; pass force=True"):
+        build_report(result, matrix, path=page)
+    for builder in (build_experiment_report, build_estimate_experiment_report):
+        with pytest.raises(InputError, match=r"page\.html exists; pass force=True"):
+            builder(tmp_path / "no-such-experiment", path=page)  # refused before reading it
+    assert page.read_text() == "mine"
+    build_report(result, matrix, path=page, force=True)
+    assert page.read_text().startswith("<!DOCTYPE html>")

@@ -19,6 +19,8 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from latentbench.exceptions import InputError
+
 DOWNLOAD_ROWS = 20_000
 """Most rows a table's CSV download holds: the page stays a few MB (122,131 near-duplicate
 candidate pairs of MMLU-Pro made a 17 MB page); the full tables come from Python
@@ -222,6 +224,14 @@ def _value(value: Any) -> str:
     if isinstance(value, (int, float, np.integer, np.floating)):
         return _num(value)
     return short_hashes(str(value))
+
+
+def refuse_existing(path: str | os.PathLike[str] | None, force: bool) -> None:
+    """Refuse to overwrite an existing file at ``path`` unless ``force`` (before any work:
+    every report builder, as :func:`~latentbench.report.report_from` and ``latentbench report``
+    do)."""
+    if path is not None and Path(path).is_file() and not force:
+        raise InputError(f"path={path} exists; pass force=True to overwrite it, or another path")
 
 
 def render_page(

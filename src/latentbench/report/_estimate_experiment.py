@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from latentbench.report import plots
-from latentbench.report._blocks import _figure, _Section, _table, render_page
+from latentbench.report._blocks import _figure, _Section, _table, refuse_existing, render_page
 
 if TYPE_CHECKING:
     from latentbench.select import EstimateExperiment
@@ -137,6 +137,7 @@ def build_estimate_experiment_report(
     *,
     path: str | os.PathLike[str] | None = None,
     title: str | None = None,
+    force: bool = False,
     top: int = 100,
 ) -> str:
     """One self-contained HTML page for an estimate experiment (``latentbench experiment
@@ -154,6 +155,8 @@ def build_estimate_experiment_report(
         The experiment, or its output directory.
     path : path-like, optional
         Also write the page there.
+    force : bool, default False
+        Overwrite an existing ``path`` (refused otherwise, before any work).
     title : str, optional
     top : int, default 100
         Rows shown of the per-model table and of the runs that missed (the rest are in the
@@ -164,6 +167,7 @@ def build_estimate_experiment_report(
     str
         The HTML text.
     """
+    refuse_existing(path, force)
     from latentbench.select import EstimateExperiment
 
     record = (

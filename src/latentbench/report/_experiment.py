@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from latentbench.report import plots
-from latentbench.report._blocks import _figure, _Section, _table, render_page
+from latentbench.report._blocks import _figure, _Section, _table, refuse_existing, render_page
 from latentbench.select._experiment_record import (
     budget_text,
     number,
@@ -126,6 +126,7 @@ def build_experiment_report(
     *,
     path: str | os.PathLike[str] | None = None,
     title: str | None = None,
+    force: bool = False,
 ) -> str:
     """One self-contained HTML page for an experiment (``latentbench experiment --out DIR``).
 
@@ -140,6 +141,8 @@ def build_experiment_report(
         The experiment, or its output directory.
     path : path-like, optional
         Also write the page there.
+    force : bool, default False
+        Overwrite an existing ``path`` (refused otherwise, before any work).
     title : str, optional
 
     Returns
@@ -147,6 +150,7 @@ def build_experiment_report(
     str
         The HTML text.
     """
+    refuse_existing(path, force)
     record = _record(experiment)
     params = record.params
     goal = f"{100 * float(params.get('target', 0.95)):g} %"  # the run's target

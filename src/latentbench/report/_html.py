@@ -23,6 +23,7 @@ from latentbench.report._blocks import (
     _Section,
     _table,
     _value,
+    refuse_existing,
     render_page,
     short_hashes,
 )
@@ -903,6 +904,7 @@ def build_report(
     item_metadata: pd.DataFrame | None = None,
     notes: Sequence[str] = (),
     progress: ProgressCallback | None = None,
+    force: bool = False,
 ) -> str:
     """Build one self-contained HTML page for a fit and/or a selection run.
 
@@ -945,6 +947,8 @@ def build_report(
     progress : callable(phase, done, total), optional
         Told each phase as it starts (intervals, diagnostics, figures, the selection, writing
         the page); see :mod:`latentbench._progress`.
+    force : bool, default False
+        Overwrite an existing ``path`` (refused otherwise, before any work).
 
     Returns
     -------
@@ -953,6 +957,7 @@ def build_report(
     """
     if result is None and selection is None:
         raise InputError("build_report needs a fit result, a selection run, or both")
+    refuse_existing(path, force)
     sections: list[_Section] = []
     facts: dict[str, Any] = {}
     if result is not None:

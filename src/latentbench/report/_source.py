@@ -304,6 +304,7 @@ def report_from(
         matrix,
         selection=run,
         path=out,
+        force=True,  # an existing file was refused above unless force
         title=title or f"latentbench report: {name}",
         top=top,
         bootstrap=boot,
@@ -423,9 +424,9 @@ def _experiment_page(
         )
     if kind == "experiment":
         title = title or f"latentbench experiment: {source.name}"
-        return Report(build_experiment_report(source, path=out, title=title), out)
+        return Report(build_experiment_report(source, path=out, title=title, force=True), out)
     title = title or f"latentbench estimate experiment: {source.name}"
-    html = build_estimate_experiment_report(source, path=out, title=title, top=top)
+    html = build_estimate_experiment_report(source, path=out, title=title, top=top, force=True)
     return Report(html, out)
 
 
