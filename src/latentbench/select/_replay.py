@@ -29,7 +29,12 @@ from latentbench.select._policies import (
     refuse_spec_delta,
 )
 from latentbench.select._proxy import LowRankProxy, check_rank, fit_history
-from latentbench.select._run import SelectionResult, run_selection
+from latentbench.select._run import (
+    SelectionResult,
+    check_select_delta,
+    crossed_note,
+    run_selection,
+)
 from latentbench.select.oracles import MatrixOracle
 
 if TYPE_CHECKING:
@@ -227,6 +232,7 @@ def replay(
         candidate cells (``missing="error"``), an unknown policy or option.
     """
     random_state = check_seed(random_state, "random_state")
+    check_select_delta(delta)  # before the history and the proxy fit
     choice = _check_history_options(
         history, history_store, history_benchmark, no_history,
         {"metric": history_metric, "filter": history_filter, "split": history_split},
@@ -277,6 +283,9 @@ def replay(
         model_ids=split.ids,
     )
     record["note"] = split.note
+    crossed = crossed_note(result)
+    if crossed:
+        warnings.warn(crossed, DataWarning, stacklevel=user_stacklevel())
     result.params.setdefault("n_items", oracle.n_items)
     result.params.setdefault("seed", random_state)
     result.params.setdefault("missing", missing)

@@ -17,7 +17,7 @@ import pandas as pd
 from latentbench._checks import user_stacklevel
 from latentbench.exceptions import DataWarning, InputError, LiveStop
 from latentbench.select._policies import POLICIES, lucb_bonus, make_policy, parse_policy
-from latentbench.select._run import SelectionResult, run_selection
+from latentbench.select._run import SelectionResult, crossed_note, run_selection
 from latentbench.select._schedule import default_schedule
 from latentbench.select.live._config import LiveConfig, canonical_identity, without_endpoints
 from latentbench.select.live._durable import DurableOracle, LiveProgress
@@ -667,6 +667,9 @@ def _final_message(
     message (the best model, or why it stopped, then the stored answers' notes)."""
     if selection is not None:
         durable.record_final({"phase": "final", **selection.to_dict(trace=False)})
+        crossed = crossed_note(selection)
+        if crossed:
+            notes = [*notes, crossed]
         n_errors = durable.n_errors_replayed + len(durable.errors)
         message = f"best model {selection.best_id} after {selection.evaluations_total} cells" + (
             f"; {n_errors} failed cell(s) were scored 0 (on_error = 'zero')" if n_errors else ""
