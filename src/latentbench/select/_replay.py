@@ -8,6 +8,7 @@ random half of the candidates' file, or none), fits the proxy, builds the policy
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -345,7 +346,8 @@ def _given_history(
         chosen = ", ".join(f"{k} {v!r}" for k, v in choice.items() if v is not None)
         chosen = f" ({chosen})" if chosen else ""
         where = f"benchmark {history_benchmark!r}{chosen} of store {history_store}"
-        flag = "history_store"
+        # the option the user names: a CLI run may give --history-benchmark alone (--store)
+        flag = "history_benchmark"
     absent = set(matrix.item_ids) - set(hist.item_ids)
     if absent:
         raise InputError(
@@ -533,6 +535,11 @@ def _history_from_store(
     from latentbench.io.store import Store
 
     def ours(text: str) -> str:
+        text = re.sub(
+            r"has no rows with metric=(.*?), filter=(.*?), split=",
+            r"has no rows with history_metric=\1, history_filter=\2, history_split=",
+            text,
+        )
         return text.replace(
             "pass metric=, filter= and split=",
             "pass history_metric=, history_filter= and history_split=",
