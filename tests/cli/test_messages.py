@@ -130,3 +130,20 @@ def test_selection_option_errors_use_the_flags():
         "--epsilon 0.01 applies to a certificate, and 'ucbe' has none with --stop budget; "
         "expected --stop confidence (a betting certificate on its revealed cells) or --epsilon 0"
     )
+
+
+def test_a_resumed_live_progress_line_gives_the_run_s_figures_side_by_side():
+    """A resumed session replaying its stored cells printed 'spent 56' (the run's) beside
+    'initial batch 8/32, then budget 96' (the session's)."""
+    from latentbench.cli._select_live import _progress_line
+    from latentbench.select.live import LiveProgress
+
+    p = LiveProgress(call=0, phase="init", model="m", n_new=0, n_replayed=8, n_errors=0,
+                     paid_total=56, replayed_total=8, revealed=8, planned=128,
+                     stored_before=56)  # fmt: skip
+    line = _progress_line(p, init_total=32)
+    assert "run: spent 56, budget left 72 of 96" in line, line
+    assert p.budget_left == 72
+    fresh = LiveProgress(call=1, phase="init", model="m", n_new=8, n_replayed=0, n_errors=0,
+                         paid_total=16, replayed_total=0, revealed=16, planned=128)  # fmt: skip
+    assert "run: spent 16, initial batch 16/32, then budget 96" in _progress_line(fresh, 32)

@@ -316,3 +316,27 @@ def test_a_bootstrap_with_no_workers_is_refused(tmp_path):
     assert outcome.exit_code == 2, outcome.output
     assert "--jobs 0; expected -1 (all cores) or an integer >= 1" in outcome.output
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_directory_with_an_experiment_and_a_selection_says_which_it_reports(tmp_path):
+    """summary.json beside selection.json: the experiment was reported, unsaid."""
+    rng = np.random.default_rng(0)
+    Y = (rng.random((8, 40)) < np.linspace(0.3, 0.7, 8)[:, None]).astype(float)
+    frame = pd.DataFrame(Y, index=[f"m{i}" for i in range(8)], columns=[f"q{j}" for j in range(40)])
+    data = tmp_path / "responses.csv"
+    frame.rename_axis("model").reset_index().to_csv(data, index=False)
+    both = tmp_path / "both"
+    args = ["--seeds", "1", "--pools", "full", "--policies", "ucbe", "--budget", "40", "-q"]
+    made = runner.invoke(app, ["experiment", str(data), *args, "--out", str(both)])
+    assert made.exit_code == 0, made.output
+    sel = runner.invoke(app, ["select", "replay", str(data), "--no-history", "--policy", "ucbe",
+                              "--budget", "40", "-q", "--out", str(tmp_path / "sel")])  # fmt: skip
+    assert sel.exit_code == 0, sel.output
+    (both / "selection.json").write_text((tmp_path / "sel" / "selection.json").read_text())
+    outcome = runner.invoke(app, ["report", str(both), "--out", str(tmp_path / "r.html")])
+    assert outcome.exit_code == 0, outcome.output
+    text = " ".join(outcome.output.split())
+    assert (
+        f"{both} holds summary.json and selection.json: reporting the experiment "
+        f"(summary.json); pass {both / 'selection.json'} to report the selection run"
+    ) in text

@@ -461,3 +461,52 @@ def test_experiment_with_no_workers_is_refused(files, jobs):
     assert result.exit_code == 2, result.output
     assert f"--jobs {jobs}; expected -1 (all cores) or an integer >= 1" in result.output
     assert not (out / "summary.json").exists()
+
+
+def test_select_messages_name_the_options_of_the_command_in_use(files, monkeypatch):
+    """--history-benchmark alone was called '--history-store' (not given); a store's metric
+    that matches no rows read "metric='nope', filter=None, split=None"; a file without a
+    model column pointed select at `latentbench fit --model-col`; Ctrl-C named
+    'latentbench replay'."""
+    from latentbench.io.store import Store
+
+    tmp, _Y = files
+    db = tmp / "both.duckdb"
+    with Store(db) as store:
+        store.ingest_files("table", [tmp / "all.parquet"], benchmark="toy", metric="acc")
+    base = ["select", "replay", "--store", str(db), "--benchmark", "toy", "--budget", "40"]
+    base += ["--batch-size", "16", "--init-batch", "8", "--rank", "2"]
+    out = runner.invoke(app, [*base, "--history-benchmark", "toy", "--out", str(tmp / "hb")])
+    text = " ".join(out.output.split())
+    assert out.exit_code == 0, text
+    assert "--history-benchmark (benchmark 'toy' of store" in text
+    assert "--history-store" not in text
+    out = runner.invoke(app, [*base, "--metric", "nope", "--no-history"])
+    text = " ".join(out.output.split())
+    assert out.exit_code == 2 and "has no rows with --metric nope;" in text, text
+    hist = ["--history-benchmark", "toy", "--history-metric", "nope"]
+    out = runner.invoke(app, [*base, *hist])
+    text = " ".join(out.output.split())
+    assert out.exit_code == 2 and "has no rows with --history-metric nope;" in text, text
+
+    long = pd.read_parquet(tmp / "candidates.parquet").rename(columns={"model": "name"})
+    path = tmp / "no_model.csv"
+    long.to_csv(path, index=False)
+    out = runner.invoke(app, ["select", "replay", str(path), "--no-history", "--out", "x"])
+    text = " ".join(out.output.split())
+    assert out.exit_code == 2 and "column 'name' may hold them" in text, text
+    assert "--model-col" not in text and "latentbench fit" not in text
+    out = runner.invoke(app, ["fit", str(path), "--out", str(tmp / "fit")])
+    text = " ".join(out.output.split())
+    assert out.exit_code == 2 and "(or name it: --model-col NAME)" in text, text
+
+    import latentbench.select as select
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(select, "replay", interrupted)
+    args = ["select", "replay", str(tmp / "candidates.parquet"), "--no-history"]
+    out = runner.invoke(app, [*args, "--out", str(tmp / "ctrl_c")])
+    text = " ".join(out.output.split())
+    assert out.exit_code == 130 and "latentbench select replay stopped before it" in text, text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from latentbench.select._experiment import _label_by_gap, paired_saving, paired_saving_at_stop
@@ -63,3 +64,85 @@ def test_a_saving_that_is_not_there_has_no_interval():
     assert np.isnan(out["saved_post_init_pct"])
     for key in ("_se", "_lo", "_hi"):
         assert np.isnan(out["saved_post_init_pct" + key]), key
+
+
+def test_two_seeds_give_a_saving_without_an_interval_and_say_why():
+    """2 seeds gave '-890.0 ± 0.0 [-890, -890]' or a point at one end of its own interval:
+    resampling 2 seeds draws 3 different sets of them. The saving stays; its SE and interval
+    are NaN, with the count of resamples that gave a saving and why."""
+    grid = np.arange(1, 11) * 10.0
+    policy = np.zeros((2, 10), dtype=bool)
+    policy[0, 2:], policy[1, 4:] = True, True
+    reference = np.zeros((2, 10), dtype=bool)
+    reference[0, 5:], reference[1, 8:] = True, True
+    out = paired_saving(policy, reference, grid, n_boot=200, random_state=0)
+    assert out["saved_post_init_pct"] == pytest.approx(100 * (90 - 50) / 90)
+    assert out["saved_post_init_pct_resamples"] == 200
+    for name in ("saved_post_init_pct", "saved_total_pct"):
+        for key in ("_se", "_lo", "_hi"):
+            assert np.isnan(out[name + key]), name + key
+        assert "2 seeds: too few to resample" in out[name + "_no_interval"]
+    stop = paired_saving_at_stop(np.array([10.0, 30.0, 20.0]), np.array([50.0, 40.0, 60.0]))
+    assert (
+        np.isnan(stop["saved_post_init_pct_lo"])
+        and "3 seeds" in stop["saved_post_init_pct_no_interval"]
+    )
+
+
+def test_too_few_resamples_reaching_the_target_give_no_interval():
+    """The reference reaches 95 % on all the seeds' curve, but only in the resamples that
+    draw few of its 2 late seeds: the percentiles of those alone are not the saving's."""
+    grid = np.arange(1, 11) * 10.0
+    policy = np.ones((20, 10), dtype=bool)
+    reference = np.ones((20, 10), dtype=bool)
+    reference[:, :5] = False
+    reference[:1, :] = False  # 19 of 20 right from 60: 95 % exactly
+    out = paired_saving(policy, reference, grid, n_boot=200, random_state=0)
+    assert out["saved_post_init_pct"] == pytest.approx(100 * (60 - 10) / 60)
+    kept = out["saved_post_init_pct_resamples"]
+    assert 0 < kept < 190
+    assert np.isnan(out["saved_post_init_pct_lo"]) and np.isnan(out["saved_post_init_pct_se"])
+    assert f"only {kept} of 200 resamples give a saving" in out["saved_post_init_pct_no_interval"]
+
+
+def test_a_saving_every_resample_gives_keeps_its_interval():
+    rng = np.random.default_rng(3)
+    grid = np.arange(0, 2001, 10)
+    when = rng.integers(200, 1500, 200)
+    out = paired_saving(_curves(rng, 200, grid, when // 2), _curves(rng, 200, grid, when), grid)
+    assert out["saved_post_init_pct_resamples"] == 200
+    assert out["saved_post_init_pct_no_interval"] is None
+    assert (
+        out["saved_post_init_pct_lo"] < out["saved_post_init_pct"] < out["saved_post_init_pct_hi"]
+    )
+
+
+def test_the_experiment_table_and_summary_say_a_saving_has_no_interval(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    from .conftest import lowrank_data
+
+    Y = lowrank_data(20, 120, r=2, seed=5)[0].astype(np.float64)
+    path = tmp_path / "m.csv"
+    items = [f"q{k:03d}" for k in range(120)]
+    frame = pd.DataFrame(Y, columns=items).assign(model=[f"m{k}" for k in range(20)])
+    frame[["model", *items]].to_csv(path, index=False)
+    _register()
+    args = ["--seeds", "2", "--pools", "full", "--policies", "pulse,ucbe", "--budget", "300",
+            "--stop", "confidence", "--pool-size", "10", "--out", str(tmp_path / "x")]  # fmt: skip
+    out = CliRunner().invoke(app, ["experiment", str(path), *args])
+    text = " ".join(out.output.split())
+    assert out.exit_code == 0, text
+    row = next(
+        r
+        for r in json.loads((tmp_path / "x" / "summary.json").read_text())["summary"]
+        if r["policy"] == "pulse"
+    )
+    assert row["saved_post_init_pct"] is not None and row["saved_post_init_pct_resamples"] > 0
+    assert row["saved_post_init_pct_lo"] is None and row["saved_post_init_pct_se"] is None
+    assert "2 seeds: too few to resample" in row["saved_post_init_pct_no_interval"]
+    assert "savings without an SE or interval: 2 seeds: too few to resample" in text

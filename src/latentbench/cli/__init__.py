@@ -34,8 +34,13 @@ class Command(TyperCommand):
         except KeyboardInterrupt:
             import sys
 
+            names: list[str] = []
+            parent = ctx  # 'select replay', not 'replay' (the root's name aside)
+            while parent is not None and parent.parent is not None:
+                names.insert(0, str(parent.info_name))
+                parent = parent.parent
             print(
-                f"interrupted (Ctrl-C): latentbench {ctx.info_name} stopped before it "
+                f"interrupted (Ctrl-C): latentbench {' '.join(names)} stopped before it "
                 "finished; only the files it said it wrote are complete. Re-run the same "
                 "command to start again (a live run resumes from its store).",
                 file=sys.stderr,

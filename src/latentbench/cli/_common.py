@@ -71,6 +71,18 @@ def print_table(table: Table) -> None:
 
 
 # Python keyword spellings in library messages -> the flags a CLI user types
+def _no_rows_flags(match: re.Match[str]) -> str:
+    """``has no rows with metric='nope', filter=None, split=None`` as ``has no rows with
+    --metric nope`` (``--history-metric`` for a history's store)."""
+    prefix = "--history-" if match.group(1) else "--"
+    given = [
+        f"{prefix}{name} {value[1:-1]}"
+        for name, value in zip(("metric", "filter", "split"), match.groups()[1:], strict=True)
+        if value != "None"
+    ]
+    return "has no rows with " + (", ".join(given) or "the default choice")
+
+
 _SPELLINGS = (
     (re.compile(r'\bduplicates="(latest|mean|error)"'), r"--duplicates \1"),
     (re.compile(r'with --duplicates latest or "mean"'), "with --duplicates latest or mean"),
@@ -144,6 +156,24 @@ _SPELLINGS = (
     (re.compile(r"^split=(?=[-+\w.']+;)"), "--split "),  # an option; in a data key it stays
     (re.compile(r"^(metric|filter) (?=\S+=\S+: )"), r"--\1 "),
     (re.compile(r"^source=(?=\S+; expected one of )"), "SOURCE "),
+    (
+        # a store's choice that matches no rows: the options given, as flags (not None ones)
+        re.compile(
+            r"has no rows with (history_)?metric=('[^']*'|None), (?:history_)?filter="
+            r"('[^']*'|None), (?:history_)?split=('[^']*'|None)"
+        ),
+        _no_rows_flags,
+    ),
+    # a file's column advice: the command in use has no --model-col (fit's own spelling is
+    # column_flags, applied first): rename the columns instead
+    (re.compile(r" \(or name it: (model|item|score)=\.\.\.\)"), ""),
+    (
+        re.compile(
+            r"name it with model=\.\.\., or for a long table name the columns with "
+            r"model=, item= and score="
+        ),
+        "or for a long table name the columns 'model', 'item' and 'score'",
+    ),
     (re.compile(r"pass metric=, filter= and split="), "pass --metric, --filter and --split"),
     (
         re.compile(r"pass history_metric=, history_filter= and history_split="),
@@ -187,6 +217,20 @@ _SPELLINGS = (
     ),
     (re.compile(r"^method=(?='\w*'; expected 'items' or 'parametric')"), "--method "),
 )
+
+
+def column_flags(message: str) -> str:
+    """A file's column advice as the flags of a command that has them (``latentbench fit``:
+    ``--model-col``, ``--item-col``, ``--score-col``)."""
+    message = re.sub(
+        r" \(or name it: (model|item|score)=\.\.\.\)", r" (or name it: --\1-col NAME)", message
+    )
+    return message.replace(
+        "name it with model=..., or for a long table name the columns with model=, item= and "
+        "score=",
+        "name it with --model-col, or for a long table name the columns with "
+        "--model-col/--item-col/--score-col",
+    )
 
 
 def cli_spelling(message: str) -> str:

@@ -11,6 +11,7 @@ from rich.table import Table
 from latentbench.cli import Command, app, example
 from latentbench.cli._common import (
     clean_warnings,
+    column_flags,
     console,
     err_console,
     escape,
@@ -40,8 +41,11 @@ def load_matrix(
     model_col: str | None = None,
     item_col: str | None = None,
     score_col: str | None = None,
+    column_options: bool = False,
 ) -> ResponseMatrix:
-    """Read a matrix from a file, or from the embedded store for one benchmark."""
+    """Read a matrix from a file, or from the embedded store for one benchmark;
+    ``column_options``: the command has ``--model-col`` and the like, which a file's column
+    advice then names."""
     from latentbench.io import ResponseMatrix
 
     if store is not None and responses is not None:
@@ -78,7 +82,12 @@ def load_matrix(
             f"{responses} is a directory (it is a fit directory: `latentbench report DIR` "
             "reports it); expected a .parquet or .csv file of responses"
         )
-    return ResponseMatrix.read(responses, model=model_col, item=item_col, score=score_col)
+    try:
+        return ResponseMatrix.read(responses, model=model_col, item=item_col, score=score_col)
+    except InputError as exc:
+        if not column_options:
+            raise
+        raise InputError(column_flags(str(exc))) from None
 
 
 def describe_input(matrix: ResponseMatrix, quiet: bool = False) -> None:
@@ -306,6 +315,7 @@ def fit(
                 model_col=model_col,
                 item_col=item_col,
                 score_col=score_col,
+                column_options=True,
             )
             describe_input(matrix, quiet)
             result = fit_with_progress(estimator, matrix, quiet)

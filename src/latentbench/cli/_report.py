@@ -38,7 +38,8 @@ def report(
         help="A fit directory (latentbench fit --out DIR), an experiment directory "
         "(latentbench experiment --out DIR), a responses file (fitted first), a "
         "selection run's directory or its selection.json (latentbench select replay) or a "
-        "live-run store (.duckdb).",
+        "live-run store (.duckdb). A directory holding more than one reports the fit, else "
+        "the experiment, and says so (pass DIR/selection.json for the selection).",
     ),
     out: Path | None = typer.Option(
         None,

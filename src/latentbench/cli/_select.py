@@ -919,6 +919,16 @@ def print_experiment_table(result: Any) -> None:
             "to --policies)",
             soft_wrap=True,
         )
+    unbounded = sorted(
+        {
+            str(row[f"{name}_no_interval"])
+            for row in result.summary
+            for name in ("saved_post_init_pct", "saved_total_pct")
+            if number(row.get(name)) is not None and row.get(f"{name}_no_interval")
+        }
+    )
+    if reference is not None and unbounded and not one:
+        console.print("savings without an SE or interval: " + "; ".join(unbounded), soft_wrap=True)
     if one:
         console.print(
             f"{seeds_text(n_seeds)}: every figure is that of one run, with no uncertainty (no SD "

@@ -48,18 +48,20 @@ def _progress_line(p: Any, init_total: int | None = None) -> str:
     errors = f" | [red]{p.n_errors} failed[/red]" if p.n_errors else ""
     return (
         f"batch {p.call} ({p.phase}, {escape(p.model)}): {p.n_new} new, {p.n_replayed} from "
-        f"store{errors} | spent {p.paid_total:,} | {_left(p, init_total)}{leader}"
+        f"store{errors} | run: spent {p.paid_total:,}, {_left(p, init_total)}{leader}"
     )
 
 
 def _left(p: Any, init_total: int | None) -> str:
     """What is left, in the config's terms: the post-initialisation ``budget`` is separate from
-    the initial batch (``n_models * init_batch``), so never show one number as "budget"."""
+    the initial batch (``n_models * init_batch``), so never show one number as "budget".
+    The run's, all sessions, as ``spent`` beside it (a resumed session replaying its stored
+    cells showed "initial batch 8/32" beside "spent 56")."""
     if init_total is None:
         return f"{p.budget_left:,} cells left of {p.planned:,} planned"
     budget = p.planned - init_total
-    if p.revealed < init_total:
-        return f"initial batch {p.revealed:,}/{init_total:,}, then budget {budget:,}"
+    if p.run_revealed < init_total:
+        return f"initial batch {p.run_revealed:,}/{init_total:,}, then budget {budget:,}"
     return f"budget left {min(p.budget_left, budget):,} of {budget:,}"
 
 
@@ -197,7 +199,7 @@ def _progress_callback(
         init_total = None if cfg.run.budget is None else p.planned - cfg.run.budget
         progress.update(
             task,
-            completed=p.revealed,
+            completed=p.run_revealed,
             total=p.planned,
             description=_progress_line(p, init_total),
         )

@@ -447,7 +447,7 @@ class ResponseMatrix:
                     source,
                     _SCORE_COLUMNS if score is None else (score,),
                     model=model_col,
-                    hint=" (or name it: item=..., `latentbench fit --item-col`)",
+                    hint=" (or name it: item=...)",
                 )
             if layout == "wide" and model is None:
                 refuse_long_without_model(
@@ -455,7 +455,7 @@ class ResponseMatrix:
                     source,
                     _SCORE_COLUMNS if score is None else (score,),
                     item=item_col,
-                    hint=" (or name it: model=..., `latentbench fit --model-col`)",
+                    hint=" (or name it: model=...)",
                 )
             if layout == "wide" and score is None:
                 refuse_long_without_score(
@@ -464,7 +464,7 @@ class ResponseMatrix:
                     _SCORE_COLUMNS,
                     model=model_col,
                     item=item_col,
-                    hint=" (or name it: score=..., `latentbench fit --score-col`)",
+                    hint=" (or name it: score=...)",
                 )
             if layout == "wide" and (item is not None or score is not None):
                 given = [c for c in (model, item, score) if c is not None and c not in columns]
@@ -495,8 +495,8 @@ class ResponseMatrix:
                     f"{source}: read as a wide table (one row per model), but no model-id column "
                     f"was found: the first column {str(first)!r} holds numbers, and there is no "
                     f"'model' column (columns: {_head(columns)}); add a first column of model "
-                    "ids, name it with --model-col, or for a long table name the columns with "
-                    "--model-col/--item-col/--score-col"
+                    "ids, name it with model=..., or for a long table name the columns with "
+                    "model=, item= and score="
                 )
             id_col = str(first)
             frame = frame.rename(columns={first: id_col})

@@ -32,13 +32,18 @@ def _finite(value: Any) -> bool:
 
 
 def _saving(row: dict[str, Any], name: str) -> str:
-    """A saving with its SE and 95 % interval (the value alone without them: one seed);
+    """A saving with its SE and 95 % interval (the value alone without them: one seed; with
+    why not from more seeds, as ``summary.json``'s ``_no_interval`` says);
     ``-`` when there is none (the findings and the table's other columns say why)."""
     value = number(row.get(name))
     if value is None:
         return "-"
     se, lo, hi = (number(row.get(f"{name}_{k}")) for k in ("se", "lo", "hi"))
     if se is None or lo is None or hi is None:
+        why = row.get(f"{name}_no_interval")
+        n_seeds = number(row.get("n_seeds"))
+        if isinstance(why, str) and why and n_seeds is not None and n_seeds > 1:
+            return f"{value:.1f} % (no interval: {why})"
         return f"{value:.1f} %"
     return f"{value:.1f} % ± {se:.1f} (95 % interval {lo:.1f} to {hi:.1f})"
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from latentbench._checks import check_seed
-from latentbench.exceptions import InputError
+from latentbench._checks import check_seed, user_stacklevel
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import _tools_hint
 
 __all__ = ["MIN_REPORT_BOOTSTRAP", "Report", "report_from"]
@@ -107,9 +108,36 @@ def _responses_from_fit(directory: Path) -> tuple[Any, str | None]:
 _Kind = Literal["experiment", "estimate-experiment", "fit", "selection", "store", "responses"]
 
 
+_INPUTS = (("fit.json", "the fit"), ("summary.json", "the experiment"),
+           ("selection.json", "the selection run"))  # fmt: skip
+"""A directory's report inputs, in the order one is chosen over the others."""
+
+
+def _say_choice(source: Path) -> None:
+    """Warn when ``source`` holds more than one report input (an experiment's summary.json
+    beside a selection.json): which one the page reports, and how to get another (it chose
+    silently)."""
+    present = [(name, what) for name, what in _INPUTS if (source / name).is_file()]
+    if len(present) < 2:
+        return
+    (name, what), others = present[0], present[1:]
+    how = "; ".join(
+        f"pass {source / other} to report {thing}"
+        if other == "selection.json"
+        else f"give {other} a directory of its own to report {thing}"
+        for other, thing in others
+    )
+    warnings.warn(
+        f"{source} holds {' and '.join(n for n, _ in present)}: reporting {what} ({name}); " + how,
+        DataWarning,
+        stacklevel=user_stacklevel(),
+    )
+
+
 def _kind(source: Path) -> _Kind:
     """What ``source`` holds, or a clear error."""
     if source.is_dir():
+        _say_choice(source)
         if (source / "fit.json").is_file():
             return "fit"
         if (source / "summary.json").is_file():

@@ -41,7 +41,7 @@ from latentbench.select._policies import (
     parse_policy,
     refuse_spec_delta,
 )
-from latentbench.select._run import run_selection
+from latentbench.select._run import check_select_delta, run_selection
 from latentbench.select._schedule import default_schedule
 from latentbench.select.oracles import MatrixOracle
 
@@ -408,6 +408,7 @@ def run_experiment(
     -------
     ExperimentResult
     """
+    check_select_delta(delta)  # before any run (a pulse run refused it after the others)
     seed_list, reference = _check_run_options(policies, engine, seeds, budget, reference, stop)
     n_jobs = check_jobs(n_jobs, none_ok=True)  # 0 and -5 ran on all cores, unsaid
     shared = _settings(scores, pools, budget, batch_size, init_batch, grid_step, proxy, stop,
@@ -966,6 +967,7 @@ def experiment_from_matrix(
         raise InputError(
             f"policies={policies!r}; expected a list of policy specs, e.g. ['pulse', 'ucbe']"
         )
+    check_select_delta(delta)  # before the proxy fit
     for spec in policies:  # before the proxy fit
         refuse_spec_delta(spec, "policies")
     if isinstance(matrix, str | os.PathLike):

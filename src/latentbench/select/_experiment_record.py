@@ -139,7 +139,7 @@ _SUMMARY_NUMBERS = (
     "coverage_lower", "coverage_upper", "seconds_per_run", "cells_at_stop_post_init",
     "cells_at_stop_post_init_se", "certified_fraction", "certified_correct",
     *(f"{name}{part}" for name in ("saved_post_init_pct", "saved_total_pct")
-      for part in ("", "_se", "_lo", "_hi")),
+      for part in ("", "_se", "_lo", "_hi", "_resamples")),
 )  # fmt: skip
 """Fields of a summary row that are numbers (or null: not reached, no reference, one seed)."""
 

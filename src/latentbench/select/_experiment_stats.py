@@ -100,17 +100,52 @@ def _first_crossing(curve: np.ndarray, grid: np.ndarray, target: float) -> float
     return float(grid[int(np.argmax(ok))]) if ok.any() else float("nan")
 
 
-def _interval(draws: np.ndarray, point: float, name: str) -> dict[str, float]:
-    """``point`` with the SE and 95 % interval of the finite ``draws``; all NaN around a
-    point that is NaN (no saving on the full sample: a spread from the resamples that happen
-    to reach the target would describe a number that is not there)."""
+MIN_SEEDS_FOR_INTERVAL = 5
+"""Fewest seeds whose paired bootstrap gives a saving an SE and interval: resampling 2 seeds
+draws only 3 different sets of them (4 seeds: 35), so the percentiles of 200 resamples are a
+few repeated values (``-890 ± 0 [-890, -890]``, or a point at one end of its interval)."""
+
+MIN_RESAMPLE_SHARE = 0.95
+"""Smallest share of the resamples that must give a saving (both policies reach the target)
+for its interval: the percentiles of the others alone describe the resamples that happen to
+reach it, not the saving."""
+
+
+def _interval(
+    draws: np.ndarray, point: float, name: str, n_seeds: int, what: str
+) -> dict[str, float | int | str | None]:
+    """``point`` with the SE and 95 % interval of the finite ``draws``, ``{name}_resamples``
+    (how many resamples gave a saving) and ``{name}_no_interval`` (None, or why the SE and
+    interval are NaN: a NaN point, since a spread of the resamples that happen to reach the
+    target would describe a number that is not there; fewer than
+    :data:`MIN_SEEDS_FOR_INTERVAL` seeds; fewer than :data:`MIN_RESAMPLE_SHARE` of the
+    resamples giving a saving). ``what`` says what a resample without a saving lacks."""
     finite = draws[np.isfinite(draws)]
-    if finite.size < 2 or not np.isfinite(point):
+    n_boot = draws.size
+    why = None
+    if not np.isfinite(point):
+        why = "no saving on all the seeds"
+    elif n_seeds < MIN_SEEDS_FOR_INTERVAL:
+        why = (
+            f"{n_seeds} seed{'' if n_seeds == 1 else 's'}: too few to resample "
+            f"({MIN_SEEDS_FOR_INTERVAL} or more give an interval)"
+        )
+    elif finite.size < max(2, math.ceil(MIN_RESAMPLE_SHARE * n_boot)):
+        why = (
+            f"only {finite.size} of {n_boot} resamples give a saving ({what}); an interval "
+            f"needs {100 * MIN_RESAMPLE_SHARE:.0f} %"
+        )
+    out: dict[str, float | int | str | None] = {
+        name: point,
+        f"{name}_resamples": int(finite.size),
+        f"{name}_no_interval": why,
+    }
+    if why is not None:
         nan = float("nan")
-        return {name: point, f"{name}_se": nan, f"{name}_lo": nan, f"{name}_hi": nan}
+        return {**out, f"{name}_se": nan, f"{name}_lo": nan, f"{name}_hi": nan}
     lo, hi = np.percentile(finite, [2.5, 97.5])
     return {
-        name: point,
+        **out,
         f"{name}_se": float(finite.std(ddof=1)),
         f"{name}_lo": float(lo),
         f"{name}_hi": float(hi),
@@ -127,7 +162,7 @@ def paired_saving(
     target: float = 0.95,
     n_boot: int = 200,
     random_state: int = 0,
-) -> dict[str, float]:
+) -> dict[str, float | int | str | None]:
     """Saving in the budget to ``target`` accuracy against a reference, with a paired bootstrap.
 
     Both policies ran on the same seeds (the same initial cells), so seeds are resampled
@@ -151,8 +186,10 @@ def paired_saving(
     dict
         ``saved_post_init_pct`` and ``saved_total_pct`` (``100 (ref - policy) / ref`` from
         the full-sample curves), each with ``_se``, ``_lo``, ``_hi`` from the resamples
-        (resamples where either never reaches ``target`` are left out; all NaN when the
-        full-sample saving is NaN).
+        (resamples where either never reaches ``target`` are left out), ``_resamples`` (how
+        many gave a saving) and ``_no_interval``: None, or why ``_se``, ``_lo`` and ``_hi``
+        are NaN (the full-sample saving is NaN; fewer than :data:`MIN_SEEDS_FOR_INTERVAL`
+        seeds; fewer than :data:`MIN_RESAMPLE_SHARE` of the resamples gave a saving).
     """
     a = np.asarray(correct, dtype=np.float64)
     r = np.asarray(reference, dtype=np.float64)
@@ -173,9 +210,10 @@ def paired_saving(
     y = _first_crossing(r.mean(axis=0), grid, target)
     point_post = 100 * (y - x) / y if y > 0 else float("nan")
     point_total = 100 * ((y + ref_init) - (x + init)) / (y + ref_init)
+    what = f"both policies reaching {target:g} accuracy"
     return {
-        **_interval(post, point_post, "saved_post_init_pct"),
-        **_interval(total, point_total, "saved_total_pct"),
+        **_interval(post, point_post, "saved_post_init_pct", n, what),
+        **_interval(total, point_total, "saved_total_pct", n, what),
     }
 
 
@@ -187,7 +225,7 @@ def paired_saving_at_stop(
     *,
     n_boot: int = 200,
     random_state: int = 0,
-) -> dict[str, float]:
+) -> dict[str, float | int | str | None]:
     """Saving in mean cells at the certified stop against a reference, paired over seeds.
 
     Returns
@@ -205,9 +243,10 @@ def paired_saving_at_stop(
     mx, my = a.mean(), r.mean()
     point_post = 100 * (my - mx) / my if my > 0 else float("nan")
     point_total = 100 * ((my + ref_init) - (mx + init)) / (my + ref_init)
+    what = "the reference using post-init cells"
     return {
-        **_interval(draws_post, point_post, "saved_post_init_pct"),
-        **_interval(draws_total, point_total, "saved_total_pct"),
+        **_interval(draws_post, point_post, "saved_post_init_pct", a.size, what),
+        **_interval(draws_total, point_total, "saved_total_pct", a.size, what),
     }
 
 

@@ -8,6 +8,7 @@ random half of the candidates' file, or none), fits the proxy, builds the policy
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,12 @@ from latentbench.select._policies import (
     refuse_spec_delta,
 )
 from latentbench.select._proxy import LowRankProxy, check_rank, fit_history
-from latentbench.select._run import SelectionResult, run_selection
+from latentbench.select._run import (
+    SelectionResult,
+    check_select_delta,
+    crossed_note,
+    run_selection,
+)
 from latentbench.select.oracles import MatrixOracle
 
 if TYPE_CHECKING:
@@ -227,6 +233,7 @@ def replay(
         candidate cells (``missing="error"``), an unknown policy or option.
     """
     random_state = check_seed(random_state, "random_state")
+    check_select_delta(delta)  # before the history and the proxy fit
     choice = _check_history_options(
         history, history_store, history_benchmark, no_history,
         {"metric": history_metric, "filter": history_filter, "split": history_split},
@@ -277,6 +284,9 @@ def replay(
         model_ids=split.ids,
     )
     record["note"] = split.note
+    crossed = crossed_note(result)
+    if crossed:
+        warnings.warn(crossed, DataWarning, stacklevel=user_stacklevel())
     result.params.setdefault("n_items", oracle.n_items)
     result.params.setdefault("seed", random_state)
     result.params.setdefault("missing", missing)
@@ -336,7 +346,8 @@ def _given_history(
         chosen = ", ".join(f"{k} {v!r}" for k, v in choice.items() if v is not None)
         chosen = f" ({chosen})" if chosen else ""
         where = f"benchmark {history_benchmark!r}{chosen} of store {history_store}"
-        flag = "history_store"
+        # the option the user names: a CLI run may give --history-benchmark alone (--store)
+        flag = "history_benchmark"
     absent = set(matrix.item_ids) - set(hist.item_ids)
     if absent:
         raise InputError(
@@ -524,6 +535,11 @@ def _history_from_store(
     from latentbench.io.store import Store
 
     def ours(text: str) -> str:
+        text = re.sub(
+            r"has no rows with metric=(.*?), filter=(.*?), split=",
+            r"has no rows with history_metric=\1, history_filter=\2, history_split=",
+            text,
+        )
         return text.replace(
             "pass metric=, filter= and split=",
             "pass history_metric=, history_filter= and history_split=",

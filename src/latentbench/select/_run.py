@@ -231,6 +231,18 @@ class SelectionResult:
         pos = np.searchsorted(self.trace_evaluations, np.asarray(evaluations), side="right") - 1
         return self.trace_best[np.clip(pos, 0, None)]
 
+    def certificate_crossed(self) -> dict[str, list[float]]:
+        """``{model: [certificate_lower, certificate_upper]}`` of the arms whose certificate
+        bounds cross (the lower above the upper: one of the two one-sided statements is
+        false, an event the certificate allows with probability at most ``delta``)."""
+        lo, hi = self.certificate_lower, self.certificate_upper
+        if lo is None or hi is None:
+            return {}
+        return {
+            str(self._id(int(i))): [float(lo[i]), float(hi[i])]
+            for i in np.flatnonzero(np.asarray(hi) < np.asarray(lo) - 1e-12)
+        }
+
     def to_dict(self, *, trace: bool = True) -> dict[str, Any]:
         """JSON-ready dictionary."""
         ids = self.model_ids or [str(i) for i in range(len(self.estimates))]
@@ -628,6 +640,8 @@ def run_selection(
     """
     start = time.perf_counter()
     m, n = int(oracle.n_models), int(oracle.n_items)
+    for value in (delta, getattr(policy, "delta", None)):
+        check_select_delta(value)
     opts = _run_options(
         policy, proxy, m, n, budget, batch_size, init_batch, item_order, stop, epsilon
     )
@@ -661,7 +675,7 @@ def run_selection(
         final = _leader_certified(judge, bounds, best, epsilon, state)
         # reported, an interval holds its estimate (widened to it: still valid)
         bounds = (np.minimum(bounds[0], est), np.maximum(bounds[1], est))
-    return SelectionResult(
+    result = SelectionResult(
         policy=policy.name,
         best=best,
         estimates=est,
@@ -704,6 +718,46 @@ def run_selection(
             "a": getattr(policy, "a", None),
             "init_estimate": getattr(policy, "init_estimate_used", None),
         },
+    )
+    crossed = result.certificate_crossed()
+    if crossed:  # said by replay and live runs (crossed_note), recorded here
+        result.params["certificate_crossed"] = crossed
+    return result
+
+
+SELECT_DELTA_MAX = 0.5
+"""Largest ``delta`` of a selection: a certificate that names the best model with probability
+under 1/2 says less than a coin flip between two, and its one-sided bounds cross routinely
+(``certificate_upper`` below ``certificate_lower`` on the leader at 0.8 and 0.999)."""
+
+
+def check_select_delta(delta: Any) -> None:
+    """Refuse a selection ``delta`` outside (0, 0.5] (None: the default)."""
+    if delta is None:
+        return
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < float(delta) < 1:
+        raise InputError(f"delta={delta!r}; expected a value in (0, {SELECT_DELTA_MAX:g}]")
+    if float(delta) > SELECT_DELTA_MAX:
+        raise InputError(
+            f"delta={delta!r}; expected a value in (0, {SELECT_DELTA_MAX:g}]: the certificate's "
+            f"error probability (above {SELECT_DELTA_MAX:g} a certified best is right less often "
+            "than a coin flip between two models, and its bounds cross)"
+        )
+
+
+def crossed_note(result: SelectionResult) -> str | None:
+    """One line on the models whose certificate bounds cross (None: none do)."""
+    crossed = result.params.get("certificate_crossed") or {}
+    if not crossed:
+        return None
+    shown = ", ".join(
+        f"{name} (lower {lo:.4f} > upper {hi:.4f})" for name, (lo, hi) in list(crossed.items())[:3]
+    )
+    more = f" and {len(crossed) - 3} more" if len(crossed) > 3 else ""
+    return (
+        f"the certificate's one-sided bounds cross on {shown}{more}: at least one of the "
+        "statements the certificate rests on is false there (an event of probability <= "
+        f"delta = {result.params.get('delta')}); recorded in params['certificate_crossed']"
     )
 
 

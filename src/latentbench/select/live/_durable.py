@@ -48,6 +48,9 @@ class LiveProgress:
         Cells the loop has seen (initial batch included).
     planned : int
         ``n_models * init_batch + budget``.
+    stored_before : int
+        Cells stored by earlier sessions that this one replays (answered, or failed with
+        ``on_error = "zero"``): a resumed run has revealed at least these.
     leader : str or None
         Current recommendation (after the previous round), with ``estimate``, ``lower``,
         ``upper`` (None before the loop starts or without intervals). ``estimate`` is in
@@ -70,11 +73,18 @@ class LiveProgress:
     lower: float | None = None
     upper: float | None = None
     estimate_unclipped: float | None = None
+    stored_before: int = 0
+
+    @property
+    def run_revealed(self) -> int:
+        """Cells the run has revealed, all sessions (a resumed session replays the stored
+        ones first: ``revealed`` alone counted this session's, beside ``paid_total`` of all)."""
+        return max(self.revealed, self.stored_before)
 
     @property
     def budget_left(self) -> int:
-        """Cells the run may still reveal."""
-        return max(self.planned - self.revealed, 0)
+        """Cells the run may still reveal (all sessions)."""
+        return max(self.planned - self.run_revealed, 0)
 
 
 def _leader(policy: Policy | None, model_ids: Sequence[str], started: bool) -> dict[str, Any]:
@@ -198,6 +208,9 @@ class DurableOracle:
             if prev is None or math.isnan(prev[0]):  # a score wins over an earlier failure
                 self._known[(model, item)] = (value, None if pd.isna(error) else str(error))
         self.paid_total = len(stored)
+        self.stored_before = sum(
+            1 for value, _ in self._known.values() if not math.isnan(value) or on_error == "zero"
+        )
         self._seq = int(stored["seq"].max()) + 1 if len(stored) else 0
         self._decisions = {d["round"]: d for d in store.selection_decisions(run_id)}
         self.errors: list[tuple[str, str, str]] = []
@@ -432,6 +445,7 @@ class DurableOracle:
                     replayed_total=self.n_replayed,
                     revealed=self.revealed,
                     planned=self.planned,
+                    stored_before=self.stored_before,
                     **_leader(self.policy, self.model_ids, call >= self.n_models),
                 )
             )

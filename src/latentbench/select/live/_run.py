@@ -17,7 +17,12 @@ import pandas as pd
 from latentbench._checks import user_stacklevel
 from latentbench.exceptions import DataWarning, InputError, LiveStop
 from latentbench.select._policies import POLICIES, lucb_bonus, make_policy, parse_policy
-from latentbench.select._run import SelectionResult, run_selection
+from latentbench.select._run import (
+    SelectionResult,
+    check_select_delta,
+    crossed_note,
+    run_selection,
+)
 from latentbench.select._schedule import default_schedule
 from latentbench.select.live._config import LiveConfig, canonical_identity, without_endpoints
 from latentbench.select.live._durable import DurableOracle, LiveProgress
@@ -248,10 +253,14 @@ def _flat(value: Any, prefix: str) -> dict[str, Any]:
     return out
 
 
-def _say_near_runs(store: Store, mine: dict[str, Any], run_id: str, suffix: str) -> None:
-    """Warn when a new run starts beside a stored one of the same configuration except the
-    options that fix its answers (a scorer or oracle file edited, a temperature, a served
-    model): its answers are not reused, so the new run pays for its cells again."""
+def _near_runs(store: Store, mine: dict[str, Any], suffix: str) -> list[dict[str, Any]]:
+    """Stored runs of this task that a new run does not resume although they have its
+    configuration except what fixes their answers (``"why": "answers"``: a scorer or oracle
+    file edited, a temperature, a served model; not reused) or except ``[proxy] history``'s
+    file hash (``"why": "history"``: the file edited or replaced; their answers are reused).
+    Each: ``run_id``, ``why``, ``changed`` (the fields), ``status`` and ``requests`` (the
+    paid requests it stored)."""
+    out = []
     for run in store.selection_runs():
         config = run.get("config") if isinstance(run.get("config"), dict) else {}
         stored = (config or {}).get("identity")
@@ -263,12 +272,38 @@ def _say_near_runs(store: Store, mine: dict[str, Any], run_id: str, suffix: str)
         ):
             continue
         theirs = canonical_identity(stored)
-        rest = [k for k in set(mine) | set(theirs) if k != "answers"]
-        if any(mine.get(k) != theirs.get(k) for k in rest):
+        rest = {k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k)}
+        if rest == {"answers"}:
+            a, b = _flat(theirs["answers"], "answers"), _flat(mine["answers"], "answers")
+            changed, why = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k)), "answers"
+        elif rest == {"history_sha256"}:
+            changed, why = ["[proxy] history"], "history"
+        else:
             continue
-        a, b = _flat(theirs["answers"], "answers"), _flat(mine["answers"], "answers")
-        changed = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
-        shown = ", ".join(changed[:4]) + (", ..." if len(changed) > 4 else "")
+        observations = store.selection_observations(str(run["run_id"]))
+        attempts = (
+            observations["attempts"]
+            if "attempts" in observations.columns
+            else pd.Series(1, observations.index)
+        )
+        out.append(
+            {"run_id": str(run["run_id"]), "why": why, "changed": changed,
+             "status": run.get("status"), "requests": int(attempts.fillna(1).sum())}
+        )  # fmt: skip
+    return out
+
+
+def _say_near_runs(store: Store, mine: dict[str, Any], run_id: str, suffix: str) -> None:
+    """Warn when a new run starts beside a stored one of the same configuration except the
+    options that fix its answers (a scorer or oracle file edited, a temperature, a served
+    model): its answers are not reused, so the new run pays for its cells again; or except
+    ``[proxy] history`` (the file edited): the stored run is left as it was, its answers
+    are reused, and the new run's spend cap is its own, beside what the stored one paid."""
+    near = _near_runs(store, mine, suffix)
+    for run in near:
+        if run["why"] != "answers":
+            continue
+        shown = ", ".join(run["changed"][:4]) + (", ..." if len(run["changed"]) > 4 else "")
         warnings.warn(
             f"{store.path}: starting run {run_id!r}; run {run['run_id']!r} has this "
             f"configuration except what fixes its answers (changed: {shown}: a python "
@@ -278,6 +313,20 @@ def _say_near_runs(store: Store, mine: dict[str, Any], run_id: str, suffix: str)
             stacklevel=user_stacklevel(),
         )
         return
+    left = [run for run in near if run["why"] == "history"]
+    if left:
+        paid = sum(run["requests"] for run in left)
+        names = ", ".join(f"{r['run_id']!r} ({r['status']}, {r['requests']:,} paid)" for r in left)
+        warnings.warn(
+            f"{store.path}: starting run {run_id!r}, not resuming run{'s' if len(left) > 1 else ''}"
+            f" {names}: [proxy] history changed (its file's SHA-256 differs: the file was edited "
+            "or replaced), which makes a new run; the stored run is left as it was (abandoned), "
+            "its answers are reused where this run asks the same cells, and this run's "
+            f"spend_cap counts only its own requests, beside the {paid:,} already paid "
+            "(recorded in the run's config as 'abandons'); restore the file to resume it",
+            DataWarning,
+            stacklevel=user_stacklevel(),
+        )
 
 
 def _open_run(
@@ -299,6 +348,12 @@ def _open_run(
     stored = store.selection_run(run_id)
     if stored is None:
         record = {**cfg.to_record(), "task": task}
+        if not cfg.run.run_id:  # a default id: the stored runs it does not resume, recorded
+            mine = json.loads(json.dumps(cfg.identity(), sort_keys=True, default=str))
+            suffix = run_id.removeprefix(cfg.default_run_id())
+            left = [r for r in _near_runs(store, mine, suffix) if r["why"] == "history"]
+            if left:
+                record["abandons"] = left
         if not injected:
             record["answers_from"] = "config"
         store.start_selection(record, run_id=run_id)
@@ -515,6 +570,10 @@ def run_live(
     stop = run.stop or ("confidence" if run.budget is None else "budget")
     n_models, n_items = len(cfg.models), len(item_ids)
     policy = _live_policy(cfg, stop, (n_models, n_items))
+    try:  # before the run row: a refused delta left a 'failed' run behind
+        check_select_delta(getattr(policy, "delta", None))
+    except InputError as exc:
+        raise InputError(f"{cfg.source}: [policy] {exc}") from None
     batch_size, init_batch = default_schedule(n_models, n_items, run.budget)
     batch_size = run.batch_size or batch_size
     init_batch = run.init_batch or init_batch
@@ -667,6 +726,9 @@ def _final_message(
     message (the best model, or why it stopped, then the stored answers' notes)."""
     if selection is not None:
         durable.record_final({"phase": "final", **selection.to_dict(trace=False)})
+        crossed = crossed_note(selection)
+        if crossed:
+            notes = [*notes, crossed]
         n_errors = durable.n_errors_replayed + len(durable.errors)
         message = f"best model {selection.best_id} after {selection.evaluations_total} cells" + (
             f"; {n_errors} failed cell(s) were scored 0 (on_error = 'zero')" if n_errors else ""

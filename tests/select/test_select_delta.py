@@ -1,0 +1,73 @@
+"""A selection's ``delta``: refused above 0.5 (its certificate's bounds crossed on the leader
+at 0.8 and 0.999), and a certificate whose bounds cross at any ``delta`` is said."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from latentbench.exceptions import DataWarning, InputError
+from latentbench.io import ResponseMatrix
+from latentbench.select import replay, run_experiment
+
+
+def _matrix(n_models: int = 6, n_items: int = 60, seed: int = 0) -> ResponseMatrix:
+    rng = np.random.default_rng(seed)
+    theta, b = rng.normal(size=n_models), rng.normal(size=n_items)
+    Y = (rng.random((n_models, n_items)) < 1 / (1 + np.exp(-(theta[:, None] + b)))).astype(float)
+    return ResponseMatrix.from_wide(
+        pd.DataFrame(
+            Y, index=[f"m{i}" for i in range(n_models)], columns=[f"q{j}" for j in range(n_items)]
+        )
+    )
+
+
+@pytest.mark.parametrize("delta", [0.8, 0.999, 0.50001])
+def test_a_selection_delta_above_one_half_is_refused(delta):
+    with pytest.raises(InputError, match=rf"delta={delta}; expected a value in \(0, 0\.5\]"):
+        replay(_matrix(), no_history=True, budget=20, delta=delta)
+    Y = _matrix().scores
+    with pytest.raises(InputError, match=r"expected a value in \(0, 0\.5\]: the certificate"):
+        run_experiment(Y, {"full": np.arange(6)}, ["ucbe"], seeds=1, budget=50, delta=delta)
+
+
+def test_the_cli_names_delta_above_one_half(tmp_path):
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    path = tmp_path / "m.csv"
+    m = _matrix()
+    frame = pd.DataFrame(m.scores, columns=m.item_ids).assign(model=m.model_ids)
+    frame[["model", *m.item_ids]].to_csv(path, index=False)
+    _register()
+    for args in (["select", "replay", str(path), "--no-history", "--budget", "20"],
+                 ["experiment", str(path), "--seeds", "1", "--budget", "20"]):  # fmt: skip
+        out = CliRunner().invoke(app, [*args, "--delta", "0.8", "--out", str(tmp_path / "o")])
+        text = " ".join(out.output.split())
+        assert out.exit_code == 2, text
+        assert "--delta 0.8; expected a value in (0, 0.5]" in text
+
+
+def test_crossing_certificate_bounds_are_said_and_recorded(monkeypatch):
+    from latentbench.select._run import SelectionResult
+
+    run = replay(_matrix(), no_history=True, budget=40, delta=0.3)
+    assert "certificate_crossed" not in run.params  # not crossed: nothing added
+    lo, hi = run.certificate_lower.copy(), run.certificate_upper.copy()
+    lo[2], hi[2] = 0.61, 0.60
+    crossed = SelectionResult.certificate_crossed(
+        type(
+            "R",
+            (),
+            {"certificate_lower": lo, "certificate_upper": hi, "_id": lambda self, i: run._id(i)},
+        )()
+    )
+    assert crossed == {"m2": [0.61, 0.60]}
+    monkeypatch.setattr(SelectionResult, "certificate_crossed", lambda self: crossed)
+    with pytest.warns(DataWarning, match=r"bounds cross on m2 \(lower 0\.6100 > upper 0\.6000\)"):
+        run = replay(_matrix(), no_history=True, budget=40, delta=0.3)
+    assert json.loads(json.dumps(run.to_dict()))["params"]["certificate_crossed"] == crossed
