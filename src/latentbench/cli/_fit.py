@@ -267,7 +267,12 @@ def fit(
         "'torch'; the same estimates within the stopping rule's tolerance). Default: the CPU "
         "kernels.",
     ),
-    quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No tables or progress."),
+    quiet: bool = typer.Option(
+        False,
+        "--quiet/--no-quiet",
+        "-q",
+        help="No tables or progress (the files written are still named).",
+    ),
 ) -> None:
     """Fit the 2PL (or rank-r) model by cBMM; write abilities.csv, items.csv and fit.json."""
     from latentbench.io import check_destination
@@ -345,17 +350,19 @@ def fit(
         print_fit(result, abilities=reported)
         if validation is not None:
             print_heldout(validation)
-        note = (
-            ""
-            if out is not None or target.name == "latentbench-fit"
-            else (" (./latentbench-fit exists and was kept; pass --out DIR to choose)")
-        )
-        written = ", ".join(escape(str(p)) for p in paths.values())  # every file it wrote
-        removed = getattr(paths, "removed", [])  # an earlier fit's files this one replaces
-        if removed:
-            names = ", ".join(escape(p.name) for p in removed)
-            note += f"; removed {names} (from an earlier fit in {escape(str(target))})"
-        console.print(f"wrote {written}{note}", soft_wrap=True)
+    # the wrote line under -q too: the folder may be a fresh ./latentbench-fit-N
+    note = (
+        ""
+        if out is not None or target.name == "latentbench-fit"
+        else (" (./latentbench-fit exists and was kept; pass --out DIR to choose)")
+    )
+    written = ", ".join(escape(str(p)) for p in paths.values())  # every file it wrote
+    removed = getattr(paths, "removed", [])  # an earlier fit's files this one replaces
+    if removed:
+        names = ", ".join(escape(p.name) for p in removed)
+        note += f"; removed {names} (from an earlier fit in {escape(str(target))})"
+    console.print(f"wrote {written}{note}", soft_wrap=True)
+    if not quiet:
         console.print(f"next: latentbench report {escape(str(target))} --out report.html")
 
 
