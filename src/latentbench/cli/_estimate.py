@@ -21,6 +21,7 @@ from latentbench.cli._common import (
     progress_bar,
     say_stopping,
     stop_on_sigint,
+    store_needs_benchmark,
 )
 from latentbench.exceptions import InputError
 
@@ -439,8 +440,9 @@ def _sources(
         )
     elif store is not None and live is None:
         fail(
-            f"--store {store} needs --benchmark NAME (calibrate on that benchmark of the store) "
-            "or --live RUN.toml (the store of a live estimate)"
+            store_needs_benchmark(
+                store, "(calibrate on that benchmark) or --live RUN.toml (a live estimate's)"
+            )
         )
     elif calibration is None:
         fail("give CALIBRATION (a fit directory or response-matrix file), or --store --benchmark")

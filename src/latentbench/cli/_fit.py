@@ -19,6 +19,7 @@ from latentbench.cli._common import (
     fresh_out,
     print_table,
     progress_bar,
+    store_needs_benchmark,
 )
 from latentbench.exceptions import InputError
 
@@ -56,7 +57,7 @@ def load_matrix(
             raise InputError(f"{given[0]} applies to a store: it needs --store STORE.duckdb")
     else:
         if benchmark is None:
-            raise InputError("--store needs --benchmark NAME (see `latentbench ls --store ...`)")
+            raise InputError(store_needs_benchmark(store))
         columns = {"--model-col": model_col, "--item-col": item_col, "--score-col": score_col}
         named = [flag for flag, value in columns.items() if value is not None]
         if named:  # a store's columns are fixed: the option would be ignored
