@@ -245,8 +245,13 @@ def ls(
     ),
 )
 def export(
-    out: Path = typer.Argument(
-        ..., help="Output file (.parquet or .csv), or a folder for --format eee."
+    out: Path | None = typer.Argument(
+        None,
+        help="Output file (.parquet or .csv), or a folder for --format eee (or --out OUT).",
+        show_default=False,
+    ),
+    out_option: Path | None = typer.Option(
+        None, "--out", "-o", help="The same as OUT, spelled as the other commands spell it."
     ),
     store: Path = typer.Option(..., "--store", help="DuckDB store file."),
     benchmark: str | None = typer.Option(None, help="Only this benchmark."),
@@ -276,6 +281,14 @@ def export(
     from latentbench.io.store import TABLE_SUFFIXES, Store
 
     try:
+        if out is not None and out_option is not None:
+            raise InputError(f"give OUT ({out}) or --out {out_option}, not both")
+        out = out if out is not None else out_option
+        if out is None:
+            raise InputError(
+                "give OUT (or --out OUT): the file to write (.parquet or .csv), or a folder "
+                "for --format eee"
+            )
         if format not in ("table", "eee"):
             raise InputError(f"--format {format!r}; expected table or eee")
         check_destination(out, "dir" if format == "eee" else "file", flag="OUT")
