@@ -78,3 +78,21 @@ def test_experiment_estimate_quiet_names_the_folder_it_chose(responses, tmp_path
     text = _run(args, tmp_path)
     assert (tmp_path / "latentbench-experiment-2" / "summary.json").is_file()
     assert "wrote latentbench-experiment-2/runs.csv" in text, text
+
+
+def test_fits_next_line_works_when_pasted_after_an_earlier_report(responses, tmp_path):
+    # the first fit's next: line wrote report.html; a second fit printed the same line, which
+    # then failed when pasted: "--out report.html exists; pass --force"
+    import shlex
+
+    for _ in range(3):
+        text = _run(["fit", str(responses), "--out", "my fit"], tmp_path)
+        line = text[text.index("next: ") :].removeprefix("next: ")
+        args = shlex.split(line)
+        assert args[:3] == ["latentbench", "report", "my fit"], line
+        _run([*args[1:], "-q"], tmp_path)
+    assert {p.name for p in tmp_path.glob("report*.html")} == {
+        "report.html",
+        "report-2.html",
+        "report-3.html",
+    }

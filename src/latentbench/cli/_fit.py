@@ -363,8 +363,16 @@ def fit(
         names = ", ".join(escape(p.name) for p in removed)
         note += f"; removed {names} (from an earlier fit in {escape(str(target))})"
     console.print(f"wrote {written}{note}", soft_wrap=True)
-    if not quiet:
-        console.print(f"next: latentbench report {escape(str(target))} --out report.html")
+    if not quiet:  # a command that works when pasted: quoted, and a page not yet written
+        import shlex
+
+        from latentbench.cli._report import report_path
+
+        page = shlex.quote(str(report_path(None)))  # report.html, else report-2.html, ...
+        console.print(
+            f"next: latentbench report {escape(shlex.quote(str(target)))} --out {escape(page)}",
+            soft_wrap=True,
+        )
 
 
 def print_heldout(validation: Any) -> None:
