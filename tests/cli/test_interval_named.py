@@ -49,3 +49,12 @@ def test_compare_names_its_interval(files):
     text = " ".join(outcome.output.split())
     assert outcome.exit_code == 0, text
     assert "95% interval of the difference" in text, text
+
+
+def test_the_selection_table_says_what_its_bounds_are(files):
+    args = ["select", "replay", str(files / "calibration.csv"), "--no-history", "--budget", "60"]
+    outcome = runner.invoke(app, [*args, "--out", str(files / "sel")])
+    text = " ".join(outcome.output.split())
+    assert outcome.exit_code == 0, text
+    assert "lower, upper: simultaneous 95% intervals" in text, text
+    assert "certificate_lower, certificate_upper:" in text, text

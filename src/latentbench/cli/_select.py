@@ -317,12 +317,32 @@ def print_selection_table(record: Any, rows: int = 10) -> None:
     title = f"{record.policy}: best model {escape(str(record.best_model))}"
     if len(every) > len(frame):  # say that the rest exist (selection.json has them all)
         title += f" (top {len(frame)} of {len(every)} models by estimate)"
-    table = Table(title=title)
+    table = Table(title=title, caption=_bounds_caption(record, frame.columns))
     for col in frame.columns:
         table.add_column(col, justify="left" if col == "model" else "right")
     for _, row in frame.iterrows():
         table.add_row(*[escape(v) if isinstance(v, str) else fmt(v) for v in row.tolist()])
     print_table(table)
+
+
+def _bounds_caption(record: Any, columns: Any) -> str | None:
+    """What the table's bound columns are (their level from the run's delta), or None."""
+    parts = []
+    delta = record.delta
+    level = f"{round(100 * (1 - delta), 6):g}% " if delta is not None else ""
+    if "lower" in columns:
+        parts.append(
+            f"lower, upper: simultaneous {level}intervals of each model's full-benchmark mean "
+            "(all models at once, valid under the adaptive choice of cells)"
+        )
+    if "certificate_lower" in columns:
+        parts.append(
+            "certificate_lower, certificate_upper: the one-sided bounds the certificate "
+            "compares (the best's lower above every other's upper)"
+        )
+    if "estimate_unclipped" in columns:
+        parts.append("estimate_unclipped: the policy's estimate before clipping to [0, 1]")
+    return escape("; ".join(parts)) if parts else None
 
 
 def certificate_line(record: Any) -> str:
