@@ -46,3 +46,12 @@ def test_a_missing_store_is_said_missing(tmp_path):
     outcome = runner.invoke(app, ["fit", "--store", str(tmp_path / "nope.duckdb")])
     text = " ".join(outcome.output.split())
     assert outcome.exit_code == 2 and "store not found" in text, text
+
+
+def test_report_of_a_store_of_ingested_results_names_the_fit_to_run(store, tmp_path):
+    # it said "for ingested results use `latentbench fit --store ... --benchmark ...`"
+    outcome = runner.invoke(app, ["report", str(store), "--out", str(tmp_path / "r.html")])
+    text = " ".join(outcome.output.split())
+    assert outcome.exit_code == 2 and "Traceback" not in text, text
+    assert f"latentbench fit --store {store} --benchmark arc" in text, text
+    assert "2 benchmarks (arc, mmlu)" in text and "--store ..." not in text, text
