@@ -109,3 +109,30 @@ def test_export_keeps_one_split_as_the_read_error_says(tmp_path):
                               "--split", "train"])  # fmt: skip
     assert bad.exit_code == 2 and "stored splits: 'test', 'valid'" in bad.output, bad.output
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_export_takes_out_as_every_other_command_does(tmp_path):
+    # fit, estimate, compare, tiny, report, select and experiment write under --out; export
+    # answered `--out FILE` with "No such option: --out (Possible options: --format)"
+    _, store = _ingested(tmp_path)
+    for flag in ("--out", "-o"):
+        out = tmp_path / f"export{flag}.csv"
+        outcome = runner.invoke(app, ["export", "--store", str(store), flag, str(out)])
+        assert outcome.exit_code == 0, outcome.output
+        assert len(pd.read_csv(out)) == 3
+    both = runner.invoke(
+        app,
+        [
+            "export",
+            str(tmp_path / "a.csv"),
+            "--out",
+            str(tmp_path / "b.csv"),
+            "--store",
+            str(store),
+        ],
+    )
+    assert both.exit_code == 2 and "not both" in both.output, both.output
+    assert not (tmp_path / "a.csv").exists() and not (tmp_path / "b.csv").exists()
+    neither = runner.invoke(app, ["export", "--store", str(store)])
+    assert neither.exit_code == 2 and "OUT" in neither.output, neither.output
+    assert "Traceback" not in neither.output

@@ -120,7 +120,10 @@ def test_demo_runs_and_finds_planted_items(tmp_path):
     again = runner.invoke(
         app, ["estimate", str(twin.paths["calibration"]), str(twin.paths["new_model"])]
     )
-    assert again.exit_code == 0 and again.output.strip() == est.summary().splitlines()[0]
+    # the same line, then what its bracket is (the command's legend)
+    line, legend = again.output.strip().splitlines()
+    assert again.exit_code == 0 and line == est.summary().splitlines()[0]
+    assert legend.startswith("[ ]: the 95% interval of the full-benchmark score")
 
 
 def test_demo_twin_refuses_too_few_seeds(tmp_path):

@@ -137,3 +137,16 @@ def test_many_tasks_chosen_alike_share_one_report_line(tmp_path):
         f"  mmlu_0: {alike}",
         f"  mmlu_1: {alike}",
     ]
+
+
+def test_a_folder_of_aggregate_results_only_names_log_samples(tmp_path):
+    # a run without --log_samples leaves results_<date>.json only: the error said "no result
+    # files found (looked for **/*.jsonl, **/samples_*.json)", not why nor what to rerun
+    run = tmp_path / "out" / "org__m"
+    run.mkdir(parents=True)
+    (run / "results_2024-05-01T12-30-45.json").write_text(json.dumps({"results": {"t": {}}}))
+    with pytest.raises(InputError) as caught:
+        read_results("lm-eval", tmp_path / "out")
+    text = str(caught.value)
+    assert "no result files found" in text and "results_2024-05-01T12-30-45.json" in text
+    assert "--log_samples" in text and "no per-item scores" in text

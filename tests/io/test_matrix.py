@@ -238,6 +238,20 @@ def test_a_long_table_whose_model_column_has_another_name_says_so(tmp_path):
     assert ResponseMatrix.read(path, model="level_0").shape == (3, 4)
 
 
+def test_a_long_table_with_none_of_the_default_names_says_how_it_was_read(tmp_path):
+    # `fit --help`'s own example (name, question, correct) without its options: read as a
+    # wide table, it failed with "column 'question', line 2: value 'q1' is not numeric"
+    path = tmp_path / "long.csv"
+    path.write_text("name,question,correct\na,q1,1\na,q2,0\nb,q1,0\nb,q2,1\n")
+    with pytest.raises(InputError) as caught:
+        ResponseMatrix.read(path)
+    text = str(caught.value)
+    assert "read as a wide table (one row per model, ids in the first column 'name'" in text
+    assert "--model-col/--item-col/--score-col" in text and "'q1' is not numeric" in text
+    # named, it reads
+    assert ResponseMatrix.read(path, model="name", item="question").shape == (2, 2)
+
+
 def test_a_semicolon_file_and_a_column_in_two_roles_are_named(tmp_path):
     # "the table is empty" for a ';'-separated file of 4 rows; --model-col score fitted the
     # scores as model ids

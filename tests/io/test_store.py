@@ -263,6 +263,12 @@ def test_matrix_errors_list_the_choices(store):
             read("mmlu")
     with pytest.raises(InputError, match=r"no rows with metric='acc_norm'.*metric='acc'"):
         store.matrix("arc_easy", metric="acc_norm")
+    # only the choices asked for are named (it said "metric=None, filter=None, split='x'",
+    # and `fit --split x` printed Python's None for the options not given)
+    with pytest.raises(InputError) as caught:
+        store.matrix("arc_easy", split="valid")
+    assert "has no rows with split='valid'; available: " in str(caught.value)
+    assert "None" not in str(caught.value)
 
 
 @pytest.mark.parametrize("suffix", [".parquet", ".csv"])

@@ -980,8 +980,11 @@ def test_a_partial_answer_set_is_said_in_the_one_line_summary():
     Y, _ = simulate(9, 100, rank=1, seed=13)
     cal = from_matrix(matrix(Y[:8]), rank=1)
     half = pd.Series(Y[8], index=cal.item_ids).iloc[:50]
-    with pytest.warns(DataWarning, match="answered 50 of 100 calibrated items"):
+    with pytest.warns(DataWarning, match="answered 50 of 100 calibrated items") as said:
         r = estimate(cal, half, model="x", budget=20)
+    # the answers of a `tiny` design read this way: the warning names the way that scores
+    # them as a full-benchmark estimate (a walk's 100 design answers printed "(exact)")
+    assert any("--items DESIGN.csv" in str(w.message) for w in said)
     assert r.n_items == 50 and r.n_calibrated == 100
     assert "after 20 of the 50 items it answered (of 100);" in r.summary()
     assert r.summary().endswith("against the others' means on all 100")

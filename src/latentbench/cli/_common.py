@@ -36,6 +36,7 @@ __all__ = [
     "progress_bar",
     "say_stopping",
     "stop_on_sigint",
+    "store_needs_benchmark",
 ]
 
 
@@ -341,6 +342,27 @@ def clean_warnings(stream: Console | None = None) -> Iterator[list[str]]:
         warnings.simplefilter("always")
         warnings.showwarning = show
         yield shown
+
+
+def store_needs_benchmark(store: Path, alternative: str = "") -> str:
+    """The error of ``--store STORE`` given without ``--benchmark``: it names the store and
+    the benchmarks it holds (the names expected); a store that does not exist is said so.
+    ``alternative`` is another way out (e.g. estimate's ``--live``), after an "or"."""
+    from latentbench.io.store import Store
+
+    other = f" {alternative}" if alternative else ""
+    if not Path(store).exists():
+        return f"--store {store} needs --benchmark NAME{other}; and {store}: store not found"
+    with Store(store, read_only=True) as db:
+        names = db.benchmarks()
+    if not names:
+        return f"--store {store} holds no benchmark yet (`latentbench ingest` fills it){other}"
+    shown = ", ".join(names[:8]) + (f", ... ({len(names) - 8} more)" if len(names) > 8 else "")
+    return (
+        f"--store {store} needs --benchmark NAME{other}; it holds {len(names)} "
+        f"benchmark{'s' if len(names) != 1 else ''}: {shown} (`latentbench ls --store {store}` "
+        "lists them with their coverage)"
+    )
 
 
 def fresh_out(out: Path | None, default: str) -> Path:

@@ -21,6 +21,7 @@ from latentbench.cli._common import (
     progress_bar,
     say_stopping,
     stop_on_sigint,
+    store_needs_benchmark,
 )
 from latentbench.exceptions import InputError
 
@@ -271,10 +272,33 @@ def estimate_command(
     else:
         for line in outcome.summary().splitlines():
             console.print(escape(line), soft_wrap=True)
+        legend = interval_legend(outcome.results)
+        if legend:
+            console.print(escape(legend), soft_wrap=True)
     if wrote is not None:
         (err_console if as_json else console).print(escape(wrote), soft_wrap=True)
     _exit_live(outcome, live)
     _exit_estimate(outcome)
+
+
+def _level(level: float) -> str:
+    """``0.95`` as ``95%``, ``0.975`` as ``97.5%``."""
+    return f"{round(100 * level, 6):g}%"
+
+
+def interval_legend(results: Any) -> str | None:
+    """What the bracket of the estimate lines is (their level and guarantee), or None when
+    every score is exact (every item answered)."""
+    shown = [r for r in results if r.lower != r.upper]
+    if not shown:
+        return None
+    levels = sorted({_level(r.level) for r in shown})
+    subset = any(r.n_calibrated > r.n_items for r in shown)
+    what = "of the score on the items answered" if subset else "of the full-benchmark score"
+    return (
+        f"[ ]: the {'/'.join(levels)} interval {what}, valid at every step whether or not "
+        f"the IRT model fits (--delta {1 - shown[0].level:g}); the rank's range follows from it"
+    )
 
 
 def _given(ctx: typer.Context, names: tuple[str, ...]) -> set[str]:
@@ -439,8 +463,9 @@ def _sources(
         )
     elif store is not None and live is None:
         fail(
-            f"--store {store} needs --benchmark NAME (calibrate on that benchmark of the store) "
-            "or --live RUN.toml (the store of a live estimate)"
+            store_needs_benchmark(
+                store, "(calibrate on that benchmark) or --live RUN.toml (a live estimate's)"
+            )
         )
     elif calibration is None:
         fail("give CALIBRATION (a fit directory or response-matrix file), or --store --benchmark")
@@ -809,6 +834,19 @@ def compare_command(
         typer.echo(json.dumps(result.to_dict(), indent=2))
     else:
         console.print(escape(result.summary()), soft_wrap=True)
+        if result.lower != result.upper:
+            console.print(
+                f"[ ]: the {_level(result.level)} interval of the difference of the two "
+                + (
+                    "scores on the items both answered"
+                    if result.n_calibrated > result.n_items
+                    else "full-benchmark scores"
+                )
+                + ", valid at every step whether or not the IRT model fits "
+                f"(--delta {1 - result.level:g})",
+                soft_wrap=True,
+                markup=False,
+            )
     if wrote is not None:
         (err_console if as_json else console).print(escape(wrote), soft_wrap=True)
 

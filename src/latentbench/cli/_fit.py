@@ -20,6 +20,7 @@ from latentbench.cli._common import (
     fresh_out,
     print_table,
     progress_bar,
+    store_needs_benchmark,
 )
 from latentbench.exceptions import InputError
 
@@ -60,7 +61,7 @@ def load_matrix(
             raise InputError(f"{given[0]} applies to a store: it needs --store STORE.duckdb")
     else:
         if benchmark is None:
-            raise InputError("--store needs --benchmark NAME (see `latentbench ls --store ...`)")
+            raise InputError(store_needs_benchmark(store))
         columns = {"--model-col": model_col, "--item-col": item_col, "--score-col": score_col}
         named = [flag for flag, value in columns.items() if value is not None]
         if named:  # a store's columns are fixed: the option would be ignored
@@ -276,7 +277,12 @@ def fit(
         "'torch'; the same estimates within the stopping rule's tolerance). Default: the CPU "
         "kernels.",
     ),
-    quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No tables or progress."),
+    quiet: bool = typer.Option(
+        False,
+        "--quiet/--no-quiet",
+        "-q",
+        help="No tables or progress (the files written are still named).",
+    ),
 ) -> None:
     """Fit the 2PL (or rank-r) model by cBMM; write abilities.csv, items.csv and fit.json."""
     from latentbench.io import check_destination
@@ -355,18 +361,28 @@ def fit(
         print_fit(result, abilities=reported)
         if validation is not None:
             print_heldout(validation)
-        note = (
-            ""
-            if out is not None or target.name == "latentbench-fit"
-            else (" (./latentbench-fit exists and was kept; pass --out DIR to choose)")
+    # the wrote line under -q too: the folder may be a fresh ./latentbench-fit-N
+    note = (
+        ""
+        if out is not None or target.name == "latentbench-fit"
+        else (" (./latentbench-fit exists and was kept; pass --out DIR to choose)")
+    )
+    written = ", ".join(escape(str(p)) for p in paths.values())  # every file it wrote
+    removed = getattr(paths, "removed", [])  # an earlier fit's files this one replaces
+    if removed:
+        names = ", ".join(escape(p.name) for p in removed)
+        note += f"; removed {names} (from an earlier fit in {escape(str(target))})"
+    console.print(f"wrote {written}{note}", soft_wrap=True)
+    if not quiet:  # a command that works when pasted: quoted, and a page not yet written
+        import shlex
+
+        from latentbench.cli._report import report_path
+
+        page = shlex.quote(str(report_path(None)))  # report.html, else report-2.html, ...
+        console.print(
+            f"next: latentbench report {escape(shlex.quote(str(target)))} --out {escape(page)}",
+            soft_wrap=True,
         )
-        written = ", ".join(escape(str(p)) for p in paths.values())  # every file it wrote
-        removed = getattr(paths, "removed", [])  # an earlier fit's files this one replaces
-        if removed:
-            names = ", ".join(escape(p.name) for p in removed)
-            note += f"; removed {names} (from an earlier fit in {escape(str(target))})"
-        console.print(f"wrote {written}{note}", soft_wrap=True)
-        console.print(f"next: latentbench report {escape(str(target))} --out report.html")
 
 
 def print_heldout(validation: Any) -> None:

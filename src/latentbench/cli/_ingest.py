@@ -187,6 +187,43 @@ def ingest(
         highlight=False,
         soft_wrap=True,
     )
+    names = sorted(str(name) for name in frame["benchmark"].unique()) if len(frame) else []
+    for line in next_lines(store, names, grouped=group is not None or source == "table"):
+        console.print(escape(line), highlight=False, soft_wrap=True)
+
+
+def next_lines(store: Path, names: list[str], grouped: bool) -> list[str]:
+    """What to run after an ingest of the benchmarks ``names`` into ``store`` (commands that
+    work when pasted), and, unless the tasks were read as one (``grouped``), a note naming
+    ``--group P`` where three or more tasks share the family ``P_*`` (lm-eval's 57
+    ``mmlu_*``)."""
+    import shlex
+
+    where = shlex.quote(str(store))
+    if not names:
+        return []
+    if len(names) == 1:
+        return [
+            f"next: latentbench fit --store {where} --benchmark {shlex.quote(names[0])} --out fit/"
+        ]
+    lines = []
+    families: dict[str, list[str]] = {}
+    for name in names:
+        if "_" in name.strip("_"):
+            families.setdefault(name.split("_")[0], []).append(name)
+    for family, tasks in sorted(families.items()):
+        if not grouped and len(tasks) >= 3:
+            lines.append(
+                f"note: the {len(tasks)} tasks {family}_* are stored as {len(tasks)} "
+                f"benchmarks; if they are the parts of one benchmark (as lm-eval's mmlu_*), "
+                f"ingest them again with --group {shlex.quote(family)} (into a new store) to "
+                "read them as one, items TASK/ID"
+            )
+    lines.append(
+        f"next: latentbench ls --store {where} lists the {len(names)} benchmarks; "
+        f"latentbench fit --store {where} --benchmark NAME --out fit/ fits one"
+    )
+    return lines
 
 
 @app.command(
@@ -245,8 +282,13 @@ def ls(
     ),
 )
 def export(
-    out: Path = typer.Argument(
-        ..., help="Output file (.parquet or .csv), or a folder for --format eee."
+    out: Path | None = typer.Argument(
+        None,
+        help="Output file (.parquet or .csv), or a folder for --format eee (or --out OUT).",
+        show_default=False,
+    ),
+    out_option: Path | None = typer.Option(
+        None, "--out", "-o", help="The same as OUT, spelled as the other commands spell it."
     ),
     store: Path = typer.Option(..., "--store", help="DuckDB store file."),
     benchmark: str | None = typer.Option(None, help="Only this benchmark."),
@@ -276,6 +318,14 @@ def export(
     from latentbench.io.store import TABLE_SUFFIXES, Store
 
     try:
+        if out is not None and out_option is not None:
+            raise InputError(f"give OUT ({out}) or --out {out_option}, not both")
+        out = out if out is not None else out_option
+        if out is None:
+            raise InputError(
+                "give OUT (or --out OUT): the file to write (.parquet or .csv), or a folder "
+                "for --format eee"
+            )
         if format not in ("table", "eee"):
             raise InputError(f"--format {format!r}; expected table or eee")
         check_destination(out, "dir" if format == "eee" else "file", flag="OUT")

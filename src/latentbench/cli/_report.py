@@ -81,7 +81,12 @@ def report(
     method: str = typer.Option("items", help="Bootstrap: 'items' or 'parametric'."),
     jobs: int = typer.Option(1, help="Bootstrap worker processes (-1: all cores)."),
     seed: int = typer.Option(0, help="Bootstrap seed."),
-    quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No messages."),
+    quiet: bool = typer.Option(
+        False,
+        "--quiet/--no-quiet",
+        "-q",
+        help="No notes or progress (the page written is still named).",
+    ),
 ) -> None:
     """Build a self-contained HTML report that opens with findings.
 
@@ -119,7 +124,8 @@ def report(
     if not quiet:
         for note in page.notes:
             console.print(escape(cli_spelling(note)), soft_wrap=True)
-        console.print(f"wrote {escape(str(out))} ({len(page.html) / 1e6:.2f} MB)")
+    # under -q too: without --out the page may be a fresh ./report-N.html
+    console.print(f"wrote {escape(str(out))} ({len(page.html) / 1e6:.2f} MB)")
 
 
 def report_path(out: Path | None, force: bool = False) -> Path:

@@ -199,7 +199,12 @@ def replay(
         "-o",
         help="Output directory (default ./latentbench-select, or -2, -3, ... if it exists).",
     ),
-    quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No table."),
+    quiet: bool = typer.Option(
+        False,
+        "--quiet/--no-quiet",
+        "-q",
+        help="No table (the history note and the file written are still said).",
+    ),
 ) -> None:
     """Replay a selection on a recorded matrix; write OUT/selection.json."""
     from latentbench.io import check_destination
@@ -213,11 +218,11 @@ def replay(
     except InputError as exc:
         _fail(exc)
     with clean_warnings():
-        # the history split is a warning in Python; here it is the note printed with the table
+        # the history split is a warning in Python; here it is the note printed (-q too)
         warnings.filterwarnings("ignore", message="history split: ", category=DataWarning)
         # and so is the missing-cell rule (--missing zero / drop-items), which changes the
-        # target: with --quiet (no table, no note) it stays a warning line
-        for rule in ("zero", "drop-items") if not quiet else ():
+        # target: the note says it
+        for rule in ("zero", "drop-items"):
             warnings.filterwarnings("ignore", message=f"missing='{rule}': ", category=DataWarning)
         try:
             with console.status("reading the responses ...") as status:
@@ -262,14 +267,15 @@ def replay(
     record = SelectionRecord.from_result(result, source=str(path))
     if not quiet:
         print_selection_table(record)
-        note = cli_spelling(str(record.params["history"]["note"]))
-        console.print(escape(note), soft_wrap=True)
+    # the history note under -q too: it says which models are the candidates
+    note = cli_spelling(str(record.params["history"]["note"]))
+    console.print(escape(note), soft_wrap=True)
+    if not quiet:
         for line in milestone_lines(record):
             console.print(escape(line), soft_wrap=True)
     console.print(spend_line(record) + f"; {result.seconds:.1f} s", soft_wrap=True)
     console.print(escape(certificate_line(record)), soft_wrap=True)
-    if not quiet:
-        console.print(f"wrote {escape(str(path))}")
+    console.print(f"wrote {escape(str(path))}")  # under -q too: maybe ./latentbench-select-N
 
 
 def _candidates(
@@ -311,12 +317,32 @@ def print_selection_table(record: Any, rows: int = 10) -> None:
     title = f"{record.policy}: best model {escape(str(record.best_model))}"
     if len(every) > len(frame):  # say that the rest exist (selection.json has them all)
         title += f" (top {len(frame)} of {len(every)} models by estimate)"
-    table = Table(title=title)
+    table = Table(title=title, caption=_bounds_caption(record, frame.columns))
     for col in frame.columns:
         table.add_column(col, justify="left" if col == "model" else "right")
     for _, row in frame.iterrows():
         table.add_row(*[escape(v) if isinstance(v, str) else fmt(v) for v in row.tolist()])
     print_table(table)
+
+
+def _bounds_caption(record: Any, columns: Any) -> str | None:
+    """What the table's bound columns are (their level from the run's delta), or None."""
+    parts = []
+    delta = record.delta
+    level = f"{round(100 * (1 - delta), 6):g}% " if delta is not None else ""
+    if "lower" in columns:
+        parts.append(
+            f"lower, upper: simultaneous {level}intervals of each model's full-benchmark mean "
+            "(all models at once, valid under the adaptive choice of cells)"
+        )
+    if "certificate_lower" in columns:
+        parts.append(
+            "certificate_lower, certificate_upper: the one-sided bounds the certificate "
+            "compares (the best's lower above every other's upper)"
+        )
+    if "estimate_unclipped" in columns:
+        parts.append("estimate_unclipped: the policy's estimate before clipping to [0, 1]")
+    return escape("; ".join(parts)) if parts else None
 
 
 def certificate_line(record: Any) -> str:
@@ -542,7 +568,12 @@ def experiment(
         "-o",
         help="Output directory (default ./latentbench-experiment, or -2, -3, ... if it exists).",
     ),
-    quiet: bool = typer.Option(False, "--quiet/--no-quiet", "-q", help="No progress or table."),
+    quiet: bool = typer.Option(
+        False,
+        "--quiet/--no-quiet",
+        "-q",
+        help="No progress or table (the files written are still named).",
+    ),
 ) -> None:
     """Run policies x pools x seeds: accuracy curves, budget to 95 % and coverage.
 
@@ -633,7 +664,7 @@ def experiment(
         _fail(InputError(f"--out {target}: cannot write ({exc.strerror or exc})"))
     if not quiet:
         print_experiment_table(result)
-        console.print(f"wrote {escape(str(target))}/summary.json, summary.csv, curves.csv")
+    console.print(f"wrote {escape(str(target))}/summary.json, summary.csv, curves.csv")
     if "seeds_asked" in result.params:
         err_console.print(
             f"interrupted (Ctrl-C): the table and {escape(str(target))} cover the "
@@ -720,11 +751,12 @@ def _estimate_task(
         _fail(InputError(f"--out {target}: cannot write ({exc.strerror or exc})"))
     if not quiet:
         print_estimate_experiment(result.summary, delta=delta, precision=precision or None)
-        replaced = f" (replacing the earlier {', '.join(there)})" if there else ""
-        console.print(
-            f"wrote {escape(str(target))}/runs.csv, summary.csv, summary.json{escape(replaced)}",
-            soft_wrap=True,
-        )
+    replaced = f" (replacing the earlier {', '.join(there)})" if there else ""
+    console.print(  # under -q too: the folder may be a fresh default one
+        f"wrote {escape(str(target))}/runs.csv, summary.csv, summary.json{escape(replaced)}",
+        soft_wrap=True,
+    )
+    if not quiet:
         console.print(f"report: latentbench report {escape(str(target))}", soft_wrap=True)
     if result.not_run:
         err_console.print(

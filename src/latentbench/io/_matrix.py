@@ -488,6 +488,7 @@ class ResponseMatrix:
                 raise InputError(
                     f"{source}: model column {id_col!r} not found; found columns {_head(columns)}"
                 )
+            matrix = cls.from_wide(frame, model=id_col, source=source)
         else:
             first = frame.columns[0]
             if _holds_numbers(frame[first]):
@@ -500,7 +501,16 @@ class ResponseMatrix:
                 )
             id_col = str(first)
             frame = frame.rename(columns={first: id_col})
-        matrix = cls.from_wide(frame, model=id_col, source=source)
+            try:
+                matrix = cls.from_wide(frame, model=id_col, source=source)
+            except InputError as exc:  # say how the file was read: maybe a long table
+                raise InputError(
+                    f"{exc} (read as a wide table (one row per model, ids in the first column "
+                    f"{id_col!r}), as no columns {model_col!r}, {item_col!r} and a score "
+                    f"({', '.join(repr(c) for c in _SCORE_COLUMNS)}) were all found; for a long "
+                    "table name its columns: model=, item=, score=, `latentbench fit "
+                    "--model-col/--item-col/--score-col`)"
+                ) from None
         # the file's item columns, the empty ones among them (left out) said
         dropped = matrix.dropped_items
         matrix.layout = (

@@ -684,9 +684,15 @@ class Store(SelectionRuns):
             chosen = tests or chosen
         listing = ", ".join(f"metric={m!r} filter={f!r} split={s!r}" for m, f, s in triples)
         if not chosen:
+            asked = ", ".join(
+                f"{name}={value!r}"
+                for name, value in (("metric", metric), ("filter", filter), ("split", split))
+                if value is not None
+            )
             raise InputError(
-                f"{self.path}: benchmark {benchmark!r} has no rows with metric={metric!r}, "
-                f"filter={filter!r}, split={split!r}; available: {listing}"
+                f"{self.path}: benchmark {benchmark!r} has no rows"
+                + (f" with {asked}" if asked else "")
+                + f"; available: {listing}"
             )
         if len(chosen) > 1:
             raise InputError(

@@ -1419,7 +1419,9 @@ def estimate(
         notes.append(
             f"model {name!r} answered {available.size:,} of {cal.n_items:,} calibrated items; "
             "the score is the mean over those it answered, and its rank compares that mean with "
-            f"the calibration models' means over all {cal.n_items:,}"
+            f"the calibration models' means over all {cal.n_items:,}; if they are the items of "
+            "a `latentbench tiny` design, pass the design (items=DESIGN; --items DESIGN.csv) "
+            "to estimate the full-benchmark score"
         )
     seq = SequentialEstimate(
         cal,

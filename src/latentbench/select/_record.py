@@ -374,9 +374,19 @@ class SelectionRecord:
         where = store.path
         runs = store.selection_runs()
         if not runs:
+            benchmarks = store.benchmarks()
+            shown = ", ".join(benchmarks[:5]) + (", ..." if len(benchmarks) > 5 else "")
+            ingested = (
+                f"; its {len(benchmarks):,} benchmark{'s' if len(benchmarks) != 1 else ''} "
+                f"({shown}) of ingested results {'are' if len(benchmarks) != 1 else 'is'} "
+                f"fitted with `latentbench fit --store {where} --benchmark {benchmarks[0]} --out "
+                "fit/`, and the fit reported with `latentbench report fit/`"
+                if benchmarks
+                else ""
+            )
             raise InputError(
-                f"{where}: no selection runs stored; `latentbench select live` writes them "
-                "(for ingested results use `latentbench fit --store ... --benchmark ...`)"
+                f"{where}: no selection runs stored; `latentbench select live` writes them"
+                + ingested
             )
         chosen = (
             runs[-1] if run_id is None else next((r for r in runs if r["run_id"] == run_id), None)

@@ -107,6 +107,22 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _aggregates_only(source: str, error: str) -> str:
+    """For lm-eval's "FOLDER: no result files found" ``error``: a note naming the aggregate
+    ``results_*.json`` files in FOLDER (a run without ``--log_samples``), or ""."""
+    folder, _, rest = error.rpartition(": no result files found")
+    if source != "lm-eval" or not rest.startswith(" (") or not Path(folder).is_dir():
+        return ""
+    found = sorted(Path(folder).rglob("results*.json"))
+    if not found:
+        return ""
+    return (
+        f"; it holds {len(found):,} aggregate results file(s) (e.g. {found[0].name}), which "
+        "have no per-item scores: rerun lm-eval with --log_samples, which writes "
+        "samples_<task>_<date>.jsonl beside them"
+    )
+
+
 def read_results(
     source: str,
     paths: str | Path | Iterable[str | Path],
@@ -230,7 +246,10 @@ def read_results(
                     "rows, not TASK=NAME"
                 )
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
-    files = reader.select(expand(paths, reader.patterns), [Path(p) for p in paths])
+    try:
+        files = reader.select(expand(paths, reader.patterns), [Path(p) for p in paths])
+    except InputError as exc:
+        raise InputError(f"{exc}{_aggregates_only(source, str(exc))}") from None
     report = LoadReport(source=source, files=[str(f) for f in files])
     frames = []
     for done, file in enumerate(files):

@@ -1,0 +1,98 @@
+"""``-q`` drops tables and progress, never where the files went.
+
+Found on a newcomer's walk: ``latentbench fit FILE -q`` (run twice) wrote ./latentbench-fit-2
+and printed nothing, so the second fit's folder could only be guessed; ``select replay -q``
+also hid the history split (half the models learn the proxy and are no longer candidates).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from latentbench.cli import _register, app
+
+_register()
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def responses(tmp_path_factory) -> Path:
+    rng = np.random.default_rng(0)
+    ability = rng.normal(size=12)[:, None]
+    difficulty = rng.normal(size=40)[None, :]
+    scores = (rng.random((12, 40)) < 1 / (1 + np.exp(difficulty - ability))).astype(float)
+    frame = pd.DataFrame(
+        scores, index=[f"m{i:02d}" for i in range(12)], columns=[f"q{j}" for j in range(40)]
+    )
+    path = tmp_path_factory.mktemp("responses") / "wide.csv"
+    frame.rename_axis("model").to_csv(path)
+    return path
+
+
+def _run(args: list[str], cwd: Path) -> str:
+    import os
+
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        outcome = runner.invoke(app, args)
+    finally:
+        os.chdir(here)
+    assert outcome.exit_code == 0, outcome.output
+    return " ".join(outcome.output.split())
+
+
+def test_fit_quiet_names_the_folder_it_chose(responses, tmp_path):
+    _run(["fit", str(responses), "-q"], tmp_path)  # ./latentbench-fit
+    text = _run(["fit", str(responses), "-q"], tmp_path)  # ./latentbench-fit-2
+    assert (tmp_path / "latentbench-fit-2" / "abilities.csv").is_file()
+    assert "wrote latentbench-fit-2/abilities.csv" in text, text
+    assert "Top" not in text  # still no table
+
+
+def test_select_replay_quiet_names_its_file_and_the_history_split(responses, tmp_path):
+    _run(["select", "replay", str(responses), "--budget", "40", "-q"], tmp_path)
+    text = _run(["select", "replay", str(responses), "--budget", "40", "-q"], tmp_path)
+    assert (tmp_path / "latentbench-select-2" / "selection.json").is_file()
+    assert "wrote latentbench-select-2/selection.json" in text, text
+    assert "history split: no history given" in text, text
+
+
+def test_report_quiet_names_the_page_it_chose(responses, tmp_path):
+    _run(["fit", str(responses), "--out", "fit", "-q"], tmp_path)
+    _run(["report", "fit", "-q"], tmp_path)  # ./report.html
+    text = _run(["report", "fit", "-q"], tmp_path)  # ./report-2.html
+    assert (tmp_path / "report-2.html").is_file()
+    assert "wrote report-2.html" in text, text
+
+
+def test_experiment_estimate_quiet_names_the_folder_it_chose(responses, tmp_path):
+    args = ["experiment", str(responses), "--task", "estimate", "--seeds", "1"]
+    args += ["--models", "m00", "--budgets", "5", "--precision", "0", "-q"]
+    _run(args, tmp_path)
+    text = _run(args, tmp_path)
+    assert (tmp_path / "latentbench-experiment-2" / "summary.json").is_file()
+    assert "wrote latentbench-experiment-2/runs.csv" in text, text
+
+
+def test_fits_next_line_works_when_pasted_after_an_earlier_report(responses, tmp_path):
+    # the first fit's next: line wrote report.html; a second fit printed the same line, which
+    # then failed when pasted: "--out report.html exists; pass --force"
+    import shlex
+
+    for _ in range(3):
+        text = _run(["fit", str(responses), "--out", "my fit"], tmp_path)
+        line = text[text.index("next: ") :].removeprefix("next: ")
+        args = shlex.split(line)
+        assert args[:3] == ["latentbench", "report", "my fit"], line
+        _run([*args[1:], "-q"], tmp_path)
+    assert {p.name for p in tmp_path.glob("report*.html")} == {
+        "report.html",
+        "report-2.html",
+        "report-3.html",
+    }
