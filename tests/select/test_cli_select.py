@@ -488,6 +488,13 @@ def test_select_messages_name_the_options_of_the_command_in_use(files, monkeypat
     out = runner.invoke(app, [*base, *hist])
     text = " ".join(out.output.split())
     assert out.exit_code == 2 and "has no rows with --history-metric nope;" in text, text
+    # the Python twin names its own keywords (the store names only the choices asked for)
+    from latentbench.exceptions import InputError
+    from latentbench.select import replay
+
+    with pytest.raises(InputError, match=r"has no rows with history_metric='nope'; available"):
+        replay(tmp / "candidates.parquet", history_store=db, history_benchmark="toy",
+               history_metric="nope", budget=40)  # fmt: skip
 
     long = pd.read_parquet(tmp / "candidates.parquet").rename(columns={"model": "name"})
     path = tmp / "no_model.csv"

@@ -72,13 +72,16 @@ def print_table(table: Table) -> None:
 
 
 # Python keyword spellings in library messages -> the flags a CLI user types
+_NO_ROWS_CHOICE = r"(history_)?(metric|filter|split)=('[^']*'|None)"
+
+
 def _no_rows_flags(match: re.Match[str]) -> str:
-    """``has no rows with metric='nope', filter=None, split=None`` as ``has no rows with
-    --metric nope`` (``--history-metric`` for a history's store)."""
-    prefix = "--history-" if match.group(1) else "--"
+    """``has no rows with metric='nope'`` (the store names the choices asked for; ``None``
+    ones too in older wording) as ``has no rows with --metric nope`` (``--history-metric``
+    for a history's store)."""
     given = [
-        f"{prefix}{name} {value[1:-1]}"
-        for name, value in zip(("metric", "filter", "split"), match.groups()[1:], strict=True)
+        f"{'--history-' if history else '--'}{name} {value[1:-1]}"
+        for history, name, value in re.findall(_NO_ROWS_CHOICE, match.group(1))
         if value != "None"
     ]
     return "has no rows with " + (", ".join(given) or "the default choice")
@@ -159,10 +162,7 @@ _SPELLINGS = (
     (re.compile(r"^source=(?=\S+; expected one of )"), "SOURCE "),
     (
         # a store's choice that matches no rows: the options given, as flags (not None ones)
-        re.compile(
-            r"has no rows with (history_)?metric=('[^']*'|None), (?:history_)?filter="
-            r"('[^']*'|None), (?:history_)?split=('[^']*'|None)"
-        ),
+        re.compile(rf"has no rows with ({_NO_ROWS_CHOICE}(?:, {_NO_ROWS_CHOICE})*)"),
         _no_rows_flags,
     ),
     # a file's column advice: the command in use has no --model-col (fit's own spelling is

@@ -535,9 +535,9 @@ def _history_from_store(
     from latentbench.io.store import Store
 
     def ours(text: str) -> str:
-        text = re.sub(
-            r"has no rows with metric=(.*?), filter=(.*?), split=",
-            r"has no rows with history_metric=\1, history_filter=\2, history_split=",
+        text = re.sub(  # the choices the store names: this function's history_* keywords
+            r"has no rows with [^;]*",
+            lambda m: re.sub(r"\b(metric|filter|split)=", r"history_\1=", m.group(0)),
             text,
         )
         return text.replace(
