@@ -60,9 +60,10 @@ def test_fit_bad_file_gives_clear_error(tmp_path):
 
 @pytest.mark.slow
 def test_demo_runs_and_finds_planted_items(tmp_path):
-    outcome = runner.invoke(app, ["demo", "--out", str(tmp_path)])
+    out = tmp_path / "my demo"  # a folder with a space: the printed command still pastes
+    outcome = runner.invoke(app, ["demo", "--out", str(out)])
     assert outcome.exit_code == 0, outcome.output
-    assert (tmp_path / "fit" / "abilities.csv").exists()
+    assert (out / "fit" / "abilities.csv").exists()
     assert "20 of the 20 planted random-answer items" in outcome.output
     assert "compiles a few numba kernels" in " ".join(outcome.output.split())
     saved = re.search(
@@ -93,7 +94,7 @@ def test_demo_runs_and_finds_planted_items(tmp_path):
     low, high = float(versus[2]), float(versus[3])
     expected = "fewer" if low > 0 else "more" if high < 0 else "no demonstrated difference"
     assert expected in versus[4]
-    html = (tmp_path / "report.html").read_text()
+    html = (out / "report.html").read_text()
     assert 'id="selection-summary"' in html and 'id="abilities"' in html
     assert "of a full evaluation (100 models x 1,000 items" in html
     # the Python twin computes what the command printed
@@ -124,6 +125,14 @@ def test_demo_runs_and_finds_planted_items(tmp_path):
     line, legend = again.output.strip().splitlines()
     assert again.exit_code == 0 and line == est.summary().splitlines()[0]
     assert legend.startswith("[ ]: the 95% interval of the full-benchmark score")
+    import shlex
+
+    printed = next(x for x in outcome.output.splitlines() if x.startswith("The same with"))
+    pasted = shlex.split(printed.split(": ", 1)[1])
+    assert pasted[:4] == ["latentbench", "estimate", str(out / "calibration.parquet"),
+                          str(out / "new_model.parquet")], printed  # fmt: skip
+    again = runner.invoke(app, pasted[1:])
+    assert again.exit_code == 0 and again.output.splitlines()[0] == line, again.output
 
 
 def test_demo_twin_refuses_too_few_seeds(tmp_path):

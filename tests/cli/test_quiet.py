@@ -96,3 +96,18 @@ def test_fits_next_line_works_when_pasted_after_an_earlier_report(responses, tmp
         "report-2.html",
         "report-3.html",
     }
+
+
+def test_experiments_report_line_works_when_pasted(responses, tmp_path):
+    # the experiment's 'report:' line printed its folder unquoted: a folder with a space was
+    # split into two arguments when pasted
+    import shlex
+
+    args = ["experiment", str(responses), "--task", "estimate", "--seeds", "1"]
+    args += ["--models", "m00", "--budgets", "5", "--precision", "0", "--out", "my exp"]
+    text = _run(args, tmp_path)
+    line = text[text.index("report: ") :].removeprefix("report: ")
+    pasted = shlex.split(line)
+    assert pasted == ["latentbench", "report", "my exp"], line
+    _run([*pasted[1:], "--out", "page.html", "-q"], tmp_path)
+    assert (tmp_path / "page.html").is_file()

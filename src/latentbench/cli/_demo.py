@@ -3,6 +3,7 @@ shell over :func:`latentbench.demo`."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +95,9 @@ def _print_estimate(result: Any) -> None:
     )
     console.print(
         escape(
-            f"The same with the command: latentbench estimate {paths['calibration']} "
-            f"{paths['new_model']} --budget {est.n_evaluated}"
+            "The same with the command: latentbench estimate "
+            f"{shlex.quote(str(paths['calibration']))} {shlex.quote(str(paths['new_model']))} "
+            f"--budget {est.n_evaluated}"
         ),
         soft_wrap=True,
     )

@@ -757,7 +757,10 @@ def _estimate_task(
         soft_wrap=True,
     )
     if not quiet:
-        console.print(f"report: latentbench report {escape(str(target))}", soft_wrap=True)
+        import shlex
+
+        here = shlex.quote(str(target))  # pasted as it is printed (a folder with a space)
+        console.print(f"report: latentbench report {escape(here)}", soft_wrap=True)
     if result.not_run:
         err_console.print(
             f"interrupted (Ctrl-C): the table and {escape(str(target))} cover the held-out "
