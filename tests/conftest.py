@@ -24,6 +24,39 @@ import pytest  # noqa: E402
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
+@pytest.fixture
+def store_held():
+    """``with store_held(path, read_only) as pid:`` another process holds the DuckDB store at
+    ``path`` open (reading or writing) until the block ends; yields its PID."""
+    import contextlib
+    import subprocess
+    import sys
+
+    @contextlib.contextmanager
+    def hold(path, read_only):
+        holder = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from latentbench.io.store import Store; "
+                f"s = Store({str(path)!r}, read_only={bool(read_only)}); "
+                "print('ready', flush=True); sys.stdin.readline()",
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+            yield holder.pid
+        finally:
+            assert holder.stdin is not None
+            holder.stdin.close()
+            holder.wait(timeout=30)
+
+    return hold
+
+
 @pytest.fixture(scope="session")
 def shared_fit(tmp_path_factory):
     """``shared_fit(name) -> (fit_dir, output)``: ``latentbench fit`` of a shared matrix, run

@@ -241,14 +241,11 @@ def test_fit_refuses_options_it_would_ignore(tmp_path):
     assert not (tmp_path / "fit").exists()
 
 
-def test_fit_from_a_store_another_process_reads(tmp_path):
+def test_fit_from_a_store_another_process_reads(tmp_path, store_held):
     """`fit --store` reads the store, fits, writes the fit directory, then records the fit in
     the store: another process reading the store at that moment (an `ls`, a report) made
     that last step end in a traceback, after the files were written. Now one warning says the
     fit was not recorded, the tables print and the command succeeds."""
-    import subprocess
-    import sys
-
     from latentbench.io.store import Store
 
     rng = np.random.default_rng(0)
@@ -260,28 +257,11 @@ def test_fit_from_a_store_another_process_reads(tmp_path):
     frame.to_csv(table, index=False)
     with Store(store) as db:
         db.ingest_files("table", [table], benchmark="b")
-    reader = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from latentbench.io.store import Store; "
-            f"s = Store({str(store)!r}, read_only=True); print('ready', flush=True); "
-            "sys.stdin.readline()",
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert reader.stdout is not None and reader.stdout.readline().strip() == "ready"
+    with store_held(store, read_only=True):
         out = tmp_path / "fit"
         result = runner.invoke(
             app, ["fit", "--store", str(store), "--benchmark", "b", "--out", str(out)]
         )
-    finally:
-        assert reader.stdin is not None
-        reader.stdin.close()
-        reader.wait(timeout=30)
     assert result.exit_code == 0, result.output
     assert result.exception is None
     text = " ".join(result.output.split())

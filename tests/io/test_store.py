@@ -546,40 +546,20 @@ def test_ingest_files_warns_at_the_callers_line(store, tmp_path):
 
 
 @pytest.mark.parametrize("holder_reads", [False, True])
-def test_a_store_held_by_another_process_is_said_as_such(tmp_path, holder_reads):
+def test_a_store_held_by_another_process_is_said_as_such(tmp_path, holder_reads, store_held):
     """Another process writing the store (an ingest) holds DuckDB's lock: opening it said
     'cannot open as a DuckDB store', as if the file were not a store; now it says the store is
     in use, by which process, and what to do. A process reading it bars a writer alike."""
-    import subprocess
-    import sys
-
     path = tmp_path / "held.duckdb"
     Store(path).close()
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys, time; from latentbench.io.store import Store; "
-            f"s = Store({str(path)!r}, read_only={holder_reads}); print('ready', flush=True); "
-            "sys.stdin.readline()",
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+    with store_held(path, read_only=holder_reads) as pid:
         for read_only in (False,) if holder_reads else (False, True):
             with pytest.raises(InputError) as caught:
                 Store(path, read_only=read_only)
             message = str(caught.value)
             assert f"{path}: the store is in use by another process" in message, message
             assert "cannot open as a DuckDB store" not in message
-            assert f"(PID {holder.pid})): DuckDB lets one process write" in message, message
+            assert f"(PID {pid})): DuckDB lets one process write" in message, message
         if holder_reads:  # readers share it
             Store(path, read_only=True).close()
-    finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(timeout=30)
     Store(path, read_only=True).close()  # free again
