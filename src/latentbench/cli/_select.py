@@ -299,7 +299,8 @@ def _candidates(
 
 def spend_line(record: Any) -> str:
     """``cells used: 2,429 of 46,690 (5.2% of a full evaluation), 280 in the initial batch;
-    stopped: certified``."""
+    stopped: confidence (best certified at delta = 0.05)`` (the ``stopped`` word is
+    selection.json's)."""
     full = record.full_evaluation
     share = f" ({record.share_text()} of a full evaluation)" if full else ""
     stopped = record.stopped_text()
