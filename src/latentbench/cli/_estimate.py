@@ -222,6 +222,12 @@ def estimate_command(
         "estimate_status.json when some model was not estimated).",
     ),
     as_json: bool = typer.Option(False, "--json/--no-json", help="Print the result as JSON."),
+    quiet: bool = typer.Option(
+        False,
+        "--quiet/--no-quiet",
+        "-q",
+        help="Only the result lines and the files written (no progress or interval legend).",
+    ),
 ) -> None:
     """Estimate a new model's full-benchmark score from a few adaptively chosen items.
 
@@ -265,6 +271,7 @@ def estimate_command(
             floor=floor,
             rank=rank,
             proxy=proxy_kind,
+            quiet=quiet,
         )
     wrote = _save_estimates(out, outcome)
     if as_json:
@@ -272,7 +279,7 @@ def estimate_command(
     else:
         for line in outcome.summary().splitlines():
             console.print(escape(line), soft_wrap=True)
-        legend = interval_legend(outcome.results)
+        legend = None if quiet else interval_legend(outcome.results)
         if legend:
             console.print(escape(legend), soft_wrap=True)
     if wrote is not None:
@@ -385,6 +392,7 @@ def _estimate(
     model: str | None,
     rank: int,
     duplicates: str | None = None,
+    quiet: bool = False,
     **options: Any,
 ) -> Any:
     """The :class:`~latentbench.select.EstimateSet` of a checked ``estimate`` command line."""
@@ -421,7 +429,7 @@ def _estimate(
         )
     models = [model] if model is not None else None
     # a file of many models takes a while: say how far, and keep the finished ones on Ctrl-C
-    with progress_bar() as progress, stop_on_sigint(say_stopping("model")) as stop:
+    with progress_bar(quiet) as progress, stop_on_sigint(say_stopping("model")) as stop:
         return estimate_many(
             cal,
             answers,
@@ -779,6 +787,12 @@ def compare_command(
         None, "--out", "-o", help="Write compare.json into this directory."
     ),
     as_json: bool = typer.Option(False, "--json/--no-json", help="Print the result as JSON."),
+    quiet: bool = typer.Option(
+        False,
+        "--quiet/--no-quiet",
+        "-q",
+        help="Only the result line and the file written (no interval legend).",
+    ),
 ) -> None:
     """Is A's full-benchmark score higher than B's? Paired items, stops when certified."""
     from latentbench.select import compare
@@ -834,7 +848,7 @@ def compare_command(
         typer.echo(json.dumps(result.to_dict(), indent=2))
     else:
         console.print(escape(result.summary()), soft_wrap=True)
-        if result.lower != result.upper:
+        if result.lower != result.upper and not quiet:
             console.print(
                 f"[ ]: the {_level(result.level)} interval of the difference of the two "
                 + (
