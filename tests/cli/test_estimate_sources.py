@@ -160,7 +160,7 @@ def test_metric_and_source_options_are_checked(setup, tmp_path):
     outcome = runner.invoke(app, ["estimate", cal, str(new), *args])
     assert _json(outcome)["n_evaluated"] == 100
     outcome = runner.invoke(app, ["compare", cal, table, table, "--metric", "acc"])
-    assert outcome.exit_code == 2 and "give --source TOOL" in outcome.output
+    assert outcome.exit_code == 2 and "or with --source TOOL" in outcome.output  # as estimate
     with pytest.raises(InputError, match="metric='acc': applies to a tool's results"):
         read_responses(table, metric="acc")
     with pytest.raises(InputError, match="expected a path, not a DataFrame"):
@@ -477,7 +477,11 @@ def test_compare_reads_a_tools_split(tmp_path, setup):
     root, new, _ = setup
     cal, table = str(root / "cal.parquet"), str(_as_table(new, root / "new.csv"))
     outcome = runner.invoke(app, ["compare", cal, table, table, "--split", "valid"])
-    assert outcome.exit_code == 2 and "--split, --group and --duplicates read a tool's" in (
+    assert outcome.exit_code == 2 and (
+        "--split applies only with --store STORE --benchmark NAME, or with --source TOOL"
+    ) in " ".join(outcome.output.split())
+    outcome = runner.invoke(app, ["compare", cal, table, table, "--group", "g"])
+    assert outcome.exit_code == 2 and "--group and --duplicates read a tool's results" in (
         " ".join(outcome.output.split())
     )
     helm = REAL.parent / "helm-0.5.1"

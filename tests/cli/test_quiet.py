@@ -111,3 +111,71 @@ def test_experiments_report_line_works_when_pasted(responses, tmp_path):
     assert pasted == ["latentbench", "report", "my exp"], line
     _run([*pasted[1:], "--out", "page.html", "-q"], tmp_path)
     assert (tmp_path / "page.html").is_file()
+
+
+@pytest.fixture(scope="module")
+def split_files(responses, tmp_path_factory) -> Path:
+    """The responses' first ten models as a calibration, the other two as new models."""
+    wide = pd.read_csv(responses, index_col="model")
+    folder = tmp_path_factory.mktemp("split")
+    wide.iloc[:10].to_csv(folder / "cal.csv")
+    wide.iloc[10:11].to_csv(folder / "new.csv")
+    wide.iloc[11:].to_csv(folder / "other.csv")
+    return folder
+
+
+def _progress_spy(monkeypatch, module) -> list[bool]:
+    """The ``quiet`` each progress bar of ``module`` was drawn with."""
+    from latentbench.cli import _common
+
+    asked: list[bool] = []
+
+    def spy(quiet: bool = False, stream=None):
+        asked.append(quiet)
+        return _common.progress_bar(quiet, stream)
+
+    monkeypatch.setattr(module, "progress_bar", spy)
+    return asked
+
+
+def test_estimate_quiet_keeps_the_result_and_wrote_lines(split_files, tmp_path, monkeypatch):
+    from latentbench.cli import _estimate
+
+    asked = _progress_spy(monkeypatch, _estimate)
+    args = ["estimate", "cal.csv", "new.csv", "--budget", "20", "--out", str(tmp_path / "e")]
+    loud = _run(args, split_files)
+    quiet = _run([*args, "-q"], split_files)
+    for text in (loud, quiet):
+        assert "score " in text and " after 20 of 40 items" in text, text
+        assert f"wrote {tmp_path / 'e' / 'estimate.json'}" in text, text
+    assert "[ ]: the 95% interval" in loud and "[ ]:" not in quiet, quiet
+    assert asked == [False, True]  # the progress bar is off under -q
+
+
+def test_compare_quiet_keeps_the_result_and_wrote_lines(split_files, tmp_path):
+    args = ["compare", "cal.csv", "new.csv", "other.csv", "--budget", "20"]
+    args += ["--out", str(tmp_path / "c")]
+    loud = _run(args, split_files)
+    quiet = _run([*args, "-q"], split_files)
+    for text in (loud, quiet):
+        assert "m10 - m11" in text and f"wrote {tmp_path / 'c' / 'compare.json'}" in text, text
+    assert "[ ]: the 95% interval of the difference" in loud and "[ ]:" not in quiet, quiet
+
+
+def test_ingest_quiet_keeps_the_rows_line_and_what_was_dropped(tmp_path, monkeypatch):
+    from latentbench.cli import _ingest
+
+    asked = _progress_spy(monkeypatch, _ingest)
+    table = tmp_path / "long.csv"
+    table.write_text("model,item,score\nm1,q1,1\nm1,q2,\nm2,q1,0\nm2,q2,1\nm3,q1,1\nm3,q2,1\n")
+    texts = []
+    for name, extra in (("loud", []), ("quiet", ["-q"])):
+        args = ["ingest", "table", "long.csv", "--store", f"{name}.duckdb", "--benchmark", "b"]
+        texts.append(_run([*args, *extra], tmp_path))
+    loud, quiet = texts
+    for text, store in ((loud, "loud"), (quiet, "quiet")):
+        assert f"5 new rows in {store}.duckdb (0 already present, 0 replaced)" in text, text
+        assert "dropped 1: empty score (missing)" in text, text  # rows lost: said under -q too
+    for said in ("table: 1 files, 6 records, 5 rows", "metric='score'", "next: latentbench fit"):
+        assert said in loud and said not in quiet, (said, quiet)
+    assert asked == [False, True]

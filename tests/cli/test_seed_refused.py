@@ -51,15 +51,16 @@ def test_negative_seed_is_refused_by_name(files, tmp_path, args):
 
 
 @pytest.mark.parametrize("command", [["tiny"], ["compare"]])
-def test_a_store_as_calibration_points_to_the_fit_that_makes_one(files, tmp_path, command):
-    """tiny / compare on a .duckdb advised '--store STORE --benchmark NAME', options they do
-    not have; they point to `fit --store` now."""
+def test_a_store_as_calibration_points_to_its_store_options(files, tmp_path, command):
+    """tiny / compare on a .duckdb advised '--store STORE --benchmark NAME' when they did not
+    have those options (then they pointed to `fit --store`); they have them now."""
     store = tmp_path / "s.duckdb"
     store.write_bytes(b"")
     extra = [] if command == ["tiny"] else [str(files / "new.parquet")]
     outcome = runner.invoke(app, [*command, str(store), *extra])
     text = " ".join(outcome.output.split())
-    assert outcome.exit_code == 2 and "fit the benchmark first (latentbench fit --store" in text
+    assert outcome.exit_code == 2
+    assert f"or calibrates on a benchmark of a store with --store {store} --benchmark NAME" in text
 
 
 def test_ctrl_c_is_said_not_a_silent_exit(files, monkeypatch, tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -38,7 +39,9 @@ def test_a_tie_at_the_top_is_named_and_stops_once_both_are_full(tmp_path):
     text = " ".join(outcome.output.split())
     # the two tied rows are revealed fully; the run then stops once the others are separated
     # from their exact mean (certified: a best model), not after revealing every cell
-    assert "stopped: certified" in text and "stopped: every cell revealed" not in text
+    assert "stopped: confidence (best certified at delta = 0.05)" in text
+    assert "stopped: exhausted" not in text
+    assert saved_stop(tmp_path / "run") == "confidence"  # the word printed is the file's
     other = "twin" if f"best {best}:" in text else best
     assert f"certified at delta = 0.05 (tied with {other} at" in text
     assert "every cell of each revealed: a best model, not the only one" in text
@@ -47,3 +50,8 @@ def test_a_tie_at_the_top_is_named_and_stops_once_both_are_full(tmp_path):
     observed = {a["model"]: a["n_observed"] for a in saved["arms"]}
     assert observed[best] == observed["twin"] == n_items
     assert saved["evaluations_total"] < len(observed) * n_items
+
+
+def saved_stop(run: Path) -> str:
+    """The ``stopped`` field of the run's selection.json."""
+    return json.loads((run / "selection.json").read_text())["stopped"]

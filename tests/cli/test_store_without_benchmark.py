@@ -32,7 +32,14 @@ def store(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize(
     "command",
-    [["fit"], ["select", "replay"], ["estimate", "new.parquet"]],
+    [
+        ["fit"],
+        ["select", "replay"],
+        ["estimate", "new.parquet"],
+        ["tiny"],
+        ["compare", "a.parquet", "b.parquet"],
+        ["experiment"],
+    ],
 )
 def test_the_error_lists_the_benchmarks_of_the_store(store, command):
     outcome = runner.invoke(app, [*command, "--store", str(store)])

@@ -209,11 +209,16 @@ def test_a_selection_pages_share_is_the_printed_lines(selection_run):
 
 
 def test_a_selection_pages_stop_reads_as_the_printed_lines(selection_run):
-    """`select replay` says "stopped: certified"; the page's details said "confidence"."""
+    """`select replay` says "stopped: confidence (...)"; the page's details said it otherwise
+    (and the printed word was "certified", which selection.json does not hold)."""
     from latentbench.cli._select import spend_line
     from latentbench.select import SelectionRecord
 
-    for stopped, said in (("confidence", "certified"), ("budget", "budget spent")):
+    for stopped, said in (
+        ("confidence", "confidence (best certified)"),  # this record holds no delta
+        ("budget", "budget (budget spent)"),
+        ("exhausted", "exhausted (every cell revealed)"),
+    ):
         data = json.loads(selection_run.to_json())
         data["stopped"] = stopped
         assert spend_line(SelectionRecord.from_dict(data)).endswith(f"stopped: {said}")

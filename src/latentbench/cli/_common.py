@@ -23,6 +23,7 @@ from rich.measure import Measurement
 from rich.table import Table
 
 __all__ = [
+    "benchmark_flag",
     "clean_warnings",
     "cli_spelling",
     "console",
@@ -362,6 +363,24 @@ def store_needs_benchmark(store: Path, alternative: str = "") -> str:
         f"--store {store} needs --benchmark NAME{other}; it holds {len(names)} "
         f"benchmark{'s' if len(names) != 1 else ''}: {shown} (`latentbench ls --store {store}` "
         "lists them with their coverage)"
+    )
+
+
+def benchmark_flag(exc: Exception, benchmark: str, flag: str = "--benchmark") -> Exception:
+    """A store's ``STORE: unknown benchmark 'X'; stored: A, B`` as an error naming the option
+    that gave the benchmark (``--benchmark X: unknown benchmark 'X' in STORE; expected one of
+    the stored: A, B``); any other error as it is."""
+    said = str(exc)
+    found = re.fullmatch(
+        rf"(.+): unknown benchmark {re.escape(repr(benchmark))}; stored: (.*)", said
+    )
+    if found is None:
+        return exc
+    from latentbench.exceptions import InputError
+
+    return InputError(
+        f"{flag} {benchmark}: unknown benchmark {benchmark!r} in {found.group(1)}; expected one "
+        f"of the stored: {found.group(2)}"
     )
 
 

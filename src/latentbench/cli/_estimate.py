@@ -12,6 +12,7 @@ import typer
 
 from latentbench.cli import Command, app, example
 from latentbench.cli._common import (
+    benchmark_flag,
     clean_warnings,
     cli_spelling,
     console,
@@ -222,6 +223,12 @@ def estimate_command(
         "estimate_status.json when some model was not estimated).",
     ),
     as_json: bool = typer.Option(False, "--json/--no-json", help="Print the result as JSON."),
+    quiet: bool = typer.Option(
+        False,
+        "--quiet/--no-quiet",
+        "-q",
+        help="Only the result lines and the files written (no progress or interval legend).",
+    ),
 ) -> None:
     """Estimate a new model's full-benchmark score from a few adaptively chosen items.
 
@@ -265,6 +272,7 @@ def estimate_command(
             floor=floor,
             rank=rank,
             proxy=proxy_kind,
+            quiet=quiet,
         )
     wrote = _save_estimates(out, outcome)
     if as_json:
@@ -272,7 +280,7 @@ def estimate_command(
     else:
         for line in outcome.summary().splitlines():
             console.print(escape(line), soft_wrap=True)
-        legend = interval_legend(outcome.results)
+        legend = None if quiet else interval_legend(outcome.results)
         if legend:
             console.print(escape(legend), soft_wrap=True)
     if wrote is not None:
@@ -385,6 +393,7 @@ def _estimate(
     model: str | None,
     rank: int,
     duplicates: str | None = None,
+    quiet: bool = False,
     **options: Any,
 ) -> Any:
     """The :class:`~latentbench.select.EstimateSet` of a checked ``estimate`` command line."""
@@ -392,20 +401,10 @@ def _estimate(
         EstimateSet,
         estimate_live,
         estimate_many,
-        load_calibration,
         read_responses,
     )
 
-    cal: Any = calibration
-    if benchmark is not None and store is not None:
-        cal = load_calibration(
-            store,
-            benchmark=benchmark,
-            rank=rank,
-            metric=choice["metric"],
-            filter=choice["filter"],
-            split=choice["split"],
-        )
+    cal = _calibration(calibration, store, benchmark, choice, rank)
     if live is not None and store is not None:  # --live without --store: refused before
         options.pop("items")  # refused with --live before
         with stop_on_sigint(say_stopping("item")) as stop:
@@ -421,7 +420,7 @@ def _estimate(
         )
     models = [model] if model is not None else None
     # a file of many models takes a while: say how far, and keep the finished ones on Ctrl-C
-    with progress_bar() as progress, stop_on_sigint(say_stopping("model")) as stop:
+    with progress_bar(quiet) as progress, stop_on_sigint(say_stopping("model")) as stop:
         return estimate_many(
             cal,
             answers,
@@ -445,28 +444,20 @@ def _sources(
 ) -> tuple[Path | None, Path | None]:
     """``(calibration, responses)`` of the command line, or a clear error (exit 2)."""
     _check_source(source, live)
-    if benchmark is not None:
-        if store is None:
-            fail("--benchmark needs --store STORE.duckdb (the store holding the benchmark)")
+    if store_calibration(
+        store,
+        benchmark,
+        choice,
+        source=source,
+        live=live,
+        alternative="(calibrate on that benchmark) or --live RUN.toml (a live estimate's)",
+    ):
         if responses is not None:
             fail(
                 "with --store/--benchmark the calibration comes from the store: give only the "
                 f"new model's results (got {calibration} and {responses})"
             )
         responses, calibration = calibration, None
-    elif source == "table" and any(value is not None for value in choice.values()):
-        given = [f"--{name}" for name, value in choice.items() if value is not None]
-        verb = "applies" if len(given) == 1 else "apply"
-        fail(
-            f"{' and '.join(given)} {verb} only with --store STORE --benchmark NAME, or with "
-            "--source TOOL (the tool's results to read)"
-        )
-    elif store is not None and live is None:
-        fail(
-            store_needs_benchmark(
-                store, "(calibrate on that benchmark) or --live RUN.toml (a live estimate's)"
-            )
-        )
     elif calibration is None:
         fail("give CALIBRATION (a fit directory or response-matrix file), or --store --benchmark")
     if (live is None) == (responses is None):
@@ -476,6 +467,80 @@ def _sources(
     if source == "table" and responses is not None:
         _refuse_tool_results(responses, "RESPONSES")
     return calibration, responses
+
+
+def store_calibration(
+    store: Path | None,
+    benchmark: str | None,
+    choice: dict[str, str | None],
+    *,
+    source: str | None = "table",
+    live: Path | None = None,
+    alternative: str = "(the benchmark to calibrate on)",
+) -> bool:
+    """Whether the calibration of ``estimate``, ``tiny`` or ``compare`` is a store benchmark
+    (``--store STORE --benchmark NAME``, with ``choice``: ``--metric`` / ``--filter`` /
+    ``--split``); the options that cannot go together fail (exit 2) naming the flag.
+
+    ``source`` is the command's ``--source`` (None: it has none), whose tool reads
+    ``--metric`` / ``--filter`` / ``--split`` too; ``live``: estimate's ``--live``, whose
+    store is the run's; ``alternative``: what the ``--store`` without ``--benchmark`` error
+    offers."""
+    if benchmark is not None:
+        if store is None:
+            fail("--benchmark needs --store STORE.duckdb (the store holding the benchmark)")
+        return True
+    if source in ("table", None) and any(value is not None for value in choice.values()):
+        given = [f"--{name}" for name, value in choice.items() if value is not None]
+        verb = "applies" if len(given) == 1 else "apply"
+        tool = "" if source is None else ", or with --source TOOL (the tool's results to read)"
+        fail(f"{' and '.join(given)} {verb} only with --store STORE --benchmark NAME{tool}")
+    if store is not None and live is None:
+        fail(store_needs_benchmark(store, alternative))
+    return False
+
+
+def _calibration(
+    calibration: Path | None,
+    store: Path | None,
+    benchmark: str | None,
+    choice: dict[str, str | None],
+    rank: int,
+) -> Any:
+    """The calibration of a checked command line (:func:`store_calibration`): CALIBRATION
+    as given, or the store benchmark's :class:`~latentbench.select.Calibration` (fitted at
+    ``rank``, cached on its cells); raises :class:`InputError` (an unknown benchmark, ...)."""
+    if benchmark is None or store is None:
+        return calibration
+    from latentbench.select import load_calibration
+
+    try:
+        return load_calibration(
+            store,
+            benchmark=benchmark,
+            rank=rank,
+            metric=choice["metric"],
+            filter=choice["filter"],
+            split=choice["split"],
+        )
+    except InputError as exc:
+        raise benchmark_flag(exc, benchmark) from None
+
+
+def _calibration_words(
+    calibration: Path | None,
+    store: Path | None,
+    benchmark: str | None,
+    choice: dict[str, str | None],
+) -> str:
+    """The calibration as a command line gives it (quoted to paste): ``fit/`` or ``--store
+    runs.duckdb --benchmark mmlu`` with its ``--metric`` / ``--filter`` / ``--split``."""
+    if benchmark is None or store is None:
+        return shlex.quote(str(calibration))
+    words = ["--store", str(store), "--benchmark", benchmark]
+    for name, value in choice.items():
+        words += [] if value is None else [f"--{name}", value]
+    return " ".join(shlex.quote(word) for word in words)
 
 
 def _tools() -> list[str]:
@@ -548,15 +613,15 @@ def _check_design(
 
 
 def _refuse_store(calibration: Path, command: str) -> None:
-    """``tiny`` / ``compare`` take a fit directory or a matrix file: a store is pointed to
-    the fit that makes one (exit 2), not to options these commands do not have."""
+    """A store given as ``tiny`` / ``compare``'s CALIBRATION (a fit directory or a matrix
+    file) is pointed to ``--store STORE --benchmark NAME`` (exit 2)."""
     if calibration.suffix.lower() in (".duckdb", ".db"):
         fail(
             f"CALIBRATION {calibration} is a store; {command} takes a fit directory or a "
-            f"response-matrix file: fit the benchmark first (latentbench fit --store "
-            f"{calibration} --benchmark NAME --out fit/) and give fit/"
+            f"response-matrix file, or calibrates on a benchmark of a store with --store "
+            f"{calibration} --benchmark NAME (`latentbench ls --store {calibration}` lists them)"
             + (
-                " (and score with the same fit/: a design records its calibration)"
+                " (and score with the same calibration: a design records it)"
                 if command == "tiny"
                 else ""
             )
@@ -566,11 +631,32 @@ def _refuse_store(calibration: Path, command: str) -> None:
 @app.command(
     "tiny",
     cls=Command,
-    epilog=example("latentbench tiny fit/ --k 100 --out items.csv"),
+    epilog=example(
+        "latentbench tiny fit/ --k 100 --out items.csv",
+        "latentbench tiny --store runs.duckdb --benchmark mmlu --k 100 --out items.csv",
+    ),
 )
 def tiny_command(
-    calibration: Path = typer.Argument(
-        ..., help="Fit directory (latentbench fit --out) or response-matrix file."
+    calibration: Path | None = typer.Argument(
+        None,
+        help="Fit directory (latentbench fit --out) or response-matrix file; or --store STORE "
+        "--benchmark NAME.",
+        show_default=False,
+    ),
+    store: Path | None = typer.Option(
+        None, "--store", help="Calibrate on a benchmark of this DuckDB store, with --benchmark."
+    ),
+    benchmark: str | None = typer.Option(
+        None, help="Calibrate on this benchmark of --store (instead of CALIBRATION)."
+    ),
+    metric: str | None = typer.Option(
+        None, help="With --benchmark: its metric, when the store holds several."
+    ),
+    filter: str | None = typer.Option(
+        None, help="With --benchmark: its filter, when the store holds several."
+    ),
+    split: str | None = typer.Option(
+        None, help="With --benchmark: its split, when it has several (default: test, warned)."
     ),
     k: int = typer.Option(100, "--k", help="Number of items."),
     seed: int = typer.Option(0, help="Seed of the draw."),
@@ -606,9 +692,20 @@ def tiny_command(
 
     Run the model on exactly these items (e.g. lm-eval --samples, written by
     --lm-eval-samples), then score it with `latentbench estimate CALIBRATION RESULTS --items
-    items.csv` (--source lm-eval for lm-eval's logs).
+    items.csv` (--source lm-eval for lm-eval's logs), CALIBRATION being the one given here
+    (with --store --benchmark: the same options).
     """
     from latentbench.select import lm_eval_samples, load_calibration, tiny
+
+    choice = {"metric": metric, "filter": filter, "split": split}
+    if store_calibration(store, benchmark, choice, source=None):
+        if calibration is not None:
+            fail(
+                f"give CALIBRATION ({calibration}) or --store {store} --benchmark {benchmark}, "
+                "not both"
+            )
+    elif calibration is None:
+        fail("give CALIBRATION (a fit directory or response-matrix file), or --store --benchmark")
 
     to_stdout = out is not None and str(out) == "-"
     if out is None:
@@ -625,19 +722,24 @@ def tiny_command(
             f"--out {out} exists (a design that may have been run); pass --force to overwrite "
             "it, or another --out FILE"
         )
-    _refuse_store(calibration, "tiny")
+    if calibration is not None:
+        _refuse_store(calibration, "tiny")
     if not to_stdout:
-        _refuse_calibration_file(out, calibration, "--out")
+        if calibration is not None:
+            _refuse_calibration_file(out, calibration, "--out")
         _writable_file(out)
     if samples_out is not None:
-        _refuse_calibration_file(samples_out, calibration, "--lm-eval-samples")
+        if calibration is not None:
+            _refuse_calibration_file(samples_out, calibration, "--lm-eval-samples")
         _check_samples_out(samples_out, force)
     elif task is not None:
         fail("--task names the lm-eval task of --lm-eval-samples FILE: give that too")
     samples = None
     with clean_warnings():
         try:
-            cal = load_calibration(calibration, rank=rank)
+            cal = load_calibration(
+                _calibration(calibration, store, benchmark, choice, rank), rank=rank
+            )
             frame = tiny(cal, k, seed=seed, floor=floor, rank=rank)
             if samples_out is not None:
                 samples = lm_eval_samples(frame, task=_samples_task(task, frame, cal))
@@ -648,7 +750,8 @@ def tiny_command(
         design = "ITEMS.csv" if to_stdout else str(out)
         grouped = task is None and not all(str(item).isdigit() for item in frame["item"])
         group = (cal.labels.get("benchmark") or "NAME") if grouped else None
-        _write_samples(samples, samples_out, design, calibration, group)
+        given = _calibration_words(calibration, store, benchmark, choice)
+        _write_samples(samples, samples_out, design, given, group)
     if to_stdout:
         typer.echo(frame.to_csv(index=False), nl=False)
         err_console.print(f"wrote {len(frame):,} {noun} to standard output")
@@ -664,19 +767,20 @@ def _write_samples(
     samples: dict[str, list[int]],
     path: Path,
     design: str,
-    calibration: Path,
+    calibration: str,
     group: str | None,
 ) -> None:
     """Write lm-eval's ``--samples`` JSON and say (on stderr) how to run and score it: the
-    estimate command names the calibration given to ``tiny`` and, for a group's ``TASK/ID``
-    items, the ``--group`` that reads the logs with those ids."""
+    estimate command names the calibration given to ``tiny`` (``calibration``: its words,
+    quoted) and, for a group's ``TASK/ID`` items, the ``--group`` that reads the logs with
+    those ids."""
     path.write_text(json.dumps(samples, indent=1) + "\n")
     grouped = f" --group {shlex.quote(group)}" if group is not None else ""
     err_console.print(
         escape(
             f"wrote lm-eval's --samples for {len(samples)} task(s) to {path}: run `lm-eval run "
             f"... --tasks {','.join(samples)} --samples {shlex.quote(str(path))} --log_samples "
-            f"--output_path OUT`, then `latentbench estimate {shlex.quote(str(calibration))} "
+            f"--output_path OUT`, then `latentbench estimate {calibration} "
             f"OUT --source lm-eval{grouped} --items {shlex.quote(design)}`"
         ),
         soft_wrap=True,
@@ -736,24 +840,48 @@ def _samples_task(task: str | None, frame: Any, cal: Any) -> str | None:
     epilog=example(
         "latentbench compare fit/ results.parquet --a model-x --b model-y --budget 500",
         "latentbench compare fit/ a.parquet b.parquet --margin 0.01 --out cmp/",
+        "latentbench compare --store runs.duckdb --benchmark mmlu a.parquet b.parquet",
     ),
 )
 def compare_command(
-    calibration: Path = typer.Argument(
-        ..., help="Fit directory (latentbench fit --out) or response-matrix file."
+    calibration: Path | None = typer.Argument(
+        None,
+        help="Fit directory (latentbench fit --out) or response-matrix file; with --benchmark, "
+        "the results of model A.",
+        show_default=False,
     ),
-    responses_a: Path = typer.Argument(..., help="Results of model A (or of both models)."),
+    responses_a: Path | None = typer.Argument(
+        None, help="Results of model A (or of both models).", show_default=False
+    ),
     responses_b: Path | None = typer.Argument(
         None, help="Results of model B (default: RESPONSES_A)."
+    ),
+    store: Path | None = typer.Option(
+        None, "--store", help="Calibrate on a benchmark of this DuckDB store, with --benchmark."
+    ),
+    benchmark: str | None = typer.Option(
+        None, help="Calibrate on this benchmark of --store (instead of CALIBRATION)."
     ),
     source: str = typer.Option(
         "table",
         help="What wrote the results: table (CSV/Parquet files), or a tool, read as "
         "`latentbench ingest SOURCE` reads it (lm-eval, ...; one benchmark's results).",
     ),
-    metric: str | None = typer.Option(None, help="With --source: the metric read."),
-    filter: str | None = typer.Option(None, help="With --source: the filter read."),
-    split: str | None = typer.Option(None, help="With --source helm: the split read."),
+    metric: str | None = typer.Option(
+        None,
+        help="With --benchmark: its metric, when the store holds several; with --source: the "
+        "metric read.",
+    ),
+    filter: str | None = typer.Option(
+        None,
+        help="With --benchmark: its filter, when the store holds several; with --source: the "
+        "filter read.",
+    ),
+    split: str | None = typer.Option(
+        None,
+        help="With --benchmark: its split, when it has several (default: test, warned); with "
+        "--source helm: the split read.",
+    ),
     group: str | None = typer.Option(
         None, help="With --source: read the tasks as one benchmark of this name (TASK/ID)."
     ),
@@ -779,18 +907,34 @@ def compare_command(
         None, "--out", "-o", help="Write compare.json into this directory."
     ),
     as_json: bool = typer.Option(False, "--json/--no-json", help="Print the result as JSON."),
+    quiet: bool = typer.Option(
+        False,
+        "--quiet/--no-quiet",
+        "-q",
+        help="Only the result line and the file written (no interval legend).",
+    ),
 ) -> None:
     """Is A's full-benchmark score higher than B's? Paired items, stops when certified."""
     from latentbench.select import compare
 
-    _refuse_store(calibration, "compare")
     _check_source(source, None)
-    if source == "table":
-        if any(o is not None for o in (metric, filter, split, group, duplicates)):
+    choice = {"metric": metric, "filter": filter, "split": split}
+    if store_calibration(store, benchmark, choice, source=source):
+        if responses_b is not None:
             fail(
-                "--metric, --filter, --split, --group and --duplicates read a tool's results: "
-                "give --source TOOL"
+                "with --store/--benchmark the calibration comes from the store: give only the "
+                f"models' results (got {calibration}, {responses_a} and {responses_b})"
             )
+        calibration, responses_a, responses_b = None, calibration, responses_a
+    elif calibration is None:
+        fail("give CALIBRATION (a fit directory or response-matrix file), or --store --benchmark")
+    else:
+        _refuse_store(calibration, "compare")
+    if responses_a is None:
+        fail("give RESPONSES_A, the results of model A (or of both models)")
+    if source == "table":
+        if group is not None or duplicates is not None:
+            fail("--group and --duplicates read a tool's results: give --source TOOL")
         for path in (responses_a, responses_b):
             if path is not None:
                 _refuse_tool_results(path, "RESPONSES")
@@ -801,17 +945,12 @@ def compare_command(
         _writable_dir(out)
     with clean_warnings():
         try:
-            read = {
-                "source": source,
-                "metric": metric,
-                "filter": filter,
-                "split": split,
-                "group": group,
-                "duplicates": duplicates,
-            }
+            read: dict[str, Any] = {"source": source, "group": group, "duplicates": duplicates}
+            if source != "table":  # the tool's metric, filter and split (and the store's)
+                read.update(choice)
             data_a, data_b, a, b = _compare_sides(responses_a, responses_b, a, b, read)
             result = compare(
-                calibration,
+                _calibration(calibration, store, benchmark, choice, rank),
                 data_a,
                 data_b,
                 model_a=a,
@@ -834,7 +973,7 @@ def compare_command(
         typer.echo(json.dumps(result.to_dict(), indent=2))
     else:
         console.print(escape(result.summary()), soft_wrap=True)
-        if result.lower != result.upper:
+        if result.lower != result.upper and not quiet:
             console.print(
                 f"[ ]: the {_level(result.level)} interval of the difference of the two "
                 + (

@@ -145,13 +145,20 @@ def ingest(
         "error, latest (later run wins) or mean (flagged). Identical values are kept once.",
     ),
     as_json: bool = typer.Option(False, "--json/--no-json", help="Print the load report as JSON."),
+    quiet: bool = typer.Option(
+        False,
+        "--quiet/--no-quiet",
+        "-q",
+        help="Only the rows line and what was not read as it stands (rows dropped, files "
+        "skipped, notes); no load summary, next: hints or progress.",
+    ),
 ) -> None:
     """Read result files into the store (all rows or none; re-ingesting is a no-op)."""
     from latentbench.io.formats import read_results
     from latentbench.io.store import Store
 
     try:
-        with warnings.catch_warnings(), progress_bar(as_json) as progress:
+        with warnings.catch_warnings(), progress_bar(as_json or quiet) as progress:
             # the notes are printed with the report below; no second copy on stderr
             warnings.simplefilter("ignore", DataWarning)
             frame, report = read_results(
@@ -177,7 +184,12 @@ def ingest(
     if as_json:
         console.print_json(json.dumps({"ingest": dict(result), "report": report.to_dict()}))
         return
-    console.print(escape(str(report)), highlight=False, soft_wrap=True)
+    said = str(report)
+    if quiet:  # what was lost or changed is said under -q too, as other commands' warnings
+        kept = ("  dropped ", "  skipped ", "  note: ")
+        said = "\n".join(line for line in said.splitlines() if line.startswith(kept))
+    if said:
+        console.print(escape(said), highlight=False, soft_wrap=True)
     older = result.get("n_older", 0)
     console.print(
         f"[bold]{result['n_new']}[/bold] new rows in {escape(store)} "
@@ -187,6 +199,8 @@ def ingest(
         highlight=False,
         soft_wrap=True,
     )
+    if quiet:
+        return
     names = sorted(str(name) for name in frame["benchmark"].unique()) if len(frame) else []
     for line in next_lines(store, names, grouped=group is not None or source == "table"):
         console.print(escape(line), highlight=False, soft_wrap=True)

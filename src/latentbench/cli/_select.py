@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from rich.table import Table
 
 from latentbench.cli import Command, Group, app, example
 from latentbench.cli._common import (
+    benchmark_flag,
     clean_warnings,
     cli_spelling,
     console,
@@ -299,7 +301,8 @@ def _candidates(
 
 def spend_line(record: Any) -> str:
     """``cells used: 2,429 of 46,690 (5.2% of a full evaluation), 280 in the initial batch;
-    stopped: certified``."""
+    stopped: confidence (best certified at delta = 0.05)`` (the ``stopped`` word is
+    selection.json's)."""
     full = record.full_evaluation
     share = f" ({record.share_text()} of a full evaluation)" if full else ""
     stopped = record.stopped_text()
@@ -462,11 +465,33 @@ def _refuse_other_task(ctx: typer.Context, task: str) -> None:
         "--budget 20000 --out exp/",
         "latentbench experiment responses.parquet --task estimate --budgets 30,100,300 "
         "--seeds 3 --out exp-estimate/",
+        "latentbench experiment --store runs.duckdb --benchmark mmlu --benchmark-split valid "
+        "--seeds 20 --out exp/",
     ),
 )
 def experiment(
     ctx: typer.Context,
-    responses: Path = typer.Argument(..., help="Source matrix (Parquet/CSV)."),
+    responses: Path | None = typer.Argument(
+        None,
+        help="Source matrix (Parquet/CSV); or --store STORE --benchmark NAME.",
+        show_default=False,
+    ),
+    store: Path | None = typer.Option(
+        None, help="Read the matrix from this DuckDB store, with --benchmark."
+    ),
+    benchmark: str | None = typer.Option(None, help="Benchmark of --store to experiment on."),
+    metric: str | None = typer.Option(
+        None, help="Metric of --benchmark, when the store holds several."
+    ),
+    filter: str | None = typer.Option(
+        None, help="Filter of --benchmark, when the store holds several."
+    ),
+    benchmark_split: str | None = typer.Option(
+        None,
+        help="The data split of --benchmark (the store's --split of fit and select replay), "
+        "when it has several (default: test, warned). Not --split, which halves the models.",
+        show_default=False,
+    ),
     task: str = typer.Option(
         "select",
         help="'select': best-model identification, policies x pools x seeds. 'estimate': "
@@ -474,7 +499,10 @@ def experiment(
         "calibrate; see docs/estimate.md): error, interval coverage and items used.",
     ),
     split: str = typer.Option(
-        "random", help="--task select: 'date' (older half = history) or 'random'."
+        "random",
+        help="--task select: how the models are halved into history and candidates: 'date' "
+        "(older half = history; release dates in RESPONSES_models.parquet) or 'random'. Not "
+        "the data split of a store benchmark (--benchmark-split).",
     ),
     pools: str = typer.Option(
         "gap:0.02", help="--task select: exact-gap pools, e.g. 'gap:0.01,0.02,0.03,full'."
@@ -582,7 +610,7 @@ def experiment(
     """
     from rich.progress import Progress
 
-    from latentbench.io import ResponseMatrix, check_destination
+    from latentbench.io import check_destination
     from latentbench.select import experiment_from_matrix, refuse_spec_delta, release_dates
 
     if task not in ("select", "estimate"):
@@ -591,9 +619,10 @@ def experiment(
         _refuse_other_task(ctx, task)
     except InputError as exc:
         _fail(exc)
+    source = (responses, store, benchmark, metric, filter, benchmark_split)
     if task == "estimate":
         _estimate_task(
-            responses,
+            source,
             budgets=budgets,
             seeds=DEFAULT_SEEDS["estimate"] if seeds is None else seeds,
             models=models,
@@ -619,8 +648,17 @@ def experiment(
             specs = _split_specs(policies)
             for spec in specs:  # before reading the data: --delta sets it for every run
                 refuse_spec_delta(spec, "--policies")
-            matrix = ResponseMatrix.read(responses)
-            dates = release_dates(responses, matrix.model_ids) if split == "date" else None
+            if split == "date" and store is not None:
+                raise InputError(
+                    f"--split date with --store {store}: the release dates are read from "
+                    "RESPONSES_models.parquet beside a RESPONSES file, and a store holds none; "
+                    "expected --split random, or a RESPONSES file with its release dates "
+                    "beside it"
+                )
+            matrix = experiment_matrix(*source)
+            dates = None
+            if split == "date" and responses is not None:
+                dates = release_dates(responses, matrix.model_ids)
             with (
                 Progress(console=console, disable=quiet, transient=True) as bar,
                 # Ray runs cannot stop part-way: there Ctrl-C interrupts as before
@@ -675,8 +713,38 @@ def experiment(
         raise typer.Exit(130)
 
 
+def experiment_matrix(
+    responses: Path | None,
+    store: Path | None,
+    benchmark: str | None,
+    metric: str | None,
+    filter: str | None,
+    benchmark_split: str | None,
+) -> Any:
+    """``experiment``'s matrix: RESPONSES, or a store's benchmark read as ``fit`` and ``select
+    replay`` read it (:func:`~latentbench.cli._fit.load_matrix`), with the store's data
+    split spelled ``--benchmark-split`` in what it says (``--split`` is the history split
+    here); raises :class:`InputError`."""
+    from latentbench.cli._fit import load_matrix
+
+    def respelled(text: str) -> str:
+        return re.sub(r"--split\b", "--benchmark-split", cli_spelling(text))
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            matrix = load_matrix(responses, store, benchmark, metric, filter, split=benchmark_split)
+    except InputError as exc:
+        if benchmark is not None:
+            exc = benchmark_flag(exc, benchmark)  # type: ignore[assignment]
+        raise InputError(respelled(str(exc))) from None
+    for said in caught:  # shown by the caller's clean_warnings, spelled for this command
+        warnings.warn(respelled(str(said.message)), said.category, stacklevel=1)
+    return matrix
+
+
 def _estimate_task(
-    responses: Path,
+    source: tuple[Any, ...],
     *,
     budgets: str,
     seeds: int,
@@ -693,7 +761,7 @@ def _estimate_task(
     printed)."""
     from rich.progress import Progress
 
-    from latentbench.io import ResponseMatrix, check_destination
+    from latentbench.io import check_destination
     from latentbench.select import estimate_experiment
 
     target = fresh_out(out, "latentbench-experiment")
@@ -715,7 +783,7 @@ def _estimate_task(
                 raise InputError(
                     f"--precision {precision!r}; expected a half-width in (0, 0.5), or 0 to skip"
                 )
-            matrix = ResponseMatrix.read(responses)
+            matrix = experiment_matrix(*source)
             held_out = None if models is None else _held_out(models, matrix.model_ids)
             with (
                 Progress(console=console, disable=quiet, transient=True) as bar,

@@ -1841,7 +1841,8 @@ def tiny(
     Parameters
     ----------
     calibration : path, IRTResult, ResponseMatrix or Calibration
-        As :func:`estimate`'s.
+        As :func:`estimate`'s; a store benchmark's (``latentbench tiny --store S --benchmark
+        B``) is ``load_calibration(store, benchmark=B)``.
     k : int, default 100
         Items to draw, in [1, the calibration's items].
     seed : int, default 0

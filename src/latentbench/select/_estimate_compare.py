@@ -190,6 +190,8 @@ def compare(
     Parameters
     ----------
     calibration : path, IRTResult, ResponseMatrix or Calibration
+        As :func:`estimate`'s; a store benchmark's (``latentbench compare --store S
+        --benchmark B``) is ``load_calibration(store, benchmark=B)``.
     responses_a, responses_b : as ``responses`` of :func:`estimate`
         The two models' answers (the same file twice with ``model_a`` / ``model_b`` naming
         its rows is fine). ``responses_b`` defaults to ``responses_a`` (one file or table of

@@ -186,6 +186,8 @@ def estimate_experiment(
     ----------
     matrix : ResponseMatrix or path
         At least 3 models; a path is read with :meth:`~latentbench.io.ResponseMatrix.read`.
+        A store benchmark's (``latentbench experiment --store S --benchmark B``) is
+        ``Store(S).matrix(B)``.
     budgets : tuple of int, default (30, 100, 300)
         Items at which the estimate is recorded (a repeat is recorded once). A budget above
         a model's items is not recorded for it (``params["not_recorded"]``, and a warning).

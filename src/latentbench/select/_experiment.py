@@ -921,7 +921,8 @@ def experiment_from_matrix(
     ----------
     matrix : ResponseMatrix, ndarray of shape (n_models, n_items) or path
         Source scores, NaN = missing (see ``missing``); a path is read with
-        :meth:`~latentbench.io.ResponseMatrix.read`.
+        :meth:`~latentbench.io.ResponseMatrix.read`. A store benchmark's (``latentbench
+        experiment --store S --benchmark B``) is ``Store(S).matrix(B)``.
     split : {"random", "date"}
         How rows are halved into history and candidates (see :func:`split_models`).
     dates : array-like, optional

@@ -27,11 +27,11 @@ if TYPE_CHECKING:
 __all__ = ["SelectionRecord", "share_text"]
 
 _STOP_WORDS = {
-    "confidence": "certified",
     "budget": "budget spent",
     "exhausted": "every cell revealed",
 }
-"""How a run's ``stopped`` field reads in the printed lines and the report."""
+"""What a run's recorded ``stopped`` means, said after it in the printed lines and the report
+(``confidence`` is said with the run's certificate: :meth:`SelectionRecord.stopped_text`)."""
 
 
 def share_text(cells: float, full: float) -> str:
@@ -489,11 +489,21 @@ class SelectionRecord:
         return None if not full else self.evaluations_total / full
 
     def stopped_text(self) -> str | None:
-        """Why the run stopped, in the words of the printed lines and the report
-        (``certified``, ``budget spent``, ``every cell revealed``; a live run's ``capped``,
-        ``interrupted``, ... as they are); None when the record does not say."""
+        """Why the run stopped, as the printed lines and the report say it: the recorded
+        ``stopped`` word first (what ``selection.json`` holds, so that a user who searches the
+        file for what was printed finds it), then what it means: ``confidence (best certified
+        at delta = 0.05)``, ``budget (budget spent)``, ``exhausted (every cell revealed)``; a
+        live run's ``capped``, ``interrupted``, ... as they are. None when the record does not
+        say."""
         stopped = self.stopped
-        return None if stopped is None else _STOP_WORDS.get(stopped, stopped)
+        if stopped is None:
+            return None
+        if stopped == "confidence":
+            what = "best" if self.epsilon <= 0 else f"a model {self.certificate_text}"
+            at = "" if self.delta is None else f" at delta = {self.delta:g}"
+            return f"confidence ({what} certified{at})"
+        meaning = _STOP_WORDS.get(stopped)
+        return stopped if meaning is None else f"{stopped} ({meaning})"
 
     def share_text(self, cells: int | None = None) -> str | None:
         """``cells`` (default ``evaluations_total``) as a percentage of a full evaluation
