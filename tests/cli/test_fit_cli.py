@@ -133,6 +133,22 @@ def test_demo_runs_and_finds_planted_items(tmp_path):
                           str(out / "new_model.parquet")], printed  # fmt: skip
     again = runner.invoke(app, pasted[1:])
     assert again.exit_code == 0 and again.output.splitlines()[0] == line, again.output
+    # the README's demo block shows these lines: the same words, numbers aside
+    printed_lines = _masked(outcome.output)
+    for shown in _readme_block("$ latentbench demo"):
+        assert _masked(shown) in printed_lines, f"README line not printed by the demo: {shown}"
+
+
+def _masked(text: str) -> str:
+    """Text with whitespace collapsed and every number (digits, commas, point, sign) as #."""
+    return re.sub(r"[+-]?\d[\d,]*(?:\.\d+)?", "#", " ".join(text.split()))
+
+
+def _readme_block(command: str) -> list[str]:
+    """The output lines the README shows under ``command`` (``...`` elisions left out)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = readme.split(command, 1)[1].split("```", 1)[0]
+    return [x for x in block.splitlines()[1:] if x.strip() and x.strip() != "..."]
 
 
 def test_demo_twin_refuses_too_few_seeds(tmp_path):
