@@ -40,12 +40,25 @@ def _check_header(path: Path, sep: str) -> None:
             header = next(csv.reader(handle, delimiter=sep), [])
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text ({exc.reason}); expected a CSV file") from None
+    if len(header) == 1:  # one column: another program's separator (European Excel: ';')
+        separator = next((c for c in (";", "\t", "|") if c in header[0]), None)
+        if separator is not None:
+            tsv = " (or name the file .tsv)" if separator == "\t" else ""
+            raise InputError(
+                f"{path}: line 1: one column named {_shorten(header[0])!r}: the file seems "
+                f"separated by {separator!r}; expected a comma-separated CSV with '.' as the "
+                f"decimal point{tsv} (Excel: save as 'CSV UTF-8 (Comma delimited)')"
+            )
     repeated = [name for name, count in Counter(header).items() if count > 1]
     if repeated:
         raise InputError(
             f"{path}: line 1: column {repeated[0]!r} appears {header.count(repeated[0])} times; "
             "expected each column name once"
         )
+
+
+def _shorten(text: str, n: int = 60) -> str:
+    return text if len(text) <= n else text[: n - 3] + "..."
 
 
 _NUMBER_NA = ("", "nan", "NaN", "NA", "<NA>", "N/A", "n/a", "null", "NULL", "None", "-nan")

@@ -49,6 +49,8 @@ def _read(path: Path) -> tuple[pd.DataFrame, int]:
             return pd.read_parquet(path), 1
         if suffix in (".csv", ".tsv", ".txt"):
             return read_csv_text(path), 2
+    except InputError:  # already names the file and the cause
+        raise
     except Exception as exc:
         raise InputError(f"{path}: could not be read as {suffix[1:]} ({exc})") from None
     raise InputError(f"{path}: unknown file type {suffix!r}; expected .csv, .tsv or .parquet")

@@ -1,0 +1,59 @@
+"""Hand-exported spreadsheet files (CSV/TSV saved from Excel or pandas), read by every route
+that takes a results table: ``fit``/``select``/``report`` (``ResponseMatrix.read``),
+``ingest table`` (``read_results("table", ...)``) and ``estimate``'s answers
+(``read_responses``). The same file is read the same way, or refused the same way, with an
+error naming the file, the place, the value and how to fix the file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from latentbench import InputError, ResponseMatrix
+from latentbench.io.formats import read_results
+from latentbench.select import read_responses
+
+pytestmark = pytest.mark.filterwarnings("ignore::latentbench.exceptions.DataWarning")
+
+ROUTES = ("fit", "ingest", "estimate")
+
+
+def read_by(route: str, path: Path):
+    """The file read as ``route`` reads it."""
+    if route == "fit":
+        return ResponseMatrix.read(path)
+    if route == "ingest":
+        return read_results("table", [path])
+    return read_responses(path)
+
+
+def wide_text(sep: str = ",", first: str = "model", extra: str = "") -> str:
+    """A wide table of 4 models x 3 items (and the column ``extra`` when given)."""
+    rows = [[first, "q1", "q2", "q3"], ["m1", "1", "0", "1"], ["m2", "0", "0", "1"],
+            ["m3", "1", "1", "1"], ["m4", "0", "1", "0"]]  # fmt: skip
+    if extra:
+        rows[0].append(extra)
+        for row in rows[1:]:
+            row.append(f"{np.mean([float(v) for v in row[1:4]]):.3f}")
+    return "\n".join(sep.join(row) for row in rows) + "\n"
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize(("sep", "shown"), [(";", "';'"), ("\t", r"'\\t'")])
+def test_a_file_separated_otherwise_is_named_by_every_route(tmp_path, route, sep, shown):
+    path = tmp_path / "results.csv"
+    path.write_text(wide_text(sep=sep).replace(".", ","))  # European Excel: decimal commas
+    with pytest.raises(InputError, match=rf"results\.csv.*separated by {shown}.*comma"):
+        read_by(route, path)
+
+
+def test_ingest_says_an_encoding_error_once(tmp_path):
+    path = tmp_path / "results.csv"
+    path.write_bytes(wide_text().replace("m1", "Modèle").encode("cp1252"))
+    with pytest.raises(InputError) as caught:
+        read_results("table", [path])
+    assert str(caught.value).count(str(path)) == 1
+    assert "UTF-8" in str(caught.value)
