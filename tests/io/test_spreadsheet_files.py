@@ -57,3 +57,28 @@ def test_ingest_says_an_encoding_error_once(tmp_path):
         read_results("table", [path])
     assert str(caught.value).count(str(path)) == 1
     assert "UTF-8" in str(caught.value)
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize("name", ["Average", "Total", "mean"])
+def test_a_summary_column_is_not_read_as_an_item(tmp_path, route, name):
+    path = tmp_path / "results.csv"
+    path.write_text(wide_text(extra=name))
+    with pytest.raises(InputError, match=rf"results\.csv.*column '{name}'.*not an item.*delete"):
+        read_by(route, path)
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_summary_row_is_not_read_as_a_model(tmp_path, route):
+    path = tmp_path / "results.csv"
+    path.write_text(wide_text() + "Average,0.5,0.5,0.75\n")
+    with pytest.raises(InputError, match=r"results\.csv(: line |:)6.*'Average'.*not a model.*delete"):
+        read_by(route, path)
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_pandas_index_column_is_named(tmp_path, route):
+    path = tmp_path / "results.csv"
+    path.write_text(",model,q1,q2\n0,m1,1,0\n1,m2,0,1\n2,m3,1,1\n3,m4,0,0\n")
+    with pytest.raises(InputError, match=r"column 'Unnamed: 0'.*row numbers.*index=False"):
+        read_by(route, path)

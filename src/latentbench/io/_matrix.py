@@ -39,6 +39,7 @@ from latentbench.io._matrix_checks import (
     refuse_long_without_item,
     refuse_long_without_model,
     refuse_long_without_score,
+    refuse_wide_non_items,
 )
 
 __all__ = ["MatrixSummary", "ResponseMatrix"]
@@ -366,6 +367,7 @@ class ResponseMatrix:
                     f"{separator!r}; expected a comma-separated CSV (or Parquet)"
                 )
             raise InputError(f"{_where(source)}the table is empty; expected models x items")
+        refuse_wide_non_items(frame, list(frame.index), _where(source), lambda k: _row(source, k))
         columns = {}
         for name in frame.columns:
             columns[name] = _coerce_scores(frame[name], source, str(name))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -242,6 +243,57 @@ def refuse_bad_ids(ids: pd.Series, kind: str, source: str | None, column: str) -
                 f"{_where(source)}column {column!r}, {_row(source, position)}: {kind} id "
                 f"{_show(ids.iloc[position])} has type {value_type.__name__}; expected a "
                 "string or an integer"
+            )
+
+
+SUMMARY_LABELS = frozenset({"average", "avg", "mean", "total", "sum", "overall"})
+"""Column or row names (stripped, any case) of a spreadsheet's summary, refused as an item or
+a model in a wide table: an average column read as an item would be fitted as one."""
+
+_PANDAS_INDEX = re.compile(r"Unnamed: \d+")
+
+
+def refuse_wide_non_items(
+    items: pd.DataFrame, models: Sequence[Any], where: str, place: Callable[[int], str]
+) -> None:
+    """Refuse what a spreadsheet adds to a wide table that is not a response: a summary
+    column (``Average``, ``Total``, ...: :data:`SUMMARY_LABELS`), a summary row, or the row
+    numbers 0, 1, 2, ... that pandas writes as its index (``Unnamed: 0``).
+
+    Parameters
+    ----------
+    items : DataFrame
+        The item columns (scores as read: text or numbers).
+    models : sequence
+        The model id of every row.
+    where : str
+        The file, as the caller's messages start (``"in results.csv: "``).
+    place : callable
+        Where row ``k`` (0-based) is, as the caller's messages say it (``"line 6"``).
+    """
+    for name in items.columns:
+        label = str(name).strip().casefold()
+        if label in SUMMARY_LABELS:
+            raise InputError(
+                f"{where}column {str(name)!r} looks like a summary of the other columns (an "
+                "average or a total), not an item; delete the column from the file (or rename "
+                "it, if it is an item)"
+            )
+        if _PANDAS_INDEX.fullmatch(str(name)) and len(items) >= 3:
+            numbers = pd.to_numeric(items[name], errors="coerce").to_numpy(dtype=np.float64)
+            start = numbers[0] if len(numbers) else np.nan
+            if start in (0, 1) and np.array_equal(numbers, start + np.arange(len(numbers))):
+                raise InputError(
+                    f"{where}column {str(name)!r} holds the row numbers {int(start)}, "
+                    f"{int(start) + 1}, {int(start) + 2}, ... (the index pandas writes with "
+                    "to_csv, under an empty header), not an item; write the file with "
+                    "index=False, or delete the column"
+                )
+    for k, model in enumerate(models):
+        if str(model).strip().casefold() in SUMMARY_LABELS:
+            raise InputError(
+                f"{where}{place(k)}: model {str(model)!r} looks like a summary row (an average "
+                "or a total), not a model; delete the row from the file (or rename the model)"
             )
 
 

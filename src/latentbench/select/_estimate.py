@@ -715,7 +715,13 @@ def _wide_responses(frame: pd.DataFrame, columns: list[str], file: str) -> dict[
     model; a model on two rows, or a cell that is not a score in [0, 1], is refused."""
     import pandas as pd
 
-    from latentbench.io._matrix_checks import _row, _show, numeric_scores, refuse_bad_ids
+    from latentbench.io._matrix_checks import (
+        _row,
+        _show,
+        numeric_scores,
+        refuse_bad_ids,
+        refuse_wide_non_items,
+    )
 
     refuse_bad_ids(frame["model"], "model", file, "model")
     names = frame["model"].astype(str)
@@ -729,6 +735,7 @@ def _wide_responses(frame: pd.DataFrame, columns: list[str], file: str) -> dict[
             f"found columns {columns[:8]}"
         )
     cells = frame.drop(columns="model")
+    refuse_wide_non_items(cells, names.tolist(), f"in {file}: ", lambda k: _row(file, k))
     item_ids = [str(c) for c in cells.columns]
     flat = pd.Series(cells.to_numpy(dtype=object).ravel())
     values, bad = numeric_scores(flat)

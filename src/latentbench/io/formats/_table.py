@@ -24,7 +24,12 @@ import pandas as pd
 
 from latentbench.exceptions import InputError
 from latentbench.io._files import MISSING_TOKENS, read_csv_text
-from latentbench.io._matrix_checks import _head, _show, refuse_long_without_score
+from latentbench.io._matrix_checks import (
+    _head,
+    _show,
+    refuse_long_without_score,
+    refuse_wide_non_items,
+)
 from latentbench.io.formats._common import (
     CANONICAL_COLUMNS,
     TEXT_COLUMNS,
@@ -153,6 +158,12 @@ def _wide_rows(
             f"({', '.join(map(repr, items[:3]))}{', ...' if len(items) > 3 else ''}); "
             "for a long table name its columns model, item, score"
         )
+    refuse_wide_non_items(
+        frame.drop(columns=["model"]) if id_col == "model" else frame,
+        ids.tolist(),
+        f"{path}: ",
+        lambda k: f"line {int(rows[k]) + offset}" if _is_text(path) else f"row {rows[k] + offset}",
+    )
     parts = []
     for column in items:
         scores = _scores(frame[column], path, offset, column, rows)
