@@ -82,3 +82,11 @@ def test_a_pandas_index_column_is_named(tmp_path, route):
     path.write_text(",model,q1,q2\n0,m1,1,0\n1,m2,0,1\n2,m3,1,1\n3,m4,0,0\n")
     with pytest.raises(InputError, match=r"column 'Unnamed: 0'.*row numbers.*index=False"):
         read_by(route, path)
+
+
+def test_ingest_counts_every_missing_marker_of_a_wide_table(tmp_path):
+    path = tmp_path / "results.csv"
+    path.write_text("model,q1,q2,q3\nm1,NA,N/A,1\nm2,,null,0\nm3,nan,1,1\n")
+    rows, report = read_results("table", [path])
+    assert len(rows) == 4
+    assert report.dropped == {"empty cell (missing)": 5}

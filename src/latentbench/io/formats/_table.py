@@ -165,9 +165,11 @@ def _wide_rows(
         lambda k: f"line {int(rows[k]) + offset}" if _is_text(path) else f"row {rows[k] + offset}",
     )
     parts = []
+    missing = 0
     for column in items:
         scores = _scores(frame[column], path, offset, column, rows)
         keep = ~np.isnan(scores)
+        missing += int((~keep).sum())  # empty cells and markers (NA, null, ...) alike
         parts.append(
             pd.DataFrame(
                 {
@@ -179,7 +181,7 @@ def _wide_rows(
             )
         )
     long = pd.concat(parts, ignore_index=True)
-    report.drop("empty cell (missing)", int(frame[items].isna().to_numpy().sum()))
+    report.drop("empty cell (missing)", missing)
     _say_without_scores(path, ids, long["model"], "model", report)
     _say_without_scores(path, pd.Series(items), long["item"], "item", report)
     return long
