@@ -90,3 +90,10 @@ def test_ingest_counts_every_missing_marker_of_a_wide_table(tmp_path):
     rows, report = read_results("table", [path])
     assert len(rows) == 4
     assert report.dropped == {"empty cell (missing)": 5}
+
+
+def test_a_wide_row_without_a_model_id_names_its_line(tmp_path):
+    path = tmp_path / "results.csv"
+    path.write_text("model,q1,q2\nm1,1,0\nm2,0,1\n,,\nm3,1,1\n")
+    with pytest.raises(InputError, match=r"column 'model', line 4: model id is missing"):
+        ResponseMatrix.read(path)

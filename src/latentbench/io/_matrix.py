@@ -357,6 +357,7 @@ class ResponseMatrix:
         if model is not None:
             if model not in frame.columns:
                 raise InputError(f"{_where(source)}column {model!r} is missing; expected model ids")
+            refuse_bad_ids(frame[model].reset_index(drop=True), "model", source, str(model))
             frame = frame.set_index(model)
         if frame.shape[0] == 0 or frame.shape[1] == 0:
             header = f"{frame.index.name or ''}{''.join(map(str, frame.columns))}"
