@@ -97,3 +97,15 @@ def test_a_wide_row_without_a_model_id_names_its_line(tmp_path):
     path.write_text("model,q1,q2\nm1,1,0\nm2,0,1\n,,\nm3,1,1\n")
     with pytest.raises(InputError, match=r"column 'model', line 4: model id is missing"):
         ResponseMatrix.read(path)
+
+
+@pytest.mark.parametrize("first", ["Model", ""])
+def test_estimate_reads_a_wide_file_with_ids_in_the_first_column_as_fit_does(tmp_path, first):
+    path = tmp_path / "new.csv"
+    path.write_text(wide_text(first=first))
+    matrix = ResponseMatrix.read(path)
+    answers = read_responses(path)
+    assert sorted(answers) == matrix.model_ids
+    for k, model in enumerate(matrix.model_ids):
+        assert answers[model].index.tolist() == matrix.item_ids
+        assert np.array_equal(answers[model].to_numpy(), matrix.scores[k])

@@ -361,8 +361,9 @@ def read_responses(
     :meth:`ResponseMatrix.read <latentbench.io.ResponseMatrix.read>` reads them: several
     ``metric``, ``filter`` or ``split`` values are an error, several ``benchmark`` values too
     when they share an item id (disjoint ones are said in a DataWarning), and the trials of
-    one (model, item) are averaged (said). Wide layout: a ``model`` column and one column per
-    item; a DataFrame may hold the model ids as its index instead (the pivot
+    one (model, item) are averaged (said). Wide layout: a ``model`` column (in a file, else
+    the first column when it holds text, as :meth:`ResponseMatrix.read
+    <latentbench.io.ResponseMatrix.read>` reads it) and one column per item; a DataFrame may hold the model ids as its index instead (the pivot
     ``frame.pivot(index="model", columns="item", values="score")``, as
     :meth:`ResponseMatrix.from_wide <latentbench.io.ResponseMatrix.from_wide>` reads it).
     An empty cell (or a missing marker such as ``NA``) is not answered; anything else must be
@@ -435,6 +436,7 @@ def _read_responses(
 
     from latentbench.io._matrix_checks import (
         _SCORE_COLUMNS,
+        _holds_numbers,
         refuse_long_without_item,
         refuse_long_without_score,
     )
@@ -485,6 +487,10 @@ def _read_responses(
         return answers
     if "model" in columns:
         return _wide_responses(frame, columns, file)
+    if not isinstance(path, pd.DataFrame) and score is None and len(columns) > 1:
+        first = frame.columns[0]
+        if not _holds_numbers(frame[first]):  # ids in the first column, as ResponseMatrix.read
+            return _wide_responses(frame.rename(columns={first: "model"}), columns, file)
     hint = ""
     if isinstance(path, pd.DataFrame) and not _default_range(path.index):
         hint = (
