@@ -1,6 +1,7 @@
 """CSV and Parquet tables, long or wide.
 
-Long: one row per observation with columns ``model``, ``item``, ``score`` and optionally any
+Long: one row per observation with columns ``model``, ``item``, ``score`` (or ``correct``,
+``is_correct``, as :meth:`ResponseMatrix.read` reads them) and optionally any
 other canonical column (``benchmark``, ``metric``, ``filter``, ``trial``, ``item_hash``,
 ``run_timestamp``, ``source``, ``source_file``, ``source_model``, ``split``, ``flag``), so a
 store export reads back
@@ -25,6 +26,7 @@ import pandas as pd
 from latentbench.exceptions import InputError
 from latentbench.io._files import MISSING_TOKENS, read_csv_text
 from latentbench.io._matrix_checks import (
+    _SCORE_COLUMNS,
     _head,
     _show,
     refuse_long_without_score,
@@ -356,10 +358,15 @@ def read(
     frame.columns = [str(c) for c in frame.columns]
     if len(frame) == 0:
         raise InputError(f"{path}: no rows after the header; expected at least one observation")
+    if layout != "wide" and "score" not in frame.columns:
+        # the score column under another name that fit reads (correct, is_correct)
+        named = next((c for c in _SCORE_COLUMNS if c in frame.columns), None)
+        if named is not None and {"model", "item"} <= set(frame.columns):
+            frame = frame.rename(columns={named: "score"})
     if layout == "auto":
         layout = "long" if set(_LONG) <= set(frame.columns) else "wide"
         if layout == "wide":
-            refuse_long_without_score(list(frame.columns), str(path), ("score",))
+            refuse_long_without_score(list(frame.columns), str(path), _SCORE_COLUMNS)
     elif layout == "long":
         lacking = [c for c in _LONG if c not in frame.columns]
         if lacking:
