@@ -120,3 +120,11 @@ def test_ingest_reads_a_correct_column_as_fit_does(tmp_path, column):
     got = {(m, i): s for m, i, s in zip(rows.model, rows.item, rows.score, strict=True)}
     assert got == {("m1", "q1"): 1.0, ("m1", "q2"): 0.0, ("m2", "q1"): 0.0}
     assert int(matrix.observed.sum()) == 3
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_long_columns_named_in_another_case_are_named(tmp_path, route):
+    path = tmp_path / "results.csv"
+    path.write_text("Model,ITEM,Score\nm1,q1,1\nm1,q2,0\nm2,q1,0\nm2,q2,1\n")
+    with pytest.raises(InputError, match=r"results\.csv.*'ITEM'.*'Score'.*rename"):
+        read_by(route, path)

@@ -36,6 +36,7 @@ from latentbench.io._matrix_checks import (
     _where,
     not_a_score,
     refuse_bad_ids,
+    refuse_case_lookalikes,
     refuse_long_without_item,
     refuse_long_without_model,
     refuse_long_without_score,
@@ -444,6 +445,13 @@ class ResponseMatrix:
                 )
         if layout == "auto":
             layout = "long" if {model_col, item_col, score_col} <= set(columns) else "wide"
+            if layout == "wide" and item is None and score is None:
+                refuse_case_lookalikes(
+                    columns,
+                    f"{source}: ",
+                    hint=" (or name them: model=, item=, score=, `latentbench fit "
+                    "--model-col/--item-col/--score-col`)",
+                )
             if layout == "wide" and item is None:
                 refuse_long_without_item(
                     frame,

@@ -50,6 +50,32 @@ def refuse_long_without_score(
         )
 
 
+def refuse_case_lookalikes(columns: Sequence[str], where: str, *, hint: str = "") -> None:
+    """A long table's columns named in another case or with spaces (``Model``, ``ITEM``,
+    ``Score `` from a spreadsheet) are an error that says which to rename: read as they are,
+    the table would be taken for a wide one. Raised only where an item column and a score
+    column (:data:`_SCORE_COLUMNS`) are both found, at least one of them only so."""
+    present = set(columns)
+
+    def found(name: str) -> str | None:
+        if name in present:
+            return name
+        return next((c for c in columns if c.strip().casefold() == name), None)
+
+    item = found("item")
+    score = next((c for c in map(found, _SCORE_COLUMNS) if c is not None), None)
+    if item is None or score is None or (item == "item" and score in _SCORE_COLUMNS):
+        return
+    model = found("model")
+    pairs = [(c, c.strip().casefold()) for c in (model, item, score) if c is not None]
+    renames = [(c, name) for c, name in pairs if c != name]
+    raise InputError(
+        f"{where}columns {', '.join(repr(c) for c, _ in renames)} look like a long table's "
+        f"{', '.join(name for _, name in renames)} in another case (or with spaces); rename "
+        f"them {', '.join(name for _, name in renames)} (lower case, as expected){hint}"
+    )
+
+
 def _refuse_long_without(
     frame: Any,
     accepted: Sequence[str],

@@ -437,6 +437,7 @@ def _read_responses(
     from latentbench.io._matrix_checks import (
         _SCORE_COLUMNS,
         _holds_numbers,
+        refuse_case_lookalikes,
         refuse_long_without_item,
         refuse_long_without_score,
     )
@@ -476,6 +477,7 @@ def _read_responses(
             "responses"
         )
     score = next((c for c in _SCORE_COLUMNS if c in columns), None)
+    refuse_case_lookalikes(columns, f"in {file}: ")
     refuse_long_without_score(columns, f"in {file}", _SCORE_COLUMNS, model=None)
     refuse_long_without_item(frame, f"in {file}", _SCORE_COLUMNS)
     if "item" in columns and score is not None:

@@ -29,6 +29,7 @@ from latentbench.io._matrix_checks import (
     _SCORE_COLUMNS,
     _head,
     _show,
+    refuse_case_lookalikes,
     refuse_long_without_score,
     refuse_wide_non_items,
 )
@@ -366,6 +367,7 @@ def read(
     if layout == "auto":
         layout = "long" if set(_LONG) <= set(frame.columns) else "wide"
         if layout == "wide":
+            refuse_case_lookalikes(list(frame.columns), f"{path}: ")
             refuse_long_without_score(list(frame.columns), str(path), _SCORE_COLUMNS)
     elif layout == "long":
         lacking = [c for c in _LONG if c not in frame.columns]
