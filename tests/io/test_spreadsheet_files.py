@@ -128,3 +128,27 @@ def test_long_columns_named_in_another_case_are_named(tmp_path, route):
     path.write_text("Model,ITEM,Score\nm1,q1,1\nm1,q2,0\nm2,q1,0\nm2,q2,1\n")
     with pytest.raises(InputError, match=r"results\.csv.*'ITEM'.*'Score'.*rename"):
         read_by(route, path)
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_score_just_above_one_is_refused_by_every_route(tmp_path, route):
+    path = tmp_path / "results.csv"
+    path.write_text("model,q1,q2\nm1,1.00000001,0\nm2,0,1\nm3,1,1\n")
+    with pytest.raises(InputError, match=r"1\.00000001.*outside \[0, 1\].*round"):
+        read_by(route, path)
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_file_of_percentages_says_to_divide_by_100(tmp_path, route):
+    path = tmp_path / "results.csv"
+    path.write_text("model,q1,q2\nm1,100,0\nm2,50,100\nm3,0,25\n")
+    with pytest.raises(InputError, match=r"100.*outside \[0, 1\].*0-100.*divide"):
+        read_by(route, path)
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_percent_cell_says_how_to_write_it(tmp_path, route):
+    path = tmp_path / "results.csv"
+    path.write_text("model,q1,q2\nm1,85%,0\nm2,0,1\nm3,1,1\n")
+    with pytest.raises(InputError, match=r"'85%'.*write 0\.85"):
+        read_by(route, path)

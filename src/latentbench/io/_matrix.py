@@ -41,6 +41,7 @@ from latentbench.io._matrix_checks import (
     refuse_long_without_model,
     refuse_long_without_score,
     refuse_wide_non_items,
+    score_advice,
 )
 
 __all__ = ["MatrixSummary", "ResponseMatrix"]
@@ -192,12 +193,14 @@ class ResponseMatrix:
                 f"{_where(source)}model {models[row]!r}, item {items[col]!r}: value "
                 f"{_show(array[row, col])} is infinite; expected a score in [0, 1] or NaN"
             )
-        outside = not_a_score(values, missing_ok=True)
+        # checked before float32 rounds it: 1.00000001 is no score, as the other readers say
+        outside = not_a_score(array if array.dtype == np.float64 else values, missing_ok=True)
         if outside.any():
             row, col = np.argwhere(outside)[0]
             raise InputError(
                 f"{_where(source)}model {models[row]!r}, item {items[col]!r}: score "
                 f"{_show(array[row, col])} is outside [0, 1]; expected a score in [0, 1]"
+                f"{score_advice(array[row, col], values)}"
             )
         if n_models < 2:
             raise InputError(
@@ -789,6 +792,7 @@ def _observed_long_scores(
             f"{_where(source)}column {score!r}, {_row(source, position)} (model="
             f"{frame[model].iloc[position]!r}, item={frame[item].iloc[position]!r}): score "
             f"{_show(values[position])} is outside [0, 1]; expected a score in [0, 1]"
+            f"{score_advice(values[position], values)}"
         )
     return values, missing
 

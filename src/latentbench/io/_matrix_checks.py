@@ -236,6 +236,39 @@ def numeric_scores(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return numeric.to_numpy(dtype=np.float64, na_value=np.nan), bad
 
 
+def score_advice(raw: Any, scores: np.ndarray | None = None, of: str = "") -> str:
+    """How to fix a cell refused as a score, for the end of its message (``""`` when there is
+    nothing to add): ``85%`` is a percentage to write as 0.85; a value outside [0, 1] by at
+    most 1e-6 is a rounding error; a value above 1 where most nonzero ``scores`` (every
+    observed score of the column or table, NaN = missing) are above 1 and none above 100 is a
+    0-100 scale, to divide by 100 (else the count above 1 is said); ``of`` says where
+    ``scores`` come from when they are not the whole table (``" in column 'q1'"``)."""
+    if isinstance(raw, np.generic):
+        raw = raw.item()
+    text = raw.strip() if isinstance(raw, str) else None
+    try:
+        number = float(text[:-1] if text and text.endswith("%") else raw)
+    except (TypeError, ValueError):
+        return ""
+    if text and text.endswith("%"):
+        return f" (a percentage: write {number / 100:g} for {text})"
+    excess = number - 1 if number > 1 else -number
+    if 0 < excess <= 1e-6:
+        return (
+            f" (by {excess:.1g}: a rounding error? round the scores, e.g. to 6 decimals, in the "
+            "file)"
+        )
+    if scores is None or not number > 1 or not np.isfinite(number):
+        return ""
+    observed = np.asarray(scores, dtype=np.float64)
+    observed = observed[~np.isnan(observed)]
+    above, nonzero = int((observed > 1).sum()), int((observed != 0).sum())
+    said = f"{above:,} of {observed.size:,} observed scores{of} are above 1"
+    if above * 2 > nonzero and observed.min() >= 0 and observed.max() <= 100:
+        return f" ({said}, none above 100: a 0-100 scale? divide the scores by 100)"
+    return f" ({said})"
+
+
 def _coerce_scores(values: pd.Series, source: str | None, column: str) -> np.ndarray:
     """Convert a column to float, naming the first non-numeric value if there is one
     (:func:`numeric_scores`)."""
@@ -245,6 +278,7 @@ def _coerce_scores(values: pd.Series, source: str | None, column: str) -> np.nda
         raise InputError(
             f"{_where(source)}column {column!r}, {_row(source, position)}: value "
             f"{_show(values.iloc[position])} is not numeric; expected a score in [0, 1]"
+            f"{score_advice(values.iloc[position])}"
         )
     return numeric
 

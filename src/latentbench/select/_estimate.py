@@ -593,7 +593,13 @@ def _long_responses(
 def _long_scores(frame: pd.DataFrame, columns: list[str], score: str, file: str) -> np.ndarray:
     """The scores of a long answers table (NaN = not answered), its ids checked: a score that
     is not a number or is outside [0, 1], or a bad item or model id, is refused."""
-    from latentbench.io._matrix_checks import _row, _show, numeric_scores, refuse_bad_ids
+    from latentbench.io._matrix_checks import (
+        _row,
+        _show,
+        numeric_scores,
+        refuse_bad_ids,
+        score_advice,
+    )
 
     values, bad = numeric_scores(frame[score])
     if bad.any():
@@ -601,7 +607,7 @@ def _long_scores(frame: pd.DataFrame, columns: list[str], score: str, file: str)
         raise InputError(
             f"in {file}: column {score!r}, {_row(file, k)}: value "
             f"{_show(frame[score].iloc[k])} is not numeric; expected a score in [0, 1] "
-            "(empty = not answered)"
+            f"(empty = not answered){score_advice(frame[score].iloc[k])}"
         )
     refuse_bad_ids(frame["item"], "item", file, "item")
     if "model" in columns:
@@ -612,7 +618,8 @@ def _long_scores(frame: pd.DataFrame, columns: list[str], score: str, file: str)
         raise InputError(
             f"in {file}: column {score!r}, {_row(file, k)} (item "
             f"{str(frame['item'].iloc[k])!r}): score {_show(values[k])} is outside [0, 1]; "
-            "expected a score in [0, 1] (empty = not answered)"
+            f"expected a score in [0, 1] (empty = not answered)"
+            f"{score_advice(frame[score].iloc[k], values)}"
         )
     return values
 
@@ -729,6 +736,7 @@ def _wide_responses(frame: pd.DataFrame, columns: list[str], file: str) -> dict[
         numeric_scores,
         refuse_bad_ids,
         refuse_wide_non_items,
+        score_advice,
     )
 
     refuse_bad_ids(frame["model"], "model", file, "model")
@@ -757,6 +765,7 @@ def _wide_responses(frame: pd.DataFrame, columns: list[str], file: str) -> dict[
                 f"in {file}: model {names.iloc[row]!r} ({_row(file, row)}), column "
                 f"{item_ids[col]!r}: value {shown} {what or 'is outside [0, 1]'}; expected a "
                 "score in [0, 1] (empty = not answered)"
+                f"{score_advice(flat.iloc[row * len(item_ids) + col], values)}"
             )
     return {names.iloc[k]: pd.Series(values[k], index=item_ids) for k in range(len(names))}
 

@@ -32,6 +32,7 @@ from latentbench.io._matrix_checks import (
     refuse_case_lookalikes,
     refuse_long_without_score,
     refuse_wide_non_items,
+    score_advice,
 )
 from latentbench.io.formats._common import (
     CANONICAL_COLUMNS,
@@ -93,6 +94,7 @@ def _scores(
         raise InputError(
             f"{_place(path, int(rows[k]), offset)}: field {column!r}: value "
             f"{values.iloc[k]!r} is a string that is not a score; expected a number in [0, 1]"
+            f"{score_advice(values.iloc[k])}"
         )
     outside = ~np.isnan(array) & ((array < 0) | (array > 1) | ~np.isfinite(array))
     if outside.any():
@@ -100,6 +102,7 @@ def _scores(
         raise InputError(
             f"{_place(path, int(rows[k]), offset)}: field {column!r}: value "
             f"{_show(values.iloc[k])} is outside [0, 1]; expected a score in [0, 1]"
+            f"{score_advice(values.iloc[k], array, f' in field {column!r}')}"
         )
     return array
 
