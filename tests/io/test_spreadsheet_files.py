@@ -72,7 +72,9 @@ def test_a_summary_column_is_not_read_as_an_item(tmp_path, route, name):
 def test_a_summary_row_is_not_read_as_a_model(tmp_path, route):
     path = tmp_path / "results.csv"
     path.write_text(wide_text() + "Average,0.5,0.5,0.75\n")
-    with pytest.raises(InputError, match=r"results\.csv(: line |:)6.*'Average'.*not a model.*delete"):
+    with pytest.raises(
+        InputError, match=r"results\.csv(: line |:)6.*'Average'.*not a model.*delete"
+    ):
         read_by(route, path)
 
 
@@ -151,4 +153,13 @@ def test_a_percent_cell_says_how_to_write_it(tmp_path, route):
     path = tmp_path / "results.csv"
     path.write_text("model,q1,q2\nm1,85%,0\nm2,0,1\nm3,1,1\n")
     with pytest.raises(InputError, match=r"'85%'.*write 0\.85"):
+        read_by(route, path)
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_model_on_two_rows_of_a_wide_table_is_refused_naming_both_lines(tmp_path, route):
+    # ingest kept one of the two rows ("same observation in another file", kept once)
+    path = tmp_path / "results.csv"
+    path.write_text("model,q1,q2\nm1,1,0\nm2,0,1\nm1,1,0\n")
+    with pytest.raises(InputError, match=r"results\.csv.*model 'm1' is on line 2 and line 4"):
         read_by(route, path)

@@ -40,6 +40,7 @@ from latentbench.io._matrix_checks import (
     refuse_long_without_item,
     refuse_long_without_model,
     refuse_long_without_score,
+    refuse_repeated_rows,
     refuse_wide_non_items,
     score_advice,
 )
@@ -391,6 +392,9 @@ class ResponseMatrix:
             )
             scores = scores[:, ~empty]
             items = [name for name, drop in zip(items, empty, strict=True) if not drop]
+        # a model on two rows: both lines named (after the cells, which say more of a long
+        # table read as wide)
+        refuse_repeated_rows(pd.Series(frame.index), _where(source), lambda k: _row(source, k))
         matrix = cls(scores, list(frame.index), items, source=source)
         matrix.dropped_items = tuple(gone)
         return matrix

@@ -357,6 +357,19 @@ def refuse_wide_non_items(
             )
 
 
+def refuse_repeated_rows(models: pd.Series, where: str, place: Callable[[int], str]) -> None:
+    """A wide table's model on two rows is an error naming both (``place(k)``: where row
+    ``k`` is), in every route: not two models, nor one row kept silently."""
+    text = models.astype(str).reset_index(drop=True)
+    repeated = text.duplicated(keep=False).to_numpy()
+    if repeated.any():
+        first, second = np.flatnonzero(repeated & (text == text[repeated].iloc[0]).to_numpy())[:2]
+        raise InputError(
+            f"{where}model {text.iloc[first]!r} is on {place(int(first))} and "
+            f"{place(int(second))}; expected one row per model in a wide table"
+        )
+
+
 def _holds_numbers(values: pd.Series) -> bool:
     """Whether a column holds numbers (typed, or CSV text that all parses as numbers)."""
     if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):

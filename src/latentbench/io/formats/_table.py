@@ -31,6 +31,7 @@ from latentbench.io._matrix_checks import (
     _show,
     refuse_case_lookalikes,
     refuse_long_without_score,
+    refuse_repeated_rows,
     refuse_wide_non_items,
     score_advice,
 )
@@ -164,11 +165,16 @@ def _wide_rows(
             f"({', '.join(map(repr, items[:3]))}{', ...' if len(items) > 3 else ''}); "
             "for a long table name its columns model, item, score"
         )
+
+    def place(k: int) -> str:
+        return f"line {int(rows[k]) + offset}" if _is_text(path) else f"row {rows[k] + offset}"
+
+    refuse_repeated_rows(ids, f"{path}: ", place)
     refuse_wide_non_items(
         frame.drop(columns=["model"]) if id_col == "model" else frame,
         ids.tolist(),
         f"{path}: ",
-        lambda k: f"line {int(rows[k]) + offset}" if _is_text(path) else f"row {rows[k] + offset}",
+        place,
     )
     parts = []
     missing = 0
