@@ -163,3 +163,11 @@ def test_a_model_on_two_rows_of_a_wide_table_is_refused_naming_both_lines(tmp_pa
     path.write_text("model,q1,q2\nm1,1,0\nm2,0,1\nm1,1,0\n")
     with pytest.raises(InputError, match=r"results\.csv.*model 'm1' is on line 2 and line 4"):
         read_by(route, path)
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_an_excel_workbook_is_refused_saying_to_save_it_as_csv(tmp_path, route):
+    path = tmp_path / "results.xlsx"
+    path.write_bytes(b"PK\x03\x04")
+    with pytest.raises(InputError, match=r"results\.xlsx.*'\.xlsx'.*save it as 'CSV UTF-8"):
+        read_by(route, path)

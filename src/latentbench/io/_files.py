@@ -27,6 +27,7 @@ __all__ = [
     "read_csv_ids",
     "read_csv_text",
     "read_table_file",
+    "spreadsheet_hint",
     "store_input_record",
 ]
 
@@ -125,8 +126,15 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
         if repeated:
             raise InputError(f"{file}: column {repeated[0]!r} appears more than once")
         return frame
-    hint = _tools_hint() if suffix in (".json", ".jsonl", ".eval") else ""
+    hint = _tools_hint() if suffix in (".json", ".jsonl", ".eval") else spreadsheet_hint(suffix)
     raise InputError(f"{file}: unknown file type {suffix!r}; expected .parquet, .csv or .tsv{hint}")
+
+
+def spreadsheet_hint(suffix: str) -> str:
+    """What to do with a spreadsheet's own file (``.xlsx``) given where a table is read."""
+    if suffix.lower() not in (".xlsx", ".xlsm", ".xls", ".ods", ".numbers"):
+        return ""
+    return " (a spreadsheet: save it as 'CSV UTF-8 (Comma delimited)' and give the .csv)"
 
 
 def _tools_hint() -> str:

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from latentbench.exceptions import InputError
-from latentbench.io._files import MISSING_TOKENS, read_csv_text
+from latentbench.io._files import MISSING_TOKENS, read_csv_text, spreadsheet_hint
 from latentbench.io._matrix_checks import (
     _SCORE_COLUMNS,
     _head,
@@ -63,7 +63,10 @@ def _read(path: Path) -> tuple[pd.DataFrame, int]:
         raise
     except Exception as exc:
         raise InputError(f"{path}: could not be read as {suffix[1:]} ({exc})") from None
-    raise InputError(f"{path}: unknown file type {suffix!r}; expected .csv, .tsv or .parquet")
+    raise InputError(
+        f"{path}: unknown file type {suffix!r}; expected .csv, .tsv or .parquet"
+        f"{spreadsheet_hint(suffix)}"
+    )
 
 
 def _is_text(path: Path) -> bool:
