@@ -60,6 +60,16 @@ def test_ingest_says_an_encoding_error_once(tmp_path):
 
 
 @pytest.mark.parametrize("route", ROUTES)
+def test_a_windows_csv_names_the_line_that_is_not_utf8(tmp_path, route):
+    path = tmp_path / "results.csv"
+    path.write_bytes(wide_text().replace("m3", "Modèle").encode("cp1252"))
+    with pytest.raises(
+        InputError, match=r"results\.csv: line 4: byte 0xe8 is not UTF-8.*CSV UTF-8"
+    ):
+        read_by(route, path)
+
+
+@pytest.mark.parametrize("route", ROUTES)
 @pytest.mark.parametrize("name", ["Average", "Total", "mean"])
 def test_a_summary_column_is_not_read_as_an_item(tmp_path, route, name):
     path = tmp_path / "results.csv"

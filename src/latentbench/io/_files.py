@@ -39,8 +39,8 @@ def _check_header(path: Path, sep: str) -> None:
     try:
         with open(path, encoding="utf-8", newline="") as handle:
             header = next(csv.reader(handle, delimiter=sep), [])
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason}); expected a CSV file") from None
+    except UnicodeDecodeError:
+        raise _not_utf8(path) from None
     if len(header) == 1:  # one column: another program's separator (European Excel: ';')
         separator = next((c for c in (";", "\t", "|") if c in header[0]), None)
         if separator is not None:
@@ -97,8 +97,25 @@ def read_csv_text(path: str | Path) -> pd.DataFrame:
         return pd.read_csv(file, sep=sep, dtype=str, keep_default_na=False, na_values=[""])
     except pd.errors.EmptyDataError:
         raise InputError(f"{file}: the file is empty; expected a header line") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+    except UnicodeDecodeError:
+        raise _not_utf8(file) from None
+    except (pd.errors.ParserError, ValueError) as exc:
         raise InputError(f"{file}: could not be read as CSV ({exc})") from None
+
+
+def _not_utf8(path: Path) -> InputError:
+    """The error for a CSV file that is not UTF-8, naming the line and byte of the first
+    character that is not (Excel's plain 'CSV' on Windows writes cp1252: é is byte 0xe9)."""
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return InputError(
+            f"{path}: line {line}: byte {data[exc.start]:#04x} is not UTF-8 ({exc.reason}); "
+            "expected a UTF-8 CSV file (Excel: save as 'CSV UTF-8 (Comma delimited)')"
+        )
+    return InputError(f"{path}: not UTF-8 text; expected a UTF-8 CSV file")
 
 
 def read_table_file(path: str | Path) -> pd.DataFrame:
