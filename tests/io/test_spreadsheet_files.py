@@ -181,3 +181,37 @@ def test_an_excel_workbook_is_refused_saying_to_save_it_as_csv(tmp_path, route):
     path.write_bytes(b"PK\x03\x04")
     with pytest.raises(InputError, match=r"results\.xlsx.*'\.xlsx'.*save it as 'CSV UTF-8"):
         read_by(route, path)
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize("name", ["model", None])
+def test_a_parquet_of_a_frame_indexed_by_model_reads_its_index(tmp_path, route, name):
+    # wide.to_parquet() keeps the models in the index: every route said "no model column"
+    import pandas as pd
+
+    wide = pd.DataFrame(
+        {"q1": [1.0, 0.0, 1.0], "q2": [0.0, 0.0, 1.0]},
+        index=pd.Index(["m1", "m2", "m3"], name=name),
+    )
+    path = tmp_path / "results.parquet"
+    wide.to_parquet(path)
+    got = read_by(route, path)
+    if route == "fit":
+        assert got.model_ids == ["m1", "m2", "m3"] and got.item_ids == ["q1", "q2"]
+        assert np.array_equal(got.scores, wide.to_numpy(dtype=np.float32))
+    elif route == "ingest":
+        assert sorted(set(got[0].model)) == ["m1", "m2", "m3"] and len(got[0]) == 6
+    else:
+        assert sorted(got) == ["m1", "m2", "m3"] and got["m3"].tolist() == [1.0, 1.0]
+
+
+def test_a_parquet_with_row_numbers_as_index_reads_as_before(tmp_path):
+    import pandas as pd
+
+    long = pd.DataFrame(
+        {"model": ["a", "a", "b", "b"], "item": ["q1", "q2"] * 2, "score": [1, 0, 0, 1.0]}
+    )
+    path = tmp_path / "long.parquet"
+    long.iloc[[3, 1, 2, 0]].to_parquet(path)  # a non-range integer index, stored by pandas
+    assert ResponseMatrix.read(path).shape == (2, 2)
+    assert len(read_results("table", [path])[0]) == 4

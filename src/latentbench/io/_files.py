@@ -24,6 +24,7 @@ __all__ = [
     "MISSING_TOKENS",
     "cells_sha256",
     "file_sha256",
+    "index_as_ids",
     "read_csv_ids",
     "read_csv_text",
     "read_table_file",
@@ -142,9 +143,22 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
         repeated = [c for c, n in Counter(map(str, frame.columns)).items() if n > 1]
         if repeated:
             raise InputError(f"{file}: column {repeated[0]!r} appears more than once")
-        return frame
+        return index_as_ids(frame)
     hint = _tools_hint() if suffix in (".json", ".jsonl", ".eval") else spreadsheet_hint(suffix)
     raise InputError(f"{file}: unknown file type {suffix!r}; expected .parquet, .csv or .tsv{hint}")
+
+
+def index_as_ids(frame: pd.DataFrame) -> pd.DataFrame:
+    """A Parquet file's pandas index made its first column where it holds ids: a named index
+    or one of text (``wide.to_parquet()`` of a frame indexed by model) when the table has no
+    ``model`` column; an unnamed integer index (row numbers) is left out, as before."""
+    index = frame.index
+    if "model" in frame.columns or isinstance(index, (pd.RangeIndex, pd.MultiIndex)):
+        return frame
+    text = pd.api.types.is_string_dtype(index.dtype) or index.dtype == object
+    if index.name is None and not text:
+        return frame
+    return frame.reset_index(names="model" if index.name is None else str(index.name))
 
 
 def spreadsheet_hint(suffix: str) -> str:

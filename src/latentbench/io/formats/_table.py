@@ -24,7 +24,12 @@ import numpy as np
 import pandas as pd
 
 from latentbench.exceptions import InputError
-from latentbench.io._files import MISSING_TOKENS, read_csv_text, spreadsheet_hint
+from latentbench.io._files import (
+    MISSING_TOKENS,
+    index_as_ids,
+    read_csv_text,
+    spreadsheet_hint,
+)
 from latentbench.io._matrix_checks import (
     _SCORE_COLUMNS,
     _head,
@@ -56,7 +61,7 @@ def _read(path: Path) -> tuple[pd.DataFrame, int]:
     suffix = path.suffix.lower()
     try:
         if suffix in (".parquet", ".pq"):
-            return pd.read_parquet(path), 1
+            return index_as_ids(pd.read_parquet(path)), 1
         if suffix in (".csv", ".tsv", ".txt"):
             return read_csv_text(path), 2
     except InputError:  # already names the file and the cause
