@@ -215,3 +215,14 @@ def test_a_parquet_with_row_numbers_as_index_reads_as_before(tmp_path):
     long.iloc[[3, 1, 2, 0]].to_parquet(path)  # a non-range integer index, stored by pandas
     assert ResponseMatrix.read(path).shape == (2, 2)
     assert len(read_results("table", [path])[0]) == 4
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize(
+    ("cell", "said"), [("-", "leave the cell empty or write NA"), ("#DIV/0!", "Excel error")]
+)
+def test_a_dash_or_an_excel_error_is_refused_saying_what_to_do(tmp_path, route, cell, said):
+    path = tmp_path / "results.csv"
+    path.write_text(f"model,q1,q2\nm1,{cell},0\nm2,0,1\nm3,1,1\n")
+    with pytest.raises(InputError, match=rf"results\.csv.*(line |:)2.*'{cell}'.*{said}"):
+        read_by(route, path)

@@ -242,10 +242,15 @@ def score_advice(raw: Any, scores: np.ndarray | None = None, of: str = "") -> st
     most 1e-6 is a rounding error; a value above 1 where most nonzero ``scores`` (every
     observed score of the column or table, NaN = missing) are above 1 and none above 100 is a
     0-100 scale, to divide by 100 (else the count above 1 is said); ``of`` says where
-    ``scores`` come from when they are not the whole table (``" in column 'q1'"``)."""
+    ``scores`` come from when they are not the whole table (``" in column 'q1'"``). A dash
+    (``-``) may mean missing (leave the cell empty), ``#DIV/0!`` is an Excel error."""
     if isinstance(raw, np.generic):
         raw = raw.item()
     text = raw.strip() if isinstance(raw, str) else None
+    if text and text.startswith("#"):
+        return " (an Excel error: fix the formula, or leave the cell empty if the score is missing)"
+    if text in ("-", "--", "\u2013", "\u2014", "?", "."):
+        return " (if the score is missing, leave the cell empty or write NA)"
     try:
         number = float(text[:-1] if text and text.endswith("%") else raw)
     except (TypeError, ValueError):
