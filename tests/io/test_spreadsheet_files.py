@@ -127,7 +127,7 @@ def test_estimate_reads_a_wide_file_with_ids_in_the_first_column_as_fit_does(tmp
 def test_ingest_reads_a_correct_column_as_fit_does(tmp_path, column):
     path = tmp_path / "results.csv"
     path.write_text(f"model,item,{column}\nm1,q1,1\nm1,q2,0\nm2,q1,0\nm2,q2,\n")
-    rows, report = read_results("table", [path])
+    rows, _ = read_results("table", [path])
     matrix = ResponseMatrix.read(path)
     got = {(m, i): s for m, i, s in zip(rows.model, rows.item, rows.score, strict=True)}
     assert got == {("m1", "q1"): 1.0, ("m1", "q2"): 0.0, ("m2", "q1"): 0.0}

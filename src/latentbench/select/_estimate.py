@@ -363,7 +363,8 @@ def read_responses(
     when they share an item id (disjoint ones are said in a DataWarning), and the trials of
     one (model, item) are averaged (said). Wide layout: a ``model`` column (in a file, else
     the first column when it holds text, as :meth:`ResponseMatrix.read
-    <latentbench.io.ResponseMatrix.read>` reads it) and one column per item; a DataFrame may hold the model ids as its index instead (the pivot
+    <latentbench.io.ResponseMatrix.read>` reads it) and one column per item; a DataFrame
+    may hold the model ids as its index instead (the pivot
     ``frame.pivot(index="model", columns="item", values="score")``, as
     :meth:`ResponseMatrix.from_wide <latentbench.io.ResponseMatrix.from_wide>` reads it).
     An empty cell (or a missing marker such as ``NA``) is not answered; anything else must be
