@@ -226,3 +226,22 @@ def test_a_dash_or_an_excel_error_is_refused_saying_what_to_do(tmp_path, route, 
     path.write_text(f"model,q1,q2\nm1,{cell},0\nm2,0,1\nm3,1,1\n")
     with pytest.raises(InputError, match=rf"results\.csv.*(line |:)2.*'{cell}'.*{said}"):
         read_by(route, path)
+
+
+@pytest.mark.parametrize("route", ["fit", "ingest"])
+def test_a_long_table_whose_model_column_is_capitalised_is_named(tmp_path, route):
+    # ingest said "model 'm1' is on line 2 and line 3; expected one row per model"
+    path = tmp_path / "results.csv"
+    path.write_text("Model,item,score\nm1,q1,1\nm1,q2,0\nm2,q1,0\nm2,q2,1\n")
+    with pytest.raises(
+        InputError, match=r"results\.csv: column 'Model' looks like.*rename it model"
+    ):
+        read_by(route, path)
+
+
+def test_estimate_still_reads_one_models_answers_with_a_model_lookalike_column(tmp_path):
+    path = tmp_path / "mine.csv"
+    path.write_text("Model,item,score\nm1,q1,1\nm1,q2,0\n")
+    with pytest.warns(UserWarning, match="name it 'model'"):
+        answers = read_responses(path)
+    assert list(answers) == ["mine"] and answers["mine"].tolist() == [1.0, 0.0]

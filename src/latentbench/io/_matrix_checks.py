@@ -50,11 +50,14 @@ def refuse_long_without_score(
         )
 
 
-def refuse_case_lookalikes(columns: Sequence[str], where: str, *, hint: str = "") -> None:
+def refuse_case_lookalikes(
+    columns: Sequence[str], where: str, *, hint: str = "", model: bool = True
+) -> None:
     """A long table's columns named in another case or with spaces (``Model``, ``ITEM``,
     ``Score `` from a spreadsheet) are an error that says which to rename: read as they are,
     the table would be taken for a wide one. Raised only where an item column and a score
-    column (:data:`_SCORE_COLUMNS`) are both found, at least one of them only so."""
+    column (:data:`_SCORE_COLUMNS`) are both found, at least one of them (or, with ``model``,
+    the model column) only so."""
     present = set(columns)
 
     def found(name: str) -> str | None:
@@ -64,15 +67,19 @@ def refuse_case_lookalikes(columns: Sequence[str], where: str, *, hint: str = ""
 
     item = found("item")
     score = next((c for c in map(found, _SCORE_COLUMNS) if c is not None), None)
-    if item is None or score is None or (item == "item" and score in _SCORE_COLUMNS):
+    model_column = found("model")
+    exact = item == "item" and score in _SCORE_COLUMNS
+    if item is None or score is None or (exact and (not model or model_column in (None, "model"))):
         return
-    model = found("model")
-    pairs = [(c, c.strip().casefold()) for c in (model, item, score) if c is not None]
+    pairs = [(c, c.strip().casefold()) for c in (model_column, item, score) if c is not None]
     renames = [(c, name) for c, name in pairs if c != name]
+    several = len(renames) > 1
     raise InputError(
-        f"{where}columns {', '.join(repr(c) for c, _ in renames)} look like a long table's "
+        f"{where}column{'s' if several else ''} {', '.join(repr(c) for c, _ in renames)} "
+        f"look{'' if several else 's'} like a long table's "
         f"{', '.join(name for _, name in renames)} in another case (or with spaces); rename "
-        f"them {', '.join(name for _, name in renames)} (lower case, as expected){hint}"
+        f"{'them' if several else 'it'} {', '.join(name for _, name in renames)} (lower case, "
+        f"as expected){hint}"
     )
 
 

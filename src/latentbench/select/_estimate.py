@@ -478,7 +478,8 @@ def _read_responses(
             "responses"
         )
     score = next((c for c in _SCORE_COLUMNS if c in columns), None)
-    refuse_case_lookalikes(columns, f"in {file}: ")
+    # a 'Model' column alone is estimate's to judge (one name: the model's, said)
+    refuse_case_lookalikes(columns, f"in {file}: ", model=False)
     refuse_long_without_score(columns, f"in {file}", _SCORE_COLUMNS, model=None)
     refuse_long_without_item(frame, f"in {file}", _SCORE_COLUMNS)
     if "item" in columns and score is not None:
