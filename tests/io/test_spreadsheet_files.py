@@ -70,7 +70,7 @@ def test_a_windows_csv_names_the_line_that_is_not_utf8(tmp_path, route):
 
 
 @pytest.mark.parametrize("route", ROUTES)
-@pytest.mark.parametrize("name", ["Average", "Total", "mean"])
+@pytest.mark.parametrize("name", ["Average", "Total", "mean", "Accuracy"])
 def test_a_summary_column_is_not_read_as_an_item(tmp_path, route, name):
     path = tmp_path / "results.csv"
     path.write_text(wide_text(extra=name))

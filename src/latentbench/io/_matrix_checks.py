@@ -318,9 +318,11 @@ def refuse_bad_ids(ids: pd.Series, kind: str, source: str | None, column: str) -
             )
 
 
-SUMMARY_LABELS = frozenset({"average", "avg", "mean", "total", "sum", "overall"})
+SUMMARY_LABELS = frozenset({"average", "avg", "mean", "total", "sum", "overall", "accuracy"})
 """Column or row names (stripped, any case) of a spreadsheet's summary, refused as an item or
-a model in a wide table: an average column read as an item would be fitted as one."""
+a model in a wide table: an average column read as an item would be fitted as one. (``score``
+is not among them: a wide table may have an item named so, as tests/io/test_hardening.py
+pins.)"""
 
 _PANDAS_INDEX = re.compile(r"Unnamed: \d+")
 
