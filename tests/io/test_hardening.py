@@ -78,10 +78,11 @@ def test_repeated_column_is_an_error_in_ingest(tmp_path):
 def test_a_long_table_without_a_score_column_is_named_as_such_in_ingest(tmp_path):
     # it was read as a wide table: "field 'item': value 'q1' is a string that is not a score"
     path = tmp_path / "long.csv"
-    path.write_text("model,item,correct\nm1,q1,1\nm2,q1,0\n")
+    path.write_text("model,item,value\nm1,q1,1\nm2,q1,0\n")  # ('correct' is read as fit reads it)
     with pytest.raises(
         InputError,
-        match=r"long\.csv: columns 'model' and 'item' .* no score column; expected one of 'score';",
+        match=r"long\.csv: columns 'model' and 'item' .* no score column; expected one of 'score', "
+        "'correct', 'is_correct';",
     ):
         read_results("table", path)
 

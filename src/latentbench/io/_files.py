@@ -24,9 +24,11 @@ __all__ = [
     "MISSING_TOKENS",
     "cells_sha256",
     "file_sha256",
+    "index_as_ids",
     "read_csv_ids",
     "read_csv_text",
     "read_table_file",
+    "spreadsheet_hint",
     "store_input_record",
 ]
 
@@ -38,14 +40,27 @@ def _check_header(path: Path, sep: str) -> None:
     try:
         with open(path, encoding="utf-8", newline="") as handle:
             header = next(csv.reader(handle, delimiter=sep), [])
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason}); expected a CSV file") from None
+    except UnicodeDecodeError:
+        raise _not_utf8(path) from None
+    if len(header) == 1:  # one column: another program's separator (European Excel: ';')
+        separator = next((c for c in (";", "\t", "|") if c in header[0]), None)
+        if separator is not None:
+            tsv = " (or name the file .tsv)" if separator == "\t" else ""
+            raise InputError(
+                f"{path}: line 1: one column named {_shorten(header[0])!r}: the file seems "
+                f"separated by {separator!r}; expected a comma-separated CSV with '.' as the "
+                f"decimal point{tsv} (Excel: save as 'CSV UTF-8 (Comma delimited)')"
+            )
     repeated = [name for name, count in Counter(header).items() if count > 1]
     if repeated:
         raise InputError(
             f"{path}: line 1: column {repeated[0]!r} appears {header.count(repeated[0])} times; "
             "expected each column name once"
         )
+
+
+def _shorten(text: str, n: int = 60) -> str:
+    return text if len(text) <= n else text[: n - 3] + "..."
 
 
 _NUMBER_NA = ("", "nan", "NaN", "NA", "<NA>", "N/A", "n/a", "null", "NULL", "None", "-nan")
@@ -83,8 +98,25 @@ def read_csv_text(path: str | Path) -> pd.DataFrame:
         return pd.read_csv(file, sep=sep, dtype=str, keep_default_na=False, na_values=[""])
     except pd.errors.EmptyDataError:
         raise InputError(f"{file}: the file is empty; expected a header line") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+    except UnicodeDecodeError:
+        raise _not_utf8(file) from None
+    except (pd.errors.ParserError, ValueError) as exc:
         raise InputError(f"{file}: could not be read as CSV ({exc})") from None
+
+
+def _not_utf8(path: Path) -> InputError:
+    """The error for a CSV file that is not UTF-8, naming the line and byte of the first
+    character that is not (Excel's plain 'CSV' on Windows writes cp1252: é is byte 0xe9)."""
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return InputError(
+            f"{path}: line {line}: byte {data[exc.start]:#04x} is not UTF-8 ({exc.reason}); "
+            "expected a UTF-8 CSV file (Excel: save as 'CSV UTF-8 (Comma delimited)')"
+        )
+    return InputError(f"{path}: not UTF-8 text; expected a UTF-8 CSV file")
 
 
 def read_table_file(path: str | Path) -> pd.DataFrame:
@@ -111,9 +143,29 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
         repeated = [c for c, n in Counter(map(str, frame.columns)).items() if n > 1]
         if repeated:
             raise InputError(f"{file}: column {repeated[0]!r} appears more than once")
-        return frame
-    hint = _tools_hint() if suffix in (".json", ".jsonl", ".eval") else ""
+        return index_as_ids(frame)
+    hint = _tools_hint() if suffix in (".json", ".jsonl", ".eval") else spreadsheet_hint(suffix)
     raise InputError(f"{file}: unknown file type {suffix!r}; expected .parquet, .csv or .tsv{hint}")
+
+
+def index_as_ids(frame: pd.DataFrame) -> pd.DataFrame:
+    """A Parquet file's pandas index made its first column where it holds ids: a named index
+    or one of text (``wide.to_parquet()`` of a frame indexed by model) when the table has no
+    ``model`` column; an unnamed integer index (row numbers) is left out, as before."""
+    index = frame.index
+    if "model" in frame.columns or isinstance(index, (pd.RangeIndex, pd.MultiIndex)):
+        return frame
+    text = pd.api.types.is_string_dtype(index.dtype) or index.dtype == object
+    if index.name is None and not text:
+        return frame
+    return frame.reset_index(names="model" if index.name is None else str(index.name))
+
+
+def spreadsheet_hint(suffix: str) -> str:
+    """What to do with a spreadsheet's own file (``.xlsx``) given where a table is read."""
+    if suffix.lower() not in (".xlsx", ".xlsm", ".xls", ".ods", ".numbers"):
+        return ""
+    return " (a spreadsheet: save it as 'CSV UTF-8 (Comma delimited)' and give the .csv)"
 
 
 def _tools_hint() -> str:

@@ -36,9 +36,13 @@ from latentbench.io._matrix_checks import (
     _where,
     not_a_score,
     refuse_bad_ids,
+    refuse_case_lookalikes,
     refuse_long_without_item,
     refuse_long_without_model,
     refuse_long_without_score,
+    refuse_repeated_rows,
+    refuse_wide_non_items,
+    score_advice,
 )
 
 __all__ = ["MatrixSummary", "ResponseMatrix"]
@@ -190,12 +194,14 @@ class ResponseMatrix:
                 f"{_where(source)}model {models[row]!r}, item {items[col]!r}: value "
                 f"{_show(array[row, col])} is infinite; expected a score in [0, 1] or NaN"
             )
-        outside = not_a_score(values, missing_ok=True)
+        # checked before float32 rounds it: 1.00000001 is no score, as the other readers say
+        outside = not_a_score(array if array.dtype == np.float64 else values, missing_ok=True)
         if outside.any():
             row, col = np.argwhere(outside)[0]
             raise InputError(
                 f"{_where(source)}model {models[row]!r}, item {items[col]!r}: score "
                 f"{_show(array[row, col])} is outside [0, 1]; expected a score in [0, 1]"
+                f"{score_advice(array[row, col], values)}"
             )
         if n_models < 2:
             raise InputError(
@@ -356,6 +362,7 @@ class ResponseMatrix:
         if model is not None:
             if model not in frame.columns:
                 raise InputError(f"{_where(source)}column {model!r} is missing; expected model ids")
+            refuse_bad_ids(frame[model].reset_index(drop=True), "model", source, str(model))
             frame = frame.set_index(model)
         if frame.shape[0] == 0 or frame.shape[1] == 0:
             header = f"{frame.index.name or ''}{''.join(map(str, frame.columns))}"
@@ -366,6 +373,7 @@ class ResponseMatrix:
                     f"{separator!r}; expected a comma-separated CSV (or Parquet)"
                 )
             raise InputError(f"{_where(source)}the table is empty; expected models x items")
+        refuse_wide_non_items(frame, list(frame.index), _where(source), lambda k: _row(source, k))
         columns = {}
         for name in frame.columns:
             columns[name] = _coerce_scores(frame[name], source, str(name))
@@ -384,6 +392,9 @@ class ResponseMatrix:
             )
             scores = scores[:, ~empty]
             items = [name for name, drop in zip(items, empty, strict=True) if not drop]
+        # a model on two rows: both lines named (after the cells, which say more of a long
+        # table read as wide)
+        refuse_repeated_rows(pd.Series(frame.index), _where(source), lambda k: _row(source, k))
         matrix = cls(scores, list(frame.index), items, source=source)
         matrix.dropped_items = tuple(gone)
         return matrix
@@ -441,6 +452,13 @@ class ResponseMatrix:
                 )
         if layout == "auto":
             layout = "long" if {model_col, item_col, score_col} <= set(columns) else "wide"
+            if layout == "wide" and item is None and score is None:
+                refuse_case_lookalikes(
+                    columns,
+                    f"{source}: ",
+                    hint=" (or name them: model=, item=, score=, `latentbench fit "
+                    "--model-col/--item-col/--score-col`)",
+                )
             if layout == "wide" and item is None:
                 refuse_long_without_item(
                     frame,
@@ -778,6 +796,7 @@ def _observed_long_scores(
             f"{_where(source)}column {score!r}, {_row(source, position)} (model="
             f"{frame[model].iloc[position]!r}, item={frame[item].iloc[position]!r}): score "
             f"{_show(values[position])} is outside [0, 1]; expected a score in [0, 1]"
+            f"{score_advice(values[position], values)}"
         )
     return values, missing
 

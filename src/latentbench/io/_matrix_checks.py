@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -47,6 +48,39 @@ def refuse_long_without_score(
             f"expected one of {', '.join(map(repr, accepted))}{hint}; found columns "
             f"{_head(columns)}"
         )
+
+
+def refuse_case_lookalikes(
+    columns: Sequence[str], where: str, *, hint: str = "", model: bool = True
+) -> None:
+    """A long table's columns named in another case or with spaces (``Model``, ``ITEM``,
+    ``Score `` from a spreadsheet) are an error that says which to rename: read as they are,
+    the table would be taken for a wide one. Raised only where an item column and a score
+    column (:data:`_SCORE_COLUMNS`) are both found, at least one of them (or, with ``model``,
+    the model column) only so."""
+    present = set(columns)
+
+    def found(name: str) -> str | None:
+        if name in present:
+            return name
+        return next((c for c in columns if c.strip().casefold() == name), None)
+
+    item = found("item")
+    score = next((c for c in map(found, _SCORE_COLUMNS) if c is not None), None)
+    model_column = found("model")
+    exact = item == "item" and score in _SCORE_COLUMNS
+    if item is None or score is None or (exact and (not model or model_column in (None, "model"))):
+        return
+    pairs = [(c, c.strip().casefold()) for c in (model_column, item, score) if c is not None]
+    renames = [(c, name) for c, name in pairs if c != name]
+    several = len(renames) > 1
+    raise InputError(
+        f"{where}column{'s' if several else ''} {', '.join(repr(c) for c, _ in renames)} "
+        f"look{'' if several else 's'} like a long table's "
+        f"{', '.join(name for _, name in renames)} in another case (or with spaces); rename "
+        f"{'them' if several else 'it'} {', '.join(name for _, name in renames)} (lower case, "
+        f"as expected){hint}"
+    )
 
 
 def _refuse_long_without(
@@ -209,6 +243,44 @@ def numeric_scores(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return numeric.to_numpy(dtype=np.float64, na_value=np.nan), bad
 
 
+def score_advice(raw: Any, scores: np.ndarray | None = None, of: str = "") -> str:
+    """How to fix a cell refused as a score, for the end of its message (``""`` when there is
+    nothing to add): ``85%`` is a percentage to write as 0.85; a value outside [0, 1] by at
+    most 1e-6 is a rounding error; a value above 1 where most nonzero ``scores`` (every
+    observed score of the column or table, NaN = missing) are above 1 and none above 100 is a
+    0-100 scale, to divide by 100 (else the count above 1 is said); ``of`` says where
+    ``scores`` come from when they are not the whole table (``" in column 'q1'"``). A dash
+    (``-``) may mean missing (leave the cell empty), ``#DIV/0!`` is an Excel error."""
+    if isinstance(raw, np.generic):
+        raw = raw.item()
+    text = raw.strip() if isinstance(raw, str) else None
+    if text and text.startswith("#"):
+        return " (an Excel error: fix the formula, or leave the cell empty if the score is missing)"
+    if text in ("-", "--", "\u2013", "\u2014", "?", "."):
+        return " (if the score is missing, leave the cell empty or write NA)"
+    try:
+        number = float(text[:-1] if text and text.endswith("%") else raw)
+    except (TypeError, ValueError):
+        return ""
+    if text and text.endswith("%"):
+        return f" (a percentage: write {number / 100:g} for {text})"
+    excess = number - 1 if number > 1 else -number
+    if 0 < excess <= 1e-6:
+        return (
+            f" (by {excess:.1g}: a rounding error? round the scores, e.g. to 6 decimals, in the "
+            "file)"
+        )
+    if scores is None or not number > 1 or not np.isfinite(number):
+        return ""
+    observed = np.asarray(scores, dtype=np.float64)
+    observed = observed[~np.isnan(observed)]
+    above, nonzero = int((observed > 1).sum()), int((observed != 0).sum())
+    said = f"{above:,} of {observed.size:,} observed scores{of} are above 1"
+    if above * 2 > nonzero and observed.min() >= 0 and observed.max() <= 100:
+        return f" ({said}, none above 100: a 0-100 scale? divide the scores by 100)"
+    return f" ({said})"
+
+
 def _coerce_scores(values: pd.Series, source: str | None, column: str) -> np.ndarray:
     """Convert a column to float, naming the first non-numeric value if there is one
     (:func:`numeric_scores`)."""
@@ -218,6 +290,7 @@ def _coerce_scores(values: pd.Series, source: str | None, column: str) -> np.nda
         raise InputError(
             f"{_where(source)}column {column!r}, {_row(source, position)}: value "
             f"{_show(values.iloc[position])} is not numeric; expected a score in [0, 1]"
+            f"{score_advice(values.iloc[position])}"
         )
     return numeric
 
@@ -243,6 +316,72 @@ def refuse_bad_ids(ids: pd.Series, kind: str, source: str | None, column: str) -
                 f"{_show(ids.iloc[position])} has type {value_type.__name__}; expected a "
                 "string or an integer"
             )
+
+
+SUMMARY_LABELS = frozenset({"average", "avg", "mean", "total", "sum", "overall", "accuracy"})
+"""Column or row names (stripped, any case) of a spreadsheet's summary, refused as an item or
+a model in a wide table: an average column read as an item would be fitted as one. (``score``
+is not among them: a wide table may have an item named so, as tests/io/test_hardening.py
+pins.)"""
+
+_PANDAS_INDEX = re.compile(r"Unnamed: \d+")
+
+
+def refuse_wide_non_items(
+    items: pd.DataFrame, models: Sequence[Any], where: str, place: Callable[[int], str]
+) -> None:
+    """Refuse what a spreadsheet adds to a wide table that is not a response: a summary
+    column (``Average``, ``Total``, ...: :data:`SUMMARY_LABELS`), a summary row, or the row
+    numbers 0, 1, 2, ... that pandas writes as its index (``Unnamed: 0``).
+
+    Parameters
+    ----------
+    items : DataFrame
+        The item columns (scores as read: text or numbers).
+    models : sequence
+        The model id of every row.
+    where : str
+        The file, as the caller's messages start (``"in results.csv: "``).
+    place : callable
+        Where row ``k`` (0-based) is, as the caller's messages say it (``"line 6"``).
+    """
+    for name in items.columns:
+        label = str(name).strip().casefold()
+        if label in SUMMARY_LABELS:
+            raise InputError(
+                f"{where}column {str(name)!r} looks like a summary of the other columns (an "
+                "average or a total), not an item; delete the column from the file (or rename "
+                "it, if it is an item)"
+            )
+        if _PANDAS_INDEX.fullmatch(str(name)) and len(items) >= 3:
+            numbers = pd.to_numeric(items[name], errors="coerce").to_numpy(dtype=np.float64)
+            start = numbers[0] if len(numbers) else np.nan
+            if start in (0, 1) and np.array_equal(numbers, start + np.arange(len(numbers))):
+                raise InputError(
+                    f"{where}column {str(name)!r} holds the row numbers {int(start)}, "
+                    f"{int(start) + 1}, {int(start) + 2}, ... (the index pandas writes with "
+                    "to_csv, under an empty header), not an item; write the file with "
+                    "index=False, or delete the column"
+                )
+    for k, model in enumerate(models):
+        if str(model).strip().casefold() in SUMMARY_LABELS:
+            raise InputError(
+                f"{where}{place(k)}: model {str(model)!r} looks like a summary row (an average "
+                "or a total), not a model; delete the row from the file (or rename the model)"
+            )
+
+
+def refuse_repeated_rows(models: pd.Series, where: str, place: Callable[[int], str]) -> None:
+    """A wide table's model on two rows is an error naming both (``place(k)``: where row
+    ``k`` is), in every route: not two models, nor one row kept silently."""
+    text = models.astype(str).reset_index(drop=True)
+    repeated = text.duplicated(keep=False).to_numpy()
+    if repeated.any():
+        first, second = np.flatnonzero(repeated & (text == text[repeated].iloc[0]).to_numpy())[:2]
+        raise InputError(
+            f"{where}model {text.iloc[first]!r} is on {place(int(first))} and "
+            f"{place(int(second))}; expected one row per model in a wide table"
+        )
 
 
 def _holds_numbers(values: pd.Series) -> bool:

@@ -361,8 +361,10 @@ def read_responses(
     :meth:`ResponseMatrix.read <latentbench.io.ResponseMatrix.read>` reads them: several
     ``metric``, ``filter`` or ``split`` values are an error, several ``benchmark`` values too
     when they share an item id (disjoint ones are said in a DataWarning), and the trials of
-    one (model, item) are averaged (said). Wide layout: a ``model`` column and one column per
-    item; a DataFrame may hold the model ids as its index instead (the pivot
+    one (model, item) are averaged (said). Wide layout: a ``model`` column (in a file, else
+    the first column when it holds text, as :meth:`ResponseMatrix.read
+    <latentbench.io.ResponseMatrix.read>` reads it) and one column per item; a DataFrame
+    may hold the model ids as its index instead (the pivot
     ``frame.pivot(index="model", columns="item", values="score")``, as
     :meth:`ResponseMatrix.from_wide <latentbench.io.ResponseMatrix.from_wide>` reads it).
     An empty cell (or a missing marker such as ``NA``) is not answered; anything else must be
@@ -435,6 +437,8 @@ def _read_responses(
 
     from latentbench.io._matrix_checks import (
         _SCORE_COLUMNS,
+        _holds_numbers,
+        refuse_case_lookalikes,
         refuse_long_without_item,
         refuse_long_without_score,
     )
@@ -474,6 +478,8 @@ def _read_responses(
             "responses"
         )
     score = next((c for c in _SCORE_COLUMNS if c in columns), None)
+    # a 'Model' column alone is estimate's to judge (one name: the model's, said)
+    refuse_case_lookalikes(columns, f"in {file}: ", model=False)
     refuse_long_without_score(columns, f"in {file}", _SCORE_COLUMNS, model=None)
     refuse_long_without_item(frame, f"in {file}", _SCORE_COLUMNS)
     if "item" in columns and score is not None:
@@ -485,6 +491,10 @@ def _read_responses(
         return answers
     if "model" in columns:
         return _wide_responses(frame, columns, file)
+    if not isinstance(path, pd.DataFrame) and score is None and len(columns) > 1:
+        first = frame.columns[0]
+        if not _holds_numbers(frame[first]):  # ids in the first column, as ResponseMatrix.read
+            return _wide_responses(frame.rename(columns={first: "model"}), columns, file)
     hint = ""
     if isinstance(path, pd.DataFrame) and not _default_range(path.index):
         hint = (
@@ -585,7 +595,13 @@ def _long_responses(
 def _long_scores(frame: pd.DataFrame, columns: list[str], score: str, file: str) -> np.ndarray:
     """The scores of a long answers table (NaN = not answered), its ids checked: a score that
     is not a number or is outside [0, 1], or a bad item or model id, is refused."""
-    from latentbench.io._matrix_checks import _row, _show, numeric_scores, refuse_bad_ids
+    from latentbench.io._matrix_checks import (
+        _row,
+        _show,
+        numeric_scores,
+        refuse_bad_ids,
+        score_advice,
+    )
 
     values, bad = numeric_scores(frame[score])
     if bad.any():
@@ -593,7 +609,7 @@ def _long_scores(frame: pd.DataFrame, columns: list[str], score: str, file: str)
         raise InputError(
             f"in {file}: column {score!r}, {_row(file, k)}: value "
             f"{_show(frame[score].iloc[k])} is not numeric; expected a score in [0, 1] "
-            "(empty = not answered)"
+            f"(empty = not answered){score_advice(frame[score].iloc[k])}"
         )
     refuse_bad_ids(frame["item"], "item", file, "item")
     if "model" in columns:
@@ -604,7 +620,8 @@ def _long_scores(frame: pd.DataFrame, columns: list[str], score: str, file: str)
         raise InputError(
             f"in {file}: column {score!r}, {_row(file, k)} (item "
             f"{str(frame['item'].iloc[k])!r}): score {_show(values[k])} is outside [0, 1]; "
-            "expected a score in [0, 1] (empty = not answered)"
+            f"expected a score in [0, 1] (empty = not answered)"
+            f"{score_advice(frame[score].iloc[k], values)}"
         )
     return values
 
@@ -715,7 +732,14 @@ def _wide_responses(frame: pd.DataFrame, columns: list[str], file: str) -> dict[
     model; a model on two rows, or a cell that is not a score in [0, 1], is refused."""
     import pandas as pd
 
-    from latentbench.io._matrix_checks import _row, _show, numeric_scores, refuse_bad_ids
+    from latentbench.io._matrix_checks import (
+        _row,
+        _show,
+        numeric_scores,
+        refuse_bad_ids,
+        refuse_wide_non_items,
+        score_advice,
+    )
 
     refuse_bad_ids(frame["model"], "model", file, "model")
     names = frame["model"].astype(str)
@@ -729,6 +753,7 @@ def _wide_responses(frame: pd.DataFrame, columns: list[str], file: str) -> dict[
             f"found columns {columns[:8]}"
         )
     cells = frame.drop(columns="model")
+    refuse_wide_non_items(cells, names.tolist(), f"in {file}: ", lambda k: _row(file, k))
     item_ids = [str(c) for c in cells.columns]
     flat = pd.Series(cells.to_numpy(dtype=object).ravel())
     values, bad = numeric_scores(flat)
@@ -742,6 +767,7 @@ def _wide_responses(frame: pd.DataFrame, columns: list[str], file: str) -> dict[
                 f"in {file}: model {names.iloc[row]!r} ({_row(file, row)}), column "
                 f"{item_ids[col]!r}: value {shown} {what or 'is outside [0, 1]'}; expected a "
                 "score in [0, 1] (empty = not answered)"
+                f"{score_advice(flat.iloc[row * len(item_ids) + col], values)}"
             )
     return {names.iloc[k]: pd.Series(values[k], index=item_ids) for k in range(len(names))}
 

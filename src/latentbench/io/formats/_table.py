@@ -1,6 +1,7 @@
 """CSV and Parquet tables, long or wide.
 
-Long: one row per observation with columns ``model``, ``item``, ``score`` and optionally any
+Long: one row per observation with columns ``model``, ``item``, ``score`` (or ``correct``,
+``is_correct``, as :meth:`ResponseMatrix.read` reads them) and optionally any
 other canonical column (``benchmark``, ``metric``, ``filter``, ``trial``, ``item_hash``,
 ``run_timestamp``, ``source``, ``source_file``, ``source_model``, ``split``, ``flag``), so a
 store export reads back
@@ -23,8 +24,22 @@ import numpy as np
 import pandas as pd
 
 from latentbench.exceptions import InputError
-from latentbench.io._files import MISSING_TOKENS, read_csv_text
-from latentbench.io._matrix_checks import _head, _show, refuse_long_without_score
+from latentbench.io._files import (
+    MISSING_TOKENS,
+    index_as_ids,
+    read_csv_text,
+    spreadsheet_hint,
+)
+from latentbench.io._matrix_checks import (
+    _SCORE_COLUMNS,
+    _head,
+    _show,
+    refuse_case_lookalikes,
+    refuse_long_without_score,
+    refuse_repeated_rows,
+    refuse_wide_non_items,
+    score_advice,
+)
 from latentbench.io.formats._common import (
     CANONICAL_COLUMNS,
     TEXT_COLUMNS,
@@ -46,12 +61,17 @@ def _read(path: Path) -> tuple[pd.DataFrame, int]:
     suffix = path.suffix.lower()
     try:
         if suffix in (".parquet", ".pq"):
-            return pd.read_parquet(path), 1
+            return index_as_ids(pd.read_parquet(path)), 1
         if suffix in (".csv", ".tsv", ".txt"):
             return read_csv_text(path), 2
+    except InputError:  # already names the file and the cause
+        raise
     except Exception as exc:
         raise InputError(f"{path}: could not be read as {suffix[1:]} ({exc})") from None
-    raise InputError(f"{path}: unknown file type {suffix!r}; expected .csv, .tsv or .parquet")
+    raise InputError(
+        f"{path}: unknown file type {suffix!r}; expected .csv, .tsv or .parquet"
+        f"{spreadsheet_hint(suffix)}"
+    )
 
 
 def _is_text(path: Path) -> bool:
@@ -83,6 +103,7 @@ def _scores(
         raise InputError(
             f"{_place(path, int(rows[k]), offset)}: field {column!r}: value "
             f"{values.iloc[k]!r} is a string that is not a score; expected a number in [0, 1]"
+            f"{score_advice(values.iloc[k])}"
         )
     outside = ~np.isnan(array) & ((array < 0) | (array > 1) | ~np.isfinite(array))
     if outside.any():
@@ -90,6 +111,7 @@ def _scores(
         raise InputError(
             f"{_place(path, int(rows[k]), offset)}: field {column!r}: value "
             f"{_show(values.iloc[k])} is outside [0, 1]; expected a score in [0, 1]"
+            f"{score_advice(values.iloc[k], array, f' in field {column!r}')}"
         )
     return array
 
@@ -151,10 +173,23 @@ def _wide_rows(
             f"({', '.join(map(repr, items[:3]))}{', ...' if len(items) > 3 else ''}); "
             "for a long table name its columns model, item, score"
         )
+
+    def place(k: int) -> str:
+        return f"line {int(rows[k]) + offset}" if _is_text(path) else f"row {rows[k] + offset}"
+
+    refuse_repeated_rows(ids, f"{path}: ", place)
+    refuse_wide_non_items(
+        frame.drop(columns=["model"]) if id_col == "model" else frame,
+        ids.tolist(),
+        f"{path}: ",
+        place,
+    )
     parts = []
+    missing = 0
     for column in items:
         scores = _scores(frame[column], path, offset, column, rows)
         keep = ~np.isnan(scores)
+        missing += int((~keep).sum())  # empty cells and markers (NA, null, ...) alike
         parts.append(
             pd.DataFrame(
                 {
@@ -166,7 +201,7 @@ def _wide_rows(
             )
         )
     long = pd.concat(parts, ignore_index=True)
-    report.drop("empty cell (missing)", int(frame[items].isna().to_numpy().sum()))
+    report.drop("empty cell (missing)", missing)
     _say_without_scores(path, ids, long["model"], "model", report)
     _say_without_scores(path, pd.Series(items), long["item"], "item", report)
     return long
@@ -341,10 +376,16 @@ def read(
     frame.columns = [str(c) for c in frame.columns]
     if len(frame) == 0:
         raise InputError(f"{path}: no rows after the header; expected at least one observation")
+    if layout != "wide" and "score" not in frame.columns:
+        # the score column under another name that fit reads (correct, is_correct)
+        named = next((c for c in _SCORE_COLUMNS if c in frame.columns), None)
+        if named is not None and {"model", "item"} <= set(frame.columns):
+            frame = frame.rename(columns={named: "score"})
     if layout == "auto":
         layout = "long" if set(_LONG) <= set(frame.columns) else "wide"
         if layout == "wide":
-            refuse_long_without_score(list(frame.columns), str(path), ("score",))
+            refuse_case_lookalikes(list(frame.columns), f"{path}: ")
+            refuse_long_without_score(list(frame.columns), str(path), _SCORE_COLUMNS)
     elif layout == "long":
         lacking = [c for c in _LONG if c not in frame.columns]
         if lacking:
