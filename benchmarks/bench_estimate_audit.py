@@ -116,6 +116,17 @@ def check_run(cal: Calibration, r, y: np.ndarray, floor: float = 0.5) -> list[st
         a_lo, a_hi = score_ability(knots, [r.lower, r.upper])
         if not (r.theta_lower <= a_lo + 1e-12 and a_hi - 1e-12 <= r.theta_upper):
             bad.append("theta interval misses the restated score interval")
+        keep = np.isfinite(cal.model_scores) & np.asarray([m != r.model for m in cal.model_ids])
+        th = np.asarray(cal.abilities, dtype=float)[keep]
+        if not (
+            1 + int((th > r.theta_upper).sum()) <= r.rank_lower
+            and 1 + int((th > r.theta_lower).sum()) >= r.rank_upper
+        ):
+            bad.append("theta interval implies fewer ranks than the rank interval")
+        n_th, rk = th.size, r.rank
+        exists = rk in (1, n_th + 1) or np.sort(th)[n_th - rk] < np.sort(th)[n_th - rk + 1]
+        if exists and 1 + int((th > r.theta).sum()) != r.rank:  # (a tie can leave no such)
+            bad.append(f"theta's rank {1 + int((th > r.theta).sum())} is not rank {r.rank}")
     k = r.n_evaluated
     if not (len(r.items) == len(r.answers) == len(r.probabilities) == k == len(set(r.items))):
         bad.append("items / answers / probabilities / n_evaluated disagree")

@@ -210,3 +210,31 @@ def test_compare_sign_agrees_with_its_interval():
             assert r.upper <= 0.0
         seen.add(r.higher)
     assert seen & {"A", "B"}  # the pair is far enough apart for a sign to be certified
+
+
+def test_ability_interval_spans_ranks_inside_a_tie_of_calibration_abilities():
+    """Calibration models with the same answers share an ability; where their place by
+    ability is not their place by score (here ten copies score 0.36 but have the lowest
+    ability), some ranks have no ability of their own. The ability interval must still imply
+    every rank of the rank interval (never fewer, never none in common): before, a score
+    interval of ranks 33rd-35th gave an ability interval whose worst rank was 27th."""
+    base = simulate(40, 25, 1, seed=5)
+    Y = np.repeat(base, 20, axis=1)
+    Y[:10] = Y[0]
+    cal = from_matrix(matrix(Y[:36]), rank=1)
+    th = np.sort(cal.abilities)
+    assert (np.diff(th) == 0).any()  # the copies share an ability
+    contradicted = []
+    for pos in (4, 5):
+        y = np.tile((np.arange(20) < pos).astype(float), 25)
+        for s in range(4):
+            for budget in (300, 450):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    r = estimate(cal, y, model="new", budget=budget, seed=s)
+                best = 1 + int((th > r.theta_upper).sum())
+                worst = 1 + int((th > r.theta_lower).sum())
+                if not best <= r.rank_lower <= r.rank_upper <= worst:
+                    contradicted.append((pos, s, budget, r.rank_lower, r.rank_upper, best, worst))
+                assert r.theta_lower <= r.theta <= r.theta_upper
+    assert not contradicted, contradicted
