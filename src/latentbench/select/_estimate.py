@@ -1105,9 +1105,11 @@ def _ability(
 
     The interval is the hull of the score interval restated on the ability scale
     (:func:`score_ability`, valid whenever the score interval is; it implies exactly the ranks
-    ``[rank_lower, rank_upper]`` among the ``ranked`` calibration models' abilities) and the
-    model-based Laplace interval; ``theta`` is the model-based (MAP) ability moved to the
-    nearest one of rank ``rank`` inside that interval. docs/estimate.md, Method 7.
+    ``[rank_lower, rank_upper]`` among the ``ranked`` calibration models' abilities where
+    those are distinct, and every one of them where some are tied: its ends then step past
+    the tie) and the model-based Laplace interval; ``theta`` is the model-based (MAP) ability
+    moved to the nearest one of rank ``rank`` inside that interval (to ``A(score)`` when a tie
+    leaves that rank no ability). docs/estimate.md, Method 7.
     """
     score, lower, upper = scores
     a_score, a_lower, a_upper = score_ability(
@@ -1127,6 +1129,17 @@ def _ability(
         hi = float(np.nextafter(th[k - r + 1], -math.inf)) if r > 1 else math.inf
         return (lo, hi) if lo <= a <= hi else (a, a)  # tied abilities: no room around a
 
+    # calibration models sharing an ability (the same answers) leave the ranks inside their
+    # tie without an ability of their own, where A(x) cannot have #(th > A(x)) == #(s > x):
+    # the ends then step past the tie, so that the interval still implies every rank of the
+    # rank interval (a no-op wherever the abilities are distinct: the count is exact there)
+    s_ranked = np.asarray(cal.model_scores, dtype=np.float64)[ranked]
+    above_lower = int((s_ranked > lower).sum())  # rank_upper - 1
+    above_upper = int((s_ranked > upper).sum())  # rank_lower - 1
+    if above_lower >= 1:  # at least rank_upper - 1 abilities above the lower end
+        a_lower = min(a_lower, float(np.nextafter(th[k - above_lower], -math.inf)))
+    if above_upper < k:  # at most rank_lower - 1 abilities above the upper end
+        a_upper = max(a_upper, float(th[k - above_upper - 1]))
     # the hull: valid for the restated score A(mu) whenever the score interval is, and for the
     # model-based ability whenever the Laplace interval is (not cut to the rank band: that
     # held the full-answer ability in 0.754 of BFCL's held-out runs at 300 items)

@@ -1,0 +1,367 @@
+"""Adversarial coverage audit of ``estimate``, ``tiny`` + ``estimate(items=)`` and ``compare``.
+
+The guarantee (docs/estimate.md, "The guarantee") is over the item draws for fixed answers,
+whatever the calibration. Each scenario fixes a calibration (often deliberately wrong) and a
+few answer vectors, varies the seed, and counts a miss when the interval failed to hold the
+target at the stop or at any earlier step (``trajectory``). Every run is also checked for the
+internal statements: the point inside the interval, the rank and ability intervals implied by
+the score interval, ``stopped`` / ``n_evaluated`` / the items agreeing with what was revealed,
+and every draw probability at least ``floor / |U|``.
+
+Scenarios the existing tests and benchmarks leave open (``bench_estimate_robust.py`` covers a
+25 x 1,000 calibration; ``test_coverage_simulation`` one seed per model):
+
+- ``small``: 20 models x 100 items (rank-3 truth at rank 1), budget 60 (most of the pool:
+  without replacement matters), and stopped at precision 0.08;
+- ``frac``: 70 x 2,000, a third of the items' parameters scrambled, answers mostly 0/1 with
+  a fifth at 0.5;
+- ``big``: 30 x 12,000, rank-3 truth at rank 1;
+- ``far``: a new model above every calibration model, and one near 0 everywhere;
+- ``ties``: 40 x 500 where items come in 25 groups of identical columns (tied parameters) and
+  calibration models share scores; new answers that split each group;
+- ``nan``: new models that skipped 40% of the items, more often where they were right
+  (the target is the mean over the answered items);
+- ``precision``: 40 x 2,000 scrambled, stopped at precision 0.03;
+- ``tiny``: fixed designs of k = 30 (``tiny`` seeds varied) on a scrambled rank-1 calibration
+  of a rank-3 world;
+- ``margin``: ``compare`` with a true difference of +0.03 and ``margin=0.02`` (a verdict
+  ``equivalent`` is wrong) and with a true difference of 0 (a certified sign is wrong).
+
+Usage::
+
+    python benchmarks/bench_estimate_audit.py --scenario small --seeds 200 --delta 0.2
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+import warnings
+import zlib
+
+import numpy as np
+import pandas as pd
+
+from latentbench import ResponseMatrix
+from latentbench.select import compare, estimate, tiny
+from latentbench.select._estimate_calibration import (
+    Calibration,
+    from_matrix,
+    score_ability,
+    score_ability_knots,
+)
+
+
+def simulate(m: int, n: int, rank: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    U = rng.normal(size=(m, rank))
+    V = np.abs(rng.normal(size=(n, rank))) * (1.2 / math.sqrt(rank))
+    if rank > 1:
+        V[:, 1:] *= rng.choice([-1.0, 1.0], size=(n, rank - 1)) * 1.5
+    b = rng.normal(size=n)
+    P = 1.0 / (1.0 + np.exp(-(U @ V.T + b)))
+    return (rng.random((m, n)) < P).astype(np.float64)
+
+
+def matrix(Y: np.ndarray) -> ResponseMatrix:
+    models = [f"m{i}" for i in range(Y.shape[0])]
+    items = [f"q{j:05d}" for j in range(Y.shape[1])]
+    return ResponseMatrix.from_wide(pd.DataFrame(Y, index=models, columns=items))
+
+
+def scramble(cal: Calibration, share: float, seed: int) -> Calibration:
+    rng = np.random.default_rng(seed)
+    n = cal.n_items
+    idx = rng.choice(n, size=int(share * n), replace=False)
+    perm = idx[rng.permutation(idx.size)]
+    V, b = cal.V.copy(), cal.b.copy()
+    V[idx], b[idx] = cal.V[perm], cal.b[perm]
+    feats = None
+    if cal.item_features is not None:
+        feats = cal.item_features.copy()
+        feats[idx] = cal.item_features[perm]
+    return Calibration(
+        cal.item_ids,
+        V,
+        b,
+        cal.sigma,
+        cal.model_ids,
+        cal.model_scores,
+        cal.model_factors,
+        "scrambled",
+        "x",
+        feats,
+    )
+
+
+def check_run(cal: Calibration, r, y: np.ndarray, floor: float = 0.5) -> list[str]:
+    """Internal statements of one result; returns the problems found."""
+    bad = []
+    if not r.lower <= r.score <= r.upper:
+        bad.append(f"point {r.score} outside [{r.lower}, {r.upper}]")
+    if not r.rank_lower <= r.rank <= r.rank_upper:
+        bad.append("rank outside its interval")
+    if not r.theta_lower <= r.theta <= r.theta_upper:
+        bad.append("theta outside its interval")
+    others = np.asarray(cal.model_scores, dtype=float)
+    others = others[np.isfinite(others) & np.asarray([m != r.model for m in cal.model_ids])]
+    if r.rank_lower != 1 + int((others > r.upper).sum()):
+        bad.append("rank_lower not implied by upper")
+    if r.rank_upper != 1 + int((others > r.lower).sum()):
+        bad.append("rank_upper not implied by lower")
+    pop = np.flatnonzero(np.isfinite(y))
+    if r.options.get("design") == "adaptive":
+        knots = score_ability_knots(cal, pop, None)
+        a_lo, a_hi = score_ability(knots, [r.lower, r.upper])
+        if not (r.theta_lower <= a_lo + 1e-12 and a_hi - 1e-12 <= r.theta_upper):
+            bad.append("theta interval misses the restated score interval")
+        keep = np.isfinite(cal.model_scores) & np.asarray([m != r.model for m in cal.model_ids])
+        th = np.asarray(cal.abilities, dtype=float)[keep]
+        if not (
+            1 + int((th > r.theta_upper).sum()) <= r.rank_lower
+            and 1 + int((th > r.theta_lower).sum()) >= r.rank_upper
+        ):
+            bad.append("theta interval implies fewer ranks than the rank interval")
+        n_th, rk = th.size, r.rank
+        exists = rk in (1, n_th + 1) or np.sort(th)[n_th - rk] < np.sort(th)[n_th - rk + 1]
+        if exists and 1 + int((th > r.theta).sum()) != r.rank:  # (a tie can leave no such)
+            bad.append(f"theta's rank {1 + int((th > r.theta).sum())} is not rank {r.rank}")
+    k = r.n_evaluated
+    if not (len(r.items) == len(r.answers) == len(r.probabilities) == k == len(set(r.items))):
+        bad.append("items / answers / probabilities / n_evaluated disagree")
+    if r.trajectory.shape[0] != k:
+        bad.append("trajectory length")
+    pos = cal.positions(list(r.items))
+    if not np.array_equal(np.asarray(r.answers), y[pos]):
+        bad.append("answers are not the model's")
+    n = r.n_items
+    for t, p in enumerate(r.probabilities):
+        if not floor / (n - t) * (1 - 1e-9) <= p <= 1.0:
+            bad.append(f"probability {p} below floor / |U| = {floor / (n - t)} at round {t}")
+            break
+    half = (r.upper - r.lower) / 2
+    stopped = r.stopped
+    if stopped == "budget" and k != r.options["budget"]:
+        bad.append("stopped at budget with another count")
+    if stopped == "precision" and not half <= r.options["precision"]:
+        bad.append("stopped at precision without reaching it")
+    if stopped == "exhausted" and (k != n or r.lower != r.upper):
+        bad.append("exhausted but not fully revealed")
+    if stopped != "exhausted" and stopped != "items" and k >= n:
+        bad.append("fully revealed but not 'exhausted'")
+    return bad
+
+
+def run_estimates(
+    cal: Calibration,
+    rows: np.ndarray,
+    seeds: int,
+    delta: float,
+    budget: int | None = 100,
+    precision: float | None = None,
+    truths: np.ndarray | None = None,
+) -> dict[str, object]:
+    misses_end = misses_any = runs = 0
+    problems: list[str] = []
+    widths, evals = [], []
+    for i, y in enumerate(rows):
+        truth = float(np.nanmean(y)) if truths is None else float(truths[i])
+        for s in range(seeds):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = estimate(
+                    cal,
+                    y,
+                    model=f"new{i}",
+                    budget=budget,
+                    precision=precision,
+                    delta=delta,
+                    seed=s,
+                )
+            runs += 1
+            misses_end += not (r.lower <= truth <= r.upper)
+            tr = r.trajectory
+            misses_any += bool(((tr[:, 1] > truth) | (tr[:, 2] < truth)).any())
+            widths.append((r.upper - r.lower) / 2)
+            evals.append(r.n_evaluated)
+            problems += [f"row {i} seed {s}: {p}" for p in check_run(cal, r, y)]
+    return summarise(runs, misses_end, misses_any, delta, problems, widths, evals)
+
+
+def summarise(runs, misses_end, misses_any, delta, problems, widths, evals) -> dict[str, object]:
+    cov = 1 - misses_any / runs
+    se = math.sqrt(max(cov * (1 - cov), (1 - delta) * delta) / runs)
+    return {
+        "runs": runs,
+        "coverage_end": round(1 - misses_end / runs, 4),
+        "coverage_throughout": round(cov, 4),
+        "mc_se": round(se, 4),
+        "floor_3se": round(1 - delta - 3 * math.sqrt((1 - delta) * delta / runs), 4),
+        "mean_half_width": round(float(np.mean(widths)), 4),
+        "mean_items": round(float(np.mean(evals)), 1),
+        "problems": problems[:5],
+        "n_problems": len(problems),
+    }
+
+
+def scenario(name: str, seeds: int, delta: float) -> dict[str, object]:
+    rng = np.random.default_rng(zlib.crc32(name.encode()))  # not hash(): salted
+    if name == "small":
+        Y = simulate(24, 100, 3, seed=1)
+        cal = from_matrix(matrix(Y[:20]), rank=1)
+        return run_estimates(cal, Y[20:], seeds, delta, budget=60)
+    if name == "small_precision":
+        Y = simulate(24, 100, 3, seed=1)
+        cal = from_matrix(matrix(Y[:20]), rank=1)
+        return run_estimates(cal, Y[20:], seeds, delta, budget=None, precision=0.08)
+    if name == "skew":  # rare large inverse-probability jumps: right on the hardest items only
+        Y = simulate(24, 200, 1, seed=10)
+        cal = from_matrix(matrix(Y[:20]), rank=1)
+        order = np.argsort(cal.population_prediction())
+        rows = []
+        for k in (2, 6, 20):
+            hard = np.zeros(200)
+            hard[order[:k]] = 1.0  # right on the k items predicted hardest, wrong elsewhere
+            easy = np.ones(200)
+            easy[order[-k:]] = 0.0  # wrong on the k items predicted easiest
+            rows += [hard, easy]
+        return run_estimates(cal, np.asarray(rows), seeds, delta, budget=60)
+    if name == "frac":
+        Y = simulate(74, 2000, 3, seed=2)
+        cal = scramble(from_matrix(matrix(Y[:70]), rank=1), 1 / 3, seed=0)
+        rows = Y[70:].copy()
+        half = rng.random(rows.shape) < 0.2
+        rows[half] = 0.5
+        return run_estimates(cal, rows, seeds, delta, budget=100)
+    if name == "big":
+        Y = simulate(33, 12000, 3, seed=3)
+        cal = from_matrix(matrix(Y[:30]), rank=1)
+        return run_estimates(cal, Y[30:], seeds, delta, budget=100)
+    if name == "far":
+        Y = simulate(40, 1000, 1, seed=4)
+        cal = from_matrix(matrix(Y[:40]), rank=1)
+        top = np.ones((2, 1000))
+        top[0, rng.choice(1000, 15, replace=False)] = 0.0  # 0.985, above every model
+        top[1, rng.choice(1000, 2, replace=False)] = 0.0
+        low = np.zeros((2, 1000))
+        low[0, rng.choice(1000, 8, replace=False)] = 1.0  # 0.008
+        # right exactly on the items the calibration finds hardest
+        low[1, np.argsort(cal.b)[:30]] = 1.0
+        return run_estimates(cal, np.vstack([top, low]), seeds, delta, budget=100)
+    if name == "ties":
+        base = simulate(40, 25, 1, seed=5)
+        Y = np.repeat(base, 20, axis=1)  # 25 groups of 20 identical columns
+        Y[:10] = Y[0]  # ten calibration models with the same answers: tied scores
+        cal = from_matrix(matrix(Y[:36]), rank=1)
+        rows = Y[36:].copy()
+        for k in range(rows.shape[0]):  # split each group: half right, half wrong
+            rows[k] = np.tile((np.arange(20) < 4 * (k + 1)).astype(float), 25)
+        return run_estimates(cal, rows, seeds, delta, budget=100)
+    if name == "nan":
+        Y = simulate(44, 1000, 3, seed=6)
+        cal = from_matrix(matrix(Y[:40]), rank=1)
+        rows = Y[40:].copy()
+        skip = rng.random(rows.shape) < np.where(rows == 1, 0.6, 0.2)
+        rows[skip] = np.nan
+        return run_estimates(cal, rows, seeds, delta, budget=100)
+    if name == "precision":
+        Y = simulate(44, 2000, 3, seed=7)
+        cal = scramble(from_matrix(matrix(Y[:40]), rank=1), 1 / 3, seed=1)
+        return run_estimates(cal, Y[40:], seeds, delta, budget=2000, precision=0.03)
+    if name == "tiny":
+        Y = simulate(35, 1000, 3, seed=8)
+        cal = scramble(from_matrix(matrix(Y[:30]), rank=1), 1 / 3, seed=2)
+        return run_tiny(cal, Y[30:], seeds, delta, k=30)
+    if name == "margin":
+        return run_margin(seeds, delta)
+    if name == "sign0":  # no margin: every certified sign is wrong
+        return run_margin(seeds, delta, margin=None, budget=300, cases=(("diff0", 0.0),))
+    raise SystemExit(f"unknown scenario {name}")
+
+
+def run_tiny(cal: Calibration, rows: np.ndarray, seeds: int, delta: float, k: int):
+    misses_end = misses_any = runs = 0
+    problems: list[str] = []
+    widths, evals = [], []
+    for s in range(seeds):
+        design = tiny(cal, k=k, seed=s)
+        for i, y in enumerate(rows):
+            truth = float(y.mean())
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = estimate(cal, y, model=f"new{i}", items=design, delta=delta)
+            runs += 1
+            misses_end += not (r.lower <= truth <= r.upper)
+            tr = r.trajectory
+            misses_any += bool(((tr[:, 1] > truth) | (tr[:, 2] < truth)).any())
+            widths.append((r.upper - r.lower) / 2)
+            evals.append(r.n_evaluated)
+            problems += [f"row {i} design {s}: {p}" for p in check_run(cal, r, y)]
+            if list(r.items) != design["item"].tolist():
+                problems.append(f"row {i} design {s}: items are not the design's")
+    return summarise(runs, misses_end, misses_any, delta, problems, widths, evals)
+
+
+def run_margin(
+    seeds: int,
+    delta: float,
+    margin: float | None = 0.02,
+    budget: int = 1000,
+    cases=None,
+    n: int = 1000,
+) -> dict[str, object]:
+    Y = simulate(42, n, 3, seed=9)
+    cal = from_matrix(matrix(Y[:40]), rank=1)
+    rng = np.random.default_rng(9)
+    a = Y[40].copy()
+    b = a.copy()
+    flip = rng.choice(n, n // 5, replace=False)  # a fifth of the items discordant
+    b[flip] = 1 - b[flip]
+    out = {}
+    for label, target in cases or (("diff0.03_margin0.02", 0.03), ("diff0", 0.0)):
+        bb = b.copy()
+        gap = round(float(a.mean() - bb.mean() - target) * n)
+        cand = np.flatnonzero(bb == (0 if gap > 0 else 1))
+        bb[rng.choice(cand, abs(gap), replace=False)] = 1 if gap > 0 else 0
+        truth = a.mean() - bb.mean()
+        assert abs(truth - target) < 1e-9, truth
+        wrong = miss = 0
+        verdicts: dict[str, int] = {}
+        for s in range(seeds):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = compare(
+                    cal, a, bb, model_a="A", model_b="B", margin=margin, delta=delta, seed=s,
+                    budget=budget,
+                )  # fmt: skip
+            verdicts[r.stopped] = verdicts.get(r.stopped, 0) + 1
+            miss += not (r.lower - 1e-12 <= truth <= r.upper + 1e-12)
+            if target > 0 and r.stopped == "equivalent":
+                wrong += 1
+            if target == 0 and r.higher is not None:
+                wrong += 1
+        out[label] = {
+            "runs": seeds,
+            "wrong_verdicts": wrong,
+            "misses": miss,
+            "verdicts": verdicts,
+            "mc_se_at_delta": round(math.sqrt(delta * (1 - delta) / seeds), 4),
+        }
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--scenario", required=True)
+    p.add_argument("--seeds", type=int, default=20)
+    p.add_argument("--delta", type=float, default=0.05)
+    args = p.parse_args()
+    t0 = time.perf_counter()
+    result = scenario(args.scenario, args.seeds, args.delta)
+    print(args.scenario, f"delta={args.delta}", f"seeds={args.seeds}", result,
+          f"{time.perf_counter() - t0:.0f}s", flush=True)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
