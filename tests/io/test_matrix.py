@@ -160,6 +160,15 @@ def test_error_ids_not_strings_or_ints():
     assert "2.5" in message and "float" in message and "string or an integer" in message
 
 
+def test_error_wide_frame_with_a_repeated_item_column():
+    # a DataFrame with two columns of one name (pd.concat of two result tables) raised
+    # AttributeError: 'DataFrame' object has no attribute 'dtype' from inside the coercion
+    frame = pd.DataFrame([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]], index=["a", "b"])
+    frame.columns = ["q1", "q2", "q1"]
+    with pytest.raises(InputError, match=r"item id 'q1' appears twice; ids must be unique"):
+        ResponseMatrix.from_wide(frame)
+
+
 def test_error_missing_id():
     frame = long_frame().astype({"model": object})
     frame.loc[4, "model"] = None

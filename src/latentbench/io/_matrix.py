@@ -366,6 +366,8 @@ class ResponseMatrix:
                     f"{separator!r}; expected a comma-separated CSV (or Parquet)"
                 )
             raise InputError(f"{_where(source)}the table is empty; expected models x items")
+        # before frame[name], which gives a DataFrame for a repeated name
+        _refuse_repeated_ids([], list(frame.columns), source)
         columns = {}
         for name in frame.columns:
             columns[name] = _coerce_scores(frame[name], source, str(name))
