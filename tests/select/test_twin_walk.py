@@ -273,3 +273,17 @@ def test_a_command_twin_asked_of_the_top_package_names_where_it_lives(name):
         getattr(latentbench, name)
     with pytest.raises(AttributeError, match=r"no attribute 'no_such_name'$"):
         latentbench.no_such_name  # noqa: B018
+
+
+@pytest.mark.parametrize("twin", ["experiment_from_matrix", "estimate_experiment"])
+def test_experiment_twins_refuse_a_dataframe_naming_how_to_make_a_matrix(twin):
+    # a DataFrame (what a notebook holds) raised AttributeError: 'DataFrame' object has no
+    # attribute 'model_ids' / 'n_models' from deep inside; replay already said what to do
+    from latentbench import select
+
+    frame = _holey().to_wide()
+    with pytest.raises(InputError) as info:
+        getattr(select, twin)(frame, seeds=1)
+    message = str(info.value)
+    assert message.startswith("matrix: a DataFrame; expected a ResponseMatrix")
+    assert "ResponseMatrix.from_wide(frame)" in message

@@ -30,6 +30,7 @@ from latentbench.io._files import read_csv_ids
 from latentbench.select._estimate import _rng, same_id
 from latentbench.select._estimate_calibration import Calibration, from_matrix
 from latentbench.select._estimate_design import SequentialEstimate
+from latentbench.select._experiment import not_a_matrix
 from latentbench.select._experiment_stats import wilson_interval
 
 if TYPE_CHECKING:
@@ -238,6 +239,8 @@ def estimate_experiment(
 
     if isinstance(matrix, str | os.PathLike):
         matrix = ResponseMatrix.read(matrix)
+    elif not isinstance(matrix, ResponseMatrix):
+        raise not_a_matrix(matrix, "matrix")
     chosen, budgets, notes = _checked_options(matrix, models, budgets, seeds, max_items, precision)
     ids = matrix.model_ids
     notes += _twin_notes(ids)  # notes: said once each, and kept in the result (summary.json)

@@ -873,6 +873,24 @@ def _refuse_missing_candidate_cells(scores: np.ndarray, test: np.ndarray, matrix
     )
 
 
+def not_a_matrix(source: object, what: str, *, arrays: bool = False) -> InputError:
+    """The error for a ``source`` that is no matrix, no path (nor, with ``arrays``, an
+    array): named by its role ``what``, with how to make a matrix of a table."""
+    import pandas as pd
+
+    table = (
+        " (a table: ResponseMatrix.from_long(frame) or ResponseMatrix.from_wide(frame) "
+        "makes it a matrix)"
+        if isinstance(source, pd.DataFrame)
+        else ""
+    )
+    array = ", an array of shape (n_models, n_items)" if arrays else ""
+    return InputError(
+        f"{what}: a {type(source).__name__}; expected a ResponseMatrix{array} or the path of a "
+        f"Parquet/CSV file{table}"
+    )
+
+
 def _canonical_with_dates(
     matrix: ResponseMatrix, dates: np.ndarray | None
 ) -> tuple[ResponseMatrix, np.ndarray | None]:
@@ -970,13 +988,15 @@ def experiment_from_matrix(
     check_select_delta(delta)  # before the proxy fit
     for spec in policies:  # before the proxy fit
         refuse_spec_delta(spec, "policies")
-    if isinstance(matrix, str | os.PathLike):
-        from latentbench.io import ResponseMatrix
+    from latentbench.io import ResponseMatrix
 
+    if isinstance(matrix, str | os.PathLike):
         path = matrix
         matrix = ResponseMatrix.read(path)
         if split == "date" and dates is None:  # the release dates beside the file
             dates = release_dates(path, matrix.model_ids)
+    elif not isinstance(matrix, ResponseMatrix | np.ndarray):
+        raise not_a_matrix(matrix, "matrix", arrays=True)
     if not isinstance(matrix, np.ndarray):  # ids: the canonical order, as replay takes it
         matrix, dates = _canonical_with_dates(matrix, dates)
 
