@@ -789,6 +789,13 @@ def test_calibration_from_store_benchmark(tmp_path, monkeypatch):
         load_calibration(path, benchmark="nope")
     with pytest.raises(InputError, match="a store; give the benchmark"):
         load_calibration(path)
+    with Store(path, read_only=True) as db, pytest.raises(InputError) as info:
+        load_calibration(db)  # an open store: it said 'expected ... an IRTResult or a matrix'
+    assert f"calibration {path}: a store; give the benchmark" in str(info.value)
+    answers = dict(zip(cal.item_ids, Y[13], strict=True))
+    for twin in (lambda c: latentbench.select.estimate(c, answers), lambda c: tiny(c, 5)):
+        with Store(path, read_only=True) as db, pytest.raises(InputError, match="a store; give"):
+            twin(db)  # the twins that take a calibration say the same
     with pytest.raises(InputError, match="no such file"):
         load_calibration(tmp_path / "absent.duckdb", benchmark="bench")
     with pytest.raises(InputError, match="with benchmark='bench'"):
