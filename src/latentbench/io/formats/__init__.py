@@ -35,6 +35,7 @@ name for every benchmark or a mapping ``{benchmark: name}`` (key ``"*"`` for the
 from __future__ import annotations
 
 import gc
+import os
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -121,6 +122,32 @@ def _aggregates_only(source: str, error: str) -> str:
         "have no per-item scores: rerun lm-eval with --log_samples, which writes "
         "samples_<task>_<date>.jsonl beside them"
     )
+
+
+def _path_list(paths: object) -> list[str | os.PathLike[str]]:
+    """``paths`` as a list, each a str or a path; a table in memory or another object (a
+    DataFrame iterates over its column names) is refused, naming it."""
+    if isinstance(paths, str | os.PathLike):
+        return [paths]
+    if isinstance(paths, pd.DataFrame | pd.Series) or not isinstance(paths, Iterable):
+        table = (
+            " (a table in memory: ResponseMatrix.from_long(frame) for a model, item, score "
+            "table; Store(S).ingest(frame) for the canonical columns)"
+            if isinstance(paths, pd.DataFrame | pd.Series)
+            else ""
+        )
+        raise InputError(
+            f"paths: a {type(paths).__name__}; expected a file or folder path, or a list of "
+            f"them{table}"
+        )
+    listed = list(paths)
+    for k, path in enumerate(listed, start=1):
+        if not isinstance(path, str | os.PathLike):
+            raise InputError(
+                f"paths: item {k} is a {type(path).__name__} ({path!r}); expected a file or "
+                "folder path"
+            )
+    return listed
 
 
 def read_results(
@@ -245,7 +272,7 @@ def read_results(
                     f"{kind} {given}: source {source!r} takes one {kind} name for all its "
                     "rows, not TASK=NAME"
                 )
-    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    paths = _path_list(paths)
     try:
         files = reader.select(expand(paths, reader.patterns), [Path(p) for p in paths])
     except InputError as exc:
