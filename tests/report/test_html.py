@@ -375,6 +375,13 @@ def test_report_from_is_the_commands_python_twin(small_fit, selection_run, tmp_p
     assert page.path == tmp_path / "fit.html" and page.path.read_text() == page.html
     assert section_ids(page.html) == list(FIT_SECTIONS)
     assert [n for n in page.notes if "recorded in fit.json" in n]
+    # its repr was the whole page (5 MB on MMLU-Pro) in a notebook cell: now where it went,
+    # its size and its notes' count
+    assert repr(page) == (
+        f"Report({str(page.path)!r}, {len(page.html):,} characters of HTML, "
+        f"{len(page.notes)} note{'s' if len(page.notes) != 1 else ''})"
+    )
+    assert repr(bare).startswith("Report(not written, ") and len(repr(bare)) < 100
     selection = tmp_path / "selection.json"
     selection_run.to_json(selection)
     assert section_ids(report_from(selection).html) == list(SELECTION_SECTIONS)
