@@ -124,11 +124,11 @@ def _aggregates_only(source: str, error: str) -> str:
     )
 
 
-def _path_list(paths: object) -> list[str | os.PathLike[str]]:
+def _path_list(paths: object) -> list[str | Path]:
     """``paths`` as a list, each a str or a path; a table in memory or another object (a
     DataFrame iterates over its column names) is refused, naming it."""
     if isinstance(paths, str | os.PathLike):
-        return [paths]
+        paths = [paths]
     if isinstance(paths, pd.DataFrame | pd.Series) or not isinstance(paths, Iterable):
         table = (
             " (a table in memory: ResponseMatrix.from_long(frame) for a model, item, score "
@@ -147,7 +147,7 @@ def _path_list(paths: object) -> list[str | os.PathLike[str]]:
                 f"paths: item {k} is a {type(path).__name__} ({path!r}); expected a file or "
                 "folder path"
             )
-    return listed
+    return [path if isinstance(path, str) else Path(path) for path in listed]
 
 
 def read_results(
@@ -272,9 +272,9 @@ def read_results(
                     f"{kind} {given}: source {source!r} takes one {kind} name for all its "
                     "rows, not TASK=NAME"
                 )
-    paths = _path_list(paths)
+    listed = _path_list(paths)
     try:
-        files = reader.select(expand(paths, reader.patterns), [Path(p) for p in paths])
+        files = reader.select(expand(listed, reader.patterns), [Path(p) for p in listed])
     except InputError as exc:
         raise InputError(f"{exc}{_aggregates_only(source, str(exc))}") from None
     report = LoadReport(source=source, files=[str(f) for f in files])
