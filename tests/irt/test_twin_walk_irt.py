@@ -71,6 +71,29 @@ def test_reprs_are_short_and_say_the_key_numbers():
     assert f"{run.evaluations_total:,} evaluations" in text and repr(run.best_id) in text
 
 
+def test_the_uncertainty_bootstrap_and_diagnostics_reprs_are_short():
+    # the dataclass reprs printed every draw (BootstrapResult: 20 KB at 20 models x 300
+    # items and 5 replicates, growing with both) or the tables (4-5 KB)
+    import warnings
+
+    matrix = simulate_2pl(20, 120, random_state=0).matrix
+    result = TwoPL().fit(matrix)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        unc, diag = result.standard_errors(), result.diagnostics()
+        boot = result.bootstrap(n_boot=3, random_state=0)
+    text = repr(boot)
+    assert text.startswith("BootstrapResult(method 'parametric', 3 replicates of 20 models x 120")
+    assert len(text) < 200 and "converged" in text
+    text = repr(unc)
+    assert text.startswith(f"Uncertainty(20 models x 120 items, 95% intervals by {unc.method}")
+    assert len(text) < 200
+    text = repr(diag)
+    flagged = int(diag.items["flagged"].sum())
+    assert text.startswith(f"Diagnostics(120 items, {flagged} flagged (") and len(text) < 200
+    assert "20 models" in text
+
+
 def test_the_convergence_warning_points_at_the_callers_line():
     # F14: it pointed at latentbench/irt/_blas.py (the single-threaded BLAS wrapper)
     from latentbench.exceptions import ConvergenceWarning

@@ -79,6 +79,15 @@ class BootstrapResult:
         draws = self.theta if self.theta is not None else self.discrimination
         return 0 if draws is None else int(draws.shape[0])
 
+    def __repr__(self) -> str:
+        """Short: method, replicates, shape, converged refits and time (the draws: ``theta``,
+        ``discrimination``, ``easiness``; the intervals: :meth:`abilities`, :meth:`items`)."""
+        return (
+            f"BootstrapResult(method {self.method!r}, {self.n_boot:,} replicates of "
+            f"{len(self.model_ids):,} models x {len(self.item_ids):,} items, "
+            f"{int(np.count_nonzero(self.converged)):,} converged, {self.seconds:.2f} s)"
+        )
+
     def abilities(self, level: float | None = None, interval: Interval = "basic") -> pd.DataFrame:
         """Bootstrap intervals for abilities.
 

@@ -498,6 +498,21 @@ class Diagnostics:
         """Rows of ``items`` with any flag."""
         return self.items[self.items["flagged"]].reset_index(drop=True)
 
+    def __repr__(self) -> str:
+        """Short: items flagged, by flag, and models (the tables: the attributes)."""
+        items = self.items
+        counts = {
+            "constant": int(items["constant"].sum()),
+            "duplicate": int((items["duplicate_of"] != "").sum()),
+            "uninformative": int(items["uninformative"].sum()),
+            "poor fit": int(items["poor_fit"].sum()),
+        }
+        said = ", ".join(f"{n:,} {name}" for name, n in counts.items())
+        return (
+            f"Diagnostics({len(items):,} items, {int(items['flagged'].sum()):,} flagged "
+            f"({said}); {len(self.rank_changes):,} models)"
+        )
+
 
 def diagnose(
     result: IRTResult, matrix: ResponseMatrix | None = None, *, top: int = 10

@@ -213,6 +213,18 @@ class Uncertainty:
     caveat: str | None = None
     item_intervals: dict[str, Any] | None = None
 
+    def __repr__(self) -> str:
+        """Short: shape, level and method, and whether a fallback or a caveat applies (the
+        tables: ``abilities``, ``items``)."""
+        said = "".join(
+            f"; {name}" for name, value in (("fallback", self.fallback), ("caveat", self.caveat))
+            if value
+        )  # fmt: skip
+        return (
+            f"Uncertainty({len(self.abilities):,} models x {len(self.items):,} items, "
+            f"{self.level:.0%} intervals by {self.method}{said})"
+        )
+
 
 FEW_MODELS = 7
 """Below this many models with cells setting a rank-1 reporting scale (mean 0, sd 1 over
