@@ -287,3 +287,29 @@ def test_experiment_twins_refuse_a_dataframe_naming_how_to_make_a_matrix(twin):
     message = str(info.value)
     assert message.startswith("matrix: a DataFrame; expected a ResponseMatrix")
     assert "ResponseMatrix.from_wide(frame)" in message
+
+
+def test_calibration_experiment_and_record_reprs_are_short(tmp_path):
+    # their dataclass reprs printed every item id (Calibration: 20 KB at 300 items, 400 KB
+    # on MMLU-Pro), every curve (ExperimentResult) or every arm (SelectionRecord: 7 KB)
+    from latentbench.select import (
+        SelectionRecord,
+        experiment_from_matrix,
+        load_calibration,
+        replay,
+    )
+
+    matrix = _holey(12, 300).subset(models=[f"m{i}" for i in range(1, 12)])
+    cal = load_calibration(matrix, cache=False)
+    assert repr(cal).startswith("Calibration(300 items, rank 1, 11 models; fit 'matrix' of ")
+    assert len(repr(cal)) < 200
+    run = experiment_from_matrix(matrix, seeds=2, budget=200, policies=["pulse", "naive"])
+    text = repr(run)
+    assert text.startswith("ExperimentResult(1 pool(s) x 2 policies (pulse, naive), 2 seed(s)")
+    assert len(text) < 200
+    result = replay(matrix, no_history=True, budget=200)
+    result.to_json(tmp_path / "selection.json")
+    record = SelectionRecord.read_json(tmp_path / "selection.json")
+    text = repr(record)
+    assert text.startswith(f"SelectionRecord(policy 'pulse', 11 arms: best {result.best_id!r}")
+    assert f"{result.evaluations_total:,} evaluations" in text and len(text) < 300

@@ -143,6 +143,14 @@ class Calibration:
     bw: np.ndarray = field(init=False, repr=False)
     _positions: dict[str, int] = field(init=False, repr=False, compare=False)
 
+    def __repr__(self) -> str:
+        """Short: items, rank, models, which fit and the source (the arrays: the
+        attributes)."""
+        return (
+            f"Calibration({len(self.item_ids):,} items, rank {self.rank}, "
+            f"{len(self.model_ids):,} models; fit {self.fit!r} of {self.source})"
+        )
+
     def __post_init__(self) -> None:
         V = np.atleast_2d(np.asarray(self.V, dtype=np.float64).T).T.copy()
         b = np.asarray(self.b, dtype=np.float64).copy()

@@ -295,6 +295,18 @@ class ExperimentResult:
     pools: dict[str, dict[str, Any]] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        """Short: pools, policies, seeds and the budget grid (the table: :meth:`to_frame`,
+        the curves: :meth:`curve_frame`)."""
+        policies = list(dict.fromkeys(policy for _, policy in self.curves))
+        seeds = sorted({int(curve.shape[0]) for curve in self.curves.values()})
+        top = f"{int(self.grid[-1]):,}" if len(self.grid) else "0"
+        return (
+            f"ExperimentResult({len(self.pools or {p for p, _ in self.curves}):,} pool(s) x "
+            f"{len(policies)} policies ({', '.join(policies)}), "
+            f"{'/'.join(map(str, seeds))} seed(s) each, curves to {top} post-init evaluations)"
+        )
+
     def to_frame(self) -> pd.DataFrame:
         """Summary table as a pandas DataFrame."""
         import pandas as pd
