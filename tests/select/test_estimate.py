@@ -637,6 +637,24 @@ def test_compare_certifies_the_higher_model(setup, tmp_path):
     assert -0.05 <= same.lower <= 0 <= same.upper <= 0.05
 
 
+def test_compare_of_one_matrix_of_two_models_pairs_them_as_a_file_or_table_does(setup):
+    # compare(cal, M) with M a ResponseMatrix of two models said "the responses hold 2
+    # models ...; name one (model_a=...)", while the same rows as a file, a long or a wide
+    # table were paired (both names left out: the two in their order)
+    from latentbench.select._estimate_compare import compare
+
+    cal, Y = setup
+    two = ResponseMatrix(Y[:2], ["m_a", "m_b"], list(cal.item_ids))
+    kw = dict(budget=60, seed=0)
+    want = compare(cal, two.to_long(), **kw)
+    assert (want.model_a, want.model_b) == ("m_a", "m_b")
+    for given in (two, two.to_wide()):
+        got = compare(cal, given, **kw)
+        assert (got.model_a, got.model_b, got.difference) == ("m_a", "m_b", want.difference)
+        assert (got.lower, got.upper) == (want.lower, want.upper)
+    assert compare(cal, two, model_b="m_a", **kw).model_a == "m_b"  # the other one
+
+
 def test_leave_one_out_experiment():
     from latentbench.select._estimate_experiment import estimate_experiment
 
