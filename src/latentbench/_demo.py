@@ -153,7 +153,7 @@ def saving(
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays: == by identity, not a ValueError
 class DemoResult:
     """What :func:`demo` computed and wrote.
 

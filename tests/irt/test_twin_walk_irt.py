@@ -102,3 +102,25 @@ def test_the_convergence_warning_points_at_the_callers_line():
     with pytest.warns(ConvergenceWarning, match="max_iter=2") as caught:
         TwoPL(max_iter=2).fit(matrix)
     assert {w.filename for w in caught if w.category is ConvergenceWarning} == {__file__}
+
+
+def test_fit_results_compare_with_eq_instead_of_raising():
+    # fit == fit2 raised "The truth value of a DataFrame is ambiguous" (IRTResult,
+    # Uncertainty, Diagnostics, CrossValidation) or of an array (BootstrapResult); they are
+    # compared by identity, as estimators' results are in scikit-learn and statsmodels
+    import warnings
+
+    matrix = simulate_2pl(12, 40, random_state=0).matrix
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = [TwoPL().fit(matrix) for _ in range(2)]
+        made = [
+            lambda f: f,
+            lambda f: f.standard_errors(),
+            lambda f: f.diagnostics(),
+            lambda f: f.bootstrap(n_boot=2, random_state=0),
+            lambda f: TwoPL().cross_validate(matrix, n_splits=1),
+        ]
+        for make in made:
+            a, b = make(fits[0]), make(fits[1])
+            assert a == a and (a == b) is False and a in [b, a]

@@ -313,3 +313,21 @@ def test_calibration_experiment_and_record_reprs_are_short(tmp_path):
     text = repr(record)
     assert text.startswith(f"SelectionRecord(policy 'pulse', 11 arms: best {result.best_id!r}")
     assert f"{result.evaluations_total:,} evaluations" in text and len(text) < 300
+
+
+def test_results_compare_with_eq_instead_of_raising():
+    # r1 == r2 (and so `r in results`, results.index(r)) raised numpy's "The truth value of
+    # an array ... is ambiguous" for EstimateResult, EstimateSet and SelectionResult
+    from latentbench.select import EstimateResult, estimate, estimate_many, replay
+
+    matrix = _holey(12, 80)
+    cal, new = matrix.subset(models=matrix.model_ids[2:]), matrix.subset(models=["m0", "m1"])
+    one, again = (estimate(cal, new, model="m1", budget=20) for _ in range(2))
+    assert one == again and one in [again]  # the same answers, draws and interval
+    assert EstimateResult.from_dict(one.to_dict()) == one  # the record round-trips
+    assert one != estimate(cal, new, model="m1", budget=20, seed=1)
+    sets = [estimate_many(cal, new, budget=20) for _ in range(2)]
+    assert sets[0] == sets[1]
+    runs = [replay(matrix.subset(models=matrix.model_ids[1:]), no_history=True, budget=60)]
+    assert runs[0] == runs[0] and runs.index(runs[0]) == 0
+    assert (runs[0] == replay(_holey(), no_history=True, budget=60, missing="zero")) is False

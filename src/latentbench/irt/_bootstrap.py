@@ -33,7 +33,7 @@ Interval = Literal["basic", "percentile"]
 _NO_THETA = "a 'models' bootstrap has no ability draws; use 'parametric' or 'items'"
 
 
-@dataclass
+@dataclass(eq=False)  # arrays: == by identity, not a ValueError
 class BootstrapResult:
     """Bootstrap replicates of the reported parameters.
 

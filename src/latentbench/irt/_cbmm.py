@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 
-@dataclass
+@dataclass(eq=False)  # arrays: == by identity, not a ValueError
 class CBMMFit:
     """Raw output of :func:`fit_cbmm`.
 

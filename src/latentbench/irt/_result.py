@@ -60,7 +60,7 @@ class RankSelection:
     heldout_fraction: float
 
 
-@dataclass
+@dataclass(eq=False)  # arrays and tables: == by identity, not a ValueError
 class IRTResult:
     """A fitted 2PL / rank-r logistic model (cBMM), reported under the normalisation below.
 
@@ -391,7 +391,7 @@ def _positions(selection: Sequence[Any] | None, ids: list[str], kind: str) -> np
         raise InputError(f"unknown {kind} id {exc.args[0]!r}") from None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # a table: == by identity, not a ValueError
 class CrossValidation:
     """Held-out scores of a fit and of the additive baseline, per split.
 

@@ -466,7 +466,7 @@ def rank_agreement(
     return pd.DataFrame(rows, columns=columns)
 
 
-@dataclass
+@dataclass(eq=False)  # tables: == by identity, not a ValueError
 class Diagnostics:
     """All diagnostics of a fit (see the functions of the same names for the columns).
 

@@ -115,7 +115,7 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------- plug-in SEs
-@dataclass
+@dataclass(eq=False)  # tables: == by identity, not a ValueError
 class Uncertainty:
     """Standard errors and intervals for the reported parameters of a fit.
 

@@ -163,7 +163,9 @@ class EstimateResult:
     calibration_hash: str
     options: Mapping[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
-    trajectory: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), repr=False)
+    trajectory: np.ndarray = field(
+        default_factory=lambda: np.zeros((0, 3)), repr=False, compare=False
+    )  # not in ==: an array (its == raised), and to_dict / from_dict leave it out
     n_calibrated: int = 0
     contradicted_at: int | None = None
     calibration_fit: str = ""

@@ -48,7 +48,7 @@ RUN_COLUMNS = ("model", "seed", "budget", "truth", "score", "lower", "upper", "e
 """Columns of :attr:`EstimateExperiment.runs` (``runs.csv``)."""
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)  # a table: == by identity, not a ValueError
 class EstimateExperiment:
     """A leave-one-model-out experiment of :func:`~latentbench.select.estimate`: what
     :func:`estimate_experiment` returns and ``latentbench experiment --task estimate``

@@ -265,7 +265,7 @@ def _run_one(settings: ExperimentSettings, pool_name: str, spec: str, seed: int)
     }
 
 
-@dataclass
+@dataclass(eq=False)  # arrays: == by identity, not a ValueError
 class ExperimentResult:
     """Identification accuracy curves and budget-to-target summaries.
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["SelectionResult", "run_selection"]
 
 
-@dataclass
+@dataclass(eq=False)  # arrays: == by identity, not a ValueError
 class SelectionResult:
     """Outcome of one selection run.
 
