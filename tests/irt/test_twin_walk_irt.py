@@ -124,3 +124,13 @@ def test_fit_results_compare_with_eq_instead_of_raising():
         for make in made:
             a, b = make(fits[0]), make(fits[1])
             assert a == a and (a == b) is False and a in [b, a]
+
+
+def test_predict_proba_refuses_one_bare_id():
+    # predict_proba(models="m") raised numpy's "iteration over a 0-d array"
+    matrix = simulate_2pl(12, 40, random_state=0).matrix
+    result = TwoPL().fit(matrix)
+    first = matrix.model_ids[0]
+    with pytest.raises(InputError, match=rf"models='{first}': one id; expected a list of ids"):
+        result.predict_proba(models=first)
+    assert result.predict_proba(models=[first]).shape == (1, 40)

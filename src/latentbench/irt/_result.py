@@ -381,6 +381,11 @@ class IRTResult:
 def _positions(selection: Sequence[Any] | None, ids: list[str], kind: str) -> np.ndarray:
     if selection is None:
         return np.arange(len(ids))
+    if isinstance(selection, str | int | np.integer | np.str_):
+        raise InputError(
+            f"{kind}s={selection!r}: one id; expected a list of ids ({kind}s=[{selection!r}]) "
+            "or positions"
+        )
     array = np.asarray(selection)
     if np.issubdtype(array.dtype, np.integer):
         return array.astype(np.int64)
