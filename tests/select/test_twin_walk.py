@@ -331,3 +331,17 @@ def test_results_compare_with_eq_instead_of_raising():
     runs = [replay(matrix.subset(models=matrix.model_ids[1:]), no_history=True, budget=60)]
     assert runs[0] == runs[0] and runs.index(runs[0]) == 0
     assert (runs[0] == replay(_holey(), no_history=True, budget=60, missing="zero")) is False
+
+
+def test_experiment_from_matrix_reports_progress_as_every_other_twin():
+    # its callback was called progress(done, total), every other long operation's
+    # progress(phase, done, total) (docs/usability.md): one callback for all raised TypeError
+    from latentbench.select import experiment_from_matrix
+
+    calls = []
+    experiment_from_matrix(
+        _holey(12, 60), seeds=2, budget=60, policies=["pulse", "naive"], missing="zero",
+        progress=lambda phase, done=None, total=None: calls.append((phase, done, total)),
+    )  # fmt: skip
+    assert calls and calls[-1] == ("runs", 4, 4)
+    assert {phase for phase, _, _ in calls} == {"runs"}

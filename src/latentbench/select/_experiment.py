@@ -19,12 +19,14 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from latentbench._checks import check_jobs, check_seed, user_stacklevel
+from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._experiment_record import CURVE_COLUMNS, ExperimentRecord
 from latentbench.select._experiment_stats import (
@@ -941,7 +943,7 @@ def experiment_from_matrix(
     random_state: int = 0,
     engine: str = "local",
     n_jobs: int | None = None,
-    progress: Progress | None = None,
+    progress: ProgressCallback | None = None,
     missing: str = "error",
     stop_event: threading.Event | None = None,
 ) -> ExperimentResult:
@@ -966,10 +968,14 @@ def experiment_from_matrix(
     seeds : int or list of int, default 20
         As the command's default (200 for publication-grade curves); see
         :func:`run_experiment`.
-    budget, batch_size, init_batch, stop, delta, engine, n_jobs, progress, stop_event
+    budget, batch_size, init_batch, stop, delta, engine, n_jobs, stop_event
         See :func:`run_experiment`; ``budget`` is capped at the pool's unrevealed cells.
         The schedule (:func:`~latentbench.select.default_schedule`) is the largest pool's,
         the same for every policy.
+    progress : callable, optional
+        ``progress(phase, done, total)``, as every long operation takes it
+        (``docs/usability.md``): phase ``"runs"``, one call per run finished (seeds x pools x
+        policies in all).
     rank : int or "auto"
         Proxy rank (see :class:`~latentbench.select.LowRankProxy`).
     simulate : int, optional
@@ -1077,7 +1083,7 @@ def experiment_from_matrix(
         delta=delta,
         engine=engine,
         n_jobs=n_jobs,
-        progress=progress,
+        progress=None if progress is None else partial(notify, progress, "runs"),
         stop_event=stop_event,
     )
     params.update(
