@@ -134,3 +134,20 @@ def test_predict_proba_refuses_one_bare_id():
     with pytest.raises(InputError, match=rf"models='{first}': one id; expected a list of ids"):
         result.predict_proba(models=first)
     assert result.predict_proba(models=[first]).shape == (1, 40)
+
+
+def test_diagnostics_of_a_loaded_fit_without_a_matrix_says_what_to_pass(tmp_path):
+    # it said "expected a ResponseMatrix, got NoneType" where standard_errors and bootstrap
+    # say that a result loaded from disk holds no matrix
+    import warnings
+
+    from latentbench.irt import IRTResult
+
+    matrix = simulate_2pl(12, 40, random_state=0).matrix
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        TwoPL().fit(matrix).save(tmp_path / "fit", matrix)
+    loaded = IRTResult.load(tmp_path / "fit")
+    with pytest.raises(InputError, match=r"holds no matrix \(it was loaded from disk\); pass"):
+        loaded.diagnostics()
+    assert len(loaded.diagnostics(matrix).items) == 40

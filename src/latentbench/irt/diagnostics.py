@@ -16,7 +16,7 @@ import pandas as pd
 
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
-from latentbench.irt._fitted import _observed
+from latentbench.irt._fitted import _observed, fitted_matrix
 from latentbench.irt._reported import measured_models, reported_abilities
 from latentbench.irt._stats import chi2_sf, norm_sf, poisson_cdf
 from latentbench.irt.inference import normal_draws, rank_intervals, standard_errors
@@ -521,8 +521,8 @@ def diagnose(
 
     ``matrix`` defaults to the matrix the result was fitted on (``result.matrix``).
     """
-    if matrix is None:
-        matrix = result.matrix
+    if matrix is None:  # the one the result keeps; one loaded from disk keeps none: said
+        matrix = fitted_matrix(result, None)
     if not isinstance(matrix, ResponseMatrix):
         raise InputError(f"expected a ResponseMatrix, got {type(matrix).__name__}")
     info = uninformative_items(result, matrix)
