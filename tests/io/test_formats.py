@@ -367,6 +367,17 @@ def test_a_table_in_memory_is_no_path_and_is_named_as_such(tmp_path):
         read_results("table", [tmp_path / "a.csv", 1.5])
 
 
+def test_the_load_reports_repr_is_its_counts():
+    # its dataclass repr listed every file and every (benchmark, model) coverage entry: 6 KB
+    # for one table of 53 models, and one line per file for lm-eval's 2,280 MMLU logs
+    _, report = read_results("helm", FORMATS / "real" / "helm", metric="exact_match")
+    assert repr(report) == (
+        f"LoadReport(source 'helm': {len(report.files)} files, {report.records_read} records, "
+        f"{report.rows} rows, {sum(report.dropped.values())} dropped; 3 benchmark(s), "
+        f"{len(report.notes)} note(s))"
+    )
+
+
 def test_duplicate_key_across_files_names_both(tmp_path):
     for name, score in (("a", 1), ("b", 0), ("c", 1)):
         (tmp_path / f"{name}.csv").write_text(f"model,item,score,benchmark\nm1,q1,{score},quiz\n")
