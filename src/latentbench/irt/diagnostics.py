@@ -522,7 +522,8 @@ def diagnose(
     ``matrix`` defaults to the matrix the result was fitted on (``result.matrix``).
     """
     if matrix is None:  # the one the result keeps; one loaded from disk keeps none: said
-        matrix = fitted_matrix(result, None)
+        kept = fitted_matrix(result, None)
+        matrix = kept if isinstance(kept, ResponseMatrix) else None
     if not isinstance(matrix, ResponseMatrix):
         raise InputError(f"expected a ResponseMatrix, got {type(matrix).__name__}")
     info = uninformative_items(result, matrix)
