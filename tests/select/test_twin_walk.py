@@ -345,3 +345,19 @@ def test_experiment_from_matrix_reports_progress_as_every_other_twin():
     )  # fmt: skip
     assert calls and calls[-1] == ("runs", 4, 4)
     assert {phase for phase, _, _ in calls} == {"runs"}
+
+
+def test_run_selection_names_a_policy_name_or_a_bare_array_it_was_given():
+    # run_selection(oracle, "ucbe") raised AttributeError: 'str' object has no attribute
+    # 'needs_proxy'; run_selection(scores, policy): 'numpy.ndarray' ... 'n_models'
+    from latentbench.select import UCBE, MatrixOracle, run_selection
+
+    scores = np.nan_to_num(_holey().scores)
+    with pytest.raises(InputError, match=r"policy='ucbe': a name; expected a policy object.*"
+                                         r"make_policy\('ucbe'\)"):  # fmt: skip
+        run_selection(MatrixOracle(scores), "ucbe", budget=50)
+    with pytest.raises(InputError, match=r"oracle: a ndarray; expected an oracle.*"
+                                         r"MatrixOracle\(scores\)"):  # fmt: skip
+        run_selection(scores, UCBE(), budget=50)
+    with pytest.raises(InputError, match=r"policy: a dict; expected a policy object"):
+        run_selection(MatrixOracle(scores), {"name": "ucbe"}, budget=50)

@@ -563,6 +563,26 @@ class _Trace:
             self.covered = bool(lo <= self.mu[arm] + 1e-12 and self.mu[arm] <= hi + 1e-12)
 
 
+def _refuse_non_objects(oracle: Any, policy: Any) -> None:
+    """Refuse a policy that is a name (or no policy) and an oracle that is an array (or no
+    oracle), saying what makes one, before anything reads their attributes."""
+    if isinstance(policy, str):
+        raise InputError(
+            f"policy={policy!r}: a name; expected a policy object: make_policy({policy!r}) "
+            "(or UCBE(), Pulse(), ...); replay() takes the name"
+        )
+    if not isinstance(policy, Policy):
+        raise InputError(
+            f"policy: a {type(policy).__name__}; expected a policy object: make_policy(NAME) "
+            "(or UCBE(), Pulse(), ...)"
+        )
+    if not isinstance(oracle, Oracle):
+        raise InputError(
+            f"oracle: a {type(oracle).__name__}; expected an oracle (n_models, n_items, "
+            "evaluate): MatrixOracle(scores) replays a matrix of scores"
+        )
+
+
 def run_selection(
     oracle: Oracle,
     policy: Policy,
@@ -639,6 +659,7 @@ def run_selection(
     SelectionResult
     """
     start = time.perf_counter()
+    _refuse_non_objects(oracle, policy)
     m, n = int(oracle.n_models), int(oracle.n_items)
     for value in (delta, getattr(policy, "delta", None)):
         check_select_delta(value)
