@@ -89,6 +89,9 @@ def test_report_without_matrix_and_with_selection(small_fit, selection_run, host
     assert HOSTILE_MODEL not in only
     with pytest.raises(InputError):
         build_report()
+    # a selection.json's path was refused without saying how to read it
+    with pytest.raises(InputError, match=r"selection is a str; .* \(a file: SelectionRecord"):
+        build_report(selection="selection.json")
 
 
 def test_report_with_bootstrap_intervals(small_fit):
