@@ -53,6 +53,8 @@ class MarginalFit:
     converged : bool
     seconds : float
     history : list of float
+    sigma : float
+        The logistic scale: ``P = sigmoid((a theta + b) / sigma)``.
     """
 
     theta: Array

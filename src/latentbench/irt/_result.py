@@ -98,12 +98,21 @@ class IRTResult:
     rank : int
     loss : float
         Final objective (negative log-likelihood over observed cells plus the ridge).
+    neg_log_likelihood : float
+        Its negative log-likelihood part (the penalty left out; NaN for a result loaded from
+        a ``fit.json`` without it).
     loss_history : list of float
     n_iter : int
     converged : bool
     seconds : float
     options : dict
         The estimator's parameters.
+    shape : (int, int)
+        ``(n_models, n_items)`` of the fitted matrix.
+    n_observed : int
+        Observed cells of the fitted matrix.
+    raw : CBMMFit or None
+        The fit before the reporting normalisation (None for a result loaded from disk).
     rank_selection : RankSelection or None
         Present when the rank was chosen automatically.
     penalty : GaussianPenalty

@@ -289,6 +289,10 @@ class ExperimentResult:
         seconds per run.
     pools : dict
         ``pool -> {"n_models", "gap", "top2_gap"}``.
+    params : dict
+        The run's settings (budget, batch sizes, stop, delta, seeds, target, reference
+        policy, and from :func:`experiment_from_matrix` the split, rank and proxy fit), as
+        ``summary.json``'s ``params``.
     """
 
     grid: np.ndarray

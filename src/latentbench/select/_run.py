@@ -58,6 +58,12 @@ class SelectionResult:
         Post-init cells spent after each round (0 = after the initial batch).
     trace_best : ndarray of shape (rounds + 1,)
         Recommended arm after each round.
+    trace_arm, trace_arm_lower, trace_arm_upper : ndarray of shape (rounds,) or None
+        The arm pulled in each round and its bounds after it (only the pulled arm's interval
+        changes in a round); with the initial bounds they give :meth:`interval_trajectories`
+        (NaN bounds for a policy without intervals).
+    initial_lower, initial_upper : ndarray of shape (n_arms,) or None
+        Every arm's bounds after the initial batch.
     stopped : str
         ``"budget"``, ``"confidence"`` (fixed-confidence stop) or ``"exhausted"`` (every row
         fully revealed).
