@@ -151,3 +151,17 @@ def test_diagnostics_of_a_loaded_fit_without_a_matrix_says_what_to_pass(tmp_path
     with pytest.raises(InputError, match=r"holds no matrix \(it was loaded from disk\); pass"):
         loaded.diagnostics()
     assert len(loaded.diagnostics(matrix).items) == 40
+
+
+def test_save_onto_a_file_names_the_python_argument(tmp_path):
+    # the error named the command's flag ("--out x is a file") to a Python caller
+    import warnings
+
+    matrix = simulate_2pl(12, 40, random_state=0).matrix
+    taken = tmp_path / "taken.txt"
+    taken.write_text("")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = TwoPL().fit(matrix)
+    with pytest.raises(InputError, match=r"^directory=.*taken\.txt is a file; expected a dir"):
+        result.save(taken)

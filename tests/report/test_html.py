@@ -94,6 +94,16 @@ def test_report_without_matrix_and_with_selection(small_fit, selection_run, host
         build_report(selection="selection.json")
 
 
+def test_build_report_refuses_a_folder_or_a_missing_folder_before_the_work(small_fit, tmp_path):
+    # path=FOLDER raised IsADirectoryError, path=missing/r.html FileNotFoundError, both
+    # after the whole page was built
+    matrix, result = small_fit
+    with pytest.raises(InputError, match=r"^path=.* is a directory; expected the file"):
+        build_report(result, matrix, path=tmp_path)
+    with pytest.raises(InputError, match=r"^path=.*r\.html: the folder .*gone does not exist"):
+        build_report(result, matrix, path=tmp_path / "gone" / "r.html")
+
+
 def test_report_with_bootstrap_intervals(small_fit):
     from latentbench.irt.inference import bootstrap
 

@@ -361,3 +361,34 @@ def test_run_selection_names_a_policy_name_or_a_bare_array_it_was_given():
         run_selection(scores, UCBE(), budget=50)
     with pytest.raises(InputError, match=r"policy: a dict; expected a policy object"):
         run_selection(MatrixOracle(scores), {"name": "ucbe"}, budget=50)
+
+
+def test_saving_to_a_place_that_cannot_hold_it_is_an_input_error(tmp_path):
+    # EstimateResult / EstimateSet / CompareResult.save and ExperimentResult.write onto a
+    # file raised FileExistsError; SelectionResult.to_json onto a folder IsADirectoryError,
+    # into a missing folder FileNotFoundError
+    from latentbench.select import compare, estimate, estimate_many, experiment_from_matrix
+
+    taken = tmp_path / "taken.txt"
+    taken.write_text("")
+    matrix = _holey(12, 60)
+    cal, two = matrix.subset(models=matrix.model_ids[2:]), matrix.subset(models=["m0", "m1"])
+    writers = {
+        "estimate": estimate(cal, two, model="m1", budget=10).save,
+        "estimate_many": estimate_many(cal, two, budget=10).save,
+        "compare": compare(cal, two, budget=10).save,
+        "experiment": experiment_from_matrix(
+            matrix, seeds=1, budget=30, policies=["naive"], missing="zero"
+        ).write,
+    }
+    for name, write in writers.items():
+        with pytest.raises(InputError, match=r"^out=.*taken\.txt is a file; expected a dir"):
+            write(taken)
+        assert taken.read_text() == "", name
+    from latentbench.select import replay
+
+    run = replay(matrix.subset(models=matrix.model_ids[1:]), no_history=True, budget=20)
+    with pytest.raises(InputError, match=r"^path=.* is a directory; expected the file"):
+        run.to_json(tmp_path)
+    with pytest.raises(InputError, match=r"^path=.*x\.json: the folder .*nowhere does not exist"):
+        run.to_json(tmp_path / "nowhere" / "x.json")

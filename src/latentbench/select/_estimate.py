@@ -276,7 +276,10 @@ _THETA_SCALE = {
 
 def write_json(out: str | os.PathLike[str], name: str, data: Any) -> Path:
     """Write ``data`` as ``out/name`` (the folder created; NaN refused); returns its path."""
+    from latentbench.io import check_destination
+
     folder = Path(out)
+    check_destination(folder, "dir", flag="out=")  # a file there: said, not FileExistsError
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
     path.write_text(json.dumps(data, indent=2, allow_nan=False))

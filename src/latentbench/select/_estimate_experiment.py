@@ -119,7 +119,10 @@ class EstimateExperiment:
     def save(self, directory: str | os.PathLike[str]) -> list[Path]:
         """Write ``runs.csv``, ``summary.csv`` and ``summary.json`` into ``directory``
         (created); returns their paths."""
+        from latentbench.io import check_destination
+
         folder = Path(directory)
+        check_destination(folder, "dir", flag="directory=")  # a file there: said
         folder.mkdir(parents=True, exist_ok=True)
         paths = [folder / name for name in ("runs.csv", "summary.csv", "summary.json")]
         self.runs.to_csv(paths[0], index=False)

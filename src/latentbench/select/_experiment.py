@@ -328,7 +328,10 @@ class ExperimentResult:
         over seeds, ``sqrt(p (1 - p) / n_seeds)``).
         """
 
+        from latentbench.io import check_destination
+
         out = Path(out)
+        check_destination(out, "dir", flag="out=")  # a file there: said, not FileExistsError
         out.mkdir(parents=True, exist_ok=True)
         record = {"params": self.params, "pools": self.pools, "summary": self.summary}
         # strict JSON: a missing value is null, never a bare NaN token

@@ -306,6 +306,9 @@ class SelectionResult:
         """Serialise to JSON; also write it to ``path`` when given."""
         text = json.dumps(self.to_dict(trace=trace), indent=1)
         if path is not None:
+            from latentbench.io import check_destination
+
+            check_destination(Path(path), "file", flag="path=")  # a folder, no parent: said
             Path(path).write_text(text)
         return text
 
