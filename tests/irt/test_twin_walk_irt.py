@@ -165,3 +165,20 @@ def test_save_onto_a_file_names_the_python_argument(tmp_path):
         result = TwoPL().fit(matrix)
     with pytest.raises(InputError, match=r"^directory=.*taken\.txt is a file; expected a dir"):
         result.save(taken)
+
+
+def test_score_models_reads_a_model_column_and_names_a_long_table():
+    # a long table said "a score is not numeric (Unable to parse string 'm00' ...)", and a
+    # wide table with its ids in a 'model' column (as a CSV reads back) the same
+    import warnings
+
+    matrix = simulate_2pl(20, 60, random_state=0).matrix
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = TwoPL().fit(matrix.subset(models=matrix.model_ids[2:]))
+        new = matrix.subset(models=matrix.model_ids[:2])
+        want = result.score_models(new.to_wide())
+        got = result.score_models(new.to_wide().rename_axis("model").reset_index())
+    assert got.equals(want)
+    with pytest.raises(InputError, match=r"a long table \(columns model, item, score\); .*pivot"):
+        result.score_models(new.to_long())
