@@ -182,3 +182,13 @@ def test_score_models_reads_a_model_column_and_names_a_long_table():
     assert got.equals(want)
     with pytest.raises(InputError, match=r"a long table \(columns model, item, score\); .*pivot"):
         result.score_models(new.to_long())
+
+
+def test_select_rank_and_cross_validate_check_their_inputs_as_fit_does():
+    # select_rank(DataFrame) raised AttributeError: 'DataFrame' object has no attribute
+    # 'scores'; cross_validate(random_state="x") int()'s ValueError
+    matrix = simulate_2pl(12, 40, random_state=0).matrix
+    with pytest.raises(InputError, match=r"expected a ResponseMatrix, got DataFrame"):
+        TwoPL().select_rank(matrix.to_wide())
+    with pytest.raises(InputError, match=r"random_state='x'; expected an integer >= 0"):
+        TwoPL().cross_validate(matrix, random_state="x")
