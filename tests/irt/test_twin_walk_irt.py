@@ -192,3 +192,12 @@ def test_select_rank_and_cross_validate_check_their_inputs_as_fit_does():
         TwoPL().select_rank(matrix.to_wide())
     with pytest.raises(InputError, match=r"random_state='x'; expected an integer >= 0"):
         TwoPL().cross_validate(matrix, random_state="x")
+
+
+def test_a_bootstrap_seed_that_is_not_one_is_named():
+    # random_state="x" raised numpy's SeedSequence TypeError, -1 its bare ValueError
+    matrix = simulate_2pl(12, 40, random_state=0).matrix
+    result = TwoPL().fit(matrix)
+    for bad in ("x", -1):
+        with pytest.raises(InputError, match=rf"random_state={bad!r}; expected an integer >= 0"):
+            result.bootstrap(n_boot=2, random_state=bad)

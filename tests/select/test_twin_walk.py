@@ -392,3 +392,18 @@ def test_saving_to_a_place_that_cannot_hold_it_is_an_input_error(tmp_path):
         run.to_json(tmp_path)
     with pytest.raises(InputError, match=r"^path=.*x\.json: the folder .*nowhere does not exist"):
         run.to_json(tmp_path / "nowhere" / "x.json")
+
+
+def test_seeds_that_are_not_seeds_are_named():
+    # run_selection(random_state="x") and experiment_from_matrix(seeds=[0, "a"]) raised
+    # numpy's "SeedSequence expects int or sequence of ints" (the latter from a worker)
+    from latentbench.select import UCBE, MatrixOracle, experiment_from_matrix, run_selection
+
+    matrix = _holey(12, 60)
+    oracle = MatrixOracle(np.nan_to_num(matrix.scores))
+    with pytest.raises(InputError, match=r"random_state='x'; expected an integer >= 0"):
+        run_selection(oracle, UCBE(), budget=20, random_state="x")
+    with pytest.raises(InputError, match=r"seeds='a'; expected an integer >= 0"):
+        experiment_from_matrix(matrix, seeds=[0, "a"], budget=20, missing="zero")
+    gen = run_selection(oracle, UCBE(), budget=20, random_state=np.random.default_rng(3))
+    assert gen.evaluations_post_init == 20  # a numpy Generator still seeds the run

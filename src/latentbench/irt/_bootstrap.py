@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
-from latentbench._checks import check_jobs, user_stacklevel
+from latentbench._checks import check_jobs, check_seed, user_stacklevel
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._cbmm import fit_cbmm
@@ -345,6 +345,8 @@ def bootstrap(
         "accelerate": bool(options.get("accelerate", True)),
         "reference": reference_of(result) if result.rank == 1 else None,
     }
+    if random_state is not None and not isinstance(random_state, np.random.SeedSequence):
+        random_state = check_seed(random_state, "random_state")  # 'x', -1: named, not numpy's
     seed = (
         random_state
         if isinstance(random_state, np.random.SeedSequence)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from latentbench._checks import check_seed
 from latentbench.exceptions import InputError
 from latentbench.select._base import Policy, UCBEBookkeeping
 from latentbench.select._betting import BettingConfSeq
@@ -678,6 +679,9 @@ def run_selection(
     if model_ids is not None and len(model_ids) != m:
         raise InputError(f"model_ids has {len(model_ids)} entries; expected {m}")
     budget, stop, batch_size, epsilon = opts.budget, opts.stop, opts.batch_size, opts.epsilon
+    numpy_state = (np.random.Generator, np.random.SeedSequence, np.random.BitGenerator)
+    if random_state is not None and not isinstance(random_state, numpy_state):
+        random_state = check_seed(random_state, "random_state")  # 'x', -1: named, not numpy's
     rng = np.random.default_rng(random_state)
     state = SelectionState(m, n, rng, shared_order=opts.item_order == "shared")
     _initial_batch(oracle, state, m, opts.init_batch)
