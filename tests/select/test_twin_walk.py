@@ -407,3 +407,17 @@ def test_seeds_that_are_not_seeds_are_named():
         experiment_from_matrix(matrix, seeds=[0, "a"], budget=20, missing="zero")
     gen = run_selection(oracle, UCBE(), budget=20, random_state=np.random.default_rng(3))
     assert gen.evaluations_post_init == 20  # a numpy Generator still seeds the run
+
+
+def test_the_proxy_and_the_matrix_oracle_take_a_response_matrix():
+    # LowRankProxy().fit(matrix) and MatrixOracle(matrix) raised numpy's "setting an array
+    # element with a sequence" (LeaderboardSimulator.fit takes a ResponseMatrix already)
+    from latentbench.select import LowRankProxy, MatrixOracle
+
+    matrix = _holey(12, 60).subset(models=[f"m{i}" for i in range(1, 12)])
+    oracle = MatrixOracle(matrix)
+    assert (oracle.n_models, oracle.n_items) == (11, 60)
+    assert np.array_equal(oracle.evaluate(0, np.arange(5)), matrix.scores[0, :5])
+    by_matrix = LowRankProxy(rank=2, random_state=0).fit(matrix)
+    by_array = LowRankProxy(rank=2, random_state=0).fit(np.asarray(matrix.scores))
+    assert np.array_equal(by_matrix.V_, by_array.V_)
