@@ -206,6 +206,10 @@ class Store(SelectionRuns):
             )
         return self._connection
 
+    @connection.setter
+    def connection(self, value: duckdb.DuckDBPyConnection) -> None:
+        self._connection = value  # e.g. a wrapper (tests that make DuckDB fail)
+
     def close(self) -> None:
         """Close the connection (idempotent)."""
         if getattr(self, "_connection", None) is not None:
