@@ -152,3 +152,19 @@ def test_cli_holds_no_sql(tmp_path):
     fake = tmp_path / "bad.py"
     fake.write_text('def f(db):\n    return db.connection.execute("SELECT run_id FROM t")\n')
     assert len(sql_in(fake)) == 3  # the scan sees SQL text and the connection it runs on
+
+
+def test_a_subpackage_name_asked_of_the_top_level_says_where_it_lives():
+    # lb.tiny said where it lives; lb.report_from, lb.standard_errors or lb.Report did not
+    import latentbench
+
+    for name, where in (
+        ("tiny", "latentbench.select"),
+        ("report_from", "latentbench.report"),
+        ("standard_errors", "latentbench.irt"),
+        ("load_items", "latentbench.io"),
+    ):
+        with pytest.raises(AttributeError, match=rf"; it is {where}\.{name} \(from {where} import"):
+            getattr(latentbench, name)
+    with pytest.raises(AttributeError, match=r"has no attribute 'nope'$"):
+        latentbench.nope  # noqa: B018

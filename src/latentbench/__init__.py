@@ -85,10 +85,14 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         hint = ""
-        if not name.startswith("_"):  # a command's twin (tiny, compare): say where it lives
-            select = importlib.import_module(f"{__name__}.select")
-            if name in getattr(select, "__all__", ()):
-                hint = f"; it is latentbench.select.{name} (from latentbench.select import {name})"
+        if not name.startswith("_"):  # a public name of a subpackage (tiny, report_from,
+            # standard_errors): say where it lives
+            for sub in ("select", "irt", "report", "io"):
+                package = importlib.import_module(f"{__name__}.{sub}")
+                if name in getattr(package, "__all__", ()):
+                    where = f"{__name__}.{sub}"
+                    hint = f"; it is {where}.{name} (from {where} import {name})"
+                    break
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}{hint}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value

@@ -153,7 +153,7 @@ def saving(
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays: == by identity, not a ValueError
 class DemoResult:
     """What :func:`demo` computed and wrote.
 
@@ -336,7 +336,7 @@ def demo(
     import numpy as np
 
     from latentbench.exceptions import InputError
-    from latentbench.io import ResponseMatrix
+    from latentbench.io import ResponseMatrix, check_destination
     from latentbench.irt import TwoPL
     from latentbench.irt.diagnostics import uninformative_items
     from latentbench.report import build_report
@@ -360,6 +360,7 @@ def demo(
 
     start = time.perf_counter()
     folder = Path(out)
+    check_destination(folder, "dir", flag="out=")  # a file there: said before the work
     matrix, planted = demo_matrix()
     fit = TwoPL().fit(matrix, progress=progress)
     paths = dict(fit.save(folder / "fit", matrix))

@@ -159,6 +159,22 @@ def test_demo_twin_refuses_too_few_seeds(tmp_path):
     assert not any(tmp_path.iterdir())  # refused before any work
 
 
+def test_demo_refuses_an_out_that_is_a_file_before_the_work(tmp_path):
+    # the fit ran first and the error then named the Python argument of IRTResult.save
+    # ("directory=OUT/fit: OUT is a file"), in the command's output too
+    import latentbench
+
+    taken = tmp_path / "taken.txt"
+    taken.write_text("")
+    with pytest.raises(latentbench.InputError, match=r"^out=.*taken\.txt is a file; expected"):
+        latentbench.demo(taken)
+    _register()
+    said = CliRunner().invoke(app, ["demo", "--out", str(taken)])
+    assert said.exit_code != 0
+    assert "--out " in said.output and "taken.txt is a file" in " ".join(said.output.split())
+    assert "cBMM fit" not in said.output and taken.read_text() == ""
+
+
 def test_demo_saving_is_paired_over_seeds():
     from latentbench._demo import saving
 

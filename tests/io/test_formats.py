@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from latentbench.exceptions import DataWarning, InputError
@@ -351,6 +352,30 @@ def test_unknown_source_and_missing_path(tmp_path):
         read_results("mlflow", tmp_path)
     with pytest.raises(InputError, match=r"no such file or directory"):
         read_results("helm", tmp_path / "nope")
+
+
+def test_a_table_in_memory_is_no_path_and_is_named_as_such(tmp_path):
+    # a DataFrame was read as the list of its column names: "model: no such file or
+    # directory"; read_results reads files, and the message says what takes a table
+    frame = pd.DataFrame({"model": ["a", "b"], "item": ["x", "x"], "score": [1.0, 0.0]})
+    with pytest.raises(InputError) as info:
+        read_results("table", frame)
+    message = str(info.value)
+    assert message.startswith("paths: a DataFrame; expected a file or folder path")
+    assert "ResponseMatrix.from_long(frame)" in message
+    with pytest.raises(InputError, match=r"paths: item 2 is a float \(1\.5\); expected a file"):
+        read_results("table", [tmp_path / "a.csv", 1.5])
+
+
+def test_the_load_reports_repr_is_its_counts():
+    # its dataclass repr listed every file and every (benchmark, model) coverage entry: 6 KB
+    # for one table of 53 models, and one line per file for lm-eval's 2,280 MMLU logs
+    _, report = read_results("helm", FORMATS / "real" / "helm", metric="exact_match")
+    assert repr(report) == (
+        f"LoadReport(source 'helm': {len(report.files)} files, {report.records_read} records, "
+        f"{report.rows} rows, {sum(report.dropped.values())} dropped; 3 benchmark(s), "
+        f"{len(report.notes)} note(s))"
+    )
 
 
 def test_duplicate_key_across_files_names_both(tmp_path):

@@ -74,6 +74,23 @@ def test_subset_by_ids_positions_and_mask():
     assert by_mask.item_ids == ["q1", "q2"]
 
 
+def test_subset_refuses_one_bare_id_and_a_repeated_one():
+    # subset(models="m1") raised numpy's "iteration over a 0-d array"; subset(models=["m1",
+    # "m1"]) made a matrix with a repeated model id (which every constructor refuses); an
+    # unknown id was shown as np.str_('x')
+    m = ResponseMatrix.from_long(long_frame())
+    with pytest.raises(InputError, match=r"models='m1': one id; expected a list of ids "):
+        m.subset(models="m1")
+    with pytest.raises(InputError, match=r"items='q1': one id; expected a list of ids "):
+        m[:, "q1"]
+    with pytest.raises(InputError, match=r"model id 'm1' is selected twice; ids must be unique"):
+        m.subset(models=["m1", "m2", "m1"])
+    with pytest.raises(InputError, match=r"item id 'q1' is selected twice"):
+        m.subset(items=[0, -3])
+    with pytest.raises(InputError, match=r"^unknown model id 'nope'$"):
+        m.subset(models=["nope"])
+
+
 def test_identical_duplicates_collapse_with_warning():
     frame = pd.concat([long_frame(), long_frame().iloc[[0]]])
     with pytest.warns(DataWarning, match="collapsed"):
@@ -160,6 +177,15 @@ def test_error_ids_not_strings_or_ints():
     assert "2.5" in message and "float" in message and "string or an integer" in message
 
 
+def test_error_wide_frame_with_a_repeated_item_column():
+    # a DataFrame with two columns of one name (pd.concat of two result tables) raised
+    # AttributeError: 'DataFrame' object has no attribute 'dtype' from inside the coercion
+    frame = pd.DataFrame([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]], index=["a", "b"])
+    frame.columns = ["q1", "q2", "q1"]
+    with pytest.raises(InputError, match=r"item id 'q1' appears twice; ids must be unique"):
+        ResponseMatrix.from_wide(frame)
+
+
 def test_error_missing_id():
     frame = long_frame().astype({"model": object})
     frame.loc[4, "model"] = None
@@ -195,7 +221,7 @@ def test_integer_ids_are_accepted_and_stringified():
 
 def test_a_subset_keeps_the_files_layout_only_when_it_is_the_whole_file(tmp_path):
     """IRTResult.save records the file as the input of a matrix with its layout: a reorder of
-    every row and column keeps it; a true subset, or a row taken twice, does not."""
+    every row and column keeps it; a true subset does not (a row taken twice is refused)."""
     path = tmp_path / "m.csv"
     pd.DataFrame({"model": ["a", "b", "c"], "q1": [1.0, 0.0, 1.0], "q2": [0.0, 1.0, 1.0]}).to_csv(
         path, index=False
@@ -204,7 +230,8 @@ def test_a_subset_keeps_the_files_layout_only_when_it_is_the_whole_file(tmp_path
     assert read.layout is not None
     assert read.subset(models=["c", "a", "b"]).layout == read.layout
     assert read.subset(models=["a", "b"]).layout is None
-    assert read.subset(models=["a", "b", "c", "a"]).layout is None
+    with pytest.raises(InputError, match="model id 'a' is selected twice"):
+        read.subset(models=["a", "b", "c", "a"])
 
 
 def test_wide_trailing_comma_is_no_item(tmp_path):

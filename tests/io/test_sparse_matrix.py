@@ -61,3 +61,8 @@ def test_from_cells_validates() -> None:
         ResponseMatrix.from_cells([0], [1], [1.0], ["a", "a"], ["x", "y"])
     with pytest.raises(InputError, match=r"\[0, 1\]"):
         ResponseMatrix.from_cells([0], [1], [2.0], ["a", "b"], ["x", "y"])
+    # arrays of different lengths raised IndexError, float positions numpy's cast TypeError
+    with pytest.raises(InputError, match=r"shapes \(3,\), \(2,\) and \(2,\); expected one row"):
+        ResponseMatrix.from_cells([0, 1, 1], [0, 1], [1.0, 0.0], ["a", "b"], ["x", "y"])
+    with pytest.raises(InputError, match=r"rows of dtype float64; expected integer positions"):
+        ResponseMatrix.from_cells([0.5, 1.0], [0, 1], [1.0, 0.0], ["a", "b"], ["x", "y"])

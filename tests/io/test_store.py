@@ -563,3 +563,15 @@ def test_a_store_held_by_another_process_is_said_as_such(tmp_path, holder_reads,
         if holder_reads:  # readers share it
             Store(path, read_only=True).close()
     Store(path, read_only=True).close()  # free again
+
+
+def test_a_closed_store_says_it_is_closed(tmp_path):
+    # after its with block, store.summary() (or any method) raised AttributeError:
+    # 'NoneType' object has no attribute 'execute'
+    path = tmp_path / "s.duckdb"
+    with Store(path) as store:
+        assert store.benchmarks() == []
+    for call in (store.summary, store.benchmarks, lambda: store.matrix("b")):
+        with pytest.raises(InputError, match=r"s\.duckdb: the store is closed .*open it again"):
+            call()
+    store.close()  # still idempotent

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from latentbench.io._cells import ObservedCells
-from latentbench.irt._sparse import fit_sparse, update_items, update_models
+from latentbench.irt import update_items, update_models  # the public names docs/sparse.md gives
+from latentbench.irt._sparse import fit_sparse
 
 
 def _blocks(n: int, n_blocks: int) -> list[tuple[int, int]]:

@@ -89,6 +89,19 @@ def test_report_without_matrix_and_with_selection(small_fit, selection_run, host
     assert HOSTILE_MODEL not in only
     with pytest.raises(InputError):
         build_report()
+    # a selection.json's path was refused without saying how to read it
+    with pytest.raises(InputError, match=r"selection is a str; .* \(a file: SelectionRecord"):
+        build_report(selection="selection.json")
+
+
+def test_build_report_refuses_a_folder_or_a_missing_folder_before_the_work(small_fit, tmp_path):
+    # path=FOLDER raised IsADirectoryError, path=missing/r.html FileNotFoundError, both
+    # after the whole page was built
+    matrix, result = small_fit
+    with pytest.raises(InputError, match=r"^path=.* is a directory; expected the file"):
+        build_report(result, matrix, path=tmp_path)
+    with pytest.raises(InputError, match=r"^path=.*r\.html: the folder .*gone does not exist"):
+        build_report(result, matrix, path=tmp_path / "gone" / "r.html")
 
 
 def test_report_with_bootstrap_intervals(small_fit):
@@ -375,6 +388,13 @@ def test_report_from_is_the_commands_python_twin(small_fit, selection_run, tmp_p
     assert page.path == tmp_path / "fit.html" and page.path.read_text() == page.html
     assert section_ids(page.html) == list(FIT_SECTIONS)
     assert [n for n in page.notes if "recorded in fit.json" in n]
+    # its repr was the whole page (5 MB on MMLU-Pro) in a notebook cell: now where it went,
+    # its size and its notes' count
+    assert repr(page) == (
+        f"Report({str(page.path)!r}, {len(page.html):,} characters of HTML, "
+        f"{len(page.notes)} note{'s' if len(page.notes) != 1 else ''})"
+    )
+    assert repr(bare).startswith("Report(not written, ") and len(repr(bare)) < 100
     selection = tmp_path / "selection.json"
     selection_run.to_json(selection)
     assert section_ids(report_from(selection).html) == list(SELECTION_SECTIONS)

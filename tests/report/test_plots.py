@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
@@ -96,3 +98,19 @@ def test_new_figure_when_no_axes(small_fit):
     ax = plots.plot_ability_accuracy(result)
     assert ax.figure is not None
     plt.close(ax.figure)
+
+
+def test_plots_name_the_object_they_were_given(small_fit, ax):
+    # plot_abilities(result.standard_errors()) and plot_ability_accuracy(matrix) raised
+    # AttributeError ('Uncertainty' object has no attribute 'columns', 'ResponseMatrix' ...
+    # 'abilities'); plot_item_curves(result, "q01") read the id as its characters
+    # ("unknown item 'q'")
+    matrix, result = small_fit
+    with pytest.raises(InputError, match=r"intervals: a Uncertainty; expected a DataFrame.*"
+                                         r"standard_errors\(\)\.abilities"):  # fmt: skip
+        plots.plot_abilities(standard_errors(result, matrix), ax)
+    with pytest.raises(InputError, match=r"result: a ResponseMatrix; expected an IRTResult"):
+        plots.plot_ability_accuracy(matrix, ax)
+    one = matrix.item_ids[1]
+    with pytest.raises(InputError, match=re.escape(f"items={one!r}: one item; expected a list")):
+        plots.plot_item_curves(result, one, ax)

@@ -637,6 +637,24 @@ def test_compare_certifies_the_higher_model(setup, tmp_path):
     assert -0.05 <= same.lower <= 0 <= same.upper <= 0.05
 
 
+def test_compare_of_one_matrix_of_two_models_pairs_them_as_a_file_or_table_does(setup):
+    # compare(cal, M) with M a ResponseMatrix of two models said "the responses hold 2
+    # models ...; name one (model_a=...)", while the same rows as a file, a long or a wide
+    # table were paired (both names left out: the two in their order)
+    from latentbench.select._estimate_compare import compare
+
+    cal, Y = setup
+    two = ResponseMatrix(Y[:2], ["m_a", "m_b"], list(cal.item_ids))
+    kw = dict(budget=60, seed=0)
+    want = compare(cal, two.to_long(), **kw)
+    assert (want.model_a, want.model_b) == ("m_a", "m_b")
+    for given in (two, two.to_wide()):
+        got = compare(cal, given, **kw)
+        assert (got.model_a, got.model_b, got.difference) == ("m_a", "m_b", want.difference)
+        assert (got.lower, got.upper) == (want.lower, want.upper)
+    assert compare(cal, two, model_b="m_a", **kw).model_a == "m_b"  # the other one
+
+
 def test_leave_one_out_experiment():
     from latentbench.select._estimate_experiment import estimate_experiment
 
@@ -789,6 +807,13 @@ def test_calibration_from_store_benchmark(tmp_path, monkeypatch):
         load_calibration(path, benchmark="nope")
     with pytest.raises(InputError, match="a store; give the benchmark"):
         load_calibration(path)
+    with Store(path, read_only=True) as db, pytest.raises(InputError) as info:
+        load_calibration(db)  # an open store: it said 'expected ... an IRTResult or a matrix'
+    assert f"calibration {path}: a store; give the benchmark" in str(info.value)
+    answers = dict(zip(cal.item_ids, Y[13], strict=True))
+    for twin in (lambda c: latentbench.select.estimate(c, answers), lambda c: tiny(c, 5)):
+        with Store(path, read_only=True) as db, pytest.raises(InputError, match="a store; give"):
+            twin(db)  # the twins that take a calibration say the same
     with pytest.raises(InputError, match="no such file"):
         load_calibration(tmp_path / "absent.duckdb", benchmark="bench")
     with pytest.raises(InputError, match="with benchmark='bench'"):

@@ -273,3 +273,151 @@ def test_a_command_twin_asked_of_the_top_package_names_where_it_lives(name):
         getattr(latentbench, name)
     with pytest.raises(AttributeError, match=r"no attribute 'no_such_name'$"):
         latentbench.no_such_name  # noqa: B018
+
+
+@pytest.mark.parametrize("twin", ["experiment_from_matrix", "estimate_experiment"])
+def test_experiment_twins_refuse_a_dataframe_naming_how_to_make_a_matrix(twin):
+    # a DataFrame (what a notebook holds) raised AttributeError: 'DataFrame' object has no
+    # attribute 'model_ids' / 'n_models' from deep inside; replay already said what to do
+    from latentbench import select
+
+    frame = _holey().to_wide()
+    with pytest.raises(InputError) as info:
+        getattr(select, twin)(frame, seeds=1)
+    message = str(info.value)
+    assert message.startswith("matrix: a DataFrame; expected a ResponseMatrix")
+    assert "ResponseMatrix.from_wide(frame)" in message
+
+
+def test_calibration_experiment_and_record_reprs_are_short(tmp_path):
+    # their dataclass reprs printed every item id (Calibration: 20 KB at 300 items, 400 KB
+    # on MMLU-Pro), every curve (ExperimentResult) or every arm (SelectionRecord: 7 KB)
+    from latentbench.select import (
+        SelectionRecord,
+        experiment_from_matrix,
+        load_calibration,
+        replay,
+    )
+
+    matrix = _holey(12, 300).subset(models=[f"m{i}" for i in range(1, 12)])
+    cal = load_calibration(matrix, cache=False)
+    assert repr(cal).startswith("Calibration(300 items, rank 1, 11 models; fit 'matrix' of ")
+    assert len(repr(cal)) < 200
+    run = experiment_from_matrix(matrix, seeds=2, budget=200, policies=["pulse", "naive"])
+    text = repr(run)
+    assert text.startswith("ExperimentResult(1 pool(s) x 2 policies (pulse, naive), 2 seed(s)")
+    assert len(text) < 200
+    result = replay(matrix, no_history=True, budget=200)
+    result.to_json(tmp_path / "selection.json")
+    record = SelectionRecord.read_json(tmp_path / "selection.json")
+    text = repr(record)
+    assert text.startswith(f"SelectionRecord(policy 'pulse', 11 arms: best {result.best_id!r}")
+    assert f"{result.evaluations_total:,} evaluations" in text and len(text) < 300
+
+
+def test_results_compare_with_eq_instead_of_raising():
+    # r1 == r2 (and so `r in results`, results.index(r)) raised numpy's "The truth value of
+    # an array ... is ambiguous" for EstimateResult, EstimateSet and SelectionResult
+    from latentbench.select import EstimateResult, estimate, estimate_many, replay
+
+    matrix = _holey(12, 80)
+    cal, new = matrix.subset(models=matrix.model_ids[2:]), matrix.subset(models=["m0", "m1"])
+    one, again = (estimate(cal, new, model="m1", budget=20) for _ in range(2))
+    assert one == again and one in [again]  # the same answers, draws and interval
+    assert EstimateResult.from_dict(one.to_dict()) == one  # the record round-trips
+    assert one != estimate(cal, new, model="m1", budget=20, seed=1)
+    sets = [estimate_many(cal, new, budget=20) for _ in range(2)]
+    assert sets[0] == sets[1]
+    runs = [replay(matrix.subset(models=matrix.model_ids[1:]), no_history=True, budget=60)]
+    assert runs[0] == runs[0] and runs.index(runs[0]) == 0
+    assert (runs[0] == replay(_holey(), no_history=True, budget=60, missing="zero")) is False
+
+
+def test_experiment_from_matrix_reports_progress_as_every_other_twin():
+    # its callback was called progress(done, total), every other long operation's
+    # progress(phase, done, total) (docs/usability.md): one callback for all raised TypeError
+    from latentbench.select import experiment_from_matrix
+
+    calls = []
+    experiment_from_matrix(
+        _holey(12, 60), seeds=2, budget=60, policies=["pulse", "naive"], missing="zero",
+        progress=lambda phase, done=None, total=None: calls.append((phase, done, total)),
+    )  # fmt: skip
+    assert calls and calls[-1] == ("runs", 4, 4)
+    assert {phase for phase, _, _ in calls} == {"runs"}
+
+
+def test_run_selection_names_a_policy_name_or_a_bare_array_it_was_given():
+    # run_selection(oracle, "ucbe") raised AttributeError: 'str' object has no attribute
+    # 'needs_proxy'; run_selection(scores, policy): 'numpy.ndarray' ... 'n_models'
+    from latentbench.select import UCBE, MatrixOracle, run_selection
+
+    scores = np.nan_to_num(_holey().scores)
+    with pytest.raises(InputError, match=r"policy='ucbe': a name; expected a policy object.*"
+                                         r"make_policy\('ucbe'\)"):  # fmt: skip
+        run_selection(MatrixOracle(scores), "ucbe", budget=50)
+    with pytest.raises(InputError, match=r"oracle: a ndarray; expected an oracle.*"
+                                         r"MatrixOracle\(scores\)"):  # fmt: skip
+        run_selection(scores, UCBE(), budget=50)
+    with pytest.raises(InputError, match=r"policy: a dict; expected a policy object"):
+        run_selection(MatrixOracle(scores), {"name": "ucbe"}, budget=50)
+
+
+def test_saving_to_a_place_that_cannot_hold_it_is_an_input_error(tmp_path):
+    # EstimateResult / EstimateSet / CompareResult.save and ExperimentResult.write onto a
+    # file raised FileExistsError; SelectionResult.to_json onto a folder IsADirectoryError,
+    # into a missing folder FileNotFoundError
+    from latentbench.select import compare, estimate, estimate_many, experiment_from_matrix
+
+    taken = tmp_path / "taken.txt"
+    taken.write_text("")
+    matrix = _holey(12, 60)
+    cal, two = matrix.subset(models=matrix.model_ids[2:]), matrix.subset(models=["m0", "m1"])
+    writers = {
+        "estimate": estimate(cal, two, model="m1", budget=10).save,
+        "estimate_many": estimate_many(cal, two, budget=10).save,
+        "compare": compare(cal, two, budget=10).save,
+        "experiment": experiment_from_matrix(
+            matrix, seeds=1, budget=30, policies=["naive"], missing="zero"
+        ).write,
+    }
+    for name, write in writers.items():
+        with pytest.raises(InputError, match=r"^out=.*taken\.txt is a file; expected a dir"):
+            write(taken)
+        assert taken.read_text() == "", name
+    from latentbench.select import replay
+
+    run = replay(matrix.subset(models=matrix.model_ids[1:]), no_history=True, budget=20)
+    with pytest.raises(InputError, match=r"^path=.* is a directory; expected the file"):
+        run.to_json(tmp_path)
+    with pytest.raises(InputError, match=r"^path=.*x\.json: the folder .*nowhere does not exist"):
+        run.to_json(tmp_path / "nowhere" / "x.json")
+
+
+def test_seeds_that_are_not_seeds_are_named():
+    # run_selection(random_state="x") and experiment_from_matrix(seeds=[0, "a"]) raised
+    # numpy's "SeedSequence expects int or sequence of ints" (the latter from a worker)
+    from latentbench.select import UCBE, MatrixOracle, experiment_from_matrix, run_selection
+
+    matrix = _holey(12, 60)
+    oracle = MatrixOracle(np.nan_to_num(matrix.scores))
+    with pytest.raises(InputError, match=r"random_state='x'; expected an integer >= 0"):
+        run_selection(oracle, UCBE(), budget=20, random_state="x")
+    with pytest.raises(InputError, match=r"seeds='a'; expected an integer >= 0"):
+        experiment_from_matrix(matrix, seeds=[0, "a"], budget=20, missing="zero")
+    gen = run_selection(oracle, UCBE(), budget=20, random_state=np.random.default_rng(3))
+    assert gen.evaluations_post_init == 20  # a numpy Generator still seeds the run
+
+
+def test_the_proxy_and_the_matrix_oracle_take_a_response_matrix():
+    # LowRankProxy().fit(matrix) and MatrixOracle(matrix) raised numpy's "setting an array
+    # element with a sequence" (LeaderboardSimulator.fit takes a ResponseMatrix already)
+    from latentbench.select import LowRankProxy, MatrixOracle
+
+    matrix = _holey(12, 60).subset(models=[f"m{i}" for i in range(1, 12)])
+    oracle = MatrixOracle(matrix)
+    assert (oracle.n_models, oracle.n_items) == (11, 60)
+    assert np.array_equal(oracle.evaluate(0, np.arange(5)), matrix.scores[0, :5])
+    by_matrix = LowRankProxy(rank=2, random_state=0).fit(matrix)
+    by_array = LowRankProxy(rank=2, random_state=0).fit(np.asarray(matrix.scores))
+    assert np.array_equal(by_matrix.V_, by_array.V_)

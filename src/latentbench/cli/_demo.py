@@ -42,6 +42,9 @@ def demo(
     )
     with clean_warnings():
         try:
+            from latentbench.io import check_destination
+
+            check_destination(out, "dir")  # the command's --out, before the work
             with progress_bar(False) as progress:
                 result = run_demo(out, seeds=seeds, progress=progress)
         except InputError as exc:

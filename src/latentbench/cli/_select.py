@@ -419,7 +419,7 @@ def _with_estimate(bar: Any, task: Any, n_jobs: int | None, quiet: bool) -> Any:
     start, told = time.perf_counter(), [quiet]
     workers = n_jobs if n_jobs and n_jobs > 0 else os.cpu_count() or 1
 
-    def progress(done: int, total: int) -> None:
+    def progress(phase: str, done: int, total: int) -> None:  # phase: "runs"
         bar.update(task, completed=done, total=total)
         if done >= 1 and not told[0]:
             told[0] = True

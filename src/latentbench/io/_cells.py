@@ -131,16 +131,27 @@ class ObservedCells:
         source: str | None = None,
     ) -> ObservedCells:
         """Build from coordinates (any order): one entry per observed cell."""
-        rows = np.asarray(rows)
+        where = f"{source}: " if source else ""
+        rows, cols, values = np.asarray(rows), np.asarray(cols), np.asarray(values)
+        if not (
+            rows.ndim == cols.ndim == values.ndim == 1 and rows.size == cols.size == values.size
+        ):
+            raise InputError(
+                f"{where}rows, cols and values of shapes {rows.shape}, {cols.shape} and "
+                f"{values.shape}; expected one row, column and score per cell (1-D, one length)"
+            )
+        for name, index in (("rows", rows), ("cols", cols)):
+            if index.size and not np.issubdtype(index.dtype, np.integer):
+                raise InputError(
+                    f"{where}{name} of dtype {index.dtype}; expected integer positions"
+                )
         n_rows = int(shape[0])
         if rows.size and (rows.min() < 0 or rows.max() >= n_rows):
-            raise InputError(f"{source + ': ' if source else ''}row index outside 0..{n_rows - 1}")
+            raise InputError(f"{where}row index outside 0..{n_rows - 1}")
         order = np.argsort(rows, kind="stable")
         row_ptr = np.zeros(n_rows + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=n_rows), out=row_ptr[1:])
-        return cls.from_csr(
-            row_ptr, np.asarray(cols)[order], np.asarray(values)[order], shape, source=source
-        )
+        return cls.from_csr(row_ptr, cols[order], values[order], shape, source=source)
 
     @classmethod
     def from_dense(cls, scores: np.ndarray) -> ObservedCells:

@@ -373,6 +373,8 @@ class ResponseMatrix:
                     f"{separator!r}; expected a comma-separated CSV (or Parquet)"
                 )
             raise InputError(f"{_where(source)}the table is empty; expected models x items")
+        # before frame[name], which gives a DataFrame for a repeated name
+        _refuse_repeated_ids([], list(frame.columns), source)
         refuse_wide_non_items(frame, list(frame.index), _where(source), lambda k: _row(source, k))
         columns = {}
         for name in frame.columns:
@@ -708,11 +710,27 @@ class ResponseMatrix:
 
     @staticmethod
     def _resolve(selection: Any, ids: list[str], kind: str) -> np.ndarray:
+        """Positions of ``selection`` among ``ids``; a repeated one is refused (a matrix's
+        ids are unique)."""
+        positions = ResponseMatrix._positions(selection, ids, kind)
+        unique, counts = np.unique(positions, return_counts=True)
+        if (counts > 1).any():
+            twice = ids[int(unique[counts > 1][0])]
+            raise InputError(f"{kind} id {twice!r} is selected twice; ids must be unique")
+        return positions
+
+    @staticmethod
+    def _positions(selection: Any, ids: list[str], kind: str) -> np.ndarray:
         n = len(ids)
         if selection is None:
             return np.arange(n)
         if isinstance(selection, slice):
             return np.arange(n)[selection]
+        if isinstance(selection, str | int | np.integer | np.str_):
+            raise InputError(
+                f"{kind}s={selection!r}: one id; expected a list of ids ({kind}s=[{selection!r}]),"
+                " positions or a boolean mask"
+            )
         array = np.asarray(selection)
         if array.dtype == bool:
             if array.shape != (n,):
@@ -724,7 +742,7 @@ class ResponseMatrix:
             return array.astype(np.int64) % n if array.size else array.astype(np.int64)
         lookup = {name: i for i, name in enumerate(ids)}
         positions = []
-        for name in array.astype(str):
+        for name in array.astype(str).tolist():
             if name not in lookup:
                 raise InputError(f"unknown {kind} id {name!r}")
             positions.append(lookup[name])

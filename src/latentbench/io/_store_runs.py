@@ -53,10 +53,12 @@ class SelectionRuns:
     """The selection-run methods of :class:`~latentbench.io.store.Store` (a mixin over its
     connection)."""
 
-    connection: duckdb.DuckDBPyConnection
     path: str
 
     if TYPE_CHECKING:
+
+        @property
+        def connection(self) -> duckdb.DuckDBPyConnection: ...  # Store.connection
 
         def ingest(self, frame: pd.DataFrame) -> Any: ...  # Store.ingest
 

@@ -126,8 +126,9 @@ class Store(SelectionRuns):
                 f"{self.path}: the folder {folder} {state}; expected the store's folder to "
                 "exist (create it first)"
             )
+        self._connection: duckdb.DuckDBPyConnection | None = None
         try:
-            self.connection = duckdb.connect(self.path, read_only=read_only)
+            self._connection = duckdb.connect(self.path, read_only=read_only)
         except duckdb.Error as exc:
             held = re.search(r"Conflicting lock is held in (.*?\(PID \d+\)|\S+)", str(exc))
             if held is not None:  # another process's lock: the file is a store, in use
@@ -194,11 +195,26 @@ class Store(SelectionRuns):
             )
 
     # ------------------------------------------------------------------ lifecycle
+    @property
+    def connection(self) -> duckdb.DuckDBPyConnection:
+        """The DuckDB connection; a closed store (after :meth:`close` or its ``with`` block)
+        raises an :class:`InputError` saying so, not DuckDB's or Python's error on None."""
+        if self._connection is None:
+            raise InputError(
+                f"{self.path}: the store is closed (its with block ended, or close() was "
+                f"called); open it again: Store({self.path!r})"
+            )
+        return self._connection
+
+    @connection.setter
+    def connection(self, value: duckdb.DuckDBPyConnection) -> None:
+        self._connection = value  # e.g. a wrapper (tests that make DuckDB fail)
+
     def close(self) -> None:
         """Close the connection (idempotent)."""
-        if getattr(self, "connection", None) is not None:
-            self.connection.close()
-            self.connection = None  # type: ignore[assignment]
+        if getattr(self, "_connection", None) is not None:
+            self._connection.close()  # type: ignore[union-attr]
+            self._connection = None
 
     def __enter__(self) -> Store:
         return self

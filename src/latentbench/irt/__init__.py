@@ -10,6 +10,7 @@ from latentbench.irt._objective import GaussianPenalty
 from latentbench.irt._priors import Prior, PriorSelection
 from latentbench.irt._reported import reported_abilities
 from latentbench.irt._result import CrossValidation, IRTResult, RankSelection
+from latentbench.irt._sparse import update_items, update_models
 from latentbench.irt.diagnostics import Diagnostics, diagnose
 from latentbench.irt.inference import (
     BootstrapResult,
@@ -45,4 +46,6 @@ __all__ = [
     "rank_intervals",
     "reported_abilities",
     "standard_errors",
+    "update_items",
+    "update_models",
 ]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
-from latentbench._checks import check_jobs, user_stacklevel
+from latentbench._checks import check_jobs, check_seed, user_stacklevel
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._cbmm import fit_cbmm
@@ -33,7 +33,7 @@ Interval = Literal["basic", "percentile"]
 _NO_THETA = "a 'models' bootstrap has no ability draws; use 'parametric' or 'items'"
 
 
-@dataclass
+@dataclass(eq=False)  # arrays: == by identity, not a ValueError
 class BootstrapResult:
     """Bootstrap replicates of the reported parameters.
 
@@ -78,6 +78,15 @@ class BootstrapResult:
     def n_boot(self) -> int:
         draws = self.theta if self.theta is not None else self.discrimination
         return 0 if draws is None else int(draws.shape[0])
+
+    def __repr__(self) -> str:
+        """Short: method, replicates, shape, converged refits and time (the draws: ``theta``,
+        ``discrimination``, ``easiness``; the intervals: :meth:`abilities`, :meth:`items`)."""
+        return (
+            f"BootstrapResult(method {self.method!r}, {self.n_boot:,} replicates of "
+            f"{len(self.model_ids):,} models x {len(self.item_ids):,} items, "
+            f"{int(np.count_nonzero(self.converged)):,} converged, {self.seconds:.2f} s)"
+        )
 
     def abilities(self, level: float | None = None, interval: Interval = "basic") -> pd.DataFrame:
         """Bootstrap intervals for abilities.
@@ -336,6 +345,8 @@ def bootstrap(
         "accelerate": bool(options.get("accelerate", True)),
         "reference": reference_of(result) if result.rank == 1 else None,
     }
+    if random_state is not None and not isinstance(random_state, np.random.SeedSequence):
+        random_state = check_seed(random_state, "random_state")  # 'x', -1: named, not numpy's
     seed = (
         random_state
         if isinstance(random_state, np.random.SeedSequence)

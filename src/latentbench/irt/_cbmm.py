@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 
-@dataclass
+@dataclass(eq=False)  # arrays: == by identity, not a ValueError
 class CBMMFit:
     """Raw output of :func:`fit_cbmm`.
 
@@ -77,6 +77,8 @@ class CBMMFit:
         Whether the tolerance was met before ``max_iter``.
     seconds : float
         Wall-clock time of the fit.
+    neg_log_likelihood : float
+        The negative log-likelihood part of ``loss`` (the penalty left out).
     """
 
     U: np.ndarray

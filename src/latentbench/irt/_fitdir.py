@@ -128,9 +128,10 @@ def save_fit(
         directory held a ``fit.json``; other files in the directory are kept.
     """
     from latentbench._version import __version__
-    from latentbench.io._outputs import escape_spreadsheet, write_directory
+    from latentbench.io._outputs import check_destination, escape_spreadsheet, write_directory
 
     out = Path(directory)
+    check_destination(out, "dir", flag="directory=")  # before the (not cheap) intervals
     paths = {
         "abilities": out / "abilities.csv",
         "items": out / "items.csv",

@@ -31,7 +31,7 @@ __all__ = ["MarginalFit", "fit_marginal"]
 Array = npt.NDArray[np.float64]
 
 
-@dataclass
+@dataclass(eq=False)  # arrays: == by identity, not a ValueError
 class MarginalFit:
     """Output of :func:`fit_marginal`.
 
@@ -53,6 +53,8 @@ class MarginalFit:
     converged : bool
     seconds : float
     history : list of float
+    sigma : float
+        The logistic scale: ``P = sigmoid((a theta + b) / sigma)``.
     """
 
     theta: Array

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 import pandas as pd
 
-from latentbench._checks import user_stacklevel
+from latentbench._checks import check_seed, user_stacklevel
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import ConvergenceWarning, DataWarning, InputError, NotFittedError
 from latentbench.io._cells import SPARSE_DENSITY, ObservedCells
@@ -332,6 +332,7 @@ class TwoPL:
         ``penalty`` defaults to the estimator's (the prior resolved at rank 1, or the ridge);
         ``progress(phase, done, total)`` is told each rank as it is fitted.
         """
+        self._check_matrix(matrix)
         if self.trials == "auto":  # called on its own: K from this matrix, as fit does
             self.trials = _detected_trials(matrix, warn=False)
             try:
@@ -472,7 +473,7 @@ class TwoPL:
         if int(n_splits) != n_splits or n_splits < 1:
             raise InputError(f"n_splits={n_splits!r}; expected an integer >= 1")
         rows_out = []
-        base = 0 if random_state is None else int(random_state)
+        base = 0 if random_state is None else check_seed(random_state, "random_state")
         params = self.get_params()
         if params["trials"] == "auto":  # K of the whole matrix for every split
             params["trials"] = _detected_trials(matrix)

@@ -60,7 +60,7 @@ class RankSelection:
     heldout_fraction: float
 
 
-@dataclass
+@dataclass(eq=False)  # arrays and tables: == by identity, not a ValueError
 class IRTResult:
     """A fitted 2PL / rank-r logistic model (cBMM), reported under the normalisation below.
 
@@ -98,12 +98,21 @@ class IRTResult:
     rank : int
     loss : float
         Final objective (negative log-likelihood over observed cells plus the ridge).
+    neg_log_likelihood : float
+        Its negative log-likelihood part (the penalty left out; NaN for a result loaded from
+        a ``fit.json`` without it).
     loss_history : list of float
     n_iter : int
     converged : bool
     seconds : float
     options : dict
         The estimator's parameters.
+    shape : (int, int)
+        ``(n_models, n_items)`` of the fitted matrix.
+    n_observed : int
+        Observed cells of the fitted matrix.
+    raw : CBMMFit or None
+        The fit before the reporting normalisation (None for a result loaded from disk).
     rank_selection : RankSelection or None
         Present when the rank was chosen automatically.
     penalty : GaussianPenalty
@@ -381,6 +390,11 @@ class IRTResult:
 def _positions(selection: Sequence[Any] | None, ids: list[str], kind: str) -> np.ndarray:
     if selection is None:
         return np.arange(len(ids))
+    if isinstance(selection, str | int | np.integer | np.str_):
+        raise InputError(
+            f"{kind}s={selection!r}: one id; expected a list of ids ({kind}s=[{selection!r}]) "
+            "or positions"
+        )
     array = np.asarray(selection)
     if np.issubdtype(array.dtype, np.integer):
         return array.astype(np.int64)
@@ -391,7 +405,7 @@ def _positions(selection: Sequence[Any] | None, ids: list[str], kind: str) -> np
         raise InputError(f"unknown {kind} id {exc.args[0]!r}") from None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # a table: == by identity, not a ValueError
 class CrossValidation:
     """Held-out scores of a fit and of the additive baseline, per split.
 

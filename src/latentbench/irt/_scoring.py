@@ -302,6 +302,14 @@ def _new_models(
             f"score_models got a {type(matrix).__name__}; expected a ResponseMatrix, a wide "
             "DataFrame (models x items) or a Series (one model)"
         )
+    if {"model", "item", "score"} <= set(matrix.columns):  # long: its ids read as scores
+        raise InputError(
+            "score_models: a long table (columns model, item, score); expected a wide "
+            "DataFrame (models x items): frame.pivot(index='model', columns='item', "
+            "values='score'), or a ResponseMatrix"
+        )
+    if "model" in matrix.columns:  # the ids, as ResponseMatrix.from_wide reads them
+        matrix = matrix.set_index("model")
     try:
         scores = matrix.apply(pd.to_numeric, errors="raise").to_numpy(float)
     except (TypeError, ValueError) as exc:

@@ -16,7 +16,7 @@ import pandas as pd
 
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
-from latentbench.irt._fitted import _observed
+from latentbench.irt._fitted import _observed, fitted_matrix
 from latentbench.irt._reported import measured_models, reported_abilities
 from latentbench.irt._stats import chi2_sf, norm_sf, poisson_cdf
 from latentbench.irt.inference import normal_draws, rank_intervals, standard_errors
@@ -466,7 +466,7 @@ def rank_agreement(
     return pd.DataFrame(rows, columns=columns)
 
 
-@dataclass
+@dataclass(eq=False)  # tables: == by identity, not a ValueError
 class Diagnostics:
     """All diagnostics of a fit (see the functions of the same names for the columns).
 
@@ -498,6 +498,21 @@ class Diagnostics:
         """Rows of ``items`` with any flag."""
         return self.items[self.items["flagged"]].reset_index(drop=True)
 
+    def __repr__(self) -> str:
+        """Short: items flagged, by flag, and models (the tables: the attributes)."""
+        items = self.items
+        counts = {
+            "constant": int(items["constant"].sum()),
+            "duplicate": int((items["duplicate_of"] != "").sum()),
+            "uninformative": int(items["uninformative"].sum()),
+            "poor fit": int(items["poor_fit"].sum()),
+        }
+        said = ", ".join(f"{n:,} {name}" for name, n in counts.items())
+        return (
+            f"Diagnostics({len(items):,} items, {int(items['flagged'].sum()):,} flagged "
+            f"({said}); {len(self.rank_changes):,} models)"
+        )
+
 
 def diagnose(
     result: IRTResult, matrix: ResponseMatrix | None = None, *, top: int = 10
@@ -506,8 +521,9 @@ def diagnose(
 
     ``matrix`` defaults to the matrix the result was fitted on (``result.matrix``).
     """
-    if matrix is None:
-        matrix = result.matrix
+    if matrix is None:  # the one the result keeps; one loaded from disk keeps none: said
+        kept = fitted_matrix(result, None)
+        matrix = kept if isinstance(kept, ResponseMatrix) else None
     if not isinstance(matrix, ResponseMatrix):
         raise InputError(f"expected a ResponseMatrix, got {type(matrix).__name__}")
     info = uninformative_items(result, matrix)

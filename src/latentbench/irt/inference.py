@@ -115,7 +115,7 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------- plug-in SEs
-@dataclass
+@dataclass(eq=False)  # tables: == by identity, not a ValueError
 class Uncertainty:
     """Standard errors and intervals for the reported parameters of a fit.
 
@@ -212,6 +212,18 @@ class Uncertainty:
     detached: dict[str, Any] | None = None
     caveat: str | None = None
     item_intervals: dict[str, Any] | None = None
+
+    def __repr__(self) -> str:
+        """Short: shape, level and method, and whether a fallback or a caveat applies (the
+        tables: ``abilities``, ``items``)."""
+        said = "".join(
+            f"; {name}" for name, value in (("fallback", self.fallback), ("caveat", self.caveat))
+            if value
+        )  # fmt: skip
+        return (
+            f"Uncertainty({len(self.abilities):,} models x {len(self.items):,} items, "
+            f"{self.level:.0%} intervals by {self.method}{said})"
+        )
 
 
 FEW_MODELS = 7

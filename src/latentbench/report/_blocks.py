@@ -227,11 +227,16 @@ def _value(value: Any) -> str:
 
 
 def refuse_existing(path: str | os.PathLike[str] | None, force: bool) -> None:
-    """Refuse to overwrite an existing file at ``path`` unless ``force`` (before any work:
-    every report builder, as :func:`~latentbench.report.report_from` and ``latentbench report``
-    do)."""
-    if path is not None and Path(path).is_file() and not force:
+    """Refuse to overwrite an existing file at ``path`` unless ``force``, and a ``path`` that
+    cannot be written (a folder, a missing folder), before any work: every report builder, as
+    :func:`~latentbench.report.report_from` and ``latentbench report`` do."""
+    if path is None:
+        return
+    if Path(path).is_file() and not force:
         raise InputError(f"path={path} exists; pass force=True to overwrite it, or another path")
+    from latentbench.io import check_destination
+
+    check_destination(Path(path), "file", flag="path=")  # a folder, no parent: said now
 
 
 def render_page(

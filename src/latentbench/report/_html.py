@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -744,9 +745,14 @@ def selection_record(
         return SelectionRecord.from_result(selection)
     if isinstance(selection, Mapping):
         return SelectionRecord.from_dict(selection)
+    path = (
+        f" (a file: SelectionRecord.read_json({str(selection)!r}), or report_from of it)"
+        if isinstance(selection, str | os.PathLike)
+        else ""
+    )
     raise InputError(
         f"selection is a {type(selection).__name__}; expected a SelectionRecord, a "
-        "SelectionResult or the dict of a selection.json"
+        f"SelectionResult or the dict of a selection.json{path}"
     )
 
 

@@ -51,6 +51,15 @@ class Report:
     path: Path | None
     notes: tuple[str, ...] = ()
 
+    def __repr__(self) -> str:
+        """Short: where it was written, its size and how many notes (not the page itself)."""
+        where = repr(str(self.path)) if self.path is not None else "not written"
+        n = len(self.notes)
+        return (
+            f"Report({where}, {len(self.html):,} characters of HTML, "
+            f"{n} note{'s' if n != 1 else ''})"
+        )
+
 
 def _aligned(matrix: Any, result: Any) -> Any:
     """The matrix restricted and ordered to the fit's models and items."""

@@ -67,7 +67,12 @@ def plot_ability_accuracy(result: Any, ax: Axes | None = None, *, annotate: int 
         One scatter collection (x = accuracy, y = theta, colour = |rank shift|) and one text
         artist per labelled model.
     """
-    ab = result if isinstance(result, pd.DataFrame) else result.abilities
+    ab = result if isinstance(result, pd.DataFrame) else getattr(result, "abilities", None)
+    if not isinstance(ab, pd.DataFrame):
+        raise InputError(
+            f"result: a {type(result).__name__}; expected an IRTResult (TwoPL().fit(matrix)) "
+            "or its abilities table"
+        )
     ax = _axes(ax)
     # NaN for a model without observed cells (not ranked by accuracy)
     shift = pd.to_numeric(ab["rank_shift"], errors="coerce").to_numpy(float, na_value=np.nan)
@@ -118,6 +123,8 @@ def plot_item_curves(
     Axes
         One line per item (``label`` = item id).
     """
+    if isinstance(items, str):  # a str is a sequence of its characters: 'unknown item 'i''
+        raise InputError(f"items={items!r}: one item; expected a list of item ids ([{items!r}])")
     ax = _axes(ax)
     ids = result.item_ids
     lookup = {name: j for j, name in enumerate(ids)}
@@ -213,6 +220,12 @@ def plot_abilities(
     Axes
         One errorbar container (``ax.containers[0]``) with one point per shown model.
     """
+    if not isinstance(intervals, pd.DataFrame):
+        raise InputError(
+            f"intervals: a {type(intervals).__name__}; expected a DataFrame with model, "
+            f"{estimate}, lower, upper (e.g. result.standard_errors().abilities, or a "
+            "bootstrap's abilities())"
+        )
     missing = {"model", estimate, "lower", "upper"} - set(intervals.columns)
     if missing:
         raise InputError(f"intervals lack column(s) {sorted(missing)}")

@@ -163,7 +163,9 @@ class EstimateResult:
     calibration_hash: str
     options: Mapping[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
-    trajectory: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)), repr=False)
+    trajectory: np.ndarray = field(
+        default_factory=lambda: np.zeros((0, 3)), repr=False, compare=False
+    )  # not in ==: an array (its == raised), and to_dict / from_dict leave it out
     n_calibrated: int = 0
     contradicted_at: int | None = None
     calibration_fit: str = ""
@@ -274,7 +276,10 @@ _THETA_SCALE = {
 
 def write_json(out: str | os.PathLike[str], name: str, data: Any) -> Path:
     """Write ``data`` as ``out/name`` (the folder created; NaN refused); returns its path."""
+    from latentbench.io import check_destination
+
     folder = Path(out)
+    check_destination(folder, "dir", flag="out=")  # a file there: said, not FileExistsError
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
     path.write_text(json.dumps(data, indent=2, allow_nan=False))

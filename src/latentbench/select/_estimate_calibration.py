@@ -143,6 +143,14 @@ class Calibration:
     bw: np.ndarray = field(init=False, repr=False)
     _positions: dict[str, int] = field(init=False, repr=False, compare=False)
 
+    def __repr__(self) -> str:
+        """Short: items, rank, models, which fit and the source (the arrays: the
+        attributes)."""
+        return (
+            f"Calibration({len(self.item_ids):,} items, rank {self.rank}, "
+            f"{len(self.model_ids):,} models; fit {self.fit!r} of {self.source})"
+        )
+
     def __post_init__(self) -> None:
         V = np.atleast_2d(np.asarray(self.V, dtype=np.float64).T).T.copy()
         b = np.asarray(self.b, dtype=np.float64).copy()
@@ -606,7 +614,7 @@ def load_calibration(
         the matrix's content (cells, model and item ids) and ``rank``: the cache is reused
         while the benchmark's cells are unchanged, whatever else the store gains.
     """
-    from latentbench.io import ResponseMatrix
+    from latentbench.io import ResponseMatrix, Store
 
     if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
         raise InputError(f"rank={rank!r}; expected an integer >= 1")
@@ -623,6 +631,8 @@ def load_calibration(
     in_memory = _from_object(calibration, rank)
     if in_memory is not None:
         return in_memory
+    if isinstance(calibration, Store):
+        raise _store_without_benchmark(calibration.path)
     if not isinstance(calibration, str | os.PathLike):
         raise InputError(
             f"calibration of type {type(calibration).__name__}; expected a fit directory, a "
@@ -637,12 +647,17 @@ def load_calibration(
             "directory or a response-matrix file"
         )
     if path.suffix == ".duckdb":
-        raise InputError(
-            f"calibration {path}: a store; give the benchmark to calibrate on "
-            "(benchmark=..., CLI --store STORE --benchmark NAME)"
-        )
+        raise _store_without_benchmark(path)
     key = _content_hash(_CACHE_VERSION, _file_hash(path), rank)
     return _fit_cached(key, cache, lambda: ResponseMatrix.read(path), rank, str(path))
+
+
+def _store_without_benchmark(path: object) -> InputError:
+    """The error for a store (open, or its file) given as a calibration without a benchmark."""
+    return InputError(
+        f"calibration {path}: a store; give the benchmark to calibrate on "
+        "(benchmark=..., CLI --store STORE --benchmark NAME)"
+    )
 
 
 def _from_object(calibration: Any, rank: int) -> Calibration | None:

@@ -279,15 +279,12 @@ def compare(
 
 
 def _as_models(responses: Any) -> Any:
-    """A file or table of answers read once into ``model -> Series`` (other inputs as they
-    are), so that both sides of a one-source comparison read the same models."""
-    import pandas as pd
+    """A file, table or matrix of answers read once into ``model -> Series`` (other inputs as
+    they are), so that both sides of a one-source comparison read the same models."""
+    from latentbench.select._estimate import _by_model
 
-    from latentbench.select._estimate import read_responses
-
-    if isinstance(responses, str | os.PathLike | pd.DataFrame):
-        return read_responses(responses)
-    return responses
+    _, by_model = _by_model(responses)
+    return responses if by_model is None else by_model
 
 
 def _pair(model_a: str | None, model_b: str | None, data: Any) -> tuple[str | None, str | None]:

@@ -30,6 +30,7 @@ from latentbench.io._files import read_csv_ids
 from latentbench.select._estimate import _rng, same_id
 from latentbench.select._estimate_calibration import Calibration, from_matrix
 from latentbench.select._estimate_design import SequentialEstimate
+from latentbench.select._experiment import not_a_matrix
 from latentbench.select._experiment_stats import wilson_interval
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ RUN_COLUMNS = ("model", "seed", "budget", "truth", "score", "lower", "upper", "e
 """Columns of :attr:`EstimateExperiment.runs` (``runs.csv``)."""
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)  # a table: == by identity, not a ValueError
 class EstimateExperiment:
     """A leave-one-model-out experiment of :func:`~latentbench.select.estimate`: what
     :func:`estimate_experiment` returns and ``latentbench experiment --task estimate``
@@ -118,7 +119,10 @@ class EstimateExperiment:
     def save(self, directory: str | os.PathLike[str]) -> list[Path]:
         """Write ``runs.csv``, ``summary.csv`` and ``summary.json`` into ``directory``
         (created); returns their paths."""
+        from latentbench.io import check_destination
+
         folder = Path(directory)
+        check_destination(folder, "dir", flag="directory=")  # a file there: said
         folder.mkdir(parents=True, exist_ok=True)
         paths = [folder / name for name in ("runs.csv", "summary.csv", "summary.json")]
         self.runs.to_csv(paths[0], index=False)
@@ -240,6 +244,8 @@ def estimate_experiment(
 
     if isinstance(matrix, str | os.PathLike):
         matrix = ResponseMatrix.read(matrix)
+    elif not isinstance(matrix, ResponseMatrix):
+        raise not_a_matrix(matrix, "matrix")
     chosen, budgets, notes = _checked_options(matrix, models, budgets, seeds, max_items, precision)
     ids = matrix.model_ids
     notes += _twin_notes(ids)  # notes: said once each, and kept in the result (summary.json)

@@ -19,12 +19,14 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from latentbench._checks import check_jobs, check_seed, user_stacklevel
+from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._experiment_record import CURVE_COLUMNS, ExperimentRecord
 from latentbench.select._experiment_stats import (
@@ -265,7 +267,7 @@ def _run_one(settings: ExperimentSettings, pool_name: str, spec: str, seed: int)
     }
 
 
-@dataclass
+@dataclass(eq=False)  # arrays: == by identity, not a ValueError
 class ExperimentResult:
     """Identification accuracy curves and budget-to-target summaries.
 
@@ -287,6 +289,10 @@ class ExperimentResult:
         seconds per run.
     pools : dict
         ``pool -> {"n_models", "gap", "top2_gap"}``.
+    params : dict
+        The run's settings (budget, batch sizes, stop, delta, seeds, target, reference
+        policy, and from :func:`experiment_from_matrix` the split, rank and proxy fit), as
+        ``summary.json``'s ``params``.
     """
 
     grid: np.ndarray
@@ -294,6 +300,18 @@ class ExperimentResult:
     summary: list[dict[str, Any]]
     pools: dict[str, dict[str, Any]] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        """Short: pools, policies, seeds and the budget grid (the table: :meth:`to_frame`,
+        the curves: :meth:`curve_frame`)."""
+        policies = list(dict.fromkeys(policy for _, policy in self.curves))
+        seeds = sorted({int(curve.shape[0]) for curve in self.curves.values()})
+        top = f"{int(self.grid[-1]):,}" if len(self.grid) else "0"
+        return (
+            f"ExperimentResult({len(self.pools or {p for p, _ in self.curves}):,} pool(s) x "
+            f"{len(policies)} policies ({', '.join(policies)}), "
+            f"{'/'.join(map(str, seeds))} seed(s) each, curves to {top} post-init evaluations)"
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """Summary table as a pandas DataFrame."""
@@ -310,7 +328,10 @@ class ExperimentResult:
         over seeds, ``sqrt(p (1 - p) / n_seeds)``).
         """
 
+        from latentbench.io import check_destination
+
         out = Path(out)
+        check_destination(out, "dir", flag="out=")  # a file there: said, not FileExistsError
         out.mkdir(parents=True, exist_ok=True)
         record = {"params": self.params, "pools": self.pools, "summary": self.summary}
         # strict JSON: a missing value is null, never a bare NaN token
@@ -473,7 +494,10 @@ def _check_run_options(
 
 def _seed_list(seeds: int | list[int]) -> list[int]:
     """The seeds of ``seeds`` (a count: ``10000 * run``), at least one and distinct."""
-    seed_list = [10000 * k for k in range(seeds)] if isinstance(seeds, int) else list(seeds)
+    if isinstance(seeds, int):
+        seed_list = [10000 * k for k in range(seeds)]
+    else:  # each a seed: 'a' or -1 named here, not by numpy's SeedSequence in a worker
+        seed_list = [check_seed(seed, "seeds") for seed in seeds]
     if not seed_list:
         raise InputError(f"seeds={seeds!r}; expected at least one seed")
     if len(set(seed_list)) < len(seed_list):  # a repeated seed is one run counted twice
@@ -873,6 +897,24 @@ def _refuse_missing_candidate_cells(scores: np.ndarray, test: np.ndarray, matrix
     )
 
 
+def not_a_matrix(source: object, what: str, *, arrays: bool = False) -> InputError:
+    """The error for a ``source`` that is no matrix, no path (nor, with ``arrays``, an
+    array): named by its role ``what``, with how to make a matrix of a table."""
+    import pandas as pd
+
+    table = (
+        " (a table: ResponseMatrix.from_long(frame) or ResponseMatrix.from_wide(frame) "
+        "makes it a matrix)"
+        if isinstance(source, pd.DataFrame)
+        else ""
+    )
+    array = ", an array of shape (n_models, n_items)" if arrays else ""
+    return InputError(
+        f"{what}: a {type(source).__name__}; expected a ResponseMatrix{array} or the path of a "
+        f"Parquet/CSV file{table}"
+    )
+
+
 def _canonical_with_dates(
     matrix: ResponseMatrix, dates: np.ndarray | None
 ) -> tuple[ResponseMatrix, np.ndarray | None]:
@@ -911,7 +953,7 @@ def experiment_from_matrix(
     random_state: int = 0,
     engine: str = "local",
     n_jobs: int | None = None,
-    progress: Progress | None = None,
+    progress: ProgressCallback | None = None,
     missing: str = "error",
     stop_event: threading.Event | None = None,
 ) -> ExperimentResult:
@@ -937,10 +979,14 @@ def experiment_from_matrix(
     seeds : int or list of int, default 20
         As the command's default (200 for publication-grade curves); see
         :func:`run_experiment`.
-    budget, batch_size, init_batch, stop, delta, engine, n_jobs, progress, stop_event
+    budget, batch_size, init_batch, stop, delta, engine, n_jobs, stop_event
         See :func:`run_experiment`; ``budget`` is capped at the pool's unrevealed cells.
         The schedule (:func:`~latentbench.select.default_schedule`) is the largest pool's,
         the same for every policy.
+    progress : callable, optional
+        ``progress(phase, done, total)``, as every long operation takes it
+        (``docs/usability.md``): phase ``"runs"``, one call per run finished (seeds x pools x
+        policies in all).
     rank : int or "auto"
         Proxy rank (see :class:`~latentbench.select.LowRankProxy`).
     simulate : int, optional
@@ -971,13 +1017,15 @@ def experiment_from_matrix(
     check_select_delta(delta)  # before the proxy fit
     for spec in policies:  # before the proxy fit
         refuse_spec_delta(spec, "policies")
-    if isinstance(matrix, str | os.PathLike):
-        from latentbench.io import ResponseMatrix
+    from latentbench.io import ResponseMatrix
 
+    if isinstance(matrix, str | os.PathLike):
         path = matrix
         matrix = ResponseMatrix.read(path)
         if split == "date" and dates is None:  # the release dates beside the file
             dates = release_dates(path, matrix.model_ids)
+    elif not isinstance(matrix, ResponseMatrix | np.ndarray):
+        raise not_a_matrix(matrix, "matrix", arrays=True)
     if not isinstance(matrix, np.ndarray):  # ids: the canonical order, as replay takes it
         matrix, dates = _canonical_with_dates(matrix, dates)
 
@@ -1046,7 +1094,7 @@ def experiment_from_matrix(
         delta=delta,
         engine=engine,
         n_jobs=n_jobs,
-        progress=progress,
+        progress=None if progress is None else partial(notify, progress, "runs"),
         stop_event=stop_event,
     )
     params.update(

@@ -26,6 +26,7 @@ from latentbench.exceptions import InputError
 from latentbench.irt._objective import probabilities, sigmoid
 
 if TYPE_CHECKING:
+    from latentbench.io import ResponseMatrix
     from latentbench.irt import IRTResult
 
 __all__ = ["LowRankProxy", "check_rank", "fit_history"]
@@ -197,7 +198,9 @@ class LowRankProxy:
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, history: np.ndarray, *, warm_start: bool = False) -> LowRankProxy:
+    def fit(
+        self, history: np.ndarray | ResponseMatrix, *, warm_start: bool = False
+    ) -> LowRankProxy:
         """Learn ``V``, ``b`` (and the population prior) from historical models.
 
         With fewer than 25% of the cells observed (a history-free run refitting the proxy on
@@ -207,7 +210,7 @@ class LowRankProxy:
 
         Parameters
         ----------
-        history : ndarray of shape (n_history, n_items)
+        history : ndarray of shape (n_history, n_items) or ResponseMatrix
             Scores in [0, 1], NaN = missing; the same items as the candidates.
         warm_start : bool, default False
             Start from the current fit (same shape and rank required), e.g. when the proxy is
@@ -235,6 +238,10 @@ class LowRankProxy:
             raise InputError(f"rank={self.rank!r}; expected an integer >= 1 or 'auto'")
         if self.l2_model <= 0:
             raise InputError(f"l2_model={self.l2_model!r}; expected a positive number")
+        from latentbench.io import ResponseMatrix
+
+        if isinstance(history, ResponseMatrix):  # its scores (numpy read it as one object)
+            history = history.scores
         H = np.asarray(history, dtype=np.float32)
         if H.ndim != 2 or H.shape[0] < 2:
             raise InputError(f"history has shape {H.shape}; expected (n_history >= 2, n_items)")

@@ -277,6 +277,18 @@ class SelectionRecord:
     live_run: dict[str, Any] | None = None
     source: str = ""
 
+    def __repr__(self) -> str:
+        """Short: the policy, the pool, the recommendation, the certificate and the cells
+        spent, as :class:`SelectionResult`'s (the arms: :meth:`to_frame`)."""
+        certified = {True: "certified", False: "not certified", None: "no certificate"}
+        stopped = f", stopped {self.stopped!r}" if self.stopped else ""
+        where = f" (from {self.source})" if self.source else ""
+        return (
+            f"SelectionRecord(policy {self.policy!r}, {len(self.arms):,} arms: best "
+            f"{self.best_model!r}, {certified[self.certified]}; {self.evaluations_total:,} "
+            f"evaluations{stopped}{where})"
+        )
+
     # -- constructors -----------------------------------------------------------------------
     @classmethod
     def from_result(cls, result: SelectionResult, *, source: str = "") -> SelectionRecord:

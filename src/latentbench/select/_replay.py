@@ -20,7 +20,7 @@ from latentbench._checks import check_seed, user_stacklevel
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._certify import check_epsilon
-from latentbench.select._experiment import split_models
+from latentbench.select._experiment import not_a_matrix, split_models
 from latentbench.select._online import OnlineProxy
 from latentbench.select._policies import (
     POLICIES,
@@ -96,18 +96,7 @@ def _read(
     if isinstance(source, ResponseMatrix):
         return source, None
     if not isinstance(source, str | os.PathLike):
-        import pandas as pd
-
-        table = (
-            " (a table: ResponseMatrix.from_long(frame) or ResponseMatrix.from_wide(frame) "
-            "makes it a matrix)"
-            if isinstance(source, pd.DataFrame)
-            else ""
-        )
-        raise InputError(
-            f"{what}: a {type(source).__name__}; expected a ResponseMatrix or the path of a "
-            f"Parquet/CSV file{table}"
-        )
+        raise not_a_matrix(source, what)
     if not Path(source).exists():
         raise InputError(f"{what} {source}: file not found")
     return ResponseMatrix.read(source), Path(source)

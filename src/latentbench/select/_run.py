@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from latentbench._checks import check_seed
 from latentbench.exceptions import InputError
 from latentbench.select._base import Policy, UCBEBookkeeping
 from latentbench.select._betting import BettingConfSeq
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["SelectionResult", "run_selection"]
 
 
-@dataclass
+@dataclass(eq=False)  # arrays: == by identity, not a ValueError
 class SelectionResult:
     """Outcome of one selection run.
 
@@ -58,6 +59,12 @@ class SelectionResult:
         Post-init cells spent after each round (0 = after the initial batch).
     trace_best : ndarray of shape (rounds + 1,)
         Recommended arm after each round.
+    trace_arm, trace_arm_lower, trace_arm_upper : ndarray of shape (rounds,) or None
+        The arm pulled in each round and its bounds after it (only the pulled arm's interval
+        changes in a round); with the initial bounds they give :meth:`interval_trajectories`
+        (NaN bounds for a policy without intervals).
+    initial_lower, initial_upper : ndarray of shape (n_arms,) or None
+        Every arm's bounds after the initial batch.
     stopped : str
         ``"budget"``, ``"confidence"`` (fixed-confidence stop) or ``"exhausted"`` (every row
         fully revealed).
@@ -300,6 +307,9 @@ class SelectionResult:
         """Serialise to JSON; also write it to ``path`` when given."""
         text = json.dumps(self.to_dict(trace=trace), indent=1)
         if path is not None:
+            from latentbench.io import check_destination
+
+            check_destination(Path(path), "file", flag="path=")  # a folder, no parent: said
             Path(path).write_text(text)
         return text
 
@@ -563,6 +573,26 @@ class _Trace:
             self.covered = bool(lo <= self.mu[arm] + 1e-12 and self.mu[arm] <= hi + 1e-12)
 
 
+def _refuse_non_objects(oracle: Any, policy: Any) -> None:
+    """Refuse a policy that is a name (or no policy) and an oracle that is an array (or no
+    oracle), saying what makes one, before anything reads their attributes."""
+    if isinstance(policy, str):
+        raise InputError(
+            f"policy={policy!r}: a name; expected a policy object: make_policy({policy!r}) "
+            "(or UCBE(), Pulse(), ...); replay() takes the name"
+        )
+    if not isinstance(policy, Policy):
+        raise InputError(
+            f"policy: a {type(policy).__name__}; expected a policy object: make_policy(NAME) "
+            "(or UCBE(), Pulse(), ...)"
+        )
+    if not isinstance(oracle, Oracle):
+        raise InputError(
+            f"oracle: a {type(oracle).__name__}; expected an oracle (n_models, n_items, "
+            "evaluate): MatrixOracle(scores) replays a matrix of scores"
+        )
+
+
 def run_selection(
     oracle: Oracle,
     policy: Policy,
@@ -639,6 +669,7 @@ def run_selection(
     SelectionResult
     """
     start = time.perf_counter()
+    _refuse_non_objects(oracle, policy)
     m, n = int(oracle.n_models), int(oracle.n_items)
     for value in (delta, getattr(policy, "delta", None)):
         check_select_delta(value)
@@ -648,6 +679,9 @@ def run_selection(
     if model_ids is not None and len(model_ids) != m:
         raise InputError(f"model_ids has {len(model_ids)} entries; expected {m}")
     budget, stop, batch_size, epsilon = opts.budget, opts.stop, opts.batch_size, opts.epsilon
+    numpy_state = (np.random.Generator, np.random.SeedSequence, np.random.BitGenerator)
+    if random_state is not None and not isinstance(random_state, numpy_state):
+        random_state = check_seed(random_state, "random_state")  # 'x', -1: named, not numpy's
     rng = np.random.default_rng(random_state)
     state = SelectionState(m, n, rng, shared_order=opts.item_order == "shared")
     _initial_batch(oracle, state, m, opts.init_batch)

@@ -35,6 +35,7 @@ name for every benchmark or a mapping ``{benchmark: name}`` (key ``"*"`` for the
 from __future__ import annotations
 
 import gc
+import os
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -121,6 +122,32 @@ def _aggregates_only(source: str, error: str) -> str:
         "have no per-item scores: rerun lm-eval with --log_samples, which writes "
         "samples_<task>_<date>.jsonl beside them"
     )
+
+
+def _path_list(paths: object) -> list[str | Path]:
+    """``paths`` as a list, each a str or a path; a table in memory or another object (a
+    DataFrame iterates over its column names) is refused, naming it."""
+    if isinstance(paths, str | os.PathLike):
+        paths = [paths]
+    if isinstance(paths, pd.DataFrame | pd.Series) or not isinstance(paths, Iterable):
+        table = (
+            " (a table in memory: ResponseMatrix.from_long(frame) for a model, item, score "
+            "table; Store(S).ingest(frame) for the canonical columns)"
+            if isinstance(paths, pd.DataFrame | pd.Series)
+            else ""
+        )
+        raise InputError(
+            f"paths: a {type(paths).__name__}; expected a file or folder path, or a list of "
+            f"them{table}"
+        )
+    listed = list(paths)
+    for k, path in enumerate(listed, start=1):
+        if not isinstance(path, str | os.PathLike):
+            raise InputError(
+                f"paths: item {k} is a {type(path).__name__} ({path!r}); expected a file or "
+                "folder path"
+            )
+    return [path if isinstance(path, str) else Path(path) for path in listed]
 
 
 def read_results(
@@ -245,9 +272,9 @@ def read_results(
                     f"{kind} {given}: source {source!r} takes one {kind} name for all its "
                     "rows, not TASK=NAME"
                 )
-    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    listed = _path_list(paths)
     try:
-        files = reader.select(expand(paths, reader.patterns), [Path(p) for p in paths])
+        files = reader.select(expand(listed, reader.patterns), [Path(p) for p in listed])
     except InputError as exc:
         raise InputError(f"{exc}{_aggregates_only(source, str(exc))}") from None
     report = LoadReport(source=source, files=[str(f) for f in files])

@@ -69,6 +69,17 @@ class LoadReport:
     renamed: dict[str, list[str]] = field(default_factory=dict)
     subsampled: dict[str, dict[str, list[int]]] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        """Short: the counts (files, records, rows, drops, benchmarks, notes); the lists are
+        the attributes (``files``, ``coverage``: one entry per file and per model)."""
+        benchmarks = {entry["benchmark"] for entry in self.coverage} or set(self.choices)
+        dropped = sum(self.dropped.values())
+        return (
+            f"LoadReport(source {self.source!r}: {len(self.files):,} files, "
+            f"{self.records_read:,} records, {self.rows:,} rows, {dropped:,} dropped; "
+            f"{len(benchmarks):,} benchmark(s), {len(self.notes):,} note(s))"
+        )
+
     def rename(self, benchmark: str | None, original: str) -> None:
         """Record that ``benchmark=`` (when given) replaces the files' benchmark ``original``."""
         if benchmark is None:

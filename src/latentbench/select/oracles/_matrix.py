@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from latentbench.exceptions import InputError
+
+if TYPE_CHECKING:
+    from latentbench.io import ResponseMatrix
 
 __all__ = ["MatrixOracle"]
 
@@ -14,7 +19,7 @@ class MatrixOracle:
 
     Parameters
     ----------
-    scores : array-like of shape (n_models, n_items)
+    scores : array-like of shape (n_models, n_items) or ResponseMatrix
         Scores in [0, 1]. A replay needs every cell: the target is each model's mean over all
         items.
     missing : {"error", "zero", "drop-items"}, default "error"
@@ -33,7 +38,11 @@ class MatrixOracle:
         dropped some); item ``k`` of the oracle is column ``kept_items[k]``.
     """
 
-    def __init__(self, scores: np.ndarray, *, missing: str = "error") -> None:
+    def __init__(self, scores: np.ndarray | ResponseMatrix, *, missing: str = "error") -> None:
+        from latentbench.io import ResponseMatrix
+
+        if isinstance(scores, ResponseMatrix):  # its scores (numpy read it as one object)
+            scores = scores.scores
         values = np.asarray(scores, dtype=np.float32)
         if values.ndim != 2 or values.shape[0] < 1 or values.shape[1] < 1:
             raise InputError(f"scores has shape {values.shape}; expected (n_models, n_items)")
