@@ -33,9 +33,13 @@ def _dataclasses() -> list[type]:
 
 def _documented(cls: type) -> set[str]:
     doc = inspect.getdoc(cls) or ""
-    if "Attributes\n----------" not in doc:
+    # results document their fields under Attributes, configurations under Parameters
+    heading = next((h for h in ("Attributes", "Parameters") if f"{h}\n{'-' * len(h)}" in doc), None)
+    if heading is None:
         return set()
-    section = re.split(r"\n[A-Z][a-z]+\n-{3,}", doc.split("Attributes\n----------", 1)[1])[0]
+    section = re.split(
+        r"\n[A-Z][a-z]+\n-{3,}", doc.split(f"{heading}\n{'-' * len(heading)}", 1)[1]
+    )[0]
     names: set[str] = set()
     for line in section.splitlines():
         match = re.match(r"^([A-Za-z_]\w*(?:, [A-Za-z_]\w*)*) :", line)
@@ -48,7 +52,7 @@ def _documented(cls: type) -> set[str]:
 def test_every_field_of_a_result_is_documented(cls):
     documented = _documented(cls)
     if not documented:
-        pytest.skip("no Attributes section")
+        pytest.fail(f"{cls.__qualname__}: no Attributes (or Parameters) section")
     fields = {f.name for f in dataclasses.fields(cls) if not f.name.startswith("_")}
     missing = sorted(f for f in fields - documented if (cls.__name__, f) not in INTERNAL)
     assert not missing, f"{cls.__qualname__}: fields without a word in Attributes: {missing}"

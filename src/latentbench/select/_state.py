@@ -23,7 +23,17 @@ __all__ = ["Observation", "ProxyState", "SelectionState"]
 
 @dataclass
 class Observation:
-    """One revealed batch: ``scores[k]`` is the score of ``arm`` on ``items[k]``."""
+    """One revealed batch: ``scores[k]`` is the score of ``arm`` on ``items[k]``.
+
+    Attributes
+    ----------
+    arm : int
+        Row of the candidate in the pool.
+    items : ndarray of int, shape (k,)
+        Columns revealed, in the order they were revealed.
+    scores : ndarray of float, shape (k,)
+        Their scores in [0, 1].
+    """
 
     arm: int
     items: np.ndarray
