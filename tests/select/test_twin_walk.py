@@ -228,10 +228,14 @@ def test_demo_result_says_its_headline_and_has_a_short_repr():
         uninformative=["a"] * 20, selection=run, candidates=[f"c{i}" for i in range(50)],
         truth=np.zeros(50), true_best="llm-7", n_history=50, batch_size=40, init_batch=10,
         full=100_000, delta=0.05, experiment=None, stats=stats, ucbe=28_000.0, seeds=12,
-        estimate=None, estimate_truth=0.5, paths={}, seconds=21.0,
+        estimate=SimpleNamespace(summary=lambda: "score 0.612 [0.597, 0.627] after 100 of "
+                                 "1,000 items; would rank 7th (5th–9th) of 51\nmore"),
+        estimate_truth=0.5, paths={}, seconds=21.0,
     )  # type: ignore[arg-type]  # fmt: skip
     lines = result.summary().splitlines()
-    assert len(lines) == 4
+    assert len(lines) == 5  # the selection's four, then the estimate's first line
+    assert lines[4] == "score 0.612 [0.597, 0.627] after 100 of 1,000 items; would rank 7th " \
+        "(5th–9th) of 51"  # fmt: skip
     assert lines[0].startswith("A second leaderboard") and "costs 100,000 cells" in lines[0]
     assert lines[1].startswith("PULSE certified llm-7 as the best candidate (the true best) "
                                "after 12,345 evaluations: 12.3% of a full evaluation")  # fmt: skip
