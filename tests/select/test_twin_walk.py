@@ -266,6 +266,31 @@ def test_estimate_and_compare_results_have_short_reprs():
     assert one.summary() in repr(one)
 
 
+def test_estimate_and_compare_results_hash_consistently_with_equality():
+    """hash() raised TypeError: unhashable type: 'dict' (frozen dataclasses, compared by
+    value, with an ``options`` dict): equal results now hash alike and key a dict."""
+    import dataclasses
+
+    from latentbench.select import compare, estimate, estimate_many
+
+    rng = np.random.default_rng(1)
+    Y = (rng.random((12, 200)) < 0.6).astype(float)
+    m = ResponseMatrix(Y[:10], [f"m{i}" for i in range(10)], [f"q{j}" for j in range(200)])
+    a, b = (pd.Series(Y[k], index=m.item_ids) for k in (10, 11))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = estimate(m, a.rename("x"), budget=40)
+        pair = compare(m, {"a": a, "b": b}, budget=40)
+        many = estimate_many(m, {"a": a, "b": b}, budget=40)
+    for result in (one, pair, many):
+        twin = dataclasses.replace(result)  # a copy: equal, not the same object
+        assert twin == result and twin is not result
+        assert hash(twin) == hash(result)
+        assert {result: 1}[twin] == 1 and len({result, twin}) == 1
+    other = dataclasses.replace(one, score=one.score + 0.01)
+    assert other != one and len({one, other}) == 2
+
+
 @pytest.mark.parametrize("name", ["tiny", "compare", "estimate_many", "CompareResult"])
 def test_a_command_twin_asked_of_the_top_package_names_where_it_lives(name):
     """``latentbench.tiny`` / ``latentbench.compare`` (the commands' twins, in
