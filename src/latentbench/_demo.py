@@ -238,14 +238,16 @@ class DemoResult:
         )
 
     def summary(self) -> str:
-        """The selection's headline, as ``latentbench demo`` prints it: the second
-        leaderboard, PULSE's certified run, its saving over a full evaluation and its
-        difference from UCB-E with the paired-bootstrap interval and the verdict.
+        """The headline of the selection and of the estimate, as ``latentbench demo`` prints
+        them: the second leaderboard, PULSE's certified run, its saving over a full evaluation
+        and its difference from UCB-E with the paired-bootstrap interval and the verdict; then
+        the new model's score from :data:`DEMO_ESTIMATE_BUDGET` items (the first line of
+        ``estimate.summary()``).
 
         Returns
         -------
         str
-            Four lines.
+            Five lines: four of the selection, the last of the estimate.
         """
         run, full, n_cand = self.selection, self.full, len(self.candidates)
         n_models = self.n_history + n_cand
@@ -288,6 +290,7 @@ class DemoResult:
             f"{stats['vs_reference']:+.1f}% against it (90% interval "
             f"{stats['vs_reference_lo']:+.1f}% to {stats['vs_reference_hi']:+.1f}%; {said})."
         )
+        lines.append(self.estimate.summary().splitlines()[0])
         return "\n".join(lines)
 
 

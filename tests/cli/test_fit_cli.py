@@ -106,7 +106,9 @@ def test_demo_runs_and_finds_planted_items(tmp_path):
     assert set(twin.planted["zero_discrimination"]) <= set(twin.uninformative)
     # the headline the command printed is the twin's summary (the certified run is seed-free)
     head = twin.summary().splitlines()
-    assert len(head) == 4 and head[1] in " ".join(outcome.output.split())
+    assert len(head) == 5 and head[1] in " ".join(outcome.output.split())
+    # and the estimate's line the command prints after it
+    assert head[4] == twin.estimate.summary().splitlines()[0] and head[4] in outcome.output
     assert len(repr(twin)) < 400
     # a new model's estimate from 100 items, its truth, and the command that repeats it
     est = twin.estimate

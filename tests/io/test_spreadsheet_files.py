@@ -245,3 +245,28 @@ def test_estimate_still_reads_one_models_answers_with_a_model_lookalike_column(t
     with pytest.warns(UserWarning, match="name it 'model'"):
         answers = read_responses(path)
     assert list(answers) == ["mine"] and answers["mine"].tolist() == [1.0, 0.0]
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_bad_cell_after_a_blank_line_names_its_file_line(tmp_path, route):
+    # pandas skips blank lines, so the cell on line 5 was named "line 4" (one per blank line)
+    path = tmp_path / "results.csv"
+    path.write_text("model,q1,q2\nm1,1,0\n\nm2,0,1\n  \nm3,0,yes\n")
+    with pytest.raises(InputError, match=r"results\.csv.*(line |:)6\b.*'yes'|'yes'.*line 6\b"):
+        read_by(route, path)
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_long_table_with_blank_lines_names_the_file_line(tmp_path, route):
+    path = tmp_path / "results.csv"
+    path.write_text("model,item,score\n\nm1,q1,1\nm1,q2,0\n\n\nm2,q1,0\nm2,q2,7\n")
+    with pytest.raises(InputError, match=r"results\.csv.*(line |:)8\b"):
+        read_by(route, path)
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_repeated_model_after_a_blank_line_and_a_quoted_cell_names_both_lines(tmp_path, route):
+    path = tmp_path / "results.csv"
+    path.write_text('model,q1,q2\nm1,1,0\n\n"m2\nx",0,1\nm1,1,0\n')
+    with pytest.raises(InputError, match=r"model 'm1' is on line 2 and line 6"):
+        read_by(route, path)

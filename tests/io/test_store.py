@@ -565,6 +565,23 @@ def test_a_store_held_by_another_process_is_said_as_such(tmp_path, holder_reads,
     Store(path, read_only=True).close()  # free again
 
 
+def test_a_store_open_in_this_process_says_to_pass_the_open_store(tmp_path):
+    # load_calibration(path, benchmark=...) while Store(path) was open said DuckDB's
+    # "Can't open a connection to same database file with a different configuration"
+    from latentbench.select import load_calibration
+
+    path = tmp_path / "s.duckdb"
+    with Store(path):
+        with pytest.raises(InputError) as caught:
+            load_calibration(str(path), benchmark="b")
+    message = str(caught.value)
+    assert f"{path}: this process already holds the store open" in message, message
+    assert "expected the open Store object passed instead of its path" in message
+    assert "different configuration" not in message
+    with Store(path, read_only=True), pytest.raises(InputError, match="already holds"):
+        Store(path)
+
+
 def test_a_closed_store_says_it_is_closed(tmp_path):
     # after its with block, store.summary() (or any method) raised AttributeError:
     # 'NoneType' object has no attribute 'execute'

@@ -169,6 +169,23 @@ def test_rank_intervals_separated_and_tied():
     assert np.isnan(ranks.loc[3, "prob_above_next"])
 
 
+def test_swapped_arguments_of_the_public_helpers_are_input_errors(small):
+    # reported_abilities(unc, result) raised AttributeError ('Uncertainty' object has no
+    # attribute 'theta'), rank_intervals(unc) a TypeError of float()
+    import latentbench.irt as irt
+
+    data, result = small
+    unc = standard_errors(result, data.matrix)
+    with pytest.raises(InputError, match=r"uncertainty=IRTResult\): swapped; expected result an"):
+        irt.reported_abilities(unc, result)
+    with pytest.raises(InputError, match=r"uncertainty=DataFrame\); expected result an IRTResult"):
+        irt.reported_abilities(result, unc.abilities)
+    with pytest.raises(InputError, match=r"draws of type Uncertainty; expected an array .*"
+                       r"normal_draws\(unc\.abilities\['theta'\]"):  # fmt: skip
+        rank_intervals(unc)
+    assert len(irt.reported_abilities(result, unc)) == result.abilities.shape[0]
+
+
 def test_rank_intervals_cover_true_ranks(small):
     data, result = small
     unc = standard_errors(result, data.matrix)

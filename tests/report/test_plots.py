@@ -63,6 +63,18 @@ def test_item_map_flags(small_fit, ax):
     assert len(ax2.collections[1].get_offsets()) == 1
 
 
+def test_item_map_refuses_flagged_ids_that_are_not_items(small_fit, ax):
+    # an unknown id was silently not drawn: the map said "flagged (0)"
+    matrix, result = small_fit
+    with pytest.raises(InputError, match=r"flagged: 2 id\(s\) that are not items.*'nope', 'zz'"):
+        plots.plot_item_map(result, ax, flagged=[matrix.item_ids[0], "zz", "nope"])
+    with pytest.raises(InputError, match=r"flagged='q1': one item; expected a list"):
+        plots.plot_item_map(result, ax, flagged="q1")
+    with pytest.raises(InputError, match=r"boolean mask of shape \(3,\); expected shape"):
+        plots.plot_item_map(result.items, ax, flagged=np.array([True, False, True]))
+    assert not ax.collections  # nothing drawn before the refusal
+
+
 def test_forest_plot(small_fit, ax):
     matrix, result = small_fit
     intervals = standard_errors(result, matrix).abilities

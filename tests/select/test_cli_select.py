@@ -167,7 +167,7 @@ def test_replay_candidates_from_a_store(files):
     # a file and a store, a benchmark without a store, nothing: clear errors
     for bad_args, said in (
         ([*args, str(tmp / "candidates.parquet")], "not both"),
-        (["select", "replay", "--benchmark", "new"], "needs --store"),
+        (["select", "replay", "--benchmark", "new"], "applies to a store: it needs --store"),
         (["select", "replay"], "--store STORE --benchmark NAME"),
         (["select", "replay", "--store", str(db)], "needs --benchmark"),
         ([*args[:4], "--benchmark", "nope"], "nope"),

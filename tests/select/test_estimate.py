@@ -837,7 +837,10 @@ def test_calibration_from_store_benchmark(tmp_path, monkeypatch):
     direct = estimate(grown, dict(zip(grown.item_ids, Y[13], strict=True)), model="new", budget=40)
     assert data["score"] == pytest.approx(direct.score) and data["n_evaluated"] == 40
     res = runner.invoke(app, ["estimate", "--benchmark", "bench", str(new)])
-    assert res.exit_code == 2 and "--benchmark needs --store" in res.output
+    assert (
+        res.exit_code == 2
+        and "--benchmark applies to a store: it needs --store STORE.duckdb" in res.output
+    )
     res = runner.invoke(app, [*args[:5], str(new), str(new)])
     assert res.exit_code == 2 and "give only the new model's results" in res.output
     res = runner.invoke(app, ["estimate", "--store", str(path), "--benchmark", "x", str(new)])

@@ -228,10 +228,14 @@ def test_demo_result_says_its_headline_and_has_a_short_repr():
         uninformative=["a"] * 20, selection=run, candidates=[f"c{i}" for i in range(50)],
         truth=np.zeros(50), true_best="llm-7", n_history=50, batch_size=40, init_batch=10,
         full=100_000, delta=0.05, experiment=None, stats=stats, ucbe=28_000.0, seeds=12,
-        estimate=None, estimate_truth=0.5, paths={}, seconds=21.0,
+        estimate=SimpleNamespace(summary=lambda: "score 0.612 [0.597, 0.627] after 100 of "
+                                 "1,000 items; would rank 7th (5th–9th) of 51\nmore"),
+        estimate_truth=0.5, paths={}, seconds=21.0,
     )  # type: ignore[arg-type]  # fmt: skip
     lines = result.summary().splitlines()
-    assert len(lines) == 4
+    assert len(lines) == 5  # the selection's four, then the estimate's first line
+    assert lines[4] == "score 0.612 [0.597, 0.627] after 100 of 1,000 items; would rank 7th " \
+        "(5th–9th) of 51"  # fmt: skip
     assert lines[0].startswith("A second leaderboard") and "costs 100,000 cells" in lines[0]
     assert lines[1].startswith("PULSE certified llm-7 as the best candidate (the true best) "
                                "after 12,345 evaluations: 12.3% of a full evaluation")  # fmt: skip
@@ -260,6 +264,31 @@ def test_estimate_and_compare_results_have_short_reprs():
         text = repr(result)
         assert text.startswith(head) and len(text) < 300 and "\n" not in text, text
     assert one.summary() in repr(one)
+
+
+def test_estimate_and_compare_results_hash_consistently_with_equality():
+    """hash() raised TypeError: unhashable type: 'dict' (frozen dataclasses, compared by
+    value, with an ``options`` dict): equal results now hash alike and key a dict."""
+    import dataclasses
+
+    from latentbench.select import compare, estimate, estimate_many
+
+    rng = np.random.default_rng(1)
+    Y = (rng.random((12, 200)) < 0.6).astype(float)
+    m = ResponseMatrix(Y[:10], [f"m{i}" for i in range(10)], [f"q{j}" for j in range(200)])
+    a, b = (pd.Series(Y[k], index=m.item_ids) for k in (10, 11))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = estimate(m, a.rename("x"), budget=40)
+        pair = compare(m, {"a": a, "b": b}, budget=40)
+        many = estimate_many(m, {"a": a, "b": b}, budget=40)
+    for result in (one, pair, many):
+        twin = dataclasses.replace(result)  # a copy: equal, not the same object
+        assert twin == result and twin is not result
+        assert hash(twin) == hash(result)
+        assert {result: 1}[twin] == 1 and len({result, twin}) == 1
+    other = dataclasses.replace(one, score=one.score + 0.01)
+    assert other != one and len({one, other}) == 2
 
 
 @pytest.mark.parametrize("name", ["tiny", "compare", "estimate_many", "CompareResult"])

@@ -38,6 +38,7 @@ __all__ = [
     "say_stopping",
     "stop_on_sigint",
     "store_needs_benchmark",
+    "store_option_without_store",
 ]
 
 
@@ -343,6 +344,12 @@ def clean_warnings(stream: Console | None = None) -> Iterator[list[str]]:
         warnings.simplefilter("always")
         warnings.showwarning = show
         yield shown
+
+
+def store_option_without_store(flag: str) -> str:
+    """The error of a store's option (``--benchmark``, ``--metric``, ...) given without
+    ``--store``, in one wording for every command."""
+    return f"{flag} applies to a store: it needs --store STORE.duckdb"
 
 
 def store_needs_benchmark(store: Path, alternative: str = "") -> str:

@@ -87,7 +87,7 @@ def _print_estimate(result: Any) -> None:
         ),
         soft_wrap=True,
     )
-    console.print(escape(est.summary().splitlines()[0]), soft_wrap=True)
+    console.print(escape(result.summary().splitlines()[-1]), soft_wrap=True)  # the estimate's
     console.print(
         escape(
             f"Its true score (all {est.n_items:,} items): {result.estimate_truth:.3f}, "
@@ -131,8 +131,9 @@ def _print_selection(result: Any) -> None:
     import numpy as np
 
     run = result.selection
-    # the headline is the library's (DemoResult.summary), the bold lines are the findings
-    for k, line in enumerate(result.summary().splitlines()):
+    # the headline is the library's (DemoResult.summary, whose last line is the estimate's),
+    # the bold lines are the findings
+    for k, line in enumerate(result.summary().splitlines()[:-1]):
         shown = escape(line)
         bold = k == 2 or (k == 1 and run.stopped == "confidence")
         console.print(f"[bold]{shown}[/bold]" if bold else shown, soft_wrap=True)

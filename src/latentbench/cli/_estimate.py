@@ -23,6 +23,7 @@ from latentbench.cli._common import (
     say_stopping,
     stop_on_sigint,
     store_needs_benchmark,
+    store_option_without_store,
 )
 from latentbench.exceptions import InputError
 
@@ -488,7 +489,7 @@ def store_calibration(
     offers."""
     if benchmark is not None:
         if store is None:
-            fail("--benchmark needs --store STORE.duckdb (the store holding the benchmark)")
+            fail(store_option_without_store("--benchmark"))
         return True
     if source in ("table", None) and any(value is not None for value in choice.values()):
         given = [f"--{name}" for name, value in choice.items() if value is not None]

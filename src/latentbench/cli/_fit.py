@@ -21,6 +21,7 @@ from latentbench.cli._common import (
     print_table,
     progress_bar,
     store_needs_benchmark,
+    store_option_without_store,
 )
 from latentbench.exceptions import InputError
 
@@ -58,7 +59,7 @@ def load_matrix(
                    "--split": split}  # fmt: skip
         given = [flag for flag, value in options.items() if value is not None]
         if given:
-            raise InputError(f"{given[0]} applies to a store: it needs --store STORE.duckdb")
+            raise InputError(store_option_without_store(given[0]))
     else:
         if benchmark is None:
             raise InputError(store_needs_benchmark(store))

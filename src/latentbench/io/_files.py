@@ -8,11 +8,13 @@ and a header that names a column twice is an error instead of a silent ``q1.1``.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from latentbench.exceptions import InputError
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
 __all__ = [
     "MISSING_TOKENS",
     "cells_sha256",
+    "csv_line",
+    "csv_record_lines",
     "file_sha256",
     "index_as_ids",
     "read_csv_ids",
@@ -102,6 +106,56 @@ def read_csv_text(path: str | Path) -> pd.DataFrame:
         raise _not_utf8(file) from None
     except (pd.errors.ParserError, ValueError) as exc:
         raise InputError(f"{file}: could not be read as CSV ({exc})") from None
+
+
+def csv_record_lines(path: str | Path, n_records: int | None = None) -> np.ndarray:
+    """The file line (1-based) on which each data record of a CSV starts, numbered as
+    :func:`read_csv_text` (pandas) reads them: blank lines (spaces and tabs other than the
+    separator only) are skipped, and a quoted cell may span lines. With ``n_records`` (the rows
+    read), a file of one line per record takes the fast path ``2, 3, ...``. Empty when the file
+    cannot be read."""
+    file = Path(path)
+    try:
+        stat = file.stat()
+        if n_records is not None:
+            data = file.read_bytes()
+            lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+            if lines == n_records + 1:  # no blank line, no cell across lines
+                return np.arange(2, n_records + 2, dtype=np.int64)
+        return _record_lines(str(file), stat.st_mtime_ns, stat.st_size)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return np.empty(0, dtype=np.int64)
+
+
+@functools.lru_cache(maxsize=4)
+def _record_lines(path: str, mtime_ns: int, size: int) -> np.ndarray:
+    """:func:`csv_record_lines` of one version of a file (``mtime_ns`` and ``size`` key it)."""
+    sep = "\t" if path.lower().endswith(".tsv") else ","
+    blank = set(" \t") - {sep}
+    raw: list[str] = []
+
+    def lines() -> Any:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            for line in handle:
+                raw.append(line)
+                yield line
+
+    starts: list[int] = []
+    reader = csv.reader(lines(), delimiter=sep)
+    previous = 0
+    for _ in reader:
+        start, previous = previous + 1, reader.line_num
+        if start == previous and set(raw[start - 1].rstrip("\r\n")) <= blank:
+            continue  # a blank line: pandas skips it
+        starts.append(start)
+    return np.asarray(starts[1:], dtype=np.int64)  # the first record is the header
+
+
+def csv_line(path: str | Path, position: int) -> int:
+    """The file line of data record ``position`` (0-based) of a CSV (the header is line 1 when
+    no blank line precedes it); ``position + 2`` when the file cannot be read again."""
+    lines = csv_record_lines(path)
+    return int(lines[position]) if 0 <= position < len(lines) else position + 2
 
 
 def _not_utf8(path: Path) -> InputError:

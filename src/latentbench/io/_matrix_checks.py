@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from latentbench.exceptions import InputError
-from latentbench.io._files import MISSING_TOKENS
+from latentbench.io._files import MISSING_TOKENS, csv_line
 
 _SCORE_COLUMNS = ("score", "correct", "is_correct")
 """Score column names recognised in a long table, in order of preference."""
@@ -193,9 +193,10 @@ def _where(source: str | None) -> str:
 
 def _row(source: str | None, position: int) -> str:
     """Where row ``position`` (0-based) of a table is: its line in a CSV file (the header is
-    line 1), else its 1-based row (a DataFrame, a Parquet file)."""
+    line 1; blank lines counted, :func:`csv_line`), else its 1-based row (a DataFrame, a
+    Parquet file)."""
     if source and source.lower().endswith((".csv", ".tsv", ".txt")):
-        return f"line {position + 2}"
+        return f"line {csv_line(source, position)}"
     return f"row {position + 1}"
 
 

@@ -138,6 +138,14 @@ class Store(SelectionRuns):
                     "once; expected it free: wait until that process (an ingest, a live run, "
                     "a reader while this one writes) ends, or work on a copy of the file"
                 ) from None
+            if "different configuration" in str(exc):  # open in this process, another mode
+                raise InputError(
+                    f"{self.path}: this process already holds the store open (a Store of it "
+                    "not closed, read-only here and writable there or the other way round: "
+                    "DuckDB opens one file in one mode per process); expected the open Store "
+                    "object passed instead of its path (e.g. load_calibration(store, "
+                    "benchmark=...)), or that Store closed first"
+                ) from None
             raise InputError(f"{self.path}: cannot open as a DuckDB store ({exc})") from None
         self._refuse_foreign()
         if not read_only:

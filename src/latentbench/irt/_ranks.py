@@ -62,7 +62,14 @@ def rank_intervals(
         model ranked just below it by the estimate; NaN for the last), ``tied_with_next``
         (True when that share is below ``1 - (1 - level) / 2``: the two are statistically tied).
     """
-    draws = np.asarray(draws, dtype=float)
+    try:
+        draws = np.asarray(draws, dtype=float)
+    except (TypeError, ValueError):  # e.g. an Uncertainty or a BootstrapResult itself
+        raise InputError(
+            f"draws of type {type(draws).__name__}; expected an array of shape (n_draws, "
+            "n_models) of ability draws: a BootstrapResult's theta (or its rank_intervals()), "
+            "or for an Uncertainty normal_draws(unc.abilities['theta'], unc.abilities['se'])"
+        ) from None
     if draws.ndim != 2 or draws.shape[0] < 2:
         raise InputError(f"draws have shape {draws.shape}; expected (n_draws >= 2, n_models)")
     _z(level)

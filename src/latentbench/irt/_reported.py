@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from latentbench.exceptions import InputError
+
 if TYPE_CHECKING:
     from latentbench.irt._result import IRTResult
     from latentbench.irt.inference import Uncertainty
@@ -89,7 +91,25 @@ def reported_abilities(result: IRTResult, uncertainty: Uncertainty | None) -> pd
         ``upper``, ``se``, ``theta_fit``, then ``accuracy``, ``n_observed``,
         ``rank_accuracy``, ``rank_shift`` (``rank_accuracy - rank_theta``), ``constant``,
         ``no_data`` (and ``theta_1`` ... for rank > 1).
+
+    Raises
+    ------
+    InputError
+        ``result`` is not an IRTResult, or ``uncertainty`` not an Uncertainty (or None).
     """
+    from latentbench.irt._result import IRTResult
+    from latentbench.irt.inference import Uncertainty
+
+    if not isinstance(result, IRTResult) or not (
+        uncertainty is None or isinstance(uncertainty, Uncertainty)
+    ):
+        swapped = isinstance(result, Uncertainty) and isinstance(uncertainty, IRTResult)
+        raise InputError(
+            f"reported_abilities(result={type(result).__name__}, uncertainty="
+            f"{type(uncertainty).__name__}){': swapped' if swapped else ''}; expected result "
+            "an IRTResult (a fit) and uncertainty its Uncertainty "
+            "(result.standard_errors(matrix)) or None"
+        )
     table = result.abilities.copy()
     table["theta_fit"] = result.theta
     if uncertainty is not None:

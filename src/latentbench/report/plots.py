@@ -166,7 +166,8 @@ def plot_item_map(
     result : IRTResult or DataFrame
         A fit, or its ``items`` table (``item``, ``discrimination``, ``difficulty``).
     flagged : boolean mask of shape (n_items,) or sequence of item ids, optional
-        Items drawn as red crosses (e.g. ``Diagnostics.items["flagged"]``).
+        Items drawn as red crosses (e.g. ``Diagnostics.items["flagged"]``); an id that is not
+        an item, or a mask of another shape, is an :class:`~latentbench.InputError`.
 
     Returns
     -------
@@ -175,15 +176,10 @@ def plot_item_map(
         even when empty).
     """
     items = result if isinstance(result, pd.DataFrame) else result.items
-    ax = _axes(ax)
     mask = np.zeros(len(items), dtype=bool)
     if flagged is not None:
-        arr = np.asarray(flagged)
-        if arr.dtype == bool and arr.shape == mask.shape:
-            mask = arr.copy()
-        else:
-            wanted = {str(x) for x in arr.tolist()}
-            mask = items["item"].astype(str).isin(wanted).to_numpy()
+        mask = _flag_mask(flagged, items["item"].astype(str))
+    ax = _axes(ax)
     x, y = items["difficulty"].to_numpy(), items["discrimination"].to_numpy()
     ax.scatter(x[~mask], y[~mask], s=10, alpha=0.6, color=_BASE, label="item")
     ax.scatter(x[mask], y[mask], s=26, marker="x", color=_FLAG, label=f"flagged ({mask.sum()})")
@@ -192,6 +188,33 @@ def plot_item_map(
     ax.set_title("Item map")
     ax.legend(fontsize=8, loc="best")
     return ax
+
+
+def _flag_mask(flagged: Sequence[Any] | np.ndarray, ids: pd.Series) -> np.ndarray:
+    """The boolean mask of ``flagged`` (a mask of shape (n_items,) or item ids) over ``ids``;
+    an id that is not an item, or a mask of another shape, is refused."""
+    if isinstance(flagged, str):  # a str is a sequence of its characters
+        raise InputError(
+            f"flagged={flagged!r}: one item; expected a list of item ids ([{flagged!r}]) or a "
+            f"boolean mask of shape ({len(ids)},)"
+        )
+    arr = np.asarray(flagged)
+    if arr.dtype == bool:
+        if arr.shape != (len(ids),):
+            raise InputError(
+                f"flagged: a boolean mask of shape {arr.shape}; expected shape ({len(ids)},), "
+                "one value per item, or a list of item ids"
+            )
+        return arr.copy()
+    wanted = [str(x) for x in arr.reshape(-1).tolist()]
+    unknown = sorted(set(wanted) - set(ids))
+    if unknown:
+        shown = ", ".join(map(repr, unknown[:5])) + (" ..." if len(unknown) > 5 else "")
+        raise InputError(
+            f"flagged: {len(unknown)} id(s) that are not items of the fit: {shown}; expected "
+            f"item ids (e.g. {ids.iloc[0]!r}) or a boolean mask of shape ({len(ids)},)"
+        )
+    return ids.isin(set(wanted)).to_numpy()
 
 
 def plot_abilities(

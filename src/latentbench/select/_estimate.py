@@ -89,6 +89,10 @@ def proxy_note(cal: Calibration, proxy: str, used: str) -> list[str]:
 class EstimateResult:
     """A new model's estimated full-benchmark score, ability and rank.
 
+    Two results are equal (``==``) when every field but ``trajectory`` is; a result is
+    hashable (its model, calibration, score, interval, counts, items and answers), so it can
+    key a dict or join a set.
+
     Attributes
     ----------
     model : str
@@ -175,6 +179,15 @@ class EstimateResult:
         traj.setflags(write=False)
         object.__setattr__(self, "trajectory", traj)
         object.__setattr__(self, "options", dict(self.options))
+
+    def __hash__(self) -> int:
+        """Hash of fields that ``==`` compares (not ``options``, a dict): equal results hash
+        alike."""
+        return hash(
+            (self.model, self.calibration_source, self.calibration_hash, self.score,
+             self.lower, self.upper, self.level, self.n_evaluated, self.n_items, self.stopped,
+             self.items, self.answers)
+        )  # fmt: skip
 
     @property
     def half_width(self) -> float:
@@ -1518,6 +1531,8 @@ TABLE_COLUMNS = (
 class EstimateSet:
     """The estimates of several new models, each made independently, and the failures.
 
+    Equal (``==``) field by field; hashable (its results, ``single`` and ``not_estimated``).
+
     Attributes
     ----------
     results : tuple of EstimateResult
@@ -1546,6 +1561,10 @@ class EstimateSet:
         object.__setattr__(self, "results", tuple(self.results))
         object.__setattr__(self, "failures", dict(self.failures))
         object.__setattr__(self, "not_estimated", tuple(self.not_estimated))
+
+    def __hash__(self) -> int:
+        """Hash of fields that ``==`` compares (not ``failures``, a dict)."""
+        return hash((self.results, self.single, self.not_estimated))
 
     def __iter__(self) -> Iterator[EstimateResult]:
         return iter(self.results)

@@ -49,6 +49,10 @@ __all__ = ["CompareResult", "compare"]
 class CompareResult:
     """Paired comparison of two models' full-benchmark scores.
 
+    Two results are equal (``==``) when every field is; a result is hashable (its models,
+    calibration, difference, interval, counts, items and answers), so it can key a dict or
+    join a set.
+
     Attributes
     ----------
     model_a, model_b : str
@@ -96,6 +100,15 @@ class CompareResult:
     warnings: tuple[str, ...] = ()
     n_calibrated: int = 0
     contradicted_at: int | None = None
+
+    def __hash__(self) -> int:
+        """Hash of fields that ``==`` compares (not ``options``, a dict): equal results hash
+        alike."""
+        return hash(
+            (self.model_a, self.model_b, self.calibration_source, self.calibration_hash,
+             self.difference, self.lower, self.upper, self.level, self.n_evaluated,
+             self.n_items, self.stopped, self.items, self.answers_a, self.answers_b)
+        )  # fmt: skip
 
     def __repr__(self) -> str:
         """Short: the pair and the summary line (the items and answers: ``items``,

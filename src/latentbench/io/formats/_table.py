@@ -26,6 +26,7 @@ import pandas as pd
 from latentbench.exceptions import InputError
 from latentbench.io._files import (
     MISSING_TOKENS,
+    csv_record_lines,
     index_as_ids,
     read_csv_text,
     spreadsheet_hint,
@@ -397,6 +398,10 @@ def read(
             )
     report.records_read += len(frame)
     rows = np.arange(len(frame))
+    if _is_text(path):  # messages name the file's line, blank lines counted
+        lines = csv_record_lines(path, len(frame))
+        if len(lines) == len(frame):
+            rows = lines - offset
     extra: dict[str, Any] = {}
     if layout == "wide":
         data = _wide_rows(frame, path, offset, rows, report)
