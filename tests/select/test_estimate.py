@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,6 +20,10 @@ from latentbench.select import Calibration, EstimateResult, estimate, estimate_m
 from latentbench.select._estimate_calibration import from_matrix, load_calibration
 from latentbench.select._estimate_cs import WeightedBettingCS
 from latentbench.select._estimate_design import SequentialEstimate
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from bench_estimate_audit import scramble  # a third of the items get other items' parameters
 
 
 def simulate(m: int, n: int, rank: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -34,32 +40,6 @@ def matrix(Y: np.ndarray, prefix: str = "m") -> ResponseMatrix:
     models = [f"{prefix}{i}" for i in range(Y.shape[0])]
     items = [f"q{j}" for j in range(Y.shape[1])]
     return ResponseMatrix.from_wide(pd.DataFrame(Y, index=models, columns=items))
-
-
-def scramble(cal: Calibration, share: float, seed: int) -> Calibration:
-    """A third (``share``) of the items get another item's parameters and response features."""
-    rng = np.random.default_rng(seed)
-    n = cal.n_items
-    idx = rng.choice(n, size=int(share * n), replace=False)
-    perm = idx[rng.permutation(idx.size)]
-    V, b = cal.V.copy(), cal.b.copy()
-    V[idx], b[idx] = cal.V[perm], cal.b[perm]
-    feats = None
-    if cal.item_features is not None:
-        feats = cal.item_features.copy()
-        feats[idx] = cal.item_features[perm]
-    return Calibration(
-        cal.item_ids,
-        V,
-        b,
-        cal.sigma,
-        cal.model_ids,
-        cal.model_scores,
-        cal.model_factors,
-        "scrambled",
-        "x",
-        feats,
-    )
 
 
 @pytest.fixture(scope="module")
