@@ -346,3 +346,17 @@ def test_an_empty_model_and_an_empty_item_read_alike_in_both_layouts(tmp_path, s
     assert from_long.layout == (
         "long: columns model, item, score; 1 item(s) with no observed score left out ('q07')"
     )
+
+
+def test_the_repr_counts_in_words_a_reader_can_take_in():
+    two = ResponseMatrix.from_wide(
+        pd.DataFrame({"q1": [1.0, 0.0], "q2": [0.0, 1.0]}, index=["m", "n"])
+    )
+    one = two.subset(models=["m"], items=["q1"])  # a subset may hold one of each
+    assert repr(one) == "ResponseMatrix(1 model x 1 item, 100.0% observed)"
+    scores = np.full((2, 1_200), np.nan)
+    scores[0], scores[1, :300] = 1.0, 0.0
+    wide = pd.DataFrame(scores, index=["a", "b"], columns=[f"q{j}" for j in range(1_200)])
+    assert repr(ResponseMatrix.from_wide(wide)) == (
+        "ResponseMatrix(2 models x 1,200 items, 62.5% observed)"
+    )

@@ -749,10 +749,9 @@ class ResponseMatrix:
         return np.array(positions, dtype=np.int64)
 
     def __repr__(self) -> str:
-        return (
-            f"ResponseMatrix({self.n_models} models x {self.n_items} items, "
-            f"{self.observed_fraction:.1%} observed)"
-        )
+        models = f"{self.n_models:,} model{'' if self.n_models == 1 else 's'}"
+        items = f"{self.n_items:,} item{'' if self.n_items == 1 else 's'}"
+        return f"ResponseMatrix({models} x {items}, {self.observed_fraction:.1%} observed)"
 
 
 def _constant(values: np.ndarray, axis: int) -> np.ndarray:
