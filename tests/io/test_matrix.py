@@ -360,3 +360,12 @@ def test_the_repr_counts_in_words_a_reader_can_take_in():
     assert repr(ResponseMatrix.from_wide(wide)) == (
         "ResponseMatrix(2 models x 1,200 items, 62.5% observed)"
     )
+
+
+def test_a_wide_frame_with_multiindex_columns_says_how_to_flatten_them():
+    cols = pd.MultiIndex.from_tuples([("mmlu", "q1"), ("mmlu", "q2"), ("gsm", "q1")])
+    frame = pd.DataFrame([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]], index=["a", "b"], columns=cols)
+    with pytest.raises(InputError, match=r"2 levels \(a MultiIndex, first \('mmlu', 'q1'\)\)"):
+        ResponseMatrix.from_wide(frame)
+    frame.columns = ["/".join(map(str, c)) for c in frame.columns]  # the fix the message gives
+    assert ResponseMatrix.from_wide(frame).item_ids == ["mmlu/q1", "mmlu/q2", "gsm/q1"]

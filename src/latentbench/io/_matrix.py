@@ -357,6 +357,13 @@ class ResponseMatrix:
             raise InputError(
                 f"{_where(source)}expected a pandas DataFrame, got {type(frame).__name__}"
             )
+        if isinstance(frame.columns, pd.MultiIndex):  # e.g. a pivot of (task, item) columns
+            raise InputError(
+                f"{_where(source)}the columns have {frame.columns.nlevels} levels (a "
+                f"MultiIndex, first {tuple(frame.columns[0])!r}); expected one item id per "
+                "column: join the levels first, e.g. frame.columns = ['/'.join(map(str, c)) "
+                "for c in frame.columns]"
+            )
         if model is None and "model" in frame.columns:
             model = "model"
         if model is not None:
