@@ -127,7 +127,8 @@ def test_a_stopped_experiment_keeps_the_seeds_every_policy_completed(n_jobs):
     full = run_experiment(Y, pools, ["ucbe", "pulse"], **kw)
     stop = threading.Event()
 
-    def progress(done, total):
+    def progress(phase, done, total):  # as every long operation calls it
+        assert phase == "runs" and total == 24
         if done >= 5:  # during the third seed (two policies per seed); with two workers,
             stop.set()  # the runs in flight (and those done meanwhile) are kept
 

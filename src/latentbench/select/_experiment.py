@@ -378,7 +378,7 @@ def run_experiment(
     n_jobs: int | None = None,
     grid_step: int | None = None,
     ray_address: str | None = None,
-    progress: Progress | None = None,
+    progress: ProgressCallback | None = None,
     stop_event: threading.Event | None = None,
 ) -> ExperimentResult:
     """Run every policy on every pool for every seed and summarise.
@@ -417,7 +417,9 @@ def run_experiment(
     grid_step : int, optional
         Resolution of the curves (default ``batch_size``).
     ray_address : str, optional
-    progress : callable(done, total), optional
+    progress : callable, optional
+        ``progress(phase, done, total)``, as every long operation takes it: phase ``"runs"``,
+        ``done`` of ``total`` runs (a run is one pool, policy and seed).
     stop_event : threading.Event, optional
         When set (another thread, a signal handler: Ctrl-C in the command), the runs in
         flight finish, the others are not started, and the summary covers the seeds that
@@ -437,7 +439,8 @@ def run_experiment(
     # seed by seed: a stopped experiment keeps whole seeds (every pool and policy)
     tasks = [(p, spec, s) for s in seed_list for p in pools for spec in policies]
     start = time.perf_counter()
-    results = _run_tasks(shared, tasks, engine, n_jobs, ray_address, progress, stop_event)
+    runs = None if progress is None else partial(notify, progress, "runs")
+    results = _run_tasks(shared, tasks, engine, n_jobs, ray_address, runs, stop_event)
     asked = len(seed_list)
     if len(results) < len(tasks):  # stopped: the seeds every pool and policy completed
         seed_list, results = _complete_seeds(results, seed_list, len(pools) * len(policies))
@@ -1094,7 +1097,7 @@ def experiment_from_matrix(
         delta=delta,
         engine=engine,
         n_jobs=n_jobs,
-        progress=None if progress is None else partial(notify, progress, "runs"),
+        progress=progress,
         stop_event=stop_event,
     )
     params.update(
