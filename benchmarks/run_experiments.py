@@ -127,7 +127,7 @@ def main() -> None:
             rank="auto",
             n_jobs=args.n_jobs,
         )
-        res.write(out / "bfcl")
+        res.save(out / "bfcl")
         plot_curves(res, out / "bfcl" / "accuracy.png", "BFCL v2, exact gap 0.02")
         sections.append(
             table(res, f"BFCL v2, exact gap 0.02 ({time.perf_counter() - start:.0f} s)")
@@ -153,7 +153,7 @@ def main() -> None:
             rank=8,
             n_jobs=args.n_jobs,
         )
-        res.write(out / "leaderboard")
+        res.save(out / "leaderboard")
         plot_curves(res, out / "leaderboard" / "accuracy.png", "leaderboard-like, 1,000 models")
         fid = res.params.get("fidelity", {})
         sections.append(

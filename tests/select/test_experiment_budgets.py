@@ -96,9 +96,13 @@ def test_the_budget_is_the_crossing_of_all_the_seeds_and_the_savings_use_it(tmp_
     assert pulse["saved_total_pct"] == pytest.approx(100 * (1 - (x + 64) / (y + 64)))
     assert pulse["budget_post_init_sd"] > 0  # the bootstrap: the spread only
     # the table and the report print those numbers
-    res.write(tmp_path)
+    paths = res.save(tmp_path)
+    assert [p.name for p in paths] == ["summary.json", "summary.csv", "curves.csv"]
     stored = json.loads((tmp_path / "summary.json").read_text())["summary"]
     assert stored[0]["budget_post_init"] == x
+    with pytest.warns(DeprecationWarning, match="use ExperimentResult.save"):
+        again = res.write(tmp_path / "old")  # the name before save: the same files
+    assert [p.read_text() for p in again] == [p.read_text() for p in paths]
     page = _page_text(res)
     assert f"pulse saves {pulse['saved_post_init_pct']:.1f} %" in page
 
@@ -128,7 +132,7 @@ def test_a_curve_that_never_reaches_the_target_has_no_budget(tmp_path, capsys):
 def test_summary_json_is_strict_json_with_null_for_what_is_missing(tmp_path):
     """Bare NaN tokens: not JSON (JSON.parse fails on them)."""
     res, _ = _experiment({"pulse": [np.inf] * 4, "ucbe": [np.inf] * 4})
-    res.write(tmp_path)
+    res.save(tmp_path)
 
     def refuse(token):
         raise AssertionError(f"summary.json holds {token}")
@@ -174,7 +178,7 @@ def test_report_refuses_incomplete_or_hand_edited_experiment_directories(tmp_pat
     from latentbench.report import report_from
 
     res, _ = _experiment({"pulse": PULSE, "ucbe": UCBE_LATE})
-    res.write(tmp_path / "ok")
+    res.save(tmp_path / "ok")
     report_from(tmp_path / "ok")  # the complete directory reports
     (tmp_path / "ok" / "summary.json").rename(tmp_path / "summary.json")
     with pytest.raises(InputError, match=r"ok holds curves\.csv, summary\.csv of an experiment "
@@ -217,7 +221,7 @@ def test_an_old_summary_gets_its_budgets_again_from_the_curves(tmp_path):
     from latentbench.select import ExperimentRecord
 
     res = _six_models("all", n_jobs=1)
-    res.write(tmp_path / "exp")
+    res.save(tmp_path / "exp")
     path = tmp_path / "exp" / "summary.json"
     data = json.loads(path.read_text())
     fresh = {r["policy"]: r["budget_post_init"] for r in data["summary"]}
@@ -253,7 +257,7 @@ def test_the_report_words_the_runs_own_target(tmp_path):
     from latentbench.report import report_from
 
     res = _six_models("all", target=0.6, n_jobs=1)
-    res.write(tmp_path / "exp")
+    res.save(tmp_path / "exp")
     html = report_from(tmp_path / "exp").html
     assert "to 60 % (post-init)" in html and "to 95 % (post-init)" not in html
     assert "reaches 95 %" not in html and "reach 95 %" not in html
@@ -267,7 +271,7 @@ def test_an_old_summary_with_a_numeric_pool_name_finds_its_curves(tmp_path):
     from latentbench.select import ExperimentRecord
 
     res = _six_models("2024", n_jobs=1)
-    res.write(tmp_path / "exp")
+    res.save(tmp_path / "exp")
     path = tmp_path / "exp" / "summary.json"
     data = json.loads(path.read_text())
     fresh = {r["policy"]: (r["budget_post_init"], r["budget_post_init_sustained"])

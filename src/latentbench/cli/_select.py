@@ -697,7 +697,7 @@ def experiment(
         except InputError as exc:
             _fail(exc)
     try:
-        result.write(target)
+        result.save(target)
     except OSError as exc:  # the disk filled during the runs
         _fail(InputError(f"--out {target}: cannot write ({exc.strerror or exc})"))
     if not quiet:

@@ -319,8 +319,9 @@ class ExperimentResult:
 
         return pd.DataFrame(self.summary)
 
-    def write(self, out: str | Path) -> None:
-        """Write ``summary.json``, ``summary.csv`` and ``curves.csv``.
+    def save(self, out: str | Path) -> list[Path]:
+        """Write ``summary.json``, ``summary.csv`` and ``curves.csv`` into ``out`` (created);
+        returns their paths, as the other results' ``save`` do.
 
         ``curves.csv`` is long: one row per pool, policy and budget, with columns ``pool``,
         ``policy``, ``evaluations`` (post-initialisation cells), ``accuracy`` (fraction of
@@ -335,9 +336,21 @@ class ExperimentResult:
         out.mkdir(parents=True, exist_ok=True)
         record = {"params": self.params, "pools": self.pools, "summary": self.summary}
         # strict JSON: a missing value is null, never a bare NaN token
-        (out / "summary.json").write_text(json.dumps(_plain(record), indent=1, allow_nan=False))
-        self.to_frame().to_csv(out / "summary.csv", index=False)
-        self.curve_frame().to_csv(out / "curves.csv", index=False)
+        paths = [out / name for name in ("summary.json", "summary.csv", "curves.csv")]
+        paths[0].write_text(json.dumps(_plain(record), indent=1, allow_nan=False))
+        self.to_frame().to_csv(paths[1], index=False)
+        self.curve_frame().to_csv(paths[2], index=False)
+        return paths
+
+    def write(self, out: str | Path) -> list[Path]:
+        """Deprecated name of :meth:`save` (kept for scripts written before it)."""
+        warnings.warn(
+            "ExperimentResult.write is deprecated; use ExperimentResult.save (same files, "
+            "returns their paths)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.save(out)
 
     def curve_frame(self) -> pd.DataFrame:
         """The accuracy curves as a long table (the columns of ``curves.csv``)."""
