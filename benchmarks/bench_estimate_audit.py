@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from latentbench import ResponseMatrix
-from latentbench.select import compare, estimate, tiny
+from latentbench.select import EstimateResult, compare, estimate, tiny
 from latentbench.select._estimate_calibration import (
     Calibration,
     from_matrix,
@@ -162,9 +162,7 @@ def run_estimates(
     precision: float | None = None,
     truths: np.ndarray | None = None,
 ) -> dict[str, object]:
-    misses_end = misses_any = runs = 0
-    problems: list[str] = []
-    widths, evals = [], []
+    tally = Tally()
     for i, y in enumerate(rows):
         truth = float(np.nanmean(y)) if truths is None else float(truths[i])
         for s in range(seeds):
@@ -179,30 +177,43 @@ def run_estimates(
                     delta=delta,
                     seed=s,
                 )
-            runs += 1
-            misses_end += not (r.lower <= truth <= r.upper)
-            tr = r.trajectory
-            misses_any += bool(((tr[:, 1] > truth) | (tr[:, 2] < truth)).any())
-            widths.append((r.upper - r.lower) / 2)
-            evals.append(r.n_evaluated)
-            problems += [f"row {i} seed {s}: {p}" for p in check_run(cal, r, y)]
-    return summarise(runs, misses_end, misses_any, delta, problems, widths, evals)
+            tally.add(r, truth, [f"row {i} seed {s}: {p}" for p in check_run(cal, r, y)])
+    return tally.summary(delta)
 
 
-def summarise(runs, misses_end, misses_any, delta, problems, widths, evals) -> dict[str, object]:
-    cov = 1 - misses_any / runs
-    se = math.sqrt(max(cov * (1 - cov), (1 - delta) * delta) / runs)
-    return {
-        "runs": runs,
-        "coverage_end": round(1 - misses_end / runs, 4),
-        "coverage_throughout": round(cov, 4),
-        "mc_se": round(se, 4),
-        "floor_3se": round(1 - delta - 3 * math.sqrt((1 - delta) * delta / runs), 4),
-        "mean_half_width": round(float(np.mean(widths)), 4),
-        "mean_items": round(float(np.mean(evals)), 1),
-        "problems": problems[:5],
-        "n_problems": len(problems),
-    }
+class Tally:
+    """Misses (at the stop and at any step), widths, items and problems of a set of runs."""
+
+    def __init__(self) -> None:
+        self.misses_end = self.misses_any = self.runs = 0
+        self.problems: list[str] = []
+        self.widths: list[float] = []
+        self.evals: list[int] = []
+
+    def add(self, r: EstimateResult, truth: float, problems: list[str]) -> None:
+        self.runs += 1
+        self.misses_end += not (r.lower <= truth <= r.upper)
+        tr = r.trajectory
+        self.misses_any += bool(((tr[:, 1] > truth) | (tr[:, 2] < truth)).any())
+        self.widths.append((r.upper - r.lower) / 2)
+        self.evals.append(r.n_evaluated)
+        self.problems += problems
+
+    def summary(self, delta: float) -> dict[str, object]:
+        runs = self.runs
+        cov = 1 - self.misses_any / runs
+        se = math.sqrt(max(cov * (1 - cov), (1 - delta) * delta) / runs)
+        return {
+            "runs": runs,
+            "coverage_end": round(1 - self.misses_end / runs, 4),
+            "coverage_throughout": round(cov, 4),
+            "mc_se": round(se, 4),
+            "floor_3se": round(1 - delta - 3 * math.sqrt((1 - delta) * delta / runs), 4),
+            "mean_half_width": round(float(np.mean(self.widths)), 4),
+            "mean_items": round(float(np.mean(self.evals)), 1),
+            "problems": self.problems[:5],
+            "n_problems": len(self.problems),
+        }
 
 
 def scenario(name: str, seeds: int, delta: float) -> dict[str, object]:
@@ -281,9 +292,7 @@ def scenario(name: str, seeds: int, delta: float) -> dict[str, object]:
 
 
 def run_tiny(cal: Calibration, rows: np.ndarray, seeds: int, delta: float, k: int):
-    misses_end = misses_any = runs = 0
-    problems: list[str] = []
-    widths, evals = [], []
+    tally = Tally()
     for s in range(seeds):
         design = tiny(cal, k=k, seed=s)
         for i, y in enumerate(rows):
@@ -291,16 +300,11 @@ def run_tiny(cal: Calibration, rows: np.ndarray, seeds: int, delta: float, k: in
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 r = estimate(cal, y, model=f"new{i}", items=design, delta=delta)
-            runs += 1
-            misses_end += not (r.lower <= truth <= r.upper)
-            tr = r.trajectory
-            misses_any += bool(((tr[:, 1] > truth) | (tr[:, 2] < truth)).any())
-            widths.append((r.upper - r.lower) / 2)
-            evals.append(r.n_evaluated)
-            problems += [f"row {i} design {s}: {p}" for p in check_run(cal, r, y)]
+            problems = [f"row {i} design {s}: {p}" for p in check_run(cal, r, y)]
             if list(r.items) != design["item"].tolist():
                 problems.append(f"row {i} design {s}: items are not the design's")
-    return summarise(runs, misses_end, misses_any, delta, problems, widths, evals)
+            tally.add(r, truth, problems)
+    return tally.summary(delta)
 
 
 def run_margin(
