@@ -239,6 +239,18 @@ def _findings(html: str) -> str:
     return " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", section)).split())
 
 
+def _reports_with_and_without_responses(fit, data, tmp_path):
+    """``(True, page)`` of ``report FIT`` with its responses file in place, then ``(False,
+    page)`` once the file has moved (the report works from the fit directory alone)."""
+    for responses in (True, False):
+        if not responses:
+            data.rename(tmp_path / "moved.csv")
+        out = tmp_path / f"r{int(responses)}.html"
+        outcome = runner.invoke(app, ["report", str(fit), "--out", str(out), "-q"])
+        assert outcome.exit_code == 0, outcome.output
+        yield responses, out.read_text()
+
+
 def test_the_report_says_the_fits_interval_statements_with_and_without_the_responses(tmp_path):
     """A fit with a model at the ceiling and one at the floor, and with too few models for the
     reporting scale: the report said neither the floor/ceiling models (with or without the
@@ -261,16 +273,11 @@ def test_the_report_says_the_fits_interval_statements_with_and_without_the_respo
         "2 model(s) at the floor or ceiling ('top', 'bottom': every observed score 0, or every "
         "one 1)"
     )
-    for responses in (True, False):
-        if not responses:
-            data.rename(tmp_path / "moved.csv")
-        out = tmp_path / f"r{int(responses)}.html"
-        outcome = runner.invoke(app, ["report", str(fit), "--out", str(out), "-q"])
-        assert outcome.exit_code == 0, outcome.output
-        findings = _findings(out.read_text())
+    for responses, page in _reports_with_and_without_responses(fit, data, tmp_path):
+        findings = _findings(page)
         assert floor in findings, (responses, findings)
         assert f"Ability intervals: {record['caveat']}." in findings, responses
-    assert f"(abilities.csv; {record['method']})" in " ".join(out.read_text().split())
+    assert f"(abilities.csv; {record['method']})" in " ".join(page.split())
 
 
 def test_the_report_says_the_detached_models(tmp_path):
@@ -287,13 +294,8 @@ def test_the_report_says_the_detached_models(tmp_path):
     detached = json.loads((fit / "fit.json").read_text())["ability_intervals"]["detached"]
     assert detached["models"] == ["model_00", "model_01"]
     said = "2 model(s) detached from the others ('model_00', 'model_01':"
-    for responses in (True, False):
-        if not responses:
-            data.rename(tmp_path / "moved.csv")
-        out = tmp_path / f"r{int(responses)}.html"
-        outcome = runner.invoke(app, ["report", str(fit), "--out", str(out), "-q"])
-        assert outcome.exit_code == 0, outcome.output
-        findings = _findings(out.read_text())
+    for responses, page in _reports_with_and_without_responses(fit, data, tmp_path):
+        findings = _findings(page)
         assert said in findings and "open on the far side" in findings, (responses, findings)
 
 
