@@ -245,20 +245,28 @@ def test_demo_result_says_its_headline_and_has_a_short_repr():
     assert len(text) < 300 and "PULSE certified 'llm-7' (the true best)" in text
 
 
-def test_estimate_and_compare_results_have_short_reprs():
-    """Their dataclass reprs listed every item drawn, answer and probability (1.3 KB after 20
-    items, tens of KB after a few hundred): one line now, whatever the budget."""
+def _estimate_compare_and_set(seed: int, n_items: int, budget: int):
+    """An EstimateResult of 'x', a CompareResult of 'a' vs 'b' and an EstimateSet of both,
+    against 10 random calibration models on ``n_items`` items."""
     from latentbench.select import compare, estimate, estimate_many
 
-    rng = np.random.default_rng(0)
-    Y = (rng.random((12, 600)) < 0.6).astype(float)
-    m = ResponseMatrix(Y[:10], [f"m{i}" for i in range(10)], [f"q{j}" for j in range(600)])
+    rng = np.random.default_rng(seed)
+    Y = (rng.random((12, n_items)) < 0.6).astype(float)
+    items = [f"q{j}" for j in range(n_items)]
+    m = ResponseMatrix(Y[:10], [f"m{i}" for i in range(10)], items)
     a, b = (pd.Series(Y[k], index=m.item_ids) for k in (10, 11))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        one = estimate(m, a.rename("x"), budget=300)
-        pair = compare(m, {"a": a, "b": b}, budget=300)
-        many = estimate_many(m, {"a": a, "b": b}, budget=300)
+        one = estimate(m, a.rename("x"), budget=budget)
+        pair = compare(m, {"a": a, "b": b}, budget=budget)
+        many = estimate_many(m, {"a": a, "b": b}, budget=budget)
+    return one, pair, many
+
+
+def test_estimate_and_compare_results_have_short_reprs():
+    """Their dataclass reprs listed every item drawn, answer and probability (1.3 KB after 20
+    items, tens of KB after a few hundred): one line now, whatever the budget."""
+    one, pair, many = _estimate_compare_and_set(seed=0, n_items=600, budget=300)
     for result, head in ((one, "EstimateResult('x': score "), (pair, "CompareResult('a' vs 'b'"),
                          (many, "EstimateSet(2 model(s) estimated")):  # fmt: skip
         text = repr(result)
@@ -271,17 +279,7 @@ def test_estimate_and_compare_results_hash_consistently_with_equality():
     value, with an ``options`` dict): equal results now hash alike and key a dict."""
     import dataclasses
 
-    from latentbench.select import compare, estimate, estimate_many
-
-    rng = np.random.default_rng(1)
-    Y = (rng.random((12, 200)) < 0.6).astype(float)
-    m = ResponseMatrix(Y[:10], [f"m{i}" for i in range(10)], [f"q{j}" for j in range(200)])
-    a, b = (pd.Series(Y[k], index=m.item_ids) for k in (10, 11))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        one = estimate(m, a.rename("x"), budget=40)
-        pair = compare(m, {"a": a, "b": b}, budget=40)
-        many = estimate_many(m, {"a": a, "b": b}, budget=40)
+    one, pair, many = _estimate_compare_and_set(seed=1, n_items=200, budget=40)
     for result in (one, pair, many):
         twin = dataclasses.replace(result)  # a copy: equal, not the same object
         assert twin == result and twin is not result
