@@ -29,6 +29,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import expit
 
+from latentbench._repr import GivenArgumentsRepr
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._objective import general_direction, probabilities
@@ -274,7 +275,7 @@ def simulate_stress(
     return SyntheticData(matrix, U_arr, V_arr, b, 1.0, p, complete)
 
 
-class LeaderboardSimulator:
+class LeaderboardSimulator(GivenArgumentsRepr):
     """Draw synthetic models with the item structure of a real benchmark.
 
     Parameters

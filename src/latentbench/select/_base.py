@@ -29,6 +29,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 
 from latentbench._checks import user_stacklevel
+from latentbench._repr import GivenArgumentsRepr
 from latentbench.exceptions import InputError
 from latentbench.select._betting import BettingConfSeq
 from latentbench.select._bounds import EBConfSeq, FreedmanConfSeq
@@ -204,7 +205,7 @@ def make_confseq(
     return None
 
 
-class UCBEBookkeeping:
+class UCBEBookkeeping(GivenArgumentsRepr):
     """UCB-E bookkeeping: per-round estimates, exact rows, the UCB-E index, uniform batches.
 
     Not a policy by itself; :class:`~latentbench.select.UCBE` and the other policies build on

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from latentbench._repr import GivenArgumentsRepr
 from latentbench.exceptions import InputError
 from latentbench.irt._objective import probabilities, sigmoid
 
@@ -99,7 +100,7 @@ def _one_se_choice(scores: dict[int, np.ndarray]) -> int:
     return best
 
 
-class LowRankProxy:
+class LowRankProxy(GivenArgumentsRepr):
     """Frozen item factors from history plus per-candidate logistic regressions.
 
     Parameters

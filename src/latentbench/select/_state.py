@@ -91,6 +91,13 @@ class SelectionState:
         self.planned_rounds = 1
         self.rng = rng
 
+    def __repr__(self) -> str:
+        """``SelectionState(3 arms x 1,700 items, 96 cells revealed, 2 rounds)``."""
+        return (
+            f"SelectionState({self.n_arms:,} arms x {self.n_items:,} items, "
+            f"{int(self.n_obs.sum()):,} cells revealed, {self.rounds:,} rounds)"
+        )
+
     def remaining(self) -> np.ndarray:
         """Unrevealed cells per arm, shape (n_arms,)."""
         return self.n_items - self.n_obs

@@ -216,6 +216,13 @@ class DurableOracle:
         self.errors: list[tuple[str, str, str]] = []
 
     # -------------------------------------------------------------- store writes
+    def __repr__(self) -> str:
+        """``DurableOracle(run_id='r1', inner=MatrixOracle(...), paid=48, replayed=0)``."""
+        return (
+            f"DurableOracle(run_id={self.run_id!r}, inner={self.inner!r}, "
+            f"paid={self.n_paid:,}, replayed={self.n_replayed:,})"
+        )
+
     def _commit(self, call: int, model: str, cells: list[tuple[str, CellResult]]) -> None:
         n = len(cells)
         attempts = [int(c.attempts) for _, c in cells]

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
+from latentbench._repr import short_ids, short_value
 from latentbench.exceptions import InputError
 from latentbench.select.oracles._protocol import CellResult, now_utc
 
@@ -40,6 +41,13 @@ class CallableOracle:
         self.item_ids = [str(i) for i in item_ids]
         self.n_models, self.n_items = len(self.model_ids), len(self.item_ids)
         self.n_calls = 0
+
+    def __repr__(self) -> str:
+        """``CallableOracle(score=my_scorer, models=[a, b], n_items=100, n_calls=0)``."""
+        return (
+            f"CallableOracle(score={short_value(self.score)}, models={short_ids(self.model_ids)}, "
+            f"n_items={self.n_items:,}, n_calls={self.n_calls:,})"
+        )
 
     def evaluate_cells(self, model_index: int, item_indices: np.ndarray) -> Iterator[CellResult]:
         """Call the function once for the batch; yield one result per item."""

@@ -15,6 +15,7 @@ from typing import IO
 
 import numpy as np
 
+from latentbench._repr import short_ids
 from latentbench.exceptions import HarnessFailed, InputError, PlanPending
 from latentbench.select.oracles._openai import _redact
 from latentbench.select.oracles._protocol import CellResult
@@ -151,6 +152,14 @@ class LmEvalBridgeOracle:
         self.n_runs = 0  #: harness processes started (``execute``)
         #: each samples file read: its key (see ``_file_key``) and its cells
         self._read: dict[Path, tuple[object, list[tuple[str, str, float, float]]]] = {}
+
+    def __repr__(self) -> str:
+        """``LmEvalBridgeOracle(task='mmlu', models=[a, b], n_items=100, execute=False)``."""
+        what = f"task={self.task!r}" if self.task is not None else f"group={self.group!r}"
+        return (
+            f"LmEvalBridgeOracle({what}, models={short_ids(self.models)}, "
+            f"n_items={self.n_items:,}, execute={self.execute})"
+        )
 
     def _logged(self) -> dict[tuple[str, str], float]:
         """The logged cells ``(model, item) -> score`` under :attr:`samples_dir`, the latest

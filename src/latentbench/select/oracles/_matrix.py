@@ -78,6 +78,13 @@ class MatrixOracle:
         self.n_models, self.n_items = values.shape
         self.n_calls = 0
 
+    def __repr__(self) -> str:
+        """``MatrixOracle(71 models x 1,700 items, 48 cells revealed)``."""
+        return (
+            f"MatrixOracle({self.n_models:,} models x {self.n_items:,} items, "
+            f"{self.n_calls:,} cells revealed)"
+        )
+
     @property
     def scores(self) -> np.ndarray:
         """The replayed matrix, shape (n_models, n_items)."""

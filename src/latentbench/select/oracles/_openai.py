@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from latentbench._repr import short_ids
 from latentbench.exceptions import InputError
 from latentbench.select._scorers import Scorer, resolve_scorer
 from latentbench.select.oracles._protocol import (
@@ -379,8 +380,8 @@ class ChatCompletionsOracle:
         self.close()
 
     def __repr__(self) -> str:
-        names = ", ".join(e.name for e in self.endpoints)
-        return f"ChatCompletionsOracle(models=[{names}], n_items={self.n_items})"
+        names = short_ids([e.name for e in self.endpoints])
+        return f"ChatCompletionsOracle(models={names}, n_items={self.n_items:,})"
 
     def limit_requests(self, allowance: int | None) -> None:
         """Send at most ``allowance`` more HTTP requests (retries included); None: no limit.
