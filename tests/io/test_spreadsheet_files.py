@@ -89,6 +89,44 @@ def test_a_summary_row_is_not_read_as_a_model(tmp_path, route):
 
 
 @pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize("name", ["Average", " total", "MEAN"])
+def test_a_long_tables_summary_item_is_not_read_as_an_item(tmp_path, route, name):
+    """A long table with each model's average written as one more row (item 'Average')."""
+    path = tmp_path / "results.csv"
+    path.write_text(f"model,item,score\nm1,q1,1\nm1,q2,0\nm1,{name},0.5\nm2,q1,0\nm2,q2,1\n")
+    with pytest.raises(
+        InputError,
+        match=rf"results\.csv(: line |:)4, column 'item': item '{name}' looks like a summary "
+        "row.*not an item; delete its rows",
+    ):
+        read_by(route, path)
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_long_tables_summary_model_is_not_read_as_a_model(tmp_path, route):
+    """A long table with every item's average over the models as a model 'Total'."""
+    path = tmp_path / "results.csv"
+    path.write_text("model,item,score\nm1,q1,1\nm2,q1,0\nTotal,q1,0.5\nm1,q2,0\n")
+    with pytest.raises(
+        InputError, match=r"results\.csv(: line |:)4, column 'model': model 'Total'.*not a model"
+    ):
+        read_by(route, path)
+
+
+def test_a_long_dataframe_summary_row_is_refused_and_other_ids_pass() -> None:
+    """The in-memory route says the row; ids that merely contain a summary word are items."""
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {"model": ["a", "a", "b", "b"], "item": ["mean_q", "q2", "mean_q", "Overall"],
+         "score": [1.0, 0.0, 0.0, 0.5]}
+    )  # fmt: skip
+    with pytest.raises(InputError, match=r"row 4, column 'item': item 'Overall'"):
+        ResponseMatrix.from_long(frame)
+    assert list(ResponseMatrix.from_long(frame.iloc[:3]).item_ids) == ["mean_q", "q2"]
+
+
+@pytest.mark.parametrize("route", ROUTES)
 def test_a_pandas_index_column_is_named(tmp_path, route):
     path = tmp_path / "results.csv"
     path.write_text(",model,q1,q2\n0,m1,1,0\n1,m2,0,1\n2,m3,1,1\n3,m4,0,0\n")

@@ -37,6 +37,7 @@ from latentbench.io._matrix_checks import (
     not_a_score,
     refuse_bad_ids,
     refuse_case_lookalikes,
+    refuse_long_summary_ids,
     refuse_long_without_item,
     refuse_long_without_model,
     refuse_long_without_score,
@@ -787,6 +788,9 @@ def _long_frame_and_keys(
     frame = frame.reset_index(drop=True)
     for column, kind in ((model, "model"), (item, "item")):
         refuse_bad_ids(frame[column], kind, source, column)
+        refuse_long_summary_ids(
+            frame[column], kind, column, _where(source), lambda k: _row(source, k)
+        )
     keys = check_key_columns(
         frame,
         _where(source),

@@ -372,6 +372,40 @@ def refuse_wide_non_items(
             )
 
 
+def refuse_long_summary_ids(
+    ids: pd.Series, kind: str, column: str, where: str, place: Callable[[int], str]
+) -> None:
+    """Refuse a long table's summary rows: an item id such as ``Average`` or ``Total``
+    (:data:`SUMMARY_LABELS`; a model's average written as one more row), or such a model id
+    (every item's average over the models). Read as an item or a model, it would be fitted as
+    one, as a wide table's summary column would.
+
+    Parameters
+    ----------
+    ids : Series
+        The ``column`` of the table (model or item ids, as read).
+    kind : {"model", "item"}
+    column : str
+        The column's name in the file.
+    where : str
+        The file, as the caller's messages start (``"in results.csv: "``).
+    place : callable
+        Where row ``k`` (0-based position in ``ids``) is, as the caller's messages say it.
+    """
+    labels = pd.Series(ids.dropna().unique()).astype(str)
+    summary = labels[labels.str.strip().str.casefold().isin(SUMMARY_LABELS)]
+    if summary.empty:
+        return
+    name = summary.iloc[0]
+    k = int(np.flatnonzero((ids.astype(str) == name).to_numpy())[0])
+    what = "a model's average or total" if kind == "item" else "the items' average or total"
+    raise InputError(
+        f"{where}{place(k)}, column {column!r}: {kind} {name!r} looks like a summary row "
+        f"({what}), not {'an item' if kind == 'item' else 'a model'}; delete its rows from "
+        f"the file (or rename the {kind}, if it is one)"
+    )
+
+
 def refuse_repeated_rows(models: pd.Series, where: str, place: Callable[[int], str]) -> None:
     """A wide table's model on two rows is an error naming both (``place(k)``: where row
     ``k`` is), in every route: not two models, nor one row kept silently."""

@@ -694,12 +694,17 @@ def _answers_by_model(
     table's labels go in each Series' ``attrs``."""
     import pandas as pd
 
+    from latentbench.io._matrix_checks import _row, refuse_long_summary_ids
+
     models = (
         frame["model"].astype(str)
         if "model" in columns
         else pd.Series([stem] * len(frame), index=frame.index)
     )
     items = frame["item"].astype(str)
+    for ids, kind in ((models, "model"), (items, "item")):
+        if kind == "item" or "model" in columns:
+            refuse_long_summary_ids(ids, kind, kind, f"in {file}: ", lambda k: _row(file, k))
     exact = _repeated_answers(models, items, values, file)
     if exact.any():
         models, items, values = models[~exact], items[~exact], values[~exact]

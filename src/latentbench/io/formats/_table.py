@@ -36,6 +36,7 @@ from latentbench.io._matrix_checks import (
     _head,
     _show,
     refuse_case_lookalikes,
+    refuse_long_summary_ids,
     refuse_long_without_score,
     refuse_repeated_rows,
     refuse_wide_non_items,
@@ -241,6 +242,10 @@ def _long_rows(
             "_record": kept_rows + offset,
         }
     )
+    for column in ("model", "item"):  # a summary row (item 'Average') is no response
+        refuse_long_summary_ids(
+            data[column], column, column, "", lambda k: _place(path, int(kept_rows[k]), offset)
+        )
     extra = {c: kept[c] for c in CANONICAL_COLUMNS if c in kept.columns and c not in _LONG}
     if not keep.all():  # the ids as read (both sides alike), before any conversion
         for column in ("model", "item"):
