@@ -708,33 +708,8 @@ def tiny_command(
     elif calibration is None:
         fail("give CALIBRATION (a fit directory or response-matrix file), or --store --benchmark")
 
-    to_stdout = out is not None and str(out) == "-"
-    if out is None:
-        out, k_free = Path("items.csv"), 2
-        while out.exists():
-            out, k_free = Path(f"items-{k_free}.csv"), k_free + 1
-    elif not to_stdout and out.suffix.lower() not in (".csv", ".parquet"):
-        fail(
-            f"--out {out}: expected a file name ending in .csv (the design as tiny's CSV) or "
-            ".parquet, or - for the CSV on standard output"
-        )
-    elif out.is_file() and not force:
-        fail(
-            f"--out {out} exists (a design that may have been run); pass --force to overwrite "
-            "it, or another --out FILE"
-        )
-    if calibration is not None:
-        _refuse_store(calibration, "tiny")
-    if not to_stdout:
-        if calibration is not None:
-            _refuse_calibration_file(out, calibration, "--out")
-        _writable_file(out)
-    if samples_out is not None:
-        if calibration is not None:
-            _refuse_calibration_file(samples_out, calibration, "--lm-eval-samples")
-        _check_samples_out(samples_out, force)
-    elif task is not None:
-        fail("--task names the lm-eval task of --lm-eval-samples FILE: give that too")
+    out, to_stdout = _tiny_destination(out, force)
+    _check_tiny_files(calibration, None if to_stdout else out, samples_out, task, force)
     samples = None
     with clean_warnings():
         try:
@@ -762,6 +737,54 @@ def tiny_command(
     else:
         frame.to_csv(out, index=False)
     console.print(f"wrote {len(frame):,} {noun} to {escape(str(out))}")
+
+
+def _tiny_destination(out: Path | None, force: bool) -> tuple[Path, bool]:
+    """``tiny``'s ``--out`` and whether it is standard output (``-``): None is ./items.csv,
+    or ./items-2.csv, -3, ... when that exists; another file must end in .csv or .parquet and
+    not exist unless ``--force``."""
+    if out is None:
+        out, k_free = Path("items.csv"), 2
+        while out.exists():
+            out, k_free = Path(f"items-{k_free}.csv"), k_free + 1
+        return out, False
+    if str(out) == "-":
+        return out, True
+    if out.suffix.lower() not in (".csv", ".parquet"):
+        fail(
+            f"--out {out}: expected a file name ending in .csv (the design as tiny's CSV) or "
+            ".parquet, or - for the CSV on standard output"
+        )
+    if out.is_file() and not force:
+        fail(
+            f"--out {out} exists (a design that may have been run); pass --force to overwrite "
+            "it, or another --out FILE"
+        )
+    return out, False
+
+
+def _check_tiny_files(
+    calibration: Path | None,
+    out: Path | None,
+    samples_out: Path | None,
+    task: str | None,
+    force: bool,
+) -> None:
+    """Refuse, before the calibration is read, a CALIBRATION that is a store, an ``out``
+    (None: standard output) or ``--lm-eval-samples`` file that would overwrite the
+    calibration or cannot be written, and ``--task`` without ``--lm-eval-samples``."""
+    if calibration is not None:
+        _refuse_store(calibration, "tiny")
+    if out is not None:
+        if calibration is not None:
+            _refuse_calibration_file(out, calibration, "--out")
+        _writable_file(out)
+    if samples_out is not None:
+        if calibration is not None:
+            _refuse_calibration_file(samples_out, calibration, "--lm-eval-samples")
+        _check_samples_out(samples_out, force)
+    elif task is not None:
+        fail("--task names the lm-eval task of --lm-eval-samples FILE: give that too")
 
 
 def _write_samples(
@@ -920,19 +943,12 @@ def compare_command(
 
     _check_source(source, None)
     choice = {"metric": metric, "filter": filter, "split": split}
-    if store_calibration(store, benchmark, choice, source=source):
-        if responses_b is not None:
-            fail(
-                "with --store/--benchmark the calibration comes from the store: give only the "
-                f"models' results (got {calibration}, {responses_a} and {responses_b})"
-            )
-        calibration, responses_a, responses_b = None, calibration, responses_a
-    elif calibration is None:
-        fail("give CALIBRATION (a fit directory or response-matrix file), or --store --benchmark")
-    else:
-        _refuse_store(calibration, "compare")
-    if responses_a is None:
-        fail("give RESPONSES_A, the results of model A (or of both models)")
+    calibration, responses_a, responses_b = _compare_files(
+        calibration,
+        responses_a,
+        responses_b,
+        store_calibration(store, benchmark, choice, source=source),
+    )
     if source == "table":
         if group is not None or duplicates is not None:
             fail("--group and --duplicates read a tool's results: give --source TOOL")
@@ -973,22 +989,53 @@ def compare_command(
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2))
     else:
-        console.print(escape(result.summary()), soft_wrap=True)
-        if result.lower != result.upper and not quiet:
-            console.print(
-                f"[ ]: the {_level(result.level)} interval of the difference of the two "
-                + (
-                    "scores on the items both answered"
-                    if result.n_calibrated > result.n_items
-                    else "full-benchmark scores"
-                )
-                + ", valid at every step whether or not the IRT model fits "
-                f"(--delta {1 - result.level:g})",
-                soft_wrap=True,
-                markup=False,
-            )
+        _print_comparison(result, quiet)
     if wrote is not None:
         (err_console if as_json else console).print(escape(wrote), soft_wrap=True)
+
+
+def _compare_files(
+    calibration: Path | None,
+    responses_a: Path | None,
+    responses_b: Path | None,
+    from_store: bool,
+) -> tuple[Path | None, Path, Path | None]:
+    """``compare``'s positional files as (CALIBRATION, RESPONSES_A, RESPONSES_B): with
+    ``--store --benchmark`` (``from_store``) the calibration comes from the store and the
+    positional files are the results (shifted by one); a missing calibration or results file,
+    or a CALIBRATION that is a store, is refused."""
+    if from_store:
+        if responses_b is not None:
+            fail(
+                "with --store/--benchmark the calibration comes from the store: give only the "
+                f"models' results (got {calibration}, {responses_a} and {responses_b})"
+            )
+        calibration, responses_a, responses_b = None, calibration, responses_a
+    elif calibration is None:
+        fail("give CALIBRATION (a fit directory or response-matrix file), or --store --benchmark")
+    else:
+        _refuse_store(calibration, "compare")
+    if responses_a is None:
+        fail("give RESPONSES_A, the results of model A (or of both models)")
+    return calibration, responses_a, responses_b
+
+
+def _print_comparison(result: Any, quiet: bool) -> None:
+    """The comparison's summary and (unless ``quiet``) what its interval is."""
+    console.print(escape(result.summary()), soft_wrap=True)
+    if result.lower != result.upper and not quiet:
+        console.print(
+            f"[ ]: the {_level(result.level)} interval of the difference of the two "
+            + (
+                "scores on the items both answered"
+                if result.n_calibrated > result.n_items
+                else "full-benchmark scores"
+            )
+            + ", valid at every step whether or not the IRT model fits "
+            f"(--delta {1 - result.level:g})",
+            soft_wrap=True,
+            markup=False,
+        )
 
 
 def _compare_sides(
