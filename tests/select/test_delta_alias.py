@@ -85,7 +85,7 @@ def test_spec_alias_warns_and_a_run_delta_still_wins():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert make_policy("pulse:delta=0.2").delta == 0.2
-        assert Pulse().delta == 0.1
+        assert Pulse().delta == 0.05
 
 
 def _toml(tmp_path, policy_line: str):

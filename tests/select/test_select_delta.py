@@ -71,3 +71,31 @@ def test_crossing_certificate_bounds_are_said_and_recorded(monkeypatch):
     with pytest.warns(DataWarning, match=r"bounds cross on m2 \(lower 0\.6100 > upper 0\.6000\)"):
         run = replay(_matrix(), no_history=True, budget=40, delta=0.3)
     assert json.loads(json.dumps(run.to_dict()))["params"]["certificate_crossed"] == crossed
+
+
+def test_the_python_default_certifies_at_the_commands_delta():
+    """``run_selection(oracle, Pulse())`` certifies at 0.05, as ``select replay`` and every
+    command's ``--delta`` do (it certified at 0.1, the release's, while the docs said 0.05)."""
+    from latentbench.select import UCBE, MatrixOracle, Pulse, run_selection
+
+    matrix = _matrix()
+    assert Pulse().delta == UCBE().delta == 0.05
+    result = run_selection(MatrixOracle(matrix.scores), UCBE(), random_state=0)
+    assert result.params["delta"] == 0.05
+
+
+def test_a_run_delta_a_policy_would_ignore_is_refused():
+    """A policy with intervals certifies at its own delta: a different ``delta=`` given to the
+    run was silently ignored (``run_selection(..., Pulse(), delta=0.01)`` certified at 0.1)."""
+    from latentbench.select import UCBE, LowRankProxy, MatrixOracle, Pulse, run_selection
+
+    matrix = _matrix(n_models=8)
+    proxy = LowRankProxy(rank=1, random_state=0).fit(matrix.scores[:4])
+    oracle = MatrixOracle(matrix.scores[4:])
+    with pytest.raises(InputError, match=r"delta=0\.01, but Pulse certifies at its own "
+                       r"delta=0\.05.*Pulse\(delta=0\.01\)"):  # fmt: skip
+        run_selection(oracle, Pulse(), proxy=proxy, delta=0.01, random_state=0)
+    same = run_selection(oracle, Pulse(delta=0.01), proxy=proxy, delta=0.01, random_state=0)
+    assert same.params["delta"] == 0.01
+    # a policy without intervals is certified on its cells at the run's delta
+    assert run_selection(oracle, UCBE(), delta=0.01, random_state=0).params["delta"] == 0.01

@@ -45,9 +45,12 @@ __all__ = [
     "resolve_delta",
 ]
 
-DEFAULT_DELTA = 0.1
-"""A policy's default ``delta`` (error probability of its certificate); a replay passes its own
-(``latentbench.select.replay``: 0.05)."""
+DEFAULT_DELTA = 0.05
+"""A policy's default ``delta`` (error probability of its certificate and simultaneous
+miscoverage of its intervals): the same as every command's ``--delta``, ``replay``'s,
+``run_experiment``'s and ``run_selection``'s for a policy without intervals, so that
+``run_selection(oracle, Pulse())`` certifies as ``latentbench select replay`` does (it was
+0.1, the PULSE release's, until 2026-12-06)."""
 
 DEPRECATED_OPTIONS: Mapping[str, str] = {"alpha": "delta"}
 """Old spellings of policy options and their names now; accepted, with a
@@ -215,7 +218,7 @@ class UCBEBookkeeping(GivenArgumentsRepr):
     ----------
     a : float
         Exploration constant of the UCB-E bonus ``sqrt(a / T_i)``.
-    delta : float, default 0.1
+    delta : float, default 0.05
         Error probability of the certificate: the simultaneous miscoverage of the confidence
         sequences (over arms and time).
     ci : {"betting", "eb", "freedman", "none"}

@@ -59,7 +59,7 @@ class Pulse(ProxyBookkeeping):
     ----------
     a : float, default 1.0
         UCB-E exploration constant.
-    delta : float, default 0.1
+    delta : float, default 0.05
         Error probability of the certificate: a certified best is the true best with
         probability at least ``1 - delta``; also the simultaneous miscoverage of the
         intervals (``delta / n_arms`` per arm). Not a ``level`` (the coverage of one interval,

@@ -651,7 +651,9 @@ def run_selection(
         the result's ``lower`` / ``upper``.
     delta : float, optional
         Error probability of that certificate, for a policy without intervals (default
-        0.05); a policy with intervals certifies at its own ``delta``.
+        0.05). A policy with intervals certifies at its own ``delta`` (``Pulse()``: 0.05);
+        a different ``delta`` here is an error (set the policy's: ``Pulse(delta=0.01)``),
+        never ignored.
     epsilon : float, default 0.0
         Tolerance of the certificate, in score units: the recommendation is certified once
         its lower bound exceeds every other arm's upper bound minus ``epsilon``, so that it
@@ -673,6 +675,7 @@ def run_selection(
     m, n = int(oracle.n_models), int(oracle.n_items)
     for value in (delta, getattr(policy, "delta", None)):
         check_select_delta(value)
+    _refuse_second_delta(policy, delta)
     opts = _run_options(
         policy, proxy, m, n, budget, batch_size, init_batch, item_order, stop, epsilon
     )
@@ -800,6 +803,19 @@ def _initial_batch(oracle: Oracle, state: SelectionState, m: int, init_batch: in
     for arm in range(m):
         items = state.uniform_items(arm, init_batch)
         state.record(Observation(arm, items, _checked(oracle, arm, items)), initial=True)
+
+
+def _refuse_second_delta(policy: Policy, delta: float | None) -> None:
+    """A ``delta`` given to the run that differs from the one the policy certifies at (a
+    policy with intervals uses its own) is refused: it would be ignored."""
+    own = getattr(policy, "delta", None)
+    with_intervals = getattr(policy, "ci", "none") != "none"  # (UCB-E keeps a delta it ignores)
+    if delta is not None and with_intervals and own is not None and float(delta) != float(own):
+        raise InputError(
+            f"delta={delta:g}, but {type(policy).__name__} certifies at its own delta={own:g} "
+            "(its intervals are built at it); expected the policy's delta, e.g. "
+            f"{type(policy).__name__}(delta={delta:g}), and no delta= here"
+        )
 
 
 def _certifier(
