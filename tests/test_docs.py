@@ -12,7 +12,9 @@ checks, without running anything heavy, that
 * every dotted ``latentbench.x.y`` name resolves, and is in its module's ``__all__`` when it is
   reached through public modules;
 * every ``Name.attr`` of a public class names an attribute (or dataclass field) it has, and
-  every ``name(keyword=...)`` of a public callable names a parameter it takes.
+  every ``name(keyword=...)`` of a public callable names a parameter it takes;
+* every section a page cites by name (``benchmarks/RESULTS_x.md``, "Title"; ``§N``) is a
+  heading (or a bold paragraph lead) of that file.
 """
 
 from __future__ import annotations
@@ -242,6 +244,36 @@ def test_attributes_and_keywords_of_public_names_exist():
                 for keyword in re.findall(r"(?:^|,)\s*([A-Za-z_]\w*)\s*=", match.group(2)):
                     if keyword not in parameters:
                         wrong.append(f"{name}: `{span[:80]}`: {match.group(1)} takes no {keyword}=")
+    assert not wrong, "\n".join(wrong)
+
+
+_CITED = re.compile(
+    r"`?((?:benchmarks/)?RESULTS_\w+\.md|docs/\w+\.md)`?(?: (§\d+))?(?:,? \"([^\"]+)\")?"
+)
+
+
+def test_every_cited_section_exists():
+    wrong: list[str] = []
+    for name, text in _pages():
+        for match in _CITED.finditer(" ".join(text.split())):
+            path, number, title = match.groups()
+            if number is None and title is None:
+                continue
+            target = ROOT / (path if "/" in path else f"benchmarks/{path}")
+            if not target.exists():
+                wrong.append(f"{name}: {path} does not exist")
+                continue
+            lines = target.read_text().splitlines()
+            heads = [" ".join(h.split()).lower() for h in lines if h.startswith("#")]
+            leads = [" ".join(h.split()).lower() for h in lines if h.startswith("**")]
+            if number is not None and not any(re.match(rf"#+ {number[1:]}\.", h) for h in heads):
+                wrong.append(f"{name}: {path} has no section {number}")
+            if title is not None:
+                wanted = " ".join(title.split()).lower()
+                if not any(wanted in h for h in heads) and not any(
+                    h.startswith(f"**{wanted}") for h in leads
+                ):
+                    wrong.append(f'{name}: {path} has no section "{title}"')
     assert not wrong, "\n".join(wrong)
 
 
