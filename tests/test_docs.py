@@ -13,6 +13,8 @@ checks, without running anything heavy, that
   reached through public modules;
 * every ``Name.attr`` of a public class names an attribute (or dataclass field) it has, and
   every ``name(keyword=...)`` of a public callable names a parameter it takes;
+* every file of the repository a page names (``tests/x.py``, ``benchmarks/y.md``, ``src/...``)
+  exists, and so does every ``tests/x.py::test_name``;
 * every section a page cites by name (``benchmarks/RESULTS_x.md``, "Title"; ``§N``) is a
   heading (or a bold paragraph lead) of that file.
 """
@@ -246,6 +248,24 @@ def test_attributes_and_keywords_of_public_names_exist():
                 for keyword in re.findall(r"(?:^|,)\s*([A-Za-z_]\w*)\s*=", match.group(2)):
                     if keyword not in parameters:
                         wrong.append(f"{name}: `{span[:80]}`: {match.group(1)} takes no {keyword}=")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_every_file_and_test_named_exists():
+    wrong: list[str] = []
+    for name, text in _pages():
+        joined = re.sub(r"::\s+", "::", " ".join(text.split()))
+        for path in sorted(
+            set(
+                re.findall(r"(?<![\w/])((?:tests|benchmarks|src|docs)/[\w./-]+\.(?:py|md))", joined)
+            )
+        ):
+            if not (ROOT / path).exists():
+                wrong.append(f"{name}: {path} does not exist")
+        for path, test in re.findall(r"((?:tests|benchmarks)/[\w/]+\.py)::(\w+)", joined):
+            source = (ROOT / path).read_text() if (ROOT / path).exists() else ""
+            if not re.search(rf"^\s*(?:def|class) {test}\b", source, re.M):
+                wrong.append(f"{name}: {path} has no {test}")
     assert not wrong, "\n".join(wrong)
 
 
