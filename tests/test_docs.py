@@ -143,6 +143,24 @@ def test_every_option_given_to_a_command_is_one_it_has():
     assert not wrong, "\n".join(wrong)
 
 
+def test_every_help_example_gives_options_its_command_has():
+    """The ``Example:`` lines of ``--help`` (and the commands' own text) are docs too."""
+    root = typer.main.get_command(app)
+    texts = [root.epilog or ""]
+    texts += [f"{c.epilog or ''}\n{c.help or ''}" for c in COMMANDS.values()]
+    params = [p for c in COMMANDS.values() for p in c.params]
+    texts += [getattr(p, "help", None) or "" for p in params]
+    wrong = [
+        f"{command} has no {option}: {line.strip()}"
+        for text in texts
+        for line in text.splitlines()
+        for command, rest in _attributed(line.strip())
+        for option in _OPTION.findall(rest)
+        if option not in _options(COMMANDS[command])
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
 def test_every_option_named_exists_somewhere():
     known = ALL_OPTIONS | _benchmark_options() | EXTERNAL_OPTIONS | RENAMED_BENCHMARK_OPTIONS
     wrong = [
