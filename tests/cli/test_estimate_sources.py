@@ -490,3 +490,46 @@ def test_compare_reads_a_tools_split(tmp_path, setup):
     assert outcome.exit_code == 2 and "other split (test; --split test keeps it)" in (
         " ".join(outcome.output.split())
     )
+
+
+def _two_filters(folder: Path, model: str, scores: np.ndarray) -> Path:
+    """lm-eval's samples of ``taskA`` under two filters: ``strict`` scores ``scores``,
+    ``loose`` scores every doc 1 (as gsm8k's strict-match and flexible-extract)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [
+        json.dumps(dict(doc_id=i, doc={}, target=0, filter=name, metrics=["acc"], acc=value))
+        for i, s in enumerate(scores)
+        for name, value in (("strict", float(s)), ("loose", 1.0))
+    ]
+    (folder / f"samples_taskA_{DATE}.jsonl").write_text("\n".join(lines) + "\n")
+    results = {"results": {"taskA": {}}, "model_name": model, "lm_eval_version": "0.4.9",
+               "config": {"model_args": f"pretrained={model}"}}  # fmt: skip
+    (folder / f"results_{DATE}.json").write_text(json.dumps(results))
+    return folder
+
+
+def test_a_filter_given_as_task_equals_name_reads_as_in_ingest(setup):
+    """The reader's advice, ``--filter 'taskA=NAME'``, is taken by ``estimate`` and
+    ``compare --source`` as ``ingest`` takes it (it was read as a filter named
+    'taskA=strict', 'unknown filter'); ``read_responses`` takes the mapping."""
+    root, _, _ = setup
+    cal = str(root / "cal.parquet")
+    rng = np.random.default_rng(5)
+    new = _two_filters(root / "f" / "org__new", "org/new", (rng.random(N_ITEMS) < 0.6) * 1.0)
+    other = _two_filters(root / "g" / "org__oth", "org/oth", (rng.random(N_ITEMS) < 0.4) * 1.0)
+    base = ["estimate", cal, str(new), "--source", "lm-eval", "--budget", "30", "--json"]
+    asked = runner.invoke(app, base)
+    assert asked.exit_code == 2 and "--filter 'taskA=NAME'" in asked.output, asked.output
+    plain = _json(runner.invoke(app, [*base, "--filter", "strict"]))
+    for given in (["--filter", "taskA=strict"], ["--filter", "taskA=strict", "--metric", "acc"],
+                  ["--filter", "taskA=strict", "--metric", "taskA=acc"]):  # fmt: skip
+        assert _json(runner.invoke(app, [*base, *given])) == plain, given
+    wrong = runner.invoke(app, [*base, "--filter", "taskA=nope"])
+    assert wrong.exit_code == 2 and "unknown filter 'nope' for 'taskA'" in wrong.output
+    pair = ["compare", cal, str(new), str(other), "--source", "lm-eval", "--budget", "40"]
+    assert _json(runner.invoke(app, [*pair, "--filter", "taskA=strict", "--json"])) == _json(
+        runner.invoke(app, [*pair, "--filter", "strict", "--json"])
+    )
+    by_mapping = read_responses(new, source="lm-eval", filter={"taskA": "strict"})
+    by_name = read_responses(new, source="lm-eval", filter="strict")
+    pd.testing.assert_series_equal(by_mapping["org/new"], by_name["org/new"])

@@ -204,12 +204,12 @@ def estimate_command(
     metric: str | None = typer.Option(
         None,
         help="With --benchmark: its metric, when the store holds several; with --source: the "
-        "metric read from the tool's results.",
+        "metric read from the tool's results (NAME or TASK=NAME, as ingest takes it).",
     ),
     filter: str | None = typer.Option(
         None,
         help="With --benchmark: its filter, when the store holds several; with --source: the "
-        "filter read from the tool's results.",
+        "filter read from the tool's results (NAME or TASK=NAME, as ingest takes it).",
     ),
     split: str | None = typer.Option(
         None,
@@ -288,6 +288,19 @@ def estimate_command(
         (err_console if as_json else console).print(escape(wrote), soft_wrap=True)
     _exit_live(outcome, live)
     _exit_estimate(outcome)
+
+
+def tool_choice(choice: dict[str, str | None]) -> dict[str, Any]:
+    """``--metric`` / ``--filter`` / ``--split`` as a tool's results are read with them: a
+    ``TASK=NAME`` metric or filter is a choice for that task, as ``latentbench ingest`` takes
+    it (and as the reader's own error advises), not a name with an ``=`` in it."""
+    from latentbench.cli._ingest import parse_choice
+
+    read: dict[str, Any] = dict(choice)
+    for key in ("metric", "filter"):
+        value = choice.get(key)
+        read[key] = None if value is None else parse_choice([value], f"--{key}")
+    return read
 
 
 def _level(level: float) -> str:
@@ -417,7 +430,7 @@ def _estimate(
     answers: Any = responses
     if source != "table" and responses is not None:  # a tool's results, read as ingest does
         answers = read_responses(
-            responses, source=source, group=group, duplicates=duplicates, **choice
+            responses, source=source, group=group, duplicates=duplicates, **tool_choice(choice)
         )
     models = [model] if model is not None else None
     # a file of many models takes a while: say how far, and keep the finished ones on Ctrl-C
@@ -894,12 +907,12 @@ def compare_command(
     metric: str | None = typer.Option(
         None,
         help="With --benchmark: its metric, when the store holds several; with --source: the "
-        "metric read.",
+        "metric read (NAME or TASK=NAME).",
     ),
     filter: str | None = typer.Option(
         None,
         help="With --benchmark: its filter, when the store holds several; with --source: the "
-        "filter read.",
+        "filter read (NAME or TASK=NAME).",
     ),
     split: str | None = typer.Option(
         None,
@@ -964,7 +977,7 @@ def compare_command(
         try:
             read: dict[str, Any] = {"source": source, "group": group, "duplicates": duplicates}
             if source != "table":  # the tool's metric, filter and split (and the store's)
-                read.update(choice)
+                read.update(tool_choice(choice))
             data_a, data_b, a, b = _compare_sides(responses_a, responses_b, a, b, read)
             result = compare(
                 _calibration(calibration, store, benchmark, choice, rank),

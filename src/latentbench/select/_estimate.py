@@ -363,8 +363,8 @@ def read_responses(
     path: str | os.PathLike[str] | pd.DataFrame,
     *,
     source: str = "table",
-    metric: str | None = None,
-    filter: str | None = None,
+    metric: str | Mapping[str, str] | None = None,
+    filter: str | Mapping[str, str] | None = None,
     split: str | None = None,
     group: str | None = None,
     duplicates: str | None = None,
@@ -402,8 +402,9 @@ def read_responses(
     metric, filter, split, group : str, optional
         With a tool's ``source``: the metric, filter and (HELM) split to read, and the name
         under which several tasks are read as one benchmark (items ``TASK/ID``), as
-        :func:`~latentbench.io.formats.read_results` takes them: read the new model's results
-        with the ``group`` its calibration was ingested with.
+        :func:`~latentbench.io.formats.read_results` takes them (a metric or filter also as a
+        mapping task -> name): read the new model's results with the ``group`` its
+        calibration was ingested with.
     duplicates : {"error", "latest", "mean"}, optional
         With a tool's ``source``: one answer given different scores by two files (a task run
         twice into one folder) is an error naming both (the default), or the latest run's
@@ -444,8 +445,8 @@ def _read_responses(
     path: str | os.PathLike[str] | pd.DataFrame,
     *,
     source: str,
-    metric: str | None,
-    filter: str | None,
+    metric: str | Mapping[str, str] | None,
+    filter: str | Mapping[str, str] | None,
     split: str | None,
     group: str | None,
     duplicates: str | None,
