@@ -243,3 +243,39 @@ def test_a_transposed_file_is_named_as_such(tmp_path):
         replay(tmp_path / "cand_t.csv", history=history)
     with pytest.raises(InputError, match=r"the history file's rows are item ids: is it trans"):
         replay(candidates, history=tmp_path / "hist_t.csv")
+
+
+def test_a_stores_missing_cell_is_not_told_to_edit_a_file(tmp_path):
+    """A store benchmark with a missing candidate cell: the way out names no file (it said
+    "drop incomplete models from the file" of a store)."""
+    from latentbench.io import Store
+
+    matrix = _matrix(["a", "b", "c", "d", "e", "f"], seed=0)
+    rows = [
+        {"model": m, "item": i, "score": float(matrix.scores[r, c])}
+        for r, m in enumerate(matrix.model_ids)
+        for c, i in enumerate(matrix.item_ids)
+        if (r, c) != (1, 7)
+    ]
+    path = tmp_path / "long.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    from latentbench.io.formats import read_results
+
+    frame, report = read_results("table", [path], benchmark="b")
+    with Store(tmp_path / "s.duckdb") as store:
+        store.ingest(frame, report)
+        stored = store.matrix("b")
+    with pytest.raises(InputError, match=r"cell is missing .*drop the incomplete models$"):
+        replay(stored, no_history=True)
+
+
+def test_the_live_summary_line_groups_thousands():
+    """``select live``'s closing line said "1845 new evaluations" next to "1,845"."""
+    from types import SimpleNamespace
+
+    from latentbench.cli._select_live import live_summary
+
+    run = SimpleNamespace(run_id="r1", status="done", n_paid=1845, n_replayed=0, paid_total=12040)
+    assert live_summary(run) == (
+        "run r1: done; 1,845 new evaluations, 0 from the store, 12,040 stored in all"
+    )

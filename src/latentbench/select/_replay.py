@@ -82,7 +82,7 @@ def check_complete(
             f"{f'{source}: ' if source else ''}{count} (first: model "
             f"{model_ids[row]!r}, item {item_ids[col]!r}); a replay needs complete rows: pass "
             "missing='drop-items' to drop the items with a missing cell, missing='zero' to "
-            "score them 0 explicitly, or drop incomplete models from the file"
+            "score them 0 explicitly, or drop the incomplete models"
         )
 
 
