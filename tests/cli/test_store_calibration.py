@@ -214,3 +214,20 @@ def test_the_default_split_warning_names_each_commands_flag(files, tmp_path):
     outcome = runner.invoke(app, [*args, "--out", str(tmp_path / "e")])
     text = " ".join(outcome.output.split())
     assert outcome.exit_code == 0 and f"{said} --benchmark-split)" in text, text
+
+
+def test_a_task_equals_name_choice_names_the_store_benchmarks_metric(files):
+    """``--metric TASK=NAME`` (as the same option reads a tool's results) chooses the store
+    benchmark's metric when TASK is the benchmark: it was looked up as a metric named
+    'b=score' ('no row has it'); another task's choice is refused naming the benchmark."""
+    new = [str(files / "new.csv"), "--budget", "20", "--json"]
+    plain = json.loads(_ok(["estimate", *_store(files), *new, "--metric", "score"]))
+    by_task = json.loads(_ok(["estimate", *_store(files), *new, "--metric", "b=score"]))
+    for result in (plain, by_task):
+        result.pop("seconds", None)
+    assert by_task == plain
+    other = runner.invoke(app, ["estimate", *_store(files), *new, "--filter", "gsm8k=strict"])
+    said = " ".join(other.output.split())
+    assert other.exit_code == 2
+    assert "--filter gsm8k=strict: a choice for task 'gsm8k'" in said
+    assert "expected --filter NAME or --filter b=NAME" in said

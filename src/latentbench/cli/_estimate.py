@@ -533,12 +533,31 @@ def _calibration(
             store,
             benchmark=benchmark,
             rank=rank,
-            metric=choice["metric"],
-            filter=choice["filter"],
+            metric=_store_choice(choice["metric"], "--metric", benchmark),
+            filter=_store_choice(choice["filter"], "--filter", benchmark),
             split=choice["split"],
         )
     except InputError as exc:
         raise benchmark_flag(exc, benchmark) from None
+
+
+def _store_choice(value: str | None, flag: str, benchmark: str) -> str | None:
+    """A ``--metric`` / ``--filter`` as the store benchmark's choice: ``NAME``, or ``TASK=NAME``
+    (as the same option chooses for a tool's results, :func:`tool_choice`) when ``TASK`` is
+    the benchmark; a ``TASK=NAME`` for another task is refused (it chose nothing here)."""
+    from latentbench.cli._ingest import parse_choice
+
+    parsed = parse_choice([value], flag) if value is not None else None
+    if not isinstance(parsed, dict):
+        return parsed
+    name = parsed.get(benchmark, parsed.get("*"))
+    if name is None:
+        raise InputError(
+            f"{flag} {value}: a choice for task {next(iter(parsed))!r}, and the calibration is "
+            f"the store's benchmark {benchmark!r}; expected {flag} NAME or "
+            f"{flag} {benchmark}=NAME"
+        )
+    return name
 
 
 def _calibration_words(
