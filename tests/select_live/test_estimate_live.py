@@ -752,17 +752,19 @@ def test_exporting_a_store_of_live_estimates_only_says_where_the_answers_are(liv
     assert first.options["live"]["run_id"] in text and "selection_observations" in text
 
 
-def _as_before_sizing(monkeypatch: pytest.MonkeyPatch) -> None:
+def _as_before_sizing(monkeypatch: pytest.MonkeyPatch, recorded: bool = True) -> None:
     """Record a run's target as latentbench did before budgets sized the sequence (3dc024f,
     2026-12-05): ``{"phase": "target", "target": None}`` without ``sized_for`` when no
-    precision was asked; the session then plays unsized."""
+    precision was asked; the session then plays unsized. ``recorded=False``: as before
+    targets were recorded at all (no target decision)."""
     from latentbench.select import _estimate_live as live
 
     def old(store, run_id, target, kind, *notes):
         if kind == "precision":
             store.add_decision(run_id, live._TARGET_ROUND, {"phase": "target", "target": target})
             return target, kind
-        store.add_decision(run_id, live._TARGET_ROUND, {"phase": "target", "target": None})
+        if recorded:
+            store.add_decision(run_id, live._TARGET_ROUND, {"phase": "target", "target": None})
         return None, None
 
     monkeypatch.setattr(live, "_session_target", old)
@@ -797,6 +799,15 @@ def test_live_estimate_resumed_from_before_sizing_says_so(live_setup, monkeypatc
     again = estimate_live(cal, config, s.tmp / "new.duckdb", model="model-2", budget=12, seed=4)
     assert again.options["sized_for"] == "budget"
     assert not any("earlier latentbench version" in w for w in again.warnings)
+    # a run from before targets were recorded at all: the same
+    with monkeypatch.context() as m:
+        _as_before_sizing(m, recorded=False)
+        estimate_live(cal, config, s.tmp / "older.duckdb", model="model-2", budget=6, seed=4)
+    with pytest.warns(DataWarning, match="earlier latentbench version"):
+        older = estimate_live(
+            cal, config, s.tmp / "older.duckdb", model="model-2", budget=12, seed=4
+        )
+    assert (older.items, older.lower, older.upper) == (whole.items, whole.lower, whole.upper)
     # an old run with a precision was sized for it: resumed as sized, without the warning
     with monkeypatch.context() as m:
         _as_before_sizing(m)
