@@ -89,7 +89,7 @@ def _unsized_note(run_id: str, store: Store) -> str:
         "did not size the interval for a budget or precision (its first session recorded no "
         "target); it is continued as it was, since its bets were placed: the interval is "
         "valid but not the one a new run prints (usually wider; options.sized_for is null); "
-        "another --seed or --store starts a new run, sized for its first session's budget or "
+        "another seed or store starts a new run, sized for its first session's budget or "
         "precision"
     )
 
