@@ -197,3 +197,35 @@ def test_synthetic_truth_uses_the_same_ability_direction_as_a_fit():
     truth_logit = (data.U @ data.V.T + data.b).mean(axis=1)
     assert spearmanr(data.theta, truth_logit)[0] > 0.95
     assert spearmanr(fit.theta, data.theta)[0] > 0.9
+
+
+def test_a_report_of_a_previous_versions_rank2_fit_says_why_its_intervals_are_not_shown(
+    tmp_path,
+):
+    # (upgrade walk) a rank-2 fit directory of the previous version reported without its
+    # responses: abilities.csv's intervals (the first factor's) are set aside, and the report
+    # said only "standard errors ... were not computed (pass --responses)", as if the file
+    # held none; it now names the old directory as the reason and the fix (refit)
+    import json
+
+    import pandas as pd
+
+    from latentbench.report import report_from
+
+    matrix = _rank2_matrix(seed=3, n=30, j=120)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        TwoPL(rank=2).fit(matrix).save(tmp_path / "fit", matrix)
+    table = pd.read_csv(tmp_path / "fit" / "abilities.csv")  # as the previous version wrote it
+    table["theta"] = table["theta_fit"] = table["theta_1"]
+    table.to_csv(tmp_path / "fit" / "abilities.csv", index=False)
+    info = json.loads((tmp_path / "fit" / "fit.json").read_text())
+    info.pop("tables_sha256")
+    info.pop("input", None)  # the responses are not at hand
+    (tmp_path / "fit" / "fit.json").write_text(json.dumps(info))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = report_from(tmp_path / "fit")
+    said = " ".join(" ".join(report.notes).split())
+    assert "the intervals in abilities.csv were not used: a rank-2 fit directory written" in said
+    assert "refit with `latentbench fit`" in said

@@ -4,6 +4,7 @@ refused, and two orders of one comparison mirror each other (hostile walk, 2026-
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 
@@ -458,3 +459,34 @@ def test_an_edited_weight_column_is_said_not_followed(setup, tmp_path):
         result = estimate(cal, answers, items=edited)
     assert (result.score, result.lower, result.upper) == (plain.score, plain.lower, plain.upper)
     assert any("column 'weight' disagrees" in w for w in result.warnings)
+
+
+def test_a_design_and_a_refitted_fit_directory_say_to_pass_the_design_s_own(setup, tmp_path):
+    """Upgrade walk: a design made from a fit directory of an earlier version, used with the
+    directory refitted after the upgrade (the same responses, the same parameters; fit.json
+    differs, so the hash does), was refused with 'make the design with this calibration',
+    which throws the pre-registration away; the message says to pass the design's own fit
+    directory first, and that a refit by any version is another calibration."""
+    from latentbench.irt import TwoPL
+
+    _, answers, M = setup
+    old = tmp_path / "fit_old"
+    TwoPL().fit(M).save(old)
+    design = tiny(old, 10, cache=False)
+    # the same fit written by an earlier version: fit.json with another version (and no
+    # table hashes), its tables as they were
+    refit = tmp_path / "fit_new"
+    refit.mkdir()
+    for name in ("abilities.csv", "items.csv"):
+        (refit / name).write_bytes((old / name).read_bytes())
+    info = json.loads((old / "fit.json").read_text())
+    info["version"] = "0.0.1"
+    info.pop("tables_sha256", None)
+    (refit / "fit.json").write_text(json.dumps(info, indent=2))
+    assert estimate(old, answers, items=design, cache=False).n_evaluated == 10
+    with pytest.raises(InputError) as err:
+        estimate(refit, answers, items=design, cache=False)
+    said = " ".join(str(err.value).split())
+    assert "made from calibration '" in said
+    assert "pass the fit directory or file the design was made from" in said
+    assert "a refit of the same responses, by this latentbench version or another" in said

@@ -750,3 +750,70 @@ def test_exporting_a_store_of_live_estimates_only_says_where_the_answers_are(liv
     text = " ".join(res.output.split())
     assert "wrote 0 rows" in text and "holds no responses, only 1 live run(s)" in text
     assert first.options["live"]["run_id"] in text and "selection_observations" in text
+
+
+def _as_before_sizing(monkeypatch: pytest.MonkeyPatch, recorded: bool = True) -> None:
+    """Record a run's target as latentbench did before budgets sized the sequence (3dc024f,
+    2026-12-05): ``{"phase": "target", "target": None}`` without ``sized_for`` when no
+    precision was asked; the session then plays unsized. ``recorded=False``: as before
+    targets were recorded at all (no target decision)."""
+    from latentbench.select import _estimate_live as live
+
+    def old(store, run_id, target, kind, *notes):
+        if kind == "precision":
+            store.add_decision(run_id, live._TARGET_ROUND, {"phase": "target", "target": target})
+            return target, kind
+        if recorded:
+            store.add_decision(run_id, live._TARGET_ROUND, {"phase": "target", "target": None})
+        return None, None
+
+    monkeypatch.setattr(live, "_session_target", old)
+
+
+def test_live_estimate_resumed_from_before_sizing_says_so(live_setup, monkeypatch):
+    """A live estimate an earlier version started without a precision (no sized target) and
+    this version resumes: it continues unsized, as its first session's bets were placed (the
+    result of the uninterrupted unsized run, nothing paid twice), and a warning names the run
+    and says that a new run's interval would differ (was silently another interval)."""
+    s = live_setup
+    config = s.write_config()
+    cal = _calibration(s)
+    with monkeypatch.context() as m:
+        _as_before_sizing(m)
+        first = estimate_live(cal, config, s.tmp / "old.duckdb", model="model-2", budget=6, seed=4)
+        whole = estimate_live(cal, config, s.tmp / "ref.duckdb", model="model-2", budget=12, seed=4)
+    assert first.options["sized_for"] is None and first.options["target"] is None
+    paid = sum(s.state.answered.values())
+    with pytest.warns(DataWarning, match="earlier latentbench version") as caught:
+        resumed = estimate_live(
+            cal, config, s.tmp / "old.duckdb", model="model-2", budget=12, seed=4
+        )
+    said = " ".join(str(w.message) for w in caught if "earlier" in str(w.message))
+    assert first.options["live"]["run_id"] in said and "old.duckdb" in said
+    assert resumed.options["sized_for"] is None and resumed.options["live"]["n_paid"] == 6
+    assert sum(s.state.answered.values()) == paid + 6
+    assert (resumed.items, resumed.lower, resumed.upper) == (whole.items, whole.lower, whole.upper)
+    assert any("earlier latentbench version" in w for w in resumed.warnings)
+    # a run this version started (its target recorded with sized_for) resumes without it
+    estimate_live(cal, config, s.tmp / "new.duckdb", model="model-2", budget=6, seed=4)
+    again = estimate_live(cal, config, s.tmp / "new.duckdb", model="model-2", budget=12, seed=4)
+    assert again.options["sized_for"] == "budget"
+    assert not any("earlier latentbench version" in w for w in again.warnings)
+    # a run from before targets were recorded at all: the same
+    with monkeypatch.context() as m:
+        _as_before_sizing(m, recorded=False)
+        estimate_live(cal, config, s.tmp / "older.duckdb", model="model-2", budget=6, seed=4)
+    with pytest.warns(DataWarning, match="earlier latentbench version"):
+        older = estimate_live(
+            cal, config, s.tmp / "older.duckdb", model="model-2", budget=12, seed=4
+        )
+    assert (older.items, older.lower, older.upper) == (whole.items, whole.lower, whole.upper)
+    # an old run with a precision was sized for it: resumed as sized, without the warning
+    with monkeypatch.context() as m:
+        _as_before_sizing(m)
+        estimate_live(cal, config, s.tmp / "p.duckdb", model="model-1", budget=6, precision=0.3)
+    sized = estimate_live(
+        cal, config, s.tmp / "p.duckdb", model="model-1", budget=12, precision=0.3
+    )
+    assert sized.options["sized_for"] == "precision" and sized.options["target"] == 0.3
+    assert not any("earlier latentbench version" in w for w in sized.warnings)

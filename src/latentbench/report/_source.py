@@ -521,6 +521,16 @@ def _missing_responses_notes(result: Any, matrix: Any) -> list[str]:
             "no responses: the abilities and intervals are those fit saved (abilities.csv); "
             "item flags were not computed (pass responses=FILE)"
         ]
+    if result.rank > 1 and result.saved_intervals is not None:
+        # fit.json records the intervals that abilities.csv holds, but load set them aside: a
+        # rank > 1 directory written before its theta was the ability (the first factor's
+        # intervals then), or a table edited since (load warned of that one)
+        return [
+            f"no responses: the intervals in abilities.csv were not used: a rank-{result.rank} "
+            "fit directory written by a version before its theta was the ability (they are "
+            "its first factor's) or a table edited since; standard errors and item flags were "
+            "not computed (pass responses=FILE, or refit with `latentbench fit` to save them)"
+        ]
     return ["no responses: standard errors and item flags were not computed (pass responses=FILE)"]
 
 

@@ -2424,9 +2424,11 @@ def _check_design_hash(recorded: str, cal: Calibration, where: str) -> None:
     raise InputError(
         f"{where}: made from calibration {recorded[:shown]!r}"
         f"{'...' if len(recorded) > shown else ''}, not this one ({cal.hash[:shown]!r}"
-        f"{'...' if len(cal.hash) > shown else ''}); make the "
-        "design with this calibration (the same responses fitted at another rank, read from a "
-        "store instead of a file, or passed in Python as a ResponseMatrix or IRTResult instead "
-        "of the file's path, are another calibration: a file is identified by its bytes, a "
-        "matrix in memory by its content)"
+        f"{'...' if len(cal.hash) > shown else ''}); pass the fit directory or file the "
+        "design was made from, or make the design with this calibration (the same responses "
+        "fitted at another rank, read from a store instead of a file, or passed in Python as "
+        "a ResponseMatrix or IRTResult instead of the file's path, are another calibration: a "
+        "file is identified by its bytes, a matrix in memory by its content; a fit directory "
+        "by its files' bytes, so a refit of the same responses, by this latentbench version or "
+        "another, is another calibration: a pre-registered design keeps its fit directory)"
     )

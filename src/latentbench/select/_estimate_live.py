@@ -48,7 +48,7 @@ results at -1, -2, ...)."""
 
 
 def _session_target(
-    store: Store, run_id: str, target: float | None, kind: str | None
+    store: Store, run_id: str, target: float | None, kind: str | None, notes: list[str]
 ) -> tuple[float | None, str | None]:
     """The half-width the run's confidence sequence is sized for, and what it was sized for
     (``precision`` or ``budget``), fixed by its first session.
@@ -57,20 +57,41 @@ def _session_target(
     the rounds already played must not depend on it, so the first session's value (recorded
     as a ``phase = "target"`` decision) is used for the whole run. A run started before
     targets were recorded (item decisions but no target) keeps none; one recorded before
-    budgets sized the sequence was sized for its precision.
+    budgets sized the sequence was sized for its precision, or for nothing. A run an earlier
+    version left unsized where this session would size it (for its budget or precision) is
+    continued as it was (its bets are played), and a line appended to ``notes`` says so: its
+    interval is valid but not the one a new run prints, which must not pass silently.
     """
     decisions = store.selection_decisions(run_id)
     for d in decisions:
         if d.get("phase") == "target":
             value = d.get("target")
             if value is None:
+                # "sized_for" is recorded since budgets size the sequence: a target of None
+                # without it is an earlier version's run without a precision
+                if "sized_for" not in d and target is not None:
+                    notes.append(_unsized_note(run_id, store))
                 return None, None
             return float(value), str(d.get("sized_for") or "precision")
     if any(int(d["round"]) >= 0 for d in decisions):
+        if target is not None:
+            notes.append(_unsized_note(run_id, store))
         return None, None
     decision = {"phase": "target", "target": target, "sized_for": kind}
     store.add_decision(run_id, _TARGET_ROUND, decision)
     return target, kind
+
+
+def _unsized_note(run_id: str, store: Store) -> str:
+    """The warning of a run resumed as an earlier version started it: without a target."""
+    return (
+        f"run {run_id!r} in {store.path} was started by an earlier latentbench version that "
+        "did not size the interval for a budget or precision (its first session recorded no "
+        "target); it is continued as it was, since its bets were placed: the interval is "
+        "valid but not the one a new run prints (usually wider; options.sized_for is null); "
+        "another seed or store starts a new run, sized for its first session's budget or "
+        "precision"
+    )
 
 
 def estimate_live(
@@ -177,7 +198,7 @@ def estimate_live(
     else:  # sized for the budget's end (None when it reveals every item)
         wanted = None if budget is None else seq.budget_target(budget)
         kind = None if wanted is None else "budget"
-    target, kind = _session_target(store, run_id, wanted, kind)
+    target, kind = _session_target(store, run_id, wanted, kind, notes)
     seq.set_target(target)
     reused_notes: dict[tuple[str, str], str] = {}
     durable = DurableOracle(
