@@ -45,8 +45,7 @@ def _writable_dir(out: Path) -> None:
         above = next((p for p in out.absolute().parents if p.exists()), Path("/"))
         if not above.is_dir():
             fail(f"--out {out}: {above} is not a directory; expected a directory to write into")
-        if not os.access(above, os.W_OK | os.X_OK):
-            fail(f"--out {out}: cannot create it (folder {above} is not writable)")
+        _probe_destination(out, "dir")  # os.access says yes to root, even in /proc
         return
     try:
         probe = out / ".latentbench-write-check"
@@ -115,6 +114,42 @@ def _writable_file(out: Path) -> None:
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.exists():
         fail(f"--out {out}: folder {parent} does not exist")
+    _probe_destination(out, "file")
+
+
+def _probe_destination(out: Path, kind: str) -> None:
+    """Fail (exit 2) before any work when ``out`` (a folder or a file, by ``kind``) cannot
+    be written: its nearest existing folder is probed by writing in it."""
+    from latentbench.io import check_destination
+
+    try:
+        check_destination(out, kind)
+    except InputError as exc:
+        fail(exc)
+
+
+def _write_design(frame: Any, out: Path) -> None:
+    """Write ``tiny``'s design to ``out`` (.parquet or CSV) whole or not at all: through a
+    temporary file beside it, renamed over it (a symlink or a device is written in place); a
+    write that fails is an error naming ``out`` (exit 2), and leaves no partial file."""
+
+    def write(path: Path) -> None:
+        if out.suffix.lower() == ".parquet":
+            frame.to_parquet(path, index=False)
+        else:
+            frame.to_csv(path, index=False)
+
+    in_place = out.is_symlink() or (out.exists() and not out.is_file())
+    target = out if in_place else out.with_name(f".{out.name}.tmp{os.getpid()}")
+    try:
+        write(target)
+        if not in_place:
+            os.replace(target, out)
+    except OSError as exc:
+        fail(f"--out {out}: cannot write it ({exc.strerror or exc})")
+    finally:
+        if not in_place:
+            target.unlink(missing_ok=True)
 
 
 @app.command(
@@ -352,7 +387,10 @@ def _save_estimates(out: Path | None, outcome: Any) -> str | None:
     if len(outcome):
         names = ("estimate.json", "estimates.csv")
         wrote = _wrote_line(out, names if outcome.complete else (*names, outcome.STATUS_FILE))
-        outcome.save(out)
+        try:
+            outcome.save(out)
+        except InputError as exc:  # a disk that filled since the check: said, exit 2
+            fail(exc)
         return wrote
     if not outcome.complete:  # no model estimated: nothing written, and an earlier
         # call's estimate.json there must not look like this one's
@@ -745,10 +783,7 @@ def tiny_command(
         typer.echo(frame.to_csv(index=False), nl=False)
         err_console.print(f"wrote {len(frame):,} {noun} to standard output")
         return
-    if out.suffix.lower() == ".parquet":
-        frame.to_parquet(out, index=False)
-    else:
-        frame.to_csv(out, index=False)
+    _write_design(frame, out)
     console.print(f"wrote {len(frame):,} {noun} to {escape(str(out))}")
 
 
@@ -998,7 +1033,10 @@ def compare_command(
     wrote = None
     if out is not None:
         wrote = _wrote_line(out, ("compare.json",))
-        result.save(out)
+        try:
+            result.save(out)
+        except InputError as exc:
+            fail(exc)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2))
     else:

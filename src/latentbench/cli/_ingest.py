@@ -182,7 +182,9 @@ def ingest(
     except InputError as exc:
         _fail(exc)
     if as_json:
-        console.print_json(json.dumps({"ingest": dict(result), "report": report.to_dict()}))
+        console.print_json(
+            json.dumps({"ingest": dict(result), "report": report.to_dict()}), ensure_ascii=True
+        )
         return
     said = str(report)
     if quiet:  # what was lost or changed is said under -q too, as other commands' warnings
@@ -265,7 +267,7 @@ def ls(
     except InputError as exc:
         _fail(exc)
     if as_json:
-        console.print_json(frame.to_json(orient="records"))
+        console.print_json(frame.to_json(orient="records"), ensure_ascii=True)
         return
     title = f"{store}" if benchmark is None else f"{benchmark} in {store}"
     table = Table(title=escape(title))

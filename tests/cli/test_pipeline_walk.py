@@ -1,0 +1,133 @@
+"""latentbench run from scripts and CI (issue auto109): unwritable outputs are a clear
+error (exit 2) found before the work, and a non-UTF-8 standard output (``LC_ALL=C`` with
+UTF-8 mode off) never costs a traceback, nor a JSON document that does not parse."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from latentbench.cli import _register, app
+
+_register()
+runner = CliRunner()
+UNWRITABLE = Path("/proc/latentbench-unwritable")  # not even root can create it
+needs_proc = pytest.mark.skipif(not Path("/proc/self").exists(), reason="needs /proc")
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("walk")
+    cal = folder / "cal.csv"
+    rows = ["model,q1,q2,q3,q4,q5,q6"]
+    for k, bits in enumerate(("110101", "100100", "111100", "010010", "110011", "101110")):
+        rows.append(f"m{k}," + ",".join(bits))
+    cal.write_text("\n".join(rows) + "\n")
+    new = folder / "new.csv"
+    cells = [f"{m},q{j},{(j + len(m)) % 2}\n" for m in ("néw-a", "new-b") for j in range(1, 7)]
+    new.write_text("model,item,score\n" + "".join(cells))
+    fit = folder / "fit"
+    outcome = runner.invoke(app, ["fit", str(cal), "--out", str(fit), "-q"])
+    assert outcome.exit_code == 0, outcome.output
+    return {"cal": cal, "new": new, "fit": fit, "folder": folder}
+
+
+def _refused(outcome, where: str) -> str:
+    text = outcome.output
+    assert outcome.exit_code == 2, (outcome.exit_code, text, outcome.exception)
+    assert "error:" in text and "Traceback" not in text
+    assert not isinstance(outcome.exception, Exception) or isinstance(outcome.exception, SystemExit)
+    assert where in " ".join(text.split()), text
+    return text
+
+
+@needs_proc
+@pytest.mark.parametrize("as_json", [[], ["--json"]])
+def test_estimate_to_an_unwritable_out(data, as_json):
+    # it was a traceback (exit 1) after the work: os.access says yes to root in /proc
+    outcome = runner.invoke(
+        app, ["estimate", str(data["fit"]), str(data["new"]), "--budget", "3",
+              "--out", str(UNWRITABLE), *as_json])  # fmt: skip
+    _refused(outcome, f"--out {UNWRITABLE}: cannot write in /proc")
+    assert not UNWRITABLE.exists()
+
+
+@needs_proc
+def test_compare_to_an_unwritable_out(data):
+    outcome = runner.invoke(
+        app, ["compare", str(data["fit"]), str(data["new"]), "--a", "néw-a", "--b", "new-b",
+              "--budget", "3", "--out", str(UNWRITABLE), "--json"])  # fmt: skip
+    _refused(outcome, f"--out {UNWRITABLE}: cannot write in /proc")
+
+
+@needs_proc
+@pytest.mark.parametrize("name", ["items.csv", "items.parquet"])
+def test_tiny_to_an_unwritable_file(data, name):
+    # it was pandas' FileNotFoundError traceback (exit 1) after the calibration was read
+    out = UNWRITABLE.parent / name
+    outcome = runner.invoke(app, ["tiny", str(data["fit"]), "--k", "2", "--out", str(out)])
+    _refused(outcome, f"--out {out}: cannot write in /proc")
+
+
+def test_tiny_to_a_full_device(tmp_path, data):
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    link = tmp_path / "items.csv"
+    link.symlink_to("/dev/full")
+    outcome = runner.invoke(
+        app, ["tiny", str(data["fit"]), "--k", "2", "--out", str(link), "--force"]
+    )
+    _refused(outcome, f"--out {link}: cannot write it")
+
+
+def _ascii_run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``latentbench ARGS`` as a CI job with ``LC_ALL=C`` and UTF-8 mode off runs it: its
+    standard streams encode ASCII only."""
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0",
+           "PYTHONIOENCODING": "", "NO_COLOR": "1"}  # fmt: skip
+    script = "from latentbench.cli import main\nmain()\n"
+    return subprocess.run(
+        [sys.executable, "-c", script, *args], cwd=cwd, env=env, capture_output=True,
+        stdin=subprocess.DEVNULL, timeout=300,
+    )  # fmt: skip
+
+
+def test_ascii_stdout_prints_results_without_a_traceback(data):
+    # the en dash of "would rank 3rd (1st–5th)" and a model id 'néw-a' were a
+    # UnicodeEncodeError traceback (exit 1)
+    done = _ascii_run(["estimate", str(data["fit"]), str(data["new"]), "--budget", "3"],
+                      data["folder"])  # fmt: skip
+    err = done.stderr.decode("ascii")
+    assert done.returncode == 0, err
+    out = done.stdout.decode("ascii")  # nothing but ASCII came out
+    assert "Traceback" not in out + err
+    assert "new-b: score" in out and "would rank" in out
+
+
+@pytest.mark.parametrize("command", ["estimate", "ingest", "ls"])
+def test_ascii_stdout_json_parses_to_the_same_ids(tmp_path, data, command):
+    # ingest's and ls's JSON went through rich unescaped: 'néw-a' was a UnicodeEncodeError
+    # traceback, and with the streams made tolerant a '\\xe9' that no JSON parser reads
+    store = tmp_path / "s.duckdb"
+    ingest = ["ingest", "table", str(data["new"]), "--benchmark", "b", "--store", str(store)]
+    args = {
+        "estimate": ["estimate", str(data["fit"]), str(data["new"]), "--budget", "3"],
+        "ingest": ingest,
+        "ls": ["ls", "--store", str(store), "--benchmark", "b"],
+    }[command]
+    if command == "ls":
+        assert _ascii_run(ingest, tmp_path).returncode == 0
+    done = _ascii_run([*args, "--json"], tmp_path)
+    assert done.returncode == 0, done.stderr.decode("ascii", "replace")
+    text = done.stdout.decode("ascii")  # strict ASCII: the ids are \\u escapes
+
+    def refuse(token: str) -> None:
+        raise ValueError(token)
+
+    assert "néw-a" in json.dumps(json.loads(text, parse_constant=refuse), ensure_ascii=False)
