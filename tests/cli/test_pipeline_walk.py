@@ -131,3 +131,41 @@ def test_ascii_stdout_json_parses_to_the_same_ids(tmp_path, data, command):
         raise ValueError(token)
 
     assert "néw-a" in json.dumps(json.loads(text, parse_constant=refuse), ensure_ascii=False)
+
+
+def test_two_runs_started_together_never_share_the_default_out(tmp_path, monkeypatch, data):
+    # both chose ./latentbench-select when they started; the second to finish wrote over
+    # the first's selection.json and both said "wrote latentbench-select/selection.json"
+    import latentbench.select as select
+
+    inner = select.replay
+
+    def replay(*args, **kwargs):
+        result = inner(*args, **kwargs)
+        other = Path("latentbench-select")  # the other run finishes first
+        other.mkdir()
+        (other / "selection.json").write_text('{"the": "other run"}')
+        return result
+
+    monkeypatch.setattr(select, "replay", replay)
+    monkeypatch.chdir(tmp_path)
+    outcome = runner.invoke(app, ["select", "replay", str(data["cal"]), "--no-history", "-q"])
+    assert outcome.exit_code == 0, outcome.output
+    assert json.loads((tmp_path / "latentbench-select" / "selection.json").read_text()) == {
+        "the": "other run"
+    }
+    assert "wrote latentbench-select-2/selection.json" in outcome.output
+    assert "best_model" in json.loads(
+        (tmp_path / "latentbench-select-2" / "selection.json").read_text()
+    )
+
+
+def test_claim_out(tmp_path, monkeypatch):
+    from latentbench.cli._common import claim_out
+
+    monkeypatch.chdir(tmp_path)
+    given = tmp_path / "mine"
+    assert claim_out(given, given, "x") == given and not given.exists()  # --out: as given
+    assert claim_out(Path("x"), None, "x") == Path("x") and Path("x").is_dir()
+    assert claim_out(Path("x"), None, "x") == Path("x-2")  # taken since it was chosen
+    assert claim_out(Path("x"), None, "x") == Path("x-3")

@@ -14,6 +14,7 @@ from rich.table import Table
 from latentbench.cli import Command, Group, app, example
 from latentbench.cli._common import (
     benchmark_flag,
+    claim_out,
     clean_warnings,
     cli_spelling,
     console,
@@ -260,8 +261,9 @@ def replay(
                 )
         except InputError as exc:
             _fail(exc)
-    path = target / "selection.json"
     try:
+        target = claim_out(target, out, "latentbench-select")
+        path = target / "selection.json"
         target.mkdir(parents=True, exist_ok=True)
         result.to_json(path)
     except OSError as exc:  # the disk filled during the replay
@@ -697,6 +699,7 @@ def experiment(
         except InputError as exc:
             _fail(exc)
     try:
+        target = claim_out(target, out, "latentbench-experiment")
         result.save(target)
     except OSError as exc:  # the disk filled during the runs
         _fail(InputError(f"--out {target}: cannot write ({exc.strerror or exc})"))
@@ -814,6 +817,7 @@ def _estimate_task(
     names = ("runs.csv", "summary.csv", "summary.json")
     there = [n for n in names if (target / n).exists()]  # --out reused: never silently
     try:
+        target = claim_out(target, out, "latentbench-experiment")
         result.save(target)
     except OSError as exc:  # the disk filled during the runs
         _fail(InputError(f"--out {target}: cannot write ({exc.strerror or exc})"))
