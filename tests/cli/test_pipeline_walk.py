@@ -169,3 +169,75 @@ def test_claim_out(tmp_path, monkeypatch):
     assert claim_out(Path("x"), None, "x") == Path("x") and Path("x").is_dir()
     assert claim_out(Path("x"), None, "x") == Path("x-2")  # taken since it was chosen
     assert claim_out(Path("x"), None, "x") == Path("x-3")
+
+
+LONG = "a_folder_name_as_long_as_the_ones_ci_workspaces_have/and_one_more_level_of_nesting"
+
+
+@pytest.mark.parametrize("command", ["report", "select", "tiny", "export", "experiment"])
+def test_wrote_lines_keep_a_long_path_on_one_line(tmp_path, data, command):
+    # outside a terminal rich folded these lines at 80 columns, cutting the path in two
+    # (".../and_a" / "nother_level/report.html"): a script reading "wrote PATH" got half
+    folder = tmp_path / LONG
+    folder.mkdir(parents=True)
+    store = tmp_path / "s.duckdb"
+    if command == "export":
+        assert runner.invoke(app, ["ingest", "table", str(data["cal"]), "--benchmark", "b",
+                                   "--store", str(store)]).exit_code == 0  # fmt: skip
+    args, written = {
+        "report": (["report", str(data["fit"]), "--out", str(folder / "r.html")], "r.html"),
+        "select": (
+            [
+                "select",
+                "replay",
+                str(data["cal"]),
+                "--no-history",
+                "-q",
+                "--out",
+                str(folder / "sel"),
+            ],
+            "sel/selection.json",
+        ),
+        "tiny": (["tiny", str(data["fit"]), "--k", "2", "--out", str(folder / "i.csv")], "i.csv"),
+        "export": (["export", str(folder / "e.csv"), "--store", str(store)], "e.csv"),
+        "experiment": (
+            [
+                "experiment",
+                str(data["cal"]),
+                "--seeds",
+                "2",
+                "-q",
+                "--init-batch",
+                "2",
+                "--out",
+                str(folder / "exp"),
+            ],
+            "exp/summary.json",
+        ),
+    }[command]
+    outcome = runner.invoke(app, args)
+    assert outcome.exit_code == 0, outcome.output
+    assert (folder / written).exists()
+    line = next(x for x in outcome.output.splitlines() if x.startswith("wrote "))
+    assert str(folder / written) in line, outcome.output
+
+
+def test_experiment_on_a_matrix_the_initial_batch_exhausts(tmp_path, data):
+    # it said "error: --budget 0; expected a positive number of cells per run", a budget
+    # nobody gave (the default schedule's initial batch took every item)
+    outcome = runner.invoke(
+        app, ["experiment", str(data["cal"]), "--seeds", "2", "--out", str(tmp_path / "e")]
+    )
+    text = _refused(outcome, "--init-batch 6; the initial batch takes all 6 item(s)")
+    assert "--budget 0" not in text
+    assert not (tmp_path / "e").exists()
+
+
+def test_demo_wrote_lines_keep_a_long_path_on_one_line(tmp_path):
+    out = tmp_path / LONG / "demo"
+    outcome = runner.invoke(app, ["demo", "--seeds", "2", "--out", str(out)])
+    assert outcome.exit_code == 0, outcome.output
+    lines = outcome.output.splitlines()
+    assert f"Wrote the HTML report {out / 'report.html'} (open it in a browser)." in lines
+    wrote = next(x for x in lines if x.startswith(f"Wrote {out}"))
+    assert f"{out / 'fit' / 'fit.json'}, " in wrote

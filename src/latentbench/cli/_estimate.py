@@ -781,10 +781,10 @@ def tiny_command(
         _write_samples(samples, samples_out, design, given, group)
     if to_stdout:
         typer.echo(frame.to_csv(index=False), nl=False)
-        err_console.print(f"wrote {len(frame):,} {noun} to standard output")
+        err_console.print(f"wrote {len(frame):,} {noun} to standard output", soft_wrap=True)
         return
     _write_design(frame, out)
-    console.print(f"wrote {len(frame):,} {noun} to {escape(str(out))}")
+    console.print(f"wrote {len(frame):,} {noun} to {escape(str(out))}", soft_wrap=True)
 
 
 def _tiny_destination(out: Path | None, force: bool) -> tuple[Path, bool]:

@@ -381,10 +381,12 @@ def export(
         _fail(InputError(f"{out}: cannot write ({exc.strerror or exc})"))
     if format == "eee":
         console.print(
-            f"wrote {n} rows as {len(files)} evaluations under {escape(out)}", highlight=False
+            f"wrote {n} rows as {len(files)} evaluations under {escape(out)}",
+            highlight=False,
+            soft_wrap=True,
         )
     else:
-        console.print(f"wrote {n} rows to {escape(out)}", highlight=False)
+        console.print(f"wrote {n} rows to {escape(out)}", highlight=False, soft_wrap=True)
     if runs:
         err_console.print(
             f"note: {escape(str(store))} holds no responses, only {len(runs):,} live run(s) "

@@ -125,7 +125,7 @@ def report(
         for note in page.notes:
             console.print(escape(cli_spelling(note)), soft_wrap=True)
     # under -q too: without --out the page may be a fresh ./report-N.html
-    console.print(f"wrote {escape(str(out))} ({len(page.html) / 1e6:.2f} MB)")
+    console.print(f"wrote {escape(str(out))} ({len(page.html) / 1e6:.2f} MB)", soft_wrap=True)
 
 
 def report_path(out: Path | None, force: bool = False) -> Path:

@@ -279,7 +279,9 @@ def replay(
             console.print(escape(line), soft_wrap=True)
     console.print(spend_line(record) + f"; {result.seconds:.1f} s", soft_wrap=True)
     console.print(escape(certificate_line(record)), soft_wrap=True)
-    console.print(f"wrote {escape(str(path))}")  # under -q too: maybe ./latentbench-select-N
+    console.print(
+        f"wrote {escape(str(path))}", soft_wrap=True
+    )  # under -q too: maybe ./latentbench-select-N
 
 
 def _candidates(
@@ -705,7 +707,9 @@ def experiment(
         _fail(InputError(f"--out {target}: cannot write ({exc.strerror or exc})"))
     if not quiet:
         print_experiment_table(result)
-    console.print(f"wrote {escape(str(target))}/summary.json, summary.csv, curves.csv")
+    console.print(
+        f"wrote {escape(str(target))}/summary.json, summary.csv, curves.csv", soft_wrap=True
+    )
     if "seeds_asked" in result.params:
         err_console.print(
             f"interrupted (Ctrl-C): the table and {escape(str(target))} cover the "
