@@ -241,3 +241,23 @@ def test_demo_wrote_lines_keep_a_long_path_on_one_line(tmp_path):
     assert f"Wrote the HTML report {out / 'report.html'} (open it in a browser)." in lines
     wrote = next(x for x in lines if x.startswith(f"Wrote {out}"))
     assert f"{out / 'fit' / 'fit.json'}, " in wrote
+
+
+def test_two_tiny_runs_started_together_keep_both_designs(tmp_path, monkeypatch, data):
+    # both chose ./items.csv when they started; the second wrote over the first's design
+    import latentbench.select as select
+
+    inner = select.tiny
+
+    def tiny(*args, **kwargs):
+        frame = inner(*args, **kwargs)
+        Path("items.csv").write_text("the other run's design\n")  # it finished first
+        return frame
+
+    monkeypatch.setattr(select, "tiny", tiny)
+    monkeypatch.chdir(tmp_path)
+    outcome = runner.invoke(app, ["tiny", str(data["fit"]), "--k", "2"])
+    assert outcome.exit_code == 0, outcome.output
+    assert (tmp_path / "items.csv").read_text() == "the other run's design\n"
+    assert "wrote 2 items to items-2.csv" in outcome.output
+    assert (tmp_path / "items-2.csv").read_text().startswith("item,order,probability")

@@ -128,6 +128,19 @@ def _probe_destination(out: Path, kind: str) -> None:
         fail(exc)
 
 
+def _claim_default_design(out: Path) -> Path:
+    """``out`` (tiny's default ``./items.csv`` or ``./items-k.csv``) created empty now, or
+    the next free name when another run created it since this one chose it (two runs started
+    together in one folder each keep their own design). Creating a file exclusively is
+    atomic, so two processes never claim the same name."""
+    while True:
+        try:
+            os.close(os.open(out, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            return out
+        except FileExistsError:
+            out, _ = _tiny_destination(None, False)
+
+
 def _write_design(frame: Any, out: Path) -> None:
     """Write ``tiny``'s design to ``out`` (.parquet or CSV) whole or not at all: through a
     temporary file beside it, renamed over it (a symlink or a device is written in place); a
@@ -759,6 +772,7 @@ def tiny_command(
     elif calibration is None:
         fail("give CALIBRATION (a fit directory or response-matrix file), or --store --benchmark")
 
+    defaulted = out is None
     out, to_stdout = _tiny_destination(out, force)
     _check_tiny_files(calibration, None if to_stdout else out, samples_out, task, force)
     samples = None
@@ -783,7 +797,14 @@ def tiny_command(
         typer.echo(frame.to_csv(index=False), nl=False)
         err_console.print(f"wrote {len(frame):,} {noun} to standard output", soft_wrap=True)
         return
-    _write_design(frame, out)
+    if defaulted:  # another run may have taken ./items.csv since: never write over it
+        out = _claim_default_design(out)
+    try:
+        _write_design(frame, out)
+    except typer.Exit:
+        if defaulted:  # the empty file claimed above: not left behind
+            out.unlink(missing_ok=True)
+        raise
     console.print(f"wrote {len(frame):,} {noun} to {escape(str(out))}", soft_wrap=True)
 
 
