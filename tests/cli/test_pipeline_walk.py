@@ -261,3 +261,29 @@ def test_two_tiny_runs_started_together_keep_both_designs(tmp_path, monkeypatch,
     assert (tmp_path / "items.csv").read_text() == "the other run's design\n"
     assert "wrote 2 items to items-2.csv" in outcome.output
     assert (tmp_path / "items-2.csv").read_text().startswith("item,order,probability")
+
+
+def test_estimate_without_a_home_directory(tmp_path, data):
+    # no HOME and no passwd entry for the uid (a container run under an arbitrary uid):
+    # Path.home() raised RuntimeError through the calibration cache, a traceback (exit 1)
+    env = {k: v for k, v in os.environ.items() if k not in ("HOME", "LATENTBENCH_CACHE_DIR")}
+    script = (
+        "import pwd\n"
+        "def unknown(uid):\n"
+        "    raise KeyError(f'getpwuid(): uid not found: {uid}')\n"
+        "pwd.getpwuid = unknown\n"
+        "from latentbench.cli import main\n"
+        "main()\n"
+    )
+    args = ["estimate", str(data["cal"]), str(data["new"]), "--budget", "3", "--json"]
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [r["model"] for r in json.loads(done.stdout)] == ["néw-a", "new-b"]
