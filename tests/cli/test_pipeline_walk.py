@@ -287,3 +287,26 @@ def test_estimate_without_a_home_directory(tmp_path, data):
     )
     assert done.returncode == 0, done.stderr
     assert [r["model"] for r in json.loads(done.stdout)] == ["néw-a", "new-b"]
+
+
+@pytest.mark.parametrize("command", ["select", "experiment"])
+def test_an_explicit_out_reused_says_what_it_replaces(tmp_path, data, command):
+    # estimate, compare and experiment --task estimate said it; select replay and
+    # experiment replaced their files silently
+    out = tmp_path / "run"
+    args, replaced = {
+        "select": (
+            ["select", "replay", str(data["cal"]), "--no-history", "-q"],
+            "(replacing the earlier selection.json)",
+        ),
+        "experiment": (
+            ["experiment", str(data["cal"]), "--seeds", "2", "-q", "--init-batch", "2"],
+            "(replacing the earlier summary.json, summary.csv, curves.csv)",
+        ),
+    }[command]
+    first = runner.invoke(app, [*args, "--out", str(out)])
+    assert first.exit_code == 0, first.output
+    assert "replacing" not in first.output
+    again = runner.invoke(app, [*args, "--out", str(out)])
+    assert again.exit_code == 0, again.output
+    assert replaced in " ".join(again.output.split())
