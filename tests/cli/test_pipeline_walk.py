@@ -310,3 +310,37 @@ def test_an_explicit_out_reused_says_what_it_replaces(tmp_path, data, command):
     again = runner.invoke(app, [*args, "--out", str(out)])
     assert again.exit_code == 0, again.output
     assert replaced in " ".join(again.output.split())
+
+
+def test_two_reports_started_together_keep_both_pages(tmp_path, monkeypatch, data):
+    # both chose ./report.html when they started, and the one to finish last wrote over
+    # the other's page (both said "wrote report.html")
+    import latentbench.report as report
+
+    inner = report.report_from
+
+    def report_from(*args, **kwargs):
+        # the other run starts now: it writes to the first default name that is free
+        other = next(
+            p for p in (Path(f"report{s}.html") for s in ("", "-2", "-3")) if not p.exists()
+        )
+        other.write_text("the other run's page")
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(report, "report_from", report_from)
+    monkeypatch.chdir(tmp_path)
+    outcome = runner.invoke(app, ["report", str(data["fit"]), "-q"])
+    assert outcome.exit_code == 0, outcome.output
+    pages = {p.name: p.read_text() for p in tmp_path.glob("report*.html")}
+    assert sorted(pages) == ["report-2.html", "report.html"]
+    assert pages["report-2.html"] == "the other run's page"
+    assert pages["report.html"].lstrip().lower().startswith("<!doctype html")
+    assert "wrote report.html" in outcome.output
+
+
+def test_a_failed_report_leaves_no_default_page(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.csv").write_text("")
+    outcome = runner.invoke(app, ["report", str(tmp_path / "bad.csv")])
+    _refused(outcome, "the file is empty")
+    assert list(tmp_path.glob("report*.html")) == []
