@@ -344,3 +344,32 @@ def test_a_failed_report_leaves_no_default_page(tmp_path, monkeypatch):
     outcome = runner.invoke(app, ["report", str(tmp_path / "bad.csv")])
     _refused(outcome, "the file is empty")
     assert list(tmp_path.glob("report*.html")) == []
+
+
+@pytest.mark.parametrize("benchmark", [None, "b"])
+def test_ls_json_numbers_are_the_stores_to_the_last_digit(tmp_path, data, benchmark):
+    # to_json rounded them to 10 decimals (0.9997858214 for 0.99978582141...)
+    from latentbench.io import Store
+
+    store = tmp_path / "s.duckdb"
+    wide = tmp_path / "w.csv"
+    wide.write_text("model,q1,q2,q3\nm1,1,0,\nm2,,1,1\nm3,1,1,0\n")  # 7 of 9 observed
+    ingest = ["ingest", "table", str(wide), "--benchmark", "b", "--store", str(store)]
+    assert runner.invoke(app, ingest).exit_code == 0
+    args = ["ls", "--store", str(store), "--json"] + ([] if benchmark is None else
+                                                      ["--benchmark", benchmark])  # fmt: skip
+    outcome = runner.invoke(app, args)
+    assert outcome.exit_code == 0, outcome.output
+
+    def refuse(token: str) -> None:
+        raise ValueError(token)
+
+    shown = json.loads(outcome.output, parse_constant=refuse)
+    with Store(store, read_only=True) as db:
+        frame = db.summary() if benchmark is None else db.coverage(benchmark)
+    expected = json.loads(frame.to_json(orient="records", double_precision=15))
+    assert len(shown) == len(expected) and shown[0].keys() == expected[0].keys()
+    numbers = [(k, v) for k, v in frame.iloc[0].items() if isinstance(v, float)]
+    assert numbers  # a fraction of observed cells, at least
+    for key, value in numbers:
+        assert shown[0][key] == value, key

@@ -267,7 +267,12 @@ def ls(
     except InputError as exc:
         _fail(exc)
     if as_json:
-        console.print_json(frame.to_json(orient="records"), ensure_ascii=True)
+        # every digit (to_json rounded to 10 decimals); a missing value is null, not NaN
+        records = [
+            {k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
+            for row in frame.to_dict(orient="records")
+        ]
+        console.print_json(data=records, ensure_ascii=True, allow_nan=False, default=str)
         return
     title = f"{store}" if benchmark is None else f"{benchmark} in {store}"
     table = Table(title=escape(title))
