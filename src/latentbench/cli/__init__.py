@@ -113,8 +113,27 @@ def _register() -> None:
             importlib.import_module(f"{__name__}.{module.name}")
 
 
+def _tolerant_streams() -> None:
+    """Let standard output and error that cannot encode UTF-8 (``LC_ALL=C`` with Python's
+    UTF-8 mode off, a Latin-1 locale) show what they cannot encode as ``\\uNNNN`` escapes
+    instead of raising ``UnicodeEncodeError`` on the first dash or accented model id. JSON
+    output is ASCII (``\\u`` escapes) whatever the encoding, so it still parses."""
+    import codecs
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None) or "ascii"
+        try:
+            utf = codecs.lookup(encoding).name.startswith("utf")
+        except LookupError:
+            utf = False
+        if not utf and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main() -> None:
     """Entry point of the ``latentbench`` console script."""
+    _tolerant_streams()
     _register()
     app()
 

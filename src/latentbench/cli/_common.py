@@ -24,6 +24,7 @@ from rich.table import Table
 
 __all__ = [
     "benchmark_flag",
+    "claim_out",
     "clean_warnings",
     "cli_spelling",
     "console",
@@ -403,6 +404,22 @@ def fresh_out(out: Path | None, default: str) -> Path:
         candidate = Path(f"{default}-{k}")
         k += 1
     return candidate
+
+
+def claim_out(target: Path, out: Path | None, default: str) -> Path:
+    """The folder to write a run's outputs into, claimed just before writing: ``out`` when
+    given (reused on purpose), else ``target`` (:func:`fresh_out`'s choice when the command
+    started) created now, or the next free ``./DEFAULT-k`` when another run created it since
+    (two runs started together in one folder; each writes its own, never one over the
+    other). Creating a folder is atomic, so two processes never claim the same one."""
+    if out is not None:
+        return target
+    while True:
+        try:
+            target.mkdir(parents=True, exist_ok=False)
+            return target
+        except FileExistsError:
+            target = fresh_out(None, default)
 
 
 def interactive() -> bool:

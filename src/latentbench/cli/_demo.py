@@ -56,12 +56,14 @@ def demo(
         _fit_findings(result)
         paths = result.paths
         fit_files = [p for name, p in paths.items() if name not in ("responses", "report")]
-        console.print(f"Wrote {', '.join(map(str, fit_files))}.")
+        console.print(escape(f"Wrote {', '.join(map(str, fit_files))}."), soft_wrap=True)
         console.rule("[bold]best-model selection: PULSE vs UCB-E")
         _print_selection(result)
         console.rule("[bold]a new model's score from a few items")
         _print_estimate(result)
-    console.print(f"Wrote the HTML report {paths['report']} (open it in a browser).")
+    console.print(
+        escape(f"Wrote the HTML report {paths['report']} (open it in a browser)."), soft_wrap=True
+    )
     console.print(f"demo finished in {result.seconds:.0f} s")
     console.rule("next")
     console.print(

@@ -45,8 +45,7 @@ def _writable_dir(out: Path) -> None:
         above = next((p for p in out.absolute().parents if p.exists()), Path("/"))
         if not above.is_dir():
             fail(f"--out {out}: {above} is not a directory; expected a directory to write into")
-        if not os.access(above, os.W_OK | os.X_OK):
-            fail(f"--out {out}: cannot create it (folder {above} is not writable)")
+        _probe_destination(out, "dir")  # os.access says yes to root, even in /proc
         return
     try:
         probe = out / ".latentbench-write-check"
@@ -115,6 +114,55 @@ def _writable_file(out: Path) -> None:
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.exists():
         fail(f"--out {out}: folder {parent} does not exist")
+    _probe_destination(out, "file")
+
+
+def _probe_destination(out: Path, kind: str) -> None:
+    """Fail (exit 2) before any work when ``out`` (a folder or a file, by ``kind``) cannot
+    be written: its nearest existing folder is probed by writing in it."""
+    from latentbench.io import check_destination
+
+    try:
+        check_destination(out, kind)
+    except InputError as exc:
+        fail(exc)
+
+
+def _claim_default_design(out: Path) -> Path:
+    """``out`` (tiny's default ``./items.csv`` or ``./items-k.csv``) created empty now, or
+    the next free name when another run created it since this one chose it (two runs started
+    together in one folder each keep their own design). Creating a file exclusively is
+    atomic, so two processes never claim the same name."""
+    while True:
+        try:
+            os.close(os.open(out, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            return out
+        except FileExistsError:
+            out, _ = _tiny_destination(None, False)
+
+
+def _write_design(frame: Any, out: Path) -> None:
+    """Write ``tiny``'s design to ``out`` (.parquet or CSV) whole or not at all: through a
+    temporary file beside it, renamed over it (a symlink or a device is written in place); a
+    write that fails is an error naming ``out`` (exit 2), and leaves no partial file."""
+
+    def write(path: Path) -> None:
+        if out.suffix.lower() == ".parquet":
+            frame.to_parquet(path, index=False)
+        else:
+            frame.to_csv(path, index=False)
+
+    in_place = out.is_symlink() or (out.exists() and not out.is_file())
+    target = out if in_place else out.with_name(f".{out.name}.tmp{os.getpid()}")
+    try:
+        write(target)
+        if not in_place:
+            os.replace(target, out)
+    except OSError as exc:
+        fail(f"--out {out}: cannot write it ({exc.strerror or exc})")
+    finally:
+        if not in_place:
+            target.unlink(missing_ok=True)
 
 
 @app.command(
@@ -352,7 +400,10 @@ def _save_estimates(out: Path | None, outcome: Any) -> str | None:
     if len(outcome):
         names = ("estimate.json", "estimates.csv")
         wrote = _wrote_line(out, names if outcome.complete else (*names, outcome.STATUS_FILE))
-        outcome.save(out)
+        try:
+            outcome.save(out)
+        except InputError as exc:  # a disk that filled since the check: said, exit 2
+            fail(exc)
         return wrote
     if not outcome.complete:  # no model estimated: nothing written, and an earlier
         # call's estimate.json there must not look like this one's
@@ -740,6 +791,7 @@ def tiny_command(
     elif calibration is None:
         fail("give CALIBRATION (a fit directory or response-matrix file), or --store --benchmark")
 
+    defaulted = out is None
     out, to_stdout = _tiny_destination(out, force)
     _check_tiny_files(calibration, None if to_stdout else out, samples_out, task, force)
     samples = None
@@ -762,13 +814,17 @@ def tiny_command(
         _write_samples(samples, samples_out, design, given, group)
     if to_stdout:
         typer.echo(frame.to_csv(index=False), nl=False)
-        err_console.print(f"wrote {len(frame):,} {noun} to standard output")
+        err_console.print(f"wrote {len(frame):,} {noun} to standard output", soft_wrap=True)
         return
-    if out.suffix.lower() == ".parquet":
-        frame.to_parquet(out, index=False)
-    else:
-        frame.to_csv(out, index=False)
-    console.print(f"wrote {len(frame):,} {noun} to {escape(str(out))}")
+    if defaulted:  # another run may have taken ./items.csv since: never write over it
+        out = _claim_default_design(out)
+    try:
+        _write_design(frame, out)
+    except typer.Exit:
+        if defaulted:  # the empty file claimed above: not left behind
+            out.unlink(missing_ok=True)
+        raise
+    console.print(f"wrote {len(frame):,} {noun} to {escape(str(out))}", soft_wrap=True)
 
 
 def _tiny_destination(out: Path | None, force: bool) -> tuple[Path, bool]:
@@ -1017,7 +1073,10 @@ def compare_command(
     wrote = None
     if out is not None:
         wrote = _wrote_line(out, ("compare.json",))
-        result.save(out)
+        try:
+            result.save(out)
+        except InputError as exc:
+            fail(exc)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2))
     else:

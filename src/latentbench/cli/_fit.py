@@ -10,6 +10,7 @@ from rich.table import Table
 
 from latentbench.cli import Command, app, example
 from latentbench.cli._common import (
+    claim_out,
     clean_warnings,
     column_flags,
     console,
@@ -331,7 +332,7 @@ def fit(
                 if holdout is not None:
                     progress(f"held-out check: refitting on {1 - holdout:.0%} of the cells")
                     validation = estimator.cross_validate(matrix, heldout=holdout, n_splits=1)
-                target = fresh_out(out, "latentbench-fit")
+                target = claim_out(fresh_out(out, "latentbench-fit"), out, "latentbench-fit")
                 progress("95% ability intervals, writing the tables")
                 paths = result.save(
                     target,

@@ -182,7 +182,9 @@ def ingest(
     except InputError as exc:
         _fail(exc)
     if as_json:
-        console.print_json(json.dumps({"ingest": dict(result), "report": report.to_dict()}))
+        console.print_json(
+            json.dumps({"ingest": dict(result), "report": report.to_dict()}), ensure_ascii=True
+        )
         return
     said = str(report)
     if quiet:  # what was lost or changed is said under -q too, as other commands' warnings
@@ -265,7 +267,12 @@ def ls(
     except InputError as exc:
         _fail(exc)
     if as_json:
-        console.print_json(frame.to_json(orient="records"))
+        # every digit (to_json rounded to 10 decimals); a missing value is null, not NaN
+        records = [
+            {k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
+            for row in frame.to_dict(orient="records")
+        ]
+        console.print_json(data=records, ensure_ascii=True, allow_nan=False, default=str)
         return
     title = f"{store}" if benchmark is None else f"{benchmark} in {store}"
     table = Table(title=escape(title))
@@ -379,10 +386,12 @@ def export(
         _fail(InputError(f"{out}: cannot write ({exc.strerror or exc})"))
     if format == "eee":
         console.print(
-            f"wrote {n} rows as {len(files)} evaluations under {escape(out)}", highlight=False
+            f"wrote {n} rows as {len(files)} evaluations under {escape(out)}",
+            highlight=False,
+            soft_wrap=True,
         )
     else:
-        console.print(f"wrote {n} rows to {escape(out)}", highlight=False)
+        console.print(f"wrote {n} rows to {escape(out)}", highlight=False, soft_wrap=True)
     if runs:
         err_console.print(
             f"note: {escape(str(store))} holds no responses, only {len(runs):,} live run(s) "

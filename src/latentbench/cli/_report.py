@@ -4,6 +4,7 @@ selection run."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import typer
@@ -94,6 +95,7 @@ def report(
     """
     from latentbench.report import report_from
 
+    claimed = out is None  # ./report.html or -k: created when chosen, this run's alone
     with clean_warnings(), progress_bar(quiet) as progress:
         try:
             if l2 is not None:
@@ -102,7 +104,7 @@ def report(
                     "the ridge does not enter; expected no --l2 (for a joint-ML fit, run "
                     "`latentbench fit FILE --joint-ml --l2 X --out DIR` and report DIR)"
                 )
-            out = report_path(out, force)
+            out = report_path(out, force, claim=claimed)
             page = report_from(
                 source,
                 out,
@@ -117,26 +119,45 @@ def report(
                 n_jobs=jobs,
                 seed=seed,
                 progress=progress,
-                force=force,
+                force=force or claimed,  # the empty file claimed above is this run's
             )
         except (InputError, json.JSONDecodeError, OSError) as exc:
+            _unclaim(out, claimed)
             fail(exc)
+        except BaseException:  # Ctrl-C: no empty ./report.html left behind either
+            _unclaim(out, claimed)
+            raise
     if not quiet:
         for note in page.notes:
             console.print(escape(cli_spelling(note)), soft_wrap=True)
     # under -q too: without --out the page may be a fresh ./report-N.html
-    console.print(f"wrote {escape(str(out))} ({len(page.html) / 1e6:.2f} MB)")
+    console.print(f"wrote {escape(str(out))} ({len(page.html) / 1e6:.2f} MB)", soft_wrap=True)
 
 
-def report_path(out: Path | None, force: bool = False) -> Path:
+def report_path(out: Path | None, force: bool = False, claim: bool = False) -> Path:
     """Where ``report`` writes: ``out`` (an existing file only with ``force``), else
     ``./report.html`` or the first free ``./report-2.html``, ``-3``, ... (as ``fit`` never
-    overwrites a previous run silently)."""
+    overwrites a previous run silently). With ``claim``, that default file is created empty
+    here, exclusively (atomic), so that two runs started together never pick the same one."""
     if out is None:
         candidate, k = Path("report.html"), 2
-        while candidate.exists():
+        while True:
+            if not claim and not candidate.exists():
+                return candidate
+            if claim:
+                try:
+                    os.close(os.open(candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                    return candidate
+                except FileExistsError:
+                    pass
             candidate, k = Path(f"report-{k}.html"), k + 1
-        return candidate
     if out.exists() and not out.is_dir() and not force:
         raise InputError(f"--out {out} exists; pass --force to overwrite it, or another --out FILE")
     return out
+
+
+def _unclaim(out: Path | None, claimed: bool) -> None:
+    """Remove the default report file this run claimed when it writes no page there (only
+    while it is still the empty file claimed)."""
+    if claimed and out is not None and out.is_file() and out.stat().st_size == 0:
+        out.unlink(missing_ok=True)

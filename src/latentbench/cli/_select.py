@@ -14,6 +14,7 @@ from rich.table import Table
 from latentbench.cli import Command, Group, app, example
 from latentbench.cli._common import (
     benchmark_flag,
+    claim_out,
     clean_warnings,
     cli_spelling,
     console,
@@ -260,8 +261,10 @@ def replay(
                 )
         except InputError as exc:
             _fail(exc)
-    path = target / "selection.json"
     try:
+        target = claim_out(target, out, "latentbench-select")
+        path = target / "selection.json"
+        replaced = " (replacing the earlier selection.json)" if path.exists() else ""
         target.mkdir(parents=True, exist_ok=True)
         result.to_json(path)
     except OSError as exc:  # the disk filled during the replay
@@ -277,7 +280,8 @@ def replay(
             console.print(escape(line), soft_wrap=True)
     console.print(spend_line(record) + f"; {result.seconds:.1f} s", soft_wrap=True)
     console.print(escape(certificate_line(record)), soft_wrap=True)
-    console.print(f"wrote {escape(str(path))}")  # under -q too: maybe ./latentbench-select-N
+    # under -q too: maybe ./latentbench-select-N; an --out reused is said, never silently
+    console.print(f"wrote {escape(str(path))}{replaced}", soft_wrap=True)
 
 
 def _candidates(
@@ -697,12 +701,19 @@ def experiment(
         except InputError as exc:
             _fail(exc)
     try:
+        target = claim_out(target, out, "latentbench-experiment")
+        names = ("summary.json", "summary.csv", "curves.csv")
+        there = [n for n in names if (target / n).exists()]  # --out reused: never silently
         result.save(target)
     except OSError as exc:  # the disk filled during the runs
         _fail(InputError(f"--out {target}: cannot write ({exc.strerror or exc})"))
     if not quiet:
         print_experiment_table(result)
-    console.print(f"wrote {escape(str(target))}/summary.json, summary.csv, curves.csv")
+    replaced = f" (replacing the earlier {', '.join(there)})" if there else ""
+    console.print(
+        f"wrote {escape(str(target))}/summary.json, summary.csv, curves.csv{escape(replaced)}",
+        soft_wrap=True,
+    )
     if "seeds_asked" in result.params:
         err_console.print(
             f"interrupted (Ctrl-C): the table and {escape(str(target))} cover the "
@@ -814,6 +825,7 @@ def _estimate_task(
     names = ("runs.csv", "summary.csv", "summary.json")
     there = [n for n in names if (target / n).exists()]  # --out reused: never silently
     try:
+        target = claim_out(target, out, "latentbench-experiment")
         result.save(target)
     except OSError as exc:  # the disk filled during the runs
         _fail(InputError(f"--out {target}: cannot write ({exc.strerror or exc})"))

@@ -530,7 +530,15 @@ def _cache_dir(cache: bool | str | os.PathLike[str]) -> Path | None:
     if cache is not True:
         return Path(cache)
     env = os.environ.get("LATENTBENCH_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "latentbench" / "calibrations"
+    if env:
+        return Path(env)
+    try:
+        home = Path.home()
+    except (RuntimeError, KeyError, OSError):
+        # no HOME and no passwd entry (a container run under an arbitrary uid): no disk
+        # cache, which costs only the refit next time (as a read-only one does)
+        return None
+    return home / ".cache" / "latentbench" / "calibrations"
 
 
 def _save_npz(cal: Calibration, path: Path) -> None:

@@ -1097,6 +1097,12 @@ def experiment_from_matrix(
     init_batch = start if init_batch is None else init_batch
     starts = [parse_policy(spec)[3].get("init_batch", init_batch) for spec in policies]
     cap = largest * (n_items - min(starts))
+    if cap < 1:  # it was run_experiment's "budget=0" error, a budget nobody gave
+        raise InputError(
+            f"init_batch={min(starts)}; the initial batch takes all {n_items} item(s) of "
+            "every candidate, leaving no cells to select; expected fewer initial cells per "
+            "model than items (or a matrix with more items)"
+        )
     result = run_experiment(
         candidates,
         pool_rows,
