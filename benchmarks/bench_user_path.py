@@ -107,7 +107,6 @@ class Tree:
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("LATENTBENCH_")}
         self.env["PYTHONPATH"] = str(self.src)
         self.env["LATENTBENCH_CACHE_DIR"] = str(work / f"cache-{tag}")
-        self.count = 0
         self.exe = str(Path(sys.executable).with_name("latentbench"))
 
     def run(self, argv: list[str], cwd: Path | None = None) -> tuple[Seconds, str]:
@@ -127,11 +126,10 @@ class Tree:
         return (wall, cpu), done.stdout
 
     def fresh(self, name: str) -> Path:
-        """A new empty folder for one run's outputs."""
-        self.count += 1
-        path = self.work / f"runs-{self.tag}" / f"{name}-{self.count}"
-        path.mkdir(parents=True)
-        return path
+        """A new empty folder for one run's outputs (also in a ``--work`` used before)."""
+        runs = self.work / f"runs-{self.tag}"
+        runs.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=runs))
 
 
 def cases(w: Path) -> dict[str, Callable[[Tree], Seconds]]:
