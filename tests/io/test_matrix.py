@@ -369,3 +369,36 @@ def test_a_wide_frame_with_multiindex_columns_says_how_to_flatten_them():
         ResponseMatrix.from_wide(frame)
     frame.columns = ["/".join(map(str, c)) for c in frame.columns]  # the fix the message gives
     assert ResponseMatrix.from_wide(frame).item_ids == ["mmlu/q1", "mmlu/q2", "gsm/q1"]
+
+
+def test_wide_text_cells_are_converted_in_one_pass_with_the_same_values(tmp_path, monkeypatch):
+    """A wide CSV (every cell text) was converted column by column: ~1.5 ms per column, 17 s
+    for MMLU-Pro's 12,032 items. All columns are now converted at once, to the same values
+    (numbers, true/false, missing markers), and a cell that is not a number is still refused
+    naming its column and line."""
+    from latentbench.io import _matrix_checks
+
+    rng = np.random.default_rng(0)
+    cells = rng.choice(["1", "0", "0.25", " 1 ", "true", "FALSE", "NA", "", "1e-1"], (6, 40))
+    frame = pd.DataFrame(cells, columns=[f"q{j}" for j in range(40)])
+    frame.insert(0, "model", [f"m{i}" for i in range(6)])
+    frame.loc[0, "q0"] = "1"  # no all-empty column
+    path = tmp_path / "wide.csv"
+    frame.to_csv(path, index=False)
+    text = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+    expected = np.column_stack([_matrix_checks.numeric_scores(text[f"q{j}"])[0] for j in range(40)])
+    calls: list[int] = []
+    plain = _matrix_checks.numeric_scores
+
+    def counted(values):
+        calls.append(len(values))
+        return plain(values)
+
+    monkeypatch.setattr(_matrix_checks, "numeric_scores", counted)
+    matrix = ResponseMatrix.read(path)
+    assert calls == [6 * 40]
+    np.testing.assert_array_equal(matrix.scores, expected.astype(matrix.scores.dtype))
+    frame.loc[3, "q17"] = "n/a?"
+    frame.to_csv(path, index=False)
+    with pytest.raises(InputError, match=r"column 'q17', line 5: value 'n/a\?' is not numeric"):
+        ResponseMatrix.read(path)

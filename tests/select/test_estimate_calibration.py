@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -253,3 +257,31 @@ def test_a_store_benchmarks_default_split_is_recorded_with_the_estimate(tmp_path
         assert any("using 'test'" in w for w in result.warnings), result.warnings
         said = [str(w.message) for w in caught if "using 'test'" in str(w.message)]
         assert not said, said  # said by load_calibration, not twice
+
+
+def test_estimating_from_files_does_not_import_the_store(tmp_path):
+    """A calibration file and an answers file need no DuckDB (its import is ~0.15 s of every
+    ``latentbench estimate``); only a store calibration loads it."""
+    rng = np.random.default_rng(3)
+    Y = (rng.random((10, 30)) < 0.6).astype(float)
+    frame = pd.DataFrame(
+        Y, index=[f"m{i}" for i in range(10)], columns=[f"q{j}" for j in range(30)]
+    )
+    long = ResponseMatrix.from_wide(frame).to_long()
+    long[long["model"] != "m0"].to_parquet(tmp_path / "calib.parquet")
+    long[long["model"] == "m0"].to_parquet(tmp_path / "new.parquet")
+    code = (
+        "import sys, warnings; warnings.simplefilter('ignore'); import latentbench as lb; "
+        f"lb.estimate({str(tmp_path / 'calib.parquet')!r}, {str(tmp_path / 'new.parquet')!r}, "
+        f"budget=10, seed=0, cache={str(tmp_path / 'cache')!r}); "
+        "print(sorted(m for m in ('duckdb', 'latentbench.io.store') if m in sys.modules))"
+    )
+    src = Path(__file__).resolve().parents[2] / "src"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "PYTHONPATH": str(src)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout + out.stderr

@@ -430,3 +430,28 @@ def test_what_reading_the_answers_said_is_kept_with_the_result_and_said_once(cal
         pair = compare(cal, both, model_a="new", model_b="other", budget=5)
     assert len([w for w in caught if collapsed in str(w.message)]) == 1
     assert len([w for w in pair.warnings if collapsed in w]) == 1, pair.warnings
+
+
+def test_answers_are_matched_to_items_without_iterating_their_index(cal, monkeypatch):
+    """A file's item ids come as a string Index (Arrow-backed under pandas 3), whose
+    element-by-element iteration costs ~7 ms per 12,000 items in every estimate; the ids are
+    taken in one ``tolist`` instead, and the answers are the same."""
+    answers = pd.Series(
+        np.arange(len(cal.item_ids)) % 2, index=pd.Index(cal.item_ids, dtype="string")
+    )
+    expected = estimate(cal, answers.to_dict(), model="m", budget=5, seed=0)
+    iterated: list[int] = []
+    plain = pd.Index.__iter__
+
+    def counted(self):
+        iterated.append(len(self))
+        return plain(self)
+
+    monkeypatch.setattr(pd.Index, "__iter__", counted)
+    result = estimate(cal, answers, model="m", budget=5, seed=0)
+    assert len(cal.item_ids) not in iterated
+    assert (result.score, result.lower, result.upper) == (
+        expected.score,
+        expected.lower,
+        expected.upper,
+    )

@@ -44,6 +44,7 @@ from latentbench.io._matrix_checks import (
     refuse_repeated_rows,
     refuse_wide_non_items,
     score_advice,
+    wide_scores,
 )
 
 __all__ = ["MatrixSummary", "ResponseMatrix"]
@@ -384,10 +385,7 @@ class ResponseMatrix:
         # before frame[name], which gives a DataFrame for a repeated name
         _refuse_repeated_ids([], list(frame.columns), source)
         refuse_wide_non_items(frame, list(frame.index), _where(source), lambda k: _row(source, k))
-        columns = {}
-        for name in frame.columns:
-            columns[name] = _coerce_scores(frame[name], source, str(name))
-        scores = np.column_stack([columns[name] for name in frame.columns])
+        scores = wide_scores(frame, source)
         items = list(frame.columns)
         empty = np.isnan(scores).all(axis=0)
         gone: list[str] = []

@@ -296,6 +296,31 @@ def _coerce_scores(values: pd.Series, source: str | None, column: str) -> np.nda
     return numeric
 
 
+def wide_scores(frame: pd.DataFrame, source: str | None) -> np.ndarray:
+    """The item columns of a wide table as floats (NaN = missing), shape (rows, columns).
+
+    Columns that share one dtype (a CSV read as text, a numeric Parquet) are converted in one
+    :func:`numeric_scores` over all their cells, which is what converting each column gives,
+    cell by cell, at a fraction of the cost (12,032 columns: 17 s column by column); mixed
+    dtypes go column by column. A cell that is not a number is refused as
+    :func:`_coerce_scores` refuses it: in the first column that has one, at its first row.
+    """
+    dtypes = frame.dtypes
+    first = dtypes.iloc[0]
+    if frame.shape[1] > 1 and all(dtype == first for dtype in dtypes):
+        if isinstance(first, np.dtype):  # numbers stay numbers (no object per cell)
+            flat = frame.to_numpy(dtype=first).ravel(order="F")
+        else:  # text (a CSV), nullable types: one Series of that dtype
+            flat = frame.to_numpy(dtype=object).ravel(order="F")
+        values, bad = numeric_scores(pd.Series(flat, dtype=first))
+        if not bool(bad.any()):
+            return np.ascontiguousarray(values.reshape(frame.shape, order="F"))
+    # column by column: mixed dtypes, or the error of the first cell that is not a number
+    return np.column_stack(
+        [_coerce_scores(frame[name], source, str(name)) for name in frame.columns]
+    )
+
+
 def refuse_bad_ids(ids: pd.Series, kind: str, source: str | None, column: str) -> None:
     """Refuse a missing id, or one that is neither a string nor an integer (e.g. ``7.0``,
     which would not match ``7``), naming its row; vectorised when all are str or all int."""

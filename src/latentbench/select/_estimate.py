@@ -881,7 +881,7 @@ def _answers(
                 f"model {name!r}: {repeated:,} item(s) given more than once with the same "
                 "score are counted once"
             )
-        ids = [str(i) for i in responses.index]
+        ids = [str(i) for i in responses.index.tolist()]  # not the Index: slow to iterate
         pos = cal.positions(ids)
         unknown = np.flatnonzero(pos < 0)
         hint = _spelling_hint([ids[int(k)] for k in unknown], cal.item_ids)
@@ -975,7 +975,7 @@ def _one_score_per_item(responses: pd.Series, name: str) -> tuple[pd.Series, int
 
     from latentbench.io._matrix_checks import _show, numeric_scores
 
-    keys = pd.Index([str(i) for i in responses.index])
+    keys = pd.Index([str(i) for i in responses.index.tolist()])  # an Arrow Index: slow to iterate
     if keys.is_unique:
         return responses, 0
     values, _ = numeric_scores(responses.reset_index(drop=True))
