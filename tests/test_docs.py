@@ -52,6 +52,7 @@ EXTERNAL_OPTIONS = {
     "--local-path",  # HELM
     "--dump-eval-details", "--custom-dataset-data-type",  # OpenCompass
     "--check",  # ruff format --check
+    "--detach",  # git worktree add --detach (how a baseline tree was made)
 }  # fmt: skip
 # a benchmark script's options as they were named when a figure was measured (the page says so)
 RENAMED_BENCHMARK_OPTIONS = {"--item-bootstrap-max-items", "--model-jackknife-max-items"}
