@@ -269,9 +269,30 @@ def _selection_findings(
         out.append({"text": f"History (learns the proxy, not candidates): {parts}."})
     elif isinstance(history, str):
         out.append({"text": f"History: {history}"})
+    crossed = params.get("certificate_crossed")
+    if isinstance(crossed, dict) and crossed:  # said by the run, kept in selection.json
+        out.append(_crossed_finding(crossed, params.get("delta")))
     if live:
         out.append(_live_finding(live))
     return headline, out
+
+
+def _crossed_finding(crossed: dict[str, Any], delta: Any) -> dict[str, Any]:
+    """The models whose certificate bounds cross (``params["certificate_crossed"]``, which the
+    run said as it ended): one of the statements the certificate rests on is false there."""
+    shown = ", ".join(
+        f"{name} (lower {_num(pair[0])} > upper {_num(pair[1])})"
+        if isinstance(pair, list | tuple) and len(pair) == 2
+        else str(name)
+        for name, pair in list(crossed.items())[:3]
+    )
+    more = f" and {len(crossed) - 3} more" if len(crossed) > 3 else ""
+    text = (
+        f"Bounds crossed: the certificate's one-sided bounds cross on {shown}{more}, so at "
+        "least one of the statements it rests on is false there (an event of probability at "
+        f"most delta = {delta}); read its certification with that in mind."
+    )
+    return {"text": text, "note": True}
 
 
 def _no_intervals_finding(policy: str) -> dict[str, Any]:
