@@ -560,3 +560,35 @@ def test_every_report_builder_refuses_an_existing_file_unless_forced(small_fit, 
     assert page.read_text() == "mine"
     build_report(result, matrix, path=page, force=True)
     assert page.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_an_unconverged_random_item_fit_is_said_once_and_kept_in_the_report(tmp_path):
+    """Responses without signal (30 x 200 coin flips): the random-item EM behind the ability
+    intervals stops at its own limit. `fit` said so as '--max-iter 2000 ... --tol 0.0001',
+    options the user never gave (fit's --max-iter is the cBMM's, 5000), and the report of the
+    saved fit directory said nothing (fit.json kept only checks.converged false)."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        (rng.random((30, 200)) < 0.5).astype(float),
+        index=pd.Index([f"m{i}" for i in range(30)], name="model"),
+        columns=[f"i{j}" for j in range(200)],
+    )
+    frame.reset_index().to_csv(tmp_path / "noise.csv", index=False)
+    _register()
+    runner = CliRunner()
+    fitted = runner.invoke(
+        app, ["fit", str(tmp_path / "noise.csv"), "--out", str(tmp_path / "fit"), "-q"]
+    )
+    assert fitted.exit_code == 0, fitted.output
+    said = " ".join(fitted.output.split())
+    assert said.count("random-item abilities stopped") == 1, said  # -q does not hide it
+    assert "--max-iter 2000" not in said and "--tol 0.0001" not in said
+    record = json.loads((tmp_path / "fit" / "fit.json").read_text())
+    assert record["ability_intervals"]["checks"]["converged"] is False
+    assert record["ability_intervals"]["fallback"] is None
+    page = tmp_path / "report.html"
+    out = runner.invoke(app, ["report", str(tmp_path / "fit"), "--out", str(page), "-q"])
+    assert out.exit_code == 0, out.output
+    assert "the random-item fit stopped at its iteration limit" in " ".join(
+        page.read_text().split()
+    )
