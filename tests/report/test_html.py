@@ -592,3 +592,26 @@ def test_an_unconverged_random_item_fit_is_said_once_and_kept_in_the_report(tmp_
     assert "the random-item fit stopped at its iteration limit" in " ".join(
         page.read_text().split()
     )
+
+
+def test_bootstrap_refits_that_stopped_early_are_said_on_the_page():
+    """`report --bootstrap N`: refits that stopped before their tolerance were warned on
+    stderr (and counted in BootstrapResult.converged), but the page said nothing of them."""
+    import warnings
+
+    from latentbench.exceptions import ConvergenceWarning
+    from latentbench.irt import TwoPL
+    from latentbench.synthetic import simulate_2pl
+
+    matrix = simulate_2pl(12, 40, random_state=3).matrix
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # the fit's own: said elsewhere
+        result = TwoPL(max_iter=2).fit(matrix)
+    with pytest.warns(ConvergenceWarning, match=r"of 5 bootstrap refits did not meet"):
+        boot = result.bootstrap(matrix, n_boot=5, method="items", random_state=0)
+    failed = int((~boot.converged).sum())
+    assert failed > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        page = build_report(result, matrix, bootstrap=boot)
+    assert f"{failed} of 5 refits stopped before meeting their tolerance" in " ".join(page.split())

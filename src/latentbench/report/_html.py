@@ -71,6 +71,16 @@ def _bootstrap_note(boot: Any, unc: Any) -> str:
             f" Only {boot.n_boot} replicates: the interval ends are the most extreme refits and "
             "may exclude the estimate; use 200 or more."
         )
+    # what the refits said (bootstrap warned it): kept on the page too
+    converged = np.asarray(getattr(boot, "converged", ()), dtype=bool)
+    if converged.size and not converged.all():
+        text += (
+            f" {int((~converged).sum())} of {converged.size} refits stopped before meeting their "
+            "tolerance (their draws are kept)."
+        )
+    for message, count in (getattr(boot, "refit_warnings", None) or {}).items():
+        if not str(message).startswith("ConvergenceWarning"):  # counted above
+            text += f" {count} of {converged.size or boot.n_boot} refits warned: {message}."
     return text
 
 
