@@ -615,3 +615,30 @@ def test_bootstrap_refits_that_stopped_early_are_said_on_the_page():
         warnings.simplefilter("ignore")
         page = build_report(result, matrix, bootstrap=boot)
     assert f"{failed} of 5 refits stopped before meeting their tolerance" in " ".join(page.split())
+
+
+def test_an_intercept_only_fit_is_kept_in_fit_json_and_said_by_its_report(tmp_path):
+    """Coin flips fitted by joint ML with a strong ridge: every discrimination is ~0. The fit
+    warned it (IdentifiabilityWarning), but fit.json and the report of the saved directory
+    said nothing, and the page ranked the models on abilities that carry no data."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        (rng.random((20, 100)) < 0.5).astype(float),
+        index=pd.Index([f"m{i}" for i in range(20)], name="model"),
+        columns=[f"i{j}" for j in range(100)],
+    )
+    frame.reset_index().to_csv(tmp_path / "noise.csv", index=False)
+    _register()
+    runner = CliRunner()
+    args = ["fit", str(tmp_path / "noise.csv"), "--joint-ml", "--l2", "10", "-q"]
+    fitted = runner.invoke(app, [*args, "--out", str(tmp_path / "fit")])
+    assert fitted.exit_code == 0, fitted.output
+    said = " ".join(fitted.output.split())
+    assert said.count("the fit is an intercept-only model") == 1, said
+    record = json.loads((tmp_path / "fit" / "fit.json").read_text())
+    assert "intercept-only model" in record["intercept_only"]
+    assert IRTResult.load(tmp_path / "fit").intercept_only
+    page = tmp_path / "report.html"
+    out = runner.invoke(app, ["report", str(tmp_path / "fit"), "--out", str(page), "-q"])
+    assert out.exit_code == 0, out.output
+    assert "No signal: every item discrimination is ~0" in " ".join(page.read_text().split())

@@ -104,6 +104,15 @@ def _findings(
                 "note": True,
             }
         )
+    if getattr(result, "intercept_only", False):  # the fit warned it, fit.json keeps it
+        out.append(
+            {
+                "text": "No signal: every item discrimination is ~0, so the fit is an "
+                "intercept-only model (the data may carry no signal about model differences); "
+                "the abilities and ranks below rest on the priors or the ridge, not the data.",
+                "note": True,
+            }
+        )
     if ranks is not None:
         # the ranked models (one without an observed cell has no rank)
         ordered = ranks.dropna(subset=["rank"]).sort_values("rank").reset_index(drop=True)
