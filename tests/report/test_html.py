@@ -560,3 +560,85 @@ def test_every_report_builder_refuses_an_existing_file_unless_forced(small_fit, 
     assert page.read_text() == "mine"
     build_report(result, matrix, path=page, force=True)
     assert page.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_an_unconverged_random_item_fit_is_said_once_and_kept_in_the_report(tmp_path):
+    """Responses without signal (30 x 200 coin flips): the random-item EM behind the ability
+    intervals stops at its own limit. `fit` said so as '--max-iter 2000 ... --tol 0.0001',
+    options the user never gave (fit's --max-iter is the cBMM's, 5000), and the report of the
+    saved fit directory said nothing (fit.json kept only checks.converged false)."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        (rng.random((30, 200)) < 0.5).astype(float),
+        index=pd.Index([f"m{i}" for i in range(30)], name="model"),
+        columns=[f"i{j}" for j in range(200)],
+    )
+    frame.reset_index().to_csv(tmp_path / "noise.csv", index=False)
+    _register()
+    runner = CliRunner()
+    fitted = runner.invoke(
+        app, ["fit", str(tmp_path / "noise.csv"), "--out", str(tmp_path / "fit"), "-q"]
+    )
+    assert fitted.exit_code == 0, fitted.output
+    said = " ".join(fitted.output.split())
+    assert said.count("random-item abilities stopped") == 1, said  # -q does not hide it
+    assert "--max-iter 2000" not in said and "--tol 0.0001" not in said
+    record = json.loads((tmp_path / "fit" / "fit.json").read_text())
+    assert record["ability_intervals"]["checks"]["converged"] is False
+    assert record["ability_intervals"]["fallback"] is None
+    page = tmp_path / "report.html"
+    out = runner.invoke(app, ["report", str(tmp_path / "fit"), "--out", str(page), "-q"])
+    assert out.exit_code == 0, out.output
+    assert "the random-item fit stopped at its iteration limit" in " ".join(
+        page.read_text().split()
+    )
+
+
+def test_bootstrap_refits_that_stopped_early_are_said_on_the_page():
+    """`report --bootstrap N`: refits that stopped before their tolerance were warned on
+    stderr (and counted in BootstrapResult.converged), but the page said nothing of them."""
+    import warnings
+
+    from latentbench.exceptions import ConvergenceWarning
+    from latentbench.irt import TwoPL
+    from latentbench.synthetic import simulate_2pl
+
+    matrix = simulate_2pl(12, 40, random_state=3).matrix
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # the fit's own: said elsewhere
+        result = TwoPL(max_iter=2).fit(matrix)
+    with pytest.warns(ConvergenceWarning, match=r"of 5 bootstrap refits did not meet"):
+        boot = result.bootstrap(matrix, n_boot=5, method="items", random_state=0)
+    failed = int((~boot.converged).sum())
+    assert failed > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        page = build_report(result, matrix, bootstrap=boot)
+    assert f"{failed} of 5 refits stopped before meeting their tolerance" in " ".join(page.split())
+
+
+def test_an_intercept_only_fit_is_kept_in_fit_json_and_said_by_its_report(tmp_path):
+    """Coin flips fitted by joint ML with a strong ridge: every discrimination is ~0. The fit
+    warned it (IdentifiabilityWarning), but fit.json and the report of the saved directory
+    said nothing, and the page ranked the models on abilities that carry no data."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        (rng.random((20, 100)) < 0.5).astype(float),
+        index=pd.Index([f"m{i}" for i in range(20)], name="model"),
+        columns=[f"i{j}" for j in range(100)],
+    )
+    frame.reset_index().to_csv(tmp_path / "noise.csv", index=False)
+    _register()
+    runner = CliRunner()
+    args = ["fit", str(tmp_path / "noise.csv"), "--joint-ml", "--l2", "10", "-q"]
+    fitted = runner.invoke(app, [*args, "--out", str(tmp_path / "fit")])
+    assert fitted.exit_code == 0, fitted.output
+    said = " ".join(fitted.output.split())
+    assert said.count("the fit is an intercept-only model") == 1, said
+    record = json.loads((tmp_path / "fit" / "fit.json").read_text())
+    assert "intercept-only model" in record["intercept_only"]
+    assert IRTResult.load(tmp_path / "fit").intercept_only
+    page = tmp_path / "report.html"
+    out = runner.invoke(app, ["report", str(tmp_path / "fit"), "--out", str(page), "-q"])
+    assert out.exit_code == 0, out.output
+    assert "No signal: every item discrimination is ~0" in " ".join(page.read_text().split())

@@ -99,3 +99,27 @@ def test_a_run_delta_a_policy_would_ignore_is_refused():
     assert same.params["delta"] == 0.01
     # a policy without intervals is certified on its cells at the run's delta
     assert run_selection(oracle, UCBE(), delta=0.01, random_state=0).params["delta"] == 0.01
+
+
+def test_crossing_certificate_bounds_reach_the_saved_run_and_its_report(monkeypatch, tmp_path):
+    """Crossed bounds were said and kept in selection.json's params, but the run's HTML report
+    (latentbench report selection.json) said nothing of them."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+    from latentbench.select._run import SelectionResult
+
+    crossed = {"m2": [0.61, 0.60]}
+    monkeypatch.setattr(SelectionResult, "certificate_crossed", lambda self: crossed)
+    with pytest.warns(DataWarning, match=r"bounds cross on m2"):
+        run = replay(_matrix(), no_history=True, budget=40, delta=0.3)
+    saved = tmp_path / "selection.json"
+    run.to_json(saved)
+    assert json.loads(saved.read_text())["params"]["certificate_crossed"] == crossed
+    _register()
+    page = tmp_path / "report.html"
+    out = CliRunner().invoke(app, ["report", str(saved), "--out", str(page), "-q"])
+    assert out.exit_code == 0, out.output
+    findings = page.read_text().split('id="selection-summary"')[1].split("</section>")[0]
+    text = " ".join(findings.split())
+    assert "bounds cross on m2 (lower 0.61" in text and "delta = 0.3" in text

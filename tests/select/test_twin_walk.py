@@ -85,6 +85,13 @@ def test_experiment_command_prints_the_dropped_items(tmp_path):
     assert outcome.exit_code == 0, outcome.output
     text = " ".join(outcome.output.split())
     assert "--missing drop-items: dropped 1 of 60 items" in text
+    # kept in summary.json, and said by the experiment's report too (it was not)
+    page = tmp_path / "report.html"
+    shown = CliRunner().invoke(app, ["report", str(tmp_path / "x"), "--out", str(page), "-q"])
+    assert shown.exit_code == 0, shown.output
+    assert "--missing drop-items: 1 item(s) with a missing candidate cell were dropped" in " ".join(
+        page.read_text().split()
+    )
 
 
 @pytest.fixture(scope="module")

@@ -105,6 +105,13 @@ _SPELLINGS = (
     (re.compile(r"\bmissing='zero'"), "--missing zero"),
     (re.compile(r"\bmissing='error'"), "--missing error"),
     (re.compile(r"\bmissing='drop-items'"), "--missing drop-items"),
+    # the random-item EM behind the ability intervals has limits of its own, which fit's
+    # --max-iter and --tol do not set: not spelled as those flags
+    (
+        re.compile(r"random-item abilities stopped at max_iter=(\d+) before meeting tol=(\S+) "),
+        r"random-item abilities stopped at their own limit of \1 EM iterations before "
+        r"meeting their tolerance \2 (not set by --max-iter or --tol) ",
+    ),
     (re.compile(r"\bmax_iter=(-?\d+)"), r"--max-iter \1"),
     # a delta inside a policy spec (select._policies.refuse_spec_delta's Python spelling)
     (

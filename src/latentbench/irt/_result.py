@@ -197,6 +197,15 @@ class IRTResult:
         return np.asarray(self.U @ self.direction)
 
     @property
+    def intercept_only(self) -> bool:
+        """Whether every item discrimination is ~0 (``max |U| * max |V| < 1e-6 sigma``, the
+        engine's test, which warned it with an ``IdentifiabilityWarning``): the fit is an
+        intercept-only model, and its abilities carry nothing from the data."""
+        if self.U.size == 0 or self.V.size == 0:
+            return False
+        return bool(np.abs(self.U).max() * np.abs(self.V).max() < 1e-6 * self.sigma)
+
+    @property
     def discrimination(self) -> np.ndarray:
         """Discriminations along :attr:`direction`, ``V w``, shape (n_items,) (rank 1: ``a``)."""
         return np.asarray(self.V @ self.direction)
@@ -356,6 +365,11 @@ class IRTResult:
             info["off_scale_models"] = off
         if self.disconnected:
             info["disconnected"] = dict(self.disconnected)
+        if self.intercept_only:  # warned by the fit; kept with it
+            info["intercept_only"] = (
+                "every item discrimination is ~0: the fit is an intercept-only model (the data "
+                "may carry no signal about model differences)"
+            )
         if self.rank_selection is not None:
             info["rank_selection"] = {
                 "ranks": self.rank_selection.ranks,

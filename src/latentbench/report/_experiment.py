@@ -205,7 +205,8 @@ def _experiment_headline(params: Mapping[str, Any], reference: Any, stop: Any, g
 
 
 def _run_notes(params: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Notes on the run itself: recomputed budgets, a single seed, an interrupted run."""
+    """Notes on the run itself: recomputed budgets, a single seed, the missing cells' rule,
+    an interrupted run."""
     notes: list[dict[str, Any]] = []
     if params.get("budgets_recomputed"):
         notes.append({"text": str(params["budgets_recomputed"]) + ".", "note": True})
@@ -214,6 +215,24 @@ def _run_notes(params: Mapping[str, Any]) -> list[dict[str, Any]]:
             {
                 "text": "1 seed: every budget and saving is that of one run, with no "
                 "uncertainty (no SD or interval); run 2 or more seeds (20 by default) for them.",
+                "note": True,
+            }
+        )
+    # the --missing rule's effect on the targets (said by the run, kept in params)
+    if params.get("dropped_items"):
+        notes.append(
+            {
+                "text": f"--missing drop-items: {params['dropped_items']:,} item(s) with a missing "
+                "candidate cell were dropped (for the history too); each model's target is its "
+                "mean over the other items.",
+                "note": True,
+            }
+        )
+    if params.get("missing_cells_scored_0"):
+        notes.append(
+            {
+                "text": f"--missing zero: {params['missing_cells_scored_0']:,} missing candidate "
+                "cell(s) were scored 0, so each model's target is its mean with those zeros.",
                 "note": True,
             }
         )

@@ -104,6 +104,15 @@ def _findings(
                 "note": True,
             }
         )
+    if getattr(result, "intercept_only", False):  # the fit warned it, fit.json keeps it
+        out.append(
+            {
+                "text": "No signal: every item discrimination is ~0, so the fit is an "
+                "intercept-only model (the data may carry no signal about model differences); "
+                "the abilities and ranks below rest on the priors or the ridge, not the data.",
+                "note": True,
+            }
+        )
     if ranks is not None:
         # the ranked models (one without an observed cell has no rank)
         ordered = ranks.dropna(subset=["rank"]).sort_values("rank").reset_index(drop=True)
@@ -269,9 +278,30 @@ def _selection_findings(
         out.append({"text": f"History (learns the proxy, not candidates): {parts}."})
     elif isinstance(history, str):
         out.append({"text": f"History: {history}"})
+    crossed = params.get("certificate_crossed")
+    if isinstance(crossed, dict) and crossed:  # said by the run, kept in selection.json
+        out.append(_crossed_finding(crossed, params.get("delta")))
     if live:
         out.append(_live_finding(live))
     return headline, out
+
+
+def _crossed_finding(crossed: dict[str, Any], delta: Any) -> dict[str, Any]:
+    """The models whose certificate bounds cross (``params["certificate_crossed"]``, which the
+    run said as it ended): one of the statements the certificate rests on is false there."""
+    shown = ", ".join(
+        f"{name} (lower {_num(pair[0])} > upper {_num(pair[1])})"
+        if isinstance(pair, list | tuple) and len(pair) == 2
+        else str(name)
+        for name, pair in list(crossed.items())[:3]
+    )
+    more = f" and {len(crossed) - 3} more" if len(crossed) > 3 else ""
+    text = (
+        f"Bounds crossed: the certificate's one-sided bounds cross on {shown}{more}, so at "
+        "least one of the statements it rests on is false there (an event of probability at "
+        f"most delta = {delta}); read its certification with that in mind."
+    )
+    return {"text": text, "note": True}
 
 
 def _no_intervals_finding(policy: str) -> dict[str, Any]:

@@ -71,6 +71,16 @@ def _bootstrap_note(boot: Any, unc: Any) -> str:
             f" Only {boot.n_boot} replicates: the interval ends are the most extreme refits and "
             "may exclude the estimate; use 200 or more."
         )
+    # what the refits said (bootstrap warned it): kept on the page too
+    converged = np.asarray(getattr(boot, "converged", ()), dtype=bool)
+    if converged.size and not converged.all():
+        text += (
+            f" {int((~converged).sum())} of {converged.size} refits stopped before meeting their "
+            "tolerance (their draws are kept)."
+        )
+    for message, count in (getattr(boot, "refit_warnings", None) or {}).items():
+        if not str(message).startswith("ConvergenceWarning"):  # counted above
+            text += f" {count} of {converged.size or boot.n_boot} refits warned: {message}."
     return text
 
 
@@ -298,14 +308,21 @@ def _record_notes(
     method: Any, fallback: Any, caveat: Any, checks: Any, *, booted: bool, detached: Any = None
 ) -> list[str]:
     """The statements on the ability intervals that ``standard_errors`` made (or ``fit.json``'s
-    ``ability_intervals`` records): their fallback, caveat, a kept disagreement, the models
-    at the floor or ceiling and the detached models."""
+    ``ability_intervals`` records): their fallback, caveat, an unconverged random-item fit, a
+    kept disagreement, the models at the floor or ceiling and the detached models."""
     checks = checks if isinstance(checks, dict) else {}
     out = []
     if isinstance(fallback, str) and not booted:
         out.append(f"Ability intervals: {method} (fallback: {fallback}).")
     if isinstance(caveat, str):
         out.append(f"Ability intervals: {caveat}.")
+    if checks.get("converged") is False and not isinstance(fallback, str):
+        # said by the fit as a ConvergenceWarning; fit.json keeps it in checks only
+        out.append(
+            "Ability intervals: the random-item fit stopped at its iteration limit before "
+            "converging (the data may carry little signal about model differences); the "
+            "intervals are from its last iterate."
+        )
     if checks.get("disagreement_action") == "kept" and not booted:
         out.append(
             f"Ability intervals: {method}. The marginal and the fit's abilities "
