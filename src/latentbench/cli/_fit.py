@@ -147,6 +147,23 @@ def fit_with_progress(estimator: TwoPL, matrix: ResponseMatrix, quiet: bool = Fa
     return result
 
 
+def _prior_unsearched(result: IRTResult) -> str | None:
+    """The line that says a MAP fit's ``a_sd`` was left at the grid's middle because the matrix
+    has more models than the held-out choice runs on (nothing held out, so no check line
+    either); None otherwise."""
+    from latentbench.irt import Prior
+
+    sel, limit = result.prior_selection, Prior().heldout_max_models
+    prior = result.options.get("prior")
+    chosen = not isinstance(prior, dict) or prior.get("a_sd", "auto") == "auto"
+    if sel is None or sel.grid or not chosen or result.shape[0] <= limit:
+        return None
+    return (
+        f"prior: a_sd {sel.a_sd:g}, the grid's middle (above {fmt(limit)} models the "
+        "held-out choice and its check are skipped: the data outweigh the prior)"
+    )
+
+
 def print_fit(result: IRTResult, top: int = 10, abilities: Any = None) -> None:
     """Short rich tables: top models (``abilities``: the reported table with intervals, when
     computed), the fit's own held-out check, most and least discriminating items."""
@@ -172,6 +189,8 @@ def print_fit(result: IRTResult, top: int = 10, abilities: Any = None) -> None:
             ),
             soft_wrap=True,
         )
+    elif (unsearched := _prior_unsearched(result)) is not None:
+        console.print(unsearched, soft_wrap=True)
     table_in = result.abilities if abilities is None else abilities
     ranked = table_in["rank_theta"].isna() if "rank_theta" in table_in.columns else None
     shown = (

@@ -599,11 +599,21 @@ def _prior_selection(record: Any, path: Path) -> PriorSelection | None:
                 float("nan") if x is None else float(x) for x in record.get("heldout_log_loss", [])
             ],
             additive_log_loss=float(record.get("additive_log_loss") or float("nan")),
+            edge=_edge(record.get("edge")),
+            edge_z=float(record.get("edge_z") or float("nan")),
+            extended=[float(x) for x in record.get("extended", [])],
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         raise InputError(
             f"{path}: prior_selection is {record!r:.80}; expected a_sd, b_mean and b_sd numbers"
         ) from None
+
+
+def _edge(value: Any) -> Any:
+    """fit.json's ``prior_selection.edge``: None, "lower" or "upper" (else a ValueError)."""
+    if value not in (None, "lower", "upper"):
+        raise ValueError(value)
+    return value
 
 
 def _finite_or_null(value: Any) -> Any:

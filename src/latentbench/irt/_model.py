@@ -278,7 +278,8 @@ class TwoPL:
         def fit(
             train: np.ndarray | ObservedCells, penalty: GaussianPenalty
         ) -> tuple[Any, Any, Any]:
-            notify(progress, "choosing the prior (held-out fits)", done[0], len(prior.a_sd_grid))
+            total = max(len(prior.a_sd_grid), done[0] + 1)  # (more past a grid edge)
+            notify(progress, "choosing the prior (held-out fits)", done[0], total)
             raw = self._fit_arrays(train, rank, None, penalty, quiet=True)
             done[0] += 1
             return raw.U, raw.V, raw.b

@@ -26,6 +26,7 @@ kind of penalty, :mod:`latentbench.irt._objective`.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -33,7 +34,8 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from latentbench.exceptions import InputError
+from latentbench._checks import user_stacklevel
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._cells import ObservedCells
 from latentbench.io._margins import dense_margins
 from latentbench.irt._heldout import (
@@ -116,6 +118,16 @@ class PriorSelection:
         The additive model's (``logit p = c_i + b_j``) mean log-loss on the same held-out
         cells (NaN when not searched): the fit's own check of the 2PL against the simplest
         model that explains the data by model and item means alone.
+    edge : {"lower", "upper"} or None
+        Which end of the (final) grid the chosen ``a_sd`` is at; None inside it or when not
+        searched.
+    edge_z : float
+        At an edge: how much better the edge predicts the held-out cells than its neighbour,
+        in paired standard errors of the per-cell log-loss difference (NaN inside the grid).
+    extended : list of float
+        Values added beyond the grid because its edge predicted better than its neighbour by
+        more than :data:`EDGE_Z` standard errors (at most :data:`EDGE_STEPS`, each a
+        doubling or halving); also in ``grid``.
     """
 
     a_sd: float
@@ -124,6 +136,9 @@ class PriorSelection:
     grid: list[float] = field(default_factory=list)
     heldout_log_loss: list[float] = field(default_factory=list)
     additive_log_loss: float = field(default=float("nan"), compare=False)  # a diagnostic
+    edge: Literal["lower", "upper"] | None = field(default=None, compare=False)
+    edge_z: float = field(default=float("nan"), compare=False)
+    extended: list[float] = field(default_factory=list, compare=False)
 
 
 def item_prior_moments(scores: npt.NDArray[np.floating] | ObservedCells) -> tuple[float, float]:
@@ -193,15 +208,89 @@ def resolve_prior(
     else:
         train, rows, cols = heldout_mask(scores, prior.heldout_fraction, seed, ids)
         truth = np.asarray(scores[rows, cols], dtype=float)
-    losses = []
-    for a_sd in grid:
+
+    def held_out(a_sd: float) -> tuple[float, npt.NDArray[np.float64]]:
         U, V, b = fit(train, prior.penalty(sigma, a_sd, b_mean, b_sd))
         p = sigmoid((np.einsum("nk,nk->n", U[rows], V[cols]) + b[cols]) / sigma)
-        losses.append(predictive_scores(p, truth).log_loss)
+        return predictive_scores(p, truth).log_loss, _cell_log_loss(p, truth)
+
+    losses, cells = (list(pair) for pair in zip(*(held_out(a) for a in grid), strict=True))
+    edge, edge_z, extended = _extend_at_edge(grid, losses, cells, held_out)
     a_sd = grid[int(np.argmin(losses))]
     additive = float("nan")  # the additive check runs on dense matrices only
     if not isinstance(train, ObservedCells):
         c, b_add = fit_additive(train)
         additive = predictive_scores(sigmoid(c[rows] + b_add[cols]), truth).log_loss
-    selection = PriorSelection(a_sd, b_mean, b_sd, grid, losses, additive)
+    selection = PriorSelection(
+        a_sd, b_mean, b_sd, grid, losses, additive, edge=edge, edge_z=edge_z, extended=extended
+    )
     return prior.penalty(sigma, a_sd, b_mean, b_sd), selection
+
+
+EDGE_Z = 2.0
+"""Paired standard errors by which a grid edge must predict the held-out cells better than its
+neighbour for the grid to be extended past it: below it the edge is as good as its neighbour
+within the noise of the held-out cells (AlpacaEval 2 chooses 2.0 over 1.0 by 1.1 standard
+errors), and the choice stands (recorded as ``edge``)."""
+
+EDGE_STEPS = 3
+"""Most values added past an edge (each doubling or halving ``a_sd``): 16 above the default
+grid, 1/32 below it."""
+
+
+def _cell_log_loss(
+    p: npt.NDArray[np.floating], y: npt.NDArray[np.floating]
+) -> npt.NDArray[np.float64]:
+    """Per-cell log-loss, clipped as :func:`~latentbench.irt._heldout.predictive_scores`."""
+    p = np.clip(np.asarray(p, dtype=float), 1e-12, 1 - 1e-12)
+    y = np.asarray(y, dtype=float)
+    return np.asarray(-(y * np.log(p) + (1 - y) * np.log1p(-p)), dtype=np.float64)
+
+
+def _extend_at_edge(
+    grid: list[float],
+    losses: list[float],
+    cells: list[npt.NDArray[np.float64]],
+    held_out: Callable[[float], tuple[float, npt.NDArray[np.float64]]],
+) -> tuple[Literal["lower", "upper"] | None, float, list[float]]:
+    """Extend ``grid`` (with ``losses`` and ``cells``, in place) past an edge that predicts the
+    held-out cells better than its neighbour by more than :data:`EDGE_Z` paired standard
+    errors, at most :data:`EDGE_STEPS` times; said in one warning when it does. Returns the
+    final choice's edge (None inside), its ``z`` against its neighbour and the added values."""
+    extended: list[float] = []
+    edge: Literal["lower", "upper"] | None
+    while True:
+        k = int(np.argmin(losses))
+        if 0 < k < len(grid) - 1 or len(grid) < 2:
+            edge, z = None, float("nan")
+            break
+        edge = "lower" if k == 0 else "upper"
+        diff = cells[1 if k == 0 else k - 1] - cells[k]
+        se = float(diff.std(ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else 0.0
+        z = float(diff.mean() / se) if se > 0 else float("inf")
+        if not z > EDGE_Z or len(extended) == EDGE_STEPS:
+            break
+        value = grid[0] / 2 if k == 0 else grid[-1] * 2
+        loss, cell = held_out(value)
+        at = 0 if k == 0 else len(grid)
+        grid.insert(at, value)
+        losses.insert(at, loss)
+        cells.insert(at, cell)
+        extended.append(value)
+    if extended:
+        first = "lowest" if extended[0] < grid[-1] else "highest"
+        shown = ", ".join(f"{v:g}" for v in extended)
+        still = (
+            f"; the {edge} end still predicts better than its neighbour ({z:.1f} standard "
+            "errors): the data ask for a prior outside this range (give Prior(a_sd=...))"
+            if edge is not None and z > EDGE_Z
+            else ""
+        )
+        warnings.warn(
+            f"prior: the held-out log-loss still fell at the {first} a_sd of the grid, so "
+            f"a_sd {shown} {'was' if len(extended) == 1 else 'were'} tried too and "
+            f"{grid[int(np.argmin(losses))]:g} was chosen{still} (fit.json: prior_selection)",
+            DataWarning,
+            stacklevel=user_stacklevel(),
+        )
+    return edge, z, extended

@@ -336,6 +336,20 @@ class IRTResult:
                 "heldout_log_loss": sel.heldout_log_loss,
                 "additive_log_loss": sel.additive_log_loss,
             }
+            if sel.edge is not None or sel.extended:  # said only where it happened
+                info["prior_selection"].update(
+                    edge=sel.edge,
+                    edge_z=sel.edge_z,
+                    extended=sel.extended,
+                    edge_note="the chosen a_sd is at this end of the grid; edge_z: how much "
+                    "better it predicts the held-out cells than its neighbour, in paired "
+                    "standard errors (the grid is extended past an edge above 2)",
+                )
+            elif not sel.grid:
+                info["prior_selection"]["note"] = (
+                    "a_sd not chosen on held-out cells (the grid's middle): a fixed a_sd, or "
+                    "more models than Prior.heldout_max_models, where the data outweigh it"
+                )
             if sel.heldout_log_loss:
                 best = min(sel.heldout_log_loss)
                 info["heldout_check"] = {

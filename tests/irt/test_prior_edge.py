@@ -1,0 +1,105 @@
+"""The held-out choice of ``a_sd`` at an edge of its grid: extended past it when the edge
+predicts the held-out cells better than its neighbour beyond their noise, said in one line and
+kept in fit.json; an edge that is as good as its neighbour stands, recorded but not warned."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from latentbench import ResponseMatrix, TwoPL
+from latentbench.cli import _register, app
+from latentbench.exceptions import DataWarning, InputError
+from latentbench.irt import IRTResult
+
+
+def _steep(
+    seed: int = 2, n: int = 60, n_items: int = 400, low: float = 6, high: float = 14
+) -> ResponseMatrix:
+    """A 2PL whose discriminations spread ``U(low, high)``: at the defaults, more than the
+    default grid's largest a_sd allows."""
+    rng = np.random.default_rng(seed)
+    theta, a, b = rng.normal(size=n), rng.uniform(low, high, n_items), rng.normal(0, 2, n_items)
+    Y = (rng.random((n, n_items)) < 1 / (1 + np.exp(-(np.outer(theta, a) + b)))).astype(float)
+    frame = pd.DataFrame(
+        Y, index=[f"m{i}" for i in range(n)], columns=[f"q{j}" for j in range(n_items)]
+    )
+    return ResponseMatrix.from_wide(frame)
+
+
+def test_a_significant_edge_extends_the_grid_says_so_and_keeps_it(tmp_path):
+    matrix = _steep()
+    said = (
+        r"prior: the held-out log-loss still fell at the highest a_sd of the grid, so a_sd 4 "
+        r"was tried too and 4 was chosen"
+    )
+    with pytest.warns(DataWarning, match=said):
+        result = TwoPL().fit(matrix)
+    sel = result.prior_selection
+    assert sel.grid == [0.25, 0.5, 1.0, 2.0, 4.0] and sel.extended == [4.0]
+    assert sel.a_sd == 4.0 and len(sel.heldout_log_loss) == 5
+    # the edge it ended at is within the noise of its neighbour: recorded, not extended again
+    assert sel.edge == "upper" and sel.edge_z < 2
+    result.save(tmp_path / "fit", matrix)
+    info = json.loads((tmp_path / "fit" / "fit.json").read_text())["prior_selection"]
+    assert info["extended"] == [4.0] and info["edge"] == "upper" and "edge_note" in info
+    loaded = IRTResult.load(tmp_path / "fit").prior_selection
+    assert loaded.extended == [4.0] and loaded.edge == "upper"
+    assert loaded.edge_z == pytest.approx(sel.edge_z)
+
+
+def test_an_interior_choice_records_no_edge_and_warns_nothing(tmp_path):
+    matrix = _steep(seed=0, low=4, high=10)  # chooses 0.5, inside the grid
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="prior:", category=DataWarning)
+        result = TwoPL().fit(matrix)
+    sel = result.prior_selection
+    assert (sel.a_sd, sel.edge, sel.extended) == (0.5, None, [])
+    result.save(tmp_path / "fit", matrix)
+    info = json.loads((tmp_path / "fit" / "fit.json").read_text())["prior_selection"]
+    assert "edge" not in info and "extended" not in info and "note" not in info
+
+
+def test_an_edited_edge_in_fit_json_is_refused(tmp_path):
+    matrix = _steep()
+    with pytest.warns(DataWarning):
+        TwoPL().fit(matrix).save(tmp_path / "fit", matrix)
+    path = tmp_path / "fit" / "fit.json"
+    info = json.loads(path.read_text())
+    info["prior_selection"]["edge"] = "middle"
+    path.write_text(json.dumps(info))
+    with pytest.raises(InputError, match=r"fit\.json: prior_selection is"):
+        IRTResult.load(tmp_path / "fit")
+
+
+def test_fit_says_when_the_held_out_choice_is_skipped_above_its_model_limit(tmp_path):
+    """Above 500 models a_sd is the grid's middle and no held-out check line was printed: the
+    output said nothing of how the prior was set."""
+    rng = np.random.default_rng(1)
+    n, n_items = 501, 12
+    Y = (rng.random((n, n_items)) < 1 / (1 + np.exp(-rng.normal(size=(n, 1))))).astype(float)
+    frame = pd.DataFrame(Y, columns=[f"q{j}" for j in range(n_items)])
+    frame.insert(0, "model", [f"m{i}" for i in range(n)])
+    path = tmp_path / "many.csv"
+    frame.to_csv(path, index=False)
+    _register()
+    out = CliRunner().invoke(app, ["fit", str(path), "--out", str(tmp_path / "fit")])
+    assert out.exit_code == 0, out.output
+    said = " ".join(out.output.split())
+    assert "prior: a_sd 1, the grid's middle (above 500 models the held-out choice" in said
+    info = json.loads((tmp_path / "fit" / "fit.json").read_text())["prior_selection"]
+    assert info["grid"] == [] and "more models than Prior.heldout_max_models" in info["note"]
+
+
+def test_a_significant_lower_edge_is_extended_downwards():
+    matrix = _steep(seed=0, n=40, n_items=300, low=1.0, high=1.5)
+    with pytest.warns(DataWarning, match=r"still fell at the lowest a_sd of the grid, so a_sd "
+                      r"0\.125"):  # fmt: skip
+        sel = TwoPL().fit(matrix).prior_selection
+    assert sel.grid[0] == 0.125 and sel.extended[0] == 0.125 and sel.a_sd <= 0.25
+    assert len(sel.grid) == len(sel.heldout_log_loss) == 4 + len(sel.extended)
