@@ -146,6 +146,10 @@ class IRTResult:
         For a result loaded from a fit directory: ``fit.json``'s ``ability_intervals`` (the
         method, fallback, caveat and checks of those intervals), which such a report says;
         None for a fresh fit or a fit.json without it.
+    uncertainty_cache : tuple or None
+        ``(matrix, options, Uncertainty)``: the last :meth:`standard_errors` of the matrix the
+        result keeps, returned (a copy) when asked again with the same options, so the saved
+        tables and the printed ones of one fit share one computation. Not an argument.
     """
 
     abilities: pd.DataFrame
@@ -175,6 +179,9 @@ class IRTResult:
     disconnected: dict[str, Any] | None = field(default=None, compare=False)
     saved_abilities: pd.DataFrame | None = field(default=None, repr=False, compare=False)
     saved_intervals: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    uncertainty_cache: tuple[Any, tuple[float, bool, bool], Any] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @property
     def model_ids(self) -> list[str]:
