@@ -90,8 +90,13 @@ def test_standard_errors_of_the_kept_matrix_are_computed_once(monkeypatch):
     other = ResponseMatrix(
         np.array(data.matrix.scores), data.matrix.model_ids, data.matrix.item_ids
     )
-    inference.standard_errors(result, other)  # not the matrix the result keeps: computed
+    inference.standard_errors(result, other)  # another matrix object: computed
     assert len(calls) == 3
+    inference.standard_errors(result, other)  # (a loaded fit's matrix, as a report reads it)
+    assert len(calls) == 3
+    inference.standard_errors(result, np.array(data.matrix.scores))  # an array: never cached
+    inference.standard_errors(result, np.array(data.matrix.scores))
+    assert len(calls) == 5
 
 
 def test_fit_save_then_table_computes_once(monkeypatch, tmp_path):
@@ -106,3 +111,60 @@ def test_fit_save_then_table_computes_once(monkeypatch, tmp_path):
     result.save(tmp_path / "fit", data.matrix)
     result.standard_errors(data.matrix)
     assert len(calls) == 1
+
+
+def _planted(missing: float) -> tuple[ResponseMatrix, object]:
+    data = simulate_2pl(300, 80, missing=missing, random_state=8)
+    scores = np.array(data.matrix.scores)
+    scores[:, 5] = scores[:, 9]  # a duplicate pair
+    scores[:12, 6] = 1.0 - np.nan_to_num(scores[:12, 17])  # near-agreement, by chance or not
+    scores[12:, 6] = np.where(np.isnan(scores[12:, 17]), scores[12:, 6], scores[12:, 17])
+    matrix = ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids)
+    return matrix, TwoPL().fit(matrix)
+
+
+def _brute_force_disagreements(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    seen = ~np.isnan(scores)
+    y = np.nan_to_num(scores)
+    both = seen[:, :, None] & seen[:, None, :]
+    dis = both * (y[:, :, None] * (1 - y[:, None, :]) + (1 - y[:, :, None]) * y[:, None, :])
+    return both.sum(axis=0), dis.sum(axis=0)
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.2])
+def test_duplicate_items_counts_match_the_pairwise_definition(missing):
+    from latentbench.irt.diagnostics import duplicate_items
+
+    matrix, result = _planted(missing)
+    found = duplicate_items(result, matrix, min_agreement=0.9, block=16)
+    assert len(found) > 0
+    pair = found[(found["item_a"] == matrix.item_ids[5]) & (found["item_b"] == matrix.item_ids[9])]
+    assert bool(pair["identical"].iloc[0]) and bool(pair["duplicate"].iloc[0])
+    common, dis = _brute_force_disagreements(np.asarray(matrix.scores, dtype=np.float64))
+    ids = {item: j for j, item in enumerate(matrix.item_ids)}
+    a = found["item_a"].map(ids).to_numpy()
+    b = found["item_b"].map(ids).to_numpy()
+    np.testing.assert_array_equal(found["n_common"].to_numpy(), common[a, b])
+    np.testing.assert_allclose(found["disagreements"].to_numpy(), dis[a, b], atol=1e-9)
+    # every pair at the thresholds is listed
+    upper = np.triu(np.ones_like(common, dtype=bool), 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        agree = 1.0 - dis / common
+    const = np.zeros(common.shape[0], bool)
+    const[matrix.constant_items()] = True
+    expected = upper & (common >= 10) & (agree >= 0.9) & ~const[:, None] & ~const[None, :]
+    assert len(found) == int(expected.sum())
+
+
+def test_duplicate_items_of_a_complete_matrix_keeps_no_full_copies():
+    # before: observed, p, q, yes and no as full arrays besides the fitted probabilities,
+    # 40 bytes a cell (3.2 GB at 4,000 x 20,000)
+    from latentbench.irt.diagnostics import duplicate_items
+
+    matrix, result = _planted(0.0)
+    result.predict_proba()  # warm
+    tracemalloc.start()
+    duplicate_items(result, matrix, block=16)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 25 * matrix.scores.size

@@ -147,9 +147,11 @@ class IRTResult:
         method, fallback, caveat and checks of those intervals), which such a report says;
         None for a fresh fit or a fit.json without it.
     uncertainty_cache : tuple or None
-        ``(matrix, options, Uncertainty)``: the last :meth:`standard_errors` of the matrix the
-        result keeps, returned (a copy) when asked again with the same options, so the saved
-        tables and the printed ones of one fit share one computation. Not an argument.
+        ``(matrix, options, Uncertainty)``: the last :meth:`standard_errors` of a
+        :class:`~latentbench.io.ResponseMatrix` (read-only arrays; the cache keeps a reference
+        to it), returned (a copy) when asked again for the same matrix object with the same
+        options, so the saved tables, the printed ones and a report's sections share one
+        computation. Not an argument.
     """
 
     abilities: pd.DataFrame

@@ -321,12 +321,15 @@ def standard_errors(
     """
     fitted = fitted_matrix(result, matrix)
     key = (float(level), bool(normalisation), bool(scale_correction))
-    # the matrix the result keeps (read-only arrays) with the same options: computed once per
-    # fit (fit writes abilities.csv, then prints the same table: 18 s each at 4,000 x 20,000)
-    cacheable = isinstance(fitted, ResponseMatrix) and fitted is result.matrix
+    # the same ResponseMatrix with the same options: computed once per fit (fit writes
+    # abilities.csv, then prints the same table; a report asks three times: 13-18 s each at
+    # 4,000 x 20,000)
+    # (a ResponseMatrix's arrays are read-only; the cache keeps the one it was computed on)
+    cacheable = isinstance(fitted, ResponseMatrix)
     cached = result.uncertainty_cache
     if cacheable and cached is not None and cached[0] is fitted and cached[1] == key:
-        return copy.deepcopy(cached[2])
+        again: Uncertainty = copy.deepcopy(cached[2])
+        return again
     found = _standard_errors(result, matrix, level, normalisation, scale_correction)
     if cacheable:
         result.uncertainty_cache = (fitted, key, copy.deepcopy(found))
