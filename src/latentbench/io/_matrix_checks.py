@@ -315,10 +315,19 @@ def wide_scores(frame: pd.DataFrame, source: str | None) -> np.ndarray:
         values, bad = numeric_scores(pd.Series(flat, dtype=first))
         if not bool(bad.any()):
             return np.ascontiguousarray(values.reshape(frame.shape, order="F"))
-    # column by column: mixed dtypes, or the error of the first cell that is not a number
-    return np.column_stack(
-        [_coerce_scores(frame[name], source, str(name)) for name in frame.columns]
+    # mixed dtypes (a Parquet leaderboard: int8 columns, and float64 where a cell is
+    # missing), or the error of the first cell that is not a number: the NumPy numeric and
+    # bool columns at once (they hold no cell to refuse), the others column by column
+    numeric = np.array(
+        [isinstance(dtype, np.dtype) and dtype.kind in "biuf" for dtype in dtypes], dtype=bool
     )
+    scores = np.empty(frame.shape, dtype=np.float64)
+    if numeric.any():
+        scores[:, numeric] = frame.iloc[:, np.flatnonzero(numeric)].to_numpy(dtype=np.float64)
+    for j in np.flatnonzero(~numeric).tolist():
+        column: pd.Series = frame.iloc[:, j]
+        scores[:, j] = _coerce_scores(column, source, str(frame.columns[j]))
+    return scores
 
 
 def refuse_bad_ids(ids: pd.Series, kind: str, source: str | None, column: str) -> None:

@@ -146,6 +146,12 @@ class IRTResult:
         For a result loaded from a fit directory: ``fit.json``'s ``ability_intervals`` (the
         method, fallback, caveat and checks of those intervals), which such a report says;
         None for a fresh fit or a fit.json without it.
+    uncertainty_cache : tuple or None
+        ``(matrix, options, Uncertainty)``: the last :meth:`standard_errors` of a
+        :class:`~latentbench.io.ResponseMatrix` (read-only arrays; the cache keeps a reference
+        to it), returned (a copy) when asked again for the same matrix object with the same
+        options, so the saved tables, the printed ones and a report's sections share one
+        computation. Not an argument.
     """
 
     abilities: pd.DataFrame
@@ -175,6 +181,9 @@ class IRTResult:
     disconnected: dict[str, Any] | None = field(default=None, compare=False)
     saved_abilities: pd.DataFrame | None = field(default=None, repr=False, compare=False)
     saved_intervals: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    uncertainty_cache: tuple[Any, tuple[float, bool, bool], Any] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @property
     def model_ids(self) -> list[str]:

@@ -53,7 +53,9 @@ rank 1), so an interval is a statement about a model's position relative to the 
 
 from __future__ import annotations
 
+import copy
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -64,7 +66,6 @@ from latentbench._checks import user_stacklevel
 from latentbench.exceptions import LatentbenchWarning
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._bootstrap import BootstrapResult, bootstrap
-from latentbench.irt._counts import observed_values
 from latentbench.irt._detached import one_sided, prior_sensitivity
 from latentbench.irt._fitted import (
     JOINT_MAX_MODELS,
@@ -318,6 +319,31 @@ def standard_errors(
     under NMF-type conditions only); the standard errors are conditional on the fitted
     rotation, and only centring is accounted for.
     """
+    fitted = fitted_matrix(result, matrix)
+    key = (float(level), bool(normalisation), bool(scale_correction))
+    # the same ResponseMatrix with the same options: computed once per fit (fit writes
+    # abilities.csv, then prints the same table; a report asks three times: 13-18 s each at
+    # 4,000 x 20,000)
+    # (a ResponseMatrix's arrays are read-only; the cache keeps the one it was computed on)
+    cacheable = isinstance(fitted, ResponseMatrix)
+    cached = result.uncertainty_cache
+    if cacheable and cached is not None and cached[0] is fitted and cached[1] == key:
+        again: Uncertainty = copy.deepcopy(cached[2])
+        return again
+    found = _standard_errors(result, matrix, level, normalisation, scale_correction)
+    if cacheable:
+        result.uncertainty_cache = (fitted, key, copy.deepcopy(found))
+    return found
+
+
+def _standard_errors(
+    result: IRTResult,
+    matrix: ResponseMatrix | np.ndarray | None,
+    level: float,
+    normalisation: bool,
+    scale_correction: bool,
+) -> Uncertainty:
+    """:func:`standard_errors`, computed."""
     z = _z(level)
     # likelihood blocks from the observed cells only (a sparse matrix is never made dense)
     info_models, info_items = information_blocks(result, matrix)
@@ -331,7 +357,7 @@ def standard_errors(
     # models: r x r blocks
     H_models = info_models + s * s * penalty.model_curvature(r)
     cov_models = np.linalg.inv(H_models)
-    var_theta = np.array([np.diag(c) for c in cov_models])  # (N, r)
+    var_theta = np.diagonal(cov_models, axis1=1, axis2=2).copy()  # (N, r)
     # the ability for any rank is U w (w: the items' mean loading; rank 1: w = [1]), its
     # variance w^T C w; the per-factor variances stay in se_1 ... se_r
     w = general_direction(V)
@@ -891,7 +917,7 @@ def _constant_intervals(
     rows : ndarray of bool, shape (N,)
     lower, upper : ndarray of shape (rows.sum(),)
     """
-    rows, top, row_of, cols = _floor_ceiling_cells(result, matrix, candidates)
+    rows, top, cells_of = _floor_ceiling_cells(result, matrix, candidates)
     idx = np.flatnonzero(rows)
     lower, upper = np.empty(idx.size), np.empty(idx.size)
     if idx.size == 0:
@@ -907,7 +933,7 @@ def _constant_intervals(
     grid = lo_end[:, None] + (hi_end - lo_end)[:, None] * t[None, :]  # (M, G)
     tail = (1.0 - level) / 2
     for k, i in enumerate(idx):  # a few constant models; each is one (G, J_i) pass
-        cells = cols[row_of == i]
+        cells = cells_of(int(i))
         sign = 1.0 if top[i] == 1.0 else -1.0
         x = (np.outer(grid[k], a[cells]) + b[cells]) / sigma  # (G, J_i)
         loglik = -trials * np.logaddexp(0.0, -sign * x).sum(axis=1)
@@ -922,23 +948,45 @@ def _constant_intervals(
 
 def _floor_ceiling_cells(
     result: IRTResult, matrix: ResponseMatrix | np.ndarray | None, candidates: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, Callable[[int], np.ndarray]]:
     """The ``candidates`` (bool, shape (N,)) whose every observed score is 1, or every one 0,
-    read without a dense grid (a sparse matrix stays so): ``rows`` (bool, (N,)), each model's
-    highest score ``top`` (N,), and the observed cells' rows and columns."""
+    read without a dense grid (a sparse matrix stays so) and without listing a dense
+    matrix's cells: ``rows`` (bool, (N,)), each model's highest score ``top`` (N,; -inf for
+    a model without cells) and ``cells_of(i)``, the columns of model ``i``'s observed cells.
+    """
     fitted = fitted_matrix(result, matrix)
-    if isinstance(fitted, ResponseMatrix):
-        values, row_of, cols = observed_values(fitted)
-    else:
-        dense = np.asarray(fitted, dtype=np.float64)
-        row_of, cols = np.nonzero(~np.isnan(dense))
-        values = dense[row_of, cols]
     n = int(result.shape[0])
-    top, bottom = np.full(n, -np.inf), np.full(n, np.inf)
-    np.maximum.at(top, row_of, values)
-    np.minimum.at(bottom, row_of, values)
+    if isinstance(fitted, ResponseMatrix) and fitted.is_sparse:
+        cells = fitted.observed_cells()
+        ptr = np.asarray(cells.row_ptr)
+        values = np.asarray(cells.row_values, np.float64)
+        row_cols = np.asarray(cells.row_cols)
+        counts = np.diff(ptr)
+        top, bottom = np.full(n, -np.inf), np.full(n, np.inf)
+        has = counts > 0
+        if values.size:  # reduceat over each row's run of cells (CSR order)
+            top[has] = np.maximum.reduceat(values, ptr[:-1][has])
+            bottom[has] = np.minimum.reduceat(values, ptr[:-1][has])
+
+        def cells_of(i: int) -> np.ndarray:
+            return row_cols[ptr[i] : ptr[i + 1]]
+
+    else:
+        if isinstance(fitted, ResponseMatrix):
+            dense = np.asarray(fitted.scores)
+        else:
+            dense = np.asarray(fitted, dtype=np.float64)
+        # per-row reductions (NaN = missing skipped): no (rows, cols) list of every cell
+        top = np.fmax.reduce(dense, axis=1).astype(np.float64) if dense.size else np.full(n, np.nan)
+        bottom = np.fmin.reduce(dense, axis=1).astype(np.float64) if dense.size else top.copy()
+        empty = np.isnan(top)
+        top[empty], bottom[empty] = -np.inf, np.inf
+
+        def cells_of(i: int) -> np.ndarray:
+            return np.flatnonzero(~np.isnan(dense[i]))
+
     rows = np.asarray(candidates, bool) & (top == bottom) & np.isin(top, (0.0, 1.0))
-    return rows, top, row_of, cols
+    return rows, top, cells_of
 
 
 def _floor_or_ceiling(
@@ -946,7 +994,7 @@ def _floor_or_ceiling(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``rows`` (bool, (N,)): the ``candidates`` at the floor or the ceiling; ``at_top``
     (bool, (rows.sum(),)): which of them have every score 1."""
-    rows, top, _, _ = _floor_ceiling_cells(result, matrix, candidates)
+    rows, top, _ = _floor_ceiling_cells(result, matrix, candidates)
     return rows, top[rows] == 1.0
 
 
