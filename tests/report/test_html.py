@@ -562,18 +562,23 @@ def test_every_report_builder_refuses_an_existing_file_unless_forced(small_fit, 
     assert page.read_text().startswith("<!DOCTYPE html>")
 
 
+def _coin_flips(path, n_models: int, n_items: int) -> None:
+    """A wide CSV of responses without signal (seeded coin flips)."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        (rng.random((n_models, n_items)) < 0.5).astype(float),
+        index=pd.Index([f"m{i}" for i in range(n_models)], name="model"),
+        columns=[f"i{j}" for j in range(n_items)],
+    )
+    frame.reset_index().to_csv(path, index=False)
+
+
 def test_an_unconverged_random_item_fit_is_said_once_and_kept_in_the_report(tmp_path):
     """Responses without signal (30 x 200 coin flips): the random-item EM behind the ability
     intervals stops at its own limit. `fit` said so as '--max-iter 2000 ... --tol 0.0001',
     options the user never gave (fit's --max-iter is the cBMM's, 5000), and the report of the
     saved fit directory said nothing (fit.json kept only checks.converged false)."""
-    rng = np.random.default_rng(0)
-    frame = pd.DataFrame(
-        (rng.random((30, 200)) < 0.5).astype(float),
-        index=pd.Index([f"m{i}" for i in range(30)], name="model"),
-        columns=[f"i{j}" for j in range(200)],
-    )
-    frame.reset_index().to_csv(tmp_path / "noise.csv", index=False)
+    _coin_flips(tmp_path / "noise.csv", 30, 200)
     _register()
     runner = CliRunner()
     fitted = runner.invoke(
@@ -621,13 +626,7 @@ def test_an_intercept_only_fit_is_kept_in_fit_json_and_said_by_its_report(tmp_pa
     """Coin flips fitted by joint ML with a strong ridge: every discrimination is ~0. The fit
     warned it (IdentifiabilityWarning), but fit.json and the report of the saved directory
     said nothing, and the page ranked the models on abilities that carry no data."""
-    rng = np.random.default_rng(0)
-    frame = pd.DataFrame(
-        (rng.random((20, 100)) < 0.5).astype(float),
-        index=pd.Index([f"m{i}" for i in range(20)], name="model"),
-        columns=[f"i{j}" for j in range(100)],
-    )
-    frame.reset_index().to_csv(tmp_path / "noise.csv", index=False)
+    _coin_flips(tmp_path / "noise.csv", 20, 100)
     _register()
     runner = CliRunner()
     args = ["fit", str(tmp_path / "noise.csv"), "--joint-ml", "--l2", "10", "-q"]
