@@ -24,6 +24,7 @@ from latentbench.irt._stats import rankdata
 
 __all__ = [
     "HeldOutScores",
+    "cell_log_loss",
     "fit_additive",
     "heldout_cells",
     "heldout_mask",
@@ -183,11 +184,20 @@ def heldout_cells(
     return train, rows[pick], cells.row_cols[pick].astype(np.intp), truth
 
 
-def predictive_scores(p: npt.NDArray[np.floating], y: npt.NDArray[np.floating]) -> HeldOutScores:
-    """Log-loss, Brier and AUC of predictions ``p`` for targets ``y`` in [0, 1] (same shape)."""
+def cell_log_loss(p: npt.NDArray[np.floating], y: npt.NDArray[np.floating]) -> Array:
+    """Per-cell log-loss of predictions ``p`` (clipped to [1e-12, 1 - 1e-12]) for targets
+    ``y`` in [0, 1] (soft labels too), same shape as both; its mean is
+    :func:`predictive_scores`' ``log_loss``."""
     p = np.clip(np.asarray(p, dtype=float), 1e-12, 1 - 1e-12)
     y = np.asarray(y, dtype=float)
-    log_loss = float(-np.mean(y * np.log(p) + (1 - y) * np.log1p(-p)))
+    return np.asarray(-(y * np.log(p) + (1 - y) * np.log1p(-p)), dtype=np.float64)
+
+
+def predictive_scores(p: npt.NDArray[np.floating], y: npt.NDArray[np.floating]) -> HeldOutScores:
+    """Log-loss, Brier and AUC of predictions ``p`` for targets ``y`` in [0, 1] (same shape)."""
+    log_loss = float(np.mean(cell_log_loss(p, y)))
+    p = np.clip(np.asarray(p, dtype=float), 1e-12, 1 - 1e-12)
+    y = np.asarray(y, dtype=float)
     brier = float(np.mean((y - p) ** 2))
     binary = (y == 0) | (y == 1)
     pos, neg = int((y[binary] == 1).sum()), int((y[binary] == 0).sum())

@@ -39,6 +39,7 @@ from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._cells import ObservedCells
 from latentbench.io._margins import dense_margins
 from latentbench.irt._heldout import (
+    cell_log_loss,
     fit_additive,
     heldout_cells,
     heldout_mask,
@@ -212,7 +213,8 @@ def resolve_prior(
     def held_out(a_sd: float) -> tuple[float, npt.NDArray[np.float64]]:
         U, V, b = fit(train, prior.penalty(sigma, a_sd, b_mean, b_sd))
         p = sigmoid((np.einsum("nk,nk->n", U[rows], V[cols]) + b[cols]) / sigma)
-        return predictive_scores(p, truth).log_loss, _cell_log_loss(p, truth)
+        cells = cell_log_loss(p, truth)
+        return float(np.mean(cells)), cells
 
     losses, cells = (list(pair) for pair in zip(*(held_out(a) for a in grid), strict=True))
     edge, edge_z, extended = _extend_at_edge(grid, losses, cells, held_out)
@@ -236,15 +238,6 @@ errors), and the choice stands (recorded as ``edge``)."""
 EDGE_STEPS = 3
 """Most values added past an edge (each doubling or halving ``a_sd``): 16 above the default
 grid, 1/32 below it."""
-
-
-def _cell_log_loss(
-    p: npt.NDArray[np.floating], y: npt.NDArray[np.floating]
-) -> npt.NDArray[np.float64]:
-    """Per-cell log-loss, clipped as :func:`~latentbench.irt._heldout.predictive_scores`."""
-    p = np.clip(np.asarray(p, dtype=float), 1e-12, 1 - 1e-12)
-    y = np.asarray(y, dtype=float)
-    return np.asarray(-(y * np.log(p) + (1 - y) * np.log1p(-p)), dtype=np.float64)
 
 
 def _extend_at_edge(
