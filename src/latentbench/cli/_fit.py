@@ -182,6 +182,7 @@ def print_fit(result: IRTResult, top: int = 10, abilities: Any = None) -> None:
         console.print(
             f"held-out check (10% of cells): log-loss {fmt(check['log_loss'])}, additive model "
             f"{fmt(check['additive_log_loss'])}"
+            + (" (its fit did not converge)" if "additive_note" in check else "")
             + (
                 " [yellow](the 2PL predicts worse than the additive model)[/yellow]"
                 if worse
