@@ -7,7 +7,7 @@ for them (see ``benchmarks/bench_cli.py``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -48,11 +48,52 @@ class Command(TyperCommand):
             raise typer.Exit(130) from None
 
 
+CLOSED_PIPE = 141
+"""The exit status when standard output is a pipe that its reader closed (``latentbench ... |
+head -1``): 128 + SIGPIPE, what a shell reports for ``git log | head -1`` or ``ls | head -1``
+(killed by the signal), with no traceback or message. Click and rich exited 1 there, the
+status of a failure."""
+
+
+def _closed_pipe(console: Any = None) -> NoReturn:
+    """Exit with :data:`CLOSED_PIPE` after pointing standard output at the null device (so that
+    Python's last flush of what it still holds raises nothing). Called on a ``BrokenPipeError``
+    of a plain write (``typer.echo``), and as every rich console's ``on_broken_pipe`` under
+    :func:`main` (rich's own exits 1)."""
+    import os
+    import sys
+
+    if console is not None:
+        console.quiet = True
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no file descriptor (a test's capture)
+        pass
+    finally:
+        os.close(devnull)
+    raise SystemExit(CLOSED_PIPE)
+
+
 class Group(TyperGroup):
-    """A command group whose on/off flags show no value placeholder in ``--help``."""
+    """A command group whose on/off flags show no value placeholder in ``--help``, and which
+    exits quietly with :data:`CLOSED_PIPE` when its output pipe is closed (its ``--help`` and
+    ``--version`` in ``make_context``, every command below it in ``invoke``)."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         return _plain_flags(super().get_params(ctx))
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().make_context(*args, **kwargs)
+        except BrokenPipeError:
+            _closed_pipe()
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            _closed_pipe()
 
 
 EXAMPLES = """Examples:
@@ -133,7 +174,10 @@ def _tolerant_streams() -> None:
 
 def main() -> None:
     """Entry point of the ``latentbench`` console script."""
+    from rich.console import Console
+
     _tolerant_streams()
+    Console.on_broken_pipe = _closed_pipe  # type: ignore[method-assign,assignment]
     _register()
     app()
 
