@@ -21,12 +21,43 @@ def _plain_flags(params: list[Any]) -> list[Any]:
     return params
 
 
+_GIVEN: dict[str, str] = {}
+"""The arguments of the command being run, as typed, by their :class:`~pathlib.Path` spelling
+(``res`` for ``./res``, ``fit`` for ``fit/``), for :func:`as_given`."""
+
+
+def as_given(path: Any) -> str:
+    """``path`` as the user spelled it: pathlib drops a leading ``./`` (and a trailing ``/``)
+    of an argument, so a path that is an argument of the command (``--out ./res``) or lies
+    under one (``res/fit.json``) is printed from the argument as typed (``./res/fit.json``).
+    The one spelling of every ``wrote ...`` line."""
+    import os
+
+    text = str(path)
+    for norm, raw in sorted(_GIVEN.items(), key=lambda pair: -len(pair[0])):
+        if text == norm:
+            return raw
+        if norm not in (".", os.sep) and text.startswith(norm + os.sep):
+            return raw.rstrip("/" + os.sep) + text[len(norm) :]
+    return text
+
+
 class Command(TyperCommand):
     """A command whose on/off flags show no value placeholder in ``--help``, and which says
     so when Ctrl-C stops it (typer exited 130 without a word)."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         return _plain_flags(super().get_params(ctx))
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        from pathlib import Path
+
+        _GIVEN.clear()  # the arguments as typed, for as_given
+        for arg in args:
+            value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
+            if value and not value.startswith("-") and str(Path(value)) != value:
+                _GIVEN[str(Path(value))] = value
+        return list(super().parse_args(ctx, args))
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -182,4 +213,4 @@ def main() -> None:
     app()
 
 
-__all__ = ["Command", "Group", "app", "example", "main"]
+__all__ = ["CLOSED_PIPE", "Command", "Group", "app", "as_given", "example", "main"]
