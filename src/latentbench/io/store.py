@@ -91,6 +91,26 @@ TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".json", ".jsonl")
 """Names that are a table's, never a store's."""
 
 
+def _without_meta(path: str) -> str:
+    """The error for a DuckDB file with no table, not even ``meta``, opened read-only: a new
+    file, or a copy of a store whose writes were all still in its ``.wal`` (DuckDB moves them
+    into the file at a checkpoint, when the store is closed: a writer killed before that
+    leaves them in ``PATH.wal``, and a copy of the file alone has none of them)."""
+    wal = Path(path + ".wal")
+    if wal.exists():  # replayed by DuckDB, and still no table
+        return (
+            f"{path}: an empty DuckDB database without latentbench's 'meta' table (its "
+            f"{wal.name} adds none); expected a latentbench store"
+        )
+    return (
+        f"{path}: an empty DuckDB database without latentbench's 'meta' table, and no "
+        f"{wal.name} next to it; expected a latentbench store. If it is a copy of a store "
+        "whose writer was killed or crashed before closing it, the store's tables are in the "
+        f"original's .wal file: copy that file too, as {wal.name} (the store's name + .wal), "
+        "or open the original store"
+    )
+
+
 class Store(SelectionRuns):
     """An embedded DuckDB store of responses, fits and selection runs (one file).
 
@@ -167,12 +187,9 @@ class Store(SelectionRuns):
             row = self.connection.execute(
                 "SELECT value FROM meta WHERE key = 'schema_version'"
             ).fetchall()
-        except duckdb.Error:
+        except duckdb.Error:  # read-only, and no table at all (another's: refused above)
             self.close()
-            raise InputError(
-                f"{self.path}: a DuckDB file without latentbench's 'meta' table; expected a "
-                "latentbench store"
-            ) from None
+            raise InputError(_without_meta(self.path)) from None
         version = int(row[0][0]) if row else 0
         if version == 1 and not read_only:
             upgrade_from_1(self.connection)
