@@ -91,6 +91,28 @@ TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".json", ".jsonl")
 """Names that are a table's, never a store's."""
 
 
+def duckdb_path(path: str | os.PathLike[str]) -> str:
+    """``path`` as DuckDB takes it: the bytes the system has for it, as UTF-8 text.
+
+    Under a locale whose encoding is not UTF-8 (``LC_ALL=C`` with Python's UTF-8 mode off)
+    Python spells the non-ASCII bytes of a path as surrogate escapes (``\\udcc3\\udca9`` for
+    ``é``), which DuckDB cannot take (``std::bad_cast``); DuckDB opens the UTF-8 text of
+    those bytes, the same file. A path whose bytes are not UTF-8 cannot be given to DuckDB:
+    an :class:`InputError` naming it.
+    """
+    text = os.fspath(path)
+    raw = os.fsencode(text)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        shown = raw.decode("utf-8", "backslashreplace")
+        raise InputError(
+            f"{shown}: the path is not UTF-8 text (its bytes are in another encoding) and "
+            "DuckDB opens UTF-8 paths only; expected a UTF-8 path: rename the file or folder, "
+            "or use a path without those characters"
+        ) from None
+
+
 def _without_meta(path: str) -> str:
     """The error for a DuckDB file with no table, not even ``meta``, opened read-only: a new
     file, or a copy of a store whose writes were all still in its ``.wal`` (DuckDB moves them
@@ -148,7 +170,7 @@ class Store(SelectionRuns):
             )
         self._connection: duckdb.DuckDBPyConnection | None = None
         try:
-            self._connection = duckdb.connect(self.path, read_only=read_only)
+            self._connection = duckdb.connect(duckdb_path(self.path), read_only=read_only)
         except duckdb.Error as exc:
             held = re.search(r"Conflicting lock is held in (.*?\(PID \d+\)|\S+)", str(exc))
             if held is not None:  # another process's lock: the file is a store, in use
@@ -951,7 +973,7 @@ class Store(SelectionRuns):
         staged = not final.exists() or final.is_file()
         partial = f".{final.name[:40]}.partial-{uuid.uuid4().hex[:12]}{suffix}"
         target = final.parent / partial if staged else final
-        quoted = str(target).replace("'", "''")
+        quoted = duckdb_path(target).replace("'", "''")
         try:
             self.connection.execute(f"COPY ({query}) TO '{quoted}' ({options})", params)
             if staged:
