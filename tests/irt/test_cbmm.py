@@ -198,6 +198,7 @@ def test_bad_start_does_not_collapse():
     start = (-data.theta[:, None], np.full((m, 1), 0.5), np.zeros(m))
     with pytest.warns(IdentifiabilityWarning, match="restarting from the accuracy-based start"):
         fit = fit_cbmm(data.matrix.scores, init=start, max_iter=3000)
+    assert fit.restarted  # the fit says so, not the warning alone
     theta, a, _ = normalise_rank1(fit.U[:, 0], fit.V[:, 0], fit.b)
     assert _spearman(theta, data.theta) > 0.95
     assert np.all(np.isfinite(a)) and a.max() > 0

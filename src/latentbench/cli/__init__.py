@@ -7,7 +7,7 @@ for them (see ``benchmarks/bench_cli.py``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -21,12 +21,43 @@ def _plain_flags(params: list[Any]) -> list[Any]:
     return params
 
 
+_GIVEN: dict[str, str] = {}
+"""The arguments of the command being run, as typed, by their :class:`~pathlib.Path` spelling
+(``res`` for ``./res``, ``fit`` for ``fit/``), for :func:`as_given`."""
+
+
+def as_given(path: Any) -> str:
+    """``path`` as the user spelled it: pathlib drops a leading ``./`` (and a trailing ``/``)
+    of an argument, so a path that is an argument of the command (``--out ./res``) or lies
+    under one (``res/fit.json``) is printed from the argument as typed (``./res/fit.json``).
+    The one spelling of every ``wrote ...`` line."""
+    import os
+
+    text = str(path)
+    for norm, raw in sorted(_GIVEN.items(), key=lambda pair: -len(pair[0])):
+        if text == norm:
+            return raw
+        if norm not in (".", os.sep) and text.startswith(norm + os.sep):
+            return raw.rstrip("/" + os.sep) + text[len(norm) :]
+    return text
+
+
 class Command(TyperCommand):
     """A command whose on/off flags show no value placeholder in ``--help``, and which says
     so when Ctrl-C stops it (typer exited 130 without a word)."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         return _plain_flags(super().get_params(ctx))
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        from pathlib import Path
+
+        _GIVEN.clear()  # the arguments as typed, for as_given
+        for arg in args:
+            value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
+            if value and not value.startswith("-") and str(Path(value)) != value:
+                _GIVEN[str(Path(value))] = value
+        return list(super().parse_args(ctx, args))
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -48,11 +79,52 @@ class Command(TyperCommand):
             raise typer.Exit(130) from None
 
 
+CLOSED_PIPE = 141
+"""The exit status when standard output is a pipe that its reader closed (``latentbench ... |
+head -1``): 128 + SIGPIPE, what a shell reports for ``git log | head -1`` or ``ls | head -1``
+(killed by the signal), with no traceback or message. Click and rich exited 1 there, the
+status of a failure."""
+
+
+def _closed_pipe(console: Any = None) -> NoReturn:
+    """Exit with :data:`CLOSED_PIPE` after pointing standard output at the null device (so that
+    Python's last flush of what it still holds raises nothing). Called on a ``BrokenPipeError``
+    of a plain write (``typer.echo``), and as every rich console's ``on_broken_pipe`` under
+    :func:`main` (rich's own exits 1)."""
+    import os
+    import sys
+
+    if console is not None:
+        console.quiet = True
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no file descriptor (a test's capture)
+        pass
+    finally:
+        os.close(devnull)
+    raise SystemExit(CLOSED_PIPE)
+
+
 class Group(TyperGroup):
-    """A command group whose on/off flags show no value placeholder in ``--help``."""
+    """A command group whose on/off flags show no value placeholder in ``--help``, and which
+    exits quietly with :data:`CLOSED_PIPE` when its output pipe is closed (its ``--help`` and
+    ``--version`` in ``make_context``, every command below it in ``invoke``)."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         return _plain_flags(super().get_params(ctx))
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().make_context(*args, **kwargs)
+        except BrokenPipeError:
+            _closed_pipe()
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            _closed_pipe()
 
 
 EXAMPLES = """Examples:
@@ -133,9 +205,12 @@ def _tolerant_streams() -> None:
 
 def main() -> None:
     """Entry point of the ``latentbench`` console script."""
+    from rich.console import Console
+
     _tolerant_streams()
+    Console.on_broken_pipe = _closed_pipe  # type: ignore[method-assign,assignment]
     _register()
     app()
 
 
-__all__ = ["Command", "Group", "app", "example", "main"]
+__all__ = ["CLOSED_PIPE", "Command", "Group", "app", "as_given", "example", "main"]

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from latentbench._demo import DEMO_SEEDS
-from latentbench.cli import Command, app, example
+from latentbench.cli import Command, app, as_given, example
 from latentbench.cli._common import (
     clean_warnings,
     console,
@@ -56,13 +56,14 @@ def demo(
         _fit_findings(result)
         paths = result.paths
         fit_files = [p for name, p in paths.items() if name not in ("responses", "report")]
-        console.print(escape(f"Wrote {', '.join(map(str, fit_files))}."), soft_wrap=True)
+        console.print(escape(f"Wrote {', '.join(map(as_given, fit_files))}."), soft_wrap=True)
         console.rule("[bold]best-model selection: PULSE vs UCB-E")
         _print_selection(result)
         console.rule("[bold]a new model's score from a few items")
         _print_estimate(result)
     console.print(
-        escape(f"Wrote the HTML report {paths['report']} (open it in a browser)."), soft_wrap=True
+        escape(f"Wrote the HTML report {as_given(paths['report'])} (open it in a browser)."),
+        soft_wrap=True,
     )
     console.print(f"demo finished in {result.seconds:.0f} s")
     console.rule("next")

@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from latentbench.cli import Command, app, example
+from latentbench.cli import Command, app, as_given, example
 from latentbench.cli._common import (
     benchmark_flag,
     clean_warnings,
@@ -103,7 +103,7 @@ def _mark_stale(out: Path, message: str, outcome: Any = None) -> None:
 def _wrote_line(out: Path, names: tuple[str, ...]) -> str:
     """``wrote DIR/a, DIR/b``, saying which files it replaces (``--out DIR`` is reused on
     purpose, as ``fit``'s: never silently)."""
-    line = "wrote " + ", ".join(str(out / n) for n in names)
+    line = "wrote " + ", ".join(as_given(out / n) for n in names)
     there = [n for n in names if (out / n).exists()]
     return line + (f" (replacing the earlier {', '.join(there)})" if there else "")
 
@@ -824,7 +824,7 @@ def tiny_command(
         if defaulted:  # the empty file claimed above: not left behind
             out.unlink(missing_ok=True)
         raise
-    console.print(f"wrote {len(frame):,} {noun} to {escape(str(out))}", soft_wrap=True)
+    console.print(f"wrote {len(frame):,} {noun} to {escape(as_given(out))}", soft_wrap=True)
 
 
 def _tiny_destination(out: Path | None, force: bool) -> tuple[Path, bool]:
@@ -890,10 +890,11 @@ def _write_samples(
     grouped = f" --group {shlex.quote(group)}" if group is not None else ""
     err_console.print(
         escape(
-            f"wrote lm-eval's --samples for {len(samples)} task(s) to {path}: run `lm-eval run "
-            f"... --tasks {','.join(samples)} --samples {shlex.quote(str(path))} --log_samples "
-            f"--output_path OUT`, then `latentbench estimate {calibration} "
-            f"OUT --source lm-eval{grouped} --items {shlex.quote(design)}`"
+            f"wrote lm-eval's --samples for {len(samples)} task(s) to {as_given(path)}: run "
+            f"`lm-eval run ... --tasks {','.join(samples)} --samples "
+            f"{shlex.quote(str(path))} --log_samples --output_path OUT`, then "
+            f"`latentbench estimate {calibration} OUT --source lm-eval{grouped} --items "
+            f"{shlex.quote(design)}`"
         ),
         soft_wrap=True,
     )

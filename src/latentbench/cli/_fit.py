@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import typer
 from rich.table import Table
 
-from latentbench.cli import Command, app, example
+from latentbench.cli import Command, app, as_given, example
 from latentbench.cli._common import (
     claim_out,
     clean_warnings,
@@ -182,6 +182,7 @@ def print_fit(result: IRTResult, top: int = 10, abilities: Any = None) -> None:
         console.print(
             f"held-out check (10% of cells): log-loss {fmt(check['log_loss'])}, additive model "
             f"{fmt(check['additive_log_loss'])}"
+            + (" (its fit did not converge)" if "additive_note" in check else "")
             + (
                 " [yellow](the 2PL predicts worse than the additive model)[/yellow]"
                 if worse
@@ -388,11 +389,11 @@ def fit(
         if out is not None or target.name == "latentbench-fit"
         else (" (./latentbench-fit exists and was kept; pass --out DIR to choose)")
     )
-    written = ", ".join(escape(str(p)) for p in paths.values())  # every file it wrote
+    written = ", ".join(escape(as_given(p)) for p in paths.values())  # every file it wrote
     removed = getattr(paths, "removed", [])  # an earlier fit's files this one replaces
     if removed:
         names = ", ".join(escape(p.name) for p in removed)
-        note += f"; removed {names} (from an earlier fit in {escape(str(target))})"
+        note += f"; removed {names} (from an earlier fit in {escape(as_given(target))})"
     console.print(f"wrote {written}{note}", soft_wrap=True)
     if not quiet:  # a command that works when pasted: quoted, and a page not yet written
         import shlex

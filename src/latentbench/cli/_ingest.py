@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from latentbench.cli import Command, app, example
+from latentbench.cli import Command, app, as_given, example
 from latentbench.cli._common import (
     cli_spelling,
     console,
@@ -386,12 +386,12 @@ def export(
         _fail(InputError(f"{out}: cannot write ({exc.strerror or exc})"))
     if format == "eee":
         console.print(
-            f"wrote {n} rows as {len(files)} evaluations under {escape(out)}",
+            f"wrote {n} rows as {len(files)} evaluations under {escape(as_given(out))}",
             highlight=False,
             soft_wrap=True,
         )
     else:
-        console.print(f"wrote {n} rows to {escape(out)}", highlight=False, soft_wrap=True)
+        console.print(f"wrote {n} rows to {escape(as_given(out))}", highlight=False, soft_wrap=True)
     if runs:
         err_console.print(
             f"note: {escape(str(store))} holds no responses, only {len(runs):,} live run(s) "

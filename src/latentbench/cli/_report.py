@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from latentbench.cli import Command, app, example
+from latentbench.cli import Command, app, as_given, example
 from latentbench.cli._common import (
     clean_warnings,
     cli_spelling,
@@ -131,7 +131,7 @@ def report(
         for note in page.notes:
             console.print(escape(cli_spelling(note)), soft_wrap=True)
     # under -q too: without --out the page may be a fresh ./report-N.html
-    console.print(f"wrote {escape(str(out))} ({len(page.html) / 1e6:.2f} MB)", soft_wrap=True)
+    console.print(f"wrote {escape(as_given(out))} ({len(page.html) / 1e6:.2f} MB)", soft_wrap=True)
 
 
 def report_path(out: Path | None, force: bool = False, claim: bool = False) -> Path:

@@ -11,7 +11,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from latentbench.cli import Command, Group, app, example
+from latentbench.cli import Command, Group, app, as_given, example
 from latentbench.cli._common import (
     benchmark_flag,
     claim_out,
@@ -281,7 +281,7 @@ def replay(
     console.print(spend_line(record) + f"; {result.seconds:.1f} s", soft_wrap=True)
     console.print(escape(certificate_line(record)), soft_wrap=True)
     # under -q too: maybe ./latentbench-select-N; an --out reused is said, never silently
-    console.print(f"wrote {escape(str(path))}{replaced}", soft_wrap=True)
+    console.print(f"wrote {escape(as_given(path))}{replaced}", soft_wrap=True)
 
 
 def _candidates(
@@ -711,7 +711,7 @@ def experiment(
         print_experiment_table(result)
     replaced = f" (replacing the earlier {', '.join(there)})" if there else ""
     console.print(
-        f"wrote {escape(str(target))}/summary.json, summary.csv, curves.csv{escape(replaced)}",
+        f"wrote {escape(as_given(target))}/summary.json, summary.csv, curves.csv{escape(replaced)}",
         soft_wrap=True,
     )
     if "seeds_asked" in result.params:
@@ -833,7 +833,7 @@ def _estimate_task(
         print_estimate_experiment(result.summary, delta=delta, precision=precision or None)
     replaced = f" (replacing the earlier {', '.join(there)})" if there else ""
     console.print(  # under -q too: the folder may be a fresh default one
-        f"wrote {escape(str(target))}/runs.csv, summary.csv, summary.json{escape(replaced)}",
+        f"wrote {escape(as_given(target))}/runs.csv, summary.csv, summary.json{escape(replaced)}",
         soft_wrap=True,
     )
     if not quiet:

@@ -91,6 +91,48 @@ TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".json", ".jsonl")
 """Names that are a table's, never a store's."""
 
 
+def duckdb_path(path: str | os.PathLike[str]) -> str:
+    """``path`` as DuckDB takes it: the bytes the system has for it, as UTF-8 text.
+
+    Under a locale whose encoding is not UTF-8 (``LC_ALL=C`` with Python's UTF-8 mode off)
+    Python spells the non-ASCII bytes of a path as surrogate escapes (``\\udcc3\\udca9`` for
+    ``é``), which DuckDB cannot take (``std::bad_cast``); DuckDB opens the UTF-8 text of
+    those bytes, the same file. A path whose bytes are not UTF-8 cannot be given to DuckDB:
+    an :class:`InputError` naming it.
+    """
+    text = os.fspath(path)
+    raw = os.fsencode(text)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        shown = raw.decode("utf-8", "backslashreplace")
+        raise InputError(
+            f"{shown}: the path is not UTF-8 text (its bytes are in another encoding) and "
+            "DuckDB opens UTF-8 paths only; expected a UTF-8 path: rename the file or folder, "
+            "or use a path without those characters"
+        ) from None
+
+
+def _without_meta(path: str) -> str:
+    """The error for a DuckDB file with no table, not even ``meta``, opened read-only: a new
+    file, or a copy of a store whose writes were all still in its ``.wal`` (DuckDB moves them
+    into the file at a checkpoint, when the store is closed: a writer killed before that
+    leaves them in ``PATH.wal``, and a copy of the file alone has none of them)."""
+    wal = Path(path + ".wal")
+    if wal.exists():  # replayed by DuckDB, and still no table
+        return (
+            f"{path}: an empty DuckDB database without latentbench's 'meta' table (its "
+            f"{wal.name} adds none); expected a latentbench store"
+        )
+    return (
+        f"{path}: an empty DuckDB database without latentbench's 'meta' table, and no "
+        f"{wal.name} next to it; expected a latentbench store. If it is a copy of a store "
+        "whose writer was killed or crashed before closing it, the store's tables are in the "
+        f"original's .wal file: copy that file too, as {wal.name} (the store's name + .wal), "
+        "or open the original store"
+    )
+
+
 class Store(SelectionRuns):
     """An embedded DuckDB store of responses, fits and selection runs (one file).
 
@@ -128,7 +170,7 @@ class Store(SelectionRuns):
             )
         self._connection: duckdb.DuckDBPyConnection | None = None
         try:
-            self._connection = duckdb.connect(self.path, read_only=read_only)
+            self._connection = duckdb.connect(duckdb_path(self.path), read_only=read_only)
         except duckdb.Error as exc:
             held = re.search(r"Conflicting lock is held in (.*?\(PID \d+\)|\S+)", str(exc))
             if held is not None:  # another process's lock: the file is a store, in use
@@ -167,12 +209,9 @@ class Store(SelectionRuns):
             row = self.connection.execute(
                 "SELECT value FROM meta WHERE key = 'schema_version'"
             ).fetchall()
-        except duckdb.Error:
+        except duckdb.Error:  # read-only, and no table at all (another's: refused above)
             self.close()
-            raise InputError(
-                f"{self.path}: a DuckDB file without latentbench's 'meta' table; expected a "
-                "latentbench store"
-            ) from None
+            raise InputError(_without_meta(self.path)) from None
         version = int(row[0][0]) if row else 0
         if version == 1 and not read_only:
             upgrade_from_1(self.connection)
@@ -934,7 +973,7 @@ class Store(SelectionRuns):
         staged = not final.exists() or final.is_file()
         partial = f".{final.name[:40]}.partial-{uuid.uuid4().hex[:12]}{suffix}"
         target = final.parent / partial if staged else final
-        quoted = str(target).replace("'", "''")
+        quoted = duckdb_path(target).replace("'", "''")
         try:
             self.connection.execute(f"COPY ({query}) TO '{quoted}' ({options})", params)
             if staged:

@@ -79,6 +79,9 @@ class CBMMFit:
         Wall-clock time of the fit.
     neg_log_likelihood : float
         The negative log-likelihood part of ``loss`` (the penalty left out).
+    restarted : bool
+        Whether the given start collapsed to an intercept-only model and the fit was
+        restarted from the accuracy-based start (warned; this is the restarted fit).
     """
 
     U: np.ndarray
@@ -91,6 +94,7 @@ class CBMMFit:
     converged: bool = False
     seconds: float = 0.0
     neg_log_likelihood: float = float("nan")
+    restarted: bool = False
 
     @classmethod
     def from_run(cls, run: MMRun, start: float) -> CBMMFit:
@@ -513,7 +517,7 @@ def fit_cbmm(
             IdentifiabilityWarning,
             stacklevel=user_stacklevel(),
         )
-        return fit_cbmm(
+        fit = fit_cbmm(
             scores,
             rank=rank,
             sigma=sigma,
@@ -527,6 +531,8 @@ def fit_cbmm(
             callback=callback,
             device=device,
         )
+        fit.restarted = True
+        return fit
     if collapsed:
         warnings.warn(
             "every item discrimination is ~0: the fit is an intercept-only model (the data may "

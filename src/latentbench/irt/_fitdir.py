@@ -315,6 +315,7 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
         disconnected=info.get("disconnected")
         if isinstance(info.get("disconnected"), dict)
         else None,
+        restarted="restarted" in info,
         saved_abilities=saved,
         saved_intervals=info.get("ability_intervals")
         if isinstance(info.get("ability_intervals"), dict)
@@ -602,11 +603,19 @@ def _prior_selection(record: Any, path: Path) -> PriorSelection | None:
             edge=_edge(record.get("edge")),
             edge_z=float(record.get("edge_z") or float("nan")),
             extended=[float(x) for x in record.get("extended", [])],
+            additive_converged=_flag(record.get("additive_converged", True)),
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         raise InputError(
             f"{path}: prior_selection is {record!r:.80}; expected a_sd, b_mean and b_sd numbers"
         ) from None
+
+
+def _flag(value: Any) -> bool:
+    """A true/false field of fit.json (else a ValueError)."""
+    if not isinstance(value, bool):
+        raise ValueError(value)
+    return value
 
 
 def _edge(value: Any) -> Any:

@@ -26,6 +26,7 @@ __all__ = [
     "HeldOutScores",
     "cell_log_loss",
     "fit_additive",
+    "fit_additive_converged",
     "heldout_cells",
     "heldout_mask",
     "predictive_scores",
@@ -248,6 +249,24 @@ def fit_additive(
     max_iter: int = 200,
     tol: float = 1e-9,
 ) -> tuple[Array, Array]:
+    """The additive baseline ``logit p_ij = c_i + b_j``; see :func:`fit_additive_converged`
+    (this is its ``(c, b)``; a stop at ``max_iter`` is said by a ``ConvergenceWarning``).
+
+    Returns
+    -------
+    c : ndarray of shape (N,)
+    b : ndarray of shape (J,)
+    """
+    c, b, _ = fit_additive_converged(scores, l2, max_iter, tol)
+    return c, b
+
+
+def fit_additive_converged(
+    scores: npt.NDArray[np.floating],
+    l2: float = 1e-2,
+    max_iter: int = 200,
+    tol: float = 1e-9,
+) -> tuple[Array, Array, bool]:
     """The additive baseline ``logit p_ij = c_i + b_j`` by alternating exact Newton blocks.
 
     Each block (all c_i given b, then all b_j given c) is a set of independent one-variable
@@ -262,6 +281,8 @@ def fit_additive(
     -------
     c : ndarray of shape (N,)
     b : ndarray of shape (J,)
+    converged : bool
+        False when ``max_iter`` came first (warned; the fits that use this baseline record it).
     """
     Y = np.asarray(scores, dtype=np.float64)
     observed = ~np.isnan(Y)
@@ -303,4 +324,5 @@ def fit_additive(
             ConvergenceWarning,
             stacklevel=user_stacklevel(),
         )
-    return c, b
+        return c, b, False
+    return c, b, True

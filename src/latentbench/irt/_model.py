@@ -22,7 +22,7 @@ from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._cbmm import CBMMFit, fit_cbmm
 from latentbench.irt._counts import MIN_FRACTIONAL_SHARE, observed_values, trials_grid
 from latentbench.irt._heldout import (
-    fit_additive,
+    fit_additive_converged,
     heldout_mask,
     predictive_scores,
 )
@@ -487,9 +487,12 @@ class TwoPL:
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 fitted = clone.fit(sub)
             p_model = np.asarray(fitted.predict_proba())[rows, cols]
-            c, b = fit_additive(train)
+            c, b, converged = fit_additive_converged(train)
             p_add = sigmoid(c[rows] + b[cols])
-            for name, p in (("model", p_model), ("additive", p_add)):
+            for name, p, done in (
+                ("model", p_model, fitted.converged),
+                ("additive", p_add, converged),
+            ):
                 s = predictive_scores(p, truth)
                 rows_out.append(
                     {
@@ -499,6 +502,7 @@ class TwoPL:
                         "brier": s.brier,
                         "auc": s.auc,
                         "n_cells": s.n_cells,
+                        "converged": bool(done),
                     }
                 )
         return CrossValidation(pd.DataFrame(rows_out), heldout)
@@ -581,6 +585,7 @@ class TwoPL:
             loss_history=list(raw.loss_history),
             n_iter=raw.n_iter,
             converged=raw.converged,
+            restarted=raw.restarted,
             seconds=raw.seconds,
             options=self._used_options(),
             shape=matrix.shape,

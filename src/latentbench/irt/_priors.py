@@ -40,7 +40,7 @@ from latentbench.io._cells import ObservedCells
 from latentbench.io._margins import dense_margins
 from latentbench.irt._heldout import (
     cell_log_loss,
-    fit_additive,
+    fit_additive_converged,
     heldout_cells,
     heldout_mask,
     predictive_scores,
@@ -129,6 +129,10 @@ class PriorSelection:
         Values added beyond the grid because its edge predicted better than its neighbour by
         more than :data:`EDGE_Z` standard errors (at most :data:`EDGE_STEPS`, each a
         doubling or halving); also in ``grid``.
+    additive_converged : bool
+        False when the additive model behind ``additive_log_loss`` stopped at its iteration
+        limit before converging (warned by the fit; its log-loss is from the last iterate);
+        True otherwise, also when it was not fitted.
     """
 
     a_sd: float
@@ -140,6 +144,7 @@ class PriorSelection:
     edge: Literal["lower", "upper"] | None = field(default=None, compare=False)
     edge_z: float = field(default=float("nan"), compare=False)
     extended: list[float] = field(default_factory=list, compare=False)
+    additive_converged: bool = field(default=True, compare=False)
 
 
 def item_prior_moments(scores: npt.NDArray[np.floating] | ObservedCells) -> tuple[float, float]:
@@ -219,12 +224,21 @@ def resolve_prior(
     losses, cells = (list(pair) for pair in zip(*(held_out(a) for a in grid), strict=True))
     edge, edge_z, extended = _extend_at_edge(grid, losses, cells, held_out)
     a_sd = grid[int(np.argmin(losses))]
-    additive = float("nan")  # the additive check runs on dense matrices only
+    additive, converged = float("nan"), True  # the additive check runs on dense matrices only
     if not isinstance(train, ObservedCells):
-        c, b_add = fit_additive(train)
+        c, b_add, converged = fit_additive_converged(train)
         additive = predictive_scores(sigmoid(c[rows] + b_add[cols]), truth).log_loss
     selection = PriorSelection(
-        a_sd, b_mean, b_sd, grid, losses, additive, edge=edge, edge_z=edge_z, extended=extended
+        a_sd,
+        b_mean,
+        b_sd,
+        grid,
+        losses,
+        additive,
+        edge=edge,
+        edge_z=edge_z,
+        extended=extended,
+        additive_converged=converged,
     )
     return prior.penalty(sigma, a_sd, b_mean, b_sd), selection
 

@@ -105,6 +105,9 @@ class IRTResult:
     n_iter : int
     converged : bool
     seconds : float
+    restarted : bool
+        Whether the given start collapsed to an intercept-only model and the fit restarted
+        from the accuracy-based start (warned by the fit; saved in ``fit.json``).
     options : dict
         The estimator's parameters.
     shape : (int, int)
@@ -181,6 +184,7 @@ class IRTResult:
     disconnected: dict[str, Any] | None = field(default=None, compare=False)
     saved_abilities: pd.DataFrame | None = field(default=None, repr=False, compare=False)
     saved_intervals: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    restarted: bool = field(default=False, compare=False)
     uncertainty_cache: tuple[Any, tuple[float, bool, bool], Any] | None = field(
         default=None, init=False, repr=False, compare=False
     )
@@ -368,6 +372,12 @@ class IRTResult:
                     "note": "10% of the observed cells held out (seed 0), the chosen prior's "
                     "fit against the additive model logit p = c_i + b_j on the same cells",
                 }
+                if not sel.additive_converged:  # warned by the fit; said where it happened
+                    info["prior_selection"]["additive_converged"] = False
+                    info["heldout_check"]["additive_note"] = (
+                        "the additive model stopped at its iteration limit before converging "
+                        "(its log-loss is from the last iterate)"
+                    )
         if self.normalisation is not None:
             info["raw_shift"] = self.normalisation.shift.tolist()
             info["raw_scale"] = self.normalisation.scale
@@ -392,6 +402,11 @@ class IRTResult:
             info["intercept_only"] = (
                 "every item discrimination is ~0: the fit is an intercept-only model (the data "
                 "may carry no signal about model differences)"
+            )
+        if self.restarted:  # warned by the fit; kept with it
+            info["restarted"] = (
+                "the fit collapsed to an intercept-only model (all discriminations ~0) from the "
+                "given start; restarted from the accuracy-based start"
             )
         if self.rank_selection is not None:
             info["rank_selection"] = {
@@ -450,7 +465,9 @@ class CrossValidation:
     ----------
     table : DataFrame
         One row per (split, fit): ``split``, ``fit`` (``"model"`` or ``"additive"``),
-        ``log_loss``, ``brier``, ``auc`` (binary cells only; NaN if none), ``n_cells``.
+        ``log_loss``, ``brier``, ``auc`` (binary cells only; NaN if none), ``n_cells``,
+        ``converged`` (False: that fit stopped at its iteration limit; its scores are from
+        the last iterate).
     heldout : float
         Fraction of observed cells hidden per split.
     """

@@ -152,6 +152,12 @@ def _fit_info(result: Any) -> dict[str, Any]:
         "loss": result.loss,
         "sweeps": result.n_iter,
         "converged": result.converged,
+        # said only where it happened (warned by the fit, kept in fit.json)
+        **(
+            {"start": "restarted from the accuracy-based start (the given start collapsed)"}
+            if getattr(result, "restarted", False)
+            else {}
+        ),
     }
 
 

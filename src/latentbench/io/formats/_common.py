@@ -396,7 +396,13 @@ class Columns:
 
 
 def constant_text(value: str | None, n: int) -> pd.api.extensions.ExtensionArray:
-    """``n`` copies of one string (or missing) as a string array, without a Python list."""
+    """``n`` copies of one string (or missing) as a string array, without a Python list.
+
+    A value from the system (a file's path or name) under a locale that is not UTF-8 spells
+    its non-ASCII bytes as surrogate escapes, which Arrow refuses: it is kept as the UTF-8
+    text of those bytes (``é``, the file's name as the user sees it)."""
+    if value is not None and not value.isascii():
+        value = value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     return pd.array([value], dtype="str").repeat(n)
 
 
