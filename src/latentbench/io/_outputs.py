@@ -23,7 +23,13 @@ import pandas as pd
 
 from latentbench.exceptions import InputError
 
-__all__ = ["check_destination", "escape_spreadsheet", "unescape_spreadsheet", "write_directory"]
+__all__ = [
+    "check_destination",
+    "escape_spreadsheet",
+    "replace_whole",
+    "unescape_spreadsheet",
+    "write_directory",
+]
 
 _FORMULA = r"^[=+\-@\t\r]"
 
@@ -101,6 +107,23 @@ def write_directory(
         raise InputError(f"cannot write {out}: {exc.strerror or exc}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def replace_whole(path: Path, text: str, encoding: str | None = None) -> None:
+    """Write ``text`` at ``path`` whole or not at all: a temporary file beside it, renamed
+    over it, so a write that fails midway (a full disk), a reader at that moment (a browser
+    reloading a report) or another process writing it at once never sees a cut or interleaved
+    file; a symlink or a device (``/dev/stdout``) is written in place."""
+    path = Path(path)
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        path.write_text(text, encoding=encoding)
+        return
+    staging = path.with_name(f".{path.name[:40]}.tmp{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        staging.write_text(text, encoding=encoding)
+        os.replace(staging, path)
+    finally:
+        staging.unlink(missing_ok=True)
 
 
 MOVE_WAIT = 60.0

@@ -14,7 +14,6 @@ import json
 import math
 import numbers
 import os
-import uuid
 import warnings
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -294,17 +293,12 @@ def write_json(out: str | os.PathLike[str], name: str, data: Any) -> Path:
 
     folder = Path(out)
     check_destination(folder, "dir", flag="out=")  # a file there: said, not FileExistsError
+    from latentbench.io._outputs import replace_whole
+
     text = json.dumps(data, indent=2, allow_nan=False)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
-    # whole or not at all: a temporary file beside it, renamed over it (another call writing
-    # it at once, or an interruption, never leaves a half-written or interleaved file)
-    staging = folder / f".{name}.tmp{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    try:
-        staging.write_text(text)
-        os.replace(staging, path)
-    finally:
-        staging.unlink(missing_ok=True)
+    replace_whole(path, text)  # another call writing it at once never interleaves with it
     return path
 
 

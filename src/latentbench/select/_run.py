@@ -308,9 +308,10 @@ class SelectionResult:
         text = json.dumps(self.to_dict(trace=trace), indent=1)
         if path is not None:
             from latentbench.io import check_destination
+            from latentbench.io._outputs import replace_whole
 
             check_destination(Path(path), "file", flag="path=")  # a folder, no parent: said
-            _replace_whole(Path(path), text)
+            replace_whole(Path(path), text)  # whole or not at all
         return text
 
     def to_frame(self) -> pd.DataFrame:
@@ -318,24 +319,6 @@ class SelectionResult:
         import pandas as pd
 
         return pd.DataFrame(self.to_dict(trace=False)["arms"])
-
-
-def _replace_whole(path: Path, text: str) -> None:
-    """Write ``text`` at ``path`` whole or not at all: a temporary file beside it, renamed
-    over it (a write that fails midway, or another process writing it at once, never leaves a
-    cut or interleaved file); a symlink or a device is written in place."""
-    import os
-    import uuid
-
-    if path.is_symlink() or (path.exists() and not path.is_file()):
-        path.write_text(text)
-        return
-    staging = path.with_name(f".{path.name}.tmp{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    try:
-        staging.write_text(text)
-        os.replace(staging, path)
-    finally:
-        staging.unlink(missing_ok=True)
 
 
 def _checked(oracle: Oracle, arm: int, items: np.ndarray) -> np.ndarray:
