@@ -11,6 +11,9 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from latentbench.exceptions import InputError
 from latentbench.io.store import Store
 
 CLI = "from latentbench.cli import main; main()"
@@ -116,3 +119,34 @@ def test_a_store_opened_while_another_process_writes_it_waits(tmp_path: Path, st
             db.connection.execute("SELECT 1")
     finally:
         release.join()
+
+
+def test_the_holders_command_is_shown_escaped(tmp_path: Path):
+    """The holder's command, read from /proc, keeps its non-ASCII text and shows control
+    characters escaped (an argument holding a terminal escape never acts on the terminal)."""
+    if not Path("/proc/self/cmdline").exists():
+        pytest.skip("no /proc: the holder's command is not known (the PID still is)")
+    store = tmp_path / "held.duckdb"
+    Store(store).close()
+    code = (
+        "import sys; from latentbench.io.store import Store; "
+        f"s = Store({str(store)!r}); print('ready', flush=True); sys.stdin.readline()"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, "café", "\x1b[31mred"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        with pytest.raises(InputError) as caught:
+            Store(store, wait=0)
+        message = str(caught.value)
+        assert f"PID {holder.pid} runs `" in message, message
+        assert "café \\x1b[31mred`" in message, message
+        assert "\x1b" not in message
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)

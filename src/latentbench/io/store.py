@@ -134,6 +134,9 @@ def _without_meta(path: str) -> str:
     )
 
 
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069]")
+"""Control, bidi and line-separator characters: shown escaped in a holder's command."""
+
 _LIVE_WORDS = ("select live", "--live")
 """Words of a command that holds its store until it stops (a live run)."""
 
@@ -182,7 +185,7 @@ def _holder_command(pid: int | None) -> str | None:
         words = words[1:]  # python /venv/bin/latentbench ...: the console script
     if words and Path(words[0]).name in ("latentbench", "latentbench.exe"):
         words[0] = "latentbench"
-    text = " ".join(words).encode("unicode_escape").decode("ascii")
+    text = _UNPRINTABLE.sub(lambda m: ascii(m.group())[1:-1], " ".join(words))
     return text if len(text) <= 300 else text[:297] + "..."
 
 
