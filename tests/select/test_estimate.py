@@ -936,6 +936,37 @@ def test_saved_estimates_and_comparisons_read_back(tmp_path):
         CompareResult.read(tmp_path / "many")
 
 
+def test_estimates_are_saved_all_together(tmp_path, monkeypatch):
+    """EstimateSet.save wrote estimate.json, then estimates.csv, in place: a save that failed
+    between them (or another call saving into the same folder at that moment) left one call's
+    estimate.json beside another's estimates.csv. Now the files are moved in together
+    (write_directory, estimate.json last): a failed save leaves the earlier files as they were."""
+    import latentbench.irt._fitdir as fitdir
+    from latentbench.select import EstimateSet
+
+    Y, _ = simulate(10, 90, rank=1, seed=7)
+    cal = from_matrix(matrix(Y[:7]), rank=1)
+    first = estimate_many(cal, matrix(Y[7:], prefix="n"), budget=25)
+    first.save(tmp_path / "est")
+    before = {p.name: p.read_bytes() for p in (tmp_path / "est").iterdir()}
+    second = estimate_many(cal, matrix(Y[7:9], prefix="k"), budget=25)
+
+    def full_disk(table, path):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fitdir, "write_csv", full_disk)
+    with pytest.raises((InputError, OSError), match="No space left on device"):
+        second.save(tmp_path / "est")
+    after = {p.name: p.read_bytes() for p in (tmp_path / "est").iterdir()}
+    assert after == before
+    monkeypatch.undo()
+    second.save(tmp_path / "est")
+    back = EstimateSet.read(tmp_path / "est")
+    assert [r.model for r in back] == ["k0", "k1"]
+    assert list(pd.read_csv(tmp_path / "est" / "estimates.csv")["model"]) == ["k0", "k1"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["est"]  # no staging left
+
+
 def test_a_hand_edited_design_is_named_for_what_was_edited(tmp_path):
     """A design with a middle row deleted or repeated, or a probability edited, is refused for
     that reason (it said 'made from another calibration'); cutting its last rows is a valid

@@ -13,15 +13,23 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
 
 from latentbench.exceptions import InputError
 
-__all__ = ["check_destination", "escape_spreadsheet", "unescape_spreadsheet", "write_directory"]
+__all__ = [
+    "check_destination",
+    "escape_spreadsheet",
+    "replace_whole",
+    "unescape_spreadsheet",
+    "write_directory",
+]
 
 _FORMULA = r"^[=+\-@\t\r]"
 
@@ -64,6 +72,11 @@ def write_directory(
     is removed before the others are removed or replaced, so an interruption leaves no new
     table next to a stale ``last`` file. Any failure is an :class:`InputError` naming
     ``out``; nothing partial is left behind.
+
+    Two processes writing the same ``out`` at once (two runs given one ``--out``) move their
+    files in one after the other (a lock beside ``out``, :func:`_moving_in`): ``out`` ends
+    with all the files of one of them, never some of each, and neither fails because the
+    other created ``out`` first.
     """
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -79,20 +92,87 @@ def write_directory(
     try:
         for name, write in writers.items():
             write(staging / name)
-        if not out.exists():
-            os.replace(staging, out)
-            return
-        (out / last).unlink(missing_ok=True)
-        for name in remove:
-            (out / name).unlink(missing_ok=True)
-        for name in writers:
-            if name != last:
-                os.replace(staging / name, out / name)
-        os.replace(staging / last, out / last)
+        with _moving_in(out):
+            if not out.exists():
+                os.replace(staging, out)
+                return
+            (out / last).unlink(missing_ok=True)
+            for name in remove:
+                (out / name).unlink(missing_ok=True)
+            for name in writers:
+                if name != last:
+                    os.replace(staging / name, out / name)
+            os.replace(staging / last, out / last)
     except OSError as exc:
         raise InputError(f"cannot write {out}: {exc.strerror or exc}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def replace_whole(path: Path, text: str, encoding: str | None = None) -> None:
+    """Write ``text`` at ``path`` whole or not at all: a temporary file beside it, renamed
+    over it, so a write that fails midway (a full disk), a reader at that moment (a browser
+    reloading a report) or another process writing it at once never sees a cut or interleaved
+    file; a symlink or a device (``/dev/stdout``) is written in place."""
+    path = Path(path)
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        path.write_text(text, encoding=encoding)
+        return
+    staging = path.with_name(f".{path.name[:40]}.tmp{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        staging.write_text(text, encoding=encoding)
+        os.replace(staging, path)
+    finally:
+        staging.unlink(missing_ok=True)
+
+
+MOVE_WAIT = 60.0
+"""Seconds :func:`write_directory` waits for another process moving files into the same
+folder (a few renames: milliseconds, unless that process hangs)."""
+
+
+@contextmanager
+def _moving_in(out: Path) -> Iterator[None]:
+    """Hold the lock of moving files into ``out``: ``.NAME.lock`` beside it (``flock``,
+    let go by the system when its process dies), removed when the block ends. Where the
+    system has no ``flock`` (Windows) there is no lock."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    lock = out.parent / f".{out.name[:40]}.lock"
+    deadline = time.monotonic() + MOVE_WAIT
+    while True:
+        fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise InputError(
+                            f"cannot write {out}: another process has been writing it for "
+                            f"{MOVE_WAIT:g} s (it holds {lock}); expected it free: wait until "
+                            "that run ends, or give this one another --out"
+                        ) from None
+                    time.sleep(0.02)
+            try:  # the lock file may have been removed by its former holder meanwhile
+                current = os.fstat(fd).st_ino == os.stat(lock).st_ino
+            except FileNotFoundError:
+                current = False
+        except BaseException:
+            os.close(fd)
+            raise
+        if current:
+            break
+        os.close(fd)
+    try:
+        yield
+    finally:
+        lock.unlink(missing_ok=True)  # before letting go: a waiter finds it gone and retries
+        os.close(fd)
 
 
 def check_destination(out: Path, kind: str = "dir", flag: str = "--out") -> None:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 import uuid
 import warnings
 from collections.abc import Iterable
@@ -133,6 +134,84 @@ def _without_meta(path: str) -> str:
     )
 
 
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069]")
+"""Control, bidi and line-separator characters: shown escaped in a holder's command."""
+
+_LIVE_WORDS = ("select live", "--live")
+"""Words of a command that holds its store until it stops (a live run)."""
+
+
+def _connect(path: str, read_only: bool, wait: float) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection to ``path``; while another process holds it, tried again for up to
+    ``wait`` seconds (not when that process is a live run), then an :class:`InputError`
+    naming that process, its command where the system tells it, and what to do."""
+    deadline = time.monotonic() + max(wait, 0.0)
+    while True:
+        try:
+            return duckdb.connect(duckdb_path(path), read_only=read_only)
+        except duckdb.Error as exc:
+            held = re.search(r"Conflicting lock is held in (.*?\(PID (\d+)\)|\S+)", str(exc))
+            if held is not None:  # another process's lock: the file is a store, in use
+                pid = int(held.group(2)) if held.group(2) else None
+                command = _holder_command(pid)
+                live = command is not None and any(w in command for w in _LIVE_WORDS)
+                if time.monotonic() < deadline and not live:
+                    time.sleep(0.1)  # a short command (an ingest, a report) ends soon
+                    continue
+                raise InputError(_in_use(path, held.group(1), pid, command, wait, live)) from None
+            if "different configuration" in str(exc):  # open in this process, another mode
+                raise InputError(
+                    f"{path}: this process already holds the store open (a Store of it "
+                    "not closed, read-only here and writable there or the other way round: "
+                    "DuckDB opens one file in one mode per process); expected the open Store "
+                    "object passed instead of its path (e.g. load_calibration(store, "
+                    "benchmark=...)), or that Store closed first"
+                ) from None
+            raise InputError(f"{path}: cannot open as a DuckDB store ({exc})") from None
+
+
+def _holder_command(pid: int | None) -> str | None:
+    """The command line of process ``pid`` as a person typed it (``latentbench select live
+    --config run.toml ...``: a console script's interpreter left out), its control
+    characters escaped; None where the system does not tell (no ``/proc``, another user's)."""
+    if pid is None:
+        return None
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    words = [w.decode("utf-8", "backslashreplace") for w in raw.split(b"\0") if w]
+    if len(words) > 1 and Path(words[1]).name in ("latentbench", "latentbench.exe"):
+        words = words[1:]  # python /venv/bin/latentbench ...: the console script
+    if words and Path(words[0]).name in ("latentbench", "latentbench.exe"):
+        words[0] = "latentbench"
+    text = _UNPRINTABLE.sub(lambda m: ascii(m.group())[1:-1], " ".join(words))
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _in_use(
+    path: str, holder: str, pid: int | None, command: str | None, wait: float, live: bool
+) -> str:
+    """The refusal of a store another process holds (see :func:`_connect`)."""
+    message = (
+        f"{path}: the store is in use by another process ({holder}): DuckDB lets one process "
+        "write a store or several read it, never both at once"
+    )
+    if command is not None:
+        message += f"; PID {pid} runs `{command}`"
+    if live:
+        return message + (
+            "; a live run holds its store until it stops (its progress prints where it runs); "
+            "expected it free: wait until it ends, or stop it with Ctrl-C (the same command "
+            "resumes it, paying for no stored cell again), then run this command"
+        )
+    waited = f" (waited {wait:g} s)" if wait > 0 else ""
+    return message + (
+        f"{waited}; expected it free: wait until that process (an ingest, a live run, a "
+        "reader while this one writes) ends, or work on a copy of the file"
+    )
+
+
 class Store(SelectionRuns):
     """An embedded DuckDB store of responses, fits and selection runs (one file).
 
@@ -142,6 +221,12 @@ class Store(SelectionRuns):
         The ``.duckdb`` file; created with the schema when absent. ``":memory:"`` works too.
     read_only : bool
         Open without write access (several readers may share a file).
+    wait : float
+        Seconds to wait, when another process holds the file (DuckDB lets one process write
+        it, or several read it), for that process to let it go before refusing: two ingests
+        started together run one after the other. A live run (``select live``,
+        ``estimate --live``) holds its store until it stops: no wait then, the refusal names
+        it at once.
 
     Examples
     --------
@@ -150,7 +235,9 @@ class Store(SelectionRuns):
     ...     matrix = store.matrix("arc_easy", metric="acc")
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, read_only: bool = False, wait: float = 5.0
+    ) -> None:
         self.path = str(path)
         suffix = Path(self.path).suffix.lower()
         if suffix in TABLE_SUFFIXES:  # DuckDB would open (or make) it as a database
@@ -169,26 +256,7 @@ class Store(SelectionRuns):
                 "exist (create it first)"
             )
         self._connection: duckdb.DuckDBPyConnection | None = None
-        try:
-            self._connection = duckdb.connect(duckdb_path(self.path), read_only=read_only)
-        except duckdb.Error as exc:
-            held = re.search(r"Conflicting lock is held in (.*?\(PID \d+\)|\S+)", str(exc))
-            if held is not None:  # another process's lock: the file is a store, in use
-                raise InputError(
-                    f"{self.path}: the store is in use by another process ({held.group(1)}): "
-                    "DuckDB lets one process write a store or several read it, never both at "
-                    "once; expected it free: wait until that process (an ingest, a live run, "
-                    "a reader while this one writes) ends, or work on a copy of the file"
-                ) from None
-            if "different configuration" in str(exc):  # open in this process, another mode
-                raise InputError(
-                    f"{self.path}: this process already holds the store open (a Store of it "
-                    "not closed, read-only here and writable there or the other way round: "
-                    "DuckDB opens one file in one mode per process); expected the open Store "
-                    "object passed instead of its path (e.g. load_calibration(store, "
-                    "benchmark=...)), or that Store closed first"
-                ) from None
-            raise InputError(f"{self.path}: cannot open as a DuckDB store ({exc})") from None
+        self._connection = _connect(self.path, read_only, wait)
         self._refuse_foreign()
         if not read_only:
             self.connection.execute(DDL)

@@ -261,5 +261,8 @@ def render_page(
         version=__version__,
     )
     if path is not None:
-        Path(path).write_text(html, encoding="utf-8")
+        from latentbench.io._outputs import replace_whole
+
+        # whole or not at all: a browser reloading it, or a failed write, never sees half
+        replace_whole(Path(path), html, encoding="utf-8")
     return html

@@ -293,10 +293,18 @@ def write_json(out: str | os.PathLike[str], name: str, data: Any) -> Path:
 
     folder = Path(out)
     check_destination(folder, "dir", flag="out=")  # a file there: said, not FileExistsError
+    from latentbench.io._outputs import replace_whole
+
+    text = json.dumps(data, indent=2, allow_nan=False)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
-    path.write_text(json.dumps(data, indent=2, allow_nan=False))
+    replace_whole(path, text)  # another call writing it at once never interleaves with it
     return path
+
+
+def _write_json_file(path: Path, data: Any) -> None:
+    """Write ``data`` as JSON at ``path`` (NaN refused), for :func:`write_directory`."""
+    path.write_text(json.dumps(data, indent=2, allow_nan=False))
 
 
 def outward(lower: float, upper: float, fmt: str = ".3f") -> tuple[str, str]:
@@ -1677,20 +1685,30 @@ class EstimateSet:
         (``complete``, ``not_estimated``, ``failures``), which :meth:`read` reads back; a
         complete one removes a ``estimate_status.json`` left there by an earlier call.
         """
+        from functools import partial
+
+        from latentbench.io import check_destination
+        from latentbench.io._outputs import write_directory
         from latentbench.irt._fitdir import write_csv
 
-        path = write_json(out, "estimate.json", self.to_dict())
-        write_csv(self.to_frame(), Path(out) / "estimates.csv")
-        status = Path(out) / self.STATUS_FILE
+        folder = Path(out)
+        check_destination(folder, "dir", flag="out=")  # a file there: said, not FileExistsError
+        # all together, estimate.json last (write_directory): another call writing the same
+        # folder at once, or an interruption, never leaves one call's table beside another's
+        writers: dict[str, Callable[[Path], object]] = {
+            "estimates.csv": partial(write_csv, self.to_frame()),
+            "estimate.json": partial(_write_json_file, data=self.to_dict()),
+        }
         if not self.complete:
-            write_json(out, self.STATUS_FILE, {
+            writers[self.STATUS_FILE] = partial(_write_json_file, data={
                 "complete": False,
                 "not_estimated": list(self.not_estimated),
                 "failures": dict(self.failures),
             })  # fmt: skip
-        elif status.is_file():
-            status.unlink()
-        return path
+        # a complete set removes the status file an earlier, incomplete call left there
+        remove = [] if not self.complete else [self.STATUS_FILE]
+        write_directory(folder, writers, last="estimate.json", remove=remove)
+        return folder / "estimate.json"
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> EstimateSet:

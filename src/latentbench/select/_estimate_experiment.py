@@ -120,17 +120,21 @@ class EstimateExperiment:
         """Write ``runs.csv``, ``summary.csv`` and ``summary.json`` into ``directory``
         (created); returns their paths."""
         from latentbench.io import check_destination
+        from latentbench.io._outputs import write_directory
 
         folder = Path(directory)
         check_destination(folder, "dir", flag="directory=")  # a file there: said
-        folder.mkdir(parents=True, exist_ok=True)
-        paths = [folder / name for name in ("runs.csv", "summary.csv", "summary.json")]
-        self.runs.to_csv(paths[0], index=False)
-        self.by_budget().to_csv(paths[1], index=False)
         params = {**self.params, "warnings": list(self.warnings)}
         text = json.dumps({"params": params, **self.summary}, indent=1, allow_nan=False)
-        paths[2].write_text(text, encoding="utf-8")
-        return paths
+        runs, by_budget = self.runs, self.by_budget()
+        # all together, summary.json last: a failed save, or another saving into the same
+        # folder at once, never leaves one experiment's tables beside another's summary
+        write_directory(folder, {
+            "runs.csv": lambda path: runs.to_csv(path, index=False),
+            "summary.csv": lambda path: by_budget.to_csv(path, index=False),
+            "summary.json": lambda path: path.write_text(text, encoding="utf-8"),
+        }, last="summary.json")  # fmt: skip
+        return [folder / name for name in ("runs.csv", "summary.csv", "summary.json")]
 
     @classmethod
     def read(cls, directory: str | os.PathLike[str]) -> EstimateExperiment:

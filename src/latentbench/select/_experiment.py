@@ -330,17 +330,22 @@ class ExperimentResult:
         """
 
         from latentbench.io import check_destination
+        from latentbench.io._outputs import write_directory
 
         out = Path(out)
         check_destination(out, "dir", flag="out=")  # a file there: said, not FileExistsError
-        out.mkdir(parents=True, exist_ok=True)
         record = {"params": self.params, "pools": self.pools, "summary": self.summary}
         # strict JSON: a missing value is null, never a bare NaN token
-        paths = [out / name for name in ("summary.json", "summary.csv", "curves.csv")]
-        paths[0].write_text(json.dumps(_plain(record), indent=1, allow_nan=False))
-        self.to_frame().to_csv(paths[1], index=False)
-        self.curve_frame().to_csv(paths[2], index=False)
-        return paths
+        text = json.dumps(_plain(record), indent=1, allow_nan=False)
+        summary, curves = self.to_frame(), self.curve_frame()
+        # all together, summary.json last: a failed save, or another saving into the same
+        # folder at once, never leaves one run's tables beside another's summary
+        write_directory(out, {
+            "summary.csv": lambda path: summary.to_csv(path, index=False),
+            "curves.csv": lambda path: curves.to_csv(path, index=False),
+            "summary.json": lambda path: path.write_text(text),
+        }, last="summary.json")  # fmt: skip
+        return [out / name for name in ("summary.json", "summary.csv", "curves.csv")]
 
     def write(self, out: str | Path) -> list[Path]:
         """Deprecated name of :meth:`save` (kept for scripts written before it)."""

@@ -308,9 +308,10 @@ class SelectionResult:
         text = json.dumps(self.to_dict(trace=trace), indent=1)
         if path is not None:
             from latentbench.io import check_destination
+            from latentbench.io._outputs import replace_whole
 
             check_destination(Path(path), "file", flag="path=")  # a folder, no parent: said
-            Path(path).write_text(text)
+            replace_whole(Path(path), text)  # whole or not at all
         return text
 
     def to_frame(self) -> pd.DataFrame:
