@@ -144,7 +144,9 @@ def main() -> None:
     load = os.getloadavg()[0]
     times = interleaved_seconds({tag: (lambda t=tag: report(t)) for tag in trees}, args.repeats)
     same = pages["old"] == pages["new"]
-    print(f"report {work / 'fit'}: {args.repeats} rounds, load {load:.1f}->{os.getloadavg()[0]:.1f}")
+    print(
+        f"report {work / 'fit'}: {args.repeats} rounds, load {load:.1f}->{os.getloadavg()[0]:.1f}"
+    )
     for tag, got in times.items():
         wall = statistics.median(g[0] for g in got)
         cpu = statistics.median(g[1] for g in got)

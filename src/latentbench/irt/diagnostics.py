@@ -116,9 +116,7 @@ def _association_score(scores: np.ndarray, observed: np.ndarray, theta: np.ndarr
     return z
 
 
-def _association_block(
-    scores: np.ndarray, observed: np.ndarray, theta: np.ndarray
-) -> np.ndarray:
+def _association_block(scores: np.ndarray, observed: np.ndarray, theta: np.ndarray) -> np.ndarray:
     """:func:`_association_score` of some items (all models)."""
     w = observed.astype(np.float64)
     y = np.where(observed, scores, 0.0).astype(np.float64)
@@ -140,13 +138,13 @@ _BLOCK_CELLS = 1 << 23
 """Cells (models x items) per block of the per-item diagnostics: 64 MB a float64 temporary."""
 
 
-def _item_blocks(shape: tuple[int, ...], cells: int = _BLOCK_CELLS) -> list[tuple[int, int]]:
+def _item_blocks(shape: tuple[int, ...]) -> list[tuple[int, int]]:
     """``(start, stop)`` of consecutive blocks of items covering ``shape[1]`` items, about
-    ``cells`` cells each, none of a single item unless there is only one: NumPy sums a
+    :data:`_BLOCK_CELLS` cells each, none of a single item unless there is only one: NumPy sums a
     one-column block down the models pairwise, and a wider one row after row as the whole
     matrix (the per-item sums are then the same numbers whatever the blocks)."""
     n_models, n_items = shape[0], shape[1]
-    width = max(2, cells // max(n_models, 1))
+    width = max(2, _BLOCK_CELLS // max(n_models, 1))
     bounds = [(s, min(s + width, n_items)) for s in range(0, n_items, width)]
     if len(bounds) > 1 and bounds[-1][1] - bounds[-1][0] < 2:
         bounds[-2:] = [(bounds[-2][0], n_items)]
