@@ -106,24 +106,30 @@ def _association_score(scores: np.ndarray, observed: np.ndarray, theta: np.ndarr
 
     Computed over blocks of items (:func:`_item_blocks`): a few ``N x block`` temporaries
     instead of six ``N x J`` float64 arrays (3.8 GB at 4,000 x 20,000); each item's sums are
-    the same numbers, summed over the models in the same order.
+    the same numbers, summed over the models in the same order. The abilities' sum over each
+    item's models is one product of the whole matrix, as before: BLAS sums a column at the
+    edge of a block in another order (a last-digit change of ``z``).
     """
     J = scores.shape[1]
+    theta_sums = observed.astype(np.float64).T @ theta
     z = np.empty(J)
     for start, stop in _item_blocks(scores.shape):
         part = slice(start, stop)
-        z[part] = _association_block(scores[:, part], observed[:, part], theta)
+        z[part] = _association_block(scores[:, part], observed[:, part], theta, theta_sums[part])
     return z
 
 
-def _association_block(scores: np.ndarray, observed: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """:func:`_association_score` of some items (all models)."""
+def _association_block(
+    scores: np.ndarray, observed: np.ndarray, theta: np.ndarray, theta_sums: np.ndarray
+) -> np.ndarray:
+    """:func:`_association_score` of some items (all models; ``theta_sums``: the sum of the
+    abilities of each item's observed models)."""
     w = observed.astype(np.float64)
     y = np.where(observed, scores, 0.0).astype(np.float64)
     n = w.sum(axis=0)
     safe = np.maximum(n, 1.0)
     y_bar = y.sum(axis=0) / safe
-    t_bar = (w.T @ theta) / safe
+    t_bar = theta_sums / safe
     centred = (theta[:, None] - t_bar) * w
     s_tt = (centred * centred).sum(axis=0)
     cross = (centred * y).sum(axis=0)  # sum (y - ybar)(theta - tbar): centred sums to 0
@@ -134,8 +140,8 @@ def _association_block(scores: np.ndarray, observed: np.ndarray, theta: np.ndarr
     return np.asarray(z)
 
 
-_BLOCK_CELLS = 1 << 23
-"""Cells (models x items) per block of the per-item diagnostics: 64 MB a float64 temporary."""
+_BLOCK_CELLS = 1 << 21
+"""Cells (models x items) per block of the per-item diagnostics: 16 MB a float64 temporary."""
 
 
 def _item_blocks(shape: tuple[int, ...]) -> list[tuple[int, int]]:
