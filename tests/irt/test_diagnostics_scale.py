@@ -121,24 +121,28 @@ def test_item_diagnostics_keep_few_matrix_sized_arrays(monkeypatch):
         assert peak < 2.5 * matrix_sized, (diagnostic.__name__, peak / matrix_sized)
 
 
-def test_standard_errors_once_per_options_for_a_report(monkeypatch):
+@pytest.mark.parametrize(("prior", "computed"), [("default", 1), (None, 2)])
+def test_standard_errors_once_per_options_for_a_report(monkeypatch, prior, computed):
     # a report asks with the scale correction, without it (uninformative_items), then with
-    # it again (rank_changes): the third was computed again (a cache of the last options)
+    # it again (rank_changes): the third was computed again (a cache of the last options),
+    # and a MAP fit (the default), which the correction leaves alone, computed the same twice
     data = simulate_2pl(40, 120, random_state=2)
-    result = TwoPL().fit(data.matrix)
+    result = (TwoPL() if prior == "default" else TwoPL(prior=None)).fit(data.matrix)
     calls = []
     original = inference.information_blocks
     monkeypatch.setattr(
         inference, "information_blocks", lambda *a, **k: calls.append(1) or original(*a, **k)
     )
     first = inference.standard_errors(result, data.matrix)
-    inference.standard_errors(result, data.matrix, scale_correction=False)
+    plain = inference.standard_errors(result, data.matrix, scale_correction=False)
     again = inference.standard_errors(result, data.matrix)
-    assert len(calls) == 2
+    assert len(calls) == computed
     assert first.abilities.equals(again.abilities) and first.items.equals(again.items)
+    same = plain.abilities.equals(first.abilities) and plain.items.equals(first.items)
+    assert same == (prior == "default")
     other = ResponseMatrix(
         np.array(data.matrix.scores), data.matrix.model_ids, data.matrix.item_ids
     )
     inference.standard_errors(result, other)  # another matrix: computed, the cache its own
     inference.standard_errors(result, data.matrix)
-    assert len(calls) == 4
+    assert len(calls) == computed + 2
