@@ -150,11 +150,11 @@ class IRTResult:
         method, fallback, caveat and checks of those intervals), which such a report says;
         None for a fresh fit or a fit.json without it.
     uncertainty_cache : tuple or None
-        ``(matrix, options, Uncertainty)``: the last :meth:`standard_errors` of a
-        :class:`~latentbench.io.ResponseMatrix` (read-only arrays; the cache keeps a reference
-        to it), returned (a copy) when asked again for the same matrix object with the same
-        options, so the saved tables, the printed ones and a report's sections share one
-        computation. Not an argument.
+        ``(matrix, {options: Uncertainty})``: the :meth:`standard_errors` of the last
+        :class:`~latentbench.io.ResponseMatrix` asked for (read-only arrays; the cache keeps a
+        reference to it), one per options, returned (a copy) when asked again for the same
+        matrix object with the same options, so the saved tables, the printed ones and a
+        report's sections share one computation. Not an argument.
     """
 
     abilities: pd.DataFrame
@@ -185,7 +185,7 @@ class IRTResult:
     saved_abilities: pd.DataFrame | None = field(default=None, repr=False, compare=False)
     saved_intervals: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     restarted: bool = field(default=False, compare=False)
-    uncertainty_cache: tuple[Any, tuple[float, bool, bool], Any] | None = field(
+    uncertainty_cache: tuple[Any, dict[tuple[float, bool, bool], Any]] | None = field(
         default=None, init=False, repr=False, compare=False
     )
 

@@ -102,13 +102,34 @@ def uninformative_items(
 
 
 def _association_score(scores: np.ndarray, observed: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """Score statistic of a_j = 0 per item (see :func:`uninformative_items`), shape (J,)."""
+    """Score statistic of a_j = 0 per item (see :func:`uninformative_items`), shape (J,).
+
+    Computed over blocks of items (:func:`_item_blocks`): a few ``N x block`` temporaries
+    instead of six ``N x J`` float64 arrays (3.8 GB at 4,000 x 20,000); each item's sums are
+    the same numbers, summed over the models in the same order. The abilities' sum over each
+    item's models is one product of the whole matrix, as before: BLAS sums a column at the
+    edge of a block in another order (a last-digit change of ``z``).
+    """
+    J = scores.shape[1]
+    theta_sums = observed.astype(np.float64).T @ theta
+    z = np.empty(J)
+    for start, stop in _item_blocks(scores.shape):
+        part = slice(start, stop)
+        z[part] = _association_block(scores[:, part], observed[:, part], theta, theta_sums[part])
+    return z
+
+
+def _association_block(
+    scores: np.ndarray, observed: np.ndarray, theta: np.ndarray, theta_sums: np.ndarray
+) -> np.ndarray:
+    """:func:`_association_score` of some items (all models; ``theta_sums``: the sum of the
+    abilities of each item's observed models)."""
     w = observed.astype(np.float64)
     y = np.where(observed, scores, 0.0).astype(np.float64)
     n = w.sum(axis=0)
     safe = np.maximum(n, 1.0)
     y_bar = y.sum(axis=0) / safe
-    t_bar = (w.T @ theta) / safe
+    t_bar = theta_sums / safe
     centred = (theta[:, None] - t_bar) * w
     s_tt = (centred * centred).sum(axis=0)
     cross = (centred * y).sum(axis=0)  # sum (y - ybar)(theta - tbar): centred sums to 0
@@ -117,6 +138,23 @@ def _association_score(scores: np.ndarray, observed: np.ndarray, theta: np.ndarr
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where((denom > 0) & (n > 2), cross / np.where(denom > 0, denom, 1.0), np.nan)
     return np.asarray(z)
+
+
+_BLOCK_CELLS = 1 << 21
+"""Cells (models x items) per block of the per-item diagnostics: 16 MB a float64 temporary."""
+
+
+def _item_blocks(shape: tuple[int, ...]) -> list[tuple[int, int]]:
+    """``(start, stop)`` of consecutive blocks of items covering ``shape[1]`` items, about
+    :data:`_BLOCK_CELLS` cells each, none of a single item unless there is only one: NumPy sums a
+    one-column block down the models pairwise, and a wider one row after row as the whole
+    matrix (the per-item sums are then the same numbers whatever the blocks)."""
+    n_models, n_items = shape[0], shape[1]
+    width = max(2, _BLOCK_CELLS // max(n_models, 1))
+    bounds = [(s, min(s + width, n_items)) for s in range(0, n_items, width)]
+    if len(bounds) > 1 and bounds[-1][1] - bounds[-1][0] < 2:
+        bounds[-2:] = [(bounds[-2][0], n_items)]
+    return bounds
 
 
 def constant_items(matrix: ResponseMatrix) -> pd.DataFrame:
@@ -170,7 +208,11 @@ def duplicate_items(
         Family-wise level, Bonferroni over the candidate pairs.
     block : int, default 512
         Items per block of the pairwise products (memory ~ block x n_items x 4 bytes x 5).
-        The products cost about ``3 n_models n_items^2`` flops in all.
+        Binary scores take each pair once, and a complete binary matrix only the pairs whose
+        right answers are within ``(1 - min_agreement) n_models`` of each other (no other
+        pair can agree enough): at most about ``3 n_models n_items^2 / 2`` flops with
+        missing cells, ``n_models n_items^2 / 2`` or much less without (fractional scores:
+        ``6 n_models n_items^2``).
 
     Returns
     -------
@@ -181,60 +223,10 @@ def duplicate_items(
         disagreement on the common models), ``duplicate`` (``p_value <= alpha / n_candidates``).
     """
     scores, observed = _observed(result, matrix)
-    # float32 products: counts are exact below 2^24 models; scores are float32 anyway
-    complete_binary = bool(observed.all()) and bool(np.isin(scores, (0.0, 1.0)).all())
-    obs = None if complete_binary else observed.astype(np.float32)
-    y = np.where(observed, scores, 0.0).astype(np.float32)
-    fitted = result.predict_proba()
-    yes = y if obs is None else y * obs
-    no = None if obs is None else (1.0 - y) * obs
     constant = np.zeros(scores.shape[1], dtype=bool)
     if isinstance(matrix, ResponseMatrix):
         constant[matrix.constant_items()] = True
-    J = scores.shape[1]
-    n_models = scores.shape[0]
-    right = yes.sum(axis=0, dtype=np.float64)  # each item's right answers (dense path)
-    rows: list[tuple[int, int, float, float, float]] = []
-    for start in range(0, J, block):
-        stop = min(start + block, J)
-        if obs is None or no is None:
-            # every cell observed, every score 0 or 1 (a dense leaderboard): the pair
-            # disagrees on r_a + r_b - 2 (both right) models, one product instead of three,
-            # the same integers (exact in float32 below 2^24 models)
-            both = yes[:, start:stop].T @ yes
-            common = np.full(both.shape, float(n_models), dtype=np.float32)
-            dis = (right[start:stop, None] + right[None, :] - 2.0 * both).astype(np.float32)
-        else:
-            common = obs[:, start:stop].T @ obs
-            dis = yes[:, start:stop].T @ no + no[:, start:stop].T @ yes
-        with np.errstate(invalid="ignore", divide="ignore"):
-            agree = 1.0 - dis / common
-        cand = (common >= min_common) & (agree >= min_agreement)
-        cand &= ~constant[start:stop, None] & ~constant[None, :]
-        jj = np.arange(start, stop)[:, None]
-        cand &= jj < np.arange(J)[None, :]
-        a_idx, b_idx = np.nonzero(cand)
-        if a_idx.size == 0:
-            continue
-        a_glob = a_idx + start
-        # expected disagreements for the candidate pairs only
-        # p = fitted, q = 1 - fitted on the observed cells, 0 elsewhere: built for the
-        # candidates' columns only (two more N x J float64 arrays at 4,000 x 20,000: 1.3 GB)
-        seen_a = observed[:, a_glob]
-        seen_b = observed[:, b_idx]
-        p_a, p_b = fitted[:, a_glob] * seen_a, fitted[:, b_idx] * seen_b
-        q_a, q_b = (1.0 - fitted[:, a_glob]) * seen_a, (1.0 - fitted[:, b_idx]) * seen_b
-        expected = np.einsum("ik,ik->k", p_a, q_b) + np.einsum("ik,ik->k", q_a, p_b)
-        rows.extend(
-            zip(
-                a_glob.tolist(),
-                b_idx.tolist(),
-                common[a_idx, b_idx].tolist(),
-                dis[a_idx, b_idx].tolist(),
-                expected.tolist(),
-                strict=True,
-            )
-        )
+    found = _candidate_pairs(scores, observed, constant, min_agreement, min_common, block)
     columns = [
         "item_a",
         "item_b",
@@ -246,11 +238,26 @@ def duplicate_items(
         "identical",
         "duplicate",
     ]
-    if not rows:
+    if found is None:
         return pd.DataFrame({c: [] for c in columns})
-    arr = np.array(rows, dtype=np.float64)
-    ia, ib = arr[:, 0].astype(int), arr[:, 1].astype(int)
-    n_common, dis, expected = arr[:, 2], arr[:, 3], arr[:, 4]
+    ia, ib, common, disagree = found
+    # expected disagreements for the candidate pairs only, the pairs of each block of
+    # `block` first items together (the sums of each pair as before the pruning)
+    # p = fitted, q = 1 - fitted on the observed cells, 0 elsewhere: built for the
+    # candidates' columns only (two more N x J float64 arrays at 4,000 x 20,000: 1.3 GB)
+    fitted = result.predict_proba()
+    expected = np.empty(ia.size)
+    cuts = np.flatnonzero(np.diff(ia // block)) + 1
+    for part in np.split(np.arange(ia.size), cuts):
+        a_glob, b_idx = ia[part], ib[part]
+        seen_a = observed[:, a_glob]
+        seen_b = observed[:, b_idx]
+        p_a, p_b = fitted[:, a_glob] * seen_a, fitted[:, b_idx] * seen_b
+        q_a, q_b = (1.0 - fitted[:, a_glob]) * seen_a, (1.0 - fitted[:, b_idx]) * seen_b
+        expected[part] = np.einsum("ik,ik->k", p_a, q_b) + np.einsum("ik,ik->k", q_a, p_b)
+    n_common = common.astype(np.float64)
+    dis = disagree.astype(np.float64)
+    n_candidates = ia.size
     p_value = poisson_cdf(np.floor(dis + 1e-9), np.maximum(expected, 1e-12))
     ids = result.item_ids
     out = pd.DataFrame(
@@ -263,10 +270,147 @@ def duplicate_items(
             "expected_disagreements": expected,
             "p_value": p_value,
             "identical": dis <= 1e-9,
-            "duplicate": p_value <= alpha / len(rows),
+            "duplicate": p_value <= alpha / n_candidates,
         }
     )
     return out.sort_values(["p_value", "agreement"], ascending=[True, False], ignore_index=True)
+
+
+Pairs = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _candidate_pairs(
+    scores: np.ndarray,
+    observed: np.ndarray,
+    constant: np.ndarray,
+    min_agreement: float,
+    min_common: int,
+    block: int,
+) -> Pairs | None:
+    """:func:`duplicate_items`' candidate pairs: first and second item (``a < b``, in that
+    order), models observed on both and disagreements (float32), or None for none.
+
+    Binary scores (counts, exact in float32 below 2^24 models) take each pair once (the
+    products of a block of items with the items after its start, not all of them); a
+    complete binary matrix also skips the pairs whose right answers differ by more than
+    ``(1 - min_agreement) n_models`` (they disagree on at least that many models): the items
+    sorted by their right answers, each block of them against the window of items whose
+    counts are close enough. Fractional scores keep the products of each block with every
+    item (their float sums as before).
+    """
+    J = scores.shape[1]
+    n_models = scores.shape[0]
+    if not _binary(scores):
+        return _candidate_pairs_fractional(
+            scores, observed, constant, min_agreement, min_common, block
+        )
+    found: list[Pairs] = []
+    if bool(observed.all()):
+        # every cell observed, every score 0 or 1 (a dense leaderboard): the pair
+        # disagrees on r_a + r_b - 2 (both right) models, one product instead of three
+        yes = scores  # float32 0/1, no NaN
+        right = yes.sum(axis=0, dtype=np.float64)  # each item's right answers
+        order = np.argsort(right, kind="stable")
+        ranked = right[order]
+        # a pair farther apart than this has agreement < min_agreement (slack for float32)
+        reach = (1.0 - min_agreement) * n_models + 1.0 + 1e-6 * n_models
+        common_value = np.float32(n_models)
+        for start in range(0, J, block):
+            stop = min(start + block, J)
+            end = int(np.searchsorted(ranked, ranked[stop - 1] + reach, side="right"))
+            rows, cols = order[start:stop], order[start:end]
+            both = yes[:, rows].T @ yes[:, cols]
+            common = np.full(both.shape, common_value, dtype=np.float32)
+            dis = (right[rows, None] + right[None, cols] - 2.0 * both).astype(np.float32)
+            # each pair once: later in the order than the row (the block's own corner)
+            later = np.arange(start, stop)[:, None] < np.arange(start, end)[None, :]
+            kept = _keep(rows, cols, common, dis, later, constant, min_agreement, min_common)
+            if kept is not None:
+                found.append(kept)
+    else:
+        obs = observed.astype(np.float32)
+        yes = np.where(observed, scores, 0.0).astype(np.float32)  # 0 where unobserved
+        no = (1.0 - yes) * obs
+        for start in range(0, J, block):
+            stop = min(start + block, J)
+            common = obs[:, start:stop].T @ obs[:, start:]
+            dis = yes[:, start:stop].T @ no[:, start:] + no[:, start:stop].T @ yes[:, start:]
+            rows, cols = np.arange(start, stop), np.arange(start, J)
+            later = rows[:, None] < cols[None, :]
+            kept = _keep(rows, cols, common, dis, later, constant, min_agreement, min_common)
+            if kept is not None:
+                found.append(kept)
+    if not found:
+        return None
+    ia, ib, common, dis = (np.concatenate(x) for x in zip(*found, strict=True))
+    # the first item first, then the second (the order of the rows before the pruning)
+    first, second = np.minimum(ia, ib), np.maximum(ia, ib)
+    order = np.lexsort((second, first))
+    return first[order], second[order], common[order], dis[order]
+
+
+def _binary(scores: np.ndarray) -> bool:
+    """Whether every observed score (not NaN) is 0 or 1, checked a block of models at a
+    time (no N x J temporaries)."""
+    rows = max(1, _BLOCK_CELLS // max(scores.shape[1], 1))
+    for start in range(0, scores.shape[0], rows):
+        part = scores[start : start + rows]
+        if not bool(((part == 0.0) | (part == 1.0) | np.isnan(part)).all()):
+            return False
+    return True
+
+
+def _keep(
+    rows: np.ndarray,
+    cols: np.ndarray,
+    common: np.ndarray,
+    dis: np.ndarray,
+    later: np.ndarray,
+    constant: np.ndarray,
+    min_agreement: float,
+    min_common: int,
+) -> Pairs | None:
+    """The candidates among the products of items ``rows`` with items ``cols`` (``later``:
+    the pairs to consider)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        agree = 1.0 - dis / common
+    cand = (common >= min_common) & (agree >= min_agreement) & later
+    cand &= ~constant[rows, None] & ~constant[None, cols]
+    r, c = np.nonzero(cand)
+    if r.size == 0:
+        return None
+    return rows[r], cols[c], common[r, c], dis[r, c]
+
+
+def _candidate_pairs_fractional(
+    scores: np.ndarray,
+    observed: np.ndarray,
+    constant: np.ndarray,
+    min_agreement: float,
+    min_common: int,
+    block: int,
+) -> Pairs | None:
+    """:func:`_candidate_pairs` with fractional scores: each block of items against all."""
+    J = scores.shape[1]
+    obs = observed.astype(np.float32)
+    y = np.where(observed, scores, 0.0).astype(np.float32)
+    yes = y * obs
+    no = (1.0 - y) * obs
+    found: list[Pairs] = []
+    every = np.arange(J)
+    for start in range(0, J, block):
+        stop = min(start + block, J)
+        common = obs[:, start:stop].T @ obs
+        dis = yes[:, start:stop].T @ no + no[:, start:stop].T @ yes
+        rows = np.arange(start, stop)
+        later = rows[:, None] < every[None, :]
+        kept = _keep(rows, every, common, dis, later, constant, min_agreement, min_common)
+        if kept is not None:
+            found.append(kept)
+    if not found:
+        return None
+    ia, ib, common, dis = (np.concatenate(x) for x in zip(*found, strict=True))
+    return ia, ib, common, dis
 
 
 def item_fit(
@@ -304,35 +448,22 @@ def item_fit(
     """
     scores, observed = _observed(result, matrix)
     N, J = scores.shape
-    y = np.where(observed, scores, 0.0).astype(np.float64)
-    p = np.clip(result.predict_proba(), 1e-9, 1 - 1e-9)
-    w = p * (1 - p)
-    obs = observed.astype(np.float64)
-    n = obs.sum(axis=0)
-    sq = (y - p) ** 2 * obs
-    with np.errstate(invalid="ignore", divide="ignore"):
-        outfit = (sq / w).sum(axis=0) / n
-        infit = sq.sum(axis=0) / (w * obs).sum(axis=0)
-        # variances of the mean squares (Wright & Masters 1982)
-        kurt = w * (1 - 3 * w)  # E (y - p)^4 for a Bernoulli
-        q_out = np.sqrt(((kurt / w**2 - 1) * obs).sum(axis=0)) / n
-        q_in = np.sqrt(((kurt - w**2) * obs).sum(axis=0)) / (w * obs).sum(axis=0)
-        outfit_t = (np.cbrt(outfit) - 1) * (3 / q_out) + q_out / 3
-        infit_t = (np.cbrt(infit) - 1) * (3 / q_in) + q_in / 3
     G = n_groups or min(10, max(3, N // 10))
     if G < 3:
         raise InputError(f"n_groups={G}; expected at least 3")
     order = np.argsort(result.theta, kind="stable")
     groups = np.array_split(order, G)
-    stat = np.zeros(J)
-    for g in groups:
-        og = obs[g]
-        ng = og.sum(axis=0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            observed_mean = (y[g] * og).sum(axis=0) / ng
-            fitted_mean = (p[g] * og).sum(axis=0) / ng
-            term = ng * (observed_mean - fitted_mean) ** 2 / (fitted_mean * (1 - fitted_mean))
-        stat += np.where(ng > 0, term, 0.0)
+    fitted = result.predict_proba()
+    # over blocks of items: a few N x block temporaries (nine N x J float64 arrays made the
+    # report's peak, 6.3 GB at 4,000 x 20,000); the same numbers (see _item_blocks)
+    columns = {name: np.empty(J) for name in ("infit", "outfit", "infit_t", "outfit_t", "chi2")}
+    for start, stop in _item_blocks(scores.shape):
+        part = slice(start, stop)
+        got = _item_fit_block(scores[:, part], observed[:, part], fitted[:, part], groups)
+        for name, values in zip(columns, got, strict=True):
+            columns[name][part] = values
+    infit, outfit = columns["infit"], columns["outfit"]
+    infit_t, outfit_t, stat = columns["infit_t"], columns["outfit_t"], columns["chi2"]
     df = G - 2
     constant = np.zeros(J, dtype=bool)
     if isinstance(matrix, ResponseMatrix):
@@ -353,6 +484,38 @@ def item_fit(
             "poor_fit": np.nan_to_num(q_value, nan=1.0) <= alpha,
         }
     )
+
+
+def _item_fit_block(
+    scores: np.ndarray, observed: np.ndarray, fitted: np.ndarray, groups: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`item_fit`'s infit, outfit, their standardised forms and the grouped chi-square
+    of some items (all models; ``groups``: the models' ability groups)."""
+    y = np.where(observed, scores, 0.0).astype(np.float64)
+    p = np.clip(fitted, 1e-9, 1 - 1e-9)
+    w = p * (1 - p)
+    obs = observed.astype(np.float64)
+    n = obs.sum(axis=0)
+    sq = (y - p) ** 2 * obs
+    with np.errstate(invalid="ignore", divide="ignore"):
+        outfit = (sq / w).sum(axis=0) / n
+        infit = sq.sum(axis=0) / (w * obs).sum(axis=0)
+        # variances of the mean squares (Wright & Masters 1982)
+        kurt = w * (1 - 3 * w)  # E (y - p)^4 for a Bernoulli
+        q_out = np.sqrt(((kurt / w**2 - 1) * obs).sum(axis=0)) / n
+        q_in = np.sqrt(((kurt - w**2) * obs).sum(axis=0)) / (w * obs).sum(axis=0)
+        outfit_t = (np.cbrt(outfit) - 1) * (3 / q_out) + q_out / 3
+        infit_t = (np.cbrt(infit) - 1) * (3 / q_in) + q_in / 3
+    stat = np.zeros(scores.shape[1])
+    for g in groups:
+        og = obs[g]
+        ng = og.sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            observed_mean = (y[g] * og).sum(axis=0) / ng
+            fitted_mean = (p[g] * og).sum(axis=0) / ng
+            term = ng * (observed_mean - fitted_mean) ** 2 / (fitted_mean * (1 - fitted_mean))
+        stat += np.where(ng > 0, term, 0.0)
+    return infit, outfit, infit_t, outfit_t, stat
 
 
 def rank_changes(

@@ -320,19 +320,27 @@ def standard_errors(
     rotation, and only centring is accounted for.
     """
     fitted = fitted_matrix(result, matrix)
-    key = (float(level), bool(normalisation), bool(scale_correction))
+    # the scale correction applies to a rank-1 joint-ML fit only (see _standard_errors):
+    # asked of a MAP fit (the default), the same computation as without it
+    corrected = bool(scale_correction) and result.U.shape[1] == 1 and result.prior_selection is None
+    key = (float(level), bool(normalisation), corrected)
     # the same ResponseMatrix with the same options: computed once per fit (fit writes
     # abilities.csv, then prints the same table; a report asks three times: 13-18 s each at
     # 4,000 x 20,000)
     # (a ResponseMatrix's arrays are read-only; the cache keeps the one it was computed on)
+    # one entry per options: a report asks with and without the scale correction
+    # (uninformative_items), then again with it (rank_changes), which recomputed the first
+    # (three computations of a MAP fit's: one)
     cacheable = isinstance(fitted, ResponseMatrix)
     cached = result.uncertainty_cache
-    if cacheable and cached is not None and cached[0] is fitted and cached[1] == key:
-        again: Uncertainty = copy.deepcopy(cached[2])
+    if cacheable and cached is not None and cached[0] is fitted and key in cached[1]:
+        again: Uncertainty = copy.deepcopy(cached[1][key])
         return again
     found = _standard_errors(result, matrix, level, normalisation, scale_correction)
     if cacheable:
-        result.uncertainty_cache = (fitted, key, copy.deepcopy(found))
+        if cached is None or cached[0] is not fitted:
+            cached = result.uncertainty_cache = (fitted, {})
+        cached[1][key] = copy.deepcopy(found)
     return found
 
 
