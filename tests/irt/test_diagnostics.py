@@ -103,6 +103,20 @@ def test_item_fit_flags_non_monotone_items_and_is_calibrated(planted):
     assert by_item.loc[ids[regular], "infit"].between(0.7, 1.3).mean() > 0.95
 
 
+@pytest.mark.parametrize(("n_models", "n_items", "b_sd"), [(20, 200, 1.0), (30, 400, 2.0)])
+def test_duplicate_flags_keep_their_family_wise_level_at_small_shapes(n_models, n_items, b_sd):
+    """Matrices without duplicates, at the shapes users have: a pair flagged on at most 6 of
+    40 (the level 0.05 gives 2 on average; 7 or more has probability 0.004). Bonferroni over
+    the candidates alone (chosen for their agreement) flagged a pair on 70% (20 x 200) and
+    15% (30 x 400) of such matrices."""
+    flagged = 0
+    for seed in range(40):
+        data = simulate_2pl(n_models, n_items, b_sd=b_sd, random_state=1000 + seed)
+        result = TwoPL().fit(data.matrix)
+        flagged += bool(duplicate_items(result, data.matrix)["duplicate"].any())
+    assert flagged <= 6
+
+
 def test_clean_data_has_no_duplicates():
     data = simulate_2pl(150, 300, random_state=4)
     result = TwoPL(prior=None).fit(data.matrix)

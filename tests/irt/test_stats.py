@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from latentbench.irt._stats import chi2_sf, norm_ppf, norm_sf, poisson_cdf, rankdata
+from latentbench.irt._stats import (
+    chi2_sf,
+    norm_ppf,
+    norm_sf,
+    pair_disagreement_cdf,
+    poisson_cdf,
+    rankdata,
+)
 
 
 @pytest.mark.parametrize("method", ["average", "min"])
@@ -39,3 +46,27 @@ def test_tail_functions_equal_scipy_including_edge_cases():
     np.testing.assert_allclose(
         poisson_cdf(k, mu), stats.poisson.cdf(k, mu), rtol=1e-13, equal_nan=True
     )
+
+
+def test_pair_disagreement_cdf_is_the_exact_poisson_binomial_tail():
+    """Against enumeration of every answer pattern (8 models), scipy's binomial where the
+    disagreement probability is the same on every model, 0 below zero disagreements, and only
+    the models observed on both items counted."""
+    rng = np.random.default_rng(3)
+    fitted = rng.uniform(0.05, 0.95, size=(8, 3))
+    observed = np.ones((8, 3), dtype=bool)
+    observed[[1, 5], 2] = False
+    pairs_a, pairs_b = np.array([0, 0, 1, 0]), np.array([1, 2, 2, 1])
+    counts = np.array([2.0, 0.0, 3.7, -1.0])
+    got = pair_disagreement_cdf(fitted, observed, pairs_a, pairs_b, counts)
+    for k, (a, b) in enumerate(zip(pairs_a, pairs_b, strict=True)):
+        both = observed[:, a] & observed[:, b]
+        q = fitted[both, a] * (1 - fitted[both, b]) + (1 - fitted[both, a]) * fitted[both, b]
+        patterns = np.array(np.meshgrid(*[[0, 1]] * q.size)).reshape(q.size, -1).T
+        prob = np.prod(np.where(patterns == 1, q, 1 - q), axis=1)
+        want = prob[patterns.sum(axis=1) <= np.floor(counts[k])].sum()
+        assert got[k] == pytest.approx(want, rel=1e-12, abs=0)
+    same = np.full((40, 2), 0.5)
+    same[:, 1] = 0.2  # q = 0.5 on every model
+    got = pair_disagreement_cdf(same, np.ones((40, 2), bool), [0] * 4, [1] * 4, [0, 5, 20, 40])
+    np.testing.assert_allclose(got, stats.binom.cdf([0, 5, 20, 40], 40, 0.5), rtol=1e-12)

@@ -584,9 +584,9 @@ def _duplicates_section(diag: Any) -> _Section:
         "Near-duplicate items",
         f"{len(pairs):,} candidate pairs answered alike by at least 95% of models; "
         f"{n_sig:,} of them are flagged as duplicates ('duplicate': more agreement than "
-        "the fitted model explains, Bonferroni over candidate pairs). Identical answers "
-        "('identical: yes') are expected for very easy or very hard items and are not by "
-        "themselves evidence of a duplicate."
+        "the fitted model explains, exact tail, Bonferroni over every pair of items). "
+        "Identical answers ('identical: yes') are expected for very easy or very hard items "
+        "and are not by themselves evidence of a duplicate."
         + (
             f" The download holds the {DOWNLOAD_ROWS:,} most significant; all of them: "
             "result.diagnostics(matrix).duplicates in Python."
