@@ -160,3 +160,23 @@ def test_no_snapshot_for_an_in_memory_store_and_a_foreign_file_is_ignored(tmp_pa
     assert read_snapshot(store) is None
     snapshot_path(store).write_text("{half")
     assert read_snapshot(store) is None
+
+
+def test_a_snapshot_that_cannot_be_written_is_said_once_and_the_run_goes_on(tmp_path: Path):
+    import warnings
+
+    from latentbench.exceptions import DataWarning
+    from latentbench.io import SnapshotWriter
+
+    store = tmp_path / "s.duckdb"
+    snapshot_path(store).mkdir()  # a folder where the file goes: it cannot be written
+    writer = SnapshotWriter(store, "r1", "select", spend_cap=10)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        writer.update(batch=1, requests=4)
+        writer.finish("done", requests=6)
+    said = [w for w in caught if issubclass(w.category, DataWarning)]
+    assert len(said) == 1, [str(w.message) for w in caught]
+    assert "progress snapshot could not be written" in str(said[0].message)
+    assert "the run goes on, every cell is in the store" in str(said[0].message)
+    assert writer.state["requests_left"] == 4 and writer.state["final"]
