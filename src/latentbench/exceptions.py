@@ -23,6 +23,7 @@ __all__ = [
     "PlanPending",
     "RunInterrupted",
     "SpendCapReached",
+    "StoreInUse",
 ]
 
 
@@ -44,6 +45,16 @@ class DataWarning(LatentbenchWarning):
 
 class InputError(ValueError):
     """Invalid user input; the message names the source, field, value and what was expected."""
+
+
+class StoreInUse(InputError):
+    """A store another process holds (DuckDB lets one process write a file, or several read
+    it): ``path``, the holder's ``pid`` (None where DuckDB does not tell) and ``live`` (it
+    runs a live run, which holds its store until it stops)."""
+
+    def __init__(self, message: str, path: str, pid: int | None, live: bool) -> None:
+        super().__init__(message)
+        self.path, self.pid, self.live = path, pid, live
 
 
 class NotFittedError(ValueError, AttributeError):

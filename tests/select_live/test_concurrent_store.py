@@ -34,8 +34,7 @@ def test_a_store_held_by_a_live_run_names_it_and_is_refused_at_once(live_setup):
     try:
         assert s.state.held.wait(s.wait), "the live run never reached the hold"
         n_requests = len(s.state.requests)
-        watchers = [
-            _cli("ls", "--store", str(store)),
+        watchers = [  # ls shows the run's progress snapshot instead (test_progress_snapshot)
             _cli("report", str(store), "--out", str(s.tmp / "live.html")),
             _cli("export", str(s.tmp / "rows.csv"), "--store", str(store)),
             command,  # the same live run started again (a forgotten terminal)

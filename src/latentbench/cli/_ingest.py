@@ -18,7 +18,7 @@ from latentbench.cli._common import (
     print_table,
     progress_bar,
 )
-from latentbench.exceptions import DataWarning, InputError
+from latentbench.exceptions import DataWarning, InputError, StoreInUse
 
 
 def parse_choice(values: list[str] | None, flag: str) -> str | dict[str, str] | None:
@@ -264,6 +264,9 @@ def ls(
         with Store(store, read_only=True) as db:
             frame = db.summary() if benchmark is None else db.coverage(benchmark)
             runs = db.selection_runs() if benchmark is None else []
+    except StoreInUse as exc:  # a live run holds it: its last snapshot, if it wrote one
+        _show_snapshot(store, exc, as_json)
+        return
     except InputError as exc:
         _fail(exc)
     if as_json:
@@ -293,6 +296,31 @@ def ls(
             "selection run's report: latentbench report STORE --run-id RUN",
             soft_wrap=True,
         )
+
+
+def _show_snapshot(store: Path, exc: StoreInUse, as_json: bool) -> None:
+    """``ls`` of a store a live run holds: the run's last progress snapshot (exit 0), or the
+    refusal (exit 2) when it is not a live run or its snapshot is missing or stale."""
+    from latentbench.io import read_snapshot, snapshot_path, snapshot_summary
+
+    snapshot = read_snapshot(store, holder=exc.pid) if exc.live else None
+    if snapshot is None or not snapshot["live"]:  # never a stale snapshot as the live run's
+        _fail(exc)
+        return
+    note = (
+        f"{store} is held by a live run (PID {exc.pid}); shown: its last progress snapshot "
+        f"({snapshot_path(store).name}), not the store, which can be listed when the run ends"
+    )
+    if as_json:
+        console.print_json(
+            data={"live_snapshot": snapshot, "note": note},
+            ensure_ascii=True,
+            allow_nan=False,
+            default=str,
+        )
+        return
+    console.print(f"[yellow]{escape(note)}[/yellow]", soft_wrap=True)
+    console.print(escape(snapshot_summary(snapshot)), highlight=False, soft_wrap=True)
 
 
 @app.command(

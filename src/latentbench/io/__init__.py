@@ -4,6 +4,12 @@ from typing import Any
 
 from latentbench.io._files import cells_sha256, file_sha256
 from latentbench.io._items import load_items
+from latentbench.io._live_snapshot import (
+    SnapshotWriter,
+    read_snapshot,
+    snapshot_path,
+    snapshot_summary,
+)
 from latentbench.io._matrix import MatrixSummary, ResponseMatrix
 from latentbench.io._outputs import check_destination
 from latentbench.io.formats import SOURCES, CanonicalRow, LoadReport, read_results
@@ -14,12 +20,16 @@ __all__ = [
     "LoadReport",
     "MatrixSummary",
     "ResponseMatrix",
+    "SnapshotWriter",
     "Store",
     "cells_sha256",
     "check_destination",
     "file_sha256",
     "load_items",
     "read_results",
+    "read_snapshot",
+    "snapshot_path",
+    "snapshot_summary",
 ]
 
 

@@ -51,7 +51,8 @@ import pyarrow as pa
 
 from latentbench._checks import user_stacklevel
 from latentbench._version import __version__
-from latentbench.exceptions import DataWarning, InputError
+from latentbench.exceptions import DataWarning, InputError, StoreInUse
+from latentbench.io._live_snapshot import read_snapshot, snapshot_summary
 from latentbench.io._long_keys import trial_notes
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.io._store_runs import SelectionRuns
@@ -158,7 +159,9 @@ def _connect(path: str, read_only: bool, wait: float) -> duckdb.DuckDBPyConnecti
                 if time.monotonic() < deadline and not live:
                     time.sleep(0.1)  # a short command (an ingest, a report) ends soon
                     continue
-                raise InputError(_in_use(path, held.group(1), pid, command, wait, live)) from None
+                raise StoreInUse(
+                    _in_use(path, held.group(1), pid, command, wait, live), path, pid, live
+                ) from None
             if "different configuration" in str(exc):  # open in this process, another mode
                 raise InputError(
                     f"{path}: this process already holds the store open (a Store of it "
@@ -200,11 +203,15 @@ def _in_use(
     if command is not None:
         message += f"; PID {pid} runs `{command}`"
     if live:
-        return message + (
+        message += (
             "; a live run holds its store until it stops (its progress prints where it runs); "
             "expected it free: wait until it ends, or stop it with Ctrl-C (the same command "
             "resumes it, paying for no stored cell again), then run this command"
         )
+        snapshot = read_snapshot(path, holder=pid)
+        if snapshot is not None and snapshot["live"]:  # never a stale one as the run's
+            message += f". Its last progress snapshot: {snapshot_summary(snapshot)}"
+        return message
     waited = f" (waited {wait:g} s)" if wait > 0 else ""
     return message + (
         f"{waited}; expected it free: wait until that process (an ingest, a live run, a "

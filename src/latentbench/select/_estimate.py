@@ -1267,12 +1267,15 @@ def run_sequential(
     budget: int | None,
     precision: float | None,
     probs: list[float] | None = None,
+    observed: Callable[[], None] | None = None,
 ) -> tuple[str, list[float]]:
     """Draw, ask and update until the precision, the budget or the items run out.
 
     ``answer(j)`` returns the score of population item ``j``. Returns why it stopped and the
     draw probability of each revealed item (appended to ``probs`` when given, so that a caller
-    whose ``answer`` raises keeps those of the items already revealed).
+    whose ``answer`` raises keeps those of the items already revealed). ``observed()``, when
+    given, is called after each answer is taken in (a live run's progress snapshot); it reads
+    ``seq``, never changes it.
     """
     probs = [] if probs is None else probs
     while True:
@@ -1287,6 +1290,8 @@ def run_sequential(
         y = float(answer(j))
         probs.append(float(pi[j]))
         seq.observe(j, y, pi)
+        if observed is not None:
+            observed()
 
 
 class _Default(int):

@@ -20,6 +20,7 @@ import numpy as np
 
 from latentbench._checks import check_seed
 from latentbench.exceptions import InputError, LiveStop
+from latentbench.io import SnapshotWriter
 from latentbench.select._estimate import (
     EstimateResult,
     Proposal,
@@ -215,14 +216,29 @@ def estimate_live(
         reuse_notes=reused_notes,
     )
     row = names.index(model)
+    planned = budget or len(columns)
+    snapshot = SnapshotWriter(store.path, run_id, "estimate", spend_cap=cfg.run.spend_cap)
+
+    def watched() -> None:  # the snapshot beside the store: the estimate so far
+        lower, upper = seq.interval
+        n = len(seq.order)
+        snapshot.update(
+            batch=n, spent=durable.paid_total, planned=planned, left=max(planned - n, 0),
+            requests=durable.requests_total,
+            answer={"models": [{"model": model, "score": float(seq.score), "lower": float(lower),
+                                "upper": float(upper), "n_evaluated": n}]},
+        )  # fmt: skip
 
     def answer(j: int) -> float:
         # on_error is "stop" (checked above): a failed cell raises LiveStop, never a score
         return float(durable.evaluate(row, np.array([columns[j]]))[0])
 
-    stopped, status, probs = _play(
-        seq, answer, inner, store, run_id, notes, _rng(seed, model), budget, precision
-    )
+    watched()
+    with snapshot.until_end():
+        stopped, status, probs = _play(
+            seq, answer, inner, store, run_id, notes, _rng(seed, model), budget, precision,
+            watched,
+        )  # fmt: skip
     notes.extend(line for line in (empty_answers_note(inner), no_text_note(inner)) if line)
     options = {
         "seed": int(seed),
@@ -251,6 +267,11 @@ def estimate_live(
         )
     result = _finish(cal, seq, model, stopped, probs, options, notes)
     _record_session(store, run_id, status, result)
+    snapshot.finish(status, spent=durable.paid_total, requests=durable.requests_total,
+                    answer={"models": [{"model": model, "score": float(result.score),
+                                        "lower": float(result.lower),
+                                        "upper": float(result.upper),
+                                        "n_evaluated": int(result.n_evaluated)}]})  # fmt: skip
     return result
 
 
@@ -344,6 +365,7 @@ def _play(
     rng: np.random.Generator,
     budget: int | None,
     precision: float | None,
+    observed: Callable[[], None] | None = None,
 ) -> tuple[str, str, list[float]]:
     """Run the sequential estimate on the live answers: why it stopped, the run's status
     (``done``, or why the live run stopped early, noted in ``notes``) and the draws'
@@ -354,8 +376,9 @@ def _play(
     status = "done"
     try:
         stopped, probs = run_sequential(
-            seq, answer, rng, budget=budget, precision=precision, probs=probs
-        )
+            seq, answer, rng, budget=budget, precision=precision, probs=probs,
+            observed=observed,
+        )  # fmt: skip
     except LiveStop as exc:
         stopped = status = exc.status
         notes.append(f"live run stopped early ({exc}); re-run the same command to resume")

@@ -16,6 +16,7 @@ import pandas as pd
 
 from latentbench._checks import user_stacklevel
 from latentbench.exceptions import DataWarning, InputError, LiveStop
+from latentbench.io import SnapshotWriter
 from latentbench.select._policies import POLICIES, lucb_bonus, make_policy, parse_policy
 from latentbench.select._run import (
     SelectionResult,
@@ -596,6 +597,20 @@ def run_live(
     inner = oracle if oracle is not None else cfg.build_oracle(items)
     resumed = _open_run(store, cfg, run_id, injected=oracle is not None, task="select")
     reused_notes: dict[tuple[str, str], str] = {}
+    snapshot = SnapshotWriter(store.path, run_id, "select", spend_cap=run.spend_cap)
+    durable: DurableOracle
+
+    def watched(p: LiveProgress) -> None:  # the snapshot beside the store, then the caller's
+        answer = None
+        if p.leader is not None:
+            answer = {"best": p.leader, "estimate": p.estimate, "lower": p.lower,
+                      "upper": p.upper, "certified": None}  # fmt: skip
+        snapshot.update(batch=p.call + 1, spent=p.paid_total, planned=p.planned,
+                        left=p.budget_left, requests=durable.requests_total,
+                        answer=answer)  # fmt: skip
+        if progress is not None:
+            progress(p)
+
     durable = DurableOracle(
         store,
         run_id,
@@ -607,25 +622,29 @@ def run_live(
         spend_cap=run.spend_cap,
         planned=n_models * n_items if run.budget is None else n_models * init_batch + budget,
         stop_event=stop_event,
-        progress=progress,
+        progress=watched,
         reuse=reusable_answers(store, cfg, run_id, cfg.model_ids, notes=reused_notes)
         if oracle is None
         else None,
         reuse_notes=reused_notes,
     )
-    selection, status, message = _select(
-        durable,
-        policy,
-        cfg,
-        inner,
-        store,
-        run_id,
-        own_oracle=oracle is None,
-        batch_size=batch_size,
-        init_batch=init_batch,
-        proxy=proxy,
-        stop=stop,
-    )
+    snapshot.update(spent=durable.paid_total, planned=durable.planned,
+                    left=max(durable.planned - durable.stored_before, 0),
+                    requests=durable.requests_total)  # fmt: skip
+    with snapshot.until_end():
+        selection, status, message = _select(
+            durable,
+            policy,
+            cfg,
+            inner,
+            store,
+            run_id,
+            own_oracle=oracle is None,
+            batch_size=batch_size,
+            init_batch=init_batch,
+            proxy=proxy,
+            stop=stop,
+        )
     if selection is not None and shared:  # in the final decision's record too
         selection.params["candidates in the history"] = len(shared)
     for line in (empty_answers_note(inner), no_text_note(inner)):
@@ -634,6 +653,17 @@ def run_live(
     notes = stored_answer_notes(store, run_id)
     message = _final_message(store, cfg, run_id, durable, selection, message, notes)
     store.set_selection_status(run_id, status)
+    final: dict[str, Any] = {"spent": durable.paid_total, "requests": durable.requests_total}
+    if selection is not None:  # the outcome, as the run prints it
+        best = selection.best
+        final["answer"] = {
+            "best": str(selection.best_id),
+            "estimate": float(selection.estimates[best]),
+            "lower": None if selection.lower is None else float(selection.lower[best]),
+            "upper": None if selection.upper is None else float(selection.upper[best]),
+            "certified": selection.certified,
+        }
+    snapshot.finish(status, **final)
     return LiveResult(
         run_id=run_id,
         status=status,
