@@ -179,3 +179,26 @@ def test_ingest_quiet_keeps_the_rows_line_and_what_was_dropped(tmp_path, monkeyp
     for said in ("table: 1 files, 6 records, 5 rows", "metric='score'", "next: latentbench fit"):
         assert said in loud and said not in quiet, (said, quiet)
     assert asked == [False, True]
+
+
+def test_a_progress_bar_that_is_off_writes_nothing():
+    """Off (``-q``, or stderr not a terminal: a log, a pipe, CI), the bar writes nothing, not
+    even an empty line: rich before 14.3 printed one when a disabled ``Progress`` stopped, which
+    put a blank first line above ``estimate``'s result and into ``--json`` output."""
+    import io
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from latentbench.cli._common import progress_bar, shown
+
+    for quiet in (False, True):  # not a terminal either way
+        buffer = io.StringIO()
+        with progress_bar(quiet, Console(file=buffer, force_terminal=False)) as progress:
+            progress("fitting", 3, 10)
+        assert buffer.getvalue() == ""
+    buffer = io.StringIO()
+    with shown(Progress(console=Console(file=buffer), disable=True, transient=True)) as bar:
+        task = bar.add_task("runs", total=4)
+        bar.update(task, completed=2)
+    assert buffer.getvalue() == "" and bar.tasks[0].completed == 2

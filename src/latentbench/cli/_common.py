@@ -14,13 +14,16 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape as rich_escape
 from rich.measure import Measurement
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 __all__ = [
     "benchmark_flag",
@@ -37,6 +40,7 @@ __all__ = [
     "print_table",
     "progress_bar",
     "say_stopping",
+    "shown",
     "stop_on_sigint",
     "store_needs_benchmark",
     "store_option_without_store",
@@ -435,6 +439,18 @@ def interactive() -> bool:
 
 
 @contextmanager
+def shown(bar: Progress) -> Iterator[Progress]:
+    """``bar`` drawn for the block; a disabled one (``-q``, stderr not a terminal) is never
+    started, so it writes nothing: rich before 14.3 prints an empty line when a disabled
+    ``Progress`` stops. Its tasks are kept either way (``add_task``, ``update``)."""
+    if bar.disable:
+        yield bar
+        return
+    with bar:
+        yield bar
+
+
+@contextmanager
 def progress_bar(quiet: bool = False, stream: Console | None = None) -> Iterator[Any]:
     """The one progress display of every command: a rich bar on stderr with the phase name,
     work done (``120/500`` when the total is known, else a count) and the elapsed time.
@@ -460,7 +476,7 @@ def progress_bar(quiet: bool = False, stream: Console | None = None) -> Iterator
         TimeElapsedColumn(),
     )
     disable = quiet or not target.is_terminal
-    with Progress(*columns, console=target, disable=disable, transient=True) as bar:
+    with shown(Progress(*columns, console=target, disable=disable, transient=True)) as bar:
         task = bar.add_task("starting", total=None, count="")
 
         def update(phase: str, done: int | None = None, total: int | None = None) -> None:

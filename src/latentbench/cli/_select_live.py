@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from latentbench.cli import Command, example
-from latentbench.cli._common import clean_warnings, escape, stop_on_sigint
+from latentbench.cli._common import clean_warnings, escape, shown, stop_on_sigint
 from latentbench.cli._common import err_console as err
 from latentbench.exceptions import InputError
 
@@ -146,7 +146,7 @@ def _run(cfg: LiveConfig, store: Path, quiet: bool, resume: str) -> LiveResult:
 
     progress = _progress_display(quiet)
     try:
-        with stop_on_sigint(_say_stopping) as stop_event, progress:
+        with stop_on_sigint(_say_stopping) as stop_event, shown(progress):
             task = progress.add_task("starting", total=None)
             show = _progress_callback(progress, task, cfg, quiet)
             with clean_warnings(err):  # one clean line each, not a file path and source

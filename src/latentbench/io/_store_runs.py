@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import duckdb
+import numpy as np
 import pandas as pd
 
 from latentbench._version import __version__
@@ -38,7 +39,11 @@ def _missing(value: Any) -> bool:
 def _none_if_missing(value: Any) -> Any:
     if _missing(value):
         return None
-    return value.to_pydatetime() if isinstance(value, pd.Timestamp) else value
+    # a frame's time column reads back as numpy datetime64 (``to_numpy``): DuckDB
+    # 1.0-1.4 binds that parameter as BIGINT ("Unimplemented type for cast (BIGINT -> TIMESTAMP)")
+    if isinstance(value, pd.Timestamp | np.datetime64):
+        return pd.Timestamp(value).to_pydatetime()
+    return value
 
 
 def _float_or_none(value: Any) -> float | None:

@@ -476,8 +476,10 @@ class Store(SelectionRuns):
 
         rows = con.execute(
             f"WITH inc AS (SELECT DISTINCT {groups}, item FROM _incoming), "
+            # a join on the incoming groups, not a row-value ``(a, b) IN (SELECT ...)``:
+            # DuckDB 1.0 binds that subquery as one column ("Subquery returns 4 columns")
             f"st AS (SELECT DISTINCT {groups}, item FROM responses "
-            f"WHERE ({groups}) IN (SELECT DISTINCT {groups} FROM inc)) "
+            f"JOIN (SELECT DISTINCT {groups} FROM inc) USING ({groups})) "
             f"SELECT {groups}, "
             f"(SELECT count(*) FROM inc i2 WHERE {same('i2')}), "
             f"(SELECT min(item) FROM inc i2 WHERE {same('i2')}), "

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from latentbench._checks import check_jobs, check_seed, user_stacklevel
+from latentbench._fork import forking
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._cbmm import fit_cbmm
@@ -377,9 +378,11 @@ def bootstrap(
         with ProcessPoolExecutor(
             max_workers=n_jobs, mp_context=get_context(method_name), initializer=_worker_init
         ) as pool:
-            futures = [
-                pool.submit(run, [seeds[i] for i in chunk], fit_options, order) for chunk in chunks
-            ]
+            with forking():  # the workers start at the first submit
+                futures = [
+                    pool.submit(run, [seeds[i] for i in chunk], fit_options, order)
+                    for chunk in chunks
+                ]
             if progress is not None:
                 done = 0
                 sizes = {f: len(c) for f, c in zip(futures, chunks, strict=True)}

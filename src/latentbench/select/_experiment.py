@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from latentbench._checks import check_jobs, check_seed, user_stacklevel
+from latentbench._fork import forking
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._experiment_record import CURVE_COLUMNS, ExperimentRecord
@@ -632,7 +633,8 @@ def _run_local_pool(
     ex = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
                              initargs=(shared,))  # fmt: skip
     try:
-        futures = [ex.submit(_run_task, t) for t in tasks]
+        with forking():  # the workers start at the first submit
+            futures = [ex.submit(_run_task, t) for t in tasks]
         pending, n_done = set(futures), 0
         while pending:
             done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)

@@ -1,0 +1,73 @@
+"""Fork-based process pools (bootstrap, experiment) and Python 3.12+'s DeprecationWarning on a
+fork with threads: silenced where the only other threads are numba's fork-safe workqueue (and
+the BLAS's), kept with another Python thread alive."""
+
+from __future__ import annotations
+
+import threading
+import warnings
+
+import numpy as np
+
+from latentbench._fork import fork_is_known_safe, forking
+from latentbench.select import exact_gap_pool, run_experiment
+
+SAID = (
+    "This process (pid=12345) is multi-threaded, use of fork() may lead to deadlocks in the child."
+)
+
+
+def _start_numba_threads(monkeypatch) -> None:
+    """One parallel kernel pass (numba even for a tiny matrix): numba's threads are running."""
+    monkeypatch.setenv("LATENTBENCH_NUMPY_MAX_CELLS", "0")
+    from latentbench.irt._kernels import residual_pass
+
+    Y = np.full((4, 3), 0.5, np.float32)
+    residual_pass(Y, np.zeros((4, 1)), np.zeros((3, 1)), np.zeros(3), 1.0, np.empty_like(Y))
+
+
+def _fork_warnings(caught: list[warnings.WarningMessage]) -> list[str]:
+    return [
+        str(w.message) for w in caught if "use of fork() may lead to deadlocks" in str(w.message)
+    ]
+
+
+def test_a_forked_experiment_after_a_fit_raises_no_fork_warning(monkeypatch):
+    _start_numba_threads(monkeypatch)
+    rng = np.random.default_rng(0)
+    scores = (rng.random((12, 60)) < np.linspace(0.2, 0.8, 12)[:, None]).astype(float)
+    pools = {"gap": exact_gap_pool(scores.mean(axis=1), 0.02, 6)}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run_experiment(scores, pools, ["ucbe"], seeds=2, budget=96, batch_size=8, n_jobs=2)
+    assert _fork_warnings(caught) == []
+
+
+def test_the_fork_warning_is_silenced_only_without_another_python_thread(monkeypatch):
+    _start_numba_threads(monkeypatch)
+    assert fork_is_known_safe()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with forking():
+            warnings.warn(SAID, DeprecationWarning, stacklevel=1)
+    assert _fork_warnings(caught) == []
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)  # a caller's thread, which may hold a lock
+    other.start()
+    try:
+        assert not fork_is_known_safe()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with forking():
+                warnings.warn(SAID, DeprecationWarning, stacklevel=1)
+        assert _fork_warnings(caught) == [SAID]
+    finally:
+        release.set()
+        other.join()
+
+
+def test_another_numba_threading_layer_keeps_the_fork_warning(monkeypatch):
+    import numba
+
+    monkeypatch.setattr(numba, "threading_layer", lambda: "omp")  # GNU OpenMP aborts on fork
+    assert not fork_is_known_safe()
