@@ -29,7 +29,7 @@ import os
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +53,7 @@ def snapshot_path(store: str | os.PathLike[str]) -> Path:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 class SnapshotWriter:
@@ -188,7 +188,7 @@ def read_snapshot(
     age = None
     try:
         updated = datetime.fromisoformat(str(data.get("updated")).replace("Z", "+00:00"))
-        age = max((datetime.now(timezone.utc) - updated).total_seconds(), 0.0)
+        age = max((datetime.now(UTC) - updated).total_seconds(), 0.0)
     except ValueError:
         pass
     pid = data.get("pid")

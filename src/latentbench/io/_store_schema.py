@@ -5,7 +5,7 @@ The tables are described in :mod:`latentbench.io.store`.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import duckdb
 import numpy as np
@@ -119,7 +119,7 @@ CREATE TABLE IF NOT EXISTS selection_decisions (
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
+    return datetime.now(UTC).replace(tzinfo=None)
 
 
 def foreign_tables(connection: duckdb.DuckDBPyConnection) -> list[str]:

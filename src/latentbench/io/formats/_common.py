@@ -13,7 +13,7 @@ import json
 import math
 import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -445,7 +445,7 @@ def to_timestamp(value: Any) -> pd.Timestamp | None:
     if stamp is pd.NaT:
         return None
     if stamp.tzinfo is not None:
-        stamp = stamp.tz_convert(timezone.utc).tz_localize(None)
+        stamp = stamp.tz_convert(UTC).tz_localize(None)
     return stamp
 
 

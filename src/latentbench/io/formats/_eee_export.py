@@ -12,7 +12,7 @@ import re
 import shutil
 import uuid
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +137,7 @@ def write_eee(frame: pd.DataFrame, out: str | Path) -> list[Path]:
         aggregate: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION,
             "evaluation_id": evaluation_id,
-            "retrieved_timestamp": str(datetime.now(timezone.utc).timestamp()),
+            "retrieved_timestamp": str(datetime.now(UTC).timestamp()),
             "source_metadata": {
                 "source_name": "latentbench",
                 "source_type": "evaluation_run",

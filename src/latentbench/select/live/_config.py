@@ -7,7 +7,7 @@ import hashlib
 import json
 import os
 import re
-import sys
+import tomllib
 import urllib.parse
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -44,16 +44,6 @@ _SECTIONS = ("run", "policy", "proxy", "oracle", "items", "scorer", "models")
 def _read_toml(file: Path) -> dict[str, Any]:
     if not file.is_file():
         raise InputError(f"{file}: configuration file not found")
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # Python 3.10
-        try:
-            import tomli as tomllib
-        except ModuleNotFoundError:
-            raise InputError(
-                f"{file}: reading TOML on Python < 3.11 needs the 'tomli' package "
-                "(pip install tomli)"
-            ) from None
     try:
         return tomllib.loads(file.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -25,7 +25,7 @@ call, the token limit spent on reasoning): a paid answer, scored 0 and not asked
 
 def now_utc() -> datetime:
     """The current UTC time without a time zone (the store's convention)."""
-    return datetime.now(timezone.utc).replace(tzinfo=None)
+    return datetime.now(UTC).replace(tzinfo=None)
 
 
 @runtime_checkable
