@@ -103,6 +103,14 @@ class SnapshotWriter:
         }
         self._warned = False
 
+    def __repr__(self) -> str:
+        state = self.state
+        return (
+            f"SnapshotWriter({os.fspath(self.path) if self.path else ':memory:'!r}, "
+            f"run_id={state['run_id']!r}, kind={state['kind']!r}, status={state['status']!r}, "
+            f"batch={state['batch']})"
+        )
+
     def update(self, **fields: Any) -> None:
         """Set ``fields`` and write the snapshot whole."""
         self.state.update(fields)
