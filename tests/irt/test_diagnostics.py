@@ -251,3 +251,17 @@ def test_uninformative_test_keeps_its_level_at_20_models():
         hits += int((p_value[varies] <= 0.05).sum())
         total += int(varies.sum())
     assert hits / total <= 0.05 + 3.5 * np.sqrt(0.05 * 0.95 / total), (hits, total)
+
+
+def test_item_fit_p_values_keep_their_level_at_20_models():
+    """Well-fitting items (2PL data) at 20 x 200: p <= 0.05 on at most 5% (+ 3.5 binomial
+    se) of them. Referred to chi-square with G - 2 = 1 df (3 ability groups) they were
+    rejected on 9.6%; with G - 1 on 2.6% (``benchmarks/diag_levels.py``)."""
+    hits = total = 0
+    for seed in range(15):
+        data = simulate_2pl(20, 200, random_state=3000 + seed)
+        p_value = item_fit(TwoPL().fit(data.matrix), data.matrix)["p_value"].to_numpy()
+        tested = ~np.isnan(p_value)
+        hits += int((p_value[tested] <= 0.05).sum())
+        total += int(tested.sum())
+    assert hits / total <= 0.05 + 3.5 * np.sqrt(0.05 * 0.95 / total), (hits, total)
