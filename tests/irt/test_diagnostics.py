@@ -14,6 +14,7 @@ from latentbench.irt.diagnostics import (
     item_fit,
     rank_agreement,
     rank_changes,
+    uninformative_items,
 )
 from latentbench.synthetic import simulate_2pl
 
@@ -231,3 +232,36 @@ def test_rank_agreement_leaves_out_a_model_without_cells():
         agreement = diagnose(result, matrix).rank_agreement.set_index("subset")
     assert agreement.loc["all", "n_models"] == 20
     assert np.isfinite(agreement.loc["all", "spearman"])
+
+
+def test_uninformative_test_keeps_its_level_at_20_models():
+    """Items answered at random (a = 0) at 20 x 200, half the items: the one-sided 5% score
+    test rejects a = 0 on 5.8% (+/- 0.4%) of them. Tested against the fitted abilities, which
+    hold the item's own responses, it rejected 7.3%. Tolerance: 3.5 binomial se over the
+    ~3,000 items tested (the spread across seeds gives about the same)."""
+    hits = total = 0
+    for seed in range(30):
+        data = simulate_2pl(20, 200, random_state=2000 + seed)
+        rng = np.random.default_rng(seed)
+        scores = np.array(data.matrix.scores, dtype=np.float32)
+        scores[:, :100] = rng.random((20, 100)) < expit(rng.normal(size=100))
+        matrix = ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids)
+        p_value = uninformative_items(TwoPL().fit(matrix), matrix)["p_value"].to_numpy()[:100]
+        varies = scores[:, :100].std(axis=0) > 0
+        hits += int((p_value[varies] <= 0.05).sum())
+        total += int(varies.sum())
+    assert hits / total <= 0.05 + 3.5 * np.sqrt(0.05 * 0.95 / total), (hits, total)
+
+
+def test_item_fit_p_values_keep_their_level_at_20_models():
+    """Well-fitting items (2PL data) at 20 x 200: p <= 0.05 on at most 5% (+ 3.5 binomial
+    se) of them. Referred to chi-square with G - 2 = 1 df (3 ability groups) they were
+    rejected on 9.6%; with G - 1 on 2.6% (``benchmarks/diag_levels.py``)."""
+    hits = total = 0
+    for seed in range(15):
+        data = simulate_2pl(20, 200, random_state=3000 + seed)
+        p_value = item_fit(TwoPL().fit(data.matrix), data.matrix)["p_value"].to_numpy()
+        tested = ~np.isnan(p_value)
+        hits += int((p_value[tested] <= 0.05).sum())
+        total += int(tested.sum())
+    assert hits / total <= 0.05 + 3.5 * np.sqrt(0.05 * 0.95 / total), (hits, total)
