@@ -18,7 +18,9 @@ For each shape (models x items) and seed: ``simulate_2pl`` (the null holds: the 
   separated from the rest" but is not the true best (<= 5%);
 - ``rank_changes`` ``significant``: share of models flagged among those whose accuracy rank
   equals their true rank (a flag there is false; <= 5% when rank intervals cover);
-- ability intervals: coverage of the standardised true abilities (95%).
+- ability intervals: coverage of the standardised true abilities (95%);
+- ``duplicate_items`` ``duplicate``: share of matrices with any pair flagged (no pair is a
+  duplicate: family-wise level 0.05).
 
 Monte Carlo se: binomial over seeds for per-matrix rates; for per-unit rates the spread across
 seeds (units within a matrix are correlated), never below the binomial one.
@@ -38,7 +40,12 @@ from scipy.special import expit
 from latentbench.io import ResponseMatrix
 from latentbench.irt import TwoPL, reported_abilities
 from latentbench.irt._reported import measured_models
-from latentbench.irt.diagnostics import item_fit, rank_changes, uninformative_items
+from latentbench.irt.diagnostics import (
+    duplicate_items,
+    item_fit,
+    rank_changes,
+    uninformative_items,
+)
 from latentbench.irt.inference import normal_draws, rank_intervals, standard_errors
 from latentbench.synthetic import simulate_2pl
 
@@ -100,6 +107,7 @@ def one(n_models: int, n_items: int, seed: int, missing: float) -> dict[str, flo
     out["sig_same_flagged"] = float((sig & same).sum())
     truth = (theta_true - theta_true.mean()) / theta_true.std()
     out["theta_cover"] = float(np.mean((ab["lower"] <= truth) & (truth <= ab["upper"])))
+    out["dup_any"] = float(duplicate_items(result, matrix)["duplicate"].any())
     return out
 
 
@@ -152,6 +160,7 @@ def main() -> None:
             f"| <= 0.05 | {m:.3f} | {np.sqrt(max(m * (1 - m), 1e-12) / max(same, 1)):.3f} |"
         )
         rate("ability interval covers true theta", "0.95", r["theta_cover"], n_models)
+        rate("near-duplicate: any pair flagged (none is)", "<= 0.05", r["dup_any"])
 
 
 if __name__ == "__main__":
