@@ -8,6 +8,7 @@ import threading
 import warnings
 
 import numpy as np
+import pytest
 
 from latentbench._fork import fork_is_known_safe, forking
 from latentbench.select import exact_gap_pool, run_experiment
@@ -71,3 +72,71 @@ def test_another_numba_threading_layer_keeps_the_fork_warning(monkeypatch):
 
     monkeypatch.setattr(numba, "threading_layer", lambda: "omp")  # GNU OpenMP aborts on fork
     assert not fork_is_known_safe()
+
+
+def _terminal_bar():
+    """A progress bar on a terminal console (as the CLI's on a tty), its output kept."""
+    import io
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=80)
+    return Progress(console=console, transient=True, auto_refresh=False), out
+
+
+def test_the_cli_progress_display_stops_its_thread_while_a_pool_forks():
+    """``latentbench demo`` on a terminal printed Python 3.12+'s fork-with-threads warning:
+    rich's refresh thread was alive when ``run_experiment`` forked its workers (and a thread
+    holding the console's lock at the fork leaves it held in the child). The CLI's display
+    now redraws from a thread of its own, stopped (joined) for the fork and started after."""
+    import time
+
+    from latentbench.cli._common import shown
+
+    before = threading.active_count()
+    bar, out = _terminal_bar()
+    with shown(bar):
+        bar.add_task("fitting", total=None)
+        assert threading.active_count() == before + 1  # the display's thread
+        with forking():
+            during = threading.active_count()
+            safe = fork_is_known_safe()
+        assert threading.active_count() == before + 1
+        drawn = len(out.getvalue())
+        time.sleep(0.5)
+        assert len(out.getvalue()) > drawn  # redrawn after the fork
+    assert (during, safe) == (before, True)
+    assert threading.active_count() == before
+
+
+def test_a_forked_experiment_under_the_cli_progress_display_raises_no_fork_warning():
+    """The CLI's own display (``progress_bar``) on a terminal around a forked experiment."""
+    import io
+
+    from rich.console import Console
+
+    from latentbench.cli._common import progress_bar
+
+    rng = np.random.default_rng(0)
+    scores = (rng.random((12, 60)) < np.linspace(0.2, 0.8, 12)[:, None]).astype(float)
+    pools = {"gap": exact_gap_pool(scores.mean(axis=1), 0.02, 6)}
+    terminal = Console(file=io.StringIO(), force_terminal=True, width=80)
+    with progress_bar(stream=terminal), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert not fork_is_known_safe()  # the display's thread is alive ...
+        run_experiment(scores, pools, ["ucbe"], seeds=2, budget=96, batch_size=8, n_jobs=2)
+    assert _fork_warnings(caught) == []  # ... and stopped for the fork
+
+
+def test_a_bar_that_refreshes_itself_is_refused():
+    """rich's own refresh thread cannot be joined before a fork: ``shown`` redraws instead."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from latentbench.cli._common import shown
+
+    bar = Progress(console=Console(force_terminal=True))
+    with pytest.raises(ValueError, match="auto_refresh=False"), shown(bar):
+        pass

@@ -126,3 +126,35 @@ def test_plots_name_the_object_they_were_given(small_fit, ax):
     one = matrix.item_ids[1]
     with pytest.raises(InputError, match=re.escape(f"items={one!r}: one item; expected a list")):
         plots.plot_item_curves(result, one, ax)
+
+
+def test_the_figures_render_without_pyparsing_deprecations():
+    """matplotlib before 3.10.7 calls pyparsing's pre-PEP 8 names (``parseString``,
+    ``resetCache``, ``oneOf``, ...), which pyparsing 3.3 deprecates: ``latentbench demo`` and
+    ``report`` printed about 20 ``PyparsingDeprecationWarning`` lines (the CLI shows every
+    warning). The floor is matplotlib>=3.10.7 (pyproject); this checks the installed one in a
+    fresh process (matplotlib imported, a report figure and mathtext drawn)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import io, warnings\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    from matplotlib.figure import Figure\n"
+        "    import pandas as pd\n"
+        "    from latentbench.report import plots\n"
+        "    figure = Figure()\n"
+        "    ax = figure.subplots()\n"
+        "    intervals = pd.DataFrame({'model': ['a', 'b'], 'theta': [0.0, 1.0],\n"
+        "                              'lower': [-1.0, 0.0], 'upper': [1.0, 2.0]})\n"
+        "    plots.plot_abilities(intervals, ax)\n"
+        "    ax.set_xlabel(r'$\\theta$ (sd units)')\n"
+        "    figure.savefig(io.BytesIO(), format='png')\n"
+        "print(sorted({type(w.message).__name__ + ': ' + str(w.message) for w in caught\n"
+        "              if 'pyparsing' in type(w.message).__module__}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.strip() == "[]", done.stdout

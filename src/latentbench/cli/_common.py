@@ -438,16 +438,63 @@ def interactive() -> bool:
     return sys.stderr.isatty()
 
 
+class _Redraw:
+    """Redraws a started ``bar`` ``bar.live.refresh_per_second`` times a second from a thread
+    of its own, which :meth:`stop` ends and joins: rich's auto refresh thread is only told to
+    stop, and a fork-based pool (``run_experiment``, ``bootstrap``) must start its workers
+    with no other Python thread alive (one holding a lock leaves it held in the child)."""
+
+    def __init__(self, bar: Progress) -> None:
+        self.bar = bar
+        self.thread: threading.Thread | None = None
+        self.done = threading.Event()
+
+    def start(self) -> None:
+        """Start redrawing."""
+        self.done = threading.Event()
+        self.thread = threading.Thread(
+            target=self._run, args=(self.done,), name="latentbench-progress", daemon=True
+        )
+        self.thread.start()
+
+    def stop(self) -> None:
+        """Stop redrawing; returns once the thread has ended."""
+        self.done.set()
+        if self.thread is not None:
+            self.thread.join()
+            self.thread = None
+
+    def _run(self, done: threading.Event) -> None:
+        while not done.wait(1.0 / self.bar.live.refresh_per_second):
+            self.bar.refresh()
+
+
 @contextmanager
 def shown(bar: Progress) -> Iterator[Progress]:
     """``bar`` drawn for the block; a disabled one (``-q``, stderr not a terminal) is never
     started, so it writes nothing: rich before 14.3 prints an empty line when a disabled
-    ``Progress`` stops. Its tasks are kept either way (``add_task``, ``update``)."""
+    ``Progress`` stops. Its tasks are kept either way (``add_task``, ``update``).
+
+    ``bar`` is made with ``auto_refresh=False``: it is redrawn from a thread of this
+    function's, stopped while a fork-based pool starts its workers
+    (:func:`latentbench._fork.paused_for_forks`), so that they fork from a process with no
+    other Python thread (Python 3.12+ warns of a fork with threads: it can deadlock).
+    """
+    from latentbench._fork import paused_for_forks
+
     if bar.disable:
         yield bar
         return
+    if bar.live.auto_refresh:
+        raise ValueError("shown() redraws the bar itself: make it with auto_refresh=False")
     with bar:
-        yield bar
+        redraw = _Redraw(bar)
+        redraw.start()
+        try:
+            with paused_for_forks(redraw.stop, redraw.start):
+                yield bar
+        finally:
+            redraw.stop()
 
 
 @contextmanager
@@ -476,7 +523,8 @@ def progress_bar(quiet: bool = False, stream: Console | None = None) -> Iterator
         TimeElapsedColumn(),
     )
     disable = quiet or not target.is_terminal
-    with shown(Progress(*columns, console=target, disable=disable, transient=True)) as bar:
+    bar = Progress(*columns, console=target, disable=disable, transient=True, auto_refresh=False)
+    with shown(bar):
         task = bar.add_task("starting", total=None, count="")
 
         def update(phase: str, done: int | None = None, total: int | None = None) -> None:

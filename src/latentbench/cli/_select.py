@@ -665,7 +665,9 @@ def experiment(
             if split == "date" and responses is not None:
                 dates = release_dates(responses, matrix.model_ids)
             with (
-                shown(Progress(console=console, disable=quiet, transient=True)) as bar,
+                shown(
+                    Progress(console=console, disable=quiet, transient=True, auto_refresh=False)
+                ) as bar,
                 # Ray runs cannot stop part-way: there Ctrl-C interrupts as before
                 (
                     stop_on_sigint(say_stopping("runs"))
@@ -798,7 +800,9 @@ def _estimate_task(
             matrix = experiment_matrix(*source)
             held_out = None if models is None else _held_out(models, matrix.model_ids)
             with (
-                shown(Progress(console=console, disable=quiet, transient=True)) as bar,
+                shown(
+                    Progress(console=console, disable=quiet, transient=True, auto_refresh=False)
+                ) as bar,
                 stop_on_sigint(say_stopping("held-out model")) as stop,
             ):
                 runs = bar.add_task("held-out runs", total=None)

@@ -188,6 +188,7 @@ def _progress_display(quiet: bool) -> Progress:
         console=err,
         disable=quiet or not err.is_terminal,
         transient=False,
+        auto_refresh=False,  # redrawn by shown()
     )
 
 
