@@ -1,0 +1,33 @@
+"""Text columns and CSV reading are the same on pandas 2.3 and 3.1+ (latentbench._compat)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from latentbench._compat import PANDAS_3, TEXT, read_csv, text_array
+
+
+def test_a_missing_text_cell_stays_missing():
+    # pandas 2: pd.array([None], dtype="str") is the text 'None'
+    array = text_array(["a", None, np.nan])
+    assert array.dtype == TEXT
+    assert array.isna().tolist() == [False, True, True]
+    assert pd.Series([None, "b"], dtype=object).astype(TEXT).isna().tolist() == [True, False]
+
+
+def test_text_is_pandas_3s_str_dtype():
+    if PANDAS_3:
+        assert pd.api.types.pandas_dtype("str") == TEXT
+    assert TEXT.storage == "pyarrow" and np.isnan(TEXT.na_value)
+
+
+@pytest.mark.parametrize("dtype", [TEXT, str])
+def test_a_nul_inside_a_field_is_kept(tmp_path, dtype):
+    # pandas 2's C parser ended the cell at the NUL: 'a\x00b' and 'a\x00c' both read as 'a'
+    path = tmp_path / "t.csv"
+    path.write_bytes(b'id,score\na\x00b,1\n"a\x00c",0\nplain,1\n')
+    frame = read_csv(path, dtype={"id": dtype}, keep_default_na=False)
+    assert frame["id"].tolist() == ["a\x00b", "a\x00c", "plain"]
+    assert frame["score"].tolist() == [1, 0, 1]
