@@ -27,7 +27,22 @@ def test_text_is_pandas_3s_str_dtype():
 def test_a_nul_inside_a_field_is_kept(tmp_path, dtype):
     # pandas 2's C parser ended the cell at the NUL: 'a\x00b' and 'a\x00c' both read as 'a'
     path = tmp_path / "t.csv"
-    path.write_bytes(b'id,score\na\x00b,1\n"a\x00c",0\nplain,1\n')
-    frame = read_csv(path, dtype={"id": dtype}, keep_default_na=False)
+    path.write_bytes(b'id,score,n\x00m\na\x00b,1,x\n"a\x00c",0,\nplain,1,\x00\n')
+    frame = read_csv(path, dtype={"id": dtype}, keep_default_na=False, na_values=[""])
     assert frame["id"].tolist() == ["a\x00b", "a\x00c", "plain"]
+    assert frame["n\x00m"].iloc[0] == "x" and pd.isna(frame["n\x00m"].iloc[1])
+    assert frame["n\x00m"].iloc[2] == "\x00"
     assert frame["score"].tolist() == [1, 0, 1]
+
+
+def test_floats_read_back_exactly(tmp_path):
+    # pandas 2's default C parser read 1.0355706445030841 back as 1.035570644503084
+    values = np.random.default_rng(0).normal(size=2000) * 10.0 ** np.arange(-6, 14).repeat(100)
+    path = tmp_path / "f.csv"
+    pd.DataFrame({"x": values}).to_csv(path, index=False)
+    np.testing.assert_array_equal(read_csv(path)["x"].to_numpy(), values)
+    with path.open("a") as handle:  # a NUL in a text column: the same floats
+        handle.write("a\x00b\n")
+    frame = read_csv(path, dtype={"x": TEXT}, keep_default_na=False)
+    assert frame["x"].iloc[-1] == "a\x00b"
+    np.testing.assert_array_equal(frame["x"].iloc[:-1].astype(float).to_numpy(), values)

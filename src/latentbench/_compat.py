@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -56,11 +57,15 @@ def _has_nul(path: str | os.PathLike[str]) -> bool:
 
 
 def read_csv(path: str | Path, **options: Any) -> pd.DataFrame:
-    """:func:`pandas.read_csv` that keeps a NUL character inside a field on every pandas.
+    """:func:`pandas.read_csv` that reads the same cells on every supported pandas.
 
-    pandas 2's C parser ends a text cell at a NUL (``'a\\x00b'`` is read as ``'a'``, so two
-    ids become one); pandas 3 keeps it. On pandas 2 a file holding a NUL byte is read by the
-    Python parser, which keeps it; every other file is read as before.
+    Floats are parsed exactly (``float_precision="round_trip"``): pandas 2's default C parser
+    reads some written floats back 1 ulp off, so a fit directory did not round-trip.
+
+    A NUL character inside a field is kept: pandas 2's C parser ends a text cell at a NUL
+    (``'a\\x00b'`` is read as ``'a'``, so two ids become one); pandas 3 keeps it. On pandas 2
+    a file holding a NUL byte is parsed with each NUL stood in for by a private-use character
+    the file does not hold, put back in the text cells and column names afterwards.
 
     Parameters
     ----------
@@ -74,6 +79,22 @@ def read_csv(path: str | Path, **options: Any) -> pd.DataFrame:
     pandas.DataFrame
         The table.
     """
-    if not PANDAS_3 and "engine" not in options and _has_nul(path):
-        options["engine"] = "python"
-    return pd.read_csv(path, **options)
+    options.setdefault("float_precision", "round_trip")
+    if PANDAS_3 or not _has_nul(path):
+        return pd.read_csv(path, **options)
+    encoding = options.pop("encoding", None) or "utf-8-sig"
+    text = Path(path).read_bytes().decode(encoding)
+    mark = next(chr(c) for c in range(0xE000, 0xF900) if chr(c) not in text)
+    frame = pd.read_csv(io.StringIO(text.replace("\x00", mark)), **options)
+
+    def back(value: Any) -> Any:
+        return value.replace(mark, "\x00") if isinstance(value, str) else value
+
+    frame.columns = pd.Index([back(name) for name in frame.columns])
+    for k in range(frame.shape[1]):
+        column = frame.iloc[:, k]
+        if column.dtype == object:
+            frame.isetitem(k, column.map(back))
+        elif isinstance(column.dtype, pd.StringDtype):
+            frame.isetitem(k, column.str.replace(mark, "\x00", regex=False))
+    return frame
