@@ -59,8 +59,9 @@ def _has_nul(path: str | os.PathLike[str]) -> bool:
 def read_csv(path: str | Path, **options: Any) -> pd.DataFrame:
     """:func:`pandas.read_csv` that reads the same cells on every supported pandas.
 
-    Floats are parsed exactly (``float_precision="round_trip"``): pandas 2's default C parser
-    reads some written floats back 1 ulp off, so a fit directory did not round-trip.
+    Floats are parsed exactly: on pandas 2 with ``float_precision="round_trip"`` (its default
+    C parser reads some written floats back 1 ulp off, so a fit directory did not round-trip);
+    pandas 3.1 parses them exactly by default and deprecates the option.
 
     A NUL character inside a field is kept: pandas 2's C parser ends a text cell at a NUL
     (``'a\\x00b'`` is read as ``'a'``, so two ids become one); pandas 3 keeps it. On pandas 2
@@ -79,8 +80,10 @@ def read_csv(path: str | Path, **options: Any) -> pd.DataFrame:
     pandas.DataFrame
         The table.
     """
+    if PANDAS_3:  # exact already (and float_precision is deprecated there)
+        return pd.read_csv(path, **options)
     options.setdefault("float_precision", "round_trip")
-    if PANDAS_3 or not _has_nul(path):
+    if not _has_nul(path):
         return pd.read_csv(path, **options)
     encoding = options.pop("encoding", None) or "utf-8-sig"
     text = Path(path).read_bytes().decode(encoding)
