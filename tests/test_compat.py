@@ -46,3 +46,23 @@ def test_floats_read_back_exactly(tmp_path):
     frame = read_csv(path, dtype={"x": TEXT}, keep_default_na=False)
     assert frame["x"].iloc[-1] == "a\x00b"
     np.testing.assert_array_equal(frame["x"].iloc[:-1].astype(float).to_numpy(), values)
+
+
+def test_written_tables_have_one_schema(tmp_path):
+    # pandas 2 wrote the ids of to_long() and tiny() as Arrow string, pandas 3 as large_string
+    import pyarrow.parquet as pq
+
+    from latentbench import ResponseMatrix
+    from latentbench.select import tiny
+    from latentbench.synthetic import simulate_2pl
+
+    matrix = simulate_2pl(12, 30, random_state=0).matrix
+    assert isinstance(matrix, ResponseMatrix)
+    long = matrix.to_long()
+    wide = matrix.to_wide()
+    assert wide.index.dtype == TEXT and wide.columns.dtype == TEXT
+    design = tiny(matrix, k=5, cache=False)
+    for frame, columns in ((long, ("model", "item")), (design, ("item", "calibration_hash"))):
+        frame.to_parquet(tmp_path / "t.parquet", index=False)
+        schema = pq.read_schema(tmp_path / "t.parquet")
+        assert [str(schema.field(c).type) for c in columns] == ["large_string"] * len(columns)

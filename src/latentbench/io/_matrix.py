@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from latentbench._checks import user_stacklevel
-from latentbench._compat import TEXT
+from latentbench._compat import TEXT, text_array
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import read_table_file
 from latentbench.io._long_keys import (
@@ -660,16 +660,19 @@ class ResponseMatrix:
         rows, cols = np.nonzero(self.observed)
         return pd.DataFrame(
             {
-                "model": np.array(self._model_ids, dtype=object)[rows],
-                "item": np.array(self._item_ids, dtype=object)[cols],
+                "model": text_array(np.array(self._model_ids, dtype=object)[rows]),
+                "item": text_array(np.array(self._item_ids, dtype=object)[cols]),
                 "score": self._scores[rows, cols].astype(np.float64),
             }
         )
 
     def to_wide(self) -> pd.DataFrame:
         """Wide DataFrame: index = model ids, columns = item ids, NaN = missing."""
-        frame = pd.DataFrame(self._scores, index=self._model_ids, columns=self._item_ids)
-        frame.index.name = "model"
+        frame = pd.DataFrame(
+            self._scores,
+            index=pd.Index(self._model_ids, dtype=TEXT, name="model"),
+            columns=pd.Index(self._item_ids, dtype=TEXT),
+        )
         return frame
 
     def subset(

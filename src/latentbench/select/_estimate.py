@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 
 from latentbench._checks import check_seed, user_stacklevel
-from latentbench._compat import TEXT
+from latentbench._compat import TEXT, text_array
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.irt.inference import FEW_MODELS
@@ -1980,13 +1980,13 @@ def tiny(
         probs.append(float(pi[j]))
     frame = pd.DataFrame(
         {
-            "item": [cal.item_ids[j] for j in picks],
+            "item": text_array([cal.item_ids[j] for j in picks]),
             "order": np.arange(1, k + 1),
             "probability": probs,
             "weight": 1.0 / (cal.n_items * np.asarray(probs)),
             "floor": float(floor),
             "seed": seed,
-            "calibration_hash": cal.hash,
+            "calibration_hash": text_array([cal.hash] * k),
             "k": k,
         }
     )
