@@ -672,6 +672,7 @@ class ResponseMatrix:
             self._scores,
             index=pd.Index(self._model_ids, dtype=TEXT, name="model"),
             columns=pd.Index(self._item_ids, dtype=TEXT),
+            copy=True,  # the frame is the caller's: pandas 2 would share the (read-only) scores
         )
         return frame
 
