@@ -66,3 +66,14 @@ def test_written_tables_have_one_schema(tmp_path):
         frame.to_parquet(tmp_path / "t.parquet", index=False)
         schema = pq.read_schema(tmp_path / "t.parquet")
         assert [str(schema.field(c).type) for c in columns] == ["large_string"] * len(columns)
+
+
+def test_to_wide_is_the_callers_copy():
+    # pandas 2 (no copy-on-write) shared the matrix's read-only scores: setting a cell raised
+    from latentbench.synthetic import simulate_2pl
+
+    matrix = simulate_2pl(4, 5, random_state=0).matrix
+    before = matrix.scores.copy()
+    wide = matrix.to_wide()
+    wide.iloc[0, 0] = np.nan
+    np.testing.assert_array_equal(matrix.scores, before)
