@@ -165,7 +165,7 @@ def test_a_missing_cell_names_the_file_and_a_history_on_other_items_the_way_out(
     from latentbench.cli import _register, app
 
     matrix = _matrix(["a", "b", "c", "d"], seed=0)
-    frame = pd.DataFrame(matrix.scores, index=matrix.model_ids, columns=matrix.item_ids)
+    frame = pd.DataFrame(matrix.scores.copy(), index=matrix.model_ids, columns=matrix.item_ids)
     frame.iloc[1, 7] = np.nan
     path = tmp_path / "holes.csv"
     frame.rename_axis("model").to_csv(path)
@@ -201,7 +201,7 @@ def test_quiet_still_says_that_the_missing_rule_changed_the_target(rule, said, t
     from latentbench.cli import _register, app
 
     matrix = _matrix(["a", "b", "c", "d"], seed=0)
-    frame = pd.DataFrame(matrix.scores, index=matrix.model_ids, columns=matrix.item_ids)
+    frame = pd.DataFrame(matrix.scores.copy(), index=matrix.model_ids, columns=matrix.item_ids)
     frame.iloc[1, 7] = np.nan
     path = tmp_path / "holes.csv"
     frame.rename_axis("model").to_csv(path)
@@ -237,7 +237,7 @@ def test_a_transposed_file_is_named_as_such(tmp_path):
     candidates = _matrix(["a", "b", "c", "d"], seed=0)
     history = _matrix([f"h{i}" for i in range(6)], seed=1)
     for name, matrix in (("cand", candidates), ("hist", history)):
-        frame = pd.DataFrame(matrix.scores, index=matrix.model_ids, columns=matrix.item_ids)
+        frame = pd.DataFrame(matrix.scores.copy(), index=matrix.model_ids, columns=matrix.item_ids)
         frame.T.rename_axis("model").to_csv(tmp_path / f"{name}_t.csv")
     with pytest.raises(InputError, match=r"the responses file's rows are item ids: is it trans"):
         replay(tmp_path / "cand_t.csv", history=history)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from latentbench._compat import TEXT, read_csv
 from latentbench.exceptions import InputError
 
 if TYPE_CHECKING:
@@ -76,11 +77,11 @@ def read_csv_ids(path: str | Path, ids: tuple[str, ...], **options: Any) -> pd.D
     or item called ``NA``, ``null`` or ``None`` keeps its name (an empty id stays NaN), while
     the other columns are parsed as pandas does (a blank number is NaN). ``options`` go to
     :func:`pandas.read_csv`."""
-    header = pd.read_csv(path, nrows=0, **options).columns
+    header = read_csv(path, nrows=0, **options).columns
     numbers = {str(c): list(_NUMBER_NA) for c in header if c not in ids}
-    return pd.read_csv(
+    return read_csv(
         path,
-        dtype={c: str for c in ids if c in header},
+        dtype={c: TEXT for c in ids if c in header},
         keep_default_na=False,
         na_values={**numbers, **{c: [""] for c in ids if c in header}},
         **options,
@@ -99,7 +100,7 @@ def read_csv_text(path: str | Path) -> pd.DataFrame:
     sep = "\t" if file.suffix.lower() == ".tsv" else ","
     _check_header(file, sep)
     try:
-        return pd.read_csv(file, sep=sep, dtype=str, keep_default_na=False, na_values=[""])
+        return read_csv(file, sep=sep, dtype=TEXT, keep_default_na=False, na_values=[""])
     except pd.errors.EmptyDataError:
         raise InputError(f"{file}: the file is empty; expected a header line") from None
     except UnicodeDecodeError:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from latentbench._compat import TEXT
 from latentbench.exceptions import InputError
 from latentbench.io._matrix_checks import _show
 
@@ -57,7 +58,7 @@ class KeyColumns:
 
 def text_labels(values: pd.Series) -> pd.Series:
     """Values as text, an empty cell as ``<empty>`` (a value of its own)."""
-    return values.astype("string").fillna("<empty>").astype(str)
+    return values.astype("string").fillna("<empty>").astype(TEXT)
 
 
 def _first(values: Sequence[str], n: int = 4) -> str:
@@ -147,7 +148,7 @@ def check_key_columns(
             )
     for column in ("benchmark", *ONE_VALUE_COLUMNS):
         if column in columns:
-            distinct = pd.unique(frame[column].dropna().astype(str))
+            distinct = pd.unique(frame[column].dropna().astype(TEXT))
             if len(distinct) == 1 and str(distinct[0]).strip():
                 found.labels[column] = str(distinct[0])
     if "trial" in columns:

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from latentbench._checks import user_stacklevel
+from latentbench._compat import TEXT, text_array
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import read_table_file
 from latentbench.io._long_keys import (
@@ -659,16 +660,20 @@ class ResponseMatrix:
         rows, cols = np.nonzero(self.observed)
         return pd.DataFrame(
             {
-                "model": np.array(self._model_ids, dtype=object)[rows],
-                "item": np.array(self._item_ids, dtype=object)[cols],
+                "model": text_array(np.array(self._model_ids, dtype=object)[rows]),
+                "item": text_array(np.array(self._item_ids, dtype=object)[cols]),
                 "score": self._scores[rows, cols].astype(np.float64),
             }
         )
 
     def to_wide(self) -> pd.DataFrame:
         """Wide DataFrame: index = model ids, columns = item ids, NaN = missing."""
-        frame = pd.DataFrame(self._scores, index=self._model_ids, columns=self._item_ids)
-        frame.index.name = "model"
+        frame = pd.DataFrame(
+            self._scores,
+            index=pd.Index(self._model_ids, dtype=TEXT, name="model"),
+            columns=pd.Index(self._item_ids, dtype=TEXT),
+            copy=True,  # the frame is the caller's: pandas 2 would share the (read-only) scores
+        )
         return frame
 
     def subset(
@@ -792,8 +797,8 @@ def _long_frame_and_keys(
     keys = check_key_columns(
         frame,
         _where(source),
-        model=frame[model].astype(str),
-        item=frame[item].astype(str),
+        model=frame[model].astype(TEXT),
+        item=frame[item].astype(TEXT),
         used=(model, item, score),
     )
     for note in keys.notes:
@@ -854,7 +859,7 @@ def _warn_missing_scores(
 
 def _without_score(ids: pd.Series, missing: np.ndarray) -> list[str]:
     """The ids (as text, sorted) whose every row has a missing score."""
-    text = ids.astype(str)
+    text = ids.astype(TEXT)
     return sorted(set(text[missing]) - set(text[~missing]))
 
 
@@ -883,8 +888,8 @@ def _mean_of_long_trials(
     in ``notes`` (the key columns' notes)."""
     rows_in_file = kept
     first, means, n_averaged, most, n_collapsed = mean_over_trials(
-        frame[model].astype(str),
-        frame[item].astype(str),
+        frame[model].astype(TEXT),
+        frame[item].astype(TEXT),
         text_labels(frame[trial]),
         values,
         _where(source),

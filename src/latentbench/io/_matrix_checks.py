@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from latentbench._compat import TEXT
 from latentbench.exceptions import InputError
 from latentbench.io._files import MISSING_TOKENS, csv_line
 
@@ -426,12 +427,12 @@ def refuse_long_summary_ids(
     place : callable
         Where row ``k`` (0-based position in ``ids``) is, as the caller's messages say it.
     """
-    labels = pd.Series(ids.dropna().unique()).astype(str)
+    labels = pd.Series(ids.dropna().unique()).astype(TEXT)
     summary = labels[labels.str.strip().str.casefold().isin(SUMMARY_LABELS)]
     if summary.empty:
         return
     name = summary.iloc[0]
-    k = int(np.flatnonzero((ids.astype(str) == name).to_numpy())[0])
+    k = int(np.flatnonzero((ids.astype(TEXT) == name).to_numpy())[0])
     what = "a model's average or total" if kind == "item" else "the items' average or total"
     raise InputError(
         f"{where}{place(k)}, column {column!r}: {kind} {name!r} looks like a summary row "
@@ -443,7 +444,7 @@ def refuse_long_summary_ids(
 def refuse_repeated_rows(models: pd.Series, where: str, place: Callable[[int], str]) -> None:
     """A wide table's model on two rows is an error naming both (``place(k)``: where row
     ``k`` is), in every route: not two models, nor one row kept silently."""
-    text = models.astype(str).reset_index(drop=True)
+    text = models.astype(TEXT).reset_index(drop=True)
     repeated = text.duplicated(keep=False).to_numpy()
     if repeated.any():
         first, second = np.flatnonzero(repeated & (text == text[repeated].iloc[0]).to_numpy())[:2]

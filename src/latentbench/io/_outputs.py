@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from latentbench._compat import TEXT
 from latentbench.exceptions import InputError
 
 __all__ = [
@@ -44,7 +45,7 @@ def escape_spreadsheet(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.Data
     for column in columns:
         if column not in out.columns:
             continue
-        text = out[column].astype(str)
+        text = out[column].astype(TEXT)
         risky = text.str.match(_FORMULA) & pd.to_numeric(text, errors="coerce").isna()
         risky |= text.str.startswith("'")
         out[column] = text.where(~risky, "'" + text)
@@ -53,7 +54,7 @@ def escape_spreadsheet(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.Data
 
 def unescape_spreadsheet(values: pd.Series) -> pd.Series:
     """Undo :func:`escape_spreadsheet` on one column read back as text."""
-    text = values.astype(str)
+    text = values.astype(TEXT)
     return text.where(~text.str.startswith("'"), text.str.slice(1))
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from latentbench._compat import text_array
 from latentbench.exceptions import InputError
 from latentbench.io._cells import ObservedCells
 from latentbench.io._margins import Margins
@@ -140,8 +141,8 @@ class SparseResponseMatrix(ResponseMatrix):
         cells = self._cells
         return pd.DataFrame(
             {
-                "model": np.array(self._model_ids, dtype=object)[cells.row_index()],
-                "item": np.array(self._item_ids, dtype=object)[cells.row_cols],
+                "model": text_array(np.array(self._model_ids, dtype=object)[cells.row_index()]),
+                "item": text_array(np.array(self._item_ids, dtype=object)[cells.row_cols]),
                 "score": cells.row_values.astype(np.float64),
             }
         )

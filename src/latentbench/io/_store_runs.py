@@ -11,6 +11,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from latentbench._compat import TEXT
 from latentbench._version import __version__
 from latentbench.exceptions import InputError
 from latentbench.io._store_schema import utc_now
@@ -136,8 +137,8 @@ class SelectionRuns:
             frame = pd.DataFrame({"run_id": run_id}, index=range(n))
             for column in columns:
                 frame[column] = values[column]
-            frame["model"] = frame["model"].astype("str")
-            frame["item"] = frame["item"].astype("str")
+            frame["model"] = frame["model"].astype(TEXT)
+            frame["item"] = frame["item"].astype(TEXT)
             self.connection.register("_observations", frame)
             try:
                 self.connection.execute(
@@ -244,9 +245,9 @@ class SelectionRuns:
         served = source_models or {}
         frame = pd.DataFrame(
             {
-                "model": rows["model"].astype(str).to_numpy(),
+                "model": rows["model"].astype(TEXT).to_numpy(),
                 "benchmark": benchmark,
-                "item": rows["item"].astype(str).to_numpy(),
+                "item": rows["item"].astype(TEXT).to_numpy(),
                 "score": rows["score"].astype(float).to_numpy(),
                 "metric": metric,
                 "filter": "none",

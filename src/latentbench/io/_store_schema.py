@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from latentbench._compat import text_array
 from latentbench.exceptions import InputError
 from latentbench.io._matrix_checks import not_a_score
 from latentbench.io.formats._common import (
@@ -181,7 +182,7 @@ def to_arrow(frame: pd.DataFrame | pa.Table) -> pa.Table:
                     column, pa.array([default] * frame.num_rows, type=pa.string())
                 )
             else:
-                frame = frame.assign(**{column: pd.array([default] * len(frame), dtype="str")})
+                frame = frame.assign(**{column: text_array([default] * len(frame))})
             names.append(column)
     missing = [c for c in CANONICAL_COLUMNS if c not in names]
     if missing:

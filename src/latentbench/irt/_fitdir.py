@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from latentbench._checks import user_stacklevel
+from latentbench._compat import TEXT, read_csv
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._objective import GaussianPenalty, Normalisation, general_direction
@@ -347,7 +348,7 @@ def _read_table(path: Path, id_column: str, numeric: tuple[str, ...]) -> pd.Data
     from latentbench.io._outputs import unescape_spreadsheet
 
     try:
-        frame = pd.read_csv(path, dtype={id_column: str}, keep_default_na=False)
+        frame = read_csv(path, dtype={id_column: TEXT}, keep_default_na=False)
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: not a readable CSV table ({exc})") from None
     missing = [c for c in (id_column, *numeric) if c not in frame.columns]
@@ -360,7 +361,7 @@ def _read_table(path: Path, id_column: str, numeric: tuple[str, ...]) -> pd.Data
     for column in frame.columns:  # empty cells of number columns are NaN (never "")
         if column == id_column or pd.api.types.is_numeric_dtype(frame[column]):
             continue
-        text = frame[column].astype(str)
+        text = frame[column].astype(TEXT)
         values = pd.to_numeric(text.where(text != ""), errors="coerce")
         wrong = values.isna() & (text != "")
         if not wrong.any():

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from latentbench._compat import TEXT
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._cbmm import CBMMFit
@@ -317,7 +318,7 @@ class IRTResult:
             f"converged: {self.converged}",
         ]
         best = self.abilities.sort_values("theta", ascending=False).head(top)
-        lines.append("  top models by theta: " + ", ".join(best["model"].astype(str)))
+        lines.append("  top models by theta: " + ", ".join(best["model"].astype(TEXT)))
         return "\n".join(lines)
 
     def fit_info(self) -> dict[str, Any]:

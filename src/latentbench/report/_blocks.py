@@ -19,6 +19,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from latentbench._compat import TEXT
 from latentbench.exceptions import InputError
 
 DOWNLOAD_ROWS = 20_000
@@ -96,7 +97,7 @@ def _csv_base64(frame: pd.DataFrame) -> str:
     safe = frame.copy()
     for column in safe.columns:
         if safe[column].dtype == object or pd.api.types.is_string_dtype(safe[column]):
-            text = safe[column].astype(str)
+            text = safe[column].astype(TEXT)
             risky = text.str.match(r"^[=+\-@\t\r]") & pd.to_numeric(text, errors="coerce").isna()
             safe[column] = text.where(~risky, "'" + text)
     return base64.b64encode(safe.to_csv(index=False).encode("utf-8")).decode("ascii")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from latentbench._compat import TEXT
 from latentbench.report import plots
 from latentbench.report._blocks import _figure, _Section, _table, refuse_existing, render_page
 from latentbench.select._experiment_record import (
@@ -302,7 +303,7 @@ def _curves_section(record: Any) -> _Section:
     def draw(pool: str) -> Callable[[Any], Any]:
         return lambda ax: plots.plot_experiment_curves(record.curves, pool, ax)
 
-    for pool in dict.fromkeys(record.curves["pool"].astype(str)):
+    for pool in dict.fromkeys(record.curves["pool"].astype(TEXT)):
         curves.figures.append(
             {
                 "png": _figure(draw(pool)),

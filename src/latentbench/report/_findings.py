@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from latentbench._compat import TEXT
 from latentbench.report._blocks import (
     _num,
 )
@@ -54,7 +55,7 @@ def _item_flags(diag: Any) -> pd.DataFrame:
     items["n_flags"] = sum(m.astype(int) for m in masks.values())
     reason = np.array([FLAG_SEVERITY[f][2] if f else "" for f in flag], dtype=object)
     dup = masks["duplicate"]
-    reason[dup] = "answers near-identical to item " + items.loc[dup, "duplicate_of"].astype(str)
+    reason[dup] = "answers near-identical to item " + items.loc[dup, "duplicate_of"].astype(TEXT)
     items["reason"] = reason
     return items.sort_values(["severity", "discrimination"], ascending=[True, True]).reset_index(
         drop=True
@@ -217,7 +218,7 @@ def _baseline_text(arms: pd.DataFrame, row: Any, name: Any, total: int, n_items:
             f"Baseline: the policy spread the {total:,} cells evenly ({leader_n:,} to the best "
             "model), as an even spread would."
         )
-    others = counts[(arms["model"].astype(str) != str(name)).to_numpy()]
+    others = counts[(arms["model"].astype(TEXT) != str(name)).to_numpy()]
     text = (
         f"Baseline: spread evenly, the same {total:,} cells would give every model "
         f"{total / max(n_models, 1):,.0f}; the policy gave the best model {leader_n:,}"
@@ -238,7 +239,7 @@ def _selection_findings(
     ranked = arms.sort_values("estimate", ascending=False).reset_index(drop=True)
     best = ranked.iloc[0]
     name = data.get("best_model", best["model"])
-    matching = arms[arms["model"].astype(str) == str(name)]
+    matching = arms[arms["model"].astype(TEXT) == str(name)]
     row = matching.iloc[0] if len(matching) else best
     has_bounds = {"lower", "upper"} <= set(arms.columns) and arms["lower"].notna().all()
     params = data.get("params") or {}
@@ -326,7 +327,7 @@ def _certificate_findings(
     """Ties with the best model, then whether it is certified (and by which bounds);
     ``n_items`` (the run's items, or None) tells which models are fully revealed."""
     out: list[dict[str, Any]] = []
-    others = arms[arms["model"].astype(str) != str(name)]
+    others = arms[arms["model"].astype(TEXT) != str(name)]
     lo_col, hi_col, kind = "lower", "upper", "simultaneous anytime-valid intervals"
     if {"certificate_lower", "certificate_upper"} <= set(arms.columns):
         lo_col, hi_col = "certificate_lower", "certificate_upper"
@@ -340,7 +341,7 @@ def _certificate_findings(
         if n_items and "n_observed" in arms.columns
         else np.zeros(len(arms), dtype=bool)
     )
-    mine = (arms["model"].astype(str) == str(name)).to_numpy()
+    mine = (arms["model"].astype(TEXT) == str(name)).to_numpy()
     leader = int(np.argmax(mine)) if mine.any() else int(arms["estimate"].to_numpy().argmax())
     keep = rivals(leader, revealed, arms["estimate"].to_numpy(float), len(arms))[~mine]
     exact = pd.Series(revealed[~mine] & ~keep, index=others.index)  # decided exact rivals

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from latentbench._compat import TEXT
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import InputError
 from latentbench.report import plots
@@ -289,8 +290,8 @@ def _movers(view: _AbilityView) -> pd.DataFrame:
     out["abs_shift"] = out["rank_shift"].abs()
     if view.ranks is not None:  # the rows of the ranks are the abilities' (one per model)
         ranks = view.ranks.reset_index(drop=True)
-        if ranks["model"].astype(str).tolist() != out["model"].astype(str).tolist():
-            ranks = ranks.set_index(ranks["model"].astype(str)).loc[out["model"].astype(str)]
+        if ranks["model"].astype(TEXT).tolist() != out["model"].astype(TEXT).tolist():
+            ranks = ranks.set_index(ranks["model"].astype(TEXT)).loc[out["model"].astype(TEXT)]
             ranks = ranks.reset_index(drop=True)
         out["rank_lower"] = ranks["rank_lower"].astype("Int64").array
         out["rank_upper"] = ranks["rank_upper"].astype("Int64").array
@@ -652,7 +653,7 @@ def _category_sections(result: Any, matrix: Any | None, meta: pd.DataFrame) -> l
         category = items["item"].map(lookup[column]).astype(object)
         frame = pd.DataFrame(
             {
-                column: category.fillna("(no metadata)").astype(str),
+                column: category.fillna("(no metadata)").astype(TEXT),
                 "proportion_correct": items[correct].to_numpy(float),
                 "discrimination": items["discrimination"].to_numpy(float),
             }

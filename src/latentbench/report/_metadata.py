@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from latentbench._compat import TEXT, read_csv
 from latentbench.exceptions import InputError
 
 __all__ = ["category_columns", "read_item_metadata"]
@@ -31,7 +32,7 @@ def read_item_metadata(path: str | os.PathLike[str]) -> pd.DataFrame:
         if suffix in (".parquet", ".pq"):
             frame = pd.read_parquet(file)
         elif suffix in (".csv", ".tsv"):
-            frame = pd.read_csv(file, sep="\t" if suffix == ".tsv" else ",", dtype=str)
+            frame = read_csv(file, sep="\t" if suffix == ".tsv" else ",", dtype=TEXT)
         else:
             raise InputError(
                 f"--items {file}: unknown file type {suffix!r}; expected .csv or .parquet"
@@ -46,7 +47,7 @@ def read_item_metadata(path: str | os.PathLike[str]) -> pd.DataFrame:
             "expected item ids in a column named 'item' and category columns beside it"
         )
     frame = frame.copy()
-    frame["item"] = frame["item"].astype(str)
+    frame["item"] = frame["item"].astype(TEXT)
     if frame["item"].duplicated().any():
         dup = frame.loc[frame["item"].duplicated(), "item"].iloc[0]
         raise InputError(f"--items {file}: item {dup!r} appears twice; expected one row per item")

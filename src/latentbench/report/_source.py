@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from latentbench._checks import check_seed, user_stacklevel
+from latentbench._compat import TEXT
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import _tools_hint
 
@@ -220,7 +221,7 @@ def _estimate_experiment(source: Path) -> bool:
 def _metadata_notes(meta: Any, items: Any, result: Any) -> list[str]:
     """Refuse item metadata that matches none of the fit's items; note the items it lacks."""
     known = set(map(str, result.item_ids))
-    matched = int(meta["item"].astype(str).isin(known).sum())
+    matched = int(meta["item"].astype(TEXT).isin(known).sum())
     if matched == 0:
         raise InputError(
             f"items={items}: none of its {len(meta)} item ids is an item of the fit "

@@ -18,6 +18,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.ticker import NullFormatter
 
+from latentbench._compat import TEXT
 from latentbench.exceptions import InputError
 
 __all__ = [
@@ -178,7 +179,7 @@ def plot_item_map(
     items = result if isinstance(result, pd.DataFrame) else result.items
     mask = np.zeros(len(items), dtype=bool)
     if flagged is not None:
-        mask = _flag_mask(flagged, items["item"].astype(str))
+        mask = _flag_mask(flagged, items["item"].astype(TEXT))
     ax = _axes(ax)
     x, y = items["difficulty"].to_numpy(), items["discrimination"].to_numpy()
     ax.scatter(x[~mask], y[~mask], s=10, alpha=0.6, color=_BASE, label="item")
@@ -428,7 +429,7 @@ def plot_experiment_curves(
         One line and one band (``PolyCollection``) per policy, dotted lines at 90 % and 95 %.
     """
     ax = _axes(ax)
-    frame = curves[curves["pool"].astype(str) == str(pool)]
+    frame = curves[curves["pool"].astype(TEXT) == str(pool)]
     if frame.empty:
         raise InputError(f"no curves for pool {pool!r}; pools: {sorted(set(curves['pool']))}")
     colours = plt.get_cmap("tab10").colors  # type: ignore[attr-defined]

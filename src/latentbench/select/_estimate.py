@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 
 from latentbench._checks import check_seed, user_stacklevel
+from latentbench._compat import TEXT, text_array
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.irt.inference import FEW_MODELS
@@ -678,7 +679,7 @@ def _refuse_several_unnamed(
 
     from latentbench.io._matrix_checks import _row
 
-    pairs = pd.DataFrame({"i": frame["item"].astype(str).to_numpy(), "v": values})
+    pairs = pd.DataFrame({"i": frame["item"].astype(TEXT).to_numpy(), "v": values})
     again = (pairs["i"].duplicated() & ~pairs.duplicated()).to_numpy()
     if again.any():
         k = int(np.flatnonzero(again)[0])
@@ -706,11 +707,11 @@ def _answers_by_model(
     from latentbench.io._matrix_checks import _row, refuse_long_summary_ids
 
     models = (
-        frame["model"].astype(str)
+        frame["model"].astype(TEXT)
         if "model" in columns
         else pd.Series([stem] * len(frame), index=frame.index)
     )
-    items = frame["item"].astype(str)
+    items = frame["item"].astype(TEXT)
     for ids, kind in ((models, "model"), (items, "item")):
         if kind == "item" or "model" in columns:
             refuse_long_summary_ids(ids, kind, kind, f"in {file}: ", lambda k: _row(file, k))
@@ -774,7 +775,7 @@ def _wide_responses(frame: pd.DataFrame, columns: list[str], file: str) -> dict[
     )
 
     refuse_bad_ids(frame["model"], "model", file, "model")
-    names = frame["model"].astype(str)
+    names = frame["model"].astype(TEXT)
     repeated = names.duplicated(keep=False).to_numpy()
     if repeated.any():
         first, second = np.flatnonzero(repeated & (names == names[repeated].iloc[0]))[:2]
@@ -824,11 +825,11 @@ def _reduce_key_columns(
 
     where = f"in {file}: "
     models = (
-        frame["model"].astype(str)
+        frame["model"].astype(TEXT)
         if "model" in frame.columns
         else pd.Series([stem] * len(frame), index=frame.index)
     )
-    items = frame["item"].astype(str)
+    items = frame["item"].astype(TEXT)
     keys = check_key_columns(frame, where, model=models, item=items, used=("model", "item", score))
     for note in keys.notes:
         warnings.warn(f"{where}{note}", DataWarning, stacklevel=user_stacklevel())
@@ -1979,13 +1980,13 @@ def tiny(
         probs.append(float(pi[j]))
     frame = pd.DataFrame(
         {
-            "item": [cal.item_ids[j] for j in picks],
+            "item": text_array([cal.item_ids[j] for j in picks]),
             "order": np.arange(1, k + 1),
             "probability": probs,
             "weight": 1.0 / (cal.n_items * np.asarray(probs)),
             "floor": float(floor),
             "seed": seed,
-            "calibration_hash": cal.hash,
+            "calibration_hash": text_array([cal.hash] * k),
             "k": k,
         }
     )
@@ -2120,7 +2121,7 @@ def read_design(items: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
             "tiny drew at that order"
             + (" (the row is empty, as a spreadsheet may leave: delete it)" if blank else "")
         )
-    frame = frame.assign(item=frame["item"].astype(str))
+    frame = frame.assign(item=frame["item"].astype(TEXT))
     frame = frame.sort_values("order", kind="stable").reset_index(drop=True)
     _check_draws(frame, source)
     _check_constant_columns(frame, source)
@@ -2195,10 +2196,10 @@ def _check_constant_columns(frame: pd.DataFrame, source: str) -> None:
                 f"{source}: column {column!r} is empty at order {int(np.flatnonzero(empty)[0]) + 1}"
                 f"; expected {_DESIGN_VALUES[column]}, which tiny writes on every row"
             )
-        values = frame[column].astype(str)
+        values = frame[column].astype(TEXT)
         if column != "calibration_hash":  # 0.5 and 0.50 are one floor
             numeric = pd.to_numeric(frame[column], errors="coerce")
-            values = numeric.astype(str).where(numeric.notna(), frame[column].astype(str))
+            values = numeric.astype(TEXT).where(numeric.notna(), frame[column].astype(TEXT))
         other = np.flatnonzero((values != values.iloc[0]).to_numpy())
         if other.size:
             k = int(other[0])

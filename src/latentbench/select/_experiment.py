@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from latentbench._checks import check_jobs, check_seed, user_stacklevel
+from latentbench._compat import TEXT
 from latentbench._fork import forking
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
@@ -891,7 +892,7 @@ def release_dates(responses: str | os.PathLike[str], model_ids: Sequence[str]) -
             f"{side.name} has no date column: expected 'created_date', 'release_date' or "
             f"'date' (it has {_show_columns(frame)}); pass dates= or use split='random'"
         )
-    lookup = dict(zip(frame["model"].astype(str), pd.to_datetime(frame[column]), strict=False))
+    lookup = dict(zip(frame["model"].astype(TEXT), pd.to_datetime(frame[column]), strict=False))
     missing = [m for m in model_ids if str(m) not in lookup]
     if missing:
         raise InputError(f"{side.name} has no date for model {missing[0]!r}")

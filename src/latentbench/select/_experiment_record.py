@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from latentbench._compat import TEXT
 from latentbench.exceptions import InputError
 
 if TYPE_CHECKING:
@@ -178,8 +179,8 @@ def _crossings(
 
     out = []
     for row in summary:
-        mine = (curves["pool"].astype(str) == str(row.get("pool"))) & (
-            curves["policy"].astype(str) == str(row.get("policy"))
+        mine = (curves["pool"].astype(TEXT) == str(row.get("pool"))) & (
+            curves["policy"].astype(TEXT) == str(row.get("policy"))
         )
         part = curves[mine].sort_values("evaluations")
         grid = part["evaluations"].to_numpy(float)

@@ -44,6 +44,7 @@ from pathlib import Path
 import pandas as pd
 
 from latentbench._checks import user_stacklevel
+from latentbench._compat import TEXT
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io.formats._common import (
@@ -353,7 +354,7 @@ def _grouped(
                 f"the group: {how}"
             )
     frame = frame.assign(
-        item=frame["benchmark"].astype(str) + "/" + frame["item"].astype(str),
+        item=frame["benchmark"].astype(TEXT) + "/" + frame["item"].astype(TEXT),
         benchmark=group,
     )
     clash = frame.duplicated(list(KEY_COLUMNS), keep=False)

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from latentbench._compat import text_array
 from latentbench.exceptions import InputError
 from latentbench.io.formats._report import LoadReport
 
@@ -365,33 +366,29 @@ class Columns:
     def frame(self, source: str, source_file: str, run_timestamp: Any) -> pd.DataFrame:
         n = len(self.score)
         data = {
-            "model": pd.array(self.model, dtype="str"),
-            "benchmark": pd.array(self.benchmark, dtype="str"),
-            "item": pd.array(self.item, dtype="str"),
+            "model": text_array(self.model),
+            "benchmark": text_array(self.benchmark),
+            "item": text_array(self.item),
             "score": np.asarray(self.score, dtype=np.float64),
-            "metric": pd.array(self.metric, dtype="str"),
-            "filter": pd.array(self.filter, dtype="str"),
+            "metric": text_array(self.metric),
+            "filter": text_array(self.filter),
             "trial": np.asarray(self.trial, dtype=np.int64),
             "split": (
-                pd.array(self.split, dtype="str")
+                text_array(self.split)
                 if self.split is not None
                 else constant_text(self.default_split, n)
             ),
             "source": constant_text(source, n),
             "source_file": constant_text(source_file, n),
             "run_timestamp": pd.Series([to_timestamp(run_timestamp)] * n, dtype="datetime64[us]"),
-            "item_hash": pd.array(self.item_hash, dtype="str"),
-            "source_model": pd.array(self.source_model, dtype="str"),
-            "flag": (
-                pd.array(self.flag, dtype="str")
-                if self.flag is not None
-                else constant_text(None, n)
-            ),
+            "item_hash": text_array(self.item_hash),
+            "source_model": text_array(self.source_model),
+            "flag": (text_array(self.flag) if self.flag is not None else constant_text(None, n)),
             "_record": np.asarray(self.record, dtype=np.int64),
             "_at": constant_text(self.at, n),
         }
         if self.members is not None:
-            data["_member"] = pd.array(self.members, dtype="str")
+            data["_member"] = text_array(self.members)
         return pd.DataFrame(data)
 
 
@@ -403,7 +400,7 @@ def constant_text(value: str | None, n: int) -> pd.api.extensions.ExtensionArray
     text of those bytes (``é``, the file's name as the user sees it)."""
     if value is not None and not value.isascii():
         value = value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return pd.array([value], dtype="str").repeat(n)
+    return text_array([value]).repeat(n)
 
 
 PRIVATE_COLUMNS = ("_record", "_at", "_member", "_file")

@@ -36,6 +36,7 @@ from typing import Any
 
 import pandas as pd
 
+from latentbench._compat import text_array
 from latentbench.exceptions import InputError
 from latentbench.io.formats._common import (
     UNKNOWN_SPLIT,
@@ -632,11 +633,11 @@ class _InstanceRows:
     def restore_columns(self, frame: pd.DataFrame) -> None:
         """Set the per-row ``source``, ``source_file`` and ``run_timestamp`` our metadata
         gave, and ``_file`` (the file read)."""
-        frame["source"] = pd.array(self.extra["source"], dtype="str")
-        frame["source_file"] = pd.array(self.extra["source_file"], dtype="str")
+        frame["source"] = text_array(self.extra["source"])
+        frame["source_file"] = text_array(self.extra["source_file"])
         stamps = pd.to_datetime(pd.Series(self.extra["run_timestamp"], dtype=object), utc=True)
         frame["run_timestamp"] = stamps.dt.tz_localize(None).astype("datetime64[us]").to_numpy()
-        frame["_file"] = pd.array([str(self.path)] * len(frame), dtype="str")
+        frame["_file"] = text_array([str(self.path)] * len(frame))
 
 
 def _report_choices(frame: pd.DataFrame, report: LoadReport, wanted: str | None) -> None:

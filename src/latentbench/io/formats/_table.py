@@ -23,6 +23,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from latentbench._compat import TEXT, text_array
 from latentbench.exceptions import InputError
 from latentbench.io._files import (
     MISSING_TOKENS,
@@ -94,7 +95,7 @@ def _scores(
         numeric = pd.to_numeric(values, errors="coerce")
         bad = np.zeros(len(values), dtype=bool)
     else:
-        text = values.astype("str").str.strip().str.lower()
+        text = values.astype(TEXT).str.strip().str.lower()
         text = text.replace({"true": "1", "false": "0"})
         missing = values.isna() | text.isin(MISSING_TOKENS)  # NA, NaN, null, ...: missing
         numeric = pd.to_numeric(text.where(~missing), errors="coerce")
@@ -129,7 +130,7 @@ def _ids(values: pd.Series, path: Path, offset: int, column: str, rows: np.ndarr
         raise InputError(
             f"{path}: column {column!r} holds {values.dtype} values; expected text or integer ids"
         )
-    text = values.astype("str")
+    text = values.astype(TEXT)
     blank = (text.str.strip() == "").to_numpy()
     if blank.any():
         k = int(np.flatnonzero(blank)[0])
@@ -214,7 +215,7 @@ def _say_without_scores(
 ) -> None:
     """A note naming the models (or items) of the table with no observed score: no row of
     theirs is stored, which the count of empty cells alone did not say."""
-    gone = sorted(set(every.astype(str)) - set(kept.astype(str)))
+    gone = sorted(set(every.astype(TEXT)) - set(kept.astype(TEXT)))
     if gone:
         shown = ", ".join(map(repr, gone[:3])) + (", ..." if len(gone) > 3 else "")
         report.notes.append(
@@ -267,7 +268,7 @@ def _benchmarks(
     if benchmark is not None:
         if "benchmark" in extra:  # the names a column gives (a file stem is no task name:
             # split files of one benchmark still go in under one name)
-            for original in extra["benchmark"].dropna().astype("str").unique():
+            for original in extra["benchmark"].dropna().astype(TEXT).unique():
                 report.rename(benchmark, str(original))
         return benchmark
     if "benchmark" in extra:
@@ -287,7 +288,7 @@ def _add_metric_and_filter(
         if isinstance(given, str):
             out[name] = constant_text(given, n)
         elif name in extra:
-            out[name] = extra[name].fillna(fallback).astype("str").to_numpy()
+            out[name] = extra[name].fillna(fallback).astype(TEXT).to_numpy()
         else:
             out[name] = constant_text(fallback, n)
 
@@ -317,7 +318,7 @@ def _add_provenance(
     ``source_model`` and ``flag`` of ``out`` from the table's columns, else their defaults."""
     n = len(data)
     out["split"] = (
-        extra["split"].fillna(UNKNOWN_SPLIT).astype("str").to_numpy()
+        extra["split"].fillna(UNKNOWN_SPLIT).astype(TEXT).to_numpy()
         if "split" in extra
         else constant_text(UNKNOWN_SPLIT, n)
     )
@@ -343,9 +344,9 @@ def _add_provenance(
     )
     out["item_hash"] = extra["item_hash"].to_numpy() if "item_hash" in extra else None
     out["source_model"] = (
-        extra["source_model"].fillna("").astype("str").to_numpy()
+        extra["source_model"].fillna("").astype(TEXT).to_numpy()
         if "source_model" in extra
-        else data["model"].astype("str").array
+        else data["model"].astype(TEXT).array
     )
     out["flag"] = extra["flag"].to_numpy() if "flag" in extra else constant_text(None, n)
 
@@ -415,18 +416,18 @@ def read(
     n = len(data)
     out = pd.DataFrame(index=pd.RangeIndex(n))
     if model is None:
-        out["model"] = pd.array(data["model"].astype("str"), dtype="str")  # type: ignore[call-overload]
+        out["model"] = text_array(data["model"].astype(TEXT))  # type: ignore[call-overload]
     else:
         out["model"] = model
     out["benchmark"] = _benchmarks(data, extra, path, offset, benchmark, report)
-    out["item"] = data["item"].astype("str").array
+    out["item"] = data["item"].astype(TEXT).array
     out["score"] = data["score"].to_numpy(dtype=np.float64)
     _add_metric_and_filter(out, extra, metric, filter)
     out["trial"] = _trials(extra, data, path, offset)
     _add_provenance(out, extra, data, path, offset)
     for column in TEXT_COLUMNS:
-        if out[column].dtype != "str":
-            out[column] = out[column].astype("str")
+        if out[column].dtype != TEXT:
+            out[column] = out[column].astype(TEXT)
     out["_record"] = data["_record"].to_numpy()
     out["_at"] = "line" if _is_text(path) else "row"
     _record_choices(out, extra, metric, filter, report)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from latentbench._checks import user_stacklevel
+from latentbench._compat import TEXT
 from latentbench.exceptions import DataWarning, InputError, LiveStop
 from latentbench.io import SnapshotWriter
 from latentbench.select._policies import POLICIES, lucb_bonus, make_policy, parse_policy
@@ -227,7 +228,7 @@ def stored_answer_notes(store: Store, run_id: str) -> list[str]:
     (:data:`~latentbench.select.oracles._protocol.EMPTY_NOTE`) and no text (content null,
     :data:`~latentbench.select.oracles._protocol.NO_TEXT_NOTE`); empty if none."""
     notes = store.selection_observations(run_id)["note"]
-    text = notes[notes.notna()].astype(str)
+    text = notes[notes.notna()].astype(TEXT)
     n_empty = int(text.str.startswith(EMPTY_NOTE).sum())
     n_null = int(text.str.startswith(NO_TEXT_NOTE).sum())
     lines = []
@@ -500,7 +501,7 @@ def reusable_answers(
             continue
         stored = store.selection_observations(run["run_id"])
         good = stored[stored["model"].isin(same) & stored["score"].notna() & stored["error"].isna()]
-        moved = _moved_endpoints(cfg, run["config"], set(good["model"].astype(str)), every=True)
+        moved = _moved_endpoints(cfg, run["config"], set(good["model"].astype(TEXT)), every=True)
         if moved and len(good):
             warnings.warn(
                 f"{store.path}: answers of run {run['run_id']!r} ({len(good):,} stored) are "
