@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from latentbench.io._outputs import replace_whole
+from latentbench.io._outputs import process_exists, replace_whole
 
 __all__ = [
     "SNAPSHOT_FORMAT",
@@ -162,17 +162,9 @@ def _plain(value: Any) -> Any:
 
 def _process_exists(pid: int) -> bool:
     """Whether process ``pid`` exists (a snapshot whose writer is gone is stale). Not asked
-    on Windows, where ``os.kill(pid, 0)`` would end that process: False there (only the
-    store's holder, as DuckDB names it, vouches for a snapshot)."""
-    if pid <= 0 or os.name == "nt":
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's: it exists
-        return True
-    return True
+    on Windows: False there (only the store's holder, as DuckDB names it, vouches for a
+    snapshot)."""
+    return bool(process_exists(pid))
 
 
 def read_snapshot(

@@ -11,7 +11,9 @@ outputs (``latentbench export``) are written verbatim.
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import socket
 import tempfile
 import time
 import uuid
@@ -27,7 +29,9 @@ from latentbench.exceptions import InputError
 __all__ = [
     "check_destination",
     "escape_spreadsheet",
+    "process_exists",
     "replace_whole",
+    "staging_path",
     "unescape_spreadsheet",
     "write_directory",
 ]
@@ -86,7 +90,7 @@ def write_directory(
         parent = out.parent
         parent.mkdir(parents=True, exist_ok=True)
         # mkdir (not mkdtemp, which makes it private): the output keeps the umask's mode
-        staging = parent / f".{out.name[:40]}.partial-{uuid.uuid4().hex[:12]}"
+        staging = staging_path(out)
         staging.mkdir()
     except OSError as exc:
         raise InputError(f"cannot write {out}: {exc.strerror or exc}") from None
@@ -119,12 +123,64 @@ def replace_whole(path: Path, text: str, encoding: str | None = None) -> None:
     if path.is_symlink() or (path.exists() and not path.is_file()):
         path.write_text(text, encoding=encoding)
         return
-    staging = path.with_name(f".{path.name[:40]}.tmp{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    staging = staging_path(path, "tmp")
     try:
         staging.write_text(text, encoding=encoding)
         os.replace(staging, path)
     finally:
         staging.unlink(missing_ok=True)
+
+
+def _host() -> str:
+    """This machine's name as a staging name holds it: letters and digits only."""
+    return re.sub(r"[^A-Za-z0-9]", "", socket.gethostname())[:32] or "host"
+
+
+def process_exists(pid: int) -> bool | None:
+    """Whether process ``pid`` of this machine exists; None where that cannot be asked
+    (Windows, where ``os.kill(pid, 0)`` would end that process)."""
+    if os.name == "nt":
+        return None
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: it exists
+        return True
+    return True
+
+
+def staging_path(final: Path, tag: str = "partial", suffix: str = "") -> Path:
+    """A hidden name beside ``final`` to write it under before it is moved in:
+    ``.NAME.TAG-HOST-PID-RANDOM`` (``NAME`` cut to 40 characters).
+
+    What a process of this machine that is gone left under such a name beside ``final`` (it
+    was killed while writing: SIGKILL, the out-of-memory killer, a power cut) is removed
+    first, so interrupted writes leave no hidden folders or files behind for good. Another
+    machine's (a shared network folder) or a running process's are left alone.
+    """
+    prefix = f".{final.name[:40]}.{tag}-"
+    host = _host()
+    try:
+        leftovers = [p for p in final.parent.iterdir() if p.name.startswith(prefix)]
+    except OSError:  # the folder is made or refused by the caller
+        leftovers = []
+    for leftover in leftovers:
+        parts = leftover.name[len(prefix) :].split("-")
+        if len(parts) < 3 or parts[0] != host or not parts[1].isdigit():
+            continue
+        if process_exists(int(parts[1])) is False:
+            if leftover.is_dir() and not leftover.is_symlink():
+                shutil.rmtree(leftover, ignore_errors=True)
+            else:
+                try:
+                    leftover.unlink()
+                except OSError:
+                    pass
+    name = f"{prefix}{host}-{os.getpid()}-{uuid.uuid4().hex[:12]}{suffix}"
+    return final.parent / name
 
 
 MOVE_WAIT = 60.0

@@ -55,6 +55,7 @@ from latentbench.exceptions import DataWarning, InputError, StoreInUse
 from latentbench.io._live_snapshot import read_snapshot, snapshot_summary
 from latentbench.io._long_keys import trial_notes
 from latentbench.io._matrix import ResponseMatrix
+from latentbench.io._outputs import staging_path
 from latentbench.io._store_runs import SelectionRuns
 from latentbench.io._store_schema import (
     DDL,
@@ -1048,8 +1049,7 @@ class Store(SelectionRuns):
         # through
         final = out.resolve() if out.is_symlink() else out
         staged = not final.exists() or final.is_file()
-        partial = f".{final.name[:40]}.partial-{uuid.uuid4().hex[:12]}{suffix}"
-        target = final.parent / partial if staged else final
+        target = staging_path(final, suffix=suffix) if staged else final
         quoted = duckdb_path(target).replace("'", "''")
         try:
             self.connection.execute(f"COPY ({query}) TO '{quoted}' ({options})", params)

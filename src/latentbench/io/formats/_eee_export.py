@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from latentbench.exceptions import InputError
+from latentbench.io._outputs import staging_path
 from latentbench.io.formats._common import CANONICAL_COLUMNS
 from latentbench.io.formats._eee import (
     _META,
@@ -195,7 +196,7 @@ def write_eee(frame: pd.DataFrame, out: str | Path) -> list[Path]:
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         # mkdir (not mkdtemp, which makes it private): the export keeps the umask's mode
-        staging = out.parent / f".{out.name[:40]}.partial-{uuid.uuid4().hex[:12]}"
+        staging = staging_path(out)
         staging.mkdir()
     except OSError as exc:
         raise InputError(f"{out}: cannot write ({exc.strerror or exc})") from None

@@ -1,0 +1,98 @@
+"""A process killed while it writes an output (SIGKILL, the out-of-memory killer) leaves its
+hidden staging folder or file beside the output; the next write of that output removes what
+gone processes of this machine left, and nothing of a running process or another machine."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from latentbench.io._outputs import replace_whole, staging_path, write_directory
+
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="SIGKILL and os.kill(pid, 0)")
+
+# writes out/ through write_directory, its second file never finished: killed there
+KILLED = """
+import sys, time
+from pathlib import Path
+from latentbench.io._outputs import write_directory
+
+def stuck(path):
+    path.write_text("half")
+    print("writing", flush=True)
+    time.sleep(60)
+
+write_directory(Path(sys.argv[1]), {"a.csv": lambda p: p.write_text("a"), "b.csv": stuck,
+                                    "fit.json": lambda p: p.write_text("{}")}, last="fit.json")
+"""
+
+
+def _hidden(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def test_a_write_killed_midway_leaves_nothing_after_the_next_write(tmp_path: Path):
+    out = tmp_path / "fit"
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED, str(out)], stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "writing"
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    left = _hidden(tmp_path)
+    assert len(left) == 1 and ".partial-" in left[0], left  # what the kill leaves
+    assert not out.exists()
+
+    write_directory(out, {"fit.json": lambda p: p.write_text("{}")}, last="fit.json")
+    assert _hidden(tmp_path) == []  # was: the killed run's folder, for good
+    assert sorted(p.name for p in out.iterdir()) == ["fit.json"]
+
+
+def test_only_leftovers_of_gone_processes_of_this_machine_are_removed(tmp_path: Path):
+    out = tmp_path / "report.html"
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead = int(gone.stdout)
+    mine = staging_path(out, "tmp")  # this process's own name (another thread's write)
+    host = mine.name.split("-")[1]
+    names = {
+        "dead": f".report.html.tmp-{host}-{dead}-0123456789ab",
+        "dead_folder": f".report.html.partial-{host}-{dead}-0123456789ab",
+        "running": f".report.html.tmp-{host}-{os.getpid()}-0123456789ab",
+        "other_machine": f".report.html.tmp-elsewhere{host}-{dead}-0123456789ab",
+        "not_ours": ".report.html.tmp-notes",
+        "other_output": f".report2.html.tmp-{host}-{dead}-0123456789ab",
+    }
+    for key, name in names.items():
+        if key == "dead_folder":
+            (tmp_path / name).mkdir()
+            (tmp_path / name / "items.csv").write_text("x")
+        else:
+            (tmp_path / name).write_text("x")
+    time.sleep(0.01)
+
+    replace_whole(out, "<html></html>")
+    write_directory(tmp_path / "report.html.d", {"x": lambda p: p.write_text("")}, last="x")
+    left = set(_hidden(tmp_path))
+    assert names["dead"] not in left  # the tmp file of replace_whole's killed writer
+    assert names["running"] in left
+    assert names["other_machine"] in left
+    assert names["not_ours"] in left
+    assert names["other_output"] in left
+    assert out.read_text() == "<html></html>"
+    # the folder-kind leftover is removed by the next write of a folder of that name
+    assert names["dead_folder"] in left
+    (tmp_path / "report.html").unlink()
+    write_directory(out, {"x": lambda p: p.write_text("")}, last="x")
+    assert names["dead_folder"] not in set(_hidden(tmp_path))
