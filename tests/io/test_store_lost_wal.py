@@ -60,3 +60,34 @@ def test_an_empty_database_with_its_wal_is_not_told_to_copy_it(tmp_path):
     with pytest.raises(InputError, match=r"its empty\.duckdb\.wal adds none") as caught:
         Store(path, read_only=True)
     assert "copy" not in str(caught.value)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
+def test_a_writable_open_of_a_copy_without_its_wal_is_refused_and_writes_nothing(tmp_path):
+    """Opened for writing (``ingest --store copy.duckdb``), the same copy silently became a
+    new, empty store; the original's tables, in its ``.wal``, could then never be added back
+    (DuckDB would replay that .wal on a file it no longer matches)."""
+    original = tmp_path / "s.duckdb"
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED, str(original)],
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    copy = tmp_path / "copy.duckdb"
+    shutil.copy(original, copy)
+    before = copy.read_bytes()
+    with pytest.raises(InputError, match=r"copy\.duckdb\.wal .*nothing was written"):
+        Store(copy)
+    assert copy.read_bytes() == before and not Path(f"{copy}.wal").exists()
+    shutil.copy(Path(f"{original}.wal"), f"{copy}.wal")  # what the message says to do
+    with Store(copy) as db:
+        assert "schema_version" in db.meta
+
+
+def test_a_new_file_still_becomes_a_store_and_opens_again(tmp_path):
+    path = tmp_path / "new.duckdb"
+    for _ in range(2):
+        with Store(path) as db:
+            assert "schema_version" in db.meta

@@ -263,9 +263,12 @@ class Store(SelectionRuns):
                 f"{self.path}: the folder {folder} {state}; expected the store's folder to "
                 "exist (create it first)"
             )
+        existed = self.path != ":memory:" and Path(self.path).is_file()
         self._connection: duckdb.DuckDBPyConnection | None = None
         self._connection = _connect(self.path, read_only, wait)
         self._refuse_foreign()
+        if not read_only and existed:
+            self._refuse_empty()
         if not read_only:
             self.connection.execute(DDL)
             # paid requests per observation (spend cap); absent in stores written before it
@@ -315,6 +318,22 @@ class Store(SelectionRuns):
             raise InputError(
                 f"{self.path}: a DuckDB file of another program (tables: {shown}); expected a "
                 "latentbench store or a new file; nothing was written"
+            )
+
+    def _refuse_empty(self) -> None:
+        """Refuse to start a store in an existing DuckDB file with no table: most likely a
+        copy of a store whose tables were all still in its ``.wal`` (a writer running or
+        killed), which a new store written into would hide for good."""
+        found = self.connection.execute(
+            "SELECT count(*) FROM information_schema.tables "
+            "WHERE table_catalog = current_database()"
+        ).fetchone()
+        if found is not None and found[0] == 0:
+            self.close()
+            raise InputError(
+                _without_meta(self.path)
+                + "; nothing was written (a file of no use: remove it, and a new store is "
+                "made there)"
             )
 
     # ------------------------------------------------------------------ lifecycle
