@@ -74,3 +74,41 @@ def test_fit_piped_to_head_writes_its_files_and_exits_141(tmp_path):
     assert first.startswith("input:")
     assert "Traceback" not in said and "Exception ignored" not in said, said
     assert (out / "fit.json").exists() and (out / "abilities.csv").exists()
+
+
+# a command whose own work breaks a pipe that is not standard output's (a worker process
+# that died, a socket): fit's engine raising BrokenPipeError
+BROKEN_INSIDE = """
+import latentbench.irt as irt
+def broken(*args, **kwargs):
+    raise BrokenPipeError(32, "Broken pipe (a worker's)")
+irt.TwoPL.fit = broken
+from latentbench.cli import main
+main()
+"""
+
+
+def test_a_broken_pipe_inside_the_command_is_an_error_not_a_quiet_141(tmp_path):
+    """Every BrokenPipeError exited 141 without a word, as for ``| head``: a command whose
+    worker died looked, in a script, like one whose reader had had enough."""
+    frame = pd.DataFrame({"model": ["a", "a", "b", "b"], "item": ["x", "y", "x", "y"]})
+    frame.assign(score=[1.0, 0.0, 0.0, 1.0]).to_csv(tmp_path / "small.csv", index=False)
+    with open(tmp_path / "stdout.txt", "w") as stdout:  # a file, as in `... > log.txt`
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                BROKEN_INSIDE,
+                "fit",
+                str(tmp_path / "small.csv"),
+                "--out",
+                str(tmp_path / "res"),
+            ],
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(tmp_path),
+            timeout=300,
+        )
+    assert done.returncode not in (0, CLOSED_PIPE), done.returncode
+    assert "BrokenPipeError" in done.stderr and "a worker's" in done.stderr, done.stderr[-2000:]

@@ -106,10 +106,34 @@ def _closed_pipe(console: Any = None) -> NoReturn:
     raise SystemExit(CLOSED_PIPE)
 
 
+def _stdout_closed() -> bool:
+    """Whether standard output is a pipe or socket whose reader is gone, so that a
+    ``BrokenPipeError`` is the shell's ``| head`` and not another pipe of the command's (a
+    worker process that died, a socket): the poll of its descriptor says an error or a
+    hang-up. True where that cannot be asked (no descriptor, no ``poll``: Windows)."""
+    import select
+    import sys
+
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+    except (AttributeError, OSError, ValueError):
+        return True
+    poller.register(fd, select.POLLOUT)
+    return any(event & (select.POLLERR | select.POLLHUP) for _, event in poller.poll(0))
+
+
+def _inner_pipe(exc: BrokenPipeError) -> RuntimeError:
+    """A broken pipe that is not standard output's, as an error click does not swallow (it
+    exits 1 without a word on any ``EPIPE``)."""
+    return RuntimeError(f"a pipe of the command broke, not its output ({exc})")
+
+
 class Group(TyperGroup):
     """A command group whose on/off flags show no value placeholder in ``--help``, and which
     exits quietly with :data:`CLOSED_PIPE` when its output pipe is closed (its ``--help`` and
-    ``--version`` in ``make_context``, every command below it in ``invoke``)."""
+    ``--version`` in ``make_context``, every command below it in ``invoke``); a broken pipe
+    that is not standard output's is an error like any other."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         return _plain_flags(super().get_params(ctx))
@@ -117,13 +141,17 @@ class Group(TyperGroup):
     def make_context(self, *args: Any, **kwargs: Any) -> Any:
         try:
             return super().make_context(*args, **kwargs)
-        except BrokenPipeError:
+        except BrokenPipeError as exc:
+            if not _stdout_closed():
+                raise _inner_pipe(exc) from exc
             _closed_pipe()
 
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
-        except BrokenPipeError:
+        except BrokenPipeError as exc:
+            if not _stdout_closed():
+                raise _inner_pipe(exc) from exc
             _closed_pipe()
 
 
