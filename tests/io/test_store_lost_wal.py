@@ -26,8 +26,8 @@ KILLED = (
 )
 
 
-@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
-def test_a_copy_without_its_wal_says_to_copy_the_wal(tmp_path):
+def _killed_store(tmp_path: Path) -> Path:
+    """A store whose writer was killed right after opening it: its tables only in its .wal."""
     original = tmp_path / "s.duckdb"
     done = subprocess.run(
         [sys.executable, "-c", KILLED, str(original)],
@@ -36,6 +36,12 @@ def test_a_copy_without_its_wal_says_to_copy_the_wal(tmp_path):
         timeout=120,
     )
     assert done.returncode == -signal.SIGKILL, done.stderr
+    return original
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
+def test_a_copy_without_its_wal_says_to_copy_the_wal(tmp_path):
+    original = _killed_store(tmp_path)
     wal = Path(f"{original}.wal")
     assert wal.exists()
     copy = tmp_path / "copy.duckdb"
@@ -67,14 +73,7 @@ def test_a_writable_open_of_a_copy_without_its_wal_is_refused_and_writes_nothing
     """Opened for writing (``ingest --store copy.duckdb``), the same copy silently became a
     new, empty store; the original's tables, in its ``.wal``, could then never be added back
     (DuckDB would replay that .wal on a file it no longer matches)."""
-    original = tmp_path / "s.duckdb"
-    done = subprocess.run(
-        [sys.executable, "-c", KILLED, str(original)],
-        env={**os.environ, "PYTHONPATH": str(SRC)},
-        capture_output=True,
-        timeout=120,
-    )
-    assert done.returncode == -signal.SIGKILL, done.stderr
+    original = _killed_store(tmp_path)
     copy = tmp_path / "copy.duckdb"
     shutil.copy(original, copy)
     before = copy.read_bytes()
