@@ -146,3 +146,41 @@ def test_standard_errors_once_per_options_for_a_report(monkeypatch, prior, compu
     inference.standard_errors(result, other)  # another matrix: computed, the cache its own
     inference.standard_errors(result, data.matrix)
     assert len(calls) == computed + 2
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_fractional_disagreements_are_exact_sums_whatever_the_blas(missing):
+    # before: a continuous matrix's disagreements were float32 matrix products, whose last
+    # bits follow BLAS's thread count: report's near-duplicate CSV of AlpacaEval 2 differed
+    # between OMP_NUM_THREADS=1 and 2 (0.9596277475 vs 0.9596275091). Now each candidate's
+    # count is the float64 sum over its common models, in their order, on every machine.
+    data = simulate_2pl(60, 80, random_state=11)
+    rng = np.random.default_rng(11)
+    scores = np.array(data.complete, dtype=np.float64, copy=True)
+    scores[:, :10] = np.clip(scores[:, 10:20] + rng.normal(0, 0.01, (60, 10)), 0, 1)
+    scores[:, 20:80] = rng.random((60, 60)) ** 3  # continuous, AlpacaEval 2-like
+    if missing:
+        scores[rng.random(scores.shape) < 0.2] = np.nan
+    matrix = ResponseMatrix(scores, data.matrix.model_ids, data.matrix.item_ids)
+    result = TwoPL().fit(matrix)
+    found = duplicate_items(result, matrix, min_agreement=0.9, block=16)
+    assert len(found) >= 5
+    ids = {item: j for j, item in enumerate(matrix.item_ids)}
+    cells = np.asarray(matrix.scores, dtype=np.float64)
+    for row in found.itertuples(index=False):
+        a, b = ids[row.item_a], ids[row.item_b]
+        both = ~np.isnan(cells[:, a]) & ~np.isnan(cells[:, b])
+        ya, yb = cells[both, a], cells[both, b]
+        exact = float(np.sum(ya * (1.0 - yb) + (1.0 - ya) * yb))
+        assert row.n_common == int(both.sum())
+        assert row.disagreements == pytest.approx(exact, rel=1e-12, abs=1e-12)
+        assert row.agreement == pytest.approx(1.0 - exact / both.sum(), rel=1e-12)
+    # the candidates are the pairs whose exact agreement reaches the threshold
+    expected = {
+        (matrix.item_ids[i], matrix.item_ids[j])
+        for (i, j), (common, dis) in (
+            ((ids[a], ids[b]), v) for (a, b), v in _every_pair(matrix, 0.9).items()
+        )
+        if common >= 10 and 1.0 - dis / common >= 0.9
+    }
+    assert set(zip(found["item_a"], found["item_b"], strict=True)) == expected

@@ -372,6 +372,22 @@ def test_item_categories(small_fit, tmp_path):
         read_item_metadata(bad)
 
 
+def test_item_metadata_csv_keeps_items_called_na_or_none(tmp_path):
+    # before: pandas' defaults read the ids NA and None as missing: "--items items.csv: item
+    # nan appears twice"; with one of them, that item lost its category silently
+    from latentbench.report import read_item_metadata
+
+    items = ["NA", "None", "null", "001", "nan", "q1"]
+    meta = pd.DataFrame({"item": items, "subject": ["NA", "law", "NA", "", "law", "art"]})
+    for suffix, sep in ((".csv", ","), (".tsv", "\t")):
+        path = tmp_path / f"items{suffix}"
+        meta.to_csv(path, index=False, sep=sep)
+        frame = read_item_metadata(path)
+        assert frame["item"].tolist() == items
+        # the categories are read as before: NA and an empty cell are missing
+        assert frame["subject"].isna().tolist() == [True, False, True, True, False, False]
+
+
 def test_report_from_is_the_commands_python_twin(small_fit, selection_run, tmp_path):
     from latentbench.report import report_from
 

@@ -146,11 +146,13 @@ def _write_design(frame: Any, out: Path) -> None:
     temporary file beside it, renamed over it (a symlink or a device is written in place); a
     write that fails is an error naming ``out`` (exit 2), and leaves no partial file."""
 
+    from latentbench.io import csv_text
+
     def write(path: Path) -> None:
         if out.suffix.lower() == ".parquet":
             frame.to_parquet(path, index=False)
-        else:
-            frame.to_csv(path, index=False)
+        else:  # an item id with a carriage return quoted: read back as one row
+            path.write_bytes(csv_text(frame).encode("utf-8"))
 
     in_place = out.is_symlink() or (out.exists() and not out.is_file())
     target = out if in_place else out.with_name(f".{out.name}.tmp{os.getpid()}")
@@ -813,7 +815,9 @@ def tiny_command(
         given = _calibration_words(calibration, store, benchmark, choice)
         _write_samples(samples, samples_out, design, given, group)
     if to_stdout:
-        typer.echo(frame.to_csv(index=False), nl=False)
+        from latentbench.io import csv_text
+
+        typer.echo(csv_text(frame), nl=False)
         err_console.print(f"wrote {len(frame):,} {noun} to standard output", soft_wrap=True)
         return
     if defaulted:  # another run may have taken ./items.csv since: never write over it

@@ -11,7 +11,7 @@ from latentbench.io._live_snapshot import (
     snapshot_summary,
 )
 from latentbench.io._matrix import MatrixSummary, ResponseMatrix
-from latentbench.io._outputs import check_destination
+from latentbench.io._outputs import check_destination, csv_text
 from latentbench.io.formats import SOURCES, CanonicalRow, LoadReport, read_results
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "Store",
     "cells_sha256",
     "check_destination",
+    "csv_text",
     "file_sha256",
     "load_items",
     "read_results",

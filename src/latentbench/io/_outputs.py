@@ -28,6 +28,7 @@ from latentbench.exceptions import InputError
 
 __all__ = [
     "check_destination",
+    "csv_text",
     "escape_spreadsheet",
     "process_exists",
     "replace_whole",
@@ -54,6 +55,40 @@ def escape_spreadsheet(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.Data
         risky |= text.str.startswith("'")
         out[column] = text.where(~risky, "'" + text)
     return out
+
+
+def csv_text(frame: pd.DataFrame) -> str:
+    """``frame`` (without its index) as CSV text that any CSV reader reads back cell for cell.
+
+    pandas quotes only the fields that hold the delimiter, a quote or ``\\n``: an id with a
+    lone carriage return was written bare, and a reader then split its row in two (``tiny``'s
+    design read back with a row too many). When a column name or text cell holds a carriage
+    return, every text field is quoted (``csv.QUOTE_NONNUMERIC``, as the fit directory's
+    tables always are); otherwise the text is pandas' own, byte for byte.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table to write.
+
+    Returns
+    -------
+    str
+        The CSV text, lines ended as :meth:`pandas.DataFrame.to_csv` ends them; write it as
+        UTF-8 bytes (``path.write_bytes(text.encode("utf-8"))``) to keep them.
+    """
+    import csv
+
+    risky = any("\r" in str(column) for column in frame.columns)
+    for column in frame.columns:
+        values = frame[column]
+        if risky:
+            break
+        if values.dtype.kind not in "biufcmM":  # text (or mixed) cells
+            risky = bool(values.astype(TEXT).str.contains("\r", regex=False).any())
+    if risky:
+        return str(frame.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC))
+    return str(frame.to_csv(index=False))
 
 
 def unescape_spreadsheet(values: pd.Series) -> pd.Series:

@@ -73,7 +73,9 @@ def write_csv(table: pd.DataFrame, path: Path) -> None:
 
     pandas quotes only fields holding the delimiter, a quote or ``\\n``: an id with a lone
     carriage return was written bare and read back as two rows. Quoting every non-numeric
-    field keeps any id whole; ``pd.read_csv`` (and :func:`load_fit`) read it back.
+    field keeps any id whole; :func:`load_fit` reads it back exactly. ``pd.read_csv`` with
+    its defaults does not: it reads an id ``NA`` or ``None`` as missing, quoted or not
+    (docs/formats.md, "Reading the CSV outputs in your own code", gives the options).
     """
     table.to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC)
 

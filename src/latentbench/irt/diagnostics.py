@@ -274,6 +274,8 @@ def duplicate_items(
     if isinstance(matrix, ResponseMatrix):
         constant[matrix.constant_items()] = True
     found = _candidate_pairs(scores, observed, constant, min_agreement, min_common, block)
+    if found is not None and not _binary(scores):
+        found = _exact_fractional(scores, observed, found, min_agreement, min_common, block)
     columns = [
         "item_a",
         "item_b",
@@ -353,7 +355,8 @@ def _candidate_pairs(
     ``(1 - min_agreement) n_models`` (they disagree on at least that many models): the items
     sorted by their right answers, each block of them against the window of items whose
     counts are close enough. Fractional scores keep the products of each block with every
-    item (their float sums as before).
+    item, with a slack below ``min_agreement``: :func:`duplicate_items` sums their candidates
+    again exactly (:func:`_exact_fractional`).
     """
     J = scores.shape[1]
     n_models = scores.shape[0]
@@ -439,6 +442,42 @@ def _keep(
     return rows[r], cols[c], common[r, c], dis[r, c]
 
 
+_FRACTIONAL_SLACK = 1e-4
+"""How far below ``min_agreement`` a fractional pair's float32 agreement may fall and still be
+checked exactly (:func:`_exact_fractional`): float32 sums over a few thousand models are off
+by far less."""
+
+
+def _exact_fractional(
+    scores: np.ndarray,
+    observed: np.ndarray,
+    found: Pairs,
+    min_agreement: float,
+    min_common: int,
+    block: int,
+) -> Pairs | None:
+    """The candidates of fractional scores with their common models and disagreements summed
+    exactly (float64, over the models in their order, not by BLAS), those that reach
+    ``min_agreement`` and ``min_common``: the float32 products that found them round in the
+    last bits by the number of BLAS threads, so the table would differ between machines."""
+    ia, ib = found[0], found[1]
+    common = np.empty(ia.size)
+    dis = np.empty(ia.size)
+    cuts = np.flatnonzero(np.diff(ia // block)) + 1
+    for part in np.split(np.arange(ia.size), cuts):
+        a, b = ia[part], ib[part]
+        both = observed[:, a] & observed[:, b]
+        y_a = np.where(both, scores[:, a], 0.0).astype(np.float64)
+        y_b = np.where(both, scores[:, b], 0.0).astype(np.float64)
+        common[part] = both.sum(axis=0)
+        dis[part] = np.einsum("ik,ik->k", y_a, 1.0 - y_b) + np.einsum("ik,ik->k", 1.0 - y_a, y_b)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        keep = (common >= min_common) & (1.0 - dis / common >= min_agreement)
+    if not keep.any():
+        return None
+    return ia[keep], ib[keep], common[keep], dis[keep]
+
+
 def _candidate_pairs_fractional(
     scores: np.ndarray,
     observed: np.ndarray,
@@ -461,7 +500,8 @@ def _candidate_pairs_fractional(
         dis = yes[:, start:stop].T @ no + no[:, start:stop].T @ yes
         rows = np.arange(start, stop)
         later = rows[:, None] < every[None, :]
-        kept = _keep(rows, every, common, dis, later, constant, min_agreement, min_common)
+        loose = min_agreement - _FRACTIONAL_SLACK  # made exact by _exact_fractional
+        kept = _keep(rows, every, common, dis, later, constant, loose, min_common)
         if kept is not None:
             found.append(kept)
     if not found:

@@ -100,7 +100,9 @@ def _csv_base64(frame: pd.DataFrame) -> str:
             text = safe[column].astype(TEXT)
             risky = text.str.match(r"^[=+\-@\t\r]") & pd.to_numeric(text, errors="coerce").isna()
             safe[column] = text.where(~risky, "'" + text)
-    return base64.b64encode(safe.to_csv(index=False).encode("utf-8")).decode("ascii")
+    from latentbench.io._outputs import csv_text
+
+    return base64.b64encode(csv_text(safe).encode("utf-8")).decode("ascii")
 
 
 def _figure(draw: Callable[[Axes], Any], size: tuple[float, float] = (7.0, 4.6)) -> str:

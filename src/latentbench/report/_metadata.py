@@ -32,7 +32,14 @@ def read_item_metadata(path: str | os.PathLike[str]) -> pd.DataFrame:
         if suffix in (".parquet", ".pq"):
             frame = pd.read_parquet(file)
         elif suffix in (".csv", ".tsv"):
-            frame = read_csv(file, sep="\t" if suffix == ".tsv" else ",", dtype=TEXT)
+            sep = "\t" if suffix == ".tsv" else ","
+            frame = read_csv(file, sep=sep, dtype=TEXT)
+            if "item" in frame.columns:  # an item called NA, None or null keeps its name
+                ids = read_csv(
+                    file, sep=sep, dtype=TEXT, keep_default_na=False, na_values=[""],
+                    usecols=["item"],
+                )  # fmt: skip
+                frame["item"] = ids["item"]
         else:
             raise InputError(
                 f"--items {file}: unknown file type {suffix!r}; expected .csv or .parquet"

@@ -120,7 +120,7 @@ class EstimateExperiment:
         """Write ``runs.csv``, ``summary.csv`` and ``summary.json`` into ``directory``
         (created); returns their paths."""
         from latentbench.io import check_destination
-        from latentbench.io._outputs import write_directory
+        from latentbench.io._outputs import csv_text, write_directory
 
         folder = Path(directory)
         check_destination(folder, "dir", flag="directory=")  # a file there: said
@@ -130,7 +130,7 @@ class EstimateExperiment:
         # all together, summary.json last: a failed save, or another saving into the same
         # folder at once, never leaves one experiment's tables beside another's summary
         write_directory(folder, {
-            "runs.csv": lambda path: runs.to_csv(path, index=False),
+            "runs.csv": lambda path: path.write_bytes(csv_text(runs).encode("utf-8")),
             "summary.csv": lambda path: by_budget.to_csv(path, index=False),
             "summary.json": lambda path: path.write_text(text, encoding="utf-8"),
         }, last="summary.json")  # fmt: skip
