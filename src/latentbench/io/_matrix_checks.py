@@ -201,20 +201,24 @@ def _row(source: str | None, position: int) -> str:
     return f"row {position + 1}"
 
 
-def _check_ids(ids: Sequence[Any], kind: str, source: str | None, column: str) -> list[str]:
-    """Validate model or item ids (strings or integers) and return them as strings."""
+def _check_ids(ids: Sequence[Any], kind: str, source: str | None) -> list[str]:
+    """Validate model or item ids (strings or integers) and return them as strings; an error
+    names the id by its position among them (the file's row or line is named earlier, where
+    the reader knows it: :func:`refuse_bad_ids`)."""
     out: list[str] = []
     for position, value in enumerate(ids):
+        # position among the matrix's ids (a wide file's item k is its header's field k + 1)
+        where = f"{_where(source)}{kind} id {position + 1:,} of {len(ids):,}"
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (str, int, np.integer)):
             raise InputError(
-                f"{_where(source)}column {column!r}, row {position}: {kind} id {_show(value)} "
-                f"has type {type(value).__name__}; expected a string or an integer"
+                f"{where}, {_show(value)}, has type {type(value).__name__}; expected a string "
+                "or an integer"
             )
         text = str(value)
         if text.strip() == "":
             raise InputError(
-                f"{_where(source)}column {column!r}, row {position}: {kind} id is empty; "
-                "expected a non-empty string or an integer"
+                f"{where} is {'blank, ' + repr(text) if text else 'empty'}; expected a "
+                "non-empty string or an integer"
             )
         out.append(text)
     return out
@@ -340,7 +344,18 @@ def refuse_bad_ids(ids: pd.Series, kind: str, source: str | None, column: str) -
             f"{_where(source)}column {column!r}, {_row(source, position)}: {kind} id is "
             "missing; expected a string or an integer"
         )
-    if pd.api.types.infer_dtype(ids, skipna=False) in ("string", "integer"):
+    inferred = pd.api.types.infer_dtype(ids, skipna=False)
+    if inferred in ("string", "mixed", "mixed-integer"):  # spaces only: its row, not later
+        is_text = ids.map(lambda value: isinstance(value, str)).astype(bool)
+        text = ids.where(is_text, "x") if inferred != "string" else ids
+        blank = (text.astype(TEXT).str.strip() == "").to_numpy(bool)
+        if blank.any():
+            position = int(np.flatnonzero(blank)[0])
+            raise InputError(
+                f"{_where(source)}column {column!r}, {_row(source, position)}: {kind} id "
+                f"{str(ids.iloc[position])!r} is blank; expected a non-empty string or an integer"
+            )
+    if inferred in ("string", "integer"):
         return  # all str or all int (checked in C, no per-row Python call)
     for value_type in ids.map(type).unique():
         if not issubclass(value_type, (str, int, np.integer)) or issubclass(
@@ -471,8 +486,8 @@ def _axis_ids(
 ) -> tuple[list[str], list[str]]:
     """Checked model and item ids, one per row and per column of a ``what`` of ``shape``."""
     n_models, n_items = shape
-    models = _check_ids(list(model_ids), "model", source, "model")
-    items = _check_ids(list(item_ids), "item", source, "item")
+    models = _check_ids(list(model_ids), "model", source)
+    items = _check_ids(list(item_ids), "item", source)
     if len(models) != n_models or len(items) != n_items:
         raise InputError(
             f"{_where(source)}got {len(models)} model ids and {len(items)} item ids for a "
