@@ -346,11 +346,9 @@ def refuse_bad_ids(ids: pd.Series, kind: str, source: str | None, column: str) -
         )
     inferred = pd.api.types.infer_dtype(ids, skipna=False)
     if inferred in ("string", "mixed", "mixed-integer"):  # spaces only: its row, not later
-        is_text = ids.map(lambda value: isinstance(value, str)).astype(bool)
-        text = ids.where(is_text, "x") if inferred != "string" else ids
-        blank = (text.astype(TEXT).str.strip() == "").to_numpy(bool)
-        if blank.any():
-            position = int(np.flatnonzero(blank)[0])
+        blanks = [v for v in ids.unique() if isinstance(v, str) and not v.strip()]
+        if blanks:
+            position = int(np.flatnonzero(ids.isin(blanks).to_numpy(bool))[0])
             raise InputError(
                 f"{_where(source)}column {column!r}, {_row(source, position)}: {kind} id "
                 f"{str(ids.iloc[position])!r} is blank; expected a non-empty string or an integer"
