@@ -19,6 +19,7 @@ import pandas as pd
 
 from latentbench._compat import TEXT, read_csv
 from latentbench.exceptions import InputError
+from latentbench.io._arrival import encoding_hint, packed_advice, packed_kind
 
 if TYPE_CHECKING:
     from latentbench.io._matrix import ResponseMatrix
@@ -42,6 +43,12 @@ MISSING_TOKENS = frozenset({"", "na", "nan", "n/a", "null", "none"})
 
 
 def _check_header(path: Path, sep: str) -> None:
+    hint = encoding_hint(path)
+    if hint:  # UTF-16 without a byte-order mark decodes as UTF-8: NUL between the letters
+        raise InputError(
+            f"{path}: line 1: not UTF-8 text{hint}; expected a UTF-8 CSV file (Excel: save as "
+            "'CSV UTF-8 (Comma delimited)')"
+        )
     try:
         with open(path, encoding="utf-8", newline="") as handle:
             header = next(csv.reader(handle, delimiter=sep), [])
@@ -167,11 +174,12 @@ def _not_utf8(path: Path) -> InputError:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
+        hint = encoding_hint(path)
         return InputError(
-            f"{path}: line {line}: byte {data[exc.start]:#04x} is not UTF-8 ({exc.reason}); "
+            f"{path}: line {line}: byte {data[exc.start]:#04x} is not UTF-8 ({exc.reason}){hint}; "
             "expected a UTF-8 CSV file (Excel: save as 'CSV UTF-8 (Comma delimited)')"
         )
-    return InputError(f"{path}: not UTF-8 text; expected a UTF-8 CSV file")
+    return InputError(f"{path}: not UTF-8 text{encoding_hint(path)}; expected a UTF-8 CSV file")
 
 
 def read_table_file(path: str | Path) -> pd.DataFrame:
@@ -187,6 +195,9 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
         raise InputError(f"{file}: file not found")
     if not file.is_file():
         raise InputError(f"{file}: is a directory; expected a .parquet or .csv file{_tools_hint()}")
+    kind = packed_kind(file)
+    if kind is not None:
+        raise InputError(packed_advice(file, kind, "a .parquet, .csv or .tsv table"))
     suffix = file.suffix.lower()
     if suffix in (".csv", ".tsv", ".txt"):
         return read_csv_text(file)

@@ -47,6 +47,7 @@ from latentbench._checks import user_stacklevel
 from latentbench._compat import TEXT
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
+from latentbench.io._arrival import packed_advice, packed_kind
 from latentbench.io.formats._common import (
     CANONICAL_COLUMNS,
     CANONICAL_SCHEMA,
@@ -123,6 +124,59 @@ def _aggregates_only(source: str, error: str) -> str:
         "have no per-item scores: rerun lm-eval with --log_samples, which writes "
         "samples_<task>_<date>.jsonl beside them"
     )
+
+
+_PACKED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zip")
+"""Suffixes of a result file compressed on its own (``samples_x.jsonl.gz``)."""
+
+
+def _refuse_packed(listed: list[str | Path], source: str) -> None:
+    """Refuse a file named directly that is compressed or an archive (an Inspect ``.eval``
+    log, a zip, excepted for ``inspect``), saying what it is and how to unpack it."""
+    for raw in listed:
+        path = Path(raw)
+        if not path.is_file():
+            continue
+        kind = packed_kind(path)
+        if kind is None or (source == "inspect" and kind == "zip archive"):
+            continue
+        expected = "tables (.csv, .tsv, .parquet)" if source == "table" else f"{source} files"
+        raise InputError(packed_advice(path, kind, expected))
+
+
+def _packed_in_folders(
+    listed: list[str | Path], patterns: tuple[str, ...]
+) -> list[tuple[Path, str]]:
+    """Compressed result files under the folders of ``listed`` (a pattern's name with
+    ``.gz``, ``.zip``, ... added), with what each is; the readers do not read them. One walk
+    of each folder (its top level only when no pattern starts with ``**/``)."""
+    import fnmatch
+
+    names = [p.rpartition("/")[2] + suffix for p in patterns for suffix in _PACKED_SUFFIXES]
+    deep = any(p.startswith("**/") for p in patterns)
+    found: dict[Path, str] = {}
+    for raw in listed:
+        folder = Path(raw)
+        if not folder.is_dir():
+            continue
+        walk = (
+            os.walk(folder, followlinks=True) if deep else [(str(folder), [], os.listdir(folder))]
+        )
+        seen: set[str] = set()
+        for root, dirs, files in walk:
+            real = os.path.realpath(root)
+            if real in seen:  # a link back up
+                dirs[:] = []
+                continue
+            seen.add(real)
+            for name in sorted(files):
+                if not any(fnmatch.fnmatch(name, n) for n in names):
+                    continue
+                path = Path(root) / name
+                kind = packed_kind(path) if path.is_file() else None
+                if kind is not None:
+                    found.setdefault(path.resolve(), kind)
+    return list(found.items())
 
 
 def _path_list(paths: object) -> list[str | Path]:
@@ -274,11 +328,22 @@ def read_results(
                     "rows, not TASK=NAME"
                 )
     listed = _path_list(paths)
+    _refuse_packed(listed, source)
+    packed = _packed_in_folders(listed, reader.patterns)
     try:
         files = reader.select(expand(listed, reader.patterns), [Path(p) for p in listed])
     except InputError as exc:
-        raise InputError(f"{exc}{_aggregates_only(source, str(exc))}") from None
+        also = _aggregates_only(source, str(exc))
+        if packed:
+            path, kind = packed[0]
+            also += (
+                f"; {len(packed)} compressed file(s) there are not read: "
+                f"{packed_advice(path, kind, f'{source} files')}"
+            )
+        raise InputError(f"{exc}{also}") from None
     report = LoadReport(source=source, files=[str(f) for f in files])
+    for path, kind in packed:  # a gzipped samples file beside the others: said, never dropped
+        report.skip_file(path, f"a {kind}: unpack it to read it")
     frames = []
     for done, file in enumerate(files):
         notify(progress, "reading files", done, len(files))

@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from latentbench._compat import text_array
 from latentbench.exceptions import InputError
+from latentbench.io._arrival import encoding_hint, packed_advice, packed_kind
 from latentbench.io.formats._report import LoadReport
 
 __all__ = [
@@ -641,12 +642,18 @@ def parse_json(
 
 
 def load_json(path: Path) -> Any:
-    """Parse a JSON file; a syntax error names the file, line and column."""
+    """Parse a JSON file (a byte-order mark before it is skipped); a syntax error names the
+    file, line and column, and a compressed or UTF-16 file says so."""
+    kind = packed_kind(path)
+    if kind is not None:
+        raise InputError(packed_advice(path, kind, "a JSON file"))
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:
             return parse_json(handle.read(), str(path))
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason}); expected a JSON file") from None
+        raise InputError(
+            f"{path}: not UTF-8 text ({exc.reason}){encoding_hint(path)}; expected a JSON file"
+        ) from None
 
 
 def text_head(path: Path, size: int = 4096, *, line: bool = False) -> str | None:
@@ -656,7 +663,7 @@ def text_head(path: Path, size: int = 4096, *, line: bool = False) -> str | None
     UTF-8 text.
     """
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:
             return handle.readline(size) if line else handle.read(size)
     except (OSError, UnicodeDecodeError):
         return None

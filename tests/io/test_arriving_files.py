@@ -1,0 +1,194 @@
+"""Files as they arrive from other machines: byte-order marks, CRLF line ends, UTF-16,
+compressed files and archives, text holding Unicode line separators, paths with ``~``.
+
+Each reads as the plain file does, or is refused naming the file and saying what to do.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import json
+import shutil
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from latentbench.exceptions import InputError
+from latentbench.io import ResponseMatrix
+from latentbench.io.formats import read_results
+
+FORMATS = Path(__file__).resolve().parents[1] / "data" / "formats"
+LM_EVAL = FORMATS / "lm-eval" / "v0.4.9"
+LM_OPTIONS = {
+    "metric": {"arc_easy": "acc", "gsm8k": "exact_match"},
+    "filter": {"gsm8k": "strict-match"},
+}
+
+# (source, fixture folder, read_results options): every JSON-reading source
+JSON_SOURCES = [
+    ("lm-eval", LM_EVAL, LM_OPTIONS),
+    ("helm", FORMATS / "helm" / "benchmark_output", {"metric": "exact_match"}),
+    ("inspect", FORMATS / "inspect" / "logs", {"filter": {"theory_of_mind": "model_graded_fact"}}),
+    ("opencompass", FORMATS / "opencompass" / "outputs", {}),
+    ("eee", FORMATS / "real" / "eee" / "data", {}),
+]
+_KEY = ["model", "benchmark", "item", "metric", "filter", "trial", "split", "score"]
+
+
+def _cells(frame: pd.DataFrame) -> list[tuple[object, ...]]:
+    return sorted(map(tuple, frame[_KEY].astype(str).itertuples(index=False)))
+
+
+def _rewrite(folder: Path, change) -> None:
+    """Apply ``change(bytes) -> bytes`` to every .json / .jsonl file under ``folder``."""
+    for path in folder.rglob("*"):
+        if path.suffix in (".json", ".jsonl") and path.is_file():
+            path.write_bytes(change(path.read_bytes()))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda b: codecs.BOM_UTF8 + b, id="bom"),
+        pytest.param(lambda b: b.replace(b"\n", b"\r\n"), id="crlf"),
+        pytest.param(lambda b: b + b"\n\n", id="trailing-blank-lines"),
+        pytest.param(lambda b: codecs.BOM_UTF8 + b.replace(b"\n", b"\r\n") + b"\r\n", id="all"),
+    ],
+)
+@pytest.mark.parametrize(
+    ("source", "folder", "options"), JSON_SOURCES, ids=[s[0] for s in JSON_SOURCES]
+)
+def test_json_files_from_windows_read_as_the_plain_ones(tmp_path, source, folder, options, change):
+    """A byte-order mark (Notepad, PowerShell's Out-File -Encoding utf8), CRLF line ends and
+    trailing blank lines change no cell, in every JSON-reading source; the mark never
+    becomes part of a record."""
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy)
+    _rewrite(copy, change)
+    plain, _ = read_results(source, folder, **options)
+    arrived, _ = read_results(source, copy, **options)
+    assert len(plain) and _cells(arrived) == _cells(plain)
+    assert not arrived[["model", "item", "benchmark"]].map(lambda s: "\ufeff" in s).any().any()
+
+
+def test_lm_eval_text_with_unicode_line_separators_is_one_record(tmp_path):
+    """lm-eval writes samples with ensure_ascii=False, so a document may hold U+2028, NEL or a
+    form feed raw: they end no line (str.splitlines would cut the record there)."""
+    copy = tmp_path / "out"
+    shutil.copytree(LM_EVAL, copy)
+    samples = next(copy.glob("*160m/samples_arc_easy_*.jsonl"))
+    lines = samples.read_text(encoding="utf-8").split("\n")
+    record = json.loads(lines[1])
+    record["doc"]["question"] = "one\u2028two\x85three\x0cfour\u2029five"
+    lines[1] = json.dumps(record, ensure_ascii=False)
+    samples.write_text("\n".join(lines), encoding="utf-8")
+    plain, _ = read_results("lm-eval", LM_EVAL, **LM_OPTIONS)
+    arrived, _ = read_results("lm-eval", copy, **LM_OPTIONS)
+    assert _cells(arrived) == _cells(plain)
+    lines[2] = lines[2][:-5]  # a cut line after it is still named by its own line number
+    samples.write_text("\n".join(lines), encoding="utf-8")
+    with pytest.raises(InputError, match=rf"{samples.name}:3: invalid JSON line"):
+        read_results("lm-eval", copy, **LM_OPTIONS)
+
+
+# ------------------------------------------------------------------------------ UTF-16
+
+
+def test_utf16_files_are_named_as_utf16(tmp_path):
+    """A UTF-16 file (PowerShell's '>', Excel's 'Unicode Text'), with or without its
+    byte-order mark, is refused saying it is UTF-16 and how to convert it, not as a table
+    whose cells hold NUL bytes."""
+    text = "model,item,score\nm1,q1,1\nm1,q2,0\nm2,q1,0\nm2,q2,1\n"
+    for name, encoding in (("bom.csv", "utf-16"), ("le.csv", "utf-16-le"), ("be.csv", "utf-16-be")):
+        path = tmp_path / name
+        path.write_bytes(text.encode(encoding))
+        with pytest.raises(InputError, match=rf"{name}: line 1: .*UTF-16.*iconv"):
+            ResponseMatrix.read(path)
+    copy = tmp_path / "out"
+    shutil.copytree(LM_EVAL, copy)
+    samples = next(copy.glob("*160m/samples_arc_easy_*.jsonl"))
+    samples.write_bytes(samples.read_text(encoding="utf-8").encode("utf-16"))
+    with pytest.raises(InputError, match=rf"{samples.name}: not UTF-8 text .*UTF-16"):
+        read_results("lm-eval", copy, **LM_OPTIONS)
+    results = next(copy.glob("*160m/results_*.json"))
+    with pytest.raises(InputError, match=r"UTF-16"):
+        results.write_bytes(results.read_text(encoding="utf-8").encode("utf-16"))
+        samples.unlink()
+        read_results("lm-eval", copy, **LM_OPTIONS)
+
+
+# ------------------------------------------------------------------------- compressed
+
+
+def _responses(tmp_path: Path) -> Path:
+    path = tmp_path / "responses.csv"
+    path.write_text("model,item,score\nm1,q1,1\nm1,q2,0\nm2,q1,0\nm2,q2,1\nm3,q1,1\nm3,q2,1\n")
+    return path
+
+
+def test_a_compressed_table_says_to_decompress_it(tmp_path):
+    """``fit responses.csv.gz`` (and every route through the table reader) says the file is
+    gzip-compressed and how to decompress it, not 'unknown file type .gz'; an archive of a
+    results folder says to unpack it."""
+    plain = _responses(tmp_path)
+    packed = tmp_path / "responses.csv.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    with pytest.raises(InputError, match=r"responses.csv.gz: a gzip-compressed file; .*gunzip -k"):
+        ResponseMatrix.read(packed)
+    with pytest.raises(InputError, match=r"responses.csv.gz: a gzip-compressed file"):
+        read_results("table", packed)
+    frame = pd.read_csv(plain)
+    frame.to_parquet(tmp_path / "r.parquet")
+    (tmp_path / "r.parquet.gz").write_bytes(gzip.compress((tmp_path / "r.parquet").read_bytes()))
+    with pytest.raises(InputError, match=r"r.parquet.gz: a gzip-compressed file"):
+        ResponseMatrix.read(tmp_path / "r.parquet.gz")
+    with zipfile.ZipFile(tmp_path / "results.zip", "w") as archive:
+        archive.write(plain, "responses.csv")
+    with pytest.raises(InputError, match=r"results.zip: a zip archive; .*unzip results.zip"):
+        ResponseMatrix.read(tmp_path / "results.zip")
+
+
+@pytest.mark.parametrize("source", ["lm-eval", "helm", "opencompass", "eee", "lighteval", "table"])
+def test_an_archive_of_a_results_folder_says_to_unpack_it(tmp_path, source):
+    """A ``.tar.gz`` or ``.zip`` of a results folder named to ``ingest`` is refused as an
+    archive, with the command that unpacks it (before: 'unknown metric', 'not an lm-eval
+    samples file' or 'not UTF-8')."""
+    with tarfile.open(tmp_path / "run.tar.gz", "w:gz") as archive:
+        archive.add(LM_EVAL, "run")
+    with pytest.raises(InputError, match=r"run.tar.gz: a gzip-compressed tar archive; .*tar xf"):
+        read_results(source, tmp_path / "run.tar.gz")
+    shutil.make_archive(str(tmp_path / "run"), "zip", LM_EVAL)
+    with pytest.raises(InputError, match=r"run.zip: a zip archive; .*unzip run.zip"):
+        read_results(source, tmp_path / "run.zip")
+
+
+def test_gzipped_samples_in_a_folder_are_said_never_dropped(tmp_path):
+    """``gzip`` on a big samples file leaves ``samples_<task>_<date>.jsonl.gz``: reading the
+    folder lists it among the skipped files with the reason (before, the task vanished
+    without a word); a folder of compressed files only is an error saying to decompress."""
+    copy = tmp_path / "out"
+    shutil.copytree(LM_EVAL, copy)
+    samples = next(copy.glob("*160m/samples_arc_easy_*.jsonl"))
+    samples.with_name(samples.name + ".gz").write_bytes(gzip.compress(samples.read_bytes()))
+    samples.unlink()
+    frame, report = read_results("lm-eval", copy, **LM_OPTIONS)
+    skipped = {Path(s["file"]).name: s["reason"] for s in report.skipped_files}
+    assert "gzip-compressed" in skipped[samples.name + ".gz"]
+    assert set(frame["benchmark"]) == {"arc_easy", "gsm8k"}  # the other model's arc_easy
+    only = tmp_path / "only"
+    (only / "m").mkdir(parents=True)
+    (only / "m" / (samples.name + ".gz")).write_bytes(gzip.compress(b"{}\n"))
+    with pytest.raises(InputError, match=r"no result files found .*1 compressed file.*gunzip -k"):
+        read_results("lm-eval", only)
+
+
+def test_an_inspect_eval_log_is_still_a_zip_it_reads(tmp_path):
+    """The compressed-file check leaves Inspect's ``.eval`` logs (zip archives) to Inspect."""
+    frame, _ = read_results(
+        "inspect", FORMATS / "inspect" / "logs", filter={"theory_of_mind": "model_graded_fact"}
+    )
+    assert "arc_challenge" in set(frame["benchmark"])
