@@ -192,3 +192,57 @@ def test_an_inspect_eval_log_is_still_a_zip_it_reads(tmp_path):
         "inspect", FORMATS / "inspect" / "logs", filter={"theory_of_mind": "model_graded_fact"}
     )
     assert "arc_challenge" in set(frame["benchmark"])
+
+
+def test_a_live_items_file_from_windows(tmp_path):
+    """The items JSONL of ``select live`` / ``estimate --live``: a byte-order mark and CRLF
+    read; UTF-16 and a gzipped file are refused saying what they are."""
+    from latentbench.io import load_items
+
+    lines = [json.dumps({"id": f"q{i}", "prompt": "p", "answer": "a"}) for i in range(3)]
+    path = tmp_path / "items.jsonl"
+    path.write_bytes(codecs.BOM_UTF8 + ("\r\n".join(lines) + "\r\n\r\n").encode())
+    assert [item["id"] for item in load_items(path)] == ["q0", "q1", "q2"]
+    path.write_bytes("\n".join(lines).encode("utf-16"))
+    with pytest.raises(InputError, match=r"items.jsonl:1: not UTF-8 text .*UTF-16"):
+        load_items(path)
+    packed = tmp_path / "items.jsonl.gz"
+    packed.write_bytes(gzip.compress("\n".join(lines).encode()))
+    with pytest.raises(InputError, match=r"items.jsonl.gz: a gzip-compressed file; .*gunzip -k"):
+        load_items(packed)
+
+
+# ------------------------------------------------------------------------------ paths
+
+
+def test_a_quoted_tilde_makes_no_folder_named_tilde(tmp_path, monkeypatch):
+    """``--out "~/fit"`` (quoted: no shell expanded it) is refused before any work instead of
+    making a folder named ``~`` in the current folder (which a later ``rm -r ~`` would turn
+    into a disaster); an input ``"~/r.csv"`` that is not found says why."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+    from latentbench.io import check_destination
+    from latentbench.io.store import Store
+
+    _register()
+    monkeypatch.chdir(tmp_path)
+    responses = _responses(tmp_path)
+    for args in (
+        ["fit", str(responses), "--out", "~/fit"],
+        ["select", "replay", str(responses), "--out", "~/sel"],
+    ):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2, result.output
+        assert "not the home folder here" in result.output
+    with pytest.raises(InputError, match=r"--out ~/x: no folder '~' here .*\$HOME"):
+        check_destination(Path("~/x"))
+    with pytest.raises(InputError, match=r"~/r.csv: file not found .*not the home folder"):
+        ResponseMatrix.read("~/r.csv")
+    with pytest.raises(InputError, match=r"~/runs: no such file .*not the home folder"):
+        read_results("lm-eval", "~/runs")
+    with pytest.raises(InputError, match=r"the folder ~ does not exist .*not the home folder"):
+        Store("~/s.duckdb")
+    assert not (tmp_path / "~").exists()
+    (tmp_path / "~").mkdir()  # a folder that is really named '~' is used as given
+    check_destination(Path("~/x"))

@@ -8,9 +8,10 @@ refused saying what it is and what to do, rather than as "not UTF-8" or "unknown
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-__all__ = ["encoding_hint", "packed_advice", "packed_kind"]
+__all__ = ["encoding_hint", "packed_advice", "packed_kind", "tilde_hint"]
 
 _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"\x1f\x8b", "gzip-compressed"),
@@ -69,7 +70,20 @@ def packed_advice(path: str | Path, kind: str, expected: str) -> str:
             "zstd-compressed file": "unzstd",
         }[kind]
         do = f"decompress it first ({tool} {name}) and give the file it writes"
-    return f"{path}: a {kind}; expected {expected}, which are read uncompressed only: {do}"
+    return f"{path}: a {kind}; expected {expected} (read uncompressed only): {do}"
+
+
+def tilde_hint(path: str | os.PathLike[str]) -> str:
+    """`` ('~' is not the home folder here: ...)`` when ``path`` starts with a ``~`` that no
+    shell expanded (a quoted ``"~/x"``) and no folder ``~`` exists here, else empty: said after
+    "not found", and why :func:`~latentbench.io.check_destination` refuses to make ``~``."""
+    parts = Path(path).parts
+    if not parts or not parts[0].startswith("~") or Path(parts[0]).exists():
+        return ""
+    return (
+        f" ({parts[0]!r} is not the home folder here: the shell expands it only unquoted; "
+        "write the path unquoted, or with $HOME)"
+    )
 
 
 def encoding_hint(path: str | Path) -> str:

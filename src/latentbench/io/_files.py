@@ -19,7 +19,7 @@ import pandas as pd
 
 from latentbench._compat import TEXT, read_csv
 from latentbench.exceptions import InputError
-from latentbench.io._arrival import encoding_hint, packed_advice, packed_kind
+from latentbench.io._arrival import encoding_hint, packed_advice, packed_kind, tilde_hint
 
 if TYPE_CHECKING:
     from latentbench.io._matrix import ResponseMatrix
@@ -192,7 +192,7 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
     """
     file = Path(path)
     if not file.exists():
-        raise InputError(f"{file}: file not found")
+        raise InputError(f"{file}: file not found{tilde_hint(file)}")
     if not file.is_file():
         raise InputError(f"{file}: is a directory; expected a .parquet or .csv file{_tools_hint()}")
     kind = packed_kind(file)

@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from latentbench._compat import text_array
 from latentbench.exceptions import InputError
-from latentbench.io._arrival import encoding_hint, packed_advice, packed_kind
+from latentbench.io._arrival import encoding_hint, packed_advice, packed_kind, tilde_hint
 from latentbench.io.formats._report import LoadReport
 
 __all__ = [
@@ -592,7 +592,7 @@ def expand(paths: Iterable[str | Path], patterns: Sequence[str]) -> list[Path]:
         elif path.is_file():
             out.append(path)
         else:
-            raise InputError(f"{path}: no such file or directory")
+            raise InputError(f"{path}: no such file or directory{tilde_hint(path)}")
     return list(dict.fromkeys(p.resolve() for p in out))
 
 
