@@ -246,3 +246,49 @@ def test_a_quoted_tilde_makes_no_folder_named_tilde(tmp_path, monkeypatch):
     assert not (tmp_path / "~").exists()
     (tmp_path / "~").mkdir()  # a folder that is really named '~' is used as given
     check_destination(Path("~/x"))
+
+
+# ------------------------------------------------------------------ cut and empty files
+
+
+def test_a_csv_cut_mid_row_is_refused_naming_the_line(tmp_path):
+    """A copy that stopped mid-row (no line break at the end, a last line with fewer fields
+    than the header) is refused in every route, naming the line (before, a wide file read
+    its last model with the cells it lacks as missing; a long one blamed the item id)."""
+    wide = tmp_path / "wide.csv"
+    wide.write_text("model,q1,q2,q3\nm1,1,0,1\nm2,0,1,1\nm3,1,1")
+    for read in (ResponseMatrix.read, lambda p: read_results("table", p)):
+        with pytest.raises(InputError, match=r"wide.csv: line 4: 3 of the header's 4 fields .*cut"):
+            read(wide)
+    long = tmp_path / "long.csv"
+    long.write_text("model,item,score\nm1,q1,1\nm1,q2,0\nm2,q1,0\nm2,q2,1\nm3,q1,1\nm3,q")
+    with pytest.raises(InputError, match=r"long.csv: line 7: 2 of the header's 3 fields .*cut"):
+        ResponseMatrix.read(long)
+    # complete files read, with or without the last line break; a quoted cell across lines
+    long.write_text("model,item,score\nm1,q1,1\nm1,q2,0\nm2,q1,0\nm2,q2,1\nm3,q1,1\nm3,q2,0")
+    assert ResponseMatrix.read(long).shape == (3, 2)
+    wide.write_text('model,q1,q2\nm1,1,0\nm2,0,1\n"m\n3",1,1')
+    assert ResponseMatrix.read(wide).model_ids == ["m1", "m2", "m\n3"]
+
+
+def test_empty_files_are_said_to_be_empty(tmp_path):
+    """A 0-byte file (a download that never started) is refused as empty by every reader;
+    an Every Eval Ever samples file of 0 bytes beside its aggregate no longer ingests as
+    0 rows with exit 0."""
+    for name in ("e.csv", "e.tsv"):
+        (tmp_path / name).write_bytes(b"")
+        with pytest.raises(InputError, match=rf"{name}: the file is empty"):
+            ResponseMatrix.read(tmp_path / name)
+    (tmp_path / "e.json").write_bytes(b"")
+    for source in ("helm", "inspect", "opencompass"):
+        with pytest.raises(InputError, match=r"e.json: the file is empty \(0 bytes\)"):
+            read_results(source, tmp_path / "e.json")
+    copy = tmp_path / "eee"
+    shutil.copytree(FORMATS / "real" / "eee" / "data", copy)
+    samples = next(copy.rglob("*_samples.jsonl"))
+    samples.write_bytes(b"")
+    with pytest.raises(InputError, match=rf"{samples.name}: the file is empty \(0 bytes\)"):
+        read_results("eee", copy)
+    samples.write_bytes(b"\n \r\n\n")
+    with pytest.raises(InputError, match=r"the file is blank lines only"):
+        read_results("eee", samples)

@@ -107,13 +107,39 @@ def read_csv_text(path: str | Path) -> pd.DataFrame:
     sep = "\t" if file.suffix.lower() == ".tsv" else ","
     _check_header(file, sep)
     try:
-        return read_csv(file, sep=sep, dtype=TEXT, keep_default_na=False, na_values=[""])
+        frame = read_csv(file, sep=sep, dtype=TEXT, keep_default_na=False, na_values=[""])
     except pd.errors.EmptyDataError:
         raise InputError(f"{file}: the file is empty; expected a header line") from None
     except UnicodeDecodeError:
         raise _not_utf8(file) from None
     except (pd.errors.ParserError, ValueError) as exc:
         raise InputError(f"{file}: could not be read as CSV ({exc})") from None
+    _check_cut(file, sep, len(frame.columns))
+    return frame
+
+
+def _check_cut(file: Path, sep: str, n_columns: int) -> None:
+    """Refuse a CSV cut short: no line break at its end and a last line with fewer fields
+    than the header (a copy or a download that stopped mid-row; pandas would read the row,
+    the cells it lacks as missing). A last line holding a quote is left alone (it may end a
+    cell that spans lines)."""
+    size = file.stat().st_size
+    with open(file, "rb") as handle:
+        handle.seek(max(0, size - (1 << 16)))
+        tail = handle.read()
+    if not tail or tail.endswith((b"\n", b"\r")):
+        return
+    last = tail.rsplit(b"\n", 1)[-1].decode("utf-8", "replace")
+    if '"' in last or not last.strip():
+        return
+    fields = next(csv.reader([last], delimiter=sep), [])
+    if len(fields) < n_columns:
+        line = file.read_bytes().count(b"\n") + 1
+        raise InputError(
+            f"{file}: line {line}: {len(fields)} of the header's {n_columns} fields "
+            f"({_shorten(last)!r}) and no line break at the end: the file seems cut short (a "
+            "copy or download that stopped); expected every line complete: copy it again"
+        )
 
 
 def csv_record_lines(path: str | Path, n_records: int | None = None) -> np.ndarray:

@@ -649,7 +649,13 @@ def load_json(path: Path) -> Any:
         raise InputError(packed_advice(path, kind, "a JSON file"))
     try:
         with open(path, encoding="utf-8-sig") as handle:
-            return parse_json(handle.read(), str(path))
+            text = handle.read()
+        if not text.strip():
+            raise InputError(
+                f"{path}: the file is empty{' (0 bytes)' if not text else ''}; expected a JSON "
+                "file (a copy or download that stopped? copy it again)"
+            )
+        return parse_json(text, str(path))
     except UnicodeDecodeError as exc:
         raise InputError(
             f"{path}: not UTF-8 text ({exc.reason}){encoding_hint(path)}; expected a JSON file"
