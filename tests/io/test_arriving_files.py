@@ -292,3 +292,17 @@ def test_empty_files_are_said_to_be_empty(tmp_path):
     samples.write_bytes(b"\n \r\n\n")
     with pytest.raises(InputError, match=r"the file is blank lines only"):
         read_results("eee", samples)
+
+
+def test_a_cp1252_csv_names_the_column_and_the_value(tmp_path):
+    """Excel's plain 'CSV' on Windows writes cp1252: the refusal names the line, the column
+    and the value as Excel meant it, so the user sees which id to look at."""
+    path = tmp_path / "results.csv"
+    path.write_bytes("model,item,score\nm1,q1,1\nRavén-7b,q1,0\n".encode("cp1252"))
+    for read in (ResponseMatrix.read, lambda p: read_results("table", p)):
+        with pytest.raises(
+            InputError,
+            match=r"results.csv: line 3: byte 0xe9 .* in column 'model', value 'Ravén-7b' "
+            r"\(read as Windows-1252\); expected a UTF-8 CSV",
+        ):
+            read(path)

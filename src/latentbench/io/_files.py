@@ -192,6 +192,29 @@ def csv_line(path: str | Path, position: int) -> int:
     return int(lines[position]) if 0 <= position < len(lines) else position + 2
 
 
+def _cp1252_cell(path: Path, data: bytes, at: int) -> str:
+    """`` in column 'model', value 'Ravén' (read as Windows-1252)``: the cell holding byte
+    ``at`` as Excel's plain 'CSV' on Windows meant it, so the message shows the value; empty
+    when the line is not CSV as Windows-1252 either."""
+    sep = "\t" if path.suffix.lower() == ".tsv" else ","
+    start = data.rfind(b"\n", 0, at) + 1
+    end = data.find(b"\n", at)
+    try:
+        header = next(csv.reader([data[: data.find(b"\n")].decode("cp1252")], delimiter=sep))
+        row = next(
+            csv.reader([data[start : end if end >= 0 else None].decode("cp1252")], delimiter=sep)
+        )
+    except (UnicodeDecodeError, csv.Error, StopIteration):
+        return ""
+    for k, cell in enumerate(row):
+        try:
+            cell.encode("cp1252").decode("utf-8")
+        except UnicodeDecodeError:
+            column = f"column {header[k]!r}, " if 0 < start and k < len(header) else ""
+            return f" in {column}value {_shorten(cell)!r} (read as Windows-1252)"
+    return ""
+
+
 def _not_utf8(path: Path) -> InputError:
     """The error for a CSV file that is not UTF-8, naming the line and byte of the first
     character that is not (Excel's plain 'CSV' on Windows writes cp1252: é is byte 0xe9)."""
@@ -200,7 +223,7 @@ def _not_utf8(path: Path) -> InputError:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        hint = encoding_hint(path)
+        hint = encoding_hint(path) or _cp1252_cell(path, data, exc.start)
         return InputError(
             f"{path}: line {line}: byte {data[exc.start]:#04x} is not UTF-8 ({exc.reason}){hint}; "
             "expected a UTF-8 CSV file (Excel: save as 'CSV UTF-8 (Comma delimited)')"
