@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.io import ResponseMatrix
 from latentbench.io.formats import read_results
 
@@ -306,3 +306,46 @@ def test_a_cp1252_csv_names_the_column_and_the_value(tmp_path):
             r"\(read as Windows-1252\); expected a UTF-8 CSV",
         ):
             read(path)
+
+
+# ------------------------------------------------------------------------------- ids
+
+
+def test_ids_that_look_alike_stay_apart_and_are_said(tmp_path):
+    """Ids are kept verbatim: NFC and NFD 'é', a case difference, a trailing space and a
+    10,000-character id are five models, never merged; reading the file names each group of
+    look-alikes, escaped so that the two 'é' read apart."""
+    import unicodedata
+
+    nfc, nfd = unicodedata.normalize("NFC", "modél"), unicodedata.normalize("NFD", "modél")
+    long_id = "L" * 10_000
+    models = [nfc, nfd, "Model-X", "model-x", "padded", "padded ", long_id]
+    rows = [(m, q, float((k + j) % 2)) for k, m in enumerate(models) for j, q in enumerate("ab")]
+    path = tmp_path / "ids.csv"
+    pd.DataFrame(rows, columns=["model", "item", "score"]).to_csv(path, index=False)
+    with pytest.warns(DataWarning) as said:
+        matrix = ResponseMatrix.read(path)
+    assert sorted(matrix.model_ids) == sorted(models)
+    text = " ".join(str(w.message) for w in said if "differ only" in str(w.message))
+    assert "'mod\\xe9l' and 'mode\\u0301l'" in text or "'mode\\u0301l' and 'mod\\xe9l'" in text
+    assert "'Model-X' and 'model-x'" in text and "'padded' and 'padded '" in text
+    assert "kept verbatim" in text and long_id not in text
+    plain = tmp_path / "plain.csv"
+    plain.write_text("model,item,score\nm1,a,1\nm2,a,0\nm1,b,0\nm2,b,1\n")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)
+        ResponseMatrix.read(plain)  # no look-alikes: nothing said
+
+
+def test_estimate_experiment_says_nfc_and_nfd_twins():
+    """The held-out run's look-alike note covers NFC and NFD 'é' too, escaped (it compared
+    case and spaces only, so the two read as one name in its note, or were not said)."""
+    import unicodedata
+
+    from latentbench.select._estimate_experiment import _twin_notes
+
+    nfc, nfd = unicodedata.normalize("NFC", "modél"), unicodedata.normalize("NFD", "modél")
+    (note,) = _twin_notes(["a", nfc, "b", nfd])
+    assert "'mod\\xe9l', 'mode\\u0301l' differ only by spaces or case" in note
