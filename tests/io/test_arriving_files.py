@@ -349,3 +349,31 @@ def test_estimate_experiment_says_nfc_and_nfd_twins():
     nfc, nfd = unicodedata.normalize("NFC", "modél"), unicodedata.normalize("NFD", "modél")
     (note,) = _twin_notes(["a", nfc, "b", nfd])
     assert "'mod\\xe9l', 'mode\\u0301l' differ only by spaces or case" in note
+
+
+def test_a_byte_order_mark_is_never_part_of_the_first_column(tmp_path):
+    """Excel's 'CSV UTF-8' starts with a byte-order mark: the first column is still 'model'
+    (its repeat is refused as every repeated column is, not read as 'model.1'), and a
+    ';'-separated file's refusal shows the header without it."""
+    bom = codecs.BOM_UTF8
+    path = tmp_path / "r.csv"
+    path.write_bytes(bom + b"model,q1,model\r\nm1,1,m1\r\nm2,0,m2\r\n")
+    with pytest.raises(InputError, match=r"r.csv: line 1: column 'model' appears 2 times"):
+        ResponseMatrix.read(path)
+    path.write_bytes(bom + b"model;item;score\r\nm1;q1;1\r\n")
+    with pytest.raises(InputError, match=r"one column named 'model;item;score': .*';'") as info:
+        ResponseMatrix.read(path)
+    assert "\\ufeff" not in str(info.value) and "\ufeff" not in str(info.value)
+    path.write_bytes(bom + b'"model","q1","q2"\r\n"m1",1,0\r\n"m2",0,1\r\n"m3",1,1\r\n')
+    matrix = ResponseMatrix.read(path)
+    assert matrix.model_ids == ["m1", "m2", "m3"] and matrix.item_ids == ["q1", "q2"]
+
+
+def test_a_folder_given_as_the_store_is_said_to_be_a_folder(tmp_path):
+    """``--store results/`` (the results folder, not a store file) is named as a folder
+    (before: DuckDB's 'IO Error: Could not read from file ...: Is a directory')."""
+    from latentbench.io.store import Store
+
+    for read_only in (False, True):
+        with pytest.raises(InputError, match=r"is a folder; expected the store's DuckDB file"):
+            Store(tmp_path, read_only=read_only)

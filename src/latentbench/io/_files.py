@@ -50,7 +50,7 @@ def _check_header(path: Path, sep: str) -> None:
             "'CSV UTF-8 (Comma delimited)')"
         )
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
+        with open(path, encoding="utf-8-sig", newline="") as handle:  # as pandas: no BOM
             header = next(csv.reader(handle, delimiter=sep), [])
     except UnicodeDecodeError:
         raise _not_utf8(path) from None

@@ -255,6 +255,11 @@ class Store(SelectionRuns):
                 "table; read a table with `latentbench ingest table FILE --store S.duckdb`, or "
                 "give it as the responses file"
             )
+        if self.path != ":memory:" and Path(self.path).is_dir():
+            raise InputError(
+                f"{self.path}: is a folder; expected the store's DuckDB file (e.g. "
+                "results.duckdb: a new name makes a new store)"
+            )
         if read_only and self.path != ":memory:" and not Path(self.path).exists():
             raise InputError(f"{self.path}: store not found{tilde_hint(self.path)}")
         folder = Path(self.path).parent
