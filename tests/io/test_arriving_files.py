@@ -377,3 +377,26 @@ def test_a_folder_given_as_the_store_is_said_to_be_a_folder(tmp_path):
     for read_only in (False, True):
         with pytest.raises(InputError, match=r"is a folder; expected the store's DuckDB file"):
             Store(tmp_path, read_only=read_only)
+
+
+def test_results_from_the_hugging_face_hub_cache_read_through_their_links(tmp_path):
+    """``huggingface-cli download`` (the Open LLM Leaderboard's details) leaves
+    ``snapshots/<rev>/<model>/samples_<task>_<date>.jsonl`` as links to ``blobs/<hash>``:
+    read by the link's name and folder, as the plain files are (before: 'cannot tell the
+    task from the file name' of the blob)."""
+    hub = tmp_path / "hub"
+    (hub / "blobs").mkdir(parents=True)
+    for run in LM_EVAL.iterdir():
+        folder = hub / "snapshots" / "rev1" / run.name
+        folder.mkdir(parents=True)
+        for k, file in enumerate(sorted(run.iterdir())):
+            blob = hub / "blobs" / f"{run.name[-4:]}{k:02d}0123456789abcdef"
+            blob.write_bytes(file.read_bytes())
+            (folder / file.name).symlink_to(blob)
+    plain, _ = read_results("lm-eval", LM_EVAL, **LM_OPTIONS)
+    linked, _ = read_results("lm-eval", hub / "snapshots" / "rev1", **LM_OPTIONS)
+    assert _cells(linked) == _cells(plain)
+    assert all("/snapshots/rev1/" in f for f in linked["source_file"])
+    one = next((hub / "snapshots" / "rev1").glob("*160m/samples_arc_easy_*.jsonl"))
+    named, _ = read_results("lm-eval", one, metric="acc")
+    assert set(named["benchmark"]) == {"arc_easy"} and len(named)

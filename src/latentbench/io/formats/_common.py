@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -593,7 +594,19 @@ def expand(paths: Iterable[str | Path], patterns: Sequence[str]) -> list[Path]:
             out.append(path)
         else:
             raise InputError(f"{path}: no such file or directory{tilde_hint(path)}")
-    return list(dict.fromkeys(p.resolve() for p in out))
+    unique: dict[Path, Path] = {}
+    for p in out:
+        unique.setdefault(p.resolve(), _as_named(p))
+    return list(unique.values())
+
+
+def _as_named(path: Path) -> Path:
+    """The absolute path a reader reads ``path`` by: the real file, unless ``path`` is a
+    symbolic link named otherwise than its target (the Hugging Face hub cache links
+    ``samples_<task>_<date>.jsonl`` to ``blobs/<hash>``), whose name and folder carry the task,
+    the date and the run: then the link, made absolute."""
+    real = path.resolve()
+    return real if real.name == path.name else Path(os.path.abspath(path))
 
 
 def _glob(folder: Path, pattern: str) -> Iterable[Path]:
@@ -603,7 +616,6 @@ def _glob(folder: Path, pattern: str) -> Iterable[Path]:
     if not pattern.startswith("**/") or "/" in pattern[3:]:
         return folder.glob(pattern)
     import fnmatch
-    import os
 
     name, seen, found = pattern[3:], set(), []
     for root, dirs, files in os.walk(folder, followlinks=True):
