@@ -269,6 +269,12 @@ def test_a_csv_cut_mid_row_is_refused_naming_the_line(tmp_path):
     assert ResponseMatrix.read(long).shape == (3, 2)
     wide.write_text('model,q1,q2\nm1,1,0\nm2,0,1\n"m\n3",1,1')
     assert ResponseMatrix.read(wide).model_ids == ["m1", "m2", "m\n3"]
+    # Excel for Mac's "CSV (Macintosh)": lines end with CR alone
+    wide.write_bytes(b"model,q1,q2\rm1,1,0\rm2,0,1\rm3,1,1")
+    assert ResponseMatrix.read(wide).model_ids == ["m1", "m2", "m3"]
+    wide.write_bytes(b"model,q1,q2\rm1,1,0\rm2,0,1\rm3,1")
+    with pytest.raises(InputError, match=r"wide.csv: line 4: 2 of the header's 3 fields"):
+        ResponseMatrix.read(wide)
 
 
 def test_empty_files_are_said_to_be_empty(tmp_path):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import functools
 import hashlib
+import re
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -129,12 +130,16 @@ def _check_cut(file: Path, sep: str, n_columns: int) -> None:
         tail = handle.read()
     if not tail or tail.endswith((b"\n", b"\r")):
         return
-    last = tail.rsplit(b"\n", 1)[-1].decode("utf-8", "replace")
+    breaks = re.compile(rb"\r\n|\r|\n")  # Excel for Mac's "CSV (Macintosh)" ends lines with CR
+    last = breaks.split(tail)[-1].decode("utf-8", "replace")
     if '"' in last or not last.strip():
         return
-    fields = next(csv.reader([last], delimiter=sep), [])
+    try:
+        fields = next(csv.reader([last], delimiter=sep), [])
+    except csv.Error:
+        return
     if len(fields) < n_columns:
-        line = file.read_bytes().count(b"\n") + 1
+        line = len(breaks.findall(file.read_bytes())) + 1
         raise InputError(
             f"{file}: line {line}: {len(fields)} of the header's {n_columns} fields "
             f"({_shorten(last)!r}) and no line break at the end: the file seems cut short (a "
