@@ -406,3 +406,21 @@ def test_results_from_the_hugging_face_hub_cache_read_through_their_links(tmp_pa
     one = next((hub / "snapshots" / "rev1").glob("*160m/samples_arc_easy_*.jsonl"))
     named, _ = read_results("lm-eval", one, metric="acc")
     assert set(named["benchmark"]) == {"arc_easy"} and len(named)
+
+
+def test_ingest_names_look_alike_models_and_items(tmp_path):
+    """Two runs naming one model 'Org/Model' and 'org/model', or items NFC and NFD: stored
+    verbatim as distinct (every fit then sees two), and the load report says which."""
+    import unicodedata
+
+    nfc, nfd = unicodedata.normalize("NFC", "qé"), unicodedata.normalize("NFD", "qé")
+    path = tmp_path / "runs.csv"
+    rows = [("Org/Model", nfc, 1), ("org/model", nfd, 0), ("other", "q2", 1), ("other", nfc, 0)]
+    pd.DataFrame(rows, columns=["model", "item", "score"]).to_csv(path, index=False)
+    with pytest.warns(DataWarning, match=r"differ only by case"):
+        frame, report = read_results("table", path, benchmark="b")
+    assert sorted(frame["model"].unique()) == ["Org/Model", "org/model", "other"]
+    assert len(frame) == 4
+    notes = " ".join(report.notes)
+    assert "model ids that differ only by case" in notes and "'Org/Model' and 'org/model'" in notes
+    assert "benchmark 'b': item ids" in notes and "'q\\xe9' and 'qe\\u0301'" in notes

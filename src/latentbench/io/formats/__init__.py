@@ -48,6 +48,7 @@ from latentbench._compat import TEXT
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._arrival import packed_advice, packed_kind
+from latentbench.io._matrix_checks import twin_note
 from latentbench.io.formats._common import (
     CANONICAL_COLUMNS,
     CANONICAL_SCHEMA,
@@ -124,6 +125,20 @@ def _aggregates_only(source: str, error: str) -> str:
         "have no per-item scores: rerun lm-eval with --log_samples, which writes "
         "samples_<task>_<date>.jsonl beside them"
     )
+
+
+def _look_alike_notes(frame: pd.DataFrame) -> list[str]:
+    """Notes naming the models, and each benchmark's items, whose ids differ only by case,
+    surrounding spaces or Unicode normalisation: kept verbatim as distinct (``Org/Model`` and
+    ``org/model`` from two runs are two models to every fit), so said."""
+    if not len(frame):
+        return []
+    notes = [twin_note("model", frame["model"].unique().tolist())]
+    pairs = frame[["benchmark", "item"]].drop_duplicates()  # 2M rows: 0.1 s
+    for benchmark, items in pairs.groupby("benchmark", sort=True)["item"]:
+        note = twin_note("item", items.tolist())
+        notes.append(f"benchmark {benchmark!r}: {note}" if note else "")
+    return [note for note in notes if note]
 
 
 _PACKED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zip")
@@ -371,6 +386,7 @@ def read_results(
                  if not reason.startswith("file skipped: ")]  # fmt: skip
         also = f" (records dropped from the other files: {'; '.join(other)})" if other else ""
         raise InputError(f"no usable results in {len(report.files)} files: {reasons}{also}")
+    report.notes += _look_alike_notes(frame)
     report.summarise(frame)
     if report.notes:
         # the caller's line, also through Store.ingest_files
