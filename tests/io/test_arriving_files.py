@@ -164,6 +164,11 @@ def test_an_archive_of_a_results_folder_says_to_unpack_it(tmp_path, source):
     shutil.make_archive(str(tmp_path / "run"), "zip", LM_EVAL)
     with pytest.raises(InputError, match=r"run.zip: a zip archive; .*unzip run.zip"):
         read_results(source, tmp_path / "run.zip")
+    folder = tmp_path / "downloads"  # the folder the archives were downloaded into
+    folder.mkdir()
+    shutil.move(tmp_path / "run.zip", folder / "run.zip")
+    with pytest.raises(InputError, match=r"no .*found.*1 compressed file.*unzip run.zip"):
+        read_results(source, folder)
 
 
 def test_gzipped_samples_in_a_folder_are_said_never_dropped(tmp_path):

@@ -194,6 +194,21 @@ def _packed_in_folders(
     return list(found.items())
 
 
+def _archives_in(listed: list[str | Path]) -> list[tuple[Path, str]]:
+    """Archives at the top of the folders of ``listed`` (``results.zip``, ``run.tar.gz``): a
+    results folder packed whole, said when nothing else is found there."""
+    found = []
+    for raw in listed:
+        folder = Path(raw)
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.iterdir()):
+            kind = packed_kind(path) if path.is_file() else None
+            if kind is not None and kind.endswith("archive"):
+                found.append((path, kind))
+    return found
+
+
 def _path_list(paths: object) -> list[str | Path]:
     """``paths`` as a list, each a str or a path; a table in memory or another object (a
     DataFrame iterates over its column names) is refused, naming it."""
@@ -349,6 +364,7 @@ def read_results(
         files = reader.select(expand(listed, reader.patterns), [Path(p) for p in listed])
     except InputError as exc:
         also = _aggregates_only(source, str(exc))
+        packed = packed or _archives_in(listed)
         if packed:
             path, kind = packed[0]
             also += (
