@@ -429,3 +429,26 @@ def test_ingest_names_look_alike_models_and_items(tmp_path):
     notes = " ".join(report.notes)
     assert "model ids that differ only by case" in notes and "'Org/Model' and 'org/model'" in notes
     assert "benchmark 'b': item ids" in notes and "'q\\xe9' and 'qe\\u0301'" in notes
+
+
+def test_report_item_metadata_from_windows_names_what_it_is(tmp_path):
+    """``report --items FILE`` (a user's category table): a cp1252 file names the line,
+    column and value (before: 'could not be read ('utf-8' codec can't decode ...)'), UTF-16
+    says so, and a gzipped one says to decompress it; a byte-order mark reads."""
+    from latentbench.report._metadata import read_item_metadata
+
+    path = tmp_path / "meta.csv"
+    path.write_bytes(codecs.BOM_UTF8 + b"item,cat\r\nq1,a\r\nq2,b\r\n")
+    assert read_item_metadata(path)["item"].tolist() == ["q1", "q2"]
+    path.write_bytes("item,cat\nq1,café\nq2,b\n".encode("cp1252"))
+    with pytest.raises(
+        InputError, match=r"--items .*meta.csv: line 2: .*column 'cat', value 'café'"
+    ):
+        read_item_metadata(path)
+    path.write_bytes("item,cat\nq1,a\nq2,b\n".encode("utf-16"))
+    with pytest.raises(InputError, match=r"--items .*meta.csv: line 1: .*UTF-16"):
+        read_item_metadata(path)
+    packed = tmp_path / "meta.csv.gz"
+    packed.write_bytes(gzip.compress(b"item,cat\nq1,a\nq2,b\n"))
+    with pytest.raises(InputError, match=r"--items .*meta.csv.gz: a gzip-compressed file"):
+        read_item_metadata(packed)

@@ -32,6 +32,7 @@ __all__ = [
     "csv_record_lines",
     "file_sha256",
     "index_as_ids",
+    "not_utf8",
     "read_csv_ids",
     "read_csv_text",
     "read_table_file",
@@ -54,7 +55,7 @@ def _check_header(path: Path, sep: str) -> None:
         with open(path, encoding="utf-8-sig", newline="") as handle:  # as pandas: no BOM
             header = next(csv.reader(handle, delimiter=sep), [])
     except UnicodeDecodeError:
-        raise _not_utf8(path) from None
+        raise not_utf8(path) from None
     if len(header) == 1:  # one column: another program's separator (European Excel: ';')
         separator = next((c for c in (";", "\t", "|") if c in header[0]), None)
         if separator is not None:
@@ -112,7 +113,7 @@ def read_csv_text(path: str | Path) -> pd.DataFrame:
     except pd.errors.EmptyDataError:
         raise InputError(f"{file}: the file is empty; expected a header line") from None
     except UnicodeDecodeError:
-        raise _not_utf8(file) from None
+        raise not_utf8(file) from None
     except (pd.errors.ParserError, ValueError) as exc:
         raise InputError(f"{file}: could not be read as CSV ({exc})") from None
     _check_cut(file, sep, len(frame.columns))
@@ -220,7 +221,7 @@ def _cp1252_cell(path: Path, data: bytes, at: int) -> str:
     return ""
 
 
-def _not_utf8(path: Path) -> InputError:
+def not_utf8(path: Path) -> InputError:
     """The error for a CSV file that is not UTF-8, naming the line and byte of the first
     character that is not (Excel's plain 'CSV' on Windows writes cp1252: é is byte 0xe9)."""
     data = path.read_bytes()
