@@ -342,3 +342,34 @@ def test_a_directory_with_an_experiment_and_a_selection_says_which_it_reports(tm
         f"{both} holds summary.json and selection.json: reporting the experiment "
         f"(summary.json); pass {both / 'selection.json'} to report the selection run"
     ) in text
+
+
+def test_a_fit_folder_moved_with_its_responses_finds_them(tmp_path, monkeypatch):
+    """fit.json records the responses' absolute path; a project copied to another machine or
+    renamed keeps the file beside the fit folder: the report finds it there by name and
+    SHA-256 and says so (before: silently no responses, no item flags). A file of that name
+    with other content is not used, and a missing one is said."""
+    rng = np.random.default_rng(2)
+    theta, b = rng.normal(size=8), rng.normal(size=24)
+    Y = (rng.random((8, 24)) < 1 / (1 + np.exp(-(theta[:, None] + b)))).astype(float)
+    frame = pd.DataFrame(Y, index=[f"m{i}" for i in range(8)], columns=[f"q{j}" for j in range(24)])
+    machine_a = tmp_path / "a"
+    machine_a.mkdir()
+    frame.rename_axis("model").reset_index().to_csv(machine_a / "responses.csv", index=False)
+    fitted = runner.invoke(
+        app, ["fit", str(machine_a / "responses.csv"), "--out", str(machine_a / "fit"), "-q"]
+    )
+    assert fitted.exit_code == 0, fitted.output
+    machine_b = tmp_path / "b"
+    machine_a.rename(machine_b)
+    monkeypatch.chdir(tmp_path)
+    outcome = runner.invoke(app, ["report", str(machine_b / "fit"), "--out", "r.html"])
+    text = " ".join(outcome.output.split())
+    assert outcome.exit_code == 0, outcome.output
+    assert f"responses: {machine_b / 'responses.csv'} (fit.json records" in text
+    assert "not computed" not in text
+    (1 - frame).rename_axis("model").reset_index().to_csv(machine_b / "responses.csv", index=False)
+    outcome = runner.invoke(app, ["report", str(machine_b / "fit"), "--out", "r2.html"])
+    text = " ".join(outcome.output.split())
+    assert f"{machine_a / 'responses.csv'} (recorded in fit.json) not found; not used" in text
+    assert "not computed" in text

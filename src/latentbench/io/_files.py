@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import functools
 import hashlib
+import re
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ import pandas as pd
 
 from latentbench._compat import TEXT, read_csv
 from latentbench.exceptions import InputError
+from latentbench.io._arrival import encoding_hint, packed_advice, packed_kind, tilde_hint
 
 if TYPE_CHECKING:
     from latentbench.io._matrix import ResponseMatrix
@@ -30,6 +32,7 @@ __all__ = [
     "csv_record_lines",
     "file_sha256",
     "index_as_ids",
+    "not_utf8",
     "read_csv_ids",
     "read_csv_text",
     "read_table_file",
@@ -42,11 +45,17 @@ MISSING_TOKENS = frozenset({"", "na", "nan", "n/a", "null", "none"})
 
 
 def _check_header(path: Path, sep: str) -> None:
+    hint = encoding_hint(path)
+    if hint:  # UTF-16 without a byte-order mark decodes as UTF-8: NUL between the letters
+        raise InputError(
+            f"{path}: line 1: not UTF-8 text{hint}; expected a UTF-8 CSV file (Excel: save as "
+            "'CSV UTF-8 (Comma delimited)')"
+        )
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
+        with open(path, encoding="utf-8-sig", newline="") as handle:  # as pandas: no BOM
             header = next(csv.reader(handle, delimiter=sep), [])
     except UnicodeDecodeError:
-        raise _not_utf8(path) from None
+        raise not_utf8(path) from None
     if len(header) == 1:  # one column: another program's separator (European Excel: ';')
         separator = next((c for c in (";", "\t", "|") if c in header[0]), None)
         if separator is not None:
@@ -100,13 +109,43 @@ def read_csv_text(path: str | Path) -> pd.DataFrame:
     sep = "\t" if file.suffix.lower() == ".tsv" else ","
     _check_header(file, sep)
     try:
-        return read_csv(file, sep=sep, dtype=TEXT, keep_default_na=False, na_values=[""])
+        frame = read_csv(file, sep=sep, dtype=TEXT, keep_default_na=False, na_values=[""])
     except pd.errors.EmptyDataError:
         raise InputError(f"{file}: the file is empty; expected a header line") from None
     except UnicodeDecodeError:
-        raise _not_utf8(file) from None
+        raise not_utf8(file) from None
     except (pd.errors.ParserError, ValueError) as exc:
         raise InputError(f"{file}: could not be read as CSV ({exc})") from None
+    _check_cut(file, sep, len(frame.columns))
+    return frame
+
+
+def _check_cut(file: Path, sep: str, n_columns: int) -> None:
+    """Refuse a CSV cut short: no line break at its end and a last line with fewer fields
+    than the header (a copy or a download that stopped mid-row; pandas would read the row,
+    the cells it lacks as missing). A last line holding a quote is left alone (it may end a
+    cell that spans lines)."""
+    size = file.stat().st_size
+    with open(file, "rb") as handle:
+        handle.seek(max(0, size - (1 << 16)))
+        tail = handle.read()
+    if not tail or tail.endswith((b"\n", b"\r")):
+        return
+    breaks = re.compile(rb"\r\n|\r|\n")  # Excel for Mac's "CSV (Macintosh)" ends lines with CR
+    last = breaks.split(tail)[-1].decode("utf-8", "replace")
+    if '"' in last or not last.strip():
+        return
+    try:
+        fields = next(csv.reader([last], delimiter=sep), [])
+    except csv.Error:
+        return
+    if len(fields) < n_columns:
+        line = len(breaks.findall(file.read_bytes())) + 1
+        raise InputError(
+            f"{file}: line {line}: {len(fields)} of the header's {n_columns} fields "
+            f"({_shorten(last)!r}) and no line break at the end: the file seems cut short (a "
+            "copy or download that stopped); expected every line complete: copy it again"
+        )
 
 
 def csv_record_lines(path: str | Path, n_records: int | None = None) -> np.ndarray:
@@ -159,7 +198,30 @@ def csv_line(path: str | Path, position: int) -> int:
     return int(lines[position]) if 0 <= position < len(lines) else position + 2
 
 
-def _not_utf8(path: Path) -> InputError:
+def _cp1252_cell(path: Path, data: bytes, at: int) -> str:
+    """`` in column 'model', value 'Ravén' (read as Windows-1252)``: the cell holding byte
+    ``at`` as Excel's plain 'CSV' on Windows meant it, so the message shows the value; empty
+    when the line is not CSV as Windows-1252 either."""
+    sep = "\t" if path.suffix.lower() == ".tsv" else ","
+    start = data.rfind(b"\n", 0, at) + 1
+    end = data.find(b"\n", at)
+    try:
+        header = next(csv.reader([data[: data.find(b"\n")].decode("cp1252")], delimiter=sep))
+        row = next(
+            csv.reader([data[start : end if end >= 0 else None].decode("cp1252")], delimiter=sep)
+        )
+    except (UnicodeDecodeError, csv.Error, StopIteration):
+        return ""
+    for k, cell in enumerate(row):
+        try:
+            cell.encode("cp1252").decode("utf-8")
+        except UnicodeDecodeError:
+            column = f"column {header[k]!r}, " if 0 < start and k < len(header) else ""
+            return f" in {column}value {_shorten(cell)!r} (read as Windows-1252)"
+    return ""
+
+
+def not_utf8(path: Path) -> InputError:
     """The error for a CSV file that is not UTF-8, naming the line and byte of the first
     character that is not (Excel's plain 'CSV' on Windows writes cp1252: é is byte 0xe9)."""
     data = path.read_bytes()
@@ -167,11 +229,12 @@ def _not_utf8(path: Path) -> InputError:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
+        hint = encoding_hint(path) or _cp1252_cell(path, data, exc.start)
         return InputError(
-            f"{path}: line {line}: byte {data[exc.start]:#04x} is not UTF-8 ({exc.reason}); "
+            f"{path}: line {line}: byte {data[exc.start]:#04x} is not UTF-8 ({exc.reason}){hint}; "
             "expected a UTF-8 CSV file (Excel: save as 'CSV UTF-8 (Comma delimited)')"
         )
-    return InputError(f"{path}: not UTF-8 text; expected a UTF-8 CSV file")
+    return InputError(f"{path}: not UTF-8 text{encoding_hint(path)}; expected a UTF-8 CSV file")
 
 
 def read_table_file(path: str | Path) -> pd.DataFrame:
@@ -184,9 +247,12 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
     """
     file = Path(path)
     if not file.exists():
-        raise InputError(f"{file}: file not found")
+        raise InputError(f"{file}: file not found{tilde_hint(file)}")
     if not file.is_file():
         raise InputError(f"{file}: is a directory; expected a .parquet or .csv file{_tools_hint()}")
+    kind = packed_kind(file)
+    if kind is not None:
+        raise InputError(packed_advice(file, kind, "a .parquet, .csv or .tsv table"))
     suffix = file.suffix.lower()
     if suffix in (".csv", ".tsv", ".txt"):
         return read_csv_text(file)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 from pathlib import Path
 from typing import Any
 
 from latentbench.exceptions import InputError
+from latentbench.io._arrival import encoding_hint, packed_advice, packed_kind, tilde_hint
 
 __all__ = ["load_items"]
 
@@ -55,7 +57,8 @@ def load_items(
     with file.open("rb") as handle:
         for lineno, raw in enumerate(handle, start=1):
             where = f"{file}:{lineno}"
-            line = _decode(raw, where)
+            # a byte-order mark (Notepad, PowerShell) before line 1 is not part of its record
+            line = _decode(raw.removeprefix(codecs.BOM_UTF8) if lineno == 1 else raw, where, file)
             if not line.strip():
                 continue
             record = _parse_object(line, where)
@@ -81,17 +84,23 @@ def _check_file(file: Path, id_field: str) -> None:
             f"expected a JSONL file with {id_field!r}"
         )
     if not file.is_file():
-        raise InputError(f"{file}: items file not found; expected JSONL with {id_field!r}")
+        raise InputError(
+            f"{file}: items file not found{tilde_hint(file)}; expected JSONL with {id_field!r}"
+        )
+    kind = packed_kind(file)
+    if kind is not None:
+        raise InputError(packed_advice(file, kind, f"a JSONL items file with {id_field!r}"))
 
 
-def _decode(raw: bytes, where: str) -> str:
-    """One line as UTF-8 text; ``where`` is ``file:line``."""
+def _decode(raw: bytes, where: str, file: Path) -> str:
+    """One line of ``file`` as UTF-8 text; ``where`` is ``file:line``."""
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
+        hint = encoding_hint(file)
         raise InputError(
             f"{where}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
-            f"{exc.start + 1}); expected UTF-8 JSON lines"
+            f"{exc.start + 1}){hint}; expected UTF-8 JSON lines"
         ) from None
 
 

@@ -45,6 +45,7 @@ from latentbench.io._matrix_checks import (
     refuse_repeated_rows,
     refuse_wide_non_items,
     score_advice,
+    twin_note,
     wide_scores,
 )
 
@@ -508,7 +509,7 @@ class ResponseMatrix:
                 getattr(matrix, "layout", None)
                 or f"long: columns {model_col}, {item_col}, {score_col}"
             )
-            return matrix
+            return _said_twins(matrix, source)
         if model is not None or "model" in columns:
             id_col = model_col
             if id_col not in columns:
@@ -544,7 +545,7 @@ class ResponseMatrix:
             f"wide: model ids in column {id_col!r}, {matrix.n_items + len(dropped)} item columns"
             + (f"; {_left_out(list(dropped), 'item column')}" if dropped else "")
         )
-        return matrix
+        return _said_twins(matrix, source)
 
     # ------------------------------------------------------------------ accessors
     @property
@@ -994,3 +995,15 @@ def _matrix_of_cells(
     dense = np.full((len(model_ids), n_items), np.nan, dtype=np.float32)
     dense.reshape(-1)[flat] = values
     return cls(dense, list(model_ids), list(item_ids), source=source)
+
+
+def _said_twins(matrix: ResponseMatrix, source: str) -> ResponseMatrix:
+    """``matrix``, after a warning naming its model ids and its item ids that differ only by
+    case, surrounding spaces or Unicode normalisation (``'modél'`` typed and pasted: NFC and
+    NFD): ids are kept verbatim, so they are read as distinct, and the warning says which is
+    which (non-ASCII ids shown escaped)."""
+    for kind, ids in (("model", matrix.model_ids), ("item", matrix.item_ids)):
+        note = twin_note(kind, ids)
+        if note:
+            warnings.warn(f"{_where(source)}{note}", DataWarning, stacklevel=user_stacklevel())
+    return matrix

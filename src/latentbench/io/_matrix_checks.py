@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -521,3 +522,29 @@ def not_a_score(values: np.ndarray, *, missing_ok: bool) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         bad = ~((values >= 0) & (values <= 1))
     return bad & ~np.isnan(values) if missing_ok else bad
+
+
+def same_id(name: str) -> str:
+    """An id as compared for near twins: NFC-normalised, stripped and case-folded (ids are
+    kept verbatim; this only finds the ones a reader could take for one)."""
+    return unicodedata.normalize("NFC", name).strip().casefold()
+
+
+def twin_note(kind: str, ids: Sequence[str], most: int = 3) -> str:
+    """The note naming ``kind`` ids (``"model"``, ``"item"``) that differ only by case,
+    surrounding spaces or Unicode normalisation, each group with the ids escaped where they
+    are not ASCII (so NFC ``'mod\\xe9l'`` and NFD ``'mode\\u0301l'`` read apart); empty when
+    there are none."""
+    groups: dict[str, list[str]] = {}
+    for name in ids:
+        groups.setdefault(same_id(str(name)), []).append(str(name))
+    twins = [group for group in groups.values() if len(group) > 1]
+    if not twins:
+        return ""
+    shown = "; ".join(" and ".join(map(ascii, group)) for group in twins[:most])
+    more = f" (and {len(twins) - most} more groups)" if len(twins) > most else ""
+    return (
+        f"{kind} ids that differ only by case, surrounding spaces or Unicode normalisation: "
+        f"{shown}{more}; ids are kept verbatim, so each is a {kind} of its own: if they are "
+        "one, write them alike in the file"
+    )

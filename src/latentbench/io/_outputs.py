@@ -25,6 +25,7 @@ import pandas as pd
 
 from latentbench._compat import TEXT
 from latentbench.exceptions import InputError
+from latentbench.io._arrival import tilde_hint
 
 __all__ = [
     "check_destination",
@@ -282,6 +283,9 @@ def check_destination(out: Path, kind: str = "dir", flag: str = "--out") -> None
     """
     out = Path(out)
     sep = "" if flag.endswith("=") else " "  # "--out PATH" or "path=PATH"
+    tilde = tilde_hint(out)
+    if tilde:  # a folder named '~' made here would be mistaken for home (and rm -r'ed)
+        raise InputError(f"{flag}{sep}{out}: no folder {out.parts[0]!r} here{tilde}")
     if kind == "dir" and out.exists() and not out.is_dir():
         raise InputError(f"{flag}{sep}{out} is a file; expected a directory (new or to reuse)")
     if kind == "file" and out.is_dir():

@@ -52,6 +52,7 @@ import pyarrow as pa
 from latentbench._checks import user_stacklevel
 from latentbench._version import __version__
 from latentbench.exceptions import DataWarning, InputError, StoreInUse
+from latentbench.io._arrival import tilde_hint
 from latentbench.io._live_snapshot import read_snapshot, snapshot_summary
 from latentbench.io._long_keys import trial_notes
 from latentbench.io._matrix import ResponseMatrix
@@ -254,14 +255,19 @@ class Store(SelectionRuns):
                 "table; read a table with `latentbench ingest table FILE --store S.duckdb`, or "
                 "give it as the responses file"
             )
+        if self.path != ":memory:" and Path(self.path).is_dir():
+            raise InputError(
+                f"{self.path}: is a folder; expected the store's DuckDB file (e.g. "
+                "results.duckdb: a new name makes a new store)"
+            )
         if read_only and self.path != ":memory:" and not Path(self.path).exists():
-            raise InputError(f"{self.path}: store not found")
+            raise InputError(f"{self.path}: store not found{tilde_hint(self.path)}")
         folder = Path(self.path).parent
         if self.path != ":memory:" and not folder.is_dir():  # as export says it
             state = "is not a folder" if folder.exists() else "does not exist"
             raise InputError(
-                f"{self.path}: the folder {folder} {state}; expected the store's folder to "
-                "exist (create it first)"
+                f"{self.path}: the folder {folder} {state}{tilde_hint(folder)}; expected the "
+                "store's folder to exist (create it first)"
             )
         existed = self.path != ":memory:" and Path(self.path).is_file()
         self._connection: duckdb.DuckDBPyConnection | None = None
@@ -1057,7 +1063,9 @@ class Store(SelectionRuns):
         if out.is_dir():
             raise InputError(f"{out} is a directory; expected the file to write")
         if not out.parent.is_dir():
-            raise InputError(f"{out}: the folder {out.parent} does not exist")
+            raise InputError(
+                f"{out}: the folder {out.parent} does not exist{tilde_hint(out.parent)}"
+            )
         if out.is_file() and not force:
             raise InputError(
                 f"{out} exists (it may be the file that was ingested); pass force=True to "

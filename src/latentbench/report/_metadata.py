@@ -9,6 +9,8 @@ import pandas as pd
 
 from latentbench._compat import TEXT, read_csv
 from latentbench.exceptions import InputError
+from latentbench.io._arrival import packed_advice, packed_kind
+from latentbench.io._files import not_utf8
 
 __all__ = ["category_columns", "read_item_metadata"]
 
@@ -28,6 +30,9 @@ def read_item_metadata(path: str | os.PathLike[str]) -> pd.DataFrame:
     if not file.is_file():
         raise InputError(f"--items {file}: file not found")
     suffix = file.suffix.lower()
+    kind = packed_kind(file)
+    if kind is not None:
+        raise InputError(f"--items {packed_advice(file, kind, 'a .csv or .parquet table')}")
     try:
         if suffix in (".parquet", ".pq"):
             frame = pd.read_parquet(file)
@@ -46,6 +51,8 @@ def read_item_metadata(path: str | os.PathLike[str]) -> pd.DataFrame:
             )
     except InputError:
         raise
+    except UnicodeDecodeError:  # Excel's plain 'CSV' (cp1252), UTF-16: the line and value
+        raise InputError(f"--items {not_utf8(file)}") from None
     except Exception as exc:
         raise InputError(f"--items {file}: could not be read ({exc})") from None
     if "item" not in frame.columns:

@@ -104,15 +104,42 @@ def _responses_from_fit(directory: Path) -> tuple[Any, str | None]:
             )
         return matrix, f"responses: {where} (recorded in fit.json)"
     path = entry.get("path")
-    if not (path and Path(path).is_file()):
+    if not path:
         return None, None
     recorded = entry.get("sha256")
+    if not Path(path).is_file():  # a fit folder copied from another machine, or moved
+        copy = _moved_copy(Path(path), directory, recorded)
+        if copy is None:
+            return None, (
+                f"responses: {path} (recorded in fit.json) not found; not used: pass "
+                "responses=FILE to use a copy"
+            )
+        return ResponseMatrix.read(copy), (
+            f"responses: {copy} (fit.json records {path}, which is not there; this file has "
+            "its SHA-256)"
+        )
     if recorded and file_sha256(path) != recorded:
         return None, (
             f"responses: {path} (recorded in fit.json) has changed since the fit (its SHA-256 "
             "differs); not used: pass responses=FILE to use it anyway"
         )
     return ResponseMatrix.read(path), f"responses: {path} (recorded in fit.json)"
+
+
+def _moved_copy(recorded: Path, directory: Path, sha256: str | None) -> Path | None:
+    """The responses file a fit recorded at ``recorded`` (an absolute path, on the machine
+    and in the folder it ran in), found by its name beside the fit folder, inside it or in
+    the current folder with the recorded SHA-256 (a project copied or moved whole); None
+    without a SHA-256 to check or without such a file."""
+    if not sha256:
+        return None
+    from latentbench.io import file_sha256
+
+    for folder in (directory.parent, directory, Path.cwd()):
+        candidate = folder / recorded.name
+        if candidate.is_file() and file_sha256(candidate) == sha256:
+            return candidate
+    return None
 
 
 _Kind = Literal["experiment", "estimate-experiment", "fit", "selection", "store", "responses"]

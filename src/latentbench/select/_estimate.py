@@ -28,6 +28,7 @@ from latentbench._checks import check_seed, user_stacklevel
 from latentbench._compat import TEXT, text_array
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
+from latentbench.io._matrix_checks import same_id
 from latentbench.irt.inference import FEW_MODELS
 from latentbench.select._estimate_calibration import (
     Calibration,
@@ -934,11 +935,6 @@ def _answers(
             "[0, 1]; expected a value in [0, 1] (NaN = not answered)"
         )
     return name, y, notes
-
-
-def same_id(name: str) -> str:
-    """An id as compared for near twins: stripped and case-folded."""
-    return name.strip().casefold()
 
 
 def _near_id(name: str, ids: list[str]) -> str:

@@ -17,7 +17,7 @@ import math
 import numbers
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +27,8 @@ from latentbench._checks import user_stacklevel
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import read_csv_ids
-from latentbench.select._estimate import _rng, same_id
+from latentbench.io._matrix_checks import same_id
+from latentbench.select._estimate import _rng
 from latentbench.select._estimate_calibration import Calibration, from_matrix
 from latentbench.select._estimate_design import SequentialEstimate
 from latentbench.select._experiment import not_a_matrix
@@ -375,12 +376,14 @@ def _check_run_length(max_items: int | None, precision: float | None) -> None:
 
 
 def _twin_notes(ids: list[str]) -> list[str]:
-    """One note per group of model ids that differ only by spaces or case."""
+    """One note per group of model ids that differ only by spaces or case (or Unicode
+    normalisation: NFC and NFD ``é``, shown escaped)."""
     twins: dict[str, list[str]] = {}
     for m in ids:
         twins.setdefault(same_id(m), []).append(m)
     return [  # "m" and "m ": two models?
-        f"model ids {_names(group)} differ only by spaces or case: they are run as "
+        f"model ids {_names(group, shown=ascii)} differ only by spaces or case (or Unicode "
+        f"normalisation): they are run as "
         f"{len(group)} models, each calibrated with the others; merge them in the input "
         "if they are one"
         for group in twins.values()
@@ -670,10 +673,11 @@ def _check_agrees(record: EstimateExperiment, saved: Any, folder: Path) -> None:
             return
 
 
-def _names(names: list[str], most: int = 5) -> str:
-    """``'a', 'b' and 3 more``: model ids quoted, so that a space or a comma in one shows."""
-    shown = ", ".join(repr(m) for m in names[:most])
-    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+def _names(names: list[str], most: int = 5, shown: Callable[[str], str] = repr) -> str:
+    """``'a', 'b' and 3 more``: model ids quoted, so that a space or a comma in one shows
+    (``shown=ascii``: escaped where not ASCII, so NFC and NFD ``é`` read apart)."""
+    text = ", ".join(shown(m) for m in names[:most])
+    return text + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 def uniform_error(y: np.ndarray, n: int) -> float:

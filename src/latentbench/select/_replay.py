@@ -19,6 +19,7 @@ import numpy as np
 from latentbench._checks import check_seed, user_stacklevel
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
+from latentbench.io._arrival import tilde_hint
 from latentbench.select._certify import check_epsilon
 from latentbench.select._experiment import not_a_matrix, split_models
 from latentbench.select._online import OnlineProxy
@@ -98,7 +99,7 @@ def _read(
     if not isinstance(source, str | os.PathLike):
         raise not_a_matrix(source, what)
     if not Path(source).exists():
-        raise InputError(f"{what} {source}: file not found")
+        raise InputError(f"{what} {source}: file not found{tilde_hint(source)}")
     return ResponseMatrix.read(source), Path(source)
 
 

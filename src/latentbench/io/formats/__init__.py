@@ -47,6 +47,8 @@ from latentbench._checks import user_stacklevel
 from latentbench._compat import TEXT
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
+from latentbench.io._arrival import packed_advice, packed_kind
+from latentbench.io._matrix_checks import twin_note
 from latentbench.io.formats._common import (
     CANONICAL_COLUMNS,
     CANONICAL_SCHEMA,
@@ -123,6 +125,88 @@ def _aggregates_only(source: str, error: str) -> str:
         "have no per-item scores: rerun lm-eval with --log_samples, which writes "
         "samples_<task>_<date>.jsonl beside them"
     )
+
+
+def _look_alike_notes(frame: pd.DataFrame) -> list[str]:
+    """Notes naming the models, and each benchmark's items, whose ids differ only by case,
+    surrounding spaces or Unicode normalisation: kept verbatim as distinct (``Org/Model`` and
+    ``org/model`` from two runs are two models to every fit), so said."""
+    if not len(frame):
+        return []
+    notes = [twin_note("model", frame["model"].unique().tolist())]
+    pairs = frame[["benchmark", "item"]].drop_duplicates()  # 2M rows: 0.1 s
+    for benchmark, items in pairs.groupby("benchmark", sort=True)["item"]:
+        note = twin_note("item", items.tolist())
+        notes.append(f"benchmark {benchmark!r}: {note}" if note else "")
+    return [note for note in notes if note]
+
+
+_PACKED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zip")
+"""Suffixes of a result file compressed on its own (``samples_x.jsonl.gz``)."""
+
+
+def _refuse_packed(listed: list[str | Path], source: str) -> None:
+    """Refuse a file named directly that is compressed or an archive (an Inspect ``.eval``
+    log, a zip, excepted for ``inspect``), saying what it is and how to unpack it."""
+    for raw in listed:
+        path = Path(raw)
+        if not path.is_file():
+            continue
+        kind = packed_kind(path)
+        if kind is None or (source == "inspect" and kind == "zip archive"):
+            continue
+        expected = "tables (.csv, .tsv, .parquet)" if source == "table" else f"{source} files"
+        raise InputError(packed_advice(path, kind, expected))
+
+
+def _packed_in_folders(
+    listed: list[str | Path], patterns: tuple[str, ...]
+) -> list[tuple[Path, str]]:
+    """Compressed result files under the folders of ``listed`` (a pattern's name with
+    ``.gz``, ``.zip``, ... added), with what each is; the readers do not read them. One walk
+    of each folder (its top level only when no pattern starts with ``**/``)."""
+    import fnmatch
+
+    names = [p.rpartition("/")[2] + suffix for p in patterns for suffix in _PACKED_SUFFIXES]
+    deep = any(p.startswith("**/") for p in patterns)
+    found: dict[Path, str] = {}
+    for raw in listed:
+        folder = Path(raw)
+        if not folder.is_dir():
+            continue
+        walk = (
+            os.walk(folder, followlinks=True) if deep else [(str(folder), [], os.listdir(folder))]
+        )
+        seen: set[str] = set()
+        for root, dirs, files in walk:
+            real = os.path.realpath(root)
+            if real in seen:  # a link back up
+                dirs[:] = []
+                continue
+            seen.add(real)
+            for name in sorted(files):
+                if not any(fnmatch.fnmatch(name, n) for n in names):
+                    continue
+                path = Path(root) / name
+                kind = packed_kind(path) if path.is_file() else None
+                if kind is not None:
+                    found.setdefault(path.resolve(), kind)
+    return list(found.items())
+
+
+def _archives_in(listed: list[str | Path]) -> list[tuple[Path, str]]:
+    """Archives at the top of the folders of ``listed`` (``results.zip``, ``run.tar.gz``): a
+    results folder packed whole, said when nothing else is found there."""
+    found = []
+    for raw in listed:
+        folder = Path(raw)
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.iterdir()):
+            kind = packed_kind(path) if path.is_file() else None
+            if kind is not None and kind.endswith("archive"):
+                found.append((path, kind))
+    return found
 
 
 def _path_list(paths: object) -> list[str | Path]:
@@ -274,11 +358,23 @@ def read_results(
                     "rows, not TASK=NAME"
                 )
     listed = _path_list(paths)
+    _refuse_packed(listed, source)
+    packed = _packed_in_folders(listed, reader.patterns)
     try:
         files = reader.select(expand(listed, reader.patterns), [Path(p) for p in listed])
     except InputError as exc:
-        raise InputError(f"{exc}{_aggregates_only(source, str(exc))}") from None
+        also = _aggregates_only(source, str(exc))
+        packed = packed or _archives_in(listed)
+        if packed:
+            path, kind = packed[0]
+            also += (
+                f"; {len(packed)} compressed file(s) there are not read: "
+                f"{packed_advice(path, kind, f'{source} files')}"
+            )
+        raise InputError(f"{exc}{also}") from None
     report = LoadReport(source=source, files=[str(f) for f in files])
+    for path, kind in packed:  # a gzipped samples file beside the others: said, never dropped
+        report.skip_file(path, f"a {kind}: unpack it to read it")
     frames = []
     for done, file in enumerate(files):
         notify(progress, "reading files", done, len(files))
@@ -306,6 +402,7 @@ def read_results(
                  if not reason.startswith("file skipped: ")]  # fmt: skip
         also = f" (records dropped from the other files: {'; '.join(other)})" if other else ""
         raise InputError(f"no usable results in {len(report.files)} files: {reasons}{also}")
+    report.notes += _look_alike_notes(frame)
     report.summarise(frame)
     if report.notes:
         # the caller's line, also through Store.ingest_files

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -23,6 +24,7 @@ import pyarrow as pa
 
 from latentbench._compat import text_array
 from latentbench.exceptions import InputError
+from latentbench.io._arrival import encoding_hint, packed_advice, packed_kind, tilde_hint
 from latentbench.io.formats._report import LoadReport
 
 __all__ = [
@@ -591,8 +593,20 @@ def expand(paths: Iterable[str | Path], patterns: Sequence[str]) -> list[Path]:
         elif path.is_file():
             out.append(path)
         else:
-            raise InputError(f"{path}: no such file or directory")
-    return list(dict.fromkeys(p.resolve() for p in out))
+            raise InputError(f"{path}: no such file or directory{tilde_hint(path)}")
+    unique: dict[Path, Path] = {}
+    for p in out:
+        unique.setdefault(p.resolve(), _as_named(p))
+    return list(unique.values())
+
+
+def _as_named(path: Path) -> Path:
+    """The absolute path a reader reads ``path`` by: the real file, unless ``path`` is a
+    symbolic link named otherwise than its target (the Hugging Face hub cache links
+    ``samples_<task>_<date>.jsonl`` to ``blobs/<hash>``), whose name and folder carry the task,
+    the date and the run: then the link, made absolute."""
+    real = path.resolve()
+    return real if real.name == path.name else Path(os.path.abspath(path))
 
 
 def _glob(folder: Path, pattern: str) -> Iterable[Path]:
@@ -602,7 +616,6 @@ def _glob(folder: Path, pattern: str) -> Iterable[Path]:
     if not pattern.startswith("**/") or "/" in pattern[3:]:
         return folder.glob(pattern)
     import fnmatch
-    import os
 
     name, seen, found = pattern[3:], set(), []
     for root, dirs, files in os.walk(folder, followlinks=True):
@@ -641,12 +654,24 @@ def parse_json(
 
 
 def load_json(path: Path) -> Any:
-    """Parse a JSON file; a syntax error names the file, line and column."""
+    """Parse a JSON file (a byte-order mark before it is skipped); a syntax error names the
+    file, line and column, and a compressed or UTF-16 file says so."""
+    kind = packed_kind(path)
+    if kind is not None:
+        raise InputError(packed_advice(path, kind, "a JSON file"))
     try:
-        with open(path, encoding="utf-8") as handle:
-            return parse_json(handle.read(), str(path))
+        with open(path, encoding="utf-8-sig") as handle:
+            text = handle.read()
+        if not text.strip():
+            raise InputError(
+                f"{path}: the file is empty{' (0 bytes)' if not text else ''}; expected a JSON "
+                "file (a copy or download that stopped? copy it again)"
+            )
+        return parse_json(text, str(path))
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason}); expected a JSON file") from None
+        raise InputError(
+            f"{path}: not UTF-8 text ({exc.reason}){encoding_hint(path)}; expected a JSON file"
+        ) from None
 
 
 def text_head(path: Path, size: int = 4096, *, line: bool = False) -> str | None:
@@ -656,7 +681,7 @@ def text_head(path: Path, size: int = 4096, *, line: bool = False) -> str | None
     UTF-8 text.
     """
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:
             return handle.readline(size) if line else handle.read(size)
     except (OSError, UnicodeDecodeError):
         return None

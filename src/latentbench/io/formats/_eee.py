@@ -38,6 +38,7 @@ import pandas as pd
 
 from latentbench._compat import text_array
 from latentbench.exceptions import InputError
+from latentbench.io._arrival import encoding_hint
 from latentbench.io.formats._common import (
     UNKNOWN_SPLIT,
     Columns,
@@ -437,6 +438,13 @@ def read(
     validator = _schema_validator("instance_level_eval.schema.json")
     rows = _InstanceRows(path, report, benchmark, model, wanted, results, library, timestamp)
     rows.read(validator)
+    if not rows.n_records:  # a copy cut at 0 bytes: no rows and no word, before
+        size = path.stat().st_size
+        what = "empty (0 bytes)" if not size else "blank lines only"
+        raise InputError(
+            f"{path}: the file is {what}; expected Every Eval Ever instance-level records, one "
+            "JSON object per line (a copy or download that stopped? copy it again)"
+        )
     report.records_read += rows.n_records
     if aggregate is None and rows.schema_versions:
         library = f"every_eval_ever {'/'.join(sorted(rows.schema_versions))}"
@@ -504,10 +512,10 @@ def _decode_line(raw: bytes, number: int, path: Path) -> str:
     try:
         return raw.decode("utf-8-sig" if number == 1 else "utf-8")
     except UnicodeDecodeError as exc:
+        hint = encoding_hint(path) or " (re-encode the file, e.g. iconv -f latin1 -t utf-8)"
         raise InputError(
             f"{path}:{number}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
-            f"{exc.start + 1}); expected UTF-8 JSON lines (re-encode the file, e.g. "
-            "iconv -f latin1 -t utf-8)"
+            f"{exc.start + 1}); expected UTF-8 JSON lines{hint}"
         ) from None
 
 

@@ -31,6 +31,7 @@ from typing import Any
 import pandas as pd
 
 from latentbench.exceptions import InputError
+from latentbench.io._arrival import encoding_hint
 from latentbench.io.formats._common import (
     PERPLEXITY_METRICS,
     UNKNOWN_SPLIT,
@@ -95,10 +96,10 @@ def _parse_lines(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
     """Records with their 1-based line numbers (0-based index in an array), and whether the
     file was a JSON array; sniffs JSON array vs JSONL."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark (Notepad) is no record
     except UnicodeDecodeError as exc:
         raise InputError(
-            f"{path}: not UTF-8 text ({exc.reason}); expected lm-eval samples"
+            f"{path}: not UTF-8 text ({exc.reason}){encoding_hint(path)}; expected lm-eval samples"
         ) from None
     stripped = text.lstrip()
     if not stripped:
@@ -124,7 +125,9 @@ def _parse_lines(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
             f"{path}:1: starts with {stripped[0]!r}; expected lm-eval samples (JSON lines "
             "starting with '{' or a JSON array starting with '[')"
         )
-    for number, line in enumerate(text.splitlines(), start=1):
+    # lines end at "\n" only: lm-eval writes ensure_ascii=False, so a document's text may hold
+    # U+2028, U+0085 (NEL) or a form feed raw, which str.splitlines() would break a record at
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         record = parse_json(
@@ -143,7 +146,7 @@ def _holds_samples(path: Path) -> bool:
     array) is an lm-eval sample: an object with ``doc_id``. A file that is not JSON, or whose
     first record is something else, is not a samples file."""
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:
             head = handle.read(1 << 16).lstrip()
             if head.startswith("["):
                 loaded = json.loads(head + handle.read())

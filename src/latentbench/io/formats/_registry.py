@@ -87,7 +87,7 @@ class Reader:
         if self.keep is None:
             return found
         explicit = {Path(p).resolve() for p in paths if Path(p).is_file()}
-        kept = [f for f in found if f in explicit or self.keep(f)]
+        kept = [f for f in found if f.resolve() in explicit or self.keep(f)]
         if not kept and self.nothing_found is not None:
             raise InputError(f"{', '.join(map(str, paths))}: {self.nothing_found}")
         return kept

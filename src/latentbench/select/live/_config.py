@@ -16,6 +16,7 @@ from typing import Any
 
 from latentbench.exceptions import InputError
 from latentbench.io import load_items
+from latentbench.io._arrival import tilde_hint
 from latentbench.io._files import file_sha256
 from latentbench.select._base import (
     DEPRECATED_OPTIONS,
@@ -42,10 +43,12 @@ _SECTIONS = ("run", "policy", "proxy", "oracle", "items", "scorer", "models")
 
 
 def _read_toml(file: Path) -> dict[str, Any]:
+    if file.is_dir():
+        raise InputError(f"{file}: is a folder; expected the configuration (TOML) file")
     if not file.is_file():
-        raise InputError(f"{file}: configuration file not found")
-    try:
-        return tomllib.loads(file.read_text(encoding="utf-8"))
+        raise InputError(f"{file}: configuration file not found{tilde_hint(file)}")
+    try:  # a byte-order mark (Notepad) before the first key is not part of it
+        return tomllib.loads(file.read_text(encoding="utf-8-sig"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{file}: not valid TOML ({exc})") from None
 
@@ -172,6 +175,13 @@ def _models(raw: object, where: str, info: OracleInfo) -> tuple[ModelOptions, ..
     return tuple(models)
 
 
+def _at(base: Path, value: str) -> Path:
+    """A path of the configuration: ``~`` is the home folder (a TOML string is always quoted,
+    so no shell expands it), and a relative path is relative to ``base``, the configuration
+    file's folder."""
+    return (base / Path(value).expanduser()).resolve()
+
+
 @dataclass(frozen=True)
 class LiveConfig:
     """A live selection run, usually read from TOML with :meth:`from_toml`.
@@ -241,7 +251,7 @@ class LiveConfig:
         info = get_oracle(kind, f"{where}: [oracle]")
         oracle = load_section(info.options, oracle_raw, f"{where}: [oracle] (kind={kind!r})")
         resolved = {
-            f.name: str((base / getattr(oracle, f.name)).resolve())
+            f.name: str(_at(base, getattr(oracle, f.name)))
             for f in dataclasses.fields(oracle)
             if f.metadata.get("path") and getattr(oracle, f.name) is not None
         }
@@ -253,7 +263,7 @@ class LiveConfig:
         if scorer.kind == "python" and scorer.function is None:
             raise InputError(f"{where}: [scorer] kind='python' needs function = 'module:function'")
         items = load_section(ItemOptions, data.get("items", {}), f"{where}: [items]")
-        items = ItemOptions(**{**asdict(items), "path": str((base / items.path).resolve())})
+        items = ItemOptions(**{**asdict(items), "path": str(_at(base, items.path))})
         models = _models(data.get("models"), where, info)
         proxy = _free_table(data, "proxy", where, ("history", *options_of(LowRankProxy)))
         history = proxy.pop("history", None)
@@ -271,7 +281,7 @@ class LiveConfig:
             scorer=scorer,
             policy_options=policy,
             proxy_options=proxy,
-            history=None if history is None else (base / str(history)).resolve(),
+            history=None if history is None else _at(base, str(history)),
             source=where,
         )
 
