@@ -97,6 +97,18 @@ class MatrixSummary:
         ]
         return "\n".join(lines)
 
+    def __repr__(self) -> str:
+        # the id lists by their first few and their length (MMLU-Pro has 876 constant items:
+        # the dataclass's repr printed every one, 7 kB in a notebook cell)
+        from latentbench._repr import short_ids
+
+        lists = ("constant_models", "constant_items", "empty_models", "empty_items")
+        parts = [
+            f"{name}={short_ids(getattr(self, name)) if name in lists else repr(getattr(self, name))}"
+            for name in self.__dataclass_fields__
+        ]
+        return f"MatrixSummary({', '.join(parts)})"
+
 
 def _factorize_ids(ids: pd.Series) -> tuple[np.ndarray, list[str]]:
     """Codes (int64, one per row) and the sorted distinct ids as strings.
@@ -169,16 +181,7 @@ class ResponseMatrix:
         *,
         source: str | None = None,
     ) -> None:
-        array = np.asarray(scores)
-        if array.dtype == object or not (
-            np.issubdtype(array.dtype, np.number) or array.dtype == bool
-        ):
-            try:
-                array = array.astype(np.float64)
-            except (TypeError, ValueError) as exc:
-                raise InputError(
-                    f"{_where(source)}scores are not numeric ({exc}); expected scores in [0, 1]"
-                ) from None
+        array = _score_array(scores, source)
         if array.ndim != 2:
             raise InputError(
                 f"{_where(source)}scores have {array.ndim} dimensions; expected a 2-D "
@@ -374,6 +377,12 @@ class ResponseMatrix:
                 raise InputError(f"{_where(source)}column {model!r} is missing; expected model ids")
             refuse_bad_ids(frame[model].reset_index(drop=True), "model", source, str(model))
             frame = frame.set_index(model)
+        if isinstance(frame.index, pd.MultiIndex) and len(frame):  # e.g. (model, setting)
+            raise InputError(
+                f"{_where(source)}the rows have {frame.index.nlevels} levels (a MultiIndex, "
+                f"first {tuple(frame.index[0])!r}); expected one model id per row: join the "
+                "levels first, e.g. frame.index = ['/'.join(map(str, k)) for k in frame.index]"
+            )
         if frame.shape[0] == 0 or frame.shape[1] == 0:
             header = f"{frame.index.name or ''}{''.join(map(str, frame.columns))}"
             separator = next((c for c in (";", "\t", "|") if c in header), None)
@@ -763,6 +772,39 @@ class ResponseMatrix:
         models = f"{self.n_models:,} model{'' if self.n_models == 1 else 's'}"
         items = f"{self.n_items:,} item{'' if self.n_items == 1 else 's'}"
         return f"ResponseMatrix({models} x {items}, {self.observed_fraction:.1%} observed)"
+
+
+def _score_array(scores: Any, source: str | None) -> np.ndarray:
+    """``scores`` as a numeric array (not yet checked for shape or range): a missing value of
+    any kind (NaN, None, the ``pd.NA`` of pandas' nullable dtypes) becomes NaN, never an
+    error or a 0; rows of different lengths and complex numbers are refused."""
+    try:
+        array = np.asarray(scores)
+    except ValueError as exc:  # a list of lists of different lengths
+        raise InputError(
+            f"{_where(source)}scores have rows of different lengths ({exc}); expected a 2-D "
+            "(n_models, n_items) array, NaN for a missing cell"
+        ) from None
+    if np.iscomplexobj(array):  # a cast to float would drop the imaginary part, unsaid
+        raise InputError(
+            f"{_where(source)}scores are complex numbers (dtype {array.dtype}); expected scores "
+            "in [0, 1]"
+        )
+    if array.dtype == object:  # e.g. a nullable frame's values: pd.NA / None are missing
+        missing = pd.isna(array)
+        if missing.any():
+            array = array.copy()
+            array[missing] = np.nan
+    if array.dtype == object or not (
+        np.issubdtype(array.dtype, np.number) or array.dtype == bool
+    ):
+        try:
+            array = array.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InputError(
+                f"{_where(source)}scores are not numeric ({exc}); expected scores in [0, 1]"
+            ) from None
+    return array
 
 
 def _constant(values: np.ndarray, axis: int) -> np.ndarray:

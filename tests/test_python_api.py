@@ -1,0 +1,166 @@
+"""A notebook user of the Python API: what they pass either works (missing stays missing) or
+is refused with an :class:`InputError` naming the argument and the value, never a
+``TypeError`` / ``AttributeError`` from deep inside the library; results print short."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import latentbench as lb
+from latentbench import report, select
+from latentbench.exceptions import InputError
+from latentbench.io import ResponseMatrix
+
+
+def _wide(n_models: int = 12, n_items: int = 40, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    theta, b = rng.normal(size=n_models), rng.normal(size=n_items)
+    Y = (rng.random((n_models, n_items)) < 1 / (1 + np.exp(-(theta[:, None] + b)))).astype(float)
+    return pd.DataFrame(
+        Y, index=[f"m{i}" for i in range(n_models)], columns=[f"q{j}" for j in range(n_items)]
+    )
+
+
+@pytest.fixture(scope="module")
+def matrix() -> ResponseMatrix:
+    return ResponseMatrix.from_wide(_wide())
+
+
+@pytest.fixture(scope="module")
+def answers() -> pd.Series:
+    return _wide(1, 40, seed=3).iloc[0].rename("new")
+
+
+@pytest.fixture(scope="module")
+def fit(matrix: ResponseMatrix) -> lb.IRTResult:
+    return lb.TwoPL().fit(matrix)
+
+
+# ------------------------------------------------------------------ ResponseMatrix(...)
+def _first_row(wide: pd.DataFrame) -> pd.DataFrame:
+    mask = pd.DataFrame(False, index=wide.index, columns=wide.columns)
+    mask.iloc[0] = True
+    return mask
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda w: w.astype("Float64").mask(_first_row(w)),
+        lambda w: w.astype(object).mask(_first_row(w), pd.NA),
+        lambda w: w.astype("boolean").mask(_first_row(w)).to_numpy(),
+    ],
+    ids=["Float64 frame", "object frame with pd.NA", "boolean array with pd.NA"],
+)
+def test_constructor_reads_pd_na_as_missing(make) -> None:
+    """Nullable pandas dtypes (and an object frame) mark missing cells with ``pd.NA``; the
+    constructor read that as "not numeric" (from_wide read it as missing)."""
+    wide = _wide(4, 6)
+    m = ResponseMatrix(make(wide), list(wide.index), list(wide.columns))
+    assert np.isnan(m.scores[0]).all()
+    np.testing.assert_array_equal(m.scores[1:], wide.to_numpy(np.float32)[1:])
+
+
+def test_constructor_refuses_ragged_rows() -> None:
+    with pytest.raises(InputError, match=r"rows of different lengths.*expected a 2-D"):
+        ResponseMatrix([[1, 0, 1], [1, 0]], ["a", "b"], ["x", "y", "z"])
+
+
+def test_constructor_refuses_complex_scores() -> None:
+    """numpy casts a complex array to float by dropping the imaginary part: a silent change."""
+    with pytest.raises(InputError, match=r"complex.*expected scores in \[0, 1\]"):
+        ResponseMatrix(np.ones((2, 2)) * 1j, ["a", "b"], ["x", "y"])
+
+
+def test_constructor_refuses_missing_ids() -> None:
+    with pytest.raises(InputError, match=r"model_ids=None; expected one id per row"):
+        ResponseMatrix(np.ones((2, 2)), None, ["x", "y"])  # type: ignore[arg-type]
+
+
+def test_from_wide_refuses_a_multiindex_of_rows_naming_it() -> None:
+    wide = _wide(4, 6)
+    wide.index = pd.MultiIndex.from_tuples([(m, "chat") for m in wide.index])
+    with pytest.raises(InputError, match=r"the rows have 2 levels.*\('m0', 'chat'\).*one model"):
+        ResponseMatrix.from_wide(wide)
+
+
+def test_summary_repr_is_short_on_many_constant_items() -> None:
+    wide = _wide(6, 2000)
+    wide.iloc[:, :900] = 1.0  # 900 constant items
+    summary = ResponseMatrix.from_wide(wide).summary()
+    assert len(summary.constant_items) >= 900
+    assert len(repr(summary)) < 400, repr(summary)
+    assert "q0" in repr(summary) and f"({len(summary.constant_items):,})" in repr(summary)
+
+
+# ------------------------------------------------------------------ estimate / compare
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("budget", "abc"),
+        ("budget", float("nan")),
+        ("budget", [10]),
+        ("precision", "0.02"),
+        ("floor", "0.5"),
+        ("floor", None),
+        ("model", 1.5),
+        ("model", ["new"]),
+    ],
+)
+def test_estimate_refuses_an_option_of_the_wrong_type(matrix, answers, option, value) -> None:
+    with pytest.raises(InputError, match=rf"{option}={value!r}".replace("[", r"\[")):
+        select.estimate(matrix, answers, **{option: value})
+
+
+@pytest.mark.parametrize(("option", "value"), [("floor", "0.5"), ("model_a", 2.5)])
+def test_compare_refuses_an_option_of_the_wrong_type(matrix, answers, option, value) -> None:
+    other = _wide(1, 40, seed=4).iloc[0].rename("other")
+    with pytest.raises(InputError, match=rf"{option}={value!r}"):
+        select.compare(matrix, answers, other, **{option: value})
+
+
+# ------------------------------------------------------------------ replay / run_selection
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("batch_size", "2"), ("batch_size", 2.5), ("batch_size", True), ("init_batch", "3"),
+     ("init_batch", 1.5)],
+)  # fmt: skip
+def test_replay_refuses_a_batch_of_the_wrong_type(matrix, option, value) -> None:
+    candidates = matrix[matrix.model_ids[:4], :]
+    with pytest.raises(InputError, match=rf"{option}={value!r}"):
+        select.replay(candidates, no_history=True, policy="uniform", budget=40, **{option: value})
+
+
+def test_replay_given_a_policy_object_says_it_takes_a_name(matrix) -> None:
+    with pytest.raises(InputError, match=r"policy=Pulse\(\).*name.*run_selection"):
+        select.replay(matrix, no_history=True, policy=select.Pulse())  # type: ignore[arg-type]
+
+
+def test_parse_policy_refuses_a_non_string() -> None:
+    with pytest.raises(InputError, match=r"policy=3; expected a policy name"):
+        select.parse_policy(3)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ fit results, report
+def test_standard_errors_refuses_a_text_level(fit, matrix) -> None:
+    with pytest.raises(InputError, match=r"level='0\.9'; expected a number in \(0, 1\)"):
+        fit.standard_errors(matrix, level="0.9")
+
+
+@pytest.mark.parametrize(
+    ("option", "value"), [("top", "10"), ("top", 10.5), ("top", 0), ("n_curves", "3")]
+)
+def test_build_report_refuses_a_count_of_the_wrong_type(fit, matrix, tmp_path, option, value):
+    with pytest.raises(InputError, match=rf"{option}={value!r}"):
+        report.build_report(fit, matrix, path=tmp_path / "r.html", **{option: value})
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_report_from_checks_n_jobs_and_takes_numpy_integers(fit, matrix, tmp_path) -> None:
+    fit.save(tmp_path / "fit", matrix)
+    with pytest.raises(InputError, match=r"n_jobs=0; expected -1"):
+        report.report_from(tmp_path / "fit", tmp_path / "a.html", n_jobs=0)
+    page = report.report_from(tmp_path / "fit", tmp_path / "b.html", top=np.int64(5))
+    assert (tmp_path / "b.html").exists() and page.path
