@@ -150,7 +150,8 @@ def test_standard_errors_refuses_a_text_level(fit, matrix) -> None:
 
 
 @pytest.mark.parametrize(
-    ("option", "value"), [("top", "10"), ("top", 10.5), ("top", 0), ("n_curves", "3")]
+    ("option", "value"),
+    [("top", "10"), ("top", 10.5), ("top", 0), ("n_curves", "3"), ("notes", "one note")],
 )
 def test_build_report_refuses_a_count_of_the_wrong_type(fit, matrix, tmp_path, option, value):
     with pytest.raises(InputError, match=rf"{option}={value!r}"):

@@ -103,10 +103,10 @@ class MatrixSummary:
         from latentbench._repr import short_ids
 
         lists = ("constant_models", "constant_items", "empty_models", "empty_items")
-        parts = [
-            f"{name}={short_ids(getattr(self, name)) if name in lists else repr(getattr(self, name))}"
-            for name in self.__dataclass_fields__
-        ]
+        parts = []
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            parts.append(f"{name}={short_ids(value) if name in lists else repr(value)}")
         return f"MatrixSummary({', '.join(parts)})"
 
 
@@ -795,9 +795,7 @@ def _score_array(scores: Any, source: str | None) -> np.ndarray:
         if missing.any():
             array = array.copy()
             array[missing] = np.nan
-    if array.dtype == object or not (
-        np.issubdtype(array.dtype, np.number) or array.dtype == bool
-    ):
+    if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
         try:
             array = array.astype(np.float64)
         except (TypeError, ValueError) as exc:

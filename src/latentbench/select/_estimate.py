@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
-from latentbench._checks import check_seed, user_stacklevel
+from latentbench._checks import check_seed, is_number, user_stacklevel
 from latentbench._compat import TEXT, text_array
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
@@ -860,6 +860,8 @@ def _answers(
     import pandas as pd
 
     notes: list[str] = []
+    if model is not None and not isinstance(model, str):
+        raise InputError(f"{keyword}={model!r}; expected a model id (a str) or None")
     name = model or DEFAULT_MODEL_NAME
     _, by_model = _by_model(responses)  # a file or a matrix: the one model, or the named one
     if by_model:
@@ -1324,13 +1326,15 @@ def _check_options(
 ) -> None:
     """Refuse a bad budget, precision or delta (and, with ``need_stop``, neither a budget nor
     a precision)."""
-    if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 1):
+    if budget is not None and (
+        not is_number(budget) or not float(budget).is_integer() or budget < 1
+    ):
         # 0 items gave a score and a rank from no evidence (the calibration's spread)
         raise InputError(
             f"budget={budget!r}; expected a positive integer (items to evaluate)"
             + (", or None with a precision" if need_stop else "")
         )
-    if precision is not None and not (0 < precision < 0.5):
+    if precision is not None and not (is_number(precision) and 0 < precision < 0.5):
         # a score interval in [0, 1] has half-width 0.5 before any item: 0.5 or more asks
         # for nothing
         raise InputError(
