@@ -165,3 +165,59 @@ def test_report_from_checks_n_jobs_and_takes_numpy_integers(fit, matrix, tmp_pat
         report.report_from(tmp_path / "fit", tmp_path / "a.html", n_jobs=0)
     page = report.report_from(tmp_path / "fit", tmp_path / "b.html", top=np.int64(5))
     assert (tmp_path / "b.html").exists() and page.path
+
+
+def test_estimate_reads_pd_na_answers_and_refuses_records_and_none(matrix, answers) -> None:
+    """An array of answers is read as the matrix constructor reads one (``pd.NA``: not
+    answered); None or a list of records is refused naming its type, not a numpy error."""
+    values = answers.to_numpy(dtype=object, copy=True)
+    values[:5] = pd.NA
+    masked = select.estimate(matrix, values, budget=10)
+    nan = answers.to_numpy(dtype=float, copy=True)
+    nan[:5] = np.nan
+    assert masked.to_dict() == select.estimate(matrix, nan, budget=10).to_dict()
+    with pytest.raises(InputError, match=r"responses=None; expected the new model's answers"):
+        select.estimate(matrix, None)
+    records = answers.rename("score").rename_axis("item").reset_index().to_dict("records")
+    with pytest.raises(InputError, match=r"responses of type list are not scores"):
+        select.estimate(matrix, records)
+
+
+def test_estimate_says_a_percentage_scale(matrix, answers) -> None:
+    with pytest.raises(InputError, match=r"outside \[0, 1\].*0-100 scale\? divide .* by 100"):
+        select.estimate(matrix, answers * 100)
+
+
+def test_from_long_names_index_levels_and_a_grouped_series() -> None:
+    long = _wide(4, 6).rename_axis(index="model", columns="item").stack().rename("score")
+    with pytest.raises(InputError, match=r"a Series indexed by \['model', 'item'\].*reset_index"):
+        ResponseMatrix.from_long(long)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"'model' is a level of the index: frame\.reset_index"):
+        ResponseMatrix.from_long(long.to_frame())
+    assert ResponseMatrix.from_long(long.reset_index()).shape == (4, 6)
+
+
+def test_read_given_a_dataframe_points_to_from_long(tmp_path) -> None:
+    with pytest.raises(InputError, match=r"path of type DataFrame.*from_long\(frame\)"):
+        ResponseMatrix.read(_wide(4, 6))  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ synthetic
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda s: s.simulate_2pl("10", 20), r"n_models='10'; expected an integer >= 2"),
+        (lambda s: s.simulate_2pl(10, 20.5), r"n_items=20\.5; expected an integer >= 2"),
+        (lambda s: s.simulate_2pl(10, 20, random_state=1.5), r"random_state=1\.5; expected"),
+        (lambda s: s.simulate_2pl(10, 20, mechanism="mnra"), r"mechanism='mnra'; expected"),
+        (lambda s: s.simulate_2pl(10, 20, missing="0.1"), r"missing rate='0\.1'; expected"),
+        (lambda s: s.simulate_low_rank(10, 20, "2"), r"rank='2'; expected an integer >= 1"),
+        (lambda s: s.simulate_stress(10, 100, random_state="0"), r"random_state='0'; expected"),
+        (lambda s: s.leaderboard_like(10, "20"), r"n_items='20'; expected an integer >= 2"),
+    ],
+)
+def test_synthetic_refuses_arguments_of_the_wrong_type(call, message) -> None:
+    from latentbench import synthetic
+
+    with pytest.raises(InputError, match=message):
+        call(synthetic)

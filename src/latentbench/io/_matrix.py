@@ -448,6 +448,16 @@ class ResponseMatrix:
             With ``layout`` set to a one-line description of what was read (e.g.
             ``"long: columns model, item, correct"``).
         """
+        if not isinstance(path, str | os.PathLike):  # a table in memory: not a path
+            raise InputError(
+                f"path of type {type(path).__name__}; expected a file path (str or Path)"
+                + (
+                    ": a table in memory is ResponseMatrix.from_long(frame) or "
+                    "ResponseMatrix.from_wide(frame)"
+                    if isinstance(path, pd.DataFrame)
+                    else ""
+                )
+            )
         file = Path(path)
         source = str(file)
         frame = read_table_file(file)  # CSV cells stay text: ids such as 007 are kept as is
@@ -818,13 +828,22 @@ def _long_frame_and_keys(
     """``frame`` with a fresh index, refused when it is not a DataFrame, lacks a column, has
     no rows or holds bad ids; and its key columns as ``Store.matrix`` reads them (their notes
     warned)."""
+    if isinstance(frame, pd.Series) and frame.index.nlevels == 2:  # a groupby's mean
+        raise InputError(
+            f"{_where(source)}expected a pandas DataFrame, got a Series indexed by "
+            f"{list(frame.index.names)}: make it a table first, e.g. "
+            f"series.rename({score!r}).reset_index() (index names {model!r}, {item!r})"
+        )
     if not isinstance(frame, pd.DataFrame):
         raise InputError(f"{_where(source)}expected a pandas DataFrame, got {type(frame).__name__}")
     for column in (model, item, score):
         if column not in frame.columns:
+            hint = ""
+            if column in frame.index.names:
+                hint = f" ({column!r} is a level of the index: frame.reset_index())"
             raise InputError(
                 f"{_where(source)}column {column!r} is missing; found columns "
-                f"{list(map(str, frame.columns))}, expected {model!r}, {item!r}, {score!r}"
+                f"{list(map(str, frame.columns))}, expected {model!r}, {item!r}, {score!r}{hint}"
             )
     if len(frame) == 0:
         raise InputError(f"{_where(source)}the table has no rows; expected observed scores")

@@ -921,7 +921,7 @@ def _answers(
         values = _series_scores(responses, name)
         y[pos[pos >= 0]] = values[pos >= 0]
     else:
-        y = np.asarray(responses, dtype=np.float64)
+        y = _score_vector(responses, cal.n_items)
         if y.shape != (cal.n_items,):
             raise InputError(
                 f"responses have shape {y.shape}; expected ({cal.n_items},), one score per "
@@ -930,12 +930,37 @@ def _answers(
         y = y.copy()
     bad = ~np.isnan(y) & ((y < 0) | (y > 1))  # inf too: not missing
     if bad.any():
+        from latentbench.io._matrix_checks import score_advice
+
         k = int(np.flatnonzero(bad)[0])
         raise InputError(
             f"model {name!r}, item {cal.item_ids[k]!r}: score {float(y[k])!r} is outside "
             "[0, 1]; expected a value in [0, 1] (NaN = not answered)"
+            + score_advice(float(y[k]), y)  # a 0-100 scale: divide by 100
         )
     return name, y, notes
+
+
+def _score_vector(responses: Any, n_items: int) -> np.ndarray:
+    """Answers given as an array or a list, as floats (``pd.NA`` / None: not answered);
+    anything else (None, a list of records) refused naming its type, not a numpy TypeError."""
+    import pandas as pd
+
+    expected = (
+        f"expected the new model's answers: a file, a table, a Series indexed by item, or "
+        f"{n_items} scores in the calibration's item order (NaN = not answered)"
+    )
+    if responses is None:
+        raise InputError(f"responses=None; {expected}")
+    try:
+        array = np.asarray(responses)
+        if array.dtype == object:
+            array = np.where(pd.isna(array), np.nan, array)
+        return np.asarray(array, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(
+            f"responses of type {type(responses).__name__} are not scores ({exc}); {expected}"
+        ) from None
 
 
 def same_id(name: str) -> str:
