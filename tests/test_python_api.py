@@ -221,3 +221,16 @@ def test_synthetic_refuses_arguments_of_the_wrong_type(call, message) -> None:
 
     with pytest.raises(InputError, match=message):
         call(synthetic)
+
+
+def test_raw_fit_and_synthetic_data_print_one_short_line() -> None:
+    """``fit_cbmm(...)`` and ``simulate_2pl(...)`` as a notebook cell's last line printed every
+    array and the whole loss history (tens of kB)."""
+    from latentbench import irt, synthetic
+
+    data = synthetic.simulate_2pl(300, 3000, random_state=0)
+    raw = irt.fit_cbmm(data.matrix.scores, max_iter=400, tol=1e-14)
+    assert len(raw.loss_history) > 100
+    for obj, start in ((data, "SyntheticData(ResponseMatrix(300 models"), (raw, "CBMMFit(300")):
+        text = repr(obj)
+        assert text.startswith(start) and "\n" not in text and len(text) < 200, text

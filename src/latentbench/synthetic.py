@@ -77,6 +77,13 @@ class SyntheticData:
     probabilities: np.ndarray
     complete: np.ndarray
 
+    def __repr__(self) -> str:
+        # one line: the dataclass's printed five arrays (324 lines at 300 x 3,000)
+        return (
+            f"SyntheticData({self.matrix!r}, rank {self.U.shape[1]}, sigma {self.sigma:g}; "
+            "truth in U, V, b, probabilities, complete)"
+        )
+
     @property
     def direction(self) -> np.ndarray:
         """The true items' mean-loading direction, shape (rank,): ``[1]`` at rank 1."""

@@ -96,6 +96,17 @@ class CBMMFit:
     neg_log_likelihood: float = float("nan")
     restarted: bool = False
 
+    def __repr__(self) -> str:
+        # one line: the dataclass's printed every array and the whole loss history (66 kB
+        # for 1,500 sweeps on AlpacaEval in a notebook cell)
+        state = "converged" if self.converged else "not converged"
+        return (
+            f"CBMMFit({self.U.shape[0]:,} models x {self.V.shape[0]:,} items, rank "
+            f"{self.U.shape[1] if self.U.ndim == 2 else 1}; loss {self.loss:.6g}, {state} "
+            f"after {self.n_iter:,} sweeps ({self.n_passes:,} passes) in {self.seconds:.2f} s"
+            f"{', restarted' if self.restarted else ''})"
+        )
+
     @classmethod
     def from_run(cls, run: MMRun, start: float) -> CBMMFit:
         """The fit of an MM run (:func:`latentbench.irt._squarem.run_mm`) begun at ``start``
