@@ -234,3 +234,14 @@ def test_raw_fit_and_synthetic_data_print_one_short_line() -> None:
     for obj, start in ((data, "SyntheticData(ResponseMatrix(300 models"), (raw, "CBMMFit(300")):
         text = repr(obj)
         assert text.startswith(start) and "\n" not in text and len(text) < 200, text
+
+
+def test_a_progress_or_callback_that_is_no_function_is_named(matrix, tmp_path) -> None:
+    """``progress=True`` (a notebook user asking for a bar) was a ``TypeError: 'bool' object is
+    not callable`` from inside the library, after work had started."""
+    with pytest.raises(InputError, match=r"callback=3; expected a function"):
+        lb.TwoPL().fit(matrix, callback=3)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"progress=True; expected a function"):
+        lb.TwoPL().fit(matrix, progress=True)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"progress='yes'; expected a function"):
+        select.replay(matrix, no_history=True, policy="uniform", budget=40, progress="yes")
