@@ -245,3 +245,31 @@ def test_a_progress_or_callback_that_is_no_function_is_named(matrix, tmp_path) -
         lb.TwoPL().fit(matrix, progress=True)  # type: ignore[arg-type]
     with pytest.raises(InputError, match=r"progress='yes'; expected a function"):
         select.replay(matrix, no_history=True, policy="uniform", budget=40, progress="yes")
+
+
+@pytest.mark.parametrize("how", ["pickle", "deepcopy"])
+def test_matrices_and_calibrations_stay_read_only_when_copied(matrix, how) -> None:
+    """``scores`` is documented read-only (margins are cached on it); a matrix sent to a
+    worker (joblib, multiprocessing) or deep-copied came back writeable."""
+    import copy
+    import pickle
+
+    from latentbench.select._estimate_calibration import from_matrix
+
+    def again(obj):
+        return pickle.loads(pickle.dumps(obj)) if how == "pickle" else copy.deepcopy(obj)
+
+    rows, cols = np.nonzero(np.random.default_rng(0).random(matrix.shape) < 0.1)
+    values = matrix.scores[rows, cols]
+    sparse = ResponseMatrix.from_cells(rows, cols, values, matrix.model_ids, matrix.item_ids)
+    assert sparse.is_sparse
+    for m in (matrix, sparse):
+        copied = again(m)
+        assert not copied.scores.flags.writeable
+        np.testing.assert_array_equal(copied.scores, m.scores)
+        with pytest.raises(ValueError, match="read-only"):
+            copied.scores[0, 0] = 5.0
+    cells = again(sparse).observed_cells()
+    assert not cells.row_values.flags.writeable and not cells.col_values.flags.writeable
+    calibration = again(from_matrix(matrix, rank=1))
+    assert not calibration.V.flags.writeable and not calibration.model_scores.flags.writeable

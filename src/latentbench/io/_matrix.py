@@ -230,6 +230,14 @@ class ResponseMatrix:
         :meth:`Store.matrix <latentbench.io.store.Store.matrix>` read (trials averaged); None
         otherwise."""
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # pickle (joblib, multiprocessing) and deepcopy rebuild the arrays writeable: the
+        # scores stay read-only, as documented (margins are cached on them)
+        self.__dict__.update(state)
+        for value in state.values():
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
+
     # ------------------------------------------------------------------ constructors
     @classmethod
     def from_long(

@@ -194,6 +194,14 @@ class Calibration:
         object.__setattr__(self, "model_ids", tuple(str(m) for m in self.model_ids))
         object.__setattr__(self, "_positions", {j: k for k, j in enumerate(self.item_ids)})
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # pickle (a worker process) and deepcopy rebuild the arrays writeable: they stay
+        # read-only, as __post_init__ made them (the in-memory cache shares one calibration)
+        self.__dict__.update(state)
+        for value in state.values():
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
+
     @property
     def n_items(self) -> int:
         return len(self.item_ids)
