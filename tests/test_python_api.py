@@ -121,6 +121,11 @@ def test_compare_refuses_an_option_of_the_wrong_type(matrix, answers, option, va
         select.compare(matrix, answers, other, **{option: value})
 
 
+def test_estimate_experiment_refuses_a_text_precision(matrix) -> None:
+    with pytest.raises(InputError, match=r"precision='0\.02'; expected a half-width"):
+        select.estimate_experiment(matrix, models=matrix.model_ids[:1], precision="0.02")
+
+
 # ------------------------------------------------------------------ replay / run_selection
 @pytest.mark.parametrize(
     ("option", "value"),
