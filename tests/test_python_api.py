@@ -126,6 +126,19 @@ def test_estimate_experiment_refuses_a_text_precision(matrix) -> None:
         select.estimate_experiment(matrix, models=matrix.model_ids[:1], precision="0.02")
 
 
+@pytest.mark.parametrize("cache", [None, 3])
+def test_a_cache_that_is_no_folder_is_named(matrix, answers, tmp_path, cache) -> None:
+    """``cache=None`` was a pathlib ``TypeError`` for a file calibration and ignored for one
+    in memory."""
+    path = tmp_path / "cal.parquet"
+    matrix.to_long().to_parquet(path)
+    for calibration in (path, matrix):
+        with pytest.raises(InputError, match=rf"cache={cache!r}; expected True"):
+            select.tiny(calibration, 10, cache=cache)
+        with pytest.raises(InputError, match=rf"cache={cache!r}; expected True"):
+            select.estimate(calibration, answers, cache=cache)
+
+
 # ------------------------------------------------------------------ replay / run_selection
 @pytest.mark.parametrize(
     ("option", "value"),
@@ -162,6 +175,17 @@ def test_build_report_refuses_a_count_of_the_wrong_type(fit, matrix, tmp_path, o
     with pytest.raises(InputError, match=rf"{option}={value!r}"):
         report.build_report(fit, matrix, path=tmp_path / "r.html", **{option: value})
     assert not (tmp_path / "r.html").exists()
+
+
+def test_build_report_and_rank_agreement_take_numpy_integers(fit, matrix, tmp_path) -> None:
+    """``top=np.int64(5)`` (from a DataFrame cell or numpy arithmetic) reached
+    ``rank_agreement``, which took only a Python int: "'numpy.int64' object is not iterable"."""
+    from latentbench.irt.diagnostics import rank_agreement
+
+    table = rank_agreement(fit, top=np.int64(5))
+    assert "top 5" in table.to_string()
+    report.build_report(fit, matrix, path=tmp_path / "r.html", top=np.int64(5))
+    assert (tmp_path / "r.html").exists()
 
 
 def test_report_from_checks_n_jobs_and_takes_numpy_integers(fit, matrix, tmp_path) -> None:

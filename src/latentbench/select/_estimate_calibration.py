@@ -658,6 +658,11 @@ def load_calibration(
 
     if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
         raise InputError(f"rank={rank!r}; expected an integer >= 1")
+    if not isinstance(cache, bool | str | os.PathLike):  # None or 3: named, not a TypeError
+        raise InputError(
+            f"cache={cache!r}; expected True (the default folder), False (memory only) or a "
+            "folder (str or Path)"
+        )
     if benchmark is not None:
         return _from_store(
             calibration,
