@@ -139,6 +139,21 @@ def test_a_cache_that_is_no_folder_is_named(matrix, answers, tmp_path, cache) ->
             select.estimate(calibration, answers, cache=cache)
 
 
+def test_numpy_integers_are_integers(matrix, answers) -> None:
+    """A count from numpy (``np.int64``: a DataFrame cell, ``len`` of an array's arithmetic)
+    was refused as "rank=np.int64(1); expected an integer", or iterated as a list of seeds."""
+    from latentbench.select._experiment import _seed_list
+
+    one = np.int64(1)
+    assert select.estimate(matrix, answers, rank=one, budget=10).to_dict() == (
+        select.estimate(matrix, answers, rank=1, budget=10).to_dict()
+    )
+    assert select.tiny(matrix, 10, rank=one).equals(select.tiny(matrix, 10, rank=1))
+    assert select.default_schedule(np.int64(29), np.int64(1700), None) == (16, 16)
+    assert repr(select.NaivePooling(refit_every=np.int64(5))).startswith("NaivePooling(")
+    assert _seed_list(np.int64(2)) == _seed_list(2)  # type: ignore[arg-type]
+
+
 # ------------------------------------------------------------------ replay / run_selection
 @pytest.mark.parametrize(
     ("option", "value"),

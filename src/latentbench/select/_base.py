@@ -28,7 +28,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from latentbench._checks import user_stacklevel
+from latentbench._checks import is_integer, user_stacklevel
 from latentbench._repr import GivenArgumentsRepr
 from latentbench.exceptions import InputError
 from latentbench.select._betting import BettingConfSeq
@@ -400,9 +400,7 @@ class ProxyBookkeeping(UCBEBookkeeping):
         if (
             refit_every is not None
             and refit_every != "auto"
-            and (
-                isinstance(refit_every, bool) or not isinstance(refit_every, int) or refit_every < 1
-            )
+            and (not is_integer(refit_every) or refit_every < 1)
         ):
             raise InputError(
                 f"refit_every={refit_every!r}; expected a positive integer, 'auto' or None"

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
 import numpy as np
 
-from latentbench._checks import user_stacklevel
+from latentbench._checks import is_integer, user_stacklevel
 from latentbench.exceptions import (
     ConvergenceWarning,
     DataWarning,
@@ -656,8 +656,9 @@ def load_calibration(
     """
     from latentbench.io import ResponseMatrix
 
-    if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
+    if not is_integer(rank) or rank < 1:  # np.int64 too
         raise InputError(f"rank={rank!r}; expected an integer >= 1")
+    rank = int(rank)
     if not isinstance(cache, bool | str | os.PathLike):  # None or 3: named, not a TypeError
         raise InputError(
             f"cache={cache!r}; expected True (the default folder), False (memory only) or a "
