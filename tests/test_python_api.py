@@ -317,3 +317,13 @@ def test_matrices_and_calibrations_stay_read_only_when_copied(matrix, how) -> No
     assert not cells.row_values.flags.writeable and not cells.col_values.flags.writeable
     calibration = again(from_matrix(matrix, rank=1))
     assert not calibration.V.flags.writeable and not calibration.model_scores.flags.writeable
+
+
+def test_constructor_names_the_cell_that_is_no_number() -> None:
+    """The error named the value only, through numpy's words (``np.str_('yes')``)."""
+    with pytest.raises(
+        InputError, match=r"scores are not numeric: scores\[0, 1\] = 'yes'; expected"
+    ):
+        ResponseMatrix(np.array([["1", "yes"], ["0", "1"]]), ["a", "b"], ["x", "y"])
+    with pytest.raises(InputError, match=r"scores\[1, 0\] = \{'score': 1\}"):
+        ResponseMatrix([[1, 0], [{"score": 1}, 1]], ["a", "b"], ["x", "y"])

@@ -818,9 +818,24 @@ def _score_array(scores: Any, source: str | None) -> np.ndarray:
             array = array.astype(np.float64)
         except (TypeError, ValueError) as exc:
             raise InputError(
-                f"{_where(source)}scores are not numeric ({exc}); expected scores in [0, 1]"
+                f"{_where(source)}scores are not numeric{_first_non_number(array) or f' ({exc})'}"
+                "; expected scores in [0, 1]"
             ) from None
     return array
+
+
+def _first_non_number(array: np.ndarray) -> str:
+    """``: scores[i, j] = 'yes'``, the first cell of a 2-D ``array`` that is no number (an
+    id is not known yet: the position), or empty."""
+    if array.ndim != 2:
+        return ""
+    for (i, j), value in np.ndenumerate(array):
+        try:
+            float(value)
+        except (TypeError, ValueError):
+            shown = value.item() if isinstance(value, np.generic) else value
+            return f": scores[{i}, {j}] = {shown!r}"
+    return ""
 
 
 def _constant(values: np.ndarray, axis: int) -> np.ndarray:
