@@ -171,6 +171,20 @@ def test_replay_given_a_policy_object_says_it_takes_a_name(matrix) -> None:
         select.replay(matrix, no_history=True, policy=select.Pulse())  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: select.Pulse(a="x"), r"a='x'; expected a nonnegative number"),
+        (lambda: select.Pulse(delta="0.1"), r"delta='0\.1'; expected a value in \(0, 1\)"),
+        (lambda: select.make_policy("pulse:a=x"), r"a='x'; expected a nonnegative number"),
+    ],
+)
+def test_policy_options_of_the_wrong_type_are_named(make, message) -> None:
+    """``pulse:a=x`` (a policy spec's text value) was a ``TypeError`` from ``a < 0``."""
+    with pytest.raises(InputError, match=message):
+        make()
+
+
 def test_parse_policy_refuses_a_non_string() -> None:
     with pytest.raises(InputError, match=r"policy=3; expected a policy name"):
         select.parse_policy(3)  # type: ignore[arg-type]
