@@ -177,6 +177,11 @@ def test_replay_given_a_policy_object_says_it_takes_a_name(matrix) -> None:
         (lambda: select.Pulse(a="x"), r"a='x'; expected a nonnegative number"),
         (lambda: select.Pulse(delta="0.1"), r"delta='0\.1'; expected a value in \(0, 1\)"),
         (lambda: select.make_policy("pulse:a=x"), r"a='x'; expected a nonnegative number"),
+        (lambda: select.make_policy("pulse:target_weight=x"), r"target_weight='x'; expected"),
+        (lambda: select.Pulse(certificate_grid="x"), r"certificate_grid='x'; expected"),
+        (lambda: select.Pulse(certificate_grid=2.7), r"certificate_grid=2\.7; expected"),
+        (lambda: select.Pulse(certificate_split="x"), r"certificate_split='x'; expected"),
+        (lambda: select.Pulse(lam=0.5j), r"lam=0\.5j; expected"),
     ],
 )
 def test_policy_options_of_the_wrong_type_are_named(make, message) -> None:
