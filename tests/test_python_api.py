@@ -190,6 +190,19 @@ def test_policy_options_of_the_wrong_type_are_named(make, message) -> None:
         make()
 
 
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("sigma", "1"), ("l2", "x"), ("l2_model", "x"), ("nonneg", "x"), ("max_iter", "50"),
+     ("newton_iter", 2.5), ("random_state", "0"), ("max_cells", "x"), ("newton_tol", "x"),
+     ("cv_grid", "x"), ("cv_cells", "x")],
+)  # fmt: skip
+def test_low_rank_proxy_names_an_option_of_the_wrong_type(matrix, option, value) -> None:
+    """Only rank, prior and l2_model were checked: the others were a ``TypeError`` (or a numpy
+    ``UFuncTypeError``) from deep in the fit, and ``nonneg="x"`` ran as True."""
+    with pytest.raises(InputError, match=rf"{option}={value!r}; expected"):
+        select.LowRankProxy(1, **{option: value}).fit(matrix)
+
+
 def test_parse_policy_refuses_a_non_string() -> None:
     with pytest.raises(InputError, match=r"policy=3; expected a policy name"):
         select.parse_policy(3)  # type: ignore[arg-type]
