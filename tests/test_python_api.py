@@ -208,6 +208,16 @@ def test_parse_policy_refuses_a_non_string() -> None:
         select.parse_policy(3)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    ("option", "value"), [("rank", "2"), ("rank", 1.5), ("sigma", "1"), ("l2", "x")]
+)
+def test_fit_cbmm_names_an_option_of_the_wrong_type(matrix, option, value) -> None:
+    from latentbench import irt
+
+    with pytest.raises(InputError, match=rf"{option}={value!r}; expected"):
+        irt.fit_cbmm(matrix.scores, **{option: value})
+
+
 # ------------------------------------------------------------------ fit results, report
 def test_standard_errors_refuses_a_text_level(fit, matrix) -> None:
     with pytest.raises(InputError, match=r"level='0\.9'; expected a number in \(0, 1\)"):
