@@ -369,3 +369,27 @@ def test_constructor_names_the_cell_that_is_no_number() -> None:
         ResponseMatrix(np.array([["1", "yes"], ["0", "1"]]), ["a", "b"], ["x", "y"])
     with pytest.raises(InputError, match=r"scores\[1, 0\] = \{'score': 1\}"):
         ResponseMatrix([[1, 0], [{"score": 1}, 1]], ["a", "b"], ["x", "y"])
+
+
+@pytest.mark.parametrize("bad", [3, None])
+def test_a_path_argument_that_is_no_path_is_named(fit, matrix, answers, bad) -> None:
+    """``save(3)``, ``load(None)``: pathlib's "expected str, bytes or os.PathLike object, not
+    int" named no argument."""
+    estimate = select.estimate(matrix, answers, budget=10)
+    many = select.estimate_many(matrix, answers.to_frame().T, budget=10)
+    compare = select.compare(matrix, answers, _wide(1, 40, seed=4).iloc[0].rename("b"), budget=20)
+    calls = [
+        (lambda: fit.save(bad, matrix), "directory"),
+        (lambda: lb.IRTResult.load(bad), "directory"),
+        (lambda: estimate.save(bad), "out"),
+        (lambda: many.save(bad), "out"),
+        (lambda: compare.save(bad), "out"),
+        (lambda: select.EstimateSet.read(bad), "path"),
+        (lambda: select.CompareResult.read(bad), "path"),
+        (lambda: report.report_from(bad), "source"),
+    ]
+    if bad is not None:  # path=None: no file written
+        calls.append((lambda: report.build_report(fit, matrix, path=bad), "path"))
+    for call, name in calls:
+        with pytest.raises(InputError, match=rf"{name}={bad!r}; expected a path"):
+            call()

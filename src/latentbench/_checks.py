@@ -8,10 +8,11 @@ import numbers
 import os
 import sys
 import types
+from pathlib import Path
 
 from latentbench.exceptions import InputError
 
-__all__ = ["check_seed", "is_integer", "is_number", "user_stacklevel"]
+__all__ = ["as_path", "check_seed", "is_integer", "is_number", "user_stacklevel"]
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -59,6 +60,14 @@ def is_number(value: object) -> bool:
         and isinstance(value, numbers.Real)
         and not math.isnan(float(value))
     )
+
+
+def as_path(value: object, name: str) -> Path:
+    """``value`` as a :class:`~pathlib.Path`, or an :class:`InputError` naming ``name`` when it
+    is no path (``save(3)``, ``load(None)``: pathlib's ``TypeError`` named no argument)."""
+    if not isinstance(value, str | os.PathLike):
+        raise InputError(f"{name}={value!r}; expected a path (a str or a pathlib.Path)")
+    return Path(value)
 
 
 def check_seed(value: object, name: str = "seed") -> int:

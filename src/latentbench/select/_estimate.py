@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
-from latentbench._checks import check_seed, is_number, user_stacklevel
+from latentbench._checks import as_path, check_seed, is_number, user_stacklevel
 from latentbench._compat import TEXT, text_array
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
@@ -292,7 +292,7 @@ def write_json(out: str | os.PathLike[str], name: str, data: Any) -> Path:
     """Write ``data`` as ``out/name`` (the folder created; NaN refused); returns its path."""
     from latentbench.io import check_destination
 
-    folder = Path(out)
+    folder = as_path(out, "out")
     check_destination(folder, "dir", flag="out=")  # a file there: said, not FileExistsError
     from latentbench.io._outputs import replace_whole
 
@@ -1726,7 +1726,7 @@ class EstimateSet:
         from latentbench.io._outputs import write_directory
         from latentbench.irt._fitdir import write_csv
 
-        folder = Path(out)
+        folder = as_path(out, "out")
         check_destination(folder, "dir", flag="out=")  # a file there: said, not FileExistsError
         # all together, estimate.json last (write_directory): another call writing the same
         # folder at once, or an interruption, never leaves one call's table beside another's
@@ -1751,7 +1751,7 @@ class EstimateSet:
         ``latentbench estimate --out DIR``), without their trajectories (not saved). The
         models not estimated and the failures of an incomplete call are read from the
         ``estimate_status.json`` beside it."""
-        file = Path(path)
+        file = as_path(path, "path")
         if file.is_dir():
             file = file / "estimate.json"
         if not file.is_file():
