@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -91,3 +92,36 @@ def test_readme_outputs_are_printed(tmp_path, monkeypatch):
             assert masked(line) in printed, (
                 f"README shows under `{command}`:\n{line}\nthe command printed:\n{outcome.output}"
             )
+
+
+def _python_blocks(text: str) -> list[str]:
+    return [
+        block.removeprefix("python\n")
+        for block in text.split("```")[1::2]
+        if block.startswith("python\n")
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (SHARED / "bfcl_v2.parquet").exists(), reason="needs ../shared/data")
+def test_readme_and_docs_python_blocks_run(tmp_path, monkeypatch):
+    """The ``python`` blocks of the README ("In Python") and of docs/report.md run as written,
+    one after the other in one namespace (the report page's block uses the README's
+    ``result`` and ``matrix``), on files under the README's names cut from BFCL; the command
+    sessions above check only the ``$ latentbench`` lines."""
+    long = pd.read_parquet(SHARED / "bfcl_v2.parquet")
+    models = sorted(long["model"].unique())
+    long[long["model"] != models[0]].to_parquet(tmp_path / "results.parquet", index=False)
+    long[long["model"] == models[0]].to_parquet(tmp_path / "new_model.parquet", index=False)
+    long[long["model"].isin(models[:8])].to_parquet(tmp_path / "candidates.parquet", index=False)
+    long[~long["model"].isin(models[:8])].to_parquet(tmp_path / "history.parquet", index=False)
+    monkeypatch.chdir(tmp_path)
+    blocks = _python_blocks(README.read_text()) + _python_blocks(
+        (ROOT / "docs" / "report.md").read_text()
+    )
+    assert len(blocks) == 2, "a python block was added or renamed: run it here too"
+    namespace: dict[str, Any] = {}
+    for block in blocks:
+        exec(compile(block, "<docs python block>", "exec"), namespace)
+    assert namespace["run"].certified
+    assert (tmp_path / "report.html").exists() and (tmp_path / "fit.html").exists()

@@ -3,14 +3,16 @@ the argument, the value and what was expected)."""
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 import sys
 import types
+from pathlib import Path
 
 from latentbench.exceptions import InputError
 
-__all__ = ["check_seed", "user_stacklevel"]
+__all__ = ["as_path", "check_seed", "is_integer", "is_number", "user_stacklevel"]
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -41,6 +43,31 @@ def _in_package(frame: types.FrameType) -> bool:
     if filename.startswith("<"):
         return False  # "<string>", "<stdin>", a notebook cell: not a path, whatever the cwd
     return os.path.abspath(filename).startswith(_PACKAGE)
+
+
+def is_integer(value: object) -> bool:
+    """Whether ``value`` is an integer (Python's or numpy's), never a bool: the test of an
+    integer option before it is compared (``"100"`` or ``2.5`` is refused naming the option,
+    not a ``TypeError`` from ``<`` or a silent fractional count)."""
+    return not isinstance(value, bool) and isinstance(value, numbers.Integral)
+
+
+def is_number(value: object) -> bool:
+    """Whether ``value`` is a real number other than NaN (Python's or numpy's), never a bool
+    or a string: the test of a numeric option before it is compared."""
+    return (
+        not isinstance(value, bool)
+        and isinstance(value, numbers.Real)
+        and not math.isnan(float(value))
+    )
+
+
+def as_path(value: object, name: str) -> Path:
+    """``value`` as a :class:`~pathlib.Path`, or an :class:`InputError` naming ``name`` when it
+    is no path (``save(3)``, ``load(None)``: pathlib's ``TypeError`` named no argument)."""
+    if not isinstance(value, str | os.PathLike):
+        raise InputError(f"{name}={value!r}; expected a path (a str or a pathlib.Path)")
+    return Path(value)
 
 
 def check_seed(value: object, name: str = "seed") -> int:

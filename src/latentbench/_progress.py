@@ -20,6 +20,14 @@ in it and their total (``None`` when not known, e.g. sweeps until convergence)."
 def notify(
     progress: ProgressCallback | None, phase: str, done: int | None = None, total: int | None = None
 ) -> None:
-    """Call ``progress(phase, done, total)`` when a callback was given."""
+    """Call ``progress(phase, done, total)`` when a callback was given (one that is not a
+    function, e.g. ``progress=True``, is an :class:`InputError` naming it, not a
+    ``TypeError``)."""
     if progress is not None:
+        if not callable(progress):
+            from latentbench.exceptions import InputError
+
+            raise InputError(
+                f"progress={progress!r}; expected a function progress(phase, done, total) or None"
+            )
         progress(phase, done, total)

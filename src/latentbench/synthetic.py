@@ -29,6 +29,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import expit
 
+from latentbench._checks import is_integer, is_number
 from latentbench._repr import GivenArgumentsRepr
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
@@ -76,6 +77,13 @@ class SyntheticData:
     probabilities: np.ndarray
     complete: np.ndarray
 
+    def __repr__(self) -> str:
+        # one line: the dataclass's printed five arrays (324 lines at 300 x 3,000)
+        return (
+            f"SyntheticData({self.matrix!r}, rank {self.U.shape[1]}, sigma {self.sigma:g}; "
+            "truth in U, V, b, probabilities, complete)"
+        )
+
     @property
     def direction(self) -> np.ndarray:
         """The true items' mean-loading direction, shape (rank,): ``[1]`` at rank 1."""
@@ -104,8 +112,11 @@ def apply_missing(
     random_state: int | np.random.Generator | None = None,
 ) -> np.ndarray:
     """Return a float32 copy of ``scores`` with cells hidden (NaN) by ``mechanism``."""
-    if not 0 <= rate < 1:
+    if not (is_number(rate) and 0 <= rate < 1):
         raise InputError(f"missing rate={rate!r}; expected a number in [0, 1)")
+    if mechanism not in ("mcar", "mar", "mnar"):  # also at rate 0, where it hides nothing
+        raise InputError(f"missing mechanism={mechanism!r}; expected 'mcar', 'mar' or 'mnar'")
+    _check_random_state(random_state)
     rng = np.random.default_rng(random_state)
     out = np.array(scores, dtype=np.float32, copy=True)
     n, m = out.shape
@@ -128,6 +139,34 @@ def apply_missing(
     else:
         raise InputError(f"missing mechanism={mechanism!r}; expected 'mcar', 'mar' or 'mnar'")
     return out
+
+
+def _check_random_state(random_state: object) -> None:
+    """Refuse a seed numpy would refuse deep inside (1.5, "0", -1) naming it."""
+    if not (
+        random_state is None
+        or isinstance(random_state, np.random.Generator)
+        or (is_integer(random_state) and random_state >= 0)  # type: ignore[operator]
+    ):
+        raise InputError(
+            f"random_state={random_state!r}; expected None, an integer >= 0 or a numpy Generator"
+        )
+
+
+def _check_size(n_models: object, n_items: object, least_models: int, least_items: int) -> None:
+    """Refuse a size that is not an integer ("10", 10.5: named, not a numpy TypeError) or is
+    too small."""
+    for name, value, least in (
+        ("n_models", n_models, least_models),
+        ("n_items", n_items, least_items),
+    ):
+        if not is_integer(value):
+            raise InputError(f"{name}={value!r}; expected an integer >= {least}")
+    if n_models < least_models or n_items < least_items:  # type: ignore[operator]
+        raise InputError(
+            f"need at least {least_models} models and {least_items} items, got {n_models} x "
+            f"{n_items}"
+        )
 
 
 def _finish(
@@ -168,8 +207,8 @@ def simulate_2pl(
 
     ``P(y = 1) = sigmoid((a_j theta_i + b_j) / sigma)``.
     """
-    if n_models < 2 or n_items < 2:
-        raise InputError(f"need at least 2 models and 2 items, got {n_models} x {n_items}")
+    _check_size(n_models, n_items, 2, 2)
+    _check_random_state(random_state)
     rng = np.random.default_rng(random_state)
     theta = rng.normal(size=(n_models, 1))
     a = rng.lognormal(0.0, a_log_sd, size=(n_items, 1))
@@ -194,8 +233,10 @@ def simulate_low_rank(
     U ~ N(0, 1) (n_models, rank); V ~ U(0.5, 1.0) with a fraction ``sparsity`` of entries set
     to 0; b ~ N(0, b_sd²).
     """
-    if rank < 1:
+    _check_size(n_models, n_items, 2, 2)
+    if not is_integer(rank) or rank < 1:
         raise InputError(f"rank={rank!r}; expected an integer >= 1")
+    _check_random_state(random_state)
     rng = np.random.default_rng(random_state)
     U = rng.normal(size=(n_models, rank))
     V = rng.uniform(0.5, 1.0, size=(n_items, rank))
@@ -238,12 +279,12 @@ def simulate_stress(
         ``U`` holds ``[theta, offset, (trait 2)]`` and ``V`` the matching loadings; the
         ``theta`` property is the first column.
     """
-    if n_models < 4 or n_items < 10:
-        raise InputError(f"need at least 4 models and 10 items, got {n_models} x {n_items}")
+    _check_size(n_models, n_items, 4, 10)
     if truth_rank not in (1, 2):
         raise InputError(f"truth_rank={truth_rank!r}; expected 1 or 2")
-    if int(trials) != trials or trials < 1:
+    if not is_integer(trials) or trials < 1:
         raise InputError(f"trials={trials!r}; expected an integer >= 1")
+    _check_random_state(random_state)
     rng = np.random.default_rng(random_state)
     theta = rng.normal(size=n_models)
     offset = np.zeros(n_models)
@@ -478,8 +519,8 @@ def leaderboard_like(
     -------
     ndarray of shape (n_models, n_items), float32 in {0, 1}
     """
-    if n_models < 2 or n_items < 2:
-        raise InputError(f"need at least 2 models and 2 items, got {n_models} x {n_items}")
+    _check_size(n_models, n_items, 2, 2)
+    _check_random_state(random_state)
     rng = np.random.default_rng(random_state)
     u1 = rng.normal(0.0, s1, size=n_models)
     a = rng.lognormal(0.0, 0.3, size=n_items)

@@ -61,6 +61,13 @@ class ObservedCells:
         for array in (row_ptr, row_cols, row_values, col_ptr, col_rows, col_values):
             array.setflags(write=False)
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # pickle and deepcopy rebuild the arrays writeable: they stay read-only
+        self.__dict__.update(state)
+        for value in state.values():
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
+
     # ------------------------------------------------------------------ constructors
     @classmethod
     def from_csr(

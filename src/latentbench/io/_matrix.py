@@ -98,6 +98,18 @@ class MatrixSummary:
         ]
         return "\n".join(lines)
 
+    def __repr__(self) -> str:
+        # the id lists by their first few and their length (MMLU-Pro has 876 constant items:
+        # the dataclass's repr printed every one, 7 kB in a notebook cell)
+        from latentbench._repr import short_ids
+
+        lists = ("constant_models", "constant_items", "empty_models", "empty_items")
+        parts = []
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            parts.append(f"{name}={short_ids(value) if name in lists else repr(value)}")
+        return f"MatrixSummary({', '.join(parts)})"
+
 
 def _factorize_ids(ids: pd.Series) -> tuple[np.ndarray, list[str]]:
     """Codes (int64, one per row) and the sorted distinct ids as strings.
@@ -170,16 +182,7 @@ class ResponseMatrix:
         *,
         source: str | None = None,
     ) -> None:
-        array = np.asarray(scores)
-        if array.dtype == object or not (
-            np.issubdtype(array.dtype, np.number) or array.dtype == bool
-        ):
-            try:
-                array = array.astype(np.float64)
-            except (TypeError, ValueError) as exc:
-                raise InputError(
-                    f"{_where(source)}scores are not numeric ({exc}); expected scores in [0, 1]"
-                ) from None
+        array = _score_array(scores, source)
         if array.ndim != 2:
             raise InputError(
                 f"{_where(source)}scores have {array.ndim} dimensions; expected a 2-D "
@@ -227,6 +230,14 @@ class ResponseMatrix:
         of its table (several benchmarks, trials averaged), or the store and benchmark that
         :meth:`Store.matrix <latentbench.io.store.Store.matrix>` read (trials averaged); None
         otherwise."""
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # pickle (joblib, multiprocessing) and deepcopy rebuild the arrays writeable: the
+        # scores stay read-only, as documented (margins are cached on them)
+        self.__dict__.update(state)
+        for value in state.values():
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -375,6 +386,12 @@ class ResponseMatrix:
                 raise InputError(f"{_where(source)}column {model!r} is missing; expected model ids")
             refuse_bad_ids(frame[model].reset_index(drop=True), "model", source, str(model))
             frame = frame.set_index(model)
+        if isinstance(frame.index, pd.MultiIndex) and len(frame):  # e.g. (model, setting)
+            raise InputError(
+                f"{_where(source)}the rows have {frame.index.nlevels} levels (a MultiIndex, "
+                f"first {tuple(frame.index[0])!r}); expected one model id per row: join the "
+                "levels first, e.g. frame.index = ['/'.join(map(str, k)) for k in frame.index]"
+            )
         if frame.shape[0] == 0 or frame.shape[1] == 0:
             header = f"{frame.index.name or ''}{''.join(map(str, frame.columns))}"
             separator = next((c for c in (";", "\t", "|") if c in header), None)
@@ -440,6 +457,16 @@ class ResponseMatrix:
             With ``layout`` set to a one-line description of what was read (e.g.
             ``"long: columns model, item, correct"``).
         """
+        if not isinstance(path, str | os.PathLike):  # a table in memory: not a path
+            raise InputError(
+                f"path of type {type(path).__name__}; expected a file path (str or Path)"
+                + (
+                    ": a table in memory is ResponseMatrix.from_long(frame) or "
+                    "ResponseMatrix.from_wide(frame)"
+                    if isinstance(path, pd.DataFrame)
+                    else ""
+                )
+            )
         file = Path(path)
         source = str(file)
         frame = read_table_file(file)  # CSV cells stay text: ids such as 007 are kept as is
@@ -766,6 +793,52 @@ class ResponseMatrix:
         return f"ResponseMatrix({models} x {items}, {self.observed_fraction:.1%} observed)"
 
 
+def _score_array(scores: Any, source: str | None) -> np.ndarray:
+    """``scores`` as a numeric array (not yet checked for shape or range): a missing value of
+    any kind (NaN, None, the ``pd.NA`` of pandas' nullable dtypes) becomes NaN, never an
+    error or a 0; rows of different lengths and complex numbers are refused."""
+    try:
+        array = np.asarray(scores)
+    except ValueError as exc:  # a list of lists of different lengths
+        raise InputError(
+            f"{_where(source)}scores have rows of different lengths ({exc}); expected a 2-D "
+            "(n_models, n_items) array, NaN for a missing cell"
+        ) from None
+    if np.iscomplexobj(array):  # a cast to float would drop the imaginary part, unsaid
+        raise InputError(
+            f"{_where(source)}scores are complex numbers (dtype {array.dtype}); expected scores "
+            "in [0, 1]"
+        )
+    if array.dtype == object:  # e.g. a nullable frame's values: pd.NA / None are missing
+        missing = pd.isna(array)
+        if missing.any():
+            array = array.copy()
+            array[missing] = np.nan
+    if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
+        try:
+            array = array.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InputError(
+                f"{_where(source)}scores are not numeric{_first_non_number(array) or f' ({exc})'}"
+                "; expected scores in [0, 1]"
+            ) from None
+    return array
+
+
+def _first_non_number(array: np.ndarray) -> str:
+    """``: scores[i, j] = 'yes'``, the first cell of a 2-D ``array`` that is no number (an
+    id is not known yet: the position), or empty."""
+    if array.ndim != 2:
+        return ""
+    for (i, j), value in np.ndenumerate(array):
+        try:
+            float(value)
+        except (TypeError, ValueError):
+            shown = value.item() if isinstance(value, np.generic) else value
+            return f": scores[{i}, {j}] = {shown!r}"
+    return ""
+
+
 def _constant(values: np.ndarray, axis: int) -> np.ndarray:
     # fmax / fmin skip NaN (all missing: NaN, which equals nothing): no masked copies
     high = np.fmax.reduce(values, axis=axis)
@@ -779,13 +852,22 @@ def _long_frame_and_keys(
     """``frame`` with a fresh index, refused when it is not a DataFrame, lacks a column, has
     no rows or holds bad ids; and its key columns as ``Store.matrix`` reads them (their notes
     warned)."""
+    if isinstance(frame, pd.Series) and frame.index.nlevels == 2:  # a groupby's mean
+        raise InputError(
+            f"{_where(source)}expected a pandas DataFrame, got a Series indexed by "
+            f"{list(frame.index.names)}: make it a table first, e.g. "
+            f"series.rename({score!r}).reset_index() (index names {model!r}, {item!r})"
+        )
     if not isinstance(frame, pd.DataFrame):
         raise InputError(f"{_where(source)}expected a pandas DataFrame, got {type(frame).__name__}")
     for column in (model, item, score):
         if column not in frame.columns:
+            hint = ""
+            if column in frame.index.names:
+                hint = f" ({column!r} is a level of the index: frame.reset_index())"
             raise InputError(
                 f"{_where(source)}column {column!r} is missing; found columns "
-                f"{list(map(str, frame.columns))}, expected {model!r}, {item!r}, {score!r}"
+                f"{list(map(str, frame.columns))}, expected {model!r}, {item!r}, {score!r}{hint}"
             )
     if len(frame) == 0:
         raise InputError(f"{_where(source)}the table has no rows; expected observed scores")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -485,6 +485,12 @@ def _axis_ids(
 ) -> tuple[list[str], list[str]]:
     """Checked model and item ids, one per row and per column of a ``what`` of ``shape``."""
     n_models, n_items = shape
+    for name, ids, axis in (("model_ids", model_ids, "row"), ("item_ids", item_ids, "column")):
+        if ids is None or not isinstance(ids, Iterable):
+            raise InputError(
+                f"{_where(source)}{name}={ids!r}; expected one id per {axis} of the {what} "
+                "(a sequence of str or int)"
+            )
     models = _check_ids(list(model_ids), "model", source)
     items = _check_ids(list(item_ids), "item", source)
     if len(models) != n_models or len(items) != n_items:

@@ -33,7 +33,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from latentbench._checks import user_stacklevel
+from latentbench._checks import is_integer, is_number, user_stacklevel
 from latentbench.exceptions import (
     IdentifiabilityWarning,
     InputError,
@@ -95,6 +95,17 @@ class CBMMFit:
     seconds: float = 0.0
     neg_log_likelihood: float = float("nan")
     restarted: bool = False
+
+    def __repr__(self) -> str:
+        # one line: the dataclass's printed every array and the whole loss history (66 kB
+        # for 1,500 sweeps on AlpacaEval in a notebook cell)
+        state = "converged" if self.converged else "not converged"
+        return (
+            f"CBMMFit({self.U.shape[0]:,} models x {self.V.shape[0]:,} items, rank "
+            f"{self.U.shape[1] if self.U.ndim == 2 else 1}; loss {self.loss:.6g}, {state} "
+            f"after {self.n_iter:,} sweeps ({self.n_passes:,} passes) in {self.seconds:.2f} s"
+            f"{', restarted' if self.restarted else ''})"
+        )
 
     @classmethod
     def from_run(cls, run: MMRun, start: float) -> CBMMFit:
@@ -365,12 +376,12 @@ def check_options(
     rank: int, sigma: float, l2: float, penalty: GaussianPenalty | None
 ) -> GaussianPenalty:
     """Check the fit options; the penalty (the ridge of ``l2`` when none is given)."""
-    if rank < 1:
+    if not is_integer(rank) or rank < 1:  # "2" or 2.5: named, not a TypeError
         raise InputError(f"rank={rank!r}; expected an integer >= 1")
-    if sigma <= 0:
+    if not (is_number(sigma) and sigma > 0):
         raise InputError(f"sigma={sigma!r}; expected a positive number")
     if penalty is None:
-        if l2 < 0:
+        if not (is_number(l2) and l2 >= 0):
             raise InputError(f"l2={l2!r}; expected a nonnegative number")
         penalty = GaussianPenalty.ridge(l2)
     return penalty

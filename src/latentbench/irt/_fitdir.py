@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from latentbench._checks import user_stacklevel
+from latentbench._checks import as_path, user_stacklevel
 from latentbench._compat import TEXT, read_csv
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._matrix import ResponseMatrix
@@ -133,7 +133,7 @@ def save_fit(
     from latentbench._version import __version__
     from latentbench.io._outputs import check_destination, escape_spreadsheet, write_directory
 
-    out = Path(directory)
+    out = as_path(directory, "directory")
     check_destination(out, "dir", flag="directory=")  # before the (not cheap) intervals
     paths = {
         "abilities": out / "abilities.csv",
@@ -231,7 +231,7 @@ def load_fit(cls: type[IRTResult], directory: str | Path) -> IRTResult:
     matrix (pass it to :meth:`standard_errors` and friends). Directories written before the
     penalty was recorded get the ridge of their ``options["l2"]``.
     """
-    directory = Path(directory)
+    directory = as_path(directory, "directory")
     paths = {name: directory / name for name in FILES}
     missing = [name for name, p in paths.items() if not p.exists()]
     if missing:

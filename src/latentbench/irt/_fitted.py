@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from latentbench._checks import is_number
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._laplace import JointLaplace, joint_laplace
@@ -405,7 +406,7 @@ def _normalisation(result: IRTResult) -> tuple[np.ndarray, float]:
 
 
 def _z(level: float) -> float:
-    if not 0 < level < 1:
+    if not (is_number(level) and 0 < level < 1):
         raise InputError(f"level={level!r}; expected a number in (0, 1)")
     return norm_ppf(0.5 + level / 2)
 

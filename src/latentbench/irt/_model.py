@@ -387,6 +387,12 @@ class TwoPL:
         """
         self._check_matrix(matrix)
         self._validate()
+        for name, hook, signature in (
+            ("callback", callback, "callback(iteration, loss)"),
+            ("progress", progress, "progress(phase, done, total)"),
+        ):
+            if hook is not None and not callable(hook):  # a TypeError after the prior search
+                raise InputError(f"{name}={hook!r}; expected a function {signature} or None")
         if self.trials == "auto":  # resolved for this fit; the parameter stays "auto"
             self.trials = _detected_trials(matrix)
             try:

@@ -8,6 +8,7 @@ with documented columns. :func:`diagnose` runs them all.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -727,7 +728,8 @@ def rank_agreement(
     if measured is not None:
         ranked = ranked & measured
     ab = ab[ranked].sort_values("theta", ascending=False, kind="stable")
-    sizes = (top,) if isinstance(top, int) else tuple(top)
+    # one size (np.int64 too: a DataFrame cell, numpy arithmetic) or several
+    sizes = (int(top),) if isinstance(top, numbers.Integral) else tuple(top)  # type: ignore[arg-type]
     rows = []
     for name, part in [("all", ab)] + [(f"top {k}", ab.head(k)) for k in sizes if k < len(ab)]:
         if len(part) < 3:

@@ -19,6 +19,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from latentbench._checks import as_path
 from latentbench._compat import TEXT
 from latentbench.exceptions import InputError
 
@@ -235,7 +236,7 @@ def refuse_existing(path: str | os.PathLike[str] | None, force: bool) -> None:
     :func:`~latentbench.report.report_from` and ``latentbench report`` do."""
     if path is None:
         return
-    if Path(path).is_file() and not force:
+    if as_path(path, "path").is_file() and not force:
         raise InputError(f"path={path} exists; pass force=True to overwrite it, or another path")
     from latentbench.io import check_destination
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from latentbench._checks import is_integer
 from latentbench._compat import TEXT
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import InputError
@@ -987,6 +988,12 @@ def build_report(
     """
     if result is None and selection is None:
         raise InputError("build_report needs a fit result, a selection run, or both")
+    if not is_integer(top) or top < 1:  # "10" or 10.5: named, not a TypeError from the tables
+        raise InputError(f"top={top!r}; expected an integer >= 1 (models / rows shown)")
+    if not is_integer(n_curves) or n_curves < 0:
+        raise InputError(f"n_curves={n_curves!r}; expected an integer >= 0 (item curves drawn)")
+    if isinstance(notes, str):  # one note given bare: shown letter by letter
+        raise InputError(f"notes={notes!r}; expected a sequence of str, e.g. [{notes!r}]")
     refuse_existing(path, force)
     sections: list[_Section] = []
     facts: dict[str, Any] = {}

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from latentbench._checks import check_seed, user_stacklevel
+from latentbench._checks import as_path, check_jobs, check_seed, is_integer, user_stacklevel
 from latentbench._compat import TEXT
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import _tools_hint
@@ -333,9 +333,10 @@ def report_from(
 
     tell = progress or _quiet
     _check_options(l2, method, top, n_boot)
-    if path is not None and Path(path).is_file() and not force:  # before any work
+    check_jobs(n_jobs)  # 0 or "2": refused before the fit, as bootstrap() would refuse it
+    if path is not None and as_path(path, "path").is_file() and not force:  # before any work
         raise InputError(f"path={path} exists; pass force=True to overwrite it, or another path")
-    source = Path(source)
+    source = as_path(source, "source")
     out = _destination(path)
     kind = _kind(source)
     if kind in ("experiment", "estimate-experiment"):
@@ -448,9 +449,9 @@ def _check_options(l2: float | None, method: str, top: object, n_boot: object) -
         )
     if method not in ("items", "parametric"):
         raise InputError(f"method={method!r}; expected 'items' or 'parametric'")
-    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+    if not is_integer(top) or top < 1:  # type: ignore[operator]
         raise InputError(f"top={top!r}; expected an integer >= 1 (models / rows shown)")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 0:
+    if not is_integer(n_boot) or n_boot < 0:  # type: ignore[operator]
         raise _too_few_replicates(n_boot)
 
 

@@ -28,7 +28,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from latentbench._checks import user_stacklevel
+from latentbench._checks import is_integer, is_number, user_stacklevel
 from latentbench._repr import GivenArgumentsRepr
 from latentbench.exceptions import InputError
 from latentbench.select._betting import BettingConfSeq
@@ -249,11 +249,11 @@ class UCBEBookkeeping(GivenArgumentsRepr):
         alpha: float | None = None,
     ) -> None:
         delta = resolve_delta(delta, alpha)
-        if a < 0:
+        if not (is_number(a) and a >= 0):  # "x": named, not a TypeError from <
             raise InputError(f"a={a!r}; expected a nonnegative number")
         if ci not in _CI:
             raise InputError(f"ci={ci!r}; expected one of {_CI}")
-        if not 0 < delta < 1:
+        if not (is_number(delta) and 0 < delta < 1):
             raise InputError(f"delta={delta!r}; expected a value in (0, 1)")
         self.a, self.delta, self.ci = a, delta, ci
         self.doubling = bool(doubling)
@@ -400,9 +400,7 @@ class ProxyBookkeeping(UCBEBookkeeping):
         if (
             refit_every is not None
             and refit_every != "auto"
-            and (
-                isinstance(refit_every, bool) or not isinstance(refit_every, int) or refit_every < 1
-            )
+            and (not is_integer(refit_every) or refit_every < 1)
         ):
             raise InputError(
                 f"refit_every={refit_every!r}; expected a positive integer, 'auto' or None"

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
-from latentbench._checks import check_seed, user_stacklevel
+from latentbench._checks import as_path, check_seed, is_number, user_stacklevel
 from latentbench._compat import TEXT, text_array
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
@@ -293,7 +293,7 @@ def write_json(out: str | os.PathLike[str], name: str, data: Any) -> Path:
     """Write ``data`` as ``out/name`` (the folder created; NaN refused); returns its path."""
     from latentbench.io import check_destination
 
-    folder = Path(out)
+    folder = as_path(out, "out")
     check_destination(folder, "dir", flag="out=")  # a file there: said, not FileExistsError
     from latentbench.io._outputs import replace_whole
 
@@ -861,6 +861,8 @@ def _answers(
     import pandas as pd
 
     notes: list[str] = []
+    if model is not None and not isinstance(model, str):
+        raise InputError(f"{keyword}={model!r}; expected a model id (a str) or None")
     name = model or DEFAULT_MODEL_NAME
     _, by_model = _by_model(responses)  # a file or a matrix: the one model, or the named one
     if by_model:
@@ -920,7 +922,7 @@ def _answers(
         values = _series_scores(responses, name)
         y[pos[pos >= 0]] = values[pos >= 0]
     else:
-        y = np.asarray(responses, dtype=np.float64)
+        y = _score_vector(responses, cal.n_items)
         if y.shape != (cal.n_items,):
             raise InputError(
                 f"responses have shape {y.shape}; expected ({cal.n_items},), one score per "
@@ -929,12 +931,37 @@ def _answers(
         y = y.copy()
     bad = ~np.isnan(y) & ((y < 0) | (y > 1))  # inf too: not missing
     if bad.any():
+        from latentbench.io._matrix_checks import score_advice
+
         k = int(np.flatnonzero(bad)[0])
         raise InputError(
             f"model {name!r}, item {cal.item_ids[k]!r}: score {float(y[k])!r} is outside "
             "[0, 1]; expected a value in [0, 1] (NaN = not answered)"
+            + score_advice(float(y[k]), y)  # a 0-100 scale: divide by 100
         )
     return name, y, notes
+
+
+def _score_vector(responses: Any, n_items: int) -> np.ndarray:
+    """Answers given as an array or a list, as floats (``pd.NA`` / None: not answered);
+    anything else (None, a list of records) refused naming its type, not a numpy TypeError."""
+    import pandas as pd
+
+    expected = (
+        f"expected the new model's answers: a file, a table, a Series indexed by item, or "
+        f"{n_items} scores in the calibration's item order (NaN = not answered)"
+    )
+    if responses is None:
+        raise InputError(f"responses=None; {expected}")
+    try:
+        array = np.asarray(responses)
+        if array.dtype == object:
+            array = np.where(pd.isna(array), np.nan, array)
+        return np.asarray(array, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(
+            f"responses of type {type(responses).__name__} are not scores ({exc}); {expected}"
+        ) from None
 
 
 def _near_id(name: str, ids: list[str]) -> str:
@@ -1320,13 +1347,15 @@ def _check_options(
 ) -> None:
     """Refuse a bad budget, precision or delta (and, with ``need_stop``, neither a budget nor
     a precision)."""
-    if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 1):
+    if budget is not None and (
+        not is_number(budget) or not float(budget).is_integer() or budget < 1
+    ):
         # 0 items gave a score and a rank from no evidence (the calibration's spread)
         raise InputError(
             f"budget={budget!r}; expected a positive integer (items to evaluate)"
             + (", or None with a precision" if need_stop else "")
         )
-    if precision is not None and not (0 < precision < 0.5):
+    if precision is not None and not (is_number(precision) and 0 < precision < 0.5):
         # a score interval in [0, 1] has half-width 0.5 before any item: 0.5 or more asks
         # for nothing
         raise InputError(
@@ -1693,7 +1722,7 @@ class EstimateSet:
         from latentbench.io._outputs import write_directory
         from latentbench.irt._fitdir import write_csv
 
-        folder = Path(out)
+        folder = as_path(out, "out")
         check_destination(folder, "dir", flag="out=")  # a file there: said, not FileExistsError
         # all together, estimate.json last (write_directory): another call writing the same
         # folder at once, or an interruption, never leaves one call's table beside another's
@@ -1718,7 +1747,7 @@ class EstimateSet:
         ``latentbench estimate --out DIR``), without their trajectories (not saved). The
         models not estimated and the failures of an incomplete call are read from the
         ``estimate_status.json`` beside it."""
-        file = Path(path)
+        file = as_path(path, "path")
         if file.is_dir():
             file = file / "estimate.json"
         if not file.is_file():

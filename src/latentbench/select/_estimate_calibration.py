@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
 import numpy as np
 
-from latentbench._checks import user_stacklevel
+from latentbench._checks import is_integer, user_stacklevel
 from latentbench.exceptions import (
     ConvergenceWarning,
     DataWarning,
@@ -193,6 +193,14 @@ class Calibration:
         object.__setattr__(self, "item_ids", tuple(str(i) for i in self.item_ids))
         object.__setattr__(self, "model_ids", tuple(str(m) for m in self.model_ids))
         object.__setattr__(self, "_positions", {j: k for k, j in enumerate(self.item_ids)})
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # pickle (a worker process) and deepcopy rebuild the arrays writeable: they stay
+        # read-only, as __post_init__ made them (the in-memory cache shares one calibration)
+        self.__dict__.update(state)
+        for value in state.values():
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
 
     @property
     def n_items(self) -> int:
@@ -648,8 +656,14 @@ def load_calibration(
     """
     from latentbench.io import ResponseMatrix
 
-    if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
+    if not is_integer(rank) or rank < 1:  # np.int64 too
         raise InputError(f"rank={rank!r}; expected an integer >= 1")
+    rank = int(rank)
+    if not isinstance(cache, bool | str | os.PathLike):  # None or 3: named, not a TypeError
+        raise InputError(
+            f"cache={cache!r}; expected True (the default folder), False (memory only) or a "
+            "folder (str or Path)"
+        )
     if benchmark is not None:
         return _from_store(
             calibration,

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from latentbench._checks import check_seed, user_stacklevel
+from latentbench._checks import as_path, check_seed, user_stacklevel
 from latentbench.exceptions import InputError
 from latentbench.select._estimate import (
     _answers,
@@ -163,7 +163,7 @@ class CompareResult:
     def read(cls, path: str | os.PathLike[str]) -> CompareResult:
         """The comparison saved in ``path`` (a ``compare.json``, or the directory of
         ``latentbench compare --out DIR``)."""
-        file = Path(path)
+        file = as_path(path, "path")
         if file.is_dir():
             file = file / "compare.json"
         if not file.is_file():

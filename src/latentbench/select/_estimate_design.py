@@ -23,6 +23,7 @@ from typing import Literal
 
 import numpy as np
 
+from latentbench._checks import is_number
 from latentbench.exceptions import InputError
 from latentbench.irt._objective import sigmoid
 from latentbench.select._estimate_calibration import Calibration
@@ -166,7 +167,7 @@ class RidgeCorrection:
 
 def check_design_options(floor: float, proposal: str, point: str, proxy: str) -> None:
     """Refuse a design option outside its range (before any calibration or answer is read)."""
-    if not 0 < floor <= 1:
+    if not (is_number(floor) and 0 < floor <= 1):
         raise InputError(f"floor={floor!r}; expected a value in (0, 1]")
     if proposal not in PROPOSALS:
         raise InputError(f"proposal={proposal!r}; expected one of {', '.join(PROPOSALS)}")

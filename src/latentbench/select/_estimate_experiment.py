@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from latentbench._checks import user_stacklevel
+from latentbench._checks import is_number, user_stacklevel
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import read_csv_ids
@@ -368,7 +368,7 @@ def _check_run_length(max_items: int | None, precision: float | None) -> None:
         isinstance(max_items, bool) or not isinstance(max_items, numbers.Integral) or max_items < 1
     ):
         raise InputError(f"max_items={max_items!r}; expected an item count >= 1, or None")
-    if precision is not None and not 0 < precision < 0.5:
+    if precision is not None and not (is_number(precision) and 0 < precision < 0.5):
         raise InputError(
             f"precision={precision!r}; expected a half-width in (0, 0.5) or None (a score in "
             "[0, 1] has an interval of half-width 0.5 before any item)"

@@ -517,8 +517,8 @@ def _check_run_options(
 
 def _seed_list(seeds: int | list[int]) -> list[int]:
     """The seeds of ``seeds`` (a count: ``10000 * run``), at least one and distinct."""
-    if isinstance(seeds, int):
-        seed_list = [10000 * k for k in range(seeds)]
+    if isinstance(seeds, int | numbers.Integral):  # np.int64 too (it was iterated)
+        seed_list = [10000 * k for k in range(int(seeds))]
     else:  # each a seed: 'a' or -1 named here, not by numpy's SeedSequence in a worker
         seed_list = [check_seed(seed, "seeds") for seed in seeds]
     if not seed_list:

@@ -378,6 +378,16 @@ def parse_policy(spec: str) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
     InputError
         Unknown policy name, or a part that is not ``key=value``.
     """
+    if not isinstance(spec, str):
+        hint = (
+            "; replay() takes the name, run_selection(oracle, policy) takes a policy object"
+            if isinstance(spec, Policy)
+            else ""
+        )
+        raise InputError(
+            f"policy={spec!r}; expected a policy name such as 'pulse' or "
+            f"'pulse:key=value' (one of {sorted(POLICIES)}){hint}"
+        )
     name, _, rest = spec.strip().partition(":")
     name = name.strip().lower()
     if name not in POLICIES:

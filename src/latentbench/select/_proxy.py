@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from latentbench._checks import is_integer, is_number
 from latentbench._repr import GivenArgumentsRepr
 from latentbench.exceptions import InputError
 from latentbench.irt._objective import probabilities, sigmoid
@@ -198,6 +199,43 @@ class LowRankProxy(GivenArgumentsRepr):
         self.newton_iter = newton_iter
         self.random_state = random_state
 
+    def _check_numbers(self) -> None:
+        """Refuse a numeric option of the wrong type or range, naming it ("x" was a
+        ``TypeError`` from deep in the fit, ``nonneg="x"`` ran as True)."""
+        checks: list[tuple[str, bool, str]] = [
+            ("sigma", is_number(self.sigma) and self.sigma > 0, "a positive number"),
+            ("l2", is_number(self.l2) and self.l2 >= 0, "a nonnegative number"),
+            ("l2_model", is_number(self.l2_model) and self.l2_model > 0, "a positive number"),
+            ("newton_tol", is_number(self.newton_tol) and self.newton_tol > 0, "a positive number"),
+            ("nonneg", isinstance(self.nonneg, bool | np.bool_), "True or False"),
+        ]
+        for name in ("max_iter", "newton_iter", "max_cells", "cv_cells"):
+            value = getattr(self, name)
+            checks.append((name, is_integer(value) and value >= 1, "an integer >= 1"))
+        grid = self.cv_grid
+        checks.append(
+            (
+                "cv_grid",
+                isinstance(grid, tuple | list)
+                and len(grid) > 0
+                and all(is_integer(r) and r >= 1 for r in grid),
+                "a tuple of integers >= 1",
+            )
+        )
+        state = self.random_state
+        checks.append(
+            (
+                "random_state",
+                state is None or isinstance(state, np.random.Generator) or is_integer(state),
+                "None, an integer >= 0 or a numpy Generator",
+            )
+        )
+        for name, good, expected in checks:
+            if not good:
+                raise InputError(f"{name}={getattr(self, name)!r}; expected {expected}")
+        if is_integer(state) and state < 0:  # type: ignore[operator]
+            raise InputError(f"random_state={state!r}; expected an integer >= 0")
+
     # ------------------------------------------------------------------ fitting
     def fit(
         self, history: np.ndarray | ResponseMatrix, *, warm_start: bool = False
@@ -237,8 +275,7 @@ class LowRankProxy(GivenArgumentsRepr):
             or self.rank < 1
         ):
             raise InputError(f"rank={self.rank!r}; expected an integer >= 1 or 'auto'")
-        if self.l2_model <= 0:
-            raise InputError(f"l2_model={self.l2_model!r}; expected a positive number")
+        self._check_numbers()
         from latentbench.io import ResponseMatrix
 
         if isinstance(history, ResponseMatrix):  # its scores (numpy read it as one object)

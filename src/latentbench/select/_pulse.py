@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from latentbench._checks import is_integer, is_number
 from latentbench.exceptions import InputError
 from latentbench.select import _certify
 from latentbench.select._base import DEFAULT_DELTA, ProxyBookkeeping, make_confseq, resolve_delta
@@ -315,7 +316,7 @@ class Pulse(ProxyBookkeeping):
             raise InputError(f"pair={pair!r}; expected 'both' or 'greedy'")
         self.pair = pair
         self.certificate_weights = certificate_weights
-        if not 0 <= float(target_weight) < 1:
+        if not (is_number(target_weight) and 0 <= target_weight < 1):
             raise InputError(f"target_weight={target_weight!r}; expected a value in [0, 1)")
         self.target_weight = float(target_weight)
         # None: set from the pool in initialize (certified: one step per item, >= 1,000)
@@ -710,14 +711,14 @@ def _checked_lam(lam: str | float | None, bonus: str) -> str | float:
         raise InputError(
             f"lam={lam!r}; expected 'plugin', 'slope', 'one', 'zero' or a number in [0, 1]"
         )
-    if not isinstance(lam, str) and not 0 <= float(lam) <= 1:
+    if not isinstance(lam, str) and not (is_number(lam) and 0 <= lam <= 1):
         raise InputError(f"lam={lam!r}; expected a number in [0, 1]")
     return lam
 
 
 def _checked_grid(certificate_grid: int | None) -> int | None:
     """``certificate_grid`` as an integer >= 2, or None (set from the pool later)."""
-    if certificate_grid is not None and int(certificate_grid) < 2:
+    if certificate_grid is not None and (not is_integer(certificate_grid) or certificate_grid < 2):
         raise InputError(f"certificate_grid={certificate_grid!r}; expected an integer >= 2")
     return None if certificate_grid is None else int(certificate_grid)
 
@@ -727,7 +728,7 @@ def _checked_split(certificate_split: float | None, certified: bool) -> float:
     else 0.5."""
     if certificate_split is None:
         certificate_split = CERTIFIED_SPLIT if certified else 0.5
-    if not 0 < float(certificate_split) < 1:
+    if not (is_number(certificate_split) and 0 < certificate_split < 1):
         raise InputError(f"certificate_split={certificate_split!r}; expected a value in (0, 1)")
     return float(certificate_split)
 

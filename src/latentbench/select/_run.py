@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from latentbench._checks import check_seed
+from latentbench._checks import check_seed, is_integer
 from latentbench.exceptions import InputError
 from latentbench.select._base import Policy, UCBEBookkeeping
 from latentbench.select._betting import BettingConfSeq
@@ -482,7 +482,7 @@ def _run_options(
     schedule = default_schedule(max(m, 1), max(n, 1), budget)
     if batch_size is None:
         batch_size = schedule[0]
-    if batch_size < 1:
+    if not is_integer(batch_size) or batch_size < 1:  # "2" or 2.5: named, not a TypeError
         raise InputError(f"batch_size={batch_size!r}; expected a positive integer")
     if init_batch is None:
         init_batch = schedule[1]
@@ -502,7 +502,7 @@ def _run_options(
             "shared order the other arms' cells show which items an arm draws next, so its "
             "draws are not uniform given its predictions and the estimates are biased"
         )
-    if not 1 <= init_batch <= n:
+    if not is_integer(init_batch) or not 1 <= init_batch <= n:
         raise InputError(f"init_batch={init_batch!r}; expected an integer in 1..{n}")
     check_sizes(policy, m, n)  # before any cell is evaluated
     if stop not in ("budget", "confidence"):

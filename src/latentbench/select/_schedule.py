@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import numbers
 
+from latentbench._checks import is_integer
 from latentbench.exceptions import InputError
 
 __all__ = ["MAX_BATCH", "MIN_BATCH", "ROUNDS_PER_MODEL", "default_schedule"]
@@ -85,7 +86,7 @@ def default_schedule(n_models: int, n_items: int, budget: int | None = None) -> 
     (64, 64)
     """
     for name, value in (("n_models", n_models), ("n_items", n_items)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if not is_integer(value) or value < 1:
             raise InputError(f"{name}={value!r}; expected an integer >= 1")
     if budget is not None and (
         isinstance(budget, bool) or not isinstance(budget, numbers.Integral) or budget < 0
