@@ -79,6 +79,12 @@ def test_constructor_refuses_missing_ids() -> None:
         ResponseMatrix(np.ones((2, 2)), None, ["x", "y"])  # type: ignore[arg-type]
 
 
+def test_constructor_refuses_a_string_of_ids() -> None:
+    """A string is iterable: 'xy' for two items was read as the items 'x' and 'y', silently."""
+    with pytest.raises(InputError, match=r"item_ids='xy'; expected one id per column"):
+        ResponseMatrix(np.ones((2, 2)), ["a", "b"], "xy")  # type: ignore[arg-type]
+
+
 def test_from_wide_refuses_a_multiindex_of_rows_naming_it() -> None:
     wide = _wide(4, 6)
     wide.index = pd.MultiIndex.from_tuples([(m, "chat") for m in wide.index])

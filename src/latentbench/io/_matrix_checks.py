@@ -486,9 +486,11 @@ def _axis_ids(
     """Checked model and item ids, one per row and per column of a ``what`` of ``shape``."""
     n_models, n_items = shape
     for name, ids, axis in (("model_ids", model_ids, "row"), ("item_ids", item_ids, "column")):
-        if ids is None or not isinstance(ids, Iterable):
+        # a str is iterable too: its letters would be taken as the ids when they are as many
+        if ids is None or isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+            shown = repr(ids) if len(repr(ids)) <= 60 else repr(ids)[:57] + "..."
             raise InputError(
-                f"{_where(source)}{name}={ids!r}; expected one id per {axis} of the {what} "
+                f"{_where(source)}{name}={shown}; expected one id per {axis} of the {what} "
                 "(a sequence of str or int)"
             )
     models = _check_ids(list(model_ids), "model", source)
