@@ -87,7 +87,12 @@ def fit_model_factors(
         Scores in [0, 1], NaN = missing (a row may have only a handful of observed cells).
     V : ndarray of shape (J, r)
     b : ndarray of shape (J,)
-    sigma, l2 : float
+    sigma : float, default 1.0
+        Temperature of the link (as in :func:`~latentbench.irt.fit_cbmm`).
+    l2 : float, default 1e-2
+        Ridge on U; ignored when ``penalty`` is given.
+    penalty : GaussianPenalty, optional
+        The penalty whose ``U`` part is used; default ``GaussianPenalty.ridge(l2)``.
     U0 : ndarray of shape (M, r), optional
         Warm start (default zeros).
     max_iter : int

@@ -147,9 +147,10 @@ def build_experiment_report(
         The experiment, or its output directory.
     path : path-like, optional
         Also write the page there.
+    title : str, optional
+        The page's title (default ``"latentbench experiment report"``).
     force : bool, default False
         Overwrite an existing ``path`` (refused otherwise, before any work).
-    title : str, optional
 
     Returns
     -------

@@ -1799,8 +1799,8 @@ def estimate_many(
         What an unusable model's answers do: stop the call (``"raise"``), or record the message
         in :attr:`EstimateSet.failures` and go on with the others (``"collect"``; a call with
         one model raises either way). Errors in the calibration or the options always raise.
-    rank, cache, **kwargs
-        As in :func:`estimate` (``budget``, ``precision``, ``delta``, ``seed``, ...).
+    rank, cache
+        As in :func:`estimate`.
     progress : callable, optional
         ``progress("models", done, total)`` after each model of several (a
         :data:`~latentbench._progress.ProgressCallback`).
@@ -1808,6 +1808,8 @@ def estimate_many(
         When set (from another thread or a signal handler), the call stops after the model
         in flight and returns the models finished so far; the others are listed in
         :attr:`EstimateSet.not_estimated` (and its summary's last line).
+    **kwargs
+        As in :func:`estimate` (``budget``, ``precision``, ``delta``, ``seed``, ...).
 
     Returns
     -------

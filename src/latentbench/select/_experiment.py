@@ -1003,28 +1003,34 @@ def experiment_from_matrix(
     seeds : int or list of int, default 20
         As the command's default (200 for publication-grade curves); see
         :func:`run_experiment`.
-    budget, batch_size, init_batch, stop, delta, engine, n_jobs, stop_event
+    budget, batch_size, init_batch, stop, delta
         See :func:`run_experiment`; ``budget`` is capped at the pool's unrevealed cells.
         The schedule (:func:`~latentbench.select.default_schedule`) is the largest pool's,
         the same for every policy.
-    progress : callable, optional
-        ``progress(phase, done, total)``, as every long operation takes it
-        (``docs/usability.md``): phase ``"runs"``, one call per run finished (seeds x pools x
-        policies in all).
     rank : int or "auto"
         Proxy rank (see :class:`~latentbench.select.LowRankProxy`).
     simulate : int, optional
         Replace the source by this many synthetic models drawn from a rank-``sim_rank``
         :class:`~latentbench.select.LeaderboardSimulator` fitted to it (``split`` is then
         random).
+    sim_rank : int, default 4
+        Rank of the simulator fitted for ``simulate``.
     random_state : int
         Seeds the split and the simulator.
+    engine, n_jobs
+        See :func:`run_experiment`.
+    progress : callable, optional
+        ``progress(phase, done, total)``, as every long operation takes it
+        (``docs/usability.md``): phase ``"runs"``, one call per run finished (seeds x pools x
+        policies in all).
     missing : {"error", "zero", "drop-items"}, default "error"
         Missing cells of the candidate models: an error (the target mean needs every cell),
         scored 0 on purpose, or every item with a missing candidate cell dropped (for the
         history too; recorded in ``params["dropped_items"]``). A
         :class:`~latentbench.exceptions.DataWarning` says how many cells were scored 0 or
         items dropped (``params["missing_cells_scored_0"]`` / ``params["dropped_items"]``).
+    stop_event : threading.Event, optional
+        See :func:`run_experiment`.
 
     Returns
     -------

@@ -114,10 +114,6 @@ class LowRankProxy(GivenArgumentsRepr):
         squared residual ``(Y - f)^2`` on its other cells wins, or the smallest rank within
         one standard error of it (the residual variance is what the doubly robust estimate
         pays).
-    cv_grid : tuple of int, default (1, 2, 4, 8, 16)
-        Ranks tried by ``rank="auto"`` (those below the number of training models).
-    cv_cells : int, default 64
-        Cells each held-out model is prewarmed on.
     sigma : float, default 1.0
         Link temperature, ``f = sigmoid((U V^T + b) / sigma)``.
     l2 : float, default 1e-2
@@ -137,11 +133,15 @@ class LowRankProxy(GivenArgumentsRepr):
         Cap on Newton steps per candidate refit.
     random_state : int or None
         Passed to the engine.
+    max_cells : int, default 131072
+        Size of the compacted sub-problems handed to the engine (see Notes).
     newton_tol : float, default 1e-4
         Stop a candidate's Newton iterations when its Newton decrement (about twice the
         remaining objective gap) is below this.
-    max_cells : int, default 131072
-        Size of the compacted sub-problems handed to the engine (see Notes).
+    cv_grid : tuple of int, default (1, 2, 4, 8, 16)
+        Ranks tried by ``rank="auto"`` (those below the number of training models).
+    cv_cells : int, default 64
+        Cells each held-out model is prewarmed on.
 
     Notes
     -----
@@ -478,6 +478,9 @@ class LowRankProxy(GivenArgumentsRepr):
         Parameters
         ----------
         U : ndarray of shape (M, r)
+            Model factors (e.g. from :meth:`fit_models`).
+        dtype : type, default numpy.float32
+            Type of the returned array (computed in float32 and cast).
 
         Returns
         -------
