@@ -54,6 +54,20 @@ def normalise_rank1(
 
     theta <- (theta - mu) / s, a <- s a, b <- b + mu a. X = theta a^T + 1 b^T is unchanged and
     a >= 0 is kept. (Any rank: :func:`latentbench.irt._objective.normalise`.)
+
+    Parameters
+    ----------
+    theta : ndarray of shape (N,)
+        Abilities.
+    a : ndarray of shape (J,)
+        Discriminations.
+    b : ndarray of shape (J,)
+        Intercepts (``logit P = a theta + b``).
+
+    Returns
+    -------
+    theta, a, b : ndarrays of shapes (N,), (J,), (J,)
+        The normalised parameters.
     """
     U, V, b_new, _ = normalise(np.asarray(theta, float)[:, None], np.asarray(a, float)[:, None], b)
     return U[:, 0], V[:, 0], b_new

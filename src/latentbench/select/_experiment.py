@@ -861,6 +861,13 @@ def release_dates(responses: str | os.PathLike[str], model_ids: Sequence[str]) -
     (``NAME_models.parquet`` beside ``NAME.parquet``, columns ``model`` and ``created_date``,
     ``release_date`` or ``date``), in the order of ``model_ids``: what ``split="date"`` needs.
 
+    Parameters
+    ----------
+    responses : path-like
+        The responses file (``NAME.parquet``).
+    model_ids : sequence of str
+        The models whose dates are wanted.
+
     Returns
     -------
     ndarray of datetime64[ns], shape (n_models,)
