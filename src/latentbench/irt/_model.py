@@ -121,6 +121,26 @@ class TwoPL:
         continuous scores), with a :class:`~latentbench.exceptions.DataWarning` when K > 1;
         the fit's ``options["trials"]`` records the K used.
 
+    Attributes
+    ----------
+    result_ : IRTResult
+        The last fit's result (what :meth:`fit` returns; also :attr:`result`, which raises
+        :class:`~latentbench.NotFittedError` before a fit).
+    ability_ : ndarray of shape (n_models,)
+        ``result_.theta``: abilities along the items' mean loading (rank 1: theta).
+    discrimination_ : ndarray of shape (n_items,)
+        ``result_.discrimination`` (rank 1: a).
+    intercept_ : ndarray of shape (n_items,)
+        ``result_.b``, the intercepts (easiness).
+    difficulty_ : ndarray of shape (n_items,)
+        ``-b``, as the ``difficulty`` column of ``result_.items``.
+    n_iter_ : int
+        MM sweeps of the fit.
+    converged_ : bool
+        Whether the stopping rule held before ``max_iter``.
+    loss_history_ : list of float
+        ``result_.loss_history``.
+
     Examples
     --------
     >>> from latentbench.synthetic import simulate_2pl

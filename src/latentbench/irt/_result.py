@@ -98,14 +98,21 @@ class IRTResult:
     sigma : float
     rank : int
     loss : float
-        Final objective (negative log-likelihood over observed cells plus the ridge).
+        Final objective (negative log-likelihood over observed cells plus :attr:`penalty`'s
+        value: the ridge, or the Gaussian priors).
     neg_log_likelihood : float
         Its negative log-likelihood part (the penalty left out; NaN for a result loaded from
         a ``fit.json`` without it).
     loss_history : list of float
+        The objective at the start and after every iteration (see
+        :class:`~latentbench.irt.CBMMFit`: with acceleration, one entry per two sweeps).
     n_iter : int
+        MM sweeps of the final fit.
     converged : bool
+        Whether the stopping rule held before ``max_iter`` (else a
+        :class:`~latentbench.ConvergenceWarning` was emitted).
     seconds : float
+        Wall-clock time of the fit.
     restarted : bool
         Whether the given start collapsed to an intercept-only model and the fit restarted
         from the accuracy-based start (warned by the fit; saved in ``fit.json``).
