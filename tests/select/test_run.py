@@ -482,6 +482,27 @@ def test_interval_trajectories_rebuild_the_per_round_bounds():
     np.testing.assert_allclose(hi2, upper)
 
 
+def test_trace_shapes_are_the_documented_ones_with_and_without_intervals():
+    """``SelectionResult``'s docstring: ``trace_arm`` and its bounds have one entry per round
+    plus the initial batch's (arm -1, NaN bounds), and a policy without intervals has NaN
+    bounds there and NaN trajectories of shape (rounds + 1, k); without intervals the bounds
+    had one entry and ``interval_trajectories`` returned no rows at all (review of
+    2026-12-06)."""
+    Y, _, _, _ = lowrank_data(12, 200, r=2, seed=3)
+    for policy in (UCBE(), Uniform()):
+        result = run_selection(
+            MatrixOracle(Y), policy, budget=600, batch_size=20, init_batch=20, random_state=0
+        )
+        rounds = result.rounds
+        assert result.trace_evaluations.shape == (rounds + 1,)
+        assert result.trace_arm.shape == (rounds + 1,) and result.trace_arm[0] == -1
+        for bounds in (result.trace_arm_lower, result.trace_arm_upper):
+            assert bounds.shape == (rounds + 1,) and np.isnan(bounds).all()
+        lower, upper = result.interval_trajectories(np.arange(3))
+        assert lower.shape == upper.shape == (rounds + 1, 3)
+        assert np.isnan(lower).all() and np.isnan(upper).all()
+
+
 def test_loop_refuses_a_missing_score_instead_of_scoring_it_zero():
     class Flaky:
         n_models, n_items = 3, 50

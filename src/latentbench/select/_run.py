@@ -59,10 +59,11 @@ class SelectionResult:
         Post-init cells spent after each round (0 = after the initial batch).
     trace_best : ndarray of shape (rounds + 1,)
         Recommended arm after each round.
-    trace_arm, trace_arm_lower, trace_arm_upper : ndarray of shape (rounds,) or None
+    trace_arm, trace_arm_lower, trace_arm_upper : ndarray of shape (rounds + 1,) or None
         The arm pulled in each round and its bounds after it (only the pulled arm's interval
-        changes in a round); with the initial bounds they give :meth:`interval_trajectories`
-        (NaN bounds for a policy without intervals).
+        changes in a round), entry 0 standing for the initial batch (arm -1, NaN bounds);
+        with the initial bounds they give :meth:`interval_trajectories` (NaN bounds for a
+        policy without intervals).
     initial_lower, initial_upper : ndarray of shape (n_arms,) or None
         Every arm's bounds after the initial batch.
     stopped : str
@@ -173,7 +174,11 @@ class SelectionResult:
         lower, upper : ndarray of shape (rounds + 1, k)
             NaN when the policy has no intervals.
         """
-        return interval_trajectories(self.to_dict(trace=True)["trace"], arms)
+        trace = self.to_dict(trace=True)["trace"]
+        if "arm" not in trace:  # no intervals recorded: NaN, one row per round
+            shape = (len(self.trace_evaluations), np.asarray(arms).size)
+            return np.full(shape, np.nan), np.full(shape, np.nan)
+        return interval_trajectories(trace, arms)
 
     @property
     def epsilon(self) -> float:
@@ -565,7 +570,9 @@ class _Trace:
         self.spent.append(spent)
         self.best.append(leader)
         self.arm.append(arm)
-        if now is None:
+        if now is None:  # a policy without intervals: NaN bounds, one per round as documented
+            self.lower.append(np.nan)
+            self.upper.append(np.nan)
             return
         lo, hi = float(now[0][arm]), float(now[1][arm])
         self.lower.append(lo)
