@@ -199,7 +199,7 @@ def predictive_scores(p: npt.NDArray[np.floating], y: npt.NDArray[np.floating]) 
 
     Parameters
     ----------
-    p : ndarray
+    p : ndarray of any shape
         Predicted probabilities (clipped to [1e-12, 1 - 1e-12]).
     y : ndarray of the shape of ``p``
         Targets in [0, 1]; the AUC counts only the cells with ``y`` 0 or 1 (NaN when one class

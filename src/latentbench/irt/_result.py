@@ -247,8 +247,9 @@ class IRTResult:
 
         Returns
         -------
-        ndarray of shape (n_models, n_items)
-            Probabilities in (0, 1), observed and unobserved cells alike.
+        ndarray of shape (len(models), len(items))
+            Probabilities in (0, 1), observed and unobserved cells alike; (n_models, n_items)
+            by default.
         """
         rows = _positions(models, self.model_ids, "model")
         cols = _positions(items, self.item_ids, "item")

@@ -110,7 +110,8 @@ def split_models(
 
     Returns
     -------
-    history, test : ndarray of int
+    history, test : ndarray of int of shapes (n_models // 2,), (n_models - n_models // 2,)
+        Row indices of the two halves (together every row once).
     """
     random_state = check_seed(random_state, "random_state")
     if how == "date":
@@ -998,7 +999,7 @@ def experiment_from_matrix(
         experiment --store S --benchmark B``) is ``Store(S).matrix(B)``.
     split : {"random", "date"}
         How rows are halved into history and candidates (see :func:`split_models`).
-    dates : array-like, optional
+    dates : array-like of shape (n_models,), optional
         Release dates for ``split="date"`` (with a path as ``matrix``, default: the sidecar
         beside it, :func:`release_dates`).
     pools : str or list

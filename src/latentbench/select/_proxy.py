@@ -415,7 +415,7 @@ class LowRankProxy(GivenArgumentsRepr):
             Observed scores, NaN = unobserved.
         U0 : ndarray of shape (M, r), optional
             Warm start (in the original, unwhitened parametrisation).
-        rows : ndarray of int, optional
+        rows : ndarray of int of shape (k,), optional
             Refit only these rows (the others keep ``U0``); rows are independent problems, so
             this is exact when the other rows' cells have not changed.
 
