@@ -409,6 +409,18 @@ def test_bad_inputs(problem):
         MatrixOracle(np.full((2, 2), 3.0))
 
 
+def test_true_means_of_the_wrong_shape_are_refused_by_name(problem):
+    """A ``true_means`` that is not one finite mean per arm was a numpy broadcasting
+    ValueError (or, of length 1, silently broadcast to every arm); run_selection's Raises
+    section promises an InputError naming it (review of 2026-12-06)."""
+    Y, _ = problem
+    for wrong in (np.zeros(2), np.zeros(1), np.zeros((Y.shape[0], 2)), np.full(Y.shape[0], np.nan)):
+        with pytest.raises(InputError, match=r"true_means.*expected one finite mean per arm"):
+            run_selection(MatrixOracle(Y), Uniform(), budget=20, true_means=wrong)
+    fine = run_selection(MatrixOracle(Y), Uniform(), budget=20, true_means=Y.mean(axis=1))
+    assert fine.covered is None  # Uniform has no intervals
+
+
 def test_doubling_batches_grow_with_the_sample(problem):
     Y, _ = problem
     res = run_selection(

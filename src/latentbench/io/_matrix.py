@@ -438,6 +438,12 @@ class ResponseMatrix:
         ResponseMatrix
             With ``layout`` set to a one-line description of what was read (e.g.
             ``"long: columns model, item, correct"``).
+
+        Raises
+        ------
+        InputError
+            No such file, an unreadable one, a column not found, a score outside [0, 1], a
+            repeated (model, item) cell, ...; the message names the file, the column and the value.
         """
         file = Path(path)
         source = str(file)

@@ -321,6 +321,12 @@ def bootstrap(
     Returns
     -------
     BootstrapResult
+
+    Raises
+    ------
+    InputError
+        ``method`` not one of the three, ``n_boot`` < 2, ``level`` outside (0, 1), or no matrix
+        (a result loaded from disk keeps none).
     """
     import time
 

@@ -404,6 +404,12 @@ class TwoPL:
         IRTResult
             Also stored as ``self.result_``; the normalised parameters are available as
             ``ability_``, ``discrimination_``, ``intercept_`` and ``difficulty_``.
+
+        Raises
+        ------
+        InputError
+            ``matrix`` is not a :class:`~latentbench.ResponseMatrix`, a parameter is out of range
+            (checked as :meth:`validate` does), or ``rank`` exceeds what the matrix can identify.
         """
         self._check_matrix(matrix)
         self._validate()

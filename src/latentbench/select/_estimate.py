@@ -1472,6 +1472,14 @@ def estimate(
     Returns
     -------
     EstimateResult
+
+    Raises
+    ------
+    InputError
+        The calibration, the responses or an option is unusable (no such file or model,
+        answers to none of the calibrated items, a ``budget`` / ``precision`` / ``delta`` out
+        of range, an ``items`` design drawn from another calibration, ...); the message names
+        the input, the value and what was expected.
     """
     _check_call(budget, precision, delta, items, floor, proposal, point, proxy, seed)
     seed = check_seed(seed, "seed")
@@ -1814,6 +1822,14 @@ def estimate_many(
     Returns
     -------
     EstimateSet
+
+    Raises
+    ------
+    InputError
+        An unusable calibration or option, ``models`` not in ``responses``, or (with
+        ``errors="raise"``) a model's unusable answers.
+    TypeError
+        A keyword that :func:`estimate` does not take.
     """
     if errors not in ("raise", "collect"):
         raise InputError(f"errors={errors!r}; expected 'raise' or 'collect'")
@@ -1961,6 +1977,11 @@ def tiny(
         recorded, so that :func:`estimate` with ``items=`` replays the draw and refuses a row
         whose item is not the one drawn at its order. Save it with ``to_csv`` (as
         ``latentbench tiny`` does) or ``to_parquet``: ``items=`` reads either.
+
+    Raises
+    ------
+    InputError
+        ``k`` not an integer in [1, n_items], or an unusable calibration or option.
     """
     import pandas as pd
 

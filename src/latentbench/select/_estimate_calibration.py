@@ -645,6 +645,12 @@ def load_calibration(
         For a store benchmark, ``source`` is ``"<store path>:<benchmark>"`` and ``hash`` covers
         the matrix's content (cells, model and item ids) and ``rank``: the cache is reused
         while the benchmark's cells are unchanged, whatever else the store gains.
+
+    Raises
+    ------
+    InputError
+        No such file or directory, a type that is not a calibration, ``metric`` / ``filter`` /
+        ``split`` without a store, or ``rank`` not an integer >= 1.
     """
     from latentbench.io import ResponseMatrix
 

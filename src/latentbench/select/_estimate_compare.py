@@ -227,6 +227,12 @@ def compare(
     Returns
     -------
     CompareResult
+
+    Raises
+    ------
+    InputError
+        The same model twice, two models with no answered calibrated item in common, or an
+        unusable calibration, responses or option (as in :func:`estimate`).
     """
     seed = check_seed(seed, "seed")
     _check_margin(margin)

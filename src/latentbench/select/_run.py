@@ -677,6 +677,13 @@ def run_selection(
     Returns
     -------
     SelectionResult
+
+    Raises
+    ------
+    InputError
+        An option out of range (``budget``, ``batch_size``, ``init_batch``, ``delta``,
+        ``stop``, ...), a policy or oracle that is not an object of those kinds, or
+        ``model_ids`` / ``true_means`` of the wrong length.
     """
     start = time.perf_counter()
     _refuse_non_objects(oracle, policy)
@@ -689,6 +696,14 @@ def run_selection(
     )
     if model_ids is not None and len(model_ids) != m:
         raise InputError(f"model_ids has {len(model_ids)} entries; expected {m}")
+    if true_means is not None:
+        means = np.asarray(true_means, dtype=np.float64)
+        if means.shape != (m,) or not np.isfinite(means).all():
+            raise InputError(
+                f"true_means of shape {means.shape}"
+                + ("" if means.shape != (m,) else " with a missing or infinite value")
+                + f"; expected one finite mean per arm, shape ({m},)"
+            )
     budget, stop, batch_size, epsilon = opts.budget, opts.stop, opts.batch_size, opts.epsilon
     numpy_state = (np.random.Generator, np.random.SeedSequence, np.random.BitGenerator)
     if random_state is not None and not isinstance(random_state, numpy_state):
