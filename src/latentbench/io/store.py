@@ -227,9 +227,9 @@ class Store(SelectionRuns):
     ----------
     path : path-like
         The ``.duckdb`` file; created with the schema when absent. ``":memory:"`` works too.
-    read_only : bool
+    read_only : bool, default False
         Open without write access (several readers may share a file).
-    wait : float
+    wait : float, default 5.0
         Seconds to wait, when another process holds the file (DuckDB lets one process write
         it, or several read it), for that process to let it go before refusing: two ingests
         started together run one after the other. A live run (``select live``,
@@ -238,9 +238,20 @@ class Store(SelectionRuns):
 
     Examples
     --------
-    >>> with Store(":memory:") as store:  # doctest: +SKIP
-    ...     store.ingest(frame, report)
+    >>> import os, tempfile
+    >>> import pandas as pd
+    >>> from latentbench.io import read_results
+    >>> path = os.path.join(tempfile.mkdtemp(), "scores.csv")
+    >>> pd.DataFrame(
+    ...     {"model": ["m1", "m1", "m2", "m2"], "item": ["q1", "q2", "q1", "q2"],
+    ...      "score": [1, 0, 1, 1]}
+    ... ).to_csv(path, index=False)
+    >>> frame, report = read_results("table", path, benchmark="arc_easy", metric="acc")
+    >>> with Store(":memory:") as store:
+    ...     _ = store.ingest(frame, report)
     ...     matrix = store.matrix("arc_easy", metric="acc")
+    >>> matrix
+    ResponseMatrix(2 models x 2 items, 100.0% observed)
     """
 
     def __init__(
