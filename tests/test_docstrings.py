@@ -20,6 +20,7 @@ import importlib
 import inspect
 import re
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, is_typeddict
 
 import pytest
@@ -142,3 +143,70 @@ def test_parameters_section_names_the_signature(name, obj, kind):
 )  # fmt: skip
 def test_the_entry_parser(doc, expected):
     assert _entries(doc) == expected
+
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "latentbench"
+_ROLE = re.compile(r":(?:func|class|meth|attr|mod|data|exc|obj):`(?:[^`<]*<)?~?(latentbench[\w.\s]*?)>?`")
+
+
+def _resolves(dotted: str) -> bool:
+    parts = dotted.split(".")
+    for stop in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:stop]))
+        except ImportError:
+            continue
+        for index, part in enumerate(parts[stop:]):
+            if not hasattr(obj, part):
+                # a dataclass field or an instance attribute set in __init__ of the last class
+                last = index == len(parts[stop:]) - 1
+                fields = getattr(obj, "__dataclass_fields__", {})
+                init = getattr(obj, "__init__", None)
+                source = inspect.getsource(init) if inspect.isfunction(init) else ""
+                return last and (part in fields or f"self.{part} " in source)
+            obj = getattr(obj, part)
+        return True
+    return False
+
+
+def test_every_qualified_cross_reference_in_a_docstring_resolves():
+    """``:func:`latentbench.x.y``` (or ``~latentbench...``) anywhere under ``src`` names a
+    module, function, class or attribute that exists (a renamed or removed function stayed in
+    the docstrings that pointed at it)."""
+    wrong = []
+    for path in sorted(SRC.rglob("*.py")):
+        for match in _ROLE.finditer(path.read_text(encoding="utf-8")):
+            dotted = "".join(match.group(1).split()).rstrip(".")
+            if not _resolves(dotted):
+                wrong.append(f"{path.relative_to(SRC.parent)}: {match.group(0)}")
+    assert not wrong, "\n".join(wrong)
+
+
+# ``docs/X.md``, "Title" / § N / Title) -- a title in quotes, or bare up to the closing bracket
+_CITED = re.compile(r"``(docs/\w+\.md)``,?\s+(§\s*\d+|\"[^\"]+\"|[A-Z][\w' -]+?(?=\)))")
+
+
+def test_every_docs_section_a_docstring_cites_exists():
+    """``docs/X.md``, "Title" (or § N) in a docstring is a heading of that page, or the bold
+    lead of one of its paragraphs (as tests/test_docs.py reads the pages' own citations)."""
+    root = SRC.parents[1]
+    wrong = []
+    for path in sorted(SRC.rglob("*.py")):
+        for match in _CITED.finditer(path.read_text(encoding="utf-8")):
+            page, section = root / match.group(1), " ".join(match.group(2).strip('"').split())
+            if not page.exists():
+                wrong.append(f"{path.name}: {match.group(1)} does not exist")
+                continue
+            lines = page.read_text(encoding="utf-8").splitlines()
+            heads = [" ".join(line.lstrip("#").split()).lower() for line in lines if line[:1] == "#"]
+            leads = [" ".join(line.split()).lower() for line in lines if line[:2] == "**"]
+            if section.startswith("§"):
+                found = any(re.match(rf"{section[1:].strip()}\.", h) for h in heads)
+            else:
+                wanted = section.lower()
+                found = any(wanted in h for h in heads) or any(
+                    h.startswith(f"**{wanted}") for h in leads
+                )
+            if not found:
+                wrong.append(f"{path.name}: {match.group(1)} has no section {section!r}")
+    assert not wrong, "\n".join(wrong)

@@ -304,7 +304,8 @@ def write_json(out: str | os.PathLike[str], name: str, data: Any) -> Path:
 
 
 def _write_json_file(path: Path, data: Any) -> None:
-    """Write ``data`` as JSON at ``path`` (NaN refused), for :func:`write_directory`."""
+    """Write ``data`` as JSON at ``path`` (NaN refused), for
+    :func:`~latentbench.io._outputs.write_directory`."""
     path.write_text(json.dumps(data, indent=2, allow_nan=False))
 
 

@@ -669,7 +669,8 @@ def run_selection(
         ``1 - delta`` (an epsilon-best arm). 0 certifies the best itself; two models whose
         means are equal then cannot be told apart before both are fully evaluated, where
         any ``epsilon > 0`` stops once the bounds are ``epsilon`` apart
-        (``docs/selection.md``, Certified stop).
+        (``docs/selection.md``, "Exact ties, and certifying a model within `epsilon` of the
+        best").
     true_means : ndarray of shape (n_arms,), optional
         Known means (replay): records whether the intervals always covered them.
     model_ids : list of str, optional
