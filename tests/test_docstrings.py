@@ -146,7 +146,9 @@ def test_the_entry_parser(doc, expected):
 
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "latentbench"
-_ROLE = re.compile(r":(?:func|class|meth|attr|mod|data|exc|obj):`(?:[^`<]*<)?~?(latentbench[\w.\s]*?)>?`")
+_ROLE = re.compile(
+    r":(?:func|class|meth|attr|mod|data|exc|obj):`(?:[^`<]*<)?~?(latentbench[\w.\s]*?)>?`"
+)
 
 
 def _resolves(dotted: str) -> bool:
@@ -198,8 +200,8 @@ def test_every_docs_section_a_docstring_cites_exists():
                 wrong.append(f"{path.name}: {match.group(1)} does not exist")
                 continue
             lines = page.read_text(encoding="utf-8").splitlines()
-            heads = [" ".join(line.lstrip("#").split()).lower() for line in lines if line[:1] == "#"]
-            leads = [" ".join(line.split()).lower() for line in lines if line[:2] == "**"]
+            heads = [" ".join(ln.lstrip("#").split()).lower() for ln in lines if ln[:1] == "#"]
+            leads = [" ".join(ln.split()).lower() for ln in lines if ln[:2] == "**"]
             if section.startswith("§"):
                 found = any(re.match(rf"{section[1:].strip()}\.", h) for h in heads)
             else:
