@@ -291,7 +291,8 @@ class ExperimentResult:
         its Wilson 95% interval over the runs, ``coverage_lower`` and ``coverage_upper``),
         seconds per run.
     pools : dict
-        ``pool -> {"n_models", "gap", "top2_gap"}``.
+        ``pool -> {"n_models", "top2_gap"}``: the pool's size and its measured gap between
+        the two best means (a gap pool is named by that measured gap, e.g. ``gap0.021``).
     params : dict
         The run's settings (budget, batch sizes, stop, delta, seeds, target, reference
         policy, and from :func:`experiment_from_matrix` the split, rank and proxy fit), as
