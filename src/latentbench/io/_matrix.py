@@ -587,10 +587,12 @@ class ResponseMatrix:
 
     @property
     def n_models(self) -> int:
+        """Number of models (rows)."""
         return self.shape[0]
 
     @property
     def n_items(self) -> int:
+        """Number of items (columns)."""
         return self.shape[1]
 
     @property
@@ -600,6 +602,7 @@ class ResponseMatrix:
 
     @property
     def observed_fraction(self) -> float:
+        """Share of the cells that are observed, in [0, 1]."""
         return float(self.observed.mean())
 
     @property
@@ -629,9 +632,11 @@ class ResponseMatrix:
         return self.margins().col_mean()
 
     def n_observed_per_model(self) -> np.ndarray:
+        """Observed cells of each model, shape (n_models,)."""
         return self.margins().row_count.copy()
 
     def n_observed_per_item(self) -> np.ndarray:
+        """Observed cells of each item, shape (n_items,)."""
         return self.margins().col_count.copy()
 
     def constant_models(self) -> np.ndarray:

@@ -77,6 +77,7 @@ class BootstrapResult:
 
     @property
     def n_boot(self) -> int:
+        """Number of replicates kept (0 when none holds draws)."""
         draws = self.theta if self.theta is not None else self.discrimination
         return 0 if draws is None else int(draws.shape[0])
 

@@ -199,10 +199,12 @@ class IRTResult:
 
     @property
     def model_ids(self) -> list[str]:
+        """The fitted models' ids, in the matrix's order (``abilities["model"]``)."""
         return self.abilities["model"].tolist()
 
     @property
     def item_ids(self) -> list[str]:
+        """The fitted items' ids, in the matrix's order (``items["item"]``)."""
         return self.items["item"].tolist()
 
     @property

@@ -192,6 +192,7 @@ class EstimateResult:
 
     @property
     def half_width(self) -> float:
+        """Half the interval's width, ``(upper - lower) / 2``, on the score's scale."""
         return (self.upper - self.lower) / 2.0
 
     def __repr__(self) -> str:

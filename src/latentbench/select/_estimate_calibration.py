@@ -196,10 +196,12 @@ class Calibration:
 
     @property
     def n_items(self) -> int:
+        """Number of calibrated items."""
         return len(self.item_ids)
 
     @property
     def rank(self) -> int:
+        """Number of latent factors r of the calibration (columns of ``V``)."""
         return int(self.V.shape[1])
 
     @property

@@ -401,6 +401,8 @@ class LowRankProxy(GivenArgumentsRepr):
 
     @property
     def n_items(self) -> int:
+        """Number of items of the history fit (raises :class:`~latentbench.NotFittedError`
+        before :meth:`fit`)."""
         self._check_fitted()
         return int(self.V_.shape[0])
 

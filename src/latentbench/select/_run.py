@@ -217,6 +217,7 @@ class SelectionResult:
 
     @property
     def best_id(self) -> str | int:
+        """The recommended model's id (its index ``best`` when the run has no ``model_ids``)."""
         return self._id(self.best)
 
     @property
