@@ -626,6 +626,20 @@ class Store(SelectionRuns):
         The Python twin of ``latentbench ingest SOURCE PATH... --store STORE``; ``options``
         are the keyword arguments of ``read_results`` (``benchmark``, ``metric``, ``filter``,
         ...). Nothing is written when reading fails.
+
+        Parameters
+        ----------
+        source : str
+            A registered reader (:data:`~latentbench.io.SOURCES`).
+        paths : path-like or iterable of path-like
+            Files, or directories searched for the tool's result files.
+        **options
+            Keyword arguments of :func:`~latentbench.io.read_results`.
+
+        Returns
+        -------
+        IngestResult, LoadReport
+            What :meth:`ingest` did and what reading found.
         """
         from latentbench.io.formats import read_results
 
@@ -635,14 +649,29 @@ class Store(SelectionRuns):
 
     # ------------------------------------------------------------------ queries
     def benchmarks(self) -> list[str]:
-        """Benchmark names in the store, sorted."""
+        """Benchmark names in the store, sorted.
+
+        Returns
+        -------
+        list of str
+        """
         rows = self.connection.execute(
             "SELECT DISTINCT benchmark FROM responses ORDER BY benchmark"
         ).fetchall()
         return [r[0] for r in rows]
 
     def models(self, benchmark: str | None = None) -> list[str]:
-        """Model ids in the store (or with rows for ``benchmark``), sorted."""
+        """Model ids in the store (or with rows for ``benchmark``), sorted.
+
+        Parameters
+        ----------
+        benchmark : str, optional
+            Only the models with rows for this benchmark.
+
+        Returns
+        -------
+        list of str
+        """
         if benchmark is None:
             rows = self.connection.execute(
                 "SELECT DISTINCT model FROM responses ORDER BY model"
@@ -655,7 +684,18 @@ class Store(SelectionRuns):
         return [r[0] for r in rows]
 
     def choices(self, benchmark: str) -> pd.DataFrame:
-        """The (metric, filter) pairs stored for ``benchmark``, with row counts and sources."""
+        """The (metric, filter) pairs stored for ``benchmark``, with row counts and sources.
+
+        Parameters
+        ----------
+        benchmark : str
+            A stored benchmark.
+
+        Returns
+        -------
+        DataFrame
+            Columns ``metric``, ``filter``, ``n_rows``, ``sources``.
+        """
         return self.connection.execute(
             "SELECT metric, filter, count(*) AS n_rows, string_agg(DISTINCT source, ', ') AS "
             "sources FROM responses WHERE benchmark = ? GROUP BY metric, filter "
@@ -707,6 +747,11 @@ class Store(SelectionRuns):
     def coverage(self, benchmark: str | None = None) -> pd.DataFrame:
         """Per benchmark and model: items observed and the fraction of the benchmark's items.
 
+        Parameters
+        ----------
+        benchmark : str, optional
+            Only this benchmark.
+
         Returns
         -------
         DataFrame of shape (n_pairs, 5)
@@ -740,7 +785,27 @@ class Store(SelectionRuns):
     ) -> pd.DataFrame:
         """The canonical long table (optionally one benchmark / metric / filter / split; an
         unknown benchmark, or a metric, filter or split that no row (of the benchmark) holds,
-        is an error listing the values stored, not an empty table)."""
+        is an error listing the values stored, not an empty table).
+
+        Parameters
+        ----------
+        benchmark : str, optional
+            Only this benchmark's rows.
+        metric, filter, split : str, optional
+            Only the rows with this metric / filter / split.
+
+        Returns
+        -------
+        DataFrame
+            One row per stored score, with the canonical columns (``model``, ``benchmark``,
+            ``item``, ``score``, ``metric``, ``filter``, ``trial``, ``split``, ``source``, ...;
+            ``docs/formats.md``).
+
+        Raises
+        ------
+        InputError
+            An unknown benchmark, or a metric, filter or split that none of its rows holds.
+        """
         where, params = self._rows_of(benchmark, metric=metric, filter=filter, split=split)
         return self.connection.execute(
             f"SELECT {', '.join(CANONICAL_COLUMNS)} FROM responses {where} "
@@ -1140,7 +1205,19 @@ class Store(SelectionRuns):
         return fit_id
 
     def fits(self, benchmark: str | None = None) -> pd.DataFrame:
-        """Recorded fits, newest last (``options`` and ``summary`` as JSON text)."""
+        """Recorded fits, newest last (``options`` and ``summary`` as JSON text).
+
+        Parameters
+        ----------
+        benchmark : str, optional
+            Only this benchmark's fits.
+
+        Returns
+        -------
+        DataFrame
+            Columns ``id``, ``created_at``, ``benchmark``, ``options``, ``summary``,
+            ``package_version``.
+        """
         if benchmark is None:
             return self.connection.execute("SELECT * FROM fits ORDER BY created_at").df()
         return self.connection.execute(

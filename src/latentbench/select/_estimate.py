@@ -257,13 +257,39 @@ class EstimateResult:
         return out
 
     def save(self, out: str | os.PathLike[str]) -> Path:
-        """Write ``estimate.json`` into the directory ``out`` (created); returns its path."""
+        """Write ``estimate.json`` into the directory ``out`` (created); returns its path.
+
+        Parameters
+        ----------
+        out : path-like
+            The directory (created when absent).
+
+        Returns
+        -------
+        Path
+            ``out/estimate.json``.
+        """
         return write_json(out, "estimate.json", self.to_dict())
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> EstimateResult:
         """The result a :meth:`to_dict` record (one entry of ``estimate.json``) describes;
-        without its ``trajectory``, which the record does not hold."""
+        without its ``trajectory``, which the record does not hold.
+
+        Parameters
+        ----------
+        record : mapping
+            One record as :meth:`to_dict` writes it.
+
+        Returns
+        -------
+        EstimateResult
+
+        Raises
+        ------
+        InputError
+            A record without the fields of one (the message names the missing field).
+        """
         fields = {f.name for f in dataclasses.fields(cls)} - {"trajectory"}
         try:
             calibration = record["calibration"]

@@ -257,7 +257,22 @@ class SelectionResult:
         }
 
     def to_dict(self, *, trace: bool = True) -> dict[str, Any]:
-        """JSON-ready dictionary."""
+        """JSON-ready dictionary.
+
+        Parameters
+        ----------
+        trace : bool, default True
+            Include the per-round ``trace`` (cells spent, recommended arm and, with intervals,
+            the pulled arm's bounds: what :func:`~latentbench.select.interval_trajectories`
+            reads).
+
+        Returns
+        -------
+        dict
+            ``policy``, ``best_index`` / ``best_model``, the per-arm table ``arms``, the
+            evaluations spent, ``certified``, ``params``, ... (the content of
+            ``selection.json``).
+        """
         ids = self.model_ids or [str(i) for i in range(len(self.estimates))]
         arms = []
         for i, name in enumerate(ids):
@@ -310,7 +325,20 @@ class SelectionResult:
         return out
 
     def to_json(self, path: str | Path | None = None, *, trace: bool = True) -> str:
-        """Serialise to JSON; also write it to ``path`` when given."""
+        """Serialise to JSON; also write it to ``path`` when given.
+
+        Parameters
+        ----------
+        path : path-like, optional
+            Also write the text there (refused, before writing, where it cannot be written).
+        trace : bool, default True
+            As in :meth:`to_dict`.
+
+        Returns
+        -------
+        str
+            The JSON text.
+        """
         text = json.dumps(self.to_dict(trace=trace), indent=1)
         if path is not None:
             from latentbench.io import check_destination
