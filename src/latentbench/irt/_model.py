@@ -243,7 +243,23 @@ class TwoPL:
         return {name: getattr(self, name) for name in self._param_names()}
 
     def set_params(self, **params: Any) -> TwoPL:
-        """Set constructor parameters by name (validated at the next ``fit``); returns self."""
+        """Set constructor parameters by name (their values are checked at the next ``fit``).
+
+        Parameters
+        ----------
+        **params
+            Constructor parameters by name.
+
+        Returns
+        -------
+        TwoPL
+            ``self``.
+
+        Raises
+        ------
+        InputError
+            A name that is not a constructor parameter.
+        """
         names = self._param_names()
         for name, value in params.items():
             if name not in names:
@@ -350,8 +366,22 @@ class TwoPL:
     ) -> RankSelection:
         """Choose the rank by held-out log-likelihood (see the ``rank`` parameter).
 
-        ``penalty`` defaults to the estimator's (the prior resolved at rank 1, or the ridge);
-        ``progress(phase, done, total)`` is told each rank as it is fitted.
+        Parameters
+        ----------
+        matrix : ResponseMatrix
+            The responses.
+        heldout_fraction : float, default 0.1
+            Share of the observed cells held out (seeded by ``random_state``).
+        penalty : GaussianPenalty, optional
+            Default: the estimator's (the prior resolved at rank 1, or the ridge).
+        progress : callable(phase, done, total), optional
+            Told each rank as it is fitted.
+
+        Returns
+        -------
+        RankSelection
+            The ranks tried (1 to ``max_rank``, capped by the matrix), their held-out
+            log-likelihoods and the chosen rank.
         """
         self._check_matrix(matrix)
         if self.trials == "auto":  # called on its own: K from this matrix, as fit does
