@@ -476,6 +476,11 @@ def make_policy(
         :func:`check_sizes`), before anything is evaluated. :func:`run_selection` checks
         them in any case.
 
+    Returns
+    -------
+    Policy
+        A new instance of the policy class (e.g. :class:`Pulse`), options applied.
+
     Raises
     ------
     InputError
