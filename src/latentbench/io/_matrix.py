@@ -134,6 +134,14 @@ class ResponseMatrix:
         matrix records them in ``fit.json``'s ``input``, and its report says them). Empty
         otherwise, and on a true subset. A model with no observed score is never left out: it
         is a row with no data, in either layout (``no_data`` in the fit's abilities).
+    source : str or None
+        The file (or table) the matrix was read from, named in error messages; None when
+        built from arrays without one.
+    layout : str or None
+        How the file or the table's key columns were read, e.g. ``"long: columns model,
+        item, score"`` (set by :meth:`read`, and by :meth:`from_long` when it had something
+        to say about the key columns; kept by a subset of all the rows and columns); None
+        otherwise.
 
     Parameters
     ----------
