@@ -1726,6 +1726,16 @@ class EstimateSet:
         A set that is not :attr:`complete` also writes ``estimate_status.json``
         (``complete``, ``not_estimated``, ``failures``), which :meth:`read` reads back; a
         complete one removes a ``estimate_status.json`` left there by an earlier call.
+
+        Parameters
+        ----------
+        out : path-like
+            The directory (created when absent).
+
+        Returns
+        -------
+        Path
+            ``out/estimate.json``.
         """
         from functools import partial
 
@@ -1757,7 +1767,18 @@ class EstimateSet:
         """The estimates saved in ``path`` (an ``estimate.json``, or the directory of
         ``latentbench estimate --out DIR``), without their trajectories (not saved). The
         models not estimated and the failures of an incomplete call are read from the
-        ``estimate_status.json`` beside it."""
+        ``estimate_status.json`` beside it.
+
+        Parameters
+        ----------
+        path : path-like
+            An ``estimate.json``, or the directory holding one.
+
+        Raises
+        ------
+        InputError
+            A missing or unreadable file, or one that is not such a record, named.
+        """
         file = Path(path)
         if file.is_dir():
             file = file / "estimate.json"

@@ -331,6 +331,16 @@ class ExperimentResult:
         ``policy``, ``evaluations`` (post-initialisation cells), ``accuracy`` (fraction of
         seeds whose recommendation was the true best) and ``se`` (its binomial standard error
         over seeds, ``sqrt(p (1 - p) / n_seeds)``).
+
+        Parameters
+        ----------
+        out : path-like
+            The directory (created when absent).
+
+        Returns
+        -------
+        list of Path
+            ``summary.json``, ``summary.csv``, ``curves.csv``.
         """
 
         from latentbench.io import check_destination
