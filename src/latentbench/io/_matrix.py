@@ -648,11 +648,13 @@ class ResponseMatrix:
         return self.margins().col_count.copy()
 
     def constant_models(self) -> np.ndarray:
-        """Indices of rows whose observed scores are all equal (at least one observed)."""
+        """Indices of rows whose observed scores are all equal (at least one observed), shape
+        (k,)."""
         return np.flatnonzero(_constant(self._scores, axis=1))
 
     def constant_items(self) -> np.ndarray:
-        """Indices of columns whose observed scores are all equal (at least one observed)."""
+        """Indices of columns whose observed scores are all equal (at least one observed),
+        shape (k,)."""
         return np.flatnonzero(_constant(self._scores, axis=0))
 
     def summary(self) -> MatrixSummary:

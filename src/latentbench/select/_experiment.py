@@ -148,7 +148,7 @@ def exact_gap_pool(means: np.ndarray, gap: float | None, size: int = 1000) -> np
 
     Returns
     -------
-    ndarray of int
+    ndarray of int of shape (k,), k <= size
         Row indices into ``means``, best first.
     """
     means = np.asarray(means, dtype=np.float64)
