@@ -126,7 +126,8 @@ def plot_item_curves(
     Returns
     -------
     Axes
-        One line per item (``label`` = item id).
+        One line per item (``label`` = item id), in the order given, then (with
+        ``show_models``) one unlabelled marker line for the rug.
     """
     if isinstance(items, str):  # a str is a sequence of its characters: 'unknown item 'i''
         raise InputError(f"items={items!r}: one item; expected a list of item ids ([{items!r}])")
