@@ -193,8 +193,8 @@ class DemoResult:
     estimate_truth : float
         That model's true full-benchmark score (its mean over every item).
     paths : dict
-        ``abilities``, ``items``, ``fit`` (the fit's files), ``responses``, ``calibration``,
-        ``new_model``, ``report``.
+        ``abilities``, ``items``, ``fit``, ``random_items`` (the fit's files),
+        ``responses``, ``calibration``, ``new_model``, ``report``.
     seconds : float
     """
 

@@ -400,6 +400,7 @@ class LeaderboardSimulator(GivenArgumentsRepr):
 
     @property
     def n_items(self) -> int:
+        """Number of items of the fitted leaderboard."""
         return int(self.V_.shape[0])
 
     def probabilities(self, U: np.ndarray) -> np.ndarray:

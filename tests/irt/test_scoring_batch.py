@@ -199,3 +199,23 @@ def test_a_runaway_new_model_is_open_towards_where_its_likelihood_rises():
             assert row["upper"] == np.inf and np.isfinite(row["lower"])
         elif runaway:
             assert row["lower"] == -np.inf and np.isfinite(row["upper"])
+
+
+def test_a_score_outside_0_1_is_named_as_written_not_as_a_numpy_repr():
+    """score_models' refusal of a score out of [0, 1] said ``score np.float64(3.0)`` (NumPy 2's
+    repr); the message names the model, the item and the value as the user wrote it."""
+    import pandas as pd
+
+    from latentbench.exceptions import InputError
+    from latentbench.synthetic import simulate_2pl
+
+    data = simulate_2pl(20, 30, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = TwoPL().fit(data.matrix)
+    item = data.matrix.item_ids[0]
+    with pytest.raises(InputError) as info:
+        result.score_models(pd.Series({item: 3.0}, name="new"))
+    message = str(info.value)
+    assert f"model 'new', item '{item}': score 3.0;" in message
+    assert "np." not in message

@@ -409,6 +409,18 @@ def test_bad_inputs(problem):
         MatrixOracle(np.full((2, 2), 3.0))
 
 
+def test_true_means_of_the_wrong_shape_are_refused_by_name(problem):
+    """A ``true_means`` that is not one finite mean per arm was a numpy broadcasting
+    ValueError (or, of length 1, silently broadcast to every arm); run_selection's Raises
+    section promises an InputError naming it (review of 2026-12-06)."""
+    Y, _ = problem
+    for wrong in (np.zeros(2), np.zeros(1), np.zeros((Y.shape[0], 2)), np.full(Y.shape[0], np.nan)):
+        with pytest.raises(InputError, match=r"true_means.*expected one finite mean per arm"):
+            run_selection(MatrixOracle(Y), Uniform(), budget=20, true_means=wrong)
+    fine = run_selection(MatrixOracle(Y), Uniform(), budget=20, true_means=Y.mean(axis=1))
+    assert fine.covered is None  # Uniform has no intervals
+
+
 def test_doubling_batches_grow_with_the_sample(problem):
     Y, _ = problem
     res = run_selection(
@@ -480,6 +492,27 @@ def test_interval_trajectories_rebuild_the_per_round_bounds():
     lo2, hi2 = interval_trajectories(again["trace"], arms)
     np.testing.assert_allclose(lo2, lower)
     np.testing.assert_allclose(hi2, upper)
+
+
+def test_trace_shapes_are_the_documented_ones_with_and_without_intervals():
+    """``SelectionResult``'s docstring: ``trace_arm`` and its bounds have one entry per round
+    plus the initial batch's (arm -1, NaN bounds), and a policy without intervals has NaN
+    bounds there and NaN trajectories of shape (rounds + 1, k); without intervals the bounds
+    had one entry and ``interval_trajectories`` returned no rows at all (review of
+    2026-12-06)."""
+    Y, _, _, _ = lowrank_data(12, 200, r=2, seed=3)
+    for policy in (UCBE(), Uniform()):
+        result = run_selection(
+            MatrixOracle(Y), policy, budget=600, batch_size=20, init_batch=20, random_state=0
+        )
+        rounds = result.rounds
+        assert result.trace_evaluations.shape == (rounds + 1,)
+        assert result.trace_arm.shape == (rounds + 1,) and result.trace_arm[0] == -1
+        for bounds in (result.trace_arm_lower, result.trace_arm_upper):
+            assert bounds.shape == (rounds + 1,) and np.isnan(bounds).all()
+        lower, upper = result.interval_trajectories(np.arange(3))
+        assert lower.shape == upper.shape == (rounds + 1, 3)
+        assert np.isnan(lower).all() and np.isnan(upper).all()
 
 
 def test_loop_refuses_a_missing_score_instead_of_scoring_it_zero():

@@ -302,7 +302,18 @@ def _tools_hint() -> str:
 
 def file_sha256(path: str | Path) -> str:
     """Hex SHA-256 of a file's bytes, read in 1 MiB blocks (the checksum fit and selection
-    records keep of their inputs)."""
+    records keep of their inputs).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits.
+    """
     digest = hashlib.sha256()
     with Path(path).open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -312,7 +323,18 @@ def file_sha256(path: str | Path) -> str:
 
 def cells_sha256(matrix: ResponseMatrix) -> str:
     """Hex SHA-256 of a matrix's observed cells (model, item, score), in its own order: a
-    store benchmark's content, which has no file to hash (``fit.json`` keeps it)."""
+    store benchmark's content, which has no file to hash (``fit.json`` keeps it).
+
+    Parameters
+    ----------
+    matrix : ResponseMatrix
+        The matrix (dense or sparse) whose observed cells are hashed.
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits.
+    """
     digest = hashlib.sha256()
     digest.update(pd.util.hash_pandas_object(matrix.to_long(), index=False).to_numpy().tobytes())
     return digest.hexdigest()

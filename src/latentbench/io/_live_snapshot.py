@@ -48,7 +48,17 @@ SNAPSHOT_FORMAT = "latentbench-live-progress/1"
 
 
 def snapshot_path(store: str | os.PathLike[str]) -> Path:
-    """``STORE.progress.json``: where the live run of ``store`` writes its snapshot."""
+    """``STORE.progress.json``: where the live run of ``store`` writes its snapshot.
+
+    Parameters
+    ----------
+    store : path-like
+        The store file.
+
+    Returns
+    -------
+    Path
+    """
     return Path(os.fspath(store) + ".progress.json")
 
 
@@ -177,6 +187,18 @@ def read_snapshot(
     process holding the store, as DuckDB names it); a snapshot left by a run that was killed
     (its PID gone), or by another process than the one holding the store now, has ``live``
     False and ``status`` as it was written.
+
+    Parameters
+    ----------
+    store : path-like
+        The store file (the snapshot is :func:`snapshot_path`'s).
+    holder : int, optional
+        PID of the process holding the store now.
+
+    Returns
+    -------
+    dict or None
+        The snapshot's fields plus ``age_s`` and ``live``.
     """
     path = snapshot_path(store)
     try:
@@ -221,7 +243,17 @@ def _interval(answer: dict[str, Any], value: str) -> str:
 
 def snapshot_summary(snapshot: dict[str, Any]) -> str:
     """One line: ``run R (select live, running; PID 123): batch 7, spent 56 cells, 44 left;
-    best m2 0.710 [0.600, 0.800]; snapshot 3 s ago``; a stale one says so."""
+    best m2 0.710 [0.600, 0.800]; snapshot 3 s ago``; a stale one says so.
+
+    Parameters
+    ----------
+    snapshot : dict
+        As :func:`read_snapshot` returns it.
+
+    Returns
+    -------
+    str
+    """
     kind = "select live" if snapshot.get("kind") == "select" else "estimate --live"
     state = str(snapshot.get("status"))
     if not snapshot.get("live") and not snapshot.get("final"):

@@ -147,6 +147,14 @@ class ResponseMatrix:
         matrix records them in ``fit.json``'s ``input``, and its report says them). Empty
         otherwise, and on a true subset. A model with no observed score is never left out: it
         is a row with no data, in either layout (``no_data`` in the fit's abilities).
+    source : str or None
+        The file (or table) the matrix was read from, named in error messages; None when
+        built from arrays without one.
+    layout : str or None
+        How the file or the table's key columns were read, e.g. ``"long: columns model,
+        item, score"`` (set by :meth:`read`, and by :meth:`from_long` when it had something
+        to say about the key columns; kept by a subset of all the rows and columns); None
+        otherwise.
 
     Parameters
     ----------
@@ -456,6 +464,12 @@ class ResponseMatrix:
         ResponseMatrix
             With ``layout`` set to a one-line description of what was read (e.g.
             ``"long: columns model, item, correct"``).
+
+        Raises
+        ------
+        InputError
+            No such file, an unreadable one, a column not found, a score outside [0, 1], a
+            repeated (model, item) cell, ...; the message names the file, the column and the value.
         """
         if not isinstance(path, str | os.PathLike):  # a table in memory: not a path
             raise InputError(
@@ -609,10 +623,12 @@ class ResponseMatrix:
 
     @property
     def n_models(self) -> int:
+        """Number of models (rows)."""
         return self.shape[0]
 
     @property
     def n_items(self) -> int:
+        """Number of items (columns)."""
         return self.shape[1]
 
     @property
@@ -622,6 +638,7 @@ class ResponseMatrix:
 
     @property
     def observed_fraction(self) -> float:
+        """Share of the cells that are observed, in [0, 1]."""
         return float(self.observed.mean())
 
     @property
@@ -651,17 +668,21 @@ class ResponseMatrix:
         return self.margins().col_mean()
 
     def n_observed_per_model(self) -> np.ndarray:
+        """Observed cells of each model, shape (n_models,)."""
         return self.margins().row_count.copy()
 
     def n_observed_per_item(self) -> np.ndarray:
+        """Observed cells of each item, shape (n_items,)."""
         return self.margins().col_count.copy()
 
     def constant_models(self) -> np.ndarray:
-        """Indices of rows whose observed scores are all equal (at least one observed)."""
+        """Indices of rows whose observed scores are all equal (at least one observed), shape
+        (k,)."""
         return np.flatnonzero(_constant(self._scores, axis=1))
 
     def constant_items(self) -> np.ndarray:
-        """Indices of columns whose observed scores are all equal (at least one observed)."""
+        """Indices of columns whose observed scores are all equal (at least one observed),
+        shape (k,)."""
         return np.flatnonzero(_constant(self._scores, axis=0))
 
     def summary(self) -> MatrixSummary:

@@ -276,6 +276,16 @@ def check_destination(out: Path, kind: str = "dir", flag: str = "--out") -> None
     a read-only place, ``/sys`` or ``/proc`` are found out now rather than after the work.
     Nothing is left behind.
 
+    Parameters
+    ----------
+    out : Path
+        The folder or file to be written.
+    kind : {"dir", "file"}, default "dir"
+        What ``out`` is to be.
+    flag : str, default "--out"
+        How the caller names ``out`` in the error (a command's option, or ``name=`` for a
+        Python keyword).
+
     Raises
     ------
     InputError

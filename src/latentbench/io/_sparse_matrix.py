@@ -99,6 +99,7 @@ class SparseResponseMatrix(ResponseMatrix):
 
     @property
     def observed_fraction(self) -> float:
+        """Share of the cells that are observed, in [0, 1]."""
         return self._cells.density
 
     @property

@@ -228,9 +228,9 @@ class Store(SelectionRuns):
     ----------
     path : path-like
         The ``.duckdb`` file; created with the schema when absent. ``":memory:"`` works too.
-    read_only : bool
+    read_only : bool, default False
         Open without write access (several readers may share a file).
-    wait : float
+    wait : float, default 5.0
         Seconds to wait, when another process holds the file (DuckDB lets one process write
         it, or several read it), for that process to let it go before refusing: two ingests
         started together run one after the other. A live run (``select live``,
@@ -239,9 +239,20 @@ class Store(SelectionRuns):
 
     Examples
     --------
-    >>> with Store(":memory:") as store:  # doctest: +SKIP
-    ...     store.ingest(frame, report)
+    >>> import os, tempfile
+    >>> import pandas as pd
+    >>> from latentbench.io import read_results
+    >>> path = os.path.join(tempfile.mkdtemp(), "scores.csv")
+    >>> pd.DataFrame(
+    ...     {"model": ["m1", "m1", "m2", "m2"], "item": ["q1", "q2", "q1", "q2"],
+    ...      "score": [1, 0, 1, 1]}
+    ... ).to_csv(path, index=False)
+    >>> frame, report = read_results("table", path, benchmark="arc_easy", metric="acc")
+    >>> with Store(":memory:") as store:
+    ...     _ = store.ingest(frame, report)
     ...     matrix = store.matrix("arc_easy", metric="acc")
+    >>> matrix
+    ResponseMatrix(2 models x 2 items, 100.0% observed)
     """
 
     def __init__(
@@ -621,6 +632,20 @@ class Store(SelectionRuns):
         The Python twin of ``latentbench ingest SOURCE PATH... --store STORE``; ``options``
         are the keyword arguments of ``read_results`` (``benchmark``, ``metric``, ``filter``,
         ...). Nothing is written when reading fails.
+
+        Parameters
+        ----------
+        source : str
+            A registered reader (:data:`~latentbench.io.SOURCES`).
+        paths : path-like or iterable of path-like
+            Files, or directories searched for the tool's result files.
+        **options
+            Keyword arguments of :func:`~latentbench.io.read_results`.
+
+        Returns
+        -------
+        IngestResult, LoadReport
+            What :meth:`ingest` did and what reading found.
         """
         from latentbench.io.formats import read_results
 
@@ -630,14 +655,29 @@ class Store(SelectionRuns):
 
     # ------------------------------------------------------------------ queries
     def benchmarks(self) -> list[str]:
-        """Benchmark names in the store, sorted."""
+        """Benchmark names in the store, sorted.
+
+        Returns
+        -------
+        list of str
+        """
         rows = self.connection.execute(
             "SELECT DISTINCT benchmark FROM responses ORDER BY benchmark"
         ).fetchall()
         return [r[0] for r in rows]
 
     def models(self, benchmark: str | None = None) -> list[str]:
-        """Model ids in the store (or with rows for ``benchmark``), sorted."""
+        """Model ids in the store (or with rows for ``benchmark``), sorted.
+
+        Parameters
+        ----------
+        benchmark : str, optional
+            Only the models with rows for this benchmark.
+
+        Returns
+        -------
+        list of str
+        """
         if benchmark is None:
             rows = self.connection.execute(
                 "SELECT DISTINCT model FROM responses ORDER BY model"
@@ -650,7 +690,18 @@ class Store(SelectionRuns):
         return [r[0] for r in rows]
 
     def choices(self, benchmark: str) -> pd.DataFrame:
-        """The (metric, filter) pairs stored for ``benchmark``, with row counts and sources."""
+        """The (metric, filter) pairs stored for ``benchmark``, with row counts and sources.
+
+        Parameters
+        ----------
+        benchmark : str
+            A stored benchmark.
+
+        Returns
+        -------
+        DataFrame
+            Columns ``metric``, ``filter``, ``n_rows``, ``sources``.
+        """
         return self.connection.execute(
             "SELECT metric, filter, count(*) AS n_rows, string_agg(DISTINCT source, ', ') AS "
             "sources FROM responses WHERE benchmark = ? GROUP BY metric, filter "
@@ -702,6 +753,11 @@ class Store(SelectionRuns):
     def coverage(self, benchmark: str | None = None) -> pd.DataFrame:
         """Per benchmark and model: items observed and the fraction of the benchmark's items.
 
+        Parameters
+        ----------
+        benchmark : str, optional
+            Only this benchmark.
+
         Returns
         -------
         DataFrame of shape (n_pairs, 5)
@@ -735,7 +791,27 @@ class Store(SelectionRuns):
     ) -> pd.DataFrame:
         """The canonical long table (optionally one benchmark / metric / filter / split; an
         unknown benchmark, or a metric, filter or split that no row (of the benchmark) holds,
-        is an error listing the values stored, not an empty table)."""
+        is an error listing the values stored, not an empty table).
+
+        Parameters
+        ----------
+        benchmark : str, optional
+            Only this benchmark's rows.
+        metric, filter, split : str, optional
+            Only the rows with this metric / filter / split.
+
+        Returns
+        -------
+        DataFrame
+            One row per stored score, with the canonical columns (``model``, ``benchmark``,
+            ``item``, ``score``, ``metric``, ``filter``, ``trial``, ``split``, ``source``, ...;
+            ``docs/formats.md``).
+
+        Raises
+        ------
+        InputError
+            An unknown benchmark, or a metric, filter or split that none of its rows holds.
+        """
         where, params = self._rows_of(benchmark, metric=metric, filter=filter, split=split)
         return self.connection.execute(
             f"SELECT {', '.join(CANONICAL_COLUMNS)} FROM responses {where} "
@@ -1137,7 +1213,19 @@ class Store(SelectionRuns):
         return fit_id
 
     def fits(self, benchmark: str | None = None) -> pd.DataFrame:
-        """Recorded fits, newest last (``options`` and ``summary`` as JSON text)."""
+        """Recorded fits, newest last (``options`` and ``summary`` as JSON text).
+
+        Parameters
+        ----------
+        benchmark : str, optional
+            Only this benchmark's fits.
+
+        Returns
+        -------
+        DataFrame
+            Columns ``id``, ``created_at``, ``benchmark``, ``options``, ``summary``,
+            ``package_version``.
+        """
         if benchmark is None:
             return self.connection.execute("SELECT * FROM fits ORDER BY created_at").df()
         return self.connection.execute(

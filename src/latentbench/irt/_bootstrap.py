@@ -77,6 +77,7 @@ class BootstrapResult:
 
     @property
     def n_boot(self) -> int:
+        """Number of replicates kept (0 when none holds draws)."""
         draws = self.theta if self.theta is not None else self.discrimination
         return 0 if draws is None else int(draws.shape[0])
 
@@ -321,6 +322,12 @@ def bootstrap(
     Returns
     -------
     BootstrapResult
+
+    Raises
+    ------
+    InputError
+        ``method`` not one of the three, ``n_boot`` < 2, ``level`` outside (0, 1), or no matrix
+        (a result loaded from disk keeps none).
     """
     import time
 

@@ -68,9 +68,11 @@ class CBMMFit:
     loss : float
         Final objective: negative log-likelihood over observed cells plus the ridge.
     loss_history : list of float
-        Objective of every accepted iterate (non-increasing), starting at the initial point.
+        Objective at the start and after every iteration (non-increasing): with
+        ``accelerate`` an iteration is two MM sweeps and the SQUAREM point (or the second
+        sweep's), so it has about ``n_iter / 2 + 1`` entries, else ``n_iter + 1``.
     n_iter : int
-        Number of MM sweeps (accepted iterates).
+        Number of MM sweeps (two per accelerated iteration).
     n_passes : int
         Number of passes of the fused kernel over the matrix (a measure of work).
     converged : bool

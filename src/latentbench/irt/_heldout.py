@@ -195,7 +195,20 @@ def cell_log_loss(p: npt.NDArray[np.floating], y: npt.NDArray[np.floating]) -> A
 
 
 def predictive_scores(p: npt.NDArray[np.floating], y: npt.NDArray[np.floating]) -> HeldOutScores:
-    """Log-loss, Brier and AUC of predictions ``p`` for targets ``y`` in [0, 1] (same shape)."""
+    """Log-loss, Brier and AUC of predictions ``p`` for targets ``y`` in [0, 1] (same shape).
+
+    Parameters
+    ----------
+    p : ndarray of any shape
+        Predicted probabilities (clipped to [1e-12, 1 - 1e-12]).
+    y : ndarray of the shape of ``p``
+        Targets in [0, 1]; the AUC counts only the cells with ``y`` 0 or 1 (NaN when one class
+        is absent).
+
+    Returns
+    -------
+    HeldOutScores
+    """
     log_loss = float(np.mean(cell_log_loss(p, y)))
     p = np.clip(np.asarray(p, dtype=float), 1e-12, 1 - 1e-12)
     y = np.asarray(y, dtype=float)
@@ -251,6 +264,17 @@ def fit_additive(
 ) -> tuple[Array, Array]:
     """The additive baseline ``logit p_ij = c_i + b_j``; see :func:`fit_additive_converged`
     (this is its ``(c, b)``; a stop at ``max_iter`` is said by a ``ConvergenceWarning``).
+
+    Parameters
+    ----------
+    scores : ndarray of shape (N, J)
+        Scores in [0, 1]; NaN = missing.
+    l2 : float, default 1e-2
+        Ridge on ``c`` and ``b`` (keeps all-correct rows and columns finite).
+    max_iter : int, default 200
+        Cap on iterations.
+    tol : float, default 1e-9
+        Stop when no logit ``c_i + b_j`` changes by more than this in an iteration.
 
     Returns
     -------

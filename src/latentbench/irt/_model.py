@@ -121,6 +121,26 @@ class TwoPL:
         continuous scores), with a :class:`~latentbench.exceptions.DataWarning` when K > 1;
         the fit's ``options["trials"]`` records the K used.
 
+    Attributes
+    ----------
+    result_ : IRTResult
+        The last fit's result (what :meth:`fit` returns; also :attr:`result`, which raises
+        :class:`~latentbench.NotFittedError` before a fit).
+    ability_ : ndarray of shape (n_models,)
+        ``result_.theta``: abilities along the items' mean loading (rank 1: theta).
+    discrimination_ : ndarray of shape (n_items,)
+        ``result_.discrimination`` (rank 1: a).
+    intercept_ : ndarray of shape (n_items,)
+        ``result_.b``, the intercepts (easiness).
+    difficulty_ : ndarray of shape (n_items,)
+        ``-b``, as the ``difficulty`` column of ``result_.items``.
+    n_iter_ : int
+        MM sweeps of the fit.
+    converged_ : bool
+        Whether the stopping rule held before ``max_iter``.
+    loss_history_ : list of float
+        ``result_.loss_history``.
+
     Examples
     --------
     >>> from latentbench.synthetic import simulate_2pl
@@ -223,7 +243,23 @@ class TwoPL:
         return {name: getattr(self, name) for name in self._param_names()}
 
     def set_params(self, **params: Any) -> TwoPL:
-        """Set constructor parameters by name (validated at the next ``fit``); returns self."""
+        """Set constructor parameters by name (their values are checked at the next ``fit``).
+
+        Parameters
+        ----------
+        **params
+            Constructor parameters by name.
+
+        Returns
+        -------
+        TwoPL
+            ``self``.
+
+        Raises
+        ------
+        InputError
+            A name that is not a constructor parameter.
+        """
         names = self._param_names()
         for name, value in params.items():
             if name not in names:
@@ -330,8 +366,22 @@ class TwoPL:
     ) -> RankSelection:
         """Choose the rank by held-out log-likelihood (see the ``rank`` parameter).
 
-        ``penalty`` defaults to the estimator's (the prior resolved at rank 1, or the ridge);
-        ``progress(phase, done, total)`` is told each rank as it is fitted.
+        Parameters
+        ----------
+        matrix : ResponseMatrix
+            The responses.
+        heldout_fraction : float, default 0.1
+            Share of the observed cells held out (seeded by ``random_state``).
+        penalty : GaussianPenalty, optional
+            Default: the estimator's (the prior resolved at rank 1, or the ridge).
+        progress : callable(phase, done, total), optional
+            Told each rank as it is fitted.
+
+        Returns
+        -------
+        RankSelection
+            The ranks tried (1 to ``max_rank``, capped by the matrix), their held-out
+            log-likelihoods and the chosen rank.
         """
         self._check_matrix(matrix)
         if self.trials == "auto":  # called on its own: K from this matrix, as fit does
@@ -384,6 +434,12 @@ class TwoPL:
         IRTResult
             Also stored as ``self.result_``; the normalised parameters are available as
             ``ability_``, ``discrimination_``, ``intercept_`` and ``difficulty_``.
+
+        Raises
+        ------
+        InputError
+            ``matrix`` is not a :class:`~latentbench.ResponseMatrix`, a parameter is out of range
+            (checked as :meth:`validate` does), or ``rank`` exceeds what the matrix can identify.
         """
         self._check_matrix(matrix)
         self._validate()

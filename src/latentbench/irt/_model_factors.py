@@ -54,6 +54,20 @@ def normalise_rank1(
 
     theta <- (theta - mu) / s, a <- s a, b <- b + mu a. X = theta a^T + 1 b^T is unchanged and
     a >= 0 is kept. (Any rank: :func:`latentbench.irt._objective.normalise`.)
+
+    Parameters
+    ----------
+    theta : ndarray of shape (N,)
+        Abilities.
+    a : ndarray of shape (J,)
+        Discriminations.
+    b : ndarray of shape (J,)
+        Intercepts (``logit P = a theta + b``).
+
+    Returns
+    -------
+    theta, a, b : ndarrays of shapes (N,), (J,), (J,)
+        The normalised parameters.
     """
     U, V, b_new, _ = normalise(np.asarray(theta, float)[:, None], np.asarray(a, float)[:, None], b)
     return U[:, 0], V[:, 0], b_new
@@ -87,7 +101,12 @@ def fit_model_factors(
         Scores in [0, 1], NaN = missing (a row may have only a handful of observed cells).
     V : ndarray of shape (J, r)
     b : ndarray of shape (J,)
-    sigma, l2 : float
+    sigma : float, default 1.0
+        Temperature of the link (as in :func:`~latentbench.irt.fit_cbmm`).
+    l2 : float, default 1e-2
+        Ridge on U; ignored when ``penalty`` is given.
+    penalty : GaussianPenalty, optional
+        The penalty whose ``U`` part is used; default ``GaussianPenalty.ridge(l2)``.
     U0 : ndarray of shape (M, r), optional
         Warm start (default zeros).
     max_iter : int

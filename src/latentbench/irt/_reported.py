@@ -89,8 +89,8 @@ def reported_abilities(result: IRTResult, uncertainty: Uncertainty | None) -> pd
     DataFrame
         One row per model, best first: ``rank_theta``, ``model``, ``theta``, ``lower``,
         ``upper``, ``se``, ``theta_fit``, then ``accuracy``, ``n_observed``,
-        ``rank_accuracy``, ``rank_shift`` (``rank_accuracy - rank_theta``), ``constant``,
-        ``no_data`` (and ``theta_1`` ... for rank > 1).
+        ``rank_accuracy``, ``constant``, ``rank_shift`` (``rank_accuracy - rank_theta``),
+        ``theta_1`` ... ``theta_r`` (rank > 1 only), ``no_data``.
 
     Raises
     ------

@@ -98,14 +98,21 @@ class IRTResult:
     sigma : float
     rank : int
     loss : float
-        Final objective (negative log-likelihood over observed cells plus the ridge).
+        Final objective (negative log-likelihood over observed cells plus :attr:`penalty`'s
+        value: the ridge, or the Gaussian priors).
     neg_log_likelihood : float
         Its negative log-likelihood part (the penalty left out; NaN for a result loaded from
         a ``fit.json`` without it).
     loss_history : list of float
+        The objective at the start and after every iteration (see
+        :class:`~latentbench.irt.CBMMFit`: with acceleration, one entry per two sweeps).
     n_iter : int
+        MM sweeps of the final fit.
     converged : bool
+        Whether the stopping rule held before ``max_iter`` (else a
+        :class:`~latentbench.ConvergenceWarning` was emitted).
     seconds : float
+        Wall-clock time of the fit.
     restarted : bool
         Whether the given start collapsed to an intercept-only model and the fit restarted
         from the accuracy-based start (warned by the fit; saved in ``fit.json``).
@@ -192,10 +199,12 @@ class IRTResult:
 
     @property
     def model_ids(self) -> list[str]:
+        """The fitted models' ids, in the matrix's order (``abilities["model"]``)."""
         return self.abilities["model"].tolist()
 
     @property
     def item_ids(self) -> list[str]:
+        """The fitted items' ids, in the matrix's order (``items["item"]``)."""
         return self.items["item"].tolist()
 
     @property
@@ -240,8 +249,9 @@ class IRTResult:
 
         Returns
         -------
-        ndarray of shape (n_models, n_items)
-            Probabilities in (0, 1), observed and unobserved cells alike.
+        ndarray of shape (len(models), len(items))
+            Probabilities in (0, 1), observed and unobserved cells alike; (n_models, n_items)
+            by default.
         """
         rows = _positions(models, self.model_ids, "model")
         cols = _positions(items, self.item_ids, "item")
@@ -271,29 +281,90 @@ class IRTResult:
         return predict_cells(self.U, self.V, self.b, rows, cols, self.sigma)
 
     def score_models(self, matrix: ResponseMatrix | pd.DataFrame | pd.Series) -> pd.DataFrame:
-        """Abilities of new models on the calibrated items; see
-        :func:`latentbench.irt._scoring.score_models`."""
+        """Abilities of new models on the calibrated items, with intervals.
+
+        Any subset of the calibrated items will do, down to one model and one item; every
+        new model is scored on its own (its result never depends on the others of the call).
+
+        Parameters
+        ----------
+        matrix : ResponseMatrix, DataFrame or Series
+            New models (rows) on items of the fit: a :class:`~latentbench.ResponseMatrix`, a
+            wide DataFrame (index: model ids, columns: item ids, NaN = not answered) or a
+            Series (one model: index = item ids, ``name`` = the model id).
+
+        Returns
+        -------
+        DataFrame
+            One row per new model: ``model``, ``theta`` (on the fit's reported scale),
+            ``se``, ``lower``, ``upper`` (``theta -/+ 1.96 se``), ``theta_fit`` (the score
+            with the items held at their estimates), ``se_own``, ``n_observed``,
+            ``accuracy``, ``no_data``, ``constant`` and ``detached``. How ``theta`` and
+            ``se`` are computed (and when the calibration's uncertainty is added):
+            :func:`latentbench.irt._scoring.score_models`.
+
+        Raises
+        ------
+        InputError
+            An item the fit does not know, or answers that are not scores in [0, 1].
+        """
         from latentbench.irt._scoring import score_models
 
         return score_models(self, matrix)
 
     def standard_errors(self, matrix: ResponseMatrix | None = None, **kwargs: Any) -> Uncertainty:
-        """Standard errors and intervals; see :func:`latentbench.irt.inference.standard_errors`.
+        """Standard errors and intervals; see :func:`latentbench.irt.standard_errors`.
 
-        ``matrix`` defaults to the matrix the result was fitted on.
+        Parameters
+        ----------
+        matrix : ResponseMatrix, optional
+            Default: the matrix the result was fitted on (a result loaded from disk keeps
+            none: pass it).
+        **kwargs
+            ``level``, ``normalisation``, ``scale_correction``, as
+            :func:`latentbench.irt.standard_errors` takes them.
+
+        Returns
+        -------
+        Uncertainty
         """
         from latentbench.irt.inference import standard_errors
 
         return standard_errors(self, matrix, **kwargs)
 
     def bootstrap(self, matrix: ResponseMatrix | None = None, **kwargs: Any) -> BootstrapResult:
-        """Bootstrap replicates; see :func:`latentbench.irt.inference.bootstrap`."""
+        """Bootstrap replicates; see :func:`latentbench.irt.bootstrap`.
+
+        Parameters
+        ----------
+        matrix : ResponseMatrix, optional
+            Default: the matrix the result was fitted on.
+        **kwargs
+            ``n_boot``, ``method``, ``level``, ``n_jobs``, ``tol``, ``random_state``,
+            ``progress``, as :func:`latentbench.irt.bootstrap` takes them.
+
+        Returns
+        -------
+        BootstrapResult
+        """
         from latentbench.irt.inference import bootstrap
 
         return bootstrap(self, matrix, **kwargs)
 
     def diagnostics(self, matrix: ResponseMatrix | None = None, **kwargs: Any) -> Diagnostics:
-        """Item and model diagnostics; see :func:`latentbench.irt.diagnostics.diagnose`."""
+        """Item and model diagnostics; see :func:`latentbench.irt.diagnose`.
+
+        Parameters
+        ----------
+        matrix : ResponseMatrix, optional
+            Default: the matrix the result was fitted on.
+        **kwargs
+            ``top``, as :func:`latentbench.irt.diagnose` takes it.
+
+        Returns
+        -------
+        Diagnostics
+        """
         from latentbench.irt.diagnostics import diagnose
 
         return diagnose(self, matrix, **kwargs)
@@ -310,7 +381,18 @@ class IRTResult:
         )
 
     def summary(self, top: int = 10) -> str:
-        """Plain-text summary: shape, convergence, top models, most / least discriminating."""
+        """Plain-text summary: shape, loss and convergence, and the top models by theta.
+
+        Parameters
+        ----------
+        top : int, default 10
+            How many of the best models to name.
+
+        Returns
+        -------
+        str
+            Three lines.
+        """
         lines = [
             f"cBMM fit: {self.shape[0]} models x {self.shape[1]} items, rank {self.rank}, "
             f"sigma {self.sigma:g}, {self.n_observed} observed cells",
@@ -427,14 +509,51 @@ class IRTResult:
         info: Mapping[str, Any] | None = None,
         tables: Mapping[str, pd.DataFrame] | None = None,
     ) -> dict[str, Path]:
-        """Write the fit directory; see :func:`latentbench.irt._fitdir.save_fit`."""
+        """Write the fit directory: ``abilities.csv``, ``items.csv`` and ``fit.json``.
+
+        As ``latentbench fit --out`` writes it; :meth:`load` reads it back. The format and
+        the details: :func:`latentbench.irt._fitdir.save_fit`.
+
+        Parameters
+        ----------
+        directory : path-like
+            Created when absent; the files are overwritten (all moved in together,
+            ``fit.json`` last).
+        matrix : ResponseMatrix, optional
+            The fitted matrix (default: the one the result keeps). With one,
+            ``abilities.csv`` gains ``se``, ``lower`` and ``upper`` (95% intervals) and
+            ``no_data``; without any, a :class:`~latentbench.DataWarning` says they are
+            left out.
+        info : mapping, optional
+            Extra JSON-ready entries for ``fit.json`` (e.g. ``input``).
+        tables : mapping of str to DataFrame, optional
+            Extra tables, each written as ``<name>.csv``.
+
+        Returns
+        -------
+        dict of str to Path
+            ``{"abilities": path, "items": path, "fit": path}``, plus ``random_items`` and
+            one entry per extra table when written.
+        """
         from latentbench.irt._fitdir import save_fit
 
         return save_fit(self, directory, matrix, info=info, tables=tables)
 
     @classmethod
     def load(cls, directory: str | Path) -> IRTResult:
-        """Rebuild a result from a fit directory; see :func:`latentbench.irt._fitdir.load_fit`."""
+        """Rebuild a result from a fit directory written by :meth:`save` (``latentbench fit``).
+
+        Parameters
+        ----------
+        directory : path-like
+            The fit directory (``fit.json``, ``abilities.csv``, ``items.csv``).
+
+        Returns
+        -------
+        IRTResult
+            Without ``raw`` and without the matrix (pass it to :meth:`standard_errors` and
+            friends); see :func:`latentbench.irt._fitdir.load_fit`.
+        """
         from latentbench.irt._fitdir import load_fit
 
         return load_fit(cls, directory)

@@ -319,7 +319,7 @@ def _new_models(
         i, j = np.argwhere(bad)[0]
         raise InputError(
             f"score_models: model {matrix.index[i]!r}, item {matrix.columns[j]!r}: score "
-            f"{scores[i, j]!r}; expected a number in [0, 1] or NaN (missing)"
+            f"{float(scores[i, j])!r}; expected a number in [0, 1] or NaN (missing)"
         )
     if scores.size == 0:
         raise InputError("score_models: no models or no items; expected at least one of each")

@@ -327,6 +327,10 @@ def update_items(
         All model factors at the sweep's start.
     V, b : ndarrays of shape (J_block, r), (J_block,)
         The block's item parameters at the sweep's start.
+    sigma, l2, penalty, nonneg, tight
+        As in :func:`~latentbench.irt.fit_cbmm` (``tight``: as in the sparse fit, the
+        Jaakkola-Jordan curvature; ``False``: Böhning's 1/4). ``penalty`` defaults to
+        ``GaussianPenalty.ridge(l2)``.
 
     Returns
     -------
@@ -373,6 +377,10 @@ def update_models(
         block.
     U : ndarray of shape (N_block, r)
         The block's factors at the sweep's start (kept where a system is singular).
+    l2 : float, default 1e-2
+        Ridge on U; ignored when ``penalty`` is given.
+    penalty : GaussianPenalty, optional
+        Default ``GaussianPenalty.ridge(l2)``; must be the one given to :func:`update_items`.
 
     Returns
     -------

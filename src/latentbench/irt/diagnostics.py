@@ -808,6 +808,20 @@ def diagnose(
     """Run every diagnostic; see :class:`Diagnostics`.
 
     ``matrix`` defaults to the matrix the result was fitted on (``result.matrix``).
+
+    Parameters
+    ----------
+    result : IRTResult
+        The fit.
+    matrix : ResponseMatrix, optional
+        The responses it was fitted on; a result loaded from disk keeps none, so one must be
+        given (an :class:`~latentbench.InputError` otherwise).
+    top : int, default 10
+        Size of the top group of :func:`rank_agreement`.
+
+    Returns
+    -------
+    Diagnostics
     """
     if matrix is None:  # the one the result keeps; one loaded from disk keeps none: said
         kept = fitted_matrix(result, None)

@@ -155,9 +155,10 @@ def build_estimate_experiment_report(
         The experiment, or its output directory.
     path : path-like, optional
         Also write the page there.
+    title : str, optional
+        The page's title (default ``"latentbench estimate experiment"``).
     force : bool, default False
         Overwrite an existing ``path`` (refused otherwise, before any work).
-    title : str, optional
     top : int, default 100
         Rows shown of the per-model table and of the runs that missed (the rest are in the
         page's CSV download); ``report --top``.

@@ -80,7 +80,19 @@ def experiment_table(record: Any) -> pd.DataFrame:
     (post-init: the crossing of all the seeds' accuracy curve, ``not reached`` when it never
     gets there; the SD of the crossing over bootstrap resamples of the seeds), the final
     accuracy, cells at a certified stop when the runs stopped so, and the savings against the
-    reference with their paired-bootstrap SE and interval (or why there is none)."""
+    reference with their paired-bootstrap SE and interval (or why there is none).
+
+    Parameters
+    ----------
+    record : ExperimentRecord
+        The experiment (:meth:`ExperimentRecord.read <latentbench.select.ExperimentRecord.read>`
+        of its output directory).
+
+    Returns
+    -------
+    DataFrame
+        One row per (pool, policy).
+    """
     params = record.params
     reference = params.get("reference")
     at_stop = params.get("stop") == "confidence"
@@ -147,9 +159,10 @@ def build_experiment_report(
         The experiment, or its output directory.
     path : path-like, optional
         Also write the page there.
+    title : str, optional
+        The page's title (default ``"latentbench experiment report"``).
     force : bool, default False
         Overwrite an existing ``path`` (refused otherwise, before any work).
-    title : str, optional
 
     Returns
     -------

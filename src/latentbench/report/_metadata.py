@@ -21,6 +21,11 @@ MAX_CATEGORIES = 100
 def read_item_metadata(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Read item metadata: a CSV or Parquet table with an ``item`` column (ids as strings).
 
+    Parameters
+    ----------
+    path : path-like
+        A ``.csv`` or ``.parquet`` file.
+
     Returns
     -------
     DataFrame
@@ -74,7 +79,17 @@ def read_item_metadata(path: str | os.PathLike[str]) -> pd.DataFrame:
 
 
 def category_columns(frame: pd.DataFrame) -> list[str]:
-    """Columns other than ``item`` with 2 to :data:`MAX_CATEGORIES` distinct values."""
+    """Columns other than ``item`` with 2 to :data:`MAX_CATEGORIES` distinct values.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Item metadata, as :func:`read_item_metadata` returns it.
+
+    Returns
+    -------
+    list of str
+    """
     out = []
     for column in frame.columns:
         if column == "item":

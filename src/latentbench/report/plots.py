@@ -58,6 +58,8 @@ def plot_ability_accuracy(result: Any, ax: Axes | None = None, *, annotate: int 
     result : IRTResult or DataFrame
         A fit, or its ``abilities`` table (``model``, ``theta``, ``accuracy``,
         ``rank_shift``).
+    ax : Axes, optional
+        Draw into these axes (default: a new figure's).
     annotate : int, default 5
         Label this many models with the largest ``|rank_shift|`` as ``name (+k)``: +k = the
         ability ranks it k places higher than accuracy does.
@@ -114,6 +116,8 @@ def plot_item_curves(
     ----------
     result : IRTResult
     items : sequence of item ids or integer positions
+    ax : Axes, optional
+        Draw into these axes (default: a new figure's).
     theta_range : (float, float)
         Ability range of the curves (widened to cover the fitted abilities).
     show_models : bool, default True
@@ -122,7 +126,8 @@ def plot_item_curves(
     Returns
     -------
     Axes
-        One line per item (``label`` = item id).
+        One line per item (``label`` = item id), in the order given, then (with
+        ``show_models``) one unlabelled marker line for the rug.
     """
     if isinstance(items, str):  # a str is a sequence of its characters: 'unknown item 'i''
         raise InputError(f"items={items!r}: one item; expected a list of item ids ([{items!r}])")
@@ -166,6 +171,8 @@ def plot_item_map(
     ----------
     result : IRTResult or DataFrame
         A fit, or its ``items`` table (``item``, ``discrimination``, ``difficulty``).
+    ax : Axes, optional
+        Draw into these axes (default: a new figure's).
     flagged : boolean mask of shape (n_items,) or sequence of item ids, optional
         Items drawn as red crosses (e.g. ``Diagnostics.items["flagged"]``); an id that is not
         an item, or a mask of another shape, is an :class:`~latentbench.InputError`.
@@ -234,10 +241,13 @@ def plot_abilities(
         ``model``, an estimate column (``theta``) and ``lower``, ``upper`` (e.g.
         :func:`~latentbench.irt.inference.standard_errors` ``.abilities``, or a bootstrap's
         ``abilities()``).
+    ax : Axes, optional
+        Draw into these axes (default: a new figure's).
     top : int or None, default 30
         Show the best ``top`` models only.
     estimate : str, default "theta"
-    title : str
+        The column of point estimates.
+    title : str, default "Abilities with intervals"
 
     Returns
     -------
@@ -354,6 +364,16 @@ def plot_selection_intervals(selection: Any, ax: Axes | None = None, *, top: int
     upper bound in one colour, over post-initialisation evaluations, the legend outside the
     axes. Without them, the recommended model after each round as a step line.
 
+    Parameters
+    ----------
+    selection : SelectionResult or dict
+        A selection run, or its ``selection.json`` record (a dict with ``arms``); anything
+        else is an :class:`~latentbench.InputError`.
+    ax : Axes, optional
+        Draw into these axes (default: a new figure's).
+    top : int, default 4
+        Models shown (the final ``top`` by estimate).
+
     Returns
     -------
     Axes
@@ -389,7 +409,17 @@ def plot_selection_intervals(selection: Any, ax: Axes | None = None, *, top: int
 
 
 def plot_selection_evaluations(selection: Any, ax: Axes | None = None, *, top: int = 30) -> Axes:
-    """Evaluations spent per model (bars, most evaluated on top), with final intervals.
+    """Evaluations spent per model (bars, most evaluated on top).
+
+    Parameters
+    ----------
+    selection : SelectionResult or dict
+        A selection run, or its ``selection.json`` record (a dict with ``arms``); anything
+        else is an :class:`~latentbench.InputError`.
+    ax : Axes, optional
+        Draw into these axes (default: a new figure's).
+    top : int, default 30
+        Models shown (the ``top`` most evaluated).
 
     Returns
     -------

@@ -325,7 +325,8 @@ class UCBEBookkeeping(GivenArgumentsRepr):
                 self._cs.set_exact(arm, self.est[arm])
 
     def index(self, state: SelectionState) -> np.ndarray:
-        """UCB-E index ``estimate + sqrt(a / T_i)``; ``-inf`` for fully observed arms."""
+        """UCB-E index ``estimate + sqrt(a / T_i)``, shape (n_arms,); ``-inf`` for fully
+        observed arms."""
         idx = self.est + np.sqrt(self.a / np.maximum(state.n_obs, 1))
         idx[self.exact] = -np.inf
         return idx
@@ -337,7 +338,7 @@ class UCBEBookkeeping(GivenArgumentsRepr):
         return None if not np.isfinite(idx[arm]) else arm
 
     def select_items(self, state: SelectionState, arm: int, size: int) -> np.ndarray:
-        """Uniform without replacement among ``arm``'s unrevealed items."""
+        """Uniform without replacement among ``arm``'s unrevealed items, shape (<= size,)."""
         if self.doubling:
             size = int(min(size, max(1, state.n_obs[arm])))
         return state.uniform_items(arm, size)

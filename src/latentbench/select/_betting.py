@@ -286,7 +286,7 @@ def _mix_and_reject(
 ) -> None:  # pragma: no cover - compiled; checked against the reference
     """:func:`_mix_and_reject_reference`, one loop over candidates (the hot path).
 
-    Exact sums only near a threshold (:func:`_exceeds`): the same rejections as the
+    Exact sums only near a threshold (within ``band`` nats of it): the same rejections as the
     reference with a few logarithms per batch instead of a dozen per candidate.
     """
     H = log_weight.size

@@ -193,6 +193,7 @@ class EstimateResult:
 
     @property
     def half_width(self) -> float:
+        """Half the interval's width, ``(upper - lower) / 2``, on the score's scale."""
         return (self.upper - self.lower) / 2.0
 
     def __repr__(self) -> str:
@@ -257,13 +258,39 @@ class EstimateResult:
         return out
 
     def save(self, out: str | os.PathLike[str]) -> Path:
-        """Write ``estimate.json`` into the directory ``out`` (created); returns its path."""
+        """Write ``estimate.json`` into the directory ``out`` (created); returns its path.
+
+        Parameters
+        ----------
+        out : path-like
+            The directory (created when absent).
+
+        Returns
+        -------
+        Path
+            ``out/estimate.json``.
+        """
         return write_json(out, "estimate.json", self.to_dict())
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> EstimateResult:
         """The result a :meth:`to_dict` record (one entry of ``estimate.json``) describes;
-        without its ``trajectory``, which the record does not hold."""
+        without its ``trajectory``, which the record does not hold.
+
+        Parameters
+        ----------
+        record : mapping
+            One record as :meth:`to_dict` writes it.
+
+        Returns
+        -------
+        EstimateResult
+
+        Raises
+        ------
+        InputError
+            A record without the fields of one (the message names the missing field).
+        """
         fields = {f.name for f in dataclasses.fields(cls)} - {"trajectory"}
         try:
             calibration = record["calibration"]
@@ -305,7 +332,8 @@ def write_json(out: str | os.PathLike[str], name: str, data: Any) -> Path:
 
 
 def _write_json_file(path: Path, data: Any) -> None:
-    """Write ``data`` as JSON at ``path`` (NaN refused), for :func:`write_directory`."""
+    """Write ``data`` as JSON at ``path`` (NaN refused), for
+    :func:`~latentbench.io._outputs.write_directory`."""
     path.write_text(json.dumps(data, indent=2, allow_nan=False))
 
 
@@ -1497,6 +1525,14 @@ def estimate(
     Returns
     -------
     EstimateResult
+
+    Raises
+    ------
+    InputError
+        The calibration, the responses or an option is unusable (no such file or model,
+        answers to none of the calibrated items, a ``budget`` / ``precision`` / ``delta`` out
+        of range, an ``items`` design drawn from another calibration, ...); the message names
+        the input, the value and what was expected.
     """
     _check_call(budget, precision, delta, items, floor, proposal, point, proxy, seed)
     seed = check_seed(seed, "seed")
@@ -1715,6 +1751,16 @@ class EstimateSet:
         A set that is not :attr:`complete` also writes ``estimate_status.json``
         (``complete``, ``not_estimated``, ``failures``), which :meth:`read` reads back; a
         complete one removes a ``estimate_status.json`` left there by an earlier call.
+
+        Parameters
+        ----------
+        out : path-like
+            The directory (created when absent).
+
+        Returns
+        -------
+        Path
+            ``out/estimate.json``.
         """
         from functools import partial
 
@@ -1746,7 +1792,18 @@ class EstimateSet:
         """The estimates saved in ``path`` (an ``estimate.json``, or the directory of
         ``latentbench estimate --out DIR``), without their trajectories (not saved). The
         models not estimated and the failures of an incomplete call are read from the
-        ``estimate_status.json`` beside it."""
+        ``estimate_status.json`` beside it.
+
+        Parameters
+        ----------
+        path : path-like
+            An ``estimate.json``, or the directory holding one.
+
+        Raises
+        ------
+        InputError
+            A missing or unreadable file, or one that is not such a record, named.
+        """
         file = as_path(path, "path")
         if file.is_dir():
             file = file / "estimate.json"
@@ -1824,8 +1881,8 @@ def estimate_many(
         What an unusable model's answers do: stop the call (``"raise"``), or record the message
         in :attr:`EstimateSet.failures` and go on with the others (``"collect"``; a call with
         one model raises either way). Errors in the calibration or the options always raise.
-    rank, cache, **kwargs
-        As in :func:`estimate` (``budget``, ``precision``, ``delta``, ``seed``, ...).
+    rank, cache
+        As in :func:`estimate`.
     progress : callable, optional
         ``progress("models", done, total)`` after each model of several (a
         :data:`~latentbench._progress.ProgressCallback`).
@@ -1833,10 +1890,20 @@ def estimate_many(
         When set (from another thread or a signal handler), the call stops after the model
         in flight and returns the models finished so far; the others are listed in
         :attr:`EstimateSet.not_estimated` (and its summary's last line).
+    **kwargs
+        As in :func:`estimate` (``budget``, ``precision``, ``delta``, ``seed``, ...).
 
     Returns
     -------
     EstimateSet
+
+    Raises
+    ------
+    InputError
+        An unusable calibration or option, ``models`` not in ``responses``, or (with
+        ``errors="raise"``) a model's unusable answers.
+    TypeError
+        A keyword that :func:`estimate` does not take.
     """
     if errors not in ("raise", "collect"):
         raise InputError(f"errors={errors!r}; expected 'raise' or 'collect'")
@@ -1984,6 +2051,11 @@ def tiny(
         recorded, so that :func:`estimate` with ``items=`` replays the draw and refuses a row
         whose item is not the one drawn at its order. Save it with ``to_csv`` (as
         ``latentbench tiny`` does) or ``to_parquet``: ``items=`` reads either.
+
+    Raises
+    ------
+    InputError
+        ``k`` not an integer in [1, n_items], or an unusable calibration or option.
     """
     import pandas as pd
 

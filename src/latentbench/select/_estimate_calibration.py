@@ -204,10 +204,12 @@ class Calibration:
 
     @property
     def n_items(self) -> int:
+        """Number of calibrated items."""
         return len(self.item_ids)
 
     @property
     def rank(self) -> int:
+        """Number of latent factors r of the calibration (columns of ``V``)."""
         return int(self.V.shape[1])
 
     @property
@@ -653,6 +655,12 @@ def load_calibration(
         For a store benchmark, ``source`` is ``"<store path>:<benchmark>"`` and ``hash`` covers
         the matrix's content (cells, model and item ids) and ``rank``: the cache is reused
         while the benchmark's cells are unchanged, whatever else the store gains.
+
+    Raises
+    ------
+    InputError
+        No such file or directory, a type that is not a calibration, ``metric`` / ``filter`` /
+        ``split`` without a store, or ``rank`` not an integer >= 1.
     """
     from latentbench.io import ResponseMatrix
 

@@ -156,13 +156,35 @@ class CompareResult:
         return out
 
     def save(self, out: str | os.PathLike[str]) -> Path:
-        """Write ``compare.json`` into the directory ``out`` (created)."""
+        """Write ``compare.json`` into the directory ``out`` (created).
+
+        Parameters
+        ----------
+        out : path-like
+            The directory (created when absent).
+
+        Returns
+        -------
+        Path
+            ``out/compare.json``.
+        """
         return write_json(out, "compare.json", self.to_dict())
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> CompareResult:
         """The comparison saved in ``path`` (a ``compare.json``, or the directory of
-        ``latentbench compare --out DIR``)."""
+        ``latentbench compare --out DIR``).
+
+        Parameters
+        ----------
+        path : path-like
+            A ``compare.json``, or the directory holding one.
+
+        Raises
+        ------
+        InputError
+            A missing or unreadable file, or one that is not such a record, named.
+        """
         file = as_path(path, "path")
         if file.is_dir():
             file = file / "compare.json"
@@ -227,6 +249,12 @@ def compare(
     Returns
     -------
     CompareResult
+
+    Raises
+    ------
+    InputError
+        The same model twice, two models with no answered calibrated item in common, or an
+        unusable calibration, responses or option (as in :func:`estimate`).
     """
     seed = check_seed(seed, "seed")
     _check_margin(margin)

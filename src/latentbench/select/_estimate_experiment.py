@@ -119,7 +119,18 @@ class EstimateExperiment:
 
     def save(self, directory: str | os.PathLike[str]) -> list[Path]:
         """Write ``runs.csv``, ``summary.csv`` and ``summary.json`` into ``directory``
-        (created); returns their paths."""
+        (created); returns their paths.
+
+        Parameters
+        ----------
+        directory : path-like
+            Created when absent.
+
+        Returns
+        -------
+        list of Path
+            ``runs.csv``, ``summary.csv``, ``summary.json``.
+        """
         from latentbench.io import check_destination
         from latentbench.io._outputs import csv_text, write_directory
 
@@ -140,7 +151,18 @@ class EstimateExperiment:
     @classmethod
     def read(cls, directory: str | os.PathLike[str]) -> EstimateExperiment:
         """An experiment written by :meth:`save` (or ``latentbench experiment --task
-        estimate --out DIR``); a missing or foreign file is named."""
+        estimate --out DIR``); a missing or foreign file is named.
+
+        Parameters
+        ----------
+        directory : path-like
+            The experiment's output directory.
+
+        Raises
+        ------
+        InputError
+            A missing or foreign file, named.
+        """
         import pandas as pd
 
         folder = Path(directory)

@@ -110,7 +110,8 @@ def split_models(
 
     Returns
     -------
-    history, test : ndarray of int
+    history, test : ndarray of int of shapes (n_models // 2,), (n_models - n_models // 2,)
+        Row indices of the two halves (together every row once).
     """
     random_state = check_seed(random_state, "random_state")
     if how == "date":
@@ -147,7 +148,7 @@ def exact_gap_pool(means: np.ndarray, gap: float | None, size: int = 1000) -> np
 
     Returns
     -------
-    ndarray of int
+    ndarray of int of shape (k,), k <= size
         Row indices into ``means``, best first.
     """
     means = np.asarray(means, dtype=np.float64)
@@ -290,7 +291,8 @@ class ExperimentResult:
         its Wilson 95% interval over the runs, ``coverage_lower`` and ``coverage_upper``),
         seconds per run.
     pools : dict
-        ``pool -> {"n_models", "gap", "top2_gap"}``.
+        ``pool -> {"n_models", "top2_gap"}``: the pool's size and its measured gap between
+        the two best means (a gap pool is named by that measured gap, e.g. ``gap0.021``).
     params : dict
         The run's settings (budget, batch sizes, stop, delta, seeds, target, reference
         policy, and from :func:`experiment_from_matrix` the split, rank and proxy fit), as
@@ -329,6 +331,16 @@ class ExperimentResult:
         ``policy``, ``evaluations`` (post-initialisation cells), ``accuracy`` (fraction of
         seeds whose recommendation was the true best) and ``se`` (its binomial standard error
         over seeds, ``sqrt(p (1 - p) / n_seeds)``).
+
+        Parameters
+        ----------
+        out : path-like
+            The directory (created when absent).
+
+        Returns
+        -------
+        list of Path
+            ``summary.json``, ``summary.csv``, ``curves.csv``.
         """
 
         from latentbench.io import check_destination
@@ -861,6 +873,13 @@ def release_dates(responses: str | os.PathLike[str], model_ids: Sequence[str]) -
     (``NAME_models.parquet`` beside ``NAME.parquet``, columns ``model`` and ``created_date``,
     ``release_date`` or ``date``), in the order of ``model_ids``: what ``split="date"`` needs.
 
+    Parameters
+    ----------
+    responses : path-like
+        The responses file (``NAME.parquet``).
+    model_ids : sequence of str
+        The models whose dates are wanted.
+
     Returns
     -------
     ndarray of datetime64[ns], shape (n_models,)
@@ -991,7 +1010,7 @@ def experiment_from_matrix(
         experiment --store S --benchmark B``) is ``Store(S).matrix(B)``.
     split : {"random", "date"}
         How rows are halved into history and candidates (see :func:`split_models`).
-    dates : array-like, optional
+    dates : array-like of shape (n_models,), optional
         Release dates for ``split="date"`` (with a path as ``matrix``, default: the sidecar
         beside it, :func:`release_dates`).
     pools : str or list
@@ -1003,28 +1022,34 @@ def experiment_from_matrix(
     seeds : int or list of int, default 20
         As the command's default (200 for publication-grade curves); see
         :func:`run_experiment`.
-    budget, batch_size, init_batch, stop, delta, engine, n_jobs, stop_event
+    budget, batch_size, init_batch, stop, delta
         See :func:`run_experiment`; ``budget`` is capped at the pool's unrevealed cells.
         The schedule (:func:`~latentbench.select.default_schedule`) is the largest pool's,
         the same for every policy.
-    progress : callable, optional
-        ``progress(phase, done, total)``, as every long operation takes it
-        (``docs/usability.md``): phase ``"runs"``, one call per run finished (seeds x pools x
-        policies in all).
     rank : int or "auto"
         Proxy rank (see :class:`~latentbench.select.LowRankProxy`).
     simulate : int, optional
         Replace the source by this many synthetic models drawn from a rank-``sim_rank``
         :class:`~latentbench.select.LeaderboardSimulator` fitted to it (``split`` is then
         random).
+    sim_rank : int, default 4
+        Rank of the simulator fitted for ``simulate``.
     random_state : int
         Seeds the split and the simulator.
+    engine, n_jobs
+        See :func:`run_experiment`.
+    progress : callable, optional
+        ``progress(phase, done, total)``, as every long operation takes it
+        (``docs/usability.md``): phase ``"runs"``, one call per run finished (seeds x pools x
+        policies in all).
     missing : {"error", "zero", "drop-items"}, default "error"
         Missing cells of the candidate models: an error (the target mean needs every cell),
         scored 0 on purpose, or every item with a missing candidate cell dropped (for the
         history too; recorded in ``params["dropped_items"]``). A
         :class:`~latentbench.exceptions.DataWarning` says how many cells were scored 0 or
         items dropped (``params["missing_cells_scored_0"]`` / ``params["dropped_items"]``).
+    stop_event : threading.Event, optional
+        See :func:`run_experiment`.
 
     Returns
     -------

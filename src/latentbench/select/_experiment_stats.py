@@ -32,6 +32,8 @@ def budget_to_accuracy(
     target : float
     n_boot : int
         Bootstrap resamples of seeds (``default_rng(random_state)``).
+    random_state : int, default 0
+        Seed of the bootstrap resamples.
 
     Returns
     -------

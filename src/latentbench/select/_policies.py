@@ -182,6 +182,25 @@ class UCBELRF(UCBEBookkeeping):
     their value); arm index = row mean of cell UCBs; the batch is the arm's unrevealed cells
     with the largest ensemble sd. Estimate: revealed values plus the ensemble mean elsewhere
     (biased; no confidence sequence).
+
+    Parameters
+    ----------
+    n_ensemble : int, default 64
+        Factorisations in the ensemble (>= 1).
+    eta : float, default 5.0
+        Weight of the ensemble sd in a cell's UCB (>= 0).
+    als_iter : int, default 10
+        ALS sweeps per factorisation (1 to :data:`ALS_ITER`).
+    ridge : float, default 0.1
+        Ridge of the ALS solves (> 0).
+    drop : float, default 0.05
+        Share of the revealed cells each factorisation leaves out, in [0, 1).
+    warmup : float, default 0.05
+        Share of all cells revealed uniformly before the first fit, in [0, 1].
+    refit_every : int, default 1
+        Rounds between ensemble refits (>= 1).
+    random_state : int, optional
+        Seeds the ensemble (the dropped cells and the starting factors).
     """
 
     name = "ucbe_lrf"
@@ -373,6 +392,18 @@ def parse_policy(spec: str) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
     order); every other key is an option of the policy class, e.g.
     ``pulse:init_batch=16;item_order=independent;weights=precision``.
 
+    Parameters
+    ----------
+    spec : str
+        A policy spec, as ``latentbench select replay --policy``.
+
+    Returns
+    -------
+    label, name : str
+        The spec as given (a label for tables) and the policy's name.
+    policy_options, run_options : dict
+        Keyword arguments of the policy class and of the run.
+
     Raises
     ------
     InputError
@@ -454,6 +485,11 @@ def make_policy(
         The data the policy will run on: size-like options are bounded by it now (see
         :func:`check_sizes`), before anything is evaluated. :func:`run_selection` checks
         them in any case.
+
+    Returns
+    -------
+    Policy
+        A new instance of the policy class (e.g. :class:`Pulse`), options applied.
 
     Raises
     ------

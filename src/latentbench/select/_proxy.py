@@ -115,10 +115,6 @@ class LowRankProxy(GivenArgumentsRepr):
         squared residual ``(Y - f)^2`` on its other cells wins, or the smallest rank within
         one standard error of it (the residual variance is what the doubly robust estimate
         pays).
-    cv_grid : tuple of int, default (1, 2, 4, 8, 16)
-        Ranks tried by ``rank="auto"`` (those below the number of training models).
-    cv_cells : int, default 64
-        Cells each held-out model is prewarmed on.
     sigma : float, default 1.0
         Link temperature, ``f = sigmoid((U V^T + b) / sigma)``.
     l2 : float, default 1e-2
@@ -138,11 +134,15 @@ class LowRankProxy(GivenArgumentsRepr):
         Cap on Newton steps per candidate refit.
     random_state : int or None
         Passed to the engine.
+    max_cells : int, default 131072
+        Size of the compacted sub-problems handed to the engine (see Notes).
     newton_tol : float, default 1e-4
         Stop a candidate's Newton iterations when its Newton decrement (about twice the
         remaining objective gap) is below this.
-    max_cells : int, default 131072
-        Size of the compacted sub-problems handed to the engine (see Notes).
+    cv_grid : tuple of int, default (1, 2, 4, 8, 16)
+        Ranks tried by ``rank="auto"`` (those below the number of training models).
+    cv_cells : int, default 64
+        Cells each held-out model is prewarmed on.
 
     Notes
     -----
@@ -438,6 +438,8 @@ class LowRankProxy(GivenArgumentsRepr):
 
     @property
     def n_items(self) -> int:
+        """Number of items of the history fit (raises :class:`~latentbench.NotFittedError`
+        before :meth:`fit`)."""
         self._check_fitted()
         return int(self.V_.shape[0])
 
@@ -452,7 +454,7 @@ class LowRankProxy(GivenArgumentsRepr):
             Observed scores, NaN = unobserved.
         U0 : ndarray of shape (M, r), optional
             Warm start (in the original, unwhitened parametrisation).
-        rows : ndarray of int, optional
+        rows : ndarray of int of shape (k,), optional
             Refit only these rows (the others keep ``U0``); rows are independent problems, so
             this is exact when the other rows' cells have not changed.
 
@@ -515,6 +517,9 @@ class LowRankProxy(GivenArgumentsRepr):
         Parameters
         ----------
         U : ndarray of shape (M, r)
+            Model factors (e.g. from :meth:`fit_models`).
+        dtype : type, default numpy.float32
+            Type of the returned array (computed in float32 and cast).
 
         Returns
         -------

@@ -60,11 +60,11 @@ class Pulse(ProxyBookkeeping):
     ----------
     a : float, default 1.0
         UCB-E exploration constant.
-    delta : float, default 0.05
+    delta : float, optional
         Error probability of the certificate: a certified best is the true best with
         probability at least ``1 - delta``; also the simultaneous miscoverage of the
         intervals (``delta / n_arms`` per arm). Not a ``level`` (the coverage of one interval,
-        as in :mod:`latentbench.irt`).
+        as in :mod:`latentbench.irt`). None (the default): 0.05, or ``alpha`` when given.
     alpha : float, optional
         Deprecated spelling of ``delta`` (warns; giving both is an error).
     ci : {"betting", "eb", "freedman", "none"}, default "betting"
@@ -174,6 +174,16 @@ class Pulse(ProxyBookkeeping):
         long horizons, where MMLU-Pro's close rivals are decided; ``uniform`` pays ``log 4``
         everywhere and cost AlpacaEval, whose many far rivals are decided at the shortest
         horizon (``benchmarks/RESULTS_select.md`` §3).
+    target_weight : float, default 0.0
+        Weight in the certificate's mixtures of one more capital process per arm whose bets
+        are sized, before each batch, for the distance the arm's bound has to cover: the
+        leader's estimate to the highest other upper bound, another arm's estimate to the
+        leader's lower bound (``BettingConfSeq.set_target``; sized before the round's scores
+        enter the estimate). Predictable, so valid. The fixed horizons'
+        mixture pays ``log 20`` at the long horizons, where MMLU-Pro's certificate is
+        decided; the targeted process at 0.5 pays ``log 2``. At 0.5 (30 seeds) it saved
+        0.6 % +- 0.7 of LUCB's cells on MMLU-Pro and cost 1.9 % (BFCL), 2.9 % (AlpacaEval 1)
+        and 4.6 % (AlpacaEval 2), so it is off.
     certificate_grid : int or None, default None
         Candidate means of the confidence sequences, ``0, 1/grid, ..., 1`` (each bound is
         padded by one step): None is ``max(1000, n_items)`` with ``bonus="ci"`` (a step of
@@ -187,16 +197,6 @@ class Pulse(ProxyBookkeeping):
         valid. The certified arm's lower bound is rarely what decides the stop: on the shared
         pools it is fully evaluated (MMLU-Pro, BFCL, AlpacaEval 1) or far ahead (AlpacaEval 2),
         while the rivals' upper bounds are where the cells go.
-    target_weight : float, default 0.0
-        Weight in the certificate's mixtures of one more capital process per arm whose bets
-        are sized, before each batch, for the distance the arm's bound has to cover: the
-        leader's estimate to the highest other upper bound, another arm's estimate to the
-        leader's lower bound (``BettingConfSeq.set_target``; sized before the round's scores
-        enter the estimate). Predictable, so valid. The fixed horizons'
-        mixture pays ``log 20`` at the long horizons, where MMLU-Pro's certificate is
-        decided; the targeted process at 0.5 pays ``log 2``. At 0.5 (30 seeds) it saved
-        0.6 % +- 0.7 of LUCB's cells on MMLU-Pro and cost 1.9 % (BFCL), 2.9 % (AlpacaEval 1)
-        and 4.6 % (AlpacaEval 2), so it is off.
 
         The certified configuration's defaults (``pair="greedy"``, ``lam="slope"``,
         ``certificate_split=0.9``, ``certificate_weights=(0.55, 0.15, 0.15, 0.15)`` and a

@@ -59,10 +59,11 @@ class SelectionResult:
         Post-init cells spent after each round (0 = after the initial batch).
     trace_best : ndarray of shape (rounds + 1,)
         Recommended arm after each round.
-    trace_arm, trace_arm_lower, trace_arm_upper : ndarray of shape (rounds,) or None
+    trace_arm, trace_arm_lower, trace_arm_upper : ndarray of shape (rounds + 1,) or None
         The arm pulled in each round and its bounds after it (only the pulled arm's interval
-        changes in a round); with the initial bounds they give :meth:`interval_trajectories`
-        (NaN bounds for a policy without intervals).
+        changes in a round), entry 0 standing for the initial batch (arm -1, NaN bounds);
+        with the initial bounds they give :meth:`interval_trajectories` (NaN bounds for a
+        policy without intervals).
     initial_lower, initial_upper : ndarray of shape (n_arms,) or None
         Every arm's bounds after the initial batch.
     stopped : str
@@ -173,7 +174,11 @@ class SelectionResult:
         lower, upper : ndarray of shape (rounds + 1, k)
             NaN when the policy has no intervals.
         """
-        return interval_trajectories(self.to_dict(trace=True)["trace"], arms)
+        trace = self.to_dict(trace=True)["trace"]
+        if "arm" not in trace:  # no intervals recorded: NaN, one row per round
+            shape = (len(self.trace_evaluations), np.asarray(arms).size)
+            return np.full(shape, np.nan), np.full(shape, np.nan)
+        return interval_trajectories(trace, arms)
 
     @property
     def epsilon(self) -> float:
@@ -212,6 +217,7 @@ class SelectionResult:
 
     @property
     def best_id(self) -> str | int:
+        """The recommended model's id (its index ``best`` when the run has no ``model_ids``)."""
         return self._id(self.best)
 
     @property
@@ -251,7 +257,22 @@ class SelectionResult:
         }
 
     def to_dict(self, *, trace: bool = True) -> dict[str, Any]:
-        """JSON-ready dictionary."""
+        """JSON-ready dictionary.
+
+        Parameters
+        ----------
+        trace : bool, default True
+            Include the per-round ``trace`` (cells spent, recommended arm and, with intervals,
+            the pulled arm's bounds: what :func:`~latentbench.select.interval_trajectories`
+            reads).
+
+        Returns
+        -------
+        dict
+            ``policy``, ``best_index`` / ``best_model``, the per-arm table ``arms``, the
+            evaluations spent, ``certified``, ``params``, ... (the content of
+            ``selection.json``).
+        """
         ids = self.model_ids or [str(i) for i in range(len(self.estimates))]
         arms = []
         for i, name in enumerate(ids):
@@ -304,7 +325,20 @@ class SelectionResult:
         return out
 
     def to_json(self, path: str | Path | None = None, *, trace: bool = True) -> str:
-        """Serialise to JSON; also write it to ``path`` when given."""
+        """Serialise to JSON; also write it to ``path`` when given.
+
+        Parameters
+        ----------
+        path : path-like, optional
+            Also write the text there (refused, before writing, where it cannot be written).
+        trace : bool, default True
+            As in :meth:`to_dict`.
+
+        Returns
+        -------
+        str
+            The JSON text.
+        """
         text = json.dumps(self.to_dict(trace=trace), indent=1)
         if path is not None:
             from latentbench.io import check_destination
@@ -565,7 +599,9 @@ class _Trace:
         self.spent.append(spent)
         self.best.append(leader)
         self.arm.append(arm)
-        if now is None:
+        if now is None:  # a policy without intervals: NaN bounds, one per round as documented
+            self.lower.append(np.nan)
+            self.upper.append(np.nan)
             return
         lo, hi = float(now[0][arm]), float(now[1][arm])
         self.lower.append(lo)
@@ -662,7 +698,8 @@ def run_selection(
         ``1 - delta`` (an epsilon-best arm). 0 certifies the best itself; two models whose
         means are equal then cannot be told apart before both are fully evaluated, where
         any ``epsilon > 0`` stops once the bounds are ``epsilon`` apart
-        (``docs/selection.md``, Certified stop).
+        (``docs/selection.md``, "Exact ties, and certifying a model within `epsilon` of the
+        best").
     true_means : ndarray of shape (n_arms,), optional
         Known means (replay): records whether the intervals always covered them.
     model_ids : list of str, optional
@@ -670,6 +707,13 @@ def run_selection(
     Returns
     -------
     SelectionResult
+
+    Raises
+    ------
+    InputError
+        An option out of range (``budget``, ``batch_size``, ``init_batch``, ``delta``,
+        ``stop``, ...), a policy or oracle that is not an object of those kinds, or
+        ``model_ids`` / ``true_means`` of the wrong length.
     """
     start = time.perf_counter()
     _refuse_non_objects(oracle, policy)
@@ -682,6 +726,14 @@ def run_selection(
     )
     if model_ids is not None and len(model_ids) != m:
         raise InputError(f"model_ids has {len(model_ids)} entries; expected {m}")
+    if true_means is not None:
+        means = np.asarray(true_means, dtype=np.float64)
+        if means.shape != (m,) or not np.isfinite(means).all():
+            raise InputError(
+                f"true_means of shape {means.shape}"
+                + ("" if means.shape != (m,) else " with a missing or infinite value")
+                + f"; expected one finite mean per arm, shape ({m},)"
+            )
     budget, stop, batch_size, epsilon = opts.budget, opts.stop, opts.batch_size, opts.epsilon
     numpy_state = (np.random.Generator, np.random.SeedSequence, np.random.BitGenerator)
     if random_state is not None and not isinstance(random_state, numpy_state):

@@ -33,6 +33,18 @@ def _normalize(text: str) -> str:
 def exact_match(response: str, reference: str) -> float:
     """1.0 when the answer equals the reference up to case, surrounding punctuation and spaces.
 
+    Parameters
+    ----------
+    response : str
+        The model's answer.
+    reference : str
+        The expected answer.
+
+    Returns
+    -------
+    float
+        1.0 or 0.0.
+
     Examples
     --------
     >>> exact_match("  Paris. ", "paris")
@@ -57,6 +69,18 @@ def multiple_choice(response: str, reference: str) -> float:
     The letter is found, in this order: after ``answer``/``option``/``choice`` (``"Answer: B"``,
     ``"the answer is (b)"``); at the start (``"B."``, ``"(B)"``, ``"B"`` alone, not ``"I think"``);
     in brackets anywhere (``"... (B)"``). A lowercase letter counts only in brackets.
+
+    Parameters
+    ----------
+    response : str
+        The model's answer.
+    reference : str
+        The expected letter.
+
+    Returns
+    -------
+    float
+        1.0 or 0.0.
 
     Examples
     --------

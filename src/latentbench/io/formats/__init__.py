@@ -280,10 +280,10 @@ def read_results(
         One key (model, benchmark, item, metric, filter, trial, split) given different values:
         an error naming both files (default), the latest run wins, or the mean is kept
         (flagged). The same value from two files or tool versions is kept once.
-    split : str, optional
-        HELM: the split to keep (default ``test``; other splits are dropped with a reason).
     layout : {"auto", "long", "wide"}
         ``table`` only.
+    split : str, optional
+        HELM: the split to keep (default ``test``; other splits are dropped with a reason).
     group : str, optional
         Read every task (benchmark) the files hold as **one** benchmark of this name, each
         item named ``TASK/ID``: lm-eval's MMLU, say, is 57 tasks whose doc ids restart in
@@ -296,8 +296,9 @@ def read_results(
         Told each file as it is read (``"reading files"``, files done of total) and the final
         ``"combining rows"`` step; see :mod:`latentbench._progress`.
 
-    The last three are source options: giving one a non-default value for a source that does
-    not take it is an error, never silently ignored.
+    ``include_perturbed``, ``errored``, ``layout`` and ``split`` are source options: giving one
+    a non-default value for a source that does not take it is an error, never silently
+    ignored.
 
     Returns
     -------

@@ -16,8 +16,8 @@ the result's ``source_data.hf_split`` when given. An aggregate file whose instan
 absent gives no rows and is reported. Records this package wrote carry the canonical columns in
 ``metadata`` (keys ``latentbench.*``), so a store survives a round trip unchanged.
 
-Writing (:func:`write_eee`, ``latentbench export --format eee OUT``): one evaluation per
-(model, benchmark, metric, filter, split), laid out as the EEE datastore does:
+Writing (:func:`~latentbench.io.formats.write_eee`, ``latentbench export --format eee OUT``):
+one evaluation per (model, benchmark, metric, filter, split), laid out as the EEE datastore does:
 ``OUT/data/<benchmark>/<developer>/<model>/<uuid>.json`` and ``..._samples.jsonl``. The records
 are checked with :func:`validate_aggregate` / :func:`validate_instance` (the required fields,
 types and enums of schema 0.3.0) before anything is written; when the ``every-eval-ever``

@@ -147,6 +147,7 @@ class LoadReport:
         return asdict(self)
 
     def to_json(self) -> str:
+        """:meth:`to_dict` as JSON text (keys sorted)."""
         return json.dumps(self.to_dict(), sort_keys=True)
 
     def __str__(self) -> str:

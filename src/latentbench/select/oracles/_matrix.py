@@ -95,7 +95,8 @@ class MatrixOracle:
         return np.asarray(self._scores.mean(axis=1, dtype=np.float64))
 
     def evaluate(self, model_index: int, item_indices: np.ndarray) -> np.ndarray:
-        """Return ``scores[model_index, item_indices]`` (see :class:`Oracle`)."""
+        """Return ``scores[model_index, item_indices]``, shape (len(item_indices),) (see
+        :class:`Oracle`)."""
         items = np.asarray(item_indices)
         self.n_calls += int(items.size)
         return np.asarray(self._scores[model_index, items])

@@ -387,8 +387,9 @@ class ChatCompletionsOracle:
         """Send at most ``allowance`` more HTTP requests (retries included); None: no limit.
 
         A cell whose next request would pass the allowance ends with ``capped=True`` (see
-        :class:`~latentbench.select.oracles.CellResult`); :class:`DurableOracle` sets it from
-        the run's ``spend_cap`` before each batch.
+        :class:`~latentbench.select.oracles.CellResult`);
+        :class:`~latentbench.select.live.DurableOracle` sets it from the run's ``spend_cap``
+        before each batch.
         """
         with self._lock:
             self._allowance = None if allowance is None else max(int(allowance), 0)

@@ -100,7 +100,8 @@ class CellResult:
 class StreamingOracle(Protocol):
     """An oracle that yields each cell as soon as it is known (so each can be committed).
 
-    :class:`DurableOracle` uses ``evaluate_cells`` when present and ``evaluate`` otherwise.
+    :class:`~latentbench.select.live.DurableOracle` uses ``evaluate_cells`` when present and
+    ``evaluate`` otherwise.
     """
 
     n_models: int
