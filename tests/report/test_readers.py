@@ -1,0 +1,164 @@
+"""The report as its readers see it: mailed around (scripts stripped), printed, opened by
+people who did not run it. The browser checks run in headless Chromium (see test_render.py)
+and are skipped without one; the others read the page's HTML."""
+
+from __future__ import annotations
+
+import html as html_lib
+import json
+import re
+import shutil
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from latentbench.report import build_report
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _cdp import Browser
+
+CHROMIUM = next(
+    (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None
+)
+
+
+class _PlotText(HTMLParser):
+    """The text inside each ``div.iplot`` (what a reader sees there without scripts)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.texts: dict[str, str] = {}
+        self._open: str | None = None
+        self._depth = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "div" and a.get("class") == "iplot":
+            self._open, self._depth = str(a["data-spec"]), 0
+            self.texts[self._open] = ""
+        elif self._open is not None and tag == "div":
+            self._depth += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._open is not None and tag == "div":
+            if self._depth == 0:
+                self._open = None
+            else:
+                self._depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self._open is not None:
+            self.texts[self._open] += data
+
+
+def test_every_plot_says_what_it_shows_without_scripts(small_fit, selection_run, hostile):
+    # an e-mail client strips the page's script: each plot's box then said nothing at all
+    matrix, result = small_fit
+    page = build_report(result, matrix, selection=selection_run)
+    parser = _PlotText()
+    parser.feed(page)
+    specs = dict(
+        re.findall(r'<script type="application/json" id="(plot-\d+)">([^<]*)</script>', page)
+    )
+    assert parser.texts and set(parser.texts) == set(specs)
+    for plot_id, text in parser.texts.items():
+        title = json.loads(specs[plot_id])["title"]
+        assert title in text and "script" in text, (title, text)
+    assert hostile[0] not in page  # the text is escaped like every other name
+
+
+def test_a_long_cell_is_whole_on_the_page_for_print_and_touch(small_fit):
+    # a cell over 48 characters was cut to 45 and '...' in the HTML, the whole text only in a
+    # hover title: gone on paper, on a touch screen and for a screen reader
+    matrix, result = small_fit
+    page = build_report(result, matrix)
+    cells = re.findall(r'<td[^>]* class="text" title="([^"]*)">([^<]*)</td>', page)
+    assert cells
+    assert all(text == title for title, text in cells), cells[:2]
+    reasons = [html_lib.unescape(t) for _, t in cells]
+    assert any(len(r) > 48 for r in reasons)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    if CHROMIUM is None or not sys.platform.startswith("linux"):
+        pytest.skip("no chromium binary on PATH, or not Linux")
+    chrome = Browser(str(CHROMIUM), tmp_path_factory.mktemp("profile"))
+    yield chrome
+    chrome.close()
+
+
+def _print_view(browser: Browser, page: Path) -> dict[str, object]:
+    """Open ``page`` at an A4 page's width as printed (CSS media 'print')."""
+    browser.open(page.as_uri(), width=720)
+    browser.send("Emulation.setEmulatedMedia", session=True, media="print")
+    browser.evaluate("new Promise(r => setTimeout(r, 200))")
+    return browser.evaluate(
+        """(() => {
+        const wraps = Array.from(document.querySelectorAll('.table-wrap'));
+        return {
+          cut_tables: wraps.filter(w => w.scrollHeight > w.clientHeight + 1).length,
+          rows: Array.from(document.querySelectorAll('tbody tr'))
+                  .filter(r => r.getBoundingClientRect().height > 0).length,
+          all_rows: document.querySelectorAll('tbody tr').length,
+          cut_cells: Array.from(document.querySelectorAll('td'))
+                  .filter(td => td.scrollWidth > td.clientWidth + 1).length,
+          buttons: Array.from(document.querySelectorAll('button'))
+                  .filter(b => b.getBoundingClientRect().width > 0).length,
+          width: document.documentElement.scrollWidth,
+        }; })()"""
+    )
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary on PATH")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the pipe client needs Linux")
+def test_a_printed_page_holds_every_row_and_every_cell(browser, tmp_path, small_fit):
+    # on paper a table's box (480 px, scrolling) showed its first rows only, and long cells
+    # ended in an ellipsis
+    matrix, result = small_fit
+    page = tmp_path / "fit.html"
+    build_report(result, matrix, path=page, title="fit report")
+    view = _print_view(browser, page)
+    assert view["cut_tables"] == 0, view
+    assert view["rows"] == view["all_rows"], view
+    assert view["cut_cells"] == 0, view
+    assert view["buttons"] == 0, view  # nothing to click on paper
+    assert view["width"] <= 721, view  # nothing cut at the right edge
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary on PATH")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the pipe client needs Linux")
+def test_with_scripts_off_the_findings_tables_and_plot_texts_are_there(
+    browser, tmp_path, small_fit
+):
+    matrix, result = small_fit
+    page = tmp_path / "fit.html"
+    build_report(result, matrix, path=page, title="fit report")
+    browser.send("Emulation.setScriptExecutionDisabled", session=True, value=True)
+    try:
+        browser.send("Page.navigate", session=True, url="about:blank")
+        browser.wait_for("Page.loadEventFired")
+        browser.send("Page.navigate", session=True, url=page.as_uri())
+        browser.wait_for("Page.loadEventFired")  # (no timer to wait on: scripts are off)
+        seen = browser.evaluate(
+            """(() => ({
+            ready: document.documentElement.getAttribute('data-ready'),
+            headline: document.querySelector('p.headline').innerText,
+            rows: document.querySelectorAll('tbody tr').length,
+            plots: Array.from(document.querySelectorAll('div.iplot')).map(d => d.innerText),
+            }))()"""
+        )
+    finally:
+        browser.send("Emulation.setScriptExecutionDisabled", session=True, value=False)
+    assert seen["ready"] is None  # the page's script did not run
+    assert "leads 40 models on 60 items" in seen["headline"]
+    assert seen["rows"] > 40
+    assert len(seen["plots"]) == 3 and all("interactive plot" in t for t in seen["plots"]), seen
+    # with scripts on, the canvas replaces the text
+    browser.open(page.as_uri(), width=1280)
+    texts = browser.evaluate(
+        "Array.from(document.querySelectorAll('div.iplot p')).map(p => p.textContent)"
+    )
+    assert texts == []
