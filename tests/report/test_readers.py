@@ -162,3 +162,44 @@ def test_with_scripts_off_the_findings_tables_and_plot_texts_are_there(
         "Array.from(document.querySelectorAll('div.iplot p')).map(p => p.textContent)"
     )
     assert texts == []
+
+
+def _fit_details(page: str) -> dict[str, str]:
+    """The rows of a fit page's 'Fit details' table, as a reader sees them."""
+    section = re.search(r'<section id="summary">.*?</section>', page, re.S)
+    assert section is not None
+    rows = re.findall(r"<tr><td[^>]*>([^<]*)</td><td[^>]*>([^<]*)</td></tr>", section.group(0))
+    return {html_lib.unescape(k): html_lib.unescape(v) for k, v in rows}
+
+
+def test_a_fit_page_names_its_responses_their_hash_and_the_fitting_version(small_fit, tmp_path):
+    # the page named no input at all: a reader who did not run it could not tell which file
+    # (or which version of it) the abilities came from, nor which latentbench fitted them
+    from latentbench import __version__
+    from latentbench.io import ResponseMatrix, file_sha256
+    from latentbench.irt import TwoPL
+    from latentbench.report import report_from
+
+    matrix, _ = small_fit
+    responses = tmp_path / "responses & <more>.csv"
+    matrix.to_long().to_csv(responses, index=False)
+    read = ResponseMatrix.read(responses)
+    TwoPL().fit(read).save(tmp_path / "fit", read)
+    digest = file_sha256(responses)
+
+    rows = _fit_details(report_from(tmp_path / "fit").html)
+    assert rows["fit directory"] == str(tmp_path / "fit")
+    assert rows["fitted by"] == f"latentbench {__version__}"
+    assert rows["responses"] == f"{responses} (recorded in fit.json)"
+    assert rows["responses SHA-256"] == digest[:12] + "\u2026"
+
+    # the file changed since: the page says the responses were not used, with the fit's hash
+    responses.write_text(responses.read_text() + "\n")
+    rows = _fit_details(report_from(tmp_path / "fit").html)
+    assert "has changed since the fit" in rows["responses"] and "not used" in rows["responses"]
+    assert rows["responses SHA-256"] == digest[:12] + "\u2026"
+
+    # a responses file reported directly (fitted for the page) names itself and its hash
+    rows = _fit_details(report_from(responses).html)
+    assert rows["responses"] == str(responses)
+    assert rows["responses SHA-256"] == file_sha256(responses)[:12] + "\u2026"

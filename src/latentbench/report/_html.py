@@ -105,6 +105,7 @@ def _fit_sections(
     boot: Any | None = None,
     notes: Sequence[str] = (),
     progress: ProgressCallback | None = None,
+    provenance: Mapping[str, str] | None = None,
 ) -> tuple[list[_Section], dict[str, Any]]:
     from latentbench.irt.diagnostics import rank_agreement
 
@@ -133,7 +134,7 @@ def _fit_sections(
     sections.append(section)
     if diag is not None:
         sections.append(_duplicates_section(diag))
-    sections.append(_summary_section(info, _scale_text(result)))
+    sections.append(_summary_section({**info, **(provenance or {})}, _scale_text(result)))
     findings.headline, findings.findings = _findings(
         result, view.ranks, movers, diag, view.level, view.abilities
     )
@@ -933,6 +934,7 @@ def build_report(
     bootstrap: Any | None = None,
     item_metadata: pd.DataFrame | None = None,
     notes: Sequence[str] = (),
+    provenance: Mapping[str, str] | None = None,
     progress: ProgressCallback | None = None,
     force: bool = False,
 ) -> str:
@@ -974,6 +976,10 @@ def build_report(
         category the items, mean proportion correct, discrimination, flags and the best model.
     notes : sequence of str, optional
         Extra findings shown at the top (e.g. what was not computed and why).
+    provenance : mapping of str to str, optional
+        Where the fit came from, as rows of its ``summary`` table (fit details): e.g. the
+        fit directory, the version that fitted it, the responses file and its SHA-256
+        (:func:`~latentbench.report.report_from` fills it in), for a reader who did not run it.
     progress : callable(phase, done, total), optional
         Told each phase as it starts (intervals, diagnostics, figures, the selection, writing
         the page); see :mod:`latentbench._progress`.
@@ -991,7 +997,9 @@ def build_report(
     sections: list[_Section] = []
     facts: dict[str, Any] = {}
     if result is not None:
-        s, facts = _fit_sections(result, matrix, top, n_curves, bootstrap, notes, progress)
+        s, facts = _fit_sections(
+            result, matrix, top, n_curves, bootstrap, notes, progress, provenance or {}
+        )
         sections += s
         if item_metadata is not None:
             sections += _category_sections(result, matrix, item_metadata)
