@@ -203,3 +203,18 @@ def test_a_fit_page_names_its_responses_their_hash_and_the_fitting_version(small
     rows = _fit_details(report_from(responses).html)
     assert rows["responses"] == str(responses)
     assert rows["responses SHA-256"] == file_sha256(responses)[:12] + "\u2026"
+
+
+def test_a_false_flag_reads_no_and_a_blank_cell_is_explained(small_fit):
+    # a False flag was an empty cell, as a missing value is: 'tied_with_next', 'significant',
+    # 'constant' or 'poor_fit' left blank could mean "no" or "not computed"
+    matrix, result = small_fit
+    page = build_report(result, matrix)
+    section = re.search(r'<section id="abilities">.*?</section>', page, re.S)
+    assert section is not None
+    header = re.findall(r'<th scope="col">([^<]*)</th>', section.group(0))
+    column = header.index("tied_with_next")
+    rows = re.findall(r"<tr>(<td.*?)</tr>", section.group(0), re.S)
+    flags = [re.findall(r"<td[^>]*>([^<]*)</td>", row)[column] for row in rows]
+    assert set(flags) == {"yes", "no"}, set(flags)
+    assert "a blank cell has no value (not computed, or not applicable" in page

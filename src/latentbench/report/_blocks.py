@@ -129,7 +129,8 @@ def _figure(draw: Callable[[Axes], Any], size: tuple[float, float] = (7.0, 4.6))
 
 def _cell(value: Any) -> dict[str, str]:
     if isinstance(value, (bool, np.bool_)):
-        return {"text": "yes" if value else "", "sort": "1" if value else "0"}
+        # "no" in words: a blank cell is a missing value (said in the page's header)
+        return {"text": "yes" if value else "no", "sort": "1" if value else "0"}
     if isinstance(value, (int, np.integer)):
         return {"text": str(int(value)), "sort": str(int(value))}
     if isinstance(value, (float, np.floating)):
