@@ -218,3 +218,27 @@ def test_a_false_flag_reads_no_and_a_blank_cell_is_explained(small_fit):
     flags = [re.findall(r"<td[^>]*>([^<]*)</td>", row)[column] for row in rows]
     assert set(flags) == {"yes", "no"}, set(flags)
     assert "a blank cell has no value (not computed, or not applicable" in page
+
+
+@pytest.mark.parametrize("delta", [0.05, 0.001])
+def test_a_certified_selection_says_at_which_level(tmp_path, delta):
+    # "Certified: ..." named the kind of bounds but not their level: a reader of the page
+    # could not tell a 95% certificate from a 99.9% one
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+    from latentbench.report import report_from
+    from latentbench.synthetic import simulate_2pl
+
+    _register()
+    simulate_2pl(12, 300, random_state=4).matrix.to_long().to_csv(tmp_path / "r.csv", index=False)
+    argv = ["select", "replay", str(tmp_path / "r.csv"), "--no-history", "--delta", str(delta)]
+    outcome = CliRunner().invoke(app, [*argv, "--out", str(tmp_path / "run"), "-q"])
+    assert outcome.exit_code == 0, outcome.output
+    page = report_from(tmp_path / "run" / "selection.json").html
+    level = f"{100 * (1 - delta):g}%"
+    assert re.search(
+        rf"Certified: [^<]*at delta = {delta:g}: the certified model is the best with "
+        rf"probability at least {re.escape(level)}",
+        page,
+    ), re.findall(r"Certified[^<]*", page)
