@@ -242,3 +242,34 @@ def test_a_certified_selection_says_at_which_level(tmp_path, delta):
         rf"probability at least {re.escape(level)}",
         page,
     ), re.findall(r"Certified[^<]*", page)
+
+
+def test_a_selection_experiment_names_its_input_its_hash_and_version(tmp_path):
+    # summary.json of `experiment --task select` kept no input at all, so its page could not
+    # say which matrix (or which version of it) the curves came from
+    from typer.testing import CliRunner
+
+    from latentbench import __version__
+    from latentbench.cli import _register, app
+    from latentbench.io import file_sha256
+    from latentbench.report import report_from
+    from latentbench.synthetic import simulate_2pl
+
+    _register()
+    responses = tmp_path / "r & <s>.csv"
+    simulate_2pl(24, 120, random_state=5).matrix.to_long().to_csv(responses, index=False)
+    argv = ["experiment", str(responses), "--seeds", "2", "--budget", "300", "-q"]
+    outcome = CliRunner().invoke(app, [*argv, "--out", str(tmp_path / "exp")])
+    assert outcome.exit_code == 0, outcome.output
+    params = json.loads((tmp_path / "exp" / "summary.json").read_text())["params"]
+    digest = file_sha256(responses)
+    assert params["input"]["path"] == str(responses.resolve())
+    assert params["input"]["sha256"] == digest
+    assert params["latentbench_version"] == __version__
+    page = report_from(tmp_path / "exp").html
+    said = html_lib.escape(
+        f"Input: {responses.resolve()} (SHA-256 {digest[:12]}\u2026); run by latentbench "
+        f"{__version__}.",
+        quote=False,
+    )
+    assert said in page.replace("&#39;", "'").replace("&#34;", '"'), re.findall(r"Input[^<]*", page)
