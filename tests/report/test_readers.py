@@ -273,3 +273,14 @@ def test_a_selection_experiment_names_its_input_its_hash_and_version(tmp_path):
         quote=False,
     )
     assert said in page.replace("&#39;", "'").replace("&#34;", '"'), re.findall(r"Input[^<]*", page)
+
+
+def test_a_selection_json_page_is_titled_by_its_run(tmp_path, selection_run):
+    # `report run/selection.json` was titled "latentbench report: selection", naming no run
+    from latentbench.report import report_from
+
+    (tmp_path / "run-7").mkdir()
+    selection_run.to_json(tmp_path / "run-7" / "selection.json")
+    page = report_from(tmp_path / "run-7" / "selection.json").html
+    assert "<title>latentbench report: run-7/selection.json</title>" in page
+    assert "<title>latentbench report: run-7</title>" in report_from(tmp_path / "run-7").html

@@ -364,6 +364,8 @@ def report_from(
     dropped = _dropped_items_notes(kind, source, matrix)
     notes += dropped
     name = source.stem if source.is_file() else source.name
+    if kind == "selection" and source.is_file() and source.parent.name:
+        name = f"{source.parent.name}/{source.name}"  # 'selection' alone names no run
     provenance = _provenance(kind, source, responses, notes) if result is not None else {}
     html = build_report(
         result,
