@@ -284,3 +284,17 @@ def test_a_selection_json_page_is_titled_by_its_run(tmp_path, selection_run):
     page = report_from(tmp_path / "run-7" / "selection.json").html
     assert "<title>latentbench report: run-7/selection.json</title>" in page
     assert "<title>latentbench report: run-7</title>" in report_from(tmp_path / "run-7").html
+
+
+def test_a_flagged_item_on_the_item_map_is_said_in_words_not_only_red(small_fit):
+    # the item map told flagged items from the others by colour alone (red); a reader who
+    # cannot tell red from blue learnt nothing from the plot or its hover tip
+    matrix, result = small_fit
+    page = build_report(result, matrix)
+    section = re.search(r'<section id="items">.*?</section>', page, re.S)
+    assert section is not None
+    spec = json.loads(re.findall(r'type="application/json" id="plot-\d+">([^<]*)<', section[0])[0])
+    flagged = [bool(g) for g in spec["group"]]
+    assert any(flagged) and not all(flagged)
+    said = [info.endswith(", flagged") for info in spec["info"]]
+    assert said == flagged

@@ -489,7 +489,7 @@ def _items_section(result: Any, diag: Any) -> _Section:
         "Item map: each point is an item, proportion of models answering it correctly against "
         "its discrimination a (how sharply it separates stronger from weaker models); the "
         "proportion is jittered by at most 0.3/N (N models) so that items do not stack. "
-        + ("Flagged items are red. " if flagged is not None else "")
+        + ("Flagged items are red, and their hover tip says so. " if flagged is not None else "")
         + "Hover for the item id; zoom into dense regions. The location -b/a (the ability at "
         "which a model has a 50% chance) is in items.csv; it is undefined (NaN) where a = 0.",
     )
@@ -502,10 +502,16 @@ def _items_section(result: Any, diag: Any) -> _Section:
                 "x": _finite(items[correct].to_numpy(float) + jitter),
                 "y": _finite(a),
                 "name": [str(i) for i in items["item"]],
-                "info": [
+                "info": [  # a flag in words too, not in colour only
                     f"a {ai:.2f}, location {'-' if not math.isfinite(li) else f'{li:.2f}'}, "
-                    f"correct {pi:.2f}"
-                    for ai, li, pi in zip(a, location, items[correct].to_numpy(float), strict=True)
+                    f"correct {pi:.2f}" + (", flagged" if flag else "")
+                    for ai, li, pi, flag in zip(
+                        a,
+                        location,
+                        items[correct].to_numpy(float),
+                        np.zeros(len(items), bool) if flagged is None else flagged,
+                        strict=True,
+                    )
                 ],
                 "group": [] if flagged is None else [int(f) for f in flagged],
                 "groups": [{"label": "item", "color": "#1f77b4"}]
