@@ -105,6 +105,11 @@ def _print_view(browser: Browser, page: Path) -> dict[str, object]:
           all_rows: document.querySelectorAll('tbody tr').length,
           cut_cells: Array.from(document.querySelectorAll('td'))
                   .filter(td => td.scrollWidth > td.clientWidth + 1).length,
+          broken_numbers: Array.from(document.querySelectorAll('td'))
+                  .filter(td => td.dataset.sort !== '' && /^-?[0-9]/.test(td.textContent))
+                  .filter(td => {
+                    const r = document.createRange(); r.selectNodeContents(td);
+                    return r.getClientRects().length > 1; }).length,
           buttons: Array.from(document.querySelectorAll('button'))
                   .filter(b => b.getBoundingClientRect().width > 0).length,
           width: document.documentElement.scrollWidth,
@@ -124,6 +129,7 @@ def test_a_printed_page_holds_every_row_and_every_cell(browser, tmp_path, small_
     assert view["cut_tables"] == 0, view
     assert view["rows"] == view["all_rows"], view
     assert view["cut_cells"] == 0, view
+    assert view["broken_numbers"] == 0, view  # a number is never split over two lines
     assert view["buttons"] == 0, view  # nothing to click on paper
     assert view["width"] <= 721, view  # nothing cut at the right edge
 
