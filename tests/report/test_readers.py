@@ -12,6 +12,7 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from latentbench.report import build_report
@@ -304,3 +305,19 @@ def test_a_flagged_item_on_the_item_map_is_said_in_words_not_only_red(small_fit)
     assert any(flagged) and not all(flagged)
     said = [info.endswith(", flagged") for info in spec["info"]]
     assert said == flagged
+
+
+def test_every_table_saves_under_its_own_csv_name(small_fit):
+    # the category tables all saved as table.csv: three downloads, one name
+    matrix, result = small_fit
+    items = pd.DataFrame(
+        {
+            "item": list(result.item_ids),
+            "subject": [f"s{i % 3}" for i in range(len(result.item_ids))],
+            "source": [f"src{i % 2}" for i in range(len(result.item_ids))],
+        }
+    )
+    page = build_report(result, matrix, item_metadata=items)
+    names = re.findall(r'<button type="button" class="csv" data-name="([^"]*)">', page)
+    assert len(names) == len(set(names)), names
+    assert {"by-subject", "by-source"} <= set(names)

@@ -690,7 +690,11 @@ def _category_sections(result: Any, matrix: Any | None, meta: pd.DataFrame) -> l
             table["best_model"] = best
             table["best_accuracy"] = best_acc
         section.tables.append(
-            _table(table.sort_values("items", ascending=False), caption=f"by {column}")
+            _table(
+                table.sort_values("items", ascending=False),
+                caption=f"by {column}",
+                name=f"by-{column}",  # its CSV's file name (every one was table.csv)
+            )
         )
     return [section]
 
