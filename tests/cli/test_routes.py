@@ -32,6 +32,14 @@ def _page(path) -> str:
     text = re.sub(r"<title>.*?</title>", "", text)
     text = re.sub(r"<h1>latentbench report: .*?</h1>", "", text)
     text = re.sub(r"plot-\d+", "plot-N", text)  # a counter over the process's plots
+    # the fit details' rows that name where the fit came from (a file fitted for the page,
+    # or a fit directory and the file it recorded)
+    text = re.sub(
+        r'\n\s*<tr><td data-sort="">'
+        r"(fit directory|fitted by|responses|responses SHA-256)</td>.*?</tr>",
+        "",
+        text,
+    )
     return re.sub(r"Generated \d{4}-\d\d-\d\d \d\d:\d\d UTC", "", text)
 
 

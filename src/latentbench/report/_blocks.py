@@ -59,10 +59,22 @@ _PLOT_IDS = iter(range(1, 1 << 30))
 
 
 def _plot(spec: dict[str, Any]) -> dict[str, str]:
-    """An interactive canvas plot: the spec as JSON that is safe inside a <script> element."""
+    """An interactive canvas plot: the spec as JSON that is safe inside a <script> element,
+    and the text a reader sees in its place with scripts off (an e-mail client strips them)."""
     text = json.dumps(spec, allow_nan=False, separators=(",", ":"), default=_json_default)
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return {"id": f"plot-{next(_PLOT_IDS)}", "json": text}
+    return {"id": f"plot-{next(_PLOT_IDS)}", "json": text, "alt": _plot_text(spec)}
+
+
+def _plot_text(spec: dict[str, Any]) -> str:
+    """What an interactive plot shows, in words, for a reader whose viewer runs no script."""
+    title = str(spec.get("title") or "Plot")
+    axes = [str(spec[k]) for k in ("y_label", "x_label") if spec.get(k)]
+    what = f" ({axes[0]} against {axes[1]})" if len(axes) == 2 else ""
+    return (
+        f"{title}{what}: an interactive plot drawn by the page's script, which this viewer "
+        "did not run; the findings and the tables on this page hold its numbers."
+    )
 
 
 def _json_default(value: Any) -> Any:
@@ -118,7 +130,8 @@ def _figure(draw: Callable[[Axes], Any], size: tuple[float, float] = (7.0, 4.6))
 
 def _cell(value: Any) -> dict[str, str]:
     if isinstance(value, (bool, np.bool_)):
-        return {"text": "yes" if value else "", "sort": "1" if value else "0"}
+        # "no" in words: a blank cell is a missing value (said in the page's header)
+        return {"text": "yes" if value else "no", "sort": "1" if value else "0"}
     if isinstance(value, (int, np.integer)):
         return {"text": str(int(value)), "sort": str(int(value))}
     if isinstance(value, (float, np.floating)):
@@ -130,8 +143,8 @@ def _cell(value: Any) -> dict[str, str]:
         text = f"{v:.3g}" if (v != 0 and (abs(v) < 1e-3 or abs(v) >= 1e4)) else f"{v:.3f}"
         return {"text": text, "sort": repr(v)}
     text = "" if value is None or value is pd.NA else str(value)  # NA: a rank not given
-    if len(text) > 48:
-        return {"text": text[:45] + "...", "sort": "", "title": text}
+    if len(text) > 48:  # whole in the cell (cut by the screen's CSS, whole on paper), and
+        return {"text": text, "sort": "", "title": text}  # whole on hover
     return {"text": text, "sort": ""}
 
 

@@ -10,7 +10,14 @@ import pandas as pd
 
 from latentbench._compat import TEXT
 from latentbench.report import plots
-from latentbench.report._blocks import _figure, _Section, _table, refuse_existing, render_page
+from latentbench.report._blocks import (
+    _figure,
+    _Section,
+    _table,
+    refuse_existing,
+    render_page,
+    short_hashes,
+)
 from latentbench.select._experiment_record import (
     budget_text,
     number,
@@ -191,6 +198,9 @@ def build_experiment_report(
             }
         )
     summary.findings.append({"text": _schedule_text(params, stop)})
+    source = _input_text(params)
+    if source:
+        summary.findings.append({"text": source})
     curves = _curves_section(record)
     table = _Section("experiment-table", "Budgets and savings")
     table.tables.append(
@@ -291,6 +301,22 @@ def _saving_text(
 def _said(value: Any, unit: str) -> str:
     """``VALUE UNIT``, or ``UNIT not recorded``."""
     return f"{value} {unit}" if value is not None else f"{unit} not recorded"
+
+
+def _input_text(params: Mapping[str, Any]) -> str:
+    """Where the experiment's matrix came from and which version ran it (``params["input"]``,
+    ``params["latentbench_version"]``; empty when summary.json records neither)."""
+    entry, version = params.get("input"), params.get("latentbench_version")
+    parts = []
+    if isinstance(entry, Mapping) and entry.get("path"):
+        digest = f" (SHA-256 {entry['sha256']})" if entry.get("sha256") else ""
+        parts.append(f"Input: {entry['path']}{digest}")
+    elif isinstance(entry, Mapping) and entry.get("store"):
+        digest = f" (cells SHA-256 {entry['cells_sha256']})" if entry.get("cells_sha256") else ""
+        parts.append(f"Input: benchmark {entry.get('benchmark')!r} of {entry['store']}{digest}")
+    if version:
+        parts.append(f"run by latentbench {version}")
+    return short_hashes("; ".join(parts) + ".") if parts else ""
 
 
 def _schedule_text(params: Mapping[str, Any], stop: Any) -> str:

@@ -363,12 +363,19 @@ def _certificate_findings(
                 "note": True,
             }
         )
-    out.append(_certified_finding(overlap, eps, kind))
+    out.append(_certified_finding(overlap, eps, kind, (data.get("params") or {}).get("delta")))
     return out
 
 
-def _certified_finding(overlap: int, eps: float, kind: str) -> dict[str, Any]:
-    """Certified (within ``eps``) when no rival's bound reaches the best's, else not."""
+def _certified_finding(overlap: int, eps: float, kind: str, delta: Any = None) -> dict[str, Any]:
+    """Certified (within ``eps``) when no rival's bound reaches the best's, else not; the
+    certificate's level (``delta``, when the record has it) is said with it."""
+    if isinstance(delta, int | float) and not isinstance(delta, bool) and 0 < delta < 1:
+        best = "within {eps:g} of the best" if eps > 0 else "the best"
+        kind += (
+            f", at delta = {delta:g}: the certified model is {best.format(eps=eps)} with "
+            f"probability at least {round(100 * (1 - delta), 6):g}%"
+        )
     if overlap == 0 and eps > 0:
         return {
             "text": f"Certified within {eps:g} of the best: the recommended model's "

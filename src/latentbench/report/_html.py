@@ -106,6 +106,7 @@ def _fit_sections(
     boot: Any | None = None,
     notes: Sequence[str] = (),
     progress: ProgressCallback | None = None,
+    provenance: Mapping[str, str] | None = None,
 ) -> tuple[list[_Section], dict[str, Any]]:
     from latentbench.irt.diagnostics import rank_agreement
 
@@ -134,7 +135,7 @@ def _fit_sections(
     sections.append(section)
     if diag is not None:
         sections.append(_duplicates_section(diag))
-    sections.append(_summary_section(info, _scale_text(result)))
+    sections.append(_summary_section({**info, **(provenance or {})}, _scale_text(result)))
     findings.headline, findings.findings = _findings(
         result, view.ranks, movers, diag, view.level, view.abilities
     )
@@ -489,7 +490,7 @@ def _items_section(result: Any, diag: Any) -> _Section:
         "Item map: each point is an item, proportion of models answering it correctly against "
         "its discrimination a (how sharply it separates stronger from weaker models); the "
         "proportion is jittered by at most 0.3/N (N models) so that items do not stack. "
-        + ("Flagged items are red. " if flagged is not None else "")
+        + ("Flagged items are red, and their hover tip says so. " if flagged is not None else "")
         + "Hover for the item id; zoom into dense regions. The location -b/a (the ability at "
         "which a model has a 50% chance) is in items.csv; it is undefined (NaN) where a = 0.",
     )
@@ -502,10 +503,16 @@ def _items_section(result: Any, diag: Any) -> _Section:
                 "x": _finite(items[correct].to_numpy(float) + jitter),
                 "y": _finite(a),
                 "name": [str(i) for i in items["item"]],
-                "info": [
+                "info": [  # a flag in words too, not in colour only
                     f"a {ai:.2f}, location {'-' if not math.isfinite(li) else f'{li:.2f}'}, "
-                    f"correct {pi:.2f}"
-                    for ai, li, pi in zip(a, location, items[correct].to_numpy(float), strict=True)
+                    f"correct {pi:.2f}" + (", flagged" if flag else "")
+                    for ai, li, pi, flag in zip(
+                        a,
+                        location,
+                        items[correct].to_numpy(float),
+                        np.zeros(len(items), bool) if flagged is None else flagged,
+                        strict=True,
+                    )
                 ],
                 "group": [] if flagged is None else [int(f) for f in flagged],
                 "groups": [{"label": "item", "color": "#1f77b4"}]
@@ -684,7 +691,11 @@ def _category_sections(result: Any, matrix: Any | None, meta: pd.DataFrame) -> l
             table["best_model"] = best
             table["best_accuracy"] = best_acc
         section.tables.append(
-            _table(table.sort_values("items", ascending=False), caption=f"by {column}")
+            _table(
+                table.sort_values("items", ascending=False),
+                caption=f"by {column}",
+                name=f"by-{column}",  # its CSV's file name (every one was table.csv)
+            )
         )
     return [section]
 
@@ -934,6 +945,7 @@ def build_report(
     bootstrap: Any | None = None,
     item_metadata: pd.DataFrame | None = None,
     notes: Sequence[str] = (),
+    provenance: Mapping[str, str] | None = None,
     progress: ProgressCallback | None = None,
     force: bool = False,
 ) -> str:
@@ -975,6 +987,10 @@ def build_report(
         category the items, mean proportion correct, discrimination, flags and the best model.
     notes : sequence of str, optional
         Extra findings shown at the top (e.g. what was not computed and why).
+    provenance : mapping of str to str, optional
+        Where the fit came from, as rows of its ``summary`` table (fit details): e.g. the
+        fit directory, the version that fitted it, the responses file and its SHA-256
+        (:func:`~latentbench.report.report_from` fills it in), for a reader who did not run it.
     progress : callable(phase, done, total), optional
         Told each phase as it starts (intervals, diagnostics, figures, the selection, writing
         the page); see :mod:`latentbench._progress`.
@@ -998,7 +1014,9 @@ def build_report(
     sections: list[_Section] = []
     facts: dict[str, Any] = {}
     if result is not None:
-        s, facts = _fit_sections(result, matrix, top, n_curves, bootstrap, notes, progress)
+        s, facts = _fit_sections(
+            result, matrix, top, n_curves, bootstrap, notes, progress, provenance or {}
+        )
         sections += s
         if item_metadata is not None:
             sections += _category_sections(result, matrix, item_metadata)

@@ -12,7 +12,7 @@ import itertools
 import json
 import os
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -365,6 +365,9 @@ def report_from(
     dropped = _dropped_items_notes(kind, source, matrix)
     notes += dropped
     name = source.stem if source.is_file() else source.name
+    if kind == "selection" and source.is_file() and source.parent.name:
+        name = f"{source.parent.name}/{source.name}"  # 'selection' alone names no run
+    provenance = _provenance(kind, source, responses, notes) if result is not None else {}
     html = build_report(
         result,
         matrix,
@@ -376,9 +379,46 @@ def report_from(
         bootstrap=boot,
         item_metadata=meta,
         notes=dropped,
+        provenance=provenance,
         progress=tell,
     )
     return Report(html, out, tuple(notes))
+
+
+def _provenance(
+    kind: _Kind, source: Path, responses: str | os.PathLike[str] | None, notes: Sequence[str]
+) -> dict[str, str]:
+    """Where a fit's page came from, for the fit details of a reader who did not run it: the
+    fit directory and the version that wrote it, the responses (as fit.json records them, and
+    whether the report used them) and their SHA-256."""
+    from latentbench.io import file_sha256
+
+    if kind != "fit":  # a responses file, fitted for this page
+        return {"responses": str(source), "responses SHA-256": file_sha256(source)}
+    out = {"fit directory": str(source)}
+    try:
+        info = json.loads((source / "fit.json").read_text())
+    except (OSError, json.JSONDecodeError):
+        info = {}
+    info = info if isinstance(info, dict) else {}
+    if info.get("latentbench_version"):
+        out["fitted by"] = f"latentbench {info['latentbench_version']}"
+    if responses is not None:
+        out["responses"] = f"{responses} (given to the report)"
+        out["responses SHA-256"] = file_sha256(Path(responses))
+        return out
+    entry: dict[str, Any] = info["input"] if isinstance(info.get("input"), dict) else {}
+    said = [n.removeprefix("responses: ") for n in notes if n.startswith("responses: ")]
+    if said:
+        out["responses"] = said[0]
+    elif entry.get("path") or entry.get("store"):
+        out["responses"] = str(entry.get("path") or entry.get("store"))
+    else:
+        out["responses"] = "not recorded in fit.json"
+    digest = entry.get("sha256") or entry.get("cells_sha256")
+    if digest:
+        out["responses SHA-256" if entry.get("sha256") else "cells SHA-256"] = str(digest)
+    return out
 
 
 def _dropped_items_notes(kind: _Kind, source: Path, matrix: Any) -> list[str]:

@@ -1075,6 +1075,9 @@ def experiment_from_matrix(
             dates = release_dates(path, matrix.model_ids)
     elif not isinstance(matrix, ResponseMatrix | np.ndarray):
         raise not_a_matrix(matrix, "matrix", arrays=True)
+    # where the matrix came from (file and SHA-256, or store and cells' hash) and the version
+    # that ran it, for a reader of summary.json or of its report who did not run it
+    provenance = _input_provenance(matrix)
     if not isinstance(matrix, np.ndarray):  # ids: the canonical order, as replay takes it
         matrix, dates = _canonical_with_dates(matrix, dates)
 
@@ -1084,6 +1087,7 @@ def experiment_from_matrix(
         )
     scores = np.asarray(getattr(matrix, "scores", matrix), dtype=np.float32)
     params: dict[str, Any] = {"split": split, "rank": rank, "pool_size": pool_size}
+    params.update(provenance)
     if simulate is not None:
         from latentbench.synthetic import LeaderboardSimulator
 
@@ -1160,3 +1164,21 @@ def experiment_from_matrix(
     )
     result.params.update(params)
     return result
+
+
+def _input_provenance(matrix: Any) -> dict[str, Any]:
+    """``{"input": ..., "latentbench_version": ...}`` of an experiment's matrix: a file's path,
+    SHA-256 and layout (as ``fit.json`` records them), or a store's benchmark and a hash of its
+    cells; only the version for a matrix built in memory."""
+    from latentbench import __version__
+    from latentbench.io._files import input_record, store_input_record
+
+    out: dict[str, Any] = {"latentbench_version": __version__}
+    if isinstance(matrix, np.ndarray):
+        return out
+    source = getattr(matrix, "source", None)
+    if getattr(matrix, "layout", None) and source is not None and Path(str(source)).is_file():
+        out["input"] = input_record(str(source), matrix)
+    elif (stored := store_input_record(matrix)) is not None:
+        out["input"] = stored
+    return out
