@@ -169,7 +169,9 @@ def test_abort_cuts_the_requests_in_flight_and_sends_no_retry(live_setup):
     endpoint = ChatEndpoint(
         "model-0", f"http://127.0.0.1:{s.port}/v1", "model-0", api_key_env=s.key_env
     )
-    oracle = ChatCompletionsOracle([endpoint], s.items, timeout=5.0, retries=3,
+    # a timeout far above the bound asserted: cut by the abort, not by the timeout, even on
+    # a loaded machine
+    oracle = ChatCompletionsOracle([endpoint], s.items, timeout=60.0, retries=3,
                                    concurrency=2, backoff=0.01)  # fmt: skip
     cells = []
     worker = threading.Thread(target=lambda: cells.extend(oracle.evaluate_cells(0, np.arange(4))))
@@ -180,11 +182,11 @@ def test_abort_cuts_the_requests_in_flight_and_sends_no_retry(live_setup):
     assert len(s.state.requests) == 2  # two requests in flight, held past the timeout
     started = time.monotonic()
     oracle.abort()
-    worker.join(5)
+    worker.join(30)
     elapsed = time.monotonic() - started
     oracle.close()
     s.state.timeout_release.set()
-    assert not worker.is_alive() and elapsed < 2.0, elapsed
+    assert not worker.is_alive() and elapsed < 20.0, elapsed
     assert len(s.state.requests) == 2 and oracle.n_requests == 2  # nothing sent after it
     assert len(cells) == 4 and all(np.isnan(c.score) and "aborted" in c.error for c in cells)
 
@@ -217,7 +219,8 @@ def test_a_store_error_mid_batch_sends_no_more_requests(live_setup, monkeypatch)
     import duckdb
 
     s = live_setup
-    cfg = LiveConfig.from_toml(s.write_config(oracle={"timeout": 1.0, "retries": 3,
+    # a timeout far above the bound asserted: the run ends at the error, not at a timeout
+    cfg = LiveConfig.from_toml(s.write_config(oracle={"timeout": 30.0, "retries": 3,
                                                       "concurrency": 4}))  # fmt: skip
     real = Store.add_decision
     seen = {}
@@ -241,7 +244,7 @@ def test_a_store_error_mid_batch_sends_no_more_requests(live_setup, monkeypatch)
         run_live(cfg, s.tmp / "full.duckdb")
     elapsed = time.monotonic() - at["time"]
     s.state.timeout_release.set()
-    assert elapsed < 1.0, elapsed
+    assert elapsed < 15.0, elapsed
     # the batch's first requests only (4 in flight, some still on their way to the server
     # at the error): one per cell, no retry (16 before: every hanging cell retried 3 times)
     assert len(s.state.requests) <= 4 and at["requests"] >= 1
