@@ -399,3 +399,20 @@ def test_a_path_argument_that_is_no_path_is_named(fit, matrix, answers, bad) -> 
     for call, name in calls:
         with pytest.raises(InputError, match=rf"{name}={bad!r}; expected a path"):
             call()
+
+
+@pytest.mark.parametrize(
+    "call",
+    ["estimate_many", "estimate_live", "estimate_experiment", "run_experiment",
+     "experiment_from_matrix", "run_live"],
+)  # fmt: skip
+def test_stop_event_that_is_no_event_is_refused_first(call: str) -> None:
+    """stop_event=True failed mid-run with "'bool' object has no attribute 'is_set'"."""
+    import latentbench.select as select
+    from latentbench.select.live import run_live
+
+    function = run_live if call == "run_live" else getattr(select, call)
+    n_required = {"run_experiment": 3, "estimate_live": 3, "run_live": 2, "estimate_many": 2}
+    args = [None] * n_required.get(call, 1)
+    with pytest.raises(InputError, match=r"stop_event=True; expected None or a threading\.Event"):
+        function(*args, stop_event=True)

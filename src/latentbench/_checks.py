@@ -70,6 +70,16 @@ def as_path(value: object, name: str) -> Path:
     return Path(value)
 
 
+def check_event(value: object, name: str = "stop_event") -> None:
+    """Refuse ``value`` unless it is None or an event (``threading.Event``: something with an
+    ``is_set()``), naming ``name``; ``stop_event=True`` failed later, mid-run, with an
+    ``AttributeError``."""
+    if value is not None and not callable(getattr(value, "is_set", None)):
+        raise InputError(
+            f"{name}={value!r}; expected None or a threading.Event (set it to stop the call)"
+        )
+
+
 def check_seed(value: object, name: str = "seed") -> int:
     """``value`` as a seed (an integer >= 0; numpy's generators refuse negative ones), or an
     :class:`~latentbench.exceptions.InputError` naming ``name``."""

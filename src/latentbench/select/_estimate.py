@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
-from latentbench._checks import as_path, check_seed, is_number, user_stacklevel
+from latentbench._checks import as_path, check_event, check_seed, is_number, user_stacklevel
 from latentbench._compat import TEXT, text_array
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
@@ -1905,6 +1905,7 @@ def estimate_many(
     TypeError
         A keyword that :func:`estimate` does not take.
     """
+    check_event(stop_event)
     if errors not in ("raise", "collect"):
         raise InputError(f"errors={errors!r}; expected 'raise' or 'collect'")
     models = _selected_models(models, kwargs)

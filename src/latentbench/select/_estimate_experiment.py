@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from latentbench._checks import is_number, user_stacklevel
+from latentbench._checks import check_event, is_number, user_stacklevel
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import read_csv_ids
@@ -265,6 +265,7 @@ def estimate_experiment(
         model with an observed score. A model without any observed score is left out, and
         said (``params["no_score"]``).
     """
+    check_event(stop_event)
     import pandas as pd
 
     from latentbench.io import ResponseMatrix

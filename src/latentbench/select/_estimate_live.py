@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from latentbench._checks import check_seed
+from latentbench._checks import check_event, check_seed
 from latentbench.exceptions import InputError, LiveStop
 from latentbench.io import SnapshotWriter
 from latentbench.select._estimate import (
@@ -147,6 +147,7 @@ def estimate_live(
         early (``capped``, ``interrupted``, ``failed``): the interval is anytime-valid, so a
         run stopped early still reports a valid (wider) interval.
     """
+    check_event(stop_event)
     seed = check_seed(seed, "seed")
     from latentbench.io.store import Store
     from latentbench.select.live import DurableOracle

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from latentbench._checks import check_jobs, check_seed, user_stacklevel
+from latentbench._checks import check_event, check_jobs, check_seed, user_stacklevel
 from latentbench._compat import TEXT
 from latentbench._fork import forking
 from latentbench._progress import ProgressCallback, notify
@@ -463,6 +463,7 @@ def run_experiment(
     -------
     ExperimentResult
     """
+    check_event(stop_event)
     check_select_delta(delta)  # before any run (a pulse run refused it after the others)
     seed_list, reference = _check_run_options(policies, engine, seeds, budget, reference, stop)
     n_jobs = check_jobs(n_jobs, none_ok=True)  # 0 and -5 ran on all cores, unsaid
@@ -1055,6 +1056,7 @@ def experiment_from_matrix(
     -------
     ExperimentResult
     """
+    check_event(stop_event)
     random_state = check_seed(random_state, "random_state")
     n_jobs = check_jobs(n_jobs, none_ok=True)  # before the split and the proxy fit
     from latentbench.select._proxy import LowRankProxy, check_rank, fit_history

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from latentbench._checks import user_stacklevel
+from latentbench._checks import check_event, user_stacklevel
 from latentbench._compat import TEXT
 from latentbench.exceptions import DataWarning, InputError, LiveStop
 from latentbench.io import SnapshotWriter
@@ -559,6 +559,7 @@ def run_live(
     InputError
         Bad configuration or data, or a store whose run of the same id does not match.
     """
+    check_event(stop_event)
     from latentbench.io.store import Store
 
     cfg = config if isinstance(config, LiveConfig) else LiveConfig.from_toml(config)
