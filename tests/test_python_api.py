@@ -416,3 +416,14 @@ def test_stop_event_that_is_no_event_is_refused_first(call: str) -> None:
     args = [None] * n_required.get(call, 1)
     with pytest.raises(InputError, match=r"stop_event=True; expected None or a threading\.Event"):
         function(*args, stop_event=True)
+
+
+def test_a_fit_of_one_model_is_refused_not_fitted_silently() -> None:
+    """A selection of one row (m[["m1"], :]) gets past the readers' two-model rule; TwoPL fitted
+    it without a word (theta 0, nothing to compare it with)."""
+    from latentbench.irt import TwoPL
+
+    scores = (np.random.default_rng(0).random((5, 30)) < 0.5).astype(float)
+    matrix = ResponseMatrix(scores, [f"m{i}" for i in range(5)], [f"q{j}" for j in range(30)])
+    with pytest.raises(InputError, match=r"a matrix of 1 model\(s\) \('m1'\); expected at least 2"):
+        TwoPL().fit(matrix[["m1"], :])

@@ -504,6 +504,13 @@ class TwoPL:
                 f"expected a ResponseMatrix, got {type(matrix).__name__}; build one with "
                 "ResponseMatrix.from_long / from_wide / read"
             )
+        if matrix.n_models < 2:  # a selection of one row (m[["a"], :]) gets past the reader
+            shown = f" ({matrix.model_ids[0]!r})" if matrix.n_models else ""
+            raise InputError(
+                f"a matrix of {matrix.n_models} model(s){shown}; expected at least 2 models: "
+                "IRT places models against each other (to score one new model against a "
+                "calibration, use latentbench.estimate)"
+            )
 
     def cross_validate(
         self,
