@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 import latentbench
@@ -107,3 +109,42 @@ def test_a_private_folder_someone_else_can_write_to_is_not_used(tmp_path: Path) 
     result = _run(site, tmp_path, tmpdir)
     assert result["cache"] is False
     assert not list(planted.rglob("*.nbi"))
+
+
+@pytest.mark.slow
+def test_report_with_no_writable_home_says_nothing_about_matplotlib(tmp_path: Path) -> None:
+    """Matplotlib logged 'mkdir -p failed for path ...' and 'Matplotlib created a temporary
+    cache directory ... it is highly recommended to set the MPLCONFIGDIR ...' on every
+    report, demo and selection page where HOME cannot be written; the command line now
+    gives it a private folder under the temporary directory, kept between runs."""
+    rng = np.random.default_rng(0)
+    rows = [
+        (f"m{i}", f"q{j}", float(rng.random() < 0.2 + 0.03 * i))
+        for i in range(20)
+        for j in range(120)
+    ]
+    pd.DataFrame(rows, columns=["model", "item", "score"]).to_csv(tmp_path / "r.csv", index=False)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("MPLCONFIGDIR", "XDG_CONFIG_HOME")}
+    env.pop("XDG_CACHE_HOME", None)
+    env.update(HOME=str(blocker / "home"), TMPDIR=str(tmpdir))
+    main = "from latentbench.cli import main; main()"
+    for args in (
+        ["fit", "r.csv", "--out", "fit", "-q"],
+        ["report", "fit", "--out", "r.html", "-q"],
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-c", main, *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=tmp_path,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert proc.stderr == "", proc.stderr
+    folder = tmpdir / f"latentbench-matplotlib-{os.getuid()}"
+    assert folder.is_dir() and (folder.stat().st_mode & 0o777) == 0o700

@@ -20,14 +20,13 @@ traceback. :data:`CACHE` is decided once, here, before the first kernel module i
 from __future__ import annotations
 
 import functools
-import os
-import stat
-import tempfile
 import types
 from pathlib import Path
 from typing import Any
 
 import numba
+
+from latentbench._folders import private_temp_folder
 
 __all__ = ["CACHE", "cache_usable"]
 
@@ -55,23 +54,6 @@ def _locatable() -> bool:
     return True
 
 
-def _private_folder() -> Path | None:
-    """``<tmp>/latentbench-numba-<uid>``, made 0700; ``None`` where it is not this user's
-    own folder that only they can write to (another user could plant pickles there)."""
-    uid = getattr(os, "getuid", lambda: None)()
-    path = Path(tempfile.gettempdir()) / f"latentbench-numba-{'' if uid is None else uid}"
-    try:
-        path.mkdir(mode=0o700, exist_ok=True)
-        info = path.lstat()
-    except OSError:
-        return None
-    if not stat.S_ISDIR(info.st_mode) or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return None
-    if uid is not None and info.st_uid != uid:
-        return None
-    return path
-
-
 @functools.cache
 def cache_usable() -> bool:
     """Whether the package's kernels can be cached on disk, after pointing numba at a
@@ -87,7 +69,7 @@ def cache_usable() -> bool:
         return True
     config: Any = numba.config  # untyped
     before = config.CACHE_DIR
-    folder = _private_folder()
+    folder = private_temp_folder("latentbench-numba")
     if folder is not None:
         config.CACHE_DIR = str(folder)
         if _locatable():
