@@ -22,9 +22,11 @@ runner = CliRunner()
 
 @pytest.fixture()
 def terminals(monkeypatch):
-    """Both consoles drawn as on a terminal (what FORCE_COLOR or a TTY gives)."""
-    for console in (_common.console, _common.err_console):
-        monkeypatch.setattr(console, "_force_terminal", True)
+    """Colours forced (FORCE_COLOR, a CI job's setting): rich takes both streams for
+    terminals, though they are not."""
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.delenv("TTY_COMPATIBLE", raising=False)
+    assert _common.console.is_terminal and _common.err_console.is_terminal
 
 
 def _responses(tmp_path, models=30, items=120):
@@ -64,3 +66,17 @@ def test_select_replay_spinner_goes_to_stderr_and_not_under_quiet(tmp_path, term
     quiet = runner.invoke(app, [*base, "--out", str(tmp_path / "s2"), "-q"])
     assert quiet.exit_code == 0, quiet.output
     assert "\x1b" not in quiet.stderr and "reading the responses" not in quiet.output
+
+
+def test_colours_forced_on_a_pipe_cut_no_number_and_draw_no_bar(tmp_path, terminals):
+    """FORCE_COLOR (a CI job's setting) made rich treat a pipe as a terminal: the experiment
+    table was cut at 80 columns ('gap0.…', '[0.4…') and the progress bar redrawn into the
+    log at every refresh."""
+    args = ["experiment", _responses(tmp_path), "--pools", "gap:0.01,full",
+            "--policies", "pulse,ucbe,naive", "--seeds", "2", "--budget", "200",
+            "--batch-size", "20", "--init-batch", "10", "--pool-size", "10", "--rank", "2",
+            "--jobs", "1", "--out", tmp_path / "exp"]  # fmt: skip
+    outcome = runner.invoke(app, [str(a) for a in args])
+    assert outcome.exit_code == 0, outcome.output
+    assert "…" not in outcome.stdout, outcome.stdout
+    assert "\x1b[?25l" not in outcome.stderr and "━" not in outcome.stderr

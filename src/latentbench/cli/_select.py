@@ -24,6 +24,7 @@ from latentbench.cli._common import (
     fail,
     fmt,
     fresh_out,
+    on_a_terminal,
     print_table,
     say_stopping,
     shown,
@@ -673,7 +674,12 @@ def experiment(
                 dates = release_dates(responses, matrix.model_ids)
             with (
                 shown(
-                    Progress(console=err_console, disable=quiet, transient=True, auto_refresh=False)
+                    Progress(
+                        console=err_console,
+                        disable=quiet or not on_a_terminal(err_console),
+                        transient=True,
+                        auto_refresh=False,
+                    )
                 ) as bar,
                 # Ray runs cannot stop part-way: there Ctrl-C interrupts as before
                 (
@@ -808,7 +814,12 @@ def _estimate_task(
             held_out = None if models is None else _held_out(models, matrix.model_ids)
             with (
                 shown(
-                    Progress(console=err_console, disable=quiet, transient=True, auto_refresh=False)
+                    Progress(
+                        console=err_console,
+                        disable=quiet or not on_a_terminal(err_console),
+                        transient=True,
+                        auto_refresh=False,
+                    )
                 ) as bar,
                 stop_on_sigint(say_stopping("held-out model")) as stop,
             ):
