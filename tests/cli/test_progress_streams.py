@@ -63,6 +63,7 @@ def test_select_replay_spinner_goes_to_stderr_and_not_under_quiet(tmp_path, term
     outcome = runner.invoke(app, [*base, "--out", str(tmp_path / "s1")])
     assert outcome.exit_code == 0, outcome.output
     assert "\x1b[?25l" not in outcome.stdout
+    assert "\x1b[?25l" not in outcome.stderr  # colours forced on a pipe: no spinner either
     quiet = runner.invoke(app, [*base, "--out", str(tmp_path / "s2"), "-q"])
     assert quiet.exit_code == 0, quiet.output
     assert "\x1b" not in quiet.stderr and "reading the responses" not in quiet.output

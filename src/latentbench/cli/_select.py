@@ -230,10 +230,10 @@ def replay(
         for rule in ("zero", "drop-items"):
             warnings.filterwarnings("ignore", message=f"missing='{rule}': ", category=DataWarning)
         try:
-            # the spinner is progress: on stderr, and none under -q
+            # the spinner is progress: on stderr, only on a terminal, and none under -q
             with (
                 contextlib.nullcontext(None)
-                if quiet
+                if quiet or not on_a_terminal(err_console)
                 else err_console.status("reading the responses ...")
             ) as status:
                 candidates = _candidates(responses, store, benchmark, metric, filter, split)
