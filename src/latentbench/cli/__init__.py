@@ -231,11 +231,43 @@ def _tolerant_streams() -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
+def _matplotlib_folder() -> None:
+    """Give matplotlib a private folder under the temporary directory (``MPLCONFIGDIR``) where
+    its own config and cache folders under ``HOME`` cannot be made (a container whose user
+    has no writable ``HOME``): it otherwise logs two warnings ('mkdir -p failed ...',
+    'Matplotlib created a temporary cache directory ...') on every report page and makes
+    a throw-away folder, so its font cache is rebuilt on every run. An ``MPLCONFIGDIR``
+    already set is kept; nothing is made unless needed. Linux and FreeBSD (matplotlib's
+    XDG folders); elsewhere matplotlib's own choice stands."""
+    import os
+    import sys
+    from pathlib import Path
+
+    from latentbench._folders import can_make, private_temp_folder
+
+    if os.environ.get("MPLCONFIGDIR") or not sys.platform.startswith(("linux", "freebsd")):
+        return
+    try:
+        home: Path | None = Path.home()
+    except (RuntimeError, KeyError, OSError):
+        home = None
+    bases = [
+        os.environ.get("XDG_CONFIG_HOME") or (home and home / ".config"),
+        os.environ.get("XDG_CACHE_HOME") or (home and home / ".cache"),
+    ]
+    if all(base and can_make(Path(base) / "matplotlib") for base in bases):
+        return
+    folder = private_temp_folder("latentbench-matplotlib")
+    if folder is not None:
+        os.environ["MPLCONFIGDIR"] = str(folder)
+
+
 def main() -> None:
     """Entry point of the ``latentbench`` console script."""
     from rich.console import Console
 
     _tolerant_streams()
+    _matplotlib_folder()
     Console.on_broken_pipe = _closed_pipe  # type: ignore[method-assign,assignment]
     _register()
     app()

@@ -37,6 +37,7 @@ __all__ = [
     "fail",
     "fmt",
     "fresh_out",
+    "on_a_terminal",
     "print_table",
     "progress_bar",
     "say_stopping",
@@ -63,10 +64,28 @@ def escape(text: object) -> str:
     return rich_escape(shown)
 
 
+def on_a_terminal(stream: Console) -> bool:
+    """Whether ``stream`` writes to a real terminal (a TTY), not merely one that rich was told
+    to treat as such: ``FORCE_COLOR`` or ``TTY_COMPATIBLE``, which CI jobs set to keep colours
+    in their logs, make rich's ``is_terminal`` true on a pipe, where a live progress display
+    rewrote its line into the log at every refresh and tables were cut at 80 columns
+    (``0.02…`` for a number)."""
+    if not stream.is_terminal:
+        return False
+    if getattr(stream, "_force_terminal", None) is not None:  # set by the code (a test's console)
+        return True
+    isatty = getattr(stream.file, "isatty", None)
+    try:
+        return bool(isatty is not None and isatty())
+    except (OSError, ValueError):  # a closed or detached file
+        return False
+
+
 def print_table(table: Table) -> None:
-    """Print a table on stdout; when stdout is not a terminal (a log, a pipe), as wide as the
-    table needs, so that no header or id is folded at rich's default 80 columns."""
-    if console.is_terminal:
+    """Print a table on stdout; when stdout is not a terminal (a log, a pipe; colours forced
+    or not), as wide as the table needs, so that no header or id is folded at rich's default
+    80 columns and no number cut."""
+    if on_a_terminal(console):
         console.print(table)
         return
     need = Measurement.get(console, console.options.update(max_width=10_000), table).maximum
@@ -522,7 +541,7 @@ def progress_bar(quiet: bool = False, stream: Console | None = None) -> Iterator
         TextColumn("{task.fields[count]}"),
         TimeElapsedColumn(),
     )
-    disable = quiet or not target.is_terminal
+    disable = quiet or not on_a_terminal(target)
     bar = Progress(*columns, console=target, disable=disable, transient=True, auto_refresh=False)
     with shown(bar):
         task = bar.add_task("starting", total=None, count="")

@@ -24,6 +24,7 @@ from latentbench.cli._common import (
     fail,
     fmt,
     fresh_out,
+    on_a_terminal,
     print_table,
     say_stopping,
     shown,
@@ -229,7 +230,12 @@ def replay(
         for rule in ("zero", "drop-items"):
             warnings.filterwarnings("ignore", message=f"missing='{rule}': ", category=DataWarning)
         try:
-            with console.status("reading the responses ...") as status:
+            # the spinner is progress: on stderr, only on a terminal, and none under -q
+            with (
+                contextlib.nullcontext(None)
+                if quiet or not on_a_terminal(err_console)
+                else err_console.status("reading the responses ...")
+            ) as status:
                 candidates = _candidates(responses, store, benchmark, metric, filter, split)
                 if history_store is None and history_benchmark is not None:
                     if history is not None:  # not "--history-store" (not given)
@@ -258,7 +264,9 @@ def replay(
                     stop=stop,
                     missing=missing,
                     random_state=seed,
-                    progress=lambda stage, *_: status.update(f"{stage} ..."),
+                    progress=None
+                    if status is None
+                    else lambda stage, *_: status.update(f"{stage} ..."),
                 )
         except InputError as exc:
             _fail(exc)
@@ -666,7 +674,12 @@ def experiment(
                 dates = release_dates(responses, matrix.model_ids)
             with (
                 shown(
-                    Progress(console=console, disable=quiet, transient=True, auto_refresh=False)
+                    Progress(
+                        console=err_console,
+                        disable=quiet or not on_a_terminal(err_console),
+                        transient=True,
+                        auto_refresh=False,
+                    )
                 ) as bar,
                 # Ray runs cannot stop part-way: there Ctrl-C interrupts as before
                 (
@@ -801,7 +814,12 @@ def _estimate_task(
             held_out = None if models is None else _held_out(models, matrix.model_ids)
             with (
                 shown(
-                    Progress(console=console, disable=quiet, transient=True, auto_refresh=False)
+                    Progress(
+                        console=err_console,
+                        disable=quiet or not on_a_terminal(err_console),
+                        transient=True,
+                        auto_refresh=False,
+                    )
                 ) as bar,
                 stop_on_sigint(say_stopping("held-out model")) as stop,
             ):

@@ -14,6 +14,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from latentbench._numba_cache import CACHE
 from latentbench.exceptions import InputError
 
 __all__ = ["SPARSE_DENSITY", "ObservedCells", "build_transpose"]
@@ -227,7 +228,7 @@ class ObservedCells:
         )
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def line_sums(indptr: Any, values: Any) -> Any:  # pragma: no cover - jit
     """Sum of every line's values (float64) of a compressed layout, shape (n_lines,)."""
     out = np.zeros(indptr.size - 1)
@@ -239,7 +240,7 @@ def line_sums(indptr: Any, values: Any) -> Any:  # pragma: no cover - jit
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def build_transpose(  # pragma: no cover - jit
     indptr: Any,
     index: Any,

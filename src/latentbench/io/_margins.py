@@ -19,6 +19,8 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
+from latentbench._numba_cache import CACHE
+
 __all__ = ["KERNEL_MIN_CELLS", "Margins", "dense_margins"]
 
 KERNEL_MIN_CELLS = 2_000_000
@@ -80,7 +82,7 @@ def dense_margins(scores: npt.NDArray[np.floating]) -> Margins:
     return Margins(row_count, row_sum, col_count, col_sum)
 
 
-@numba.njit(parallel=True, cache=True)
+@numba.njit(parallel=True, cache=CACHE)
 def _margins_kernel(values: Any, blocks: int) -> Any:  # pragma: no cover - jit
     n, m = values.shape
     row_count = np.zeros(n, dtype=np.int64)

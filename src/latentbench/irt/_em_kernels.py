@@ -23,6 +23,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from latentbench._numba_cache import CACHE
 from latentbench.irt._kernels import _FASTMATH  # the same flags (no "nnan", "ninf")
 
 __all__ = ["LOG_TINY", "e_step", "exp64", "log1p_unit", "log_sigmoid_lower", "newton"]
@@ -43,7 +44,7 @@ def _int64_bits_as_float64(typingctx: Any, x: Any) -> Any:  # pragma: no cover -
     return signature, codegen
 
 
-@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy", cache=True)
+@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy", cache=CACHE)
 def _exp(x: Any) -> Any:  # pragma: no cover - jit
     """exp(x) for float64 x in [-708.39, 709.78] (clamped there): reduction by ln 2 in two
     parts, degree-12 Taylor polynomial on |r| <= ln2 / 2, 2^n built from its bits."""
@@ -69,7 +70,7 @@ def _exp(x: Any) -> Any:  # pragma: no cover - jit
     return p * bits
 
 
-@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy", cache=True)
+@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy", cache=CACHE)
 def _log1p_unit(e: Any) -> Any:  # pragma: no cover - jit
     """log(1 + e) for float64 e in [0, 1] as 2 atanh(w), w = e / (2 + e) <= 1/3: the series
     to w^35 (truncation below 2e-17 relative), no library call, so loops vectorise."""
@@ -96,7 +97,7 @@ def _log1p_unit(e: Any) -> Any:  # pragma: no cover - jit
     return 2.0 * w * acc
 
 
-@numba.njit(fastmath=_FASTMATH, error_model="numpy", cache=True)
+@numba.njit(fastmath=_FASTMATH, error_model="numpy", cache=CACHE)
 def _log1p_array(x: np.ndarray) -> np.ndarray:  # pragma: no cover - jit
     out = np.empty_like(x)
     for k in range(x.size):
@@ -110,7 +111,7 @@ def log1p_unit(x: np.ndarray) -> np.ndarray:
     return out.reshape(np.shape(x))
 
 
-@numba.njit(fastmath=_FASTMATH, error_model="numpy", cache=True)
+@numba.njit(fastmath=_FASTMATH, error_model="numpy", cache=CACHE)
 def _exp_array(x: np.ndarray) -> np.ndarray:  # pragma: no cover - jit
     out = np.empty_like(x)
     for k in range(x.size):
@@ -124,7 +125,7 @@ def exp64(x: np.ndarray) -> np.ndarray:
     return out.reshape(np.shape(x))
 
 
-@numba.njit(fastmath=_FASTMATH, error_model="numpy", cache=True)
+@numba.njit(fastmath=_FASTMATH, error_model="numpy", cache=CACHE)
 def e_step(  # pragma: no cover - jit
     s1: np.ndarray,
     s2: np.ndarray,
@@ -198,7 +199,7 @@ def e_step(  # pragma: no cover - jit
     return total
 
 
-@numba.njit(fastmath=_FASTMATH, error_model="numpy", cache=True)
+@numba.njit(fastmath=_FASTMATH, error_model="numpy", cache=CACHE)
 def newton(  # pragma: no cover - jit
     theta: np.ndarray,
     correct: np.ndarray,
@@ -231,7 +232,7 @@ def newton(  # pragma: no cover - jit
     return out
 
 
-@numba.njit(fastmath=_FASTMATH, error_model="numpy", cache=True)
+@numba.njit(fastmath=_FASTMATH, error_model="numpy", cache=CACHE)
 def log_sigmoid_lower(
     theta: np.ndarray, a: np.ndarray, b: np.ndarray
 ) -> np.ndarray:  # pragma: no cover - jit

@@ -17,6 +17,8 @@ from typing import Any
 import numba
 import numpy as np
 
+from latentbench._numba_cache import CACHE
+
 if "NUMBA_THREADING_LAYER" not in os.environ:
     # numba's own work queue: fork-safe (experiments fan out over forked processes; GNU
     # OpenMP aborts on fork) and it does not leave spinning threads that starve the BLAS
@@ -86,7 +88,7 @@ def _int32_bits_as_float32(typingctx: Any, x: Any) -> Any:  # pragma: no cover -
     return signature, codegen
 
 
-@numba.njit(inline="always", fastmath=_FASTMATH, cache=True)
+@numba.njit(inline="always", fastmath=_FASTMATH, cache=CACHE)
 def _exp_neg(s: Any) -> Any:  # pragma: no cover - jit
     """exp(-s) for float32 s >= 0: Cody-Waite reduction and a degree-6 polynomial (Cephes
     expf coefficients), 2^n built from its bits. Written out so LLVM can vectorise the loop."""
@@ -112,7 +114,7 @@ def _exp_neg(s: Any) -> Any:  # pragma: no cover - jit
     return p * bits
 
 
-@numba.njit(inline="always", fastmath=_FASTMATH, cache=True)
+@numba.njit(inline="always", fastmath=_FASTMATH, cache=CACHE)
 def _log1p_unit(e: Any) -> Any:  # pragma: no cover - jit
     """log(1 + e) for float32 e in [0, 1] as 2 atanh(w), w = e / (2 + e) <= 1/3 (7 terms,
     relative error ~2e-7, exact to the last bits for tiny e)."""
@@ -135,7 +137,7 @@ def _chunks(n: int) -> int:
     return max(1, min(n, 32))
 
 
-@numba.njit(inline="always", fastmath=_FASTMATH, cache=True)
+@numba.njit(inline="always", fastmath=_FASTMATH, cache=CACHE)
 def _cell(y: Any, t: Any) -> tuple[Any, Any]:  # pragma: no cover - jit
     """One cell: residual ``y - sigmoid(t)`` and loss ``softplus(t) - y t``; (0, 0) if y is NaN."""
     observed = y == y
@@ -148,7 +150,7 @@ def _cell(y: Any, t: Any) -> tuple[Any, Any]:  # pragma: no cover - jit
     return residual, (loss if observed else np.float32(0.0))
 
 
-@numba.njit(parallel=True, fastmath=_FASTMATH, cache=True)
+@numba.njit(parallel=True, fastmath=_FASTMATH, cache=CACHE)
 def _residual_pass_rank1(  # pragma: no cover - jit
     Y: np.ndarray,
     u: np.ndarray,
@@ -185,7 +187,7 @@ def _residual_pass_rank1(  # pragma: no cover - jit
     return loss_parts.sum(), atr_parts.sum(axis=0)
 
 
-@numba.njit(parallel=True, fastmath=_FASTMATH, cache=True)
+@numba.njit(parallel=True, fastmath=_FASTMATH, cache=CACHE)
 def _residual_from_logits(  # pragma: no cover - jit
     Y: np.ndarray, T: np.ndarray, R: np.ndarray, n_chunks: int
 ) -> Any:
@@ -296,7 +298,7 @@ def residual_times_factors(R: np.ndarray, V: np.ndarray) -> np.ndarray:
     return (R @ np.ascontiguousarray(V, dtype=np.float32)).astype(np.float64)
 
 
-@numba.njit(parallel=True, fastmath=_FASTMATH, cache=True)
+@numba.njit(parallel=True, fastmath=_FASTMATH, cache=CACHE)
 def _model_gradient_curvature(  # pragma: no cover - jit
     Y: np.ndarray, U: np.ndarray, V: np.ndarray, b: np.ndarray, inv_sigma: float
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -331,7 +333,7 @@ def _model_gradient_curvature(  # pragma: no cover - jit
     return grad, curv
 
 
-@numba.njit(parallel=True, fastmath=_FASTMATH, cache=True)
+@numba.njit(parallel=True, fastmath=_FASTMATH, cache=CACHE)
 def _model_gradient_curvature_rank1(  # pragma: no cover - jit
     Y: np.ndarray, u: np.ndarray, v: np.ndarray, b: np.ndarray, inv_sigma: float
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -402,7 +404,7 @@ def model_gradient_curvature(
     )
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _solve_free(  # pragma: no cover - jit
     G: np.ndarray, rhs: np.ndarray, free: np.ndarray, z: np.ndarray
 ) -> None:
@@ -446,7 +448,7 @@ def _solve_free(  # pragma: no cover - jit
         z[idx[p]] = y[p]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _batched_nnls(  # pragma: no cover - jit
     G: np.ndarray, rhs: np.ndarray, W0: np.ndarray, r: int
 ) -> np.ndarray:

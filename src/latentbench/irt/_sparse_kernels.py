@@ -27,6 +27,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from latentbench._numba_cache import CACHE
 from latentbench.irt._kernels import _FASTMATH, _exp_neg, _log1p_unit
 
 __all__ = [
@@ -44,7 +45,7 @@ def model_statistics_size(rank: int) -> int:
     return rank + rank * (rank + 1) // 2
 
 
-@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy", cache=True)
+@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy", cache=CACHE)
 def _cell_terms(y: Any, t: Any, tight: Any) -> Any:  # pragma: no cover - jit
     """Residual ``y - sigmoid(t)``, majorizer curvature and log-loss of one cell at logit t.
 
@@ -67,7 +68,7 @@ def _cell_terms(y: Any, t: Any, tight: Any) -> Any:  # pragma: no cover - jit
     return y - p, w, loss
 
 
-@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy", cache=True)
+@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy", cache=CACHE)
 def _solve_spd(G: Any, h: Any, out: Any, scratch: Any) -> Any:  # pragma: no cover - jit
     """Solve G w = h (G symmetric positive definite, q x q) by Cholesky; False if not PD."""
     q = h.size
@@ -96,7 +97,7 @@ def _solve_spd(G: Any, h: Any, out: Any, scratch: Any) -> Any:  # pragma: no cov
     return True
 
 
-@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy", cache=True)
+@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy", cache=CACHE)
 def _nonneg_quadratic(G: Any, h: Any, w: Any, r: Any) -> Any:  # pragma: no cover - jit
     """Minimise 1/2 w^T G w - h^T w with w[:r] >= 0, from the feasible start ``w``.
 
@@ -126,7 +127,7 @@ def _nonneg_quadratic(G: Any, h: Any, w: Any, r: Any) -> Any:  # pragma: no cove
             break
 
 
-@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy", cache=True)
+@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy", cache=CACHE)
 def _solve_item(  # pragma: no cover - jit
     G: Any, h: Any, w: Any, L: Any, r: Any, nonneg: Any, v_old: Any, b_old: Any
 ) -> Any:
@@ -147,7 +148,7 @@ def _solve_item(  # pragma: no cover - jit
     return True
 
 
-@numba.njit(parallel=True, fastmath=_FASTMATH, error_model="numpy", cache=True)
+@numba.njit(parallel=True, fastmath=_FASTMATH, error_model="numpy", cache=CACHE)
 def column_pass(  # pragma: no cover - jit
     indptr: Any,
     rows: Any,
@@ -304,7 +305,7 @@ def column_pass(  # pragma: no cover - jit
         loss[block] = total
 
 
-@numba.njit(parallel=True, fastmath=_FASTMATH, error_model="numpy", cache=True)
+@numba.njit(parallel=True, fastmath=_FASTMATH, error_model="numpy", cache=CACHE)
 def solve_models(  # pragma: no cover - jit
     stats: Any,
     U: Any,
@@ -357,7 +358,7 @@ def solve_models(  # pragma: no cover - jit
                     U_out[i, m] = U[i, m]
 
 
-@numba.njit(parallel=True, error_model="numpy", cache=True)
+@numba.njit(parallel=True, error_model="numpy", cache=CACHE)
 def predict_cells(  # pragma: no cover - jit
     rows: Any,
     cols: Any,

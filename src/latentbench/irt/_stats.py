@@ -15,6 +15,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import chdtrc, ndtr, ndtri, pdtr
 
+from latentbench._numba_cache import CACHE
+
 __all__ = [
     "chi2_sf",
     "norm_ppf",
@@ -113,7 +115,7 @@ def pair_disagreement_cdf(
     )
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _pair_disagreement_cdf(
     fitted: np.ndarray,
     observed: np.ndarray,

@@ -68,6 +68,7 @@ import math
 import numba
 import numpy as np
 
+from latentbench._numba_cache import CACHE
 from latentbench.exceptions import InputError
 
 __all__ = ["BettingConfSeq"]
@@ -155,7 +156,7 @@ def _capital_pass_reference(
     return impossible
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=CACHE, error_model="numpy")
 def _capital_pass(
     grid: np.ndarray,
     n: int,
@@ -248,7 +249,7 @@ def _mix_and_reject_reference(
     rejected_up |= impossible | (cert_down >= thresholds[2])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _logaddexp(a: float, b: float) -> float:  # pragma: no cover - compiled
     """``numpy.logaddexp`` of two floats, with its branches (the same value)."""
     if a == b:
@@ -261,7 +262,7 @@ def _logaddexp(a: float, b: float) -> float:  # pragma: no cover - compiled
     return d  # nan
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _mixture(log_c: np.ndarray, k: int, log_weight: np.ndarray) -> float:
     """``logaddexp.reduce(log_c[:, k] + log_weight)`` in NumPy's order (the same value)."""
     acc = float(log_c[0, k] + log_weight[0])
@@ -270,7 +271,7 @@ def _mixture(log_c: np.ndarray, k: int, log_weight: np.ndarray) -> float:
     return acc
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=CACHE)
 def _mix_and_reject(
     log_up: np.ndarray,
     log_down: np.ndarray,
