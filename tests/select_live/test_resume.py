@@ -133,7 +133,10 @@ def test_sigkill_and_resume(live_setup):
 
 
 @pytest.mark.slow
-def test_ctrl_c_stops_after_batch_and_resumes(live_setup):
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
+def test_ctrl_c_stops_after_batch_and_resumes(live_setup, stop):
+    """Ctrl-C, or SIGTERM (``kill``, ``docker stop``, a cancelled CI job: it ended the run
+    at once, unsaid, the batch in flight paid and lost), stops after the batch in flight."""
     s = live_setup
     config = s.write_config(oracle={"concurrency": CONCURRENCY})
     reference = _reference(s, config)
@@ -142,8 +145,8 @@ def test_ctrl_c_stops_after_batch_and_resumes(live_setup):
     proc, _, err = _start(s, config, store, "interrupted")
     try:
         assert s.state.held.wait(WAIT), "the run never reached the hold"
-        proc.send_signal(signal.SIGINT)
-        _until(lambda: "stopping after the batch" in err.read_text(), "the SIGINT message")
+        proc.send_signal(getattr(signal, stop))
+        _until(lambda: "stopping after the batch" in err.read_text(), f"the {stop} message")
         s.state.hold_after = None
         s.state.release.set()  # the in-flight batch completes
         assert proc.wait(WAIT) == 130, err.read_text()

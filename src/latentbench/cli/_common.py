@@ -565,22 +565,38 @@ def say_stopping(what: str) -> Callable[[], None]:
     return say
 
 
+def _abort(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
 @contextmanager
 def stop_on_sigint(say: Callable[[], None]) -> Iterator[threading.Event]:
-    """A first Ctrl-C sets the yielded event (the run stops after what is in flight and
-    commits it; ``say()`` tells the user) and a second one aborts (KeyboardInterrupt); the
-    previous handler is restored after the block. Off the main thread, no handler is set."""
+    """A first Ctrl-C, or a SIGTERM (``kill``, ``docker stop``, a CI job cancelled), sets the
+    yielded event (the run stops after what is in flight and commits it; ``say()`` tells the
+    user) and a second one aborts (KeyboardInterrupt); the previous handlers are restored
+    after the block. Off the main thread, no handler is set."""
     event = threading.Event()
 
-    def on_sigint(signum: int, frame: Any) -> None:
+    def on_signal(signum: int, frame: Any) -> None:
         event.set()
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl-C aborts
+        for name in _STOP_SIGNALS:  # a second Ctrl-C or SIGTERM aborts
+            signal.signal(getattr(signal, name), _abort)
+        if signum != signal.SIGINT:
+            err_console.print(f"[yellow]{signal.Signals(signum).name} received[/yellow]")
         say()
 
     in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, on_sigint) if in_main else None
+    previous = {}
+    if in_main:
+        for name in _STOP_SIGNALS:
+            previous[name] = signal.signal(getattr(signal, name), on_signal)
     try:
         yield event
     finally:
-        if in_main and previous is not None:
-            signal.signal(signal.SIGINT, previous)
+        for name, handler in previous.items():
+            if handler is not None:
+                signal.signal(getattr(signal, name), handler)
+
+
+_STOP_SIGNALS = tuple(name for name in ("SIGINT", "SIGTERM") if hasattr(signal, name))
+"""The signals :func:`stop_on_sigint` stops a long call on."""

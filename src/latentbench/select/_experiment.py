@@ -222,6 +222,7 @@ _SETTINGS: list[ExperimentSettings] = []
 
 def _init_worker(settings: ExperimentSettings) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's graceful stop (forked)
     limit_blas_threads(1)
     _SETTINGS[:] = [settings]
 
