@@ -321,3 +321,29 @@ def test_every_table_saves_under_its_own_csv_name(small_fit):
     names = re.findall(r'<button type="button" class="csv" data-name="([^"]*)">', page)
     assert len(names) == len(set(names)), names
     assert {"by-subject", "by-source"} <= set(names)
+
+
+def test_an_estimate_experiment_names_its_inputs_hash_and_version(tmp_path):
+    # summary.json of `experiment --task estimate` kept the input's path only: a reader of
+    # its page could not tell which version of the file (or which latentbench) it came from
+    from typer.testing import CliRunner
+
+    from latentbench import __version__
+    from latentbench.cli import _register, app
+    from latentbench.io import file_sha256
+    from latentbench.report import report_from
+    from latentbench.synthetic import simulate_2pl
+
+    _register()
+    responses = tmp_path / "responses.csv"
+    simulate_2pl(12, 80, random_state=5).matrix.to_long().to_csv(responses, index=False)
+    argv = ["experiment", str(responses), "--task", "estimate", "--budgets", "20", "--seeds", "1"]
+    outcome = CliRunner().invoke(app, [*argv, "-q", "--out", str(tmp_path / "exp")])
+    assert outcome.exit_code == 0, outcome.output
+    params = json.loads((tmp_path / "exp" / "summary.json").read_text())["params"]
+    digest = file_sha256(responses)
+    assert params["input_sha256"] == digest
+    assert params["latentbench_version"] == __version__
+    page = report_from(tmp_path / "exp").html
+    said = f"Input SHA-256 {digest[:12]}\u2026; run by latentbench {__version__}."
+    assert said in page, re.findall(r"Input SHA[^<]*", page)

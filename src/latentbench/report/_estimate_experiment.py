@@ -11,7 +11,14 @@ import numpy as np
 import pandas as pd
 
 from latentbench.report import plots
-from latentbench.report._blocks import _figure, _Section, _table, refuse_existing, render_page
+from latentbench.report._blocks import (
+    _figure,
+    _Section,
+    _table,
+    refuse_existing,
+    render_page,
+    short_hashes,
+)
 
 if TYPE_CHECKING:
     from latentbench.select import EstimateExperiment
@@ -201,6 +208,14 @@ def build_estimate_experiment_report(
             else "."
         )
     )
+    said = []  # which version of the input, and which latentbench ran it (when recorded)
+    if params.get("input_sha256"):
+        said.append(f"input SHA-256 {params['input_sha256']}")
+    if params.get("latentbench_version"):
+        said.append(f"run by latentbench {params['latentbench_version']}")
+    if said:
+        text = "; ".join(said)
+        section.findings.append({"text": short_hashes(text[:1].upper() + text[1:] + ".")})
     for line in record.warnings:  # what the experiment said, kept in summary.json
         text = "Calibration fit " + line if line.startswith("without ") else line
         section.findings.append({"text": text[:1].upper() + text[1:], "note": True})

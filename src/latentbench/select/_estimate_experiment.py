@@ -31,7 +31,7 @@ from latentbench.io._matrix_checks import same_id
 from latentbench.select._estimate import _rng
 from latentbench.select._estimate_calibration import Calibration, from_matrix
 from latentbench.select._estimate_design import SequentialEstimate
-from latentbench.select._experiment import not_a_matrix
+from latentbench.select._experiment import _input_provenance, not_a_matrix
 from latentbench.select._experiment_stats import wilson_interval
 
 if TYPE_CHECKING:
@@ -636,6 +636,14 @@ def _experiment_params(
         "rank": int(settings.rank),
         "sized_for": "budget",  # each budget's interval; runs saved before 2026-12-06: precision
     }
+    # which version of the matrix (its file's SHA-256, or a store's cells' hash) and which
+    # latentbench ran it, for a reader of summary.json or of its report who did not run it
+    provenance = _input_provenance(matrix)
+    params["latentbench_version"] = provenance["latentbench_version"]
+    entry = provenance.get("input") or {}
+    digest = entry.get("sha256") or entry.get("cells_sha256")
+    if digest:
+        params["input_sha256"] = digest
     if empty:
         params["no_score"] = list(empty)
     if runs.short:
