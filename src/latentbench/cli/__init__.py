@@ -42,6 +42,133 @@ def as_given(path: Any) -> str:
     return text
 
 
+def _command_path(ctx: Any) -> str:
+    """``latentbench select replay``: the command a context runs, by the names typed (the
+    root's own ``info_name`` is the program name, which differs under a test runner)."""
+    names: list[str] = []
+    while ctx is not None and ctx.parent is not None:
+        names.insert(0, str(ctx.info_name))
+        ctx = ctx.parent
+    return " ".join(["latentbench", *names])
+
+
+def _as_typed(value: Any) -> str:
+    """A value as it would be typed on the command line (quoted only where it must be)."""
+    import shlex
+
+    if isinstance(value, list | tuple):
+        return " ".join(_as_typed(item) for item in value)
+    text = str(value)
+    return repr(text) if not text.isprintable() else shlex.quote(text)
+
+
+def _param_name(param: Any) -> str:
+    """How the user names a parameter: an option by its flags (``--tol``), an argument by its
+    placeholder in ``--help`` (``RESPONSES``)."""
+    if param is None:
+        return "a value"
+    if getattr(param, "param_type_name", "") == "option" and param.opts:
+        return " / ".join(sorted(param.opts, key=lambda opt: (not opt.startswith("--"), opt)))
+    return str(param.metavar or param.name or "a value").upper()
+
+
+def _either(items: list[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    return " or ".join([", ".join(items[:-1]), items[-1]] if len(items) > 2 else items)
+
+
+def _metavar(param: Any) -> str:
+    """The placeholder of an option's value (``STORE`` for ``--store``)."""
+    return str(getattr(param, "metavar", None) or param.name or "VALUE").upper()
+
+
+def _given_value(command: Any, ctx: Any, args: list[str], exc: Exception) -> None:
+    """Note on a parameter's conversion error (``--tol abc``) the value as typed, which
+    click's error (``Input should be a valid number``) does not carry: the arguments are
+    parsed again (they did parse: it is their conversion that failed). An error raised
+    without its context (typer's parser on ``--rank`` with no value) is given it, so that
+    its ``--help`` pointer names the command."""
+    if getattr(exc, "ctx", None) is None:
+        exc.ctx = ctx  # type: ignore[attr-defined]
+    param = getattr(exc, "param", None)
+    if param is None or _is(exc, "MissingParameter"):
+        return
+    try:
+        opts = command.make_parser(ctx).parse_args(args=list(args))[0]
+    except _click_error():  # said without the value then
+        return
+    value = opts.get(param.name)
+    if isinstance(value, str | list | tuple):
+        exc.latentbench_given = value  # type: ignore[attr-defined]
+
+
+def _is(exc: Exception, name: str) -> bool:
+    """Whether ``exc`` is an instance of the click class ``name`` (by name: typer uses its
+    own copy of click's exceptions from 0.25 on, click's before)."""
+    return any(cls.__name__ == name for cls in type(exc).__mro__)
+
+
+def _click_error() -> type[Exception]:
+    """The base of the exceptions the parser raises (``ClickException``), found from a public
+    name whichever click typer uses."""
+    return next(cls for cls in typer.BadParameter.__mro__ if cls.__name__ == "ClickException")
+
+
+def _parser_error_line(exc: Any) -> str:
+    """The one ``error: ...`` line for an error the parser raised before any command ran:
+    the option, the value as typed and what was expected, click's "did you mean" where it
+    has one, and the ``--help`` that shows the command's options."""
+    import re
+
+    ctx = getattr(exc, "ctx", None)
+    path = _command_path(ctx)
+    message = " ".join(str(getattr(exc, "message", "") or exc).split())
+    suggestions = list(getattr(exc, "possibilities", None) or [])
+    hint = f"; did you mean {_either(sorted(suggestions))}?" if suggestions else ""
+    if _is(exc, "NoSuchOption"):
+        text = f"{exc.option_name}: no such option of {path}{hint}"
+    elif _is(exc, "MissingParameter"):
+        name = _param_name(exc.param)
+        if getattr(exc.param, "param_type_name", "") == "option":
+            text = f"{name}: missing; expected {name.split(' / ')[0]} {_metavar(exc.param)}"
+        else:
+            text = f"{name}: missing; expected {path} {name}"
+    elif _is(exc, "BadParameter"):
+        reason = re.sub(r"^Input should be ", "expected ", message)
+        given = getattr(exc, "latentbench_given", None)
+        name = _param_name(exc.param) if exc.param is not None else "a value"
+        if given is not None:
+            typed = _as_typed(given)
+            reason = re.sub(rf"^{re.escape(repr(given))} is not ", "expected ", reason)
+            reason = re.sub(r"^expected (one of .*)\.$", r"expected \1", reason)
+            text = f"{name} {typed}: {reason[:1].lower()}{reason[1:]}"
+        else:
+            text = f"{name}: {reason[:1].lower()}{reason[1:]}"
+    elif match := re.match(r"No such command '(.*)'\.(?: Did you mean (.*)\?)?$", message):
+        hint = f"; did you mean {match.group(2)}?" if match.group(2) else hint
+        text = f"{match.group(1)}: no such command of {path}{hint}"
+    elif match := re.match(r"Got unexpected extra arguments?(?:\(s\))? \((.*)\)$", message):
+        plural = "s" if " " in match.group(1) else ""
+        text = f"{match.group(1)}: unexpected extra argument{plural} to {path}"
+    elif match := re.match(r"Option '(.*)' requires an? arguments?\.?$", message):
+        text = f"{match.group(1)}: no value given; expected {match.group(1)} VALUE"
+    else:
+        text = (exc.format_message() if hasattr(exc, "format_message") else message).strip()
+        text = " ".join(text.split())
+        text = text[:1].lower() + text[1:]
+    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)  # one line
+    return f"error: {text} ({path} --help)"
+
+
+def _say_parser_error(exc: Any) -> NoReturn:
+    """Print :func:`_parser_error_line` on stderr and exit with the error's status (2 for
+    bad input), instead of typer's usage line and boxed ``Error``."""
+    import sys
+
+    print(_parser_error_line(exc), file=sys.stderr)
+    raise typer.Exit(exc.exit_code)
+
+
 class Command(TyperCommand):
     """A command whose on/off flags show no value placeholder in ``--help``, and which says
     so when Ctrl-C stops it (typer exited 130 without a word)."""
@@ -57,7 +184,12 @@ class Command(TyperCommand):
             value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
             if value and not value.startswith("-") and str(Path(value)) != value:
                 _GIVEN[str(Path(value))] = value
-        return list(super().parse_args(ctx, args))
+        typed = list(args)
+        try:
+            return list(super().parse_args(ctx, args))
+        except _click_error() as exc:
+            _given_value(self, ctx, typed, exc)
+            raise
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -133,10 +265,21 @@ class Group(TyperGroup):
     """A command group whose on/off flags show no value placeholder in ``--help``, and which
     exits quietly with :data:`CLOSED_PIPE` when its output pipe is closed (its ``--help`` and
     ``--version`` in ``make_context``, every command below it in ``invoke``); a broken pipe
-    that is not standard output's is an error like any other."""
+    that is not standard output's is an error like any other. An error of the parser (an
+    unknown option or command, a value that does not convert, a missing argument) is one
+    ``error: ...`` line on stderr and exit 2, as bad input that reaches a command is, not
+    typer's usage line and boxed ``Error`` (:func:`_parser_error_line`)."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         return _plain_flags(super().get_params(ctx))
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        typed = list(args)
+        try:
+            return list(super().parse_args(ctx, args))
+        except _click_error() as exc:
+            _given_value(self, ctx, typed, exc)
+            raise
 
     def make_context(self, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -145,6 +288,10 @@ class Group(TyperGroup):
             if not _stdout_closed():
                 raise _inner_pipe(exc) from exc
             _closed_pipe()
+        except _click_error() as exc:
+            if _is(exc, "NoArgsIsHelpError"):  # 'latentbench' alone: its --help
+                raise
+            _say_parser_error(exc)
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -153,6 +300,10 @@ class Group(TyperGroup):
             if not _stdout_closed():
                 raise _inner_pipe(exc) from exc
             _closed_pipe()
+        except _click_error() as exc:
+            if _is(exc, "NoArgsIsHelpError"):  # 'latentbench select' alone: its --help
+                raise
+            _say_parser_error(exc)
 
 
 EXAMPLES = """Examples:
