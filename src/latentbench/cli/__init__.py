@@ -203,12 +203,43 @@ class Command(TyperCommand):
                 names.insert(0, str(parent.info_name))
                 parent = parent.parent
             print(
-                f"interrupted (Ctrl-C): latentbench {' '.join(names)} stopped before it "
+                f"interrupted ({_INTERRUPTED_BY[0]}): latentbench {' '.join(names)} stopped "
+                "before it "
                 "finished; only the files it said it wrote are complete. Re-run the same "
                 "command to start again (a live run resumes from its store).",
                 file=sys.stderr,
             )
             raise typer.Exit(130) from None
+
+
+_INTERRUPTED_BY = ["Ctrl-C"]
+"""What interrupted the command (``SIGTERM`` once :func:`_sigterm_interrupts` saw one)."""
+
+
+def _sigterm_interrupts() -> None:
+    """SIGTERM (``kill PID``, ``docker stop``, a cancelled CI job) interrupts the command as
+    Ctrl-C does: it unwinds (temporary files removed, progress cleared), says so and exits
+    130, where it ended the process at once without a word. A process forked from this one
+    (a worker of a pool) keeps the default: it ends. The long calls that stop after what is
+    in flight (``select live``, ``estimate``, ``experiment``) take it over for their time
+    (``cli._common.stop_on_sigint``)."""
+    import os
+    import signal
+
+    main_pid = os.getpid()
+
+    def interrupt(signum: int, frame: Any) -> None:
+        if os.getpid() != main_pid:  # a forked worker: end, as by default
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        _INTERRUPTED_BY[0] = "SIGTERM"
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGTERM, interrupt)
+    except (ValueError, OSError):  # not the main thread (an embedding application)
+        pass
 
 
 CLOSED_PIPE = 141
@@ -418,6 +449,7 @@ def main() -> None:
     from rich.console import Console
 
     _tolerant_streams()
+    _sigterm_interrupts()
     _matplotlib_folder()
     Console.on_broken_pipe = _closed_pipe  # type: ignore[method-assign,assignment]
     _register()
