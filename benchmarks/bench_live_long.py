@@ -196,7 +196,8 @@ def main() -> None:
     )
     edges = np.linspace(0, len(rss) - 1, 7).astype(int)
     print("resident MB at batch: " + "; ".join(f"{k} {rss[k]:.0f}" for k in edges))
-    print(f"store {store_path.stat().st_size / 1e6:.1f} MB; peak RSS {_peak_rss_mb():.0f} MB")
+    print(f"store {store_path.stat().st_size / 1e6:.1f} MB; peak RSS {_peak_rss_mb():.0f} MB "
+          "(the run's, store setup included)")  # fmt: skip
     with Store(store_path) as db:
         obs = db.selection_observations(run_id)
     digest = pd.util.hash_pandas_object(obs[["seq", "model", "item", "score"]]).sum()
@@ -211,7 +212,7 @@ def main() -> None:
         replayed, paid = est.options["live"]["n_replayed"], est.options["live"]["n_paid"]
     print(
         f"resume of the finished run: {time.perf_counter() - start:.1f} s "
-        f"({replayed:,} cells from the store, {paid} paid)"
+        f"({replayed:,} cells from the store, {paid} paid); peak RSS {_peak_rss_mb():.0f} MB"
     )
     commands = [["ls", "--store", str(store_path)]]
     if args.task == "select":  # a live estimate has no report (its result is what it printed)
