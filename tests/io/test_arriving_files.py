@@ -95,6 +95,30 @@ def test_lm_eval_text_with_unicode_line_separators_is_one_record(tmp_path):
         read_results("lm-eval", copy, **LM_OPTIONS)
 
 
+def test_lm_eval_samples_with_cr_only_line_ends_read_as_lines(tmp_path):
+    """Samples saved with CR-only line ends (old Mac, some editors) read as lines (the text
+    is read with universal newlines; reading it with newline="" or as bytes split at \\n would
+    make the file one invalid line); a CR written escaped inside a string (JSON never holds
+    it raw) and a raw U+2028 stay in their record; an error names the line by number."""
+    copy = tmp_path / "out"
+    shutil.copytree(LM_EVAL, copy)
+    samples = next(copy.glob("*160m/samples_arc_easy_*.jsonl"))
+    lines = samples.read_text(encoding="utf-8").split("\n")
+    record = json.loads(lines[1])
+    record["doc"]["question"] = "one\rtwo\r\nthree\u2028four"
+    lines[1] = json.dumps(record, ensure_ascii=False)
+    assert "\r" not in lines[1]  # escaped as \\r
+    samples.write_text("\n".join(lines), encoding="utf-8")
+    plain, _ = read_results("lm-eval", copy, **LM_OPTIONS)
+    _rewrite(copy, lambda b: b.replace(b"\n", b"\r"))
+    arrived, _ = read_results("lm-eval", copy, **LM_OPTIONS)
+    assert len(plain) and _cells(arrived) == _cells(plain)
+    lines[2] = lines[2][:-5]
+    samples.write_text("\r".join(lines), encoding="utf-8")
+    with pytest.raises(InputError, match=rf"{samples.name}:3: invalid JSON line"):
+        read_results("lm-eval", copy, **LM_OPTIONS)
+
+
 # ------------------------------------------------------------------------------ UTF-16
 
 
