@@ -224,14 +224,21 @@ def test_an_inspect_eval_log_is_still_a_zip_it_reads(tmp_path):
 
 
 def test_a_live_items_file_from_windows(tmp_path):
-    """The items JSONL of ``select live`` / ``estimate --live``: a byte-order mark and CRLF
-    read; UTF-16 and a gzipped file are refused saying what they are."""
+    """The items JSONL of ``select live`` / ``estimate --live``: a byte-order mark, CRLF and
+    CR-only line ends read; UTF-16 and a gzipped file are refused saying what they are."""
     from latentbench.io import load_items
 
     lines = [json.dumps({"id": f"q{i}", "prompt": "p", "answer": "a"}) for i in range(3)]
     path = tmp_path / "items.jsonl"
     path.write_bytes(codecs.BOM_UTF8 + ("\r\n".join(lines) + "\r\n\r\n").encode())
     assert [item["id"] for item in load_items(path)] == ["q0", "q1", "q2"]
+    # CR-only line ends (old Mac, some editors): before, one line, "not valid JSON (Extra
+    # data)"; a line is still named by its number
+    path.write_bytes(("\r".join(lines) + "\r").encode())
+    assert [item["id"] for item in load_items(path)] == ["q0", "q1", "q2"]
+    path.write_bytes(("\r".join([*lines[:2], lines[2][:-3]])).encode())
+    with pytest.raises(InputError, match=r"items.jsonl:3: not valid JSON"):
+        load_items(path)
     path.write_bytes("\n".join(lines).encode("utf-16"))
     with pytest.raises(InputError, match=r"items.jsonl:1: not UTF-8 text .*UTF-16"):
         load_items(path)
