@@ -95,6 +95,30 @@ def test_lm_eval_text_with_unicode_line_separators_is_one_record(tmp_path):
         read_results("lm-eval", copy, **LM_OPTIONS)
 
 
+def test_lm_eval_samples_with_cr_only_line_ends_read_as_lines(tmp_path):
+    """Samples saved with CR-only line ends (old Mac, some editors) read as lines (the text
+    is read with universal newlines; reading it with newline="" or as bytes split at \\n would
+    make the file one invalid line); a CR written escaped inside a string (JSON never holds
+    it raw) and a raw U+2028 stay in their record; an error names the line by number."""
+    copy = tmp_path / "out"
+    shutil.copytree(LM_EVAL, copy)
+    samples = next(copy.glob("*160m/samples_arc_easy_*.jsonl"))
+    lines = samples.read_text(encoding="utf-8").split("\n")
+    record = json.loads(lines[1])
+    record["doc"]["question"] = "one\rtwo\r\nthree\u2028four"
+    lines[1] = json.dumps(record, ensure_ascii=False)
+    assert "\r" not in lines[1]  # escaped as \\r
+    samples.write_text("\n".join(lines), encoding="utf-8")
+    plain, _ = read_results("lm-eval", copy, **LM_OPTIONS)
+    _rewrite(copy, lambda b: b.replace(b"\n", b"\r"))
+    arrived, _ = read_results("lm-eval", copy, **LM_OPTIONS)
+    assert len(plain) and _cells(arrived) == _cells(plain)
+    lines[2] = lines[2][:-5]
+    samples.write_text("\r".join(lines), encoding="utf-8")
+    with pytest.raises(InputError, match=rf"{samples.name}:3: invalid JSON line"):
+        read_results("lm-eval", copy, **LM_OPTIONS)
+
+
 # ------------------------------------------------------------------------------ UTF-16
 
 
@@ -200,14 +224,21 @@ def test_an_inspect_eval_log_is_still_a_zip_it_reads(tmp_path):
 
 
 def test_a_live_items_file_from_windows(tmp_path):
-    """The items JSONL of ``select live`` / ``estimate --live``: a byte-order mark and CRLF
-    read; UTF-16 and a gzipped file are refused saying what they are."""
+    """The items JSONL of ``select live`` / ``estimate --live``: a byte-order mark, CRLF and
+    CR-only line ends read; UTF-16 and a gzipped file are refused saying what they are."""
     from latentbench.io import load_items
 
     lines = [json.dumps({"id": f"q{i}", "prompt": "p", "answer": "a"}) for i in range(3)]
     path = tmp_path / "items.jsonl"
     path.write_bytes(codecs.BOM_UTF8 + ("\r\n".join(lines) + "\r\n\r\n").encode())
     assert [item["id"] for item in load_items(path)] == ["q0", "q1", "q2"]
+    # CR-only line ends (old Mac, some editors): before, one line, "not valid JSON (Extra
+    # data)"; a line is still named by its number
+    path.write_bytes(("\r".join(lines) + "\r").encode())
+    assert [item["id"] for item in load_items(path)] == ["q0", "q1", "q2"]
+    path.write_bytes(("\r".join([*lines[:2], lines[2][:-3]])).encode())
+    with pytest.raises(InputError, match=r"items.jsonl:3: not valid JSON"):
+        load_items(path)
     path.write_bytes("\n".join(lines).encode("utf-16"))
     with pytest.raises(InputError, match=r"items.jsonl:1: not UTF-8 text .*UTF-16"):
         load_items(path)
@@ -448,6 +479,12 @@ def test_report_item_metadata_from_windows_names_what_it_is(tmp_path):
     path.write_bytes("item,cat\nq1,a\nq2,b\n".encode("utf-16"))
     with pytest.raises(InputError, match=r"--items .*meta.csv: line 1: .*UTF-16"):
         read_item_metadata(path)
+    # without a byte-order mark (UTF-16-LE/BE): before, "no 'item' column" (the NULs read
+    # as part of the names); now it says the file is UTF-16, as with a mark
+    for codec in ("utf-16-le", "utf-16-be"):
+        path.write_bytes("item,cat\nq1,a\nq2,b\n".encode(codec))
+        with pytest.raises(InputError, match=r"--items .*meta.csv: not UTF-8 .*UTF-16"):
+            read_item_metadata(path)
     packed = tmp_path / "meta.csv.gz"
     packed.write_bytes(gzip.compress(b"item,cat\nq1,a\nq2,b\n"))
     with pytest.raises(InputError, match=r"--items .*meta.csv.gz: a gzip-compressed file"):

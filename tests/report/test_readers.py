@@ -96,6 +96,13 @@ def _print_view(browser: Browser, page: Path) -> dict[str, object]:
     browser.open(page.as_uri(), width=720)
     browser.send("Emulation.setEmulatedMedia", session=True, media="print")
     browser.evaluate("new Promise(r => setTimeout(r, 200))")
+    try:
+        return _printed(browser)
+    finally:  # the tests after it see the screen again
+        browser.send("Emulation.setEmulatedMedia", session=True, media="")
+
+
+def _printed(browser: Browser) -> dict[str, object]:
     return browser.evaluate(
         """(() => {
         const wraps = Array.from(document.querySelectorAll('.table-wrap'));
@@ -114,6 +121,7 @@ def _print_view(browser: Browser, page: Path) -> dict[str, object]:
           buttons: Array.from(document.querySelectorAll('button'))
                   .filter(b => b.getBoundingClientRect().width > 0).length,
           width: document.documentElement.scrollWidth,
+          meta: document.querySelector('header p.meta').innerText,
         }; })()"""
     )
 
@@ -133,6 +141,9 @@ def test_a_printed_page_holds_every_row_and_every_cell(browser, tmp_path, small_
     assert view["broken_numbers"] == 0, view  # a number is never split over two lines
     assert view["buttons"] == 0, view  # nothing to click on paper
     assert view["width"] <= 721, view  # nothing cut at the right edge
+    # the zoom/drag/sort instructions are for a screen: on paper only what a blank cell means
+    assert "zoom" not in view["meta"] and "click a header" not in view["meta"], view
+    assert "a blank cell has no value" in view["meta"], view
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary on PATH")
@@ -155,6 +166,7 @@ def test_with_scripts_off_the_findings_tables_and_plot_texts_are_there(
             headline: document.querySelector('p.headline').innerText,
             rows: document.querySelectorAll('tbody tr').length,
             plots: Array.from(document.querySelectorAll('div.iplot')).map(d => d.innerText),
+            meta: document.querySelector('header p.meta').innerText,
             }))()"""
         )
     finally:
@@ -163,12 +175,19 @@ def test_with_scripts_off_the_findings_tables_and_plot_texts_are_there(
     assert "leads 40 models on 60 items" in seen["headline"]
     assert seen["rows"] > 40
     assert len(seen["plots"]) == 3 and all("interactive plot" in t for t in seen["plots"]), seen
+    # before: the header told a reader without scripts to zoom, drag, sort and save CSV,
+    # none of which works there; what a blank cell means is still said
+    assert "zoom" not in seen["meta"] and "click a header" not in seen["meta"], seen
+    assert "CSV" not in seen["meta"] and "a blank cell has no value" in seen["meta"], seen
     # with scripts on, the canvas replaces the text
     browser.open(page.as_uri(), width=1280)
     texts = browser.evaluate(
         "Array.from(document.querySelectorAll('div.iplot p')).map(p => p.textContent)"
     )
     assert texts == []
+    meta = browser.evaluate("document.querySelector('header p.meta').innerText")
+    assert "wheel or +/\u2212 to zoom" in meta and "click a header to sort" in meta, meta
+    assert "a blank cell has no value" in meta, meta
 
 
 def _fit_details(page: str) -> dict[str, str]:
@@ -225,6 +244,21 @@ def test_a_false_flag_reads_no_and_a_blank_cell_is_explained(small_fit):
     flags = [re.findall(r"<td[^>]*>([^<]*)</td>", row)[column] for row in rows]
     assert set(flags) == {"yes", "no"}, set(flags)
     assert "a blank cell has no value (not computed, or not applicable" in page
+
+
+def test_the_header_gives_interactive_instructions_only_where_the_script_runs(small_fit):
+    # before: "wheel ... to zoom ... click a header to sort; CSV saves a table" was plain
+    # text, also where scripts are stripped (mail) and on paper, where none of it works
+    matrix, result = small_fit
+    page = build_report(result, matrix)
+    meta = re.search(r'<p class="meta">(.*?)</p>', page, re.S)
+    assert meta is not None
+    hidden = re.findall(r'<span class="js-only">(.*?)</span>', meta.group(1), re.S)
+    shown = re.sub(r'<span class="js-only">.*?</span>', "", meta.group(1), flags=re.S)
+    assert len(hidden) == 1 and "to zoom" in hidden[0] and "click a header" in hidden[0]
+    assert "zoom" not in shown and "CSV" not in shown and "a blank cell has no value" in shown
+    assert re.search(r"\.js-only \{ display: none; \}", page)  # shown under html.js only
+    assert 'root.classList.add("js")' in page
 
 
 @pytest.mark.parametrize("delta", [0.05, 0.001])

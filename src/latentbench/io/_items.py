@@ -5,8 +5,9 @@ from __future__ import annotations
 import codecs
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from latentbench.exceptions import InputError
 from latentbench.io._arrival import encoding_hint, packed_advice, packed_kind, tilde_hint
@@ -55,7 +56,7 @@ def load_items(
     items: list[dict[str, str]] = []
     seen: dict[str, int] = {}
     with file.open("rb") as handle:
-        for lineno, raw in enumerate(handle, start=1):
+        for lineno, raw in enumerate(_lines(handle, file), start=1):
             where = f"{file}:{lineno}"
             # a byte-order mark (Notepad, PowerShell) before line 1 is not part of its record
             line = _decode(raw.removeprefix(codecs.BOM_UTF8) if lineno == 1 else raw, where, file)
@@ -74,6 +75,26 @@ def load_items(
     if not items:
         raise InputError(f"{file}: no items; expected one JSON object per line")
     return items
+
+
+def _lines(handle: BinaryIO, file: Path) -> Iterable[bytes]:
+    """The file's lines, ended at ``\\n`` (a CRLF line's ``\\r`` is JSON whitespace); a file
+    with ``\\r`` but no ``\\n`` at all (CR-only line ends: old Mac, some editors) at ``\\r``.
+    JSON never holds a raw ``\\r`` inside a string, so no record is cut."""
+    if _cr_only(file):
+        return handle.read().split(b"\r")
+    return handle
+
+
+def _cr_only(file: Path) -> bool:
+    """Whether ``file`` holds ``\\r`` and no ``\\n`` (read in chunks: items files can be big)."""
+    seen_cr = False
+    with file.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            if b"\n" in chunk:
+                return False
+            seen_cr = seen_cr or b"\r" in chunk
+    return seen_cr
 
 
 def _check_file(file: Path, id_field: str) -> None:

@@ -9,7 +9,7 @@ import pandas as pd
 
 from latentbench._compat import TEXT, read_csv
 from latentbench.exceptions import InputError
-from latentbench.io._arrival import packed_advice, packed_kind
+from latentbench.io._arrival import encoding_hint, packed_advice, packed_kind
 from latentbench.io._files import not_utf8
 
 __all__ = ["category_columns", "read_item_metadata"]
@@ -43,6 +43,8 @@ def read_item_metadata(path: str | os.PathLike[str]) -> pd.DataFrame:
             frame = pd.read_parquet(file)
         elif suffix in (".csv", ".tsv"):
             sep = "\t" if suffix == ".tsv" else ","
+            if encoding_hint(file):  # UTF-16 without a byte-order mark decodes as UTF-8
+                raise InputError(f"--items {not_utf8(file)}")
             frame = read_csv(file, sep=sep, dtype=TEXT)
             if "item" in frame.columns:  # an item called NA, None or null keeps its name
                 ids = read_csv(
