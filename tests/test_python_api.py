@@ -468,6 +468,13 @@ def _flag_calls(matrix, fit, tmp_path):
         "Pulse(revisit)": lambda v: select.Pulse(revisit=v),
         "Pulse(legacy_stale_predictions)": lambda v: select.Pulse(legacy_stale_predictions=v),
         "UCBE(doubling)": lambda v: select.UCBE(doubling=v),
+        "fit_cbmm(nonneg)": lambda v: lb.irt.fit_cbmm(matrix.scores, nonneg=v),
+        "fit_cbmm(accelerate)": lambda v: lb.irt.fit_cbmm(matrix.scores, accelerate=v),
+        "fit_cbmm(check_monotone)": lambda v: lb.irt.fit_cbmm(matrix.scores, check_monotone=v),
+        "standard_errors(normalisation)": lambda v: fit.standard_errors(matrix, normalisation=v),
+        "standard_errors(scale_correction)": (
+            lambda v: fit.standard_errors(matrix, scale_correction=v)
+        ),
         "LowRankProxy.fit(warm_start)": lambda v: select.LowRankProxy(1).fit(matrix, warm_start=v),
     }
 
@@ -479,7 +486,9 @@ _FLAGS = [
     "read_results(include_perturbed)", "load_items(require_prompt)", "load_items(require_answer)",
     "SelectionResult.to_dict(trace)", "SelectionResult.to_json(trace)", "Pulse(doubling)",
     "Pulse(revisit)", "Pulse(legacy_stale_predictions)", "UCBE(doubling)",
-    "LowRankProxy.fit(warm_start)",
+    "LowRankProxy.fit(warm_start)", "fit_cbmm(nonneg)", "fit_cbmm(accelerate)",
+    "fit_cbmm(check_monotone)", "standard_errors(normalisation)",
+    "standard_errors(scale_correction)",
 ]  # fmt: skip
 
 
