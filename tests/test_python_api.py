@@ -427,3 +427,99 @@ def test_a_fit_of_one_model_is_refused_not_fitted_silently() -> None:
     matrix = ResponseMatrix(scores, [f"m{i}" for i in range(5)], [f"q{j}" for j in range(30)])
     with pytest.raises(InputError, match=r"a matrix of 1 model\(s\) \('m1'\); expected at least 2"):
         TwoPL().fit(matrix[["m1"], :])
+
+
+# ------------------------------------------------------------------ on/off options
+def _flag_calls(matrix, fit, tmp_path):
+    """One call per public on/off option: ``value`` given where True or False is expected."""
+    candidates = matrix[matrix.model_ids[:4], :]
+    items = tmp_path / "items.jsonl"
+    items.write_text('{"id": "q0", "prompt": "p", "answer": "a"}\n')
+    html = tmp_path / "r.html"
+    return {
+        "replay(no_history)": lambda v: select.replay(
+            candidates, no_history=v, policy="uniform", budget=40
+        ),
+        "build_report(force)": lambda v: report.build_report(fit, matrix, path=html, force=v),
+        "report_from(force)": lambda v: report.report_from(tmp_path / "fit", html, force=v),
+        "build_experiment_report(force)": lambda v: report.build_experiment_report(
+            tmp_path / "x", path=html, force=v
+        ),
+        "build_estimate_experiment_report(force)": (
+            lambda v: report.build_estimate_experiment_report(tmp_path / "x", path=html, force=v)
+        ),
+        "plot_item_curves(show_models)": lambda v: report.plot_item_curves(
+            fit, ["q0"], show_models=v
+        ),
+        "Store(read_only)": lambda v: lb.Store(":memory:", read_only=v),
+        "Store.export(force)": lambda v: lb.Store(":memory:").export(tmp_path / "e.csv", force=v),
+        "read_results(include_perturbed)": lambda v: lb.read_results(
+            "lm-eval", tmp_path / "none", include_perturbed=v
+        ),
+        "load_items(require_prompt)": lambda v: lb.io.load_items(items, require_prompt=v),
+        "load_items(require_answer)": lambda v: lb.io.load_items(items, require_answer=v),
+        "SelectionResult.to_dict(trace)": lambda v: select.replay(
+            candidates, no_history=True, policy="uniform", budget=40
+        ).to_dict(trace=v),
+        "SelectionResult.to_json(trace)": lambda v: select.replay(
+            candidates, no_history=True, policy="uniform", budget=40
+        ).to_json(trace=v),
+        "Pulse(doubling)": lambda v: select.Pulse(doubling=v),
+        "Pulse(revisit)": lambda v: select.Pulse(revisit=v),
+        "Pulse(legacy_stale_predictions)": lambda v: select.Pulse(legacy_stale_predictions=v),
+        "UCBE(doubling)": lambda v: select.UCBE(doubling=v),
+        "fit_cbmm(nonneg)": lambda v: lb.irt.fit_cbmm(matrix.scores, nonneg=v),
+        "fit_cbmm(accelerate)": lambda v: lb.irt.fit_cbmm(matrix.scores, accelerate=v),
+        "fit_cbmm(check_monotone)": lambda v: lb.irt.fit_cbmm(matrix.scores, check_monotone=v),
+        "standard_errors(normalisation)": lambda v: fit.standard_errors(matrix, normalisation=v),
+        "standard_errors(scale_correction)": (
+            lambda v: fit.standard_errors(matrix, scale_correction=v)
+        ),
+        "LowRankProxy.fit(warm_start)": lambda v: select.LowRankProxy(1).fit(matrix, warm_start=v),
+    }
+
+
+_FLAGS = [
+    "replay(no_history)", "build_report(force)", "report_from(force)",
+    "build_experiment_report(force)", "build_estimate_experiment_report(force)",
+    "plot_item_curves(show_models)", "Store(read_only)", "Store.export(force)",
+    "read_results(include_perturbed)", "load_items(require_prompt)", "load_items(require_answer)",
+    "SelectionResult.to_dict(trace)", "SelectionResult.to_json(trace)", "Pulse(doubling)",
+    "Pulse(revisit)", "Pulse(legacy_stale_predictions)", "UCBE(doubling)",
+    "LowRankProxy.fit(warm_start)", "fit_cbmm(nonneg)", "fit_cbmm(accelerate)",
+    "fit_cbmm(check_monotone)", "standard_errors(normalisation)",
+    "standard_errors(scale_correction)",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("value", ["no", 1, None])
+@pytest.mark.parametrize("call", _FLAGS)
+def test_an_on_off_option_refuses_a_non_bool(matrix, fit, tmp_path, call, value) -> None:
+    """``force="no"`` (a truthy string) overwrote the file, ``no_history="yes"`` or ``1`` ran
+    as True: every on/off option was taken by its truth, unsaid."""
+    fit.save(tmp_path / "fit", matrix)
+    name = call[call.index("(") + 1 : -1]
+    with pytest.raises(InputError, match=rf"^{name}={value!r}; expected True or False$"):
+        _flag_calls(matrix, fit, tmp_path)[call](value)
+
+
+def test_an_on_off_option_takes_numpy_bools(matrix, answers, fit, tmp_path) -> None:
+    """``np.True_`` (a DataFrame cell, a comparison's result) is a bool."""
+    fit.save(tmp_path / "fit", matrix)
+    calls = _flag_calls(matrix, fit, tmp_path)
+    run, same = calls["replay(no_history)"](np.True_), calls["replay(no_history)"](True)
+    assert run.to_frame().equals(same.to_frame()) and run.best_id == same.best_id
+    calls["build_report(force)"](np.False_)
+    assert (tmp_path / "r.html").exists()
+    calls["build_report(force)"](np.True_)  # overwrites
+    with pytest.raises(InputError, match="exists; pass force=True"):
+        calls["build_report(force)"](np.False_)
+    assert "trace" not in calls["SelectionResult.to_dict(trace)"](np.False_)
+    assert calls["Pulse(revisit)"](np.True_).revisit is True
+    assert calls["UCBE(doubling)"](np.True_).doubling is True
+    assert calls["load_items(require_answer)"](np.True_)[0]["answer"] == "a"
+    calls["Store(read_only)"](np.False_).close()
+    assert select.tiny(matrix, 10, cache=np.False_).equals(select.tiny(matrix, 10, cache=False))
+    assert select.estimate(matrix, answers, budget=10, cache=np.False_).to_dict() == (
+        select.estimate(matrix, answers, budget=10, cache=False).to_dict()
+    )

@@ -10,9 +10,11 @@ import sys
 import types
 from pathlib import Path
 
+import numpy as np
+
 from latentbench.exceptions import InputError
 
-__all__ = ["as_path", "check_seed", "is_integer", "is_number", "user_stacklevel"]
+__all__ = ["as_path", "check_flag", "check_seed", "is_integer", "is_number", "user_stacklevel"]
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -78,6 +80,15 @@ def check_event(value: object, name: str = "stop_event") -> None:
         raise InputError(
             f"{name}={value!r}; expected None or a threading.Event (set it to stop the call)"
         )
+
+
+def check_flag(value: object, name: str) -> bool:
+    """``value`` as an on/off option (Python's bool or numpy's ``np.bool_``), or an
+    :class:`~latentbench.exceptions.InputError` naming ``name``: ``force="no"`` or
+    ``no_history=1`` was taken as true, unsaid (``"no"`` is a truthy string)."""
+    if not isinstance(value, bool | np.bool_):
+        raise InputError(f"{name}={value!r}; expected True or False")
+    return bool(value)
 
 
 def check_seed(value: object, name: str = "seed") -> int:

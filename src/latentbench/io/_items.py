@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from latentbench._checks import check_flag
 from latentbench.exceptions import InputError
 from latentbench.io._arrival import encoding_hint, packed_advice, packed_kind, tilde_hint
 
@@ -51,6 +52,8 @@ def load_items(
         Unreadable file, a line that is not a JSON object, a missing or empty field, a
         repeated id, or no items; the message names the file, line and field.
     """
+    require_prompt = check_flag(require_prompt, "require_prompt")
+    require_answer = check_flag(require_answer, "require_answer")  # "no" required them
     file = Path(path)
     _check_file(file, id_field)
     items: list[dict[str, str]] = []

@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from latentbench._checks import user_stacklevel
+from latentbench._checks import check_flag, user_stacklevel
 from latentbench._version import __version__
 from latentbench.exceptions import DataWarning, InputError, StoreInUse
 from latentbench.io._arrival import tilde_hint
@@ -258,6 +258,7 @@ class Store(SelectionRuns):
     def __init__(
         self, path: str | os.PathLike[str], *, read_only: bool = False, wait: float = 5.0
     ) -> None:
+        read_only = check_flag(read_only, "read_only")  # "no" opened it read-only
         self.path = str(path)
         suffix = Path(self.path).suffix.lower()
         if suffix in TABLE_SUFFIXES:  # DuckDB would open (or make) it as a database
@@ -1123,6 +1124,7 @@ class Store(SelectionRuns):
             missing folder, or an existing file without
             ``force``.
         """
+        force = check_flag(force, "force")  # force="no" overwrote the file
         out = Path(path)
         suffix = out.suffix.lower()
         if suffix in (".parquet", ".pq"):

@@ -33,7 +33,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from latentbench._checks import is_integer, is_number, user_stacklevel
+from latentbench._checks import check_flag, is_integer, is_number, user_stacklevel
 from latentbench.exceptions import (
     IdentifiabilityWarning,
     InputError,
@@ -470,6 +470,9 @@ def fit_cbmm(
     CBMMFit
     """
     start = time.perf_counter()
+    nonneg = check_flag(nonneg, "nonneg")  # "no" ran as True
+    accelerate = check_flag(accelerate, "accelerate")
+    check_monotone = check_flag(check_monotone, "check_monotone")
     Y = as_scores(scores)
     n, m = Y.shape
     penalty = check_options(rank, sigma, l2, penalty)

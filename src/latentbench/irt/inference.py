@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from latentbench._checks import user_stacklevel
+from latentbench._checks import check_flag, user_stacklevel
 from latentbench.exceptions import LatentbenchWarning
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._bootstrap import BootstrapResult, bootstrap
@@ -319,6 +319,8 @@ def standard_errors(
     under NMF-type conditions only); the standard errors are conditional on the fitted
     rotation, and only centring is accounted for.
     """
+    normalisation = check_flag(normalisation, "normalisation")  # "no" ran as True
+    scale_correction = check_flag(scale_correction, "scale_correction")
     fitted = fitted_matrix(result, matrix)
     # the scale correction applies to a rank-1 joint-ML fit only (see _standard_errors):
     # asked of a MAP fit (the default), the same computation as without it

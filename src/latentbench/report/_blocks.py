@@ -19,7 +19,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from latentbench._checks import as_path
+from latentbench._checks import as_path, check_flag
 from latentbench._compat import TEXT
 from latentbench.exceptions import InputError
 
@@ -247,6 +247,7 @@ def refuse_existing(path: str | os.PathLike[str] | None, force: bool) -> None:
     """Refuse to overwrite an existing file at ``path`` unless ``force``, and a ``path`` that
     cannot be written (a folder, a missing folder), before any work: every report builder, as
     :func:`~latentbench.report.report_from` and ``latentbench report`` do."""
+    check_flag(force, "force")  # force="no" overwrote the file
     if path is None:
         return
     if as_path(path, "path").is_file() and not force:

@@ -17,7 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from latentbench._checks import as_path, check_jobs, check_seed, is_integer, user_stacklevel
+from latentbench._checks import (
+    as_path,
+    check_flag,
+    check_jobs,
+    check_seed,
+    is_integer,
+    user_stacklevel,
+)
 from latentbench._compat import TEXT
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import _tools_hint
@@ -334,6 +341,7 @@ def report_from(
     tell = progress or _quiet
     _check_options(l2, method, top, n_boot)
     check_jobs(n_jobs)  # 0 or "2": refused before the fit, as bootstrap() would refuse it
+    check_flag(force, "force")  # force="no" overwrote the file
     if path is not None and as_path(path, "path").is_file() and not force:  # before any work
         raise InputError(f"path={path} exists; pass force=True to overwrite it, or another path")
     source = as_path(source, "source")

@@ -18,6 +18,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.ticker import NullFormatter
 
+from latentbench._checks import check_flag
 from latentbench._compat import TEXT
 from latentbench.exceptions import InputError
 
@@ -131,6 +132,7 @@ def plot_item_curves(
     """
     if isinstance(items, str):  # a str is a sequence of its characters: 'unknown item 'i''
         raise InputError(f"items={items!r}: one item; expected a list of item ids ([{items!r}])")
+    show_models = check_flag(show_models, "show_models")  # "no" drew them
     ax = _axes(ax)
     ids = result.item_ids
     lookup = {name: j for j, name in enumerate(ids)}

@@ -28,7 +28,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from latentbench._checks import is_integer, is_number, user_stacklevel
+from latentbench._checks import check_flag, is_integer, is_number, user_stacklevel
 from latentbench._repr import GivenArgumentsRepr
 from latentbench.exceptions import InputError
 from latentbench.select._betting import BettingConfSeq
@@ -248,6 +248,7 @@ class UCBEBookkeeping(GivenArgumentsRepr):
         doubling: bool = False,
         alpha: float | None = None,
     ) -> None:
+        doubling = check_flag(doubling, "doubling")  # "no" ran as True
         delta = resolve_delta(delta, alpha)
         if not (is_number(a) and a >= 0):  # "x": named, not a TypeError from <
             raise InputError(f"a={a!r}; expected a nonnegative number")
@@ -256,7 +257,7 @@ class UCBEBookkeeping(GivenArgumentsRepr):
         if not (is_number(delta) and 0 < delta < 1):
             raise InputError(f"delta={delta!r}; expected a value in (0, 1)")
         self.a, self.delta, self.ci = a, delta, ci
-        self.doubling = bool(doubling)
+        self.doubling = doubling
         self._cs: ConfSeq | None = None
 
     @property

@@ -667,6 +667,8 @@ def load_calibration(
     if not is_integer(rank) or rank < 1:  # np.int64 too
         raise InputError(f"rank={rank!r}; expected an integer >= 1")
     rank = int(rank)
+    if isinstance(cache, np.bool_):  # np.True_: the flag, not a folder named "True"
+        cache = bool(cache)
     if not isinstance(cache, bool | str | os.PathLike):  # None or 3: named, not a TypeError
         raise InputError(
             f"cache={cache!r}; expected True (the default folder), False (memory only) or a "

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from latentbench._checks import is_integer, is_number
+from latentbench._checks import check_flag, is_integer, is_number
 from latentbench._repr import GivenArgumentsRepr
 from latentbench.exceptions import InputError
 from latentbench.irt._objective import probabilities, sigmoid
@@ -259,6 +259,7 @@ class LowRankProxy(GivenArgumentsRepr):
         -------
         self
         """
+        warm_start = check_flag(warm_start, "warm_start")  # "no" started from the last fit
         import time
         import warnings
 

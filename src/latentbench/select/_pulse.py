@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from latentbench._checks import is_integer, is_number
+from latentbench._checks import check_flag, is_integer, is_number
 from latentbench.exceptions import InputError
 from latentbench.select import _certify
 from latentbench.select._base import DEFAULT_DELTA, ProxyBookkeeping, make_confseq, resolve_delta
@@ -260,11 +260,13 @@ class Pulse(ProxyBookkeeping):
         certificate: Literal["arm", "paired"] | None = None,
         paired_levels: Literal["plausible", "uniform"] = "plausible",
     ) -> None:
+        legacy_stale_predictions = check_flag(legacy_stale_predictions, "legacy_stale_predictions")
+        revisit = check_flag(revisit, "revisit")  # "no" ran as True
         delta = resolve_delta(delta, alpha, default=DEFAULT_DELTA)
         super().__init__(a=a, delta=delta, ci=ci, refit_every=refit_every, doubling=doubling)
         self._set_estimator(bonus, ci, lam, init_estimate, weights)
         self.legacy_stale_predictions = legacy_stale_predictions
-        self.revisit = bool(revisit)
+        self.revisit = revisit
         self._set_certificate(
             certified=bonus == "ci",
             pair=pair,

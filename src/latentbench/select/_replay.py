@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from latentbench._checks import check_seed, user_stacklevel
+from latentbench._checks import check_flag, check_seed, user_stacklevel
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._arrival import tilde_hint
@@ -222,6 +222,7 @@ def replay(
         Exclusive or incomplete history options, items missing from the history, missing
         candidate cells (``missing="error"``), an unknown policy or option.
     """
+    no_history = check_flag(no_history, "no_history")  # "no" ran without a history
     random_state = check_seed(random_state, "random_state")
     check_select_delta(delta)  # before the history and the proxy fit
     choice = _check_history_options(

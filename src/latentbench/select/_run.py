@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from latentbench._checks import check_seed, is_integer
+from latentbench._checks import check_flag, check_seed, is_integer
 from latentbench.exceptions import InputError
 from latentbench.select._base import Policy, UCBEBookkeeping
 from latentbench.select._betting import BettingConfSeq
@@ -273,6 +273,7 @@ class SelectionResult:
             evaluations spent, ``certified``, ``params``, ... (the content of
             ``selection.json``).
         """
+        trace = check_flag(trace, "trace")  # "no" included the trace
         ids = self.model_ids or [str(i) for i in range(len(self.estimates))]
         arms = []
         for i, name in enumerate(ids):

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from latentbench._checks import user_stacklevel
+from latentbench._checks import check_flag, user_stacklevel
 from latentbench._compat import TEXT
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
@@ -327,6 +327,7 @@ def read_results(
     >>> frame, report = read_results("lm-eval", "out/", filter="strict-match")  # doctest: +SKIP
     """
     reader = get_reader(source)
+    include_perturbed = check_flag(include_perturbed, "include_perturbed")  # "no" kept them
     if group is not None and (not isinstance(group, str) or not group.strip()):
         raise InputError(f"group={group!r}; expected a benchmark name")
     if group is not None and benchmark is not None:
