@@ -7,6 +7,8 @@ for them (see ``benchmarks/bench_cli.py``).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 import typer
@@ -184,12 +186,8 @@ class Command(TyperCommand):
             value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
             if value and not value.startswith("-") and str(Path(value)) != value:
                 _GIVEN[str(Path(value))] = value
-        typed = list(args)
-        try:
+        with _noting_given_values(self, ctx, args):
             return list(super().parse_args(ctx, args))
-        except _click_error() as exc:
-            _given_value(self, ctx, typed, exc)
-            raise
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -305,36 +303,46 @@ class Group(TyperGroup):
         return _plain_flags(super().get_params(ctx))
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        typed = list(args)
-        try:
+        with _noting_given_values(self, ctx, args):
             return list(super().parse_args(ctx, args))
-        except _click_error() as exc:
-            _given_value(self, ctx, typed, exc)
-            raise
 
     def make_context(self, *args: Any, **kwargs: Any) -> Any:
-        try:
+        with _pipe_and_parser_errors():
             return super().make_context(*args, **kwargs)
-        except BrokenPipeError as exc:
-            if not _stdout_closed():
-                raise _inner_pipe(exc) from exc
-            _closed_pipe()
-        except _click_error() as exc:
-            if _is(exc, "NoArgsIsHelpError"):  # 'latentbench' alone: its --help
-                raise
-            _say_parser_error(exc)
 
     def invoke(self, ctx: Any) -> Any:
-        try:
+        with _pipe_and_parser_errors():
             return super().invoke(ctx)
-        except BrokenPipeError as exc:
-            if not _stdout_closed():
-                raise _inner_pipe(exc) from exc
-            _closed_pipe()
-        except _click_error() as exc:
-            if _is(exc, "NoArgsIsHelpError"):  # 'latentbench select' alone: its --help
-                raise
-            _say_parser_error(exc)
+
+
+@contextmanager
+def _noting_given_values(command: Any, ctx: Any, args: list[str]) -> Iterator[None]:
+    """Around a parse of ``args``: a conversion error gets the value as typed
+    (:func:`_given_value`) before it goes on."""
+    typed = list(args)
+    try:
+        yield
+    except _click_error() as exc:
+        _given_value(command, ctx, typed, exc)
+        raise
+
+
+@contextmanager
+def _pipe_and_parser_errors() -> Iterator[None]:
+    """Around the group's parse and run: a closed standard output exits quietly with
+    :data:`CLOSED_PIPE` (another broken pipe is an error), and a parser error is one
+    ``error:`` line (:func:`_say_parser_error`); the group alone (``latentbench``,
+    ``latentbench select``) still shows its --help."""
+    try:
+        yield
+    except BrokenPipeError as exc:
+        if not _stdout_closed():
+            raise _inner_pipe(exc) from exc
+        _closed_pipe()
+    except _click_error() as exc:
+        if _is(exc, "NoArgsIsHelpError"):
+            raise
+        _say_parser_error(exc)
 
 
 EXAMPLES = """Examples:

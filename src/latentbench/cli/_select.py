@@ -621,7 +621,6 @@ def experiment(
     With --task estimate: leave-one-model-out score estimates (each model in turn is the new
     one, the others calibrate).
     """
-    from rich.progress import Progress
 
     from latentbench.io import check_destination
     from latentbench.select import experiment_from_matrix, refuse_spec_delta, release_dates
@@ -673,14 +672,7 @@ def experiment(
             if split == "date" and responses is not None:
                 dates = release_dates(responses, matrix.model_ids)
             with (
-                shown(
-                    Progress(
-                        console=err_console,
-                        disable=quiet or not on_a_terminal(err_console),
-                        transient=True,
-                        auto_refresh=False,
-                    )
-                ) as bar,
+                shown(_runs_progress(quiet)) as bar,
                 # Ray runs cannot stop part-way: there Ctrl-C interrupts as before
                 (
                     stop_on_sigint(say_stopping("runs"))
@@ -786,7 +778,6 @@ def _estimate_task(
     """``experiment --task estimate``: a shell over :func:`latentbench.select.
     estimate_experiment` (its :class:`~latentbench.select.EstimateExperiment` is saved and
     printed)."""
-    from rich.progress import Progress
 
     from latentbench.io import check_destination
     from latentbench.select import estimate_experiment
@@ -813,14 +804,7 @@ def _estimate_task(
             matrix = experiment_matrix(*source)
             held_out = None if models is None else _held_out(models, matrix.model_ids)
             with (
-                shown(
-                    Progress(
-                        console=err_console,
-                        disable=quiet or not on_a_terminal(err_console),
-                        transient=True,
-                        auto_refresh=False,
-                    )
-                ) as bar,
+                shown(_runs_progress(quiet)) as bar,
                 stop_on_sigint(say_stopping("held-out model")) as stop,
             ):
                 runs = bar.add_task("held-out runs", total=None)
@@ -1073,3 +1057,16 @@ def print_experiment_table(result: Any) -> None:
             "or interval); use --seeds 2 or more (20 by default) for them",
             soft_wrap=True,
         )
+
+
+def _runs_progress(quiet: bool) -> Any:
+    """An experiment's bar of runs on stderr (a rich ``Progress``, imported here to keep the
+    command line's start light), drawn on a terminal only (not under ``-q``)."""
+    from rich.progress import Progress
+
+    return Progress(
+        console=err_console,
+        disable=quiet or not on_a_terminal(err_console),
+        transient=True,
+        auto_refresh=False,
+    )
