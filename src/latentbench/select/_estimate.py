@@ -316,6 +316,19 @@ _THETA_SCALE = {
 ``calibration.theta_scale``)."""
 
 
+def record_file(path: str | os.PathLike[str], name: str) -> Path:
+    """The saved record ``name`` (``estimate.json``, ``compare.json``) that ``path`` gives:
+    the file itself, or ``path/name`` for the folder holding it; an :class:`InputError`
+    naming it when there is none."""
+    file = as_path(path, "path")
+    if file.is_dir():
+        file = file / name
+    if not file.is_file():
+        article = "an" if name[:1] in "aeiou" else "a"
+        raise InputError(f"{file}: no such file; expected {article} {name}")
+    return file
+
+
 def write_json(out: str | os.PathLike[str], name: str, data: Any) -> Path:
     """Write ``data`` as ``out/name`` (the folder created; NaN refused); returns its path."""
     from latentbench.io import check_destination
@@ -1804,11 +1817,7 @@ class EstimateSet:
         InputError
             A missing or unreadable file, or one that is not such a record, named.
         """
-        file = as_path(path, "path")
-        if file.is_dir():
-            file = file / "estimate.json"
-        if not file.is_file():
-            raise InputError(f"{file}: no such file; expected an estimate.json")
+        file = record_file(path, "estimate.json")
         try:
             data = json.loads(file.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:

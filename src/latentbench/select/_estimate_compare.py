@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from latentbench._checks import as_path, check_seed, user_stacklevel
+from latentbench._checks import check_seed, user_stacklevel
 from latentbench.exceptions import InputError
 from latentbench.select._estimate import (
     _answers,
@@ -36,6 +36,7 @@ from latentbench.select._estimate import (
     _Said,
     outward,
     proxy_note,
+    record_file,
     write_json,
 )
 from latentbench.select._estimate_calibration import Calibration, load_calibration
@@ -185,11 +186,7 @@ class CompareResult:
         InputError
             A missing or unreadable file, or one that is not such a record, named.
         """
-        file = as_path(path, "path")
-        if file.is_dir():
-            file = file / "compare.json"
-        if not file.is_file():
-            raise InputError(f"{file}: no such file; expected a compare.json")
+        file = record_file(path, "compare.json")
         try:
             record = json.loads(file.read_text(encoding="utf-8"))
             fields = {f.name for f in dataclasses.fields(cls)}
