@@ -367,6 +367,32 @@ def test_matrices_and_calibrations_stay_read_only_when_copied(matrix, how) -> No
     assert not calibration.V.flags.writeable and not calibration.model_scores.flags.writeable
 
 
+@pytest.mark.parametrize("how", ["fresh", "pickle", "deepcopy", "load"])
+def test_a_fits_factors_are_read_only(matrix, how, tmp_path) -> None:
+    """``IRTResult.U``, ``V`` and ``b`` were returned writeable: ``fit.U[0] = 3`` changed every
+    prediction while ``abilities``, ``items`` and the cached standard errors kept the old
+    values, with no word. They are read-only; ``.copy()`` gives an array to edit."""
+    import copy
+    import pickle
+
+    fit = lb.TwoPL().fit(matrix)
+    if how == "pickle":
+        fit = pickle.loads(pickle.dumps(fit))
+    elif how == "deepcopy":
+        fit = copy.deepcopy(fit)
+    elif how == "load":
+        fit.save(tmp_path / "fit")
+        fit = lb.IRTResult.load(tmp_path / "fit")
+    before = fit.predict_proba()
+    for name in ("U", "V", "b"):
+        with pytest.raises(ValueError, match="read-only"):
+            getattr(fit, name)[0] = 3.0
+    np.testing.assert_array_equal(fit.predict_proba(), before)
+    edited = fit.U.copy()
+    edited[0] = 3.0  # a copy is the user's
+    assert not np.array_equal(edited, fit.U)
+
+
 def test_constructor_names_the_cell_that_is_no_number() -> None:
     """The error named the value only, through numpy's words (``np.str_('yes')``)."""
     with pytest.raises(

@@ -90,7 +90,7 @@ class IRTResult:
         ``n_observed``, ``constant`` and ``zero_discrimination`` flags; for rank > 1 also
         ``discrimination_1`` ... ``discrimination_r``.
     U : ndarray of shape (n_models, rank)
-        Normalised model factors.
+        Normalised model factors (read-only, as ``V`` and ``b``: ``.copy()`` to edit).
     V : ndarray of shape (n_items, rank)
         Normalised item factors (discriminations).
     b : ndarray of shape (n_items,)
@@ -196,6 +196,25 @@ class IRTResult:
     uncertainty_cache: tuple[Any, dict[tuple[float, bool, bool], Any]] | None = field(
         default=None, init=False, repr=False, compare=False
     )
+
+    def __post_init__(self) -> None:
+        # U, V and b are the result's own (the tables, the cached uncertainty and every
+        # prediction derive from them): read-only, so that an edit in place raises instead of
+        # leaving them silently out of step; ``.copy()`` gives a writeable array
+        self._own_factors()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # pickle (a worker process) and deepcopy rebuild the arrays writeable
+        self.__dict__.update(state)
+        self._own_factors()
+
+    def _own_factors(self) -> None:
+        for name in ("U", "V", "b"):
+            value = np.asarray(getattr(self, name))
+            if value.flags.writeable:
+                value = value.copy() if value.base is not None else value
+                value.setflags(write=False)
+            object.__setattr__(self, name, value)
 
     @property
     def model_ids(self) -> list[str]:
