@@ -322,6 +322,19 @@ def test_selection_findings(selection_run):
     assert "Certified" in build_report(selection=data)
 
 
+def test_selection_headline_states_its_intervals_level(selection_run):
+    """The headline gave 'interval [0.7, 0.9]' with no level, while the table caption and the
+    certified finding beside it said 95%: the level comes from the run's delta."""
+    data = json.loads(selection_run.to_json())
+    data["params"] = {"n_items": 300, "delta": 0.05}
+    page = build_report(selection=data).split('id="selection-summary"')[1]
+    assert "Best model: " in page and "95% simultaneous anytime-valid interval [" in page
+    data["params"]["delta"] = 0.1
+    assert "90% simultaneous anytime-valid interval [" in build_report(selection=data)
+    data["params"].pop("delta")  # an older record without it: no level invented
+    assert "anytime-valid interval [" not in build_report(selection=data)
+
+
 def test_selection_findings_follow_the_allocation_and_the_stop(selection_run):
     """`--policy full` (every cell revealed) was said to have 'spent little on clearly weaker
     ones', and a run stopped because every cell was revealed 'went on to its budget'."""

@@ -248,7 +248,14 @@ def _selection_findings(
     n_items = params.get("n_items") or (live.get("config") or {}).get("n_items")
     headline = f"Best model: {name} (estimate {_num(row['estimate'])}"
     if has_bounds:
-        headline += f", interval [{_num(row['lower'])}, {_num(row['upper'])}]"
+        # the level as select's table caption says it (the run's delta), when recorded
+        delta = params.get("delta")
+        level = (
+            f"{round(100 * (1 - delta), 6):g}% simultaneous anytime-valid "
+            if isinstance(delta, int | float) and not isinstance(delta, bool) and 0 < delta < 1
+            else ""
+        )
+        headline += f", {level}interval [{_num(row['lower'])}, {_num(row['upper'])}]"
         out += _certificate_findings(data, arms, name, row, n_items)
     elif n_items and "n_observed" in arms.columns and (arms["n_observed"] >= int(n_items)).all():
         exact = (
