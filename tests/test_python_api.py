@@ -549,3 +549,47 @@ def test_an_on_off_option_takes_numpy_bools(matrix, answers, fit, tmp_path) -> N
     assert select.estimate(matrix, answers, budget=10, cache=np.False_).to_dict() == (
         select.estimate(matrix, answers, budget=10, cache=False).to_dict()
     )
+
+
+def test_results_show_as_escaped_tables_in_a_notebook(tmp_path) -> None:
+    """A notebook showed every result as its one-line repr: the abilities, the arms and the
+    estimates needed a second call. ``_repr_html_`` shows the result's words, then its main
+    table's first rows (best first) and how many there are, every id escaped."""
+    import html
+
+    from latentbench._repr import HTML_ROWS
+
+    wide = _wide(14, 40)
+    hostile = '<script>alert("m")</script>'
+    wide.index = [hostile, *wide.index[1:]]
+    matrix = ResponseMatrix.from_wide(wide)
+    fit = lb.TwoPL().fit(matrix)
+    run = select.replay(matrix, no_history=True, policy="uniform", budget=140, random_state=0)
+    answers = _wide(1, 40, seed=3).iloc[0].rename("<b>new</b>")
+    one = select.estimate(matrix, answers, budget=10)
+    many = select.estimate_many(matrix, answers.to_frame().T, budget=10)
+    (tmp_path / "selection.json").write_text(run.to_json())
+    record = select.SelectionRecord.read_json(tmp_path / "selection.json")
+    shown = {
+        "matrix": (matrix, None),
+        "fit": (fit, ".abilities"),
+        "run": (run, ".to_frame()"),
+        "estimate": (one, None),
+        "estimates": (many, None),
+        "record": (record, ".to_frame()"),
+    }
+    for name, (obj, whole) in shown.items():
+        page = obj._repr_html_()
+        assert page.startswith('<div class="latentbench">') and page.endswith("</div>"), name
+        assert "<script>" not in page and "<b>new" not in page, name  # escaped
+        if whole is not None:
+            assert page.count("<tr") == HTML_ROWS + 1, name  # header and the first rows
+            assert f"first {HTML_ROWS} of 14 rows" in page and whole in page, name
+    fit_page = fit._repr_html_()
+    best = fit.abilities.sort_values("rank_theta").iloc[0]["model"]
+    first_row = fit_page.split("<tbody>")[1].split("</tr>")[0]
+    assert f"<td>{best}</td>" in first_row
+    top = run.to_frame().sort_values("estimate", ascending=False).iloc[0]["model"]
+    assert f"<td>{html.escape(top)}</td>" in run._repr_html_().split("<tbody>")[1].split("</tr>")[0]
+    assert "&lt;b&gt;new&lt;/b&gt;" in one._repr_html_()
+    assert "score " in one._repr_html_() and "stopped: " in one._repr_html_()

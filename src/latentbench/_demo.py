@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from latentbench._progress import ProgressCallback, notify
+from latentbench._repr import html_block
 
 if TYPE_CHECKING:
     import numpy as np
@@ -236,6 +237,10 @@ class DemoResult:
             f"{certified}; saves {self.stats['vs_full']:.1f}% of a full evaluation; "
             f"{self.seconds:.0f} s)"
         )
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the headline lines :meth:`summary` gives."""
+        return html_block(self.summary())
 
     def summary(self) -> str:
         """The headline of the selection and of the estimate, as ``latentbench demo`` prints

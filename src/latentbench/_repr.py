@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["GivenArgumentsRepr", "short_ids", "short_value"]
+__all__ = ["GivenArgumentsRepr", "html_block", "short_ids", "short_value"]
 
 _SHOWN_IDS = 4
 """Ids shown before ``...`` in :func:`short_ids`."""
+
+HTML_ROWS = 10
+"""Table rows a notebook shows in a result's ``_repr_html_`` before it says how many more."""
 
 
 class GivenArgumentsRepr:
@@ -129,3 +132,47 @@ def short_ids(ids: Sequence[str]) -> str:
     if len(ids) <= _SHOWN_IDS:
         return f"[{shown}]"
     return f"[{shown}, ...] ({len(ids):,})"
+
+
+def html_block(
+    text: str, table: Callable[[], Any] | None = None, *, whole: str = "", rows: int = HTML_ROWS
+) -> str:
+    """A result as a notebook shows it (its ``_repr_html_``): its text, then a table's first rows.
+
+    Every value is escaped (ids come from users' files). A table longer than ``rows`` says
+    how many rows it has and where the whole one is. A table that cannot be made (a result
+    loaded without it) leaves the text alone: a notebook's display never raises.
+
+    Parameters
+    ----------
+    text : str
+        The result's own words (its ``repr`` or ``summary()``), shown as preformatted lines.
+    table : callable or None, optional
+        Returns the result's main table (a pandas DataFrame, in the order to show); None for
+        none.
+    whole : str, optional
+        Where the whole table is (``".abilities"``), said when rows are left out.
+    rows : int, default :data:`HTML_ROWS`
+        Rows shown.
+
+    Returns
+    -------
+    str
+        One ``<div>``.
+    """
+    import html
+
+    parts = [f'<div class="latentbench"><pre>{html.escape(text)}</pre>']
+    try:
+        frame = table() if table is not None else None
+    except Exception:  # the text is still the result's; a display must not raise
+        frame = None
+    if frame is not None and len(frame.columns):
+        parts.append(
+            frame.head(rows).to_html(index=False, escape=True, na_rep="NA", border=0, max_cols=12)
+        )
+        if len(frame) > rows:
+            where = f" (all: <code>{html.escape(whole)}</code>)" if whole else ""
+            parts.append(f"<p>first {rows} of {len(frame):,} rows{where}</p>")
+    parts.append("</div>")
+    return "".join(parts)

@@ -14,6 +14,7 @@ import pandas as pd
 
 from latentbench._checks import user_stacklevel
 from latentbench._compat import TEXT, text_array
+from latentbench._repr import html_block
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import read_table_file
 from latentbench.io._long_keys import (
@@ -684,6 +685,11 @@ class ResponseMatrix:
         """Indices of columns whose observed scores are all equal (at least one observed),
         shape (k,)."""
         return np.flatnonzero(_constant(self._scores, axis=0))
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the one-line repr and the summary's lines (not the cells: a
+        matrix can hold millions; ``to_wide()`` and ``to_long()`` have them)."""
+        return html_block(f"{self!r}\n{self.summary()}")
 
     def summary(self) -> MatrixSummary:
         """Shape, observed fraction, binary or fractional, constant and empty rows/columns."""

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from latentbench._compat import TEXT
+from latentbench._repr import html_block
 from latentbench.exceptions import InputError
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._cbmm import CBMMFit
@@ -398,6 +399,21 @@ class IRTResult:
             f"{self.n_observed:,} observed cells; rank {self.rank}, {kind}; loss "
             f"{self.loss:.6g}, {state} after {self.n_iter:,} sweeps in {self.seconds:.2f} s)"
         )
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the one-line repr, then the models by ability (best first)."""
+        return html_block(repr(self), self._ranked_abilities, whole=".abilities")
+
+    def _ranked_abilities(self) -> pd.DataFrame:
+        shown = [
+            c
+            for c in ("model", "theta", "accuracy", "n_observed", "rank_theta", "rank_accuracy")
+            if c in self.abilities.columns
+        ]
+        frame = self.abilities[shown]
+        if "rank_theta" in frame.columns:
+            frame = frame.sort_values("rank_theta", na_position="last", kind="stable")
+        return frame
 
     def summary(self, top: int = 10) -> str:
         """Plain-text summary: shape, loss and convergence, and the top models by theta.

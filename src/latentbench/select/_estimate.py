@@ -27,6 +27,7 @@ import numpy as np
 from latentbench._checks import as_path, check_event, check_seed, is_number, user_stacklevel
 from latentbench._compat import TEXT, text_array
 from latentbench._progress import ProgressCallback, notify
+from latentbench._repr import html_block
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._matrix_checks import same_id
 from latentbench.irt.inference import FEW_MODELS
@@ -200,6 +201,10 @@ class EstimateResult:
         """Short: the model, its summary line and why it stopped (the items and answers:
         ``items``, ``answers``; everything: :meth:`to_dict`)."""
         return f"EstimateResult({self.model!r}: {self.summary()}; stopped {self.stopped})"
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the model, its summary line and why it stopped."""
+        return html_block(f"{self.model}: {self.summary()}\nstopped: {self.stopped}")
 
     def summary(self) -> str:
         """One line: ``score 0.612 [0.597, 0.627] after 140 of 12,032 items; would rank 7th
@@ -1685,6 +1690,10 @@ class EstimateSet:
             + (f": {self.results[0]!r}" if len(self.results) == 1 else "")
             + ")"
         )
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the one-line repr, then the table of estimates."""
+        return html_block(repr(self), self.to_frame, whole=".to_frame()")
 
     def summary(self) -> str:
         """One line per model (prefixed by its name when there are several)."""

@@ -29,6 +29,7 @@ from latentbench._checks import check_event, check_jobs, check_seed, user_stackl
 from latentbench._compat import TEXT
 from latentbench._fork import forking
 from latentbench._progress import ProgressCallback, notify
+from latentbench._repr import html_block
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._experiment_record import CURVE_COLUMNS, ExperimentRecord
 from latentbench.select._experiment_stats import (
@@ -317,6 +318,10 @@ class ExperimentResult:
             f"{len(policies)} policies ({', '.join(policies)}), "
             f"{'/'.join(map(str, seeds))} seed(s) each, curves to {top} post-init evaluations)"
         )
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the one-line repr, then the summary table."""
+        return html_block(repr(self), self.to_frame, whole=".to_frame()")
 
     def to_frame(self) -> pd.DataFrame:
         """Summary table as a pandas DataFrame."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from latentbench._repr import html_block
 from latentbench.exceptions import InputError
 
 if TYPE_CHECKING:
@@ -524,6 +525,14 @@ class SelectionRecord:
         if not full:
             return None
         return share_text(self.evaluations_total if cells is None else cells, full)
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the one-line repr, then the models by estimate (best first)."""
+        return html_block(
+            repr(self),
+            lambda: self.to_frame().sort_values("estimate", ascending=False, kind="stable"),
+            whole=".to_frame()",
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """Per-model table (pandas DataFrame): ``model``, ``estimate``, ``n_observed`` and the

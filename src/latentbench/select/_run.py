@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from latentbench._checks import check_flag, check_seed, is_integer
+from latentbench._repr import html_block
 from latentbench.exceptions import InputError
 from latentbench.select._base import Policy, UCBEBookkeeping
 from latentbench.select._betting import BettingConfSeq
@@ -348,6 +349,14 @@ class SelectionResult:
             check_destination(Path(path), "file", flag="path=")  # a folder, no parent: said
             replace_whole(Path(path), text)  # whole or not at all
         return text
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the one-line repr, then the models by estimate (best first)."""
+        return html_block(
+            repr(self),
+            lambda: self.to_frame().sort_values("estimate", ascending=False, kind="stable"),
+            whole=".to_frame()",
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """Per-arm table (pandas DataFrame): model, estimate, lower, upper, n_observed."""
