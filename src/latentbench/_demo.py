@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from latentbench._progress import ProgressCallback, notify
-from latentbench._repr import html_block
 
 if TYPE_CHECKING:
     import numpy as np
@@ -240,6 +239,8 @@ class DemoResult:
 
     def _repr_html_(self) -> str:
         """A notebook's view: the headline lines :meth:`summary` gives."""
+        from latentbench._repr import html_block  # numpy: not at ``--help`` time
+
         return html_block(self.summary())
 
     def summary(self) -> str:
