@@ -81,12 +81,73 @@ def on_a_terminal(stream: Console) -> bool:
         return False
 
 
+_ID_WIDTH = 24
+"""Width the first (id) column keeps on a narrow terminal before columns are left out; a
+longer id folds onto more lines, never cut."""
+
+
+def _cell_width(renderable: Any) -> int:
+    """Widest line of a cell or header as rich lays it out (markup read, wide characters
+    counted twice)."""
+    return Measurement.get(console, console.options.update(max_width=10_000), renderable).maximum
+
+
+def _fit_to_terminal(table: Table, width: int) -> list[str]:
+    """Fit ``table`` to a terminal ``width`` columns wide without cutting a value: every cell
+    folds instead of ending in ``…`` (an id folds onto more lines, whole), and while the other
+    columns, kept whole, leave the first fewer than :data:`_ID_WIDTH` columns, the last
+    columns are left out. Returns the headers left out (in order)."""
+    for column in table.columns:
+        column.overflow = "fold"
+    if len(table.columns) < 3:
+        return []
+    whole = [
+        max([_cell_width(column.header), *(_cell_width(c) for c in column.cells)])
+        for column in table.columns
+    ]
+    first = min(whole[0], _ID_WIDTH)
+    edge = 1 if table.show_edge else 0
+    kept = len(table.columns)
+
+    def need(n: int) -> int:  # a column: its text, a space each side, a rule
+        return edge + first + 3 + sum(w + 3 for w in whole[1:n])
+
+    while kept > 2 and need(kept) > width:
+        kept -= 1
+    headers = [str(column.header) for column in table.columns]
+    while kept > 2 and _partner(headers[kept - 1]) in headers[kept:]:
+        kept -= 1  # an interval's lower end is not shown without its upper one
+    left_out = [str(column.header) for column in table.columns[kept:]]
+    del table.columns[kept:]
+    return left_out
+
+
+def _partner(header: str) -> str:
+    """The other end of an interval's column (``lower`` -> ``upper``,
+    ``certificate_lower`` -> ``certificate_upper``); the header itself for any other."""
+    for end, other in (("lower", "upper"), ("upper", "lower")):
+        if header == end or header.endswith("_" + end):
+            return header[: -len(end)] + other
+    return header
+
+
 def print_table(table: Table) -> None:
     """Print a table on stdout; when stdout is not a terminal (a log, a pipe; colours forced
     or not), as wide as the table needs, so that no header or id is folded at rich's default
-    80 columns and no number cut."""
+    80 columns and no number cut. On a terminal narrower than the table, no value is cut
+    either (``gpt-4-1…`` named two models): ids fold, and the last columns are left out
+    with a line that names them (a pipe prints them all)."""
     if on_a_terminal(console):
+        left_out = _fit_to_terminal(table, console.width)
         console.print(table)
+        if left_out:
+            more = "1 more column" if len(left_out) == 1 else f"{len(left_out)} more columns"
+            console.print(
+                f"({more} at a wider terminal or through a pipe: "
+                f"{rich_escape(', '.join(left_out))})",
+                style="dim",
+                soft_wrap=False,
+            )
         return
     need = Measurement.get(console, console.options.update(max_width=10_000), table).maximum
     width = console.width

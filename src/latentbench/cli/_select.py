@@ -330,6 +330,11 @@ def print_selection_table(record: Any, rows: int = 10) -> None:
     """The leading ``rows`` models of a run (estimate, bounds, cells), best first."""
     every = record.to_frame()
     frame = every.sort_values("estimate", ascending=False).head(rows)
+    if (
+        "estimate_unclipped" in frame.columns
+        and (every["estimate_unclipped"] == every["estimate"]).all()
+    ):
+        frame = frame.drop(columns="estimate_unclipped")  # no estimate was clipped: a copy
     title = f"{record.policy}: best model {escape(str(record.best_model))}"
     if len(every) > len(frame):  # say that the rest exist (selection.json has them all)
         title += f" (top {len(frame)} of {len(every)} models by estimate)"

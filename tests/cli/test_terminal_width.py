@@ -1,0 +1,121 @@
+"""Tables on a terminal narrower than they are: no value is cut.
+
+rich fitted a table to the terminal by cutting cells with ``…``: at 80 columns the
+selection table named its models ``gpt-4-1…`` (three different models) and ``meetkai…``,
+and numbers became ``0.8…``. Ids now fold onto more lines, whole; the last columns are left
+out, an interval's two ends together, with a line that names them.
+"""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+from rich.table import Table
+
+from latentbench.cli import _common
+
+IDS = [
+    "meetkai_functionary-medium-v3.1-FC",
+    "gpt-4-1106-preview",
+    "gpt-4-1106-preview-FC",
+    "ibm-granite_granite-20b-functioncalling",
+]
+COLUMNS = ["model", "estimate", "n_observed", "lower", "upper", "certificate_lower",
+           "certificate_upper", "estimate_unclipped"]  # fmt: skip
+
+
+def _table() -> Table:
+    table = Table(title="pulse: best model")
+    for col in COLUMNS:
+        table.add_column(col, justify="left" if col == "model" else "right")
+    for k, name in enumerate(IDS):
+        table.add_row(name, f"0.88{k}", "1,700", f"0.87{k}", f"0.89{k}", "0.861", "0.899", "0.8")
+    return table
+
+
+def _printed(monkeypatch, width: int, terminal: bool = True) -> str:
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=terminal, width=width, color_system=None)
+    monkeypatch.setattr(_common, "console", console)
+    _common.print_table(_table())
+    return buffer.getvalue()
+
+
+def _cells(text: str) -> list[list[str]]:
+    """The body's rows, a folded id joined back from its lines."""
+    rows: list[list[str]] = []
+    body = text.split("┡")[1].split("└")[0].splitlines()[1:]
+    for line in body:
+        cells = [c.strip() for c in line.strip("│").split("│")]
+        if cells[1]:  # a new row
+            rows.append(cells)
+        else:  # the fold of the row above
+            rows[-1][0] += cells[0]
+    return rows
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 120])
+def test_no_value_is_cut_on_a_narrow_terminal(monkeypatch, width):
+    text = _printed(monkeypatch, width)
+    assert "…" not in text
+    rows = _cells(text)
+    assert [row[0] for row in rows] == IDS  # every id whole, each apart from the others
+    assert all(row[1].startswith("0.88") and len(row[1]) == 5 for row in rows)
+    assert max(len(line) for line in text.splitlines()) <= width
+
+
+def test_left_out_columns_are_named_and_an_interval_keeps_both_ends(monkeypatch):
+    text = _printed(monkeypatch, 60)
+    header = text.split("┡")[0]
+    assert "lower" not in header and "upper" not in header  # not a lower end alone
+    assert "estimate" in header and "n_observed" in header
+    said = " ".join(text.split("┘")[1].split())
+    assert said == (
+        "(5 more columns at a wider terminal or through a pipe: lower, upper, "
+        "certificate_lower, certificate_upper, estimate_unclipped)"
+    )
+    text = _printed(monkeypatch, 100)
+    assert "certificate_lower" not in text.split("┡")[0]
+    assert "lower" in text.split("┡")[0] and "upper" in text.split("┡")[0]
+    assert "certificate_lower, certificate_upper, estimate_unclipped)" in " ".join(text.split())
+
+
+def test_a_wide_terminal_and_a_pipe_show_every_column(monkeypatch):
+    for text in (_printed(monkeypatch, 200), _printed(monkeypatch, 60, terminal=False)):
+        assert all(col in text for col in COLUMNS) and "more column" not in text
+        assert "…" not in text
+
+
+def test_select_leaves_out_an_unclipped_estimate_equal_to_the_estimate(monkeypatch, tmp_path):
+    """Every arm's ``estimate_unclipped`` repeated its ``estimate`` (nothing clipped): a
+    column of copies; it stays in selection.json."""
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    from latentbench.cli._select import print_selection_table
+    from latentbench.select import SelectionRecord
+
+    rng = np.random.default_rng(0)
+    est = np.sort(rng.uniform(0.3, 0.8, 5))
+    arms = pd.DataFrame({"model": [f"m{i}" for i in range(5)], "estimate": est,
+                         "lower": est - 0.1, "upper": est + 0.1, "n_observed": 40,
+                         "estimate_unclipped": est})  # fmt: skip
+    record = {"policy": "pulse", "best_model": "m4", "arms": arms.to_dict("records"),
+              "params": {"delta": 0.05}}  # fmt: skip
+    path = tmp_path / "selection.json"
+
+    def shown(frame: pd.DataFrame) -> str:
+        path.write_text(json.dumps({**record, "arms": frame.to_dict("records")}))
+        buffer = io.StringIO()
+        console = Console(file=buffer, force_terminal=False, width=200, color_system=None)
+        monkeypatch.setattr(_common, "console", console)
+        print_selection_table(SelectionRecord.read_json(path))
+        return buffer.getvalue()
+
+    assert "estimate_unclipped" not in shown(arms)
+    clipped = arms.assign(estimate_unclipped=np.r_[est[:-1], 1.02])
+    assert "estimate_unclipped" in shown(clipped.assign(estimate=clipped["estimate"].clip(0, 1)))
