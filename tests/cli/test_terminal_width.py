@@ -119,3 +119,24 @@ def test_select_leaves_out_an_unclipped_estimate_equal_to_the_estimate(monkeypat
     assert "estimate_unclipped" not in shown(arms)
     clipped = arms.assign(estimate_unclipped=np.r_[est[:-1], 1.02])
     assert "estimate_unclipped" in shown(clipped.assign(estimate=clipped["estimate"].clip(0, 1)))
+
+
+def test_an_id_column_after_a_rank_keeps_its_width_and_headers_wrap(monkeypatch):
+    """``fit``'s table (rank, model, theta, interval, accuracy, rank by accuracy) at 80
+    columns: the multi-word header wraps at its space instead of pushing the column out,
+    and the ids keep the width the others leave (rich had shrunk them to 15)."""
+    table = Table(title="Top models by ability")
+    for col in ("rank", "model", "theta", "95% interval", "accuracy", "rank by accuracy"):
+        table.add_column(col, justify="left" if col == "model" else "right")
+    names = ["Meta-Llama-3_1-70B-Instruct", "gemini-1.5-flash-002", "Meta-Llama-3_1-70B"]
+    for k, name in enumerate(names):
+        table.add_row(str(k + 1), name, "1.688", "[1.639, 1.737]", "0.628", str(3 - k))
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=80, color_system=None)
+    monkeypatch.setattr(_common, "console", console)
+    _common.print_table(table)
+    text = buffer.getvalue()
+    assert "…" not in text and "more column" not in text
+    body = text.split("┡")[1]
+    assert "│ gemini-1.5-flash-002 " in body and "│ Meta-Llama-3_1-70B " in body  # unfolded
+    assert "[1.639, 1.737]" in body

@@ -81,44 +81,50 @@ def on_a_terminal(stream: Console) -> bool:
         return False
 
 
-_ID_WIDTH = 24
+_ID_WIDTH = 20
 """Width the first (id) column keeps on a narrow terminal before columns are left out; a
 longer id folds onto more lines, never cut."""
 
 
-def _cell_width(renderable: Any) -> int:
-    """Widest line of a cell or header as rich lays it out (markup read, wide characters
-    counted twice)."""
-    return Measurement.get(console, console.options.update(max_width=10_000), renderable).maximum
+def _measure(renderable: Any) -> Measurement:
+    """A cell's or header's width as rich lays it out (markup read, wide characters counted
+    twice): ``minimum`` its longest word, ``maximum`` its widest line."""
+    return Measurement.get(console, console.options.update(max_width=10_000), renderable)
 
 
 def _fit_to_terminal(table: Table, width: int) -> list[str]:
     """Fit ``table`` to a terminal ``width`` columns wide without cutting a value: every cell
     folds instead of ending in ``…`` (an id folds onto more lines, whole), and while the other
-    columns, kept whole, leave the first fewer than :data:`_ID_WIDTH` columns, the last
-    columns are left out. Returns the headers left out (in order)."""
+    columns (their values whole, their headers wrapped at spaces) leave the id column (the
+    first left-aligned one) fewer than :data:`_ID_WIDTH` columns, the last columns are left
+    out. Returns the headers left out (in order)."""
     for column in table.columns:
         column.overflow = "fold"
     if len(table.columns) < 3:
         return []
+    ids = next((k for k, c in enumerate(table.columns) if c.justify == "left"), 0)
     whole = [
-        max([_cell_width(column.header), *(_cell_width(c) for c in column.cells)])
+        max([_measure(column.header).minimum, *(_measure(c).maximum for c in column.cells)])
         for column in table.columns
     ]
-    first = min(whole[0], _ID_WIDTH)
+    whole[ids] = min(whole[ids], _ID_WIDTH)
     edge = 1 if table.show_edge else 0
     kept = len(table.columns)
 
     def need(n: int) -> int:  # a column: its text, a space each side, a rule
-        return edge + first + 3 + sum(w + 3 for w in whole[1:n])
+        return edge + sum(w + 3 for w in whole[:n])
 
-    while kept > 2 and need(kept) > width:
+    while kept > max(ids + 2, 2) and need(kept) > width:
         kept -= 1
     headers = [str(column.header) for column in table.columns]
-    while kept > 2 and _partner(headers[kept - 1]) in headers[kept:]:
+    while kept > max(ids + 2, 2) and _partner(headers[kept - 1]) in headers[kept:]:
         kept -= 1  # an interval's lower end is not shown without its upper one
-    left_out = [str(column.header) for column in table.columns[kept:]]
+    left_out = headers[kept:]
     del table.columns[kept:]
+    if _measure(table).maximum > width:  # rich gives what the others leave to the ids
+        for k, column in enumerate(table.columns):
+            if k != ids:
+                column.width = whole[k]
     return left_out
 
 
