@@ -237,7 +237,12 @@ def test_cli_errors(tmp_path):
     (tmp_path / "est").mkdir()
     (tmp_path / "est" / "estimate.json").write_text("{}")
     outcome = runner.invoke(app, ["report", str(tmp_path / "est")])
-    assert outcome.exit_code == 2 and "holds an estimate (estimate.json)" in outcome.output
+    text = " ".join(outcome.output.split())
+    assert outcome.exit_code == 2 and "estimate.json: not an estimate record" in text
+    (tmp_path / "cmp").mkdir()
+    (tmp_path / "cmp" / "compare.json").write_text("{}")
+    outcome = runner.invoke(app, ["report", str(tmp_path / "cmp")])
+    assert outcome.exit_code == 2 and "holds a comparison (compare.json)" in outcome.output
     (tmp_path / "exp").mkdir()  # experiment --task estimate: it said "no curves.csv"
     (tmp_path / "exp" / "summary.json").write_text('{"params": {"task": "estimate"}}')
     outcome = runner.invoke(app, ["report", str(tmp_path / "exp")])

@@ -31,13 +31,15 @@ __all__ = ["report", "report_path"]
         "latentbench report run/selection.json --out selection.html",
         "latentbench report run.duckdb --out live.html",
         "latentbench report exp/ --out experiment.html",
+        "latentbench report est/ --out estimate.html",
     ),
 )
 def report(
     source: Path = typer.Argument(
         ...,
         help="A fit directory (latentbench fit --out DIR), an experiment directory "
-        "(latentbench experiment --out DIR), a responses file (fitted first), a "
+        "(latentbench experiment --out DIR), estimates (latentbench estimate --out DIR, or "
+        "its estimate.json), a responses file (fitted first), a "
         "selection run's directory or its selection.json (latentbench select replay) or a "
         "live-run store (.duckdb). A directory holding more than one reports the fit, else "
         "the experiment, and says so (pass DIR/selection.json for the selection).",

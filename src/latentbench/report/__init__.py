@@ -1,5 +1,6 @@
 """Figures and self-contained HTML reports for fits, selection runs and experiments."""
 
+from latentbench.report._estimate import ESTIMATE_SECTIONS, build_estimate_report
 from latentbench.report._estimate_experiment import (
     ESTIMATE_EXPERIMENT_SECTIONS,
     build_estimate_experiment_report,
@@ -17,6 +18,7 @@ from latentbench.report.plots import (
     plot_ability_accuracy,
     plot_estimate_errors,
     plot_estimate_intervals,
+    plot_estimate_placement,
     plot_experiment_curves,
     plot_item_curves,
     plot_item_map,
@@ -26,11 +28,13 @@ from latentbench.report.plots import (
 
 __all__ = [
     "ESTIMATE_EXPERIMENT_SECTIONS",
+    "ESTIMATE_SECTIONS",
     "EXPERIMENT_SECTIONS",
     "FIT_SECTIONS",
     "SELECTION_SECTIONS",
     "Report",
     "build_estimate_experiment_report",
+    "build_estimate_report",
     "build_experiment_report",
     "build_report",
     "category_columns",
@@ -39,6 +43,7 @@ __all__ = [
     "plot_ability_accuracy",
     "plot_estimate_errors",
     "plot_estimate_intervals",
+    "plot_estimate_placement",
     "plot_experiment_curves",
     "plot_item_curves",
     "plot_item_map",

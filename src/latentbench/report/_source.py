@@ -149,7 +149,9 @@ def _moved_copy(recorded: Path, directory: Path, sha256: str | None) -> Path | N
     return None
 
 
-_Kind = Literal["experiment", "estimate-experiment", "fit", "selection", "store", "responses"]
+_Kind = Literal[
+    "experiment", "estimate-experiment", "estimate", "fit", "selection", "store", "responses"
+]
 
 
 _INPUTS = (("fit.json", "the fit"), ("summary.json", "the experiment"),
@@ -195,13 +197,14 @@ def _kind(source: Path) -> _Kind:
                 "summary.json, which its report reads; expected the whole output of "
                 "`latentbench experiment --out DIR` (run it again to write it)"
             )
-        for name, what in (("estimate.json", "an estimate"), ("compare.json", "a comparison")):
-            if (source / name).is_file():
-                raise InputError(
-                    f"{source} holds {what} ({name}), which has no report; expected a fit "
-                    "directory, an experiment directory, a selection (its directory or its "
-                    "selection.json, or a store) or a responses file"
-                )
+        if (source / "estimate.json").is_file():
+            return "estimate"
+        if (source / "compare.json").is_file():
+            raise InputError(
+                f"{source} holds a comparison (compare.json), which has no report; expected "
+                "a fit directory, an estimate, an experiment directory, a selection (its "
+                "directory or its selection.json, or a store) or a responses file"
+            )
         if _tool_results(source):  # a harness's output folder, not a fit directory
             raise InputError(
                 f"{source} holds no fit.json but a tool's result files; expected a fit "
@@ -213,6 +216,8 @@ def _kind(source: Path) -> _Kind:
         raise InputError(f"{source} does not exist")
     suffix = source.suffix.lower()
     if suffix == ".json":
+        if source.name == "estimate.json":
+            return "estimate"
         if not _json_has(source, "arms"):  # a tool's results (lm-eval, HELM, Inspect, ...)
             raise InputError(
                 f"{source} is not a selection.json (no 'arms'); expected the output of "
@@ -347,7 +352,7 @@ def report_from(
     source = as_path(source, "source")
     out = _destination(path)
     kind = _kind(source)
-    if kind in ("experiment", "estimate-experiment"):
+    if kind in ("experiment", "estimate-experiment", "estimate"):
         given = {"responses": responses, "items": items, "selection": selection,
                  "run_id": run_id, "n_boot": n_boot or None,
                  "method": None if method == "items" else method,
@@ -525,8 +530,9 @@ def _experiment_page(
     top: int,
     given: dict[str, Any],
 ) -> Report:
-    """The report of an experiment directory, drawn from its own files: an option of a fit's
-    report among ``given`` (None: not given) is refused."""
+    """The report of an experiment directory or of estimates, drawn from their own files: an
+    option of a fit's report among ``given`` (None: not given) is refused."""
+    from latentbench.report._estimate import build_estimate_report
     from latentbench.report._estimate_experiment import build_estimate_experiment_report
     from latentbench.report._experiment import build_experiment_report
 
@@ -535,6 +541,15 @@ def _experiment_page(
         raise InputError(
             f"{extra[0]}: not an option of an experiment's report ({source} is an "
             "experiment directory; its page is drawn from its own files)"
+            if kind != "estimate"
+            else f"{extra[0]}: not an option of an estimate's report ({source} holds "
+            "estimates; their page is drawn from estimate.json and its calibration)"
+        )
+    if kind == "estimate":
+        name = source.parent.name if source.is_file() else source.name
+        title = title or f"latentbench estimate: {name}"
+        return Report(
+            build_estimate_report(source, path=out, title=title, top=top, force=True), out
         )
     if kind == "experiment":
         title = title or f"latentbench experiment: {source.name}"

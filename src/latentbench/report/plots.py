@@ -27,6 +27,7 @@ __all__ = [
     "plot_ability_accuracy",
     "plot_estimate_errors",
     "plot_estimate_intervals",
+    "plot_estimate_placement",
     "plot_experiment_curves",
     "plot_item_curves",
     "plot_item_map",
@@ -563,4 +564,52 @@ def plot_estimate_intervals(runs: pd.DataFrame, budget: int, ax: Axes | None = N
     ax.set_xlabel("true score (all the model's items)")
     ax.set_ylabel(f"estimate after {int(budget):,} items")
     ax.legend(fontsize=8, loc="upper left", frameon=False)
+    return ax
+
+
+def plot_estimate_placement(
+    estimates: pd.DataFrame, reference: Any = None, ax: Axes | None = None
+) -> Axes:
+    """New models' scores and intervals among the calibration models' scores: where each
+    would rank, and how far its interval reaches.
+
+    Parameters
+    ----------
+    estimates : DataFrame
+        ``EstimateSet.to_frame()`` (or its first rows): ``model``, ``score``, ``lower``,
+        ``upper``; drawn in its order, the first on top.
+    reference : array-like of shape (n_calibration_models,), optional
+        The calibration models' full-benchmark scores, drawn as a rug on the bottom row and
+        as faint vertical lines; None: not drawn.
+    ax : Axes, optional
+
+    Returns
+    -------
+    Axes
+        One horizontal interval per new model (its point estimate marked).
+    """
+    n = len(estimates)
+    ax = _axes(ax, (6.4, max(2.4, 0.9 + 0.32 * (n + 1))))
+    rows = np.arange(n, 0, -1, dtype=float)
+    score = estimates["score"].to_numpy(float)
+    lower, upper = estimates["lower"].to_numpy(float), estimates["upper"].to_numpy(float)
+    ax.errorbar(score, rows, xerr=[score - lower, upper - score], fmt="o", color=_BASE,
+                markersize=4, elinewidth=1.4, capsize=3,
+                label="new model: score, interval")  # fmt: skip
+    labels = [_text(m) for m in estimates["model"]]
+    if reference is not None and len(reference):
+        values = np.asarray(reference, dtype=float)
+        values = values[np.isfinite(values)]
+        for value in values:
+            ax.axvline(value, color="0.85", linewidth=0.6, zorder=0)
+        ax.plot(values, np.zeros(len(values)), "|", color="0.35", markersize=12,
+                label=f"calibration models ({len(values):,})")  # fmt: skip
+        ticks, labels = np.r_[rows, 0.0], [*labels, "calibration models"]
+    else:
+        ticks = rows
+    ax.set_yticks(ticks, labels, fontsize=8)
+    ax.set_ylim(-0.8 if reference is not None else 0.4, n + 0.6)
+    ax.set_xlabel("full-benchmark score (mean over items)")
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2,
+              frameon=False)  # fmt: skip
     return ax

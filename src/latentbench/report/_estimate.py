@@ -1,0 +1,254 @@
+"""The HTML page of new models' estimates (``latentbench estimate --out DIR``): each model's
+score, interval and rank, drawn among the calibration models, with the items it answered."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from latentbench.report import plots
+from latentbench.report._blocks import (
+    _figure,
+    _Section,
+    _table,
+    refuse_existing,
+    render_page,
+    short_hashes,
+)
+from latentbench.select._estimate import outward
+
+if TYPE_CHECKING:
+    from latentbench.select import EstimateResult, EstimateSet
+
+__all__ = ["ESTIMATE_SECTIONS", "build_estimate_report"]
+
+ESTIMATE_SECTIONS = ("estimate-summary", "estimate-figures", "estimate-tables")
+"""Ids of the sections of an estimate's page."""
+
+_PLOTTED = 40
+"""Most new models the placement figure draws (the best by score; the table has them all)."""
+
+
+def _as_set(estimates: Any) -> EstimateSet:
+    """An :class:`EstimateSet` of ``estimates`` (a set, one result, or a saved record)."""
+    from latentbench._checks import as_path
+    from latentbench.select import EstimateResult, EstimateSet
+
+    if isinstance(estimates, EstimateSet):
+        return estimates
+    if isinstance(estimates, EstimateResult):
+        return EstimateSet(results=(estimates,), single=True)
+    return EstimateSet.read(as_path(estimates, "estimates"))
+
+
+def _reference(result: EstimateResult) -> tuple[np.ndarray | None, str]:
+    """The calibration models' full-benchmark scores, read again from the calibration the
+    estimate recorded when it is here and unchanged (its hash), else None and why."""
+    from latentbench.select import load_calibration
+
+    source = result.calibration_source
+    if not source or not Path(source).exists():
+        where = source or "not recorded"
+        return None, (
+            f"the calibration models are not drawn: their calibration ({where}) is not on "
+            "this machine; the ranks come from the estimate's record"
+        )
+    try:
+        with warnings.catch_warnings():  # the estimate said them when it ran
+            warnings.simplefilter("ignore")
+            calibration = load_calibration(source)
+    except Exception as exc:  # any reason it cannot be read: the page says it, no traceback
+        return None, f"the calibration models are not drawn: {source} could not be read ({exc})"
+    if calibration.hash != result.calibration_hash:
+        return None, (
+            f"the calibration models are not drawn: {source} is not the calibration the "
+            f"estimate used (SHA-256 {calibration.hash}, the estimate's "
+            f"{result.calibration_hash}); the ranks come from the estimate's record"
+        )
+    return np.asarray(calibration.model_scores, dtype=float), ""
+
+
+def _items_table(results: tuple[EstimateResult, ...]) -> pd.DataFrame:
+    """Every model's items in the order asked: ``model``, ``order``, ``item``, ``answer``,
+    ``probability`` (the draw's)."""
+    frames = [
+        pd.DataFrame(
+            {
+                "model": r.model,
+                "order": np.arange(1, len(r.items) + 1),
+                "item": list(r.items),
+                "answer": list(r.answers),
+                "probability": list(r.probabilities) or np.nan,
+            }
+        )
+        for r in results
+    ]
+    columns = ["model", "order", "item", "answer", "probability"]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+
+
+def _provenance(result: EstimateResult) -> str:
+    """Where the estimates came from: the calibration and its hash, and the options."""
+    options = result.options
+    said = [f"calibration {result.calibration_source} (SHA-256 {result.calibration_hash})"]
+    if result.calibration_fit:
+        said.append(
+            "theta on the scale of "
+            + ("its `latentbench fit`" if result.calibration_fit == "fit" else "a fit made here")
+        )
+    keys = ("design", "budget", "precision", "delta", "seed", "proposal")
+    chosen = [f"{k} {options[k]}" for k in keys if options.get(k) is not None]
+    if chosen:
+        said.append("options: " + ", ".join(chosen))
+    return short_hashes("Estimated against " + "; ".join(said) + ".")
+
+
+def build_estimate_report(
+    estimates: EstimateSet | EstimateResult | str | os.PathLike[str],
+    *,
+    path: str | os.PathLike[str] | None = None,
+    title: str | None = None,
+    force: bool = False,
+    top: int = 100,
+) -> str:
+    """One self-contained HTML page of new models' estimates (``latentbench estimate --out
+    DIR``; ``latentbench report DIR``).
+
+    Sections ``estimate-summary`` (each model's score, interval and rank as the command
+    printed it, what the interval guarantees, the warnings, the models not estimated, the
+    calibration and options), ``estimate-figures`` (the scores and intervals among the
+    calibration models' scores, when that calibration is here and unchanged) and
+    ``estimate-tables`` (the estimates, and the items each model answered, in order).
+
+    Parameters
+    ----------
+    estimates : EstimateSet, EstimateResult or path-like
+        The estimates, or an ``estimate.json`` / the directory holding one.
+    path : path-like, optional
+        Also write the page there.
+    title : str, optional
+        The page's title (default ``"latentbench estimate"``).
+    force : bool, default False
+        Overwrite an existing ``path`` (refused otherwise, before any work).
+    top : int, default 100
+        Rows shown of each table (the rest are in the page's CSV download); ``report --top``.
+
+    Returns
+    -------
+    str
+        The HTML text.
+    """
+    refuse_existing(path, force)
+    record = _as_set(estimates)
+    results = record.results
+    title = title or "latentbench estimate"
+    section = _Section("estimate-summary", "Estimates")
+    if not results:
+        section.headline = "No model was estimated."
+        section.findings += _not_estimated(record)
+        return render_page([section], title, path)
+    first = results[0]
+    ranked = sorted(results, key=lambda r: -r.score)
+    if len(results) == 1:
+        section.headline = f"{first.model}: {first.summary()}."
+    else:
+        best = ranked[0]
+        lower, upper = outward(best.lower, best.upper)
+        section.headline = (
+            f"{len(results):,} models estimated against {first.n_ranked - 1:,} calibration "
+            f"models; highest: {best.model}, score {best.score:.3f} [{lower}, {upper}]."
+        )
+        for r in ranked[:top]:
+            section.findings.append({"text": f"{r.model}: {r.summary()}."})
+    section.findings.append(
+        {
+            "text": f"Each interval is a {first.level:.0%} anytime-valid interval of the "
+            "model's mean score over the benchmark's items, design-based: it holds whether or "
+            "not the IRT model fits the new model (docs/estimate.md). The rank's range "
+            "follows from it; theta restates it on the calibration's ability scale."
+        }
+    )
+    for r in results:
+        for line in r.warnings:
+            prefix = f"{r.model}: " if len(results) > 1 else ""
+            section.findings.append({"text": prefix + line, "note": True})
+    section.findings += _not_estimated(record)
+    section.findings.append({"text": _provenance(first)})
+    reference, why = _reference(first)
+    if why:
+        section.findings.append({"text": why[:1].upper() + why[1:] + ".", "note": True})
+    frame = record.to_frame()
+    shown = frame.sort_values("score", ascending=False, kind="stable")
+    figures = _Section(
+        "estimate-figures",
+        "Where each model would rank",
+        "Each new model's score and interval (the highest "
+        f"{min(len(shown), _PLOTTED)} by score)"
+        + (
+            "; ticks on the bottom row: the calibration models' scores over all items."
+            if reference is not None
+            else "."
+        ),
+    )
+    figures.figures.append(
+        {
+            "png": _figure(
+                lambda ax: plots.plot_estimate_placement(shown.head(_PLOTTED), reference, ax),
+                size=(7.0, max(2.6, 1.2 + 0.32 * (min(len(shown), _PLOTTED) + 1))),
+            ),
+            "alt": "each new model's score and interval"
+            + (" among the calibration models' scores" if reference is not None else ""),
+        }
+    )
+    tables = _Section("estimate-tables", "Tables")
+    table = shown.drop(columns=["calibration_hash", "warnings"])
+    for low, high in (("lower", "upper"), ("theta_lower", "theta_upper")):
+        ends = [outward(a, b) for a, b in zip(table[low], table[high], strict=True)]
+        table[low] = [float(a) for a, _ in ends]
+        table[high] = [float(b) for _, b in ends]
+    tables.tables.append(
+        _table(
+            table,
+            name="estimates",
+            caption="The estimates (estimates.csv, which keeps every digit), highest score "
+            "first; interval ends rounded outward to 3 decimals, so that the interval shown "
+            "holds the one computed.",
+            download=True,
+            limit=top,
+            consistent=True,
+        )
+    )
+    tables.tables.append(
+        _table(
+            _items_table(results),
+            name="estimate-items",
+            caption="The items each model answered, in the order asked, with the probability "
+            "of each draw (its weight in the estimate is 1 / (items x probability)).",
+            download=True,
+            limit=top,
+            consistent=True,
+        )
+    )
+    return render_page([section, figures, tables], title, path)
+
+
+def _not_estimated(record: EstimateSet) -> list[dict[str, Any]]:
+    """Findings for the models that failed or were not reached (an interrupted call)."""
+    out: list[dict[str, Any]] = []
+    for model, message in record.failures.items():
+        out.append({"text": f"{model}: not estimated ({message}).", "note": True})
+    if record.not_estimated:
+        rest = record.not_estimated
+        out.append(
+            {
+                "text": f"Interrupted: {len(rest):,} model(s) not estimated ("
+                f"{', '.join(rest[:5])}{', ...' if len(rest) > 5 else ''}).",
+                "note": True,
+            }
+        )
+    return out

@@ -1,0 +1,122 @@
+"""The page of new models' estimates (``latentbench estimate --out DIR``, then ``latentbench
+report DIR``): it was refused ("holds an estimate, which has no report"), so the job users do
+most had no page to share."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from latentbench import select
+from latentbench.cli import _register, app
+from latentbench.report import ESTIMATE_SECTIONS, build_estimate_report, report_from
+
+runner = CliRunner()
+_register()
+HOSTILE = '<script>alert("m")</script>'
+
+
+def _wide(n_models: int, n_items: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    theta, b = rng.normal(size=n_models), rng.normal(size=n_items)
+    p = 1 / (1 + np.exp(-(theta[:, None] + b)))
+    return pd.DataFrame(
+        (rng.random((n_models, n_items)) < p).astype(float),
+        index=[f"m{i}" for i in range(n_models)],
+        columns=[f"q{j}" for j in range(n_items)],
+    )
+
+
+@pytest.fixture(scope="module")
+def estimated(tmp_path_factory):
+    """A calibration file, three new models' estimates saved as the command saves them."""
+    folder = tmp_path_factory.mktemp("estimate")
+    wide = _wide(24, 120, seed=0)
+    calibration = folder / "calibration.parquet"
+    wide.iloc[:21].rename_axis("model").reset_index().to_parquet(calibration)
+    new = wide.iloc[21:].copy()
+    new.index = ["new-a", HOSTILE, "new-c"]
+    new.iloc[2, :30] = np.nan  # answered only some items: a warning the page must keep
+    answers = folder / "new.parquet"
+    new.rename_axis("model").reset_index().to_parquet(answers)
+    with pytest.warns(Warning):
+        estimates = select.estimate_many(str(calibration), str(answers), budget=40, seed=0)
+    estimates.save(folder / "out")
+    return folder, estimates
+
+
+def _sections(html: str) -> list[str]:
+    return re.findall(r'<section[^>]* id="([^"]+)"', html)
+
+
+def _text(html: str) -> str:
+    import html as markup
+
+    return markup.unescape(" ".join(re.sub(r"<[^>]+>", " ", html).split()))
+
+
+def test_the_page_of_saved_estimates(estimated):
+    folder, estimates = estimated
+    report = report_from(folder / "out", folder / "page.html")
+    html = (folder / "page.html").read_text()
+    assert report.html == html and _sections(html) == list(ESTIMATE_SECTIONS)
+    text = _text(html)
+    best = max(estimates.results, key=lambda r: r.score)
+    assert "3 models estimated against 21 calibration models; highest:" in text
+    for r in estimates.results:  # each model's line as the command printed it
+        assert r.summary() in text
+    assert "95% anytime-valid interval" in text and "whether or not the IRT model fits" in text
+    assert "answered 90 of 120 calibrated items" in text  # new-c's warning, kept
+    assert f"SHA-256 {best.calibration_hash[:12]}" in text
+    assert "calibration models (21)" not in text  # (in the figure, a PNG)
+    assert "ticks on the bottom row: the calibration models' scores" in text
+    assert "not drawn" not in text
+    assert "<script>alert" not in html and "&lt;script&gt;alert" in html  # escaped
+    assert HOSTILE in text
+    # the items each model answered, in order, with their draw probabilities
+    assert "download all 120 rows" in text
+
+
+def test_a_calibration_not_here_or_changed_is_said_and_the_page_still_built(estimated, tmp_path):
+    folder, estimates = estimated
+    moved = tmp_path / "out"
+    shutil.copytree(folder / "out", moved)
+    cal = folder / "calibration.parquet"
+    kept = tmp_path / "calibration.parquet"
+    shutil.copy(cal, kept)
+    try:
+        cal.unlink()
+        text = _text(build_estimate_report(moved))
+        assert "the calibration models are not drawn: their calibration" in text.lower()
+        assert "is not on this machine" in text
+        other = _wide(21, 120, seed=5).rename_axis("model").reset_index()
+        other.to_parquet(cal)  # another calibration under the same name
+        text = _text(build_estimate_report(moved))
+        assert "is not the calibration the estimate used" in text
+    finally:
+        shutil.copy(kept, cal)
+    assert "not drawn" not in _text(build_estimate_report(estimates))
+
+
+def test_one_result_and_the_command(estimated, tmp_path):
+    folder, estimates = estimated
+    one = estimates.results[0]
+    text = _text(build_estimate_report(one))
+    assert text.count(one.summary()) >= 1 and "models estimated against" not in text
+    out = tmp_path / "page.html"
+    outcome = runner.invoke(
+        app, ["report", str(folder / "out" / "estimate.json"), "--out", str(out), "-q"]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    assert _sections(out.read_text()) == list(ESTIMATE_SECTIONS)
+    assert "<title>latentbench estimate: out</title>" in out.read_text()
+    outcome = runner.invoke(
+        app, ["report", str(folder / "out"), "--responses", str(folder / "new.parquet")]
+    )
+    text = " ".join(outcome.output.split())
+    assert outcome.exit_code == 2 and "not an option of an estimate's report" in text
