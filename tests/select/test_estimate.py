@@ -618,6 +618,48 @@ def test_compare_certifies_the_higher_model(setup, tmp_path):
     assert -0.05 <= same.lower <= 0 <= same.upper <= 0.05
 
 
+def test_compare_of_two_checkpoint_files_of_one_model_name_labels_them_as_the_command(tmp_path):
+    """compare(cal, "ckpt1000.csv", "ckpt2000.csv"), two files of one model name (the
+    checkpoints of a series), was refused ("both 'org/my-model'"), while `latentbench compare`
+    labels each side by its file: Python labels them alike and draws the same items."""
+    from latentbench.cli import _register, app
+    from latentbench.select import compare
+
+    rng = np.random.default_rng(0)
+    cells = [(f"m{i}", str(j), float(rng.random() < 0.6)) for i in range(8) for j in range(40)]
+    calibration = tmp_path / "calib.parquet"
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_parquet(calibration)
+    for name, ones in (("ckpt1000", 10), ("ckpt2000", 34)):
+        scores = np.r_[np.ones(ones), np.zeros(40 - ones)]
+        frame = pd.DataFrame({"item": [str(j) for j in range(40)], "score": scores})
+        frame.assign(model="org/my-model").to_csv(tmp_path / f"{name}.csv", index=False)
+    a, b = tmp_path / "ckpt1000.csv", tmp_path / "ckpt2000.csv"
+    result = compare(calibration, str(a), b, budget=40, seed=1)
+    labels = "org/my-model (ckpt1000)", "org/my-model (ckpt2000)"
+    assert (result.model_a, result.model_b) == labels
+    assert result.upper < 0 and result.higher == labels[1]
+    _register()
+    args = ["compare", str(calibration), str(a), str(b), "--budget", "40", "--seed", "1", "--json"]
+    outcome = CliRunner().invoke(app, args)
+    assert outcome.exit_code == 0, outcome.output
+    record = json.loads(outcome.output)
+    assert record["items"] == list(result.items)
+    assert (record["lower"], record["upper"]) == (result.lower, result.upper)
+    # one stem in two folders: labelled by path, as the command does
+    (tmp_path / "s1").mkdir(), (tmp_path / "s2").mkdir()
+    (tmp_path / "s1" / "results.csv").write_bytes(a.read_bytes())
+    (tmp_path / "s2" / "results.csv").write_bytes(b.read_bytes())
+    paths = tmp_path / "s1" / "results.csv", tmp_path / "s2" / "results.csv"
+    apart = compare(calibration, *paths, budget=40)
+    assert apart.model_a == f"org/my-model ({paths[0]})"
+    # the same file twice is one model, still refused; so are two unnamed answer vectors,
+    # with what to do
+    with pytest.raises(InputError, match="expected two models"):
+        compare(calibration, a, str(a), budget=40)
+    with pytest.raises(InputError, match="model_a= / model_b="):
+        compare(calibration, np.ones(40), np.zeros(40), budget=40)
+
+
 def test_compare_of_one_matrix_of_two_models_pairs_them_as_a_file_or_table_does(setup):
     # compare(cal, M) with M a ResponseMatrix of two models said "the responses hold 2
     # models ...; name one (model_a=...)", while the same rows as a file, a long or a wide
