@@ -979,6 +979,33 @@ def test_saved_estimates_and_comparisons_read_back(tmp_path):
         CompareResult.read(tmp_path / "many")
 
 
+def test_one_estimate_saved_into_a_folder_of_several_replaces_their_table_and_status(tmp_path):
+    """EstimateResult.save wrote estimate.json alone: saved into a folder where `latentbench
+    estimate --out` (EstimateSet.save) had written yesterday's checkpoints, it left their
+    estimates.csv (and an incomplete call's estimate_status.json, which EstimateSet.read then
+    reported as this folder's models not estimated) beside the new record. It now writes the
+    folder as the command writes one model's: estimate.json and its estimates.csv row."""
+    from latentbench.select import EstimateSet
+
+    Y, _ = simulate(10, 90, rank=1, seed=7)
+    cal = from_matrix(matrix(Y[:7]), rank=1)
+    several = estimate_many(cal, matrix(Y[7:], prefix="n"), budget=25)
+    stopped = EstimateSet(several.results[:2], not_estimated=("n2",))
+    stopped.save(tmp_path / "est")
+    assert EstimateSet.read(tmp_path / "est").not_estimated == ("n2",)
+    one = estimate(cal, pd.Series(Y[9], index=cal.item_ids, name="ckpt2000"), budget=25)
+    assert one.save(tmp_path / "est") == tmp_path / "est" / "estimate.json"
+    back = EstimateSet.read(tmp_path / "est")
+    assert back.single and back.complete and back.not_estimated == ()
+    assert back[0].to_dict() == one.to_dict()
+    table = pd.read_csv(tmp_path / "est" / "estimates.csv")
+    assert list(table["model"]) == ["ckpt2000"] and table["score"][0] == one.score
+    assert sorted(p.name for p in (tmp_path / "est").iterdir()) == [
+        "estimate.json",
+        "estimates.csv",
+    ]
+
+
 def test_estimates_are_saved_all_together(tmp_path, monkeypatch):
     """EstimateSet.save wrote estimate.json, then estimates.csv, in place: a save that failed
     between them (or another call saving into the same folder at that moment) left one call's

@@ -258,7 +258,14 @@ class EstimateResult:
         return out
 
     def save(self, out: str | os.PathLike[str]) -> Path:
-        """Write ``estimate.json`` into the directory ``out`` (created); returns its path.
+        """Write ``estimate.json`` and its one-row ``estimates.csv`` into the directory ``out``
+        (created), as ``latentbench estimate --out`` writes one model's; returns the path of
+        ``estimate.json``.
+
+        The folder then holds this estimate only: an earlier call's ``estimates.csv`` (of
+        other models, say the checkpoints estimated before) is replaced, and its
+        ``estimate_status.json`` removed (:meth:`EstimateSet.save`, which writes the files
+        all together).
 
         Parameters
         ----------
@@ -270,7 +277,7 @@ class EstimateResult:
         Path
             ``out/estimate.json``.
         """
-        return write_json(out, "estimate.json", self.to_dict())
+        return EstimateSet((self,), single=True).save(out)
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> EstimateResult:
