@@ -1006,6 +1006,51 @@ def test_one_estimate_saved_into_a_folder_of_several_replaces_their_table_and_st
     ]
 
 
+def test_a_design_no_model_can_use_is_refused_once_for_a_file_of_several(tmp_path):
+    """estimate_many(..., items=DESIGN) on a series of checkpoints read the design once per
+    model: a missing file, a design of another calibration or an edited one became each
+    model's failure (with errors="collect", the command's: one error line per checkpoint and
+    no estimate), not the one unusable option it is. It is now checked once, before any
+    model, and refused; a model that did not answer the design's items still fails alone."""
+    from latentbench.cli import _register, app
+
+    Y, _ = simulate(12, 90, rank=1, seed=7)
+    cal = from_matrix(matrix(Y[:8]), rank=1)
+    series = matrix(Y[8:], prefix="ckpt")
+    design = tiny(cal, 10, seed=1)
+    other = tiny(from_matrix(matrix(Y[1:9]), rank=1), 10, seed=1)
+    edited = design.assign(probability=design["probability"] * 1.5)
+    for bad, match in (
+        (tmp_path / "nope.csv", "no such file"),
+        (other, "made from calibration"),
+        (edited, "has probability"),
+    ):
+        with pytest.raises(InputError, match=match):
+            estimate_many(cal, series, items=bad, errors="collect")
+    # a usable design: every checkpoint estimated, one without the answers fails alone
+    good = estimate_many(cal, series, items=design, errors="collect")
+    assert [r.model for r in good] == ["ckpt0", "ckpt1", "ckpt2", "ckpt3"] and good.complete
+    gap = Y[8:].copy()
+    gap[1, cal.positions([design["item"].iloc[0]])[0]] = np.nan
+    partial = estimate_many(cal, matrix(gap, prefix="ckpt"), items=design, errors="collect")
+    assert list(partial.failures) == ["ckpt1"] and len(partial) == 3
+    # the command: one error line, not one per checkpoint
+    path = tmp_path / "series.csv"
+    long = pd.DataFrame(
+        [(f"ckpt{i}", item, Y[8 + i, j]) for i in range(4) for j, item in enumerate(cal.item_ids)],
+        columns=["model", "item", "score"],
+    )
+    long.to_csv(path, index=False)
+    calibration = tmp_path / "calib.parquet"
+    cells = [(f"m{i}", item, Y[i, j]) for i in range(8) for j, item in enumerate(cal.item_ids)]
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_parquet(calibration)
+    _register()
+    args = ["estimate", str(calibration), str(path), "--items", str(tmp_path / "nope.csv")]
+    outcome = CliRunner().invoke(app, args)
+    assert outcome.exit_code == 2
+    assert outcome.output.count("error:") == 1 and "nope.csv: no such file" in outcome.output
+
+
 def test_estimates_are_saved_all_together(tmp_path, monkeypatch):
     """EstimateSet.save wrote estimate.json, then estimates.csv, in place: a save that failed
     between them (or another call saving into the same folder at that moment) left one call's
