@@ -1051,6 +1051,24 @@ def test_a_design_no_model_can_use_is_refused_once_for_a_file_of_several(tmp_pat
     assert outcome.output.count("error:") == 1 and "nope.csv: no such file" in outcome.output
 
 
+def test_a_new_model_named_like_a_calibration_model_is_told_that_model_leaves_its_rank():
+    """A checkpoint named like a reference model (lm-eval names every revision of a model by
+    its pretrained= path) takes that model's place in the ranking: the calibration model of
+    that name is left out of the rank, whatever the answers. The warning said only "is in
+    the calibration; it is ranked among the others", which read as if nothing was left out,
+    and named no way out; it now says which model leaves the rank and to rename a model that
+    is not that one."""
+    Y, _ = simulate(12, 200, rank=1, seed=4)
+    cal = from_matrix(matrix(Y[:11]), rank=1)
+    best = int(np.argmax(Y[:11].mean(axis=1)))
+    with pytest.warns(DataWarning) as caught:
+        r = estimate(cal, Y[11], model=f"m{best}", budget=30)
+    assert r.n_ranked == 11  # the best calibration model is out of its ranking
+    said = [str(w.message) for w in caught if f"'m{best}'" in str(w.message)]
+    assert said and "left out of the rank" in said[0] and "name of its own" in said[0]
+    assert "ranked among the other 10" in said[0] and said[0] in r.warnings
+
+
 def test_estimates_are_saved_all_together(tmp_path, monkeypatch):
     """EstimateSet.save wrote estimate.json, then estimates.csv, in place: a save that failed
     between them (or another call saving into the same folder at that moment) left one call's

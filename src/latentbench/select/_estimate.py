@@ -1266,9 +1266,15 @@ def _finish(
     lower, upper = seq.interval
     score = seq.score
     ranked = np.asarray([m != model for m in cal.model_ids], dtype=bool)
-    if not ranked.all():
-        notes.append(f"model {model!r} is in the calibration; it is ranked among the others")
+    named = not ranked.all()
     ranked &= np.isfinite(cal.model_scores)
+    if named:  # its namesake leaves the ranking, whatever the answers: said, with a way out
+        notes.append(
+            f"model {model!r} is in the calibration: the calibration model of that name is "
+            f"left out of the rank (ranked among the other {int(ranked.sum()):,}); if this "
+            "is another model (a checkpoint, a revision or a fine-tune of it), give it a name "
+            "of its own"
+        )
     others = np.asarray(cal.model_scores, dtype=np.float64)[ranked]
     rank = 1 + int((others > score).sum())
     rank_lower = 1 + int((others > upper).sum())
