@@ -618,6 +618,48 @@ def test_compare_certifies_the_higher_model(setup, tmp_path):
     assert -0.05 <= same.lower <= 0 <= same.upper <= 0.05
 
 
+def test_compare_of_two_checkpoint_files_of_one_model_name_labels_them_as_the_command(tmp_path):
+    """compare(cal, "ckpt1000.csv", "ckpt2000.csv"), two files of one model name (the
+    checkpoints of a series), was refused ("both 'org/my-model'"), while `latentbench compare`
+    labels each side by its file: Python labels them alike and draws the same items."""
+    from latentbench.cli import _register, app
+    from latentbench.select import compare
+
+    rng = np.random.default_rng(0)
+    cells = [(f"m{i}", str(j), float(rng.random() < 0.6)) for i in range(8) for j in range(40)]
+    calibration = tmp_path / "calib.parquet"
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_parquet(calibration)
+    for name, ones in (("ckpt1000", 10), ("ckpt2000", 34)):
+        scores = np.r_[np.ones(ones), np.zeros(40 - ones)]
+        frame = pd.DataFrame({"item": [str(j) for j in range(40)], "score": scores})
+        frame.assign(model="org/my-model").to_csv(tmp_path / f"{name}.csv", index=False)
+    a, b = tmp_path / "ckpt1000.csv", tmp_path / "ckpt2000.csv"
+    result = compare(calibration, str(a), b, budget=40, seed=1)
+    labels = "org/my-model (ckpt1000)", "org/my-model (ckpt2000)"
+    assert (result.model_a, result.model_b) == labels
+    assert result.upper < 0 and result.higher == labels[1]
+    _register()
+    args = ["compare", str(calibration), str(a), str(b), "--budget", "40", "--seed", "1", "--json"]
+    outcome = CliRunner().invoke(app, args)
+    assert outcome.exit_code == 0, outcome.output
+    record = json.loads(outcome.output)
+    assert record["items"] == list(result.items)
+    assert (record["lower"], record["upper"]) == (result.lower, result.upper)
+    # one stem in two folders: labelled by path, as the command does
+    (tmp_path / "s1").mkdir(), (tmp_path / "s2").mkdir()
+    (tmp_path / "s1" / "results.csv").write_bytes(a.read_bytes())
+    (tmp_path / "s2" / "results.csv").write_bytes(b.read_bytes())
+    paths = tmp_path / "s1" / "results.csv", tmp_path / "s2" / "results.csv"
+    apart = compare(calibration, *paths, budget=40)
+    assert apart.model_a == f"org/my-model ({paths[0]})"
+    # the same file twice is one model, still refused; so are two unnamed answer vectors,
+    # with what to do
+    with pytest.raises(InputError, match="expected two models"):
+        compare(calibration, a, str(a), budget=40)
+    with pytest.raises(InputError, match="model_a= / model_b="):
+        compare(calibration, np.ones(40), np.zeros(40), budget=40)
+
+
 def test_compare_of_one_matrix_of_two_models_pairs_them_as_a_file_or_table_does(setup):
     # compare(cal, M) with M a ResponseMatrix of two models said "the responses hold 2
     # models ...; name one (model_a=...)", while the same rows as a file, a long or a wide
@@ -935,6 +977,96 @@ def test_saved_estimates_and_comparisons_read_back(tmp_path):
         EstimateSet.read(tmp_path / "bad.json")
     with pytest.raises(InputError, match=r"no such file; expected a compare\.json"):
         CompareResult.read(tmp_path / "many")
+
+
+def test_one_estimate_saved_into_a_folder_of_several_replaces_their_table_and_status(tmp_path):
+    """EstimateResult.save wrote estimate.json alone: saved into a folder where `latentbench
+    estimate --out` (EstimateSet.save) had written yesterday's checkpoints, it left their
+    estimates.csv (and an incomplete call's estimate_status.json, which EstimateSet.read then
+    reported as this folder's models not estimated) beside the new record. It now writes the
+    folder as the command writes one model's: estimate.json and its estimates.csv row."""
+    from latentbench.select import EstimateSet
+
+    Y, _ = simulate(10, 90, rank=1, seed=7)
+    cal = from_matrix(matrix(Y[:7]), rank=1)
+    several = estimate_many(cal, matrix(Y[7:], prefix="n"), budget=25)
+    stopped = EstimateSet(several.results[:2], not_estimated=("n2",))
+    stopped.save(tmp_path / "est")
+    assert EstimateSet.read(tmp_path / "est").not_estimated == ("n2",)
+    one = estimate(cal, pd.Series(Y[9], index=cal.item_ids, name="ckpt2000"), budget=25)
+    assert one.save(tmp_path / "est") == tmp_path / "est" / "estimate.json"
+    back = EstimateSet.read(tmp_path / "est")
+    assert back.single and back.complete and back.not_estimated == ()
+    assert back[0].to_dict() == one.to_dict()
+    table = pd.read_csv(tmp_path / "est" / "estimates.csv")
+    assert list(table["model"]) == ["ckpt2000"] and table["score"][0] == one.score
+    assert sorted(p.name for p in (tmp_path / "est").iterdir()) == [
+        "estimate.json",
+        "estimates.csv",
+    ]
+
+
+def test_a_design_no_model_can_use_is_refused_once_for_a_file_of_several(tmp_path):
+    """estimate_many(..., items=DESIGN) on a series of checkpoints read the design once per
+    model: a missing file, a design of another calibration or an edited one became each
+    model's failure (with errors="collect", the command's: one error line per checkpoint and
+    no estimate), not the one unusable option it is. It is now checked once, before any
+    model, and refused; a model that did not answer the design's items still fails alone."""
+    from latentbench.cli import _register, app
+
+    Y, _ = simulate(12, 90, rank=1, seed=7)
+    cal = from_matrix(matrix(Y[:8]), rank=1)
+    series = matrix(Y[8:], prefix="ckpt")
+    design = tiny(cal, 10, seed=1)
+    other = tiny(from_matrix(matrix(Y[1:9]), rank=1), 10, seed=1)
+    edited = design.assign(probability=design["probability"] * 1.5)
+    for bad, match in (
+        (tmp_path / "nope.csv", "no such file"),
+        (other, "made from calibration"),
+        (edited, "has probability"),
+    ):
+        with pytest.raises(InputError, match=match):
+            estimate_many(cal, series, items=bad, errors="collect")
+    # a usable design: every checkpoint estimated, one without the answers fails alone
+    good = estimate_many(cal, series, items=design, errors="collect")
+    assert [r.model for r in good] == ["ckpt0", "ckpt1", "ckpt2", "ckpt3"] and good.complete
+    gap = Y[8:].copy()
+    gap[1, cal.positions([design["item"].iloc[0]])[0]] = np.nan
+    partial = estimate_many(cal, matrix(gap, prefix="ckpt"), items=design, errors="collect")
+    assert list(partial.failures) == ["ckpt1"] and len(partial) == 3
+    # the command: one error line, not one per checkpoint
+    path = tmp_path / "series.csv"
+    long = pd.DataFrame(
+        [(f"ckpt{i}", item, Y[8 + i, j]) for i in range(4) for j, item in enumerate(cal.item_ids)],
+        columns=["model", "item", "score"],
+    )
+    long.to_csv(path, index=False)
+    calibration = tmp_path / "calib.parquet"
+    cells = [(f"m{i}", item, Y[i, j]) for i in range(8) for j, item in enumerate(cal.item_ids)]
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_parquet(calibration)
+    _register()
+    args = ["estimate", str(calibration), str(path), "--items", str(tmp_path / "nope.csv")]
+    outcome = CliRunner().invoke(app, args)
+    assert outcome.exit_code == 2
+    assert outcome.output.count("error:") == 1 and "nope.csv: no such file" in outcome.output
+
+
+def test_a_new_model_named_like_a_calibration_model_is_told_that_model_leaves_its_rank():
+    """A checkpoint named like a reference model (lm-eval names every revision of a model by
+    its pretrained= path) takes that model's place in the ranking: the calibration model of
+    that name is left out of the rank, whatever the answers. The warning said only "is in
+    the calibration; it is ranked among the others", which read as if nothing was left out,
+    and named no way out; it now says which model leaves the rank and to rename a model that
+    is not that one."""
+    Y, _ = simulate(12, 200, rank=1, seed=4)
+    cal = from_matrix(matrix(Y[:11]), rank=1)
+    best = int(np.argmax(Y[:11].mean(axis=1)))
+    with pytest.warns(DataWarning) as caught:
+        r = estimate(cal, Y[11], model=f"m{best}", budget=30)
+    assert r.n_ranked == 11  # the best calibration model is out of its ranking
+    said = [str(w.message) for w in caught if f"'m{best}'" in str(w.message)]
+    assert said and "left out of the rank" in said[0] and "name of its own" in said[0]
+    assert "ranked among the other 10" in said[0] and said[0] in r.warnings
 
 
 def test_estimates_are_saved_all_together(tmp_path, monkeypatch):

@@ -263,7 +263,14 @@ class EstimateResult:
         return out
 
     def save(self, out: str | os.PathLike[str]) -> Path:
-        """Write ``estimate.json`` into the directory ``out`` (created); returns its path.
+        """Write ``estimate.json`` and its one-row ``estimates.csv`` into the directory ``out``
+        (created), as ``latentbench estimate --out`` writes one model's; returns the path of
+        ``estimate.json``.
+
+        The folder then holds this estimate only: an earlier call's ``estimates.csv`` (of
+        other models, say the checkpoints estimated before) is replaced, and its
+        ``estimate_status.json`` removed (:meth:`EstimateSet.save`, which writes the files
+        all together).
 
         Parameters
         ----------
@@ -275,7 +282,7 @@ class EstimateResult:
         Path
             ``out/estimate.json``.
         """
-        return write_json(out, "estimate.json", self.to_dict())
+        return EstimateSet((self,), single=True).save(out)
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> EstimateResult:
@@ -1264,9 +1271,15 @@ def _finish(
     lower, upper = seq.interval
     score = seq.score
     ranked = np.asarray([m != model for m in cal.model_ids], dtype=bool)
-    if not ranked.all():
-        notes.append(f"model {model!r} is in the calibration; it is ranked among the others")
+    named = not ranked.all()
     ranked &= np.isfinite(cal.model_scores)
+    if named:  # its namesake leaves the ranking, whatever the answers: said, with a way out
+        notes.append(
+            f"model {model!r} is in the calibration: the calibration model of that name is "
+            f"left out of the rank (ranked among the other {int(ranked.sum()):,}); if this "
+            "is another model (a checkpoint, a revision or a fine-tune of it), give it a name "
+            "of its own"
+        )
     others = np.asarray(cal.model_scores, dtype=np.float64)[ranked]
     rank = 1 + int((others > score).sum())
     rank_lower = 1 + int((others > upper).sum())
@@ -1960,6 +1973,8 @@ def estimate_many(
             f"{', ...' if len(by_model) > 5 else ''}){_near_id(absent[0], list(by_model))}"
         )
     cal = load_calibration(calibration, rank=rank, cache=cache)  # once: its errors stop all
+    if given["items"] is not None:  # a design no model can be scored on stops all, said once
+        _checked_design(cal, given["items"], given["floor"], [])
     results: list[EstimateResult] = []
     failures: dict[str, str] = {}
     for done, name in enumerate(names, start=1):
@@ -2395,26 +2410,35 @@ calibration (the recomputed ones are used), so the check only has to catch an ed
 accepts a file rounded to 6 significant digits (a spreadsheet's round-trip)."""
 
 
-def _estimate_fixed(
-    cal: Calibration,
-    name: str,
-    y: np.ndarray,
-    items: Any,
-    delta: float,
-    options: dict[str, Any],
-    notes: list[str],
-) -> EstimateResult:
+@dataclass(frozen=True)
+class _Design:
+    """A fixed design checked against a calibration (:func:`_checked_design`)."""
+
+    frame: pd.DataFrame
+    where: str
+    floor: float
+    seed: int | None
+    positions: np.ndarray
+    registered: int
+    probabilities: tuple[float, ...]
+
+
+def _checked_design(
+    cal: Calibration, items: Any, default_floor: float, notes: list[str]
+) -> _Design:
+    """Read the fixed design ``items`` and check it against ``cal`` with no model's answers:
+    its hash, its items, its registered ``k``, and its draws and probabilities replayed
+    (they depend on the calibration, the floor and the items drawn before, never on
+    answers). Raises :class:`InputError` for a design that no model can be scored on, so
+    that :func:`estimate_many` refuses it once rather than once per model."""
     import pandas as pd
 
     design = read_design(items)
     where = "items" if isinstance(items, pd.DataFrame) else f"items {items}"
-    floor = float(design["floor"].iloc[0]) if "floor" in design else options["floor"]
+    floor = float(design["floor"].iloc[0]) if "floor" in design else default_floor
     if "calibration_hash" in design:
         _check_design_hash(str(design["calibration_hash"].iloc[0]), cal, where)
     seed = _design_seed(design["seed"].iloc[0]) if "seed" in design else None
-    # the design's options: its seed drew the items (None: a design that does not say)
-    options.update(design="fixed", budget=None, precision=None, floor=floor, seed=seed,
-                   proposal="residual")  # fmt: skip
     pos = cal.positions(design["item"].tolist())
     if (pos < 0).any():
         bad = design["item"].iloc[int(np.flatnonzero(pos < 0)[0])]
@@ -2435,35 +2459,8 @@ def _estimate_fixed(
             "are the ones tiny drew; make the design again with `latentbench tiny` to have "
             "its items checked"
         )
-    missing = [k for k, j in enumerate(pos.tolist()) if not np.isfinite(y[j])]
-    if missing:
-        shown = ", ".join(f"{cal.item_ids[pos[k]]!r} (order {k + 1})" for k in missing[:5])
-        of = "the design" if isinstance(items, pd.DataFrame) else str(items)
-        done = missing[0]  # answered orders 1..done and none after: a run that stopped
-        cut = (
-            f"; it answered its first {done:,}: keep only the design's rows of order 1 to "
-            f"{done:,} (cutting the last rows keeps a valid design)"
-            if done and missing == list(range(done, len(design)))
-            else ""
-        )
-        raise InputError(
-            f"model {name!r} did not answer {len(missing)} of the {len(design)} items of "
-            f"{of}: {shown}{', ...' if len(missing) > 5 else ''}; a fixed design needs an "
-            "answer to every one of its items: run the model on exactly these (e.g. lm-eval "
-            f"--samples){cut}"
-        )
-    seq = _fixed_sequence(cal, floor, options["proxy"], options["point"])
-    notes.extend(proxy_note(cal, options["proxy"], seq.proxy_used))
-    options["proxy"] = seq.proxy_used
-    seq.delta = float(delta)
-    from latentbench.select._estimate_cs import WeightedBettingCS
-
-    seq.cs = WeightedBettingCS(delta)
-    # the design's registered size is its budget, fixed before any answer: sized for its end
-    # (a design cut after k' rows keeps the registered k: a point on the registered run)
     registered = _registered_size(design, where, cal.n_items, notes)
-    seq.set_target(seq.budget_target(registered))
-    options.update(target=seq.cs.target, sized_for=sized_for(None, seq.cs.target), k=registered)
+    seq = _fixed_sequence(cal, floor)  # the design's probabilities only: no answer needed
     rng = _design_rng(seed) if seed is not None else None
     recorded = pd.to_numeric(design["probability"], errors="coerce").to_numpy(dtype=np.float64)
     probs: list[float] = []
@@ -2492,9 +2489,65 @@ def _estimate_fixed(
                 f"another calibration or floor; {_OTHER_CODE}"
             )
         probs.append(float(pi[j]))
-        seq.observe(j, float(y[j]), pi)
+        seq.unrevealed[j] = False
+    return _Design(design, where, floor, seed, pos, registered, tuple(probs))
+
+
+def _estimate_fixed(
+    cal: Calibration,
+    name: str,
+    y: np.ndarray,
+    items: Any,
+    delta: float,
+    options: dict[str, Any],
+    notes: list[str],
+) -> EstimateResult:
+    import pandas as pd
+
+    checked = _checked_design(cal, items, options["floor"], notes)
+    design, where, floor, seed, pos = (
+        checked.frame,
+        checked.where,
+        checked.floor,
+        checked.seed,
+        checked.positions,
+    )
+    # the design's options: its seed drew the items (None: a design that does not say)
+    options.update(design="fixed", budget=None, precision=None, floor=floor, seed=seed,
+                   proposal="residual")  # fmt: skip
+    missing = [k for k, j in enumerate(pos.tolist()) if not np.isfinite(y[j])]
+    if missing:
+        shown = ", ".join(f"{cal.item_ids[pos[k]]!r} (order {k + 1})" for k in missing[:5])
+        of = "the design" if isinstance(items, pd.DataFrame) else str(items)
+        done = missing[0]  # answered orders 1..done and none after: a run that stopped
+        cut = (
+            f"; it answered its first {done:,}: keep only the design's rows of order 1 to "
+            f"{done:,} (cutting the last rows keeps a valid design)"
+            if done and missing == list(range(done, len(design)))
+            else ""
+        )
+        raise InputError(
+            f"model {name!r} did not answer {len(missing)} of the {len(design)} items of "
+            f"{of}: {shown}{', ...' if len(missing) > 5 else ''}; a fixed design needs an "
+            "answer to every one of its items: run the model on exactly these (e.g. lm-eval "
+            f"--samples){cut}"
+        )
+    seq = _fixed_sequence(cal, floor, options["proxy"], options["point"])
+    notes.extend(proxy_note(cal, options["proxy"], seq.proxy_used))
+    options["proxy"] = seq.proxy_used
+    seq.delta = float(delta)
+    from latentbench.select._estimate_cs import WeightedBettingCS
+
+    seq.cs = WeightedBettingCS(delta)
+    # the design's registered size is its budget, fixed before any answer: sized for its end
+    # (a design cut after k' rows keeps the registered k: a point on the registered run)
+    registered = checked.registered
+    seq.set_target(seq.budget_target(registered))
+    options.update(target=seq.cs.target, sized_for=sized_for(None, seq.cs.target), k=registered)
+    for j in pos.tolist():  # the draws and probabilities were checked (_checked_design)
+        seq.observe(j, float(y[j]), seq.probabilities())
     notes.extend(_weight_note(design, cal.n_items, where))
-    return _finish(cal, seq, name, "items", probs, options, notes)
+    return _finish(cal, seq, name, "items", list(checked.probabilities), options, notes)
 
 
 def _weight_note(design: pd.DataFrame, n_items: int, where: str) -> list[str]:

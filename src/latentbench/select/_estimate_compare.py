@@ -230,7 +230,10 @@ def compare(
         both models, as ``latentbench compare`` reads one file).
     model_a, model_b : str, optional
         The models' names in their answers; with one source of exactly two models, a name
-        left out is the other model (both left out: the two in the source's order).
+        left out is the other model (both left out: the two in the source's order). Two
+        files naming the same model (two checkpoints) are labelled by their files, ``m
+        (ckpt1000)`` and ``m (ckpt2000)`` (by their paths when the stems are the same), as
+        ``latentbench compare`` labels them.
     budget : int or None, default 500
         Most items (each answered by both models).
     margin : float, optional
@@ -263,8 +266,17 @@ def compare(
     name_a, ya, notes = _answers(cal, responses_a, model_a, "model_a")
     name_b, yb, notes_b = _answers(cal, responses_b, model_b, "model_b")
     notes += [note for note in notes_b if note not in notes]  # one file read: said once
+    if name_a == name_b and _two_files(responses_a, responses_b):
+        # one model name in two files (checkpoints of one model), as `latentbench compare`
+        # labels them: each side by its file's stem (by its path when the stems are the same)
+        name_a, name_b = _checkpoint_labels(name_a, Path(responses_a), Path(responses_b))
     if name_a == name_b:
-        raise InputError(f"model_a and model_b are both {name_a!r}; expected two models")
+        raise InputError(
+            f"model_a and model_b are both {name_a!r}; expected two models (two checkpoints "
+            "of one model: give them two names, a Series' name or model_a= / model_b= for "
+            "answers without a model column, or pass the two files' paths, each then "
+            "labelled by its file)"
+        )
     both = np.flatnonzero(np.isfinite(ya) & np.isfinite(yb))
     if both.size == 0:
         raise InputError(f"{name_a!r} and {name_b!r} answered no calibrated item in common")
@@ -314,6 +326,32 @@ def compare(
                          tuple(probs), cal.source, cal.hash, options,
                          (*(message for _, message in cal.fit_warnings), *notes),
                          cal.n_items, contradicted)  # fmt: skip
+
+
+def _two_files(responses_a: Any, responses_b: Any) -> bool:
+    """Both sides are paths (``str`` or path-like) of two different files."""
+    paths = (responses_a, responses_b)
+    if not all(isinstance(p, (str, os.PathLike)) for p in paths):
+        return False
+    a, b = (Path(p) for p in paths)
+    try:
+        return not a.samefile(b)
+    except OSError:  # not both there (read already, so rarely): told apart by their names
+        return a.resolve() != b.resolve()
+
+
+def _checkpoint_labels(name: str, path_a: Path, path_b: Path) -> tuple[str, str]:
+    """The labels of one model ``name`` read from two files (two checkpoints): ``name
+    (STEM)`` for each, or ``name (PATH)`` when the two stems are the same.
+
+    :func:`compare` labels them as ``latentbench compare`` does (``cli._estimate``'s
+    ``_checkpoints``, which reads a tool's results itself), so the draw (seeded on the two
+    names) is the same from the command line and from Python.
+    """
+    a, b = f"{name} ({path_a.stem})", f"{name} ({path_b.stem})"
+    if a == b:
+        a, b = f"{name} ({path_a})", f"{name} ({path_b})"
+    return a, b
 
 
 def _as_models(responses: Any) -> Any:
