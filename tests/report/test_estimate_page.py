@@ -120,3 +120,44 @@ def test_one_result_and_the_command(estimated, tmp_path):
     )
     text = " ".join(outcome.output.split())
     assert outcome.exit_code == 2 and "not an option of an estimate's report" in text
+
+
+def test_a_folder_of_checkpoint_folders_is_drawn_as_a_series(estimated, tmp_path):
+    """``estimate --out est/stepN`` once per checkpoint (docs/estimate.md, A series of
+    checkpoints): ``report est/`` gathers them in the natural order of their folders (step900
+    before step1000), names each by folder when they share a model name, and says what
+    overlapping intervals do not show."""
+    folder, _ = estimated
+    wide = _wide(24, 120, seed=0).iloc[21:]
+    series = tmp_path / "est"
+    for step, row in zip(("step10000", "step900", "step1000"), range(3), strict=True):
+        answers = wide.iloc[[row]].copy()
+        answers.index = ["org/ckpt"]  # lm-eval names every revision alike
+        one = select.estimate(str(folder / "calibration.parquet"), answers, budget=30)
+        one.save(series / step)
+    (series / "notes").mkdir()  # another folder, without an estimate: not a checkpoint
+    out = tmp_path / "series.html"
+    outcome = runner.invoke(app, ["report", str(series), "--out", str(out), "-q"])
+    assert outcome.exit_code == 0, outcome.output
+    html = out.read_text()
+    text = _text(html)
+    assert _sections(html) == list(ESTIMATE_SECTIONS)
+    assert "3 estimates from 3 folders against 21 calibration models" in text
+    positions = [text.index(f"step{n}/org/ckpt: score") for n in (900, 1000, 10000)]
+    assert positions == sorted(positions)  # the series' order, not the scores'
+    assert "Two intervals that overlap do not show the models equal" in text
+    assert "in the folders' order" in text and "the first 3 folders, in order" in text
+    table = html.split('id="estimate-tables"')[1]
+    assert "<th" in table and ">folder<" in table.replace(" ", "")
+
+
+def test_a_series_against_two_calibrations_says_their_ranks_are_not_comparable(estimated, tmp_path):
+    folder, _ = estimated
+    answers = _wide(24, 120, seed=0).iloc[[22]]
+    other = tmp_path / "other.parquet"
+    _wide(21, 120, seed=9).rename_axis("model").reset_index().to_parquet(other)
+    for name, cal in (("a", folder / "calibration.parquet"), ("b", other)):
+        select.estimate(str(cal), answers, budget=30).save(tmp_path / "est" / name)
+    text = _text(build_estimate_report(tmp_path / "est"))
+    assert "against 2 calibrations" in text and "ranks and abilities are not comparable" in text
+    assert "not drawn: there are several" in text

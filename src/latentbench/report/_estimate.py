@@ -4,6 +4,7 @@ score, interval and rank, drawn among the calibration models, with the items it 
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,7 @@ from latentbench.select._estimate import outward
 if TYPE_CHECKING:
     from latentbench.select import EstimateResult, EstimateSet
 
-__all__ = ["ESTIMATE_SECTIONS", "build_estimate_report"]
+__all__ = ["ESTIMATE_SECTIONS", "build_estimate_report", "series_folders"]
 
 ESTIMATE_SECTIONS = ("estimate-summary", "estimate-figures", "estimate-tables")
 """Ids of the sections of an estimate's page."""
@@ -34,16 +35,58 @@ _PLOTTED = 40
 """Most new models the placement figure draws (the best by score; the table has them all)."""
 
 
-def _as_set(estimates: Any) -> EstimateSet:
-    """An :class:`EstimateSet` of ``estimates`` (a set, one result, or a saved record)."""
+def _natural(name: str) -> list[Any]:
+    """Sort key that orders ``step900`` before ``step1000`` (digits compared as numbers)."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def series_folders(folder: Path) -> list[Path]:
+    """The folders directly inside ``folder`` that hold an ``estimate.json`` (one estimate
+    call each: a series of checkpoints), in natural order of their names; empty when none.
+
+    Parameters
+    ----------
+    folder : Path
+
+    Returns
+    -------
+    list of Path
+    """
+    if not folder.is_dir():
+        return []
+    found = [p for p in folder.iterdir() if p.is_dir() and (p / "estimate.json").is_file()]
+    return sorted(found, key=lambda p: _natural(p.name))
+
+
+def _as_set(estimates: Any) -> tuple[EstimateSet, list[str]]:
+    """An :class:`EstimateSet` of ``estimates`` (a set, one result, a saved record, or a
+    folder of saved records: a series), and each result's folder (empty when not a series)."""
     from latentbench._checks import as_path
     from latentbench.select import EstimateResult, EstimateSet
 
     if isinstance(estimates, EstimateSet):
-        return estimates
+        return estimates, []
     if isinstance(estimates, EstimateResult):
-        return EstimateSet(results=(estimates,), single=True)
-    return EstimateSet.read(as_path(estimates, "estimates"))
+        return EstimateSet(results=(estimates,), single=True), []
+    path = as_path(estimates, "estimates")
+    folders = [] if (path / "estimate.json").is_file() else series_folders(path)
+    if not folders:
+        return EstimateSet.read(path), []
+    sets = [EstimateSet.read(f) for f in folders]
+    merged = EstimateSet(
+        results=tuple(r for one in sets for r in one.results),
+        failures={
+            f"{f.name}/{model}": message
+            for f, one in zip(folders, sets, strict=True)
+            for model, message in one.failures.items()
+        },
+        not_estimated=tuple(
+            f"{f.name}/{model}"
+            for f, one in zip(folders, sets, strict=True)
+            for model in one.not_estimated
+        ),
+    )
+    return merged, [f.name for f, one in zip(folders, sets, strict=True) for _ in one.results]
 
 
 def _reference(result: EstimateResult) -> tuple[np.ndarray | None, str]:
@@ -73,20 +116,29 @@ def _reference(result: EstimateResult) -> tuple[np.ndarray | None, str]:
     return np.asarray(calibration.model_scores, dtype=float), ""
 
 
-def _items_table(results: tuple[EstimateResult, ...]) -> pd.DataFrame:
+def _labels(results: tuple[EstimateResult, ...], folders: list[str]) -> list[str]:
+    """Each result's name on the page: its model, or ``folder/model`` in a series whose
+    folders share a model name (lm-eval names every revision by its ``pretrained=``)."""
+    models = [r.model for r in results]
+    if not folders or len(set(models)) == len(models):
+        return models
+    return [f"{folder}/{model}" for folder, model in zip(folders, models, strict=True)]
+
+
+def _items_table(results: tuple[EstimateResult, ...], names: list[str]) -> pd.DataFrame:
     """Every model's items in the order asked: ``model``, ``order``, ``item``, ``answer``,
     ``probability`` (the draw's)."""
     frames = [
         pd.DataFrame(
             {
-                "model": r.model,
+                "model": name,
                 "order": np.arange(1, len(r.items) + 1),
                 "item": list(r.items),
                 "answer": list(r.answers),
                 "probability": list(r.probabilities) or np.nan,
             }
         )
-        for r in results
+        for name, r in zip(names, results, strict=True)
     ]
     columns = ["model", "order", "item", "answer", "probability"]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
@@ -128,7 +180,9 @@ def build_estimate_report(
     Parameters
     ----------
     estimates : EstimateSet, EstimateResult or path-like
-        The estimates, or an ``estimate.json`` / the directory holding one.
+        The estimates, or an ``estimate.json`` / the directory holding one, or a folder of
+        such directories (a series of checkpoints, ``estimate --out est/step3000``): drawn in
+        the natural order of their names (``step900`` before ``step1000``).
     path : path-like, optional
         Also write the page there.
     title : str, optional
@@ -144,7 +198,7 @@ def build_estimate_report(
         The HTML text.
     """
     refuse_existing(path, force)
-    record = _as_set(estimates)
+    record, folders = _as_set(estimates)
     results = record.results
     title = title or "latentbench estimate"
     section = _Section("estimate-summary", "Estimates")
@@ -152,43 +206,83 @@ def build_estimate_report(
         section.headline = "No model was estimated."
         section.findings += _not_estimated(record)
         return render_page([section], title, path)
+    names = _labels(results, folders)
     first = results[0]
-    ranked = sorted(results, key=lambda r: -r.score)
+    order = (  # a series in its folders' order; else the highest score first
+        list(range(len(results)))
+        if folders
+        else sorted(range(len(results)), key=lambda k: -results[k].score)
+    )
     if len(results) == 1:
-        section.headline = f"{first.model}: {first.summary()}."
+        section.headline = f"{names[0]}: {first.summary()}."
     else:
-        best = ranked[0]
-        lower, upper = outward(best.lower, best.upper)
-        section.headline = (
-            f"{len(results):,} models estimated against {first.n_ranked - 1:,} calibration "
-            f"models; highest: {best.model}, score {best.score:.3f} [{lower}, {upper}]."
+        best = max(range(len(results)), key=lambda k: results[k].score)
+        lower, upper = outward(results[best].lower, results[best].upper)
+        what = (
+            f"{len(results):,} estimates from {len(set(folders)):,} folders"
+            if folders
+            else f"{len(results):,} models estimated"
         )
-        for r in ranked[:top]:
-            section.findings.append({"text": f"{r.model}: {r.summary()}."})
+        section.headline = (
+            f"{what} against {first.n_ranked - 1:,} calibration models; highest: "
+            f"{names[best]}, score {results[best].score:.3f} [{lower}, {upper}]."
+        )
+        for k in order[:top]:
+            section.findings.append({"text": f"{names[k]}: {results[k].summary()}."})
     section.findings.append(
         {
             "text": f"Each interval is a {first.level:.0%} anytime-valid interval of the "
             "model's mean score over the benchmark's items, design-based: it holds whether or "
             "not the IRT model fits the new model (docs/estimate.md). The rank's range "
             "follows from it; theta restates it on the calibration's ability scale."
+            + (
+                " Two intervals that overlap do not show the models equal, nor do two apart "
+                "test their difference as well as `latentbench compare` on the same items."
+                if len(results) > 1
+                else ""
+            )
         }
     )
-    for r in results:
+    for name, r in zip(names, results, strict=True):
         for line in r.warnings:
-            prefix = f"{r.model}: " if len(results) > 1 else ""
+            prefix = f"{name}: " if len(results) > 1 else ""
             section.findings.append({"text": prefix + line, "note": True})
     section.findings += _not_estimated(record)
+    hashes = list(dict.fromkeys(r.calibration_hash for r in results))
     section.findings.append({"text": _provenance(first)})
-    reference, why = _reference(first)
+    if len(hashes) > 1:  # their ranks and abilities are on different references
+        section.findings.append(
+            {
+                "text": short_hashes(
+                    f"The estimates are against {len(hashes)} calibrations (SHA-256 "
+                    f"{', '.join(hashes[:3])}{', ...' if len(hashes) > 3 else ''}): their ranks "
+                    "and abilities are not comparable; their scores are, when the items are "
+                    "the same benchmark's."
+                ),
+                "note": True,
+            }
+        )
+        reference, why = None, "the calibration models are not drawn: there are several"
+    else:
+        reference, why = _reference(first)
     if why:
         section.findings.append({"text": why[:1].upper() + why[1:] + ".", "note": True})
     frame = record.to_frame()
-    shown = frame.sort_values("score", ascending=False, kind="stable")
+    if folders:  # the folder beside the model's own name
+        frame.insert(0, "folder", folders)
+    shown = frame.iloc[order]
+    drawn = shown.assign(model=[names[k] for k in order])
+    plotted = min(len(shown), _PLOTTED)
     figures = _Section(
         "estimate-figures",
         "Where each model would rank",
-        "Each new model's score and interval (the highest "
-        f"{min(len(shown), _PLOTTED)} by score)"
+        "Each new model's score and interval ("
+        + (
+            f"the first {plotted} folders, in order"
+            if folders
+            else f"the highest {plotted} by score"
+        )
+        + ")"
         + (
             "; ticks on the bottom row: the calibration models' scores over all items."
             if reference is not None
@@ -198,15 +292,15 @@ def build_estimate_report(
     figures.figures.append(
         {
             "png": _figure(
-                lambda ax: plots.plot_estimate_placement(shown.head(_PLOTTED), reference, ax),
-                size=(7.0, max(2.6, 1.2 + 0.32 * (min(len(shown), _PLOTTED) + 1))),
+                lambda ax: plots.plot_estimate_placement(drawn.head(_PLOTTED), reference, ax),
+                size=(7.0, max(2.6, 1.2 + 0.32 * (plotted + 1))),
             ),
             "alt": "each new model's score and interval"
             + (" among the calibration models' scores" if reference is not None else ""),
         }
     )
     tables = _Section("estimate-tables", "Tables")
-    table = shown.drop(columns=["calibration_hash", "warnings"])
+    table = shown.drop(columns=["warnings"] + (["calibration_hash"] if len(hashes) == 1 else []))
     for low, high in (("lower", "upper"), ("theta_lower", "theta_upper")):
         ends = [outward(a, b) for a, b in zip(table[low], table[high], strict=True)]
         table[low] = [float(a) for a, _ in ends]
@@ -215,8 +309,9 @@ def build_estimate_report(
         _table(
             table,
             name="estimates",
-            caption="The estimates (estimates.csv, which keeps every digit), highest score "
-            "first; interval ends rounded outward to 3 decimals, so that the interval shown "
+            caption="The estimates (estimates.csv, which keeps every digit), "
+            + ("in the folders' order" if folders else "highest score first")
+            + "; interval ends rounded outward to 3 decimals, so that the interval shown "
             "holds the one computed.",
             download=True,
             limit=top,
@@ -225,7 +320,7 @@ def build_estimate_report(
     )
     tables.tables.append(
         _table(
-            _items_table(results),
+            _items_table(results, names),
             name="estimate-items",
             caption="The items each model answered, in the order asked, with the probability "
             "of each draw (its weight in the estimate is 1 / (items x probability)).",

@@ -28,6 +28,7 @@ from latentbench._checks import (
 from latentbench._compat import TEXT
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import _tools_hint
+from latentbench.report._estimate import series_folders
 
 __all__ = ["MIN_REPORT_BOOTSTRAP", "Report", "report_from"]
 
@@ -197,8 +198,8 @@ def _kind(source: Path) -> _Kind:
                 "summary.json, which its report reads; expected the whole output of "
                 "`latentbench experiment --out DIR` (run it again to write it)"
             )
-        if (source / "estimate.json").is_file():
-            return "estimate"
+        if (source / "estimate.json").is_file() or series_folders(source):
+            return "estimate"  # one call's estimates, or a folder of them (a series)
         if (source / "compare.json").is_file():
             raise InputError(
                 f"{source} holds a comparison (compare.json), which has no report; expected "

@@ -610,6 +610,6 @@ def plot_estimate_placement(
     ax.set_yticks(ticks, labels, fontsize=8)
     ax.set_ylim(-0.8 if reference is not None else 0.4, n + 0.6)
     ax.set_xlabel("full-benchmark score (mean over items)")
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2,
+    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2,
               frameon=False)  # fmt: skip
     return ax
