@@ -38,8 +38,9 @@ def report(
     source: Path = typer.Argument(
         ...,
         help="A fit directory (latentbench fit --out DIR), an experiment directory "
-        "(latentbench experiment --out DIR), estimates (latentbench estimate --out DIR, or "
-        "its estimate.json), a responses file (fitted first), a "
+        "(latentbench experiment --out DIR), estimates (latentbench estimate --out DIR, its "
+        "estimate.json, or a folder of such directories), a comparison (latentbench compare "
+        "--out DIR), a responses file (fitted first), a "
         "selection run's directory or its selection.json (latentbench select replay) or a "
         "live-run store (.duckdb). A directory holding more than one reports the fit, else "
         "the experiment, and says so (pass DIR/selection.json for the selection).",

@@ -1,5 +1,6 @@
 """Figures and self-contained HTML reports for fits, selection runs and experiments."""
 
+from latentbench.report._compare import COMPARE_SECTIONS, build_compare_report
 from latentbench.report._estimate import ESTIMATE_SECTIONS, build_estimate_report
 from latentbench.report._estimate_experiment import (
     ESTIMATE_EXPERIMENT_SECTIONS,
@@ -27,12 +28,14 @@ from latentbench.report.plots import (
 )
 
 __all__ = [
+    "COMPARE_SECTIONS",
     "ESTIMATE_EXPERIMENT_SECTIONS",
     "ESTIMATE_SECTIONS",
     "EXPERIMENT_SECTIONS",
     "FIT_SECTIONS",
     "SELECTION_SECTIONS",
     "Report",
+    "build_compare_report",
     "build_estimate_experiment_report",
     "build_estimate_report",
     "build_experiment_report",

@@ -151,7 +151,14 @@ def _moved_copy(recorded: Path, directory: Path, sha256: str | None) -> Path | N
 
 
 _Kind = Literal[
-    "experiment", "estimate-experiment", "estimate", "fit", "selection", "store", "responses"
+    "experiment",
+    "estimate-experiment",
+    "estimate",
+    "compare",
+    "fit",
+    "selection",
+    "store",
+    "responses",
 ]
 
 
@@ -201,11 +208,7 @@ def _kind(source: Path) -> _Kind:
         if (source / "estimate.json").is_file() or series_folders(source):
             return "estimate"  # one call's estimates, or a folder of them (a series)
         if (source / "compare.json").is_file():
-            raise InputError(
-                f"{source} holds a comparison (compare.json), which has no report; expected "
-                "a fit directory, an estimate, an experiment directory, a selection (its "
-                "directory or its selection.json, or a store) or a responses file"
-            )
+            return "compare"
         if _tool_results(source):  # a harness's output folder, not a fit directory
             raise InputError(
                 f"{source} holds no fit.json but a tool's result files; expected a fit "
@@ -217,8 +220,8 @@ def _kind(source: Path) -> _Kind:
         raise InputError(f"{source} does not exist")
     suffix = source.suffix.lower()
     if suffix == ".json":
-        if source.name == "estimate.json":
-            return "estimate"
+        if source.name in ("estimate.json", "compare.json"):
+            return "estimate" if source.name == "estimate.json" else "compare"
         if not _json_has(source, "arms"):  # a tool's results (lm-eval, HELM, Inspect, ...)
             raise InputError(
                 f"{source} is not a selection.json (no 'arms'); expected the output of "
@@ -353,7 +356,7 @@ def report_from(
     source = as_path(source, "source")
     out = _destination(path)
     kind = _kind(source)
-    if kind in ("experiment", "estimate-experiment", "estimate"):
+    if kind in ("experiment", "estimate-experiment", "estimate", "compare"):
         given = {"responses": responses, "items": items, "selection": selection,
                  "run_id": run_id, "n_boot": n_boot or None,
                  "method": None if method == "items" else method,
@@ -533,19 +536,29 @@ def _experiment_page(
 ) -> Report:
     """The report of an experiment directory or of estimates, drawn from their own files: an
     option of a fit's report among ``given`` (None: not given) is refused."""
+    from latentbench.report._compare import build_compare_report
     from latentbench.report._estimate import build_estimate_report
     from latentbench.report._estimate_experiment import build_estimate_experiment_report
     from latentbench.report._experiment import build_experiment_report
 
     extra = [f"{name}={value}" for name, value in given.items() if value is not None]
     if extra:
-        raise InputError(
-            f"{extra[0]}: not an option of an experiment's report ({source} is an "
-            "experiment directory; its page is drawn from its own files)"
-            if kind != "estimate"
-            else f"{extra[0]}: not an option of an estimate's report ({source} holds "
-            "estimates; their page is drawn from estimate.json and its calibration)"
+        what = {
+            "estimate": "an estimate's report ({source} holds estimates; their page is drawn "
+            "from estimate.json and its calibration)",
+            "compare": "a comparison's report ({source} holds a comparison; its page is drawn "
+            "from compare.json)",
+        }.get(
+            kind,
+            "an experiment's report ({source} is an experiment directory; its page is drawn "
+            "from its own files)",
         )
+        raise InputError(f"{extra[0]}: not an option of " + what.format(source=source))
+    if kind == "compare":
+        name = source.parent.name if source.is_file() else source.name
+        title = title or f"latentbench compare: {name}"
+        html = build_compare_report(source, path=out, title=title, top=top, force=True)
+        return Report(html, out)
     if kind == "estimate":
         name = source.parent.name if source.is_file() else source.name
         title = title or f"latentbench estimate: {name}"

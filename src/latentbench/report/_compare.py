@@ -1,0 +1,147 @@
+"""The HTML page of a paired comparison of two models (``latentbench compare --out DIR``):
+the difference, its interval and verdict, and the items both answered."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from latentbench.report._blocks import (
+    _Section,
+    _table,
+    refuse_existing,
+    render_page,
+    short_hashes,
+)
+
+if TYPE_CHECKING:
+    from latentbench.select import CompareResult
+
+__all__ = ["COMPARE_SECTIONS", "build_compare_report"]
+
+COMPARE_SECTIONS = ("compare-summary", "compare-tables")
+"""Ids of the sections of a comparison's page."""
+
+
+def _verdict(result: CompareResult) -> dict[str, Any]:
+    """What the verdict means, in words: certified, equivalent or not certified (and then
+    what would decide it)."""
+    level = f"{result.level:.0%}"
+    if result.higher is not None:
+        lower = result.model_b if result.higher == result.model_a else result.model_a
+        return {
+            "text": f"{result.higher} is higher than {lower}: the {level} interval of the "
+            "difference excludes 0."
+        }
+    if result.stopped == "equivalent":
+        margin = result.options.get("margin")
+        return {
+            "text": f"Equivalent within ±{margin}: the {level} interval of the difference lies "
+            f"inside [-{margin}, +{margin}]."
+        }
+    return {
+        "text": f"Not certified: the {level} interval of the difference holds 0, so no "
+        "difference is detectable at this budget; the point difference does not rank the "
+        "two. A larger --budget (each item is answered by both) or --margin M (to certify "
+        "that they are within M) can decide it.",
+        "note": True,
+    }
+
+
+def _provenance(result: CompareResult) -> str:
+    """Where the comparison came from: the calibration, its hash and the options."""
+    options = result.options
+    keys = ("budget", "delta", "margin", "seed", "proposal")
+    chosen = [f"{k} {options[k]}" for k in keys if options.get(k) is not None]
+    text = (
+        f"Compared against calibration {result.calibration_source} (SHA-256 "
+        f"{result.calibration_hash})" + (f"; options: {', '.join(chosen)}" if chosen else "") + "."
+    )
+    return short_hashes(text)
+
+
+def build_compare_report(
+    comparison: CompareResult | str | os.PathLike[str],
+    *,
+    path: str | os.PathLike[str] | None = None,
+    title: str | None = None,
+    force: bool = False,
+    top: int = 100,
+) -> str:
+    """One self-contained HTML page of a paired comparison (``latentbench compare --out DIR``;
+    ``latentbench report DIR``).
+
+    Sections ``compare-summary`` (the line the command printed, what the interval guarantees
+    and what the verdict means, the warnings, the calibration and options) and
+    ``compare-tables`` (the items both models answered, in the order asked, with both answers
+    and each draw's probability).
+
+    Parameters
+    ----------
+    comparison : CompareResult or path-like
+        The comparison, or a ``compare.json`` / the directory holding one.
+    path : path-like, optional
+        Also write the page there.
+    title : str, optional
+        The page's title (default ``"latentbench compare"``).
+    force : bool, default False
+        Overwrite an existing ``path`` (refused otherwise, before any work).
+    top : int, default 100
+        Rows shown of the items table (the rest are in the page's CSV download);
+        ``report --top``.
+
+    Returns
+    -------
+    str
+        The HTML text.
+    """
+    refuse_existing(path, force)
+    from latentbench._checks import as_path
+    from latentbench.select import CompareResult
+
+    result = (
+        comparison
+        if isinstance(comparison, CompareResult)
+        else CompareResult.read(as_path(comparison, "comparison"))
+    )
+    section = _Section("compare-summary", "Comparison")
+    section.headline = f"{result.summary()}."
+    section.findings.append(
+        {
+            "text": f"The interval is a {result.level:.0%} anytime-valid interval of "
+            f"{result.model_a}'s mean score minus {result.model_b}'s over the benchmark's "
+            "items, from items both answered (paired), design-based: it holds whether or not "
+            "the IRT model fits either model (docs/estimate.md, Two models)."
+        }
+    )
+    section.findings.append(_verdict(result))
+    for line in result.warnings:
+        section.findings.append({"text": line, "note": True})
+    section.findings.append({"text": _provenance(result)})
+    items = pd.DataFrame(
+        {
+            "order": np.arange(1, len(result.items) + 1),
+            "item": list(result.items),
+            result.model_a: list(result.answers_a),
+            result.model_b: list(result.answers_b),
+            "probability": list(result.probabilities) or np.nan,
+        }
+    )
+    if result.model_a == result.model_b:  # two columns of one name would merge
+        items.columns = ["order", "item", "answer_a", "answer_b", "probability"]
+    tables = _Section("compare-tables", "Tables")
+    tables.tables.append(
+        _table(
+            items,
+            name="compare-items",
+            caption="The items both models answered, in the order asked, with each draw's "
+            "probability (its weight in the estimate is 1 / (items x probability)).",
+            download=True,
+            limit=top,
+            consistent=True,
+        )
+    )
+    return render_page([section, tables], title or "latentbench compare", path)

@@ -1,0 +1,69 @@
+"""The page of a paired comparison (``latentbench compare --out DIR``, then ``latentbench
+report DIR``): refused before ("holds a comparison, which has no report")."""
+
+from __future__ import annotations
+
+import html as markup
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from latentbench import select
+from latentbench.cli import _register, app
+from latentbench.report import COMPARE_SECTIONS, build_compare_report
+
+runner = CliRunner()
+_register()
+HOSTILE = "<b>m</b>"
+
+
+def _text(page: str) -> str:
+    return markup.unescape(" ".join(re.sub(r"<[^>]+>", " ", page).split()))
+
+
+@pytest.fixture(scope="module")
+def calibration(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    theta, b = np.linspace(-2, 2, 20), rng.normal(size=150)
+    p = 1 / (1 + np.exp(-(theta[:, None] + b)))
+    wide = pd.DataFrame(
+        (rng.random(p.shape) < p).astype(float),
+        index=[f"m{i}" for i in range(20)],
+        columns=[f"q{j}" for j in range(150)],
+    )
+    path = tmp_path_factory.mktemp("cmp") / "calibration.parquet"
+    wide.rename_axis("model").reset_index().to_parquet(path)
+    return path, wide
+
+
+def test_a_certified_comparison_and_the_command(calibration, tmp_path):
+    path, wide = calibration
+    strong, weak = wide.loc["m19"].rename(HOSTILE), wide.loc["m0"].rename("weak")
+    result = select.compare(str(path), strong, weak, budget=150)
+    assert result.higher == HOSTILE
+    result.save(tmp_path / "cmp")
+    out = tmp_path / "page.html"
+    outcome = runner.invoke(app, ["report", str(tmp_path / "cmp"), "--out", str(out), "-q"])
+    assert outcome.exit_code == 0, outcome.output
+    page = out.read_text()
+    assert re.findall(r'<section[^>]* id="([^"]+)"', page) == list(COMPARE_SECTIONS)
+    text = _text(page)
+    assert result.summary() in text
+    assert f"{HOSTILE} is higher than weak: the 95% interval of the difference excludes 0" in text
+    assert "<b>m</b>" not in page and "&lt;b&gt;m&lt;/b&gt;" in page  # escaped
+    assert f"SHA-256 {result.calibration_hash[:12]}" in text
+    rows = page.split('id="compare-tables"')[1].count("<tr") - 1
+    assert rows == min(result.n_evaluated, 30)  # report --top's default
+
+
+def test_a_comparison_not_certified_says_what_would_decide_it(calibration):
+    path, wide = calibration
+    a, b = wide.loc["m10"].rename("a"), wide.loc["m11"].rename("b")
+    result = select.compare(str(path), a, b, budget=10)
+    assert result.higher is None
+    text = _text(build_compare_report(result))
+    assert "Not certified: the 95% interval of the difference holds 0" in text
+    assert "the point difference does not rank the two" in text and "--margin M" in text
