@@ -202,3 +202,60 @@ def test_a_short_placeholder_key_is_redacted_where_it_stands_alone_not_inside_wo
     assert _redact("ab_c \u00e9ab ab", "ab") == "ab_c \u00e9ab ***"
     key = "sk-abcdef123456"
     assert "abcdef" not in _redact(f"echo {key[:9]}... truncated", key)
+
+
+_LM_EVAL = (
+    '[items]\npath = "items.jsonl"\n[scorer]\nkind = "exact_match"\n[oracle]\n'
+    'kind = "lm-eval"\ntask = "t"\nsamples_dir = "out"\nplan_dir = "plans"\n{oracle}'
+    '[[models]]\nname = "a"\nlm_eval_model = "m-a"\nmodel_args = {args}\n'
+)
+SECRET = "sk-SECRETabc123DEF456"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("model_args", f"model=m-a,base_url=https://user:{SECRET}@api.example.com/v1"),
+        ("model_args", f"model=m-a,base_url=https://{SECRET}@api.example.com/v1"),
+        ("model_args", f"model=m-a,api_key={SECRET}"),
+        ("model_args", f"pretrained=org/m,token={SECRET}"),
+        ("model_args", f"model=m-a,header={{'Authorization': 'Bearer {SECRET}'}}"),
+        ("extra_args", f"--apply_chat_template --hf_hub_log_args token={SECRET}"),
+        ("command", f"env OPENAI_API_KEY={SECRET} lm_eval"),
+        ("command", f"lm_eval --model_args base_url=http://u:{SECRET}@127.0.0.1:8000/v1"),
+    ],
+)
+def test_a_key_in_the_harness_arguments_is_refused_and_never_stored(tmp_path, field, value):
+    """``model_args``, ``extra_args`` and ``command`` went into the stored run configuration
+    (``selection_runs.config``), the printed plan command and the progress output: a key
+    written there (lm-eval's ``api_key=``, a ``base_url`` with a password, an ``Authorization``
+    header, ``OPENAI_API_KEY=...``) was kept in the store, although ``[[models]] base_url``
+    with credentials and ``api_key`` are refused. lm-eval reads its key from the environment."""
+    from latentbench.select.live import LiveConfig
+
+    (tmp_path / "items.jsonl").write_text('{"id": "1"}\n')
+    oracle = f"{field} = {json.dumps(value)}\n" if field != "model_args" else ""
+    args = json.dumps(value if field == "model_args" else "model=m-a")
+    config = tmp_path / "run.toml"
+    config.write_text(_LM_EVAL.format(oracle=oracle, args=args))
+    with pytest.raises(InputError, match=rf"{field} holds .*not shown.*environment") as info:
+        LiveConfig.from_toml(config)
+    for piece in _fragments(SECRET):
+        assert piece not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "pretrained=org/m,add_bos_token=True,use_auth_token=True,trust_remote_code=True",
+        "model=m-a,base_url=http://127.0.0.1:8000/v1/chat/completions,tokenizer_backend=None",
+        "model=m-a,max_tokens=256,tokenized_requests=False,num_concurrent=4",
+    ],
+)
+def test_harness_arguments_without_a_key_are_kept(tmp_path, args):
+    from latentbench.select.live import LiveConfig
+
+    (tmp_path / "items.jsonl").write_text('{"id": "1"}\n')
+    config = tmp_path / "run.toml"
+    config.write_text(_LM_EVAL.format(oracle="", args=json.dumps(args)))
+    assert LiveConfig.from_toml(config).models[0].model_args == args

@@ -143,6 +143,45 @@ def _check_base_url(url: str, label: str) -> None:
         )
 
 
+_USERINFO = re.compile(r"[a-z][a-z0-9+.\-]*://[^/\s?#@,'\"]*@", re.I)
+"""A URL with a user name or password (``https://user:key@host``) inside a longer text."""
+
+_ASSIGNMENT = re.compile(r"(?:^|[\s,{'\"])-{0,2}([A-Za-z_][\w.\-]*)\s*=\s*([^\s,]*)")
+"""``name=value`` in a harness argument (``api_key=sk-...``, ``OPENAI_API_KEY=sk-...``)."""
+
+_SECRET_ARGUMENT = re.compile(
+    r"(^|[_.\-])(api[_\-]?key|apikey|key|token|secret|password|passwd|pwd|credentials?)$", re.I
+)
+"""An argument named like a key (``api_key``, ``HF_TOKEN``; not ``add_bos_token=True``'s flag
+nor ``max_tokens``, whose values are not secrets)."""
+
+_FLAG_VALUES = {"", "true", "false", "none", "null", "0", "1", "yes", "no"}
+
+
+def _check_harness_argument(text: str, label: str, name: str) -> None:
+    """Refuse a key written into a harness argument (``model_args``, ``extra_args``,
+    ``command``): they are stored with the run's options and printed in its plan command,
+    as a ``base_url``'s credentials would be; the value is never shown."""
+    where = ""
+    if _USERINFO.search(text):
+        where = "a URL with a user name or password"
+    elif re.search(r"authorization|bearer\s", text, re.I):
+        where = "an Authorization header"
+    else:
+        for match in _ASSIGNMENT.finditer(text):
+            argument, value = match.group(1), match.group(2).strip("'\"")
+            if _SECRET_ARGUMENT.search(argument) and value.lower() not in _FLAG_VALUES:
+                where = f"a value for {argument!r}"
+                break
+    if where:
+        raise InputError(
+            f"{label}: {name} holds {where} (the value is not shown and is not stored); "
+            "expected no credentials in the configuration: it is stored with the run and "
+            "printed in its plan. Put the key in the environment, where the harness reads it "
+            "(lm-eval's API backends: OPENAI_API_KEY)"
+        )
+
+
 def _models(raw: object, where: str, info: OracleInfo) -> tuple[ModelOptions, ...]:
     if not isinstance(raw, list) or not raw:
         raise InputError(f"{where}: no [[models]]; expected at least one model table")
@@ -156,6 +195,8 @@ def _models(raw: object, where: str, info: OracleInfo) -> tuple[ModelOptions, ..
             )
         if isinstance(entry, dict) and isinstance(entry.get("base_url"), str):
             _check_base_url(entry["base_url"], label)
+        if isinstance(entry, dict) and isinstance(entry.get("model_args"), str):
+            _check_harness_argument(entry["model_args"], label, "model_args")
         model = load_section(ModelOptions, entry, label)
         if any(m.name == model.name for m in models):
             raise InputError(f"{label}: name {model.name!r} repeats; expected unique names")
@@ -250,6 +291,9 @@ class LiveConfig:
         kind = oracle_raw.get("kind", OracleOptions.kind) if isinstance(oracle_raw, dict) else ""
         info = get_oracle(kind, f"{where}: [oracle]")
         oracle = load_section(info.options, oracle_raw, f"{where}: [oracle] (kind={kind!r})")
+        for name in ("command", "extra_args"):
+            if isinstance(getattr(oracle, name, None), str):
+                _check_harness_argument(getattr(oracle, name), f"{where}: [oracle]", name)
         resolved = {
             f.name: str(_at(base, getattr(oracle, f.name)))
             for f in dataclasses.fields(oracle)
