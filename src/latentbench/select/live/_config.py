@@ -113,7 +113,14 @@ def canonical_identity(identity: dict[str, Any]) -> dict[str, Any]:
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 """A ``run_id``: a plain name (no path separators, no leading dot, no control characters)."""
 
-_SECRET_QUERY = re.compile(r"(key|token|secret|password|passwd|auth|signature|sig)", re.I)
+_SECRET_QUERY = re.compile(
+    r"(key|token|secret|password|passwd|auth|signature|sig)|^code$", re.I
+)  # ?code= is Azure Functions' key
+
+
+_HOST = re.compile(r"(localhost|[a-z0-9-]+(\.[a-z0-9-]+)+)(:\d+)?(/\S*)?$")
+"""A host (a dotted lower-case name or ``localhost``, an optional port and path) written
+without its scheme (``127.0.0.1:8000/v1``), which a key is not."""
 
 
 def _check_base_url(url: str, label: str) -> None:
@@ -123,6 +130,7 @@ def _check_base_url(url: str, label: str) -> None:
         parts = urllib.parse.urlsplit(url)
         userinfo = parts.username is not None or parts.password is not None
         query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+        query += urllib.parse.parse_qsl(parts.fragment, keep_blank_values=True)  # #access_token=
     except ValueError:
         raise InputError(
             f"{label}: base_url is not a URL (the value is not shown: it may hold a key); "
@@ -130,8 +138,17 @@ def _check_base_url(url: str, label: str) -> None:
         ) from None
     secret = [name for name, _ in query if _SECRET_QUERY.search(name)]
     if not (userinfo or secret) and parts.scheme not in ("http", "https"):
+        # a URL, or a host without its scheme, is quoted; another value may be a key pasted
+        # in the wrong field
+        if "://" in url or _HOST.match(url):
+            said = f"base_url = {url!r}"
+        else:
+            said = (
+                "base_url is not a URL (the value is not shown: it may be a key, which goes in "
+                "an environment variable named with api_key_env)"
+            )
         raise InputError(
-            f"{label}: base_url = {url!r}; expected an http:// or https:// URL such as "
+            f"{label}: {said}; expected an http:// or https:// URL such as "
             "'https://api.example.com/v1'"
         )
     if userinfo or secret:
