@@ -259,3 +259,34 @@ def test_harness_arguments_without_a_key_are_kept(tmp_path, args):
     config = tmp_path / "run.toml"
     config.write_text(_LM_EVAL.format(oracle="", args=json.dumps(args)))
     assert LiveConfig.from_toml(config).models[0].model_args == args
+
+
+def test_a_python_oracles_error_quoting_a_key_from_the_environment_is_redacted(monkeypatch):
+    """A ``python`` oracle's function calls an API with a key from the environment; its
+    exception (``requests``' "400 Client Error for url: ...?key=AIza...", Gemini's key in the
+    query) or a text it returned was stored and printed whole as the cell's error. The
+    values of variables named like ``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*`` are
+    redacted as the lm-eval bridge redacts its harness's output."""
+    import numpy as np
+
+    from latentbench.select.oracles import CallableOracle
+
+    secret = "AIzaSy-SECRET-0123456789abcdef"
+    monkeypatch.setenv("GEMINI_API_KEY", secret)
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "false")  # a flag, not a key: left as it is
+
+    def raising(model, items):
+        url = f"https://generativelanguage.googleapis.com/v1/m:generate?key={secret}"
+        raise RuntimeError(f"400 Client Error: Bad Request for url: {url} (false)")
+
+    def texting(model, items):
+        return [f"error: bad key {secret[:-2]}"] * len(items)
+
+    for score, said in ((raising, "RuntimeError: 400 Client Error"), (texting, "returned text")):
+        oracle = CallableOracle(score, ["m"], ["a", "b"])
+        errors = [cell.error for cell in oracle.evaluate_cells(0, np.arange(2))]
+        for error in errors:
+            assert said in error and "***" in error, error
+            for piece in _fragments(secret):
+                assert piece not in error, (piece, error)
+            assert score is texting or error.endswith("(false)"), error  # the flag is kept
