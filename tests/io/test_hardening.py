@@ -296,3 +296,69 @@ def test_a_per_task_choice_is_refused_where_every_row_has_one_metric(tmp_path):
     with pytest.raises(InputError, match="takes one metric name for all its rows") as err:
         read_results("table", path, metric={"t": "acc"})
     assert cli_spelling(str(err.value)).startswith("--metric t=acc: source 'table'")
+
+
+_BIG = "1" + "0" * 5000  # past Python's 4,300-digit limit on reading an integer
+_DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize("value", [_BIG, _DEEP], ids=["5001-digit integer", "100000 levels"])
+def test_a_json_or_toml_file_built_to_exhaust_the_parser_is_a_clean_error(tmp_path, value):
+    """Files made by others (a samples log, a colleague's fit directory or selection.json,
+    an items file): a 5,001-digit integer raised a bare ValueError ("use
+    sys.set_int_max_str_digits()"), and a value nested 100,000 levels deep a RecursionError,
+    as tracebacks. Each is now an InputError naming the file."""
+    import json
+
+    from latentbench.io import load_items
+    from latentbench.irt import IRTResult, TwoPL
+    from latentbench.select import SelectionRecord, replay
+    from latentbench.select.live import LiveConfig
+    from latentbench.synthetic import simulate_2pl
+
+    samples = tmp_path / "lm" / "org__m" / "samples_arc_easy_2024-05-01T12-30-45.123456.jsonl"
+    samples.parent.mkdir(parents=True)
+    samples.write_text(f'{{"doc_id": 0, "filter": "none", "metrics": ["acc"], "acc": {value}}}\n')
+    items = tmp_path / "items.jsonl"
+    items.write_text(f'{{"id": "a", "prompt": "p", "answer": {value}}}\n')
+    config = tmp_path / "run.toml"
+    config.write_text(f"[run]\nseed = {value}\n")
+
+    matrix = simulate_2pl(12, 20, random_state=0).matrix
+    fit = tmp_path / "fit"
+    TwoPL().fit(matrix).save(fit, matrix)
+    text = (fit / "fit.json").read_text().rstrip()
+    (fit / "fit.json").write_text(text[:-1] + f', "extra": {value}}}')
+    selection = tmp_path / "selection.json"
+    replay(matrix, no_history=True, budget=40).to_json(selection)
+    record = json.dumps(json.loads(selection.read_text()))
+    selection.write_text(record[:-1] + f', "extra": {value}}}')
+
+    readers = {
+        "samples_arc_easy": lambda: read_results("lm-eval", samples.parent.parent),
+        "items.jsonl": lambda: load_items(items),
+        "run.toml": lambda: LiveConfig.from_toml(config),
+        "fit.json": lambda: IRTResult.load(fit),
+        "selection.json": lambda: SelectionRecord.read_json(selection),
+    }
+    # the records an estimate, a compare and an experiment write (a colleague's folder)
+    from latentbench.select import CompareResult, EstimateExperiment, EstimateSet, ExperimentRecord
+
+    for name, reader in (
+        ("estimate.json", EstimateSet.read),
+        ("compare.json", CompareResult.read),
+        ("summary.json", ExperimentRecord.read),
+    ):
+        folder = tmp_path / name.split(".")[0]
+        folder.mkdir()
+        (folder / name).write_text(f'{{"extra": {value}}}')
+        for other in ("curves.csv", "runs.csv", "summary.csv"):
+            (folder / other).write_text("x\n1\n")
+        readers[name] = lambda reader=reader, folder=folder: reader(folder)
+    readers["summary.json "] = lambda: EstimateExperiment.read(tmp_path / "summary")
+    for name, read in readers.items():
+        with pytest.raises(InputError) as info:
+            read()
+        said = str(info.value)
+        assert name.strip() in said or "fit" in said, (name, said)
+        assert "set_int_max_str_digits" not in said, said

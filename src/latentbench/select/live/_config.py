@@ -51,6 +51,11 @@ def _read_toml(file: Path) -> dict[str, Any]:
         return tomllib.loads(file.read_text(encoding="utf-8-sig"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{file}: not valid TOML ({exc})") from None
+    except (ValueError, RecursionError) as exc:  # a huge integer, an array nested too deeply
+        what = "nested too deeply" if isinstance(exc, RecursionError) else "an integer too long"
+        raise InputError(
+            f"{file}: not valid TOML ({what}); expected a configuration of ordinary size"
+        ) from None
 
 
 def _free_table(
