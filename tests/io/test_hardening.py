@@ -362,3 +362,35 @@ def test_a_json_or_toml_file_built_to_exhaust_the_parser_is_a_clean_error(tmp_pa
         said = str(info.value)
         assert name.strip() in said or "fit" in said, (name, said)
         assert "set_int_max_str_digits" not in said, said
+
+
+def test_an_inspect_log_member_that_unpacks_past_the_limit_is_refused_before_unpacking(
+    tmp_path, monkeypatch
+):
+    """An ``.eval`` log is a zip: a member of a few kilobytes can unpack to gigabytes (a zip
+    bomb among a leaderboard's downloaded logs), which ``archive.read`` unpacked whole into
+    memory. A member whose declared size passes the limit (1 GiB; lowered here) is refused,
+    naming the log, the member and both sizes, before anything is unpacked."""
+    import json
+    import zipfile
+
+    from latentbench.io.formats import _inspect
+
+    path = tmp_path / "bomb.eval"
+    sample = {"id": 1, "epoch": 1, "scores": {"s": {"value": "C"}}, "pad": "0" * 100_000}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", json.dumps({"eval": {"task": "t", "model": "m"}}))
+        archive.writestr("samples/1_epoch_1.json", json.dumps(sample))
+    assert path.stat().st_size < 5_000  # what the download looked like
+    monkeypatch.setattr(_inspect, "MAX_MEMBER_BYTES", 50_000)
+    unpacked = []
+    original = zipfile.ZipFile.read
+    monkeypatch.setattr(
+        zipfile.ZipFile,
+        "read",
+        lambda self, name, *a: unpacked.append(name) or original(self, name, *a),
+    )
+    with pytest.raises(InputError, match=r"bomb\.eval: member samples/1_epoch_1\.json unpacks to "
+                       r"100,\d{3} bytes, more than 50,000"):  # fmt: skip
+        read_results("inspect", path)
+    assert "samples/1_epoch_1.json" not in unpacked

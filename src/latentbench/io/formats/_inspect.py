@@ -55,9 +55,23 @@ def is_zip(path: Path) -> bool:
 _ZSTD = 93
 
 
+MAX_MEMBER_BYTES = 1 << 30
+"""Most bytes one ``.eval`` member may unpack to (1 GiB; an Inspect sample is far smaller):
+a zip bomb among downloaded logs is refused before it is unpacked into memory."""
+
+
 def _member(archive: zipfile.ZipFile, path: Path, member: str) -> bytes:
-    """The bytes of one member; zstd needs ``zipfile-zstd`` (an ``inspect_ai`` dependency)."""
-    if archive.getinfo(member).compress_type == _ZSTD:
+    """The bytes of one member; zstd needs ``zipfile-zstd`` (an ``inspect_ai`` dependency).
+    A member declared larger than :data:`MAX_MEMBER_BYTES` is refused unread (zipfile stops
+    unpacking at the declared size, so the declaration bounds the memory)."""
+    info = archive.getinfo(member)
+    if info.file_size > MAX_MEMBER_BYTES:
+        raise InputError(
+            f"{path}: member {member} unpacks to {info.file_size:,} bytes, more than "
+            f"{MAX_MEMBER_BYTES:,} ({info.compress_size:,} packed); expected an Inspect log "
+            "of ordinary size (a damaged or hostile archive?)"
+        )
+    if info.compress_type == _ZSTD:
         try:
             import zipfile_zstd  # noqa: F401  (registers zstd with zipfile)
         except ImportError:
