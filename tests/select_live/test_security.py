@@ -290,3 +290,38 @@ def test_a_python_oracles_error_quoting_a_key_from_the_environment_is_redacted(m
             for piece in _fragments(secret):
                 assert piece not in error, (piece, error)
             assert score is texting or error.endswith("(false)"), error  # the flag is kept
+
+
+_CRASH = """
+import sys
+from latentbench.cli import _register, app
+_register()
+
+@app.command("crash-for-test")
+def crash() -> None:
+    key = "sk-LOCAL-SECRET-4242"  # what a live run's request frames hold (key, headers)
+    headers = {"Authorization": "Bearer " + key}
+    raise RuntimeError("unexpected")
+
+sys.argv = ["latentbench", "crash-for-test"]
+app()
+"""
+
+
+def test_an_unexpected_crash_prints_no_local_variables(tmp_path):
+    """The traceback of a bug (an exception no check turned into an ``error:`` line) was drawn
+    by typer with each frame's local variables under typer 0.15.4 (``typer>=0.15.4`` is
+    allowed; later versions default to off): the request frames of a live run hold the API
+    key and its ``Authorization`` header. The CLI turns that off whatever the version."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("_TYPER")}
+    env["COLUMNS"] = "200"
+    done = subprocess.run(
+        [sys.executable, "-c", _CRASH], capture_output=True, text=True, env=env, timeout=120
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode != 0 and "RuntimeError" in output, output
+    assert "LOCAL-SECRET" not in output, output
