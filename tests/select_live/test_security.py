@@ -250,6 +250,7 @@ def test_a_key_in_the_harness_arguments_is_refused_and_never_stored(tmp_path, fi
         "pretrained=org/m,add_bos_token=True,use_auth_token=True,trust_remote_code=True",
         "model=m-a,base_url=http://127.0.0.1:8000/v1/chat/completions,tokenizer_backend=None",
         "model=m-a,max_tokens=256,tokenized_requests=False,num_concurrent=4",
+        "model=authorization-bearer_bonds-qa",  # words, not a header
     ],
 )
 def test_harness_arguments_without_a_key_are_kept(tmp_path, args):

@@ -187,7 +187,7 @@ def _check_harness_argument(text: str, label: str, name: str) -> None:
     where = ""
     if _USERINFO.search(text):
         where = "a URL with a user name or password"
-    elif re.search(r"authorization|bearer\s", text, re.I):
+    elif re.search(r"authorization['\"]?\s*[:=]|\bbearer\s+\S", text, re.I):
         where = "an Authorization header"
     else:
         for match in _ASSIGNMENT.finditer(text):
