@@ -394,3 +394,24 @@ def test_an_inspect_log_member_that_unpacks_past_the_limit_is_refused_before_unp
                        r"100,\d{3} bytes, more than 50,000"):  # fmt: skip
         read_results("inspect", path)
     assert "samples/1_epoch_1.json" not in unpacked
+
+
+@pytest.mark.parametrize(
+    ("doc", "shown"),
+    [("NaN", "nan"), ("Infinity", "inf"), ("1.5", "1.5"), ("2.0", "2.0"), ("true", "True"),
+     ("null", "None"), ("[1]", r"\[1\]")],
+)  # fmt: skip
+def test_an_lm_eval_doc_id_that_is_not_an_integer_is_refused(tmp_path, doc, shown):
+    """lm-eval writes each ``doc_id`` as an integer. ``NaN``, ``Infinity`` (literals Python's
+    JSON parser accepts), ``2.0`` or ``true`` were stored as items ``nan``, ``inf``, ``2.0``,
+    ``True``: ids no calibration holds (``2.0`` is not ``2``), silently."""
+    folder = tmp_path / "lm" / "org__m"
+    folder.mkdir(parents=True)
+    line = '{{"doc_id": {}, "filter": "none", "metrics": ["acc"], "acc": 1.0}}\n'
+    (folder / "samples_arc_easy_2024-05-01T12-30-45.123456.jsonl").write_text(
+        line.format(0) + line.format(doc)
+    )
+    with pytest.raises(
+        InputError, match=rf"samples_arc_easy_.*\.jsonl:2: field 'doc_id' is {shown}; expected an"
+    ):
+        read_results("lm-eval", tmp_path / "lm")
