@@ -415,3 +415,23 @@ def test_an_lm_eval_doc_id_that_is_not_an_integer_is_refused(tmp_path, doc, show
         InputError, match=rf"samples_arc_easy_.*\.jsonl:2: field 'doc_id' is {shown}; expected an"
     ):
         read_results("lm-eval", tmp_path / "lm")
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(float("nan"), "nan"), (float("inf"), "inf"), (1.5, "1.5"), (True, "True"), (None, "None")],
+)
+def test_an_inspect_sample_id_that_is_not_an_integer_or_text_is_refused(tmp_path, value, shown):
+    """Inspect writes a sample ``id`` as an integer or a string; ``NaN`` (a literal Python's
+    JSON parser reads), ``1.5``, ``true`` or ``null`` were stored as items ``nan``, ``1.5``,
+    ``True``, ``None``."""
+    import json
+    from pathlib import Path
+
+    source = Path(__file__).parents[1] / "data" / "formats" / "inspect" / "logs"
+    log = json.loads((source / "2025-02-02T09-00-00_theory-of-mind_openai.json").read_text())
+    log["samples"][0]["id"] = value
+    path = tmp_path / "2025-02-02T09-00-00_theory-of-mind_openai.json"
+    path.write_text(json.dumps(log))
+    with pytest.raises(InputError, match=rf"field 'id' is {shown}; expected an integer or"):
+        read_results("inspect", path, filter="match")

@@ -297,6 +297,13 @@ def _sample_epoch(sample: dict[str, Any], loc: str) -> int:
     """The sample's epoch (from 1), once its ``id`` and ``epoch`` are checked."""
     if "id" not in sample:
         raise InputError(f"{loc}: field 'id' is missing; expected an EvalSample")
+    ident = sample["id"]
+    if isinstance(ident, bool) or not isinstance(ident, (int, str)):
+        # NaN, Infinity (literals Python's JSON reads), 1.5, null: items no other log holds
+        raise InputError(
+            f"{loc}: field 'id' is {ident!r}; expected an integer or a string, as Inspect "
+            "writes a sample id"
+        )
     epoch = sample.get("epoch", 1)
     if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 1:
         raise InputError(f"{loc}: field 'epoch': value {epoch!r}; expected an integer >= 1")
