@@ -14,7 +14,15 @@ import numpy as np
 
 from latentbench.exceptions import InputError
 
-__all__ = ["as_path", "check_flag", "check_seed", "is_integer", "is_number", "user_stacklevel"]
+__all__ = [
+    "as_path",
+    "check_flag",
+    "check_seed",
+    "is_integer",
+    "is_number",
+    "json_problem",
+    "user_stacklevel",
+]
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -112,3 +120,19 @@ def check_jobs(value: object, name: str = "n_jobs", *, none_ok: bool = False) ->
     ):
         raise InputError(f"{name}={value!r}; expected -1 (all cores) or an integer >= 1")
     return int(value)
+
+
+def json_problem(exc: BaseException) -> str:
+    """What is wrong with a JSON text whose ``json.loads`` raised ``exc``: the syntax error or
+    the undecodable byte as Python says it, or, for a file built to exhaust the parser (a
+    value nested thousands of levels deep: ``RecursionError``; an integer past Python's
+    digit limit: a bare ``ValueError`` whose text tells to raise the limit), what it holds."""
+    import json
+
+    if isinstance(exc, RecursionError):
+        return "nested too deeply for Python's JSON parser"
+    if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)) or not isinstance(
+        exc, ValueError
+    ):
+        return str(exc)
+    return f"an integer of more than {sys.get_int_max_str_digits() or 4300:,} digits"

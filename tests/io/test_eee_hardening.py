@@ -241,6 +241,33 @@ def test_export_eee_writes_nothing_outside_out_and_loses_nothing(tmp_path, model
         pd.testing.assert_frame_equal(copy.long(), original)
 
 
+_WINDOWS_DEVICES = {"con", "prn", "aux", "nul"} | {
+    f"{d}{k}" for d in ("com", "lpt") for k in range(1, 10)
+}
+
+
+def test_export_eee_folder_names_are_portable_to_windows(tmp_path):
+    """An EEE export is shared (a dataset repository others clone): a folder named after a
+    model or benchmark called ``CON``, ``nul.x`` or ``lpt1``, or ending in a dot, cannot be
+    created on Windows, and a clone of a repository holding one fails there."""
+    work = tmp_path / "work"
+    work.mkdir()
+    models = ["CON", "org/nul.json", "com1", "dev/LPT9.x", "m.", "Aux..", "ok"]
+    original = _store_with(work / "a.duckdb", models, "prn")
+    out = work / "out"
+    outcome = runner.invoke(
+        app, ["export", str(out), "--store", str(work / "a.duckdb"), "--format", "eee"]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    for path in out.rglob("*"):
+        name = path.name
+        assert name.split(".")[0].lower() not in _WINDOWS_DEVICES, path.relative_to(out)
+        assert not name.endswith((".", " ")), path.relative_to(out)
+    frame, report = read_results("eee", out)
+    assert report.rows == len(original)
+    assert set(frame["model"]) == set(models)
+
+
 # ------------------------------------------------------------------ item 7: no partial output
 def test_a_failed_eee_export_leaves_nothing(tmp_path, monkeypatch):
     original = _store_with(tmp_path / "a.duckdb", [f"org/m{k}" for k in range(8)], "b")

@@ -296,3 +296,142 @@ def test_a_per_task_choice_is_refused_where_every_row_has_one_metric(tmp_path):
     with pytest.raises(InputError, match="takes one metric name for all its rows") as err:
         read_results("table", path, metric={"t": "acc"})
     assert cli_spelling(str(err.value)).startswith("--metric t=acc: source 'table'")
+
+
+_BIG = "1" + "0" * 5000  # past Python's 4,300-digit limit on reading an integer
+_DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize("value", [_BIG, _DEEP], ids=["5001-digit integer", "100000 levels"])
+def test_a_json_or_toml_file_built_to_exhaust_the_parser_is_a_clean_error(tmp_path, value):
+    """Files made by others (a samples log, a colleague's fit directory or selection.json,
+    an items file): a 5,001-digit integer raised a bare ValueError ("use
+    sys.set_int_max_str_digits()"), and a value nested 100,000 levels deep a RecursionError,
+    as tracebacks. Each is now an InputError naming the file."""
+    import json
+
+    from latentbench.io import load_items
+    from latentbench.irt import IRTResult, TwoPL
+    from latentbench.select import SelectionRecord, replay
+    from latentbench.select.live import LiveConfig
+    from latentbench.synthetic import simulate_2pl
+
+    samples = tmp_path / "lm" / "org__m" / "samples_arc_easy_2024-05-01T12-30-45.123456.jsonl"
+    samples.parent.mkdir(parents=True)
+    samples.write_text(f'{{"doc_id": 0, "filter": "none", "metrics": ["acc"], "acc": {value}}}\n')
+    items = tmp_path / "items.jsonl"
+    items.write_text(f'{{"id": "a", "prompt": "p", "answer": {value}}}\n')
+    config = tmp_path / "run.toml"
+    config.write_text(f"[run]\nseed = {value}\n")
+
+    matrix = simulate_2pl(12, 20, random_state=0).matrix
+    fit = tmp_path / "fit"
+    TwoPL().fit(matrix).save(fit, matrix)
+    text = (fit / "fit.json").read_text().rstrip()
+    (fit / "fit.json").write_text(text[:-1] + f', "extra": {value}}}')
+    selection = tmp_path / "selection.json"
+    replay(matrix, no_history=True, budget=40).to_json(selection)
+    record = json.dumps(json.loads(selection.read_text()))
+    selection.write_text(record[:-1] + f', "extra": {value}}}')
+
+    readers = {
+        "samples_arc_easy": lambda: read_results("lm-eval", samples.parent.parent),
+        "items.jsonl": lambda: load_items(items),
+        "run.toml": lambda: LiveConfig.from_toml(config),
+        "fit.json": lambda: IRTResult.load(fit),
+        "selection.json": lambda: SelectionRecord.read_json(selection),
+    }
+    # the records an estimate, a compare and an experiment write (a colleague's folder)
+    from latentbench.select import CompareResult, EstimateExperiment, EstimateSet, ExperimentRecord
+
+    for name, reader in (
+        ("estimate.json", EstimateSet.read),
+        ("compare.json", CompareResult.read),
+        ("summary.json", ExperimentRecord.read),
+    ):
+        folder = tmp_path / name.split(".")[0]
+        folder.mkdir()
+        (folder / name).write_text(f'{{"extra": {value}}}')
+        for other in ("curves.csv", "runs.csv", "summary.csv"):
+            (folder / other).write_text("x\n1\n")
+        readers[name] = lambda reader=reader, folder=folder: reader(folder)
+    readers["summary.json "] = lambda: EstimateExperiment.read(tmp_path / "summary")
+    for name, read in readers.items():
+        with pytest.raises(InputError) as info:
+            read()
+        said = str(info.value)
+        assert name.strip() in said or "fit" in said, (name, said)
+        assert "set_int_max_str_digits" not in said, said
+
+
+def test_an_inspect_log_member_that_unpacks_past_the_limit_is_refused_before_unpacking(
+    tmp_path, monkeypatch
+):
+    """An ``.eval`` log is a zip: a member of a few kilobytes can unpack to gigabytes (a zip
+    bomb among a leaderboard's downloaded logs), which ``archive.read`` unpacked whole into
+    memory. A member whose declared size passes the limit (1 GiB; lowered here) is refused,
+    naming the log, the member and both sizes, before anything is unpacked."""
+    import json
+    import zipfile
+
+    from latentbench.io.formats import _inspect
+
+    path = tmp_path / "bomb.eval"
+    sample = {"id": 1, "epoch": 1, "scores": {"s": {"value": "C"}}, "pad": "0" * 100_000}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", json.dumps({"eval": {"task": "t", "model": "m"}}))
+        archive.writestr("samples/1_epoch_1.json", json.dumps(sample))
+    assert path.stat().st_size < 5_000  # what the download looked like
+    monkeypatch.setattr(_inspect, "MAX_MEMBER_BYTES", 50_000)
+    unpacked = []
+    original = zipfile.ZipFile.read
+    monkeypatch.setattr(
+        zipfile.ZipFile,
+        "read",
+        lambda self, name, *a: unpacked.append(name) or original(self, name, *a),
+    )
+    with pytest.raises(InputError, match=r"bomb\.eval: member samples/1_epoch_1\.json unpacks to "
+                       r"100,\d{3} bytes, more than 50,000"):  # fmt: skip
+        read_results("inspect", path)
+    assert "samples/1_epoch_1.json" not in unpacked
+
+
+@pytest.mark.parametrize(
+    ("doc", "shown"),
+    [("NaN", "nan"), ("Infinity", "inf"), ("1.5", "1.5"), ("2.0", "2.0"), ("true", "True"),
+     ("null", "None"), ("[1]", r"\[1\]")],
+)  # fmt: skip
+def test_an_lm_eval_doc_id_that_is_not_an_integer_is_refused(tmp_path, doc, shown):
+    """lm-eval writes each ``doc_id`` as an integer. ``NaN``, ``Infinity`` (literals Python's
+    JSON parser accepts), ``2.0`` or ``true`` were stored as items ``nan``, ``inf``, ``2.0``,
+    ``True``: ids no calibration holds (``2.0`` is not ``2``), silently."""
+    folder = tmp_path / "lm" / "org__m"
+    folder.mkdir(parents=True)
+    line = '{{"doc_id": {}, "filter": "none", "metrics": ["acc"], "acc": 1.0}}\n'
+    (folder / "samples_arc_easy_2024-05-01T12-30-45.123456.jsonl").write_text(
+        line.format(0) + line.format(doc)
+    )
+    with pytest.raises(
+        InputError, match=rf"samples_arc_easy_.*\.jsonl:2: field 'doc_id' is {shown}; expected an"
+    ):
+        read_results("lm-eval", tmp_path / "lm")
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(float("nan"), "nan"), (float("inf"), "inf"), (1.5, "1.5"), (True, "True"), (None, "None")],
+)
+def test_an_inspect_sample_id_that_is_not_an_integer_or_text_is_refused(tmp_path, value, shown):
+    """Inspect writes a sample ``id`` as an integer or a string; ``NaN`` (a literal Python's
+    JSON parser reads), ``1.5``, ``true`` or ``null`` were stored as items ``nan``, ``1.5``,
+    ``True``, ``None``."""
+    import json
+    from pathlib import Path
+
+    source = Path(__file__).parents[1] / "data" / "formats" / "inspect" / "logs"
+    log = json.loads((source / "2025-02-02T09-00-00_theory-of-mind_openai.json").read_text())
+    log["samples"][0]["id"] = value
+    path = tmp_path / "2025-02-02T09-00-00_theory-of-mind_openai.json"
+    path.write_text(json.dumps(log))
+    with pytest.raises(InputError, match=rf"field 'id' is {shown}; expected an integer or"):
+        read_results("inspect", path, filter="match")

@@ -391,6 +391,26 @@ def test_item_categories(small_fit, tmp_path):
         read_item_metadata(bad)
 
 
+def test_a_metadata_columns_name_makes_a_plain_csv_file_name(small_fit, tmp_path):
+    """A table's CSV file name (the "CSV" button's and the download link's) came from an
+    item-metadata column's name as written: ``../<b>x</b>\\con:`` gave the file name
+    ``by-../<b>x</b>\\con:.csv``, left to each browser to clean. It is now a plain name."""
+    from latentbench.report import read_item_metadata
+
+    matrix, result = small_fit
+    hostile = '../<b>x</b>\\con:"q"*?|\x01 \u202e'
+    meta = pd.DataFrame(
+        {"item": result.item_ids, hostile: ["math", "law", "art"] * (len(result.item_ids) // 3)}
+    )
+    path = tmp_path / "items.csv"
+    meta.to_csv(path, index=False)
+    html = build_report(result, matrix, item_metadata=read_item_metadata(path))
+    names = re.findall(r'data-name="([^"]*)"', html) + re.findall(r'download="([^"]*)"', html)
+    assert names and all(re.fullmatch(r"[A-Za-z0-9._-]+", n) for n in names), names
+    assert all(not n.startswith(".") and ".." not in n for n in names), names
+    assert "by-b-x-b-con-q" in " ".join(names)
+
+
 def test_item_metadata_csv_keeps_items_called_na_or_none(tmp_path):
     # before: pandas' defaults read the ids NA and None as missing: "--items items.csv: item
     # nan appears twice"; with one of them, that item lost its category silently

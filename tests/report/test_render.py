@@ -254,3 +254,40 @@ def test_selection_report_with_long_names_fits_390px(browser, tmp_path):
     assert "data:image/png" not in html
     attributes = _check_page(browser, page, "selection-long", "Best model:")
     assert int(attributes["data-plots"]) == 3
+
+
+def test_the_csv_buttons_file_escapes_every_formula_a_spreadsheet_would_run(browser, tmp_path):
+    """The "CSV" button's file (written by the page's script) escapes a text cell a
+    spreadsheet would run as a formula as the download links and the fit's tables do: a
+    leading apostrophe unless the whole cell is a number. It tested ``parseFloat``, which
+    reads a number off the cell's start, so ``+1+SUM(A1)`` and ``-1+1|cmd`` (a DDE payload)
+    were saved bare."""
+    from latentbench.io import ResponseMatrix
+    from latentbench.irt import TwoPL
+    from latentbench.report import build_report
+    from latentbench.synthetic import simulate_2pl
+
+    numbers = ["-0.5", "-1,234.5"]
+    formulas = ["+1+SUM(A1)", "-1+1|cmd", "-2+3", "=HYPERLINK(1)", "@SUM(1)", *numbers]
+    data = simulate_2pl(30, 60, random_state=2)
+    models = formulas + data.matrix.model_ids[len(formulas) :]
+    matrix = ResponseMatrix(data.matrix.scores, models, data.matrix.item_ids)
+    page = tmp_path / "formulas.html"
+    build_report(TwoPL().fit(matrix), matrix, path=page)
+    browser.open(page.as_uri(), width=1280, mobile=False)
+    csv_text = browser.evaluate(
+        """(async () => { let blob = null; const make = URL.createObjectURL;
+        URL.createObjectURL = b => { blob = b; return make.call(URL, b); };
+        HTMLAnchorElement.prototype.click = function () {};
+        document.querySelector('button.csv[data-name="abilities"]').click();
+        return await blob.text(); })()"""
+    )
+    import csv
+    import io
+
+    rows = list(csv.reader(io.StringIO(csv_text)))
+    column = rows[0].index("model")
+    saved = {row[column] for row in rows[1:]}
+    for name in formulas[: -len(numbers)]:
+        assert "'" + name in saved and name not in saved, (name, sorted(saved))
+    assert set(numbers) <= saved  # a number is left as it is, thousands separators and all

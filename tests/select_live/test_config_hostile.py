@@ -58,6 +58,11 @@ def _live(config: Path, store: Path):
         ("http://user:pw-SECRET-123@127.0.0.1:{port}/v1", "pw-SECRET-123"),
         ("http://tok-SECRET-456@127.0.0.1:{port}/v1", "tok-SECRET-456"),
         ("http://127.0.0.1:{port}/v1?api_key=sk-SECRET-789", "sk-SECRET-789"),
+        # a key pasted as the base_url was quoted by "expected an http:// or https:// URL";
+        # a token in the fragment and Azure Functions' ?code= key were accepted and stored
+        ("sk-proj-SECRET-abc123", "SECRET-abc123"),
+        ("http://127.0.0.1:{port}/v1#access_token=SECRET-def456", "SECRET-def456"),
+        ("http://127.0.0.1:{port}/v1?code=SECRET-ghi789", "SECRET-ghi789"),
     ],
 )
 def test_credentials_in_base_url_are_refused_and_never_stored(live_setup, url, secret):

@@ -202,3 +202,127 @@ def test_a_short_placeholder_key_is_redacted_where_it_stands_alone_not_inside_wo
     assert _redact("ab_c \u00e9ab ab", "ab") == "ab_c \u00e9ab ***"
     key = "sk-abcdef123456"
     assert "abcdef" not in _redact(f"echo {key[:9]}... truncated", key)
+
+
+_LM_EVAL = (
+    '[items]\npath = "items.jsonl"\n[scorer]\nkind = "exact_match"\n[oracle]\n'
+    'kind = "lm-eval"\ntask = "t"\nsamples_dir = "out"\nplan_dir = "plans"\n{oracle}'
+    '[[models]]\nname = "a"\nlm_eval_model = "m-a"\nmodel_args = {args}\n'
+)
+SECRET = "sk-SECRETabc123DEF456"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("model_args", f"model=m-a,base_url=https://user:{SECRET}@api.example.com/v1"),
+        ("model_args", f"model=m-a,base_url=https://{SECRET}@api.example.com/v1"),
+        ("model_args", f"model=m-a,api_key={SECRET}"),
+        ("model_args", f"pretrained=org/m,token={SECRET}"),
+        ("model_args", f"model=m-a,header={{'Authorization': 'Bearer {SECRET}'}}"),
+        ("extra_args", f"--apply_chat_template --hf_hub_log_args token={SECRET}"),
+        ("command", f"env OPENAI_API_KEY={SECRET} lm_eval"),
+        ("command", f"lm_eval --model_args base_url=http://u:{SECRET}@127.0.0.1:8000/v1"),
+    ],
+)
+def test_a_key_in_the_harness_arguments_is_refused_and_never_stored(tmp_path, field, value):
+    """``model_args``, ``extra_args`` and ``command`` went into the stored run configuration
+    (``selection_runs.config``), the printed plan command and the progress output: a key
+    written there (lm-eval's ``api_key=``, a ``base_url`` with a password, an ``Authorization``
+    header, ``OPENAI_API_KEY=...``) was kept in the store, although ``[[models]] base_url``
+    with credentials and ``api_key`` are refused. lm-eval reads its key from the environment."""
+    from latentbench.select.live import LiveConfig
+
+    (tmp_path / "items.jsonl").write_text('{"id": "1"}\n')
+    oracle = f"{field} = {json.dumps(value)}\n" if field != "model_args" else ""
+    args = json.dumps(value if field == "model_args" else "model=m-a")
+    config = tmp_path / "run.toml"
+    config.write_text(_LM_EVAL.format(oracle=oracle, args=args))
+    with pytest.raises(InputError, match=rf"{field} holds .*not shown.*environment") as info:
+        LiveConfig.from_toml(config)
+    for piece in _fragments(SECRET):
+        assert piece not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "pretrained=org/m,add_bos_token=True,use_auth_token=True,trust_remote_code=True",
+        "model=m-a,base_url=http://127.0.0.1:8000/v1/chat/completions,tokenizer_backend=None",
+        "model=m-a,max_tokens=256,tokenized_requests=False,num_concurrent=4",
+        "model=authorization-bearer_bonds-qa",  # words, not a header
+    ],
+)
+def test_harness_arguments_without_a_key_are_kept(tmp_path, args):
+    from latentbench.select.live import LiveConfig
+
+    (tmp_path / "items.jsonl").write_text('{"id": "1"}\n')
+    config = tmp_path / "run.toml"
+    config.write_text(_LM_EVAL.format(oracle="", args=json.dumps(args)))
+    assert LiveConfig.from_toml(config).models[0].model_args == args
+
+
+def test_a_python_oracles_error_quoting_a_key_from_the_environment_is_redacted(monkeypatch):
+    """A ``python`` oracle's function calls an API with a key from the environment; its
+    exception (``requests``' "400 Client Error for url: ...?key=AIza...", Gemini's key in the
+    query) or a text it returned was stored and printed whole as the cell's error. The
+    values of variables named like ``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*`` are
+    redacted as the lm-eval bridge redacts its harness's output."""
+    import numpy as np
+
+    from latentbench.select.oracles import CallableOracle
+
+    secret = "AIzaSy-SECRET-0123456789abcdef"
+    monkeypatch.setenv("GEMINI_API_KEY", secret)
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "false")  # a flag, not a key: left as it is
+
+    def raising(model, items):
+        url = f"https://generativelanguage.googleapis.com/v1/m:generate?key={secret}"
+        raise RuntimeError(f"400 Client Error: Bad Request for url: {url} (false)")
+
+    def texting(model, items):
+        return [f"error: bad key {secret[:-2]}"] * len(items)
+
+    for score, said in ((raising, "RuntimeError: 400 Client Error"), (texting, "returned text")):
+        oracle = CallableOracle(score, ["m"], ["a", "b"])
+        errors = [cell.error for cell in oracle.evaluate_cells(0, np.arange(2))]
+        for error in errors:
+            assert said in error and "***" in error, error
+            for piece in _fragments(secret):
+                assert piece not in error, (piece, error)
+            assert score is texting or error.endswith("(false)"), error  # the flag is kept
+
+
+_CRASH = """
+import sys
+from latentbench.cli import _register, app
+_register()
+
+@app.command("crash-for-test")
+def crash() -> None:
+    key = "sk-LOCAL-SECRET-4242"  # what a live run's request frames hold (key, headers)
+    headers = {"Authorization": "Bearer " + key}
+    raise RuntimeError("unexpected")
+
+sys.argv = ["latentbench", "crash-for-test"]
+app()
+"""
+
+
+def test_an_unexpected_crash_prints_no_local_variables(tmp_path):
+    """The traceback of a bug (an exception no check turned into an ``error:`` line) was drawn
+    by typer with each frame's local variables under typer 0.15.4 (``typer>=0.15.4`` is
+    allowed; later versions default to off): the request frames of a live run hold the API
+    key and its ``Authorization`` header. The CLI turns that off whatever the version."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("_TYPER")}
+    env["COLUMNS"] = "200"
+    done = subprocess.run(
+        [sys.executable, "-c", _CRASH], capture_output=True, text=True, env=env, timeout=120
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode != 0 and "RuntimeError" in output, output
+    assert "LOCAL-SECRET" not in output, output

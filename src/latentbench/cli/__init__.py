@@ -364,6 +364,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     cls=Group,
+    # a bug's traceback without each frame's variables: a live run's hold its API key
+    # (typer 0.15.4, which pyproject allows, showed them by default)
+    pretty_exceptions_show_locals=False,
 )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -137,6 +138,11 @@ def _parse_object(line: str, where: str) -> dict[str, Any]:
     except RecursionError:
         raise InputError(
             f"{where}: not valid JSON (nested too deeply); expected one flat object per line"
+        ) from None
+    except ValueError:  # an integer past Python's digit limit
+        raise InputError(
+            f"{where}: not valid JSON (an integer of more than "
+            f"{sys.get_int_max_str_digits() or 4300:,} digits); expected one flat object per line"
         ) from None
     if not isinstance(record, dict):
         raise InputError(f"{where}: a {type(record).__name__}; expected an object")

@@ -243,7 +243,7 @@ def load_fit(cls: type[IRTResult], directory: str | Path) -> IRTResult:
         return _load(cls, paths)
     except InputError:
         raise
-    except (ValueError, KeyError, TypeError, IndexError, OSError) as exc:
+    except (ValueError, KeyError, TypeError, IndexError, OSError, RecursionError) as exc:
         # a malformed file: say which one (the error names its file when it can)
         raise InputError(
             f"{directory}: cannot read the fit ({exc}); expected the output of "
@@ -332,6 +332,9 @@ def _read_info(path: Path) -> tuple[dict[str, Any], int]:
         info = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: not JSON ({exc})") from None
+    except (ValueError, RecursionError) as exc:  # a huge integer, a value nested too deeply
+        what = "nested too deeply" if isinstance(exc, RecursionError) else "an integer too long"
+        raise InputError(f"{path}: not JSON that can be read ({what})") from None
     if not isinstance(info, dict):
         raise InputError(f"{path}: expected a JSON object")
     try:

@@ -192,7 +192,10 @@ def _table(
     consistent: bool = False,
 ) -> _Table:
     """A page table of ``frame`` (its first ``limit`` rows); ``consistent``: every float
-    column in one format (:func:`_column_format`), decided over all its rows."""
+    column in one format (:func:`_column_format`), decided over all its rows. ``name`` (its
+    CSV's file name, which may come from an item-metadata column) keeps ASCII letters, digits,
+    ``_`` and ``-``: no path, markup or device name is left to each browser to clean."""
+    name = re.sub(r"[^A-Za-z0-9_]+", "-", name).strip("-") or "table"
     total = len(frame)
     shown = frame if limit is None else frame.head(limit)
     if consistent:

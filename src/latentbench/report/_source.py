@@ -94,7 +94,7 @@ def _responses_from_fit(directory: Path) -> tuple[Any, str | None]:
 
     try:
         info = json.loads((directory / "fit.json").read_text())
-    except (OSError, json.JSONDecodeError):
+    except (OSError, ValueError, RecursionError):
         return None, None
     entry = info.get("input") or {}
     if entry.get("store") and entry.get("benchmark") is not None:
@@ -247,7 +247,7 @@ def _json_has(path: Path, key: str) -> bool:
     follows to name what is wrong.)"""
     try:
         data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, ValueError, RecursionError):
         return True
     return isinstance(data, dict) and key in data
 
@@ -256,7 +256,7 @@ def _estimate_experiment(source: Path) -> bool:
     """Is ``source`` an estimate experiment's directory (``experiment --task estimate``)?"""
     try:
         params = json.loads((source / "summary.json").read_text()).get("params") or {}
-    except (OSError, json.JSONDecodeError, AttributeError):
+    except (OSError, ValueError, RecursionError, AttributeError):
         return False  # not readable here: the experiment reader names what is wrong
     return isinstance(params, dict) and params.get("task") == "estimate"
 
@@ -415,7 +415,7 @@ def _provenance(
     out = {"fit directory": str(source)}
     try:
         info = json.loads((source / "fit.json").read_text())
-    except (OSError, json.JSONDecodeError):
+    except (OSError, ValueError, RecursionError):
         info = {}
     info = info if isinstance(info, dict) else {}
     if info.get("latentbench_version"):
@@ -445,7 +445,7 @@ def _dropped_items_notes(kind: _Kind, source: Path, matrix: Any) -> list[str]:
     if kind == "fit":
         try:
             entry = json.loads((source / "fit.json").read_text()).get("input") or {}
-        except (OSError, json.JSONDecodeError, AttributeError):
+        except (OSError, ValueError, RecursionError, AttributeError):
             return []  # IRTResult.load has read it: not reached
         items = entry.get("dropped_items") if isinstance(entry, dict) else None
     elif kind == "responses":

@@ -24,7 +24,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
-from latentbench._checks import as_path, check_event, check_seed, is_number, user_stacklevel
+from latentbench._checks import (
+    as_path,
+    check_event,
+    check_seed,
+    is_number,
+    json_problem,
+    user_stacklevel,
+)
 from latentbench._compat import TEXT, text_array
 from latentbench._progress import ProgressCallback, notify
 from latentbench._repr import html_block
@@ -1842,8 +1849,8 @@ class EstimateSet:
         file = record_file(path, "estimate.json")
         try:
             data = json.loads(file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{file}: not JSON ({exc})") from None
+        except (ValueError, RecursionError) as exc:  # a huge integer, too deep too
+            raise InputError(f"{file}: not JSON ({json_problem(exc)})") from None
         partial = isinstance(data, dict) and "estimates" in data and "model" not in data
         records = data["estimates"] if partial else [data] if isinstance(data, dict) else data
         if not isinstance(records, list):
@@ -1872,9 +1879,9 @@ class EstimateSet:
                 state = json.loads(status.read_text(encoding="utf-8"))
                 rest = tuple(str(m) for m in state.get("not_estimated") or ())
                 failures = {str(k): str(v) for k, v in (state.get("failures") or {}).items()}
-            except (json.JSONDecodeError, AttributeError, TypeError) as exc:
+            except (ValueError, RecursionError, AttributeError, TypeError) as exc:
                 raise InputError(
-                    f"{status}: not an estimate status ({exc}); expected the "
+                    f"{status}: not an estimate status ({json_problem(exc)}); expected the "
                     "estimate_status.json that latentbench estimate --out writes"
                 ) from None
         single = isinstance(data, dict) and not partial

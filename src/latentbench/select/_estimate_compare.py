@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from latentbench._checks import check_seed, user_stacklevel
+from latentbench._checks import check_seed, json_problem, user_stacklevel
 from latentbench.exceptions import InputError
 from latentbench.select._estimate import (
     _answers,
@@ -198,8 +198,10 @@ class CompareResult:
             for name in ("items", "answers_a", "answers_b", "probabilities", "warnings"):
                 values[name] = tuple(values.get(name, ()))
             return cls(**values)
-        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
-            raise InputError(f"{file}: not a compare.json ({type(exc).__name__}: {exc})") from None
+        except (ValueError, RecursionError, KeyError, TypeError, AttributeError) as exc:
+            raise InputError(
+                f"{file}: not a compare.json ({type(exc).__name__}: {json_problem(exc)})"
+            ) from None
 
 
 def compare(

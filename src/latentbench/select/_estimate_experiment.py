@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from latentbench._checks import check_event, is_number, user_stacklevel
+from latentbench._checks import check_event, is_number, json_problem, user_stacklevel
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import read_csv_ids
@@ -176,8 +176,10 @@ class EstimateExperiment:
         try:
             saved = json.loads(summary.read_text(encoding="utf-8"))
             params = saved["params"]
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise InputError(f"{summary}: not an experiment summary ({exc})") from None
+        except (ValueError, RecursionError, KeyError, TypeError) as exc:
+            raise InputError(
+                f"{summary}: not an experiment summary ({json_problem(exc)})"
+            ) from None
         task = params.get("task") if isinstance(params, dict) else None
         if task != "estimate":
             raise InputError(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from latentbench._checks import json_problem
 from latentbench._compat import TEXT
 from latentbench.exceptions import InputError
 
@@ -91,8 +92,8 @@ class ExperimentRecord:
                 )
         try:
             data = json.loads(summary_path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InputError(f"{summary_path}: not JSON ({exc})") from None
+        except (ValueError, RecursionError) as exc:  # JSON, UTF-8, a huge integer, too deep
+            raise InputError(f"{summary_path}: not JSON ({json_problem(exc)})") from None
         if not isinstance(data, dict) or not isinstance(data.get("summary"), list):
             raise InputError(f"{summary_path}: no 'summary' list; expected an experiment summary")
         if not isinstance(data.get("params"), dict):

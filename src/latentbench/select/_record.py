@@ -362,6 +362,9 @@ class SelectionRecord:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise InputError(f"{path}: not JSON ({exc}); expected a selection.json") from None
+        except (ValueError, RecursionError) as exc:  # a huge integer, nested too deeply
+            what = "nested too deeply" if isinstance(exc, RecursionError) else "an integer too long"
+            raise InputError(f"{path}: not JSON ({what}); expected a selection.json") from None
         return cls.from_dict(data, source=str(path))
 
     @classmethod

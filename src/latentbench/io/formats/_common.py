@@ -13,6 +13,7 @@ import json
 import math
 import os
 import re
+import sys
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -629,6 +630,10 @@ def _glob(folder: Path, pattern: str) -> Iterable[Path]:
     return found
 
 
+_MAX_DIGITS = sys.get_int_max_str_digits() or 4300
+"""Longest integer Python's JSON parser reads (a longer one is a ValueError)."""
+
+
 def parse_json(
     text: str | bytes, at: str, *, line: int | None = None, what: str = "JSON", hint: str = ""
 ) -> Any:
@@ -650,6 +655,12 @@ def parse_json(
         raise InputError(
             f"{place}: invalid {what} (nested too deeply for Python's JSON parser); expected "
             f"records nested at most a few hundred levels{tail}"
+        ) from None
+    except ValueError:  # an integer past Python's digit limit (4,300): its only other error
+        place = at if line is None else f"{at}:{line}"
+        raise InputError(
+            f"{place}: invalid {what} (an integer of more than {_MAX_DIGITS:,} digits); "
+            f"expected numbers of ordinary size{tail}"
         ) from None
 
 

@@ -38,13 +38,21 @@ _SLUG_MAX = 80
 """Longest folder name written (a longer id is cut and given a hash of the whole id)."""
 
 
+_WINDOWS_DEVICES = re.compile(r"(con|prn|aux|nul|com[1-9]|lpt[1-9])(\..*)?", re.I)
+"""Names Windows reserves for devices, with any extension (``CON``, ``nul.json``)."""
+
+
 def _slug(text: str) -> str:
     """A safe folder name for an id: ASCII letters, digits, ``._-``; never ``.``, ``..`` or a
-    hidden name, at most :data:`_SLUG_MAX` characters. Distinct ids may share a folder: the
-    file names (hashes of the whole key) keep them apart."""
+    hidden name, nor a name Windows cannot hold (a device name such as ``CON`` or ``nul.x``,
+    a trailing dot: an export is shared, and a clone holding one fails there), at most
+    :data:`_SLUG_MAX` characters. Distinct ids may share a folder: the file names (hashes of
+    the whole key) keep them apart."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "unknown"
-    if slug.startswith("."):
+    if slug.startswith(".") or _WINDOWS_DEVICES.fullmatch(slug):
         slug = "_" + slug
+    if slug.endswith("."):
+        slug = slug.rstrip(".") + "_"
     if len(slug) > _SLUG_MAX:
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
         slug = f"{slug[: _SLUG_MAX - 13]}-{digest}"

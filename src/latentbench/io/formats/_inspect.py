@@ -55,9 +55,23 @@ def is_zip(path: Path) -> bool:
 _ZSTD = 93
 
 
+MAX_MEMBER_BYTES = 1 << 30
+"""Most bytes one ``.eval`` member may unpack to (1 GiB; an Inspect sample is far smaller):
+a zip bomb among downloaded logs is refused before it is unpacked into memory."""
+
+
 def _member(archive: zipfile.ZipFile, path: Path, member: str) -> bytes:
-    """The bytes of one member; zstd needs ``zipfile-zstd`` (an ``inspect_ai`` dependency)."""
-    if archive.getinfo(member).compress_type == _ZSTD:
+    """The bytes of one member; zstd needs ``zipfile-zstd`` (an ``inspect_ai`` dependency).
+    A member declared larger than :data:`MAX_MEMBER_BYTES` is refused unread (zipfile stops
+    unpacking at the declared size, so the declaration bounds the memory)."""
+    info = archive.getinfo(member)
+    if info.file_size > MAX_MEMBER_BYTES:
+        raise InputError(
+            f"{path}: member {member} unpacks to {info.file_size:,} bytes, more than "
+            f"{MAX_MEMBER_BYTES:,} ({info.compress_size:,} packed); expected an Inspect log "
+            "of ordinary size (a damaged or hostile archive?)"
+        )
+    if info.compress_type == _ZSTD:
         try:
             import zipfile_zstd  # noqa: F401  (registers zstd with zipfile)
         except ImportError:
@@ -283,6 +297,13 @@ def _sample_epoch(sample: dict[str, Any], loc: str) -> int:
     """The sample's epoch (from 1), once its ``id`` and ``epoch`` are checked."""
     if "id" not in sample:
         raise InputError(f"{loc}: field 'id' is missing; expected an EvalSample")
+    ident = sample["id"]
+    if isinstance(ident, bool) or not isinstance(ident, (int, str)):
+        # NaN, Infinity (literals Python's JSON reads), 1.5, null: items no other log holds
+        raise InputError(
+            f"{loc}: field 'id' is {ident!r}; expected an integer or a string, as Inspect "
+            "writes a sample id"
+        )
     epoch = sample.get("epoch", 1)
     if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 1:
         raise InputError(f"{loc}: field 'epoch': value {epoch!r}; expected an integer >= 1")

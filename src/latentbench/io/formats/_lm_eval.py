@@ -525,6 +525,13 @@ def _scan(
                 f"{_loc(path, position, array)}: field 'doc_id' is missing; expected an lm-eval "
                 "sample with doc_id"
             )
+        doc = record["doc_id"]
+        if isinstance(doc, bool) or not isinstance(doc, (int, str)):
+            # NaN, Infinity (literals Python's JSON reads), 2.0: items no calibration holds
+            raise InputError(
+                f"{_loc(path, position, array)}: field 'doc_id' is {doc!r}; expected an integer "
+                "document index, as lm-eval writes it"
+            )
         filt, recovered = _row_filter(record, occurrences, listed_filters)
         scan.recovered = scan.recovered or recovered
         scan.row_filters.append(filt)

@@ -51,6 +51,11 @@ def _read_toml(file: Path) -> dict[str, Any]:
         return tomllib.loads(file.read_text(encoding="utf-8-sig"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{file}: not valid TOML ({exc})") from None
+    except (ValueError, RecursionError) as exc:  # a huge integer, an array nested too deeply
+        what = "nested too deeply" if isinstance(exc, RecursionError) else "an integer too long"
+        raise InputError(
+            f"{file}: not valid TOML ({what}); expected a configuration of ordinary size"
+        ) from None
 
 
 def _free_table(
@@ -113,7 +118,14 @@ def canonical_identity(identity: dict[str, Any]) -> dict[str, Any]:
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 """A ``run_id``: a plain name (no path separators, no leading dot, no control characters)."""
 
-_SECRET_QUERY = re.compile(r"(key|token|secret|password|passwd|auth|signature|sig)", re.I)
+_SECRET_QUERY = re.compile(
+    r"(key|token|secret|password|passwd|auth|signature|sig)|^code$", re.I
+)  # ?code= is Azure Functions' key
+
+
+_HOST = re.compile(r"(localhost|[a-z0-9-]+(\.[a-z0-9-]+)+)(:\d+)?(/\S*)?$")
+"""A host (a dotted lower-case name or ``localhost``, an optional port and path) written
+without its scheme (``127.0.0.1:8000/v1``), which a key is not."""
 
 
 def _check_base_url(url: str, label: str) -> None:
@@ -123,6 +135,7 @@ def _check_base_url(url: str, label: str) -> None:
         parts = urllib.parse.urlsplit(url)
         userinfo = parts.username is not None or parts.password is not None
         query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+        query += urllib.parse.parse_qsl(parts.fragment, keep_blank_values=True)  # #access_token=
     except ValueError:
         raise InputError(
             f"{label}: base_url is not a URL (the value is not shown: it may hold a key); "
@@ -130,8 +143,17 @@ def _check_base_url(url: str, label: str) -> None:
         ) from None
     secret = [name for name, _ in query if _SECRET_QUERY.search(name)]
     if not (userinfo or secret) and parts.scheme not in ("http", "https"):
+        # a URL, or a host without its scheme, is quoted; another value may be a key pasted
+        # in the wrong field
+        if "://" in url or _HOST.match(url):
+            said = f"base_url = {url!r}"
+        else:
+            said = (
+                "base_url is not a URL (the value is not shown: it may be a key, which goes in "
+                "an environment variable named with api_key_env)"
+            )
         raise InputError(
-            f"{label}: base_url = {url!r}; expected an http:// or https:// URL such as "
+            f"{label}: {said}; expected an http:// or https:// URL such as "
             "'https://api.example.com/v1'"
         )
     if userinfo or secret:
@@ -140,6 +162,45 @@ def _check_base_url(url: str, label: str) -> None:
             f"{label}: base_url holds {where} (the value is not shown and is not stored); "
             "expected a URL without credentials: put the key in an environment variable "
             "and name it with api_key_env"
+        )
+
+
+_USERINFO = re.compile(r"[a-z][a-z0-9+.\-]*://[^/\s?#@,'\"]*@", re.I)
+"""A URL with a user name or password (``https://user:key@host``) inside a longer text."""
+
+_ASSIGNMENT = re.compile(r"(?:^|[\s,{'\"])-{0,2}([A-Za-z_][\w.\-]*)\s*=\s*([^\s,]*)")
+"""``name=value`` in a harness argument (``api_key=sk-...``, ``OPENAI_API_KEY=sk-...``)."""
+
+_SECRET_ARGUMENT = re.compile(
+    r"(^|[_.\-])(api[_\-]?key|apikey|key|token|secret|password|passwd|pwd|credentials?)$", re.I
+)
+"""An argument named like a key (``api_key``, ``HF_TOKEN``; not ``add_bos_token=True``'s flag
+nor ``max_tokens``, whose values are not secrets)."""
+
+_FLAG_VALUES = {"", "true", "false", "none", "null", "0", "1", "yes", "no"}
+
+
+def _check_harness_argument(text: str, label: str, name: str) -> None:
+    """Refuse a key written into a harness argument (``model_args``, ``extra_args``,
+    ``command``): they are stored with the run's options and printed in its plan command,
+    as a ``base_url``'s credentials would be; the value is never shown."""
+    where = ""
+    if _USERINFO.search(text):
+        where = "a URL with a user name or password"
+    elif re.search(r"authorization['\"]?\s*[:=]|\bbearer\s+\S", text, re.I):
+        where = "an Authorization header"
+    else:
+        for match in _ASSIGNMENT.finditer(text):
+            argument, value = match.group(1), match.group(2).strip("'\"")
+            if _SECRET_ARGUMENT.search(argument) and value.lower() not in _FLAG_VALUES:
+                where = f"a value for {argument!r}"
+                break
+    if where:
+        raise InputError(
+            f"{label}: {name} holds {where} (the value is not shown and is not stored); "
+            "expected no credentials in the configuration: it is stored with the run and "
+            "printed in its plan. Put the key in the environment, where the harness reads it "
+            "(lm-eval's API backends: OPENAI_API_KEY)"
         )
 
 
@@ -156,6 +217,8 @@ def _models(raw: object, where: str, info: OracleInfo) -> tuple[ModelOptions, ..
             )
         if isinstance(entry, dict) and isinstance(entry.get("base_url"), str):
             _check_base_url(entry["base_url"], label)
+        if isinstance(entry, dict) and isinstance(entry.get("model_args"), str):
+            _check_harness_argument(entry["model_args"], label, "model_args")
         model = load_section(ModelOptions, entry, label)
         if any(m.name == model.name for m in models):
             raise InputError(f"{label}: name {model.name!r} repeats; expected unique names")
@@ -250,6 +313,9 @@ class LiveConfig:
         kind = oracle_raw.get("kind", OracleOptions.kind) if isinstance(oracle_raw, dict) else ""
         info = get_oracle(kind, f"{where}: [oracle]")
         oracle = load_section(info.options, oracle_raw, f"{where}: [oracle] (kind={kind!r})")
+        for name in ("command", "extra_args"):
+            if isinstance(getattr(oracle, name, None), str):
+                _check_harness_argument(getattr(oracle, name), f"{where}: [oracle]", name)
         resolved = {
             f.name: str(_at(base, getattr(oracle, f.name)))
             for f in dataclasses.fields(oracle)

@@ -8,6 +8,7 @@ import numpy as np
 
 from latentbench._repr import short_ids, short_value
 from latentbench.exceptions import InputError
+from latentbench.select.oracles._openai import redact_environment
 from latentbench.select.oracles._protocol import CellResult, now_utc
 
 __all__ = ["CallableOracle"]
@@ -25,7 +26,9 @@ class CallableOracle:
     Notes
     -----
     An exception, a result of the wrong length or a score outside [0, 1] is recorded as an
-    error for the cells concerned (never as a score).
+    error for the cells concerned (never as a score). The error text has the values of the
+    environment variables named like ``*KEY*``, ``*TOKEN*``, ``*SECRET*`` or ``*PASSWORD*``
+    redacted (``***``), as the lm-eval bridge's harness output has.
     """
 
     def __init__(
@@ -71,6 +74,8 @@ class CallableOracle:
         except (Exception, SystemExit) as exc:  # user code: any failure is a per-cell error
             # (SystemExit too: sys.exit() in a scorer ended the run with status 3, "capped")
             error = f"score() raised {type(exc).__name__}: {exc}"
+        if error is not None:  # user code quoting its API key (a URL's ?key=, an echo)
+            error = redact_environment(error)
         done = now_utc()
         for k, value in enumerate(values):
             cell_error = error

@@ -17,7 +17,7 @@ import numpy as np
 
 from latentbench._repr import short_ids
 from latentbench.exceptions import HarnessFailed, InputError, PlanPending
-from latentbench.select.oracles._openai import _redact
+from latentbench.select.oracles._openai import _redact, environment_secrets
 from latentbench.select.oracles._protocol import CellResult
 
 __all__ = ["HARNESS_TIMEOUT", "LmEvalBridgeOracle"]
@@ -32,7 +32,6 @@ started after a crash waits for it instead of asking (and paying) for its cells 
 TAIL_BYTES = 2000
 """Characters of the harness's output quoted by :class:`HarnessFailed`."""
 
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -323,8 +322,7 @@ class LmEvalBridgeOracle:
 
     def _secrets(self) -> list[str]:
         """Values of the environment variables that may hold keys (never shown)."""
-        names = set(self.redact) | {k for k in os.environ if _SECRET_NAME.search(k)}
-        return [os.environ[k] for k in names if os.environ.get(k, "").strip()]
+        return environment_secrets(self.redact)
 
     def _tail(self, output: IO[bytes]) -> str:
         """The last :data:`TAIL_BYTES` of the harness's output: decoded with replacement,

@@ -752,6 +752,28 @@ def _redact(text: str, key: str | None) -> str:
     return "".join(out)
 
 
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
+"""Environment variables whose values may be keys (never shown in an error)."""
+
+_FLAGS = {"true", "false", "yes", "no", "on", "off", "none", "0", "1"}
+
+
+def environment_secrets(names: Sequence[str] = ()) -> list[str]:
+    """Values of ``names`` and of the environment variables named like :data:`SECRET_NAME`
+    (``OPENAI_API_KEY``, ``HF_TOKEN``), stripped: what an error text must not show. A flag
+    (``TOKENIZERS_PARALLELISM=false``) of a variable not in ``names`` is no key."""
+    found = set(names) | {k for k in os.environ if SECRET_NAME.search(k)}
+    values = [(k, os.environ.get(k, "").strip()) for k in found]
+    return [v for k, v in values if v and (k in names or v.lower() not in _FLAGS)]
+
+
+def redact_environment(text: str, names: Sequence[str] = ()) -> str:
+    """``text`` with every value of :func:`environment_secrets` redacted (:func:`_redact`)."""
+    for secret in environment_secrets(names):
+        text = _redact(text, secret)
+    return text
+
+
 def _excerpt(raw: bytes, key: str | None, limit: int) -> str:
     """A redacted, then shortened, text excerpt of a response body."""
     text = _redact(raw.decode("utf-8", "replace").strip(), key)
