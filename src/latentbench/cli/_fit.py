@@ -142,7 +142,8 @@ def fit_with_progress(estimator: TwoPL, matrix: ResponseMatrix, quiet: bool = Fa
             )
             console.print(
                 f"rank auto: chose rank [bold]{selection.chosen}[/bold] (the smallest within one "
-                f"standard error of the highest held-out log-likelihood per cell; {scores})"
+                f"standard error of the highest held-out log-likelihood per cell; {scores}; "
+                f"additive model c_i + b_j: {selection.additive_log_likelihood:.4f})"
             )
     return result
 
