@@ -234,3 +234,23 @@ def test_rank_auto_says_when_its_choice_predicts_worse_than_the_additive_model()
             warned[prior] += bool(said)
     assert warned[None] >= 6
     assert warned["auto"] <= 4
+
+
+def test_select_rank_checks_the_estimator_as_fit_does():
+    """select_rank called on its own skipped the parameter checks of fit: prior="none" ran
+    the default prior (not joint ML), l2= beside a prior was ignored, max_rank=2.5 tried
+    ranks 1-2, max_rank=0 raised numpy's "need at least one array to stack"."""
+    matrix = simulate_2pl(12, 40, random_state=0).matrix
+    for params, message in (
+        (dict(prior="none"), r"prior='none'; expected 'auto', None or a latentbench"),
+        (dict(l2=5.0), r"l2=5.0 with prior='auto'"),
+        (dict(max_rank=2.5), r"max_rank=2.5; expected an integer >= 1"),
+        (dict(max_rank=0), r"max_rank=0; expected an integer >= 1"),
+        (dict(tol=5), r"tol=5; expected a number in \(0, 1\)"),
+    ):
+        with pytest.raises(InputError, match=message):
+            TwoPL(**params).select_rank(matrix)
+    with pytest.raises(InputError, match=r"heldout_fraction='0.1'; expected a number in \(0, 1\)"):
+        TwoPL().select_rank(matrix, heldout_fraction="0.1")
+    with pytest.raises(InputError, match=r"penalty of type float; expected a GaussianPenalty"):
+        TwoPL().select_rank(matrix, penalty=0.1)

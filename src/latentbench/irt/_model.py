@@ -382,8 +382,27 @@ class TwoPL:
         RankSelection
             The ranks tried (1 to ``max_rank``, capped by the matrix), their held-out
             log-likelihoods and the chosen rank.
+
+        Raises
+        ------
+        InputError
+            ``matrix`` is not a :class:`~latentbench.ResponseMatrix`, a parameter of the
+            estimator is out of range (as :meth:`validate` checks), ``heldout_fraction`` is not
+            a number in (0, 1) or ``penalty`` not a ``GaussianPenalty``.
         """
         self._check_matrix(matrix)
+        # as fit does: prior="none" ran the default prior, max_rank=2.5 tried ranks 1-2 and
+        # l2= beside a prior was ignored, all without a word
+        self._validate()
+        if not (_is_real(heldout_fraction) and 0 < heldout_fraction < 1):
+            raise InputError(
+                f"heldout_fraction={heldout_fraction!r}; expected a number in (0, 1), e.g. 0.1"
+            )
+        if penalty is not None and not isinstance(penalty, GaussianPenalty):
+            raise InputError(
+                f"penalty of type {type(penalty).__name__}; expected a GaussianPenalty or None "
+                "(the estimator's prior, or its ridge with prior=None)"
+            )
         if self.trials == "auto":  # called on its own: K from this matrix, as fit does
             self.trials = _detected_trials(matrix, warn=False)
             try:
