@@ -254,3 +254,18 @@ def test_select_rank_checks_the_estimator_as_fit_does():
         TwoPL().select_rank(matrix, heldout_fraction="0.1")
     with pytest.raises(InputError, match=r"penalty of type float; expected a GaussianPenalty"):
         TwoPL().select_rank(matrix, penalty=0.1)
+
+
+def test_rank_auto_fits_with_the_prior_of_the_rank_it_chose():
+    """TwoPL(rank="auto").fit kept the prior chosen at rank 1 for its final rank-r fit, while
+    `latentbench fit --rank auto` refit at the chosen rank with that rank's prior: on the
+    shared alpacaeval1 matrix a_sd 0.5 against 0.25 and abilities up to 0.34 apart. Both now
+    fit as rank=chosen does (here a_sd 0.5 at rank 1, 1.0 at rank 2)."""
+    matrix = simulate_low_rank(50, 300, 2, sparsity=0.6, sigma=0.5, random_state=2002).matrix
+    auto = TwoPL(rank="auto").fit(matrix)
+    assert auto.rank == 2
+    fixed = TwoPL(rank=2).fit(matrix)
+    assert auto.prior_selection is not None and fixed.prior_selection is not None
+    assert auto.prior_selection.a_sd == fixed.prior_selection.a_sd
+    np.testing.assert_allclose(auto.theta, fixed.theta, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(auto.b, fixed.b, rtol=0, atol=1e-9)

@@ -123,18 +123,12 @@ def describe_input(matrix: ResponseMatrix, quiet: bool = False) -> None:
 def fit_with_progress(estimator: TwoPL, matrix: ResponseMatrix, quiet: bool = False) -> IRTResult:
     """Fit with a progress bar on stderr naming the phase (choosing the prior, choosing the
     rank, fitting: sweep count; see :func:`~latentbench.cli._common.progress_bar`);
-    ``rank="auto"`` then says which rank it chose."""
-    import copy
-
-    selection = None
+    ``rank="auto"`` then says which rank it chose (the fit's own choice, as
+    ``TwoPL(rank="auto").fit`` makes it)."""
     with progress_bar(quiet) as progress:
-        if estimator.rank == "auto":
-            selection = estimator.select_rank(matrix, progress=progress)
-            estimator = copy.copy(estimator)
-            estimator.rank = selection.chosen
         result = estimator.fit(matrix, progress=progress)
+    selection = result.rank_selection
     if selection is not None:
-        result.rank_selection = selection
         if not quiet:
             scores = ", ".join(
                 f"{r}: {s:.4f}"

@@ -77,7 +77,12 @@ class TwoPL:
         ``random_state``), fits ranks 1..``max_rank`` (at most the smaller side of the
         matrix) on the rest, and picks the smallest rank whose mean held-out log-likelihood
         is within one standard error of the best (paired over the held-out cells; a tie keeps
-        the smaller rank); the final fit then uses all cells.
+        the smaller rank), every rank under the prior chosen at rank 1; the final fit then
+        uses all cells, as ``rank=chosen`` does (its prior chosen at that rank). The choice
+        is compared with the additive model ``logit p = c_i + b_j`` on the same held-out
+        cells (:class:`RankSelection`), and a chosen rank that predicts worse than it by more
+        than one standard error is said with a :class:`~latentbench.exceptions.DataWarning`
+        (joint ML, ``prior=None``, overfits every rank at tens of models).
     sigma : float, default 1.0
         Temperature of the link (fixed; not identifiable together with the scale of theta).
     prior : Prior, "auto" or None, default "auto"
@@ -504,6 +509,13 @@ class TwoPL:
         if rank == "auto":
             selection = self.select_rank(matrix, penalty=penalty, progress=progress)
             rank = selection.chosen
+            if self.prior is not None and rank != first:
+                # the final fit's prior chosen for the rank it has, as rank=chosen does (the
+                # rank-1 prior was kept: `fit --rank auto`, which refits at the chosen rank,
+                # and TwoPL(rank="auto") gave abilities up to 0.34 apart on the shared data)
+                penalty, prior_selection = self._resolve_penalty(
+                    data, int(rank), progress, _ids(matrix)
+                )
         sweep = callback
         if progress is not None:
             notify(progress, "fitting", 0, None)
