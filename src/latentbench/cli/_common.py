@@ -188,8 +188,8 @@ _SPELLINGS = (
     (re.compile(r"the joint-ML fit \(prior=None\) overfits"), "the --joint-ml fit overfits"),
     (re.compile(r"kept finite only by the ridge l2\)"), "kept finite only by the ridge --l2)"),
     (
-        re.compile(r"the default prior \(prior='auto'\) predicts"),
-        "the default fit (without --joint-ml) predicts",
+        re.compile(r"the default prior \(prior='auto'\) keeps"),
+        "the default fit's priors (without --joint-ml) keep",
     ),
     (
         re.compile(r"^(proposal|floor)=(\S+) with a fixed design \(items=\)"),
