@@ -250,6 +250,14 @@ _SPELLINGS = (
     (re.compile(r"\bsplit='(date|random)'"), r"--split \1"),
     (re.compile(r"; pass dates= or use --split random"), "; use --split random"),
     (re.compile(r"^rank=(?=\S+: \S.* is already fitted)"), "--rank "),
+    # rank="auto" whose choice predicts worse than the additive model (TwoPL.select_rank)
+    (re.compile(r"^rank='auto': the chosen rank"), "--rank auto: the chosen rank"),
+    (re.compile(r"the joint-ML fit \(prior=None\) overfits"), "the --joint-ml fit overfits"),
+    (re.compile(r"kept finite only by the ridge l2\)"), "kept finite only by the ridge --l2)"),
+    (
+        re.compile(r"the default prior \(prior='auto'\) keeps"),
+        "the default fit's priors (without --joint-ml) keep",
+    ),
     (
         re.compile(r"^(proposal|floor)=(\S+) with a fixed design \(items=\)"),
         r"--\1 \2 with --items",

@@ -54,12 +54,17 @@ class RankSelection:
         best (the one-standard-error rule; ties keep the smaller rank).
     heldout_fraction : float
         Fraction of observed cells masked for validation.
+    additive_log_likelihood : float
+        Mean held-out log-likelihood per cell of the additive model ``logit p = c_i + b_j``
+        fitted on the same training cells (NaN when not computed): the reference a chosen
+        rank should beat (a constant 0.5 scores ``log 0.5 = -0.693``).
     """
 
     ranks: list[int]
     heldout_log_likelihood: list[float]
     chosen: int
     heldout_fraction: float
+    additive_log_likelihood: float = float("nan")
 
 
 @dataclass(eq=False)  # arrays and tables: == by identity, not a ValueError
@@ -532,6 +537,12 @@ class IRTResult:
                 "heldout_log_likelihood": self.rank_selection.heldout_log_likelihood,
                 "chosen": self.rank_selection.chosen,
                 "heldout_fraction": self.rank_selection.heldout_fraction,
+                # None (JSON null) when not computed, never a bare NaN in fit.json
+                "additive_log_likelihood": (
+                    None
+                    if np.isnan(self.rank_selection.additive_log_likelihood)
+                    else self.rank_selection.additive_log_likelihood
+                ),
             }
         record: dict[str, Any] = json.loads(json.dumps(info, default=float))
         return record
