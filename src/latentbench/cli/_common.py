@@ -155,7 +155,7 @@ def print_table(table: Table) -> None:
                 soft_wrap=False,
             )
         return
-    need = Measurement.get(console, console.options.update(max_width=10_000), table).maximum
+    need = _measure(table).maximum
     width = console.width
     console.width = max(width, need)
     try:
