@@ -111,7 +111,29 @@ def apply_missing(
     mechanism: Missingness = "mcar",
     random_state: int | np.random.Generator | None = None,
 ) -> np.ndarray:
-    """Return a float32 copy of ``scores`` with cells hidden (NaN) by ``mechanism``."""
+    """Return a float32 copy of ``scores`` with cells hidden (NaN) by ``mechanism``.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_models, n_items)
+        Scores in [0, 1].
+    rate : float
+        Share of the cells to hide, in [0, 1).
+    mechanism : {"mcar", "mar", "mnar"}, default "mcar"
+        ``"mcar"``: cells chosen uniformly; ``"mar"``: more likely for later models and items
+        (by position, rate matched on average); ``"mnar"``: wrong answers (score < 0.5) only.
+    random_state : int, numpy Generator or None, optional
+
+    Returns
+    -------
+    ndarray of shape (n_models, n_items)
+        float32, NaN where hidden.
+
+    Raises
+    ------
+    InputError
+        A rate outside [0, 1), an unknown mechanism or a bad ``random_state``, named.
+    """
     if not (is_number(rate) and 0 <= rate < 1):
         raise InputError(f"missing rate={rate!r}; expected a number in [0, 1)")
     if mechanism not in ("mcar", "mar", "mnar"):  # also at rate 0, where it hides nothing
@@ -206,6 +228,42 @@ def simulate_2pl(
     """Binary responses from the 2PL: theta ~ N(0, 1), a ~ LogNormal(0, a_log_sd), b ~ N(0, b_sd²).
 
     ``P(y = 1) = sigmoid((a_j theta_i + b_j) / sigma)``.
+
+    Parameters
+    ----------
+    n_models, n_items : int
+        The matrix's shape (at least 2 each).
+    sigma : float, default 1.0
+        The logistic scale (smaller: sharper items).
+    a_log_sd : float, default 0.3
+        Standard deviation of ``log a``.
+    b_sd : float, default 1.0
+        Standard deviation of the intercepts.
+    missing : float, default 0.0
+        Share of the cells hidden (NaN) after drawing, in [0, 1).
+    mechanism : {"mcar", "mar", "mnar"}, default "mcar"
+        How they are hidden (:func:`apply_missing`).
+    random_state : int, numpy Generator or None, optional
+        Seed (an integer >= 0) or generator; None draws a fresh one.
+
+    Returns
+    -------
+    SyntheticData
+        The matrix (ids ``model_0``, ``item_0``, ... zero-padded to one width) and the
+        parameters that made it.
+
+    Raises
+    ------
+    InputError
+        A size that is not an integer or is below 2, a rate outside [0, 1), an unknown
+        mechanism or a bad ``random_state``, named.
+
+    Examples
+    --------
+    >>> from latentbench import synthetic
+    >>> data = synthetic.simulate_2pl(30, 60, random_state=0)
+    >>> data.matrix.shape, data.theta.shape
+    ((30, 60), (30,))
     """
     _check_size(n_models, n_items, 2, 2)
     _check_random_state(random_state)
@@ -232,6 +290,37 @@ def simulate_low_rank(
 
     U ~ N(0, 1) (n_models, rank); V ~ U(0.5, 1.0) with a fraction ``sparsity`` of entries set
     to 0; b ~ N(0, b_sd²).
+
+    Parameters
+    ----------
+    n_models, n_items : int
+        The matrix's shape (at least 2 each).
+    rank : int
+        Factors per model and item (at least 1).
+    sigma : float, default 1.0
+        The logistic scale.
+    sparsity : float, default 0.0
+        Share of the item loadings set to 0.
+    b_sd : float, default 0.5
+        Standard deviation of the intercepts.
+    missing : float, default 0.0
+        Share of the cells hidden (NaN) after drawing, in [0, 1).
+    mechanism : {"mcar", "mar", "mnar"}, default "mcar"
+        How they are hidden (:func:`apply_missing`).
+    random_state : int, numpy Generator or None, optional
+        Seed (an integer >= 0) or generator; None draws a fresh one.
+
+    Returns
+    -------
+    SyntheticData
+        The matrix (ids ``model_0``, ``item_0``, ... zero-padded to one width) and the
+        parameters that made it.
+
+    Raises
+    ------
+    InputError
+        A size that is not an integer or is below 2, a rate outside [0, 1), an unknown
+        mechanism or a bad ``random_state``, named.
     """
     _check_size(n_models, n_items, 2, 2)
     if not is_integer(rank) or rank < 1:
@@ -272,6 +361,22 @@ def simulate_stress(
     - ``truth_rank=2`` adds a second trait ``N(0, 1)`` loaded ``U(0, 1.5)`` by a random half
       of the items (a rank-2 truth for a rank-1 fit);
     - ``trials = K > 1`` makes every cell the mean of K Bernoulli trials (binomial counts).
+
+    Parameters
+    ----------
+    n_models, n_items : int, default 22 and 2,854
+        The matrix's shape (at least 4 models and 10 items).
+    uninformative : float, default 0.54
+        Share of the items that barely discriminate.
+    constant : float, default 0.047
+        Share of the items that every model answers alike.
+    extremes : bool, default True
+        Place one model near 0 % and one near 100 %.
+    truth_rank : {1, 2}, default 1
+        The rank of the truth.
+    trials : int, default 1
+        Bernoulli trials averaged per cell.
+    random_state : int, numpy Generator or None, optional
 
     Returns
     -------

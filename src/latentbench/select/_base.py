@@ -142,23 +142,74 @@ class Policy(Protocol):
     default_item_order: str
 
     def initialize(self, state: SelectionState, proxy: ProxyState | None) -> None:
-        """Set up after the shared initial batch (cells already recorded in ``state``)."""
+        """Set up after the shared initial batch (cells already recorded in ``state``).
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells so far: every arm's initial batch is recorded.
+        proxy : ProxyState or None
+            The fitted proxy's predictions of every cell, when :attr:`needs_proxy`; else None.
+        """
         ...
 
     def choose(self, state: SelectionState) -> int | None:
-        """The arm to pull next, or ``None`` to stop."""
+        """The arm to pull next, or ``None`` to stop.
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells so far.
+
+        Returns
+        -------
+        int or None
+            An arm's index in ``range(n_arms)``; None stops the run (the policy's own rule,
+            e.g. a certificate).
+        """
         ...
 
     def select_items(self, state: SelectionState, arm: int, size: int) -> np.ndarray:
-        """At most ``size`` unrevealed items of ``arm`` to reveal, shape (<= size,)."""
+        """At most ``size`` unrevealed items of ``arm`` to reveal, shape (<= size,).
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells so far.
+        arm : int
+            The arm :meth:`choose` returned.
+        size : int
+            The batch size.
+
+        Returns
+        -------
+        ndarray of int, shape (<= size,)
+            Item indices not yet revealed for ``arm``, in the order to reveal them.
+        """
         ...
 
     def update(self, state: SelectionState, obs: Observation) -> None:
-        """Take in a revealed batch (before ``state`` records it)."""
+        """Take in a revealed batch (before ``state`` records it).
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells before this batch.
+        obs : Observation
+            The batch: its arm, items and scores.
+        """
         ...
 
     def end_round(self, state: SelectionState, arm: int) -> None:
-        """After ``state`` recorded the batch of ``arm``."""
+        """After ``state`` recorded the batch of ``arm``.
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells, this batch included.
+        arm : int
+            The arm just pulled.
+        """
         ...
 
     def estimates(self) -> np.ndarray:

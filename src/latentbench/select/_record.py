@@ -293,7 +293,19 @@ class SelectionRecord:
     # -- constructors -----------------------------------------------------------------------
     @classmethod
     def from_result(cls, result: SelectionResult, *, source: str = "") -> SelectionRecord:
-        """The record of a run in memory."""
+        """The record of a run in memory.
+
+        Parameters
+        ----------
+        result : SelectionResult
+            A finished run (``run_selection``, ``select.replay``).
+        source : str, optional
+            What to name in errors (default ``"a selection run"``).
+
+        Returns
+        -------
+        SelectionRecord
+        """
         return cls.from_dict(result.to_dict(trace=True), source=source or "a selection run")
 
     @classmethod
@@ -304,6 +316,17 @@ class SelectionRecord:
         (``evaluations_total`` is the sum of ``n_observed``, except in a live run, whose
         total counts its failed cells, and at least ``evaluations_init``) and a ``trace``
         whose lists match in length.
+
+        Parameters
+        ----------
+        data : mapping
+            A ``selection.json``-shaped dict (``SelectionResult.to_dict()``).
+        source : str, optional
+            What to name in errors (a file's path; default ``"selection record"``).
+
+        Returns
+        -------
+        SelectionRecord
 
         Raises
         ------
@@ -349,6 +372,15 @@ class SelectionRecord:
     def read_json(cls, path: str | os.PathLike[str]) -> SelectionRecord:
         """Read a ``selection.json``.
 
+        Parameters
+        ----------
+        path : path-like
+            The file (``select replay --out DIR`` writes ``DIR/selection.json``).
+
+        Returns
+        -------
+        SelectionRecord
+
         Raises
         ------
         InputError
@@ -376,6 +408,18 @@ class SelectionRecord:
         The run's final decision holds the finished selection; an unfinished run is
         summarised from its stored observations (mean score and count per model, no
         intervals).
+
+        Parameters
+        ----------
+        store : Store or path-like
+            An open :class:`~latentbench.io.Store`, or the path of its ``.duckdb`` file
+            (opened read-only).
+        run_id : str, optional
+            The run (``latentbench ls --store`` lists them); default: the latest.
+
+        Returns
+        -------
+        SelectionRecord
 
         Raises
         ------

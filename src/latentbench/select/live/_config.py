@@ -284,7 +284,25 @@ class LiveConfig:
     # -------------------------------------------------------------- reading
     @classmethod
     def from_toml(cls, path: str | os.PathLike[str]) -> LiveConfig:
-        """Read and validate a TOML configuration file."""
+        """Read and validate a TOML configuration file (docs/live.md, Configuration).
+
+        Parameters
+        ----------
+        path : path-like
+            The ``run.toml``; relative paths inside it (items, history, a python oracle) are
+            read from its folder.
+
+        Returns
+        -------
+        LiveConfig
+
+        Raises
+        ------
+        InputError
+            A file that is missing or not TOML, an unknown section or key, a bad value, or a
+            credential written into the file (keys come from environment variables), named
+            with its section and key.
+        """
         file = Path(path)
         return cls.from_dict(_read_toml(file), base_dir=file.parent, source=str(file))
 
@@ -292,7 +310,27 @@ class LiveConfig:
     def from_dict(
         cls, data: dict[str, Any], *, base_dir: str | os.PathLike[str] = ".", source: str = ""
     ) -> LiveConfig:
-        """Validate a configuration given as nested dicts (the TOML layout)."""
+        """Validate a configuration given as nested dicts (the TOML layout).
+
+        Parameters
+        ----------
+        data : dict
+            Sections (``run``, ``policy``, ``proxy``, ``oracle``, ``items``, ``scorer``,
+            ``models``) as :meth:`from_toml` reads them.
+        base_dir : path-like, default "."
+            The folder relative paths are read from.
+        source : str, optional
+            What errors name (a file's path; default ``"<config>"``).
+
+        Returns
+        -------
+        LiveConfig
+
+        Raises
+        ------
+        InputError
+            As :meth:`from_toml`.
+        """
         where = source or "<config>"
         base = Path(base_dir)
         extra = sorted(set(data) - set(_SECTIONS))

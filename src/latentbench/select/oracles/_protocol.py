@@ -108,5 +108,19 @@ class StreamingOracle(Protocol):
     n_items: int
 
     def evaluate_cells(self, model_index: int, item_indices: np.ndarray) -> Iterator[CellResult]:
-        """Yield one :class:`CellResult` per item, in completion order."""
+        """Yield one :class:`CellResult` per item, in completion order.
+
+        Parameters
+        ----------
+        model_index : int
+            Row of the candidate pool, in ``0..n_models-1``.
+        item_indices : ndarray of int, shape (k,)
+            Columns to score.
+
+        Yields
+        ------
+        CellResult
+            One per item, as each completes (its ``position`` in ``item_indices``, its score
+            or NaN with the error).
+        """
         ...
