@@ -319,11 +319,24 @@ def _load(cls: type[IRTResult], paths: dict[str, Path]) -> IRTResult:
         if isinstance(info.get("disconnected"), dict)
         else None,
         restarted="restarted" in info,
+        joint_ml_check=_joint_ml_check(info),
         saved_abilities=saved,
         saved_intervals=info.get("ability_intervals")
         if isinstance(info.get("ability_intervals"), dict)
         else None,
     )
+
+
+def _joint_ml_check(info: dict[str, Any]) -> dict[str, float] | None:
+    """A joint-ML fit's held-out check as ``fit.json`` keeps it (``heldout_check`` without a
+    ``prior_selection``), or None."""
+    check = info.get("heldout_check")
+    if "prior_selection" in info or not isinstance(check, dict):
+        return None
+    keys = ("log_loss", "additive_log_loss", "difference")
+    if not all(isinstance(check.get(k), int | float) for k in keys):
+        return None
+    return {k: float(check[k]) for k in keys}
 
 
 def _read_info(path: Path) -> tuple[dict[str, Any], int]:

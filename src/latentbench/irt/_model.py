@@ -183,6 +183,10 @@ class TwoPL:
         self.device = device
         self.trials = trials
 
+    _own_check: bool = True
+    """A joint-ML fit runs its own held-out check (:meth:`_joint_ml_check`); False for the
+    fits that :meth:`cross_validate` makes, which are that check."""
+
     #: Allowed values of every constructor parameter: name -> (check, description). Checked
     #: once at ``fit``; an error names the parameter, what is allowed and what was received.
     _constraints: ClassVar[dict[str, tuple[Callable[[Any], bool], str]]] = {
@@ -525,10 +529,16 @@ class TwoPL:
                     callback(iteration, loss)
                 notify(progress, "fitting", iteration, None)
 
+        joint_check = (
+            self._joint_ml_check(data, int(rank), penalty, matrix)
+            if self.prior is None and selection is None and self._own_check
+            else None
+        )
         raw = self._fit_arrays(data, int(rank), sweep, penalty)
         result = self._build_result(matrix, raw, int(rank), selection)
         result.penalty = penalty
         result.prior_selection = prior_selection
+        result.joint_ml_check = joint_check
         result.disconnected = disconnected
         result.seconds = time.perf_counter() - start
         self.result_ = result
@@ -540,6 +550,42 @@ class TwoPL:
         self.converged_ = result.converged
         self.loss_history_ = list(result.loss_history)
         return result
+
+    def _joint_ml_check(
+        self,
+        data: np.ndarray | ObservedCells,
+        rank: int,
+        penalty: GaussianPenalty,
+        matrix: ResponseMatrix,
+    ) -> dict[str, float] | None:
+        """The joint-ML fit's own held-out check (``prior=None`` at a fixed rank): the cells the
+        default prior's choice holds out (10%, seed 0), predicted by this fit made without
+        them and by the additive model ``logit p = c_i + b_j``, as the default fit's
+        ``heldout_check`` does; warned when the fit predicts worse (it overfits tens of
+        models, unsaid before). Dense matrices of at most ``Prior().heldout_max_models``
+        models only (beyond, the data outweigh the ridge), else None."""
+        limit = Prior().heldout_max_models
+        if not isinstance(data, np.ndarray) or matrix.n_models > limit:
+            return None
+        fraction = Prior().heldout_fraction
+        train, rows, cols = heldout_mask(data, fraction, 0, _ids(matrix))
+        truth = data[rows, cols].astype(np.float64)
+        if truth.size < 2:
+            return None
+        with warnings.catch_warnings():  # a held-out fit's warnings are the full fit's
+            warnings.simplefilter("ignore")
+            raw = self._fit_arrays(train, rank, None, penalty, quiet=True)
+            c, b, _ = fit_additive_converged(train)
+        logit = (np.einsum("nk,nk->n", raw.U[rows], raw.V[cols]) + raw.b[cols]) / self.sigma
+        ours = truth * logit - np.logaddexp(0.0, logit)
+        additive_logit = c[rows] + b[cols]
+        theirs = truth * additive_logit - np.logaddexp(0.0, additive_logit)
+        _warn_worse_than_additive(ours, theirs, rank, matrix.shape, True, fixed=True)
+        return {
+            "log_loss": float(-ours.mean()),
+            "additive_log_loss": float(-theirs.mean()),
+            "difference": float(theirs.mean() - ours.mean()),
+        }
 
     @staticmethod
     def _check_matrix(matrix: Any) -> None:
@@ -596,6 +642,7 @@ class TwoPL:
             truth = matrix.scores[rows, cols].astype(np.float64)
             sub = ResponseMatrix(train, matrix.model_ids, matrix.item_ids, source=matrix.source)
             clone = TwoPL(**params)
+            clone._own_check = False  # this is the held-out check: not one inside each split
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 fitted = clone.fit(sub)
@@ -850,6 +897,7 @@ def _warn_worse_than_additive(
     chosen: int,
     shape: tuple[int, int],
     joint_ml: bool,
+    fixed: bool = False,
 ) -> None:
     """A :class:`DataWarning` when the chosen rank predicts the held-out cells worse than the
     additive model ``logit p = c_i + b_j``, by more than one standard error of the paired
@@ -869,18 +917,23 @@ def _warn_worse_than_additive(
     below_coin = f", below the {coin:.4f} of a constant 0.5" if ours < coin else ""
     n_models, n_items = shape
     cause = (
-        f"at {n_models} models x {n_items} items the joint-ML fit (prior=None) overfits every "
-        "rank (its estimates are kept finite only by the ridge l2); the default prior "
-        "(prior='auto') keeps them finite and predicts held-out cells better on matrices of "
-        "tens of models"
+        f"at {n_models} models x {n_items} items the joint-ML fit (prior=None) overfits "
+        + ("" if fixed else "every rank ")
+        + "(its estimates are kept finite only by the ridge l2); the default prior "
+        "(prior='auto') keeps them finite, and its fits predict held-out cells better on "
+        "matrices of tens of models"
         if joint_ml
         else "the rank-r model adds nothing to the models' and items' mean scores here"
     )
+    what, verdict = (
+        (f"prior=None: the joint-ML fit at rank {chosen}", "its abilities and items overfit")
+        if fixed
+        else (f"rank='auto': the chosen rank {chosen}", "no rank tried is supported by the data")
+    )
     warnings.warn(
-        f"rank='auto': the chosen rank {chosen} predicts the held-out cells worse than the "
-        f"additive model logit p = c_i + b_j (mean log-likelihood per cell {ours:.4f} against "
-        f"{theirs:.4f}{below_coin}; the gap {gap:.4f}, standard error {se:.4f}): no rank "
-        f"tried is supported by the data; {cause}",
+        f"{what} predicts the held-out cells worse than the additive model logit p = c_i + "
+        f"b_j (mean log-likelihood per cell {ours:.4f} against {theirs:.4f}{below_coin}; the "
+        f"gap {gap:.4f}, standard error {se:.4f}): {verdict}; {cause}",
         DataWarning,
         stacklevel=user_stacklevel(),
     )

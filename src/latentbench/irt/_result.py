@@ -122,6 +122,13 @@ class IRTResult:
     restarted : bool
         Whether the given start collapsed to an intercept-only model and the fit restarted
         from the accuracy-based start (warned by the fit; saved in ``fit.json``).
+    joint_ml_check : dict or None
+        A joint-ML fit's (``prior=None``, fixed rank) held-out check: ``log_loss`` of the
+        cells the default prior's choice holds out, predicted by the fit made without them,
+        ``additive_log_loss`` of the additive model on them and ``difference`` (positive:
+        the fit predicts worse; then warned). In ``fit_info()["heldout_check"]`` and
+        ``fit.json``. None for a MAP fit (its check is :attr:`prior_selection`'s), above
+        ``Prior().heldout_max_models`` models, or for a sparse matrix.
     options : dict
         The estimator's parameters.
     shape : (int, int)
@@ -199,6 +206,7 @@ class IRTResult:
     saved_abilities: pd.DataFrame | None = field(default=None, repr=False, compare=False)
     saved_intervals: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     restarted: bool = field(default=False, compare=False)
+    joint_ml_check: dict[str, float] | None = field(default=None, repr=False, compare=False)
     uncertainty_cache: tuple[Any, dict[tuple[float, bool, bool], Any]] | None = field(
         default=None, init=False, repr=False, compare=False
     )
@@ -486,7 +494,7 @@ class IRTResult:
                     "a_sd not chosen on held-out cells (the grid's middle): a fixed a_sd, or "
                     "more models than Prior.heldout_max_models, where the data outweigh it"
                 )
-            if sel.heldout_log_loss:
+            if sel.heldout_log_loss:  # (a joint-ML fit's own check: joint_ml_check)
                 best = min(sel.heldout_log_loss)
                 info["heldout_check"] = {
                     "log_loss": best,
@@ -501,6 +509,13 @@ class IRTResult:
                         "the additive model stopped at its iteration limit before converging "
                         "(its log-loss is from the last iterate)"
                     )
+        if self.joint_ml_check is not None:  # prior=None: the same cells, its own fit
+            info["heldout_check"] = dict(
+                self.joint_ml_check,
+                note="10% of the observed cells held out (seed 0), the joint-ML fit (prior=None) "
+                "made without them against the additive model logit p = c_i + b_j on the "
+                "same cells",
+            )
         if self.normalisation is not None:
             info["raw_shift"] = self.normalisation.shift.tolist()
             info["raw_scale"] = self.normalisation.scale
