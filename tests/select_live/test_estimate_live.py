@@ -474,49 +474,91 @@ def test_live_estimate_ctrl_c_prints_a_valid_interval_and_resumes(live_setup, mo
     assert max(s.state.answered.values()) == 1 and sum(s.state.answered.values()) == 12
 
 
-def test_a_live_estimate_store_is_listed_and_refused_by_report_for_what_it_is(live_setup):
+def test_a_live_estimate_store_is_listed_and_drawn_by_report_for_what_it_is(live_setup):
     """`ls` on a store that holds only live runs said nothing (an empty table); `report` on it
-    said 'not a selection.json (no arms)'; on a compare directory 'expected a fit'."""
+    said 'not a selection.json (no arms)', then refused it as a live estimate, not a
+    selection. It now draws the estimates' page from the stored results (every run's last
+    completed session), and says which runs have none (capped, interrupted)."""
+    import html as markup
+    import re
+
     from latentbench.cli import _register, app
 
     _register()
     s = live_setup
     store = s.tmp / "est_only.duckdb"
-    estimate_live(_calibration(s), s.write_config(), store, model="model-0", budget=4, seed=1)
+    one = estimate_live(_calibration(s), s.write_config(), store, model="model-0", budget=4, seed=1)
     runner = CliRunner()
     listed = runner.invoke(app, ["ls", "--store", str(store)])
     assert listed.exit_code == 0, listed.output
     assert "live runs: 0 selection (select live), 1 estimate (estimate --live)" in " ".join(
         listed.output.split()
     )
-    refused = runner.invoke(app, ["report", str(store), "--out", str(s.tmp / "r.html")])
-    text = " ".join(refused.output.split())
-    assert refused.exit_code == 2 and "is a live estimate (latentbench estimate --live)" in text
-    assert "the store holds no selection run" in text
-    assert "stored as its decision with phase 'final'" in text
-    # a capped session stores no result: the refusal said it was stored all the same
+
+    def page(path, out):
+        drawn = runner.invoke(app, ["report", str(path), "--out", str(out), "-q"])
+        assert drawn.exit_code == 0, drawn.output
+        return markup.unescape(" ".join(re.sub(r"<[^>]+>", " ", out.read_text()).split()))
+
+    text = page(store, s.tmp / "r.html")
+    assert (
+        f"model-0: {one.summary()}." in text
+        and "estimate-summary" in (s.tmp / "r.html").read_text()
+    )
+    # a capped session stores no result: the page says so, and that re-running resumes it
     capped = s.tmp / "est_capped.duckdb"
     config = s.write_config(s.tmp / "capped.toml", run={"spend_cap": 2})
     with pytest.warns(DataWarning, match="live run stopped early"):
         result = estimate_live(_calibration(s), config, capped, model="model-0", budget=4)
     assert result.stopped == "capped"
-    refused = runner.invoke(app, ["report", str(capped), "--out", str(s.tmp / "r2.html")])
-    text = " ".join(refused.output.split())
-    assert refused.exit_code == 2 and "phase 'final')" not in text
-    assert "none stored: the run is capped; re-run that command to resume it" in text
-    # a completed session, then a capped one: the completed one's result is the one stored
+    text = page(capped, s.tmp / "r2.html")
+    assert "No model was estimated" in text
+    assert "status capped: no session completed; re-run its command to resume it" in text
+    # a completed session, then a capped one: the completed one's result is drawn
     both = s.tmp / "est_both.duckdb"
-    estimate_live(_calibration(s), config, both, model="model-1", budget=2)
+    done = estimate_live(_calibration(s), config, both, model="model-1", budget=2)
     with pytest.warns(DataWarning, match="live run stopped early"):
         estimate_live(_calibration(s), config, both, model="model-1", budget=4)
-    refused = runner.invoke(app, ["report", str(both), "--out", str(s.tmp / "r3.html")])
-    text = " ".join(refused.output.split())
-    assert "the run is capped: its last completed session's is stored as a decision" in text
+    text = page(both, s.tmp / "r3.html")
+    assert f"model-1: {done.summary()}." in text
+    assert "its latest session stopped (capped); the page shows its last completed" in text
     (s.tmp / "cmp").mkdir()
     (s.tmp / "cmp" / "compare.json").write_text("{}")
     refused = runner.invoke(app, ["report", str(s.tmp / "cmp"), "--out", str(s.tmp / "c.html")])
     text = " ".join(refused.output.split())  # a comparison has a page: an empty one is named
     assert refused.exit_code == 2 and "compare.json: not a compare.json" in text
+
+
+def test_a_store_of_live_estimates_is_drawn_as_a_series_of_runs(live_setup):
+    """One store per series (docs/estimate.md): each checkpoint's live estimate is a run; the
+    page draws them in the order they were started, a `run` column beside each model, and
+    `--run-id` draws one."""
+    from latentbench.cli import _register, app
+    from latentbench.report import build_estimate_report
+
+    _register()
+    s = live_setup
+    store = s.tmp / "series.duckdb"
+    firsts = [
+        estimate_live(_calibration(s), s.write_config(), store, model=m, budget=4, seed=1)
+        for m in ("model-2", "model-0")
+    ]
+    page = build_estimate_report(store)
+    assert "2 estimates from 2 runs against" in " ".join(page.split())
+    assert page.index("model-2: score") < page.index("model-0: score")  # started first
+    assert ">run<" in page.split('id="estimate-tables"')[1].replace(" ", "")
+    from latentbench.io import Store
+
+    with Store(store, read_only=True) as db:
+        second = db.selection_runs()[1]["run_id"]
+    out = s.tmp / "one.html"
+    drawn = CliRunner().invoke(
+        app, ["report", str(store), "--run-id", second, "--out", str(out), "-q"]
+    )
+    assert drawn.exit_code == 0, drawn.output
+    one = out.read_text()
+    assert "model-0: " + firsts[1].summary().split(" [")[0] in " ".join(one.split())
+    assert "model-2: score" not in one
 
 
 def test_python_oracles_in_two_folders_do_not_share_answers(tmp_path):

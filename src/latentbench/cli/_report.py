@@ -66,7 +66,11 @@ def report(
     selection: Path | None = typer.Option(
         None, help="Also include this selection.json in the page."
     ),
-    run_id: str | None = typer.Option(None, help="Live-run store: the run (default: latest)."),
+    run_id: str | None = typer.Option(
+        None,
+        help="Live-run store: the run (default: the latest; a store of live estimates: all of "
+        "them, as a series).",
+    ),
     title: str | None = typer.Option(None, help="Page title."),
     l2: float | None = typer.Option(
         None,

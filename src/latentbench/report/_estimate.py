@@ -58,20 +58,41 @@ def series_folders(folder: Path) -> list[Path]:
     return sorted(found, key=lambda p: _natural(p.name))
 
 
-def _as_set(estimates: Any) -> tuple[EstimateSet, list[str]]:
-    """An :class:`EstimateSet` of ``estimates`` (a set, one result, a saved record, or a
-    folder of saved records: a series), and each result's folder (empty when not a series)."""
+def _as_set(
+    estimates: Any, run_id: str | None = None
+) -> tuple[EstimateSet, list[str], str, list[str]]:
+    """An :class:`EstimateSet` of ``estimates`` (a set, one result, a saved record, a folder
+    of saved records: a series, or a store's live estimates), each result's folder or run
+    (empty when not a series), what those are called (``"folder"``, ``"run"``) and notes on
+    them (a live run whose latest session did not complete)."""
     from latentbench._checks import as_path
     from latentbench.select import EstimateResult, EstimateSet
+    from latentbench.select._estimate_live import stored_estimates
 
     if isinstance(estimates, EstimateSet):
-        return estimates, []
+        return estimates, [], "folder", []
     if isinstance(estimates, EstimateResult):
-        return EstimateSet(results=(estimates,), single=True), []
+        return EstimateSet(results=(estimates,), single=True), [], "folder", []
     path = as_path(estimates, "estimates")
+    if path.suffix.lower() in (".duckdb", ".db"):  # estimate --live: one run per model
+        entries = stored_estimates(path, run_id)
+        done = [(rid, r) for rid, r, _ in entries if r is not None]
+        pending = tuple(
+            f"{rid} (status {status}: no session completed; re-run its command to resume it)"
+            for rid, r, status in entries
+            if r is None
+        )
+        results = EstimateSet(results=tuple(r for _, r in done), not_estimated=pending)
+        notes = [
+            f"Run {rid}: its latest session stopped ({status}); the page shows its last "
+            "completed session's result (re-run its command to resume it)"
+            for rid, r, status in entries
+            if r is not None and status != "done"
+        ]
+        return results, [rid for rid, _ in done] if len(entries) > 1 else [], "run", notes
     folders = [] if (path / "estimate.json").is_file() else series_folders(path)
     if not folders:
-        return EstimateSet.read(path), []
+        return EstimateSet.read(path), [], "folder", []
     sets = [EstimateSet.read(f) for f in folders]
     merged = EstimateSet(
         results=tuple(r for one in sets for r in one.results),
@@ -86,7 +107,8 @@ def _as_set(estimates: Any) -> tuple[EstimateSet, list[str]]:
             for model in one.not_estimated
         ),
     )
-    return merged, [f.name for f, one in zip(folders, sets, strict=True) for _ in one.results]
+    names = [f.name for f, one in zip(folders, sets, strict=True) for _ in one.results]
+    return merged, names, "folder", []
 
 
 def _reference(result: EstimateResult) -> tuple[np.ndarray | None, str]:
@@ -167,6 +189,7 @@ def build_estimate_report(
     title: str | None = None,
     force: bool = False,
     top: int = 100,
+    run_id: str | None = None,
 ) -> str:
     """One self-contained HTML page of new models' estimates (``latentbench estimate --out
     DIR``; ``latentbench report DIR``).
@@ -182,7 +205,9 @@ def build_estimate_report(
     estimates : EstimateSet, EstimateResult or path-like
         The estimates, or an ``estimate.json`` / the directory holding one, or a folder of
         such directories (a series of checkpoints, ``estimate --out est/step3000``): drawn in
-        the natural order of their names (``step900`` before ``step1000``).
+        the natural order of their names (``step900`` before ``step1000``); or a store's live
+        estimates (``estimate --live --store run.duckdb``): every run's last completed
+        session, oldest run first.
     path : path-like, optional
         Also write the page there.
     title : str, optional
@@ -191,6 +216,8 @@ def build_estimate_report(
         Overwrite an existing ``path`` (refused otherwise, before any work).
     top : int, default 100
         Rows shown of each table (the rest are in the page's CSV download); ``report --top``.
+    run_id : str, optional
+        With a store: only this live estimate run (``latentbench ls --store`` lists them).
 
     Returns
     -------
@@ -198,7 +225,7 @@ def build_estimate_report(
         The HTML text.
     """
     refuse_existing(path, force)
-    record, folders = _as_set(estimates)
+    record, folders, kind, said = _as_set(estimates, run_id)
     results = record.results
     title = title or "latentbench estimate"
     section = _Section("estimate-summary", "Estimates")
@@ -219,7 +246,7 @@ def build_estimate_report(
         best = max(range(len(results)), key=lambda k: results[k].score)
         lower, upper = outward(results[best].lower, results[best].upper)
         what = (
-            f"{len(results):,} estimates from {len(set(folders)):,} folders"
+            f"{len(results):,} estimates from {len(set(folders)):,} {kind}s"
             if folders
             else f"{len(results):,} models estimated"
         )
@@ -248,6 +275,7 @@ def build_estimate_report(
             prefix = f"{name}: " if len(results) > 1 else ""
             section.findings.append({"text": prefix + line, "note": True})
     section.findings += _not_estimated(record)
+    section.findings += [{"text": line + ".", "note": True} for line in said]
     hashes = list(dict.fromkeys(r.calibration_hash for r in results))
     section.findings.append({"text": _provenance(first)})
     if len(hashes) > 1:  # their ranks and abilities are on different references
@@ -268,8 +296,8 @@ def build_estimate_report(
     if why:
         section.findings.append({"text": why[:1].upper() + why[1:] + ".", "note": True})
     frame = record.to_frame()
-    if folders:  # the folder beside the model's own name
-        frame.insert(0, "folder", folders)
+    if folders:  # the folder (or live run) beside the model's own name
+        frame.insert(0, kind, folders)
     shown = frame.iloc[order]
     drawn = shown.assign(model=[names[k] for k in order])
     plotted = min(len(shown), _PLOTTED)
@@ -278,7 +306,7 @@ def build_estimate_report(
         "Where each model would rank",
         "Each new model's score and interval ("
         + (
-            f"the first {plotted} folders, in order"
+            f"the first {plotted} {kind}s, in order"
             if folders
             else f"the highest {plotted} by score"
         )
@@ -310,7 +338,7 @@ def build_estimate_report(
             table,
             name="estimates",
             caption="The estimates (estimates.csv, which keeps every digit), "
-            + ("in the folders' order" if folders else "highest score first")
+            + (f"in the {kind}s' order" if folders else "highest score first")
             + "; interval ends rounded outward to 3 decimals, so that the interval shown "
             "holds the one computed.",
             download=True,

@@ -233,6 +233,21 @@ def _kind(source: Path) -> _Kind:
     return "responses"
 
 
+def _live_estimate(source: Path, run_id: str | None) -> bool:
+    """Does the store ``source`` hold, as ``run_id`` (or as its latest run), a live estimate
+    (``estimate --live``) rather than a selection? Its page is the estimates'."""
+    from latentbench.io.store import Store
+    from latentbench.select.live._run import is_estimate_run
+
+    try:
+        with Store(source, read_only=True) as db:
+            runs = db.selection_runs()
+    except InputError:
+        return False  # the selection reader names what is wrong with the store
+    chosen = runs[-1:] if run_id is None else [r for r in runs if r["run_id"] == run_id]
+    return bool(chosen) and is_estimate_run(chosen[0])
+
+
 def _tool_results(folder: Path) -> bool:
     """Does ``folder`` (no fit's files in it) hold a tool's result files (``.json``,
     ``.jsonl``, ``.eval``: lm-eval, HELM, Inspect, ...)? The first 2,000 entries are looked at."""
@@ -315,7 +330,9 @@ def report_from(
     selection : path, optional
         A ``selection.json`` to add to a fit's page.
     run_id : str, optional
-        The run of a live-run store (default: the latest).
+        The run of a live-run store (default: the latest). A store whose run (the latest, or
+        ``run_id``) is a live estimate (``estimate --live``) gets the estimates' page: that
+        run's, or without ``run_id`` every live estimate's, oldest first.
     title : str, optional
     l2 : None
         Refused when given: a responses file is fitted with the default priors, which a ridge
@@ -356,13 +373,16 @@ def report_from(
     source = as_path(source, "source")
     out = _destination(path)
     kind = _kind(source)
+    live_estimate = kind == "store" and _live_estimate(source, run_id)
+    if live_estimate:  # estimate --live: the store's estimates, not a selection
+        kind = "estimate"
     if kind in ("experiment", "estimate-experiment", "estimate", "compare"):
         given = {"responses": responses, "items": items, "selection": selection,
-                 "run_id": run_id, "n_boot": n_boot or None,
+                 "run_id": None if live_estimate else run_id, "n_boot": n_boot or None,
                  "method": None if method == "items" else method,
                  "n_jobs": None if n_jobs == 1 else n_jobs,
                  "seed": seed or None}  # fmt: skip
-        return _experiment_page(kind, source, out, title=title, top=top, given=given)
+        return _experiment_page(kind, source, out, title=title, top=top, given=given, run_id=run_id)
     if 0 < n_boot < MIN_REPORT_BOOTSTRAP:  # (after an experiment's report refused it)
         raise _too_few_replicates(n_boot)
     if kind in ("selection", "store"):
@@ -533,6 +553,7 @@ def _experiment_page(
     title: str | None,
     top: int,
     given: dict[str, Any],
+    run_id: str | None = None,
 ) -> Report:
     """The report of an experiment directory or of estimates, drawn from their own files: an
     option of a fit's report among ``given`` (None: not given) is refused."""
@@ -560,11 +581,12 @@ def _experiment_page(
         html = build_compare_report(source, path=out, title=title, top=top, force=True)
         return Report(html, out)
     if kind == "estimate":
-        name = source.parent.name if source.is_file() else source.name
+        name = source.parent.name if source.name == "estimate.json" else source.name
         title = title or f"latentbench estimate: {name}"
-        return Report(
-            build_estimate_report(source, path=out, title=title, top=top, force=True), out
+        html = build_estimate_report(
+            source, path=out, title=title, top=top, force=True, run_id=run_id
         )
+        return Report(html, out)
     if kind == "experiment":
         title = title or f"latentbench experiment: {source.name}"
         return Report(build_experiment_report(source, path=out, title=title, force=True), out)

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from latentbench.select._estimate_calibration import Calibration
     from latentbench.select.live import LiveConfig
 
-__all__ = ["estimate_live"]
+__all__ = ["estimate_live", "stored_estimates"]
 
 _TARGET_ROUND = -(10**12)
 """Round of the decision that fixes a run's target half-width (far below the sessions'
@@ -410,3 +410,64 @@ def _listed(names: list[str], shown: int = 12) -> str:
     """``a, b, c`` (every name up to ``shown``, then ``and N more``)."""
     listed = ", ".join(names[:shown])
     return listed + (f", and {len(names) - shown} more" if len(names) > shown else "")
+
+
+def stored_estimates(
+    store: Store | str | os.PathLike[str], run_id: str | None = None
+) -> list[tuple[str, EstimateResult | None, str]]:
+    """The live estimates a store holds (``estimate --live``), oldest run first: each run's
+    id, the result of its last completed session (None when no session completed: capped or
+    interrupted) and its status.
+
+    Parameters
+    ----------
+    store : Store or path-like
+        An open store, or the path of its ``.duckdb`` file (opened read-only).
+    run_id : str, optional
+        Only this run (it must be a live estimate).
+
+    Returns
+    -------
+    list of (str, EstimateResult or None, str)
+
+    Raises
+    ------
+    InputError
+        No such run, a run that is a selection, or a store without live estimates.
+    """
+    from latentbench.io.store import Store
+    from latentbench.select._estimate import EstimateResult
+    from latentbench.select.live._run import is_estimate_run
+
+    if not isinstance(store, Store):
+        with Store(store, read_only=True) as db:
+            return stored_estimates(db, run_id)
+    runs = store.selection_runs()
+    where = str(store.path)
+    if run_id is not None:
+        chosen = [r for r in runs if r["run_id"] == run_id]
+        if not chosen:
+            names = ", ".join(str(r["run_id"]) for r in runs) or "none"
+            raise InputError(f"{where}: no run {run_id!r}; stored runs: {names}")
+        if not is_estimate_run(chosen[0]):
+            raise InputError(
+                f"{where}: run {run_id!r} is a selection (latentbench select live), not a live "
+                "estimate"
+            )
+        runs = chosen
+    runs = [r for r in runs if is_estimate_run(r)]
+    if not runs:
+        raise InputError(f"{where}: no live estimates stored; `latentbench estimate --live` "
+                         "writes them")  # fmt: skip
+    out: list[tuple[str, EstimateResult | None, str]] = []
+    for run in runs:
+        finals = [d for d in store.selection_decisions(run["run_id"]) if d.get("phase") == "final"]
+        latest = min(finals, key=lambda d: int(d["round"])) if finals else None  # -1, -2, ...
+        result = None
+        if latest is not None and isinstance(latest.get("estimate"), dict):
+            try:
+                result = EstimateResult.from_dict(latest["estimate"])
+            except InputError as exc:
+                raise InputError(f"{where}: run {run['run_id']!r}: {exc}") from None
+        out.append((str(run["run_id"]), result, str(run["status"])))
+    return out
