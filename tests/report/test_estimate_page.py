@@ -161,3 +161,20 @@ def test_a_series_against_two_calibrations_says_their_ranks_are_not_comparable(e
     text = _text(build_estimate_report(tmp_path / "est"))
     assert "against 2 calibrations" in text and "ranks and abilities are not comparable" in text
     assert "not drawn: there are several" in text
+
+
+def test_a_series_of_calls_with_other_levels_and_options_says_each(estimated, tmp_path):
+    """A series whose folders were estimated with other ``--delta`` / ``--budget``: the page
+    said every interval was the first folder's level ("a 95% interval" beside an 80% one)
+    and named the first folder's options as the series'."""
+    folder, _ = estimated
+    answers = _wide(24, 120, seed=0).iloc[[22]]
+    cal = str(folder / "calibration.parquet")
+    select.estimate(cal, answers, budget=30).save(tmp_path / "est" / "step1")
+    select.estimate(cal, answers, budget=40, delta=0.2).save(tmp_path / "est" / "step2")
+    text = _text(build_estimate_report(tmp_path / "est"))
+    assert "Each interval is a 95%" not in text
+    assert "anytime-valid interval at its own level (95%, 80%" in text
+    assert "delta differs between the estimates: step1/m22 0.05, step2/m22 0.2" in text
+    assert "budget differs between the estimates: step1/m22 30, step2/m22 40" in text
+    assert "delta 0.05" not in text.replace("m22 0.05", "")  # not the first's, as the series'

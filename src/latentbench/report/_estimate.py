@@ -144,8 +144,15 @@ def _items_table(results: tuple[EstimateResult, ...], names: list[str]) -> pd.Da
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 
 
-def _provenance(result: EstimateResult) -> str:
-    """Where the estimates came from: the calibration and its hash, and the options."""
+_OPTIONS = ("design", "budget", "precision", "delta", "seed", "proposal")
+"""The options an estimate's page names (its ``options`` record holds more)."""
+
+
+def _provenance(
+    result: EstimateResult, results: tuple[EstimateResult, ...], names: list[str]
+) -> str:
+    """Where the estimates came from: the calibration and its hash, and the options (those
+    that differ between ``results``, a series of calls, named with each estimate's value)."""
     options = result.options
     said = [f"calibration {result.calibration_source} (SHA-256 {result.calibration_hash})"]
     if result.calibration_fit:
@@ -153,10 +160,16 @@ def _provenance(result: EstimateResult) -> str:
             "theta on the scale of "
             + ("its `latentbench fit`" if result.calibration_fit == "fit" else "a fit made here")
         )
-    keys = ("design", "budget", "precision", "delta", "seed", "proposal")
-    chosen = [f"{k} {options[k]}" for k in keys if options.get(k) is not None]
+    differ = [k for k in _OPTIONS if len({repr(r.options.get(k)) for r in results}) > 1]
+    chosen = [
+        f"{k} {options[k]}" for k in _OPTIONS if options.get(k) is not None and k not in differ
+    ]
     if chosen:
         said.append("options: " + ", ".join(chosen))
+    for k in differ:  # a series of calls made with other options: each one's, not the first's
+        values = [f"{name} {r.options.get(k)}" for name, r in zip(names, results, strict=True)]
+        shown = ", ".join(values[:5]) + (f", ... ({len(values):,})" if len(values) > 5 else "")
+        said.append(f"{k} differs between the estimates: {shown}")
     return short_hashes("Estimated against " + "; ".join(said) + ".")
 
 
@@ -229,9 +242,17 @@ def build_estimate_report(
         )
         for k in order[:top]:
             section.findings.append({"text": f"{names[k]}: {results[k].summary()}."})
+    levels = sorted({r.level for r in results}, reverse=True)
+    level = (
+        f"a {first.level:.0%} anytime-valid interval"
+        if len(levels) == 1  # a series of calls with several --delta: each at its own level
+        else "an anytime-valid interval at its own level ("
+        + ", ".join(f"{v:.0%}" for v in levels)
+        + ": the table's level column)"
+    )
     section.findings.append(
         {
-            "text": f"Each interval is a {first.level:.0%} anytime-valid interval of the "
+            "text": f"Each interval is {level} of the "
             "model's mean score over the benchmark's items, design-based: it holds whether or "
             "not the IRT model fits the new model (docs/estimate.md). The rank's range "
             "follows from it; theta restates it on the calibration's ability scale."
@@ -249,7 +270,7 @@ def build_estimate_report(
             section.findings.append({"text": prefix + line, "note": True})
     section.findings += _not_estimated(record)
     hashes = list(dict.fromkeys(r.calibration_hash for r in results))
-    section.findings.append({"text": _provenance(first)})
+    section.findings.append({"text": _provenance(first, results, names)})
     if len(hashes) > 1:  # their ranks and abilities are on different references
         section.findings.append(
             {
