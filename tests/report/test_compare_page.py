@@ -67,3 +67,17 @@ def test_a_comparison_not_certified_says_what_would_decide_it(calibration):
     text = _text(build_compare_report(result))
     assert "Not certified: the 95% interval of the difference holds 0" in text
     assert "the point difference does not rank the two" in text and "--margin M" in text
+
+
+@pytest.mark.parametrize("names", [("item", "b"), ("a", "probability"), ("order", "item")])
+def test_a_model_named_like_a_column_keeps_every_column(calibration, names):
+    """A model named ``item`` (or ``order``, ``probability``): its answers' column took that
+    name's place, the items table showing answers as item ids and losing a column."""
+    path, wide = calibration
+    a, b = wide.loc["m10"].rename(names[0]), wide.loc["m11"].rename(names[1])
+    result = select.compare(str(path), a, b, budget=10)
+    page = build_compare_report(result)
+    table = page.split('id="compare-tables"')[1]
+    headers = re.findall(r"<th scope=\"col\">(.*?)</th>", table)[:5]
+    assert headers == ["order", "item", "answer_a", "answer_b", "probability"]
+    assert result.items[0] in _text(table)

@@ -121,17 +121,20 @@ def build_compare_report(
     for line in result.warnings:
         section.findings.append({"text": line, "note": True})
     section.findings.append({"text": _provenance(result)})
+    fixed = ("order", "item", "probability")
+    own = (result.model_a, result.model_b)
+    # each answer column named by its model, unless two columns would share a name (a dict's
+    # keys merge: a model named "item" replaced the item ids with its answers)
+    a, b = own if own[0] != own[1] and not set(own) & set(fixed) else ("answer_a", "answer_b")
     items = pd.DataFrame(
         {
             "order": np.arange(1, len(result.items) + 1),
             "item": list(result.items),
-            result.model_a: list(result.answers_a),
-            result.model_b: list(result.answers_b),
+            a: list(result.answers_a),
+            b: list(result.answers_b),
             "probability": list(result.probabilities) or np.nan,
         }
     )
-    if result.model_a == result.model_b:  # two columns of one name would merge
-        items.columns = ["order", "item", "answer_a", "answer_b", "probability"]
     tables = _Section("compare-tables", "Tables")
     tables.tables.append(
         _table(
