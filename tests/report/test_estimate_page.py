@@ -178,3 +178,23 @@ def test_a_series_of_calls_with_other_levels_and_options_says_each(estimated, tm
     assert "delta differs between the estimates: step1/m22 0.05, step2/m22 0.2" in text
     assert "budget differs between the estimates: step1/m22 30, step2/m22 40" in text
     assert "delta 0.05" not in text.replace("m22 0.05", "")  # not the first's, as the series'
+
+
+def test_a_series_one_level_down_and_other_folders_beside_one_are_said(estimated, tmp_path):
+    """``report est/`` with the series in ``est/runA/step*``: it was refused as 'a tool's
+    result files' (the estimates' CSVs). A comparison beside the checkpoints was left out
+    without a word, the page reading as the whole folder."""
+    folder, _ = estimated
+    answers = _wide(24, 120, seed=0).iloc[[22]]
+    cal = str(folder / "calibration.parquet")
+    for step in ("step1", "step2"):
+        select.estimate(cal, answers, budget=30).save(tmp_path / "est" / "runA" / step)
+    outcome = runner.invoke(app, ["report", str(tmp_path / "est"), "-q"])
+    said = " ".join(outcome.output.split())
+    assert outcome.exit_code == 2, outcome.output
+    assert "tool's result files" not in said
+    assert "folders of estimate folders (runA)" in said and "report " in said
+    select.compare(cal, answers.iloc[0].rename("a"), _wide(24, 120, seed=0).iloc[21].rename("b"),
+                   budget=10).save(tmp_path / "est" / "runA" / "cmp")  # fmt: skip
+    text = _text(build_estimate_report(tmp_path / "est" / "runA"))
+    assert "Not drawn: 1 folder(s) here without an estimate.json (cmp)" in text

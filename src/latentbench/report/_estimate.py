@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from latentbench.exceptions import InputError
 from latentbench.report import plots
 from latentbench.report._blocks import (
     _figure,
@@ -26,7 +27,7 @@ from latentbench.select._estimate import outward
 if TYPE_CHECKING:
     from latentbench.select import EstimateResult, EstimateSet
 
-__all__ = ["ESTIMATE_SECTIONS", "build_estimate_report", "series_folders"]
+__all__ = ["ESTIMATE_SECTIONS", "build_estimate_report", "nested_series", "series_folders"]
 
 ESTIMATE_SECTIONS = ("estimate-summary", "estimate-figures", "estimate-tables")
 """Ids of the sections of an estimate's page."""
@@ -58,20 +59,61 @@ def series_folders(folder: Path) -> list[Path]:
     return sorted(found, key=lambda p: _natural(p.name))
 
 
-def _as_set(estimates: Any) -> tuple[EstimateSet, list[str]]:
+def nested_series(folder: Path) -> list[Path]:
+    """The folders directly inside ``folder`` that are themselves a series (hold estimate
+    folders: ``est/runA/step1000``), in natural order; empty when none.
+
+    Parameters
+    ----------
+    folder : Path
+
+    Returns
+    -------
+    list of Path
+    """
+    if not folder.is_dir():
+        return []
+    found = [p for p in folder.iterdir() if p.is_dir() and series_folders(p)]
+    return sorted(found, key=lambda p: _natural(p.name))
+
+
+def _not_drawn(folder: Path) -> list[str]:
+    """The folders beside a series' estimate folders that hold no ``estimate.json`` (a
+    comparison, a fit, notes): not drawn, named on the page."""
+    return sorted(
+        (
+            p.name
+            for p in folder.iterdir()
+            if p.is_dir() and not p.name.startswith(".") and not (p / "estimate.json").is_file()
+        ),
+        key=_natural,
+    )
+
+
+def _as_set(estimates: Any) -> tuple[EstimateSet, list[str], list[str]]:
     """An :class:`EstimateSet` of ``estimates`` (a set, one result, a saved record, or a
-    folder of saved records: a series), and each result's folder (empty when not a series)."""
+    folder of saved records: a series), each result's folder (empty when not a series), and
+    the series folder's other folders (not drawn)."""
     from latentbench._checks import as_path
     from latentbench.select import EstimateResult, EstimateSet
 
     if isinstance(estimates, EstimateSet):
-        return estimates, []
+        return estimates, [], []
     if isinstance(estimates, EstimateResult):
-        return EstimateSet(results=(estimates,), single=True), []
+        return EstimateSet(results=(estimates,), single=True), [], []
     path = as_path(estimates, "estimates")
     folders = [] if (path / "estimate.json").is_file() else series_folders(path)
     if not folders:
-        return EstimateSet.read(path), []
+        if path.is_dir() and not (path / "estimate.json").is_file():
+            nested = nested_series(path)
+            if nested:  # est/runA/step1000: the series is one level down
+                raise InputError(
+                    f"{path} holds no estimate.json, nor folders that do, but folders of "
+                    f"estimate folders ({', '.join(p.name for p in nested[:5])}"
+                    f"{', ...' if len(nested) > 5 else ''}); expected one series: report "
+                    f"{nested[0]} (its folders are drawn as a series)"
+                )
+        return EstimateSet.read(path), [], []
     sets = [EstimateSet.read(f) for f in folders]
     merged = EstimateSet(
         results=tuple(r for one in sets for r in one.results),
@@ -86,7 +128,8 @@ def _as_set(estimates: Any) -> tuple[EstimateSet, list[str]]:
             for model in one.not_estimated
         ),
     )
-    return merged, [f.name for f, one in zip(folders, sets, strict=True) for _ in one.results]
+    names = [f.name for f, one in zip(folders, sets, strict=True) for _ in one.results]
+    return merged, names, _not_drawn(path)
 
 
 def _reference(result: EstimateResult) -> tuple[np.ndarray | None, str]:
@@ -211,7 +254,7 @@ def build_estimate_report(
         The HTML text.
     """
     refuse_existing(path, force)
-    record, folders = _as_set(estimates)
+    record, folders, others = _as_set(estimates)
     results = record.results
     title = title or "latentbench estimate"
     section = _Section("estimate-summary", "Estimates")
@@ -269,6 +312,14 @@ def build_estimate_report(
             prefix = f"{name}: " if len(results) > 1 else ""
             section.findings.append({"text": prefix + line, "note": True})
     section.findings += _not_estimated(record)
+    if others:  # a comparison or a fit beside the checkpoints is not one of them: said
+        section.findings.append(
+            {
+                "text": f"Not drawn: {len(others):,} folder(s) here without an estimate.json ("
+                f"{', '.join(others[:5])}{', ...' if len(others) > 5 else ''}).",
+                "note": True,
+            }
+        )
     hashes = list(dict.fromkeys(r.calibration_hash for r in results))
     section.findings.append({"text": _provenance(first, results, names)})
     if len(hashes) > 1:  # their ranks and abilities are on different references
