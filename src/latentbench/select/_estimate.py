@@ -1712,8 +1712,17 @@ class EstimateSet:
         )
 
     def _repr_html_(self) -> str:
-        """A notebook's view: the one-line repr, then the table of estimates."""
-        return html_block(repr(self), self.to_frame, whole=".to_frame()")
+        """A notebook's view: the one-line repr, the models not estimated and why, then the
+        table of estimates."""
+        lines = [repr(self)]
+        lines += [f"{model}: not estimated ({why})" for model, why in self.failures.items()]
+        if self.not_estimated:
+            rest = self.not_estimated
+            lines.append(
+                f"interrupted: {len(rest):,} model(s) not estimated ("
+                f"{', '.join(rest[:5])}{', ...' if len(rest) > 5 else ''})"
+            )
+        return html_block("\n".join(lines), self.to_frame, whole=".to_frame()")
 
     def summary(self) -> str:
         """One line per model (prefixed by its name when there are several)."""
