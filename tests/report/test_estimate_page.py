@@ -198,3 +198,30 @@ def test_a_series_one_level_down_and_other_folders_beside_one_are_said(estimated
                    budget=10).save(tmp_path / "est" / "runA" / "cmp")  # fmt: skip
     text = _text(build_estimate_report(tmp_path / "est" / "runA"))
     assert "Not drawn: 1 folder(s) here without an estimate.json (cmp)" in text
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("theta_upper", None, "expected a finite number"),
+        ("score", "0.5", "expected a finite number"),
+        ("lower", float("nan"), "expected a finite number"),
+        ("rank", 2.5, "expected a whole number"),
+    ],
+)
+def test_an_edited_estimate_json_is_refused_naming_the_field(
+    estimated, tmp_path, field, value, expected
+):
+    """An estimate.json whose numbers are not numbers was read as it was, and the page of it
+    failed with a TypeError traceback (``report DIR``)."""
+    import json
+
+    _, estimates = estimated
+    record = estimates.results[0].to_dict()
+    record[field] = value
+    (tmp_path / "est").mkdir()
+    (tmp_path / "est" / "estimate.json").write_text(json.dumps(record))
+    outcome = runner.invoke(app, ["report", str(tmp_path / "est"), "--out", str(tmp_path / "p")])
+    said = " ".join(outcome.output.split())
+    assert outcome.exit_code == 2, outcome.output
+    assert "estimate.json" in said and f"field '{field}' holds" in said and expected in said

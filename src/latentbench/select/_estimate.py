@@ -321,9 +321,30 @@ class EstimateResult:
             )
             for name in ("items", "answers", "probabilities", "warnings"):
                 values[name] = tuple(values.get(name, ()))
+            _check_record_numbers(values)
             return cls(**values)
         except (KeyError, TypeError) as exc:
             raise InputError(f"not an estimate record ({type(exc).__name__}: {exc})") from None
+
+
+_RECORD_FLOATS = ("score", "lower", "upper", "level", "theta", "theta_lower", "theta_upper")
+_RECORD_INTS = ("n_evaluated", "n_items", "rank", "rank_lower", "rank_upper", "n_ranked")
+
+
+def _check_record_numbers(values: Mapping[str, Any]) -> None:
+    """Refuse a record whose numbers are not numbers (an edited ``estimate.json``: ``null``,
+    ``NaN``, ``"0.5"``), naming the field, the value and what was expected: they were taken
+    as they were, and the report's page failed on them with a TypeError traceback.
+    ``to_dict`` writes finite numbers only (``estimate.json`` is written with
+    ``allow_nan=False``)."""
+    for name in _RECORD_FLOATS:
+        value = values.get(name)
+        if name in values and not (is_number(value) and math.isfinite(float(value))):
+            raise InputError(f"field {name!r} holds {value!r}; expected a finite number")
+    for name in _RECORD_INTS:
+        value = values.get(name)
+        if name in values and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
+            raise InputError(f"field {name!r} holds {value!r}; expected a whole number")
 
 
 _THETA_SCALE = {
