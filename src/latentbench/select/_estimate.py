@@ -338,8 +338,8 @@ def _check_record_numbers(values: Mapping[str, Any]) -> None:
     ``to_dict`` writes finite numbers only (``estimate.json`` is written with
     ``allow_nan=False``)."""
     for name in _RECORD_FLOATS:
-        value = values.get(name)
-        if name in values and not (is_number(value) and math.isfinite(float(value))):
+        value: Any = values.get(name)
+        if name in values and not (is_number(value) and math.isfinite(value)):
             raise InputError(f"field {name!r} holds {value!r}; expected a finite number")
     for name in _RECORD_INTS:
         value = values.get(name)
