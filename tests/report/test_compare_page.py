@@ -81,3 +81,21 @@ def test_a_model_named_like_a_column_keeps_every_column(calibration, names):
     headers = re.findall(r"<th scope=\"col\">(.*?)</th>", table)[:5]
     assert headers == ["order", "item", "answer_a", "answer_b", "probability"]
     assert result.items[0] in _text(table)
+
+
+@pytest.mark.parametrize("field", ["difference", "lower", "level", "n_evaluated"])
+def test_an_edited_compare_json_is_refused_naming_the_field(calibration, tmp_path, field):
+    """A compare.json with null for a number was read as it was, and its page failed with a
+    TypeError traceback (``report DIR``)."""
+    import json
+
+    path, wide = calibration
+    result = select.compare(str(path), wide.loc["m10"].rename("a"), wide.loc["m11"], budget=10)
+    result.save(tmp_path / "cmp")
+    record = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    record[field] = None
+    (tmp_path / "cmp" / "compare.json").write_text(json.dumps(record))
+    outcome = runner.invoke(app, ["report", str(tmp_path / "cmp"), "--out", str(tmp_path / "p")])
+    said = " ".join(outcome.output.split())
+    assert outcome.exit_code == 2, outcome.output
+    assert "compare.json" in said and f"field '{field}' holds None" in said

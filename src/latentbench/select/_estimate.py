@@ -331,17 +331,21 @@ _RECORD_FLOATS = ("score", "lower", "upper", "level", "theta", "theta_lower", "t
 _RECORD_INTS = ("n_evaluated", "n_items", "rank", "rank_lower", "rank_upper", "n_ranked")
 
 
-def _check_record_numbers(values: Mapping[str, Any]) -> None:
+def _check_record_numbers(
+    values: Mapping[str, Any],
+    floats: tuple[str, ...] = _RECORD_FLOATS,
+    ints: tuple[str, ...] = _RECORD_INTS,
+) -> None:
     """Refuse a record whose numbers are not numbers (an edited ``estimate.json``: ``null``,
     ``NaN``, ``"0.5"``), naming the field, the value and what was expected: they were taken
     as they were, and the report's page failed on them with a TypeError traceback.
     ``to_dict`` writes finite numbers only (``estimate.json`` is written with
-    ``allow_nan=False``)."""
-    for name in _RECORD_FLOATS:
+    ``allow_nan=False``), as ``compare.json`` is (``floats`` and ``ints``: its fields)."""
+    for name in floats:
         value: Any = values.get(name)
         if name in values and not (is_number(value) and math.isfinite(value)):
             raise InputError(f"field {name!r} holds {value!r}; expected a finite number")
-    for name in _RECORD_INTS:
+    for name in ints:
         value = values.get(name)
         if name in values and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
             raise InputError(f"field {name!r} holds {value!r}; expected a whole number")
