@@ -225,3 +225,20 @@ def test_an_edited_estimate_json_is_refused_naming_the_field(
     said = " ".join(outcome.output.split())
     assert outcome.exit_code == 2, outcome.output
     assert "estimate.json" in said and f"field '{field}' holds" in said and expected in said
+
+
+def test_a_model_named_like_a_calibration_model_does_not_shrink_the_calibration(
+    estimated, tmp_path
+):
+    """The headline counted the first model's rivals as the calibration: a first model named
+    like a calibration model (ranked among the other 20) made it 'against 20 calibration
+    models' of 21."""
+    folder, _ = estimated
+    wide = _wide(24, 120, seed=0)
+    cal = str(folder / "calibration.parquet")
+    named = wide.iloc[[22]].rename(index={"m22": "m3"})  # a calibration model's name
+    with pytest.warns(Warning, match="left out of the rank"):
+        select.estimate(cal, named, budget=30).save(tmp_path / "est" / "a")
+    select.estimate(cal, wide.iloc[[23]], budget=30).save(tmp_path / "est" / "b")
+    text = _text(build_estimate_report(tmp_path / "est"))
+    assert "2 estimates from 2 folders against 21 calibration models" in text

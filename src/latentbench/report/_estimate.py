@@ -269,6 +269,11 @@ def build_estimate_report(
         if folders
         else sorted(range(len(results)), key=lambda k: -results[k].score)
     )
+    hashes = list(dict.fromkeys(r.calibration_hash for r in results))
+    if len(hashes) > 1:
+        reference, why = None, "the calibration models are not drawn: there are several"
+    else:
+        reference, why = _reference(first)
     if len(results) == 1:
         section.headline = f"{names[0]}: {first.summary()}."
     else:
@@ -279,8 +284,17 @@ def build_estimate_report(
             if folders
             else f"{len(results):,} models estimated"
         )
+        # the calibration's models: a model named like one of them ranks among one fewer
+        n_cal = (
+            int(np.isfinite(reference).sum())
+            if reference is not None
+            else max(r.n_ranked for r in results) - 1
+        )
+        against = (
+            f"{len(hashes):,} calibrations" if len(hashes) > 1 else f"{n_cal:,} calibration models"
+        )
         section.headline = (
-            f"{what} against {first.n_ranked - 1:,} calibration models; highest: "
+            f"{what} against {against}; highest: "
             f"{names[best]}, score {results[best].score:.3f} [{lower}, {upper}]."
         )
         for k in order[:top]:
@@ -320,7 +334,6 @@ def build_estimate_report(
                 "note": True,
             }
         )
-    hashes = list(dict.fromkeys(r.calibration_hash for r in results))
     section.findings.append({"text": _provenance(first, results, names)})
     if len(hashes) > 1:  # their ranks and abilities are on different references
         section.findings.append(
@@ -334,9 +347,6 @@ def build_estimate_report(
                 "note": True,
             }
         )
-        reference, why = None, "the calibration models are not drawn: there are several"
-    else:
-        reference, why = _reference(first)
     if why:
         section.findings.append({"text": why[:1].upper() + why[1:] + ".", "note": True})
     frame = record.to_frame()
