@@ -242,3 +242,16 @@ def test_a_model_named_like_a_calibration_model_does_not_shrink_the_calibration(
     select.estimate(cal, wide.iloc[[23]], budget=30).save(tmp_path / "est" / "b")
     text = _text(build_estimate_report(tmp_path / "est"))
     assert "2 estimates from 2 folders against 21 calibration models" in text
+
+
+def test_a_series_longer_than_top_says_where_the_other_lines_are(estimated, tmp_path):
+    """300 checkpoints at report --top 30: the page listed the first 30 lines and stopped,
+    with nothing to say that 270 more were not listed."""
+    folder, _ = estimated
+    answers = _wide(24, 120, seed=0).iloc[[22]]
+    cal = select.load_calibration(str(folder / "calibration.parquet"))
+    for step in range(1, 6):
+        select.estimate(cal, answers, budget=20, seed=step).save(tmp_path / "est" / f"s{step}")
+    text = _text(build_estimate_report(tmp_path / "est", top=3))
+    assert "s3/m22: score" in text and "s4/m22: score" not in text.split("Each interval")[0]
+    assert "The first 3 of 5 folders; the other 2 are in the estimates table's CSV" in text

@@ -299,6 +299,16 @@ def build_estimate_report(
         )
         for k in order[:top]:
             section.findings.append({"text": f"{names[k]}: {results[k].summary()}."})
+        if len(results) > top:  # the lines stopped: said, not left to look like all of them
+            section.findings.append(
+                {
+                    "text": f"The first {top:,} of {len(results):,} "
+                    + ("folders" if folders else "models by score")
+                    + f"; the other {len(results) - top:,} are in the estimates table's CSV "
+                    "(estimates.csv).",
+                    "note": True,
+                }
+            )
     levels = sorted({r.level for r in results}, reverse=True)
     level = (
         f"a {first.level:.0%} anytime-valid interval"
