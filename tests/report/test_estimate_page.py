@@ -255,3 +255,18 @@ def test_a_series_longer_than_top_says_where_the_other_lines_are(estimated, tmp_
     text = _text(build_estimate_report(tmp_path / "est", top=3))
     assert "s3/m22: score" in text and "s4/m22: score" not in text.split("Each interval")[0]
     assert "The first 3 of 5 folders; the other 2 are in the estimates table's CSV" in text
+
+
+def test_a_warning_every_checkpoint_had_is_said_once(estimated, tmp_path):
+    """A series of checkpoints named like a calibration model: the page repeated the same
+    warning once per folder (300 lines for 300 checkpoints)."""
+    folder, _ = estimated
+    named = _wide(24, 120, seed=0).iloc[[22]].rename(index={"m22": "m3"})
+    cal = select.load_calibration(str(folder / "calibration.parquet"))
+    for step in range(1, 6):
+        with pytest.warns(Warning, match="left out of the rank"):
+            one = select.estimate(cal, named, budget=20, seed=step)
+        one.save(tmp_path / "est" / f"s{step}")
+    text = _text(build_estimate_report(tmp_path / "est"))
+    assert text.count("the calibration model of that name is left out of the rank") == 1
+    assert "s1/m3, s2/m3, s3/m3, ... (5 of 5): model 'm3' is in the calibration" in text

@@ -331,10 +331,20 @@ def build_estimate_report(
             )
         }
     )
+    said: dict[str, list[str]] = {}  # a warning every checkpoint of a series had: said once
     for name, r in zip(names, results, strict=True):
         for line in r.warnings:
-            prefix = f"{name}: " if len(results) > 1 else ""
-            section.findings.append({"text": prefix + line, "note": True})
+            said.setdefault(line, []).append(name)
+    for line, who in said.items():
+        prefix = (
+            ""
+            if len(results) == 1
+            else f"{who[0]}: "
+            if len(who) == 1
+            else f"{', '.join(who[:3])}{', ...' if len(who) > 3 else ''} ({len(who):,} of "
+            f"{len(results):,}): "
+        )
+        section.findings.append({"text": prefix + line, "note": True})
     section.findings += _not_estimated(record)
     if others:  # a comparison or a fit beside the checkpoints is not one of them: said
         section.findings.append(
