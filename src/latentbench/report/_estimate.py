@@ -48,10 +48,12 @@ def series_folders(folder: Path) -> list[Path]:
     Parameters
     ----------
     folder : Path
+        The folder given to ``latentbench report`` (any path: not a folder gives none).
 
     Returns
     -------
     list of Path
+        Its estimate folders, ``step900`` before ``step1000``.
     """
     if not folder.is_dir():
         return []
@@ -66,10 +68,12 @@ def nested_series(folder: Path) -> list[Path]:
     Parameters
     ----------
     folder : Path
+        The folder given to ``latentbench report`` (any path: not a folder gives none).
 
     Returns
     -------
     list of Path
+        Its folders that hold estimate folders (each one a series to report).
     """
     if not folder.is_dir():
         return []
