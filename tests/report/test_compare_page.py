@@ -99,3 +99,19 @@ def test_an_edited_compare_json_is_refused_naming_the_field(calibration, tmp_pat
     said = " ".join(outcome.output.split())
     assert outcome.exit_code == 2, outcome.output
     assert "compare.json" in said and f"field '{field}' holds None" in said
+
+
+def test_a_comparison_on_the_items_both_answered_says_so(calibration):
+    """Two models sharing answers on some items only: the command says the interval is of
+    'the two scores on the items both answered'; the page said 'over the benchmark's items'."""
+    path, wide = calibration
+    a = wide.loc["m10"].rename("a").copy()
+    a.iloc[:50] = np.nan  # answered 100 of the 150 items
+    result = select.compare(str(path), a, wide.loc["m11"].rename("b"), budget=10)
+    assert result.n_calibrated > result.n_items
+    text = _text(build_compare_report(result))
+    assert "over the benchmark's items" not in text
+    assert (
+        "a's mean score minus b's over the 100 items both answered (of the calibration's 150"
+        in (text)
+    )

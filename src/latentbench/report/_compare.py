@@ -109,12 +109,20 @@ def build_compare_report(
     )
     section = _Section("compare-summary", "Comparison")
     section.headline = f"{result.summary()}."
+    # over the items both answered when they are not all the calibration's (as the
+    # command's line says: "of the two scores on the items both answered")
+    over = (
+        f"over the {result.n_items:,} items both answered (of the calibration's "
+        f"{result.n_calibrated:,}; not the full-benchmark difference)"
+        if result.n_calibrated > result.n_items
+        else "over the benchmark's items"
+    )
     section.findings.append(
         {
             "text": f"The interval is a {result.level:.0%} anytime-valid interval of "
-            f"{result.model_a}'s mean score minus {result.model_b}'s over the benchmark's "
-            "items, from items both answered (paired), design-based: it holds whether or not "
-            "the IRT model fits either model (docs/estimate.md, Two models)."
+            f"{result.model_a}'s mean score minus {result.model_b}'s {over}, from items both "
+            "answered (paired), design-based: it holds whether or not the IRT model fits "
+            "either model (docs/estimate.md, Two models)."
         }
     )
     section.findings.append(_verdict(result))
