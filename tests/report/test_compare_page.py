@@ -115,3 +115,10 @@ def test_a_comparison_on_the_items_both_answered_says_so(calibration):
         "a's mean score minus b's over the 100 items both answered (of the calibration's 150"
         in (text)
     )
+
+
+def test_a_comparison_at_97_5_percent_says_97_5(calibration):
+    path, wide = calibration
+    a, b = wide.loc["m10"].rename("a"), wide.loc["m11"].rename("b")
+    text = _text(build_compare_report(select.compare(str(path), a, b, budget=10, delta=0.025)))
+    assert "a 97.5% anytime-valid interval" in text and "98%" not in text

@@ -270,3 +270,17 @@ def test_a_warning_every_checkpoint_had_is_said_once(estimated, tmp_path):
     text = _text(build_estimate_report(tmp_path / "est"))
     assert text.count("the calibration model of that name is left out of the rank") == 1
     assert "s1/m3, s2/m3, s3/m3, ... (5 of 5): model 'm3' is in the calibration" in text
+
+
+def test_a_level_and_a_subset_as_the_command_says_them(estimated, tmp_path):
+    """``--delta 0.025`` (a series' Bonferroni) printed '98%' on the page, a stronger claim
+    than the command's 97.5%; and a model that answered some items only had its interval
+    called one of the mean 'over the benchmark's items' (the command: 'on the items
+    answered')."""
+    folder, estimates = estimated
+    answers = _wide(24, 120, seed=0).iloc[[22]]
+    one = select.estimate(str(folder / "calibration.parquet"), answers, budget=30, delta=0.025)
+    text = _text(build_estimate_report(one))
+    assert "a 97.5% anytime-valid interval" in text and "98%" not in text
+    text = _text(build_estimate_report(estimates))  # new-c answered 90 of the 120 items
+    assert "over the items it answered (not the full benchmark for new-c)" in text

@@ -232,6 +232,12 @@ def _order_line(ranks: pd.DataFrame, limit: int) -> str:
 _HASH = re.compile(r"\b([0-9a-fA-F]{12})[0-9a-fA-F]{28,}\b")
 
 
+def percent(level: float) -> str:
+    """A confidence level as the commands print it: ``0.95`` as ``95%``, ``0.975`` as
+    ``97.5%`` (``:.0%`` printed ``98%``: a stronger guarantee than the one computed)."""
+    return f"{round(100 * float(level), 6):g}%"
+
+
 def short_hashes(text: str) -> str:
     """Long hex digests (SHA-1 / SHA-256, 40+ characters) cut to their first 12 characters
     and an ellipsis, as git shows them: a page for people, not a checksum list."""

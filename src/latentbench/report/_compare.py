@@ -12,6 +12,7 @@ import pandas as pd
 from latentbench.report._blocks import (
     _Section,
     _table,
+    percent,
     refuse_existing,
     render_page,
     short_hashes,
@@ -29,7 +30,7 @@ COMPARE_SECTIONS = ("compare-summary", "compare-tables")
 def _verdict(result: CompareResult) -> dict[str, Any]:
     """What the verdict means, in words: certified, equivalent or not certified (and then
     what would decide it)."""
-    level = f"{result.level:.0%}"
+    level = percent(result.level)
     if result.higher is not None:
         lower = result.model_b if result.higher == result.model_a else result.model_a
         return {
@@ -119,7 +120,7 @@ def build_compare_report(
     )
     section.findings.append(
         {
-            "text": f"The interval is a {result.level:.0%} anytime-valid interval of "
+            "text": f"The interval is a {percent(result.level)} anytime-valid interval of "
             f"{result.model_a}'s mean score minus {result.model_b}'s {over}, from items both "
             "answered (paired), design-based: it holds whether or not the IRT model fits "
             "either model (docs/estimate.md, Two models)."

@@ -18,6 +18,7 @@ from latentbench.report._blocks import (
     _figure,
     _Section,
     _table,
+    percent,
     refuse_existing,
     render_page,
     short_hashes,
@@ -315,16 +316,30 @@ def build_estimate_report(
             )
     levels = sorted({r.level for r in results}, reverse=True)
     level = (
-        f"a {first.level:.0%} anytime-valid interval"
+        f"a {percent(first.level)} anytime-valid interval"
         if len(levels) == 1  # a series of calls with several --delta: each at its own level
         else "an anytime-valid interval at its own level ("
-        + ", ".join(f"{v:.0%}" for v in levels)
+        + ", ".join(percent(v) for v in levels)
         + ": the table's level column)"
+    )
+    # a model that answered some of the calibration's items only: its score is over those
+    # (the command's legend: "of the score on the items answered")
+    subset = [names[k] for k, r in enumerate(results) if r.n_calibrated > r.n_items]
+    over = (
+        "over the benchmark's items"
+        if not subset
+        else "over the items it answered (not the full benchmark"
+        + (
+            f" for {', '.join(subset[:3])}{', ...' if len(subset) > 3 else ''}"
+            if len(results) > 1
+            else ""
+        )
+        + ")"
     )
     section.findings.append(
         {
             "text": f"Each interval is {level} of the "
-            "model's mean score over the benchmark's items, design-based: it holds whether or "
+            f"model's mean score {over}, design-based: it holds whether or "
             "not the IRT model fits the new model (docs/estimate.md). The rank's range "
             "follows from it; theta restates it on the calibration's ability scale."
             + (
