@@ -284,3 +284,26 @@ def test_a_level_and_a_subset_as_the_command_says_them(estimated, tmp_path):
     assert "a 97.5% anytime-valid interval" in text and "98%" not in text
     text = _text(build_estimate_report(estimates))  # new-c answered 90 of the 120 items
     assert "over the items it answered (not the full benchmark for new-c)" in text
+
+
+def test_a_calibration_recorded_relative_is_found_from_another_folder(
+    estimated, tmp_path, monkeypatch
+):
+    """``estimate fit/ ... --out est/step1`` records the calibration as ``fit``, relative to
+    the folder it ran in: ``report`` run from elsewhere said it 'is not on this machine' and
+    drew no calibration models, though it sat beside the estimates."""
+    folder, _ = estimated
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(folder / "calibration.parquet", project / "cal.parquet")
+    monkeypatch.chdir(project)
+    answers = _wide(24, 120, seed=0).iloc[[22]]
+    select.estimate("cal.parquet", answers, budget=30).save(project / "est" / "step1")
+    monkeypatch.chdir(tmp_path)  # elsewhere
+    for given in (project / "est", project / "est" / "step1"):
+        text = _text(build_estimate_report(given))
+        assert "not drawn" not in text, text
+        assert "ticks on the bottom row: the calibration models' scores" in text
+    (project / "cal.parquet").unlink()
+    text = _text(build_estimate_report(project / "est"))
+    assert "(cal.parquet) is found neither from the current folder nor beside" in text

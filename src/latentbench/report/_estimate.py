@@ -137,31 +137,69 @@ def _as_set(estimates: Any) -> tuple[EstimateSet, list[str], list[str]]:
     return merged, names, _not_drawn(path)
 
 
-def _reference(result: EstimateResult) -> tuple[np.ndarray | None, str]:
+def _candidates(source: str, base: Path | None) -> list[Path]:
+    """Where the calibration recorded as ``source`` may be: as recorded, and, for a relative
+    path (``estimate fit/ ...`` records ``fit``, relative to the folder the command ran in),
+    also relative to the estimate's folder and the two folders above it (``est/step1000``
+    beside ``fit/``), wherever the report runs."""
+    recorded = Path(source)
+    found = [recorded]
+    if not recorded.is_absolute() and base is not None:
+        folder = base if base.is_dir() else base.parent
+        found += [up / recorded for up in (folder, *list(folder.resolve().parents)[:2])]
+    unique: dict[Path, Path] = {}
+    for path in found:
+        if path.exists():
+            unique.setdefault(path.resolve(), path)
+    return list(unique.values())
+
+
+def _base(estimates: Any, folders: list[str]) -> Path | None:
+    """The folder of the estimates given as a path (a series: its first estimate folder);
+    None for results given in Python."""
+    if not isinstance(estimates, (str, os.PathLike)):
+        return None
+    path = Path(estimates)
+    folder = path if path.is_dir() else path.parent
+    return folder / folders[0] if folders else folder
+
+
+def _reference(result: EstimateResult, base: Path | None = None) -> tuple[np.ndarray | None, str]:
     """The calibration models' full-benchmark scores, read again from the calibration the
-    estimate recorded when it is here and unchanged (its hash), else None and why."""
+    estimate recorded when it is here and unchanged (its hash), else None and why; a
+    relative path is also looked for from the estimate's folder ``base`` (:func:`_candidates`)."""
     from latentbench.select import load_calibration
 
     source = result.calibration_source
-    if not source or not Path(source).exists():
+    candidates = _candidates(source, base) if source else []
+    if not candidates:
         where = source or "not recorded"
-        return None, (
-            f"the calibration models are not drawn: their calibration ({where}) is not on "
-            "this machine; the ranks come from the estimate's record"
+        place = (
+            "is not on this machine"
+            if not source or Path(source).is_absolute()
+            else "is found neither from the current folder nor beside the estimate's"
         )
-    try:
-        with warnings.catch_warnings():  # the estimate said them when it ran
-            warnings.simplefilter("ignore")
-            calibration = load_calibration(source)
-    except Exception as exc:  # any reason it cannot be read: the page says it, no traceback
-        return None, f"the calibration models are not drawn: {source} could not be read ({exc})"
-    if calibration.hash != result.calibration_hash:
         return None, (
-            f"the calibration models are not drawn: {source} is not the calibration the "
+            f"the calibration models are not drawn: their calibration ({where}) {place}; the "
+            "ranks come from the estimate's record"
+        )
+    said = ""
+    for path in candidates:
+        try:
+            with warnings.catch_warnings():  # the estimate said them when it ran
+                warnings.simplefilter("ignore")
+                calibration = load_calibration(str(path))
+        except Exception as exc:  # any reason it cannot be read: the page says it
+            said = said or f"the calibration models are not drawn: {path} could not be read ({exc})"
+            continue
+        if calibration.hash == result.calibration_hash:
+            return np.asarray(calibration.model_scores, dtype=float), ""
+        said = said or (
+            f"the calibration models are not drawn: {path} is not the calibration the "
             f"estimate used (SHA-256 {calibration.hash}, the estimate's "
             f"{result.calibration_hash}); the ranks come from the estimate's record"
         )
-    return np.asarray(calibration.model_scores, dtype=float), ""
+    return None, said
 
 
 def _labels(results: tuple[EstimateResult, ...], folders: list[str]) -> list[str]:
@@ -260,6 +298,7 @@ def build_estimate_report(
     """
     refuse_existing(path, force)
     record, folders, others = _as_set(estimates)
+    base = _base(estimates, folders)
     results = record.results
     title = title or "latentbench estimate"
     section = _Section("estimate-summary", "Estimates")
@@ -278,7 +317,7 @@ def build_estimate_report(
     if len(hashes) > 1:
         reference, why = None, "the calibration models are not drawn: there are several"
     else:
-        reference, why = _reference(first)
+        reference, why = _reference(first, base)
     if len(results) == 1:
         section.headline = f"{names[0]}: {first.summary()}."
     else:
