@@ -122,3 +122,13 @@ def test_a_comparison_at_97_5_percent_says_97_5(calibration):
     a, b = wide.loc["m10"].rename("a"), wide.loc["m11"].rename("b")
     text = _text(build_compare_report(select.compare(str(path), a, b, budget=10, delta=0.025)))
     assert "a 97.5% anytime-valid interval" in text and "98%" not in text
+
+
+def test_a_tiny_delta_is_never_shown_as_a_100_percent_interval(calibration):
+    """delta=1e-7 showed as 'a 100% anytime-valid interval' (rounded to 6 decimals): a
+    certainty no finite sample gives."""
+    path, wide = calibration
+    a, b = wide.loc["m10"].rename("a"), wide.loc["m11"].rename("b")
+    page = build_compare_report(select.compare(str(path), a, b, budget=10, delta=1e-7))
+    text = _text(page.split('id="compare-summary"')[1].split('id="compare-tables"')[0])
+    assert "a 99.99999% anytime-valid interval" in text and "100%" not in text
