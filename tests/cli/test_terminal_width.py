@@ -180,3 +180,17 @@ def test_the_fewest_columns_keep_an_interval_whole(monkeypatch):
         " ".join(text.split())
     )
     assert "…" not in text and max(len(line) for line in text.splitlines()) <= 40
+
+
+def test_a_left_out_column_is_named_as_its_header_reads(monkeypatch):
+    """``ls`` escapes column names from the store (``escape("a[b]")``): the line naming the
+    left-out columns printed the escapes, ``a\\[b]``."""
+    from rich.markup import escape
+
+    table = Table(title="t")
+    table.add_column("model", justify="left")
+    for col in ("score", "[bold]x[/bold]", "a[b]", "c"):
+        table.add_column(escape(col), justify="right")
+    table.add_row("m" * 30, "1", "2", "3", "4")
+    said = " ".join(_shown(monkeypatch, table, 36).split("┘")[1].split())
+    assert said.endswith("[bold]x[/bold], a[b], c)") and "\\" not in said

@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
+from rich.errors import MarkupError
 from rich.markup import escape as rich_escape
 from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -121,7 +123,7 @@ def _fit_to_terminal(table: Table, width: int) -> list[str]:
 
     while kept > max(ids + 2, 2) and need(kept) > width:
         kept -= 1
-    headers = [str(column.header) for column in table.columns]
+    headers = [_plain(column.header) for column in table.columns]
     while kept > max(ids + 2, 2) and _partner(headers[kept - 1]) in headers[kept:]:
         kept -= 1  # an interval's lower end is not shown without its upper one
     if kept < len(headers) and headers[kept] == _partner(headers[kept - 1]) != headers[kept - 1]:
@@ -141,6 +143,18 @@ def _fit_to_terminal(table: Table, width: int) -> list[str]:
         for k in others:
             table.columns[k].width = fixed[k]
     return left_out
+
+
+def _plain(header: Any) -> str:
+    """A header as the table shows it: its markup read (``escape("a[b]")`` is ``a\\[b]``
+    as written, ``a[b]`` as shown), so that the line naming a left-out column names it as
+    its header reads."""
+    if isinstance(header, Text):
+        return header.plain
+    try:
+        return Text.from_markup(str(header)).plain
+    except MarkupError:
+        return str(header)
 
 
 def _partner(header: str) -> str:
