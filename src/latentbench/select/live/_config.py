@@ -171,6 +171,12 @@ _USERINFO = re.compile(r"[a-z][a-z0-9+.\-]*://[^/\s?#@,'\"]*@", re.I)
 _ASSIGNMENT = re.compile(r"(?:^|[\s,{'\"])-{0,2}([A-Za-z_][\w.\-]*)\s*=\s*([^\s,]*)")
 """``name=value`` in a harness argument (``api_key=sk-...``, ``OPENAI_API_KEY=sk-...``)."""
 
+_OPTION_VALUE = re.compile(
+    r"(?:^|\s)--?([A-Za-z_][\w.\-]*)\s+([^\s\-'\"][^\s]*|'[^']*'|\"[^\"]*\")"
+)
+"""``--name value`` in a command line (``--api_key sk-...``, ``--hf_token hf_...``): an
+option and the word after it, which is its value unless it is another option."""
+
 _SECRET_ARGUMENT = re.compile(
     r"(^|[_.\-])(api[_\-]?key|apikey|key|token|secret|password|passwd|pwd|credentials?)$", re.I
 )
@@ -190,7 +196,8 @@ def _check_harness_argument(text: str, label: str, name: str) -> None:
     elif re.search(r"authorization['\"]?\s*[:=]|\bbearer\s+\S", text, re.I):
         where = "an Authorization header"
     else:
-        for match in _ASSIGNMENT.finditer(text):
+        # name=value, and --name value on a command line (the key after its option)
+        for match in [*_ASSIGNMENT.finditer(text), *_OPTION_VALUE.finditer(text)]:
             argument, value = match.group(1), match.group(2).strip("'\"")
             if _SECRET_ARGUMENT.search(argument) and value.lower() not in _FLAG_VALUES:
                 where = f"a value for {argument!r}"
