@@ -177,6 +177,10 @@ _OPTION_VALUE = re.compile(
 """``--name value`` in a command line (``--api_key sk-...``, ``--hf_token hf_...``): an
 option and the word after it, which is its value unless it is another option."""
 
+_MAPPING_VALUE = re.compile(r"""['"]([A-Za-z_][\w.\-]*)['"]\s*:\s*['"]([^'"]*)['"]""")
+"""``'name': 'value'`` in a dict argument (``header={'x-api-key': 'sk-...'}``, Azure's
+``api-key`` header)."""
+
 _SECRET_ARGUMENT = re.compile(
     r"(^|[_.\-])(api[_\-]?key|apikey|key|token|secret|password|passwd|pwd|credentials?)$", re.I
 )
@@ -197,7 +201,8 @@ def _check_harness_argument(text: str, label: str, name: str) -> None:
         where = "an Authorization header"
     else:
         # name=value, and --name value on a command line (the key after its option)
-        for match in [*_ASSIGNMENT.finditer(text), *_OPTION_VALUE.finditer(text)]:
+        found = (_ASSIGNMENT, _OPTION_VALUE, _MAPPING_VALUE)  # and 'name': 'value' in a dict
+        for match in [m for pattern in found for m in pattern.finditer(text)]:
             argument, value = match.group(1), match.group(2).strip("'\"")
             if _SECRET_ARGUMENT.search(argument) and value.lower() not in _FLAG_VALUES:
                 where = f"a value for {argument!r}"
