@@ -47,7 +47,7 @@ PUBLIC_MODULES = (
 # options of other programs that the pages show beside ours
 EXTERNAL_OPTIONS = {
     "--log_samples", "--samples", "--output_path", "--tasks", "--model_args",  # lm-eval
-    "--include_path", "--apply_chat_template", "--limit",  # lm-eval
+    "--include_path", "--apply_chat_template", "--limit", "--api_key",  # lm-eval
     "--save-details",  # lighteval
     "--local-path",  # HELM
     "--dump-eval-details", "--custom-dataset-data-type",  # OpenCompass

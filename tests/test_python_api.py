@@ -593,3 +593,29 @@ def test_results_show_as_escaped_tables_in_a_notebook(tmp_path) -> None:
     assert f"<td>{html.escape(top)}</td>" in run._repr_html_().split("<tbody>")[1].split("</tr>")[0]
     assert "&lt;b&gt;new&lt;/b&gt;" in one._repr_html_()
     assert "score " in one._repr_html_() and "stopped: " in one._repr_html_()
+
+
+def test_a_notebook_shows_why_models_were_not_estimated() -> None:
+    """An EstimateSet of failures only showed ``EstimateSet(0 model(s) estimated, 1 not)`` and
+    an empty table: not which model failed nor why."""
+    failed = select.EstimateSet(
+        results=(), failures={"<b>m1</b>": "answered no calibrated item"}, not_estimated=("m2",)
+    )
+    page = failed._repr_html_()
+    assert "&lt;b&gt;m1&lt;/b&gt;: not estimated (answered no calibrated item)" in page
+    assert "interrupted: 1 model(s) not estimated (m2)" in page
+    assert "<table" not in page  # no rows: no empty table
+
+
+def test_a_fit_built_from_the_callers_arrays_leaves_them_writeable(matrix) -> None:
+    """``dataclasses.replace(fit, U=mine)`` made the caller's own ``mine`` read-only (the
+    flag was set on the array given, not on the result's copy): ``mine[0] = 0`` then raised
+    in the caller's code."""
+    import dataclasses
+
+    fit = lb.TwoPL().fit(matrix)
+    mine = fit.U.copy()
+    other = dataclasses.replace(fit, U=mine)
+    assert mine.flags.writeable and not other.U.flags.writeable
+    mine[0] = 0.0  # the caller's array is still theirs to edit
+    assert other.U[0, 0] == fit.U[0, 0]  # and the result keeps what it was given

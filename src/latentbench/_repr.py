@@ -167,7 +167,7 @@ def html_block(
         frame = table() if table is not None else None
     except Exception:  # the text is still the result's; a display must not raise
         frame = None
-    if frame is not None and len(frame.columns):
+    if frame is not None and len(frame.columns) and len(frame):  # no rows: no empty table
         parts.append(
             frame.head(rows).to_html(index=False, escape=True, na_rep="NA", border=0, max_cols=12)
         )

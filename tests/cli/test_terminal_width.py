@@ -140,3 +140,57 @@ def test_an_id_column_after_a_rank_keeps_its_width_and_headers_wrap(monkeypatch)
     body = text.split("┡")[1]
     assert "│ gemini-1.5-flash-002 " in body and "│ Meta-Llama-3_1-70B " in body  # unfolded
     assert "[1.639, 1.737]" in body
+
+
+def _shown(monkeypatch, table: Table, width: int) -> str:
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=width, color_system=None)
+    monkeypatch.setattr(_common, "console", console)
+    _common.print_table(table)
+    return buffer.getvalue()
+
+
+def test_a_value_wider_than_the_terminal_leaves_the_id_shown(monkeypatch):
+    """A kept column whose value is wider than the terminal took every column: the id
+    column got none and the model's name vanished (``┏┳━━━``)."""
+    table = Table(title="t")
+    table.add_column("model", justify="left")
+    table.add_column("note", justify="right")
+    table.add_column("x", justify="right")
+    table.add_row("model-a", "y" * 60, "1")
+    text = _shown(monkeypatch, table, 40)
+    assert "model-a" in text.replace("│", "").replace(" ", "").replace("\n", "")
+    body = text.split("┡")[1].split("└")[0]
+    assert "".join(c for c in body if c == "y") == "y" * 60  # folded, whole
+    assert "…" not in text and max(len(line) for line in text.splitlines()) <= 40
+
+
+def test_the_fewest_columns_keep_an_interval_whole(monkeypatch):
+    """At the fewest columns (the id and one more) the one more was an interval's lower end,
+    its upper end left out."""
+    table = Table(title="t")
+    table.add_column("model", justify="left")
+    for col in ("certificate_lower", "certificate_upper", "estimate_unclipped"):
+        table.add_column(col, justify="right")
+    table.add_row("a" * 50, "0.861", "0.899", "0.8")
+    text = _shown(monkeypatch, table, 40)
+    header = "".join(text.split("┡")[0].split())
+    assert "_lower" in header and "_upper" in header
+    assert "(1 more column at a wider terminal or through a pipe: estimate_unclipped)" in (
+        " ".join(text.split())
+    )
+    assert "…" not in text and max(len(line) for line in text.splitlines()) <= 40
+
+
+def test_a_left_out_column_is_named_as_its_header_reads(monkeypatch):
+    """``ls`` escapes column names from the store (``escape("a[b]")``): the line naming the
+    left-out columns printed the escapes, ``a\\[b]``."""
+    from rich.markup import escape
+
+    table = Table(title="t")
+    table.add_column("model", justify="left")
+    for col in ("score", "[bold]x[/bold]", "a[b]", "c"):
+        table.add_column(escape(col), justify="right")
+    table.add_row("m" * 30, "1", "2", "3", "4")
+    said = " ".join(_shown(monkeypatch, table, 36).split("┘")[1].split())
+    assert said.endswith("[bold]x[/bold], a[b], c)") and "\\" not in said

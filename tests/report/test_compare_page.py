@@ -67,3 +67,68 @@ def test_a_comparison_not_certified_says_what_would_decide_it(calibration):
     text = _text(build_compare_report(result))
     assert "Not certified: the 95% interval of the difference holds 0" in text
     assert "the point difference does not rank the two" in text and "--margin M" in text
+
+
+@pytest.mark.parametrize("names", [("item", "b"), ("a", "probability"), ("order", "item")])
+def test_a_model_named_like_a_column_keeps_every_column(calibration, names):
+    """A model named ``item`` (or ``order``, ``probability``): its answers' column took that
+    name's place, the items table showing answers as item ids and losing a column."""
+    path, wide = calibration
+    a, b = wide.loc["m10"].rename(names[0]), wide.loc["m11"].rename(names[1])
+    result = select.compare(str(path), a, b, budget=10)
+    page = build_compare_report(result)
+    table = page.split('id="compare-tables"')[1]
+    headers = re.findall(r"<th scope=\"col\">(.*?)</th>", table)[:5]
+    assert headers == ["order", "item", "answer_a", "answer_b", "probability"]
+    assert result.items[0] in _text(table)
+
+
+@pytest.mark.parametrize("field", ["difference", "lower", "level", "n_evaluated"])
+def test_an_edited_compare_json_is_refused_naming_the_field(calibration, tmp_path, field):
+    """A compare.json with null for a number was read as it was, and its page failed with a
+    TypeError traceback (``report DIR``)."""
+    import json
+
+    path, wide = calibration
+    result = select.compare(str(path), wide.loc["m10"].rename("a"), wide.loc["m11"], budget=10)
+    result.save(tmp_path / "cmp")
+    record = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    record[field] = None
+    (tmp_path / "cmp" / "compare.json").write_text(json.dumps(record))
+    outcome = runner.invoke(app, ["report", str(tmp_path / "cmp"), "--out", str(tmp_path / "p")])
+    said = " ".join(outcome.output.split())
+    assert outcome.exit_code == 2, outcome.output
+    assert "compare.json" in said and f"field '{field}' holds None" in said
+
+
+def test_a_comparison_on_the_items_both_answered_says_so(calibration):
+    """Two models sharing answers on some items only: the command says the interval is of
+    'the two scores on the items both answered'; the page said 'over the benchmark's items'."""
+    path, wide = calibration
+    a = wide.loc["m10"].rename("a").copy()
+    a.iloc[:50] = np.nan  # answered 100 of the 150 items
+    result = select.compare(str(path), a, wide.loc["m11"].rename("b"), budget=10)
+    assert result.n_calibrated > result.n_items
+    text = _text(build_compare_report(result))
+    assert "over the benchmark's items" not in text
+    assert (
+        "a's mean score minus b's over the 100 items both answered (of the calibration's 150"
+        in (text)
+    )
+
+
+def test_a_comparison_at_97_5_percent_says_97_5(calibration):
+    path, wide = calibration
+    a, b = wide.loc["m10"].rename("a"), wide.loc["m11"].rename("b")
+    text = _text(build_compare_report(select.compare(str(path), a, b, budget=10, delta=0.025)))
+    assert "a 97.5% anytime-valid interval" in text and "98%" not in text
+
+
+def test_a_tiny_delta_is_never_shown_as_a_100_percent_interval(calibration):
+    """delta=1e-7 showed as 'a 100% anytime-valid interval' (rounded to 6 decimals): a
+    certainty no finite sample gives."""
+    path, wide = calibration
+    a, b = wide.loc["m10"].rename("a"), wide.loc["m11"].rename("b")
+    page = build_compare_report(select.compare(str(path), a, b, budget=10, delta=1e-7))
+    text = _text(page.split('id="compare-summary"')[1].split('id="compare-tables"')[0])
+    assert "a 99.99999% anytime-valid interval" in text and "100%" not in text

@@ -161,3 +161,149 @@ def test_a_series_against_two_calibrations_says_their_ranks_are_not_comparable(e
     text = _text(build_estimate_report(tmp_path / "est"))
     assert "against 2 calibrations" in text and "ranks and abilities are not comparable" in text
     assert "not drawn: there are several" in text
+
+
+def test_a_series_of_calls_with_other_levels_and_options_says_each(estimated, tmp_path):
+    """A series whose folders were estimated with other ``--delta`` / ``--budget``: the page
+    said every interval was the first folder's level ("a 95% interval" beside an 80% one)
+    and named the first folder's options as the series'."""
+    folder, _ = estimated
+    answers = _wide(24, 120, seed=0).iloc[[22]]
+    cal = str(folder / "calibration.parquet")
+    select.estimate(cal, answers, budget=30).save(tmp_path / "est" / "step1")
+    select.estimate(cal, answers, budget=40, delta=0.2).save(tmp_path / "est" / "step2")
+    text = _text(build_estimate_report(tmp_path / "est"))
+    assert "Each interval is a 95%" not in text
+    assert "anytime-valid interval at its own level (95%, 80%" in text
+    assert "delta differs between the estimates: step1/m22 0.05, step2/m22 0.2" in text
+    assert "budget differs between the estimates: step1/m22 30, step2/m22 40" in text
+    assert "delta 0.05" not in text.replace("m22 0.05", "")  # not the first's, as the series'
+
+
+def test_a_series_one_level_down_and_other_folders_beside_one_are_said(estimated, tmp_path):
+    """``report est/`` with the series in ``est/runA/step*``: it was refused as 'a tool's
+    result files' (the estimates' CSVs). A comparison beside the checkpoints was left out
+    without a word, the page reading as the whole folder."""
+    folder, _ = estimated
+    answers = _wide(24, 120, seed=0).iloc[[22]]
+    cal = str(folder / "calibration.parquet")
+    for step in ("step1", "step2"):
+        select.estimate(cal, answers, budget=30).save(tmp_path / "est" / "runA" / step)
+    outcome = runner.invoke(app, ["report", str(tmp_path / "est"), "-q"])
+    said = " ".join(outcome.output.split())
+    assert outcome.exit_code == 2, outcome.output
+    assert "tool's result files" not in said
+    assert "folders of estimate folders (runA)" in said and "report " in said
+    select.compare(cal, answers.iloc[0].rename("a"), _wide(24, 120, seed=0).iloc[21].rename("b"),
+                   budget=10).save(tmp_path / "est" / "runA" / "cmp")  # fmt: skip
+    text = _text(build_estimate_report(tmp_path / "est" / "runA"))
+    assert "Not drawn: 1 folder(s) here without an estimate.json (cmp)" in text
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("theta_upper", None, "expected a finite number"),
+        ("score", "0.5", "expected a finite number"),
+        ("lower", float("nan"), "expected a finite number"),
+        ("rank", 2.5, "expected a whole number"),
+    ],
+)
+def test_an_edited_estimate_json_is_refused_naming_the_field(
+    estimated, tmp_path, field, value, expected
+):
+    """An estimate.json whose numbers are not numbers was read as it was, and the page of it
+    failed with a TypeError traceback (``report DIR``)."""
+    import json
+
+    _, estimates = estimated
+    record = estimates.results[0].to_dict()
+    record[field] = value
+    (tmp_path / "est").mkdir()
+    (tmp_path / "est" / "estimate.json").write_text(json.dumps(record))
+    outcome = runner.invoke(app, ["report", str(tmp_path / "est"), "--out", str(tmp_path / "p")])
+    said = " ".join(outcome.output.split())
+    assert outcome.exit_code == 2, outcome.output
+    assert "estimate.json" in said and f"field '{field}' holds" in said and expected in said
+
+
+def test_a_model_named_like_a_calibration_model_does_not_shrink_the_calibration(
+    estimated, tmp_path
+):
+    """The headline counted the first model's rivals as the calibration: a first model named
+    like a calibration model (ranked among the other 20) made it 'against 20 calibration
+    models' of 21."""
+    folder, _ = estimated
+    wide = _wide(24, 120, seed=0)
+    cal = str(folder / "calibration.parquet")
+    named = wide.iloc[[22]].rename(index={"m22": "m3"})  # a calibration model's name
+    with pytest.warns(Warning, match="left out of the rank"):
+        select.estimate(cal, named, budget=30).save(tmp_path / "est" / "a")
+    select.estimate(cal, wide.iloc[[23]], budget=30).save(tmp_path / "est" / "b")
+    text = _text(build_estimate_report(tmp_path / "est"))
+    assert "2 estimates from 2 folders against 21 calibration models" in text
+
+
+def test_a_series_longer_than_top_says_where_the_other_lines_are(estimated, tmp_path):
+    """300 checkpoints at report --top 30: the page listed the first 30 lines and stopped,
+    with nothing to say that 270 more were not listed."""
+    folder, _ = estimated
+    answers = _wide(24, 120, seed=0).iloc[[22]]
+    cal = select.load_calibration(str(folder / "calibration.parquet"))
+    for step in range(1, 6):
+        select.estimate(cal, answers, budget=20, seed=step).save(tmp_path / "est" / f"s{step}")
+    text = _text(build_estimate_report(tmp_path / "est", top=3))
+    assert "s3/m22: score" in text and "s4/m22: score" not in text.split("Each interval")[0]
+    assert "The first 3 of 5 folders; the other 2 are in the estimates table's CSV" in text
+
+
+def test_a_warning_every_checkpoint_had_is_said_once(estimated, tmp_path):
+    """A series of checkpoints named like a calibration model: the page repeated the same
+    warning once per folder (300 lines for 300 checkpoints)."""
+    folder, _ = estimated
+    named = _wide(24, 120, seed=0).iloc[[22]].rename(index={"m22": "m3"})
+    cal = select.load_calibration(str(folder / "calibration.parquet"))
+    for step in range(1, 6):
+        with pytest.warns(Warning, match="left out of the rank"):
+            one = select.estimate(cal, named, budget=20, seed=step)
+        one.save(tmp_path / "est" / f"s{step}")
+    text = _text(build_estimate_report(tmp_path / "est"))
+    assert text.count("the calibration model of that name is left out of the rank") == 1
+    assert "s1/m3, s2/m3, s3/m3, ... (5 of 5): model 'm3' is in the calibration" in text
+
+
+def test_a_level_and_a_subset_as_the_command_says_them(estimated, tmp_path):
+    """``--delta 0.025`` (a series' Bonferroni) printed '98%' on the page, a stronger claim
+    than the command's 97.5%; and a model that answered some items only had its interval
+    called one of the mean 'over the benchmark's items' (the command: 'on the items
+    answered')."""
+    folder, estimates = estimated
+    answers = _wide(24, 120, seed=0).iloc[[22]]
+    one = select.estimate(str(folder / "calibration.parquet"), answers, budget=30, delta=0.025)
+    text = _text(build_estimate_report(one))
+    assert "a 97.5% anytime-valid interval" in text and "98%" not in text
+    text = _text(build_estimate_report(estimates))  # new-c answered 90 of the 120 items
+    assert "over the items it answered (not the full benchmark for new-c)" in text
+
+
+def test_a_calibration_recorded_relative_is_found_from_another_folder(
+    estimated, tmp_path, monkeypatch
+):
+    """``estimate fit/ ... --out est/step1`` records the calibration as ``fit``, relative to
+    the folder it ran in: ``report`` run from elsewhere said it 'is not on this machine' and
+    drew no calibration models, though it sat beside the estimates."""
+    folder, _ = estimated
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(folder / "calibration.parquet", project / "cal.parquet")
+    monkeypatch.chdir(project)
+    answers = _wide(24, 120, seed=0).iloc[[22]]
+    select.estimate("cal.parquet", answers, budget=30).save(project / "est" / "step1")
+    monkeypatch.chdir(tmp_path)  # elsewhere
+    for given in (project / "est", project / "est" / "step1"):
+        text = _text(build_estimate_report(given))
+        assert "not drawn" not in text, text
+        assert "ticks on the bottom row: the calibration models' scores" in text
+    (project / "cal.parquet").unlink()
+    text = _text(build_estimate_report(project / "est"))
+    assert "(cal.parquet) is found neither from the current folder nor beside" in text

@@ -337,6 +337,8 @@ def test_selection_headline_states_its_intervals_level(selection_run):
     assert "Best model: " in page and "95% simultaneous anytime-valid interval [" in page
     data["params"]["delta"] = 0.1
     assert "90% simultaneous anytime-valid interval [" in build_report(selection=data)
+    data["params"]["delta"] = 1e-7  # not rounded up to a 100% interval
+    assert "99.99999% simultaneous anytime-valid interval [" in build_report(selection=data)
     data["params"].pop("delta")  # an older record without it: no level invented
     assert "anytime-valid interval [" not in build_report(selection=data)
 

@@ -326,3 +326,44 @@ def test_an_unexpected_crash_prints_no_local_variables(tmp_path):
     output = done.stdout + done.stderr
     assert done.returncode != 0 and "RuntimeError" in output, output
     assert "LOCAL-SECRET" not in output, output
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("extra_args", f"--apply_chat_template --api_key {SECRET}"),
+        ("extra_args", f"--hf_token '{SECRET}'"),
+        ("command", f"lm_eval --token {SECRET} --log_samples"),
+        ("model_args", f"model=m-a,header={{'x-api-key': '{SECRET}'}}"),
+        ("model_args", f'model=m-a,headers={{"api-key": "{SECRET}"}}'),
+    ],
+)
+def test_a_key_given_after_its_option_is_refused_too(tmp_path, field, value):
+    """``--api_key sk-...`` (the value after its option, a command line's usual spelling)
+    and a header dict's ``'x-api-key': 'sk-...'`` passed the check that refused
+    ``api_key=sk-...``: they were stored with the run and printed in its plan."""
+    from latentbench.select.live import LiveConfig
+
+    (tmp_path / "items.jsonl").write_text('{"id": "1"}\n')
+    config = tmp_path / "run.toml"
+    oracle = f"{field} = {json.dumps(value)}\n" if field != "model_args" else ""
+    args = json.dumps(value if field == "model_args" else "model=m-a")
+    config.write_text(_LM_EVAL.format(oracle=oracle, args=args))
+    with pytest.raises(InputError, match=rf"{field} holds a value for .*not shown") as info:
+        LiveConfig.from_toml(config)
+    for piece in _fragments(SECRET):
+        assert piece not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "extra", ["--log_samples --limit 10", "--max_tokens 512 --use_auth_token true",
+              "--apply_chat_template --token --seed 1", "--output_path out/key"],
+)  # fmt: skip
+def test_options_around_a_flag_are_kept(tmp_path, extra):
+    from latentbench.select.live import LiveConfig
+
+    (tmp_path / "items.jsonl").write_text('{"id": "1"}\n')
+    config = tmp_path / "run.toml"
+    oracle = f"extra_args = {json.dumps(extra)}\n"
+    config.write_text(_LM_EVAL.format(oracle=oracle, args=json.dumps("model=m-a")))
+    assert LiveConfig.from_toml(config).oracle.extra_args == extra

@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
+from rich.errors import MarkupError
 from rich.markup import escape as rich_escape
 from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -86,6 +88,11 @@ _ID_WIDTH = 20
 longer id folds onto more lines, never cut."""
 
 
+_ID_FLOOR = 8
+"""Columns the id column keeps at the least when the other columns' values are wider than
+the terminal (they fold then, as the ids do)."""
+
+
 def _measure(renderable: Any) -> Measurement:
     """A cell's or header's width as rich lays it out (markup read, wide characters counted
     twice): ``minimum`` its longest word, ``maximum`` its widest line."""
@@ -116,16 +123,38 @@ def _fit_to_terminal(table: Table, width: int) -> list[str]:
 
     while kept > max(ids + 2, 2) and need(kept) > width:
         kept -= 1
-    headers = [str(column.header) for column in table.columns]
+    headers = [_plain(column.header) for column in table.columns]
     while kept > max(ids + 2, 2) and _partner(headers[kept - 1]) in headers[kept:]:
         kept -= 1  # an interval's lower end is not shown without its upper one
+    if kept < len(headers) and headers[kept] == _partner(headers[kept - 1]) != headers[kept - 1]:
+        kept += 1  # the fewest columns end in an interval's lower end: its upper one too
     left_out = headers[kept:]
     del table.columns[kept:]
     if _measure(table).maximum > width:  # rich gives what the others leave to the ids
-        for k, column in enumerate(table.columns):
-            if k != ids:
-                column.width = whole[k]
+        others = [k for k in range(kept) if k != ids]
+        # the others' values whole while they leave the ids a few columns; past that the
+        # widest of them folds too (a value wider than the terminal had left the ids none:
+        # the model's name vanished)
+        room = width - edge - 3 * kept - min(whole[ids], _ID_FLOOR)
+        fixed = {k: whole[k] for k in others}
+        while sum(fixed.values()) > room and max(fixed.values()) > 1:
+            widest = max(fixed, key=lambda k: fixed[k])
+            fixed[widest] -= 1
+        for k in others:
+            table.columns[k].width = fixed[k]
     return left_out
+
+
+def _plain(header: Any) -> str:
+    """A header as the table shows it: its markup read (``escape("a[b]")`` is ``a\\[b]``
+    as written, ``a[b]`` as shown), so that the line naming a left-out column names it as
+    its header reads."""
+    if isinstance(header, Text):
+        return header.plain
+    try:
+        return Text.from_markup(str(header)).plain
+    except MarkupError:
+        return str(header)
 
 
 def _partner(header: str) -> str:

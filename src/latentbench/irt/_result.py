@@ -225,8 +225,8 @@ class IRTResult:
     def _own_factors(self) -> None:
         for name in ("U", "V", "b"):
             value = np.asarray(getattr(self, name))
-            if value.flags.writeable:
-                value = value.copy() if value.base is not None else value
+            if value.flags.writeable:  # the result's own copy: the caller's array stays theirs
+                value = value.copy()
                 value.setflags(write=False)
             object.__setattr__(self, name, value)
 

@@ -12,6 +12,7 @@ import pandas as pd
 from latentbench.report._blocks import (
     _Section,
     _table,
+    percent,
     refuse_existing,
     render_page,
     short_hashes,
@@ -29,7 +30,7 @@ COMPARE_SECTIONS = ("compare-summary", "compare-tables")
 def _verdict(result: CompareResult) -> dict[str, Any]:
     """What the verdict means, in words: certified, equivalent or not certified (and then
     what would decide it)."""
-    level = f"{result.level:.0%}"
+    level = percent(result.level)
     if result.higher is not None:
         lower = result.model_b if result.higher == result.model_a else result.model_a
         return {
@@ -109,29 +110,40 @@ def build_compare_report(
     )
     section = _Section("compare-summary", "Comparison")
     section.headline = f"{result.summary()}."
+    # over the items both answered when they are not all the calibration's (as the
+    # command's line says: "of the two scores on the items both answered")
+    over = (
+        f"over the {result.n_items:,} items both answered (of the calibration's "
+        f"{result.n_calibrated:,}; not the full-benchmark difference)"
+        if result.n_calibrated > result.n_items
+        else "over the benchmark's items"
+    )
     section.findings.append(
         {
-            "text": f"The interval is a {result.level:.0%} anytime-valid interval of "
-            f"{result.model_a}'s mean score minus {result.model_b}'s over the benchmark's "
-            "items, from items both answered (paired), design-based: it holds whether or not "
-            "the IRT model fits either model (docs/estimate.md, Two models)."
+            "text": f"The interval is a {percent(result.level)} anytime-valid interval of "
+            f"{result.model_a}'s mean score minus {result.model_b}'s {over}, from items both "
+            "answered (paired), design-based: it holds whether or not the IRT model fits "
+            "either model (docs/estimate.md, Two models)."
         }
     )
     section.findings.append(_verdict(result))
     for line in result.warnings:
         section.findings.append({"text": line, "note": True})
     section.findings.append({"text": _provenance(result)})
+    fixed = ("order", "item", "probability")
+    own = (result.model_a, result.model_b)
+    # each answer column named by its model, unless two columns would share a name (a dict's
+    # keys merge: a model named "item" replaced the item ids with its answers)
+    a, b = own if own[0] != own[1] and not set(own) & set(fixed) else ("answer_a", "answer_b")
     items = pd.DataFrame(
         {
             "order": np.arange(1, len(result.items) + 1),
             "item": list(result.items),
-            result.model_a: list(result.answers_a),
-            result.model_b: list(result.answers_b),
+            a: list(result.answers_a),
+            b: list(result.answers_b),
             "probability": list(result.probabilities) or np.nan,
         }
     )
-    if result.model_a == result.model_b:  # two columns of one name would merge
-        items.columns = ["order", "item", "answer_a", "answer_b", "probability"]
     tables = _Section("compare-tables", "Tables")
     tables.tables.append(
         _table(

@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from latentbench.exceptions import InputError
 from latentbench.report import plots
 from latentbench.report._blocks import (
     _figure,
     _Section,
     _table,
+    percent,
     refuse_existing,
     render_page,
     short_hashes,
@@ -26,7 +28,7 @@ from latentbench.select._estimate import outward
 if TYPE_CHECKING:
     from latentbench.select import EstimateResult, EstimateSet
 
-__all__ = ["ESTIMATE_SECTIONS", "build_estimate_report", "series_folders"]
+__all__ = ["ESTIMATE_SECTIONS", "build_estimate_report", "nested_series", "series_folders"]
 
 ESTIMATE_SECTIONS = ("estimate-summary", "estimate-figures", "estimate-tables")
 """Ids of the sections of an estimate's page."""
@@ -47,15 +49,50 @@ def series_folders(folder: Path) -> list[Path]:
     Parameters
     ----------
     folder : Path
+        The folder given to ``latentbench report`` (any path: not a folder gives none).
 
     Returns
     -------
     list of Path
+        Its estimate folders, ``step900`` before ``step1000``.
     """
     if not folder.is_dir():
         return []
     found = [p for p in folder.iterdir() if p.is_dir() and (p / "estimate.json").is_file()]
     return sorted(found, key=lambda p: _natural(p.name))
+
+
+def nested_series(folder: Path) -> list[Path]:
+    """The folders directly inside ``folder`` that are themselves a series (hold estimate
+    folders: ``est/runA/step1000``), in natural order; empty when none.
+
+    Parameters
+    ----------
+    folder : Path
+        The folder given to ``latentbench report`` (any path: not a folder gives none).
+
+    Returns
+    -------
+    list of Path
+        Its folders that hold estimate folders (each one a series to report).
+    """
+    if not folder.is_dir():
+        return []
+    found = [p for p in folder.iterdir() if p.is_dir() and series_folders(p)]
+    return sorted(found, key=lambda p: _natural(p.name))
+
+
+def _not_drawn(folder: Path) -> list[str]:
+    """The folders beside a series' estimate folders that hold no ``estimate.json`` (a
+    comparison, a fit, notes): not drawn, named on the page."""
+    return sorted(
+        (
+            p.name
+            for p in folder.iterdir()
+            if p.is_dir() and not p.name.startswith(".") and not (p / "estimate.json").is_file()
+        ),
+        key=_natural,
+    )
 
 
 def _as_set(
@@ -64,7 +101,8 @@ def _as_set(
     """An :class:`EstimateSet` of ``estimates`` (a set, one result, a saved record, a folder
     of saved records: a series, or a store's live estimates), each result's folder or run
     (empty when not a series), what those are called (``"folder"``, ``"run"``) and notes on
-    them (a live run whose latest session did not complete)."""
+    them (a live run whose latest session did not complete; the folders beside a series'
+    estimate folders, not drawn)."""
     from latentbench._checks import as_path
     from latentbench.select import EstimateResult, EstimateSet
     from latentbench.select._estimate_live import stored_estimates
@@ -92,6 +130,15 @@ def _as_set(
         return results, [rid for rid, _ in done] if len(entries) > 1 else [], "run", notes
     folders = [] if (path / "estimate.json").is_file() else series_folders(path)
     if not folders:
+        if path.is_dir() and not (path / "estimate.json").is_file():
+            nested = nested_series(path)
+            if nested:  # est/runA/step1000: the series is one level down
+                raise InputError(
+                    f"{path} holds no estimate.json, nor folders that do, but folders of "
+                    f"estimate folders ({', '.join(p.name for p in nested[:5])}"
+                    f"{', ...' if len(nested) > 5 else ''}); expected one series: report "
+                    f"{nested[0]} (its folders are drawn as a series)"
+                )
         return EstimateSet.read(path), [], "folder", []
     sets = [EstimateSet.read(f) for f in folders]
     merged = EstimateSet(
@@ -108,34 +155,81 @@ def _as_set(
         ),
     )
     names = [f.name for f, one in zip(folders, sets, strict=True) for _ in one.results]
-    return merged, names, "folder", []
+    others = _not_drawn(path)
+    notes = (
+        [
+            f"Not drawn: {len(others):,} folder(s) here without an estimate.json ("
+            f"{', '.join(others[:5])}{', ...' if len(others) > 5 else ''})"
+        ]
+        if others
+        else []
+    )
+    return merged, names, "folder", notes
 
 
-def _reference(result: EstimateResult) -> tuple[np.ndarray | None, str]:
+def _candidates(source: str, base: Path | None) -> list[Path]:
+    """Where the calibration recorded as ``source`` may be: as recorded, and, for a relative
+    path (``estimate fit/ ...`` records ``fit``, relative to the folder the command ran in),
+    also relative to the estimate's folder and the two folders above it (``est/step1000``
+    beside ``fit/``), wherever the report runs."""
+    recorded = Path(source)
+    found = [recorded]
+    if not recorded.is_absolute() and base is not None:
+        folder = base if base.is_dir() else base.parent
+        found += [up / recorded for up in (folder, *list(folder.resolve().parents)[:2])]
+    unique: dict[Path, Path] = {}
+    for path in found:
+        if path.exists():
+            unique.setdefault(path.resolve(), path)
+    return list(unique.values())
+
+
+def _base(estimates: Any, folders: list[str]) -> Path | None:
+    """The folder of the estimates given as a path (a series: its first estimate folder);
+    None for results given in Python."""
+    if not isinstance(estimates, (str, os.PathLike)):
+        return None
+    path = Path(estimates)
+    folder = path if path.is_dir() else path.parent
+    return folder / folders[0] if folders else folder
+
+
+def _reference(result: EstimateResult, base: Path | None = None) -> tuple[np.ndarray | None, str]:
     """The calibration models' full-benchmark scores, read again from the calibration the
-    estimate recorded when it is here and unchanged (its hash), else None and why."""
+    estimate recorded when it is here and unchanged (its hash), else None and why; a
+    relative path is also looked for from the estimate's folder ``base`` (:func:`_candidates`)."""
     from latentbench.select import load_calibration
 
     source = result.calibration_source
-    if not source or not Path(source).exists():
+    candidates = _candidates(source, base) if source else []
+    if not candidates:
         where = source or "not recorded"
-        return None, (
-            f"the calibration models are not drawn: their calibration ({where}) is not on "
-            "this machine; the ranks come from the estimate's record"
+        place = (
+            "is not on this machine"
+            if not source or Path(source).is_absolute()
+            else "is found neither from the current folder nor beside the estimate's"
         )
-    try:
-        with warnings.catch_warnings():  # the estimate said them when it ran
-            warnings.simplefilter("ignore")
-            calibration = load_calibration(source)
-    except Exception as exc:  # any reason it cannot be read: the page says it, no traceback
-        return None, f"the calibration models are not drawn: {source} could not be read ({exc})"
-    if calibration.hash != result.calibration_hash:
         return None, (
-            f"the calibration models are not drawn: {source} is not the calibration the "
+            f"the calibration models are not drawn: their calibration ({where}) {place}; the "
+            "ranks come from the estimate's record"
+        )
+    said = ""
+    for path in candidates:
+        try:
+            with warnings.catch_warnings():  # the estimate said them when it ran
+                warnings.simplefilter("ignore")
+                calibration = load_calibration(str(path))
+        except Exception as exc:  # any reason it cannot be read: the page says it
+            said = said or f"the calibration models are not drawn: {path} could not be read ({exc})"
+            continue
+        if calibration.hash == result.calibration_hash:
+            return np.asarray(calibration.model_scores, dtype=float), ""
+        said = said or (
+            f"the calibration models are not drawn: {path} is not the calibration the "
             f"estimate used (SHA-256 {calibration.hash}, the estimate's "
             f"{result.calibration_hash}); the ranks come from the estimate's record"
         )
-    return np.asarray(calibration.model_scores, dtype=float), ""
+    return None, said
 
 
 def _labels(results: tuple[EstimateResult, ...], folders: list[str]) -> list[str]:
@@ -166,8 +260,15 @@ def _items_table(results: tuple[EstimateResult, ...], names: list[str]) -> pd.Da
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 
 
-def _provenance(result: EstimateResult) -> str:
-    """Where the estimates came from: the calibration and its hash, and the options."""
+_OPTIONS = ("design", "budget", "precision", "delta", "seed", "proposal")
+"""The options an estimate's page names (its ``options`` record holds more)."""
+
+
+def _provenance(
+    result: EstimateResult, results: tuple[EstimateResult, ...], names: list[str]
+) -> str:
+    """Where the estimates came from: the calibration and its hash, and the options (those
+    that differ between ``results``, a series of calls, named with each estimate's value)."""
     options = result.options
     said = [f"calibration {result.calibration_source} (SHA-256 {result.calibration_hash})"]
     if result.calibration_fit:
@@ -175,10 +276,16 @@ def _provenance(result: EstimateResult) -> str:
             "theta on the scale of "
             + ("its `latentbench fit`" if result.calibration_fit == "fit" else "a fit made here")
         )
-    keys = ("design", "budget", "precision", "delta", "seed", "proposal")
-    chosen = [f"{k} {options[k]}" for k in keys if options.get(k) is not None]
+    differ = [k for k in _OPTIONS if len({repr(r.options.get(k)) for r in results}) > 1]
+    chosen = [
+        f"{k} {options[k]}" for k in _OPTIONS if options.get(k) is not None and k not in differ
+    ]
     if chosen:
         said.append("options: " + ", ".join(chosen))
+    for k in differ:  # a series of calls made with other options: each one's, not the first's
+        values = [f"{name} {r.options.get(k)}" for name, r in zip(names, results, strict=True)]
+        shown = ", ".join(values[:5]) + (f", ... ({len(values):,})" if len(values) > 5 else "")
+        said.append(f"{k} differs between the estimates: {shown}")
     return short_hashes("Estimated against " + "; ".join(said) + ".")
 
 
@@ -225,7 +332,8 @@ def build_estimate_report(
         The HTML text.
     """
     refuse_existing(path, force)
-    record, folders, kind, said = _as_set(estimates, run_id)
+    record, folders, kind, run_notes = _as_set(estimates, run_id)
+    base = _base(estimates, folders)
     results = record.results
     title = title or "latentbench estimate"
     section = _Section("estimate-summary", "Estimates")
@@ -240,6 +348,11 @@ def build_estimate_report(
         if folders
         else sorted(range(len(results)), key=lambda k: -results[k].score)
     )
+    hashes = list(dict.fromkeys(r.calibration_hash for r in results))
+    if len(hashes) > 1:
+        reference, why = None, "the calibration models are not drawn: there are several"
+    else:
+        reference, why = _reference(first, base)
     if len(results) == 1:
         section.headline = f"{names[0]}: {first.summary()}."
     else:
@@ -250,16 +363,57 @@ def build_estimate_report(
             if folders
             else f"{len(results):,} models estimated"
         )
+        # the calibration's models: a model named like one of them ranks among one fewer
+        n_cal = (
+            int(np.isfinite(reference).sum())
+            if reference is not None
+            else max(r.n_ranked for r in results) - 1
+        )
+        against = (
+            f"{len(hashes):,} calibrations" if len(hashes) > 1 else f"{n_cal:,} calibration models"
+        )
         section.headline = (
-            f"{what} against {first.n_ranked - 1:,} calibration models; highest: "
+            f"{what} against {against}; highest: "
             f"{names[best]}, score {results[best].score:.3f} [{lower}, {upper}]."
         )
         for k in order[:top]:
             section.findings.append({"text": f"{names[k]}: {results[k].summary()}."})
+        if len(results) > top:  # the lines stopped: said, not left to look like all of them
+            section.findings.append(
+                {
+                    "text": f"The first {top:,} of {len(results):,} "
+                    + ("folders" if folders else "models by score")
+                    + f"; the other {len(results) - top:,} are in the estimates table's CSV "
+                    "(estimates.csv).",
+                    "note": True,
+                }
+            )
+    levels = sorted({r.level for r in results}, reverse=True)
+    level = (
+        f"a {percent(first.level)} anytime-valid interval"
+        if len(levels) == 1  # a series of calls with several --delta: each at its own level
+        else "an anytime-valid interval at its own level ("
+        + ", ".join(percent(v) for v in levels)
+        + ": the table's level column)"
+    )
+    # a model that answered some of the calibration's items only: its score is over those
+    # (the command's legend: "of the score on the items answered")
+    subset = [names[k] for k, r in enumerate(results) if r.n_calibrated > r.n_items]
+    over = (
+        "over the benchmark's items"
+        if not subset
+        else "over the items it answered (not the full benchmark"
+        + (
+            f" for {', '.join(subset[:3])}{', ...' if len(subset) > 3 else ''}"
+            if len(results) > 1
+            else ""
+        )
+        + ")"
+    )
     section.findings.append(
         {
-            "text": f"Each interval is a {first.level:.0%} anytime-valid interval of the "
-            "model's mean score over the benchmark's items, design-based: it holds whether or "
+            "text": f"Each interval is {level} of the "
+            f"model's mean score {over}, design-based: it holds whether or "
             "not the IRT model fits the new model (docs/estimate.md). The rank's range "
             "follows from it; theta restates it on the calibration's ability scale."
             + (
@@ -270,14 +424,23 @@ def build_estimate_report(
             )
         }
     )
+    said: dict[str, list[str]] = {}  # a warning every checkpoint of a series had: said once
     for name, r in zip(names, results, strict=True):
         for line in r.warnings:
-            prefix = f"{name}: " if len(results) > 1 else ""
-            section.findings.append({"text": prefix + line, "note": True})
+            said.setdefault(line, []).append(name)
+    for line, who in said.items():
+        prefix = (
+            ""
+            if len(results) == 1
+            else f"{who[0]}: "
+            if len(who) == 1
+            else f"{', '.join(who[:3])}{', ...' if len(who) > 3 else ''} ({len(who):,} of "
+            f"{len(results):,}): "
+        )
+        section.findings.append({"text": prefix + line, "note": True})
     section.findings += _not_estimated(record)
-    section.findings += [{"text": line + ".", "note": True} for line in said]
-    hashes = list(dict.fromkeys(r.calibration_hash for r in results))
-    section.findings.append({"text": _provenance(first)})
+    section.findings += [{"text": line + ".", "note": True} for line in run_notes]
+    section.findings.append({"text": _provenance(first, results, names)})
     if len(hashes) > 1:  # their ranks and abilities are on different references
         section.findings.append(
             {
@@ -290,9 +453,6 @@ def build_estimate_report(
                 "note": True,
             }
         )
-        reference, why = None, "the calibration models are not drawn: there are several"
-    else:
-        reference, why = _reference(first)
     if why:
         section.findings.append({"text": why[:1].upper() + why[1:] + ".", "note": True})
     frame = record.to_frame()

@@ -14,6 +14,7 @@ import pandas as pd
 from latentbench._compat import TEXT
 from latentbench.report._blocks import (
     _num,
+    percent,
 )
 from latentbench.select._certify import rivals
 from latentbench.select._record import share_text
@@ -251,7 +252,7 @@ def _selection_findings(
         # the level as select's table caption says it (the run's delta), when recorded
         delta = params.get("delta")
         level = (
-            f"{round(100 * (1 - delta), 6):g}% simultaneous anytime-valid "
+            f"{percent(1 - delta)} simultaneous anytime-valid "
             if isinstance(delta, int | float) and not isinstance(delta, bool) and 0 < delta < 1
             else ""
         )

@@ -28,7 +28,7 @@ from latentbench._checks import (
 from latentbench._compat import TEXT
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import _tools_hint
-from latentbench.report._estimate import series_folders
+from latentbench.report._estimate import nested_series, series_folders
 
 __all__ = ["MIN_REPORT_BOOTSTRAP", "Report", "report_from"]
 
@@ -205,7 +205,11 @@ def _kind(source: Path) -> _Kind:
                 "summary.json, which its report reads; expected the whole output of "
                 "`latentbench experiment --out DIR` (run it again to write it)"
             )
-        if (source / "estimate.json").is_file() or series_folders(source):
+        if (
+            (source / "estimate.json").is_file()
+            or series_folders(source)
+            or nested_series(source)  # a series one level down: its reader says which to give
+        ):
             return "estimate"  # one call's estimates, or a folder of them (a series)
         if (source / "compare.json").is_file():
             return "compare"

@@ -321,9 +321,34 @@ class EstimateResult:
             )
             for name in ("items", "answers", "probabilities", "warnings"):
                 values[name] = tuple(values.get(name, ()))
+            _check_record_numbers(values)
             return cls(**values)
         except (KeyError, TypeError) as exc:
             raise InputError(f"not an estimate record ({type(exc).__name__}: {exc})") from None
+
+
+_RECORD_FLOATS = ("score", "lower", "upper", "level", "theta", "theta_lower", "theta_upper")
+_RECORD_INTS = ("n_evaluated", "n_items", "rank", "rank_lower", "rank_upper", "n_ranked")
+
+
+def _check_record_numbers(
+    values: Mapping[str, Any],
+    floats: tuple[str, ...] = _RECORD_FLOATS,
+    ints: tuple[str, ...] = _RECORD_INTS,
+) -> None:
+    """Refuse a record whose numbers are not numbers (an edited ``estimate.json``: ``null``,
+    ``NaN``, ``"0.5"``), naming the field, the value and what was expected: they were taken
+    as they were, and the report's page failed on them with a TypeError traceback.
+    ``to_dict`` writes finite numbers only (``estimate.json`` is written with
+    ``allow_nan=False``), as ``compare.json`` is (``floats`` and ``ints``: its fields)."""
+    for name in floats:
+        value: Any = values.get(name)
+        if name in values and not (is_number(value) and math.isfinite(value)):
+            raise InputError(f"field {name!r} holds {value!r}; expected a finite number")
+    for name in ints:
+        value = values.get(name)
+        if name in values and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
+            raise InputError(f"field {name!r} holds {value!r}; expected a whole number")
 
 
 _THETA_SCALE = {
@@ -1712,8 +1737,17 @@ class EstimateSet:
         )
 
     def _repr_html_(self) -> str:
-        """A notebook's view: the one-line repr, then the table of estimates."""
-        return html_block(repr(self), self.to_frame, whole=".to_frame()")
+        """A notebook's view: the one-line repr, the models not estimated and why, then the
+        table of estimates."""
+        lines = [repr(self)]
+        lines += [f"{model}: not estimated ({why})" for model, why in self.failures.items()]
+        if self.not_estimated:
+            rest = self.not_estimated
+            lines.append(
+                f"interrupted: {len(rest):,} model(s) not estimated ("
+                f"{', '.join(rest[:5])}{', ...' if len(rest) > 5 else ''})"
+            )
+        return html_block("\n".join(lines), self.to_frame, whole=".to_frame()")
 
     def summary(self) -> str:
         """One line per model (prefixed by its name when there are several)."""

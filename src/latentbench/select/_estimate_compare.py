@@ -32,6 +32,7 @@ from latentbench.exceptions import InputError
 from latentbench.select._estimate import (
     _answers,
     _check_options,
+    _check_record_numbers,
     _rng,
     _Said,
     outward,
@@ -197,11 +198,19 @@ class CompareResult:
             )
             for name in ("items", "answers_a", "answers_b", "probabilities", "warnings"):
                 values[name] = tuple(values.get(name, ()))
-            return cls(**values)
         except (ValueError, RecursionError, KeyError, TypeError, AttributeError) as exc:
             raise InputError(
                 f"{file}: not a compare.json ({type(exc).__name__}: {json_problem(exc)})"
             ) from None
+        try:  # an edited file's null or text for a number: named, not a TypeError later
+            _check_record_numbers(
+                values, ("difference", "lower", "upper", "level"), ("n_evaluated", "n_items")
+            )
+            return cls(**values)
+        except InputError as exc:
+            raise InputError(f"{file}: {exc}") from None
+        except TypeError as exc:
+            raise InputError(f"{file}: not a compare.json (TypeError: {exc})") from None
 
 
 def compare(

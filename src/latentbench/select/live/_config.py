@@ -171,6 +171,16 @@ _USERINFO = re.compile(r"[a-z][a-z0-9+.\-]*://[^/\s?#@,'\"]*@", re.I)
 _ASSIGNMENT = re.compile(r"(?:^|[\s,{'\"])-{0,2}([A-Za-z_][\w.\-]*)\s*=\s*([^\s,]*)")
 """``name=value`` in a harness argument (``api_key=sk-...``, ``OPENAI_API_KEY=sk-...``)."""
 
+_OPTION_VALUE = re.compile(
+    r"(?:^|\s)--?([A-Za-z_][\w.\-]*)\s+([^\s\-'\"][^\s]*|'[^']*'|\"[^\"]*\")"
+)
+"""``--name value`` in a command line (``--api_key sk-...``, ``--hf_token hf_...``): an
+option and the word after it, which is its value unless it is another option."""
+
+_MAPPING_VALUE = re.compile(r"""['"]([A-Za-z_][\w.\-]*)['"]\s*:\s*['"]([^'"]*)['"]""")
+"""``'name': 'value'`` in a dict argument (``header={'x-api-key': 'sk-...'}``, Azure's
+``api-key`` header)."""
+
 _SECRET_ARGUMENT = re.compile(
     r"(^|[_.\-])(api[_\-]?key|apikey|key|token|secret|password|passwd|pwd|credentials?)$", re.I
 )
@@ -190,7 +200,9 @@ def _check_harness_argument(text: str, label: str, name: str) -> None:
     elif re.search(r"authorization['\"]?\s*[:=]|\bbearer\s+\S", text, re.I):
         where = "an Authorization header"
     else:
-        for match in _ASSIGNMENT.finditer(text):
+        # name=value, and --name value on a command line (the key after its option)
+        found = (_ASSIGNMENT, _OPTION_VALUE, _MAPPING_VALUE)  # and 'name': 'value' in a dict
+        for match in [m for pattern in found for m in pattern.finditer(text)]:
             argument, value = match.group(1), match.group(2).strip("'\"")
             if _SECRET_ARGUMENT.search(argument) and value.lower() not in _FLAG_VALUES:
                 where = f"a value for {argument!r}"
