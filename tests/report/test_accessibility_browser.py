@@ -152,3 +152,17 @@ def test_the_focus_is_visible_on_every_control(browser, page):
         )
     shown = [w for w in widths if w[0] != "BODY"]
     assert shown and all(w[1] == "solid" and w[2] >= 2 for w in shown), shown[:5]
+
+
+def test_plot_groups_differ_by_marker_or_line_style_not_colour_alone(browser, page):
+    # the groups of a plot (largest rank shift, flagged items, each model's band) differed by
+    # colour alone, red beside blue (WCAG 1.4.1): one in a grey or red-green-blind view
+    browser.open(page.as_uri(), width=1280)
+    keys = browser.evaluate(
+        "Array.from(document.querySelectorAll('div.iplot')).map(d => d.dataset.keys || '')"
+    )
+    legends = [k.split("|") for k in keys if k]
+    assert len(legends) >= 2, keys  # the rank shifts, the item map and the selection's bands
+    for legend in legends:
+        styles = [entry.rsplit(":", 1)[1] for entry in legend]
+        assert len(set(styles)) == len(styles), legend
