@@ -131,3 +131,63 @@ def test_a_figure_says_what_it_shows_not_only_its_kind(small_fit):
         alt = html_lib.unescape(alt)
         assert " against " in alt and len(alt) > 60, alt
         assert re.search(r"\d", alt), alt  # how many curves
+
+
+def _styles(handles: list) -> list[tuple[str, str]]:
+    """What tells a legend's entries apart besides colour: line style and marker."""
+    out = []
+    for h in handles:
+        style = h.get_linestyle() if hasattr(h, "get_linestyle") else ""
+        marker = h.get_marker() if hasattr(h, "get_marker") else ""
+        out.append((str(style), str(marker)))
+    return out
+
+
+def test_the_figures_series_differ_by_more_than_colour(selection_run):
+    # the policies' accuracy curves, the leading models' interval bands and the runs whose
+    # interval missed the truth differed by colour alone (WCAG 1.4.1)
+    import numpy as np
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from latentbench.report import plots
+
+    curves = pd.DataFrame(
+        {
+            "pool": ["p"] * 9,
+            "policy": ["pulse"] * 3 + ["ucb-e"] * 3 + ["uniform"] * 3,
+            "evaluations": [0, 10, 20] * 3,
+            "accuracy": [0.2, 0.5, 0.9, 0.1, 0.4, 0.8, 0.1, 0.2, 0.5],
+            "se": [0.05] * 9,
+        }
+    )
+    ax = plots.plot_experiment_curves(curves, "p", Figure().add_subplot())
+    handles, labels = ax.get_legend_handles_labels()
+    styles = _styles(handles)
+    assert len(labels) == 3 and len(set(styles)) == 3, (labels, styles)
+
+    record = selection_run.to_dict()
+    rounds = len(selection_run.trace_evaluations)
+    record["trace"]["lower"] = [list(selection_run.lower - 0.1 / (r + 1)) for r in range(rounds)]
+    record["trace"]["upper"] = [list(selection_run.upper + 0.1 / (r + 1)) for r in range(rounds)]
+    ax = plots.plot_selection_intervals(record, Figure().add_subplot(), top=4)
+    legend = ax.get_legend()  # what the reader sees: the legend drawn
+    handles, labels = legend.legend_handles, [t.get_text() for t in legend.get_texts()]
+    styles = _styles(handles)
+    assert len(labels) == 4 and len(set(styles)) == 4, (labels, styles)
+
+    rng = np.random.default_rng(0)
+    truth = rng.uniform(0.3, 0.8, 12)
+    runs = pd.DataFrame(
+        {
+            "budget": 50,
+            "truth": truth,
+            "score": truth + rng.normal(0, 0.05, 12),
+            "covered": [True] * 9 + [False] * 3,
+        }
+    )
+    runs["lower"], runs["upper"] = runs["score"] - 0.03, runs["score"] + 0.03
+    ax = plots.plot_estimate_intervals(runs, 50, Figure().add_subplot())
+    handles, labels = ax.get_legend_handles_labels()
+    markers = [h.lines[0].get_marker() if hasattr(h, "lines") else h.get_marker() for h in handles]
+    assert len(labels) == 2 and len(set(markers)) == 2, (labels, markers)
