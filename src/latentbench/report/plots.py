@@ -40,7 +40,7 @@ __all__ = [
 
 _FLAG = "#d62728"
 _BASE = "#1f77b4"
-_LINESTYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)))
+_LINESTYLES: tuple[Any, ...] = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)))
 """Line styles of a figure's series in turn: each differs by more than its colour, in a grey
 or colour-blind view too (WCAG 1.4.1)."""
 
