@@ -26,8 +26,16 @@ pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the pipe client needs Linux"),
 ]
 
-_KEYS = {"Tab": 9, "Enter": 13, " ": 32, "ArrowLeft": 37, "+": 187, "0": 48}
-_CODES = {"Tab": "Tab", "Enter": "Enter", " ": "Space", "ArrowLeft": "ArrowLeft", "+": "Equal"}
+_KEYS = {"Tab": 9, "Enter": 13, " ": 32, "ArrowLeft": 37, "+": 187, "0": 48, "n": 78, "p": 80}
+_CODES = {
+    "Tab": "Tab",
+    "Enter": "Enter",
+    " ": "Space",
+    "ArrowLeft": "ArrowLeft",
+    "+": "Equal",
+    "n": "KeyN",
+    "p": "KeyP",
+}
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +46,7 @@ def browser(tmp_path_factory):
 
 
 def _press(browser: Browser, key: str) -> None:
-    text = {"Enter": "\r", " ": " ", "+": "+", "0": "0"}.get(key)
+    text = {"Enter": "\r", " ": " ", "+": "+", "0": "0", "n": "n", "p": "p"}.get(key)
     browser.send(
         "Input.dispatchKeyEvent",
         session=True,
@@ -166,3 +174,23 @@ def test_plot_groups_differ_by_marker_or_line_style_not_colour_alone(browser, pa
     for legend in legends:
         styles = [entry.rsplit(":", 1)[1] for entry in legend]
         assert len(set(styles)) == len(styles), legend
+
+
+def test_a_plots_points_are_read_from_the_keyboard_and_described(browser, page):
+    # a point's name was in a hover tip only (the mouse's); a screen reader heard the plot's
+    # title and nothing of what it shows
+    browser.open(page.as_uri(), width=1280)
+    browser.evaluate("document.querySelector('div.iplot canvas').focus()")
+    described = browser.evaluate(
+        "(() => { const c = document.querySelector('div.iplot canvas');"
+        " const d = document.getElementById(c.getAttribute('aria-describedby') || '-');"
+        " return d ? d.textContent : ''; })()"
+    )
+    assert " against " in described and " points" in described, described
+    _press(browser, "n")
+    said = browser.evaluate("document.getElementById('announce').textContent")
+    tip = browser.evaluate("document.querySelector('div.iplot .iplot-tip').textContent")
+    assert said and said == tip and "point 1 of" in said, (said, tip)
+    _press(browser, "p")
+    last = browser.evaluate("document.getElementById('announce').textContent")
+    assert last != said and "point " in last, last
