@@ -194,3 +194,39 @@ def test_a_plots_points_are_read_from_the_keyboard_and_described(browser, page):
     _press(browser, "p")
     last = browser.evaluate("document.getElementById('announce').textContent")
     assert last != said and "point " in last, last
+
+
+def test_a_long_cell_is_shown_whole_without_a_mouse(browser, tmp_path, small_fit):
+    # a text over 48 characters was cut by an ellipsis on screen, whole only in a hover title
+    # (the mouse's): a keyboard, touch or zoomed reader could not read it
+    import pandas as pd
+
+    matrix, result = small_fit
+    items = pd.DataFrame(
+        {"item": list(result.item_ids), "text": ["a long question " * 8] * len(result.item_ids)}
+    )
+    path = tmp_path / "long.html"
+    build_report(result, matrix, item_metadata=items, path=path)
+    browser.open(path.as_uri(), width=1280)
+    cut = (
+        "Array.from(document.querySelectorAll('td.text'))"
+        ".filter(td => td.scrollWidth > td.clientWidth + 1).length"
+    )
+    assert browser.evaluate(cut) > 0
+    browser.evaluate(
+        "(() => { const b = document.querySelector('td.text').closest('.table-wrap')"
+        ".previousElementSibling.querySelector('button.whole'); b.focus(); })()"
+    )
+    assert browser.evaluate(_ACTIVE)["tag"] == "BUTTON"
+    _press(browser, "Enter")
+    assert browser.evaluate(
+        "(() => { const t = document.querySelector('td.text').closest('table');"
+        " return [t.classList.contains('whole'),"
+        " t.closest('.table-wrap').previousElementSibling.querySelector('button.whole')"
+        ".getAttribute('aria-pressed')]; })()"
+    ) == [True, "true"]
+    still = browser.evaluate(
+        "Array.from(document.querySelectorAll('table.whole td.text'))"
+        ".filter(td => td.scrollWidth > td.clientWidth + 1).length"
+    )
+    assert still == 0
