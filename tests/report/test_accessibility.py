@@ -191,3 +191,17 @@ def test_the_figures_series_differ_by_more_than_colour(selection_run):
     handles, labels = ax.get_legend_handles_labels()
     markers = [h.lines[0].get_marker() if hasattr(h, "lines") else h.get_marker() for h in handles]
     assert len(labels) == 2 and len(set(markers)) == 2, (labels, markers)
+
+
+def test_the_item_curves_differ_by_more_than_colour(small_fit):
+    # six item curves in the default colour cycle, each a solid line: in grey, or to a
+    # red-green-blind reader, the legend matched no curve (WCAG 1.4.1)
+    from matplotlib.figure import Figure
+
+    from latentbench.report import plots
+
+    _, result = small_fit
+    ax = plots.plot_item_curves(result, list(range(6)), Figure().add_subplot())  # the page's 6
+    handles, labels = ax.get_legend_handles_labels()
+    styles = _styles(handles)
+    assert len(labels) == 6 and len(set(styles)) == 6, (labels, styles)

@@ -43,6 +43,8 @@ _BASE = "#1f77b4"
 _LINESTYLES: tuple[Any, ...] = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)))
 """Line styles of a figure's series in turn: each differs by more than its colour, in a grey
 or colour-blind view too (WCAG 1.4.1)."""
+_MARKERS = ("", "o", "s", "^")
+"""Markers added to the line styles when a figure has more series than line styles."""
 
 
 def _text(value: Any) -> str:
@@ -154,10 +156,12 @@ def plot_item_curves(
     hi = max(theta_range[1], float(theta.max()))
     grid = np.linspace(lo, hi, 200)
     discrimination = result.discrimination
-    for j in cols:
+    for k, j in enumerate(cols):
         a, b = discrimination[j], result.b[j]
         prob = 1.0 / (1.0 + np.exp(-(a * grid + b) / result.sigma))
-        ax.plot(grid, prob, label=_text(ids[j]))
+        # told apart by line style (and past five curves a marker too), not colour alone
+        style, marker = _LINESTYLES[k % len(_LINESTYLES)], _MARKERS[k // len(_LINESTYLES) % 4]
+        ax.plot(grid, prob, linestyle=style, marker=marker, markevery=25, label=_text(ids[j]))
     if show_models:
         ax.plot(theta, np.zeros_like(theta), "|", color="0.4", markersize=8, alpha=0.6)
     ax.set_ylim(-0.03, 1.03)
