@@ -40,11 +40,15 @@ __all__ = [
 
 _FLAG = "#d62728"
 _BASE = "#1f77b4"
-_LINESTYLES: tuple[Any, ...] = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)))
-"""Line styles of a figure's series in turn: each differs by more than its colour, in a grey
-or colour-blind view too (WCAG 1.4.1)."""
-_MARKERS = ("", "o", "s", "^")
-"""Markers added to the line styles when a figure has more series than line styles."""
+_LINESTYLES = ("-", "--", ":", "-.")
+_MARKERS = ("", "o", "s", "^", "D")
+
+
+def _series_style(k: int) -> dict[str, Any]:
+    """The line style of a figure's ``k``-th series (and past four a marker as well): each
+    series differs by more than its colour, in a grey or colour-blind view too (WCAG 1.4.1)."""
+    marker = _MARKERS[k // len(_LINESTYLES) % len(_MARKERS)]
+    return {"linestyle": _LINESTYLES[k % len(_LINESTYLES)], "marker": marker, "markevery": 0.1}
 
 
 def _text(value: Any) -> str:
@@ -159,9 +163,7 @@ def plot_item_curves(
     for k, j in enumerate(cols):
         a, b = discrimination[j], result.b[j]
         prob = 1.0 / (1.0 + np.exp(-(a * grid + b) / result.sigma))
-        # told apart by line style (and past five curves a marker too), not colour alone
-        style, marker = _LINESTYLES[k % len(_LINESTYLES)], _MARKERS[k // len(_LINESTYLES) % 4]
-        ax.plot(grid, prob, linestyle=style, marker=marker, markevery=25, label=_text(ids[j]))
+        ax.plot(grid, prob, label=_text(ids[j]), **_series_style(k))
     if show_models:
         ax.plot(theta, np.zeros_like(theta), "|", color="0.4", markersize=8, alpha=0.6)
     ax.set_ylim(-0.03, 1.03)
@@ -399,16 +401,16 @@ def plot_selection_intervals(selection: Any, ax: Axes | None = None, *, top: int
         keys = []
         for col, i in enumerate(order):
             colour = colours[col % len(colours)]
-            style = _LINESTYLES[col % len(_LINESTYLES)]  # edges told apart without colour
+            style = _series_style(col)  # edges told apart without colour
             band = ax.fill_between(
                 spend, lower[:, col], upper[:, col], alpha=0.12, step="post", color=colour
             )
             band.set_label(_text(arms.loc[i, "model"]))
             for edge in (lower[:, col], upper[:, col]):
-                ax.step(spend, edge, where="post", color=colour, linestyle=style, linewidth=1.2)
+                ax.step(spend, edge, where="post", color=colour, linewidth=1.2, **style)
             # the legend's key: a band edge, in its colour and line style
             keys.append(
-                Line2D([], [], color=colour, linestyle=style, linewidth=1.2, label=band.get_label())
+                Line2D([], [], color=colour, linewidth=1.2, label=band.get_label(), **style)
             )
         ax.set_ylabel("interval for the mean score")
         ax.legend(
@@ -487,8 +489,7 @@ def plot_experiment_curves(
         y = part["accuracy"].to_numpy(dtype=float)
         se = part["se"].to_numpy(dtype=float)
         colour = colours[k % len(colours)]
-        style = _LINESTYLES[k % len(_LINESTYLES)]
-        ax.plot(x, y, color=colour, linestyle=style, linewidth=1.4, label=_text(policy))
+        ax.plot(x, y, color=colour, linewidth=1.4, label=_text(policy), **_series_style(k))
         ax.fill_between(x, np.clip(y - z * se, 0, 1), np.clip(y + z * se, 0, 1), color=colour,
                         alpha=0.15, linewidth=0)  # fmt: skip
     for level in (0.9, 0.95):
