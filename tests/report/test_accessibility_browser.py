@@ -230,3 +230,13 @@ def test_a_long_cell_is_shown_whole_without_a_mouse(browser, tmp_path, small_fit
         ".filter(td => td.scrollWidth > td.clientWidth + 1).length"
     )
     assert still == 0
+
+
+def test_a_screen_reader_passes_the_plots_keys_to_it(browser, page):
+    # the canvas was role="img": a screen reader in browse mode kept n, p, the arrows and
+    # +/- as its own commands (next paragraph, ...), so the plot's keys never reached it
+    browser.open(page.as_uri(), width=1280)
+    roles = browser.evaluate(
+        "Array.from(document.querySelectorAll('div.iplot canvas')).map(c => c.getAttribute('role'))"
+    )
+    assert roles and set(roles) == {"application"}, roles
