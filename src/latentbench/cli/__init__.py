@@ -455,6 +455,19 @@ def _matplotlib_folder() -> None:
         os.environ["MPLCONFIGDIR"] = str(folder)
 
 
+def _no_stray_reset() -> None:
+    """Drop colorama's exit hook: numba imports colorama and calls its ``init()``, whose hook
+    writes ``ESC[0m`` to a terminal's stdout after the last line, under ``NO_COLOR`` and on a
+    dumb terminal too (shown there as ``^[[0m``, read out by a speech terminal). Every style
+    the commands print is closed where it is printed, so there is nothing to reset."""
+    import atexit
+    import sys
+
+    reset = getattr(sys.modules.get("colorama.initialise"), "reset_all", None)
+    if reset is not None:
+        atexit.unregister(reset)
+
+
 def main() -> None:
     """Entry point of the ``latentbench`` console script."""
     from rich.console import Console
@@ -464,7 +477,10 @@ def main() -> None:
     _matplotlib_folder()
     Console.on_broken_pipe = _closed_pipe  # type: ignore[method-assign,assignment]
     _register()
-    app()
+    try:
+        app()
+    finally:
+        _no_stray_reset()
 
 
 __all__ = ["CLOSED_PIPE", "Command", "Group", "app", "as_given", "example", "main"]

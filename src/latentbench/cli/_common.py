@@ -83,6 +83,14 @@ def on_a_terminal(stream: Console) -> bool:
         return False
 
 
+def can_redraw(stream: Console) -> bool:
+    """Whether a progress display (a bar, a spinner) may be drawn on ``stream``: a real
+    terminal (:func:`on_a_terminal`) that can move its cursor. A dumb one (``TERM=dumb``: an
+    editor's shell, a speech or braille terminal) got a blank line from a display it could
+    not redraw, at the top of the results."""
+    return on_a_terminal(stream) and not stream.is_dumb_terminal
+
+
 _ID_WIDTH = 20
 """Width the first (id) column keeps on a narrow terminal before columns are left out; a
 longer id folds onto more lines, never cut."""
@@ -645,7 +653,7 @@ def progress_bar(quiet: bool = False, stream: Console | None = None) -> Iterator
         TextColumn("{task.fields[count]}"),
         TimeElapsedColumn(),
     )
-    disable = quiet or not on_a_terminal(target)
+    disable = quiet or not can_redraw(target)
     bar = Progress(*columns, console=target, disable=disable, transient=True, auto_refresh=False)
     with shown(bar):
         task = bar.add_task("starting", total=None, count="")

@@ -14,6 +14,7 @@ from rich.table import Table
 from latentbench.cli import Command, Group, app, as_given, example
 from latentbench.cli._common import (
     benchmark_flag,
+    can_redraw,
     claim_out,
     clean_warnings,
     cli_spelling,
@@ -24,7 +25,6 @@ from latentbench.cli._common import (
     fail,
     fmt,
     fresh_out,
-    on_a_terminal,
     print_table,
     say_stopping,
     shown,
@@ -233,7 +233,7 @@ def replay(
             # the spinner is progress: on stderr, only on a terminal, and none under -q
             with (
                 contextlib.nullcontext(None)
-                if quiet or not on_a_terminal(err_console)
+                if quiet or not can_redraw(err_console)
                 else err_console.status("reading the responses ...")
             ) as status:
                 candidates = _candidates(responses, store, benchmark, metric, filter, split)
@@ -1071,7 +1071,7 @@ def _runs_progress(quiet: bool) -> Any:
 
     return Progress(
         console=err_console,
-        disable=quiet or not on_a_terminal(err_console),
+        disable=quiet or not can_redraw(err_console),
         transient=True,
         auto_refresh=False,
     )

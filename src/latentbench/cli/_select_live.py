@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from latentbench.cli import Command, example
-from latentbench.cli._common import clean_warnings, escape, on_a_terminal, shown, stop_on_sigint
+from latentbench.cli._common import can_redraw, clean_warnings, escape, shown, stop_on_sigint
 from latentbench.cli._common import err_console as err
 from latentbench.exceptions import InputError
 
@@ -186,7 +186,7 @@ def _progress_display(quiet: bool) -> Progress:
         MofNCompleteColumn(),
         TextColumn("{task.description}"),
         console=err,
-        disable=quiet or not on_a_terminal(err),
+        disable=quiet or not can_redraw(err),
         transient=False,
         auto_refresh=False,  # redrawn by shown()
     )
@@ -212,7 +212,7 @@ def _progress_callback(
         now = time.monotonic()
         if (
             not quiet
-            and not on_a_terminal(err)
+            and not can_redraw(err)
             and (now - last_line[0] >= LOG_EVERY or p.budget_left == 0 or p.n_errors)
         ):  # logs (not a terminal): one line at most every LOG_EVERY seconds
             last_line[0] = now

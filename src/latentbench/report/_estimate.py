@@ -483,8 +483,12 @@ def build_estimate_report(
                 lambda ax: plots.plot_estimate_placement(drawn.head(_PLOTTED), reference, ax),
                 size=(7.0, max(2.6, 1.2 + 0.32 * (plotted + 1))),
             ),
-            "alt": "each new model's score and interval"
-            + (" among the calibration models' scores" if reference is not None else ""),
+            # what it shows, and where its numbers are (WCAG 1.1.1)
+            "alt": f"The full-benchmark score of {plotted} new model"
+            + ("s" if plotted != 1 else "")
+            + ", a point and its interval each, against the score scale"
+            + (", above ticks at the calibration models' scores" if reference is not None else "")
+            + "; the tables below hold each score, interval and rank.",
         }
     )
     tables = _Section("estimate-tables", "Tables")

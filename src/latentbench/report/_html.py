@@ -490,7 +490,11 @@ def _items_section(result: Any, diag: Any) -> _Section:
         "Item map: each point is an item, proportion of models answering it correctly against "
         "its discrimination a (how sharply it separates stronger from weaker models); the "
         "proportion is jittered by at most 0.3/N (N models) so that items do not stack. "
-        + ("Flagged items are red, and their hover tip says so. " if flagged is not None else "")
+        + (
+            "Flagged items are red crosses, and their hover tip says so. "
+            if flagged is not None
+            else ""
+        )
         + "Hover for the item id; zoom into dense regions. The location -b/a (the ability at "
         "which a model has a 50% chance) is in items.csv; it is undefined (NaN) where a = 0.",
     )
@@ -577,7 +581,11 @@ def _diagnostic_sections(result: Any, diag: Any, n_curves: int) -> list[_Section
     section.figures.append(
         {
             "png": _figure(lambda ax: plots.plot_item_curves(result, chosen, ax)),
-            "alt": "item characteristic curves",
+            # what the figure shows (WCAG 1.1.1), not only what it is
+            "alt": f"Item characteristic curves of {len(chosen)} items "
+            f"({', '.join(map(str, chosen))}): the probability of a correct answer against "
+            "ability (theta), one curve per item; each item's discrimination and difficulty "
+            "are in the Items table.",
         }
     )
     sections.append(section)

@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter
 
 from latentbench._checks import check_flag
@@ -39,6 +40,15 @@ __all__ = [
 
 _FLAG = "#d62728"
 _BASE = "#1f77b4"
+_LINESTYLES = ("-", "--", ":", "-.")
+_MARKERS = ("", "o", "s", "^", "D")
+
+
+def _series_style(k: int) -> dict[str, Any]:
+    """The line style of a figure's ``k``-th series (and past four a marker as well): each
+    series differs by more than its colour, in a grey or colour-blind view too (WCAG 1.4.1)."""
+    marker = _MARKERS[k // len(_LINESTYLES) % len(_MARKERS)]
+    return {"linestyle": _LINESTYLES[k % len(_LINESTYLES)], "marker": marker, "markevery": 0.1}
 
 
 def _text(value: Any) -> str:
@@ -150,10 +160,10 @@ def plot_item_curves(
     hi = max(theta_range[1], float(theta.max()))
     grid = np.linspace(lo, hi, 200)
     discrimination = result.discrimination
-    for j in cols:
+    for k, j in enumerate(cols):
         a, b = discrimination[j], result.b[j]
         prob = 1.0 / (1.0 + np.exp(-(a * grid + b) / result.sigma))
-        ax.plot(grid, prob, label=_text(ids[j]))
+        ax.plot(grid, prob, label=_text(ids[j]), **_series_style(k))
     if show_models:
         ax.plot(theta, np.zeros_like(theta), "|", color="0.4", markersize=8, alpha=0.6)
     ax.set_ylim(-0.03, 1.03)
@@ -364,8 +374,8 @@ def plot_selection_intervals(selection: Any, ax: Axes | None = None, *, top: int
     With per-round bounds in the record (the compact ``trace`` of ``selection.json``: ``arm``,
     ``arm_lower`` / ``arm_upper``, ``initial_lower`` / ``initial_upper``; or dense ``lower`` /
     ``upper``), the final ``top`` models by estimate each get a light band edged by its lower and
-    upper bound in one colour, over post-initialisation evaluations, the legend outside the
-    axes. Without them, the recommended model after each round as a step line.
+    upper bound in one colour and line style, over post-initialisation evaluations, the legend
+    outside the axes. Without them, the recommended model after each round as a step line.
 
     Parameters
     ----------
@@ -388,16 +398,24 @@ def plot_selection_intervals(selection: Any, ax: Axes | None = None, *, top: int
     if bounds is not None:
         lower, upper = bounds
         colours = plt.get_cmap("tab10").colors  # type: ignore[attr-defined]
+        keys = []
         for col, i in enumerate(order):
             colour = colours[col % len(colours)]
+            style = _series_style(col)  # edges told apart without colour
             band = ax.fill_between(
                 spend, lower[:, col], upper[:, col], alpha=0.12, step="post", color=colour
             )
             band.set_label(_text(arms.loc[i, "model"]))
             for edge in (lower[:, col], upper[:, col]):
-                ax.step(spend, edge, where="post", color=colour, linewidth=1.2)
+                ax.step(spend, edge, where="post", color=colour, linewidth=1.2, **style)
+            # the legend's key: a band edge, in its colour and line style
+            keys.append(
+                Line2D([], [], color=colour, linewidth=1.2, label=band.get_label(), **style)
+            )
         ax.set_ylabel("interval for the mean score")
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        ax.legend(
+            handles=keys, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False
+        )
     else:
         if len(spend):
             best = np.asarray(trace.get("best_index", []), dtype=float)
@@ -471,7 +489,7 @@ def plot_experiment_curves(
         y = part["accuracy"].to_numpy(dtype=float)
         se = part["se"].to_numpy(dtype=float)
         colour = colours[k % len(colours)]
-        ax.plot(x, y, color=colour, linewidth=1.4, label=_text(policy))
+        ax.plot(x, y, color=colour, linewidth=1.4, label=_text(policy), **_series_style(k))
         ax.fill_between(x, np.clip(y - z * se, 0, 1), np.clip(y + z * se, 0, 1), color=colour,
                         alpha=0.15, linewidth=0)  # fmt: skip
     for level in (0.9, 0.95):
@@ -529,7 +547,7 @@ def plot_estimate_errors(by_budget: pd.DataFrame, ax: Axes | None = None) -> Axe
 
 def plot_estimate_intervals(runs: pd.DataFrame, budget: int, ax: Axes | None = None) -> Axes:
     """Every run's estimate and interval at ``budget`` items against the model's true
-    score; runs whose interval missed the truth in red.
+    score; runs whose interval missed the truth as red crosses.
 
     Parameters
     ----------
@@ -549,14 +567,17 @@ def plot_estimate_intervals(runs: pd.DataFrame, budget: int, ax: Axes | None = N
     if part.empty:
         raise InputError(f"no runs at budget {budget}; budgets: {sorted(set(runs['budget']))}")
     covered = part["covered"].astype(bool).to_numpy()
-    for mask, colour, label in ((covered, _BASE, "interval holds the truth"),
-                                (~covered, _FLAG, "interval misses the truth")):  # fmt: skip
+    # a miss is a red cross, not only red (WCAG 1.4.1)
+    kinds = ((covered, _BASE, "o", "interval holds the truth"),
+             (~covered, _FLAG, "X", "interval misses the truth"))  # fmt: skip
+    for mask, colour, marker, label in kinds:
         if not mask.any():
             continue
         sub = part[mask]
         truth, score = sub["truth"].to_numpy(float), sub["score"].to_numpy(float)
         ax.errorbar(truth, score, yerr=[score - sub["lower"].to_numpy(float),
-                    sub["upper"].to_numpy(float) - score], fmt="o", markersize=3, color=colour,
+                    sub["upper"].to_numpy(float) - score], fmt=marker,
+                    markersize=3 if marker == "o" else 5, color=colour,
                     elinewidth=0.7, alpha=0.8, label=f"{label} ({int(mask.sum())})")  # fmt: skip
     low = float(min(part["truth"].min(), part["lower"].min()))
     high = float(max(part["truth"].max(), part["upper"].max()))

@@ -1,0 +1,207 @@
+"""The report for a reader with a screen reader, a colour-blind or grey view, or no mouse
+(WCAG 2.1 AA), checked on the page's HTML (the browser checks are in
+test_accessibility_browser.py)."""
+
+from __future__ import annotations
+
+import html as html_lib
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from latentbench.report import build_report
+
+
+class _Outline(HTMLParser):
+    """Tables (caption, region), CSV controls, findings and figures of a page."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tables: list[dict[str, str]] = []
+        self.wraps: list[dict[str, str | None]] = []
+        self.csv: list[str] = []
+        self.links: list[str] = []
+        self.notes: list[str] = []
+        self.imgs: list[str] = []
+        self._in: str | None = None
+        self._text = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        cls = (a.get("class") or "").split()
+        if tag == "div" and "table-wrap" in cls:
+            self.wraps.append(a)
+        elif tag == "table":
+            self.tables.append({"caption": ""})
+        elif tag == "caption":
+            self._in, self._text = "caption", ""
+        elif tag == "button" and "csv" in cls:
+            self._in, self._text = "button", ""
+        elif tag == "a" and a.get("download"):
+            self._in, self._text = "a", ""
+        elif tag == "li" and "note" in cls:
+            self._in, self._text = "note", ""
+        elif tag == "img":
+            self.imgs.append(a.get("alt") or "")
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._in == "caption" and tag == "caption":
+            self.tables[-1]["caption"] = self._text.strip()
+        elif self._in == "button" and tag == "button":
+            self.csv.append(self._text.strip())
+        elif self._in == "a" and tag == "a":
+            self.links.append(self._text.strip())
+        elif self._in == "note" and tag == "li":
+            self.notes.append(self._text.strip())
+        else:
+            return
+        self._in = None
+
+    def handle_data(self, data: str) -> None:
+        if self._in:
+            self._text += data
+
+
+def _outline(page: str) -> _Outline:
+    parser = _Outline()
+    parser.feed(page)
+    return parser
+
+
+@pytest.fixture(scope="module")
+def fit_page(small_fit, selection_run):
+    matrix, result = small_fit
+    return build_report(result, matrix, selection=selection_run)
+
+
+def test_every_table_has_a_name_a_screen_reader_reads(fit_page):
+    # four of the fit page's seven tables had no caption: a screen reader's table list said
+    # "table" for each
+    outline = _outline(fit_page)
+    assert outline.tables
+    assert all(t["caption"] for t in outline.tables), outline.tables
+    # each scroll box is a named region a keyboard can scroll (Tab reaches it)
+    assert len(outline.wraps) == len(outline.tables)
+    for wrap in outline.wraps:
+        assert wrap.get("tabindex") == "0" and wrap.get("role") == "region", wrap
+        assert wrap.get("aria-label"), wrap
+
+
+def test_a_csv_control_says_which_table_it_saves(fit_page):
+    # every button read "CSV" and every link "download all N rows (CSV)": a list of the
+    # page's controls (a screen reader's) held a row of identical names
+    outline = _outline(fit_page)
+    names = outline.csv  # each button's name: its text, the part only a screen reader reads too
+    assert names and all(n.startswith("CSV: save the table") for n in names), names
+    assert len(set(names)) == len(names), names
+    # two long tables of one section, each with its download link
+    import pandas as pd
+
+    from latentbench.report._blocks import _Section, _table, render_page
+
+    section = _Section("items", "Items")
+    frame = pd.DataFrame({"item": [f"i{k}" for k in range(50)], "a": range(50)})
+    for name in ("first", "second"):
+        section.tables.append(_table(frame, limit=10, name=name, download=True))
+    links = _outline(render_page([section], "t")).links
+    assert len(links) == 2 and len(set(links)) == 2, links
+    assert all("Items (first)" in link or "Items (second)" in link for link in links), links
+
+
+def test_a_note_is_marked_in_words_not_by_its_colour_alone():
+    # a "note" finding (a caveat among the findings: not certified, no signal, not one
+    # scale) differed from the others only by its brown colour (WCAG 1.4.1): a grey or
+    # colour-blind view, and a screen reader, lost it
+    from latentbench.report._blocks import _Section, render_page
+
+    section = _Section("findings", "Findings")
+    section.findings = [{"text": "An ordinary finding."}, {"text": "A caveat.", "note": True}]
+    outline = _outline(render_page([section], "t"))
+    assert outline.notes == ["Note: A caveat."], outline.notes
+
+
+def test_a_figure_says_what_it_shows_not_only_its_kind(small_fit):
+    # the item curves' alt text was "item characteristic curves": what a figure is, not what
+    # it shows (WCAG 1.1.1)
+    matrix, result = small_fit
+    outline = _outline(build_report(result, matrix))
+    assert outline.imgs
+    for alt in outline.imgs:
+        alt = html_lib.unescape(alt)
+        assert " against " in alt and len(alt) > 60, alt
+        assert re.search(r"\d", alt), alt  # how many curves
+
+
+def _styles(handles: list) -> list[tuple[str, str]]:
+    """What tells a legend's entries apart besides colour: line style and marker."""
+    out = []
+    for h in handles:
+        style = h.get_linestyle() if hasattr(h, "get_linestyle") else ""
+        marker = h.get_marker() if hasattr(h, "get_marker") else ""
+        out.append((str(style), str(marker)))
+    return out
+
+
+def test_the_figures_series_differ_by_more_than_colour(selection_run):
+    # the policies' accuracy curves, the leading models' interval bands and the runs whose
+    # interval missed the truth differed by colour alone (WCAG 1.4.1)
+    import numpy as np
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from latentbench.report import plots
+
+    curves = pd.DataFrame(
+        {
+            "pool": ["p"] * 9,
+            "policy": ["pulse"] * 3 + ["ucb-e"] * 3 + ["uniform"] * 3,
+            "evaluations": [0, 10, 20] * 3,
+            "accuracy": [0.2, 0.5, 0.9, 0.1, 0.4, 0.8, 0.1, 0.2, 0.5],
+            "se": [0.05] * 9,
+        }
+    )
+    ax = plots.plot_experiment_curves(curves, "p", Figure().add_subplot())
+    handles, labels = ax.get_legend_handles_labels()
+    styles = _styles(handles)
+    assert len(labels) == 3 and len(set(styles)) == 3, (labels, styles)
+
+    record = selection_run.to_dict()
+    rounds = len(selection_run.trace_evaluations)
+    record["trace"]["lower"] = [list(selection_run.lower - 0.1 / (r + 1)) for r in range(rounds)]
+    record["trace"]["upper"] = [list(selection_run.upper + 0.1 / (r + 1)) for r in range(rounds)]
+    ax = plots.plot_selection_intervals(record, Figure().add_subplot(), top=4)
+    legend = ax.get_legend()  # what the reader sees: the legend drawn
+    handles, labels = legend.legend_handles, [t.get_text() for t in legend.get_texts()]
+    styles = _styles(handles)
+    assert len(labels) == 4 and len(set(styles)) == 4, (labels, styles)
+
+    rng = np.random.default_rng(0)
+    truth = rng.uniform(0.3, 0.8, 12)
+    runs = pd.DataFrame(
+        {
+            "budget": 50,
+            "truth": truth,
+            "score": truth + rng.normal(0, 0.05, 12),
+            "covered": [True] * 9 + [False] * 3,
+        }
+    )
+    runs["lower"], runs["upper"] = runs["score"] - 0.03, runs["score"] + 0.03
+    ax = plots.plot_estimate_intervals(runs, 50, Figure().add_subplot())
+    handles, labels = ax.get_legend_handles_labels()
+    markers = [h.lines[0].get_marker() if hasattr(h, "lines") else h.get_marker() for h in handles]
+    assert len(labels) == 2 and len(set(markers)) == 2, (labels, markers)
+
+
+def test_the_item_curves_differ_by_more_than_colour(small_fit):
+    # six item curves in the default colour cycle, each a solid line: in grey, or to a
+    # red-green-blind reader, the legend matched no curve (WCAG 1.4.1)
+    from matplotlib.figure import Figure
+
+    from latentbench.report import plots
+
+    _, result = small_fit
+    ax = plots.plot_item_curves(result, list(range(6)), Figure().add_subplot())  # the page's 6
+    handles, labels = ax.get_legend_handles_labels()
+    styles = _styles(handles)
+    assert len(labels) == 6 and len(set(styles)) == 6, (labels, styles)
