@@ -194,3 +194,24 @@ def test_a_left_out_column_is_named_as_its_header_reads(monkeypatch):
     table.add_row("m" * 30, "1", "2", "3", "4")
     said = " ".join(_shown(monkeypatch, table, 36).split("┘")[1].split())
     assert said.endswith("[bold]x[/bold], a[b], c)") and "\\" not in said
+
+
+def test_the_commands_never_print_a_level_below_1_as_100_percent(monkeypatch, tmp_path):
+    """`estimate --delta 1e-7` and `select`'s table caption printed '100%' (rounded to six
+    decimals) for a 99.99999% level; the reports did not. One formatter for both."""
+    import json
+
+    from latentbench._text import percent
+    from latentbench.cli._estimate import _level
+    from latentbench.cli._select import _bounds_caption
+    from latentbench.select import SelectionRecord
+
+    assert percent(1 - 1e-7) == _level(1 - 1e-7) == "99.99999%"
+    assert _level(0.975) == "97.5%" and _level(0.95) == "95%"
+    record = {"policy": "pulse", "best_model": "a", "params": {"delta": 1e-7},
+              "arms": [{"model": "a", "estimate": 0.6, "lower": 0.5, "upper": 0.7,
+                        "n_observed": 10}]}  # fmt: skip
+    path = tmp_path / "selection.json"
+    path.write_text(json.dumps(record))
+    caption = _bounds_caption(SelectionRecord.read_json(path), ["lower", "upper"])
+    assert "simultaneous 99.99999% intervals" in caption and "100%" not in caption

@@ -10,6 +10,7 @@ from typing import Any
 
 import typer
 
+from latentbench._text import percent
 from latentbench.cli import Command, app, as_given, example
 from latentbench.cli._common import (
     benchmark_flag,
@@ -354,8 +355,8 @@ def tool_choice(choice: dict[str, str | None]) -> dict[str, Any]:
 
 
 def _level(level: float) -> str:
-    """``0.95`` as ``95%``, ``0.975`` as ``97.5%``."""
-    return f"{round(100 * level, 6):g}%"
+    """``0.95`` as ``95%``, ``0.975`` as ``97.5%``, never ``100%`` below 1 (:func:`percent`)."""
+    return percent(level)
 
 
 def interval_legend(results: Any) -> str | None:

@@ -11,6 +11,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
+from latentbench._text import percent
 from latentbench.cli import Command, Group, app, as_given, example
 from latentbench.cli._common import (
     benchmark_flag,
@@ -350,7 +351,7 @@ def _bounds_caption(record: Any, columns: Any) -> str | None:
     """What the table's bound columns are (their level from the run's delta), or None."""
     parts = []
     delta = record.delta
-    level = f"{round(100 * (1 - delta), 6):g}% " if delta is not None else ""
+    level = f"{percent(1 - delta)} " if delta is not None else ""
     if "lower" in columns:
         parts.append(
             f"lower, upper: simultaneous {level}intervals of each model's full-benchmark mean "

@@ -232,19 +232,6 @@ def _order_line(ranks: pd.DataFrame, limit: int) -> str:
 _HASH = re.compile(r"\b([0-9a-fA-F]{12})[0-9a-fA-F]{28,}\b")
 
 
-def percent(level: float) -> str:
-    """A confidence level as the commands print it: ``0.95`` as ``95%``, ``0.975`` as
-    ``97.5%`` (``:.0%`` printed ``98%``: a stronger guarantee than the one computed); a
-    level below 1 never shows as ``100%`` (``delta=1e-7``: ``99.99999%``)."""
-    value = 100 * float(level)
-    text = f"{round(value, 6):g}"
-    digits = 7
-    while float(text) >= 100 > value and digits <= 17:  # more digits until it is below 100
-        text = f"{value:.{digits}g}"
-        digits += 1
-    return f"{text}%"
-
-
 def short_hashes(text: str) -> str:
     """Long hex digests (SHA-1 / SHA-256, 40+ characters) cut to their first 12 characters
     and an ellipsis, as git shows them: a page for people, not a checksum list."""

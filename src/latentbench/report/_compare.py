@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from latentbench._text import percent
 from latentbench.report._blocks import (
     _Section,
     _table,
-    percent,
     refuse_existing,
     render_page,
     short_hashes,

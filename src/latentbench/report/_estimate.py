@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from latentbench._text import percent
 from latentbench.exceptions import InputError
 from latentbench.report import plots
 from latentbench.report._blocks import (
     _figure,
     _Section,
     _table,
-    percent,
     refuse_existing,
     render_page,
     short_hashes,

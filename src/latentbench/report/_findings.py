@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 
 from latentbench._compat import TEXT
+from latentbench._text import percent
 from latentbench.report._blocks import (
     _num,
-    percent,
 )
 from latentbench.select._certify import rivals
 from latentbench.select._record import share_text
@@ -382,7 +382,7 @@ def _certified_finding(overlap: int, eps: float, kind: str, delta: Any = None) -
         best = "within {eps:g} of the best" if eps > 0 else "the best"
         kind += (
             f", at delta = {delta:g}: the certified model is {best.format(eps=eps)} with "
-            f"probability at least {round(100 * (1 - delta), 6):g}%"
+            f"probability at least {percent(1 - delta)}"
         )
     if overlap == 0 and eps > 0:
         return {
