@@ -117,6 +117,15 @@ def test_select_leaves_out_an_unclipped_estimate_equal_to_the_estimate(monkeypat
         return buffer.getvalue()
 
     assert "estimate_unclipped" not in shown(arms)
+    # a narrow terminal leaves lower and upper out: the caption no longer describes them
+    path.write_text(json.dumps(record))
+    buffer = io.StringIO()
+    narrow = Console(file=buffer, force_terminal=True, width=26, color_system=None)
+    monkeypatch.setattr(_common, "console", narrow)
+    print_selection_table(SelectionRecord.read_json(path))
+    text = " ".join(buffer.getvalue().split())
+    assert "more columns at a wider terminal" in text and "lower, upper: simultaneous" not in text
+    assert "estimate" in text.split("┡")[0] and "upper" not in text.split("┡")[0]
     clipped = arms.assign(estimate_unclipped=np.r_[est[:-1], 1.02])
     assert "estimate_unclipped" in shown(clipped.assign(estimate=clipped["estimate"].clip(0, 1)))
 

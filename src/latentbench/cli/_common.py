@@ -174,14 +174,19 @@ def _partner(header: str) -> str:
     return header
 
 
-def print_table(table: Table) -> None:
+def print_table(
+    table: Table, caption: Callable[[list[str]], str | None] | None = None
+) -> None:
     """Print a table on stdout; when stdout is not a terminal (a log, a pipe; colours forced
     or not), as wide as the table needs, so that no header or id is folded at rich's default
     80 columns and no number cut. On a terminal narrower than the table, no value is cut
     either (``gpt-4-1…`` named two models): ids fold, and the last columns are left out
-    with a line that names them (a pipe prints them all)."""
+    with a line that names them (a pipe prints them all). ``caption``, given the headers
+    shown, says what they are (a caption of left-out columns described columns not there)."""
     if on_a_terminal(console):
         left_out = _fit_to_terminal(table, console.width)
+        if caption is not None:
+            table.caption = caption([str(column.header) for column in table.columns])
         console.print(table)
         if left_out:
             more = "1 more column" if len(left_out) == 1 else f"{len(left_out)} more columns"
@@ -192,6 +197,8 @@ def print_table(table: Table) -> None:
                 soft_wrap=False,
             )
         return
+    if caption is not None:
+        table.caption = caption([str(column.header) for column in table.columns])
     need = _measure(table).maximum
     width = console.width
     console.width = max(width, need)

@@ -339,12 +339,12 @@ def print_selection_table(record: Any, rows: int = 10) -> None:
     title = f"{record.policy}: best model {escape(str(record.best_model))}"
     if len(every) > len(frame):  # say that the rest exist (selection.json has them all)
         title += f" (top {len(frame)} of {len(every)} models by estimate)"
-    table = Table(title=title, caption=_bounds_caption(record, frame.columns))
+    table = Table(title=title)
     for col in frame.columns:
         table.add_column(col, justify="left" if col == "model" else "right")
     for _, row in frame.iterrows():
         table.add_row(*[escape(v) if isinstance(v, str) else fmt(v) for v in row.tolist()])
-    print_table(table)
+    print_table(table, caption=lambda shown: _bounds_caption(record, shown))
 
 
 def _bounds_caption(record: Any, columns: Any) -> str | None:

@@ -603,6 +603,7 @@ def plot_estimate_placement(
         The calibration models' full-benchmark scores, drawn as a rug on the bottom row and
         as faint vertical lines; None: not drawn.
     ax : Axes, optional
+        Where to draw (default: a new figure sized to the rows).
 
     Returns
     -------
@@ -614,7 +615,9 @@ def plot_estimate_placement(
     rows = np.arange(n, 0, -1, dtype=float)
     score = estimates["score"].to_numpy(float)
     lower, upper = estimates["lower"].to_numpy(float), estimates["upper"].to_numpy(float)
-    ax.errorbar(score, rows, xerr=[score - lower, upper - score], fmt="o", color=_BASE,
+    # a point outside its own interval (a hand-made row) is drawn, not a matplotlib error
+    ax.errorbar(score, rows, xerr=[np.clip(score - lower, 0, None),
+                np.clip(upper - score, 0, None)], fmt="o", color=_BASE,
                 markersize=4, elinewidth=1.4, capsize=3,
                 label="new model: score, interval")  # fmt: skip
     labels = [_text(m) for m in estimates["model"]]

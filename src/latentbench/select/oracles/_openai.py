@@ -42,7 +42,13 @@ from latentbench.select.oracles._protocol import (
     now_utc,
 )
 
-__all__ = ["ChatCompletionsOracle", "ChatEndpoint"]
+__all__ = [
+    "SECRET_NAME",
+    "ChatCompletionsOracle",
+    "ChatEndpoint",
+    "environment_secrets",
+    "redact_environment",
+]
 
 _MAX_BODY = 4 << 20
 """Largest endpoint answer read (bytes)."""
@@ -761,14 +767,37 @@ _FLAGS = {"true", "false", "yes", "no", "on", "off", "none", "0", "1"}
 def environment_secrets(names: Sequence[str] = ()) -> list[str]:
     """Values of ``names`` and of the environment variables named like :data:`SECRET_NAME`
     (``OPENAI_API_KEY``, ``HF_TOKEN``), stripped: what an error text must not show. A flag
-    (``TOKENIZERS_PARALLELISM=false``) of a variable not in ``names`` is no key."""
+    (``TOKENIZERS_PARALLELISM=false``) of a variable not in ``names`` is no key.
+
+    Parameters
+    ----------
+    names : sequence of str, optional
+        Variables whose values are keys whatever their names (the models' ``api_key_env``).
+
+    Returns
+    -------
+    list of str
+        The values, empty ones left out.
+    """
     found = set(names) | {k for k in os.environ if SECRET_NAME.search(k)}
     values = [(k, os.environ.get(k, "").strip()) for k in found]
     return [v for k, v in values if v and (k in names or v.lower() not in _FLAGS)]
 
 
 def redact_environment(text: str, names: Sequence[str] = ()) -> str:
-    """``text`` with every value of :func:`environment_secrets` redacted (:func:`_redact`)."""
+    """``text`` with every value of :func:`environment_secrets` redacted (:func:`_redact`).
+
+    Parameters
+    ----------
+    text : str
+        An error or log text.
+    names : sequence of str, optional
+        As :func:`environment_secrets`.
+
+    Returns
+    -------
+    str
+    """
     for secret in environment_secrets(names):
         text = _redact(text, secret)
     return text
