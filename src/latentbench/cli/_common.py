@@ -174,9 +174,7 @@ def _partner(header: str) -> str:
     return header
 
 
-def print_table(
-    table: Table, caption: Callable[[list[str]], str | None] | None = None
-) -> None:
+def print_table(table: Table, caption: Callable[[list[str]], str | None] | None = None) -> None:
     """Print a table on stdout; when stdout is not a terminal (a log, a pipe; colours forced
     or not), as wide as the table needs, so that no header or id is folded at rich's default
     80 columns and no number cut. On a terminal narrower than the table, no value is cut
