@@ -123,16 +123,22 @@ def check_jobs(value: object, name: str = "n_jobs", *, none_ok: bool = False) ->
 
 
 def json_problem(exc: BaseException) -> str:
-    """What is wrong with a JSON text whose ``json.loads`` raised ``exc``: the syntax error or
-    the undecodable byte as Python says it, or, for a file built to exhaust the parser (a
+    """What is wrong with a JSON (or TOML) text whose parser raised ``exc``: the syntax error
+    or the undecodable byte as Python says it, or, for a file built to exhaust the parser (a
     value nested thousands of levels deep: ``RecursionError``; an integer past Python's
-    digit limit: a bare ``ValueError`` whose text tells to raise the limit), what it holds."""
-    import json
+    digit limit: a bare ``ValueError`` whose text tells to raise the limit), what it holds.
 
+    Parameters
+    ----------
+    exc : BaseException
+        What ``json.loads`` / ``tomllib.loads`` raised.
+
+    Returns
+    -------
+    str
+    """
     if isinstance(exc, RecursionError):
-        return "nested too deeply for Python's JSON parser"
-    if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)) or not isinstance(
-        exc, ValueError
-    ):
-        return str(exc)
-    return f"an integer of more than {sys.get_int_max_str_digits() or 4300:,} digits"
+        return "nested too deeply for Python's parser"
+    if isinstance(exc, ValueError) and "max_str_digits" in str(exc):
+        return f"an integer of more than {sys.get_int_max_str_digits() or 4300:,} digits"
+    return str(exc)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from latentbench._checks import as_path, user_stacklevel
+from latentbench._checks import as_path, json_problem, user_stacklevel
 from latentbench._compat import TEXT, read_csv
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._matrix import ResponseMatrix
@@ -343,11 +343,8 @@ def _read_info(path: Path) -> tuple[dict[str, Any], int]:
     """fit.json as a dict, and its rank (an integer >= 1), or an InputError naming ``path``."""
     try:
         info = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: not JSON ({exc})") from None
-    except (ValueError, RecursionError) as exc:  # a huge integer, a value nested too deeply
-        what = "nested too deeply" if isinstance(exc, RecursionError) else "an integer too long"
-        raise InputError(f"{path}: not JSON that can be read ({what})") from None
+    except (ValueError, RecursionError) as exc:  # also a huge integer, a value nested too deeply
+        raise InputError(f"{path}: not JSON that can be read ({json_problem(exc)})") from None
     if not isinstance(info, dict):
         raise InputError(f"{path}: expected a JSON object")
     try:

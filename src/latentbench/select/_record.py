@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from latentbench._checks import json_problem
 from latentbench._repr import html_block
 from latentbench.exceptions import InputError
 
@@ -392,11 +393,10 @@ class SelectionRecord:
             raise InputError(f"{path}: {what}; expected a selection.json (select replay --out)")
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InputError(f"{path}: not JSON ({exc}); expected a selection.json") from None
-        except (ValueError, RecursionError) as exc:  # a huge integer, nested too deeply
-            what = "nested too deeply" if isinstance(exc, RecursionError) else "an integer too long"
-            raise InputError(f"{path}: not JSON ({what}); expected a selection.json") from None
+        except (ValueError, RecursionError) as exc:  # also a huge integer, nested too deeply
+            raise InputError(
+                f"{path}: not JSON ({json_problem(exc)}); expected a selection.json"
+            ) from None
         return cls.from_dict(data, source=str(path))
 
     @classmethod

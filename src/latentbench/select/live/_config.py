@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from latentbench._checks import json_problem
 from latentbench.exceptions import InputError
 from latentbench.io import load_items
 from latentbench.io._arrival import tilde_hint
@@ -49,13 +50,8 @@ def _read_toml(file: Path) -> dict[str, Any]:
         raise InputError(f"{file}: configuration file not found{tilde_hint(file)}")
     try:  # a byte-order mark (Notepad) before the first key is not part of it
         return tomllib.loads(file.read_text(encoding="utf-8-sig"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{file}: not valid TOML ({exc})") from None
-    except (ValueError, RecursionError) as exc:  # a huge integer, an array nested too deeply
-        what = "nested too deeply" if isinstance(exc, RecursionError) else "an integer too long"
-        raise InputError(
-            f"{file}: not valid TOML ({what}); expected a configuration of ordinary size"
-        ) from None
+    except (ValueError, RecursionError) as exc:  # also a huge integer, an array nested deeply
+        raise InputError(f"{file}: not valid TOML ({json_problem(exc)})") from None
 
 
 def _free_table(
