@@ -4,6 +4,7 @@ most had no page to share."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 
@@ -161,3 +162,34 @@ def test_a_series_against_two_calibrations_says_their_ranks_are_not_comparable(e
     text = _text(build_estimate_report(tmp_path / "est"))
     assert "against 2 calibrations" in text and "ranks and abilities are not comparable" in text
     assert "not drawn: there are several" in text
+
+
+def test_a_warning_every_model_carries_is_listed_once(estimated, tmp_path):
+    """What reading the answers file said is kept with every model's result; the page listed
+    it once per model (300 models: 300 identical lines above the estimates). It is one line
+    now, saying how many carry it; a warning of a few models names them."""
+    folder, _ = estimated
+    wide = _wide(30, 120, seed=4)
+    long = wide.iloc[21:].rename_axis("model").reset_index()
+    long = long.melt(id_vars="model", var_name="item", value_name="score")
+    long = pd.concat([long, long.iloc[:1]])  # one row twice: a note on reading the file
+    answers = tmp_path / "repeated.parquet"
+    long.to_parquet(answers)
+    with pytest.warns(Warning, match="repeated"):
+        estimates = select.estimate_many(
+            str(folder / "calibration.parquet"), str(answers), budget=20, seed=0
+        )
+    note = "1 repeated (model, item) rows with identical scores were collapsed"
+    assert all(any(note in w for w in r.warnings) for r in estimates.results)
+    text = _text(build_estimate_report(estimates))
+    assert text.count(note) == 1
+    assert f"all 9 models: in {answers}" in text or f"all 9 models: in {answers.name}" in text
+    # a warning some models carry names them, at most five, and counts the rest
+    some = [
+        dataclasses.replace(r, warnings=(*r.warnings, "only some")) if k < 7 else r
+        for k, r in enumerate(estimates.results)
+    ]
+    text = _text(build_estimate_report(select.EstimateSet(tuple(some))))
+    assert text.count("only some") == 1
+    named = ", ".join(r.model for r in estimates.results[:5])
+    assert f"{named} and 2 more: only some" in text

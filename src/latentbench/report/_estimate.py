@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,8 @@ ESTIMATE_SECTIONS = ("estimate-summary", "estimate-figures", "estimate-tables")
 
 _PLOTTED = 40
 """Most new models the placement figure draws (the best by score; the table has them all)."""
+_NAMED = 5
+"""Models named before a warning several carry; the others are counted."""
 
 
 def _natural(name: str) -> list[Any]:
@@ -243,10 +246,7 @@ def build_estimate_report(
             )
         }
     )
-    for name, r in zip(names, results, strict=True):
-        for line in r.warnings:
-            prefix = f"{name}: " if len(results) > 1 else ""
-            section.findings.append({"text": prefix + line, "note": True})
+    section.findings += _warnings(results, names, "estimates" if folders else "models")
     section.findings += _not_estimated(record)
     hashes = list(dict.fromkeys(r.calibration_hash for r in results))
     section.findings.append({"text": _provenance(first)})
@@ -330,6 +330,35 @@ def build_estimate_report(
         )
     )
     return render_page([section, figures, tables], title, path)
+
+
+def _warnings(
+    results: Sequence[EstimateResult], names: Sequence[str], noun: str
+) -> list[dict[str, Any]]:
+    """Findings for the results' warnings, each message once with the models that carry it.
+
+    A note that every model of a call carries (what reading the answers file said, the
+    calibration's fit warnings) is one line, not one per model: 300 models' page listed the
+    same line 300 times above everything else.
+    """
+    carriers: dict[str, list[str]] = {}
+    for name, r in zip(names, results, strict=True):
+        for line in r.warnings:
+            who = carriers.setdefault(line, [])
+            if not who or who[-1] != name:
+                who.append(name)
+    out: list[dict[str, Any]] = []
+    for line, who in carriers.items():
+        if len(results) == 1:
+            prefix = ""
+        elif len(who) == len(results):
+            prefix = f"all {len(who):,} {noun}: " if len(who) > 2 else f"both {noun}: "
+        elif len(who) <= _NAMED:
+            prefix = f"{', '.join(who)}: "
+        else:
+            prefix = f"{', '.join(who[:_NAMED])} and {len(who) - _NAMED:,} more: "
+        out.append({"text": prefix + line, "note": True})
+    return out
 
 
 def _not_estimated(record: EstimateSet) -> list[dict[str, Any]]:
