@@ -1922,6 +1922,8 @@ def estimate_many(
     rank, cache
         As in :func:`estimate`.
     progress : callable, optional
+        ``progress(phase, None, None)`` when reading a responses file and when loading (or
+        first fitting) a calibration that is not a :class:`Calibration` already, then
         ``progress("models", done, total)`` after each model of several (a
         :data:`~latentbench._progress.ProgressCallback`).
     stop_event : threading.Event, optional
@@ -1956,6 +1958,8 @@ def estimate_many(
     _check_call(*(given[k] for k in ("budget", "precision", "delta", "items", "floor",
                                      "proposal", "point", "proxy", "seed")))  # fmt: skip
     check_seed(given["seed"], "seed")
+    if isinstance(responses, str | os.PathLike):  # seconds for a leaderboard's file
+        notify(progress, "reading the answers")
     source, by_model = _by_model(responses)
     if by_model is None:  # one model's answers (a Series, a mapping, a vector)
         if models is not None and len(models) != 1:
@@ -1979,6 +1983,9 @@ def estimate_many(
             f"{', '.join(repr(m) for m in list(by_model)[:5])}"
             f"{', ...' if len(by_model) > 5 else ''}){_near_id(absent[0], list(by_model))}"
         )
+    if not isinstance(calibration, Calibration):  # a matrix's first fit takes a minute at
+        # leaderboard scale: the phase is said, not a bare "starting"
+        notify(progress, "calibration (a matrix is fitted once, then cached)")
     cal = load_calibration(calibration, rank=rank, cache=cache)  # once: its errors stop all
     if given["items"] is not None:  # a design no model can be scored on stops all, said once
         _checked_design(cal, given["items"], given["floor"], [])
