@@ -430,7 +430,7 @@ def _fitted(U: np.ndarray, V: np.ndarray, b: np.ndarray, sigma: float) -> np.nda
     were 2 GB more at 5,000 models x 50,000 items)."""
     from latentbench.irt._objective import sigmoid
 
-    t = U @ V.T
+    t: np.ndarray = np.asarray(U @ V.T)
     if t.dtype != np.float64 or np.asarray(b).dtype != np.float64:  # (not the fits' own)
         return np.asarray(sigmoid((t + b) / sigma), dtype=np.float64)
     t += b
