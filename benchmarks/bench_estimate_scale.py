@@ -174,8 +174,10 @@ def run(work: Path, repeats: int, n_series: int, src: Path) -> None:
     timed(f"report est/ ({len(names)} models)", [*cli, "report", str(work / "est"), "--out",
           str(work / "est.html"), "-q"], clear(work / "est.html"))  # fmt: skip
     series = work / "series"
-    if not series.is_dir():
-        make_series(work, names[:n_series])
+    if not series.is_dir():  # in a child: a child forked from a large parent reports its
+        # parent's resident set as its own peak (ru_maxrss survives the exec)
+        run_child([sys.executable, __file__, "series", "--work", str(work), "--series",
+                   str(n_series)], env)  # fmt: skip
     timed(f"report SERIES/ ({n_series} folders)", [*cli, "report", str(series), "--out",
           str(work / "series.html"), "-q"], clear(work / "series.html"))  # fmt: skip
     per_model = statistics.median(
@@ -218,7 +220,7 @@ def make_series(work: Path, names: list[str]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["gen", "run"])
+    parser.add_argument("what", choices=["gen", "run", "series"])
     parser.add_argument("--models", type=int, default=3000)
     parser.add_argument("--items", type=int, default=20000)
     parser.add_argument("--new", type=int, default=300)
@@ -236,6 +238,10 @@ def main() -> None:
 
         names = pq.read_table(args.work / "new.parquet", columns=["model"]).column(0)
         (args.work / "names.json").write_text(json.dumps(names.to_pylist()))
+    elif args.what == "series":
+        import json
+
+        make_series(args.work, json.loads((args.work / "names.json").read_text())[: args.series])
     else:
         run(args.work, args.repeats, args.series, args.src)
 
