@@ -4,6 +4,7 @@ most had no page to share."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 
@@ -269,7 +270,7 @@ def test_a_warning_every_checkpoint_had_is_said_once(estimated, tmp_path):
         one.save(tmp_path / "est" / f"s{step}")
     text = _text(build_estimate_report(tmp_path / "est"))
     assert text.count("the calibration model of that name is left out of the rank") == 1
-    assert "s1/m3, s2/m3, s3/m3, ... (5 of 5): model 'm3' is in the calibration" in text
+    assert "all 5 estimates: model 'm3' is in the calibration" in text
 
 
 def test_a_level_and_a_subset_as_the_command_says_them(estimated, tmp_path):
@@ -307,3 +308,34 @@ def test_a_calibration_recorded_relative_is_found_from_another_folder(
     (project / "cal.parquet").unlink()
     text = _text(build_estimate_report(project / "est"))
     assert "(cal.parquet) is found neither from the current folder nor beside" in text
+
+
+def test_a_warning_every_model_carries_is_listed_once(estimated, tmp_path):
+    """What reading the answers file said is kept with every model's result; the page listed
+    it once per model (300 models: 300 identical lines above the estimates). It is one line
+    now, saying how many carry it; a warning of a few models names them."""
+    folder, _ = estimated
+    wide = _wide(30, 120, seed=4)
+    long = wide.iloc[21:].rename_axis("model").reset_index()
+    long = long.melt(id_vars="model", var_name="item", value_name="score")
+    long = pd.concat([long, long.iloc[:1]])  # one row twice: a note on reading the file
+    answers = tmp_path / "repeated.parquet"
+    long.to_parquet(answers)
+    with pytest.warns(Warning, match="repeated"):
+        estimates = select.estimate_many(
+            str(folder / "calibration.parquet"), str(answers), budget=20, seed=0
+        )
+    note = "1 repeated (model, item) rows with identical scores were collapsed"
+    assert all(any(note in w for w in r.warnings) for r in estimates.results)
+    text = _text(build_estimate_report(estimates))
+    assert text.count(note) == 1
+    assert f"all 9 models: in {answers}" in text or f"all 9 models: in {answers.name}" in text
+    # a warning some models carry names them, at most five, and counts the rest
+    some = [
+        dataclasses.replace(r, warnings=(*r.warnings, "only some")) if k < 7 else r
+        for k, r in enumerate(estimates.results)
+    ]
+    text = _text(build_estimate_report(select.EstimateSet(tuple(some))))
+    assert text.count("only some") == 1
+    named = ", ".join(r.model for r in estimates.results[:5])
+    assert f"{named} and 2 more: only some" in text

@@ -1181,3 +1181,28 @@ def test_estimate_many_reports_its_progress_per_model():
         progress=lambda phase, done, total: calls.append((phase, done, total)),
     )
     assert calls == [("models", 1, 3), ("models", 2, 3), ("models", 3, 3)]
+
+
+def test_estimate_many_says_its_phases_before_the_first_model(tmp_path):
+    """Reading a leaderboard's answers file and fitting its calibration took 30-50 s before
+    the first model, with the progress bar saying only "starting"; each phase is now named."""
+    Y, _ = simulate(10, 60, rank=1, seed=9)
+    cal_file, new_file = tmp_path / "cal.csv", tmp_path / "new.csv"
+    for path, rows, prefix in ((cal_file, Y[:7], "m"), (new_file, Y[7:], "n")):
+        wide = pd.DataFrame(rows, columns=[f"i{j}" for j in range(60)])
+        wide.insert(0, "model", [f"{prefix}{k}" for k in range(len(rows))])
+        wide.to_csv(path, index=False)
+    calls = []
+    estimate_many(
+        str(cal_file),
+        str(new_file),
+        budget=10,
+        cache=False,
+        progress=lambda phase, done, total: calls.append((phase, done, total)),
+    )
+    phases = [phase for phase, _, _ in calls]
+    assert phases[:2] == [
+        "reading the answers",
+        "calibration (a matrix is fitted once, then cached)",
+    ]
+    assert calls[2:] == [("models", 1, 3), ("models", 2, 3), ("models", 3, 3)]

@@ -490,3 +490,33 @@ def test_a_design_and_a_refitted_fit_directory_say_to_pass_the_design_s_own(setu
     assert "made from calibration '" in said
     assert "pass the fit directory or file the design was made from" in said
     assert "a refit of the same responses, by this latentbench version or another" in said
+
+
+def test_estimate_many_checks_a_design_once_for_all_its_models(setup, tmp_path, monkeypatch):
+    """``estimate_many`` checked the design once, then each model's ``estimate`` read it and
+    replayed its draws again (k draws over every item: a third of a 300-model call at 20,000
+    items); it is checked once, and each model's result is the one ``estimate`` gives."""
+    import latentbench.select._estimate as module
+
+    cal, _, M = setup
+    design = tiny(cal, 15, seed=2)
+    path = tmp_path / "design.csv"
+    design.drop(columns="seed").to_csv(path, index=False)  # a note every model carries
+    calls = []
+    check = module._checked_design
+    monkeypatch.setattr(
+        module, "_checked_design", lambda *a, **k: calls.append(1) or check(*a, **k)
+    )
+    with pytest.warns(DataWarning, match="no 'seed' column"):
+        many = estimate_many(cal, M, items=str(path))
+    assert len(calls) == 1 and len(many.results) == M.n_models
+    for r in many.results[:3]:
+        with pytest.warns(DataWarning, match="no 'seed' column"):
+            one = estimate(cal, _row(M, r.model), model=r.model, items=str(path))
+        assert (one.score, one.lower, one.upper, one.items) == (r.score, r.lower, r.upper, r.items)
+        assert one.warnings == r.warnings and one.options == r.options
+
+
+def _row(M: ResponseMatrix, model: str) -> pd.Series:
+    k = list(M.model_ids).index(model)
+    return pd.Series(np.asarray(M.scores[k], dtype=np.float64), index=list(M.item_ids))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,8 @@ ESTIMATE_SECTIONS = ("estimate-summary", "estimate-figures", "estimate-tables")
 
 _PLOTTED = 40
 """Most new models the placement figure draws (the best by score; the table has them all)."""
+_NAMED = 5
+"""Models named before a warning several carry; the others are counted."""
 
 
 def _natural(name: str) -> list[Any]:
@@ -424,20 +427,7 @@ def build_estimate_report(
             )
         }
     )
-    said: dict[str, list[str]] = {}  # a warning every checkpoint of a series had: said once
-    for name, r in zip(names, results, strict=True):
-        for line in r.warnings:
-            said.setdefault(line, []).append(name)
-    for line, who in said.items():
-        prefix = (
-            ""
-            if len(results) == 1
-            else f"{who[0]}: "
-            if len(who) == 1
-            else f"{', '.join(who[:3])}{', ...' if len(who) > 3 else ''} ({len(who):,} of "
-            f"{len(results):,}): "
-        )
-        section.findings.append({"text": prefix + line, "note": True})
+    section.findings += _warnings(results, names, "estimates" if folders else "models")
     section.findings += _not_estimated(record)
     section.findings += [{"text": line + ".", "note": True} for line in run_notes]
     section.findings.append({"text": _provenance(first, results, names)})
@@ -522,6 +512,35 @@ def build_estimate_report(
         )
     )
     return render_page([section, figures, tables], title, path)
+
+
+def _warnings(
+    results: Sequence[EstimateResult], names: Sequence[str], noun: str
+) -> list[dict[str, Any]]:
+    """Findings for the results' warnings, each message once with the models that carry it.
+
+    A note that every model of a call carries (what reading the answers file said, the
+    calibration's fit warnings) is one line, not one per model: 300 models' page listed the
+    same line 300 times above everything else.
+    """
+    carriers: dict[str, list[str]] = {}
+    for name, r in zip(names, results, strict=True):
+        for line in r.warnings:
+            who = carriers.setdefault(line, [])
+            if not who or who[-1] != name:
+                who.append(name)
+    out: list[dict[str, Any]] = []
+    for line, who in carriers.items():
+        if len(results) == 1:
+            prefix = ""
+        elif len(who) == len(results):
+            prefix = f"all {len(who):,} {noun}: " if len(who) > 2 else f"both {noun}: "
+        elif len(who) <= _NAMED:
+            prefix = f"{', '.join(who)}: "
+        else:
+            prefix = f"{', '.join(who[:_NAMED])} and {len(who) - _NAMED:,} more: "
+        out.append({"text": prefix + line, "note": True})
+    return out
 
 
 def _not_estimated(record: EstimateSet) -> list[dict[str, Any]]:

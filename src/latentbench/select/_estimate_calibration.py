@@ -351,7 +351,11 @@ def score_ability(knots: tuple[np.ndarray, np.ndarray], scores: Any) -> np.ndarr
 
 
 def response_features(
-    Y: np.ndarray, fitted: np.ndarray, max_features: int = _MAX_FEATURES
+    Y: np.ndarray,
+    fitted: np.ndarray,
+    max_features: int = _MAX_FEATURES,
+    *,
+    overwrite_fitted: bool = False,
 ) -> np.ndarray:
     """Item features from the calibration models' responses, shape (n, p).
 
@@ -371,10 +375,20 @@ def response_features(
     fitted : ndarray of shape (K, n)
         The calibration fit's probabilities (fill-in for the missing cells).
     max_features : int
+    overwrite_fitted : bool, default False
+        Fill ``fitted`` (a float64 array the caller no longer needs) in place with the
+        answers instead of allocating another ``K x n`` array (a leaderboard's is GBs).
     """
-    C = np.where(np.isfinite(Y), Y, fitted)
+    if overwrite_fitted and fitted.dtype == np.float64 and fitted.flags.writeable:
+        C = fitted  # the same values as np.where below, in fitted's memory
+        np.copyto(C, Y, where=np.isfinite(Y))
+    else:
+        C = np.where(np.isfinite(Y), Y, fitted)
     C -= C.mean(axis=1, keepdims=True)  # in place: a leaderboard's C is 640 MB
-    sd = C.std(axis=1)
+    # by blocks of rows: each row's sd is computed alone (the same bits), without std's
+    # K x n temporary
+    step = max(1, (1 << 23) // max(C.shape[1], 1))
+    sd = np.concatenate([C[k : k + step].std(axis=1) for k in range(0, C.shape[0], step)])
     keep = sd > 1e-12
     n = C.shape[1]
     if not keep.any():
@@ -411,9 +425,21 @@ def _leading_directions(Z: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _fitted(U: np.ndarray, V: np.ndarray, b: np.ndarray, sigma: float) -> np.ndarray:
+    """The fit's probabilities, shape (K, n): :func:`~latentbench.irt._objective.sigmoid` of
+    ``(U V^T + b) / sigma`` with the same operations in place (its two K x n temporaries
+    were 2 GB more at 5,000 models x 50,000 items)."""
     from latentbench.irt._objective import sigmoid
 
-    return np.asarray(sigmoid((U @ V.T + b) / sigma), dtype=np.float64)
+    t: np.ndarray = np.asarray(U @ V.T)
+    if t.dtype != np.float64 or np.asarray(b).dtype != np.float64:  # (not the fits' own)
+        return np.asarray(sigmoid((t + b) / sigma), dtype=np.float64)
+    t += b
+    t /= sigma
+    t *= 0.5  # sigmoid(x) = 0.5 * (1 + tanh(0.5 x))
+    np.tanh(t, out=t)
+    t += 1.0
+    t *= 0.5
+    return t
 
 
 def _normalise(
@@ -475,7 +501,7 @@ def from_result(
     feats = None
     if result.matrix is not None:
         Y = np.asarray(result.matrix.scores, dtype=np.float64)
-        feats = response_features(Y, _fitted(U, V, b, float(result.sigma)))
+        feats = response_features(Y, _fitted(U, V, b, float(result.sigma)), overwrite_fitted=True)
     extra = () if feats is None else ("features", feats)
     digest = digest or _content_hash(V, b, U, result.sigma, *result.item_ids, *extra)
     return Calibration(
@@ -531,18 +557,20 @@ def from_matrix(
         np.argsort(np.asarray(matrix.model_ids, dtype=str), kind="stable"),
         np.argsort(np.asarray(matrix.item_ids, dtype=str), kind="stable"),
     )
-    Yc = Y[np.ix_(rows, cols)]
-    proxy = LowRankProxy(rank=rank, random_state=random_state).fit(Yc)
-    U, V, b = _normalise(proxy.U_history_, proxy.V_, proxy.b_, Yc)
-    feats = response_features(Yc, _fitted(U, V, b, float(proxy.sigma)))
-    del Yc  # a permuted copy of the matrix: freed before the digest's copy
-    back_rows, back_cols = np.argsort(rows), np.argsort(cols)
-    U, V, b, feats = U[back_rows], V[back_cols], b[back_cols], feats[back_cols]
     with np.errstate(invalid="ignore"):
         scores = np.nanmean(Y, axis=1)
     digest = digest or _content_hash(
         np.nan_to_num(Y, nan=-1.0), *matrix.model_ids, *matrix.item_ids, rank
     )
+    Yc = Y[np.ix_(rows, cols)]
+    del Y  # what it gave is taken: one N x J float64 array less during the fit
+    proxy = LowRankProxy(rank=rank, random_state=random_state).fit(Yc)
+    U, V, b = _normalise(proxy.U_history_, proxy.V_, proxy.b_, Yc)
+    fitted = _fitted(U, V, b, float(proxy.sigma))
+    feats = response_features(Yc, fitted, overwrite_fitted=True)  # fitted is not used again
+    del Yc, fitted  # a permuted copy of the matrix, and the filled one
+    back_rows, back_cols = np.argsort(rows), np.argsort(cols)
+    U, V, b, feats = U[back_rows], V[back_cols], b[back_cols], feats[back_cols]
     return Calibration(
         tuple(matrix.item_ids),
         V,
