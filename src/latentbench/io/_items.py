@@ -5,12 +5,11 @@ from __future__ import annotations
 import codecs
 import json
 import os
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from latentbench._checks import check_flag
+from latentbench._checks import check_flag, json_problem
 from latentbench.exceptions import InputError
 from latentbench.io._arrival import encoding_hint, packed_advice, packed_kind, tilde_hint
 
@@ -135,14 +134,9 @@ def _parse_object(line: str, where: str) -> dict[str, Any]:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
         raise InputError(f"{where}: not valid JSON ({exc.msg})") from None
-    except RecursionError:
+    except (RecursionError, ValueError) as exc:  # nested too deeply, or a huge integer
         raise InputError(
-            f"{where}: not valid JSON (nested too deeply); expected one flat object per line"
-        ) from None
-    except ValueError:  # an integer past Python's digit limit
-        raise InputError(
-            f"{where}: not valid JSON (an integer of more than "
-            f"{sys.get_int_max_str_digits() or 4300:,} digits); expected one flat object per line"
+            f"{where}: not valid JSON ({json_problem(exc)}); expected one flat object per line"
         ) from None
     if not isinstance(record, dict):
         raise InputError(f"{where}: a {type(record).__name__}; expected an object")

@@ -13,7 +13,6 @@ import json
 import math
 import os
 import re
-import sys
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +22,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from latentbench._checks import json_problem
 from latentbench._compat import text_array
 from latentbench.exceptions import InputError
 from latentbench.io._arrival import encoding_hint, packed_advice, packed_kind, tilde_hint
@@ -630,10 +630,6 @@ def _glob(folder: Path, pattern: str) -> Iterable[Path]:
     return found
 
 
-_MAX_DIGITS = sys.get_int_max_str_digits() or 4300
-"""Longest integer Python's JSON parser reads (a longer one is a ValueError)."""
-
-
 def parse_json(
     text: str | bytes, at: str, *, line: int | None = None, what: str = "JSON", hint: str = ""
 ) -> Any:
@@ -650,17 +646,15 @@ def parse_json(
             f"{at}:{exc.lineno if line is None else line}: invalid {what} ({exc.msg}, column "
             f"{exc.colno}){tail}"
         ) from None
-    except RecursionError:
+    except (RecursionError, ValueError) as exc:  # nested too deeply, or a huge integer
         place = at if line is None else f"{at}:{line}"
+        expected = (
+            "records nested at most a few hundred levels"
+            if isinstance(exc, RecursionError)
+            else "numbers of ordinary size"
+        )
         raise InputError(
-            f"{place}: invalid {what} (nested too deeply for Python's JSON parser); expected "
-            f"records nested at most a few hundred levels{tail}"
-        ) from None
-    except ValueError:  # an integer past Python's digit limit (4,300): its only other error
-        place = at if line is None else f"{at}:{line}"
-        raise InputError(
-            f"{place}: invalid {what} (an integer of more than {_MAX_DIGITS:,} digits); "
-            f"expected numbers of ordinary size{tail}"
+            f"{place}: invalid {what} ({json_problem(exc)}); expected {expected}{tail}"
         ) from None
 
 
