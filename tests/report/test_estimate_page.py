@@ -181,6 +181,30 @@ def test_a_series_of_calls_with_other_levels_and_options_says_each(estimated, tm
     assert "delta 0.05" not in text.replace("m22 0.05", "")  # not the first's, as the series'
 
 
+def test_a_series_option_a_call_did_not_set_or_record_is_said_in_words(estimated, tmp_path):
+    """A series with a fixed-design folder (``estimate --items``: no budget) beside adaptive
+    ones said "budget differs between the estimates: step1/m22 30, step2/m22 None", and an
+    option a record does not hold (an ``estimate.json`` of an earlier release, written before
+    the option existed: fixture trimmed from a record of release 2114837) showed as None too."""
+    import json
+
+    folder, _ = estimated
+    answers = _wide(24, 120, seed=0).iloc[[22]]
+    cal = str(folder / "calibration.parquet")
+    select.estimate(cal, answers, budget=30).save(tmp_path / "est" / "step1")
+    select.estimate(cal, answers, budget=40, precision=0.3).save(tmp_path / "est" / "step2")
+    record = json.loads((tmp_path / "est" / "step2" / "estimate.json").read_text())
+    del record["options"]["proposal"]  # as an earlier release's record, without the option
+    (tmp_path / "est" / "step3").mkdir()
+    (tmp_path / "est" / "step3" / "estimate.json").write_text(json.dumps(record))
+    text = _text(build_estimate_report(tmp_path / "est"))
+    assert " None" not in text.split("Estimated against", 1)[1].split(".", 1)[0]
+    said = "precision differs between the estimates: step1/m22 none, step2/m22 0.3, step3/m22 0.3"
+    assert said in text
+    said = "proposal differs between the estimates: step1/m22 residual, step2/m22 residual, "
+    assert said + "step3/m22 not recorded" in text
+
+
 def test_a_series_one_level_down_and_other_folders_beside_one_are_said(estimated, tmp_path):
     """``report est/`` with the series in ``est/runA/step*``: it was refused as 'a tool's
     result files' (the estimates' CSVs). A comparison beside the checkpoints was left out

@@ -1206,3 +1206,58 @@ def test_estimate_many_says_its_phases_before_the_first_model(tmp_path):
         "calibration (a matrix is fitted once, then cached)",
     ]
     assert calls[2:] == [("models", 1, 3), ("models", 2, 3), ("models", 3, 3)]
+
+
+def test_a_record_written_before_n_calibrated_reads_it_as_missing_not_zero(tmp_path):
+    """An ``estimate.json`` of an earlier release has no ``n_calibrated`` (added 2026-12-05);
+    read back, its ``estimates.csv`` row and the report's table said ``n_calibrated`` 0: a
+    count of no items where the record holds none. The record below is one written by
+    release 2114837 (``latentbench estimate calfit one.parquet --budget 3``, items and
+    answers cut to three) with the fields added since removed."""
+    from latentbench.select import EstimateSet
+
+    record = {
+        "model": "zephyr-7b-beta", "score": 0.91, "lower": 0.82, "upper": 0.969,
+        "level": 0.95, "n_evaluated": 3, "n_items": 805, "theta": 1.13,
+        "theta_lower": 0.19, "theta_upper": 4.3, "rank": 15, "rank_lower": 2,
+        "rank_upper": 25, "n_ranked": 46, "stopped": "budget",
+        "items": ["ae0015", "ae0141", "ae0051"], "answers": [1.0, 1.0, 0.0],
+        "probabilities": [0.0031, 0.0041, 0.0042],
+        "calibration": {"source": "calfit", "hash": "eebb3bccb862ba0f"},
+        "options": {"seed": 0, "delta": 0.05, "budget": 3, "precision": None,
+                    "proposal": "residual", "floor": 0.5, "point": "dr", "proxy": "irt"},
+        "warnings": [],
+    }  # fmt: skip
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "estimate.json").write_text(json.dumps(record))
+    back = EstimateSet.read(tmp_path / "old")
+    assert pd.isna(back.to_frame()["n_calibrated"].iloc[0])
+    assert back.results[0].to_dict()["n_calibrated"] is None  # saved again: still not a count
+    assert "of 805 items" in back.results[0].summary()
+    back.save(tmp_path / "again")
+    assert EstimateSet.read(tmp_path / "again") == back
+
+
+def test_a_compare_json_written_before_n_calibrated_keeps_it_missing(tmp_path):
+    """As for estimate.json: a ``compare.json`` of an earlier release has no ``n_calibrated``;
+    read and saved again, it said 0 calibrated items. Record: one written by release 2114837
+    (``latentbench compare calfit new.parquet --a ... --b ... --budget 100``), items cut to
+    three, the fields added since removed."""
+    from latentbench.select import CompareResult
+
+    record = {
+        "model_a": "zephyr-7b-beta", "model_b": "zephyr-7b-alpha", "difference": -0.0106,
+        "lower": -0.086, "upper": 0.072, "level": 0.95, "n_evaluated": 3, "n_items": 802,
+        "stopped": "budget", "higher": None, "items": ["ae0015", "ae0141", "ae0051"],
+        "answers_a": [1.0, 1.0, 0.0], "answers_b": [1.0, 0.0, 0.0],
+        "probabilities": [0.0031, 0.0041, 0.0042],
+        "options": {"seed": 0, "delta": 0.05, "budget": 100, "margin": 0.0},
+        "warnings": [], "calibration": {"source": "calfit", "hash": "eebb3bccb862ba0f"},
+    }  # fmt: skip
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "compare.json").write_text(json.dumps(record))
+    back = CompareResult.read(tmp_path / "old")
+    assert back.to_dict()["n_calibrated"] is None
+    back.save(tmp_path / "again")
+    assert json.loads((tmp_path / "again" / "compare.json").read_text())["n_calibrated"] is None
+    assert CompareResult.read(tmp_path / "again") == back

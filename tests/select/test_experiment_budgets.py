@@ -311,3 +311,19 @@ def test_the_report_gives_no_sd_beside_a_budget_not_reached(capsys):
     assert np.isnan(table.loc["ucbe", "to 95 % SD"])
     assert "not reached (final accuracy 92 %)" in _table_text(res, capsys)  # no ± there
     assert table.loc["pulse", "to 95 % SD"] == pytest.approx(rows["pulse"]["budget_post_init_sd"])
+
+
+def test_reading_an_estimate_experiment_as_a_selection_one_names_its_reader(tmp_path):
+    """``ExperimentRecord.read`` of an ``experiment --task estimate --out DIR`` folder said
+    "no curves.csv; expected the output of `latentbench experiment --out DIR`", which it is;
+    it names the reader of that folder instead (``EstimateExperiment.read``)."""
+    from latentbench.exceptions import InputError
+    from latentbench.select import EstimateExperiment, ExperimentRecord
+
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    for name in ("runs.csv", "summary.csv", "summary.json"):  # what --task estimate writes
+        (folder / name).write_text("{}" if name.endswith(".json") else "model\n")
+    with pytest.raises(InputError, match=r"--task estimate.*EstimateExperiment\.read"):
+        ExperimentRecord.read(folder)
+    assert callable(EstimateExperiment.read)  # the reader named exists

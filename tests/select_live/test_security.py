@@ -219,6 +219,9 @@ SECRET = "sk-SECRETabc123DEF456"
         ("model_args", f"model=m-a,base_url=https://{SECRET}@api.example.com/v1"),
         ("model_args", f"model=m-a,api_key={SECRET}"),
         ("model_args", f"pretrained=org/m,token={SECRET}"),
+        ("model_args", f"pretrained=org/m,think_end_token=</think>,hf_token={SECRET}"),
+        ("model_args", "pretrained=org/m,hf_token=hf_SECRETabc123DEF456"),
+        ("model_args", "pretrained=org/m,access_token=123456789012345678"),
         ("model_args", f"model=m-a,header={{'Authorization': 'Bearer {SECRET}'}}"),
         ("extra_args", f"--apply_chat_template --hf_hub_log_args token={SECRET}"),
         ("command", f"env OPENAI_API_KEY={SECRET} lm_eval"),
@@ -251,6 +254,12 @@ def test_a_key_in_the_harness_arguments_is_refused_and_never_stored(tmp_path, fi
         "model=m-a,base_url=http://127.0.0.1:8000/v1/chat/completions,tokenizer_backend=None",
         "model=m-a,max_tokens=256,tokenized_requests=False,num_concurrent=4",
         "model=authorization-bearer_bonds-qa",  # words, not a header
+        # lm-eval's documented special-token arguments (vLLM, SGLang and HF backends): a
+        # token's text or id, not a key; configs of the last release that ran were refused
+        "pretrained=Qwen/Qwen3-32B,enable_thinking=True,think_end_token='</think>'",
+        "pretrained=org/m,add_bos_token=True,think_end_token=</think>,max_gen_toks=32000",
+        "pretrained=org/m,think_start_token=<think>,think_end_token=151668",
+        "pretrained=org/m,eos_token=<|endoftext|>,pad_token=[PAD]",
     ],
 )
 def test_harness_arguments_without_a_key_are_kept(tmp_path, args):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -267,6 +267,16 @@ _OPTIONS = ("design", "budget", "precision", "delta", "seed", "proposal")
 """The options an estimate's page names (its ``options`` record holds more)."""
 
 
+def _option(options: Mapping[str, Any], name: str) -> str:
+    """An estimate's option ``name`` as the page says it: ``none`` where the call did not set
+    it (a fixed design's budget, no precision), ``not recorded`` where its record does not hold
+    it (an ``estimate.json`` written before the option existed)."""
+    if name not in options:
+        return "not recorded"
+    value = options[name]
+    return "none" if value is None else str(value)
+
+
 def _provenance(
     result: EstimateResult, results: tuple[EstimateResult, ...], names: list[str]
 ) -> str:
@@ -286,7 +296,7 @@ def _provenance(
     if chosen:
         said.append("options: " + ", ".join(chosen))
     for k in differ:  # a series of calls made with other options: each one's, not the first's
-        values = [f"{name} {r.options.get(k)}" for name, r in zip(names, results, strict=True)]
+        values = [f"{name} {_option(r.options, k)}" for name, r in zip(names, results, strict=True)]
         shown = ", ".join(values[:5]) + (f", ... ({len(values):,})" if len(values) > 5 else "")
         said.append(f"{k} differs between the estimates: {shown}")
     return short_hashes("Estimated against " + "; ".join(said) + ".")

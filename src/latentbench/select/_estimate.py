@@ -148,6 +148,7 @@ class EstimateResult:
         Items of the calibration. More than ``n_items`` when the model answered only some of
         them: ``score`` is then its mean over those it answered, while the rank compares it
         with the calibration models' means over all ``n_calibrated`` (the summary says so).
+        0 when read from a record written before it (``to_dict`` and ``to_frame``: missing).
     contradicted_at : int or None
         The item count after which the answers rejected every candidate score (the
         confidence sequence emptied: an event of probability at most ``1 - level`` when its
@@ -263,7 +264,7 @@ class EstimateResult:
             },
             "options": dict(self.options),
             "warnings": list(self.warnings),
-            "n_calibrated": self.n_calibrated,
+            "n_calibrated": self.n_calibrated or None,  # 0: a record without it (not a count)
             "contradicted_at": self.contradicted_at,
             "summary": self.summary(),
         }
@@ -321,7 +322,9 @@ class EstimateResult:
             )
             for name in ("items", "answers", "probabilities", "warnings"):
                 values[name] = tuple(values.get(name, ()))
-            _check_record_numbers(values)
+            if values.get("n_calibrated") is None:  # a record written before it, or re-saved
+                values["n_calibrated"] = 0
+            _check_record_numbers(values, ints=(*_RECORD_INTS, "n_calibrated"))
             return cls(**values)
         except (KeyError, TypeError) as exc:
             raise InputError(f"not an estimate record ({type(exc).__name__}: {exc})") from None
@@ -1809,7 +1812,7 @@ class EstimateSet:
         rows = []
         for r in self.results:
             record = r.to_dict()
-            row = {c: record[c] for c in TABLE_COLUMNS[:-2]}
+            row = {c: record[c] for c in TABLE_COLUMNS[:-2]}  # n_calibrated None: missing
             row["calibration_hash"] = r.calibration_hash
             row["warnings"] = " | ".join(r.warnings)
             rows.append(row)

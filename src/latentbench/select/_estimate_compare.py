@@ -74,7 +74,7 @@ class CompareResult:
     n_calibrated : int
         Items of the calibration; more than ``n_items`` when the two share answers on only
         some of them: the difference and the verdict are then over those (said in the
-        summary).
+        summary). 0 when read from a record written before it (``to_dict``: null).
     contradicted_at : int or None
         The item after which the answers contradicted the confidence sequence (every
         candidate difference rejected, an event of probability at most ``delta``): the
@@ -153,6 +153,7 @@ class CompareResult:
             for k, v in self.__dict__.items()
             if k not in ("calibration_source", "calibration_hash")
         }
+        out["n_calibrated"] = self.n_calibrated or None  # 0: a record without it, not a count
         out["calibration"] = {"source": self.calibration_source, "hash": self.calibration_hash}
         out["summary"] = self.summary()
         return out
@@ -198,13 +199,17 @@ class CompareResult:
             )
             for name in ("items", "answers_a", "answers_b", "probabilities", "warnings"):
                 values[name] = tuple(values.get(name, ()))
+            if values.get("n_calibrated") is None:  # a record written before it, or re-saved
+                values["n_calibrated"] = 0
         except (ValueError, RecursionError, KeyError, TypeError, AttributeError) as exc:
             raise InputError(
                 f"{file}: not a compare.json ({type(exc).__name__}: {json_problem(exc)})"
             ) from None
         try:  # an edited file's null or text for a number: named, not a TypeError later
             _check_record_numbers(
-                values, ("difference", "lower", "upper", "level"), ("n_evaluated", "n_items")
+                values,
+                ("difference", "lower", "upper", "level"),
+                ("n_evaluated", "n_items", "n_calibrated"),
             )
             return cls(**values)
         except InputError as exc:

@@ -84,6 +84,12 @@ class ExperimentRecord:
 
         directory = Path(directory)
         summary_path, curves_path = directory / "summary.json", directory / "curves.csv"
+        if not curves_path.is_file() and (directory / "runs.csv").is_file():
+            raise InputError(
+                f"{directory}: no curves.csv but a runs.csv: the output of `latentbench "
+                "experiment --task estimate --out DIR`, which EstimateExperiment.read reads "
+                "(ExperimentRecord reads a selection experiment's)"
+            )
         for path in (summary_path, curves_path):
             if not path.is_file():
                 raise InputError(

@@ -183,6 +183,13 @@ _SECRET_ARGUMENT = re.compile(
 """An argument named like a key (``api_key``, ``HF_TOKEN``; not ``add_bos_token=True``'s flag
 nor ``max_tokens``, whose values are not secrets)."""
 
+_SPECIAL_TOKEN_ARGUMENT = re.compile(
+    r"(^|[_.\-])(bos|eos|eot|eod|pad|unk|sep|cls|mask|stop|start|begin|end)_token$", re.I
+)
+"""An argument naming a tokenizer's special token (lm-eval's ``think_end_token='</think>'``
+of its vLLM, SGLang and HF backends, ``eos_token=<|endoftext|>``): its value is a token's
+text or id, not a key."""
+
 _FLAG_VALUES = {"", "true", "false", "none", "null", "0", "1", "yes", "no"}
 
 
@@ -200,7 +207,11 @@ def _check_harness_argument(text: str, label: str, name: str) -> None:
         found = (_ASSIGNMENT, _OPTION_VALUE, _MAPPING_VALUE)  # and 'name': 'value' in a dict
         for match in [m for pattern in found for m in pattern.finditer(text)]:
             argument, value = match.group(1), match.group(2).strip("'\"")
-            if _SECRET_ARGUMENT.search(argument) and value.lower() not in _FLAG_VALUES:
+            if (
+                _SECRET_ARGUMENT.search(argument)
+                and not _SPECIAL_TOKEN_ARGUMENT.search(argument)
+                and value.lower() not in _FLAG_VALUES
+            ):
                 where = f"a value for {argument!r}"
                 break
     if where:
