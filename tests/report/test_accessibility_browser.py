@@ -240,3 +240,44 @@ def test_a_screen_reader_passes_the_plots_keys_to_it(browser, page):
         "Array.from(document.querySelectorAll('div.iplot canvas')).map(c => c.getAttribute('role'))"
     )
     assert roles and set(roles) == {"application"}, roles
+
+
+def test_a_focused_plot_leaves_the_browsers_modified_keys_alone(browser, page):
+    # the plot's keydown took any key named +, -, 0 or an arrow and prevented its default,
+    # modifiers or not: with a plot focused, Ctrl and + / - / 0 (the browser's page zoom, how
+    # a low-vision reader enlarges the page) zoomed the plot instead, and Alt+Left (back) panned
+    browser.open(page.as_uri(), width=1280)
+    view = (
+        "(() => { const h = document.querySelector('div.iplot');"
+        " return [h.dataset.viewX, h.dataset.viewY]; })()"
+    )
+    browser.evaluate(
+        "window.__prevented = []; window.addEventListener('keydown',"
+        " e => window.__prevented.push(e.key + ':' + e.defaultPrevented));"
+        "document.querySelector('div.iplot canvas').focus()"
+    )
+    before = browser.evaluate(view)
+    for key, code, vk, mods in (
+        ("+", "Equal", 187, 2),  # Ctrl
+        ("-", "Minus", 189, 2),
+        ("0", "Digit0", 48, 2),
+        ("ArrowLeft", "ArrowLeft", 37, 1),  # Alt
+        ("n", "KeyN", 78, 4),  # Meta
+    ):
+        for kind in ("rawKeyDown", "keyUp"):
+            browser.send(
+                "Input.dispatchKeyEvent",
+                session=True,
+                type=kind,
+                key=key,
+                code=code,
+                windowsVirtualKeyCode=vk,
+                modifiers=mods,
+            )
+        assert browser.evaluate(view) == before, key
+    prevented = browser.evaluate("window.__prevented")
+    assert prevented and not any(p.endswith(":true") for p in prevented), prevented
+    said = browser.evaluate("document.getElementById('announce').textContent")
+    assert "point" not in said, said
+    _press(browser, "+")  # the plain key still zooms
+    assert browser.evaluate(view) != before
