@@ -281,3 +281,35 @@ def test_a_focused_plot_leaves_the_browsers_modified_keys_alone(browser, page):
     assert "point" not in said, said
     _press(browser, "+")  # the plain key still zooms
     assert browser.evaluate(view) != before
+
+
+def test_a_plots_description_names_its_markers_and_count_in_words(browser, page, tmp_path):
+    # the description said "largest rank shift: crosss" (a screen reader spells it) on every
+    # fit page, and "1 points" for a plot of one point
+    import json
+    import re
+
+    def descriptions(path):
+        browser.open(path.as_uri(), width=1280)
+        return browser.evaluate(
+            "Array.from(document.querySelectorAll('div.iplot canvas')).map(c =>"
+            " document.getElementById(c.getAttribute('aria-describedby')).textContent)"
+        )
+
+    said = descriptions(page)
+    assert any("crosses" in d for d in said), said
+    assert not any("crosss" in d or re.search(r"\b1 points\b", d) for d in said), said
+    text = page.read_text()
+    found = re.search(r'(<script type="application/json" id="plot-1">)(.*?)(</script>)', text, re.S)
+    assert found
+    spec = json.loads(found.group(2))
+    for key in ("x", "y", "name", "info", "lo", "hi", "group"):
+        if key in spec:
+            spec[key] = spec[key][:1]
+    spec["labels"] = [0]
+    one = tmp_path / "one.html"
+    one.write_text(
+        text[: found.start(2)] + json.dumps(spec).replace("<", "\\u003c") + text[found.end(2) :]
+    )
+    first = descriptions(one)[0]
+    assert ", 1 point." in first or ", 1 point (" in first, first
