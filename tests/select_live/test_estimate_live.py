@@ -860,3 +860,21 @@ def test_live_estimate_resumed_from_before_sizing_says_so(live_setup, monkeypatc
     )
     assert sized.options["sized_for"] == "precision" and sized.options["target"] == 0.3
     assert not any("earlier latentbench version" in w for w in sized.warnings)
+
+
+def test_a_store_of_live_estimates_names_no_estimates_csv(live_setup):
+    """A store holds no estimates.csv: its page said the estimates beyond --top, and every
+    digit, were in estimates.csv (an estimate folder's file)."""
+    import html as markup
+    import re
+
+    from latentbench.report import build_estimate_report
+
+    s = live_setup
+    store = s.tmp / "two.duckdb"
+    for model in ("model-2", "model-0"):
+        estimate_live(_calibration(s), s.write_config(), store, model=model, budget=4, seed=1)
+    page = build_estimate_report(store, top=1)
+    text = markup.unescape(" ".join(re.sub(r"<[^>]+>", " ", page).split()))
+    assert "The first 1 of 2 runs" in text, text
+    assert "estimates.csv" not in text

@@ -385,9 +385,10 @@ def build_estimate_report(
             section.findings.append(
                 {
                     "text": f"The first {top:,} of {len(results):,} "
-                    + ("folders" if folders else "models by score")
-                    + f"; the other {len(results) - top:,} are in the estimates table's CSV "
-                    "(estimates.csv).",
+                    + (f"{kind}s" if folders else "models by score")
+                    + f"; the other {len(results) - top:,} are in the estimates table's CSV"
+                    # (a store of live estimates has no estimates.csv)
+                    + (" (estimates.csv)." if kind == "folder" else " (its 'download all' link)."),
                     "note": True,
                 }
             )
@@ -491,7 +492,11 @@ def build_estimate_report(
         _table(
             table,
             name="estimates",
-            caption="The estimates (estimates.csv, which keeps every digit), "
+            caption=(
+                "The estimates (estimates.csv, which keeps every digit), "
+                if kind == "folder"
+                else "The estimates, "  # a store's: no estimates.csv
+            )
             + (f"in the {kind}s' order" if folders else "highest score first")
             + "; interval ends rounded outward to 3 decimals, so that the interval shown "
             "holds the one computed.",
