@@ -125,8 +125,16 @@ def _as_set(
         )
         results = EstimateSet(results=tuple(r for _, r in done), not_estimated=pending)
         notes = [
-            f"Run {rid}: its latest session stopped ({status}); the page shows its last "
-            "completed session's result (re-run its command to resume it)"
+            f"Run {rid}: its latest session "
+            + (
+                # a run left 'running' is one whose process ended without closing it (killed):
+                # one still running holds the store, which is then not read
+                f"did not finish (status {status}: its process ended before closing the run)"
+                if status == "running"
+                else f"stopped ({status})"
+            )
+            + "; the page shows its last completed session's result (re-run its command to "
+            "resume it)"
             for rid, r, status in entries
             if r is not None and status != "done"
         ]
