@@ -300,7 +300,9 @@ def test_a_plots_description_names_its_markers_and_count_in_words(browser, page,
     assert any("crosses" in d for d in said), said
     assert not any("crosss" in d or re.search(r"\b1 points\b", d) for d in said), said
     text = page.read_text()
-    found = re.search(r'(<script type="application/json" id="plot-1">)(.*?)(</script>)', text, re.S)
+    found = re.search(
+        r'(<script type="application/json" id="plot-[0-9]+">)(.*?)(</script>)', text, re.S
+    )
     assert found
     spec = json.loads(found.group(2))
     for key in ("x", "y", "name", "info", "lo", "hi", "group"):
