@@ -240,3 +240,78 @@ def test_a_screen_reader_passes_the_plots_keys_to_it(browser, page):
         "Array.from(document.querySelectorAll('div.iplot canvas')).map(c => c.getAttribute('role'))"
     )
     assert roles and set(roles) == {"application"}, roles
+
+
+def test_a_focused_plot_leaves_the_browsers_modified_keys_alone(browser, page):
+    # the plot's keydown took any key named +, -, 0 or an arrow and prevented its default,
+    # modifiers or not: with a plot focused, Ctrl and + / - / 0 (the browser's page zoom, how
+    # a low-vision reader enlarges the page) zoomed the plot instead, and Alt+Left (back) panned
+    browser.open(page.as_uri(), width=1280)
+    view = (
+        "(() => { const h = document.querySelector('div.iplot');"
+        " return [h.dataset.viewX, h.dataset.viewY]; })()"
+    )
+    browser.evaluate(
+        "window.__prevented = []; window.addEventListener('keydown',"
+        " e => window.__prevented.push(e.key + ':' + e.defaultPrevented));"
+        "document.querySelector('div.iplot canvas').focus()"
+    )
+    before = browser.evaluate(view)
+    for key, code, vk, mods in (
+        ("+", "Equal", 187, 2),  # Ctrl
+        ("-", "Minus", 189, 2),
+        ("0", "Digit0", 48, 2),
+        ("ArrowLeft", "ArrowLeft", 37, 1),  # Alt
+        ("n", "KeyN", 78, 4),  # Meta
+    ):
+        for kind in ("rawKeyDown", "keyUp"):
+            browser.send(
+                "Input.dispatchKeyEvent",
+                session=True,
+                type=kind,
+                key=key,
+                code=code,
+                windowsVirtualKeyCode=vk,
+                modifiers=mods,
+            )
+        assert browser.evaluate(view) == before, key
+    prevented = browser.evaluate("window.__prevented")
+    assert prevented and not any(p.endswith(":true") for p in prevented), prevented
+    said = browser.evaluate("document.getElementById('announce').textContent")
+    assert "point" not in said, said
+    _press(browser, "+")  # the plain key still zooms
+    assert browser.evaluate(view) != before
+
+
+def test_a_plots_description_names_its_markers_and_count_in_words(browser, page, tmp_path):
+    # the description said "largest rank shift: crosss" (a screen reader spells it) on every
+    # fit page, and "1 points" for a plot of one point
+    import json
+    import re
+
+    def descriptions(path):
+        browser.open(path.as_uri(), width=1280)
+        return browser.evaluate(
+            "Array.from(document.querySelectorAll('div.iplot canvas')).map(c =>"
+            " document.getElementById(c.getAttribute('aria-describedby')).textContent)"
+        )
+
+    said = descriptions(page)
+    assert any("crosses" in d for d in said), said
+    assert not any("crosss" in d or re.search(r"\b1 points\b", d) for d in said), said
+    text = page.read_text()
+    found = re.search(
+        r'(<script type="application/json" id="plot-[0-9]+">)(.*?)(</script>)', text, re.S
+    )
+    assert found
+    spec = json.loads(found.group(2))
+    for key in ("x", "y", "name", "info", "lo", "hi", "group"):
+        if key in spec:
+            spec[key] = spec[key][:1]
+    spec["labels"] = [0]
+    one = tmp_path / "one.html"
+    one.write_text(
+        text[: found.start(2)] + json.dumps(spec).replace("<", "\\u003c") + text[found.end(2) :]
+    )
+    first = descriptions(one)[0]
+    assert ", 1 point." in first or ", 1 point (" in first, first

@@ -698,3 +698,28 @@ def test_an_intercept_only_fit_is_kept_in_fit_json_and_said_by_its_report(tmp_pa
     out = runner.invoke(app, ["report", str(tmp_path / "fit"), "--out", str(page), "-q"])
     assert out.exit_code == 0, out.output
     assert "No signal: every item discrimination is ~0" in " ".join(page.read_text().split())
+
+
+def test_a_joint_ml_fits_own_held_out_check_is_on_its_page(tmp_path):
+    """A joint-ML fit at a fixed rank checks itself on held-out cells (fit.json keeps it,
+    `fit` prints and warns it); its page said nothing of it and called the leader
+    'statistically separated' on abilities the check found overfitted."""
+    import html as markup
+    import warnings
+
+    from latentbench import synthetic
+    from latentbench.irt import TwoPL
+
+    matrix = synthetic.simulate_2pl(30, 60, random_state=1).matrix
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        fit = TwoPL(prior=None, rank=1).fit(matrix)
+    check = fit.joint_ml_check
+    assert check is not None and check["difference"] > 0.002  # the overfit this page must say
+    fit.save(tmp_path / "fit")
+    for source in (fit, IRTResult.load(tmp_path / "fit")):
+        page = build_report(source, matrix if source is fit else None)
+        text = markup.unescape(" ".join(re.sub(r"<[^>]+>", " ", page).split()))
+        findings = text.split("Findings")[2] if text.count("Findings") > 1 else text
+        assert "held-out" in findings and "additive model" in findings, findings[:800]
+        assert f"{check['log_loss']:.3f}" in text and f"{check['additive_log_loss']:.3f}" in text

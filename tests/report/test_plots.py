@@ -158,3 +158,30 @@ def test_the_figures_render_without_pyparsing_deprecations():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_a_fifth_series_without_any_value_is_drawn_not_an_index_error(ax):
+    # past four series a marker is added, placed every tenth of the line's length: a line
+    # with no finite point (a policy whose accuracy is missing at every evaluation) made
+    # matplotlib raise IndexError when the figure was drawn
+    import io
+
+    import pandas as pd
+
+    curves = pd.DataFrame(
+        [
+            {
+                "pool": "p",
+                "policy": f"policy{k}",
+                "evaluations": e,
+                "se": 0.1,
+                "accuracy": np.nan if k == 4 else 0.5,
+            }
+            for k in range(5)
+            for e in (10, 20, 30)
+        ]
+    )
+    drawn = plots.plot_experiment_curves(curves, "p", ax)
+    drawn.figure.savefig(io.BytesIO(), format="png")
+    assert len(drawn.get_legend_handles_labels()[1]) == 5
+    assert drawn.lines[4].get_marker() not in ("", "None")  # still told apart by its marker

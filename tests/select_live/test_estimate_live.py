@@ -860,3 +860,42 @@ def test_live_estimate_resumed_from_before_sizing_says_so(live_setup, monkeypatc
     )
     assert sized.options["sized_for"] == "precision" and sized.options["target"] == 0.3
     assert not any("earlier latentbench version" in w for w in sized.warnings)
+
+
+def test_a_store_of_live_estimates_names_no_estimates_csv(live_setup):
+    """A store holds no estimates.csv: its page said the estimates beyond --top, and every
+    digit, were in estimates.csv (an estimate folder's file)."""
+    import html as markup
+    import re
+
+    from latentbench.report import build_estimate_report
+
+    s = live_setup
+    store = s.tmp / "two.duckdb"
+    for model in ("model-2", "model-0"):
+        estimate_live(_calibration(s), s.write_config(), store, model=model, budget=4, seed=1)
+    page = build_estimate_report(store, top=1)
+    text = markup.unescape(" ".join(re.sub(r"<[^>]+>", " ", page).split()))
+    assert "The first 1 of 2 runs" in text, text
+    assert "estimates.csv" not in text
+
+
+def test_a_live_estimate_whose_next_session_was_killed_is_not_said_stopped_running(live_setup):
+    """A completed session, then one killed (SIGKILL, power loss): the run stays 'running'.
+    The page said 'its latest session stopped (running)', a contradiction; it says the session
+    did not finish."""
+    import html as markup
+    import re
+
+    from latentbench.report import build_estimate_report
+
+    s = live_setup
+    store = s.tmp / "killed.duckdb"
+    done = estimate_live(_calibration(s), s.write_config(), store, model="model-1", budget=4)
+    with Store(store) as db:
+        run_id = db.selection_runs()[0]["run_id"]
+        db.set_selection_status(run_id, "running")  # what a killed next session leaves
+    text = markup.unescape(" ".join(re.sub(r"<[^>]+>", " ", build_estimate_report(store)).split()))
+    assert f"model-1: {done.summary()}." in text
+    assert "stopped (running)" not in text
+    assert "did not finish (status running" in text, text

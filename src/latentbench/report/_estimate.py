@@ -125,8 +125,16 @@ def _as_set(
         )
         results = EstimateSet(results=tuple(r for _, r in done), not_estimated=pending)
         notes = [
-            f"Run {rid}: its latest session stopped ({status}); the page shows its last "
-            "completed session's result (re-run its command to resume it)"
+            f"Run {rid}: its latest session "
+            + (
+                # a run left 'running' is one whose process ended without closing it (killed):
+                # one still running holds the store, which is then not read
+                f"did not finish (status {status}: its process ended before closing the run)"
+                if status == "running"
+                else f"stopped ({status})"
+            )
+            + "; the page shows its last completed session's result (re-run its command to "
+            "resume it)"
             for rid, r, status in entries
             if r is not None and status != "done"
         ]
@@ -395,9 +403,10 @@ def build_estimate_report(
             section.findings.append(
                 {
                     "text": f"The first {top:,} of {len(results):,} "
-                    + ("folders" if folders else "models by score")
-                    + f"; the other {len(results) - top:,} are in the estimates table's CSV "
-                    "(estimates.csv).",
+                    + (f"{kind}s" if folders else "models by score")
+                    + f"; the other {len(results) - top:,} are in the estimates table's CSV"
+                    # (a store of live estimates has no estimates.csv)
+                    + (" (estimates.csv)." if kind == "folder" else " (its 'download all' link)."),
                     "note": True,
                 }
             )
@@ -501,7 +510,11 @@ def build_estimate_report(
         _table(
             table,
             name="estimates",
-            caption="The estimates (estimates.csv, which keeps every digit), "
+            caption=(
+                "The estimates (estimates.csv, which keeps every digit), "
+                if kind == "folder"
+                else "The estimates, "  # a store's: no estimates.csv
+            )
             + (f"in the {kind}s' order" if folders else "highest score first")
             + "; interval ends rounded outward to 3 decimals, so that the interval shown "
             "holds the one computed.",

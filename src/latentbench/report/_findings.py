@@ -115,6 +115,19 @@ def _findings(
                 "note": True,
             }
         )
+    check = getattr(result, "joint_ml_check", None)
+    if check and check["difference"] > 0.002:  # as `fit` prints it: warned, in fit.json
+        out.append(
+            {
+                "text": "Overfitted: on 10% of the observed cells held out, the joint-ML fit "
+                "(prior=None) made without them predicts worse than the additive model logit "
+                f"p = c_i + b_j (log-loss {check['log_loss']:.3f} against "
+                f"{check['additive_log_loss']:.3f}): its abilities and items overfit, and the "
+                "ranks below rest on them; the default prior (prior='auto') predicts better "
+                "on matrices of tens of models.",
+                "note": True,
+            }
+        )
     if ranks is not None:
         # the ranked models (one without an observed cell has no rank)
         ordered = ranks.dropna(subset=["rank"]).sort_values("rank").reset_index(drop=True)

@@ -155,6 +155,15 @@ def _fit_info(result: Any) -> dict[str, Any]:
         "loss": result.loss,
         "sweeps": result.n_iter,
         "converged": result.converged,
+        # a joint-ML fit's own held-out check (fit.json's heldout_check), as `fit` prints it
+        **(
+            {
+                "held-out check (10% of cells)": f"log-loss {check['log_loss']:.3f}, additive "
+                f"model {check['additive_log_loss']:.3f}"
+            }
+            if (check := getattr(result, "joint_ml_check", None))
+            else {}
+        ),
         # said only where it happened (warned by the fit, kept in fit.json)
         **(
             {"start": "restarted from the accuracy-based start (the given start collapsed)"}

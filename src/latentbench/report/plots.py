@@ -44,11 +44,16 @@ _LINESTYLES = ("-", "--", ":", "-.")
 _MARKERS = ("", "o", "s", "^", "D")
 
 
-def _series_style(k: int) -> dict[str, Any]:
+def _series_style(k: int, *data: Any) -> dict[str, Any]:
     """The line style of a figure's ``k``-th series (and past four a marker as well): each
-    series differs by more than its colour, in a grey or colour-blind view too (WCAG 1.4.1)."""
+    series differs by more than its colour, in a grey or colour-blind view too (WCAG 1.4.1).
+    ``data``: the series' coordinates; one without a finite value gets no ``markevery``
+    (matplotlib spaces the markers along the drawn line, and raised IndexError for none)."""
     marker = _MARKERS[k // len(_LINESTYLES) % len(_MARKERS)]
-    return {"linestyle": _LINESTYLES[k % len(_LINESTYLES)], "marker": marker, "markevery": 0.1}
+    style: dict[str, Any] = {"linestyle": _LINESTYLES[k % len(_LINESTYLES)], "marker": marker}
+    if all(np.isfinite(np.asarray(d, dtype=float)).any() for d in data):
+        style["markevery"] = 0.1
+    return style
 
 
 def _text(value: Any) -> str:
@@ -163,7 +168,7 @@ def plot_item_curves(
     for k, j in enumerate(cols):
         a, b = discrimination[j], result.b[j]
         prob = 1.0 / (1.0 + np.exp(-(a * grid + b) / result.sigma))
-        ax.plot(grid, prob, label=_text(ids[j]), **_series_style(k))
+        ax.plot(grid, prob, label=_text(ids[j]), **_series_style(k, grid, prob))
     if show_models:
         ax.plot(theta, np.zeros_like(theta), "|", color="0.4", markersize=8, alpha=0.6)
     ax.set_ylim(-0.03, 1.03)
@@ -407,7 +412,8 @@ def plot_selection_intervals(selection: Any, ax: Axes | None = None, *, top: int
             )
             band.set_label(_text(arms.loc[i, "model"]))
             for edge in (lower[:, col], upper[:, col]):
-                ax.step(spend, edge, where="post", color=colour, linewidth=1.2, **style)
+                ax.step(spend, edge, where="post", color=colour, linewidth=1.2,
+                        **_series_style(col, spend, edge))  # fmt: skip
             # the legend's key: a band edge, in its colour and line style
             keys.append(
                 Line2D([], [], color=colour, linewidth=1.2, label=band.get_label(), **style)
@@ -489,7 +495,7 @@ def plot_experiment_curves(
         y = part["accuracy"].to_numpy(dtype=float)
         se = part["se"].to_numpy(dtype=float)
         colour = colours[k % len(colours)]
-        ax.plot(x, y, color=colour, linewidth=1.4, label=_text(policy), **_series_style(k))
+        ax.plot(x, y, color=colour, linewidth=1.4, label=_text(policy), **_series_style(k, x, y))
         ax.fill_between(x, np.clip(y - z * se, 0, 1), np.clip(y + z * se, 0, 1), color=colour,
                         alpha=0.15, linewidth=0)  # fmt: skip
     for level in (0.9, 0.95):
