@@ -306,3 +306,27 @@ def test_a_joint_ml_fit_says_when_it_predicts_worse_than_the_additive_model(tmp_
         sound = TwoPL(prior=None).fit(large)
     assert sound.fit_info()["heldout_check"]["difference"] < 0
     assert TwoPL().fit(small).joint_ml_check is None  # the default's check is its prior's
+
+
+def test_a_joint_ml_fit_of_few_observed_cells_is_checked_too(tmp_path):
+    """30 models x 60 items with 90% of the cells missing go down the fit's sparse path: the
+    joint-ML check was skipped there (None), without a word. It runs on the dense array of
+    such a small matrix; `fit`'s line names a rank-2 fit as such (it said 'the 2PL')."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    sparse = simulate_2pl(30, 60, random_state=0, missing=0.9).matrix
+    with pytest.warns(DataWarning, match="prior=None: the joint-ML fit at rank 1 predicts"):
+        fit = TwoPL(prior=None).fit(sparse)
+    assert fit.joint_ml_check is not None and fit.joint_ml_check["difference"] > 0
+    path = tmp_path / "m.csv"
+    simulate_2pl(30, 60, random_state=0).matrix.to_wide().to_csv(path)
+    _register()
+    outcome = CliRunner().invoke(
+        app, ["fit", str(path), "--joint-ml", "--rank", "2", "--out", str(tmp_path / "f")]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    assert "(the rank-2 fit predicts worse than the additive model)" in " ".join(
+        outcome.output.split()
+    )

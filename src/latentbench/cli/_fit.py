@@ -179,7 +179,8 @@ def print_fit(result: IRTResult, top: int = 10, abilities: Any = None) -> None:
             f"{fmt(check['additive_log_loss'])}"
             + (" (its fit did not converge)" if "additive_note" in check else "")
             + (
-                " [yellow](the 2PL predicts worse than the additive model)[/yellow]"
+                f" [yellow](the {'2PL' if result.rank == 1 else f'rank-{result.rank} fit'} "
+                "predicts worse than the additive model)[/yellow]"
                 if worse
                 else ""
             ),

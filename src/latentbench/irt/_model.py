@@ -55,6 +55,10 @@ _L2_DEFAULT = 1e-2
 prior refuses another value)."""
 
 
+_DENSE_CHECK_CELLS = 20_000_000
+"""Largest dense array (cells) a sparse matrix's joint-ML held-out check builds (80 MB)."""
+
+
 class TwoPL:
     """The 2PL (rank 1) or rank-r logistic IRT model, fitted by cBMM.
 
@@ -562,11 +566,16 @@ class TwoPL:
         default prior's choice holds out (10%, seed 0), predicted by this fit made without
         them and by the additive model ``logit p = c_i + b_j``, as the default fit's
         ``heldout_check`` does; warned when the fit predicts worse (it overfits tens of
-        models, unsaid before). Dense matrices of at most ``Prior().heldout_max_models``
-        models only (beyond, the data outweigh the ridge), else None."""
+        models, unsaid before). Matrices of at most ``Prior().heldout_max_models`` models
+        (beyond, the data outweigh the ridge); a sparse one (few cells observed) is checked on
+        its dense array when that holds at most :data:`_DENSE_CHECK_CELLS` cells, else None."""
         limit = Prior().heldout_max_models
-        if not isinstance(data, np.ndarray) or matrix.n_models > limit:
+        if matrix.n_models > limit:
             return None
+        if not isinstance(data, np.ndarray):  # the sparse path: 90% missing at 30 x 60
+            if matrix.n_models * matrix.n_items > _DENSE_CHECK_CELLS:
+                return None
+            data = np.asarray(matrix.scores)
         fraction = Prior().heldout_fraction
         train, rows, cols = heldout_mask(data, fraction, 0, _ids(matrix))
         truth = data[rows, cols].astype(np.float64)

@@ -128,7 +128,8 @@ class IRTResult:
         ``additive_log_loss`` of the additive model on them and ``difference`` (positive:
         the fit predicts worse; then warned). In ``fit_info()["heldout_check"]`` and
         ``fit.json``. None for a MAP fit (its check is :attr:`prior_selection`'s), above
-        ``Prior().heldout_max_models`` models, or for a sparse matrix.
+        ``Prior().heldout_max_models`` models, or for a sparse matrix of more than 20 million
+        cells.
     options : dict
         The estimator's parameters.
     shape : (int, int)
