@@ -491,9 +491,10 @@ def test_a_live_estimate_store_is_listed_and_drawn_by_report_for_what_it_is(live
     runner = CliRunner()
     listed = runner.invoke(app, ["ls", "--store", str(store)])
     assert listed.exit_code == 0, listed.output
-    assert "live runs: 0 selection (select live), 1 estimate (estimate --live)" in " ".join(
-        listed.output.split()
-    )
+    said = " ".join(listed.output.split())
+    assert "live runs: 0 selection (select live), 1 estimate (estimate --live)" in said
+    # it pointed at 'a selection run's report' only, and report now draws live estimates
+    assert "Their report: latentbench report STORE (the latest run; its live estimates" in said
 
     def page(path, out):
         drawn = runner.invoke(app, ["report", str(path), "--out", str(out), "-q"])
@@ -557,6 +558,7 @@ def test_a_store_of_live_estimates_is_drawn_as_a_series_of_runs(live_setup):
     )
     assert drawn.exit_code == 0, drawn.output
     one = out.read_text()
+    assert "<title>latentbench estimate: series</title>" in one  # the store's stem
     assert "model-0: " + firsts[1].summary().split(" [")[0] in " ".join(one.split())
     assert "model-2: score" not in one
 
@@ -793,6 +795,8 @@ def test_exporting_a_store_of_live_estimates_only_says_where_the_answers_are(liv
     text = " ".join(res.output.split())
     assert "wrote 0 rows" in text and "holds no responses, only 1 live run(s)" in text
     assert first.options["live"]["run_id"] in text and "selection_observations" in text
+    # there is no estimate.json unless --out was given: the page draws the answers
+    assert "estimate.json lists them" not in text and "`latentbench report STORE` draws" in text
 
 
 def _as_before_sizing(monkeypatch: pytest.MonkeyPatch, recorded: bool = True) -> None:

@@ -292,8 +292,9 @@ def ls(
         console.print(
             f"live runs: {kinds.count('selection')} selection (select live), "
             f"{kinds.count('estimate')} estimate (estimate --live); latest "
-            f"{escape(str(runs[-1]['run_id']))} ({escape(str(runs[-1]['status']))}). A "
-            "selection run's report: latentbench report STORE --run-id RUN",
+            f"{escape(str(runs[-1]['run_id']))} ({escape(str(runs[-1]['status']))}). Their "
+            "report: latentbench report STORE (the latest run; its live estimates all "
+            "together when it is one), --run-id RUN for one run",
             soft_wrap=True,
         )
 
@@ -425,8 +426,8 @@ def export(
             f"note: {escape(str(store))} holds no responses, only {len(runs):,} live run(s) "
             f"(e.g. {escape(str(runs[0]['run_id']))}) whose answers stay with the run: "
             "`estimate --live` never copies them into the responses (that would change the "
-            "calibration's benchmark), `select live` copies them when its run ends; its "
-            "estimate.json lists them, and in Python Store(STORE).selection_observations"
-            "(RUN_ID) returns them",
+            "calibration's benchmark), `select live` copies them when its run ends; "
+            "`latentbench report STORE` draws an estimate's items and answers, and in Python "
+            "Store(STORE).selection_observations(RUN_ID) returns them",
             soft_wrap=True,
         )

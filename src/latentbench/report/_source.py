@@ -585,7 +585,13 @@ def _experiment_page(
         html = build_compare_report(source, path=out, title=title, top=top, force=True)
         return Report(html, out)
     if kind == "estimate":
-        name = source.parent.name if source.name == "estimate.json" else source.name
+        name = (  # est/estimate.json: est; run.duckdb: run (as a selection store's page)
+            source.parent.name
+            if source.name == "estimate.json"
+            else source.stem
+            if source.is_file()
+            else source.name
+        )
         title = title or f"latentbench estimate: {name}"
         html = build_estimate_report(
             source, path=out, title=title, top=top, force=True, run_id=run_id
