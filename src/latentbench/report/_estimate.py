@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,10 +59,7 @@ def series_folders(folder: Path) -> list[Path]:
     list of Path
         Its estimate folders, ``step900`` before ``step1000``.
     """
-    if not folder.is_dir():
-        return []
-    found = [p for p in folder.iterdir() if p.is_dir() and (p / "estimate.json").is_file()]
-    return sorted(found, key=lambda p: _natural(p.name))
+    return _folders_where(folder, lambda p: (p / "estimate.json").is_file())
 
 
 def nested_series(folder: Path) -> list[Path]:
@@ -79,9 +76,15 @@ def nested_series(folder: Path) -> list[Path]:
     list of Path
         Its folders that hold estimate folders (each one a series to report).
     """
+    return _folders_where(folder, lambda p: bool(series_folders(p)))
+
+
+def _folders_where(folder: Path, keep: Callable[[Path], bool]) -> list[Path]:
+    """The folders directly inside ``folder`` that ``keep`` accepts, in natural order of
+    their names; empty when ``folder`` is not a folder."""
     if not folder.is_dir():
         return []
-    found = [p for p in folder.iterdir() if p.is_dir() and series_folders(p)]
+    found = [p for p in folder.iterdir() if p.is_dir() and keep(p)]
     return sorted(found, key=lambda p: _natural(p.name))
 
 
