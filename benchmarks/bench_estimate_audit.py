@@ -24,6 +24,9 @@ Scenarios the existing tests and benchmarks leave open (``bench_estimate_robust.
 - ``precision``: 40 x 2,000 scrambled, stopped at precision 0.03;
 - ``tiny``: fixed designs of k = 30 (``tiny`` seeds varied) on a scrambled rank-1 calibration
   of a rank-3 world;
+- ``tinycompare``: ``compare(items=)`` of two models that answered a ``tiny`` design (k = 30,
+  its seed varied) of a scrambled rank-1 calibration of a rank-3 world, 30 x 400: coverage of
+  the full-benchmark difference and wrong certified signs;
 - ``margin``: ``compare`` with a true difference of +0.03 and ``margin=0.02`` (a verdict
   ``equivalent`` is wrong) and with a true difference of 0 (a certified sign is wrong).
 
@@ -284,6 +287,8 @@ def scenario(name: str, seeds: int, delta: float) -> dict[str, object]:
         Y = simulate(35, 1000, 3, seed=8)
         cal = scramble(from_matrix(matrix(Y[:30]), rank=1), 1 / 3, seed=2)
         return run_tiny(cal, Y[30:], seeds, delta, k=30)
+    if name == "tinycompare":
+        return run_tiny_compare(seeds, delta)
     if name == "margin":
         return run_margin(seeds, delta)
     if name == "sign0":  # no margin: every certified sign is wrong
@@ -305,6 +310,48 @@ def run_tiny(cal: Calibration, rows: np.ndarray, seeds: int, delta: float, k: in
                 problems.append(f"row {i} design {s}: items are not the design's")
             tally.add(r, truth, problems)
     return tally.summary(delta)
+
+
+def run_tiny_compare(
+    seeds: int, delta: float, k: int = 30, first_seed: int = 0
+) -> dict[str, object]:
+    """``compare(items=)`` on ``tiny`` designs of ``k`` items (their seeds varied) of a
+    scrambled rank-1 calibration of a rank-3 world (30 models x 400 items), three pairs (one
+    of exactly equal scores: B's answers are A's reversed): misses of the full-benchmark
+    difference, wrong certified signs, certified runs and the median interval width."""
+    Y = simulate(34, 400, 3, seed=8)
+    cal = scramble(from_matrix(matrix(Y[:30]), rank=1), 1 / 3, seed=2)
+    pairs = [(Y[30], Y[31]), (Y[32], Y[33]), (Y[30], Y[30][::-1].copy())]
+    runs = misses = wrong = certified = 0
+    widths: list[float] = []
+    problems: list[str] = []
+    for s in range(first_seed, first_seed + seeds):
+        design = tiny(cal, k=k, seed=s)
+        for ya, yb in pairs:
+            truth = float(ya.mean() - yb.mean())
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = compare(cal, ya, yb, model_a="A", model_b="B", items=design, delta=delta)
+            if list(r.items) != design["item"].tolist() or r.stopped != "items":
+                problems.append(f"design {s}: not the design's items, or stopped {r.stopped}")
+            if not np.allclose(r.probabilities, design["probability"], rtol=1e-12):
+                problems.append(f"design {s}: probabilities are not the design's")
+            if not r.lower <= r.difference <= r.upper:
+                problems.append(f"design {s}: the point is outside its interval")
+            runs += 1
+            misses += not (r.lower <= truth <= r.upper)
+            certified += r.higher is not None
+            wrong += r.higher is not None and (truth > 0) != (r.higher == "A")
+            widths.append(r.upper - r.lower)
+    return {
+        "runs": runs,
+        "coverage": round(1 - misses / runs, 4),
+        "mc_se": round(math.sqrt(delta * (1 - delta) / runs), 4),
+        "wrong_signs": wrong,
+        "certified": certified,
+        "median_width": round(float(np.median(widths)), 3),
+        "problems": problems,
+    }
 
 
 def run_margin(

@@ -460,3 +460,48 @@ def test_compare_twin_reads_one_file_of_two_models_and_the_command_takes_its_opt
     assert printed["difference"] == pytest.approx(ours.difference)
     outcome = runner.invoke(app, [*args[:3], "--proxy", "nearest"])
     assert outcome.exit_code == 2 and "--proxy 'nearest'" in outcome.output
+
+
+def test_compare_two_checkpoints_run_on_a_tiny_design(tmp_path):
+    """The training team's path (2026-12-06): ``tiny`` writes a design, two checkpoints are
+    run on its items only, and ``compare --items`` compares their full-benchmark scores as
+    ``compare(items=)`` does (before, the command had no --items and compared the two on the
+    design's items alone); --budget, --seed or --floor with --items are refused (exit 2), and
+    the page of the comparison says what would decide it with a design."""
+    from latentbench.report import build_compare_report
+    from latentbench.select import compare
+
+    rng = np.random.default_rng(3)
+    ability, easy = rng.normal(size=12), rng.normal(size=200)
+    p = 1 / (1 + np.exp(-(ability[:, None] + easy[None, :])))
+    Y = (rng.random(p.shape) < p).astype(float)
+    cells = [(f"m{i}", f"q{j}", Y[i, j]) for i in range(10) for j in range(200)]
+    calibration, items = tmp_path / "calib.parquet", tmp_path / "items.csv"
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_parquet(calibration)
+    assert runner.invoke(app, ["tiny", str(calibration), "--k", "40", "--out", str(items)]
+                         ).exit_code == 0  # fmt: skip
+    design = pd.read_csv(items, dtype={"item": str})
+    paths = []
+    for i, name in ((10, "ckpt1000"), (11, "ckpt2000")):
+        rows = [("m", f"q{j}", Y[i, j]) for j in range(200) if f"q{j}" in set(design["item"])]
+        paths.append(tmp_path / f"{name}.csv")
+        pd.DataFrame(rows, columns=["model", "item", "score"]).to_csv(paths[-1], index=False)
+    args = ["compare", str(calibration), *map(str, paths), "--items", str(items)]
+    outcome = runner.invoke(app, [*args, "--json"])
+    assert outcome.exit_code == 0, outcome.output
+    printed = json.loads(outcome.stdout)
+    ours = compare(calibration, *paths, items=items)
+    assert printed["items"] == list(ours.items) == design["item"].tolist()
+    assert printed["difference"] == pytest.approx(ours.difference)
+    assert printed["n_items"] == 200 and printed["options"]["design"] == "fixed"
+    assert (printed["model_a"], printed["model_b"]) == ("m (ckpt1000)", "m (ckpt2000)")
+    assert printed["warnings"] == [] and "warning:" not in outcome.output  # nothing to say
+    for option, value in (("--budget", "40"), ("--seed", "1"), ("--floor", "0.3")):
+        outcome = runner.invoke(app, [*args, option, value])
+        assert outcome.exit_code == 2 and f"{option} with --items" in outcome.output
+    outcome = runner.invoke(app, args[:4])  # no --items: the design's items alone, said
+    assert outcome.exit_code == 0 and "--items DESIGN.csv" in outcome.output
+    page = build_compare_report(ours)
+    assert "a fixed design (latentbench tiny)" in page
+    assert ours.higher is None  # two checkpoints of close ability, 40 items: undecided
+    assert "A larger design (latentbench tiny --k" in page and "--budget" not in page

@@ -520,3 +520,66 @@ def test_estimate_many_checks_a_design_once_for_all_its_models(setup, tmp_path, 
 def _row(M: ResponseMatrix, model: str) -> pd.Series:
     k = list(M.model_ids).index(model)
     return pd.Series(np.asarray(M.scores[k], dtype=np.float64), index=list(M.item_ids))
+
+
+def _pair_answers(setup) -> tuple[Calibration, dict[str, float], dict[str, float]]:
+    cal, answers, M = setup
+    Y = np.asarray(M.scores, dtype=np.float64)
+    return cal, answers, dict(zip(cal.item_ids, Y[3], strict=True))
+
+
+def test_compare_on_a_design_scores_its_items_for_the_full_benchmark(setup):
+    """``compare(items=)`` (2026-12-06: it had none, so two checkpoints run on a ``tiny``
+    design were compared on its k items alone): exactly the design's items in its order,
+    with its probabilities, for the difference over every calibrated item; the design's
+    seed, floor and k recorded; the same result from the design's file and its table; and
+    the two orders mirror each other."""
+    cal, a, b = _pair_answers(setup)
+    design = tiny(cal, 25, seed=4)
+    only = set(design["item"])
+    a_only = {k: v for k, v in a.items() if k in only}  # answered the design's items only
+    b_only = {k: v for k, v in b.items() if k in only}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # answers to the design's items only: nothing to say
+        ab = compare(cal, a_only, b_only, model_a="zeta", model_b="alpha", items=design)
+    assert list(ab.items) == design["item"].tolist() and ab.n_evaluated == 25
+    assert ab.probabilities == tuple(design["probability"])
+    assert ab.n_items == ab.n_calibrated == cal.n_items == 120 and ab.stopped == "items"
+    assert ab.options["design"] == "fixed" and ab.options["budget"] is None
+    assert (ab.options["seed"], ab.options["floor"], ab.options["k"]) == (4, 0.5, 25)
+    assert ab.answers_a == tuple(a[i] for i in ab.items)
+    assert "after 25 of 120 items" in ab.summary()
+    full = compare(cal, a, b, model_a="zeta", model_b="alpha", items=design)  # more answers
+    assert (full.difference, full.lower, full.upper) == (ab.difference, ab.lower, ab.upper)
+    ba = compare(cal, b_only, a_only, model_a="alpha", model_b="zeta", items=design)
+    assert ab.difference == -ba.difference and (ab.lower, ab.upper) == (-ba.upper, -ba.lower)
+    assert ab.higher == ba.higher
+    # a far-apart pair is certified from the design alone
+    far = compare(cal, a, {k: 1.0 - v for k, v in a.items()}, model_a="a", model_b="b",
+                  items=tiny(cal, 100, seed=1))  # fmt: skip
+    truth = float(np.mean(list(a.values()))) * 2 - 1
+    assert far.lower <= truth <= far.upper and far.higher == ("a" if truth > 0 else "b")
+
+
+def test_compare_on_a_design_refuses_what_the_design_fixes_and_a_missing_answer(setup):
+    cal, a, b = _pair_answers(setup)
+    design = tiny(cal, 10, seed=2)
+    for option, value in (("budget", 10), ("budget", 500), ("seed", 0), ("floor", 0.3)):
+        with pytest.raises(InputError, match=rf"{option}={value!r} with a fixed design"):
+            compare(cal, a, b, model_a="a", model_b="b", items=design, **{option: value})
+    gap = dict(b)
+    del gap[design["item"].iloc[6]]
+    with pytest.raises(InputError, match=r"model 'b' did not answer 1 of the 10 items of the "
+                       r"design: .*\(order 7\)"):  # fmt: skip
+        compare(cal, a, gap, model_a="a", model_b="b", items=design)
+
+
+def test_compare_on_some_items_points_at_items(setup):
+    """Two models that answered only some items are compared on those (said), and the
+    warning now names the design option that compares the full-benchmark scores."""
+    cal, a, b = _pair_answers(setup)
+    some = set(tiny(cal, 10, seed=2)["item"])
+    with pytest.warns(DataWarning, match=r"share answers on 10 of 120 .* pass the design "
+                      r"\(items=DESIGN; --items DESIGN.csv\)"):  # fmt: skip
+        compare(cal, {k: a[k] for k in some}, {k: b[k] for k in some}, model_a="a",
+                model_b="b")  # fmt: skip

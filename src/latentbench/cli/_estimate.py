@@ -959,9 +959,11 @@ def _samples_task(task: str | None, frame: Any, cal: Any) -> str | None:
         "latentbench compare fit/ results.parquet --a model-x --b model-y --budget 500",
         "latentbench compare fit/ a.parquet b.parquet --margin 0.01 --out cmp/",
         "latentbench compare --store runs.duckdb --benchmark mmlu a.parquet b.parquet",
+        "latentbench compare fit/ ckpt1000.parquet ckpt2000.parquet --items items.csv",
     ),
 )
 def compare_command(
+    ctx: typer.Context,
     calibration: Path | None = typer.Argument(
         None,
         help="Fit directory (latentbench fit --out) or response-matrix file; with --benchmark, "
@@ -1021,6 +1023,12 @@ def compare_command(
         help="Predictions: irt (the IRT model alone) or ridge (IRT corrected from the "
         "calibration responses). Either keeps the interval valid.",
     ),
+    items: Path | None = typer.Option(
+        None,
+        help="A fixed design from `latentbench tiny` (.csv or .parquet) that both models "
+        "answered: the full-benchmark scores are compared from its items (without it, two "
+        "models that answered only some items are compared on those).",
+    ),
     out: Path | None = typer.Option(
         None, "--out", "-o", help="Write compare.json into this directory."
     ),
@@ -1052,6 +1060,17 @@ def compare_command(
     if proxy not in PROXIES:
         fail(f"--proxy {proxy!r}: expected one of {', '.join(PROXIES)}")
     proxy_kind: Any = proxy
+    design: dict[str, Any] = {}
+    if items is not None:  # a fixed design: its own size, seed and floor
+        for name in sorted(_given(ctx, ("budget", "seed", "floor"))):
+            fail(
+                f"--{name} with --items {items}: a fixed design scores every one of its items, "
+                "drawn by latentbench tiny with its own seed and floor (the file's columns); "
+                f"drop --{name}, or drop --items to compare adaptively"
+            )
+        design["items"] = items
+    else:
+        design.update(budget=budget, seed=seed, floor=floor)
     if out is not None:
         _writable_dir(out)
     with clean_warnings():
@@ -1066,13 +1085,11 @@ def compare_command(
                 data_b,
                 model_a=a,
                 model_b=b,
-                budget=budget,
                 margin=margin,
                 delta=delta,
-                seed=seed,
-                floor=floor,
                 rank=rank,
                 proxy=proxy_kind,
+                **design,
             )
         except InputError as exc:
             fail(exc)

@@ -43,11 +43,21 @@ def _verdict(result: CompareResult) -> dict[str, Any]:
             "text": f"Equivalent within ±{margin}: the {level} interval of the difference lies "
             f"inside [-{margin}, +{margin}]."
         }
+    if result.options.get("design") == "fixed":
+        more = (
+            "with this design; the point difference does not rank the two. A larger design "
+            "(latentbench tiny --k, both models run on its items) or --margin M (to certify "
+            "that they are within M) can decide it."
+        )
+    else:
+        more = (
+            "at this budget; the point difference does not rank the two. A larger --budget "
+            "(each item is answered by both) or --margin M (to certify that they are within "
+            "M) can decide it."
+        )
     return {
         "text": f"Not certified: the {level} interval of the difference holds 0, so no "
-        "difference is detectable at this budget; the point difference does not rank the "
-        "two. A larger --budget (each item is answered by both) or --margin M (to certify "
-        "that they are within M) can decide it.",
+        f"difference is detectable {more}",
         "note": True,
     }
 
@@ -55,8 +65,10 @@ def _verdict(result: CompareResult) -> dict[str, Any]:
 def _provenance(result: CompareResult) -> str:
     """Where the comparison came from: the calibration, its hash and the options."""
     options = result.options
-    keys = ("budget", "delta", "margin", "seed", "proposal")
+    keys = ("budget", "delta", "margin", "seed", "proposal", "floor", "k")
     chosen = [f"{k} {options[k]}" for k in keys if options.get(k) is not None]
+    if options.get("design") == "fixed":  # its seed, floor and k are the design's
+        chosen.insert(0, "a fixed design (latentbench tiny)")
     text = (
         f"Compared against calibration {result.calibration_source} (SHA-256 "
         f"{result.calibration_hash})" + (f"; options: {', '.join(chosen)}" if chosen else "") + "."

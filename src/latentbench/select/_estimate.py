@@ -2596,23 +2596,8 @@ def _estimate_fixed(
     # the design's options: its seed drew the items (None: a design that does not say)
     options.update(design="fixed", budget=None, precision=None, floor=floor, seed=seed,
                    proposal="residual")  # fmt: skip
-    missing = [k for k, j in enumerate(pos.tolist()) if not np.isfinite(y[j])]
-    if missing:
-        shown = ", ".join(f"{cal.item_ids[pos[k]]!r} (order {k + 1})" for k in missing[:5])
-        of = "the design" if isinstance(items, pd.DataFrame) else str(items)
-        done = missing[0]  # answered orders 1..done and none after: a run that stopped
-        cut = (
-            f"; it answered its first {done:,}: keep only the design's rows of order 1 to "
-            f"{done:,} (cutting the last rows keeps a valid design)"
-            if done and missing == list(range(done, len(design)))
-            else ""
-        )
-        raise InputError(
-            f"model {name!r} did not answer {len(missing)} of the {len(design)} items of "
-            f"{of}: {shown}{', ...' if len(missing) > 5 else ''}; a fixed design needs an "
-            "answer to every one of its items: run the model on exactly these (e.g. lm-eval "
-            f"--samples){cut}"
-        )
+    _check_design_answered(cal, name, y, pos, "the design" if isinstance(items, pd.DataFrame)
+                           else str(items))  # fmt: skip
     seq = _fixed_sequence(cal, floor, options["proxy"], options["point"])
     notes.extend(proxy_note(cal, options["proxy"], seq.proxy_used))
     options["proxy"] = seq.proxy_used
@@ -2629,6 +2614,31 @@ def _estimate_fixed(
         seq.observe(j, float(y[j]), seq.probabilities())
     notes.extend(_weight_note(design, cal.n_items, where))
     return _finish(cal, seq, name, "items", list(checked.probabilities), options, notes)
+
+
+def _check_design_answered(
+    cal: Calibration, name: str, y: np.ndarray, pos: np.ndarray, of: str
+) -> None:
+    """Refuse a model that did not answer every item of a fixed design (``pos``, the design's
+    items' indices in ``cal`` in their order; ``y`` the model's answers over ``cal``'s items,
+    NaN where missing; ``of`` names the design in the message)."""
+    missing = [k for k, j in enumerate(pos.tolist()) if not np.isfinite(y[j])]
+    if not missing:
+        return
+    shown = ", ".join(f"{cal.item_ids[pos[k]]!r} (order {k + 1})" for k in missing[:5])
+    done = missing[0]  # answered orders 1..done and none after: a run that stopped
+    cut = (
+        f"; it answered its first {done:,}: keep only the design's rows of order 1 to "
+        f"{done:,} (cutting the last rows keeps a valid design)"
+        if done and missing == list(range(done, pos.size))
+        else ""
+    )
+    raise InputError(
+        f"model {name!r} did not answer {len(missing)} of the {pos.size} items of "
+        f"{of}: {shown}{', ...' if len(missing) > 5 else ''}; a fixed design needs an "
+        "answer to every one of its items: run the model on exactly these (e.g. lm-eval "
+        f"--samples){cut}"
+    )
 
 
 def _weight_note(design: pd.DataFrame, n_items: int, where: str) -> list[str]:

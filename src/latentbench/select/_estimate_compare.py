@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import numbers
 import os
 from dataclasses import dataclass, field
@@ -30,9 +31,15 @@ import numpy as np
 from latentbench._checks import check_seed, json_problem, user_stacklevel
 from latentbench.exceptions import InputError
 from latentbench.select._estimate import (
+    _DEFAULT_SEED,
     _answers,
+    _check_design_answered,
     _check_options,
     _check_record_numbers,
+    _checked_design,
+    _Default,
+    _Design,
+    _fixed_sequence,
     _rng,
     _Said,
     outward,
@@ -45,6 +52,8 @@ from latentbench.select._estimate_cs import WeightedBettingCS
 from latentbench.select._estimate_design import _VARIANCE_FLOOR, SequentialEstimate, draw_item
 
 __all__ = ["CompareResult", "compare"]
+
+_DEFAULT_COMPARE_BUDGET = _Default(500)
 
 
 @dataclass(frozen=True)
@@ -225,13 +234,14 @@ def compare(
     *,
     model_a: str | None = None,
     model_b: str | None = None,
-    budget: int | None = 500,
+    budget: int | None = _DEFAULT_COMPARE_BUDGET,
     margin: float | None = None,
     delta: float = 0.05,
-    seed: int = 0,
+    seed: int = _DEFAULT_SEED,
     floor: float = 0.5,
     rank: int = 1,
     proxy: Literal["irt", "ridge"] = "irt",
+    items: Any = None,
 ) -> CompareResult:
     """Certify which of two models has the higher full-benchmark score, from paired items.
 
@@ -261,6 +271,15 @@ def compare(
         names: ``compare(B, A)`` draws the same items as ``compare(A, B)`` and mirrors it.
     proxy : {"irt", "ridge"}, default "irt"
         Each model's predictions, as in :func:`estimate`.
+    items : path or DataFrame, optional
+        A fixed design from :func:`tiny` (``latentbench tiny``) that both models answered
+        (both run on exactly those items, e.g. with ``lm-eval --samples``): every design item
+        is scored, and the difference of the two full-benchmark scores is estimated from
+        them with the same kind of interval, sized for the design's ``k``, as
+        :func:`estimate` scores one model with ``items=``. Without it, two models that
+        answered only some items are compared on those items alone. ``budget``, ``seed``
+        and ``floor`` are the design's (refused when given); with ``margin``, the two are
+        called equivalent when the final interval lies within it.
 
     Returns
     -------
@@ -272,9 +291,12 @@ def compare(
         The same model twice, two models with no answered calibrated item in common, or an
         unusable calibration, responses or option (as in :func:`estimate`).
     """
+    if items is not None:  # before the seed is checked (a default told apart by identity)
+        _check_fixed(budget, seed, floor, delta)
     seed = check_seed(seed, "seed")
     _check_margin(margin)
-    _check_options(budget, None, delta, need_stop=False)
+    if items is None:
+        _check_options(budget, None, delta, need_stop=False)
     cal = load_calibration(calibration, rank=rank)
     if responses_b is None:
         responses_a = responses_b = _as_models(responses_a)
@@ -293,15 +315,26 @@ def compare(
             "answers without a model column, or pass the two files' paths, each then "
             "labelled by its file)"
         )
-    both = np.flatnonzero(np.isfinite(ya) & np.isfinite(yb))
-    if both.size == 0:
-        raise InputError(f"{name_a!r} and {name_b!r} answered no calibrated item in common")
-    if both.size < cal.n_items:
-        notes.append(f"the models share answers on {both.size:,} of {cal.n_items:,} calibrated "
-                     "items; the difference is over those")  # fmt: skip
-    if np.array_equal(ya[both], yb[both]):  # a data check, not part of the estimate
+    fixed: _Design | None = None
+    if items is not None:  # every design item, answered by both; the target all cal's items
+        fixed = _checked_design(cal, items, floor, notes)
+        for name, answers in ((name_a, ya), (name_b, yb)):
+            _check_design_answered(cal, name, answers, fixed.positions, _design_name(items))
+        both, shared = np.arange(cal.n_items), fixed.positions
+    else:
+        both = shared = np.flatnonzero(np.isfinite(ya) & np.isfinite(yb))
+        if both.size == 0:
+            raise InputError(f"{name_a!r} and {name_b!r} answered no calibrated item in common")
+        if both.size < cal.n_items:
+            notes.append(
+                f"the models share answers on {both.size:,} of {cal.n_items:,} calibrated "
+                "items; the difference is over those; if they are the items of a `latentbench "
+                "tiny` design, pass the design (items=DESIGN; --items DESIGN.csv) to compare "
+                "the full-benchmark scores"
+            )
+    if np.array_equal(ya[shared], yb[shared]):  # a data check, not part of the estimate
         notes.append(
-            f"{name_a!r} and {name_b!r} have the same answer on every one of the {both.size:,} "
+            f"{name_a!r} and {name_b!r} have the same answer on every one of the {shared.size:,} "
             "items they share (the same results twice?): their difference is exactly 0, which "
             "no finite sample certifies"
             + ("" if margin is not None else "; pass margin=M to stop when they are equivalent")
@@ -311,7 +344,8 @@ def compare(
     swap = name_b < name_a
     x, y = (yb, ya) if swap else (ya, yb)
     rng = _rng(seed, "\x00".join(sorted((name_a, name_b))))
-    run = _paired(cal, both, x[both], y[both], rng, budget, margin, delta, floor, proxy)
+    run = _paired(cal, both, x[both], y[both], rng, budget, margin, delta, floor, proxy,
+                  fixed=fixed)  # fmt: skip
     order, probs, point, lower, upper, sign, stopped, proxy_used, contradicted = run
     if swap:  # (+ 0.0: a difference of 0 stays +0.000, not -0.000)
         point, lower, upper, sign = -point + 0.0, -upper + 0.0, -lower + 0.0, -sign
@@ -333,8 +367,12 @@ def compare(
         if not isinstance(note, _Said):  # said when the answers were read
             warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
     margin = None if margin is None else float(margin)
+    budget = None if budget is None else int(budget)
     options = {"seed": int(seed), "delta": float(delta), "budget": budget, "margin": margin,
                "floor": float(floor), "proxy": proxy_used}  # fmt: skip
+    if fixed is not None:  # the design's own seed (None: one that does not say) and floor
+        options.update(seed=fixed.seed, budget=None, floor=fixed.floor, design="fixed",
+                       k=fixed.registered)  # fmt: skip
     return CompareResult(name_a, name_b, float(point), float(lower), float(upper), 1 - delta,
                          len(order), n, stopped, higher,
                          tuple(cal.item_ids[int(both[j])] for j in order),
@@ -403,40 +441,59 @@ def _paired(
     delta: float,
     floor: float,
     proxy: str,
+    *,
+    fixed: _Design | None = None,
 ) -> tuple[list[int], list[float], float, float, float, int, str, str, int | None]:
     """The paired run of :func:`compare` on the items ``both`` (A's answers ``da``, B's
     ``db``, shape (n,)): the items drawn (indices into ``both``), their probabilities, the
     difference, its interval, the certified sign (+1, -1 or 0), why it stopped, the proxy
-    used, and the item after which the answers contradicted the sequence (or None)."""
+    used, and the item after which the answers contradicted the sequence (or None).
+
+    With a ``fixed`` design (``both`` then every calibrated item, ``da`` and ``db`` NaN off
+    the design), its items are taken in its order with its probabilities (which depend on
+    the calibration, the floor and the items before only), every one of them, and the
+    sequence is sized for its registered ``k``, as a fixed design's estimate is."""
     a = SequentialEstimate(cal, both, delta=delta, floor=floor, proxy=proxy)
     b = SequentialEstimate(cal, both, delta=delta, floor=floor, proxy=proxy)
     n = both.size
     cs = WeightedBettingCS(delta)
+    design = None if fixed is None else _fixed_sequence(cal, fixed.floor)
+    if fixed is not None and design is not None:
+        cs = WeightedBettingCS(delta, target=_sized_for(a.f, b.f, design.probabilities(),
+                                                         delta, cs.target_weight,
+                                                         fixed.registered))  # fmt: skip
     unrevealed = np.ones(n, dtype=bool)
     order: list[int] = []
     probs: list[float] = []
     revealed = 0.0
     wsum = wz = 0.0
-    stopped = "exhausted"
+    stopped = "exhausted" if fixed is None else "items"
     lower, upper = -1.0, 1.0
     while unrevealed.any():
-        if order and _sign(cs) != 0:
+        if fixed is not None and design is not None:
+            if len(order) == fixed.positions.size:
+                break
+            pi = design.probabilities()
+            j = int(fixed.positions[len(order)])
+            design.unrevealed[j] = False
+        if order and _sign(cs) != 0 and fixed is None:
             stopped = "sign"
             break
-        if margin is not None and order and -margin <= lower and upper <= margin:
+        if margin is not None and order and -margin <= lower and upper <= margin and not fixed:
             stopped = "equivalent"
             break
-        if budget is not None and len(order) >= budget:
+        if budget is not None and len(order) >= budget and fixed is None:
             stopped = "budget"
             break
         fa, fb = a.f, b.f
         g = fa - fb
         var = np.clip(fa * (1 - fa), 0, 0.25) + np.clip(fb * (1 - fb), 0, 0.25)
-        q = np.where(unrevealed, np.sqrt(var), 0.0)
-        count = int(unrevealed.sum())
-        pi = (1 - floor) * q / q.sum() + floor * unrevealed / count if q.sum() > 0 else (
-            unrevealed / count)  # fmt: skip
-        j = draw_item(pi, unrevealed, rng, a.draw_order)
+        if fixed is None:
+            q = np.where(unrevealed, np.sqrt(var), 0.0)
+            count = int(unrevealed.sum())
+            pi = (1 - floor) * q / q.sum() + floor * unrevealed / count if q.sum() > 0 else (
+                unrevealed / count)  # fmt: skip
+            j = draw_item(pi, unrevealed, rng, a.draw_order)
         d = float(da[j] - db[j])
         center = (revealed + g[unrevealed].sum()) / n
         z = center + (d - g[j]) / (n * pi[j])
@@ -468,8 +525,62 @@ def _paired(
     point = revealed / n if not unrevealed.any() else (wz / wsum if wsum else 0.0)
     point = min(max(point, lower), upper)
     sign = (1 if lower > 0 else -1 if upper < 0 else 0) if not unrevealed.any() else _sign(cs)
+    if (
+        fixed is not None
+        and sign == 0
+        and margin is not None
+        and -margin <= lower <= upper <= margin
+    ):
+        stopped = "equivalent"  # every design item scored: the verdict at its end
     return (order, probs, float(point), float(lower), float(upper), sign, stopped,
             a.proxy_used, cs.contradicted_at)  # fmt: skip
+
+
+def _sized_for(
+    fa: np.ndarray, fb: np.ndarray, pi: np.ndarray, delta: float, weight: float, k: int
+) -> float | None:
+    """The half-width (on the ``(D + 1) / 2`` scale the sequence runs on) to size a fixed
+    design's sequence for: a normal interval's at level ``delta weight`` from ``k`` rounds of
+    the first round's predicted variance, from the predictions ``fa``, ``fb`` and the design
+    ``pi`` (shape (n,)) before any answer, as ``SequentialEstimate.budget_target`` sizes one
+    model's (None when ``k`` reveals every item)."""
+    n = pi.size
+    if k >= n:
+        return None
+    var = np.clip(fa * (1 - fa), 0, 0.25) + np.clip(fb * (1 - fb), 0, 0.25)
+    v1 = float((np.maximum(var, 2 * _VARIANCE_FLOOR) / pi).sum()) / n**2 / 4
+    log_ratio = math.log(2.0) - math.log(delta) - math.log(weight)
+    return math.sqrt(2.0 * log_ratio * max(v1, 1e-12) / k)
+
+
+def _check_fixed(budget: object, seed: object, floor: object, delta: float) -> None:
+    """Refuse the options a fixed design (``items=``) makes its own: a ``budget`` or
+    ``seed`` passed by the caller (told apart from the defaults by identity) or a ``floor``
+    (the design's is used), and a bad ``delta``."""
+    _check_options(None, None, delta, need_stop=False)
+    if budget is not _DEFAULT_COMPARE_BUDGET:
+        raise InputError(
+            f"budget={budget!r} with a fixed design (items=): every design item is scored; "
+            "make a smaller design (tiny(k=...)), cut its last rows, or drop items= to run "
+            "adaptively"
+        )
+    if seed is not _DEFAULT_SEED:
+        raise InputError(
+            f"seed={seed!r} with a fixed design (items=): the items were drawn by tiny with "
+            "the design's own seed (its 'seed' column); drop seed, or make another design "
+            "with tiny(seed=...)"
+        )
+    if floor != 0.5:
+        raise InputError(
+            f"floor={floor!r} with a fixed design (items=): the design's own probabilities "
+            "are used (drawn by tiny, its floor in the items table); drop it, or run "
+            "adaptively"
+        )
+
+
+def _design_name(items: Any) -> str:
+    """How messages name a fixed design: its path, or "the design" for a table."""
+    return str(items) if isinstance(items, (str, os.PathLike)) else "the design"
 
 
 def _check_margin(margin: object) -> None:
