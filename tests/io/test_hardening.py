@@ -435,3 +435,32 @@ def test_an_inspect_sample_id_that_is_not_an_integer_or_text_is_refused(tmp_path
     path.write_text(json.dumps(log))
     with pytest.raises(InputError, match=rf"field 'id' is {shown}; expected an integer or"):
         read_results("inspect", path, filter="match")
+
+
+@pytest.mark.parametrize("where", ["first", "last"])
+@pytest.mark.parametrize("digits", [None, 2])
+def test_a_summary_column_under_an_item_name_is_refused(tmp_path, where, digits):
+    """A wide table with a spreadsheet's average column named ``score`` (or any name not in
+    SUMMARY_LABELS) at either edge was fitted as an item (2026-12-06); now refused, naming the
+    column, by ResponseMatrix.read and the ingest table reader alike, exact or rounded to two
+    decimals. A 0/1 item and a fractional item at the same place are read."""
+    rng = np.random.default_rng(0)
+    Y = (rng.random((25, 40)) < 0.6).astype(float)
+    frame = pd.DataFrame(Y, columns=[f"q{j}" for j in range(40)])
+    mean = Y.mean(axis=1) if digits is None else Y.mean(axis=1).round(digits)
+    frame.insert(0 if where == "first" else 40, "score", mean)
+    frame.insert(0, "model", [f"m{i}" for i in range(25)])
+    path = tmp_path / "wide.csv"
+    frame.to_csv(path, index=False)
+    said = r"column 'score' holds each row's average of the other columns .* not an item"
+    with pytest.raises(InputError, match=r"wide\.csv: " + said):
+        ResponseMatrix.read(path)
+    with pytest.raises(InputError, match=r"wide\.csv: " + said):
+        read_results("table", path)
+    frame["score"] = (rng.random(25) < 0.5).astype(float)  # a 0/1 item
+    frame.to_csv(path, index=False)
+    assert "score" in ResponseMatrix.read(path).item_ids
+    frame["score"] = rng.choice([0.0, 0.25, 0.5, 0.75, 1.0], 25)  # partial credit
+    frame.to_csv(path, index=False)
+    assert "score" in ResponseMatrix.read(path).item_ids
+    assert "score" in set(read_results("table", path)[0]["item"])

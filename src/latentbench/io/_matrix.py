@@ -44,6 +44,7 @@ from latentbench.io._matrix_checks import (
     refuse_long_without_model,
     refuse_long_without_score,
     refuse_repeated_rows,
+    refuse_summary_column,
     refuse_wide_non_items,
     score_advice,
     twin_note,
@@ -415,6 +416,7 @@ class ResponseMatrix:
         refuse_wide_non_items(frame, list(frame.index), _where(source), lambda k: _row(source, k))
         scores = wide_scores(frame, source)
         items = list(frame.columns)
+        _refuse_edge_summaries(scores, items, _where(source))
         empty = np.isnan(scores).all(axis=0)
         gone: list[str] = []
         if empty.any() and not empty.all():  # all empty: the constructor's error
@@ -1116,3 +1118,19 @@ def _said_twins(matrix: ResponseMatrix, source: str) -> ResponseMatrix:
         if note:
             warnings.warn(f"{_where(source)}{note}", DataWarning, stacklevel=user_stacklevel())
     return matrix
+
+
+def _refuse_edge_summaries(scores: np.ndarray, items: list[Any], where: str) -> None:
+    """Refuse a first or last item column of a wide table (where a spreadsheet puts its
+    summaries) that holds each row's average of the other columns
+    (:func:`~latentbench.io._matrix_checks.refuse_summary_column`); ``scores`` has shape
+    (n_models, n_items)."""
+    if scores.shape[1] < 4:
+        return
+    observed = np.isfinite(scores)
+    total = np.where(observed, scores, 0.0).sum(axis=1)
+    count = observed.sum(axis=1)
+    for j in sorted({0, scores.shape[1] - 1}):
+        x = scores[:, j]
+        seen = np.isfinite(x)
+        refuse_summary_column(x, total - np.where(seen, x, 0.0), count - seen, items[j], where)

@@ -421,6 +421,58 @@ def refuse_wide_non_items(
             )
 
 
+SUMMARY_TOLERANCE = 0.005
+"""How far (on the score's scale) a column may lie from its row's average of the other
+columns and still be read as that average (a spreadsheet's, rounded to two decimals)."""
+
+
+def refuse_summary_column(
+    column: np.ndarray,
+    others_sum: np.ndarray,
+    others_count: np.ndarray,
+    name: Any,
+    where: str,
+) -> None:
+    """Refuse a wide table's item column that holds, row by row, the average of the other
+    columns: a spreadsheet's summary under a name that is not one (``score``, ``result``,
+    ``MMLU``), which would be fitted as an item.
+
+    Parameters
+    ----------
+    column : ndarray of shape (n_models,)
+        The column's scores (NaN = missing).
+    others_sum, others_count : ndarray of shape (n_models,)
+        Each row's sum and number of observed scores over the other item columns.
+    name : object
+        The column's header, as messages name it.
+    where : str
+        The file, as the caller's messages start (``"in results.csv: "``).
+
+    Raises
+    ------
+    InputError
+        When on at least 5 rows with 3 or more other scores the column is within
+        :data:`SUMMARY_TOLERANCE` of the other columns' average on every one, and is not all
+        0 and 1 (an average of 0/1 items is fractional; a 0/1 item matching it on 5 rows
+        needs every one of those rows all right or all wrong).
+    """
+    rows = np.isfinite(column) & (others_count >= 3)
+    if int(rows.sum()) < 5:
+        return
+    x = column[rows]
+    if np.isin(x, (0.0, 1.0)).all():
+        return
+    mean = others_sum[rows] / others_count[rows]
+    gap = float(np.abs(x - mean).max())
+    if gap <= SUMMARY_TOLERANCE + 1e-9:  # (a rounded 0.625 is 0.005000000000000004 off)
+        within = "exactly" if gap < 1e-12 else f"within {gap:.2g}"
+        raise InputError(
+            f"{where}column {str(name)!r} holds each row's average of the other columns ({within}"
+            f" on all {int(rows.sum()):,} rows where both are there): a summary (an average), "
+            "not an item; delete the column from the file"
+        )
+
+
 def refuse_long_summary_ids(
     ids: pd.Series, kind: str, column: str, where: str, place: Callable[[int], str]
 ) -> None:

@@ -40,6 +40,7 @@ from latentbench.io._matrix_checks import (
     refuse_long_summary_ids,
     refuse_long_without_score,
     refuse_repeated_rows,
+    refuse_summary_column,
     refuse_wide_non_items,
     score_advice,
 )
@@ -189,9 +190,15 @@ def _wide_rows(
     )
     parts = []
     missing = 0
-    for column in items:
+    total, count = np.zeros(len(ids)), np.zeros(len(ids), dtype=np.int64)
+    edges: dict[int, np.ndarray] = {}  # the first and last columns: a summary's places
+    for k, column in enumerate(items):
         scores = _scores(frame[column], path, offset, column, rows)
         keep = ~np.isnan(scores)
+        total += np.where(keep, scores, 0.0)
+        count += keep
+        if k in (0, len(items) - 1):
+            edges[k] = scores
         missing += int((~keep).sum())  # empty cells and markers (NA, null, ...) alike
         parts.append(
             pd.DataFrame(
@@ -203,6 +210,11 @@ def _wide_rows(
                 }
             )
         )
+    if len(items) >= 4:
+        for k, scores in edges.items():
+            seen = ~np.isnan(scores)
+            refuse_summary_column(scores, total - np.where(seen, scores, 0.0), count - seen,
+                                  items[k], f"{path}: ")  # fmt: skip
     long = pd.concat(parts, ignore_index=True)
     report.drop("empty cell (missing)", missing)
     _say_without_scores(path, ids, long["model"], "model", report)
