@@ -120,6 +120,34 @@ def test_compare_reads_two_tool_folders(setup):
     assert by_tool == by_table
 
 
+def test_compare_scores_a_fixed_design_from_two_tool_folders(setup):
+    """Two models run by lm-eval on a tiny design's items only (2026-12-06): ``compare
+    --source lm-eval --items`` gives what the same answers as tables give."""
+    root, new, other = setup
+    cal, items = str(root / "cal.parquet"), root / "items.csv"
+    assert runner.invoke(app, ["tiny", cal, "--k", "25", "--out", str(items)]).exit_code == 0
+    keep = set(pd.read_csv(items, dtype={"item": str})["item"])
+    folders = []
+    for folder, name in ((new, "org/new"), (other, "org/other")):
+        frame, _ = read_results("lm-eval", folder)
+        scores = frame.set_index("item")["score"]
+        answered = np.array([scores[str(j)] for j in range(N_ITEMS) if str(j) in keep])
+        lines = [json.dumps(dict(doc_id=j, doc={}, target=0, filter="none", metrics=["acc"],
+                                 acc=float(s)))
+                 for j, s in zip(sorted(keep, key=int), answered, strict=True)]  # fmt: skip
+        target = _samples(root / "tiny" / folder.name, name, "taskA", answered)
+        next(target.glob("samples_*.jsonl")).write_text("\n".join(lines) + "\n")
+        folders.append(target)
+    args = ["--items", str(items), "--json"]
+    by_tool = _json(runner.invoke(app, ["compare", cal, *map(str, folders), *args,
+                                        "--source", "lm-eval"]))  # fmt: skip
+    tables = [str(_as_table(f, root / f"tiny_{f.name}.csv")) for f in folders]
+    by_table = _json(runner.invoke(app, ["compare", cal, *tables, *args]))
+    assert by_tool == by_table
+    assert by_tool["n_evaluated"] == 25 and by_tool["n_items"] == N_ITEMS
+    assert by_tool["options"]["design"] == "fixed" and by_tool["warnings"] == []
+
+
 def test_a_folder_or_a_tool_file_given_as_a_table_names_source(setup):
     root, new, _ = setup
     cal = str(root / "cal.parquet")
