@@ -363,3 +363,30 @@ def test_a_warning_every_model_carries_is_listed_once(estimated, tmp_path):
     assert text.count("only some") == 1
     named = ", ".join(r.model for r in estimates.results[:5])
     assert f"{named} and 2 more: only some" in text
+
+
+def test_a_series_longer_than_the_figure_draws_its_latest_checkpoints(
+    estimated, tmp_path, monkeypatch
+):
+    """45 checkpoints: the figure drew the first 40 (step1-step40), leaving out the newest
+    five, the ones a training team looks at (2026-12-06); it now draws the last 40, in order,
+    and says so. The table keeps all 45."""
+    from latentbench.report import plots
+
+    folder, _ = estimated
+    answers = _wide(24, 120, seed=0).iloc[[22]]
+    cal = select.load_calibration(str(folder / "calibration.parquet"))
+    for step in range(1, 46):
+        select.estimate(cal, answers, budget=5, seed=step).save(tmp_path / "est" / f"step{step}")
+    seen = []
+    original = plots.plot_estimate_placement
+
+    def spy(frame, *args, **kwargs):
+        seen.append(frame)
+        return original(frame, *args, **kwargs)
+
+    monkeypatch.setattr(plots, "plot_estimate_placement", spy)
+    text = _text(build_estimate_report(tmp_path / "est", top=50))
+    assert "the last 40 of 45 folders, in order" in text
+    assert list(seen[0]["folder"]) == [f"step{k}" for k in range(6, 46)]
+    assert "step1/m22: score" in text and "step45/m22: score" in text

@@ -473,16 +473,17 @@ def build_estimate_report(
     shown = frame.iloc[order]
     drawn = shown.assign(model=[names[k] for k in order])
     plotted = min(len(shown), _PLOTTED)
+    if folders and len(drawn) > _PLOTTED:  # a long series: its latest checkpoints
+        drawn = drawn.tail(_PLOTTED)
+        which = f"the last {plotted} of {len(shown):,} {kind}s, in order"
+    elif folders:
+        which = f"the first {plotted} {kind}s, in order"
+    else:
+        which = f"the highest {plotted} by score"
     figures = _Section(
         "estimate-figures",
         "Where each model would rank",
-        "Each new model's score and interval ("
-        + (
-            f"the first {plotted} {kind}s, in order"
-            if folders
-            else f"the highest {plotted} by score"
-        )
-        + ")"
+        f"Each new model's score and interval ({which})"
         + (
             "; ticks on the bottom row: the calibration models' scores over all items."
             if reference is not None
