@@ -713,7 +713,15 @@ class Store(SelectionRuns):
     def summary(self) -> pd.DataFrame:
         """One row per benchmark: models, items, rows, (metric, filter) choices, observed
         fraction of the model x item grid and whether every cell is 0 or 1 (``is_binary``, on
-        the cells :meth:`matrix` gives: trials averaged)."""
+        the cells :meth:`matrix` gives: trials averaged).
+
+        Returns
+        -------
+        DataFrame
+            Columns ``benchmark``, ``n_models``, ``n_items``, ``n_rows``,
+            ``observed_fraction``, ``is_binary``, ``choices`` and ``sources``, one row per
+            benchmark in name order.
+        """
         return self.connection.execute(
             """
             WITH reduced AS (  -- the cells as Store.matrix gives them: trials averaged
@@ -1183,6 +1191,7 @@ class Store(SelectionRuns):
         Parameters
         ----------
         benchmark : str
+            The benchmark fitted.
         result : object, optional
             A fit result; when it has ``fit_info()`` its dict is the summary, and a dict
             attribute ``options`` or ``params`` gives the options.
@@ -1190,6 +1199,11 @@ class Store(SelectionRuns):
             Estimator parameters (JSON-serialisable; other values are stored with ``str``).
         summary : dict, optional
             Fit summary (log-likelihood, convergence, shapes, ...).
+
+        Returns
+        -------
+        str
+            The new fit's id (random hex), a row of :meth:`fits`.
         """
         if result is not None:
             if summary is None and callable(getattr(result, "fit_info", None)):
