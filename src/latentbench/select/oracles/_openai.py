@@ -80,6 +80,13 @@ class ChatEndpoint:
     api_key_env: str | None = None
 
     def url(self) -> str:
+        """The endpoint's chat-completions URL: ``base_url`` (no trailing slash) and
+        ``/chat/completions``.
+
+        Returns
+        -------
+        str
+        """
         return self.base_url.rstrip("/") + "/chat/completions"
 
 
@@ -396,6 +403,11 @@ class ChatCompletionsOracle:
         :class:`~latentbench.select.oracles.CellResult`);
         :class:`~latentbench.select.live.DurableOracle` sets it from the run's ``spend_cap``
         before each batch.
+
+        Parameters
+        ----------
+        allowance : int or None
+            Requests left (negative counts as 0); None removes the limit.
         """
         with self._lock:
             self._allowance = None if allowance is None else max(int(allowance), 0)
@@ -599,6 +611,18 @@ class ChatCompletionsOracle:
 
         At most ``concurrency`` cells are outstanding (requested, or answered but not yet
         taken): the next request starts when the consumer asks for the next cell.
+
+        Parameters
+        ----------
+        model_index : int
+            The model's row, in ``range(n_models)``.
+        item_indices : ndarray of int of shape (batch,)
+            The items' columns, in ``range(n_items)``.
+
+        Yields
+        ------
+        CellResult
+            One per item, in the order they complete (``position`` says which).
         """
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="latentbench")
@@ -630,7 +654,20 @@ class ChatCompletionsOracle:
                 future.cancel()
 
     def evaluate(self, model_index: int, item_indices: np.ndarray) -> np.ndarray:
-        """Scores of a batch (NaN for failures); see :class:`~latentbench.select.Oracle`."""
+        """Scores of a batch (NaN for failures); see :class:`~latentbench.select.Oracle`.
+
+        Parameters
+        ----------
+        model_index : int
+            The model's row, in ``range(n_models)``.
+        item_indices : ndarray of int of shape (batch,)
+            The items' columns, in ``range(n_items)``.
+
+        Returns
+        -------
+        ndarray of float of shape (batch,)
+            Scores in [0, 1]; NaN for a failed cell.
+        """
         out = np.full(len(item_indices), np.nan)
         for cell in self.evaluate_cells(model_index, item_indices):
             out[cell.position] = cell.score
