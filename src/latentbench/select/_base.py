@@ -522,6 +522,21 @@ class ProxyBookkeeping(UCBEBookkeeping):
     ``"auto"`` (default) refits about 20 times over the rounds the budget allows
     (``ceil(planned_rounds / 20)``, so every round or few for small pools), an integer fixes
     the period, ``None`` never refits.
+
+    Parameters
+    ----------
+    a : float, default 1.0
+        Exploration constant of the UCB-E bonus ``sqrt(a / T_i)``.
+    delta : float, optional
+        Error probability of the certificate (default 0.05, as :class:`UCBEBookkeeping`).
+    ci : {"betting", "eb", "freedman", "none"}, default "eb"
+        Confidence sequences, as :class:`UCBEBookkeeping`.
+    refit_every : int, "auto" or None, default "auto"
+        Rounds between refits of the candidate factors (see above).
+    doubling : bool, default False
+        As :class:`UCBEBookkeeping`.
+    alpha : float, optional
+        Deprecated spelling of ``delta`` (warns; giving both is an error).
     """
 
     needs_proxy = True

@@ -216,7 +216,17 @@ class WeightedBettingCS:
     def excludes_at_or_below(self, x: float) -> bool:
         """Whether every value ``<= x`` is excluded: below the deterministic lower bound, or
         at or below a rejected candidate that every candidate still alive lies above (the
-        reported lower bound is that candidate, itself excluded)."""
+        reported lower bound is that candidate, itself excluded).
+
+        Parameters
+        ----------
+        x : float
+            The value tested.
+
+        Returns
+        -------
+        bool
+        """
         if x < self._det[0]:
             return True
         alive = np.flatnonzero(~self._rejected)
@@ -224,7 +234,17 @@ class WeightedBettingCS:
 
     def excludes_at_or_above(self, x: float) -> bool:
         """Whether every value ``>= x`` is excluded (the mirror of
-        :meth:`excludes_at_or_below`)."""
+        :meth:`excludes_at_or_below`).
+
+        Parameters
+        ----------
+        x : float
+            The value tested.
+
+        Returns
+        -------
+        bool
+        """
         if x > self._det[1]:
             return True
         alive = np.flatnonzero(~self._rejected)

@@ -195,7 +195,20 @@ class ProxyState:
         self.refit_seconds = 0.0
 
     def refit(self, values: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-        """Refit ``U`` on all revealed cells (rows given: only those) and update ``f``."""
+        """Refit ``U`` on all revealed cells (rows given: only those) and update ``f``.
+
+        Parameters
+        ----------
+        values : ndarray of shape (n_arms, n_items)
+            The revealed scores (NaN where unrevealed).
+        rows : ndarray of int of shape (k,), optional
+            The arms to refit; None: all. A proxy that learns its items refits every arm.
+
+        Returns
+        -------
+        ndarray of int
+            The arms refitted.
+        """
         start = time.perf_counter()
         if getattr(self.proxy, "learns_items", False):  # history-free: item factors move too
             self.U = self.proxy.refit_all(values)  # type: ignore[attr-defined]
