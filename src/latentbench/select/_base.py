@@ -280,9 +280,9 @@ class UCBEBookkeeping(GivenArgumentsRepr):
     ----------
     a : float
         Exploration constant of the UCB-E bonus ``sqrt(a / T_i)``.
-    delta : float, default 0.05
+    delta : float, optional
         Error probability of the certificate: the simultaneous miscoverage of the confidence
-        sequences (over arms and time).
+        sequences (over arms and time); None: 0.05.
     ci : {"betting", "eb", "freedman", "none"}
         Confidence sequences: ``betting`` on the per-cell terms
         (:class:`~latentbench.select._betting.BettingConfSeq`); ``eb`` (empirical Bernstein)

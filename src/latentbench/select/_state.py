@@ -206,8 +206,8 @@ class ProxyState:
 
         Returns
         -------
-        ndarray of int
-            The arms refitted.
+        ndarray of int of shape (k,)
+            The arms refitted (every arm when ``rows`` is None or the proxy learns its items).
         """
         start = time.perf_counter()
         if getattr(self.proxy, "learns_items", False):  # history-free: item factors move too
