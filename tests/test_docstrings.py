@@ -307,7 +307,8 @@ def test_the_public_methods_are_found():
 @pytest.mark.parametrize(("name", "obj", "doc"), METHODS, ids=[m[0] for m in METHODS])
 def test_every_public_method_has_numpydoc_sections(name, obj, doc):
     """Parameters naming the signature's parameters in order (besides ``self``/``cls``), a
-    Returns (or Yields) section when something is returned, and a shape for an array."""
+    Returns (or Yields) section when something is returned, a shape for an array, and a
+    Raises section when the method itself raises :class:`InputError` for bad input."""
     signature = inspect.signature(obj)
     params = [p.name for p in signature.parameters.values() if p.name not in ("self", "cls")]
     sections = _sections(doc)
@@ -340,6 +341,9 @@ def test_every_public_method_has_numpydoc_sections(name, obj, doc):
     if obj.__name__ != "__init__" and returned not in ("None", None, inspect.Signature.empty):
         if "Returns" not in sections and "Yields" not in sections:
             wrong.append(f"returns {returned} but has no Returns (or Yields) section")
+    body = inspect.getsource(obj).split('"""', 2)[-1] if obj.__doc__ else inspect.getsource(obj)
+    if "raise InputError" in body and "Raises" not in sections:
+        wrong.append("raises InputError but has no Raises section")
     for heading in ("Returns", "Yields"):
         for line in sections.get(heading, "").splitlines():
             if line[:1].strip() and _ARRAY_TYPE.match(line) and "shape" not in line:

@@ -477,6 +477,11 @@ class LeaderboardSimulator(GivenArgumentsRepr):
         Returns
         -------
         self
+
+        Raises
+        ------
+        InputError
+            For scores that are not 2-D with at least 3 models, or ``inflate`` not positive.
         """
         import warnings
 

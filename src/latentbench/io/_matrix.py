@@ -169,6 +169,13 @@ class ResponseMatrix:
     source : str, optional
         Where the data came from (a file name); used in error messages.
 
+    Raises
+    ------
+    InputError
+        For scores that are not 2-D, an empty matrix, ids that do not match the shape or
+        repeat, an infinite score or one outside [0, 1], fewer than 2 models or 2 items, or
+        no observed cell.
+
     Examples
     --------
     >>> import numpy as np

@@ -41,6 +41,12 @@ class SparseResponseMatrix(ResponseMatrix):
         Unique ids, one per row / column.
     source : str, optional
         Where the data came from; used in error messages.
+
+    Raises
+    ------
+    InputError
+        For ``cells`` that are not :class:`ObservedCells`, ids that do not match the shape or
+        repeat, or fewer than 2 models or 2 items.
     """
 
     def __init__(

@@ -237,6 +237,17 @@ class Store(SelectionRuns):
         ``estimate --live``) holds its store until it stops: no wait then, the refusal names
         it at once.
 
+    Raises
+    ------
+    StoreInUse
+        When another process holds the file past ``wait`` (an :class:`InputError`).
+    InputError
+        For a table file (``.csv``, ``.parquet``, ...) or a folder given as the store, a
+        read-only store that does not exist, a parent folder that does not exist, a file
+        DuckDB cannot open, a DuckDB file of another program, an existing DuckDB file with no
+        table, a store of schema version 1 opened read-only, or a store newer than this
+        latentbench.
+
     Examples
     --------
     >>> import os, tempfile

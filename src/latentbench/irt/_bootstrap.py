@@ -108,6 +108,11 @@ class BootstrapResult:
         DataFrame
             ``model``, ``theta`` (the fit's estimate), ``se`` (sd of the draws), ``lower``,
             ``upper``.
+
+        Raises
+        ------
+        InputError
+            For a ``"models"`` bootstrap, which draws no abilities.
         """
         if self.theta is None:
             raise InputError(_NO_THETA)
@@ -142,7 +147,7 @@ class BootstrapResult:
         Raises
         ------
         InputError
-            For a ``"models"`` bootstrap, which draws no item parameters.
+            For an ``"items"`` bootstrap, which draws no item parameters.
         """
         if self.discrimination is None or self.easiness is None:
             raise InputError("an 'items' bootstrap has no item draws; use 'parametric' or 'models'")
@@ -183,7 +188,7 @@ class BootstrapResult:
         Raises
         ------
         InputError
-            For an ``"items"`` bootstrap, which draws no abilities.
+            For a ``"models"`` bootstrap, which draws no abilities.
         """
         if self.theta is None:
             raise InputError(_NO_THETA)

@@ -647,6 +647,11 @@ class TwoPL:
         Returns
         -------
         CrossValidation
+
+        Raises
+        ------
+        InputError
+            When ``n_splits`` is not an integer >= 1.
         """
         self._check_matrix(matrix)
         self._validate()

@@ -310,6 +310,11 @@ class IRTResult:
         Returns
         -------
         ndarray of shape (n,)
+
+        Raises
+        ------
+        InputError
+            When ``rows`` and ``cols`` do not have one shape.
         """
         rows = _positions(models, self.model_ids, "model")
         cols = _positions(items, self.item_ids, "item")

@@ -28,6 +28,11 @@ class TorchEngine:
     sigma : float
     device : str
         A PyTorch device string, e.g. ``"cuda"`` or ``"cpu"``.
+
+    Raises
+    ------
+    InputError
+        When PyTorch is not installed, or ``device`` is not available to it.
     """
 
     def __init__(self, Y: np.ndarray, sigma: float, device: str) -> None:

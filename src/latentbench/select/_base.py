@@ -295,6 +295,12 @@ class UCBEBookkeeping(GivenArgumentsRepr):
         valid.
     alpha : float, optional
         Deprecated spelling of ``delta`` (warns; giving both is an error).
+
+    Raises
+    ------
+    InputError
+        When ``a`` is negative, ``ci`` is not one of its values, ``delta`` is outside (0, 1), or
+        both ``delta`` and ``alpha`` are given.
     """
 
     name = "policy"
@@ -537,6 +543,12 @@ class ProxyBookkeeping(UCBEBookkeeping):
         As :class:`UCBEBookkeeping`.
     alpha : float, optional
         Deprecated spelling of ``delta`` (warns; giving both is an error).
+
+    Raises
+    ------
+    InputError
+        When ``refit_every`` is not a positive integer, ``"auto"`` or None, or an option of
+        :class:`UCBEBookkeeping` is out of range.
     """
 
     needs_proxy = True

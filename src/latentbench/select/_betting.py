@@ -386,6 +386,12 @@ class BettingConfSeq:
         wrong with probability at most ``a_up + (n_arms - 1) a_low = alpha``). Ignored when
         ``certificate_levels`` is given.
 
+    Raises
+    ------
+    InputError
+        For a level, ``c``, ``theta`` or ``certificate_split`` outside (0, 1), ``grid`` below 2,
+        horizons without as many positive weights, or ``target_weight`` outside [0, 1).
+
     Attributes
     ----------
     count : ndarray of int, shape (n_arms,)
@@ -526,6 +532,11 @@ class BettingConfSeq:
             still count in the sums, the deterministic bounds and the later bets' variance.
             The paired certificate reveals the initial batch this way when its levels were
             set from that batch (the capitals then start after it).
+
+        Raises
+        ------
+        InputError
+            When the arm would have more cells than items.
         """
         y = np.asarray(scores, dtype=np.float64)
         f = np.asarray(predictions, dtype=np.float64)

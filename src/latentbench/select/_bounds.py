@@ -90,6 +90,11 @@ class EBConfSeq:
         Range of every per-round estimate (``[-1, 2]`` for the DR estimate, ``docs/selection.md``).
     running_intersection : bool
         Report the intersection of all intervals so far (also valid, never wider).
+
+    Raises
+    ------
+    InputError
+        When ``[lo, hi]`` is empty.
     """
 
     def __init__(

@@ -80,6 +80,13 @@ class WeightedBettingCS:
         target_weight`` of their weights); unused without a target.
     target_c : float, default 0.97
         Largest fraction of the capital the targeted process stakes in one bet.
+
+    Raises
+    ------
+    InputError
+        For ``alpha``, ``target_weight`` or ``target_c`` outside (0, 1), ``grid`` below 2, a
+        ``target`` that is not a finite half-width > 0, or horizons without as many positive
+        weights.
     """
 
     def __init__(

@@ -94,6 +94,13 @@ class PairedCertificate:
     grid : int, optional
         Candidate means of ``(d + 1) / 2`` (default :data:`PAIRED_GRID`).
 
+    Raises
+    ------
+    InputError
+        For fewer than 2 arms, ``delta`` outside (0, 1), ``levels`` that are not positive of
+        shape (n_arms, n_arms) or that sum to more than ``delta`` against an arm, or unknown
+        ``weights``.
+
     Notes
     -----
     Valid only when every arm's revealed cells are the first ``T_i`` items of one shared

@@ -258,6 +258,11 @@ class LowRankProxy(GivenArgumentsRepr):
         Returns
         -------
         self
+
+        Raises
+        ------
+        InputError
+            For an unknown ``prior``, or a history that is not 2-D with at least 2 models.
         """
         warm_start = check_flag(warm_start, "warm_start")  # "no" started from the last fit
         import time
@@ -483,6 +488,11 @@ class LowRankProxy(GivenArgumentsRepr):
         Returns
         -------
         U : ndarray of shape (M, r)
+
+        Raises
+        ------
+        InputError
+            When ``scores`` is not 2-D with one column per item of the proxy.
         """
         from latentbench.irt._model_factors import fit_model_factors
 

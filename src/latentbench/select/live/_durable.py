@@ -144,6 +144,12 @@ class DurableOracle:
         ``(model, item) -> note`` of reused answers that carry one (empty text, content
         null): stored with the cell here too.
 
+    Raises
+    ------
+    InputError
+        For ``on_error`` other than ``"stop"`` or ``"zero"``, or ids that do not match the inner
+        shape of the oracle it wraps.
+
     Attributes
     ----------
     n_paid : int

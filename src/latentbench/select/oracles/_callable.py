@@ -23,6 +23,11 @@ class CallableOracle:
         ``score(model_id: str, item_ids: list[str]) -> sequence of float`` (NaN = failure).
     model_ids, item_ids : sequence of str
 
+    Raises
+    ------
+    InputError
+        When ``score`` is not callable.
+
     Notes
     -----
     An exception, a result of the wrong length or a score outside [0, 1] is recorded as an

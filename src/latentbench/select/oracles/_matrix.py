@@ -29,6 +29,12 @@ class MatrixOracle:
         with a missing cell, so that the target is each model's mean over the items every
         model has (``kept_items`` says which; an error if none is left).
 
+    Raises
+    ------
+    InputError
+        For scores that are not a non-empty 2-D array or outside [0, 1], an unknown ``missing``,
+        a missing cell with ``missing="error"``, or no item left by ``missing="drop-items"``.
+
     Attributes
     ----------
     n_calls : int

@@ -272,6 +272,13 @@ class ChatCompletionsOracle:
     random_state : int or None
         Seeds the jitter (it never affects which cells are chosen).
 
+    Raises
+    ------
+    InputError
+        For no endpoint, ``concurrency``, ``timeout``, ``retries``, ``temperature``, ``backoff`` or
+        ``max_backoff`` out of range, a ``base_url`` that is not http(s), or an ``api_key_env``
+        that is not set or holds no usable key.
+
     Attributes
     ----------
     n_calls : int
