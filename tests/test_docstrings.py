@@ -8,8 +8,11 @@ every public class's constructor and every public method with a Parameters secti
 * the names listed (``a, b : type`` counts both; ``**kwargs`` as ``kwargs``) are the
   signature's, in the signature's order, none missing and none stale;
 * a default the docstring states (``default 0.05``) is the signature's default;
-* a public function, or a public class that is not a dataclass (those document their fields
-  under Attributes), with parameters has a Parameters section.
+* a public function, a public method, or a public class that is not a dataclass (those
+  document their fields under Attributes), with parameters has a Parameters section;
+* every public method of a class in any ``__all__`` under src/latentbench has Parameters
+  (in signature order), Returns (or Yields) when it returns something, and a shape for an
+  array (``test_every_public_method_has_numpydoc_sections``).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import ast
 import dataclasses
 import importlib
 import inspect
+import pkgutil
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -108,8 +112,8 @@ def test_parameters_section_names_the_signature(name, obj, kind):
     sections = _sections(inspect.getdoc(obj) or "")
     if "Parameters" not in sections:
         # a result dataclass documents its fields under Attributes
-        # (tests/test_documented_attributes.py); methods are not yet all sectioned
-        exempt = kind == "method" or dataclasses.is_dataclass(obj)
+        # (tests/test_documented_attributes.py); every method has one (see below)
+        exempt = kind != "method" and dataclasses.is_dataclass(obj)
         assert exempt or not params, f"{name}: no Parameters section for {[p.name for p in params]}"
         return
     documented = _entries(sections["Parameters"]) + _entries(sections.get("Other Parameters", ""))
@@ -212,3 +216,136 @@ def test_every_docs_section_a_docstring_cites_exists():
             if not found:
                 wrong.append(f"{path.name}: {match.group(1)} has no section {section!r}")
     assert not wrong, "\n".join(wrong)
+
+
+# ----------------------------------------------------------------------------- methods
+# The methods of every class in an ``__all__`` under src/latentbench (result objects, the
+# matrix and the store, policies, oracles, estimators, and the internal classes the package
+# exports between its modules) carry numpydoc sections of their own: ``help(x.method)`` and a
+# notebook's ``?`` showed one line, or nothing (an override without a docstring), with no word
+# on a parameter, the returned value or its shape.
+
+_ARRAY_TYPE = re.compile(r"^(?:\w+ : )?(?:ndarray|array)\b")
+
+
+def _modules() -> list[Any]:
+    package = importlib.import_module("latentbench")
+    names = ["latentbench"] + [
+        info.name for info in pkgutil.walk_packages(package.__path__, "latentbench.")
+    ]
+    return [importlib.import_module(name) for name in names if not name.endswith("__main__")]
+
+
+def _ours(obj: Any) -> bool:
+    return str(getattr(obj, "__module__", "")).startswith("latentbench")
+
+
+def _methods() -> Iterator[tuple[str, Callable[..., Any], str]]:
+    """(qualified name, function, docstring) of each public method, once per function.
+
+    Dunder methods other than ``__init__`` are left out, and so are properties, methods of
+    stdlib/third-party bases, overrides of such a base's method (click's ``Command.invoke``:
+    that library documents them), a dataclass's generated ``__init__`` (its fields are
+    documented under Attributes) and the ``__init__`` ``typing.Protocol`` adds. An
+    ``__init__`` without a docstring is documented by its class's.
+    """
+    seen: set[int] = set()
+    for module in _modules():
+        for attr in getattr(module, "__all__", ()):
+            cls = getattr(module, attr, None)
+            if (
+                not inspect.isclass(cls)
+                or attr.startswith("_")
+                or not _ours(cls)
+                or issubclass(cls, BaseException)
+                or is_typeddict(cls)
+            ):
+                continue
+            foreign = [b for b in cls.__mro__ if not _ours(b) and b is not object]
+            for base in cls.__mro__:
+                if not _ours(base):
+                    continue
+                for name, value in vars(base).items():
+                    if name.startswith("_") and name != "__init__":
+                        continue
+                    if isinstance(value, (staticmethod, classmethod)):
+                        value = value.__func__
+                    if not inspect.isfunction(value) or not _ours(value) or id(value) in seen:
+                        continue
+                    if any(name in vars(b) for b in foreign):
+                        continue
+                    if name == "__init__" and dataclasses.is_dataclass(base):
+                        continue
+                    seen.add(id(value))
+                    doc = value.__doc__
+                    if name == "__init__" and not doc:
+                        doc = base.__doc__
+                    yield (
+                        f"{value.__module__}.{value.__qualname__}",
+                        value,
+                        inspect.cleandoc(doc or ""),
+                    )
+
+
+METHODS = sorted(_methods(), key=lambda entry: entry[0])
+
+
+def test_the_public_methods_are_found():
+    names = {name for name, _, _ in METHODS}
+    assert {
+        "latentbench.io._matrix.ResponseMatrix.subset",
+        "latentbench.io._store_runs.SelectionRuns.start_selection",  # Store's, from its base
+        "latentbench.irt._objective.GaussianPenalty.value",
+        "latentbench.select._base.UCBEBookkeeping.choose",  # every policy's, inherited
+        "latentbench.select._pulse.Pulse.update",
+        "latentbench.select.oracles._matrix.MatrixOracle.evaluate",
+        "latentbench.synthetic.LeaderboardSimulator.fidelity",
+    } <= names
+    assert not any(name.startswith("latentbench.cli.") for name in names)  # click overrides
+
+
+@pytest.mark.parametrize(("name", "obj", "doc"), METHODS, ids=[m[0] for m in METHODS])
+def test_every_public_method_has_numpydoc_sections(name, obj, doc):
+    """Parameters naming the signature's parameters in order (besides ``self``/``cls``), a
+    Returns (or Yields) section when something is returned, a shape for an array, and a
+    Raises section when the method itself raises :class:`InputError` for bad input."""
+    signature = inspect.signature(obj)
+    params = [p.name for p in signature.parameters.values() if p.name not in ("self", "cls")]
+    sections = _sections(doc)
+    wrong = []
+    if params:
+        if "Parameters" not in sections:
+            wrong.append(f"no Parameters section for {params}")
+        documented = _entries(sections.get("Parameters", "")) + _entries(
+            sections.get("Other Parameters", "")
+        )
+        names = [n for n, _ in documented]
+        if "Parameters" in sections and names != params:
+            wrong.append(f"Parameters document {names}; the signature has {params}")
+        for entry, type_text in documented:
+            match = _DEFAULT.search(type_text)
+            if match is None or entry not in signature.parameters:
+                continue
+            default = signature.parameters[entry].default
+            # ``default :data:`HARNESS_TIMEOUT``` names a constant of the method's module
+            named = re.fullmatch(r":data:`~?(?:[\w.]+\.)?(\w+)`", match.group(1).rstrip("."))
+            if named and named.group(1) in obj.__globals__:
+                if obj.__globals__[named.group(1)] == default:
+                    continue
+            if default is inspect.Parameter.empty or not _same_default(match.group(1), default):
+                wrong.append(f"{entry}: documented default {match.group(1)}, signature {default!r}")
+        for entry, type_text in documented:
+            if _ARRAY_TYPE.match(f"{entry} : {type_text}") and "shape" not in type_text:
+                wrong.append(f"{entry}: an array without its shape ({type_text!r})")
+    returned = signature.return_annotation
+    if obj.__name__ != "__init__" and returned not in ("None", None, inspect.Signature.empty):
+        if "Returns" not in sections and "Yields" not in sections:
+            wrong.append(f"returns {returned} but has no Returns (or Yields) section")
+    body = inspect.getsource(obj).split('"""', 2)[-1] if obj.__doc__ else inspect.getsource(obj)
+    if "raise InputError" in body and "Raises" not in sections:
+        wrong.append("raises InputError but has no Raises section")
+    for heading in ("Returns", "Yields"):
+        for line in sections.get(heading, "").splitlines():
+            if line[:1].strip() and _ARRAY_TYPE.match(line) and "shape" not in line:
+                wrong.append(f"{heading}: an array without its shape ({line!r})")
+    assert not wrong, f"{name}: " + "; ".join(wrong)

@@ -477,6 +477,11 @@ class LeaderboardSimulator(GivenArgumentsRepr):
         Returns
         -------
         self
+
+        Raises
+        ------
+        InputError
+            For scores that are not 2-D with at least 3 models, or ``inflate`` not positive.
         """
         import warnings
 
@@ -509,13 +514,42 @@ class LeaderboardSimulator(GivenArgumentsRepr):
         return int(self.V_.shape[0])
 
     def probabilities(self, U: np.ndarray) -> np.ndarray:
-        """``sigmoid((U V^T + b) / sigma)``, shape (M, n_items), float32."""
+        """``sigmoid((U V^T + b) / sigma)``, shape (M, n_items), float32.
+
+        Parameters
+        ----------
+        U : ndarray of shape (M, rank)
+            Model factors (e.g. from :meth:`sample_factors`).
+
+        Returns
+        -------
+        ndarray of float32 of shape (M, n_items)
+        """
         return probabilities(U, self.V_, self.b_, self.sigma, dtype=np.float32)
 
     def sample_factors(
         self, n_models: int, random_state: int | np.random.Generator | None = None
     ) -> np.ndarray:
-        """Model factors ``u ~ N(mean, inflate * cov)``, shape (n_models, r)."""
+        """Model factors ``u ~ N(mean, inflate * cov)``, shape (n_models, r).
+
+        Parameters
+        ----------
+        n_models : int
+            Models to draw (at least 1).
+        random_state : int, Generator or None, optional
+            Seed or generator of the draw.
+
+        Returns
+        -------
+        ndarray of shape (n_models, rank)
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        InputError
+            When ``n_models`` is below 1.
+        """
         if not hasattr(self, "V_"):
             from latentbench.exceptions import NotFittedError
 
@@ -557,10 +591,20 @@ class LeaderboardSimulator(GivenArgumentsRepr):
     def fidelity(self, sample: np.ndarray, source: np.ndarray | None = None) -> dict[str, float]:
         """Compare a synthetic sample with the source matrix.
 
-        Returns a dict with, for source and sample: accuracy mean, SD, 5/50/95 % quantiles;
-        the correlation of item p-values; the mean absolute item-item correlation over a
-        random subset of 500 items; and the share of variance of the top 5 eigenvalues of the
-        item correlation matrix.
+        Parameters
+        ----------
+        sample : ndarray of shape (n_samples, n_items)
+            Synthetic scores (e.g. from :meth:`sample`).
+        source : ndarray of shape (n_models, n_items), optional
+            The matrix to compare with (NaN = missing); default: the one :meth:`fit` was given.
+
+        Returns
+        -------
+        dict of str to float
+            For source and sample (``source_*``, ``synthetic_*``): accuracy mean, SD, 5/50/95 %
+            quantiles, the mean absolute item-item correlation over a random subset of 500
+            items and the share of variance of the top 5 eigenvalues of the item correlation
+            matrix; and ``item_pvalue_corr``, the correlation of the item p-values.
         """
         src = self.source_ if source is None else np.asarray(source, dtype=np.float32)
         syn = np.asarray(sample, dtype=np.float32)

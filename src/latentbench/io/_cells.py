@@ -56,6 +56,26 @@ class ObservedCells:
         col_rows: np.ndarray,
         col_values: np.ndarray,
     ) -> None:
+        """Store the two compressed layouts as given (made read-only; not checked: build it with
+        :meth:`from_coo`, :meth:`from_csr` or :meth:`from_dense`, which check them).
+
+        Parameters
+        ----------
+        shape : tuple of (int, int)
+            ``(n_rows, n_cols)``.
+        row_ptr : ndarray of int64 of shape (n_rows + 1,)
+            Where each row's cells start in ``row_cols`` and ``row_values``.
+        row_cols : ndarray of int32 of shape (n_obs,)
+            Column index of every cell in row order (increasing within a row).
+        row_values : ndarray of float32 of shape (n_obs,)
+            Score of every cell in row order.
+        col_ptr : ndarray of int64 of shape (n_cols + 1,)
+            Where each column's cells start in ``col_rows`` and ``col_values``.
+        col_rows : ndarray of int32 of shape (n_obs,)
+            Row index of every cell in column order (increasing within a column).
+        col_values : ndarray of float32 of shape (n_obs,)
+            Score of every cell in column order.
+        """
         self.shape = (int(shape[0]), int(shape[1]))
         self.row_ptr, self.row_cols, self.row_values = row_ptr, row_cols, row_values
         self.col_ptr, self.col_rows, self.col_values = col_ptr, col_rows, col_values
@@ -82,19 +102,32 @@ class ObservedCells:
     ) -> ObservedCells:
         """Build from a row-compressed layout (the column order is derived, O(n_obs)).
 
+        Arrays already of the stored dtypes (int64, int32, float32) with increasing columns
+        within every row are kept without a copy (and made read-only).
+
         Parameters
         ----------
         row_ptr : array of int, shape (n_rows + 1,)
+            Where each row's cells start in ``cols`` and ``values``.
         cols : array of int, shape (n_obs,)
             Column of every cell, rows one after another.
         values : array of float, shape (n_obs,)
             Scores in [0, 1] (no NaN: an unobserved cell is simply absent).
         shape : (n_rows, n_cols)
+            The matrix's shape.
         source : str, optional
             Named in error messages.
 
-        Arrays already of the stored dtypes (int64, int32, float32) with increasing columns
-        within every row are kept without a copy (and made read-only).
+        Returns
+        -------
+        ObservedCells
+
+        Raises
+        ------
+        InputError
+            For row pointers that are not a CSR layout of ``n_rows`` rows, a count of columns
+            or scores that does not match them, no cell at all, a column index out of range,
+            a score outside [0, 1], or a cell given twice.
         """
         where = f"{source}: " if source else ""
         n_rows, n_cols = int(shape[0]), int(shape[1])
@@ -138,7 +171,31 @@ class ObservedCells:
         *,
         source: str | None = None,
     ) -> ObservedCells:
-        """Build from coordinates (any order): one entry per observed cell."""
+        """Build from coordinates (any order): one entry per observed cell.
+
+        Parameters
+        ----------
+        rows : ndarray of int of shape (n_obs,)
+            Row of every cell.
+        cols : ndarray of int of shape (n_obs,)
+            Column of every cell.
+        values : ndarray of float of shape (n_obs,)
+            Score of every cell, in [0, 1].
+        shape : tuple of (int, int)
+            ``(n_rows, n_cols)``.
+        source : str, optional
+            Named in error messages.
+
+        Returns
+        -------
+        ObservedCells
+
+        Raises
+        ------
+        InputError
+            For arrays that are not 1-D of one length, non-integer positions, a row index
+            out of range, or what :meth:`from_csr` refuses.
+        """
         where = f"{source}: " if source else ""
         rows, cols, values = np.asarray(rows), np.asarray(cols), np.asarray(values)
         if not (
@@ -163,7 +220,22 @@ class ObservedCells:
 
     @classmethod
     def from_dense(cls, scores: np.ndarray) -> ObservedCells:
-        """The non-NaN cells of a dense (n_rows, n_cols) array."""
+        """The non-NaN cells of a dense (n_rows, n_cols) array.
+
+        Parameters
+        ----------
+        scores : ndarray of shape (n_rows, n_cols)
+            Scores in [0, 1]; NaN where unobserved.
+
+        Returns
+        -------
+        ObservedCells
+
+        Raises
+        ------
+        InputError
+            For an array that is not 2-D, or what :meth:`from_coo` refuses.
+        """
         Y = np.asarray(scores, dtype=np.float32)
         if Y.ndim != 2:
             raise InputError(f"scores have shape {Y.shape}; expected a 2-D array")
@@ -196,27 +268,57 @@ class ObservedCells:
         )
 
     def row_counts(self) -> np.ndarray:
-        """Observed cells per row, shape (n_rows,)."""
+        """Observed cells per row, shape (n_rows,).
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_rows,)
+        """
         return np.diff(self.row_ptr)
 
     def col_counts(self) -> np.ndarray:
-        """Observed cells per column, shape (n_cols,)."""
+        """Observed cells per column, shape (n_cols,).
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_cols,)
+        """
         return np.diff(self.col_ptr)
 
     def row_sums(self) -> np.ndarray:
-        """Sum of observed scores per row (float64), shape (n_rows,); no per-cell copy."""
+        """Sum of observed scores per row (float64), shape (n_rows,); no per-cell copy.
+
+        Returns
+        -------
+        ndarray of float64 of shape (n_rows,)
+        """
         return line_sums(self.row_ptr, self.row_values)
 
     def col_sums(self) -> np.ndarray:
-        """Sum of observed scores per column (float64), shape (n_cols,); no per-cell copy."""
+        """Sum of observed scores per column (float64), shape (n_cols,); no per-cell copy.
+
+        Returns
+        -------
+        ndarray of float64 of shape (n_cols,)
+        """
         return line_sums(self.col_ptr, self.col_values)
 
     def row_index(self) -> np.ndarray:
-        """Row of every cell in row order, shape (n_obs,) (allocates 8 bytes per cell)."""
+        """Row of every cell in row order, shape (n_obs,) (allocates 8 bytes per cell).
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_obs,)
+        """
         return np.repeat(np.arange(self.shape[0], dtype=np.int64), self.row_counts())
 
     def to_dense(self) -> np.ndarray:
-        """Dense float32 (n_rows, n_cols) array with NaN for unobserved cells (O(N J) memory)."""
+        """Dense float32 (n_rows, n_cols) array with NaN for unobserved cells (O(N J) memory).
+
+        Returns
+        -------
+        ndarray of float32 of shape (n_rows, n_cols)
+        """
         out = np.full(self.shape, np.nan, dtype=np.float32)
         out[self.row_index(), self.row_cols] = self.row_values
         return out

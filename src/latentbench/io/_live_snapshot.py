@@ -122,7 +122,19 @@ class SnapshotWriter:
         )
 
     def update(self, **fields: Any) -> None:
-        """Set ``fields`` and write the snapshot whole."""
+        """Set ``fields`` and write the snapshot whole.
+
+        Parameters
+        ----------
+        **fields : Any
+            Snapshot keys and their new values (JSON-serialisable). A ``requests`` count is not
+            stored: with a ``spend_cap`` it sets ``requests_left`` (the cap less it, at least 0).
+
+        Notes
+        -----
+        A snapshot that cannot be written gives one :class:`~latentbench.exceptions.DataWarning`
+        per writer; the run goes on. An in-memory store (``":memory:"``) writes no file.
+        """
         self.state.update(fields)
         if self.state["spend_cap"] is not None and "requests" in fields:
             self.state["requests_left"] = max(self.state["spend_cap"] - fields["requests"], 0)
@@ -147,13 +159,27 @@ class SnapshotWriter:
                 )
 
     def finish(self, status: str, **fields: Any) -> None:
-        """Write the final snapshot: the run's ``status``, ``final: true``."""
+        """Write the final snapshot: the run's ``status``, ``final: true``.
+
+        Parameters
+        ----------
+        status : str
+            The run's final status (e.g. ``done``, ``failed``, ``interrupted``).
+        **fields : Any
+            Further snapshot keys to set, as in :meth:`update`.
+        """
         self.update(status=status, final=True, **fields)
 
     @contextmanager
     def until_end(self) -> Iterator[None]:
         """A block whose exception (a second Ctrl-C, a store that cannot be written) ends
-        the snapshot as the store's run does: ``interrupted`` or ``failed``, final."""
+        the snapshot as the store's run does: ``interrupted`` or ``failed``, final.
+
+        Yields
+        ------
+        None
+            The exception is raised again after the final snapshot is written.
+        """
         try:
             yield
         except BaseException as exc:

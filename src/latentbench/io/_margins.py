@@ -46,11 +46,21 @@ class Margins:
     col_sum: np.ndarray
 
     def row_mean(self) -> np.ndarray:
-        """Mean observed score per row; NaN for a row without data."""
+        """Mean observed score per row; NaN for a row without data.
+
+        Returns
+        -------
+        ndarray of shape (N,)
+        """
         return _mean(self.row_sum, self.row_count)
 
     def col_mean(self) -> np.ndarray:
-        """Mean observed score per column; NaN for a column without data."""
+        """Mean observed score per column; NaN for a column without data.
+
+        Returns
+        -------
+        ndarray of shape (J,)
+        """
         return _mean(self.col_sum, self.col_count)
 
 

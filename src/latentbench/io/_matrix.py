@@ -170,6 +170,13 @@ class ResponseMatrix:
     source : str, optional
         Where the data came from (a file name); used in error messages.
 
+    Raises
+    ------
+    InputError
+        For scores that are not 2-D, an empty matrix, ids that do not match the shape or
+        repeat, an infinite score or one outside [0, 1], fewer than 2 models or 2 items, or
+        no observed cell.
+
     Examples
     --------
     >>> import numpy as np
@@ -377,6 +384,17 @@ class ResponseMatrix:
             Name of the column holding model ids.
         source : str, optional
             File name for error messages.
+
+        Returns
+        -------
+        ResponseMatrix
+            Scores of shape (n_models, n_items), NaN where missing.
+
+        Raises
+        ------
+        InputError
+            For something other than a DataFrame, MultiIndex rows or columns, an empty table,
+            a missing ``model`` column, repeated or non-text ids, or a score outside [0, 1].
         """
         if not isinstance(frame, pd.DataFrame):
             raise InputError(
@@ -598,8 +616,14 @@ class ResponseMatrix:
         return False
 
     def observed_cells(self) -> Any:
-        """The observed cells in row and column order
-        (:class:`~latentbench.io._cells.ObservedCells`)."""
+        """The observed cells in row and column order.
+
+        Returns
+        -------
+        ObservedCells
+            The cells as :class:`~latentbench.io._cells.ObservedCells` (row- and column-
+            compressed), of shape (n_models, n_items).
+        """
         from latentbench.io._cells import ObservedCells
 
         return ObservedCells.from_dense(self._scores)
@@ -652,7 +676,13 @@ class ResponseMatrix:
 
     def margins(self) -> Margins:
         """Observed counts and score sums per model and per item (computed once: the scores
-        are read-only)."""
+        are read-only).
+
+        Returns
+        -------
+        Margins
+            Counts and sums of shape (n_models,) per model and (n_items,) per item.
+        """
         cached: Margins | None = getattr(self, "_margins", None)
         if cached is None:
             cached = self._compute_margins()
@@ -663,29 +693,62 @@ class ResponseMatrix:
         return dense_margins(self._scores)
 
     def model_accuracy(self) -> np.ndarray:
-        """Mean observed score per model, shape (n_models,); NaN for a row with no data."""
+        """Mean observed score per model, shape (n_models,); NaN for a row with no data.
+
+        Returns
+        -------
+        ndarray of shape (n_models,)
+        """
         return self.margins().row_mean()
 
     def item_accuracy(self) -> np.ndarray:
-        """Mean observed score per item (the classical p-value), shape (n_items,)."""
+        """Mean observed score per item (the classical p-value), shape (n_items,).
+
+        Returns
+        -------
+        ndarray of shape (n_items,)
+            NaN for a column with no data.
+        """
         return self.margins().col_mean()
 
     def n_observed_per_model(self) -> np.ndarray:
-        """Observed cells of each model, shape (n_models,)."""
+        """Observed cells of each model, shape (n_models,).
+
+        Returns
+        -------
+        ndarray of int of shape (n_models,)
+        """
         return self.margins().row_count.copy()
 
     def n_observed_per_item(self) -> np.ndarray:
-        """Observed cells of each item, shape (n_items,)."""
+        """Observed cells of each item, shape (n_items,).
+
+        Returns
+        -------
+        ndarray of int of shape (n_items,)
+        """
         return self.margins().col_count.copy()
 
     def constant_models(self) -> np.ndarray:
         """Indices of rows whose observed scores are all equal (at least one observed), shape
-        (k,)."""
+        (k,).
+
+        Returns
+        -------
+        ndarray of int of shape (k,)
+            Row positions, ascending.
+        """
         return np.flatnonzero(_constant(self._scores, axis=1))
 
     def constant_items(self) -> np.ndarray:
         """Indices of columns whose observed scores are all equal (at least one observed),
-        shape (k,)."""
+        shape (k,).
+
+        Returns
+        -------
+        ndarray of int of shape (k,)
+            Column positions, ascending.
+        """
         return np.flatnonzero(_constant(self._scores, axis=0))
 
     def _repr_html_(self) -> str:
@@ -694,7 +757,13 @@ class ResponseMatrix:
         return html_block(f"{self!r}\n{self.summary()}")
 
     def summary(self) -> MatrixSummary:
-        """Shape, observed fraction, binary or fractional, constant and empty rows/columns."""
+        """Shape, observed fraction, binary or fractional, constant and empty rows/columns.
+
+        Returns
+        -------
+        MatrixSummary
+            The counts, and the ids of the constant and empty models and items.
+        """
         obs = self.observed
         n_obs = int(obs.sum())
         models, items = np.array(self._model_ids), np.array(self._item_ids)
@@ -713,7 +782,13 @@ class ResponseMatrix:
 
     # ------------------------------------------------------------------ conversion
     def to_long(self) -> pd.DataFrame:
-        """Long table with columns ``model``, ``item``, ``score``: one row per observed cell."""
+        """Long table with columns ``model``, ``item``, ``score``: one row per observed cell.
+
+        Returns
+        -------
+        DataFrame of shape (n_observed, 3)
+            Rows in row-major cell order; scores as float64.
+        """
         rows, cols = np.nonzero(self.observed)
         return pd.DataFrame(
             {
@@ -724,7 +799,13 @@ class ResponseMatrix:
         )
 
     def to_wide(self) -> pd.DataFrame:
-        """Wide DataFrame: index = model ids, columns = item ids, NaN = missing."""
+        """Wide DataFrame: index = model ids, columns = item ids, NaN = missing.
+
+        Returns
+        -------
+        DataFrame of shape (n_models, n_items)
+            A copy of the scores (float32), index named ``model``.
+        """
         frame = pd.DataFrame(
             self._scores,
             index=pd.Index(self._model_ids, dtype=TEXT, name="model"),
@@ -743,7 +824,18 @@ class ResponseMatrix:
         Parameters
         ----------
         models, items : sequence of ids, integer positions or a boolean mask, optional
-            ``None`` keeps all.
+            ``None`` keeps all. A mask has shape (n_models,) or (n_items,).
+
+        Returns
+        -------
+        ResponseMatrix
+            Scores of shape (len(models), len(items)), in the order selected.
+
+        Raises
+        ------
+        InputError
+            For a single id or position (not a sequence), an unknown id, a position out of
+            range, a mask of the wrong shape, an id selected twice, or an empty selection.
         """
         rows = self._resolve(models, self._model_ids, "model")
         cols = self._resolve(items, self._item_ids, "item")

@@ -41,6 +41,12 @@ class SparseResponseMatrix(ResponseMatrix):
         Unique ids, one per row / column.
     source : str, optional
         Where the data came from; used in error messages.
+
+    Raises
+    ------
+    InputError
+        For ``cells`` that are not :class:`ObservedCells`, ids that do not match the shape or
+        repeat, or fewer than 2 models or 2 items.
     """
 
     def __init__(
@@ -76,7 +82,13 @@ class SparseResponseMatrix(ResponseMatrix):
         return True
 
     def observed_cells(self) -> ObservedCells:
-        """The observed cells (no copy)."""
+        """The observed cells (no copy).
+
+        Returns
+        -------
+        ObservedCells
+            Of shape (n_models, n_items).
+        """
         return self._cells
 
     # ------------------------------------------------------------------ dense views
@@ -117,12 +129,35 @@ class SparseResponseMatrix(ResponseMatrix):
         )
 
     def constant_models(self) -> np.ndarray:
+        """Indices of rows whose observed scores are all equal (at least one observed), shape
+        (k,).
+
+        Returns
+        -------
+        ndarray of int of shape (k,)
+            Row positions, ascending.
+        """
         return np.flatnonzero(_constant(self._cells.row_ptr, self._cells.row_values))
 
     def constant_items(self) -> np.ndarray:
+        """Indices of columns whose observed scores are all equal (at least one observed),
+        shape (k,).
+
+        Returns
+        -------
+        ndarray of int of shape (k,)
+            Column positions, ascending.
+        """
         return np.flatnonzero(_constant(self._cells.col_ptr, self._cells.col_values))
 
     def summary(self) -> MatrixSummary:
+        """Shape, observed fraction, binary or fractional, constant and empty rows/columns.
+
+        Returns
+        -------
+        MatrixSummary
+            The counts, and the ids of the constant and empty models and items.
+        """
         cells = self._cells
         models, items = np.array(self._model_ids), np.array(self._item_ids)
         return MatrixSummary(
@@ -139,6 +174,13 @@ class SparseResponseMatrix(ResponseMatrix):
         )
 
     def to_long(self) -> pd.DataFrame:
+        """Long table with columns ``model``, ``item``, ``score``: one row per observed cell.
+
+        Returns
+        -------
+        DataFrame of shape (n_observed, 3)
+            Rows in row-major cell order; scores as float64.
+        """
         cells = self._cells
         return pd.DataFrame(
             {
@@ -153,6 +195,24 @@ class SparseResponseMatrix(ResponseMatrix):
         models: Sequence[Any] | np.ndarray | None = None,
         items: Sequence[Any] | np.ndarray | None = None,
     ) -> SparseResponseMatrix:
+        """A new matrix with the chosen rows and columns (its observed cells only).
+
+        Parameters
+        ----------
+        models, items : sequence of ids, integer positions or a boolean mask, optional
+            ``None`` keeps all. A mask has shape (n_models,) or (n_items,).
+
+        Returns
+        -------
+        SparseResponseMatrix
+            Of shape (len(models), len(items)), in the order selected.
+
+        Raises
+        ------
+        InputError
+            For a single id or position (not a sequence), an unknown id, a position out of
+            range, a mask of the wrong shape, an id selected twice, or an empty selection.
+        """
         rows = self._resolve(models, self._model_ids, "model")
         cols = self._resolve(items, self._item_ids, "item")
         if rows.size == 0 or cols.size == 0:

@@ -69,7 +69,20 @@ class SelectionRuns:
         def ingest(self, frame: pd.DataFrame) -> Any: ...  # Store.ingest
 
     def start_selection(self, config: dict[str, Any], *, run_id: str | None = None) -> str:
-        """Create a ``selection_runs`` row with status ``running``; returns its ``run_id``."""
+        """Create a ``selection_runs`` row with status ``running``; returns its ``run_id``.
+
+        Parameters
+        ----------
+        config : dict of str to Any
+            The run's configuration, stored as JSON (values JSON cannot hold as text).
+        run_id : str, optional
+            The run's id; a new random hex id when None or empty.
+
+        Returns
+        -------
+        str
+            The run's id.
+        """
         run_id = run_id or uuid.uuid4().hex
         self.connection.execute(
             "INSERT INTO selection_runs VALUES (?, ?, ?, ?, 'running')",
@@ -78,14 +91,30 @@ class SelectionRuns:
         return run_id
 
     def set_selection_status(self, run_id: str, status: str) -> None:
-        """Set the status of a selection run (e.g. ``done``, ``failed``, ``interrupted``)."""
+        """Set the status of a selection run (e.g. ``done``, ``failed``, ``interrupted``).
+
+        Parameters
+        ----------
+        run_id : str
+            The run's id (a run not in the store changes nothing).
+        status : str
+            Its new status.
+        """
         self.connection.execute(
             "UPDATE selection_runs SET status = ? WHERE run_id = ?", [status, run_id]
         )
 
     def set_selection_config(self, run_id: str, config: dict[str, Any]) -> None:
         """Replace the ``config`` record of a selection run (e.g. the endpoints it is asked at
-        now, after a resume from another address)."""
+        now, after a resume from another address).
+
+        Parameters
+        ----------
+        run_id : str
+            The run's id (a run not in the store changes nothing).
+        config : dict of str to Any
+            The new configuration, stored as JSON.
+        """
         self.connection.execute(
             "UPDATE selection_runs SET config = ? WHERE run_id = ?",
             [json.dumps(config, default=str, sort_keys=True), run_id],
@@ -99,6 +128,7 @@ class SelectionRuns:
         Parameters
         ----------
         run_id : str
+            The run the observations belong to.
         observations : DataFrame of shape (n, <= 10), or a mapping column -> n values
             Columns ``seq`` (int, unique within the run), ``model``, ``item`` and optionally
             ``round``, ``score`` (NaN/None when the request failed), ``error``,
@@ -106,6 +136,17 @@ class SelectionRuns:
             ``note`` (a remark on a scored answer, e.g. its text was empty).
             A live run commits each paid cell as it arrives: a few rows go in as one
             parameterised insert, without building a table.
+
+        Returns
+        -------
+        int
+            The number of observations stored (n).
+
+        Raises
+        ------
+        InputError
+            When ``seq``, ``model`` or ``item`` is missing, or a ``seq`` is already stored for
+            the run (then none of the rows is stored).
         """
         columns = ("seq", "round", "model", "item", "score", "error", "requested_at", "observed_at",
                    "attempts", "note")  # fmt: skip
@@ -152,14 +193,36 @@ class SelectionRuns:
         return n
 
     def add_decision(self, run_id: str, round: int, payload: dict[str, Any]) -> None:
-        """Record what the policy decided at ``round`` (JSON payload)."""
+        """Record what the policy decided at ``round`` (JSON payload).
+
+        Parameters
+        ----------
+        run_id : str
+            The run's id.
+        round : int
+            The round of the decision.
+        payload : dict of str to Any
+            The decision, stored as JSON.
+        """
         self.connection.execute(
             "INSERT INTO selection_decisions VALUES (?, ?, ?)",
             [run_id, int(round), json.dumps(payload, default=str, sort_keys=True)],
         )
 
     def selection_run(self, run_id: str) -> dict[str, Any] | None:
-        """The ``selection_runs`` row of ``run_id`` (``config`` parsed), or None if absent."""
+        """The ``selection_runs`` row of ``run_id`` (``config`` parsed), or None if absent.
+
+        Parameters
+        ----------
+        run_id : str
+            The run's id.
+
+        Returns
+        -------
+        dict of str to Any or None
+            Keys ``run_id``, ``created_at``, ``config``, ``package_version`` and ``status``;
+            None when the store has no such run.
+        """
         rows = self.connection.execute(
             "SELECT run_id, created_at, config, package_version, status FROM selection_runs "
             "WHERE run_id = ?",
@@ -178,7 +241,13 @@ class SelectionRuns:
 
     def selection_runs(self) -> list[dict[str, Any]]:
         """Every ``selection_runs`` row, oldest first (``config`` parsed), as
-        :meth:`selection_run` gives one."""
+        :meth:`selection_run` gives one.
+
+        Returns
+        -------
+        list of dict of str to Any
+            One record per run, with the keys of :meth:`selection_run`'s.
+        """
         rows = self.connection.execute(
             "SELECT run_id, created_at, config, package_version, status FROM selection_runs "
             "ORDER BY created_at"
@@ -196,7 +265,19 @@ class SelectionRuns:
 
     def selection_observations(self, run_id: str) -> pd.DataFrame:
         """Observations of a run in ``seq`` order (``note`` None throughout for a store
-        written before notes, opened read-only)."""
+        written before notes, opened read-only).
+
+        Parameters
+        ----------
+        run_id : str
+            The run's id.
+
+        Returns
+        -------
+        DataFrame
+            One row per observation, with the columns of the ``selection_observations`` table
+            (empty for a run with none).
+        """
         frame = self.connection.execute(
             "SELECT * FROM selection_observations WHERE run_id = ? ORDER BY seq", [run_id]
         ).df()
@@ -205,7 +286,18 @@ class SelectionRuns:
         return frame
 
     def selection_decisions(self, run_id: str) -> list[dict[str, Any]]:
-        """Decision payloads of a run in round order (each with its ``round``)."""
+        """Decision payloads of a run in round order (each with its ``round``).
+
+        Parameters
+        ----------
+        run_id : str
+            The run's id.
+
+        Returns
+        -------
+        list of dict of str to Any
+            Each stored payload with its ``round`` added.
+        """
         rows = self.connection.execute(
             "SELECT round, payload FROM selection_decisions WHERE run_id = ? ORDER BY round",
             [run_id],

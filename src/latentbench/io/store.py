@@ -237,6 +237,17 @@ class Store(SelectionRuns):
         ``estimate --live``) holds its store until it stops: no wait then, the refusal names
         it at once.
 
+    Raises
+    ------
+    StoreInUse
+        When another process holds the file past ``wait`` (an :class:`InputError`).
+    InputError
+        For a table file (``.csv``, ``.parquet``, ...) or a folder given as the store, a
+        read-only store that does not exist, a parent folder that does not exist, a file
+        DuckDB cannot open, a DuckDB file of another program, an existing DuckDB file with no
+        table, a store of schema version 1 opened read-only, or a store newer than this
+        latentbench.
+
     Examples
     --------
     >>> import os, tempfile
@@ -713,7 +724,15 @@ class Store(SelectionRuns):
     def summary(self) -> pd.DataFrame:
         """One row per benchmark: models, items, rows, (metric, filter) choices, observed
         fraction of the model x item grid and whether every cell is 0 or 1 (``is_binary``, on
-        the cells :meth:`matrix` gives: trials averaged)."""
+        the cells :meth:`matrix` gives: trials averaged).
+
+        Returns
+        -------
+        DataFrame
+            Columns ``benchmark``, ``n_models``, ``n_items``, ``n_rows``,
+            ``observed_fraction``, ``is_binary``, ``choices`` and ``sources``, one row per
+            benchmark in name order.
+        """
         return self.connection.execute(
             """
             WITH reduced AS (  -- the cells as Store.matrix gives them: trials averaged
@@ -1183,6 +1202,7 @@ class Store(SelectionRuns):
         Parameters
         ----------
         benchmark : str
+            The benchmark fitted.
         result : object, optional
             A fit result; when it has ``fit_info()`` its dict is the summary, and a dict
             attribute ``options`` or ``params`` gives the options.
@@ -1190,6 +1210,11 @@ class Store(SelectionRuns):
             Estimator parameters (JSON-serialisable; other values are stored with ``str``).
         summary : dict, optional
             Fit summary (log-likelihood, convergence, shapes, ...).
+
+        Returns
+        -------
+        str
+            The new fit's id (random hex), a row of :meth:`fits`.
         """
         if result is not None:
             if summary is None and callable(getattr(result, "fit_info", None)):

@@ -108,6 +108,11 @@ class BootstrapResult:
         DataFrame
             ``model``, ``theta`` (the fit's estimate), ``se`` (sd of the draws), ``lower``,
             ``upper``.
+
+        Raises
+        ------
+        InputError
+            For a ``"models"`` bootstrap, which draws no abilities.
         """
         if self.theta is None:
             raise InputError(_NO_THETA)
@@ -125,12 +130,24 @@ class BootstrapResult:
     def items(self, level: float | None = None, interval: Interval = "basic") -> pd.DataFrame:
         """Bootstrap intervals for item parameters (see :meth:`abilities` for ``interval``).
 
+        Parameters
+        ----------
+        level : float, optional
+            Default: the level given to :func:`bootstrap`.
+        interval : {"basic", "percentile"}, default "basic"
+            As in :meth:`abilities`.
+
         Returns
         -------
         DataFrame
             ``item``, ``discrimination``, ``discrimination_se``, ``discrimination_lower``
             (clipped at 0), ``discrimination_upper``, ``easiness``, ``easiness_se``,
-            ``easiness_lower``, ``easiness_upper``.
+            ``easiness_lower``, ``easiness_upper``; one row per item (n_items rows).
+
+        Raises
+        ------
+        InputError
+            For an ``"items"`` bootstrap, which draws no item parameters.
         """
         if self.discrimination is None or self.easiness is None:
             raise InputError("an 'items' bootstrap has no item draws; use 'parametric' or 'models'")
@@ -154,8 +171,25 @@ class BootstrapResult:
     def rank_intervals(
         self, level: float | None = None, measured: np.ndarray | None = None
     ) -> pd.DataFrame:
-        """Rank intervals from the ability draws; see :func:`rank_intervals` (``measured``:
-        the models with an observed cell; the others are not ranked)."""
+        """Rank intervals from the ability draws; see :func:`rank_intervals`.
+
+        Parameters
+        ----------
+        level : float, optional
+            Default: the level given to :func:`bootstrap`.
+        measured : ndarray of bool of shape (n_models,), optional
+            The models with an observed cell; the others are not ranked. None: all.
+
+        Returns
+        -------
+        DataFrame
+            One row per model, with the columns of :func:`rank_intervals`.
+
+        Raises
+        ------
+        InputError
+            For a ``"models"`` bootstrap, which draws no abilities.
+        """
         if self.theta is None:
             raise InputError(_NO_THETA)
         return rank_intervals(

@@ -111,8 +111,19 @@ class CBMMFit:
 
     @classmethod
     def from_run(cls, run: MMRun, start: float) -> CBMMFit:
-        """The fit of an MM run (:func:`latentbench.irt._squarem.run_mm`) begun at ``start``
-        (a ``time.perf_counter()`` reading)."""
+        """The fit of an MM run (:func:`latentbench.irt._squarem.run_mm`) begun at ``start``.
+
+        Parameters
+        ----------
+        run : MMRun
+            The run's outcome: its last point ``(U, V, b)``, loss and counts.
+        start : float
+            A ``time.perf_counter()`` reading taken when the run began (for ``seconds``).
+
+        Returns
+        -------
+        CBMMFit
+        """
         U, V, b = run.point
         return cls(
             U=U,

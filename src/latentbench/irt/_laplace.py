@@ -69,7 +69,18 @@ class JointLaplace:
     reference: npt.NDArray[np.bool_] | None = None
 
     def covariance(self, standardised: bool = True) -> Array:
-        """Covariance of the abilities, shape (N, N): ``P S^{-1} P`` (or ``S^{-1}``)."""
+        """Covariance of the abilities, shape (N, N): ``P S^{-1} P`` (or ``S^{-1}``).
+
+        Parameters
+        ----------
+        standardised : bool, default True
+            Project onto the standardised abilities (``P S^{-1} P``); False gives the
+            inverse Schur complement ``S^{-1}`` itself.
+
+        Returns
+        -------
+        ndarray of shape (n_models, n_models)
+        """
         cov = np.linalg.inv(self.schur)
         cov = 0.5 * (cov + cov.T)
         if not standardised:
@@ -77,7 +88,13 @@ class JointLaplace:
         return _project(cov, self.theta, self.reference)
 
     def adjusted_theta(self) -> Array:
-        """Abilities after one Newton step on the adjusted profile, re-standardised, (N,)."""
+        """Abilities after one Newton step on the adjusted profile, re-standardised, (N,).
+
+        Returns
+        -------
+        ndarray of shape (n_models,)
+            Mean 0 and sd 1 over the reference models.
+        """
         step = np.linalg.solve(self.schur, self.adjustment_gradient)
         theta = self.theta - step
         ref = np.ones(theta.size, bool) if self.reference is None else self.reference

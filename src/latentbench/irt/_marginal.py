@@ -72,7 +72,12 @@ class MarginalFit:
     sigma: float = 1.0
 
     def predict_proba(self) -> Array:
-        """Posterior predictive P(correct) for every cell, shape (N, J)."""
+        """Posterior predictive P(correct) for every cell, shape (N, J).
+
+        Returns
+        -------
+        ndarray of shape (n_models, n_items)
+        """
         p_nodes = sigmoid((np.outer(self.a, self.nodes) + self.b[:, None]) / self.sigma)
         return np.asarray(self.posterior @ p_nodes.T)
 

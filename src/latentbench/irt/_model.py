@@ -252,7 +252,13 @@ class TwoPL:
         return f"{type(self).__name__}({', '.join(shown)})"
 
     def get_params(self) -> dict[str, Any]:
-        """The constructor parameters, by name (derived from the ``__init__`` signature)."""
+        """The constructor parameters, by name (derived from the ``__init__`` signature).
+
+        Returns
+        -------
+        dict of str to Any
+            Each parameter's current value, in signature order.
+        """
         return {name: getattr(self, name) for name in self._param_names()}
 
     def set_params(self, **params: Any) -> TwoPL:
@@ -285,6 +291,11 @@ class TwoPL:
     def validate(self) -> TwoPL:
         """Check every parameter now (``fit`` does too), e.g. before a costly load; returns
         ``self``.
+
+        Returns
+        -------
+        TwoPL
+            ``self``.
 
         Raises
         ------
@@ -636,6 +647,11 @@ class TwoPL:
         Returns
         -------
         CrossValidation
+
+        Raises
+        ------
+        InputError
+            When ``n_splits`` is not an integer >= 1.
         """
         self._check_matrix(matrix)
         self._validate()
@@ -682,6 +698,15 @@ class TwoPL:
         Sparse when the matrix stores only its observed cells, or when fewer than
         :data:`~latentbench.io._cells.SPARSE_DENSITY` (25%) of its cells are observed, on
         the CPU with the deterministic start; dense (fill-in majorizer) otherwise.
+
+        Parameters
+        ----------
+        matrix : ResponseMatrix
+            The matrix :meth:`fit` would be given, of shape (n_models, n_items).
+
+        Returns
+        -------
+        bool
         """
         if self.device is not None or self.init != "accuracy":
             return False

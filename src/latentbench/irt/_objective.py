@@ -76,7 +76,17 @@ class GaussianPenalty:
 
     @classmethod
     def ridge(cls, l2: float) -> GaussianPenalty:
-        """The plain ridge ``l2 / 2 (|U|^2 + |V|^2 + |b|^2)``."""
+        """The plain ridge ``l2 / 2 (|U|^2 + |V|^2 + |b|^2)``.
+
+        Parameters
+        ----------
+        l2 : float
+            The precision of every part (means 0).
+
+        Returns
+        -------
+        GaussianPenalty
+        """
         return cls(float(l2), float(l2), float(l2))
 
     def scaled(self, factor: float) -> GaussianPenalty:
@@ -84,6 +94,16 @@ class GaussianPenalty:
 
         With K trials per cell the objective is ``K NLL + penalty``, minimised by the same
         parameters as ``NLL + penalty.scaled(1 / K)``.
+
+        Parameters
+        ----------
+        factor : float
+            Multiplies ``precision_U``, ``precision_V`` and ``precision_b``.
+
+        Returns
+        -------
+        GaussianPenalty
+            ``self`` when ``factor`` is 1, else a scaled copy.
         """
         if factor == 1.0:
             return self
@@ -107,7 +127,23 @@ class GaussianPenalty:
         )
 
     def value(self, U: Array, V: Array, b: Array) -> float:
-        """Penalty value at (U, V, b); U (N, r), V (J, r), b (J,)."""
+        """Penalty value at (U, V, b).
+
+        Parameters
+        ----------
+        U : ndarray of shape (n_models, rank)
+            Model factors.
+        V : ndarray of shape (n_items, rank)
+            Item loadings.
+        b : ndarray of shape (n_items,)
+            Item intercepts.
+
+        Returns
+        -------
+        float
+            ``1/2 (lam_U |U - m_U|^2 + lam_V |V - m_V|^2 + lam_b |b - m_b|^2)``; 0 for the zero
+            penalty.
+        """
         if self.is_zero:
             return 0.0
         if self._is_ridge:
@@ -123,7 +159,23 @@ class GaussianPenalty:
         )
 
     def gradient(self, U: Array, V: Array, b: Array) -> tuple[Array, Array, Array]:
-        """Gradient of :meth:`value` with respect to (U, V, b), same shapes."""
+        """Gradient of :meth:`value` with respect to (U, V, b), same shapes.
+
+        Parameters
+        ----------
+        U : ndarray of shape (n_models, rank)
+            Model factors.
+        V : ndarray of shape (n_items, rank)
+            Item loadings.
+        b : ndarray of shape (n_items,)
+            Item intercepts.
+
+        Returns
+        -------
+        tuple of 3 ndarray
+            The gradients with respect to U, V and b: shapes (n_models, rank),
+            (n_items, rank) and (n_items,).
+        """
         return (
             self.precision_U * (U - self.mean_U),
             self.precision_V * (V - self.mean_V),
@@ -131,12 +183,34 @@ class GaussianPenalty:
         )
 
     def model_rows(self, U: Array) -> Array:
-        """Penalty of every row u_i of U (N, r), shape (N,): the per-model terms."""
+        """Penalty of every row u_i of U, the per-model terms.
+
+        Parameters
+        ----------
+        U : ndarray of shape (n_models, rank)
+            Model factors.
+
+        Returns
+        -------
+        ndarray of shape (n_models,)
+            ``1/2 lam_U |u_i - m_U|^2`` per row.
+        """
         D = U - self.mean_U if self.mean_U else U
         return np.asarray(0.5 * self.precision_U * (D * D).sum(1), dtype=float)
 
     def model_curvature(self, r: int) -> Array:
-        """Hessian of the penalty of one row u_i, shape (r, r)."""
+        """Hessian of the penalty of one row u_i, shape (r, r).
+
+        Parameters
+        ----------
+        r : int
+            The rank.
+
+        Returns
+        -------
+        ndarray of shape (r, r)
+            ``lam_U`` times the identity.
+        """
         return np.asarray(self.precision_U * np.eye(r), dtype=float)
 
     def model_target(self, r: int) -> Array:
@@ -144,15 +218,46 @@ class GaussianPenalty:
 
         The minimiser of ``1/2 u^T (G + C) u - (h + t)^T u`` is the penalised block update, with
         G, h the data part, C the curvature and t this target.
+
+        Parameters
+        ----------
+        r : int
+            The rank.
+
+        Returns
+        -------
+        ndarray of shape (r,)
         """
         return np.full(r, self.precision_U * self.mean_U)
 
     def item_curvature(self, r: int) -> Array:
-        """Hessian of the penalty of one item's ``(v_j, b_j)``, shape (r + 1, r + 1)."""
+        """Hessian of the penalty of one item's ``(v_j, b_j)``, shape (r + 1, r + 1).
+
+        Parameters
+        ----------
+        r : int
+            The rank.
+
+        Returns
+        -------
+        ndarray of shape (r + 1, r + 1)
+            Diagonal: ``lam_V`` r times, then ``lam_b``.
+        """
         return np.diag(np.r_[np.full(r, self.precision_V), self.precision_b]).astype(float)
 
     def item_target(self, r: int) -> Array:
-        """Linear term of the penalty of one item's ``(v_j, b_j)``, shape (r + 1,)."""
+        """Linear term of the penalty of one item's ``(v_j, b_j)``, shape (r + 1,).
+
+        Parameters
+        ----------
+        r : int
+            The rank.
+
+        Returns
+        -------
+        ndarray of shape (r + 1,)
+            ``lam_V m_V`` r times, then ``lam_b m_b``.
+        """
         target = np.full(r + 1, self.precision_V * self.mean_V)
         target[r] = self.precision_b * self.mean_b
         return target
@@ -165,6 +270,15 @@ class GaussianPenalty:
         reported item parameters. The shift is taken as its mean over factors (exact for rank
         1; for rank > 1 the centring shift of a prior with mean 0 is small). The item parts are
         unchanged.
+
+        Parameters
+        ----------
+        scale : Normalisation or None
+            The normalisation from raw to reported factors; None returns ``self``.
+
+        Returns
+        -------
+        GaussianPenalty
         """
         if scale is None:
             return self
@@ -179,12 +293,28 @@ class GaussianPenalty:
         )
 
     def to_dict(self) -> dict[str, float]:
-        """JSON-serialisable record (see :meth:`from_dict`)."""
+        """JSON-serialisable record (see :meth:`from_dict`).
+
+        Returns
+        -------
+        dict of str to float
+            The precisions and means by field name.
+        """
         return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, record: dict[str, float]) -> GaussianPenalty:
-        """Inverse of :meth:`to_dict`."""
+        """Inverse of :meth:`to_dict`.
+
+        Parameters
+        ----------
+        record : dict of str to float
+            The fields of a penalty, as :meth:`to_dict` writes them.
+
+        Returns
+        -------
+        GaussianPenalty
+        """
         return cls(**{k: float(v) for k, v in record.items()})
 
 
@@ -259,7 +389,17 @@ class Normalisation:
     reference: npt.NDArray[np.bool_] | None = None
 
     def mask(self, n_models: int) -> npt.NDArray[np.bool_]:
-        """The reference models as a boolean array of shape (n_models,)."""
+        """The reference models as a boolean array of shape (n_models,).
+
+        Parameters
+        ----------
+        n_models : int
+            The number of models (used when every model is a reference).
+
+        Returns
+        -------
+        ndarray of bool of shape (n_models,)
+        """
         if self.reference is None:
             return np.ones(n_models, dtype=bool)
         return np.asarray(self.reference, dtype=bool)

@@ -93,7 +93,25 @@ class Prior:
             raise InputError(f"Prior a_sd_grid={self.a_sd_grid!r}; expected positive numbers")
 
     def penalty(self, sigma: float, a_sd: float, b_mean: float, b_sd: float) -> GaussianPenalty:
-        """The penalty (negative log prior) for resolved hyperparameters."""
+        """The penalty (negative log prior) for resolved hyperparameters.
+
+        Parameters
+        ----------
+        sigma : float
+            The logistic scale; the item priors are in units of it.
+        a_sd : float
+            Prior sd of the discriminations (resolved: not ``"auto"``).
+        b_mean : float
+            Prior mean of the easiness.
+        b_sd : float
+            Prior sd of the easiness.
+
+        Returns
+        -------
+        GaussianPenalty
+            Precisions ``1 / theta_sd^2``, ``1 / (a_sd sigma)^2`` and ``1 / (b_sd sigma)^2``;
+            means 0, ``a_mean sigma`` and ``b_mean sigma``.
+        """
         return GaussianPenalty(
             precision_U=1.0 / self.theta_sd**2,
             precision_V=1.0 / (a_sd * sigma) ** 2,

@@ -268,7 +268,12 @@ class IRTResult:
         return np.asarray(self.V @ self.direction)
 
     def logits(self) -> np.ndarray:
-        """``(U V^T + b) / sigma``, shape (n_models, n_items)."""
+        """``(U V^T + b) / sigma``, shape (n_models, n_items).
+
+        Returns
+        -------
+        ndarray of shape (n_models, n_items)
+        """
         return logits(self.U, self.V, self.b, self.sigma)
 
     def predict_proba(
@@ -305,6 +310,11 @@ class IRTResult:
         Returns
         -------
         ndarray of shape (n,)
+
+        Raises
+        ------
+        InputError
+            When ``rows`` and ``cols`` do not have one shape.
         """
         rows = _positions(models, self.model_ids, "model")
         cols = _positions(items, self.item_ids, "item")
@@ -453,7 +463,12 @@ class IRTResult:
         return "\n".join(lines)
 
     def fit_info(self) -> dict[str, Any]:
-        """JSON-serialisable record of the fit (shape, loss, iterations, options, ...)."""
+        """JSON-serialisable record of the fit (shape, loss, iterations, options, ...).
+
+        Returns
+        -------
+        dict of str to Any
+        """
         info: dict[str, Any] = {
             "n_models": self.shape[0],
             "n_items": self.shape[1],
@@ -658,12 +673,29 @@ class CrossValidation:
     heldout: float
 
     def summary(self) -> pd.DataFrame:
-        """Mean over splits, one row per fit (``model`` first)."""
+        """Mean over splits, one row per fit (``model`` first).
+
+        Returns
+        -------
+        DataFrame
+            Columns ``fit``, ``log_loss``, ``brier`` and ``auc``.
+        """
         means = self.table.groupby("fit", sort=False)[["log_loss", "brier", "auc"]].mean()
         return means.reset_index()
 
     def scores(self, fit: str = "model") -> HeldOutScores:
-        """Mean scores of one fit over the splits."""
+        """Mean scores of one fit over the splits.
+
+        Parameters
+        ----------
+        fit : {"model", "additive"}, default "model"
+            Which fit's rows of :attr:`table`.
+
+        Returns
+        -------
+        HeldOutScores
+            Mean log-loss, Brier score and AUC over the splits; ``n_cells`` summed.
+        """
         part = self.table[self.table["fit"] == fit]
         return HeldOutScores(
             float(part["log_loss"].mean()),

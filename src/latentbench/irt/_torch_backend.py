@@ -28,6 +28,11 @@ class TorchEngine:
     sigma : float
     device : str
         A PyTorch device string, e.g. ``"cuda"`` or ``"cpu"``.
+
+    Raises
+    ------
+    InputError
+        When PyTorch is not installed, or ``device`` is not available to it.
     """
 
     def __init__(self, Y: np.ndarray, sigma: float, device: str) -> None:
@@ -55,7 +60,24 @@ class TorchEngine:
     def residual_pass(
         self, U: np.ndarray, V: np.ndarray, b: np.ndarray
     ) -> tuple[float, np.ndarray]:
-        """Loss and ``[U, 1]^T R`` at (U, V, b); the residuals stay on the device."""
+        """Loss and ``[U, 1]^T R`` at (U, V, b); the residuals stay on the device.
+
+        Parameters
+        ----------
+        U : ndarray of shape (N, r)
+            Model factors.
+        V : ndarray of shape (J, r)
+            Item loadings.
+        b : ndarray of shape (J,)
+            Item intercepts.
+
+        Returns
+        -------
+        loss : float
+            The negative log-likelihood of the observed cells.
+        atr : ndarray of float64 of shape (r + 1, J)
+            ``[U, 1]^T R``, R the residuals ``y - p`` (0 where unobserved).
+        """
         torch = self.torch
         U_t = self._tensor(U * self.inv_sigma)
         V_t = self._tensor(V)
@@ -73,5 +95,16 @@ class TorchEngine:
         return loss, atr
 
     def residual_times_factors(self, V: np.ndarray) -> np.ndarray:
-        """``R @ V`` as a float64 (N, r) array."""
+        """``R @ V`` as a float64 (N, r) array.
+
+        Parameters
+        ----------
+        V : ndarray of shape (J, r)
+            Item loadings.
+
+        Returns
+        -------
+        ndarray of float64 of shape (N, r)
+            The residuals of the last :meth:`residual_pass` times ``V``.
+        """
         return np.asarray((self.R @ self._tensor(V)).double().cpu().numpy())

@@ -213,11 +213,22 @@ class Policy(Protocol):
         ...
 
     def estimates(self) -> np.ndarray:
-        """Point estimates of every arm's mean, shape (n_arms,) (a copy)."""
+        """Point estimates of every arm's mean, shape (n_arms,) (a copy).
+
+        Returns
+        -------
+        ndarray of shape (n_arms,)
+        """
         ...
 
     def intervals(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """Simultaneous ``(lower, upper)`` bounds, each of shape (n_arms,), or ``None``."""
+        """Simultaneous ``(lower, upper)`` bounds, each of shape (n_arms,), or ``None``.
+
+        Returns
+        -------
+        tuple of 2 ndarray of shape (n_arms,), or None
+            None when the policy has no intervals.
+        """
         ...
 
 
@@ -269,9 +280,9 @@ class UCBEBookkeeping(GivenArgumentsRepr):
     ----------
     a : float
         Exploration constant of the UCB-E bonus ``sqrt(a / T_i)``.
-    delta : float, default 0.05
+    delta : float, optional
         Error probability of the certificate: the simultaneous miscoverage of the confidence
-        sequences (over arms and time).
+        sequences (over arms and time); None: 0.05.
     ci : {"betting", "eb", "freedman", "none"}
         Confidence sequences: ``betting`` on the per-cell terms
         (:class:`~latentbench.select._betting.BettingConfSeq`); ``eb`` (empirical Bernstein)
@@ -284,6 +295,12 @@ class UCBEBookkeeping(GivenArgumentsRepr):
         valid.
     alpha : float, optional
         Deprecated spelling of ``delta`` (warns; giving both is an error).
+
+    Raises
+    ------
+    InputError
+        When ``a`` is negative, ``ci`` is not one of its values, ``delta`` is outside (0, 1), or
+        both ``delta`` and ``alpha`` are given.
     """
 
     name = "policy"
@@ -328,7 +345,15 @@ class UCBEBookkeeping(GivenArgumentsRepr):
 
     # -- lifecycle -------------------------------------------------------------------------
     def initialize(self, state: SelectionState, proxy: ProxyState | None = None) -> None:
-        """Set up after the shared initial batch (cells already recorded in ``state``)."""
+        """Set up after the shared initial batch (cells already recorded in ``state``).
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells: every arm's initial batch is recorded.
+        proxy : ProxyState or None, optional
+            Not used by UCB-E (the proxy policies set it up themselves).
+        """
         m = state.n_arms
         self._n = state.n_items
         self.zsum = np.zeros(m)
@@ -378,25 +403,69 @@ class UCBEBookkeeping(GivenArgumentsRepr):
 
     def index(self, state: SelectionState) -> np.ndarray:
         """UCB-E index ``estimate + sqrt(a / T_i)``, shape (n_arms,); ``-inf`` for fully
-        observed arms."""
+        observed arms.
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells so far (``T_i``: arm i's revealed cells, at least 1).
+
+        Returns
+        -------
+        ndarray of shape (n_arms,)
+        """
         idx = self.est + np.sqrt(self.a / np.maximum(state.n_obs, 1))
         idx[self.exact] = -np.inf
         return idx
 
     def choose(self, state: SelectionState) -> int | None:
-        """Arm with the largest UCB-E index (ties: lowest index); ``None`` if all are full."""
+        """Arm with the largest UCB-E index (ties: lowest index); ``None`` if all are full.
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells so far.
+
+        Returns
+        -------
+        int or None
+            An arm's index in ``range(n_arms)``; None when every arm is fully revealed.
+        """
         idx = self.index(state)
         arm = int(np.argmax(idx))
         return None if not np.isfinite(idx[arm]) else arm
 
     def select_items(self, state: SelectionState, arm: int, size: int) -> np.ndarray:
-        """Uniform without replacement among ``arm``'s unrevealed items, shape (<= size,)."""
+        """Uniform without replacement among ``arm``'s unrevealed items, shape (<= size,).
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells so far.
+        arm : int
+            The arm :meth:`choose` returned.
+        size : int
+            The batch size (with ``doubling``, at most the arm's revealed cells, at least 1).
+
+        Returns
+        -------
+        ndarray of int of shape (<= size,)
+            Item indices not yet revealed for ``arm``, in the order to reveal them.
+        """
         if self.doubling:
             size = int(min(size, max(1, state.n_obs[arm])))
         return state.uniform_items(arm, size)
 
     def update(self, state: SelectionState, obs: Observation) -> None:
-        """Sample-mean update (UCB-E); called before ``state.record``."""
+        """Sample-mean update (UCB-E); called before ``state.record``.
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells before this batch.
+        obs : Observation
+            The batch: its arm, items and scores (NaN counts as 0).
+        """
         y = np.nan_to_num(np.asarray(obs.scores, dtype=np.float64), nan=0.0)
         arm = obs.arm
         total = state.y_sum[arm] + y.sum()
@@ -404,15 +473,35 @@ class UCBEBookkeeping(GivenArgumentsRepr):
         self.est[arm] = total / count
 
     def end_round(self, state: SelectionState, arm: int) -> None:
-        """After ``state.record``: mark full rows exact."""
+        """After ``state.record``: mark full rows exact.
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells, this batch included.
+        arm : int
+            The arm just pulled.
+        """
         self._refresh_exact(state, np.array([arm]))
 
     def estimates(self) -> np.ndarray:
-        """Point estimates, shape (n_arms,)."""
+        """Point estimates, shape (n_arms,).
+
+        Returns
+        -------
+        ndarray of shape (n_arms,)
+            A copy of every arm's estimated mean score.
+        """
         return self.est.copy()
 
     def intervals(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """Simultaneous ``(lower, upper)`` bounds, or ``None`` when the policy has none."""
+        """Simultaneous ``(lower, upper)`` bounds, or ``None`` when the policy has none.
+
+        Returns
+        -------
+        tuple of 2 ndarray of shape (n_arms,), or None
+            The confidence sequences' bounds; None with ``ci="none"``.
+        """
         return None if self._cs is None else self._cs.interval()
 
     def certificate(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -421,6 +510,11 @@ class UCBEBookkeeping(GivenArgumentsRepr):
         The best's lower bound above every other arm's upper bound certifies it with error
         probability ``delta``; with betting intervals these one-sided bounds are tighter than the
         simultaneous ones (the upper bounds need no union bound over arms).
+
+        Returns
+        -------
+        tuple of 2 ndarray of shape (n_arms,), or None
+            ``(lower, upper)``; None with ``ci="none"``.
         """
         if isinstance(self._cs, BettingConfSeq):
             return self._cs.certificate()
@@ -434,6 +528,27 @@ class ProxyBookkeeping(UCBEBookkeeping):
     ``"auto"`` (default) refits about 20 times over the rounds the budget allows
     (``ceil(planned_rounds / 20)``, so every round or few for small pools), an integer fixes
     the period, ``None`` never refits.
+
+    Parameters
+    ----------
+    a : float, default 1.0
+        Exploration constant of the UCB-E bonus ``sqrt(a / T_i)``.
+    delta : float, optional
+        Error probability of the certificate (default 0.05, as :class:`UCBEBookkeeping`).
+    ci : {"betting", "eb", "freedman", "none"}, default "eb"
+        Confidence sequences, as :class:`UCBEBookkeeping`.
+    refit_every : int, "auto" or None, default "auto"
+        Rounds between refits of the candidate factors (see above).
+    doubling : bool, default False
+        As :class:`UCBEBookkeeping`.
+    alpha : float, optional
+        Deprecated spelling of ``delta`` (warns; giving both is an error).
+
+    Raises
+    ------
+    InputError
+        When ``refit_every`` is not a positive integer, ``"auto"`` or None, or an option of
+        :class:`UCBEBookkeeping` is out of range.
     """
 
     needs_proxy = True

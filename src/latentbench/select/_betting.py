@@ -386,6 +386,12 @@ class BettingConfSeq:
         wrong with probability at most ``a_up + (n_arms - 1) a_low = alpha``). Ignored when
         ``certificate_levels`` is given.
 
+    Raises
+    ------
+    InputError
+        For a level, ``c``, ``theta`` or ``certificate_split`` outside (0, 1), ``grid`` below 2,
+        horizons without as many positive weights, or ``target_weight`` outside [0, 1).
+
     Attributes
     ----------
     count : ndarray of int, shape (n_arms,)
@@ -526,6 +532,11 @@ class BettingConfSeq:
             still count in the sums, the deterministic bounds and the later bets' variance.
             The paired certificate reveals the initial batch this way when its levels were
             set from that batch (the capitals then start after it).
+
+        Raises
+        ------
+        InputError
+            When the arm would have more cells than items.
         """
         y = np.asarray(scores, dtype=np.float64)
         f = np.asarray(predictions, dtype=np.float64)
@@ -630,6 +641,15 @@ class BettingConfSeq:
         else its upper bound's) soonest; ``distance <= 0`` places no bet. Must be computed
         from the past only (before the batch is drawn); any such value keeps every bound
         valid, since a predictable bet keeps the capital a nonnegative martingale.
+
+        Parameters
+        ----------
+        arm : int
+            The arm whose next batch is bet on.
+        distance : float
+            How far from the arm's mean the targeted candidate is (``<= 0``: no bet).
+        lower : bool
+            Target the certificate's lower bound (else its upper bound).
         """
         if self.target_weight <= 0:
             return
@@ -638,12 +658,26 @@ class BettingConfSeq:
         self._target_log[arm] = threshold - math.log(self.target_weight)
 
     def set_exact(self, arm: int, value: float) -> None:
-        """Mark an arm fully evaluated with mean ``value`` (zero-width interval)."""
+        """Mark an arm fully evaluated with mean ``value`` (zero-width interval).
+
+        Parameters
+        ----------
+        arm : int
+            The arm fully evaluated.
+        value : float
+            Its exact mean.
+        """
         self._lower[arm] = self._upper[arm] = value
         self._cert_lower[arm] = self._cert_upper[arm] = value
 
     def interval(self) -> tuple[np.ndarray, np.ndarray]:
-        """Current ``(lower, upper)`` of every arm, each of shape (n_arms,)."""
+        """Current ``(lower, upper)`` of every arm, each of shape (n_arms,).
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (n_arms,)
+            Copies.
+        """
         return self._lower.copy(), self._upper.copy()
 
     def certificate(self) -> tuple[np.ndarray, np.ndarray]:
@@ -652,5 +686,10 @@ class BettingConfSeq:
         The arm whose lower bound exceeds every other arm's upper bound is the true best with
         probability at least ``1 - alpha`` (at any time, whatever the stopping rule; module
         docstring). Not simultaneous intervals: report :meth:`interval`.
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (n_arms,)
+            Copies.
         """
         return self._cert_lower.copy(), self._cert_upper.copy()

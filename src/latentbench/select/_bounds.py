@@ -90,6 +90,11 @@ class EBConfSeq:
         Range of every per-round estimate (``[-1, 2]`` for the DR estimate, ``docs/selection.md``).
     running_intersection : bool
         Report the intersection of all intervals so far (also valid, never wider).
+
+    Raises
+    ------
+    InputError
+        When ``[lo, hi]`` is empty.
     """
 
     def __init__(
@@ -152,15 +157,34 @@ class EBConfSeq:
         self._lower[arm], self._upper[arm] = lower, upper
 
     def set_exact(self, arm: int, value: float) -> None:
-        """Collapse ``arm``'s interval to a known exact mean (row fully observed)."""
+        """Collapse ``arm``'s interval to a known exact mean (row fully observed).
+
+        Parameters
+        ----------
+        arm : int
+            The arm fully observed.
+        value : float
+            Its exact mean.
+        """
         self._lower[arm] = self._upper[arm] = value
 
     def interval(self) -> tuple[np.ndarray, np.ndarray]:
-        """Current ``(lower, upper)``, each of shape (n_arms,)."""
+        """Current ``(lower, upper)``, each of shape (n_arms,).
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (n_arms,)
+            Copies.
+        """
         return self._lower.copy(), self._upper.copy()
 
     def centre(self) -> np.ndarray:
-        """eta-weighted centre per arm, shape (n_arms,) (NaN before the first pull)."""
+        """eta-weighted centre per arm, shape (n_arms,) (NaN before the first pull).
+
+        Returns
+        -------
+        ndarray of shape (n_arms,)
+        """
         with np.errstate(invalid="ignore", divide="ignore"):
             return self.lo + (self.hi - self.lo) * self._s_eta_x / self._s_eta
 
@@ -205,7 +229,18 @@ class FreedmanConfSeq:
         self._upper = np.ones(n_arms)
 
     def update(self, arm: int, z: float | np.ndarray, width: float | np.ndarray) -> None:
-        """Add estimates ``z`` of ``arm`` whose conditional ranges had widths ``width``."""
+        """Add estimates ``z`` of ``arm`` whose conditional ranges had widths ``width``.
+
+        Parameters
+        ----------
+        arm : int
+            The arm the estimates are of.
+        z : float or ndarray of shape (k,)
+            The estimates.
+        width : float or ndarray of shape (k,)
+            Width of each estimate's conditional range (capped at ``bound``); a float is used
+            for every estimate.
+        """
         z = np.atleast_1d(np.asarray(z, dtype=np.float64))
         w = np.broadcast_to(np.asarray(width, dtype=np.float64), z.shape)
         self.count[arm] += z.size
@@ -218,9 +253,23 @@ class FreedmanConfSeq:
         self._upper[arm] = min(mean + half, 1.0)
 
     def set_exact(self, arm: int, value: float) -> None:
-        """Collapse ``arm``'s interval to a known exact mean (row fully observed)."""
+        """Collapse ``arm``'s interval to a known exact mean (row fully observed).
+
+        Parameters
+        ----------
+        arm : int
+            The arm fully observed.
+        value : float
+            Its exact mean.
+        """
         self._lower[arm] = self._upper[arm] = value
 
     def interval(self) -> tuple[np.ndarray, np.ndarray]:
-        """Current ``(lower, upper)``, each of shape (n_arms,)."""
+        """Current ``(lower, upper)``, each of shape (n_arms,).
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (n_arms,)
+            Copies.
+        """
         return self._lower.copy(), self._upper.copy()

@@ -216,7 +216,12 @@ class EstimateResult:
 
     def summary(self) -> str:
         """One line: ``score 0.612 [0.597, 0.627] after 140 of 12,032 items; would rank 7th
-        (5th–9th) of 29``."""
+        (5th–9th) of 29``.
+
+        Returns
+        -------
+        str
+        """
         rank = f"would rank {_ordinal(self.rank)}"
         if self.rank_lower != self.rank_upper:
             rank += f" ({_ordinal(self.rank_lower)}\u2013{_ordinal(self.rank_upper)})"
@@ -236,7 +241,12 @@ class EstimateResult:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dictionary (the content of ``estimate.json``)."""
+        """JSON-ready dictionary (the content of ``estimate.json``).
+
+        Returns
+        -------
+        dict of str to Any
+        """
         out: dict[str, Any] = {
             "model": self.model,
             "score": self.score,
@@ -1753,7 +1763,13 @@ class EstimateSet:
         return html_block("\n".join(lines), self.to_frame, whole=".to_frame()")
 
     def summary(self) -> str:
-        """One line per model (prefixed by its name when there are several)."""
+        """One line per model (prefixed by its name when there are several).
+
+        Returns
+        -------
+        str
+            The lines, joined by newlines.
+        """
         if self.single:
             return "\n".join(r.summary() for r in self.results)
         lines = [f"{r.model}: {r.summary()}" for r in self.results]
@@ -1775,6 +1791,10 @@ class EstimateSet:
         itself says it is partial: ``{"complete": false, "estimates": [records],
         "not_estimated": [{"model", "reason", "message"}]}``, ``reason`` being ``"failed"``
         (``message``: why) or ``"interrupted"`` (the call stopped before the model).
+
+        Returns
+        -------
+        dict of str to Any, or list of dict of str to Any
         """
         records = [r.to_dict() for r in self.results]
         if self.single and records:
@@ -1790,7 +1810,12 @@ class EstimateSet:
     def not_estimated_records(self) -> list[dict[str, str]]:
         """``{"model", "reason", "message"}`` for each model asked for and not estimated: the
         :attr:`failures` (``reason`` ``"failed"``), then the models a stop did not reach
-        (:attr:`not_estimated`, ``reason`` ``"interrupted"``)."""
+        (:attr:`not_estimated`, ``reason`` ``"interrupted"``).
+
+        Returns
+        -------
+        list of dict of str to str
+        """
         rows = [
             {"model": m, "reason": "failed", "message": str(message)}
             for m, message in self.failures.items()
@@ -1806,7 +1831,12 @@ class EstimateSet:
         return rows
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per model: :data:`TABLE_COLUMNS` (the tidy ``estimates.csv``)."""
+        """One row per model: :data:`TABLE_COLUMNS` (the tidy ``estimates.csv``).
+
+        Returns
+        -------
+        DataFrame of shape (n_estimated, len(TABLE_COLUMNS))
+        """
         import pandas as pd
 
         rows = []
@@ -1877,6 +1907,10 @@ class EstimateSet:
         ----------
         path : path-like
             An ``estimate.json``, or the directory holding one.
+
+        Returns
+        -------
+        EstimateSet
 
         Raises
         ------

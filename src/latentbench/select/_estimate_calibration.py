@@ -227,12 +227,29 @@ class Calibration:
         return np.asarray(self.model_factors @ self.direction)
 
     def positions(self, items: list[str]) -> np.ndarray:
-        """Positions of item ids in the calibration (-1 where unknown), shape (len(items),)."""
+        """Positions of item ids in the calibration (-1 where unknown), shape (len(items),).
+
+        Parameters
+        ----------
+        items : list of str
+            Item ids (compared as text).
+
+        Returns
+        -------
+        ndarray of int64 of shape (len(items),)
+        """
         get = self._positions.get
         return np.fromiter((get(str(i), -1) for i in items), dtype=np.int64, count=len(items))
 
     def population_prediction(self) -> np.ndarray:
-        """Prior predictive probability of each item for a typical model, shape (n,)."""
+        """Prior predictive probability of each item for a typical model, shape (n,).
+
+        Returns
+        -------
+        ndarray of float64 of shape (n_items,)
+            One probability per calibrated item (probit approximation of the logistic-normal
+            mean).
+        """
         from latentbench.irt._objective import sigmoid
 
         mu = self.bw / self.sigma

@@ -128,7 +128,12 @@ class CompareResult:
 
     def summary(self) -> str:
         """One line, e.g. ``A - B = +0.032 [+0.011, +0.054] after 240 of 12,032 items; A is
-        higher``."""
+        higher``.
+
+        Returns
+        -------
+        str
+        """
         if self.higher is not None:
             verdict = f"{self.higher} is higher"
             if min(abs(self.lower), abs(self.upper)) < 5e-4:  # the end shown as 0.000
@@ -156,7 +161,12 @@ class CompareResult:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dictionary (``compare.json``)."""
+        """JSON-ready dictionary (``compare.json``).
+
+        Returns
+        -------
+        dict of str to Any
+        """
         out = {
             k: (list(v) if isinstance(v, tuple) else v)
             for k, v in self.__dict__.items()
@@ -191,6 +201,10 @@ class CompareResult:
         ----------
         path : path-like
             A ``compare.json``, or the directory holding one.
+
+        Returns
+        -------
+        CompareResult
 
         Raises
         ------

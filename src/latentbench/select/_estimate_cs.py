@@ -80,6 +80,13 @@ class WeightedBettingCS:
         target_weight`` of their weights); unused without a target.
     target_c : float, default 0.97
         Largest fraction of the capital the targeted process stakes in one bet.
+
+    Raises
+    ------
+    InputError
+        For ``alpha``, ``target_weight`` or ``target_c`` outside (0, 1), ``grid`` below 2, a
+        ``target`` that is not a finite half-width > 0, or horizons without as many positive
+        weights.
     """
 
     def __init__(
@@ -216,7 +223,17 @@ class WeightedBettingCS:
     def excludes_at_or_below(self, x: float) -> bool:
         """Whether every value ``<= x`` is excluded: below the deterministic lower bound, or
         at or below a rejected candidate that every candidate still alive lies above (the
-        reported lower bound is that candidate, itself excluded)."""
+        reported lower bound is that candidate, itself excluded).
+
+        Parameters
+        ----------
+        x : float
+            The value tested.
+
+        Returns
+        -------
+        bool
+        """
         if x < self._det[0]:
             return True
         alive = np.flatnonzero(~self._rejected)
@@ -224,7 +241,17 @@ class WeightedBettingCS:
 
     def excludes_at_or_above(self, x: float) -> bool:
         """Whether every value ``>= x`` is excluded (the mirror of
-        :meth:`excludes_at_or_below`)."""
+        :meth:`excludes_at_or_below`).
+
+        Parameters
+        ----------
+        x : float
+            The value tested.
+
+        Returns
+        -------
+        bool
+        """
         if x > self._det[1]:
             return True
         alive = np.flatnonzero(~self._rejected)

@@ -183,21 +183,26 @@ class SequentialEstimate:
     Parameters
     ----------
     calibration : Calibration
+        The calibrated items (item parameters and the population prior).
     population : ndarray of int, shape (n,)
         Calibration positions of the items whose mean is the target.
     delta : float
         Miscoverage of the score interval (anytime-valid).
-    floor : float
+    floor : float, default 0.5
         Uniform share of the design (``pi_j >= floor / |U|``).
-    proposal : {"residual", "information", "uniform"}
+    proposal : {"residual", "information", "uniform"}, default "residual"
+        How the rest of the design is spread over the unrevealed items.
     design_prediction : ndarray of shape (n,), optional
         Predictions that drive the design (a fixed design: independent of the answers);
         default: the model's current predictions (adaptive).
-    point : {"dr", "composite", "model"}, default "dr"
-        The point estimate (:meth:`point`); the interval does not depend on it.
     newton_steps : int, default 2
         Newton steps on the model's factors after each answer (warm-started; any number keeps
         the predictions predictable, hence the estimate unbiased).
+    grid : int, default 2000
+        Candidate means of the confidence sequence: ``0, 1/grid, ..., 1``
+        (:class:`~latentbench.select._estimate_cs.WeightedBettingCS`).
+    point : {"dr", "composite", "model"}, default "dr"
+        The point estimate (:meth:`point`); the interval does not depend on it.
     proxy : {"irt", "ridge"}, default "irt"
         The predictions ``f``: the IRT posterior predictive alone, or corrected by a ridge
         regression on the calibration responses' item features (:class:`RidgeCorrection`; not
@@ -209,6 +214,12 @@ class SequentialEstimate:
         first draw: sizes one more capital process of the confidence sequence
         (:class:`~latentbench.select._estimate_cs.WeightedBettingCS`); None: none. The design
         and the point estimate do not depend on it.
+
+    Raises
+    ------
+    InputError
+        For an empty population, or ``floor``, ``proposal``, ``point`` or ``proxy`` outside
+        their values.
     """
 
     def __init__(
@@ -303,6 +314,11 @@ class SequentialEstimate:
     def set_target(self, target: float | None) -> None:
         """Size the confidence sequence for ``target`` (before the first answer only).
 
+        Parameters
+        ----------
+        target : float or None
+            The half-width the interval is meant to reach; None: no targeted process.
+
         Raises
         ------
         InputError
@@ -317,7 +333,22 @@ class SequentialEstimate:
         """A confidence sequence like this run's, sized for ending after ``budget`` items
         (:meth:`budget_target`), to be fed the same rounds (:attr:`last_round`) beside it:
         the interval :func:`~latentbench.select.estimate` with that budget reports, from the
-        same draws (before the first answer only, as :meth:`budget_target`)."""
+        same draws (before the first answer only, as :meth:`budget_target`).
+
+        Parameters
+        ----------
+        budget : int
+            Items the run would end after.
+
+        Returns
+        -------
+        WeightedBettingCS
+
+        Raises
+        ------
+        InputError
+            If an answer was already added.
+        """
         return WeightedBettingCS(self.delta, grid=self._grid, target=self.budget_target(budget))
 
     def budget_target(self, budget: int) -> float | None:
@@ -330,6 +361,15 @@ class SequentialEstimate:
         ``budget`` rounds of the first round's predicted variance ``v_1`` (computed from the
         design and predictions before any answer, so the target is predictable).
         docs/estimate.md, Method 4.
+
+        Parameters
+        ----------
+        budget : int
+            Items the run ends after.
+
+        Returns
+        -------
+        float or None
 
         Raises
         ------
@@ -360,17 +400,51 @@ class SequentialEstimate:
         return not self.unrevealed.any()
 
     def probabilities(self) -> np.ndarray:
-        """The design of the next round over the population, shape (n,)."""
+        """The design of the next round over the population, shape (n,).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Drawing probabilities (0 for revealed items).
+        """
         f = self.f if self.design_prediction is None else self.design_prediction
         return design_probabilities(f, self.unrevealed, self.floor, self.proposal, self.norm2)
 
     def choose(self, rng: np.random.Generator) -> tuple[int, np.ndarray]:
-        """Draw the next item: its population index and the design it was drawn from."""
+        """Draw the next item: its population index and the design it was drawn from.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The draw's random generator.
+
+        Returns
+        -------
+        j : int
+            The item's index in the population (an unrevealed one).
+        pi : ndarray of shape (n,)
+            The design (:meth:`probabilities`) it was drawn from.
+        """
         pi = self.probabilities()
         return draw_item(pi, self.unrevealed, rng, self.draw_order), pi
 
     def observe(self, j: int, y: float, pi: np.ndarray) -> None:
-        """Add the answer ``y`` to item ``j`` drawn with the design ``pi``."""
+        """Add the answer ``y`` to item ``j`` drawn with the design ``pi``.
+
+        Parameters
+        ----------
+        j : int
+            The item's index in the population, as :meth:`choose` returned it.
+        y : float
+            The model's score on it, in [0, 1].
+        pi : ndarray of shape (n,)
+            The design it was drawn from.
+
+        Raises
+        ------
+        InputError
+            When ``y`` is outside [0, 1].
+        """
         if not 0.0 <= y <= 1.0:
             raise InputError(f"score {y!r}; expected a value in [0, 1]")
         n, U = self.n, self.unrevealed
@@ -408,6 +482,18 @@ class SequentialEstimate:
         ``model + k (dr - model)`` with the positive-part shrinkage
         ``k = max(0, 1 - Var(dr) / (dr - model)^2)``: the model-based estimate where the rounds
         agree with it within their noise, the design-based one where they do not.
+
+        Parameters
+        ----------
+        kind : {"dr", "model", "composite"}, default "dr"
+            Which estimate (any other value is taken as ``composite``).
+        cs : WeightedBettingCS, optional
+            The confidence sequence whose interval clips it; default: this run's.
+
+        Returns
+        -------
+        float
+            The revealed mean once every item is revealed.
         """
         if self.exhausted:
             return self.revealed_sum / self.n
@@ -441,7 +527,13 @@ class SequentialEstimate:
 
     def theta(self) -> tuple[float, float]:
         """Ability (``u w``, calibration scale; rank 1: the factor) and its posterior standard
-        deviation."""
+        deviation.
+
+        Returns
+        -------
+        theta : float
+        sd : float
+        """
         L = self.cal.prior_chol
         u = self.cal.prior_mean + L @ self.z
         cov = L @ self.Hinv @ L.T

@@ -102,17 +102,52 @@ class EstimateExperiment:
     @staticmethod
     def precision_text(precision: float, reach: Mapping[str, Any]) -> str:
         """The items to ``±precision`` in words (:func:`precision_line`), as the command and
-        the report print them."""
+        the report print them.
+
+        Parameters
+        ----------
+        precision : float
+            The half-width the runs had to reach.
+        reach : Mapping of str to Any
+            The ``precision`` record of :func:`summarize_estimate_experiment` (``runs``,
+            ``reached``, ``median_items``, ...).
+
+        Returns
+        -------
+        str
+        """
         return precision_line(precision, reach)
 
     @staticmethod
     def censored_median(items: np.ndarray, limits: np.ndarray) -> tuple[float | None, bool]:
         """:func:`censored_median`: a median of items to the precision where the runs that
-        did not reach it count."""
+        did not reach it count.
+
+        Parameters
+        ----------
+        items : ndarray of shape (n_runs,)
+            Items each run needed to reach the precision; NaN for a run that did not.
+        limits : ndarray of shape (n_runs,) or scalar
+            Items each run could use (a run that did not reach the precision needs more).
+
+        Returns
+        -------
+        median : float or None
+            The median, or its lower bound when ``exact`` is False; None when there are no
+            runs.
+        exact : bool
+            False when the runs that did not reach the precision can move the median.
+        """
         return censored_median(items, limits)
 
     def by_budget(self) -> pd.DataFrame:
-        """The per-budget summary as a table (``summary.csv``)."""
+        """The per-budget summary as a table (``summary.csv``).
+
+        Returns
+        -------
+        DataFrame
+            One row per budget.
+        """
         import pandas as pd
 
         return pd.DataFrame(self.summary["by_budget"])
@@ -157,6 +192,10 @@ class EstimateExperiment:
         ----------
         directory : path-like
             The experiment's output directory.
+
+        Returns
+        -------
+        EstimateExperiment
 
         Raises
         ------

@@ -324,7 +324,13 @@ class ExperimentResult:
         return html_block(repr(self), self.to_frame, whole=".to_frame()")
 
     def to_frame(self) -> pd.DataFrame:
-        """Summary table as a pandas DataFrame."""
+        """Summary table as a pandas DataFrame.
+
+        Returns
+        -------
+        DataFrame
+            One row per summary record (pool and policy).
+        """
         import pandas as pd
 
         return pd.DataFrame(self.summary)
@@ -368,7 +374,23 @@ class ExperimentResult:
         return [out / name for name in ("summary.json", "summary.csv", "curves.csv")]
 
     def write(self, out: str | Path) -> list[Path]:
-        """Deprecated name of :meth:`save` (kept for scripts written before it)."""
+        """Deprecated name of :meth:`save` (kept for scripts written before it).
+
+        Parameters
+        ----------
+        out : str or Path
+            The output directory, as for :meth:`save`.
+
+        Returns
+        -------
+        list of Path
+            The files written.
+
+        Warns
+        -----
+        DeprecationWarning
+            Always.
+        """
         warnings.warn(
             "ExperimentResult.write is deprecated; use ExperimentResult.save (same files, "
             "returns their paths)",
@@ -378,7 +400,14 @@ class ExperimentResult:
         return self.save(out)
 
     def curve_frame(self) -> pd.DataFrame:
-        """The accuracy curves as a long table (the columns of ``curves.csv``)."""
+        """The accuracy curves as a long table (the columns of ``curves.csv``).
+
+        Returns
+        -------
+        DataFrame
+            Columns ``pool``, ``policy``, ``evaluations``, ``accuracy`` (mean over seeds) and
+            ``se`` (its binomial standard error), one row per grid point of each curve.
+        """
         import pandas as pd
 
         parts: list[pd.DataFrame] = []

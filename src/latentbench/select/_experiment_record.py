@@ -68,12 +68,31 @@ class ExperimentRecord:
 
     @classmethod
     def from_result(cls, result: ExperimentResult) -> ExperimentRecord:
-        """The record of an experiment in memory."""
+        """The record of an experiment in memory.
+
+        Parameters
+        ----------
+        result : ExperimentResult
+            The experiment's result.
+
+        Returns
+        -------
+        ExperimentRecord
+        """
         return cls(result.params, result.pools, result.summary, result.curve_frame(), "result")
 
     @classmethod
     def read(cls, directory: str | os.PathLike[str]) -> ExperimentRecord:
         """Read ``latentbench experiment --out DIR``.
+
+        Parameters
+        ----------
+        directory : path-like
+            The experiment's output directory (``summary.json`` and ``curves.csv``).
+
+        Returns
+        -------
+        ExperimentRecord
 
         Raises
         ------
@@ -238,21 +257,56 @@ def _check_curves(curves: pd.DataFrame, path: Path) -> None:
 
 
 def number(value: Any) -> float | None:
-    """``value`` as a finite float, or None (a missing value: None, NaN, text)."""
+    """``value`` as a finite float, or None (a missing value: None, NaN, text).
+
+    Parameters
+    ----------
+    value : Any
+        A recorded value.
+
+    Returns
+    -------
+    float or None
+        None for a bool, a non-number or a value that is not finite.
+    """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value) if math.isfinite(value) else None
 
 
 def seeds_text(n: Any) -> str:
-    """``1 seed``, ``3 seeds`` (``? seeds`` when not recorded)."""
+    """``1 seed``, ``3 seeds`` (``? seeds`` when not recorded).
+
+    Parameters
+    ----------
+    n : Any
+        The recorded number of seeds, or None.
+
+    Returns
+    -------
+    str
+    """
     return "1 seed" if n == 1 else f"{n if n is not None else '?'} seeds"
 
 
 def budget_text(value: Any, sd: Any = None, final: Any = None) -> str:
     """A budget to the target accuracy (``1,824 ± 159``), or what happened instead
     (``not reached (final accuracy 92 %)``): a curve that never reaches the target has no
-    budget to print."""
+    budget to print.
+
+    Parameters
+    ----------
+    value : Any
+        The budget; missing (None, NaN) when the target was not reached.
+    sd : Any, optional
+        Its standard deviation over seeds, printed after ``±`` when a number.
+    final : Any, optional
+        The final accuracy, printed when the target was not reached.
+
+    Returns
+    -------
+    str
+    """
     v = number(value)
     if v is None:
         f = number(final)
@@ -264,7 +318,22 @@ def budget_text(value: Any, sd: Any = None, final: Any = None) -> str:
 def reference_row(
     summary: list[dict[str, Any]], row: dict[str, Any], reference: Any
 ) -> dict[str, Any] | None:
-    """The reference policy's row of ``row``'s pool (None: no reference)."""
+    """The reference policy's row of ``row``'s pool (None: no reference).
+
+    Parameters
+    ----------
+    summary : list of dict of str to Any
+        The summary rows.
+    row : dict of str to Any
+        A summary row (its ``pool``).
+    reference : Any
+        The reference policy's name, or None.
+
+    Returns
+    -------
+    dict of str to Any or None
+        None without a reference or when the pool has no row of it.
+    """
     if reference is None:
         return None
     return next(
@@ -276,7 +345,23 @@ def reference_row(
 def saving_missing(
     row: dict[str, Any], ref: dict[str, Any] | None, reference: Any, *, at_stop: bool = False
 ) -> str:
-    """Why ``row`` has no saving against the reference, in words."""
+    """Why ``row`` has no saving against the reference, in words.
+
+    Parameters
+    ----------
+    row : dict of str to Any
+        A summary row.
+    ref : dict of str to Any or None
+        The reference policy's row of the same pool (:func:`reference_row`).
+    reference : Any
+        The reference policy's name.
+    at_stop : bool, default False
+        Whether the saving is measured at the stop (the reference used no post-init cells).
+
+    Returns
+    -------
+    str
+    """
     if ref is None:
         return "no reference"
     if ref is row or ref.get("policy") == row.get("policy"):

@@ -94,6 +94,13 @@ class PairedCertificate:
     grid : int, optional
         Candidate means of ``(d + 1) / 2`` (default :data:`PAIRED_GRID`).
 
+    Raises
+    ------
+    InputError
+        For fewer than 2 arms, ``delta`` outside (0, 1), ``levels`` that are not positive of
+        shape (n_arms, n_arms) or that sum to more than ``delta`` against an arm, or unknown
+        ``weights``.
+
     Notes
     -----
     Valid only when every arm's revealed cells are the first ``T_i`` items of one shared
@@ -160,7 +167,20 @@ class PairedCertificate:
         return cs, key
 
     def advance(self, state: SelectionState, i: int, j: int) -> None:
-        """Feed the pair ``(i, j)`` the differences of the cells both arms now have."""
+        """Feed the pair ``(i, j)`` the differences of the cells both arms now have.
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells so far.
+        i, j : int
+            The two arms.
+
+        Raises
+        ------
+        InputError
+            When the arms' cells are not prefixes of one shared item order.
+        """
         if not state.shared_order or not (state.in_order(i) and state.in_order(j)):
             raise InputError(
                 "the paired certificate needs every arm's cells to be a prefix of one shared "
@@ -192,7 +212,24 @@ class PairedCertificate:
 
     def lower(self, state: SelectionState, arm: int) -> np.ndarray:
         """Lower bounds on ``mu_arm - mu_j`` for every arm ``j``, shape (n_arms,); ``+inf`` at
-        ``arm``. Advances the pairs of ``arm`` first."""
+        ``arm``. Advances the pairs of ``arm`` first.
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells so far.
+        arm : int
+            The arm whose lead is bounded.
+
+        Returns
+        -------
+        ndarray of shape (n_arms,)
+
+        Raises
+        ------
+        InputError
+            As :meth:`advance`.
+        """
         out = np.full(self.n_arms, np.inf)
         for j in range(self.n_arms):  # one sequence per pair (at most n_arms - 1 here)
             if j != arm:
@@ -200,7 +237,24 @@ class PairedCertificate:
         return out
 
     def bound(self, state: SelectionState, i: int, j: int) -> float:
-        """Lower bound on ``mu_i - mu_j`` (advances the pair first)."""
+        """Lower bound on ``mu_i - mu_j`` (advances the pair first).
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells so far.
+        i, j : int
+            The two arms.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        InputError
+            As :meth:`advance`.
+        """
         self.advance(state, i, j)
         cs, key = self._pair(i, j)
         lo, hi = cs.certificate()

@@ -72,6 +72,18 @@ class Uniform(UCBEBookkeeping):
         self._next = 0
 
     def choose(self, state: SelectionState) -> int | None:
+        """Round-robin: the next arm, after the last one chosen, that is not fully revealed.
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells so far.
+
+        Returns
+        -------
+        int or None
+            An arm's index in ``range(n_arms)``; None when every arm is fully revealed.
+        """
         m = state.n_arms
         for step in range(m):
             arm = (self._next + step) % m
@@ -87,6 +99,22 @@ class FullEvaluation(Uniform):
     name = "full"
 
     def select_items(self, state: SelectionState, arm: int, size: int) -> np.ndarray:
+        """Every unrevealed item of ``arm`` (the whole row; ``size`` is not used).
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells so far.
+        arm : int
+            The arm :meth:`choose` returned.
+        size : int
+            The batch size (not used).
+
+        Returns
+        -------
+        ndarray of int of shape (n_unrevealed,)
+            Every item index not yet revealed for ``arm``, in a uniformly random order.
+        """
         return state.uniform_items(arm, int(state.remaining()[arm]))
 
 
@@ -114,15 +142,49 @@ class NaivePooling(ProxyBookkeeping):
             self.name = "naive_frozen"
 
     def initialize(self, state: SelectionState, proxy: ProxyState | None = None) -> None:
+        """Set up after the shared initial batch: estimates ``(revealed sum + predicted sum of the
+        unrevealed cells) / n_items``.
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells: every arm's initial batch is recorded.
+        proxy : ProxyState or None, optional
+            The fitted proxy's predictions of every cell, used for the unrevealed cells.
+
+        Raises
+        ------
+        InputError
+            When ``proxy`` is None.
+        """
         super().initialize(state, None)
         self._setup_proxy(state, proxy)
         self.est = (state.y_sum + self.f_all - self.f_obs) / state.n_items
         self._refresh_exact(state, np.arange(state.n_arms))
 
     def update(self, state: SelectionState, obs: Observation) -> None:
+        """Record the proxy's predictions of the batch's cells (before ``state.record``).
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells before this batch.
+        obs : Observation
+            The batch: its arm, items and scores.
+        """
         self._record_f(obs.arm, self.px.f[obs.arm, obs.items].astype(np.float64))
 
     def end_round(self, state: SelectionState, arm: int) -> None:
+        """After ``state.record``: the arm's pooled estimate, full rows exact, and a proxy refit
+        when one is due.
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells, this batch included.
+        arm : int
+            The arm just pulled.
+        """
         self.est[arm] = (state.y_sum[arm] + self.f_all[arm] - self.f_obs[arm]) / state.n_items
         self._refresh_exact(state, np.array([arm]))
         self._maybe_refit(state)
@@ -235,6 +297,13 @@ class UCBELRF(UCBEBookkeeping):
         values at most :data:`ENSEMBLE_CELLS` (each of the ensemble's five arrays takes 8
         bytes a value; ``n_ensemble = 100000`` on 30 x 1,000 asked for 112 GiB).
 
+        Parameters
+        ----------
+        n_arms : int
+            Models (rows) of the matrix.
+        n_items : int
+            Items (columns) of the matrix.
+
         Raises
         ------
         InputError
@@ -251,6 +320,21 @@ class UCBELRF(UCBEBookkeeping):
             )
 
     def initialize(self, state: SelectionState, proxy: ProxyState | None = None) -> None:
+        """Set up after the shared initial batch (the proxy is not used: the ensemble is fitted
+        on the revealed cells).
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells: every arm's initial batch is recorded.
+        proxy : ProxyState or None, optional
+            The fitted proxy's predictions of every cell; not used.
+
+        Raises
+        ------
+        InputError
+            When the ensemble is too large for the matrix (:meth:`check_sizes`).
+        """
         self.check_sizes(state.n_arms, state.n_items)
         super().initialize(state, None)
         self._rng = np.random.default_rng(self.random_state)
@@ -273,6 +357,20 @@ class UCBELRF(UCBEBookkeeping):
         self._sd = pred.std(axis=0)
 
     def choose(self, state: SelectionState) -> int | None:
+        """Round-robin while fewer than ``warmup`` of the cells are revealed; then the active arm
+        whose mean over its row (revealed scores, else the ensemble's mean plus ``eta`` sds) is
+        largest, the ensemble refitted every ``refit_every`` rounds.
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells so far.
+
+        Returns
+        -------
+        int or None
+            An arm's index in ``range(n_arms)``; None when every arm is fully revealed.
+        """
         active = ~self.exact
         if not active.any():
             return None
@@ -294,6 +392,23 @@ class UCBELRF(UCBEBookkeeping):
         return int(np.argmax(idx))
 
     def select_items(self, state: SelectionState, arm: int, size: int) -> np.ndarray:
+        """The ``size`` unrevealed items of ``arm`` with the largest ensemble sd (uniform while
+        warming up).
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells so far.
+        arm : int
+            The arm :meth:`choose` returned.
+        size : int
+            The batch size.
+
+        Returns
+        -------
+        ndarray of int of shape (<= size,)
+            Item indices not yet revealed for ``arm``, in the order to reveal them.
+        """
         if getattr(self, "_mode", "uniform") == "uniform" or self._sd is None:
             return state.uniform_items(arm, size)
         sd = np.where(state.observed[arm], -np.inf, self._sd[arm])
@@ -302,9 +417,28 @@ class UCBELRF(UCBEBookkeeping):
         return top[np.argsort(-sd[top], kind="stable")]
 
     def update(self, state: SelectionState, obs: Observation) -> None:
+        """Nothing: the ensemble is refitted on ``state`` in :meth:`choose`.
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells before this batch.
+        obs : Observation
+            The batch: its arm, items and scores.
+        """
         pass
 
     def end_round(self, state: SelectionState, arm: int) -> None:
+        """After ``state.record``: every arm's estimate (revealed scores, else the ensemble's
+        mean) and full rows exact.
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells, this batch included.
+        arm : int
+            The arm just pulled.
+        """
         if self._mean is not None:
             filled = np.where(state.observed, np.nan_to_num(state.values), self._mean)
             self.est = filled.mean(axis=1)

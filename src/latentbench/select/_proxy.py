@@ -258,6 +258,11 @@ class LowRankProxy(GivenArgumentsRepr):
         Returns
         -------
         self
+
+        Raises
+        ------
+        InputError
+            For an unknown ``prior``, or a history that is not 2-D with at least 2 models.
         """
         warm_start = check_flag(warm_start, "warm_start")  # "no" started from the last fit
         import time
@@ -362,7 +367,12 @@ class LowRankProxy(GivenArgumentsRepr):
         return out
 
     def get_params(self) -> dict[str, Any]:
-        """Constructor parameters (``rank`` fixed by cross-validation is not included)."""
+        """Constructor parameters (``rank`` fixed by cross-validation is not included).
+
+        Returns
+        -------
+        dict of str to Any
+        """
         names = ("sigma", "l2", "prior", "l2_model", "nonneg", "max_iter", "newton_iter",
                  "random_state", "max_cells", "newton_tol", "cv_grid", "cv_cells")  # fmt: skip
         return {k: getattr(self, k) for k in names}
@@ -382,6 +392,16 @@ class LowRankProxy(GivenArgumentsRepr):
             ``N(0, I)``.
         **params
             Constructor parameters.
+
+        Returns
+        -------
+        LowRankProxy
+            A fitted proxy of rank r.
+
+        Raises
+        ------
+        InputError
+            When ``b`` does not have shape (n_items,).
         """
         V = np.atleast_2d(np.asarray(V, dtype=np.float64).T).T
         self = cls(rank=V.shape[1], **params)
@@ -407,7 +427,13 @@ class LowRankProxy(GivenArgumentsRepr):
         result : IRTResult
             A :class:`~latentbench.irt.TwoPL` fit (or one loaded with ``IRTResult.load``).
         **params
-            Other constructor parameters (``prior``, ``l2_model``, ...).
+            Other constructor parameters (``prior``, ``l2_model``, ...); ``sigma`` defaults to
+            the fit's.
+
+        Returns
+        -------
+        LowRankProxy
+            A fitted proxy of the fit's rank.
         """
         params.setdefault("sigma", float(result.sigma))
         return cls.from_factors(result.V, result.b, result.U, **params)
@@ -462,6 +488,11 @@ class LowRankProxy(GivenArgumentsRepr):
         Returns
         -------
         U : ndarray of shape (M, r)
+
+        Raises
+        ------
+        InputError
+            When ``scores`` is not 2-D with one column per item of the proxy.
         """
         from latentbench.irt._model_factors import fit_model_factors
 
@@ -508,7 +539,17 @@ class LowRankProxy(GivenArgumentsRepr):
         return np.asarray(self.prior_mean_ + Z @ self.prior_chol_.T)
 
     def prior_prediction(self) -> np.ndarray:
-        """Prediction for a model with the prior-mean factors, shape (n_items,)."""
+        """Prediction for a model with the prior-mean factors, shape (n_items,).
+
+        Returns
+        -------
+        ndarray of shape (n_items,)
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit` (or :meth:`from_factors`).
+        """
         self._check_fitted()
         return sigmoid((self.V_ @ self.prior_mean_ + self.b_) / self.sigma)
 

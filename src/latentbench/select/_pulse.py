@@ -335,6 +335,24 @@ class Pulse(ProxyBookkeeping):
         self.paired_levels = paired_levels
 
     def initialize(self, state: SelectionState, proxy: ProxyState | None = None) -> None:
+        """Set up after the shared initial batch: every arm's first per-round estimate.
+
+        That estimate is the initial batch's mean, or with ``init_estimate="prior"`` the doubly
+        robust estimate around the proxy's prior prediction. The confidence sequences are set
+        up too, and with ``certificate="paired"`` and a shared order the paired certificate.
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells: every arm's initial batch is recorded.
+        proxy : ProxyState or None, optional
+            The fitted proxy's predictions of every cell.
+
+        Raises
+        ------
+        InputError
+            When ``proxy`` is None.
+        """
         m = state.n_arms
         self._n = state.n_items
         self.zsum = np.zeros(m)
@@ -448,10 +466,29 @@ class Pulse(ProxyBookkeeping):
         return max(MIN_GRID, n_items) if self.bonus == "ci" else MIN_GRID
 
     def estimate_variance(self) -> np.ndarray:
-        """Estimated variance of each arm's point estimate, shape (n_arms,)."""
+        """Estimated variance of each arm's point estimate, shape (n_arms,).
+
+        Returns
+        -------
+        ndarray of shape (n_arms,)
+        """
         return np.asarray(self._w2v / np.maximum(self._wsum, 1e-300) ** 2)
 
     def index(self, state: SelectionState) -> np.ndarray:
+        """The index :meth:`choose` maximises, shape (n_arms,); ``-inf`` for fully revealed arms.
+
+        ``estimate + sqrt(a / T_i)`` (UCB-E), or with ``bonus="effective"``
+        ``estimate + 2 sqrt(a * estimate_variance)``.
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells so far.
+
+        Returns
+        -------
+        ndarray of shape (n_arms,)
+        """
         if self.bonus != "effective":
             return super().index(state)
         idx = self.est + 2.0 * np.sqrt(self.a * self.estimate_variance())
@@ -459,6 +496,23 @@ class Pulse(ProxyBookkeeping):
         return idx
 
     def choose(self, state: SelectionState) -> int | None:
+        """The arm to pull next, or ``None`` to stop.
+
+        With ``bonus="ci"``: LUCB on the certificate (the empirical best and the other arm
+        with the highest upper bound, or on the paired certificate the rival with the lowest
+        lower bound on the leader's lead). Otherwise the largest :meth:`index`, or with
+        ``revisit`` an arm the index has given up on for longer than its plausibility allows.
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells so far.
+
+        Returns
+        -------
+        int or None
+            An arm's index in ``range(n_arms)``; None when every arm is fully revealed.
+        """
         if self.bonus != "ci":
             arm = super().choose(state)
             if arm is not None and self.revisit:
@@ -520,7 +574,17 @@ class Pulse(ProxyBookkeeping):
         """Lower bounds of the paired certificate on ``mu_arm - mu_j`` for every arm ``j``
         (``+inf`` at ``arm``), shape (n_arms,); None without one (``certificate="arm"``, or
         an order per arm). ``arm`` is certified when all are above 0 (above ``-epsilon``
-        with a tolerance; :meth:`certifies`)."""
+        with a tolerance; :meth:`certifies`).
+
+        Parameters
+        ----------
+        arm : int
+            The arm whose lead is bounded.
+
+        Returns
+        -------
+        ndarray of shape (n_arms,) or None
+        """
         if self._paired is None:
             return None
         return self._paired.lower(self._state, arm)
@@ -531,7 +595,20 @@ class Pulse(ProxyBookkeeping):
         (``certificate="paired"`` with a shared order), else its certificate lower bound above
         every other arm's upper bound minus ``epsilon``; when ``arm``'s row is fully revealed,
         fully revealed rivals whose means are at most its own need no bound
-        (:func:`latentbench.select._certify.certifies`)."""
+        (:func:`latentbench.select._certify.certifies`).
+
+        Parameters
+        ----------
+        arm : int
+            The arm to certify.
+        epsilon : float, default 0.0
+            Tolerance: certified within ``epsilon`` of the best.
+
+        Returns
+        -------
+        bool
+            False when the policy has no certificate bounds (``ci="none"``).
+        """
         lead = self.difference_lower(arm)
         if lead is not None:
             return _certify.certifies_differences(lead, arm, **self._exact_rivals(epsilon))
@@ -630,6 +707,20 @@ class Pulse(ProxyBookkeeping):
         return j if ratio[j] > 1.0 else None
 
     def update(self, state: SelectionState, obs: Observation) -> None:
+        """Add the batch's doubly robust per-round estimate of the arm (before ``state.record``).
+
+        The estimate is ``(revealed sum + lam * predicted sum of the unrevealed cells
+        + sum(y - lam f) / pi) / n_items``, ``pi`` the batch's share of the unrevealed cells
+        and ``lam`` as the ``lam`` option sets it; its weight (``weights``), the confidence
+        sequences and the targeted bets are updated with it.
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells before this batch.
+        obs : Observation
+            The batch: its arm, items and scores (NaN counts as 0).
+        """
         arm, items = obs.arm, obs.items
         if isinstance(self._cs, BettingConfSeq) and self.target_weight > 0:
             # first: the targeted bets must not see this batch (self.est changes below)
@@ -693,6 +784,15 @@ class Pulse(ProxyBookkeeping):
         self._record_f(arm, f_b)
 
     def end_round(self, state: SelectionState, arm: int) -> None:
+        """After ``state.record``: mark full rows exact and refit the proxy when one is due.
+
+        Parameters
+        ----------
+        state : SelectionState
+            The run's cells, this batch included.
+        arm : int
+            The arm just pulled.
+        """
         self._refresh_exact(state, np.array([arm]))
         if self._maybe_refit(state):
             self.zbar[:] = 0.0

@@ -554,7 +554,12 @@ class SelectionRecord:
         file for what was printed finds it), then what it means: ``confidence (best certified
         at delta = 0.05)``, ``budget (budget spent)``, ``exhausted (every cell revealed)``; a
         live run's ``capped``, ``interrupted``, ... as they are. None when the record does not
-        say."""
+        say.
+
+        Returns
+        -------
+        str or None
+        """
         stopped = self.stopped
         if stopped is None:
             return None
@@ -567,7 +572,17 @@ class SelectionRecord:
 
     def share_text(self, cells: int | None = None) -> str | None:
         """``cells`` (default ``evaluations_total``) as a percentage of a full evaluation
-        (:func:`share_text`), or None when the record does not say its items."""
+        (:func:`share_text`), or None when the record does not say its items.
+
+        Parameters
+        ----------
+        cells : int, optional
+            Cells to express; None: ``evaluations_total``.
+
+        Returns
+        -------
+        str or None
+        """
         full = self.full_evaluation
         if not full:
             return None
@@ -583,13 +598,25 @@ class SelectionRecord:
 
     def to_frame(self) -> pd.DataFrame:
         """Per-model table (pandas DataFrame): ``model``, ``estimate``, ``n_observed`` and the
-        recorded bounds."""
+        recorded bounds.
+
+        Returns
+        -------
+        DataFrame of shape (n_models, n_columns)
+            One row per record of :attr:`arms`.
+        """
         import pandas as pd
 
         return pd.DataFrame(self.arms)
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``selection.json``-shaped dict of the record."""
+        """The ``selection.json``-shaped dict of the record.
+
+        Returns
+        -------
+        dict of str to Any
+            The record's fields; those that are None are left out.
+        """
         out: dict[str, Any] = {
             "policy": self.policy,
             "best_model": self.best_model,

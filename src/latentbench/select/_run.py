@@ -248,7 +248,13 @@ class SelectionResult:
     def certificate_crossed(self) -> dict[str, list[float]]:
         """``{model: [certificate_lower, certificate_upper]}`` of the arms whose certificate
         bounds cross (the lower above the upper: one of the two one-sided statements is
-        false, an event the certificate allows with probability at most ``delta``)."""
+        false, an event the certificate allows with probability at most ``delta``).
+
+        Returns
+        -------
+        dict of str to list of float
+            Empty when no bounds cross or the run has no certificate bounds.
+        """
         lo, hi = self.certificate_lower, self.certificate_upper
         if lo is None or hi is None:
             return {}
@@ -359,7 +365,12 @@ class SelectionResult:
         )
 
     def to_frame(self) -> pd.DataFrame:
-        """Per-arm table (pandas DataFrame): model, estimate, lower, upper, n_observed."""
+        """Per-arm table (pandas DataFrame): model, estimate, lower, upper, n_observed.
+
+        Returns
+        -------
+        DataFrame of shape (n_models, n_columns)
+        """
         import pandas as pd
 
         return pd.DataFrame(self.to_dict(trace=False)["arms"])

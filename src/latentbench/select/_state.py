@@ -99,16 +99,44 @@ class SelectionState:
         )
 
     def remaining(self) -> np.ndarray:
-        """Unrevealed cells per arm, shape (n_arms,)."""
+        """Unrevealed cells per arm, shape (n_arms,).
+
+        Returns
+        -------
+        ndarray of int of shape (n_arms,)
+        """
         return self.n_items - self.n_obs
 
     def in_order(self, arm: int) -> bool:
         """Whether ``arm``'s revealed cells are exactly the first ``T_arm`` items of its
-        order (only uniform draws so far)."""
+        order (only uniform draws so far).
+
+        Parameters
+        ----------
+        arm : int
+            The arm's index.
+
+        Returns
+        -------
+        bool
+        """
         return bool(self._pointer[arm] == self.n_obs[arm])
 
     def uniform_items(self, arm: int, size: int) -> np.ndarray:
-        """``size`` unrevealed items of ``arm``, uniform without replacement given the past."""
+        """``size`` unrevealed items of ``arm``, uniform without replacement given the past.
+
+        Parameters
+        ----------
+        arm : int
+            The arm's index.
+        size : int
+            Items wanted (fewer when fewer are unrevealed).
+
+        Returns
+        -------
+        ndarray of int64 of shape (<= size,)
+            Item indices, the next ones of the arm's random order not yet revealed.
+        """
         start = int(self._pointer[arm])
         order = self.order[arm]
         if self.n_obs[arm] == start:  # only uniform draws so far: the prefix is the observed set
@@ -119,7 +147,15 @@ class SelectionState:
         return np.asarray(rest[:size], dtype=np.int64)
 
     def record(self, obs: Observation, *, initial: bool = False) -> None:
-        """Store a revealed batch (scores checked by the run loop: no NaN)."""
+        """Store a revealed batch (scores checked by the run loop: no NaN).
+
+        Parameters
+        ----------
+        obs : Observation
+            The batch: its arm, items and scores.
+        initial : bool, default False
+            Whether it is the initial batch (counted in ``spent_init``, else in ``spent``).
+        """
         scores = np.asarray(obs.scores, dtype=np.float32)
         self.values[obs.arm, obs.items] = scores
         self.observed[obs.arm, obs.items] = True
@@ -159,7 +195,20 @@ class ProxyState:
         self.refit_seconds = 0.0
 
     def refit(self, values: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-        """Refit ``U`` on all revealed cells (rows given: only those) and update ``f``."""
+        """Refit ``U`` on all revealed cells (rows given: only those) and update ``f``.
+
+        Parameters
+        ----------
+        values : ndarray of shape (n_arms, n_items)
+            The revealed scores (NaN where unrevealed).
+        rows : ndarray of int of shape (k,), optional
+            The arms to refit; None: all. A proxy that learns its items refits every arm.
+
+        Returns
+        -------
+        ndarray of int of shape (k,)
+            The arms refitted (every arm when ``rows`` is None or the proxy learns its items).
+        """
         start = time.perf_counter()
         if getattr(self.proxy, "learns_items", False):  # history-free: item factors move too
             self.U = self.proxy.refit_all(values)  # type: ignore[attr-defined]

@@ -83,7 +83,26 @@ class Reader:
     arguments: frozenset[str] = frozenset()
 
     def select(self, found: list[Path], paths: list[Path]) -> list[Path]:
-        """The result files among ``found`` (files named in ``paths`` are always kept)."""
+        """The result files among ``found`` (files named in ``paths`` are always kept).
+
+        Parameters
+        ----------
+        found : list of Path
+            The files found under ``paths``.
+        paths : list of Path
+            The paths the user gave (files and folders).
+
+        Returns
+        -------
+        list of Path
+            The files of ``found`` this source reads: all of them when the source has no
+            ``keep`` test, else those named in ``paths`` and those ``keep`` accepts.
+
+        Raises
+        ------
+        InputError
+            When none is kept and the source says what it expected (``nothing_found``).
+        """
         if self.keep is None:
             return found
         explicit = {Path(p).resolve() for p in paths if Path(p).is_file()}
@@ -97,8 +116,24 @@ class Reader:
     ) -> dict[str, object]:
         """The keyword arguments of :attr:`read`: the common ones it declares and its options.
 
-        Raises :class:`InputError` for an option value outside its ``Literal`` values, or an
-        option of another source given a non-default value.
+        Parameters
+        ----------
+        common : Mapping of str to object
+            The arguments every reader may take; only those in :attr:`arguments` are kept.
+        options : Mapping of str to object
+            Source options by name; an option of another source left at its default is
+            ignored.
+
+        Returns
+        -------
+        dict of str to object
+            The keyword arguments to call :attr:`read` with.
+
+        Raises
+        ------
+        InputError
+            For an option value outside its ``Literal`` values, or an option of another source
+            given a non-default value.
         """
         kwargs = {k: v for k, v in common.items() if k in self.arguments}
         for name, value in options.items():

@@ -81,7 +81,15 @@ class LoadReport:
         )
 
     def rename(self, benchmark: str | None, original: str) -> None:
-        """Record that ``benchmark=`` (when given) replaces the files' benchmark ``original``."""
+        """Record that ``benchmark=`` (when given) replaces the files' benchmark ``original``.
+
+        Parameters
+        ----------
+        benchmark : str or None
+            The benchmark name given by the user; None records nothing.
+        original : str
+            The benchmark name the files carry.
+        """
         if benchmark is None:
             return
         names = self.renamed.setdefault(benchmark, [])
@@ -89,28 +97,73 @@ class LoadReport:
             names.append(original)
 
     def skip_file(self, path: str | Path, reason: str, records: int = 0) -> None:
-        """Record a file that gave no rows, with the reason; its records count as dropped."""
+        """Record a file that gave no rows, with the reason; its records count as dropped.
+
+        Parameters
+        ----------
+        path : str or Path
+            The file skipped.
+        reason : str
+            Why it gave no rows.
+        records : int, default 0
+            Records it held, counted as dropped for ``file skipped: <reason>``.
+        """
         self.skipped_files.append({"file": str(path), "reason": reason})
         self.drop(f"file skipped: {reason}", records)
 
     def flag(self, reason: str, count: int = 1) -> None:
-        """Count ``count`` rows kept with a flag for ``reason``."""
+        """Count ``count`` rows kept with a flag for ``reason``.
+
+        Parameters
+        ----------
+        reason : str
+            Why the rows are flagged.
+        count : int, default 1
+            Rows to add to the count (0 records nothing).
+        """
         if count:
             self.flagged[reason] = self.flagged.get(reason, 0) + count
 
     def drop(self, reason: str, count: int = 1) -> None:
-        """Count ``count`` records dropped for ``reason``."""
+        """Count ``count`` records dropped for ``reason``.
+
+        Parameters
+        ----------
+        reason : str
+            Why the records are dropped.
+        count : int, default 1
+            Records to add to the count (0 records nothing).
+        """
         if count:
             self.dropped[reason] = self.dropped.get(reason, 0) + count
 
     def choose(self, benchmark: str, kind: str, name: str, how: str) -> None:
-        """Record the metric/filter chosen for a benchmark."""
+        """Record the metric/filter chosen for a benchmark.
+
+        Parameters
+        ----------
+        benchmark : str
+            The benchmark the choice is for.
+        kind : str
+            What was chosen (e.g. ``metric`` or ``filter``): the key under ``choices``.
+        name : str
+            The name chosen.
+        how : str
+            How it was chosen, stored under ``<kind>_chosen``.
+        """
         entry = self.choices.setdefault(benchmark, {})
         entry[kind] = name
         entry[f"{kind}_chosen"] = how
 
     def summarise(self, frame: pd.DataFrame) -> None:
-        """Fill ``rows``, ``non_binary``, ``coverage`` and ``notes`` from the final frame."""
+        """Fill ``rows``, ``non_binary``, ``coverage`` and ``notes`` from the final frame.
+
+        Parameters
+        ----------
+        frame : DataFrame
+            The long table read, with columns ``benchmark``, ``model``, ``item`` and
+            ``score``.
+        """
         self.rows = len(frame)
         if not len(frame):
             return
@@ -139,15 +192,38 @@ class LoadReport:
             self.notes.append(_subsample_note(model, tasks))
 
     def subsample(self, model: str, task: str, evaluated: int, of: int) -> None:
-        """Record that ``model`` was evaluated on ``evaluated`` of the ``of`` docs of ``task``."""
+        """Record that ``model`` was evaluated on ``evaluated`` of the ``of`` docs of ``task``.
+
+        Parameters
+        ----------
+        model : str
+            The model subsampled.
+        task : str
+            The task whose docs were subsampled.
+        evaluated : int
+            Docs the model was evaluated on.
+        of : int
+            Docs in the task.
+        """
         self.subsampled.setdefault(model, {})[task] = [evaluated, of]
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-serialisable copy."""
+        """A JSON-serialisable copy.
+
+        Returns
+        -------
+        dict of str to Any
+            The report's fields (``dataclasses.asdict``).
+        """
         return asdict(self)
 
     def to_json(self) -> str:
-        """:meth:`to_dict` as JSON text (keys sorted)."""
+        """:meth:`to_dict` as JSON text (keys sorted).
+
+        Returns
+        -------
+        str
+        """
         return json.dumps(self.to_dict(), sort_keys=True)
 
     def __str__(self) -> str:

@@ -437,7 +437,17 @@ class LiveConfig:
         return self.items_path.stem if self.items_path is not None else "live"
 
     def load_items(self) -> list[dict[str, str]]:
-        """The items of ``[items] path`` (see :func:`latentbench.io.load_items`)."""
+        """The items of ``[items] path`` (see :func:`latentbench.io.load_items`).
+
+        Returns
+        -------
+        list of dict of str to str
+
+        Raises
+        ------
+        InputError
+            When ``[items] path`` is missing, or the file is not readable as items.
+        """
         if self.items is None:
             raise InputError(f"{self.source}: [items] path is missing")
         return load_items(
@@ -451,7 +461,12 @@ class LiveConfig:
         )
 
     def identity(self) -> dict[str, Any]:
-        """What fixes the run's decisions: a resumed run must match it exactly."""
+        """What fixes the run's decisions: a resumed run must match it exactly.
+
+        Returns
+        -------
+        dict of str to Any
+        """
         item_fields = {}
         if self.items is not None:
             default = ItemOptions(path=self.items.path)
@@ -489,7 +504,13 @@ class LiveConfig:
         harness options (not its key's variable, nor its ``base_url``: where to reach a model
         may change between sessions, :data:`ENDPOINT_FIELDS`). Part of :meth:`identity`: a
         run resumed with another temperature or served model would mix answers of two
-        configurations."""
+        configurations.
+
+        Returns
+        -------
+        dict of str to Any
+            Keys ``oracle``, ``models`` and, for python code, ``code``.
+        """
         skip = {f.name for f in fields(self.oracle) if f.metadata.get("workflow")} | {"kind"}
         oracle = {k: v for k, v in asdict(self.oracle).items() if v is not None and k not in skip}
         models = {
@@ -513,7 +534,18 @@ class LiveConfig:
         """:meth:`answer_options` rebuilt from a run record stored before the identity held
         them (its ``oracle`` and ``models``, read with this configuration's oracle kind; the
         ``code`` of a python oracle or scorer was not recorded then), for comparison with
-        ``{"oracle": ..., "models": ...}`` of :meth:`answer_options`."""
+        ``{"oracle": ..., "models": ...}`` of :meth:`answer_options`.
+
+        Parameters
+        ----------
+        record : dict of str to Any
+            A stored run record (its ``oracle`` and ``models``).
+
+        Returns
+        -------
+        dict of str to Any
+            Keys ``oracle`` and ``models``.
+        """
         # this kind's own answer options (an older record also holds other kinds' defaults)
         keep = {f.name for f in fields(self.oracle) if not f.metadata.get("workflow")}
         oracle = {k: v for k, v in (record.get("oracle") or {}).items()
@@ -534,6 +566,15 @@ class LiveConfig:
         ``delta``), so that a run started then resumes under the same id whichever spelling
         the file uses now. ``legacy``: the id before the identity held
         :meth:`answer_options` (a run stored then resumes under it).
+
+        Parameters
+        ----------
+        legacy : bool, default False
+            Hash the identity without its ``answers``.
+
+        Returns
+        -------
+        str
         """
         identity = self.identity()
         if legacy:
@@ -543,7 +584,12 @@ class LiveConfig:
         return "live-" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def to_record(self) -> dict[str, Any]:
-        """The options stored with the run (no secrets: only environment variable names)."""
+        """The options stored with the run (no secrets: only environment variable names).
+
+        Returns
+        -------
+        dict of str to Any
+        """
         proxy = dict(self.proxy_options)
         if self.history is not None:
             proxy["history"] = str(self.history)
@@ -558,14 +604,35 @@ class LiveConfig:
         }
 
     def publish_options(self) -> dict[str, Any]:
-        """Keyword arguments of :meth:`Store.publish_selection` for this run's scores."""
+        """Keyword arguments of :meth:`Store.publish_selection` for this run's scores.
+
+        Returns
+        -------
+        dict of str to Any
+            Keys ``benchmark``, ``metric`` and ``source_models``.
+        """
         served = {m.name: m.served for m in self.models}
         metric = self.oracle_info.metric or self.scorer.spec
         return {"benchmark": self.benchmark_name, "metric": metric, "source_models": served}
 
     def build_policy(self, shape: tuple[int, int] | None = None) -> Policy:
         """A fresh policy object from ``[run] policy`` and ``[policy]``; with ``shape``
-        (models, items) its size-like options are bounded by the data."""
+        (models, items) its size-like options are bounded by the data.
+
+        Parameters
+        ----------
+        shape : tuple of (int, int), optional
+            ``(n_models, n_items)`` of the run.
+
+        Returns
+        -------
+        Policy
+
+        Raises
+        ------
+        InputError
+            For an unknown policy or option, or an option value outside its range.
+        """
         where = f"{self.source}: [policy]"
         return make_policy(self.run.policy, self.policy_options, where=where, shape=shape)
 
@@ -580,7 +647,22 @@ class LiveConfig:
         return self.history
 
     def build_proxy(self, item_ids: Sequence[str]) -> LowRankProxy | None:
-        """Fit the low-rank proxy on ``[proxy] history`` (None when no history is given)."""
+        """Fit the low-rank proxy on ``[proxy] history`` (None when no history is given).
+
+        Parameters
+        ----------
+        item_ids : sequence of str
+            The run's items, in order: the history's columns are taken in this order.
+
+        Returns
+        -------
+        LowRankProxy or None
+
+        Raises
+        ------
+        InputError
+            When the history lacks an item, or the ``[proxy]`` options are invalid.
+        """
         if self.history is None:
             return None
         from latentbench.io import ResponseMatrix
@@ -605,7 +687,12 @@ class LiveConfig:
     def history_candidates(self) -> list[str]:
         """The ``[[models]]`` names that ``[proxy] history`` holds too (its model ids): the
         proxy has seen their answers, so the cells a run uses are optimistic for a new pool
-        (``select replay`` says the same of its ``--history``). Empty without a history."""
+        (``select replay`` says the same of its ``--history``). Empty without a history.
+
+        Returns
+        -------
+        list of str
+        """
         if self.history is None:
             return []
         from latentbench.io import ResponseMatrix
@@ -614,7 +701,17 @@ class LiveConfig:
         return [m for m in self.model_ids if m in held]
 
     def build_oracle(self, items: Sequence[dict[str, str]]) -> Oracle | StreamingOracle:
-        """The inner oracle named by ``[oracle] kind`` (built by its registry entry)."""
+        """The inner oracle named by ``[oracle] kind`` (built by its registry entry).
+
+        Parameters
+        ----------
+        items : sequence of dict of str to str
+            The items, as :meth:`load_items` gives them.
+
+        Returns
+        -------
+        Oracle or StreamingOracle
+        """
         return self.oracle_info.build(self, items)
 
 

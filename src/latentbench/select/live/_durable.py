@@ -144,6 +144,12 @@ class DurableOracle:
         ``(model, item) -> note`` of reused answers that carry one (empty text, content
         null): stored with the cell here too.
 
+    Raises
+    ------
+    InputError
+        For ``on_error`` other than ``"stop"`` or ``"zero"``, or ids that do not match the inner
+        shape of the oracle it wraps.
+
     Attributes
     ----------
     n_paid : int
@@ -267,7 +273,13 @@ class DurableOracle:
             )
 
     def record_final(self, payload: dict[str, Any]) -> None:
-        """Record the run's final decision after the last batch (once; not on a replay)."""
+        """Record the run's final decision after the last batch (once; not on a replay).
+
+        Parameters
+        ----------
+        payload : dict of str to Any
+            The decision, stored as JSON at the round after the last batch.
+        """
         if self.n_calls not in self._decisions:
             self.store.add_decision(self.run_id, self.n_calls, payload)
             self._decisions[self.n_calls] = {"round": self.n_calls, **payload}
@@ -275,6 +287,19 @@ class DurableOracle:
     # -------------------------------------------------------------- the oracle
     def evaluate(self, model_index: int, item_indices: np.ndarray) -> np.ndarray:
         """Scores of a batch: stored cells replayed, new ones evaluated and committed first.
+
+        Parameters
+        ----------
+        model_index : int
+            The model's row, in ``range(n_models)``.
+        item_indices : ndarray of int of shape (batch,)
+            The items' columns, in ``range(n_items)``.
+
+        Returns
+        -------
+        ndarray of float of shape (batch,)
+            Scores in [0, 1]; a failed cell is 0 (``on_error = "zero"``: the user's choice;
+            with ``"stop"`` a failure raises instead).
 
         Raises
         ------

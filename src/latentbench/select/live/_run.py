@@ -79,7 +79,12 @@ class LiveResult:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dictionary."""
+        """JSON-ready dictionary.
+
+        Returns
+        -------
+        dict of str to Any
+        """
         return {
             "run_id": self.run_id,
             "status": self.status,

@@ -23,6 +23,11 @@ class CallableOracle:
         ``score(model_id: str, item_ids: list[str]) -> sequence of float`` (NaN = failure).
     model_ids, item_ids : sequence of str
 
+    Raises
+    ------
+    InputError
+        When ``score`` is not callable.
+
     Notes
     -----
     An exception, a result of the wrong length or a score outside [0, 1] is recorded as an
@@ -53,7 +58,21 @@ class CallableOracle:
         )
 
     def evaluate_cells(self, model_index: int, item_indices: np.ndarray) -> Iterator[CellResult]:
-        """Call the function once for the batch; yield one result per item."""
+        """Call the function once for the batch; yield one result per item.
+
+        Parameters
+        ----------
+        model_index : int
+            The model's row, in ``range(n_models)``.
+        item_indices : ndarray of int of shape (batch,)
+            The items' columns, in ``range(n_items)``.
+
+        Yields
+        ------
+        CellResult
+            One per item, in batch order; a failed call, text, a wrong shape, NaN or a score
+            outside [0, 1] gives NaN with its ``error``.
+        """
         items = [self.item_ids[int(k)] for k in item_indices]
         started = now_utc()
         self.n_calls += len(items)
@@ -86,7 +105,20 @@ class CallableOracle:
             yield CellResult(k, float(value), cell_error, 1, started, done)
 
     def evaluate(self, model_index: int, item_indices: np.ndarray) -> np.ndarray:
-        """Scores of a batch (NaN for failures); see :class:`~latentbench.select.Oracle`."""
+        """Scores of a batch (NaN for failures); see :class:`~latentbench.select.Oracle`.
+
+        Parameters
+        ----------
+        model_index : int
+            The model's row, in ``range(n_models)``.
+        item_indices : ndarray of int of shape (batch,)
+            The items' columns, in ``range(n_items)``.
+
+        Returns
+        -------
+        ndarray of float of shape (batch,)
+            Scores in [0, 1]; NaN for a failed cell.
+        """
         out = np.full(len(item_indices), np.nan)
         for cell in self.evaluate_cells(model_index, item_indices):
             out[cell.position] = cell.score

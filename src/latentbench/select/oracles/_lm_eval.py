@@ -209,7 +209,22 @@ class LmEvalBridgeOracle:
 
     def plan(self, model_index: int, doc_ids: Sequence[str]) -> tuple[Path, str]:
         """Write the plan for one model's missing items (doc ids; ``TASK/DOC_ID`` with a
-        group); returns its path and command line."""
+        group); returns its path and command line.
+
+        Parameters
+        ----------
+        model_index : int
+            The model's row, in ``range(n_models)``.
+        doc_ids : sequence of str
+            The items to evaluate (doc ids, or ``TASK/DOC_ID`` with a group).
+
+        Returns
+        -------
+        path : Path
+            ``next_plan.json`` in ``plan_dir``.
+        command : str
+            The lm-eval command line that evaluates them.
+        """
         per_task: dict[str, set[int]] = {}
         for item in doc_ids:
             task, doc = _task_doc(str(item), self.task, self.group)
@@ -256,7 +271,27 @@ class LmEvalBridgeOracle:
 
     def evaluate_cells(self, model_index: int, item_indices: np.ndarray) -> Iterator[CellResult]:
         """Yield the logged cells; for the rest run the plan (``execute``) or raise
-        :class:`PlanPending`."""
+        :class:`PlanPending`.
+
+        Parameters
+        ----------
+        model_index : int
+            The model's row, in ``range(n_models)``.
+        item_indices : ndarray of int of shape (batch,)
+            The items' columns, in ``range(n_items)``.
+
+        Yields
+        ------
+        CellResult
+            The logged cells first, then those the harness logged when it ran the plan.
+
+        Raises
+        ------
+        PlanPending
+            When cells are not logged and ``execute`` is False (the plan is written).
+        HarnessFailed
+            When the harness exited 0 but its logs are unreadable or lack a cell of the plan.
+        """
         if self.execute:  # a harness an earlier session started may still be writing logs
             self._await_earlier()
         logged = self._logged()

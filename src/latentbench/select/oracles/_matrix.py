@@ -29,6 +29,12 @@ class MatrixOracle:
         with a missing cell, so that the target is each model's mean over the items every
         model has (``kept_items`` says which; an error if none is left).
 
+    Raises
+    ------
+    InputError
+        For scores that are not a non-empty 2-D array or outside [0, 1], an unknown ``missing``,
+        a missing cell with ``missing="error"``, or no item left by ``missing="drop-items"``.
+
     Attributes
     ----------
     n_calls : int
@@ -91,12 +97,31 @@ class MatrixOracle:
         return self._scores
 
     def true_means(self) -> np.ndarray:
-        """Finite-population means per model, shape (n_models,)."""
+        """Finite-population means per model, shape (n_models,).
+
+        Returns
+        -------
+        ndarray of float64 of shape (n_models,)
+            Each model's mean over the replayed items.
+        """
         return np.asarray(self._scores.mean(axis=1, dtype=np.float64))
 
     def evaluate(self, model_index: int, item_indices: np.ndarray) -> np.ndarray:
         """Return ``scores[model_index, item_indices]``, shape (len(item_indices),) (see
-        :class:`Oracle`)."""
+        :class:`Oracle`).
+
+        Parameters
+        ----------
+        model_index : int
+            The model's row, in ``range(n_models)``.
+        item_indices : ndarray of int of shape (batch,)
+            The items' columns, in ``range(n_items)``.
+
+        Returns
+        -------
+        ndarray of shape (batch,)
+            The replayed scores (missing cells 0 when ``missing="zero"``).
+        """
         items = np.asarray(item_indices)
         self.n_calls += int(items.size)
         return np.asarray(self._scores[model_index, items])

@@ -80,6 +80,13 @@ class ChatEndpoint:
     api_key_env: str | None = None
 
     def url(self) -> str:
+        """The endpoint's chat-completions URL: ``base_url`` (no trailing slash) and
+        ``/chat/completions``.
+
+        Returns
+        -------
+        str
+        """
         return self.base_url.rstrip("/") + "/chat/completions"
 
 
@@ -265,6 +272,13 @@ class ChatCompletionsOracle:
     random_state : int or None
         Seeds the jitter (it never affects which cells are chosen).
 
+    Raises
+    ------
+    InputError
+        For no endpoint, ``concurrency``, ``timeout``, ``retries``, ``temperature``, ``backoff`` or
+        ``max_backoff`` out of range, a ``base_url`` that is not http(s), or an ``api_key_env``
+        that is not set or holds no usable key.
+
     Attributes
     ----------
     n_calls : int
@@ -396,6 +410,11 @@ class ChatCompletionsOracle:
         :class:`~latentbench.select.oracles.CellResult`);
         :class:`~latentbench.select.live.DurableOracle` sets it from the run's ``spend_cap``
         before each batch.
+
+        Parameters
+        ----------
+        allowance : int or None
+            Requests left (negative counts as 0); None removes the limit.
         """
         with self._lock:
             self._allowance = None if allowance is None else max(int(allowance), 0)
@@ -599,6 +618,18 @@ class ChatCompletionsOracle:
 
         At most ``concurrency`` cells are outstanding (requested, or answered but not yet
         taken): the next request starts when the consumer asks for the next cell.
+
+        Parameters
+        ----------
+        model_index : int
+            The model's row, in ``range(n_models)``.
+        item_indices : ndarray of int of shape (batch,)
+            The items' columns, in ``range(n_items)``.
+
+        Yields
+        ------
+        CellResult
+            One per item, in the order they complete (``position`` says which).
         """
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="latentbench")
@@ -630,7 +661,20 @@ class ChatCompletionsOracle:
                 future.cancel()
 
     def evaluate(self, model_index: int, item_indices: np.ndarray) -> np.ndarray:
-        """Scores of a batch (NaN for failures); see :class:`~latentbench.select.Oracle`."""
+        """Scores of a batch (NaN for failures); see :class:`~latentbench.select.Oracle`.
+
+        Parameters
+        ----------
+        model_index : int
+            The model's row, in ``range(n_models)``.
+        item_indices : ndarray of int of shape (batch,)
+            The items' columns, in ``range(n_items)``.
+
+        Returns
+        -------
+        ndarray of float of shape (batch,)
+            Scores in [0, 1]; NaN for a failed cell.
+        """
         out = np.full(len(item_indices), np.nan)
         for cell in self.evaluate_cells(model_index, item_indices):
             out[cell.position] = cell.score
