@@ -376,3 +376,66 @@ def test_options_around_a_flag_are_kept(tmp_path, extra):
     oracle = f"extra_args = {json.dumps(extra)}\n"
     config.write_text(_LM_EVAL.format(oracle=oracle, args=json.dumps("model=m-a")))
     assert LiveConfig.from_toml(config).oracle.extra_args == extra
+
+
+def test_a_key_sent_over_plain_http_to_another_host_is_warned_once(monkeypatch):
+    """A key with an ``http://`` base_url whose host is not this machine went out unencrypted
+    without a word; https:// and a local server (loopback) stay quiet."""
+    import warnings
+
+    from latentbench.exceptions import DataWarning
+    from latentbench.select.oracles import ChatCompletionsOracle, ChatEndpoint
+
+    monkeypatch.setenv("REMOTE_KEY", SECRET)
+    monkeypatch.delenv("UNSET_KEY", raising=False)
+
+    def said(*urls: str, env: str | None = "REMOTE_KEY") -> list[str]:
+        points = [ChatEndpoint(f"m{k}", url, "m", env) for k, url in enumerate(urls)]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            oracle = ChatCompletionsOracle(points, [])
+        assert [str(w.message) for w in caught] == oracle.notes
+        assert all(w.category is DataWarning for w in caught)
+        return oracle.notes
+
+    (one,) = said("http://api.example.com/v1", "http://10.0.0.7:8000/v1")
+    assert "\n" not in one and "plain http://" in one and "https://" in one
+    assert "'m0' to api.example.com" in one and "'m1' to 10.0.0.7" in one
+    assert SECRET not in one and "REMOTE_KEY" not in one  # neither the key nor its variable
+    quiet = ["https://api.example.com/v1", "http://localhost:8000/v1",
+             "http://127.0.0.1:8000/v1", "http://[::1]:8000/v1", "HTTP://LOCALHOST/v1"]  # fmt: skip
+    assert said(*quiet) == []
+    assert said("http://api.example.com/v1", env=None) == []  # no key: nothing to read
+
+
+def test_a_key_sent_over_plain_http_is_recorded_with_the_run(live_setup, monkeypatch):
+    """The warning is recorded in the run's stored configuration (``notes``) and in a live
+    estimate's result, so a reader of the store or of estimate.json sees it too."""
+    import pandas as pd
+
+    from latentbench.exceptions import DataWarning
+    from latentbench.io import ResponseMatrix
+    from latentbench.select._estimate_live import estimate_live
+
+    s = live_setup
+    config = s.write_config(oracle={"retries": 0})
+    config.write_text(
+        config.read_text().replace(f"http://127.0.0.1:{s.port}/v1", "http://host.invalid/v1")
+    )
+    path = s.tmp / "plain.duckdb"
+    with pytest.warns(DataWarning, match=r"plain http://.*'model-0' to host\.invalid"):
+        result = run_live(LiveConfig.from_toml(config), path)
+    assert result.status == "failed"  # the host does not exist: nothing sent
+    with Store(path, read_only=True) as db:
+        (note,) = db.selection_run(result.run_id)["config"]["notes"]
+    assert "plain http://" in note and "host.invalid" in note
+    hist = pd.read_csv(s.tmp / "history.csv").set_index("model")
+    with pytest.warns(DataWarning) as caught:  # and: the run stopped early (unreachable)
+        estimate = estimate_live(
+            ResponseMatrix.from_wide(hist), config, path, model="model-0", budget=2
+        )
+    assert sum("plain http://" in str(w.message) for w in caught) == 1  # said once
+    assert [w for w in estimate.warnings if "plain http://" in w] == [note]
+    with Store(path, read_only=True) as db:
+        run = db.selection_run(estimate.options["live"]["run_id"])
+    assert run["config"]["notes"] == [note]

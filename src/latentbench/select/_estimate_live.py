@@ -28,6 +28,7 @@ from latentbench.select._estimate import (
     _check_options,
     _finish,
     _rng,
+    _Said,
     proxy_note,
     run_sequential,
 )
@@ -192,7 +193,9 @@ def estimate_live(
     key = _run_key(seq, model, cal.hash, seed, proposal, floor, delta)
     run_id = resolve_run_id(store, cfg, f"-estimate-{key}")
     inner = cfg.build_oracle(items)
-    _open_run(store, cfg, run_id, task="estimate")
+    said = [_Said(note) for note in getattr(inner, "notes", None) or ()]  # warned when built
+    _open_run(store, cfg, run_id, task="estimate", notes=said)
+    notes.extend(said)  # recorded with the result (not warned again)
     wanted: float | None
     kind: str | None
     if precision is not None:

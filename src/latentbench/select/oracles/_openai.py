@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import http.client
+import ipaddress
 import json
 import math
 import os
@@ -21,6 +22,7 @@ import threading
 import urllib.error
 import urllib.parse
 import urllib.request
+import warnings
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -31,8 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from latentbench._checks import user_stacklevel
 from latentbench._repr import short_ids
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._scorers import Scorer, resolve_scorer
 from latentbench.select.oracles._protocol import (
     CAPPED,
@@ -47,6 +50,7 @@ __all__ = [
     "ChatCompletionsOracle",
     "ChatEndpoint",
     "environment_secrets",
+    "plain_http_note",
     "redact_environment",
 ]
 
@@ -230,6 +234,49 @@ def _is_loopback(url: str) -> bool:
     return host in ("127.0.0.1", "localhost", "::1")
 
 
+def _loopback_host(host: str) -> bool:
+    """Whether ``host`` names this machine: ``localhost`` (or a name under it) or a loopback
+    address (``127.0.0.0/8``, ``::1``)."""
+    host = host.lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def plain_http_note(endpoints: Sequence[ChatEndpoint]) -> str | None:
+    """The one-line warning for the endpoints that would send an API key over plain
+    ``http://`` to another machine (None when there are none): anyone on the network path
+    can read the key. ``https://`` and loopback hosts (``localhost``, ``127.0.0.1``,
+    ``::1``: a local server) are not named. An endpoint counts when its ``api_key_env`` is
+    set in the environment.
+
+    Parameters
+    ----------
+    endpoints : sequence of ChatEndpoint
+
+    Returns
+    -------
+    str or None
+    """
+    named = []
+    for endpoint in endpoints:
+        parts = urllib.parse.urlsplit(endpoint.base_url)
+        key = os.environ.get(endpoint.api_key_env or "", "").strip() or None
+        if key and parts.scheme == "http" and not _loopback_host(parts.hostname or ""):
+            named.append(f"{endpoint.name!r} to {parts.hostname}")
+    if not named:
+        return None
+    shown = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
+    return (
+        f"API key sent over plain http:// (unencrypted) for model(s) {shown}: anyone on the "
+        "network path can read it; use an https:// base_url (http:// is expected only for a "
+        "local server: localhost, 127.0.0.1, ::1)"
+    )
+
+
 class ChatCompletionsOracle:
     """Oracle (c): one OpenAI-compatible chat-completions endpoint per model.
 
@@ -272,6 +319,10 @@ class ChatCompletionsOracle:
         refused connection or an unknown host sends none). ``n_empty`` : int, answers whose
         text was empty or blank (handed to the scorer as they are, noted on the cell; the run
         says how many). ``n_no_text`` : int, answers with ``content`` null (scored 0, noted).
+    notes : list of str
+        What a run records about the oracle: the warning of a key sent over plain
+        ``http://`` to a host that is not loopback (:func:`plain_http_note`; warned once
+        when the oracle is made). Empty otherwise.
 
     Notes
     -----
@@ -336,6 +387,12 @@ class ChatCompletionsOracle:
                     "non-ASCII characters; expected the key alone on one line (not shown)"
                 )
         self.endpoints = list(endpoints)
+        #: what a run records about this oracle (a key sent over plain http://)
+        self.notes: list[str] = []
+        note = plain_http_note(self.endpoints)
+        if note is not None:
+            self.notes.append(note)
+            warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
         self.items = list(items)
         self.scorer = resolve_scorer(scorer)
         self.concurrency, self.timeout, self.retries = int(concurrency), float(timeout), retries
