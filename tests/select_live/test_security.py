@@ -439,3 +439,31 @@ def test_a_key_sent_over_plain_http_is_recorded_with_the_run(live_setup, monkeyp
     with Store(path, read_only=True) as db:
         run = db.selection_run(estimate.options["live"]["run_id"])
     assert run["config"]["notes"] == [note]
+
+
+def test_short_settings_named_like_keys_are_not_redacted(monkeypatch):
+    """``MAX_TOKENS=512`` (a name holding TOKEN) made every ``512`` of a stored error ``***``,
+    and a variable set to ``1`` or ``true`` every such word: a value shorter than
+    ``MIN_SECRET_LENGTH`` (8) of a variable not named by the user is a setting, not a key."""
+    import numpy as np
+
+    from latentbench.select.oracles import CallableOracle
+    from latentbench.select.oracles._openai import environment_secrets, redact_environment
+
+    settings = {"MAX_TOKENS": "512", "HF_TOKEN_ENABLED": "1", "USE_SECRET_STORE": "true",
+                "DB_PASSWORD_ROUNDS": "1000000"}  # fmt: skip
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("GEMINI_API_KEY", SECRET)
+    monkeypatch.setenv("MY_PLACEHOLDER_KEY", "EMPTY")  # short: not a key unless named
+    text = "max_tokens=512 and 1000000 rounds, retry 1 (true) with EMPTY"
+    assert redact_environment(text) == text
+    assert redact_environment(f"{text} {SECRET}") == f"{text} ***"
+    assert redact_environment(text, ["MY_PLACEHOLDER_KEY"]) == text.replace("EMPTY", "***")
+    assert set(environment_secrets()) >= {SECRET} and "512" not in environment_secrets()
+
+    def failing(model, items):
+        raise RuntimeError(f"asked max_tokens=512 of {model}: 1 retry, true")
+
+    (cell,) = CallableOracle(failing, ["m"], ["a"]).evaluate_cells(0, np.array([0]))
+    assert cell.error == "score() raised RuntimeError: asked max_tokens=512 of m: 1 retry, true"

@@ -28,7 +28,8 @@ class CallableOracle:
     An exception, a result of the wrong length or a score outside [0, 1] is recorded as an
     error for the cells concerned (never as a score). The error text has the values of the
     environment variables named like ``*KEY*``, ``*TOKEN*``, ``*SECRET*`` or ``*PASSWORD*``
-    redacted (``***``), as the lm-eval bridge's harness output has.
+    redacted (``***``), as the lm-eval bridge's harness output has; a value shorter than 8
+    characters (``MAX_TOKENS=512``) is a setting, left as it is.
     """
 
     def __init__(

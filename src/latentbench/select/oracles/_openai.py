@@ -818,18 +818,25 @@ def _redact(text: str, key: str | None) -> str:
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
 """Environment variables whose values may be keys (never shown in an error)."""
 
-_FLAGS = {"true", "false", "yes", "no", "on", "off", "none", "0", "1"}
+MIN_SECRET_LENGTH = 8
+"""Shortest value of a variable named like :data:`SECRET_NAME` that is taken for a key. A
+shorter one (``MAX_TOKENS=512``, ``HF_TOKEN_ENABLED=1``, ``TOKENIZERS_PARALLELISM=false``)
+is a setting: replaced wherever it stands, it turned every ``512`` of an error into ``***``.
+API keys and tokens are far longer; a variable named in ``names`` (a model's
+``api_key_env``) is a key whatever its length."""
 
 
 def environment_secrets(names: Sequence[str] = ()) -> list[str]:
     """Values of ``names`` and of the environment variables named like :data:`SECRET_NAME`
-    (``OPENAI_API_KEY``, ``HF_TOKEN``), stripped: what an error text must not show. A flag
-    (``TOKENIZERS_PARALLELISM=false``) of a variable not in ``names`` is no key.
+    (``OPENAI_API_KEY``, ``HF_TOKEN``), stripped: what an error text must not show. A value
+    of a variable not in ``names`` that is shorter than :data:`MIN_SECRET_LENGTH` characters
+    (``MAX_TOKENS=512``, a flag such as ``TOKENIZERS_PARALLELISM=false``) is no key.
 
     Parameters
     ----------
     names : sequence of str, optional
-        Variables whose values are keys whatever their names (the models' ``api_key_env``).
+        Variables whose values are keys whatever their names and lengths (the models'
+        ``api_key_env``).
 
     Returns
     -------
@@ -838,7 +845,7 @@ def environment_secrets(names: Sequence[str] = ()) -> list[str]:
     """
     found = set(names) | {k for k in os.environ if SECRET_NAME.search(k)}
     values = [(k, os.environ.get(k, "").strip()) for k in found]
-    return [v for k, v in values if v and (k in names or v.lower() not in _FLAGS)]
+    return [v for k, v in values if v and (k in names or len(v) >= MIN_SECRET_LENGTH)]
 
 
 def redact_environment(text: str, names: Sequence[str] = ()) -> str:
