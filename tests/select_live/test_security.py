@@ -222,6 +222,9 @@ SECRET = "sk-SECRETabc123DEF456"
         ("model_args", f"pretrained=org/m,think_end_token=</think>,hf_token={SECRET}"),
         ("model_args", "pretrained=org/m,hf_token=hf_SECRETabc123DEF456"),
         ("model_args", "pretrained=org/m,access_token=123456789012345678"),
+        ("model_args", f"model=m-a,openai_key={SECRET}"),
+        ("model_args", "model=m-a,access_key=AKIAIOSFODNN7EXAMPLE"),
+        ("model_args", f"model=m-a,sort_key={SECRET}"),  # a key's value whatever its name
         ("model_args", f"model=m-a,header={{'Authorization': 'Bearer {SECRET}'}}"),
         ("extra_args", f"--apply_chat_template --hf_hub_log_args token={SECRET}"),
         ("command", f"env OPENAI_API_KEY={SECRET} lm_eval"),
@@ -260,6 +263,9 @@ def test_a_key_in_the_harness_arguments_is_refused_and_never_stored(tmp_path, fi
         "pretrained=org/m,add_bos_token=True,think_end_token=</think>,max_gen_toks=32000",
         "pretrained=org/m,think_start_token=<think>,think_end_token=151668",
         "pretrained=org/m,eos_token=<|endoftext|>,pad_token=[PAD]",
+        # a field's name ending in _key, not a credential: refused as one
+        "model=m-a,sort_key=score,max_tokens=512,cache_key=run-7",
+        "pretrained=org/m,metric_key=acc_norm,group_key=subject",
     ],
 )
 def test_harness_arguments_without_a_key_are_kept(tmp_path, args):
@@ -366,7 +372,8 @@ def test_a_key_given_after_its_option_is_refused_too(tmp_path, field, value):
 
 @pytest.mark.parametrize(
     "extra", ["--log_samples --limit 10", "--max_tokens 512 --use_auth_token true",
-              "--apply_chat_template --token --seed 1", "--output_path out/key"],
+              "--apply_chat_template --token --seed 1", "--output_path out/key",
+              "--sort_key score --max_tokens 256", "--metadata_key task_alias"],
 )  # fmt: skip
 def test_options_around_a_flag_are_kept(tmp_path, extra):
     from latentbench.select.live import LiveConfig

@@ -180,8 +180,39 @@ _MAPPING_VALUE = re.compile(r"""['"]([A-Za-z_][\w.\-]*)['"]\s*:\s*['"]([^'"]*)['
 _SECRET_ARGUMENT = re.compile(
     r"(^|[_.\-])(api[_\-]?key|apikey|key|token|secret|password|passwd|pwd|credentials?)$", re.I
 )
-"""An argument named like a key (``api_key``, ``HF_TOKEN``; not ``add_bos_token=True``'s flag
-nor ``max_tokens``, whose values are not secrets)."""
+"""An argument whose last word names a secret (``api_key``, ``HF_TOKEN``; not
+``add_bos_token=True``'s flag nor ``max_tokens``, whose values are not secrets). A name
+ending in ``_key`` is one only with :data:`_KEY_QUALIFIER` or a value that looks like a
+key (:data:`_KEY_LIKE`): ``--sort_key score`` names a field."""
+
+_KEY_QUALIFIER = re.compile(
+    r"(^|[_.\-])(api|access|secret|private|auth|subscription|client|account|service|master|"
+    r"session|signing|encryption|admin|openai|anthropic|azure|google|gemini|hf|huggingface|"
+    r"cohere|mistral|groq|together|fireworks|deepseek|xai)[_.\-]key$|^key$",
+    re.I,
+)
+"""A ``*_key`` argument named for a credential (``api_key``, ``access_key``, ``openai_key``,
+``x-api-key``'s ``api-key``, a bare ``key``): refused whatever its value."""
+
+_KEY_LIKE = re.compile(r"(?=[^\s]*[A-Za-z])(?=[^\s]*\d)[A-Za-z0-9_\-+/=.]{16,}")
+"""A value shaped like a key: 16 or more characters without spaces, holding letters and
+digits (``sk-...``, ``AIza...``); ``score`` or ``doc_id`` are not."""
+
+
+def _names_secret(argument: str, value: str) -> bool:
+    """Whether ``argument=value`` passes a secret: a name whose last word is a secret's
+    (``token``, ``password``, ``api_key``; not a special token's ``think_end_token``) with
+    a value that is no flag; a ``*_key`` that is no credential's name (``sort_key``) only
+    when its value looks like a key."""
+    if not _SECRET_ARGUMENT.search(argument) or _SPECIAL_TOKEN_ARGUMENT.search(argument):
+        return False
+    if value.lower() in _FLAG_VALUES:
+        return False
+    if re.search(r"key$", argument, re.I) and not re.search(r"api[_\-]?key$|apikey$", argument,
+                                                            re.I):  # fmt: skip
+        return bool(_KEY_QUALIFIER.search(argument) or _KEY_LIKE.fullmatch(value))
+    return True
+
 
 _SPECIAL_TOKEN_ARGUMENT = re.compile(
     r"(^|[_.\-])(bos|eos|eot|eod|pad|unk|sep|cls|mask|stop|start|begin|end)_token$", re.I
@@ -207,11 +238,7 @@ def _check_harness_argument(text: str, label: str, name: str) -> None:
         found = (_ASSIGNMENT, _OPTION_VALUE, _MAPPING_VALUE)  # and 'name': 'value' in a dict
         for match in [m for pattern in found for m in pattern.finditer(text)]:
             argument, value = match.group(1), match.group(2).strip("'\"")
-            if (
-                _SECRET_ARGUMENT.search(argument)
-                and not _SPECIAL_TOKEN_ARGUMENT.search(argument)
-                and value.lower() not in _FLAG_VALUES
-            ):
+            if _names_secret(argument, value):
                 where = f"a value for {argument!r}"
                 break
     if where:
