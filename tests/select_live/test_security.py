@@ -474,3 +474,69 @@ def test_short_settings_named_like_keys_are_not_redacted(monkeypatch):
 
     (cell,) = CallableOracle(failing, ["m"], ["a"]).evaluate_cells(0, np.array([0]))
     assert cell.error == "score() raised RuntimeError: asked max_tokens=512 of m: 1 retry, true"
+
+
+OLD_KEY = "sk-OLDSTORE-abc123DEF456ghi789"
+
+
+def _fragments_in(text: str) -> list[str]:
+    return [piece for piece in _fragments(OLD_KEY) if piece in text]
+
+
+def test_a_key_an_earlier_version_stored_with_a_run_is_never_shown(live_setup):
+    """Versions before the harness arguments and base_url were checked stored a key written
+    there in ``selection_runs.config`` (lm-eval's ``model_args = "api_key=..."``, a
+    ``base_url`` with a password, ``[[models]] api_key``). Reading such a store showed it: a
+    resume's 'different configuration' error quoted the old ``model_args`` whole. Every read
+    masks it now, and a resume replaces it by *** in the store, with one warning line."""
+    import duckdb
+
+    s = live_setup
+    config = s.write_config()
+    path = s.tmp / "old.duckdb"
+    run_id = run_live(LiveConfig.from_toml(config), path).run_id
+    with duckdb.connect(str(path)) as con:  # the record as an earlier version wrote it
+        record = json.loads(con.execute("SELECT config FROM selection_runs").fetchone()[0])
+        record["models"][0]["model_args"] = f"model=m-a,api_key={OLD_KEY},max_tokens=512"
+        record["models"][1]["base_url"] = f"https://user:{OLD_KEY}@api.example.com/v1?x=1"
+        record["models"][2]["api_key"] = OLD_KEY
+        record["oracle"]["extra_args"] = f"--apply_chat_template --api_key '{OLD_KEY}'"
+        answers = record["identity"]["answers"]["models"]["model-0"]
+        answers["model_args"] = record["models"][0]["model_args"]
+        con.execute("UPDATE selection_runs SET config = ?", [json.dumps(record)])
+    with Store(path, read_only=True) as db:
+        read = db.selection_run(run_id)["config"]
+        assert [r["config"] for r in db.selection_runs()] == [read]
+    assert not _fragments_in(json.dumps(read))
+    assert read["models"][0]["model_args"] == "model=m-a,api_key=***,max_tokens=512"
+    assert read["models"][1]["base_url"] == "https://***@api.example.com/v1?x=1"
+    assert read["models"][2]["api_key"] == "***"
+    assert read["oracle"]["extra_args"] == "--apply_chat_template --api_key '***'"
+    _register()
+    runner = CliRunner()
+    shown = []
+    for args in (["ls", "--store", str(path)], ["ls", "--store", str(path), "--json"],
+                 ["export", str(s.tmp / "e.csv"), "--store", str(path)],
+                 ["export", str(s.tmp / "eee"), "--format", "eee", "--store", str(path)],
+                 ["report", str(path), "--out", str(s.tmp / "r.html")]):  # fmt: skip
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        shown.append(result.output)
+    written = [s.tmp / "e.csv", s.tmp / "r.html", *(s.tmp / "eee").rglob("*.json*")]
+    assert not _fragments_in("".join(shown) + "".join(p.read_text() for p in written))
+    # a resume: the key is replaced in the store (said once), and the changed model_args
+    # are named without it
+    args = ["select", "live", "--config", str(config), "--store", str(path)]
+    resumed = runner.invoke(app, args, catch_exceptions=False)
+    output = resumed.output
+    assert resumed.exit_code == 2 and "different configuration" in output, output
+    said = " ".join(output.split())
+    assert said.count("held a key") == 1, output
+    assert (
+        "held a key (identity.answers.models.model-0.model_args, models[0].model_args, "
+        "models[1].base_url, ...); replaced by *** in the store" in said
+    )
+    assert "api_key=***" in output and not _fragments_in(output), output
+    with duckdb.connect(str(path)) as con:
+        stored = con.execute("SELECT config FROM selection_runs").fetchone()[0]
+    assert not _fragments_in(stored) and json.loads(stored) == read

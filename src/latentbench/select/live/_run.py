@@ -365,6 +365,15 @@ def _open_run(
             record["answers_from"] = "config"
         store.start_selection(record, run_id=run_id)
         return False
+    masked = store.redact_selection_config(run_id)
+    if masked:  # an earlier version stored a key in the run's options; read masked already
+        warnings.warn(
+            f"{store.path}: run {run_id!r}: its stored options, written by an earlier "
+            f"version, held a key ({', '.join(masked[:3])}{', ...' if len(masked) > 3 else ''}"
+            "); replaced by *** in the store (not shown)",
+            DataWarning,
+            stacklevel=user_stacklevel(),
+        )
     identity = json.loads(json.dumps(cfg.identity(), sort_keys=True, default=str))
     before = canonical_identity(stored["config"].get("identity") or {})
     if "answers" not in before:  # stored before the identity held them: compared from its
