@@ -83,7 +83,7 @@ class CallableOracle:
             if cell_error is None and not np.isnan(value) and not 0 <= value <= 1:
                 cell_error, value = f"score {float(value)!r} outside [0, 1]", np.nan
             elif cell_error is None and np.isnan(value):
-                cell_error = "score() returned NaN"
+                cell_error = "score() returned NaN; expected a score in [0, 1] (NaN: failed)"
             yield CellResult(k, float(value), cell_error, 1, started, done)
 
     def evaluate(self, model_index: int, item_indices: np.ndarray) -> np.ndarray:
