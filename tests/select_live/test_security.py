@@ -469,6 +469,15 @@ def test_short_settings_named_like_keys_are_not_redacted(monkeypatch):
     assert redact_environment(text, ["MY_PLACEHOLDER_KEY"]) == text.replace("EMPTY", "***")
     assert set(environment_secrets()) >= {SECRET} and "512" not in environment_secrets()
 
+    # a path named like a key (HF_TOKEN_PATH): every run of 6 of its characters in a
+    # traceback's paths became ***
+    import os
+
+    folder = os.path.dirname(os.path.abspath(__file__))
+    monkeypatch.setenv("HF_TOKEN_PATH", folder)
+    trace = f'File "{folder}/x.py", line 3'
+    assert redact_environment(trace) == trace
+
     def failing(model, items):
         raise RuntimeError(f"asked max_tokens=512 of {model}: 1 retry, true")
 

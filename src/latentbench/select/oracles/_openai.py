@@ -830,7 +830,8 @@ def environment_secrets(names: Sequence[str] = ()) -> list[str]:
     """Values of ``names`` and of the environment variables named like :data:`SECRET_NAME`
     (``OPENAI_API_KEY``, ``HF_TOKEN``), stripped: what an error text must not show. A value
     of a variable not in ``names`` that is shorter than :data:`MIN_SECRET_LENGTH` characters
-    (``MAX_TOKENS=512``, a flag such as ``TOKENIZERS_PARALLELISM=false``) is no key.
+    (``MAX_TOKENS=512``, a flag such as ``TOKENIZERS_PARALLELISM=false``), or the path of an
+    existing file or folder (``HF_TOKEN_PATH``), is no key.
 
     Parameters
     ----------
@@ -845,7 +846,19 @@ def environment_secrets(names: Sequence[str] = ()) -> list[str]:
     """
     found = set(names) | {k for k in os.environ if SECRET_NAME.search(k)}
     values = [(k, os.environ.get(k, "").strip()) for k in found]
-    return [v for k, v in values if v and (k in names or len(v) >= MIN_SECRET_LENGTH)]
+    return [v for k, v in values if v and (k in names or _may_be_key(v))]
+
+
+def _may_be_key(value: str) -> bool:
+    """Whether the value of a variable named like a key may be one: at least
+    :data:`MIN_SECRET_LENGTH` characters, and not the path of an existing file or folder
+    (``HF_TOKEN_PATH=/root/.cache/huggingface/token``: redacted, every run of 6 of its
+    characters in a traceback's paths became ``***``)."""
+    if len(value) < MIN_SECRET_LENGTH:
+        return False
+    if value.startswith(("/", "~")) and os.path.exists(os.path.expanduser(value)):
+        return False
+    return True
 
 
 def redact_environment(text: str, names: Sequence[str] = ()) -> str:
