@@ -91,9 +91,12 @@ class CellsFailed(LiveStop):
 
     def __init__(self, failures: list[tuple[str, str, str]]) -> None:
         self.failures = failures
-        first = "; ".join(f"{m}/{i}: {e}" for m, i, e in failures[:3])
+        first = "; ".join(f"model {m!r}, item {i!r}: {e}" for m, i, e in failures[:3])
         more = f" (and {len(failures) - 3} more)" if len(failures) > 3 else ""
-        super().__init__(f"{len(failures)} cell(s) failed after retries: {first}{more}")
+        super().__init__(
+            f"{len(failures)} cell(s) failed after retries: {first}{more}; stored with their "
+            "errors, as every answer before them"
+        )
 
 
 class EndpointUnreachable(LiveStop):

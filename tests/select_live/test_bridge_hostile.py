@@ -48,6 +48,10 @@ if mode == "huge":
 if mode == "bytes":
     sys.stdout.buffer.write(b"caf\\xe9 \\xff\\xfe \\x1b[31mred\\x1b[0m \\xe2\\x80\\xae done\\n")
     sys.exit(4)
+if mode == "settings":
+    print("max_tokens", os.environ["MAX_TOKENS"], "retries", os.environ["HF_TOKEN_RETRIES"],
+          "stream", os.environ["SECRET_STREAMING"], "key", os.environ["HOSTILE_API_KEY"])
+    sys.exit(6)
 if mode == "key":
     print("using key", os.environ["HOSTILE_API_KEY"], "and", os.environ["OTHER_TOKEN"])
     print("half of it:", os.environ["HOSTILE_API_KEY"][:14])
@@ -125,6 +129,22 @@ def test_a_harness_printing_the_key_is_redacted(tmp_path, monkeypatch):
     assert "exited 5" in text and "using key" in text
     assert KEY not in text and KEY[:14] not in text and "tok-9876543210zyxw" not in text
     assert "***" in text
+
+
+def test_a_harness_quoting_short_settings_named_like_keys_keeps_them(tmp_path, monkeypatch):
+    """Every value of a variable named like ``*TOKEN*`` or ``*SECRET*`` was redacted, so
+    ``MAX_TOKENS=512`` turned every 512 of the harness's output into ``***``; a value shorter
+    than ``MIN_SECRET_LENGTH`` is a setting, unless its variable is named in ``redact``."""
+    from latentbench.select.oracles._openai import MIN_SECRET_LENGTH
+
+    assert MIN_SECRET_LENGTH == 8
+    monkeypatch.setenv("MAX_TOKENS", "512")
+    monkeypatch.setenv("HF_TOKEN_RETRIES", "1")
+    monkeypatch.setenv("SECRET_STREAMING", "true")
+    monkeypatch.setenv("HOSTILE_API_KEY", "sk-1")  # short, but the model's key: redacted
+    text = _fail(_bridge(tmp_path, "settings", redact=["HOSTILE_API_KEY"]))
+    assert "exited 6" in text
+    assert "max_tokens 512 retries 1 stream true key ***" in text, text
 
 
 def test_select_live_with_a_hanging_harness_ends_failed_not_running(tmp_path):

@@ -506,13 +506,27 @@ def test_a_live_estimate_store_is_listed_and_drawn_by_report_for_what_it_is(live
         f"model-0: {one.summary()}." in text
         and "estimate-summary" in (s.tmp / "r.html").read_text()
     )
-    # a capped session stores no result: the page says so, and that re-running resumes it
+    # a run capped by its spend cap: the page drew 'No model was estimated'; it draws the
+    # estimate where it stopped (valid at every step) and says it stopped at the cap
     capped = s.tmp / "est_capped.duckdb"
     config = s.write_config(s.tmp / "capped.toml", run={"spend_cap": 2})
     with pytest.warns(DataWarning, match="live run stopped early"):
         result = estimate_live(_calibration(s), config, capped, model="model-0", budget=4)
-    assert result.stopped == "capped"
+    assert result.stopped == "capped" and result.n_evaluated == 2
     text = page(capped, s.tmp / "r2.html")
+    assert "No model was estimated" not in text
+    assert f"model-0: {result.summary()}." in text
+    assert (
+        "stopped at its spend cap ([run] spend_cap: the paid requests allowed) before its "
+        "budget, after 2 item(s); the page shows the estimate where it stopped (status capped"
+    ) in text
+    assert "re-run its command to resume it" in text
+    # a store written before stopped sessions were recorded holds no result for it: said
+    import duckdb
+
+    with duckdb.connect(str(capped)) as con:
+        con.execute("DELETE FROM selection_decisions WHERE payload LIKE '%\"stopped\"%'")
+    text = page(capped, s.tmp / "r2b.html")
     assert "No model was estimated" in text
     assert "status capped: no session completed; re-run its command to resume it" in text
     # a completed session, then a capped one: the completed one's result is drawn

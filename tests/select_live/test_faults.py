@@ -255,3 +255,71 @@ def test_a_numpy_temperature_is_sent_as_a_number_and_a_bad_one_refused():
     for bad in (-0.1, "0.5", float("nan"), True):
         with pytest.raises(InputError, match=r"temperature=.*; expected a number >= 0"):
             ChatCompletionsOracle([endpoint], items, temperature=bad)
+
+
+def test_a_nan_answer_names_the_model_the_item_the_value_and_the_range(live_setup, monkeypatch):
+    """A scorer returning float('nan') for one item, a python oracle returning NaN, a plain
+    oracle returning NaN: each stops the run with an error naming the model, the item, the
+    value and what was expected ("oracle returned NaN" and "m/i:" said neither the
+    expectation nor which part was the model); every answer stored before it is kept."""
+    import re
+
+    import pandas as pd
+
+    from latentbench.exceptions import DataWarning
+    from latentbench.io import ResponseMatrix
+    from latentbench.select._estimate_live import estimate_live
+    from latentbench.select.oracles import CallableOracle
+
+    s = live_setup
+    monkeypatch.syspath_prepend(str(s.tmp))
+    module = f"nanscorer_{s.tmp.name.replace('-', '_')}"
+    (s.tmp / f"{module}.py").write_text(
+        "import math\n"
+        "def score(response, reference):\n"
+        "    return math.nan if reference == '14' else float(response.strip() == reference)\n"
+    )  # item q007's reference is 14
+    config = s.write_config(run={"init_batch": 48, "batch_size": 8})
+    config.write_text(
+        config.read_text().replace(
+            'kind = "exact_match"', f'kind = "python"\nfunction = "{module}:score"'
+        )
+    )
+    path = s.tmp / "nan.duckdb"
+    result = run_live(LiveConfig.from_toml(config), path)
+    assert result.status == "failed"
+    said = "model 'model-0', item 'q007': scorer returned nan; expected a score in [0, 1]"
+    assert said in result.message, result.message
+    with Store(path, read_only=True) as db:
+        rows = db.selection_observations(result.run_id)
+    assert len(rows) == 48 and rows["score"].notna().sum() == 47  # the others kept
+    (error,) = rows.loc[rows["item"] == "q007", "error"]
+    assert error == "scorer returned nan; expected a score in [0, 1]"
+    hist = pd.read_csv(s.tmp / "history.csv").set_index("model")
+    (s.tmp / f"{module}_all.py").write_text(
+        "def score(response, reference):\n    return float('nan')\n"
+    )
+    config.write_text(config.read_text().replace(f"{module}:score", f"{module}_all:score"))
+    with pytest.warns(DataWarning, match=r"live run stopped early") as caught:
+        estimate_live(ResponseMatrix.from_wide(hist), config, s.tmp / "e.duckdb",
+                      model="model-1", budget=4)  # fmt: skip
+    assert any(re.search(r"model 'model-1', item 'q\d+': scorer returned nan; expected a "
+                         r"score in \[0, 1\]", str(w.message)) for w in caught)  # fmt: skip
+    # a python oracle's NaN, and a plain oracle's
+    (cell,) = CallableOracle(lambda m, i: [float("nan")], ["m"], ["a"]).evaluate_cells(
+        0, np.array([0])
+    )
+    assert cell.error == "score() returned NaN; expected a score in [0, 1] (NaN: failed)"
+
+    class Plain:
+        n_models, n_items = len(s.names), len(s.items)
+
+        def evaluate(self, model_index, item_indices):
+            return np.where(np.asarray(item_indices) == 7, np.nan, 1.0)
+
+    plain = run_live(LiveConfig.from_toml(config), s.tmp / "plain.duckdb", oracle=Plain())
+    assert plain.status == "failed"
+    assert (
+        "model 'model-0', item 'q007': the oracle returned NaN (a failed evaluation, no "
+        "score); expected a score in [0, 1]"
+    ) in plain.message, plain.message

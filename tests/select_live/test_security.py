@@ -222,6 +222,9 @@ SECRET = "sk-SECRETabc123DEF456"
         ("model_args", f"pretrained=org/m,think_end_token=</think>,hf_token={SECRET}"),
         ("model_args", "pretrained=org/m,hf_token=hf_SECRETabc123DEF456"),
         ("model_args", "pretrained=org/m,access_token=123456789012345678"),
+        ("model_args", f"model=m-a,openai_key={SECRET}"),
+        ("model_args", "model=m-a,access_key=AKIAIOSFODNN7EXAMPLE"),
+        ("model_args", f"model=m-a,sort_key={SECRET}"),  # a key's value whatever its name
         ("model_args", f"model=m-a,header={{'Authorization': 'Bearer {SECRET}'}}"),
         ("extra_args", f"--apply_chat_template --hf_hub_log_args token={SECRET}"),
         ("command", f"env OPENAI_API_KEY={SECRET} lm_eval"),
@@ -260,6 +263,9 @@ def test_a_key_in_the_harness_arguments_is_refused_and_never_stored(tmp_path, fi
         "pretrained=org/m,add_bos_token=True,think_end_token=</think>,max_gen_toks=32000",
         "pretrained=org/m,think_start_token=<think>,think_end_token=151668",
         "pretrained=org/m,eos_token=<|endoftext|>,pad_token=[PAD]",
+        # a field's name ending in _key, not a credential: refused as one
+        "model=m-a,sort_key=score,max_tokens=512,cache_key=run-7",
+        "pretrained=org/m,metric_key=acc_norm,group_key=subject",
     ],
 )
 def test_harness_arguments_without_a_key_are_kept(tmp_path, args):
@@ -366,7 +372,8 @@ def test_a_key_given_after_its_option_is_refused_too(tmp_path, field, value):
 
 @pytest.mark.parametrize(
     "extra", ["--log_samples --limit 10", "--max_tokens 512 --use_auth_token true",
-              "--apply_chat_template --token --seed 1", "--output_path out/key"],
+              "--apply_chat_template --token --seed 1", "--output_path out/key",
+              "--sort_key score --max_tokens 256", "--metadata_key task_alias"],
 )  # fmt: skip
 def test_options_around_a_flag_are_kept(tmp_path, extra):
     from latentbench.select.live import LiveConfig
@@ -376,3 +383,169 @@ def test_options_around_a_flag_are_kept(tmp_path, extra):
     oracle = f"extra_args = {json.dumps(extra)}\n"
     config.write_text(_LM_EVAL.format(oracle=oracle, args=json.dumps("model=m-a")))
     assert LiveConfig.from_toml(config).oracle.extra_args == extra
+
+
+def test_a_key_sent_over_plain_http_to_another_host_is_warned_once(monkeypatch):
+    """A key with an ``http://`` base_url whose host is not this machine went out unencrypted
+    without a word; https:// and a local server (loopback) stay quiet."""
+    import warnings
+
+    from latentbench.exceptions import DataWarning
+    from latentbench.select.oracles import ChatCompletionsOracle, ChatEndpoint
+
+    monkeypatch.setenv("REMOTE_KEY", SECRET)
+    monkeypatch.delenv("UNSET_KEY", raising=False)
+
+    def said(*urls: str, env: str | None = "REMOTE_KEY") -> list[str]:
+        points = [ChatEndpoint(f"m{k}", url, "m", env) for k, url in enumerate(urls)]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            oracle = ChatCompletionsOracle(points, [])
+        assert [str(w.message) for w in caught] == oracle.notes
+        assert all(w.category is DataWarning for w in caught)
+        return oracle.notes
+
+    (one,) = said("http://api.example.com/v1", "http://10.0.0.7:8000/v1")
+    assert "\n" not in one and "plain http://" in one and "https://" in one
+    assert "'m0' to api.example.com" in one and "'m1' to 10.0.0.7" in one
+    assert SECRET not in one and "REMOTE_KEY" not in one  # neither the key nor its variable
+    quiet = ["https://api.example.com/v1", "http://localhost:8000/v1",
+             "http://127.0.0.1:8000/v1", "http://[::1]:8000/v1", "HTTP://LOCALHOST/v1"]  # fmt: skip
+    assert said(*quiet) == []
+    assert said("http://api.example.com/v1", env=None) == []  # no key: nothing to read
+
+
+def test_a_key_sent_over_plain_http_is_recorded_with_the_run(live_setup, monkeypatch):
+    """The warning is recorded in the run's stored configuration (``notes``) and in a live
+    estimate's result, so a reader of the store or of estimate.json sees it too."""
+    import pandas as pd
+
+    from latentbench.exceptions import DataWarning
+    from latentbench.io import ResponseMatrix
+    from latentbench.select._estimate_live import estimate_live
+
+    s = live_setup
+    config = s.write_config(oracle={"retries": 0})
+    config.write_text(
+        config.read_text().replace(f"http://127.0.0.1:{s.port}/v1", "http://host.invalid/v1")
+    )
+    path = s.tmp / "plain.duckdb"
+    with pytest.warns(DataWarning, match=r"plain http://.*'model-0' to host\.invalid"):
+        result = run_live(LiveConfig.from_toml(config), path)
+    assert result.status == "failed"  # the host does not exist: nothing sent
+    with Store(path, read_only=True) as db:
+        (note,) = db.selection_run(result.run_id)["config"]["notes"]
+    assert "plain http://" in note and "host.invalid" in note
+    hist = pd.read_csv(s.tmp / "history.csv").set_index("model")
+    with pytest.warns(DataWarning) as caught:  # and: the run stopped early (unreachable)
+        estimate = estimate_live(
+            ResponseMatrix.from_wide(hist), config, path, model="model-0", budget=2
+        )
+    assert sum("plain http://" in str(w.message) for w in caught) == 1  # said once
+    assert [w for w in estimate.warnings if "plain http://" in w] == [note]
+    with Store(path, read_only=True) as db:
+        run = db.selection_run(estimate.options["live"]["run_id"])
+    assert run["config"]["notes"] == [note]
+
+
+def test_short_settings_named_like_keys_are_not_redacted(monkeypatch):
+    """``MAX_TOKENS=512`` (a name holding TOKEN) made every ``512`` of a stored error ``***``,
+    and a variable set to ``1`` or ``true`` every such word: a value shorter than
+    ``MIN_SECRET_LENGTH`` (8) of a variable not named by the user is a setting, not a key."""
+    import numpy as np
+
+    from latentbench.select.oracles import CallableOracle
+    from latentbench.select.oracles._openai import environment_secrets, redact_environment
+
+    settings = {"MAX_TOKENS": "512", "HF_TOKEN_ENABLED": "1", "USE_SECRET_STORE": "true",
+                "DB_PASSWORD_ROUNDS": "1000000"}  # fmt: skip
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("GEMINI_API_KEY", SECRET)
+    monkeypatch.setenv("MY_PLACEHOLDER_KEY", "EMPTY")  # short: not a key unless named
+    text = "max_tokens=512 and 1000000 rounds, retry 1 (true) with EMPTY"
+    assert redact_environment(text) == text
+    assert redact_environment(f"{text} {SECRET}") == f"{text} ***"
+    assert redact_environment(text, ["MY_PLACEHOLDER_KEY"]) == text.replace("EMPTY", "***")
+    assert set(environment_secrets()) >= {SECRET} and "512" not in environment_secrets()
+
+    # a path named like a key (HF_TOKEN_PATH): every run of 6 of its characters in a
+    # traceback's paths became ***
+    import os
+
+    folder = os.path.dirname(os.path.abspath(__file__))
+    monkeypatch.setenv("HF_TOKEN_PATH", folder)
+    trace = f'File "{folder}/x.py", line 3'
+    assert redact_environment(trace) == trace
+
+    def failing(model, items):
+        raise RuntimeError(f"asked max_tokens=512 of {model}: 1 retry, true")
+
+    (cell,) = CallableOracle(failing, ["m"], ["a"]).evaluate_cells(0, np.array([0]))
+    assert cell.error == "score() raised RuntimeError: asked max_tokens=512 of m: 1 retry, true"
+
+
+OLD_KEY = "sk-OLDSTORE-abc123DEF456ghi789"
+
+
+def _fragments_in(text: str) -> list[str]:
+    return [piece for piece in _fragments(OLD_KEY) if piece in text]
+
+
+def test_a_key_an_earlier_version_stored_with_a_run_is_never_shown(live_setup):
+    """Versions before the harness arguments and base_url were checked stored a key written
+    there in ``selection_runs.config`` (lm-eval's ``model_args = "api_key=..."``, a
+    ``base_url`` with a password, ``[[models]] api_key``). Reading such a store showed it: a
+    resume's 'different configuration' error quoted the old ``model_args`` whole. Every read
+    masks it now, and a resume replaces it by *** in the store, with one warning line."""
+    import duckdb
+
+    s = live_setup
+    config = s.write_config()
+    path = s.tmp / "old.duckdb"
+    run_id = run_live(LiveConfig.from_toml(config), path).run_id
+    with duckdb.connect(str(path)) as con:  # the record as an earlier version wrote it
+        record = json.loads(con.execute("SELECT config FROM selection_runs").fetchone()[0])
+        record["models"][0]["model_args"] = f"model=m-a,api_key={OLD_KEY},max_tokens=512"
+        record["models"][1]["base_url"] = f"https://user:{OLD_KEY}@api.example.com/v1?x=1"
+        record["models"][2]["api_key"] = OLD_KEY
+        record["oracle"]["extra_args"] = f"--apply_chat_template --api_key '{OLD_KEY}'"
+        answers = record["identity"]["answers"]["models"]["model-0"]
+        answers["model_args"] = record["models"][0]["model_args"]
+        con.execute("UPDATE selection_runs SET config = ?", [json.dumps(record)])
+    with Store(path, read_only=True) as db:
+        read = db.selection_run(run_id)["config"]
+        assert [r["config"] for r in db.selection_runs()] == [read]
+    assert not _fragments_in(json.dumps(read))
+    assert read["models"][0]["model_args"] == "model=m-a,api_key=***,max_tokens=512"
+    assert read["models"][1]["base_url"] == "https://***@api.example.com/v1?x=1"
+    assert read["models"][2]["api_key"] == "***"
+    assert read["oracle"]["extra_args"] == "--apply_chat_template --api_key '***'"
+    _register()
+    runner = CliRunner()
+    shown = []
+    for args in (["ls", "--store", str(path)], ["ls", "--store", str(path), "--json"],
+                 ["export", str(s.tmp / "e.csv"), "--store", str(path)],
+                 ["export", str(s.tmp / "eee"), "--format", "eee", "--store", str(path)],
+                 ["report", str(path), "--out", str(s.tmp / "r.html")]):  # fmt: skip
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        shown.append(result.output)
+    written = [s.tmp / "e.csv", s.tmp / "r.html", *(s.tmp / "eee").rglob("*.json*")]
+    assert not _fragments_in("".join(shown) + "".join(p.read_text() for p in written))
+    # a resume: the key is replaced in the store (said once), and the changed model_args
+    # are named without it
+    args = ["select", "live", "--config", str(config), "--store", str(path)]
+    resumed = runner.invoke(app, args, catch_exceptions=False)
+    output = resumed.output
+    assert resumed.exit_code == 2 and "different configuration" in output, output
+    said = " ".join(output.split())
+    assert said.count("held a key") == 1, output
+    assert (
+        "held a key (identity.answers.models.model-0.model_args, models[0].model_args, "
+        "models[1].base_url, ...); replaced by *** in the store" in said
+    )
+    assert "api_key=***" in output and not _fragments_in(output), output
+    with duckdb.connect(str(path)) as con:
+        stored = con.execute("SELECT config FROM selection_runs").fetchone()[0]
+    assert not _fragments_in(stored) and json.loads(stored) == read

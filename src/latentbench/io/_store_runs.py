@@ -14,6 +14,7 @@ import pandas as pd
 from latentbench._compat import TEXT
 from latentbench._version import __version__
 from latentbench.exceptions import InputError
+from latentbench.io._secrets import mask_run_config
 from latentbench.io._store_schema import utc_now
 
 __all__ = ["SelectionRuns"]
@@ -209,8 +210,24 @@ class SelectionRuns:
             [run_id, int(round), json.dumps(payload, default=str, sort_keys=True)],
         )
 
+    def redact_selection_config(self, run_id: str) -> list[str]:
+        """Mask, in the store, a key that an earlier version stored in the ``config`` record of
+        run ``run_id`` (an lm-eval ``model_args`` with ``api_key=...``, a ``base_url`` with a
+        password: today's version refuses them); every read masks it already. Returns the
+        fields masked (``models[0].model_args``), empty when none held a key."""
+        rows = self.connection.execute(
+            "SELECT config FROM selection_runs WHERE run_id = ?", [run_id]
+        ).fetchall()
+        if not rows:
+            return []
+        masked, fields = mask_run_config(_raw_config(rows[0][0]))
+        if fields:
+            self.set_selection_config(run_id, masked)
+        return fields
+
     def selection_run(self, run_id: str) -> dict[str, Any] | None:
-        """The ``selection_runs`` row of ``run_id`` (``config`` parsed), or None if absent.
+        """The ``selection_runs`` row of ``run_id`` (``config`` parsed, a key an earlier
+        version stored in it masked as ``***``), or None if absent.
 
         Parameters
         ----------
@@ -356,7 +373,13 @@ class SelectionRuns:
 
 
 def _parse_config(text: str | None) -> dict[str, Any]:
-    """A stored run configuration (JSON); ``{}`` when empty or unreadable."""
+    """A stored run configuration (JSON), a key an earlier version stored in it masked
+    (:func:`~latentbench.io._secrets.mask_run_config`); ``{}`` when empty or unreadable."""
+    return mask_run_config(_raw_config(text))[0]
+
+
+def _raw_config(text: str | None) -> dict[str, Any]:
+    """A stored run configuration (JSON) as stored; ``{}`` when empty or unreadable."""
     try:
         value = json.loads(text or "{}")
     except json.JSONDecodeError:

@@ -128,7 +128,9 @@ def _as_set(
         )
         results = EstimateSet(results=tuple(r for _, r in done), not_estimated=pending)
         notes = [
-            f"Run {rid}: its latest session "
+            _early_note(rid, r, status)
+            if r.stopped == status  # the result of the session that stopped early
+            else f"Run {rid}: its latest session "
             + (
                 # a run left 'running' is one whose process ended without closing it (killed):
                 # one still running holds the store, which is then not read
@@ -179,6 +181,22 @@ def _as_set(
         else []
     )
     return merged, names, "folder", notes
+
+
+def _early_note(run_id: str, result: EstimateResult, status: str) -> str:
+    """The page's line on a live run whose latest session stopped early and whose estimate
+    is drawn as it stood then (capped by its spend cap, interrupted, failed)."""
+    why = {
+        "capped": "stopped at its spend cap ([run] spend_cap: the paid requests allowed) "
+        "before its budget",
+        "interrupted": "was interrupted before its budget",
+        "failed": "stopped before its budget: a cell failed",
+    }.get(status, f"stopped before its budget ({status})")
+    return (
+        f"Run {run_id}: {why}, after {result.n_evaluated:,} item(s); the page shows the "
+        f"estimate where it stopped (status {status}: its interval is valid at every step, "
+        "so it holds, wider than a finished run's); re-run its command to resume it"
+    )
 
 
 def _candidates(source: str, base: Path | None) -> list[Path]:

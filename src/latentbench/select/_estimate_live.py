@@ -28,6 +28,7 @@ from latentbench.select._estimate import (
     _check_options,
     _finish,
     _rng,
+    _Said,
     proxy_note,
     run_sequential,
 )
@@ -126,7 +127,9 @@ def estimate_live(
         The DuckDB store; the run is recorded as a selection run whose id ends in
         ``-estimate-<hash>``: its observations, one decision per item (rounds 0, 1, ...) and
         the result of each completed session as a decision at round -1, -2, ...
-        (``phase = "final"``, ``estimate`` = :meth:`EstimateResult.to_dict`), and the
+        (``phase = "final"``, ``estimate`` = :meth:`EstimateResult.to_dict`), that of a
+        session that stopped early (capped, interrupted, failed) with ``phase = "stopped"``
+        and its ``status`` (what a report draws when no session completed), and the
         half-width the interval is sized for (the first session's ``precision``, else the
         half-width anticipated at the end of its ``budget``: a resumed session with another
         ``precision`` or ``budget`` stops at its own but keeps the run's bets) as a
@@ -192,7 +195,9 @@ def estimate_live(
     key = _run_key(seq, model, cal.hash, seed, proposal, floor, delta)
     run_id = resolve_run_id(store, cfg, f"-estimate-{key}")
     inner = cfg.build_oracle(items)
-    _open_run(store, cfg, run_id, task="estimate")
+    said = [_Said(note) for note in getattr(inner, "notes", None) or ()]  # warned when built
+    _open_run(store, cfg, run_id, task="estimate", notes=said)
+    notes.extend(said)  # recorded with the result (not warned again)
     wanted: float | None
     kind: str | None
     if precision is not None:
@@ -395,14 +400,31 @@ def _play(
     return stopped, status, probs
 
 
+_STOPPED_ROUND = -(10**9)
+"""Rounds of the results of sessions that stopped early (``phase = "stopped"``): -10^9,
+-10^9 - 1, ..., apart from the completed sessions' (-1, -2, ...) and the target's."""
+
+
 def _record_session(store: Store, run_id: str, status: str, result: EstimateResult) -> None:
-    """Store the session's result (a decision at a negative round, one per completed session)
-    and the run's status."""
+    """Store the session's result and the run's status: a completed session's as a decision
+    with ``phase = "final"`` (rounds -1, -2, ...), one that stopped early (capped: the spend
+    cap; interrupted; failed) as one with ``phase = "stopped"`` and its ``status`` (rounds
+    from :data:`_STOPPED_ROUND` down), ``after_finals`` the completed sessions before it: its
+    interval is valid (anytime), and a page of a run that never completed draws it."""
+    decisions = store.selection_decisions(run_id)
+    finals = [d for d in decisions if d.get("phase") == "final"]
     if status == "done":
-        finals = [d for d in store.selection_decisions(run_id) if d.get("phase") == "final"]
         store.add_decision(
             run_id, -1 - len(finals), {"phase": "final", "estimate": result.to_dict()}
         )
+    else:
+        stopped = [d for d in decisions if d.get("phase") == "stopped"]
+        store.add_decision(
+            run_id,
+            _STOPPED_ROUND - len(stopped),
+            {"phase": "stopped", "status": status, "after_finals": len(finals),
+             "estimate": result.to_dict()},
+        )  # fmt: skip
     store.set_selection_status(run_id, status)
 
 
@@ -416,8 +438,10 @@ def stored_estimates(
     store: Store | str | os.PathLike[str], run_id: str | None = None
 ) -> list[tuple[str, EstimateResult | None, str]]:
     """The live estimates a store holds (``estimate --live``), oldest run first: each run's
-    id, the result of its last completed session (None when no session completed: capped or
-    interrupted) and its status.
+    id, its result and its status. The result is its last completed session's, or that of a
+    later session that stopped early (capped by the spend cap, interrupted, failed) with more
+    answers (its ``stopped`` says why; its interval is valid at every step); None when no
+    session stored one (a run killed, or stored before stopped sessions were recorded).
 
     Parameters
     ----------
@@ -436,7 +460,6 @@ def stored_estimates(
         No such run, a run that is a selection, or a store without live estimates.
     """
     from latentbench.io.store import Store
-    from latentbench.select._estimate import EstimateResult
     from latentbench.select.live._run import is_estimate_run
 
     if not isinstance(store, Store):
@@ -461,13 +484,29 @@ def stored_estimates(
                          "writes them")  # fmt: skip
     out: list[tuple[str, EstimateResult | None, str]] = []
     for run in runs:
-        finals = [d for d in store.selection_decisions(run["run_id"]) if d.get("phase") == "final"]
+        decisions = store.selection_decisions(run["run_id"])
+        finals = [d for d in decisions if d.get("phase") == "final"]
         latest = min(finals, key=lambda d: int(d["round"])) if finals else None  # -1, -2, ...
-        result = None
-        if latest is not None and isinstance(latest.get("estimate"), dict):
-            try:
-                result = EstimateResult.from_dict(latest["estimate"])
-            except InputError as exc:
-                raise InputError(f"{where}: run {run['run_id']!r}: {exc}") from None
+        result = _stored_result(latest, where, run["run_id"])
+        stops = [d for d in decisions if d.get("phase") == "stopped"]
+        stop = min(stops, key=lambda d: int(d["round"])) if stops else None  # the latest
+        if stop is not None and stop.get("after_finals") == len(finals):
+            # the latest session stopped early after every completed one: its estimate,
+            # when it holds more answers than the last completed session's
+            early = _stored_result(stop, where, run["run_id"])
+            if early is not None and (result is None or early.n_evaluated > result.n_evaluated):
+                result = early
         out.append((str(run["run_id"]), result, str(run["status"])))
     return out
+
+
+def _stored_result(
+    decision: dict[str, Any] | None, where: str, run_id: str
+) -> EstimateResult | None:
+    """The :class:`EstimateResult` of a stored session's decision (None without one)."""
+    if decision is None or not isinstance(decision.get("estimate"), dict):
+        return None
+    try:
+        return EstimateResult.from_dict(decision["estimate"])
+    except InputError as exc:
+        raise InputError(f"{where}: run {run_id!r}: {exc}") from None

@@ -459,10 +459,19 @@ class SelectionRecord:
 
         if is_estimate_run(chosen):  # estimate --live: a model's estimate, not a selection
             selections = [str(r["run_id"]) for r in runs if not is_estimate_run(r)]
-            # only a completed session stores its result: a capped or interrupted one has none
-            finals = [d for d in store.selection_decisions(rid) if d.get("phase") == "final"]
+            # a completed session stores its result as 'final', one stopped early (capped,
+            # interrupted, failed) as 'stopped' (stores written before: none)
+            decided = store.selection_decisions(rid)
+            finals = [d for d in decided if d.get("phase") == "final"]
+            stops = [d for d in decided if d.get("phase") == "stopped"]
             if status == "done":
                 stored = "stored as its decision with phase 'final'"
+            elif stops and status != "running":
+                stored = (
+                    f"the run is {status}: the estimate where its latest session stopped is "
+                    "stored as a decision with phase 'stopped'; re-run that command to resume "
+                    "it"
+                )
             elif finals:
                 stored = (
                     f"the run is {status}: its last completed session's is stored as a decision "

@@ -19,6 +19,7 @@ from latentbench.exceptions import InputError
 from latentbench.io import load_items
 from latentbench.io._arrival import tilde_hint
 from latentbench.io._files import file_sha256
+from latentbench.io._secrets import SECRET_QUERY, argument_secret
 from latentbench.select._base import (
     DEPRECATED_OPTIONS,
     Policy,
@@ -114,11 +115,6 @@ def canonical_identity(identity: dict[str, Any]) -> dict[str, Any]:
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 """A ``run_id``: a plain name (no path separators, no leading dot, no control characters)."""
 
-_SECRET_QUERY = re.compile(
-    r"(key|token|secret|password|passwd|auth|signature|sig)|^code$", re.I
-)  # ?code= is Azure Functions' key
-
-
 _HOST = re.compile(r"(localhost|[a-z0-9-]+(\.[a-z0-9-]+)+)(:\d+)?(/\S*)?$")
 """A host (a dotted lower-case name or ``localhost``, an optional port and path) written
 without its scheme (``127.0.0.1:8000/v1``), which a key is not."""
@@ -137,7 +133,7 @@ def _check_base_url(url: str, label: str) -> None:
             f"{label}: base_url is not a URL (the value is not shown: it may hold a key); "
             "expected e.g. 'https://api.example.com/v1'"
         ) from None
-    secret = [name for name, _ in query if _SECRET_QUERY.search(name)]
+    secret = [name for name, _ in query if SECRET_QUERY.search(name)]
     if not (userinfo or secret) and parts.scheme not in ("http", "https"):
         # a URL, or a host without its scheme, is quoted; another value may be a key pasted
         # in the wrong field
@@ -161,59 +157,11 @@ def _check_base_url(url: str, label: str) -> None:
         )
 
 
-_USERINFO = re.compile(r"[a-z][a-z0-9+.\-]*://[^/\s?#@,'\"]*@", re.I)
-"""A URL with a user name or password (``https://user:key@host``) inside a longer text."""
-
-_ASSIGNMENT = re.compile(r"(?:^|[\s,{'\"])-{0,2}([A-Za-z_][\w.\-]*)\s*=\s*([^\s,]*)")
-"""``name=value`` in a harness argument (``api_key=sk-...``, ``OPENAI_API_KEY=sk-...``)."""
-
-_OPTION_VALUE = re.compile(
-    r"(?:^|\s)--?([A-Za-z_][\w.\-]*)\s+([^\s\-'\"][^\s]*|'[^']*'|\"[^\"]*\")"
-)
-"""``--name value`` in a command line (``--api_key sk-...``, ``--hf_token hf_...``): an
-option and the word after it, which is its value unless it is another option."""
-
-_MAPPING_VALUE = re.compile(r"""['"]([A-Za-z_][\w.\-]*)['"]\s*:\s*['"]([^'"]*)['"]""")
-"""``'name': 'value'`` in a dict argument (``header={'x-api-key': 'sk-...'}``, Azure's
-``api-key`` header)."""
-
-_SECRET_ARGUMENT = re.compile(
-    r"(^|[_.\-])(api[_\-]?key|apikey|key|token|secret|password|passwd|pwd|credentials?)$", re.I
-)
-"""An argument named like a key (``api_key``, ``HF_TOKEN``; not ``add_bos_token=True``'s flag
-nor ``max_tokens``, whose values are not secrets)."""
-
-_SPECIAL_TOKEN_ARGUMENT = re.compile(
-    r"(^|[_.\-])(bos|eos|eot|eod|pad|unk|sep|cls|mask|stop|start|begin|end)_token$", re.I
-)
-"""An argument naming a tokenizer's special token (lm-eval's ``think_end_token='</think>'``
-of its vLLM, SGLang and HF backends, ``eos_token=<|endoftext|>``): its value is a token's
-text or id, not a key."""
-
-_FLAG_VALUES = {"", "true", "false", "none", "null", "0", "1", "yes", "no"}
-
-
 def _check_harness_argument(text: str, label: str, name: str) -> None:
     """Refuse a key written into a harness argument (``model_args``, ``extra_args``,
     ``command``): they are stored with the run's options and printed in its plan command,
     as a ``base_url``'s credentials would be; the value is never shown."""
-    where = ""
-    if _USERINFO.search(text):
-        where = "a URL with a user name or password"
-    elif re.search(r"authorization['\"]?\s*[:=]|\bbearer\s+\S", text, re.I):
-        where = "an Authorization header"
-    else:
-        # name=value, and --name value on a command line (the key after its option)
-        found = (_ASSIGNMENT, _OPTION_VALUE, _MAPPING_VALUE)  # and 'name': 'value' in a dict
-        for match in [m for pattern in found for m in pattern.finditer(text)]:
-            argument, value = match.group(1), match.group(2).strip("'\"")
-            if (
-                _SECRET_ARGUMENT.search(argument)
-                and not _SPECIAL_TOKEN_ARGUMENT.search(argument)
-                and value.lower() not in _FLAG_VALUES
-            ):
-                where = f"a value for {argument!r}"
-                break
+    where = argument_secret(text)
     if where:
         raise InputError(
             f"{label}: {name} holds {where} (the value is not shown and is not stored); "

@@ -105,6 +105,10 @@ def _leader(policy: Policy | None, model_ids: Sequence[str], started: bool) -> d
     return out
 
 
+_NAN = "the oracle returned NaN (a failed evaluation, no score); expected a score in [0, 1]"
+"""The error of a cell an oracle answered with NaN and no error of its own."""
+
+
 class DurableOracle:
     """Wrap an oracle so that every cell is stored before use and never requested twice.
 
@@ -412,7 +416,7 @@ class DurableOracle:
             self._commit(call, model, [(ids[pos], cell)])  # stored before use
             scores[pos] = cell.score
             if cell.error is not None or math.isnan(cell.score):
-                failures.append((model, ids[pos], cell.error or "NaN score"))
+                failures.append((model, ids[pos], cell.error or _NAN))
         if unreached:  # a dead endpoint ends the run (spend_cap never counts it)
             self.errors.extend(failures + unreached)
             raise EndpointUnreachable(unreached)
@@ -442,7 +446,7 @@ class DurableOracle:
         cells = []
         for k, pos in enumerate(todo):
             value = float(values[k])
-            error = "oracle returned NaN" if math.isnan(value) else None
+            error = _NAN if math.isnan(value) else None
             cells.append((ids[pos], CellResult(k, value, error, 1, started, done)))
             if error:
                 failures.append((model, ids[pos], error))

@@ -343,6 +343,7 @@ def _open_run(
     *,
     injected: bool = False,
     task: str = "select",
+    notes: Sequence[str] = (),
 ) -> bool:
     """Start the run in the store, or check that a stored one matches; True if resumed.
 
@@ -351,10 +352,14 @@ def _open_run(
     runs whose answers :func:`reusable_answers` hands to others; one resumed with another
     oracle would mix the two, and is refused (so is the reverse, a run of an injected
     oracle resumed with the configured one). ``task``: ``select`` or ``estimate``.
+    ``notes``: what the oracle says of itself (a key sent over plain http://), recorded in
+    the run's ``config`` under ``notes`` (a resumed run adds those it does not hold yet).
     """
     stored = store.selection_run(run_id)
     if stored is None:
         record = {**cfg.to_record(), "task": task}
+        if notes:
+            record["notes"] = list(notes)
         if not cfg.run.run_id:  # a default id: the stored runs it does not resume, recorded
             mine = json.loads(json.dumps(cfg.identity(), sort_keys=True, default=str))
             suffix = run_id.removeprefix(cfg.default_run_id())
@@ -365,6 +370,15 @@ def _open_run(
             record["answers_from"] = "config"
         store.start_selection(record, run_id=run_id)
         return False
+    masked = store.redact_selection_config(run_id)
+    if masked:  # an earlier version stored a key in the run's options; read masked already
+        warnings.warn(
+            f"{store.path}: run {run_id!r}: its stored options, written by an earlier "
+            f"version, held a key ({', '.join(masked[:3])}{', ...' if len(masked) > 3 else ''}"
+            "); replaced by *** in the store (not shown)",
+            DataWarning,
+            stacklevel=user_stacklevel(),
+        )
     identity = json.loads(json.dumps(cfg.identity(), sort_keys=True, default=str))
     before = canonical_identity(stored["config"].get("identity") or {})
     if "answers" not in before:  # stored before the identity held them: compared from its
@@ -421,6 +435,12 @@ def _open_run(
                 entry = {**entry, "base_url": urls[str(entry.get("name"))]}
             models.append(entry)
         store.set_selection_config(run_id, {**record, "models": models, "endpoint_moves": moves})
+    held = list(stored["config"].get("notes") or [])
+    new = [note for note in notes if note not in held]
+    if new:  # e.g. a key now sent over plain http:// (said once, as the run was opened)
+        latest = store.selection_run(run_id)
+        record = dict(latest["config"]) if latest is not None else dict(stored["config"])
+        store.set_selection_config(run_id, {**record, "notes": held + new})
     store.set_selection_status(run_id, "running")
     return True
 
@@ -602,7 +622,14 @@ def run_live(
             stacklevel=user_stacklevel(),
         )
     inner = oracle if oracle is not None else cfg.build_oracle(items)
-    resumed = _open_run(store, cfg, run_id, injected=oracle is not None, task="select")
+    resumed = _open_run(
+        store,
+        cfg,
+        run_id,
+        injected=oracle is not None,
+        task="select",
+        notes=getattr(inner, "notes", None) or (),
+    )
     reused_notes: dict[tuple[str, str], str] = {}
     snapshot = SnapshotWriter(store.path, run_id, "select", spend_cap=run.spend_cap)
     durable: DurableOracle

@@ -33,7 +33,8 @@ class CallableOracle:
     An exception, a result of the wrong length or a score outside [0, 1] is recorded as an
     error for the cells concerned (never as a score). The error text has the values of the
     environment variables named like ``*KEY*``, ``*TOKEN*``, ``*SECRET*`` or ``*PASSWORD*``
-    redacted (``***``), as the lm-eval bridge's harness output has.
+    redacted (``***``), as the lm-eval bridge's harness output has; a value shorter than 8
+    characters (``MAX_TOKENS=512``) is a setting, left as it is.
     """
 
     def __init__(
@@ -101,7 +102,7 @@ class CallableOracle:
             if cell_error is None and not np.isnan(value) and not 0 <= value <= 1:
                 cell_error, value = f"score {float(value)!r} outside [0, 1]", np.nan
             elif cell_error is None and np.isnan(value):
-                cell_error = "score() returned NaN"
+                cell_error = "score() returned NaN; expected a score in [0, 1] (NaN: failed)"
             yield CellResult(k, float(value), cell_error, 1, started, done)
 
     def evaluate(self, model_index: int, item_indices: np.ndarray) -> np.ndarray:

@@ -79,8 +79,9 @@ class LmEvalBridgeOracle:
         its children are killed and :class:`HarnessFailed` is raised.
     redact : sequence of str, optional
         Names of environment variables whose values (keys) are hidden in the harness output
-        quoted by errors; variables named like ``*KEY*``, ``*TOKEN*``, ``*SECRET*`` and
-        ``*PASSWORD*`` are hidden as well.
+        quoted by errors (whatever their length); the values of 8 characters or more of
+        variables named like ``*KEY*``, ``*TOKEN*``, ``*SECRET*`` and ``*PASSWORD*`` are
+        hidden as well (a shorter one, ``MAX_TOKENS=512``, is a setting).
     group : str, optional
         Several tasks as one benchmark of this name (e.g. MMLU's 57 ``mmlu_*`` tasks): the
         item ids are ``TASK/DOC_ID`` and one harness run per batch asks each task for its

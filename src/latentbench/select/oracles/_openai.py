@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import http.client
+import ipaddress
 import json
 import math
 import os
@@ -21,6 +22,7 @@ import threading
 import urllib.error
 import urllib.parse
 import urllib.request
+import warnings
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -31,8 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from latentbench._checks import user_stacklevel
 from latentbench._repr import short_ids
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._scorers import Scorer, resolve_scorer
 from latentbench.select.oracles._protocol import (
     CAPPED,
@@ -47,6 +50,7 @@ __all__ = [
     "ChatCompletionsOracle",
     "ChatEndpoint",
     "environment_secrets",
+    "plain_http_note",
     "redact_environment",
 ]
 
@@ -237,6 +241,49 @@ def _is_loopback(url: str) -> bool:
     return host in ("127.0.0.1", "localhost", "::1")
 
 
+def _loopback_host(host: str) -> bool:
+    """Whether ``host`` names this machine: ``localhost`` (or a name under it) or a loopback
+    address (``127.0.0.0/8``, ``::1``)."""
+    host = host.lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def plain_http_note(endpoints: Sequence[ChatEndpoint]) -> str | None:
+    """The one-line warning for the endpoints that would send an API key over plain
+    ``http://`` to another machine (None when there are none): anyone on the network path
+    can read the key. ``https://`` and loopback hosts (``localhost``, ``127.0.0.1``,
+    ``::1``: a local server) are not named. An endpoint counts when its ``api_key_env`` is
+    set in the environment.
+
+    Parameters
+    ----------
+    endpoints : sequence of ChatEndpoint
+
+    Returns
+    -------
+    str or None
+    """
+    named = []
+    for endpoint in endpoints:
+        parts = urllib.parse.urlsplit(endpoint.base_url)
+        key = os.environ.get(endpoint.api_key_env or "", "").strip() or None
+        if key and parts.scheme == "http" and not _loopback_host(parts.hostname or ""):
+            named.append(f"{endpoint.name!r} to {parts.hostname}")
+    if not named:
+        return None
+    shown = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
+    return (
+        f"API key sent over plain http:// (unencrypted) for model(s) {shown}: anyone on the "
+        "network path can read it; use an https:// base_url (http:// is expected only for a "
+        "local server: localhost, 127.0.0.1, ::1)"
+    )
+
+
 class ChatCompletionsOracle:
     """Oracle (c): one OpenAI-compatible chat-completions endpoint per model.
 
@@ -286,6 +333,10 @@ class ChatCompletionsOracle:
         refused connection or an unknown host sends none). ``n_empty`` : int, answers whose
         text was empty or blank (handed to the scorer as they are, noted on the cell; the run
         says how many). ``n_no_text`` : int, answers with ``content`` null (scored 0, noted).
+    notes : list of str
+        What a run records about the oracle: the warning of a key sent over plain
+        ``http://`` to a host that is not loopback (:func:`plain_http_note`; warned once
+        when the oracle is made). Empty otherwise.
 
     Notes
     -----
@@ -350,6 +401,12 @@ class ChatCompletionsOracle:
                     "non-ASCII characters; expected the key alone on one line (not shown)"
                 )
         self.endpoints = list(endpoints)
+        #: what a run records about this oracle (a key sent over plain http://)
+        self.notes: list[str] = []
+        note = plain_http_note(self.endpoints)
+        if note is not None:
+            self.notes.append(note)
+            warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
         self.items = list(items)
         self.scorer = resolve_scorer(scorer)
         self.concurrency, self.timeout, self.retries = int(concurrency), float(timeout), retries
@@ -805,18 +862,26 @@ def _redact(text: str, key: str | None) -> str:
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
 """Environment variables whose values may be keys (never shown in an error)."""
 
-_FLAGS = {"true", "false", "yes", "no", "on", "off", "none", "0", "1"}
+MIN_SECRET_LENGTH = 8
+"""Shortest value of a variable named like :data:`SECRET_NAME` that is taken for a key. A
+shorter one (``MAX_TOKENS=512``, ``HF_TOKEN_ENABLED=1``, ``TOKENIZERS_PARALLELISM=false``)
+is a setting: replaced wherever it stands, it turned every ``512`` of an error into ``***``.
+API keys and tokens are far longer; a variable named in ``names`` (a model's
+``api_key_env``) is a key whatever its length."""
 
 
 def environment_secrets(names: Sequence[str] = ()) -> list[str]:
     """Values of ``names`` and of the environment variables named like :data:`SECRET_NAME`
-    (``OPENAI_API_KEY``, ``HF_TOKEN``), stripped: what an error text must not show. A flag
-    (``TOKENIZERS_PARALLELISM=false``) of a variable not in ``names`` is no key.
+    (``OPENAI_API_KEY``, ``HF_TOKEN``), stripped: what an error text must not show. A value
+    of a variable not in ``names`` that is shorter than :data:`MIN_SECRET_LENGTH` characters
+    (``MAX_TOKENS=512``, a flag such as ``TOKENIZERS_PARALLELISM=false``), or the path of an
+    existing file or folder (``HF_TOKEN_PATH``), is no key.
 
     Parameters
     ----------
     names : sequence of str, optional
-        Variables whose values are keys whatever their names (the models' ``api_key_env``).
+        Variables whose values are keys whatever their names and lengths (the models'
+        ``api_key_env``).
 
     Returns
     -------
@@ -825,7 +890,19 @@ def environment_secrets(names: Sequence[str] = ()) -> list[str]:
     """
     found = set(names) | {k for k in os.environ if SECRET_NAME.search(k)}
     values = [(k, os.environ.get(k, "").strip()) for k in found]
-    return [v for k, v in values if v and (k in names or v.lower() not in _FLAGS)]
+    return [v for k, v in values if v and (k in names or _may_be_key(v))]
+
+
+def _may_be_key(value: str) -> bool:
+    """Whether the value of a variable named like a key may be one: at least
+    :data:`MIN_SECRET_LENGTH` characters, and not the path of an existing file or folder
+    (``HF_TOKEN_PATH=/root/.cache/huggingface/token``: redacted, every run of 6 of its
+    characters in a traceback's paths became ``***``)."""
+    if len(value) < MIN_SECRET_LENGTH:
+        return False
+    if value.startswith(("/", "~")) and os.path.exists(os.path.expanduser(value)):
+        return False
+    return True
 
 
 def redact_environment(text: str, names: Sequence[str] = ()) -> str:
