@@ -213,8 +213,18 @@ class SelectionRuns:
     def redact_selection_config(self, run_id: str) -> list[str]:
         """Mask, in the store, a key that an earlier version stored in the ``config`` record of
         run ``run_id`` (an lm-eval ``model_args`` with ``api_key=...``, a ``base_url`` with a
-        password: today's version refuses them); every read masks it already. Returns the
-        fields masked (``models[0].model_args``), empty when none held a key."""
+        password: today's version refuses them); every read masks it already.
+
+        Parameters
+        ----------
+        run_id : str
+            The run's id (no run of that id: nothing is masked).
+
+        Returns
+        -------
+        list of str
+            The fields masked (e.g. ``models[0].model_args``); empty when none held a key.
+        """
         rows = self.connection.execute(
             "SELECT config FROM selection_runs WHERE run_id = ?", [run_id]
         ).fetchall()
