@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -50,8 +50,20 @@ __all__ = [
 ]
 
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+def _styles() -> Literal["auto"] | None:
+    """rich's colour system for the consoles: ``None`` (no escape code of style at all)
+    under ``NO_COLOR`` (https://no-color.org, any value but empty), else rich's own choice.
+    rich's ``no_color`` drops colours only and kept bold and dim (``ESC[1m`` on every
+    progress line and heading); someone who turns colours off, to read the text as it is
+    or through a speech or braille terminal, gets plain text. Cursor movement of a live
+    progress line on a terminal that can redraw is kept (the line is erased at its end)."""
+    import os
+
+    return None if os.environ.get("NO_COLOR", "") != "" else "auto"
+
+
+console = Console(highlight=False, color_system=_styles())
+err_console = Console(stderr=True, highlight=False, color_system=_styles())
 
 _UNPRINTABLE = re.compile(
     r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069]"
