@@ -58,21 +58,33 @@ def test_a_dumb_terminal_gets_the_results_and_no_progress_residue(tmp_path):
     data[~new].to_parquet(tmp_path / "cal.parquet")
     data[new].to_parquet(tmp_path / "new.parquet")
     env = {"TERM": "dumb", "COLUMNS": "100", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    for argv in (
-        ["fit", str(tmp_path / "cal.parquet"), "--out", str(tmp_path / "fit")],
-        ["estimate", str(tmp_path / "fit"), str(tmp_path / "new.parquet")],
-        [
-            "select",
-            "replay",
-            str(tmp_path / "cal.parquet"),
-            "--no-history",
-            "--budget",
-            "200",
-            "--out",
-            str(tmp_path / "sel"),
-        ],
+    # and it is told the command is alive: a plain line as each phase starts (a long fit,
+    # replay or estimate printed nothing until its results, for minutes on a real matrix)
+    for argv, phase in (
+        (["fit", str(tmp_path / "cal.parquet"), "--out", str(tmp_path / "fit")], "fitting ..."),
+        (
+            ["estimate", str(tmp_path / "fit"), str(tmp_path / "new.parquet")],
+            "reading the answers ...",
+        ),
+        (
+            [
+                "select",
+                "replay",
+                str(tmp_path / "cal.parquet"),
+                "--no-history",
+                "--budget",
+                "200",
+                "--out",
+                str(tmp_path / "sel"),
+            ],
+            "running the selection ...",
+        ),
     ):
         text = _on_a_pty(argv, env).decode("utf-8", "replace")
+        said = text.replace("\r\n", "\n").split("\n")
+        assert phase in said, (argv[0], text)
+        progress = [line for line in said if line.endswith(" ...") or " ... " in line]
+        assert len(progress) <= 6, progress  # a line a phase, not one a sweep
         assert "wrote" in text or "score" in text, text
         assert "\x1b" not in text, repr(text[:300])
         lines = text.replace("\r\n", "\n").split("\n")
@@ -141,3 +153,27 @@ def test_no_color_draws_no_style_and_leaves_the_results_only(tmp_path):
     assert screen[0].startswith("input: long"), screen[:3]
     assert not any("fitting" in line or "0:00:" in line for line in screen), screen
     assert any(line.startswith("wrote") for line in screen), screen
+
+
+def test_progress_lines_are_one_a_phase_and_one_every_few_seconds(monkeypatch):
+    import io
+    import time
+
+    from rich.console import Console
+
+    from latentbench.cli import _common
+
+    clock = [100.0]
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+    buffer = io.StringIO()
+    show = _common.progress_lines(Console(file=buffer, width=80))
+    show("choosing the prior", 1, 5)
+    for sweep in range(1, 200):  # 2 s apart: a line at most every PROGRESS_LINE_EVERY s
+        clock[0] += 2.0
+        show("fitting", sweep, None)
+    show("writing", None, None)
+    lines = buffer.getvalue().splitlines()
+    assert lines[:3] == ["choosing the prior ...", "fitting ...", "fitting ... 6 (10 s)"]
+    assert lines[-1] == "writing ..."
+    assert len(lines) == 3 + 398 // 10  # one every 10 s of the fit's 396 s
+    assert "\x1b" not in buffer.getvalue() and "\r" not in buffer.getvalue()

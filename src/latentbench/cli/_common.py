@@ -42,6 +42,7 @@ __all__ = [
     "on_a_terminal",
     "print_table",
     "progress_bar",
+    "progress_lines",
     "say_stopping",
     "shown",
     "stop_on_sigint",
@@ -652,7 +653,8 @@ def progress_bar(quiet: bool = False, stream: Console | None = None) -> Iterator
 
     Yields a :data:`latentbench._progress.ProgressCallback` (``progress(phase, done,
     total)``) to pass to the library. Nothing is drawn under ``-q`` or when stderr is not a
-    terminal (a log, a pipe, CI); the bar is removed when the block ends.
+    terminal (a log, a pipe, CI); the bar is removed when the block ends. A dumb terminal
+    (``TERM=dumb``), which cannot redraw a bar, gets plain lines (:func:`progress_lines`).
     """
     from rich.progress import (
         BarColumn,
@@ -663,6 +665,9 @@ def progress_bar(quiet: bool = False, stream: Console | None = None) -> Iterator
     )
 
     target = stream or err_console
+    if not quiet and on_a_terminal(target) and target.is_dumb_terminal:
+        yield progress_lines(target)
+        return
     columns = (
         SpinnerColumn(),
         TextColumn("[bold]{task.description}"),
@@ -680,6 +685,38 @@ def progress_bar(quiet: bool = False, stream: Console | None = None) -> Iterator
             bar.update(task, description=phase, completed=done or 0, total=total, count=count)
 
         yield update
+
+
+PROGRESS_LINE_EVERY = 10.0
+"""Seconds between two progress lines of one phase on a dumb terminal
+(:func:`progress_lines`)."""
+
+
+def progress_lines(stream: Console) -> Callable[[str, int | None, int | None], None]:
+    """A :data:`latentbench._progress.ProgressCallback` for a terminal that cannot redraw
+    (``TERM=dumb``: an editor's shell, a speech or braille terminal): plain lines on
+    ``stream``, no cursor code. ``PHASE ...`` as each phase starts, and while one lasts a
+    line ``PHASE ... DONE/TOTAL (N s)`` at most every :data:`PROGRESS_LINE_EVERY` seconds,
+    so that a long fit says it is alive without a line for each of its sweeps."""
+    import time
+
+    last: dict[str, Any] = {"phase": None, "line": 0.0, "start": 0.0}
+
+    def show(phase: str, done: int | None = None, total: int | None = None) -> None:
+        now = time.monotonic()
+        count = "" if done is None else (f" {done:,}/{total:,}" if total else f" {done:,}")
+        if phase != last["phase"]:
+            last.update(phase=phase, line=now, start=now)
+            stream.print(f"{escape(phase)} ...", soft_wrap=True, highlight=False)
+        elif now - last["line"] >= PROGRESS_LINE_EVERY:
+            last["line"] = now
+            stream.print(
+                f"{escape(phase)} ...{count} ({now - last['start']:.0f} s)",
+                soft_wrap=True,
+                highlight=False,
+            )
+
+    return show
 
 
 def say_stopping(what: str) -> Callable[[], None]:
