@@ -205,3 +205,77 @@ def test_the_item_curves_differ_by_more_than_colour(small_fit):
     handles, labels = ax.get_legend_handles_labels()
     styles = _styles(handles)
     assert len(labels) == 6 and len(set(styles)) == 6, (labels, styles)
+
+
+class _Rows(HTMLParser):
+    """Each table's body rows as the tags of their cells (``th row``, ``td``)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tables: list[list[list[str]]] = []
+        self._body = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tbody":
+            self._body = True
+        elif tag == "tr" and self._body:
+            self.tables[-1].append([])
+        elif tag in ("td", "th") and self._body:
+            self.tables[-1][-1].append(f"th {a.get('scope')}" if tag == "th" else "td")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "tbody":
+            self._body = False
+
+
+def _rows(page: str) -> list[list[list[str]]]:
+    parser = _Rows()
+    parser.feed(page)
+    return parser.tables
+
+
+def test_the_cell_that_names_a_row_is_its_row_header(fit_page):
+    # a row's model or item id was a <td> like its numbers: a screen reader moving down a
+    # column said "0.41" without the model it belongs to (WCAG 1.3.1: a row header is
+    # <th scope="row">)
+    tables = _rows(fit_page)
+    assert len(tables) >= 5
+    for rows in tables:
+        assert rows
+        for cells in rows:
+            assert cells[0] == "th row" and set(cells[1:]) <= {"td"}, cells
+
+
+def test_a_first_column_that_repeats_down_the_rows_is_no_row_header():
+    # the items each model answered: a row is one answer, its model repeats down the rows
+    import pandas as pd
+
+    from latentbench.report._blocks import _Section, _table, render_page
+
+    section = _Section("items", "Items")
+    frame = pd.DataFrame(
+        {"model": ["a", "a", "b"], "item": ["i1", "i2", "i1"], "answer": [1, 0, 1]}
+    )
+    section.tables.append(_table(frame, name="answers", row_header=False))
+    section.tables.append(_table(frame.drop(columns="model"), name="items"))
+    answers, items = _rows(render_page([section], "t"))
+    assert all(set(cells) == {"td"} for cells in answers), answers
+    assert all(cells[0] == "th row" for cells in items), items
+
+
+def test_a_row_header_looks_as_the_cell_it_replaced():
+    # <th> is bold and centred by default: the page's style makes a body row's header look
+    # as its <td> did (left-aligned, normal weight), a long one cut and shown whole as a
+    # <td>'s text
+    from latentbench.report._blocks import _Section, render_page
+
+    page = render_page([_Section("s", "S")], "t")
+    style = page.split("<style>")[1].split("</style>")[0]
+    assert re.search(r"tbody th \{[^}]*font-weight: normal", style), style[:2000]
+    for rule in ("td.text", "table.whole td.text", "table.kv td.text", "table.kv td"):
+        selectors = [s.strip() for s in re.findall(r"([^{}]*)\{", style) if rule in s]
+        assert selectors, rule
+        assert all(rule.replace("td", "tbody th") in s for s in selectors), (rule, selectors)
