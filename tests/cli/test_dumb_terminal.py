@@ -1,10 +1,13 @@
 """A dumb terminal (``TERM=dumb``: an editor's shell, a braille or speech terminal) gets the
-results and nothing else: no blank line, cursor code or redrawn bar from the progress
-display, which such a terminal cannot redraw (docs/usability.md)."""
+results and plain progress lines: no blank line, cursor code or redrawn bar from the progress
+display, which such a terminal cannot redraw (docs/usability.md). Under ``NO_COLOR`` a
+terminal gets no colour and no other style either (no bold, no dim): the live progress line
+is drawn and erased, and the screen left holds the results only."""
 
 from __future__ import annotations
 
 import os
+import re
 import select
 import subprocess
 import sys
@@ -55,23 +58,122 @@ def test_a_dumb_terminal_gets_the_results_and_no_progress_residue(tmp_path):
     data[~new].to_parquet(tmp_path / "cal.parquet")
     data[new].to_parquet(tmp_path / "new.parquet")
     env = {"TERM": "dumb", "COLUMNS": "100", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    for argv in (
-        ["fit", str(tmp_path / "cal.parquet"), "--out", str(tmp_path / "fit")],
-        ["estimate", str(tmp_path / "fit"), str(tmp_path / "new.parquet")],
-        [
-            "select",
-            "replay",
-            str(tmp_path / "cal.parquet"),
-            "--no-history",
-            "--budget",
-            "200",
-            "--out",
-            str(tmp_path / "sel"),
-        ],
+    # and it is told the command is alive: a plain line as each phase starts (a long fit,
+    # replay or estimate printed nothing until its results, for minutes on a real matrix)
+    for argv, phase in (
+        (["fit", str(tmp_path / "cal.parquet"), "--out", str(tmp_path / "fit")], "fitting ..."),
+        (
+            ["estimate", str(tmp_path / "fit"), str(tmp_path / "new.parquet")],
+            "reading the answers ...",
+        ),
+        (
+            [
+                "select",
+                "replay",
+                str(tmp_path / "cal.parquet"),
+                "--no-history",
+                "--budget",
+                "200",
+                "--out",
+                str(tmp_path / "sel"),
+            ],
+            "running the selection ...",
+        ),
     ):
         text = _on_a_pty(argv, env).decode("utf-8", "replace")
+        said = text.replace("\r\n", "\n").split("\n")
+        assert phase in said, (argv[0], text)
+        progress = [line for line in said if line.endswith(" ...") or " ... " in line]
+        assert len(progress) <= 6, progress  # a line a phase, not one a sweep
         assert "wrote" in text or "score" in text, text
         assert "\x1b" not in text, repr(text[:300])
         lines = text.replace("\r\n", "\n").split("\n")
         assert lines[0].strip(), (argv[0], repr(text[:200]))  # the first line says something
         assert "\r" not in "\n".join(lines), repr(text[:300])  # nothing drawn over a line
+
+
+_CSI = re.compile(r"\x1b\[([0-9;?]*)([A-Za-z])")
+
+
+def _screen(text: str) -> list[str]:
+    """The lines a terminal shows after ``text``: printable characters written at the cursor,
+    ``\\r``, ``\\n``, erase-line (``ESC[2K``), cursor up (``ESC[nA``) and the cursor's
+    hide/show; any other escape code fails the test (it is not one the display needs)."""
+    lines: list[list[str]] = [[]]
+    row = col = 0
+    k = 0
+    while k < len(text):
+        found = _CSI.match(text, k)
+        if found:
+            args, final = found.groups()
+            if final == "K" and args == "2":
+                lines[row] = []
+            elif final == "A":
+                row = max(0, row - int(args or 1))
+            elif final in "lh" and args == "?25":
+                pass
+            else:
+                raise AssertionError(f"unexpected escape code {found.group()!r}")
+            k = found.end()
+            continue
+        char = text[k]
+        k += 1
+        if char == "\r":
+            col = 0
+        elif char == "\n":
+            row += 1
+            col = 0
+            while len(lines) <= row:
+                lines.append([])
+        elif char == "\x1b":
+            raise AssertionError(f"unexpected escape {text[k - 1 : k + 8]!r}")
+        else:
+            line = lines[row]
+            line.extend(" " * (col - len(line)))
+            line[col : col + 1] = [char]
+            col += 1
+    return ["".join(line).rstrip() for line in lines]
+
+
+def test_no_color_draws_no_style_and_leaves_the_results_only(tmp_path):
+    # NO_COLOR (no-color.org): rich's no_color drops colours but kept bold and dim, so the
+    # progress line's phase and fit's "input:" heading were still written in bold on a
+    # terminal (ESC[1m); the live line may move the cursor, and is erased when it ends
+    data = simulate_2pl(40, 300, random_state=4).matrix.to_long()
+    data.to_parquet(tmp_path / "cal.parquet")
+    env = {"TERM": "xterm-256color", "NO_COLOR": "1", "COLUMNS": "100",
+           "PYTHONPATH": os.environ.get("PYTHONPATH", "")}  # fmt: skip
+    argv = ["fit", str(tmp_path / "cal.parquet"), "--out", str(tmp_path / "fit")]
+    text = _on_a_pty(argv, env).decode("utf-8", "replace")
+    assert "wrote" in text, text
+    sgr = re.findall(r"\x1b\[[0-9;]*m", text)
+    assert not sgr, sgr[:5]
+    assert "\x1b[?25l" in text  # a live line was drawn (a capable terminal): not a log
+    screen = [line for line in _screen(text) if line]
+    assert screen[0].startswith("input: long"), screen[:3]
+    assert not any("fitting" in line or "0:00:" in line for line in screen), screen
+    assert any(line.startswith("wrote") for line in screen), screen
+
+
+def test_progress_lines_are_one_a_phase_and_one_every_few_seconds(monkeypatch):
+    import io
+    import time
+
+    from rich.console import Console
+
+    from latentbench.cli import _common
+
+    clock = [100.0]
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+    buffer = io.StringIO()
+    show = _common.progress_lines(Console(file=buffer, width=80))
+    show("choosing the prior", 1, 5)
+    for sweep in range(1, 200):  # 2 s apart: a line at most every PROGRESS_LINE_EVERY s
+        clock[0] += 2.0
+        show("fitting", sweep, None)
+    show("writing", None, None)
+    lines = buffer.getvalue().splitlines()
+    assert lines[:3] == ["choosing the prior ...", "fitting ...", "fitting ... 6 (10 s)"]
+    assert lines[-1] == "writing ..."
+    assert len(lines) == 3 + 398 // 10  # one every 10 s of the fit's 396 s
+    assert "\x1b" not in buffer.getvalue() and "\r" not in buffer.getvalue()

@@ -389,9 +389,10 @@ def _html_tables(html: str) -> list[dict[str, list[str]]]:
 
     tables = []
     for body in re.findall(r"<table.*?</table>", html, flags=re.S):
-        heads = re.findall(r"<th[^>]*>(.*?)</th>", body, flags=re.S)
-        rows = [re.findall(r"<td[^>]*>(.*?)</td>", r, flags=re.S)
-                for r in re.findall(r"<tr>(.*?)</tr>", body, flags=re.S)]  # fmt: skip
+        head, cells = body.split("<tbody>")
+        heads = re.findall(r"<th[^>]*>(.*?)</th>", head, flags=re.S)
+        rows = [[c for _, c in re.findall(r"<(t[dh])\b[^>]*>(.*?)</\1>", r, flags=re.S)]
+                for r in re.findall(r"<tr>(.*?)</tr>", cells, flags=re.S)]  # fmt: skip
         rows = [r for r in rows if len(r) == len(heads)]
         tables.append({h: [r[j] for r in rows] for j, h in enumerate(heads)})
     return tables

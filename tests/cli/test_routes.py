@@ -35,8 +35,8 @@ def _page(path) -> str:
     # the fit details' rows that name where the fit came from (a file fitted for the page,
     # or a fit directory and the file it recorded)
     text = re.sub(
-        r'\n\s*<tr><td data-sort="">'
-        r"(fit directory|fitted by|responses|responses SHA-256)</td>.*?</tr>",
+        r'\n\s*<tr><th scope="row" data-sort="">'
+        r"(fit directory|fitted by|responses|responses SHA-256)</th>.*?</tr>",
         "",
         text,
     )

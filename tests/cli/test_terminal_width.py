@@ -224,3 +224,48 @@ def test_the_commands_never_print_a_level_below_1_as_100_percent(monkeypatch, tm
     path.write_text(json.dumps(record))
     caption = _bounds_caption(SelectionRecord.read_json(path), ["lower", "upper"])
     assert "simultaneous 99.99999% intervals" in caption and "100%" not in caption
+
+
+def _long_table(n: int, ids: list[str] | None = None) -> Table:
+    table = Table(title="items")
+    for col in ("item", "discrimination", "difficulty", "n_observed", "lower", "upper"):
+        table.add_column(col, justify="left" if col == "item" else "right")
+    for k in range(n):
+        item = ids[k % len(ids)] if ids else f"mmlu_pro/question-{k:05d}"
+        table.add_row(item, f"{k % 97 / 100:.3f}", f"{k % 13 - 6:.3f}", f"{k:,}", "0.5", "0.7")
+    return table
+
+
+def test_fitting_a_long_table_measures_what_it_must_not_every_cell(monkeypatch):
+    # every cell of a 20,000-row items table went through rich's measurement (markup read,
+    # emoji codes replaced) twice: 11.6 s before the first row; a plain ASCII cell's width
+    # is its length, and rich measures only the cells it cannot tell so
+    calls = [0]
+    measure = _common._measure
+
+    def counted(renderable):
+        calls[0] += 1
+        return measure(renderable)
+
+    monkeypatch.setattr(_common, "_measure", counted)
+    table = _long_table(5_000)
+    _common._fit_to_terminal(table, 60)
+    assert calls[0] < 50, calls[0]
+
+
+@pytest.mark.parametrize("width", [40, 60, 90])
+def test_a_long_table_with_ids_rich_must_measure_is_fitted_as_rich_measures_them(
+    monkeypatch, width
+):
+    # wide (CJK) characters, an emoji code, escaped markup and a second line: widths that
+    # differ from their lengths; the widest of them sets the columns as rich measures it
+    from rich.markup import escape
+
+    ids = ["模型-评测-问题-一二三四五", "q:smile:x", escape("item[bold]x[/bold]"), "two\nlines",
+           "plain-item-id"]  # fmt: skip
+    text = _shown(monkeypatch, _long_table(40, ids), width)
+    assert "…" not in text and max(len(line) for line in text.splitlines()) <= width
+    shown = ["模型-评测-问题-一二三四五", "q😄x", "item[bold]x[/bold]", "twolines", "plain-item-id"]
+    rows = _cells(text)
+    assert [row[0] for row in rows] == [shown[k % 5] for k in range(40)]
+    assert [row[1] for row in rows] == [f"{k % 97 / 100:.3f}" for k in range(40)]

@@ -205,3 +205,140 @@ def test_the_item_curves_differ_by_more_than_colour(small_fit):
     handles, labels = ax.get_legend_handles_labels()
     styles = _styles(handles)
     assert len(labels) == 6 and len(set(styles)) == 6, (labels, styles)
+
+
+class _Rows(HTMLParser):
+    """Each table's body rows as the tags of their cells (``th row``, ``td``)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tables: list[list[list[str]]] = []
+        self._body = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tbody":
+            self._body = True
+        elif tag == "tr" and self._body:
+            self.tables[-1].append([])
+        elif tag in ("td", "th") and self._body:
+            self.tables[-1][-1].append(f"th {a.get('scope')}" if tag == "th" else "td")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "tbody":
+            self._body = False
+
+
+def _rows(page: str) -> list[list[list[str]]]:
+    parser = _Rows()
+    parser.feed(page)
+    return parser.tables
+
+
+def test_the_cell_that_names_a_row_is_its_row_header(fit_page):
+    # a row's model or item id was a <td> like its numbers: a screen reader moving down a
+    # column said "0.41" without the model it belongs to (WCAG 1.3.1: a row header is
+    # <th scope="row">)
+    tables = _rows(fit_page)
+    assert len(tables) >= 5
+    for rows in tables:
+        assert rows
+        for cells in rows:
+            assert cells[0] == "th row" and set(cells[1:]) <= {"td"}, cells
+
+
+def test_a_first_column_that_repeats_down_the_rows_is_no_row_header():
+    # the items each model answered: a row is one answer, its model repeats down the rows
+    import pandas as pd
+
+    from latentbench.report._blocks import _Section, _table, render_page
+
+    section = _Section("items", "Items")
+    frame = pd.DataFrame(
+        {"model": ["a", "a", "b"], "item": ["i1", "i2", "i1"], "answer": [1, 0, 1]}
+    )
+    section.tables.append(_table(frame, name="answers", row_header=False))
+    section.tables.append(_table(frame.drop(columns="model"), name="items"))
+    answers, items = _rows(render_page([section], "t"))
+    assert all(set(cells) == {"td"} for cells in answers), answers
+    assert all(cells[0] == "th row" for cells in items), items
+
+
+def test_a_row_header_looks_as_the_cell_it_replaced():
+    # <th> is bold and centred by default: the page's style makes a body row's header look
+    # as its <td> did (left-aligned, normal weight), a long one cut and shown whole as a
+    # <td>'s text
+    from latentbench.report._blocks import _Section, render_page
+
+    page = render_page([_Section("s", "S")], "t")
+    style = page.split("<style>")[1].split("</style>")[0]
+    assert re.search(r"tbody th \{[^}]*font-weight: normal", style), style[:2000]
+    for rule in ("td.text", "table.whole td.text", "table.kv td.text", "table.kv td"):
+        selectors = [s.strip() for s in re.findall(r"([^{}]*)\{", style) if rule in s]
+        assert selectors, rule
+        assert all(rule.replace("td", "tbody th") in s for s in selectors), (rule, selectors)
+
+
+def _luminance(rgb: tuple[float, float, float]) -> float:
+    """WCAG 2.1 relative luminance of an sRGB colour (channels 0..1)."""
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def _contrast_on(rgba: tuple[float, ...], background: tuple[float, ...]) -> float:
+    """Contrast of one point (colour ``rgba``, its alpha over ``background``) against the
+    background: what a lone point of a map shows."""
+    *rgb, alpha = rgba
+    point = tuple(alpha * c + (1 - alpha) * b for c, b in zip(rgb, background[:3], strict=True))
+    lighter, darker = sorted((_luminance(point), _luminance(background[:3])), reverse=True)
+    return (lighter + 0.05) / (darker + 0.05)
+
+
+@pytest.mark.parametrize("n_items", [300, 2500])
+def test_an_item_maps_points_stand_out_from_the_page_at_3_to_1(n_items):
+    # a dense item map (over 2,000 items) drew its points in #1f77b4 at 50% opacity: 2.0:1
+    # on the white page, under WCAG 2.1's 3:1 for a graphic needed to read it (1.4.11)
+    import json
+
+    from matplotlib.colors import to_rgba
+
+    from latentbench.io import ResponseMatrix
+    from latentbench.irt import TwoPL
+    from latentbench.synthetic import simulate_2pl
+
+    data = simulate_2pl(30, n_items, random_state=5)
+    matrix = ResponseMatrix(data.matrix.scores, data.matrix.model_ids, data.matrix.item_ids)
+    page = build_report(TwoPL().fit(matrix), matrix)
+    specs = [
+        json.loads(s)
+        for s in re.findall(r'<script type="application/json" id="plot-\d+">(.*?)</script>', page)
+    ]
+    maps = [s for s in specs if str(s.get("title", "")).startswith("Item map")]
+    assert len(maps) == 1, [s.get("title") for s in specs]
+    white = (1.0, 1.0, 1.0)  # the canvas is cleared to the page's white background
+    for spec in maps:
+        alpha = spec.get("alpha", 0.75)  # the page's script draws a point at this opacity
+        assert alpha < 1  # overlapping points still show where a map is dense
+        for group in spec["groups"]:
+            rgba = (*to_rgba(group["color"])[:3], group.get("alpha", alpha))
+            assert _contrast_on(rgba, white) >= 3.0, (group, alpha, _contrast_on(rgba, white))
+
+
+def test_the_static_item_maps_points_stand_out_at_3_to_1(small_fit):
+    import matplotlib.pyplot as plt
+
+    from latentbench.report import plots
+
+    _, result = small_fit
+    fig, ax = plt.subplots()
+    try:
+        plots.plot_item_map(result, ax, flagged=[result.item_ids[0]])
+        background = ax.get_facecolor()
+        for collection in ax.collections:
+            for rgba in collection.get_facecolors():
+                assert rgba[3] < 1 or collection is ax.collections[1]  # items overlap: see-through
+                assert _contrast_on(tuple(rgba), background) >= 3.0, (rgba, background)
+    finally:
+        plt.close(fig)

@@ -209,24 +209,25 @@ def test_a_long_cell_is_shown_whole_without_a_mouse(browser, tmp_path, small_fit
     build_report(result, matrix, item_metadata=items, path=path)
     browser.open(path.as_uri(), width=1280)
     cut = (
-        "Array.from(document.querySelectorAll('td.text'))"
+        "Array.from(document.querySelectorAll('td.text, tbody th.text'))"
         ".filter(td => td.scrollWidth > td.clientWidth + 1).length"
     )
     assert browser.evaluate(cut) > 0
     browser.evaluate(
-        "(() => { const b = document.querySelector('td.text').closest('.table-wrap')"
+        "(() => { const b = document.querySelector('td.text, tbody th.text')"
+        ".closest('.table-wrap')"
         ".previousElementSibling.querySelector('button.whole'); b.focus(); })()"
     )
     assert browser.evaluate(_ACTIVE)["tag"] == "BUTTON"
     _press(browser, "Enter")
     assert browser.evaluate(
-        "(() => { const t = document.querySelector('td.text').closest('table');"
+        "(() => { const t = document.querySelector('td.text, tbody th.text').closest('table');"
         " return [t.classList.contains('whole'),"
         " t.closest('.table-wrap').previousElementSibling.querySelector('button.whole')"
         ".getAttribute('aria-pressed')]; })()"
     ) == [True, "true"]
     still = browser.evaluate(
-        "Array.from(document.querySelectorAll('table.whole td.text'))"
+        "Array.from(document.querySelectorAll('table.whole td.text, table.whole tbody th.text'))"
         ".filter(td => td.scrollWidth > td.clientWidth + 1).length"
     )
     assert still == 0
@@ -315,3 +316,20 @@ def test_a_plots_description_names_its_markers_and_count_in_words(browser, page,
     )
     first = descriptions(one)[0]
     assert ", 1 point." in first or ", 1 point (" in first, first
+
+
+def test_a_row_header_looks_as_the_cells_of_its_row(browser, page):
+    # the first cell of a row became <th scope="row">: a browser's own style for <th> (bold,
+    # centred) would change the tables' look; the page's style keeps it as a <td> was
+    browser.open(page.as_uri(), width=1280)
+    looks = browser.evaluate(
+        "Array.from(document.querySelectorAll('tbody tr')).slice(0, 40).map(r => {"
+        " const s = getComputedStyle(r.cells[0]), t = getComputedStyle(r.cells[1]);"
+        " return [r.cells[0].tagName, s.fontWeight, s.textAlign, s.fontSize, s.paddingLeft,"
+        " s.borderBottomColor, s.position,"
+        " t.fontWeight, t.fontSize, t.paddingLeft, t.borderBottomColor]; })"
+    )
+    assert looks
+    for tag, weight, align, size, pad, border, position, *td in looks:
+        assert tag == "TH" and align == "left" and position == "sticky", looks[0]
+        assert [weight, size, pad, border] == td, (looks[0], td)

@@ -27,10 +27,12 @@ def page_table(page: str, name: str) -> pd.DataFrame:
     """The table ``name`` (its ``data-name``) of a report page, as the text of its cells."""
     start = page.index(f'data-name="{name}"')
     body = page[start : page.index("</table>", start)]
-    header = [htmllib.unescape(h) for h in re.findall(r"<th(?:\s[^>]*)?>(.*?)</th>", body)]
+    head, rows_html = body.split("<tbody>")
+    header = [htmllib.unescape(h) for h in re.findall(r"<th(?:\s[^>]*)?>(.*?)</th>", head)]
+    cell = r"<(t[dh])\b[^>]*>(.*?)</\1>"  # a row's header is a th (scope="row"), the rest td
     rows = [
-        [htmllib.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<td[^>]*>(.*?)</td>", r)]
-        for r in re.findall(r"<tr>(.*?)</tr>", body, flags=re.S)
+        [htmllib.unescape(re.sub(r"<[^>]+>", "", c)) for _, c in re.findall(cell, r)]
+        for r in re.findall(r"<tr>(.*?)</tr>", rows_html, flags=re.S)
     ]
     return pd.DataFrame([r for r in rows if r], columns=header)
 

@@ -75,7 +75,7 @@ def test_a_long_cell_is_whole_on_the_page_for_print_and_touch(small_fit):
     # hover title: gone on paper, on a touch screen and for a screen reader
     matrix, result = small_fit
     page = build_report(result, matrix)
-    cells = re.findall(r'<td[^>]* class="text" title="([^"]*)">([^<]*)</td>', page)
+    cells = re.findall(r'<t[dh][^>]* class="text" title="([^"]*)">([^<]*)</t[dh]>', page)
     assert cells
     assert all(text == title for title, text in cells), cells[:2]
     reasons = [html_lib.unescape(t) for _, t in cells]
@@ -111,9 +111,9 @@ def _printed(browser: Browser) -> dict[str, object]:
           rows: Array.from(document.querySelectorAll('tbody tr'))
                   .filter(r => r.getBoundingClientRect().height > 0).length,
           all_rows: document.querySelectorAll('tbody tr').length,
-          cut_cells: Array.from(document.querySelectorAll('td'))
+          cut_cells: Array.from(document.querySelectorAll('td, tbody th'))
                   .filter(td => td.scrollWidth > td.clientWidth + 1).length,
-          broken_numbers: Array.from(document.querySelectorAll('td'))
+          broken_numbers: Array.from(document.querySelectorAll('td, tbody th'))
                   .filter(td => td.dataset.sort !== '' && /^-?[0-9]/.test(td.textContent))
                   .filter(td => {
                     const r = document.createRange(); r.selectNodeContents(td);
@@ -194,7 +194,9 @@ def _fit_details(page: str) -> dict[str, str]:
     """The rows of a fit page's 'Fit details' table, as a reader sees them."""
     section = re.search(r'<section id="summary">.*?</section>', page, re.S)
     assert section is not None
-    rows = re.findall(r"<tr><td[^>]*>([^<]*)</td><td[^>]*>([^<]*)</td></tr>", section.group(0))
+    rows = re.findall(
+        r'<tr><th scope="row"[^>]*>([^<]*)</th><td[^>]*>([^<]*)</td></tr>', section.group(0)
+    )
     return {html_lib.unescape(k): html_lib.unescape(v) for k, v in rows}
 
 
@@ -240,8 +242,8 @@ def test_a_false_flag_reads_no_and_a_blank_cell_is_explained(small_fit):
     assert section is not None
     header = re.findall(r'<th scope="col">([^<]*)</th>', section.group(0))
     column = header.index("tied_with_next")
-    rows = re.findall(r"<tr>(<td.*?)</tr>", section.group(0), re.S)
-    flags = [re.findall(r"<td[^>]*>([^<]*)</td>", row)[column] for row in rows]
+    rows = re.findall(r'<tr>(<th scope="row".*?)</tr>', section.group(0), re.S)
+    flags = [re.findall(r"<(t[dh])\b[^>]*>([^<]*)</\1>", row)[column][1] for row in rows]
     assert set(flags) == {"yes", "no"}, set(flags)
     assert "a blank cell has no value (not computed, or not applicable" in page
 

@@ -106,7 +106,7 @@ def _check_page(browser: Browser, page: Path, name: str, headline: str) -> dict[
         assert all(c == ["0", "0"] for c in clipped), (width, clipped)
         # no table cell of a key-value table (the summaries) is cut with an ellipsis
         cut = browser.evaluate(
-            "Array.from(document.querySelectorAll('table.kv td')).filter(td => "
+            "Array.from(document.querySelectorAll('table.kv td, table.kv tbody th')).filter(td => "
             "td.scrollWidth > td.clientWidth + 1).map(td => td.textContent)"
         )
         assert cut == [], (width, cut)

@@ -5,16 +5,17 @@ Kept free of numpy / pandas imports at module level so ``--help`` stays fast.
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 import signal
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -42,6 +43,7 @@ __all__ = [
     "on_a_terminal",
     "print_table",
     "progress_bar",
+    "progress_lines",
     "say_stopping",
     "shown",
     "stop_on_sigint",
@@ -50,8 +52,20 @@ __all__ = [
 ]
 
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+def _styles() -> Literal["auto"] | None:
+    """rich's colour system for the consoles: ``None`` (no escape code of style at all)
+    under ``NO_COLOR`` (https://no-color.org, any value but empty), else rich's own choice.
+    rich's ``no_color`` drops colours only and kept bold and dim (``ESC[1m`` on every
+    progress line and heading); someone who turns colours off, to read the text as it is
+    or through a speech or braille terminal, gets plain text. Cursor movement of a live
+    progress line on a terminal that can redraw is kept (the line is erased at its end)."""
+    import os
+
+    return None if os.environ.get("NO_COLOR", "") != "" else "auto"
+
+
+console = Console(highlight=False, color_system=_styles())
+err_console = Console(stderr=True, highlight=False, color_system=_styles())
 
 _UNPRINTABLE = re.compile(
     r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069]"
@@ -107,6 +121,43 @@ def _measure(renderable: Any) -> Measurement:
     return Measurement.get(console, console.options.update(max_width=10_000), renderable)
 
 
+def _widest(cells: Iterable[Any]) -> tuple[int, Any]:
+    """The widest of a column's ``cells`` as rich lays them out: ``(width, cell)``
+    (``(0, None)`` for none). A printable ASCII string with no markup (``[``) and no emoji
+    code (``:``) is as wide as it is long; only other cells (wide characters, markup, a
+    second line, a renderable) go through rich's measurement, each distinct value once:
+    measuring all of a 20,000-row table's cells took seconds before its first line."""
+    best, at, widest = 0, -1, None
+    measured: dict[str, int] = {}
+    for k, cell in enumerate(cells):
+        if isinstance(cell, str):
+            if cell.isascii() and cell.isprintable() and "[" not in cell and ":" not in cell:
+                size = len(cell)
+            elif cell in measured:
+                size = measured[cell]
+            else:
+                size = measured[cell] = _measure(cell).maximum
+        else:
+            size = _measure(cell).maximum
+        if size > best or at < 0:
+            best, at, widest = size, k, cell
+    return best, widest
+
+
+def _widest_only(table: Table, widest: list[tuple[int, Any]]) -> Table:
+    """A copy of ``table`` whose columns hold one cell each, their widest (``widest[k]``:
+    :func:`_widest` of column ``k``), for rich to measure the table's natural width without
+    measuring every cell."""
+    probe = copy.copy(table)
+    probe.columns = []
+    for column, (_, cell) in zip(table.columns, widest, strict=True):
+        one = copy.copy(column)
+        one._cells = [] if cell is None else [cell]
+        probe.columns.append(one)
+    probe.rows = table.rows[:1]
+    return probe
+
+
 def _fit_to_terminal(table: Table, width: int) -> list[str]:
     """Fit ``table`` to a terminal ``width`` columns wide without cutting a value: every cell
     folds instead of ending in ``…`` (an id folds onto more lines, whole), and while the other
@@ -118,9 +169,10 @@ def _fit_to_terminal(table: Table, width: int) -> list[str]:
     if len(table.columns) < 3:
         return []
     ids = next((k for k, c in enumerate(table.columns) if c.justify == "left"), 0)
+    widths = [_widest(column.cells) for column in table.columns]
     whole = [
-        max([_measure(column.header).minimum, *(_measure(c).maximum for c in column.cells)])
-        for column in table.columns
+        max(_measure(column.header).minimum, size)
+        for column, (size, _) in zip(table.columns, widths, strict=True)
     ]
     whole[ids] = min(whole[ids], _ID_WIDTH)
     edge = 1 if table.show_edge else 0
@@ -138,7 +190,8 @@ def _fit_to_terminal(table: Table, width: int) -> list[str]:
         kept += 1  # the fewest columns end in an interval's lower end: its upper one too
     left_out = headers[kept:]
     del table.columns[kept:]
-    if _measure(table).maximum > width:  # rich gives what the others leave to the ids
+    # rich gives what the others leave to the ids
+    if _measure(_widest_only(table, widths[:kept])).maximum > width:
         others = [k for k in range(kept) if k != ids]
         # the others' values whole while they leave the ids a few columns; past that the
         # widest of them folds too (a value wider than the terminal had left the ids none:
@@ -640,7 +693,8 @@ def progress_bar(quiet: bool = False, stream: Console | None = None) -> Iterator
 
     Yields a :data:`latentbench._progress.ProgressCallback` (``progress(phase, done,
     total)``) to pass to the library. Nothing is drawn under ``-q`` or when stderr is not a
-    terminal (a log, a pipe, CI); the bar is removed when the block ends.
+    terminal (a log, a pipe, CI); the bar is removed when the block ends. A dumb terminal
+    (``TERM=dumb``), which cannot redraw a bar, gets plain lines (:func:`progress_lines`).
     """
     from rich.progress import (
         BarColumn,
@@ -651,6 +705,9 @@ def progress_bar(quiet: bool = False, stream: Console | None = None) -> Iterator
     )
 
     target = stream or err_console
+    if not quiet and on_a_terminal(target) and target.is_dumb_terminal:
+        yield progress_lines(target)
+        return
     columns = (
         SpinnerColumn(),
         TextColumn("[bold]{task.description}"),
@@ -668,6 +725,38 @@ def progress_bar(quiet: bool = False, stream: Console | None = None) -> Iterator
             bar.update(task, description=phase, completed=done or 0, total=total, count=count)
 
         yield update
+
+
+PROGRESS_LINE_EVERY = 10.0
+"""Seconds between two progress lines of one phase on a dumb terminal
+(:func:`progress_lines`)."""
+
+
+def progress_lines(stream: Console) -> Callable[[str, int | None, int | None], None]:
+    """A :data:`latentbench._progress.ProgressCallback` for a terminal that cannot redraw
+    (``TERM=dumb``: an editor's shell, a speech or braille terminal): plain lines on
+    ``stream``, no cursor code. ``PHASE ...`` as each phase starts, and while one lasts a
+    line ``PHASE ... DONE/TOTAL (N s)`` at most every :data:`PROGRESS_LINE_EVERY` seconds,
+    so that a long fit says it is alive without a line for each of its sweeps."""
+    import time
+
+    last: dict[str, Any] = {"phase": None, "line": 0.0, "start": 0.0}
+
+    def show(phase: str, done: int | None = None, total: int | None = None) -> None:
+        now = time.monotonic()
+        count = "" if done is None else (f" {done:,}/{total:,}" if total else f" {done:,}")
+        if phase != last["phase"]:
+            last.update(phase=phase, line=now, start=now)
+            stream.print(f"{escape(phase)} ...", soft_wrap=True, highlight=False)
+        elif now - last["line"] >= PROGRESS_LINE_EVERY:
+            last["line"] = now
+            stream.print(
+                f"{escape(phase)} ...{count} ({now - last['start']:.0f} s)",
+                soft_wrap=True,
+                highlight=False,
+            )
+
+    return show
 
 
 def say_stopping(what: str) -> Callable[[], None]:

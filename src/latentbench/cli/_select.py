@@ -26,7 +26,9 @@ from latentbench.cli._common import (
     fail,
     fmt,
     fresh_out,
+    on_a_terminal,
     print_table,
+    progress_lines,
     say_stopping,
     shown,
     stop_on_sigint,
@@ -231,7 +233,15 @@ def replay(
         for rule in ("zero", "drop-items"):
             warnings.filterwarnings("ignore", message=f"missing='{rule}': ", category=DataWarning)
         try:
-            # the spinner is progress: on stderr, only on a terminal, and none under -q
+            # the spinner is progress: on stderr, only on a terminal, and none under -q; a
+            # dumb terminal (it cannot redraw a spinner) gets a plain line a phase
+            lines = (
+                progress_lines(err_console)
+                if not quiet and on_a_terminal(err_console) and not can_redraw(err_console)
+                else None
+            )
+            if lines is not None:
+                lines("reading the responses", None, None)
             with (
                 contextlib.nullcontext(None)
                 if quiet or not can_redraw(err_console)
@@ -265,7 +275,7 @@ def replay(
                     stop=stop,
                     missing=missing,
                     random_state=seed,
-                    progress=None
+                    progress=lines
                     if status is None
                     else lambda stage, *_: status.update(f"{stage} ..."),
                 )

@@ -41,6 +41,9 @@ class _Table:
     """A short key-value table: cells wrap instead of being cut (narrow screens)."""
     download_rows: int = 0
     """Rows in the download (its first rows, when ``total`` is more than the cap)."""
+    row_header: bool = True
+    """The first column names the row (a model, an item, a quantity): its cells are the
+    rows' headers (``<th scope="row">``), which a screen reader says with each cell."""
 
 
 @dataclass
@@ -190,11 +193,14 @@ def _table(
     wrap: bool = False,
     download_limit: int = DOWNLOAD_ROWS,
     consistent: bool = False,
+    row_header: bool = True,
 ) -> _Table:
     """A page table of ``frame`` (its first ``limit`` rows); ``consistent``: every float
     column in one format (:func:`_column_format`), decided over all its rows. ``name`` (its
     CSV's file name, which may come from an item-metadata column) keeps ASCII letters, digits,
-    ``_`` and ``-``: no path, markup or device name is left to each browser to clean."""
+    ``_`` and ``-``: no path, markup or device name is left to each browser to clean.
+    ``row_header``: the first column names the row (``False`` for one whose values repeat
+    down the rows, e.g. the model of each answer)."""
     name = re.sub(r"[^A-Za-z0-9_]+", "-", name).strip("-") or "table"
     total = len(frame)
     shown = frame if limit is None else frame.head(limit)
@@ -211,7 +217,15 @@ def _table(
     kept = frame.head(download_limit)
     data = _csv_base64(kept) if download and total > len(shown) else ""
     return _Table(
-        [str(c) for c in frame.columns], rows, total, caption, name, data, wrap, len(kept)
+        [str(c) for c in frame.columns],
+        rows,
+        total,
+        caption,
+        name,
+        data,
+        wrap,
+        len(kept),
+        row_header,
     )
 
 

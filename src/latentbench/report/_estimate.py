@@ -549,6 +549,7 @@ def build_estimate_report(
         _table(
             _items_table(results, names),
             name="estimate-items",
+            row_header=False,  # a row is one answer: its model repeats down the rows
             caption="The items each model answered, in the order asked, with the probability "
             "of each draw (its weight in the estimate is 1 / (items x probability)).",
             download=True,

@@ -308,6 +308,7 @@ def build_estimate_experiment_report(
             _table(
                 missed,
                 name="estimate-missed",
+                row_header=False,  # a row is one run: its model repeats (one per seed)
                 caption="Runs whose interval missed the truth.",
                 download=True,
                 limit=top,

@@ -204,7 +204,12 @@ def build_experiment_report(
     curves = _curves_section(record)
     table = _Section("experiment-table", "Budgets and savings")
     table.tables.append(
-        _table(experiment_table(record), name="experiment-summary", consistent=True)
+        _table(
+            experiment_table(record),
+            name="experiment-summary",
+            consistent=True,
+            row_header=False,  # a row is a (pool, policy): its pool repeats down the rows
+        )
     )
     return render_page([summary, curves, table], title or "latentbench experiment report", path)
 

@@ -528,10 +528,17 @@ def _items_section(result: Any, diag: Any) -> _Section:
                     )
                 ],
                 "group": [] if flagged is None else [int(f) for f in flagged],
-                "groups": [{"label": "item", "color": "#1f77b4"}]
-                + ([] if flagged is None else [{"label": "flagged", "color": "#d62728"}]),
+                # a dark colour, see-through: a lone point stands out at 3:1 or more (WCAG
+                # 1.4.11), piled-up points still show where the map is dense; the few
+                # flagged crosses opaque, red on the white page and on the blue pile
+                "groups": [{"label": "item", "color": plots._ITEM_POINT}]
+                + (
+                    []
+                    if flagged is None
+                    else [{"label": "flagged", "color": plots._FLAG, "alpha": 1}]
+                ),
                 "radius": 2.5 if len(items) > 2000 else 3,
-                "alpha": 0.5 if len(items) > 2000 else 0.75,
+                "alpha": plots._POINT_ALPHA if len(items) > 2000 else 0.75,
             }
         )
     )
