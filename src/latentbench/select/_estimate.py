@@ -28,6 +28,7 @@ from latentbench._checks import (
     as_path,
     check_event,
     check_seed,
+    is_integer,
     is_number,
     json_problem,
     user_stacklevel,
@@ -1441,9 +1442,7 @@ def _check_options(
 ) -> None:
     """Refuse a bad budget, precision or delta (and, with ``need_stop``, neither a budget nor
     a precision)."""
-    if budget is not None and (
-        not is_number(budget) or not float(budget).is_integer() or budget < 1
-    ):
+    if budget is not None and not (is_integer(budget) and budget >= 1):
         # 0 items gave a score and a rank from no evidence (the calibration's spread)
         raise InputError(
             f"budget={budget!r}; expected a positive integer (items to evaluate)"
