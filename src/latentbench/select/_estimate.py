@@ -634,6 +634,7 @@ def _tool_results(
     benchmark, what messages call them, and the file's stem."""
     import pandas as pd
 
+    from latentbench.io._arrival import unpacked_path
     from latentbench.io.formats import read_results
 
     if isinstance(path, pd.DataFrame):
@@ -663,7 +664,7 @@ def _tool_results(
             "--group NAME (item ids TASK/ID), read them with the same group (group=NAME; "
             "--group NAME)"
         )
-    return frame.reset_index(drop=True), str(path), Path(path).stem
+    return frame.reset_index(drop=True), str(path), unpacked_path(path).stem
 
 
 def _responses_frame(path: str | os.PathLike[str] | pd.DataFrame) -> tuple[pd.DataFrame, str, str]:
@@ -671,6 +672,7 @@ def _responses_frame(path: str | os.PathLike[str] | pd.DataFrame) -> tuple[pd.Da
     column), what messages call it, and the name of a model that the table does not name."""
     import pandas as pd
 
+    from latentbench.io._arrival import unpacked_path
     from latentbench.io._files import read_table_file
 
     if isinstance(path, pd.DataFrame):  # a table in memory: named so in the messages
@@ -682,7 +684,8 @@ def _responses_frame(path: str | os.PathLike[str] | pd.DataFrame) -> tuple[pd.Da
                 DEFAULT_MODEL_NAME,
             )
         return path.reset_index(drop=True), "the responses table", DEFAULT_MODEL_NAME
-    return read_table_file(Path(path)).reset_index(drop=True), str(path), Path(path).stem
+    stem = unpacked_path(path).stem  # RESP.csv.gz: the model 'RESP'
+    return read_table_file(Path(path)).reset_index(drop=True), str(path), stem
 
 
 def _long_responses(
