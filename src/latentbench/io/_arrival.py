@@ -14,6 +14,7 @@ named), a corrupt or cut stream refused naming the file.
 from __future__ import annotations
 
 import bz2
+import codecs
 import gzip
 import io
 import lzma
@@ -254,6 +255,29 @@ def tilde_hint(path: str | os.PathLike[str]) -> str:
     )
 
 
+def _utf16_of_other_text(head: bytes) -> bool:
+    """Whether ``head`` is UTF-16 (no byte-order mark) of text mostly not ASCII (Chinese
+    names, say): its separators, digits and line ends are ASCII, each with a zero byte on
+    the same side (the second byte of each pair in UTF-16-LE, the first in -BE), no zero byte
+    on the other side, and the bytes decode as that UTF-16 to text without control
+    characters. UTF-8 text never holds a zero byte but as a NUL character, which a file
+    holds rarely and not every other byte: a few NULs are not enough (at least 8 and 3% of
+    the pairs)."""
+    pairs = len(head) // 2
+    if pairs < 32:
+        return False
+    first, second = head[0 : 2 * pairs : 2].count(0), head[1 : 2 * pairs : 2].count(0)
+    zeros, other = max(first, second), min(first, second)
+    if other or zeros < max(8, 0.03 * pairs):
+        return False
+    codec = "utf-16-le" if second > first else "utf-16-be"
+    try:  # a pair cut at the end of the head is not an error
+        text = codecs.getincrementaldecoder(codec)("strict").decode(head[: 2 * pairs])
+    except UnicodeDecodeError:
+        return False
+    return not any(ord(c) < 32 and c not in "\t\n\r" for c in text)
+
+
 def encoding_hint(path: str | Path) -> str:
     """`` (the file is UTF-16 ...)`` when the file's first bytes say UTF-16 (a byte-order
     mark, or the zero bytes of ASCII text in UTF-16), else empty: said after "not UTF-8"."""
@@ -266,6 +290,8 @@ def encoding_hint(path: str | Path) -> str:
     if not utf16 and len(head) >= 8:  # ASCII in UTF-16: every other byte zero, no other
         zeros = [part.count(0) / len(part) for part in (head[0::2], head[1::2])]
         utf16 = max(zeros) > 0.9 and min(zeros) < 0.1
+    if not utf16:
+        utf16 = _utf16_of_other_text(head)
     if not utf16:
         return ""
     return (

@@ -680,6 +680,10 @@ def load_json(path: Path) -> Any:
     try:
         with io.TextIOWrapper(open_unpacked(path), encoding="utf-8-sig") as handle:
             text = handle.read()
+        utf16 = encoding_hint(path) if "\x00" in text else ""
+        if utf16:  # UTF-16 of characters whose bytes are all ASCII: valid UTF-8, garbled
+            raise InputError(f"{path}: not UTF-8 text (a zero byte every other byte){utf16}; "
+                             "expected a JSON file")  # fmt: skip
         if not text.strip():
             raise InputError(
                 f"{path}: the file is empty{' (0 bytes)' if not text else ''}; expected a JSON "

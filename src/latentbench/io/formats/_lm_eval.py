@@ -109,6 +109,12 @@ def _parse_lines(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
         raise InputError(
             f"{path}: not UTF-8 text ({exc.reason}){encoding_hint(path)}; expected lm-eval samples"
         ) from None
+    utf16 = encoding_hint(path) if "\x00" in text else ""
+    if utf16:  # UTF-16 of characters whose bytes are all ASCII: valid UTF-8, garbled
+        raise InputError(
+            f"{path}: not UTF-8 text (a zero byte every other byte){utf16}; expected lm-eval "
+            "samples"
+        )
     stripped = text.lstrip()
     if not stripped:
         raise InputError(f"{path}: the file is empty; expected lm-eval samples")
