@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from latentbench._compat import TEXT, read_csv
+from latentbench._compat import PANDAS_3, TEXT, _has_nul, read_csv
 from latentbench.exceptions import InputError
 from latentbench.io._arrival import (
     encoding_hint,
@@ -46,6 +46,7 @@ __all__ = [
     "read_csv_ids",
     "read_csv_text",
     "read_table_file",
+    "read_table_rows",
     "spreadsheet_hint",
     "store_input_record",
 ]
@@ -294,6 +295,89 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
         return index_as_ids(frame)
     hint = _tools_hint() if suffix in (".json", ".jsonl", ".eval") else spreadsheet_hint(suffix)
     raise InputError(f"{file}: unknown file type {suffix!r}; expected .parquet, .csv or .tsv{hint}")
+
+
+def read_table_rows(
+    path: str | Path, column: str, values: list[str], *, chunk_rows: int = 1 << 20
+) -> pd.DataFrame | None:
+    """The rows of a table file whose text column ``column`` holds one of ``values``, read
+    without keeping the others: a Parquet file through pyarrow's row filter (only the row
+    groups that may hold them are read), a CSV in chunks of ``chunk_rows`` rows (each chunk's
+    other rows dropped as it is read). Cells are read as :func:`read_table_file` reads them.
+
+    Parameters
+    ----------
+    path : str or Path
+        The table (``.parquet``, ``.csv``, ``.tsv``, ``.txt``; a CSV compressed on its own).
+    column : str
+        The column to select on (``"model"``).
+    values : list of str
+        The values kept.
+    chunk_rows : int
+        Rows of a CSV read at once.
+
+    Returns
+    -------
+    DataFrame or None
+        None where the file cannot be read so (no such text column, an archive, a CSV that
+        pandas' chunks would misread, a file that fails to parse): read it whole
+        (:func:`read_table_file`), which says what is wrong.
+    """
+    file = Path(path)
+    if not file.is_file() or (packed_kind(file) is not None and unpacking(file) is None):
+        return None
+    wanted = list(dict.fromkeys(map(str, values)))
+    suffix = unpacked_path(file).suffix.lower()
+    if suffix in (".parquet", ".pq") and unpacking(file) is None:
+        return _parquet_rows(file, column, wanted)
+    if suffix not in (".csv", ".tsv", ".txt"):
+        return None
+    sep = _separator(file)
+    _check_header(file, sep)
+    with io.TextIOWrapper(open_unpacked(file), encoding="utf-8-sig", newline="") as handle:
+        header = next(csv.reader(handle, delimiter=sep), [])
+    if column not in header:
+        return None
+    data = read_unpacked(file) if unpacking(file) else None
+    source: Path | io.BytesIO = file if data is None else io.BytesIO(data)
+    if not PANDAS_3 and _has_nul(source):  # pandas 2's chunks end a cell at a NUL
+        return None
+    kept = []
+    try:
+        with pd.read_csv(source, sep=sep, dtype=TEXT, keep_default_na=False, na_values=[""],
+                         chunksize=chunk_rows) as chunks:  # fmt: skip
+            for chunk in chunks:
+                kept.append(chunk.loc[chunk[column].isin(wanted).to_numpy()])
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, UnicodeDecodeError):
+        return None
+    if not kept:
+        return None
+    _check_cut(file, sep, len(kept[0].columns), data)
+    return pd.concat(kept, ignore_index=True)
+
+
+def _parquet_rows(file: Path, column: str, wanted: list[str]) -> pd.DataFrame | None:
+    """:func:`read_table_rows` of a Parquet file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        schema = pq.read_schema(file)
+    except Exception:  # pyarrow raises many types for corrupt files: read_table_file says
+        return None
+    names = list(schema.names)
+    if names.count(column) != 1:
+        return None
+    kind = schema.field(column).type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        return None
+    try:
+        frame = pd.read_parquet(file, filters=[(column, "in", wanted)])
+    except Exception:  # pyarrow raises many types: read whole, read_table_file says
+        return None
+    if len(set(map(str, frame.columns))) < frame.shape[1]:
+        return None  # a repeated column: read_table_file refuses it
+    return index_as_ids(frame)
 
 
 def index_as_ids(frame: pd.DataFrame) -> pd.DataFrame:
