@@ -185,3 +185,16 @@ def test_fit_estimate_and_ingest_read_a_compressed_file(tmp_path):
     packed.write_bytes(gzip.compress(b"{}\n"))
     outcome = runner.invoke(app, ["estimate", str(calibration), str(packed)])
     assert outcome.exit_code == 2 and "a .jsonl file (compressed)" in outcome.output
+
+
+def test_a_defect_in_a_compressed_csv_is_named_by_its_line(tmp_path):
+    """An error in a ``.csv.gz`` names the line as in the plain file (it said 'row N')."""
+    plain = tmp_path / "r.csv"
+    plain.write_text("model,item,score\nm1,q1,1\n\nm1,q2,7\n")
+    packed = tmp_path / "r.csv.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    with pytest.raises(InputError, match=r"line 4") as caught:
+        ResponseMatrix.read(plain)
+    with pytest.raises(InputError) as again:
+        ResponseMatrix.read(packed)
+    assert str(again.value) == str(caught.value).replace("r.csv", "r.csv.gz")
