@@ -86,7 +86,9 @@ def test_a_defect_in_the_rows_read_is_named_as_the_whole_read_names_it(files, tm
     frame.loc[position, "score"] = "2"
     path = tmp_path / "bad.csv"
     frame.to_csv(path, index=False)
-    with pytest.raises(InputError, match=rf"line {position + 2} \(item .*score 2.0 is outside") as whole:
+    with pytest.raises(
+        InputError, match=rf"line {position + 2} \(item .*score 2.0 is outside"
+    ) as whole:
         read_responses(path)
     with pytest.raises(InputError) as some:
         read_responses(path, models=[new[4]])
