@@ -16,6 +16,7 @@ from latentbench.exceptions import InputError
 
 __all__ = [
     "as_path",
+    "check_count",
     "check_flag",
     "check_seed",
     "is_integer",
@@ -97,6 +98,32 @@ def check_flag(value: object, name: str) -> bool:
     if not isinstance(value, bool | np.bool_):
         raise InputError(f"{name}={value!r}; expected True or False")
     return bool(value)
+
+
+def check_count(value: object, name: str, *, minimum: int = 1, what: str = "") -> int:
+    """``value`` as a count (an integer, Python's or numpy's, never a bool, at least
+    ``minimum``), or an :class:`~latentbench.exceptions.InputError` naming ``name`` and the
+    value: the one rule of every integer option (a float, even ``100.0``, is refused as
+    ``k=100.0`` and ``seed=1.0`` were, rather than read as 100 by some options only).
+
+    Parameters
+    ----------
+    value : object
+        What the caller gave.
+    name : str
+        The option's name, as the message spells it.
+    minimum : int
+        The smallest count allowed.
+    what : str
+        Said after the expectation, e.g. ``" (items to evaluate)"``.
+
+    Returns
+    -------
+    int
+    """
+    if not is_integer(value) or int(value) < minimum:  # type: ignore[call-overload]
+        raise InputError(f"{name}={value!r}; expected an integer >= {minimum}{what}")
+    return int(value)  # type: ignore[call-overload]
 
 
 def check_seed(value: object, name: str = "seed") -> int:

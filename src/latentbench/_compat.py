@@ -47,8 +47,10 @@ def text_array(values: Sequence[Any] | np.ndarray | ExtensionArray | pd.Series) 
     return cast(ExtensionArray, pd.array(data, dtype=TEXT))
 
 
-def _has_nul(path: str | os.PathLike[str]) -> bool:
-    """Whether the file holds a NUL byte (read in 1 MiB blocks)."""
+def _has_nul(path: str | os.PathLike[str] | io.BytesIO) -> bool:
+    """Whether the file (or the bytes in memory) holds a NUL byte (read in 1 MiB blocks)."""
+    if isinstance(path, io.BytesIO):
+        return b"\x00" in path.getbuffer()
     with open(path, "rb") as handle:
         while block := handle.read(1 << 20):
             if b"\x00" in block:
@@ -56,7 +58,7 @@ def _has_nul(path: str | os.PathLike[str]) -> bool:
     return False
 
 
-def read_csv(path: str | Path, **options: Any) -> pd.DataFrame:
+def read_csv(path: str | Path | io.BytesIO, **options: Any) -> pd.DataFrame:
     """:func:`pandas.read_csv` that reads the same cells on every supported pandas.
 
     Floats are parsed exactly: on pandas 2 with ``float_precision="round_trip"`` (its default
@@ -70,8 +72,8 @@ def read_csv(path: str | Path, **options: Any) -> pd.DataFrame:
 
     Parameters
     ----------
-    path : str or Path
-        The CSV file.
+    path : str, Path or io.BytesIO
+        The CSV file, or its bytes (a compressed file's, decompressed).
     **options
         Passed to :func:`pandas.read_csv`.
 
@@ -86,7 +88,8 @@ def read_csv(path: str | Path, **options: Any) -> pd.DataFrame:
     if not _has_nul(path):
         return pd.read_csv(path, **options)
     encoding = options.pop("encoding", None) or "utf-8-sig"
-    text = Path(path).read_bytes().decode(encoding)
+    data = path.getvalue() if isinstance(path, io.BytesIO) else Path(path).read_bytes()
+    text = data.decode(encoding)
     mark = next(chr(c) for c in range(0xE000, 0xF900) if chr(c) not in text)
     frame = pd.read_csv(io.StringIO(text.replace("\x00", mark)), **options)
 

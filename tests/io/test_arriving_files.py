@@ -154,22 +154,19 @@ def _responses(tmp_path: Path) -> Path:
     return path
 
 
-def test_a_compressed_table_says_to_decompress_it(tmp_path):
-    """``fit responses.csv.gz`` (and every route through the table reader) says the file is
-    gzip-compressed and how to decompress it, not 'unknown file type .gz'; an archive of a
-    results folder says to unpack it."""
+def test_a_compressed_table_reads_and_an_archive_says_to_unpack_it(tmp_path):
+    """``fit responses.csv.gz`` (and every route through the table reader) reads the file as
+    the plain one (it said to decompress it first: tests/io/test_compressed_inputs.py has
+    the rest); an archive of a results folder says to unpack it."""
     plain = _responses(tmp_path)
     packed = tmp_path / "responses.csv.gz"
     packed.write_bytes(gzip.compress(plain.read_bytes()))
-    with pytest.raises(InputError, match=r"responses.csv.gz: a gzip-compressed file; .*gunzip -k"):
-        ResponseMatrix.read(packed)
-    with pytest.raises(InputError, match=r"responses.csv.gz: a gzip-compressed file"):
-        read_results("table", packed)
+    assert ResponseMatrix.read(packed).model_ids == ResponseMatrix.read(plain).model_ids
+    assert len(read_results("table", packed)[0]) == 6
     frame = pd.read_csv(plain)
     frame.to_parquet(tmp_path / "r.parquet")
     (tmp_path / "r.parquet.gz").write_bytes(gzip.compress((tmp_path / "r.parquet").read_bytes()))
-    with pytest.raises(InputError, match=r"r.parquet.gz: a gzip-compressed file"):
-        ResponseMatrix.read(tmp_path / "r.parquet.gz")
+    assert ResponseMatrix.read(tmp_path / "r.parquet.gz").n_models == 3
     with zipfile.ZipFile(tmp_path / "results.zip", "w") as archive:
         archive.write(plain, "responses.csv")
     with pytest.raises(InputError, match=r"results.zip: a zip archive; .*unzip results.zip"):
@@ -195,23 +192,31 @@ def test_an_archive_of_a_results_folder_says_to_unpack_it(tmp_path, source):
         read_results(source, folder)
 
 
-def test_gzipped_samples_in_a_folder_are_said_never_dropped(tmp_path):
+def test_gzipped_samples_in_a_folder_are_read_and_zipped_ones_said(tmp_path):
     """``gzip`` on a big samples file leaves ``samples_<task>_<date>.jsonl.gz``: reading the
-    folder lists it among the skipped files with the reason (before, the task vanished
-    without a word); a folder of compressed files only is an error saying to decompress."""
+    folder reads it as the plain file (it was listed among the skipped files); a samples file
+    zipped on its own is listed among the skipped files with the reason, never dropped
+    without a word; a folder of zipped files only is an error saying to unzip."""
     copy = tmp_path / "out"
     shutil.copytree(LM_EVAL, copy)
+    plain, _ = read_results("lm-eval", copy, **LM_OPTIONS)
     samples = next(copy.glob("*160m/samples_arc_easy_*.jsonl"))
     samples.with_name(samples.name + ".gz").write_bytes(gzip.compress(samples.read_bytes()))
     samples.unlink()
     frame, report = read_results("lm-eval", copy, **LM_OPTIONS)
+    assert not report.skipped_files and _cells(frame) == _cells(plain)
+    zipped = samples.with_name(samples.name + ".zip")
+    with zipfile.ZipFile(zipped, "w") as archive:
+        archive.writestr(samples.name, gzip.decompress(zipped.with_suffix(".gz").read_bytes()))
+    zipped.with_suffix(".gz").unlink()
+    frame, report = read_results("lm-eval", copy, **LM_OPTIONS)
     skipped = {Path(s["file"]).name: s["reason"] for s in report.skipped_files}
-    assert "gzip-compressed" in skipped[samples.name + ".gz"]
+    assert "zip archive" in skipped[zipped.name]
     assert set(frame["benchmark"]) == {"arc_easy", "gsm8k"}  # the other model's arc_easy
     only = tmp_path / "only"
     (only / "m").mkdir(parents=True)
-    (only / "m" / (samples.name + ".gz")).write_bytes(gzip.compress(b"{}\n"))
-    with pytest.raises(InputError, match=r"no result files found .*1 compressed file.*gunzip -k"):
+    shutil.move(zipped, only / "m" / zipped.name)
+    with pytest.raises(InputError, match=r"no result files found .*1 compressed file.*unzip"):
         read_results("lm-eval", only)
 
 

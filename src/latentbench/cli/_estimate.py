@@ -652,8 +652,11 @@ table's: a RESPONSES path with one of them (or a folder) names ``--source``."""
 
 def _refuse_tool_results(path: Path, name: str) -> None:
     """A folder or a tool's result file given as a table: fail naming ``--source``."""
-    if path.is_dir() or path.suffix.lower() in TOOL_SUFFIXES:
-        what = "a folder" if path.is_dir() else f"a {path.suffix} file"
+    suffix = path.suffix.lower()
+    packed = suffix in (".gz", ".bz2", ".xz", ".zst")  # samples_x.jsonl.gz: a .jsonl file
+    inner = Path(path.stem).suffix.lower() if packed else suffix
+    if path.is_dir() or inner in TOOL_SUFFIXES:
+        what = "a folder" if path.is_dir() else f"a {inner} file{' (compressed)' * packed}"
         fail(
             f"{name} {path}: {what}, not a results table (.csv or .parquet); a tool's results? "
             f"give --source TOOL ({', '.join(_tools())}), which reads them as `latentbench "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import functools
 import hashlib
+import io
 import re
 from collections import Counter
 from pathlib import Path
@@ -18,9 +19,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from latentbench._compat import TEXT, read_csv
+from latentbench._compat import PANDAS_3, TEXT, _has_nul, read_csv
 from latentbench.exceptions import InputError
-from latentbench.io._arrival import encoding_hint, packed_advice, packed_kind, tilde_hint
+from latentbench.io._arrival import (
+    encoding_hint,
+    open_unpacked,
+    packed_advice,
+    packed_kind,
+    read_unpacked,
+    tilde_hint,
+    unpacked_path,
+    unpacking,
+)
 
 if TYPE_CHECKING:
     from latentbench.io._matrix import ResponseMatrix
@@ -36,6 +46,7 @@ __all__ = [
     "read_csv_ids",
     "read_csv_text",
     "read_table_file",
+    "read_table_rows",
     "spreadsheet_hint",
     "store_input_record",
 ]
@@ -52,7 +63,8 @@ def _check_header(path: Path, sep: str) -> None:
             "'CSV UTF-8 (Comma delimited)')"
         )
     try:
-        with open(path, encoding="utf-8-sig", newline="") as handle:  # as pandas: no BOM
+        # as pandas: no BOM; a compressed file's decompressed text
+        with io.TextIOWrapper(open_unpacked(path), encoding="utf-8-sig", newline="") as handle:
             header = next(csv.reader(handle, delimiter=sep), [])
     except UnicodeDecodeError:
         raise not_utf8(path) from None
@@ -97,38 +109,50 @@ def read_csv_ids(path: str | Path, ids: tuple[str, ...], **options: Any) -> pd.D
     )
 
 
+def _separator(path: str | Path) -> str:
+    """``"\t"`` for a ``.tsv`` file (``.tsv.gz`` too), else ``","``."""
+    return "\t" if unpacked_path(path).suffix.lower() == ".tsv" else ","
+
+
 def read_csv_text(path: str | Path) -> pd.DataFrame:
-    """Read a CSV (``.tsv``: tab-separated) with every cell as text and empty cells as NaN.
+    """Read a CSV (``.tsv``: tab-separated) with every cell as text and empty cells as NaN;
+    a file compressed on its own (``.csv.gz``, ...) is read decompressed.
 
     Raises
     ------
     InputError
-        A repeated column name, or a file that is not UTF-8 CSV.
+        A repeated column name, a file that is not UTF-8 CSV, or a compressed file that is
+        corrupt or decompresses past :data:`~latentbench.io._arrival.MAX_UNPACKED_BYTES`.
     """
     file = Path(path)
-    sep = "\t" if file.suffix.lower() == ".tsv" else ","
+    sep = _separator(file)
     _check_header(file, sep)
+    data = read_unpacked(file) if unpacking(file) else None
+    source: Path | io.BytesIO = file if data is None else io.BytesIO(data)
     try:
-        frame = read_csv(file, sep=sep, dtype=TEXT, keep_default_na=False, na_values=[""])
+        frame = read_csv(source, sep=sep, dtype=TEXT, keep_default_na=False, na_values=[""])
     except pd.errors.EmptyDataError:
         raise InputError(f"{file}: the file is empty; expected a header line") from None
     except UnicodeDecodeError:
         raise not_utf8(file) from None
     except (pd.errors.ParserError, ValueError) as exc:
         raise InputError(f"{file}: could not be read as CSV ({exc})") from None
-    _check_cut(file, sep, len(frame.columns))
+    _check_cut(file, sep, len(frame.columns), data)
     return frame
 
 
-def _check_cut(file: Path, sep: str, n_columns: int) -> None:
+def _check_cut(file: Path, sep: str, n_columns: int, data: bytes | None = None) -> None:
     """Refuse a CSV cut short: no line break at its end and a last line with fewer fields
     than the header (a copy or a download that stopped mid-row; pandas would read the row,
     the cells it lacks as missing). A last line holding a quote is left alone (it may end a
-    cell that spans lines)."""
-    size = file.stat().st_size
-    with open(file, "rb") as handle:
-        handle.seek(max(0, size - (1 << 16)))
-        tail = handle.read()
+    cell that spans lines). ``data``: a compressed file's decompressed bytes."""
+    if data is not None:
+        tail = data[-(1 << 16) :]
+    else:
+        size = file.stat().st_size
+        with open(file, "rb") as handle:
+            handle.seek(max(0, size - (1 << 16)))
+            tail = handle.read()
     if not tail or tail.endswith((b"\n", b"\r")):
         return
     breaks = re.compile(rb"\r\n|\r|\n")  # Excel for Mac's "CSV (Macintosh)" ends lines with CR
@@ -140,7 +164,7 @@ def _check_cut(file: Path, sep: str, n_columns: int) -> None:
     except csv.Error:
         return
     if len(fields) < n_columns:
-        line = len(breaks.findall(file.read_bytes())) + 1
+        line = len(breaks.findall(file.read_bytes() if data is None else data)) + 1
         raise InputError(
             f"{file}: line {line}: {len(fields)} of the header's {n_columns} fields "
             f"({_shorten(last)!r}) and no line break at the end: the file seems cut short (a "
@@ -158,24 +182,24 @@ def csv_record_lines(path: str | Path, n_records: int | None = None) -> np.ndarr
     try:
         stat = file.stat()
         if n_records is not None:
-            data = file.read_bytes()
+            data = read_unpacked(file)
             lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
             if lines == n_records + 1:  # no blank line, no cell across lines
                 return np.arange(2, n_records + 2, dtype=np.int64)
         return _record_lines(str(file), stat.st_mtime_ns, stat.st_size)
-    except (OSError, UnicodeDecodeError, csv.Error):
+    except (OSError, UnicodeDecodeError, csv.Error, InputError):
         return np.empty(0, dtype=np.int64)
 
 
 @functools.lru_cache(maxsize=4)
 def _record_lines(path: str, mtime_ns: int, size: int) -> np.ndarray:
     """:func:`csv_record_lines` of one version of a file (``mtime_ns`` and ``size`` key it)."""
-    sep = "\t" if path.lower().endswith(".tsv") else ","
+    sep = _separator(path)
     blank = set(" \t") - {sep}
     raw: list[str] = []
 
     def lines() -> Any:
-        with open(path, encoding="utf-8-sig", newline="") as handle:
+        with io.TextIOWrapper(open_unpacked(path), encoding="utf-8-sig", newline="") as handle:
             for line in handle:
                 raw.append(line)
                 yield line
@@ -202,7 +226,7 @@ def _cp1252_cell(path: Path, data: bytes, at: int) -> str:
     """`` in column 'model', value 'Ravén' (read as Windows-1252)``: the cell holding byte
     ``at`` as Excel's plain 'CSV' on Windows meant it, so the message shows the value; empty
     when the line is not CSV as Windows-1252 either."""
-    sep = "\t" if path.suffix.lower() == ".tsv" else ","
+    sep = _separator(path)
     start = data.rfind(b"\n", 0, at) + 1
     end = data.find(b"\n", at)
     try:
@@ -223,8 +247,9 @@ def _cp1252_cell(path: Path, data: bytes, at: int) -> str:
 
 def not_utf8(path: Path) -> InputError:
     """The error for a CSV file that is not UTF-8, naming the line and byte of the first
-    character that is not (Excel's plain 'CSV' on Windows writes cp1252: é is byte 0xe9)."""
-    data = path.read_bytes()
+    character that is not (Excel's plain 'CSV' on Windows writes cp1252: é is byte 0xe9); a
+    compressed file's decompressed bytes."""
+    data = read_unpacked(path)
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -238,7 +263,9 @@ def not_utf8(path: Path) -> InputError:
 
 
 def read_table_file(path: str | Path) -> pd.DataFrame:
-    """Read ``.parquet``/``.pq`` or ``.csv``/``.tsv``/``.txt`` (CSV cells as text).
+    """Read ``.parquet``/``.pq`` or ``.csv``/``.tsv``/``.txt`` (CSV cells as text), each also
+    compressed on its own (``.csv.gz``, ``.csv.bz2``, ``.csv.xz``; see
+    :func:`~latentbench.io._arrival.open_unpacked`).
 
     Raises
     ------
@@ -251,14 +278,15 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
     if not file.is_file():
         raise InputError(f"{file}: is a directory; expected a .parquet or .csv file{_tools_hint()}")
     kind = packed_kind(file)
-    if kind is not None:
+    if kind is not None and unpacking(file) is None:  # an archive: unpack it first
         raise InputError(packed_advice(file, kind, "a .parquet, .csv or .tsv table"))
-    suffix = file.suffix.lower()
+    suffix = unpacked_path(file).suffix.lower()
     if suffix in (".csv", ".tsv", ".txt"):
         return read_csv_text(file)
     if suffix in (".parquet", ".pq"):
+        source = io.BytesIO(read_unpacked(file)) if kind is not None else file
         try:
-            frame = pd.read_parquet(file)
+            frame = pd.read_parquet(source)
         except Exception as exc:  # pyarrow raises many types for corrupt files
             raise InputError(f"{file}: could not be read as parquet ({exc})") from None
         repeated = [c for c, n in Counter(map(str, frame.columns)).items() if n > 1]
@@ -267,6 +295,89 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
         return index_as_ids(frame)
     hint = _tools_hint() if suffix in (".json", ".jsonl", ".eval") else spreadsheet_hint(suffix)
     raise InputError(f"{file}: unknown file type {suffix!r}; expected .parquet, .csv or .tsv{hint}")
+
+
+def read_table_rows(
+    path: str | Path, column: str, values: list[str], *, chunk_rows: int = 1 << 20
+) -> pd.DataFrame | None:
+    """The rows of a table file whose text column ``column`` holds one of ``values``, read
+    without keeping the others: a Parquet file through pyarrow's row filter (only the row
+    groups that may hold them are read), a CSV in chunks of ``chunk_rows`` rows (each chunk's
+    other rows dropped as it is read). Cells are read as :func:`read_table_file` reads them.
+
+    Parameters
+    ----------
+    path : str or Path
+        The table (``.parquet``, ``.csv``, ``.tsv``, ``.txt``; a CSV compressed on its own).
+    column : str
+        The column to select on (``"model"``).
+    values : list of str
+        The values kept.
+    chunk_rows : int
+        Rows of a CSV read at once.
+
+    Returns
+    -------
+    DataFrame or None
+        None where the file cannot be read so (no such text column, an archive, a CSV that
+        pandas' chunks would misread, a file that fails to parse): read it whole
+        (:func:`read_table_file`), which says what is wrong.
+    """
+    file = Path(path)
+    if not file.is_file() or (packed_kind(file) is not None and unpacking(file) is None):
+        return None
+    wanted = list(dict.fromkeys(map(str, values)))
+    suffix = unpacked_path(file).suffix.lower()
+    if suffix in (".parquet", ".pq") and unpacking(file) is None:
+        return _parquet_rows(file, column, wanted)
+    if suffix not in (".csv", ".tsv", ".txt"):
+        return None
+    sep = _separator(file)
+    _check_header(file, sep)
+    with io.TextIOWrapper(open_unpacked(file), encoding="utf-8-sig", newline="") as handle:
+        header = next(csv.reader(handle, delimiter=sep), [])
+    if column not in header:
+        return None
+    data = read_unpacked(file) if unpacking(file) else None
+    source: Path | io.BytesIO = file if data is None else io.BytesIO(data)
+    if not PANDAS_3 and _has_nul(source):  # pandas 2's chunks end a cell at a NUL
+        return None
+    kept = []
+    try:
+        with pd.read_csv(source, sep=sep, dtype=TEXT, keep_default_na=False, na_values=[""],
+                         chunksize=chunk_rows) as chunks:  # fmt: skip
+            for chunk in chunks:
+                kept.append(chunk.loc[chunk[column].isin(wanted).to_numpy()])
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, UnicodeDecodeError):
+        return None
+    if not kept:
+        return None
+    _check_cut(file, sep, len(kept[0].columns), data)
+    return pd.concat(kept, ignore_index=True)
+
+
+def _parquet_rows(file: Path, column: str, wanted: list[str]) -> pd.DataFrame | None:
+    """:func:`read_table_rows` of a Parquet file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        schema = pq.read_schema(file)
+    except Exception:  # pyarrow raises many types for corrupt files: read_table_file says
+        return None
+    names = list(schema.names)
+    if names.count(column) != 1:
+        return None
+    kind = schema.field(column).type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        return None
+    try:
+        frame = pd.read_parquet(file, filters=[(column, "in", wanted)])
+    except Exception:  # pyarrow raises many types: read whole, read_table_file says
+        return None
+    if len(set(map(str, frame.columns))) < frame.shape[1]:
+        return None  # a repeated column: read_table_file refuses it
+    return index_as_ids(frame)
 
 
 def index_as_ids(frame: pd.DataFrame) -> pd.DataFrame:

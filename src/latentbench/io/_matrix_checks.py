@@ -12,6 +12,7 @@ import pandas as pd
 
 from latentbench._compat import TEXT
 from latentbench.exceptions import InputError
+from latentbench.io._arrival import unpacked_path
 from latentbench.io._files import MISSING_TOKENS, csv_line
 
 _SCORE_COLUMNS = ("score", "correct", "is_correct")
@@ -197,7 +198,7 @@ def _row(source: str | None, position: int) -> str:
     """Where row ``position`` (0-based) of a table is: its line in a CSV file (the header is
     line 1; blank lines counted, :func:`csv_line`), else its 1-based row (a DataFrame, a
     Parquet file)."""
-    if source and source.lower().endswith((".csv", ".tsv", ".txt")):
+    if source and unpacked_path(source).suffix.lower() in (".csv", ".tsv", ".txt"):
         return f"line {csv_line(source, position)}"
     return f"row {position + 1}"
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 import pandas as pd
 
-from latentbench._checks import check_seed, user_stacklevel
+from latentbench._checks import check_seed, is_integer, user_stacklevel
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import ConvergenceWarning, DataWarning, InputError, NotFittedError
 from latentbench.io._cells import SPARSE_DENSITY, ObservedCells
@@ -195,7 +195,7 @@ class TwoPL:
     #: once at ``fit``; an error names the parameter, what is allowed and what was received.
     _constraints: ClassVar[dict[str, tuple[Callable[[Any], bool], str]]] = {
         "rank": (
-            lambda v: (isinstance(v, str) and v == "auto") or _is_strict_int(v, 1),
+            lambda v: (isinstance(v, str) and v == "auto") or _is_int(v, 1),
             "an integer >= 1 or 'auto'",
         ),
         "sigma": (
@@ -224,7 +224,7 @@ class TwoPL:
             "None or a PyTorch device string",
         ),
         "trials": (
-            lambda v: (isinstance(v, str) and v == "auto") or _is_strict_int(v, 1),
+            lambda v: (isinstance(v, str) and v == "auto") or _is_int(v, 1),
             "an integer >= 1 or 'auto'",
         ),
     }
@@ -814,15 +814,9 @@ def _is_real(value: Any) -> bool:
 
 
 def _is_int(value: Any, minimum: int) -> bool:
-    return bool(_is_real(value) and float(value).is_integer() and value >= minimum)
-
-
-def _is_strict_int(value: Any, minimum: int) -> bool:
-    return bool(
-        isinstance(value, (int, np.integer))
-        and not isinstance(value, (bool, np.bool_))
-        and value >= minimum
-    )
+    """An integer (Python's or numpy's, never a bool or a float such as ``50.0``: one rule
+    with :func:`~latentbench._checks.check_count`) of at least ``minimum``."""
+    return is_integer(value) and value >= minimum
 
 
 def disconnected_models(matrix: ResponseMatrix) -> tuple[int, list[str]]:

@@ -28,6 +28,7 @@ from latentbench._checks import (
     as_path,
     check_event,
     check_seed,
+    is_integer,
     is_number,
     json_problem,
     user_stacklevel,
@@ -476,6 +477,7 @@ def read_responses(
     split: str | None = None,
     group: str | None = None,
     duplicates: str | None = None,
+    models: Sequence[str] | None = None,
 ) -> dict[str, pd.Series]:
     """A new model's (or several models') results from a file or a table (a DataFrame laid
     out as a file), or from a tool's result files, one Series per model.
@@ -517,16 +519,23 @@ def read_responses(
         With a tool's ``source``: one answer given different scores by two files (a task run
         twice into one folder) is an error naming both (the default), or the latest run's
         score, or the mean, as :func:`~latentbench.io.formats.read_results` takes it.
+    models : list of str, optional
+        With a table file holding a ``model`` column: read only these models' rows (a Parquet
+        file's others are not read, a CSV's are dropped chunk by chunk), so that one model of
+        a leaderboard's file does not take the whole file's memory. A name the file lacks,
+        or a defect in the rows read, reads the whole file (whose error names what is there).
 
     Returns
     -------
     dict
         ``model -> Series`` of scores indexed by item id (NaN = not answered).
     """
+    import pandas as pd
+
     from latentbench.select._estimate_calibration import _said_while
 
-    answers, said = _said_while(
-        lambda: _read_responses(
+    def read(only: list[str] | None) -> dict[str, pd.Series]:
+        return _read_responses(
             path,
             source=source,
             metric=metric,
@@ -534,8 +543,19 @@ def read_responses(
             split=split,
             group=group,
             duplicates=duplicates,
+            models=only,
         )
-    )
+
+    def some_or_all() -> dict[str, pd.Series]:
+        if models is None or isinstance(path, pd.DataFrame) or source != "table":
+            return read(None)
+        try:
+            answers = read([str(m) for m in models])
+        except InputError:  # said as the whole file's read says it (its line, its models)
+            return read(None)
+        return answers if all(str(m) in answers for m in models) else read(None)
+
+    answers, said = _said_while(some_or_all)
     if said:  # said once here, and kept with each model's result (estimate.json's warnings)
         for series in answers.values():
             series.attrs["read_notes"] = tuple(_Said(message) for _, message in said)
@@ -558,8 +578,10 @@ def _read_responses(
     split: str | None,
     group: str | None,
     duplicates: str | None,
+    models: list[str] | None = None,
 ) -> dict[str, pd.Series]:
-    """:func:`read_responses`, its warnings said as they come."""
+    """:func:`read_responses`, its warnings said as they come; ``models``: read only their
+    rows (None: when the file cannot be read so, the caller reads it whole)."""
     import pandas as pd
 
     from latentbench.io._matrix_checks import (
@@ -584,7 +606,7 @@ def _read_responses(
                 f"{', '.join(given)}: applies to a tool's results; expected source= the tool "
                 "that wrote the results (lm-eval, ...), or a table holding one metric"
             )
-        frame, file, stem = _responses_frame(path)
+        frame, file, stem = _responses_frame(path, models)
     else:
         options = {
             "metric": metric,
@@ -643,6 +665,7 @@ def _tool_results(
     benchmark, what messages call them, and the file's stem."""
     import pandas as pd
 
+    from latentbench.io._arrival import unpacked_path
     from latentbench.io.formats import read_results
 
     if isinstance(path, pd.DataFrame):
@@ -672,15 +695,20 @@ def _tool_results(
             "--group NAME (item ids TASK/ID), read them with the same group (group=NAME; "
             "--group NAME)"
         )
-    return frame.reset_index(drop=True), str(path), Path(path).stem
+    return frame.reset_index(drop=True), str(path), unpacked_path(path).stem
 
 
-def _responses_frame(path: str | os.PathLike[str] | pd.DataFrame) -> tuple[pd.DataFrame, str, str]:
+def _responses_frame(
+    path: str | os.PathLike[str] | pd.DataFrame, models: list[str] | None = None
+) -> tuple[pd.DataFrame, str, str]:
     """The answers table with a fresh index (a wide pivot's model index made its ``model``
-    column), what messages call it, and the name of a model that the table does not name."""
+    column), what messages call it, and the name of a model that the table does not name;
+    with ``models``, a file's rows of those models only where the file allows it
+    (:func:`~latentbench.io._files.read_table_rows`), else all."""
     import pandas as pd
 
-    from latentbench.io._files import read_table_file
+    from latentbench.io._arrival import unpacked_path
+    from latentbench.io._files import read_table_file, read_table_rows
 
     if isinstance(path, pd.DataFrame):  # a table in memory: named so in the messages
         if _models_index(path):
@@ -691,7 +719,10 @@ def _responses_frame(path: str | os.PathLike[str] | pd.DataFrame) -> tuple[pd.Da
                 DEFAULT_MODEL_NAME,
             )
         return path.reset_index(drop=True), "the responses table", DEFAULT_MODEL_NAME
-    return read_table_file(Path(path)).reset_index(drop=True), str(path), Path(path).stem
+    stem = unpacked_path(path).stem  # RESP.csv.gz: the model 'RESP'
+    rows = None if models is None else read_table_rows(Path(path), "model", models)
+    frame = read_table_file(Path(path)) if rows is None else rows
+    return frame.reset_index(drop=True), str(path), stem
 
 
 def _long_responses(
@@ -962,7 +993,8 @@ def _answers(
     if model is not None and not isinstance(model, str):
         raise InputError(f"{keyword}={model!r}; expected a model id (a str) or None")
     name = model or DEFAULT_MODEL_NAME
-    _, by_model = _by_model(responses)  # a file or a matrix: the one model, or the named one
+    # a file or a matrix: the one model, or the named one (a file's rows of it only)
+    _, by_model = _by_model(responses, None if model is None else [model])
     if by_model:
         ids = list(by_model)
         if model is None and len(ids) != 1:
@@ -1451,9 +1483,7 @@ def _check_options(
 ) -> None:
     """Refuse a bad budget, precision or delta (and, with ``need_stop``, neither a budget nor
     a precision)."""
-    if budget is not None and (
-        not is_number(budget) or not float(budget).is_integer() or budget < 1
-    ):
+    if budget is not None and not (is_integer(budget) and budget >= 1):
         # 0 items gave a score and a rank from no evidence (the calibration's spread)
         raise InputError(
             f"budget={budget!r}; expected a positive integer (items to evaluate)"
@@ -2031,7 +2061,7 @@ def estimate_many(
     check_seed(given["seed"], "seed")
     if isinstance(responses, str | os.PathLike):  # seconds for a leaderboard's file
         notify(progress, "reading the answers")
-    source, by_model = _by_model(responses)
+    source, by_model = _by_model(responses, models)
     if by_model is None:  # one model's answers (a Series, a mapping, a vector)
         if models is not None and len(models) != 1:
             raise InputError(f"models={list(models)}: the responses hold one model's answers")
@@ -2103,9 +2133,12 @@ def _selected_models(models: Sequence[str] | None, kwargs: dict[str, Any]) -> li
     return names
 
 
-def _by_model(responses: Any) -> tuple[str, dict[str, pd.Series] | None]:
+def _by_model(
+    responses: Any, models: list[str] | None = None
+) -> tuple[str, dict[str, pd.Series] | None]:
     """Where the responses come from, and their answers by model (a file or a matrix of
-    several models); None when they are one model's answers (a Series, a mapping, a vector)."""
+    several models); None when they are one model's answers (a Series, a mapping, a vector).
+    ``models``: the models wanted, whose rows alone a table file's read keeps."""
     import pandas as pd
 
     from latentbench.io import ResponseMatrix
@@ -2115,7 +2148,7 @@ def _by_model(responses: Any) -> tuple[str, dict[str, pd.Series] | None]:
         source = str(responses)
         if not Path(responses).exists():
             raise InputError(f"responses {responses}: no such file")
-        responses = read_responses(responses)
+        responses = read_responses(responses, models=models)
     elif isinstance(responses, pd.DataFrame):  # a long or wide table, as in a file
         source = "the responses table"
         responses = read_responses(responses)

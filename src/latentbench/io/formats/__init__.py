@@ -47,7 +47,7 @@ from latentbench._checks import check_flag, user_stacklevel
 from latentbench._compat import TEXT
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
-from latentbench.io._arrival import packed_advice, packed_kind
+from latentbench.io._arrival import packed_advice, packed_kind, unpacking
 from latentbench.io._matrix_checks import twin_note
 from latentbench.io.formats._common import (
     CANONICAL_COLUMNS,
@@ -145,9 +145,10 @@ _PACKED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zip")
 """Suffixes of a result file compressed on its own (``samples_x.jsonl.gz``)."""
 
 
-def _refuse_packed(listed: list[str | Path], source: str) -> None:
+def _refuse_packed(listed: list[str | Path], source: str, packed: bool = False) -> None:
     """Refuse a file named directly that is compressed or an archive (an Inspect ``.eval``
-    log, a zip, excepted for ``inspect``), saying what it is and how to unpack it."""
+    log, a zip, excepted for ``inspect``; a file compressed on its own, for a reader that reads
+    those: ``packed``), saying what it is and how to unpack it."""
     for raw in listed:
         path = Path(raw)
         if not path.is_file():
@@ -155,16 +156,20 @@ def _refuse_packed(listed: list[str | Path], source: str) -> None:
         kind = packed_kind(path)
         if kind is None or (source == "inspect" and kind == "zip archive"):
             continue
+        if packed and unpacking(path) is not None:
+            continue
         expected = "tables (.csv, .tsv, .parquet)" if source == "table" else f"{source} files"
         raise InputError(packed_advice(path, kind, expected))
 
 
 def _packed_in_folders(
-    listed: list[str | Path], patterns: tuple[str, ...]
+    listed: list[str | Path], patterns: tuple[str, ...], packed: bool = False
 ) -> list[tuple[Path, str]]:
     """Compressed result files under the folders of ``listed`` (a pattern's name with
-    ``.gz``, ``.zip``, ... added), with what each is; the readers do not read them. One walk
-    of each folder (its top level only when no pattern starts with ``**/``)."""
+    ``.gz``, ``.zip``, ... added), with what each is, that the reader does not read (with
+    ``packed``, it reads a file compressed on its own: only archives and zstd without a zstd
+    library are listed). One walk of each folder (its top level only when no pattern starts
+    with ``**/``)."""
     import fnmatch
 
     names = [p.rpartition("/")[2] + suffix for p in patterns for suffix in _PACKED_SUFFIXES]
@@ -189,7 +194,7 @@ def _packed_in_folders(
                     continue
                 path = Path(root) / name
                 kind = packed_kind(path) if path.is_file() else None
-                if kind is not None:
+                if kind is not None and not (packed and unpacking(path) is not None):
                     found.setdefault(path.resolve(), kind)
     return list(found.items())
 
@@ -360,10 +365,11 @@ def read_results(
                     "rows, not TASK=NAME"
                 )
     listed = _path_list(paths)
-    _refuse_packed(listed, source)
-    packed = _packed_in_folders(listed, reader.patterns)
+    _refuse_packed(listed, source, reader.packed)
+    packed = _packed_in_folders(listed, reader.patterns, reader.packed)
     try:
-        files = reader.select(expand(listed, reader.patterns), [Path(p) for p in listed])
+        found = expand(listed, reader.search, shown=reader.patterns)
+        files = reader.select(found, [Path(p) for p in listed])
     except InputError as exc:
         also = _aggregates_only(source, str(exc))
         packed = packed or _archives_in(listed)

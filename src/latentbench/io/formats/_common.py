@@ -9,6 +9,7 @@ different value for the same key is a conflict (:func:`resolve_duplicates`).
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -25,7 +26,14 @@ import pyarrow as pa
 from latentbench._checks import json_problem
 from latentbench._compat import text_array
 from latentbench.exceptions import InputError
-from latentbench.io._arrival import encoding_hint, packed_advice, packed_kind, tilde_hint
+from latentbench.io._arrival import (
+    encoding_hint,
+    open_unpacked,
+    packed_advice,
+    packed_kind,
+    tilde_hint,
+    unpacking,
+)
 from latentbench.io.formats._report import LoadReport
 
 __all__ = [
@@ -576,10 +584,13 @@ def resolve_duplicates(
 # ---------------------------------------------------------------------------------- files
 
 
-def expand(paths: Iterable[str | Path], patterns: Sequence[str]) -> list[Path]:
+def expand(
+    paths: Iterable[str | Path], patterns: Sequence[str], *, shown: Sequence[str] | None = None
+) -> list[Path]:
     """Files named directly plus files under directories matching any glob in ``patterns``.
 
-    Raises :class:`InputError` for a path that does not exist or a directory with no match.
+    Raises :class:`InputError` for a path that does not exist or a directory with no match
+    (naming the globs ``shown``, by default ``patterns``).
     """
     out: list[Path] = []
     for raw in paths:
@@ -588,7 +599,8 @@ def expand(paths: Iterable[str | Path], patterns: Sequence[str]) -> list[Path]:
             found = sorted({p for pattern in patterns for p in _glob(path, pattern) if p.is_file()})
             if not found:
                 raise InputError(
-                    f"{path}: no result files found (looked for {', '.join(patterns)})"
+                    f"{path}: no result files found (looked for "
+                    f"{', '.join(patterns if shown is None else shown)})"
                 )
             out.extend(found)
         elif path.is_file():
@@ -659,14 +671,19 @@ def parse_json(
 
 
 def load_json(path: Path) -> Any:
-    """Parse a JSON file (a byte-order mark before it is skipped); a syntax error names the
-    file, line and column, and a compressed or UTF-16 file says so."""
+    """Parse a JSON file (a byte-order mark before it is skipped; a file compressed on its own,
+    ``x.json.gz``, decompressed); a syntax error names the file, line and column, and an
+    archive or a UTF-16 file says so."""
     kind = packed_kind(path)
-    if kind is not None:
+    if kind is not None and unpacking(path) is None:
         raise InputError(packed_advice(path, kind, "a JSON file"))
     try:
-        with open(path, encoding="utf-8-sig") as handle:
+        with io.TextIOWrapper(open_unpacked(path), encoding="utf-8-sig") as handle:
             text = handle.read()
+        utf16 = encoding_hint(path) if "\x00" in text else ""
+        if utf16:  # UTF-16 of characters whose bytes are all ASCII: valid UTF-8, garbled
+            raise InputError(f"{path}: not UTF-8 text (a zero byte every other byte){utf16}; "
+                             "expected a JSON file")  # fmt: skip
         if not text.strip():
             raise InputError(
                 f"{path}: the file is empty{' (0 bytes)' if not text else ''}; expected a JSON "
@@ -679,14 +696,26 @@ def load_json(path: Path) -> Any:
         ) from None
 
 
+def beside(folder: Path, name: str) -> Path | None:
+    """The file ``name`` in ``folder``, or the same compressed on its own (``name.gz``,
+    ``name.bz2``, ...: a run's folder gzipped file by file); None when there is none."""
+    from latentbench.io._arrival import PACKED_SUFFIXES
+
+    for candidate in (name, *(name + suffix for suffix in PACKED_SUFFIXES)):
+        path = folder / candidate
+        if path.is_file():
+            return path
+    return None
+
+
 def text_head(path: Path, size: int = 4096, *, line: bool = False) -> str | None:
     """The first ``size`` characters (or the first line, at most ``size``) of a text file.
 
-    For cheap sniffing while walking directories: ``None`` when the file cannot be read as
-    UTF-8 text.
+    For cheap sniffing while walking directories (a compressed file's decompressed text):
+    ``None`` when the file cannot be read as UTF-8 text.
     """
     try:
-        with open(path, encoding="utf-8-sig") as handle:
+        with io.TextIOWrapper(open_unpacked(path), encoding="utf-8-sig") as handle:
             return handle.readline(size) if line else handle.read(size)
-    except (OSError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError, InputError):
         return None

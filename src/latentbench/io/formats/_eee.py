@@ -508,7 +508,14 @@ def _aggregate_context(
 
 
 def _decode_line(raw: bytes, number: int, path: Path) -> str:
-    """Line ``number`` as UTF-8 text (a byte-order mark allowed on the first)."""
+    """Line ``number`` as UTF-8 text (a byte-order mark allowed on the first); UTF-16 whose
+    bytes are all below 0x80 (valid UTF-8, garbled) is refused as UTF-16 too."""
+    utf16 = encoding_hint(path) if b"\x00" in raw else ""
+    if utf16:
+        raise InputError(
+            f"{path}:{number}: not UTF-8 text (a zero byte every other byte); expected UTF-8 "
+            f"JSON lines{utf16}"
+        )
     try:
         return raw.decode("utf-8-sig" if number == 1 else "utf-8")
     except UnicodeDecodeError as exc:

@@ -34,11 +34,13 @@ from typing import Any
 import pandas as pd
 
 from latentbench.exceptions import InputError
+from latentbench.io._arrival import unpacked_path
 from latentbench.io.formats._common import (
     UNKNOWN_SPLIT,
     Choice,
     Columns,
     LoadReport,
+    beside,
     coerce_score,
     load_json,
     requested,
@@ -123,8 +125,8 @@ def _run_meta(run_dir: Path) -> tuple[str, str | None]:
     """(run name, model) from ``run_spec.json`` or the folder name."""
     run_name = run_dir.name
     spec_model = None
-    spec_path = run_dir / "run_spec.json"
-    if spec_path.exists():
+    spec_path = beside(run_dir, "run_spec.json")
+    if spec_path is not None:
         spec = load_json(spec_path)
         if isinstance(spec, dict):
             run_name = str(spec.get("name") or run_name)
@@ -134,8 +136,8 @@ def _run_meta(run_dir: Path) -> tuple[str, str | None]:
 
 def _instance_splits(run_dir: Path) -> dict[str, str]:
     """instance id -> split from ``instances.json`` (written by ``helm-summarize``)."""
-    path = run_dir / "instances.json"
-    if not path.exists():
+    path = beside(run_dir, "instances.json")
+    if path is None:
         return {}
     data = load_json(path)
     if not isinstance(data, list):
@@ -154,7 +156,7 @@ def _entries(path: Path) -> tuple[list[dict[str, Any]], bool]:
         raise InputError(
             f"{path}: top level is {type(data).__name__}; expected a list of per-instance stats"
         )
-    flat = path.name == "display_predictions.json"
+    flat = unpacked_path(path).name == "display_predictions.json"
     splits = _instance_splits(path.parent) if flat else {}
     entries = []
     for index, entry in enumerate(data):
@@ -193,6 +195,7 @@ def _entries(path: Path) -> tuple[list[dict[str, Any]], bool]:
     "helm",
     summary="HELM run folders (per_instance_stats.json, display_predictions.json)",
     patterns=PATTERNS,
+    packed=True,
 )
 def read(
     path: Path,
@@ -206,7 +209,8 @@ def read(
 ) -> pd.DataFrame:
     """Read one ``per_instance_stats.json`` (or ``display_predictions.json``) into rows."""
     run_dir = path.parent
-    if path.name == "display_predictions.json" and (run_dir / "per_instance_stats.json").exists():
+    flat = unpacked_path(path).name == "display_predictions.json"
+    if flat and beside(run_dir, "per_instance_stats.json") is not None:
         report.skip_file(path, "per_instance_stats.json of the same run is read instead")
         return Columns().frame("helm", str(path), None)
     run_name, spec_model = _run_meta(run_dir)

@@ -27,6 +27,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from latentbench.exceptions import InputError
+from latentbench.io._arrival import unpacked_path
 from latentbench.io.formats._common import (
     Choice,
     Columns,
@@ -195,6 +196,7 @@ def _value(score: Any, key: str | None, loc: str, scorer: str) -> tuple[str, Any
     "inspect",
     summary="Inspect AI logs (.eval archives, .json logs)",
     patterns=PATTERNS,
+    packed=True,
     keep=looks_like_log,
     nothing_found="no Inspect logs found (.eval archives or .json logs with an 'eval' object)",
 )
@@ -210,7 +212,7 @@ def read(
 ) -> pd.DataFrame:
     """Read one Inspect log into canonical rows (a log that gives none is reported, not fatal)."""
     spec, header, samples = _load(path)
-    task = str(spec.get("task") or path.stem)
+    task = str(spec.get("task") or unpacked_path(path).stem)
     source_model = str(spec.get("model") or "unknown")
     canonical = model or source_model
     name = benchmark or task

@@ -22,6 +22,7 @@ belongs to the n-th filter of that list (a note records it). The split is the ta
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from dataclasses import dataclass, field
@@ -31,13 +32,19 @@ from typing import Any
 import pandas as pd
 
 from latentbench.exceptions import InputError
-from latentbench.io._arrival import encoding_hint
+from latentbench.io._arrival import (
+    PACKED_SUFFIXES,
+    encoding_hint,
+    open_unpacked,
+    unpacked_path,
+)
 from latentbench.io.formats._common import (
     PERPLEXITY_METRICS,
     UNKNOWN_SPLIT,
     Choice,
     Columns,
     LoadReport,
+    beside,
     coerce_score,
     is_scalar_score,
     load_json,
@@ -95,12 +102,19 @@ def _default_metric(task: str) -> str | None:
 def _parse_lines(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
     """Records with their 1-based line numbers (0-based index in an array), and whether the
     file was a JSON array; sniffs JSON array vs JSONL."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark (Notepad) is no record
+    try:  # a byte-order mark (Notepad) is no record; a .jsonl.gz is read decompressed
+        with io.TextIOWrapper(open_unpacked(path), encoding="utf-8-sig") as handle:
+            text = handle.read()  # universal newlines, as read_text: CR-only line ends
     except UnicodeDecodeError as exc:
         raise InputError(
             f"{path}: not UTF-8 text ({exc.reason}){encoding_hint(path)}; expected lm-eval samples"
         ) from None
+    utf16 = encoding_hint(path) if "\x00" in text else ""
+    if utf16:  # UTF-16 of characters whose bytes are all ASCII: valid UTF-8, garbled
+        raise InputError(
+            f"{path}: not UTF-8 text (a zero byte every other byte){utf16}; expected lm-eval "
+            "samples"
+        )
     stripped = text.lstrip()
     if not stripped:
         raise InputError(f"{path}: the file is empty; expected lm-eval samples")
@@ -146,7 +160,7 @@ def _holds_samples(path: Path) -> bool:
     array) is an lm-eval sample: an object with ``doc_id``. A file that is not JSON, or whose
     first record is something else, is not a samples file."""
     try:
-        with open(path, encoding="utf-8-sig") as handle:
+        with io.TextIOWrapper(open_unpacked(path), encoding="utf-8-sig") as handle:
             head = handle.read(1 << 16).lstrip()
             if head.startswith("["):
                 loaded = json.loads(head + handle.read())
@@ -168,13 +182,14 @@ def _loc(path: Path, position: int, array: bool) -> str:
 def _results_file(path: Path, date: str) -> Path | None:
     """The results file of the run that wrote ``path``: ``results_<date>.json`` beside it, or
     the one ``<name>_<date>.json`` that ``--output_path DIR/name.json`` writes. Never another
-    run's file."""
-    exact = path.with_name(f"results_{date}.json")
-    if exact.exists():
+    run's file (each may be compressed on its own: ``results_<date>.json.gz``)."""
+    exact = beside(path.parent, f"results_{date}.json")
+    if exact is not None:
         return exact
     named = [
         p
-        for p in sorted(path.parent.glob(f"*_{date}.json"))
+        for ending in ("", *PACKED_SUFFIXES)
+        for p in sorted(path.parent.glob(f"*_{date}.json{ending}"))
         if not p.name.startswith("samples_") and p.is_file()
     ]
     return named[0] if len(named) == 1 else None
@@ -288,10 +303,10 @@ def _old_layout_meta(
     path: Path, override: bool
 ) -> tuple[str | None, str | None, str, dict[str, Any]]:
     """(model, task, source, results) for a 0.4.0-0.4.2 file from ``results.json`` beside it."""
-    results = path.with_name("results.json")
+    results = beside(path.parent, "results.json")
     model = task = None
     meta: dict[str, Any] = {}
-    if results.exists():
+    if results is not None:
         loaded = load_json(results)
         if isinstance(loaded, dict):
             meta = loaded
@@ -304,7 +319,7 @@ def _old_layout_meta(
                 (meta.get("configs") or meta.get("results") or {}), key=len, reverse=True
             )
             for name in tasks:
-                if path.stem.endswith(f"_{name}"):
+                if unpacked_path(path).stem.endswith(f"_{name}"):
                     task = name
                     break
     return model, task, _source(meta), meta
@@ -425,7 +440,8 @@ def _old_layout_origin(
     """The origin of a 0.4.0-0.4.2 file (task and model from ``results.json`` beside it). A
     file that holds no samples is skipped (said in ``report``; its origin has no task)."""
     meta_model, task, source, meta = _old_layout_meta(path, model is not None)
-    eee = re.fullmatch(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}_samples", path.stem)
+    stem = unpacked_path(path).stem  # samples_x.jsonl.gz: samples_x
+    eee = re.fullmatch(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}_samples", stem)
     hint = (
         " (a '<uuid>_samples.jsonl' file is an Every Eval Ever record: "
         "`latentbench ingest eee FOLDER` reads it)"
@@ -446,7 +462,7 @@ def _old_layout_origin(
             f"{path}: cannot tell the task from the file name (no 'samples_<task>_<date>' "
             f"pattern and no results.json naming the tasks); pass --benchmark NAME{hint}"
         )
-    source_model = meta_model or path.stem[: -len(task) - 1] or path.stem
+    source_model = meta_model or stem[: -len(task) - 1] or stem
     return _Origin(task, source, meta, source_model, meta_model or source_model, None)
 
 
@@ -616,6 +632,7 @@ def _add_rows(
     summary="lm-evaluation-harness --log_samples (samples_*.jsonl)",
     patterns=PATTERNS,
     keep=lambda path: not path.name.startswith("results"),
+    packed=True,
 )
 def read(
     path: Path,
@@ -627,7 +644,7 @@ def read(
     model: str | None,
 ) -> pd.DataFrame:
     """Read one samples file into canonical rows."""
-    match = _SAMPLES.match(path.name)
+    match = _SAMPLES.match(unpacked_path(path).name)
     if match:
         origin = _new_layout_origin(path, match.group("task"), match.group("date"), report, model)
     else:

@@ -34,6 +34,7 @@ from typing import Any
 import pandas as pd
 
 from latentbench.exceptions import InputError
+from latentbench.io._arrival import unpacked_path
 from latentbench.io.formats._common import (
     Choice,
     Columns,
@@ -81,6 +82,7 @@ def _item(abbr: object, dataset: str, key: str) -> str:
     "opencompass",
     summary="OpenCompass --dump-eval-details (results/<model>/*.json)",
     patterns=PATTERNS,
+    packed=True,
     keep=lambda path: path.parent.parent.name == "results",
     nothing_found="no OpenCompass results/<model>/<dataset>.json found",
 )
@@ -96,8 +98,9 @@ def read(
     entries, kind = _entries(_load_results(path), path)
     source_model = path.parent.name
     canonical = model or source_model
-    name = benchmark or path.stem
-    report.rename(benchmark, path.stem)
+    dataset = unpacked_path(path).stem  # results/<model>/<dataset>.json(.gz)
+    name = benchmark or dataset
+    report.rename(benchmark, dataset)
     present = _correctness_fields(entries, path)
     if not present and entries:
         return _predictions_only(path, report, entries, kind)
@@ -197,7 +200,7 @@ def _add_entry(
         report.records_read += 1
         report.drop("correctness field absent")
         return
-    item = _item(entry.get("example_abbr"), path.stem, key)
+    item = _item(entry.get("example_abbr"), unpacked_path(path).stem, key)
     value = entry[chosen]
     replicas = value if isinstance(value, list) else [value]
     report.records_read += len(replicas)

@@ -70,6 +70,11 @@ class Reader:
     names_choices : bool
         Whether ``metric``/``filter`` select among names the files offer (a name no benchmark
         offers is then a typo and an error) rather than label the rows (``table``).
+    packed : bool
+        Whether the reader reads a result file compressed on its own (``x.jsonl.gz``: found
+        under a directory by its pattern's name plus ``.gz``, ``.bz2``, ``.xz`` or ``.zst``,
+        read through :func:`~latentbench.io._arrival.open_unpacked`); the other readers'
+        compressed files are refused or listed as skipped, saying how to decompress them.
     """
 
     name: str
@@ -79,8 +84,19 @@ class Reader:
     keep: Callable[[Path], bool] | None = None
     nothing_found: str | None = None
     names_choices: bool = True
+    packed: bool = False
     options: Mapping[str, Option] = field(default_factory=dict)
     arguments: frozenset[str] = frozenset()
+
+    @property
+    def search(self) -> tuple[str, ...]:
+        """The globs searched under a directory: :attr:`patterns`, and where the reader reads
+        compressed files (:attr:`packed`) each with a compression suffix too."""
+        if not self.packed:
+            return self.patterns
+        from latentbench.io._arrival import PACKED_SUFFIXES
+
+        return self.patterns + tuple(p + s for p in self.patterns for s in PACKED_SUFFIXES)
 
     def select(self, found: list[Path], paths: list[Path]) -> list[Path]:
         """The result files among ``found`` (files named in ``paths`` are always kept).
@@ -166,6 +182,7 @@ def reader(
     keep: Callable[[Path], bool] | None = None,
     nothing_found: str | None = None,
     names_choices: bool = True,
+    packed: bool = False,
 ) -> Callable[[_F], _F]:
     """Register a module's ``read`` function as the reader of source ``name``.
 
@@ -200,6 +217,7 @@ def reader(
             keep=keep,
             nothing_found=nothing_found,
             names_choices=names_choices,
+            packed=packed,
             options=options,
             arguments=frozenset(arguments),
         )

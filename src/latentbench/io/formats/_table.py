@@ -17,6 +17,7 @@ Rows with an empty score are missing (counted in the report, never 0).
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,6 +26,7 @@ import pandas as pd
 
 from latentbench._compat import TEXT, text_array
 from latentbench.exceptions import InputError
+from latentbench.io._arrival import read_unpacked, unpacked_path, unpacking
 from latentbench.io._files import (
     MISSING_TOKENS,
     csv_record_lines,
@@ -61,11 +63,13 @@ _LONG = ("model", "item", "score")
 
 def _read(path: Path) -> tuple[pd.DataFrame, int]:
     """The table and the offset from row position to what messages say: the file line of a
-    CSV (header = line 1), the 1-based row of a Parquet file."""
-    suffix = path.suffix.lower()
+    CSV (header = line 1), the 1-based row of a Parquet file. A file compressed on its own
+    (``.csv.gz``) is read decompressed."""
+    suffix = unpacked_path(path).suffix.lower()
     try:
         if suffix in (".parquet", ".pq"):
-            return index_as_ids(pd.read_parquet(path)), 1
+            source = io.BytesIO(read_unpacked(path)) if unpacking(path) else path
+            return index_as_ids(pd.read_parquet(source)), 1
         if suffix in (".csv", ".tsv", ".txt"):
             return read_csv_text(path), 2
     except InputError:  # already names the file and the cause
@@ -79,7 +83,7 @@ def _read(path: Path) -> tuple[pd.DataFrame, int]:
 
 
 def _is_text(path: Path) -> bool:
-    return path.suffix.lower() in (".csv", ".tsv", ".txt")
+    return unpacked_path(path).suffix.lower() in (".csv", ".tsv", ".txt")
 
 
 def _place(path: Path, row: int, offset: int) -> str:
@@ -287,7 +291,7 @@ def _benchmarks(
         return _ids(
             extra["benchmark"], path, offset, "benchmark", data["_record"].to_numpy() - offset
         ).to_numpy()
-    return constant_text(path.stem, len(data))
+    return constant_text(unpacked_path(path).stem, len(data))
 
 
 def _add_metric_and_filter(
@@ -379,6 +383,7 @@ def _record_choices(
     summary="CSV or Parquet tables, long or wide (a store export reads back)",
     patterns=PATTERNS,
     names_choices=False,
+    packed=True,
 )
 def read(
     path: Path,

@@ -1,0 +1,200 @@
+"""Result files kept compressed on their own (``samples_x.jsonl.gz``, ``scores.csv.gz``, ...)
+read as the plain files do, through every reader that reads files (the size cap applying to
+the decompressed bytes); a corrupt one, a decompression bomb and an archive are refused
+naming the file."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from latentbench.exceptions import InputError
+from latentbench.io import ResponseMatrix
+from latentbench.io.formats import read_results
+
+FORMATS = Path(__file__).resolve().parents[1] / "data" / "formats"
+PACK = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}
+
+# (source, fixture folder, read_results options, the files to compress)
+SOURCES = [
+    ("lm-eval", FORMATS / "lm-eval" / "v0.4.9",
+     {"metric": {"arc_easy": "acc", "gsm8k": "exact_match"}, "filter": {"gsm8k": "strict-match"}},
+     "*.json*"),
+    ("helm", FORMATS / "helm" / "benchmark_output", {"metric": "exact_match"}, "*.json"),
+    ("inspect", FORMATS / "inspect" / "logs",
+     {"filter": {"theory_of_mind": "model_graded_fact"}}, "*.json"),
+    ("opencompass", FORMATS / "opencompass" / "outputs", {}, "*.json"),
+]  # fmt: skip
+_KEY = ["model", "benchmark", "item", "metric", "filter", "trial", "split", "score"]
+
+
+def _packed_copy(folder: Path, into: Path, pattern: str, suffix: str = ".gz") -> Path:
+    """A copy of ``folder`` whose files matching ``pattern`` are compressed (``x.json`` ->
+    ``x.json.gz``, the plain file gone)."""
+    shutil.copytree(folder, into)
+    for path in sorted(into.rglob(pattern)):
+        if path.is_file():
+            path.with_name(path.name + suffix).write_bytes(PACK[suffix](path.read_bytes()))
+            path.unlink()
+    return into
+
+
+def _rows(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[_KEY].sort_values(_KEY[:-1]).reset_index(drop=True)
+
+
+@pytest.mark.parametrize(("source", "folder", "options", "pattern"), SOURCES)
+def test_a_folder_of_compressed_result_files_reads_as_the_plain_one(
+    tmp_path, source, folder, options, pattern
+):
+    plain, _ = read_results(source, folder, **options)
+    copy = _packed_copy(folder, tmp_path / "out", pattern)
+    assert any(copy.rglob("*.gz"))
+    frame, report = read_results(source, copy, **options)
+    assert not report.skipped_files
+    pd.testing.assert_frame_equal(_rows(frame), _rows(plain))
+    read = [str(f) for f in frame["source_file"].unique()]  # Inspect's .eval logs: as they are
+    assert any(f.endswith(".gz") for f in read) and not any(f.endswith(".json") for f in read)
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_a_compressed_table_reads_as_the_plain_one(tmp_path, suffix):
+    plain = tmp_path / "responses.csv"
+    plain.write_text("model,item,score\nm1,007,1\nm1,q2,0\nm2,007,0\nm2,q2,\nm3,007,1\nm3,q2,1\n")
+    packed = tmp_path / f"responses.csv{suffix}"
+    packed.write_bytes(PACK[suffix](plain.read_bytes()))
+    a, b = ResponseMatrix.read(plain), ResponseMatrix.read(packed)
+    assert a.item_ids == b.item_ids and a.model_ids == b.model_ids
+    np.testing.assert_array_equal(np.asarray(a.scores), np.asarray(b.scores))
+    frame, _ = read_results("table", packed)
+    assert sorted(frame["item"].unique()) == ["007", "q2"]
+    wide = tmp_path / "wide.tsv"
+    wide.write_text("model\tq1\tq2\nm1\t1\t0\nm2\t0\t1\n")
+    (tmp_path / "wide.tsv.gz").write_bytes(gzip.compress(wide.read_bytes()))
+    assert ResponseMatrix.read(tmp_path / "wide.tsv.gz").item_ids == ["q1", "q2"]
+    pd.read_csv(plain).to_parquet(tmp_path / "r.parquet")
+    (tmp_path / "r.parquet.gz").write_bytes(gzip.compress((tmp_path / "r.parquet").read_bytes()))
+    assert ResponseMatrix.read(tmp_path / "r.parquet.gz").n_models == 3
+
+
+def test_a_compressed_table_in_a_folder_is_ingested(tmp_path):
+    (tmp_path / "a.csv.gz").write_bytes(gzip.compress(b"model,item,score\nm1,q1,1\nm1,q2,0\n"))
+    frame, report = read_results("table", tmp_path)
+    assert len(frame) == 2 and not report.skipped_files
+    assert set(frame["benchmark"]) == {"a"}  # named after the file, not 'a.csv'
+
+
+def test_a_corrupt_or_cut_compressed_file_is_named(tmp_path):
+    data = gzip.compress(b"model,item,score\n" + b"m1,q1,1\n" * 5000)
+    cut = tmp_path / "cut.csv.gz"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(InputError, match=r"cut.csv.gz: a corrupt or cut gzip-compressed file"):
+        ResponseMatrix.read(cut)
+    bad = tmp_path / "bad.csv.gz"
+    bad.write_bytes(data[:20] + b"\x00" * 40 + data[60:])
+    with pytest.raises(InputError, match=r"bad.csv.gz: a corrupt or cut gzip-compressed file"):
+        read_results("table", bad)
+    folder = _packed_copy(FORMATS / "lm-eval" / "v0.4.9", tmp_path / "lm", "samples_*.jsonl")
+    victim = next(folder.rglob("samples_*.jsonl.gz"))
+    victim.write_bytes(victim.read_bytes()[:-30])
+    with pytest.raises(InputError, match=rf"{victim.name}: a corrupt or cut gzip-compressed"):
+        read_results("lm-eval", folder, **SOURCES[0][2])
+
+
+def test_the_size_cap_applies_to_the_decompressed_bytes(tmp_path, monkeypatch):
+    """A small file that decompresses to more than the cap (a decompression bomb) stops at
+    the cap, naming the file, on every route."""
+    from latentbench.io import _arrival
+
+    monkeypatch.setattr(_arrival, "MAX_UNPACKED_BYTES", 100_000)
+    bomb = tmp_path / "bomb.csv.gz"
+    bomb.write_bytes(gzip.compress(b"model,item,score\n" + b"m1,q1,1\n" * 50_000))
+    assert bomb.stat().st_size < 100_000
+    with pytest.raises(InputError, match=r"bomb.csv.gz: .*decompresses to more than 100,000"):
+        ResponseMatrix.read(bomb)
+    folder = _packed_copy(FORMATS / "lm-eval" / "v0.4.9", tmp_path / "lm", "samples_*.jsonl")
+    victim = next(folder.rglob("samples_*.jsonl.gz"))
+    line = gzip.decompress(victim.read_bytes()).split(b"\n")[0] + b"\n"
+    victim.write_bytes(gzip.compress(line * (200_000 // len(line) + 1)))
+    with pytest.raises(InputError, match=rf"{victim.name}: .*decompresses to more than 100,000"):
+        read_results("lm-eval", folder, **SOURCES[0][2])
+
+
+def test_utf16_inside_a_compressed_file_is_said(tmp_path):
+    packed = tmp_path / "r.csv.gz"
+    packed.write_bytes(gzip.compress("model,item,score\nm1,q1,1\n".encode("utf-16-le")))
+    with pytest.raises(InputError, match=r"r.csv.gz: line 1: not UTF-8 text .*UTF-16"):
+        ResponseMatrix.read(packed)
+
+
+def test_an_archive_is_still_refused(tmp_path):
+    import tarfile
+
+    plain = tmp_path / "r.csv"
+    plain.write_text("model,item,score\nm1,q1,1\n")
+    with tarfile.open(tmp_path / "r.tar.gz", "w:gz") as archive:
+        archive.add(plain, "r.csv")
+    with pytest.raises(InputError, match=r"r.tar.gz: a gzip-compressed tar archive; .*tar xf"):
+        ResponseMatrix.read(tmp_path / "r.tar.gz")
+    with pytest.raises(InputError, match=r"r.tar.gz: a gzip-compressed tar archive; .*tar xf"):
+        read_results("table", tmp_path / "r.tar.gz")
+
+
+def test_fit_estimate_and_ingest_read_a_compressed_file(tmp_path):
+    """``latentbench fit FILE.csv.gz``, ``estimate CAL RESP.csv.gz`` (the model named after
+    the file, 'RESP', not 'RESP.csv'), ``ingest table FILE.csv.gz`` and ``ingest lm-eval``
+    of a folder of gzipped samples read as the plain files."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+    from latentbench.synthetic import simulate_2pl
+
+    _register()
+    runner = CliRunner()
+    matrix = simulate_2pl(30, 60, random_state=3).matrix
+    long = matrix.to_long()
+    calibration = tmp_path / "cal.csv.gz"
+    calibration.write_bytes(gzip.compress(long.to_csv(index=False).encode()))
+    outcome = runner.invoke(app, ["fit", str(calibration), "--out", str(tmp_path / "fit")])
+    assert outcome.exit_code == 0, outcome.output
+    one = long[long["model"] == long["model"].iloc[0]][["item", "score"]]
+    responses = tmp_path / "RESP.csv.gz"
+    responses.write_bytes(gzip.compress(one.to_csv(index=False).encode()))
+    out = tmp_path / "est.json"
+    args = ["estimate", str(calibration), str(responses), "--budget", "20", "--out", str(out)]
+    outcome = runner.invoke(app, args)
+    assert outcome.exit_code == 0, outcome.output
+    assert pd.read_csv(out / "estimates.csv")["model"].tolist() == ["RESP"]
+    store = tmp_path / "s.duckdb"
+    outcome = runner.invoke(app, ["ingest", "table", str(calibration), "--store", str(store),
+                                  "--benchmark", "b"])  # fmt: skip
+    assert outcome.exit_code == 0, outcome.output
+    folder = _packed_copy(FORMATS / "lm-eval" / "v0.4.9", tmp_path / "lm", "*.json*")
+    outcome = runner.invoke(app, ["ingest", "lm-eval", str(folder), "--store", str(store),
+                                  "--filter", "gsm8k=strict-match", "--metric", "arc_easy=acc",
+                                  "--metric", "gsm8k=exact_match"])  # fmt: skip
+    assert outcome.exit_code == 0, outcome.output
+    packed = tmp_path / "samples_x_2024-05-01T12-30-45.jsonl.gz"
+    packed.write_bytes(gzip.compress(b"{}\n"))
+    outcome = runner.invoke(app, ["estimate", str(calibration), str(packed)])
+    assert outcome.exit_code == 2 and "a .jsonl file (compressed)" in outcome.output
+
+
+def test_a_defect_in_a_compressed_csv_is_named_by_its_line(tmp_path):
+    """An error in a ``.csv.gz`` names the line as in the plain file (it said 'row N')."""
+    plain = tmp_path / "r.csv"
+    plain.write_text("model,item,score\nm1,q1,1\n\nm1,q2,7\n")
+    packed = tmp_path / "r.csv.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    with pytest.raises(InputError, match=r"line 4") as caught:
+        ResponseMatrix.read(plain)
+    with pytest.raises(InputError) as again:
+        ResponseMatrix.read(packed)
+    assert str(again.value) == str(caught.value).replace("r.csv", "r.csv.gz")

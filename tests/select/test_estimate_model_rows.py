@@ -1,0 +1,102 @@
+"""``estimate CAL RESP --model NAME`` on a file of many models reads that model's rows only
+(a Parquet file through pyarrow's filter, a CSV in chunks): it read the whole file into
+memory, every model's rows, for one model's answers."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from latentbench.exceptions import InputError
+from latentbench.select import estimate_many, read_responses
+from latentbench.synthetic import simulate_2pl
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("rows")
+    matrix = simulate_2pl(40, 60, random_state=5).matrix
+    long = matrix.to_long()
+    models = list(matrix.model_ids)
+    calibration = long[long["model"].isin(models[:30])]
+    new = long[long["model"].isin(models[30:])].reset_index(drop=True)
+    calibration.to_parquet(folder / "cal.parquet")
+    new.to_parquet(folder / "new.parquet", row_group_size=60)
+    new.to_csv(folder / "new.csv", index=False)
+    (folder / "new.csv.gz").write_bytes(gzip.compress((folder / "new.csv").read_bytes()))
+    return folder, models[30:]
+
+
+def _whole_read_refused(monkeypatch):
+    from latentbench.io import _files
+
+    def refuse(path):
+        raise AssertionError(f"{path} read whole")
+
+    monkeypatch.setattr(_files, "read_table_file", refuse)
+
+
+@pytest.mark.parametrize("name", ["new.parquet", "new.csv", "new.csv.gz"])
+def test_the_named_models_rows_only_are_read(files, name, monkeypatch):
+    folder, new = files
+    everyone = read_responses(folder / name)
+    assert sorted(everyone) == sorted(new)
+    _whole_read_refused(monkeypatch)
+    from latentbench.io import _files
+
+    monkeypatch.setattr(_files, "read_table_rows", _small_chunks(_files.read_table_rows))
+    some = read_responses(folder / name, models=[new[3], new[1]])
+    assert sorted(some) == sorted([new[1], new[3]])
+    for model in some:
+        pd.testing.assert_series_equal(some[model], everyone[model])
+
+
+def _small_chunks(read):
+    def chunked(path, column, values):
+        return read(path, column, values, chunk_rows=25)  # several chunks per model
+
+    return chunked
+
+
+@pytest.mark.parametrize("name", ["new.parquet", "new.csv"])
+def test_estimate_of_one_model_is_that_of_the_whole_read(files, name, monkeypatch):
+    folder, new = files
+    whole = estimate_many(folder / "cal.parquet", folder / name, budget=15, seed=1)
+    _whole_read_refused(monkeypatch)
+    one = estimate_many(folder / "cal.parquet", folder / name, models=[new[2]], budget=15, seed=1)
+    (result,) = one.results
+    same = next(r for r in whole.results if r.model == new[2])
+    assert (result.score, result.lower, result.upper) == (same.score, same.lower, same.upper)
+
+
+def test_a_name_the_file_lacks_lists_the_files_models(files):
+    folder, new = files
+    for name in ("new.parquet", "new.csv"):
+        with pytest.raises(InputError, match=rf"no model 'nobody' \(models: {new[0]!r}"):
+            estimate_many(folder / "cal.parquet", folder / name, models=["nobody"], budget=5)
+
+
+def test_a_defect_in_the_rows_read_is_named_as_the_whole_read_names_it(files, tmp_path):
+    folder, new = files
+    frame = pd.read_csv(folder / "new.csv", dtype=str)
+    position = int(np.flatnonzero(frame["model"] == new[4])[7])
+    frame.loc[position, "score"] = "2"
+    path = tmp_path / "bad.csv"
+    frame.to_csv(path, index=False)
+    with pytest.raises(
+        InputError, match=rf"line {position + 2} \(item .*score 2.0 is outside"
+    ) as whole:
+        read_responses(path)
+    with pytest.raises(InputError) as some:
+        read_responses(path, models=[new[4]])
+    assert str(some.value) == str(whole.value)
+
+
+def test_a_model_column_of_numbers_is_read_whole(tmp_path):
+    path = tmp_path / "ids.parquet"
+    pd.DataFrame({"model": [1, 1, 2, 2], "item": ["a", "b", "a", "b"], "score": [1, 0, 0, 1]}
+                 ).to_parquet(path)  # fmt: skip
+    assert list(read_responses(path, models=["2"])) == ["1", "2"]
