@@ -72,7 +72,9 @@ class CompareResult:
     level : float
     n_evaluated, n_items : int
         Items both models answered in the run; items in the target.
-    stopped : {"sign", "equivalent", "budget", "exhausted"}
+    stopped : {"sign", "equivalent", "budget", "exhausted", "items"}
+        Why the run ended; ``"items"``: every item of a fixed design (``items=``) was scored
+        (``"equivalent"`` then when the final interval lies within the margin).
     higher : str or None
         The model certified higher (the interval excludes 0), else None.
     items : tuple of str
