@@ -341,7 +341,8 @@ def run_tiny_compare(
             runs += 1
             misses += not (r.lower <= truth <= r.upper)
             certified += r.higher is not None
-            wrong += r.higher is not None and (truth > 0) != (r.higher == "A")
+            # a sign certified for an exact tie is wrong whichever it is
+            wrong += r.higher is not None and (truth == 0 or (truth > 0) != (r.higher == "A"))
             widths.append(r.upper - r.lower)
     return {
         "runs": runs,

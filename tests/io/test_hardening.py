@@ -464,3 +464,24 @@ def test_a_summary_column_under_an_item_name_is_refused(tmp_path, where, digits)
     frame.to_csv(path, index=False)
     assert "score" in ResponseMatrix.read(path).item_ids
     assert "score" in set(read_results("table", path)[0]["item"])
+
+
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_a_summary_column_beside_an_empty_edge_column_is_refused(tmp_path, where):
+    """A spreadsheet's CSV export often ends every line with a comma (an empty last column,
+    ``Unnamed: N``, left out as no item) or has an empty column before the items: the summary
+    column is then next to the edge, not at it, and was fitted as an item (review140,
+    2026-12-06). The edges are now the first and last columns holding a score."""
+    rng = np.random.default_rng(0)
+    Y = (rng.random((25, 40)) < 0.6).astype(float)
+    frame = pd.DataFrame(Y, columns=[f"q{j}" for j in range(40)])
+    frame.insert(0 if where == "first" else 40, "score", Y.mean(axis=1).round(2))
+    frame.insert(0 if where == "first" else 41, "", np.nan)  # the empty column
+    frame.insert(0, "model", [f"m{i}" for i in range(25)])
+    path = tmp_path / "wide.csv"
+    frame.to_csv(path, index=False)
+    said = r"wide\.csv: column 'score' holds each row's average of the other columns"
+    with pytest.raises(InputError, match=said):
+        ResponseMatrix.read(path)
+    with pytest.raises(InputError, match=said):
+        read_results("table", path)

@@ -19,6 +19,7 @@ import math
 import sys
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -174,13 +175,35 @@ def test_compare_on_a_fixed_design_covers_the_full_benchmark_difference():
     SE, and each run scores exactly the design's items in its order with its probabilities.
     Before, ``compare`` had no ``items=``: two models that answered only a design's items
     were compared on those items alone, another target. (bench_estimate_audit
-    ``tinycompare``, 300 seeds: 0.880 at delta 0.2, 0.986 at 0.05, of 900.)"""
+    ``tinycompare``, 300 seeds: 0.901 at delta 0.2, 0.989 at 0.05, of 900.)"""
     out = run_tiny_compare(80, DELTA)
     runs = out["runs"]
     assert runs == 240 and out["problems"] == [], out
     assert out["coverage"] >= floor_of(runs), out
     assert out["wrong_signs"] / runs <= DELTA + 3 * math.sqrt(DELTA * (1 - DELTA) / runs), out
     assert out["certified"] > 0, out  # a sign is certified sometimes: the test has power
+
+
+def test_the_tiny_compare_audit_counts_any_sign_certified_for_an_exact_tie_as_wrong(
+    monkeypatch,
+):
+    """``run_tiny_compare``'s third pair has a difference of exactly 0, so any certified sign
+    is wrong; it counted B certified higher as right (``truth > 0`` is False, as is ``higher
+    == "A"``), so ``wrong_signs`` (and the test above) missed those (review140, 2026-12-06).
+    A stand-in ``compare`` that certifies B on every run: wrong wherever the difference is
+    not below 0, the tie included."""
+    import bench_estimate_audit
+
+    def certify_b(cal, ya, yb, *, items, **_):
+        return SimpleNamespace(items=tuple(items["item"]), stopped="items", lower=-1.0,
+                               upper=-0.5, difference=-0.75, higher="B",
+                               probabilities=tuple(items["probability"]))  # fmt: skip
+
+    monkeypatch.setattr(bench_estimate_audit, "compare", certify_b)
+    Y = simulate(34, 400, 3, seed=8)
+    truths = [Y[30].mean() - Y[31].mean(), Y[32].mean() - Y[33].mean(), 0.0]
+    out = run_tiny_compare(2, DELTA)
+    assert out["wrong_signs"] == 2 * sum(t >= 0 for t in truths), (out, truths)
 
 
 @pytest.mark.slow

@@ -583,3 +583,35 @@ def test_compare_on_some_items_points_at_items(setup):
                       r"\(items=DESIGN; --items DESIGN.csv\)"):  # fmt: skip
         compare(cal, {k: a[k] for k in some}, {k: b[k] for k in some}, model_a="a",
                 model_b="b")  # fmt: skip
+
+
+def test_compare_on_a_design_of_two_models_alike_there_does_not_call_their_difference_0(setup):
+    """Two models with the same answers on a design's items but not elsewhere (review140,
+    2026-12-06): the warning said "their difference is exactly 0", true of the items they
+    share without ``items=`` but not of the full-benchmark difference a design estimates;
+    it now says the estimate is 0 and the full-benchmark difference is only bounded by the
+    interval (which still holds it)."""
+    cal, a, _ = setup
+    design = tiny(cal, 20, seed=5)
+    only = set(design["item"])
+    b = {k: (v if k in only else 1.0 - v) for k, v in a.items()}  # alike on the design only
+    truth = float(np.mean([a[k] - b[k] for k in cal.item_ids]))
+    assert truth != 0
+    with pytest.warns(DataWarning) as said:
+        r = compare(cal, a, b, model_a="a", model_b="b", items=design)
+    text = " ".join(str(w.message) for w in said)
+    assert "same answer on every one of the 20 items of the design" in text
+    assert "exactly 0" not in text and "the interval" in text
+    assert r.difference == 0 and r.lower <= truth <= r.upper
+
+
+def test_compare_on_a_design_says_an_edited_weight_as_estimate_does(setup):
+    """An edited ``weight`` column (not read: the probabilities weigh each item) is said by
+    ``estimate(items=)``; ``compare(items=)`` accepted it silently (review140, 2026-12-06)."""
+    cal, a, b = _pair_answers(setup)
+    design = tiny(cal, 10, seed=2)
+    design.loc[3, "weight"] = 5.0
+    with pytest.warns(DataWarning, match=r"items: column 'weight' disagrees .* order 4: 5"):
+        estimate(cal, a, items=design)
+    with pytest.warns(DataWarning, match=r"items: column 'weight' disagrees .* order 4: 5"):
+        compare(cal, a, b, model_a="a", model_b="b", items=design)

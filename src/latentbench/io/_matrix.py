@@ -1216,13 +1216,15 @@ def _refuse_edge_summaries(scores: np.ndarray, items: list[Any], where: str) -> 
     """Refuse a first or last item column of a wide table (where a spreadsheet puts its
     summaries) that holds each row's average of the other columns
     (:func:`~latentbench.io._matrix_checks.refuse_summary_column`); ``scores`` has shape
-    (n_models, n_items)."""
-    if scores.shape[1] < 4:
-        return
+    (n_models, n_items). The edges are the first and last columns holding a score: an empty
+    column (a spreadsheet's trailing comma, left out as no item) is not one."""
     observed = np.isfinite(scores)
+    filled = np.flatnonzero(observed.any(axis=0))
+    if filled.size < 4:
+        return
     total = np.where(observed, scores, 0.0).sum(axis=1)
     count = observed.sum(axis=1)
-    for j in sorted({0, scores.shape[1] - 1}):
+    for j in sorted({int(filled[0]), int(filled[-1])}):
         x = scores[:, j]
         seen = np.isfinite(x)
         refuse_summary_column(x, total - np.where(seen, x, 0.0), count - seen, items[j], where)

@@ -42,6 +42,7 @@ from latentbench.select._estimate import (
     _fixed_sequence,
     _rng,
     _Said,
+    _weight_note,
     outward,
     proxy_note,
     record_file,
@@ -337,6 +338,7 @@ def compare(
         for name, answers in ((name_a, ya), (name_b, yb)):
             _check_design_answered(cal, name, answers, fixed.positions, _design_name(items))
         both, shared = np.arange(cal.n_items), fixed.positions
+        notes.extend(_weight_note(fixed.frame, cal.n_items, fixed.where))  # as estimate says
     else:
         both = shared = np.flatnonzero(np.isfinite(ya) & np.isfinite(yb))
         if both.size == 0:
@@ -348,7 +350,15 @@ def compare(
                 "tiny` design, pass the design (items=DESIGN; --items DESIGN.csv) to compare "
                 "the full-benchmark scores"
             )
-    if np.array_equal(ya[shared], yb[shared]):  # a data check, not part of the estimate
+    if np.array_equal(ya[shared], yb[shared]) and fixed is not None:  # a data check
+        # the full-benchmark difference is not known to be 0: only the design's items are
+        notes.append(
+            f"{name_a!r} and {name_b!r} have the same answer on every one of the "
+            f"{shared.size:,} items of the design (the same results twice?): the estimated "
+            "difference is 0, but the full-benchmark difference is only bounded by the interval"
+            + ("" if margin is not None else "; pass margin=M to call them equivalent")
+        )
+    elif np.array_equal(ya[shared], yb[shared]):  # a data check, not part of the estimate
         notes.append(
             f"{name_a!r} and {name_b!r} have the same answer on every one of the {shared.size:,} "
             "items they share (the same results twice?): their difference is exactly 0, which "

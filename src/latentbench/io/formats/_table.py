@@ -195,13 +195,19 @@ def _wide_rows(
     parts = []
     missing = 0
     total, count = np.zeros(len(ids)), np.zeros(len(ids), dtype=np.int64)
-    edges: dict[int, np.ndarray] = {}  # the first and last columns: a summary's places
+    # the first and last columns holding a score (an empty column, a spreadsheet's trailing
+    # comma, is none): a summary's places
+    filled: list[int] = []
+    edges: dict[int, np.ndarray] = {}
     for k, column in enumerate(items):
         scores = _scores(frame[column], path, offset, column, rows)
         keep = ~np.isnan(scores)
         total += np.where(keep, scores, 0.0)
         count += keep
-        if k in (0, len(items) - 1):
+        if keep.any():
+            if len(filled) > 1:  # keep the first and the latest only
+                del edges[filled[-1]]
+            filled.append(k)
             edges[k] = scores
         missing += int((~keep).sum())  # empty cells and markers (NA, null, ...) alike
         parts.append(
@@ -214,7 +220,7 @@ def _wide_rows(
                 }
             )
         )
-    if len(items) >= 4:
+    if len(filled) >= 4:
         for k, scores in edges.items():
             seen = ~np.isnan(scores)
             refuse_summary_column(scores, total - np.where(seen, scores, 0.0), count - seen,
