@@ -1,0 +1,119 @@
+"""``compare`` against the local OpenAI-compatible test server: paired, durable, resumable."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from latentbench.exceptions import DataWarning, InputError
+from latentbench.io import ResponseMatrix
+from latentbench.io.store import Store
+from latentbench.select import compare, compare_live, stored_comparisons
+
+
+def _calibration(s) -> ResponseMatrix:
+    hist = pd.read_csv(s.tmp / "history.csv").set_index("model")
+    return ResponseMatrix.from_wide(hist)
+
+
+def _table(s) -> dict[str, pd.Series]:
+    """The endpoint's answers as a file holds them: model -> Series over the item ids."""
+    ids = [it["id"] for it in s.items]
+    return {name: pd.Series(s.Y[k], index=ids, name=name) for k, name in enumerate(s.names)}
+
+
+def _same(live, file) -> None:
+    """The live result is the file's: the items, answers, difference, interval, verdict."""
+    assert live.items == file.items
+    assert (live.answers_a, live.answers_b) == (file.answers_a, file.answers_b)
+    assert live.probabilities == file.probabilities
+    assert (live.difference, live.lower, live.upper) == (file.difference, file.lower, file.upper)
+    assert (live.stopped, live.higher, live.n_evaluated) == (
+        file.stopped,
+        file.higher,
+        file.n_evaluated,
+    )
+
+
+@pytest.mark.parametrize(("a", "b", "budget", "margin"), [
+    ("model-0", "model-3", 30, None),
+    ("model-3", "model-0", 30, None),  # the pair's draw, mirrored
+    ("model-1", "model-2", 48, 0.4),  # every item, or equivalent within the margin
+])  # fmt: skip
+def test_live_compare_equals_compare_on_the_same_answers(live_setup, a, b, budget, margin):
+    s = live_setup
+    config = s.write_config()
+    cal = _calibration(s)
+    live = compare_live(cal, config, s.tmp / "c.duckdb", model_a=a, model_b=b, budget=budget,
+                        margin=margin, seed=4)  # fmt: skip
+    file = compare(cal, _table(s), model_a=a, model_b=b, budget=budget, margin=margin, seed=4)
+    _same(live, file)
+    assert (live.model_a, live.model_b) == (a, b)
+    # both models asked each drawn item once, nothing else
+    assert sum(s.state.answered.values()) == 2 * live.n_evaluated
+    assert set(s.state.answered) == {(m, i) for m in (a, b) for i in live.items}
+    assert live.options["live"]["n_paid"] == 2 * live.n_evaluated
+
+
+def test_live_compare_resumes_without_paying_twice_and_records_its_questions(live_setup):
+    s = live_setup
+    config = s.write_config()
+    cal = _calibration(s)
+    store = s.tmp / "r.duckdb"
+    first = compare_live(cal, config, store, model_a="model-1", model_b="model-2", budget=6)
+    assert first.stopped == "budget" and first.n_evaluated == 6
+    again = compare_live(cal, config, store, model_a="model-1", model_b="model-2", budget=6)
+    _same(again, first)
+    assert again.options["live"]["n_paid"] == 0
+    assert again.options["live"]["n_replayed"] == 12 and sum(s.state.answered.values()) == 12
+    # the other order resumes the same run (the pair's draw), mirrored
+    swapped = compare_live(cal, config, store, model_a="model-2", model_b="model-1", budget=10)
+    assert swapped.options["live"]["run_id"] == first.options["live"]["run_id"]
+    assert swapped.items[:6] == first.items and swapped.answers_b[:6] == first.answers_a
+    assert sum(s.state.answered.values()) == 2 * swapped.n_evaluated
+    assert max(s.state.answered.values()) == 1
+    file = compare(_calibration(s), _table(s), model_a="model-2", model_b="model-1", budget=10)
+    _same(swapped, file)
+    with Store(store, read_only=True) as db:
+        run_id = first.options["live"]["run_id"]
+        decisions = db.selection_decisions(run_id)
+        run = db.selection_run(run_id)
+    asked = sorted((d for d in decisions if d["round"] >= 0), key=lambda d: d["round"])
+    # one decision per question: the two of a drawn item consecutive (the sorted pair's order)
+    assert [d["items"] for d in asked] == [[i] for i in swapped.items for _ in range(2)]
+    assert [d["model"] for d in asked[:2]] == ["model-1", "model-2"]
+    finals = [d for d in decisions if d.get("phase") == "final"]
+    assert sorted(d["compare"]["n_evaluated"] for d in finals) == [6, 6, 10]
+    assert run["config"]["task"] == "compare" and run_id.startswith("live-")
+    assert "-compare-" in run_id
+    [(rid, stored, status)] = stored_comparisons(store)
+    assert rid == run_id and status == "done" and stored == swapped
+
+
+def test_live_compare_spend_cap_then_resume(live_setup):
+    """A cap between the two answers of an item: that item is left out (the interval of the
+    items answered stays valid, stopped 'capped'); a raised cap resumes, paying A's answer
+    to it never again, and ends where an uncapped run ends."""
+    s = live_setup
+    cal = _calibration(s)
+    store = s.tmp / "cap.duckdb"
+    capped = s.write_config(s.tmp / "capped.toml", run={"spend_cap": 7})
+    with pytest.warns(DataWarning, match="live run stopped early"):
+        r = compare_live(cal, capped, store, model_a="model-0", model_b="model-2", budget=8)
+    assert r.stopped == "capped" and r.n_evaluated == 3 and r.lower <= r.upper
+    assert sum(s.state.answered.values()) == 7  # the 4th item: A paid, B not asked
+    assert any("live run stopped early" in w for w in r.warnings)
+    [(_, stored, status)] = stored_comparisons(store)
+    assert status == "capped" and stored == r
+    raised = s.write_config(s.tmp / "capped.toml", run={"spend_cap": 7})
+    raised.write_text(raised.read_text().replace("spend_cap = 7", "spend_cap = 100"))
+    more = compare_live(cal, raised, store, model_a="model-0", model_b="model-2", budget=8)
+    assert more.stopped == "budget" and more.options["live"]["n_replayed"] == 7
+    assert max(s.state.answered.values()) == 1 and sum(s.state.answered.values()) == 16
+    _same(more, compare(cal, _table(s), model_a="model-0", model_b="model-2", budget=8))
+    [(_, stored, status)] = stored_comparisons(store)
+    assert status == "done" and stored == more
