@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io import ResponseMatrix
 from latentbench.io.store import Store
-from latentbench.select import compare, compare_live, stored_comparisons
+from latentbench.select import CompareResult, compare, compare_live, stored_comparisons
 
 
 def _calibration(s) -> ResponseMatrix:
@@ -117,3 +117,64 @@ def test_live_compare_spend_cap_then_resume(live_setup):
     _same(more, compare(cal, _table(s), model_a="model-0", model_b="model-2", budget=8))
     [(_, stored, status)] = stored_comparisons(store)
     assert status == "done" and stored == more
+
+
+def _cli(s, *args: str):
+    from latentbench.cli import _register, app
+
+    _register()
+    env = {s.key_env: s.api_key, "LATENTBENCH_CACHE_DIR": str(s.tmp / "cache")}
+    return CliRunner().invoke(app, ["compare", *args], env=env)
+
+
+def test_live_compare_cli_saves_the_result_and_resumes(live_setup):
+    s = live_setup
+    config = s.write_config()
+    cal_path = s.tmp / "calib.csv"
+    pd.read_csv(s.tmp / "history.csv").to_csv(cal_path, index=False)
+    store = s.tmp / "cli.duckdb"
+    args = [str(cal_path), "--live", str(config), "--store", str(store), "--a", "model-3",
+            "--b", "model-0", "--budget", "12", "--seed", "2", "--out", str(s.tmp / "cmp")]  # fmt: skip
+    res = _cli(s, *args, "--json")
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    file = compare(cal_path, _table(s), model_a="model-3", model_b="model-0", budget=12, seed=2)
+    assert data["items"] == list(file.items)
+    assert (data["difference"], data["lower"], data["upper"]) == (
+        file.difference,
+        file.lower,
+        file.upper,
+    )
+    saved = CompareResult.read(s.tmp / "cmp")
+    assert saved.items == file.items and saved.options["live"]["n_paid"] == 24
+    res = _cli(s, *args)  # re-run: replayed, printed as the file's comparison prints
+    assert res.exit_code == 0, res.output
+    assert file.summary() in " ".join(res.output.split())
+    assert sum(s.state.answered.values()) == 24
+    # capped: exit 3, and how to resume
+    capped = s.write_config(s.tmp / "capped.toml", run={"spend_cap": 5})
+    res = _cli(s, str(cal_path), "--live", str(capped), "--store", str(s.tmp / "cap.duckdb"),
+               "--a", "model-1", "--b", "model-2")  # fmt: skip
+    assert res.exit_code == 3, res.output
+    assert "(raise [run] spend_cap first)" in " ".join(res.output.split())
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--budget", "5"], "--live needs --store"),
+    (["--store", "S.duckdb", "--items", "d.csv"], "--items d.csv with --live"),
+    (["--store", "S.duckdb", "answers.csv"], "no results files"),
+    (["--store", "S.duckdb", "--source", "lm-eval"], "--source reads a results file"),
+    (["--store", "S.duckdb", "--a", "model-0", "--b", "model-0"], "both 'model-0'"),
+    (["--store", "S.duckdb", "--a", "model-0", "--b", "nope"], "no model 'nope'"),
+    (["--store", "S.duckdb", "--a", "model-0"], "4 models; name the two"),
+])  # fmt: skip
+def test_live_compare_cli_refuses_what_does_not_go_with_live(live_setup, extra, message):
+    s = live_setup
+    config = s.write_config()
+    cal_path = s.tmp / "calib.csv"
+    pd.read_csv(s.tmp / "history.csv").to_csv(cal_path, index=False)
+    extra = [str(s.tmp / e) if e == "S.duckdb" else e for e in extra]
+    res = _cli(s, str(cal_path), "--live", str(config), *extra)
+    assert res.exit_code == 2, res.output
+    assert message in " ".join(res.output.split())
+    assert sum(s.state.answered.values()) == 0
