@@ -134,7 +134,8 @@ def test_live_compare_cli_saves_the_result_and_resumes(live_setup):
     pd.read_csv(s.tmp / "history.csv").to_csv(cal_path, index=False)
     store = s.tmp / "cli.duckdb"
     args = [str(cal_path), "--live", str(config), "--store", str(store), "--a", "model-3",
-            "--b", "model-0", "--budget", "12", "--seed", "2", "--out", str(s.tmp / "cmp")]  # fmt: skip
+            "--b", "model-0", "--budget", "12", "--seed", "2",
+            "--out", str(s.tmp / "cmp")]  # fmt: skip
     res = _cli(s, *args, "--json")
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
@@ -178,3 +179,104 @@ def test_live_compare_cli_refuses_what_does_not_go_with_live(live_setup, extra, 
     assert res.exit_code == 2, res.output
     assert message in " ".join(res.output.split())
     assert sum(s.state.answered.values()) == 0
+
+
+def test_live_compare_refuses_a_changed_configuration_and_a_changed_calibration_is_a_new_run(
+    live_setup,
+):
+    """As estimate_live: a run of a set run_id resumed with other answer options is refused
+    before anything is asked; another calibration is another run (its own id), whose cells
+    the first run paid are reused, never paid again."""
+    s = live_setup
+    cal = _calibration(s)
+    store = s.tmp / "changed.duckdb"
+    named = s.write_config(s.tmp / "named.toml", run={"run_id": "ckpts"})
+    first = compare_live(cal, named, store, model_a="model-0", model_b="model-1", budget=5)
+    paid = sum(s.state.answered.values())
+    hot = s.write_config(s.tmp / "hot.toml", run={"run_id": "ckpts"}, oracle={"temperature": 1.0})
+    with pytest.raises(InputError, match="different configuration"):
+        compare_live(cal, hot, store, model_a="model-0", model_b="model-1", budget=5)
+    assert sum(s.state.answered.values()) == paid
+    other = ResponseMatrix.from_wide(
+        pd.read_csv(s.tmp / "history.csv").set_index("model").iloc[:-3]
+    )
+    config = s.write_config()
+    a = compare_live(cal, config, store, model_a="model-0", model_b="model-1", budget=5)
+    b = compare_live(other, config, store, model_a="model-0", model_b="model-1", budget=5)
+    assert a.options["live"]["run_id"] != b.options["live"]["run_id"]
+    assert a.options["live"]["n_reused"] == 10  # the named run's answers: the same cells
+    assert b.options["live"]["n_paid"] == 2 * len(set(b.items) - set(first.items))
+    assert np.isfinite(b.difference)
+
+
+@pytest.mark.slow
+def test_live_compare_sigkill_and_ctrl_c_then_resume(live_setup, monkeypatch):
+    """SIGKILL with model B's answer to the third item in flight, then the same command; then
+    Ctrl-C mid-run (exit 130, stopped 'interrupted', a valid interval), then the same command
+    again: the result of an uninterrupted run, nothing stored asked again."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    s = live_setup
+    config = s.write_config()
+    cal_path = s.tmp / "calib.csv"
+    pd.read_csv(s.tmp / "history.csv").to_csv(cal_path, index=False)
+    env = {**os.environ, s.key_env: s.api_key, "LATENTBENCH_CACHE_DIR": str(s.tmp / "cache")}
+    store = s.tmp / "kill.duckdb"
+
+    def command(budget: int) -> list[str]:
+        return [sys.executable, "-c", "from latentbench.cli import main; main()", "compare",
+                str(cal_path), "--live", str(config), "--store", str(store), "--a", "model-2",
+                "--b", "model-1", "--budget", str(budget), "--seed", "5", "--json"]  # fmt: skip
+
+    monkeypatch.setenv("LATENTBENCH_CACHE_DIR", env["LATENTBENCH_CACHE_DIR"])
+    ref = compare(cal_path, _table(s), model_a="model-2", model_b="model-1", budget=16, seed=5)
+    s.state.hold_after = 5  # the 6th request (B's answer to the 3rd item) is held
+    proc = subprocess.Popen(command(16), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert s.state.held.wait(s.wait), "the run never reached the hold"
+        proc.send_signal(signal.SIGKILL)
+        assert proc.wait(s.wait) == -signal.SIGKILL
+    finally:
+        proc.kill()
+    assert sum(s.state.answered.values()) == 5
+    in_flight = s.state.requests[5]  # never answered to the killed run: asked again
+    # resumed (B's answer to the 3rd item asked again, the 7th request), then Ctrl-C with the
+    # 15th in flight (B's answer to the 7th item), which finishes that item
+    s.state.held.clear()
+    s.state.hold_after = len(s.state.requests) + 8
+    proc = subprocess.Popen(command(16), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert s.state.held.wait(s.wait), "the resumed run never reached the hold"
+        proc.send_signal(signal.SIGINT)
+        s.state.hold_after = None
+        s.state.release.set()  # the question in flight is answered, then the run stops
+        out, err = proc.communicate(timeout=s.wait)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err.decode()
+    stopped = json.loads(out)
+    assert stopped["stopped"] == "interrupted" and stopped["n_evaluated"] == 7
+    assert stopped["lower"] <= stopped["difference"] <= stopped["upper"]
+    assert stopped["items"] == list(ref.items[:7])
+    assert "re-run the same command to resume" in " ".join(err.decode().split())
+    [(_, stored, status)] = stored_comparisons(store)
+    assert status == "interrupted" and stored is not None and stored.n_evaluated == 7
+    done = subprocess.run(command(16), env=env, capture_output=True, timeout=s.wait)
+    assert done.returncode == 0, done.stderr.decode()
+    result = json.loads(done.stdout)
+    assert result["items"] == list(ref.items)
+    assert (result["answers_a"], result["answers_b"]) == (list(ref.answers_a), list(ref.answers_b))
+    assert (result["difference"], result["lower"], result["upper"]) == (
+        ref.difference,
+        ref.lower,
+        ref.upper,
+    )
+    assert result["options"]["live"]["n_replayed"] == 14
+    # nothing answered before was asked again; the request in flight at the kill, released
+    # with the one of the Ctrl-C, is answered to nobody and was asked again
+    twice = {cell for cell, count in s.state.answered.items() if count > 1}
+    assert twice <= {in_flight} and max(s.state.answered.values()) <= 2
+    assert set(s.state.answered) == {(m, i) for m in ("model-1", "model-2") for i in ref.items}
