@@ -280,3 +280,50 @@ def test_live_compare_sigkill_and_ctrl_c_then_resume(live_setup, monkeypatch):
     twice = {cell for cell, count in s.state.answered.items() if count > 1}
     assert twice <= {in_flight} and max(s.state.answered.values()) <= 2
     assert set(s.state.answered) == {(m, i) for m in ("model-1", "model-2") for i in ref.items}
+
+
+def test_a_live_comparison_is_never_resumed_as_a_selection_or_an_estimate(live_setup):
+    """The default id of `select live` (and of an estimate) on a store holding a live
+    comparison of the same configuration is its own, never the comparison's."""
+    from latentbench.select.live import LiveConfig
+    from latentbench.select.live._run import resolve_run_id
+
+    s = live_setup
+    config = s.write_config()
+    store = s.tmp / "mixed.duckdb"
+    compare_live(_calibration(s), config, store, model_a="model-0", model_b="model-1", budget=3)
+    cfg = LiveConfig.from_toml(config)
+    with Store(store) as db:
+        assert resolve_run_id(db, cfg) == cfg.default_run_id()
+        suffix = "-estimate-0123456789"
+        assert resolve_run_id(db, cfg, suffix) == cfg.default_run_id() + suffix
+
+
+def test_a_store_of_a_live_comparison_is_listed_and_drawn_by_report(live_setup):
+    from latentbench.cli import _register, app
+    from latentbench.report import report_from
+    from latentbench.select import SelectionRecord
+
+    _register()
+    s = live_setup
+    cal = _calibration(s)
+    store = s.tmp / "drawn.duckdb"
+    capped = s.write_config(s.tmp / "capped.toml", run={"spend_cap": 4})
+    with pytest.warns(DataWarning, match="stopped early"):
+        early = compare_live(cal, capped, store, model_a="model-0", model_b="model-3", budget=9)
+    page = report_from(store, s.tmp / "early.html")
+    text = page.path.read_text()
+    assert early.summary().split(";")[0] in text and "stopped early (capped)" in text
+    done = compare_live(cal, s.write_config(), store, model_a="model-0", model_b="model-3",
+                        budget=9)  # fmt: skip
+    page = report_from(store, s.tmp / "done.html")
+    assert done.summary().split(";")[0] in page.path.read_text()
+    run_id = done.options["live"]["run_id"]  # the same run, resumed (spend_cap is no identity)
+    assert early.options["live"]["run_id"] == run_id
+    page = report_from(store, s.tmp / "run.html", run_id=run_id)
+    assert done.summary().split(";")[0] in page.path.read_text()
+    res = CliRunner().invoke(app, ["ls", "--store", str(store)])
+    assert res.exit_code == 0, res.output
+    assert "1 comparison (compare --live)" in " ".join(res.output.split())
+    with pytest.raises(InputError, match="is a live comparison"):
+        SelectionRecord.from_store(store, run_id)

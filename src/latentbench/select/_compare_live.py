@@ -272,13 +272,6 @@ def _record_session(store: Store, run_id: str, status: str, result: CompareResul
     store.set_selection_status(run_id, status)
 
 
-def is_compare_run(run: dict[str, Any]) -> bool:
-    """Is this stored run (a :meth:`Store.selection_runs` row) a live comparison
-    (``compare --live``)? Its record says so (``task = "compare"``)."""
-    config = run.get("config") if isinstance(run.get("config"), dict) else {}
-    return (config or {}).get("task") == "compare"
-
-
 def stored_comparisons(
     store: Store | str | os.PathLike[str], run_id: str | None = None
 ) -> list[tuple[str, CompareResult | None, str]]:
@@ -304,6 +297,7 @@ def stored_comparisons(
         No such run, a run that is not a live comparison, or a store without one.
     """
     from latentbench.io.store import Store
+    from latentbench.select.live._run import is_compare_run
 
     if not isinstance(store, Store):
         with Store(store, read_only=True) as db:
