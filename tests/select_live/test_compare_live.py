@@ -92,6 +92,15 @@ def test_live_compare_resumes_without_paying_twice_and_records_its_questions(liv
     assert "-compare-" in run_id
     [(rid, stored, status)] = stored_comparisons(store)
     assert rid == run_id and status == "done" and stored == swapped
+    # the progress snapshot beside the store: the comparison as the last session ended
+    from latentbench.io import read_snapshot, snapshot_summary
+
+    snap = read_snapshot(store)
+    assert snap["kind"] == "compare" and snap["final"] and snap["status"] == "done"
+    pair = snap["answer"]["comparison"]
+    assert (pair["model_a"], pair["lower"], pair["n_evaluated"]) == ("model-2", swapped.lower, 10)
+    line = snapshot_summary(snap)
+    assert "(compare --live, done; PID" in line and "model-2 - model-1" in line
 
 
 def test_live_compare_spend_cap_then_resume(live_setup):
@@ -201,8 +210,10 @@ def test_live_compare_refuses_a_changed_configuration_and_a_changed_calibration_
         pd.read_csv(s.tmp / "history.csv").set_index("model").iloc[:-3]
     )
     config = s.write_config()
-    a = compare_live(cal, config, store, model_a="model-0", model_b="model-1", budget=5)
-    b = compare_live(other, config, store, model_a="model-0", model_b="model-1", budget=5)
+    with pytest.warns(DataWarning, match="came from earlier runs"):
+        a = compare_live(cal, config, store, model_a="model-0", model_b="model-1", budget=5)
+    with pytest.warns(DataWarning, match="came from earlier runs"):
+        b = compare_live(other, config, store, model_a="model-0", model_b="model-1", budget=5)
     assert a.options["live"]["run_id"] != b.options["live"]["run_id"]
     assert a.options["live"]["n_reused"] == 10  # the named run's answers: the same cells
     assert b.options["live"]["n_paid"] == 2 * len(set(b.items) - set(first.items))

@@ -21,6 +21,7 @@ import numpy as np
 
 from latentbench._checks import check_event, check_seed
 from latentbench.exceptions import InputError, LiveStop
+from latentbench.io import SnapshotWriter
 from latentbench.select._estimate import _check_options, _rng, _Said
 from latentbench.select._estimate_calibration import load_calibration
 from latentbench.select._estimate_compare import (
@@ -29,6 +30,7 @@ from latentbench.select._estimate_compare import (
     _check_margin,
     _compare_result,
     _paired,
+    _PairedRun,
 )
 from latentbench.select._estimate_design import check_design_options
 from latentbench.select._estimate_live import (
@@ -164,6 +166,21 @@ def compare_live(
     )
     rows = (names.index(x_name), names.index(y_name))
     stops: list[LiveStop] = []
+    snapshot = SnapshotWriter(store.path, run_id, "compare", spend_cap=cfg.run.spend_cap)
+
+    def side(run: _PairedRun) -> dict[str, Any]:  # the comparison so far, as A - B
+        point, lower, upper = run.point, run.lower, run.upper
+        if swap:
+            point, lower, upper = -point + 0.0, -upper + 0.0, -lower + 0.0
+        return {"model_a": name_a, "model_b": name_b, "difference": float(point),
+                "lower": float(lower), "upper": float(upper),
+                "n_evaluated": len(run.order)}  # fmt: skip
+
+    def watched(run: _PairedRun) -> None:  # the snapshot beside the store
+        n = 2 * len(run.order)
+        snapshot.update(batch=len(run.order), spent=durable.paid_total, planned=planned,
+                        left=max(planned - n, 0), requests=durable.requests_total,
+                        answer={"comparison": side(run)})  # fmt: skip
 
     def answer(j: int) -> tuple[float, float]:
         # on_error is "stop" (checked): a failed cell raises LiveStop, never a score
@@ -175,9 +192,12 @@ def compare_live(
             stops.append(exc)
             raise
 
+    snapshot.update(batch=0, spent=durable.paid_total, planned=planned, left=planned,
+                    requests=durable.requests_total)  # fmt: skip
     try:
-        run = _paired(cal, both, answer, _rng(seed, "\x00".join((x_name, y_name))), budget,
-                      margin, delta, floor, proxy)  # fmt: skip
+        with snapshot.until_end():
+            run = _paired(cal, both, answer, _rng(seed, "\x00".join((x_name, y_name))),
+                          budget, margin, delta, floor, proxy, observed=watched)  # fmt: skip
     except BaseException as exc:  # a second Ctrl-C, a failed store write: nothing more asked
         abort_oracle(inner)
         interrupted = isinstance(exc, KeyboardInterrupt)
@@ -214,6 +234,8 @@ def compare_live(
     }
     result = _compare_result(cal, both, run, name_a, name_b, swap, delta, proxy, options, notes)
     _record_session(store, run_id, status, result)
+    snapshot.finish(status, spent=durable.paid_total, requests=durable.requests_total,
+                    answer={"comparison": side(run)})  # fmt: skip
     return result
 
 
