@@ -989,7 +989,7 @@ def compare_command(
         None,
         "--live",
         help="A `select live` configuration: ask its endpoint for both models' answers (no "
-        "results files; --a and --b name two of its [[models]]).",
+        "results files; --a and --b name two of its models).",
     ),
     store: Path | None = typer.Option(
         None,
@@ -1027,10 +1027,10 @@ def compare_command(
         None, help="With --source: an answer scored differently by two runs: error, latest, mean."
     ),
     a: str | None = typer.Option(
-        None, "--a", help="Model A's name in its file (with --live: a [[models]] name)."
+        None, "--a", help="Model A's name in its file (with --live: in the configuration)."
     ),
     b: str | None = typer.Option(
-        None, "--b", help="Model B's name in its file (with --live: a [[models]] name)."
+        None, "--b", help="Model B's name in its file (with --live: in the configuration)."
     ),
     budget: int | None = typer.Option(500, help="Most items (each answered by both)."),
     margin: float | None = typer.Option(
