@@ -188,6 +188,7 @@ def test_live_compare_cli_refuses_what_does_not_go_with_live(live_setup, extra, 
     assert res.exit_code == 2, res.output
     assert message in " ".join(res.output.split())
     assert sum(s.state.answered.values()) == 0
+    assert not (s.tmp / "S.duckdb").exists()  # refused before the store is made
 
 
 def test_live_compare_refuses_a_changed_configuration_and_a_changed_calibration_is_a_new_run(

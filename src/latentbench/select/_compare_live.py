@@ -116,6 +116,7 @@ def compare_live(
     from latentbench.io.store import Store
 
     cfg = _estimate_config(config, "compare --live")
+    name_a, name_b = _two_models(cfg, model_a, model_b)  # before the store is opened
     if not isinstance(store, Store):
         with Store(store) as db:
             return compare_live(calibration, cfg, db, model_a=model_a, model_b=model_b,
@@ -132,7 +133,6 @@ def compare_live(
         reusable_answers,
     )
 
-    name_a, name_b = _two_models(cfg, model_a, model_b)
     cal = load_calibration(calibration, rank=rank)
     names = cfg.model_ids
     items = cfg.load_items()
@@ -150,7 +150,7 @@ def compare_live(
     _open_run(store, cfg, run_id, task="compare", notes=said)
     notes.extend(said)  # recorded with the result (not warned again)
     reused_notes: dict[tuple[str, str], str] = {}
-    planned = 2 * (budget or len(columns))
+    planned = 2 * min(budget or len(columns), len(columns))  # questions: two per item
     durable = DurableOracle(
         store,
         run_id,
