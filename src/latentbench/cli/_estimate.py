@@ -418,7 +418,12 @@ def _save_estimates(out: Path | None, outcome: Any) -> str | None:
 def _exit_live(outcome: Any, live: Path | None) -> None:
     """Exit as ``select live`` does when a live run stopped early (interrupted 130, capped 3,
     failed 1, waiting 4: an lm-eval plan to run), saying how to resume; return otherwise."""
-    stopped = outcome[0].stopped if live is not None and len(outcome) else None
+    _exit_stopped(outcome[0].stopped if live is not None and len(outcome) else None)
+
+
+def _exit_stopped(stopped: str | None) -> None:
+    """Exit as :func:`_exit_live` does for a live result that ``stopped`` early; return
+    otherwise."""
     codes = {"interrupted": 130, "capped": 3, "failed": 1, "waiting": 4}
     if stopped in codes:  # the exit status of select live's
         first = {"capped": " (raise [run] spend_cap first)", "waiting": " (run the plan first)"}
@@ -963,6 +968,7 @@ def _samples_task(task: str | None, frame: Any, cal: Any) -> str | None:
         "latentbench compare fit/ a.parquet b.parquet --margin 0.01 --out cmp/",
         "latentbench compare --store runs.duckdb --benchmark mmlu a.parquet b.parquet",
         "latentbench compare fit/ ckpt1000.parquet ckpt2000.parquet --items items.csv",
+        "latentbench compare fit/ --live run.toml --store run.duckdb --a ckpt-1000 --b ckpt-2000",
     ),
 )
 def compare_command(
@@ -979,8 +985,17 @@ def compare_command(
     responses_b: Path | None = typer.Argument(
         None, help="Results of model B (default: RESPONSES_A)."
     ),
+    live: Path | None = typer.Option(
+        None,
+        "--live",
+        help="A `select live` configuration: ask its endpoint for both models' answers (no "
+        "results files; --a and --b name two of its models).",
+    ),
     store: Path | None = typer.Option(
-        None, "--store", help="Calibrate on a benchmark of this DuckDB store, with --benchmark."
+        None,
+        "--store",
+        help="Calibrate on a benchmark of this DuckDB store, with --benchmark. With --live: "
+        "the durable store (re-run to resume).",
     ),
     benchmark: str | None = typer.Option(
         None, help="Calibrate on this benchmark of --store (instead of CALIBRATION)."
@@ -1011,8 +1026,12 @@ def compare_command(
     duplicates: str | None = typer.Option(
         None, help="With --source: an answer scored differently by two runs: error, latest, mean."
     ),
-    a: str | None = typer.Option(None, "--a", help="Model A's name in its file."),
-    b: str | None = typer.Option(None, "--b", help="Model B's name in its file."),
+    a: str | None = typer.Option(
+        None, "--a", help="Model A's name in its file (with --live: in the configuration)."
+    ),
+    b: str | None = typer.Option(
+        None, "--b", help="Model B's name in its file (with --live: in the configuration)."
+    ),
     budget: int | None = typer.Option(500, help="Most items (each answered by both)."),
     margin: float | None = typer.Option(
         None, help="Also stop when the difference is certified within +-MARGIN."
@@ -1046,8 +1065,17 @@ def compare_command(
     """Is A's full-benchmark score higher than B's? Paired items, stops when certified."""
     from latentbench.select import compare
 
-    _check_source(source, None)
+    _check_source(source, live)
     choice = {"metric": metric, "filter": filter, "split": split}
+    if live is not None:
+        files = [p for p in (calibration, responses_a, responses_b) if p is not None]
+        options = {"budget": budget, "margin": margin, "delta": delta, "seed": seed,
+                   "floor": floor, "rank": rank, "proxy": proxy}  # fmt: skip
+        result = _compare_live(live, store, benchmark, choice, files, a, b, items, group,
+                               duplicates, out, options)  # fmt: skip
+        _show_comparison(result, out, as_json, quiet)
+        _exit_stopped(result.stopped)
+        return
     calibration, responses_a, responses_b = _compare_files(
         calibration,
         responses_a,
@@ -1096,6 +1124,11 @@ def compare_command(
             )
         except InputError as exc:
             fail(exc)
+    _show_comparison(result, out, as_json, quiet)
+
+
+def _show_comparison(result: Any, out: Path | None, as_json: bool, quiet: bool) -> None:
+    """Save ``result`` into ``out`` (when given) and print it (as JSON with ``as_json``)."""
     wrote = None
     if out is not None:
         wrote = _wrote_line(out, ("compare.json",))
@@ -1109,6 +1142,63 @@ def compare_command(
         _print_comparison(result, quiet)
     if wrote is not None:
         (err_console if as_json else console).print(escape(wrote), soft_wrap=True)
+
+
+def _compare_live(
+    live: Path,
+    store: Path | None,
+    benchmark: str | None,
+    choice: dict[str, str | None],
+    files: list[Path],
+    a: str | None,
+    b: str | None,
+    items: Path | None,
+    group: str | None,
+    duplicates: str | None,
+    out: Path | None,
+    options: dict[str, Any],
+) -> Any:
+    """The :class:`~latentbench.select.CompareResult` of a checked ``compare --live``
+    command line (``files``: its positional paths); what cannot go with ``--live`` fails
+    (exit 2) naming the flag."""
+    from latentbench.select import compare_live
+
+    if store is None:
+        fail("--live needs --store RUN.duckdb (every answer is stored there first)")
+    if items is not None:
+        fail(
+            f"--items {items} with --live: a live comparison chooses its items as it goes; "
+            "compare a fixed design's answers from their files (without --live)"
+        )
+    if group is not None or duplicates is not None:
+        fail("--group and --duplicates read a tool's results; with --live the endpoint answers")
+    from_store = store_calibration(store, benchmark, choice, source=None, live=live)
+    expected = 0 if from_store else 1
+    if len(files) != expected:
+        where = (
+            "with --store/--benchmark the calibration comes from the store"
+            if from_store
+            else "give CALIBRATION (a fit directory or response-matrix file) only"
+        )
+        fail(
+            f"{where}; with --live the endpoint answers for both models (no results files; "
+            f"got {', '.join(map(str, files)) or 'none'})"
+        )
+    if not from_store:
+        _refuse_store(files[0], "compare")
+    if options["proxy"] not in PROXIES:
+        fail(f"--proxy {options['proxy']!r}: expected one of {', '.join(PROXIES)}")
+    if out is not None:
+        _writable_dir(out)
+    rank = options["rank"]
+    with clean_warnings():
+        try:
+            cal = _calibration(files[0] if files else None, store, benchmark, choice, rank)
+            with stop_on_sigint(say_stopping("item")) as stop:
+                return compare_live(cal, live, store, model_a=a, model_b=b, stop_event=stop,
+                                    **options)  # fmt: skip
+        except InputError as exc:
+            fail(exc)
 
 
 def _compare_files(

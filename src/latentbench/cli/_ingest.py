@@ -286,12 +286,18 @@ def ls(
         table.add_row(*(f"{v:.3f}" if isinstance(v, float) else escape(v) for v in row))
     print_table(table)
     if runs:  # live runs are not benchmarks: said, so that a live store does not look empty
-        from latentbench.select.live import is_estimate_run
+        from latentbench.select.live import is_compare_run, is_estimate_run
 
-        kinds = ["estimate" if is_estimate_run(r) else "selection" for r in runs]
+        kinds = [
+            "estimate" if is_estimate_run(r) else "compare" if is_compare_run(r) else "selection"
+            for r in runs
+        ]
+        compared = kinds.count("compare")
         console.print(
             f"live runs: {kinds.count('selection')} selection (select live), "
-            f"{kinds.count('estimate')} estimate (estimate --live); latest "
+            f"{kinds.count('estimate')} estimate (estimate --live)"
+            + (f", {compared} comparison (compare --live)" if compared else "")
+            + "; latest "
             f"{escape(str(runs[-1]['run_id']))} ({escape(str(runs[-1]['status']))}). Their "
             "report: latentbench report STORE (the latest run; its live estimates all "
             "together when it is one), --run-id RUN for one run",

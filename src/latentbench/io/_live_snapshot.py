@@ -74,7 +74,7 @@ class SnapshotWriter:
     store : path-like
         The store's path (``":memory:"``: nothing is written).
     run_id : str
-    kind : {"select", "estimate"}
+    kind : {"select", "estimate", "compare"}
     spend_cap : int, optional
         The run's cap on paid requests (all sessions).
 
@@ -280,7 +280,9 @@ def snapshot_summary(snapshot: dict[str, Any]) -> str:
     -------
     str
     """
-    kind = "select live" if snapshot.get("kind") == "select" else "estimate --live"
+    kind = {"select": "select live", "compare": "compare --live"}.get(
+        str(snapshot.get("kind")), "estimate --live"
+    )
     state = str(snapshot.get("status"))
     if not snapshot.get("live") and not snapshot.get("final"):
         state += ", stale: its process is gone, the store says how far it got"
@@ -296,6 +298,12 @@ def snapshot_summary(snapshot: dict[str, Any]) -> str:
         certified = answer.get("certified")
         word = "" if certified is None else ", certified" if certified else ", not certified"
         parts.append(f"best {answer['best']} {_interval(answer, 'estimate')}{word}")
+    pair = answer.get("comparison") if isinstance(answer, dict) else None
+    if isinstance(pair, dict):
+        parts.append(
+            f"{pair.get('model_a')} - {pair.get('model_b')} {_interval(pair, 'difference')} on "
+            f"{pair.get('n_evaluated')} items"
+        )
     for row in answer.get("models", []) if isinstance(answer, dict) else []:
         parts.append(
             f"{row.get('model')} {_interval(row, 'score')} on {row.get('n_evaluated')} items"

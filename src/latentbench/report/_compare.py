@@ -43,7 +43,13 @@ def _verdict(result: CompareResult) -> dict[str, Any]:
             "text": f"Equivalent within ±{margin}: the {level} interval of the difference lies "
             f"inside [-{margin}, +{margin}]."
         }
-    if result.options.get("design") == "fixed":
+    if result.stopped in ("capped", "interrupted", "failed", "waiting"):
+        more = (
+            f"yet: the live run stopped early ({result.stopped}) after "
+            f"{result.n_evaluated:,} items; the same command resumes it (latentbench compare "
+            "--live, its stored answers replayed for free)."
+        )
+    elif result.options.get("design") == "fixed":
         more = (
             "with this design; the point difference does not rank the two. A larger design "
             "(latentbench tiny --k, both models run on its items) or --margin M (to certify "

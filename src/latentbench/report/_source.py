@@ -252,6 +252,22 @@ def _live_estimate(source: Path, run_id: str | None) -> bool:
     return bool(chosen) and is_estimate_run(chosen[0])
 
 
+def _live_comparison(source: Path, run_id: str | None) -> str | None:
+    """The id of the live comparison (``compare --live``) that the store ``source`` holds as
+    ``run_id`` (or as its latest run); None when that run is not one. Its page is the
+    comparison's."""
+    from latentbench.io.store import Store
+    from latentbench.select.live._run import is_compare_run
+
+    try:
+        with Store(source, read_only=True) as db:
+            runs = db.selection_runs()
+    except InputError:
+        return None  # the selection reader names what is wrong with the store
+    chosen = runs[-1:] if run_id is None else [r for r in runs if r["run_id"] == run_id]
+    return str(chosen[0]["run_id"]) if chosen and is_compare_run(chosen[0]) else None
+
+
 def _tool_results(folder: Path) -> bool:
     """Does ``folder`` (no fit's files in it) hold a tool's result files (``.json``,
     ``.jsonl``, ``.eval``: lm-eval, HELM, Inspect, ...)? The first 2,000 entries are looked at."""
@@ -380,9 +396,13 @@ def report_from(
     live_estimate = kind == "store" and _live_estimate(source, run_id)
     if live_estimate:  # estimate --live: the store's estimates, not a selection
         kind = "estimate"
+    compared = _live_comparison(source, run_id) if kind == "store" else None
+    if compared is not None:  # compare --live: the comparison's page, not a selection's
+        kind, run_id = "compare", compared
     if kind in ("experiment", "estimate-experiment", "estimate", "compare"):
+        live = live_estimate or compared is not None
         given = {"responses": responses, "items": items, "selection": selection,
-                 "run_id": None if live_estimate else run_id, "n_boot": n_boot or None,
+                 "run_id": None if live else run_id, "n_boot": n_boot or None,
                  "method": None if method == "items" else method,
                  "n_jobs": None if n_jobs == 1 else n_jobs,
                  "seed": seed or None}  # fmt: skip
@@ -581,8 +601,11 @@ def _experiment_page(
         raise InputError(f"{extra[0]}: not an option of " + what.format(source=source))
     if kind == "compare":
         name = source.parent.name if source.is_file() else source.name
+        comparison: Any = source
+        if source.suffix.lower() in (".duckdb", ".db"):  # compare --live: the run's result
+            comparison, name = _stored_comparison(source, run_id), source.stem
         title = title or f"latentbench compare: {name}"
-        html = build_compare_report(source, path=out, title=title, top=top, force=True)
+        html = build_compare_report(comparison, path=out, title=title, top=top, force=True)
         return Report(html, out)
     if kind == "estimate":
         name = (  # est/estimate.json: est; run.duckdb: run (as a selection store's page)
@@ -603,6 +626,22 @@ def _experiment_page(
     title = title or f"latentbench estimate experiment: {source.name}"
     html = build_estimate_experiment_report(source, path=out, title=title, top=top, force=True)
     return Report(html, out)
+
+
+def _stored_comparison(source: Path, run_id: str | None) -> Any:
+    """The :class:`~latentbench.select.CompareResult` of the live comparison ``run_id`` in
+    the store ``source``: its last completed session's, or that of a later session that
+    stopped early; a run with none stored is an error saying what the store holds."""
+    from latentbench.select import stored_comparisons
+
+    [(rid, result, status)] = stored_comparisons(source, run_id)
+    if result is None:
+        raise InputError(
+            f"{source}: run {rid!r} is a live comparison (latentbench compare --live) with no "
+            f"result stored yet (status {status}: no session completed or stopped); re-run "
+            "its command to resume it"
+        )
+    return result
 
 
 def _read_source(

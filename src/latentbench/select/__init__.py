@@ -18,6 +18,7 @@ Submodules: :mod:`latentbench.select.oracles` (where scores come from) and
 """
 
 from latentbench.select._base import Policy
+from latentbench.select._compare_live import compare_live, stored_comparisons
 from latentbench.select._estimate import (
     EstimateResult,
     EstimateSet,
@@ -102,6 +103,7 @@ __all__ = [
     "Uniform",
     "budget_to_accuracy",
     "compare",
+    "compare_live",
     "default_schedule",
     "estimate",
     "estimate_experiment",
@@ -125,6 +127,7 @@ __all__ = [
     "run_live",
     "run_selection",
     "split_models",
+    "stored_comparisons",
     "summarize_estimate_experiment",
     "tiny",
 ]

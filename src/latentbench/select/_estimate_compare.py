@@ -24,12 +24,12 @@ import numbers
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from latentbench._checks import check_seed, json_problem, user_stacklevel
-from latentbench.exceptions import InputError
+from latentbench.exceptions import InputError, LiveStop
 from latentbench.select._estimate import (
     _DEFAULT_SEED,
     _answers,
@@ -51,6 +51,9 @@ from latentbench.select._estimate import (
 from latentbench.select._estimate_calibration import Calibration, load_calibration
 from latentbench.select._estimate_cs import WeightedBettingCS
 from latentbench.select._estimate_design import _VARIANCE_FLOOR, SequentialEstimate, draw_item
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["CompareResult", "compare"]
 
@@ -217,6 +220,34 @@ class CompareResult:
         file = record_file(path, "compare.json")
         try:
             record = json.loads(file.read_text(encoding="utf-8"))
+        except (ValueError, RecursionError) as exc:
+            raise InputError(
+                f"{file}: not a compare.json ({type(exc).__name__}: {json_problem(exc)})"
+            ) from None
+        try:
+            return cls.from_dict(record)
+        except InputError as exc:
+            raise InputError(f"{file}: {exc}") from None
+
+    @classmethod
+    def from_dict(cls, record: dict[str, Any]) -> CompareResult:
+        """The comparison of a :meth:`to_dict` record (a ``compare.json``'s content, or a
+        live comparison's stored decision).
+
+        Parameters
+        ----------
+        record : dict of str to Any
+
+        Returns
+        -------
+        CompareResult
+
+        Raises
+        ------
+        InputError
+            A record that is not a comparison's, or a field of the wrong kind, named.
+        """
+        try:
             fields = {f.name for f in dataclasses.fields(cls)}
             values = {k: v for k, v in record.items() if k in fields}
             values.update(
@@ -229,19 +260,18 @@ class CompareResult:
                 values["n_calibrated"] = 0
         except (ValueError, RecursionError, KeyError, TypeError, AttributeError) as exc:
             raise InputError(
-                f"{file}: not a compare.json ({type(exc).__name__}: {json_problem(exc)})"
+                f"not a compare.json ({type(exc).__name__}: {json_problem(exc)})"
             ) from None
-        try:  # an edited file's null or text for a number: named, not a TypeError later
-            _check_record_numbers(
-                values,
-                ("difference", "lower", "upper", "level"),
-                ("n_evaluated", "n_items", "n_calibrated"),
-            )
+        # an edited file's null or text for a number: named, not a TypeError later
+        _check_record_numbers(
+            values,
+            ("difference", "lower", "upper", "level"),
+            ("n_evaluated", "n_items", "n_calibrated"),
+        )
+        try:
             return cls(**values)
-        except InputError as exc:
-            raise InputError(f"{file}: {exc}") from None
         except TypeError as exc:
-            raise InputError(f"{file}: not a compare.json (TypeError: {exc})") from None
+            raise InputError(f"not a compare.json (TypeError: {exc})") from None
 
 
 def compare(
@@ -370,13 +400,50 @@ def compare(
     swap = name_b < name_a
     x, y = (yb, ya) if swap else (ya, yb)
     rng = _rng(seed, "\x00".join(sorted((name_a, name_b))))
-    run = _paired(cal, both, x[both], y[both], rng, budget, margin, delta, floor, proxy,
+    xb, yb_both = x[both], y[both]
+
+    def answer(j: int) -> tuple[float, float]:
+        return float(xb[j]), float(yb_both[j])
+
+    run = _paired(cal, both, answer, rng, budget, margin, delta, floor, proxy,
                   fixed=fixed)  # fmt: skip
-    order, probs, point, lower, upper, sign, stopped, proxy_used, contradicted = run
+    margin = None if margin is None else float(margin)
+    budget = None if budget is None else int(budget)
+    options = {"seed": int(seed), "delta": float(delta), "budget": budget, "margin": margin,
+               "floor": float(floor), "proxy": run.proxy_used}  # fmt: skip
+    if fixed is not None:  # the design's own seed (None: one that does not say) and floor
+        options.update(seed=fixed.seed, budget=None, floor=fixed.floor, design="fixed",
+                       k=fixed.registered)  # fmt: skip
+    return _compare_result(cal, both, run, name_a, name_b, swap, delta, proxy, options, notes)
+
+
+def _compare_result(
+    cal: Calibration,
+    both: np.ndarray,
+    run: _PairedRun,
+    name_a: str,
+    name_b: str,
+    swap: bool,
+    delta: float,
+    proxy: str,
+    options: dict[str, Any],
+    notes: list[str],
+) -> CompareResult:
+    """The :class:`CompareResult` of a paired ``run`` on the items ``both`` (its answers in
+    the sorted pair's order, mirrored back when ``swap``); the notes not said yet are warned
+    (a :class:`DataWarning` each)."""
+    import warnings
+
+    from latentbench.exceptions import DataWarning
+
+    point, lower, upper, sign = run.point, run.lower, run.upper, run.sign
+    first, second = run.answers_x, run.answers_y
     if swap:  # (+ 0.0: a difference of 0 stays +0.000, not -0.000)
         point, lower, upper, sign = -point + 0.0, -upper + 0.0, -lower + 0.0, -sign
+        first, second = second, first
     higher = name_a if sign > 0 else name_b if sign < 0 else None
-    notes.extend(proxy_note(cal, proxy, proxy_used))
+    notes.extend(proxy_note(cal, proxy, run.proxy_used))
+    contradicted = run.contradicted_at
     if contradicted is not None:  # kept valid (the certain bounds), and said
         notes.append(
             f"{name_a!r} - {name_b!r}: the answers contradicted the confidence sequence at "
@@ -384,27 +451,14 @@ def compare(
             f"probability at most delta={delta:.15g}); the interval is the certain range the "
             f"answers leave, [{lower:.3g}, {upper:.3g}], wider than before"
         )
-    n, da, db = both.size, ya[both], yb[both]
-    import warnings
-
-    from latentbench.exceptions import DataWarning
-
     for note in notes:
         if not isinstance(note, _Said):  # said when the answers were read
             warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
-    margin = None if margin is None else float(margin)
-    budget = None if budget is None else int(budget)
-    options = {"seed": int(seed), "delta": float(delta), "budget": budget, "margin": margin,
-               "floor": float(floor), "proxy": proxy_used}  # fmt: skip
-    if fixed is not None:  # the design's own seed (None: one that does not say) and floor
-        options.update(seed=fixed.seed, budget=None, floor=fixed.floor, design="fixed",
-                       k=fixed.registered)  # fmt: skip
     return CompareResult(name_a, name_b, float(point), float(lower), float(upper), 1 - delta,
-                         len(order), n, stopped, higher,
-                         tuple(cal.item_ids[int(both[j])] for j in order),
-                         tuple(float(da[j]) for j in order), tuple(float(db[j]) for j in order),
-                         tuple(probs), cal.source, cal.hash, options,
-                         (*(message for _, message in cal.fit_warnings), *notes),
+                         len(run.order), both.size, run.stopped, higher,
+                         tuple(cal.item_ids[int(both[j])] for j in run.order),
+                         tuple(first), tuple(second), tuple(run.probs), cal.source, cal.hash,
+                         options, (*(message for _, message in cal.fit_warnings), *notes),
                          cal.n_items, contradicted)  # fmt: skip
 
 
@@ -456,11 +510,30 @@ def _pair(model_a: str | None, model_b: str | None, data: Any) -> tuple[str | No
     return model_a, (first if model_a == second else second)
 
 
+@dataclass
+class _PairedRun:
+    """What :func:`_paired` ran: the items drawn (indices into ``both``), their
+    probabilities, the two sides' answers to them, the difference, its interval, the
+    certified sign (+1, -1 or 0), why it stopped, the proxy used, and the item after which
+    the answers contradicted the sequence (or None)."""
+
+    order: list[int]
+    probs: list[float]
+    answers_x: list[float]
+    answers_y: list[float]
+    point: float
+    lower: float
+    upper: float
+    sign: int
+    stopped: str
+    proxy_used: str
+    contradicted_at: int | None
+
+
 def _paired(
     cal: Calibration,
     both: np.ndarray,
-    da: np.ndarray,
-    db: np.ndarray,
+    answer: Callable[[int], tuple[float, float]],
     rng: np.random.Generator,
     budget: int | None,
     margin: float | None,
@@ -469,16 +542,20 @@ def _paired(
     proxy: str,
     *,
     fixed: _Design | None = None,
-) -> tuple[list[int], list[float], float, float, float, int, str, str, int | None]:
-    """The paired run of :func:`compare` on the items ``both`` (A's answers ``da``, B's
-    ``db``, shape (n,)): the items drawn (indices into ``both``), their probabilities, the
-    difference, its interval, the certified sign (+1, -1 or 0), why it stopped, the proxy
-    used, and the item after which the answers contradicted the sequence (or None).
+    observed: Callable[[_PairedRun], None] | None = None,
+) -> _PairedRun:
+    """The paired run of :func:`compare` and :func:`compare_live` on the items ``both``:
+    ``answer(j)`` returns the two sides' answers to item ``both[j]`` (read from files, or
+    asked live). An ``answer`` that raises :class:`~latentbench.exceptions.LiveStop` (a spend
+    cap, a stop request, a failed cell) ends the run before that item, ``stopped`` then the
+    exception's ``status`` (``capped``, ``interrupted``, ...): the interval of the items
+    answered is valid at every step. ``observed(run)``, when given, is called after each item
+    is taken in (a live run's progress snapshot).
 
-    With a ``fixed`` design (``both`` then every calibrated item, ``da`` and ``db`` NaN off
-    the design), its items are taken in its order with its probabilities (which depend on
-    the calibration, the floor and the items before only), every one of them, and the
-    sequence is sized for its registered ``k``, as a fixed design's estimate is."""
+    With a ``fixed`` design (``both`` then every calibrated item, the answers NaN off the
+    design), its items are taken in its order with its probabilities (which depend on the
+    calibration, the floor and the items before only), every one of them, and the sequence
+    is sized for its registered ``k``, as a fixed design's estimate is."""
     a = SequentialEstimate(cal, both, delta=delta, floor=floor, proxy=proxy)
     b = SequentialEstimate(cal, both, delta=delta, floor=floor, proxy=proxy)
     n = both.size
@@ -491,6 +568,8 @@ def _paired(
     unrevealed = np.ones(n, dtype=bool)
     order: list[int] = []
     probs: list[float] = []
+    answers_x: list[float] = []
+    answers_y: list[float] = []
     revealed = 0.0
     wsum = wz = 0.0
     stopped = "exhausted" if fixed is None else "items"
@@ -520,7 +599,12 @@ def _paired(
             pi = (1 - floor) * q / q.sum() + floor * unrevealed / count if q.sum() > 0 else (
                 unrevealed / count)  # fmt: skip
             j = draw_item(pi, unrevealed, rng, a.draw_order)
-        d = float(da[j] - db[j])
+        try:
+            ya, yb = answer(j)
+        except LiveStop as exc:  # a live run stopped early: the interval so far is valid
+            stopped = exc.status
+            break
+        d = float(ya - yb)
         center = (revealed + g[unrevealed].sum()) / n
         z = center + (d - g[j]) / (n * pi[j])
         safe = np.where(unrevealed, n * pi, 1.0)
@@ -530,6 +614,8 @@ def _paired(
         unrevealed[j] = False
         order.append(j)
         probs.append(float(pi[j]))
+        answers_x.append(float(ya))
+        answers_y.append(float(yb))
         revealed += d
         left = n - len(order)
         bounds = ((revealed - left) / n, (revealed + left) / n)
@@ -539,13 +625,18 @@ def _paired(
         lower, upper = 2 * cs.lower - 1, 2 * cs.upper - 1
         wsum += 1 / v
         wz += z / v
-        for seq, y in ((a, da), (b, db)):
+        for seq, y in ((a, ya), (b, yb)):
             seq.unrevealed[j] = False
             seq.order.append(j)
-            seq.answers.append(float(y[j]))
-            seq.revealed_sum += float(y[j])
+            seq.answers.append(float(y))
+            seq.revealed_sum += float(y)
             seq._fit(seq.newton_steps if len(seq.order) > 1 else 5)
             seq._predict()
+        if observed is not None:
+            point = wz / wsum if wsum else 0.0
+            observed(_PairedRun(order, probs, answers_x, answers_y,
+                                min(max(point, lower), upper), lower, upper, _sign(cs),
+                                stopped, a.proxy_used, cs.contradicted_at))  # fmt: skip
     if not unrevealed.any():
         lower = upper = revealed / n
     point = revealed / n if not unrevealed.any() else (wz / wsum if wsum else 0.0)
@@ -558,8 +649,8 @@ def _paired(
         and -margin <= lower <= upper <= margin
     ):
         stopped = "equivalent"  # every design item scored: the verdict at its end
-    return (order, probs, float(point), float(lower), float(upper), sign, stopped,
-            a.proxy_used, cs.contradicted_at)  # fmt: skip
+    return _PairedRun(order, probs, answers_x, answers_y, float(point), float(lower),
+                      float(upper), sign, stopped, a.proxy_used, cs.contradicted_at)  # fmt: skip
 
 
 def _sized_for(

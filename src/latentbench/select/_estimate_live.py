@@ -281,16 +281,18 @@ def estimate_live(
     return result
 
 
-def _estimate_config(config: LiveConfig | str | os.PathLike[str]) -> LiveConfig:
+def _estimate_config(
+    config: LiveConfig | str | os.PathLike[str], command: str = "estimate --live"
+) -> LiveConfig:
     """The configuration, refused unless its ``on_error`` is ``"stop"`` (before anything is
-    asked or stored)."""
+    asked or stored); ``command`` names the command in the error."""
     from latentbench.select.live import LiveConfig
 
     cfg = config if isinstance(config, LiveConfig) else LiveConfig.from_toml(config)
     if cfg.run.on_error != "stop":
         raise InputError(
-            f"{cfg.source}: [run] on_error = {cfg.run.on_error!r} does not apply to estimate "
-            "--live: a failed cell scored 0 is not the model's answer, and the score's "
+            f"{cfg.source}: [run] on_error = {cfg.run.on_error!r} does not apply to {command}"
+            ": a failed cell scored 0 is not the model's answer, and the score's "
             "interval would not hold its true score; expected on_error = 'stop' (the "
             "default: a failed cell stops the run, and the same command asks it again)"
         )
@@ -313,10 +315,11 @@ def _chosen_model(cfg: LiveConfig, model: str | None) -> str:
 
 
 def _calibrated_columns(
-    cfg: LiveConfig, cal: Calibration, item_ids: list[str]
+    cfg: LiveConfig, cal: Calibration, item_ids: list[str], target: str = "score"
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """The positions in ``item_ids`` of the calibrated items, their positions in the
-    calibration, and the note that says when some calibrated items are not configured."""
+    calibration, and the note that says when some calibrated items are not configured (the
+    ``target``, the score or the difference, is then over the configured ones)."""
     pos = cal.positions(item_ids)
     columns = np.flatnonzero(pos >= 0)
     if columns.size == 0:
@@ -335,7 +338,7 @@ def _calibrated_columns(
     if columns.size < cal.n_items:
         notes.append(
             f"the configuration has {columns.size:,} of the {cal.n_items:,} calibrated "
-            "items; the score is the mean over those"
+            f"items; the {target} is the mean over those"
         )
     return columns, pos[columns], notes
 

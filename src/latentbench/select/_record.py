@@ -455,10 +455,22 @@ class SelectionRecord:
             names = ", ".join(str(r["run_id"]) for r in runs)
             raise InputError(f"{where}: no run {run_id!r}; stored runs: {names}")
         rid, status = chosen["run_id"], chosen["status"]
-        from latentbench.select.live._run import is_estimate_run
+        from latentbench.select.live._run import is_compare_run, is_estimate_run, run_task
 
+        selections = [str(r["run_id"]) for r in runs if run_task(r) == "select"]
+        here = (
+            f"selection runs here: {', '.join(selections)}"
+            if selections
+            else "the store holds no selection run"
+        )
+        if is_compare_run(chosen):  # compare --live: two models' comparison, not a selection
+            raise InputError(
+                f"{where}: run {rid!r} is a live comparison (latentbench compare --live), not a "
+                "selection: its result is the comparison that command prints (stored as its "
+                f"decision with phase 'final' or 'stopped'; latentbench report {where} --run-id "
+                f"{rid} draws it); {here}"
+            )
         if is_estimate_run(chosen):  # estimate --live: a model's estimate, not a selection
-            selections = [str(r["run_id"]) for r in runs if not is_estimate_run(r)]
             # a completed session stores its result as 'final', one stopped early (capped,
             # interrupted, failed) as 'stopped' (stores written before: none)
             decided = store.selection_decisions(rid)
@@ -481,12 +493,7 @@ class SelectionRecord:
                 stored = f"none stored: the run is {status}; re-run that command to resume it"
             raise InputError(
                 f"{where}: run {rid!r} is a live estimate (latentbench estimate --live), not a "
-                f"selection: its result is the estimate that command prints ({stored}); "
-                + (
-                    f"selection runs here: {', '.join(selections)}"
-                    if selections
-                    else "the store holds no selection run"
-                )
+                f"selection: its result is the estimate that command prints ({stored}); {here}"
             )
         decisions = store.selection_decisions(rid)
         final = next((d for d in reversed(decisions) if d.get("phase") == "final"), None)

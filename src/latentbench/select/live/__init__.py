@@ -38,7 +38,7 @@ from latentbench.select.live._oracles import (
     oracle,
     oracle_help,
 )
-from latentbench.select.live._run import LiveResult, is_estimate_run, run_live
+from latentbench.select.live._run import LiveResult, is_compare_run, is_estimate_run, run_live
 
 __all__ = [
     "ORACLES",
@@ -55,6 +55,7 @@ __all__ = [
     "PythonOracleOptions",
     "RunOptions",
     "ScorerOptions",
+    "is_compare_run",
     "is_estimate_run",
     "oracle",
     "oracle_help",

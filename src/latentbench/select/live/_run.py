@@ -128,9 +128,31 @@ ESTIMATE_RUN = re.compile(r"-estimate-[0-9a-f]{10}$")
 def is_estimate_run(run: Mapping[str, Any]) -> bool:
     """Is this stored run (a :meth:`Store.selection_runs` row) a live estimate rather than a
     selection? Its record says so (``task``); older ones by the end of their id."""
+    return run_task(run) == "estimate"
+
+
+def is_compare_run(run: Mapping[str, Any]) -> bool:
+    """Is this stored run (a :meth:`Store.selection_runs` row) a live comparison of two
+    models (``compare --live``, ``task = "compare"``)?"""
+    return run_task(run) == "compare"
+
+
+def run_task(run: Mapping[str, Any]) -> str:
+    """What a stored run is: ``select`` (a selection), ``estimate`` (``estimate --live``) or
+    ``compare`` (``compare --live``), as its record says (``task``); older ones by the end
+    of their id (an estimate's, else a selection)."""
     config = run.get("config") if isinstance(run.get("config"), dict) else {}
     task = (config or {}).get("task")
-    return task == "estimate" if task else bool(ESTIMATE_RUN.search(str(run.get("run_id"))))
+    if task:
+        return str(task)
+    return "estimate" if ESTIMATE_RUN.search(str(run.get("run_id"))) else "select"
+
+
+def _suffix_task(suffix: str) -> str:
+    """The task of the runs whose ids end in ``suffix`` (:func:`resolve_run_id`'s)."""
+    if suffix.startswith("-compare-"):
+        return "compare"
+    return "estimate" if suffix else "select"
 
 
 def _same_answers_as_stored(cfg: LiveConfig, record: dict[str, Any]) -> list[str]:
@@ -168,7 +190,7 @@ def resolve_run_id(store: Store, cfg: LiveConfig, suffix: str = "") -> str:
             if (
                 str(run["run_id"]).startswith("live-")
                 and str(run["run_id"]).endswith(suffix)
-                and is_estimate_run(run) == bool(suffix)  # a selection never an estimate's
+                and run_task(run) == _suffix_task(suffix)  # a selection never an estimate's
                 and isinstance(stored, dict)
                 and "answers" in stored
                 and canonical_identity(stored) == mine
@@ -275,7 +297,7 @@ def _near_runs(store: Store, mine: dict[str, Any], suffix: str) -> list[dict[str
             not isinstance(stored, dict)
             or "answers" not in stored
             or not str(run["run_id"]).endswith(suffix)
-            or is_estimate_run(run) != bool(suffix)
+            or run_task(run) != _suffix_task(suffix)
         ):
             continue
         theirs = canonical_identity(stored)

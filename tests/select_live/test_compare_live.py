@@ -1,0 +1,341 @@
+"""``compare`` against the local OpenAI-compatible test server: paired, durable, resumable."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from latentbench.exceptions import DataWarning, InputError
+from latentbench.io import ResponseMatrix
+from latentbench.io.store import Store
+from latentbench.select import CompareResult, compare, compare_live, stored_comparisons
+
+
+def _calibration(s) -> ResponseMatrix:
+    hist = pd.read_csv(s.tmp / "history.csv").set_index("model")
+    return ResponseMatrix.from_wide(hist)
+
+
+def _table(s) -> dict[str, pd.Series]:
+    """The endpoint's answers as a file holds them: model -> Series over the item ids."""
+    ids = [it["id"] for it in s.items]
+    return {name: pd.Series(s.Y[k], index=ids, name=name) for k, name in enumerate(s.names)}
+
+
+def _same(live, file) -> None:
+    """The live result is the file's: the items, answers, difference, interval, verdict."""
+    assert live.items == file.items
+    assert (live.answers_a, live.answers_b) == (file.answers_a, file.answers_b)
+    assert live.probabilities == file.probabilities
+    assert (live.difference, live.lower, live.upper) == (file.difference, file.lower, file.upper)
+    assert (live.stopped, live.higher, live.n_evaluated) == (
+        file.stopped,
+        file.higher,
+        file.n_evaluated,
+    )
+
+
+@pytest.mark.parametrize(("a", "b", "budget", "margin"), [
+    ("model-0", "model-3", 30, None),
+    ("model-3", "model-0", 30, None),  # the pair's draw, mirrored
+    ("model-1", "model-2", 48, 0.4),  # every item, or equivalent within the margin
+])  # fmt: skip
+def test_live_compare_equals_compare_on_the_same_answers(live_setup, a, b, budget, margin):
+    s = live_setup
+    config = s.write_config()
+    cal = _calibration(s)
+    live = compare_live(cal, config, s.tmp / "c.duckdb", model_a=a, model_b=b, budget=budget,
+                        margin=margin, seed=4)  # fmt: skip
+    file = compare(cal, _table(s), model_a=a, model_b=b, budget=budget, margin=margin, seed=4)
+    _same(live, file)
+    assert (live.model_a, live.model_b) == (a, b)
+    # both models asked each drawn item once, nothing else
+    assert sum(s.state.answered.values()) == 2 * live.n_evaluated
+    assert set(s.state.answered) == {(m, i) for m in (a, b) for i in live.items}
+    assert live.options["live"]["n_paid"] == 2 * live.n_evaluated
+
+
+def test_live_compare_resumes_without_paying_twice_and_records_its_questions(live_setup):
+    s = live_setup
+    config = s.write_config()
+    cal = _calibration(s)
+    store = s.tmp / "r.duckdb"
+    first = compare_live(cal, config, store, model_a="model-1", model_b="model-2", budget=6)
+    assert first.stopped == "budget" and first.n_evaluated == 6
+    again = compare_live(cal, config, store, model_a="model-1", model_b="model-2", budget=6)
+    _same(again, first)
+    assert again.options["live"]["n_paid"] == 0
+    assert again.options["live"]["n_replayed"] == 12 and sum(s.state.answered.values()) == 12
+    # the other order resumes the same run (the pair's draw), mirrored
+    swapped = compare_live(cal, config, store, model_a="model-2", model_b="model-1", budget=10)
+    assert swapped.options["live"]["run_id"] == first.options["live"]["run_id"]
+    assert swapped.items[:6] == first.items and swapped.answers_b[:6] == first.answers_a
+    assert sum(s.state.answered.values()) == 2 * swapped.n_evaluated
+    assert max(s.state.answered.values()) == 1
+    file = compare(_calibration(s), _table(s), model_a="model-2", model_b="model-1", budget=10)
+    _same(swapped, file)
+    with Store(store, read_only=True) as db:
+        run_id = first.options["live"]["run_id"]
+        decisions = db.selection_decisions(run_id)
+        run = db.selection_run(run_id)
+    asked = sorted((d for d in decisions if d["round"] >= 0), key=lambda d: d["round"])
+    # one decision per question: the two of a drawn item consecutive (the sorted pair's order)
+    assert [d["items"] for d in asked] == [[i] for i in swapped.items for _ in range(2)]
+    assert [d["model"] for d in asked[:2]] == ["model-1", "model-2"]
+    finals = [d for d in decisions if d.get("phase") == "final"]
+    assert sorted(d["compare"]["n_evaluated"] for d in finals) == [6, 6, 10]
+    assert run["config"]["task"] == "compare" and run_id.startswith("live-")
+    assert "-compare-" in run_id
+    [(rid, stored, status)] = stored_comparisons(store)
+    assert rid == run_id and status == "done" and stored == swapped
+    # the progress snapshot beside the store: the comparison as the last session ended
+    from latentbench.io import read_snapshot, snapshot_summary
+
+    snap = read_snapshot(store)
+    assert snap["kind"] == "compare" and snap["final"] and snap["status"] == "done"
+    pair = snap["answer"]["comparison"]
+    assert (pair["model_a"], pair["lower"], pair["n_evaluated"]) == ("model-2", swapped.lower, 10)
+    line = snapshot_summary(snap)
+    assert "(compare --live, done; PID" in line and "model-2 - model-1" in line
+
+
+def test_live_compare_spend_cap_then_resume(live_setup):
+    """A cap between the two answers of an item: that item is left out (the interval of the
+    items answered stays valid, stopped 'capped'); a raised cap resumes, paying A's answer
+    to it never again, and ends where an uncapped run ends."""
+    s = live_setup
+    cal = _calibration(s)
+    store = s.tmp / "cap.duckdb"
+    capped = s.write_config(s.tmp / "capped.toml", run={"spend_cap": 7})
+    with pytest.warns(DataWarning, match="live run stopped early"):
+        r = compare_live(cal, capped, store, model_a="model-0", model_b="model-2", budget=8)
+    assert r.stopped == "capped" and r.n_evaluated == 3 and r.lower <= r.upper
+    assert sum(s.state.answered.values()) == 7  # the 4th item: A paid, B not asked
+    assert any("live run stopped early" in w for w in r.warnings)
+    [(_, stored, status)] = stored_comparisons(store)
+    assert status == "capped" and stored == r
+    raised = s.write_config(s.tmp / "capped.toml", run={"spend_cap": 7})
+    raised.write_text(raised.read_text().replace("spend_cap = 7", "spend_cap = 100"))
+    more = compare_live(cal, raised, store, model_a="model-0", model_b="model-2", budget=8)
+    assert more.stopped == "budget" and more.options["live"]["n_replayed"] == 7
+    assert max(s.state.answered.values()) == 1 and sum(s.state.answered.values()) == 16
+    _same(more, compare(cal, _table(s), model_a="model-0", model_b="model-2", budget=8))
+    [(_, stored, status)] = stored_comparisons(store)
+    assert status == "done" and stored == more
+
+
+def _cli(s, *args: str):
+    from latentbench.cli import _register, app
+
+    _register()
+    env = {s.key_env: s.api_key, "LATENTBENCH_CACHE_DIR": str(s.tmp / "cache")}
+    return CliRunner().invoke(app, ["compare", *args], env=env)
+
+
+def test_live_compare_cli_saves_the_result_and_resumes(live_setup):
+    s = live_setup
+    config = s.write_config()
+    cal_path = s.tmp / "calib.csv"
+    pd.read_csv(s.tmp / "history.csv").to_csv(cal_path, index=False)
+    store = s.tmp / "cli.duckdb"
+    args = [str(cal_path), "--live", str(config), "--store", str(store), "--a", "model-3",
+            "--b", "model-0", "--budget", "12", "--seed", "2",
+            "--out", str(s.tmp / "cmp")]  # fmt: skip
+    res = _cli(s, *args, "--json")
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    file = compare(cal_path, _table(s), model_a="model-3", model_b="model-0", budget=12, seed=2)
+    assert data["items"] == list(file.items)
+    assert (data["difference"], data["lower"], data["upper"]) == (
+        file.difference,
+        file.lower,
+        file.upper,
+    )
+    saved = CompareResult.read(s.tmp / "cmp")
+    assert saved.items == file.items and saved.options["live"]["n_paid"] == 24
+    res = _cli(s, *args)  # re-run: replayed, printed as the file's comparison prints
+    assert res.exit_code == 0, res.output
+    assert file.summary() in " ".join(res.output.split())
+    assert sum(s.state.answered.values()) == 24
+    # capped: exit 3, and how to resume
+    capped = s.write_config(s.tmp / "capped.toml", run={"spend_cap": 5})
+    res = _cli(s, str(cal_path), "--live", str(capped), "--store", str(s.tmp / "cap.duckdb"),
+               "--a", "model-1", "--b", "model-2")  # fmt: skip
+    assert res.exit_code == 3, res.output
+    assert "(raise [run] spend_cap first)" in " ".join(res.output.split())
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--budget", "5"], "--live needs --store"),
+    (["--store", "S.duckdb", "--items", "d.csv"], "--items d.csv with --live"),
+    (["--store", "S.duckdb", "answers.csv"], "no results files"),
+    (["--store", "S.duckdb", "--source", "lm-eval"], "--source reads a results file"),
+    (["--store", "S.duckdb", "--a", "model-0", "--b", "model-0"], "both 'model-0'"),
+    (["--store", "S.duckdb", "--a", "model-0", "--b", "nope"], "no model 'nope'"),
+    (["--store", "S.duckdb", "--a", "model-0"], "4 models; name the two"),
+])  # fmt: skip
+def test_live_compare_cli_refuses_what_does_not_go_with_live(live_setup, extra, message):
+    s = live_setup
+    config = s.write_config()
+    cal_path = s.tmp / "calib.csv"
+    pd.read_csv(s.tmp / "history.csv").to_csv(cal_path, index=False)
+    extra = [str(s.tmp / e) if e == "S.duckdb" else e for e in extra]
+    res = _cli(s, str(cal_path), "--live", str(config), *extra)
+    assert res.exit_code == 2, res.output
+    assert message in " ".join(res.output.split())
+    assert sum(s.state.answered.values()) == 0
+    assert not (s.tmp / "S.duckdb").exists()  # refused before the store is made
+
+
+def test_live_compare_refuses_a_changed_configuration_and_a_changed_calibration_is_a_new_run(
+    live_setup,
+):
+    """As estimate_live: a run of a set run_id resumed with other answer options is refused
+    before anything is asked; another calibration is another run (its own id), whose cells
+    the first run paid are reused, never paid again."""
+    s = live_setup
+    cal = _calibration(s)
+    store = s.tmp / "changed.duckdb"
+    named = s.write_config(s.tmp / "named.toml", run={"run_id": "ckpts"})
+    first = compare_live(cal, named, store, model_a="model-0", model_b="model-1", budget=5)
+    paid = sum(s.state.answered.values())
+    hot = s.write_config(s.tmp / "hot.toml", run={"run_id": "ckpts"}, oracle={"temperature": 1.0})
+    with pytest.raises(InputError, match="different configuration"):
+        compare_live(cal, hot, store, model_a="model-0", model_b="model-1", budget=5)
+    assert sum(s.state.answered.values()) == paid
+    other = ResponseMatrix.from_wide(
+        pd.read_csv(s.tmp / "history.csv").set_index("model").iloc[:-3]
+    )
+    config = s.write_config()
+    with pytest.warns(DataWarning, match="came from earlier runs"):
+        a = compare_live(cal, config, store, model_a="model-0", model_b="model-1", budget=5)
+    with pytest.warns(DataWarning, match="came from earlier runs"):
+        b = compare_live(other, config, store, model_a="model-0", model_b="model-1", budget=5)
+    assert a.options["live"]["run_id"] != b.options["live"]["run_id"]
+    assert a.options["live"]["n_reused"] == 10  # the named run's answers: the same cells
+    assert b.options["live"]["n_paid"] == 2 * len(set(b.items) - set(first.items))
+    assert np.isfinite(b.difference)
+
+
+@pytest.mark.slow
+def test_live_compare_sigkill_and_ctrl_c_then_resume(live_setup, monkeypatch):
+    """SIGKILL with model B's answer to the third item in flight, then the same command; then
+    Ctrl-C mid-run (exit 130, stopped 'interrupted', a valid interval), then the same command
+    again: the result of an uninterrupted run, nothing stored asked again."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    s = live_setup
+    config = s.write_config()
+    cal_path = s.tmp / "calib.csv"
+    pd.read_csv(s.tmp / "history.csv").to_csv(cal_path, index=False)
+    env = {**os.environ, s.key_env: s.api_key, "LATENTBENCH_CACHE_DIR": str(s.tmp / "cache")}
+    store = s.tmp / "kill.duckdb"
+
+    def command(budget: int) -> list[str]:
+        return [sys.executable, "-c", "from latentbench.cli import main; main()", "compare",
+                str(cal_path), "--live", str(config), "--store", str(store), "--a", "model-2",
+                "--b", "model-1", "--budget", str(budget), "--seed", "5", "--json"]  # fmt: skip
+
+    monkeypatch.setenv("LATENTBENCH_CACHE_DIR", env["LATENTBENCH_CACHE_DIR"])
+    ref = compare(cal_path, _table(s), model_a="model-2", model_b="model-1", budget=16, seed=5)
+    s.state.hold_after = 5  # the 6th request (B's answer to the 3rd item) is held
+    proc = subprocess.Popen(command(16), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert s.state.held.wait(s.wait), "the run never reached the hold"
+        proc.send_signal(signal.SIGKILL)
+        assert proc.wait(s.wait) == -signal.SIGKILL
+    finally:
+        proc.kill()
+    assert sum(s.state.answered.values()) == 5
+    in_flight = s.state.requests[5]  # never answered to the killed run: asked again
+    # resumed (B's answer to the 3rd item asked again, the 7th request), then Ctrl-C with the
+    # 15th in flight (B's answer to the 7th item), which finishes that item
+    s.state.held.clear()
+    s.state.hold_after = len(s.state.requests) + 8
+    proc = subprocess.Popen(command(16), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert s.state.held.wait(s.wait), "the resumed run never reached the hold"
+        proc.send_signal(signal.SIGINT)
+        s.state.hold_after = None
+        s.state.release.set()  # the question in flight is answered, then the run stops
+        out, err = proc.communicate(timeout=s.wait)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err.decode()
+    stopped = json.loads(out)
+    assert stopped["stopped"] == "interrupted" and stopped["n_evaluated"] == 7
+    assert stopped["lower"] <= stopped["difference"] <= stopped["upper"]
+    assert stopped["items"] == list(ref.items[:7])
+    assert "re-run the same command to resume" in " ".join(err.decode().split())
+    [(_, stored, status)] = stored_comparisons(store)
+    assert status == "interrupted" and stored is not None and stored.n_evaluated == 7
+    done = subprocess.run(command(16), env=env, capture_output=True, timeout=s.wait)
+    assert done.returncode == 0, done.stderr.decode()
+    result = json.loads(done.stdout)
+    assert result["items"] == list(ref.items)
+    assert (result["answers_a"], result["answers_b"]) == (list(ref.answers_a), list(ref.answers_b))
+    assert (result["difference"], result["lower"], result["upper"]) == (
+        ref.difference,
+        ref.lower,
+        ref.upper,
+    )
+    assert result["options"]["live"]["n_replayed"] == 14
+    # nothing answered before was asked again; the request in flight at the kill, released
+    # with the one of the Ctrl-C, is answered to nobody and was asked again
+    twice = {cell for cell, count in s.state.answered.items() if count > 1}
+    assert twice <= {in_flight} and max(s.state.answered.values()) <= 2
+    assert set(s.state.answered) == {(m, i) for m in ("model-1", "model-2") for i in ref.items}
+
+
+def test_a_live_comparison_is_never_resumed_as_a_selection_or_an_estimate(live_setup):
+    """The default id of `select live` (and of an estimate) on a store holding a live
+    comparison of the same configuration is its own, never the comparison's."""
+    from latentbench.select.live import LiveConfig
+    from latentbench.select.live._run import resolve_run_id
+
+    s = live_setup
+    config = s.write_config()
+    store = s.tmp / "mixed.duckdb"
+    compare_live(_calibration(s), config, store, model_a="model-0", model_b="model-1", budget=3)
+    cfg = LiveConfig.from_toml(config)
+    with Store(store) as db:
+        assert resolve_run_id(db, cfg) == cfg.default_run_id()
+        suffix = "-estimate-0123456789"
+        assert resolve_run_id(db, cfg, suffix) == cfg.default_run_id() + suffix
+
+
+def test_a_store_of_a_live_comparison_is_listed_and_drawn_by_report(live_setup):
+    from latentbench.cli import _register, app
+    from latentbench.report import report_from
+    from latentbench.select import SelectionRecord
+
+    _register()
+    s = live_setup
+    cal = _calibration(s)
+    store = s.tmp / "drawn.duckdb"
+    capped = s.write_config(s.tmp / "capped.toml", run={"spend_cap": 4})
+    with pytest.warns(DataWarning, match="stopped early"):
+        early = compare_live(cal, capped, store, model_a="model-0", model_b="model-3", budget=9)
+    page = report_from(store, s.tmp / "early.html")
+    text = page.path.read_text()
+    assert early.summary().split(";")[0] in text and "stopped early (capped)" in text
+    done = compare_live(cal, s.write_config(), store, model_a="model-0", model_b="model-3",
+                        budget=9)  # fmt: skip
+    page = report_from(store, s.tmp / "done.html")
+    assert done.summary().split(";")[0] in page.path.read_text()
+    run_id = done.options["live"]["run_id"]  # the same run, resumed (spend_cap is no identity)
+    assert early.options["live"]["run_id"] == run_id
+    page = report_from(store, s.tmp / "run.html", run_id=run_id)
+    assert done.summary().split(";")[0] in page.path.read_text()
+    res = CliRunner().invoke(app, ["ls", "--store", str(store)])
+    assert res.exit_code == 0, res.output
+    assert "1 comparison (compare --live)" in " ".join(res.output.split())
+    with pytest.raises(InputError, match="is a live comparison"):
+        SelectionRecord.from_store(store, run_id)
