@@ -588,9 +588,10 @@ def test_results_show_as_escaped_tables_in_a_notebook(tmp_path) -> None:
     fit_page = fit._repr_html_()
     best = fit.abilities.sort_values("rank_theta").iloc[0]["model"]
     first_row = fit_page.split("<tbody>")[1].split("</tr>")[0]
-    assert f"<td>{best}</td>" in first_row
+    assert f'<th scope="row">{best}</th>' in first_row
     top = run.to_frame().sort_values("estimate", ascending=False).iloc[0]["model"]
-    assert f"<td>{html.escape(top)}</td>" in run._repr_html_().split("<tbody>")[1].split("</tr>")[0]
+    first_row = run._repr_html_().split("<tbody>")[1].split("</tr>")[0]
+    assert f'<th scope="row">{html.escape(top)}</th>' in first_row
     assert "&lt;b&gt;new&lt;/b&gt;" in one._repr_html_()
     assert "score " in one._repr_html_() and "stopped: " in one._repr_html_()
 

@@ -114,3 +114,38 @@ def test_durable_oracle_repr(tmp_path) -> None:
             "DurableOracle(run_id='r1', inner=MatrixOracle(2 models x 3 items, 0 cells "
             "revealed), paid=0, replayed=0)"
         )
+
+
+def test_notebook_tables_head_each_row_with_the_cell_that_names_it(tmp_path) -> None:
+    """A notebook table's first column (the model) was a plain ``<td>``: a screen reader read
+    each row's numbers without its model. As in the report's tables, the cell that names the
+    row is ``<th scope="row">`` (escaped), the other cells ``<td>``; a table whose first
+    column does not name the row (the experiment's pool, one of several rows) keeps ``<td>``."""
+    import re
+
+    import pandas as pd
+
+    from latentbench._repr import html_block
+
+    rng = np.random.default_rng(0)
+    wide = pd.DataFrame((rng.random((6, 30)) < 0.6).astype(float),
+                        index=["<b>m0</b>", *[f"m{k}" for k in range(1, 6)]],
+                        columns=[f"i{k}" for k in range(30)])  # fmt: skip
+    matrix = latentbench.io.ResponseMatrix.from_wide(wide)
+    fit = latentbench.TwoPL().fit(matrix)
+    run = select.replay(matrix, no_history=True, policy="uniform", budget=60, random_state=0)
+    many = select.estimate_many(matrix, wide.iloc[:2], budget=10)
+    (tmp_path / "selection.json").write_text(run.to_json())
+    record = select.SelectionRecord.read_json(tmp_path / "selection.json")
+    for name, obj in {"fit": fit, "run": run, "estimates": many, "record": record}.items():
+        body = obj._repr_html_().split("<tbody>")[1].split("</tbody>")[0]
+        rows = re.findall(r"<tr>(.*?)</tr>", body, flags=re.S)
+        assert rows, name
+        for row in rows:
+            cells = re.findall(r"<(t[hd])( scope=\"row\")?>", row)
+            assert cells[0] == ("th", ' scope="row"'), (name, row)
+            assert all(tag == "td" for tag, _ in cells[1:]), (name, row)
+        assert '<th scope="row">&lt;b&gt;m0&lt;/b&gt;</th>' in body or name == "estimates", name
+    pools = pd.DataFrame({"pool": ["a", "a"], "policy": ["ucbe", "uniform"], "n": [1, 2]})
+    page = html_block("experiment", lambda: pools)
+    assert 'scope="row"' not in page and "<td>a</td>" in page

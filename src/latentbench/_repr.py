@@ -135,7 +135,12 @@ def short_ids(ids: Sequence[str]) -> str:
 
 
 def html_block(
-    text: str, table: Callable[[], Any] | None = None, *, whole: str = "", rows: int = HTML_ROWS
+    text: str,
+    table: Callable[[], Any] | None = None,
+    *,
+    whole: str = "",
+    rows: int = HTML_ROWS,
+    row_header: bool = False,
 ) -> str:
     """A result as a notebook shows it (its ``_repr_html_``): its text, then a table's first rows.
 
@@ -154,6 +159,9 @@ def html_block(
         Where the whole table is (``".abilities"``), said when rows are left out.
     rows : int, default :data:`HTML_ROWS`
         Rows shown.
+    row_header : bool, default False
+        The first column names the row (a model): its cells are ``<th scope="row">``, as in
+        the report's tables, so that a screen reader says which row a number belongs to.
 
     Returns
     -------
@@ -168,11 +176,25 @@ def html_block(
     except Exception:  # the text is still the result's; a display must not raise
         frame = None
     if frame is not None and len(frame.columns) and len(frame):  # no rows: no empty table
-        parts.append(
-            frame.head(rows).to_html(index=False, escape=True, na_rep="NA", border=0, max_cols=12)
+        shown = frame.head(rows).to_html(
+            index=False, escape=True, na_rep="NA", border=0, max_cols=12
         )
+        parts.append(_row_headers(shown) if row_header else shown)
         if len(frame) > rows:
             where = f" (all: <code>{html.escape(whole)}</code>)" if whole else ""
             parts.append(f"<p>first {rows} of {len(frame):,} rows{where}</p>")
     parts.append("</div>")
     return "".join(parts)
+
+
+def _row_headers(table: str) -> str:
+    """``table`` (pandas' HTML, values escaped) with each body row's first cell a
+    ``<th scope="row">``."""
+    import re
+
+    parts = re.split(r"(<tbody>.*</tbody>)", table, maxsplit=1, flags=re.S)
+    if len(parts) != 3:  # no body: nothing to head
+        return table
+    head, body, tail = parts
+    body = re.sub(r"(<tr[^>]*>\s*)<td>(.*?)</td>", r'\1<th scope="row">\2</th>', body, flags=re.S)
+    return head + body + tail

@@ -135,6 +135,51 @@ def _screen(text: str) -> list[str]:
     return ["".join(line).rstrip() for line in lines]
 
 
+def test_an_experiment_on_a_dumb_terminal_says_its_runs_in_plain_lines(tmp_path, monkeypatch):
+    # experiment drew its runs' bar only where it could redraw: a dumb terminal got the one
+    # "1 of N runs done ... more minutes" line (--task estimate: nothing) and then silence
+    # for the whole experiment; now a line as the runs start and one every few seconds
+    simulate_2pl(16, 60, random_state=4).matrix.to_long().to_parquet(tmp_path / "cal.parquet")
+    env = {"TERM": "dumb", "COLUMNS": "100", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    cal = str(tmp_path / "cal.parquet")
+    for argv, phase in (
+        (["experiment", cal, "--seeds", "2", "--budget", "100", "--out", str(tmp_path / "a")],
+         "runs ..."),
+        (["experiment", cal, "--task", "estimate", "--seeds", "1", "--budgets", "30",
+          "--out", str(tmp_path / "b")],
+         "held-out runs ..."),
+    ):  # fmt: skip
+        text = _on_a_pty(argv, env).decode("utf-8", "replace")
+        said = text.replace("\r\n", "\n").split("\n")
+        assert said[0] == phase, (argv[3], text[:400])  # said before the first run ends
+        assert "wrote" in text, text
+        assert "\x1b" not in text and "\r" not in "\n".join(said), repr(text[:300])
+    # and a line every PROGRESS_LINE_EVERY seconds while the runs last (the callback given)
+    import io
+    import time
+
+    from rich.console import Console
+
+    from latentbench.cli import _common, _select
+
+    clock = [0.0]
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=100)
+    monkeypatch.setattr(_select, "err_console", console)
+    monkeypatch.setattr(_select, "on_a_terminal", lambda stream: True)
+    monkeypatch.setattr(_select, "can_redraw", lambda stream: False)
+    lines = _select._runs_lines(False)
+    assert lines is not None and _select._runs_lines(True) is None  # none under -q
+    for done in range(0, 7):
+        lines("runs", done, 6)
+        clock[0] += 6.0
+    assert buffer.getvalue().splitlines() == [
+        "runs ...", "runs ... 2/6 (12 s)", "runs ... 4/6 (24 s)", "runs ... 6/6 (36 s)"
+    ]  # fmt: skip
+    assert _common.PROGRESS_LINE_EVERY == 10.0
+
+
 def test_no_color_draws_no_style_and_leaves_the_results_only(tmp_path):
     # NO_COLOR (no-color.org): rich's no_color drops colours but kept bold and dim, so the
     # progress line's phase and fit's "input:" heading were still written in bold on a

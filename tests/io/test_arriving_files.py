@@ -249,8 +249,7 @@ def test_a_live_items_file_from_windows(tmp_path):
         load_items(path)
     packed = tmp_path / "items.jsonl.gz"
     packed.write_bytes(gzip.compress("\n".join(lines).encode()))
-    with pytest.raises(InputError, match=r"items.jsonl.gz: a gzip-compressed file; .*gunzip -k"):
-        load_items(packed)
+    assert [item["id"] for item in load_items(packed)] == ["q0", "q1", "q2"]  # read as is
 
 
 # ------------------------------------------------------------------------------ paths
@@ -492,5 +491,4 @@ def test_report_item_metadata_from_windows_names_what_it_is(tmp_path):
             read_item_metadata(path)
     packed = tmp_path / "meta.csv.gz"
     packed.write_bytes(gzip.compress(b"item,cat\nq1,a\nq2,b\n"))
-    with pytest.raises(InputError, match=r"--items .*meta.csv.gz: a gzip-compressed file"):
-        read_item_metadata(packed)
+    assert list(read_item_metadata(packed)["item"]) == ["q1", "q2"]  # read as it is

@@ -198,3 +198,67 @@ def test_a_defect_in_a_compressed_csv_is_named_by_its_line(tmp_path):
     with pytest.raises(InputError) as again:
         ResponseMatrix.read(packed)
     assert str(again.value) == str(caught.value).replace("r.csv", "r.csv.gz")
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_live_items_and_report_item_metadata_read_a_compressed_file(tmp_path, suffix):
+    """The live-run items JSONL (``load_items``) and ``report --items`` (item metadata) refused
+    ``items.jsonl.gz`` and ``meta.csv.gz`` ("decompress it first") while every result reader
+    read them; now they read them as the plain file, with the same errors (a line named by
+    its number, UTF-16 said, a corrupt stream named, an archive refused)."""
+    import io
+    import json
+    import zipfile
+
+    from latentbench.io import load_items
+    from latentbench.report import read_item_metadata
+
+    lines = [json.dumps({"id": f"q{i}", "prompt": "p", "answer": "a"}) for i in range(3)]
+    items = tmp_path / f"items.jsonl{suffix}"
+    items.write_bytes(PACK[suffix](("\n".join(lines) + "\n").encode()))
+    assert load_items(items) == load_items_plain(tmp_path, lines)
+    items.write_bytes(PACK[suffix](("\n".join([*lines[:2], lines[2][:-3]])).encode()))
+    with pytest.raises(InputError, match=rf"items.jsonl{suffix}:3: not valid JSON"):
+        load_items(items)
+    items.write_bytes(PACK[suffix]("\n".join(lines).encode("utf-16")))
+    with pytest.raises(InputError, match=rf"items.jsonl{suffix}:1: not UTF-8 text .*UTF-16"):
+        load_items(items)
+    items.write_bytes(PACK[suffix]("\r".join(lines).encode()))  # CR-only line ends
+    assert [item["id"] for item in load_items(items)] == ["q0", "q1", "q2"]
+
+    table = b"item,cat\nq1,a\nq2,b\nNA,a\n"
+    meta = tmp_path / f"meta.csv{suffix}"
+    meta.write_bytes(PACK[suffix](table))
+    plain = tmp_path / "meta.csv"
+    plain.write_bytes(table)
+    pd.testing.assert_frame_equal(read_item_metadata(meta), read_item_metadata(plain))
+    assert list(read_item_metadata(meta)["item"]) == ["q1", "q2", "NA"]
+    frame = pd.DataFrame({"item": ["q1", "q2"], "cat": ["a", "b"]})
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer)
+    parquet = tmp_path / f"meta.parquet{suffix}"
+    parquet.write_bytes(PACK[suffix](buffer.getvalue()))
+    pd.testing.assert_frame_equal(read_item_metadata(parquet), frame)
+    meta.write_bytes(PACK[suffix](table.decode().encode("utf-16")))
+    with pytest.raises(InputError, match=rf"--items .*meta.csv{suffix}: line 1: .*UTF-16"):
+        read_item_metadata(meta)
+    meta.write_bytes(PACK[suffix](table)[:-12])  # a cut download
+    with pytest.raises(InputError, match=rf"meta.csv{suffix}: a corrupt or cut"):
+        read_item_metadata(meta)
+    items.write_bytes(PACK[suffix]("\n".join(lines).encode())[:-12])
+    with pytest.raises(InputError, match=rf"items.jsonl{suffix}: a corrupt or cut"):
+        load_items(items)
+    with zipfile.ZipFile(tmp_path / "items.zip", "w") as archive:
+        archive.writestr("items.jsonl", "\n".join(lines))
+    with pytest.raises(InputError, match=r"items.zip: a zip archive; .*unzip"):
+        load_items(tmp_path / "items.zip")
+    with pytest.raises(InputError, match=r"--items .*items.zip: a zip archive"):
+        read_item_metadata(tmp_path / "items.zip")
+
+
+def load_items_plain(tmp_path: Path, lines: list[str]) -> list[dict[str, str]]:
+    from latentbench.io import load_items
+
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text("\n".join(lines) + "\n")
+    return load_items(plain)

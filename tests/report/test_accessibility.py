@@ -342,3 +342,26 @@ def test_the_static_item_maps_points_stand_out_at_3_to_1(small_fit):
                 assert _contrast_on(tuple(rgba), background) >= 3.0, (rgba, background)
     finally:
         plt.close(fig)
+
+
+def test_the_item_curves_model_ticks_stand_out_at_3_to_1(small_fit):
+    # the rug of models under the item curves was grey 0.4 at 60% opacity: 2.5:1 on the
+    # white axes, under WCAG 2.1's 3:1 for a graphic needed to read the plot (1.4.11)
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
+
+    from latentbench.report import plots
+
+    _, result = small_fit
+    fig, ax = plt.subplots()
+    try:
+        plots.plot_item_curves(result, list(result.item_ids[:3]), ax, show_models=True)
+        rug = ax.lines[-1]
+        assert rug.get_marker() == "|" and rug.get_label().startswith("_")  # the models' ticks
+        alpha = rug.get_alpha()
+        assert alpha is not None and alpha < 1  # ticks of close models still show as denser
+        rgba = (*to_rgba(rug.get_color())[:3], alpha)
+        background = ax.get_facecolor()
+        assert _contrast_on(rgba, background) >= 3.0, (rgba, _contrast_on(rgba, background))
+    finally:
+        plt.close(fig)

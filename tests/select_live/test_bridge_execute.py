@@ -320,3 +320,28 @@ def test_the_logs_are_read_once_and_read_back_as_a_full_read(tmp_path, monkeypat
     later.write_text(later.read_text() + json.dumps({**row, "acc": 1 - row["acc"]}) + "\n")
     assert b._logged() == bridge()._logged()
     assert b._logged()[("m-a", "mmlu_bb/0")] == 1 - row["acc"]
+
+
+def test_a_logged_score_outside_0_1_is_refused_saying_to_choose_a_0_1_metric(tmp_path):
+    """A task logging bleu = 75.0 (a 0-100 metric): the bridge never uses it, and its error
+    names the file and line, the metric, the value and the range, and says to choose a 0-1
+    metric with the config's metric option (it said "rescale ... before ingesting", advice
+    for ingest, not for a live run)."""
+    from latentbench.exceptions import InputError
+
+    out = tmp_path / "out" / "m-a"
+    out.mkdir(parents=True)
+    meta = {"config": {"model": "x", "model_args": "pretrained=m-a"}, "lm_eval_version": "f"}
+    (out / "results_2026-01-01T00-00-00.000000.json").write_text(json.dumps(meta))
+    rows = [{"doc_id": k, "filter": "none", "metrics": ["bleu"], "bleu": 75.0 if k else 0.5}
+            for k in range(3)]  # fmt: skip
+    log = out / "samples_t_2026-01-01T00-00-00.000000.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    bridge = LmEvalBridgeOracle(["a"], ["m-a"], ["0", "1", "2"], "t", tmp_path / "out",
+                                tmp_path / "plans")  # fmt: skip
+    with pytest.raises(InputError) as caught:
+        list(bridge.evaluate_cells(0, np.array([0, 1, 2])))
+    said = str(caught.value)
+    assert f"{log}:2: field 'bleu': value 75.0 is outside [0, 1]" in said, said
+    assert "choose a 0-1 metric (acc, exact_match, ...) with [oracle] metric = 'NAME'" in said
+    assert "ingesting" not in said

@@ -323,3 +323,38 @@ def test_a_nan_answer_names_the_model_the_item_the_value_and_the_range(live_setu
         "model 'model-0', item 'q007': the oracle returned NaN (a failed evaluation, no "
         "score); expected a score in [0, 1]"
     ) in plain.message, plain.message
+
+
+@pytest.mark.parametrize("bad", [2.0, -1.0, 75.0, float("inf")])
+def test_a_score_outside_0_1_from_an_oracle_is_refused_and_stored_with_its_error(live_setup, bad):
+    """A plain oracle answering 2.0, -1 or 75 (a percentage) for one item, and a streaming
+    oracle doing the same, were stored and used as scores (every interval assumes [0, 1]):
+    each stops the run with an error naming the model, the item, the value and the range,
+    the bad answer stored as NaN with that error, every answer before it kept."""
+    from latentbench.select.oracles import CellResult
+
+    s = live_setup
+    config = s.write_config(run={"init_batch": 48, "batch_size": 8})
+    said = f"the oracle returned {bad!r}; expected a score in [0, 1]"
+
+    class Plain:
+        n_models, n_items = len(s.names), len(s.items)
+
+        def evaluate(self, model_index, item_indices):
+            return np.where(np.asarray(item_indices) == 7, bad, 1.0)
+
+    class Streaming(Plain):
+        def evaluate_cells(self, model_index, item_indices):
+            for pos, k in enumerate(np.asarray(item_indices)):
+                yield CellResult(pos, bad if k == 7 else 1.0)
+
+    for name, oracle in (("plain", Plain()), ("streaming", Streaming())):
+        path = s.tmp / f"{name}_{bad}.duckdb"
+        result = run_live(LiveConfig.from_toml(config), path, oracle=oracle)
+        assert result.status == "failed", (name, result.message)
+        assert f"model 'model-0', item 'q007': {said}" in result.message, result.message
+        with Store(path, read_only=True) as db:
+            rows = db.selection_observations(result.run_id)
+        assert len(rows) == 48 and rows["score"].notna().sum() == 47  # the others kept
+        ((score, error),) = rows.loc[rows["item"] == "q007", ["score", "error"]].to_numpy()
+        assert np.isnan(score) and error.startswith(said), (name, score, error)

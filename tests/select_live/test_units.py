@@ -213,3 +213,17 @@ def test_lm_eval_group_names_the_benchmark_and_excludes_task(tmp_path):
         path = _config(tmp_path, oracle=f'kind = "lm-eval"\n{oracle}')
         with pytest.raises(InputError, match=f"task = 'NAME'.*group = 'NAME'.*{said}"):
             run_live(path, tmp_path / "s.duckdb")
+
+
+def test_a_compressed_items_file_is_read_and_names_the_benchmark_by_its_content(tmp_path):
+    """``[items] path = "items.jsonl.gz"``: the items are read decompressed (they were refused,
+    "decompress it first"), and the stored benchmark is ``items``, not ``items.jsonl``."""
+    import gzip
+
+    path = _config(tmp_path)
+    items = tmp_path / "items.jsonl"
+    (tmp_path / "items.jsonl.gz").write_bytes(gzip.compress(items.read_bytes()))
+    path.write_text(path.read_text().replace('"items.jsonl"', '"items.jsonl.gz"'))
+    config = LiveConfig.from_toml(path)
+    assert config.load_items() == LiveConfig.from_toml(_config(tmp_path)).load_items()
+    assert config.benchmark_name == "items"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import re
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -439,17 +440,42 @@ def _cells(total: int, record: Any) -> str:
     return f" ({fmt(total)} in total, {share} of all cells)" if share else ""
 
 
+def _runs_lines(quiet: bool) -> Callable[[str, int | None, int | None], None] | None:
+    """Plain progress lines of an experiment's runs on a dumb terminal (``TERM=dumb``), where
+    no bar is drawn (:func:`progress_lines`); None elsewhere and under ``-q``.
+
+    Parameters
+    ----------
+    quiet : bool
+        ``-q``: no progress at all.
+
+    Returns
+    -------
+    callable or None
+        ``lines(phase, done, total)``, having said the runs' start (``runs ...``).
+    """
+    if quiet or not on_a_terminal(err_console) or can_redraw(err_console):
+        return None
+    return progress_lines(err_console)
+
+
 def _with_estimate(bar: Any, task: Any, n_jobs: int | None, quiet: bool) -> Any:
-    """The experiment's progress callback: advances the bar and, once the first runs are
-    done, says how long the rest will take at that pace (runs go n_jobs at a time)."""
+    """The experiment's progress callback: advances the bar (plain lines on a dumb terminal)
+    and, once the first runs are done, says how long the rest will take at that pace (runs
+    go n_jobs at a time)."""
     import os
     import time
 
     start, told = time.perf_counter(), [quiet]
     workers = n_jobs if n_jobs and n_jobs > 0 else os.cpu_count() or 1
+    lines = _runs_lines(quiet)
+    if lines is not None:
+        lines("runs", 0, None)  # said before the first run ends
 
     def progress(phase: str, done: int, total: int) -> None:  # phase: "runs"
         bar.update(task, completed=done, total=total)
+        if lines is not None:
+            lines("runs", done, total)
         if done >= 1 and not told[0]:
             told[0] = True
             elapsed = time.perf_counter() - start
@@ -824,6 +850,15 @@ def _estimate_task(
                 stop_on_sigint(say_stopping("held-out model")) as stop,
             ):
                 runs = bar.add_task("held-out runs", total=None)
+                lines = _runs_lines(quiet)
+                if lines is not None:
+                    lines("held-out runs", 0, None)  # said before the first run ends
+
+                def progress(_phase: str, done: int | None, total: int | None) -> None:
+                    bar.update(runs, completed=done, total=total)
+                    if lines is not None:
+                        lines("held-out runs", done, total)
+
                 result = estimate_experiment(
                     matrix,
                     budgets=marks,
@@ -833,9 +868,7 @@ def _estimate_task(
                     max_items=max_items,
                     delta=delta,
                     rank=int(fit_rank),
-                    progress=lambda _phase, done, total: bar.update(
-                        runs, completed=done, total=total
-                    ),
+                    progress=progress,
                     stop_event=stop,
                 )
         except InputError as exc:

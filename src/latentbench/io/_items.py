@@ -7,11 +7,18 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 from latentbench._checks import check_flag, json_problem
 from latentbench.exceptions import InputError
-from latentbench.io._arrival import encoding_hint, packed_advice, packed_kind, tilde_hint
+from latentbench.io._arrival import (
+    encoding_hint,
+    open_unpacked,
+    packed_advice,
+    packed_kind,
+    tilde_hint,
+    unpacking,
+)
 
 __all__ = ["load_items"]
 
@@ -27,11 +34,13 @@ def load_items(
 ) -> list[dict[str, str]]:
     """Read a JSONL dataset of items: one JSON object per line with id, prompt and answer.
 
-    Item text is data: it is only ever sent to an endpoint and compared by a scorer.
+    Item text is data: it is only ever sent to an endpoint and compared by a scorer. A file
+    compressed on its own (``items.jsonl.gz``, ``.bz2``, ``.xz``) is read decompressed.
 
     Parameters
     ----------
     path : path-like
+        The JSONL file, plain or compressed on its own.
     id_field, prompt_field, answer_field : str
         Field names in each object.
     require_prompt : bool
@@ -58,7 +67,7 @@ def load_items(
     _check_file(file, id_field)
     items: list[dict[str, str]] = []
     seen: dict[str, int] = {}
-    with file.open("rb") as handle:
+    with open_unpacked(file) as handle:  # gzip, bzip2, xz: decompressed as read
         for lineno, raw in enumerate(_lines(handle, file), start=1):
             where = f"{file}:{lineno}"
             # a byte-order mark (Notepad, PowerShell) before line 1 is not part of its record
@@ -80,7 +89,7 @@ def load_items(
     return items
 
 
-def _lines(handle: BinaryIO, file: Path) -> Iterable[bytes]:
+def _lines(handle: IO[bytes], file: Path) -> Iterable[bytes]:
     """The file's lines, ended at ``\\n`` (a CRLF line's ``\\r`` is JSON whitespace); a file
     with ``\\r`` but no ``\\n`` at all (CR-only line ends: old Mac, some editors) at ``\\r``.
     JSON never holds a raw ``\\r`` inside a string, so no record is cut."""
@@ -92,7 +101,7 @@ def _lines(handle: BinaryIO, file: Path) -> Iterable[bytes]:
 def _cr_only(file: Path) -> bool:
     """Whether ``file`` holds ``\\r`` and no ``\\n`` (read in chunks: items files can be big)."""
     seen_cr = False
-    with file.open("rb") as handle:
+    with open_unpacked(file) as handle:
         while chunk := handle.read(1 << 20):
             if b"\n" in chunk:
                 return False
@@ -112,7 +121,7 @@ def _check_file(file: Path, id_field: str) -> None:
             f"{file}: items file not found{tilde_hint(file)}; expected JSONL with {id_field!r}"
         )
     kind = packed_kind(file)
-    if kind is not None:
+    if kind is not None and unpacking(file) is None:  # an archive, zstd without a library
         raise InputError(packed_advice(file, kind, f"a JSONL items file with {id_field!r}"))
 
 

@@ -426,7 +426,7 @@ class IRTResult:
 
     def _repr_html_(self) -> str:
         """A notebook's view: the one-line repr, then the models by ability (best first)."""
-        return html_block(repr(self), self._ranked_abilities, whole=".abilities")
+        return html_block(repr(self), self._ranked_abilities, whole=".abilities", row_header=True)
 
     def _ranked_abilities(self) -> pd.DataFrame:
         shown = [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
@@ -9,7 +10,14 @@ import pandas as pd
 
 from latentbench._compat import TEXT, read_csv
 from latentbench.exceptions import InputError
-from latentbench.io._arrival import encoding_hint, packed_advice, packed_kind
+from latentbench.io._arrival import (
+    encoding_hint,
+    packed_advice,
+    packed_kind,
+    read_unpacked,
+    unpacked_path,
+    unpacking,
+)
 from latentbench.io._files import not_utf8
 
 __all__ = ["category_columns", "read_item_metadata"]
@@ -24,7 +32,8 @@ def read_item_metadata(path: str | os.PathLike[str]) -> pd.DataFrame:
     Parameters
     ----------
     path : path-like
-        A ``.csv`` or ``.parquet`` file.
+        A ``.csv`` or ``.parquet`` file, plain or compressed on its own (``meta.csv.gz``,
+        ``.bz2``, ``.xz``).
 
     Returns
     -------
@@ -34,21 +43,26 @@ def read_item_metadata(path: str | os.PathLike[str]) -> pd.DataFrame:
     file = Path(path)
     if not file.is_file():
         raise InputError(f"--items {file}: file not found")
-    suffix = file.suffix.lower()
+    suffix = unpacked_path(file).suffix.lower()  # meta.csv.gz: a .csv
     kind = packed_kind(file)
-    if kind is not None:
+    if kind is not None and unpacking(file) is None:  # an archive, zstd without a library
         raise InputError(f"--items {packed_advice(file, kind, 'a .csv or .parquet table')}")
+    data = read_unpacked(file) if unpacking(file) else None  # gzip, bzip2, xz
+
+    def source() -> Path | io.BytesIO:
+        return file if data is None else io.BytesIO(data)
+
     try:
         if suffix in (".parquet", ".pq"):
-            frame = pd.read_parquet(file)
+            frame = pd.read_parquet(source())
         elif suffix in (".csv", ".tsv"):
             sep = "\t" if suffix == ".tsv" else ","
             if encoding_hint(file):  # UTF-16 without a byte-order mark decodes as UTF-8
                 raise InputError(f"--items {not_utf8(file)}")
-            frame = read_csv(file, sep=sep, dtype=TEXT)
+            frame = read_csv(source(), sep=sep, dtype=TEXT)
             if "item" in frame.columns:  # an item called NA, None or null keeps its name
                 ids = read_csv(
-                    file, sep=sep, dtype=TEXT, keep_default_na=False, na_values=[""],
+                    source(), sep=sep, dtype=TEXT, keep_default_na=False, na_values=[""],
                     usecols=["item"],
                 )  # fmt: skip
                 frame["item"] = ids["item"]

@@ -177,7 +177,8 @@ def plot_item_curves(
         prob = 1.0 / (1.0 + np.exp(-(a * grid + b) / result.sigma))
         ax.plot(grid, prob, label=_text(ids[j]), **_series_style(k, grid, prob))
     if show_models:
-        ax.plot(theta, np.zeros_like(theta), "|", color="0.4", markersize=8, alpha=0.6)
+        # 0.4 grey at 80%: 3.6:1 on white (WCAG 1.4.11), still see-through where models crowd
+        ax.plot(theta, np.zeros_like(theta), "|", color="0.4", markersize=8, alpha=0.8)
     ax.set_ylim(-0.03, 1.03)
     ax.set_xlabel("ability theta")
     ax.set_ylabel("P(correct)")

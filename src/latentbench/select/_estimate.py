@@ -1790,7 +1790,7 @@ class EstimateSet:
                 f"interrupted: {len(rest):,} model(s) not estimated ("
                 f"{', '.join(rest[:5])}{', ...' if len(rest) > 5 else ''})"
             )
-        return html_block("\n".join(lines), self.to_frame, whole=".to_frame()")
+        return html_block("\n".join(lines), self.to_frame, whole=".to_frame()", row_header=True)
 
     def summary(self) -> str:
         """One line per model (prefixed by its name when there are several).

@@ -610,6 +610,7 @@ class SelectionRecord:
             repr(self),
             lambda: self.to_frame().sort_values("estimate", ascending=False, kind="stable"),
             whole=".to_frame()",
+            row_header=True,
         )
 
     def to_frame(self) -> pd.DataFrame:

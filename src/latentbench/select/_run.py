@@ -362,6 +362,7 @@ class SelectionResult:
             repr(self),
             lambda: self.to_frame().sort_values("estimate", ascending=False, kind="stable"),
             whole=".to_frame()",
+            row_header=True,
         )
 
     def to_frame(self) -> pd.DataFrame:

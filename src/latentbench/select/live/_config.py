@@ -17,7 +17,7 @@ from typing import Any
 from latentbench._checks import json_problem
 from latentbench.exceptions import InputError
 from latentbench.io import load_items
-from latentbench.io._arrival import tilde_hint
+from latentbench.io._arrival import tilde_hint, unpacked_path
 from latentbench.io._files import file_sha256
 from latentbench.io._secrets import SECRET_QUERY, argument_secret
 from latentbench.select._base import (
@@ -382,7 +382,7 @@ class LiveConfig:
             named = getattr(self.oracle, key, None)
             if named:
                 return str(named)
-        return self.items_path.stem if self.items_path is not None else "live"
+        return unpacked_path(self.items_path).stem if self.items_path is not None else "live"
 
     def load_items(self) -> list[dict[str, str]]:
         """The items of ``[items] path`` (see :func:`latentbench.io.load_items`).

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -107,6 +107,27 @@ def _leader(policy: Policy | None, model_ids: Sequence[str], started: bool) -> d
 
 _NAN = "the oracle returned NaN (a failed evaluation, no score); expected a score in [0, 1]"
 """The error of a cell an oracle answered with NaN and no error of its own."""
+
+
+def _out_of_range(value: float) -> str | None:
+    """The error of a score outside [0, 1] (every interval assumes bounded scores), else None.
+
+    Parameters
+    ----------
+    value : float
+        An oracle's answer without an error of its own (NaN is handled by :data:`_NAN`).
+
+    Returns
+    -------
+    str or None
+        The error naming the value and the range; None for NaN or a score in [0, 1].
+    """
+    if math.isnan(value) or 0 <= value <= 1:
+        return None
+    return (
+        f"the oracle returned {value!r}; expected a score in [0, 1] (rescale a percentage "
+        "or choose a 0-1 metric)"
+    )
 
 
 class DurableOracle:
@@ -413,6 +434,9 @@ class DurableOracle:
                 if cell.attempts > 0:  # paid requests are stored, never forgotten
                     self._commit(call, model, [(ids[pos], cell)])
                 continue
+            bad = None if cell.error is not None else _out_of_range(cell.score)
+            if bad is not None:  # refused at the boundary: stored as a failure, never used
+                cell = replace(cell, score=math.nan, error=bad)
             self._commit(call, model, [(ids[pos], cell)])  # stored before use
             scores[pos] = cell.score
             if cell.error is not None or math.isnan(cell.score):
@@ -441,12 +465,14 @@ class DurableOracle:
         model = self.model_ids[model_index]
         started = now_utc()
         plain = cast(Oracle, self.inner)
-        values = np.asarray(plain.evaluate(model_index, sub), dtype=np.float64)
+        values = np.array(plain.evaluate(model_index, sub), dtype=np.float64)  # a copy
         done = now_utc()
         cells = []
         for k, pos in enumerate(todo):
             value = float(values[k])
-            error = _NAN if math.isnan(value) else None
+            error = _NAN if math.isnan(value) else _out_of_range(value)
+            if error is not None:  # a score outside [0, 1] is refused, stored as a failure
+                value = values[k] = math.nan
             cells.append((ids[pos], CellResult(k, value, error, 1, started, done)))
             if error:
                 failures.append((model, ids[pos], error))

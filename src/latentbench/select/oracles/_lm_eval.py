@@ -183,14 +183,24 @@ class LmEvalBridgeOracle:
         if fresh:
             with warnings.catch_warnings():  # partial logs are the point of --samples
                 warnings.simplefilter("ignore", DataWarning)
-                frame, _ = read_results(
-                    "lm-eval",
-                    fresh,
-                    metric=self.metric,
-                    filter=self.filter,
-                    duplicates="latest",
-                    group=self.group,
-                )
+                try:
+                    frame, _ = read_results(
+                        "lm-eval",
+                        fresh,
+                        metric=self.metric,
+                        filter=self.filter,
+                        duplicates="latest",
+                        group=self.group,
+                    )
+                except InputError as exc:  # a score outside [0, 1] (bleu, a percentage)
+                    said, out, _ = str(exc).partition(" is outside [0, 1]")
+                    if not out:
+                        raise
+                    raise InputError(
+                        f"{said} is outside [0, 1]; expected a score in [0, 1]: choose a 0-1 "
+                        "metric (acc, exact_match, ...) with [oracle] metric = 'NAME' in the "
+                        "run's config (metric= of LmEvalBridgeOracle)"
+                    ) from None
             frame = frame[frame["benchmark"] == (self.group or self.task)]
             rows: dict[Path, list[tuple[str, str, float, float]]] = {q: [] for q in fresh}
             for m, i, s, t, f in zip(
