@@ -2779,7 +2779,8 @@ def _check_design_hash(recorded: str, cal: Calibration, where: str) -> None:
         "design was made from, or make the design with this calibration (the same responses "
         "fitted at another rank, read from a store instead of a file, or passed in Python as "
         "a ResponseMatrix or IRTResult instead of the file's path, are another calibration: a "
-        "file is identified by its bytes, a matrix in memory by its content; a fit directory "
-        "by its files' bytes, so a refit of the same responses, by this latentbench version or "
-        "another, is another calibration: a pre-registered design keeps its fit directory)"
+        "file is identified by its bytes (a compressed one by its decompressed bytes), a "
+        "matrix in memory by its content; a fit directory by its files' bytes, so a refit of "
+        "the same responses, by this latentbench version or another, is another calibration: "
+        "a pre-registered design keeps its fit directory)"
     )
