@@ -126,3 +126,21 @@ def test_a_file_that_cannot_be_read_by_rows_is_read_once(files, tmp_path, monkey
         assert len(reads) == 1
         said = [str(w.message) for w in caught]
         assert len(said) == 1 and "2 repeated (model, item) rows" in said[0]
+
+
+def test_a_file_read_whole_that_fails_says_its_warnings_once(tmp_path):
+    """A file read whole at the first try that then fails: its warnings said before the
+    error are said once (they were said twice, the file read twice), and its error stands."""
+    import warnings
+
+    path = tmp_path / "two.csv"
+    path.write_text("benchmark,item,score\nb1,a,1\nb1,b,0\nb2,c,1\nb2,c,0\n")
+    said = {}
+    for models in (None, ["two"], ["other"]):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pytest.raises(InputError, match="item 'c' is on line 5 again"):
+                read_responses(path, models=models)
+        said[str(models)] = [str(w.message) for w in caught]
+    assert len(said["None"]) == 1 and "column 'benchmark' holds 2 benchmarks" in said["None"][0]
+    assert said["['two']"] == said["['other']"] == said["None"]

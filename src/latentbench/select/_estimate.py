@@ -551,18 +551,24 @@ def read_responses(
         if models is None or isinstance(path, pd.DataFrame) or source != "table":
             return read(None)
         by_rows: list[bool] = []  # whether the file was read by rows (else it was read whole)
+        caught: list[warnings.WarningMessage] = []
+
+        def say() -> None:  # a by-rows read's warnings, once it stands; a whole read's
+            for w in caught:
+                warnings.warn(w.message, w.category, stacklevel=user_stacklevel())
+
         try:
-            with warnings.catch_warnings(record=True) as caught:  # said once the read stands
+            with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 answers = read([str(m) for m in models], by_rows)
         except InputError:  # said as the whole file's read says it (its line, its models)
-            if not by_rows:
+            if not by_rows:  # the file was read whole: its error and warnings stand
+                say()
                 raise
             return read(None)
         if by_rows and not all(str(m) in answers for m in models):
             return read(None)  # a name the rows lack: the whole file's models are named
-        for w in caught:
-            warnings.warn(w.message, w.category, stacklevel=user_stacklevel())
+        say()
         return answers
 
     answers, said = _said_while(some_or_all)
