@@ -47,3 +47,41 @@ def test_a_design_from_the_plain_file_is_accepted_with_its_gzipped_copy(files):
     packed = estimate(folder / "a" / "cal.csv.gz", answers, items=design, cache=False)
     assert (packed.score, packed.lower, packed.upper) == (plain.score, plain.lower, plain.upper)
     assert packed.calibration_hash == plain.calibration_hash
+
+
+def test_two_gzipped_checkpoints_of_one_model_are_labelled_as_the_plain_files(tmp_path):
+    """compare of two files of one model name labels each side by its file's stem, and the
+    draw is seeded on the labels: ckpt1000.csv.gz was labelled '(ckpt1000.csv)', so the
+    gzipped checkpoints drew other items than the plain files (the command too)."""
+    import json
+
+    import numpy as np
+    import pandas as pd
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+    from latentbench.select import compare
+
+    rng = np.random.default_rng(0)
+    cells = [(f"m{i}", str(j), float(rng.random() < 0.6)) for i in range(8) for j in range(40)]
+    calibration = tmp_path / "calib.parquet"
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_parquet(calibration)
+    for name, ones in (("ckpt1000", 15), ("ckpt2000", 25)):
+        scores = np.r_[np.ones(ones), np.zeros(40 - ones)]
+        frame = pd.DataFrame({"item": [str(j) for j in range(40)], "score": scores})
+        plain = tmp_path / f"{name}.csv"
+        frame.assign(model="org/my-model").to_csv(plain, index=False)
+        (tmp_path / f"{name}.csv.gz").write_bytes(gzip.compress(plain.read_bytes()))
+    plain = compare(calibration, tmp_path / "ckpt1000.csv", tmp_path / "ckpt2000.csv",
+                    budget=12, seed=1)  # fmt: skip
+    packed = compare(calibration, tmp_path / "ckpt1000.csv.gz", tmp_path / "ckpt2000.csv.gz",
+                     budget=12, seed=1)  # fmt: skip
+    assert (packed.model_a, packed.model_b) == (plain.model_a, plain.model_b)
+    assert packed.items == plain.items
+    _register()
+    files = [str(tmp_path / "ckpt1000.csv.gz"), str(tmp_path / "ckpt2000.csv.gz")]
+    args = ["compare", str(calibration), *files, "--budget", "12", "--seed", "1", "--json"]
+    outcome = CliRunner().invoke(app, args)
+    assert outcome.exit_code == 0, outcome.output
+    record = json.loads(outcome.output)
+    assert (record["model_a"], record["items"]) == (plain.model_a, list(plain.items))
