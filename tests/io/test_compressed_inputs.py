@@ -284,3 +284,13 @@ def test_a_plain_csv_named_as_compressed_is_read_as_the_plain_file(tmp_path, suf
         assert list(got) == list(want)
         for name in want:
             pd.testing.assert_series_equal(got[name], want[name])
+    # report --items (item metadata) as well: it was refused ('could not be read (Not a
+    # gzipped file)')
+    from latentbench.report import read_item_metadata
+
+    meta = tmp_path / "meta.csv"
+    meta.write_text("item,category\na,x\nb,y\n")
+    shutil.copy(meta, tmp_path / f"meta.csv{suffix}")
+    pd.testing.assert_frame_equal(
+        read_item_metadata(tmp_path / f"meta.csv{suffix}"), read_item_metadata(meta)
+    )
