@@ -262,3 +262,35 @@ def load_items_plain(tmp_path: Path, lines: list[str]) -> list[dict[str, str]]:
     plain = tmp_path / "plain.jsonl"
     plain.write_text("\n".join(lines) + "\n")
     return load_items(plain)
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_a_plain_csv_named_as_compressed_is_read_as_the_plain_file(tmp_path, suffix):
+    """A file is judged compressed by its first bytes: a plain CSV named ``x.csv.gz`` (saved
+    by a tool that names files ahead, or decompressed by a browser and kept its name) is read
+    as plain text. pandas went by the name and raised ``BadGzipFile`` (a traceback) from
+    ResponseMatrix.read, read_responses and the by-rows read of ``--model``."""
+    from latentbench.select import read_responses
+
+    frame = pd.DataFrame({"model": ["m1", "m1", "m2"], "item": ["a", "b", "a"],
+                          "score": [1.0, 0.0, 1.0]})  # fmt: skip
+    plain = tmp_path / "r.csv"
+    frame.to_csv(plain, index=False)
+    named = tmp_path / f"r.csv{suffix}"
+    shutil.copy(plain, named)
+    assert list(ResponseMatrix.read(named).model_ids) == list(ResponseMatrix.read(plain).model_ids)
+    for models in (None, ["m2"]):
+        got, want = read_responses(named, models=models), read_responses(plain, models=models)
+        assert list(got) == list(want)
+        for name in want:
+            pd.testing.assert_series_equal(got[name], want[name])
+    # report --items (item metadata) as well: it was refused ('could not be read (Not a
+    # gzipped file)')
+    from latentbench.report import read_item_metadata
+
+    meta = tmp_path / "meta.csv"
+    meta.write_text("item,category\na,x\nb,y\n")
+    shutil.copy(meta, tmp_path / f"meta.csv{suffix}")
+    pd.testing.assert_frame_equal(
+        read_item_metadata(tmp_path / f"meta.csv{suffix}"), read_item_metadata(meta)
+    )

@@ -100,3 +100,47 @@ def test_a_model_column_of_numbers_is_read_whole(tmp_path):
     pd.DataFrame({"model": [1, 1, 2, 2], "item": ["a", "b", "a", "b"], "score": [1, 0, 0, 1]}
                  ).to_parquet(path)  # fmt: skip
     assert list(read_responses(path, models=["2"])) == ["1", "2"]
+
+
+def test_a_file_that_cannot_be_read_by_rows_is_read_once(files, tmp_path, monkeypatch):
+    """A file of one model without a 'model' column (or any file read whole): a name it lacks
+    read it whole twice, and said each of its warnings twice."""
+    import warnings
+
+    from latentbench.io import _files
+
+    folder, new = files
+    rows = pd.read_csv(folder / "new.csv", dtype=str)
+    one = rows[rows["model"] == new[0]].drop(columns="model")
+    path = tmp_path / "resp.csv"
+    pd.concat([one, one.head(2)]).to_csv(path, index=False)  # two repeated rows: warned
+    reads = []
+    whole = _files.read_table_file
+    monkeypatch.setattr(_files, "read_table_file", lambda p: reads.append(p) or whole(p))
+    for name in ("resp", "other"):
+        reads.clear()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            answers = read_responses(path, models=[name])
+        assert list(answers) == ["resp"]
+        assert len(reads) == 1
+        said = [str(w.message) for w in caught]
+        assert len(said) == 1 and "2 repeated (model, item) rows" in said[0]
+
+
+def test_a_file_read_whole_that_fails_says_its_warnings_once(tmp_path):
+    """A file read whole at the first try that then fails: its warnings said before the
+    error are said once (they were said twice, the file read twice), and its error stands."""
+    import warnings
+
+    path = tmp_path / "two.csv"
+    path.write_text("benchmark,item,score\nb1,a,1\nb1,b,0\nb2,c,1\nb2,c,0\n")
+    said = {}
+    for models in (None, ["two"], ["other"]):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pytest.raises(InputError, match="item 'c' is on line 5 again"):
+                read_responses(path, models=models)
+        said[str(models)] = [str(w.message) for w in caught]
+    assert len(said["None"]) == 1 and "column 'benchmark' holds 2 benchmarks" in said["None"][0]
+    assert said["['two']"] == said["['other']"] == said["None"]

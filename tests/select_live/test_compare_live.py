@@ -339,3 +339,23 @@ def test_a_store_of_a_live_comparison_is_listed_and_drawn_by_report(live_setup):
     assert "1 comparison (compare --live)" in " ".join(res.output.split())
     with pytest.raises(InputError, match="is a live comparison"):
         SelectionRecord.from_store(store, run_id)
+
+
+def test_exporting_a_store_of_a_live_comparison_only_names_compare_live(live_setup):
+    """`export` of a store holding only a `compare --live` run said that `estimate --live`
+    never copies its answers into the responses, and that report draws an estimate's: the
+    run is a comparison, which the note did not name."""
+    from latentbench.cli import _register, app
+
+    _register()
+    s = live_setup
+    store = s.tmp / "only.duckdb"
+    done = compare_live(_calibration(s), s.write_config(), store, model_a="model-0",
+                        model_b="model-1", budget=3)  # fmt: skip
+    res = CliRunner().invoke(app, ["export", str(s.tmp / "all.csv"), "--store", str(store)])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "holds no responses, only 1 live run(s)" in text
+    assert done.options["live"]["run_id"] in text
+    assert "`compare --live` never copy them into the responses" in text
+    assert "a live comparison's result" in text

@@ -1285,12 +1285,20 @@ def _other_model(a: str | None, b: str | None, data: Any) -> tuple[str | None, s
     return a, b
 
 
+def _unpacked_stem(path: Path) -> str:
+    """The stem of ``path`` less a compression suffix (``ckpt1000.csv.gz``: ``ckpt1000``, as
+    ``ckpt1000.csv``), as :func:`~latentbench.select.compare` labels a checkpoint's file."""
+    packed = path.suffix.lower() in (".gz", ".bz2", ".xz", ".zst") and bool(path.stem)
+    return Path(path.stem).stem if packed else path.stem
+
+
 def _checkpoints(
     name: str, data_a: Any, data_b: Any, path_a: Path, path_b: Path
 ) -> tuple[Any, Any, str, str]:
     """One model ``name`` in two files: each side labelled by its file's stem (by its path
     when the stems are the same)."""
-    a, b = f"{name} ({path_a.stem})", f"{name} ({path_b.stem})"
+    stem_a, stem_b = _unpacked_stem(path_a), _unpacked_stem(path_b)
+    a, b = f"{name} ({stem_a})", f"{name} ({stem_b})"
     if a == b:
         a, b = f"{name} ({path_a})", f"{name} ({path_b})"
     return {a: data_a[name]}, {b: data_b[name]}, a, b

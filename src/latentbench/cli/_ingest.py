@@ -431,9 +431,10 @@ def export(
         err_console.print(
             f"note: {escape(str(store))} holds no responses, only {len(runs):,} live run(s) "
             f"(e.g. {escape(str(runs[0]['run_id']))}) whose answers stay with the run: "
-            "`estimate --live` never copies them into the responses (that would change the "
-            "calibration's benchmark), `select live` copies them when its run ends; "
-            "`latentbench report STORE` draws an estimate's items and answers, and in Python "
+            "`estimate --live` and `compare --live` never copy them into the responses (that "
+            "would change the calibration's benchmark), `select live` copies them when its run "
+            "ends; `latentbench report STORE` draws an estimate's items and answers, or a live "
+            "comparison's result, and in Python "
             "Store(STORE).selection_observations(RUN_ID) returns them",
             soft_wrap=True,
         )

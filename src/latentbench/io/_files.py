@@ -130,7 +130,10 @@ def read_csv_text(path: str | Path) -> pd.DataFrame:
     data = read_unpacked(file) if unpacking(file) else None
     source: Path | io.BytesIO = file if data is None else io.BytesIO(data)
     try:
-        frame = read_csv(source, sep=sep, dtype=TEXT, keep_default_na=False, na_values=[""])
+        # compression=None: a path here holds plain bytes (decompressed ones are in a
+        # BytesIO); pandas would go by the name (a plain r.csv.gz: BadGzipFile)
+        frame = read_csv(source, sep=sep, dtype=TEXT, keep_default_na=False, na_values=[""],
+                         compression=None)  # fmt: skip
     except pd.errors.EmptyDataError:
         raise InputError(f"{file}: the file is empty; expected a header line") from None
     except UnicodeDecodeError:
@@ -345,7 +348,7 @@ def read_table_rows(
     kept = []
     try:
         with pd.read_csv(source, sep=sep, dtype=TEXT, keep_default_na=False, na_values=[""],
-                         chunksize=chunk_rows) as chunks:  # fmt: skip
+                         chunksize=chunk_rows, compression=None) as chunks:  # fmt: skip
             for chunk in chunks:
                 kept.append(chunk.loc[chunk[column].isin(wanted).to_numpy()])
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, UnicodeDecodeError):

@@ -59,11 +59,13 @@ def read_item_metadata(path: str | os.PathLike[str]) -> pd.DataFrame:
             sep = "\t" if suffix == ".tsv" else ","
             if encoding_hint(file):  # UTF-16 without a byte-order mark decodes as UTF-8
                 raise InputError(f"--items {not_utf8(file)}")
-            frame = read_csv(source(), sep=sep, dtype=TEXT)
+            # compression=None: a path here holds plain bytes (a plain meta.csv.gz too:
+            # pandas would go by the name)
+            frame = read_csv(source(), sep=sep, dtype=TEXT, compression=None)
             if "item" in frame.columns:  # an item called NA, None or null keeps its name
                 ids = read_csv(
                     source(), sep=sep, dtype=TEXT, keep_default_na=False, na_values=[""],
-                    usecols=["item"],
+                    usecols=["item"], compression=None,
                 )  # fmt: skip
                 frame["item"] = ids["item"]
         else:

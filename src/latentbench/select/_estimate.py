@@ -534,7 +534,7 @@ def read_responses(
 
     from latentbench.select._estimate_calibration import _said_while
 
-    def read(only: list[str] | None) -> dict[str, pd.Series]:
+    def read(only: list[str] | None, by_rows: list[bool] | None = None) -> dict[str, pd.Series]:
         return _read_responses(
             path,
             source=source,
@@ -544,16 +544,32 @@ def read_responses(
             group=group,
             duplicates=duplicates,
             models=only,
+            by_rows=by_rows,
         )
 
     def some_or_all() -> dict[str, pd.Series]:
         if models is None or isinstance(path, pd.DataFrame) or source != "table":
             return read(None)
+        by_rows: list[bool] = []  # whether the file was read by rows (else it was read whole)
+        caught: list[warnings.WarningMessage] = []
+
+        def say() -> None:  # a by-rows read's warnings, once it stands; a whole read's
+            for w in caught:
+                warnings.warn(w.message, w.category, stacklevel=user_stacklevel())
+
         try:
-            answers = read([str(m) for m in models])
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                answers = read([str(m) for m in models], by_rows)
         except InputError:  # said as the whole file's read says it (its line, its models)
+            if not by_rows:  # the file was read whole: its error and warnings stand
+                say()
+                raise
             return read(None)
-        return answers if all(str(m) in answers for m in models) else read(None)
+        if by_rows and not all(str(m) in answers for m in models):
+            return read(None)  # a name the rows lack: the whole file's models are named
+        say()
+        return answers
 
     answers, said = _said_while(some_or_all)
     if said:  # said once here, and kept with each model's result (estimate.json's warnings)
@@ -579,9 +595,11 @@ def _read_responses(
     group: str | None,
     duplicates: str | None,
     models: list[str] | None = None,
+    by_rows: list[bool] | None = None,
 ) -> dict[str, pd.Series]:
     """:func:`read_responses`, its warnings said as they come; ``models``: read only their
-    rows (None: when the file cannot be read so, the caller reads it whole)."""
+    rows where the file allows it (``True`` appended to ``by_rows`` when it did; else the
+    file was read whole)."""
     import pandas as pd
 
     from latentbench.io._matrix_checks import (
@@ -606,7 +624,7 @@ def _read_responses(
                 f"{', '.join(given)}: applies to a tool's results; expected source= the tool "
                 "that wrote the results (lm-eval, ...), or a table holding one metric"
             )
-        frame, file, stem = _responses_frame(path, models)
+        frame, file, stem = _responses_frame(path, models, by_rows)
     else:
         options = {
             "metric": metric,
@@ -699,12 +717,15 @@ def _tool_results(
 
 
 def _responses_frame(
-    path: str | os.PathLike[str] | pd.DataFrame, models: list[str] | None = None
+    path: str | os.PathLike[str] | pd.DataFrame,
+    models: list[str] | None = None,
+    by_rows: list[bool] | None = None,
 ) -> tuple[pd.DataFrame, str, str]:
     """The answers table with a fresh index (a wide pivot's model index made its ``model``
     column), what messages call it, and the name of a model that the table does not name;
     with ``models``, a file's rows of those models only where the file allows it
-    (:func:`~latentbench.io._files.read_table_rows`), else all."""
+    (:func:`~latentbench.io._files.read_table_rows`; ``True`` then appended to ``by_rows``),
+    else all."""
     import pandas as pd
 
     from latentbench.io._arrival import unpacked_path
@@ -722,6 +743,8 @@ def _responses_frame(
     stem = unpacked_path(path).stem  # RESP.csv.gz: the model 'RESP'
     rows = None if models is None else read_table_rows(Path(path), "model", models)
     frame = read_table_file(Path(path)) if rows is None else rows
+    if rows is not None and by_rows is not None:
+        by_rows.append(True)
     return frame.reset_index(drop=True), str(path), stem
 
 
@@ -2779,7 +2802,8 @@ def _check_design_hash(recorded: str, cal: Calibration, where: str) -> None:
         "design was made from, or make the design with this calibration (the same responses "
         "fitted at another rank, read from a store instead of a file, or passed in Python as "
         "a ResponseMatrix or IRTResult instead of the file's path, are another calibration: a "
-        "file is identified by its bytes, a matrix in memory by its content; a fit directory "
-        "by its files' bytes, so a refit of the same responses, by this latentbench version or "
-        "another, is another calibration: a pre-registered design keeps its fit directory)"
+        "file is identified by its bytes (a compressed one by its decompressed bytes), a "
+        "matrix in memory by its content; a fit directory by its files' bytes, so a refit of "
+        "the same responses, by this latentbench version or another, is another calibration: "
+        "a pre-registered design keeps its fit directory)"
     )

@@ -499,8 +499,13 @@ def _content_hash(*parts: Any) -> str:
 
 
 def _file_hash(path: Path) -> str:
+    """SHA-256 of a file's content: a file compressed on its own (``cal.csv.gz``) by its
+    decompressed bytes, so that every compressed copy of a file (gzip's header holds a time)
+    is the plain file's calibration."""
+    from latentbench.io._arrival import open_unpacked
+
     h = hashlib.sha256()
-    with path.open("rb") as fh:
+    with open_unpacked(path) as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()

@@ -482,7 +482,11 @@ def _checkpoint_labels(name: str, path_a: Path, path_b: Path) -> tuple[str, str]
     ``_checkpoints``, which reads a tool's results itself), so the draw (seeded on the two
     names) is the same from the command line and from Python.
     """
-    a, b = f"{name} ({path_a.stem})", f"{name} ({path_b.stem})"
+    from latentbench.io._arrival import unpacked_path
+
+    # the name less a compression suffix: ckpt1000.csv.gz is labelled as ckpt1000.csv
+    stem_a, stem_b = unpacked_path(path_a).stem, unpacked_path(path_b).stem
+    a, b = f"{name} ({stem_a})", f"{name} ({stem_b})"
     if a == b:
         a, b = f"{name} ({path_a})", f"{name} ({path_b})"
     return a, b
