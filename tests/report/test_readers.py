@@ -383,3 +383,17 @@ def test_an_estimate_experiment_names_its_inputs_hash_and_version(tmp_path):
     page = report_from(tmp_path / "exp").html
     said = f"Input SHA-256 {digest[:12]}\u2026; run by latentbench {__version__}."
     assert said in page, re.findall(r"Input SHA[^<]*", page)
+
+
+def test_a_compressed_matrix_page_is_titled_by_its_plain_name(tmp_path):
+    """``report r.csv.gz`` was titled ``r.csv`` (the stem of the compressed name)."""
+    import numpy as np
+
+    from latentbench.report import report_from
+
+    rng = np.random.default_rng(0)
+    cells = [(f"m{i}", f"q{j}", float(rng.random() < 0.5)) for i in range(12) for j in range(30)]
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_csv(
+        tmp_path / "r.csv.gz", index=False
+    )
+    assert "<title>latentbench report: r</title>" in report_from(tmp_path / "r.csv.gz").html

@@ -425,7 +425,8 @@ def report_from(
     # the items the reader left out (no observed score): on the page too, as fit.json has them
     dropped = _dropped_items_notes(kind, source, matrix)
     notes += dropped
-    name = source.stem if source.is_file() else source.name
+    # a file compressed on its own is titled as its plain file (r.csv.gz: r, not r.csv)
+    name = _unpacked(source).stem if source.is_file() else source.name
     if kind == "selection" and source.is_file() and source.parent.name:
         name = f"{source.parent.name}/{source.name}"  # 'selection' alone names no run
     provenance = _provenance(kind, source, responses, notes) if result is not None else {}
@@ -729,3 +730,10 @@ def _bootstrap(
         random_state=seed,
         progress=replicates,
     )
+
+
+def _unpacked(path: Path) -> Path:
+    """``path`` less its compression suffix (``io._arrival.unpacked_path``)."""
+    from latentbench.io._arrival import unpacked_path
+
+    return unpacked_path(path)
