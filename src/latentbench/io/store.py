@@ -40,7 +40,8 @@ import re
 import time
 import uuid
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,42 @@ class IngestResult(dict):
     ``duplicates="mean"``), ``n_replaced`` stored rows changed and ``n_older`` conflicting
     rows not written because the stored row is newer (``duplicates="latest"``) (a dict,
     JSON-ready)."""
+
+
+WORK_MEMORY = 2 * 1024**3
+"""DuckDB's memory limit in bytes while a whole-table statement runs (an ingest, an export,
+the summary of ``ls``): above it DuckDB's sorts, joins and groupings spill to temporary files
+beside the store instead of holding every row in memory (under DuckDB's own default, 80% of
+the machine's memory, a 24M-row export peaked at 9 GB). The rows written are the same."""
+
+_UNITS = {"bytes": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4}
+_UNITS.update({"kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4})
+
+
+def _limit_bytes(text: str) -> float:
+    """DuckDB's spelling of a memory limit (``'18.8 GiB'``) in bytes; unknown: infinite."""
+    found = re.fullmatch(r"\s*([0-9.]+)\s*([A-Za-z]+)\s*", text)
+    if found is None or found.group(2).lower() not in _UNITS:
+        return float("inf")
+    return float(found.group(1)) * _UNITS[found.group(2).lower()]
+
+
+@contextmanager
+def _bounded_memory(connection: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Lower ``connection``'s memory limit to :data:`WORK_MEMORY` (never raise it) for the
+    statements of the block, then restore the limit it had."""
+    query = "SELECT current_setting('memory_limit')"
+    previous = str(connection.execute(query).fetchall()[0][0])
+    if _limit_bytes(previous) <= WORK_MEMORY:
+        yield
+        return
+    connection.execute(f"SET memory_limit = '{WORK_MEMORY}B'")
+    try:
+        yield
+    finally:
+        connection.execute("RESET memory_limit")
+        if str(connection.execute(query).fetchall()[0][0]) != previous:
+            connection.execute(f"SET memory_limit = '{previous}'")  # set before: put back
 
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".json", ".jsonl")
@@ -447,7 +484,13 @@ class Store(SelectionRuns):
             raise InputError(
                 f"duplicates={duplicates!r}; expected one of {', '.join(DUPLICATE_POLICIES)}"
             )
-        table = to_arrow(frame)
+        with _bounded_memory(self.connection):  # DuckDB's joins and groupings spill
+            return self._ingest_rows(to_arrow(frame), report, duplicates)
+
+    def _ingest_rows(
+        self, table: pa.Table, report: LoadReport | None, duplicates: str
+    ) -> IngestResult:
+        """:meth:`ingest` of the canonical Arrow rows ``table``."""
         table = self._one_row_per_key(table, duplicates, report)
         n_rows = table.num_rows
         run_id = uuid.uuid4().hex
@@ -733,6 +776,10 @@ class Store(SelectionRuns):
             ``observed_fraction``, ``is_binary``, ``choices`` and ``sources``, one row per
             benchmark in name order.
         """
+        with _bounded_memory(self.connection):  # groupings of every row: they spill
+            return self._summary()
+
+    def _summary(self) -> pd.DataFrame:
         return self.connection.execute(
             """
             WITH reduced AS (  -- the cells as Store.matrix gives them: trials averaged
@@ -1176,7 +1223,8 @@ class Store(SelectionRuns):
         target = staging_path(final, suffix=suffix) if staged else final
         quoted = duckdb_path(target).replace("'", "''")
         try:
-            self.connection.execute(f"COPY ({query}) TO '{quoted}' ({options})", params)
+            with _bounded_memory(self.connection):  # the sort spills: the same bytes
+                self.connection.execute(f"COPY ({query}) TO '{quoted}' ({options})", params)
             if staged:
                 os.replace(target, final)
         except (duckdb.Error, OSError) as exc:  # unwritable, disk full, ...
