@@ -248,7 +248,8 @@ def _long_rows(
     scores = _scores(frame["score"], path, offset, "score", rows)
     keep = ~np.isnan(scores)
     report.drop("empty score (missing)", int((~keep).sum()))
-    kept = frame.loc[keep].reset_index(drop=True)
+    # every row scored (the usual case): the table as it is, not a copy of its columns
+    kept = (frame if keep.all() else frame.loc[keep]).reset_index(drop=True)
     kept_rows = rows[keep]
     data = pd.DataFrame(
         {
