@@ -112,11 +112,15 @@ def _limit_bytes(text: str) -> float:
 
 @contextmanager
 def _bounded_memory(connection: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """Lower ``connection``'s memory limit to :data:`WORK_MEMORY` (never raise it) for the
-    statements of the block, then restore the limit it had."""
+    """Lower ``connection``'s memory limit to :data:`WORK_MEMORY` for the statements of the
+    block when it has DuckDB's default limit, then reset it. A limit set on the connection
+    (``store.connection.execute("SET memory_limit = ...")``) is the caller's: kept as it is
+    (DuckDB spells it to 0.1 GiB, so setting it back from that spelling would drift)."""
     query = "SELECT current_setting('memory_limit')"
-    previous = str(connection.execute(query).fetchall()[0][0])
-    if _limit_bytes(previous) <= WORK_MEMORY:
+    current = str(connection.execute(query).fetchall()[0][0])
+    with duckdb.connect() as fresh:  # DuckDB's default on this machine
+        default = str(fresh.execute(query).fetchall()[0][0])
+    if current != default or _limit_bytes(current) <= WORK_MEMORY:
         yield
         return
     connection.execute(f"SET memory_limit = '{WORK_MEMORY}B'")
@@ -124,8 +128,6 @@ def _bounded_memory(connection: duckdb.DuckDBPyConnection) -> Iterator[None]:
         yield
     finally:
         connection.execute("RESET memory_limit")
-        if str(connection.execute(query).fetchall()[0][0]) != previous:
-            connection.execute(f"SET memory_limit = '{previous}'")  # set before: put back
 
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".json", ".jsonl")
