@@ -837,6 +837,10 @@ class Store(SelectionRuns):
             self._known(benchmark)
         where = "WHERE benchmark = ?" if benchmark is not None else ""
         params = [benchmark] if benchmark is not None else []
+        with _bounded_memory(self.connection):  # groupings of every row: they spill
+            return self._coverage(where, params)
+
+    def _coverage(self, where: str, params: list[str]) -> pd.DataFrame:
         return self.connection.execute(
             f"""
             WITH base AS (SELECT * FROM responses {where}),
