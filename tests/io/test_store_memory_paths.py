@@ -166,3 +166,17 @@ def test_text_columns_go_to_the_store_without_a_copy(tmp_path):
     assert table.column("model").to_pylist() == frame["model"].tolist()
     plain = to_arrow(frame.astype({"model": object}))  # Python strings: 32-bit offsets
     assert plain.column("model").to_pylist() == frame["model"].tolist()
+
+
+def test_an_in_memory_store_keeps_duckdbs_limit(tmp_path):
+    # DuckDB would spill into the working folder: an in-memory store holds its rows as before
+    frame, report = read_results("table", _table(tmp_path), benchmark="lb")
+    with Store(":memory:") as db:
+        before = _limit(db.connection)
+        spy = _Spy(db.connection)
+        db.connection = spy  # type: ignore[assignment]
+        db.ingest(frame, report)
+        db.export(tmp_path / "out.csv")
+        assert spy.limits == [before, before]
+        db.connection = spy.connection
+    assert (tmp_path / "out.csv").read_text().count("\n") == 6

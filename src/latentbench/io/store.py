@@ -115,12 +115,19 @@ def _bounded_memory(connection: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """Lower ``connection``'s memory limit to :data:`WORK_MEMORY` for the statements of the
     block when it has DuckDB's default limit, then reset it. A limit set on the connection
     (``store.connection.execute("SET memory_limit = ...")``) is the caller's: kept as it is
-    (DuckDB spells it to 0.1 GiB, so setting it back from that spelling would drift)."""
+    (DuckDB spells it to 0.1 GiB, so setting it back from that spelling would drift). Where
+    DuckDB cannot spill (an in-memory store, a store in a folder that cannot be written) the
+    limit is left as it is: a spill there would fail where holding the rows succeeded."""
     query = "SELECT current_setting('memory_limit')"
     current = str(connection.execute(query).fetchall()[0][0])
     with duckdb.connect() as fresh:  # DuckDB's default on this machine
         default = str(fresh.execute(query).fetchall()[0][0])
-    if current != default or _limit_bytes(current) <= WORK_MEMORY:
+    spill = str(connection.execute("SELECT current_setting('temp_directory')").fetchall()[0][0])
+    # DuckDB spills beside a store file (``S.duckdb.tmp``); an in-memory store (``.tmp`` in
+    # the working folder) or a folder that cannot be written keeps DuckDB's default
+    folder = os.path.dirname(spill).encode("utf-8")  # DuckDB's UTF-8, under any locale
+    spills = os.path.isabs(spill) and os.access(folder, os.W_OK)
+    if current != default or _limit_bytes(current) <= WORK_MEMORY or not spills:
         yield
         return
     connection.execute(f"SET memory_limit = '{WORK_MEMORY}B'")
