@@ -169,6 +169,22 @@ _DEFAULTS: dict[str, str | None] = {"split": UNKNOWN_SPLIT, "flag": None}
 """Canonical columns a frame may omit, with the value they then take."""
 
 
+def _schema_of(frame: pd.DataFrame) -> pa.Schema:
+    """:data:`CANONICAL_SCHEMA`, with ``large_string`` for the text columns that ``frame``
+    holds as Arrow ``large_string`` (the readers' text dtype): taken as they are, not copied
+    into 32-bit offsets (DuckDB reads both alike; at 24M rows the copy was gigabytes)."""
+    fields = []
+    for field in CANONICAL_SCHEMA:
+        dtype = frame[field.name].dtype
+        large = isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"
+        large = large or (
+            isinstance(dtype, pd.ArrowDtype) and dtype.pyarrow_dtype == pa.large_string()
+        )
+        text = pa.types.is_string(field.type)
+        fields.append(field.with_type(pa.large_string()) if text and large else field)
+    return pa.schema(fields)
+
+
 def to_arrow(frame: pd.DataFrame | pa.Table) -> pa.Table:
     """Validate and convert a canonical frame to an Arrow table with the canonical schema."""
     names = (
@@ -203,7 +219,7 @@ def to_arrow(frame: pd.DataFrame | pa.Table) -> pa.Table:
             table = frame.select(list(CANONICAL_COLUMNS)).cast(CANONICAL_SCHEMA)
         else:
             table = pa.Table.from_pandas(
-                frame[list(CANONICAL_COLUMNS)], schema=CANONICAL_SCHEMA, preserve_index=False
+                frame[list(CANONICAL_COLUMNS)], schema=_schema_of(frame), preserve_index=False
             )
     except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError, TypeError) as exc:
         raise InputError(f"the frame does not fit the canonical schema ({exc})") from None

@@ -40,7 +40,8 @@ import re
 import time
 import uuid
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,51 @@ class IngestResult(dict):
     ``duplicates="mean"``), ``n_replaced`` stored rows changed and ``n_older`` conflicting
     rows not written because the stored row is newer (``duplicates="latest"``) (a dict,
     JSON-ready)."""
+
+
+WORK_MEMORY = 2 * 1024**3
+"""DuckDB's memory limit in bytes while a whole-table statement runs (an ingest, an export,
+the summary of ``ls``): above it DuckDB's sorts, joins and groupings spill to temporary files
+beside the store instead of holding every row in memory (under DuckDB's own default, 80% of
+the machine's memory, a 24M-row export peaked at 9 GB). The rows written are the same."""
+
+_UNITS = {"bytes": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4}
+_UNITS.update({"kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4})
+
+
+def _limit_bytes(text: str) -> float:
+    """DuckDB's spelling of a memory limit (``'18.8 GiB'``) in bytes; unknown: infinite."""
+    found = re.fullmatch(r"\s*([0-9.]+)\s*([A-Za-z]+)\s*", text)
+    if found is None or found.group(2).lower() not in _UNITS:
+        return float("inf")
+    return float(found.group(1)) * _UNITS[found.group(2).lower()]
+
+
+@contextmanager
+def _bounded_memory(connection: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Lower ``connection``'s memory limit to :data:`WORK_MEMORY` for the statements of the
+    block when it has DuckDB's default limit, then reset it. A limit set on the connection
+    (``store.connection.execute("SET memory_limit = ...")``) is the caller's: kept as it is
+    (DuckDB spells it to 0.1 GiB, so setting it back from that spelling would drift). Where
+    DuckDB cannot spill (an in-memory store, a store in a folder that cannot be written) the
+    limit is left as it is: a spill there would fail where holding the rows succeeded."""
+    query = "SELECT current_setting('memory_limit')"
+    current = str(connection.execute(query).fetchall()[0][0])
+    with duckdb.connect() as fresh:  # DuckDB's default on this machine
+        default = str(fresh.execute(query).fetchall()[0][0])
+    spill = str(connection.execute("SELECT current_setting('temp_directory')").fetchall()[0][0])
+    # DuckDB spills beside a store file (``S.duckdb.tmp``); an in-memory store (``.tmp`` in
+    # the working folder) or a folder that cannot be written keeps DuckDB's default
+    folder = os.path.dirname(spill).encode("utf-8")  # DuckDB's UTF-8, under any locale
+    spills = os.path.isabs(spill) and os.access(folder, os.W_OK)
+    if current != default or _limit_bytes(current) <= WORK_MEMORY or not spills:
+        yield
+        return
+    connection.execute(f"SET memory_limit = '{WORK_MEMORY}B'")
+    try:
+        yield
+    finally:
+        connection.execute("RESET memory_limit")
 
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".json", ".jsonl")
@@ -447,7 +493,13 @@ class Store(SelectionRuns):
             raise InputError(
                 f"duplicates={duplicates!r}; expected one of {', '.join(DUPLICATE_POLICIES)}"
             )
-        table = to_arrow(frame)
+        with _bounded_memory(self.connection):  # DuckDB's joins and groupings spill
+            return self._ingest_rows(to_arrow(frame), report, duplicates)
+
+    def _ingest_rows(
+        self, table: pa.Table, report: LoadReport | None, duplicates: str
+    ) -> IngestResult:
+        """:meth:`ingest` of the canonical Arrow rows ``table``."""
         table = self._one_row_per_key(table, duplicates, report)
         n_rows = table.num_rows
         run_id = uuid.uuid4().hex
@@ -733,6 +785,10 @@ class Store(SelectionRuns):
             ``observed_fraction``, ``is_binary``, ``choices`` and ``sources``, one row per
             benchmark in name order.
         """
+        with _bounded_memory(self.connection):  # groupings of every row: they spill
+            return self._summary()
+
+    def _summary(self) -> pd.DataFrame:
         return self.connection.execute(
             """
             WITH reduced AS (  -- the cells as Store.matrix gives them: trials averaged
@@ -788,6 +844,10 @@ class Store(SelectionRuns):
             self._known(benchmark)
         where = "WHERE benchmark = ?" if benchmark is not None else ""
         params = [benchmark] if benchmark is not None else []
+        with _bounded_memory(self.connection):  # groupings of every row: they spill
+            return self._coverage(where, params)
+
+    def _coverage(self, where: str, params: list[str]) -> pd.DataFrame:
         return self.connection.execute(
             f"""
             WITH base AS (SELECT * FROM responses {where}),
@@ -1176,7 +1236,8 @@ class Store(SelectionRuns):
         target = staging_path(final, suffix=suffix) if staged else final
         quoted = duckdb_path(target).replace("'", "''")
         try:
-            self.connection.execute(f"COPY ({query}) TO '{quoted}' ({options})", params)
+            with _bounded_memory(self.connection):  # the sort spills: the same bytes
+                self.connection.execute(f"COPY ({query}) TO '{quoted}' ({options})", params)
             if staged:
                 os.replace(target, final)
         except (duckdb.Error, OSError) as exc:  # unwritable, disk full, ...

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from latentbench._compat import TEXT, text_array
 from latentbench.exceptions import InputError
@@ -254,7 +255,8 @@ def _long_rows(
     scores = _scores(frame["score"], path, offset, "score", rows)
     keep = ~np.isnan(scores)
     report.drop("empty score (missing)", int((~keep).sum()))
-    kept = frame.loc[keep].reset_index(drop=True)
+    # every row scored (the usual case): the table as it is, not a copy of its columns
+    kept = (frame if keep.all() else frame.loc[keep]).reset_index(drop=True)
     kept_rows = rows[keep]
     data = pd.DataFrame(
         {
@@ -377,7 +379,12 @@ def _record_choices(
     out: pd.DataFrame, extra: dict[str, Any], metric: Choice, filter: Choice, report: LoadReport
 ) -> None:
     """Record each benchmark's metric and filter names in ``report``, and how they were set."""
-    for bench, group in out.groupby("benchmark", sort=True):
+    # the distinct (benchmark, metric, filter) first, by Arrow: grouping every row by pandas
+    # held about 0.9 GB of temporaries at 24M rows
+    keys = ["benchmark", "metric", "filter"]
+    table = pa.Table.from_pandas(out[keys], preserve_index=False)
+    distinct = table.group_by(keys).aggregate([]).to_pandas()
+    for bench, group in distinct.groupby("benchmark", sort=True):
         for kind, choice in (("metric", metric), ("filter", filter)):
             names = sorted(group[kind].unique().tolist())
             how = "given" if isinstance(choice, str) else ("column" if kind in extra else "default")

@@ -1,0 +1,182 @@
+"""The memory-saving paths of ingest, export and ``ls`` (leaderboard-scale tables) write what
+they wrote before: a small table's store rows, export files and summary pinned here; the
+DuckDB memory limit is lowered only for those statements and put back after."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+from latentbench._compat import TEXT
+from latentbench.io._store_schema import to_arrow
+from latentbench.io.formats import read_results
+from latentbench.io.store import WORK_MEMORY, Store
+
+pytestmark = pytest.mark.filterwarnings("ignore::latentbench.exceptions.DataWarning")
+
+HEADER = (
+    "model,benchmark,item,score,metric,filter,trial,split,source,source_file,run_timestamp,"
+    "item_hash,source_model,flag"
+)
+
+
+def _table(folder: Path) -> Path:
+    """Two models, three items (ids as real ones), one empty score, one repeated row."""
+    path = folder / "board.csv"
+    path.write_text(
+        "model,item,score\n"
+        "org-b/other-13b,task/12345,1\n"
+        "org-a/model-name-7b,task/12345,0\n"
+        "org-a/model-name-7b,task/00002,1\n"
+        "org-b/other-13b,task/00002,\n"
+        "org-a/model-name-7b,task/9,0.5\n"
+        "org-b/other-13b,task/9,0\n"
+        "org-b/other-13b,task/9,0\n"
+    )
+    return path
+
+
+def _limit(connection: duckdb.DuckDBPyConnection) -> str:
+    return str(connection.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+
+
+def test_ingest_export_and_summary_of_a_small_table_are_pinned(tmp_path):
+    path = _table(tmp_path)
+    frame, report = read_results("table", path, benchmark="lb")
+    assert report.dropped == {
+        "empty score (missing)": 1,
+        "same observation in another file or tool version (kept once)": 1,
+    }
+    with Store(tmp_path / "s.duckdb") as db:
+        result = db.ingest(frame, report)
+        assert (result["n_new"], result["n_present"]) == (5, 0)
+        assert db.ingest(frame, report)["n_present"] == 5  # re-ingesting adds nothing
+        assert db.export(tmp_path / "out.csv") == 5
+        assert db.export(tmp_path / "out.parquet") == 5
+        summary = db.summary()
+    rows = [
+        ("org-a/model-name-7b", "task/00002", "1.0"),
+        ("org-a/model-name-7b", "task/12345", "0.0"),
+        ("org-a/model-name-7b", "task/9", "0.5"),
+        ("org-b/other-13b", "task/12345", "1.0"),
+        ("org-b/other-13b", "task/9", "0.0"),
+    ]
+    expected = [HEADER] + [
+        f"{m},lb,{i},{s},score,none,0,unknown,table,{path},,,{m}," for m, i, s in rows
+    ]
+    assert (tmp_path / "out.csv").read_text().splitlines() == expected
+    back = pq.read_table(tmp_path / "out.parquet").to_pandas()
+    assert list(back.columns) == HEADER.split(",")
+    assert list(zip(back["model"], back["item"], back["score"].map(str), strict=True)) == rows
+    assert back["source_file"].eq(str(path)).all() and back["run_timestamp"].isna().all()
+    assert summary.drop(columns=["observed_fraction"]).to_dict("records") == [
+        {
+            "benchmark": "lb",
+            "n_models": 2,
+            "n_items": 3,
+            "n_rows": 5,
+            "is_binary": False,
+            "choices": "score/none",
+            "sources": "table",
+        }
+    ]
+    assert summary["observed_fraction"].tolist() == [5 / 6]
+
+
+def test_repeated_keys_are_found_with_constant_columns_left_out(tmp_path):
+    # benchmark, metric, filter and split are one value in every row; trial varies: rows
+    # differing only in trial are two observations, a repeated (model, item, trial) is one
+    path = tmp_path / "trials.csv"
+    path.write_text(
+        "model,item,score,trial\n"
+        "org/m-7b,task/1,1,0\n"
+        "org/m-7b,task/1,0,1\n"
+        "org/m-7b,task/1,1,0\n"
+        "org/m-7b,task/2,0,0\n"
+    )
+    frame, report = read_results("table", path, benchmark="lb")
+    assert sorted(zip(frame["item"], frame["trial"], frame["score"], strict=True)) == [
+        ("task/1", 0, 1.0),
+        ("task/1", 1, 0.0),
+        ("task/2", 0, 0.0),
+    ]
+    assert report.dropped["same observation in another file or tool version (kept once)"] == 1
+    path.write_text("model,item,score,trial\norg/m-7b,task/1,1,0\norg/m-7b,task/1,0,0\n")
+    with pytest.raises(Exception, match="different scores"):
+        read_results("table", path, benchmark="lb")
+
+
+class _Spy:
+    """A store connection that records the memory limit each whole-table statement ran under."""
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection) -> None:
+        self.connection = connection
+        self.limits: list[str] = []
+
+    def execute(self, query: str, *args: object) -> duckdb.DuckDBPyConnection:
+        whole = (
+            "COPY",
+            "INSERT INTO responses",
+            "\n            WITH reduced",
+            "\n            WITH base",
+        )
+        if query.startswith(whole):
+            self.limits.append(_limit(self.connection))
+        return self.connection.execute(query, *args)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.connection, name)
+
+
+def test_whole_table_statements_run_under_the_work_memory_and_the_limit_is_put_back(tmp_path):
+    frame, report = read_results("table", _table(tmp_path), benchmark="lb")
+    with Store(tmp_path / "s.duckdb") as db:
+        before = _limit(db.connection)
+        spy = _Spy(db.connection)
+        db.connection = spy  # type: ignore[assignment]
+        db.ingest(frame, report)
+        db.export(tmp_path / "out.parquet")
+        db.summary()
+        db.coverage("lb")
+        assert spy.limits == ["2.0 GiB"] * 4 and WORK_MEMORY == 2 * 1024**3
+        assert _limit(spy.connection) == before  # DuckDB's default again
+        for limit, spelled in (("8GB", "7.4 GiB"), ("1GB", "953.6 MiB")):
+            # a limit set on the connection is the caller's: kept, neither lowered nor raised
+            spy.connection.execute(f"SET memory_limit = '{limit}'")
+            db.export(tmp_path / "out.parquet", force=True)
+            assert spy.limits[-1] == spelled and _limit(spy.connection) == spelled
+        db.connection = spy.connection
+
+
+def test_text_columns_go_to_the_store_without_a_copy(tmp_path):
+    # the readers' text columns are Arrow large_string: taken as they are, offsets and data
+    # (a cast to 32-bit offsets rebuilt the offsets of every text column: 0.9 GB at 24M rows)
+    frame, _ = read_results("table", _table(tmp_path), benchmark="lb")
+    assert frame["model"].dtype == TEXT
+    table = to_arrow(frame)
+
+    def addresses(values: object) -> list[int]:
+        chunk = values.chunks[0]  # type: ignore[attr-defined]
+        return [int(chunk.buffers()[k].address) for k in (1, 2)]
+
+    assert addresses(table.column("model")) == addresses(frame["model"].array._pa_array)
+    assert table.column("model").to_pylist() == frame["model"].tolist()
+    plain = to_arrow(frame.astype({"model": object}))  # Python strings: 32-bit offsets
+    assert plain.column("model").to_pylist() == frame["model"].tolist()
+
+
+def test_an_in_memory_store_keeps_duckdbs_limit(tmp_path):
+    # DuckDB would spill into the working folder: an in-memory store holds its rows as before
+    frame, report = read_results("table", _table(tmp_path), benchmark="lb")
+    with Store(":memory:") as db:
+        before = _limit(db.connection)
+        spy = _Spy(db.connection)
+        db.connection = spy  # type: ignore[assignment]
+        db.ingest(frame, report)
+        db.export(tmp_path / "out.csv")
+        assert spy.limits == [before, before]
+        db.connection = spy.connection
+    assert (tmp_path / "out.csv").read_text().count("\n") == 6
