@@ -34,11 +34,12 @@ from latentbench.select._estimate_compare import (
 )
 from latentbench.select._estimate_design import check_design_options
 from latentbench.select._estimate_live import (
-    _STOPPED_ROUND,
     _calibrated_columns,
     _chosen_model,
     _estimate_config,
     _listed,
+    record_live_session,
+    stored_live_results,
 )
 
 if TYPE_CHECKING:
@@ -275,23 +276,9 @@ def _run_key(
 
 
 def _record_session(store: Store, run_id: str, status: str, result: CompareResult) -> None:
-    """Store the session's result and the run's status, as a live estimate's are: a
-    completed session's with ``phase = "final"`` (rounds -1, -2, ...), one that stopped early
-    with ``phase = "stopped"`` and its ``status`` (rounds from -10^9 down)."""
-    decisions = store.selection_decisions(run_id)
-    finals = [d for d in decisions if d.get("phase") == "final"]
-    if status == "done":
-        store.add_decision(run_id, -1 - len(finals), {"phase": "final",
-                                                      "compare": result.to_dict()})  # fmt: skip
-    else:
-        stopped = [d for d in decisions if d.get("phase") == "stopped"]
-        store.add_decision(
-            run_id,
-            _STOPPED_ROUND - len(stopped),
-            {"phase": "stopped", "status": status, "after_finals": len(finals),
-             "compare": result.to_dict()},
-        )  # fmt: skip
-    store.set_selection_status(run_id, status)
+    """Store the session's result and the run's status, as a live estimate's are
+    (:func:`~latentbench.select._estimate_live.record_live_session`, under ``compare``)."""
+    record_live_session(store, run_id, status, "compare", result.to_dict())
 
 
 def stored_comparisons(
@@ -319,49 +306,8 @@ def stored_comparisons(
         No such run, a run that is not a live comparison, or a store without one.
     """
     from latentbench.io.store import Store
-    from latentbench.select.live._run import is_compare_run
 
     if not isinstance(store, Store):
         with Store(store, read_only=True) as db:
             return stored_comparisons(db, run_id)
-    runs = store.selection_runs()
-    where = str(store.path)
-    if run_id is not None:
-        chosen = [r for r in runs if r["run_id"] == run_id]
-        if not chosen:
-            names = ", ".join(str(r["run_id"]) for r in runs) or "none"
-            raise InputError(f"{where}: no run {run_id!r}; stored runs: {names}")
-        if not is_compare_run(chosen[0]):
-            raise InputError(f"{where}: run {run_id!r} is not a live comparison (compare --live)")
-        runs = chosen
-    runs = [r for r in runs if is_compare_run(r)]
-    if not runs:
-        raise InputError(
-            f"{where}: no live comparisons stored; `latentbench compare --live` writes them"
-        )
-    out: list[tuple[str, CompareResult | None, str]] = []
-    for run in runs:
-        decisions = store.selection_decisions(run["run_id"])
-        finals = [d for d in decisions if d.get("phase") == "final"]
-        latest = min(finals, key=lambda d: int(d["round"])) if finals else None  # -1, -2, ...
-        result = _stored_result(latest, where, str(run["run_id"]))
-        stops = [d for d in decisions if d.get("phase") == "stopped"]
-        stop = min(stops, key=lambda d: int(d["round"])) if stops else None  # the latest
-        if stop is not None and stop.get("after_finals") == len(finals):
-            early = _stored_result(stop, where, str(run["run_id"]))
-            if early is not None and (result is None or early.n_evaluated > result.n_evaluated):
-                result = early
-        out.append((str(run["run_id"]), result, str(run["status"])))
-    return out
-
-
-def _stored_result(
-    decision: dict[str, Any] | None, where: str, run_id: str
-) -> CompareResult | None:
-    """The :class:`CompareResult` of a stored session's decision (None without one)."""
-    if decision is None or not isinstance(decision.get("compare"), dict):
-        return None
-    try:
-        return CompareResult.from_dict(decision["compare"])
-    except InputError as exc:
-        raise InputError(f"{where}: run {run_id!r}: {exc}") from None
+    return stored_live_results(store, run_id, "compare", CompareResult.from_dict)

@@ -409,25 +409,45 @@ _STOPPED_ROUND = -(10**9)
 
 
 def _record_session(store: Store, run_id: str, status: str, result: EstimateResult) -> None:
-    """Store the session's result and the run's status: a completed session's as a decision
+    """Store the session's result and the run's status (:func:`record_live_session`, under
+    ``estimate``)."""
+    record_live_session(store, run_id, status, "estimate", result.to_dict())
+
+
+def record_live_session(
+    store: Store, run_id: str, status: str, key: str, result: dict[str, Any]
+) -> None:
+    """Store a live session's result (``result``, a record's dictionary, under ``key``:
+    ``estimate`` or ``compare``) and the run's status: a completed session's as a decision
     with ``phase = "final"`` (rounds -1, -2, ...), one that stopped early (capped: the spend
     cap; interrupted; failed) as one with ``phase = "stopped"`` and its ``status`` (rounds
     from :data:`_STOPPED_ROUND` down), ``after_finals`` the completed sessions before it: its
-    interval is valid (anytime), and a page of a run that never completed draws it."""
+    interval is valid (anytime), and a page of a run that never completed draws it.
+
+    Parameters
+    ----------
+    store : Store
+        The run's store.
+    run_id : str
+        The run.
+    status : str
+        ``done`` for a completed session, else why it stopped.
+    key : str
+        The field the result is stored under (``estimate``, ``compare``).
+    result : dict
+        The session's result, JSON-ready.
+    """
     decisions = store.selection_decisions(run_id)
     finals = [d for d in decisions if d.get("phase") == "final"]
     if status == "done":
-        store.add_decision(
-            run_id, -1 - len(finals), {"phase": "final", "estimate": result.to_dict()}
-        )
+        store.add_decision(run_id, -1 - len(finals), {"phase": "final", key: result})
     else:
         stopped = [d for d in decisions if d.get("phase") == "stopped"]
         store.add_decision(
             run_id,
             _STOPPED_ROUND - len(stopped),
-            {"phase": "stopped", "status": status, "after_finals": len(finals),
-             "estimate": result.to_dict()},
-        )  # fmt: skip
+            {"phase": "stopped", "status": status, "after_finals": len(finals), key: result},
+        )
     store.set_selection_status(run_id, status)
 
 
@@ -460,43 +480,84 @@ def stored_estimates(
     Raises
     ------
     InputError
-        No such run, a run that is a selection, or a store without live estimates.
+        No such run, a run that is not a live estimate, or a store without live estimates.
     """
     from latentbench.io.store import Store
-    from latentbench.select.live._run import is_estimate_run
 
     if not isinstance(store, Store):
         with Store(store, read_only=True) as db:
             return stored_estimates(db, run_id)
+    return stored_live_results(store, run_id, "estimate", EstimateResult.from_dict)
+
+
+_LIVE_KINDS = {
+    "select": ("a selection", "select live", "selections"),
+    "estimate": ("a live estimate", "estimate --live", "live estimates"),
+    "compare": ("a live comparison", "compare --live", "live comparisons"),
+}
+"""What each task of a stored run is called: a run, the command that writes it, its runs."""
+
+
+def stored_live_results(
+    store: Store, run_id: str | None, task: str, from_dict: Callable[[dict[str, Any]], Any]
+) -> list[tuple[str, Any, str]]:
+    """The results of the live runs of ``task`` (``estimate``, ``compare``) a store holds,
+    oldest run first (:func:`stored_estimates`, ``stored_comparisons``): each run's id, its
+    result (``from_dict`` of the stored record) and its status. The result is its last
+    completed session's, or that of a later session that stopped early with more answers;
+    None when no session stored one.
+
+    Parameters
+    ----------
+    store : Store
+        An open store.
+    run_id : str or None
+        Only this run (it must be of ``task``).
+    task : str
+        ``estimate`` or ``compare``: the runs read, and the field their results are under.
+    from_dict : callable
+        The result class's reader of a stored record.
+
+    Returns
+    -------
+    list of (str, result or None, str)
+
+    Raises
+    ------
+    InputError
+        No such run, a run of another task, a store without a run of ``task``, or a stored
+        record that cannot be read.
+    """
+    from latentbench.select.live._run import run_task
+
     runs = store.selection_runs()
     where = str(store.path)
+    one, command, many = _LIVE_KINDS[task]
     if run_id is not None:
         chosen = [r for r in runs if r["run_id"] == run_id]
         if not chosen:
             names = ", ".join(str(r["run_id"]) for r in runs) or "none"
             raise InputError(f"{where}: no run {run_id!r}; stored runs: {names}")
-        if not is_estimate_run(chosen[0]):
-            raise InputError(
-                f"{where}: run {run_id!r} is a selection (latentbench select live), not a live "
-                "estimate"
-            )
+        theirs = run_task(chosen[0])
+        if theirs != task:
+            what, writer, _ = _LIVE_KINDS.get(theirs, (f"a {theirs} run", theirs, ""))
+            raise InputError(f"{where}: run {run_id!r} is {what} (latentbench {writer}), not {one}")
         runs = chosen
-    runs = [r for r in runs if is_estimate_run(r)]
+    runs = [r for r in runs if run_task(r) == task]
     if not runs:
-        raise InputError(f"{where}: no live estimates stored; `latentbench estimate --live` "
-                         "writes them")  # fmt: skip
-    out: list[tuple[str, EstimateResult | None, str]] = []
+        raise InputError(f"{where}: no {many} stored; `latentbench {command}` writes them")
+    out: list[tuple[str, Any, str]] = []
     for run in runs:
         decisions = store.selection_decisions(run["run_id"])
         finals = [d for d in decisions if d.get("phase") == "final"]
         latest = min(finals, key=lambda d: int(d["round"])) if finals else None  # -1, -2, ...
-        result = _stored_result(latest, where, run["run_id"])
+        result = _stored_result(latest, where, str(run["run_id"]), task, from_dict)
         stops = [d for d in decisions if d.get("phase") == "stopped"]
         stop = min(stops, key=lambda d: int(d["round"])) if stops else None  # the latest
         if stop is not None and stop.get("after_finals") == len(finals):
-            # the latest session stopped early after every completed one: its estimate,
-            # when it holds more answers than the last completed session's
-            early = _stored_result(stop, where, run["run_id"])
+            # the latest session stopped early after every completed one: its result, when
+            # it holds more answers than the last completed session's
+            early = _stored_result(stop, where, str(run["run_id"]), task, from_dict)
             if early is not None and (result is None or early.n_evaluated > result.n_evaluated):
                 result = early
         out.append((str(run["run_id"]), result, str(run["status"])))
@@ -504,12 +565,17 @@ def stored_estimates(
 
 
 def _stored_result(
-    decision: dict[str, Any] | None, where: str, run_id: str
-) -> EstimateResult | None:
-    """The :class:`EstimateResult` of a stored session's decision (None without one)."""
-    if decision is None or not isinstance(decision.get("estimate"), dict):
+    decision: dict[str, Any] | None,
+    where: str,
+    run_id: str,
+    key: str,
+    from_dict: Callable[[dict[str, Any]], Any],
+) -> Any:
+    """The result of a stored session's decision, its record under ``key`` read by
+    ``from_dict`` (None without one)."""
+    if decision is None or not isinstance(decision.get(key), dict):
         return None
     try:
-        return EstimateResult.from_dict(decision["estimate"])
+        return from_dict(decision[key])
     except InputError as exc:
         raise InputError(f"{where}: run {run_id!r}: {exc}") from None
