@@ -137,6 +137,8 @@ def test_whole_table_statements_run_under_the_work_memory_and_the_limit_is_put_b
     frame, report = read_results("table", _table(tmp_path), benchmark="lb")
     with Store(tmp_path / "s.duckdb") as db:
         before = _limit(db.connection)
+        spill = "SELECT current_setting('temp_directory')"
+        folder = db.connection.execute(spill).fetchall()
         spy = _Spy(db.connection)
         db.connection = spy  # type: ignore[assignment]
         db.ingest(frame, report)
@@ -145,6 +147,7 @@ def test_whole_table_statements_run_under_the_work_memory_and_the_limit_is_put_b
         db.coverage("lb")
         assert spy.limits == ["2.0 GiB"] * 4 and WORK_MEMORY == 2 * 1024**3
         assert _limit(spy.connection) == before  # DuckDB's default again
+        assert spy.connection.execute(spill).fetchall() == folder  # nothing spilled: reset
         for limit, spelled in (("8GB", "7.4 GiB"), ("1GB", "953.6 MiB")):
             # a limit set on the connection is the caller's: kept, neither lowered nor raised
             spy.connection.execute(f"SET memory_limit = '{limit}'")
