@@ -545,7 +545,37 @@ def test_a_key_an_earlier_version_stored_with_a_run_is_never_shown(live_setup):
         "held a key (identity.answers.models.model-0.model_args, models[0].model_args, "
         "models[1].base_url, ...); replaced by *** in the store" in said
     )
-    assert "api_key=***" in output and not _fragments_in(output), output
+    assert 'model_args: "model=m-a,max_tokens=512" -> (not set)' in said, output
+    assert not _fragments_in(output), output
     with duckdb.connect(str(path)) as con:
         stored = con.execute("SELECT config FROM selection_runs").fetchone()[0]
     assert not _fragments_in(stored) and json.loads(stored) == read
+
+
+def test_answers_of_a_run_whose_stored_key_is_masked_are_reused_not_paid_again(live_setup):
+    """An earlier version stored ``[[models]] api_key`` in a run's options, so the run's
+    default id hashed the key; today's file (the key moved to ``api_key_env``) makes another
+    id. The run is the same without the key (where answers are paid from, not what they
+    are): it is resumed under its stored id, and its answers are reused, not asked again.
+    The masked ``***`` made the stored options differ from today's: a new run that paid
+    again for every cell of the model whose key was stored."""
+    import duckdb
+
+    s = live_setup
+    config = s.write_config()
+    path = s.tmp / "old.duckdb"
+    first = run_live(LiveConfig.from_toml(config), path)
+    assert first.status == "done" and first.n_paid > 0
+    old_id = "live-0123456789abcdef"  # the id the key's hash made
+    with duckdb.connect(str(path)) as con:  # the record as an earlier version wrote it
+        record = json.loads(con.execute("SELECT config FROM selection_runs").fetchone()[0])
+        record["models"][0]["api_key"] = OLD_KEY
+        record["identity"]["answers"]["models"]["model-0"]["api_key"] = OLD_KEY
+        con.execute("UPDATE selection_runs SET config = ?", [json.dumps(record)])
+        for table in ("selection_runs", "selection_observations", "selection_decisions"):
+            con.execute(f"UPDATE {table} SET run_id = ?", [old_id])
+    n_posts = s.state.n_posts
+    again = run_live(LiveConfig.from_toml(config), path)
+    assert again.run_id == old_id and again.resumed and again.status == "done"
+    assert s.state.n_posts == n_posts and again.n_paid == 0, (s.state.n_posts, again)
+    assert again.message == first.message and again.selection is not None

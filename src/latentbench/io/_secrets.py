@@ -13,7 +13,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["MASK", "argument_secret", "mask_argument", "mask_run_config", "mask_url"]
+__all__ = [
+    "MASK",
+    "argument_secret",
+    "mask_argument",
+    "mask_run_config",
+    "mask_url",
+    "without_masked",
+]
 
 MASK = "***"
 """What replaces a key."""
@@ -224,3 +231,41 @@ def mask_run_config(record: Any, path: str = "") -> tuple[Any, list[str]]:
             masked.extend(inner)
         return items, masked
     return record, masked
+
+
+_MASKED_ASSIGNMENT = re.compile(r"""(^|,)\s*[A-Za-z_][\w.\-]*\s*=\s*(['"]?)\*\*\*\2\s*(?=,|$)""")
+"""``name=***`` in a comma-separated harness argument (``model=m,api_key=***``)."""
+
+_MASKED_OPTION = re.compile(r"""(^|\s)--?[A-Za-z_][\w.\-]*(\s+|=)(['"]?)\*\*\*\3(?=\s|$)""")
+"""``--name ***`` or ``--name=***`` in a command line."""
+
+
+def without_masked(record: Any) -> Any:
+    """``record`` (a stored run's answer options, parsed and masked) as today's version would
+    have written it: without the keys an earlier version stored and reading masked (a
+    ``[[models]] api_key`` of ``***``, ``api_key=***`` in a ``model_args``, ``--api_key ***``
+    in ``extra_args``). A key says where answers are paid from, not what they are: the
+    stored options and today's, which cannot hold a key, are compared without it.
+
+    Parameters
+    ----------
+    record : object
+        Dicts and lists of it are walked.
+
+    Returns
+    -------
+    object
+    """
+    if isinstance(record, list):
+        return [without_masked(value) for value in record]
+    if not isinstance(record, dict):
+        return record
+    out: dict[str, Any] = {}
+    for key, value in record.items():
+        if isinstance(key, str) and key.lower() in _KEYS and value == MASK:
+            continue
+        if isinstance(value, str) and key in _ARGUMENTS and MASK in value:
+            value = _MASKED_OPTION.sub("", _MASKED_ASSIGNMENT.sub("", value)).strip()
+            value = value.removeprefix(",").strip()
+        out[key] = without_masked(value)
+    return out

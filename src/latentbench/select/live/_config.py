@@ -19,7 +19,7 @@ from latentbench.exceptions import InputError
 from latentbench.io import load_items
 from latentbench.io._arrival import tilde_hint, unpacked_path
 from latentbench.io._files import file_sha256
-from latentbench.io._secrets import SECRET_QUERY, argument_secret
+from latentbench.io._secrets import SECRET_QUERY, argument_secret, without_masked
 from latentbench.select._base import (
     DEPRECATED_OPTIONS,
     Policy,
@@ -100,7 +100,9 @@ def canonical_identity(identity: dict[str, Any]) -> dict[str, Any]:
     """A stored :meth:`LiveConfig.identity` in today's terms, for comparison with the file's:
     its policy options in today's spelling (a run stored before the rename holds ``alpha``),
     and its models' endpoints left out (a run stored before they left the identity holds
-    them)."""
+    them), and a key an earlier version stored in it, masked as it is read, left out too
+    (:func:`~latentbench.io._secrets.without_masked`: today's file cannot hold the key, and
+    the run is the same without it)."""
     params = identity.get("policy_params")
     if isinstance(params, dict):
         renamed = {DEPRECATED_OPTIONS.get(k, k): v for k, v in params.items()}
@@ -109,7 +111,8 @@ def canonical_identity(identity: dict[str, Any]) -> dict[str, Any]:
     if isinstance(answers, dict) and isinstance(answers.get("models"), dict):
         answers = {**answers, "models": without_endpoints(answers["models"])}
         identity = {**identity, "answers": answers}
-    return identity
+    masked: dict[str, Any] = without_masked(identity)
+    return masked
 
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
