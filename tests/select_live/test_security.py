@@ -579,3 +579,27 @@ def test_answers_of_a_run_whose_stored_key_is_masked_are_reused_not_paid_again(l
     assert again.run_id == old_id and again.resumed and again.status == "done"
     assert s.state.n_posts == n_posts and again.n_paid == 0, (s.state.n_posts, again)
     assert again.message == first.message and again.selection is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "model=m,base_url=https://host/v1/completions?key=abc123XYZ",
+        "pretrained=m,base_url=https://host/v1?api-version=1&code=abcdef123",
+        "--model_args base_url=http://10.0.0.5:8000/v1?token=abc,model=m",
+        "model=m,base_url=http://localhost:8000/v1?auth_mode=none",
+    ],
+)
+def test_what_the_harness_check_accepts_is_stored_unmasked(text):
+    """A key in a URL's query inside a harness argument (``model_args``' ``base_url=...?key=``)
+    passed today's check, so today's version stored it, and every read masked it: the run's
+    stored options then differed from its file's, and each resume was refused as another
+    configuration. The check refuses what the masking would change, as it refuses a
+    ``base_url``'s secret query."""
+    from latentbench.io._secrets import argument_secret, mask_argument
+
+    assert mask_argument(text) != text
+    assert argument_secret(text) == "a URL query parameter named like a key"
+    for accepted in ("model=m,base_url=https://host/v1?api-version=2024-06-01", "sort_key=score",
+                     "pretrained=org/m,max_tokens=512,think_end_token=</think>"):  # fmt: skip
+        assert argument_secret(accepted) == "" and mask_argument(accepted) == accepted

@@ -112,8 +112,9 @@ def _secret_values(text: str, masked: bool = False) -> list[tuple[int, int, str]
 
 def argument_secret(text: str) -> str:
     """What in a harness argument (``model_args``, ``extra_args``, ``command``) holds a key:
-    ``"a URL with a user name or password"``, ``"an Authorization header"`` or ``"a value for
-    'NAME'"``; empty when none does.
+    ``"a URL with a user name or password"``, ``"an Authorization header"``, ``"a URL query
+    parameter named like a key"`` (:data:`SECRET_QUERY`) or ``"a value for 'NAME'"``; empty
+    when none does. What it accepts, :func:`mask_argument` leaves as it is.
 
     Parameters
     ----------
@@ -127,6 +128,8 @@ def argument_secret(text: str) -> str:
         return "a URL with a user name or password"
     if re.search(r"authorization['\"]?\s*[:=]|\bbearer\s+\S", text, re.I):
         return "an Authorization header"
+    if mask_url(text) != text:  # a URL's ?key=, ?code= (as a base_url's): masked when read
+        return "a URL query parameter named like a key"
     found = _secret_values(text)
     return f"a value for {found[0][2]!r}" if found else ""
 
