@@ -603,3 +603,16 @@ def test_what_the_harness_check_accepts_is_stored_unmasked(text):
     for accepted in ("model=m,base_url=https://host/v1?api-version=2024-06-01", "sort_key=score",
                      "pretrained=org/m,max_tokens=512,think_end_token=</think>"):  # fmt: skip
         assert argument_secret(accepted) == "" and mask_argument(accepted) == accepted
+
+
+@pytest.mark.parametrize("url", ["https://host/v1;sig=abc123", "https://host/v1?x=1;key=abc123"])
+def test_a_base_url_with_a_key_after_a_semicolon_is_refused(url):
+    # a read masks ;sig= and ;key= (mask_url): accepted, they were stored with the run (a key
+    # in the store) and the stored base_url differed from the file's on every resume
+    from latentbench.io._secrets import mask_url
+    from latentbench.select.live._config import _check_base_url
+
+    assert mask_url(url) != url
+    with pytest.raises(InputError, match="base_url holds the query parameter"):
+        _check_base_url(url, "m")
+    _check_base_url("https://host/v1?api-version=2024-06-01;x=1", "m")  # no key: accepted

@@ -19,6 +19,7 @@ __all__ = [
     "mask_argument",
     "mask_run_config",
     "mask_url",
+    "secret_query_names",
     "without_masked",
 ]
 
@@ -179,7 +180,30 @@ def mask_url(url: str) -> str:
         secret = SECRET_QUERY.search(name) and match.group(3) not in ("", MASK)
         return match.group(1) + name + "=" + (MASK if secret else match.group(3))
 
-    return re.sub(r"([?&#;])([^=&#;?\s]+)=([^&#;\s]*)", param, url)
+    return _QUERY_PARAMETER.sub(param, url)
+
+
+_QUERY_PARAMETER = re.compile(r"([?&#;])([^=&#;?\s]+)=([^&#;\s]*)")
+"""``?name=value`` (or after ``&``, ``#``, ``;``) in a URL, as :func:`mask_url` reads it."""
+
+
+def secret_query_names(url: str) -> list[str]:
+    """The names of ``url``'s query, fragment and ``;`` parameters that :func:`mask_url`
+    masks (named like a key, :data:`SECRET_QUERY`, with a value).
+
+    Parameters
+    ----------
+    url : str
+
+    Returns
+    -------
+    list of str
+    """
+    return [
+        m.group(2)
+        for m in _QUERY_PARAMETER.finditer(url)
+        if SECRET_QUERY.search(m.group(2)) and m.group(3) not in ("", MASK)
+    ]
 
 
 _ARGUMENTS = ("model_args", "command", "extra_args")

@@ -19,7 +19,12 @@ from latentbench.exceptions import InputError
 from latentbench.io import load_items
 from latentbench.io._arrival import tilde_hint, unpacked_path
 from latentbench.io._files import file_sha256
-from latentbench.io._secrets import SECRET_QUERY, argument_secret, without_masked
+from latentbench.io._secrets import (
+    SECRET_QUERY,
+    argument_secret,
+    secret_query_names,
+    without_masked,
+)
 from latentbench.select._base import (
     DEPRECATED_OPTIONS,
     Policy,
@@ -137,6 +142,7 @@ def _check_base_url(url: str, label: str) -> None:
             "expected e.g. 'https://api.example.com/v1'"
         ) from None
     secret = [name for name, _ in query if SECRET_QUERY.search(name)]
+    secret += secret_query_names(url)  # ;sig=..., as a read masks it (stored unmasked: a key)
     if not (userinfo or secret) and parts.scheme not in ("http", "https"):
         # a URL, or a host without its scheme, is quoted; another value may be a key pasted
         # in the wrong field
