@@ -169,3 +169,31 @@ def json_problem(exc: BaseException) -> str:
     if isinstance(exc, ValueError) and "max_str_digits" in str(exc):
         return f"an integer of more than {sys.get_int_max_str_digits() or 4300:,} digits"
     return str(exc)
+
+
+SCORE_ROUNDING = 1e-9
+"""How far past 0 or 1 an oracle's score may land by floating-point rounding and still be
+that bound (``sum([0.05] * 20)`` is 1.0000000000000002); the same width as
+:data:`~latentbench.io.formats._common.SCORE_TOLERANCE`."""
+
+
+def bounded_score(value: float) -> float | None:
+    """An oracle's score ``value`` as stored: a rounding past 0 or 1 (within
+    :data:`SCORE_ROUNDING`) is the bound; NaN stays NaN.
+
+    Parameters
+    ----------
+    value : float
+        The score an oracle returned.
+
+    Returns
+    -------
+    float or None
+        The score in [0, 1] (or NaN); None for a score outside [0, 1] (infinite, a
+        percentage, a negative value).
+    """
+    if math.isnan(value):
+        return value
+    if not -SCORE_ROUNDING <= value <= 1 + SCORE_ROUNDING:
+        return None
+    return min(max(value, 0.0), 1.0)

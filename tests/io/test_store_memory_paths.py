@@ -4,6 +4,8 @@ DuckDB memory limit is lowered only for those statements and put back after."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -135,6 +137,8 @@ def test_whole_table_statements_run_under_the_work_memory_and_the_limit_is_put_b
     frame, report = read_results("table", _table(tmp_path), benchmark="lb")
     with Store(tmp_path / "s.duckdb") as db:
         before = _limit(db.connection)
+        spill = "SELECT current_setting('temp_directory')"
+        folder = db.connection.execute(spill).fetchall()
         spy = _Spy(db.connection)
         db.connection = spy  # type: ignore[assignment]
         db.ingest(frame, report)
@@ -143,6 +147,7 @@ def test_whole_table_statements_run_under_the_work_memory_and_the_limit_is_put_b
         db.coverage("lb")
         assert spy.limits == ["2.0 GiB"] * 4 and WORK_MEMORY == 2 * 1024**3
         assert _limit(spy.connection) == before  # DuckDB's default again
+        assert spy.connection.execute(spill).fetchall() == folder  # nothing spilled: reset
         for limit, spelled in (("8GB", "7.4 GiB"), ("1GB", "953.6 MiB")):
             # a limit set on the connection is the caller's: kept, neither lowered nor raised
             spy.connection.execute(f"SET memory_limit = '{limit}'")
@@ -180,3 +185,53 @@ def test_an_in_memory_store_keeps_duckdbs_limit(tmp_path):
         assert spy.limits == [before, before]
         db.connection = spy.connection
     assert (tmp_path / "out.csv").read_text().count("\n") == 6
+
+
+_HOLDER = """
+import sys
+import latentbench.io.store as S
+S.WORK_MEMORY = int(sys.argv[3])
+with S.Store(sys.argv[1], read_only=True) as db:
+    db.connection.execute("SET threads = 1")
+    db.connection.execute("SET enable_progress_bar = false")
+    db.export(sys.argv[2])
+    print("exported", flush=True)
+    sys.stdin.readline()  # holds its spilled blocks until told
+"""
+
+
+def test_two_processes_spilling_from_one_store_leave_nothing_beside_it(tmp_path, monkeypatch):
+    # two `ls`/`export` of one large store at once (read-only: DuckDB lets both open it) both
+    # spill under the work-memory limit: each into its own folder, removed as it closes. Into
+    # one shared S.duckdb.tmp, DuckDB 1.4 crashed (segmentation fault) and DuckDB 2.0 left
+    # the folder behind when its maker closed first
+    store = tmp_path / "s.duckdb"
+    with Store(store) as db:  # 1M rows of hex text: sorted above 100 MiB, they spill
+        db.connection.execute(
+            "INSERT INTO responses SELECT md5(i::VARCHAR), 'lb', md5((7 * i)::VARCHAR), "
+            "(i % 2)::DOUBLE, 'acc', 'none', 0, 'unknown', 'table', 'x.csv', NULL, NULL, "
+            "md5(i::VARCHAR), NULL, 'r', now() FROM range(1000000) r(i)"
+        )
+    limit = 100 * 1024**2
+    monkeypatch.setattr("latentbench.io.store.WORK_MEMORY", limit)
+    first = Store(store, read_only=True)
+    first.connection.execute("SET threads = 1")
+    assert first.export(tmp_path / "a.parquet") == 1_000_000
+    other = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(store), str(tmp_path / "b.parquet"), str(limit)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert other.stdout is not None
+        assert other.stdout.readline().strip() == "exported"
+        first.close()  # the first to spill closes while the other holds its blocks
+        other.communicate("\n", timeout=120)
+    finally:
+        first.close()
+        if other.poll() is None:
+            other.kill()
+    assert other.returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.parquet", "b.parquet", "s.duckdb"]
+    assert pq.read_table(tmp_path / "b.parquet").equals(pq.read_table(tmp_path / "a.parquet"))

@@ -358,3 +358,70 @@ def test_a_score_outside_0_1_from_an_oracle_is_refused_and_stored_with_its_error
         assert len(rows) == 48 and rows["score"].notna().sum() == 47  # the others kept
         ((score, error),) = rows.loc[rows["item"] == "q007", ["score", "error"]].to_numpy()
         assert np.isnan(score) and error.startswith(said), (name, score, error)
+
+
+ROUNDED = [
+    (sum([0.05] * 20), 1.0),  # 20 checks of 0.05 each, all passed: 1.0000000000000002
+    (1 - 0.9 - 0.1, 0.0),  # -2.8e-17
+    (1 + 1e-10, 1.0),
+    (1.0, 1.0),
+    (0.0, 0.0),
+]
+
+
+@pytest.mark.parametrize(("given", "stored"), ROUNDED)
+def test_a_score_a_float_rounding_past_0_or_1_is_kept_as_the_bound(live_setup, given, stored):
+    """A fractional score summed in floating point lands a rounding past the bound
+    (``sum([0.05] * 20)`` is 1.0000000000000002): it is the bound, not a score outside
+    [0, 1]; refused, it stopped the run as failed (a plain, streaming or python oracle)."""
+    from latentbench.select.oracles import CallableOracle, CellResult
+
+    s = live_setup
+    config = s.write_config(run={"init_batch": 48, "batch_size": 8})
+
+    class Plain:
+        n_models, n_items = len(s.names), len(s.items)
+
+        def evaluate(self, model_index, item_indices):
+            return np.where(np.asarray(item_indices) == 7, given, 1.0)
+
+    class Streaming(Plain):
+        def evaluate_cells(self, model_index, item_indices):
+            for pos, k in enumerate(np.asarray(item_indices)):
+                yield CellResult(pos, given if k == 7 else 1.0)
+
+    def score(model, items):
+        return [given if item == "q007" else 1.0 for item in items]
+
+    python = CallableOracle(score, s.names, [it["id"] for it in s.items])
+    for name, oracle in (("plain", Plain()), ("streaming", Streaming()), ("python", python)):
+        path = s.tmp / f"{name}_{given!r}.duckdb"
+        result = run_live(LiveConfig.from_toml(config), path, oracle=oracle)
+        assert result.status != "failed", (name, result.message)
+        with Store(path, read_only=True) as db:
+            rows = db.selection_observations(result.run_id)
+        ((score_, error),) = rows.loc[
+            (rows["item"] == "q007") & (rows["model"] == "model-0"), ["score", "error"]
+        ].to_numpy()
+        assert score_ == stored and error is None, (name, score_, error)
+
+
+def test_a_chat_scorer_rounding_past_1_is_kept_as_1(live_setup):
+    # the chat oracle's scorer (a python scorer of the config): its sum of partial credits
+    # 1.0000000000000002 was 'scorer returned ...; expected a score in [0, 1]', a failed cell
+    from latentbench.select.oracles import ChatCompletionsOracle, ChatEndpoint
+
+    s = live_setup
+    endpoint = ChatEndpoint(
+        "model-0", f"http://127.0.0.1:{s.port}/v1", "model-0", api_key_env=s.key_env
+    )
+    for given, stored in [*ROUNDED, (1.5, None)]:
+        oracle = ChatCompletionsOracle(
+            [endpoint], s.items, scorer=lambda text, answer, g=given: g, retries=0
+        )
+        with oracle:
+            (cell,) = oracle.evaluate_cells(0, np.array([0]))
+        if stored is None:
+            assert np.isnan(cell.score) and cell.error.startswith("scorer returned 1.5"), cell
+        else:
+            assert cell.score == stored and cell.error is None, (given, cell)

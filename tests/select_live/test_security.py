@@ -545,7 +545,74 @@ def test_a_key_an_earlier_version_stored_with_a_run_is_never_shown(live_setup):
         "held a key (identity.answers.models.model-0.model_args, models[0].model_args, "
         "models[1].base_url, ...); replaced by *** in the store" in said
     )
-    assert "api_key=***" in output and not _fragments_in(output), output
+    assert 'model_args: "model=m-a,max_tokens=512" -> (not set)' in said, output
+    assert not _fragments_in(output), output
     with duckdb.connect(str(path)) as con:
         stored = con.execute("SELECT config FROM selection_runs").fetchone()[0]
     assert not _fragments_in(stored) and json.loads(stored) == read
+
+
+def test_answers_of_a_run_whose_stored_key_is_masked_are_reused_not_paid_again(live_setup):
+    """An earlier version stored ``[[models]] api_key`` in a run's options, so the run's
+    default id hashed the key; today's file (the key moved to ``api_key_env``) makes another
+    id. The run is the same without the key (where answers are paid from, not what they
+    are): it is resumed under its stored id, and its answers are reused, not asked again.
+    The masked ``***`` made the stored options differ from today's: a new run that paid
+    again for every cell of the model whose key was stored."""
+    import duckdb
+
+    s = live_setup
+    config = s.write_config()
+    path = s.tmp / "old.duckdb"
+    first = run_live(LiveConfig.from_toml(config), path)
+    assert first.status == "done" and first.n_paid > 0
+    old_id = "live-0123456789abcdef"  # the id the key's hash made
+    with duckdb.connect(str(path)) as con:  # the record as an earlier version wrote it
+        record = json.loads(con.execute("SELECT config FROM selection_runs").fetchone()[0])
+        record["models"][0]["api_key"] = OLD_KEY
+        record["identity"]["answers"]["models"]["model-0"]["api_key"] = OLD_KEY
+        con.execute("UPDATE selection_runs SET config = ?", [json.dumps(record)])
+        for table in ("selection_runs", "selection_observations", "selection_decisions"):
+            con.execute(f"UPDATE {table} SET run_id = ?", [old_id])
+    n_posts = s.state.n_posts
+    again = run_live(LiveConfig.from_toml(config), path)
+    assert again.run_id == old_id and again.resumed and again.status == "done"
+    assert s.state.n_posts == n_posts and again.n_paid == 0, (s.state.n_posts, again)
+    assert again.message == first.message and again.selection is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "model=m,base_url=https://host/v1/completions?key=abc123XYZ",
+        "pretrained=m,base_url=https://host/v1?api-version=1&code=abcdef123",
+        "--model_args base_url=http://10.0.0.5:8000/v1?token=abc,model=m",
+        "model=m,base_url=http://localhost:8000/v1?auth_mode=none",
+    ],
+)
+def test_what_the_harness_check_accepts_is_stored_unmasked(text):
+    """A key in a URL's query inside a harness argument (``model_args``' ``base_url=...?key=``)
+    passed today's check, so today's version stored it, and every read masked it: the run's
+    stored options then differed from its file's, and each resume was refused as another
+    configuration. The check refuses what the masking would change, as it refuses a
+    ``base_url``'s secret query."""
+    from latentbench.io._secrets import argument_secret, mask_argument
+
+    assert mask_argument(text) != text
+    assert argument_secret(text) == "a URL query parameter named like a key"
+    for accepted in ("model=m,base_url=https://host/v1?api-version=2024-06-01", "sort_key=score",
+                     "pretrained=org/m,max_tokens=512,think_end_token=</think>"):  # fmt: skip
+        assert argument_secret(accepted) == "" and mask_argument(accepted) == accepted
+
+
+@pytest.mark.parametrize("url", ["https://host/v1;sig=abc123", "https://host/v1?x=1;key=abc123"])
+def test_a_base_url_with_a_key_after_a_semicolon_is_refused(url):
+    # a read masks ;sig= and ;key= (mask_url): accepted, they were stored with the run (a key
+    # in the store) and the stored base_url differed from the file's on every resume
+    from latentbench.io._secrets import mask_url
+    from latentbench.select.live._config import _check_base_url
+
+    assert mask_url(url) != url
+    with pytest.raises(InputError, match="base_url holds the query parameter"):
+        _check_base_url(url, "m")
+    _check_base_url("https://host/v1?api-version=2024-06-01;x=1", "m")  # no key: accepted

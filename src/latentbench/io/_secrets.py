@@ -13,7 +13,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["MASK", "argument_secret", "mask_argument", "mask_run_config", "mask_url"]
+__all__ = [
+    "MASK",
+    "argument_secret",
+    "mask_argument",
+    "mask_run_config",
+    "mask_url",
+    "secret_query_names",
+    "without_masked",
+]
 
 MASK = "***"
 """What replaces a key."""
@@ -105,8 +113,9 @@ def _secret_values(text: str, masked: bool = False) -> list[tuple[int, int, str]
 
 def argument_secret(text: str) -> str:
     """What in a harness argument (``model_args``, ``extra_args``, ``command``) holds a key:
-    ``"a URL with a user name or password"``, ``"an Authorization header"`` or ``"a value for
-    'NAME'"``; empty when none does.
+    ``"a URL with a user name or password"``, ``"an Authorization header"``, ``"a URL query
+    parameter named like a key"`` (:data:`SECRET_QUERY`) or ``"a value for 'NAME'"``; empty
+    when none does. What it accepts, :func:`mask_argument` leaves as it is.
 
     Parameters
     ----------
@@ -120,6 +129,8 @@ def argument_secret(text: str) -> str:
         return "a URL with a user name or password"
     if re.search(r"authorization['\"]?\s*[:=]|\bbearer\s+\S", text, re.I):
         return "an Authorization header"
+    if mask_url(text) != text:  # a URL's ?key=, ?code= (as a base_url's): masked when read
+        return "a URL query parameter named like a key"
     found = _secret_values(text)
     return f"a value for {found[0][2]!r}" if found else ""
 
@@ -169,7 +180,30 @@ def mask_url(url: str) -> str:
         secret = SECRET_QUERY.search(name) and match.group(3) not in ("", MASK)
         return match.group(1) + name + "=" + (MASK if secret else match.group(3))
 
-    return re.sub(r"([?&#;])([^=&#;?\s]+)=([^&#;\s]*)", param, url)
+    return _QUERY_PARAMETER.sub(param, url)
+
+
+_QUERY_PARAMETER = re.compile(r"([?&#;])([^=&#;?\s]+)=([^&#;\s]*)")
+"""``?name=value`` (or after ``&``, ``#``, ``;``) in a URL, as :func:`mask_url` reads it."""
+
+
+def secret_query_names(url: str) -> list[str]:
+    """The names of ``url``'s query, fragment and ``;`` parameters that :func:`mask_url`
+    masks (named like a key, :data:`SECRET_QUERY`, with a value).
+
+    Parameters
+    ----------
+    url : str
+
+    Returns
+    -------
+    list of str
+    """
+    return [
+        m.group(2)
+        for m in _QUERY_PARAMETER.finditer(url)
+        if SECRET_QUERY.search(m.group(2)) and m.group(3) not in ("", MASK)
+    ]
 
 
 _ARGUMENTS = ("model_args", "command", "extra_args")
@@ -224,3 +258,41 @@ def mask_run_config(record: Any, path: str = "") -> tuple[Any, list[str]]:
             masked.extend(inner)
         return items, masked
     return record, masked
+
+
+_MASKED_ASSIGNMENT = re.compile(r"""(^|,)\s*[A-Za-z_][\w.\-]*\s*=\s*(['"]?)\*\*\*\2\s*(?=,|$)""")
+"""``name=***`` in a comma-separated harness argument (``model=m,api_key=***``)."""
+
+_MASKED_OPTION = re.compile(r"""(^|\s)--?[A-Za-z_][\w.\-]*(\s+|=)(['"]?)\*\*\*\3(?=\s|$)""")
+"""``--name ***`` or ``--name=***`` in a command line."""
+
+
+def without_masked(record: Any) -> Any:
+    """``record`` (a stored run's answer options, parsed and masked) as today's version would
+    have written it: without the keys an earlier version stored and reading masked (a
+    ``[[models]] api_key`` of ``***``, ``api_key=***`` in a ``model_args``, ``--api_key ***``
+    in ``extra_args``). A key says where answers are paid from, not what they are: the
+    stored options and today's, which cannot hold a key, are compared without it.
+
+    Parameters
+    ----------
+    record : object
+        Dicts and lists of it are walked.
+
+    Returns
+    -------
+    object
+    """
+    if isinstance(record, list):
+        return [without_masked(value) for value in record]
+    if not isinstance(record, dict):
+        return record
+    out: dict[str, Any] = {}
+    for key, value in record.items():
+        if isinstance(key, str) and key.lower() in _KEYS and value == MASK:
+            continue
+        if isinstance(value, str) and key in _ARGUMENTS and MASK in value:
+            value = _MASKED_OPTION.sub("", _MASKED_ASSIGNMENT.sub("", value)).strip()
+            value = value.removeprefix(",").strip()
+        out[key] = without_masked(value)
+    return out

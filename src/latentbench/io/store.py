@@ -110,6 +110,27 @@ def _limit_bytes(text: str) -> float:
     return float(found.group(1)) * _UNITS[found.group(2).lower()]
 
 
+def _own_spill_folder(connection: duckdb.DuckDBPyConnection, spill: str) -> bool:
+    """Point ``connection``'s spills at a folder of this process's own beside the store
+    (``S.duckdb.tmp-PID``), which DuckDB removes as it closes: processes reading one store at
+    once (two ``ls``, ``report`` and ``export``, read-only) each spill into their own. In the
+    one default ``S.duckdb.tmp``, DuckDB 1.4 crashed (its spill files are named alike in
+    every process) and DuckDB 2.0 left the folder behind when its maker closed first. A
+    folder set by the caller, or one already spilled into (DuckDB cannot switch then), is
+    kept. Returns whether the folder was set here."""
+    ((database,),) = connection.execute(
+        "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+    ).fetchall()
+    if database is None or str(database) + ".tmp" != spill:
+        return False  # not DuckDB's ``FILE.tmp``: the caller's
+    own = f"{spill}-{os.getpid()}".replace("'", "''")
+    try:
+        connection.execute(f"SET temp_directory = '{own}'")
+    except duckdb.Error:  # spilled into already: DuckDB keeps that folder
+        return False
+    return True
+
+
 @contextmanager
 def _bounded_memory(connection: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """Lower ``connection``'s memory limit to :data:`WORK_MEMORY` for the statements of the
@@ -130,11 +151,17 @@ def _bounded_memory(connection: duckdb.DuckDBPyConnection) -> Iterator[None]:
     if current != default or _limit_bytes(current) <= WORK_MEMORY or not spills:
         yield
         return
+    own = _own_spill_folder(connection, spill)
     connection.execute(f"SET memory_limit = '{WORK_MEMORY}B'")
     try:
         yield
     finally:
         connection.execute("RESET memory_limit")
+        if own:
+            try:  # nothing spilled: DuckDB's folder again
+                connection.execute("RESET temp_directory")
+            except duckdb.Error:  # spilled into: kept until the store closes (then removed)
+                pass
 
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".json", ".jsonl")

@@ -19,7 +19,12 @@ from latentbench.exceptions import InputError
 from latentbench.io import load_items
 from latentbench.io._arrival import tilde_hint, unpacked_path
 from latentbench.io._files import file_sha256
-from latentbench.io._secrets import SECRET_QUERY, argument_secret
+from latentbench.io._secrets import (
+    SECRET_QUERY,
+    argument_secret,
+    secret_query_names,
+    without_masked,
+)
 from latentbench.select._base import (
     DEPRECATED_OPTIONS,
     Policy,
@@ -100,7 +105,9 @@ def canonical_identity(identity: dict[str, Any]) -> dict[str, Any]:
     """A stored :meth:`LiveConfig.identity` in today's terms, for comparison with the file's:
     its policy options in today's spelling (a run stored before the rename holds ``alpha``),
     and its models' endpoints left out (a run stored before they left the identity holds
-    them)."""
+    them), and a key an earlier version stored in it, masked as it is read, left out too
+    (:func:`~latentbench.io._secrets.without_masked`: today's file cannot hold the key, and
+    the run is the same without it)."""
     params = identity.get("policy_params")
     if isinstance(params, dict):
         renamed = {DEPRECATED_OPTIONS.get(k, k): v for k, v in params.items()}
@@ -109,7 +116,8 @@ def canonical_identity(identity: dict[str, Any]) -> dict[str, Any]:
     if isinstance(answers, dict) and isinstance(answers.get("models"), dict):
         answers = {**answers, "models": without_endpoints(answers["models"])}
         identity = {**identity, "answers": answers}
-    return identity
+    masked: dict[str, Any] = without_masked(identity)
+    return masked
 
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -134,6 +142,7 @@ def _check_base_url(url: str, label: str) -> None:
             "expected e.g. 'https://api.example.com/v1'"
         ) from None
     secret = [name for name, _ in query if SECRET_QUERY.search(name)]
+    secret += secret_query_names(url)  # ;sig=..., as a read masks it (stored unmasked: a key)
     if not (userinfo or secret) and parts.scheme not in ("http", "https"):
         # a URL, or a host without its scheme, is quoted; another value may be a key pasted
         # in the wrong field

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pandas as pd
 
+from latentbench._checks import bounded_score
 from latentbench.exceptions import (
     CellsFailed,
     EndpointUnreachable,
@@ -109,8 +110,10 @@ _NAN = "the oracle returned NaN (a failed evaluation, no score); expected a scor
 """The error of a cell an oracle answered with NaN and no error of its own."""
 
 
-def _out_of_range(value: float) -> str | None:
-    """The error of a score outside [0, 1] (every interval assumes bounded scores), else None.
+def _in_range(value: float) -> tuple[float, str | None]:
+    """An oracle's answer as stored, and the error of a score outside [0, 1] (every interval
+    assumes bounded scores), else None. A rounding past 0 or 1 (``sum([0.05] * 20)`` is
+    1.0000000000000002: :func:`~latentbench._checks.bounded_score`) is the bound.
 
     Parameters
     ----------
@@ -119,12 +122,14 @@ def _out_of_range(value: float) -> str | None:
 
     Returns
     -------
-    str or None
-        The error naming the value and the range; None for NaN or a score in [0, 1].
+    (float, str or None)
+        The score (NaN when refused) and the error naming the value and the range; None
+        for NaN or a score in [0, 1].
     """
-    if math.isnan(value) or 0 <= value <= 1:
-        return None
-    return (
+    score = bounded_score(value)
+    if score is not None:
+        return score, None
+    return math.nan, (
         f"the oracle returned {value!r}; expected a score in [0, 1] (rescale a percentage "
         "or choose a 0-1 metric)"
     )
@@ -434,9 +439,10 @@ class DurableOracle:
                 if cell.attempts > 0:  # paid requests are stored, never forgotten
                     self._commit(call, model, [(ids[pos], cell)])
                 continue
-            bad = None if cell.error is not None else _out_of_range(cell.score)
-            if bad is not None:  # refused at the boundary: stored as a failure, never used
-                cell = replace(cell, score=math.nan, error=bad)
+            if cell.error is None:  # refused at the boundary: stored as a failure, never used
+                score, bad = _in_range(cell.score)
+                if score != cell.score or bad is not None:
+                    cell = replace(cell, score=score, error=bad)
             self._commit(call, model, [(ids[pos], cell)])  # stored before use
             scores[pos] = cell.score
             if cell.error is not None or math.isnan(cell.score):
@@ -470,9 +476,10 @@ class DurableOracle:
         cells = []
         for k, pos in enumerate(todo):
             value = float(values[k])
-            error = _NAN if math.isnan(value) else _out_of_range(value)
-            if error is not None:  # a score outside [0, 1] is refused, stored as a failure
-                value = values[k] = math.nan
+            error = _NAN if math.isnan(value) else None
+            if error is None:  # a score outside [0, 1] is refused, stored as a failure
+                value, error = _in_range(value)
+                values[k] = value
             cells.append((ids[pos], CellResult(k, value, error, 1, started, done)))
             if error:
                 failures.append((model, ids[pos], error))

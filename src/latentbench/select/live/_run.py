@@ -18,6 +18,7 @@ from latentbench._checks import check_event, user_stacklevel
 from latentbench._compat import TEXT
 from latentbench.exceptions import DataWarning, InputError, LiveStop
 from latentbench.io import SnapshotWriter
+from latentbench.io._secrets import without_masked
 from latentbench.select._policies import POLICIES, lucb_bonus, make_policy, parse_policy
 from latentbench.select._run import (
     SelectionResult,
@@ -517,7 +518,8 @@ def answer_key(record: Mapping[str, Any], model: str) -> str | None:
         "code": answers.get("code"),  # a python oracle's or scorer's file
         "model": without_endpoints({model: models[model]})[model],  # not where it was asked
     }
-    text = json.dumps(key, sort_keys=True, default=str)
+    # a key an earlier version stored (masked as read) is not what fixes the answers
+    text = json.dumps(without_masked(key), sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
+from latentbench._checks import bounded_score
 from latentbench._repr import short_ids, short_value
 from latentbench.exceptions import InputError
 from latentbench.select.oracles._openai import redact_environment
@@ -99,10 +100,13 @@ class CallableOracle:
         done = now_utc()
         for k, value in enumerate(values):
             cell_error = error
-            if cell_error is None and not np.isnan(value) and not 0 <= value <= 1:
+            bounded = bounded_score(float(value))  # a rounding past 0 or 1 is the bound
+            if cell_error is None and bounded is None:
                 cell_error, value = f"score {float(value)!r} outside [0, 1]", np.nan
             elif cell_error is None and np.isnan(value):
                 cell_error = "score() returned NaN; expected a score in [0, 1] (NaN: failed)"
+            elif cell_error is None:
+                value = bounded
             yield CellResult(k, float(value), cell_error, 1, started, done)
 
     def evaluate(self, model_index: int, item_indices: np.ndarray) -> np.ndarray:

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from latentbench._checks import user_stacklevel
+from latentbench._checks import bounded_score, user_stacklevel
 from latentbench._repr import short_ids
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._scorers import Scorer, resolve_scorer
@@ -644,7 +644,7 @@ class ChatCompletionsOracle:
                     self.n_empty += 1
                 note = f"{EMPTY_NOTE} (blank text, {len(content)} character(s)); scored as given"
             try:
-                value = float(self.scorer(content, item["answer"]))
+                given = float(self.scorer(content, item["answer"]))
             except Exception as exc:  # user scorer: a failure is a per-cell error
                 return CellResult(
                     position,
@@ -654,16 +654,17 @@ class ChatCompletionsOracle:
                     started,
                     now_utc(),
                 )
-            if not 0 <= value <= 1:  # also catches NaN
+            bounded = bounded_score(given)  # a rounding past 0 or 1 is the bound
+            if bounded is None or math.isnan(bounded):
                 return CellResult(
                     position,
                     math.nan,
-                    f"scorer returned {value!r}; expected a score in [0, 1]",
+                    f"scorer returned {given!r}; expected a score in [0, 1]",
                     sent,
                     started,
                     now_utc(),
                 )
-            return CellResult(position, value, None, sent, started, now_utc(), note=note)
+            return CellResult(position, bounded, None, sent, started, now_utc(), note=note)
         tried = f"after {attempt + 1} attempt(s)" if sent or reason != _ABORTED else "none sent"
         error = _redact(f"{reason} ({tried})", key)
         unsent = sent == 0 and reason != _ABORTED  # every attempt refused before sending
