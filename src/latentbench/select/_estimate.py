@@ -26,6 +26,7 @@ import numpy as np
 
 from latentbench._checks import (
     as_path,
+    bounded_scores,
     check_event,
     check_seed,
     is_integer,
@@ -795,7 +796,7 @@ def _long_scores(frame: pd.DataFrame, columns: list[str], score: str, file: str)
     refuse_bad_ids(frame["item"], "item", file, "item")
     if "model" in columns:
         refuse_bad_ids(frame["model"], "model", file, "model")
-    outside = ~np.isnan(values) & ((values < 0) | (values > 1))  # inf too: not missing
+    values, outside = bounded_scores(values)  # inf too; a rounding past 0 or 1 is the bound
     if outside.any():
         k = int(np.flatnonzero(outside)[0])
         raise InputError(
@@ -944,7 +945,7 @@ def _wide_responses(frame: pd.DataFrame, columns: list[str], file: str) -> dict[
     flat = pd.Series(cells.to_numpy(dtype=object).ravel())
     values, bad = numeric_scores(flat)
     values = values.reshape(len(cells), len(item_ids))
-    outside = ~np.isnan(values) & ((values < 0) | (values > 1))  # inf too: not missing
+    values, outside = bounded_scores(values)  # inf too; a rounding past 0 or 1 is the bound
     for mask, what in ((bad.reshape(values.shape), "is not numeric"), (outside, None)):
         if mask.any():
             row, col = (int(v) for v in np.argwhere(mask)[0])

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from latentbench._checks import json_problem
+from latentbench._checks import bounded_score, json_problem
 from latentbench._compat import text_array
 from latentbench.exceptions import InputError
 from latentbench.io._arrival import (
@@ -162,10 +162,12 @@ PERPLEXITY_METRICS = frozenset(
 def coerce_score(value: Any, loc: str, field_name: str, *, inspect: bool = False) -> float | None:
     """Convert one raw metric value to a score in [0, 1], or None when it is missing.
 
-    Accepted: bools (0/1), finite numbers in [0, 1], numeric strings and ``"True"``/``"False"``
-    (lm-eval stringifies), and with ``inspect=True`` the Inspect conventions ``C``/``I``/``P``/
-    ``N`` (1, 0, 0.5, 0) and ``yes``/``no``. ``None`` and NaN are missing. Anything else raises
-    :class:`InputError` naming ``loc``, the field, the value and what was expected.
+    Accepted: bools (0/1), finite numbers in [0, 1] (a float rounding past 0 or 1, within
+    :data:`~latentbench._checks.SCORE_ROUNDING`, is the bound), numeric strings and
+    ``"True"``/``"False"`` (lm-eval stringifies), and with ``inspect=True`` the Inspect
+    conventions ``C``/``I``/``P``/``N`` (1, 0, 0.5, 0) and ``yes``/``no``. ``None`` and NaN are
+    missing. Anything else raises :class:`InputError` naming ``loc``, the field, the value and
+    what was expected.
     """
     if value is None:
         return None
@@ -209,13 +211,14 @@ def coerce_score(value: Any, loc: str, field_name: str, *, inspect: bool = False
         )
     if math.isnan(number):
         return None
-    if not math.isfinite(number) or number < 0 or number > 1:
+    score = bounded_score(number)  # a rounding past 0 or 1 (1.0000000000000002) is the bound
+    if score is None:
         shown = value.item() if isinstance(value, np.generic) else value  # 2.0, not np.float64
         raise InputError(
             f"{loc}: field {field_name!r}: value {shown!r} is outside [0, 1]; expected a score "
             "in [0, 1] (rescale percentages or perplexities before ingesting)"
         )
-    return number
+    return score
 
 
 def is_scalar_score(value: Any) -> bool:
