@@ -785,11 +785,17 @@ def _long_scores(frame: pd.DataFrame, columns: list[str], score: str, file: str)
         score_advice,
     )
 
+    def whose(k: int) -> str:
+        """`` (model 'B', item 'q3')``: whose row ``k`` is (with --model M, another model's
+        row may be the file's first defect, named so)."""
+        model = f"model {str(frame['model'].iloc[k])!r}, " if "model" in columns else ""
+        return f" ({model}item {str(frame['item'].iloc[k])!r})"
+
     values, bad = numeric_scores(frame[score])
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         raise InputError(
-            f"in {file}: column {score!r}, {_row(file, k)}: value "
+            f"in {file}: column {score!r}, {_row(file, k)}{whose(k)}: value "
             f"{_show(frame[score].iloc[k])} is not numeric; expected a score in [0, 1] "
             f"(empty = not answered){score_advice(frame[score].iloc[k])}"
         )
@@ -800,9 +806,9 @@ def _long_scores(frame: pd.DataFrame, columns: list[str], score: str, file: str)
     if outside.any():
         k = int(np.flatnonzero(outside)[0])
         raise InputError(
-            f"in {file}: column {score!r}, {_row(file, k)} (item "
-            f"{str(frame['item'].iloc[k])!r}): score {_show(values[k])} is outside [0, 1]; "
-            f"expected a score in [0, 1] (empty = not answered)"
+            f"in {file}: column {score!r}, {_row(file, k)}{whose(k)}: score "
+            f"{_show(values[k])} is outside [0, 1]; expected a score in [0, 1] (empty = not "
+            "answered)"
             f"{score_advice(frame[score].iloc[k], values)}"
         )
     return values

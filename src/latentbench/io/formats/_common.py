@@ -473,7 +473,11 @@ def parse_dashed_iso(text: str) -> pd.Timestamp | None:
 
 
 def finish(
-    frames: list[pd.DataFrame], duplicates: str = "error", report: LoadReport | None = None
+    frames: list[pd.DataFrame],
+    duplicates: str = "error",
+    report: LoadReport | None = None,
+    *,
+    named: bool = False,
 ) -> pd.DataFrame:
     """Concatenate per-file frames and resolve repeated keys (:func:`resolve_duplicates`).
 
@@ -485,12 +489,15 @@ def finish(
         What to do with one key given different values.
     report : LoadReport, optional
         Receives the counts of rows merged away.
+    named : bool
+        Whether every row was given one model name (``model=``), as
+        :func:`resolve_duplicates` takes it.
     """
     frames = [f for f in frames if len(f)]
     if not frames:
         return empty_frame()
     frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    frame = resolve_duplicates(frame, duplicates, report)
+    frame = resolve_duplicates(frame, duplicates, report, named=named)
     private = [c for c in PRIVATE_COLUMNS if c in frame.columns]
     return frame.drop(columns=private).reset_index(drop=True)
 
@@ -519,7 +526,11 @@ def _varying(frame: pd.DataFrame, keys: list[str]) -> list[str]:
 
 
 def resolve_duplicates(
-    frame: pd.DataFrame, duplicates: str = "error", report: LoadReport | None = None
+    frame: pd.DataFrame,
+    duplicates: str = "error",
+    report: LoadReport | None = None,
+    *,
+    named: bool = False,
 ) -> pd.DataFrame:
     """One row per key (:data:`KEY_COLUMNS`); the tool version is provenance, not identity.
 
@@ -531,7 +542,10 @@ def resolve_duplicates(
     - ``"latest"``: the row with the latest ``run_timestamp`` wins (ties: the later file);
     - ``"mean"``: one row with the mean score, flagged ``mean of N conflicting values``.
 
-    Nothing is averaged unless ``duplicates="mean"`` is asked for.
+    Nothing is averaged unless ``duplicates="mean"`` is asked for. With ``named`` (every row
+    was given one model name, ``model=``), a conflict between rows the files give to two
+    models names them and the cause, instead of advising ``latest`` or ``mean`` (which would
+    keep one model's answer, or mix two models').
     """
     if duplicates not in DUPLICATE_POLICIES:
         raise InputError(
@@ -563,11 +577,17 @@ def resolve_duplicates(
         same_key = group_ids == group_ids[0]
         differs = np.abs(bad["score"].to_numpy(dtype=float) - float(first["score"]))
         other = bad.iloc[int(np.flatnonzero(same_key & (differs > SCORE_TOLERANCE))[0])].to_dict()
+        advice = (
+            'choose duplicates="latest" or duplicates="mean" to resolve conflicts'
+            if not named or first["source_model"] == other["source_model"]
+            else f"the files name the models {str(first['source_model'])!r} and "
+            f"{str(other['source_model'])!r}; model=NAME gave every row one name: read each "
+            "model's files on their own"
+        )  # (latest or mean would keep one model's answer, or mix two models', unsaid)
         raise InputError(
             f"{location(first)} and {location(other)} give different scores "
             f"({float(first['score'])!r} and {float(other['score'])!r}) for "
-            f'{_describe_key(first)}; expected one value per key (choose duplicates="latest" '
-            'or duplicates="mean" to resolve conflicts)'
+            f"{_describe_key(first)}; expected one value per key ({advice})"
         )
     n_conflicting = len(bad)
     if duplicates == "latest":
