@@ -193,3 +193,18 @@ def test_a_helm_stat_rounded_past_a_bound_is_offered_and_read_as_the_bound(tmp_p
     assert len(frame) == len(entries) and set(frame["score"]) == {0.0, 0.5, 1.0}
     frame, _ = read_results("helm", stats.parent, metric="exact_match")
     assert frame.loc[frame["item"] == entries[0]["instance_id"], "score"].max() == 1.0
+
+
+def test_estimate_of_answers_in_memory_keeps_a_rounding_as_the_bound():
+    from latentbench.select import estimate
+    from latentbench.select._estimate_calibration import from_matrix
+    from latentbench.synthetic import simulate_2pl
+
+    matrix = simulate_2pl(8, 30, random_state=3).matrix
+    cal = from_matrix(matrix, rank=1)
+    answers = pd.Series(np.tile([ABOVE, BELOW, 1.0], 10), index=matrix.item_ids)
+    exact = pd.Series(np.tile([1.0, 0.0, 1.0], 10), index=matrix.item_ids)
+    got, expected = (estimate(cal, a, budget=30, seed=1) for a in (answers, exact))
+    assert got.score == expected.score and got.lower == expected.lower
+    with pytest.raises(InputError, match=r"item '.*': score 1\.001 is outside"):
+        estimate(cal, answers.replace(ABOVE, 1.001), budget=30, seed=1)

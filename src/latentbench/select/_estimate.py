@@ -1089,7 +1089,7 @@ def _answers(
                 "calibrated item in the calibration's order (NaN = not answered)"
             )
         y = y.copy()
-    bad = ~np.isnan(y) & ((y < 0) | (y > 1))  # inf too: not missing
+    y, bad = bounded_scores(y)  # inf too (not missing); a rounding past 0 or 1 is the bound
     if bad.any():
         from latentbench.io._matrix_checks import score_advice
 
