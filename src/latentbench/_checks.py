@@ -16,6 +16,8 @@ from latentbench.exceptions import InputError
 
 __all__ = [
     "as_path",
+    "bounded_score",
+    "bounded_scores",
     "check_count",
     "check_flag",
     "check_seed",
@@ -197,3 +199,33 @@ def bounded_score(value: float) -> float | None:
     if not -SCORE_ROUNDING <= value <= 1 + SCORE_ROUNDING:
         return None
     return min(max(value, 0.0), 1.0)
+
+
+def bounded_scores(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`bounded_score` over an array, the rule of every reader of scores (a file's
+    cells, a frame's ``score`` column, a response matrix): a rounding past 0 or 1 (within
+    :data:`SCORE_ROUNDING`) is the bound; a value further out, or infinite, is no score.
+
+    Parameters
+    ----------
+    values : ndarray of any shape, float
+        Scores as read; NaN is left to the caller (missing in a matrix, refused in a long
+        table).
+
+    Returns
+    -------
+    scores : ndarray, the shape and dtype of ``values``
+        ``values`` with each rounding past a bound set to that bound (``values`` itself, not
+        a copy, when there is none; a value in [0, 1], -0.0 too, is never changed).
+    outside : ndarray of bool, the shape of ``values``
+        True where a value is no score: beyond the rounding, or infinite (never at NaN).
+    """
+    with np.errstate(invalid="ignore"):
+        low, high = values < 0, values > 1
+        if not (low.any() or high.any()):
+            return values, np.zeros(np.shape(values), dtype=bool)
+        outside = (values < -SCORE_ROUNDING) | (values > 1 + SCORE_ROUNDING)
+    scores = np.array(values, copy=True)
+    scores[low & ~outside] = 0.0
+    scores[high & ~outside] = 1.0
+    return scores, outside

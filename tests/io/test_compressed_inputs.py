@@ -20,7 +20,20 @@ from latentbench.io import ResponseMatrix
 from latentbench.io.formats import read_results
 
 FORMATS = Path(__file__).resolve().parents[1] / "data" / "formats"
-PACK = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}
+REAL = FORMATS / "real"
+
+
+def _zstd(data: bytes) -> bytes:
+    """``data`` zstd-compressed (pyarrow's codec: the test needs no zstd package)."""
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.CompressedOutputStream(sink, "zstd") as out:
+        out.write(data)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+PACK = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress, ".zst": _zstd}
 
 # (source, fixture folder, read_results options, the files to compress)
 SOURCES = [
@@ -64,7 +77,7 @@ def test_a_folder_of_compressed_result_files_reads_as_the_plain_one(
     assert any(f.endswith(".gz") for f in read) and not any(f.endswith(".json") for f in read)
 
 
-@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".zst"])
 def test_a_compressed_table_reads_as_the_plain_one(tmp_path, suffix):
     plain = tmp_path / "responses.csv"
     plain.write_text("model,item,score\nm1,007,1\nm1,q2,0\nm2,007,0\nm2,q2,\nm3,007,1\nm3,q2,1\n")
@@ -294,3 +307,77 @@ def test_a_plain_csv_named_as_compressed_is_read_as_the_plain_file(tmp_path, suf
     pd.testing.assert_frame_equal(
         read_item_metadata(tmp_path / f"meta.csv{suffix}"), read_item_metadata(meta)
     )
+
+
+def test_zstd_files_are_read_without_a_zstd_package(tmp_path):
+    """``.zst`` was read only where ``zstandard`` (or Python 3.14's ``compression.zstd``) is
+    installed, else refused; pyarrow, a dependency, has the codec: a zstd table and a folder of
+    zstd lm-eval files read as the plain ones, a cut one is refused naming it."""
+    source, folder, options, pattern = SOURCES[0]
+    plain, _ = read_results(source, folder, **options)
+    copy = _packed_copy(folder, tmp_path / "lm", pattern, ".zst")
+    frame, report = read_results(source, copy, **options)
+    assert not report.skipped_files
+    pd.testing.assert_frame_equal(_rows(frame), _rows(plain))
+    victim = next(copy.rglob("samples_*.jsonl.zst"))
+    victim.write_bytes(victim.read_bytes()[:-30])
+    with pytest.raises(InputError, match=rf"{victim.name}: a corrupt or cut zstd-compressed"):
+        read_results(source, copy, **options)
+
+
+def test_zstd_without_a_codec_is_refused_naming_the_file(tmp_path, monkeypatch):
+    from latentbench.io import _arrival
+
+    monkeypatch.setattr(_arrival, "_zstd_available", lambda: False)
+    packed = tmp_path / "r.csv.zst"
+    packed.write_bytes(_zstd(b"model,item,score\nm1,q1,1\n"))
+    with pytest.raises(InputError, match=r"r\.csv\.zst: a zstd-compressed file; .*unzstd"):
+        read_results("table", packed)
+
+
+EEE_DEMO = REAL / "eee" / "data" / "demo-source" / "demo-org" / "demo-model"
+LIGHTEVAL = FORMATS / "lighteval" / "details"
+
+
+@pytest.mark.parametrize(
+    ("source", "folder", "pattern", "options"),
+    [
+        ("eee", EEE_DEMO, "*.json*", {}),  # the aggregate and its samples
+        ("eee", EEE_DEMO, "*.jsonl", {}),  # the samples only
+        ("eee", EEE_DEMO, "*.json", {}),  # the aggregate only
+        ("lighteval", LIGHTEVAL, "*.parquet", {"metric": {"arc:challenge|25": "acc"}}),
+        ("lighteval", REAL / "lighteval-0.13.0", "*.parquet", {}),
+    ],
+)
+@pytest.mark.filterwarnings("ignore::latentbench.exceptions.DataWarning")
+def test_eee_and_lighteval_files_compressed_read_as_the_plain_ones(
+    tmp_path, source, folder, pattern, options
+):
+    """They were refused ('decompress it first'), in a folder listed as skipped: an EEE
+    samples file read without its gzipped aggregate lost its metric names, unsaid but for a
+    note."""
+    plain, plain_report = read_results(source, folder, **options)
+    copy = _packed_copy(folder, tmp_path / "out" / folder.name, pattern)  # its name: a model's
+    frame, report = read_results(source, copy, **options)
+    assert report.skipped_files == [
+        {**f, "file": f["file"].replace(str(folder), str(copy))} for f in plain_report.skipped_files
+    ]
+    assert report.notes == [n.replace(str(folder), str(copy)) for n in plain_report.notes]
+    columns = [*_KEY, "source", "run_timestamp"]
+    pd.testing.assert_frame_equal(
+        frame[columns].sort_values(_KEY[:-1]).reset_index(drop=True),
+        plain[columns].sort_values(_KEY[:-1]).reset_index(drop=True),
+    )
+    named = sorted(copy.rglob("*.gz"))  # the compressed files named directly
+    if pattern != "*.json":  # (an EEE aggregate alone gives no rows)
+        direct, _ = read_results(source, named, **options)
+        assert len(direct) == len(plain) and direct["source_file"].str.endswith(".gz").all()
+
+
+def test_a_corrupt_compressed_eee_file_is_named(tmp_path):
+    copy = _packed_copy(EEE_DEMO, tmp_path / "eee", "*.jsonl")
+    victim = next(copy.rglob("*_samples.jsonl.gz"))
+    victim.write_bytes(victim.read_bytes()[:-20])
+    for path in (copy, victim):
+        with pytest.raises(InputError, match=rf"{victim.name}: a corrupt or cut gzip-compressed"):
+            read_results("eee", path)

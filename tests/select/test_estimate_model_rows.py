@@ -87,7 +87,7 @@ def test_a_defect_in_the_rows_read_is_named_as_the_whole_read_names_it(files, tm
     path = tmp_path / "bad.csv"
     frame.to_csv(path, index=False)
     with pytest.raises(
-        InputError, match=rf"line {position + 2} \(item .*score 2.0 is outside"
+        InputError, match=rf"line {position + 2} \(model {new[4]!r}, item .*score 2.0 is outside"
     ) as whole:
         read_responses(path)
     with pytest.raises(InputError) as some:
@@ -144,3 +144,72 @@ def test_a_file_read_whole_that_fails_says_its_warnings_once(tmp_path):
         said[str(models)] = [str(w.message) for w in caught]
     assert len(said["None"]) == 1 and "column 'benchmark' holds 2 benchmarks" in said["None"][0]
     assert said["['two']"] == said["['other']"] == said["None"]
+
+
+def _with(files, tmp_path, name, change):
+    """``new.csv`` of ``files`` changed by ``change(frame)``, written as ``name``."""
+    folder, _ = files
+    frame = pd.read_csv(folder / "new.csv", dtype=str)
+    frame = change(frame)
+    path = tmp_path / name
+    frame.to_csv(path, index=False) if name.endswith(".csv") else frame.to_parquet(path)
+    return path
+
+
+def _row_of(frame, model, k):
+    return int(np.flatnonzero(frame["model"] == model)[k])
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+@pytest.mark.parametrize(("blank", "said"), [(None, "is missing"), ("  ", "'  ' is blank")])
+def test_a_row_with_no_model_id_is_refused_not_dropped(files, tmp_path, suffix, blank, said):
+    """A row whose model is left out may be the named model's answer: the whole read refuses
+    it naming its line; the read of one model's rows dropped it unsaid (the model then
+    answered one item fewer)."""
+    _, new = files
+
+    def change(frame):
+        frame.loc[_row_of(frame, new[2], 5), "model"] = blank
+        return frame
+
+    path = _with(files, tmp_path, f"blank{suffix}", change)
+    with pytest.raises(InputError, match=rf"column 'model', (line|row) \d+: model id {said}"):
+        read_responses(path)
+    with pytest.raises(InputError, match=rf"column 'model', (line|row) \d+: model id {said}"):
+        read_responses(path, models=[new[2]])
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_another_models_defects_do_not_stop_the_read_and_are_named_when_they_do(
+    files, tmp_path, suffix
+):
+    """The rows of the other models are not read: their bad score or repeated item does not
+    stop the named model's read; a defect in its own rows does, and when another model's
+    row is the file's first defect the message names that row's model."""
+    folder, new = files
+    clean = read_responses(folder / "new.csv")[new[4]]
+
+    def other(frame):
+        frame.loc[_row_of(frame, new[1], 3), "score"] = "1.5"
+        return pd.concat([frame, frame.loc[[_row_of(frame, new[1], 7)]].assign(score="0.5")])
+
+    path = _with(files, tmp_path, f"other{suffix}", other)
+    with pytest.raises(InputError, match=rf"\(model {new[1]!r}, item .*score 1.5 is outside"):
+        read_responses(path)
+    pd.testing.assert_series_equal(read_responses(path, models=[new[4]])[new[4]], clean)
+
+    def both(frame):
+        frame.loc[_row_of(frame, new[4], 2), "score"] = "2"
+        return other(frame)
+
+    path = _with(files, tmp_path, f"both{suffix}", both)
+    with pytest.raises(InputError, match=rf"\(model {new[1]!r}, item .*score 1.5 is outside"):
+        read_responses(path, models=[new[4]])
+
+    def repeated(frame):
+        row = frame.loc[[_row_of(frame, new[4], 7)]]
+        return pd.concat([frame, row.assign(score=str(1 - float(row["score"].iloc[0])))])
+
+    path = _with(files, tmp_path, f"repeated{suffix}", repeated)
+    with pytest.raises(InputError, match=rf"give model {new[4]!r}, item .* different scores"):
+        read_responses(path, models=[new[4]])

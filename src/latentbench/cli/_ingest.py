@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import warnings
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
@@ -269,13 +270,17 @@ def ls(
         return
     except InputError as exc:
         _fail(exc)
+    live = _live_runs(runs) if runs else None
     if as_json:
         # every digit (to_json rounded to 10 decimals); a missing value is null, not NaN
         records = [
             {k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
             for row in frame.to_dict(orient="records")
         ]
-        console.print_json(data=records, ensure_ascii=True, allow_nan=False, default=str)
+        # a store with live runs: the list under "benchmarks", the runs beside it (they were
+        # left out, and a store of live runs only listed as empty, [])
+        data = records if live is None else {"benchmarks": records, "live_runs": live}
+        console.print_json(data=data, ensure_ascii=True, allow_nan=False, default=str)
         return
     title = f"{store}" if benchmark is None else f"{benchmark} in {store}"
     table = Table(title=escape(title))
@@ -285,24 +290,48 @@ def ls(
     for row in frame.itertuples(index=False):
         table.add_row(*(f"{v:.3f}" if isinstance(v, float) else escape(v) for v in row))
     print_table(table)
-    if runs:  # live runs are not benchmarks: said, so that a live store does not look empty
-        from latentbench.select.live import is_compare_run, is_estimate_run
-
-        kinds = [
-            "estimate" if is_estimate_run(r) else "compare" if is_compare_run(r) else "selection"
-            for r in runs
-        ]
-        compared = kinds.count("compare")
+    if live is not None:  # live runs are not benchmarks: said, so that a live store does not
+        # look empty
+        latest = live["latest"]
         console.print(
-            f"live runs: {kinds.count('selection')} selection (select live), "
-            f"{kinds.count('estimate')} estimate (estimate --live)"
-            + (f", {compared} comparison (compare --live)" if compared else "")
+            f"live runs: {live['selection']} selection (select live), "
+            f"{live['estimate']} estimate (estimate --live)"
+            + (f", {live['compare']} comparison (compare --live)" if live["compare"] else "")
             + "; latest "
-            f"{escape(str(runs[-1]['run_id']))} ({escape(str(runs[-1]['status']))}). Their "
-            "report: latentbench report STORE (the latest run; its live estimates all "
-            "together when it is one), --run-id RUN for one run",
+            f"{escape(str(latest['run_id']))} ({escape(str(latest['status']))}). Their "
+            f"report: {live['report']}",
             soft_wrap=True,
         )
+
+
+_RUNS_REPORT = (
+    "latentbench report STORE (the latest run; its live estimates all together when it is "
+    "one), --run-id RUN for one run"
+)
+
+
+def _live_runs(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """What ``ls`` says of a store's live runs (:meth:`Store.selection_runs` rows, oldest
+    first), in its text and its ``--json`` alike: the count of each kind (``selection``:
+    ``select live``, ``estimate``: ``estimate --live``, ``compare``: ``compare --live``), the
+    latest run (``run_id``, ``kind``, ``status``) and how to report them."""
+    from latentbench.select.live import is_compare_run, is_estimate_run
+
+    kinds = [
+        "estimate" if is_estimate_run(r) else "compare" if is_compare_run(r) else "selection"
+        for r in runs
+    ]
+    return {
+        "selection": kinds.count("selection"),
+        "estimate": kinds.count("estimate"),
+        "compare": kinds.count("compare"),
+        "latest": {
+            "run_id": str(runs[-1]["run_id"]),
+            "kind": kinds[-1],
+            "status": str(runs[-1]["status"]),
+        },
+        "report": _RUNS_REPORT,
+    }
 
 
 def _show_snapshot(store: Path, exc: StoreInUse, as_json: bool) -> None:

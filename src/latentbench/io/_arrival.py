@@ -5,8 +5,9 @@ Every reader (:func:`~latentbench.io.formats.read_results`, :meth:`ResponseMatri
 folder or a UTF-16 file (PowerShell's ``>``, Excel's "Unicode Text") is refused saying what it
 is and what to do, rather than as "not UTF-8" or "unknown metric".
 
-One file compressed on its own (``samples_x.jsonl.gz``, ``scores.csv.gz``; gzip, bzip2 and
-xz, and zstd where ``zstandard`` is installed) is read through :func:`open_unpacked`, its
+One file compressed on its own (``samples_x.jsonl.gz``, ``scores.csv.gz``; gzip, bzip2, xz
+and zstd, the last through pyarrow's codec, a dependency already) is read through
+:func:`open_unpacked`, its
 decompressed bytes capped at :data:`MAX_UNPACKED_BYTES` (a decompression bomb stops there,
 named), a corrupt or cut stream refused naming the file.
 """
@@ -62,9 +63,9 @@ PACKED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
 
 
 def _zstd_open(path: Path) -> IO[bytes] | None:
-    """A zstd reader of ``path`` from Python's own ``compression.zstd`` (3.14) or the
-    ``zstandard`` package; None when neither is installed (the file is then refused, saying
-    how to decompress it)."""
+    """A zstd reader of ``path`` from Python's own ``compression.zstd`` (3.14), the
+    ``zstandard`` package or pyarrow's zstd codec (a dependency; built into its wheels); None
+    when none is there (the file is then refused, saying how to decompress it)."""
     try:
         from compression import zstd  # type: ignore[import-not-found]
 
@@ -74,8 +75,22 @@ def _zstd_open(path: Path) -> IO[bytes] | None:
     try:
         import zstandard  # type: ignore[import-not-found]
     except ImportError:
-        return None
+        if not _pyarrow_zstd():
+            return None
+        import pyarrow as pa
+
+        stream: Any = pa.CompressedInputStream(pa.OSFile(str(path), "rb"), "zstd")
+        return stream  # type: ignore[no-any-return]
     return zstandard.open(path, "rb")  # type: ignore[no-any-return]
+
+
+def _pyarrow_zstd() -> bool:
+    """Whether pyarrow (imported here, when a zstd file is met) has its zstd codec."""
+    try:
+        import pyarrow as pa
+    except ImportError:  # pragma: no cover - a dependency
+        return False
+    return bool(pa.Codec.is_available("zstd"))
 
 
 def _zstd_available() -> bool:
@@ -85,7 +100,7 @@ def _zstd_available() -> bool:
         try:
             import zstandard  # type: ignore[import-not-found]  # noqa: F401
         except ImportError:
-            return False
+            return _pyarrow_zstd()
     return True
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from latentbench._checks import bounded_scores
 from latentbench._numba_cache import CACHE
 from latentbench.exceptions import InputError
 
@@ -147,6 +148,8 @@ class ObservedCells:
             raise InputError(f"{where}column index outside 0..{n_cols - 1}")
         low, high = float(values.min()), float(values.max())
         if not (0.0 <= low and high <= 1.0):
+            values, _ = bounded_scores(values)  # a rounding past 0 or 1 is the bound
+        if not (0.0 <= float(values.min()) and float(values.max()) <= 1.0):
             raise InputError(
                 f"{where}scores must lie in [0, 1] (an unobserved cell is absent, not NaN); "
                 f"found [{low}, {high}]"

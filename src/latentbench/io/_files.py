@@ -307,6 +307,9 @@ def read_table_rows(
     without keeping the others: a Parquet file through pyarrow's row filter (only the row
     groups that may hold them are read), a CSV in chunks of ``chunk_rows`` rows (each chunk's
     other rows dropped as it is read). Cells are read as :func:`read_table_file` reads them.
+    The rows whose ``column`` is empty or blank are kept too: they may be any value's (a
+    model's answer with its name left out), so the caller refuses them as it refuses them in
+    the whole file, never drops them unsaid.
 
     Parameters
     ----------
@@ -350,7 +353,9 @@ def read_table_rows(
         with pd.read_csv(source, sep=sep, dtype=TEXT, keep_default_na=False, na_values=[""],
                          chunksize=chunk_rows, compression=None) as chunks:  # fmt: skip
             for chunk in chunks:
-                kept.append(chunk.loc[chunk[column].isin(wanted).to_numpy()])
+                ids = chunk[column]
+                keep = ids.isin(wanted) | ids.isna() | (ids.str.strip() == "")
+                kept.append(chunk.loc[keep.to_numpy(dtype=bool, na_value=True)])
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, UnicodeDecodeError):
         return None
     if not kept:
@@ -374,8 +379,12 @@ def _parquet_rows(file: Path, column: str, wanted: list[str]) -> pd.DataFrame | 
     kind = schema.field(column).type
     if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
         return None
+    import pyarrow.compute as pc
+
+    ids = pc.field(column)  # its rows, and those with no id (any model's: refused, not dropped)
+    keep = ids.isin(wanted) | ids.is_null() | (pc.utf8_trim_whitespace(ids) == "")
     try:
-        frame = pd.read_parquet(file, filters=[(column, "in", wanted)])
+        frame = pd.read_parquet(file, filters=keep)
     except Exception:  # pyarrow raises many types: read whole, read_table_file says
         return None
     if len(set(map(str, frame.columns))) < frame.shape[1]:

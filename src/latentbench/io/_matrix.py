@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from latentbench._checks import user_stacklevel
+from latentbench._checks import bounded_scores, user_stacklevel
 from latentbench._compat import TEXT, text_array
 from latentbench._repr import html_block
 from latentbench.exceptions import DataWarning, InputError
@@ -36,7 +36,6 @@ from latentbench.io._matrix_checks import (
     _row,
     _show,
     _where,
-    not_a_score,
     refuse_bad_ids,
     refuse_case_lookalikes,
     refuse_long_summary_ids,
@@ -218,8 +217,10 @@ class ResponseMatrix:
                 f"{_where(source)}model {models[row]!r}, item {items[col]!r}: value "
                 f"{_show(array[row, col])} is infinite; expected a score in [0, 1] or NaN"
             )
-        # checked before float32 rounds it: 1.00000001 is no score, as the other readers say
-        outside = not_a_score(array if array.dtype == np.float64 else values, missing_ok=True)
+        # checked before float32 rounds it: 1.00000001 is no score, as the other readers say;
+        # a rounding past 0 or 1 (1.0000000000000002, -1e-17) is the bound, as they read it
+        checked = array if array.dtype == np.float64 else values
+        bounded, outside = bounded_scores(checked)
         if outside.any():
             row, col = np.argwhere(outside)[0]
             raise InputError(
@@ -227,6 +228,8 @@ class ResponseMatrix:
                 f"{_show(array[row, col])} is outside [0, 1]; expected a score in [0, 1]"
                 f"{score_advice(array[row, col], values)}"
             )
+        if bounded is not checked:
+            values = bounded.astype(np.float32)
         if n_models < 2:
             raise InputError(
                 f"{_where(source)}only one model ({models[0]!r}); expected at least 2 models"
@@ -1024,7 +1027,7 @@ def _observed_long_scores(
         )
     if missing.any():  # NA rows (R's write.csv): unobserved cells, said, never 0
         _warn_missing_scores(frame, missing, model, item, source)
-    bad = not_a_score(values, missing_ok=True)
+    values, bad = bounded_scores(values)  # a rounding past 0 or 1 is the bound
     if bad.any():
         position = int(np.flatnonzero(bad)[0])
         raise InputError(

@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from latentbench._checks import bounded_scores
 from latentbench._compat import text_array
 from latentbench.exceptions import InputError
-from latentbench.io._matrix_checks import not_a_score
 from latentbench.io.formats._common import (
     CANONICAL_COLUMNS,
     CANONICAL_SCHEMA,
@@ -226,8 +226,9 @@ def to_arrow(frame: pd.DataFrame | pa.Table) -> pa.Table:
     for column in (f.name for f in CANONICAL_SCHEMA if not f.nullable):
         if table.column(column).null_count:
             raise InputError(f"column {column!r} has empty values; expected a string in every row")
-    score = table.column("score").to_numpy()
-    bad = not_a_score(score, missing_ok=False)
+    raw = table.column("score").to_numpy()
+    score, outside = bounded_scores(raw)  # a rounding past 0 or 1 is the bound
+    bad = outside | np.isnan(score)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         raise InputError(
@@ -235,4 +236,7 @@ def to_arrow(frame: pd.DataFrame | pa.Table) -> pa.Table:
             "outside "
             "[0, 1] or missing; expected a score in [0, 1] (missing cells have no row)"
         )
+    if score is not raw:
+        at = table.schema.get_field_index("score")
+        table = table.set_column(at, table.schema.field(at), pa.array(score, pa.float64()))
     return table

@@ -26,6 +26,7 @@ import numpy as np
 
 from latentbench._checks import (
     as_path,
+    bounded_scores,
     check_event,
     check_seed,
     is_integer,
@@ -784,24 +785,30 @@ def _long_scores(frame: pd.DataFrame, columns: list[str], score: str, file: str)
         score_advice,
     )
 
+    def whose(k: int) -> str:
+        """`` (model 'B', item 'q3')``: whose row ``k`` is (with --model M, another model's
+        row may be the file's first defect, named so)."""
+        model = f"model {str(frame['model'].iloc[k])!r}, " if "model" in columns else ""
+        return f" ({model}item {str(frame['item'].iloc[k])!r})"
+
     values, bad = numeric_scores(frame[score])
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         raise InputError(
-            f"in {file}: column {score!r}, {_row(file, k)}: value "
+            f"in {file}: column {score!r}, {_row(file, k)}{whose(k)}: value "
             f"{_show(frame[score].iloc[k])} is not numeric; expected a score in [0, 1] "
             f"(empty = not answered){score_advice(frame[score].iloc[k])}"
         )
     refuse_bad_ids(frame["item"], "item", file, "item")
     if "model" in columns:
         refuse_bad_ids(frame["model"], "model", file, "model")
-    outside = ~np.isnan(values) & ((values < 0) | (values > 1))  # inf too: not missing
+    values, outside = bounded_scores(values)  # inf too; a rounding past 0 or 1 is the bound
     if outside.any():
         k = int(np.flatnonzero(outside)[0])
         raise InputError(
-            f"in {file}: column {score!r}, {_row(file, k)} (item "
-            f"{str(frame['item'].iloc[k])!r}): score {_show(values[k])} is outside [0, 1]; "
-            f"expected a score in [0, 1] (empty = not answered)"
+            f"in {file}: column {score!r}, {_row(file, k)}{whose(k)}: score "
+            f"{_show(values[k])} is outside [0, 1]; expected a score in [0, 1] (empty = not "
+            "answered)"
             f"{score_advice(frame[score].iloc[k], values)}"
         )
     return values
@@ -944,7 +951,7 @@ def _wide_responses(frame: pd.DataFrame, columns: list[str], file: str) -> dict[
     flat = pd.Series(cells.to_numpy(dtype=object).ravel())
     values, bad = numeric_scores(flat)
     values = values.reshape(len(cells), len(item_ids))
-    outside = ~np.isnan(values) & ((values < 0) | (values > 1))  # inf too: not missing
+    values, outside = bounded_scores(values)  # inf too; a rounding past 0 or 1 is the bound
     for mask, what in ((bad.reshape(values.shape), "is not numeric"), (outside, None)):
         if mask.any():
             row, col = (int(v) for v in np.argwhere(mask)[0])
@@ -1082,7 +1089,7 @@ def _answers(
                 "calibrated item in the calibration's order (NaN = not answered)"
             )
         y = y.copy()
-    bad = ~np.isnan(y) & ((y < 0) | (y > 1))  # inf too: not missing
+    y, bad = bounded_scores(y)  # inf too (not missing); a rounding past 0 or 1 is the bound
     if bad.any():
         from latentbench.io._matrix_checks import score_advice
 

@@ -400,8 +400,10 @@ def read_results(
             )
     if reader.names_choices:
         _check_named(report, metric=metric, filter=filter)
+    if model is not None:
+        report.notes += _one_name_notes(frames, model)
     notify(progress, "combining rows", len(files), len(files))
-    frame = finish(frames, duplicates, report)
+    frame = finish(frames, duplicates, report, named=model is not None)
     if group is not None:
         frame = _grouped(frame, group, {"metric": metric, "filter": filter})
     if not len(frame) and report.skipped_files:
@@ -418,6 +420,21 @@ def read_results(
             f"{source}: " + "; ".join(report.notes), DataWarning, stacklevel=user_stacklevel()
         )
     return frame, report
+
+
+def _one_name_notes(frames: list[pd.DataFrame], model: str) -> list[str]:
+    """The note of ``model=NAME`` given to files of several models (``source_model``): every
+    row is named one model, so their answers to one item are kept once when equal and
+    conflict when not (legitimate for one model's runs under two names, never unsaid)."""
+    names = sorted({str(n) for f in frames if len(f) for n in f["source_model"].unique()})
+    if len(names) < 2:
+        return []
+    shown = ", ".join(map(repr, names[:4])) + (", ..." if len(names) > 4 else "")
+    return [
+        f"model={model!r} names the rows of {len(names)} models of the files ({shown}) as "
+        "one model: their answers to one item are kept once where they agree; unless they "
+        "are one model's runs, read each model's files on their own"
+    ]
 
 
 def _grouped(

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from latentbench._checks import json_problem
+from latentbench._checks import bounded_score, json_problem
 from latentbench._compat import text_array
 from latentbench.exceptions import InputError
 from latentbench.io._arrival import (
@@ -162,10 +162,12 @@ PERPLEXITY_METRICS = frozenset(
 def coerce_score(value: Any, loc: str, field_name: str, *, inspect: bool = False) -> float | None:
     """Convert one raw metric value to a score in [0, 1], or None when it is missing.
 
-    Accepted: bools (0/1), finite numbers in [0, 1], numeric strings and ``"True"``/``"False"``
-    (lm-eval stringifies), and with ``inspect=True`` the Inspect conventions ``C``/``I``/``P``/
-    ``N`` (1, 0, 0.5, 0) and ``yes``/``no``. ``None`` and NaN are missing. Anything else raises
-    :class:`InputError` naming ``loc``, the field, the value and what was expected.
+    Accepted: bools (0/1), finite numbers in [0, 1] (a float rounding past 0 or 1, within
+    :data:`~latentbench._checks.SCORE_ROUNDING`, is the bound), numeric strings and
+    ``"True"``/``"False"`` (lm-eval stringifies), and with ``inspect=True`` the Inspect
+    conventions ``C``/``I``/``P``/``N`` (1, 0, 0.5, 0) and ``yes``/``no``. ``None`` and NaN are
+    missing. Anything else raises :class:`InputError` naming ``loc``, the field, the value and
+    what was expected.
     """
     if value is None:
         return None
@@ -209,13 +211,14 @@ def coerce_score(value: Any, loc: str, field_name: str, *, inspect: bool = False
         )
     if math.isnan(number):
         return None
-    if not math.isfinite(number) or number < 0 or number > 1:
+    score = bounded_score(number)  # a rounding past 0 or 1 (1.0000000000000002) is the bound
+    if score is None:
         shown = value.item() if isinstance(value, np.generic) else value  # 2.0, not np.float64
         raise InputError(
             f"{loc}: field {field_name!r}: value {shown!r} is outside [0, 1]; expected a score "
             "in [0, 1] (rescale percentages or perplexities before ingesting)"
         )
-    return number
+    return score
 
 
 def is_scalar_score(value: Any) -> bool:
@@ -470,7 +473,11 @@ def parse_dashed_iso(text: str) -> pd.Timestamp | None:
 
 
 def finish(
-    frames: list[pd.DataFrame], duplicates: str = "error", report: LoadReport | None = None
+    frames: list[pd.DataFrame],
+    duplicates: str = "error",
+    report: LoadReport | None = None,
+    *,
+    named: bool = False,
 ) -> pd.DataFrame:
     """Concatenate per-file frames and resolve repeated keys (:func:`resolve_duplicates`).
 
@@ -482,12 +489,15 @@ def finish(
         What to do with one key given different values.
     report : LoadReport, optional
         Receives the counts of rows merged away.
+    named : bool
+        Whether every row was given one model name (``model=``), as
+        :func:`resolve_duplicates` takes it.
     """
     frames = [f for f in frames if len(f)]
     if not frames:
         return empty_frame()
     frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    frame = resolve_duplicates(frame, duplicates, report)
+    frame = resolve_duplicates(frame, duplicates, report, named=named)
     private = [c for c in PRIVATE_COLUMNS if c in frame.columns]
     return frame.drop(columns=private).reset_index(drop=True)
 
@@ -516,7 +526,11 @@ def _varying(frame: pd.DataFrame, keys: list[str]) -> list[str]:
 
 
 def resolve_duplicates(
-    frame: pd.DataFrame, duplicates: str = "error", report: LoadReport | None = None
+    frame: pd.DataFrame,
+    duplicates: str = "error",
+    report: LoadReport | None = None,
+    *,
+    named: bool = False,
 ) -> pd.DataFrame:
     """One row per key (:data:`KEY_COLUMNS`); the tool version is provenance, not identity.
 
@@ -528,7 +542,10 @@ def resolve_duplicates(
     - ``"latest"``: the row with the latest ``run_timestamp`` wins (ties: the later file);
     - ``"mean"``: one row with the mean score, flagged ``mean of N conflicting values``.
 
-    Nothing is averaged unless ``duplicates="mean"`` is asked for.
+    Nothing is averaged unless ``duplicates="mean"`` is asked for. With ``named`` (every row
+    was given one model name, ``model=``), a conflict between rows the files give to two
+    models names them and the cause, instead of advising ``latest`` or ``mean`` (which would
+    keep one model's answer, or mix two models').
     """
     if duplicates not in DUPLICATE_POLICIES:
         raise InputError(
@@ -560,11 +577,17 @@ def resolve_duplicates(
         same_key = group_ids == group_ids[0]
         differs = np.abs(bad["score"].to_numpy(dtype=float) - float(first["score"]))
         other = bad.iloc[int(np.flatnonzero(same_key & (differs > SCORE_TOLERANCE))[0])].to_dict()
+        advice = (
+            'choose duplicates="latest" or duplicates="mean" to resolve conflicts'
+            if not named or first["source_model"] == other["source_model"]
+            else f"the files name the models {str(first['source_model'])!r} and "
+            f"{str(other['source_model'])!r}; model=NAME gave every row one name: read each "
+            "model's files on their own"
+        )  # (latest or mean would keep one model's answer, or mix two models', unsaid)
         raise InputError(
             f"{location(first)} and {location(other)} give different scores "
             f"({float(first['score'])!r} and {float(other['score'])!r}) for "
-            f'{_describe_key(first)}; expected one value per key (choose duplicates="latest" '
-            'or duplicates="mean" to resolve conflicts)'
+            f"{_describe_key(first)}; expected one value per key ({advice})"
         )
     n_conflicting = len(bad)
     if duplicates == "latest":

@@ -38,11 +38,12 @@ import pandas as pd
 
 from latentbench._compat import text_array
 from latentbench.exceptions import InputError
-from latentbench.io._arrival import encoding_hint
+from latentbench.io._arrival import encoding_hint, open_unpacked, unpacked_path, unpacking
 from latentbench.io.formats._common import (
     UNKNOWN_SPLIT,
     Columns,
     LoadReport,
+    beside,
     coerce_score,
     load_json,
     parse_json,
@@ -294,11 +295,13 @@ _SNIFF_CHUNK = 1 << 20
 def _is_instance_file(path: Path) -> bool:
     """Whether the first record of a ``.jsonl`` file (after blank and ``null`` lines) holds
     the keys of an instance-level record, however long that line is and whatever its
-    encoding (the keys are ASCII); files that are not EEE cost one line's read."""
-    if path.suffix != ".jsonl":
+    encoding (the keys are ASCII); files that are not EEE cost one line's read. A file
+    compressed on its own (``x_samples.jsonl.gz``) is looked at decompressed (a corrupt one is
+    an :class:`InputError` naming it)."""
+    if unpacked_path(path).suffix != ".jsonl":
         return False
     try:
-        with open(path, "rb") as handle:
+        with open_unpacked(path) as handle:
             found: set[bytes] = set()
             carry = b""
             in_record = False
@@ -321,10 +324,10 @@ def _is_instance_file(path: Path) -> bool:
 
 
 def _is_aggregate_file(path: Path) -> bool:
-    if path.suffix != ".json":
+    if unpacked_path(path).suffix != ".json":
         return False
     try:
-        with open(path, "rb") as handle:
+        with open_unpacked(path) as handle:
             head = handle.read(65536)
     except OSError:
         return False
@@ -335,10 +338,19 @@ def _is_aggregate_file(path: Path) -> bool:
 
 def _beside_its_aggregate(path: Path) -> bool:
     """``<uuid>_samples.jsonl`` next to its aggregate ``<uuid>.json``: an EEE samples file
-    whatever its first record holds (a defect there is refused by line, never skipped)."""
-    if not path.name.endswith("_samples.jsonl"):
-        return False
-    return _is_aggregate_file(path.with_name(path.name[: -len("_samples.jsonl")] + ".json"))
+    whatever its first record holds (a defect there is refused by line, never skipped). Either
+    may be compressed on its own (``.gz``, ...)."""
+    aggregate = _aggregate_path(path)
+    return aggregate is not None and _is_aggregate_file(aggregate)
+
+
+def _aggregate_path(path: Path) -> Path | None:
+    """The aggregate ``<uuid>.json`` (or ``<uuid>.json.gz``, ...) beside the samples file
+    ``path`` (``<uuid>_samples.jsonl``, compressed or not); None when there is none."""
+    name = unpacked_path(path).name
+    if not name.endswith("_samples.jsonl"):
+        return None
+    return beside(path.parent, name[: -len("_samples.jsonl")] + ".json")
 
 
 def looks_like_eee(path: Path) -> bool:
@@ -349,9 +361,8 @@ def looks_like_eee(path: Path) -> bool:
 
 def _aggregate_for(path: Path) -> tuple[dict[str, Any] | None, Path | None]:
     """The aggregate next to ``<uuid>_samples.jsonl`` (``<uuid>.json``), when present."""
-    stem = path.name[: -len("_samples.jsonl")] if path.name.endswith("_samples.jsonl") else None
-    candidate = path.with_name(f"{stem}.json") if stem else None
-    if candidate is None or not candidate.exists():
+    candidate = _aggregate_path(path)
+    if candidate is None:
         return None, None
     doc = load_json(candidate)
     validate_aggregate(doc, str(candidate))
@@ -420,6 +431,7 @@ def _restored_timestamp(text: str, loc: str) -> pd.Timestamp | None:
     patterns=PATTERNS,
     keep=looks_like_eee,
     nothing_found="no Every Eval Ever files found (aggregate .json or instance-level .jsonl)",
+    packed=True,
 )
 def read(
     path: Path,
@@ -430,7 +442,8 @@ def read(
     model: str | None,
 ) -> pd.DataFrame:
     """Read one EEE file: an instance-level ``.jsonl`` gives rows, an aggregate is checked."""
-    if path.suffix == ".json" and not path.name.endswith("_samples.jsonl"):
+    name = unpacked_path(path).name  # x_samples.jsonl.gz is a samples file, x.json.gz too
+    if name.endswith(".json"):
         return _aggregate_only(path, report)
     wanted = _wanted_metric(metric, benchmark)
     aggregate, aggregate_path = _aggregate_for(path)
@@ -439,7 +452,11 @@ def read(
     rows = _InstanceRows(path, report, benchmark, model, wanted, results, library, timestamp)
     rows.read(validator)
     if not rows.n_records:  # a copy cut at 0 bytes: no rows and no word, before
-        size = path.stat().st_size
+        if unpacking(path) is None:
+            size = path.stat().st_size
+        else:
+            with open_unpacked(path) as handle:
+                size = len(handle.read(1))
         what = "empty (0 bytes)" if not size else "blank lines only"
         raise InputError(
             f"{path}: the file is {what}; expected Every Eval Ever instance-level records, one "
@@ -454,7 +471,7 @@ def read(
     _report_choices(frame, report, wanted)
     if aggregate_path is None:
         report.notes.append(
-            f"{path}: no aggregate {path.name.replace('_samples.jsonl', '.json')} "
+            f"{path}: no aggregate {name.replace('_samples.jsonl', '.json')} "
             "beside it; source and metric names are unknown"
         )
     return frame
@@ -466,12 +483,12 @@ def _aggregate_only(path: Path, report: LoadReport) -> pd.DataFrame:
     doc = load_json(path)
     validate_aggregate(doc, str(path))
     detail = doc.get("detailed_evaluation_results") or {}
-    samples = path.with_name(f"{path.stem}_samples.jsonl")
-    if not samples.exists():
+    samples = f"{unpacked_path(path).stem}_samples.jsonl"
+    if beside(path.parent, samples) is None:
         report.skip_file(
             path,
             "aggregate only: no instance-level records "
-            f"({Path(str(detail.get('file_path', samples.name))).name} not found)",
+            f"({Path(str(detail.get('file_path', samples))).name} not found)",
         )
     return Columns().frame("every_eval_ever", str(path), None)
 
@@ -591,7 +608,7 @@ class _InstanceRows:
 
     def read(self, validator: Any) -> None:
         """Read, check and add every record of the file."""
-        with open(self.path, "rb") as handle:
+        with open_unpacked(self.path) as handle:  # x_samples.jsonl.gz decompressed
             for number, raw in enumerate(handle, start=1):
                 if not raw.strip():
                     continue

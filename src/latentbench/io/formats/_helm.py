@@ -33,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from latentbench._checks import bounded_score
 from latentbench.exceptions import InputError
 from latentbench.io._arrival import unpacked_path
 from latentbench.io.formats._common import (
@@ -247,9 +248,10 @@ def read(
 def _offered_stats(entries: list[dict[str, Any]]) -> tuple[dict[str, bool], dict[str, None]]:
     """Per stat name, whether it is offered as an item score; and the splits, in order.
 
-    A stat is an item score when its name is one and every value lies in [0, 1] (a count, a
-    cost, a token number or an index is not); for a correctness stat (exact_match, ...) a
-    value outside is a bad cell, refused when read, naming its instance.
+    A stat is an item score when its name is one and every value lies in [0, 1] (a rounding
+    past 0 or 1 is the bound; a count, a cost, a token number or an index is not); for a
+    correctness stat (exact_match, ...) a value outside is a bad cell, refused when read,
+    naming its instance.
     """
     n_numeric: dict[str, int] = {}
     n_outside: dict[str, int] = {}
@@ -258,7 +260,8 @@ def _offered_stats(entries: list[dict[str, Any]]) -> tuple[dict[str, bool], dict
         for stat_name, stat_split, mean, _has in entry["_values"]:
             splits.setdefault(stat_split, None)
             numeric = isinstance(mean, (int, float)) and not isinstance(mean, bool)
-            outside = numeric and not 0 <= mean <= 1
+            # (a rounding past 0 or 1, 1.0000000000000002, is the bound: read as one)
+            outside = numeric and (mean != mean or bounded_score(float(mean)) is None)
             n_numeric[stat_name] = n_numeric.get(stat_name, 0) + int(numeric)
             n_outside[stat_name] = n_outside.get(stat_name, 0) + int(outside)
     offered = {

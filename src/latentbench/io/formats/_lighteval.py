@@ -32,6 +32,7 @@ from typing import Any
 import pandas as pd
 
 from latentbench.exceptions import InputError
+from latentbench.io._arrival import read_unpacked, unpacked_path, unpacking
 from latentbench.io.formats._common import (
     PERPLEXITY_METRICS,
     UNKNOWN_SPLIT,
@@ -108,7 +109,7 @@ def _model_from_path(path: Path, timestamp_dir: bool) -> str:
         below = parts[index + 1 :]
         if below:
             return "/".join(below)
-    return parts[-1] if parts else path.stem
+    return parts[-1] if parts else unpacked_path(path).stem
 
 
 def _results_file(path: Path, stamp: str | None, source_model: str) -> Path | None:
@@ -171,6 +172,7 @@ def _split(results: Path | None, task: str, report: LoadReport) -> str:
     "lighteval",
     summary="lighteval --save-details (details_*.parquet)",
     patterns=PATTERNS,
+    packed=True,
 )
 def read(
     path: Path,
@@ -181,8 +183,9 @@ def read(
     model: str | None,
 ) -> pd.DataFrame:
     """Read one details parquet file into canonical rows."""
-    match = _DETAILS.match(path.name)
-    raw_task = match.group("task") if match else path.stem.removeprefix("details_")
+    plain = unpacked_path(path)  # details_x.parquet.gz: a details file compressed on its own
+    match = _DETAILS.match(plain.name)
+    raw_task = match.group("task") if match else plain.stem.removeprefix("details_")
     task = canonical_task(raw_task)
     stamp = match.group("ts") if match else None
     timestamp = parse_dashed_iso(stamp) if stamp else None
@@ -211,11 +214,15 @@ def read(
 
 
 def _read_table(path: Path) -> Any:
-    """The details file as a pyarrow table."""
+    """The details file as a pyarrow table (decompressed first when it is compressed on its
+    own, ``details_x.parquet.gz``)."""
+    import io
+
     import pyarrow.parquet as pq  # deferred: ~0.25 s to import
 
+    source = io.BytesIO(read_unpacked(path)) if unpacking(path) else path
     try:
-        return pq.read_table(path)
+        return pq.read_table(source)
     except Exception as exc:
         raise InputError(
             f"{path}: not a readable parquet file ({exc}); expected lighteval details"

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from latentbench._checks import bounded_scores
 from latentbench._compat import TEXT, text_array
 from latentbench.exceptions import InputError
 from latentbench.io._arrival import read_unpacked, unpacked_path, unpacking
@@ -114,7 +115,7 @@ def _scores(
             f"{values.iloc[k]!r} is a string that is not a score; expected a number in [0, 1]"
             f"{score_advice(values.iloc[k])}"
         )
-    outside = ~np.isnan(array) & ((array < 0) | (array > 1) | ~np.isfinite(array))
+    array, outside = bounded_scores(array)  # a rounding past 0 or 1 is the bound
     if outside.any():
         k = int(np.flatnonzero(outside)[0])
         raise InputError(
