@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from bench_estimate_audit import scramble, simulate  # a rank-r world; wrong item parameters
 
-DATA = Path("/work/shared/data")
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"  # as tests/conftest.py finds it
 
 
 def matrix(Y: np.ndarray) -> ResponseMatrix:
