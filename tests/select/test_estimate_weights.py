@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
@@ -13,9 +14,10 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.io import ResponseMatrix
 from latentbench.select import EstimateResult, estimate, estimate_many, tiny
+from latentbench.select import _estimate_calibration as calibration_module
 from latentbench.select._estimate_calibration import Calibration, from_matrix
 from latentbench.select._estimate_design import SequentialEstimate
 
@@ -32,10 +34,16 @@ def matrix(Y: np.ndarray) -> ResponseMatrix:
     return ResponseMatrix.from_wide(pd.DataFrame(Y, index=models, columns=items))
 
 
+def dense(cal: Calibration) -> np.ndarray:
+    """The calibration's kept responses as float64 with NaN where not observed."""
+    Y = np.asarray(cal.responses, dtype=np.float64)
+    return np.where(Y < 0, np.nan, Y) if cal.responses.dtype == np.int8 else Y
+
+
 def groups_by_difficulty(cal: Calibration, sizes: list[int]) -> pd.Series:
     """Unequal groups of items by their calibration accuracy (the hardest in the first, the
     smallest, group): a macro score far from the plain mean."""
-    easy = np.argsort(np.nanmean(cal.responses, axis=0), kind="stable")
+    easy = np.argsort(np.nanmean(dense(cal), axis=0), kind="stable")
     label = np.repeat([f"g{k}" for k in range(len(sizes))], sizes)
     out = np.empty(cal.n_items, dtype=object)
     out[easy] = label
@@ -151,7 +159,7 @@ def test_rank_and_theta_use_the_weighted_scores(small):
     summary and the record name the macro score and keep the weights' kind and hash."""
     cal, Y = small
     groups = groups_by_difficulty(cal, [20, 50, 100, 130])
-    Yc = np.asarray(cal.responses, dtype=float)
+    Yc = dense(cal)
     theirs = np.array([macro(row, groups) for row in Yc])
     for y in Y:
         r = estimate(cal, y, model="new", budget=80, weights=groups)
@@ -240,7 +248,7 @@ def test_cli_weights(small, tmp_path, monkeypatch):
     monkeypatch.setenv("LATENTBENCH_CACHE_DIR", str(tmp_path / "cache"))
     _register()
     cal, Y = small
-    matrix(np.asarray(cal.responses, dtype=float)).to_long().to_csv("cal.csv", index=False)
+    matrix(dense(cal)).to_long().to_csv("cal.csv", index=False)
     pd.DataFrame({"item": list(cal.item_ids), "score": Y[0]}).to_csv("new.csv", index=False)
     groups_by_difficulty(cal, [20, 50, 100, 130]).rename_axis("item").rename(
         "group"
@@ -300,3 +308,41 @@ def test_weighted_interval_covers_the_weighted_target_with_a_wrong_calibration()
                 hits.append(bool(((tr[:, 1] <= truth) & (truth <= tr[:, 2])).all()))
                 assert r.lower <= r.score <= r.upper
         assert np.mean(hits) >= floor_of(len(hits)), (np.mean(hits), len(hits))
+
+
+def test_kept_responses_are_compact_and_give_the_observed_weighted_scores(tmp_path):
+    """Binary responses are kept as int8 (-1 missing), fractional ones as float32; the
+    weighted scores are over each model's observed cells; the disk cache keeps them."""
+    rng = np.random.default_rng(0)
+    Y = (rng.random((12, 50)) < 0.6).astype(float)
+    Y[rng.random(Y.shape) < 0.2] = np.nan
+    compact = calibration_module.compact_responses(Y)
+    assert compact.dtype == np.int8 and ((compact == -1) == np.isnan(Y)).all()
+    half = np.where(np.isnan(Y), np.nan, Y * 0.5 + 0.25)
+    assert calibration_module.compact_responses(half).dtype == np.float32
+    w = rng.random(50)
+    for data in (compact, calibration_module.compact_responses(half)):
+        values = np.where(np.isnan(Y), np.nan, np.asarray(data, float))
+        values[values < 0] = np.nan
+        seen = ~np.isnan(values)
+        expected = (np.nan_to_num(values) * w).sum(axis=1) / (seen * w).sum(axis=1)
+        got = calibration_module.observed_weighted_scores(data, w)
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+    path = tmp_path / "cal.parquet"
+    matrix(np.where(np.isnan(Y), np.nan, Y)).to_long().to_parquet(path)
+    first = calibration_module.load_calibration(path, cache=tmp_path / "c")
+    calibration_module._MEMORY.clear()
+    again = calibration_module.load_calibration(path, cache=tmp_path / "c")
+    assert again is not first and np.array_equal(again.responses, first.responses)
+    assert again.responses.dtype == np.int8
+
+
+def test_a_calibration_without_responses_ranks_against_fitted_weighted_scores(small):
+    cal, Y = small
+    bare = dataclasses.replace(cal, responses=None)
+    groups = groups_by_difficulty(cal, [20, 50, 100, 130])
+    with pytest.warns(DataWarning, match="holds no responses"):
+        r = estimate(bare, Y[0], model="new", budget=40, weights=groups)
+    fitted = calibration_module._fitted(cal.model_factors, cal.V, cal.b, cal.sigma)
+    theirs = np.array([macro(row, groups) for row in fitted])
+    assert r.rank == 1 + int((theirs > r.score).sum())

@@ -54,7 +54,6 @@ from latentbench.select._estimate_weights import (
     ItemWeights,
     read_weights,
     score_label,
-    weighted_model_scores,
 )
 
 if TYPE_CHECKING:
@@ -147,7 +146,9 @@ class EstimateResult:
         ``latentbench fit``: ``theta`` on its ``abilities.csv`` scale); empty when read from
         a record written before it.
     options : dict
-        ``seed``, ``delta``, ``budget``, ``precision``, ``proposal``, ``floor``, ``design``.
+        ``seed``, ``delta``, ``budget``, ``precision``, ``proposal``, ``floor``, ``design``;
+        ``weights`` (``kind``, ``n_groups``, ``hash``, ``source``, ``n_positive``) for a
+        weighted score (:func:`estimate`'s ``weights``).
     warnings : tuple of str
     trajectory : ndarray of shape (n_evaluated, 3)
         ``score, lower, upper`` after each item (read-only).
@@ -1794,8 +1795,8 @@ def _weighted(
         )
     if checked.equal:
         return pop, None, None
-    scores, observed = weighted_model_scores(cal, w)
-    if not observed:
+    scores = checked.model_scores
+    if not checked.observed:
         notes.append(
             f"the calibration ({cal.source}) holds no responses: the rank compares the {label} "
             "with the calibration models' fitted weighted scores, not their observed ones "

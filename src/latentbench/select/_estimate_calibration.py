@@ -123,11 +123,13 @@ class Calibration:
         (e.g. an intercept-only fit, a model left out) or loading a fit directory (e.g. a
         table edited since the fit): said again whenever the calibration is served from a
         cache, and recorded in each estimate's and comparison's ``warnings``.
-    responses : ndarray of float32, shape (K, n), or None
-        The calibration models' scores (NaN where not observed), kept to rank a new model by
-        a weighted score (:func:`~latentbench.select.estimate`'s ``weights``); None when the
-        source carries no responses (a fit directory): the weighted scores are then the
-        fitted ones, and the estimate says so.
+    responses : ndarray of shape (K, n), or None
+        The calibration models' scores, kept to rank a new model by a weighted score
+        (:func:`~latentbench.select.estimate`'s ``weights``) and stored compactly
+        (:func:`compact_responses`): int8 (-1 where not observed) when every observed score
+        is 0 or 1, else float32 (NaN where not observed). None when the source carries no
+        responses (a fit directory): the weighted scores are then the fitted ones, and the
+        estimate says so.
     """
 
     item_ids: tuple[str, ...]
@@ -185,7 +187,8 @@ class Calibration:
             feats.setflags(write=False)
             object.__setattr__(self, "item_features", feats)
         if self.responses is not None:
-            Y = np.asarray(self.responses, dtype=np.float32)
+            Y = np.asarray(self.responses)
+            Y = Y if Y.dtype in (np.int8, np.float32) else compact_responses(Y)
             if Y.shape != (U.shape[0], n):
                 raise InputError(
                     f"calibration: responses of shape {Y.shape}; expected "
@@ -270,6 +273,56 @@ class Calibration:
         mu = self.bw / self.sigma
         s2 = (self.Vw**2).sum(axis=1) / self.sigma**2
         return np.asarray(sigmoid(mu / np.sqrt(1.0 + np.pi * s2 / 8.0)), dtype=np.float64)
+
+
+def compact_responses(Y: Any) -> np.ndarray:
+    """Scores kept compactly, shape (K, n): int8 with -1 where not observed when every
+    observed score is 0 or 1 (1 byte a cell), else float32 with NaN (no float64 temporary
+    of the matrix's size either way).
+
+    Parameters
+    ----------
+    Y : array-like of shape (K, n)
+        Scores in [0, 1], NaN where not observed.
+
+    Returns
+    -------
+    ndarray of int8 or float32, shape (K, n)
+    """
+    Y = np.asarray(Y)
+    seen = np.isfinite(Y)
+    if bool(np.all((Y == 0) | (Y == 1) | ~seen)):
+        out = np.full(Y.shape, -1, dtype=np.int8)
+        np.copyto(out, Y, where=seen, casting="unsafe")
+        return out
+    return np.asarray(Y, dtype=np.float32)
+
+
+def observed_weighted_scores(responses: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Each row's ``sum w y / sum w`` over its observed cells, shape (K,); NaN for a row that
+    observed no item of positive weight. By blocks of rows (no float64 copy of the matrix).
+
+    Parameters
+    ----------
+    responses : ndarray of shape (K, n)
+        As :func:`compact_responses` keeps them.
+    w : ndarray of shape (n,)
+        Non-negative weights.
+
+    Returns
+    -------
+    ndarray of float64 of shape (K,)
+    """
+    K, n = responses.shape
+    num, den = np.empty(K), np.empty(K)
+    step = max(1, (1 << 23) // max(n, 1))  # 64 MB of float64 a block
+    for a in range(0, K, step):  # a loop over blocks of rows, not over models
+        block = responses[a : a + step]
+        seen = block >= 0 if block.dtype == np.int8 else np.isfinite(block)
+        num[a : a + step] = np.where(seen, block, 0).astype(np.float64) @ w
+        den[a : a + step] = seen.astype(np.float64) @ w
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan))
 
 
 def characteristic_knots(
@@ -555,7 +608,7 @@ def from_result(
     if result.matrix is not None:
         Y = np.asarray(result.matrix.scores, dtype=np.float64)
         feats = response_features(Y, _fitted(U, V, b, float(result.sigma)), overwrite_fitted=True)
-    kept = None if result.matrix is None else np.asarray(result.matrix.scores, dtype=np.float32)
+    kept = None if result.matrix is None else compact_responses(result.matrix.scores)
     extra = () if feats is None else ("features", feats)
     digest = digest or _content_hash(V, b, U, result.sigma, *result.item_ids, *extra)
     return Calibration(
@@ -614,7 +667,6 @@ def from_matrix(
     )
     with np.errstate(invalid="ignore"):
         scores = np.nanmean(Y, axis=1)
-    kept = Y.astype(np.float32)  # a weighted score's ranking (estimate's weights)
     digest = digest or _content_hash(
         np.nan_to_num(Y, nan=-1.0), *matrix.model_ids, *matrix.item_ids, rank
     )
@@ -624,8 +676,11 @@ def from_matrix(
     U, V, b = _normalise(proxy.U_history_, proxy.V_, proxy.b_, Yc)
     fitted = _fitted(U, V, b, float(proxy.sigma))
     feats = response_features(Yc, fitted, overwrite_fitted=True)  # fitted is not used again
-    del Yc, fitted  # a permuted copy of the matrix, and the filled one
+    del fitted  # the filled copy, before the compact one (not to raise the peak)
     back_rows, back_cols = np.argsort(rows), np.argsort(cols)
+    # kept for a weighted score's ranking (estimate's weights): 1 byte a cell when binary
+    kept = compact_responses(Yc)[back_rows][:, back_cols]
+    del Yc  # the permuted copy of the matrix
     U, V, b, feats = U[back_rows], V[back_cols], b[back_cols], feats[back_cols]
     return Calibration(
         tuple(matrix.item_ids),

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from latentbench.exceptions import InputError
-from latentbench.select._estimate_calibration import Calibration
+from latentbench.select._estimate_calibration import Calibration, observed_weighted_scores
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -50,6 +50,12 @@ class ItemWeights:
         The calibration they were checked against.
     equal : bool
         Every calibrated item has the same weight (the plain mean: the unweighted estimate).
+    model_scores : ndarray of shape (K,) or None
+        The calibration models' weighted scores (:func:`weighted_model_scores`), computed once
+        here; None when ``equal`` (their plain scores are used).
+    observed : bool
+        Whether ``model_scores`` are observed (False: fitted, a calibration without
+        responses).
     """
 
     weights: np.ndarray = field(repr=False)
@@ -59,6 +65,8 @@ class ItemWeights:
     source: str
     calibration_hash: str
     equal: bool
+    model_scores: np.ndarray | None = field(default=None, repr=False)
+    observed: bool = True
 
     @property
     def n_positive(self) -> int:
@@ -244,6 +252,8 @@ def read_weights(cal: Calibration, weights: Any) -> ItemWeights:
         n_groups = len(names)
         sizes = np.bincount(codes, minlength=n_groups)
         w[pos] = 1.0 / (n_groups * sizes[codes])
+    equal = bool((w == w[0]).all())
+    scores, observed = (None, True) if equal else weighted_model_scores(cal, w)
     digest = hashlib.sha256()
     digest.update("\x00".join(cal.item_ids).encode())
     digest.update(np.ascontiguousarray(w, dtype="<f8").tobytes())
@@ -254,7 +264,9 @@ def read_weights(cal: Calibration, weights: Any) -> ItemWeights:
         hash=digest.hexdigest()[:16],
         source=source,
         calibration_hash=cal.hash,
-        equal=bool((w == w[0]).all()),
+        equal=equal,
+        model_scores=scores,
+        observed=observed,
     )
 
 
@@ -280,12 +292,6 @@ def weighted_model_scores(cal: Calibration, w: np.ndarray) -> tuple[np.ndarray, 
     from latentbench.irt._objective import sigmoid
 
     if cal.responses is not None:
-        Y = cal.responses
-        seen = np.isfinite(Y)
-        num = np.where(seen, Y, 0.0).astype(np.float64) @ w
-        den = seen.astype(np.float64) @ w
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-        return np.asarray(out, dtype=np.float64), True
+        return observed_weighted_scores(cal.responses, w), True
     p = sigmoid((cal.model_factors @ cal.V.T + cal.b[None, :]) / cal.sigma)
     return np.asarray(np.asarray(p) @ w, dtype=np.float64), False
