@@ -346,3 +346,22 @@ def test_a_calibration_without_responses_ranks_against_fitted_weighted_scores(sm
     fitted = calibration_module._fitted(cal.model_factors, cal.V, cal.b, cal.sigma)
     theirs = np.array([macro(row, groups) for row in fitted])
     assert r.rank == 1 + int((theirs > r.score).sum())
+
+
+def test_the_report_does_not_draw_plain_scores_beside_a_weighted_one(small, tmp_path):
+    """The report drew the calibration models' plain scores next to a weighted estimate (two
+    quantities on one axis); it now says why they are not drawn."""
+    from latentbench.report._estimate import _reference
+
+    cal, Y = small
+    path = tmp_path / "cal.parquet"
+    matrix(dense(cal)).to_long().to_parquet(path)
+    groups = groups_by_difficulty(cal, [20, 50, 100, 130])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = estimate(path, Y[0], model="new", budget=20, cache=tmp_path / "c")
+        weighted = estimate(path, Y[0], model="new", budget=20, cache=tmp_path / "c",
+                            weights=groups)  # fmt: skip
+    assert _reference(plain)[0] is not None
+    scores, said = _reference(weighted)
+    assert scores is None and "weighted score" in said
