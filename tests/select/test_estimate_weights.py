@@ -365,3 +365,12 @@ def test_the_report_does_not_draw_plain_scores_beside_a_weighted_one(small, tmp_
     assert _reference(plain)[0] is not None
     scores, said = _reference(weighted)
     assert scores is None and "weighted score" in said
+
+
+def test_a_fully_revealed_weighted_benchmark_is_its_exact_weighted_mean(small):
+    cal, Y = small
+    w = np.random.default_rng(3).lognormal(size=300)
+    r = estimate(cal, Y[4], model="all", budget=300, weights=pd.Series(w, index=cal.item_ids))
+    assert r.stopped == "exhausted" and r.lower == r.upper == r.score
+    assert r.score == pytest.approx(float(w @ Y[4] / w.sum()), abs=1e-12)
+    assert "(exact)" in r.summary()
