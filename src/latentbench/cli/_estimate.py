@@ -230,6 +230,13 @@ def estimate_command(
         help="A fixed design from `latentbench tiny` (.csv or .parquet): the model answered "
         "these items (the draw is replayed: an edited item is refused).",
     ),
+    weights: Path | None = typer.Option(
+        None,
+        "--weights",
+        help="Estimate a weighted score: a CSV/Parquet file with columns item and weight "
+        "(any scale) or group (macro: each group weighs the same), listing every calibrated "
+        "item once (weight 0 leaves one out). Not with --items or --live.",
+    ),
     proposal: str = typer.Option(
         "residual", help="Design: residual (predicted sd), information or uniform."
     ),
@@ -300,6 +307,7 @@ def estimate_command(
         calibration, responses, live, store, benchmark, choice, source
     )
     _check_design(items, live, precision, proposal, proxy, given=_given(ctx, ("budget", "seed")))
+    _check_weights(weights, items, live)
     proposal_kind: Any = proposal  # one of PROPOSALS (checked above)
     proxy_kind: Any = proxy
     with clean_warnings():
@@ -325,6 +333,7 @@ def estimate_command(
             rank=rank,
             proxy=proxy_kind,
             quiet=quiet,
+            weights=weights,
         )
     wrote = _save_estimates(out, outcome)
     if as_json:
@@ -368,6 +377,8 @@ def interval_legend(results: Any) -> str | None:
     levels = sorted({_level(r.level) for r in shown})
     subset = any(r.n_calibrated > r.n_items for r in shown)
     what = "of the score on the items answered" if subset else "of the full-benchmark score"
+    if any(r.options.get("weights") for r in shown):  # --weights: the weighted score
+        what = what.replace("of the ", "of the weighted ", 1)
     return (
         f"[ ]: the {'/'.join(levels)} interval {what}, valid at every step whether or not "
         f"the IRT model fits (--delta {1 - shown[0].level:g}); the rank's range follows from it"
@@ -480,6 +491,7 @@ def _estimate(
     cal = _calibration(calibration, store, benchmark, choice, rank)
     if live is not None and store is not None:  # --live without --store: refused before
         options.pop("items")  # refused with --live before
+        options.pop("weights")  # refused with --live before
         with stop_on_sigint(say_stopping("item")) as stop:
             one = estimate_live(cal, live, store, model=model, rank=rank, stop_event=stop,
                                 **options)  # fmt: skip
@@ -705,6 +717,24 @@ def _check_design(
         fail(f"--proposal {proposal!r}: expected one of {', '.join(PROPOSALS)}")
     if proxy not in PROXIES:
         fail(f"--proxy {proxy!r}: expected one of {', '.join(PROXIES)}")
+
+
+def _check_weights(weights: Path | None, items: Path | None, live: Path | None) -> None:
+    """Refuse ``--weights`` where it is not supported (exit 2): with a fixed design or a live
+    run."""
+    if weights is None:
+        return
+    if items is not None:
+        fail(
+            f"--weights {weights} with --items {items}: a fixed design from latentbench tiny is "
+            "drawn for the plain mean, not for a weighted score; drop --items to estimate the "
+            "weighted score adaptively"
+        )
+    if live is not None:
+        fail(
+            f"--weights {weights} with --live: a live run estimates the plain mean only; "
+            "run the model on the items and estimate from its results file with --weights"
+        )
 
 
 def _refuse_store(calibration: Path, command: str) -> None:

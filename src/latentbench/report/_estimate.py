@@ -232,6 +232,13 @@ def _reference(result: EstimateResult, base: Path | None = None) -> tuple[np.nda
     relative path is also looked for from the estimate's folder ``base`` (:func:`_candidates`)."""
     from latentbench.select import load_calibration
 
+    weights = result.options.get("weights")
+    if weights:  # the calibration's plain scores are not on the weighted score's scale
+        return None, (
+            "the calibration models are not drawn: the estimate is a weighted score (weights "
+            f"{weights.get('hash', '')}), and their plain scores are another quantity; the "
+            "ranks (against their weighted scores) come from the estimate's record"
+        )
     source = result.calibration_source
     candidates = _candidates(source, base) if source else []
     if not candidates:

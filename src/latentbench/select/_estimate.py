@@ -51,6 +51,11 @@ from latentbench.select._estimate_design import (
     check_design_options,
     draw_item,
 )
+from latentbench.select._estimate_weights import (
+    ItemWeights,
+    read_weights,
+    score_label,
+)
 
 if TYPE_CHECKING:
     import threading
@@ -142,7 +147,9 @@ class EstimateResult:
         ``latentbench fit``: ``theta`` on its ``abilities.csv`` scale); empty when read from
         a record written before it.
     options : dict
-        ``seed``, ``delta``, ``budget``, ``precision``, ``proposal``, ``floor``, ``design``.
+        ``seed``, ``delta``, ``budget``, ``precision``, ``proposal``, ``floor``, ``design``;
+        ``weights`` (``kind``, ``n_groups``, ``hash``, ``source``, ``n_positive``) for a
+        weighted score (:func:`estimate`'s ``weights``).
     warnings : tuple of str
     trajectory : ndarray of shape (n_evaluated, 3)
         ``score, lower, upper`` after each item (read-only).
@@ -231,14 +238,20 @@ class EstimateResult:
         # an interval of width 0 (every item revealed) is the exact mean: outward rounding
         # would print it as [0.906, 0.907]
         interval = "(exact)" if self.lower == self.upper else f"[{lower}, {upper}]"
-        if self.n_calibrated > self.n_items:  # a subset: what the score and rank are over
+        weights = self.options.get("weights")
+        label = score_label(weights)
+        # a weighted score is over the items of positive weight (those of weight 0 are none
+        # of its items)
+        full = int(weights.get("n_positive") or 0) if weights else self.n_calibrated
+        if full > self.n_items:  # a subset: what the score and rank are over
+            means = "weighted means" if weights else "means"
             return (
-                f"score {self.score:.3f} {interval} after {self.n_evaluated:,} of the "
-                f"{self.n_items:,} items it answered (of {self.n_calibrated:,}); {rank} of "
-                f"{self.n_ranked} against the others' means on all {self.n_calibrated:,}"
+                f"{label} {self.score:.3f} {interval} after {self.n_evaluated:,} of the "
+                f"{self.n_items:,} items it answered (of {full:,}); {rank} of "
+                f"{self.n_ranked} against the others' {means} on all {full:,}"
             )
         return (
-            f"score {self.score:.3f} {interval} after "
+            f"{label} {self.score:.3f} {interval} after "
             f"{self.n_evaluated:,} of {self.n_items:,} items; {rank} of {self.n_ranked}"
         )
 
@@ -1316,6 +1329,7 @@ def _ability(
     ranked: np.ndarray,
     scores: tuple[float, float, float],
     rank: int,
+    model_scores: np.ndarray | None = None,
 ) -> tuple[float, float, float]:
     """``theta, theta_lower, theta_upper``, coherent with the score and rank statements.
 
@@ -1325,12 +1339,20 @@ def _ability(
     those are distinct, and every one of them where some are tied: its ends then step past
     the tie) and the model-based Laplace interval; ``theta`` is the model-based (MAP) ability
     moved to the nearest one of rank ``rank`` inside that interval (to ``A(score)`` when a tie
-    leaves that rank no ability). docs/estimate.md, Method 7.
+    leaves that rank no ability). docs/estimate.md, Method 7. A weighted score
+    (``model_scores``: the calibration models' weighted scores) is restated with the weighted
+    test characteristic curve and ranked against those.
     """
     score, lower, upper = scores
-    a_score, a_lower, a_upper = score_ability(
-        score_ability_knots(cal, seq.population, ranked), [score, lower, upper]
-    ).tolist()
+    weighted = model_scores is not None
+    knots = score_ability_knots(
+        cal,
+        seq.population,
+        ranked,
+        weights=seq.W if weighted else None,
+        model_scores=model_scores,
+    )
+    a_score, a_lower, a_upper = score_ability(knots, [score, lower, upper]).tolist()
     centre, sd = seq.theta()
     # 1 - delta/2 is 1.0 for a delta below 1e-16: the lower tail then (delta/2 at least the
     # smallest float: 5e-324 / 2 is 0)
@@ -1349,7 +1371,8 @@ def _ability(
     # tie without an ability of their own, where A(x) cannot have #(th > A(x)) == #(s > x):
     # the ends then step past the tie, so that the interval still implies every rank of the
     # rank interval (a no-op wherever the abilities are distinct: the count is exact there)
-    s_ranked = np.asarray(cal.model_scores, dtype=np.float64)[ranked]
+    s_all = cal.model_scores if model_scores is None else model_scores
+    s_ranked = np.asarray(s_all, dtype=np.float64)[ranked]
     above_lower = int((s_ranked > lower).sum())  # rank_upper - 1
     above_upper = int((s_ranked > upper).sum())  # rank_lower - 1
     if above_lower >= 1:  # at least rank_upper - 1 abilities above the lower end
@@ -1374,12 +1397,14 @@ def _finish(
     probs: list[float],
     options: dict[str, Any],
     notes: list[str],
+    model_scores: np.ndarray | None = None,
 ) -> EstimateResult:
     lower, upper = seq.interval
     score = seq.score
+    scores = cal.model_scores if model_scores is None else model_scores
     ranked = np.asarray([m != model for m in cal.model_ids], dtype=bool)
     named = not ranked.all()
-    ranked &= np.isfinite(cal.model_scores)
+    ranked &= np.isfinite(scores)
     if named:  # its namesake leaves the ranking, whatever the answers: said, with a way out
         notes.append(
             f"model {model!r} is in the calibration: the calibration model of that name is "
@@ -1387,11 +1412,13 @@ def _finish(
             "is another model (a checkpoint, a revision or a fine-tune of it), give it a name "
             "of its own"
         )
-    others = np.asarray(cal.model_scores, dtype=np.float64)[ranked]
+    others = np.asarray(scores, dtype=np.float64)[ranked]
     rank = 1 + int((others > score).sum())
     rank_lower = 1 + int((others > upper).sum())
     rank_upper = 1 + int((others > lower).sum())
-    theta, theta_lower, theta_upper = _ability(cal, seq, ranked, (score, lower, upper), rank)
+    theta, theta_lower, theta_upper = _ability(
+        cal, seq, ranked, (score, lower, upper), rank, model_scores
+    )
     n_scale = int(np.isfinite(cal.model_scores).sum())
     if n_scale < FEW_MODELS:
         notes.append(
@@ -1540,9 +1567,16 @@ def _check_call(
     point: str,
     proxy: str,
     seed: Any = None,
+    weights: Any = None,
 ) -> None:
     """:func:`estimate`'s options, checked before any calibration or answer is read (a
     ``budget`` or ``seed`` other than the defaults' own objects was passed by the caller)."""
+    if items is not None and weights is not None:
+        raise InputError(
+            "weights with a fixed design (items=): a design drawn by tiny is sized for the "
+            "plain mean over the items, not for a weighted score; drop items= to estimate "
+            "the weighted score adaptively, or drop weights"
+        )
     if items is None:
         _check_options(budget, precision, delta)
     elif _check_delta(delta):
@@ -1589,6 +1623,7 @@ def estimate(
     rank: int = 1,
     cache: bool | str | os.PathLike[str] = True,
     proxy: Proxy = "irt",
+    weights: Any = None,
 ) -> EstimateResult:
     """Estimate one new model's full-benchmark score from a few adaptively chosen items.
 
@@ -1657,6 +1692,16 @@ def estimate(
         (``benchmarks/RESULTS_estimate.md``) it was better on BFCL, about equal on AlpacaEval 1
         and slightly worse at 100 items on AlpacaEval 2. A calibration without responses (a fit
         directory) runs ``irt``, with a warning; ``options["proxy"]`` says which ran.
+    weights : path, DataFrame, Series or mapping, optional
+        Estimate a weighted score instead of the plain mean: a CSV/Parquet file or a table
+        with columns ``item`` and ``weight`` (non-negative, any scale, normalised to sum 1)
+        or ``group`` (macro: every group weighs the same, its items equally), or a Series /
+        mapping item -> weight (numbers) or item -> group (text). Every calibrated item must
+        be listed once (weight 0 leaves one out). The target becomes ``sum_j w_j y_j``, the
+        design draws in proportion to ``w_j`` times the predicted residual sd (its floor in
+        proportion to ``w_j``), and the rank compares the calibration models' weighted
+        scores. Equal weights give the unweighted estimate exactly. ``options["weights"]``
+        records the kind, the number of groups and a hash. Refused with ``items=``.
 
     Returns
     -------
@@ -1667,12 +1712,13 @@ def estimate(
     InputError
         The calibration, the responses or an option is unusable (no such file or model,
         answers to none of the calibrated items, a ``budget`` / ``precision`` / ``delta`` out
-        of range, an ``items`` design drawn from another calibration, ...); the message names
-        the input, the value and what was expected.
+        of range, an ``items`` design drawn from another calibration, unusable ``weights``,
+        ...); the message names the input, the value and what was expected.
     """
-    _check_call(budget, precision, delta, items, floor, proposal, point, proxy, seed)
+    _check_call(budget, precision, delta, items, floor, proposal, point, proxy, seed, weights)
     seed = check_seed(seed, "seed")
     cal = load_calibration(calibration, rank=rank, cache=cache)
+    checked = None if weights is None else read_weights(cal, weights)
     name, y, notes = _answers(cal, responses, model)
     options: dict[str, Any] = {
         "seed": int(seed),
@@ -1689,14 +1735,20 @@ def estimate(
     available = np.flatnonzero(np.isfinite(y))
     if available.size == 0:
         raise InputError(f"model {name!r} answered none of the {cal.n_items} calibrated items")
-    if available.size < cal.n_items:
-        notes.append(
-            f"model {name!r} answered {available.size:,} of {cal.n_items:,} calibrated items; "
-            "the score is the mean over those it answered, and its rank compares that mean with "
-            f"the calibration models' means over all {cal.n_items:,}; if they are the items of "
-            "a `latentbench tiny` design, pass the design (items=DESIGN; --items DESIGN.csv) "
-            "to estimate the full-benchmark score"
-        )
+    model_scores = None
+    if checked is None:
+        w_pop = None
+        if available.size < cal.n_items:
+            notes.append(
+                f"model {name!r} answered {available.size:,} of {cal.n_items:,} calibrated "
+                "items; the score is the mean over those it answered, and its rank compares "
+                f"that mean with the calibration models' means over all {cal.n_items:,}; if "
+                "they are the items of a `latentbench tiny` design, pass the design "
+                "(items=DESIGN; --items DESIGN.csv) to estimate the full-benchmark score"
+            )
+    else:
+        available, w_pop, model_scores = _weighted(cal, checked, name, available, notes)
+        options["weights"] = checked.record()
     seq = SequentialEstimate(
         cal,
         available,
@@ -1706,6 +1758,7 @@ def estimate(
         point=point,
         proxy=proxy,
         target=precision,  # fixed before the first draw: the whole run is this one call
+        weights=w_pop,
     )
     if precision is None and budget is not None:  # sized for the budget's end instead
         seq.set_target(seq.budget_target(budget))
@@ -1718,7 +1771,45 @@ def estimate(
         seq, lambda j: float(values[j]), _rng(seed, name), budget=budget, precision=precision
     )
     options["design"] = "adaptive"
-    return _finish(cal, seq, name, stopped, probs, options, notes)
+    return _finish(cal, seq, name, stopped, probs, options, notes, model_scores)
+
+
+def _weighted(
+    cal: Calibration,
+    checked: ItemWeights,
+    name: str,
+    available: np.ndarray,
+    notes: list[str],
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """A weighted estimate's population (the answered items of positive weight), their
+    weights (None when all equal: the plain mean) and the calibration models' weighted
+    scores to rank against (None when every calibrated item weighs the same: their plain
+    scores, so that equal weights change nothing)."""
+    w = checked.weights
+    positive = int((w > 0).sum())
+    pop = available[w[available] > 0]
+    label = score_label(checked.record())
+    if pop.size == 0:
+        raise InputError(
+            f"model {name!r} answered none of the {positive:,} items of positive weight in "
+            f"{checked.source}; expected answers to some of them"
+        )
+    if pop.size < positive:
+        notes.append(
+            f"model {name!r} answered {pop.size:,} of the {positive:,} items of positive "
+            f"weight; the {label} is over those it answered (their weights renormalised), and "
+            "its rank compares it with the calibration models' over all of them"
+        )
+    if checked.equal:
+        return pop, None, None
+    scores = checked.model_scores
+    if not checked.observed:
+        notes.append(
+            f"the calibration ({cal.source}) holds no responses: the rank compares the {label} "
+            "with the calibration models' fitted weighted scores, not their observed ones "
+            "(calibrate on the response matrix for those)"
+        )
+    return pop, w[pop], scores
 
 
 TABLE_COLUMNS = (
@@ -2087,7 +2178,7 @@ def estimate_many(
     bound.apply_defaults()
     given = bound.arguments
     _check_call(*(given[k] for k in ("budget", "precision", "delta", "items", "floor",
-                                     "proposal", "point", "proxy", "seed")))  # fmt: skip
+                                     "proposal", "point", "proxy", "seed", "weights")))  # fmt: skip
     check_seed(given["seed"], "seed")
     if isinstance(responses, str | os.PathLike):  # seconds for a leaderboard's file
         notify(progress, "reading the answers")
@@ -2126,6 +2217,8 @@ def estimate_many(
         kwargs["items"] = _CheckedItems(
             given["items"], cal.hash, given["floor"], checked, tuple(design_notes)
         )
+    if given["weights"] is not None:  # read and checked once for all models
+        kwargs["weights"] = read_weights(cal, given["weights"])
     results: list[EstimateResult] = []
     failures: dict[str, str] = {}
     for done, name in enumerate(names, start=1):

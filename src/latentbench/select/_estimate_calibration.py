@@ -123,6 +123,13 @@ class Calibration:
         (e.g. an intercept-only fit, a model left out) or loading a fit directory (e.g. a
         table edited since the fit): said again whenever the calibration is served from a
         cache, and recorded in each estimate's and comparison's ``warnings``.
+    responses : ndarray of shape (K, n), or None
+        The calibration models' scores, kept to rank a new model by a weighted score
+        (:func:`~latentbench.select.estimate`'s ``weights``) and stored compactly
+        (:func:`compact_responses`): int8 (-1 where not observed) when every observed score
+        is 0 or 1, else float32 (NaN where not observed). None when the source carries no
+        responses (a fit directory): the weighted scores are then the fitted ones, and the
+        estimate says so.
     """
 
     item_ids: tuple[str, ...]
@@ -138,6 +145,7 @@ class Calibration:
     labels: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
     fit: str = field(default="matrix", compare=False)
     fit_warnings: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)
+    responses: np.ndarray | None = field(default=None, repr=False, compare=False)
     prior_mean: np.ndarray = field(init=False, repr=False)
     prior_chol: np.ndarray = field(init=False, repr=False)
     Vw: np.ndarray = field(init=False, repr=False)
@@ -178,6 +186,16 @@ class Calibration:
                 raise InputError("calibration: item features must be finite")
             feats.setflags(write=False)
             object.__setattr__(self, "item_features", feats)
+        if self.responses is not None:
+            Y = np.asarray(self.responses)
+            Y = Y if Y.dtype in (np.int8, np.float32) else compact_responses(Y)
+            if Y.shape != (U.shape[0], n):
+                raise InputError(
+                    f"calibration: responses of shape {Y.shape}; expected "
+                    f"({U.shape[0]}, {n}) (models x items)"
+                )
+            Y.setflags(write=False)
+            object.__setattr__(self, "responses", Y)
         for name, value in (
             ("V", V),
             ("b", b),
@@ -257,12 +275,63 @@ class Calibration:
         return np.asarray(sigmoid(mu / np.sqrt(1.0 + np.pi * s2 / 8.0)), dtype=np.float64)
 
 
+def compact_responses(Y: Any) -> np.ndarray:
+    """Scores kept compactly, shape (K, n): int8 with -1 where not observed when every
+    observed score is 0 or 1 (1 byte a cell), else float32 with NaN (no float64 temporary
+    of the matrix's size either way).
+
+    Parameters
+    ----------
+    Y : array-like of shape (K, n)
+        Scores in [0, 1], NaN where not observed.
+
+    Returns
+    -------
+    ndarray of int8 or float32, shape (K, n)
+    """
+    Y = np.asarray(Y)
+    seen = np.isfinite(Y)
+    if bool(np.all((Y == 0) | (Y == 1) | ~seen)):
+        out = np.full(Y.shape, -1, dtype=np.int8)
+        np.copyto(out, Y, where=seen, casting="unsafe")
+        return out
+    return np.asarray(Y, dtype=np.float32)
+
+
+def observed_weighted_scores(responses: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Each row's ``sum w y / sum w`` over its observed cells, shape (K,); NaN for a row that
+    observed no item of positive weight. By blocks of rows (no float64 copy of the matrix).
+
+    Parameters
+    ----------
+    responses : ndarray of shape (K, n)
+        As :func:`compact_responses` keeps them.
+    w : ndarray of shape (n,)
+        Non-negative weights.
+
+    Returns
+    -------
+    ndarray of float64 of shape (K,)
+    """
+    K, n = responses.shape
+    num, den = np.empty(K), np.empty(K)
+    step = max(1, (1 << 23) // max(n, 1))  # 64 MB of float64 a block
+    for a in range(0, K, step):  # a loop over blocks of rows, not over models
+        block = responses[a : a + step]
+        seen = block >= 0 if block.dtype == np.int8 else np.isfinite(block)
+        num[a : a + step] = np.where(seen, block, 0).astype(np.float64) @ w
+        den[a : a + step] = seen.astype(np.float64) @ w
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan))
+
+
 def characteristic_knots(
     cal: Calibration,
     population: np.ndarray | None = None,
     *,
     grid: int = 401,
     span: float = 6.0,
+    weights: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Knots of the inverse test characteristic curve, strictly increasing in both.
 
@@ -274,6 +343,8 @@ def characteristic_knots(
     running maximum; a curve with negative discriminations need not be monotone) and extended
     by one prior standard deviation beyond each end to the scores 0 and 1, so that
     ``np.interp(score, scores, abilities)`` is finite and strictly increasing on [0, 1].
+    With ``weights`` (one per ``population`` item, non-negative, not all 0) the curve is the
+    weighted mean instead.
 
     Returns
     -------
@@ -295,7 +366,11 @@ def characteristic_knots(
     step = max(1, 2**20 // max(pop.size, 1))  # about 8 MB of logits at a time
     for a in range(0, grid, step):  # a loop over chunks of the ability grid, not over items
         logits = offsets[a : a + step, None] * slope[None, :] + base[None, :]
-        curve[a : a + step] = np.asarray(sigmoid(logits)).mean(axis=1)
+        probs = np.asarray(sigmoid(logits))
+        if weights is None:
+            curve[a : a + step] = probs.mean(axis=1)
+        else:
+            curve[a : a + step] = probs @ (np.asarray(weights, float) / float(np.sum(weights)))
     curve = np.clip(np.maximum.accumulate(curve), 0.0, 1.0)
     scores = np.concatenate(([0.0], curve, [1.0]))
     abilities = np.concatenate(([m0 - (span + 1) * sd0], m0 + offsets, [m0 + (span + 1) * sd0]))
@@ -307,6 +382,9 @@ def score_ability_knots(
     cal: Calibration,
     population: np.ndarray | None = None,
     models: np.ndarray | None = None,
+    *,
+    weights: np.ndarray | None = None,
+    model_scores: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Knots of the estimate's score -> ability map: increasing, and rank-preserving against
     the calibration models.
@@ -330,19 +408,25 @@ def score_ability_knots(
         The items the score is a mean over (default: all).
     models : ndarray of bool, shape (K,), optional
         The calibration models to rank against (default: all with a finite score).
+    weights : ndarray of shape (len(population),), optional
+        Item weights of a weighted score (the test characteristic curve is then weighted).
+    model_scores : ndarray of shape (K,), optional
+        The calibration models' scores the map ranks against (default:
+        :attr:`Calibration.model_scores`; a weighted score's: the models' weighted scores).
 
     Returns
     -------
     scores, abilities : ndarray of shape (k,)
         Knots for ``np.interp`` (:func:`score_ability`), scores strictly increasing over [0, 1].
     """
-    tx, ty = characteristic_knots(cal, population)
-    keep = np.isfinite(cal.model_scores)
+    tx, ty = characteristic_knots(cal, population, weights=weights)
+    scores = cal.model_scores if model_scores is None else np.asarray(model_scores, float)
+    keep = np.isfinite(scores)
     if models is not None:
         keep &= np.asarray(models, dtype=bool)
     if not keep.any():
         return tx, ty
-    s = np.sort(cal.model_scores[keep])
+    s = np.sort(scores[keep])
     th = np.sort(cal.abilities[keep])
     uniq, first, counts = np.unique(s, return_index=True, return_counts=True)
     tied = counts > 1
@@ -524,6 +608,7 @@ def from_result(
     if result.matrix is not None:
         Y = np.asarray(result.matrix.scores, dtype=np.float64)
         feats = response_features(Y, _fitted(U, V, b, float(result.sigma)), overwrite_fitted=True)
+    kept = None if result.matrix is None else compact_responses(result.matrix.scores)
     extra = () if feats is None else ("features", feats)
     digest = digest or _content_hash(V, b, U, result.sigma, *result.item_ids, *extra)
     return Calibration(
@@ -538,6 +623,7 @@ def from_result(
         digest,
         feats,
         fit="fit",
+        responses=kept,
     )
 
 
@@ -590,8 +676,11 @@ def from_matrix(
     U, V, b = _normalise(proxy.U_history_, proxy.V_, proxy.b_, Yc)
     fitted = _fitted(U, V, b, float(proxy.sigma))
     feats = response_features(Yc, fitted, overwrite_fitted=True)  # fitted is not used again
-    del Yc, fitted  # a permuted copy of the matrix, and the filled one
+    del fitted  # the filled copy, before the compact one (not to raise the peak)
     back_rows, back_cols = np.argsort(rows), np.argsort(cols)
+    # kept for a weighted score's ranking (estimate's weights): 1 byte a cell when binary
+    kept = compact_responses(Yc)[back_rows][:, back_cols]
+    del Yc  # the permuted copy of the matrix
     U, V, b, feats = U[back_rows], V[back_cols], b[back_cols], feats[back_cols]
     return Calibration(
         tuple(matrix.item_ids),
@@ -605,6 +694,7 @@ def from_matrix(
         digest,
         feats,
         dict(getattr(matrix, "labels", None) or {}),
+        responses=kept,
     )
 
 
@@ -641,6 +731,8 @@ def _save_npz(cal: Calibration, path: Path) -> None:
     }
     if cal.item_features is not None:
         arrays["features"] = cal.item_features
+    if cal.responses is not None:
+        arrays["responses"] = cal.responses
     if cal.labels:
         arrays["labels"] = json.dumps(dict(cal.labels), sort_keys=True)
     if cal.fit_warnings:
@@ -666,6 +758,7 @@ def _load_npz(path: Path) -> Calibration:
             fit_warnings=tuple((str(c), str(m)) for c, m in json.loads(str(z["fit_warnings"])))
             if "fit_warnings" in z.files
             else (),
+            responses=z["responses"] if "responses" in z.files else None,
         )
 
 

@@ -79,9 +79,19 @@ only: an over-confident prediction must not make one round look nearly exact).""
 
 
 def design_probabilities(
-    f: np.ndarray, unrevealed: np.ndarray, floor: float, proposal: str, norm2: np.ndarray
+    f: np.ndarray,
+    unrevealed: np.ndarray,
+    floor: float,
+    proposal: str,
+    norm2: np.ndarray,
+    weights: np.ndarray | None = None,
 ) -> np.ndarray:
     """Draw probabilities over the items, zero on revealed ones, shape (n,).
+
+    With item ``weights`` ``W`` (the target ``sum W y / n``), every item's share is
+    multiplied by its weight, the floor's included: ``pi_j = (1 - floor) W_j q_j / sum_U W q
+    + floor W_j / sum_U W``, the Neyman-like allocation for a weighted mean, with ``W_j /
+    pi_j <= sum_U W / floor`` bounded (an item of weight 0 is never drawn).
 
     Parameters
     ----------
@@ -93,7 +103,17 @@ def design_probabilities(
     proposal : {"residual", "information", "uniform"}
     norm2 : ndarray of shape (n,)
         Squared norms of the item factors over sigma squared (for ``information``).
+    weights : ndarray of shape (n,), optional
+        Non-negative item weights ``W`` (default: all 1, the unweighted design; weights of
+        exactly 1 give the same probabilities bit for bit).
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The probabilities, summing to 1 over the unrevealed items of positive weight.
     """
+    if weights is not None:
+        unrevealed = unrevealed & (weights > 0)
     count = int(unrevealed.sum())
     if count == 0:
         return np.zeros_like(f)
@@ -104,9 +124,14 @@ def design_probabilities(
         q = norm2 * var
     else:
         q = np.ones_like(f)
-    q = np.where(unrevealed, q, 0.0)
+    if weights is None:
+        q = np.where(unrevealed, q, 0.0)
+        uniform = unrevealed / count
+    else:  # the floor in proportion to the weights (1.0 * x is x: all-1 weights change no bit)
+        q = np.where(unrevealed, weights * q, 0.0)
+        base = np.where(unrevealed, weights, 0.0)
+        uniform = base / float(base.sum())
     total = float(q.sum())
-    uniform = unrevealed / count
     if not np.isfinite(total) or total <= 0:
         return np.asarray(uniform, dtype=np.float64)
     return np.asarray((1.0 - floor) * q / total + floor * uniform, dtype=np.float64)
@@ -177,6 +202,22 @@ def check_design_options(floor: float, proposal: str, point: str, proxy: str) ->
         raise InputError(f"proxy={proxy!r}; expected one of {', '.join(PROXIES)}")
 
 
+def _mean_one(weights: np.ndarray | None, n: int) -> np.ndarray:
+    """``weights`` rescaled to mean 1, shape (n,); exactly 1 everywhere when they are all
+    equal (or None), so that the weighted formulas give the unweighted estimate bit for bit."""
+    if weights is None:
+        return np.ones(n)
+    w = np.asarray(weights, dtype=np.float64).reshape(-1)
+    if w.shape != (n,) or not (np.isfinite(w).all() and (w > 0).all()):
+        raise InputError(
+            f"weights: expected {n:,} positive finite weights over the population, got "
+            f"{w.size:,} (smallest {float(w.min()) if w.size else float('nan'):g})"
+        )
+    if (w == w[0]).all():
+        return np.ones(n)
+    return np.asarray(w * (n / float(w.sum())), dtype=np.float64)
+
+
 class SequentialEstimate:
     """State of one model's estimate over a population of calibrated items.
 
@@ -214,12 +255,18 @@ class SequentialEstimate:
         first draw: sizes one more capital process of the confidence sequence
         (:class:`~latentbench.select._estimate_cs.WeightedBettingCS`); None: none. The design
         and the point estimate do not depend on it.
+    weights : ndarray of shape (n,), optional
+        Positive item weights over the population: the target is ``sum W y / sum W`` instead
+        of the plain mean. They are rescaled to ``W`` with mean 1 (weights that are all equal
+        become exactly 1, the unweighted estimate bit for bit); the rounds become
+        ``Z = (sum_R W y + sum_U W f + W_J (y_J - f_J) / pi_J) / n`` and the design draws in
+        proportion to the weights (:func:`design_probabilities`).
 
     Raises
     ------
     InputError
-        For an empty population, or ``floor``, ``proposal``, ``point`` or ``proxy`` outside
-        their values.
+        For an empty population, weights that are not positive and finite over it, or
+        ``floor``, ``proposal``, ``point`` or ``proxy`` outside their values.
     """
 
     def __init__(
@@ -236,6 +283,7 @@ class SequentialEstimate:
         point: str = "dr",
         proxy: str = "irt",
         target: float | None = None,
+        weights: np.ndarray | None = None,
     ) -> None:
         check_design_options(floor, proposal, point, proxy)
         pop = np.asarray(population, dtype=np.int64)
@@ -244,6 +292,9 @@ class SequentialEstimate:
         self.cal = calibration
         self.population = pop
         self.n = int(pop.size)
+        self.W = _mean_one(weights, self.n)
+        """Item weights with mean 1, shape (n,): all exactly 1 for the plain mean."""
+        self.W2 = self.W * self.W
         self.draw_order = canonical_order(np.asarray(calibration.item_ids, dtype=object)[pop])
         self.Vw = np.ascontiguousarray(calibration.Vw[pop])
         self.bw = np.ascontiguousarray(calibration.bw[pop])
@@ -382,7 +433,7 @@ class SequentialEstimate:
             return None
         pi = self.probabilities()
         U = self.unrevealed
-        v1 = float((self._item_variance()[U] / pi[U]).sum()) / self.n**2
+        v1 = float((self.W2[U] * self._item_variance()[U] / pi[U]).sum()) / self.n**2
         weight = self.cs.target_weight
         ratio = 2.0 / (self.delta * weight)  # overflows for a delta near 5e-324: in logs then
         log_ratio = math.log(ratio) if math.isfinite(ratio) else (
@@ -408,7 +459,9 @@ class SequentialEstimate:
             Drawing probabilities (0 for revealed items).
         """
         f = self.f if self.design_prediction is None else self.design_prediction
-        return design_probabilities(f, self.unrevealed, self.floor, self.proposal, self.norm2)
+        return design_probabilities(
+            f, self.unrevealed, self.floor, self.proposal, self.norm2, self.W
+        )
 
     def choose(self, rng: np.random.Generator) -> tuple[int, np.ndarray]:
         """Draw the next item: its population index and the design it was drawn from.
@@ -447,22 +500,24 @@ class SequentialEstimate:
         """
         if not 0.0 <= y <= 1.0:
             raise InputError(f"score {y!r}; expected a value in [0, 1]")
-        n, U = self.n, self.unrevealed
+        n, U, W = self.n, self.unrevealed, self.W
         f = self.f
-        pool_f = float(f[U].sum())
+        Wf = W * f  # f itself when every weight is 1 (1.0 * x is x): the same bits as unweighted
+        pool_f = float(Wf[U].sum())
         center = (self.revealed_sum + pool_f) / n
-        z = center + (y - f[j]) / (n * pi[j])
-        ratio_lo = np.where(U, -f / np.where(U, n * pi, 1.0), np.inf)
-        ratio_hi = np.where(U, (1.0 - f) / np.where(U, n * pi, 1.0), -np.inf)
+        z = center + W[j] * (y - f[j]) / (n * pi[j])
+        # the range of Z given the past: W_j / pi_j <= sum_U W / floor keeps it finite
+        ratio_lo = np.where(U, -Wf / np.where(U, n * pi, 1.0), np.inf)
+        ratio_hi = np.where(U, (W - Wf) / np.where(U, n * pi, 1.0), -np.inf)
         lo, hi = center + float(ratio_lo.min()), center + float(ratio_hi.max())
         var_j = self._item_variance()
-        variance = float((var_j[U] / pi[U]).sum()) / n**2
+        variance = float((self.W2[U] * var_j[U] / pi[U]).sum()) / n**2
         variance = max(variance, 1e-12)
         self.unrevealed[j] = False
         self.order.append(j)
         self.answers.append(float(y))
-        self.revealed_sum += float(y)
-        remaining = n - len(self.order)
+        self.revealed_sum += float(W[j] * y)
+        remaining = float(W[self.unrevealed].sum())
         bounds = (self.revealed_sum / n, (self.revealed_sum + remaining) / n)
         self.cs.update(z, lo, hi, variance, center, bounds)
         self.last_round = (z, lo, hi, variance, center, bounds)
@@ -498,7 +553,7 @@ class SequentialEstimate:
         if self.exhausted:
             return self.revealed_sum / self.n
         cs = self.cs if cs is None else cs
-        model = float((self.revealed_sum + self.f[self.unrevealed].sum()) / self.n)
+        model = float((self.revealed_sum + (self.W * self.f)[self.unrevealed].sum()) / self.n)
         if not self.order:
             return model
         dr = self._wz / self._wsum

@@ -1,0 +1,297 @@
+"""Item weights of a weighted full-benchmark score (``estimate(..., weights=...)``).
+
+Many leaderboards do not print the plain mean over items: MMLU's is the mean of its subjects'
+accuracies, an lm-eval group with ``weight_by_size: false`` averages its tasks. A weights table
+names every calibrated item once with either a ``weight`` (non-negative, any scale, normalised
+to sum 1) or a ``group`` (macro: every group weighs the same in total, its items equally); the
+target of the estimate is then ``sum_j w_j y_j`` (``docs/estimate.md``, "Weighted scores").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from latentbench.exceptions import InputError
+from latentbench.select._estimate_calibration import Calibration, observed_weighted_scores
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["ItemWeights", "read_weights", "weighted_model_scores"]
+
+_SHOWN = 5
+"""Item ids a message names at most."""
+
+
+@dataclass(frozen=True)
+class ItemWeights:
+    """Checked item weights over a calibration's items.
+
+    Attributes
+    ----------
+    weights : ndarray of shape (n_items,)
+        Normalised weights (sum 1) in the calibration's item order; 0 for an item left out.
+    kind : {"items", "groups"}
+        From a ``weight`` column (``items``) or a ``group`` column (``groups``, macro).
+    n_groups : int or None
+        Number of groups (``groups`` only).
+    hash : str
+        SHA-256 (first 16 hex digits) of the item ids and their normalised weights.
+    source : str
+        What the messages call the weights (a path, ``weights (DataFrame)``, ...).
+    calibration_hash : str
+        The calibration they were checked against.
+    equal : bool
+        Every calibrated item has the same weight (the plain mean: the unweighted estimate).
+    model_scores : ndarray of shape (K,) or None
+        The calibration models' weighted scores (:func:`weighted_model_scores`), computed once
+        here; None when ``equal`` (their plain scores are used).
+    observed : bool
+        Whether ``model_scores`` are observed (False: fitted, a calibration without
+        responses).
+    """
+
+    weights: np.ndarray = field(repr=False)
+    kind: str
+    n_groups: int | None
+    hash: str
+    source: str
+    calibration_hash: str
+    equal: bool
+    model_scores: np.ndarray | None = field(default=None, repr=False)
+    observed: bool = True
+
+    @property
+    def n_positive(self) -> int:
+        """Calibrated items of positive weight."""
+        return int((self.weights > 0).sum())
+
+    def record(self) -> dict[str, Any]:
+        """What ``estimate.json``'s ``options["weights"]`` holds.
+
+        Returns
+        -------
+        dict of str to Any
+            ``kind``, ``n_groups``, ``hash``, ``source``, ``n_positive``.
+        """
+        return {
+            "kind": self.kind,
+            "n_groups": self.n_groups,
+            "hash": self.hash,
+            "source": self.source,
+            "n_positive": self.n_positive,
+        }
+
+
+def score_label(record: Mapping[str, Any] | None) -> str:
+    """What a summary calls the score: ``score``, ``weighted score`` or ``macro score over
+    14 groups`` (from ``options["weights"]``)."""
+    if not record:
+        return "score"
+    if record.get("kind") == "groups":
+        return f"macro score over {int(record.get('n_groups') or 0):,} groups"
+    return "weighted score"
+
+
+def _show(ids: list[str]) -> str:
+    head = ", ".join(repr(i) for i in ids[:_SHOWN])
+    return head + (", ..." if len(ids) > _SHOWN else "")
+
+
+def _frame(weights: Any) -> tuple[pd.DataFrame, str]:
+    """The weights as a table with an ``item`` column, and what messages call them."""
+    import pandas as pd
+
+    if isinstance(weights, pd.DataFrame):
+        return weights, "weights (DataFrame)"
+    if isinstance(weights, pd.Series | Mapping):
+        series = pd.Series(weights) if isinstance(weights, Mapping) else weights
+        what = "Series" if isinstance(weights, pd.Series) else "mapping"
+        text = series.dtype == object or isinstance(series.dtype, pd.CategoricalDtype)
+        text = text or pd.api.types.is_string_dtype(series.dtype)
+        column = "group" if text else "weight"
+        frame = pd.DataFrame({"item": series.index.astype(str), column: series.to_numpy()})
+        return frame, f"weights ({what} item -> {column})"
+    if isinstance(weights, str | os.PathLike):
+        return _read_file(Path(weights))
+    raise InputError(
+        f"weights={str(weights)[:40]!r}: a {type(weights).__name__}; expected a CSV/Parquet "
+        "path, a DataFrame with columns item and weight (or group), or a Series / mapping "
+        "item -> weight (or group)"
+    )
+
+
+def _read_file(path: Path) -> tuple[pd.DataFrame, str]:
+    import pandas as pd
+
+    source = f"weights {path}"
+    if not path.exists():
+        raise InputError(f"{source}: no such file")
+    if path.is_dir():
+        raise InputError(f"{source}: is a directory; expected a CSV or Parquet file")
+    try:
+        if path.suffix.lower() in (".parquet", ".pq"):
+            return pd.read_parquet(path), source
+        return pd.read_csv(path, dtype={"item": str, "group": str}, keep_default_na=False,
+                           na_values={"weight": ["", "nan", "NaN", "NA"]}), source  # fmt: skip
+    except Exception as exc:  # pandas and pyarrow raise many types for a damaged file
+        raise InputError(
+            f"{source}: could not be read ({type(exc).__name__}: {exc}); expected a CSV or "
+            "Parquet file with columns item and weight (or group)"
+        ) from None
+
+
+def read_weights(cal: Calibration, weights: Any) -> ItemWeights:
+    """Check ``weights`` against the calibration's items and normalise them.
+
+    Parameters
+    ----------
+    cal : Calibration
+        The calibration whose items the weights must list, each once.
+    weights : path, DataFrame, Series, mapping or ItemWeights
+        A CSV/Parquet file or a table with columns ``item`` and one of ``weight``
+        (non-negative, finite, not all 0; any scale) or ``group`` (macro: each group weighs
+        the same); a Series / mapping item -> weight (numbers) or item -> group (text);
+        an :class:`ItemWeights` already checked against this calibration.
+
+    Returns
+    -------
+    ItemWeights
+
+    Raises
+    ------
+    InputError
+        A missing or doubled column, a calibrated item not listed (the message names the
+        first ones and the count), an item the calibration does not hold, an item listed
+        twice, a negative, NaN or infinite weight, all weights 0, an empty group.
+    """
+    import pandas as pd
+
+    if isinstance(weights, ItemWeights):
+        if weights.calibration_hash != cal.hash:
+            raise InputError(
+                f"{weights.source}: checked against calibration {weights.calibration_hash[:12]}; "
+                f"expected this calibration's ({cal.hash[:12]})"
+            )
+        return weights
+    frame, source = _frame(weights)
+    columns = [str(c) for c in frame.columns]
+    if "item" not in columns:
+        raise InputError(
+            f"{source}: no column 'item'; expected columns item and weight (or group), "
+            f"found {columns[:8]}"
+        )
+    has = [c for c in ("weight", "group") if c in columns]
+    if len(has) != 1:
+        said = "both 'weight' and 'group'" if has else "neither 'weight' nor 'group'"
+        raise InputError(
+            f"{source}: {said}; expected exactly one: weight (a number per item) or group "
+            f"(macro: every group weighs the same), found {columns[:8]}"
+        )
+    kind = has[0]
+    if frame["item"].isna().any():
+        k = int(np.flatnonzero(frame["item"].isna().to_numpy(bool))[0])
+        raise InputError(f"{source}: field 'item' is empty on row {k + 1}; expected an item id")
+    items = frame["item"].astype(str).to_numpy()
+    dup = pd.Index(items).duplicated()
+    if dup.any():
+        raise InputError(
+            f"{source}: item {items[int(np.flatnonzero(dup)[0])]!r} listed "
+            f"{int((items == items[int(np.flatnonzero(dup)[0])]).sum())} times; expected each "
+            "calibrated item once"
+        )
+    pos = cal.positions(list(items))
+    unknown = [str(i) for i in items[pos < 0]]
+    if unknown:
+        raise InputError(
+            f"{source}: {len(unknown):,} item(s) the calibration does not hold ({_show(unknown)}); "
+            f"expected the calibration's {cal.n_items:,} item ids"
+        )
+    listed = np.zeros(cal.n_items, dtype=bool)
+    listed[pos] = True
+    if not listed.all():
+        absent = [cal.item_ids[j] for j in np.flatnonzero(~listed)]
+        raise InputError(
+            f"{source}: {len(absent):,} of the calibration's {cal.n_items:,} items not listed "
+            f"({_show(absent)}); expected every calibrated item (weight 0 leaves one out)"
+        )
+    w = np.zeros(cal.n_items)
+    n_groups: int | None = None
+    if kind == "weight":
+        raw = pd.to_numeric(frame["weight"], errors="coerce").to_numpy(np.float64)
+        text = frame["weight"].to_numpy()
+        bad = ~np.isfinite(raw) | (raw < 0)
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                f"{source}: field 'weight' of item {items[k]!r} is {text[k]!r}; expected a "
+                "finite number >= 0"
+            )
+        if not (raw > 0).any():
+            raise InputError(
+                f"{source}: field 'weight' is 0 for every item; expected some positive weight"
+            )
+        w[pos] = raw
+        w = w / float(w.sum())
+    else:
+        groups = frame["group"]
+        empty = groups.isna().to_numpy(bool) | (groups.astype(str).str.strip() == "").to_numpy(bool)
+        if empty.any():
+            k = int(np.flatnonzero(empty)[0])
+            raise InputError(
+                f"{source}: field 'group' of item {items[k]!r} is empty; expected a group name"
+            )
+        codes, names = pd.factorize(groups.astype(str), sort=True)
+        n_groups = len(names)
+        sizes = np.bincount(codes, minlength=n_groups)
+        w[pos] = 1.0 / (n_groups * sizes[codes])
+    equal = bool((w == w[0]).all())
+    scores, observed = (None, True) if equal else weighted_model_scores(cal, w)
+    digest = hashlib.sha256()
+    digest.update("\x00".join(cal.item_ids).encode())
+    digest.update(np.ascontiguousarray(w, dtype="<f8").tobytes())
+    return ItemWeights(
+        weights=w,
+        kind="items" if kind == "weight" else "groups",
+        n_groups=n_groups,
+        hash=digest.hexdigest()[:16],
+        source=source,
+        calibration_hash=cal.hash,
+        equal=equal,
+        model_scores=scores,
+        observed=observed,
+    )
+
+
+def weighted_model_scores(cal: Calibration, w: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The calibration models' weighted scores, shape (K,), and whether they are observed.
+
+    Over each model's observed cells, ``sum w y / sum w`` (NaN for a model that observed no
+    item of positive weight), as the plain score is the mean over the observed cells; a
+    calibration without responses (a fit directory) gives the fitted scores instead
+    (``sum w p`` with ``p`` the fit's probabilities) and False.
+
+    Parameters
+    ----------
+    cal : Calibration
+    w : ndarray of shape (n_items,)
+        Non-negative weights, summing to 1.
+
+    Returns
+    -------
+    scores : ndarray of shape (K,)
+    observed : bool
+    """
+    from latentbench.irt._objective import sigmoid
+
+    if cal.responses is not None:
+        return observed_weighted_scores(cal.responses, w), True
+    p = sigmoid((cal.model_factors @ cal.V.T + cal.b[None, :]) / cal.sigma)
+    return np.asarray(np.asarray(p) @ w, dtype=np.float64), False
