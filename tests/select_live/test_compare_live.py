@@ -359,3 +359,46 @@ def test_exporting_a_store_of_a_live_comparison_only_names_compare_live(live_set
     assert done.options["live"]["run_id"] in text
     assert "`compare --live` never copy them into the responses" in text
     assert "a live comparison's result" in text
+
+
+@pytest.mark.parametrize("stop", ["interrupt", "failure"])
+def test_live_compare_stopped_between_the_two_answers_of_an_item_resumes_as_one_run(
+    live_setup, stop
+):
+    """A stop request, or a failed request, after model A's answer to the 3rd item and
+    before B's: the run stops with the two items both answered (A's paid answer stored);
+    the same call then reuses A's answer (never paid twice) and ends where an uninterrupted
+    run ends."""
+    s = live_setup
+    cal = _calibration(s)
+    store = s.tmp / f"{stop}.duckdb"
+    ref = compare(cal, _table(s), model_a="model-0", model_b="model-2", budget=8)
+    event = None
+    if stop == "interrupt":  # set by the server as it receives A's answer to the 3rd item
+        s.state.notify_at = 5
+        event = s.state.reached
+    else:  # B's answer to the 3rd item fails on every attempt (retries = 3)
+        s.state.faults[("model-2", ref.items[2])] = ["500"] * 4
+    config = s.write_config()
+    with pytest.warns(DataWarning, match="live run stopped early"):
+        first = compare_live(cal, config, store, model_a="model-0", model_b="model-2",
+                             budget=8, stop_event=event)  # fmt: skip
+    assert first.stopped == ("interrupted" if stop == "interrupt" else "failed")
+    assert first.n_evaluated == 2 and first.items == ref.items[:2]
+    assert s.state.answered[("model-0", ref.items[2])] == 1  # A's answer, paid once
+    assert s.state.answered[("model-2", ref.items[2])] == 0
+    [(_, stored, status)] = stored_comparisons(store)
+    assert status == first.stopped and stored == first
+    s.state.notify_at = None
+    again = compare_live(cal, config, store, model_a="model-0", model_b="model-2", budget=8)
+    _same(again, ref)
+    assert again.options["live"]["n_replayed"] == 5
+    assert again.options["live"]["n_paid"] == 2 * ref.n_evaluated - 5
+    assert max(s.state.answered.values()) == 1
+    assert sum(s.state.answered.values()) == 2 * ref.n_evaluated
+    with Store(store, read_only=True) as db:
+        decisions = db.selection_decisions(first.options["live"]["run_id"])
+    asked = sorted((d for d in decisions if d["round"] >= 0), key=lambda d: d["round"])
+    assert [d["items"] for d in asked] == [[i] for i in ref.items for _ in range(2)]
+    [(_, stored, status)] = stored_comparisons(store)
+    assert status == "done" and stored == again
