@@ -402,3 +402,41 @@ def test_live_compare_stopped_between_the_two_answers_of_an_item_resumes_as_one_
     assert [d["items"] for d in asked] == [[i] for i in ref.items for _ in range(2)]
     [(_, stored, status)] = stored_comparisons(store)
     assert status == "done" and stored == again
+
+
+def test_ls_counts_live_runs_in_the_singular_and_the_plural(live_setup):
+    """`ls` said "2 comparison (compare --live)" and "0 selection": every count agrees with
+    its number."""
+    from latentbench.cli import _register, app
+    from latentbench.select import estimate_live
+
+    _register()
+    s = live_setup
+    cal = _calibration(s)
+    store = s.tmp / "counted.duckdb"
+    config = s.write_config()
+    for a, b in (("model-0", "model-1"), ("model-2", "model-3")):
+        compare_live(cal, config, store, model_a=a, model_b=b, budget=2)
+    estimate_live(cal, config, store, model="model-0", budget=2)
+    res = CliRunner().invoke(app, ["ls", "--store", str(store)])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "live runs: 0 selections (select live), 1 estimate (estimate --live), " in text
+    assert "2 comparisons (compare --live)" in text
+
+
+def test_a_snapshot_line_counts_in_the_singular_and_the_plural():
+    """The line `ls` prints for a store a live run holds: "spent 1 cells", "on 1 items"."""
+    from latentbench.io import snapshot_summary
+
+    pair = {"model_a": "a", "model_b": "b", "difference": 0.0, "lower": -1.0, "upper": 1.0,
+            "n_evaluated": 1}  # fmt: skip
+    snap = {"run_id": "r", "kind": "compare", "status": "running", "live": True, "pid": 1,
+            "batch": 1, "spent": 1, "left": 1, "requests_left": 1, "age_s": 1.0,
+            "answer": {"comparison": pair}}  # fmt: skip
+    line = snapshot_summary(snap)
+    assert "spent 1 cell, 1 left" in line and "1 paid request left of the cap" in line
+    assert "on 1 item;" in line
+    snap.update(spent=2, requests_left=2, answer={"comparison": {**pair, "n_evaluated": 2}})
+    line = snapshot_summary(snap)
+    assert "spent 2 cells" in line and "2 paid requests left" in line and "on 2 items;" in line

@@ -292,11 +292,13 @@ def ls(
             "estimate" if is_estimate_run(r) else "compare" if is_compare_run(r) else "selection"
             for r in runs
         ]
+        from latentbench._text import counted
+
         compared = kinds.count("compare")
         console.print(
-            f"live runs: {kinds.count('selection')} selection (select live), "
-            f"{kinds.count('estimate')} estimate (estimate --live)"
-            + (f", {compared} comparison (compare --live)" if compared else "")
+            f"live runs: {counted(kinds.count('selection'), 'selection')} (select live), "
+            f"{counted(kinds.count('estimate'), 'estimate')} (estimate --live)"
+            + (f", {counted(compared, 'comparison')} (compare --live)" if compared else "")
             + "; latest "
             f"{escape(str(runs[-1]['run_id']))} ({escape(str(runs[-1]['status']))}). Their "
             "report: latentbench report STORE (the latest run; its live estimates all "
