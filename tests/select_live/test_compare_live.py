@@ -440,3 +440,35 @@ def test_a_snapshot_line_counts_in_the_singular_and_the_plural():
     snap.update(spent=2, requests_left=2, answer={"comparison": {**pair, "n_evaluated": 2}})
     line = snapshot_summary(snap)
     assert "spent 2 cells" in line and "2 paid requests left" in line and "on 2 items;" in line
+
+
+def test_live_compare_on_fewer_items_than_calibrated_names_the_configuration(live_setup):
+    """A live comparison whose configuration holds some of the calibrated items said "after
+    N of the 48 items both answered (of 54)", the files' wording: live, both models are asked,
+    and the 48 are the configuration's. The line, the command's legend and the page say so."""
+    from latentbench.report import build_compare_report
+
+    s = live_setup
+    hist = pd.read_csv(s.tmp / "history.csv").set_index("model")
+    rng = np.random.default_rng(0)
+    extra = pd.DataFrame((rng.random((len(hist), 6)) < 0.5).astype(float), index=hist.index,
+                         columns=[f"x{k}" for k in range(6)])  # fmt: skip
+    wide = pd.concat([hist, extra], axis=1)
+    cal_path = s.tmp / "calib54.csv"
+    wide.reset_index().to_csv(cal_path, index=False)
+    config = s.write_config()
+    with pytest.warns(DataWarning, match="the configuration has 48 of the 54 calibrated items"):
+        r = compare_live(ResponseMatrix.from_wide(wide), config, s.tmp / "few.duckdb",
+                         model_a="model-0", model_b="model-3", budget=4)  # fmt: skip
+    line = r.summary()
+    assert "after 4 of the 48 items of the configuration (of 54)" in line, line
+    assert "both answered" not in line
+    page = build_compare_report(r)
+    assert "over the 48 items of the configuration (of the calibration&#39;s 54" in page
+    assert "48 items both answered" not in page
+    res = _cli(s, str(cal_path), "--live", str(config), "--store", str(s.tmp / "few2.duckdb"),
+               "--a", "model-0", "--b", "model-3", "--budget", "4")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "of the difference of the two scores on the configuration's 48 items" in text, text
+    assert "both answered" not in text

@@ -1243,9 +1243,11 @@ def _print_comparison(result: Any, quiet: bool) -> None:
         console.print(
             f"[ ]: the {_level(result.level)} interval of the difference of the two "
             + (
-                "scores on the items both answered"
-                if result.n_calibrated > result.n_items
-                else "full-benchmark scores"
+                "full-benchmark scores"
+                if result.n_calibrated <= result.n_items
+                else f"scores on the configuration's {result.n_items:,} items"
+                if isinstance(result.options.get("live"), dict)  # live: both asked
+                else "scores on the items both answered"
             )
             + ", valid at every step whether or not the IRT model fits "
             f"(--delta {1 - result.level:g})",

@@ -136,7 +136,9 @@ class CompareResult:
 
     def summary(self) -> str:
         """One line, e.g. ``A - B = +0.032 [+0.011, +0.054] after 240 of 12,032 items; A is
-        higher``.
+        higher`` (``of the N items both answered (of M)`` when the difference is over the
+        items both answered; a live comparison's: ``of the N items of the configuration (of
+        M)``).
 
         Returns
         -------
@@ -161,12 +163,18 @@ class CompareResult:
         interval = "(exact)" if self.lower == self.upper else f"[{lower}, {upper}]"
         of = f"{self.n_items:,} items"
         if self.n_calibrated > self.n_items:  # the difference is over the shared items only
-            of = f"the {self.n_items:,} items both answered (of {self.n_calibrated:,})"
+            # (live, both are asked: the items are the configuration's, not those answered)
+            shared = "of the configuration" if self._live() else "both answered"
+            of = f"the {self.n_items:,} items {shared} (of {self.n_calibrated:,})"
             verdict += " on those" if self.higher is not None else ""
         return (
             f"{self.model_a} - {self.model_b} = {self.difference:+.3f} "
             f"{interval} after {self.n_evaluated:,} of {of}; {verdict}"
         )
+
+    def _live(self) -> bool:
+        """A live comparison's (``compare --live``): its items are the configuration's."""
+        return isinstance(self.options.get("live"), dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary (``compare.json``).
