@@ -472,3 +472,34 @@ def test_live_compare_on_fewer_items_than_calibrated_names_the_configuration(liv
     text = " ".join(res.output.split())
     assert "of the difference of the two scores on the configuration's 48 items" in text, text
     assert "both answered" not in text
+
+
+def test_an_estimate_reusing_a_comparison_s_answers_names_the_comparison(live_setup):
+    """A live estimate that reused answers a live comparison paid for explained them as
+    "(another seed or calibration)"; the note names the run they came from, and what it is."""
+    from latentbench.select import estimate_live
+
+    s = live_setup
+    cal = _calibration(s)
+    store = s.tmp / "origin.duckdb"
+    config = s.write_config()
+    pair = compare_live(cal, config, store, model_a="model-0", model_b="model-1", budget=6)
+    run_id = pair.options["live"]["run_id"]
+    with pytest.warns(DataWarning, match="came from earlier runs") as caught:
+        one = estimate_live(cal, config, store, model="model-0", budget=40)
+    n = one.options["live"]["n_reused"]
+    assert n == len(set(one.items) & set(pair.items)) >= 2  # model-0's answers it paid for
+    assert one.options["live"]["n_paid"] == one.n_evaluated - n
+    said = [str(w.message) for w in caught if "came from earlier runs" in str(w.message)]
+    assert len(said) == 1 and "another seed or calibration" not in said[0], said
+    assert f"({n} from the live comparison {run_id!r})" in said[0], said
+    assert said[0].startswith(f"{n} answers came from earlier runs in ")
+    assert said[0] in one.warnings
+    # and the other way: a comparison reusing the estimate's answers names the estimate
+    with pytest.warns(DataWarning, match="came from earlier runs") as caught:
+        other = compare_live(cal, config, store, model_a="model-0", model_b="model-2",
+                             budget=8, seed=3)  # fmt: skip
+    said = [str(w.message) for w in caught if "came from earlier runs" in str(w.message)]
+    estimate_id = one.options["live"]["run_id"]
+    assert f"from the live estimate {estimate_id!r}" in said[0], said
+    assert other.options["live"]["n_reused"] >= 1
