@@ -1663,7 +1663,10 @@ def estimate(
         calibration, and a row whose item is not the one drawn at its order is refused (a
         design without a ``seed`` column, written by an earlier version, is read with a
         warning that its items cannot be checked). Every design item is scored: ``budget``,
-        ``seed``, ``precision``, ``proposal`` and ``floor`` are refused; ``point`` applies.
+        ``seed``, ``precision``, ``proposal`` and ``floor`` are refused whenever passed
+        (even at their defaults' values); ``point`` applies. Answers to calibrated items
+        outside the design are not used, said in a :class:`DataWarning` (kept in
+        ``warnings``).
     rank : int, default 1
         Rank of the fit when ``calibration`` is a matrix.
     cache : bool or path, default True

@@ -335,8 +335,10 @@ def compare(
         them with the same kind of interval, sized for the design's ``k``, as
         :func:`estimate` scores one model with ``items=``. Without it, two models that
         answered only some items are compared on those items alone. ``budget``, ``seed``
-        and ``floor`` are the design's (refused when given); with ``margin``, the two are
-        called equivalent when the final interval lies within it.
+        and ``floor`` are the design's (refused when given, even at their defaults' values);
+        answers outside the design are not used, said in a :class:`DataWarning` with each
+        model's count (kept in ``warnings``); with ``margin``, the two are called equivalent
+        when the final interval lies within it.
 
     Returns
     -------
