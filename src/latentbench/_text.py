@@ -3,7 +3,7 @@ fast)."""
 
 from __future__ import annotations
 
-__all__ = ["percent"]
+__all__ = ["counted", "percent"]
 
 
 def percent(level: float) -> str:
@@ -27,3 +27,23 @@ def percent(level: float) -> str:
         text = f"{value:.{digits}g}"
         digits += 1
     return f"{text}%"
+
+
+def counted(n: int, word: str, plural: str | None = None) -> str:
+    """A count and its noun in the number it takes: ``1 cell``, ``2 cells``, ``0 cells``
+    (``plural`` for a noun not made by adding ``s``).
+
+    Parameters
+    ----------
+    n : int
+        The count.
+    word : str
+        The noun in the singular.
+    plural : str, optional
+        The noun in the plural (default ``word + "s"``).
+
+    Returns
+    -------
+    str
+    """
+    return f"{n:,} {word if n == 1 else plural or word + 's'}"

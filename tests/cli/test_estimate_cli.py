@@ -342,6 +342,10 @@ def test_a_fixed_design_refuses_seed_and_names_bad_design_files(tmp_path, monkey
     args = ["estimate", str(calibration), str(new), "--items"]
     outcome = runner.invoke(app, [*args, str(items), "--seed", "5"])
     assert outcome.exit_code == 2 and "--seed with --items" in outcome.output
+    # --floor and --proposal, given (even at their defaults), as compare --items refuses them
+    for option, value in (("--floor", "0.5"), ("--floor", "0.3"), ("--proposal", "residual")):
+        outcome = runner.invoke(app, [*args, str(items), option, value])
+        assert outcome.exit_code == 2 and f"{option} with --items" in outcome.output, outcome.output
     ok = runner.invoke(app, [*args, str(items), "--json"])
     assert ok.exit_code == 0, ok.output
     assert json.loads(ok.stdout)["options"]["seed"] == 0  # the design's own
@@ -505,3 +509,22 @@ def test_compare_two_checkpoints_run_on_a_tiny_design(tmp_path):
     assert "a fixed design (latentbench tiny)" in page
     assert ours.higher is None  # two checkpoints of close ability, 40 items: undecided
     assert "A larger design (latentbench tiny --k" in page and "--budget" not in page
+    # the checkpoints' every answer: those outside the design are said to be unused, on
+    # stderr and in the JSON, by compare --items and estimate --items alike
+    full = []
+    for i, name in ((10, "full1000"), (11, "full2000")):
+        full.append(tmp_path / f"{name}.csv")
+        rows = [("m", f"q{j}", Y[i, j]) for j in range(200)]
+        pd.DataFrame(rows, columns=["model", "item", "score"]).to_csv(full[-1], index=False)
+    outcome = runner.invoke(app, ["compare", str(calibration), *map(str, full), "--items",
+                                  str(items), "--json"])  # fmt: skip
+    assert outcome.exit_code == 0, outcome.output
+    said = (f"320 answers outside the 40 items of {items} were not used ('m (full1000)': 160, "
+            "'m (full2000)': 160)")  # fmt: skip
+    assert said in " ".join(outcome.stderr.split())
+    assert [w for w in json.loads(outcome.stdout)["warnings"] if said in w]
+    outcome = runner.invoke(app, ["estimate", str(calibration), str(full[0]), "--items",
+                                  str(items), "--json"])  # fmt: skip
+    assert outcome.exit_code == 0, outcome.output
+    said = f"'m': 160 answers outside the 40 items of {items} were not used"
+    assert said in " ".join(outcome.stderr.split())

@@ -42,7 +42,7 @@ def test_ls_json_carries_the_live_runs_the_text_shows(tmp_path):
     path = _store(tmp_path, benchmark=True, tasks=["select", "estimate", "estimate", "compare"])
     text = " ".join(_ls(path).split())
     said = (
-        "live runs: 1 selection (select live), 2 estimate (estimate --live), 1 comparison "
+        "live runs: 1 selection (select live), 2 estimates (estimate --live), 1 comparison "
         "(compare --live); latest run-3-compare (interrupted). Their report: latentbench report "
         "STORE (the latest run; its live estimates all together when it is one), --run-id RUN "
         "for one run"
@@ -58,7 +58,7 @@ def test_ls_json_carries_the_live_runs_the_text_shows(tmp_path):
 
 def test_ls_json_of_a_store_of_live_runs_only_is_not_empty(tmp_path):
     path = _store(tmp_path, benchmark=False, tasks=["estimate"])
-    assert "live runs: 0 selection (select live), 1 estimate" in " ".join(_ls(path).split())
+    assert "live runs: 0 selections (select live), 1 estimate" in " ".join(_ls(path).split())
     shown = json.loads(_ls(path, "--json"))
     assert shown["benchmarks"] == []
     assert shown["live_runs"]["estimate"] == 1 and shown["live_runs"]["latest"]["kind"] == (

@@ -594,7 +594,9 @@ def test_cli_estimate_and_tiny(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     res = runner.invoke(app, ["estimate", str(calib), str(new), "--items", str(items), "--json"])
     assert res.exit_code == 0, res.output
-    assert json.loads(res.output)["stopped"] == "items"
+    printed = json.loads(res.stdout)  # (stderr: the new model's answers outside the design)
+    assert printed["stopped"] == "items"
+    assert "answers outside the 30 items" in res.stderr
 
 
 def test_compare_certifies_the_higher_model(setup, tmp_path):

@@ -107,9 +107,10 @@ def test_a_design_without_a_k_column_is_sized_for_its_rows_with_one_warning(setu
     assert len(said) == 1 and "sized for its 12 rows" in said[0], said
     assert any("no 'k' column" in w for w in cut.warnings)
     assert cut.options["k"] == 12  # what the interval was sized for, in estimate.json
+    asked = {i: answers[i] for i in design["item"].iloc[:12]}  # (other answers: said unused)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the design as tiny wrote it: nothing to say
-        registered = estimate(cal, answers, items=design.iloc[:12])
+        registered = estimate(cal, asked, items=design.iloc[:12])
     assert registered.options["k"] == 30 and registered.to_dict()["options"]["k"] == 30
     assert "k" not in estimate(cal, answers, budget=12).options  # an adaptive run: its budget
 
@@ -449,6 +450,7 @@ def test_an_edited_weight_column_is_said_not_followed(setup, tmp_path):
     design = tiny(cal, 20)
     rounded = tmp_path / "rounded.csv"
     design.to_csv(rounded, index=False, float_format="%.6g")
+    answers = {i: answers[i] for i in design["item"]}  # (other answers: said unused)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the file as tiny wrote it: nothing to say
         plain = estimate(cal, answers, items=rounded)
@@ -561,6 +563,39 @@ def test_compare_on_a_design_scores_its_items_for_the_full_benchmark(setup):
     assert far.lower <= truth <= far.upper and far.higher == ("a" if truth > 0 else "b")
 
 
+def test_answers_outside_a_design_are_said_to_be_unused(setup):
+    """With items=, the answers to calibrated items outside the design were silently left
+    out: compare and estimate now say how many (per model) in one line, warned and kept in
+    the result's warnings (compare.json / estimate.json), and the result is unchanged."""
+    cal, a, b = _pair_answers(setup)
+    design = tiny(cal, 25, seed=4)
+    only = set(design["item"])
+    extra = [k for k in cal.item_ids if k not in only][:7]
+    b_some = {k: v for k, v in b.items() if k in only or k in extra}
+    said = (r"102 answers outside the 25 items of the design were not used \('zeta': 95, "
+            r"'alpha': 7\): a fixed design is scored on the items it drew alone .*; without "
+            r"--items \(items=\) compare chooses its items from all the answers")  # fmt: skip
+    with pytest.warns(DataWarning, match=said):
+        some = compare(cal, a, b_some, model_a="zeta", model_b="alpha", items=design)
+    assert sum("were not used" in w for w in some.warnings) == 1
+    assert "102 answers outside the 25 items" in json.dumps(some.to_dict())
+    a_only = {k: v for k, v in a.items() if k in only}
+    b_only = {k: v for k, v in b.items() if k in only}
+    alone = compare(cal, a_only, b_only, model_a="zeta", model_b="alpha", items=design)
+    assert (some.difference, some.lower, some.upper) == (alone.difference, alone.lower,
+                                                           alone.upper)  # fmt: skip
+    assert not any("not used" in w for w in alone.warnings)
+    with pytest.warns(DataWarning, match=r"1 answer outside the 25 items of the design was "
+                      r"not used \('zeta': 0, 'alpha': 1\)"):  # fmt: skip
+        compare(cal, a_only, {**b_only, extra[0]: b[extra[0]]}, model_a="zeta",
+                model_b="alpha", items=design)  # fmt: skip
+    said = r"95 answers outside the 25 items of the design were not used: .* estimate chooses"
+    with pytest.warns(DataWarning, match=said):
+        one = estimate(cal, a, items=design)
+    assert sum("were not used" in w for w in one.warnings) == 1
+    assert one.score == estimate(cal, a_only, items=design).score
+
+
 def test_compare_on_a_design_refuses_what_the_design_fixes_and_a_missing_answer(setup):
     cal, a, b = _pair_answers(setup)
     design = tiny(cal, 10, seed=2)
@@ -572,6 +607,33 @@ def test_compare_on_a_design_refuses_what_the_design_fixes_and_a_missing_answer(
     with pytest.raises(InputError, match=r"model 'b' did not answer 1 of the 10 items of the "
                        r"design: .*\(order 7\)"):  # fmt: skip
         compare(cal, a, gap, model_a="a", model_b="b", items=design)
+
+
+def test_an_explicit_floor_or_proposal_is_refused_with_a_design_as_the_command_refuses_it(
+    setup,
+):
+    """compare(items=, floor=0.5) and estimate(items=, floor=0.5 / proposal="residual") were
+    accepted (a value equal to the default was taken for none), while the command refuses
+    --floor (and --proposal) given with --items: an option the design fixes is refused
+    whenever it is passed, and the defaults' results are unchanged."""
+    cal, a, b = _pair_answers(setup)
+    design = tiny(cal, 10, seed=2)
+    ours = compare(cal, a, b, model_a="a", model_b="b", items=design)
+    for option, value in (("floor", 0.5), ("budget", 500), ("seed", 0)):
+        with pytest.raises(InputError, match=rf"{option}={value!r} with a fixed design"):
+            compare(cal, a, b, model_a="a", model_b="b", items=design, **{option: value})
+    assert compare(cal, a, b, model_a="a", model_b="b", items=design) == ours
+    answers = a  # one model's answers, for estimate
+    one = estimate(cal, answers, items=design)
+    for option, value in (("floor", 0.5), ("proposal", "residual")):
+        with pytest.raises(InputError, match=rf"{option}={value!r} with a fixed design"):
+            estimate(cal, answers, items=design, **{option: value})
+        with pytest.raises(InputError, match=rf"{option}={value!r} with a fixed design"):
+            estimate_many(cal, pd.Series(answers), items=design, **{option: value})
+    assert estimate(cal, answers, items=design) == one
+    # adaptive runs take them as before
+    assert estimate(cal, answers, floor=0.5, proposal="residual").options["floor"] == 0.5
+    assert compare(cal, a, b, model_a="a", model_b="b", floor=0.5).options["floor"] == 0.5
 
 
 def test_compare_on_some_items_points_at_items(setup):

@@ -359,3 +359,147 @@ def test_exporting_a_store_of_a_live_comparison_only_names_compare_live(live_set
     assert done.options["live"]["run_id"] in text
     assert "`compare --live` never copy them into the responses" in text
     assert "a live comparison's result" in text
+
+
+@pytest.mark.parametrize("stop", ["interrupt", "failure"])
+def test_live_compare_stopped_between_the_two_answers_of_an_item_resumes_as_one_run(
+    live_setup, stop
+):
+    """A stop request, or a failed request, after model A's answer to the 3rd item and
+    before B's: the run stops with the two items both answered (A's paid answer stored);
+    the same call then reuses A's answer (never paid twice) and ends where an uninterrupted
+    run ends."""
+    s = live_setup
+    cal = _calibration(s)
+    store = s.tmp / f"{stop}.duckdb"
+    ref = compare(cal, _table(s), model_a="model-0", model_b="model-2", budget=8)
+    event = None
+    if stop == "interrupt":  # set by the server as it receives A's answer to the 3rd item
+        s.state.notify_at = 5
+        event = s.state.reached
+    else:  # B's answer to the 3rd item fails on every attempt (retries = 3)
+        s.state.faults[("model-2", ref.items[2])] = ["500"] * 4
+    config = s.write_config()
+    with pytest.warns(DataWarning, match="live run stopped early"):
+        first = compare_live(cal, config, store, model_a="model-0", model_b="model-2",
+                             budget=8, stop_event=event)  # fmt: skip
+    assert first.stopped == ("interrupted" if stop == "interrupt" else "failed")
+    assert first.n_evaluated == 2 and first.items == ref.items[:2]
+    assert s.state.answered[("model-0", ref.items[2])] == 1  # A's answer, paid once
+    assert s.state.answered[("model-2", ref.items[2])] == 0
+    [(_, stored, status)] = stored_comparisons(store)
+    assert status == first.stopped and stored == first
+    s.state.notify_at = None
+    again = compare_live(cal, config, store, model_a="model-0", model_b="model-2", budget=8)
+    _same(again, ref)
+    assert again.options["live"]["n_replayed"] == 5
+    assert again.options["live"]["n_paid"] == 2 * ref.n_evaluated - 5
+    assert max(s.state.answered.values()) == 1
+    assert sum(s.state.answered.values()) == 2 * ref.n_evaluated
+    with Store(store, read_only=True) as db:
+        decisions = db.selection_decisions(first.options["live"]["run_id"])
+    asked = sorted((d for d in decisions if d["round"] >= 0), key=lambda d: d["round"])
+    assert [d["items"] for d in asked] == [[i] for i in ref.items for _ in range(2)]
+    [(_, stored, status)] = stored_comparisons(store)
+    assert status == "done" and stored == again
+
+
+def test_ls_counts_live_runs_in_the_singular_and_the_plural(live_setup):
+    """`ls` said "2 comparison (compare --live)" and "0 selection": every count agrees with
+    its number."""
+    from latentbench.cli import _register, app
+    from latentbench.select import estimate_live
+
+    _register()
+    s = live_setup
+    cal = _calibration(s)
+    store = s.tmp / "counted.duckdb"
+    config = s.write_config()
+    for a, b in (("model-0", "model-1"), ("model-2", "model-3")):
+        compare_live(cal, config, store, model_a=a, model_b=b, budget=2)
+    estimate_live(cal, config, store, model="model-0", budget=2)
+    res = CliRunner().invoke(app, ["ls", "--store", str(store)])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "live runs: 0 selections (select live), 1 estimate (estimate --live), " in text
+    assert "2 comparisons (compare --live)" in text
+
+
+def test_a_snapshot_line_counts_in_the_singular_and_the_plural():
+    """The line `ls` prints for a store a live run holds: "spent 1 cells", "on 1 items"."""
+    from latentbench.io import snapshot_summary
+
+    pair = {"model_a": "a", "model_b": "b", "difference": 0.0, "lower": -1.0, "upper": 1.0,
+            "n_evaluated": 1}  # fmt: skip
+    snap = {"run_id": "r", "kind": "compare", "status": "running", "live": True, "pid": 1,
+            "batch": 1, "spent": 1, "left": 1, "requests_left": 1, "age_s": 1.0,
+            "answer": {"comparison": pair}}  # fmt: skip
+    line = snapshot_summary(snap)
+    assert "spent 1 cell, 1 left" in line and "1 paid request left of the cap" in line
+    assert "on 1 item;" in line
+    snap.update(spent=2, requests_left=2, answer={"comparison": {**pair, "n_evaluated": 2}})
+    line = snapshot_summary(snap)
+    assert "spent 2 cells" in line and "2 paid requests left" in line and "on 2 items;" in line
+
+
+def test_live_compare_on_fewer_items_than_calibrated_names_the_configuration(live_setup):
+    """A live comparison whose configuration holds some of the calibrated items said "after
+    N of the 48 items both answered (of 54)", the files' wording: live, both models are asked,
+    and the 48 are the configuration's. The line, the command's legend and the page say so."""
+    from latentbench.report import build_compare_report
+
+    s = live_setup
+    hist = pd.read_csv(s.tmp / "history.csv").set_index("model")
+    rng = np.random.default_rng(0)
+    extra = pd.DataFrame((rng.random((len(hist), 6)) < 0.5).astype(float), index=hist.index,
+                         columns=[f"x{k}" for k in range(6)])  # fmt: skip
+    wide = pd.concat([hist, extra], axis=1)
+    cal_path = s.tmp / "calib54.csv"
+    wide.reset_index().to_csv(cal_path, index=False)
+    config = s.write_config()
+    with pytest.warns(DataWarning, match="the configuration has 48 of the 54 calibrated items"):
+        r = compare_live(ResponseMatrix.from_wide(wide), config, s.tmp / "few.duckdb",
+                         model_a="model-0", model_b="model-3", budget=4)  # fmt: skip
+    line = r.summary()
+    assert "after 4 of the 48 items of the configuration (of 54)" in line, line
+    assert "both answered" not in line
+    page = build_compare_report(r)
+    assert "over the 48 items of the configuration (of the calibration&#39;s 54" in page
+    assert "48 items both answered" not in page
+    res = _cli(s, str(cal_path), "--live", str(config), "--store", str(s.tmp / "few2.duckdb"),
+               "--a", "model-0", "--b", "model-3", "--budget", "4")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "of the difference of the two scores on the configuration's 48 items" in text, text
+    assert "both answered" not in text
+
+
+def test_an_estimate_reusing_a_comparison_s_answers_names_the_comparison(live_setup):
+    """A live estimate that reused answers a live comparison paid for explained them as
+    "(another seed or calibration)"; the note names the run they came from, and what it is."""
+    from latentbench.select import estimate_live
+
+    s = live_setup
+    cal = _calibration(s)
+    store = s.tmp / "origin.duckdb"
+    config = s.write_config()
+    pair = compare_live(cal, config, store, model_a="model-0", model_b="model-1", budget=6)
+    run_id = pair.options["live"]["run_id"]
+    with pytest.warns(DataWarning, match="came from earlier runs") as caught:
+        one = estimate_live(cal, config, store, model="model-0", budget=40)
+    n = one.options["live"]["n_reused"]
+    assert n == len(set(one.items) & set(pair.items)) >= 2  # model-0's answers it paid for
+    assert one.options["live"]["n_paid"] == one.n_evaluated - n
+    said = [str(w.message) for w in caught if "came from earlier runs" in str(w.message)]
+    assert len(said) == 1 and "another seed or calibration" not in said[0], said
+    assert f"({n} from the live comparison {run_id!r})" in said[0], said
+    assert said[0].startswith(f"{n} answers came from earlier runs in ")
+    assert said[0] in one.warnings
+    # and the other way: a comparison reusing the estimate's answers names the estimate
+    with pytest.warns(DataWarning, match="came from earlier runs") as caught:
+        other = compare_live(cal, config, store, model_a="model-0", model_b="model-2",
+                             budget=8, seed=3)  # fmt: skip
+    said = [str(w.message) for w in caught if "came from earlier runs" in str(w.message)]
+    estimate_id = one.options["live"]["run_id"]
+    assert f"from the live estimate {estimate_id!r}" in said[0], said
+    assert other.options["live"]["n_reused"] >= 1

@@ -492,7 +492,7 @@ def test_a_live_estimate_store_is_listed_and_drawn_by_report_for_what_it_is(live
     listed = runner.invoke(app, ["ls", "--store", str(store)])
     assert listed.exit_code == 0, listed.output
     said = " ".join(listed.output.split())
-    assert "live runs: 0 selection (select live), 1 estimate (estimate --live)" in said
+    assert "live runs: 0 selections (select live), 1 estimate (estimate --live)" in said
     # it pointed at 'a selection run's report' only, and report now draws live estimates
     assert "Their report: latentbench report STORE (the latest run; its live estimates" in said
 

@@ -306,7 +306,8 @@ def estimate_command(
     calibration, responses = _sources(
         calibration, responses, live, store, benchmark, choice, source
     )
-    _check_design(items, live, precision, proposal, proxy, given=_given(ctx, ("budget", "seed")))
+    _check_design(items, live, precision, proposal, proxy,
+                  given=_given(ctx, ("budget", "seed", "floor", "proposal")))  # fmt: skip
     _check_weights(weights, items, live)
     proposal_kind: Any = proposal  # one of PROPOSALS (checked above)
     proxy_kind: Any = proxy
@@ -496,8 +497,8 @@ def _estimate(
             one = estimate_live(cal, live, store, model=model, rank=rank, stop_event=stop,
                                 **options)  # fmt: skip
         return EstimateSet((one,), single=True)
-    if options["items"] is not None:  # a fixed design: its own size and seed (checked)
-        del options["budget"], options["seed"]
+    if options["items"] is not None:  # a fixed design: its own size, seed, floor (checked)
+        del options["budget"], options["seed"], options["floor"], options["proposal"]
     answers: Any = responses
     if source != "table" and responses is not None:  # a tool's results, read as ingest does
         answers = read_responses(
@@ -691,7 +692,8 @@ def _check_design(
     given: set[str],
 ) -> None:
     """Refuse the design options that cannot go together (exit 2); ``given`` holds the
-    options among ``budget`` and ``seed`` given on the command line."""
+    options among ``budget``, ``seed``, ``floor`` and ``proposal`` given on the command
+    line."""
     if items is not None and "budget" in given:
         fail(
             f"--budget with --items {items}: a fixed design scores every one of its items; "
@@ -703,6 +705,13 @@ def _check_design(
             "with its own seed (the file's seed column); drop --seed, or make another design "
             "(latentbench tiny --seed)"
         )
+    for name in ("floor", "proposal"):  # as compare --items refuses --floor
+        if items is not None and name in given:
+            fail(
+                f"--{name} with --items {items}: a fixed design's items were drawn by "
+                "latentbench tiny with its own probabilities (its floor in the file's columns); "
+                f"drop --{name}, or drop --items to run adaptively"
+            )
     if items is not None and live is not None:
         fail(
             f"--items {items} with --live: a live run chooses its items as it goes; score a "
@@ -1264,9 +1273,11 @@ def _print_comparison(result: Any, quiet: bool) -> None:
         console.print(
             f"[ ]: the {_level(result.level)} interval of the difference of the two "
             + (
-                "scores on the items both answered"
-                if result.n_calibrated > result.n_items
-                else "full-benchmark scores"
+                "full-benchmark scores"
+                if result.n_calibrated <= result.n_items
+                else f"scores on the configuration's {result.n_items:,} items"
+                if isinstance(result.options.get("live"), dict)  # live: both asked
+                else "scores on the items both answered"
             )
             + ", valid at every step whether or not the IRT model fits "
             f"(--delta {1 - result.level:g})",

@@ -292,11 +292,14 @@ def ls(
     print_table(table)
     if live is not None:  # live runs are not benchmarks: said, so that a live store does not
         # look empty
+        from latentbench._text import counted
+
         latest = live["latest"]
+        compared = live["compare"]
         console.print(
-            f"live runs: {live['selection']} selection (select live), "
-            f"{live['estimate']} estimate (estimate --live)"
-            + (f", {live['compare']} comparison (compare --live)" if live["compare"] else "")
+            f"live runs: {counted(live['selection'], 'selection')} (select live), "
+            f"{counted(live['estimate'], 'estimate')} (estimate --live)"
+            + (f", {counted(compared, 'comparison')} (compare --live)" if compared else "")
             + "; latest "
             f"{escape(str(latest['run_id']))} ({escape(str(latest['status']))}). Their "
             f"report: {live['report']}",

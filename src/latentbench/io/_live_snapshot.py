@@ -259,6 +259,12 @@ def _age(seconds: float | None) -> str:
     return f"{seconds / 3600:.1f} h ago"
 
 
+def _counted(n: Any, word: str) -> str:
+    """``n`` and ``word`` in the number it takes (``1 cell``, ``2 cells``); a value that is
+    not a count (a snapshot edited or cut) as it is, with the plural."""
+    return f"{n} {word if n == 1 and not isinstance(n, bool) else word + 's'}"
+
+
 def _interval(answer: dict[str, Any], value: str) -> str:
     lower, upper = answer.get("lower"), answer.get("upper")
     text = f"{answer[value]:.3f}" if answer.get(value) is not None else "?"
@@ -288,11 +294,11 @@ def snapshot_summary(snapshot: dict[str, Any]) -> str:
         state += ", stale: its process is gone, the store says how far it got"
     parts = [
         f"run {snapshot.get('run_id')} ({kind}, {state}; PID {snapshot.get('pid')}): "
-        f"batch {snapshot.get('batch')}, spent {snapshot.get('spent')} cells"
+        f"batch {snapshot.get('batch')}, spent {_counted(snapshot.get('spent'), 'cell')}"
         + (f", {snapshot['left']} left" if snapshot.get("left") is not None else "")
     ]
     if snapshot.get("requests_left") is not None:
-        parts.append(f"{snapshot['requests_left']} paid requests left of the cap")
+        parts.append(f"{_counted(snapshot['requests_left'], 'paid request')} left of the cap")
     answer = snapshot.get("answer") or {}
     if snapshot.get("kind") == "select" and answer.get("best") is not None:
         certified = answer.get("certified")
@@ -302,11 +308,10 @@ def snapshot_summary(snapshot: dict[str, Any]) -> str:
     if isinstance(pair, dict):
         parts.append(
             f"{pair.get('model_a')} - {pair.get('model_b')} {_interval(pair, 'difference')} on "
-            f"{pair.get('n_evaluated')} items"
+            f"{_counted(pair.get('n_evaluated'), 'item')}"
         )
     for row in answer.get("models", []) if isinstance(answer, dict) else []:
-        parts.append(
-            f"{row.get('model')} {_interval(row, 'score')} on {row.get('n_evaluated')} items"
-        )
+        evaluated = _counted(row.get("n_evaluated"), "item")
+        parts.append(f"{row.get('model')} {_interval(row, 'score')} on {evaluated}")
     parts.append(f"snapshot {_age(snapshot.get('age_s'))}")
     return "; ".join(parts)

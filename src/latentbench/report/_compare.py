@@ -130,8 +130,13 @@ def build_compare_report(
     section.headline = f"{result.summary()}."
     # over the items both answered when they are not all the calibration's (as the
     # command's line says: "of the two scores on the items both answered")
+    shared = (
+        "of the configuration"  # live: both asked, over the configured items
+        if isinstance(result.options.get("live"), dict)
+        else "both answered"
+    )
     over = (
-        f"over the {result.n_items:,} items both answered (of the calibration's "
+        f"over the {result.n_items:,} items {shared} (of the calibration's "
         f"{result.n_calibrated:,}; not the full-benchmark difference)"
         if result.n_calibrated > result.n_items
         else "over the benchmark's items"

@@ -132,6 +132,7 @@ def compare_live(
         no_text_note,
         resolve_run_id,
         reusable_answers,
+        reused_note,
     )
 
     cal = load_calibration(calibration, rank=rank)
@@ -151,6 +152,7 @@ def compare_live(
     _open_run(store, cfg, run_id, task="compare", notes=said)
     notes.extend(said)  # recorded with the result (not warned again)
     reused_notes: dict[tuple[str, str], str] = {}
+    origins: dict[tuple[str, str], tuple[str, str]] = {}  # the run each reused answer's from
     planned = 2 * min(budget or len(columns), len(columns))  # questions: two per item
     durable = DurableOracle(
         store,
@@ -162,7 +164,9 @@ def compare_live(
         spend_cap=cfg.run.spend_cap,
         planned=planned,
         stop_event=stop_event,
-        reuse=reusable_answers(store, cfg, run_id, [x_name, y_name], notes=reused_notes),
+        reuse=reusable_answers(
+            store, cfg, run_id, [x_name, y_name], notes=reused_notes, origins=origins
+        ),
         reuse_notes=reused_notes,
     )
     rows = (names.index(x_name), names.index(y_name))
@@ -213,11 +217,7 @@ def compare_live(
         notes.append(f"live run stopped early ({stops[-1]}); re-run the same command to resume")
     notes.extend(line for line in (empty_answers_note(inner), no_text_note(inner)) if line)
     if durable.n_reused:
-        notes.append(
-            f"{durable.n_reused} answer(s) came from earlier runs in {store.path} with the same "
-            "model, items, scorer and oracle options (another seed or calibration): stored "
-            "here, not paid again"
-        )
+        notes.append(reused_note(store.path, durable.reused, origins))
     options = {
         "seed": int(seed),
         "delta": float(delta),

@@ -1523,8 +1523,31 @@ class _Default(int):
         return int.__repr__(self)
 
 
+class _DefaultFloat(float):
+    """A float option's default, told apart (by identity) from the same value passed by a
+    caller, as :class:`_Default` is (``floor=0.5`` with a fixed design is refused, as the
+    command refuses ``--floor`` with ``--items``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return float.__repr__(self)
+
+
+class _DefaultText(str):
+    """A text option's default, told apart (by identity) from the same text passed by a
+    caller, as :class:`_Default` is."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return str.__repr__(self)
+
+
 _DEFAULT_BUDGET = _Default(100)
 _DEFAULT_SEED = _Default(0)
+_DEFAULT_FLOOR = _DefaultFloat(0.5)
+_DEFAULT_PROPOSAL: Any = _DefaultText("residual")
 
 
 def _check_delta(delta: Any) -> bool:
@@ -1586,8 +1609,11 @@ def _check_call(
             f"precision={precision!r} with a fixed design (items=): every design item is "
             "scored, so the run cannot stop at a precision; drop precision, or run adaptively"
         )
-    elif proposal != "residual" or floor != 0.5:
-        given = f"proposal={proposal!r}" if proposal != "residual" else f"floor={floor!r}"
+    elif proposal is not _DEFAULT_PROPOSAL or floor is not _DEFAULT_FLOOR:
+        # passed by the caller, even at the default's value (as --floor is refused)
+        given = (
+            f"proposal={proposal!r}" if proposal is not _DEFAULT_PROPOSAL else f"floor={floor!r}"
+        )
         raise InputError(
             f"{given} with a fixed design (items=): the design's own probabilities are used "
             "(drawn by tiny, its floor in the items table); drop it, or run adaptively"
@@ -1616,8 +1642,8 @@ def estimate(
     precision: float | None = None,
     delta: float = 0.05,
     seed: int = _DEFAULT_SEED,
-    proposal: Proposal = "residual",
-    floor: float = 0.5,
+    proposal: Proposal = _DEFAULT_PROPOSAL,
+    floor: float = _DEFAULT_FLOOR,
     point: Literal["composite", "dr", "model"] = "dr",
     items: str | os.PathLike[str] | pd.DataFrame | None = None,
     rank: int = 1,
@@ -1679,7 +1705,10 @@ def estimate(
         calibration, and a row whose item is not the one drawn at its order is refused (a
         design without a ``seed`` column, written by an earlier version, is read with a
         warning that its items cannot be checked). Every design item is scored: ``budget``,
-        ``seed``, ``precision``, ``proposal`` and ``floor`` are refused; ``point`` applies.
+        ``seed``, ``precision``, ``proposal`` and ``floor`` are refused whenever passed
+        (even at their defaults' values); ``point`` applies. Answers to calibrated items
+        outside the design are not used, said in a :class:`DataWarning` (kept in
+        ``warnings``).
     rank : int, default 1
         Rank of the fit when ``calibration`` is a matrix.
     cache : bool or path, default True
@@ -2786,8 +2815,11 @@ def _estimate_fixed(
     # the design's options: its seed drew the items (None: a design that does not say)
     options.update(design="fixed", budget=None, precision=None, floor=floor, seed=seed,
                    proposal="residual")  # fmt: skip
-    _check_design_answered(cal, name, y, pos, "the design" if isinstance(items, pd.DataFrame)
-                           else str(items))  # fmt: skip
+    of = "the design" if isinstance(items, pd.DataFrame) else str(items)
+    _check_design_answered(cal, name, y, pos, of)
+    unused = int(np.isfinite(y).sum()) - pos.size  # every design item answered (checked)
+    if unused:
+        notes.append(f"{name!r}: " + _unused_note(unused, pos.size, of, "estimate"))
     seq = _fixed_sequence(cal, floor, options["proxy"], options["point"])
     notes.extend(proxy_note(cal, options["proxy"], seq.proxy_used))
     options["proxy"] = seq.proxy_used
@@ -2804,6 +2836,20 @@ def _estimate_fixed(
         seq.observe(j, float(y[j]), seq.probabilities())
     notes.extend(_weight_note(design, cal.n_items, where))
     return _finish(cal, seq, name, "items", list(checked.probabilities), options, notes)
+
+
+def _unused_note(n: int, k: int, of: str, command: str, per_model: str = "") -> str:
+    """What :func:`estimate` and :func:`~latentbench.select.compare` say when a fixed design
+    leaves ``n`` answers unused: the answers to calibrated items outside the design's ``k``
+    items (``of`` names the design; ``per_model``, when given, the count of each model)."""
+    from latentbench._text import counted
+
+    return (
+        f"{counted(n, 'answer')} outside the {k:,} items of {of} "
+        f"{'was' if n == 1 else 'were'} not used{per_model}: a fixed design is scored on the "
+        "items it drew alone (with their probabilities: what keeps its interval valid); "
+        f"without --items (items=) {command} chooses its items from all the answers"
+    )
 
 
 def _check_design_answered(

@@ -31,6 +31,7 @@ import numpy as np
 from latentbench._checks import check_seed, json_problem, user_stacklevel
 from latentbench.exceptions import InputError, LiveStop
 from latentbench.select._estimate import (
+    _DEFAULT_FLOOR,
     _DEFAULT_SEED,
     _answers,
     _check_design_answered,
@@ -42,6 +43,7 @@ from latentbench.select._estimate import (
     _fixed_sequence,
     _rng,
     _Said,
+    _unused_note,
     _weight_note,
     outward,
     proxy_note,
@@ -134,7 +136,9 @@ class CompareResult:
 
     def summary(self) -> str:
         """One line, e.g. ``A - B = +0.032 [+0.011, +0.054] after 240 of 12,032 items; A is
-        higher``.
+        higher`` (``of the N items both answered (of M)`` when the difference is over the
+        items both answered; a live comparison's: ``of the N items of the configuration (of
+        M)``).
 
         Returns
         -------
@@ -159,12 +163,18 @@ class CompareResult:
         interval = "(exact)" if self.lower == self.upper else f"[{lower}, {upper}]"
         of = f"{self.n_items:,} items"
         if self.n_calibrated > self.n_items:  # the difference is over the shared items only
-            of = f"the {self.n_items:,} items both answered (of {self.n_calibrated:,})"
+            # (live, both are asked: the items are the configuration's, not those answered)
+            shared = "of the configuration" if self._live() else "both answered"
+            of = f"the {self.n_items:,} items {shared} (of {self.n_calibrated:,})"
             verdict += " on those" if self.higher is not None else ""
         return (
             f"{self.model_a} - {self.model_b} = {self.difference:+.3f} "
             f"{interval} after {self.n_evaluated:,} of {of}; {verdict}"
         )
+
+    def _live(self) -> bool:
+        """A live comparison's (``compare --live``): its items are the configuration's."""
+        return isinstance(self.options.get("live"), dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary (``compare.json``).
@@ -285,7 +295,7 @@ def compare(
     margin: float | None = None,
     delta: float = 0.05,
     seed: int = _DEFAULT_SEED,
-    floor: float = 0.5,
+    floor: float = _DEFAULT_FLOOR,
     rank: int = 1,
     proxy: Literal["irt", "ridge"] = "irt",
     items: Any = None,
@@ -325,8 +335,10 @@ def compare(
         them with the same kind of interval, sized for the design's ``k``, as
         :func:`estimate` scores one model with ``items=``. Without it, two models that
         answered only some items are compared on those items alone. ``budget``, ``seed``
-        and ``floor`` are the design's (refused when given); with ``margin``, the two are
-        called equivalent when the final interval lies within it.
+        and ``floor`` are the design's (refused when given, even at their defaults' values);
+        answers outside the design are not used, said in a :class:`DataWarning` with each
+        model's count (kept in ``warnings``); with ``margin``, the two are called equivalent
+        when the final interval lies within it.
 
     Returns
     -------
@@ -368,6 +380,11 @@ def compare(
         for name, answers in ((name_a, ya), (name_b, yb)):
             _check_design_answered(cal, name, answers, fixed.positions, _design_name(items))
         both, shared = np.arange(cal.n_items), fixed.positions
+        counts = [int(np.isfinite(v).sum()) - shared.size for v in (ya, yb)]
+        if sum(counts):  # every design item answered by both (checked): the rest unused
+            notes.append(_unused_note(
+                sum(counts), shared.size, _design_name(items), "compare",
+                f" ({name_a!r}: {counts[0]:,}, {name_b!r}: {counts[1]:,})"))  # fmt: skip
         notes.extend(_weight_note(fixed.frame, cal.n_items, fixed.where))  # as estimate says
     else:
         both = shared = np.flatnonzero(np.isfinite(ya) & np.isfinite(yb))
@@ -676,8 +693,9 @@ def _sized_for(
 
 def _check_fixed(budget: object, seed: object, floor: object, delta: float) -> None:
     """Refuse the options a fixed design (``items=``) makes its own: a ``budget`` or
-    ``seed`` passed by the caller (told apart from the defaults by identity) or a ``floor``
-    (the design's is used), and a bad ``delta``."""
+    ``seed`` or ``floor`` passed by the caller (told apart from the defaults by identity,
+    so that the value of a default is refused too, as the command refuses the option given),
+    and a bad ``delta``."""
     _check_options(None, None, delta, need_stop=False)
     if budget is not _DEFAULT_COMPARE_BUDGET:
         raise InputError(
@@ -691,7 +709,7 @@ def _check_fixed(budget: object, seed: object, floor: object, delta: float) -> N
             "the design's own seed (its 'seed' column); drop seed, or make another design "
             "with tiny(seed=...)"
         )
-    if floor != 0.5:
+    if floor is not _DEFAULT_FLOOR:  # even 0.5, given: as --floor with --items is refused
         raise InputError(
             f"floor={floor!r} with a fixed design (items=): the design's own probabilities "
             "are used (drawn by tiny, its floor in the items table); drop it, or run "

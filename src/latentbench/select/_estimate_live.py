@@ -160,6 +160,7 @@ def estimate_live(
         no_text_note,
         resolve_run_id,
         reusable_answers,
+        reused_note,
     )
 
     _check_options(budget, precision, delta)
@@ -208,6 +209,7 @@ def estimate_live(
     target, kind = _session_target(store, run_id, wanted, kind, notes)
     seq.set_target(target)
     reused_notes: dict[tuple[str, str], str] = {}
+    origins: dict[tuple[str, str], tuple[str, str]] = {}  # the run each reused answer's from
     durable = DurableOracle(
         store,
         run_id,
@@ -218,7 +220,7 @@ def estimate_live(
         spend_cap=cfg.run.spend_cap,
         planned=budget or len(columns),
         stop_event=stop_event,
-        reuse=reusable_answers(store, cfg, run_id, [model], notes=reused_notes),
+        reuse=reusable_answers(store, cfg, run_id, [model], notes=reused_notes, origins=origins),
         reuse_notes=reused_notes,
     )
     row = names.index(model)
@@ -266,11 +268,7 @@ def estimate_live(
         },
     }
     if durable.n_reused:
-        notes.append(
-            f"{durable.n_reused} answer(s) came from earlier runs in {store.path} with the same "
-            "model, items, scorer and oracle options (another seed or calibration): stored "
-            "here, not paid again"
-        )
+        notes.append(reused_note(store.path, durable.reused, origins))
     result = _finish(cal, seq, model, stopped, probs, options, notes)
     _record_session(store, run_id, status, result)
     snapshot.finish(status, spent=durable.paid_total, requests=durable.requests_total,

@@ -191,6 +191,9 @@ class DurableOracle:
         Batches seen.
     requests_total : int
         Paid requests for the run, earlier sessions included (what ``spend_cap`` bounds).
+    reused : list of (str, str)
+        The cells ``(model, item)`` taken from ``reuse`` in this session (``n_reused`` of
+        them), in the order asked.
     """
 
     def __init__(
@@ -225,6 +228,7 @@ class DurableOracle:
         self.planned, self.stop_event, self.progress = planned, stop_event, progress
         self.n_paid = self.n_replayed = self.n_calls = self.revealed = self.n_reused = 0
         self.reuse = dict(reuse or {})
+        self.reused: list[tuple[str, str]] = []
         self.reuse_notes = reuse_notes if reuse_notes is not None else {}
         self.n_errors_replayed = 0
         self._known: dict[tuple[str, str], tuple[float, str | None]] = {}
@@ -395,6 +399,7 @@ class DurableOracle:
                                                            strict=True)])  # fmt: skip
         scores[found] = reused
         self.n_reused += len(found)
+        self.reused.extend((model, ids[pos]) for pos in found)
         return [pos for pos in todo if (model, ids[pos]) not in self.reuse]
 
     def _limit_spend(self, n_todo: int) -> None:

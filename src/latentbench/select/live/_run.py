@@ -529,6 +529,7 @@ def reusable_answers(
     run_id: str,
     models: Sequence[str],
     notes: dict[tuple[str, str], str] | None = None,
+    origins: dict[tuple[str, str], tuple[str, str]] | None = None,
 ) -> dict[tuple[str, str], float]:
     """Answers that other runs in ``store`` paid for and that this configuration would get
     again: the same model, items, scorer and oracle options (:func:`answer_key`), whatever
@@ -536,7 +537,9 @@ def reusable_answers(
     reused. The answer is the model's, not the design's: reusing it leaves every interval
     valid (the items a run asks are chosen independently of the answers). ``notes``, when
     given, receives the stored note of each reused answer that has one (empty text, content
-    null), so the reusing run stores and counts it too."""
+    null), so the reusing run stores and counts it too. ``origins``, when given, receives
+    the run each reused answer comes from: ``(run id, task)`` (:func:`run_task`), which
+    :func:`reused_note` names."""
     mine = {**cfg.to_record(), "answers_from": "config"}
     keys = {m: answer_key(mine, m) for m in models}
     found: dict[tuple[str, str], float] = {}
@@ -568,7 +571,37 @@ def reusable_answers(
                 found[cell] = float(score)
                 if notes is not None and isinstance(note, str):
                     notes[cell] = note
+                if origins is not None:
+                    origins[cell] = (str(run["run_id"]), run_task(run))
     return found
+
+
+_RUN_WORDS = {"compare": "the live comparison", "estimate": "the live estimate"}
+"""How :func:`reused_note` names a run of each task (others: ``the selection run``)."""
+
+
+def reused_note(
+    store_path: object,
+    cells: Sequence[tuple[str, str]],
+    origins: Mapping[tuple[str, str], tuple[str, str]],
+) -> str:
+    """The note of a live run that reused the answers ``cells`` (``(model, item)``, as
+    :class:`DurableOracle` lists them in ``reused``) from other runs of ``store_path``:
+    how many, and from which runs (``origins``, filled by :func:`reusable_answers`), each
+    named with what it is (``4 from the live comparison 'live-...-compare-...'``)."""
+    from collections import Counter
+
+    from latentbench._text import counted
+
+    by_run = Counter(origins.get(cell, ("?", "select")) for cell in cells)
+    named = "; ".join(
+        f"{n:,} from {_RUN_WORDS.get(task, 'the selection run')} {run_id!r}"
+        for (run_id, task), n in by_run.items()
+    )
+    return (
+        f"{counted(len(cells), 'answer')} came from earlier runs in {store_path} with the same "
+        f"model, items, scorer and oracle options ({named}): stored here, not paid again"
+    )
 
 
 def run_live(
