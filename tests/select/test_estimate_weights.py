@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io import ResponseMatrix
-from latentbench.select import EstimateResult, estimate, estimate_many, tiny
+from latentbench.select import EstimateResult, estimate, estimate_many
 from latentbench.select import _estimate_calibration as calibration_module
 from latentbench.select._estimate_calibration import Calibration, from_matrix
 from latentbench.select._estimate_design import SequentialEstimate
@@ -232,16 +232,9 @@ def test_unusable_weights_files_name_the_file_and_field(small, tmp_path):
         estimate(cal, Y[0], budget=10, weights=tmp_path / "none.csv")
 
 
-def test_a_fixed_design_refuses_weights(small, tmp_path):
-    cal, Y = small
-    design = tiny(cal, k=10)
-    with pytest.raises(InputError, match="weights with a fixed design"):
-        estimate(cal, Y[0], items=design, weights={i: 1.0 for i in cal.item_ids})
-
-
 def test_cli_weights(small, tmp_path, monkeypatch):
-    """``--weights`` prints the macro score and records the weights; with ``--items`` or
-    ``--live`` it is refused (exit 2)."""
+    """``--weights`` prints the macro score and records the weights; with ``--items`` of a
+    design drawn without them it is refused (exit 2; tests/select/test_weighted_designs.py)."""
     from latentbench.cli import _register, app
 
     monkeypatch.chdir(tmp_path)
@@ -265,10 +258,7 @@ def test_cli_weights(small, tmp_path, monkeypatch):
     assert tiny_out.exit_code == 0, tiny_out.output
     refused = runner.invoke(app, ["estimate", "cal.csv", "new.csv", "--weights", "w.csv",
                                   "--items", "d.csv"])  # fmt: skip
-    assert refused.exit_code == 2 and "--weights w.csv with --items d.csv" in refused.output
-    refused = runner.invoke(app, ["estimate", "cal.csv", "--weights", "w.csv",
-                                  "--live", "live.toml", "--store", "s.duckdb"])  # fmt: skip
-    assert refused.exit_code == 2 and "--weights w.csv with --live" in refused.output
+    assert refused.exit_code == 2 and "drawn for the plain mean" in refused.output
 
 
 DELTA = 0.2

@@ -235,7 +235,8 @@ def estimate_command(
         "--weights",
         help="Estimate a weighted score: a CSV/Parquet file with columns item and weight "
         "(any scale) or group (macro: each group weighs the same), listing every calibrated "
-        "item once (weight 0 leaves one out). Not with --items or --live.",
+        "item once (weight 0 leaves one out). With --items, the design must be drawn for "
+        "the same weights (tiny --weights).",
     ),
     proposal: str = typer.Option(
         "residual", help="Design: residual (predicted sd), information or uniform."
@@ -308,7 +309,6 @@ def estimate_command(
     )
     _check_design(items, live, precision, proposal, proxy,
                   given=_given(ctx, ("budget", "seed", "floor", "proposal")))  # fmt: skip
-    _check_weights(weights, items, live)
     proposal_kind: Any = proposal  # one of PROPOSALS (checked above)
     proxy_kind: Any = proxy
     with clean_warnings():
@@ -492,7 +492,6 @@ def _estimate(
     cal = _calibration(calibration, store, benchmark, choice, rank)
     if live is not None and store is not None:  # --live without --store: refused before
         options.pop("items")  # refused with --live before
-        options.pop("weights")  # refused with --live before
         with stop_on_sigint(say_stopping("item")) as stop:
             one = estimate_live(cal, live, store, model=model, rank=rank, stop_event=stop,
                                 **options)  # fmt: skip
@@ -728,24 +727,6 @@ def _check_design(
         fail(f"--proxy {proxy!r}: expected one of {', '.join(PROXIES)}")
 
 
-def _check_weights(weights: Path | None, items: Path | None, live: Path | None) -> None:
-    """Refuse ``--weights`` where it is not supported (exit 2): with a fixed design or a live
-    run."""
-    if weights is None:
-        return
-    if items is not None:
-        fail(
-            f"--weights {weights} with --items {items}: a fixed design from latentbench tiny is "
-            "drawn for the plain mean, not for a weighted score; drop --items to estimate the "
-            "weighted score adaptively"
-        )
-    if live is not None:
-        fail(
-            f"--weights {weights} with --live: a live run estimates the plain mean only; "
-            "run the model on the items and estimate from its results file with --weights"
-        )
-
-
 def _refuse_store(calibration: Path, command: str) -> None:
     """A store given as ``tiny`` / ``compare``'s CALIBRATION (a fit directory or a matrix
     file) is pointed to ``--store STORE --benchmark NAME`` (exit 2)."""
@@ -809,6 +790,13 @@ def tiny_command(
         "may have run) is refused unless --force.",
     ),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing --out file."),
+    weights: Path | None = typer.Option(
+        None,
+        "--weights",
+        help="Draw for a weighted score: a CSV/Parquet file with columns item and weight (any "
+        "scale) or group (macro: each group weighs the same), every calibrated item once; "
+        "items of weight 0 are never drawn. estimate --items then needs the same --weights.",
+    ),
     samples_out: Path | None = typer.Option(
         None,
         "--lm-eval-samples",
@@ -850,7 +838,7 @@ def tiny_command(
             cal = load_calibration(
                 _calibration(calibration, store, benchmark, choice, rank), rank=rank
             )
-            frame = tiny(cal, k, seed=seed, floor=floor, rank=rank)
+            frame = tiny(cal, k, seed=seed, floor=floor, rank=rank, weights=weights)
             if samples_out is not None:
                 samples = lm_eval_samples(frame, task=_samples_task(task, frame, cal))
         except InputError as exc:

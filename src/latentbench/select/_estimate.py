@@ -55,6 +55,7 @@ from latentbench.select._estimate_weights import (
     ItemWeights,
     read_weights,
     score_label,
+    target_label,
 )
 
 if TYPE_CHECKING:
@@ -1594,12 +1595,6 @@ def _check_call(
 ) -> None:
     """:func:`estimate`'s options, checked before any calibration or answer is read (a
     ``budget`` or ``seed`` other than the defaults' own objects was passed by the caller)."""
-    if items is not None and weights is not None:
-        raise InputError(
-            "weights with a fixed design (items=): a design drawn by tiny is sized for the "
-            "plain mean over the items, not for a weighted score; drop items= to estimate "
-            "the weighted score adaptively, or drop weights"
-        )
     if items is None:
         _check_options(budget, precision, delta)
     elif _check_delta(delta):
@@ -1730,7 +1725,10 @@ def estimate(
         design draws in proportion to ``w_j`` times the predicted residual sd (its floor in
         proportion to ``w_j``), and the rank compares the calibration models' weighted
         scores. Equal weights give the unweighted estimate exactly. ``options["weights"]``
-        records the kind, the number of groups and a hash. Refused with ``items=``.
+        records the kind, the number of groups and a hash. With ``items=``, the design must
+        have been drawn for these weights (``tiny(..., weights=)``: its ``weights_hash``);
+        a weighted design without them, or a plain one with weights not all equal, is
+        refused.
 
     Returns
     -------
@@ -1760,7 +1758,7 @@ def estimate(
         "proxy": proxy,
     }
     if items is not None:
-        return _estimate_fixed(cal, name, y, items, delta, options, notes)
+        return _estimate_fixed(cal, name, y, items, delta, options, notes, checked)
     available = np.flatnonzero(np.isfinite(y))
     if available.size == 0:
         raise InputError(f"model {name!r} answered none of the {cal.n_items} calibrated items")
@@ -1809,36 +1807,47 @@ def _weighted(
     name: str,
     available: np.ndarray,
     notes: list[str],
+    holds: str = "",
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
     """A weighted estimate's population (the answered items of positive weight), their
     weights (None when all equal: the plain mean) and the calibration models' weighted
     scores to rank against (None when every calibrated item weighs the same: their plain
-    scores, so that equal weights change nothing)."""
+    scores, so that equal weights change nothing). ``holds`` replaces ``model NAME
+    answered`` in the messages (a live run: ``the configuration holds``)."""
     w = checked.weights
     positive = int((w > 0).sum())
     pop = available[w[available] > 0]
     label = score_label(checked.record())
+    who = holds or f"model {name!r} answered"
+    over = "it holds" if holds else "it answered"
     if pop.size == 0:
         raise InputError(
-            f"model {name!r} answered none of the {positive:,} items of positive weight in "
-            f"{checked.source}; expected answers to some of them"
+            f"{who} none of the {positive:,} items of positive weight in "
+            f"{checked.source}; expected {'them to hold' if holds else 'answers to'} some "
+            "of them"
         )
     if pop.size < positive:
         notes.append(
-            f"model {name!r} answered {pop.size:,} of the {positive:,} items of positive "
-            f"weight; the {label} is over those it answered (their weights renormalised), and "
+            f"{who} {pop.size:,} of the {positive:,} items of positive "
+            f"weight; the {label} is over those {over} (their weights renormalised), and "
             "its rank compares it with the calibration models' over all of them"
         )
     if checked.equal:
         return pop, None, None
-    scores = checked.model_scores
-    if not checked.observed:
-        notes.append(
-            f"the calibration ({cal.source}) holds no responses: the rank compares the {label} "
-            "with the calibration models' fitted weighted scores, not their observed ones "
-            "(calibrate on the response matrix for those)"
-        )
-    return pop, w[pop], scores
+    notes.extend(_fitted_scores_note(cal, checked))
+    return pop, w[pop], checked.model_scores
+
+
+def _fitted_scores_note(cal: Calibration, checked: ItemWeights) -> list[str]:
+    """The note of a weighted score ranked against the calibration models' fitted weighted
+    scores (a calibration without responses), or none."""
+    if checked.observed:
+        return []
+    return [
+        f"the calibration ({cal.source}) holds no responses: the rank compares the "
+        f"{score_label(checked.record())} with the calibration models' fitted weighted "
+        "scores, not their observed ones (calibrate on the response matrix for those)"
+    ]
 
 
 TABLE_COLUMNS = (
@@ -1861,7 +1870,13 @@ TABLE_COLUMNS = (
     "calibration_hash",
     "warnings",
 )
-"""Columns of ``estimates.csv`` (:meth:`EstimateSet.to_frame`), one row per model."""
+"""Columns of ``estimates.csv`` (:meth:`EstimateSet.to_frame`), one row per model; a table
+with a weighted score appends ``target`` (:data:`TARGET_COLUMN`)."""
+
+TARGET_COLUMN = "target"
+"""The column ``estimates.csv`` appends when some score is weighted (``weights=``): what each
+row's score is, ``mean``, ``weighted`` or ``macro over 14 groups``. A table of plain means
+has no such column (its columns as before weights)."""
 
 
 @dataclass(frozen=True)
@@ -2011,22 +2026,28 @@ class EstimateSet:
         return rows
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per model: :data:`TABLE_COLUMNS` (the tidy ``estimates.csv``).
+        """One row per model: :data:`TABLE_COLUMNS` (the tidy ``estimates.csv``), then
+        ``target`` (``mean``, ``weighted``, ``macro over 14 groups``) when some score is
+        weighted (``weights=``).
 
         Returns
         -------
-        DataFrame of shape (n_estimated, len(TABLE_COLUMNS))
+        DataFrame of shape (n_estimated, len(TABLE_COLUMNS)), or one more column
         """
         import pandas as pd
 
         rows = []
+        weighted = any(r.options.get("weights") for r in self.results)
         for r in self.results:
             record = r.to_dict()
             row = {c: record[c] for c in TABLE_COLUMNS[:-2]}  # n_calibrated None: missing
             row["calibration_hash"] = r.calibration_hash
             row["warnings"] = " | ".join(r.warnings)
+            if weighted:
+                row[TARGET_COLUMN] = target_label(r.options.get("weights"))
             rows.append(row)
-        return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+        columns = [*TABLE_COLUMNS, *([TARGET_COLUMN] if weighted else [])]
+        return pd.DataFrame(rows, columns=columns)
 
     @property
     def complete(self) -> bool:
@@ -2238,16 +2259,18 @@ def estimate_many(
         # leaderboard scale: the phase is said, not a bare "starting"
         notify(progress, "calibration (a matrix is fitted once, then cached)")
     cal = load_calibration(calibration, rank=rank, cache=cache)  # once: its errors stop all
+    weights = None
+    if given["weights"] is not None:  # read and checked once for all models
+        kwargs["weights"] = weights = read_weights(cal, given["weights"])
     if given["items"] is not None:  # a design no model can be scored on stops all, said once
         design_notes: list[str] = []
-        checked = _checked_design(cal, given["items"], given["floor"], design_notes)
+        checked = _checked_design(cal, given["items"], given["floor"], design_notes, weights)
         # and is not read and replayed again for each model (k draws over every item: 50 ms
         # a model at 20,000 items, a third of a fixed-design call)
         kwargs["items"] = _CheckedItems(
-            given["items"], cal.hash, given["floor"], checked, tuple(design_notes)
-        )
-    if given["weights"] is not None:  # read and checked once for all models
-        kwargs["weights"] = read_weights(cal, given["weights"])
+            given["items"], cal.hash, given["floor"], checked, tuple(design_notes),
+            None if weights is None else weights.hash,
+        )  # fmt: skip
     results: list[EstimateResult] = []
     failures: dict[str, str] = {}
     for done, name in enumerate(names, start=1):
@@ -2324,6 +2347,7 @@ def tiny(
     floor: float = 0.5,
     rank: int = 1,
     cache: bool | str | os.PathLike[str] = True,
+    weights: Any = None,
 ) -> pd.DataFrame:
     """A fixed set of ``k`` items to pre-register, with known design probabilities.
 
@@ -2348,24 +2372,35 @@ def tiny(
         Rank of the fit when ``calibration`` is a matrix.
     cache : bool or path, default True
         As :func:`load_calibration`'s.
+    weights : path, DataFrame, Series or mapping, optional
+        A design for a weighted score (:func:`estimate`'s ``weights``: item weights, or
+        ``group`` for a macro score): the draw is in proportion to ``w_j`` times the typical
+        model's residual sd, its floor in proportion to ``w_j``, and an item of weight 0 is
+        never drawn (``k`` at most the items of positive weight). The table then records the
+        weights (``target``, ``weights_hash``), and :func:`estimate` with ``items=`` needs
+        the same weights. Equal weights draw the unweighted design.
 
     Returns
     -------
-    DataFrame of shape (k, 8)
+    DataFrame of shape (k, 8), or (k, 10) with weights
         One row per item in draw order: ``item``, ``order`` (1-based), ``probability`` (of
-        its draw), ``weight`` (``1 / (N pi)``, N the calibration's items), ``floor``, ``seed``,
+        its draw), ``weight`` (``1 / (N pi)``, N the calibration's items; ``w_j / pi`` with
+        ``weights``, ``w`` summing to 1), ``floor``, ``seed``,
         ``calibration_hash`` and ``k`` (the registered size: :func:`estimate` sizes the
         interval for it, so a design cut after ``k'`` rows gives the interval the whole design
         had after ``k'`` items). What the draw depends on (the calibration, ``floor`` and
         ``seed``; the first ``k'`` items of a ``k``-item design are the ``k'``-item design) is
         recorded, so that :func:`estimate` with ``items=`` replays the draw and refuses a row
         whose item is not the one drawn at its order. Save it with ``to_csv`` (as
-        ``latentbench tiny`` does) or ``to_parquet``: ``items=`` reads either.
+        ``latentbench tiny`` does) or ``to_parquet``: ``items=`` reads either. With
+        ``weights``, two more columns: ``target`` (``weighted`` or ``macro over 14 groups``)
+        and ``weights_hash`` (:attr:`ItemWeights.hash`).
 
     Raises
     ------
     InputError
-        ``k`` not an integer in [1, n_items], or an unusable calibration or option.
+        ``k`` not an integer in [1, n_items] (the items of positive weight with
+        ``weights``), unusable ``weights``, or an unusable calibration or option.
     """
     import pandas as pd
 
@@ -2374,29 +2409,41 @@ def tiny(
         raise InputError(f"k={k!r}; expected an integer >= 1 (the number of items to draw)")
     k = int(k)
     cal = load_calibration(calibration, rank=rank, cache=cache)
-    if not 1 <= k <= cal.n_items:
-        raise InputError(f"k={k!r}; expected an integer in [1, {cal.n_items}]")
-    seq = _fixed_sequence(cal, floor)
+    checked = None if weights is None else read_weights(cal, weights)
+    seq = _fixed_sequence(cal, floor, weights=checked)
+    if not 1 <= k <= seq.n:
+        of = (
+            ""
+            if checked is None or seq.n == cal.n_items
+            else f" (of positive weight in {checked.source})"
+        )
+        raise InputError(f"k={k!r}; expected an integer in [1, {seq.n}]{of}")
     rng = _design_rng(seed)
     picks, probs = [], []
     for _ in range(k):
         pi = seq.probabilities()
         j = draw_item(pi, seq.unrevealed, rng, seq.draw_order)
         seq.unrevealed[j] = False
-        picks.append(j)
+        picks.append(int(seq.population[j]))
         probs.append(float(pi[j]))
+    w = _design_item_weights(checked, cal.n_items)
     frame = pd.DataFrame(
         {
             "item": text_array([cal.item_ids[j] for j in picks]),
             "order": np.arange(1, k + 1),
             "probability": probs,
-            "weight": 1.0 / (cal.n_items * np.asarray(probs)),
+            "weight": 1.0 / (cal.n_items * np.asarray(probs))
+            if w is None
+            else w[picks] / np.asarray(probs),
             "floor": float(floor),
             "seed": seed,
             "calibration_hash": text_array([cal.hash] * k),
             "k": k,
         }
     )
+    if checked is not None:  # the weights the design is for: estimate(items=) checks them
+        frame["target"] = text_array([target_label(checked.record())] * k)
+        frame["weights_hash"] = text_array([checked.hash] * k)
     return frame
 
 
@@ -2406,20 +2453,41 @@ def _design_rng(seed: int) -> np.random.Generator:
 
 
 def _fixed_sequence(
-    cal: Calibration, floor: float, proxy: str = "irt", point: str = "dr"
+    cal: Calibration,
+    floor: float,
+    proxy: str = "irt",
+    point: str = "dr",
+    weights: ItemWeights | None = None,
 ) -> SequentialEstimate:
     """The engine of a fixed design: its probabilities depend on the calibration, ``floor``
-    and the items already drawn only (the typical model's predictions), never on answers."""
+    and the items already drawn only (the typical model's predictions), never on answers.
+    With ``weights`` (not all equal) its population is the items of positive weight and
+    the draw is in proportion to their weights (:func:`design_probabilities`); equal
+    weights give the unweighted design bit for bit."""
+    pop = np.arange(cal.n_items)
+    w = None
+    if weights is not None and not weights.equal:
+        pop = np.flatnonzero(weights.weights > 0)
+        w = weights.weights[pop]
     f0 = cal.population_prediction()
     return SequentialEstimate(
         cal,
-        np.arange(cal.n_items),
+        pop,
         delta=0.05,
         floor=floor,
-        design_prediction=f0,
+        design_prediction=f0[pop],
         proxy=proxy,
         point=point,
+        weights=w,
     )
+
+
+def _design_item_weights(weights: ItemWeights | None, n_items: int) -> np.ndarray | None:
+    """The normalised item weights a design's ``weight`` column (``w_j / pi_j``) uses, over
+    the calibration's items; None for the plain mean (``1 / (N pi_j)``, as before weights)."""
+    if weights is None or weights.equal:
+        return None
+    return np.asarray(weights.weights, dtype=np.float64).reshape(n_items)
 
 
 _DESIGN_COLUMNS = "item, order, probability, weight, floor, seed, calibration_hash, k"
@@ -2583,6 +2651,8 @@ _DESIGN_VALUES = {
     "seed": "the integer >= 0 tiny drew the design with",
     "calibration_hash": "the SHA-256 of the calibration tiny drew from",
     "k": "the integer k that `latentbench tiny --k` drew",
+    "target": "the score tiny drew the design for (weighted, or macro over N groups)",
+    "weights_hash": "the hash of the weights tiny drew the design for (tiny --weights)",
 }
 """What a design's one-value columns hold (for the messages that refuse them)."""
 
@@ -2594,7 +2664,7 @@ def _check_constant_columns(frame: pd.DataFrame, source: str) -> None:
 
     from latentbench.io._matrix_checks import _show
 
-    for column in ("floor", "seed", "calibration_hash", "k"):  # one value for the whole design
+    for column in _DESIGN_VALUES:  # one value for the whole design
         if column not in frame.columns:
             continue
         empty = frame[column].isna().to_numpy(bool)
@@ -2604,7 +2674,7 @@ def _check_constant_columns(frame: pd.DataFrame, source: str) -> None:
                 f"; expected {_DESIGN_VALUES[column]}, which tiny writes on every row"
             )
         values = frame[column].astype(TEXT)
-        if column != "calibration_hash":  # 0.5 and 0.50 are one floor
+        if column in ("floor", "seed", "k"):  # 0.5 and 0.50 are one floor
             numeric = pd.to_numeric(frame[column], errors="coerce")
             values = numeric.astype(TEXT).where(numeric.notna(), frame[column].astype(TEXT))
         other = np.flatnonzero((values != values.iloc[0]).to_numpy())
@@ -2665,7 +2735,8 @@ def _read_design_file(path: Path) -> tuple[pd.DataFrame, str]:
         from latentbench.io._files import read_csv_ids
 
         # the seed as text too: a seed above 2**53 read as a float was rounded (another draw)
-        return read_csv_ids(path, ("item", "seed")), source
+        # the hashes as text: a hex digest of digits only would be read as a number
+        return read_csv_ids(path, ("item", "seed", "calibration_hash", "weights_hash")), source
     except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         said = "is empty" if isinstance(exc, pd.errors.EmptyDataError) else "is not a CSV file"
         raise InputError(
@@ -2697,6 +2768,9 @@ class _Design:
     positions: np.ndarray
     registered: int
     probabilities: tuple[float, ...]
+    draws: np.ndarray
+    """The design's items as indices in its sequence's population (:func:`_fixed_sequence`:
+    ``positions`` itself unless weighted)."""
 
 
 @dataclass(frozen=True)
@@ -2710,16 +2784,24 @@ class _CheckedItems:
     floor: float
     design: _Design
     notes: tuple[str, ...]
+    weights_hash: str | None = None
 
 
 def _checked_design(
-    cal: Calibration, items: Any, default_floor: float, notes: list[str]
+    cal: Calibration,
+    items: Any,
+    default_floor: float,
+    notes: list[str],
+    weights: ItemWeights | None = None,
+    command: str = "estimate",
 ) -> _Design:
     """Read the fixed design ``items`` and check it against ``cal`` with no model's answers:
-    its hash, its items, its registered ``k``, and its draws and probabilities replayed
-    (they depend on the calibration, the floor and the items drawn before, never on
-    answers). Raises :class:`InputError` for a design that no model can be scored on, so
-    that :func:`estimate_many` refuses it once rather than once per model."""
+    its hash, its weights (those it was drawn for must be ``weights``), its items, its
+    registered ``k``, and its draws and probabilities replayed (they depend on the
+    calibration, the weights, the floor and the items drawn before, never on answers).
+    Raises :class:`InputError` for a design that no model can be scored on, so that
+    :func:`estimate_many` refuses it once rather than once per model; ``command`` (``compare``
+    takes no weights) names the command in the messages."""
     import pandas as pd
 
     design = read_design(items)
@@ -2727,6 +2809,7 @@ def _checked_design(
     floor = float(design["floor"].iloc[0]) if "floor" in design else default_floor
     if "calibration_hash" in design:
         _check_design_hash(str(design["calibration_hash"].iloc[0]), cal, where)
+    _check_design_weights(design, where, weights, command)
     seed = _design_seed(design["seed"].iloc[0]) if "seed" in design else None
     pos = cal.positions(design["item"].tolist())
     if (pos < 0).any():
@@ -2748,20 +2831,30 @@ def _checked_design(
             "are the ones tiny drew; make the design again with `latentbench tiny` to have "
             "its items checked"
         )
-    registered = _registered_size(design, where, cal.n_items, notes)
-    seq = _fixed_sequence(cal, floor)  # the design's probabilities only: no answer needed
+    # the design's probabilities only: no answer needed
+    seq = _fixed_sequence(cal, floor, weights=weights)
+    draws = _population_index(seq, cal.n_items)[pos]
+    if (draws < 0).any():  # an item of weight 0: never drawn for these weights
+        bad = design["item"].iloc[int(np.flatnonzero(draws < 0)[0])]
+        raise InputError(
+            f"{where}: item {bad!r} has weight 0 in {weights.source if weights else 'weights'}"
+            ", and a design for these weights never draws it; the design's items were edited "
+            "(use the file tiny wrote)"
+        )
+    registered = _registered_size(design, where, seq.n, notes, seq.n < cal.n_items)
     rng = _design_rng(seed) if seed is not None else None
     recorded = pd.to_numeric(design["probability"], errors="coerce").to_numpy(dtype=np.float64)
     probs: list[float] = []
-    for k, (j, p) in enumerate(zip(pos.tolist(), recorded.tolist(), strict=True)):
+    names = [cal.item_ids[int(i)] for i in seq.population]  # by population index
+    for k, (j, p) in enumerate(zip(draws.tolist(), recorded.tolist(), strict=True)):
         pi = seq.probabilities()
         if rng is not None:  # the draw replayed: the item at order k + 1 is the one drawn
             drawn = draw_item(pi, seq.unrevealed, rng, seq.draw_order)
             if drawn != j:
                 raise InputError(
-                    f"{where}: the row of order {k + 1} holds item {cal.item_ids[j]!r}, but "
+                    f"{where}: the row of order {k + 1} holds item {names[j]!r}, but "
                     f"the item drawn at order {k + 1} by seed {seed} (floor {floor:g}, this "
-                    f"calibration) is {cal.item_ids[drawn]!r}; the design's items were edited "
+                    f"calibration) is {names[drawn]!r}; the design's items were edited "
                     "(a pre-registered design is tiny's draws, in order): use the file tiny "
                     f"wrote, or cut only its last rows; {_OTHER_CODE}"
                 )
@@ -2771,7 +2864,7 @@ def _checked_design(
 
             shown = repr(p) if math.isfinite(p) else _show(design["probability"].iloc[k])
             raise InputError(
-                f"{where}: item {cal.item_ids[j]!r} (order {k + 1}) has probability {shown} but "
+                f"{where}: item {names[j]!r} (order {k + 1}) has probability {shown} but "
                 f"this calibration gives {float(pi[j])!r} (relative difference {rel:.2g}, more "
                 f"than the {_PROBABILITY_RTOL:g} that rounding to 6 significant digits "
                 "makes); its probability or floor was edited, or the design was made from "
@@ -2779,7 +2872,57 @@ def _checked_design(
             )
         probs.append(float(pi[j]))
         seq.unrevealed[j] = False
-    return _Design(design, where, floor, seed, pos, registered, tuple(probs))
+    return _Design(design, where, floor, seed, pos, registered, tuple(probs), draws)
+
+
+def _population_index(seq: SequentialEstimate, n_items: int) -> np.ndarray:
+    """Each calibrated item's index in ``seq``'s population, -1 for one outside it, shape
+    (n_items,)."""
+    index = np.full(n_items, -1, dtype=np.int64)
+    index[seq.population] = np.arange(seq.n)
+    return index
+
+
+def _check_design_weights(
+    design: pd.DataFrame, where: str, weights: ItemWeights | None, command: str
+) -> None:
+    """Refuse a design drawn for other weights than ``weights``: a weighted design (its
+    ``weights_hash``) scored without them or with others, or a plain design scored with
+    weights that are not all equal (equal weights are the plain mean, drawn alike)."""
+    recorded = str(design["weights_hash"].iloc[0]) if "weights_hash" in design else None
+    said = (
+        f"target: {design['target'].iloc[0]}, weights {recorded}"
+        if recorded is not None and "target" in design
+        else f"weights {recorded}"
+    )
+    if recorded is not None and command == "compare":
+        raise InputError(
+            f"{where}: drawn by tiny --weights for a weighted score ({said}); compare takes "
+            "no weights and its difference is the plain mean's (items of weight 0 are never "
+            "drawn, so a weighted design does not cover it): estimate each model with "
+            "--weights on this design, or compare on a design made without --weights"
+        )
+    if recorded is None:
+        if weights is None or weights.equal:
+            return
+        raise InputError(
+            f"{where}: drawn for the plain mean (no 'weights_hash' column), not for "
+            f"{weights.source} (target: {target_label(weights.record())}, weights {weights.hash})"
+            "; make the design with `latentbench tiny --weights` (tiny(..., weights=)) for a "
+            "weighted score, or drop --weights (weights=)"
+        )
+    if weights is None:
+        raise InputError(
+            f"{where}: drawn by tiny --weights for a weighted score ({said}); pass the same "
+            "weights (--weights W.csv, weights=): without them the design's probabilities are "
+            "not the plain mean's"
+        )
+    if weights.hash != recorded:
+        raise InputError(
+            f"{where}: drawn for weights {recorded}, not for {weights.source} "
+            f"(target: {target_label(weights.record())}, weights {weights.hash}); pass the "
+            "weights the design was drawn for, or make the design again with these"
+        )
 
 
 def _estimate_fixed(
@@ -2790,6 +2933,7 @@ def _estimate_fixed(
     delta: float,
     options: dict[str, Any],
     notes: list[str],
+    weights: ItemWeights | None = None,
 ) -> EstimateResult:
     import pandas as pd
 
@@ -2797,6 +2941,7 @@ def _estimate_fixed(
         isinstance(items, _CheckedItems)
         and items.calibration_hash == cal.hash
         and items.floor == options["floor"]
+        and items.weights_hash == (None if weights is None else weights.hash)
     ):  # checked once by estimate_many for all its models
         checked = items.design
         notes.extend(items.notes)
@@ -2804,7 +2949,7 @@ def _estimate_fixed(
     else:
         if isinstance(items, _CheckedItems):
             items = items.items
-        checked = _checked_design(cal, items, options["floor"], notes)
+        checked = _checked_design(cal, items, options["floor"], notes, weights)
     design, where, floor, seed, pos = (
         checked.frame,
         checked.where,
@@ -2820,7 +2965,13 @@ def _estimate_fixed(
     unused = int(np.isfinite(y).sum()) - pos.size  # every design item answered (checked)
     if unused:
         notes.append(f"{name!r}: " + _unused_note(unused, pos.size, of, "estimate"))
-    seq = _fixed_sequence(cal, floor, options["proxy"], options["point"])
+    seq = _fixed_sequence(cal, floor, options["proxy"], options["point"], weights)
+    model_scores = None
+    if weights is not None:  # the weighted target (equal weights: the plain mean's bits)
+        options["weights"] = weights.record()
+        if not weights.equal:
+            model_scores = weights.model_scores
+            notes.extend(_fitted_scores_note(cal, weights))
     notes.extend(proxy_note(cal, options["proxy"], seq.proxy_used))
     options["proxy"] = seq.proxy_used
     seq.delta = float(delta)
@@ -2832,10 +2983,14 @@ def _estimate_fixed(
     registered = checked.registered
     seq.set_target(seq.budget_target(registered))
     options.update(target=seq.cs.target, sized_for=sized_for(None, seq.cs.target), k=registered)
-    for j in pos.tolist():  # the draws and probabilities were checked (_checked_design)
-        seq.observe(j, float(y[j]), seq.probabilities())
-    notes.extend(_weight_note(design, cal.n_items, where))
-    return _finish(cal, seq, name, "items", list(checked.probabilities), options, notes)
+    # the draws and probabilities were checked (_checked_design)
+    for j, i in zip(checked.draws.tolist(), pos.tolist(), strict=True):
+        seq.observe(j, float(y[i]), seq.probabilities())
+    w = _design_item_weights(weights, cal.n_items)
+    notes.extend(_weight_note(design, cal.n_items, where, None if w is None else w[pos]))
+    return _finish(
+        cal, seq, name, "items", list(checked.probabilities), options, notes, model_scores
+    )
 
 
 def _unused_note(n: int, k: int, of: str, command: str, per_model: str = "") -> str:
@@ -2877,9 +3032,12 @@ def _check_design_answered(
     )
 
 
-def _weight_note(design: pd.DataFrame, n_items: int, where: str) -> list[str]:
+def _weight_note(
+    design: pd.DataFrame, n_items: int, where: str, item_weights: np.ndarray | None = None
+) -> list[str]:
     """A note when the design's ``weight`` column (written by tiny for reading, ``1 / (N
-    probability)``; not read back) disagrees with its probabilities: an edit the estimate did
+    probability)``, ``w_j / probability`` for a weighted design's ``item_weights`` ``w`` of
+    its items; not read back) disagrees with its probabilities: an edit the estimate did
     not follow, said rather than ignored."""
     import pandas as pd
 
@@ -2887,7 +3045,7 @@ def _weight_note(design: pd.DataFrame, n_items: int, where: str) -> list[str]:
         return []
     weight = pd.to_numeric(design["weight"], errors="coerce").to_numpy(dtype=np.float64)
     prob = pd.to_numeric(design["probability"], errors="coerce").to_numpy(dtype=np.float64)
-    expected = 1.0 / (n_items * prob)
+    expected = 1.0 / (n_items * prob) if item_weights is None else item_weights / prob
     off = np.flatnonzero(~np.isclose(weight, expected, rtol=10 * _PROBABILITY_RTOL, atol=0.0))
     if not off.size:
         return []
@@ -2895,17 +3053,22 @@ def _weight_note(design: pd.DataFrame, n_items: int, where: str) -> list[str]:
     from latentbench.io._matrix_checks import _show
 
     return [
-        f"{where}: column 'weight' disagrees with 1 / ({n_items:,} x probability) in "
+        f"{where}: column 'weight' disagrees with "
+        + (f"1 / ({n_items:,} x probability)" if item_weights is None else "w / probability")
+        + " in "
         f"{off.size:,} row(s) (e.g. order {k + 1}: {_show(design['weight'].iloc[k])}, expected "
         f"{expected[k]:.6g}); the weight is not read (the estimate weighs each item by its "
         "probability), so the edit was not followed"
     ]
 
 
-def _registered_size(design: pd.DataFrame, where: str, n_items: int, notes: list[str]) -> int:
+def _registered_size(
+    design: pd.DataFrame, where: str, n_items: int, notes: list[str], weighted: bool = False
+) -> int:
     """The design's registered ``k`` (its rows for a design written before ``k`` was
     recorded, said in ``notes``); more rows than ``k``, or a ``k`` above the calibration's
-    ``n_items`` (more than tiny can draw), is an :class:`InputError`."""
+    ``n_items`` (more than tiny can draw; ``weighted``: the items of positive weight), is an
+    :class:`InputError`."""
     import pandas as pd
 
     from latentbench.io._matrix_checks import _show
@@ -2923,8 +3086,8 @@ def _registered_size(design: pd.DataFrame, where: str, n_items: int, notes: list
         raise InputError(
             f"{where}: column 'k' holds {_show(design['k'].iloc[0])} for a design of {len(design)} "
             "rows; expected the integer k that `latentbench tiny --k` drew, at least the rows "
-            f"(a design's rows can be cut, not added) and at most the {n_items:,} calibrated "
-            "items"
+            f"(a design's rows can be cut, not added) and at most the {n_items:,} "
+            + ("items of positive weight" if weighted else "calibrated items")
         )
     return int(value)
 

@@ -376,7 +376,7 @@ def compare(
         )
     fixed: _Design | None = None
     if items is not None:  # every design item, answered by both; the target all cal's items
-        fixed = _checked_design(cal, items, floor, notes)
+        fixed = _checked_design(cal, items, floor, notes, command="compare")
         for name, answers in ((name_a, ya), (name_b, yb)):
             _check_design_answered(cal, name, answers, fixed.positions, _design_name(items))
         both, shared = np.arange(cal.n_items), fixed.positions

@@ -29,11 +29,13 @@ from latentbench.select._estimate import (
     _finish,
     _rng,
     _Said,
+    _weighted,
     proxy_note,
     run_sequential,
 )
 from latentbench.select._estimate_calibration import load_calibration
 from latentbench.select._estimate_design import SequentialEstimate, check_design_options
+from latentbench.select._estimate_weights import ItemWeights, read_weights
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -111,6 +113,7 @@ def estimate_live(
     rank: int = 1,
     proxy: Proxy = "irt",
     stop_event: threading.Event | None = None,
+    weights: Any = None,
 ) -> EstimateResult:
     """Estimate a model of a live configuration; re-run the same call to resume.
 
@@ -142,6 +145,12 @@ def estimate_live(
         ``proxy="irt"``).
     stop_event : threading.Event, optional
         Set it to stop after the item in flight.
+    weights : path, DataFrame, Series or mapping, optional
+        Estimate a weighted score, as :func:`~latentbench.select.estimate`'s ``weights``
+        (over the configuration's items of positive weight, their weights renormalised when
+        it holds only some). The run's id covers the weights' hash (when not all equal): a
+        session with other weights is another run, which reuses the stored answers instead
+        of paying for them again, as a changed calibration does.
 
     Returns
     -------
@@ -182,18 +191,29 @@ def estimate_live(
                 rank=rank,
                 proxy=proxy,
                 stop_event=stop_event,
+                weights=weights,
             )
     cal = load_calibration(calibration, rank=rank)
+    checked = None if weights is None else read_weights(cal, weights)
     names = cfg.model_ids
     model = _chosen_model(cfg, model)
     items = cfg.load_items()
     item_ids = [str(it["id"]) for it in items]
     columns, population, notes = _calibrated_columns(cfg, cal, item_ids)
+    w_pop = model_scores = None
+    if checked is not None:  # the configuration's items of positive weight
+        notes.clear()  # "the score is the mean over" the configured items: said below instead
+        kept = population[checked.weights[population] > 0]
+        columns = columns[checked.weights[population] > 0]
+        population, w_pop, model_scores = _weighted(
+            cal, checked, model, kept, notes, "the configuration holds"
+        )
     seq = SequentialEstimate(
-        cal, population, delta=delta, floor=floor, proposal=proposal, proxy=proxy
-    )
+        cal, population, delta=delta, floor=floor, proposal=proposal, proxy=proxy,
+        weights=w_pop,
+    )  # fmt: skip
     notes.extend(proxy_note(cal, proxy, seq.proxy_used))
-    key = _run_key(seq, model, cal.hash, seed, proposal, floor, delta)
+    key = _run_key(seq, model, cal.hash, seed, proposal, floor, delta, checked)
     run_id = resolve_run_id(store, cfg, f"-estimate-{key}")
     inner = cfg.build_oracle(items)
     said = [_Said(note) for note in getattr(inner, "notes", None) or ()]  # warned when built
@@ -267,9 +287,11 @@ def estimate_live(
             "n_reused": durable.n_reused,
         },
     }
+    if checked is not None:
+        options["weights"] = checked.record()
     if durable.n_reused:
         notes.append(reused_note(store.path, durable.reused, origins))
-    result = _finish(cal, seq, model, stopped, probs, options, notes)
+    result = _finish(cal, seq, model, stopped, probs, options, notes, model_scores)
     _record_session(store, run_id, status, result)
     snapshot.finish(status, spent=durable.paid_total, requests=durable.requests_total,
                     answer={"models": [{"model": model, "score": float(result.score),
@@ -349,10 +371,14 @@ def _run_key(
     proposal: Proposal,
     floor: float,
     delta: float,
+    weights: ItemWeights | None = None,
 ) -> str:
     """The hash that ends the run's id: the model, calibration and options the draws depend
-    on (and the proxy and item order, when not the first ones)."""
+    on (and the proxy, item order and weights, when not the first ones: weights that are
+    all equal draw as none)."""
     tag = "" if seq.proxy_used == "irt" else f"|{seq.proxy_used}"
+    if weights is not None and not weights.equal:
+        tag += f"|weights={weights.hash}"
     if not np.array_equal(seq.draw_order, np.arange(seq.n)):
         # items listed out of their canonical order: draws made before they followed it
         # (2026-12-05) were in the file's order, so such a run is another run, not a resume

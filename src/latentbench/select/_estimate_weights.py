@@ -100,6 +100,17 @@ def score_label(record: Mapping[str, Any] | None) -> str:
     return "weighted score"
 
 
+def target_label(record: Mapping[str, Any] | None) -> str:
+    """What a score targets, as ``estimates.csv``'s and a design's ``target`` column says it:
+    ``mean`` (no weights), ``weighted`` or ``macro over 14 groups`` (from
+    ``options["weights"]`` / :meth:`ItemWeights.record`)."""
+    if not record:
+        return "mean"
+    if record.get("kind") == "groups":
+        return f"macro over {int(record.get('n_groups') or 0)} groups"
+    return "weighted"
+
+
 def _show(ids: list[str]) -> str:
     head = ", ".join(repr(i) for i in ids[:_SHOWN])
     return head + (", ..." if len(ids) > _SHOWN else "")
