@@ -374,3 +374,20 @@ def test_a_fully_revealed_weighted_benchmark_is_its_exact_weighted_mean(small):
     assert r.stopped == "exhausted" and r.lower == r.upper == r.score
     assert r.score == pytest.approx(float(w @ Y[4] / w.sum()), abs=1e-12)
     assert "(exact)" in r.summary()
+
+
+def test_a_fully_revealed_weighted_score_is_never_past_its_bounds(small):
+    """Every answer 1 (or 0) under unequal weights is the score 1 (or 0) exactly: the weights
+    rescaled to mean 1 do not sum to n exactly, so ``sum W y / n`` gave 1.0000000000000007
+    (a score past 1, ranked below a calibration model's 1.0) or 0.9999999999999992."""
+    cal, _ = small
+    items = list(cal.item_ids)
+    rng = np.random.default_rng(1)
+    for k in range(12):
+        w = pd.Series(rng.uniform(0.1, 3.0, cal.n_items), index=items)
+        for answer in (1.0, 0.0):
+            r = estimate(cal, np.full(cal.n_items, answer), model=f"m{k}", budget=cal.n_items,
+                         weights=w)  # fmt: skip
+            assert r.stopped == "exhausted"
+            assert r.score == r.lower == r.upper == answer
+            assert r.trajectory[-1].tolist() == [answer] * 3
