@@ -18,6 +18,7 @@ from latentbench.exceptions import DataWarning, InputError
 from latentbench.io import ResponseMatrix
 from latentbench.select import EstimateResult, estimate, estimate_many, tiny
 from latentbench.select import _estimate_calibration as calibration_module
+from latentbench.select._estimate import TABLE_COLUMNS
 from latentbench.select._estimate_calibration import Calibration, from_matrix
 from latentbench.select._estimate_design import SequentialEstimate
 
@@ -391,3 +392,21 @@ def test_a_fully_revealed_weighted_score_is_never_past_its_bounds(small):
             assert r.stopped == "exhausted"
             assert r.score == r.lower == r.upper == answer
             assert r.trajectory[-1].tolist() == [answer] * 3
+
+
+def test_estimates_csv_says_a_score_is_weighted(small, tmp_path):
+    """``estimates.csv`` (the table users load) named a macro score ``score`` with nothing to
+    tell it from a plain mean; it now carries a ``weights`` column (the kind and the hash of
+    ``options["weights"]``), and a plain estimate's table is the one it was."""
+    cal, Y = small
+    groups = groups_by_difficulty(cal, [20, 50, 100, 130])
+    rows = pd.DataFrame(Y[:2], index=["a", "b"], columns=list(cal.item_ids))
+    weighted = estimate_many(cal, rows, budget=30, weights=groups)
+    weighted.save(tmp_path / "w")
+    table = pd.read_csv(tmp_path / "w" / "estimates.csv")
+    digest = weighted.results[0].options["weights"]["hash"]
+    assert table["weights"].tolist() == [f"macro score over 4 groups ({digest})"] * 2
+    plain = estimate_many(cal, rows, budget=30)
+    plain.save(tmp_path / "p")
+    table = pd.read_csv(tmp_path / "p" / "estimates.csv")
+    assert "weights" not in table.columns and table.shape[1] == len(TABLE_COLUMNS)

@@ -1982,22 +1982,31 @@ class EstimateSet:
         return rows
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per model: :data:`TABLE_COLUMNS` (the tidy ``estimates.csv``).
+        """One row per model: :data:`TABLE_COLUMNS` (the tidy ``estimates.csv``), and a last
+        column ``weights`` when some estimate is of a weighted score (``estimate``'s
+        ``weights``): what its ``score`` is, e.g. ``macro score over 14 groups
+        (0d0f3c16316931f7)`` (the weights' hash), blank for a plain mean.
 
         Returns
         -------
-        DataFrame of shape (n_estimated, len(TABLE_COLUMNS))
+        DataFrame of shape (n_estimated, len(TABLE_COLUMNS)), or one column more
         """
         import pandas as pd
 
         rows = []
+        weighted = False
         for r in self.results:
             record = r.to_dict()
             row = {c: record[c] for c in TABLE_COLUMNS[:-2]}  # n_calibrated None: missing
             row["calibration_hash"] = r.calibration_hash
             row["warnings"] = " | ".join(r.warnings)
+            weights = r.options.get("weights")
+            # a macro score is no plain mean: the table says which it is (the record does)
+            row["weights"] = f"{score_label(weights)} ({weights.get('hash')})" if weights else ""
+            weighted = weighted or bool(weights)
             rows.append(row)
-        return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+        columns = [*TABLE_COLUMNS, "weights"] if weighted else list(TABLE_COLUMNS)
+        return pd.DataFrame(rows, columns=columns)
 
     @property
     def complete(self) -> bool:
