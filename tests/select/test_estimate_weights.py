@@ -410,3 +410,31 @@ def test_estimates_csv_says_a_score_is_weighted(small, tmp_path):
     plain.save(tmp_path / "p")
     table = pd.read_csv(tmp_path / "p" / "estimates.csv")
     assert "weights" not in table.columns and table.shape[1] == len(TABLE_COLUMNS)
+
+
+def test_a_weights_file_defect_is_named_as_written(small, tmp_path):
+    """A CSV's negative or blank weight was shown as ``np.float64(-2.0)`` / ``np.float64(nan)``
+    (NumPy's repr), and a blank item id as an item ``''`` the calibration does not hold; now
+    the value as written, with the file's line."""
+    cal, _ = small
+    items = list(cal.item_ids)
+    cases = [
+        ({3: "-2"}, "weight", "line 5", "is -2;"),
+        ({3: ""}, "weight", "line 5", "is empty;"),
+        ({3: "abc"}, "weight", "line 5", "is 'abc';"),
+    ]
+    for edits, column, line, said in cases:
+        frame = pd.DataFrame({"item": items, column: ["1"] * len(items)})
+        for k, v in edits.items():
+            frame.loc[k, column] = v
+        path = tmp_path / "w.csv"
+        frame.to_csv(path, index=False)
+        with pytest.raises(InputError) as caught:
+            estimate(cal, np.ones(cal.n_items), model="x", weights=path)
+        text = str(caught.value)
+        assert "np.float64" not in text and line in text and said in text, text
+    frame = pd.DataFrame({"item": items, "weight": 1.0})
+    frame.loc[3, "item"] = " "
+    frame.to_csv(tmp_path / "w.csv", index=False)
+    with pytest.raises(InputError, match="field 'item' is empty on line 5"):
+        estimate(cal, np.ones(cal.n_items), model="x", weights=tmp_path / "w.csv")
