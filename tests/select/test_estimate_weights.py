@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import math
 import sys
@@ -438,3 +439,34 @@ def test_a_weights_file_defect_is_named_as_written(small, tmp_path):
     frame.to_csv(tmp_path / "w.csv", index=False)
     with pytest.raises(InputError, match="field 'item' is empty on line 5"):
         estimate(cal, np.ones(cal.n_items), model="x", weights=tmp_path / "w.csv")
+
+
+def test_items_of_weight_zero_do_not_make_a_complete_answer_look_partial(small):
+    """A model that answered every item while the weights leave some out (weight 0) has the
+    weighted full-benchmark score; the command's legend said 'of the weighted score on the
+    items answered' and the report 'mean score over the items it answered (not the full
+    benchmark)', comparing n_items with all the calibrated items. The report now also names
+    the weighted score instead of 'the model's mean score'."""
+    from latentbench.cli._estimate import interval_legend
+    from latentbench.report import build_estimate_report
+
+    cal, Y = small
+    items = list(cal.item_ids)
+    weight = dict(zip(items, np.where(np.arange(300) < 100, 0.0, 1.0 + np.arange(300) % 3),
+                      strict=True))  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = estimate(cal, Y[1], model="z", budget=30, weights=weight)
+    assert r.n_items == 200 and not r.answered_subset
+    legend = interval_legend([r])
+    assert "of the weighted full-benchmark score" in legend, legend
+    page = html.unescape(build_estimate_report(r))
+    assert "over the items it answered" not in page
+    assert "weighted score over the benchmark's items" in page
+    y = Y[1].copy()
+    y[150:170] = np.nan  # 20 items of positive weight not answered: a part, said so
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        part = estimate(cal, y, model="p", budget=30, weights=weight)
+    assert part.answered_subset and "on the items answered" in interval_legend([part])
+    assert "over the items it answered" in build_estimate_report(part)
