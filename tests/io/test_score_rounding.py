@@ -208,3 +208,40 @@ def test_estimate_of_answers_in_memory_keeps_a_rounding_as_the_bound():
     assert got.score == expected.score and got.lower == expected.lower
     with pytest.raises(InputError, match=r"item '.*': score 1\.001 is outside"):
         estimate(cal, answers.replace(ABOVE, 1.001), budget=30, seed=1)
+
+
+def test_score_models_and_the_replay_oracle_keep_a_rounding_as_the_bound():
+    """Two readers of scores in memory still refused a rounding: ``IRTResult.score_models``
+    of a wide DataFrame (1.0000000000000002 and -2.8e-17) and ``MatrixOracle`` (-2.8e-17,
+    which float32 keeps); 1.01 is still refused by both."""
+    import warnings
+
+    from latentbench import TwoPL
+    from latentbench.select.oracles import MatrixOracle
+
+    rng = np.random.default_rng(0)
+    Y = (rng.random((12, 40)) < 0.6).astype(float)
+    items = [f"q{j}" for j in range(40)]
+    matrix = ResponseMatrix.from_wide(pd.DataFrame(Y, index=[f"m{i}" for i in range(12)],
+                                                   columns=items))  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = TwoPL().fit(matrix)
+        row = pd.DataFrame(Y[:1], index=["new"], columns=items)
+        for value, bound in ((ABOVE, 1.0), (BELOW, 0.0)):
+            given = row.copy()
+            given.iloc[0, 0] = value
+            exact = row.copy()
+            exact.iloc[0, 0] = bound
+            assert fit.score_models(given).equals(fit.score_models(exact))
+            Z = Y.copy()
+            Z[0, 0] = value
+            assert MatrixOracle(Z).evaluate(0, np.array([0]))[0] == bound
+        given = row.copy()
+        given.iloc[0, 0] = 1.01
+        with pytest.raises(InputError, match=r"1\.01"):
+            fit.score_models(given)
+        Z = Y.copy()
+        Z[0, 0] = 1.01
+        with pytest.raises(InputError, match=r"1\.01"):
+            MatrixOracle(Z)

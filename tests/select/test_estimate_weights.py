@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import math
 import sys
@@ -18,6 +19,7 @@ from latentbench.exceptions import DataWarning, InputError
 from latentbench.io import ResponseMatrix
 from latentbench.select import EstimateResult, estimate, estimate_many
 from latentbench.select import _estimate_calibration as calibration_module
+from latentbench.select._estimate import TABLE_COLUMNS
 from latentbench.select._estimate_calibration import Calibration, from_matrix
 from latentbench.select._estimate_design import SequentialEstimate
 
@@ -364,3 +366,96 @@ def test_a_fully_revealed_weighted_benchmark_is_its_exact_weighted_mean(small):
     assert r.stopped == "exhausted" and r.lower == r.upper == r.score
     assert r.score == pytest.approx(float(w @ Y[4] / w.sum()), abs=1e-12)
     assert "(exact)" in r.summary()
+
+
+def test_a_fully_revealed_weighted_score_is_never_past_its_bounds(small):
+    """Every answer 1 (or 0) under unequal weights is the score 1 (or 0) exactly: the weights
+    rescaled to mean 1 do not sum to n exactly, so ``sum W y / n`` gave 1.0000000000000007
+    (a score past 1, ranked below a calibration model's 1.0) or 0.9999999999999992."""
+    cal, _ = small
+    items = list(cal.item_ids)
+    rng = np.random.default_rng(1)
+    for k in range(12):
+        w = pd.Series(rng.uniform(0.1, 3.0, cal.n_items), index=items)
+        for answer in (1.0, 0.0):
+            r = estimate(cal, np.full(cal.n_items, answer), model=f"m{k}", budget=cal.n_items,
+                         weights=w)  # fmt: skip
+            assert r.stopped == "exhausted"
+            assert r.score == r.lower == r.upper == answer
+            assert r.trajectory[-1].tolist() == [answer] * 3
+
+
+def test_estimates_csv_says_a_score_is_weighted(small, tmp_path):
+    """``estimates.csv`` (the table users load) named a macro score ``score`` with nothing to
+    tell it from a plain mean; it now carries a ``target`` column (``macro over 4 groups``; the
+    hash is in ``options["weights"]``), and a plain estimate's table is the one it was."""
+    cal, Y = small
+    groups = groups_by_difficulty(cal, [20, 50, 100, 130])
+    rows = pd.DataFrame(Y[:2], index=["a", "b"], columns=list(cal.item_ids))
+    weighted = estimate_many(cal, rows, budget=30, weights=groups)
+    weighted.save(tmp_path / "w")
+    table = pd.read_csv(tmp_path / "w" / "estimates.csv")
+    assert table["target"].tolist() == ["macro over 4 groups"] * 2
+    plain = estimate_many(cal, rows, budget=30)
+    plain.save(tmp_path / "p")
+    table = pd.read_csv(tmp_path / "p" / "estimates.csv")
+    assert "target" not in table.columns and table.shape[1] == len(TABLE_COLUMNS)
+
+
+def test_a_weights_file_defect_is_named_as_written(small, tmp_path):
+    """A CSV's negative or blank weight was shown as ``np.float64(-2.0)`` / ``np.float64(nan)``
+    (NumPy's repr), and a blank item id as an item ``''`` the calibration does not hold; now
+    the value as written, with the file's line."""
+    cal, _ = small
+    items = list(cal.item_ids)
+    cases = [
+        ({3: "-2"}, "weight", "line 5", "is -2;"),
+        ({3: ""}, "weight", "line 5", "is empty;"),
+        ({3: "abc"}, "weight", "line 5", "is 'abc';"),
+    ]
+    for edits, column, line, said in cases:
+        frame = pd.DataFrame({"item": items, column: ["1"] * len(items)})
+        for k, v in edits.items():
+            frame.loc[k, column] = v
+        path = tmp_path / "w.csv"
+        frame.to_csv(path, index=False)
+        with pytest.raises(InputError) as caught:
+            estimate(cal, np.ones(cal.n_items), model="x", weights=path)
+        text = str(caught.value)
+        assert "np.float64" not in text and line in text and said in text, text
+    frame = pd.DataFrame({"item": items, "weight": 1.0})
+    frame.loc[3, "item"] = " "
+    frame.to_csv(tmp_path / "w.csv", index=False)
+    with pytest.raises(InputError, match="field 'item' is empty on line 5"):
+        estimate(cal, np.ones(cal.n_items), model="x", weights=tmp_path / "w.csv")
+
+
+def test_items_of_weight_zero_do_not_make_a_complete_answer_look_partial(small):
+    """A model that answered every item while the weights leave some out (weight 0) has the
+    weighted full-benchmark score; the command's legend said 'of the weighted score on the
+    items answered' and the report 'mean score over the items it answered (not the full
+    benchmark)', comparing n_items with all the calibrated items. The report now also names
+    the weighted score instead of 'the model's mean score'."""
+    from latentbench.cli._estimate import interval_legend
+    from latentbench.report import build_estimate_report
+
+    cal, Y = small
+    items = list(cal.item_ids)
+    weight = dict(zip(items, np.where(np.arange(300) < 100, 0.0, 1.0 + np.arange(300) % 3),
+                      strict=True))  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = estimate(cal, Y[1], model="z", budget=30, weights=weight)
+    assert r.n_items == 200 and not r.answered_subset
+    legend = interval_legend([r])
+    assert "of the weighted full-benchmark score" in legend, legend
+    page = html.unescape(build_estimate_report(r))
+    assert "over the items it answered" not in page
+    assert "weighted score over the benchmark's items" in page
+    y = Y[1].copy()
+    y[150:170] = np.nan  # 20 items of positive weight not answered: a part, said so
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        part = estimate(cal, y, model="p", budget=30, weights=weight)
+    assert part.answered_subset and "on the items answered" in interval_legend([part])
+    assert "over the items it answered" in build_estimate_report(part)

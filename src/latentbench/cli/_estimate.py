@@ -376,7 +376,7 @@ def interval_legend(results: Any) -> str | None:
     if not shown:
         return None
     levels = sorted({_level(r.level) for r in shown})
-    subset = any(r.n_calibrated > r.n_items for r in shown)
+    subset = any(r.answered_subset for r in shown)  # items of weight 0 are none of the score's
     what = "of the score on the items answered" if subset else "of the full-benchmark score"
     if any(r.options.get("weights") for r in shown):  # --weights: the weighted score
         what = what.replace("of the ", "of the weighted ", 1)

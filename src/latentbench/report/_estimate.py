@@ -25,6 +25,7 @@ from latentbench.report._blocks import (
     short_hashes,
 )
 from latentbench.select._estimate import outward
+from latentbench.select._estimate_weights import score_label
 
 if TYPE_CHECKING:
     from latentbench.select import EstimateResult, EstimateSet
@@ -448,7 +449,7 @@ def build_estimate_report(
     )
     # a model that answered some of the calibration's items only: its score is over those
     # (the command's legend: "of the score on the items answered")
-    subset = [names[k] for k, r in enumerate(results) if r.n_calibrated > r.n_items]
+    subset = [names[k] for k, r in enumerate(results) if r.answered_subset]
     over = (
         "over the benchmark's items"
         if not subset
@@ -460,10 +461,19 @@ def build_estimate_report(
         )
         + ")"
     )
+    # a weighted estimate's score is no mean score: named as its summary line names it
+    labels = {score_label(r.options.get("weights")) for r in results}
+    what = (
+        "mean score"
+        if labels == {"score"}
+        else labels.pop()
+        if len(labels) == 1
+        else "mean or weighted score (as its line says)"
+    )
     section.findings.append(
         {
             "text": f"Each interval is {level} of the "
-            f"model's mean score {over}, design-based: it holds whether or "
+            f"model's {what} {over}, design-based: it holds whether or "
             "not the IRT model fits the new model (docs/estimate.md). The rank's range "
             "follows from it; theta restates it on the calibration's ability scale."
             + (

@@ -215,6 +215,21 @@ class EstimateResult:
         """Half the interval's width, ``(upper - lower) / 2``, on the score's scale."""
         return (self.upper - self.lower) / 2.0
 
+    @property
+    def n_full(self) -> int:
+        """Items the full-benchmark score is over: the calibrated items (``n_calibrated``),
+        or, for a weighted score, those of positive weight (``options["weights"]
+        ["n_positive"]``: an item of weight 0 is none of the score's items)."""
+        weights = self.options.get("weights")
+        return int(weights.get("n_positive") or 0) if weights else int(self.n_calibrated)
+
+    @property
+    def answered_subset(self) -> bool:
+        """Whether the model answered only some of the score's items (:attr:`n_full`): its
+        score is then the (weighted) mean over those it answered, not the full-benchmark
+        score."""
+        return self.n_full > self.n_items
+
     def __repr__(self) -> str:
         """Short: the model, its summary line and why it stopped (the items and answers:
         ``items``, ``answers``; everything: :meth:`to_dict`)."""
@@ -241,10 +256,8 @@ class EstimateResult:
         interval = "(exact)" if self.lower == self.upper else f"[{lower}, {upper}]"
         weights = self.options.get("weights")
         label = score_label(weights)
-        # a weighted score is over the items of positive weight (those of weight 0 are none
-        # of its items)
-        full = int(weights.get("n_positive") or 0) if weights else self.n_calibrated
-        if full > self.n_items:  # a subset: what the score and rank are over
+        full = self.n_full  # a weighted score: the items of positive weight
+        if self.answered_subset:  # what the score and rank are over
             means = "weighted means" if weights else "means"
             return (
                 f"{label} {self.score:.3f} {interval} after {self.n_evaluated:,} of the "

@@ -295,6 +295,8 @@ class SequentialEstimate:
         self.W = _mean_one(weights, self.n)
         """Item weights with mean 1, shape (n,): all exactly 1 for the plain mean."""
         self.W2 = self.W * self.W
+        self.weighted = bool((self.W != 1.0).any())
+        """Whether the weights differ (False: the plain mean, every formula as unweighted)."""
         self.draw_order = canonical_order(np.asarray(calibration.item_ids, dtype=object)[pop])
         self.Vw = np.ascontiguousarray(calibration.Vw[pop])
         self.bw = np.ascontiguousarray(calibration.bw[pop])
@@ -519,13 +521,18 @@ class SequentialEstimate:
         self.revealed_sum += float(W[j] * y)
         remaining = float(W[self.unrevealed].sum())
         bounds = (self.revealed_sum / n, (self.revealed_sum + remaining) / n)
+        if self.weighted:  # the mean-1 weights sum to n only up to rounding: 1 + 4e-16 is 1
+            bounds = (min(max(bounds[0], 0.0), 1.0), min(max(bounds[1], 0.0), 1.0))
         self.cs.update(z, lo, hi, variance, center, bounds)
         self.last_round = (z, lo, hi, variance, center, bounds)
         self._wsum += 1.0 / variance
         self._wz += z / variance
         self._fit(self.newton_steps if len(self.order) > 1 else 5)
         self._predict()
-        self.trajectory.append((self.score, self.cs.lower, self.cs.upper))
+        # weighted and exhausted: the exact mean, as :attr:`interval` says (the sequence's
+        # bounds are sums over n, off by a rounding)
+        low, high = self.interval if self.weighted else (self.cs.lower, self.cs.upper)
+        self.trajectory.append((self.score, low, high))
 
     # ---------------------------------------------------------------- results
     def point(self, kind: str = "dr", cs: WeightedBettingCS | None = None) -> float:
@@ -551,7 +558,7 @@ class SequentialEstimate:
             The revealed mean once every item is revealed.
         """
         if self.exhausted:
-            return self.revealed_sum / self.n
+            return self.revealed_mean()
         cs = self.cs if cs is None else cs
         model = float((self.revealed_sum + (self.W * self.f)[self.unrevealed].sum()) / self.n)
         if not self.order:
@@ -568,6 +575,26 @@ class SequentialEstimate:
             value = model + k * (dr - model)
         return float(min(max(value, cs.lower), cs.upper))
 
+    def revealed_mean(self) -> float:
+        """The mean of the revealed answers (weighted: ``sum W y / sum W`` over them).
+
+        Unweighted it is ``revealed_sum / n`` as before; weighted, the numerator and the
+        denominator are summed over the same items in the same order, so that every answer 1
+        gives 1 exactly (``revealed_sum / n`` gave 1 + 7e-16: the mean-1 weights sum to ``n``
+        only up to rounding) and the mean never passes 0 or 1.
+
+        Returns
+        -------
+        float
+            The exact (weighted) mean of the revealed answers; NaN before any answer.
+        """
+        if not self.weighted:
+            return self.revealed_sum / self.n
+        if not self.order:
+            return math.nan
+        W = self.W[np.asarray(self.order, dtype=np.int64)]
+        return float((W * np.asarray(self.answers)).sum() / W.sum())
+
     @property
     def score(self) -> float:
         """The point estimate of the kind chosen at construction (:meth:`point`)."""
@@ -576,7 +603,7 @@ class SequentialEstimate:
     @property
     def interval(self) -> tuple[float, float]:
         if self.exhausted:
-            mean = self.revealed_sum / self.n
+            mean = self.revealed_mean()
             return mean, mean
         return self.cs.lower, self.cs.upper
 

@@ -111,17 +111,25 @@ def target_label(record: Mapping[str, Any] | None) -> str:
     return "weighted"
 
 
+def _shown(value: Any) -> str:
+    """A value as a message shows it: ``-2.0``, ``'abc'``, never ``np.float64(-2.0)``."""
+    from latentbench.io._matrix_checks import _show as show_value
+
+    return show_value(value)
+
+
 def _show(ids: list[str]) -> str:
     head = ", ".join(repr(i) for i in ids[:_SHOWN])
     return head + (", ..." if len(ids) > _SHOWN else "")
 
 
-def _frame(weights: Any) -> tuple[pd.DataFrame, str]:
-    """The weights as a table with an ``item`` column, and what messages call them."""
+def _frame(weights: Any) -> tuple[pd.DataFrame, str, Path | None]:
+    """The weights as a table with an ``item`` column, what messages call them, and the file
+    they were read from (None: given in memory)."""
     import pandas as pd
 
     if isinstance(weights, pd.DataFrame):
-        return weights, "weights (DataFrame)"
+        return weights, "weights (DataFrame)", None
     if isinstance(weights, pd.Series | Mapping):
         series = pd.Series(weights) if isinstance(weights, Mapping) else weights
         what = "Series" if isinstance(weights, pd.Series) else "mapping"
@@ -129,9 +137,9 @@ def _frame(weights: Any) -> tuple[pd.DataFrame, str]:
         text = text or pd.api.types.is_string_dtype(series.dtype)
         column = "group" if text else "weight"
         frame = pd.DataFrame({"item": series.index.astype(str), column: series.to_numpy()})
-        return frame, f"weights ({what} item -> {column})"
+        return frame, f"weights ({what} item -> {column})", None
     if isinstance(weights, str | os.PathLike):
-        return _read_file(Path(weights))
+        return (*_read_file(Path(weights)), Path(weights))
     raise InputError(
         f"weights={str(weights)[:40]!r}: a {type(weights).__name__}; expected a CSV/Parquet "
         "path, a DataFrame with columns item and weight (or group), or a Series / mapping "
@@ -192,7 +200,14 @@ def read_weights(cal: Calibration, weights: Any) -> ItemWeights:
                 f"expected this calibration's ({cal.hash[:12]})"
             )
         return weights
-    frame, source = _frame(weights)
+    frame, source, path = _frame(weights)
+
+    def row(k: int) -> str:
+        """Where row ``k`` is: ``line 5`` of a CSV file, ``row 4`` of a table."""
+        from latentbench.io._matrix_checks import _row
+
+        return _row(str(path) if path is not None else None, k)
+
     columns = [str(c) for c in frame.columns]
     if "item" not in columns:
         raise InputError(
@@ -207,9 +222,13 @@ def read_weights(cal: Calibration, weights: Any) -> ItemWeights:
             f"(macro: every group weighs the same), found {columns[:8]}"
         )
     kind = has[0]
-    if frame["item"].isna().any():
-        k = int(np.flatnonzero(frame["item"].isna().to_numpy(bool))[0])
-        raise InputError(f"{source}: field 'item' is empty on row {k + 1}; expected an item id")
+    # blank too: a CSV's empty cell is read as '' (keep_default_na=False), not NaN
+    blank = frame["item"].isna().to_numpy(bool) | (
+        frame["item"].astype(str).str.strip() == ""
+    ).to_numpy(bool)
+    if blank.any():
+        k = int(np.flatnonzero(blank)[0])
+        raise InputError(f"{source}: field 'item' is empty on {row(k)}; expected an item id")
     items = frame["item"].astype(str).to_numpy()
     dup = pd.Index(items).duplicated()
     if dup.any():
@@ -241,9 +260,12 @@ def read_weights(cal: Calibration, weights: Any) -> ItemWeights:
         bad = ~np.isfinite(raw) | (raw < 0)
         if bad.any():
             k = int(np.flatnonzero(bad)[0])
+            # as written (-2, 'abc'), not NumPy's repr (np.float64(-2.0)); a file's NaN is a
+            # blank cell
+            shown = "empty" if path is not None and pd.isna(text[k]) else _shown(text[k])
             raise InputError(
-                f"{source}: field 'weight' of item {items[k]!r} is {text[k]!r}; expected a "
-                "finite number >= 0"
+                f"{source}: field 'weight' of item {items[k]!r} ({row(k)}) is {shown}; expected "
+                "a finite number >= 0"
             )
         if not (raw > 0).any():
             raise InputError(
@@ -257,7 +279,8 @@ def read_weights(cal: Calibration, weights: Any) -> ItemWeights:
         if empty.any():
             k = int(np.flatnonzero(empty)[0])
             raise InputError(
-                f"{source}: field 'group' of item {items[k]!r} is empty; expected a group name"
+                f"{source}: field 'group' of item {items[k]!r} ({row(k)}) is empty; expected a "
+                "group name"
             )
         codes, names = pd.factorize(groups.astype(str), sort=True)
         n_groups = len(names)

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from latentbench._checks import bounded_scores
 from latentbench.exceptions import InputError
 
 if TYPE_CHECKING:
@@ -49,7 +50,10 @@ class MatrixOracle:
 
         if isinstance(scores, ResponseMatrix):  # its scores (numpy read it as one object)
             scores = scores.scores
-        values = np.asarray(scores, dtype=np.float32)
+        given = np.asarray(scores)
+        if given.dtype.kind == "f":  # a rounding past 0 or 1 (-1e-17) is the bound, as read
+            given = bounded_scores(given)[0]  # (a value further out is refused below)
+        values = np.asarray(given, dtype=np.float32)
         if values.ndim != 2 or values.shape[0] < 1 or values.shape[1] < 1:
             raise InputError(f"scores has shape {values.shape}; expected (n_models, n_items)")
         if missing not in ("error", "zero", "drop-items"):
