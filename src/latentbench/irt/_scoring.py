@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from latentbench._checks import user_stacklevel
+from latentbench._checks import bounded_scores, user_stacklevel
 from latentbench.exceptions import InputError, LatentbenchWarning
 from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._detached import one_sided, score_sensitivity
@@ -314,7 +314,7 @@ def _new_models(
         scores = matrix.apply(pd.to_numeric, errors="raise").to_numpy(float)
     except (TypeError, ValueError) as exc:
         raise InputError(f"score_models: a score is not numeric ({exc})") from None
-    bad = ~np.isnan(scores) & ((scores < 0) | (scores > 1))
+    scores, bad = bounded_scores(scores)  # a rounding past 0 or 1 is the bound
     if bad.any():
         i, j = np.argwhere(bad)[0]
         raise InputError(
