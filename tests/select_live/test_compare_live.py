@@ -176,6 +176,10 @@ def test_live_compare_cli_saves_the_result_and_resumes(live_setup):
     (["--store", "S.duckdb", "--source", "lm-eval"], "--source reads a results file"),
     (["--store", "S.duckdb", "--a", "model-0", "--b", "model-0"], "both 'model-0'"),
     (["--store", "S.duckdb", "--a", "model-0", "--b", "nope"], "no model 'nope'"),
+    (["--store", "S.duckdb", "--a", "model-0", "--b", "Model-1"],
+     "no model 'Model-1' (models: model-0, model-1, model-2, model-3); did you mean 'model-1'? "
+     "It differs from 'Model-1' only by case or surrounding spaces; model names are matched "
+     "exactly"),
     (["--store", "S.duckdb", "--a", "model-0"], "4 models; name the two"),
 ])  # fmt: skip
 def test_live_compare_cli_refuses_what_does_not_go_with_live(live_setup, extra, message):

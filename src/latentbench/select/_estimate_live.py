@@ -27,6 +27,7 @@ from latentbench.select._estimate import (
     Proxy,
     _check_options,
     _finish,
+    _near_models,
     _rng,
     _Said,
     proxy_note,
@@ -308,7 +309,10 @@ def _chosen_model(cfg: LiveConfig, model: str | None) -> str:
             )
         model = names[0]
     if model not in names:
-        raise InputError(f"{cfg.source}: no model {model!r} (models: {_listed(names)})")
+        raise InputError(
+            f"{cfg.source}: no model {model!r} (models: {_listed(names)})"
+            f"{_near_models(model, dict.fromkeys(names))}"
+        )
     return model
 
 
