@@ -116,6 +116,9 @@ def test_live_compare_spend_cap_then_resume(live_setup):
     assert r.stopped == "capped" and r.n_evaluated == 3 and r.lower <= r.upper
     assert sum(s.state.answered.values()) == 7  # the 4th item: A paid, B not asked
     assert any("live run stopped early" in w for w in r.warnings)
+    # in Python the call is what is run again (the note said "re-run the same command")
+    assert any(w.endswith("; run the same command (or call) again to resume") for w in r.warnings)
+    assert not any("re-run" in w for w in r.warnings), r.warnings
     [(_, stored, status)] = stored_comparisons(store)
     assert status == "capped" and stored == r
     raised = s.write_config(s.tmp / "capped.toml", run={"spend_cap": 7})
