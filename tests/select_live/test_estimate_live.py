@@ -288,8 +288,9 @@ def test_live_estimate_refuses_failed_cells_scored_zero(live_setup):
     s = live_setup
     config = s.write_config(s.tmp / "zero.toml", run={"on_error": "zero"})
     path = s.tmp / "zero.duckdb"
-    with pytest.raises(InputError, match=r"zero.toml: \[run\] on_error = 'zero' does not"):
+    with pytest.raises(InputError, match=r"zero.toml: \[run\] on_error = 'zero' does not") as err:
         estimate_live(_calibration(s), config, path, model="model-1", budget=8)
+    assert "the same command (or call) then asks it again" in str(err.value)  # Python too
     assert not path.exists() and not s.state.requests
 
 

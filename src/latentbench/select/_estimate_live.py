@@ -298,7 +298,8 @@ def _estimate_config(
             f"{cfg.source}: [run] on_error = {cfg.run.on_error!r} does not apply to {command}"
             ": a failed cell scored 0 is not the model's answer, and the score's "
             "interval would not hold its true score; expected on_error = 'stop' (the "
-            "default: a failed cell stops the run, and the same command asks it again)"
+            "default: a failed cell stops the run; the same command (or call) then asks it "
+            "again)"
         )
     return cfg
 
