@@ -381,3 +381,62 @@ def test_a_corrupt_compressed_eee_file_is_named(tmp_path):
     for path in (copy, victim):
         with pytest.raises(InputError, match=rf"{victim.name}: a corrupt or cut gzip-compressed"):
             read_results("eee", path)
+
+
+# ``lz4 -c`` of "model,item,score\nm1,q1,1\n": an lz4 frame (magic 04 22 4d 18), which no
+# reader decompresses (no lz4 codec is a dependency)
+LZ4_CSV = b'\x04"M\x18d@\xa7\x19\x00\x00\x80model,item,score\nm1,q1,1\n\x00\x00\x00\x00\x94<\xfce'
+_UNREAD = r"an lz4-compressed file; .*compressions read are gzip, bzip2, xz and zstd.*lz4 -d"
+
+
+@pytest.mark.parametrize("name", ["r.csv", "r.csv.lz4", "r.parquet"])
+def test_an_lz4_file_is_said_to_be_lz4_compressed(tmp_path, name):
+    """An lz4 file was read as text ("line 1: byte 0xa7 is not UTF-8"), or refused by its
+    name ("unknown file type '.lz4'"): it is said to be lz4-compressed, with the compressions
+    that are read and the command that decompresses it."""
+    from latentbench.select import read_responses
+
+    packed = tmp_path / name
+    packed.write_bytes(LZ4_CSV)
+    message = rf"{name}: {_UNREAD} {name}"
+    with pytest.raises(InputError, match=message):
+        ResponseMatrix.read(packed)
+    with pytest.raises(InputError, match=message):
+        read_results("table", packed)
+    for models in (None, ["m1"]):  # the by-rows read of --model too
+        with pytest.raises(InputError, match=message):
+            read_responses(packed, models=models)
+
+
+def test_an_lz4_result_file_is_said_named_or_in_a_folder(tmp_path):
+    """A tool's result file lz4-compressed: refused named directly (it was "not UTF-8"), and
+    listed among the skipped files, saying what it is, when it lies in a folder with files
+    that are read (it was passed over unsaid)."""
+    source, folder, options, _ = SOURCES[0]
+    copy = tmp_path / "lm"
+    shutil.copytree(folder, copy)
+    victim = next(copy.rglob("samples_*.jsonl"))
+    victim.write_bytes(LZ4_CSV)
+    with pytest.raises(InputError, match=rf"{victim.name}: {_UNREAD}"):
+        read_results(source, victim, **options)
+    packed = victim.with_name(victim.name + ".lz4")
+    victim.rename(packed)
+    _, report = read_results(source, copy, **options)
+    skipped = {Path(s["file"]).name: s["reason"] for s in report.skipped_files}
+    assert "lz4-compressed" in skipped.get(packed.name, ""), report.skipped_files
+    # found by its name in a folder (a samples file, lz4 inside): "not UTF-8" says what it is
+    packed.rename(victim)
+    with pytest.raises(InputError, match=rf"{victim.name}: not UTF-8 text .*\(an lz4-compressed"):
+        read_results(source, copy, **options)
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".zst"])
+def test_a_compressed_csv_with_a_plain_name_is_read_decompressed(tmp_path, suffix):
+    """The compressions read are told by the first bytes, not the name: gzip, bzip2, xz or
+    zstd named ``r.csv`` (a download that kept the wrong name) reads as the plain file."""
+    plain = tmp_path / "plain.csv"
+    plain.write_text("model,item,score\nm1,q1,1\nm1,q2,0\nm2,q1,0\nm2,q2,1\n")
+    named = tmp_path / "r.csv"
+    named.write_bytes(PACK[suffix](plain.read_bytes()))
+    got, want = ResponseMatrix.read(named), ResponseMatrix.read(plain)
+    assert np.array_equal(got.scores, want.scores) and got.model_ids == want.model_ids

@@ -245,3 +245,64 @@ def test_score_models_and_the_replay_oracle_keep_a_rounding_as_the_bound():
         Z[0, 0] = 1.01
         with pytest.raises(InputError, match=r"1\.01"):
             MatrixOracle(Z)
+
+
+def _rounded(scores: np.ndarray) -> np.ndarray:
+    """``scores`` (0/1) with every 1 as 1.0000000000000002 and every 0 as -2.8e-17."""
+    return np.where(scores == 1, ABOVE, np.where(scores == 0, BELOW, scores))
+
+
+def test_score_models_keeps_a_rounding_as_the_bound():
+    # score_models refused 1.0000000000000002 ("expected a number in [0, 1]") that every
+    # reader of files reads as 1
+    import warnings
+
+    from latentbench.irt import TwoPL
+    from latentbench.synthetic import simulate_2pl
+
+    matrix = simulate_2pl(12, 40, random_state=0).matrix
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = TwoPL().fit(matrix.subset(models=matrix.model_ids[2:]))
+        wide = matrix.subset(models=matrix.model_ids[:2]).to_wide()
+        expected = result.score_models(wide)
+        rounded = pd.DataFrame(_rounded(wide.to_numpy(float)), wide.index, wide.columns)
+        assert (rounded.to_numpy() > 1).any() and (rounded.to_numpy() < 0).any()
+        got = result.score_models(rounded)
+    pd.testing.assert_frame_equal(got, expected)
+    rounded.iloc[1, 3] = 1.001
+    with pytest.raises(InputError, match=r"model '.*', item '.*': score 1\.001; expected"):
+        result.score_models(rounded)
+
+
+def test_a_matrix_oracle_keeps_a_rounding_as_the_bound():
+    # MatrixOracle refused -2.8e-17 ("scores range [-2.77556e-17, 1]; expected values in
+    # [0, 1]")
+    from latentbench.select.oracles import MatrixOracle
+
+    exact = np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 1.0]])
+    oracle = MatrixOracle(_rounded(exact))
+    assert np.array_equal(oracle.scores, exact.astype(np.float32))
+    assert not np.signbit(oracle.scores).any()
+    assert np.array_equal(MatrixOracle(_rounded(exact).astype(np.float32)).scores, exact)
+    with pytest.raises(InputError, match=r"scores range \[0, 1\.001\]; expected values in"):
+        MatrixOracle(np.where(exact == 0.5, 1.001, exact))
+    with pytest.raises(InputError, match=r"scores range \[-2e-09, 1\]; expected values in"):
+        MatrixOracle(np.where(exact == 0.5, -2e-9, exact))
+
+
+def test_fit_cbmm_of_an_array_keeps_a_rounding_as_the_bound():
+    # fit_cbmm (and every fit given an array) refused -2.8e-17: "scores must lie in [0, 1]"
+    from latentbench.irt import fit_cbmm
+    from latentbench.synthetic import simulate_2pl
+
+    scores = simulate_2pl(10, 30, random_state=1).matrix.scores.astype(np.float64)
+    scores[0, 0] = np.nan
+    expected = fit_cbmm(scores, max_iter=50)
+    got = fit_cbmm(_rounded(scores), max_iter=50)
+    assert np.array_equal(got.U, expected.U) and np.array_equal(got.b, expected.b)
+    for beyond in (1.001, -2e-9, 1 + 2e-9):  # 1 + 2e-9 is no score, even where float32 is 1
+        bad = scores.copy()
+        bad[1, 2] = beyond
+        with pytest.raises(InputError, match=r"scores must lie in \[0, 1\]"):
+            fit_cbmm(bad, max_iter=50)

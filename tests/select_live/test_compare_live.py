@@ -116,6 +116,9 @@ def test_live_compare_spend_cap_then_resume(live_setup):
     assert r.stopped == "capped" and r.n_evaluated == 3 and r.lower <= r.upper
     assert sum(s.state.answered.values()) == 7  # the 4th item: A paid, B not asked
     assert any("live run stopped early" in w for w in r.warnings)
+    # in Python the call is what is run again (the note said "re-run the same command")
+    assert any(w.endswith("; run the same command (or call) again to resume") for w in r.warnings)
+    assert not any("re-run" in w for w in r.warnings), r.warnings
     [(_, stored, status)] = stored_comparisons(store)
     assert status == "capped" and stored == r
     raised = s.write_config(s.tmp / "capped.toml", run={"spend_cap": 7})
@@ -176,6 +179,10 @@ def test_live_compare_cli_saves_the_result_and_resumes(live_setup):
     (["--store", "S.duckdb", "--source", "lm-eval"], "--source reads a results file"),
     (["--store", "S.duckdb", "--a", "model-0", "--b", "model-0"], "both 'model-0'"),
     (["--store", "S.duckdb", "--a", "model-0", "--b", "nope"], "no model 'nope'"),
+    (["--store", "S.duckdb", "--a", "model-0", "--b", "Model-1"],
+     "no model 'Model-1' (models: model-0, model-1, model-2, model-3); did you mean 'model-1'? "
+     "It differs from 'Model-1' only by case or surrounding spaces; model names are matched "
+     "exactly"),
     (["--store", "S.duckdb", "--a", "model-0"], "4 models; name the two"),
 ])  # fmt: skip
 def test_live_compare_cli_refuses_what_does_not_go_with_live(live_setup, extra, message):

@@ -98,6 +98,9 @@ def test_live_estimate_spend_cap_then_resume(live_setup):
     r = estimate_live(cal, capped, store, model="model-0", budget=10, seed=1)
     assert r.stopped == "capped" and r.n_evaluated == 5
     assert r.lower <= r.upper and sum(s.state.answered.values()) == 5
+    # in Python the call is what is run again (the note said "re-run the same command")
+    assert any(w.endswith("; run the same command (or call) again to resume") for w in r.warnings)
+    assert not any("re-run" in w for w in r.warnings), r.warnings
 
 
 def test_live_estimate_cli(live_setup):
@@ -285,8 +288,9 @@ def test_live_estimate_refuses_failed_cells_scored_zero(live_setup):
     s = live_setup
     config = s.write_config(s.tmp / "zero.toml", run={"on_error": "zero"})
     path = s.tmp / "zero.duckdb"
-    with pytest.raises(InputError, match=r"zero.toml: \[run\] on_error = 'zero' does not"):
+    with pytest.raises(InputError, match=r"zero.toml: \[run\] on_error = 'zero' does not") as err:
         estimate_live(_calibration(s), config, path, model="model-1", budget=8)
+    assert "the same command (or call) then asks it again" in str(err.value)  # Python too
     assert not path.exists() and not s.state.requests
 
 

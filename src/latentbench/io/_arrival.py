@@ -29,10 +29,12 @@ from latentbench.exceptions import InputError
 __all__ = [
     "MAX_UNPACKED_BYTES",
     "PACKED_SUFFIXES",
+    "READ_COMPRESSIONS",
     "encoding_hint",
     "open_unpacked",
     "packed_advice",
     "packed_kind",
+    "packed_note",
     "read_unpacked",
     "tilde_hint",
     "unpacked_path",
@@ -46,6 +48,7 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"BZh", "bzip2-compressed"),
     (b"\xfd7zXZ\x00", "xz-compressed"),
     (b"\x28\xb5\x2f\xfd", "zstd-compressed"),
+    (b"\x04\x22\x4d\x18", "lz4-compressed"),  # an lz4 frame: told, never read (no codec)
     (b"7z\xbc\xaf\x27\x1c", "7z archive"),
 )
 
@@ -235,10 +238,23 @@ def packed_kind(path: str | Path) -> str | None:
     return None
 
 
+READ_COMPRESSIONS = "gzip, bzip2, xz and zstd"
+"""The compressions of a file compressed on its own that the readers decompress (told by
+the file's first bytes, whatever its name); another one (lz4) is refused saying so."""
+
+
+def packed_note(kind: str) -> str:
+    """Why a compressed file or an archive (``kind``, from :func:`packed_kind`) found in a
+    folder is skipped, in a few words (the load report's reason)."""
+    if kind == "lz4-compressed file":
+        return f"an {kind}; the compressions read are {READ_COMPRESSIONS}: decompress it to read it"
+    return f"a {kind}: unpack it to read it"
+
+
 def packed_advice(path: str | Path, kind: str, expected: str) -> str:
     """The refusal of a compressed file or an archive (``kind``, from :func:`packed_kind`)
     found where ``expected`` is read: names the file and what it is, and says how to unpack
-    it."""
+    it (a compression that is not read: which ones are)."""
     name = Path(path).name
     if kind.endswith("archive"):
         tool = {"zip archive": "unzip", "7z archive": "7z x"}.get(kind, "tar xf")
@@ -249,10 +265,16 @@ def packed_advice(path: str | Path, kind: str, expected: str) -> str:
             "bzip2-compressed file": "bunzip2 -k",
             "xz-compressed file": "unxz -k",
             "zstd-compressed file": "unzstd",
+            "lz4-compressed file": "lz4 -d",
         }[kind]
         do = f"decompress it first ({tool} {name}) and give the file it writes"
         if kind == "zstd-compressed file":  # read as it is with a zstd library only
             do = f"install the zstandard package to read it as it is, or {do}"
+        if kind == "lz4-compressed file":
+            return (
+                f"{path}: an {kind}; expected {expected} (the compressions read are "
+                f"{READ_COMPRESSIONS}): {do}"
+            )
         return f"{path}: a {kind}; expected {expected}: {do}"
     return f"{path}: a {kind}; expected {expected} (an archive is read only unpacked): {do}"
 
@@ -295,7 +317,12 @@ def _utf16_of_other_text(head: bytes) -> bool:
 
 def encoding_hint(path: str | Path) -> str:
     """`` (the file is UTF-16 ...)`` when the file's first bytes say UTF-16 (a byte-order
-    mark, or the zero bytes of ASCII text in UTF-16), else empty: said after "not UTF-8"."""
+    mark, or the zero bytes of ASCII text in UTF-16), `` (an lz4-compressed file; ...)`` when
+    they say a compression that is not read or an archive (:func:`packed_note`), else empty:
+    said after "not UTF-8"."""
+    kind = packed_kind(path)
+    if kind is not None and unpacking(path) is None:  # a reader that went by the name
+        return f" ({packed_note(kind)})"
     try:
         with open_unpacked(path) as handle:
             head = handle.read(512)

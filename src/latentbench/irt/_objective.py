@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from latentbench._checks import bounded_scores
 from latentbench.exceptions import InputError
 
 __all__ = [
@@ -613,17 +614,26 @@ def general_direction(V: Array) -> np.ndarray:
 
 
 def as_scores(scores: np.ndarray) -> np.ndarray:
-    """Scores as a float32 (n_models, n_items) array, checked: in [0, 1], NaN for missing."""
-    Y = np.ascontiguousarray(scores, dtype=np.float32)
+    """Scores as a float32 (n_models, n_items) array, checked: in [0, 1], NaN for missing.
+
+    A float rounding past 0 or 1 (within :data:`~latentbench._checks.SCORE_ROUNDING`,
+    checked before float32 rounds it) is that bound, as every reader of scores reads it.
+    """
+    given = np.asarray(scores)
+    Y = np.ascontiguousarray(given, dtype=np.float32)
     if Y.ndim != 2:
         raise InputError(f"scores have shape {Y.shape}; expected a 2-D (n_models, n_items) array")
+    precise = given if given.dtype == np.float64 else Y  # 1 + 1e-8 is no score, as float32's 1
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN input: handled below
-        low, high = np.nanmin(Y), np.nanmax(Y)
+        low, high = np.nanmin(precise), np.nanmax(precise)
     if np.isnan(low):
         raise InputError("every score is missing; expected observed scores")
     if low < 0 or high > 1 or not np.isfinite(high):
-        raise InputError(f"scores must lie in [0, 1] (NaN for missing); found [{low}, {high}]")
+        bounded, outside = bounded_scores(precise)
+        if outside.any():
+            raise InputError(f"scores must lie in [0, 1] (NaN for missing); found [{low}, {high}]")
+        Y = np.ascontiguousarray(bounded, dtype=np.float32)
     return Y
 
 

@@ -314,7 +314,7 @@ def _new_models(
         scores = matrix.apply(pd.to_numeric, errors="raise").to_numpy(float)
     except (TypeError, ValueError) as exc:
         raise InputError(f"score_models: a score is not numeric ({exc})") from None
-    scores, bad = bounded_scores(scores)  # a rounding past 0 or 1 is the bound, as in readers
+    scores, bad = bounded_scores(scores)  # a rounding past 0 or 1 is the bound
     if bad.any():
         i, j = np.argwhere(bad)[0]
         raise InputError(

@@ -6,8 +6,8 @@ configuration's oracle wrapped in :class:`~latentbench.select.live.DurableOracle
 :func:`~latentbench.select.estimate_live` does: every answer is committed to the store before
 it is used, a stored answer is never requested again, the ``spend_cap`` of ``[run]`` bounds
 the paid requests, and every question (a model and its item) is recorded as a decision. The
-draws depend on the seed, the two names and the answers only, so re-running the same command
-after a crash replays the stored answers for free and continues where it stopped.
+draws depend on the seed, the two names and the answers only, so running the same command (or
+call) again after a crash replays the stored answers for free and continues where it stopped.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from latentbench.select._estimate_compare import (
 )
 from latentbench.select._estimate_design import check_design_options
 from latentbench.select._estimate_live import (
+    _RESUME,
     _calibrated_columns,
     _chosen_model,
     _estimate_config,
@@ -214,7 +215,7 @@ def compare_live(
             close()
     status = stops[-1].status if stops else "done"
     if stops:
-        notes.append(f"live run stopped early ({stops[-1]}); re-run the same command to resume")
+        notes.append(f"live run stopped early ({stops[-1]}); {_RESUME}")
     notes.extend(line for line in (empty_answers_note(inner), no_text_note(inner)) if line)
     if durable.n_reused:
         notes.append(reused_note(store.path, durable.reused, origins))

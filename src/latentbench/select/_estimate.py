@@ -1065,7 +1065,7 @@ def _answers(
             raise InputError(
                 f"model {name!r} is not in the responses (models: "
                 f"{', '.join(repr(m) for m in ids[:5])}{', ...' if len(ids) > 5 else ''})"
-                f"{_near_id(name, ids)}"
+                f"{_near_models(name, by_model)}"
             )
         responses = by_model[name]
     elif model is None and isinstance(responses, pd.Series):
@@ -1156,6 +1156,30 @@ def _near_id(name: str, ids: list[str]) -> str:
     case, else empty."""
     near = [m for m in ids if m != name and same_id(m) == same_id(name)]
     return f"; did you mean {near[0]!r}?" if near else ""
+
+
+def _near_models(name: str, answers: Mapping[str, Any]) -> str:
+    """What to say when no model is named ``name`` but some differ from it only by case or
+    surrounding spaces (``'A '``, ``'a'`` for ``'A'``): each of them, with its number of
+    answers (a Series' non-missing cells; ``None`` where not known), and that names are
+    matched exactly; empty when there is none. Matching stays exact: a near name is another
+    model (a file's ``'A '`` may be a typo, or a second run kept apart on purpose)."""
+    near = [m for m in answers if m != name and same_id(m) == same_id(name)]
+    if not near:
+        return ""
+    shown = near[:5]
+    counts = [
+        f"{m!r}: {int(a.notna().sum()):,} answer(s)"
+        for m, a in ((m, answers[m]) for m in shown)
+        if a is not None
+    ]
+    more = f" (and {len(near) - len(shown)} more)" if len(near) > len(shown) else ""
+    return (
+        f"; did you mean {' or '.join(repr(m) for m in shown)}{more}? "
+        f"{'They differ' if len(near) > 1 else 'It differs'} from {name!r} only by case or "
+        f"surrounding spaces{' (' + ', '.join(counts) + ')' if counts else ''}; model names "
+        "are matched exactly: give the one meant as it is written"
+    )
 
 
 def _series_name(responses: pd.Series) -> str | None:
@@ -2266,7 +2290,7 @@ def estimate_many(
         raise InputError(
             f"{source}: no model {absent[0]!r} (models: "
             f"{', '.join(repr(m) for m in list(by_model)[:5])}"
-            f"{', ...' if len(by_model) > 5 else ''}){_near_id(absent[0], list(by_model))}"
+            f"{', ...' if len(by_model) > 5 else ''}){_near_models(absent[0], by_model)}"
         )
     if not isinstance(calibration, Calibration):  # a matrix's first fit takes a minute at
         # leaderboard scale: the phase is said, not a bare "starting"

@@ -4,9 +4,10 @@ The new model's answers come from the configuration's oracle (OpenAI-compatible 
 lm-eval bridge, ...) through :class:`~latentbench.select.live.DurableOracle`: every answer is
 committed to the store before it is used, a stored answer is never requested again, the
 ``spend_cap`` of ``[run]`` bounds the paid requests, and every round's item is recorded as a
-decision. The draws depend on the seed, the model and the answers only, so re-running the same
-command after a crash replays the stored answers for free and continues where it stopped (a
-changed configuration or calibration is refused: the replayed round would ask another item).
+decision. The draws depend on the seed, the model and the answers only, so running the same
+command (or call) again after a crash replays the stored answers for free and continues where
+it stopped (a changed configuration or calibration is refused: the replayed round would ask
+another item).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from latentbench.select._estimate import (
     Proxy,
     _check_options,
     _finish,
+    _near_models,
     _rng,
     _Said,
     _weighted,
@@ -45,6 +47,10 @@ if TYPE_CHECKING:
     from latentbench.select.live import LiveConfig
 
 __all__ = ["estimate_live", "stored_estimates"]
+
+_RESUME = "run the same command (or call) again to resume"
+"""How a live run stopped early is resumed, in its notes: the same ``latentbench`` command,
+or the same Python call (:func:`estimate_live`, :func:`~latentbench.select.compare_live`)."""
 
 _TARGET_ROUND = -(10**12)
 """Round of the decision that fixes a run's target half-width (far below the sessions'
@@ -314,7 +320,8 @@ def _estimate_config(
             f"{cfg.source}: [run] on_error = {cfg.run.on_error!r} does not apply to {command}"
             ": a failed cell scored 0 is not the model's answer, and the score's "
             "interval would not hold its true score; expected on_error = 'stop' (the "
-            "default: a failed cell stops the run, and the same command asks it again)"
+            "default: a failed cell stops the run; the same command (or call) then asks it "
+            "again)"
         )
     return cfg
 
@@ -330,7 +337,10 @@ def _chosen_model(cfg: LiveConfig, model: str | None) -> str:
             )
         model = names[0]
     if model not in names:
-        raise InputError(f"{cfg.source}: no model {model!r} (models: {_listed(names)})")
+        raise InputError(
+            f"{cfg.source}: no model {model!r} (models: {_listed(names)})"
+            f"{_near_models(model, dict.fromkeys(names))}"
+        )
     return model
 
 
@@ -414,7 +424,7 @@ def _play(
         )  # fmt: skip
     except LiveStop as exc:
         stopped = status = exc.status
-        notes.append(f"live run stopped early ({exc}); re-run the same command to resume")
+        notes.append(f"live run stopped early ({exc}); {_RESUME}")
     except BaseException as exc:  # a second Ctrl-C, a failed store write: nothing more asked
         abort_oracle(inner)
         interrupted = isinstance(exc, KeyboardInterrupt)  # as select live says it

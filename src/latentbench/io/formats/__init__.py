@@ -47,7 +47,7 @@ from latentbench._checks import check_flag, user_stacklevel
 from latentbench._compat import TEXT
 from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
-from latentbench.io._arrival import packed_advice, packed_kind, unpacking
+from latentbench.io._arrival import packed_advice, packed_kind, packed_note, unpacking
 from latentbench.io._matrix_checks import twin_note
 from latentbench.io.formats._common import (
     CANONICAL_COLUMNS,
@@ -141,7 +141,7 @@ def _look_alike_notes(frame: pd.DataFrame) -> list[str]:
     return [note for note in notes if note]
 
 
-_PACKED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zip")
+_PACKED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip")
 """Suffixes of a result file compressed on its own (``samples_x.jsonl.gz``)."""
 
 
@@ -382,7 +382,7 @@ def read_results(
         raise InputError(f"{exc}{also}") from None
     report = LoadReport(source=source, files=[str(f) for f in files])
     for path, kind in packed:  # a gzipped samples file beside the others: said, never dropped
-        report.skip_file(path, f"a {kind}: unpack it to read it")
+        report.skip_file(path, packed_note(kind))
     frames = []
     for done, file in enumerate(files):
         notify(progress, "reading files", done, len(files))

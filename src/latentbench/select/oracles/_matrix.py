@@ -21,8 +21,9 @@ class MatrixOracle:
     Parameters
     ----------
     scores : array-like of shape (n_models, n_items) or ResponseMatrix
-        Scores in [0, 1]. A replay needs every cell: the target is each model's mean over all
-        items.
+        Scores in [0, 1]; a float rounding past 0 or 1 (within
+        :data:`~latentbench._checks.SCORE_ROUNDING`) is that bound. A replay needs every
+        cell: the target is each model's mean over all items.
     missing : {"error", "zero", "drop-items"}, default "error"
         What to do with missing (NaN) cells: refuse the matrix with an error naming the first
         one (default: missing is never silently zero), score them 0 on purpose (the PULSE
@@ -51,9 +52,9 @@ class MatrixOracle:
         if isinstance(scores, ResponseMatrix):  # its scores (numpy read it as one object)
             scores = scores.scores
         given = np.asarray(scores)
-        if given.dtype.kind == "f":  # a rounding past 0 or 1 (-1e-17) is the bound, as read
-            given = bounded_scores(given)[0]  # (a value further out is refused below)
         values = np.asarray(given, dtype=np.float32)
+        # checked before float32 rounds it, as the readers of files do (1.00000001 is no score)
+        precise = given if given.dtype == np.float64 else values
         if values.ndim != 2 or values.shape[0] < 1 or values.shape[1] < 1:
             raise InputError(f"scores has shape {values.shape}; expected (n_models, n_items)")
         if missing not in ("error", "zero", "drop-items"):
@@ -69,6 +70,7 @@ class MatrixOracle:
                     "model has (drop incomplete models first)"
                 )
             values, holes = values[:, self.kept_items], holes[:, self.kept_items]
+            precise = precise[:, self.kept_items]
         if holes.any():
             if missing == "error":
                 row, col = np.argwhere(holes)[0]
@@ -78,12 +80,18 @@ class MatrixOracle:
                     "missing='drop-items' to drop the items with a missing cell, missing='zero' "
                     "to score them 0 explicitly, or drop incomplete models"
                 )
-            values = np.where(holes, np.float32(0), values)
-        finite = values[~np.isnan(values)]
-        if finite.size and (finite.min() < 0 or finite.max() > 1):
+        # a rounding past 0 or 1 (1.0000000000000002, -1e-17) is the bound, as every reader
+        # of scores reads it; a value further out (or infinite) is refused
+        bounded, outside = bounded_scores(precise)
+        if outside.any():
+            observed = precise[~np.isnan(precise)]
             raise InputError(
-                f"scores range [{finite.min():g}, {finite.max():g}]; expected values in [0, 1]"
+                f"scores range [{observed.min():g}, {observed.max():g}]; expected values in [0, 1]"
             )
+        if bounded is not precise:
+            values = bounded.astype(np.float32)
+        if holes.any():
+            values = np.where(holes, np.float32(0), values)
         self._scores = values
         self.n_models, self.n_items = values.shape
         self.n_calls = 0
