@@ -4,8 +4,9 @@ Two models behind the local table server, twenty-four docs of a local generation
 bridge (``[oracle] kind = "lm-eval"``, ``execute = true``) runs the harness once per batch,
 asking only for the docs the selection needs, and reads its sample logs. The run must reach the
 decision a replay of the same answer table reaches, and the server must see each selected cell
-once. Each harness process costs seconds (it indexes lm-eval's task files), so the run is as
-small as keeps two adaptive rounds: 2 initial batches + 2 rounds = 4 processes (was 3 + 4+).
+once. Each harness process costs seconds, so the run is as small as keeps two adaptive rounds:
+2 initial batches + 2 rounds = 4 processes (was 3 + 4+), and the command is lm-eval's own with
+its index of built-in task files left out (``LM_EVAL_LOCAL_TASKS``: 60% of a process's CPU).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import importlib.metadata
 import importlib.util
 import json
 import shlex
-import sys
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,7 @@ from latentbench.select import MatrixOracle
 from latentbench.select.live import LiveConfig, run_live
 
 from ..select_live.conftest import make_data
-from .conftest import TableServer, harness_env, write_items
+from .conftest import LM_EVAL_LOCAL_TASKS, TableServer, harness_env, write_items
 
 pytestmark = [
     pytest.mark.slow,
@@ -55,7 +56,7 @@ metric_list:
 
 
 def _config(tmp: Path, server: TableServer, tasks: Path) -> Path:
-    command = shlex.join([sys.executable, "-m", "lm_eval", "run"])
+    command = shlex.join(LM_EVAL_LOCAL_TASKS)
     lines = [
         "[run]",
         "seed = 3",
@@ -164,3 +165,18 @@ def test_pulse_through_real_lm_eval_equals_replay(tmp_path: Path, monkeypatch):
     assert len(results) == 2 + sel.rounds
     version = importlib.metadata.version("lm_eval")
     assert {json.loads(p.read_text())["lm_eval_version"] for p in results} == {version}
+
+
+def test_the_local_tasks_command_is_lm_eval_indexing_only_the_include_path(
+    tmp_path: Path, monkeypatch
+):
+    """The bridge tests' command (``LM_EVAL_LOCAL_TASKS``) is lm-eval's own command line with
+    the built-in task files left out of its index: the local task is listed, no built-in one
+    (``python -m lm_eval ls subtasks`` lists about 14,000, ``hellaswag`` among them)."""
+    _, _, items = make_data(m=2, n=4, seed=8)
+    tasks, _, _ = bridge_files(tmp_path, items, np.zeros((2, 4)), monkeypatch)
+    argv = [*LM_EVAL_LOCAL_TASKS[:-1], "ls", "subtasks", "--include_path", str(tasks)]
+    done = subprocess.run(argv, env=harness_env(tmp_path), capture_output=True, text=True,
+                          timeout=300, check=True)  # fmt: skip
+    assert "lb_bridge" in done.stdout
+    assert "hellaswag" not in done.stdout and len(done.stdout.splitlines()) < 50, done.stdout

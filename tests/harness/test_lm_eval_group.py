@@ -13,7 +13,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import shlex
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +24,7 @@ from latentbench.select import MatrixOracle
 from latentbench.select.live import LiveConfig, run_live
 
 from ..select_live.conftest import make_data
-from .conftest import TableServer, harness_env, write_items
+from .conftest import LM_EVAL_LOCAL_TASKS, TableServer, harness_env, write_items
 from .test_lm_eval_bridge import TASK
 
 pytestmark = [
@@ -54,7 +53,7 @@ def _files(tmp: Path, items: list[dict], H: np.ndarray, server: TableServer) -> 
     hist = pd.DataFrame(H, columns=ids)
     hist.insert(0, "model", [f"h{k}" for k in range(H.shape[0])])
     hist.to_csv(tmp / "history.csv", index=False)
-    command = shlex.join([sys.executable, "-m", "lm_eval", "run"])
+    command = shlex.join(LM_EVAL_LOCAL_TASKS)
     lines = [
         "[run]", "seed = 3", "budget = 16", "batch_size = 8", "init_batch = 8",
         'policy = "pulse"', "", "[policy]", "refit_every = 1", "",
