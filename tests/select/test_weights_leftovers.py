@@ -1,0 +1,62 @@
+"""Weighted-score leftovers: integer group codes, equal weights, fitted scores by blocks, the
+few-models count, and the values a calibration's kept responses may hold."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from latentbench.exceptions import InputError
+from latentbench.select._estimate_calibration import Calibration
+
+
+def bare_calibration(K: int = 4, n: int = 3, **kw: object) -> Calibration:
+    rng = np.random.default_rng(0)
+    return Calibration(
+        item_ids=tuple(f"q{j}" for j in range(n)),
+        V=rng.normal(size=(n, 1)),
+        b=rng.normal(size=n),
+        sigma=1.0,
+        model_ids=tuple(f"m{k}" for k in range(K)),
+        model_scores=np.full(K, 0.5),
+        model_factors=rng.normal(size=(K, 1)),
+        source="test",
+        hash="0" * 16,
+        **kw,
+    )
+
+
+@pytest.mark.parametrize(
+    ("bad", "shown"),
+    [
+        (np.int8(2), "2"),
+        (np.int8(-5), "-5"),
+        (np.float32(1.5), "1.5"),
+        (np.float32(np.inf), "inf"),
+        (np.float32(-0.25), "-0.25"),
+    ],
+)
+def test_kept_responses_outside_their_values_are_refused(bad, shown):
+    """An int8 array with 2 or -5, a float32 with 1.5 or inf was kept as is (a weighted score
+    of 2 ranked against); now refused naming the value, the cell and what is expected."""
+    dtype = np.asarray(bad).dtype
+    Y = np.zeros((4, 3), dtype=dtype)
+    Y[0, 0] = -1 if dtype == np.int8 else np.nan
+    Y[2, 1] = bad
+    with pytest.raises(InputError, match="responses") as info:
+        bare_calibration(responses=Y)
+    said = str(info.value)
+    assert shown in said and "'m2'" in said and "'q1'" in said
+    assert ("-1 (not observed), 0 or 1" if dtype == np.int8 else "NaN (not observed)") in said
+
+
+def test_kept_responses_within_their_values_are_kept():
+    Y8 = np.array([[-1, 0, 1]] * 4, dtype=np.int8)
+    assert bare_calibration(responses=Y8).responses.dtype == np.int8
+    Y32 = np.array([[np.nan, 0.0, 0.25]] * 4, dtype=np.float32)
+    assert bare_calibration(responses=Y32).responses.dtype == np.float32
+    cal = bare_calibration(responses=np.full((4, 3), np.nan, dtype=np.float32))
+    assert np.isnan(cal.responses).all()
+    assert dataclasses.replace(cal, responses=None).responses is None
