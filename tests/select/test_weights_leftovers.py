@@ -60,3 +60,28 @@ def test_kept_responses_within_their_values_are_kept():
     cal = bare_calibration(responses=np.full((4, 3), np.nan, dtype=np.float32))
     assert np.isnan(cal.responses).all()
     assert dataclasses.replace(cal, responses=None).responses is None
+
+
+def test_fitted_weighted_scores_are_computed_by_blocks_of_rows():
+    """A fit directory's weighted scores built the models x items float64 probabilities (and
+    their temporaries) at once: 4 x 300 x 20,000 x 8 bytes; now by blocks, the same scores."""
+    import tracemalloc
+
+    from latentbench.select._estimate_calibration import _fitted
+    from latentbench.select._estimate_weights import weighted_model_scores
+
+    K, n = 300, 20_000
+    cal = bare_calibration(K, n)
+    w = np.random.default_rng(1).random(n)
+    w /= w.sum()
+    full = K * n * 8
+    tracemalloc.start()
+    try:
+        scores, observed = weighted_model_scores(cal, w)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert not observed
+    expected = _fitted(cal.model_factors, cal.V, cal.b, cal.sigma) @ w
+    np.testing.assert_allclose(scores, expected, rtol=1e-12)
+    assert peak < full / 2, f"peak {peak / 1e6:.0f} MB; the full array is {full / 1e6:.0f} MB"
