@@ -85,3 +85,44 @@ def test_fitted_weighted_scores_are_computed_by_blocks_of_rows():
     expected = _fitted(cal.model_factors, cal.V, cal.b, cal.sigma) @ w
     np.testing.assert_allclose(scores, expected, rtol=1e-12)
     assert peak < full / 2, f"peak {peak / 1e6:.0f} MB; the full array is {full / 1e6:.0f} MB"
+
+
+def few_with_a_weighted_score():
+    """Nine calibration models, three of them with no answer on the items of positive weight
+    (a plain score, a NaN weighted score), and a new model's answers."""
+    import pandas as pd
+
+    from latentbench.io import ResponseMatrix
+    from latentbench.select._estimate_calibration import from_matrix
+
+    rng = np.random.default_rng(5)
+    K, n = 10, 60
+    theta = np.linspace(-1.5, 1.5, K)
+    Y = (rng.random((K, n)) < 1 / (1 + np.exp(-(theta[:, None] + rng.normal(size=n))))).astype(
+        float
+    )
+    Y[:3, :20] = np.nan
+    items = [f"q{j:02d}" for j in range(n)]
+    frame = pd.DataFrame(Y[:9], index=[f"m{k}" for k in range(9)], columns=items)
+    cal = from_matrix(ResponseMatrix.from_wide(frame), rank=1)
+    weights = pd.Series(np.r_[np.ones(20), np.zeros(n - 20)], index=items)
+    return cal, Y[9], weights
+
+
+def test_the_few_models_note_counts_the_models_ranked_by_the_weighted_score():
+    """The note counted the models with a plain score (9, no note) although three have no
+    weighted score and are not ranked: theta rests on 6, and the note says so."""
+    import warnings
+
+    from latentbench.select import estimate
+
+    cal, y, weights = few_with_a_weighted_score()
+    assert int(np.isfinite(cal.model_scores).sum()) == 9
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = estimate(cal, y, model="new", budget=10)
+        r = estimate(cal, y, model="new", budget=10, weights=weights)
+    assert not any("reporting scale" in w for w in plain.warnings)
+    assert r.n_ranked == 7
+    said = [w for w in r.warnings if "reporting scale" in w]
+    assert said and "of 6 calibration model(s) with a weighted score" in said[0]

@@ -1433,10 +1433,13 @@ def _finish(
     theta, theta_lower, theta_upper = _ability(
         cal, seq, ranked, (score, lower, upper), rank, model_scores
     )
-    n_scale = int(np.isfinite(cal.model_scores).sum())
+    # the models ranked against: a weighted score is NaN for a model that answered no item of
+    # positive weight, which then neither ranks nor restates theta
+    n_scale = int(np.isfinite(scores).sum())
     if n_scale < FEW_MODELS:
+        by = "" if model_scores is None else " with a weighted score"
         notes.append(
-            f"theta is on the reporting scale of {n_scale} calibration model(s), fewer than "
+            f"theta is on the reporting scale of {n_scale} calibration model(s){by}, fewer than "
             f"{FEW_MODELS}, where ability intervals were measured to under-cover "
             "(docs/model.md, 'Few models'): read theta's interval as approximate; the score, "
             "its interval and the rank do not rest on it"
