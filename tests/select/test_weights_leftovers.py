@@ -4,6 +4,7 @@ few-models count, and the values a calibration's kept responses may hold."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -126,3 +127,59 @@ def test_the_few_models_note_counts_the_models_ranked_by_the_weighted_score():
     assert r.n_ranked == 7
     said = [w for w in r.warnings if "reporting scale" in w]
     assert said and "of 6 calibration model(s) with a weighted score" in said[0]
+
+
+def test_equal_weights_are_called_the_score_and_target_the_mean(tmp_path, monkeypatch):
+    """All-equal weights give the plain estimate bit for bit, but the summary said ``weighted
+    score``, the legend ``weighted full-benchmark score``, estimates.csv and tiny's design
+    ``target`` ``weighted`` (or ``macro over 2 groups``) and the report left the calibration
+    models out as another quantity. Now ``score``, ``mean`` and the plain report, as without
+    weights; a weighted score still says so."""
+    import json
+
+    import pandas as pd
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+    from latentbench.report import build_estimate_report
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LATENTBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    _register()
+    cal, y, _ = few_with_a_weighted_score()
+    items = list(cal.item_ids)
+    cells = np.asarray(cal.responses, dtype=np.float64)
+    frame = pd.DataFrame(np.where(cells < 0, np.nan, cells), index=list(cal.model_ids),
+                         columns=items)  # fmt: skip
+    frame.rename_axis("model").reset_index().melt("model", var_name="item", value_name="score")\
+        .dropna().to_csv("cal.csv", index=False)  # fmt: skip
+    pd.DataFrame({"item": items, "score": y}).to_csv("new.csv", index=False)
+    pd.DataFrame({"item": items, "weight": 2.5}).to_csv("equal.csv", index=False)
+    pd.DataFrame({"item": items, "group": np.repeat(["a", "b"], 30)}).to_csv(
+        "halves.csv", index=False
+    )
+    pd.DataFrame({"item": items, "weight": np.arange(60) + 1.0}).to_csv("w.csv", index=False)
+    runner = CliRunner()
+    for weights, label, target in (
+        ("equal.csv", "score", "mean"),
+        ("halves.csv", "score", "mean"),
+        ("w.csv", "weighted score", "weighted"),
+    ):
+        out_dir = f"est_{weights}"
+        out = runner.invoke(app, ["estimate", "cal.csv", "new.csv", "--weights", weights,
+                                  "--budget", "10", "--out", out_dir])  # fmt: skip
+        assert out.exit_code == 0, out.output
+        assert out.output.startswith(f"{label} 0."), out.output
+        weighted = target != "mean"
+        assert ("weighted full-benchmark score" in out.output) == weighted, out.output
+        table = pd.read_csv(Path(out_dir) / "estimates.csv")
+        assert table["target"].tolist() == [target]
+        saved = json.loads((Path(out_dir) / "estimate.json").read_text())
+        assert saved["options"]["weights"]["equal"] is not weighted
+        text = build_estimate_report(out_dir)
+        assert ("weighted score" in text) == weighted
+        assert ("the calibration models are not drawn" in text.lower()) == weighted
+        design = runner.invoke(app, ["tiny", "cal.csv", "--k", "5", "--weights", weights,
+                                     "--out", f"d_{weights}"])  # fmt: skip
+        assert design.exit_code == 0, design.output
+        assert set(pd.read_csv(f"d_{weights}")["target"]) == {target}

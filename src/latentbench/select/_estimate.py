@@ -53,6 +53,7 @@ from latentbench.select._estimate_design import (
 )
 from latentbench.select._estimate_weights import (
     ItemWeights,
+    is_weighted,
     read_weights,
     score_label,
     target_label,
@@ -258,7 +259,7 @@ class EstimateResult:
         label = score_label(weights)
         full = self.n_full  # a weighted score: the items of positive weight
         if self.answered_subset:  # what the score and rank are over
-            means = "weighted means" if weights else "means"
+            means = "weighted means" if is_weighted(weights) else "means"
             return (
                 f"{label} {self.score:.3f} {interval} after {self.n_evaluated:,} of the "
                 f"{self.n_items:,} items it answered (of {full:,}); {rank} of "
@@ -1890,7 +1891,7 @@ TABLE_COLUMNS = (
 with a weighted score appends ``target`` (:data:`TARGET_COLUMN`)."""
 
 TARGET_COLUMN = "target"
-"""The column ``estimates.csv`` appends when some score is weighted (``weights=``): what each
+"""The column ``estimates.csv`` appends when some score was given ``weights=``: what each
 row's score is, ``mean``, ``weighted`` or ``macro over 14 groups``. A table of plain means
 has no such column (its columns as before weights)."""
 
@@ -2667,7 +2668,7 @@ _DESIGN_VALUES = {
     "seed": "the integer >= 0 tiny drew the design with",
     "calibration_hash": "the SHA-256 of the calibration tiny drew from",
     "k": "the integer k that `latentbench tiny --k` drew",
-    "target": "the score tiny drew the design for (weighted, or macro over N groups)",
+    "target": "the score tiny drew the design for (weighted, macro over N groups, or mean)",
     "weights_hash": "the hash of the weights tiny drew the design for (tiny --weights)",
 }
 """What a design's one-value columns hold (for the messages that refuse them)."""

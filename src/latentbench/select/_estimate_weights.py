@@ -82,7 +82,8 @@ class ItemWeights:
         Returns
         -------
         dict of str to Any
-            ``kind``, ``n_groups``, ``hash``, ``source``, ``n_positive``.
+            ``kind``, ``n_groups``, ``hash``, ``source``, ``n_positive``, ``equal`` (every
+            calibrated item weighs the same: the target is the plain mean).
         """
         return {
             "kind": self.kind,
@@ -90,13 +91,21 @@ class ItemWeights:
             "hash": self.hash,
             "source": self.source,
             "n_positive": self.n_positive,
+            "equal": self.equal,
         }
 
 
+def is_weighted(record: Mapping[str, Any] | None) -> bool:
+    """Whether ``options["weights"]`` makes the target another score than the plain mean
+    (False: no weights, or weights all equal)."""
+    return bool(record) and not (record or {}).get("equal", False)
+
+
 def score_label(record: Mapping[str, Any] | None) -> str:
-    """What a summary calls the score: ``score``, ``weighted score`` or ``macro score over
-    14 groups`` (from ``options["weights"]``)."""
-    if not record:
+    """What a summary calls the score: ``score`` (no weights, or all equal: the plain
+    mean), ``weighted score`` or ``macro score over 14 groups`` (from
+    ``options["weights"]``)."""
+    if not record or not is_weighted(record):
         return "score"
     if record.get("kind") == "groups":
         return f"macro score over {int(record.get('n_groups') or 0):,} groups"
@@ -105,9 +114,9 @@ def score_label(record: Mapping[str, Any] | None) -> str:
 
 def target_label(record: Mapping[str, Any] | None) -> str:
     """What a score targets, as ``estimates.csv``'s and a design's ``target`` column says it:
-    ``mean`` (no weights), ``weighted`` or ``macro over 14 groups`` (from
+    ``mean`` (no weights, or all equal), ``weighted`` or ``macro over 14 groups`` (from
     ``options["weights"]`` / :meth:`ItemWeights.record`)."""
-    if not record:
+    if not record or not is_weighted(record):
         return "mean"
     if record.get("kind") == "groups":
         return f"macro over {int(record.get('n_groups') or 0)} groups"
