@@ -183,3 +183,36 @@ def test_equal_weights_are_called_the_score_and_target_the_mean(tmp_path, monkey
                                      "--out", f"d_{weights}"])  # fmt: skip
         assert design.exit_code == 0, design.output
         assert set(pd.read_csv(f"d_{weights}")["target"]) == {target}
+
+
+def test_integer_codes_with_0_are_read_as_weights_and_said_so():
+    """A Series of integer group codes 0, 1, 2 was read as weights without a word: group 0
+    weighed 0 and its items left the target. Read as weights still (as documented: numbers
+    are weights), but warned in one line saying how to pass groups, and recorded; text codes
+    give the macro score, floats and bools no warning."""
+    import warnings
+
+    import pandas as pd
+
+    from latentbench.exceptions import DataWarning
+    from latentbench.select import estimate
+    from latentbench.select._estimate_weights import read_weights
+
+    cal, y, _ = few_with_a_weighted_score()
+    codes = pd.Series(np.arange(60) % 3, index=list(cal.item_ids))
+    with pytest.warns(DataWarning, match=r"integer values with 0 are read as weights") as said:
+        checked = read_weights(cal, codes)
+    assert len([w for w in said if "integer values" in str(w.message)]) == 1
+    assert "20 item(s) of weight 0" in checked.note and "'group' column" in checked.note
+    assert checked.n_positive == 40 and checked.record()["note"] == checked.note
+    with pytest.warns(DataWarning, match="integer values"):
+        r = estimate(cal, y, model="new", budget=10, weights=dict(codes))
+    assert sum("integer values" in w for w in r.warnings) == 1
+    assert r.options["weights"]["note"] == checked.note.replace("Series", "mapping")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)
+        for quiet in (codes.astype(float), codes > 0, codes + 1):
+            assert read_weights(cal, quiet).note is None
+        groups = read_weights(cal, codes.astype(str))
+    assert groups.kind == "groups" and groups.n_groups == 3 and groups.note is None
+    assert "note" not in groups.record()

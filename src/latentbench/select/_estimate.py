@@ -1832,6 +1832,8 @@ def _weighted(
     scores, so that equal weights change nothing). ``holds`` replaces ``model NAME
     answered`` in the messages (a live run: ``the configuration holds``)."""
     w = checked.weights
+    if checked.note:  # warned where the weights were read: recorded, not said again
+        notes.append(_Said(checked.note))
     positive = int((w > 0).sum())
     pop = available[w[available] > 0]
     label = score_label(checked.record())

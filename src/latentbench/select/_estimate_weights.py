@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from latentbench.exceptions import InputError
+from latentbench._checks import user_stacklevel
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._estimate_calibration import Calibration, observed_weighted_scores
 
 if TYPE_CHECKING:
@@ -59,6 +61,9 @@ class ItemWeights:
     observed : bool
         Whether ``model_scores`` are observed (False: fitted, a calibration without
         responses).
+    note : str or None
+        What reading them said (integer values with 0 in a Series or mapping: read as
+        weights, not group codes), also warned; None when nothing.
     """
 
     weights: np.ndarray = field(repr=False)
@@ -70,6 +75,7 @@ class ItemWeights:
     equal: bool
     model_scores: np.ndarray | None = field(default=None, repr=False)
     observed: bool = True
+    note: str | None = None
 
     @property
     def n_positive(self) -> int:
@@ -83,9 +89,10 @@ class ItemWeights:
         -------
         dict of str to Any
             ``kind``, ``n_groups``, ``hash``, ``source``, ``n_positive``, ``equal`` (every
-            calibrated item weighs the same: the target is the plain mean).
+            calibrated item weighs the same: the target is the plain mean); ``note`` when
+            reading them said something.
         """
-        return {
+        record: dict[str, Any] = {
             "kind": self.kind,
             "n_groups": self.n_groups,
             "hash": self.hash,
@@ -93,6 +100,9 @@ class ItemWeights:
             "n_positive": self.n_positive,
             "equal": self.equal,
         }
+        if self.note:
+            record["note"] = self.note
+        return record
 
 
 def is_weighted(record: Mapping[str, Any] | None) -> bool:
@@ -149,7 +159,21 @@ def _frame(weights: Any) -> tuple[pd.DataFrame, str, Path | None]:
         text = text or pd.api.types.is_string_dtype(series.dtype)
         column = "group" if text else "weight"
         frame = pd.DataFrame({"item": series.index.astype(str), column: series.to_numpy()})
-        return frame, f"weights ({what} item -> {column})", None
+        source = f"weights ({what} item -> {column})"
+        values = series.to_numpy()
+        if (
+            pd.api.types.is_integer_dtype(series.dtype)
+            and not pd.api.types.is_bool_dtype(series.dtype)
+            and bool((values == 0).any())
+        ):  # 0, 1, 2, ... may be group codes: group 0 would silently leave the target
+            n_zero = int((values == 0).sum())
+            frame.attrs["note"] = (
+                f"{source}: integer values with 0 are read as weights, not group codes: "
+                f"{n_zero:,} item(s) of weight 0 leave the target; for a macro score over "
+                "groups pass text labels (.astype(str)) or a DataFrame with a 'group' "
+                "column, and floats (.astype(float)) to keep these weights without this warning"
+            )
+        return frame, source, None
     if isinstance(weights, str | os.PathLike):
         return (*_read_file(Path(weights)), Path(weights))
     raise InputError(
@@ -196,6 +220,12 @@ def read_weights(cal: Calibration, weights: Any) -> ItemWeights:
     -------
     ItemWeights
 
+    Warns
+    -----
+    DataWarning
+        A Series / mapping of integers with 0: read as weights (its items of weight 0 leave
+        the target), not as group codes; also in :attr:`ItemWeights.note`.
+
     Raises
     ------
     InputError
@@ -213,6 +243,7 @@ def read_weights(cal: Calibration, weights: Any) -> ItemWeights:
             )
         return weights
     frame, source, path = _frame(weights)
+    note = frame.attrs.get("note")
 
     def row(k: int) -> str:
         """Where row ``k`` is: ``line 5`` of a CSV file, ``row 4`` of a table."""
@@ -298,6 +329,8 @@ def read_weights(cal: Calibration, weights: Any) -> ItemWeights:
         n_groups = len(names)
         sizes = np.bincount(codes, minlength=n_groups)
         w[pos] = 1.0 / (n_groups * sizes[codes])
+    if note:  # said once, where they are read (estimate_many reads them once for all)
+        warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
     equal = bool((w == w[0]).all())
     scores, observed = (None, True) if equal else weighted_model_scores(cal, w)
     digest = hashlib.sha256()
@@ -313,6 +346,7 @@ def read_weights(cal: Calibration, weights: Any) -> ItemWeights:
         equal=equal,
         model_scores=scores,
         observed=observed,
+        note=note,
     )
 
 
