@@ -95,7 +95,7 @@ def test_tiny_with_equal_weights_draws_the_plain_design(small):
     equal = tiny(cal, k=40, seed=4, weights=pd.Series(np.repeat(["a", "b"], 150),
                                                       index=list(cal.item_ids)))  # fmt: skip
     pd.testing.assert_frame_equal(equal[DESIGN_COLUMNS], plain)
-    assert set(equal["target"]) == {"macro over 2 groups"}
+    assert set(equal["target"]) == {"mean"}  # all equal: the plain mean
 
 
 def test_estimate_scores_the_weighted_target_on_a_weighted_design(small):

@@ -378,7 +378,9 @@ def interval_legend(results: Any) -> str | None:
     levels = sorted({_level(r.level) for r in shown})
     subset = any(r.answered_subset for r in shown)  # items of weight 0 are none of the score's
     what = "of the score on the items answered" if subset else "of the full-benchmark score"
-    if any(r.options.get("weights") for r in shown):  # --weights: the weighted score
+    # --weights: the weighted score (unless all equal: the plain mean)
+    records = [r.options.get("weights") for r in shown]
+    if any(w and not w.get("equal") for w in records):
         what = what.replace("of the ", "of the weighted ", 1)
     return (
         f"[ ]: the {'/'.join(levels)} interval {what}, valid at every step whether or not "

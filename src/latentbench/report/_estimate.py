@@ -25,7 +25,7 @@ from latentbench.report._blocks import (
     short_hashes,
 )
 from latentbench.select._estimate import outward
-from latentbench.select._estimate_weights import score_label
+from latentbench.select._estimate_weights import is_weighted, score_label
 
 if TYPE_CHECKING:
     from latentbench.select import EstimateResult, EstimateSet
@@ -234,7 +234,7 @@ def _reference(result: EstimateResult, base: Path | None = None) -> tuple[np.nda
     from latentbench.select import load_calibration
 
     weights = result.options.get("weights")
-    if weights:  # the calibration's plain scores are not on the weighted score's scale
+    if weights and is_weighted(weights):  # the calibration's plain scores are another quantity
         return None, (
             "the calibration models are not drawn: the estimate is a weighted score (weights "
             f"{weights.get('hash', '')}), and their plain scores are another quantity; the "

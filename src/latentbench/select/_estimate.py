@@ -53,6 +53,7 @@ from latentbench.select._estimate_design import (
 )
 from latentbench.select._estimate_weights import (
     ItemWeights,
+    is_weighted,
     read_weights,
     score_label,
     target_label,
@@ -258,7 +259,7 @@ class EstimateResult:
         label = score_label(weights)
         full = self.n_full  # a weighted score: the items of positive weight
         if self.answered_subset:  # what the score and rank are over
-            means = "weighted means" if weights else "means"
+            means = "weighted means" if is_weighted(weights) else "means"
             return (
                 f"{label} {self.score:.3f} {interval} after {self.n_evaluated:,} of the "
                 f"{self.n_items:,} items it answered (of {full:,}); {rank} of "
@@ -1457,10 +1458,13 @@ def _finish(
     theta, theta_lower, theta_upper = _ability(
         cal, seq, ranked, (score, lower, upper), rank, model_scores
     )
-    n_scale = int(np.isfinite(cal.model_scores).sum())
+    # the models ranked against: a weighted score is NaN for a model that answered no item of
+    # positive weight, which then neither ranks nor restates theta
+    n_scale = int(np.isfinite(scores).sum())
     if n_scale < FEW_MODELS:
+        by = "" if model_scores is None else " with a weighted score"
         notes.append(
-            f"theta is on the reporting scale of {n_scale} calibration model(s), fewer than "
+            f"theta is on the reporting scale of {n_scale} calibration model(s){by}, fewer than "
             f"{FEW_MODELS}, where ability intervals were measured to under-cover "
             "(docs/model.md, 'Few models'): read theta's interval as approximate; the score, "
             "its interval and the rank do not rest on it"
@@ -1852,6 +1856,8 @@ def _weighted(
     scores, so that equal weights change nothing). ``holds`` replaces ``model NAME
     answered`` in the messages (a live run: ``the configuration holds``)."""
     w = checked.weights
+    if checked.note:  # warned where the weights were read: recorded, not said again
+        notes.append(_Said(checked.note))
     positive = int((w > 0).sum())
     pop = available[w[available] > 0]
     label = score_label(checked.record())
@@ -1911,7 +1917,7 @@ TABLE_COLUMNS = (
 with a weighted score appends ``target`` (:data:`TARGET_COLUMN`)."""
 
 TARGET_COLUMN = "target"
-"""The column ``estimates.csv`` appends when some score is weighted (``weights=``): what each
+"""The column ``estimates.csv`` appends when some score was given ``weights=``: what each
 row's score is, ``mean``, ``weighted`` or ``macro over 14 groups``. A table of plain means
 has no such column (its columns as before weights)."""
 
@@ -2688,7 +2694,7 @@ _DESIGN_VALUES = {
     "seed": "the integer >= 0 tiny drew the design with",
     "calibration_hash": "the SHA-256 of the calibration tiny drew from",
     "k": "the integer k that `latentbench tiny --k` drew",
-    "target": "the score tiny drew the design for (weighted, or macro over N groups)",
+    "target": "the score tiny drew the design for (weighted, macro over N groups, or mean)",
     "weights_hash": "the hash of the weights tiny drew the design for (tiny --weights)",
 }
 """What a design's one-value columns hold (for the messages that refuse them)."""

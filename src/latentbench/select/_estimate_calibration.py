@@ -13,6 +13,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+import math
 import os
 import sys
 import warnings
@@ -194,6 +195,7 @@ class Calibration:
                     f"calibration: responses of shape {Y.shape}; expected "
                     f"({U.shape[0]}, {n}) (models x items)"
                 )
+            _check_responses(Y, self.model_ids, self.item_ids)
             Y.setflags(write=False)
             object.__setattr__(self, "responses", Y)
         for name, value in (
@@ -273,6 +275,33 @@ class Calibration:
         mu = self.bw / self.sigma
         s2 = (self.Vw**2).sum(axis=1) / self.sigma**2
         return np.asarray(sigmoid(mu / np.sqrt(1.0 + np.pi * s2 / 8.0)), dtype=np.float64)
+
+
+def _check_responses(Y: np.ndarray, model_ids: Any, item_ids: Any) -> None:
+    """Refuse kept responses outside their dtype's values: int8 -1 (not observed), 0 or 1;
+    float32 NaN (not observed) or in [0, 1]. Reductions only (no temporary of the matrix's
+    size unless a value is wrong)."""
+    if Y.size == 0:
+        return
+    if Y.dtype == np.int8:
+        if int(Y.min()) >= -1 and int(Y.max()) <= 1:
+            return
+        bad = (Y < -1) | (Y > 1)
+        expected = "-1 (not observed), 0 or 1 in an int8 array"
+    else:
+        low, high = float(np.fmin.reduce(Y, axis=None)), float(np.fmax.reduce(Y, axis=None))
+        if math.isnan(low) or (low >= 0.0 and high <= 1.0):  # all NaN, or all within [0, 1]
+            return
+        bad = ~np.isnan(Y) & ~((Y >= 0) & (Y <= 1))
+        expected = "NaN (not observed) or a number in [0, 1] in a float32 array"
+    k, j = (int(i) for i in np.unravel_index(int(np.argmax(bad)), Y.shape))
+    model = model_ids[k] if k < len(model_ids) else k
+    item = item_ids[j] if j < len(item_ids) else j
+    value = Y[k, j].item()
+    raise InputError(
+        f"calibration: field 'responses' holds {value!r} (model {model!r}, item {item!r}; "
+        f"{int(bad.sum()):,} such cell(s)); expected {expected}"
+    )
 
 
 def compact_responses(Y: Any) -> np.ndarray:

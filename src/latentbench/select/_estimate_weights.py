@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from latentbench.exceptions import InputError
+from latentbench._checks import user_stacklevel
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._estimate_calibration import Calibration, observed_weighted_scores
 
 if TYPE_CHECKING:
@@ -28,6 +30,9 @@ __all__ = ["ItemWeights", "read_weights", "weighted_model_scores"]
 
 _SHOWN = 5
 """Item ids a message names at most."""
+
+_FITTED_BLOCK = 1 << 21
+"""Cells of fitted probabilities computed at once (16 MB of float64)."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,9 @@ class ItemWeights:
     observed : bool
         Whether ``model_scores`` are observed (False: fitted, a calibration without
         responses).
+    note : str or None
+        What reading them said (integer values with 0 in a Series or mapping: read as
+        weights, not group codes), also warned; None when nothing.
     """
 
     weights: np.ndarray = field(repr=False)
@@ -67,6 +75,7 @@ class ItemWeights:
     equal: bool
     model_scores: np.ndarray | None = field(default=None, repr=False)
     observed: bool = True
+    note: str | None = None
 
     @property
     def n_positive(self) -> int:
@@ -79,21 +88,34 @@ class ItemWeights:
         Returns
         -------
         dict of str to Any
-            ``kind``, ``n_groups``, ``hash``, ``source``, ``n_positive``.
+            ``kind``, ``n_groups``, ``hash``, ``source``, ``n_positive``, ``equal`` (every
+            calibrated item weighs the same: the target is the plain mean); ``note`` when
+            reading them said something.
         """
-        return {
+        record: dict[str, Any] = {
             "kind": self.kind,
             "n_groups": self.n_groups,
             "hash": self.hash,
             "source": self.source,
             "n_positive": self.n_positive,
+            "equal": self.equal,
         }
+        if self.note:
+            record["note"] = self.note
+        return record
+
+
+def is_weighted(record: Mapping[str, Any] | None) -> bool:
+    """Whether ``options["weights"]`` makes the target another score than the plain mean
+    (False: no weights, or weights all equal)."""
+    return bool(record) and not (record or {}).get("equal", False)
 
 
 def score_label(record: Mapping[str, Any] | None) -> str:
-    """What a summary calls the score: ``score``, ``weighted score`` or ``macro score over
-    14 groups`` (from ``options["weights"]``)."""
-    if not record:
+    """What a summary calls the score: ``score`` (no weights, or all equal: the plain
+    mean), ``weighted score`` or ``macro score over 14 groups`` (from
+    ``options["weights"]``)."""
+    if not record or not is_weighted(record):
         return "score"
     if record.get("kind") == "groups":
         return f"macro score over {int(record.get('n_groups') or 0):,} groups"
@@ -102,9 +124,9 @@ def score_label(record: Mapping[str, Any] | None) -> str:
 
 def target_label(record: Mapping[str, Any] | None) -> str:
     """What a score targets, as ``estimates.csv``'s and a design's ``target`` column says it:
-    ``mean`` (no weights), ``weighted`` or ``macro over 14 groups`` (from
+    ``mean`` (no weights, or all equal), ``weighted`` or ``macro over 14 groups`` (from
     ``options["weights"]`` / :meth:`ItemWeights.record`)."""
-    if not record:
+    if not record or not is_weighted(record):
         return "mean"
     if record.get("kind") == "groups":
         return f"macro over {int(record.get('n_groups') or 0)} groups"
@@ -137,7 +159,21 @@ def _frame(weights: Any) -> tuple[pd.DataFrame, str, Path | None]:
         text = text or pd.api.types.is_string_dtype(series.dtype)
         column = "group" if text else "weight"
         frame = pd.DataFrame({"item": series.index.astype(str), column: series.to_numpy()})
-        return frame, f"weights ({what} item -> {column})", None
+        source = f"weights ({what} item -> {column})"
+        values = series.to_numpy()
+        if (
+            pd.api.types.is_integer_dtype(series.dtype)
+            and not pd.api.types.is_bool_dtype(series.dtype)
+            and bool((values == 0).any())
+        ):  # 0, 1, 2, ... may be group codes: group 0 would silently leave the target
+            n_zero = int((values == 0).sum())
+            frame.attrs["note"] = (
+                f"{source}: integer values with 0 are read as weights, not group codes: "
+                f"{n_zero:,} item(s) of weight 0 leave the target; for a macro score over "
+                "groups pass text labels (.astype(str)) or a DataFrame with a 'group' "
+                "column, and floats (.astype(float)) to keep these weights without this warning"
+            )
+        return frame, source, None
     if isinstance(weights, str | os.PathLike):
         return (*_read_file(Path(weights)), Path(weights))
     raise InputError(
@@ -184,6 +220,12 @@ def read_weights(cal: Calibration, weights: Any) -> ItemWeights:
     -------
     ItemWeights
 
+    Warns
+    -----
+    DataWarning
+        A Series / mapping of integers with 0: read as weights (its items of weight 0 leave
+        the target), not as group codes; also in :attr:`ItemWeights.note`.
+
     Raises
     ------
     InputError
@@ -201,6 +243,7 @@ def read_weights(cal: Calibration, weights: Any) -> ItemWeights:
             )
         return weights
     frame, source, path = _frame(weights)
+    note = frame.attrs.get("note")
 
     def row(k: int) -> str:
         """Where row ``k`` is: ``line 5`` of a CSV file, ``row 4`` of a table."""
@@ -286,6 +329,8 @@ def read_weights(cal: Calibration, weights: Any) -> ItemWeights:
         n_groups = len(names)
         sizes = np.bincount(codes, minlength=n_groups)
         w[pos] = 1.0 / (n_groups * sizes[codes])
+    if note:  # said once, where they are read (estimate_many reads them once for all)
+        warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
     equal = bool((w == w[0]).all())
     scores, observed = (None, True) if equal else weighted_model_scores(cal, w)
     digest = hashlib.sha256()
@@ -301,6 +346,7 @@ def read_weights(cal: Calibration, weights: Any) -> ItemWeights:
         equal=equal,
         model_scores=scores,
         observed=observed,
+        note=note,
     )
 
 
@@ -323,9 +369,33 @@ def weighted_model_scores(cal: Calibration, w: np.ndarray) -> tuple[np.ndarray, 
     scores : ndarray of shape (K,)
     observed : bool
     """
-    from latentbench.irt._objective import sigmoid
-
     if cal.responses is not None:
         return observed_weighted_scores(cal.responses, w), True
-    p = sigmoid((cal.model_factors @ cal.V.T + cal.b[None, :]) / cal.sigma)
-    return np.asarray(np.asarray(p) @ w, dtype=np.float64), False
+    return fitted_weighted_scores(cal, w), False
+
+
+def fitted_weighted_scores(cal: Calibration, w: np.ndarray) -> np.ndarray:
+    """The calibration models' fitted weighted scores ``sum_j w_j p_kj``, shape (K,).
+
+    By blocks of rows of the fit's probabilities (16 MB of float64 a block), never the
+    models x items array (2,000 x 20,000: 320 MB, and its temporaries).
+
+    Parameters
+    ----------
+    cal : Calibration
+    w : ndarray of shape (n_items,)
+        Non-negative weights.
+
+    Returns
+    -------
+    ndarray of float64 of shape (K,)
+    """
+    from latentbench.select._estimate_calibration import _fitted
+
+    U = np.asarray(cal.model_factors, dtype=np.float64)
+    K, n = U.shape[0], cal.n_items
+    out = np.empty(K)
+    step = max(1, _FITTED_BLOCK // max(n, 1))
+    for a in range(0, K, step):  # a loop over blocks of rows, not over models
+        out[a : a + step] = _fitted(U[a : a + step], cal.V, cal.b, cal.sigma) @ w
+    return out
