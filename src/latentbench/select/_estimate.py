@@ -2196,8 +2196,11 @@ def _by_model(
 # ------------------------------------------------------------------------------ fixed designs
 def tiny(
     calibration: CalibrationLike,
-    k: int = 100,
+    k: int | None = None,
     *,
+    precision: float | None = None,
+    delta: float | None = None,
+    responses: ResponseMatrix | str | os.PathLike[str] | None = None,
     seed: int = 0,
     floor: float = 0.5,
     rank: int = 1,
@@ -2211,13 +2214,30 @@ def tiny(
     full-benchmark mean from the answers to exactly these items. The Python twin of
     ``latentbench tiny`` (which writes this table as ``items.csv``).
 
+    With ``precision``, ``k`` is chosen: the smallest size (to within 1%, one item below 100)
+    whose interval half-width at ``delta``, median over the calibration models, is at most
+    ``precision``. Each calibration model's own answers are replayed on the design as
+    :func:`estimate` with ``items=`` scores them; in-sample (those answers made the
+    calibration), so a new model unlike them may need more items (docs/estimate.md,
+    "Sizing a design for a half-width").
+
     Parameters
     ----------
     calibration : path, IRTResult, ResponseMatrix or Calibration
         As :func:`estimate`'s; a store benchmark's (``latentbench tiny --store S --benchmark
         B``) is ``load_calibration(store, benchmark=B)``.
-    k : int, default 100
-        Items to draw, in [1, the calibration's items].
+    k : int, optional
+        Items to draw, in [1, the calibration's items]; default 100 without ``precision``
+        (give one of ``k`` and ``precision``, not both).
+    precision : float, optional
+        Target half-width of the interval, in (0, 0.5): ``k`` is chosen for it.
+    delta : float, optional
+        Miscoverage of the interval the precision is for (``estimate --delta``); default
+        0.05, with ``precision`` only.
+    responses : ResponseMatrix or path, optional
+        With ``precision``: the calibration models' answers (a matrix or its file); default
+        the calibration's own when it is a matrix (a file, a ``ResponseMatrix``, an
+        ``IRTResult`` that keeps its matrix). Models and items are matched by id.
     seed : int, default 0
         Seed of the draw (an integer >= 0).
     floor : float, default 0.5
@@ -2229,7 +2249,7 @@ def tiny(
 
     Returns
     -------
-    DataFrame of shape (k, 8)
+    DataFrame of shape (k, 8), or (k, 13) with ``precision``
         One row per item in draw order: ``item``, ``order`` (1-based), ``probability`` (of
         its draw), ``weight`` (``1 / (N pi)``, N the calibration's items), ``floor``, ``seed``,
         ``calibration_hash`` and ``k`` (the registered size: :func:`estimate` sizes the
@@ -2237,32 +2257,62 @@ def tiny(
         had after ``k'`` items). What the draw depends on (the calibration, ``floor`` and
         ``seed``; the first ``k'`` items of a ``k``-item design are the ``k'``-item design) is
         recorded, so that :func:`estimate` with ``items=`` replays the draw and refuses a row
-        whose item is not the one drawn at its order. Save it with ``to_csv`` (as
+        whose item is not the one drawn at its order. With ``precision``, also ``precision``,
+        ``delta``, ``predicted_half_width`` (the median over the calibration models),
+        ``predicted_half_width_p90`` (their 90th percentile) and ``predicted_models`` (how
+        many answered every design item), the same on every row. Save it with ``to_csv`` (as
         ``latentbench tiny`` does) or ``to_parquet``: ``items=`` reads either.
 
     Raises
     ------
     InputError
-        ``k`` not an integer in [1, n_items], or an unusable calibration or option.
+        ``k`` not an integer in [1, n_items], ``k`` and ``precision`` given together,
+        ``precision`` or ``delta`` outside their ranges, no answers to replay (a fit
+        directory without ``responses``), or an unusable calibration or option.
     """
     import pandas as pd
 
     seed = check_seed(seed, "seed")
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+    if precision is None:
+        if delta is not None:
+            raise InputError(
+                f"delta={delta!r} without precision: delta is the level the precision is "
+                "predicted at; give precision=, or drop delta (estimate --delta sets the "
+                "interval's own)"
+            )
+        k = 100 if k is None else k
+    elif k is not None:
+        raise InputError(
+            f"k={k!r} and precision={precision!r}: give one (k items, or the k chosen for "
+            "the precision)"
+        )
+    else:
+        _check_options(None, precision, 0.05 if delta is None else delta, need_stop=False)
+    if k is not None and (isinstance(k, bool) or not isinstance(k, numbers.Integral)):
         raise InputError(f"k={k!r}; expected an integer >= 1 (the number of items to draw)")
-    k = int(k)
     cal = load_calibration(calibration, rank=rank, cache=cache)
+    size = None
+    stream = _draw_stream(cal, floor, seed)
+    if precision is not None:
+        answers = _calibration_answers(calibration, responses, cal)
+        from latentbench.select._tiny_precision import size_design
+
+        level = 0.05 if delta is None else float(delta)
+        size = size_design(
+            cal,
+            answers,
+            precision=float(precision),
+            engine=lambda: _design_engine(cal, floor, level),
+            draws=lambda m: np.asarray([j for j, _ in stream(m)], dtype=np.int64),
+        )
+        k = size.k
+    assert k is not None
+    k = int(k)
     if not 1 <= k <= cal.n_items:
         raise InputError(f"k={k!r}; expected an integer in [1, {cal.n_items}]")
-    seq = _fixed_sequence(cal, floor)
-    rng = _design_rng(seed)
-    picks, probs = [], []
-    for _ in range(k):
-        pi = seq.probabilities()
-        j = draw_item(pi, seq.unrevealed, rng, seq.draw_order)
-        seq.unrevealed[j] = False
-        picks.append(j)
-        probs.append(float(pi[j]))
+    drawn = stream(k)
+    picks = [j for j, _ in drawn]
+    probs = [p for _, p in drawn]
     frame = pd.DataFrame(
         {
             "item": text_array([cal.item_ids[j] for j in picks]),
@@ -2275,7 +2325,93 @@ def tiny(
             "k": k,
         }
     )
+    if size is not None:
+        frame["precision"] = float(precision)  # type: ignore[arg-type]
+        frame["delta"] = 0.05 if delta is None else float(delta)
+        frame["predicted_half_width"] = size.median
+        frame["predicted_half_width_p90"] = size.p90
+        frame["predicted_models"] = size.n_models
     return frame
+
+
+def _draw_stream(
+    cal: Calibration, floor: float, seed: int
+) -> Callable[[int], list[tuple[int, float]]]:
+    """``first(k)``: the first ``k`` draws (calibration position, probability) of the
+    design of ``cal`` with ``floor`` and ``seed``, in order; drawn once, extended on demand
+    (the first ``k'`` draws of a ``k``-item design are the ``k'``-item design)."""
+    seq = _fixed_sequence(cal, floor)
+    rng = _design_rng(seed)
+    out: list[tuple[int, float]] = []
+
+    def first(k: int) -> list[tuple[int, float]]:
+        while len(out) < k:
+            pi = seq.probabilities()
+            j = draw_item(pi, seq.unrevealed, rng, seq.draw_order)
+            seq.unrevealed[j] = False
+            out.append((j, float(pi[j])))
+        return out[:k]
+
+    return first
+
+
+def _calibration_answers(calibration: Any, responses: Any, cal: Calibration) -> np.ndarray:
+    """The calibration models' scores on ``cal``'s items, shape (models, n_items), NaN where
+    missing: from ``responses`` (a ResponseMatrix or its file) or the calibration's own
+    matrix; refused when neither has any."""
+    from latentbench.io import ResponseMatrix
+    from latentbench.irt import IRTResult
+
+    matrix = responses
+    if matrix is None:
+        if isinstance(calibration, ResponseMatrix):
+            matrix = calibration
+        elif isinstance(calibration, IRTResult) and calibration.matrix is not None:
+            matrix = calibration.matrix
+        elif isinstance(calibration, str | os.PathLike) and Path(calibration).is_file():
+            matrix = calibration
+        else:
+            raise InputError(
+                f"precision with calibration {cal.source}: the half-width is predicted by "
+                "replaying the calibration models' answers, which it does not keep (a fit "
+                "directory or a calibration carries parameters only); give the matrix the "
+                "fit was made from (Python responses=MATRIX; on the command line, calibrate "
+                "on the matrix file or --store --benchmark instead), or choose k by hand (k=, "
+                "--k)"
+            )
+    if isinstance(matrix, str | os.PathLike):
+        matrix = ResponseMatrix.read(matrix)
+    if not isinstance(matrix, ResponseMatrix):
+        raise InputError(
+            f"responses of type {type(matrix).__name__}; expected a ResponseMatrix or its file"
+        )
+    rows = {str(m): i for i, m in enumerate(matrix.model_ids)}
+    cols = {str(j): i for i, j in enumerate(matrix.item_ids)}
+    keep = [rows[m] for m in cal.model_ids if m in rows]
+    if not keep:
+        raise InputError(
+            f"responses: none of its {len(rows):,} models is a calibration model "
+            f"({', '.join(repr(m) for m in cal.model_ids[:3])}, ...); expected the matrix "
+            "the calibration was made from"
+        )
+    at = np.fromiter((cols.get(j, -1) for j in cal.item_ids), dtype=np.int64, count=cal.n_items)
+    Y = np.asarray(matrix.scores, dtype=np.float64)[keep]
+    out = np.where(at >= 0, Y[:, np.maximum(at, 0)], np.nan)
+    return np.asarray(out, dtype=np.float64)
+
+
+def _design_engine(
+    cal: Calibration, floor: float, delta: float, proxy: str = "irt", point: str = "dr"
+) -> SequentialEstimate:
+    """A model's estimate on a fixed design before its first answer, as ``estimate(items=)``
+    runs it (and ``tiny(precision=)`` replays the calibration models with it): the fixed
+    design's engine (:func:`_fixed_sequence`) with an unsized sequence at ``delta``."""
+    from latentbench.select._estimate_cs import WeightedBettingCS
+
+    seq = _fixed_sequence(cal, floor, proxy, point)
+    seq.delta = float(delta)
+    seq.cs = WeightedBettingCS(delta)
+    return seq
 
 
 def _design_rng(seed: int) -> np.random.Generator:
@@ -2695,13 +2831,9 @@ def _estimate_fixed(
                    proposal="residual")  # fmt: skip
     _check_design_answered(cal, name, y, pos, "the design" if isinstance(items, pd.DataFrame)
                            else str(items))  # fmt: skip
-    seq = _fixed_sequence(cal, floor, options["proxy"], options["point"])
+    seq = _design_engine(cal, floor, delta, options["proxy"], options["point"])
     notes.extend(proxy_note(cal, options["proxy"], seq.proxy_used))
     options["proxy"] = seq.proxy_used
-    seq.delta = float(delta)
-    from latentbench.select._estimate_cs import WeightedBettingCS
-
-    seq.cs = WeightedBettingCS(delta)
     # the design's registered size is its budget, fixed before any answer: sized for its end
     # (a design cut after k' rows keeps the registered k: a point on the registered run)
     registered = checked.registered
