@@ -2214,7 +2214,7 @@ def tiny(
     full-benchmark mean from the answers to exactly these items. The Python twin of
     ``latentbench tiny`` (which writes this table as ``items.csv``).
 
-    With ``precision``, ``k`` is chosen: the smallest size (to within 1%, one item below 100)
+    With ``precision``, ``k`` is chosen: the smallest size (to within 2%, one item below 50)
     whose interval half-width at ``delta``, median over the calibration models, is at most
     ``precision``. Each calibration model's own answers are replayed on the design as
     :func:`estimate` with ``items=`` scores them; in-sample (those answers made the

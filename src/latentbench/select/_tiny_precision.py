@@ -171,16 +171,8 @@ def size_design(
         lo = k  # a half-width falls about as 1 / sqrt(k): aim just past it, within 1.1-4x
         aim = math.ceil(1.02 * k * (h / precision) ** 2)
         k = min(cap, max(math.ceil(1.1 * k), min(4 * k, aim)))
-    while hi - lo > max(1, int(_K_TOLERANCE * hi)):
-        d = max(1, int(_K_TOLERANCE * hi / 2))
-        if lo and tried[lo] > tried[hi] > 0:  # log-log interpolation between the two
-            slope = math.log(tried[hi] / tried[lo]) / math.log(hi / lo)
-            guess = lo * math.exp(math.log(precision / tried[lo]) / slope) if slope < 0 else lo
-        else:
-            guess = 0.5 * (lo + hi)
-        c = int(min(max(round(guess), lo + d), hi - d))
-        if c <= lo or c >= hi:
-            c = (lo + hi) // 2
+    while hi - lo > max(1, int(_K_TOLERANCE * hi)):  # bisection (the medians are flat
+        c = (lo + hi) // 2  # near the target and move by grid steps: no interpolation)
         if median(c) <= precision * (1 + 1e-9):
             hi = c
         else:
