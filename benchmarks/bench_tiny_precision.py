@@ -11,6 +11,7 @@ predicted median and 90th percentile. Also prints the seconds ``tiny(precision=)
 Run::
 
     nice python benchmarks/bench_tiny_precision.py bfcl_v2 --precision 0.03 --held-out 5
+    nice python benchmarks/bench_tiny_precision.py mmlu_pro --precision 0.03 --time-only
 """
 
 from __future__ import annotations
@@ -31,9 +32,25 @@ def main() -> None:
     parser.add_argument("--precision", type=float, default=0.03)
     parser.add_argument("--held-out", type=int, default=5)
     parser.add_argument("--data", default="/work/shared/data")
+    parser.add_argument(
+        "--time-only", action="store_true", help="time tiny(precision=) on the whole matrix"
+    )
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     full = ResponseMatrix.read(f"{args.data}/{args.matrix}.parquet")
+    if args.time_only:
+        t0 = time.perf_counter()
+        tiny(full, k=1)  # the fit, timed apart
+        fit = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        design = tiny(full, precision=args.precision)
+        row = design.iloc[0]
+        print(
+            f"{args.matrix}: precision {args.precision}: k = {len(design)}, median "
+            f"{row['predicted_half_width']:.4f}, p90 {row['predicted_half_width_p90']:.4f} over "
+            f"{row['predicted_models']} models; {time.perf_counter() - t0:.1f} s (fit {fit:.1f} s)"
+        )
+        return
     Y = np.asarray(full.scores, dtype=np.float64)
     complete = np.flatnonzero(np.isfinite(Y).all(axis=1))
     acc = np.nanmean(Y[complete], axis=1)
