@@ -839,16 +839,19 @@ def tiny_command(
             responses = None
             if precision is not None and store is not None and benchmark is not None:
                 responses = _store_responses(store, benchmark, choice)
-            frame = tiny(
-                cal if precision is None else given_cal,
-                k,
-                precision=precision,
-                delta=delta,
-                responses=responses,
-                seed=seed,
-                floor=floor,
-                rank=rank,
-            )
+            if precision is None:  # --k, or tiny's own default
+                sized = (cal,) if k is None else (cal, k)
+                frame = tiny(*sized, seed=seed, floor=floor, rank=rank)
+            else:
+                frame = tiny(
+                    given_cal,
+                    precision=precision,
+                    delta=delta,
+                    responses=responses,
+                    seed=seed,
+                    floor=floor,
+                    rank=rank,
+                )
             if samples_out is not None:
                 samples = lm_eval_samples(frame, task=_samples_task(task, frame, cal))
         except InputError as exc:

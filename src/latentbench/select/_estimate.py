@@ -2194,9 +2194,12 @@ def _by_model(
 
 
 # ------------------------------------------------------------------------------ fixed designs
+_DEFAULT_K = _Default(100)
+
+
 def tiny(
     calibration: CalibrationLike,
-    k: int | None = None,
+    k: int = _DEFAULT_K,
     *,
     precision: float | None = None,
     delta: float | None = None,
@@ -2226,8 +2229,8 @@ def tiny(
     calibration : path, IRTResult, ResponseMatrix or Calibration
         As :func:`estimate`'s; a store benchmark's (``latentbench tiny --store S --benchmark
         B``) is ``load_calibration(store, benchmark=B)``.
-    k : int, optional
-        Items to draw, in [1, the calibration's items]; default 100 without ``precision``
+    k : int, default 100
+        Items to draw, in [1, the calibration's items]; chosen instead with ``precision``
         (give one of ``k`` and ``precision``, not both).
     precision : float, optional
         Target half-width of the interval, in (0, 0.5): ``k`` is chosen for it.
@@ -2280,15 +2283,14 @@ def tiny(
                 "predicted at; give precision=, or drop delta (estimate --delta sets the "
                 "interval's own)"
             )
-        k = 100 if k is None else k
-    elif k is not None:
+    elif k is not _DEFAULT_K:
         raise InputError(
             f"k={k!r} and precision={precision!r}: give one (k items, or the k chosen for "
             "the precision)"
         )
     else:
         _check_options(None, precision, 0.05 if delta is None else delta, need_stop=False)
-    if k is not None and (isinstance(k, bool) or not isinstance(k, numbers.Integral)):
+    if precision is None and (isinstance(k, bool) or not isinstance(k, numbers.Integral)):
         raise InputError(f"k={k!r}; expected an integer >= 1 (the number of items to draw)")
     cal = load_calibration(calibration, rank=rank, cache=cache)
     size = None
@@ -2306,7 +2308,6 @@ def tiny(
             draws=lambda m: np.asarray([j for j, _ in stream(m)], dtype=np.int64),
         )
         k = size.k
-    assert k is not None
     k = int(k)
     if not 1 <= k <= cal.n_items:
         raise InputError(f"k={k!r}; expected an integer in [1, {cal.n_items}]")
@@ -2326,7 +2327,7 @@ def tiny(
         }
     )
     if size is not None:
-        frame["precision"] = float(precision)  # type: ignore[arg-type]
+        frame["precision"] = float(precision)
         frame["delta"] = 0.05 if delta is None else float(delta)
         frame["predicted_half_width"] = size.median
         frame["predicted_half_width_p90"] = size.p90
