@@ -231,3 +231,20 @@ def test_a_task_equals_name_choice_names_the_store_benchmarks_metric(files):
     assert other.exit_code == 2
     assert "--filter gsm8k=strict: a choice for task 'gsm8k'" in said
     assert "expected --filter NAME or --filter b=NAME" in said
+
+
+def test_tiny_precision_on_a_store_replays_its_benchmark_s_answers(files, tmp_path):
+    """``tiny --store S --benchmark B --precision H`` reads the benchmark's answers to predict
+    the width (a store calibration carries parameters only), as from the matrix file."""
+    store = ["--store", str(files / "s.duckdb"), "--benchmark", "b"]
+    lines = []
+    for source in (store, [str(files / "cal.csv")]):
+        out = tmp_path / f"items{len(lines)}.csv"
+        args = ["tiny", *source, "--precision", "0.25", "--out", str(out)]
+        outcome = runner.invoke(app, args)
+        assert outcome.exit_code == 0, outcome.output
+        line = next(x for x in outcome.output.splitlines() if x.startswith("k = "))
+        assert f"k = {len(pd.read_csv(out))} items" in line
+        assert "median over the 12 calibration models" in line
+        lines.append(line)
+    assert lines[0] == lines[1]

@@ -775,7 +775,26 @@ def tiny_command(
     split: str | None = typer.Option(
         None, help="With --benchmark: its split, when it has several (default: test, warned)."
     ),
-    k: int = typer.Option(100, "--k", help="Number of items."),
+    k: int | None = typer.Option(
+        None,
+        "--k",
+        help="Number of items (default 100; or choose it with --precision).",
+        show_default=False,
+    ),
+    precision: float | None = typer.Option(
+        None,
+        "--precision",
+        help="Choose k: the fewest items whose interval half-width, median over the "
+        "calibration models' own answers replayed on the design (in-sample), is at most this.",
+        show_default=False,
+    ),
+    delta: float | None = typer.Option(
+        None,
+        "--delta",
+        help="With --precision: the miscoverage it is predicted at (estimate --delta; "
+        "default 0.05).",
+        show_default=False,
+    ),
     seed: int = typer.Option(0, help="Seed of the draw."),
     floor: float = typer.Option(
         0.5,
@@ -831,21 +850,45 @@ def tiny_command(
     elif calibration is None:
         fail("give CALIBRATION (a fit directory or response-matrix file), or --store --benchmark")
 
+    if k is not None and precision is not None:
+        fail(f"give --k {k} or --precision {precision:g}, not both (--precision chooses k)")
+    if delta is not None and precision is None:
+        fail(
+            f"--delta {delta:g} without --precision: it is the level the precision is "
+            "predicted at; estimate --delta sets the interval's own"
+        )
     defaulted = out is None
     out, to_stdout = _tiny_destination(out, force)
     _check_tiny_files(calibration, None if to_stdout else out, samples_out, task, force)
     samples = None
     with clean_warnings():
         try:
-            cal = load_calibration(
-                _calibration(calibration, store, benchmark, choice, rank), rank=rank
-            )
-            frame = tiny(cal, k, seed=seed, floor=floor, rank=rank, weights=weights)
+            given_cal = _calibration(calibration, store, benchmark, choice, rank)
+            cal = load_calibration(given_cal, rank=rank)
+            responses = None
+            if precision is not None and store is not None and benchmark is not None:
+                responses = _store_responses(store, benchmark, choice)
+            if precision is None:  # --k, or tiny's own default
+                sized = (cal,) if k is None else (cal, k)
+                frame = tiny(*sized, seed=seed, floor=floor, rank=rank, weights=weights)
+            else:
+                frame = tiny(
+                    given_cal,
+                    precision=precision,
+                    delta=delta,
+                    responses=responses,
+                    seed=seed,
+                    floor=floor,
+                    rank=rank,
+                    weights=weights,
+                )
             if samples_out is not None:
                 samples = lm_eval_samples(frame, task=_samples_task(task, frame, cal))
         except InputError as exc:
             fail(exc)
     noun = "item" if len(frame) == 1 else "items"
+    if precision is not None:
+        (err_console if to_stdout else console).print(_sized_line(frame), soft_wrap=True)
     if samples is not None and samples_out is not None:
         design = "ITEMS.csv" if to_stdout else str(out)
         grouped = task is None and not all(str(item).isdigit() for item in frame["item"])
@@ -867,6 +910,31 @@ def tiny_command(
             out.unlink(missing_ok=True)
         raise
     console.print(f"wrote {len(frame):,} {noun} to {escape(as_given(out))}", soft_wrap=True)
+
+
+def _sized_line(frame: Any) -> str:
+    """The line ``tiny --precision`` prints: the k chosen and the half-widths predicted."""
+    row = frame.iloc[0]
+    return (
+        f"k = {len(frame):,} items for a predicted half-width of "
+        f"{row['predicted_half_width']:.3f} (median over the {int(row['predicted_models'])} "
+        f"calibration models; 90th percentile {row['predicted_half_width_p90']:.3f}; at delta "
+        f"{row['delta']:g}; in-sample: a new model unlike them may need more)"
+    )
+
+
+def _store_responses(store: Path, benchmark: str, choice: dict[str, str | None]) -> Any:
+    """The store benchmark's response matrix (the calibration models' answers that
+    ``tiny --precision`` replays)."""
+    from latentbench.io import Store
+
+    with Store(store, read_only=True) as db:
+        return db.matrix(
+            benchmark,
+            metric=_store_choice(choice["metric"], "--metric", benchmark),
+            filter=_store_choice(choice["filter"], "--filter", benchmark),
+            split=choice["split"],
+        )
 
 
 def _tiny_destination(out: Path | None, force: bool) -> tuple[Path, bool]:

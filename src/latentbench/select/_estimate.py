@@ -2382,10 +2382,16 @@ def _by_model(
 
 
 # ------------------------------------------------------------------------------ fixed designs
+_DEFAULT_K = _Default(100)
+
+
 def tiny(
     calibration: CalibrationLike,
-    k: int = 100,
+    k: int = _DEFAULT_K,
     *,
+    precision: float | None = None,
+    delta: float | None = None,
+    responses: ResponseMatrix | str | os.PathLike[str] | None = None,
     seed: int = 0,
     floor: float = 0.5,
     rank: int = 1,
@@ -2400,13 +2406,30 @@ def tiny(
     full-benchmark mean from the answers to exactly these items. The Python twin of
     ``latentbench tiny`` (which writes this table as ``items.csv``).
 
+    With ``precision``, ``k`` is chosen: the smallest size (to within 2%, one item below 50)
+    whose interval half-width at ``delta``, median over the calibration models, is at most
+    ``precision``. Each calibration model's own answers are replayed on the design as
+    :func:`estimate` with ``items=`` scores them; in-sample (those answers made the
+    calibration), so a new model unlike them may need more items (docs/estimate.md,
+    "Sizing a design for a half-width").
+
     Parameters
     ----------
     calibration : path, IRTResult, ResponseMatrix or Calibration
         As :func:`estimate`'s; a store benchmark's (``latentbench tiny --store S --benchmark
         B``) is ``load_calibration(store, benchmark=B)``.
     k : int, default 100
-        Items to draw, in [1, the calibration's items].
+        Items to draw, in [1, the calibration's items]; chosen instead with ``precision``
+        (give one of ``k`` and ``precision``, not both).
+    precision : float, optional
+        Target half-width of the interval, in (0, 0.5): ``k`` is chosen for it.
+    delta : float, optional
+        Miscoverage of the interval the precision is for (``estimate --delta``); default
+        0.05, with ``precision`` only.
+    responses : ResponseMatrix or path, optional
+        With ``precision``: the calibration models' answers (a matrix or its file); default
+        the calibration's own when it is a matrix (a file, a ``ResponseMatrix``, an
+        ``IRTResult`` that keeps its matrix). Models and items are matched by id.
     seed : int, default 0
         Seed of the draw (an integer >= 0).
     floor : float, default 0.5
@@ -2425,7 +2448,7 @@ def tiny(
 
     Returns
     -------
-    DataFrame of shape (k, 8), or (k, 10) with weights
+    DataFrame of shape (k, 8), or more columns with ``weights`` or ``precision``
         One row per item in draw order: ``item``, ``order`` (1-based), ``probability`` (of
         its draw), ``weight`` (``1 / (N pi)``, N the calibration's items; ``w_j / pi`` with
         ``weights``, ``w`` summing to 1), ``floor``, ``seed``,
@@ -2437,38 +2460,72 @@ def tiny(
         whose item is not the one drawn at its order. Save it with ``to_csv`` (as
         ``latentbench tiny`` does) or ``to_parquet``: ``items=`` reads either. With
         ``weights``, two more columns: ``target`` (``weighted`` or ``macro over 14 groups``)
-        and ``weights_hash`` (:attr:`ItemWeights.hash`).
+        and ``weights_hash`` (:attr:`ItemWeights.hash`). With ``precision``, also
+        ``precision``, ``delta``, ``predicted_half_width`` (the median over the calibration
+        models), ``predicted_half_width_p90`` (their 90th percentile) and
+        ``predicted_models`` (how many answered every design item), the same on every row.
 
     Raises
     ------
     InputError
         ``k`` not an integer in [1, n_items] (the items of positive weight with
-        ``weights``), unusable ``weights``, or an unusable calibration or option.
+        ``weights``), ``k`` and ``precision`` given together, ``precision`` or ``delta``
+        outside their ranges, ``precision`` with unequal ``weights``, no answers to replay (a
+        fit directory without ``responses``), unusable ``weights``, or an unusable
+        calibration or option.
     """
     import pandas as pd
 
     seed = check_seed(seed, "seed")
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+    if precision is None:
+        if delta is not None:
+            raise InputError(
+                f"delta={delta!r} without precision: delta is the level the precision is "
+                "predicted at; give precision=, or drop delta (estimate --delta sets the "
+                "interval's own)"
+            )
+    elif k is not _DEFAULT_K:
+        raise InputError(
+            f"k={k!r} and precision={precision!r}: give one (k items, or the k chosen for "
+            "the precision)"
+        )
+    else:
+        _check_options(None, precision, 0.05 if delta is None else delta, need_stop=False)
+    if precision is None and (isinstance(k, bool) or not isinstance(k, numbers.Integral)):
         raise InputError(f"k={k!r}; expected an integer >= 1 (the number of items to draw)")
-    k = int(k)
     cal = load_calibration(calibration, rank=rank, cache=cache)
     checked = None if weights is None else read_weights(cal, weights)
-    seq = _fixed_sequence(cal, floor, weights=checked)
-    if not 1 <= k <= seq.n:
+    if precision is not None and checked is not None and not checked.equal:
+        raise InputError(
+            f"precision={precision!r} with weights ({checked.source}): a design is sized for a "
+            "precision on the plain mean only; choose k by hand (k=, --k) for a weighted design"
+        )
+    size = None
+    stream, n_drawable = _draw_stream(cal, floor, seed, checked)
+    if precision is not None:
+        answers = _calibration_answers(calibration, responses, cal)
+        from latentbench.select._tiny_precision import size_design
+
+        level = 0.05 if delta is None else float(delta)
+        size = size_design(
+            cal,
+            answers,
+            precision=float(precision),
+            engine=lambda: _design_engine(cal, floor, level),
+            draws=lambda m: np.asarray([j for j, _ in stream(m)], dtype=np.int64),
+        )
+        k = size.k
+    k = int(k)
+    if not 1 <= k <= n_drawable:
         of = (
             ""
-            if checked is None or seq.n == cal.n_items
+            if checked is None or n_drawable == cal.n_items
             else f" (of positive weight in {checked.source})"
         )
-        raise InputError(f"k={k!r}; expected an integer in [1, {seq.n}]{of}")
-    rng = _design_rng(seed)
-    picks, probs = [], []
-    for _ in range(k):
-        pi = seq.probabilities()
-        j = draw_item(pi, seq.unrevealed, rng, seq.draw_order)
-        seq.unrevealed[j] = False
-        picks.append(int(seq.population[j]))
-        probs.append(float(pi[j]))
+        raise InputError(f"k={k!r}; expected an integer in [1, {n_drawable}]{of}")
+    drawn = stream(k)
+    picks = [j for j, _ in drawn]
+    probs = [p for _, p in drawn]
     w = _design_item_weights(checked, cal.n_items)
     frame = pd.DataFrame(
         {
@@ -2487,7 +2544,99 @@ def tiny(
     if checked is not None:  # the weights the design is for: estimate(items=) checks them
         frame["target"] = text_array([target_label(checked.record())] * k)
         frame["weights_hash"] = text_array([checked.hash] * k)
+    if size is not None:
+        frame["precision"] = float(precision)
+        frame["delta"] = 0.05 if delta is None else float(delta)
+        frame["predicted_half_width"] = size.median
+        frame["predicted_half_width_p90"] = size.p90
+        frame["predicted_models"] = size.n_models
     return frame
+
+
+def _draw_stream(
+    cal: Calibration, floor: float, seed: int, weights: ItemWeights | None = None
+) -> tuple[Callable[[int], list[tuple[int, float]]], int]:
+    """``first(k)``: the first ``k`` draws (calibration position, probability) of the
+    design of ``cal`` with ``floor``, ``seed`` and ``weights``, in order; drawn once, extended
+    on demand (the first ``k'`` draws of a ``k``-item design are the ``k'``-item design); and
+    how many items can be drawn (those of positive weight)."""
+    seq = _fixed_sequence(cal, floor, weights=weights)
+    rng = _design_rng(seed)
+    out: list[tuple[int, float]] = []
+
+    def first(k: int) -> list[tuple[int, float]]:
+        while len(out) < min(k, seq.n):
+            pi = seq.probabilities()
+            j = draw_item(pi, seq.unrevealed, rng, seq.draw_order)
+            seq.unrevealed[j] = False
+            out.append((int(seq.population[j]), float(pi[j])))
+        return out[:k]
+
+    return first, seq.n
+
+
+def _calibration_answers(calibration: Any, responses: Any, cal: Calibration) -> np.ndarray:
+    """The calibration models' scores on ``cal``'s items, shape (models, n_items), NaN where
+    missing: from ``responses`` (a ResponseMatrix or its file) or the calibration's own
+    matrix; refused when neither has any."""
+    from latentbench.io import ResponseMatrix
+    from latentbench.irt import IRTResult
+
+    matrix = responses
+    if matrix is None:
+        if isinstance(calibration, ResponseMatrix):
+            matrix = calibration
+        elif isinstance(calibration, IRTResult) and calibration.matrix is not None:
+            matrix = calibration.matrix
+        elif isinstance(calibration, str | os.PathLike) and Path(calibration).is_file():
+            matrix = calibration
+        else:
+            raise InputError(
+                f"precision with calibration {cal.source}: the half-width is predicted by "
+                "replaying the calibration models' answers, which it does not keep (a fit "
+                "directory or a calibration carries parameters only); give the matrix the "
+                "fit was made from (Python responses=MATRIX; on the command line, calibrate "
+                "on the matrix file or --store --benchmark instead), or choose k by hand (k=, "
+                "--k)"
+            )
+    if isinstance(matrix, str | os.PathLike):
+        matrix = ResponseMatrix.read(matrix)
+    if not isinstance(matrix, ResponseMatrix):
+        raise InputError(
+            f"responses of type {type(matrix).__name__}; expected a ResponseMatrix or its file"
+        )
+    rows = {str(m): i for i, m in enumerate(matrix.model_ids)}
+    cols = {str(j): i for i, j in enumerate(matrix.item_ids)}
+    keep = [rows[m] for m in cal.model_ids if m in rows]
+    if not keep:
+        raise InputError(
+            f"responses: none of its {len(rows):,} models is a calibration model "
+            f"({', '.join(repr(m) for m in cal.model_ids[:3])}, ...); expected the matrix "
+            "the calibration was made from"
+        )
+    at = np.fromiter((cols.get(j, -1) for j in cal.item_ids), dtype=np.int64, count=cal.n_items)
+    Y = np.asarray(matrix.scores, dtype=np.float64)[keep]
+    out = np.where(at >= 0, Y[:, np.maximum(at, 0)], np.nan)
+    return np.asarray(out, dtype=np.float64)
+
+
+def _design_engine(
+    cal: Calibration,
+    floor: float,
+    delta: float,
+    proxy: str = "irt",
+    point: str = "dr",
+    weights: ItemWeights | None = None,
+) -> SequentialEstimate:
+    """A model's estimate on a fixed design before its first answer, as ``estimate(items=)``
+    runs it (and ``tiny(precision=)`` replays the calibration models with it): the fixed
+    design's engine (:func:`_fixed_sequence`) with an unsized sequence at ``delta``."""
+    from latentbench.select._estimate_cs import WeightedBettingCS
+
+    seq = _fixed_sequence(cal, floor, proxy, point, weights)
+    seq.delta = float(delta)
+    seq.cs = WeightedBettingCS(delta)
+    return seq
 
 
 def _design_rng(seed: int) -> np.random.Generator:
@@ -3008,7 +3157,7 @@ def _estimate_fixed(
     unused = int(np.isfinite(y).sum()) - pos.size  # every design item answered (checked)
     if unused:
         notes.append(f"{name!r}: " + _unused_note(unused, pos.size, of, "estimate"))
-    seq = _fixed_sequence(cal, floor, options["proxy"], options["point"], weights)
+    seq = _design_engine(cal, floor, delta, options["proxy"], options["point"], weights)
     model_scores = None
     if weights is not None:  # the weighted target (equal weights: the plain mean's bits)
         options["weights"] = weights.record()
@@ -3017,10 +3166,6 @@ def _estimate_fixed(
             notes.extend(_fitted_scores_note(cal, weights))
     notes.extend(proxy_note(cal, options["proxy"], seq.proxy_used))
     options["proxy"] = seq.proxy_used
-    seq.delta = float(delta)
-    from latentbench.select._estimate_cs import WeightedBettingCS
-
-    seq.cs = WeightedBettingCS(delta)
     # the design's registered size is its budget, fixed before any answer: sized for its end
     # (a design cut after k' rows keeps the registered k: a point on the registered run)
     registered = checked.registered
