@@ -2415,11 +2415,12 @@ def tiny(
         model's residual sd, its floor in proportion to ``w_j``, and an item of weight 0 is
         never drawn (``k`` at most the items of positive weight). The table then records the
         weights (``target``, ``weights_hash``), and :func:`estimate` with ``items=`` needs
-        the same weights. Equal weights draw the unweighted design.
+        the same weights. Equal weights draw the unweighted design, written as without
+        weights (8 columns; a warning says so).
 
     Returns
     -------
-    DataFrame of shape (k, 8), or (k, 10) with weights
+    DataFrame of shape (k, 8), or (k, 10) with weights not all equal
         One row per item in draw order: ``item``, ``order`` (1-based), ``probability`` (of
         its draw), ``weight`` (``1 / (N pi)``, N the calibration's items; ``w_j / pi`` with
         ``weights``, ``w`` summing to 1), ``floor``, ``seed``,
@@ -2478,7 +2479,16 @@ def tiny(
             "k": k,
         }
     )
-    if checked is not None:  # the weights the design is for: estimate(items=) checks them
+    if checked is not None and checked.equal:  # the plain design: written as without them
+        warnings.warn(
+            f"{checked.source}: every calibrated item has the same weight, so the weighted "
+            "score is the plain mean and the design is the plain one, written without "
+            "'target' and 'weights_hash' (estimate --items scores it with these weights or "
+            "without, and compare --items takes it)",
+            DataWarning,
+            stacklevel=user_stacklevel(),
+        )
+    elif checked is not None:  # the weights the design is for: estimate(items=) checks them
         frame["target"] = text_array([target_label(checked.record())] * k)
         frame["weights_hash"] = text_array([checked.hash] * k)
     return frame
