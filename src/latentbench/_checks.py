@@ -201,6 +201,31 @@ def bounded_score(value: float) -> float | None:
     return min(max(value, 0.0), 1.0)
 
 
+def first_outside(values: np.ndarray, outside: np.ndarray) -> str:
+    """Where a matrix's first score outside [0, 1] is (:func:`bounded_scores`'s ``outside``)
+    and what was expected, for the message that refuses it.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_models, n_items), float
+        The scores as given (before any float32 rounding).
+    outside : ndarray of bool, the shape of ``values``
+        :func:`bounded_scores`'s ``outside``; some cell True.
+
+    Returns
+    -------
+    str
+        ``row I, column J holds V; expected a score in [0, 1] (...)``, V as Python writes it
+        (``1.000000002``: never rounded to look like a bound).
+    """
+    i, j = (int(x) for x in np.argwhere(outside)[0])
+    return (
+        f"row {i}, column {j} holds {float(values[i, j])!r}; expected a score in [0, 1] (NaN "
+        f"for missing; a float rounding past 0 or 1 by at most {SCORE_ROUNDING:g} is that "
+        "bound, a value further out is no score)"
+    )
+
+
 def bounded_scores(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """:func:`bounded_score` over an array, the rule of every reader of scores (a file's
     cells, a frame's ``score`` column, a response matrix): a rounding past 0 or 1 (within

@@ -285,10 +285,30 @@ def test_a_matrix_oracle_keeps_a_rounding_as_the_bound():
     assert np.array_equal(oracle.scores, exact.astype(np.float32))
     assert not np.signbit(oracle.scores).any()
     assert np.array_equal(MatrixOracle(_rounded(exact).astype(np.float32)).scores, exact)
-    with pytest.raises(InputError, match=r"scores range \[0, 1\.001\]; expected values in"):
+    with pytest.raises(InputError, match=r"scores range \[0\.0, 1\.001\]: row 0, column 2 "
+                       r"holds 1\.001; expected a score in \[0, 1\]"):  # fmt: skip
         MatrixOracle(np.where(exact == 0.5, 1.001, exact))
-    with pytest.raises(InputError, match=r"scores range \[-2e-09, 1\]; expected values in"):
+    with pytest.raises(InputError, match=r"scores range \[-2e-09, 1\.0\]: row 0, column 2 "
+                       r"holds -2e-09; expected"):  # fmt: skip
         MatrixOracle(np.where(exact == 0.5, -2e-9, exact))
+
+
+def test_a_score_just_past_the_rounding_is_refused_naming_its_cell_and_value():
+    """1 + 2e-9 (float64) is past the rounding a bound keeps: refused, as the readers of
+    files refuse it, by a message that shows it as it is (MatrixOracle said "scores range
+    [0, 1]; expected values in [0, 1]", :g rounding it to the bound) and names its cell and
+    the rounding kept; with missing='drop-items' the column is the one given."""
+    from latentbench.irt import fit_cbmm
+    from latentbench.select.oracles import MatrixOracle
+
+    exact = np.array([[1.0, 0.0, 0.5, 1.0], [0.0, 1.0, 1.0, 0.0], [1.0, np.nan, 0.0, 1.0]])
+    bad = exact.copy()
+    bad[1, 3] = 1 + 2e-9
+    said = r"row 1, column 3 holds 1\.000000002; expected a score in \[0, 1\] .*1e-09"
+    with pytest.raises(InputError, match=r"scores range \[0\.0, 1\.000000002\]: " + said):
+        MatrixOracle(bad, missing="drop-items")
+    with pytest.raises(InputError, match=r"found \[0\.0, 1\.000000002\]: " + said):
+        fit_cbmm(bad, max_iter=5)
 
 
 def test_fit_cbmm_of_an_array_keeps_a_rounding_as_the_bound():

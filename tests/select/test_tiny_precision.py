@@ -130,9 +130,14 @@ def test_cli_tiny_precision_prints_the_chosen_k(world, tmp_path):
 
 def test_precision_with_unequal_weights_is_refused(world):
     """A design sized for a precision is sized on the plain mean; with unequal weights (a
-    weighted design) it is refused, naming the weights, not sized for the wrong target."""
-    cal, _, _ = world
+    weighted design) it is refused, naming the weights, not sized for the wrong target; with
+    equal weights it is the plain design (said)."""
+    cal, _, design = world
     items = list(cal.item_ids)
     unequal = pd.Series(np.where(np.arange(len(items)) < 100, 3.0, 1.0), index=items)
     with pytest.raises(InputError, match=r"precision=0\.08 with weights .*choose k by hand"):
         tiny(cal, precision=PRECISION, weights=unequal)
+    equal = pd.Series(2.0, index=items)
+    with pytest.warns(UserWarning, match="same weight"):
+        same = tiny(cal, precision=PRECISION, weights=equal)
+    pd.testing.assert_frame_equal(same, design)

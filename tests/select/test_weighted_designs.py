@@ -87,15 +87,27 @@ def test_tiny_draws_a_weighted_design(small):
 
 
 def test_tiny_with_equal_weights_draws_the_plain_design(small):
-    """Equal weights (groups of equal size) draw the plain design, bit for bit; only the
-    weights' columns are added. Without weights the table is the one tiny wrote before."""
-    cal, _, _ = small
+    """Equal weights (groups of equal size) draw the plain design, bit for bit, written as
+    the plain design (a warning says so): the weighted score is the plain mean, so the
+    design is scored with or without the weights and compare takes it. Without weights the
+    table is the one tiny wrote before."""
+    cal, Y, _ = small
     plain = tiny(cal, k=40, seed=4)
     assert list(plain.columns) == DESIGN_COLUMNS
-    equal = tiny(cal, k=40, seed=4, weights=pd.Series(np.repeat(["a", "b"], 150),
-                                                      index=list(cal.item_ids)))  # fmt: skip
-    pd.testing.assert_frame_equal(equal[DESIGN_COLUMNS], plain)
-    assert set(equal["target"]) == {"mean"}  # all equal: the plain mean
+    groups = pd.Series(np.repeat(["a", "b"], 150), index=list(cal.item_ids))
+    with pytest.warns(UserWarning, match="same weight.*plain mean.*without 'target'"):
+        equal = tiny(cal, k=40, seed=4, weights=groups)
+    pd.testing.assert_frame_equal(equal, plain)
+    # scored without the weights, with them and with other equal weights: the plain estimate
+    y = answers(cal, Y[30])
+    a = estimate(cal, y, model="new", items=equal)
+    b = estimate(cal, y, model="new", items=equal, weights=groups)
+    c = estimate(cal, y, model="new", items=equal, weights={i: 3.0 for i in cal.item_ids})
+    assert (a.score, a.lower, a.upper) == (b.score, b.lower, b.upper) == (c.score, c.lower,
+                                                                          c.upper)  # fmt: skip
+    assert b.summary().startswith("score ")  # equal weights: the plain mean
+    r = compare(cal, y, answers(cal, Y[31]), model_a="a", model_b="b", items=equal)
+    assert r.n_evaluated == 40
 
 
 def test_estimate_scores_the_weighted_target_on_a_weighted_design(small):

@@ -133,7 +133,8 @@ def test_equal_weights_are_called_the_score_and_target_the_mean(tmp_path, monkey
     """All-equal weights give the plain estimate bit for bit, but the summary said ``weighted
     score``, the legend ``weighted full-benchmark score``, estimates.csv and tiny's design
     ``target`` ``weighted`` (or ``macro over 2 groups``) and the report left the calibration
-    models out as another quantity. Now ``score``, ``mean`` and the plain report, as without
+    models out as another quantity. Now ``score``, ``mean`` (tiny: the plain design, no
+    ``target`` column) and the plain report, as without
     weights; a weighted score still says so."""
     import json
 
@@ -182,7 +183,11 @@ def test_equal_weights_are_called_the_score_and_target_the_mean(tmp_path, monkey
         design = runner.invoke(app, ["tiny", "cal.csv", "--k", "5", "--weights", weights,
                                      "--out", f"d_{weights}"])  # fmt: skip
         assert design.exit_code == 0, design.output
-        assert set(pd.read_csv(f"d_{weights}")["target"]) == {target}
+        written = pd.read_csv(f"d_{weights}")
+        if weighted:
+            assert set(written["target"]) == {target}
+        else:  # equal weights: the plain design, written as without them (no target column)
+            assert "target" not in written.columns and "weights_hash" not in written.columns
 
 
 def test_integer_codes_with_0_are_read_as_weights_and_said_so():

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from latentbench._checks import bounded_scores
+from latentbench._checks import bounded_scores, first_outside
 from latentbench.exceptions import InputError
 
 __all__ = [
@@ -632,7 +632,10 @@ def as_scores(scores: np.ndarray) -> np.ndarray:
     if low < 0 or high > 1 or not np.isfinite(high):
         bounded, outside = bounded_scores(precise)
         if outside.any():
-            raise InputError(f"scores must lie in [0, 1] (NaN for missing); found [{low}, {high}]")
+            raise InputError(
+                f"scores must lie in [0, 1]; found [{float(low)!r}, {float(high)!r}]: "
+                f"{first_outside(precise, outside)}"
+            )
         Y = np.ascontiguousarray(bounded, dtype=np.float32)
     return Y
 

@@ -2444,7 +2444,8 @@ def tiny(
         model's residual sd, its floor in proportion to ``w_j``, and an item of weight 0 is
         never drawn (``k`` at most the items of positive weight). The table then records the
         weights (``target``, ``weights_hash``), and :func:`estimate` with ``items=`` needs
-        the same weights. Equal weights draw the unweighted design.
+        the same weights. Equal weights draw the unweighted design, written as without
+        weights (8 columns; a warning says so).
 
     Returns
     -------
@@ -2541,7 +2542,16 @@ def tiny(
             "k": k,
         }
     )
-    if checked is not None:  # the weights the design is for: estimate(items=) checks them
+    if checked is not None and checked.equal:  # the plain design: written as without them
+        warnings.warn(
+            f"{checked.source}: every calibrated item has the same weight, so the weighted "
+            "score is the plain mean and the design is the plain one, written without "
+            "'target' and 'weights_hash' (estimate --items scores it with these weights or "
+            "without, and compare --items takes it)",
+            DataWarning,
+            stacklevel=user_stacklevel(),
+        )
+    elif checked is not None:  # the weights the design is for: estimate(items=) checks them
         frame["target"] = text_array([target_label(checked.record())] * k)
         frame["weights_hash"] = text_array([checked.hash] * k)
     if size is not None:

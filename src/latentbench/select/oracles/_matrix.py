@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from latentbench._checks import bounded_scores
+from latentbench._checks import bounded_scores, first_outside
 from latentbench.exceptions import InputError
 
 if TYPE_CHECKING:
@@ -55,6 +55,7 @@ class MatrixOracle:
         values = np.asarray(given, dtype=np.float32)
         # checked before float32 rounds it, as the readers of files do (1.00000001 is no score)
         precise = given if given.dtype == np.float64 else values
+        full = precise
         if values.ndim != 2 or values.shape[0] < 1 or values.shape[1] < 1:
             raise InputError(f"scores has shape {values.shape}; expected (n_models, n_items)")
         if missing not in ("error", "zero", "drop-items"):
@@ -85,8 +86,11 @@ class MatrixOracle:
         bounded, outside = bounded_scores(precise)
         if outside.any():
             observed = precise[~np.isnan(precise)]
+            where = np.zeros(full.shape, dtype=bool)  # columns as given, not after a drop
+            where[:, self.kept_items] = outside
             raise InputError(
-                f"scores range [{observed.min():g}, {observed.max():g}]; expected values in [0, 1]"
+                f"scores range [{float(observed.min())!r}, {float(observed.max())!r}]: "
+                f"{first_outside(full, where)}"
             )
         if bounded is not precise:
             values = bounded.astype(np.float32)
