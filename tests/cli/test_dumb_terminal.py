@@ -167,8 +167,9 @@ def test_an_experiment_on_a_dumb_terminal_says_its_runs_in_plain_lines(tmp_path,
     buffer = io.StringIO()
     console = Console(file=buffer, width=100)
     monkeypatch.setattr(_select, "err_console", console)
-    monkeypatch.setattr(_select, "on_a_terminal", lambda stream: True)
-    monkeypatch.setattr(_select, "can_redraw", lambda stream: False)
+    # the one decision of every command (_common.plain_progress): a terminal, not redrawn
+    monkeypatch.setattr(_common, "on_a_terminal", lambda stream: True)
+    monkeypatch.setattr(_common, "can_redraw", lambda stream: False)
     lines = _select._runs_lines(False)
     assert lines is not None and _select._runs_lines(True) is None  # none under -q
     for done in range(0, 7):

@@ -40,7 +40,9 @@ __all__ = [
     "fail",
     "fmt",
     "fresh_out",
+    "live_detail",
     "on_a_terminal",
+    "plain_progress",
     "print_table",
     "progress_bar",
     "progress_lines",
@@ -687,14 +689,20 @@ def shown(bar: Progress) -> Iterator[Progress]:
 
 
 @contextmanager
-def progress_bar(quiet: bool = False, stream: Console | None = None) -> Iterator[Any]:
+def progress_bar(
+    quiet: bool = False,
+    stream: Console | None = None,
+    detail: Callable[[], str | None] | None = None,
+) -> Iterator[Any]:
     """The one progress display of every command: a rich bar on stderr with the phase name,
     work done (``120/500`` when the total is known, else a count) and the elapsed time.
 
     Yields a :data:`latentbench._progress.ProgressCallback` (``progress(phase, done,
-    total)``) to pass to the library. Nothing is drawn under ``-q`` or when stderr is not a
-    terminal (a log, a pipe, CI); the bar is removed when the block ends. A dumb terminal
-    (``TERM=dumb``), which cannot redraw a bar, gets plain lines (:func:`progress_lines`).
+    total)``) to pass to the library. Nothing is drawn under ``-q``; the bar is removed when
+    the block ends. Where no bar can be drawn the progress comes as plain lines
+    (:func:`plain_progress`): on a dumb terminal (``TERM=dumb``) and, rarely, in a log (stderr a
+    pipe or a file: a CI job, ``nohup``, a scheduler). ``detail()``, when given, is added to
+    those lines (a live run's spend and interval).
     """
     from rich.progress import (
         BarColumn,
@@ -705,8 +713,9 @@ def progress_bar(quiet: bool = False, stream: Console | None = None) -> Iterator
     )
 
     target = stream or err_console
-    if not quiet and on_a_terminal(target) and target.is_dumb_terminal:
-        yield progress_lines(target)
+    lines = plain_progress(quiet, target, detail)
+    if lines is not None:
+        yield lines
         return
     columns = (
         SpinnerColumn(),
@@ -731,32 +740,107 @@ PROGRESS_LINE_EVERY = 10.0
 """Seconds between two progress lines of one phase on a dumb terminal
 (:func:`progress_lines`)."""
 
+PROGRESS_LOG_EVERY = 60.0
+"""Seconds before the first progress line in a log (stderr a pipe or a file: a CI job,
+``nohup ... > log``, a scheduler), then between two (:func:`progress_lines` with ``log``): a
+command that ends sooner prints no progress there, and one of an hour some sixty lines."""
 
-def progress_lines(stream: Console) -> Callable[[str, int | None, int | None], None]:
-    """A :data:`latentbench._progress.ProgressCallback` for a terminal that cannot redraw
-    (``TERM=dumb``: an editor's shell, a speech or braille terminal): plain lines on
-    ``stream``, no cursor code. ``PHASE ...`` as each phase starts, and while one lasts a
-    line ``PHASE ... DONE/TOTAL (N s)`` at most every :data:`PROGRESS_LINE_EVERY` seconds,
-    so that a long fit says it is alive without a line for each of its sweeps."""
+
+def plain_progress(
+    quiet: bool,
+    stream: Console | None = None,
+    detail: Callable[[], str | None] | None = None,
+) -> Callable[[str, int | None, int | None], None] | None:
+    """The plain progress lines of a command where no progress display can be redrawn: one
+    decision for every command.
+
+    Parameters
+    ----------
+    quiet : bool
+        ``-q``: no progress at all.
+    stream : Console, optional
+        Where the progress goes (stderr's console by default).
+    detail : callable, optional
+        ``detail()``: rich markup added to each count line (``None``: nothing added).
+
+    Returns
+    -------
+    callable or None
+        :func:`progress_lines` on a dumb terminal (a line as each phase starts, then every
+        :data:`PROGRESS_LINE_EVERY` seconds) and in a log (no start line; a line once
+        :data:`PROGRESS_LOG_EVERY` seconds have passed, then at most that often); None under
+        ``-q`` and on a terminal that can redraw (a bar or spinner is drawn there).
+    """
+    target = stream or err_console
+    if quiet or can_redraw(target):
+        return None
+    return progress_lines(target, log=not on_a_terminal(target), detail=detail)
+
+
+def progress_lines(
+    stream: Console,
+    log: bool = False,
+    detail: Callable[[], str | None] | None = None,
+) -> Callable[[str, int | None, int | None], None]:
+    """A :data:`latentbench._progress.ProgressCallback` that prints plain lines on ``stream``,
+    no cursor code, where a progress display cannot be redrawn.
+
+    On a terminal that cannot redraw (``TERM=dumb``: an editor's shell, a speech or braille
+    terminal): ``PHASE ...`` as each phase starts, and while one lasts a line ``PHASE ...
+    DONE/TOTAL (N s)`` at most every :data:`PROGRESS_LINE_EVERY` seconds, so that a long fit
+    says it is alive without a line for each of its sweeps. In a log (``log``: stderr a pipe
+    or a file), no start line: ``PHASE ... DONE/TOTAL (N s)`` (N: the phase's seconds) only
+    once :data:`PROGRESS_LOG_EVERY` seconds have passed since the callback was made or its
+    last line, so that a short command prints what it printed before and a run of an hour
+    is seen alive in its log. ``detail()`` is added after a colon when it gives a text.
+    Lines come when the library reports progress (a phase that reports nothing prints
+    nothing).
+    """
     import time
 
-    last: dict[str, Any] = {"phase": None, "line": 0.0, "start": 0.0}
+    now = time.monotonic()
+    last: dict[str, Any] = {"phase": None, "line": now, "start": now}
 
     def show(phase: str, done: int | None = None, total: int | None = None) -> None:
         now = time.monotonic()
         count = "" if done is None else (f" {done:,}/{total:,}" if total else f" {done:,}")
         if phase != last["phase"]:
-            last.update(phase=phase, line=now, start=now)
-            stream.print(f"{escape(phase)} ...", soft_wrap=True, highlight=False)
-        elif now - last["line"] >= PROGRESS_LINE_EVERY:
+            last.update(phase=phase, start=now)
+            if not log:
+                last["line"] = now
+                stream.print(f"{escape(phase)} ...", soft_wrap=True, highlight=False)
+                return
+        every = PROGRESS_LOG_EVERY if log else PROGRESS_LINE_EVERY
+        if now - last["line"] >= every:
             last["line"] = now
+            more = detail() if detail is not None else None
             stream.print(
-                f"{escape(phase)} ...{count} ({now - last['start']:.0f} s)",
+                f"{escape(phase)} ...{count} ({now - last['start']:.0f} s)"
+                + (f": {more}" if more else ""),
                 soft_wrap=True,
                 highlight=False,
             )
 
     return show
+
+
+def live_detail(store: Path) -> Callable[[], str | None]:
+    """The ``detail`` of a live run's progress lines (:func:`progress_bar`): what ``ls``
+    shows of the run's snapshot beside ``store`` (cells spent and left, paid requests left
+    of the cap, the current estimate or difference with its interval), read back from that
+    file rather than computed again; None where this process wrote no snapshot (an
+    in-memory store, a folder that cannot be written)."""
+    import os
+
+    def detail() -> str | None:
+        from latentbench.io import read_snapshot, snapshot_summary
+
+        snapshot = read_snapshot(store, holder=os.getpid())
+        if snapshot is None or not snapshot["live"]:
+            return None
+        return escape(snapshot_summary(snapshot).rsplit("; snapshot ", 1)[0])
+
+    return detail
 
 
 def say_stopping(what: str) -> Callable[[], None]:

@@ -20,6 +20,7 @@ from latentbench.cli._common import (
     err_console,
     escape,
     fail,
+    live_detail,
     progress_bar,
     say_stopping,
     stop_on_sigint,
@@ -494,9 +495,12 @@ def _estimate(
     cal = _calibration(calibration, store, benchmark, choice, rank)
     if live is not None and store is not None:  # --live without --store: refused before
         options.pop("items")  # refused with --live before
-        with stop_on_sigint(say_stopping("item")) as stop:
+        with (
+            progress_bar(quiet, detail=live_detail(store)) as progress,
+            stop_on_sigint(say_stopping("item")) as stop,
+        ):
             one = estimate_live(cal, live, store, model=model, rank=rank, stop_event=stop,
-                                **options)  # fmt: skip
+                                progress=progress, **options)  # fmt: skip
         return EstimateSet((one,), single=True)
     if options["items"] is not None:  # a fixed design: its own size, seed, floor (checked)
         del options["budget"], options["seed"], options["floor"], options["proposal"]
@@ -1169,7 +1173,7 @@ def compare_command(
         options = {"budget": budget, "margin": margin, "delta": delta, "seed": seed,
                    "floor": floor, "rank": rank, "proxy": proxy}  # fmt: skip
         result = _compare_live(live, store, benchmark, choice, files, a, b, items, group,
-                               duplicates, out, options)  # fmt: skip
+                               duplicates, out, options, quiet)  # fmt: skip
         _show_comparison(result, out, as_json, quiet)
         _exit_stopped(result.stopped)
         return
@@ -1254,10 +1258,11 @@ def _compare_live(
     duplicates: str | None,
     out: Path | None,
     options: dict[str, Any],
+    quiet: bool = False,
 ) -> Any:
     """The :class:`~latentbench.select.CompareResult` of a checked ``compare --live``
     command line (``files``: its positional paths); what cannot go with ``--live`` fails
-    (exit 2) naming the flag."""
+    (exit 2) naming the flag. Its progress is the command line's (``quiet``: none)."""
     from latentbench.select import compare_live
 
     if store is None:
@@ -1291,9 +1296,12 @@ def _compare_live(
     with clean_warnings():
         try:
             cal = _calibration(files[0] if files else None, store, benchmark, choice, rank)
-            with stop_on_sigint(say_stopping("item")) as stop:
+            with (
+                progress_bar(quiet, detail=live_detail(store)) as progress,
+                stop_on_sigint(say_stopping("item")) as stop,
+            ):
                 return compare_live(cal, live, store, model_a=a, model_b=b, stop_event=stop,
-                                    **options)  # fmt: skip
+                                    progress=progress, **options)  # fmt: skip
         except InputError as exc:
             fail(exc)
 

@@ -27,9 +27,8 @@ from latentbench.cli._common import (
     fail,
     fmt,
     fresh_out,
-    on_a_terminal,
+    plain_progress,
     print_table,
-    progress_lines,
     say_stopping,
     shown,
     stop_on_sigint,
@@ -234,13 +233,9 @@ def replay(
         for rule in ("zero", "drop-items"):
             warnings.filterwarnings("ignore", message=f"missing='{rule}': ", category=DataWarning)
         try:
-            # the spinner is progress: on stderr, only on a terminal, and none under -q; a
-            # dumb terminal (it cannot redraw a spinner) gets a plain line a phase
-            lines = (
-                progress_lines(err_console)
-                if not quiet and on_a_terminal(err_console) and not can_redraw(err_console)
-                else None
-            )
+            # the spinner is progress: on stderr, on a terminal that can redraw, none under
+            # -q; elsewhere plain lines (a dumb terminal: a line a phase; a log: rarely)
+            lines = plain_progress(quiet, err_console)
             if lines is not None:
                 lines("reading the responses", None, None)
             with (
@@ -441,8 +436,9 @@ def _cells(total: int, record: Any) -> str:
 
 
 def _runs_lines(quiet: bool) -> Callable[[str, int | None, int | None], None] | None:
-    """Plain progress lines of an experiment's runs on a dumb terminal (``TERM=dumb``), where
-    no bar is drawn (:func:`progress_lines`); None elsewhere and under ``-q``.
+    """Plain progress lines of an experiment's runs where no bar is drawn: a dumb terminal
+    (``TERM=dumb``) or a log (:func:`plain_progress`); None on a terminal that can redraw and
+    under ``-q``.
 
     Parameters
     ----------
@@ -454,9 +450,7 @@ def _runs_lines(quiet: bool) -> Callable[[str, int | None, int | None], None] | 
     callable or None
         ``lines(phase, done, total)``, having said the runs' start (``runs ...``).
     """
-    if quiet or not on_a_terminal(err_console) or can_redraw(err_console):
-        return None
-    return progress_lines(err_console)
+    return plain_progress(quiet, err_console)
 
 
 def _with_estimate(bar: Any, task: Any, n_jobs: int | None, quiet: bool) -> Any:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from latentbench.cli import Command, example
-from latentbench.cli._common import can_redraw, clean_warnings, escape, shown, stop_on_sigint
+from latentbench.cli._common import (
+    can_redraw,
+    clean_warnings,
+    escape,
+    plain_progress,
+    shown,
+    stop_on_sigint,
+)
 from latentbench.cli._common import err_console as err
 from latentbench.exceptions import InputError
 
@@ -34,9 +40,6 @@ __all__ = ["EXIT_CODES", "live"]
 
 EXIT_CODES = {"done": 0, "failed": 1, "capped": 3, "waiting": 4, "interrupted": 130}
 """Exit status of ``select live`` per run status (2: bad input)."""
-
-LOG_EVERY = 5.0
-"""Seconds between progress lines when stderr is not a terminal."""
 
 
 def _progress_line(p: Any, init_total: int | None = None) -> str:
@@ -195,28 +198,26 @@ def _progress_display(quiet: bool) -> Progress:
 def _progress_callback(
     progress: Progress, task: TaskID, cfg: LiveConfig, quiet: bool
 ) -> Callable[[Any], None]:
-    """The ``progress`` callback of :func:`~latentbench.select.run_live`: it updates the bar,
-    and (stderr not a terminal) prints a line at most every :data:`LOG_EVERY` seconds, at
-    the end of the budget and on every batch with failures."""
-    last_line = [-1e9]
+    """The ``progress`` callback of :func:`~latentbench.select.run_live`: it updates the bar
+    and, where no bar is drawn (a dumb terminal, a log), gives the command line's plain
+    progress lines (:func:`~latentbench.cli._common.plain_progress`: in a log the first
+    after a minute, then at most one a minute) the batch's line (spent, budget left,
+    leader and interval); a batch with failures is said at once."""
+    latest: list[str] = []
+    lines = plain_progress(quiet, err, detail=lambda: latest[0] if latest else None)
 
     def show(p: Any) -> None:
         # planned = the initial batch of every model + the budget
         init_total = None if cfg.run.budget is None else p.planned - cfg.run.budget
-        progress.update(
-            task,
-            completed=p.run_revealed,
-            total=p.planned,
-            description=_progress_line(p, init_total),
-        )
-        now = time.monotonic()
-        if (
-            not quiet
-            and not can_redraw(err)
-            and (now - last_line[0] >= LOG_EVERY or p.budget_left == 0 or p.n_errors)
-        ):  # logs (not a terminal): one line at most every LOG_EVERY seconds
-            last_line[0] = now
-            err.print(_progress_line(p, init_total), soft_wrap=True)
+        line = _progress_line(p, init_total)
+        progress.update(task, completed=p.run_revealed, total=p.planned, description=line)
+        if lines is None:
+            return
+        latest[:] = [line]
+        if p.n_errors:  # failed cells: not progress, said as they come
+            err.print(line, soft_wrap=True)
+        else:
+            lines("select live", p.run_revealed, p.planned)
 
     return show
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from latentbench._checks import check_event, check_seed
+from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import InputError, LiveStop
 from latentbench.io import SnapshotWriter
 from latentbench.select._estimate import _check_options, _rng, _Said
@@ -66,6 +67,7 @@ def compare_live(
     rank: int = 1,
     proxy: Proxy = "irt",
     stop_event: threading.Event | None = None,
+    progress: ProgressCallback | None = None,
 ) -> CompareResult:
     """Compare two models of a live configuration, paired; re-run the same call to resume.
 
@@ -94,6 +96,10 @@ def compare_live(
         ``compare_live(B, A)`` (the draw is the unordered pair's) and mirrors it.
     stop_event : threading.Event, optional
         Set it to stop after the question in flight.
+    progress : callable, optional
+        ``progress("items asked", done, total)`` at the start and after each item asked of
+        both models (``total``: the items planned), once the run's snapshot beside the store
+        is written (a :data:`~latentbench._progress.ProgressCallback`).
 
     Returns
     -------
@@ -124,7 +130,7 @@ def compare_live(
             return compare_live(calibration, cfg, db, model_a=model_a, model_b=model_b,
                                 budget=budget, margin=margin, delta=delta, seed=seed,
                                 floor=floor, rank=rank, proxy=proxy,
-                                stop_event=stop_event)  # fmt: skip
+                                stop_event=stop_event, progress=progress)  # fmt: skip
     from latentbench.select.live import DurableOracle
     from latentbench.select.live._run import (
         _open_run,
@@ -187,6 +193,7 @@ def compare_live(
         snapshot.update(batch=len(run.order), spent=durable.paid_total, planned=planned,
                         left=max(planned - n, 0), requests=durable.requests_total,
                         answer={"comparison": side(run)})  # fmt: skip
+        notify(progress, "items asked", len(run.order), planned // 2)
 
     def answer(j: int) -> tuple[float, float]:
         # on_error is "stop" (checked): a failed cell raises LiveStop, never a score
@@ -200,6 +207,7 @@ def compare_live(
 
     snapshot.update(batch=0, spent=durable.paid_total, planned=planned, left=planned,
                     requests=durable.requests_total)  # fmt: skip
+    notify(progress, "items asked", 0, planned // 2)
     try:
         with snapshot.until_end():
             run = _paired(cal, both, answer, _rng(seed, "\x00".join((x_name, y_name))),

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from latentbench._checks import check_event, check_seed
+from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import InputError, LiveStop
 from latentbench.io import SnapshotWriter
 from latentbench.select._estimate import (
@@ -120,6 +121,7 @@ def estimate_live(
     proxy: Proxy = "irt",
     stop_event: threading.Event | None = None,
     weights: Any = None,
+    progress: ProgressCallback | None = None,
 ) -> EstimateResult:
     """Estimate a model of a live configuration; re-run the same call to resume.
 
@@ -157,6 +159,10 @@ def estimate_live(
         it holds only some). The run's id covers the weights' hash (when not all equal): a
         session with other weights is another run, which reuses the stored answers instead
         of paying for them again, as a changed calibration does.
+    progress : callable, optional
+        ``progress("items asked", done, total)`` at the start and after each item taken in
+        (``total``: the items planned), once the run's snapshot beside the store is written
+        (a :data:`~latentbench._progress.ProgressCallback`).
 
     Returns
     -------
@@ -198,6 +204,7 @@ def estimate_live(
                 proxy=proxy,
                 stop_event=stop_event,
                 weights=weights,
+                progress=progress,
             )
     cal = load_calibration(calibration, rank=rank)
     checked = None if weights is None else read_weights(cal, weights)
@@ -262,6 +269,7 @@ def estimate_live(
             answer={"models": [{"model": model, "score": float(seq.score), "lower": float(lower),
                                 "upper": float(upper), "n_evaluated": n}]},
         )  # fmt: skip
+        notify(progress, "items asked", n, planned)
 
     def answer(j: int) -> float:
         # on_error is "stop" (checked above): a failed cell raises LiveStop, never a score
