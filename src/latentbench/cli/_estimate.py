@@ -795,7 +795,7 @@ def tiny_command(
     delta: float | None = typer.Option(
         None,
         "--delta",
-        help="With --precision: the miscoverage it is predicted at (estimate --delta; "
+        help="Error probability of the interval --precision is predicted for (estimate --delta; "
         "default 0.05).",
         show_default=False,
     ),
