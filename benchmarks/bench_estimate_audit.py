@@ -98,8 +98,12 @@ def scramble(cal: Calibration, share: float, seed: int) -> Calibration:
     )
 
 
-def check_run(cal: Calibration, r, y: np.ndarray, floor: float = 0.5) -> list[str]:
-    """Internal statements of one result; returns the problems found."""
+def check_run(
+    cal: Calibration, r, y: np.ndarray, floor: float = 0.5, knots_of: dict | None = None
+) -> list[str]:
+    """Internal statements of one result; returns the problems found. ``knots_of``: a dict
+    kept across the runs of one calibration, holding the score -> ability knots per answered
+    population (they depend on ``cal`` and the population only, not on the run)."""
     bad = []
     if not r.lower <= r.score <= r.upper:
         bad.append(f"point {r.score} outside [{r.lower}, {r.upper}]")
@@ -115,7 +119,12 @@ def check_run(cal: Calibration, r, y: np.ndarray, floor: float = 0.5) -> list[st
         bad.append("rank_upper not implied by lower")
     pop = np.flatnonzero(np.isfinite(y))
     if r.options.get("design") == "adaptive":
-        knots = score_ability_knots(cal, pop, None)
+        key = pop.tobytes()
+        knots = None if knots_of is None else knots_of.get(key)
+        if knots is None:
+            knots = score_ability_knots(cal, pop, None)
+            if knots_of is not None:
+                knots_of[key] = knots
         a_lo, a_hi = score_ability(knots, [r.lower, r.upper])
         if not (r.theta_lower <= a_lo + 1e-12 and a_hi - 1e-12 <= r.theta_upper):
             bad.append("theta interval misses the restated score interval")

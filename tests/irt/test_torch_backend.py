@@ -14,18 +14,17 @@ from latentbench import ConvergenceWarning, InputError, TwoPL
 from latentbench.irt import fit_cbmm
 from latentbench.synthetic import simulate_2pl, simulate_low_rank
 
-torch = pytest.importorskip("torch", reason="PyTorch (extra 'torch') is not installed")
 
-DEVICES = [
-    "cpu",
-    pytest.param(
-        "cuda",
-        marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU visible to torch"),
-    ),
-]
+@pytest.fixture(params=["cpu", "cuda"])
+def device(request: pytest.FixtureRequest) -> str:
+    """The device each test runs on. PyTorch is imported here, not at collection: its import
+    (about 2 CPU-s) is then paid only by the pytest-xdist worker that runs these tests."""
+    torch = pytest.importorskip("torch", reason="PyTorch (extra 'torch') is not installed")
+    if request.param == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no GPU visible to torch")
+    return str(request.param)
 
 
-@pytest.mark.parametrize("device", DEVICES)
 def test_rank1_iterates_match_numpy_path(device: str) -> None:
     # same algorithm, sweep by sweep (default MAP prior, no acceleration so that no step-size
     # decision can branch differently); the only difference is the single-precision products
@@ -41,7 +40,6 @@ def test_rank1_iterates_match_numpy_path(device: str) -> None:
     np.testing.assert_allclose(on_torch.loss_history, ours.loss_history, rtol=1e-8)
 
 
-@pytest.mark.parametrize("device", DEVICES)
 def test_rank1_converged_fits_agree(device: str) -> None:
     # both stop at tol=1e-10, which guarantees the objective to ~tol relative and the
     # parameters to the stopping rule's Newton-step bound 10 * sqrt(tol) * scale
@@ -58,7 +56,6 @@ def test_rank1_converged_fits_agree(device: str) -> None:
     np.testing.assert_allclose(on_torch.b, ours.b, atol=bound)
 
 
-@pytest.mark.parametrize("device", DEVICES)
 def test_rank2_iterates_match_numpy_path(device: str) -> None:
     data = simulate_low_rank(150, 80, rank=2, missing=0.1, random_state=2)
     kwargs = {"rank": 2, "max_iter": 40, "accelerate": False}

@@ -50,6 +50,7 @@ def floor_of(runs: int, delta: float = DELTA) -> float:
 def covered(cal, rows, truths, seeds, **kwargs) -> tuple[float, int, list]:
     """Coverage at every step over ``rows`` x ``seeds`` runs, and the results."""
     hits, results = [], []
+    knots_of: dict = {}  # check_run's knots per population: the same for every seed of a row
     for i, (y, truth) in enumerate(zip(rows, truths, strict=True)):
         for s in range(seeds):
             with warnings.catch_warnings():
@@ -59,7 +60,7 @@ def covered(cal, rows, truths, seeds, **kwargs) -> tuple[float, int, list]:
             hits.append(bool(((tr[:, 1] <= truth) & (truth <= tr[:, 2])).all()))
             hits[-1] &= r.lower <= truth <= r.upper
             aligned = y.reindex(list(cal.item_ids)) if isinstance(y, pd.Series) else y
-            problems = check_run(cal, r, np.asarray(aligned, dtype=float))
+            problems = check_run(cal, r, np.asarray(aligned, dtype=float), knots_of=knots_of)
             assert not problems, (i, s, problems)
             results.append(r)
     return float(np.mean(hits)), len(hits), results

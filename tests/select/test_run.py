@@ -616,6 +616,28 @@ def test_history_free_run_uses_an_order_per_arm_and_stays_unbiased():
     assert (np.abs(E.mean(axis=0)) < 3.5 * se).all(), (E.mean(axis=0), se)
 
 
+def test_history_free_prewarm_fits_the_proxy_once():
+    """The initial cells are fitted once: the prewarm takes the factors of the fit that
+    learned the items (before, it fitted the same cells a second time, the same result)."""
+    from latentbench.select._online import OnlineProxy
+
+    fits = []
+
+    class Counted(OnlineProxy):
+        def fit(self, history, *, warm_start=False):
+            fits.append(np.count_nonzero(~np.isnan(np.asarray(history, dtype=float))))
+            return super().fit(history, warm_start=warm_start)
+
+    rng = np.random.default_rng(5)
+    Y = (rng.random((3, 200)) < np.array([[0.7], [0.5], [0.3]])).astype(np.float32)
+    res = run_selection(
+        MatrixOracle(Y), FixedSchedule(refit_every=2), budget=300, batch_size=32,
+        init_batch=16, proxy=Counted(rank=1, random_state=0), random_state=0,
+    )  # fmt: skip
+    assert fits[0] == 3 * 16 and fits.count(3 * 16) == 1, fits  # the initial cells, once
+    assert len(fits) == res.n_refits + 1, (fits, res.n_refits)  # then one fit per refit
+
+
 @pytest.mark.slow
 def test_shared_order_with_a_history_stays_unbiased():
     """With a history the item factors are fixed and each arm's factors come from its own

@@ -581,13 +581,15 @@ def _prewarmed_proxy(
         return None
     if proxy is None:
         raise InputError(f"policy {policy.name!r} needs a fitted proxy (history)")
-    if getattr(proxy, "learns_items", False):  # history-free: learn items from the batch
+    learns = bool(getattr(proxy, "learns_items", False))
+    if learns:  # history-free: learn items from the batch
         proxy = copy.copy(proxy)  # the caller's object is left unfitted
         proxy.fit(state.values)
     if proxy.n_items != n:
         raise InputError(f"proxy has {proxy.n_items} items; the oracle has {n}")
     px = ProxyState(proxy, m)
-    px.refit(state.values)  # prewarm on the initial cells
+    # prewarm on the initial cells (history-free: the fit just made, not a second one)
+    px.refit(state.values, fitted=learns)
     return px
 
 

@@ -194,7 +194,9 @@ class ProxyState:
         self.n_refits = 0
         self.refit_seconds = 0.0
 
-    def refit(self, values: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    def refit(
+        self, values: np.ndarray, rows: np.ndarray | None = None, *, fitted: bool = False
+    ) -> np.ndarray:
         """Refit ``U`` on all revealed cells (rows given: only those) and update ``f``.
 
         Parameters
@@ -203,6 +205,9 @@ class ProxyState:
             The revealed scores (NaN where unrevealed).
         rows : ndarray of int of shape (k,), optional
             The arms to refit; None: all. A proxy that learns its items refits every arm.
+        fitted : bool, default False
+            A proxy that learns its items was just fitted on ``values``: take its factors
+            (the fit it would repeat), counted as a refit with that fit's seconds.
 
         Returns
         -------
@@ -211,7 +216,11 @@ class ProxyState:
         """
         start = time.perf_counter()
         if getattr(self.proxy, "learns_items", False):  # history-free: item factors move too
-            self.U = self.proxy.refit_all(values)  # type: ignore[attr-defined]
+            if fitted:
+                self.U = np.array(self.proxy.U_history_, dtype=np.float64)
+                start -= self.proxy.fit_seconds_
+            else:
+                self.U = self.proxy.refit_all(values)  # type: ignore[attr-defined]
             self.f = self.proxy.predict(self.U)
             self.n_refits += 1
             self.refit_seconds += time.perf_counter() - start
