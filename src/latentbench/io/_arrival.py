@@ -66,24 +66,27 @@ PACKED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
 
 
 def _zstd_open(path: Path) -> IO[bytes] | None:
-    """A zstd reader of ``path`` from Python's own ``compression.zstd`` (3.14), the
-    ``zstandard`` package or pyarrow's zstd codec (a dependency; built into its wheels); None
-    when none is there (the file is then refused, saying how to decompress it)."""
+    """A zstd reader of ``path`` from Python's own ``compression.zstd`` (3.14), pyarrow's zstd
+    codec (a dependency; built into its wheels) or the ``zstandard`` package; None when none
+    is there (the file is then refused, saying how to decompress it). pyarrow comes before
+    ``zstandard``: ``zstandard.open`` of a cut file returns what it could decompress (nothing,
+    or the first part of the rows) without an error, where pyarrow and ``compression.zstd``
+    refuse it."""
     try:
         from compression import zstd  # type: ignore[import-not-found]
 
         return zstd.open(path, "rb")  # type: ignore[no-any-return]
     except ImportError:
         pass
-    try:
-        import zstandard  # type: ignore[import-not-found]
-    except ImportError:
-        if not _pyarrow_zstd():
-            return None
+    if _pyarrow_zstd():
         import pyarrow as pa
 
         stream: Any = pa.CompressedInputStream(pa.OSFile(str(path), "rb"), "zstd")
         return stream  # type: ignore[no-any-return]
+    try:
+        import zstandard  # type: ignore[import-not-found]
+    except ImportError:
+        return None
     return zstandard.open(path, "rb")  # type: ignore[no-any-return]
 
 
