@@ -194,7 +194,10 @@ class TableServer:
         self.state = FakeOpenAI(names, items, Y)
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self.state))
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # poll_interval: shutdown() waits up to one interval (0.5 s by default)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self.thread.start()
         self.port = self.server.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"

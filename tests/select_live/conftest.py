@@ -217,7 +217,10 @@ def live_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     state = FakeOpenAI(names, items, Y)
     server = _Server(("127.0.0.1", 0), _handler(state))
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # poll_interval: shutdown() waits up to one interval (0.5 s by default, paid by every test)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+    )
     thread.start()
     port = server.server_address[1]
     monkeypatch.setenv(KEY_ENV, API_KEY)
