@@ -1069,6 +1069,7 @@ def _samples_task(task: str | None, frame: Any, cal: Any) -> str | None:
         "latentbench compare fit/ a.parquet b.parquet --margin 0.01 --out cmp/",
         "latentbench compare --store runs.duckdb --benchmark mmlu a.parquet b.parquet",
         "latentbench compare fit/ ckpt1000.parquet ckpt2000.parquet --items items.csv",
+        "latentbench compare fit/ a.parquet b.parquet --weights subjects.csv",
         "latentbench compare fit/ --live run.toml --store run.duckdb --a ckpt-1000 --b ckpt-2000",
     ),
 )
