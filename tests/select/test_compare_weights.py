@@ -3,6 +3,7 @@ higher weighted or macro score (docs/estimate.md, "Weighted and macro difference
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -245,3 +246,17 @@ def test_cli_compare_weights(small, tmp_path, monkeypatch):
     refused = runner.invoke(app, ["compare", "cal.csv", "ab.csv", "--a", "A", "--b", "B",
                                   "--weights", "w.csv", "--items", "d.csv"])  # fmt: skip
     assert refused.exit_code == 2 and "drawn for the plain mean" in refused.output
+
+
+def test_the_report_page_says_the_weighted_target(small, tmp_path):
+    """The page's interval sentence named 'mean score' for any comparison: with weights it
+    names the macro score and the items of positive weight."""
+    from latentbench.report import build_compare_report as compare_report
+
+    cal, Y, groups = small
+    r = run(cal, Y[30], Y[31], budget=30, weights=groups)
+    page = html.unescape(" ".join(compare_report(r).split()))
+    assert "A's macro score over 4 groups minus B's over the benchmark's 300 items of" in page
+    assert "mean score" not in page
+    plain = html.unescape(" ".join(compare_report(run(cal, Y[30], Y[31], budget=30)).split()))
+    assert "A's mean score minus B's over the benchmark's items" in plain
