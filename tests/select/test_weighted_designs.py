@@ -161,10 +161,13 @@ def test_a_design_is_scored_with_the_weights_it_was_drawn_for_only(small):
     assert np.array_equal(a.trajectory, b.trajectory)
 
 
-def test_compare_refuses_a_weighted_design(small):
+def test_compare_refuses_a_weighted_design_without_its_weights(small):
+    """A weighted design never draws an item of weight 0, so it does not cover the plain
+    difference: compare refuses it without the weights it was drawn for (with them it compares
+    the weighted scores: tests/select/test_compare_weights.py)."""
     cal, Y, groups = small
     weighted = tiny(cal, k=20, weights=groups)
-    with pytest.raises(InputError, match="compare takes no weights"):
+    with pytest.raises(InputError, match=r"drawn by tiny --weights .*pass the same weights"):
         compare(cal, answers(cal, Y[30]), answers(cal, Y[31]), model_a="a", model_b="b",
                 items=weighted)  # fmt: skip
 

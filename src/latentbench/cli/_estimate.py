@@ -1069,6 +1069,7 @@ def _samples_task(task: str | None, frame: Any, cal: Any) -> str | None:
         "latentbench compare fit/ a.parquet b.parquet --margin 0.01 --out cmp/",
         "latentbench compare --store runs.duckdb --benchmark mmlu a.parquet b.parquet",
         "latentbench compare fit/ ckpt1000.parquet ckpt2000.parquet --items items.csv",
+        "latentbench compare fit/ a.parquet b.parquet --weights subjects.csv",
         "latentbench compare fit/ --live run.toml --store run.duckdb --a ckpt-1000 --b ckpt-2000",
     ),
 )
@@ -1152,6 +1153,15 @@ def compare_command(
         "answered: the full-benchmark scores are compared from its items (without it, two "
         "models that answered only some items are compared on those).",
     ),
+    weights: Path | None = typer.Option(
+        None,
+        "--weights",
+        help="Compare weighted scores: a CSV/Parquet file with columns item and weight "
+        "(any scale) or group (macro: each group weighs the same, e.g. MMLU's subjects), "
+        "listing every calibrated item once (weight 0 leaves one out), as estimate --weights "
+        "reads it. With --items, the design must be drawn for the same weights (tiny "
+        "--weights).",
+    ),
     out: Path | None = typer.Option(
         None, "--out", "-o", help="Write compare.json into this directory."
     ),
@@ -1171,7 +1181,7 @@ def compare_command(
     if live is not None:
         files = [p for p in (calibration, responses_a, responses_b) if p is not None]
         options = {"budget": budget, "margin": margin, "delta": delta, "seed": seed,
-                   "floor": floor, "rank": rank, "proxy": proxy}  # fmt: skip
+                   "floor": floor, "rank": rank, "proxy": proxy, "weights": weights}  # fmt: skip
         result = _compare_live(live, store, benchmark, choice, files, a, b, items, group,
                                duplicates, out, options, quiet)  # fmt: skip
         _show_comparison(result, out, as_json, quiet)
@@ -1221,6 +1231,7 @@ def compare_command(
                 delta=delta,
                 rank=rank,
                 proxy=proxy_kind,
+                weights=weights,
                 **design,
             )
         except InputError as exc:
@@ -1336,14 +1347,21 @@ def _print_comparison(result: Any, quiet: bool) -> None:
     """The comparison's summary and (unless ``quiet``) what its interval is."""
     console.print(escape(result.summary()), soft_wrap=True)
     if result.lower != result.upper and not quiet:
+        weights = result.options.get("weights")
+        # --weights: the weighted or macro scores (unless all equal: the plain means)
+        scores = "scores"
+        if weights and not weights.get("equal"):
+            groups = f"macro scores over {int(weights.get('n_groups') or 0):,} groups"
+            scores = groups if weights.get("kind") == "groups" else "weighted scores"
+        full = int(weights.get("n_positive") or 0) if weights else result.n_calibrated
         console.print(
             f"[ ]: the {_level(result.level)} interval of the difference of the two "
             + (
-                "full-benchmark scores"
-                if result.n_calibrated <= result.n_items
-                else f"scores on the configuration's {result.n_items:,} items"
+                f"full-benchmark {scores}"
+                if full <= result.n_items
+                else f"{scores} on the configuration's {result.n_items:,} items"
                 if isinstance(result.options.get("live"), dict)  # live: both asked
-                else "scores on the items both answered"
+                else f"{scores} on the items both answered"
             )
             + ", valid at every step whether or not the IRT model fits "
             f"(--delta {1 - result.level:g})",

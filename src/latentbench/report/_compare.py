@@ -17,6 +17,7 @@ from latentbench.report._blocks import (
     render_page,
     short_hashes,
 )
+from latentbench.select._estimate_weights import is_weighted, score_label
 
 if TYPE_CHECKING:
     from latentbench.select import CompareResult
@@ -135,16 +136,25 @@ def build_compare_report(
         if isinstance(result.options.get("live"), dict)
         else "both answered"
     )
-    over = (
-        f"over the {result.n_items:,} items {shared} (of the calibration's "
-        f"{result.n_calibrated:,}; not the full-benchmark difference)"
-        if result.n_calibrated > result.n_items
-        else "over the benchmark's items"
-    )
+    # compare --weights: the weighted or macro scores, over the items of positive weight
+    weights = result.options.get("weights") or {}
+    weighted = is_weighted(weights)
+    score = score_label(weights) if weighted else "mean score"
+    full = int(weights.get("n_positive") or 0) if weights else result.n_calibrated
+    if full > result.n_items:
+        of = "items of positive weight," if weighted else "calibration's"
+        over = (
+            f"over the {result.n_items:,} items {shared} (of the {of} {full:,}; not the "
+            "full-benchmark difference)"
+        )
+    elif weighted:
+        over = f"over the benchmark's {full:,} items of positive weight (weights {weights['hash']})"
+    else:
+        over = "over the benchmark's items"
     section.findings.append(
         {
             "text": f"The interval is a {percent(result.level)} anytime-valid interval of "
-            f"{result.model_a}'s mean score minus {result.model_b}'s {over}, from items both "
+            f"{result.model_a}'s {score} minus {result.model_b}'s {over}, from items both "
             "answered (paired), design-based: it holds whether or not the IRT model fits "
             "either model (docs/estimate.md, Two models)."
         }

@@ -32,6 +32,7 @@ from latentbench.select._estimate_compare import (
     _compare_result,
     _paired,
     _PairedRun,
+    _weighted_pair,
 )
 from latentbench.select._estimate_design import check_design_options
 from latentbench.select._estimate_live import (
@@ -43,6 +44,7 @@ from latentbench.select._estimate_live import (
     record_live_session,
     stored_live_results,
 )
+from latentbench.select._estimate_weights import ItemWeights, read_weights
 
 if TYPE_CHECKING:
     from latentbench.io.store import Store
@@ -68,6 +70,7 @@ def compare_live(
     proxy: Proxy = "irt",
     stop_event: threading.Event | None = None,
     progress: ProgressCallback | None = None,
+    weights: Any = None,
 ) -> CompareResult:
     """Compare two models of a live configuration, paired; re-run the same call to resume.
 
@@ -100,6 +103,12 @@ def compare_live(
         ``progress("items asked", done, total)`` at the start and after each item asked of
         both models (``total``: the items planned), once the run's snapshot beside the store
         is written (a :data:`~latentbench._progress.ProgressCallback`).
+    weights : path, DataFrame, Series or mapping, optional
+        Compare weighted or macro scores, as :func:`~latentbench.select.compare`'s
+        ``weights`` (over the configuration's items of positive weight, their weights
+        renormalised when it holds only some). The run's id covers the weights' hash (when
+        not all equal): a session with other weights is another run, which reuses the stored
+        answers instead of resuming this one.
 
     Returns
     -------
@@ -130,7 +139,8 @@ def compare_live(
             return compare_live(calibration, cfg, db, model_a=model_a, model_b=model_b,
                                 budget=budget, margin=margin, delta=delta, seed=seed,
                                 floor=floor, rank=rank, proxy=proxy,
-                                stop_event=stop_event, progress=progress)  # fmt: skip
+                                stop_event=stop_event, progress=progress,
+                                weights=weights)  # fmt: skip
     from latentbench.select.live import DurableOracle
     from latentbench.select.live._run import (
         _open_run,
@@ -143,6 +153,7 @@ def compare_live(
     )
 
     cal = load_calibration(calibration, rank=rank)
+    checked = None if weights is None else read_weights(cal, weights)
     names = cfg.model_ids
     items = cfg.load_items()
     item_ids = [str(it["id"]) for it in items]
@@ -150,9 +161,14 @@ def compare_live(
     # the calibration's order, as compare() takes the items both answered: the same draw
     ascending = np.argsort(population, kind="stable")
     columns, both = columns[ascending], population[ascending]
+    if checked is not None:  # the configuration's items of positive weight
+        notes.clear()  # "the difference is the mean over" the configured items: said below
+        kept = checked.weights[both] > 0
+        pop = _weighted_pair(checked, both, name_a, name_b, notes, "the configuration holds")
+        columns, both = columns[kept], pop
     swap = name_b < name_a  # the draw is the unordered pair's, as compare()'s
     x_name, y_name = (name_b, name_a) if swap else (name_a, name_b)
-    key = _run_key(x_name, y_name, cal.hash, seed, floor, delta, proxy)
+    key = _run_key(x_name, y_name, cal.hash, seed, floor, delta, proxy, checked)
     run_id = resolve_run_id(store, cfg, f"-compare-{key}")
     inner = cfg.build_oracle(items)
     said = [_Said(note) for note in getattr(inner, "notes", None) or ()]  # warned when built
@@ -211,7 +227,8 @@ def compare_live(
     try:
         with snapshot.until_end():
             run = _paired(cal, both, answer, _rng(seed, "\x00".join((x_name, y_name))),
-                          budget, margin, delta, floor, proxy, observed=watched)  # fmt: skip
+                          budget, margin, delta, floor, proxy, observed=watched,
+                          weights=checked)  # fmt: skip
     except BaseException as exc:  # a second Ctrl-C, a failed store write: nothing more asked
         abort_oracle(inner)
         interrupted = isinstance(exc, KeyboardInterrupt)
@@ -242,6 +259,8 @@ def compare_live(
             "n_reused": durable.n_reused,
         },
     }
+    if checked is not None:  # the target's kind, groups and hash, as compare() records
+        options["weights"] = checked.record()
     result = _compare_result(cal, both, run, name_a, name_b, swap, delta, proxy, options, notes)
     _record_session(store, run_id, status, result)
     snapshot.finish(status, spent=durable.paid_total, requests=durable.requests_total,
@@ -276,11 +295,21 @@ def _two_models(cfg: LiveConfig, model_a: str | None, model_b: str | None) -> tu
 
 
 def _run_key(
-    x_name: str, y_name: str, cal_hash: str, seed: int, floor: float, delta: float, proxy: str
+    x_name: str,
+    y_name: str,
+    cal_hash: str,
+    seed: int,
+    floor: float,
+    delta: float,
+    proxy: str,
+    weights: ItemWeights | None = None,
 ) -> str:
     """The hash that ends the run's id: the sorted pair, calibration and options the draws
-    depend on (not the budget or margin, which only stop the run)."""
+    depend on (not the budget or margin, which only stop the run), and the weights' hash
+    when they are not all equal (equal weights draw as none: the same run)."""
     text = f"compare|{x_name}|{y_name}|{cal_hash}|{seed}|{floor}|{delta}|{proxy}"
+    if weights is not None and not weights.equal:
+        text += f"|weights={weights.hash}"
     return hashlib.sha256(text.encode()).hexdigest()[:10]
 
 

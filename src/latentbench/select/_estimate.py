@@ -3002,8 +3002,8 @@ def _checked_design(
     registered ``k``, and its draws and probabilities replayed (they depend on the
     calibration, the weights, the floor and the items drawn before, never on answers).
     Raises :class:`InputError` for a design that no model can be scored on, so that
-    :func:`estimate_many` refuses it once rather than once per model; ``command`` (``compare``
-    takes no weights) names the command in the messages."""
+    :func:`estimate_many` refuses it once rather than once per model; ``command`` names the
+    command in the messages."""
     import pandas as pd
 
     design = read_design(items)
@@ -3097,13 +3097,6 @@ def _check_design_weights(
         if recorded is not None and "target" in design
         else f"weights {recorded}"
     )
-    if recorded is not None and command == "compare":
-        raise InputError(
-            f"{where}: drawn by tiny --weights for a weighted score ({said}); compare takes "
-            "no weights and its difference is the plain mean's (items of weight 0 are never "
-            "drawn, so a weighted design does not cover it): estimate each model with "
-            "--weights on this design, or compare on a design made without --weights"
-        )
     if recorded is None:
         if weights is None or weights.equal:
             return
@@ -3117,7 +3110,8 @@ def _check_design_weights(
         raise InputError(
             f"{where}: drawn by tiny --weights for a weighted score ({said}); pass the same "
             "weights (--weights W.csv, weights=): without them the design's probabilities are "
-            "not the plain mean's"
+            f"not the plain mean's, and {command}'s target would be the plain mean, which a "
+            "design that never draws an item of weight 0 does not cover"
         )
     if weights.hash != recorded:
         raise InputError(

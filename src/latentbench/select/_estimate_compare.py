@@ -52,7 +52,13 @@ from latentbench.select._estimate import (
 )
 from latentbench.select._estimate_calibration import Calibration, load_calibration
 from latentbench.select._estimate_cs import WeightedBettingCS
-from latentbench.select._estimate_design import _VARIANCE_FLOOR, SequentialEstimate, draw_item
+from latentbench.select._estimate_design import (
+    _VARIANCE_FLOOR,
+    SequentialEstimate,
+    _mean_one,
+    draw_item,
+)
+from latentbench.select._estimate_weights import ItemWeights, read_weights, score_label
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -162,13 +168,20 @@ class CompareResult:
         # an interval of width 0 (every shared item revealed) is the exact difference
         interval = "(exact)" if self.lower == self.upper else f"[{lower}, {upper}]"
         of = f"{self.n_items:,} items"
-        if self.n_calibrated > self.n_items:  # the difference is over the shared items only
+        weights = self.options.get("weights")
+        # the items of the target: those of positive weight with weights
+        full = int(weights.get("n_positive") or 0) if weights else self.n_calibrated
+        if full > self.n_items:  # the difference is over the shared items only
             # (live, both are asked: the items are the configuration's, not those answered)
             shared = "of the configuration" if self._live() else "both answered"
-            of = f"the {self.n_items:,} items {shared} (of {self.n_calibrated:,})"
+            of = f"the {self.n_items:,} items {shared} (of {full:,})"
             verdict += " on those" if self.higher is not None else ""
+        # what the difference is: ``weighted difference`` / ``macro difference over 14 groups``
+        # before a weighted one (weights all equal: the plain mean's, said as before)
+        label = score_label(weights).replace("score", "difference")
+        said = "" if label == "difference" else f"{label} "
         return (
-            f"{self.model_a} - {self.model_b} = {self.difference:+.3f} "
+            f"{said}{self.model_a} - {self.model_b} = {self.difference:+.3f} "
             f"{interval} after {self.n_evaluated:,} of {of}; {verdict}"
         )
 
@@ -299,6 +312,7 @@ def compare(
     rank: int = 1,
     proxy: Literal["irt", "ridge"] = "irt",
     items: Any = None,
+    weights: Any = None,
 ) -> CompareResult:
     """Certify which of two models has the higher full-benchmark score, from paired items.
 
@@ -339,6 +353,19 @@ def compare(
         answers outside the design are not used, said in a :class:`DataWarning` with each
         model's count (kept in ``warnings``); with ``margin``, the two are called equivalent
         when the final interval lies within it.
+    weights : path, DataFrame, Series or mapping, optional
+        Compare weighted or macro scores instead of the plain means: the weights of
+        :func:`estimate`'s ``weights`` (a table of ``item`` and ``weight``, or ``item`` and
+        ``group`` for a macro score where every group weighs the same), read and checked
+        alike. The target becomes ``sum_j w_j (y_Aj - y_Bj)`` over the items of positive
+        weight (those both answered, their weights renormalised, when they share only
+        some), each round is weighted as :func:`estimate`'s weighted round (drawn in
+        proportion to ``w_j`` times the predicted sd of the difference, the floor in
+        proportion to ``w_j``), and ``options["weights"]`` records the target's kind,
+        groups and hash. Equal weights give the plain comparison exactly. With ``items``,
+        the design must have been drawn for these weights (``tiny(..., weights=)``: its
+        ``weights_hash``); a weighted design without them, or a plain one with weights not
+        all equal, is refused.
 
     Returns
     -------
@@ -347,7 +374,8 @@ def compare(
     Raises
     ------
     InputError
-        The same model twice, two models with no answered calibrated item in common, or an
+        The same model twice, two models with no answered calibrated item (of positive
+        weight) in common, unusable ``weights``, a design drawn for other weights, or an
         unusable calibration, responses or option (as in :func:`estimate`).
     """
     if items is not None:  # before the seed is checked (a default told apart by identity)
@@ -357,6 +385,7 @@ def compare(
     if items is None:
         _check_options(budget, None, delta, need_stop=False)
     cal = load_calibration(calibration, rank=rank)
+    checked = None if weights is None else read_weights(cal, weights)
     if responses_b is None:
         responses_a = responses_b = _as_models(responses_a)
         model_a, model_b = _pair(model_a, model_b, responses_a)
@@ -376,21 +405,30 @@ def compare(
         )
     fixed: _Design | None = None
     if items is not None:  # every design item, answered by both; the target all cal's items
-        fixed = _checked_design(cal, items, floor, notes, command="compare")
+        fixed = _checked_design(cal, items, floor, notes, checked, command="compare")
         for name, answers in ((name_a, ya), (name_b, yb)):
             _check_design_answered(cal, name, answers, fixed.positions, _design_name(items))
-        both, shared = np.arange(cal.n_items), fixed.positions
+        # the design's population (_fixed_sequence's): every calibrated item, or those of
+        # positive weight
+        weighted = checked is not None and not checked.equal
+        both = np.arange(cal.n_items)
+        if checked is not None and weighted:
+            both = np.flatnonzero(checked.weights > 0)
+        shared = fixed.positions
         counts = [int(np.isfinite(v).sum()) - shared.size for v in (ya, yb)]
         if sum(counts):  # every design item answered by both (checked): the rest unused
             notes.append(_unused_note(
                 sum(counts), shared.size, _design_name(items), "compare",
                 f" ({name_a!r}: {counts[0]:,}, {name_b!r}: {counts[1]:,})"))  # fmt: skip
-        notes.extend(_weight_note(fixed.frame, cal.n_items, fixed.where))  # as estimate says
+        w = None if checked is None or checked.equal else checked.weights[fixed.positions]
+        notes.extend(_weight_note(fixed.frame, cal.n_items, fixed.where, w))  # as estimate says
     else:
         both = shared = np.flatnonzero(np.isfinite(ya) & np.isfinite(yb))
         if both.size == 0:
             raise InputError(f"{name_a!r} and {name_b!r} answered no calibrated item in common")
-        if both.size < cal.n_items:
+        if checked is not None:
+            both = shared = _weighted_pair(checked, both, name_a, name_b, notes)
+        elif both.size < cal.n_items:
             notes.append(
                 f"the models share answers on {both.size:,} of {cal.n_items:,} calibrated "
                 "items; the difference is over those; if they are the items of a `latentbench "
@@ -423,14 +461,17 @@ def compare(
         return float(xb[j]), float(yb_both[j])
 
     run = _paired(cal, both, answer, rng, budget, margin, delta, floor, proxy,
-                  fixed=fixed)  # fmt: skip
+                  fixed=fixed, weights=checked)  # fmt: skip
     margin = None if margin is None else float(margin)
     budget = None if budget is None else int(budget)
-    options = {"seed": int(seed), "delta": float(delta), "budget": budget, "margin": margin,
-               "floor": float(floor), "proxy": run.proxy_used}  # fmt: skip
+    options: dict[str, Any] = {"seed": int(seed), "delta": float(delta), "budget": budget,
+                               "margin": margin, "floor": float(floor),
+                               "proxy": run.proxy_used}  # fmt: skip
     if fixed is not None:  # the design's own seed (None: one that does not say) and floor
         options.update(seed=fixed.seed, budget=None, floor=fixed.floor, design="fixed",
                        k=fixed.registered)  # fmt: skip
+    if checked is not None:  # the target's kind, groups and hash, as estimate.json records
+        options["weights"] = checked.record()
     return _compare_result(cal, both, run, name_a, name_b, swap, delta, proxy, options, notes)
 
 
@@ -477,6 +518,47 @@ def _compare_result(
                          tuple(first), tuple(second), tuple(run.probs), cal.source, cal.hash,
                          options, (*(message for _, message in cal.fit_warnings), *notes),
                          cal.n_items, contradicted)  # fmt: skip
+
+
+def _weighted_pair(
+    checked: ItemWeights,
+    both: np.ndarray,
+    name_a: str,
+    name_b: str,
+    notes: list[str],
+    holds: str = "",
+) -> np.ndarray:
+    """A weighted comparison's items: those of ``both`` (answered by the two) of positive
+    weight; refused when there are none, said when they are some of the items of positive
+    weight only (the weighted difference is then over those, their weights renormalised).
+    ``holds`` (a live comparison: ``the configuration holds``) replaces ``the models share
+    answers on`` in the messages."""
+    if checked.note:  # warned where the weights were read: recorded, not said again
+        notes.append(_Said(checked.note))
+    w = checked.weights
+    positive = checked.n_positive
+    pop: np.ndarray = both[w[both] > 0]
+    if pop.size == 0:
+        who = holds or f"{name_a!r} and {name_b!r} answered in common"
+        raise InputError(
+            f"{who} none of the {positive:,} items of positive weight in {checked.source}; "
+            "expected some of them"
+        )
+    if pop.size < positive:
+        label = score_label(checked.record()).replace("score", "difference")
+        notes.append(
+            f"{holds or 'the models share answers on'} {pop.size:,} of the {positive:,} items "
+            f"of positive weight in {checked.source}; the {label} is over those (their "
+            "weights renormalised)"
+            + (
+                ""
+                if holds
+                else "; if they are the items of a `latentbench tiny --weights` "
+                "design, pass the design (items=DESIGN; --items DESIGN.csv) to compare the "
+                "full-benchmark scores"
+            )
+        )
+    return pop
 
 
 def _two_files(responses_a: Any, responses_b: Any) -> bool:
@@ -564,6 +646,7 @@ def _paired(
     *,
     fixed: _Design | None = None,
     observed: Callable[[_PairedRun], None] | None = None,
+    weights: ItemWeights | None = None,
 ) -> _PairedRun:
     """The paired run of :func:`compare` and :func:`compare_live` on the items ``both``:
     ``answer(j)`` returns the two sides' answers to item ``both[j]`` (read from files, or
@@ -576,16 +659,27 @@ def _paired(
     With a ``fixed`` design (``both`` then every calibrated item, the answers NaN off the
     design), its items are taken in its order with its probabilities (which depend on the
     calibration, the floor and the items before only), every one of them, and the sequence
-    is sized for its registered ``k``, as a fixed design's estimate is."""
+    is sized for its registered ``k``, as a fixed design's estimate is.
+
+    With ``weights`` (not all equal; ``both`` then items of positive weight only) the target
+    is ``sum W d / n`` with ``W`` the weights over ``both`` rescaled to mean 1, and the round
+    is weighted as :meth:`SequentialEstimate.observe` weighs one model's: drawn in proportion
+    to ``W_j q_j``, the floor in proportion to ``W_j``, so that ``W_j / pi_j <= sum_U W /
+    floor`` and the round's range stays finite (docs/estimate.md, "Weighted and macro
+    differences"). Equal weights (or none) run every formula as unweighted, bit for bit."""
     a = SequentialEstimate(cal, both, delta=delta, floor=floor, proxy=proxy)
     b = SequentialEstimate(cal, both, delta=delta, floor=floor, proxy=proxy)
     n = both.size
+    W = _mean_one(None if weights is None or weights.equal else weights.weights[both], n)
+    weighted = bool((W != 1.0).any())  # False: every formula below as unweighted, bit for bit
+    W2 = W * W
     cs = WeightedBettingCS(delta)
-    design = None if fixed is None else _fixed_sequence(cal, fixed.floor)
+    design = None if fixed is None else _fixed_sequence(cal, fixed.floor, weights=weights)
     if fixed is not None and design is not None:
         cs = WeightedBettingCS(delta, target=_sized_for(a.f, b.f, design.probabilities(),
                                                          delta, cs.target_weight,
-                                                         fixed.registered))  # fmt: skip
+                                                         fixed.registered,
+                                                         W2 if weighted else None))  # fmt: skip
     unrevealed = np.ones(n, dtype=bool)
     order: list[int] = []
     probs: list[float] = []
@@ -600,7 +694,7 @@ def _paired(
             if len(order) == fixed.positions.size:
                 break
             pi = design.probabilities()
-            j = int(fixed.positions[len(order)])
+            j = int(fixed.draws[len(order)])  # its index in both (the design's population)
             design.unrevealed[j] = False
         if order and _sign(cs) != 0 and fixed is None:
             stopped = "sign"
@@ -616,9 +710,15 @@ def _paired(
         var = np.clip(fa * (1 - fa), 0, 0.25) + np.clip(fb * (1 - fb), 0, 0.25)
         if fixed is None:
             q = np.where(unrevealed, np.sqrt(var), 0.0)
-            count = int(unrevealed.sum())
-            pi = (1 - floor) * q / q.sum() + floor * unrevealed / count if q.sum() > 0 else (
-                unrevealed / count)  # fmt: skip
+            if weighted:  # in proportion to W q, the floor to W: W_j / pi_j <= sum_U W / floor
+                q = W * q
+                base = np.where(unrevealed, W, 0.0)
+                base = base / float(base.sum())
+                pi = (1 - floor) * q / q.sum() + floor * base if q.sum() > 0 else base
+            else:
+                count = int(unrevealed.sum())
+                pi = (1 - floor) * q / q.sum() + floor * unrevealed / count if q.sum() > 0 else (
+                    unrevealed / count)  # fmt: skip
             j = draw_item(pi, unrevealed, rng, a.draw_order)
         try:
             ya, yb = answer(j)
@@ -626,20 +726,36 @@ def _paired(
             stopped = exc.status
             break
         d = float(ya - yb)
-        center = (revealed + g[unrevealed].sum()) / n
-        z = center + (d - g[j]) / (n * pi[j])
         safe = np.where(unrevealed, n * pi, 1.0)
-        lo = center + float(np.where(unrevealed, (-1.0 - g) / safe, np.inf).min())
-        hi = center + float(np.where(unrevealed, (1.0 - g) / safe, -np.inf).max())
-        v = float((np.maximum(var, 2 * _VARIANCE_FLOOR)[unrevealed] / pi[unrevealed]).sum()) / n**2
+        if weighted:  # d in [-1, 1]: W_j (d_j - g_j) / (n pi_j) in [-W - Wg, W - Wg] / (n pi)
+            Wg = W * g
+            center = (revealed + Wg[unrevealed].sum()) / n
+            z = center + W[j] * (d - g[j]) / (n * pi[j])
+            lo = center + float(np.where(unrevealed, (-W - Wg) / safe, np.inf).min())
+            hi = center + float(np.where(unrevealed, (W - Wg) / safe, -np.inf).max())
+            spread = W2 * np.maximum(var, 2 * _VARIANCE_FLOOR)
+            v = float((spread[unrevealed] / pi[unrevealed]).sum()) / n**2
+        else:
+            center = (revealed + g[unrevealed].sum()) / n
+            z = center + (d - g[j]) / (n * pi[j])
+            lo = center + float(np.where(unrevealed, (-1.0 - g) / safe, np.inf).min())
+            hi = center + float(np.where(unrevealed, (1.0 - g) / safe, -np.inf).max())
+            v = float((np.maximum(var, 2 * _VARIANCE_FLOOR)[unrevealed] / pi[unrevealed]).sum())
+            v /= n**2
         unrevealed[j] = False
         order.append(j)
         probs.append(float(pi[j]))
         answers_x.append(float(ya))
         answers_y.append(float(yb))
-        revealed += d
-        left = n - len(order)
-        bounds = ((revealed - left) / n, (revealed + left) / n)
+        if weighted:
+            revealed += float(W[j] * d)
+            left_w = float(W[unrevealed].sum())
+            # the mean-1 weights sum to n only up to rounding: kept within [-1, 1]
+            bounds = (max((revealed - left_w) / n, -1.0), min((revealed + left_w) / n, 1.0))
+        else:
+            revealed += d
+            left = n - len(order)
+            bounds = ((revealed - left) / n, (revealed + left) / n)
         # the sequence runs on (D + 1) / 2 in [0, 1]
         cs.update((z + 1) / 2, (lo + 1) / 2, (hi + 1) / 2, v / 4, (center + 1) / 2,
                   ((bounds[0] + 1) / 2, (bounds[1] + 1) / 2))  # fmt: skip
@@ -658,9 +774,9 @@ def _paired(
             observed(_PairedRun(order, probs, answers_x, answers_y,
                                 min(max(point, lower), upper), lower, upper, _sign(cs),
                                 stopped, a.proxy_used, cs.contradicted_at))  # fmt: skip
-    if not unrevealed.any():
-        lower = upper = revealed / n
-    point = revealed / n if not unrevealed.any() else (wz / wsum if wsum else 0.0)
+    if not unrevealed.any():  # the exact difference (weighted: sum W d / sum W, in [-1, 1])
+        lower = upper = revealed / n if not weighted else _exact(W, order, answers_x, answers_y)
+    point = lower if not unrevealed.any() else (wz / wsum if wsum else 0.0)
     point = min(max(point, lower), upper)
     sign = (1 if lower > 0 else -1 if upper < 0 else 0) if not unrevealed.any() else _sign(cs)
     if (
@@ -674,19 +790,37 @@ def _paired(
                       float(upper), sign, stopped, a.proxy_used, cs.contradicted_at)  # fmt: skip
 
 
+def _exact(W: np.ndarray, order: list[int], xs: list[float], ys: list[float]) -> float:
+    """The weighted difference of every item revealed: ``sum W d / sum W`` over them,
+    summed over the same items in the same order (every ``d`` 1 gives 1 exactly)."""
+    w = W[np.asarray(order, dtype=np.int64)]
+    d = np.asarray(xs) - np.asarray(ys)
+    return float((w * d).sum() / w.sum())
+
+
 def _sized_for(
-    fa: np.ndarray, fb: np.ndarray, pi: np.ndarray, delta: float, weight: float, k: int
+    fa: np.ndarray,
+    fb: np.ndarray,
+    pi: np.ndarray,
+    delta: float,
+    weight: float,
+    k: int,
+    W2: np.ndarray | None = None,
 ) -> float | None:
     """The half-width (on the ``(D + 1) / 2`` scale the sequence runs on) to size a fixed
     design's sequence for: a normal interval's at level ``delta weight`` from ``k`` rounds of
     the first round's predicted variance, from the predictions ``fa``, ``fb`` and the design
     ``pi`` (shape (n,)) before any answer, as ``SequentialEstimate.budget_target`` sizes one
-    model's (None when ``k`` reveals every item)."""
+    model's (None when ``k`` reveals every item). ``W2``: the squared mean-1 weights of a
+    weighted difference (None: unweighted)."""
     n = pi.size
     if k >= n:
         return None
     var = np.clip(fa * (1 - fa), 0, 0.25) + np.clip(fb * (1 - fb), 0, 0.25)
-    v1 = float((np.maximum(var, 2 * _VARIANCE_FLOOR) / pi).sum()) / n**2 / 4
+    spread = np.maximum(var, 2 * _VARIANCE_FLOOR)
+    if W2 is not None:
+        spread = W2 * spread
+    v1 = float((spread / pi).sum()) / n**2 / 4
     log_ratio = math.log(2.0) - math.log(delta) - math.log(weight)
     return math.sqrt(2.0 * log_ratio * max(v1, 1e-12) / k)
 
