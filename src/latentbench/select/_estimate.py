@@ -2444,7 +2444,9 @@ def tiny(
         model's residual sd, its floor in proportion to ``w_j``, and an item of weight 0 is
         never drawn (``k`` at most the items of positive weight). The table then records the
         weights (``target``, ``weights_hash``), and :func:`estimate` with ``items=`` needs
-        the same weights. Equal weights draw the unweighted design, written as without
+        the same weights. With ``precision``, the half-width predicted is the weighted
+        score's (each calibration model replayed as :func:`estimate` with ``items=`` and
+        ``weights=`` scores it). Equal weights draw the unweighted design, written as without
         weights (8 columns; a warning says so).
 
     Returns
@@ -2471,9 +2473,8 @@ def tiny(
     InputError
         ``k`` not an integer in [1, n_items] (the items of positive weight with
         ``weights``), ``k`` and ``precision`` given together, ``precision`` or ``delta``
-        outside their ranges, ``precision`` with unequal ``weights``, no answers to replay (a
-        fit directory without ``responses``), unusable ``weights``, or an unusable
-        calibration or option.
+        outside their ranges, no answers to replay (a fit directory without ``responses``),
+        unusable ``weights``, or an unusable calibration or option.
     """
     import pandas as pd
 
@@ -2496,11 +2497,6 @@ def tiny(
         raise InputError(f"k={k!r}; expected an integer >= 1 (the number of items to draw)")
     cal = load_calibration(calibration, rank=rank, cache=cache)
     checked = None if weights is None else read_weights(cal, weights)
-    if precision is not None and checked is not None and not checked.equal:
-        raise InputError(
-            f"precision={precision!r} with weights ({checked.source}): a design is sized for a "
-            "precision on the plain mean only; choose k by hand (k=, --k) for a weighted design"
-        )
     size = None
     stream, n_drawable = _draw_stream(cal, floor, seed, checked)
     if precision is not None:
@@ -2512,8 +2508,9 @@ def tiny(
             cal,
             answers,
             precision=float(precision),
-            engine=lambda: _design_engine(cal, floor, level),
+            engine=lambda: _design_engine(cal, floor, level, weights=checked),
             draws=lambda m: np.asarray([j for j, _ in stream(m)], dtype=np.int64),
+            weighted=checked is not None and not checked.equal,
         )
         k = size.k
     k = int(k)
