@@ -192,3 +192,31 @@ def test_precision_with_equal_weights_is_the_plain_design(world):
         same = tiny(cal, precision=PRECISION, weights=equal)
     pd.testing.assert_frame_equal(same, design)
 
+
+def test_cli_tiny_precision_on_a_fit_directory_takes_responses(world, tmp_path):
+    """Before: the CLI had no --responses, and the error on a fit directory named only
+    Python's responses=. Now the refusal names --responses, and with it the design is
+    tiny(FIT_DIR, precision=, responses=)'s."""
+    from latentbench.irt import TwoPL
+
+    cal, _, _ = world
+    fit_dir = tmp_path / "fit"
+    TwoPL(rank=1, prior=None, max_iter=200).fit(cal).save(fit_dir)
+    matrix = tmp_path / "cal.parquet"
+    cal.to_long().to_parquet(matrix)
+    out = tmp_path / "items.csv"
+    base = ["tiny", str(fit_dir), "--precision", "0.2", "--out", str(out)]
+    outcome = runner.invoke(app, base)
+    assert outcome.exit_code == 2 and "--responses MATRIX_FILE" in outcome.output
+    outcome = runner.invoke(app, [*base, "--responses", str(matrix)])
+    assert outcome.exit_code == 0, outcome.output
+    expected = tiny(fit_dir, precision=0.2, responses=cal)
+    pd.testing.assert_frame_equal(pd.read_csv(out), expected, check_dtype=False)
+    assert f"k = {len(expected)} items for a predicted half-width" in outcome.output
+    lone = ["tiny", str(fit_dir), "--k", "5", "--responses", str(matrix), "--out", "-"]
+    outcome = runner.invoke(app, lone)
+    assert outcome.exit_code == 2 and "without --precision" in outcome.output
+    gone = [*base, "--responses", str(tmp_path / "none.parquet"), "--force"]
+    outcome = runner.invoke(app, gone)
+    assert outcome.exit_code == 2 and "--responses" in outcome.output
+    assert "no such file" in outcome.output

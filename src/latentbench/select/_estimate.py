@@ -2427,7 +2427,8 @@ def tiny(
         Miscoverage of the interval the precision is for (``estimate --delta``); default
         0.05, with ``precision`` only.
     responses : ResponseMatrix or path, optional
-        With ``precision``: the calibration models' answers (a matrix or its file); default
+        With ``precision``: the calibration models' answers (a matrix or its file;
+        ``latentbench tiny --responses``); default
         the calibration's own when it is a matrix (a file, a ``ResponseMatrix``, an
         ``IRTResult`` that keeps its matrix). Models and items are matched by id.
     seed : int, default 0
@@ -2602,9 +2603,9 @@ def _calibration_answers(calibration: Any, responses: Any, cal: Calibration) -> 
                 f"precision with calibration {cal.source}: the half-width is predicted by "
                 "replaying the calibration models' answers, which it does not keep (a fit "
                 "directory or a calibration carries parameters only); give the matrix the "
-                "fit was made from (Python responses=MATRIX; on the command line, calibrate "
-                "on the matrix file or --store --benchmark instead), or choose k by hand (k=, "
-                "--k)"
+                "fit was made from (on the command line --responses MATRIX_FILE, in Python "
+                "responses=MATRIX), calibrate on the matrix file or --store --benchmark "
+                "instead, or choose k by hand (--k, k=)"
             )
     if isinstance(matrix, str | os.PathLike):
         matrix = ResponseMatrix.read(matrix)
