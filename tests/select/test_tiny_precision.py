@@ -4,15 +4,17 @@ target half-width, predicted by replaying the calibration models' answers with t
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
 from latentbench.cli import _register, app
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.io import ResponseMatrix
-from latentbench.select import estimate, tiny
+from latentbench.select import compare, estimate, tiny
 from latentbench.select._estimate_calibration import from_matrix
 
 _register()
@@ -123,6 +125,16 @@ def test_cli_tiny_precision_prints_the_chosen_k(world, tmp_path):
     assert f"k = {k} items for a predicted half-width of 0." in outcome.output
     assert "(median over the 30 calibration models; 90th percentile" in outcome.output
     assert "in-sample: a new model unlike them may need more" in outcome.output
+    # scored at another delta than it was sized at: said in one line and in estimate.json
+    one, est = tmp_path / "one.parquet", tmp_path / "est"
+    cal.subset(models=["m00"]).to_long().to_parquet(one)
+    scored = ["estimate", str(path), str(one), "--items", str(out), "--out", str(est)]
+    outcome = runner.invoke(app, [*scored, "--delta", "0.1"])
+    assert outcome.exit_code == 0, outcome.output
+    said = "sized by tiny --precision for an interval at delta 0.05"
+    assert f"{said} (median predicted half-width" in " ".join(outcome.output.split())
+    written = json.loads((est / "estimate.json").read_text())["warnings"]  # one model
+    assert [w for w in written if said in w and "scored here at delta 0.1" in w]
     both = ["tiny", str(path), "--k", "5", "--precision", "0.2", "--out", str(out), "--force"]
     outcome = runner.invoke(app, both)
     assert outcome.exit_code == 2 and "give --k 5 or --precision 0.2, not both" in outcome.output
@@ -220,3 +232,39 @@ def test_cli_tiny_precision_on_a_fit_directory_takes_responses(world, tmp_path):
     outcome = runner.invoke(app, gone)
     assert outcome.exit_code == 2 and "--responses" in outcome.output
     assert "no such file" in outcome.output
+
+
+def test_a_design_scored_at_another_delta_than_it_was_sized_at_is_said(world):
+    """Before: estimate(items=, delta=) and compare(items=, delta=) on a design sized at
+    another delta said nothing, though its interval does not have the predicted half-width.
+    Now one line, warned and kept in the result's warnings, names both deltas; nothing at the
+    design's delta or on an unsized design; the result is unchanged."""
+    cal, _, design = world
+    one = cal.subset(models=["m00"])
+    said = (
+        r"items: sized by tiny --precision for an interval at delta 0\.05 \(median predicted "
+        r"half-width 0\.0\d+ for precision 0\.08\), scored here at delta 0\.1: the interval "
+        r"is narrower than predicted; score it with --delta 0\.05 \(delta=\), or size a "
+        r"design at this delta \(tiny --precision H --delta 0\.1\)"
+    )
+    with pytest.warns(DataWarning, match=said):
+        other = estimate(cal, one, model="m00", items=design, delta=0.1)
+    assert sum("sized by tiny --precision" in w for w in other.warnings) == 1
+    unsized = design.iloc[:, :8]  # the same items without the sizing's columns
+    assert (other.lower, other.upper) == (
+        (r := estimate(cal, one, model="m00", items=unsized, delta=0.1)).lower,
+        r.upper,
+    )
+    assert not any("sized by" in w for w in r.warnings)
+    same = estimate(cal, one, model="m00", items=design, delta=0.05)
+    assert not any("sized by" in w for w in same.warnings)
+    a, b = cal.subset(models=["m00"]), cal.subset(models=["m01"])
+    said = (
+        r"at delta 0\.05 \(.*, for one model's score, not a difference\), scored here at "
+        r"delta 0\.2: the interval is narrower"
+    )
+    with pytest.warns(DataWarning, match=said):
+        pair = compare(cal, a, b, model_a="m00", model_b="m01", items=design, delta=0.2)
+    assert sum("sized by tiny --precision" in w for w in pair.warnings) == 1
+    pair = compare(cal, a, b, model_a="m00", model_b="m01", items=design, delta=0.05)
+    assert not any("sized by" in w for w in pair.warnings)

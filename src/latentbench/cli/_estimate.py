@@ -789,14 +789,15 @@ def tiny_command(
         None,
         "--precision",
         help="Choose k: the fewest items whose interval half-width, median over the "
-        "calibration models' own answers replayed on the design (in-sample), is at most this.",
+        "calibration models' own answers replayed on the design (in-sample), is at most this "
+        "(with --weights: the weighted score's; a fit directory needs --responses).",
         show_default=False,
     ),
     delta: float | None = typer.Option(
         None,
         "--delta",
         help="Error probability of the interval --precision is predicted for (estimate --delta; "
-        "default 0.05).",
+        "default 0.05; estimate --items at another --delta warns).",
         show_default=False,
     ),
     responses: Path | None = typer.Option(

@@ -3160,6 +3160,7 @@ def _estimate_fixed(
     # the design's options: its seed drew the items (None: a design that does not say)
     options.update(design="fixed", budget=None, precision=None, floor=floor, seed=seed,
                    proposal="residual")  # fmt: skip
+    notes.extend(_design_delta_note(design, where, delta, "estimate"))
     of = "the design" if isinstance(items, pd.DataFrame) else str(items)
     _check_design_answered(cal, name, y, pos, of)
     unused = int(np.isfinite(y).sum()) - pos.size  # every design item answered (checked)
@@ -3187,6 +3188,39 @@ def _estimate_fixed(
     return _finish(
         cal, seq, name, "items", list(checked.probabilities), options, notes, model_scores
     )
+
+
+def _design_delta_note(design: pd.DataFrame, where: str, delta: float, command: str) -> list[str]:
+    """What :func:`estimate` and :func:`~latentbench.select.compare` say when a design sized by
+    ``tiny --precision`` (its ``delta`` column) is scored at another ``delta``: its predicted
+    half-width was for an interval at the design's delta. Nothing for an unsized design
+    (no ``delta`` column) or the same delta."""
+    import pandas as pd
+
+    if "delta" not in design or not len(design):
+        return []
+    sized = float(pd.to_numeric(design["delta"], errors="coerce").iloc[0])
+    if not math.isfinite(sized) or math.isclose(sized, delta, rel_tol=1e-9):
+        return []
+    row = design.iloc[0]
+    predicted = pd.to_numeric(
+        pd.Series([row.get("predicted_half_width"), row.get("precision")]), errors="coerce"
+    )
+    said = []
+    if predicted.notna().all():
+        said.append(
+            f"median predicted half-width {predicted.iloc[0]:.3f} for precision "
+            f"{predicted.iloc[1]:g}"
+        )
+    if command == "compare":
+        said.append("for one model's score, not a difference")
+    what = f" ({', '.join(said)})" if said else ""
+    return [
+        f"{where}: sized by tiny --precision for an interval at delta {sized:g}{what}, scored "
+        f"here at delta {delta:g}: the interval is {'wider' if delta < sized else 'narrower'} "
+        f"than predicted; score it with --delta {sized:g} (delta=), or size a design at this "
+        f"delta (tiny --precision H --delta {delta:g})"
+    ]
 
 
 def _unused_note(n: int, k: int, of: str, command: str, per_model: str = "") -> str:
