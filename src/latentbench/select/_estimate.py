@@ -2427,10 +2427,10 @@ def tiny(
         Miscoverage of the interval the precision is for (``estimate --delta``); default
         0.05, with ``precision`` only.
     responses : ResponseMatrix or path, optional
-        With ``precision``: the calibration models' answers (a matrix or its file;
-        ``latentbench tiny --responses``); default
-        the calibration's own when it is a matrix (a file, a ``ResponseMatrix``, an
-        ``IRTResult`` that keeps its matrix). Models and items are matched by id.
+        With ``precision``: the calibration models' answers (a matrix or its file:
+        ``latentbench tiny --responses``); default the calibration's own when it is a matrix
+        (a file, a ``ResponseMatrix``, an ``IRTResult`` that keeps its matrix). Models and
+        items are matched by id.
     seed : int, default 0
         Seed of the draw (an integer >= 0).
     floor : float, default 0.5
