@@ -4,15 +4,17 @@ target half-width, predicted by replaying the calibration models' answers with t
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
 from latentbench.cli import _register, app
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.io import ResponseMatrix
-from latentbench.select import estimate, tiny
+from latentbench.select import compare, estimate, tiny
 from latentbench.select._estimate_calibration import from_matrix
 
 _register()
@@ -123,21 +125,146 @@ def test_cli_tiny_precision_prints_the_chosen_k(world, tmp_path):
     assert f"k = {k} items for a predicted half-width of 0." in outcome.output
     assert "(median over the 30 calibration models; 90th percentile" in outcome.output
     assert "in-sample: a new model unlike them may need more" in outcome.output
+    # scored at another delta than it was sized at: said in one line and in estimate.json
+    one, est = tmp_path / "one.parquet", tmp_path / "est"
+    cal.subset(models=["m00"]).to_long().to_parquet(one)
+    scored = ["estimate", str(path), str(one), "--items", str(out), "--out", str(est)]
+    outcome = runner.invoke(app, [*scored, "--delta", "0.1"])
+    assert outcome.exit_code == 0, outcome.output
+    said = "sized by tiny --precision for an interval at delta 0.05"
+    assert f"{said} (median predicted half-width" in " ".join(outcome.output.split())
+    written = json.loads((est / "estimate.json").read_text())["warnings"]  # one model
+    assert [w for w in written if said in w and "scored here at delta 0.1" in w]
     both = ["tiny", str(path), "--k", "5", "--precision", "0.2", "--out", str(out), "--force"]
     outcome = runner.invoke(app, both)
     assert outcome.exit_code == 2 and "give --k 5 or --precision 0.2, not both" in outcome.output
 
 
-def test_precision_with_unequal_weights_is_refused(world):
-    """A design sized for a precision is sized on the plain mean; with unequal weights (a
-    weighted design) it is refused, naming the weights, not sized for the wrong target; with
-    equal weights it is the plain design (said)."""
+def _macro(items: list[str]) -> pd.DataFrame:
+    """A macro target over 4 groups of unequal sizes (20, 40, 100 and the rest of the items):
+    an item of the smallest weighs 10x one of the largest."""
+    sizes = np.repeat([0, 1, 2, 3], [20, 40, 100, len(items) - 160])
+    return pd.DataFrame({"item": items, "group": [f"g{g}" for g in sizes]})
+
+
+MACRO_PRECISION = 0.1
+
+
+@pytest.fixture(scope="module")
+def macro():
+    """A smaller world than ``world`` (16 calibration models, 300 items: about 3 CPU-s for
+    the sizing and the replays that check it) and its macro design sized for 0.1."""
+    cal, _ = _world(2, m=16, held=1, n=300)
+    groups = _macro(list(cal.item_ids))
+    return cal, groups, tiny(cal, precision=MACRO_PRECISION, weights=groups)
+
+
+def _weighted_widths(cal, design: pd.DataFrame, groups: pd.DataFrame) -> np.ndarray:
+    """Each calibration model's half-width from ``estimate(items=design, weights=groups)``."""
+    return np.array(
+        [
+            (r.upper - r.lower) / 2.0
+            for r in (
+                estimate(cal, cal.subset(models=[m]), model=m, items=design, weights=groups)
+                for m in cal.model_ids
+            )
+        ]
+    )
+
+
+def test_precision_sizes_a_macro_design_as_estimate_scores_it(macro):
+    """Before: tiny(precision=, weights=) was refused ("sized for a precision on the plain
+    mean only"). Now the calibration models are replayed on the weighted design as
+    ``estimate(items=, weights=)`` scores them: the recorded median and 90th percentile are
+    theirs exactly, the median is at most the precision, and the design 2% smaller misses it
+    (the search stops within 2% of k)."""
+    cal, groups, design = macro
+    k = len(design)
+    assert list(design.columns[8:]) == [
+        "target", "weights_hash", "precision", "delta", "predicted_half_width",
+        "predicted_half_width_p90", "predicted_models",
+    ]  # fmt: skip
+    assert design["target"].iloc[0] == "macro over 4 groups" and (design["k"] == k).all()
+    assert design["predicted_models"].iloc[0] == 16
+    widths = _weighted_widths(cal, design, groups)
+    # a half-width is a count of the sequence's grid steps: the precision up to rounding
+    top = MACRO_PRECISION * (1 + 1e-9)
+    assert np.median(widths) == design["predicted_half_width"].iloc[0] <= top
+    assert np.quantile(widths, 0.9) == design["predicted_half_width_p90"].iloc[0]
+    smaller = tiny(cal, int(0.98 * k), weights=groups)  # the first rows of the same draw
+    assert list(smaller["item"]) == list(design["item"][: len(smaller)])
+    assert np.median(_weighted_widths(cal, smaller, groups)) > MACRO_PRECISION
+
+
+def test_precision_with_equal_weights_is_the_plain_design(world):
+    """Equal weights are the plain mean: the same k and the same design (said)."""
     cal, _, design = world
-    items = list(cal.item_ids)
-    unequal = pd.Series(np.where(np.arange(len(items)) < 100, 3.0, 1.0), index=items)
-    with pytest.raises(InputError, match=r"precision=0\.08 with weights .*choose k by hand"):
-        tiny(cal, precision=PRECISION, weights=unequal)
-    equal = pd.Series(2.0, index=items)
+    equal = pd.Series(2.0, index=list(cal.item_ids))
     with pytest.warns(UserWarning, match="same weight"):
         same = tiny(cal, precision=PRECISION, weights=equal)
     pd.testing.assert_frame_equal(same, design)
+
+
+def test_cli_tiny_precision_on_a_fit_directory_takes_responses(world, tmp_path):
+    """Before: the CLI had no --responses, and the error on a fit directory named only
+    Python's responses=. Now the refusal names --responses, and with it the design is
+    tiny(FIT_DIR, precision=, responses=)'s."""
+    from latentbench.irt import TwoPL
+
+    cal, _, _ = world
+    fit_dir = tmp_path / "fit"
+    TwoPL(rank=1, prior=None, max_iter=200).fit(cal).save(fit_dir)
+    matrix = tmp_path / "cal.parquet"
+    cal.to_long().to_parquet(matrix)
+    out = tmp_path / "items.csv"
+    base = ["tiny", str(fit_dir), "--precision", "0.2", "--out", str(out)]
+    outcome = runner.invoke(app, base)
+    assert outcome.exit_code == 2 and "--responses MATRIX_FILE" in outcome.output
+    outcome = runner.invoke(app, [*base, "--responses", str(matrix)])
+    assert outcome.exit_code == 0, outcome.output
+    expected = tiny(fit_dir, precision=0.2, responses=cal)
+    pd.testing.assert_frame_equal(pd.read_csv(out), expected, check_dtype=False)
+    assert f"k = {len(expected)} items for a predicted half-width" in outcome.output
+    lone = ["tiny", str(fit_dir), "--k", "5", "--responses", str(matrix), "--out", "-"]
+    outcome = runner.invoke(app, lone)
+    assert outcome.exit_code == 2 and "without --precision" in outcome.output
+    gone = [*base, "--responses", str(tmp_path / "none.parquet"), "--force"]
+    outcome = runner.invoke(app, gone)
+    assert outcome.exit_code == 2 and "--responses" in outcome.output
+    assert "no such file" in outcome.output
+
+
+def test_a_design_scored_at_another_delta_than_it_was_sized_at_is_said(world):
+    """Before: estimate(items=, delta=) and compare(items=, delta=) on a design sized at
+    another delta said nothing, though its interval does not have the predicted half-width.
+    Now one line, warned and kept in the result's warnings, names both deltas; nothing at the
+    design's delta or on an unsized design; the result is unchanged."""
+    cal, _, design = world
+    one = cal.subset(models=["m00"])
+    said = (
+        r"items: sized by tiny --precision for an interval at delta 0\.05 \(median predicted "
+        r"half-width 0\.0\d+ for precision 0\.08\), scored here at delta 0\.1: the interval "
+        r"is narrower than predicted; score it with --delta 0\.05 \(delta=\), or size a "
+        r"design at this delta \(tiny --precision H --delta 0\.1\)"
+    )
+    with pytest.warns(DataWarning, match=said):
+        other = estimate(cal, one, model="m00", items=design, delta=0.1)
+    assert sum("sized by tiny --precision" in w for w in other.warnings) == 1
+    unsized = design.iloc[:, :8]  # the same items without the sizing's columns
+    assert (other.lower, other.upper) == (
+        (r := estimate(cal, one, model="m00", items=unsized, delta=0.1)).lower,
+        r.upper,
+    )
+    assert not any("sized by" in w for w in r.warnings)
+    same = estimate(cal, one, model="m00", items=design, delta=0.05)
+    assert not any("sized by" in w for w in same.warnings)
+    a, b = cal.subset(models=["m00"]), cal.subset(models=["m01"])
+    said = (
+        r"at delta 0\.05 \(.*, for one model's score, not a difference\), scored here at "
+        r"delta 0\.2: the interval is narrower"
+    )
+    with pytest.warns(DataWarning, match=said):
+        pair = compare(cal, a, b, model_a="m00", model_b="m01", items=design, delta=0.2)
+    assert sum("sized by tiny --precision" in w for w in pair.warnings) == 1
+    pair = compare(cal, a, b, model_a="m00", model_b="m01", items=design, delta=0.05)
+    assert not any("sized by" in w for w in pair.warnings)

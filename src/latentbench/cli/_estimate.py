@@ -789,14 +789,22 @@ def tiny_command(
         None,
         "--precision",
         help="Choose k: the fewest items whose interval half-width, median over the "
-        "calibration models' own answers replayed on the design (in-sample), is at most this.",
+        "calibration models' own answers replayed on the design (in-sample), is at most this "
+        "(with --weights: the weighted score's; a fit directory needs --responses).",
         show_default=False,
     ),
     delta: float | None = typer.Option(
         None,
         "--delta",
         help="Error probability of the interval --precision is predicted for (estimate --delta; "
-        "default 0.05).",
+        "default 0.05; estimate --items at another --delta warns).",
+        show_default=False,
+    ),
+    responses: Path | None = typer.Option(
+        None,
+        "--responses",
+        help="With --precision on a fit directory (which keeps no answers): the response-matrix "
+        "file the fit was made from, whose calibration models' answers are replayed.",
         show_default=False,
     ),
     seed: int = typer.Option(0, help="Seed of the draw."),
@@ -861,6 +869,21 @@ def tiny_command(
             f"--delta {delta:g} without --precision: it is the level the precision is "
             "predicted at; estimate --delta sets the interval's own"
         )
+    if responses is not None and precision is None:
+        fail(
+            f"--responses {responses} without --precision: the responses are replayed to "
+            "choose k for a precision; give --precision H, or drop --responses"
+        )
+    if responses is not None and store is not None:
+        fail(
+            f"--responses {responses} with --store {store}: the store benchmark's own matrix "
+            "is replayed; give one"
+        )
+    if responses is not None and not responses.is_file():
+        fail(
+            f"--responses {responses}: no such file; expected the response-matrix file the fit "
+            "was made from (Parquet or CSV)"
+        )
     defaulted = out is None
     out, to_stdout = _tiny_destination(out, force)
     _check_tiny_files(calibration, None if to_stdout else out, samples_out, task, force)
@@ -869,9 +892,9 @@ def tiny_command(
         try:
             given_cal = _calibration(calibration, store, benchmark, choice, rank)
             cal = load_calibration(given_cal, rank=rank)
-            responses = None
+            answers: Any = responses
             if precision is not None and store is not None and benchmark is not None:
-                responses = _store_responses(store, benchmark, choice)
+                answers = _store_responses(store, benchmark, choice)
             if precision is None:  # --k, or tiny's own default
                 sized = (cal,) if k is None else (cal, k)
                 frame = tiny(*sized, seed=seed, floor=floor, rank=rank, weights=weights)
@@ -880,7 +903,7 @@ def tiny_command(
                     given_cal,
                     precision=precision,
                     delta=delta,
-                    responses=responses,
+                    responses=answers,
                     seed=seed,
                     floor=floor,
                     rank=rank,

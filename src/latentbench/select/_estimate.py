@@ -2427,9 +2427,10 @@ def tiny(
         Miscoverage of the interval the precision is for (``estimate --delta``); default
         0.05, with ``precision`` only.
     responses : ResponseMatrix or path, optional
-        With ``precision``: the calibration models' answers (a matrix or its file); default
-        the calibration's own when it is a matrix (a file, a ``ResponseMatrix``, an
-        ``IRTResult`` that keeps its matrix). Models and items are matched by id.
+        With ``precision``: the calibration models' answers (a matrix or its file:
+        ``latentbench tiny --responses``); default the calibration's own when it is a matrix
+        (a file, a ``ResponseMatrix``, an ``IRTResult`` that keeps its matrix). Models and
+        items are matched by id.
     seed : int, default 0
         Seed of the draw (an integer >= 0).
     floor : float, default 0.5
@@ -2444,7 +2445,9 @@ def tiny(
         model's residual sd, its floor in proportion to ``w_j``, and an item of weight 0 is
         never drawn (``k`` at most the items of positive weight). The table then records the
         weights (``target``, ``weights_hash``), and :func:`estimate` with ``items=`` needs
-        the same weights. Equal weights draw the unweighted design, written as without
+        the same weights. With ``precision``, the half-width predicted is the weighted
+        score's (each calibration model replayed as :func:`estimate` with ``items=`` and
+        ``weights=`` scores it). Equal weights draw the unweighted design, written as without
         weights (8 columns; a warning says so).
 
     Returns
@@ -2471,9 +2474,8 @@ def tiny(
     InputError
         ``k`` not an integer in [1, n_items] (the items of positive weight with
         ``weights``), ``k`` and ``precision`` given together, ``precision`` or ``delta``
-        outside their ranges, ``precision`` with unequal ``weights``, no answers to replay (a
-        fit directory without ``responses``), unusable ``weights``, or an unusable
-        calibration or option.
+        outside their ranges, no answers to replay (a fit directory without ``responses``),
+        unusable ``weights``, or an unusable calibration or option.
     """
     import pandas as pd
 
@@ -2496,11 +2498,6 @@ def tiny(
         raise InputError(f"k={k!r}; expected an integer >= 1 (the number of items to draw)")
     cal = load_calibration(calibration, rank=rank, cache=cache)
     checked = None if weights is None else read_weights(cal, weights)
-    if precision is not None and checked is not None and not checked.equal:
-        raise InputError(
-            f"precision={precision!r} with weights ({checked.source}): a design is sized for a "
-            "precision on the plain mean only; choose k by hand (k=, --k) for a weighted design"
-        )
     size = None
     stream, n_drawable = _draw_stream(cal, floor, seed, checked)
     if precision is not None:
@@ -2512,8 +2509,9 @@ def tiny(
             cal,
             answers,
             precision=float(precision),
-            engine=lambda: _design_engine(cal, floor, level),
+            engine=lambda: _design_engine(cal, floor, level, weights=checked),
             draws=lambda m: np.asarray([j for j, _ in stream(m)], dtype=np.int64),
+            weighted=checked is not None and not checked.equal,
         )
         k = size.k
     k = int(k)
@@ -2605,9 +2603,9 @@ def _calibration_answers(calibration: Any, responses: Any, cal: Calibration) -> 
                 f"precision with calibration {cal.source}: the half-width is predicted by "
                 "replaying the calibration models' answers, which it does not keep (a fit "
                 "directory or a calibration carries parameters only); give the matrix the "
-                "fit was made from (Python responses=MATRIX; on the command line, calibrate "
-                "on the matrix file or --store --benchmark instead), or choose k by hand (k=, "
-                "--k)"
+                "fit was made from (on the command line --responses MATRIX_FILE, in Python "
+                "responses=MATRIX), calibrate on the matrix file or --store --benchmark "
+                "instead, or choose k by hand (--k, k=)"
             )
     if isinstance(matrix, str | os.PathLike):
         matrix = ResponseMatrix.read(matrix)
@@ -3156,6 +3154,7 @@ def _estimate_fixed(
     # the design's options: its seed drew the items (None: a design that does not say)
     options.update(design="fixed", budget=None, precision=None, floor=floor, seed=seed,
                    proposal="residual")  # fmt: skip
+    notes.extend(_design_delta_note(design, where, delta, "estimate"))
     of = "the design" if isinstance(items, pd.DataFrame) else str(items)
     _check_design_answered(cal, name, y, pos, of)
     unused = int(np.isfinite(y).sum()) - pos.size  # every design item answered (checked)
@@ -3183,6 +3182,39 @@ def _estimate_fixed(
     return _finish(
         cal, seq, name, "items", list(checked.probabilities), options, notes, model_scores
     )
+
+
+def _design_delta_note(design: pd.DataFrame, where: str, delta: float, command: str) -> list[str]:
+    """What :func:`estimate` and :func:`~latentbench.select.compare` say when a design sized by
+    ``tiny --precision`` (its ``delta`` column) is scored at another ``delta``: its predicted
+    half-width was for an interval at the design's delta. Nothing for an unsized design
+    (no ``delta`` column) or the same delta."""
+    import pandas as pd
+
+    if "delta" not in design or not len(design):
+        return []
+    sized = float(pd.to_numeric(design["delta"], errors="coerce").iloc[0])
+    if not math.isfinite(sized) or math.isclose(sized, delta, rel_tol=1e-9):
+        return []
+    row = design.iloc[0]
+    predicted = pd.to_numeric(
+        pd.Series([row.get("predicted_half_width"), row.get("precision")]), errors="coerce"
+    )
+    said = []
+    if predicted.notna().all():
+        said.append(
+            f"median predicted half-width {predicted.iloc[0]:.3f} for precision "
+            f"{predicted.iloc[1]:g}"
+        )
+    if command == "compare":
+        said.append("for one model's score, not a difference")
+    what = f" ({', '.join(said)})" if said else ""
+    return [
+        f"{where}: sized by tiny --precision for an interval at delta {sized:g}{what}, scored "
+        f"here at delta {delta:g}: the interval is {'wider' if delta < sized else 'narrower'} "
+        f"than predicted; score it with --delta {sized:g} (delta=), or size a design at this "
+        f"delta (tiny --precision H --delta {delta:g})"
+    ]
 
 
 def _unused_note(n: int, k: int, of: str, command: str, per_model: str = "") -> str:

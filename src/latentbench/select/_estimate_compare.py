@@ -40,6 +40,7 @@ from latentbench.select._estimate import (
     _checked_design,
     _Default,
     _Design,
+    _design_delta_note,
     _fixed_sequence,
     _rng,
     _Said,
@@ -406,6 +407,7 @@ def compare(
     fixed: _Design | None = None
     if items is not None:  # every design item, answered by both; the target all cal's items
         fixed = _checked_design(cal, items, floor, notes, checked, command="compare")
+        notes.extend(_design_delta_note(fixed.frame, fixed.where, delta, "compare"))
         for name, answers in ((name_a, ya), (name_b, yb)):
             _check_design_answered(cal, name, answers, fixed.positions, _design_name(items))
         # the design's population (_fixed_sequence's): every calibrated item, or those of

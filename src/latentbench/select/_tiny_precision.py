@@ -4,7 +4,9 @@ The half-width a design of ``k`` items gives a model is what ``estimate --items`
 it: the same engine (:func:`~latentbench.select._estimate._design_engine`) replays each
 calibration model's own answers on the design's first ``k`` items, and a confidence sequence
 sized for ``k`` (:meth:`SequentialEstimate.sized_sequence`, as ``estimate --items`` sizes it)
-is fed those rounds. The first ``k'`` items of a ``k``-item design are the ``k'``-item design
+is fed those rounds; for a weighted or macro design (``tiny --weights``) the engine is the
+weighted one ``estimate --items --weights`` runs, so the half-width is the weighted score's.
+The first ``k'`` items of a ``k``-item design are the ``k'``-item design
 and a round does not depend on the sizing, so each model is replayed once, up to the largest
 ``k`` tried, and each candidate ``k`` costs only its confidence sequences. The prediction is
 in-sample: the calibration models' answers made the calibration, so a new model unlike them
@@ -74,21 +76,25 @@ class _Replays:
         self.seqs = [engine() for _ in range(answers.shape[0])]
         self.rounds: list[list[_Round]] = [[] for _ in self.seqs]
         self.stopped = np.zeros(answers.shape[0], dtype=bool)  # a design item unanswered
-        self.n = self.base.n
+        self.n = self.base.n  # the items that can be drawn (of positive weight)
+        # each calibrated item's index in the engine's population (a weighted design's
+        # population is its items of positive weight; the plain one's, every item)
+        self.index = np.full(answers.shape[1], -1, dtype=np.int64)
+        self.index[self.base.population] = np.arange(self.n)
 
     def extend(self, k: int) -> None:
         """Replay every model up to ``k`` design items (or its first unanswered one)."""
         pos = self.draws(k)
         for m, seq in enumerate(self.seqs):  # a loop over models: each is one estimate
             rounds = self.rounds[m]
-            for j in pos[len(rounds) : k].tolist():
+            for p in pos[len(rounds) : k].tolist():
                 if self.stopped[m]:
                     break
-                y = float(self.Y[m, j])
+                y = float(self.Y[m, p])
                 if not math.isfinite(y):
                     self.stopped[m] = True
                     break
-                seq.observe(j, y, seq.probabilities())
+                seq.observe(int(self.index[p]), y, seq.probabilities())
                 assert seq.last_round is not None
                 rounds.append(seq.last_round)
 
@@ -115,6 +121,7 @@ def size_design(
     precision: float,
     engine: Callable[[], SequentialEstimate],
     draws: Callable[[int], np.ndarray],
+    weighted: bool = False,
 ) -> DesignSize:
     """The smallest design size whose median half-width over the calibration models is at
     most ``precision``.
@@ -130,7 +137,11 @@ def size_design(
     engine : callable
         A fresh fixed-design estimate (no answer yet), as ``estimate --items`` builds it.
     draws : callable
-        ``draws(k)``: the positions of the design's first ``k`` items, shape (k,).
+        ``draws(k)``: the calibration positions of the design's first ``k`` items, shape
+        (k,).
+    weighted : bool, default False
+        Whether ``engine`` scores a weighted (or macro) mean, not the plain one: its interval
+        is then predicted by the replays alone up to every item of positive weight.
 
     Returns
     -------
@@ -141,11 +152,13 @@ def size_design(
     InputError
         If no calibration model answered the design's first items.
     """
-    n = cal.n_items
-    # at k items the interval lies within the revealed scores' certain range, (n - k) / n
-    # wide: k >= n (1 - 2 precision) reaches any precision without a prediction
-    cap = min(n, max(1, math.ceil(n * (1.0 - 2.0 * precision) - 1e-9)))
     replays = _Replays(engine, draws, answers)
+    n = replays.n
+    # at k items the plain mean's interval lies within the revealed scores' certain range,
+    # (n - k) / n wide: k >= n (1 - 2 precision) reaches any precision without a prediction;
+    # a weighted mean's certain range is the unrevealed items' weight, which depends on the
+    # items drawn: its search may go up to every item of positive weight (half-width 0)
+    cap = n if weighted else min(n, max(1, math.ceil(n * (1.0 - 2.0 * precision) - 1e-9)))
     tried: dict[int, float] = {}
     widths: dict[int, np.ndarray] = {}
 
