@@ -554,12 +554,15 @@ def test_a_store_held_by_another_process_is_said_as_such(tmp_path, holder_reads,
     Store(path).close()
     with store_held(path, read_only=holder_reads) as pid:
         for read_only in (False,) if holder_reads else (False, True):
+            # a short wait: the refusal is the point here, not the length of the default 5 s
+            # wait (10 s of this test idle); the holder never lets go, so it is still refused
             with pytest.raises(InputError) as caught:
-                Store(path, read_only=read_only)
+                Store(path, read_only=read_only, wait=0.2)
             message = str(caught.value)
             assert f"{path}: the store is in use by another process" in message, message
             assert "cannot open as a DuckDB store" not in message
             assert f"(PID {pid})): DuckDB lets one process write" in message, message
+            assert "(waited 0.2 s)" in message, message
         if holder_reads:  # readers share it
             Store(path, read_only=True).close()
     Store(path, read_only=True).close()  # free again
