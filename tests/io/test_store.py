@@ -568,6 +568,35 @@ def test_a_store_held_by_another_process_is_said_as_such(tmp_path, holder_reads,
     Store(path, read_only=True).close()  # free again
 
 
+def test_the_wait_for_a_held_store_is_set_by_the_environment(tmp_path, store_held, monkeypatch):
+    """Every command waited a fixed 5 s for a store another process holds (``Store(path,
+    wait=...)`` only from Python): ``LATENTBENCH_STORE_WAIT`` sets the default wait (a longer
+    one for ingests of large files side by side, 0 to fail at once), a Store's own ``wait``
+    still wins, and a value that is no number of seconds >= 0 is refused naming it."""
+    import time
+
+    from latentbench.exceptions import StoreInUse
+
+    path = tmp_path / "held.duckdb"
+    Store(path).close()
+    monkeypatch.setenv("LATENTBENCH_STORE_WAIT", "0.3")
+    with store_held(path, read_only=False):
+        started = time.monotonic()
+        with pytest.raises(StoreInUse, match=r"\(waited 0\.3 s\)"):
+            Store(path)
+        assert time.monotonic() - started < 4.5  # not the 5 s of the unset variable
+        with pytest.raises(StoreInUse) as caught:
+            Store(path, wait=0)
+        assert "waited" not in str(caught.value)
+    for bad in ("soon", "-1", "nan", "inf"):
+        monkeypatch.setenv("LATENTBENCH_STORE_WAIT", bad)
+        with pytest.raises(InputError, match=rf"LATENTBENCH_STORE_WAIT='{bad}' .*expected"):
+            Store(path)
+        Store(path, wait=0).close()  # a Store's own wait never reads it
+    monkeypatch.setenv("LATENTBENCH_STORE_WAIT", " ")
+    Store(path).close()
+
+
 def test_a_store_open_in_this_process_says_to_pass_the_open_store(tmp_path):
     # load_calibration(path, benchmark=...) while Store(path) was open said DuckDB's
     # "Can't open a connection to same database file with a different configuration"
