@@ -275,7 +275,7 @@ def test_fit_refuses_options_it_would_ignore(tmp_path):
     assert not (tmp_path / "fit").exists()
 
 
-def test_fit_from_a_store_another_process_reads(tmp_path, store_held):
+def test_fit_from_a_store_another_process_reads(tmp_path, store_held, monkeypatch):
     """`fit --store` reads the store, fits, writes the fit directory, then records the fit in
     the store: another process reading the store at that moment (an `ls`, a report) made
     that last step end in a traceback, after the files were written. Now one warning says the
@@ -291,6 +291,8 @@ def test_fit_from_a_store_another_process_reads(tmp_path, store_held):
     frame.to_csv(table, index=False)
     with Store(store) as db:
         db.ingest_files("table", [table], benchmark="b")
+    # the record step gives up after this wait, not the default 5 s (the test idled 5 s)
+    monkeypatch.setenv("LATENTBENCH_STORE_WAIT", "0.2")
     with store_held(store, read_only=True):
         out = tmp_path / "fit"
         result = runner.invoke(

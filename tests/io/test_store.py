@@ -554,15 +554,47 @@ def test_a_store_held_by_another_process_is_said_as_such(tmp_path, holder_reads,
     Store(path).close()
     with store_held(path, read_only=holder_reads) as pid:
         for read_only in (False,) if holder_reads else (False, True):
+            # a short wait: the refusal is the point here, not the length of the default 5 s
+            # wait (10 s of this test idle); the holder never lets go, so it is still refused
             with pytest.raises(InputError) as caught:
-                Store(path, read_only=read_only)
+                Store(path, read_only=read_only, wait=0.2)
             message = str(caught.value)
             assert f"{path}: the store is in use by another process" in message, message
             assert "cannot open as a DuckDB store" not in message
             assert f"(PID {pid})): DuckDB lets one process write" in message, message
+            assert "(waited 0.2 s)" in message, message
         if holder_reads:  # readers share it
             Store(path, read_only=True).close()
     Store(path, read_only=True).close()  # free again
+
+
+def test_the_wait_for_a_held_store_is_set_by_the_environment(tmp_path, store_held, monkeypatch):
+    """Every command waited a fixed 5 s for a store another process holds (``Store(path,
+    wait=...)`` only from Python): ``LATENTBENCH_STORE_WAIT`` sets the default wait (a longer
+    one for ingests of large files side by side, 0 to fail at once), a Store's own ``wait``
+    still wins, and a value that is no number of seconds >= 0 is refused naming it."""
+    import time
+
+    from latentbench.exceptions import StoreInUse
+
+    path = tmp_path / "held.duckdb"
+    Store(path).close()
+    monkeypatch.setenv("LATENTBENCH_STORE_WAIT", "0.3")
+    with store_held(path, read_only=False):
+        started = time.monotonic()
+        with pytest.raises(StoreInUse, match=r"\(waited 0\.3 s\)"):
+            Store(path)
+        assert time.monotonic() - started < 4.5  # not the 5 s of the unset variable
+        with pytest.raises(StoreInUse) as caught:
+            Store(path, wait=0)
+        assert "waited" not in str(caught.value)
+    for bad in ("soon", "-1", "nan", "inf"):
+        monkeypatch.setenv("LATENTBENCH_STORE_WAIT", bad)
+        with pytest.raises(InputError, match=rf"LATENTBENCH_STORE_WAIT='{bad}' .*expected"):
+            Store(path)
+        Store(path, wait=0).close()  # a Store's own wait never reads it
+    monkeypatch.setenv("LATENTBENCH_STORE_WAIT", " ")
+    Store(path).close()
 
 
 def test_a_store_open_in_this_process_says_to_pass_the_open_store(tmp_path):

@@ -178,7 +178,9 @@ class Browser:
             deviceScaleFactor=1,
             mobile=mobile,
         )
-        self.evaluate("new Promise(r => setTimeout(r, 150))")
+        # two animation frames: the resize (and the plots' redraw on it) runs before the
+        # first, the second comes after that frame was painted (was a fixed 150 ms)
+        self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
         data = self.send("Page.captureScreenshot", session=True, format="png")["data"]
         path.write_bytes(base64.b64decode(data))
 

@@ -230,7 +230,7 @@ def test_estimate_live_with_doc_ids_against_a_group_calibration_names_both(tmp_p
         estimate_live(cal, tmp_path / "run.toml", tmp_path / "run.duckdb", budget=2)
 
 
-def test_a_session_after_a_crash_waits_for_the_harness_still_running(tmp_path):
+def test_a_session_after_a_crash_waits_for_the_harness_still_running(tmp_path, monkeypatch):
     """select live killed (SIGKILL) while its harness ran: the harness, in a session of its
     own, went on, and the resumed run started a second harness for the same docs beside it
     (a batch paid twice). The resumed run now waits for it and reads its logs."""
@@ -239,9 +239,28 @@ def test_a_session_after_a_crash_waits_for_the_harness_still_running(tmp_path):
     import subprocess
     import time
 
+    import latentbench.select.oracles._lm_eval as lm_eval
+
     script = tmp_path / "fake_lm_eval.py"
-    slow = "import time; time.sleep(3)\nout = Path("  # after the call is logged, before the logs
+    go = tmp_path / "go"  # the first harness writes its logs once the resumed session saw it
+    slow = (  # after the call is logged, before the logs (it slept 3 s, the test idle)
+        f"import time\nend = time.monotonic() + 60\n"
+        f"first = len(Path({str(tmp_path / 'calls.jsonl')!r}).read_text().splitlines()) == 1\n"
+        f"while first and not Path({str(go)!r}).exists() and time.monotonic() < end:\n"
+        "    time.sleep(0.02)\nout = Path("
+    )
     script.write_text(FAKE_GROUP.replace("out = Path(", slow, 1))
+    alive = lm_eval._alive
+    seen_running = []
+
+    def spy(pid: int, argv: list[str]) -> bool:  # the resumed session's look at the harness
+        running = alive(pid, argv)
+        if running:
+            seen_running.append(pid)
+            go.touch()
+        return running
+
+    monkeypatch.setattr(lm_eval, "_alive", spy)
     items = [f"mmlu_bb/{k}" for k in range(3)] + [f"mmlu_a/{k}" for k in range(3)]
     setup = (
         "import sys, numpy as np\n"
@@ -265,6 +284,7 @@ def test_a_session_after_a_crash_waits_for_the_harness_still_running(tmp_path):
     exec(setup, namespace)
     bridge = namespace["b"]
     got = {c.position: c.score for c in bridge.evaluate_cells(0, np.arange(6))}
+    assert seen_running, "the resumed session never saw the earlier harness running"
     assert got == {k: float((k % 3 + len("mmlu_bb" if k < 3 else "mmlu_a")) % 2) for k in range(6)}
     assert bridge.n_runs == 0 and len(calls.read_text().splitlines()) == 1  # paid once
     assert not (tmp_path / "plans" / "harness_running.json").exists()

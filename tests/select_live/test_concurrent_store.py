@@ -24,6 +24,23 @@ def _cli(*args: str) -> list[str]:
     return [sys.executable, "-c", CLI, *args]
 
 
+def _cli_saying_when_it_waits(mark: Path, *args: str) -> list[str]:
+    """:func:`_cli` whose store, held by another process, makes the file ``mark`` when it
+    first waits for it (its pause between two tries)."""
+    code = (
+        "import time\n"
+        "import latentbench.io.store as store\n"
+        "class _Time:\n"
+        "    def __getattr__(self, name):\n"
+        "        return getattr(time, name)\n"
+        "    def sleep(self, seconds):\n"
+        f"        open({str(mark)!r}, 'a').close()\n"
+        "        time.sleep(seconds)\n"
+        "store.time = _Time()\n" + CLI
+    )
+    return [sys.executable, "-c", code, *args]
+
+
 def test_a_store_held_by_a_live_run_names_it_and_is_refused_at_once(live_setup):
     s = live_setup
     config = s.write_config(oracle={"concurrency": 1, "timeout": 60.0})  # held, not retried
@@ -88,15 +105,23 @@ def test_a_store_held_briefly_is_waited_for(tmp_path: Path, store_held):
     store = tmp_path / "same.duckdb"
     table = tmp_path / "rows.csv"
     table.write_text("model,item,score\nm1,i1,1\nm1,i2,0\nm2,i1,0\nm2,i2,1\n")
+    waiting = tmp_path / "waiting"
     with store_held(store, read_only=False) as pid:
         assert pid
         ingest = subprocess.Popen(
-            _cli("ingest", "table", str(table), "--store", str(store)),
+            _cli_saying_when_it_waits(
+                waiting, "ingest", "table", str(table), "--store", str(store)
+            ),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
-        time.sleep(3.0)  # the ingest (started in about 1.5 s) found the store held, and waits
+        # the holder lets go once the ingest found the store held and waits (a fixed 3 s
+        # before, which never checked that the ingest had got that far)
+        deadline = time.monotonic() + 60
+        while not waiting.exists() and ingest.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert waiting.exists(), "the ingest never waited for the held store"
     out, err = ingest.communicate(timeout=60)
     assert ingest.returncode == 0, err
     assert "4 new rows" in out, out

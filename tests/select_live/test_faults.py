@@ -23,7 +23,14 @@ def test_transient_faults_are_retried(live_setup):
     kinds = [["500"], ["429", "429"], ["garbage"], ["nochoices", "500"], ["500", "garbage", "429"]]
     for k, item in enumerate(s.items):
         s.state.faults[("model-1", item["id"])] = list(kinds[k % len(kinds)])
-    slow = {item["id"] for item in s.items[::12]}  # each stall costs the client timeout
+    # four of model 2's cells asked in one batch stall side by side (concurrency 4): the run
+    # waits one client timeout for them, not one per batch holding a stall (items[::12] fell
+    # in two batches: 6 s of the test idle)
+    with Store(s.tmp / "ref.duckdb", read_only=True) as db:
+        asked = db.selection_observations(ref.run_id).sort_values("seq")
+    asked = asked[asked["model"] == "model-2"]
+    slow = set(asked.loc[asked["round"] == asked["round"].min(), "item"].iloc[:4])
+    assert len(slow) == 4
     for item in slow:
         s.state.faults[("model-2", item)] = ["timeout"]
     # 3 s: a normal answer on a loaded machine must not time out (only the injected stalls)

@@ -217,6 +217,30 @@ _LIVE_WORDS = ("select live", "--live")
 """Words of a command that holds its store until it stops (a live run)."""
 
 
+_STORE_WAIT = 5.0
+"""Seconds a :class:`Store` waits by default for a store another process holds; the
+environment variable ``LATENTBENCH_STORE_WAIT`` sets it for every command and Store."""
+
+
+def _default_wait() -> float:
+    """``LATENTBENCH_STORE_WAIT`` where set (seconds, a finite number >= 0), else
+    5 seconds; another value is an :class:`InputError` naming it."""
+    value = os.environ.get("LATENTBENCH_STORE_WAIT")
+    if value is None or not value.strip():
+        return _STORE_WAIT
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not (np.isfinite(seconds) and seconds >= 0):
+        raise InputError(
+            f"LATENTBENCH_STORE_WAIT={value!r} (environment): expected the seconds to wait for "
+            f"a store another process holds, a number >= 0 (e.g. 60; 0 refuses at once; "
+            f"unset: {_STORE_WAIT:g})"
+        )
+    return seconds
+
+
 def _connect(path: str, read_only: bool, wait: float) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection to ``path``; while another process holds it, tried again for up to
     ``wait`` seconds (not when that process is a live run), then an :class:`InputError`
@@ -303,19 +327,21 @@ class Store(SelectionRuns):
         The ``.duckdb`` file; created with the schema when absent. ``":memory:"`` works too.
     read_only : bool, default False
         Open without write access (several readers may share a file).
-    wait : float, default 5.0
+    wait : float or None, default None
         Seconds to wait, when another process holds the file (DuckDB lets one process write
         it, or several read it), for that process to let it go before refusing: two ingests
         started together run one after the other. A live run (``select live``,
         ``estimate --live``) holds its store until it stops: no wait then, the refusal names
-        it at once.
+        it at once. None: the environment variable ``LATENTBENCH_STORE_WAIT`` where set (it
+        sets the wait of every command), else 5 seconds.
 
     Raises
     ------
     StoreInUse
         When another process holds the file past ``wait`` (an :class:`InputError`).
     InputError
-        For a table file (``.csv``, ``.parquet``, ...) or a folder given as the store, a
+        For ``LATENTBENCH_STORE_WAIT`` set (``wait`` None) to no number of seconds >= 0; for
+        a table file (``.csv``, ``.parquet``, ...) or a folder given as the store, a
         read-only store that does not exist, a parent folder that does not exist, a file
         DuckDB cannot open, a DuckDB file of another program, an existing DuckDB file with no
         table, a store of schema version 1 opened read-only, or a store newer than this
@@ -340,7 +366,11 @@ class Store(SelectionRuns):
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, read_only: bool = False, wait: float = 5.0
+        self,
+        path: str | os.PathLike[str],
+        *,
+        read_only: bool = False,
+        wait: float | None = None,
     ) -> None:
         read_only = check_flag(read_only, "read_only")  # "no" opened it read-only
         self.path = str(path)
@@ -367,7 +397,7 @@ class Store(SelectionRuns):
             )
         existed = self.path != ":memory:" and Path(self.path).is_file()
         self._connection: duckdb.DuckDBPyConnection | None = None
-        self._connection = _connect(self.path, read_only, wait)
+        self._connection = _connect(self.path, read_only, _default_wait() if wait is None else wait)
         self._refuse_foreign()
         if not read_only and existed:
             self._refuse_empty()
