@@ -262,3 +262,19 @@ def test_the_report_page_says_the_weighted_target(small, tmp_path):
     assert "mean score" not in page
     plain = html.unescape(" ".join(compare_report(run(cal, Y[30], Y[31], budget=30)).split()))
     assert "A's mean score minus B's over the benchmark's items" in plain
+
+
+def test_the_report_page_gives_a_weighted_draw_its_weight(small):
+    """The items table's caption said each draw weighs 1 / (items x probability), the plain
+    difference's weight; in a weighted difference it weighs w / probability (w normalised
+    over the items of the target)."""
+    from latentbench.report import build_compare_report as compare_report
+
+    cal, Y, groups = small
+    page = html.unescape(" ".join(compare_report(run(cal, Y[30], Y[31], budget=30,
+                                                     weights=groups)).split()))  # fmt: skip
+    assert "1 / (items x probability)" not in page
+    assert "its weight in the estimate is w / probability" in page
+    plain = html.unescape(" ".join(compare_report(run(cal, Y[30], Y[31], budget=30)).split()))
+    assert "its weight in the estimate is 1 / (items x probability)" in plain
+
