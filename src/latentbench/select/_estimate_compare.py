@@ -58,7 +58,12 @@ from latentbench.select._estimate_design import (
     _mean_one,
     draw_item,
 )
-from latentbench.select._estimate_weights import ItemWeights, read_weights, score_label
+from latentbench.select._estimate_weights import (
+    ItemWeights,
+    group_shares,
+    read_weights,
+    score_label,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -550,6 +555,7 @@ def _weighted_pair(
             f"{holds or 'the models share answers on'} {pop.size:,} of the {positive:,} items "
             f"of positive weight in {checked.source}; the {label} is over those (their "
             "weights renormalised)"
+            + group_shares(checked, pop, "in the configuration" if holds else "both answered")
             + (
                 ""
                 if holds
