@@ -480,3 +480,23 @@ def test_a_model_that_answered_groups_unevenly_is_told_how_they_weigh(small):
         said = " ".join(estimate(cal, y, model="z", budget=20, weights=groups).warnings)
     assert "1 of the 4 groups has no item answered ('g0'): it is left out" in said
     assert "no longer weigh the same" not in said  # the other three: every item answered
+
+
+def test_the_report_gives_a_weighted_draw_its_weight(small):
+    """The items table's caption said each draw weighs 1 / (items x probability), the plain
+    mean's weight; in a weighted score it weighs w / probability."""
+    import html
+
+    from latentbench.report import build_estimate_report
+
+    cal, Y = small
+    groups = groups_by_difficulty(cal, [20, 50, 100, 130])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        weighted = estimate(cal, Y[0], model="new", budget=20, weights=groups)
+        plain = estimate(cal, Y[0], model="new", budget=20)
+    page = html.unescape(" ".join(build_estimate_report(weighted).split()))
+    assert "1 / (items x probability)" not in page
+    assert "its weight in the estimate is w / probability" in page
+    page = html.unescape(" ".join(build_estimate_report(plain).split()))
+    assert "its weight in the estimate is 1 / (items x probability))." in page
