@@ -262,3 +262,45 @@ def test_the_report_page_says_the_weighted_target(small, tmp_path):
     assert "mean score" not in page
     plain = html.unescape(" ".join(compare_report(run(cal, Y[30], Y[31], budget=30)).split()))
     assert "A's mean score minus B's over the benchmark's items" in plain
+
+
+def test_the_report_page_gives_a_weighted_draw_its_weight(small):
+    """The items table's caption said each draw weighs 1 / (items x probability), the plain
+    difference's weight; in a weighted difference it weighs w / probability (w normalised
+    over the items of the target)."""
+    from latentbench.report import build_compare_report as compare_report
+
+    cal, Y, groups = small
+    page = html.unescape(" ".join(compare_report(run(cal, Y[30], Y[31], budget=30,
+                                                     weights=groups)).split()))  # fmt: skip
+    assert "1 / (items x probability)" not in page
+    assert "its weight in the estimate is w / probability" in page
+    plain = html.unescape(" ".join(compare_report(run(cal, Y[30], Y[31], budget=30)).split()))
+    assert "its weight in the estimate is 1 / (items x probability)" in plain
+
+
+def test_shared_items_that_cover_groups_unevenly_are_said(small):
+    """Two models sharing 2 of the 20 items of one group: the renormalised target weighs that
+    group a tenth of the others, no longer a macro difference over the groups of the items
+    both answered (here +0.047, while the target is -0.085 and its sign certified); the
+    warning says how the groups weigh, and that a group left with no item is out of it."""
+    cal, Y, groups = small
+    g = groups.to_numpy()
+    a, b = Y[30].copy(), Y[31].copy()
+    a[np.flatnonzero(g == "g0")[:18]] = np.nan
+    r = run(cal, a, b, budget=None, delta=1e-9, weights=groups)
+    said = " ".join(r.warnings)
+    assert "the groups no longer weigh the same" in said
+    assert "from 2 of 20 items ('g0') to 50 of 50 ('g1')" in said
+    shared = np.isfinite(a) & np.isfinite(b)
+    macro_shared = np.mean([np.mean((a - b)[(g == k) & shared]) for k in np.unique(g)])
+    assert r.higher == "B" and r.lower <= -0.085 <= r.upper and macro_shared > 0.04  # said
+    a[np.flatnonzero(g == "g0")] = np.nan  # g0 left out entirely
+    said = " ".join(run(cal, a, b, budget=20, weights=groups).warnings)
+    assert "1 of the 4 groups has no item both answered ('g0')" in said
+    # shared evenly (half of every group): the macro weights are kept, nothing more said
+    a, b = Y[30].copy(), Y[31].copy()
+    for k in np.unique(g):
+        a[np.flatnonzero(g == k)[::2]] = np.nan
+    said = " ".join(run(cal, a, b, budget=20, weights=groups).warnings)
+    assert "no longer weigh the same" not in said and "items of positive weight" in said

@@ -459,3 +459,44 @@ def test_items_of_weight_zero_do_not_make_a_complete_answer_look_partial(small):
         part = estimate(cal, y, model="p", budget=30, weights=weight)
     assert part.answered_subset and "on the items answered" in interval_legend([part])
     assert "over the items it answered" in build_estimate_report(part)
+
+
+def test_a_model_that_answered_groups_unevenly_is_told_how_they_weigh(small):
+    """A model that answered 2 of the 20 items of a group: the renormalised macro weights
+    weigh that group a tenth of the others (no longer a macro score over the groups of its
+    answers), and a group it answered none of is left out: the warning says both."""
+    cal, Y = small
+    groups = groups_by_difficulty(cal, [20, 50, 100, 130])
+    g = groups.to_numpy()
+    y = pd.Series(Y[1], index=list(cal.item_ids))
+    y.iloc[np.flatnonzero(g == "g0")[:18]] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = estimate(cal, y, model="z", budget=20, weights=groups)
+        said = " ".join(r.warnings)
+        assert "the groups no longer weigh the same" in said
+        assert "from 2 of 20 items ('g0') to 50 of 50 ('g1')" in said
+        y.iloc[np.flatnonzero(g == "g0")] = np.nan
+        said = " ".join(estimate(cal, y, model="z", budget=20, weights=groups).warnings)
+    assert "1 of the 4 groups has no item answered ('g0'): it is left out" in said
+    assert "no longer weigh the same" not in said  # the other three: every item answered
+
+
+def test_the_report_gives_a_weighted_draw_its_weight(small):
+    """The items table's caption said each draw weighs 1 / (items x probability), the plain
+    mean's weight; in a weighted score it weighs w / probability."""
+    import html
+
+    from latentbench.report import build_estimate_report
+
+    cal, Y = small
+    groups = groups_by_difficulty(cal, [20, 50, 100, 130])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        weighted = estimate(cal, Y[0], model="new", budget=20, weights=groups)
+        plain = estimate(cal, Y[0], model="new", budget=20)
+    page = html.unescape(" ".join(build_estimate_report(weighted).split()))
+    assert "1 / (items x probability)" not in page
+    assert "its weight in the estimate is w / probability" in page
+    page = html.unescape(" ".join(build_estimate_report(plain).split()))
+    assert "its weight in the estimate is 1 / (items x probability))." in page

@@ -51,6 +51,10 @@ def test_live_compare_with_weights_is_the_replay_and_other_weights_are_another_r
     other = pd.Series(np.arange(1.0, n + 1.0), index=groups.index)
     moved = compare_live(cal, config, store, weights=other, **pair)
     assert moved.options["live"]["run_id"] != first.options["live"]["run_id"]
+    # another run, which pays only for the items the first did not ask: the rest reused
+    reused = moved.options["live"]["n_reused"]
+    assert reused == 2 * len(set(moved.items) & set(first.items)) > 0
+    assert sum(s.state.answered.values()) - paid == moved.options["live"]["n_paid"]
     plain = compare_live(cal, config, store, **pair)
     equal = compare_live(cal, config, store, weights={i: 1.0 for i in groups.index}, **pair)
     assert equal.options["live"]["run_id"] == plain.options["live"]["run_id"]

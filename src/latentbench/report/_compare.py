@@ -183,7 +183,13 @@ def build_compare_report(
             items,
             name="compare-items",
             caption="The items both models answered, in the order asked, with each draw's "
-            "probability (its weight in the estimate is 1 / (items x probability)).",
+            + (
+                # a weighted difference weighs a draw w_j / pi_j (W_j / (n pi_j), W mean 1)
+                "probability (its weight in the estimate is w / probability, w the item's "
+                f"weight normalised to sum 1 over the {result.n_items:,} items of the target)."
+                if weighted
+                else "probability (its weight in the estimate is 1 / (items x probability))."
+            ),
             download=True,
             limit=top,
             consistent=True,

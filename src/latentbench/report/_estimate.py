@@ -568,13 +568,30 @@ def build_estimate_report(
             name="estimate-items",
             row_header=False,  # a row is one answer: its model repeats down the rows
             caption="The items each model answered, in the order asked, with the probability "
-            "of each draw (its weight in the estimate is 1 / (items x probability)).",
+            + _draw_weight(results),
             download=True,
             limit=top,
             consistent=True,
         )
     )
     return render_page([section, figures, tables], title, path)
+
+
+def _draw_weight(results: Sequence[Any]) -> str:
+    """What a draw weighs in the estimate, for the items table's caption: ``1 / (items x
+    probability)`` in a plain mean, ``w / probability`` in a weighted score (``w`` normalised
+    over the items of its target: ``W_j / (n pi_j)`` with ``W`` of mean 1)."""
+    weighted = {is_weighted(r.options.get("weights")) for r in results}
+    plain = "1 / (items x probability)"
+    scaled = "w / probability, w the item's weight normalised to sum 1 over the items of the target"
+    said = (
+        scaled
+        if weighted == {True}
+        else f"{plain}; in a weighted score {scaled}"
+        if True in weighted
+        else plain
+    )
+    return f"of each draw (its weight in the estimate is {said})."
 
 
 def _warnings(

@@ -53,6 +53,7 @@ from latentbench.select._estimate_design import (
 )
 from latentbench.select._estimate_weights import (
     ItemWeights,
+    group_shares,
     is_weighted,
     read_weights,
     score_label,
@@ -1874,6 +1875,7 @@ def _weighted(
             f"{who} {pop.size:,} of the {positive:,} items of positive "
             f"weight; the {label} is over those {over} (their weights renormalised), and "
             "its rank compares it with the calibration models' over all of them"
+            + group_shares(checked, pop, "in the configuration" if holds else "answered")
         )
     if checked.equal:
         return pop, None, None

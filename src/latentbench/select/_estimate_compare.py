@@ -59,7 +59,12 @@ from latentbench.select._estimate_design import (
     _mean_one,
     draw_item,
 )
-from latentbench.select._estimate_weights import ItemWeights, read_weights, score_label
+from latentbench.select._estimate_weights import (
+    ItemWeights,
+    group_shares,
+    read_weights,
+    score_label,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -81,10 +86,12 @@ class CompareResult:
     ----------
     model_a, model_b : str
     difference, lower, upper : float
-        Estimated ``mu_A - mu_B`` and its anytime-valid interval at ``level``.
+        Estimated ``mu_A - mu_B`` and its anytime-valid interval at ``level`` (with
+        ``weights``, of the weighted or macro scores: ``options["weights"]``).
     level : float
     n_evaluated, n_items : int
-        Items both models answered in the run; items in the target.
+        Items both models answered in the run; items in the target (with ``weights``,
+        those of positive weight only).
     stopped : {"sign", "equivalent", "budget", "exhausted", "items"}
         Why the run ended; ``"items"``: every item of a fixed design (``items=``) was scored
         (``"equivalent"`` then when the final interval lies within the margin).
@@ -98,7 +105,9 @@ class CompareResult:
     n_calibrated : int
         Items of the calibration; more than ``n_items`` when the two share answers on only
         some of them: the difference and the verdict are then over those (said in the
-        summary). 0 when read from a record written before it (``to_dict``: null).
+        summary). With ``weights`` the items of positive weight
+        (``options["weights"]["n_positive"]``) take its place. 0 when read from a record
+        written before it (``to_dict``: null).
     contradicted_at : int or None
         The item after which the answers contradicted the confidence sequence (every
         candidate difference rejected, an event of probability at most ``delta``): the
@@ -552,6 +561,7 @@ def _weighted_pair(
             f"{holds or 'the models share answers on'} {pop.size:,} of the {positive:,} items "
             f"of positive weight in {checked.source}; the {label} is over those (their "
             "weights renormalised)"
+            + group_shares(checked, pop, "in the configuration" if holds else "both answered")
             + (
                 ""
                 if holds

@@ -64,6 +64,11 @@ class ItemWeights:
     note : str or None
         What reading them said (integer values with 0 in a Series or mapping: read as
         weights, not group codes), also warned; None when nothing.
+    group_codes : ndarray of int, shape (n_items,), or None
+        Each calibrated item's group, an index into ``group_names`` (``groups`` only): what
+        says how the groups weigh when only some of their items are scored.
+    group_names : tuple of str
+        The group names, sorted (``groups`` only; empty otherwise).
     """
 
     weights: np.ndarray = field(repr=False)
@@ -76,6 +81,8 @@ class ItemWeights:
     model_scores: np.ndarray | None = field(default=None, repr=False)
     observed: bool = True
     note: str | None = None
+    group_codes: np.ndarray | None = field(default=None, repr=False)
+    group_names: tuple[str, ...] = ()
 
     @property
     def n_positive(self) -> int:
@@ -131,6 +138,39 @@ def target_label(record: Mapping[str, Any] | None) -> str:
     if record.get("kind") == "groups":
         return f"macro over {int(record.get('n_groups') or 0)} groups"
     return "weighted"
+
+
+def group_shares(checked: ItemWeights, pop: np.ndarray, scored: str) -> str:
+    """What the renormalised macro weights become over the items ``pop`` (some of every
+    group's): unless each group keeps the same share of its items, the groups no longer
+    weigh the same (each in proportion to its share, the smallest and largest named), and a
+    group with none of its items ``scored`` is left out; empty for item weights, or when
+    every group keeps the same share (a macro difference still)."""
+    codes = checked.group_codes
+    if checked.kind != "groups" or codes is None:
+        return ""
+    names = checked.group_names
+    sizes = np.bincount(codes, minlength=len(names))
+    kept = np.bincount(codes[pop], minlength=len(names))
+    share = kept / sizes
+    said = ""
+    present = np.flatnonzero(kept > 0)
+    if (share[present] != share[present[0]]).any():
+        lo, hi = present[np.argmin(share[present])], present[np.argmax(share[present])]
+        said += (
+            f"; the groups no longer weigh the same, each in proportion to the share of its "
+            f"items {scored} (from {kept[lo]:,} of {sizes[lo]:,} items ({names[lo]!r}) to "
+            f"{kept[hi]:,} of {sizes[hi]:,} ({names[hi]!r}))"
+        )
+    absent = np.flatnonzero(kept == 0)
+    if absent.size:
+        shown = ", ".join(repr(names[k]) for k in absent[:5]) + (", ..." if absent.size > 5 else "")
+        has, it = ("has", "it is") if absent.size == 1 else ("have", "they are")
+        said += (
+            f"; {absent.size:,} of the {len(names):,} groups {has} no item {scored} "
+            f"({shown}): {it} left out"
+        )
+    return said
 
 
 def _shown(value: Any) -> str:
@@ -297,6 +337,8 @@ def read_weights(cal: Calibration, weights: Any) -> ItemWeights:
         )
     w = np.zeros(cal.n_items)
     n_groups: int | None = None
+    group_codes: np.ndarray | None = None
+    group_names: tuple[str, ...] = ()
     if kind == "weight":
         raw = pd.to_numeric(frame["weight"], errors="coerce").to_numpy(np.float64)
         text = frame["weight"].to_numpy()
@@ -329,6 +371,9 @@ def read_weights(cal: Calibration, weights: Any) -> ItemWeights:
         n_groups = len(names)
         sizes = np.bincount(codes, minlength=n_groups)
         w[pos] = 1.0 / (n_groups * sizes[codes])
+        group_codes = np.empty(cal.n_items, dtype=np.int64)
+        group_codes[pos] = codes
+        group_names = tuple(str(name) for name in names)
     if note:  # said once, where they are read (estimate_many reads them once for all)
         warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
     equal = bool((w == w[0]).all())
@@ -347,6 +392,8 @@ def read_weights(cal: Calibration, weights: Any) -> ItemWeights:
         model_scores=scores,
         observed=observed,
         note=note,
+        group_codes=group_codes,
+        group_names=group_names,
     )
 
 
