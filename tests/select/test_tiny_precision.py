@@ -268,3 +268,13 @@ def test_a_design_scored_at_another_delta_than_it_was_sized_at_is_said(world):
     assert sum("sized by tiny --precision" in w for w in pair.warnings) == 1
     pair = compare(cal, a, b, model_a="m00", model_b="m01", items=design, delta=0.05)
     assert not any("sized by" in w for w in pair.warnings)
+
+
+def test_responses_without_precision_is_refused(world, tmp_path):
+    """Before: tiny(cal, k, responses=R) dropped R silently (the CLI refused --responses
+    without --precision). Now it is refused as delta= without precision is, naming it."""
+    cal, _, _ = world
+    with pytest.raises(InputError, match=r"responses=<ResponseMatrix> without precision"):
+        tiny(cal, 20, responses=cal)
+    with pytest.raises(InputError, match=r"responses='.*r\.parquet' without precision"):
+        tiny(cal, responses=tmp_path / "r.parquet")

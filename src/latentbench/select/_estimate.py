@@ -2432,7 +2432,7 @@ def tiny(
         With ``precision``: the calibration models' answers (a matrix or its file:
         ``latentbench tiny --responses``); default the calibration's own when it is a matrix
         (a file, a ``ResponseMatrix``, an ``IRTResult`` that keeps its matrix). Models and
-        items are matched by id.
+        items are matched by id. Refused without ``precision`` (nothing would read it).
     seed : int, default 0
         Seed of the draw (an integer >= 0).
     floor : float, default 0.5
@@ -2476,8 +2476,9 @@ def tiny(
     InputError
         ``k`` not an integer in [1, n_items] (the items of positive weight with
         ``weights``), ``k`` and ``precision`` given together, ``precision`` or ``delta``
-        outside their ranges, no answers to replay (a fit directory without ``responses``),
-        unusable ``weights``, or an unusable calibration or option.
+        outside their ranges, ``delta`` or ``responses`` without ``precision``, no answers
+        to replay (a fit directory without ``responses``), unusable ``weights``, or an
+        unusable calibration or option.
     """
     import pandas as pd
 
@@ -2488,6 +2489,16 @@ def tiny(
                 f"delta={delta!r} without precision: delta is the level the precision is "
                 "predicted at; give precision=, or drop delta (estimate --delta sets the "
                 "interval's own)"
+            )
+        if responses is not None:
+            shown = (
+                repr(os.fspath(responses))
+                if isinstance(responses, (str, os.PathLike))
+                else f"<{type(responses).__name__}>"
+            )
+            raise InputError(
+                f"responses={shown} without precision: the responses are replayed "
+                "only to choose k for a precision; give precision=, or drop responses"
             )
     elif k is not _DEFAULT_K:
         raise InputError(
