@@ -1263,3 +1263,55 @@ def test_a_compare_json_written_before_n_calibrated_keeps_it_missing(tmp_path):
     back.save(tmp_path / "again")
     assert json.loads((tmp_path / "again" / "compare.json").read_text())["n_calibrated"] is None
     assert CompareResult.read(tmp_path / "again") == back
+
+
+def test_rank_one_newton_fit_divides_and_matches_the_linear_solve(monkeypatch):
+    """A rank-1 posterior's Newton steps and covariance divide by the 1 x 1 Hessian instead
+    of calling LAPACK (a compare fits two posteriors a round): no solve, no inverse, and the
+    same bits as the general solve on the same revealed answers, saturated ones included
+    (the trust region); rank 2 still solves."""
+    from latentbench.irt._objective import sigmoid
+
+    rng = np.random.default_rng(11)
+    n = 120
+    frame = pd.DataFrame(
+        (rng.random((12, n)) < rng.random(n)).astype(float),
+        index=[f"m{i}" for i in range(12)],
+        columns=[f"q{j}" for j in range(n)],
+    )
+    calls: list[str] = []
+    solve, inv = np.linalg.solve, np.linalg.inv
+
+    def counted(name, f):
+        def g(*args, **kwargs):
+            calls.append(name)
+            return f(*args, **kwargs)
+
+        return g
+
+    for rank in (1, 2):
+        cal = from_matrix(ResponseMatrix.from_wide(frame), rank=rank)
+        seq = SequentialEstimate(cal, np.arange(n), delta=0.05)
+        answers = np.r_[np.ones(40), (rng.random(n - 40) < 0.5).astype(float)]
+        monkeypatch.setattr(np.linalg, "solve", counted("solve", solve))
+        monkeypatch.setattr(np.linalg, "inv", counted("inv", inv))
+        for j in range(60):
+            z0 = seq.z.copy()
+            seq.observe(j, float(answers[j]), seq.probabilities())
+            # the general Newton fit (as written for any rank) from the same start
+            X = seq.Vw[: j + 1] / seq.sigma
+            c = seq.bw[: j + 1] / seq.sigma
+            z = z0
+            for _ in range(seq.newton_steps if j else 5):
+                p = sigmoid(X @ z + c)
+                H = (X.T * (p * (1.0 - p))) @ X + np.eye(rank)
+                step = solve(H, X.T @ (p - answers[: j + 1]) + z)
+                norm = float(np.sqrt(step @ step))
+                z = z - (step / norm if norm > 1.0 else step)
+            p = sigmoid(X @ z + c)
+            Hinv = inv((X.T * (p * (1.0 - p))) @ X + np.eye(rank))
+            assert np.array_equal(seq.z, z) and np.array_equal(seq.Hinv, Hinv), (rank, j)
+        monkeypatch.undo()
+        assert (calls.count("solve") > 0) == (rank > 1), (rank, calls[:3])
+        assert (calls.count("inv") > 0) == (rank > 1), (rank, calls[:3])
+        calls.clear()
