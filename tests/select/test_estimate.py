@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import sys
@@ -457,6 +458,18 @@ def test_coverage_simulation(case, proxy, precision):
     item structure beyond rank 1 that the ridge corrects (:func:`two_groups`); with a
     ``precision``, the sequence sized for it, stopped there or at 400 items. Tolerance: 3
     Monte Carlo standard errors below 0.95."""
+    cal, Y = _coverage_world(case)
+    assert cal.item_features is not None
+    budget = 100 if precision is None else 400
+    cov, runs = coverage(cal, Y[30:], budget=budget, seeds=1, proxy=proxy, precision=precision)
+    assert cov >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / runs)
+
+
+@functools.cache
+def _coverage_world(case: str) -> tuple[Calibration, np.ndarray]:
+    """The calibration and answers of :func:`test_coverage_simulation`'s ``case``, made once
+    per worker (the three ``wrong`` cases share one: 0.7 s of fitting each); the calibration's
+    arrays and the answers are read-only."""
     if case == "rank1":
         Y, _ = simulate(70, 1000, rank=1, seed=11)
         cal = from_matrix(matrix(Y[:30]), rank=1)
@@ -466,10 +479,8 @@ def test_coverage_simulation(case, proxy, precision):
     else:
         Y, _ = two_groups(70, 1000, seed=13)
         cal = from_matrix(matrix(Y[:30]), rank=1)
-    assert cal.item_features is not None
-    budget = 100 if precision is None else 400
-    cov, runs = coverage(cal, Y[30:], budget=budget, seeds=1, proxy=proxy, precision=precision)
-    assert cov >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / runs)
+    Y.setflags(write=False)
+    return cal, Y
 
 
 def two_groups(m: int, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
