@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import sys
@@ -457,6 +458,18 @@ def test_coverage_simulation(case, proxy, precision):
     item structure beyond rank 1 that the ridge corrects (:func:`two_groups`); with a
     ``precision``, the sequence sized for it, stopped there or at 400 items. Tolerance: 3
     Monte Carlo standard errors below 0.95."""
+    cal, Y = _coverage_world(case)
+    assert cal.item_features is not None
+    budget = 100 if precision is None else 400
+    cov, runs = coverage(cal, Y[30:], budget=budget, seeds=1, proxy=proxy, precision=precision)
+    assert cov >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / runs)
+
+
+@functools.cache
+def _coverage_world(case: str) -> tuple[Calibration, np.ndarray]:
+    """The calibration and answers of :func:`test_coverage_simulation`'s ``case``, made once
+    per worker (the three ``wrong`` cases share one: 0.7 s of fitting each); the calibration's
+    arrays and the answers are read-only."""
     if case == "rank1":
         Y, _ = simulate(70, 1000, rank=1, seed=11)
         cal = from_matrix(matrix(Y[:30]), rank=1)
@@ -466,10 +479,8 @@ def test_coverage_simulation(case, proxy, precision):
     else:
         Y, _ = two_groups(70, 1000, seed=13)
         cal = from_matrix(matrix(Y[:30]), rank=1)
-    assert cal.item_features is not None
-    budget = 100 if precision is None else 400
-    cov, runs = coverage(cal, Y[30:], budget=budget, seeds=1, proxy=proxy, precision=precision)
-    assert cov >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / runs)
+    Y.setflags(write=False)
+    return cal, Y
 
 
 def two_groups(m: int, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -1263,3 +1274,55 @@ def test_a_compare_json_written_before_n_calibrated_keeps_it_missing(tmp_path):
     back.save(tmp_path / "again")
     assert json.loads((tmp_path / "again" / "compare.json").read_text())["n_calibrated"] is None
     assert CompareResult.read(tmp_path / "again") == back
+
+
+def test_rank_one_newton_fit_divides_and_matches_the_linear_solve(monkeypatch):
+    """A rank-1 posterior's Newton steps and covariance divide by the 1 x 1 Hessian instead
+    of calling LAPACK (a compare fits two posteriors a round): no solve, no inverse, and the
+    same bits as the general solve on the same revealed answers, saturated ones included
+    (the trust region); rank 2 still solves."""
+    from latentbench.irt._objective import sigmoid
+
+    rng = np.random.default_rng(11)
+    n = 120
+    frame = pd.DataFrame(
+        (rng.random((12, n)) < rng.random(n)).astype(float),
+        index=[f"m{i}" for i in range(12)],
+        columns=[f"q{j}" for j in range(n)],
+    )
+    calls: list[str] = []
+    solve, inv = np.linalg.solve, np.linalg.inv
+
+    def counted(name, f):
+        def g(*args, **kwargs):
+            calls.append(name)
+            return f(*args, **kwargs)
+
+        return g
+
+    for rank in (1, 2):
+        cal = from_matrix(ResponseMatrix.from_wide(frame), rank=rank)
+        seq = SequentialEstimate(cal, np.arange(n), delta=0.05)
+        answers = np.r_[np.ones(40), (rng.random(n - 40) < 0.5).astype(float)]
+        monkeypatch.setattr(np.linalg, "solve", counted("solve", solve))
+        monkeypatch.setattr(np.linalg, "inv", counted("inv", inv))
+        for j in range(60):
+            z0 = seq.z.copy()
+            seq.observe(j, float(answers[j]), seq.probabilities())
+            # the general Newton fit (as written for any rank) from the same start
+            X = seq.Vw[: j + 1] / seq.sigma
+            c = seq.bw[: j + 1] / seq.sigma
+            z = z0
+            for _ in range(seq.newton_steps if j else 5):
+                p = sigmoid(X @ z + c)
+                H = (X.T * (p * (1.0 - p))) @ X + np.eye(rank)
+                step = solve(H, X.T @ (p - answers[: j + 1]) + z)
+                norm = float(np.sqrt(step @ step))
+                z = z - (step / norm if norm > 1.0 else step)
+            p = sigmoid(X @ z + c)
+            Hinv = inv((X.T * (p * (1.0 - p))) @ X + np.eye(rank))
+            assert np.array_equal(seq.z, z) and np.array_equal(seq.Hinv, Hinv), (rank, j)
+        monkeypatch.undo()
+        assert (calls.count("solve") > 0) == (rank > 1), (rank, calls[:3])
+        assert (calls.count("inv") > 0) == (rank > 1), (rank, calls[:3])
+        calls.clear()

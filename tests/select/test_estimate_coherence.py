@@ -130,3 +130,51 @@ def test_score_ability_map_preserves_ranks_with_ties():
     assert np.array_equal(above_ability, above_score)
     grid = score_ability(knots, np.linspace(0.0, 1.0, 2001))
     assert np.all(np.diff(grid) >= 0) and np.isfinite(grid).all()
+
+
+def test_score_ability_knots_are_computed_once_per_calibration(small, monkeypatch):
+    """The score -> ability map depends on the calibration and the population, ranked models,
+    weights and model scores only: a second estimate on the same calibration reuses it (the
+    test characteristic curve is a pass over 401 abilities x every item), and each other
+    argument gets its own, equal to a fresh computation."""
+    import copy
+    import pickle
+
+    from latentbench.select import _estimate_calibration as ec
+
+    cal = copy.deepcopy(small[0])  # a calibration no other test has computed knots of
+    Y = small[1]
+    calls = []
+    real = ec.characteristic_knots
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ec, "characteristic_knots", counted)
+    first = estimate(cal, Y[0], model="a", budget=30, seed=0)
+    again = estimate(cal, Y[0], model="a", budget=30, seed=0)
+    estimate(cal, Y[1], model="b", budget=30, seed=1)
+    assert len(calls) == 1
+    assert first.to_dict() == again.to_dict()
+    # the default arguments and their explicit values share one map; the others differ and
+    # match a fresh calibration's (the same content, nothing cached)
+    fresh = pickle.loads(pickle.dumps(cal))
+    assert not fresh._knots
+    pop = np.arange(cal.n_items)
+    assert score_ability_knots(cal) is score_ability_knots(cal, pop, np.ones(3, bool))
+    w = np.linspace(0.5, 1.5, pop.size)
+    for args, kwargs in (
+        ((pop[:200],), {}),
+        ((None, np.array([True, False, True])), {}),
+        ((None,), {"weights": w, "model_scores": np.array([0.3, 0.5, 0.4])}),
+        ((None,), {}),
+    ):
+        got = score_ability_knots(cal, *args, **kwargs)
+        full = args + (None,) * (2 - len(args))
+        want = ec._score_ability_knots(
+            fresh, full[0], full[1], kwargs.get("weights"), kwargs.get("model_scores")
+        )
+        assert all(np.array_equal(g, x) for g, x in zip(got, want, strict=True))
+        assert not got[0].flags.writeable and not got[1].flags.writeable
+    assert len(cal._knots) == 4

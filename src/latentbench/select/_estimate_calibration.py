@@ -152,6 +152,12 @@ class Calibration:
     Vw: np.ndarray = field(init=False, repr=False)
     bw: np.ndarray = field(init=False, repr=False)
     _positions: dict[str, int] = field(init=False, repr=False, compare=False)
+    _knots: dict[bytes, tuple[np.ndarray, np.ndarray]] = field(
+        init=False, repr=False, compare=False
+    )
+    """:func:`score_ability_knots` per population, models, weights and model scores: they
+    depend on the calibration and those only, and cost a pass of the test characteristic
+    curve over every item (401 abilities x n items) per call."""
 
     def __repr__(self) -> str:
         """Short: items, rank, models, which fit and the source (the arrays: the
@@ -213,11 +219,17 @@ class Calibration:
         object.__setattr__(self, "item_ids", tuple(str(i) for i in self.item_ids))
         object.__setattr__(self, "model_ids", tuple(str(m) for m in self.model_ids))
         object.__setattr__(self, "_positions", {j: k for k, j in enumerate(self.item_ids)})
+        object.__setattr__(self, "_knots", {})
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the knots cache stays behind (a worker recomputes what it needs)
+        return {k: v for k, v in self.__dict__.items() if k != "_knots"}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         # pickle (a worker process) and deepcopy rebuild the arrays writeable: they stay
         # read-only, as __post_init__ made them (the in-memory cache shares one calibration)
         self.__dict__.update(state)
+        self.__dict__["_knots"] = {}  # a cache, not content (and absent from older pickles)
         for value in state.values():
             if isinstance(value, np.ndarray):
                 value.setflags(write=False)
@@ -447,7 +459,60 @@ def score_ability_knots(
     -------
     scores, abilities : ndarray of shape (k,)
         Knots for ``np.interp`` (:func:`score_ability`), scores strictly increasing over [0, 1].
+        Read-only: kept on ``cal`` and returned again for the same ``population``,
+        ``models``, ``weights`` and ``model_scores`` (they depend on nothing else).
     """
+    key = _knots_key(cal, population, models, weights, model_scores)
+    cached = cal._knots.get(key)
+    if cached is None:
+        xs, ys = _score_ability_knots(cal, population, models, weights, model_scores)
+        xs.setflags(write=False)
+        ys.setflags(write=False)
+        if len(cal._knots) >= _KNOTS_KEPT:  # the oldest goes: a bounded cache
+            cal._knots.pop(next(iter(cal._knots)))
+        cached = cal._knots[key] = (xs, ys)
+    return cached
+
+
+_KNOTS_KEPT = 16
+"""Most score -> ability maps a calibration keeps (:func:`score_ability_knots`): one per
+population, ranked models and weights in use (a few hundred floats each)."""
+
+
+def _knots_key(
+    cal: Calibration,
+    population: np.ndarray | None,
+    models: np.ndarray | None,
+    weights: np.ndarray | None,
+    model_scores: np.ndarray | None,
+) -> bytes:
+    """A digest of what :func:`score_ability_knots` depends on besides the calibration (the
+    default population and models are their explicit values, so both spellings share one
+    entry)."""
+    pop = np.arange(cal.n_items) if population is None else population
+    digest = hashlib.sha256()
+    for name, value, dtype in (
+        ("population", pop, np.int64),
+        ("models", np.ones(len(cal.model_ids), bool) if models is None else models, bool),
+        ("weights", weights, np.float64),
+        ("model_scores", model_scores, np.float64),
+    ):
+        digest.update(name.encode())
+        if value is not None:
+            a = np.ascontiguousarray(np.asarray(value, dtype=dtype))
+            digest.update(repr(a.shape).encode())
+            digest.update(a.tobytes())
+    return digest.digest()
+
+
+def _score_ability_knots(
+    cal: Calibration,
+    population: np.ndarray | None,
+    models: np.ndarray | None,
+    weights: np.ndarray | None,
+    model_scores: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`score_ability_knots`, computed (not cached)."""
     tx, ty = characteristic_knots(cal, population, weights=weights)
     scores = cal.model_scores if model_scores is None else np.asarray(model_scores, float)
     keep = np.isfinite(scores)
