@@ -268,3 +268,29 @@ def test_a_design_scored_at_another_delta_than_it_was_sized_at_is_said(world):
     assert sum("sized by tiny --precision" in w for w in pair.warnings) == 1
     pair = compare(cal, a, b, model_a="m00", model_b="m01", items=design, delta=0.05)
     assert not any("sized by" in w for w in pair.warnings)
+
+
+def test_responses_are_matched_to_the_calibration_by_id(world):
+    """The responses' models and items are matched to the calibration's by id: items in
+    another order or extra items give the same design. Before: a responses matrix lacking a
+    calibrated item was read as every model leaving it unanswered, and was refused as 'no
+    calibration model answered the design's first 32 items ... fewer missing cells' (or sized
+    silently when the item fell after the design); now it is refused naming the items absent
+    and the matrix expected."""
+    cal, _, design = world
+    items = list(cal.item_ids)
+    reordered = cal.subset(items=items[::-1])
+    pd.testing.assert_frame_equal(tiny(cal, precision=PRECISION, responses=reordered), design)
+    frame = pd.DataFrame(np.asarray(cal.scores), index=list(cal.model_ids), columns=items)
+    frame["extra"] = 1.0
+    extra = ResponseMatrix.from_wide(frame)
+    pd.testing.assert_frame_equal(tiny(cal, precision=PRECISION, responses=extra), design)
+    lacking = design["item"].iloc[-1]  # drawn last: the sizing used to reach it late or never
+    for missing in ([lacking], items[:50]):
+        short = cal.subset(items=[j for j in items if j not in missing])
+        said = (
+            rf"responses: {len(missing)} of the calibration's 400 items are not in it "
+            rf"\('{missing[0]}'.*\); expected the matrix the calibration was made from"
+        )
+        with pytest.raises(InputError, match=said):
+            tiny(cal, precision=PRECISION, responses=short)

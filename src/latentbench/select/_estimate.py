@@ -2623,6 +2623,15 @@ def _calibration_answers(calibration: Any, responses: Any, cal: Calibration) -> 
             "the calibration was made from"
         )
     at = np.fromiter((cols.get(j, -1) for j in cal.item_ids), dtype=np.int64, count=cal.n_items)
+    absent = np.flatnonzero(at < 0)
+    if absent.size:  # read as never answered, it stopped every replay at that item
+        named = ", ".join(repr(str(cal.item_ids[j])) for j in absent[:3])
+        raise InputError(
+            f"responses{'' if matrix.source is None else f' ({matrix.source})'}: "
+            f"{absent.size:,} of the calibration's {cal.n_items:,} items are not in it "
+            f"({named}{', ...' if absent.size > 3 else ''}); expected the matrix the "
+            "calibration was made from (its items matched by id, in any order)"
+        )
     Y = np.asarray(matrix.scores, dtype=np.float64)[keep]
     out = np.where(at >= 0, Y[:, np.maximum(at, 0)], np.nan)
     return np.asarray(out, dtype=np.float64)
