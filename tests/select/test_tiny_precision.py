@@ -294,3 +294,21 @@ def test_responses_are_matched_to_the_calibration_by_id(world):
         )
         with pytest.raises(InputError, match=said):
             tiny(cal, precision=PRECISION, responses=short)
+
+
+def test_a_delta_equal_as_printed_is_the_design_s_delta(world):
+    """Before: a design whose delta was read back as float32 (0.05 -> 0.0500000007, a
+    pipeline that stores its columns in single precision) or scored at --delta 0.050000001
+    warned 'sized ... at delta 0.05, scored here at delta 0.05: the interval is narrower than
+    predicted', a line that contradicts itself about a difference that moves no interval.
+    Now deltas equal to the 6 digits the line prints are the same delta (no line), and a
+    delta that differs is said with both values distinct."""
+    cal, _, design = world
+    one = cal.subset(models=["m00"])
+    single = design.assign(delta=np.float32(0.05))
+    assert float(single["delta"].iloc[0]) != 0.05
+    for frame, delta in ((single, 0.05), (design, 0.050000001)):
+        res = estimate(cal, one, model="m00", items=frame, delta=delta)
+        assert not any("sized by" in w for w in res.warnings), res.warnings
+    with pytest.warns(DataWarning, match=r"at delta 0\.05 \(.*scored here at delta 0\.0501:"):
+        estimate(cal, one, model="m00", items=design, delta=0.0501)

@@ -3197,13 +3197,15 @@ def _design_delta_note(design: pd.DataFrame, where: str, delta: float, command: 
     """What :func:`estimate` and :func:`~latentbench.select.compare` say when a design sized by
     ``tiny --precision`` (its ``delta`` column) is scored at another ``delta``: its predicted
     half-width was for an interval at the design's delta. Nothing for an unsized design
-    (no ``delta`` column) or the same delta."""
+    (no ``delta`` column) or the same delta (equal to 6 significant digits)."""
     import pandas as pd
 
     if "delta" not in design or not len(design):
         return []
     sized = float(pd.to_numeric(design["delta"], errors="coerce").iloc[0])
-    if not math.isfinite(sized) or math.isclose(sized, delta, rel_tol=1e-9):
+    # the same delta to the 6 digits said below (a float32 0.05 is 0.0500000007): the line
+    # never names two equal-looking deltas, and no interval moves by such a difference
+    if not math.isfinite(sized) or f"{sized:g}" == f"{delta:g}":
         return []
     row = design.iloc[0]
     predicted = pd.to_numeric(
