@@ -312,3 +312,19 @@ def test_a_delta_equal_as_printed_is_the_design_s_delta(world):
         assert not any("sized by" in w for w in res.warnings), res.warnings
     with pytest.warns(DataWarning, match=r"at delta 0\.05 \(.*scored here at delta 0\.0501:"):
         estimate(cal, one, model="m00", items=design, delta=0.0501)
+
+
+def test_precision_with_zero_weights_draws_and_predicts_only_weighted_items():
+    """Weights of 0 on a third of the items: the design holds none of them, and the recorded
+    median and 90th percentile are those ``estimate(items=, weights=)`` reports for the
+    calibration models (the replays index the weighted population, not every item). A check
+    of the sizing's population mapping (passes before and after this review)."""
+    cal, _ = _world(3, m=14, held=1, n=200)
+    items = list(cal.item_ids)
+    w = pd.Series(np.random.default_rng(5).uniform(0.2, 3.0, len(items)), index=items)
+    w.iloc[::3] = 0.0
+    design = tiny(cal, precision=MACRO_PRECISION, weights=w)
+    assert (w[design["item"]] > 0).all() and design["target"].iloc[0] == "weighted"
+    widths = _weighted_widths(cal, design, w)
+    assert np.median(widths) == design["predicted_half_width"].iloc[0]
+    assert np.quantile(widths, 0.9) == design["predicted_half_width_p90"].iloc[0]
