@@ -296,6 +296,21 @@ def test_responses_are_matched_to_the_calibration_by_id(world):
             tiny(cal, precision=PRECISION, responses=short)
 
 
+def test_responses_lacking_calibration_models_are_said(world):
+    """Before: calibration models absent from the responses were dropped silently (the
+    prediction over fewer models, said only by predicted_models); now a warning names them
+    and how many the prediction is over."""
+    cal, _, _ = world
+    some = cal.subset(models=list(cal.model_ids[:20]))
+    said = (
+        r"responses: 10 of the calibration's 30 models are not in it \('m20', 'm21', 'm22', "
+        r"\.\.\.\): the half-width is predicted from the other 20 \(predicted_models\)"
+    )
+    with pytest.warns(DataWarning, match=said):
+        design = tiny(cal, precision=PRECISION, responses=some)
+    assert design["predicted_models"].iloc[0] == 20
+
+
 def test_a_delta_equal_as_printed_is_the_design_s_delta(world):
     """Before: a design whose delta was read back as float32 (0.05 -> 0.0500000007, a
     pipeline that stores its columns in single precision) or scored at --delta 0.050000001

@@ -2632,6 +2632,17 @@ def _calibration_answers(calibration: Any, responses: Any, cal: Calibration) -> 
             f"({named}{', ...' if absent.size > 3 else ''}); expected the matrix the "
             "calibration was made from (its items matched by id, in any order)"
         )
+    if len(keep) < len(cal.model_ids):  # the prediction is over fewer models: said
+        gone = [str(m) for m in cal.model_ids if m not in rows]
+        warnings.warn(
+            f"responses{'' if matrix.source is None else f' ({matrix.source})'}: "
+            f"{len(gone):,} of the calibration's {len(cal.model_ids):,} models are not in it "
+            f"({', '.join(repr(m) for m in gone[:3])}{', ...' if len(gone) > 3 else ''}): "
+            f"the half-width is predicted from the other {len(keep):,} "
+            "(predicted_models); expected the matrix the calibration was made from",
+            DataWarning,
+            stacklevel=user_stacklevel(),
+        )
     Y = np.asarray(matrix.scores, dtype=np.float64)[keep]
     out = np.where(at >= 0, Y[:, np.maximum(at, 0)], np.nan)
     return np.asarray(out, dtype=np.float64)
