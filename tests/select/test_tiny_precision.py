@@ -232,6 +232,11 @@ def test_cli_tiny_precision_on_a_fit_directory_takes_responses(world, tmp_path):
     outcome = runner.invoke(app, gone)
     assert outcome.exit_code == 2 and "--responses" in outcome.output
     assert "no such file" in outcome.output
+    # a folder was said to be no such file
+    outcome = runner.invoke(app, [*base, "--responses", str(tmp_path), "--force"])
+    assert outcome.exit_code == 2 and "is a folder; expected the response-matrix file" in (
+        " ".join(outcome.output.split())
+    )
 
 
 def test_a_design_scored_at_another_delta_than_it_was_sized_at_is_said(world):
