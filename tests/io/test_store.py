@@ -597,6 +597,28 @@ def test_the_wait_for_a_held_store_is_set_by_the_environment(tmp_path, store_hel
     Store(path).close()
 
 
+def test_a_store_s_own_wait_is_checked_as_the_environment_s_is(tmp_path, monkeypatch):
+    """Before: ``Store(path, wait=...)`` took any value unchecked while the environment's was
+    refused: -1 waited 0 s, nan refused at once saying no wait, inf waited forever, "5" was a
+    TypeError from inside the wait loop, True waited 1 s. Now a wait that is no finite number
+    of seconds >= 0 is refused naming ``wait`` and its value (before any file is touched), as
+    ``LATENTBENCH_STORE_WAIT`` is; a huge finite value is taken (1e308 waits as long as the
+    holder holds the store); an empty variable is unset."""
+    path = tmp_path / "s.duckdb"
+    for bad in (-1, -0.5, float("nan"), float("inf"), "5", True, [5]):
+        with pytest.raises(InputError, match=r"wait=.*expected the seconds to wait"):
+            Store(path, wait=bad)  # type: ignore[arg-type]
+    assert not path.exists()
+    for good in (0, 0.25, 1e308, np.float64(2.0)):
+        Store(path, wait=good).close()
+    for value in ("", "1e308", " 7 "):
+        monkeypatch.setenv("LATENTBENCH_STORE_WAIT", value)
+        Store(path).close()
+    monkeypatch.setenv("LATENTBENCH_STORE_WAIT", "1e400")  # inf as a float
+    with pytest.raises(InputError, match=r"'1e400' .*expected .*a finite number >= 0"):
+        Store(path)
+
+
 def test_a_store_open_in_this_process_says_to_pass_the_open_store(tmp_path):
     # load_calibration(path, benchmark=...) while Store(path) was open said DuckDB's
     # "Can't open a connection to same database file with a different configuration"

@@ -232,6 +232,11 @@ def test_cli_tiny_precision_on_a_fit_directory_takes_responses(world, tmp_path):
     outcome = runner.invoke(app, gone)
     assert outcome.exit_code == 2 and "--responses" in outcome.output
     assert "no such file" in outcome.output
+    # a folder was said to be no such file
+    outcome = runner.invoke(app, [*base, "--responses", str(tmp_path), "--force"])
+    assert outcome.exit_code == 2 and "is a folder; expected the response-matrix file" in (
+        " ".join(outcome.output.split())
+    )
 
 
 def test_a_design_scored_at_another_delta_than_it_was_sized_at_is_said(world):
@@ -278,3 +283,78 @@ def test_responses_without_precision_is_refused(world, tmp_path):
         tiny(cal, 20, responses=cal)
     with pytest.raises(InputError, match=r"responses='.*r\.parquet' without precision"):
         tiny(cal, responses=tmp_path / "r.parquet")
+
+
+def test_responses_are_matched_to_the_calibration_by_id(world):
+    """The responses' models and items are matched to the calibration's by id: items in
+    another order or extra items give the same design. Before: a responses matrix lacking a
+    calibrated item was read as every model leaving it unanswered, and was refused as 'no
+    calibration model answered the design's first 32 items ... fewer missing cells' (or sized
+    silently when the item fell after the design); now it is refused naming the items absent
+    and the matrix expected."""
+    cal, _, design = world
+    items = list(cal.item_ids)
+    reordered = cal.subset(items=items[::-1])
+    pd.testing.assert_frame_equal(tiny(cal, precision=PRECISION, responses=reordered), design)
+    frame = pd.DataFrame(np.asarray(cal.scores), index=list(cal.model_ids), columns=items)
+    frame["extra"] = 1.0
+    extra = ResponseMatrix.from_wide(frame)
+    pd.testing.assert_frame_equal(tiny(cal, precision=PRECISION, responses=extra), design)
+    lacking = design["item"].iloc[-1]  # drawn last: the sizing used to reach it late or never
+    for missing in ([lacking], items[:50]):
+        short = cal.subset(items=[j for j in items if j not in missing])
+        said = (
+            rf"responses: {len(missing)} of the calibration's 400 items are not in it "
+            rf"\('{missing[0]}'.*\); expected the matrix the calibration was made from"
+        )
+        with pytest.raises(InputError, match=said):
+            tiny(cal, precision=PRECISION, responses=short)
+
+
+def test_responses_lacking_calibration_models_are_said(world):
+    """Before: calibration models absent from the responses were dropped silently (the
+    prediction over fewer models, said only by predicted_models); now a warning names them
+    and how many the prediction is over."""
+    cal, _, _ = world
+    some = cal.subset(models=list(cal.model_ids[:20]))
+    said = (
+        r"responses: 10 of the calibration's 30 models are not in it \('m20', 'm21', 'm22', "
+        r"\.\.\.\): the half-width is predicted from the other 20 \(predicted_models\)"
+    )
+    with pytest.warns(DataWarning, match=said):
+        design = tiny(cal, precision=PRECISION, responses=some)
+    assert design["predicted_models"].iloc[0] == 20
+
+
+def test_a_delta_equal_as_printed_is_the_design_s_delta(world):
+    """Before: a design whose delta was read back as float32 (0.05 -> 0.0500000007, a
+    pipeline that stores its columns in single precision) or scored at --delta 0.050000001
+    warned 'sized ... at delta 0.05, scored here at delta 0.05: the interval is narrower than
+    predicted', a line that contradicts itself about a difference that moves no interval.
+    Now deltas equal to the 6 digits the line prints are the same delta (no line), and a
+    delta that differs is said with both values distinct."""
+    cal, _, design = world
+    one = cal.subset(models=["m00"])
+    single = design.assign(delta=np.float32(0.05))
+    assert float(single["delta"].iloc[0]) != 0.05
+    for frame, delta in ((single, 0.05), (design, 0.050000001)):
+        res = estimate(cal, one, model="m00", items=frame, delta=delta)
+        assert not any("sized by" in w for w in res.warnings), res.warnings
+    with pytest.warns(DataWarning, match=r"at delta 0\.05 \(.*scored here at delta 0\.0501:"):
+        estimate(cal, one, model="m00", items=design, delta=0.0501)
+
+
+def test_precision_with_zero_weights_draws_and_predicts_only_weighted_items():
+    """Weights of 0 on a third of the items: the design holds none of them, and the recorded
+    median and 90th percentile are those ``estimate(items=, weights=)`` reports for the
+    calibration models (the replays index the weighted population, not every item). A check
+    of the sizing's population mapping (passes before and after this review)."""
+    cal, _ = _world(3, m=14, held=1, n=200)
+    items = list(cal.item_ids)
+    w = pd.Series(np.random.default_rng(5).uniform(0.2, 3.0, len(items)), index=items)
+    w.iloc[::3] = 0.0
+    design = tiny(cal, precision=MACRO_PRECISION, weights=w)
+    assert (w[design["item"]] > 0).all() and design["target"].iloc[0] == "weighted"
+    widths = _weighted_widths(cal, design, w)
+    assert np.median(widths) == design["predicted_half_width"].iloc[0]
+    assert np.quantile(widths, 0.9) == design["predicted_half_width_p90"].iloc[0]

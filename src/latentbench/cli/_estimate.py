@@ -880,8 +880,9 @@ def tiny_command(
             "is replayed; give one"
         )
     if responses is not None and not responses.is_file():
+        state = "is a folder" if responses.is_dir() else "no such file"
         fail(
-            f"--responses {responses}: no such file; expected the response-matrix file the fit "
+            f"--responses {responses}: {state}; expected the response-matrix file the fit "
             "was made from (Parquet or CSV)"
         )
     defaulted = out is None

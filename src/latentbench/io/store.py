@@ -35,6 +35,8 @@ JSON columns are stored as text (``VARCHAR``), so no DuckDB extension is needed.
 from __future__ import annotations
 
 import json
+import math
+import numbers
 import os
 import re
 import time
@@ -224,7 +226,7 @@ environment variable ``LATENTBENCH_STORE_WAIT`` sets it for every command and St
 
 def _default_wait() -> float:
     """``LATENTBENCH_STORE_WAIT`` where set (seconds, a finite number >= 0), else
-    5 seconds; another value is an :class:`InputError` naming it."""
+    5 seconds (an empty value is unset); another value is an :class:`InputError` naming it."""
     value = os.environ.get("LATENTBENCH_STORE_WAIT")
     if value is None or not value.strip():
         return _STORE_WAIT
@@ -232,13 +234,23 @@ def _default_wait() -> float:
         seconds = float(value)
     except ValueError:
         seconds = float("nan")
-    if not (np.isfinite(seconds) and seconds >= 0):
+    return _checked_wait(seconds, f"LATENTBENCH_STORE_WAIT={value!r} (environment)")
+
+
+def _checked_wait(seconds: object, given: str) -> float:
+    """``seconds`` as a float when it is a finite number >= 0, else an :class:`InputError`
+    that names it as ``given``."""
+    if (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, numbers.Real)
+        or not math.isfinite(seconds)
+        or seconds < 0
+    ):
         raise InputError(
-            f"LATENTBENCH_STORE_WAIT={value!r} (environment): expected the seconds to wait for "
-            f"a store another process holds, a number >= 0 (e.g. 60; 0 refuses at once; "
-            f"unset: {_STORE_WAIT:g})"
+            f"{given}: expected the seconds to wait for a store another process holds, a "
+            f"finite number >= 0 (e.g. 60; 0 refuses at once; unset: {_STORE_WAIT:g})"
         )
-    return seconds
+    return float(seconds)
 
 
 def _connect(path: str, read_only: bool, wait: float) -> duckdb.DuckDBPyConnection:
@@ -332,15 +344,17 @@ class Store(SelectionRuns):
         it, or several read it), for that process to let it go before refusing: two ingests
         started together run one after the other. A live run (``select live``,
         ``estimate --live``) holds its store until it stops: no wait then, the refusal names
-        it at once. None: the environment variable ``LATENTBENCH_STORE_WAIT`` where set (it
-        sets the wait of every command), else 5 seconds.
+        it at once. A finite number >= 0; None: the environment variable
+        ``LATENTBENCH_STORE_WAIT`` where set and not empty (it sets the wait of every
+        command), else 5 seconds.
 
     Raises
     ------
     StoreInUse
         When another process holds the file past ``wait`` (an :class:`InputError`).
     InputError
-        For ``LATENTBENCH_STORE_WAIT`` set (``wait`` None) to no number of seconds >= 0; for
+        For ``wait``, or ``LATENTBENCH_STORE_WAIT`` where ``wait`` is None, no finite number
+        of seconds >= 0; for
         a table file (``.csv``, ``.parquet``, ...) or a folder given as the store, a
         read-only store that does not exist, a parent folder that does not exist, a file
         DuckDB cannot open, a DuckDB file of another program, an existing DuckDB file with no
@@ -373,6 +387,7 @@ class Store(SelectionRuns):
         wait: float | None = None,
     ) -> None:
         read_only = check_flag(read_only, "read_only")  # "no" opened it read-only
+        wait = _default_wait() if wait is None else _checked_wait(wait, f"wait={wait!r}")
         self.path = str(path)
         suffix = Path(self.path).suffix.lower()
         if suffix in TABLE_SUFFIXES:  # DuckDB would open (or make) it as a database
@@ -397,7 +412,7 @@ class Store(SelectionRuns):
             )
         existed = self.path != ":memory:" and Path(self.path).is_file()
         self._connection: duckdb.DuckDBPyConnection | None = None
-        self._connection = _connect(self.path, read_only, _default_wait() if wait is None else wait)
+        self._connection = _connect(self.path, read_only, wait)
         self._refuse_foreign()
         if not read_only and existed:
             self._refuse_empty()

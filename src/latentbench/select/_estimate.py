@@ -2636,6 +2636,26 @@ def _calibration_answers(calibration: Any, responses: Any, cal: Calibration) -> 
             "the calibration was made from"
         )
     at = np.fromiter((cols.get(j, -1) for j in cal.item_ids), dtype=np.int64, count=cal.n_items)
+    absent = np.flatnonzero(at < 0)
+    if absent.size:  # read as never answered, it stopped every replay at that item
+        named = ", ".join(repr(str(cal.item_ids[j])) for j in absent[:3])
+        raise InputError(
+            f"responses{'' if matrix.source is None else f' ({matrix.source})'}: "
+            f"{absent.size:,} of the calibration's {cal.n_items:,} items are not in it "
+            f"({named}{', ...' if absent.size > 3 else ''}); expected the matrix the "
+            "calibration was made from (its items matched by id, in any order)"
+        )
+    if len(keep) < len(cal.model_ids):  # the prediction is over fewer models: said
+        gone = [str(m) for m in cal.model_ids if m not in rows]
+        warnings.warn(
+            f"responses{'' if matrix.source is None else f' ({matrix.source})'}: "
+            f"{len(gone):,} of the calibration's {len(cal.model_ids):,} models are not in it "
+            f"({', '.join(repr(m) for m in gone[:3])}{', ...' if len(gone) > 3 else ''}): "
+            f"the half-width is predicted from the other {len(keep):,} "
+            "(predicted_models); expected the matrix the calibration was made from",
+            DataWarning,
+            stacklevel=user_stacklevel(),
+        )
     Y = np.asarray(matrix.scores, dtype=np.float64)[keep]
     out = np.where(at >= 0, Y[:, np.maximum(at, 0)], np.nan)
     return np.asarray(out, dtype=np.float64)
@@ -3201,13 +3221,15 @@ def _design_delta_note(design: pd.DataFrame, where: str, delta: float, command: 
     """What :func:`estimate` and :func:`~latentbench.select.compare` say when a design sized by
     ``tiny --precision`` (its ``delta`` column) is scored at another ``delta``: its predicted
     half-width was for an interval at the design's delta. Nothing for an unsized design
-    (no ``delta`` column) or the same delta."""
+    (no ``delta`` column) or the same delta (equal to 6 significant digits)."""
     import pandas as pd
 
     if "delta" not in design or not len(design):
         return []
     sized = float(pd.to_numeric(design["delta"], errors="coerce").iloc[0])
-    if not math.isfinite(sized) or math.isclose(sized, delta, rel_tol=1e-9):
+    # the same delta to the 6 digits said below (a float32 0.05 is 0.0500000007): the line
+    # never names two equal-looking deltas, and no interval moves by such a difference
+    if not math.isfinite(sized) or f"{sized:g}" == f"{delta:g}":
         return []
     row = design.iloc[0]
     predicted = pd.to_numeric(
