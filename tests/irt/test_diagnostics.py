@@ -255,6 +255,22 @@ def test_uninformative_items_computes_no_ability_intervals(monkeypatch):
     assert table["discrimination"].equals(expected["discrimination"])
 
 
+def test_diagnose_computes_the_items_standard_errors_once(monkeypatch):
+    """diagnose asks uninformative_items (the items' table) and rank_changes (the whole
+    standard errors): on a fresh default fit, one computation of the information blocks."""
+    from latentbench.irt import inference
+
+    data = simulate_2pl(40, 120, random_state=12)
+    result = TwoPL().fit(data.matrix)
+    calls = []
+    original = inference.information_blocks
+    monkeypatch.setattr(
+        inference, "information_blocks", lambda *a, **k: calls.append(1) or original(*a, **k)
+    )
+    diagnose(result, data.matrix)
+    assert len(calls) == 1
+
+
 def test_uninformative_test_keeps_its_level_at_20_models():
     """Items answered at random (a = 0) at 20 x 200, half the items: the one-sided 5% score
     test rejects a = 0 on 5.8% (+/- 0.4%) of them. Tested against the fitted abilities, which

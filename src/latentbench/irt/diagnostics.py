@@ -834,6 +834,9 @@ def diagnose(
         matrix = kept if isinstance(kept, ResponseMatrix) else None
     if not isinstance(matrix, ResponseMatrix):
         raise InputError(f"expected a ResponseMatrix, got {type(matrix).__name__}")
+    # the reported intervals first (rank_changes below asks for them): uninformative_items
+    # then takes its items' table from their cache instead of computing it a second time
+    standard_errors(result, matrix)
     info = uninformative_items(result, matrix)
     fit = item_fit(result, matrix)
     dups = duplicate_items(result, matrix)
