@@ -234,6 +234,43 @@ def test_rank_agreement_leaves_out_a_model_without_cells():
     assert np.isfinite(agreement.loc["all", "spearman"])
 
 
+def test_uninformative_items_computes_no_ability_intervals(monkeypatch):
+    """The table needs the discriminations' standard errors only: at few models the
+    abilities' intervals (a random-item fit and its item bootstrap, 20 times the rest at 20 x
+    200) were computed and thrown away. The columns are those of the full computation."""
+    from latentbench.irt import inference
+
+    data = simulate_2pl(20, 200, random_state=11)
+    result = TwoPL().fit(data.matrix)
+    expected = inference.standard_errors(result, data.matrix, scale_correction=False).items
+    result.uncertainty_cache = None  # (computed again below, not taken from the cache)
+    calls = []
+    original = inference._ability_route
+    monkeypatch.setattr(
+        inference, "_ability_route", lambda *a, **k: calls.append(1) or original(*a, **k)
+    )
+    table = uninformative_items(result, data.matrix)
+    assert calls == []
+    assert table["se"].equals(expected["discrimination_se"])
+    assert table["discrimination"].equals(expected["discrimination"])
+
+
+def test_diagnose_computes_the_items_standard_errors_once(monkeypatch):
+    """diagnose asks uninformative_items (the items' table) and rank_changes (the whole
+    standard errors): on a fresh default fit, one computation of the information blocks."""
+    from latentbench.irt import inference
+
+    data = simulate_2pl(40, 120, random_state=12)
+    result = TwoPL().fit(data.matrix)
+    calls = []
+    original = inference.information_blocks
+    monkeypatch.setattr(
+        inference, "information_blocks", lambda *a, **k: calls.append(1) or original(*a, **k)
+    )
+    diagnose(result, data.matrix)
+    assert len(calls) == 1
+
+
 def test_uninformative_test_keeps_its_level_at_20_models():
     """Items answered at random (a = 0) at 20 x 200, half the items: the one-sided 5% score
     test rejects a = 0 on 5.8% (+/- 0.4%) of them. Tested against the fitted abilities, which

@@ -320,17 +320,25 @@ def test_identical_models_share_one_ability_and_rank():
     assert result.abilities["rank_theta"].tolist() == [1, 1, 1]
 
 
-@pytest.fixture()
-def disagreeing(monkeypatch):
-    """A 20 x 300 2PL fit whose disagreement check fires: the limit lowered below the
-    matrix's own value (the check's statistic is the same; only where it fires moves)."""
-    import latentbench.irt._validity as validity
-
+@pytest.fixture(scope="module")
+def disagreement_probe():
+    """The 20 x 300 2PL data of :func:`disagreeing` and its disagreement statistic at the real
+    limit (once per module: the tests only read the data, whose arrays are read-only)."""
     data = simulate_2pl(20, 300, random_state=6)
     probe = TwoPL().fit(data.matrix)
     with warnings.catch_warnings():
         warnings.simplefilter("error", LatentbenchWarning)  # no check fires at the real limit
         value = probe.standard_errors().checks["disagreement"]
+    return data, value
+
+
+@pytest.fixture()
+def disagreeing(monkeypatch, disagreement_probe):
+    """A 20 x 300 2PL fit whose disagreement check fires: the limit lowered below the
+    matrix's own value (the check's statistic is the same; only where it fires moves)."""
+    import latentbench.irt._validity as validity
+
+    data, value = disagreement_probe
     assert 0.2 < value < DISAGREEMENT
     monkeypatch.setattr(validity, "DISAGREEMENT", value / 2)
     return data, value

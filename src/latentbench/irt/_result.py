@@ -176,7 +176,9 @@ class IRTResult:
         :class:`~latentbench.io.ResponseMatrix` asked for (read-only arrays; the cache keeps a
         reference to it), one per options, returned (a copy) when asked again for the same
         matrix object with the same options, so the saved tables, the printed ones and a
-        report's sections share one computation. Not an argument.
+        report's sections share one computation; under ``("items", level)``, the items'
+        table alone that :func:`~latentbench.irt.diagnostics.uninformative_items` computes.
+        Not an argument.
     """
 
     abilities: pd.DataFrame
@@ -208,7 +210,7 @@ class IRTResult:
     saved_intervals: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     restarted: bool = field(default=False, compare=False)
     joint_ml_check: dict[str, float] | None = field(default=None, repr=False, compare=False)
-    uncertainty_cache: tuple[Any, dict[tuple[float, bool, bool], Any]] | None = field(
+    uncertainty_cache: tuple[Any, dict[tuple[Any, ...], Any]] | None = field(
         default=None, init=False, repr=False, compare=False
     )
 

@@ -20,7 +20,12 @@ from latentbench.io._matrix import ResponseMatrix
 from latentbench.irt._fitted import _observed, fitted_matrix
 from latentbench.irt._reported import measured_models, reported_abilities
 from latentbench.irt._stats import chi2_sf, norm_sf, pair_disagreement_cdf
-from latentbench.irt.inference import normal_draws, rank_intervals, standard_errors
+from latentbench.irt.inference import (
+    _item_standard_errors,
+    normal_draws,
+    rank_intervals,
+    standard_errors,
+)
 
 if TYPE_CHECKING:
     from latentbench.irt._result import IRTResult
@@ -90,7 +95,8 @@ def uninformative_items(
         ``z`` (score statistic), ``p_value`` (one-sided test of a = 0), ``uninformative``
         (flag). Constant items are flagged too (nothing to correlate).
     """
-    unc = standard_errors(result, matrix, scale_correction=False).items
+    # the items' table alone: the abilities' intervals are not used here
+    unc = _item_standard_errors(result, matrix)
     a = unc["discrimination"].to_numpy()
     se = unc["discrimination_se"].to_numpy()
     scores, observed = _observed(result, matrix)
@@ -828,6 +834,9 @@ def diagnose(
         matrix = kept if isinstance(kept, ResponseMatrix) else None
     if not isinstance(matrix, ResponseMatrix):
         raise InputError(f"expected a ResponseMatrix, got {type(matrix).__name__}")
+    # the reported intervals first (rank_changes below asks for them): uninformative_items
+    # then takes its items' table from their cache instead of computing it a second time
+    standard_errors(result, matrix)
     info = uninformative_items(result, matrix)
     fit = item_fit(result, matrix)
     dups = duplicate_items(result, matrix)

@@ -357,7 +357,7 @@ def _standard_errors(
     z = _z(level)
     # likelihood blocks from the observed cells only (a sparse matrix is never made dense)
     info_models, info_items = information_blocks(result, matrix)
-    U, V, b = result.U, result.V, result.b
+    U, V = result.U, result.V
     r = U.shape[1]
     # K trials per cell: everything below in the per-trial convention (penalty / K), the
     # variances divided by K at the end
@@ -393,17 +393,8 @@ def _standard_errors(
     k = 1.0
     if scale_correction and r == 1 and not posterior:
         k = _scale_correction(result, matrix, se_theta[:, 0], reference, no_data)
-    # items: (r + 1) x (r + 1) blocks in reported coordinates
-    cov_items = posterior_item_covariance(result, matrix, info_items)
-    # discrimination along w (rank 1: a), its variance w^T C_a w
-    se_a = np.sqrt(np.maximum(np.einsum("i,nij,j->n", w, cov_items[:, :r, :r], w), 0.0))
-    se_b = np.sqrt(cov_items[:, r, r])
-    a = V @ w
     se_theta[:, 0] *= k * k
-    se_a = se_a / k
-    a_centre, se_a, a_lower, a_upper, bounded, item_record = _discrimination_intervals(
-        result, matrix, a / k, se_a, z, posterior, w
-    )
+    items, item_record = _item_table(result, matrix, info_items, k, z, posterior)
     found = _ability_intervals(
         result, matrix, route, se_theta[:, 0], no_data, reference, z, level, posterior
     )
@@ -421,6 +412,43 @@ def _standard_errors(
     if r > 1:  # (not k: the scale correction's, used for the items below)
         for factor in range(r):
             abilities[f"se_{factor + 1}"] = se_factors[:, factor]
+    return Uncertainty(
+        abilities,
+        items,
+        level,
+        route.method,
+        float(k),
+        found.checks,
+        fallback,
+        found.detached,
+        caveat,
+        item_record,
+    )
+
+
+def _item_table(
+    result: IRTResult,
+    matrix: ResponseMatrix | np.ndarray | None,
+    info_items: np.ndarray,
+    k: float,
+    z: float,
+    posterior: bool,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The items' table of :func:`standard_errors` and its record: ``(r + 1) x (r + 1)``
+    blocks in reported coordinates from the likelihood blocks ``info_items``, the
+    discriminations divided by the scale correction ``k`` (1: none)."""
+    V, b = result.V, result.b
+    r = V.shape[1]
+    w = general_direction(V)
+    cov_items = posterior_item_covariance(result, matrix, info_items)
+    # discrimination along w (rank 1: a), its variance w^T C_a w
+    se_a = np.sqrt(np.maximum(np.einsum("i,nij,j->n", w, cov_items[:, :r, :r], w), 0.0))
+    se_b = np.sqrt(cov_items[:, r, r])
+    a = V @ w
+    se_a = se_a / k
+    a_centre, se_a, a_lower, a_upper, bounded, item_record = _discrimination_intervals(
+        result, matrix, a / k, se_a, z, posterior, w
+    )
     items = pd.DataFrame(
         {
             "item": result.item_ids,
@@ -439,18 +467,37 @@ def _standard_errors(
             "at_bound": a <= 0,
         }
     )
-    return Uncertainty(
-        abilities,
-        items,
-        level,
-        route.method,
-        float(k),
-        found.checks,
-        fallback,
-        found.detached,
-        caveat,
-        item_record,
-    )
+    return items, item_record
+
+
+def _item_standard_errors(
+    result: IRTResult, matrix: ResponseMatrix | np.ndarray | None = None
+) -> pd.DataFrame:
+    """The items' table of ``standard_errors(result, matrix, scale_correction=False)`` (level
+    0.95), without the abilities' intervals, which it does not need: at few models those are
+    a random-item fit and its item bootstrap, 0.88 s of the 0.89 s it took at 20 x 200. Taken
+    from :func:`standard_errors`'s cache where that holds it, and kept there under
+    ``("items", 0.95)`` (a copy returned)."""
+    fitted = fitted_matrix(result, matrix)
+    cacheable = isinstance(fitted, ResponseMatrix)
+    cached = result.uncertainty_cache
+    if cacheable and cached is not None and cached[0] is fitted:
+        if ("items", 0.95) in cached[1]:
+            kept: pd.DataFrame = cached[1]["items", 0.95].copy(deep=True)
+            return kept
+        # the scale correction and the normalisation leave k = 1 items alone
+        for key, found in cached[1].items():
+            if key[0] == 0.95 and not key[2]:
+                whole: pd.DataFrame = found.items.copy(deep=True)
+                return whole
+    info_items = information_blocks(result, matrix)[1]
+    posterior = result.prior_selection is not None
+    items = _item_table(result, matrix, info_items, 1.0, _z(0.95), posterior)[0]
+    if cacheable:
+        if cached is None or cached[0] is not fitted:
+            cached = result.uncertainty_cache = (fitted, {})
+        cached[1]["items", 0.95] = items.copy(deep=True)
+    return items
 
 
 @dataclass
