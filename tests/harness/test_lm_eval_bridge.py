@@ -164,7 +164,10 @@ def test_pulse_through_real_lm_eval_equals_replay(tmp_path: Path, monkeypatch):
     assert sel.rounds == 16 // 8 == 2
     assert len(results) == 2 + sel.rounds
     version = importlib.metadata.version("lm_eval")
-    assert {json.loads(p.read_text())["lm_eval_version"] for p in results} == {version}
+    written = [json.loads(p.read_text()) for p in results]
+    assert {meta["lm_eval_version"] for meta in written} == {version}
+    # LM_EVAL_LOCAL_TASKS left torch unimported (no seeding, no collect_env: ~2.3 s CPU each)
+    assert {meta["pretty_env_info"] for meta in written} == {"N/A (torch not installed)"}
 
 
 def test_the_local_tasks_command_is_lm_eval_indexing_only_the_include_path(
