@@ -101,3 +101,25 @@ def test_ray_sweep_matches_single_process(sweep_case) -> None:
     finally:
         ray.shutdown()
     _check(result, reference, nll0)
+
+
+def test_the_fit_and_a_block_sweep_share_one_compiled_pass(sweep_case) -> None:
+    """Numba compiles a kernel once per signature, and an array's read-only flag is part of
+    it: the sparse fit passes its cells read-only (an ObservedCells') and its point writable;
+    a block sweep passed the caller's arrays as they were (the test's pointers writable, a
+    result's factors read-only), so a process that ran both compiled the cell pass again (~9
+    s each on a cold cache), code that rounded differently in the last bits. Now a block
+    sweep reaches the fit's signature whatever its caller holds: no signature added, and the
+    sweep is the fit's bit for bit."""
+    from latentbench.irt import _sparse_kernels as kernels
+
+    cells, x0, reference, _ = sweep_case
+    passes = len(kernels.column_pass.signatures)
+    frozen = [a.copy() for a in x0]
+    for a in frozen:
+        a.flags.writeable = False
+    for point in (x0, frozen):  # writable, then read-only, as callers hold them
+        _, V1, b1, _ = _block_sweep(cells, point, lambda f, *a: f(*a), list)
+        np.testing.assert_array_equal(V1, reference.V)
+        np.testing.assert_array_equal(b1, reference.b)
+    assert len(kernels.column_pass.signatures) == passes

@@ -54,6 +54,13 @@ __all__ = [
 ]
 
 
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a`` (no copy), as an :class:`ObservedCells` holds its cells."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
 def _rebalance(
     U: np.ndarray, V: np.ndarray, b: np.ndarray, penalty: Any, nonneg: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -342,18 +349,24 @@ def update_items(
         The block's negative log-likelihood at the sweep's start.
     """
     penalty = _penalty_or_ridge(penalty, l2)
-    U = np.ascontiguousarray(U, dtype=np.float64)
-    V = np.ascontiguousarray(V, dtype=np.float64)
-    b = np.ascontiguousarray(b, dtype=np.float64)
+    # the signature the sparse fit compiles the pass for (numba compiles once per signature,
+    # an array's read-only flag part of it): its cells read-only (an ObservedCells'), the
+    # point writable. A caller's writable cells or read-only point (a result's factors) made
+    # a second compile (~9 s on a cold cache), whose code (another aliasing assumption under
+    # fastmath) rounded differently from the fit's in the last bits
+    U = np.array(U, dtype=np.float64, order="C")
+    V = np.array(V, dtype=np.float64, order="C")
+    b = np.array(b, dtype=np.float64, order="C")
     r = U.shape[1]
     item_curv, item_target, _, _ = _penalty_terms(penalty, r)
     V_new, b_new = np.empty_like(V), np.empty_like(b)
     stats = np.empty((1, U.shape[0], kernels.model_statistics_size(r)))
     loss = np.empty(1)
     kernels.column_pass(
-        np.ascontiguousarray(col_ptr, dtype=np.int64),
-        np.ascontiguousarray(col_rows, dtype=np.int32),
-        np.ascontiguousarray(col_values, dtype=np.float32),
+        *(
+            _read_only(np.ascontiguousarray(a, dtype=t))
+            for a, t in ((col_ptr, np.int64), (col_rows, np.int32), (col_values, np.float32))
+        ),
         np.array([0, V.shape[0]], dtype=np.int64),
         *(U, V, b, 1.0 / sigma, tight, item_curv, item_target, nonneg, True),
         *(V_new, b_new, stats, loss),
