@@ -108,9 +108,8 @@ def test_the_fit_and_a_block_sweep_share_one_compiled_pass(sweep_case) -> None:
     it: the sparse fit passes its cells read-only (an ObservedCells') and its point writable;
     a block sweep passed the caller's arrays as they were (the test's pointers writable, a
     result's factors read-only), so a process that ran both compiled the cell pass again (~9
-    s each on a cold cache), code that rounded differently in the last bits. Now a block
-    sweep reaches the fit's signature whatever its caller holds: no signature added, and the
-    sweep is the fit's bit for bit."""
+    s each on a cold cache). Now a block sweep reaches the fit's signature whatever its
+    caller holds: no signature added, and the items' update is the fit's bit for bit."""
     from latentbench.irt import _sparse_kernels as kernels
 
     cells, x0, reference, _ = sweep_case

@@ -352,8 +352,7 @@ def update_items(
     # the signature the sparse fit compiles the pass for (numba compiles once per signature,
     # an array's read-only flag part of it): its cells read-only (an ObservedCells'), the
     # point writable. A caller's writable cells or read-only point (a result's factors) made
-    # a second compile (~9 s on a cold cache), whose code (another aliasing assumption under
-    # fastmath) rounded differently from the fit's in the last bits
+    # a second compile (~9 s on a cold cache)
     U = np.array(U, dtype=np.float64, order="C")
     V = np.array(V, dtype=np.float64, order="C")
     b = np.array(b, dtype=np.float64, order="C")
@@ -363,10 +362,9 @@ def update_items(
     stats = np.empty((1, U.shape[0], kernels.model_statistics_size(r)))
     loss = np.empty(1)
     kernels.column_pass(
-        *(
-            _read_only(np.ascontiguousarray(a, dtype=t))
-            for a, t in ((col_ptr, np.int64), (col_rows, np.int32), (col_values, np.float32))
-        ),
+        _read_only(np.ascontiguousarray(col_ptr, dtype=np.int64)),
+        _read_only(np.ascontiguousarray(col_rows, dtype=np.int32)),
+        _read_only(np.ascontiguousarray(col_values, dtype=np.float32)),
         np.array([0, V.shape[0]], dtype=np.int64),
         *(U, V, b, 1.0 / sigma, tight, item_curv, item_target, nonneg, True),
         *(V_new, b_new, stats, loss),
