@@ -1363,6 +1363,12 @@ class Store(SelectionRuns):
         -------
         str
             The new fit's id (random hex), a row of :meth:`fits`.
+
+        Raises
+        ------
+        InputError
+            When DuckDB cannot write the row (a ``fits`` table edited out of its columns, a
+            disk full): the store's file, the table and DuckDB's reason, not its exception.
         """
         if result is not None:
             if summary is None and callable(getattr(result, "fit_info", None)):
@@ -1374,17 +1380,23 @@ class Store(SelectionRuns):
                         options = value
                         break
         fit_id = uuid.uuid4().hex
-        self.connection.execute(
-            "INSERT INTO fits VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                fit_id,
-                utc_now(),
-                benchmark,
-                json.dumps(options or {}, default=str, sort_keys=True),
-                json.dumps(summary or {}, default=str, sort_keys=True),
-                __version__,
-            ],
-        )
+        row = [
+            fit_id,
+            utc_now(),
+            benchmark,
+            json.dumps(options or {}, default=str, sort_keys=True),
+            json.dumps(summary or {}, default=str, sort_keys=True),
+            __version__,
+        ]
+        try:
+            self.connection.execute("INSERT INTO fits VALUES (?, ?, ?, ?, ?, ?)", row)
+        except duckdb.Error as exc:  # an edited table, a disk full: said as the store's
+            reason = str(exc).split("\n")[0]
+            raise InputError(
+                f"{self.path}: cannot write the fit to its fits table ({type(exc).__name__}: "
+                f"{reason}); expected the fits table latentbench makes (id, created_at, "
+                "benchmark, options, summary, package_version)"
+            ) from None
         return fit_id
 
     def fits(self, benchmark: str | None = None) -> pd.DataFrame:
