@@ -3090,6 +3090,7 @@ def _checked_design(
                     f"calibration) is {names[drawn]!r}; the design's items were edited "
                     "(a pre-registered design is tiny's draws, in order): use the file tiny "
                     f"wrote, or cut only its last rows; {_OTHER_CODE}"
+                    + ("" if weights is not None else _weighted_hint(design, cal.n_items))
                 )
         if not math.isclose(pi[j], p, rel_tol=_PROBABILITY_RTOL):
             rel = abs(p - float(pi[j])) / float(pi[j]) if math.isfinite(p) else math.inf
@@ -3102,10 +3103,36 @@ def _checked_design(
                 f"than the {_PROBABILITY_RTOL:g} that rounding to 6 significant digits "
                 "makes); its probability or floor was edited, or the design was made from "
                 f"another calibration or floor; {_OTHER_CODE}"
+                + ("" if weights is not None else _weighted_hint(design, cal.n_items))
             )
         probs.append(float(pi[j]))
         seq.unrevealed[j] = False
     return _Design(design, where, floor, seed, pos, registered, tuple(probs), draws)
+
+
+def _weighted_hint(design: pd.DataFrame, n_items: int) -> str:
+    """What to add to the refusal of a design read as plain (no ``weights_hash``) whose
+    ``weight`` column is not ``1 / (n_items x probability)`` on most rows, as tiny writes it
+    for the plain mean: tiny --weights writes ``w / probability`` there, so it may be a
+    weighted design whose ``target`` and ``weights_hash`` columns were removed; empty
+    otherwise (a plain design, one with a few weights edited, one without the columns)."""
+    import pandas as pd
+
+    if "weight" not in design.columns or "probability" not in design.columns:
+        return ""
+    weight = pd.to_numeric(design["weight"], errors="coerce").to_numpy(dtype=np.float64)
+    prob = pd.to_numeric(design["probability"], errors="coerce").to_numpy(dtype=np.float64)
+    with np.errstate(all="ignore"):
+        plain = np.isclose(weight * prob * n_items, 1.0, rtol=10 * _PROBABILITY_RTOL, atol=0.0)
+    if 2 * int(plain.sum()) >= plain.size:
+        return ""
+    return (
+        f"; its 'weight' column is not 1 / ({n_items:,} x probability) on "
+        f"{plain.size - int(plain.sum()):,} of its {plain.size:,} rows, as tiny writes it for "
+        "the plain mean: if tiny --weights drew it (weight = w / probability), its 'target' "
+        "and 'weights_hash' columns were removed: use the file tiny wrote, with the same "
+        "weights (--weights W.csv, weights=)"
+    )
 
 
 def _population_index(seq: SequentialEstimate, n_items: int) -> np.ndarray:
@@ -3123,6 +3150,14 @@ def _check_design_weights(
     ``weights_hash``) scored without them or with others, or a plain design scored with
     weights that are not all equal (equal weights are the plain mean, drawn alike)."""
     recorded = str(design["weights_hash"].iloc[0]) if "weights_hash" in design else None
+    if recorded is None and "target" in design:  # half of what tiny --weights writes
+        raise InputError(
+            f"{where}: column 'target' ({design['target'].iloc[0]}) says the design was drawn "
+            "by tiny --weights, but it has no 'weights_hash' column (removed?); expected both, "
+            "as tiny --weights writes them (the hash names the weights its probabilities are "
+            "for), or neither for a plain design: use the file tiny wrote, with the same "
+            "weights (--weights W.csv, weights=)"
+        )
     said = (
         f"target: {design['target'].iloc[0]}, weights {recorded}"
         if recorded is not None and "target" in design
@@ -3136,6 +3171,7 @@ def _check_design_weights(
             f"{weights.source} (target: {target_label(weights.record())}, weights {weights.hash})"
             "; make the design with `latentbench tiny --weights` (tiny(..., weights=)) for a "
             "weighted score, or drop --weights (weights=)"
+            + _weighted_hint(design, weights.weights.size)
         )
     if weights is None:
         raise InputError(
