@@ -614,9 +614,8 @@ def test_the_in_use_refusal_says_how_to_wait_longer(tmp_path, store_held, monkey
             Store(path)  # a command's open: the environment's wait
         message = str(caught.value)
         assert "(waited 0.1 s)" in message, message
-        assert message.endswith(
-            "or set LATENTBENCH_STORE_WAIT=SECONDS to wait longer for it"
-        ), message
+        hint = "or set LATENTBENCH_STORE_WAIT=SECONDS to wait longer for it"
+        assert message.endswith(hint), message
         with pytest.raises(StoreInUse) as caught:
             Store(path, wait=0)
         message = str(caught.value)

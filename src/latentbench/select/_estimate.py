@@ -771,11 +771,33 @@ def _responses_frame(
             )
         return path.reset_index(drop=True), "the responses table", DEFAULT_MODEL_NAME
     stem = unpacked_path(path).stem  # RESP.csv.gz: the model 'RESP'
-    rows = None if models is None else read_table_rows(Path(path), "model", models)
+    near: list[str] = []  # the near twins of the models read, whose rows are not kept
+    rows = None if models is None else read_table_rows(Path(path), "model", models, near=near)
     frame = read_table_file(Path(path)) if rows is None else rows
     if rows is not None and by_rows is not None:
         by_rows.append(True)
+    for name in models if models is not None and rows is not None else ():
+        twins = [t for t in near if same_id(t) == same_id(name)]
+        if twins:
+            note = _twins_not_used(name, twins, str(path))
+            warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
     return frame.reset_index(drop=True), str(path), stem
+
+
+def _twins_not_used(name: str, twins: list[str], where: str | None = None) -> str:
+    """The note naming the near twins of model ``name`` (ids that differ from it only by
+    case, surrounding spaces or Unicode normalisation, escaped as :func:`ascii` writes them)
+    whose answers were not used (in ``where``, a file read for ``name``'s rows)."""
+    shown = " and ".join(map(ascii, twins[:5])) + (
+        f" (and {len(twins) - 5} more)" if len(twins) > 5 else ""
+    )
+    whose = f"the rows of {shown} in {where}" if where else f"the answers of {shown}"
+    return (
+        f"model {name!r}: {whose} (ids that differ from it only by case, surrounding spaces "
+        "or Unicode normalisation) were not used: ids are matched exactly, so each is a "
+        "model of its own; name it if it is the one meant, or write them alike in the file "
+        "if they are one"
+    )
 
 
 def _long_responses(
@@ -1042,10 +1064,16 @@ def _reduce_key_columns(
 
 
 def _answers(
-    cal: Calibration, responses: Any, model: str | None, keyword: str = "model"
+    cal: Calibration,
+    responses: Any,
+    model: str | None,
+    keyword: str = "model",
+    skip: tuple[str | None, ...] = (),
 ) -> tuple[str, np.ndarray, list[str]]:
     """The model's id and its answers on the calibrated items (NaN = none), shape (n,);
-    ``keyword`` is the caller's argument that names the model (in messages)."""
+    ``keyword`` is the caller's argument that names the model (in messages). A named model's
+    near twins among the responses (``'A '``, ``'a'`` for ``'A'``) are not used, and said in
+    a note, except those in ``skip`` (the other side of a comparison)."""
     import pandas as pd
 
     notes: list[str] = []
@@ -1069,6 +1097,11 @@ def _answers(
                 f"{', '.join(repr(m) for m in ids[:5])}{', ...' if len(ids) > 5 else ''})"
                 f"{_near_models(name, by_model)}"
             )
+        if model is not None:  # its near twins: other models, not used (said)
+            key = same_id(name)
+            twins = [m for m in by_model if m != name and m not in skip and same_id(m) == key]
+            if twins:
+                notes.append(_twins_not_used(name, twins))
         responses = by_model[name]
     elif model is None and isinstance(responses, pd.Series):
         name = _series_name(responses) or name  # a named Series is that model's answers
@@ -2316,11 +2349,20 @@ def estimate_many(
             given["items"], cal.hash, given["floor"], checked, tuple(design_notes),
             None if weights is None else weights.hash,
         )  # fmt: skip
+    near: dict[str, list[str]] = {}  # named models' near twins among the others
+    if models is not None:
+        keys, named = {same_id(m) for m in names}, set(names)
+        for m in by_model:  # the ids, not the cells
+            if m not in named and same_id(m) in keys:
+                near.setdefault(same_id(m), []).append(m)
     results: list[EstimateResult] = []
     failures: dict[str, str] = {}
     for done, name in enumerate(names, start=1):
+        twins = near.get(same_id(name), [])
+        # with its twins, estimate says they were not used (as for one model named)
+        answers = {m: by_model[m] for m in (name, *twins)} if twins else by_model[name]
         try:
-            results.append(estimate(cal, by_model[name], model=name, **kwargs))
+            results.append(estimate(cal, answers, model=name, **kwargs))
         except InputError as exc:
             if errors == "raise" or len(names) == 1:
                 raise
