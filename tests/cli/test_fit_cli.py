@@ -302,9 +302,48 @@ def test_fit_from_a_store_another_process_reads(tmp_path, store_held, monkeypatc
     assert result.exception is None
     text = " ".join(result.output.split())
     assert f"the fit was not recorded in {store}" in text and "in use by another process" in text
+    # where the files are, and that the store is as it was (the warning said 'its files are
+    # written', not where)
+    assert f"the fit's files are written in {out}, but" in text, text
+    assert "the store was not updated (" in text, text
     assert (out / "abilities.csv").exists() and "Top 10 models by ability" in text
     with Store(store, read_only=True) as db:
         assert len(db.fits()) == 0
+
+
+def test_fit_store_whose_fits_table_cannot_take_the_fit(tmp_path):
+    """A store whose ``fits`` table was edited (a column dropped) took the fit's files, then
+    ended in a traceback (DuckDB's BinderException from ``record_fit``) after they were
+    written. Now ``record_fit`` refuses naming the store, the table and DuckDB's reason, and
+    ``fit --store`` says it in one warning: the files written (where), the store not
+    updated, why; exit 0."""
+    from latentbench.exceptions import InputError
+    from latentbench.io.store import Store
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        [(f"m{i}", f"q{j}", float(rng.random() < 0.5)) for i in range(12) for j in range(30)],
+        columns=["model", "item", "score"],
+    )
+    table, store = tmp_path / "t.csv", tmp_path / "s.duckdb"
+    frame.to_csv(table, index=False)
+    with Store(store) as db:
+        db.ingest_files("table", [table], benchmark="b")
+        db.connection.execute("ALTER TABLE fits DROP COLUMN package_version")
+        with pytest.raises(InputError, match=r"s\.duckdb: cannot write the fit to its fits "
+                           r"table \(BinderException: .*expected the fits table"):  # fmt: skip
+            db.record_fit("b", summary={"n": 1})
+    out = tmp_path / "fit"
+    result = runner.invoke(
+        app, ["fit", "--store", str(store), "--benchmark", "b", "--out", str(out), "-q"]
+    )
+    assert result.exit_code == 0, result.output
+    assert result.exception is None
+    text = " ".join(result.output.split())
+    said = f"the fit's files are written in {out}, but the fit was not recorded in {store}: "
+    assert said + "the store was not updated" in text, text
+    assert "cannot write the fit to its fits table (BinderException" in text, text
+    assert (out / "abilities.csv").exists() and (out / "fit.json").exists()
 
 
 def test_fit_records_the_items_the_reader_left_out_and_keeps_an_empty_model(tmp_path):

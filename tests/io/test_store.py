@@ -597,6 +597,35 @@ def test_the_wait_for_a_held_store_is_set_by_the_environment(tmp_path, store_hel
     Store(path).close()
 
 
+def test_the_in_use_refusal_says_how_to_wait_longer(tmp_path, store_held, monkeypatch):
+    """The refusal of a store another process holds said to wait until that process ends or
+    to work on a copy, never that a longer wait can be asked for: now it names
+    ``LATENTBENCH_STORE_WAIT`` (a command's wait), or ``wait=`` where the Store was given
+    its own (the environment is then not read). A live run holds its store until it stops:
+    its refusal says to wait for it or stop it, not to wait longer."""
+    from latentbench.exceptions import StoreInUse
+    from latentbench.io.store import _in_use
+
+    path = tmp_path / "held.duckdb"
+    Store(path).close()
+    monkeypatch.setenv("LATENTBENCH_STORE_WAIT", "0.1")
+    with store_held(path, read_only=False):
+        with pytest.raises(StoreInUse) as caught:
+            Store(path)  # a command's open: the environment's wait
+        message = str(caught.value)
+        assert "(waited 0.1 s)" in message, message
+        hint = "or set LATENTBENCH_STORE_WAIT=SECONDS to wait longer for it"
+        assert message.endswith(hint), message
+        with pytest.raises(StoreInUse) as caught:
+            Store(path, wait=0)
+        message = str(caught.value)
+        assert message.endswith("or pass wait=SECONDS to wait for it"), message
+        assert "LATENTBENCH_STORE_WAIT" not in message
+    live = _in_use(str(path), "x", 7, "latentbench select live --config c.toml", 5.0, True)
+    assert "stop it with Ctrl-C" in live and "LATENTBENCH_STORE_WAIT" not in live, live
+    assert "wait=" not in live, live
+
+
 def test_a_store_s_own_wait_is_checked_as_the_environment_s_is(tmp_path, monkeypatch):
     """Before: ``Store(path, wait=...)`` took any value unchecked while the environment's was
     refused: -1 waited 0 s, nan refused at once saying no wait, inf waited forever, "5" was a

@@ -55,8 +55,8 @@ def test_the_named_models_rows_only_are_read(files, name, monkeypatch):
 
 
 def _small_chunks(read):
-    def chunked(path, column, values):
-        return read(path, column, values, chunk_rows=25)  # several chunks per model
+    def chunked(path, column, values, **options):  # near=: the near twins' ids
+        return read(path, column, values, chunk_rows=25, **options)  # several chunks a model
 
     return chunked
 

@@ -55,3 +55,65 @@ def test_matching_stays_exact_and_a_name_without_near_names_says_nothing_more(se
     with pytest.raises(InputError) as err:
         estimate(cal, path, model="C", budget=10)
     assert str(err.value).endswith(")") and "did you mean" not in str(err.value), err.value
+
+
+def test_a_model_with_rows_says_which_near_twins_it_left_out(setup, tmp_path):
+    """``--model a`` where 'a' has rows and 'A ' differs from it only by case and a space:
+    'A ''s answers were left out silently (a file read by rows never saw them; a matrix's
+    were passed over). Now one warning names them, kept in the result's warnings, whichever
+    way the answers come (a CSV or Parquet file read by rows, a wide table, estimate_many,
+    the command); the estimate is the one of 'a''s answers alone, as before. A twin named
+    too, or the other side of a comparison, is not said."""
+    import warnings
+
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+    from latentbench.exceptions import DataWarning
+    from latentbench.select import compare
+
+    cal, path, wide = setup
+    alone = estimate(cal, wide.loc[["a"]], model="a", budget=10)  # no twin: the reference
+    assert not any("were not used" in w for w in alone.warnings)
+    parquet = tmp_path / "answers.parquet"
+    pd.read_csv(path, dtype={"model": str}, keep_default_na=False).to_parquet(parquet)
+    for responses, whose in (
+        (path, f"rows of 'A ' in {path}"),
+        (parquet, f"rows of 'A ' in {parquet}"),
+        (wide, "answers of 'A '"),
+    ):
+        note = f"model 'a': the {whose} (ids that differ from it only by case, surrounding "
+        for call in (estimate, estimate_many):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                if call is estimate:
+                    got = estimate(cal, responses, model="a", budget=10)
+                else:
+                    (got,) = estimate_many(cal, responses, models=["a"], budget=10)
+            told = [str(w.message) for w in caught if issubclass(w.category, DataWarning)]
+            assert sum(note in t for t in told) == 1, (told, note)
+            assert sum(note in t for t in got.warnings) == 1, got.warnings
+            assert (got.score, got.lower, got.upper, got.n_evaluated) == (
+                alone.score, alone.lower, alone.upper, alone.n_evaluated
+            )  # fmt: skip
+    # named too: both estimated, neither said
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        both = estimate_many(cal, path, models=["a", "A "], budget=10)
+    assert len(both) == 2 and not any("were not used" in str(w.message) for w in caught)
+    # one file, the twin the other side of a comparison: not said; a third model: said
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compare(cal, path, model_a="a", model_b="A ", budget=10)
+    assert not any("were not used" in str(w.message) for w in caught)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compare(cal, path, model_a="a", model_b="B", budget=10)
+    assert sum("model 'a': the answers of 'A ' (" in str(w.message) for w in caught) == 1
+    _register()
+    out = CliRunner().invoke(
+        app, ["estimate", str(path), str(path), "--model", "a", "--budget", "10", "-q"]
+    )
+    assert out.exit_code == 0, out.output
+    text = " ".join(out.output.split())
+    assert f"model 'a': the rows of 'A ' in {path} (ids that differ" in text, text

@@ -161,6 +161,47 @@ def test_a_design_is_scored_with_the_weights_it_was_drawn_for_only(small):
     assert np.array_equal(a.trajectory, b.trajectory)
 
 
+def test_a_weighted_design_with_its_hash_removed_is_not_read_as_plain(small, tmp_path):
+    """An edited weighted design (tiny --weights' items CSV) without its 'weights_hash'
+    column was read as a plain design: refused for a reason that named neither (its items
+    'edited' by the plain replay, or 'drawn for the plain mean' with the weights). Now its
+    'target' without 'weights_hash' is refused naming the file and both columns; with both
+    removed, the refusal of the plain replay adds that the 'weight' column is a weighted
+    design's (w / probability), so the columns were removed. A plain design refused for an
+    edit says nothing of weights."""
+    cal, Y, groups = small
+    y = answers(cal, Y[30])
+    weighted = tiny(cal, k=30, weights=groups)
+    path = tmp_path / "d.csv"
+    weighted.drop(columns=["weights_hash"]).to_csv(path, index=False)
+    for weights in (None, groups):
+        with pytest.raises(InputError) as info:
+            estimate(cal, y, model="new", items=path, weights=weights)
+        said = str(info.value)
+        assert said.startswith(f"items {path}: column 'target' (macro over 4 groups) says the "
+                               "design was drawn by tiny --weights, but it has no "
+                               "'weights_hash' column"), said  # fmt: skip
+        assert "expected both" in said, said
+    with pytest.raises(InputError, match=r"column 'target' .*no 'weights_hash' column"):
+        compare(cal, y, answers(cal, Y[31]), model_a="a", model_b="b", items=path,
+                weights=groups)  # fmt: skip
+    hint = "its 'weight' column is not 1 / (300 x probability) on 30 of its 30 rows"
+    bare = weighted.drop(columns=["weights_hash", "target"])
+    for design in (bare, bare.drop(columns=["seed"])):  # the replay's, the probabilities'
+        for weights in (None, groups):
+            with pytest.raises(InputError) as info:
+                estimate(cal, y, model="new", items=design, weights=weights)
+            said = str(info.value)
+            assert hint in said and "'target' and 'weights_hash' columns were removed" in said
+    plain = tiny(cal, k=30)
+    swapped = plain.copy()
+    swapped.loc[[0, 1], "item"] = swapped.loc[[1, 0], "item"].to_numpy()
+    with pytest.raises(InputError, match="edited") as info:
+        estimate(cal, y, model="new", items=swapped)
+    assert "'weight' column" not in str(info.value)
+    assert estimate(cal, y, model="new", items=plain).n_evaluated == 30
+
+
 def test_compare_refuses_a_weighted_design_without_its_weights(small):
     """A weighted design never draws an item of weight 0, so it does not cover the plain
     difference: compare refuses it without the weights it was drawn for (with them it compares

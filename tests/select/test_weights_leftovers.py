@@ -53,6 +53,29 @@ def test_kept_responses_outside_their_values_are_refused(bad, shown):
     assert ("-1 (not observed), 0 or 1" if dtype == np.int8 else "NaN (not observed)") in said
 
 
+@pytest.mark.parametrize("bad", [np.inf, -np.inf])
+@pytest.mark.parametrize("rest", [0.0, 0.25])  # kept as int8 (binary), or float32
+def test_given_float64_responses_refuse_an_infinite_score(bad, rest):
+    """Float64 responses (as a user passes them) were kept compactly with every non-finite
+    cell as not observed: an inf or -inf score was silently a missing cell. Now refused as
+    the readers refuse it, naming the field, the model, the item, the value and what is
+    expected; NaN stays not observed."""
+    Y = np.full((4, 3), rest)
+    Y[0, 0] = np.nan
+    Y[1, 2] = bad
+    Y[3, 0] = bad
+    with pytest.raises(InputError) as info:
+        bare_calibration(responses=Y)
+    said = str(info.value)
+    assert said.startswith(f"calibration: field 'responses' holds {bad!r} (model 'm1', item "
+                           "'q2'; 2 such cell(s)); expected a score in [0, 1] or NaN (not "
+                           "observed)"), said  # fmt: skip
+    Y[1, 2] = Y[3, 0] = np.nan
+    kept = bare_calibration(responses=Y).responses
+    assert kept.dtype == (np.int8 if rest == 0.0 else np.float32)
+    assert (kept[0, 0] == -1) if rest == 0.0 else np.isnan(kept[0, 0])
+
+
 def test_kept_responses_within_their_values_are_kept():
     Y8 = np.array([[-1, 0, 1]] * 4, dtype=np.int8)
     assert bare_calibration(responses=Y8).responses.dtype == np.int8

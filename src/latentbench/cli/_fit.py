@@ -376,8 +376,9 @@ def fit(
                 db.record_fit(benchmark, result)
         except InputError as exc:  # the fit's files are written: said, not a failure
             err_console.print(
-                f"[yellow]warning:[/yellow] the fit was not recorded in {escape(store)}'s fits "
-                f"table ({escape(exc)}); its files are written",
+                f"[yellow]warning:[/yellow] the fit's files are written in "
+                f"{escape(as_given(target))}, but the fit was not recorded in {escape(store)}: "
+                f"the store was not updated ({escape(exc)})",
                 soft_wrap=True,
             )
     if not quiet:

@@ -253,10 +253,13 @@ def _checked_wait(seconds: object, given: str) -> float:
     return float(seconds)
 
 
-def _connect(path: str, read_only: bool, wait: float) -> duckdb.DuckDBPyConnection:
+def _connect(
+    path: str, read_only: bool, wait: float, given: bool = False
+) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection to ``path``; while another process holds it, tried again for up to
     ``wait`` seconds (not when that process is a live run), then an :class:`InputError`
-    naming that process, its command where the system tells it, and what to do."""
+    naming that process, its command where the system tells it, and what to do (``given``:
+    the wait is the Store's own ``wait``, which ``LATENTBENCH_STORE_WAIT`` does not set)."""
     deadline = time.monotonic() + max(wait, 0.0)
     while True:
         try:
@@ -271,7 +274,7 @@ def _connect(path: str, read_only: bool, wait: float) -> duckdb.DuckDBPyConnecti
                     time.sleep(0.1)  # a short command (an ingest, a report) ends soon
                     continue
                 raise StoreInUse(
-                    _in_use(path, held.group(1), pid, command, wait, live), path, pid, live
+                    _in_use(path, held.group(1), pid, command, wait, live, given), path, pid, live
                 ) from None
             if "different configuration" in str(exc):  # open in this process, another mode
                 raise InputError(
@@ -304,9 +307,17 @@ def _holder_command(pid: int | None) -> str | None:
 
 
 def _in_use(
-    path: str, holder: str, pid: int | None, command: str | None, wait: float, live: bool
+    path: str,
+    holder: str,
+    pid: int | None,
+    command: str | None,
+    wait: float,
+    live: bool,
+    given: bool = False,
 ) -> str:
-    """The refusal of a store another process holds (see :func:`_connect`)."""
+    """The refusal of a store another process holds (see :func:`_connect`): for a holder
+    that is no live run (one that ends soon), how to wait longer for it (``given``: the
+    Store's own ``wait``, else ``LATENTBENCH_STORE_WAIT``)."""
     message = (
         f"{path}: the store is in use by another process ({holder}): DuckDB lets one process "
         "write a store or several read it, never both at once"
@@ -324,9 +335,12 @@ def _in_use(
             message += f". Its last progress snapshot: {snapshot_summary(snapshot)}"
         return message
     waited = f" (waited {wait:g} s)" if wait > 0 else ""
+    longer = "longer " if wait > 0 else ""
+    how = "pass wait=SECONDS" if given else "set LATENTBENCH_STORE_WAIT=SECONDS"
     return message + (
         f"{waited}; expected it free: wait until that process (an ingest, a live run, a "
-        "reader while this one writes) ends, or work on a copy of the file"
+        f"reader while this one writes) ends, or work on a copy of the file, or {how} to "
+        f"wait {longer}for it"
     )
 
 
@@ -387,6 +401,7 @@ class Store(SelectionRuns):
         wait: float | None = None,
     ) -> None:
         read_only = check_flag(read_only, "read_only")  # "no" opened it read-only
+        given = wait is not None  # the Store's own wait: the environment's is not read
         wait = _default_wait() if wait is None else _checked_wait(wait, f"wait={wait!r}")
         self.path = str(path)
         suffix = Path(self.path).suffix.lower()
@@ -412,7 +427,7 @@ class Store(SelectionRuns):
             )
         existed = self.path != ":memory:" and Path(self.path).is_file()
         self._connection: duckdb.DuckDBPyConnection | None = None
-        self._connection = _connect(self.path, read_only, wait)
+        self._connection = _connect(self.path, read_only, wait, given)
         self._refuse_foreign()
         if not read_only and existed:
             self._refuse_empty()
@@ -1348,6 +1363,12 @@ class Store(SelectionRuns):
         -------
         str
             The new fit's id (random hex), a row of :meth:`fits`.
+
+        Raises
+        ------
+        InputError
+            When DuckDB cannot write the row (a ``fits`` table edited out of its columns, a
+            disk full): the store's file, the table and DuckDB's reason, not its exception.
         """
         if result is not None:
             if summary is None and callable(getattr(result, "fit_info", None)):
@@ -1359,17 +1380,23 @@ class Store(SelectionRuns):
                         options = value
                         break
         fit_id = uuid.uuid4().hex
-        self.connection.execute(
-            "INSERT INTO fits VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                fit_id,
-                utc_now(),
-                benchmark,
-                json.dumps(options or {}, default=str, sort_keys=True),
-                json.dumps(summary or {}, default=str, sort_keys=True),
-                __version__,
-            ],
-        )
+        row = [
+            fit_id,
+            utc_now(),
+            benchmark,
+            json.dumps(options or {}, default=str, sort_keys=True),
+            json.dumps(summary or {}, default=str, sort_keys=True),
+            __version__,
+        ]
+        try:
+            self.connection.execute("INSERT INTO fits VALUES (?, ?, ?, ?, ?, ?)", row)
+        except duckdb.Error as exc:  # an edited table, a disk full: said as the store's
+            reason = str(exc).split("\n")[0]
+            raise InputError(
+                f"{self.path}: cannot write the fit to its fits table ({type(exc).__name__}: "
+                f"{reason}); expected the fits table latentbench makes (id, created_at, "
+                "benchmark, options, summary, package_version)"
+            ) from None
         return fit_id
 
     def fits(self, benchmark: str | None = None) -> pd.DataFrame:

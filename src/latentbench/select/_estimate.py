@@ -771,11 +771,33 @@ def _responses_frame(
             )
         return path.reset_index(drop=True), "the responses table", DEFAULT_MODEL_NAME
     stem = unpacked_path(path).stem  # RESP.csv.gz: the model 'RESP'
-    rows = None if models is None else read_table_rows(Path(path), "model", models)
+    near: list[str] = []  # the near twins of the models read, whose rows are not kept
+    rows = None if models is None else read_table_rows(Path(path), "model", models, near=near)
     frame = read_table_file(Path(path)) if rows is None else rows
     if rows is not None and by_rows is not None:
         by_rows.append(True)
+    for name in models if models is not None and rows is not None else ():
+        twins = [t for t in near if same_id(t) == same_id(name)]
+        if twins:
+            note = _twins_not_used(name, twins, str(path))
+            warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
     return frame.reset_index(drop=True), str(path), stem
+
+
+def _twins_not_used(name: str, twins: list[str], where: str | None = None) -> str:
+    """The note naming the near twins of model ``name`` (ids that differ from it only by
+    case, surrounding spaces or Unicode normalisation, escaped as :func:`ascii` writes them)
+    whose answers were not used (in ``where``, a file read for ``name``'s rows)."""
+    shown = " and ".join(map(ascii, twins[:5])) + (
+        f" (and {len(twins) - 5} more)" if len(twins) > 5 else ""
+    )
+    whose = f"the rows of {shown} in {where}" if where else f"the answers of {shown}"
+    return (
+        f"model {name!r}: {whose} (ids that differ from it only by case, surrounding spaces "
+        "or Unicode normalisation) were not used: ids are matched exactly, so each is a "
+        "model of its own; name it if it is the one meant, or write them alike in the file "
+        "if they are one"
+    )
 
 
 def _long_responses(
@@ -1042,10 +1064,16 @@ def _reduce_key_columns(
 
 
 def _answers(
-    cal: Calibration, responses: Any, model: str | None, keyword: str = "model"
+    cal: Calibration,
+    responses: Any,
+    model: str | None,
+    keyword: str = "model",
+    skip: tuple[str | None, ...] = (),
 ) -> tuple[str, np.ndarray, list[str]]:
     """The model's id and its answers on the calibrated items (NaN = none), shape (n,);
-    ``keyword`` is the caller's argument that names the model (in messages)."""
+    ``keyword`` is the caller's argument that names the model (in messages). A named model's
+    near twins among the responses (``'A '``, ``'a'`` for ``'A'``) are not used, and said in
+    a note, except those in ``skip`` (the other side of a comparison)."""
     import pandas as pd
 
     notes: list[str] = []
@@ -1069,6 +1097,11 @@ def _answers(
                 f"{', '.join(repr(m) for m in ids[:5])}{', ...' if len(ids) > 5 else ''})"
                 f"{_near_models(name, by_model)}"
             )
+        if model is not None:  # its near twins: other models, not used (said)
+            key = same_id(name)
+            twins = [m for m in by_model if m != name and m not in skip and same_id(m) == key]
+            if twins:
+                notes.append(_twins_not_used(name, twins))
         responses = by_model[name]
     elif model is None and isinstance(responses, pd.Series):
         name = _series_name(responses) or name  # a named Series is that model's answers
@@ -2316,11 +2349,20 @@ def estimate_many(
             given["items"], cal.hash, given["floor"], checked, tuple(design_notes),
             None if weights is None else weights.hash,
         )  # fmt: skip
+    near: dict[str, list[str]] = {}  # named models' near twins among the others
+    if models is not None:
+        keys, named = {same_id(m) for m in names}, set(names)
+        for m in by_model:  # the ids, not the cells
+            if m not in named and same_id(m) in keys:
+                near.setdefault(same_id(m), []).append(m)
     results: list[EstimateResult] = []
     failures: dict[str, str] = {}
     for done, name in enumerate(names, start=1):
+        twins = near.get(same_id(name), [])
+        # with its twins, estimate says they were not used (as for one model named)
+        answers = {m: by_model[m] for m in (name, *twins)} if twins else by_model[name]
         try:
-            results.append(estimate(cal, by_model[name], model=name, **kwargs))
+            results.append(estimate(cal, answers, model=name, **kwargs))
         except InputError as exc:
             if errors == "raise" or len(names) == 1:
                 raise
@@ -3090,6 +3132,7 @@ def _checked_design(
                     f"calibration) is {names[drawn]!r}; the design's items were edited "
                     "(a pre-registered design is tiny's draws, in order): use the file tiny "
                     f"wrote, or cut only its last rows; {_OTHER_CODE}"
+                    + ("" if weights is not None else _weighted_hint(design, cal.n_items))
                 )
         if not math.isclose(pi[j], p, rel_tol=_PROBABILITY_RTOL):
             rel = abs(p - float(pi[j])) / float(pi[j]) if math.isfinite(p) else math.inf
@@ -3102,10 +3145,36 @@ def _checked_design(
                 f"than the {_PROBABILITY_RTOL:g} that rounding to 6 significant digits "
                 "makes); its probability or floor was edited, or the design was made from "
                 f"another calibration or floor; {_OTHER_CODE}"
+                + ("" if weights is not None else _weighted_hint(design, cal.n_items))
             )
         probs.append(float(pi[j]))
         seq.unrevealed[j] = False
     return _Design(design, where, floor, seed, pos, registered, tuple(probs), draws)
+
+
+def _weighted_hint(design: pd.DataFrame, n_items: int) -> str:
+    """What to add to the refusal of a design read as plain (no ``weights_hash``) whose
+    ``weight`` column is not ``1 / (n_items x probability)`` on most rows, as tiny writes it
+    for the plain mean: tiny --weights writes ``w / probability`` there, so it may be a
+    weighted design whose ``target`` and ``weights_hash`` columns were removed; empty
+    otherwise (a plain design, one with a few weights edited, one without the columns)."""
+    import pandas as pd
+
+    if "weight" not in design.columns or "probability" not in design.columns:
+        return ""
+    weight = pd.to_numeric(design["weight"], errors="coerce").to_numpy(dtype=np.float64)
+    prob = pd.to_numeric(design["probability"], errors="coerce").to_numpy(dtype=np.float64)
+    with np.errstate(all="ignore"):
+        plain = np.isclose(weight * prob * n_items, 1.0, rtol=10 * _PROBABILITY_RTOL, atol=0.0)
+    if 2 * int(plain.sum()) >= plain.size:
+        return ""
+    return (
+        f"; its 'weight' column is not 1 / ({n_items:,} x probability) on "
+        f"{plain.size - int(plain.sum()):,} of its {plain.size:,} rows, as tiny writes it for "
+        "the plain mean: if tiny --weights drew it (weight = w / probability), its 'target' "
+        "and 'weights_hash' columns were removed: use the file tiny wrote, with the same "
+        "weights (--weights W.csv, weights=)"
+    )
 
 
 def _population_index(seq: SequentialEstimate, n_items: int) -> np.ndarray:
@@ -3123,6 +3192,14 @@ def _check_design_weights(
     ``weights_hash``) scored without them or with others, or a plain design scored with
     weights that are not all equal (equal weights are the plain mean, drawn alike)."""
     recorded = str(design["weights_hash"].iloc[0]) if "weights_hash" in design else None
+    if recorded is None and "target" in design:  # half of what tiny --weights writes
+        raise InputError(
+            f"{where}: column 'target' ({design['target'].iloc[0]}) says the design was drawn "
+            "by tiny --weights, but it has no 'weights_hash' column (removed?); expected both, "
+            "as tiny --weights writes them (the hash names the weights its probabilities are "
+            "for), or neither for a plain design: use the file tiny wrote, with the same "
+            "weights (--weights W.csv, weights=)"
+        )
     said = (
         f"target: {design['target'].iloc[0]}, weights {recorded}"
         if recorded is not None and "target" in design
@@ -3136,6 +3213,7 @@ def _check_design_weights(
             f"{weights.source} (target: {target_label(weights.record())}, weights {weights.hash})"
             "; make the design with `latentbench tiny --weights` (tiny(..., weights=)) for a "
             "weighted score, or drop --weights (weights=)"
+            + _weighted_hint(design, weights.weights.size)
         )
     if weights is None:
         raise InputError(

@@ -130,7 +130,8 @@ class Calibration:
         (:func:`compact_responses`): int8 (-1 where not observed) when every observed score
         is 0 or 1, else float32 (NaN where not observed). None when the source carries no
         responses (a fit directory): the weighted scores are then the fitted ones, and the
-        estimate says so.
+        estimate says so. A score outside [0, 1], +-inf included (never read as not
+        observed), is an :class:`~latentbench.exceptions.InputError` naming its cell.
     """
 
     item_ids: tuple[str, ...]
@@ -195,7 +196,10 @@ class Calibration:
             object.__setattr__(self, "item_features", feats)
         if self.responses is not None:
             Y = np.asarray(self.responses)
-            Y = Y if Y.dtype in (np.int8, np.float32) else compact_responses(Y)
+            if Y.dtype not in (np.int8, np.float32):
+                if Y.dtype.kind == "f":  # an infinite score is no missing cell (-1 once kept)
+                    _refuse_infinite(Y, self.model_ids, self.item_ids)
+                Y = compact_responses(Y)
             if Y.shape != (U.shape[0], n):
                 raise InputError(
                     f"calibration: responses of shape {Y.shape}; expected "
@@ -306,6 +310,27 @@ def _check_responses(Y: np.ndarray, model_ids: Any, item_ids: Any) -> None:
             return
         bad = ~np.isnan(Y) & ~((Y >= 0) & (Y <= 1))
         expected = "NaN (not observed) or a number in [0, 1] in a float32 array"
+    _refuse_cell(Y, bad, expected, model_ids, item_ids)
+
+
+def _refuse_infinite(Y: np.ndarray, model_ids: Any, item_ids: Any) -> None:
+    """Refuse given float responses (before they are kept compactly, where a non-finite
+    cell reads as not observed) that hold +-inf: bad input, not a missing cell. Reductions
+    only unless a value is infinite."""
+    if Y.size == 0:
+        return
+    low, high = float(np.fmin.reduce(Y, axis=None)), float(np.fmax.reduce(Y, axis=None))
+    if not (math.isinf(low) or math.isinf(high)):
+        return
+    expected = "a score in [0, 1] or NaN (not observed); an infinite score is no missing cell"
+    _refuse_cell(Y, np.isinf(Y), expected, model_ids, item_ids)
+
+
+def _refuse_cell(
+    Y: np.ndarray, bad: np.ndarray, expected: str, model_ids: Any, item_ids: Any
+) -> None:
+    """The :class:`InputError` naming the first ``bad`` cell of ``Y`` (its value, model and
+    item), how many are bad, and what was ``expected``."""
     k, j = (int(i) for i in np.unravel_index(int(np.argmax(bad)), Y.shape))
     model = model_ids[k] if k < len(model_ids) else k
     item = item_ids[j] if j < len(item_ids) else j
