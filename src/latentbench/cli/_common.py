@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from rich.progress import Progress
 
 __all__ = [
-    "ProgressLines",
     "benchmark_flag",
     "claim_out",
     "clean_warnings",
