@@ -361,6 +361,7 @@ _SPELLINGS = (
     ),
     (re.compile(r"^random_state=(?=[-+\w.']+; expected an integer >= 0)"), "--seed "),
     (re.compile(r"\bmodel=NAME\b(?! \(CLI)"), "--model NAME"),
+    (re.compile(r"^label=(?='[^']*'(?: names one model|; expected the model's name))"), "--label "),
     (re.compile(r"^benchmark=(?='[^']*': the files hold)"), "--benchmark "),
     (re.compile(r"^split=(?=[-+\w.']+;)"), "--split "),  # an option; in a data key it stays
     (re.compile(r"^(metric|filter) (?=\S+=\S+: )"), r"--\1 "),
