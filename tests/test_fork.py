@@ -130,6 +130,26 @@ def test_a_forked_experiment_under_the_cli_progress_display_raises_no_fork_warni
     assert _fork_warnings(caught) == []  # ... and stopped for the fork
 
 
+def test_a_forked_experiment_under_the_cli_progress_lines_raises_no_fork_warning():
+    """The CLI's plain progress lines in a log (``progress_bar`` on a file) keep a heartbeat
+    thread alive for the block: it is stopped for the fork as the bar's is."""
+    import io
+
+    from rich.console import Console
+
+    from latentbench.cli._common import progress_bar
+
+    rng = np.random.default_rng(0)
+    scores = (rng.random((12, 60)) < np.linspace(0.2, 0.8, 12)[:, None]).astype(float)
+    pools = {"gap": exact_gap_pool(scores.mean(axis=1), 0.02, 6)}
+    log = Console(file=io.StringIO(), width=80)  # a file: plain lines, not a bar
+    with progress_bar(stream=log), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert not fork_is_known_safe()  # the lines' heartbeat thread is alive ...
+        run_experiment(scores, pools, ["ucbe"], seeds=2, budget=96, batch_size=8, n_jobs=2)
+    assert _fork_warnings(caught) == []  # ... and stopped for the fork
+
+
 def test_a_bar_that_refreshes_itself_is_refused():
     """rich's own refresh thread cannot be joined before a fork: ``shown`` redraws instead."""
     from rich.console import Console

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import re
+import threading
 import time
 
 import pytest
@@ -92,3 +93,89 @@ def test_progress_bar_gives_the_log_lines_on_a_pipe_and_none_for_a_short_call(cl
         lines = buffer.getvalue().splitlines()
         assert len(lines) == expected, (quiet, minutes, lines)
         assert all(re.fullmatch(r"bootstrap refits \.\.\. \d+/100 \(\d+ s\)", x) for x in lines)
+
+
+class _Written(io.StringIO):
+    """A log file that tells a waiting test when its n-th line is written."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.changed = threading.Condition()
+
+    def write(self, text: str) -> int:
+        with self.changed:
+            n = super().write(text)
+            self.changed.notify_all()
+        return n
+
+    def lines(self) -> list[str]:
+        with self.changed:
+            return self.getvalue().splitlines()
+
+    def wait_lines(self, n: int, timeout: float = 5.0) -> list[str]:
+        with self.changed:
+            self.changed.wait_for(lambda: len(self.getvalue().splitlines()) >= n, timeout)
+            return self.getvalue().splitlines()
+
+
+def _heartbeats() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "latentbench-progress-lines"]
+
+
+def test_a_long_step_that_reports_nothing_is_said_alive_in_a_log(monkeypatch):
+    # one long step (a fit's long phase, a huge file's ingest, a calibration) reported once:
+    # a log said nothing for its whole length, as if the command had hung; now a line every
+    # PROGRESS_LOG_EVERY seconds (patched short here) while it lasts, none after the block
+    monkeypatch.setattr(_common, "PROGRESS_LOG_EVERY", 0.02)
+    log = _Written()
+    with _common.progress_bar(False, Console(file=log, width=80)) as progress:
+        progress("calibration", 3, 10)  # then nothing: the long step
+        said = log.wait_lines(3)  # the fake long step: until three heartbeats are written
+    after = log.lines()
+    assert len(said) >= 3, said
+    assert all(re.fullmatch(r"calibration \.\.\. 3/10 \(\d+ s\)", x) for x in after), after
+    assert not _heartbeats()  # stopped and joined with the block: no line can follow
+    assert log.lines() == after
+
+
+def test_the_heartbeat_says_the_phase_seconds_and_its_last_count(clock, monkeypatch):
+    # a fake clock for the line's seconds; the thread waits the (patched) interval for real
+    monkeypatch.setattr(_common, "PROGRESS_LOG_EVERY", 0.01)
+    log = _Written()
+    lines = _common.progress_lines(Console(file=log, width=80), log=True,
+                                   detail=lambda: "spent 12 cells")  # fmt: skip
+    with lines:
+        lines("reading the answers", None, None)
+        lines("fitting", 40, None)  # its phase starts: no line due yet (the clock stands)
+        clock[0] += 125.0  # a long sweep
+        assert log.wait_lines(1) == ["fitting ... 40 (125 s): spent 12 cells"]
+        lines("fitting", 41, None)  # not due: the heartbeat's line was just now
+        clock[0] += 60.0
+        assert log.wait_lines(2)[1] == "fitting ... 41 (185 s): spent 12 cells"
+    assert not _heartbeats()
+
+
+def test_a_dumb_terminal_gets_the_heartbeat_and_forks_pause_it(monkeypatch):
+    from latentbench._fork import forking
+
+    monkeypatch.setattr(_common, "PROGRESS_LINE_EVERY", 0.02)
+    out = _Written()
+    with _common.progress_lines(Console(file=out, width=80), log=False) as lines:
+        assert len(_heartbeats()) == 1
+        lines("bootstrap refits", 7, None)
+        said = out.wait_lines(3)
+        assert said[0] == "bootstrap refits ..."  # then the heartbeat's (seconds: real ones)
+        assert re.fullmatch(r"bootstrap refits \.\.\. 7 \(\d+ s\)", said[1]), said
+        with forking():  # a fork-based pool starts its workers with no other Python thread
+            assert not _heartbeats()
+        assert len(_heartbeats()) == 1
+    assert not _heartbeats()
+    assert all(re.fullmatch(r"bootstrap refits \.\.\.( 7 \(\d+ s\))?", x) for x in out.lines())
+
+
+def test_a_short_block_prints_nothing_more_and_leaves_no_thread(clock):
+    buffer = io.StringIO()
+    with _common.progress_bar(False, Console(file=buffer, width=80)) as progress:
+        assert len(_heartbeats()) == 1
+        progress("fitting", 1, 5)
+    assert buffer.getvalue() == "" and not _heartbeats()

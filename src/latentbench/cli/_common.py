@@ -13,7 +13,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar
 
@@ -361,6 +361,7 @@ _SPELLINGS = (
     ),
     (re.compile(r"^random_state=(?=[-+\w.']+; expected an integer >= 0)"), "--seed "),
     (re.compile(r"\bmodel=NAME\b(?! \(CLI)"), "--model NAME"),
+    (re.compile(r"^label=(?='[^']*'(?: names one model|; expected the model's name))"), "--label "),
     (re.compile(r"^benchmark=(?='[^']*': the files hold)"), "--benchmark "),
     (re.compile(r"^split=(?=[-+\w.']+;)"), "--split "),  # an option; in a data key it stays
     (re.compile(r"^(metric|filter) (?=\S+=\S+: )"), r"--\1 "),
@@ -701,8 +702,10 @@ def progress_bar(
     total)``) to pass to the library. Nothing is drawn under ``-q``; the bar is removed when
     the block ends. Where no bar can be drawn the progress comes as plain lines
     (:func:`plain_progress`): on a dumb terminal (``TERM=dumb``) and, rarely, in a log (stderr a
-    pipe or a file: a CI job, ``nohup``, a scheduler). ``detail()``, when given, is added to
-    those lines (a live run's spend and interval).
+    pipe or a file: a CI job, ``nohup``, a scheduler), with their heartbeat for the block
+    (:class:`ProgressLines`: a line every interval while a phase reports nothing, none after
+    the block). ``detail()``, when given, is added to those lines (a live run's spend and
+    interval).
     """
     from rich.progress import (
         BarColumn,
@@ -715,7 +718,8 @@ def progress_bar(
     target = stream or err_console
     lines = plain_progress(quiet, target, detail)
     if lines is not None:
-        yield lines
+        with lines:  # its heartbeat: a long step reporting nothing is seen alive in a log
+            yield lines
         return
     columns = (
         SpinnerColumn(),
@@ -750,7 +754,7 @@ def plain_progress(
     quiet: bool,
     stream: Console | None = None,
     detail: Callable[[], str | None] | None = None,
-) -> Callable[[str, int | None, int | None], None] | None:
+) -> ProgressLines | None:
     """The plain progress lines of a command where no progress display can be redrawn: one
     decision for every command.
 
@@ -765,11 +769,13 @@ def plain_progress(
 
     Returns
     -------
-    callable or None
+    ProgressLines or None
         :func:`progress_lines` on a dumb terminal (a line as each phase starts, then every
         :data:`PROGRESS_LINE_EVERY` seconds) and in a log (no start line; a line once
         :data:`PROGRESS_LOG_EVERY` seconds have passed, then at most that often); None under
-        ``-q`` and on a terminal that can redraw (a bar or spinner is drawn there).
+        ``-q`` and on a terminal that can redraw (a bar or spinner is drawn there). Used as
+        a context manager (``with lines:``, as :func:`progress_bar` does), it also prints
+        those lines while a phase reports nothing (its heartbeat).
     """
     target = stream or err_console
     if quiet or can_redraw(target):
@@ -781,9 +787,31 @@ def progress_lines(
     stream: Console,
     log: bool = False,
     detail: Callable[[], str | None] | None = None,
-) -> Callable[[str, int | None, int | None], None]:
+) -> ProgressLines:
     """A :data:`latentbench._progress.ProgressCallback` that prints plain lines on ``stream``,
-    no cursor code, where a progress display cannot be redrawn.
+    no cursor code, where a progress display cannot be redrawn (:class:`ProgressLines`).
+
+    Parameters
+    ----------
+    stream : Console
+        Where the lines go.
+    log : bool, default False
+        ``stream`` is a log (a pipe or a file), not a dumb terminal.
+    detail : callable, optional
+        ``detail()``: rich markup added to each count line (``None``: nothing added).
+
+    Returns
+    -------
+    ProgressLines
+        The callback; ``with`` it, a heartbeat thread also prints while a phase lasts.
+    """
+    return ProgressLines(stream, log=log, detail=detail)
+
+
+class ProgressLines:
+    """Plain progress lines on ``stream``, no cursor code, where a progress display cannot be
+    redrawn; an instance is a :data:`latentbench._progress.ProgressCallback`
+    (``lines(phase, done, total)``).
 
     On a terminal that cannot redraw (``TERM=dumb``: an editor's shell, a speech or braille
     terminal): ``PHASE ...`` as each phase starts, and while one lasts a line ``PHASE ...
@@ -793,35 +821,157 @@ def progress_lines(
     once :data:`PROGRESS_LOG_EVERY` seconds have passed since the callback was made or its
     last line, so that a short command prints what it printed before and a run of an hour
     is seen alive in its log. ``detail()`` is added after a colon when it gives a text.
-    Lines come when the library reports progress (a phase that reports nothing prints
-    nothing).
+
+    Called alone, lines come only when the library reports progress. Within ``with lines:``
+    (:func:`progress_bar`) a daemon thread also prints the same line (the phase's last
+    known count, if any) when that much time has passed with no report, so that one long
+    step (a fit's long phase, a huge file's ingest, a calibration) is seen alive in a log;
+    the thread is stopped (joined) when the block ends, so no line follows the command's
+    result, and while a fork-based pool starts its workers
+    (:func:`latentbench._fork.paused_for_forks`). Reports and the thread's lines are taken
+    under one lock (a library may report from its own threads).
+
+    Parameters
+    ----------
+    stream : Console
+        Where the lines go.
+    log : bool, default False
+        ``stream`` is a log (a pipe or a file), not a dumb terminal.
+    detail : callable, optional
+        ``detail()``: rich markup added to each count line (``None``: nothing added).
     """
-    import time
 
-    now = time.monotonic()
-    last: dict[str, Any] = {"phase": None, "line": now, "start": now}
+    def __init__(
+        self,
+        stream: Console,
+        log: bool = False,
+        detail: Callable[[], str | None] | None = None,
+    ) -> None:
+        import time
 
-    def show(phase: str, done: int | None = None, total: int | None = None) -> None:
+        self.stream = stream
+        self.log = log
+        self.detail = detail
         now = time.monotonic()
-        count = "" if done is None else (f" {done:,}/{total:,}" if total else f" {done:,}")
-        if phase != last["phase"]:
-            last.update(phase=phase, start=now)
-            if not log:
-                last["line"] = now
-                stream.print(f"{escape(phase)} ...", soft_wrap=True, highlight=False)
-                return
-        every = PROGRESS_LOG_EVERY if log else PROGRESS_LINE_EVERY
-        if now - last["line"] >= every:
-            last["line"] = now
-            more = detail() if detail is not None else None
-            stream.print(
-                f"{escape(phase)} ...{count} ({now - last['start']:.0f} s)"
-                + (f": {more}" if more else ""),
-                soft_wrap=True,
-                highlight=False,
-            )
+        self._phase: str | None = None
+        self._count = ""
+        self._start = now  # the phase's start
+        self._line = now  # the last line's time (the callback's making before the first)
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._forks = ExitStack()  # the registration with paused_for_forks, within ``with``
 
-    return show
+    def _every(self) -> float:
+        """Seconds between two lines (the module's constant, read when used)."""
+        return PROGRESS_LOG_EVERY if self.log else PROGRESS_LINE_EVERY
+
+    def __call__(self, phase: str, done: int | None = None, total: int | None = None) -> None:
+        """Take in a report of progress (a line printed when one is due).
+
+        Parameters
+        ----------
+        phase : str
+            What is running (``fitting``, ``bootstrap refits``, ...).
+        done : int, optional
+            Steps done so far.
+        total : int, optional
+            Steps planned (``None`` or 0: not known).
+        """
+        import time
+
+        with self._lock:
+            now = time.monotonic()
+            self._count = (
+                "" if done is None else (f" {done:,}/{total:,}" if total else f" {done:,}")
+            )
+            if phase != self._phase:
+                self._phase, self._start = phase, now
+                if not self.log:
+                    self._line = now
+                    self.stream.print(f"{escape(phase)} ...", soft_wrap=True, highlight=False)
+                    return
+            if now - self._line >= self._every():
+                self._say(now, self.detail)
+
+    def _say(self, now: float, detail: Callable[[], str | None] | None) -> None:
+        """Print the current phase's count line (the lock held)."""
+        self._line = now
+        more = detail() if detail is not None else None
+        self.stream.print(
+            f"{escape(self._phase)} ...{self._count} ({now - self._start:.0f} s)"
+            + (f": {more}" if more else ""),
+            soft_wrap=True,
+            highlight=False,
+        )
+
+    def _beat_detail(self) -> str | None:
+        """``detail()`` for the thread's lines: its failure said in the line, not raised
+        in a thread where nobody would see it but the line would be lost."""
+        if self.detail is None:
+            return None
+        try:
+            return self.detail()
+        except Exception as exc:
+            return escape(f"(detail not read: {type(exc).__name__}: {exc})")
+
+    def start(self) -> None:
+        """Start the heartbeat thread (no-op when it runs, or when the interval is 0: every
+        report prints its line then); its first line is due a full interval after the last
+        line (or the callback's making)."""
+        import time
+
+        if self._thread is not None or self._every() <= 0:
+            return
+        with self._lock:
+            every = self._every()
+            wait = min(max(self._line + every - time.monotonic(), 0.0), every)
+        self._done = threading.Event()
+        self._thread = threading.Thread(
+            target=self._beat,
+            args=(self._done, wait),
+            name="latentbench-progress-lines",
+            daemon=True,
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the heartbeat thread; returns once it has ended (no line after)."""
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def _beat(self, done: threading.Event, wait: float) -> None:
+        """The thread: a line whenever one is due and the phase has reported nothing."""
+        import time
+
+        while not done.wait(wait):
+            with self._lock:
+                if done.is_set():  # stopped while waiting for the lock: no line after
+                    return
+                every = max(self._every(), 1e-3)  # never a busy loop
+                now = time.monotonic()
+                due = self._line + every - now
+                if due > 0:  # a report printed a line meanwhile
+                    wait = due
+                    continue
+                wait = every
+                if self._phase is not None:  # no phase yet: nothing to say
+                    self._say(now, self._beat_detail)
+
+    def __enter__(self) -> ProgressLines:
+        from latentbench._fork import paused_for_forks
+
+        self.start()
+        self._forks.enter_context(paused_for_forks(self.stop, self.start))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._forks.close()
+        finally:
+            self.stop()
 
 
 def live_detail(store: Path) -> Callable[[], str | None]:

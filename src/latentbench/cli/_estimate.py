@@ -226,6 +226,14 @@ def estimate_command(
     ),
     seed: int = typer.Option(0, help="Seed; a model's draws depend on it and its name only."),
     model: str | None = typer.Option(None, help="Estimate only this model of RESPONSES."),
+    label: str | None = typer.Option(
+        None,
+        help="The model's name in the outputs instead of the one RESPONSES gives it (its "
+        "file's stem or model column): it is the model's name, so its draws follow it. One "
+        "model only (with --model when RESPONSES holds several); not with --live (the "
+        "configuration's model id names it there).",
+        show_default=False,
+    ),
     items: Path | None = typer.Option(
         None,
         help="A fixed design from `latentbench tiny` (.csv or .parquet): the model answered "
@@ -305,6 +313,12 @@ def estimate_command(
         fail("--group reads a tool's tasks as one benchmark: give --source TOOL")
     if duplicates is not None and source == "table":
         fail("--duplicates reads a tool's results: give --source TOOL")
+    if label is not None and live is not None:
+        fail(
+            f"--label {label} with --live {live}: a live run names its model by the "
+            "configuration's [[models]] id (its answers in the store, the run resumed and "
+            "the answers reused are keyed by it); expected no --label: set that id instead"
+        )
     calibration, responses = _sources(
         calibration, responses, live, store, benchmark, choice, source
     )
@@ -325,6 +339,7 @@ def estimate_command(
             group=group,
             duplicates=duplicates,
             model=model,
+            label=label,
             budget=budget,
             precision=precision,
             delta=delta,
@@ -495,6 +510,7 @@ def _estimate(
     cal = _calibration(calibration, store, benchmark, choice, rank)
     if live is not None and store is not None:  # --live without --store: refused before
         options.pop("items")  # refused with --live before
+        options.pop("label")  # refused with --live before
         with (
             progress_bar(quiet, detail=live_detail(store)) as progress,
             stop_on_sigint(say_stopping("item")) as stop,

@@ -1069,11 +1069,13 @@ def _answers(
     model: str | None,
     keyword: str = "model",
     skip: tuple[str | None, ...] = (),
+    label: str | None = None,
 ) -> tuple[str, np.ndarray, list[str]]:
     """The model's id and its answers on the calibrated items (NaN = none), shape (n,);
     ``keyword`` is the caller's argument that names the model (in messages). A named model's
     near twins among the responses (``'A '``, ``'a'`` for ``'A'``) are not used, and said in
-    a note, except those in ``skip`` (the other side of a comparison)."""
+    a note, except those in ``skip`` (the other side of a comparison); ``label`` (checked),
+    when given, is the id instead of the one the answers carry."""
     import pandas as pd
 
     notes: list[str] = []
@@ -1081,9 +1083,11 @@ def _answers(
         raise InputError(f"{keyword}={model!r}; expected a model id (a str) or None")
     name = model or DEFAULT_MODEL_NAME
     # a file or a matrix: the one model, or the named one (a file's rows of it only)
-    _, by_model = _by_model(responses, None if model is None else [model])
+    source, by_model = _by_model(responses, None if model is None else [model])
     if by_model:
         ids = list(by_model)
+        if model is None and len(ids) != 1 and label is not None:
+            raise InputError(_label_refusal(label, f"{source} holds", ids))
         if model is None and len(ids) != 1:
             raise InputError(
                 f"the responses hold {len(ids)} models ({', '.join(ids[:5])}...); "
@@ -1105,6 +1109,8 @@ def _answers(
         responses = by_model[name]
     elif model is None and isinstance(responses, pd.Series):
         name = _series_name(responses) or name  # a named Series is that model's answers
+    if label is not None:  # the model's name from here on: its notes, draws and records
+        name = label
     if isinstance(responses, Mapping):
         responses = pd.Series(dict(responses), dtype=object)
     if isinstance(responses, pd.Series):
@@ -1162,6 +1168,25 @@ def _answers(
             + score_advice(float(y[k]), y)  # a 0-100 scale: divide by 100
         )
     return name, y, notes
+
+
+def _check_label(label: Any) -> str | None:
+    """``label`` checked: None, or a model name (a str not blank)."""
+    if label is not None and not (isinstance(label, str) and label.strip()):
+        raise InputError(
+            f"label={label!r}; expected the model's name (a non-empty str); leave it out "
+            "for the name its answers carry"
+        )
+    return label
+
+
+def _label_refusal(label: str, whose: str, ids: Sequence[str]) -> str:
+    """Why ``label`` is refused for several models (``ids``; ``whose``: ``FILE holds``)."""
+    listed = ", ".join(repr(m) for m in ids[:5]) + (", ..." if len(ids) > 5 else "")
+    return (
+        f"label={label!r} names one model, and {whose} {len(ids):,} models "
+        f"({listed}); expected one: choose the one it names with model=NAME, or drop the label"
+    )
 
 
 def _score_vector(responses: Any, n_items: int) -> np.ndarray:
@@ -1708,6 +1733,7 @@ def estimate(
     responses: Any,
     *,
     model: str | None = None,
+    label: str | None = None,
     budget: int | None = _DEFAULT_BUDGET,
     precision: float | None = None,
     delta: float = 0.05,
@@ -1745,6 +1771,13 @@ def estimate(
         table without a ``model`` column, a mapping, an array, an unnamed Series) are named
         ``"model"`` (:data:`DEFAULT_MODEL_NAME`) in every container; a file's model is named
         after the file. The name seeds the draws.
+    label : str, optional
+        The model's name instead of the one its answers carry (the file's stem or ``model``
+        column, a Series' name): ``estimate(cal, "results/run_17.parquet",
+        label="my-ckpt-1000")``. It *is* the model's name: the record's ``model``, the notes,
+        the rank's namesake rule and the draws follow it (the same answers under another
+        label draw other items; under label ``m`` the items a file naming the model ``m``
+        draws). Refused when the responses hold several models and ``model`` names none.
     budget : int or None, default 100
         Most items to evaluate (refused with ``items=``, which scores every design item).
         Without a ``precision`` it sizes the confidence sequence for the half-width
@@ -1819,9 +1852,10 @@ def estimate(
     """
     _check_call(budget, precision, delta, items, floor, proposal, point, proxy, seed, weights)
     seed = check_seed(seed, "seed")
+    label = _check_label(label)
     cal = load_calibration(calibration, rank=rank, cache=cache)
     checked = None if weights is None else read_weights(cal, weights)
-    name, y, notes = _answers(cal, responses, model)
+    name, y, notes = _answers(cal, responses, model, label=label)
     options: dict[str, Any] = {
         "seed": int(seed),
         "delta": float(delta),
@@ -2243,6 +2277,7 @@ def estimate_many(
     responses: Any,
     *,
     models: Sequence[str] | None = None,
+    label: str | None = None,
     errors: Literal["raise", "collect"] = "raise",
     rank: int = 1,
     cache: bool | str | os.PathLike[str] = True,
@@ -2265,6 +2300,11 @@ def estimate_many(
         dict, a matrix), or one model's.
     models : sequence of str, optional
         Estimate only these models (each must be in ``responses``).
+    label : str, optional
+        The name of the one model estimated, instead of the one its answers carry
+        (``latentbench estimate --label``; :func:`estimate`'s ``label``: the draws follow
+        it). Refused, before anything is estimated, when the responses hold several models
+        and ``models`` (or ``model``) selects none or several.
     errors : {"raise", "collect"}
         What an unusable model's answers do: stop the call (``"raise"``), or record the message
         in :attr:`EstimateSet.failures` and go on with the others (``"collect"``; a call with
@@ -2299,6 +2339,7 @@ def estimate_many(
     if errors not in ("raise", "collect"):
         raise InputError(f"errors={errors!r}; expected 'raise' or 'collect'")
     models = _selected_models(models, kwargs)
+    label = _check_label(label)
     try:  # the options once, before any model: their errors stop the call
         bound = inspect.signature(estimate).bind(calibration, None, **kwargs)
     except TypeError as exc:
@@ -2318,6 +2359,7 @@ def estimate_many(
             calibration,
             responses,
             model=models[0] if models else None,
+            label=label,
             rank=rank,
             cache=cache,
             **kwargs,
@@ -2326,6 +2368,9 @@ def estimate_many(
     names = list(by_model) if models is None else [str(m) for m in models]
     if not names:
         raise InputError(f"{source}: no model to estimate (the responses hold none)")
+    if label is not None and len(names) != 1:  # before the calibration is loaded
+        whose = f"{source} holds" if models is None else "models=[...] selects"
+        raise InputError(_label_refusal(label, whose, names))
     absent = [m for m in names if m not in by_model]
     if absent:
         raise InputError(
@@ -2362,7 +2407,7 @@ def estimate_many(
         # with its twins, estimate says they were not used (as for one model named)
         answers = {m: by_model[m] for m in (name, *twins)} if twins else by_model[name]
         try:
-            results.append(estimate(cal, answers, model=name, **kwargs))
+            results.append(estimate(cal, answers, model=name, label=label, **kwargs))
         except InputError as exc:
             if errors == "raise" or len(names) == 1:
                 raise
