@@ -1817,7 +1817,7 @@ def estimate(
             )
     else:
         available, w_pop, model_scores = _weighted(cal, checked, name, available, notes)
-        options["weights"] = checked.record()
+        options["weights"] = checked.record(available, "answered")
     seq = SequentialEstimate(
         cal,
         available,
