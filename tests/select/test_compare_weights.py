@@ -507,3 +507,36 @@ def test_the_estimate_line_says_when_the_groups_weigh_by_the_share_answered(smal
     ), r.summary()
     assert whole.summary().startswith("macro score over 4 groups ")
     assert "weighed_by_share" not in whole.options["weights"]
+
+
+def test_cli_legend_says_when_the_groups_weigh_by_the_share_answered(small, tmp_path, monkeypatch):
+    """The command's legend said 'the two macro scores over 4 groups on the items both
+    answered' when the groups weigh by the share both answered; it now says how they
+    weigh, as the line does, and writes compare_items.csv with each item's group."""
+    from latentbench.cli import _register, app
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LATENTBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    _register()
+    cal, Y, groups = small
+    ids = list(cal.item_ids)
+    ResponseMatrix.from_wide(
+        pd.DataFrame(Y[:30], index=[f"m{i}" for i in range(30)], columns=ids)
+    ).to_long().to_csv("cal.csv", index=False)
+    a = Y[30].copy()
+    a[np.flatnonzero(groups.to_numpy() == "g0")[:18]] = np.nan
+    both = pd.DataFrame([a, Y[31]], index=["A", "B"], columns=ids).rename_axis("model")
+    both.reset_index().melt("model", var_name="item", value_name="score").dropna().to_csv(
+        "ab.csv", index=False
+    )
+    groups.rename_axis("item").rename("group").reset_index().to_csv("w.csv", index=False)
+    args = ["compare", "cal.csv", "ab.csv", "--a", "A", "--b", "B", "--weights", "w.csv"]
+    out = CliRunner().invoke(app, [*args, "--budget", "30", "--out", "cmp"])
+    text = " ".join(out.output.split())
+    assert out.exit_code == 0, out.output
+    share = "over 4 groups (each weighed by the share of its items both answered)"
+    assert f"difference {share} A - B = " in text
+    assert f"the difference of the two scores {share} on the items both answered" in text
+    assert "macro" not in text.split("[ ]:")[1]
+    written = table_of(tmp_path / "cmp")
+    assert written["group"].tolist() == [groups[i] for i in written["item"]]
