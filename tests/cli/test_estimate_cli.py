@@ -528,3 +528,36 @@ def test_compare_two_checkpoints_run_on_a_tiny_design(tmp_path):
     assert outcome.exit_code == 0, outcome.output
     said = f"'m': 160 answers outside the 40 items of {items} were not used"
     assert said in " ".join(outcome.stderr.split())
+
+
+def test_compare_out_writes_the_items_table(tmp_path):
+    """``compare --out DIR`` wrote compare.json only; it also writes compare_items.csv, one
+    row per item drawn (ids such as ``NA`` or ``007`` kept as written), named in the wrote
+    line, and the same table as the saved result's."""
+    from latentbench.io._files import read_csv_ids
+    from latentbench.select import CompareResult
+
+    rng = np.random.default_rng(4)
+    ability, easy = rng.normal(size=10), rng.normal(size=50)
+    p = 1 / (1 + np.exp(-(ability[:, None] + easy[None, :])))
+    ids = ["NA", "007", *(f"q{j}" for j in range(2, 50))]
+    cells = [(f"m{i}", ids[j], float(rng.random() < p[i, j])) for i in range(10) for j in range(50)]
+    table = pd.DataFrame(cells, columns=["model", "item", "score"])
+    calibration, two = tmp_path / "calib.parquet", tmp_path / "two.csv"
+    table[table.model.isin([f"m{i}" for i in range(8)])].to_parquet(calibration)
+    pair = table[table.model == "m8"]  # m9: m8 but for one item, run to the last item
+    pair = pd.concat([pair, pair.assign(model="m9", score=np.r_[1 - pair.score.iloc[:1],
+                                                                pair.score.iloc[1:]])])  # fmt: skip
+    pair.to_csv(two, index=False)
+    out = tmp_path / "cmp"
+    args = ["compare", str(calibration), str(two), "--budget", "50", "--delta", "1e-6",
+            "--out", str(out)]  # fmt: skip
+    outcome = runner.invoke(app, args)
+    assert outcome.exit_code == 0, outcome.output
+    said = " ".join(outcome.output.split())
+    assert f"wrote {out / 'compare.json'}, {out / 'compare_items.csv'}" in said
+    written = read_csv_ids(out / "compare_items.csv", ("item",))
+    result = CompareResult.read(out)
+    assert written["item"].tolist() == list(result.items) and len(written) == 50
+    assert {"NA", "007"} <= set(written["item"])
+    pd.testing.assert_frame_equal(written, result.to_frame(), check_dtype=False)

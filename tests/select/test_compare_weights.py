@@ -304,3 +304,239 @@ def test_shared_items_that_cover_groups_unevenly_are_said(small):
         a[np.flatnonzero(g == k)[::2]] = np.nan
     said = " ".join(run(cal, a, b, budget=20, weights=groups).warnings)
     assert "no longer weigh the same" not in said and "items of positive weight" in said
+
+
+# --------------------------------------------------------------------------- compare_items.csv
+
+
+def table_of(folder: Path) -> pd.DataFrame:
+    """``compare_items.csv`` as a user reads it back (ids kept as text)."""
+    from latentbench.io._files import read_csv_ids
+
+    return read_csv_ids(folder / "compare_items.csv", ("item", "group"))
+
+
+def recomputed(t: pd.DataFrame) -> float:
+    """The difference from the per-item table alone: each round's estimate ``baseline +
+    design_weight (d - g)``, averaged with weights ``1 / round_variance`` and kept within the
+    last row's interval (which is the exact difference once every item is drawn)."""
+    d = (t["score_a"] - t["score_b"]).to_numpy()
+    g = (t["prediction_a"] - t["prediction_b"]).to_numpy()
+    z = t["baseline"].to_numpy() + t["design_weight"].to_numpy() * (d - g)
+    assert np.allclose(z, t["round_estimate"], rtol=0, atol=1e-12)
+    v = t["round_variance"].to_numpy()
+    point = float((z / v).sum() / (1 / v).sum())
+    return min(max(point, float(t["lower"].iloc[-1])), float(t["upper"].iloc[-1]))
+
+
+CASES = {
+    "plain": {"budget": 60},
+    "macro": {"budget": 60, "weights": "groups"},
+    "items": {"budget": 50, "weights": "items"},
+    "macro-margin": {"budget": 80, "margin": 0.3, "weights": "groups"},
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("names", [("A", "B"), ("B", "A")])  # ("B", "A"): drawn mirrored
+def test_the_items_table_recomputes_the_difference(small, tmp_path, case, names):
+    """compare --out wrote compare.json only: nobody could see which items were drawn, with
+    what probability and weight, nor recompute the (weighted) difference. compare_items.csv
+    gives every round; the difference follows from it alone, to float precision."""
+    cal, Y, groups = small
+    kwargs = dict(CASES[case])
+    if kwargs.get("weights") == "groups":
+        kwargs["weights"] = groups
+    elif kwargs.get("weights") == "items":
+        kwargs["weights"] = {i: 1.0 + k % 4 for k, i in enumerate(cal.item_ids)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = compare(cal, answers(cal, Y[30]), answers(cal, Y[31]), model_a=names[0],
+                    model_b=names[1], seed=2, **kwargs)  # fmt: skip
+    r.save(tmp_path / "cmp")
+    t = table_of(tmp_path / "cmp")
+    assert len(t) == r.n_evaluated > 0 and t["order"].tolist() == list(range(1, len(t) + 1))
+    assert t["item"].tolist() == list(r.items)
+    assert math.isclose(recomputed(t), r.difference, rel_tol=1e-12, abs_tol=1e-15)
+    assert (t["difference"].iloc[-1], t["lower"].iloc[-1], t["upper"].iloc[-1]) == (
+        r.difference, r.lower, r.upper)  # fmt: skip
+    ya, yb = Y[30], Y[31]  # model_a's answers are the first (named A, or B mirrored)
+    position = {i: k for k, i in enumerate(cal.item_ids)}
+    at = [position[i] for i in t["item"]]
+    assert t["score_a"].tolist() == ya[at].tolist() and t["score_b"].tolist() == yb[at].tolist()
+    if case == "plain":
+        assert "target_weight" not in t and "group" not in t
+        assert np.allclose(t["design_weight"], 1 / (cal.n_items * t["probability"]), rtol=1e-14)
+        return
+    # the item's weight in the target (summing to 1 over its items), and its draw's
+    w = pd.Series(kwargs["weights"]) if case == "items" else None
+    if w is None:  # macro: each of the 4 groups weighs 1/4, its items equally
+        sizes = groups.value_counts()
+        expected = [1 / (4 * sizes[groups[i]]) for i in t["item"]]
+        assert t["group"].tolist() == [groups[i] for i in t["item"]]
+    else:
+        expected = (w[t["item"]] / w.sum()).tolist()
+        assert "group" not in t
+    assert np.allclose(t["target_weight"], expected, rtol=1e-12)
+    assert np.allclose(t["design_weight"], t["target_weight"] / t["probability"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_every_item_drawn_the_table_gives_the_exact_difference(small, tmp_path, weighted):
+    """Run to the last item, the difference is the exact one: the table's target weights
+    (the plain mean without weights) recompute it, as do its rounds."""
+    cal, Y, groups = small
+    a, b = Y[32].copy(), Y[32].copy()  # a small difference: no sign certified before the end
+    g = groups.to_numpy()
+    first, third = np.flatnonzero(g == "g0")[:2], np.flatnonzero(g == "g3")[0]
+    for j, (x, y) in zip((*first, third), ((1.0, 0.0), (0.0, 1.0), (1.0, 0.0)), strict=True):
+        a[j], b[j] = x, y
+    r = run(cal, a, b, budget=None, delta=1e-9, **({"weights": groups} if weighted
+                                                    else {}))  # fmt: skip
+    assert (r.stopped, r.n_evaluated) == ("exhausted", cal.n_items)
+    r.save(tmp_path / "cmp")
+    t = table_of(tmp_path / "cmp")
+    d = t["score_a"] - t["score_b"]
+    exact = float((t["target_weight"] * d).sum()) if weighted else float(d.mean())
+    assert math.isclose(exact, r.difference, rel_tol=1e-12, abs_tol=1e-15)
+    assert recomputed(t) == r.difference == r.lower == r.upper
+    if weighted:
+        assert math.isclose(float(t["target_weight"].sum()), 1.0, rel_tol=1e-12)
+        assert t.groupby("group")["target_weight"].sum().round(12).eq(0.25).all()
+
+
+def test_a_design_comparison_table_recomputes_its_difference(small, tmp_path):
+    """On a fixed weighted design (every design item scored), as adaptively."""
+    cal, Y, groups = small
+    design = tiny(cal, k=30, seed=4, weights=groups)
+    r = run(cal, Y[30], Y[31], items=design, weights=groups)
+    r.save(tmp_path / "cmp")
+    t = table_of(tmp_path / "cmp")
+    assert t["item"].tolist() == design["item"].tolist()
+    assert np.allclose(t["probability"], design["probability"], rtol=1e-14)
+    assert np.allclose(t["design_weight"], design["weight"], rtol=1e-12)  # tiny's w / pi
+    assert math.isclose(recomputed(t), r.difference, rel_tol=1e-12, abs_tol=1e-15)
+
+
+def test_the_items_table_round_trips_through_read(small, tmp_path):
+    """CompareResult.read(DIR) gives back the result, and its table is the file's."""
+    cal, Y, groups = small
+    r = run(cal, Y[30], Y[31], budget=40, weights=groups)
+    r.save(tmp_path / "cmp")
+    back = CompareResult.read(tmp_path / "cmp")
+    assert back == r
+    pd.testing.assert_frame_equal(back.to_frame(), table_of(tmp_path / "cmp"),
+                                  check_dtype=False)  # fmt: skip
+    pd.testing.assert_frame_equal(back.to_frame(), r.to_frame())
+
+
+def test_a_record_without_rounds_reads_and_an_edited_one_is_refused(small, tmp_path):
+    """A compare.json written before the rounds were kept reads back with the table it can
+    give (order, item, probability and both scores); a rounds column of the wrong length is
+    refused naming the field."""
+    cal, Y, _ = small
+    r = run(cal, Y[30], Y[31], budget=20)
+    record = r.to_dict()
+    record.pop("rounds")
+    old = CompareResult.from_dict(record)
+    assert old.to_frame().columns.tolist() == ["order", "item", "probability", "score_a",
+                                               "score_b"]  # fmt: skip
+    record = r.to_dict()
+    record["rounds"]["baseline"] = record["rounds"]["baseline"][:-1]
+    with pytest.raises(InputError, match="field 'rounds' holds 19 values of 'baseline'"):
+        CompareResult.from_dict(record)
+
+
+def test_the_report_page_shows_each_items_weight(small):
+    """The page's items table of a weighted difference had no weight column: the caption
+    named w, but the page did not show it; it now shows each item's group, target_weight
+    and design_weight (a plain comparison's table is as before)."""
+    from latentbench.report import build_compare_report as compare_report
+
+    cal, Y, groups = small
+    r = run(cal, Y[30], Y[31], budget=30, weights=groups)
+    page = html.unescape(compare_report(r))
+    for column in ("group", "target_weight", "design_weight"):
+        assert f"<th>{column}</th>" in page or f">{column}<" in page, column
+    plain = html.unescape(compare_report(run(cal, Y[30], Y[31], budget=30)))
+    assert ">target_weight<" not in plain and ">design_weight<" not in plain
+
+
+def test_the_line_says_when_the_groups_weigh_by_the_share_answered(small):
+    """Shared on 2 of one group's 20 items, the groups weigh by the share both answered:
+    the line still said 'macro difference over 4 groups' (a warning said otherwise). It now
+    says how they weigh, and over how many groups when one has no item; every item
+    answered (or every group's same share), the line is as before."""
+    cal, Y, groups = small
+    g = groups.to_numpy()
+    a, b = Y[30].copy(), Y[31].copy()
+    a[np.flatnonzero(g == "g0")[:18]] = np.nan
+    r = run(cal, a, b, budget=20, weights=groups)
+    said = "difference over 4 groups (each weighed by the share of its items both answered)"
+    assert r.summary().startswith(f"{said} A - B = "), r.summary()
+    assert r.options["weights"]["weighed_by_share"] == "both answered"
+    a[np.flatnonzero(g == "g0")] = np.nan  # g0 left out, the others whole: macro over 3
+    r = run(cal, a, b, budget=20, weights=groups)
+    assert r.summary().startswith("macro difference over 3 of 4 groups A - B = "), r.summary()
+    a, b = Y[30].copy(), Y[31].copy()
+    for k in np.unique(g):  # half of every group: the macro weights are kept
+        a[np.flatnonzero(g == k)[::2]] = np.nan
+    r = run(cal, a, b, budget=20, weights=groups)
+    assert r.summary().startswith("macro difference over 4 groups A - B = ")
+    assert not {"weighed_by_share", "n_groups_answered"} & set(r.options["weights"])
+    r = run(cal, Y[30], Y[31], budget=20, weights=groups)
+    assert r.summary().startswith("macro difference over 4 groups A - B = ")
+    assert not {"weighed_by_share", "n_groups_answered"} & set(r.options["weights"])
+
+
+def test_the_estimate_line_says_when_the_groups_weigh_by_the_share_answered(small):
+    """As for compare: estimate's line said 'macro score over 4 groups' for a model that
+    answered 2 of one group's 20 items."""
+    from latentbench.select import estimate
+
+    cal, Y, groups = small
+    g = groups.to_numpy()
+    a = Y[30].copy()
+    a[np.flatnonzero(g == "g0")[:18]] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = estimate(cal, answers(cal, a), budget=20, weights=groups)
+        whole = estimate(cal, answers(cal, Y[30]), budget=20, weights=groups)
+    assert r.summary().startswith(
+        "score over 4 groups (each weighed by the share of its items answered) "
+    ), r.summary()
+    assert whole.summary().startswith("macro score over 4 groups ")
+    assert "weighed_by_share" not in whole.options["weights"]
+
+
+def test_cli_legend_says_when_the_groups_weigh_by_the_share_answered(small, tmp_path, monkeypatch):
+    """The command's legend said 'the two macro scores over 4 groups on the items both
+    answered' when the groups weigh by the share both answered; it now says how they
+    weigh, as the line does, and writes compare_items.csv with each item's group."""
+    from latentbench.cli import _register, app
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LATENTBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    _register()
+    cal, Y, groups = small
+    ids = list(cal.item_ids)
+    ResponseMatrix.from_wide(
+        pd.DataFrame(Y[:30], index=[f"m{i}" for i in range(30)], columns=ids)
+    ).to_long().to_csv("cal.csv", index=False)
+    a = Y[30].copy()
+    a[np.flatnonzero(groups.to_numpy() == "g0")[:18]] = np.nan
+    both = pd.DataFrame([a, Y[31]], index=["A", "B"], columns=ids).rename_axis("model")
+    both.reset_index().melt("model", var_name="item", value_name="score").dropna().to_csv(
+        "ab.csv", index=False
+    )
+    groups.rename_axis("item").rename("group").reset_index().to_csv("w.csv", index=False)
+    args = ["compare", "cal.csv", "ab.csv", "--a", "A", "--b", "B", "--weights", "w.csv"]
+    out = CliRunner().invoke(app, [*args, "--budget", "30", "--out", "cmp"])
+    text = " ".join(out.output.split())
+    assert out.exit_code == 0, out.output
+    share = "over 4 groups (each weighed by the share of its items both answered)"
+    assert f"difference {share} A - B = " in text
+    assert f"the difference of the two scores {share} on the items both answered" in text
+    assert "macro" not in text.split("[ ]:")[1]
+    written = table_of(tmp_path / "cmp")
+    assert written["group"].tolist() == [groups[i] for i in written["item"]]

@@ -500,3 +500,28 @@ def test_the_report_gives_a_weighted_draw_its_weight(small):
     assert "its weight in the estimate is w / probability" in page
     page = html.unescape(" ".join(build_estimate_report(plain).split()))
     assert "its weight in the estimate is 1 / (items x probability))." in page
+
+
+def test_the_report_items_table_shows_each_items_target_weight(small, tmp_path):
+    """The items table of a weighted estimate had no weight column (the caption named w,
+    the page did not show it): each item's target_weight is now kept (estimate.json's
+    ``target_weights``, read back) and shown; a plain estimate's record and table are as
+    before."""
+    from latentbench.report import build_estimate_report
+    from latentbench.select import EstimateSet
+
+    cal, Y = small
+    groups = groups_by_difficulty(cal, [20, 50, 100, 130])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        weighted = estimate(cal, Y[0], model="new", budget=20, weights=groups)
+        plain = estimate(cal, Y[0], model="new", budget=20)
+    sizes = groups.value_counts()
+    expected = [1 / (4 * sizes[groups[i]]) for i in weighted.items]
+    assert np.allclose(weighted.target_weights, expected, rtol=1e-12)
+    weighted.save(tmp_path / "w")
+    assert EstimateSet.read(tmp_path / "w")[0].target_weights == weighted.target_weights
+    page = html.unescape(build_estimate_report(weighted))
+    assert ">target_weight<" in page and "w the item's target_weight" in page
+    assert plain.target_weights == () and "target_weights" not in plain.to_dict()
+    assert ">target_weight<" not in html.unescape(build_estimate_report(plain))

@@ -1203,7 +1203,11 @@ def compare_command(
         "--weights).",
     ),
     out: Path | None = typer.Option(
-        None, "--out", "-o", help="Write compare.json into this directory."
+        None,
+        "--out",
+        "-o",
+        help="Write compare.json and compare_items.csv (one row per item drawn: its "
+        "probability, weights, both scores and the round's estimate) into this directory.",
     ),
     as_json: bool = typer.Option(False, "--json/--no-json", help="Print the result as JSON."),
     quiet: bool = typer.Option(
@@ -1283,7 +1287,7 @@ def _show_comparison(result: Any, out: Path | None, as_json: bool, quiet: bool) 
     """Save ``result`` into ``out`` (when given) and print it (as JSON with ``as_json``)."""
     wrote = None
     if out is not None:
-        wrote = _wrote_line(out, ("compare.json",))
+        wrote = _wrote_line(out, ("compare.json", "compare_items.csv"))
         try:
             result.save(out)
         except InputError as exc:
@@ -1391,7 +1395,15 @@ def _print_comparison(result: Any, quiet: bool) -> None:
         # --weights: the weighted or macro scores (unless all equal: the plain means)
         scores = "scores"
         if weights and not weights.get("equal"):
-            groups = f"macro scores over {int(weights.get('n_groups') or 0):,} groups"
+            groups = f"{int(weights.get('n_groups') or 0):,} groups"
+            if weights.get("n_groups_answered") is not None:  # some left out (as the line)
+                groups = f"{int(weights['n_groups_answered']):,} of {groups}"
+            groups = (
+                f"scores over {groups} (each weighed by the share of its items "
+                f"{weights['weighed_by_share']})"
+                if weights.get("weighed_by_share")  # unequal shares: no longer macro scores
+                else f"macro scores over {groups}"
+            )
             scores = groups if weights.get("kind") == "groups" else "weighted scores"
         full = int(weights.get("n_positive") or 0) if weights else result.n_calibrated
         console.print(

@@ -163,7 +163,9 @@ def build_compare_report(
     for line in result.warnings:
         section.findings.append({"text": line, "note": True})
     section.findings.append({"text": _provenance(result)})
-    fixed = ("order", "item", "probability")
+    fixed: tuple[str, ...] = ("order", "item", "probability")
+    if weighted:  # the columns a weighted difference adds
+        fixed += ("group", "target_weight", "design_weight")
     own = (result.model_a, result.model_b)
     # each answer column named by its model, unless two columns would share a name (a dict's
     # keys merge: a model named "item" replaced the item ids with its answers)
@@ -177,6 +179,13 @@ def build_compare_report(
             "probability": list(result.probabilities) or np.nan,
         }
     )
+    if weighted:  # each item's weight in the target, and its draw's in the estimate
+        frame = result.to_frame()
+        if "group" in frame:
+            items.insert(2, "group", frame["group"].to_numpy())
+        for name in ("target_weight", "design_weight"):
+            if name in frame:  # (a record written before them has neither)
+                items[name] = frame[name].to_numpy()
     tables = _Section("compare-tables", "Tables")
     tables.tables.append(
         _table(
@@ -185,8 +194,9 @@ def build_compare_report(
             caption="The items both models answered, in the order asked, with each draw's "
             + (
                 # a weighted difference weighs a draw w_j / pi_j (W_j / (n pi_j), W mean 1)
-                "probability (its weight in the estimate is w / probability, w the item's "
-                f"weight normalised to sum 1 over the {result.n_items:,} items of the target)."
+                "probability (its weight in the estimate is w / probability, the "
+                "design_weight, w the item's target_weight: its weight normalised to sum 1 "
+                f"over the {result.n_items:,} items of the target)."
                 if weighted
                 else "probability (its weight in the estimate is 1 / (items x probability))."
             ),

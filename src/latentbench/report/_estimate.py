@@ -283,7 +283,9 @@ def _labels(results: tuple[EstimateResult, ...], folders: list[str]) -> list[str
 
 def _items_table(results: tuple[EstimateResult, ...], names: list[str]) -> pd.DataFrame:
     """Every model's items in the order asked: ``model``, ``order``, ``item``, ``answer``,
-    ``probability`` (the draw's)."""
+    ``probability`` (the draw's), and, when some score is weighted, ``target_weight`` (the
+    item's ``w``, summing to 1 over the items of its target; blank for a plain mean's)."""
+    weighted = any(r.target_weights for r in results)
     frames = [
         pd.DataFrame(
             {
@@ -292,6 +294,7 @@ def _items_table(results: tuple[EstimateResult, ...], names: list[str]) -> pd.Da
                 "item": list(r.items),
                 "answer": list(r.answers),
                 "probability": list(r.probabilities) or np.nan,
+                **({"target_weight": list(r.target_weights) or np.nan} if weighted else {}),
             }
         )
         for name, r in zip(names, results, strict=True)
@@ -583,7 +586,10 @@ def _draw_weight(results: Sequence[Any]) -> str:
     over the items of its target: ``W_j / (n pi_j)`` with ``W`` of mean 1)."""
     weighted = {is_weighted(r.options.get("weights")) for r in results}
     plain = "1 / (items x probability)"
-    scaled = "w / probability, w the item's weight normalised to sum 1 over the items of the target"
+    scaled = (
+        "w / probability, w the item's target_weight: its weight normalised to sum 1 over the "
+        "items of the target"
+    )
     said = (
         scaled
         if weighted == {True}

@@ -260,7 +260,7 @@ def compare_live(
         },
     }
     if checked is not None:  # the target's kind, groups and hash, as compare() records
-        options["weights"] = checked.record()
+        options["weights"] = checked.record(both, "in the configuration")
     result = _compare_result(cal, both, run, name_a, name_b, swap, delta, proxy, options, notes)
     _record_session(store, run_id, status, result)
     snapshot.finish(status, spent=durable.paid_total, requests=durable.requests_total,

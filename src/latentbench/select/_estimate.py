@@ -166,6 +166,10 @@ class EstimateResult:
         confidence sequence emptied: an event of probability at most ``1 - level`` when its
         assumptions hold); from then on ``[lower, upper]`` is the certain range that the
         answers leave, and a warning says so. None: never.
+    target_weights : tuple of float
+        Each evaluated item's weight in a weighted or macro target (``w``, summing to 1 over
+        the ``n_items`` items; its draw weighs ``w / probability`` in the estimate); empty
+        for the plain mean (no weights, or all equal) and for a record written before it.
     """
 
     model: str
@@ -196,6 +200,7 @@ class EstimateResult:
     n_calibrated: int = 0
     contradicted_at: int | None = None
     calibration_fit: str = ""
+    target_weights: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         traj = np.array(self.trajectory, dtype=np.float64).reshape(-1, 3)
@@ -309,6 +314,8 @@ class EstimateResult:
             "contradicted_at": self.contradicted_at,
             "summary": self.summary(),
         }
+        if self.target_weights:  # a weighted target only: a plain record is as before
+            out["target_weights"] = list(self.target_weights)
         return out
 
     def save(self, out: str | os.PathLike[str]) -> Path:
@@ -361,7 +368,7 @@ class EstimateResult:
                 calibration_hash=calibration["hash"],
                 calibration_fit=str(calibration.get("fit") or ""),
             )
-            for name in ("items", "answers", "probabilities", "warnings"):
+            for name in ("items", "answers", "probabilities", "warnings", "target_weights"):
                 values[name] = tuple(values.get(name, ()))
             if values.get("n_calibrated") is None:  # a record written before it, or re-saved
                 values["n_calibrated"] = 0
@@ -1574,6 +1581,10 @@ def _finish(
         n_calibrated=cal.n_items,
         contradicted_at=contradicted,
         calibration_fit=cal.fit,
+        # each evaluated item's w (W mean 1 over the n items: w = W / n); the plain mean none
+        target_weights=tuple((seq.W[np.asarray(seq.order, dtype=np.int64)] / seq.n).tolist())
+        if seq.weighted
+        else (),
     )
 
 
@@ -1884,7 +1895,7 @@ def estimate(
             )
     else:
         available, w_pop, model_scores = _weighted(cal, checked, name, available, notes)
-        options["weights"] = checked.record()
+        options["weights"] = checked.record(available, "answered")
     seq = SequentialEstimate(
         cal,
         available,

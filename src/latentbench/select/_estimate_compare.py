@@ -46,10 +46,10 @@ from latentbench.select._estimate import (
     _Said,
     _unused_note,
     _weight_note,
+    _write_json_file,
     outward,
     proxy_note,
     record_file,
-    write_json,
 )
 from latentbench.select._estimate_calibration import Calibration, load_calibration
 from latentbench.select._estimate_cs import WeightedBettingCS
@@ -67,9 +67,14 @@ from latentbench.select._estimate_weights import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping, Sequence
+
+    import pandas as pd
 
 __all__ = ["CompareResult", "compare"]
+
+ITEMS_FILE = "compare_items.csv"
+"""The per-item table :meth:`CompareResult.save` writes beside ``compare.json``."""
 
 _DEFAULT_COMPARE_BUDGET = _Default(500)
 
@@ -113,6 +118,12 @@ class CompareResult:
         candidate difference rejected, an event of probability at most ``delta``): the
         interval is then the certain range the answers leave (said in ``warnings``). None
         when they never did.
+    rounds : dict of str to tuple
+        Each evaluated item's round, in draw order, by column of :meth:`to_frame`
+        (``design_weight``, ``prediction_a``, ``prediction_b``, ``baseline``,
+        ``round_estimate``, ``round_variance``, ``difference``, ``lower``, ``upper``; and
+        ``target_weight``, with ``group`` for a macro target, when the weights are not all
+        equal). Empty when read from a record written before it.
     """
 
     model_a: str
@@ -135,6 +146,10 @@ class CompareResult:
     warnings: tuple[str, ...] = ()
     n_calibrated: int = 0
     contradicted_at: int | None = None
+    rounds: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rounds", {k: tuple(v) for k, v in self.rounds.items()})
 
     def __hash__(self) -> int:
         """Hash of fields that ``==`` compares (not ``options``, a dict): equal results hash
@@ -211,13 +226,63 @@ class CompareResult:
             for k, v in self.__dict__.items()
             if k not in ("calibration_source", "calibration_hash")
         }
+        out["rounds"] = {k: list(v) for k, v in self.rounds.items()}
         out["n_calibrated"] = self.n_calibrated or None  # 0: a record without it, not a count
         out["calibration"] = {"source": self.calibration_source, "hash": self.calibration_hash}
         out["summary"] = self.summary()
         return out
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row per evaluated item, in draw order (the tidy ``compare_items.csv``).
+
+        Columns ``order`` (1, 2, ...), ``item``, ``probability`` (the draw's), ``design_weight``
+        (``w / probability``, ``w`` the item's target weight: ``1 / (n_items x
+        probability)`` for the plain difference), ``target_weight`` and, for a macro
+        target, ``group`` (only when the weights are not all equal: ``w``, summing to 1
+        over the ``n_items`` items of the target), ``score_a``, ``score_b``,
+        ``prediction_a``, ``prediction_b`` (each model's predicted score there, from the
+        answers before it), ``baseline`` (the difference predicted before the answer:
+        ``sum_R w d + sum_U w g``, ``d = score_a - score_b`` over the items answered before,
+        ``g = prediction_a - prediction_b`` over the others), ``round_estimate`` (``baseline
+        + design_weight (d - g)`` at this item, unbiased for the difference),
+        ``round_variance`` (its predicted variance) and ``difference``, ``lower``, ``upper``
+        after the item. :attr:`difference` is the mean of the round estimates weighted by
+        ``1 / round_variance``, kept within the last row's ``[lower, upper]`` (the exact
+        difference, ``sum w d / sum w``, once every item is drawn); docs/estimate.md,
+        "Two models". A result read from a record written before the rounds were kept
+        has only ``order``, ``item``, ``probability``, ``score_a`` and ``score_b``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Shape (n_evaluated, columns).
+        """
+        import pandas as pd
+
+        from latentbench._compat import text_array
+
+        columns: dict[str, Any] = {
+            "order": np.arange(1, len(self.items) + 1, dtype=np.int64),
+            "item": text_array(list(self.items)),
+            "probability": np.asarray(self.probabilities, dtype=np.float64),
+        }
+        rounds = self.rounds
+        for name in ("design_weight", "target_weight"):
+            if name in rounds:
+                columns[name] = np.asarray(rounds[name], dtype=np.float64)
+        if "group" in rounds:
+            columns["group"] = text_array([str(g) for g in rounds["group"]])
+        columns["score_a"] = np.asarray(self.answers_a, dtype=np.float64)
+        columns["score_b"] = np.asarray(self.answers_b, dtype=np.float64)
+        for name in _ROUND_COLUMNS[1:]:
+            if name in rounds:
+                columns[name] = np.asarray(rounds[name], dtype=np.float64)
+        return pd.DataFrame(columns)
+
     def save(self, out: str | os.PathLike[str]) -> Path:
-        """Write ``compare.json`` into the directory ``out`` (created).
+        """Write ``compare.json`` and its per-item ``compare_items.csv`` (:meth:`to_frame`)
+        into the directory ``out`` (created), all together (``compare.json`` last); returns
+        the path of ``compare.json``.
 
         Parameters
         ----------
@@ -229,7 +294,21 @@ class CompareResult:
         Path
             ``out/compare.json``.
         """
-        return write_json(out, "compare.json", self.to_dict())
+        from functools import partial
+
+        from latentbench._checks import as_path
+        from latentbench.io import check_destination
+        from latentbench.io._outputs import write_directory
+        from latentbench.irt._fitdir import write_csv
+
+        folder = as_path(out, "out")
+        check_destination(folder, "dir", flag="out=")  # a file there: said, not FileExistsError
+        writers: dict[str, Callable[[Path], object]] = {
+            ITEMS_FILE: partial(write_csv, self.to_frame()),
+            "compare.json": partial(_write_json_file, data=self.to_dict()),
+        }
+        write_directory(folder, writers, last="compare.json")
+        return folder / "compare.json"
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> CompareResult:
@@ -289,6 +368,7 @@ class CompareResult:
             )
             for name in ("items", "answers_a", "answers_b", "probabilities", "warnings"):
                 values[name] = tuple(values.get(name, ()))
+            values["rounds"] = {str(k): tuple(v) for k, v in (values.get("rounds") or {}).items()}
             if values.get("n_calibrated") is None:  # a record written before it, or re-saved
                 values["n_calibrated"] = 0
         except (ValueError, RecursionError, KeyError, TypeError, AttributeError) as exc:
@@ -301,6 +381,12 @@ class CompareResult:
             ("difference", "lower", "upper", "level"),
             ("n_evaluated", "n_items", "n_calibrated"),
         )
+        for name, column in values["rounds"].items():  # one value per evaluated item
+            if len(column) != len(values["items"]):
+                raise InputError(
+                    f"field 'rounds' holds {len(column):,} values of {name!r}; expected "
+                    f"{len(values['items']):,}, one per item of field 'items'"
+                )
         try:
             return cls(**values)
         except TypeError as exc:
@@ -483,7 +569,7 @@ def compare(
         options.update(seed=fixed.seed, budget=None, floor=fixed.floor, design="fixed",
                        k=fixed.registered)  # fmt: skip
     if checked is not None:  # the target's kind, groups and hash, as estimate.json records
-        options["weights"] = checked.record()
+        options["weights"] = checked.record(both, "both answered")
     return _compare_result(cal, both, run, name_a, name_b, swap, delta, proxy, options, notes)
 
 
@@ -508,9 +594,11 @@ def _compare_result(
 
     point, lower, upper, sign = run.point, run.lower, run.upper, run.sign
     first, second = run.answers_x, run.answers_y
+    rounds = dict(run.rounds)
     if swap:  # (+ 0.0: a difference of 0 stays +0.000, not -0.000)
         point, lower, upper, sign = -point + 0.0, -upper + 0.0, -lower + 0.0, -sign
         first, second = second, first
+        rounds = _mirrored(rounds)
     higher = name_a if sign > 0 else name_b if sign < 0 else None
     notes.extend(proxy_note(cal, proxy, run.proxy_used))
     contradicted = run.contradicted_at
@@ -529,7 +617,19 @@ def _compare_result(
                          tuple(cal.item_ids[int(both[j])] for j in run.order),
                          tuple(first), tuple(second), tuple(run.probs), cal.source, cal.hash,
                          options, (*(message for _, message in cal.fit_warnings), *notes),
-                         cal.n_items, contradicted)  # fmt: skip
+                         cal.n_items, contradicted, rounds)  # fmt: skip
+
+
+def _mirrored(rounds: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """The rounds of a run made in the sorted pair's order, seen from the other side: the
+    two predictions swapped, every difference negated (and an interval's ends swapped)."""
+    out = dict(rounds)
+    out["prediction_a"], out["prediction_b"] = rounds["prediction_b"], rounds["prediction_a"]
+    for name in ("baseline", "round_estimate", "difference"):
+        out[name] = [-x + 0.0 for x in rounds[name]]
+    out["lower"] = [-x + 0.0 for x in rounds["upper"]]
+    out["upper"] = [-x + 0.0 for x in rounds["lower"]]
+    return out
 
 
 def _weighted_pair(
@@ -644,6 +744,7 @@ class _PairedRun:
     stopped: str
     proxy_used: str
     contradicted_at: int | None
+    rounds: dict[str, list[Any]] = field(default_factory=dict)
 
 
 def _paired(
@@ -700,6 +801,15 @@ def _paired(
     answers_y: list[float] = []
     revealed = 0.0
     wsum = wz = 0.0
+    # each round as compare_items.csv shows it (CompareResult.to_frame): what it takes to
+    # recompute the difference from the items drawn
+    rounds: dict[str, list[Any]] = {name: [] for name in _ROUND_COLUMNS}
+    groups = None
+    if weighted and weights is not None:  # the target's weights (w, summing to 1), groups
+        rounds["target_weight"] = []
+        if weights.group_codes is not None:
+            groups = weights.group_codes[both]
+            rounds["group"] = []
     stopped = "exhausted" if fixed is None else "items"
     lower, upper = -1.0, 1.0
     while unrevealed.any():
@@ -775,6 +885,12 @@ def _paired(
         lower, upper = 2 * cs.lower - 1, 2 * cs.upper - 1
         wsum += 1 / v
         wz += z / v
+        _add_round(rounds, float(W[j] / (n * pi[j])), float(fa[j]), float(fb[j]), center,
+                   z, v, (min(max(wz / wsum, lower), upper), lower, upper))  # fmt: skip
+        if "target_weight" in rounds and weights is not None:
+            rounds["target_weight"].append(float(W[j] / n))
+            if groups is not None:
+                rounds["group"].append(weights.group_names[int(groups[j])])
         for seq, y in ((a, ya), (b, yb)):
             seq.unrevealed[j] = False
             seq.order.append(j)
@@ -791,6 +907,8 @@ def _paired(
         lower = upper = revealed / n if not weighted else _exact(W, order, answers_x, answers_y)
     point = lower if not unrevealed.any() else (wz / wsum if wsum else 0.0)
     point = min(max(point, lower), upper)
+    if order and not unrevealed.any():  # the last row: the exact difference
+        rounds["difference"][-1] = rounds["lower"][-1] = rounds["upper"][-1] = float(point)
     sign = (1 if lower > 0 else -1 if upper < 0 else 0) if not unrevealed.any() else _sign(cs)
     if (
         fixed is not None
@@ -800,7 +918,33 @@ def _paired(
     ):
         stopped = "equivalent"  # every design item scored: the verdict at its end
     return _PairedRun(order, probs, answers_x, answers_y, float(point), float(lower),
-                      float(upper), sign, stopped, a.proxy_used, cs.contradicted_at)  # fmt: skip
+                      float(upper), sign, stopped, a.proxy_used, cs.contradicted_at,
+                      rounds)  # fmt: skip
+
+
+_ROUND_COLUMNS = ("design_weight", "prediction_a", "prediction_b", "baseline",
+                  "round_estimate", "round_variance", "difference", "lower", "upper")  # fmt: skip
+"""The per-round columns of ``compare_items.csv`` that :attr:`CompareResult.rounds` holds
+(``target_weight`` and ``group`` join them for a weighted difference)."""
+
+
+def _add_round(
+    rounds: dict[str, list[Any]],
+    design_weight: float,
+    fa: float,
+    fb: float,
+    baseline: float,
+    z: float,
+    v: float,
+    after: tuple[float, float, float],
+) -> None:
+    """Append one round to ``rounds``: the drawn item's design weight ``W_J / (n pi_J)``,
+    the two predictions there, the round's baseline (``(sum_R W d + sum_U W g) / n``
+    before the answer), its estimate ``z`` and variance ``v``, and the difference and
+    interval after it."""
+    for name, value in zip(_ROUND_COLUMNS, (design_weight, fa, fb, baseline, z, v, *after),
+                           strict=True):  # fmt: skip
+        rounds[name].append(float(value))
 
 
 def _exact(W: np.ndarray, order: list[int], xs: list[float], ys: list[float]) -> float:

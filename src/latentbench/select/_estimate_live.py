@@ -302,7 +302,7 @@ def estimate_live(
         },
     }
     if checked is not None:
-        options["weights"] = checked.record()
+        options["weights"] = checked.record(population, "in the configuration")
     if durable.n_reused:
         notes.append(reused_note(store.path, durable.reused, origins))
     result = _finish(cal, seq, model, stopped, probs, options, notes, model_scores)

@@ -89,15 +89,31 @@ class ItemWeights:
         """Calibrated items of positive weight."""
         return int((self.weights > 0).sum())
 
-    def record(self) -> dict[str, Any]:
+    def record(
+        self, population: np.ndarray | None = None, scored: str = "answered"
+    ) -> dict[str, Any]:
         """What ``estimate.json``'s ``options["weights"]`` holds.
+
+        Parameters
+        ----------
+        population : ndarray of int, shape (n,), optional
+            The calibrated items the target is over (some of those of positive weight,
+            answered or in a configuration): a macro target whose groups then no longer
+            weigh the same records how (``n_groups_answered``, ``weighed_by_share``).
+            None: every item of positive weight.
+        scored : str, default "answered"
+            How those items were scored, as the record says it (``both answered``, ``in
+            the configuration``).
 
         Returns
         -------
         dict of str to Any
             ``kind``, ``n_groups``, ``hash``, ``source``, ``n_positive``, ``equal`` (every
             calibrated item weighs the same: the target is the plain mean); ``note`` when
-            reading them said something.
+            reading them said something; for a macro target over ``population``,
+            ``n_groups_answered`` (the groups with an item there, when some have none) and
+            ``weighed_by_share`` (``scored``, when the groups keep unequal shares of their
+            items: each then weighs in proportion to its share, no longer the same).
         """
         record: dict[str, Any] = {
             "kind": self.kind,
@@ -109,6 +125,20 @@ class ItemWeights:
         }
         if self.note:
             record["note"] = self.note
+        if (
+            population is not None
+            and self.kind == "groups"
+            and self.group_codes is not None
+            and not self.equal
+        ):
+            sizes = np.bincount(self.group_codes, minlength=len(self.group_names))
+            kept = np.bincount(self.group_codes[population], minlength=len(self.group_names))
+            present = kept > 0
+            if not present.all():  # a group with no item there is left out of the target
+                record["n_groups_answered"] = int(present.sum())
+            share = kept[present] / sizes[present]
+            if (share != share[0]).any():  # as group_shares says it in the warning
+                record["weighed_by_share"] = scored
         return record
 
 
@@ -121,11 +151,21 @@ def is_weighted(record: Mapping[str, Any] | None) -> bool:
 def score_label(record: Mapping[str, Any] | None) -> str:
     """What a summary calls the score: ``score`` (no weights, or all equal: the plain
     mean), ``weighted score`` or ``macro score over 14 groups`` (from
-    ``options["weights"]``)."""
+    ``options["weights"]``); ``macro score over 13 of 14 groups`` when a group has no item
+    answered, ``score over 14 groups (each weighed by the share of its items answered)``
+    when the groups keep unequal shares of their items (:meth:`ItemWeights.record`)."""
     if not record or not is_weighted(record):
         return "score"
     if record.get("kind") == "groups":
-        return f"macro score over {int(record.get('n_groups') or 0):,} groups"
+        groups = f"{int(record.get('n_groups') or 0):,} groups"
+        if record.get("n_groups_answered") is not None:  # some left out: over the others
+            groups = f"{int(record['n_groups_answered']):,} of {groups}"
+        if record.get("weighed_by_share"):  # no longer a macro score: said how they weigh
+            return (
+                f"score over {groups} (each weighed by the share of its items "
+                f"{record['weighed_by_share']})"
+            )
+        return f"macro score over {groups}"
     return "weighted score"
 
 
