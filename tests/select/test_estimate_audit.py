@@ -351,7 +351,7 @@ def test_the_weighted_audit_covers_the_macro_score_and_difference(grouped):
     rank implied by the calibration models' weighted scores, answers, the weighted floor),
     and the macro score (difference) is covered within ``1 - delta`` less 3 MC SE and a
     certified sign is wrong at most ``delta`` plus 3 MC SE. On the shared matrices:
-    ``benchmarks/RESULTS_estimate.md``, "Weighted audit"."""
+    ``benchmarks/RESULTS_estimate.md``, "Weighted (macro) scores audited"."""
     long, groups = grouped
     out = run_weighted(long, groups, models=3, seeds=8, delta=DELTA, budget=30,
                        compare_budget=100)  # fmt: skip
