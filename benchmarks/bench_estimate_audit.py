@@ -28,11 +28,31 @@ Scenarios the existing tests and benchmarks leave open (``bench_estimate_robust.
   its seed varied) of a scrambled rank-1 calibration of a rank-3 world, 30 x 400: coverage of
   the full-benchmark difference and wrong certified signs;
 - ``margin``: ``compare`` with a true difference of +0.03 and ``margin=0.02`` (a verdict
-  ``equivalent`` is wrong) and with a true difference of 0 (a certified sign is wrong).
+  ``equivalent`` is wrong) and with a true difference of 0 (a certified sign is wrong);
+- ``weighted``: the macro score (``weights=`` a group per item: every group weighs the
+  same, its items equally) on a shared matrix's own item groups (``--data``: BFCL v2's 12
+  categories, MMLU-Pro's 14 subjects, AlpacaEval's 5 instruction sources), leave-one-model-
+  out (``--models`` held-out models evenly spaced by name, 0 for all; each calibrated by
+  the others at rank 1): ``estimate(weights=)`` at ``--budget`` (coverage of the macro
+  score at the stop and at every step with its Monte Carlo SE, mean absolute error, items
+  used, the held-out models whose misses exceed ``delta`` by 3 binomial SE), and
+  ``compare(weights=)`` at ``--compare-budget`` of each held-out model with the model of the
+  nearest macro score and with the next held-out model (both left out of the calibration):
+  coverage of the macro difference at the stop, the share of runs certified and the wrong
+  signs (a sign certified for an exact tie is wrong). The target is the library's:
+  ``sum w y / sum w`` over the answered items (both answered, for ``compare``) with the
+  macro weights of the calibrated items, computed here from the matrix. Every run is also
+  checked: the point inside the interval, the rank interval the one implied by the
+  calibration models' weighted observed scores, items / answers / ``n_evaluated`` /
+  ``stopped`` consistent, and every draw probability at least ``floor w_J / sum_U w``.
+  The default (``bfcl_v2``, 4 held-out models, 20 seeds, ``delta`` 0.05) takes about a
+  minute; figures in ``RESULTS_estimate.md``, "Weighted (macro) scores audited".
 
 Usage::
 
     python benchmarks/bench_estimate_audit.py --scenario small --seeds 200 --delta 0.2
+    python benchmarks/bench_estimate_audit.py --scenario weighted --data mmlu_pro --models 0 \
+        --seeds 20 --delta 0.2
 """
 
 from __future__ import annotations
@@ -42,6 +62,7 @@ import math
 import time
 import warnings
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -54,6 +75,15 @@ from latentbench.select._estimate_calibration import (
     score_ability,
     score_ability_knots,
 )
+
+DATA = Path("/work/shared/data")
+# each matrix's item groups: (items table, column)
+GROUPS = {
+    "bfcl_v2": ("bfcl_v2_items", "category"),
+    "mmlu_pro": ("mmlu_pro_items", "category"),
+    "alpacaeval2_weighted": ("alpacaeval_items", "dataset"),
+    "alpacaeval1_gpt4": ("alpacaeval_items", "dataset"),
+}
 
 
 def simulate(m: int, n: int, rank: int, seed: int) -> np.ndarray:
@@ -412,14 +442,231 @@ def run_margin(
     return out
 
 
+def load_groups(data: str, root: Path = DATA) -> tuple[pd.DataFrame, pd.Series]:
+    """A shared matrix in long form (``model``, ``item``, ``score``) and its items' groups
+    (a Series item -> group name), read as ``/work/shared/data/README.md`` describes them."""
+    if data not in GROUPS:
+        raise SystemExit(
+            f"--data {data!r}: expected one of {sorted(GROUPS)} (matrices with groups)"
+        )
+    table, column = GROUPS[data]
+    long = pd.read_parquet(root / f"{data}.parquet")
+    groups = pd.read_parquet(root / f"{table}.parquet").set_index("item")[column].astype(str)
+    return long, groups
+
+
+def macro_weights(items: list[str], groups: pd.Series) -> np.ndarray:
+    """The macro weights of ``items`` (every group the same total, its items equally), summing
+    to 1, shape (len(items),)."""
+    g = groups.reindex(items)
+    if g.isna().any():
+        raise SystemExit(f"{int(g.isna().sum())} items have no group, e.g. {g.index[g.isna()][0]}")
+    codes, names = pd.factorize(g.to_numpy())
+    return 1.0 / (names.size * np.bincount(codes)[codes])
+
+
+def weighted_scores(w: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """``sum w y / sum w`` over each row's observed (finite) cells, shape (rows,)."""
+    Y = np.atleast_2d(Y)
+    seen = np.isfinite(Y)
+    return np.where(seen, Y, 0.0) @ w / (seen @ w)
+
+
+def _calibrate(long: pd.DataFrame, drop: list[str]) -> Calibration:
+    """The rank-1 calibration of every model but ``drop`` (fit warnings silenced)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return from_matrix(ResponseMatrix.from_long(long[~long["model"].isin(drop)]), rank=1)
+
+
+def _floor_problems(cal: Calibration, r, w: np.ndarray, pop: np.ndarray, floor: float) -> list[str]:
+    """Every draw probability at least ``floor w_J / sum_U w`` (``pop``: the items that could
+    be drawn, a boolean mask over the calibrated items), the items drawn in it and distinct."""
+    pos = cal.positions(list(r.items))
+    if len(set(pos.tolist())) != pos.size or not pop[pos].all():
+        return ["an item drawn twice, of weight 0, or not answered"]
+    left = w[pop].sum() - np.concatenate([[0.0], np.cumsum(w[pos])[:-1]])
+    low = floor * w[pos] / left * (1 - 1e-9)
+    bad = np.flatnonzero(np.asarray(r.probabilities) < low)
+    return [f"probability below floor w_J / sum_U w at round {bad[0]}"] if bad.size else []
+
+
+def check_weighted(
+    cal: Calibration, r, y: np.ndarray, w: np.ndarray, others: np.ndarray, floor: float = 0.5
+) -> list[str]:
+    """Internal statements of one weighted ``estimate`` run: ``y`` the answers over the
+    calibrated items (NaN where not answered), ``w`` their weights, ``others`` the calibration
+    models' weighted observed scores (what the rank compares with)."""
+    bad = []
+    if not r.lower <= r.score <= r.upper:
+        bad.append(f"point {r.score} outside [{r.lower}, {r.upper}]")
+    if not r.rank_lower <= r.rank <= r.rank_upper:
+        bad.append("rank outside its interval")
+    if r.rank_lower != 1 + int((others > r.upper).sum()):
+        bad.append("rank_lower not implied by upper and the weighted scores")
+    if r.rank_upper != 1 + int((others > r.lower).sum()):
+        bad.append("rank_upper not implied by lower and the weighted scores")
+    k = r.n_evaluated
+    if not (len(r.items) == len(r.answers) == len(r.probabilities) == k):
+        bad.append("items / answers / probabilities / n_evaluated disagree")
+    if not np.array_equal(np.asarray(r.answers), y[cal.positions(list(r.items))]):
+        bad.append("answers are not the model's")
+    pop = np.isfinite(y) & (w > 0)
+    bad += _floor_problems(cal, r, w, pop, floor)
+    if r.stopped == "budget" and k != r.options["budget"]:
+        bad.append("stopped at budget with another count")
+    if r.stopped == "exhausted" and (k != int(pop.sum()) or r.lower != r.upper):
+        bad.append("exhausted but not fully revealed")
+    return bad
+
+
+def run_weighted(
+    long: pd.DataFrame,
+    groups: pd.Series,
+    models: int = 4,
+    seeds: int = 10,
+    delta: float = 0.05,
+    budget: int = 100,
+    compare_budget: int = 500,
+) -> dict[str, object]:
+    """The ``weighted`` scenario (module docstring) on one matrix: ``long`` its cells
+    (``model``, ``item``, ``score``), ``groups`` a Series item -> group over its items."""
+    wide = long.pivot(index="model", columns="item", values="score")
+    names = [str(m) for m in wide.index]
+    held = names if models <= 0 else names[:: max(1, len(names) // models)][:models]
+    full = weighted_scores(macro_weights(list(wide.columns), groups), wide.to_numpy(float))
+    tally, errors, problems = Tally(), [], []
+    below: list[tuple[str, int, float]] = []
+    limit = delta * seeds + 3 * math.sqrt(delta * (1 - delta) * seeds)
+    gaps = []
+    for name in held:
+        cal = _calibrate(long, [name])
+        items = list(cal.item_ids)
+        w = macro_weights(items, groups)
+        y = wide.loc[name].reindex(items).to_numpy(float)
+        truth = float(weighted_scores(w, y)[0])
+        gaps.append(abs(truth - float(np.nanmean(y))))
+        others = weighted_scores(
+            w, wide.reindex(index=list(cal.model_ids), columns=items).to_numpy(float)
+        )
+        answers, by_item = pd.Series(y, index=items), groups.reindex(items)
+        misses = 0
+        for s in range(seeds):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = estimate(cal, answers, model=name, budget=budget, delta=delta, seed=s,
+                             weights=by_item)  # fmt: skip
+            tr = r.trajectory
+            misses += bool(((tr[:, 1] > truth) | (tr[:, 2] < truth)).any())
+            errors.append(abs(r.score - truth))
+            found = check_weighted(cal, r, y, w, others)
+            tally.add(r, truth, [f"{name} seed {s}: {p}" for p in found])
+        if misses > limit:
+            below.append((name, misses, round(truth, 4)))
+    est = tally.summary(delta)
+    est["mae"] = round(float(np.mean(errors)), 4)
+    est["mae_se"] = round(float(np.std(errors, ddof=1) / math.sqrt(len(errors))), 4)
+    est["mean_abs_macro_minus_plain"] = round(float(np.mean(gaps)), 4)
+    est["models_missing_beyond_3se"] = below  # (model, misses of seeds, macro score)
+    problems += est.pop("problems")
+    # compare: each held-out model with the nearest macro score, and with the next held-out one
+    pairs: list[tuple[str, str]] = []
+    for i, a in enumerate(held):
+        j = names.index(a)
+        gap = np.abs(full - full[j])
+        gap[j] = np.inf
+        for b in (names[int(np.argmin(gap))], held[(i + 1) % len(held)]):
+            if b != a and {a, b} not in [set(p) for p in pairs]:
+                pairs.append((a, b))
+    runs = misses = certified = wrong = 0
+    items_used, cerrors, wrong_pairs = [], [], []
+    for a, b in pairs:
+        cal = _calibrate(long, [a, b])
+        items = list(cal.item_ids)
+        w = macro_weights(items, groups)
+        ya = wide.loc[a].reindex(items).to_numpy(float)
+        yb = wide.loc[b].reindex(items).to_numpy(float)
+        both = np.isfinite(ya) & np.isfinite(yb) & (w > 0)
+        truth = float((w[both] * (ya[both] - yb[both])).sum() / w[both].sum())
+        by_item, wrong_here = groups.reindex(items), 0
+        for s in range(seeds):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = compare(cal, pd.Series(ya, index=items), pd.Series(yb, index=items),
+                            model_a=a, model_b=b, budget=compare_budget, delta=delta, seed=s,
+                            weights=by_item)  # fmt: skip
+            runs += 1
+            misses += not (r.lower - 1e-12 <= truth <= r.upper + 1e-12)
+            certified += r.higher is not None
+            bad = r.higher is not None and (truth == 0 or (truth > 0) != (r.higher == a))
+            wrong += bad
+            wrong_here += bad
+            items_used.append(r.n_evaluated)
+            cerrors.append(abs(r.difference - truth))
+            found = [] if r.lower <= r.difference <= r.upper else ["point outside its interval"]
+            if (r.higher == a and r.lower < 0) or (r.higher == b and r.upper > 0):
+                found.append(f"sign {r.higher} against the interval")
+            pos = cal.positions(list(r.items))
+            if not (np.array_equal(r.answers_a, ya[pos]) and np.array_equal(r.answers_b, yb[pos])):
+                found.append("answers are not the models'")
+            found += _floor_problems(cal, r, w, both, 0.5)
+            problems += [f"{a} vs {b} seed {s}: {p}" for p in found]
+        if wrong_here:
+            wrong_pairs.append((a, b, round(truth, 4), wrong_here))
+    cov = 1 - misses / runs
+    apart = [abs(full[names.index(a)] - full[names.index(b)]) for a, b in pairs]
+    return {
+        "held_out": len(held),
+        "estimate": est,
+        "compare": {
+            "pairs": len(pairs),
+            "runs": runs,
+            "coverage": round(cov, 4),
+            "mc_se": round(math.sqrt(max(cov * (1 - cov), delta * (1 - delta)) / runs), 4),
+            "certified_share": round(certified / runs, 4),
+            "wrong_signs": wrong,
+            "wrong_rate": round(wrong / runs, 4),
+            "wrong_rate_se_at_delta": round(math.sqrt(delta * (1 - delta) / runs), 4),
+            "mean_items": round(float(np.mean(items_used)), 1),
+            "mae": round(float(np.mean(cerrors)), 4),
+            "median_abs_difference": round(float(np.median(apart)), 4),
+            "pairs_with_wrong_signs": wrong_pairs,  # (a, b, macro difference, wrong of seeds)
+        },
+        "problems": problems[:5],
+        "n_problems": len(problems),
+    }
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--scenario", required=True)
     p.add_argument("--seeds", type=int, default=20)
     p.add_argument("--delta", type=float, default=0.05)
+    p.add_argument(
+        "--data",
+        default="bfcl_v2",
+        choices=sorted(GROUPS),
+        help="weighted: the matrix (its item groups make the macro score)",
+    )
+    p.add_argument(
+        "--models",
+        type=int,
+        default=4,
+        help="weighted: held-out models, evenly spaced by name (0: all)",
+    )
+    p.add_argument("--budget", type=int, default=100, help="weighted: estimate's budget")
+    p.add_argument("--compare-budget", type=int, default=500,
+                   help="weighted: compare's budget (its default)")  # fmt: skip
     args = p.parse_args()
     t0 = time.perf_counter()
-    result = scenario(args.scenario, args.seeds, args.delta)
+    if args.scenario == "weighted":
+        result = run_weighted(*load_groups(args.data), models=args.models, seeds=args.seeds,
+                              delta=args.delta, budget=args.budget,
+                              compare_budget=args.compare_budget)  # fmt: skip
+        print(args.data, f"models={args.models}", f"budget={args.budget}",
+              f"compare_budget={args.compare_budget}", end=" ")  # fmt: skip
+    else:
+        result = scenario(args.scenario, args.seeds, args.delta)
     print(args.scenario, f"delta={args.delta}", f"seeds={args.seeds}", result,
           f"{time.perf_counter() - t0:.0f}s", flush=True)  # fmt: skip
 

@@ -31,12 +31,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from bench_estimate_audit import (
     check_run,
+    check_weighted,
     from_matrix,
+    macro_weights,
     matrix,
     run_margin,
     run_tiny_compare,
+    run_weighted,
     scramble,
     simulate,
+    weighted_scores,
 )
 
 DELTA = 0.2
@@ -282,3 +286,107 @@ def test_ability_interval_spans_ranks_inside_a_tie_of_calibration_abilities():
                     contradicted.append((pos, s, budget, r.rank_lower, r.rank_upper, best, worst))
                 assert r.theta_lower <= r.theta <= r.theta_upper
     assert not contradicted, contradicted
+
+
+@pytest.fixture(scope="module")
+def grouped():
+    """12 models x 160 items of a rank-3 world in long form (a fifth of m00's cells and a
+    tenth of m01's not observed) and 4 item groups of 10, 30, 50 and 70 items, the hardest
+    items in the smallest: a matrix with groups, as BFCL's categories, in small."""
+    Y = simulate(12, 160, 3, seed=13)
+    rng = np.random.default_rng(13)
+    Y[0, rng.random(160) < 0.2] = np.nan
+    Y[1, rng.random(160) < 0.1] = np.nan
+    items = [f"q{j:05d}" for j in range(160)]
+    wide = pd.DataFrame(Y, index=[f"m{i:02d}" for i in range(12)], columns=items)
+    long = wide.stack().rename("score").reset_index()
+    long.columns = ["model", "item", "score"]
+    order = np.argsort(np.nanmean(Y, axis=0), kind="stable")  # hardest first
+    names = np.repeat(["g0", "g1", "g2", "g3"], [10, 30, 50, 70])
+    groups = pd.Series(names[np.argsort(order)], index=items)
+    return long, groups
+
+
+def test_the_weighted_audit_target_is_the_library_s_macro_score(grouped):
+    """``run_weighted``'s targets are what ``estimate`` and ``compare`` with a ``group``
+    column estimate: a model that skipped items (m00), fully revealed, scores exactly
+    ``weighted_scores`` of the macro weights (each group the same total over the calibrated
+    items, the answered ones renormalised), and the pair's exact difference is the weighted
+    difference over the items both answered; not the mean of the group means (which differs
+    here)."""
+    long, groups = grouped
+    cal = from_matrix(matrix(simulate(12, 160, 3, seed=13)[2:]), rank=1)  # same item ids
+    items = list(cal.item_ids)
+    w = macro_weights(items, groups)
+    assert np.isclose(w.sum(), 1.0) and np.allclose(np.bincount(
+        pd.factorize(groups.reindex(items))[0], weights=w), 0.25)  # fmt: skip
+    wide = long.pivot(index="model", columns="item", values="score").reindex(columns=items)
+    ya = wide.loc["m00"].to_numpy(float)
+    yb = np.where(np.isfinite(wide.loc["m01"].to_numpy(float)), ya, np.nan)
+    by_item = groups.reindex(items)
+    # B: A's answers where m01 answered, one right answer in g0 (10 items) made wrong and
+    # seven wrong ones in g3 (70 items) made right: a plain difference of -6 items, a macro
+    # one of exactly 0 (nothing to certify: the run ends with every item revealed)
+    g = by_item.to_numpy()
+    yb[np.flatnonzero((g == "g0") & (yb == 1))[0]] = 0.0
+    yb[np.flatnonzero((g == "g3") & (yb == 0))[:7]] = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = estimate(cal, pd.Series(ya, index=items), model="m00", budget=160, weights=by_item)
+        c = compare(cal, pd.Series(ya, index=items), pd.Series(yb, index=items), model_a="m00",
+                    model_b="m01", budget=160, weights=by_item)  # fmt: skip
+    assert r.stopped == "exhausted" and r.lower == r.upper
+    assert r.score == pytest.approx(weighted_scores(w, ya)[0], abs=1e-12)
+    means = pd.Series(ya, index=by_item.to_numpy()).groupby(level=0).mean().mean()
+    assert abs(r.score - means) > 1e-3  # the mean of the answered group means is another number
+    both = np.isfinite(ya) & np.isfinite(yb)
+    truth = (w[both] * (ya[both] - yb[both])).sum() / w[both].sum()
+    assert abs(truth) < 1e-15 and np.nanmean(ya - yb) < -0.04
+    assert c.stopped == "exhausted" and c.difference == pytest.approx(truth, abs=1e-12)
+
+
+def test_the_weighted_audit_covers_the_macro_score_and_difference(grouped):
+    """The ``weighted`` scenario of the audit in a tiny config (3 held-out models, 8 seeds,
+    budget 30; compare at budget 100): every run passes its checks (point in its interval,
+    rank implied by the calibration models' weighted scores, answers, the weighted floor),
+    and the macro score (difference) is covered within ``1 - delta`` less 3 MC SE and a
+    certified sign is wrong at most ``delta`` plus 3 MC SE. On the shared matrices:
+    ``benchmarks/RESULTS_estimate.md``, "Weighted (macro) scores audited"."""
+    long, groups = grouped
+    out = run_weighted(long, groups, models=3, seeds=8, delta=DELTA, budget=30,
+                       compare_budget=100)  # fmt: skip
+    assert out["n_problems"] == 0, out
+    est, cmp_ = out["estimate"], out["compare"]
+    assert isinstance(est, dict) and isinstance(cmp_, dict)
+    assert out["held_out"] == 3 and est["runs"] == 24 and est["mean_items"] == 30.0, out
+    assert est["coverage_throughout"] >= floor_of(24), out
+    runs = cmp_["runs"]
+    assert runs == 8 * cmp_["pairs"] and cmp_["pairs"] >= 3, out
+    assert cmp_["coverage"] >= floor_of(runs), out
+    assert cmp_["wrong_rate"] <= DELTA + 3 * math.sqrt(DELTA * (1 - DELTA) / runs), out
+
+
+def test_the_weighted_checks_tell_the_weighted_rank_and_floor_from_the_plain_ones(grouped):
+    """``check_weighted`` has power: runs it passes are flagged when the rank is checked
+    against the calibration models' plain scores, or the draw floor against uniform weights
+    (the unweighted statements, which a weighted run need not keep)."""
+    long, groups = grouped
+    cal = from_matrix(matrix(simulate(12, 160, 3, seed=13)[1:]), rank=1)  # the 11 others
+    items = list(cal.item_ids)
+    w = macro_weights(items, groups)
+    wide = long.pivot(index="model", columns="item", values="score").reindex(columns=items)
+    y = wide.loc["m00"].to_numpy(float)
+    Y = simulate(12, 160, 3, seed=13)[1:]
+    others = weighted_scores(w, Y)
+    flagged = {"weighted": 0, "plain rank": 0, "plain floor": 0}
+    for s in range(10):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = estimate(cal, pd.Series(y, index=items), model="m00", budget=60, seed=s,
+                         weights=groups.reindex(items))  # fmt: skip
+        flagged["weighted"] += bool(check_weighted(cal, r, y, w, others))
+        flagged["plain rank"] += bool(check_weighted(cal, r, y, w, Y.mean(axis=1)))
+        flat = np.full(w.size, 1 / w.size)
+        flagged["plain floor"] += bool(check_weighted(cal, r, y, flat, others))
+    assert flagged["weighted"] == 0 and flagged["plain rank"] > 0, flagged
+    assert flagged["plain floor"] > 0, flagged
