@@ -5,6 +5,7 @@ the BLAS's), kept with another Python thread alive."""
 from __future__ import annotations
 
 import threading
+import time
 import warnings
 
 import numpy as np
@@ -16,6 +17,20 @@ from latentbench.select import exact_gap_pool, run_experiment
 SAID = (
     "This process (pid=12345) is multi-threaded, use of fork() may lead to deadlocks in the child."
 )
+
+
+@pytest.fixture(autouse=True)
+def _no_other_thread():
+    """Every test here is about the threads alive at a fork, so it starts with this one only.
+    An earlier test in the same xdist worker may leave a daemon thread that is ending (a stand-in
+    server's request handler after its client was killed, a browser's pipe reader after the
+    browser closed): waited for, up to 20 s; one that stays is named, not ignored (under load
+    such a thread failed ``fork_is_known_safe()`` here although nothing of this file made it)."""
+    deadline = time.monotonic() + 20.0
+    while threading.active_count() > 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    others = [t.name for t in threading.enumerate() if t is not threading.current_thread()]
+    assert not others, f"threads left by earlier tests: {others}"
 
 
 def _start_numba_threads(monkeypatch) -> None:
@@ -91,7 +106,6 @@ def test_the_cli_progress_display_stops_its_thread_while_a_pool_forks():
     rich's refresh thread was alive when ``run_experiment`` forked its workers (and a thread
     holding the console's lock at the fork leaves it held in the child). The CLI's display
     now redraws from a thread of its own, stopped (joined) for the fork and started after."""
-    import time
 
     from latentbench.cli._common import shown
 

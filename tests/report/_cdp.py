@@ -61,7 +61,8 @@ class Browser:
         self._next_id = 0
         self.timeout = timeout
         self.events: list[dict[str, Any]] = []
-        threading.Thread(target=self._reader, daemon=True).start()
+        self._reader_thread = threading.Thread(target=self._reader, daemon=True)
+        self._reader_thread.start()
         target = self.send("Target.createTarget", url="about:blank")["targetId"]
         self.session = self.send("Target.attachToTarget", targetId=target, flatten=True)[
             "sessionId"
@@ -195,4 +196,5 @@ class Browser:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        self._reader_thread.join(timeout=10)  # the pipe's end: no thread left for later tests
         self._write.close()
