@@ -509,6 +509,36 @@ def test_the_estimate_line_says_when_the_groups_weigh_by_the_share_answered(smal
     assert "weighed_by_share" not in whole.options["weights"]
 
 
+def test_estimates_csv_target_says_how_the_groups_weigh_as_the_line(small, tmp_path):
+    """estimates.csv's ``target`` column still said 'macro over 4 groups' where the line
+    said the groups weigh by the share answered (or that one group has no item answered):
+    it now says it as the line does; a model that answered every item keeps 'macro over 4
+    groups'."""
+    from latentbench.select import EstimateSet, estimate
+
+    cal, Y, groups = small
+    g = groups.to_numpy()
+    a, gone = Y[30].copy(), Y[32].copy()
+    a[np.flatnonzero(g == "g0")[:18]] = np.nan  # 2 of g0's 20 answered
+    gone[np.flatnonzero(g == "g0")] = np.nan  # none of g0's
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = [
+            estimate(cal, answers(cal, y), model=name, budget=20, weights=groups)
+            for name, y in (("share", a), ("whole", Y[31]), ("three", gone))
+        ]
+    EstimateSet(tuple(results)).save(tmp_path)
+    table = pd.read_csv(tmp_path / "estimates.csv")
+    assert table["target"].tolist() == [
+        "over 4 groups (each weighed by the share of its items answered)",
+        "macro over 4 groups",
+        "macro over 3 of 4 groups",
+    ]
+    for result, target in zip(results, table["target"], strict=True):  # as the line says
+        line = re.sub(r"^(macro )?", r"\1score ", target)
+        assert result.summary().startswith(f"{line} "), (result.summary(), target)
+
+
 def test_cli_legend_says_when_the_groups_weigh_by_the_share_answered(small, tmp_path, monkeypatch):
     """The command's legend said 'the two macro scores over 4 groups on the items both
     answered' when the groups weigh by the share both answered; it now says how they

@@ -1998,7 +1998,9 @@ with a weighted score appends ``target`` (:data:`TARGET_COLUMN`)."""
 
 TARGET_COLUMN = "target"
 """The column ``estimates.csv`` appends when some score was given ``weights=``: what each
-row's score is, ``mean``, ``weighted`` or ``macro over 14 groups``. A table of plain means
+row's score is, ``mean``, ``weighted`` or ``macro over 14 groups`` (``macro over 13 of 14
+groups``, ``over 14 groups (each weighed by the share of its items answered)`` as the
+summary line says it). A table of plain means
 has no such column (its columns as before weights)."""
 
 
