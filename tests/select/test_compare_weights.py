@@ -447,6 +447,25 @@ def test_a_record_without_rounds_reads_and_an_edited_one_is_refused(small, tmp_p
         CompareResult.from_dict(record)
 
 
+@pytest.mark.parametrize("bad", ["0.25", None, {"a": 1}, True])
+def test_an_edited_round_value_is_refused_naming_the_field(small, tmp_path, bad):
+    """An edited compare.json whose rounds hold a text, a null or an object for a number read
+    back, then failed where the items table was made (save, the report's page) with
+    numpy's ValueError or TypeError: now refused when read, naming the file, the field,
+    the column and the value, as the record's other numbers are."""
+    cal, Y, _ = small
+    r = run(cal, Y[30], Y[31], budget=20)
+    record = r.to_dict()
+    record["rounds"]["difference"][3] = bad
+    (tmp_path / "compare.json").write_text(json.dumps(record))
+    with pytest.raises(InputError) as info:
+        CompareResult.read(tmp_path).save(tmp_path / "again")
+    assert str(info.value) == (
+        f"{tmp_path / 'compare.json'}: field 'rounds' holds {bad!r} in 'difference' (1 such "
+        "value(s)); expected a finite number for each item"
+    )
+
+
 def test_the_report_page_shows_each_items_weight(small):
     """The page's items table of a weighted difference had no weight column: the caption
     named w, but the page did not show it; it now shows each item's group, target_weight

@@ -387,10 +387,24 @@ class CompareResult:
                     f"field 'rounds' holds {len(column):,} values of {name!r}; expected "
                     f"{len(values['items']):,}, one per item of field 'items'"
                 )
+            # an edited file's text or null for a number: named, not a ValueError when the
+            # items table is made (to_frame, save, the report's page)
+            bad = [v for v in column if not _finite_number(v)] if name != "group" else ()
+            if bad:
+                raise InputError(
+                    f"field 'rounds' holds {bad[0]!r} in {name!r} ({len(bad):,} such "
+                    "value(s)); expected a finite number for each item"
+                )
         try:
             return cls(**values)
         except TypeError as exc:
             raise InputError(f"not a compare.json (TypeError: {exc})") from None
+
+
+def _finite_number(value: Any) -> bool:
+    """``value`` is a finite real number (not a bool, a text or None), as ``to_dict`` writes
+    a round's."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def compare(
