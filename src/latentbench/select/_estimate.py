@@ -8,6 +8,7 @@ other.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import inspect
 import json
@@ -783,12 +784,20 @@ def _responses_frame(
     frame = read_table_file(Path(path)) if rows is None else rows
     if rows is not None and by_rows is not None:
         by_rows.append(True)
+    elsewhere = _NAMED_ELSEWHERE.get()  # named by the caller for another use (compare)
     for name in models if models is not None and rows is not None else ():
-        twins = [t for t in near if same_id(t) == same_id(name)]
+        twins = [t for t in near if same_id(t) == same_id(name) and t not in elsewhere]
         if twins:
             note = _twins_not_used(name, twins, str(path))
             warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
     return frame.reset_index(drop=True), str(path), stem
+
+
+_NAMED_ELSEWHERE: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
+    "latentbench_named_elsewhere", default=()
+)
+"""Model ids the caller of a file's read names for another use (the other side of
+:func:`compare`): a near twin among them is no model left out (:func:`_responses_frame`)."""
 
 
 def _twins_not_used(name: str, twins: list[str], where: str | None = None) -> str:
@@ -1089,8 +1098,13 @@ def _answers(
     if model is not None and not isinstance(model, str):
         raise InputError(f"{keyword}={model!r}; expected a model id (a str) or None")
     name = model or DEFAULT_MODEL_NAME
-    # a file or a matrix: the one model, or the named one (a file's rows of it only)
-    source, by_model = _by_model(responses, None if model is None else [model])
+    # a file or a matrix: the one model, or the named one (a file's rows of it only; a near
+    # twin of it there that skip names is not said as left out)
+    named = _NAMED_ELSEWHERE.set(tuple(str(m) for m in skip if m is not None))
+    try:
+        source, by_model = _by_model(responses, None if model is None else [model])
+    finally:
+        _NAMED_ELSEWHERE.reset(named)
     if by_model:
         ids = list(by_model)
         if model is None and len(ids) != 1 and label is not None:

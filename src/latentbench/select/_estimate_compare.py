@@ -499,9 +499,9 @@ def compare(
     if responses_b is None:
         responses_a = responses_b = _as_models(responses_a)
         model_a, model_b = _pair(model_a, model_b, responses_a)
-    one = responses_a is responses_b  # one source: each side's twin may be the other side
-    name_a, ya, notes = _answers(cal, responses_a, model_a, "model_a", (model_b,) if one else ())
-    name_b, yb, notes_b = _answers(cal, responses_b, model_b, "model_b", (model_a,) if one else ())
+    # each side's near twin may be the other side, named (in one source or both): not said
+    name_a, ya, notes = _answers(cal, responses_a, model_a, "model_a", (model_b,))
+    name_b, yb, notes_b = _answers(cal, responses_b, model_b, "model_b", (model_a,))
     notes += [note for note in notes_b if note not in notes]  # one file read: said once
     if name_a == name_b and _two_files(responses_a, responses_b):
         # one model name in two files (checkpoints of one model), as `latentbench compare`
