@@ -374,9 +374,38 @@ class EstimateResult:
             if values.get("n_calibrated") is None:  # a record written before it, or re-saved
                 values["n_calibrated"] = 0
             _check_record_numbers(values, ints=(*_RECORD_INTS, "n_calibrated"))
+            _check_record_columns(values)
             return cls(**values)
         except (KeyError, TypeError) as exc:
             raise InputError(f"not an estimate record ({type(exc).__name__}: {exc})") from None
+
+
+def _check_record_columns(values: Mapping[str, Any]) -> None:
+    """Refuse a record whose per-item fields do not follow its ``items`` (an edited
+    ``estimate.json``): ``answers`` one per item, ``probabilities`` and ``target_weights``
+    one per item or none (a record written before them), ``target_weights`` finite numbers;
+    the report's items table failed on them with a pandas ValueError traceback."""
+    n = len(values["items"])
+    for name in ("answers", "probabilities", "target_weights"):
+        column = values[name]
+        if len(column) != n and (name == "answers" or column):
+            also = "" if name == "answers" else " or none"
+            raise InputError(
+                f"field {name!r} holds {len(column):,} values; expected {n:,}, one per item "
+                f"of field 'items'{also}"
+            )
+    bad = [v for v in values["target_weights"] if not _finite_number(v)]
+    if bad:
+        raise InputError(
+            f"field 'target_weights' holds {bad[0]!r} ({len(bad):,} such value(s)); expected "
+            "a finite number for each item"
+        )
+
+
+def _finite_number(value: Any) -> bool:
+    """``value`` is a finite real number (not a bool, a text or None), as ``to_dict``
+    writes a record's numbers."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
 _RECORD_FLOATS = ("score", "lower", "upper", "level", "theta", "theta_lower", "theta_upper")

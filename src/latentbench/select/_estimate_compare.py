@@ -41,6 +41,7 @@ from latentbench.select._estimate import (
     _Default,
     _Design,
     _design_delta_note,
+    _finite_number,
     _fixed_sequence,
     _rng,
     _Said,
@@ -399,12 +400,6 @@ class CompareResult:
             return cls(**values)
         except TypeError as exc:
             raise InputError(f"not a compare.json (TypeError: {exc})") from None
-
-
-def _finite_number(value: Any) -> bool:
-    """``value`` is a finite real number (not a bool, a text or None), as ``to_dict`` writes
-    a round's."""
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def compare(
