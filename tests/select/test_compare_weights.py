@@ -447,6 +447,23 @@ def test_a_record_without_rounds_reads_and_an_edited_one_is_refused(small, tmp_p
         CompareResult.from_dict(record)
 
 
+@pytest.mark.parametrize("field", ["answers_a", "answers_b", "probabilities"])
+def test_an_edited_answers_field_is_refused_naming_it(small, tmp_path, field):
+    """A compare.json edited so that a per-item field no longer gives one value per item
+    read back, and its save (compare_items.csv) or the report's page failed with pandas'
+    'All arrays must be of the same length': now refused when read, naming the field."""
+    cal, Y, _ = small
+    record = run(cal, Y[30], Y[31], budget=20).to_dict()
+    record[field] = record[field][:-1]
+    (tmp_path / "compare.json").write_text(json.dumps(record))
+    with pytest.raises(InputError) as info:
+        CompareResult.read(tmp_path).save(tmp_path / "again")
+    assert str(info.value) == (
+        f"{tmp_path / 'compare.json'}: field {field!r} holds 19 values; expected 20, one per "
+        "item of field 'items'"
+    )
+
+
 @pytest.mark.parametrize("bad", ["0.25", None, {"a": 1}, True])
 def test_an_edited_round_value_is_refused_naming_the_field(small, tmp_path, bad):
     """An edited compare.json whose rounds hold a text, a null or an object for a number read

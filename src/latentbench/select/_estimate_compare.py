@@ -382,6 +382,13 @@ class CompareResult:
             ("difference", "lower", "upper", "level"),
             ("n_evaluated", "n_items", "n_calibrated"),
         )
+        for name in ("answers_a", "answers_b", "probabilities"):  # as the items (or none)
+            column, n = values[name], len(values["items"])
+            if len(column) != n and (name != "probabilities" or column):
+                raise InputError(
+                    f"field {name!r} holds {len(column):,} values; expected {n:,}, one per "
+                    "item of field 'items'"
+                )
         for name, column in values["rounds"].items():  # one value per evaluated item
             if len(column) != len(values["items"]):
                 raise InputError(
