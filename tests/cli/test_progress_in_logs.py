@@ -179,3 +179,83 @@ def test_a_short_block_prints_nothing_more_and_leaves_no_thread(clock):
         assert len(_heartbeats()) == 1
         progress("fitting", 1, 5)
     assert buffer.getvalue() == "" and not _heartbeats()
+
+
+def _stalls():
+    """A library call that reports nothing for a long step, then fails (exit 2): what a log
+    shows meanwhile is the command's heartbeat only."""
+
+    def stalled(*args: object, **kwargs: object) -> None:
+        time.sleep(0.4)
+        from latentbench.exceptions import InputError
+
+        raise InputError("stalled on purpose")
+
+    return stalled
+
+
+@pytest.mark.parametrize(
+    ("argv", "target", "phase"),
+    [
+        (["select", "replay", "{data}", "--no-history", "--out", "{out}"], "replay",
+         r"reading the responses \.\.\. \(\d+ s\)"),
+        (["experiment", "{data}", "--seeds", "2", "--budget", "100", "--jobs", "1", "--out",
+          "{out}"], "experiment_from_matrix", r"runs \.\.\. 0 \(\d+ s\)"),
+        (["experiment", "{data}", "--task", "estimate", "--seeds", "1", "--budgets", "30",
+          "--out", "{out}"], "estimate_experiment", r"held-out runs \.\.\. 0 \(\d+ s\)"),
+    ],
+)  # fmt: skip
+def test_select_replay_and_experiments_keep_the_heartbeat_in_a_log(
+    tmp_path, monkeypatch, argv, target, phase
+):
+    """``select replay`` and ``experiment`` made their plain lines themselves
+    (``plain_progress``, beside their own spinner or bar), outside ``progress_bar``: a long
+    step that reported nothing printed nothing in a log. They now run the lines' heartbeat
+    for the block (stopped with it: no line after the error)."""
+    import latentbench.select as select
+
+    monkeypatch.setattr(_common, "PROGRESS_LOG_EVERY", 0.05)
+    monkeypatch.setattr(select, target, _stalls())
+    data = _responses(tmp_path)
+    argv = [a.format(data=data, out=tmp_path / "out") for a in argv]
+    outcome = runner.invoke(app, argv)
+    assert outcome.exit_code == 2, outcome.output
+    said = outcome.stderr.splitlines()
+    assert said[-1] == "error: stalled on purpose", said
+    assert said[:-1] and all(re.fullmatch(phase, line) for line in said[:-1]), said
+    assert not _heartbeats()
+
+
+def test_select_live_keeps_the_heartbeat_in_a_log(monkeypatch):
+    """As ``select replay``: ``select live``'s plain lines had no heartbeat; a batch that
+    takes long (a slow endpoint) is now seen alive in a log."""
+    from types import SimpleNamespace
+
+    import typer
+
+    import latentbench.select.live as live
+    from latentbench.cli import _select_live
+
+    monkeypatch.setattr(_common, "PROGRESS_LOG_EVERY", 0.05)
+    log = _Written()
+    monkeypatch.setattr(_select_live, "err", Console(file=log, width=200))
+    batch = SimpleNamespace(leader=None, n_errors=0, call=1, phase="init", model="m",
+                            n_new=4, n_replayed=0, paid_total=4, budget_left=96,
+                            planned=100, run_revealed=4)  # fmt: skip
+
+    def run_live(cfg: object, store: object, progress: object, stop_event: object) -> None:
+        progress(batch)  # the first batch, then a long one that reports nothing
+        log.wait_lines(2)
+        from latentbench.exceptions import InputError
+
+        raise InputError("stalled on purpose")
+
+    monkeypatch.setattr(live, "run_live", run_live)
+    cfg = SimpleNamespace(run=SimpleNamespace(budget=None))
+    with pytest.raises(typer.Exit):
+        _select_live._run(cfg, "run.duckdb", False, "latentbench select live ...")  # type: ignore[arg-type]
+    said = log.lines()
+    assert said[-1] == "error: stalled on purpose", said
+    line = r"select live \.\.\. 4/100 \(\d+ s\): batch 1 \(init, m\): 4 new, .*"
+    assert len(said) >= 3 and all(re.fullmatch(line, x) for x in said[:-1]), said
+    assert not _heartbeats()

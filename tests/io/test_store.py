@@ -303,6 +303,21 @@ def test_record_fit(store):
     assert fits["package_version"].iloc[0] == __version__
 
 
+def test_record_fit_on_a_read_only_store_says_so(tmp_path):
+    """A fit recorded in a store opened read-only was refused as if its fits table had been
+    edited ('expected the fits table latentbench makes (id, ...)'): the table is fine, the
+    store is read-only, and the refusal now says that."""
+    path = tmp_path / "runs.duckdb"
+    Store(path).close()
+    with Store(path, read_only=True) as store, pytest.raises(InputError) as info:
+        store.record_fit("arc_easy", options={"rank": 1})
+    said = str(info.value)
+    assert said.startswith(f"{path}: cannot write the fit to its fits table ("), said
+    assert said.endswith("; expected a store opened for writing (Store(path), not "
+                         "read_only=True)"), said  # fmt: skip
+    assert "fits table latentbench makes" not in said
+
+
 def test_newer_schema_is_refused(tmp_path):
     path = tmp_path / "future.duckdb"
     Store(path).close()

@@ -447,6 +447,42 @@ def test_a_record_without_rounds_reads_and_an_edited_one_is_refused(small, tmp_p
         CompareResult.from_dict(record)
 
 
+@pytest.mark.parametrize("field", ["answers_a", "answers_b", "probabilities"])
+def test_an_edited_answers_field_is_refused_naming_it(small, tmp_path, field):
+    """A compare.json edited so that a per-item field no longer gives one value per item
+    read back, and its save (compare_items.csv) or the report's page failed with pandas'
+    'All arrays must be of the same length': now refused when read, naming the field."""
+    cal, Y, _ = small
+    record = run(cal, Y[30], Y[31], budget=20).to_dict()
+    record[field] = record[field][:-1]
+    (tmp_path / "compare.json").write_text(json.dumps(record))
+    with pytest.raises(InputError) as info:
+        CompareResult.read(tmp_path).save(tmp_path / "again")
+    assert str(info.value) == (
+        f"{tmp_path / 'compare.json'}: field {field!r} holds 19 values; expected 20, one per "
+        "item of field 'items'"
+    )
+
+
+@pytest.mark.parametrize("bad", ["0.25", None, {"a": 1}, True])
+def test_an_edited_round_value_is_refused_naming_the_field(small, tmp_path, bad):
+    """An edited compare.json whose rounds hold a text, a null or an object for a number read
+    back, then failed where the items table was made (save, the report's page) with
+    numpy's ValueError or TypeError: now refused when read, naming the file, the field,
+    the column and the value, as the record's other numbers are."""
+    cal, Y, _ = small
+    r = run(cal, Y[30], Y[31], budget=20)
+    record = r.to_dict()
+    record["rounds"]["difference"][3] = bad
+    (tmp_path / "compare.json").write_text(json.dumps(record))
+    with pytest.raises(InputError) as info:
+        CompareResult.read(tmp_path).save(tmp_path / "again")
+    assert str(info.value) == (
+        f"{tmp_path / 'compare.json'}: field 'rounds' holds {bad!r} in 'difference' (1 such "
+        "value(s)); expected a finite number for each item"
+    )
+
+
 def test_the_report_page_shows_each_items_weight(small):
     """The page's items table of a weighted difference had no weight column: the caption
     named w, but the page did not show it; it now shows each item's group, target_weight
@@ -507,6 +543,36 @@ def test_the_estimate_line_says_when_the_groups_weigh_by_the_share_answered(smal
     ), r.summary()
     assert whole.summary().startswith("macro score over 4 groups ")
     assert "weighed_by_share" not in whole.options["weights"]
+
+
+def test_estimates_csv_target_says_how_the_groups_weigh_as_the_line(small, tmp_path):
+    """estimates.csv's ``target`` column still said 'macro over 4 groups' where the line
+    said the groups weigh by the share answered (or that one group has no item answered):
+    it now says it as the line does; a model that answered every item keeps 'macro over 4
+    groups'."""
+    from latentbench.select import EstimateSet, estimate
+
+    cal, Y, groups = small
+    g = groups.to_numpy()
+    a, gone = Y[30].copy(), Y[32].copy()
+    a[np.flatnonzero(g == "g0")[:18]] = np.nan  # 2 of g0's 20 answered
+    gone[np.flatnonzero(g == "g0")] = np.nan  # none of g0's
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = [
+            estimate(cal, answers(cal, y), model=name, budget=20, weights=groups)
+            for name, y in (("share", a), ("whole", Y[31]), ("three", gone))
+        ]
+    EstimateSet(tuple(results)).save(tmp_path)
+    table = pd.read_csv(tmp_path / "estimates.csv")
+    assert table["target"].tolist() == [
+        "over 4 groups (each weighed by the share of its items answered)",
+        "macro over 4 groups",
+        "macro over 3 of 4 groups",
+    ]
+    for result, target in zip(results, table["target"], strict=True):  # as the line says
+        line = re.sub(r"^(macro )?", r"\1score ", target)
+        assert result.summary().startswith(f"{line} "), (result.summary(), target)
 
 
 def test_cli_legend_says_when_the_groups_weigh_by_the_share_answered(small, tmp_path, monkeypatch):

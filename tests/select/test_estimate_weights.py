@@ -525,3 +525,37 @@ def test_the_report_items_table_shows_each_items_target_weight(small, tmp_path):
     assert ">target_weight<" in page and "w the item's target_weight" in page
     assert plain.target_weights == () and "target_weights" not in plain.to_dict()
     assert ">target_weight<" not in html.unescape(build_estimate_report(plain))
+
+
+@pytest.mark.parametrize(
+    ("field", "edit", "said"),
+    [
+        ("target_weights", lambda v: v[:-1], "field 'target_weights' holds 19 values; "
+         "expected 20, one per item of field 'items' or none"),
+        ("target_weights", lambda v: ["0.05", *v[1:]], "field 'target_weights' holds '0.05' "
+         "(1 such value(s)); expected a finite number for each item"),
+        ("answers", lambda v: v[:-1], "field 'answers' holds 19 values; expected 20, one per "
+         "item of field 'items'"),
+    ],
+)  # fmt: skip
+def test_an_edited_per_item_field_of_estimate_json_is_refused(small, tmp_path, field, edit, said):
+    """An estimate.json edited so that target_weights (or answers) no longer give one value
+    per item read back, and the report's items table then failed with pandas' 'All arrays
+    must be of the same length' traceback (a text weight was shown as text): now refused when
+    read, naming the file and the field. A record without target_weights (a plain one, or
+    one written before them) reads as before."""
+    from latentbench.select import EstimateSet
+
+    cal, Y = small
+    groups = groups_by_difficulty(cal, [20, 50, 100, 130])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        weighted = estimate(cal, Y[0], model="new", budget=20, weights=groups)
+    record = weighted.to_dict()
+    assert EstimateResult.from_dict({**record, "target_weights": []}).target_weights == ()
+    record[field] = edit(record[field])
+    (tmp_path / "estimate.json").write_text(json.dumps(record))
+    with pytest.raises(InputError) as info:
+        EstimateSet.read(tmp_path)
+    assert str(info.value).endswith(said), str(info.value)
+    assert str(tmp_path / "estimate.json") in str(info.value)

@@ -117,3 +117,29 @@ def test_a_model_with_rows_says_which_near_twins_it_left_out(setup, tmp_path):
     assert out.exit_code == 0, out.output
     text = " ".join(out.output.split())
     assert f"model 'a': the rows of 'A ' in {path} (ids that differ" in text, text
+
+
+def test_two_files_whose_twin_is_the_other_side_say_no_twin_left_out(setup, tmp_path):
+    """``compare A.csv B.csv --a a --b 'A '`` (each file holding both): each side warned that
+    the other side's answers 'were not used' (model 'a': the rows of 'A ' ...), though they
+    are the comparison's other side, named. The other side is skipped for two files as for
+    one; a third model's twin is still said."""
+    import warnings
+
+    from latentbench.select import compare
+
+    cal, path, wide = setup
+    copy = tmp_path / "copy.csv"
+    copy.write_bytes(path.read_bytes())
+    for a, b in ((path, copy), (wide, wide.copy())):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            r = compare(cal, a, b, model_a="a", model_b="A ", budget=10)
+        said = [str(w.message) for w in caught if "were not used" in str(w.message)]
+        assert said == [] and not any("were not used" in w for w in r.warnings), said
+        assert (r.model_a, r.model_b) == ("a", "A ")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            r = compare(cal, a, b, model_a="a", model_b="B", budget=10)
+        said = [str(w.message) for w in caught if "were not used" in str(w.message)]
+        assert len(said) == 1 and said[0].startswith("model 'a': the "), said

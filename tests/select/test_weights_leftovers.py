@@ -76,6 +76,28 @@ def test_given_float64_responses_refuse_an_infinite_score(bad, rest):
     assert (kept[0, 0] == -1) if rest == 0.0 else np.isnan(kept[0, 0])
 
 
+def test_given_responses_of_objects_are_read_as_scores_and_a_bad_cell_is_named():
+    """An object array (a list holding None, a frame of object columns) raised numpy's
+    TypeError ('ufunc isfinite not supported'), valid scores or not. Now None and NaN are
+    not observed, numbers are scores, and an infinite score or a text is refused naming the
+    field, the model, the item and the value; a wrong shape is said before any cell."""
+    Y = np.array([[0.0, 1.0, None], [1, 0, 0], [0, np.nan, 1], [1, 1, 0]], dtype=object)
+    kept = bare_calibration(responses=Y).responses
+    assert kept.dtype == np.int8 and kept.tolist()[0] == [0, 1, -1] and kept[2, 1] == -1
+    Y[1, 1] = 0.25
+    kept = bare_calibration(responses=Y).responses
+    assert kept.dtype == np.float32 and kept[1, 1] == np.float32(0.25) and np.isnan(kept[0, 2])
+    for bad, shown in ((-np.inf, "-inf"), ("high", "'high'"), (2, "2.0")):
+        Y[3, 2] = bad
+        with pytest.raises(InputError) as info:
+            bare_calibration(responses=Y)
+        said = str(info.value)
+        assert said.startswith(f"calibration: field 'responses' holds {shown} (model 'm3', "
+                               "item 'q2'; 1 such cell(s)); expected "), said  # fmt: skip
+    with pytest.raises(InputError, match=r"responses of shape \(3,\); expected \(4, 3\)"):
+        bare_calibration(responses=np.array([0.0, np.inf, 1.0]))
+
+
 def test_kept_responses_within_their_values_are_kept():
     Y8 = np.array([[-1, 0, 1]] * 4, dtype=np.int8)
     assert bare_calibration(responses=Y8).responses.dtype == np.int8

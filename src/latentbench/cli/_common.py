@@ -974,6 +974,19 @@ class ProgressLines:
             self.stop()
 
 
+@contextmanager
+def progress_heartbeat(lines: ProgressLines | None) -> Iterator[ProgressLines | None]:
+    """``lines``' heartbeat for the block (:class:`ProgressLines` used as a context manager,
+    as :func:`progress_bar` does), for a command that makes its plain lines itself
+    (:func:`plain_progress`) beside a bar or spinner of its own; nothing when ``lines`` is
+    None (``-q``, a terminal that can redraw)."""
+    if lines is None:
+        yield None
+        return
+    with lines:
+        yield lines
+
+
 def live_detail(store: Path) -> Callable[[], str | None]:
     """The ``detail`` of a live run's progress lines (:func:`progress_bar`): what ``ls``
     shows of the run's snapshot beside ``store`` (cells spent and left, paid requests left

@@ -5,9 +5,8 @@ from __future__ import annotations
 import contextlib
 import re
 import warnings
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
@@ -29,11 +28,15 @@ from latentbench.cli._common import (
     fresh_out,
     plain_progress,
     print_table,
+    progress_heartbeat,
     say_stopping,
     shown,
     stop_on_sigint,
 )
 from latentbench.exceptions import DataWarning, InputError
+
+if TYPE_CHECKING:
+    from latentbench.cli._common import ProgressLines
 
 select_app = typer.Typer(
     help="Best-model identification (PULSE and baselines) with few evaluations.",
@@ -239,10 +242,11 @@ def replay(
             if lines is not None:
                 lines("reading the responses", None, None)
             with (
+                progress_heartbeat(lines),  # a long step is seen alive in a log
                 contextlib.nullcontext(None)
                 if quiet or not can_redraw(err_console)
-                else err_console.status("reading the responses ...")
-            ) as status:
+                else err_console.status("reading the responses ...") as status,
+            ):
                 candidates = _candidates(responses, store, benchmark, metric, filter, split)
                 if history_store is None and history_benchmark is not None:
                     if history is not None:  # not "--history-store" (not given)
@@ -435,7 +439,7 @@ def _cells(total: int, record: Any) -> str:
     return f" ({fmt(total)} in total, {share} of all cells)" if share else ""
 
 
-def _runs_lines(quiet: bool) -> Callable[[str, int | None, int | None], None] | None:
+def _runs_lines(quiet: bool) -> ProgressLines | None:
     """Plain progress lines of an experiment's runs where no bar is drawn: a dumb terminal
     (``TERM=dumb``) or a log (:func:`plain_progress`); None on a terminal that can redraw and
     under ``-q``.
@@ -447,22 +451,24 @@ def _runs_lines(quiet: bool) -> Callable[[str, int | None, int | None], None] | 
 
     Returns
     -------
-    callable or None
-        ``lines(phase, done, total)``, having said the runs' start (``runs ...``).
+    ProgressLines or None
+        ``lines(phase, done, total)`` (``with`` :func:`progress_heartbeat`: also a line
+        while a run lasts with no report).
     """
     return plain_progress(quiet, err_console)
 
 
-def _with_estimate(bar: Any, task: Any, n_jobs: int | None, quiet: bool) -> Any:
-    """The experiment's progress callback: advances the bar (plain lines on a dumb terminal)
-    and, once the first runs are done, says how long the rest will take at that pace (runs
-    go n_jobs at a time)."""
+def _with_estimate(
+    bar: Any, task: Any, n_jobs: int | None, quiet: bool, lines: ProgressLines | None = None
+) -> Any:
+    """The experiment's progress callback: advances the bar (``lines``, the plain lines of
+    :func:`_runs_lines`, on a dumb terminal or in a log) and, once the first runs are done,
+    says how long the rest will take at that pace (runs go n_jobs at a time)."""
     import os
     import time
 
     start, told = time.perf_counter(), [quiet]
     workers = n_jobs if n_jobs and n_jobs > 0 else os.cpu_count() or 1
-    lines = _runs_lines(quiet)
     if lines is not None:
         lines("runs", 0, None)  # said before the first run ends
 
@@ -707,8 +713,10 @@ def experiment(
             dates = None
             if split == "date" and responses is not None:
                 dates = release_dates(responses, matrix.model_ids)
+            lines = _runs_lines(quiet)
             with (
                 shown(_runs_progress(quiet)) as bar,
+                progress_heartbeat(lines),  # a long run is seen alive in a log
                 # Ray runs cannot stop part-way: there Ctrl-C interrupts as before
                 (
                     stop_on_sigint(say_stopping("runs"))
@@ -718,7 +726,7 @@ def experiment(
             ):
                 runs = bar.add_task("runs", total=None)
 
-                progress = _with_estimate(bar, runs, jobs, quiet)
+                progress = _with_estimate(bar, runs, jobs, quiet, lines)
                 result = experiment_from_matrix(
                     matrix,
                     split=split,
@@ -839,12 +847,13 @@ def _estimate_task(
                 )
             matrix = experiment_matrix(*source)
             held_out = None if models is None else _held_out(models, matrix.model_ids)
+            lines = _runs_lines(quiet)
             with (
                 shown(_runs_progress(quiet)) as bar,
+                progress_heartbeat(lines),  # a long run is seen alive in a log
                 stop_on_sigint(say_stopping("held-out model")) as stop,
             ):
                 runs = bar.add_task("held-out runs", total=None)
-                lines = _runs_lines(quiet)
                 if lines is not None:
                     lines("held-out runs", 0, None)  # said before the first run ends
 

@@ -17,6 +17,7 @@ from latentbench.cli._common import (
     clean_warnings,
     escape,
     plain_progress,
+    progress_heartbeat,
     shown,
     stop_on_sigint,
 )
@@ -26,6 +27,7 @@ from latentbench.exceptions import InputError
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
+    from latentbench.cli._common import ProgressLines
     from latentbench.select import LiveConfig, LiveResult, SelectionResult
 
 try:
@@ -151,8 +153,10 @@ def _run(cfg: LiveConfig, store: Path, quiet: bool, resume: str) -> LiveResult:
     try:
         with stop_on_sigint(_say_stopping) as stop_event, shown(progress):
             task = progress.add_task("starting", total=None)
-            show = _progress_callback(progress, task, cfg, quiet)
-            with clean_warnings(err):  # one clean line each, not a file path and source
+            show, lines = _progress_callback(progress, task, cfg, quiet)
+            # its heartbeat: a long batch is seen alive in a log; clean_warnings: one clean
+            # line each, not a file path and source
+            with progress_heartbeat(lines), clean_warnings(err):
                 return run_live(cfg, store, progress=show, stop_event=stop_event)
     except InputError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
@@ -197,12 +201,13 @@ def _progress_display(quiet: bool) -> Progress:
 
 def _progress_callback(
     progress: Progress, task: TaskID, cfg: LiveConfig, quiet: bool
-) -> Callable[[Any], None]:
+) -> tuple[Callable[[Any], None], ProgressLines | None]:
     """The ``progress`` callback of :func:`~latentbench.select.run_live`: it updates the bar
     and, where no bar is drawn (a dumb terminal, a log), gives the command line's plain
     progress lines (:func:`~latentbench.cli._common.plain_progress`: in a log the first
     after a minute, then at most one a minute) the batch's line (spent, budget left,
-    leader and interval); a batch with failures is said at once."""
+    leader and interval); a batch with failures is said at once. Returned with those
+    lines (None where a bar is drawn, or under ``-q``), whose heartbeat the caller runs."""
     latest: list[str] = []
     lines = plain_progress(quiet, err, detail=lambda: latest[0] if latest else None)
 
@@ -219,7 +224,7 @@ def _progress_callback(
         else:
             lines("select live", p.run_revealed, p.planned)
 
-    return show
+    return show, lines
 
 
 def _say_done(result: LiveResult, sel: SelectionResult, summary: str) -> None:

@@ -404,6 +404,7 @@ class Store(SelectionRuns):
         given = wait is not None  # the Store's own wait: the environment's is not read
         wait = _default_wait() if wait is None else _checked_wait(wait, f"wait={wait!r}")
         self.path = str(path)
+        self._read_only = read_only  # a write's refusal says so, not that a table is wrong
         suffix = Path(self.path).suffix.lower()
         if suffix in TABLE_SUFFIXES:  # DuckDB would open (or make) it as a database
             raise InputError(
@@ -1368,7 +1369,8 @@ class Store(SelectionRuns):
         ------
         InputError
             When DuckDB cannot write the row (a ``fits`` table edited out of its columns, a
-            disk full): the store's file, the table and DuckDB's reason, not its exception.
+            disk full, a store opened ``read_only``): the store's file, the table and
+            DuckDB's reason, not its exception.
         """
         if result is not None:
             if summary is None and callable(getattr(result, "fit_info", None)):
@@ -1392,10 +1394,15 @@ class Store(SelectionRuns):
             self.connection.execute("INSERT INTO fits VALUES (?, ?, ?, ?, ?, ?)", row)
         except duckdb.Error as exc:  # an edited table, a disk full: said as the store's
             reason = str(exc).split("\n")[0]
+            expected = (
+                "a store opened for writing (Store(path), not read_only=True)"
+                if self._read_only
+                else "the fits table latentbench makes (id, created_at, benchmark, options, "
+                "summary, package_version)"
+            )
             raise InputError(
                 f"{self.path}: cannot write the fit to its fits table ({type(exc).__name__}: "
-                f"{reason}); expected the fits table latentbench makes (id, created_at, "
-                "benchmark, options, summary, package_version)"
+                f"{reason}); expected {expected}"
             ) from None
         return fit_id
 

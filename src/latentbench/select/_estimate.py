@@ -8,6 +8,7 @@ other.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import inspect
 import json
@@ -373,9 +374,38 @@ class EstimateResult:
             if values.get("n_calibrated") is None:  # a record written before it, or re-saved
                 values["n_calibrated"] = 0
             _check_record_numbers(values, ints=(*_RECORD_INTS, "n_calibrated"))
+            _check_record_columns(values)
             return cls(**values)
         except (KeyError, TypeError) as exc:
             raise InputError(f"not an estimate record ({type(exc).__name__}: {exc})") from None
+
+
+def _check_record_columns(values: Mapping[str, Any]) -> None:
+    """Refuse a record whose per-item fields do not follow its ``items`` (an edited
+    ``estimate.json``): ``answers`` one per item, ``probabilities`` and ``target_weights``
+    one per item or none (a record written before them), ``target_weights`` finite numbers;
+    the report's items table failed on them with a pandas ValueError traceback."""
+    n = len(values["items"])
+    for name in ("answers", "probabilities", "target_weights"):
+        column = values[name]
+        if len(column) != n and (name == "answers" or column):
+            also = "" if name == "answers" else " or none"
+            raise InputError(
+                f"field {name!r} holds {len(column):,} values; expected {n:,}, one per item "
+                f"of field 'items'{also}"
+            )
+    bad = [v for v in values["target_weights"] if not _finite_number(v)]
+    if bad:
+        raise InputError(
+            f"field 'target_weights' holds {bad[0]!r} ({len(bad):,} such value(s)); expected "
+            "a finite number for each item"
+        )
+
+
+def _finite_number(value: Any) -> bool:
+    """``value`` is a finite real number (not a bool, a text or None), as ``to_dict``
+    writes a record's numbers."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
 _RECORD_FLOATS = ("score", "lower", "upper", "level", "theta", "theta_lower", "theta_upper")
@@ -783,12 +813,20 @@ def _responses_frame(
     frame = read_table_file(Path(path)) if rows is None else rows
     if rows is not None and by_rows is not None:
         by_rows.append(True)
+    elsewhere = _NAMED_ELSEWHERE.get()  # named by the caller for another use (compare)
     for name in models if models is not None and rows is not None else ():
-        twins = [t for t in near if same_id(t) == same_id(name)]
+        twins = [t for t in near if same_id(t) == same_id(name) and t not in elsewhere]
         if twins:
             note = _twins_not_used(name, twins, str(path))
             warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
     return frame.reset_index(drop=True), str(path), stem
+
+
+_NAMED_ELSEWHERE: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
+    "latentbench_named_elsewhere", default=()
+)
+"""Model ids the caller of a file's read names for another use (the other side of
+:func:`compare`): a near twin among them is no model left out (:func:`_responses_frame`)."""
 
 
 def _twins_not_used(name: str, twins: list[str], where: str | None = None) -> str:
@@ -1089,8 +1127,13 @@ def _answers(
     if model is not None and not isinstance(model, str):
         raise InputError(f"{keyword}={model!r}; expected a model id (a str) or None")
     name = model or DEFAULT_MODEL_NAME
-    # a file or a matrix: the one model, or the named one (a file's rows of it only)
-    source, by_model = _by_model(responses, None if model is None else [model])
+    # a file or a matrix: the one model, or the named one (a file's rows of it only; a near
+    # twin of it there that skip names is not said as left out)
+    named = _NAMED_ELSEWHERE.set(tuple(str(m) for m in skip if m is not None))
+    try:
+        source, by_model = _by_model(responses, None if model is None else [model])
+    finally:
+        _NAMED_ELSEWHERE.reset(named)
     if by_model:
         ids = list(by_model)
         if model is None and len(ids) != 1 and label is not None:
@@ -1998,7 +2041,9 @@ with a weighted score appends ``target`` (:data:`TARGET_COLUMN`)."""
 
 TARGET_COLUMN = "target"
 """The column ``estimates.csv`` appends when some score was given ``weights=``: what each
-row's score is, ``mean``, ``weighted`` or ``macro over 14 groups``. A table of plain means
+row's score is, ``mean``, ``weighted`` or ``macro over 14 groups`` (``macro over 13 of 14
+groups``, ``over 14 groups (each weighed by the share of its items answered)`` as the
+summary line says it). A table of plain means
 has no such column (its columns as before weights)."""
 
 

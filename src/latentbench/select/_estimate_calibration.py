@@ -131,7 +131,9 @@ class Calibration:
         is 0 or 1, else float32 (NaN where not observed). None when the source carries no
         responses (a fit directory): the weighted scores are then the fitted ones, and the
         estimate says so. A score outside [0, 1], +-inf included (never read as not
-        observed), is an :class:`~latentbench.exceptions.InputError` naming its cell.
+        observed), is an :class:`~latentbench.exceptions.InputError` naming its cell; an
+        array of objects is read as numbers (None, ``pd.NA`` and NaN not observed, a text
+        refused).
     """
 
     item_ids: tuple[str, ...]
@@ -196,15 +198,17 @@ class Calibration:
             object.__setattr__(self, "item_features", feats)
         if self.responses is not None:
             Y = np.asarray(self.responses)
-            if Y.dtype not in (np.int8, np.float32):
-                if Y.dtype.kind == "f":  # an infinite score is no missing cell (-1 once kept)
-                    _refuse_infinite(Y, self.model_ids, self.item_ids)
-                Y = compact_responses(Y)
-            if Y.shape != (U.shape[0], n):
+            if Y.shape != (U.shape[0], n):  # first: a cell is named by its model and item
                 raise InputError(
                     f"calibration: responses of shape {Y.shape}; expected "
                     f"({U.shape[0]}, {n}) (models x items)"
                 )
+            if Y.dtype not in (np.int8, np.float32):
+                if Y.dtype.kind not in "biuf":  # objects (None, pd.NA, numbers), text
+                    Y = _as_scores(Y, self.model_ids, self.item_ids)
+                if Y.dtype.kind == "f":  # an infinite score is no missing cell (-1 once kept)
+                    _refuse_infinite(Y, self.model_ids, self.item_ids)
+                Y = compact_responses(Y)
             _check_responses(Y, self.model_ids, self.item_ids)
             Y.setflags(write=False)
             object.__setattr__(self, "responses", Y)
@@ -313,6 +317,21 @@ def _check_responses(Y: np.ndarray, model_ids: Any, item_ids: Any) -> None:
     _refuse_cell(Y, bad, expected, model_ids, item_ids)
 
 
+def _as_scores(Y: np.ndarray, model_ids: Any, item_ids: Any) -> np.ndarray:
+    """Given responses of objects or text (``np.asarray`` of a list holding None, a frame of
+    object columns) as float64, None / ``pd.NA`` / NaN not observed (numpy's ``isfinite``
+    refused such an array with a TypeError); a cell that is no number is refused, named."""
+    import pandas as pd
+
+    flat = pd.Series(Y.ravel(), dtype=object)
+    values = pd.to_numeric(flat, errors="coerce")
+    bad = (values.isna() & flat.notna()).to_numpy(dtype=bool).reshape(Y.shape)
+    if bad.any():
+        _refuse_cell(Y, bad, "a score in [0, 1], or NaN or None (not observed)", model_ids,
+                     item_ids)  # fmt: skip
+    return np.asarray(values, dtype=np.float64).reshape(Y.shape)
+
+
 def _refuse_infinite(Y: np.ndarray, model_ids: Any, item_ids: Any) -> None:
     """Refuse given float responses (before they are kept compactly, where a non-finite
     cell reads as not observed) that hold +-inf: bad input, not a missing cell. Reductions
@@ -334,7 +353,8 @@ def _refuse_cell(
     k, j = (int(i) for i in np.unravel_index(int(np.argmax(bad)), Y.shape))
     model = model_ids[k] if k < len(model_ids) else k
     item = item_ids[j] if j < len(item_ids) else j
-    value = Y[k, j].item()
+    value = Y[k, j]
+    value = value.item() if isinstance(value, np.generic) else value  # an object's as given
     raise InputError(
         f"calibration: field 'responses' holds {value!r} (model {model!r}, item {item!r}; "
         f"{int(bad.sum()):,} such cell(s)); expected {expected}"

@@ -41,6 +41,7 @@ from latentbench.select._estimate import (
     _Default,
     _Design,
     _design_delta_note,
+    _finite_number,
     _fixed_sequence,
     _rng,
     _Said,
@@ -381,11 +382,26 @@ class CompareResult:
             ("difference", "lower", "upper", "level"),
             ("n_evaluated", "n_items", "n_calibrated"),
         )
+        for name in ("answers_a", "answers_b", "probabilities"):  # as the items (or none)
+            column, n = values[name], len(values["items"])
+            if len(column) != n and (name != "probabilities" or column):
+                raise InputError(
+                    f"field {name!r} holds {len(column):,} values; expected {n:,}, one per "
+                    "item of field 'items'"
+                )
         for name, column in values["rounds"].items():  # one value per evaluated item
             if len(column) != len(values["items"]):
                 raise InputError(
                     f"field 'rounds' holds {len(column):,} values of {name!r}; expected "
                     f"{len(values['items']):,}, one per item of field 'items'"
+                )
+            # an edited file's text or null for a number: named, not a ValueError when the
+            # items table is made (to_frame, save, the report's page)
+            bad = [v for v in column if not _finite_number(v)] if name != "group" else ()
+            if bad:
+                raise InputError(
+                    f"field 'rounds' holds {bad[0]!r} in {name!r} ({len(bad):,} such "
+                    "value(s)); expected a finite number for each item"
                 )
         try:
             return cls(**values)
@@ -485,9 +501,9 @@ def compare(
     if responses_b is None:
         responses_a = responses_b = _as_models(responses_a)
         model_a, model_b = _pair(model_a, model_b, responses_a)
-    one = responses_a is responses_b  # one source: each side's twin may be the other side
-    name_a, ya, notes = _answers(cal, responses_a, model_a, "model_a", (model_b,) if one else ())
-    name_b, yb, notes_b = _answers(cal, responses_b, model_b, "model_b", (model_a,) if one else ())
+    # each side's near twin may be the other side, named (in one source or both): not said
+    name_a, ya, notes = _answers(cal, responses_a, model_a, "model_a", (model_b,))
+    name_b, yb, notes_b = _answers(cal, responses_b, model_b, "model_b", (model_a,))
     notes += [note for note in notes_b if note not in notes]  # one file read: said once
     if name_a == name_b and _two_files(responses_a, responses_b):
         # one model name in two files (checkpoints of one model), as `latentbench compare`

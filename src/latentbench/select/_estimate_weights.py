@@ -172,11 +172,20 @@ def score_label(record: Mapping[str, Any] | None) -> str:
 def target_label(record: Mapping[str, Any] | None) -> str:
     """What a score targets, as ``estimates.csv``'s and a design's ``target`` column says it:
     ``mean`` (no weights, or all equal), ``weighted`` or ``macro over 14 groups`` (from
-    ``options["weights"]`` / :meth:`ItemWeights.record`)."""
+    ``options["weights"]`` / :meth:`ItemWeights.record`); as :func:`score_label` says it,
+    ``macro over 13 of 14 groups`` when a group has no item answered and ``over 14 groups
+    (each weighed by the share of its items answered)`` when the groups keep unequal shares
+    of their items (a design's record has neither)."""
     if not record or not is_weighted(record):
         return "mean"
     if record.get("kind") == "groups":
-        return f"macro over {int(record.get('n_groups') or 0)} groups"
+        groups = f"{int(record.get('n_groups') or 0)} groups"
+        if record.get("n_groups_answered") is not None:  # some left out: over the others
+            groups = f"{int(record['n_groups_answered'])} of {groups}"
+        if record.get("weighed_by_share"):  # no longer a macro target (as the line says)
+            scored = record["weighed_by_share"]
+            return f"over {groups} (each weighed by the share of its items {scored})"
+        return f"macro over {groups}"
     return "weighted"
 
 
